@@ -1,0 +1,44 @@
+# Every target creates and reuses .venv, so a fresh clone needs nothing but python3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint lint-workflows typecheck unit bench tools clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The scheduler tests drive the real crontab; Debian's cron package provides it.
+tools:
+	@command -v crontab >/dev/null || [ "$$(uname)" != Linux ] || \
+	  { (apt-get update -qq && apt-get install -y -qq cron) >/dev/null 2>&1 || \
+	    echo "make: could not install cron; install it (apt-get install cron) and re-run"; }
+
+demo: $(STAMP)
+	$(BIN)/relay demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+lint-workflows: $(STAMP)
+	$(BIN)/actionlint .github/workflows/*.yml
+	$(BIN)/zizmor --offline --persona=pedantic .github/workflows/
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP) tools
+	$(BIN)/pytest
+
+test: lint lint-workflows typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

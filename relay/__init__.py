@@ -1,0 +1,3 @@
+"""relay: machines hand work to each other through a repository's issues."""
+
+__version__ = "0.1.0"
