@@ -1,0 +1,177 @@
+"""The GitHub Actions adapter: what a workflow run was started for, read as Actions gives it.
+
+Actions describes the run through environment variables and a JSON file (the event's
+webhook payload at ``GITHUB_EVENT_PATH``). This module turns them into one frozen
+:class:`ActionsContext`: which repository and API to talk to, with which token, and which
+issue the event names, or ``None`` for a full pass (``schedule``, ``workflow_dispatch``).
+It also decides, from the payload alone, whether the event can concern relay at all, so a
+run started by an unrelated label or comment ends before it touches the network. Nothing
+here performs I/O beyond reading that file and appending to the step summary.
+
+GitHub docs: "Variables reference" (default environment variables), "Events that trigger
+workflows", "Adding a job summary".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from relay.errors import ConfigError, RemoteProtocolError
+from relay.protocol.labels import Label
+from relay.protocol.wire import MARKER
+
+DEFAULT_API_URL = "https://api.github.com"
+FULL_PASS_EVENTS = frozenset({"schedule", "workflow_dispatch"})
+ISSUE_EVENTS = frozenset({"issues", "issue_comment"})
+LABEL_ACTIONS = frozenset({"labeled", "unlabeled"})
+RELAY_LABELS = frozenset(label.value for label in Label)
+
+
+@dataclass(frozen=True)
+class ActionsContext:
+    """One workflow run as relay sees it."""
+
+    event_name: str
+    repository: str
+    api_url: str
+    token: str = field(repr=False)
+    issue_number: int | None
+    concerns_relay: bool
+    reason: str
+    sender_login: str | None = None
+
+    @property
+    def full_pass(self) -> bool:
+        """True when the pass must look at every open job, not one issue."""
+        return self.concerns_relay and self.issue_number is None
+
+    @property
+    def owner(self) -> str:
+        return self.repository.partition("/")[0]
+
+    @property
+    def repo(self) -> str:
+        return self.repository.partition("/")[2]
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Whether an event can concern relay, which issue it names, and why (for the summary)."""
+
+    issue_number: int | None
+    concerns_relay: bool
+    reason: str
+
+
+def _require(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise ConfigError(
+            f"{name} is not set",
+            hint="run inside a GitHub Actions job, or set it as Actions would",
+        )
+    return value
+
+
+def load_event(path: str | Path) -> dict[str, Any]:
+    """Read the event payload file; ConfigError if unreadable, RemoteProtocolError if not JSON."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read the event file {path}: {err.strerror}") from err
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RemoteProtocolError(f"the event file {path} is not JSON: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise RemoteProtocolError(f"the event file {path} does not hold a JSON object")
+    return data
+
+
+def _issue_fields(payload: Mapping[str, Any]) -> tuple[int | None, str, bool]:
+    issue = payload.get("issue")
+    if not isinstance(issue, Mapping):
+        return None, "", False
+    number = issue.get("number")
+    body = issue.get("body")
+    return (
+        number if isinstance(number, int) and not isinstance(number, bool) else None,
+        body if isinstance(body, str) else "",
+        "pull_request" in issue,
+    )
+
+
+def relevance(event_name: str, payload: Mapping[str, Any]) -> Relevance:
+    """Decide from the payload alone whether relay has anything to look at."""
+    if event_name in FULL_PASS_EVENTS:
+        return Relevance(None, True, f"{event_name}: full pass over the open jobs")
+    if event_name not in ISSUE_EVENTS:
+        return Relevance(None, False, f"{event_name} events do not concern relay")
+    number, body, is_pull = _issue_fields(payload)
+    action = payload.get("action")
+    what = f"{event_name}.{action}" if isinstance(action, str) else event_name
+    if number is None:
+        return Relevance(None, False, f"{what}: the payload names no issue")
+    if is_pull:
+        return Relevance(number, False, f"{what} on pull request #{number}: not a relay job")
+    if MARKER not in body:
+        return Relevance(number, False, f"{what} on #{number}: not a relay job")
+    if action in LABEL_ACTIONS:
+        label = payload.get("label")
+        name = label.get("name") if isinstance(label, Mapping) else None
+        if name not in RELAY_LABELS:
+            return Relevance(number, False, f"{what} on #{number}: {name!r} is not a relay label")
+    return Relevance(number, True, f"{what} on #{number}")
+
+
+def read_context(
+    environ: Mapping[str, str] | None = None, *, event_path: str | Path | None = None
+) -> ActionsContext:
+    """Build the context from Actions' variables; `event_path` overrides GITHUB_EVENT_PATH.
+
+    Raises ConfigError when a variable Actions always sets is missing, and
+    RemoteProtocolError when the event file is not a JSON object.
+    """
+    env = os.environ if environ is None else environ
+    event_name = _require(env, "GITHUB_EVENT_NAME")
+    repository = _require(env, "GITHUB_REPOSITORY")
+    owner, _, name = repository.partition("/")
+    if not owner or not name or "/" in name:
+        raise ConfigError(f"GITHUB_REPOSITORY {repository!r} is not OWNER/NAME")
+    token = _require(env, "GITHUB_TOKEN")
+    path = event_path if event_path is not None else _require(env, "GITHUB_EVENT_PATH")
+    payload = load_event(path)
+    found = relevance(event_name, payload)
+    sender = payload.get("sender")
+    login = sender.get("login") if isinstance(sender, Mapping) else None
+    return ActionsContext(
+        event_name=event_name,
+        repository=repository,
+        api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+        token=token,
+        issue_number=found.issue_number,
+        concerns_relay=found.concerns_relay,
+        reason=found.reason,
+        sender_login=login if isinstance(login, str) else None,
+    )
+
+
+def write_step_summary(text: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Append markdown to the job summary; False (and nothing written) outside Actions."""
+    path = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY", "")
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8") as summary:
+        summary.write(text if text.endswith("\n") else text + "\n")
+    return True
+
+
+def summary_line(context: ActionsContext, *, node: str) -> str:
+    """One markdown line saying what this run was for, to open the step summary."""
+    verdict = "handled" if context.concerns_relay else "skipped"
+    return f"**relay node `{node}`** ({context.repository}): {verdict}: {context.reason}"
