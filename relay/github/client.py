@@ -1,0 +1,238 @@
+"""``GitHubClient``: exactly the GitHub calls relay makes, typed, and nothing else.
+
+Each method names its endpoint (docs.github.com/rest, sections Users, Repositories,
+Issues, Labels, Comments, Reactions, Git references). Lists follow every page. Three
+"errors" are answers for relay: creating a label that exists (``False``), removing a label
+the issue does not carry (``False``), and creating a ref that exists (``False``: another
+worker claimed first; told apart from other 422s by GitHub's message, GITHUB-FACTS #20).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import gidgethub
+
+from relay.errors import LocalUsageError
+from relay.github.models import (
+    Comment,
+    Issue,
+    IssueEvent,
+    Label,
+    Permission,
+    Reaction,
+    Ref,
+    Repo,
+    User,
+)
+from relay.github.session import DECLINED, ApiSession, iso
+
+REF_EXISTS = "reference already exists"
+
+
+def _already_exists(exc: gidgethub.HTTPException) -> bool:
+    errors = getattr(exc, "errors", None) or []
+    return int(exc.status_code) == 422 and any(
+        isinstance(e, dict) and e.get("code") == "already_exists" for e in errors
+    )
+
+
+def _ref_exists(exc: gidgethub.HTTPException) -> bool:
+    text = str(exc.args[0]) if exc.args else ""
+    return int(exc.status_code) == 422 and REF_EXISTS in text.lower()
+
+
+def _absent(exc: gidgethub.HTTPException) -> bool:
+    text = str(exc.args[0]).lower() if exc.args else ""
+    return int(exc.status_code) == 404 or (int(exc.status_code) == 422 and "does not exist" in text)
+
+
+def _ref_path(ref: str) -> str:
+    if not ref.startswith("refs/"):
+        raise LocalUsageError(f"git ref {ref!r} must be fully qualified (refs/...)")
+    return quote(ref.removeprefix("refs/"), safe="/")
+
+
+def _name(text: str) -> str:
+    return quote(text, safe="")
+
+
+class GitHubClient(ApiSession):
+    """The API as relay uses it: ``async with GitHubClient(api_url=..., token=...) as gh``."""
+
+    # --- account and repository ---
+
+    async def current_user(self) -> User:
+        """The account the token belongs to (``GET /user``)."""
+        return self._one(User, await self._get("/user", "the token's account"), "/user")
+
+    async def get_repo(self) -> Repo:
+        """The bound repository: visibility, default branch (``GET /repos/{o}/{r}``)."""
+        what = f"repository {self.repo}"
+        return self._one(Repo, await self._get(self._repo_path, what), what)
+
+    async def collaborator_permission(self, login: str) -> Permission:
+        """``login``'s permission on the repository: admin, write, read or none."""
+        path = f"{self._repo_path}/collaborators/{_name(login)}/permission"
+        what = f"the permission of {login}"
+        return self._one(Permission, await self._get(path, what), what)
+
+    # --- labels ---
+
+    async def list_labels(self) -> list[Label]:
+        """Every label of the repository."""
+        data = await self._get_all(f"{self._repo_path}/labels", "the labels")
+        return self._many(Label, data, "the labels")
+
+    async def create_label(self, name: str, *, color: str, description: str = "") -> bool:
+        """Create a repository label; False when it already exists (left as it is)."""
+        body = {"name": name, "color": color.lstrip("#"), "description": description}
+        path = f"{self._repo_path}/labels"
+        made = await self._send("POST", path, f"label {name!r}", body, allow=_already_exists)
+        return made is not DECLINED
+
+    async def update_label(
+        self,
+        name: str,
+        *,
+        color: str | None = None,
+        description: str | None = None,
+        new_name: str | None = None,
+    ) -> Label:
+        """Change a label's colour, description or name."""
+        fields = {"color": color and color.lstrip("#"), "description": description}
+        body = {k: v for k, v in {**fields, "new_name": new_name}.items() if v is not None}
+        path = f"{self._repo_path}/labels/{_name(name)}"
+        what = f"label {name!r}"
+        return self._one(Label, await self._send("PATCH", path, what, body), what)
+
+    # --- issues ---
+
+    async def list_issues(
+        self,
+        *,
+        state: str = "open",
+        labels: Sequence[str] = (),
+        since: datetime | None = None,
+        include_pulls: bool = False,
+    ) -> list[Issue]:
+        """Issues by state, labels (all must match) and last update, every page."""
+        data = await self._get_all(
+            f"{self._repo_path}/issues",
+            "the issues",
+            state=state,
+            labels=",".join(labels) or None,
+            since=iso(since) if since else None,
+        )
+        issues = self._many(Issue, data, "the issues")
+        return issues if include_pulls else [i for i in issues if not i.is_pull_request]
+
+    async def get_issue(self, number: int) -> Issue:
+        what = f"issue #{number}"
+        path = f"{self._repo_path}/issues/{number}"
+        return self._one(Issue, await self._get(path, what), what)
+
+    async def create_issue(self, *, title: str, body: str, labels: Sequence[str] = ()) -> Issue:
+        """Open an issue with its labels set in the same request."""
+        data = {"title": title, "body": body, "labels": list(labels)}
+        made = await self._send("POST", f"{self._repo_path}/issues", "a new issue", data)
+        return self._one(Issue, made, "the new issue")
+
+    async def update_issue(
+        self,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+        state_reason: str | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> Issue:
+        """Change only the given fields (``labels`` replaces them all)."""
+        fields: dict[str, Any] = {
+            "title": title,
+            "body": body,
+            "state": state,
+            "state_reason": state_reason,
+            "labels": None if labels is None else list(labels),
+        }
+        data = {k: v for k, v in fields.items() if v is not None}
+        what = f"issue #{number}"
+        path = f"{self._repo_path}/issues/{number}"
+        return self._one(Issue, await self._send("PATCH", path, what, data), what)
+
+    async def add_labels(self, number: int, labels: Sequence[str]) -> list[Label]:
+        """Add labels to an issue; returns all its labels now."""
+        what = f"the labels of issue #{number}"
+        path = f"{self._repo_path}/issues/{number}/labels"
+        data = await self._send("POST", path, what, {"labels": list(labels)})
+        return self._many(Label, data, what)
+
+    async def remove_label(self, number: int, label: str) -> bool:
+        """Remove one label from an issue; False when the issue did not carry it."""
+        path = f"{self._repo_path}/issues/{number}/labels/{_name(label)}"
+        what = f"label {label!r} on issue #{number}"
+        return await self._send("DELETE", path, what, allow=_absent) is not DECLINED
+
+    async def set_labels(self, number: int, labels: Sequence[str]) -> list[Label]:
+        """Replace all of an issue's labels."""
+        what = f"the labels of issue #{number}"
+        path = f"{self._repo_path}/issues/{number}/labels"
+        data = await self._send("PUT", path, what, {"labels": list(labels)})
+        return self._many(Label, data, what)
+
+    async def list_issue_events(self, number: int) -> list[IssueEvent]:
+        """The issue's events (labeled, unlabeled, closed...) with who did them."""
+        what = f"the events of issue #{number}"
+        data = await self._get_all(f"{self._repo_path}/issues/{number}/events", what)
+        return self._many(IssueEvent, data, what)
+
+    # --- comments and reactions ---
+
+    async def list_comments(self, number: int, *, since: datetime | None = None) -> list[Comment]:
+        """An issue's comments, oldest first; ``since`` keeps those updated after it."""
+        what = f"the comments of issue #{number}"
+        path = f"{self._repo_path}/issues/{number}/comments"
+        data = await self._get_all(path, what, since=iso(since) if since else None)
+        return self._many(Comment, data, what)
+
+    async def create_comment(self, number: int, body: str) -> Comment:
+        what = f"a comment on issue #{number}"
+        path = f"{self._repo_path}/issues/{number}/comments"
+        return self._one(Comment, await self._send("POST", path, what, {"body": body}), what)
+
+    async def update_comment(self, comment_id: int, body: str) -> Comment:
+        what = f"comment {comment_id}"
+        path = f"{self._repo_path}/issues/comments/{comment_id}"
+        return self._one(Comment, await self._send("PATCH", path, what, {"body": body}), what)
+
+    async def create_reaction(self, comment_id: int, content: str) -> Reaction:
+        """React to a comment (e.g. ``eyes``); reacting twice returns the first reaction."""
+        what = f"a reaction on comment {comment_id}"
+        path = f"{self._repo_path}/issues/comments/{comment_id}/reactions"
+        made = await self._send("POST", path, what, {"content": content})
+        return self._one(Reaction, made, what)
+
+    # --- git refs: the atomic claim ---
+
+    async def create_ref(self, ref: str, sha: str) -> bool:
+        """Create ``ref`` at ``sha``; False when it already exists (someone claimed first)."""
+        data = {"ref": ref, "sha": sha}
+        path = f"{self._repo_path}/git/refs"
+        made = await self._send("POST", path, f"git ref {ref}", data, allow=_ref_exists)
+        return made is not DECLINED
+
+    async def get_ref(self, ref: str) -> Ref | None:
+        """The ref and the sha it points at, or None when it does not exist."""
+        what = f"git ref {ref}"
+        path = f"{self._repo_path}/git/ref/{_ref_path(ref)}"
+        data = await self._get(path, what, allow=_absent)
+        return None if data is DECLINED else self._one(Ref, data, what)
+
+    async def delete_ref(self, ref: str) -> bool:
+        """Delete ``ref``; False when it did not exist."""
+        path = f"{self._repo_path}/git/refs/{_ref_path(ref)}"
+        return await self._send("DELETE", path, f"git ref {ref}", allow=_absent) is not DECLINED

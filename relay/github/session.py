@@ -1,0 +1,193 @@
+"""The plumbing under ``GitHubClient``: one aiohttp session, the ETag cache, errors, parsing.
+
+Ground rules: one client per pass (``async with``), bound to one repository; every answer
+is parsed into a frozen model here; every failure leaves as one relay error with a one-line
+message that says what to do (the gidgethub exception stays chained as its cause). The
+few "failures" relay treats as answers are answers here: a label that already exists, a
+label not on the issue, a claim ref someone else created first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+from urllib.parse import quote, urlencode
+
+import gidgethub
+from pydantic import BaseModel
+
+from relay import __version__
+from relay.errors import ConfigError, RemoteProtocolError
+from relay.github.cache import EtagCache, cache_owner
+from relay.github.errors import map_http_error
+from relay.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
+
+M = TypeVar("M", bound=BaseModel)
+Allow = Callable[[gidgethub.HTTPException], bool]
+DECLINED: Any = object()  # what a call returns when its ``allow`` accepted the error
+REQUEST_TIMEOUT = 30.0  # seconds for one HTTP exchange
+PER_PAGE = 100
+
+
+def iso(moment: datetime) -> str:
+    """GitHub's ``since`` format: UTC, whole seconds, ``Z``."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ApiSession:
+    """One API session bound to one repository; ``GitHubClient`` adds the typed calls."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str,
+        repo: str | None = None,
+        cache_path: Path | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        clock: Clock = time.time,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.repo = repo
+        self._token = token
+        self._cache_path = cache_path
+        self._owner = cache_owner(api_url=self.api_url, token=token)
+        self._policy = policy or RetryPolicy()
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._clock = clock
+        self._timeout = timeout
+        self._api: WireAPI | None = None
+        self._cache: EtagCache | None = None
+        self._stats = WireStats()
+
+    async def __aenter__(self) -> Self:
+        import aiohttp
+
+        self._cache = EtagCache()
+        if self._cache_path is not None:
+            self._cache = EtagCache.load(self._cache_path, owner=self._owner)
+        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout))
+        self._api = WireAPI(
+            session,
+            f"relay/{__version__}",
+            policy=self._policy,
+            sleep=self._sleep,
+            clock=self._clock,
+            oauth_token=self._token,
+            cache=self._cache,
+            base_url=self.api_url,
+        )
+        self._stats = self._api.stats
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the session and write the ETag cache; safe to call twice."""
+        if self._api is not None:
+            await self._api._session.close()
+            self._api = None
+        if self._cache is not None and self._cache_path is not None:
+            self._cache.save(self._cache_path, owner=self._owner)
+
+    @property
+    def stats(self) -> WireStats:
+        """Requests sent, 304s received, retries and seconds waited (also after closing)."""
+        return WireStats(**vars(self._stats))
+
+    @property
+    def rate_remaining(self) -> int | None:
+        """Requests left in the primary rate-limit window, as the last full answer said."""
+        limit = self._api.rate_limit if self._api is not None else None
+        return None if limit is None else int(limit.remaining)
+
+    @property
+    def _wire(self) -> WireAPI:
+        if self._api is None:
+            raise RuntimeError("the GitHub client was used outside `async with`")
+        return self._api
+
+    @property
+    def _repo_path(self) -> str:
+        if not self.repo:
+            raise ConfigError("no repository configured; pass --repo OWNER/NAME")
+        owner, _, name = self.repo.partition("/")
+        return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except gidgethub.HTTPException as exc:
+            raise map_http_error(
+                exc, what=what, api_url=self.api_url, repo=self.repo, now=self._clock()
+            ) from exc
+
+    # --- plumbing: every call goes through these three ---
+
+    async def _get(self, path: str, what: str, *, allow: Allow | None = None) -> Any:
+        """GET one item (conditional when cached); DECLINED when ``allow`` accepts the error."""
+        try:
+            return await self._wire.getitem(path)
+        except gidgethub.HTTPException as exc:
+            if allow is not None and allow(exc):
+                return DECLINED
+            with self._errors(what):
+                raise
+
+    async def _get_all(self, path: str, what: str, **query: str | None) -> list[Any]:
+        """GET every page of a list, following ``Link: rel=next``."""
+        params = {k: v for k, v in query.items() if v is not None}
+        url = f"{path}?{urlencode({**params, 'per_page': PER_PAGE})}"
+        with self._errors(what):
+            return [item async for item in self._wire.getiter(url)]
+
+    async def _send(
+        self, method: str, path: str, what: str, data: Any = b"", *, allow: Allow | None = None
+    ) -> Any:
+        """POST/PATCH/PUT/DELETE; DECLINED when ``allow`` accepts the error."""
+        wire = self._wire
+        try:
+            if method == "POST":
+                return await wire.post(path, data=data)
+            if method == "PATCH":
+                return await wire.patch(path, data=data)
+            if method == "PUT":
+                return await wire.put(path, data=data)
+            return await wire.delete(path, data=data)
+        except gidgethub.HTTPException as exc:
+            if allow is not None and allow(exc):
+                return DECLINED
+            with self._errors(what):
+                raise
+
+    def _one(self, model: type[M], data: Any, what: str) -> M:
+        try:
+            return model.model_validate(data)
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"the API at {self.api_url} sent an unexpected shape for {what}; is it GitHub"
+                " or `relay hub`?"
+            ) from exc
+
+    def _many(self, model: type[M], data: Iterable[Any], what: str) -> list[M]:
+        try:
+            return [model.model_validate(item) for item in data]
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"the API at {self.api_url} sent an unexpected shape for {what}"
+            ) from exc

@@ -1,0 +1,201 @@
+"""The wire under gidgethub: counting, retrying and backing off, request by request.
+
+Ground rules (GitHub's rate-limit guidance, GITHUB-FACTS A1): a 429 or a rate-limit 403 is
+retried after ``Retry-After`` seconds when given, else at ``x-ratelimit-reset`` when the
+budget is spent, else after at least a minute; a 5xx or a dropped connection is retried
+with exponential backoff. Every request has a bounded number of attempts and a bounded
+total wait, and a wait that would overrun the bound is not started: the last answer goes
+back to gidgethub, which raises, and the client turns that into a one-line error. The
+sleep and the clock are injectable so tests need not wait. ``_request`` is the one seam
+every byte passes through, so the counters count what went over the wire, 304s included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import gidgethub.aiohttp
+
+from relay.errors import RemoteUnavailable
+
+API_VERSION = "2022-11-28"
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], float]
+Answer = tuple[int, Mapping[str, str], bytes]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard one request tries: attempts, the backoff curve, the total wait allowed."""
+
+    attempts: int = 5
+    connect_attempts: int = 2  # refused/unresolvable: fail fast, the hub is likely down
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    secondary_wait: float = 60.0  # GitHub: wait at least a minute without Retry-After
+    max_total_wait: float = 90.0
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential delay before retry number ``attempt`` (1-based)."""
+        return float(min(self.base_delay * 2 ** (attempt - 1), self.max_delay))
+
+
+@dataclass
+class WireStats:
+    """What went over the wire in this client's life."""
+
+    requests: int = 0
+    not_modified: int = 0
+    retries: int = 0
+    waited: float = 0.0
+
+
+@dataclass
+class _Budget:
+    """The seconds one logical request has spent waiting so far."""
+
+    waited: float = 0.0
+
+
+def _message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+
+def is_rate_limited(status: int, headers: Mapping[str, str], message: str) -> bool:
+    """Whether a 403/429 is a rate limit (primary or secondary) rather than a refusal."""
+    if status == 429:
+        return True
+    if status != 403:
+        return False
+    lowered = message.lower()
+    return (
+        headers.get("x-ratelimit-remaining") == "0"
+        or "retry-after" in headers
+        or "rate limit" in lowered
+        or "abuse" in lowered
+    )
+
+
+def retry_delay(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    attempt: int,
+    now: float,
+    policy: RetryPolicy,
+) -> float | None:
+    """Seconds to wait before retrying this answer, or None when it must not be retried."""
+    if status >= 500:
+        return policy.backoff(attempt)
+    if not is_rate_limited(status, headers, _message(body)):
+        return None
+    retry_after = headers.get("retry-after", "")
+    if retry_after.strip().isdigit():
+        return float(retry_after)
+    reset = headers.get("x-ratelimit-reset", "")
+    if headers.get("x-ratelimit-remaining") == "0" and reset.strip().isdigit():
+        return max(float(reset) - now, 0.0) + 1.0
+    return max(policy.secondary_wait, policy.backoff(attempt))
+
+
+class WireAPI(gidgethub.aiohttp.GitHubAPI):
+    """gidgethub's aiohttp client with retries, counters and the API version header."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        requester: str,
+        *,
+        policy: RetryPolicy,
+        sleep: Sleep,
+        clock: Clock,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(session, requester, **kwargs)
+        self.policy = policy
+        self.stats = WireStats()
+        self._sleep = sleep
+        self._clock = clock
+
+    async def sleep(self, seconds: float) -> None:
+        await self._sleep(seconds)
+
+    async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> Answer:
+        sent = {**headers, "x-github-api-version": API_VERSION}
+        budget = _Budget()
+        for attempt in range(1, self.policy.attempts + 1):
+            answer = await self._attempt(method, url, sent, body, attempt, budget)
+            if answer is None:
+                continue  # a dropped connection, already waited for
+            status, response_headers, data = answer
+            delay = retry_delay(
+                status,
+                response_headers,
+                data,
+                attempt=attempt,
+                now=self._clock(),
+                policy=self.policy,
+            )
+            last = attempt == self.policy.attempts
+            if delay is None or last or not await self._wait(delay, budget):
+                return answer
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _attempt(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        attempt: int,
+        budget: _Budget,
+    ) -> Answer | None:
+        """One request; None after a retryable connection failure (and its wait)."""
+        self.stats.requests += 1
+        try:
+            answer = await super()._request(method, url, headers, body)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            if not await self._may_retry_connection(exc, attempt, budget):
+                raise self._unreachable(exc) from exc
+            return None
+        if answer[0] == 304:
+            self.stats.not_modified += 1
+        return answer
+
+    async def _may_retry_connection(self, exc: Exception, attempt: int, budget: _Budget) -> bool:
+        if isinstance(exc, aiohttp.ClientSSLError | aiohttp.InvalidURL):
+            return False
+        limit = self.policy.connect_attempts
+        if not isinstance(exc, aiohttp.ClientConnectorError):
+            limit = self.policy.attempts
+        return attempt < limit and await self._wait(self.policy.backoff(attempt), budget)
+
+    async def _wait(self, delay: float, budget: _Budget) -> bool:
+        """Sleep ``delay`` unless that overruns this request's total wait; False: give up."""
+        if budget.waited + delay > self.policy.max_total_wait:
+            return False
+        budget.waited += delay
+        self.stats.retries += 1
+        self.stats.waited += delay
+        await self._sleep(delay)
+        return True
+
+    def _unreachable(self, exc: Exception) -> RemoteUnavailable:
+        reason = type(exc).__name__
+        if isinstance(exc, aiohttp.ClientSSLError):
+            reason = "TLS handshake failed"
+        return RemoteUnavailable(
+            f"cannot reach the API at {self.base_url} ({reason});"
+            " is `relay hub` running / is the URL right?"
+        )

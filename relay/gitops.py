@@ -1,0 +1,296 @@
+"""The git edge: the clone relay works in, through GitPython.
+
+Ground rules: relay never stashes, resets or force-pushes a person's work. It pulls with
+``--rebase --no-autostash`` (a dirty clone is refused with a clear message, a conflicting
+rebase is aborted so the clone is as it was), commits only the paths it wrote, and pushes
+without force; a push rejected because another node pushed first is rebased and retried a
+bounded number of times. Network commands never prompt for credentials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relay.errors import ConfigError, Conflict, RemoteUnavailable
+
+FALLBACK_NAME = "relay"
+FALLBACK_EMAIL = "relay@localhost"
+PUSH_ATTEMPTS = 5
+NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
+_NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(?P<host>[\w.-]+):(?P<path>[^/\\].*)$")
+
+
+@dataclass(frozen=True)
+class RepoSlug:
+    """A repository's ``owner/name`` as the API spells it."""
+
+    owner: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> RepoSlug:
+        """Parse ``OWNER/NAME``; ConfigError if it is not that shape."""
+        parts = text.strip().split("/")
+        if len(parts) != 2 or not all(re.fullmatch(r"[\w.-]+", p) for p in parts):
+            raise ConfigError(f"{text!r} is not OWNER/NAME; pass --repo OWNER/NAME")
+        return cls(parts[0], parts[1])
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit relay made; ``fallback_identity`` says no git identity was configured."""
+
+    sha: str
+    fallback_identity: bool
+
+
+def parse_remote_url(url: str) -> RepoSlug | None:
+    """owner/name from an https, ssh or scp-like remote URL; None for local paths."""
+    url = url.strip()
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        if scheme == "file":
+            return None
+        path = rest.split("/", 1)[1] if "/" in rest else ""
+    elif (match := _SCP_LIKE.match(url)) and not re.fullmatch(r"[A-Za-z]", match["host"]):
+        path = match["path"]  # a one-letter host is a Windows drive (C:\...), not scp
+    else:
+        return None
+    parts = [p for p in path.split("/") if p]
+    if len(parts) != 2:
+        return None
+    owner, name = parts[0], parts[1].removesuffix(".git")
+    return RepoSlug(owner, name) if owner and name else None
+
+
+class Clone:
+    """A working clone; every operation runs git in it through GitPython."""
+
+    def __init__(self, repo: Any) -> None:
+        self.repo = repo
+        self.root = Path(repo.working_tree_dir)
+
+    @classmethod
+    def open(cls, path: Path) -> Clone:
+        """Open the clone containing ``path``; ConfigError when there is none."""
+        import git
+
+        try:
+            repo = git.Repo(path, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise ConfigError(f"{path} is not inside a git clone; run relay in a clone") from exc
+        if repo.bare:
+            raise ConfigError(f"{path} is a bare repository; run relay in a working clone")
+        return cls(repo)
+
+    def _git(self, *args: str, network: bool = False) -> str:
+        """Run one git command; network commands get a timeout and never prompt."""
+        extra: dict[str, Any] = {"env": _NO_PROMPT}
+        if network and sys.platform != "win32":
+            extra["kill_after_timeout"] = NETWORK_TIMEOUT
+        return str(self.repo.git.execute(["git", *args], **extra))
+
+    def remote_url(self, remote: str = "origin") -> str | None:
+        """The fetch URL of ``remote``, or None when it is not configured."""
+        try:
+            return self._git("remote", "get-url", remote).strip()
+        except _git_error() as exc:
+            if "No such remote" in str(exc):
+                return None
+            raise
+
+    def remote_slug(self, remote: str = "origin") -> RepoSlug | None:
+        """owner/name of the remote, or None when it is missing or a local path."""
+        url = self.remote_url(remote)
+        return None if url is None else parse_remote_url(url)
+
+    def head_sha(self) -> str:
+        """The commit checked out now."""
+        return self._git("rev-parse", "HEAD").strip()
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch, or None on a detached HEAD."""
+        name = self._git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        return None if name == "HEAD" else name
+
+    def dirty_paths(self) -> list[str]:
+        """Tracked paths with uncommitted changes (untracked files are not counted)."""
+        out = self._git("status", "--porcelain", "--untracked-files=no")
+        return [line[3:] for line in out.splitlines() if line.strip()]
+
+    def fetch(self, remote: str = "origin") -> None:
+        """Fetch ``remote``; RemoteUnavailable when it cannot be reached."""
+        self._network("fetch", "--prune", remote)
+
+    def pull_rebase(self, remote: str = "origin", branch: str | None = None) -> None:
+        """Bring the branch up to date by rebasing onto the remote, never stashing.
+
+        Raises ConfigError on a dirty clone, Conflict on a conflicting rebase (aborted).
+        """
+        branch = branch or self._branch_or_fail()
+        dirty = self.dirty_paths()
+        if dirty:
+            raise ConfigError(
+                f"the clone at {self.root} has uncommitted changes ({', '.join(dirty[:3])});"
+                " relay will not stash them: commit them or use a clone of its own"
+            )
+        try:
+            self._network("pull", "--rebase", "--no-autostash", remote, branch)
+        except Conflict:
+            self._abort_rebase()
+            raise
+
+    def commit(self, paths: Sequence[Path | str], message: str) -> CommitInfo | None:
+        """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged."""
+        rel = [self._relative(Path(p)) for p in paths]
+        self._git("add", "--force", "--", *rel)  # a log is committed even if *.log is ignored
+        if not self._git("diff", "--cached", "--name-only", "--", *rel).strip():
+            return None
+        identity = self._identity_args()
+        self._git(*identity, "commit", "-m", message, "--only", "--", *rel)
+        return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
+
+    def push(
+        self, remote: str = "origin", branch: str | None = None, *, attempts: int = PUSH_ATTEMPTS
+    ) -> int:
+        """Push the branch; on a rejected push pull --rebase and retry. Returns attempts used.
+
+        Raises Conflict after ``attempts`` rejections and RemoteUnavailable when unreachable.
+        """
+        branch = branch or self._branch_or_fail()
+        for attempt in range(1, attempts + 1):
+            try:
+                self._network("push", remote, f"HEAD:refs/heads/{branch}")
+                return attempt
+            except _Rejected:
+                if attempt < attempts:
+                    self.pull_rebase(remote, branch)
+        raise Conflict(
+            f"push to {remote}/{branch} was rejected {attempts} times because other nodes"
+            " kept pushing first; run the command again"
+        )
+
+    def commit_and_push(
+        self, paths: Sequence[Path | str], message: str, *, remote: str = "origin"
+    ) -> CommitInfo | None:
+        """Commit ``paths`` and push them (retrying rejected pushes); None if unchanged.
+
+        The sha returned is the pushed one, which differs from the local commit's when the
+        push had to be rebased.
+        """
+        info = self.commit(paths, message)
+        if info is None:
+            return None
+        self.push(remote)
+        return CommitInfo(sha=self.head_sha(), fallback_identity=info.fallback_identity)
+
+    def remote_has_commit(self, sha: str, remote: str = "origin") -> bool:
+        """Whether a remote-tracking branch of ``remote`` (as last fetched) contains ``sha``."""
+        try:
+            out = self._git(
+                "for-each-ref", "--contains", sha, "--format=%(refname)", f"refs/remotes/{remote}"
+            )
+        except _git_error():
+            return False  # an unknown sha: the remote cannot have it as far as we know
+        return bool(out.strip())
+
+    def checkout(self, branch: str, remote: str = "origin") -> None:
+        """Fetch, then check out ``branch`` (created from ``remote``'s when only that exists)."""
+        if self.dirty_paths():
+            raise ConfigError(f"cannot check out {branch}: the clone at {self.root} is dirty")
+        self.fetch(remote)
+        try:
+            self._git("checkout", branch)
+        except _git_error() as exc:
+            raise ConfigError(
+                f"cannot check out branch {branch!r}: not found locally or on {remote}"
+            ) from exc
+
+    # --- helpers ---
+
+    def _relative(self, path: Path) -> str:
+        full = path if path.is_absolute() else self.root / path
+        try:
+            return full.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError as exc:
+            raise ConfigError(f"{path} is outside the clone at {self.root}") from exc
+
+    def _branch_or_fail(self) -> str:
+        branch = self.current_branch()
+        if branch is None:
+            raise ConfigError(f"the clone at {self.root} is on a detached HEAD; check out a branch")
+        return branch
+
+    def _identity_args(self) -> list[str]:
+        """``-c`` options for the parts of the git identity that are not configured."""
+        args: list[str] = []
+        for key, env_name, fallback in (
+            ("user.name", "GIT_AUTHOR_NAME", FALLBACK_NAME),
+            ("user.email", "GIT_AUTHOR_EMAIL", FALLBACK_EMAIL),
+        ):
+            if os.environ.get(env_name) or self._config(key):
+                continue
+            args += ["-c", f"{key}={fallback}"]
+        return args
+
+    def _config(self, key: str) -> str | None:
+        try:
+            return self._git("config", "--get", key).strip() or None
+        except _git_error():
+            return None
+
+    def _network(self, *args: str) -> None:
+        """Run a command that talks to the remote and sort its failures into relay errors."""
+        try:
+            self._git(*args, network=True)
+        except _git_error() as exc:
+            raise _classify(args[0], exc) from exc
+
+    def _abort_rebase(self) -> None:
+        with contextlib.suppress(_git_error()):
+            self._git("rebase", "--abort")
+
+
+class _Rejected(Exception):
+    """A push the remote refused because it does not fast-forward."""
+
+
+def _git_error() -> type[Exception]:
+    import git
+
+    return git.GitCommandError
+
+
+def _classify(verb: str, exc: Exception) -> Exception:
+    """Map a failed git network command to relay's errors by what git said."""
+    said = str(exc)
+    lines = [ln.strip().strip("'") for ln in said.splitlines()]
+    first = next(
+        (ln for ln in lines if ln.startswith(("fatal:", "error:", "remote:"))),
+        lines[-1] if lines else "no message",
+    )
+    if verb == "push" and any(mark in said for mark in _REJECTED):
+        return _Rejected(first)
+    if "CONFLICT" in said or "could not apply" in said:
+        return Conflict(
+            f"git {verb} --rebase hit a conflict with the remote; the rebase was aborted and"
+            " the clone is as it was: merge by hand, then run relay again"
+        )
+    if "couldn't find remote ref" in said:
+        return ConfigError(f"git {verb}: the remote has no such branch ({first}); push it first")
+    unreachable = ("Could not read from remote", "unable to access", "does not appear to be")
+    if any(mark in said for mark in unreachable):
+        return RemoteUnavailable(f"git {verb} cannot reach the remote ({first}); check the remote")
+    return RemoteUnavailable(f"git {verb} failed: {first}")

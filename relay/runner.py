@@ -1,0 +1,237 @@
+"""The task runner: a TASK's steps run one after another in the platform shell.
+
+Ground rules: each step gets a timeout, and on timeout the step's whole process tree dies
+(POSIX: the step leads its own session and the group is signalled; Windows: ``taskkill /T
+/F``), so no grandchild outlives its task; what a step leaves running in the background is
+ended when the step ends. Output (stdout and stderr interleaved, as a person would see them
+in a terminal) is captured with bounded memory: the head and the tail are kept and the
+middle is counted. The first failing step stops the task. Steps read no stdin and do not
+see ``RELAY_TOKEN``. Nothing here decides what may run; the protocol does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_CAP = 256 * 1024  # bytes of output kept per step (head + tail)
+KILL_GRACE = 2.0  # seconds between the polite signal and the kill on POSIX
+HIDDEN_ENV = ("RELAY_TOKEN",)
+TASK_FILE_ENV = "RELAY_TASK_FILE"
+
+
+class RunStatus(enum.StrEnum):
+    """How a task run ended; the values are the RESULT's status words."""
+
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one step did: its exit code (None if killed), its output, what was cut."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    output: str
+    truncated_bytes: int
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """The steps that ran (the failing one last) and the overall status."""
+
+    status: RunStatus
+    steps: tuple[StepOutcome, ...]
+
+    @property
+    def failed_step(self) -> int | None:
+        """The 1-based number of the step that failed, or None when all passed."""
+        return None if self.status is RunStatus.DONE else len(self.steps)
+
+
+class _Capture:
+    """Keeps the first and last ``cap // 2`` bytes of a stream and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> tuple[str, int]:
+        """The kept output as text, with a marker where bytes were dropped, and their count."""
+        dropped = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if dropped <= 0:
+            return head + tail, 0
+        return f"{head}\n[... {dropped} bytes of output omitted ...]\n{tail}", dropped
+
+
+def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a step sees: ``base`` (default: ours) without relay's own token."""
+    env = dict(os.environ if base is None else base)
+    for name in HIDDEN_ENV:
+        env.pop(name, None)
+    return env
+
+
+def run_step(
+    command: str,
+    *,
+    cwd: Path,
+    timeout: float,
+    cap: int = DEFAULT_CAP,
+    env: Mapping[str, str] | None = None,
+    grace: float = KILL_GRACE,
+) -> StepOutcome:
+    """Run one shell command; on timeout kill its whole process tree."""
+    started = time.monotonic()
+    proc = _spawn(command, cwd=cwd, env=child_env(env))
+    capture = _Capture(cap)
+    reader = threading.Thread(target=_pump, args=(proc, capture), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_tree(proc, grace=grace)
+    else:
+        _end_leftovers(proc)
+    reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
+    output, dropped = capture.text()
+    return StepOutcome(
+        command=command,
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        duration=time.monotonic() - started,
+        output=output,
+        truncated_bytes=dropped,
+    )
+
+
+def run_steps(
+    steps: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    cap: int = DEFAULT_CAP,
+    env: Mapping[str, str] | None = None,
+    grace: float = KILL_GRACE,
+) -> RunOutcome:
+    """Run the steps in order, each with ``timeout`` seconds; stop at the first failure."""
+    done: list[StepOutcome] = []
+    for command in steps:
+        outcome = run_step(command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace)
+        done.append(outcome)
+        if not outcome.ok:
+            return RunOutcome(RunStatus.FAILED, tuple(done))
+    return RunOutcome(RunStatus.DONE, tuple(done))
+
+
+def run_executor(
+    command: str,
+    *,
+    task_text: str,
+    cwd: Path,
+    timeout: float,
+    cap: int = DEFAULT_CAP,
+    env: Mapping[str, str] | None = None,
+    grace: float = KILL_GRACE,
+) -> RunOutcome:
+    """Hand a TASK to an agent command: the task file's path is its last argument and is
+    in ``RELAY_TASK_FILE``; its output is the log and its exit code the status."""
+    with tempfile.TemporaryDirectory(prefix="relay-task-") as tmp:
+        task_file = Path(tmp) / "TASK.md"
+        task_file.write_text(task_text, encoding="utf-8")
+        full = f"{command} {_quote(str(task_file))}"
+        step_env = child_env(env)
+        step_env[TASK_FILE_ENV] = str(task_file)
+        outcome = run_step(full, cwd=cwd, timeout=timeout, cap=cap, env=step_env, grace=grace)
+    status = RunStatus.DONE if outcome.ok else RunStatus.FAILED
+    return RunOutcome(status, (outcome,))
+
+
+def _quote(arg: str) -> str:
+    return subprocess.list2cmdline([arg]) if os.name == "nt" else shlex.quote(arg)
+
+
+def _spawn(command: str, *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start ``command`` in the platform shell, as the leader of a new process group."""
+    windows = os.name == "nt"
+    return subprocess.Popen(
+        command,
+        shell=True,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=not windows,
+        creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) if windows else 0,
+    )
+
+
+def _pump(proc: subprocess.Popen[bytes], capture: _Capture) -> None:
+    """Copy the merged output into the capture until every writer has closed the pipe."""
+    assert proc.stdout is not None
+    read = getattr(proc.stdout, "read1", proc.stdout.read)
+    while chunk := read(65536):
+        capture.feed(chunk)
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], *, grace: float) -> None:
+    """Kill the step and every process it started."""
+    if os.name == "nt":
+        subprocess.run(
+            ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+            capture_output=True,
+            check=False,
+        )
+        proc.wait()
+        return
+    _signal_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    _signal_group(proc.pid, signal.SIGKILL)  # also reaches grandchildren that ignored TERM
+    proc.wait()
+
+
+def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
+    """Kill what a finished step left running in its group (a backgrounded `&` job)."""
+    if os.name != "nt":
+        _signal_group(proc.pid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

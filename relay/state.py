@@ -1,0 +1,340 @@
+"""Node-local state in the clone's ``.git/relay/``: what this node remembers between passes.
+
+Ground rules: everything here is private to one clone on one machine and never committed
+(it lives inside ``.git``). Every file carries a schema version and is written by temp file
+plus ``os.replace``, so a crash leaves the old file or the new one, never half of either.
+Times are passed in by the caller (timezone-aware UTC), never read here.
+
+Files: ``config.json`` (the node's settings), ``claims.json`` (tasks this node claimed and
+how they ended), ``notified.json`` (results the controller hook has already seen),
+``passes.jsonl`` (the pass log; its last line is the heartbeat), ``etag-cache.json`` (the
+GitHub client's conditional-request cache), ``token`` (optional, mode 0600) and
+``locks/<node>.lock`` (one pass at a time per repository and node).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from relay.errors import ConfigError
+
+SCHEMA_VERSION = 1
+PASS_LOG_KEEP = 200  # lines of passes.jsonl kept; older passes are dropped
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class NodeConfig(_Frozen):
+    """This node's settings, written by `relay join` and read by every pass."""
+
+    node: str
+    repo: str | None = None  # "owner/name"
+    api_url: str = "https://api.github.com"
+    executor: str | None = None
+    on_result: str | None = None
+    scheduler: str | None = None
+    step_timeout: float = 600.0
+
+
+class ClaimRecord(_Frozen):
+    """A task this node claimed; ``outcome`` stays None until a RESULT was posted."""
+
+    issue: int
+    task: int
+    node: str
+    claimed_at: datetime
+    finished_at: datetime | None = None
+    outcome: str | None = None
+
+
+class NotifiedRecord(_Frozen):
+    """A result the controller side has already handed to its hook or printed."""
+
+    issue: int
+    task: int
+    at: datetime
+
+
+class PassRecord(_Frozen):
+    """One pass: when it ran, how it ended, and what it cost on the wire."""
+
+    at: datetime
+    node: str
+    outcome: str
+    requests: int = 0
+    not_modified: int = 0
+    seconds: float = 0.0
+
+
+def clone_root(start: Path) -> Path:
+    """Return the top of the git clone containing ``start``; ConfigError outside a clone."""
+    here = start.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise ConfigError(f"{start} is not inside a git clone; run relay from a clone of the repo")
+
+
+def git_dir(clone: Path) -> Path:
+    """Return the clone's git directory, following a ``.git`` file (worktrees, submodules)."""
+    dot = clone / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        text = dot.read_text(encoding="utf-8").strip()
+        if text.startswith("gitdir:"):
+            target = Path(text.removeprefix("gitdir:").strip())
+            return target if target.is_absolute() else (clone / target).resolve()
+    raise ConfigError(f"{clone} has no usable .git; run relay from a clone of the repository")
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` via a temp file in the same directory and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_versioned(path: Path) -> dict[str, Any] | None:
+    """Read a versioned JSON document; None when absent; ConfigError when unusable."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"node state file {path} is unreadable ({exc}); delete it") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), int):
+        raise ConfigError(f"node state file {path} has no schema version; delete it")
+    if doc["schema"] > SCHEMA_VERSION:
+        raise ConfigError(f"node state file {path} was written by a newer relay; upgrade relay")
+    return doc
+
+
+def write_versioned(path: Path, body: dict[str, Any], *, mode: int = 0o644) -> None:
+    """Write ``body`` with the current schema version, atomically."""
+    doc = {"schema": SCHEMA_VERSION, **body}
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode(), mode=mode)
+
+
+class PassLock:
+    """One pass at a time per repository and node: a non-blocking OS file lock (filelock)."""
+
+    def __init__(self, path: Path) -> None:
+        from filelock import FileLock
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = FileLock(path, timeout=0, is_singleton=False)
+
+    def acquire(self) -> bool:
+        """Take the lock without waiting; False means another pass is running."""
+        from filelock import Timeout
+
+        try:
+            self._lock.acquire(timeout=0, blocking=False)
+        except Timeout:
+            return False
+        return True
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock now."""
+        return bool(self._lock.is_locked)
+
+    def release(self) -> None:
+        """Release the lock if held; the file stays so others keep locking the same inode."""
+        if self._lock.is_locked:
+            self._lock.release()
+
+    def busy_message(self, node: str) -> str:
+        """The one-line explanation drivers print when ``acquire`` returned False."""
+        return (
+            f"another relay pass is running for node {node} in this clone"
+            f" (lock {self.path}); this pass did nothing"
+        )
+
+
+class NodeState:
+    """The ``.git/relay/`` directory of one clone, read and written one file at a time."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_clone(cls, clone: Path) -> NodeState:
+        """The state directory of the clone containing ``clone``."""
+        return cls(git_dir(clone_root(clone)) / "relay")
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def etag_cache_path(self) -> Path:
+        return self.root / "etag-cache.json"
+
+    @property
+    def token_path(self) -> Path:
+        return self.root / "token"
+
+    @property
+    def pass_log_path(self) -> Path:
+        return self.root / "passes.jsonl"
+
+    def lock(self, node: str) -> PassLock:
+        """The pass lock of ``node`` in this clone (not yet acquired)."""
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
+        return PassLock(self.root / "locks" / f"{safe}.lock")
+
+    @contextmanager
+    def pass_lock(self, node: str) -> Iterator[PassLock]:
+        """Try the pass lock for the block; check ``.held`` (False: another pass runs)."""
+        lock = self.lock(node)
+        lock.acquire()
+        try:
+            yield lock
+        finally:
+            lock.release()
+
+    def load_config(self) -> NodeConfig | None:
+        """The node's settings, or None before `relay join`."""
+        doc = read_versioned(self.config_path)
+        if doc is None:
+            return None
+        config: NodeConfig = self._parse(NodeConfig, doc.get("config"), self.config_path)
+        return config
+
+    def save_config(self, config: NodeConfig) -> None:
+        write_versioned(self.config_path, {"config": config.model_dump(mode="json")})
+
+    def save_token(self, token: str) -> None:
+        """Store a token readable by this user only (0600)."""
+        write_atomic(self.token_path, token.strip().encode() + b"\n", mode=0o600)
+
+    def _parse(self, model: type[Any], raw: Any, path: Path) -> Any:
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"node state file {path} is invalid at {where!r}; delete it") from exc
+
+    # --- claims: what this node took on, so a later pass can report a half-done task ---
+
+    @property
+    def claims_path(self) -> Path:
+        return self.root / "claims.json"
+
+    def claims(self) -> list[ClaimRecord]:
+        """Every claim this node remembers, oldest first."""
+        doc = read_versioned(self.claims_path)
+        raw = [] if doc is None else doc.get("claims", [])
+        return [self._parse(ClaimRecord, item, self.claims_path) for item in raw]
+
+    def claim(self, *, issue: int, task: int) -> ClaimRecord | None:
+        """The claim of (issue, task), if this node made one."""
+        return next((c for c in self.claims() if (c.issue, c.task) == (issue, task)), None)
+
+    def record_claim(self, *, issue: int, task: int, node: str, now: datetime) -> ClaimRecord:
+        """Remember a claim; claiming the same (issue, task) again keeps the first record."""
+        existing = self.claim(issue=issue, task=task)
+        if existing is not None:
+            return existing
+        record = ClaimRecord(issue=issue, task=task, node=node, claimed_at=now)
+        self._save_claims([*self.claims(), record])
+        return record
+
+    def finish_claim(self, *, issue: int, task: int, outcome: str, now: datetime) -> ClaimRecord:
+        """Record how a claimed task ended; ConfigError if it was never claimed here."""
+        claims = self.claims()
+        for index, item in enumerate(claims):
+            if (item.issue, item.task) == (issue, task):
+                claims[index] = item.model_copy(update={"outcome": outcome, "finished_at": now})
+                self._save_claims(claims)
+                return claims[index]
+        raise ConfigError(f"no local claim for issue {issue} task {task}; nothing to finish")
+
+    def prune_claims(self, *, open_issues: set[int]) -> int:
+        """Forget finished claims of issues that are no longer open; return how many."""
+        claims = self.claims()
+        kept = [c for c in claims if c.issue in open_issues or c.outcome is None]
+        if len(kept) != len(claims):
+            self._save_claims(kept)
+        return len(claims) - len(kept)
+
+    def _save_claims(self, claims: list[ClaimRecord]) -> None:
+        write_versioned(self.claims_path, {"claims": [c.model_dump(mode="json") for c in claims]})
+
+    # --- notified: results the controller hook has already seen ---
+
+    @property
+    def notified_path(self) -> Path:
+        return self.root / "notified.json"
+
+    def notified(self) -> set[tuple[int, int]]:
+        """The (issue, task) pairs whose results were already handed on."""
+        doc = read_versioned(self.notified_path)
+        raw = [] if doc is None else doc.get("notified", [])
+        records = [self._parse(NotifiedRecord, item, self.notified_path) for item in raw]
+        return {(r.issue, r.task) for r in records}
+
+    def mark_notified(self, *, issue: int, task: int, now: datetime) -> bool:
+        """Remember that (issue, task) was handed on; False if it already was."""
+        if (issue, task) in self.notified():
+            return False
+        doc = read_versioned(self.notified_path)
+        raw: list[Any] = [] if doc is None else list(doc.get("notified", []))
+        raw.append(NotifiedRecord(issue=issue, task=task, at=now).model_dump(mode="json"))
+        write_versioned(self.notified_path, {"notified": raw})
+        return True
+
+    # --- the pass log; its last line is the heartbeat ---
+
+    def log_pass(self, record: PassRecord) -> None:
+        """Append a pass, keeping the newest PASS_LOG_KEEP lines (rewritten atomically)."""
+        lines = self._pass_lines()[-(PASS_LOG_KEEP - 1) :]
+        lines.append(json.dumps({"schema": SCHEMA_VERSION, **record.model_dump(mode="json")}))
+        write_atomic(self.pass_log_path, ("\n".join(lines) + "\n").encode())
+
+    def passes(self) -> list[PassRecord]:
+        """The remembered passes, oldest first; unreadable lines are skipped."""
+        records = []
+        for line in self._pass_lines():
+            try:
+                records.append(PassRecord.model_validate_json(line))
+            except ValidationError:
+                continue
+        return records
+
+    def heartbeat(self) -> PassRecord | None:
+        """The newest pass, or None if this node never ran one."""
+        passes = self.passes()
+        return passes[-1] if passes else None
+
+    def _pass_lines(self) -> list[str]:
+        try:
+            text = self.pass_log_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if line.strip()]

@@ -1,0 +1,121 @@
+"""Where relay finds its token and its API base URL.
+
+The token is looked for in order: ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``, the GitHub
+CLI (``gh auth token`` for the API's host, when ``gh`` is installed), then the node's token
+file (``.git/relay/token``, which must be readable by this user only). The first one found
+wins. The API base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from relay.errors import ConfigError
+
+TOKEN_ENV_VARS: tuple[str, ...] = ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+API_URL_ENV = "RELAY_API_URL"
+DEFAULT_API_URL = "https://api.github.com"
+GH_TIMEOUT = 3.0  # seconds; a gh that hangs (keyring prompt) must not stall a pass
+
+MISSING_TOKEN = (
+    "no API token found; set RELAY_TOKEN to a token for {url}"
+    " (embedded hub: `relay hub token LOGIN` makes one; GitHub: `gh auth login`)"
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token and where it came from; the value never appears in a repr."""
+
+    value: str = field(repr=False)
+    source: str
+
+
+def api_base_url(flag: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The API base URL from ``--api``, ``RELAY_API_URL`` or the default; ConfigError if bad."""
+    environ = os.environ if env is None else env
+    url = (flag or environ.get(API_URL_ENV) or DEFAULT_API_URL).strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"API URL {url!r} is not an http(s) URL; pass --api http://HOST:PORT"
+            f" or set {API_URL_ENV}"
+        )
+    return url
+
+
+def gh_hostname(api_url: str) -> str:
+    """The host the GitHub CLI files a token under for this API (github.com for the cloud)."""
+    host = urlsplit(api_url).hostname or ""
+    return "github.com" if host == "api.github.com" else host
+
+
+def find_token(
+    *,
+    api_url: str,
+    token_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    gh_timeout: float = GH_TIMEOUT,
+) -> Token:
+    """Find the token relay sends to ``api_url``; ConfigError saying how to provide one."""
+    environ = os.environ if env is None else env
+    for name in TOKEN_ENV_VARS:
+        value = environ.get(name, "").strip()
+        if value:
+            return Token(value, name)
+    from_gh = _token_from_gh(api_url, environ, gh_timeout)
+    if from_gh is not None:
+        return from_gh
+    if token_file is not None:
+        from_file = read_token_file(token_file)
+        if from_file is not None:
+            return from_file
+    raise ConfigError(MISSING_TOKEN.format(url=api_url))
+
+
+def read_token_file(path: Path) -> Token | None:
+    """The token in ``path``, None if absent; ConfigError if others may read it or it's empty."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    if os.name != "nt" and stat.S_IMODE(info.st_mode) & 0o077:
+        mode = oct(stat.S_IMODE(info.st_mode))
+        raise ConfigError(
+            f"token file {path} is readable by others (mode {mode}); run: chmod 600 {path}"
+        )
+    value = path.read_text(encoding="utf-8").strip()
+    if not value:
+        raise ConfigError(f"token file {path} is empty; write a token into it or delete it")
+    return Token(value, f"token file {path}")
+
+
+def _token_from_gh(api_url: str, env: Mapping[str, str], timeout: float) -> Token | None:
+    """Ask the GitHub CLI, if installed, for its token for the API's host."""
+    gh = shutil.which("gh", path=env.get("PATH"))
+    if gh is None:
+        return None
+    argv = [gh, "auth", "token", "--hostname", gh_hostname(api_url)]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    value = done.stdout.strip()
+    if done.returncode != 0 or not value or any(c.isspace() for c in value):
+        return None
+    return Token(value, "gh auth token")

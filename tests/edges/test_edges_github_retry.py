@@ -1,0 +1,246 @@
+"""The GitHub client's wire behaviour against a scripted loopback server.
+
+The server answers each request with the next scripted answer (the last one repeats), so
+a test can say "503, 503, then 200" and check what the client sent, how long it decided to
+wait (the sleep is injected: nothing really waits) and what error it raised. The same
+client is run against the real hub in test_edges_github_hub.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from relay.errors import ConfigError, RemoteProtocolError, RemoteUnavailable
+from relay.github import GitHubClient, RetryPolicy, WireStats
+
+NOW = 1_900_000_000.0
+USER = {"id": 1, "login": "octo", "type": "User"}
+Answer = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def answer(status: int, body: Any = None, **headers: str) -> Answer:
+    async def respond(request: web.Request) -> web.StreamResponse:
+        text = json.dumps(body if body is not None else {"message": f"status {status}"})
+        return web.Response(
+            status=status, text=text, content_type="application/json", headers=headers
+        )
+
+    return respond
+
+
+async def drop(request: web.Request) -> web.StreamResponse:
+    """Close the connection without an answer."""
+    assert request.transport is not None
+    request.transport.close()
+    raise asyncio.CancelledError
+
+
+@dataclass
+class Trace:
+    sleeps: list[float] = field(default_factory=list)
+    seen: list[dict[str, str]] = field(default_factory=list)
+    stats: WireStats = field(default_factory=WireStats)
+
+
+def run(
+    answers: list[Answer],
+    *calls: Callable[[GitHubClient], Awaitable[Any]],
+    policy: RetryPolicy | None = None,
+    cache: Path | None = None,
+    trace: Trace | None = None,
+) -> tuple[Any, Trace]:
+    """Serve ``answers`` in order on loopback; run each call with a client of its own (as
+    separate processes would) and return the last call's result."""
+    trace = trace or Trace()
+    queue = list(answers)
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        trace.seen.append({"path": request.path_qs, **headers})
+        step = queue.pop(0) if len(queue) > 1 else queue[0]
+        return await step(request)
+
+    async def fake_sleep(seconds: float) -> None:
+        trace.sleeps.append(seconds)
+
+    async def one(url: str, call: Callable[[GitHubClient], Awaitable[Any]]) -> Any:
+        client = GitHubClient(
+            api_url=url,
+            token="tok",
+            repo="octo/relay",
+            cache_path=cache,
+            policy=policy,
+            sleep=fake_sleep,
+            clock=lambda: NOW,
+        )
+        async with client as gh:
+            try:
+                return await call(gh)
+            finally:
+                trace.stats = gh.stats
+
+    async def main() -> Any:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handler)
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        url = str(server.make_url("/")).rstrip("/")
+        try:
+            result = None
+            for call in calls:
+                result = await one(url, call)
+            return result
+        finally:
+            await server.close()
+
+    return asyncio.run(main()), trace
+
+
+def user(gh: GitHubClient) -> Awaitable[Any]:
+    return gh.current_user()
+
+
+def test_5xx_is_retried_with_backoff_then_succeeds() -> None:
+    got, trace = run([answer(503), answer(502), answer(200, USER)], user)
+    assert got.login == "octo"
+    assert trace.sleeps == [0.5, 1.0]
+    assert (trace.stats.requests, trace.stats.retries) == (3, 2)
+    assert trace.seen[0]["x-github-api-version"] == "2022-11-28"
+    assert trace.seen[0]["authorization"] == "token tok"
+
+
+def test_429_honours_retry_after() -> None:
+    got, trace = run([answer(429, **{"Retry-After": "7"}), answer(200, USER)], user)
+    assert got.id == 1 and trace.sleeps == [7.0]
+
+
+def test_secondary_limit_403_without_retry_after_waits_a_minute() -> None:
+    secondary = answer(403, {"message": "You have exceeded a secondary rate limit."})
+    got, trace = run([secondary, answer(200, USER)], user)
+    assert got.id == 1 and trace.sleeps == [60.0]
+
+
+def test_primary_limit_waits_until_the_reset() -> None:
+    spent = answer(
+        403,
+        {"message": "API rate limit exceeded"},
+        **{"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 30)},
+    )
+    got, trace = run([spent, answer(200, USER)], user)
+    assert got.id == 1 and trace.sleeps == [31.0]
+
+
+def test_a_reset_beyond_the_wait_bound_fails_at_once_with_the_reset_time() -> None:
+    spent = answer(
+        403,
+        {"message": "API rate limit exceeded"},
+        **{"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 3600)},
+    )
+    with pytest.raises(RemoteUnavailable) as err:
+        run([spent], user)
+    text = str(err.value)
+    reset = datetime.fromtimestamp(NOW + 3600, tz=UTC)
+    assert "rate-limited relay (API rate limit exceeded)" in text
+    assert text.endswith(f"it resets at {reset:%H:%M:%S} UTC (in 60 min)")
+
+
+def test_total_wait_is_bounded() -> None:
+    slow = answer(429, **{"Retry-After": "50"})
+    trace = Trace()
+    with pytest.raises(RemoteUnavailable, match="retry in 50 s"):
+        run([slow], user, trace=trace)
+    assert trace.sleeps == [50.0], "a second 50 s wait would pass the 90 s bound"
+    assert trace.stats.requests == 2
+
+
+def test_persistent_5xx_gives_up_after_the_attempts() -> None:
+    trace = Trace()
+    with pytest.raises(
+        RemoteUnavailable, match=r"kept failing on the token's account \(HTTP 500\)"
+    ):
+        run([answer(500)], user, trace=trace)
+    assert trace.stats.requests == 5
+    assert trace.sleeps == [0.5, 1.0, 2.0, 4.0]
+
+
+def test_dropped_connections_are_retried() -> None:
+    # aiohttp itself re-sends an idempotent request once after a drop; relay retries after
+    # that, with its backoff, and for POSTs too.
+    got, trace = run([drop, drop, answer(200, USER)], user)
+    assert got.id == 1
+    assert len(trace.seen) == 3 and trace.sleeps == [0.5]
+    comment = {
+        "id": 5,
+        "body": "hi",
+        "user": USER,
+        "created_at": "2026-11-30T09:00:00Z",
+        "updated_at": "2026-11-30T09:00:00Z",
+    }
+    made, trace = run([drop, answer(201, comment)], lambda gh: gh.create_comment(3, "hi"))
+    assert made.id == 5 and trace.sleeps == [0.5] and trace.stats.requests == 2
+
+
+def test_refused_connection_says_is_the_hub_running() -> None:
+    sleeps: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async def main() -> None:
+        async with GitHubClient(api_url="http://127.0.0.1:9", token="t", sleep=fake_sleep) as gh:
+            await gh.current_user()
+
+    with pytest.raises(RemoteUnavailable) as err:
+        asyncio.run(main())
+    assert str(err.value).startswith("cannot reach the API at http://127.0.0.1:9")
+    assert "is `relay hub` running / is the URL right?" in str(err.value)
+    assert sleeps == [0.5], "a refused connection is tried twice, not five times"
+
+
+def test_401_says_how_to_fix_the_token() -> None:
+    with pytest.raises(ConfigError) as err:
+        run([answer(401, {"message": "Bad credentials"})], user)
+    assert str(err.value).endswith(
+        "rejected the token; set RELAY_TOKEN to a valid token (embedded hub: relay hub token LOGIN)"
+    )
+
+
+def test_404_on_the_repo_names_it() -> None:
+    with pytest.raises(ConfigError, match=r"repository octo/relay: not found in octo/relay"):
+        run([answer(404, {"message": "Not Found"})], lambda gh: gh.get_repo())
+
+
+def test_ref_races_are_answers_other_422s_are_errors() -> None:
+    exists = answer(422, {"message": "Reference already exists"})
+    created, _ = run([exists], lambda gh: gh.create_ref("refs/relay/claims/1/1", "a" * 40))
+    assert created is False
+    flaky = answer(422, {"message": "Reference update failed"})
+    with pytest.raises(RemoteProtocolError, match="Reference update failed"):
+        run([flaky], lambda gh: gh.create_ref("refs/relay/claims/1/1", "a" * 40))
+
+
+def test_etag_cache_survives_the_process(tmp_path: Path) -> None:
+    cache = tmp_path / "etag-cache.json"
+    fresh = answer(200, USER, ETag='"v1"')
+
+    async def not_modified(request: web.Request) -> web.StreamResponse:
+        assert request.headers.get("If-None-Match") == '"v1"'
+        return web.Response(status=304, headers={"ETag": '"v1"'})
+
+    trace = Trace()
+    first, _ = run([fresh], user, cache=cache)
+    assert cache.exists()
+    second, trace = run([fresh, not_modified], user, user, cache=cache, trace=trace)
+    assert second == first, "a 304 answers with the cached body"
+    assert (trace.stats.requests, trace.stats.not_modified) == (1, 1)
+    assert "tok" not in cache.read_text(), "the cache never stores the token"

@@ -1,0 +1,125 @@
+"""The task runner for real: shell steps, a timeout that kills a grandchild, capped output."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from relay.runner import RunStatus, run_executor, run_step, run_steps
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the steps are POSIX sh")
+
+
+def dead(pid: int) -> bool:
+    """True when ``pid`` is gone or a zombie (a zombie runs no code)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if dead(pid):
+            return True
+        time.sleep(0.05)
+    return dead(pid)
+
+
+def test_steps_run_in_order_with_interleaved_output(tmp_path: Path) -> None:
+    outcome = run_steps(
+        ["echo one; echo two >&2; echo three", "pwd", "exit 0"], cwd=tmp_path, timeout=10
+    )
+    assert outcome.status is RunStatus.DONE and outcome.failed_step is None
+    first, second, third = outcome.steps
+    assert first.output.splitlines() == ["one", "two", "three"]
+    assert second.output.strip() == str(tmp_path)
+    assert (first.exit_code, first.timed_out, first.truncated_bytes) == (0, False, 0)
+    assert third.output == ""
+
+
+def test_a_failing_step_stops_the_sequence(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    outcome = run_steps(
+        ["echo ok", "echo broken >&2; exit 3", f"touch {marker}"], cwd=tmp_path, timeout=10
+    )
+    assert outcome.status is RunStatus.FAILED
+    assert outcome.failed_step == 2
+    assert len(outcome.steps) == 2
+    assert outcome.steps[1].exit_code == 3 and "broken" in outcome.steps[1].output
+    assert not marker.exists(), "the step after the failure must not run"
+
+
+def test_timeout_kills_the_whole_tree_including_a_grandchild(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    # The step's shell starts a subshell that starts `sleep`: a grandchild that also
+    # ignores SIGTERM, so only the group kill can end it.
+    step = f"sh -c 'trap \"\" TERM; sleep 300 & echo $! > {pidfile}; wait' ; echo never"
+    started = time.monotonic()
+    outcome = run_step(step, cwd=tmp_path, timeout=0.5, grace=0.3)
+    elapsed = time.monotonic() - started
+    assert outcome.timed_out and outcome.exit_code is None
+    assert not outcome.ok
+    assert elapsed < 5, f"the kill took {elapsed:.1f}s"
+    grandchild = int(pidfile.read_text())
+    assert wait_dead(grandchild), f"grandchild {grandchild} survived the timeout"
+    assert "never" not in outcome.output
+
+
+def test_a_background_leftover_is_ended_when_its_step_ends(tmp_path: Path) -> None:
+    pidfile = tmp_path / "bg.pid"
+    outcome = run_step(f"sleep 300 & echo $! > {pidfile}; echo started", cwd=tmp_path, timeout=10)
+    assert outcome.ok and outcome.output.strip() == "started"
+    assert outcome.duration < 5, "the runner must not wait for the leftover's pipe"
+    assert wait_dead(int(pidfile.read_text()))
+
+
+def test_huge_output_is_capped_to_head_and_tail(tmp_path: Path) -> None:
+    # 30 MB of numbered lines on stdout; only 64 KiB may be kept in memory.
+    writer = tmp_path / "writer.py"
+    writer.write_text(
+        "import sys\n"
+        "for block in range(20):\n"
+        "    lines = range(block * 100_000, (block + 1) * 100_000)\n"
+        "    sys.stdout.write(''.join(f'line {i:09d}\\n' for i in lines))\n"
+    )
+    outcome = run_step(f"{sys.executable} {writer}", cwd=tmp_path, timeout=60, cap=64 * 1024)
+    assert outcome.ok
+    total = 2_000_000 * len("line 000000000\n")
+    assert outcome.truncated_bytes == total - 64 * 1024
+    assert outcome.output.startswith("line 000000000\nline 000000001\n")
+    assert outcome.output.rstrip().endswith("line 001999999")
+    assert f"[... {outcome.truncated_bytes} bytes of output omitted ...]" in outcome.output
+    assert len(outcome.output.encode()) < 64 * 1024 + 200
+
+
+def test_steps_do_not_see_relays_token_nor_stdin(tmp_path: Path) -> None:
+    env = {**os.environ, "RELAY_TOKEN": "ghp_secret", "OTHER": "kept"}
+    outcome = run_step(
+        'echo "tok=${RELAY_TOKEN:-none} other=$OTHER"; cat', cwd=tmp_path, timeout=5, env=env
+    )
+    assert outcome.ok and outcome.output.strip() == "tok=none other=kept"
+
+
+def test_executor_gets_the_task_as_a_file(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.sh"
+    agent.write_text('#!/bin/sh\necho "arg: $(cat "$1")"\necho "env: $(cat "$RELAY_TASK_FILE")"\n')
+    agent.chmod(0o755)
+    task = "### TASK 3\nrun `make test`; it's quoted data, not shell\n"
+    outcome = run_executor(str(agent), task_text=task, cwd=tmp_path, timeout=10)
+    assert outcome.status is RunStatus.DONE
+    out = outcome.steps[0].output
+    assert "arg: ### TASK 3" in out and "env: ### TASK 3" in out
+    assert "it's quoted data, not shell" in out
+    failing = run_executor("false", task_text=task, cwd=tmp_path, timeout=10)
+    assert failing.status is RunStatus.FAILED and failing.failed_step == 1
