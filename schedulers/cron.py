@@ -1,0 +1,128 @@
+"""cron: one line in the user's crontab, tagged with a marker and replaced in place.
+
+``crontab -`` replaces the whole table, so every other line is read back and written
+unchanged. The PATH (and the few other variables an entry keeps) is set on the line
+itself as a prefix assignment: an ``NAME=value`` line in the crontab would change every
+job below it, including the user's own. cron turns an unescaped ``%`` into a newline, so
+each is written ``\\%``. The marker comment sits at the end of the line, where ``/bin/sh``
+ignores it.
+
+The schedule comes from the interval rounded to a step cron can express evenly: minutes
+that divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), then hours that divide a
+day (1, 2, 3, 4, 6, 8, 12, 24), the nearest one winning and ties going to the shorter.
+So 300 s gives ``*/5``, 420 s gives ``*/6`` and 2400 s gives ``*/30``.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from relay.errors import LocalUsageError
+from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
+from schedulers.entry import Entry
+
+_MINUTE_STEPS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)
+_HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12, 24)
+_NO_CRONTAB = "no crontab for"
+
+
+def cron_schedule(seconds: int) -> str:
+    """The five cron fields closest to firing every ``seconds`` (see the module doc)."""
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        step = _nearest(_MINUTE_STEPS, minutes)
+        if step < 60:
+            return "* * * * *" if step == 1 else f"*/{step} * * * *"
+    hours = _nearest(_HOUR_STEPS, max(1, round(minutes / 60)))
+    if hours == 24:
+        return "0 0 * * *"
+    return "0 * * * *" if hours == 1 else f"0 */{hours} * * *"
+
+
+def marker(entry: Entry) -> str:
+    """The comment that identifies this clone+node's line (the label hashes both)."""
+    return f"# relay:{entry.label}"
+
+
+class CronScheduler(Scheduler):
+    """The invoking user's crontab, edited through ``crontab -l`` and ``crontab -``."""
+
+    kind = SchedulerKind.CRON
+    remedy = "check that `crontab -l` works for you (cron installed, you not in cron.deny)"
+
+    def render(self, entry: Entry) -> dict[str, str]:
+        """The one crontab line for ``entry``, marker included."""
+        for word in (*entry.argv, entry.working_dir, entry.stdout_log, entry.stderr_log):
+            if "\\%" in word:
+                raise LocalUsageError(f"cron cannot express a backslash before % in {word!r}")
+        env = " ".join(f"{name}={shlex.quote(value)}" for name, value in entry.environment)
+        command = " ".join(shlex.quote(word) for word in entry.argv)
+        body = (
+            f"{{ cd {shlex.quote(entry.working_dir)} && {env} {command}; }}"
+            f" >>{shlex.quote(entry.stdout_log)} 2>>{shlex.quote(entry.stderr_log)}"
+        )
+        line = f"{cron_schedule(entry.interval_seconds)} {body.replace('%', chr(92) + '%')}"
+        return {"crontab": f"{line} {marker(entry)}"}
+
+    def read(self) -> list[str]:
+        """The user's crontab lines; "no crontab for" counts as empty whatever the status."""
+        answer = self.run(["crontab", "-l"])
+        if _NO_CRONTAB in answer.stderr and not answer.stdout.strip():
+            return []  # stderr only: a user's own line may well say "no crontab for"
+        if answer.returncode != 0:
+            raise self.failure("cannot read the crontab", argv=["crontab", "-l"], answer=answer)
+        return _lines(answer.stdout)
+
+    def write(self, lines: list[str]) -> None:
+        """Replace the whole crontab (cron wants the last line to end with a newline)."""
+        self.check(["crontab", "-"], stdin="".join(f"{line}\n" for line in lines))
+
+    def register(self, entry: Entry) -> None:
+        """Put the line in place of any earlier line of ours, else at the end."""
+        (line,) = self.render(entry).values()
+        prepare_logs(entry)
+        lines = self.read()
+        updated: list[str] = []
+        for old in lines:
+            if not _is_ours(old, entry):
+                updated.append(old)
+            elif line not in updated:
+                updated.append(line)
+        if line not in updated:
+            updated.append(line)
+        if updated != lines:
+            self.write(updated)
+
+    def verify(self, entry: Entry) -> Verification:
+        """Read the crontab back: exactly one line of ours, as rendered."""
+        (line,) = self.render(entry).values()
+        mine = [old for old in self.read() if _is_ours(old, entry)]
+        if mine == [line]:
+            return self.verification(True, f"the crontab holds {marker(entry)}")
+        if not mine:
+            return self.verification(False, f"the crontab has no line {marker(entry)}")
+        return self.verification(False, f"the crontab's {marker(entry)} line differs; join again")
+
+    def teardown(self, entry: Entry) -> None:
+        """Drop our line and keep every other one; no write when there is nothing to drop."""
+        lines = self.read()
+        kept = [old for old in lines if not _is_ours(old, entry)]
+        if kept != lines:
+            self.write(kept)
+
+
+def _is_ours(line: str, entry: Entry) -> bool:
+    """True for the line this entry owns (markers are unique per clone and node)."""
+    return line.rstrip().endswith(f" {marker(entry)}")
+
+
+def _lines(table: str) -> list[str]:
+    """The crontab's lines, split on newlines only: ``str.splitlines`` would also split on
+    form feeds and the like, and the user's lines must be written back byte for byte."""
+    lines = table.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def _nearest(steps: tuple[int, ...], wanted: int) -> int:
+    """The step closest to ``wanted``; a tie goes to the shorter step."""
+    return min(steps, key=lambda step: (abs(step - wanted), step))

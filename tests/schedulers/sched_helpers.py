@@ -1,0 +1,96 @@
+"""A recording CommandRunner (the OS seam's test double) and entries with awkward paths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from schedulers import Completed, Entry, label_for
+
+OK = Completed(0, "", "")
+
+
+@dataclass
+class Recorder:
+    """Stands in for launchctl/schtasks/systemctl: records argv, answers from a script.
+
+    ``answers`` maps an argv prefix to the answers given in turn (the last one repeats);
+    anything unscripted answers success. ``peek`` sees each argv while the command "runs".
+    """
+
+    answers: dict[tuple[str, ...], list[Completed]] = field(default_factory=dict)
+    peek: Callable[[tuple[str, ...]], None] | None = None
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+    stdins: list[str | None] = field(default_factory=list)
+
+    def __call__(self, argv: Sequence[str], *, stdin: str | None = None) -> Completed:
+        words = tuple(argv)
+        self.calls.append(words)
+        self.stdins.append(stdin)
+        if self.peek is not None:
+            self.peek(words)
+        for prefix, queue in self.answers.items():
+            if words[: len(prefix)] == prefix:
+                return queue.pop(0) if len(queue) > 1 else queue[0]
+        return OK
+
+
+def awkward_entry(
+    root: Path, *, node: str = "mac-mini", python: str | None = None, interval: int = 300
+) -> Entry:
+    """An entry whose clone path has spaces, non-ASCII characters, % and a quote.
+
+    On POSIX it comes from ``Entry.create`` with real directories under ``root``; on
+    Windows, whose paths the POSIX backends cannot take, it is built by hand with POSIX
+    paths that exist nowhere, so the launchd, cron and systemd tests still run there.
+    """
+    if os.name == "nt":
+        return _posix_entry(root, node=node, python=python, interval=interval)
+    clone = root / "My Clones" / "relé 项目 100% it's"
+    clone.mkdir(parents=True, exist_ok=True)
+    environ = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return Entry.create(
+        clone=clone,
+        node=node,
+        state_dir=root / "state dir",
+        python=Path(python) if python else None,
+        interval_seconds=interval,
+        environ=environ,
+    )
+
+
+def _posix_entry(root: Path, *, node: str, python: str | None, interval: int) -> Entry:
+    """What ``awkward_entry`` gives on POSIX, for a machine whose paths are not POSIX."""
+    home = PurePosixPath("/home/zoë") / root.name
+    clone = str(home / "My Clones" / "relé 项目 100% it's")
+    program = python or "/usr/local/bin/python3"
+    argv = (program, "-m", "relay.cli", "watch", "--once", "--repo-dir", clone, "--node", node)
+    dirs = (str(PurePosixPath(program).parent), "/usr/local/bin", "/usr/bin", "/bin")
+    path = ":".join(dict.fromkeys(dirs))
+    return Entry(
+        label=label_for(clone=root, node=node),
+        argv=argv,
+        working_dir=clone,
+        stdout_log=str(home / "state dir" / "watch.log"),
+        stderr_log=str(home / "state dir" / "watch.err.log"),
+        interval_seconds=interval,
+        environment=(("PATH", path), ("LANG", "C.UTF-8")),
+        description=f"relay watcher for node {node} in {clone}",
+    )
+
+
+def windows_entry(*, clone: str, node: str = "win-box", interval: int = 300) -> Entry:
+    """A Windows entry built by hand, so it renders the same on any OS."""
+    python = r"C:\Program Files\Python 3.12\python.exe"
+    return Entry(
+        label=f"relay-watch-{node}-0123456789ab",
+        argv=(python, "-m", "relay.cli", "watch", "--once", "--repo-dir", clone, "--node", node),
+        working_dir=clone,
+        stdout_log=r"C:\Users\Zoë\AppData\Local\relay\watch.log",
+        stderr_log=r"C:\Users\Zoë\AppData\Local\relay\watch.err.log",
+        interval_seconds=interval,
+        environment=(("PATH", r"C:\Program Files\Python 3.12;C:\Windows\system32"),),
+        description=f"relay watcher for node {node}",
+    )
