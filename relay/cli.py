@@ -15,7 +15,21 @@ from relay.errors import RelayError
 from relay.result import Result, render
 
 # Verb modules, imported lazily so that `relay watch --once` does not pay for the hub.
-VERBS: tuple[str, ...] = ("hub", "redact", "demo")
+VERBS: tuple[str, ...] = (
+    "init",
+    "join",
+    "job",
+    "task",
+    "watch",
+    "result",
+    "hypothesis",
+    "strike",
+    "resolve",
+    "status",
+    "redact",
+    "hub",
+    "demo",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,8 +1,9 @@
-"""`relay demo`: relay's main job end to end on the embedded hub (filled in by the relay issue)."""
+"""`relay demo`: relay's main job end to end on the embedded hub (see relay.demo)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from relay.result import Result
@@ -11,10 +12,14 @@ from relay.result import Result
 def register(sub: Any) -> None:
     """Add the `demo` verb."""
     p: argparse.ArgumentParser = sub.add_parser("demo", help="run relay end to end on a local hub")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--keep", type=Path, default=None, help="keep the demo's files in this folder")
+    p.add_argument("--json", action="store_true", help="print the timings as JSON at the end")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> Result:
-    """Placeholder until the hub and the relay land."""
-    return Result(lines=("demo: not yet available",), exit_status=1)
+    """Run the demo, printing as it goes."""
+    from relay.demo import run_demo
+
+    timings = run_demo(lambda line: print(line, flush=True), keep=args.keep)
+    return Result(lines=("demo finished",), data={"timings": timings})

@@ -1,0 +1,150 @@
+"""Apply: carry out decide()'s actions in order, each idempotently, and say what was done.
+
+This is the only place where a pass's decisions await I/O. Each branch follows the
+contract written on its action type in :mod:`relay.protocol.actions`; the lines returned
+are what `relay watch` prints for a person (already free of secrets: they hold only
+issue numbers, task numbers, statuses and reasons).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from relay.github import GitHubClient
+from relay.node import NodeContext
+from relay.protocol import (
+    Action,
+    CloseJob,
+    DeclineTask,
+    ExecuteTask,
+    Ignore,
+    MoveBaton,
+    NotifyResult,
+    ReportHalfDone,
+    Snapshot,
+    TearDown,
+    Wait,
+    with_baton,
+)
+from relay.protocol.labels import batons_in
+from relay.work import TaskReport, execute, on_result_env
+
+
+def labels_of(snapshot: Snapshot, issue: int) -> tuple[str, ...]:
+    """The labels an issue had when the pass observed it."""
+    found = next((i for i in snapshot.issues if i.number == issue), None)
+    return found.labels if found is not None else ()
+
+
+class Applier:
+    """Applies one pass's actions for one node; collects lines and task reports."""
+
+    def __init__(self, gh: GitHubClient, ctx: NodeContext, snapshot: Snapshot) -> None:
+        self.gh = gh
+        self.ctx = ctx
+        self.snapshot = snapshot
+        self.lines: list[str] = []
+        self.tasks: list[TaskReport] = []
+        self.teardown = False
+
+    async def apply(self, actions: Sequence[Action]) -> None:
+        """Apply every action in order."""
+        for action in actions:
+            await self.one(action)
+
+    async def one(self, action: Action) -> None:
+        """Apply one action."""
+        match action:
+            case ExecuteTask():
+                await self._execute(action)
+            case DeclineTask() | ReportHalfDone():
+                await self._answer(action)
+            case NotifyResult():
+                await self._notify(action)
+            case MoveBaton():
+                await self._move(action)
+            case CloseJob():
+                await self._close(action)
+            case Wait():
+                self.lines.append(
+                    f"#{action.issue}: TASK {action.task} is claimed by a running pass;"
+                    f" waiting until {action.until:%H:%M} UTC"
+                )
+            case TearDown():
+                self.teardown = True
+            case Ignore():
+                where = f" comment {action.comment_id}" if action.comment_id else ""
+                self.lines.append(f"#{action.issue}{where}: ignored ({action.reason})")
+
+    async def _execute(self, action: ExecuteTask) -> None:
+        labels = labels_of(self.snapshot, action.issue)
+        self.lines.append(f"#{action.issue}: claiming TASK {action.task.task}")
+        report = await execute(self.gh, self.ctx, action, labels)
+        if report is None:
+            self.lines.append(f"#{action.issue}: TASK {action.task.task} was claimed elsewhere")
+            return
+        self.tasks.append(report)
+        self.lines.append(
+            f"#{action.issue}: RESULT {report.task} posted ({report.status.value},"
+            f" {report.seconds:.1f}s)"
+        )
+
+    async def _answer(self, action: DeclineTask | ReportHalfDone) -> None:
+        key = (action.issue, action.task)
+        if key in self.snapshot.local.results_posted:
+            return
+        await self.gh.create_comment(action.issue, action.body)
+        now = datetime.now(UTC)
+        if self.ctx.state.claim(issue=action.issue, task=action.task) is None:
+            self.ctx.state.record_claim(
+                issue=action.issue, task=action.task, node=self.ctx.node, now=now
+            )
+        outcome = "declined" if isinstance(action, DeclineTask) else "half-done"
+        self.ctx.state.finish_claim(issue=action.issue, task=action.task, outcome=outcome, now=now)
+        labels = labels_of(self.snapshot, action.issue)
+        if action.expect != action.to:
+            await self.gh.set_labels(action.issue, with_baton(labels, action.to))
+        self.lines.append(f"#{action.issue}: TASK {action.task} answered as {outcome}")
+
+    async def _notify(self, action: NotifyResult) -> None:
+        status = getattr(action.result, "status", None)
+        word = status.value if status is not None else "half-done"
+        summary = getattr(action.result, "summary", None) or getattr(action.result, "known", "")
+        self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
+        hook = self.ctx.config.on_result if self.ctx.config else None
+        if hook:
+            code = await asyncio.to_thread(run_hook, hook, action, word)
+            self.lines.append(f"#{action.issue}: on-result hook exited {code}")
+        self.ctx.state.mark_notified(issue=action.issue, task=action.task, now=datetime.now(UTC))
+
+    async def _move(self, action: MoveBaton) -> None:
+        labels = labels_of(self.snapshot, action.issue)
+        if action.expect not in batons_in(labels):
+            return
+        await self.gh.set_labels(action.issue, with_baton(labels, action.to))
+        self.lines.append(f"#{action.issue}: baton moved to {action.to.value} ({action.reason})")
+
+    async def _close(self, action: CloseJob) -> None:
+        from relay.protocol.baton import State
+        from relay.protocol.planners import relabel
+
+        labels = relabel(labels_of(self.snapshot, action.issue), State.RESOLVED)
+        await self.gh.update_issue(
+            action.issue, labels=list(labels), state="closed", state_reason="completed"
+        )
+        self.lines.append(f"#{action.issue}: closed as resolved")
+
+
+def run_hook(hook: str, action: NotifyResult, status: str) -> int:
+    """Run the controller's on-result hook with the result as a JSON file."""
+    with tempfile.TemporaryDirectory(prefix="relay-result-") as tmp:
+        path = Path(tmp) / "result.json"
+        path.write_text(json.dumps(action.result.model_dump(mode="json"), indent=2))
+        env = on_result_env(action.issue, action.task, status, str(path))
+        return subprocess.run(hook, shell=True, env=env, check=False).returncode

@@ -1,0 +1,43 @@
+"""`relay hypothesis ISSUE TEXT --outcome O`: record what the controller is testing."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from relay.commands.common import add_common, carry_out, context, run_async, with_issue
+from relay.github import GitHubClient
+from relay.protocol import Issue, Outcome, plan_hypothesis
+from relay.result import Result
+
+
+def register(sub: Any) -> None:
+    """Add `hypothesis`."""
+    p: argparse.ArgumentParser = sub.add_parser("hypothesis", help="record a hypothesis")
+    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("text", help="the hypothesis, in one sentence")
+    p.add_argument(
+        "--outcome",
+        choices=[o.value for o in Outcome],
+        default=Outcome.UNTESTED.value,
+        help="what testing it showed so far",
+    )
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Write the hypothesis (or its new outcome) into the issue body."""
+    ctx = context(args)
+
+    async def body(gh: GitHubClient, issue: Issue) -> None:
+        plan = plan_hypothesis(
+            issue, ctx.master, node=ctx.node, text=args.text, outcome=Outcome(args.outcome)
+        )
+        await carry_out(gh, plan)
+
+    run_async(lambda: with_issue(ctx, args.issue, body))
+    return Result(
+        lines=(f"#{args.issue}: hypothesis recorded ({args.outcome})",),
+        data={"issue": args.issue, "outcome": args.outcome},
+    )

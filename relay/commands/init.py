@@ -1,0 +1,224 @@
+"""`relay init`: the setup wizard, run once per repository.
+
+It detects the repository, the account and the visibility, asks what may be delegated
+and run, shows the plan and proceeds only on yes; then it creates the labels, writes the
+spine under docs/loop/, registers this node, commits and pushes. Every question has a
+flag, and `--yes` takes the defaults without asking.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import re
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from relay.commands.common import run_async
+from relay.errors import ConfigError, LocalUsageError
+from relay.github import GitHubClient
+from relay.gitops import Clone, RepoSlug
+from relay.node import LOOP_PATH, read_loop
+from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
+from relay.protocol.master import DEFAULT_CLASSES, build
+from relay.protocol.master_text import set_section
+from relay.protocol.spine import render_spine
+from relay.result import Result
+from relay.state import NodeConfig, NodeState
+from relay.token import api_base_url, find_token
+
+Ask = Callable[[str, str], str]
+
+
+def register(sub: Any) -> None:
+    """Add `init`."""
+    p: argparse.ArgumentParser = sub.add_parser("init", help="set relay up in a repository")
+    p.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
+    p.add_argument("--repo", default=None, help="OWNER/NAME when the remote is not on GitHub")
+    p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or GitHub)")
+    p.add_argument("--node", default=None, help="this node's name (default: the host name)")
+    p.add_argument("--accounts", default=None, help="logins that give instructions (comma list)")
+    p.add_argument("--allow", default=None, help="command classes workers may run (comma list)")
+    p.add_argument("--delegable", default=None, help="kinds of job that may be delegated")
+    p.add_argument(
+        "--destructive",
+        choices=[r.value for r in DestructiveRule],
+        default=None,
+        help="whether destructive steps need a person's word or are forbidden",
+    )
+    p.add_argument("--yes", action="store_true", help="take the defaults and do not ask")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def default_node_name() -> str:
+    """A node name from the host name: lower case, safe characters only."""
+    name = re.sub(r"[^a-z0-9._-]+", "-", socket.gethostname().split(".")[0].lower()).strip("-")
+    return name or "node"
+
+
+def os_name() -> str:
+    """The OS as people call it, for the node table."""
+    return {"Darwin": "macOS"}.get(platform.system(), platform.system() or "unknown")
+
+
+def words(text: str) -> tuple[str, ...]:
+    """A comma list as a tuple of trimmed words."""
+    return tuple(w.strip() for w in text.split(",") if w.strip())
+
+
+def make_ask(args: argparse.Namespace) -> Ask:
+    """Ask on the terminal, or take the default under --yes."""
+
+    def ask(question: str, default: str) -> str:
+        if args.yes:
+            return default
+        try:
+            answer = input(f"{question} [{default}]: ").strip()
+        except EOFError:
+            raise LocalUsageError(
+                "no answer on standard input", hint="pass --yes to take the defaults"
+            ) from None
+        return answer or default
+
+    return ask
+
+
+async def resolve_accounts(
+    gh: GitHubClient, logins: tuple[str, ...], me: Account
+) -> tuple[Account, ...]:
+    """Numeric ids for instruction accounts (logins can be renamed; ids cannot)."""
+    found = []
+    for login in logins:
+        if login == me.login:
+            found.append(me)
+            continue
+        perm = await gh.collaborator_permission(login)
+        if perm.user is None:
+            raise ConfigError(f"cannot find account {login!r} among the repository's collaborators")
+        found.append(Account(id=perm.user.id, login=perm.user.login))
+    return tuple(found)
+
+
+def repository(args: argparse.Namespace, clone: Clone) -> str:
+    """OWNER/NAME from --repo or the remote URL."""
+    if args.repo:
+        return str(RepoSlug.parse(args.repo))
+    slug = clone.remote_slug()
+    if slug is None:
+        raise ConfigError(
+            "cannot tell OWNER/NAME from the git remote", hint="pass --repo OWNER/NAME"
+        )
+    return str(slug)
+
+
+def plan_lines(master: Master, node: Node, *, public: bool) -> list[str]:
+    """The plan shown before anything is written."""
+    lines = [
+        f"repository:   {master.repository} ({'PUBLIC' if public else 'private'})",
+        f"API:          {master.api_url}",
+        f"this node:    {node.name} ({node.os})",
+        f"instructions: {', '.join(str(a) for a in node.accounts)}",
+        f"delegable:    {', '.join(master.scope.delegable)}",
+        f"workers run:  {', '.join(master.scope.allowed)}",
+        f"destructive:  {master.scope.destructive.value}",
+        "will create the labels "
+        + ", ".join(s.label.value for s in LABEL_SPECS)
+        + f", write {LOOP_PATH.parent}/, commit and push",
+    ]
+    if public:
+        lines.insert(
+            0,
+            "WARNING: this repository is PUBLIC: anyone can comment on its issues (relay"
+            " ignores them, but reads them) and committed logs are world-readable.",
+        )
+    return lines
+
+
+async def create_labels(gh: GitHubClient) -> list[str]:
+    """Create relay's five labels; correct the colour and description of existing ones."""
+    made = []
+    for spec in LABEL_SPECS:
+        if await gh.create_label(spec.label.value, color=spec.color, description=spec.description):
+            made.append(spec.label.value)
+        else:
+            await gh.update_label(spec.label.value, color=spec.color, description=spec.description)
+    return made
+
+
+def write_spine(clone: Clone, master: Master) -> list[Path]:
+    """Write docs/loop/ (LOOP.md gains the section; other files only when absent)."""
+    base = clone.root / LOOP_PATH.parent
+    base.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in render_spine(master).items():
+        path = base / name
+        if name == "LOOP.md" and path.exists():
+            text = set_section(path.read_text(encoding="utf-8"), master)
+        elif path.exists():
+            continue
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    keep = base / "relay" / ".gitkeep"
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.touch()
+    return [*written, keep]
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Run the wizard."""
+    clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
+    loop = read_loop(clone.root)
+    if loop is not None and has_section(loop):
+        raise LocalUsageError(
+            f"{LOOP_PATH} already has a `## Relay` section; relay is set up here",
+            hint="run `relay join` on this machine instead",
+        )
+    return run_async(lambda: wizard(args, clone))
+
+
+async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
+    """Ask, show the plan, and carry it out on yes."""
+    from relay.github import GitHubClient
+
+    ask = make_ask(args)
+    repo = repository(args, clone)
+    api_url = api_base_url(args.api)
+    state = NodeState.for_clone(clone.root)
+    token = find_token(api_url=api_url, token_file=state.token_path)
+    async with GitHubClient(api_url=api_url, token=token.value, repo=repo) as gh:
+        user = await gh.current_user()
+        me = Account(id=user.id, login=user.login)
+        public = not (await gh.get_repo()).private
+        name = args.node or ask("this node's name", default_node_name())
+        logins = words(args.accounts or ask("accounts that give instructions", me.login))
+        accounts = await resolve_accounts(gh, logins, me)
+        node = build(Node, name=name, os=os_name(), accounts=accounts, scheduler="none")
+        scope = build(
+            Scope,
+            delegable=words(args.delegable or ask("delegable jobs", "diagnostics, verification")),
+            allowed=words(args.allow or ask("workers may run", ", ".join(DEFAULT_CLASSES))),
+            destructive=args.destructive
+            or ask("destructive steps (authorized-by-human/forbidden)", "authorized-by-human"),
+        )
+        master = build(Master, repository=repo, api_url=api_url, nodes=(node,), scope=scope)
+        plan = plan_lines(master, node, public=public)
+        if not args.yes:
+            print("\n".join(plan))
+            if ask("proceed?", "no").lower() not in ("y", "yes"):
+                return Result(lines=("nothing was changed",), exit_status=1)
+        labels = await create_labels(gh)
+    paths = write_spine(clone, master)
+    await asyncio.to_thread(
+        clone.commit_and_push, paths, f"relay: set up the relay spine ({node.name})"
+    )
+    state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
+    lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
+    lines.append("next: run `relay join --node NAME` in a clone on each other machine")
+    return Result(
+        lines=tuple(lines),
+        data={"repo": repo, "node": node.name, "labels_created": labels, "public": public},
+    )

@@ -1,0 +1,134 @@
+"""`relay join`: make this clone a node — register it in the node table and say its roles.
+
+Join pulls, reads the master file, adds this node's row if it is new (commit and push; a
+rejected push is pulled, rebased and retried), records the node's local settings, and
+lists the open jobs that bind it. Joining twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from relay.commands.common import run_async
+from relay.commands.init import default_node_name, os_name, words
+from relay.github import GitHubClient
+from relay.gitops import Clone
+from relay.node import LOOP_PATH, NodeContext, client, open_node, read_loop
+from relay.observe import binds
+from relay.protocol import Account, Node, add_node, parse_body, set_scheduler
+from relay.protocol.master import build
+from relay.result import Result
+from relay.state import NodeConfig
+
+DECLINED = "none (declined)"
+
+
+def register(sub: Any) -> None:
+    """Add `join`."""
+    p: argparse.ArgumentParser = sub.add_parser("join", help="make this clone a relay node")
+    p.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
+    p.add_argument("--node", default=None, help="this node's name (default: the host name)")
+    p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or master)")
+    p.add_argument("--accounts", default=None, help="logins whose TASKs this node obeys")
+    p.add_argument("--scheduler", default=None, help="watcher backend, or `none` to decline")
+    p.add_argument("--interval", type=int, default=300, help="seconds between scheduled passes")
+    p.add_argument("--executor", default=None, help="hand tasks to this agent command")
+    p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
+    p.add_argument("--step-timeout", type=float, default=None, help="seconds a step may run")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+async def my_accounts(gh: GitHubClient, ctx: NodeContext, flag: str | None) -> tuple[Account, ...]:
+    """Whose instructions this node obeys: --accounts, else everyone already listed plus me."""
+    from relay.commands.init import resolve_accounts
+
+    user = await gh.current_user()
+    me = Account(id=user.id, login=user.login)
+    if flag:
+        return await resolve_accounts(gh, words(flag), me)
+    known = {a.id: a for n in ctx.master.nodes for a in n.accounts}
+    known.setdefault(me.id, me)
+    return tuple(known.values())
+
+
+async def roles(gh: GitHubClient, node: str) -> list[str]:
+    """One line per open job that binds ``node``."""
+    lines = []
+    for issue in await gh.list_issues(state="open"):
+        if issue.is_pull_request or not binds(issue.body, node):
+            continue
+        job = parse_body(issue.body)
+        role = "controller" if job.controller == node else "worker"
+        lines.append(f"  #{issue.number} {issue.title} — {role}")
+    return lines
+
+
+def save_loop(clone: Clone, text: str, message: str) -> bool:
+    """Write LOOP.md, commit and push it; False when nothing changed."""
+    path = clone.root / LOOP_PATH
+    if read_loop(clone.root) == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return clone.commit_and_push([path], message) is not None
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Join, idempotently."""
+    clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
+    clone.pull_rebase()
+    ctx = open_node(repo_dir=clone.root, node=args.node, api=args.api, need_node=False)
+    ctx.node = args.node or ctx.node or default_node_name()
+    return run_async(lambda: join(args, ctx))
+
+
+async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
+    """Register the row and the local settings, then report roles."""
+    lines: list[str] = []
+    async with client(ctx) as gh:
+        row = ctx.master.node(ctx.node)
+        if row is None:
+            accounts = await my_accounts(gh, ctx, args.accounts)
+            row = build(Node, name=ctx.node, os=os_name(), accounts=accounts, scheduler="none")
+            text = add_node(read_loop(ctx.root) or "", row)
+            await asyncio.to_thread(save_loop, ctx.clone, text, f"relay: {ctx.node} joins")
+            lines.append(f"registered {ctx.node} in {LOOP_PATH}")
+        else:
+            lines.append(f"{ctx.node} is already in the node table")
+        scheduler = await watcher(args, ctx)
+        if scheduler != row.scheduler:
+            text = set_scheduler(read_loop(ctx.root) or "", node=ctx.node, scheduler=scheduler)
+            message = f"relay: {ctx.node} watcher is {scheduler}"
+            await asyncio.to_thread(save_loop, ctx.clone, text, message)
+        lines.append(f"watcher: {scheduler}")
+        save_config(args, ctx, scheduler)
+        found = await roles(gh, ctx.node)
+    lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
+    return Result(
+        lines=tuple(lines),
+        data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found)},
+    )
+
+
+async def watcher(args: argparse.Namespace, ctx: NodeContext) -> str:
+    """Register the durable watcher and return the scheduler column (issue 4 fills this)."""
+    return DECLINED
+
+
+def save_config(args: argparse.Namespace, ctx: NodeContext, scheduler: str) -> None:
+    """Keep the node's settings in the clone's .git/relay/config.json."""
+    old = ctx.config
+    config = NodeConfig(
+        node=ctx.node,
+        repo=ctx.repo,
+        api_url=ctx.api_url,
+        executor=args.executor or (old.executor if old else None),
+        on_result=args.on_result or (old.on_result if old else None),
+        scheduler=scheduler,
+        step_timeout=args.step_timeout or (old.step_timeout if old else 600.0),
+    )
+    ctx.state.save_config(config)
+    ctx.config = config

@@ -1,0 +1,94 @@
+"""`relay status`: the open jobs with whose turn it is, then the nodes and this clone's watcher."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import Any
+
+from relay.commands.common import add_common, context, run_async
+from relay.node import NodeContext, client
+from relay.observe import load_issue
+from relay.protocol.baton import baton_of
+from relay.protocol.thread import read_thread
+from relay.protocol.wire import MARKER, MessageRejected
+from relay.result import Result
+
+
+def register(sub: Any) -> None:
+    """Add `status`."""
+    p: argparse.ArgumentParser = sub.add_parser("status", help="jobs, batons and nodes")
+    add_common(p, node=False)
+    p.set_defaults(func=run)
+
+
+def age(then: datetime, now: datetime) -> str:
+    """A short human age: 42s, 5m, 3h, 2d."""
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
+    """Every open relay job with its binding, baton and newest task."""
+    now = datetime.now(UTC)
+    rows = []
+    async with client(ctx) as gh:
+        for found in await gh.list_issues(state="open"):
+            if found.is_pull_request or MARKER not in found.body:
+                continue
+            try:
+                thread = read_thread(await load_issue(gh, found.number), ctx.master)
+            except MessageRejected as err:
+                rows.append({"issue": found.number, "title": found.title, "error": err.reason})
+                continue
+            task = thread.last_task
+            entry = thread.tasks.get(task)
+            baton = baton_of(thread.state)
+            rows.append(
+                {
+                    "issue": found.number,
+                    "title": found.title,
+                    "controller": thread.job.controller,
+                    "worker": thread.job.worker,
+                    "baton": baton.value if baton else thread.state.value,
+                    "task": task,
+                    "task_age": age(entry.comment.created_at, now) if entry else None,
+                }
+            )
+    return rows
+
+
+def job_line(row: dict[str, Any]) -> str:
+    """One job for people."""
+    if "error" in row:
+        return f"#{row['issue']} {row['title']}: unreadable ({row['error']})"
+    task = f"TASK {row['task']} ({row['task_age']} ago)" if row["task"] else "no task yet"
+    return (
+        f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"
+        f" baton {row['baton']}, {task}"
+    )
+
+
+def run(args: argparse.Namespace) -> Result:
+    """List jobs, then nodes, then this clone's last pass."""
+    ctx = context(args, need_node=False)
+    rows = run_async(lambda: jobs(ctx))
+    lines = ["jobs:", *(f"  {job_line(r)}" for r in rows)] if rows else ["no open jobs"]
+    lines.append("nodes:")
+    for node in ctx.master.nodes:
+        lines.append(f"  {node.name} ({node.os or '?'}): watcher {node.scheduler}")
+    beat = ctx.state.heartbeat()
+    if beat is not None:
+        lines.append(
+            f"this clone's last pass: {beat.node} at {beat.at:%Y-%m-%d %H:%M:%S} UTC,"
+            f" {beat.outcome}, {beat.requests} requests ({beat.not_modified} answered 304)"
+        )
+    data = {
+        "jobs": rows,
+        "nodes": [n.model_dump(mode="json") for n in ctx.master.nodes],
+        "last_pass": beat.model_dump(mode="json") if beat else None,
+    }
+    return Result(lines=tuple(lines), data=data)

@@ -1,0 +1,35 @@
+"""`relay strike ISSUE`: one failed round trip on a hypothesis; the third parks the job."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from relay.commands.common import add_common, carry_out, context, run_async, with_issue
+from relay.github import GitHubClient
+from relay.protocol import Issue, plan_strike
+from relay.protocol.labels import Label
+from relay.result import Result
+
+
+def register(sub: Any) -> None:
+    """Add `strike`."""
+    p: argparse.ArgumentParser = sub.add_parser("strike", help="count a failed round trip")
+    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("--hypothesis", type=int, default=None, help="H number (default: newest)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Count the strike; on the third, escalate to needs:human."""
+    ctx = context(args)
+
+    async def body(gh: GitHubClient, issue: Issue) -> bool:
+        plan = plan_strike(issue, ctx.master, node=ctx.node, hypothesis=args.hypothesis)
+        await carry_out(gh, plan)
+        return plan.labels is not None and Label.NEEDS_HUMAN.value in plan.labels
+
+    parked = run_async(lambda: with_issue(ctx, args.issue, body))
+    line = "parked on needs:human" if parked else "strike counted"
+    return Result(lines=(f"#{args.issue}: {line}",), data={"issue": args.issue, "parked": parked})

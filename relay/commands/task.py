@@ -1,0 +1,54 @@
+"""`relay task ISSUE --step CMD ...`: the controller posts TASK n and passes the baton."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from relay.commands.common import add_common, carry_out, context, run_async, with_issue
+from relay.github import GitHubClient
+from relay.protocol import Issue, plan_task
+from relay.result import Result
+
+
+def register(sub: Any) -> None:
+    """Add `task`."""
+    p: argparse.ArgumentParser = sub.add_parser("task", help="post the next TASK of a job")
+    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("--step", action="append", required=True, help="a command (repeatable)")
+    p.add_argument("--objective", default=None, help="this task's objective (default: job's)")
+    p.add_argument("--capture", default="", help="what the worker must capture")
+    p.add_argument("--scope", default="diagnostics", help="command class (default: diagnostics)")
+    p.add_argument("--authorized-by-human", action="store_true", help="a person authorised it")
+    p.add_argument("--fallback", default="", help="what to do when a step fails")
+    p.add_argument("--checkout", default=None, help="branch the worker checks out first")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Plan the TASK purely, then post it and move the baton as the last act."""
+    ctx = context(args)
+
+    async def body(gh: GitHubClient, issue: Issue) -> int:
+        plan = plan_task(
+            issue,
+            ctx.master,
+            node=ctx.node,
+            steps=tuple(args.step),
+            objective=args.objective,
+            capture=args.capture,
+            scope=args.scope,
+            authorized_by_human=args.authorized_by_human,
+            fallback=args.fallback,
+            checkout=args.checkout,
+        )
+        await carry_out(gh, plan)
+        assert plan.task is not None
+        return plan.task
+
+    number = run_async(lambda: with_issue(ctx, args.issue, body))
+    return Result(
+        lines=(f"posted TASK {number} on #{args.issue}; the baton is with the worker",),
+        data={"issue": args.issue, "task": number},
+    )

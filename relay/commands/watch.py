@@ -1,0 +1,73 @@
+"""`relay watch`: one pass (--once), a foreground loop, a webhook receiver, or an Actions run."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from relay.commands.common import add_common, context, run_async
+from relay.errors import LocalUsageError
+from relay.result import Result
+
+
+def register(sub: Any) -> None:
+    """Add `watch`."""
+    p: argparse.ArgumentParser = sub.add_parser("watch", help="take this node's turns")
+    p.add_argument("--once", action="store_true", help="run one pass and exit")
+    p.add_argument("--interval", type=float, default=60.0, help="seconds between passes")
+    p.add_argument("--issue", type=int, default=None, help="only look at this issue")
+    p.add_argument("--webhook", action="store_true", help="receive webhooks instead of polling")
+    p.add_argument("--listen", default="127.0.0.1:8787", help="HOST:PORT for --webhook")
+    p.add_argument("--reconcile", type=float, default=180.0, help="seconds between full passes")
+    p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """HOST:PORT as given to --listen."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise LocalUsageError(f"--listen {text!r} is not HOST:PORT", hint="e.g. 127.0.0.1:8787")
+    return host, int(port)
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Dispatch to the watcher the flags ask for."""
+    from watchers import drive
+    from watchers.once import run_pass
+
+    if args.event is not None:
+        report = run_async(
+            lambda: drive.actions_pass(
+                repo_dir=args.repo_dir, node=args.node, event_path=args.event
+            )
+        )
+        if report is None:
+            return Result(data={"outcome": "not-relevant"})
+        return pass_result(report)
+    ctx = context(args)
+    if args.webhook:
+        from watchers.webhook import secret_from_env
+
+        host, port = listen_address(args.listen)
+        secret = secret_from_env()
+        run_async(
+            lambda: drive.serve_webhook(
+                ctx, host=host, port=port, secret=secret, reconcile_interval=args.reconcile
+            )
+        )
+        return Result()
+    if args.once:
+        return pass_result(run_async(lambda: run_pass(ctx, issue=args.issue)))
+    run_async(lambda: drive.loop(ctx, interval=args.interval))
+    return Result()
+
+
+def pass_result(report: Any) -> Result:
+    """A pass's report as a verb's result."""
+    data = dataclasses.asdict(report)
+    data["tasks"] = [dataclasses.asdict(t) for t in report.tasks]
+    lines = report.lines or [f"{report.node}: nothing to do"]
+    return Result(lines=tuple(lines), data=data, exit_status=0)

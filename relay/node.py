@@ -1,0 +1,126 @@
+"""What every driver needs first: the clone, the master section, who this node is, the API.
+
+``open_node`` gathers them in one place so each verb starts the same way and fails with
+the same one-line messages: not a clone, no master section, no node name, no token.
+Nothing here talks to the network; ``client`` opens the API session.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from relay.errors import ConfigError
+from relay.gitops import Clone
+from relay.protocol import Master, has_section, parse_master
+from relay.state import NodeConfig, NodeState
+from relay.token import Token, api_base_url, find_token
+
+if TYPE_CHECKING:
+    from relay.github import GitHubClient
+
+LOOP_PATH = Path("docs/loop/LOOP.md")
+HANDOVER_PATH = Path("docs/loop/handover.md")
+NODE_ENV = "RELAY_NODE"
+
+
+@dataclass
+class NodeContext:
+    """One node acting in one clone: everything a verb reads before it acts."""
+
+    clone: Clone
+    state: NodeState
+    master: Master
+    node: str
+    api_url: str
+    config: NodeConfig | None
+
+    @property
+    def root(self) -> Path:
+        """The clone's working tree."""
+        return self.clone.root
+
+    @property
+    def repo(self) -> str:
+        """OWNER/NAME of the repository the jobs live in."""
+        return self.master.repository
+
+    def token(self) -> Token:
+        """The token for this node's API; ConfigError saying how to provide one."""
+        return find_token(api_url=self.api_url, token_file=self.state.token_path)
+
+    def reload_master(self) -> Master:
+        """Re-read the master section (after a pull) and keep it."""
+        self.master = read_master(self.root)
+        return self.master
+
+    def html_url(self, path: str) -> str:
+        """A web URL under this repository (GitHub's scheme on github.com, the hub's here)."""
+        return f"{web_base(self.api_url)}/{self.repo}/{path.lstrip('/')}"
+
+
+def read_loop(root: Path) -> str | None:
+    """The text of docs/loop/LOOP.md in a clone, None when absent."""
+    path = root / LOOP_PATH
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def read_master(root: Path) -> Master:
+    """The master section of a clone; ConfigError pointing at `relay init` when missing."""
+    text = read_loop(root)
+    if text is None or not has_section(text):
+        raise ConfigError(
+            f"no `## Relay` section in {LOOP_PATH} of {root}",
+            hint="run `relay init` once for the repository, then `relay join` on each machine",
+        )
+    return parse_master(text)
+
+
+def web_base(api_url: str) -> str:
+    """Where people read what the API serves: github.com for the cloud, /api/v3 cut for GHES."""
+    parts = urlsplit(api_url.rstrip("/"))
+    if parts.hostname == "api.github.com":
+        return "https://github.com"
+    if parts.path.endswith("/api/v3"):
+        return f"{parts.scheme}://{parts.netloc}{parts.path[: -len('/api/v3')]}"
+    return api_url.rstrip("/")
+
+
+def node_name(flag: str | None, config: NodeConfig | None) -> str:
+    """This node's name: ``--node``, else the clone's joined node, else ``RELAY_NODE``."""
+    name = flag or (config.node if config else None) or os.environ.get(NODE_ENV)
+    if not name:
+        raise ConfigError(
+            "which node is this clone? pass --node NAME (or run `relay join --node NAME` once)"
+        )
+    return name
+
+
+def open_node(
+    *, repo_dir: Path | None, node: str | None, api: str | None, need_node: bool = True
+) -> NodeContext:
+    """Open the clone at ``repo_dir`` (default: the current directory) as a node."""
+    clone = Clone.open((repo_dir or Path.cwd()).resolve())
+    state = NodeState.for_clone(clone.root)
+    config = state.load_config()
+    master = read_master(clone.root)
+    name = node_name(node, config) if need_node else (node or (config.node if config else ""))
+    api_url = api_base_url(api or os.environ.get("RELAY_API_URL") or master.api_url)
+    return NodeContext(
+        clone=clone, state=state, master=master, node=name, api_url=api_url, config=config
+    )
+
+
+def client(ctx: NodeContext, *, token: Token | None = None) -> GitHubClient:
+    """An API session for this node (use with ``async with``), its ETag cache on disk."""
+    from relay.github import GitHubClient
+
+    return GitHubClient(
+        api_url=ctx.api_url,
+        token=(token or ctx.token()).value,
+        repo=ctx.repo,
+        cache_path=ctx.state.etag_cache_path,
+    )

@@ -1,0 +1,119 @@
+"""One pass: observe -> decide -> apply, under the node's lock. Every watcher calls this.
+
+The scheduler entry, the foreground loop, the webhook receiver and the Actions adapter
+all end here, so a turn is taken the same way whoever noticed it. A pass is idempotent:
+firing it twice, or with nothing to do, changes nothing. An idle pass does no git work
+and, with the ETag cache, is answered by 304s only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from relay.apply import Applier
+from relay.node import NodeContext, client
+from relay.observe import observe
+from relay.protocol import Action, ExecuteTask, Ignore, TearDown, Wait, decide
+from relay.state import PassRecord
+from relay.token import Token
+from relay.work import TaskReport
+
+TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
+_QUIET = (Ignore, Wait, TearDown)
+
+
+@dataclass
+class PassReport:
+    """What one pass did: lines for people, tasks run, wire counts, and its outcome."""
+
+    node: str
+    outcome: str = "idle"
+    lines: list[str] = field(default_factory=list)
+    tasks: list[TaskReport] = field(default_factory=list)
+    requests: int = 0
+    not_modified: int = 0
+    seconds: float = 0.0
+    teardown: bool = False
+
+
+def busy(actions: list[Action]) -> bool:
+    """Whether any action changes something (so the clone must be fresh first)."""
+    return any(not isinstance(a, _QUIET) for a in actions)
+
+
+async def run_pass(
+    ctx: NodeContext,
+    *,
+    issue: int | None = None,
+    token: Token | None = None,
+    on_teardown: TeardownHook | None = None,
+) -> PassReport:
+    """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat."""
+    started = time.monotonic()
+    report = PassReport(node=ctx.node)
+    with ctx.state.pass_lock(ctx.node) as lock:
+        if not lock.held:
+            report.outcome = "busy"
+            report.lines.append(lock.busy_message(ctx.node))
+            return report
+        try:
+            await _pass(ctx, report, issue=issue, token=token, on_teardown=on_teardown)
+        except BaseException:
+            report.outcome = "error"
+            raise
+        finally:
+            report.seconds = time.monotonic() - started
+            ctx.state.log_pass(_record(report))
+    return report
+
+
+async def _pass(
+    ctx: NodeContext,
+    report: PassReport,
+    *,
+    issue: int | None,
+    token: Token | None,
+    on_teardown: TeardownHook | None,
+) -> None:
+    async with client(ctx, token=token) as gh:
+        try:
+            snapshot = await observe(
+                gh, master=ctx.master, state=ctx.state, node=ctx.node, only=issue
+            )
+            actions = decide(snapshot, ctx.node, datetime.now(UTC))
+            if issue is not None:  # one issue seen: silence about the others is no teardown
+                actions = [a for a in actions if not isinstance(a, TearDown)]
+            if busy(actions):
+                await asyncio.to_thread(ctx.clone.pull_rebase)
+                ctx.reload_master()
+            applier = Applier(gh, ctx, snapshot)
+            await applier.apply(actions)
+            report.lines += applier.lines
+            report.tasks += applier.tasks
+            report.outcome = "acted" if busy(actions) else "idle"
+            if applier.teardown and on_teardown is not None:
+                report.teardown = True
+                report.lines += await on_teardown(ctx)
+        finally:
+            stats = gh.stats
+            report.requests, report.not_modified = stats.requests, stats.not_modified
+
+
+def _record(report: PassReport) -> PassRecord:
+    return PassRecord(
+        at=datetime.now(UTC),
+        node=report.node,
+        outcome=report.outcome,
+        requests=report.requests,
+        not_modified=report.not_modified,
+        seconds=round(report.seconds, 3),
+    )
+
+
+def executes(actions: list[Action]) -> bool:
+    """Whether a pass's actions run a task (used by the loop to report progress)."""
+    return any(isinstance(a, ExecuteTask) for a in actions)
