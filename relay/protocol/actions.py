@@ -1,0 +1,144 @@
+"""What :func:`relay.protocol.decide.decide` asks a driver to do: frozen plain data.
+
+Each action says what to do and carries everything needed to do it (rendered bodies,
+the baton it expects and the one it leaves). Applying an action must be idempotent; the
+contract for each is in its docstring, and PROTOCOL.md repeats it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from relay.protocol.labels import Label
+from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, TaskMsg
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ExecuteTask(_Action):
+    """Claim and run TASK ``task.task``.
+
+    In order: create the claim ref ``refs/relay/claims/<issue>/<task>`` (if it already
+    exists, stop: someone else has it); record the claim locally; post ``claim_body``;
+    react 👀 on ``comment_id``; move the baton ``expect`` -> ``claimed``; check out, run,
+    commit the log and push; post the RESULT; record it locally; move the baton
+    ``claimed`` -> ``done``.
+    """
+
+    kind: Literal["execute-task"] = "execute-task"
+    issue: int
+    comment_id: int
+    task: TaskMsg
+    claim: ClaimMsg
+    claim_body: str
+    expect: Label = Label.AWAITING_WORKER
+    claimed: Label = Label.WORKING
+    done: Label = Label.AWAITING_CONTROLLER
+
+
+class DeclineTask(_Action):
+    """Answer a TASK outside the shared scope with a blocked RESULT, without running it.
+
+    Skip if ``(issue, task)`` is already in the local ``results_posted``; else post
+    ``body``, record it, and move the baton ``expect`` -> ``to``.
+    """
+
+    kind: Literal["decline-task"] = "decline-task"
+    issue: int
+    comment_id: int
+    task: int
+    reason: str
+    result: ResultMsg
+    body: str
+    expect: Label = Label.AWAITING_WORKER
+    to: Label = Label.AWAITING_CONTROLLER
+
+
+class ReportHalfDone(_Action):
+    """Report a claim that never produced a RESULT; never re-run the task.
+
+    Skip if ``(issue, task)`` is already in the local ``results_posted``; else post
+    ``body``, record it, and move the baton ``expect`` -> ``to`` (if they differ).
+    """
+
+    kind: Literal["report-half-done"] = "report-half-done"
+    issue: int
+    task: int
+    known: str
+    report: HalfDoneMsg
+    body: str
+    expect: Label
+    to: Label = Label.AWAITING_CONTROLLER
+
+
+class NotifyResult(_Action):
+    """Hand a returned result to the controller's hook (or print it); then record
+    ``(issue, task)`` in the local ``notified``. Skip if it is recorded already."""
+
+    kind: Literal["notify-result"] = "notify-result"
+    issue: int
+    task: int
+    comment_id: int
+    result: ResultMsg | HalfDoneMsg
+
+
+class MoveBaton(_Action):
+    """Finish a turn that stopped before its last act: if the baton is still ``expect``,
+    replace the labels with ``labels.with_baton(current, to)``; otherwise do nothing."""
+
+    kind: Literal["move-baton"] = "move-baton"
+    issue: int
+    expect: Label
+    to: Label
+    reason: str
+
+
+class CloseJob(_Action):
+    """Finish a resolve that stopped early: labels become the non-relay ones plus
+    ``resolved``, and the issue is closed. Doing it again changes nothing."""
+
+    kind: Literal["close-job"] = "close-job"
+    issue: int
+
+
+class Wait(_Action):
+    """Nothing to do yet: another process of this node holds a live claim."""
+
+    kind: Literal["wait"] = "wait"
+    issue: int
+    task: int
+    until: datetime
+
+
+class TearDown(_Action):
+    """No open job binds this node: remove its watcher (idempotent)."""
+
+    kind: Literal["tear-down"] = "tear-down"
+
+
+class Ignore(_Action):
+    """A comment (or the issue itself when ``comment_id`` is None) that is only data:
+    log it with the reason, change nothing."""
+
+    kind: Literal["ignore"] = "ignore"
+    issue: int
+    comment_id: int | None
+    reason: str
+
+
+Action = (
+    ExecuteTask
+    | DeclineTask
+    | ReportHalfDone
+    | NotifyResult
+    | MoveBaton
+    | CloseJob
+    | Wait
+    | TearDown
+    | Ignore
+)

@@ -1,0 +1,159 @@
+"""The baton as an explicit transition table, keyed by (state, event, role).
+
+Ground rules: a job's state is read from its labels (and whether the issue is closed);
+every legal move is one row of :data:`TABLE`; a missing key *is* the illegality check and
+raises :class:`IllegalTransition` naming all three. The diagram in PROTOCOL.md is
+generated from the table by :func:`mermaid`, never drawn by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+from relay.errors import LocalUsageError
+from relay.protocol.labels import BATONS, Label
+
+
+class State(StrEnum):
+    """Where a job is. ``parked`` is the controller's baton plus ``needs:human``."""
+
+    NEW = "new"
+    AWAITING_WORKER = "awaiting-worker"
+    WORKING = "working"
+    AWAITING_CONTROLLER = "awaiting-controller"
+    PARKED = "parked"
+    RESOLVED = "resolved"
+    INCONSISTENT = "inconsistent"
+
+
+class Event(StrEnum):
+    """Something a role does to a job."""
+
+    OPEN = "open"
+    POST_TASK = "post-task"
+    DECLINE = "decline"
+    CLAIM = "claim"
+    POST_RESULT = "post-result"
+    REPORT_HALF_DONE = "report-half-done"
+    RECORD_HYPOTHESIS = "record-hypothesis"
+    STRIKE = "strike"
+    ESCALATE = "escalate"
+    UNPARK = "unpark"
+    RESOLVE = "resolve"
+
+
+class Role(StrEnum):
+    """Who acts: the job's two nodes, or a person."""
+
+    CONTROLLER = "controller"
+    WORKER = "worker"
+    HUMAN = "human"
+
+
+class IllegalTransition(LocalUsageError):
+    """No row of the table allows this event by this role in this state."""
+
+    code = "illegal-transition"
+
+    def __init__(self, state: State, event: Event, role: Role) -> None:
+        self.state, self.event, self.role = state, event, role
+        super().__init__(
+            f"the {role.value} cannot {event.value} while the job is {state.value}",
+            hint="run `relay status` to see whose turn it is",
+        )
+
+
+_S, _E, _R = State, Event, Role
+TABLE: dict[tuple[State, Event, Role], State] = {
+    (_S.NEW, _E.OPEN, _R.CONTROLLER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_CONTROLLER, _E.POST_TASK, _R.CONTROLLER): _S.AWAITING_WORKER,
+    (_S.AWAITING_CONTROLLER, _E.RECORD_HYPOTHESIS, _R.CONTROLLER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_CONTROLLER, _E.STRIKE, _R.CONTROLLER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_CONTROLLER, _E.ESCALATE, _R.CONTROLLER): _S.PARKED,
+    (_S.AWAITING_CONTROLLER, _E.RESOLVE, _R.CONTROLLER): _S.RESOLVED,
+    (_S.AWAITING_CONTROLLER, _E.REPORT_HALF_DONE, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_WORKER, _E.CLAIM, _R.WORKER): _S.WORKING,
+    (_S.AWAITING_WORKER, _E.DECLINE, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_WORKER, _E.POST_RESULT, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_WORKER, _E.REPORT_HALF_DONE, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.WORKING, _E.POST_RESULT, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.WORKING, _E.REPORT_HALF_DONE, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.PARKED, _E.RECORD_HYPOTHESIS, _R.CONTROLLER): _S.PARKED,
+    (_S.PARKED, _E.UNPARK, _R.HUMAN): _S.AWAITING_CONTROLLER,
+    (_S.PARKED, _E.RESOLVE, _R.CONTROLLER): _S.RESOLVED,
+}
+
+_BATON_OF: dict[State, Label | None] = {
+    State.AWAITING_WORKER: Label.AWAITING_WORKER,
+    State.WORKING: Label.WORKING,
+    State.AWAITING_CONTROLLER: Label.AWAITING_CONTROLLER,
+    State.PARKED: Label.AWAITING_CONTROLLER,
+    State.RESOLVED: None,
+}
+
+
+def transition(state: State, event: Event, role: Role) -> State:
+    """The state after ``event`` by ``role``; raises IllegalTransition if not in the table."""
+    try:
+        return TABLE[(state, event, role)]
+    except KeyError:
+        raise IllegalTransition(state, event, role) from None
+
+
+def state_of(labels: Iterable[str], *, closed: bool) -> State:
+    """A job's state from its label names and whether the issue is closed."""
+    names = set(labels)
+    if closed or Label.RESOLVED in names:
+        return State.RESOLVED
+    batons = [b for b in BATONS if b in names]
+    if len(batons) != 1:
+        return State.INCONSISTENT
+    if batons[0] == Label.AWAITING_CONTROLLER and Label.NEEDS_HUMAN in names:
+        return State.PARKED
+    return {
+        Label.AWAITING_WORKER: State.AWAITING_WORKER,
+        Label.WORKING: State.WORKING,
+        Label.AWAITING_CONTROLLER: State.AWAITING_CONTROLLER,
+    }[batons[0]]
+
+
+def baton_of(state: State) -> Label | None:
+    """The one baton label a job in ``state`` carries (None once resolved).
+
+    Raises ValueError for ``new`` and ``inconsistent``, which have no single baton.
+    """
+    if state not in _BATON_OF:
+        raise ValueError(f"state {state.value} has no baton")
+    return _BATON_OF[state]
+
+
+def labels_for(state: State) -> frozenset[Label]:
+    """The relay labels (baton and flags) a job in ``state`` carries."""
+    if state == State.RESOLVED:
+        return frozenset({Label.RESOLVED})
+    baton = baton_of(state)
+    flags = {Label.NEEDS_HUMAN} if state == State.PARKED else set()
+    return frozenset({baton} | flags) if baton else frozenset(flags)
+
+
+def mermaid() -> str:
+    """The table as a mermaid state diagram (one edge per row, in table order)."""
+    lines = ["stateDiagram-v2"]
+    for state in State:
+        if state not in (State.NEW, State.INCONSISTENT):
+            lines.append(f'    state "{_shown(state)}" as {_id(state)}')
+    for (state, event, role), target in TABLE.items():
+        source = "[*]" if state == State.NEW else _id(state)
+        lines.append(f"    {source} --> {_id(target)}: {role.value} {event.value}")
+    lines.append(f"    {_id(State.RESOLVED)} --> [*]")
+    return "\n".join(lines) + "\n"
+
+
+def _id(state: State) -> str:
+    return state.value.replace("-", "_")
+
+
+def _shown(state: State) -> str:
+    """A state as people see it on the issue: its labels."""
+    return " + ".join(sorted(label.value for label in labels_for(state)))

@@ -1,0 +1,318 @@
+"""The messages of a job thread: TASK, RESULT, claim, half-done, escalation, closure.
+
+Ground rules: each message is a frozen model; :func:`render_message` turns it into
+markdown a person reads, followed by the one hidden block the program reads. Parsing
+(:func:`parse_message`) trusts the block and then demands that the whole body is exactly
+what rendering the block gives, so a comment whose markdown was edited, or that was
+written by hand to look like a message, is rejected as data. Who may send which message
+is decided in :mod:`relay.protocol.thread`, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from relay.protocol.master import NAME_RE, InvalidValue
+from relay.protocol.wire import (
+    MAX_BLOCK,
+    MAX_BODY,
+    MessageRejected,
+    code_span,
+    decode_block,
+    encode_block,
+    fenced,
+    neutralise,
+)
+
+EXCERPT_LINES = 30
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError("must be a single line")
+    return value
+
+
+def excerpt_lines(value: str) -> list[str]:
+    """The lines of an excerpt as markdown sees them (only CR and LF break a line)."""
+    text = value.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    return text.split("\n") if text else []
+
+
+def _excerpt(value: str) -> str:
+    if len(excerpt_lines(value)) > EXCERPT_LINES:
+        raise ValueError(f"an excerpt has at most {EXCERPT_LINES} lines")
+    return value
+
+
+def excerpt_of(output: str, *, width: int = 240) -> str:
+    """The last lines of captured output that fit a RESULT excerpt (lines cut at ``width``)."""
+    lines = excerpt_lines(output)[-EXCERPT_LINES:]
+    return "\n".join(line if len(line) <= width else line[: width - 1] + "…" for line in lines)
+
+
+Text = Annotated[str, Field(max_length=4000)]
+When = Annotated[datetime, AfterValidator(_utc)]
+Step = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(_one_line)]
+Url = Annotated[str, Field(pattern=r"^https?://[^\s()<>`]+$", max_length=1000)]
+Excerpt = Annotated[str, Field(max_length=8000), AfterValidator(_excerpt)]
+Login = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}$")]
+
+
+class Kind(StrEnum):
+    """What a relay block holds; the value is written in the block."""
+
+    JOB = "job"
+    TASK = "task"
+    RESULT = "result"
+    CLAIM = "claim"
+    HALF_DONE = "half-done"
+    ESCALATION = "escalation"
+    CLOSURE = "closure"
+
+
+class Status(StrEnum):
+    """How a task went, as the worker reports it."""
+
+    DONE = "done"
+    FAILED = "failed"
+    PARTIAL = "partial"
+    BLOCKED = "blocked"
+
+
+class Message(BaseModel):
+    """Fields every message has: the issue it belongs to and the node that sent it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+    kind: ClassVar[Kind]
+
+    issue: int = Field(gt=0)
+    node: str = Field(pattern=NAME_RE)
+
+
+class TaskMsg(Message):
+    """TASK n: controller to worker."""
+
+    kind = Kind.TASK
+    task: int = Field(gt=0)
+    objective: Text
+    steps: tuple[Step, ...] = Field(min_length=1, max_length=30)
+    capture: Text = ""
+    scope: str = Field(default="diagnostics", pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,60}$")
+    authorized_by_human: bool = False
+    fallback: Text = ""
+    checkout: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]{1,200}$")
+
+
+class ResultMsg(Message):
+    """RESULT n: worker to controller."""
+
+    kind = Kind.RESULT
+    task: int = Field(gt=0)
+    status: Status
+    summary: Text
+    log_url: Url | None = None
+    excerpt: Excerpt = ""
+    observations: Text = ""
+    failed_step: int | None = Field(default=None, gt=0)
+
+
+class ClaimMsg(Message):
+    """The worker took TASK n and is running it until ``lease_until`` at the latest."""
+
+    kind = Kind.CLAIM
+    task: int = Field(gt=0)
+    claimed_at: When
+    lease_until: When
+
+
+class HalfDoneMsg(Message):
+    """A claim found with no RESULT: reported, never re-run."""
+
+    kind = Kind.HALF_DONE
+    task: int = Field(gt=0)
+    known: Text
+    reported_at: When
+
+
+class EscalationMsg(Message):
+    """The job is parked on needs:human."""
+
+    kind = Kind.ESCALATION
+    hypothesis: int = Field(gt=0)
+    strikes: int = Field(gt=0)
+    mentions: tuple[Login, ...] = ()
+    reason: Text
+
+
+class ClosureMsg(Message):
+    """The job is resolved and closed."""
+
+    kind = Kind.CLOSURE
+    summary: Text
+    resolved_at: When
+
+
+AnyMessage = TaskMsg | ResultMsg | ClaimMsg | HalfDoneMsg | EscalationMsg | ClosureMsg
+MESSAGE_TYPES: dict[Kind, type[AnyMessage]] = {
+    t.kind: t for t in (TaskMsg, ResultMsg, ClaimMsg, HalfDoneMsg, EscalationMsg, ClosureMsg)
+}
+
+
+def _stamp(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _field(label: str, value: str) -> list[str]:
+    return [f"**{label}:** {neutralise(value).strip()}", ""] if value.strip() else []
+
+
+def _task_md(m: TaskMsg) -> list[str]:
+    steps = [f"{i}. {code_span(step)}" for i, step in enumerate(m.steps, 1)]
+    authorized = "yes" if m.authorized_by_human else "no"
+    lines = [f"### TASK {m.task} · from {code_span(m.node)}", ""]
+    lines += _field("Objective", m.objective)
+    lines += ["**Steps** (in order; the first failure stops the task):", "", *steps, ""]
+    lines += _field("Capture", m.capture)
+    lines += [f"**Scope:** {code_span(m.scope)} · **authorized-by-human:** {authorized}", ""]
+    lines += _field("Fallback", m.fallback)
+    return lines + ([f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else [])
+
+
+def _result_md(m: ResultMsg) -> list[str]:
+    log = f"[result log]({m.log_url})" if m.log_url else "not committed"
+    lines = [f"### RESULT {m.task} · {m.status.value}", ""]
+    lines += [f"{code_span(m.node)} ran TASK {m.task}. **Log:** {log}", ""]
+    lines += _field("Summary", m.summary)
+    if m.failed_step is not None:
+        lines += [f"**Failed step:** {m.failed_step}", ""]
+    if m.excerpt.strip():
+        lines += [f"**Excerpt** (at most {EXCERPT_LINES} lines):", "", fenced(m.excerpt), ""]
+    return lines + _field("Observations", m.observations)
+
+
+def _claim_md(m: ClaimMsg) -> list[str]:
+    return [
+        f"### Claim · TASK {m.task}",
+        "",
+        f"{code_span(m.node)} claimed TASK {m.task} at {_stamp(m.claimed_at)} and is running"
+        f" it; the claim lapses at {_stamp(m.lease_until)}.",
+        "",
+    ]
+
+
+def _half_done_md(m: HalfDoneMsg) -> list[str]:
+    return [
+        f"### Half-done · TASK {m.task}",
+        "",
+        f"{code_span(m.node)} claimed TASK {m.task} but no result was posted. The task will"
+        " not be re-run; post a new TASK to try again.",
+        "",
+        *_field("What is known", m.known),
+    ]
+
+
+def _escalation_md(m: EscalationMsg) -> list[str]:
+    who = " ".join(f"@{login}" for login in m.mentions) or "Instruction accounts"
+    return [
+        "### Needs a human",
+        "",
+        f"{who}: hypothesis H{m.hypothesis} has {m.strikes} strikes. The job is parked on"
+        " `needs:human`; remove that label to hand the baton back to the controller.",
+        "",
+        *_field("Why", m.reason),
+    ]
+
+
+def _closure_md(m: ClosureMsg) -> list[str]:
+    return [
+        "### Resolved",
+        "",
+        *_field("Summary", m.summary),
+        f"Closed by {code_span(m.node)} at {_stamp(m.resolved_at)}.",
+        "",
+    ]
+
+
+_MARKDOWN: dict[Kind, Callable[[Any], list[str]]] = {
+    Kind.TASK: _task_md,
+    Kind.RESULT: _result_md,
+    Kind.CLAIM: _claim_md,
+    Kind.HALF_DONE: _half_done_md,
+    Kind.ESCALATION: _escalation_md,
+    Kind.CLOSURE: _closure_md,
+}
+
+
+def payload_of(model: BaseModel, kind: Kind) -> dict[str, Any]:
+    """The block payload for a model: kind, issue, task, node, and the other fields."""
+    data = model.model_dump(mode="json")
+    head = {k: data.pop(k, None) for k in ("issue", "task", "node")}
+    return {"kind": kind.value, **head, "fields": data}
+
+
+def assemble(markdown: list[str], payload: dict[str, Any]) -> str:
+    """Markdown lines plus the block; raises InvalidValue when it would be too long."""
+    block = encode_block(payload)
+    body = "\n".join(markdown).rstrip("\n") + "\n\n" + block + "\n"
+    if len(block) > MAX_BLOCK or len(body) > MAX_BODY:
+        raise InvalidValue(
+            f"the {payload['kind']} message is too long ({len(body)} characters)",
+            hint="shorten its text; full output belongs in the committed log",
+        )
+    return body
+
+
+def render_message(message: AnyMessage) -> str:
+    """The comment body for a message: markdown for people, then the hidden block.
+
+    Raises InvalidValue when the body would exceed GitHub's or relay's size limits.
+    """
+    return assemble(_MARKDOWN[message.kind](message), payload_of(message, message.kind))
+
+
+def model_from_payload(payload: dict[str, Any], kinds: dict[Kind, type[BaseModel]]) -> BaseModel:
+    """Validate a block payload into the model of its kind; raises MessageRejected."""
+    try:
+        kind = Kind(str(payload.get("kind")))
+        model = kinds[kind]
+    except (ValueError, KeyError):
+        raise MessageRejected(f"unknown kind {str(payload.get('kind'))[:40]!r}") from None
+    fields = payload.get("fields")
+    if not isinstance(fields, dict):
+        raise MessageRejected("the block has no fields object")
+    if set(payload) - {"kind", "issue", "task", "node", "fields"}:
+        raise MessageRejected("the block has unknown keys")
+    head = {k: payload[k] for k in ("issue", "task", "node") if payload.get(k) is not None}
+    if set(head) & set(fields):
+        raise MessageRejected("the block repeats a key inside its fields")
+    try:
+        return model.model_validate({**fields, **head})
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise MessageRejected(f"{kind.value} block: {where}: {first['msg']}") from None
+
+
+def parse_message(body: str, *, issue: int) -> AnyMessage:
+    """The message a comment body carries, or MessageRejected saying why it is data."""
+    message = model_from_payload(decode_block(body), dict(MESSAGE_TYPES))
+    assert isinstance(message, AnyMessage)
+    if message.issue != issue:
+        raise MessageRejected(f"the block belongs to issue {message.issue}, not {issue}")
+    try:
+        expected = render_message(message)
+    except InvalidValue:
+        raise MessageRejected("the message is longer than relay would ever write") from None
+    if body.replace("\r\n", "\n") != expected:
+        raise MessageRejected("the markdown does not match its block (edited by hand?)")
+    return message

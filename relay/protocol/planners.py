@@ -1,0 +1,239 @@
+"""Pure planners for the CLI verbs that change a job: open, task, hypothesis, strike, resolve.
+
+Each takes what the verb observed and returns a :class:`Plan` (what to post, the body to
+write, the labels to set last), or raises a LocalUsageError subclass whose one-line
+message says what to do instead. The baton rules come from :mod:`relay.protocol.baton`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from relay.errors import LocalUsageError
+from relay.protocol.baton import Event, Role, State, labels_for, transition
+from relay.protocol.body import STRIKE_LIMIT, Hypothesis, JobBody, Outcome, render_body
+from relay.protocol.decide import scope_refusal
+from relay.protocol.labels import Label
+from relay.protocol.master import Master, build
+from relay.protocol.messages import ClosureMsg, EscalationMsg, TaskMsg, render_message
+from relay.protocol.snapshot import Issue
+from relay.protocol.thread import NotAJob, Thread, read_thread
+from relay.protocol.wire import MessageRejected
+
+
+class NotController(LocalUsageError):
+    """Only the job's controller may do this."""
+
+    code = "not-controller"
+
+
+class TaskOutstanding(LocalUsageError):
+    """The job already has a TASK that nothing answers."""
+
+    code = "task-outstanding"
+
+
+class NotAJobIssue(LocalUsageError):
+    """The issue is not a relay job this node can act on."""
+
+    code = "not-a-job"
+
+
+class Plan(BaseModel):
+    """What a verb must do, in this order: post ``comments``, write ``body``, set
+    ``labels`` (the whole set, replacing the old one), then close the issue if ``close``.
+    ``issue`` is None only when opening a job (create it with ``title``, ``body``, ``labels``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    issue: int | None
+    title: str | None = None
+    comments: tuple[str, ...] = ()
+    body: str | None = None
+    labels: tuple[str, ...] | None = None
+    close: bool = False
+    task: int | None = None
+
+
+def relabel(labels: tuple[str, ...], state: State) -> tuple[str, ...]:
+    """``labels`` with the relay labels replaced by those of ``state``."""
+    ours = {label.value for label in Label}
+    kept = [name for name in labels if name not in ours]
+    return (*kept, *sorted(label.value for label in labels_for(state)))
+
+
+def _controller_thread(issue: Issue, master: Master, node: str) -> Thread:
+    try:
+        thread = read_thread(issue, master)
+    except MessageRejected as err:
+        raise NotAJobIssue(f"issue #{issue.number} is not a relay job: {err.reason}") from None
+    except NotAJob:
+        raise NotAJobIssue(
+            f"issue #{issue.number} is not a relay job", hint="open one with `relay job open`"
+        ) from None
+    if thread.job.controller != node:
+        raise NotController(
+            f"only {thread.job.controller}, the controller of #{issue.number}, may do this",
+            hint=f"run it on {thread.job.controller}",
+        )
+    return thread
+
+
+def plan_open_job(
+    master: Master, *, controller: str, worker: str, title: str, objective: str
+) -> Plan:
+    """Open a job: the caller is the controller and holds the baton (no task yet)."""
+    for name in (controller, worker):
+        if master.node(name) is None:
+            raise LocalUsageError(
+                f"node {name!r} is not in the node table", hint="run `relay join` on it"
+            )
+    if not title.strip():
+        raise LocalUsageError("a job needs a title", hint="pass --title")
+    job = build(JobBody, controller=controller, worker=worker, objective=objective.strip())
+    state = transition(State.NEW, Event.OPEN, Role.CONTROLLER)
+    return Plan(issue=None, title=title.strip(), body=render_body(job), labels=relabel((), state))
+
+
+def plan_task(
+    issue: Issue,
+    master: Master,
+    *,
+    node: str,
+    steps: tuple[str, ...],
+    objective: str | None = None,
+    capture: str = "",
+    scope: str = "diagnostics",
+    authorized_by_human: bool = False,
+    fallback: str = "",
+    checkout: str | None = None,
+) -> Plan:
+    """Post TASK n+1 and pass the baton to the worker.
+
+    Raises NotController, IllegalTransition (baton elsewhere), TaskOutstanding, InvalidValue.
+    """
+    thread = _controller_thread(issue, master, node)
+    target = transition(thread.state, Event.POST_TASK, Role.CONTROLLER)
+    pending = thread.outstanding()
+    if pending is not None:
+        raise TaskOutstanding(
+            f"TASK {pending} on #{issue.number} has no result yet",
+            hint="wait for it, or run `relay watch --once` to pass the baton on",
+        )
+    task = build(
+        TaskMsg,
+        issue=issue.number,
+        node=node,
+        task=thread.last_task + 1,
+        objective=objective or thread.job.objective,
+        steps=tuple(steps),
+        capture=capture,
+        scope=scope,
+        authorized_by_human=authorized_by_human,
+        fallback=fallback,
+        checkout=checkout,
+    )
+    refusal = scope_refusal(task, master.scope)
+    if refusal is not None:
+        raise LocalUsageError(f"the worker would refuse this task: {refusal}")
+    return Plan(
+        issue=issue.number,
+        comments=(render_message(task),),
+        labels=relabel(issue.labels, target),
+        task=task.task,
+    )
+
+
+def plan_hypothesis(
+    issue: Issue, master: Master, *, node: str, text: str, outcome: Outcome
+) -> Plan:
+    """Record a hypothesis (or a new outcome for one already recorded) in the body."""
+    thread = _controller_thread(issue, master, node)
+    transition(thread.state, Event.RECORD_HYPOTHESIS, Role.CONTROLLER)
+    hypotheses = list(thread.job.hypotheses)
+    same = next((h for h in hypotheses if h.text == text.strip()), None)
+    if same is not None:
+        hypotheses[same.number - 1] = same.model_copy(update={"outcome": outcome})
+    else:
+        number = len(hypotheses) + 1
+        hypotheses.append(build(Hypothesis, number=number, text=text.strip(), outcome=outcome))
+    return Plan(issue=issue.number, body=_rebody(thread.job, hypotheses=tuple(hypotheses)))
+
+
+def _rebody(job: JobBody, **changes: object) -> str:
+    return render_body(build(JobBody, **{**job.model_dump(), **changes}))
+
+
+def plan_strike(issue: Issue, master: Master, *, node: str, hypothesis: int | None = None) -> Plan:
+    """One failed round trip on a hypothesis (default: the newest); the third parks the job.
+
+    Raises NotController, IllegalTransition, LocalUsageError (no such hypothesis).
+    """
+    thread = _controller_thread(issue, master, node)
+    transition(thread.state, Event.STRIKE, Role.CONTROLLER)
+    hypotheses = list(thread.job.hypotheses)
+    if not hypotheses:
+        raise LocalUsageError("no hypothesis to strike", hint="record one with `relay hypothesis`")
+    number = hypotheses[-1].number if hypothesis is None else hypothesis
+    if not 1 <= number <= len(hypotheses):
+        raise LocalUsageError(f"no hypothesis H{number} on #{issue.number}")
+    strikes = hypotheses[number - 1].strikes + 1
+    hypotheses[number - 1] = hypotheses[number - 1].model_copy(update={"strikes": strikes})
+    body = _rebody(
+        thread.job,
+        hypotheses=tuple(hypotheses),
+        state=f"H{number} has {strikes} of {STRIKE_LIMIT} strikes.",
+    )
+    if strikes < STRIKE_LIMIT:
+        return Plan(issue=issue.number, body=body)
+    return _escalate(thread, master, body=body, number=number, strikes=strikes)
+
+
+def _escalate(thread: Thread, master: Master, *, body: str, number: int, strikes: int) -> Plan:
+    target = transition(thread.state, Event.ESCALATE, Role.CONTROLLER)
+    nodes = (master.node(thread.job.controller), master.node(thread.job.worker))
+    accounts = (a for n in nodes if n is not None for a in n.accounts)
+    logins = dict.fromkeys(a.login for a in accounts if not a.login.endswith("[bot]"))
+    message = EscalationMsg(
+        issue=thread.issue.number,
+        node=thread.job.controller,
+        hypothesis=number,
+        strikes=strikes,
+        mentions=tuple(logins),
+        reason=f"{strikes} round trips on H{number} failed; a person should decide what next.",
+    )
+    return Plan(
+        issue=thread.issue.number,
+        comments=(render_message(message),),
+        body=body,
+        labels=relabel(thread.issue.labels, target),
+    )
+
+
+def plan_resolve(issue: Issue, master: Master, *, node: str, summary: str, now: datetime) -> Plan:
+    """Close the job: closure comment, summary in the body, ``resolved`` label, closed.
+
+    Raises NotController, IllegalTransition (not the controller's turn), LocalUsageError.
+    """
+    thread = _controller_thread(issue, master, node)
+    target = transition(thread.state, Event.RESOLVE, Role.CONTROLLER)
+    if not summary.strip():
+        raise LocalUsageError("a resolution needs a summary", hint="pass --summary")
+    closure = build(
+        ClosureMsg, issue=issue.number, node=node, summary=summary.strip(), resolved_at=now
+    )
+    return Plan(
+        issue=issue.number,
+        comments=(render_message(closure),),
+        body=_rebody(thread.job, resolution=summary.strip(), state="Resolved."),
+        labels=relabel(issue.labels, target),
+        close=True,
+    )
+
+
+def handover_entry(*, issue: int, title: str, summary: str, when: datetime) -> str:
+    """The section ``relay resolve`` appends to ``docs/loop/handover.md``."""
+    return f"\n## #{issue} {' '.join(title.split())} ({when:%Y-%m-%d})\n\n{summary.strip()}\n"

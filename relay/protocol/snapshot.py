@@ -1,0 +1,83 @@
+"""What one pass observed: the master section, the open jobs, this node's own records.
+
+A driver builds a :class:`Snapshot` from GitHub's JSON and the node's local state, then
+hands it to :func:`relay.protocol.decide.decide`. Nothing here is trusted yet: authors
+are just numbers and logins, bodies are just text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relay.protocol.master import Master
+
+TaskKey = tuple[int, int]  # (issue, task)
+
+
+class User(BaseModel):
+    """An author as GitHub reports it (``user.id``, ``user.login``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    login: str
+
+
+class Comment(BaseModel):
+    """One issue comment as listed by the API."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    author: User
+    created_at: datetime
+    updated_at: datetime
+    body: str = ""
+
+    @property
+    def edited(self) -> bool:
+        """Whether the comment changed after it was posted (then it is data only)."""
+        return self.updated_at != self.created_at
+
+
+class Issue(BaseModel):
+    """One issue with its labels, body and comments (oldest first, as GitHub lists them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int = Field(gt=0)
+    title: str = ""
+    state: Literal["open", "closed"] = "open"
+    labels: tuple[str, ...] = ()
+    author: User
+    body: str = ""
+    comments: tuple[Comment, ...] = ()
+
+
+class LocalRecords(BaseModel):
+    """This node's own memory, kept in the clone's ``.git/relay/``.
+
+    ``claims``: tasks this node claimed. ``results_posted``: tasks this node answered
+    (RESULT, decline or half-done report), recorded after the post succeeded.
+    ``notified``: results already handed to the controller's hook or printed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: frozenset[TaskKey] = frozenset()
+    results_posted: frozenset[TaskKey] = frozenset()
+    notified: frozenset[TaskKey] = frozenset()
+
+
+class Snapshot(BaseModel):
+    """Everything a pass needs to decide. ``claim_refs`` lists the claim refs seen, if read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    master: Master
+    issues: tuple[Issue, ...] = ()
+    local: LocalRecords = LocalRecords()
+    claim_refs: frozenset[TaskKey] = frozenset()

@@ -1,0 +1,180 @@
+"""Reading one job's thread: which comments are messages, and which are only data.
+
+Ground rules, applied to every comment in order:
+
+1. A comment with no relay block and no message-shaped heading is conversation: skipped.
+2. A comment whose block is missing, malformed, of an unknown version, too large, for
+   another issue, or whose markdown does not match its block is data (MessageRejected).
+3. A TASK counts only when its author's numeric id is one of the worker's instruction
+   accounts and its block names the job's controller; every other message only when its
+   author is an instruction account of either node and its block names the node that
+   sends that kind (the worker for RESULT, claim and half-done; the controller for the
+   escalation and the closure).
+4. A comment edited after posting (``updated_at != created_at``) is never obeyed; an
+   edited TASK still takes up its number, so the next TASK does not reuse it.
+5. Of two messages of one kind for one task, the older counts; the newer is data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from relay.protocol.baton import State, state_of
+from relay.protocol.body import JobBody, parse_body
+from relay.protocol.master import Master
+from relay.protocol.messages import (
+    AnyMessage,
+    ClaimMsg,
+    ClosureMsg,
+    HalfDoneMsg,
+    Kind,
+    ResultMsg,
+    TaskMsg,
+    parse_message,
+)
+from relay.protocol.snapshot import Comment, Issue
+from relay.protocol.wire import MARKER, MessageRejected
+
+_SHAPED = re.compile(
+    r"^ {0,3}#{1,6}\s*(TASK|RESULT|Claim|Half-done|Needs a human|Resolved)\b",
+    re.MULTILINE | re.IGNORECASE,
+)
+_WORKER_KINDS = {Kind.RESULT, Kind.CLAIM, Kind.HALF_DONE}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A message that counts, with the comment that carried it."""
+
+    message: AnyMessage
+    comment: Comment
+
+
+@dataclass
+class Thread:
+    """One job as read from its issue: the binding, the state and the messages that count."""
+
+    issue: Issue
+    job: JobBody
+    state: State
+    tasks: dict[int, Entry] = field(default_factory=dict)
+    edited_tasks: set[int] = field(default_factory=set)
+    results: dict[int, Entry] = field(default_factory=dict)
+    half_done: dict[int, Entry] = field(default_factory=dict)
+    claims: dict[int, Entry] = field(default_factory=dict)
+    closure: Entry | None = None
+    ignored: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def last_task(self) -> int:
+        """The highest task number used so far (0 before TASK 1)."""
+        return max([0, *self.tasks, *self.edited_tasks])
+
+    def answer_entry(self, task: int) -> Entry | None:
+        """The RESULT (or else the half-done report) answering ``task``, if any."""
+        return self.results.get(task) or self.half_done.get(task)
+
+    def answer(self, task: int) -> ResultMsg | HalfDoneMsg | None:
+        """The message answering ``task``, if any."""
+        entry = self.answer_entry(task)
+        if entry is None:
+            return None
+        assert isinstance(entry.message, ResultMsg | HalfDoneMsg)
+        return entry.message
+
+    def outstanding(self) -> int | None:
+        """The newest TASK's number if it counts and nothing answers it yet.
+
+        An edited newest TASK is never run, so it does not hold up the next one.
+        """
+        newest = self.last_task
+        if newest in self.tasks and self.answer(newest) is None:
+            return newest
+        return None
+
+
+class NotAJob(Exception):
+    """An issue that is not a relay job at all (no block in its body): skipped quietly."""
+
+
+def read_thread(issue: Issue, master: Master) -> Thread:
+    """The thread of one issue.
+
+    Raises NotAJob for an ordinary issue and MessageRejected for a body that looks like a
+    job but cannot be trusted (malformed, or opened by a stranger).
+    """
+    if MARKER not in issue.body:
+        raise NotAJob(issue.number)
+    job = parse_body(issue.body)
+    if issue.author.id not in party_ids(job, master):
+        raise MessageRejected(f"job opened by {issue.author.login}, not an instruction account")
+    thread = Thread(issue, job, state_of(issue.labels, closed=issue.state == "closed"))
+    for comment in sorted(issue.comments, key=lambda c: (c.created_at, c.id)):
+        _read_comment(thread, comment, master)
+    return thread
+
+
+def party_ids(job: JobBody, master: Master) -> set[int]:
+    """Numeric ids of the instruction accounts of the job's two nodes."""
+    nodes = (master.node(job.controller), master.node(job.worker))
+    return {a.id for n in nodes if n is not None for a in n.accounts}
+
+
+def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
+    if MARKER not in comment.body and not _SHAPED.search(comment.body):
+        return
+    try:
+        message = parse_message(comment.body, issue=thread.issue.number)
+    except MessageRejected as err:
+        thread.ignored.append((comment.id, err.reason))
+        return
+    reason = _refusal(thread, message, comment, master)
+    if reason is not None:
+        thread.ignored.append((comment.id, reason))
+    elif comment.edited:
+        if isinstance(message, TaskMsg):
+            thread.edited_tasks.add(message.task)
+        thread.ignored.append((comment.id, "edited after it was posted"))
+    else:
+        _keep(thread, message, comment)
+
+
+def _refusal(thread: Thread, message: AnyMessage, comment: Comment, master: Master) -> str | None:
+    """Why a well-formed message does not count, or None when it does."""
+    job = thread.job
+    login = comment.author.login[:60]
+    if message.kind == Kind.TASK:
+        worker = master.node(job.worker)
+        if worker is None or not worker.trusts(comment.author.id):
+            return f"TASK from {login}, who gives {job.worker} no instructions"
+        sender = job.controller
+    else:
+        if comment.author.id not in party_ids(job, master):
+            return f"{message.kind.value} from {login}, not an instruction account"
+        sender = job.worker if message.kind in _WORKER_KINDS else job.controller
+    if message.node != sender:
+        return f"{message.kind.value} signed by {message.node}; only {sender} sends it here"
+    return None
+
+
+def _keep(thread: Thread, message: AnyMessage, comment: Comment) -> None:
+    entry = Entry(message, comment)
+    if isinstance(message, ClosureMsg):
+        if thread.closure is None:
+            thread.closure = entry
+        return
+    slots: dict[type, dict[int, Entry]] = {
+        TaskMsg: thread.tasks,
+        ResultMsg: thread.results,
+        HalfDoneMsg: thread.half_done,
+        ClaimMsg: thread.claims,
+    }
+    slot = slots.get(type(message))
+    if slot is None:
+        return
+    task: int = message.task  # type: ignore[union-attr]
+    if task in slot:
+        thread.ignored.append((comment.id, f"a second {message.kind.value} for task {task}"))
+    else:
+        slot[task] = entry

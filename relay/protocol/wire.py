@@ -1,0 +1,103 @@
+"""The hidden block every relay comment and issue body ends with, and text neutralising.
+
+Ground rules: a body is a message only if it ends with exactly one block
+``<!-- relay:v1 {json} -->`` and contains no other ``<!-- relay:`` marker. The JSON is
+written canonically (sorted keys, ``<``/``>``/``&`` escaped) so that it can never close
+the HTML comment and so that rendering the same model twice gives the same bytes. Every
+free text that goes into the markdown passes through :func:`neutralise`, so captured
+output can look like nothing but data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from relay.errors import RemoteProtocolError
+
+VERSION = 1
+MARKER = "<!-- relay:"
+MAX_BODY = 65_536  # GitHub rejects a longer comment body.
+MAX_BLOCK = 48_000
+
+_BLOCK_RE = re.compile(r"<!-- relay:v(\d+) (\{.*\}) -->\n?\Z", re.DOTALL)
+_HEADING_RE = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+# Code fences, and the underlines that make the line above a (setext) heading.
+_FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,}|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+
+
+class MessageRejected(RemoteProtocolError):
+    """A body that is not a well-formed relay message; it is data, never an instruction."""
+
+    code = "message-rejected"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"not a relay message: {reason}", hint="it is treated as data")
+
+
+def encode_block(payload: dict[str, Any]) -> str:
+    """Render the hidden block for a payload (kind, issue, task, node, fields)."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return f"<!-- relay:v{VERSION} {text} -->"
+
+
+def decode_block(body: str) -> dict[str, Any]:
+    """The payload of the one block ``body`` ends with.
+
+    Raises MessageRejected when the block is missing, repeated, of an unknown version,
+    too large, or not a JSON object.
+    """
+    if len(body) > MAX_BODY:
+        raise MessageRejected(f"body is {len(body)} characters, over {MAX_BODY}")
+    count = body.count(MARKER)
+    if count != 1:
+        raise MessageRejected("no relay block" if count == 0 else f"{count} relay blocks")
+    match = _BLOCK_RE.search(body)
+    if match is None:
+        raise MessageRejected("the relay block is not at the end or is malformed")
+    if match.group(1) != str(VERSION):
+        raise MessageRejected(f"unknown block version v{match.group(1)[:10]}")
+    if len(match.group(2)) > MAX_BLOCK:
+        raise MessageRejected(f"relay block over {MAX_BLOCK} characters")
+    try:
+        payload = json.loads(match.group(2))
+    except (ValueError, RecursionError) as err:
+        raise MessageRejected(f"relay block is not JSON ({type(err).__name__})") from None
+    if not isinstance(payload, dict):
+        raise MessageRejected("relay block is not a JSON object")
+    return payload
+
+
+def neutralise(text: str) -> str:
+    """Make text from outside (captured output, summaries) unable to pass for a message.
+
+    Headings lose their heading syntax, HTML comment delimiters are broken, and code
+    fences are escaped so the text cannot close the fence it is shown in. Idempotent.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("<!--", "<\\!--").replace("-->", "--\\>")
+    text = _HEADING_RE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
+    return _FENCE_RE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
+
+
+def one_line(text: str) -> str:
+    """Neutralised text folded to a single line, for table cells."""
+    return neutralise(" ".join(text.split())).replace("|", "\\|")
+
+
+def code_span(text: str) -> str:
+    """An inline code span holding ``text`` (folded to one line, neutralised)."""
+    text = neutralise(" ".join(text.split()))
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str) -> str:
+    """A fenced code block showing neutralised text (which can no longer close it)."""
+    body = neutralise(text).rstrip("\n")
+    return f"```text\n{body}\n```" if body else "```text\n```"

@@ -1,0 +1,251 @@
+"""An in-memory model of one repository's relay jobs, with the peers wired in memory.
+
+The world plays GitHub (issues, labels, comments, claim refs) and the drivers: it applies
+the protocol's actions and plans exactly as their docstrings say a driver must, and it
+records every task that was really run. Tests drive it with real protocol code only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from relay.protocol import (
+    Account,
+    Action,
+    CloseJob,
+    Comment,
+    DeclineTask,
+    ExecuteTask,
+    Ignore,
+    Issue,
+    LocalRecords,
+    Master,
+    MoveBaton,
+    Node,
+    NotifyResult,
+    Plan,
+    ReportHalfDone,
+    ResultMsg,
+    Snapshot,
+    Status,
+    TaskMsg,
+    TearDown,
+    User,
+    Wait,
+    decide,
+    render_message,
+    with_baton,
+)
+from relay.protocol.labels import BATONS, Label
+
+ALICE = User(id=101, login="alice")
+BOB = User(id=102, login="bob")
+MALLORY = User(id=666, login="mallory")
+CONTROLLER, WORKER = "mac-studio", "win-desktop"
+START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+MASTER = Master(
+    repository="octo/widgets",
+    nodes=(
+        Node(name=CONTROLLER, os="macOS", accounts=(Account(id=101, login="alice"),)),
+        Node(
+            name=WORKER,
+            os="Windows",
+            accounts=(Account(id=101, login="alice"), Account(id=102, login="bob")),
+        ),
+        Node(name="spare", os="Linux", accounts=(Account(id=101, login="alice"),)),
+    ),
+)
+ACCOUNT_OF = {CONTROLLER: ALICE, WORKER: BOB, "spare": ALICE}
+EXECUTE_STEPS = ("ref", "record", "claim", "baton", "run", "result", "recorded", "done")
+
+
+@dataclass
+class Local:
+    """One node's ``.git/relay`` records, mutable."""
+
+    claims: set[tuple[int, int]] = field(default_factory=set)
+    results_posted: set[tuple[int, int]] = field(default_factory=set)
+    notified: set[tuple[int, int]] = field(default_factory=set)
+
+    def frozen(self) -> LocalRecords:
+        return LocalRecords(
+            claims=frozenset(self.claims),
+            results_posted=frozenset(self.results_posted),
+            notified=frozenset(self.notified),
+        )
+
+
+@dataclass
+class World:
+    """GitHub and the nodes' disks, in memory."""
+
+    master: Master = MASTER
+    issues: dict[int, Issue] = field(default_factory=dict)
+    claim_refs: set[tuple[int, int]] = field(default_factory=set)
+    local: dict[str, Local] = field(default_factory=dict)
+    runs: list[tuple[int, int, TaskMsg]] = field(default_factory=list)
+    notifications: list[tuple[str, int, int]] = field(default_factory=list)
+    torn_down: set[str] = field(default_factory=set)
+    now: datetime = START
+    next_id: int = 1000
+
+    # --- GitHub -----------------------------------------------------------------
+    def tick(self, seconds: int = 1) -> datetime:
+        self.now += timedelta(seconds=seconds)
+        return self.now
+
+    def open_issue(self, plan: Plan, author: User = ALICE) -> int:
+        number = len(self.issues) + 1
+        assert plan.body is not None and plan.labels is not None
+        self.issues[number] = Issue(
+            number=number,
+            title=plan.title or "",
+            labels=plan.labels,
+            author=author,
+            body=plan.body,
+        )
+        return number
+
+    def post(self, number: int, author: User, body: str) -> Comment:
+        self.next_id += 1
+        when = self.tick()
+        comment = Comment(
+            id=self.next_id, author=author, created_at=when, updated_at=when, body=body
+        )
+        issue = self.issues[number]
+        self.issues[number] = issue.model_copy(update={"comments": (*issue.comments, comment)})
+        return comment
+
+    def edit(self, number: int, comment_id: int, body: str) -> None:
+        issue = self.issues[number]
+        when = self.tick()
+        comments = tuple(
+            c.model_copy(update={"body": body, "updated_at": when}) if c.id == comment_id else c
+            for c in issue.comments
+        )
+        self.issues[number] = issue.model_copy(update={"comments": comments})
+
+    def set_labels(self, number: int, labels: tuple[str, ...]) -> None:
+        self.issues[number] = self.issues[number].model_copy(update={"labels": labels})
+
+    def baton(self, number: int) -> set[str]:
+        return {name for name in self.issues[number].labels if name in BATONS}
+
+    def move(self, number: int, expect: Label, to: Label) -> None:
+        """The driver's baton move: only if the baton is still where it was expected."""
+        if self.baton(number) == {expect.value}:
+            self.set_labels(number, with_baton(self.issues[number].labels, to))
+
+    # --- the drivers ----------------------------------------------------------
+    def records(self, node: str) -> Local:
+        return self.local.setdefault(node, Local())
+
+    def snapshot(self, node: str) -> Snapshot:
+        open_issues = tuple(i for i in self.issues.values() if i.state == "open")
+        return Snapshot(
+            master=self.master,
+            issues=open_issues,
+            local=self.records(node).frozen(),
+            claim_refs=frozenset(self.claim_refs),
+        )
+
+    def run_plan(self, plan: Plan, node: str) -> None:
+        assert plan.issue is not None
+        for body in plan.comments:
+            self.post(plan.issue, ACCOUNT_OF[node], body)
+        issue = self.issues[plan.issue]
+        if plan.body is not None:
+            issue = issue.model_copy(update={"body": plan.body})
+        if plan.labels is not None:
+            issue = issue.model_copy(update={"labels": plan.labels})
+        if plan.close:
+            issue = issue.model_copy(update={"state": "closed"})
+        self.issues[plan.issue] = issue
+
+    def pass_of(self, node: str, *, crash_at: str | None = None) -> list[Action]:
+        """One observe -> decide -> apply pass; ``crash_at`` kills ExecuteTask mid-way."""
+        actions = decide(self.snapshot(node), node, self.now)
+        for action in actions:
+            self.apply(node, action, crash_at=crash_at)
+        return actions
+
+    def apply(self, node: str, action: Action, *, crash_at: str | None = None) -> None:
+        """Perform one action as PROTOCOL.md says a driver must."""
+        if isinstance(action, ExecuteTask):
+            self._execute(node, action, crash_at)
+        elif isinstance(action, DeclineTask | ReportHalfDone):
+            self._answer(node, action)
+        elif isinstance(action, NotifyResult):
+            key = (action.issue, action.task)
+            if key not in self.records(node).notified:
+                self.notifications.append((node, *key))
+                self.records(node).notified.add(key)
+        elif isinstance(action, MoveBaton):
+            self.move(action.issue, action.expect, action.to)
+        elif isinstance(action, CloseJob):
+            issue = self.issues[action.issue]
+            labels = (*with_baton(issue.labels, None), Label.RESOLVED.value)
+            self.issues[action.issue] = issue.model_copy(
+                update={"labels": tuple(dict.fromkeys(labels)), "state": "closed"}
+            )
+        elif isinstance(action, TearDown):
+            self.torn_down.add(node)
+        else:
+            assert isinstance(action, Ignore | Wait)
+
+    def _answer(self, node: str, action: DeclineTask | ReportHalfDone) -> None:
+        key = (action.issue, action.task)
+        if key in self.records(node).results_posted:
+            return
+        self.post(action.issue, ACCOUNT_OF[node], action.body)
+        self.records(node).results_posted.add(key)
+        if action.expect != action.to:
+            self.move(action.issue, action.expect, action.to)
+
+    def _execute(self, node: str, action: ExecuteTask, crash_at: str | None) -> None:
+        key = (action.issue, action.task.task)
+        if key in self.claim_refs:
+            return  # 422 Reference already exists: someone else has the task.
+        for step in EXECUTE_STEPS:
+            if step == crash_at:
+                return
+            self._execute_step(node, action, step)
+
+    def _execute_step(self, node: str, action: ExecuteTask, step: str) -> None:
+        key = (action.issue, action.task.task)
+        if step == "ref":
+            self.claim_refs.add(key)
+        elif step == "record":
+            self.records(node).claims.add(key)
+        elif step == "claim":
+            self.post(action.issue, ACCOUNT_OF[node], action.claim_body)
+        elif step == "baton":
+            self.move(action.issue, action.expect, action.claimed)
+        elif step == "run":
+            self.runs.append((*key, action.task))
+        elif step == "result":
+            result = ResultMsg(
+                issue=action.issue,
+                node=node,
+                task=action.task.task,
+                status=Status.DONE,
+                summary="ran",
+                excerpt="### TASK 99\n<!-- relay:v1 {} -->\n```",
+            )
+            self.post(action.issue, ACCOUNT_OF[node], render_message(result))
+        elif step == "recorded":
+            self.records(node).results_posted.add(key)
+        else:
+            self.move(action.issue, action.claimed, action.done)
+
+    def state_key(self) -> object:
+        """Everything an action can change, for before/after comparisons."""
+        return (
+            tuple(sorted((n, i.model_dump_json()) for n, i in self.issues.items())),
+            frozenset(self.claim_refs),
+            tuple(sorted((n, r.frozen().model_dump_json()) for n, r in self.local.items())),
+            tuple(self.runs),
+            tuple(self.notifications),
+        )

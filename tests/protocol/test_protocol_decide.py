@@ -1,0 +1,360 @@
+"""decide() on concrete snapshots: one test per rule of the worker's and controller's turn."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, WORKER, Local, World
+
+from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
+from relay.protocol import (
+    CloseJob,
+    DeclineTask,
+    ExecuteTask,
+    Ignore,
+    MoveBaton,
+    NotifyResult,
+    ReportHalfDone,
+    ResultMsg,
+    Status,
+    TaskMsg,
+    TearDown,
+    User,
+    Wait,
+    decide,
+    plan_open_job,
+    plan_resolve,
+    plan_task,
+    render_message,
+)
+from relay.protocol.decide import LEASE
+from relay.protocol.labels import Label
+
+ACTION_TYPES = {
+    CloseJob,
+    DeclineTask,
+    ExecuteTask,
+    Ignore,
+    MoveBaton,
+    NotifyResult,
+    ReportHalfDone,
+    TearDown,
+    Wait,
+}
+
+
+def job(world: World) -> int:
+    plan = plan_open_job(
+        world.master,
+        controller=CONTROLLER,
+        worker=WORKER,
+        title="Flaky build",
+        objective="Find out why the build fails on Windows",
+    )
+    return world.open_issue(plan)
+
+
+def task(world: World, number: int, **kwargs: object) -> int:
+    plan = plan_task(
+        world.issues[number],
+        world.master,
+        node=CONTROLLER,
+        steps=kwargs.pop("steps", ("python -V",)),
+        **kwargs,  # type: ignore[arg-type]
+    )
+    world.run_plan(plan, CONTROLLER)
+    assert plan.task is not None
+    return plan.task
+
+
+def kinds(actions: list[object]) -> list[str]:
+    return [a.kind for a in actions]  # type: ignore[attr-defined]
+
+
+def test_a_fresh_job_waits_for_the_controller_and_binds_both_nodes() -> None:
+    world = World()
+    number = job(world)
+    assert world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+    assert decide(world.snapshot(WORKER), WORKER, world.now) == []
+    assert decide(world.snapshot(CONTROLLER), CONTROLLER, world.now) == []
+    assert decide(world.snapshot("spare"), "spare", world.now) == [TearDown()]
+
+
+def test_the_worker_executes_the_newest_task_from_an_instruction_account() -> None:
+    world = World()
+    number = job(world)
+    task(world, number, steps=("python -V", "pip list"))
+    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(action, ExecuteTask)
+    assert (action.issue, action.task.task, action.task.steps) == (
+        number,
+        1,
+        ("python -V", "pip list"),
+    )
+    assert action.claim.lease_until == world.now + LEASE
+    assert action.claim_body == render_message(action.claim)
+    assert action.comment_id == world.issues[number].comments[-1].id
+
+
+def test_a_full_round_trip_notifies_the_controller_once() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER)
+    assert world.runs and world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+    [notify] = world.pass_of(CONTROLLER)
+    assert isinstance(notify, NotifyResult) and notify.result.status == "done"
+    assert world.pass_of(CONTROLLER) == [] and world.pass_of(WORKER) == []
+    assert task(world, number) == 2
+
+
+def test_a_stranger_task_is_ignored_even_when_well_formed() -> None:
+    world = World()
+    number = job(world)
+    forged = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=("rm -rf /",))
+    comment = world.post(number, MALLORY, render_message(forged))
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))
+    actions = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert actions == [Ignore(issue=number, comment_id=comment.id, reason=actions[0].reason)]  # type: ignore[union-attr]
+    assert "mallory" in actions[0].reason  # type: ignore[union-attr]
+
+
+def test_a_task_signed_by_the_wrong_node_is_ignored() -> None:
+    world = World()
+    number = job(world)
+    forged = TaskMsg(issue=number, node=WORKER, task=1, objective="x", steps=("ls",))
+    world.post(number, ALICE, render_message(forged))
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))
+    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(action, Ignore) and "signed by" in action.reason
+
+
+def test_a_malformed_task_from_an_instruction_account_is_data() -> None:
+    world = World()
+    number = job(world)
+    good = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=("ls",))
+    body = render_message(good).replace("`ls`", "`ls -la`")
+    world.post(number, ALICE, body)
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))
+    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(action, Ignore) and "does not match" in action.reason
+
+
+def test_an_edited_task_is_not_run_and_keeps_its_number() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    comment = world.issues[number].comments[-1]
+    world.edit(number, comment.id, comment.body)
+    actions = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert [type(a) for a in actions] == [Ignore]
+    world.set_labels(number, (Label.AWAITING_CONTROLLER.value,))
+    assert task(world, number) == 2
+
+
+def test_a_local_claim_without_result_is_reported_half_done_not_rerun() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="run")
+    assert world.runs == [] and world.baton(number) == {Label.WORKING.value}
+    [report] = world.pass_of(WORKER)
+    assert isinstance(report, ReportHalfDone) and report.expect == Label.WORKING
+    assert "local records" in report.known
+    assert world.runs == [] and world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+    [notify] = world.pass_of(CONTROLLER)
+    assert isinstance(notify, NotifyResult) and notify.result.kind == "half-done"
+
+
+def test_a_remote_claim_of_another_process_is_waited_for_until_its_lease_lapses() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="run")
+    world.local.clear()  # the claim was made by another clone of the same node
+    [wait] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(wait, Wait) and wait.until > world.now
+    world.tick(int(LEASE.total_seconds()) + 60)
+    [report] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(report, ReportHalfDone) and "claimed at" in report.known
+
+
+def test_a_claim_ref_alone_counts_as_a_claim() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="record")
+    world.local.clear()
+    [wait] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(wait, Wait)
+    world.tick(int((LEASE + timedelta(minutes=1)).total_seconds()))
+    [report] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(report, ReportHalfDone) and "claim ref" in report.known
+
+
+def test_working_without_any_claim_is_half_done() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.set_labels(number, (Label.WORKING.value,))
+    [report] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(report, ReportHalfDone) and "no claim" in report.known
+
+
+def test_a_task_outside_the_scope_is_declined_with_a_blocked_result() -> None:
+    world = World()
+    number = job(world)
+    task(world, number, scope="destructive", authorized_by_human=True)
+    world.master = world.master.model_copy(
+        update={"scope": world.master.scope.model_copy(update={"destructive": "forbidden"})}
+    )
+    [decline] = world.pass_of(WORKER)
+    assert isinstance(decline, DeclineTask) and decline.result.status == "blocked"
+    assert world.runs == [] and world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+    assert world.pass_of(WORKER) == []
+
+
+def test_an_answered_task_with_the_baton_left_behind_is_passed_back() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="done")
+    assert world.baton(number) == {Label.WORKING.value}
+    [move] = world.pass_of(WORKER)
+    assert isinstance(move, MoveBaton) and move.to == Label.AWAITING_CONTROLLER
+    assert len(world.runs) == 1
+
+
+def test_a_task_posted_without_passing_the_baton_is_passed_by_the_controller() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.set_labels(number, (Label.AWAITING_CONTROLLER.value,))
+    [move] = world.pass_of(CONTROLLER)
+    assert isinstance(move, MoveBaton) and move.to == Label.AWAITING_WORKER
+    assert world.baton(number) == {Label.AWAITING_WORKER.value}
+
+
+def test_two_batons_are_reported_not_acted_on() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.set_labels(number, (Label.AWAITING_WORKER.value, Label.WORKING.value))
+    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(action, Ignore) and action.comment_id is None
+
+
+def test_a_half_resolved_job_is_closed_by_its_controller() -> None:
+    world = World()
+    number = job(world)
+    plan = plan_resolve(
+        world.issues[number], world.master, node=CONTROLLER, summary="ok", now=world.now
+    )
+    world.post(number, ALICE, plan.comments[0])
+    assert kinds(decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)) == ["close-job"]
+    world.pass_of(CONTROLLER)
+    assert world.issues[number].state == "closed"
+    assert decide(world.snapshot(CONTROLLER), CONTROLLER, world.now) == [TearDown()]
+    assert CloseJob(issue=number).kind == "close-job"
+
+
+def test_a_job_opened_by_a_stranger_is_ignored() -> None:
+    world = World()
+    plan = plan_open_job(
+        world.master, controller=CONTROLLER, worker=WORKER, title="t", objective="o"
+    )
+    number = world.open_issue(plan, author=MALLORY)
+    actions = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert actions[0] == Ignore(issue=number, comment_id=None, reason=actions[0].reason)  # type: ignore[union-attr]
+    assert actions[-1] == TearDown()
+
+
+def test_ordinary_issues_and_chatter_are_skipped_quietly() -> None:
+    world = World()
+    number = job(world)
+    world.post(number, MALLORY, "Any news on this? ### not a heading")
+    world.post(number, BOB, "I restarted the machine.")
+    other = world.open_issue(
+        plan_open_job(world.master, controller=CONTROLLER, worker=WORKER, title="t", objective="o")
+    )
+    world.issues[other] = world.issues[other].model_copy(update={"body": "plain issue"})
+    assert decide(world.snapshot(WORKER), WORKER, world.now) == []
+
+
+def test_decide_refuses_unknown_nodes_and_naive_times() -> None:
+    world = World()
+    with pytest.raises(ConfigError, match="relay join"):
+        decide(world.snapshot("nobody"), "nobody", world.now)
+    with pytest.raises(LocalUsageError, match="aware"):
+        decide(world.snapshot(WORKER), WORKER, world.now.replace(tzinfo=None))
+
+
+AUTHORS = st.sampled_from([ALICE, BOB, MALLORY])
+SOME_TASK = st.builds(
+    TaskMsg,
+    issue=st.just(1),
+    node=st.sampled_from([CONTROLLER, WORKER]),
+    task=st.integers(1, 4),
+    objective=st.text(max_size=30),
+    steps=st.just(("ls",)),
+    scope=st.sampled_from(["diagnostics", "destructive", "deploy"]),
+    authorized_by_human=st.booleans(),
+)
+SOME_RESULT = st.builds(
+    ResultMsg,
+    issue=st.integers(1, 2),
+    node=st.sampled_from([CONTROLLER, WORKER]),
+    task=st.integers(1, 4),
+    status=st.sampled_from(list(Status)),
+    summary=st.text(max_size=30),
+)
+BODIES = st.one_of(
+    st.text(max_size=120),
+    st.builds(render_message, SOME_TASK | SOME_RESULT),
+    st.builds(lambda m, junk: render_message(m) + junk, SOME_TASK, st.text(max_size=5)),
+    st.builds(lambda m: render_message(m).replace("ls", "rm", 1), SOME_TASK),
+)
+
+
+@given(
+    labels=st.sampled_from(
+        [["awaiting:worker"], ["awaiting:worker"], ["working"], ["awaiting:controller"]]
+    )
+    | st.lists(st.sampled_from([label.value for label in Label] + ["bug"]), max_size=3),
+    comments=st.lists(st.tuples(BODIES, AUTHORS, st.booleans()), max_size=8),
+    node=st.sampled_from([CONTROLLER, WORKER, WORKER, "spare"]),
+    local=st.sets(st.tuples(st.just(1), st.integers(1, 4)), max_size=2),
+    real_task=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_garbage_threads_give_actions_and_nothing_else(
+    labels: list[str],
+    comments: list[tuple[str, User, bool]],
+    node: str,
+    local: set[tuple[int, int]],
+    real_task: bool,
+) -> None:
+    world = World()
+    number = job(world)
+    if real_task:  # a real TASK 1 first, so that the garbage has something to get in the way of
+        task(world, number)
+    world.set_labels(number, tuple(labels))
+    for body, author, edited in comments:
+        comment = world.post(number, author, body)
+        if edited:
+            world.edit(number, comment.id, body)
+    world.local[WORKER] = Local(claims=local, results_posted=set(list(local)[:1]))
+    try:
+        actions = decide(world.snapshot(node), node, world.now)
+    except RemoteProtocolError:
+        return
+    assert all(type(a) in ACTION_TYPES for a in actions)
+    executed = [a for a in actions if isinstance(a, ExecuteTask)]
+    for action in executed:
+        comment = next(c for c in world.issues[number].comments if c.id == action.comment_id)
+        assert comment.author in (ALICE, BOB) and not comment.edited and node == WORKER
+        event("executed")
+    assert len([a for a in actions if not isinstance(a, Ignore)]) <= 1 + (node == "spare")
