@@ -32,22 +32,27 @@ VERBS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full parser; verb modules are imported here, not at import time."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the parser; only the verb named in ``argv`` is imported (all of them for help),
+    so that a scheduled `relay watch --once` does not pay for the hub or the wizard."""
     parser = argparse.ArgumentParser(
         prog="relay", description="Hand work between machines through GitHub issues."
     )
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = [w for w in words[:1] if w in VERBS] or list(VERBS)
     for verb in VERBS:
-        module = importlib.import_module(f"relay.commands.{verb}")
-        module.register(sub)
+        if verb in chosen:
+            importlib.import_module(f"relay.commands.{verb}").register(sub)
+        else:
+            sub.add_parser(verb, help=f"see `relay {verb} --help`")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     json_output = bool(getattr(args, "json", False))
     try:
         result: Result = args.func(args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit
 from relay.errors import ConfigError
 from relay.gitops import Clone
 from relay.protocol import Master, has_section, parse_master
-from relay.state import NodeConfig, NodeState
+from relay.state import NodeConfig, NodeState, clone_root
 from relay.token import Token, api_base_url, find_token
 
 if TYPE_CHECKING:
@@ -31,17 +32,17 @@ NODE_ENV = "RELAY_NODE"
 class NodeContext:
     """One node acting in one clone: everything a verb reads before it acts."""
 
-    clone: Clone
+    root: Path
     state: NodeState
     master: Master
     node: str
     api_url: str
     config: NodeConfig | None
 
-    @property
-    def root(self) -> Path:
-        """The clone's working tree."""
-        return self.clone.root
+    @cached_property
+    def clone(self) -> Clone:
+        """The clone's git operations, opened on first use (an idle pass needs none)."""
+        return Clone.open(self.root)
 
     @property
     def repo(self) -> str:
@@ -103,14 +104,14 @@ def open_node(
     *, repo_dir: Path | None, node: str | None, api: str | None, need_node: bool = True
 ) -> NodeContext:
     """Open the clone at ``repo_dir`` (default: the current directory) as a node."""
-    clone = Clone.open((repo_dir or Path.cwd()).resolve())
-    state = NodeState.for_clone(clone.root)
+    root = clone_root(repo_dir or Path.cwd())
+    state = NodeState.for_clone(root)
     config = state.load_config()
-    master = read_master(clone.root)
+    master = read_master(root)
     name = node_name(node, config) if need_node else (node or (config.node if config else ""))
     api_url = api_base_url(api or os.environ.get("RELAY_API_URL") or master.api_url)
     return NodeContext(
-        clone=clone, state=state, master=master, node=name, api_url=api_url, config=config
+        root=root, state=state, master=master, node=name, api_url=api_url, config=config
     )
 
 

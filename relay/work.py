@@ -13,14 +13,17 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from relay.errors import RelayError
 from relay.github import GitHubClient
 from relay.logs import cap_log, excerpt
 from relay.node import NodeContext
 from relay.protocol import ExecuteTask, ResultMsg, Status, TaskMsg, render_message, with_baton
-from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
-from relay.runner import RunOutcome, RunStatus, run_executor, run_steps
+
+if TYPE_CHECKING:
+    from relay.redact import Redactor
+    from relay.runner import RunOutcome
 
 LOG_DIR = "docs/loop/relay"
 
@@ -48,6 +51,8 @@ def claim_ref(issue: int, task: int) -> str:
 
 def redactor_for(ctx: NodeContext, token: str) -> Redactor:
     """This node's redactor: its own facts and secrets plus the master section's patterns."""
+    from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
+
     scope = ctx.master.scope
     extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
     return Redactor(
@@ -76,6 +81,8 @@ def render_log(task: TaskMsg, outcome: RunOutcome, *, node: str) -> str:
 
 def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     """Run the TASK's steps literally, or hand it to the node's agent command."""
+    from relay.runner import run_executor, run_steps
+
     timeout = ctx.config.step_timeout if ctx.config else 600.0
     executor = ctx.config.executor if ctx.config else None
     if task.checkout:
@@ -87,6 +94,8 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
 
 def summarise(task: TaskMsg, outcome: RunOutcome) -> tuple[Status, str, int | None]:
     """The RESULT's status, one-line summary and failed step."""
+    from relay.runner import RunStatus
+
     count = len(task.steps)
     if outcome.status == RunStatus.DONE:
         return Status.DONE, f"All {count} step(s) succeeded.", None

@@ -28,8 +28,13 @@ def add_common(p: argparse.ArgumentParser, *, node: bool = True) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def context(args: argparse.Namespace, *, need_node: bool = True) -> NodeContext:
-    """Open the node the flags name."""
+def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = False) -> NodeContext:
+    """Open the node the flags name; ``pull`` first for verbs that act (nodes pull before
+    acting, so a node that joined since the last pull is known)."""
+    if pull:
+        from relay.gitops import Clone
+
+        Clone.open((args.repo_dir or Path.cwd()).resolve()).pull_rebase()
     return open_node(
         repo_dir=args.repo_dir,
         node=getattr(args, "node", None),

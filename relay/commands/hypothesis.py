@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Result:
     """Write the hypothesis (or its new outcome) into the issue body."""
-    ctx = context(args)
+    ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> None:
         plan = plan_hypothesis(

@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 def run_open(args: argparse.Namespace) -> Result:
     """Open the issue with its body and baton; print its number."""
-    ctx = context(args)
+    ctx = context(args, pull=True)
     plan = plan_open_job(
         ctx.master,
         controller=ctx.node,

@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Result:
     """Count the strike; on the third, escalate to needs:human."""
-    ctx = context(args)
+    ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> bool:
         plan = plan_strike(issue, ctx.master, node=ctx.node, hypothesis=args.hypothesis)

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Result:
     """Plan the TASK purely, then post it and move the baton as the last act."""
-    ctx = context(args)
+    ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> int:
         plan = plan_task(
