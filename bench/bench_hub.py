@@ -1,0 +1,217 @@
+"""Hub throughput: requests per second for a GET answered 200, a GET answered 304 and a POST
+of a comment, with 1 and 8 concurrent clients, beside a bare aiohttp handler that answers
+the same bytes, measured in the same run; the ratio is the hub's cost over the framework's.
+
+Both servers run as subprocesses (the hub exactly as ``relay hub --port 0``); the load comes
+from aiohttp clients in this process. Each cell is the median of several timed runs. Every
+run uses a fresh token, so the hub's 5,000-per-hour budget never turns answers into 403s,
+and every answer's status is checked, so an error can never pass for speed.
+
+Run: ``python -m bench.bench_hub`` (or ``python -m bench`` for every benchmark).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RUNS = 5
+SECONDS = 1.0
+CLIENTS = (1, 8)
+TOKENS = 800
+PER_TOKEN = 4000  # requests a client sends on one token before taking the next (limit 5,000)
+ISSUE = "/repos/bench/bench/issues/1"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One kind of request and the status it must get."""
+
+    name: str
+    method: str
+    status: int
+    conditional: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"{ISSUE}/comments" if self.method == "POST" else ISSUE
+
+
+SCENARIOS = (
+    Scenario("GET 200", "GET", 200),
+    Scenario("GET 304", "GET", 304, conditional=True),
+    Scenario("POST comment", "POST", 201),
+)
+
+
+def spawn(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start a server that prints its URL on its first line."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "http://" not in line:
+        proc.kill()
+        raise RuntimeError(f"server did not start: {line!r}")
+    return proc, line[line.index("http://") :].split()[0]
+
+
+def request(url: str, token: str, method: str, path: str, body: Any = None) -> Any:
+    """One set-up request; returns the decoded JSON."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"token {token}"}
+    req = urllib.request.Request(f"{url}{path}", data, headers, method=method)
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read() or b"null"), resp.headers.get("ETag")
+
+
+class Hub:
+    """A `relay hub` subprocess with a repository, an issue and a pool of tokens."""
+
+    def __init__(self, workdir: Path) -> None:
+        from relay.hub.store import Store
+
+        store = Store.open(workdir / "hub")
+        self.tokens = [store.create_token("bench") for _ in range(TOKENS)]
+        store.close()
+        argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0"]
+        self.proc, self.url = spawn([*argv, "--data", str(workdir / "hub")])
+        setup = self.tokens.pop()
+        request(self.url, setup, "POST", "/user/repos", {"name": "bench"})
+        request(self.url, setup, "POST", "/repos/bench/bench/issues", {"title": "bench"})
+        self.issue, self.etag = request(self.url, setup, "GET", ISSUE)
+
+    def fresh_token(self) -> str:
+        """A token no run has used yet."""
+        return self.tokens.pop()
+
+
+def bare_app(payload: dict[str, str]) -> Any:
+    """The baseline: aiohttp handlers that answer the hub's bytes with no work at all."""
+    from aiohttp import web
+
+    body, etag, posted = payload["get"].encode(), payload["etag"], payload["post"].encode()
+
+    async def get(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(body=body, content_type="application/json", headers={"ETag": etag})
+
+    async def post(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(status=201, body=posted, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get(ISSUE, get)
+    app.router.add_post(f"{ISSUE}/comments", post)
+    return app
+
+
+def serve_bare(payload_file: str) -> None:
+    """Run the baseline server (``python -m bench.bench_hub --bare FILE``)."""
+    from aiohttp import web
+
+    async def run() -> None:
+        app = bare_app(json.loads(Path(payload_file).read_text()))
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        print(f"bare http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(run())
+
+
+async def load(url: str, scenario: Scenario, *, hub: Hub, clients: int) -> float:
+    """Requests per second over SECONDS with ``clients`` concurrent clients, each on a
+    connection of its own and switching to a fresh token before its budget runs out."""
+    import aiohttp
+
+    data = json.dumps({"body": "bench comment"}).encode() if scenario.method == "POST" else None
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        target = f"{url}{scenario.path}"
+
+        async def worker(deadline: float) -> int:
+            headers = {"If-None-Match": hub.etag} if scenario.conditional else {}
+            done = 0
+            while time.perf_counter() < deadline:
+                if done % PER_TOKEN == 0:
+                    headers["Authorization"] = f"token {hub.fresh_token()}"
+                async with session.request(
+                    scenario.method, target, data=data, headers=headers
+                ) as resp:
+                    await resp.read()
+                    if resp.status != scenario.status:
+                        raise RuntimeError(f"{scenario.name}: got {resp.status} from {url}")
+                done += 1
+            return done
+
+        await asyncio.gather(*(worker(time.perf_counter() + 0.1) for _ in range(clients)))
+        started = time.perf_counter()
+        counts = await asyncio.gather(*(worker(started + SECONDS) for _ in range(clients)))
+        return sum(counts) / (time.perf_counter() - started)
+
+
+def measure(hub: Hub, bare_url: str, scenario: Scenario, clients: int) -> tuple[float, float]:
+    """Median requests/s of the hub and of the bare handler, runs interleaved."""
+    hub_runs, bare_runs = [], []
+    for _ in range(RUNS):
+        hub_runs.append(asyncio.run(load(hub.url, scenario, hub=hub, clients=clients)))
+        bare_runs.append(asyncio.run(load(bare_url, scenario, hub=hub, clients=clients)))
+    return statistics.median(hub_runs), statistics.median(bare_runs)
+
+
+def run(workdir: Path) -> list[dict[str, Any]]:
+    """Measure every scenario at every concurrency; return the rows of the table."""
+    hub = Hub(workdir)
+    payload = workdir / "bare.json"
+    post = json.dumps({**hub.issue, "body": "bench comment"})
+    payload.write_text(json.dumps({"get": json.dumps(hub.issue), "etag": hub.etag, "post": post}))
+    bare, bare_url = spawn([sys.executable, "-m", "bench.bench_hub", "--bare", str(payload)])
+    rows = []
+    try:
+        for scenario in SCENARIOS:
+            for clients in CLIENTS:
+                hub_rps, bare_rps = measure(hub, bare_url, scenario, clients)
+                rows.append({"scenario": scenario.name, "clients": clients, "hub": hub_rps,
+                             "bare": bare_rps, "ratio": hub_rps / bare_rps})  # fmt: skip
+    finally:
+        for proc in (hub.proc, bare):
+            proc.terminate()
+            proc.wait(timeout=10)
+    return rows
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    """Print the table for people."""
+    print(f"hub throughput: requests/s, median of {RUNS} runs of {SECONDS:.1f} s each "
+          f"({os.cpu_count()} CPUs; servers and client share them)")  # fmt: skip
+    print(f"{'request':<14}{'clients':>8}{'hub':>10}{'bare':>10}{'hub/bare':>10}{'ms/req':>9}")
+    for r in rows:
+        per = 1000 * r["clients"] / r["hub"]
+        print(f"{r['scenario']:<14}{r['clients']:>8}{r['hub']:>10.0f}{r['bare']:>10.0f}"
+              f"{r['ratio']:>10.2f}{per:>9.2f}")  # fmt: skip
+
+
+def main() -> None:
+    """Run the benchmark and print the table."""
+    with tempfile.TemporaryDirectory(prefix="relay-bench-hub-") as tmp:
+        report(run(Path(tmp)))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--bare"]:
+        serve_bare(sys.argv[2])
+    else:
+        main()

@@ -1,0 +1,77 @@
+"""`relay hub`: serve the embedded GitHub; `relay hub token LOGIN`: mint a token for it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from relay.result import Result
+
+DESCRIPTION = """\
+Serve the part of GitHub's REST API that relay uses, from SQLite under --data.
+The first line printed holds the base URL; use it as the API base and a token from
+`relay hub token LOGIN` as the credential, exactly as with api.github.com.
+
+Admin endpoints (for a token from `relay hub token LOGIN --admin` only; others get 404):
+  GET|POST|DELETE /_hub/faults    read, set ({"spec": "..."}) or clear faults
+  GET|DELETE      /_hub/requests  request counters by method, path and status
+
+Fault spec (--faults or POST /_hub/faults), comma-separated key=value:
+  500=P 502=P 503=P 429=P secondary=P drop=P slow=P   shares of requests, 0..1
+  latency=S      seconds of delay for `slow` (or for every request if slow is absent)
+  retry_after=N  Retry-After seconds on 429 and secondary 403 (default 1)
+  seed=N         seed of the per-request draw (deterministic)
+  limit=N        stop injecting after N faults
+"""
+
+
+def register(sub: Any) -> None:
+    """Add the `hub` verb and its `token` sub-verb."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "hub",
+        help="serve a local GitHub for relay",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="data directory (default: the platform's user data directory)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8787, help="port, 0 for a free one (default 8787)")
+    p.add_argument("--faults", default="", metavar="SPEC", help="inject faults (see above)")
+    p.set_defaults(func=serve)
+    inner = p.add_subparsers(dest="hub_verb", metavar="token")
+    t = inner.add_parser("token", help="create LOGIN if new and print a fresh token")
+    t.add_argument("login", metavar="LOGIN")
+    t.add_argument("--data", type=Path, default=argparse.SUPPRESS, help="data directory")
+    t.add_argument("--admin", action="store_true", help="the token may use /_hub/ endpoints")
+    t.set_defaults(func=token)
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from relay.hub.server import default_data_dir
+
+    data: Path | None = getattr(args, "data", None)
+    return data if data is not None else default_data_dir()
+
+
+def serve(args: argparse.Namespace) -> Result:
+    """Serve until interrupted."""
+    from relay.hub.faults import FaultSpec
+    from relay.hub.server import run
+
+    spec = FaultSpec.parse(args.faults)
+    url = run(_data_dir(args), host=args.host, port=args.port, faults=spec)
+    return Result(lines=("relay hub stopped",), data={"url": url})
+
+
+def token(args: argparse.Namespace) -> Result:
+    """Print a fresh token, alone, on standard output."""
+    from relay.hub.server import create_token
+
+    value = create_token(_data_dir(args), args.login, admin=args.admin)
+    return Result(lines=(value,), data={"login": args.login, "token": value})

@@ -1,0 +1,304 @@
+"""Issue comments, reactions (on comments and on issues) and issue events.
+
+A new comment bumps its issue's ``comments`` count and ``updated_at``, as GitHub does, so
+a client polling issues with ``since`` notices it. Reactions answer 201 when new and 200
+when that user already left that reaction. Issue events are read from the store's journal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from relay.hub import render
+from relay.hub.api_issues import reaction_counts, render_issues
+from relay.hub.api_labels import issue_row
+from relay.hub.api_repos import RepoAccess, repo_access
+from relay.hub.store import now_us
+from relay.hub.web import (
+    ApiError,
+    Role,
+    check_body,
+    hub_of,
+    invalid,
+    no_content,
+    not_found,
+    paged,
+    paging,
+    parse_since,
+    read_object,
+    reply,
+    viewer,
+)
+
+_COMMENT_SELECT = "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id"
+EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened")
+
+
+def render_comments(
+    request: web.Request, acc: RepoAccess, rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Comment objects, with reaction counts batched."""
+    store = hub_of(request).store
+    counts = reaction_counts(store, "comment", [row["id"] for row in rows])
+    out = []
+    for row in rows:
+        author = store.user(row["user_id"])
+        out.append(
+            render.comment(
+                acc.base,
+                acc.full,
+                row,
+                number=row["number"],
+                author=author,
+                association=acc.association(request, author["id"]),
+                reactions=counts.get(row["id"]),
+            )
+        )
+    return out
+
+
+def _list(request: web.Request, acc: RepoAccess, where: str, args: list[Any]) -> web.Response:
+    since = parse_since(request)
+    if since is not None:
+        where += " AND c.updated_at >= ?"
+        args.append(since)
+    direction = "desc" if request.query.get("direction") == "desc" else "asc"
+    page, per_page = paging(request)
+    db = hub_of(request).store.db
+    total = db.execute(f"SELECT COUNT(*) FROM comments c WHERE {where}", args).fetchone()[0]
+    rows = db.execute(
+        f"{_COMMENT_SELECT} WHERE {where} ORDER BY c.id {direction} LIMIT ? OFFSET ?",
+        (*args, per_page, (page - 1) * per_page),
+    )
+    return paged(request, render_comments(request, acc, [dict(r) for r in rows]), total)
+
+
+async def list_comments(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/issues/{n}/comments`` (``since``, paging; oldest first)."""
+    acc = repo_access(request)
+    issue = issue_row(request, acc)
+    return _list(request, acc, "c.issue_id = ?", [issue["id"]])
+
+
+async def list_repo_comments(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/issues/comments`` (``since``, ``direction``, paging)."""
+    acc = repo_access(request)
+    return _list(request, acc, "c.repo_id = ?", [acc.id])
+
+
+async def create_comment(request: web.Request) -> web.Response:
+    """``POST /repos/{o}/{r}/issues/{n}/comments``: 201, or 422 for a missing or oversize
+    body."""
+    acc = repo_access(request)
+    me = viewer(request)
+    issue = issue_row(request, acc)
+    data = await read_object(request)
+    if data.get("body") is None:
+        raise invalid("IssueComment", "body", "missing_field")
+    body = check_body("IssueComment", data["body"])
+    store, now = hub_of(request).store, now_us()
+    with store.write() as db:
+        cur = db.execute(
+            "INSERT INTO comments (repo_id, issue_id, user_id, body, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (acc.id, issue["id"], me["id"], body, now, now),
+        )
+        db.execute(
+            "UPDATE issues SET comments = comments + 1, updated_at = ? WHERE id = ?",
+            (now, issue["id"]),
+        )
+        store.record(
+            "issue_comment", "created", actor_id=me["id"], repo_id=acc.id,
+            issue_id=issue["id"], comment_id=cur.lastrowid,
+        )  # fmt: skip
+    row = {
+        "id": cur.lastrowid, "user_id": me["id"], "body": body, "created_at": now,
+        "updated_at": now, "number": issue["number"],
+    }  # fmt: skip
+    return reply(render_comments(request, acc, [row])[0], 201)
+
+
+def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
+    """The comment ``{comment_id}`` of the repository, or 404."""
+    row = (
+        hub_of(request)
+        .store.db.execute(
+            f"{_COMMENT_SELECT} WHERE c.id = ? AND c.repo_id = ?",
+            (int(request.match_info["comment_id"]), acc.id),
+        )
+        .fetchone()
+    )
+    if row is None:
+        raise not_found()
+    return dict(row)
+
+
+async def get_comment(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/issues/comments/{id}``."""
+    acc = repo_access(request)
+    return reply(render_comments(request, acc, [comment_row(request, acc)])[0])
+
+
+def _own_or_push(request: web.Request, acc: RepoAccess, row: dict[str, Any]) -> int:
+    me = viewer(request)
+    if row["user_id"] != me["id"] and acc.role < Role.PUSH:
+        raise ApiError(403, "Must have push access to this repository.")
+    return int(me["id"])
+
+
+async def update_comment(request: web.Request) -> web.Response:
+    """``PATCH /repos/{o}/{r}/issues/comments/{id}``: the author or push+ may edit."""
+    acc = repo_access(request)
+    row = comment_row(request, acc)
+    actor = _own_or_push(request, acc, row)
+    data = await read_object(request)
+    if data.get("body") is None:
+        raise invalid("IssueComment", "body", "missing_field")
+    body, store, now = check_body("IssueComment", data["body"]), hub_of(request).store, now_us()
+    with store.write() as db:
+        db.execute(
+            "UPDATE comments SET body = ?, updated_at = ? WHERE id = ?", (body, now, row["id"])
+        )
+        store.record(
+            "issue_comment", "edited", actor_id=actor, repo_id=acc.id,
+            issue_id=row["issue_id"], comment_id=row["id"],
+        )  # fmt: skip
+    return reply(render_comments(request, acc, [{**row, "body": body, "updated_at": now}])[0])
+
+
+async def delete_comment(request: web.Request) -> web.Response:
+    """``DELETE /repos/{o}/{r}/issues/comments/{id}``: 204."""
+    acc = repo_access(request)
+    row = comment_row(request, acc)
+    actor = _own_or_push(request, acc, row)
+    store = hub_of(request).store
+    with store.write() as db:
+        db.execute("DELETE FROM comments WHERE id = ?", (row["id"],))
+        db.execute(
+            "DELETE FROM reactions WHERE subject = 'comment' AND subject_id = ?", (row["id"],)
+        )
+        db.execute("UPDATE issues SET comments = comments - 1 WHERE id = ?", (row["issue_id"],))
+        store.record(
+            "issue_comment", "deleted", actor_id=actor, repo_id=acc.id,
+            issue_id=row["issue_id"], comment_id=row["id"],
+        )  # fmt: skip
+    return no_content()
+
+
+# --- reactions ----------------------------------------------------------------------------
+
+
+def _subject(request: web.Request, acc: RepoAccess) -> tuple[str, dict[str, Any]]:
+    if "comment_id" in request.match_info:
+        return "comment", comment_row(request, acc)
+    return "issue", issue_row(request, acc)
+
+
+async def list_reactions(request: web.Request) -> web.Response:
+    """``GET .../issues/comments/{id}/reactions`` and ``GET .../issues/{n}/reactions``."""
+    acc = repo_access(request)
+    subject, row = _subject(request, acc)
+    where, args = "subject = ? AND subject_id = ?", [subject, row["id"]]
+    if "content" in request.query:
+        where += " AND content = ?"
+        args.append(request.query["content"])
+    page, per_page = paging(request)
+    store = hub_of(request).store
+    total = store.db.execute(f"SELECT COUNT(*) FROM reactions WHERE {where}", args).fetchone()[0]
+    rows = store.db.execute(
+        f"SELECT * FROM reactions WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        (*args, per_page, (page - 1) * per_page),
+    )
+    items = [render.reaction(acc.base, dict(r), store.user(r["user_id"])) for r in rows]
+    return paged(request, items, total)
+
+
+async def create_reaction(request: web.Request) -> web.Response:
+    """``POST .../reactions``: 201 when new, 200 when this user already left it."""
+    acc = repo_access(request)
+    me = viewer(request)
+    subject, row = _subject(request, acc)
+    content = (await read_object(request)).get("content")
+    if content not in render.REACTIONS:
+        raise invalid("Reaction", "content", "invalid")
+    store = hub_of(request).store
+    find = (
+        "SELECT * FROM reactions WHERE subject = ? AND subject_id = ? AND user_id = ?"
+        " AND content = ?"
+    )
+    key = (subject, row["id"], me["id"], content)
+    with store.write() as db:
+        existing = db.execute(find, key).fetchone()
+        if existing is None:
+            db.execute(
+                "INSERT INTO reactions (subject, subject_id, user_id, content, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (*key, now_us()),
+            )
+            issue_id = row["id"] if subject == "issue" else row["issue_id"]
+            comment_id = row["id"] if subject == "comment" else None
+            store.record(
+                "reaction", "created", actor_id=me["id"], repo_id=acc.id,
+                issue_id=issue_id, comment_id=comment_id, detail=content,
+            )  # fmt: skip
+        found = dict(db.execute(find, key).fetchone())
+    return reply(render.reaction(acc.base, found, me), 200 if existing else 201)
+
+
+async def delete_reaction(request: web.Request) -> web.Response:
+    """``DELETE .../reactions/{reaction_id}``: 204 (the reactor or an admin)."""
+    acc = repo_access(request)
+    me = viewer(request)
+    subject, row = _subject(request, acc)
+    store = hub_of(request).store
+    with store.write() as db:
+        gone = db.execute(
+            "DELETE FROM reactions WHERE id = ? AND subject = ? AND subject_id = ?"
+            " AND (user_id = ? OR ?)",
+            (
+                int(request.match_info["reaction_id"]), subject, row["id"], me["id"],
+                acc.role >= Role.ADMIN,
+            ),
+        ).rowcount  # fmt: skip
+    if not gone:
+        raise not_found()
+    return no_content()
+
+
+# --- issue events -------------------------------------------------------------------------
+
+
+async def list_events(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/issues/{n}/events``: labeled, unlabeled, closed, reopened."""
+    acc = repo_access(request)
+    issue = issue_row(request, acc)
+    where = f"issue_id = ? AND kind = 'issues' AND action IN {EVENT_ACTIONS!r}"
+    page, per_page = paging(request)
+    store = hub_of(request).store
+    count = f"SELECT COUNT(*) FROM journal WHERE {where}"
+    total = store.db.execute(count, (issue["id"],)).fetchone()[0]
+    rows = store.db.execute(
+        f"SELECT * FROM journal WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        (issue["id"], per_page, (page - 1) * per_page),
+    )
+    items = [render.event(acc.base, acc.full, dict(r), store.user(r["actor_id"])) for r in rows]
+    return paged(request, items, total)
+
+
+async def get_event(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/issues/events/{id}``: one event, with its issue embedded."""
+    acc = repo_access(request)
+    store = hub_of(request).store
+    where = f"id = ? AND repo_id = ? AND kind = 'issues' AND action IN {EVENT_ACTIONS!r}"
+    row = store.db.execute(
+        f"SELECT * FROM journal WHERE {where}", (int(request.match_info["event_id"]), acc.id)
+    ).fetchone()
+    if row is None:
+        raise not_found()
+    issue = dict(
+        store.db.execute("SELECT * FROM issues WHERE id = ?", (row["issue_id"],)).fetchone()
+    )
+    out = render.event(acc.base, acc.full, dict(row), store.user(row["actor_id"]))
+    return reply({**out, "issue": render_issues(request, acc, [issue])[0]})

@@ -1,0 +1,273 @@
+"""Users, repositories, collaborators and ``/rate_limit``; and the access check every
+repository-scoped handler starts with (:func:`repo_access`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from relay.hub import render
+from relay.hub.store import now_us
+from relay.hub.web import (
+    ROLE_NAMES,
+    ApiError,
+    Role,
+    hub_of,
+    need,
+    no_content,
+    not_found,
+    origin,
+    read_object,
+    reply,
+    viewer,
+)
+
+_REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
+_ROLE_NAME = {"pull": "read", "push": "write"}
+
+
+@dataclass
+class RepoAccess:
+    """A repository as one caller sees it: its row, its owner and the caller's role."""
+
+    row: dict[str, Any]
+    owner: dict[str, Any]
+    role: Role
+    base: str
+    _collaborators: dict[int, str] | None = field(default=None, repr=False)
+
+    @property
+    def id(self) -> int:
+        """The repository id."""
+        return int(self.row["id"])
+
+    @property
+    def full(self) -> str:
+        """``owner/name``."""
+        return f"{self.owner['login']}/{self.row['name']}"
+
+    def association(self, request: web.Request, user_id: int) -> str:
+        """``author_association`` of a user in this repository."""
+        if user_id == self.owner["id"]:
+            return "OWNER"
+        if self._collaborators is None:
+            rows = hub_of(request).store.db.execute(
+                "SELECT user_id, permission FROM collaborators WHERE repo_id = ?", (self.id,)
+            )
+            self._collaborators = {r[0]: r[1] for r in rows}
+        return "COLLABORATOR" if user_id in self._collaborators else "NONE"
+
+    def permissions(self) -> dict[str, bool]:
+        """The ``permissions`` object GitHub adds for an authenticated caller."""
+        return {name: self.role >= role for name, role in ROLE_NAMES.items()}
+
+
+def repo_access(
+    request: web.Request,
+    wanted: Role = Role.PULL,
+    *,
+    owner: str | None = None,
+    name: str | None = None,
+) -> RepoAccess:
+    """Resolve ``{owner}/{repo}`` for the caller: 404 if hidden, 403 if the role is short."""
+    store = hub_of(request).store
+    who: dict[str, Any] | None = request.get("viewer")
+    row = store.db.execute(
+        "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
+        " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
+        " WHERE u.login = ? AND r.name = ?",
+        (
+            who["id"] if who else None,
+            owner or request.match_info["owner"],
+            name or request.match_info["repo"],
+        ),
+    ).fetchone()
+    if row is None:
+        raise not_found()
+    data = dict(row)
+    if who is not None and who["id"] == data["owner_id"]:
+        role = Role.ADMIN
+    elif data["permission"] is not None:
+        role = ROLE_NAMES[data["permission"]]
+    else:
+        role = Role.NONE if data["private"] else Role.PULL
+    if role == Role.NONE:
+        raise not_found()
+    if wanted > Role.PULL:
+        viewer(request)
+        need(role, wanted)
+    return RepoAccess(data, store.user(data["owner_id"]), role, origin(request))
+
+
+async def get_user(request: web.Request) -> web.Response:
+    """``GET /user``."""
+    me = viewer(request)
+    count = (
+        hub_of(request)
+        .store.db.execute(
+            "SELECT COUNT(*) FROM repos WHERE owner_id = ? AND private = 0", (me["id"],)
+        )
+        .fetchone()[0]
+    )
+    return reply(render.private_user(origin(request), me, public_repos=count))
+
+
+async def get_other_user(request: web.Request) -> web.Response:
+    """``GET /users/{login}``."""
+    found = hub_of(request).store.user_by_login(request.match_info["login"])
+    if found is None:
+        raise not_found()
+    return reply(render.user_row(origin(request), found))
+
+
+def _creation_failed(code: str, message: str | None = None) -> ApiError:
+    error = {"resource": "Repository", "code": code, "field": "name"}
+    if message:
+        error["message"] = message
+    return ApiError(422, "Repository creation failed.", errors=[error])
+
+
+async def create_repo(request: web.Request) -> web.Response:
+    """``POST /user/repos``: 201, or 422 when the name is missing, malformed or taken."""
+    me = viewer(request)
+    data = await read_object(request)
+    name = data.get("name")
+    if not isinstance(name, str) or not _REPO_NAME.match(name):
+        raise _creation_failed("missing_field")
+    store, now = hub_of(request).store, now_us()
+    with store.write() as db:
+        taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
+        if db.execute(taken, (me["id"], name)).fetchone():
+            raise _creation_failed("custom", "name already exists on this account")
+        cur = db.execute(
+            "INSERT INTO repos (owner_id, name, private, description, default_branch,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, 'main', ?, ?)",
+            (me["id"], name, int(bool(data.get("private"))), data.get("description"), now, now),
+        )
+        store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
+    acc = repo_access(request, owner=me["login"], name=name)
+    return reply(_render_repo(request, acc), 201)
+
+
+def _render_repo(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
+    row = dict(acc.row)
+    row["open_issues"] = (
+        hub_of(request)
+        .store.db.execute(
+            "SELECT COUNT(*) FROM issues WHERE repo_id = ? AND state = 'open'", (acc.id,)
+        )
+        .fetchone()[0]
+    )
+    perms = acc.permissions() if request.get("viewer") else None
+    return render.repo(acc.base, row, acc.owner, perms)
+
+
+async def get_repo(request: web.Request) -> web.Response:
+    """``GET /repos/{owner}/{repo}``."""
+    return reply(_render_repo(request, repo_access(request)))
+
+
+def _target_user(request: web.Request) -> dict[str, Any]:
+    found = hub_of(request).store.user_by_login(request.match_info["user"])
+    if found is None:
+        raise not_found()
+    return found
+
+
+def _role_of(request: web.Request, acc: RepoAccess, target: dict[str, Any]) -> str:
+    """The target user's role name: admin, maintain, push, triage, pull, read or none."""
+    if target["id"] == acc.owner["id"]:
+        return "admin"
+    row = (
+        hub_of(request)
+        .store.db.execute(
+            "SELECT permission FROM collaborators WHERE repo_id = ? AND user_id = ?",
+            (acc.id, target["id"]),
+        )
+        .fetchone()
+    )
+    if row is not None:
+        return str(row[0])
+    return "none" if acc.row["private"] else "read"
+
+
+async def get_permission(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/collaborators/{user}/permission``."""
+    acc = repo_access(request)
+    target = _target_user(request)
+    role_name = _role_of(request, acc, target)
+    role = _ROLE_NAME.get(role_name, role_name)
+    rank = ROLE_NAMES.get(role_name, Role.PULL if role_name == "read" else Role.NONE)
+    user = {
+        **render.user_row(acc.base, target),
+        "permissions": {n: rank >= r for n, r in ROLE_NAMES.items()},
+        "role_name": role,
+    }
+    return reply({"permission": _LEGACY.get(role_name, role_name), "role_name": role, "user": user})
+
+
+async def put_collaborator(request: web.Request) -> web.Response:
+    """``PUT /repos/{o}/{r}/collaborators/{user}``: 201 with the (auto-accepted)
+    invitation when new, 204 when the user already collaborates."""
+    acc = repo_access(request, Role.ADMIN)
+    target = _target_user(request)
+    data = await read_object(request)
+    permission = data.get("permission", "push")
+    if permission not in ROLE_NAMES:
+        raise ApiError(422, f"Invalid permission: {permission}")
+    if target["id"] == acc.owner["id"]:
+        raise ApiError(422, "Repository owner cannot be a collaborator")
+    store, me = hub_of(request).store, viewer(request)
+    with store.write() as db:
+        existed = db.execute(
+            "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
+            (acc.id, target["id"]),
+        ).fetchone()
+        db.execute(
+            "INSERT OR REPLACE INTO collaborators VALUES (?, ?, ?)",
+            (acc.id, target["id"], permission),
+        )
+        entry = store.record("member", "added", actor_id=me["id"], repo_id=acc.id)
+    if existed:
+        return no_content()
+    invitation = _invitation(request, acc, entry.id, target=target, permission=permission)
+    return reply(invitation, 201)
+
+
+def _invitation(
+    request: web.Request,
+    acc: RepoAccess,
+    ident: int,
+    *,
+    target: dict[str, Any],
+    permission: str,
+) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "node_id": render.node_id("RepositoryInvitation", ident),
+        "repository": _render_repo(request, acc),
+        "invitee": render.user_row(acc.base, target),
+        "inviter": render.user_row(acc.base, viewer(request)),
+        "permissions": permission,
+        "created_at": render.stamp(now_us()),
+        "expired": False,
+        "url": f"{acc.base}/user/repository_invitations/{ident}",
+        "html_url": f"{acc.base}/{acc.full}/invitations",
+    }
+
+
+async def rate_limit(request: web.Request) -> web.Response:
+    """``GET /rate_limit`` (not charged; the middleware knows)."""
+    win = hub_of(request).window(request.get("rate_key", ""))
+    core = {
+        "limit": win.limit,
+        "used": win.used,
+        "remaining": win.limit - win.used,
+        "reset": win.reset,
+        "resource": "core",
+    }
+    return reply({"resources": {"core": core}, "rate": core})

@@ -1,0 +1,237 @@
+"""GitHub's JSON shapes for the hub's rows: user, repository, label, issue, comment, reaction,
+issue event and git ref. Pure functions of a row and the origin the client used.
+
+Field lists follow GitHub's REST responses (the 2022-11-28 API version) so that clients
+which read any of those fields find them; values the hub has no notion of are GitHub's
+defaults for a plain personal repository (``null``, ``false``, ``0``, ``[]``).
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import zlib
+from functools import lru_cache
+from typing import Any
+from urllib.parse import quote
+
+REACTIONS = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
+_REPO_URLS = (
+    "forks", "teams", "hooks", "events", "tags", "languages", "stargazers", "contributors",
+    "subscribers", "subscription", "merges", "downloads", "deployments",
+)  # fmt: skip
+_REPO_TEMPLATES = (
+    ("issue_events", "issues/events", "number"), ("branches", "branches", "branch"),
+    ("blobs", "git/blobs", "sha"), ("git_tags", "git/tags", "sha"),
+    ("git_refs", "git/refs", "sha"), ("trees", "git/trees", "sha"),
+    ("statuses", "statuses", "sha"), ("commits", "commits", "sha"),
+    ("git_commits", "git/commits", "sha"), ("comments", "comments", "number"),
+    ("issue_comment", "issues/comments", "number"), ("issues", "issues", "number"),
+    ("pulls", "pulls", "number"), ("milestones", "milestones", "number"),
+    ("labels", "labels", "name"), ("releases", "releases", "id"),
+    ("collaborators", "collaborators", "collaborator"), ("keys", "keys", "key_id"),
+    ("assignees", "assignees", "user"), ("notifications", "notifications", "id"),
+)  # fmt: skip
+
+
+def stamp(us: int | None) -> str | None:
+    """Microseconds since the epoch as GitHub's ``YYYY-MM-DDTHH:MM:SSZ`` (or None)."""
+    if us is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(us // 1_000_000))
+
+
+def node_id(kind: str, ident: int) -> str:
+    """An opaque, stable global id in the style of GitHub's legacy node ids."""
+    return base64.b64encode(f"0{len(kind)}:{kind}{ident}".encode()).decode()
+
+
+@lru_cache(maxsize=4096)
+def user(base: str, ident: int, login: str, kind: str = "User") -> dict[str, Any]:
+    """A simple-user object; cached, so callers must not mutate it."""
+    api = f"{base}/users/{login}"
+    return {
+        "login": login, "id": ident, "node_id": node_id(kind, ident),
+        "avatar_url": f"{base}/avatars/u/{ident}", "gravatar_id": "", "url": api,
+        "html_url": f"{base}/{login}", "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions", "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos", "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events", "type": kind,
+        "user_view_type": "public", "site_admin": False,
+    }  # fmt: skip
+
+
+def user_row(base: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A simple-user object from a users row."""
+    return user(base, row["id"], row["login"], row["type"])
+
+
+def private_user(base: str, row: dict[str, Any], *, public_repos: int) -> dict[str, Any]:
+    """The authenticated user, as ``GET /user`` shows it."""
+    extra = {
+        "name": None, "company": None, "blog": "", "location": None, "email": None,
+        "hireable": None, "bio": None, "twitter_username": None, "notification_email": None,
+        "public_repos": public_repos, "public_gists": 0, "followers": 0, "following": 0,
+        "created_at": stamp(row["created_at"]), "updated_at": stamp(row["created_at"]),
+    }  # fmt: skip
+    return {**user_row(base, row), **extra}
+
+
+def repo(
+    base: str, row: dict[str, Any], owner: dict[str, Any], permissions: dict[str, bool] | None
+) -> dict[str, Any]:
+    """A full repository object."""
+    full = f"{owner['login']}/{row['name']}"
+    api = f"{base}/repos/{full}"
+    host = base.split("://", 1)[-1]
+    urls = {f"{k}_url": f"{api}/{k}" for k in _REPO_URLS}
+    templated = {f"{k}_url": f"{api}/{p}{{/{v}}}" for k, p, v in _REPO_TEMPLATES}
+    open_issues = row.get("open_issues", 0)
+    out: dict[str, Any] = {
+        "id": row["id"], "node_id": node_id("Repository", row["id"]), "name": row["name"],
+        "full_name": full, "private": bool(row["private"]), "owner": user_row(base, owner),
+        "html_url": f"{base}/{full}", "description": row["description"], "fork": False,
+        "url": api, **urls, **templated,
+        "archive_url": f"{api}/{{archive_format}}{{/ref}}",
+        "compare_url": f"{api}/compare/{{base}}...{{head}}",
+        "contents_url": f"{api}/contents/{{+path}}",
+        "git_url": f"git://{host}/{full}.git", "ssh_url": f"git@{host}:{full}.git",
+        "clone_url": f"{base}/{full}.git", "svn_url": f"{base}/{full}", "mirror_url": None,
+        "homepage": None, "size": 0, "stargazers_count": 0, "watchers_count": 0,
+        "language": None, "has_issues": True, "has_projects": True, "has_downloads": True,
+        "has_wiki": True, "has_pages": False, "has_discussions": False, "forks_count": 0,
+        "archived": False, "disabled": False, "open_issues_count": open_issues,
+        "license": None, "allow_forking": True, "is_template": False,
+        "web_commit_signoff_required": False, "topics": [],
+        "visibility": "private" if row["private"] else "public", "forks": 0,
+        "open_issues": open_issues, "watchers": 0, "default_branch": row["default_branch"],
+        "created_at": stamp(row["created_at"]), "updated_at": stamp(row["updated_at"]),
+        "pushed_at": stamp(row["updated_at"]), "network_count": 0, "subscribers_count": 0,
+    }  # fmt: skip
+    if permissions is not None:
+        out["permissions"] = permissions
+    return out
+
+
+def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A label object."""
+    return {
+        "id": row["id"],
+        "node_id": node_id("Label", row["id"]),
+        "url": f"{base}/repos/{full}/labels/{quote(row['name'], safe='')}",
+        "name": row["name"],
+        "color": row["color"],
+        "default": False,
+        "description": row["description"],
+    }
+
+
+def reaction_summary(url: str, counts: dict[str, int] | None) -> dict[str, Any]:
+    """The ``reactions`` rollup GitHub embeds in issues and comments."""
+    counts = counts or {}
+    out: dict[str, Any] = {"url": url, "total_count": sum(counts.values())}
+    for content in REACTIONS:
+        out[content] = counts.get(content, 0)
+    return out
+
+
+def issue(
+    base: str,
+    full: str,
+    row: dict[str, Any],
+    *,
+    labels: list[dict[str, Any]],
+    author: dict[str, Any],
+    association: str,
+    reactions: dict[str, int] | None,
+    closed_by: dict[str, Any] | None = None,
+    single: bool = False,
+) -> dict[str, Any]:
+    """An issue object (``closed_by`` only on a single-issue answer, as GitHub does)."""
+    number = row["number"]
+    api = f"{base}/repos/{full}/issues/{number}"
+    out = {
+        "url": api, "repository_url": f"{base}/repos/{full}",
+        "labels_url": f"{api}/labels{{/name}}", "comments_url": f"{api}/comments",
+        "events_url": f"{api}/events", "html_url": f"{base}/{full}/issues/{number}",
+        "id": row["id"], "node_id": node_id("Issue", row["id"]), "number": number,
+        "title": row["title"], "user": user_row(base, author),
+        "labels": [label(base, full, lab) for lab in labels], "state": row["state"],
+        "locked": False, "assignee": None, "assignees": [], "milestone": None,
+        "comments": row["comments"], "created_at": stamp(row["created_at"]),
+        "updated_at": stamp(row["updated_at"]), "closed_at": stamp(row["closed_at"]),
+        "author_association": association, "type": None, "active_lock_reason": None,
+        "sub_issues_summary": {"total": 0, "completed": 0, "percent_completed": 0},
+        "body": row["body"], "reactions": reaction_summary(f"{api}/reactions", reactions),
+        "timeline_url": f"{api}/timeline", "performed_via_github_app": None,
+        "state_reason": row["state_reason"],
+    }  # fmt: skip
+    if single:
+        out["closed_by"] = None if closed_by is None else user_row(base, closed_by)
+    return out
+
+
+def comment(
+    base: str,
+    full: str,
+    row: dict[str, Any],
+    *,
+    number: int,
+    author: dict[str, Any],
+    association: str,
+    reactions: dict[str, int] | None,
+) -> dict[str, Any]:
+    """An issue-comment object."""
+    ident = row["id"]
+    api = f"{base}/repos/{full}/issues/comments/{ident}"
+    return {
+        "url": api, "html_url": f"{base}/{full}/issues/{number}#issuecomment-{ident}",
+        "issue_url": f"{base}/repos/{full}/issues/{number}", "id": ident,
+        "node_id": node_id("IssueComment", ident), "user": user_row(base, author),
+        "created_at": stamp(row["created_at"]), "updated_at": stamp(row["updated_at"]),
+        "author_association": association, "body": row["body"],
+        "reactions": reaction_summary(f"{api}/reactions", reactions),
+        "performed_via_github_app": None,
+    }  # fmt: skip
+
+
+def reaction(base: str, row: dict[str, Any], author: dict[str, Any]) -> dict[str, Any]:
+    """A reaction object."""
+    return {
+        "id": row["id"],
+        "node_id": node_id("Reaction", row["id"]),
+        "user": user_row(base, author),
+        "content": row["content"],
+        "created_at": stamp(row["created_at"]),
+    }
+
+
+def event(base: str, full: str, row: dict[str, Any], actor: dict[str, Any]) -> dict[str, Any]:
+    """An issue event (``labeled``, ``unlabeled``, ``closed``, ``reopened``)."""
+    out: dict[str, Any] = {
+        "id": row["id"], "node_id": node_id("IssueEvent", row["id"]),
+        "url": f"{base}/repos/{full}/issues/events/{row['id']}",
+        "actor": user_row(base, actor), "event": row["action"], "commit_id": None,
+        "commit_url": None, "created_at": stamp(row["created_at"]),
+        "performed_via_github_app": None,
+    }  # fmt: skip
+    if row["label_name"] is not None:
+        out["label"] = {"name": row["label_name"], "color": row["label_color"]}
+    return out
+
+
+def ref(base: str, full: str, name: str, sha: str) -> dict[str, Any]:
+    """A git reference object."""
+    return {
+        "ref": name,
+        "node_id": node_id("Ref", zlib.crc32(f"{full}:{name}".encode())),
+        "url": f"{base}/repos/{full}/git/{name}",
+        "object": {
+            "sha": sha,
+            "type": "commit",
+            "url": f"{base}/repos/{full}/git/commits/{sha}",
+        },
+    }

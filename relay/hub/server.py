@@ -1,0 +1,86 @@
+"""Running the hub in the foreground, and minting tokens for it.
+
+The first line printed is the base URL (flushed at once) so that a parent process can
+start ``relay hub --port 0`` and read where it listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+
+from relay.errors import LocalUsageError
+from relay.hub.faults import FaultSpec
+
+
+def default_data_dir() -> Path:
+    """The platform's user data directory for the hub."""
+    import platformdirs
+
+    return platformdirs.user_data_path("relay", appauthor=False) / "hub"
+
+
+def create_token(data_dir: Path, login: str, *, admin: bool = False) -> str:
+    """Create the user if new and return a fresh token."""
+    from relay.hub.store import Store
+
+    if not login or "/" in login or login.strip() != login:
+        raise LocalUsageError(f"bad login {login!r}", hint="use letters, digits and dashes")
+    store = Store.open(data_dir)
+    try:
+        return store.create_token(login, admin=admin)
+    finally:
+        store.close()
+
+
+def base_url(host: str, port: int) -> str:
+    """The URL clients use; a wildcard bind is reached through loopback."""
+    if host in ("0.0.0.0", "", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def serve(data_dir: Path, *, host: str, port: int, faults: FaultSpec) -> str:
+    """Serve until SIGINT/SIGTERM; return the URL it served on."""
+    from aiohttp import web
+
+    from relay.hub.app import build_app
+
+    app = build_app(data_dir, faults=faults)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
+    try:
+        await site.start()
+    except OSError as err:
+        await runner.cleanup()
+        raise LocalUsageError(
+            f"cannot listen on {host}:{port}: {err.strerror}",
+            hint="pick another --port (0 picks a free one)",
+        ) from None
+    url = base_url(host, runner.addresses[0][1])
+    print(f"relay hub serving {url} (data: {data_dir})", flush=True)
+    await _wait_for_stop()
+    await runner.cleanup()
+    return url
+
+
+async def _wait_for_stop() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def run(data_dir: Path, *, host: str, port: int, faults: FaultSpec) -> str:
+    """Serve in the foreground (blocking); return the URL once stopped."""
+    try:
+        return asyncio.run(serve(data_dir, host=host, port=port, faults=faults))
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        return base_url(host, port)

@@ -1,0 +1,210 @@
+"""The hub's SQLite store: schema, one-writer transactions, users, tokens, repositories.
+
+The server uses one connection from the event-loop thread and never awaits inside a
+transaction, so writes are serialised by construction. ``relay hub token`` may write from
+another process at the same time: WAL plus ``BEGIN IMMEDIATE`` and a busy timeout cover it.
+Every mutation calls :meth:`Store.record`, the single place where "what happened" is kept
+(issue events are read from it; webhooks will subscribe to :attr:`Store.listeners`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import string
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+DB_NAME = "hub.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  type TEXT NOT NULL DEFAULT 'User', created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+  digest TEXT PRIMARY KEY, user_id INTEGER NOT NULL, admin INTEGER NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS repos (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL,
+  name TEXT NOT NULL COLLATE NOCASE, private INTEGER NOT NULL, description TEXT,
+  default_branch TEXT NOT NULL, next_number INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, UNIQUE (owner_id, name));
+CREATE TABLE IF NOT EXISTS collaborators (
+  repo_id INTEGER NOT NULL, user_id INTEGER NOT NULL, permission TEXT NOT NULL,
+  PRIMARY KEY (repo_id, user_id));
+CREATE TABLE IF NOT EXISTS labels (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, repo_id INTEGER NOT NULL,
+  name TEXT NOT NULL COLLATE NOCASE, color TEXT NOT NULL, description TEXT,
+  UNIQUE (repo_id, name));
+CREATE TABLE IF NOT EXISTS issues (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, repo_id INTEGER NOT NULL, number INTEGER NOT NULL,
+  title TEXT NOT NULL, body TEXT, user_id INTEGER NOT NULL, state TEXT NOT NULL,
+  state_reason TEXT, closed_by INTEGER, comments INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, closed_at INTEGER,
+  UNIQUE (repo_id, number));
+CREATE INDEX IF NOT EXISTS issues_updated ON issues (repo_id, updated_at);
+CREATE TABLE IF NOT EXISTS issue_labels (
+  issue_id INTEGER NOT NULL, label_id INTEGER NOT NULL, PRIMARY KEY (issue_id, label_id));
+CREATE TABLE IF NOT EXISTS comments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, repo_id INTEGER NOT NULL, issue_id INTEGER NOT NULL,
+  user_id INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS comments_issue ON comments (issue_id, id);
+CREATE TABLE IF NOT EXISTS reactions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, subject TEXT NOT NULL, subject_id INTEGER NOT NULL,
+  user_id INTEGER NOT NULL, content TEXT NOT NULL, created_at INTEGER NOT NULL,
+  UNIQUE (subject, subject_id, user_id, content));
+CREATE TABLE IF NOT EXISTS refs (
+  repo_id INTEGER NOT NULL, ref TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY (repo_id, ref));
+CREATE TABLE IF NOT EXISTS journal (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, repo_id INTEGER, kind TEXT NOT NULL,
+  action TEXT NOT NULL, actor_id INTEGER NOT NULL, issue_id INTEGER, comment_id INTEGER,
+  label_name TEXT, label_color TEXT, detail TEXT, created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS journal_issue ON journal (issue_id, id);
+"""
+
+_TOKEN_ALPHABET = string.ascii_letters + string.digits
+_JOURNAL_COLUMNS = ("repo_id", "issue_id", "comment_id", "label_name", "label_color", "detail")
+
+
+def now_us() -> int:
+    """Wall-clock time in integer microseconds (rendered to seconds, as GitHub does)."""
+    return time.time_ns() // 1000
+
+
+def digest(token: str) -> str:
+    """Tokens are stored hashed, so a copied database does not leak them."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One thing that happened, as recorded by a mutation (the future webhook payload)."""
+
+    id: int
+    repo_id: int | None
+    kind: str
+    action: str
+    actor_id: int
+    issue_id: int | None = None
+    comment_id: int | None = None
+    label_name: str | None = None
+    label_color: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class Store:
+    """The hub's database; one instance per process, used from one thread."""
+
+    path: Path
+    db: sqlite3.Connection = field(init=False)
+    listeners: list[Callable[[JournalEntry], None]] = field(default_factory=list)
+    _pending: list[JournalEntry] = field(default_factory=list)
+    _users: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA busy_timeout = 5000")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.executescript(SCHEMA)  # idempotent; executescript commits on its own
+        with self.write():
+            self.db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+
+    @classmethod
+    def open(cls, data_dir: Path) -> Store:
+        """Open (creating if needed) the store under a data directory."""
+        return cls(path=data_dir / DB_NAME)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; journal listeners run only after it commits."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._pending.clear()
+            raise
+        self.db.execute("COMMIT")
+        entries, self._pending = self._pending, []
+        for entry in entries:
+            for listener in self.listeners:
+                listener(entry)
+
+    def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
+        """Append what a mutation did to the journal (inside its transaction)."""
+        values = [where.get(c) for c in _JOURNAL_COLUMNS]
+        cur = self.db.execute(
+            "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
+            " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (*values, kind, action, actor_id, now_us()),
+        )
+        entry = JournalEntry(
+            cur.lastrowid or 0,
+            kind=kind,
+            action=action,
+            actor_id=actor_id,
+            **{c: where.get(c) for c in _JOURNAL_COLUMNS},
+        )
+        self._pending.append(entry)
+        return entry
+
+    # --- users and tokens -------------------------------------------------------------
+
+    def user(self, user_id: int) -> dict[str, Any]:
+        """A user row as a dict, cached (logins never change in the hub)."""
+        found = self._users.get(user_id)
+        if found is None:
+            row = self.db.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+            found = self._users[user_id] = dict(row)
+        return found
+
+    def user_by_login(self, login: str) -> dict[str, Any] | None:
+        """The user with this login (case-insensitive), or None."""
+        row = self.db.execute("SELECT id FROM users WHERE login = ?", (login,)).fetchone()
+        return None if row is None else self.user(row["id"])
+
+    def ensure_user(self, login: str) -> dict[str, Any]:
+        """Create the user if new; return it."""
+        with self.write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO users (login, created_at) VALUES (?, ?)", (login, now_us())
+            )
+        found = self.user_by_login(login)
+        assert found is not None
+        return found
+
+    def create_token(self, login: str, *, admin: bool = False) -> str:
+        """Create the user if new and return a fresh token for it."""
+        user = self.ensure_user(login)
+        token = "ghp_" + "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(36))
+        with self.write() as db:
+            db.execute(
+                "INSERT INTO tokens VALUES (?, ?, ?, ?)",
+                (digest(token), user["id"], int(admin), now_us()),
+            )
+        return token
+
+    def token_owner(self, token: str) -> tuple[dict[str, Any], bool] | None:
+        """The user a token belongs to and whether it is an admin token, or None."""
+        row = self.db.execute(
+            "SELECT user_id, admin FROM tokens WHERE digest = ?", (digest(token),)
+        ).fetchone()
+        return None if row is None else (self.user(row["user_id"]), bool(row["admin"]))

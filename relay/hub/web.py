@@ -1,0 +1,250 @@
+"""HTTP helpers the hub's handlers share: GitHub-shaped errors, JSON, paging, access checks.
+
+Everything here answers the way GitHub answers: errors are ``{"message",
+"documentation_url"}`` (plus ``errors`` for 422), lists page through ``per_page``/``page`` with
+a ``Link`` header, and a repository the caller may not see is a 404, never a 403.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from relay.errors import RelayError
+
+if TYPE_CHECKING:
+    from relay.hub.faults import Faults
+    from relay.hub.store import Store
+
+DOCS = "https://docs.github.com/rest"
+MAX_BODY = 65536
+MAX_LABEL = 50
+RATE_LIMIT = 5000
+ANONYMOUS_LIMIT = 60
+
+
+class Role(IntEnum):
+    """Repository roles, ordered so that a higher role includes the lower ones."""
+
+    NONE = 0
+    PULL = 1
+    TRIAGE = 2
+    PUSH = 3
+    MAINTAIN = 4
+    ADMIN = 5
+
+
+ROLE_NAMES = {
+    "pull": Role.PULL,
+    "triage": Role.TRIAGE,
+    "push": Role.PUSH,
+    "maintain": Role.MAINTAIN,
+    "admin": Role.ADMIN,
+}
+
+
+class ApiError(RelayError):
+    """An answer other than success, rendered as GitHub renders it."""
+
+    code = "hub-api"
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.errors = errors
+        self.headers = headers or {}
+
+    def response(self) -> web.Response:
+        """The JSON error answer."""
+        body: dict[str, Any] = {"message": self.message, "documentation_url": DOCS}
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return web.Response(
+            status=self.status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            charset="utf-8",
+            headers=self.headers,
+        )
+
+
+def not_found() -> ApiError:
+    """GitHub's 404 for anything missing or hidden."""
+    return ApiError(404, "Not Found")
+
+
+def invalid(resource: str, field_name: str, code: str, message: str | None = None) -> ApiError:
+    """A 422 "Validation Failed" with one entry in ``errors``."""
+    error: dict[str, Any] = {"resource": resource, "code": code, "field": field_name}
+    if message is not None:
+        error["message"] = message
+    return ApiError(422, "Validation Failed", errors=[error])
+
+
+@dataclass
+class RateWindow:
+    """One caller's hourly budget."""
+
+    reset: int
+    limit: int
+    used: int = 0
+
+
+@dataclass
+class Hub:
+    """What every handler reaches through ``request.app[HUB]``."""
+
+    store: Store
+    faults: Faults
+    counts: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    windows: dict[str, RateWindow] = field(default_factory=dict)
+    tokens: dict[str, tuple[dict[str, Any], bool]] = field(default_factory=dict)
+
+    def count(self, method: str, path: str, status: int) -> None:
+        """Count one answered request (status 0: connection dropped on purpose)."""
+        key = (method, path, status)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def window(self, key: str) -> RateWindow:
+        """The caller's current rate-limit window (per token, or per address when
+        anonymous, as GitHub does), rolled over each hour."""
+        now = int(time.time())
+        win = self.windows.get(key)
+        if win is None or win.reset <= now:
+            limit = RATE_LIMIT if key.startswith("token:") else ANONYMOUS_LIMIT
+            win = self.windows[key] = RateWindow(reset=now + 3600, limit=limit)
+        return win
+
+
+HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+
+
+def hub_of(request: web.Request) -> Hub:
+    """The hub serving this request."""
+    return request.app[HUB]
+
+
+def origin(request: web.Request) -> str:
+    """The base URL the client used, so rendered URLs point back at this hub."""
+    return f"{request.scheme}://{request.host}"
+
+
+def viewer(request: web.Request) -> dict[str, Any]:
+    """The authenticated user; 401 for anonymous callers of endpoints that need one."""
+    user: dict[str, Any] | None = request.get("viewer")
+    if user is None:
+        raise ApiError(401, "Requires authentication")
+    return user
+
+
+def reply(data: Any, status: int = 200) -> web.Response:
+    """A JSON answer (the middleware adds ETag and rate-limit headers)."""
+    return web.Response(
+        status=status,
+        body=json.dumps(data).encode(),
+        content_type="application/json",
+        charset="utf-8",
+    )
+
+
+def no_content() -> web.Response:
+    """204."""
+    return web.Response(status=204)
+
+
+async def read_json(request: web.Request) -> Any:
+    """The request body as JSON; 400 "Problems parsing JSON" as GitHub says it."""
+    raw = await request.read()
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ApiError(400, "Problems parsing JSON") from None
+
+
+async def read_object(request: web.Request) -> dict[str, Any]:
+    """The request body, which must be a JSON object."""
+    data = await read_json(request)
+    if not isinstance(data, dict):
+        raise ApiError(400, "Problems parsing JSON")
+    return data
+
+
+def paging(request: web.Request) -> tuple[int, int]:
+    """``(page, per_page)`` from the query: per_page defaults to 30, at most 100."""
+    try:
+        per_page = int(request.query.get("per_page", 30))
+        page = int(request.query.get("page", 1))
+    except ValueError:
+        raise ApiError(400, "Invalid pagination parameters") from None
+    return max(page, 1), min(max(per_page, 1), 100)
+
+
+def paged(request: web.Request, items: list[Any], total: int) -> web.Response:
+    """Answer one page of a list with the ``Link`` header GitHub sends."""
+    page, per_page = paging(request)
+    last = max((total + per_page - 1) // per_page, 1)
+    links = []
+    if page < last:
+        links += [_link(request, page + 1, "next"), _link(request, last, "last")]
+    if page > 1:
+        links += [_link(request, 1, "first"), _link(request, page - 1, "prev")]
+    resp = reply(items)
+    if links:
+        resp.headers["Link"] = ", ".join(links)
+    return resp
+
+
+def _link(request: web.Request, page: int, rel: str) -> str:
+    url = request.rel_url.update_query(page=str(page))
+    return f'<{origin(request)}{url.raw_path_qs}>; rel="{rel}"'
+
+
+def parse_since(request: web.Request) -> int | None:
+    """The ``since`` filter as microseconds, or None; 422 when it is not a timestamp."""
+    raw = request.query.get("since")
+    if not raw:
+        return None
+    try:
+        stamp = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid("Issue", "since", "invalid") from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return int(stamp.timestamp() * 1_000_000)
+
+
+def check_body(resource: str, body: Any) -> str | None:
+    """A body must be a string of at most 65,536 characters (422 ``unprocessable``)."""
+    if body is None:
+        return None
+    if not isinstance(body, str):
+        raise invalid(resource, "body", "invalid")
+    if len(body) > MAX_BODY:
+        raise invalid(
+            resource,
+            "data",
+            "unprocessable",
+            f"Body is too long (maximum is {MAX_BODY} characters)",
+        )
+    return body
+
+
+def need(role: Role, wanted: Role) -> None:
+    """403 when the caller can see the repository but may not do this."""
+    if role < wanted:
+        raise ApiError(403, "Must have push access to this repository.")

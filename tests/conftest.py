@@ -1,0 +1,177 @@
+"""Shared fixtures: a REAL `relay hub` process on a free port over a temporary data dir.
+
+Use ``hub`` (one process for the whole session: give each test its own repository name,
+e.g. from ``unique``) or ``fresh_hub`` (a process of its own, for restarts and faults).
+Both yield a :class:`HubProcess`:
+
+- ``.url`` — the API base URL (``http://127.0.0.1:PORT``); ``.data_dir`` — its data dir;
+- ``.token(login, admin=False)`` — runs ``relay hub token`` and returns the fresh token;
+- ``.admin(method, path, body=None)`` — calls an admin endpoint (``/_hub/...``);
+- ``.set_faults(spec)``, ``.clear_faults()``, ``.requests()``, ``.reset_requests()``,
+  ``.count(method=..., path=..., status=...)`` — faults and request counters;
+- ``.stop()`` and ``.restart()`` (same data dir, new port).
+
+``hub_factory(faults=...)`` starts extra hubs (e.g. with ``--faults``), stopped at teardown.
+Other suites (the relay, the watchers) reuse these; :func:`start_hub` starts one by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_counter = itertools.count(1)
+
+
+def relay_command(*args: str) -> list[str]:
+    """argv running the `relay` CLI with this interpreter (no installed script needed)."""
+    return [sys.executable, "-m", "relay.cli", *args]
+
+
+@dataclass
+class HubProcess:
+    """A running `relay hub` subprocess and helpers to drive it."""
+
+    data_dir: Path
+    faults: str = ""
+    url: str = ""
+    proc: subprocess.Popen[str] | None = None
+    admin_token: str = ""
+    log: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.data_dir.parent / f"{self.data_dir.name}.log"
+
+    def start(self) -> HubProcess:
+        """Start the process and read the base URL from its first line."""
+        argv = relay_command("hub", "--port", "0", "--data", str(self.data_dir))
+        if self.faults:
+            argv += ["--faults", self.faults]
+        with self.log.open("a") as err:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline()
+        if "http://" not in first:
+            self.stop()
+            raise RuntimeError(f"hub did not start: {first!r}; log: {self.log.read_text()}")
+        self.url = first[first.index("http://") :].split()[0]
+        if not self.admin_token:
+            self.admin_token = self.token("hub-admin", admin=True)
+        return self
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then kill if it lingers)."""
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.proc = None
+
+    def restart(self) -> HubProcess:
+        """Stop and start again on the same data directory."""
+        self.stop()
+        return self.start()
+
+    def token(self, login: str, *, admin: bool = False) -> str:
+        """A fresh token for ``login`` from `relay hub token` (creating the user if new)."""
+        argv = relay_command("hub", "token", login, "--data", str(self.data_dir))
+        argv += ["--admin"] if admin else []
+        out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+        return out.stdout.strip()
+
+    def admin(self, method: str, path: str, body: Any = None) -> Any:
+        """Call an admin endpoint and return its JSON (None for 204)."""
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"token {self.admin_token}"}
+        req = urllib.request.Request(f"{self.url}{path}", data, headers, method=method)
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def set_faults(self, spec: str) -> dict[str, Any]:
+        """Replace the hub's faults (see `relay hub --help`)."""
+        result: dict[str, Any] = self.admin("POST", "/_hub/faults", {"spec": spec})
+        return result
+
+    def clear_faults(self) -> None:
+        """No more faults."""
+        self.admin("DELETE", "/_hub/faults")
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Counted requests: ``[{"method", "path", "status", "count"}]``."""
+        rows: list[dict[str, Any]] = self.admin("GET", "/_hub/requests")["requests"]
+        return rows
+
+    def reset_requests(self) -> None:
+        """Zero the request counters."""
+        self.admin("DELETE", "/_hub/requests")
+
+    def count(
+        self, *, method: str | None = None, path: str | None = None, status: int | None = None
+    ) -> int:
+        """How many requests matched all the given criteria."""
+        return sum(
+            r["count"]
+            for r in self.requests()
+            if (method is None or r["method"] == method)
+            and (path is None or r["path"] == path)
+            and (status is None or r["status"] == status)
+        )
+
+
+def start_hub(data_dir: Path, *, faults: str = "") -> HubProcess:
+    """Start a hub on a free port over ``data_dir``; the caller must ``stop()`` it."""
+    return HubProcess(data_dir=data_dir, faults=faults).start()
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One hub for the whole session (share it: use unique repository names)."""
+    proc = start_hub(tmp_path_factory.mktemp("hub") / "data")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def fresh_hub(tmp_path: Path) -> Iterator[HubProcess]:
+    """A hub of the test's own (for restarts, faults and counters)."""
+    proc = start_hub(tmp_path / "data")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def unique() -> str:
+    """A name no other test in this session uses (for repositories and logins)."""
+    return f"t{next(_counter)}"
+
+
+@pytest.fixture
+def hub_factory(tmp_path: Path) -> Iterator[Callable[..., HubProcess]]:
+    """``hub_factory(faults="")`` starts more hubs (each on its own data dir); all are
+    stopped at the end of the test."""
+    started: list[HubProcess] = []
+
+    def factory(*, faults: str = "") -> HubProcess:
+        proc = start_hub(tmp_path / f"data{len(started)}", faults=faults)
+        started.append(proc)
+        return proc
+
+    yield factory
+    for proc in started:
+        proc.stop()
