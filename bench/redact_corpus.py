@@ -1,0 +1,184 @@
+"""A realistic build-and-test log with secrets planted at known lines, made from a seed.
+
+Clean lines imitate compiler warnings, make and CMake progress, pytest progress and
+tracebacks, npm and pip output, Java and Node stack traces, git and Docker lines — with the
+things redaction must leave alone: version numbers (``10.2.0.1`` after a version word),
+commit hashes, UUIDs, timestamps, paths outside the home directory, C++ scopes, counters.
+Secret lines carry one secret of a supported kind (every kind in turn) in a plausible
+setting; ``Corpus.secrets`` maps each such line number to the strings that must not survive.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import random
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from relay.redact import MachineFacts
+
+FACTS = MachineFacts(
+    user="alice.w",
+    home="/home/alice.w",
+    hosts=("buildbox-7", "buildbox-7.corp.example.net"),
+    secrets=("own-S3cret-value-9f8e7d6c",),
+)
+_ALNUM = string.ascii_letters + string.digits
+_URLSAFE = _ALNUM + "-_"
+_WORDS = (
+    "parser", "lexer", "token_stream", "cache", "index", "resolver", "planner", "scheduler",
+    "worker", "queue", "config", "loader", "writer", "reader", "buffer", "session", "handler",
+    "router", "codec",
+)  # fmt: skip
+
+
+@dataclass
+class Corpus:
+    """Where the planted secrets are: line number -> strings that must not appear."""
+
+    secrets: dict[int, list[str]] = field(default_factory=dict)
+    kinds: set[str] = field(default_factory=set)
+    count: int = 0
+
+
+def _rand(rng: random.Random, n: int, alphabet: str = _ALNUM) -> str:
+    return "".join(rng.choices(alphabet, k=n))
+
+
+def _clean(rng: random.Random, n: int) -> str:
+    """One clean line of a realistic build/test log."""
+    w, k, h = rng.choice(_WORDS), rng.randrange(1, 900), f"{rng.getrandbits(160):040x}"
+    ts = f"2026-11-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:{k % 60:02d}.{k:03d}Z"
+    uuid = f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
+    lines = (
+        f"src/{w}/{w}_{k}.c:{k}:{k % 80}: warning: unused variable 'tmp{k}' [-Wunused-variable]",
+        f"  {k:4d} |     int tmp{k} = compute_{w}(ctx, {k});",
+        f"[ {k % 100:2d}%] Building CXX object src/CMakeFiles/{w}.dir/{w}{k}.cpp.o",
+        f"make[2]: Entering directory '/srv/ci/build/src/{w}'",
+        f"tests/test_{w}.py::test_{w}_{k}[case-{k % 7}] PASSED{' ' * 20}[{k % 100:3d}%]",
+        f"E       AssertionError: assert {k} == {k + 1}",
+        f'  File "/usr/lib/python3.11/site-packages/{w}/core.py", line {k}, in run_{w}',
+        f"npm WARN deprecated {w}@{k % 9}.{k % 13}.{k % 5}: this version is no longer supported",
+        f"added {k} packages, and audited {k + 1} packages in {k % 60}s",
+        f"\tat com.example.{w}.{w.title()}Service.handle({w.title()}Service.java:{k})",
+        f"    at Object.<anonymous> (/app/src/{w}/index.js:{k}:{k % 40})",
+        f"{ts} INFO  {w}: processed {k} items in {k / 7:.2f}ms (max_tokens={k})",
+        f"commit {h}  Merge branch 'feature/{w}-{k}'",
+        f"request-id {uuid} status=200 duration={k}ms",
+        f"Successfully installed {w}-{k % 9}.{k % 13}.{k % 7} requests-2.31.0 urllib3-2.0.{k % 9}",
+        f"  Compiling {w} v0.{k % 20}.{k % 9} (/srv/ci/crates/{w})",
+        f"driver version 10.2.0.{k % 255} (build {k}), std::vector<{w}> resized to {k}",
+        f"sha256:{hashlib.sha256(h.encode()).hexdigest()} pushed {w}:{k % 9}.{k % 5}",
+        f"ok   \tgithub.com/example/{w}\t0.{k:03d}s\tcoverage: {k % 100}.{k % 10}% of statements",
+    )
+    return lines[n % len(lines)]
+
+
+def _jwt(rng: random.Random) -> str:
+    head = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT"}').decode().rstrip("=")
+    body = base64.urlsafe_b64encode(f'{{"iss":"{rng.randrange(10**6)}"}}'.encode()).decode()
+    return f"{head}.{body.rstrip('=')}.{_rand(rng, 86, _URLSAFE)}"
+
+
+Secret = tuple[str, str, list[str]]  # (kind, text, strings that must not survive)
+
+
+def _token_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
+    def one(kind: str, fmt: str, secret: str) -> Callable[[], Secret]:
+        return lambda: (kind, fmt.format(s=secret), [secret])
+
+    r = rng
+    return [
+        one("github", "remote: using token {s}", "ghp_" + _rand(r, 36)),
+        one("github", "GH_TOKEN={s}", "github_pat_11" + _rand(r, 20) + "_" + _rand(r, 59)),
+        one("github", "x-access-token {s}", f"ghs_{r.randrange(10**6)}_{_jwt(r)}"),
+        one("aws", "aws_access_key_id = {s}", "AKIA" + _rand(r, 16, string.ascii_uppercase)),
+        one("aws", "export AWS_SECRET_ACCESS_KEY={s}", _rand(r, 40, _ALNUM + "/+")),
+        one("google", "maps key: {s}", "AIza" + _rand(r, 35, _URLSAFE)),
+        one(
+            "slack", "posting with {s}", "xoxb-" + _rand(r, 12, string.digits) + "-" + _rand(r, 24)
+        ),
+        one(
+            "slack",
+            "webhook {s}",
+            "https://hooks.slack.com/services/T"
+            + _rand(r, 10)
+            + "/B"
+            + _rand(r, 10)
+            + "/"
+            + _rand(r, 24),
+        ),
+        one("stripe", "stripe.api_key = {s}", "sk_live_" + _rand(r, 24)),
+        one("openai", "OpenAI(api_key={s})", "sk-proj-" + _rand(r, 120, _URLSAFE)),
+        one("anthropic", "client = Anthropic(key='{s}')", "sk-ant-api03-" + _rand(r, 95, _URLSAFE)),
+        one("npm", "//registry.example/:_authToken={s}", "npm_" + _rand(r, 36)),
+        one("pypi", "twine upload -p {s}", "pypi-AgEIcHlwaS5vcmc" + _rand(r, 60, _URLSAFE)),
+        one("jwt", "cookie session={s}", _jwt(r)),
+        one("bearer", "> Authorization: Bearer {s}", _rand(r, 48, _URLSAFE)),
+        one("url", "Cloning into 'repo'... https://ci:{s}@git.example.org/repo.git", _rand(r, 16)),
+        one("assign", 'db: {{"password": "{s}"}}', _rand(r, 14, _ALNUM + "!#%")),
+        one("own", "deploying with {s}", FACTS.secrets[0]),
+    ]
+
+
+def _personal_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
+    def one(kind: str, text: str, secret: str) -> Callable[[], Secret]:
+        return lambda: (kind, text, [secret])
+
+    ip = ".".join(str(rng.randrange(1, 255)) for _ in range(4))
+    mac = ":".join(f"{rng.randrange(256):02x}" for _ in range(6))
+    v6 = f"2001:db8:{rng.randrange(1, 65535):x}::{rng.randrange(1, 65535):x}"
+    return [
+        one("home", "cd /home/alice.w/projects/relay", "/home/alice.w"),
+        one("user", "Running as alice.w on buildbox-7", "alice.w"),
+        one("host", "ssh buildbox-7.corp.example.net uptime", "buildbox-7"),
+        one("ip", f"connect to {ip}:5432 refused", ip),
+        one("ipv6", f"listening on [{v6}]:8080", v6),
+        one("mac", f"link/ether {mac} brd ff:ff:ff:ff:ff:ff", mac),
+        one("email", "Author: Alice W <alice.w@example.org>", "alice.w@example.org"),
+    ]
+
+
+def _key_block(rng: random.Random) -> list[str]:
+    body = base64.b64encode(rng.randbytes(700)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    return ["-----BEGIN RSA PRIVATE KEY-----", *lines, "-----END RSA PRIVATE KEY-----"]
+
+
+def write_corpus(path: Path, *, size: int, seed: int, every: int = 400) -> Corpus:
+    """Write about ``size`` bytes of log to ``path``; one secret line per ~``every`` lines."""
+    rng = random.Random(seed)
+    corpus = Corpus()
+    n = 0
+    written = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        while written < size:
+            lines = [_clean(rng, n + i) for i in range(rng.randrange(every // 2, every * 3 // 2))]
+            planted = _plant(rng, corpus, n + len(lines))
+            lines += planted
+            text = "\n".join(lines) + "\n"
+            out.write(text)
+            written += len(text.encode())
+            n += len(lines)
+    return corpus
+
+
+def _plant(rng: random.Random, corpus: Corpus, line: int) -> list[str]:
+    """One secret (or one private key block) at ``line``; record what must vanish."""
+    corpus.count += 1
+    if corpus.count % 25 == 0:
+        block = _key_block(rng)
+        for i, text in enumerate(block[1:-1], start=1):
+            corpus.secrets[line + i] = [text]
+        corpus.secrets[line] = [block[0]]
+        corpus.secrets[line + len(block) - 1] = [block[-1]]
+        corpus.kinds.add("private-key")
+        return block
+    makers = _token_secrets(rng) + _personal_secrets(rng)
+    kind, text, secrets = makers[corpus.count % len(makers)]()
+    corpus.secrets[line] = secrets
+    corpus.kinds.add(kind)
+    return [text]

@@ -1,0 +1,28 @@
+"""Redaction: nothing secret or personal leaves the worker's machine.
+
+``Redactor`` (pure) replaces token-shaped secrets, this node's own secret values, and
+personal and machine data with named placeholders; ``gather_facts`` (the one edge) reads
+the machine's user, home, host names and secret environment variables to hand to it.
+"""
+
+from __future__ import annotations
+
+from relay.redact.engine import DEFAULT_ALLOWED
+from relay.redact.facts import gather_facts
+from relay.redact.literals import MachineFacts
+from relay.redact.redactor import MAX_REDACTED_SHARE, RedactedStream, Redactor
+from relay.redact.rules import Kind, placeholder
+from relay.redact.stream import RedactionReport, StreamRedactor
+
+__all__ = [
+    "DEFAULT_ALLOWED",
+    "MAX_REDACTED_SHARE",
+    "Kind",
+    "MachineFacts",
+    "RedactedStream",
+    "RedactionReport",
+    "Redactor",
+    "StreamRedactor",
+    "gather_facts",
+    "placeholder",
+]

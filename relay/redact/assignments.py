@@ -1,0 +1,134 @@
+"""``key=value``, ``key: value``, ``"key": "value"`` and ``--key value`` whose key names a secret.
+
+The key is matched from its secret-naming keyword onwards (``DB_PASSWORD`` is found at
+``password``), case-insensitively through the lowered block. Only the value is replaced, so
+the log still says which setting was there. Values that are plainly not secrets —
+placeholders, type names, variable references, counters (``max_tokens=512``) — are kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from relay.redact.rules import Found, Kind, Rule, rule
+
+# Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
+# ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
+# ``auth`` shares its pass with the Authorization header.
+_KEYWORDS: tuple[bytes, ...] = (
+    rb"pass(?:w(?:or)?d|phrase)",
+    rb"secret",
+    rb"token",
+    rb"credential",
+    rb"cookie",
+    rb"pwd",
+)
+_KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
+
+# Key endings that name something about a secret rather than the secret itself
+# (``max_tokens``, ``token_url``, ``password_file``). They are look-behinds after the key,
+# so that the regex itself refuses them instead of a Python check on every counter.
+_NOT_SECRET_ENDINGS: tuple[bytes, ...] = (
+    *(b"s", b"izer", b"ize", b"ized", b"ization", b"ing", b"count", b"type", b"len"),
+    *(b"length", b"limit", b"size", b"name", b"file", b"path", b"dir", b"url", b"uri"),
+    *(b"endpoint", b"env", b"var", b"id", b"index", b"usage", b"budget", b"max", b"min"),
+    *(b"policy", b"required", b"enabled", b"expire", b"expiry", b"ttl", b"header", b"kind"),
+    *(b"method", b"mode", b"provider", b"source", b"store", b"class", b"or", b"ority"),
+    *(b"entication", b"enticated", b"enticate", b"used"),
+)
+_KEY_END = b"".join(b"(?<!" + ending + b")" for ending in _NOT_SECRET_ENDINGS)
+# The rest of the key, the separator, then a quoted or a bare value.
+_TAIL = (
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=[\"']?[ \t]{0,8}[=:])"  # cheap test before the endings
+    + _KEY_END
+    + rb"[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
+    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'"
+    rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
+)
+# Without the leading dash: the shared dash rule (``tokens``) supplies it.
+FLAG = (
+    rb"-[a-z0-9\-]{0,40}(?:password|passphrase|secret|token|api-key)"
+    rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"[ =]"
+)
+_AUTH = (
+    rb"auth(?:orization[\"']?[ \t]*[:=][ \t]*[\"']?"
+    rb"(?:(?P<scheme>bearer|basic|token|digest|bot|apikey|negotiate)[ \t]+)?"
+    rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|" + _TAIL + rb")"
+)
+
+# After ``key: value``, more words on the line mean prose; a setting ends the line.
+_PROSE = re.compile(rb"[ \t]+[^\s,;#})\]&]")
+_MACHINE_MADE = re.compile(rb"[0-9A-Z+/=]")
+# Values that stand for a secret without being one: literals, type names, ``$VAR`` and
+# ``${VAR}``, ``%(name)s``, ``{{ template }}``, ``<placeholder>``, masks, earlier redactions.
+_PLACEHOLDER = re.compile(
+    rb"(?i:none|null|nil|true|false|undefined|str|string|int|bytes|bool|optional|any|"
+    rb"redacted|required|\*+|x{3,}|\.\.\.)|\$|\$\{?[A-Z_][A-Z0-9_]*\}?|%(?:\(\w+\))?[sdr]|"
+    rb"\{\{.*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
+)
+
+
+def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
+    """``key: value`` is a setting when the key is quoted, or when a blank follows the colon
+    and the value either ends the line or looks machine-made; a plain word followed by more
+    words is a sentence (``token_stream: processed 5 items``)."""
+    if block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'"):
+        return True
+    if m.start("v") == m.end("sep"):
+        return False  # image:tag, File.java:98
+    return not _PROSE.match(block, end) or bool(_MACHINE_MADE.search(block, m.start("v") + 1, end))
+
+
+def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The value's span, unless the key or the value shows it is not a secret."""
+    if m.group(0)[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
+        return None  # PWD is the working directory; DB_PWD is a password
+    for name in ("dq", "sq", "v"):
+        start, end = m.span(name)
+        if end > start:
+            if _PLACEHOLDER.fullmatch(block, start, end):
+                return None
+            if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
+                return None  # image:tag, File.java:98, "stream: processed 5 items"
+            return start, end
+    return None
+
+
+def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:
+    """A header credential: long, or with a digit or symbol, so that prose is left alone."""
+    value = m.group(group)
+    if len(value) >= 20 or any(c in b"0123456789._-+/=~" for c in value):
+        return m.span(group)
+    return None
+
+
+def _key_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``…key = value`` when the word before ``key`` makes it a secret (api, access, …)."""
+    if not _KEY_OWNERS.search(block[max(0, m.start() - 12) : m.start()].lower()):
+        return None
+    return _value_span(block, m)
+
+
+def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """``Authorization: <scheme> <credential>``, or ``auth = value``."""
+    if m.group("cred") is None:
+        return _value_span(block, m)
+    found = m.span("cred") if m.group("scheme") else credential(m, "cred")
+    return None if found is None else (*found, Kind.AUTHORIZATION)
+
+
+def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``--password hunter2``: the next word is the value."""
+    end = stop = m.end()
+    while stop < len(block) and stop - end < 4096 and block[stop] not in b" \t\r\n\"'":
+        stop += 1
+    if stop == end or _PLACEHOLDER.fullmatch(block, end, stop):
+        return None
+    return end, stop
+
+
+ASSIGNMENT_RULES: tuple[Rule, ...] = (
+    *(rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span) for kw in _KEYWORDS),
+    rule(Kind.SECRET, rb"key" + _TAIL, lower=True, check=_key_span),
+    rule(Kind.SECRET, _AUTH, lower=True, check=_auth_span),
+)

@@ -1,0 +1,144 @@
+"""The redaction engine: find every sensitive span in a block of bytes and replace it.
+
+Ground rules: pure (no environment, clock, disk or network — the machine's facts come in as
+``MachineFacts``); works on UTF-8 bytes so that case-insensitive keywords can be searched in
+``bytes.lower()`` at memory speed with the same offsets; overlapping finds are merged into
+one span (a partly replaced secret is a leaked secret); a span that crosses lines is
+replaced by its name followed by the same number of line breaks, so line numbers in the log
+stay true. Allowed exceptions are regexes; a find whose whole text matches one is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from relay.errors import LocalUsageError
+from relay.redact.assignments import ASSIGNMENT_RULES
+from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
+from relay.redact.network import NETWORK_RULES
+from relay.redact.rules import Kind, Rule, Span, placeholder
+from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
+
+# The ssh user of the big forges is not anyone's address.
+DEFAULT_ALLOWED: tuple[str, ...] = (r"git@[A-Za-z0-9.\-]+",)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one block held: merged spans, and where an unfinished key block starts."""
+
+    spans: tuple[Span, ...]
+    open_key_at: int | None = None
+
+
+def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
+    """Extra patterns from the master section, as rules over the original bytes.
+
+    Like the built-in rules, a pattern should match within one line and stay shorter than
+    the stream's overlap (32 KiB), or a block boundary could split what it matches."""
+    rules = []
+    for kind, pattern in extra.items():
+        try:
+            rules.append(Rule(kind, re.compile(pattern.encode())))
+        except re.error as err:
+            raise LocalUsageError(
+                f"extra redaction pattern {kind!r} is not a valid regex: {err}",
+                hint="fix it in the master section's shared scope",
+            ) from err
+    return tuple(rules)
+
+
+def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
+    """One regex for every allowed exception; a find whose whole text matches is kept."""
+    try:
+        return re.compile("|".join(f"(?:{a})" for a in exceptions).encode())
+    except re.error as err:
+        raise LocalUsageError(
+            f"an allowed redaction exception is not a valid regex: {err}",
+            hint="fix it in the master section's shared scope",
+        ) from err
+
+
+def merge(spans: Iterable[Span]) -> list[Span]:
+    """Union overlapping spans; the kind is the one that starts first (longest on a tie)."""
+    merged: list[Span] = []
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(last[1], end), last[2])
+        else:
+            merged.append((start, end, kind))
+    return merged
+
+
+def key_block_end(block: bytes, start: int) -> int | None:
+    """Where the private key block open at ``start`` ends, or None if not in this block."""
+    m = END_KEY.search(block, start)
+    return m.end() if m else None
+
+
+class Engine:
+    """The pure scanner and replacer that ``Redactor`` and the stream share."""
+
+    def __init__(
+        self,
+        facts: MachineFacts,
+        *,
+        extra_patterns: Mapping[str, str] | None = None,
+        allowed: Iterable[str] = (),
+    ) -> None:
+        self.rules: tuple[Rule, ...] = (
+            *TOKEN_RULES,
+            *ASSIGNMENT_RULES,
+            *NETWORK_RULES,
+            *_compile_extra(extra_patterns or {}),
+        )
+        self.literals: tuple[Literal, ...] = build_literals(facts)
+        exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
+        self.allowed = _compile_allowed(exceptions)
+
+    def scan(self, block: bytes, start: int = 0) -> Scan:
+        """Find and merge every span at or after ``start`` (bytes before it are context)."""
+        lowered = block.lower()
+        found: list[Span] = []
+        for r in self.rules:
+            found.extend(r.spans(block, lowered, start))
+        for lit in self.literals:
+            found.extend(literal_spans(lit, block, lowered, start))
+        found = [s for s in found if not self.allowed.fullmatch(block, s[0], s[1])]
+        found, open_at = _stretch_key_blocks(block, found)
+        spans = merge(found)
+        # An unfinished key block runs to the block's end, so it is in the last merged span.
+        return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+
+
+def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:
+    """Stretch each BEGIN marker's span to its END marker, or to the block's end (open).
+
+    Done before merging, so that no other find overlapping a BEGIN line can hide it."""
+    out: list[Span] = []
+    open_at: int | None = None
+    for start, end, kind in spans:
+        if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
+            stop = key_block_end(block, end)
+            if stop is None:
+                open_at = start if open_at is None else min(open_at, start)
+            end = len(block) if stop is None else max(stop, end)
+        out.append((start, end, kind))
+    return out, open_at
+
+
+def replace(block: bytes, spans: Iterable[Span], start: int = 0, end: int | None = None) -> bytes:
+    """``block[start:end]`` with each span replaced by its placeholder."""
+    stop = len(block) if end is None else end
+    out: list[bytes] = []
+    pos = start
+    for s, e, kind in spans:
+        out.append(block[pos:s])
+        out.append(placeholder(kind).encode())
+        out.append(b"\n" * block.count(b"\n", s, e))
+        pos = e
+    out.append(block[pos:stop])
+    return b"".join(out)

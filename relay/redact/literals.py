@@ -1,0 +1,134 @@
+"""This node's own facts and secrets, found as literals: user, home, host, secret values.
+
+The facts are plain data handed in (``facts.gather_facts`` reads them from the machine), so
+the engine can be tested with any values. A secret value is also looked for in the forms a
+log may carry it in — base64 at each of the three alignments (as GitHub Actions masks
+secrets), URL-encoded, JSON-escaped — because ``Authorization: Basic …`` and
+``config.json`` carry tokens that way.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from relay.redact.rules import WORD, Kind, Span
+
+# A value shorter than this, or one of these words, would mangle ordinary text.
+MIN_SECRET_LEN = 6
+_BORING_VALUES = frozenset({"true", "false", "yes", "no", "none", "null", "enabled", "disabled"})
+# Account and host names that identify no one; they are kept as bare words.
+GENERIC_NAMES = frozenset(
+    {
+        "root",
+        "runner",
+        "admin",
+        "user",
+        "ubuntu",
+        "debian",
+        "ec2-user",
+        "build",
+        "builder",
+        "ci",
+        "jenkins",
+        "vagrant",
+        "docker",
+        "nobody",
+        "node",
+        "app",
+        "daemon",
+        "localhost",
+        "localhost.localdomain",
+        "administrator",
+        "default",
+        "worker",
+        "github",
+    }
+)
+MIN_NAME_LEN = 2  # a one-letter name would hit every "a"; "vm" is a real host name
+_HOST_CHARS = WORD | frozenset(b"-")
+_PATH_CHARS = WORD | frozenset(b".-")
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """What identifies this machine and its user; ``secrets`` are values to mask wherever seen."""
+
+    user: str = ""
+    home: str = ""
+    hosts: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class Literal:
+    """One byte string to find, the kind it is, and how its ends must sit in the text."""
+
+    needle: bytes
+    kind: str
+    lower: bool = False
+    edge: frozenset[int] = frozenset()
+
+
+def secret_forms(value: str) -> set[str]:
+    """The value and the encodings a log may show it in, each long enough to be specific."""
+    raw = value.encode()
+    forms = {value, urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1]}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode().rstrip("=")
+        # Drop the characters that mix in the padding or whatever follows the value.
+        body = encoded[(shift * 8 + 5) // 6 : (8 * (shift + len(raw))) // 6]
+        forms.update({body, body.replace("+", "-").replace("/", "_")})
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
+
+
+def _secret_literals(secrets: Iterable[str]) -> Iterator[Literal]:
+    for value in secrets:
+        if len(value) >= MIN_SECRET_LEN and value.lower() not in _BORING_VALUES:
+            for form in secret_forms(value):
+                yield Literal(form.encode(), Kind.OWN_SECRET)
+
+
+def _home_literals(home: str) -> Iterator[Literal]:
+    """The home path in POSIX form, and in Windows form with each separator spelling."""
+    if len(home.strip("/\\")) < 2:
+        return
+    if home[1:3] in (":\\", ":/"):
+        tail = home[3:].replace("/", "\\").strip("\\").lower()
+        for sep in ("\\", "\\\\", "/"):
+            text = f"{home[0].lower()}:{sep}{tail.replace(chr(92), sep)}"
+            yield Literal(text.encode(), Kind.HOME, lower=True, edge=_PATH_CHARS)
+    else:
+        yield Literal(home.rstrip("/").encode(), Kind.HOME, edge=_PATH_CHARS)
+
+
+def _name_literals(facts: MachineFacts) -> Iterator[Literal]:
+    """User and host names as whole words in any case (Windows ignores it), unless short
+    or generic."""
+    if len(facts.user) >= MIN_NAME_LEN and facts.user.lower() not in GENERIC_NAMES:
+        yield Literal(facts.user.lower().encode(), Kind.USER, lower=True, edge=_HOST_CHARS)
+    for host in facts.hosts:
+        if len(host) >= MIN_NAME_LEN and host.lower() not in GENERIC_NAMES:
+            yield Literal(host.lower().encode(), Kind.HOST, lower=True, edge=_HOST_CHARS)
+
+
+def build_literals(facts: MachineFacts) -> tuple[Literal, ...]:
+    """Every literal to look for, longest first so that a FQDN wins over its host name."""
+    found = {*_secret_literals(facts.secrets), *_home_literals(facts.home), *_name_literals(facts)}
+    return tuple(sorted(found, key=lambda lit: (-len(lit.needle), lit.needle)))
+
+
+def literal_spans(lit: Literal, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+    """Every place the literal occurs at or after ``start`` with clean edges."""
+    hay = lowered if lit.lower else block
+    size = len(lit.needle)
+    pos = hay.find(lit.needle, start)
+    while pos >= 0:
+        end = pos + size
+        clean_left = pos == 0 or hay[pos - 1] not in lit.edge
+        if clean_left and (end >= len(hay) or hay[end] not in lit.edge):
+            yield pos, end, lit.kind
+        pos = hay.find(lit.needle, pos + 1)

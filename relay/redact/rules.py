@@ -1,0 +1,119 @@
+"""How one kind of sensitive text is found: a regex that starts with a literal, plus a check.
+
+Speed rule: CPython's ``re`` finds a pattern that *starts with a literal* with a fast
+substring search (gigabytes per second), while a pattern that starts with a character class,
+an alternation or a look-behind is tried at every position (tens of megabytes per second).
+So every rule here opens with a literal anchor — the token's prefix, the ``@`` of an e-mail,
+the ``.`` between octets — and whatever cannot be said that way (a left boundary, a first
+octet, a local part) is checked in Python on the few places the anchor matched.
+
+What a rule found is named by a ``Kind``, whose value is the wire string in the redacted
+text: secrets become ``[redacted:<kind>]``; personal and machine data become a short word
+(``<user>``, ``<home>``, ``<host>``, ``<ip>``, ``<mac>``, ``<email>``) so that a reader of
+the log still understands the sentence.
+
+Rules run over a block of UTF-8 bytes; rules marked ``lower`` run over the block lowered
+(ASCII only, so offsets are the same), which is how case-insensitive keywords stay fast.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+
+class Kind(enum.StrEnum):
+    """One kind of sensitive text; the value is the name used in the replacement."""
+
+    GITHUB_TOKEN = "github-token"
+    AWS_ACCESS_KEY = "aws-access-key"
+    GOOGLE_API_KEY = "google-api-key"
+    SLACK_TOKEN = "slack-token"
+    SLACK_WEBHOOK = "slack-webhook"
+    STRIPE_KEY = "stripe-key"
+    OPENAI_KEY = "openai-key"
+    ANTHROPIC_KEY = "anthropic-key"
+    NPM_TOKEN = "npm-token"
+    PYPI_TOKEN = "pypi-token"
+    PRIVATE_KEY = "private-key"
+    JWT = "jwt"
+    AUTHORIZATION = "authorization"
+    URL_CREDENTIALS = "url-credentials"
+    SECRET = "secret"
+    OWN_SECRET = "own-secret"
+    USER = "user"
+    HOME = "home"
+    HOST = "host"
+    IP = "ip"
+    MAC = "mac"
+    EMAIL = "email"
+
+
+# Personal and machine data read better as a word than as a redaction stamp.
+_WORDS = frozenset({Kind.USER, Kind.HOME, Kind.HOST, Kind.IP, Kind.MAC, Kind.EMAIL})
+
+
+def placeholder(kind: str) -> str:
+    """The text that stands in for a redacted span of this kind."""
+    if kind in _WORDS:
+        return f"<{kind}>"
+    return f"[redacted:{kind}]"
+
+
+Span = tuple[int, int, str]
+# A check gets the original block and the match; it returns the span to replace (with a
+# kind when it names one other than the rule's), or None.
+Found = tuple[int, int] | tuple[int, int, str] | None
+Check = Callable[[bytes, "re.Match[bytes]"], Found]
+
+WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+TOKEN_CHARS = WORD | frozenset(b"-")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One regex over the block (or its lowered copy) that yields spans of one kind."""
+
+    kind: str
+    regex: re.Pattern[bytes]
+    lower: bool = False
+    check: Check | None = None
+
+    def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+        """Every span this rule finds in ``block`` at or after ``start``."""
+        hay = lowered if self.lower else block
+        for m in self.regex.finditer(hay, start):
+            if self.check is None:
+                yield m.start(), m.end(), self.kind
+                continue
+            found = self.check(block, m)
+            if found is not None and found[1] > found[0]:
+                yield found[0], found[1], found[2] if len(found) == 3 else self.kind
+
+
+def rule(kind: str, pattern: bytes, *, lower: bool = False, check: Check | None = None) -> Rule:
+    """Compile one rule; the pattern must open with a literal (see the module docstring)."""
+    return Rule(kind, re.compile(pattern), lower=lower, check=check)
+
+
+def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:
+    """True when ``pos`` starts a token: the byte before it is not a token character."""
+    return pos == 0 or block[pos - 1] not in chars
+
+
+def boundary_after(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:
+    """True when ``pos`` ends a token: the byte at it is not a token character."""
+    return pos >= len(block) or block[pos] not in chars
+
+
+def group_span(m: re.Match[bytes], group: int | str) -> tuple[int, int] | None:
+    """The span of a match group, or None when it did not take part or is empty."""
+    start, end = m.span(group)
+    return (start, end) if end > start else None
+
+
+def word_start(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """Accept the match only where it starts a token (``task-…`` is not ``sk-…``)."""
+    return m.span() if boundary_before(block, m.start()) else None

@@ -1,0 +1,187 @@
+"""Streaming redaction with bounded memory: feed chunks, get redacted text, then a report.
+
+Theory of operation. Input bytes collect in a buffer; once a window (``block_size``) is full
+(or on ``flush``), the engine scans it and the text is emitted up to a cut: the last line
+end in the window — no rule matches across a line end, key blocks aside — or, on a line
+longer than the window, the window end less ``overlap``. Every rule's match is shorter than
+the overlap, so a secret that starts before the cut ends inside the window and is replaced
+whole, and one that starts after it is seen whole in the next window — a chunk boundary
+never hides a secret. The last bytes already emitted are kept as context and scanned again,
+so that boundaries and look-backs see the true neighbours and a match whose lead-in
+(``TOKEN=``) was emitted still replaces its value. A private key block may be longer than
+any window: from its BEGIN line the stream is in a key state that drops everything (keeping
+the line breaks) until the END line.
+
+The report says whether the output is fit to publish: not when the input looks binary (NUL
+bytes, or more than ``MAX_UNDECODABLE`` of it is not UTF-8), nor when redaction replaced
+more than ``max_redacted_share`` of it — such a log is summarised, not committed.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections import Counter
+from dataclasses import dataclass, field
+
+from relay.redact.engine import Engine, key_block_end, replace
+from relay.redact.rules import Span
+from relay.redact.tokens import END_KEY_MAX
+
+BLOCK_SIZE = 1 << 20
+OVERLAP = 32 << 10  # longer than the longest match any rule can make
+CONTEXT = 512  # longer than any rule's lead-in before the span it replaces (key=, ://user:)
+MAX_UNDECODABLE = 0.01
+_REPLACEMENT = "\ufffd"
+
+
+@dataclass(frozen=True)
+class RedactionReport:
+    """What redaction did to one log, and whether the result may be published."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    bytes_in: int = 0
+    bytes_out: int = 0
+    redacted_bytes: int = 0
+    safe: bool = True
+    reason: str = ""
+
+    @property
+    def share(self) -> float:
+        """The share of the input that was replaced."""
+        return self.redacted_bytes / self.bytes_in if self.bytes_in else 0.0
+
+    def summary(self) -> str:
+        """One line for people: counts by kind, sizes, and the verdict."""
+        kinds = ", ".join(f"{k}={n}" for k, n in sorted(self.counts.items())) or "nothing"
+        verdict = "safe" if self.safe else f"NOT safe: {self.reason}"
+        return (
+            f"redacted {kinds}; {self.bytes_in} bytes in, {self.bytes_out} out, "
+            f"{self.share:.2%} replaced; {verdict}"
+        )
+
+
+class StreamRedactor:
+    """Feed it chunks of a log; it returns the redacted text as soon as it is safe to."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_redacted_share: float,
+        block_size: int = BLOCK_SIZE,
+        overlap: int = OVERLAP,
+    ) -> None:
+        self._engine = engine
+        self._max_share = max_redacted_share
+        self._overlap = overlap
+        self._block = max(block_size, 2 * overlap)
+        self._buf = bytearray()
+        self._pos = 0  # how much of the buffer has been emitted
+        self._ctx = b""
+        self._in_key = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._counts: Counter[str] = Counter()
+        self._in = self._out = self._redacted = self._undecodable = self._nul = 0
+
+    def feed(self, chunk: bytes | str) -> str:
+        """Take the next piece of the log; return whatever redacted text is ready."""
+        data = chunk.encode() if isinstance(chunk, str) else chunk
+        self._in += len(data)
+        if b"\0" in data:  # memchr; counting every chunk would be a full extra pass
+            self._nul += data.count(0)
+        self._buf += data
+        out = []
+        while len(self._buf) - self._pos >= self._block:
+            out.append(self._round(final=False))
+        del self._buf[: self._pos]  # once per feed, so a huge chunk costs no quadratic copy
+        self._pos = 0
+        return self._decode(b"".join(out), final=False)
+
+    def flush(self) -> str:
+        """Emit every complete line buffered so far (for interactive input)."""
+        if self._buf.rfind(b"\n", self._pos) < 0 and not self._in_key:
+            return ""
+        out = self._round(final=False, eager=True)
+        del self._buf[: self._pos]
+        self._pos = 0
+        return self._decode(out, final=False)
+
+    def finish(self) -> str:
+        """The rest of the redacted text, once the input has ended."""
+        out = self._round(final=True) if len(self._buf) > self._pos or self._in_key else b""
+        return self._decode(out, final=True)
+
+    @property
+    def report(self) -> RedactionReport:
+        """Counts so far, and whether the output may be published."""
+        reason = ""
+        if self._nul or self._undecodable > MAX_UNDECODABLE * max(self._in, 1):
+            reason = "the input looks binary (NUL bytes or not UTF-8 text)"
+        elif self._in and self._redacted / self._in > self._max_share:
+            reason = (
+                f"redaction replaced {self._redacted / self._in:.0%} of the log, "
+                f"more than the {self._max_share:.0%} allowed"
+            )
+        return RedactionReport(
+            dict(self._counts), self._in, self._out, self._redacted, safe=not reason, reason=reason
+        )
+
+    def _decode(self, data: bytes, *, final: bool) -> str:
+        text = self._decoder.decode(data, final)
+        if _REPLACEMENT in text:
+            self._undecodable += text.count(_REPLACEMENT) - data.count(b"\xef\xbf\xbd")
+        self._out += len(data) if text.isascii() else len(text.encode())
+        return text
+
+    def _round(self, *, final: bool, eager: bool = False) -> bytes:
+        """Scan one window and emit it up to the cut; keep the rest for the next window."""
+        window = self._ctx + bytes(self._buf[self._pos : self._pos + self._block])
+        start = len(self._ctx)
+        head = b""
+        if self._in_key:
+            head, start = self._skip_key(window, start, final=final)
+            if self._in_key:
+                return self._consume(window, start, head)
+        # Scan from the context on: a match may begin there (``TOKEN=``) and replace text after.
+        scan = self._engine.scan(window, 0)
+        cut = len(window) if final else self._cut(window, start, eager=eager)
+        spans = [s for s in scan.spans if s[0] < cut and s[1] > start]
+        emit_end = max([cut, *(e for _, e, _ in spans)])
+        if spans and scan.open_key_at is not None and spans[-1][0] == scan.open_key_at:
+            self._in_key = not final
+            stop = len(window) if final else max(len(window) - END_KEY_MAX, spans[-1][0] + 1)
+            spans[-1] = (spans[-1][0], stop, spans[-1][2])
+            emit_end = stop
+        return self._consume(window, emit_end, head + self._apply(window, spans, start, emit_end))
+
+    def _cut(self, window: bytes, start: int, *, eager: bool) -> int:
+        """After the last line end; on a line longer than the window, the overlap's edge."""
+        line_end = window.rfind(b"\n", start)
+        if line_end >= start:
+            return line_end + 1
+        return start if eager else max(start, len(window) - self._overlap)
+
+    def _apply(self, window: bytes, spans: list[Span], start: int, end: int) -> bytes:
+        clipped = [(max(s, start), e, k) for s, e, k in spans if e > start]
+        for s, e, kind in clipped:
+            self._counts[kind] += 1
+            self._redacted += e - s
+        return replace(window, clipped, start, end)
+
+    def _skip_key(self, window: bytes, start: int, *, final: bool) -> tuple[bytes, int]:
+        """Inside a key block: drop bytes up to its END marker, keeping the line breaks."""
+        stop = key_block_end(window, start)
+        if stop is None:
+            stop = len(window) if final else max(start, len(window) - END_KEY_MAX)
+        else:
+            self._in_key = False
+        if final:
+            self._in_key = False
+        self._redacted += stop - start
+        return b"\n" * window.count(b"\n", start, stop), stop
+
+    def _consume(self, window: bytes, end: int, out: bytes) -> bytes:
+        """Drop the emitted input from the buffer and keep its tail as context."""
+        self._pos += end - len(self._ctx)
+        self._ctx = window[max(0, end - CONTEXT) : end]
+        return out

@@ -1,0 +1,38 @@
+"""The edge that reads the machine's facts, and which variable names hold secrets."""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import socket
+
+from relay.redact import Redactor, gather_facts
+from relay.redact.facts import names_secret
+
+
+def test_secret_names_are_recognised() -> None:
+    for name in ("GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "npm_config__auth",
+                 "STRIPE_API_KEY", "MY_APIKEY", "SLACK_WEBHOOK_URL", "RELAY_TOKEN"):  # fmt: skip
+        assert names_secret(name), name
+    for name in ("PWD", "OLDPWD", "PATH", "HOME", "SSH_AUTH_SOCK", "LANG", "KEYBOARD_LAYOUT"):
+        assert not names_secret(name), name
+
+
+def test_gather_facts_reads_this_machine_and_the_given_environment() -> None:
+    env = {"HOME": "/home/tester", "DEPLOY_TOKEN": "tok-8c1f9e2d7b", "EDITOR": "vim-9000x"}
+    facts = gather_facts(environ=env, token="relay-own-token-42")
+    assert facts.home == "/home/tester"
+    assert facts.user == getpass.getuser()
+    assert socket.gethostname() in facts.hosts
+    assert set(facts.secrets) == {"tok-8c1f9e2d7b", "relay-own-token-42"}
+
+
+def test_own_secrets_are_masked_in_every_encoding() -> None:
+    facts = gather_facts(environ={"HOME": "/home/tester"}, token="ghx/own+token=77")
+    redactor = Redactor(facts)
+    basic = base64.b64encode(b"x-access-token:ghx/own+token=77").decode()
+    middle = basic[len(basic) // 2 - 6 : len(basic) // 2 + 6]  # encodes only the token
+    for text in ("ghx/own+token=77", "ghx%2Fown%2Btoken%3D77", '"ghx/own+token=77"', basic):
+        out = redactor.redact(f"header {text} end")
+        assert "[redacted:own-secret]" in out and middle not in out, (text, out)
+        assert "ghx" not in out and "77" not in out, (text, out)

@@ -1,0 +1,135 @@
+"""Each supported format, in a realistic line, is replaced by its named placeholder."""
+
+from __future__ import annotations
+
+import pytest
+from redact_samples import FACTS, MAKERS, OWN_SECRET
+
+from relay.errors import LocalUsageError
+from relay.redact import Kind, MachineFacts, Redactor, placeholder
+
+REDACTOR = Redactor(FACTS)
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_every_format_is_removed(name: str) -> None:
+    text, secrets = MAKERS[name](name.encode() * 3)
+    out = REDACTOR.redact(f"step 3: {text}\nnext line\n")
+    for secret in secrets:
+        assert secret not in out, (name, out)
+    assert out.endswith("next line\n")
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    text = "\n".join(MAKERS[name](name.encode())[0] for name in sorted(MAKERS)) + "\n"
+    once, first = REDACTOR.redact_with_report(text)
+    twice, second = REDACTOR.redact_with_report(once)
+    assert twice == once
+    assert second.counts == {} and first.counts
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("push with ghp_" + "a1B2" * 9, "push with [redacted:github-token]"),
+        ("GH_TOKEN=github_pat_11AAAAAAA0" + "x" * 60, "GH_TOKEN=[redacted:github-token]"),
+        ("id AKIAIOSFODNN7EXAMPLE ok", "id [redacted:aws-access-key] ok"),
+        ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "key=[redacted:google-api-key]"),
+        ("xoxb-123456789012-1234567890123-AbCdEfGhIjKl", "[redacted:slack-token]"),
+        ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[redacted:stripe-key]"),
+        ("sk-ant-api03-" + "Ab1" * 30, "[redacted:anthropic-key]"),
+        ("sk-" + "Ab1" * 16, "[redacted:openai-key]"),
+        ("npm_" + "Ab1" * 12, "[redacted:npm-token]"),
+        ("Authorization: Bearer abc.def-ghi_123", "Authorization: Bearer [redacted:authorization]"),
+        (
+            "git clone https://bob:hunter2@example.com/r",
+            "git clone https://[redacted:url-credentials]@example.com/r",
+        ),
+        ('{"password": "p4ss w0rd"}', '{"password": "[redacted:secret]"}'),
+        ("DB_PASSWORD=hunter2 next", "DB_PASSWORD=[redacted:secret] next"),
+        ("db.pwd=hunter2", "db.pwd=[redacted:secret]"),
+        ("x-api-key: 0123abcd", "x-api-key: [redacted:secret]"),
+        ("Cookie: sessionid=a3fWa9; theme=dark", "Cookie: [redacted:secret]; theme=dark"),
+        ("mysql --password s3cr3t -h db", "mysql --password [redacted:secret] -h db"),
+        ("AUTHORIZATION: token 0123456789abcdef", "AUTHORIZATION: token [redacted:authorization]"),
+        (f"value {OWN_SECRET} end", "value [redacted:own-secret] end"),
+        ("in /home/zelda9/src", "in <home>/src"),
+        ("in /home/someone/src", "in <home>/src"),
+        ("in /Users/someone/src", "in <home>/src"),
+        (r"in C:\Users\Zelda9\src", r"in <home>\src"),
+        ("as zelda9 on hyrule-box", "as <user> on <host>"),
+        ("at hyrule-box.example.net.", "at <host>."),
+        ("to 10.1.2.3:80.", "to <ip>:80."),
+        ("via fe80::1ff:fe23:4567:890a", "via <ip>"),
+        ("addr 2001:0db8:85a3:0000:0000:8a2e:0370:7334 up", "addr <ip> up"),
+        ("ether 00:1a:2b:3c:4d:5e brd", "ether <mac> brd"),
+        ("ether 00-1A-2B-3C-4D-5E brd", "ether <mac> brd"),
+        ("mail zelda.w+ci@example.co.uk", "mail <email>"),
+    ],
+)
+def test_placeholders_name_what_they_replaced(line: str, expected: str) -> None:
+    assert REDACTOR.redact(line) == expected
+
+
+def test_private_key_block_keeps_line_count() -> None:
+    block = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBb\nAoGCCqGSM49\n-----END EC PRIVATE KEY-----"
+    out = REDACTOR.redact(f"before\n{block}\nafter\n")
+    assert out == "before\n[redacted:private-key]\n\n\n\nafter\n"
+
+
+def test_json_escaped_key_block_on_one_line() -> None:
+    line = '{"key": "-----BEGIN RSA PRIVATE KEY-----\\nMIIEow\\n-----END RSA PRIVATE KEY-----"}'
+    assert "MIIEow" not in REDACTOR.redact(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "driver version 10.2.0.1 loaded",
+        "release v1.2.3.4 and 1.2.3.4-rc1 and 1.2.3.4+build5 and 1.2.3.4.5",
+        "commit 3f9a2b7c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f7a",
+        "request 123e4567-e89b-12d3-a456-426614174000 at 2026-11-30T08:57:16.123Z",
+        "src/parser.cpp:12:5: error: std::vector<int> has no member Foo::bar",
+        "listening on 127.0.0.1:8000 and [::1]:8000 and 0.0.0.0",
+        "max_tokens=512 tokenizer=gpt2 token_stream: processed 5 items",
+        "docker pull image:1.2 from registry; git@github.com:org/repo.git",
+        "npm WARN deprecated inflight@1.0.6; @pytest.mark.parametrize; pkg@1.2.3",
+        "password: ${DB_PASSWORD} token=None secret: <redacted> api_key=*****",
+        "cache key=abc123 primary_key: id",
+        "/usr/lib/python3.11/site-packages/x.py line 12, 12:34:56 elapsed",
+        "sha256:0ae37458a9abe56630569ee15cdcc93baed47353432e68e531333d948d2f1a20",
+    ],
+)
+def test_clean_lines_come_through_unchanged(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+def test_extra_patterns_and_allowed_exceptions() -> None:
+    redactor = Redactor(FACTS, extra_patterns={"ticket": r"TCK-[0-9]{4}"}, allowed=[r"10\.9\.9\.9"])
+    out = redactor.redact("see TCK-1234 on 10.9.9.9 and 10.9.9.8")
+    assert out == "see [redacted:ticket] on 10.9.9.9 and <ip>"
+
+
+def test_a_broken_extra_pattern_is_a_usage_error() -> None:
+    with pytest.raises(LocalUsageError, match="not a valid regex"):
+        Redactor(FACTS, extra_patterns={"ticket": "TCK-[0-9"})
+
+
+def test_generic_and_one_letter_names_are_not_words_to_redact() -> None:
+    facts = MachineFacts(user="root", home="/root", hosts=("vm", "localhost", "x"))
+    out = Redactor(facts).redact("root cause in vm at /root/build and /rootfs on localhost x\n")
+    assert out == "root cause in <host> at <home>/build and /rootfs on localhost x\n"
+
+
+def test_report_counts_by_kind_and_flags_too_much_redaction() -> None:
+    out, report = Redactor(FACTS).redact_with_report("ghp_" + "a1B2" * 9 + "\n")
+    assert report.counts == {Kind.GITHUB_TOKEN: 1}
+    assert not report.safe and "replaced" in report.reason
+    assert out == placeholder(Kind.GITHUB_TOKEN) + "\n"
+    _, fine = Redactor(FACTS).redact_with_report("ok\n" * 100 + "ghp_" + "a1B2" * 9 + "\n")
+    assert fine.safe and fine.bytes_in > fine.bytes_out
+
+
+def test_binary_input_is_not_safe() -> None:
+    _, report = Redactor(FACTS).redact_with_report(b"\x7fELF\x02\x01\x00\x00" + bytes(range(256)))
+    assert not report.safe and "binary" in report.reason
