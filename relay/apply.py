@@ -45,10 +45,14 @@ def labels_of(snapshot: Snapshot, issue: int) -> tuple[str, ...]:
 class Applier:
     """Applies one pass's actions for one node; collects lines and task reports."""
 
-    def __init__(self, gh: GitHubClient, ctx: NodeContext, snapshot: Snapshot) -> None:
+    def __init__(
+        self, gh: GitHubClient, ctx: NodeContext, snapshot: Snapshot, *, verbose: bool = False
+    ) -> None:
         self.gh = gh
         self.ctx = ctx
         self.snapshot = snapshot
+        self.verbose = verbose
+        self.ignored: dict[int, int] = {}
         self.lines: list[str] = []
         self.tasks: list[TaskReport] = []
         self.teardown = False
@@ -57,6 +61,7 @@ class Applier:
         """Apply every action in order."""
         for action in actions:
             await self.one(action)
+        self.lines[:0] = self.ignored_lines()
 
     async def one(self, action: Action) -> None:
         """Apply one action."""
@@ -79,8 +84,23 @@ class Applier:
             case TearDown():
                 self.teardown = True
             case Ignore():
-                where = f" comment {action.comment_id}" if action.comment_id else ""
-                self.lines.append(f"#{action.issue}{where}: ignored ({action.reason})")
+                self._ignore(action)
+
+    def _ignore(self, action: Ignore) -> None:
+        """Say why a comment is data; comments are counted per issue unless verbose."""
+        if self.verbose or action.comment_id is None:
+            where = f" comment {action.comment_id}" if action.comment_id else ""
+            self.lines.append(f"#{action.issue}{where}: ignored ({action.reason})")
+            return
+        self.ignored[action.issue] = self.ignored.get(action.issue, 0) + 1
+
+    def ignored_lines(self) -> list[str]:
+        """One line per issue counting the comments taken as data."""
+        return [
+            f"#{issue}: {n} comment{'s' if n > 1 else ''} ignored as data"
+            " (run with --verbose to see why)"
+            for issue, n in sorted(self.ignored.items())
+        ]
 
     async def _execute(self, action: ExecuteTask) -> None:
         labels = labels_of(self.snapshot, action.issue)

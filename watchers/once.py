@@ -9,6 +9,7 @@ and, with the ETag cache, is answered by 304s only.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from relay.work import TaskReport
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
 _QUIET = (Ignore, Wait, TearDown)
+_INTERNAL = re.compile(r"#\d+: \d+ comments? ignored as data \(run with --verbose to see why\)")
 
 
 @dataclass
@@ -51,6 +53,7 @@ async def run_pass(
     issue: int | None = None,
     token: Token | None = None,
     on_teardown: TeardownHook | None = None,
+    verbose: bool = False,
 ) -> PassReport:
     """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat."""
     started = time.monotonic()
@@ -61,14 +64,30 @@ async def run_pass(
             report.lines.append(lock.busy_message(ctx.node))
             return report
         try:
-            await _pass(ctx, report, issue=issue, token=token, on_teardown=on_teardown)
+            await _pass(
+                ctx, report, issue=issue, token=token, on_teardown=on_teardown, verbose=verbose
+            )
         except BaseException:
             report.outcome = "error"
             raise
         finally:
+            report.lines = redact_lines(ctx, report.lines)
             report.seconds = time.monotonic() - started
             ctx.state.log_pass(_record(report))
     return report
+
+
+def redact_lines(ctx: NodeContext, lines: list[str]) -> list[str]:
+    """Pass output goes to terminals and scheduler logs: redact it like any published text.
+
+    Lines relay composed from numbers alone need no redactor, so an idle pass pays nothing.
+    """
+    if all(_INTERNAL.fullmatch(line) for line in lines):
+        return lines
+    from relay.work import redactor_for
+
+    redactor = redactor_for(ctx, ctx.token().value)
+    return [redactor.redact(line) for line in lines]
 
 
 async def _pass(
@@ -78,6 +97,7 @@ async def _pass(
     issue: int | None,
     token: Token | None,
     on_teardown: TeardownHook | None,
+    verbose: bool,
 ) -> None:
     async with client(ctx, token=token) as gh:
         try:
@@ -90,7 +110,7 @@ async def _pass(
             if busy(actions):
                 await asyncio.to_thread(ctx.clone.pull_rebase)
                 ctx.reload_master()
-            applier = Applier(gh, ctx, snapshot)
+            applier = Applier(gh, ctx, snapshot, verbose=verbose)
             await applier.apply(actions)
             report.lines += applier.lines
             report.tasks += applier.tasks
