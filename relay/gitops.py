@@ -10,13 +10,14 @@ bounded number of times. Network commands never prompt for credentials.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from relay.errors import ConfigError, Conflict, RemoteUnavailable
 
@@ -26,7 +27,32 @@ PUSH_ATTEMPTS = 5
 NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+F = TypeVar("F", bound=Callable[..., Any])
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(?P<host>[\w.-]+):(?P<path>[^/\\].*)$")
+
+
+def credential_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Git settings that authenticate an HTTPS push with a token, passed through the
+    environment (never the command line, where other users could read it).
+
+    Used when ``RELAY_GIT_TOKEN`` is set, or inside GitHub Actions with ``GITHUB_TOKEN``
+    (the relay-node workflow checks out without persisting credentials, as it should).
+    """
+    env = os.environ if environ is None else environ
+    token = env.get("RELAY_GIT_TOKEN") or (
+        env.get("GITHUB_TOKEN") if env.get("GITHUB_ACTIONS") == "true" else None
+    )
+    if not token:
+        return {}
+    import base64
+
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    return {
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "http.extraheader",
+        f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}",
+    }
 
 
 @dataclass(frozen=True)
@@ -75,12 +101,38 @@ def parse_remote_url(url: str) -> RepoSlug | None:
     return RepoSlug(owner, name) if owner and name else None
 
 
+def _serialised(method: F) -> F:
+    """Hold the clone's git lock for the call: two relay processes in one clone (a verb and
+    a scheduled pass) must not pull or push at the same time. Re-entrant per Clone."""
+
+    @functools.wraps(method)
+    def locked(self: Clone, *args: Any, **kwargs: Any) -> Any:
+        with self.git_lock:
+            return method(self, *args, **kwargs)
+
+    return cast(F, locked)
+
+
 class Clone:
     """A working clone; every operation runs git in it through GitPython."""
 
     def __init__(self, repo: Any) -> None:
         self.repo = repo
         self.root = Path(repo.working_tree_dir)
+        self._git_lock: Any = None
+
+    @property
+    def git_lock(self) -> Any:
+        """The clone's lock file for git writes (waits up to the network timeout)."""
+        if self._git_lock is None:
+            from filelock import FileLock
+
+            from relay.state import git_dir
+
+            path = git_dir(self.root) / "relay" / "git.lock"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._git_lock = FileLock(path, timeout=NETWORK_TIMEOUT * 2)
+        return self._git_lock
 
     @classmethod
     def open(cls, path: Path) -> Clone:
@@ -97,7 +149,7 @@ class Clone:
 
     def _git(self, *args: str, network: bool = False) -> str:
         """Run one git command; network commands get a timeout and never prompt."""
-        extra: dict[str, Any] = {"env": _NO_PROMPT}
+        extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(credential_env() if network else {})}}
         if network and sys.platform != "win32":
             extra["kill_after_timeout"] = NETWORK_TIMEOUT
         return str(self.repo.git.execute(["git", *args], **extra))
@@ -134,6 +186,7 @@ class Clone:
         """Fetch ``remote``; RemoteUnavailable when it cannot be reached."""
         self._network("fetch", "--prune", remote)
 
+    @_serialised
     def pull_rebase(self, remote: str = "origin", branch: str | None = None) -> None:
         """Bring the branch up to date by rebasing onto the remote, never stashing.
 
@@ -152,6 +205,7 @@ class Clone:
             self._abort_rebase()
             raise
 
+    @_serialised
     def commit(self, paths: Sequence[Path | str], message: str) -> CommitInfo | None:
         """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged."""
         rel = [self._relative(Path(p)) for p in paths]
@@ -162,6 +216,7 @@ class Clone:
         self._git(*identity, "commit", "-m", message, "--only", "--", *rel)
         return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
 
+    @_serialised
     def push(
         self, remote: str = "origin", branch: str | None = None, *, attempts: int = PUSH_ATTEMPTS
     ) -> int:
@@ -182,6 +237,7 @@ class Clone:
             " kept pushing first; run the command again"
         )
 
+    @_serialised
     def commit_and_push(
         self, paths: Sequence[Path | str], message: str, *, remote: str = "origin"
     ) -> CommitInfo | None:
@@ -206,6 +262,7 @@ class Clone:
             return False  # an unknown sha: the remote cannot have it as far as we know
         return bool(out.strip())
 
+    @_serialised
     def checkout(self, branch: str, remote: str = "origin") -> None:
         """Fetch, then check out ``branch`` (created from ``remote``'s when only that exists)."""
         if self.dirty_paths():
