@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from relay import github as gh_models
 from relay.github import GitHubClient
 from relay.protocol import Comment, Issue, LocalRecords, Master, Snapshot, User, parse_body
+from relay.protocol.labels import Label
 from relay.protocol.wire import MARKER, MessageRejected
 from relay.state import NodeState
 
@@ -90,4 +91,35 @@ async def observe(
         if issue.is_pull_request or not binds(issue.body, node):
             continue
         issues.append(to_issue(issue, await gh.list_comments(issue.number)))
-    return Snapshot(master=master, issues=tuple(issues), local=local_records(state))
+    refs = await claim_refs(gh, issues, master=master, node=node)
+    return Snapshot(
+        master=master, issues=tuple(issues), local=local_records(state), claim_refs=refs
+    )
+
+
+async def claim_refs(
+    gh: GitHubClient, issues: Iterable[Issue], *, master: Master, node: str
+) -> frozenset[tuple[int, int]]:
+    """The claim refs of tasks this node is about to take (one request each, only then).
+
+    Another runner of the same node (two Actions runs) may hold the ref without having
+    commented yet, or may have died in between; decide() waits out its lease instead of
+    trying to claim again on every pass.
+    """
+    from relay.protocol.thread import NotAJob, read_thread
+
+    keys = set()
+    for issue in issues:
+        if not {Label.AWAITING_WORKER.value, Label.WORKING.value} & set(issue.labels):
+            continue
+        try:
+            thread = read_thread(issue, master)
+        except (NotAJob, MessageRejected):
+            continue
+        task = thread.last_task
+        answered = thread.answer(task) is not None if task else False
+        if thread.job.worker != node or not task or answered or task in thread.claims:
+            continue
+        if await gh.get_ref(f"refs/relay/claims/{issue.number}/{task}") is not None:
+            keys.add((issue.number, task))
+    return frozenset(keys)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from relay.errors import RelayError
 from relay.github import GitHubClient
+from relay.gitops import Clone
 from relay.node import NodeContext, client, open_node
 from relay.observe import load_issue
 from relay.protocol import Issue
@@ -83,3 +86,20 @@ async def carry_out(gh: GitHubClient, plan: Plan) -> int:
             fields.update(state="closed", state_reason="completed")
         await gh.update_issue(plan.issue, **fields)
     return plan.issue
+
+
+def commit_and_push_or_undo(clone: Clone, paths: list[Path], message: str) -> bool:
+    """Commit and push ``paths``; when the push fails, undo the commit and the edits.
+
+    A commit left behind unpushed would make a re-run believe its change is already
+    published (join: "already in the node table"; resolve: a second handover entry).
+    ``reset --keep`` reverts only the files that commit changed and keeps any other local
+    change. Returns False when nothing changed; re-raises the push's RelayError.
+    """
+    head = clone.head_sha()
+    try:
+        return clone.commit_and_push(paths, message) is not None
+    except RelayError:
+        argv = ["git", "-C", str(clone.root), "reset", "-q", "--keep", head]
+        subprocess.run(argv, capture_output=True, check=False)
+        raise

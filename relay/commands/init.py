@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from relay.commands.common import run_async
+from relay.commands.common import commit_and_push_or_undo, run_async
 from relay.errors import ConfigError, LocalUsageError
 from relay.github import GitHubClient
 from relay.gitops import Clone, RepoSlug
@@ -212,9 +212,8 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
                 return Result(lines=("nothing was changed",), exit_status=1)
         labels = await create_labels(gh)
     paths = write_spine(clone, master)
-    await asyncio.to_thread(
-        clone.commit_and_push, paths, f"relay: set up the relay spine ({node.name})"
-    )
+    message = f"relay: set up the relay spine ({node.name})"
+    await asyncio.to_thread(commit_and_push_or_undo, clone, paths, message)
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
     lines.append("next: run `relay join --node NAME` in a clone on each other machine")

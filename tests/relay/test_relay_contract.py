@@ -1,0 +1,76 @@
+"""The `--json` output of every verb, pinned: scripts and agents read these keys."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from relay_world import CONTROLLER, WORKER, World, git
+
+PASS_KEYS = {
+    "node",
+    "outcome",
+    "lines",
+    "tasks",
+    "requests",
+    "not_modified",
+    "seconds",
+    "teardown",
+}
+TASK_KEYS = {"issue", "task", "status", "seconds", "log_url"}
+RESULT_KEYS = {
+    "issue",
+    "node",
+    "task",
+    "status",
+    "summary",
+    "log_url",
+    "excerpt",
+    "observations",
+    "failed_step",
+}
+
+
+def out(node: Any, *args: str) -> Any:
+    return json.loads(node.call(*args, "--json"))
+
+
+def test_every_verb_json_keys(blank: World) -> None:
+    c, w = blank.controller, blank.worker
+    init = out(
+        c, "init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url
+    )
+    assert set(init) == {"repo", "node", "labels_created", "public"}
+    assert set(out(w, "join", "--node", WORKER, "--scheduler", "none")) == {
+        "node",
+        "scheduler",
+        "jobs",
+    }
+    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    issue = out(c, "job", "open", "--worker", WORKER, "--title", "T", "--objective", "O")["issue"]
+    assert out(c, "task", str(issue), "--step", "git --version") == {"issue": issue, "task": 1}
+    worker_pass = out(w, "watch", "--once")
+    assert set(worker_pass) == PASS_KEYS and set(worker_pass["tasks"][0]) == TASK_KEYS
+    assert worker_pass["outcome"] == "acted" and worker_pass["node"] == WORKER
+    assert isinstance(worker_pass["requests"], int) and isinstance(worker_pass["lines"], list)
+    assert set(out(c, "watch", "--once")) == PASS_KEYS
+    shown = out(c, "result", str(issue))
+    assert set(shown) == {"issue", "task", "result"} and set(shown["result"]) == RESULT_KEYS
+    assert out(c, "hypothesis", str(issue), "H") == {"issue": issue, "outcome": "untested"}
+    assert out(c, "strike", str(issue)) == {"issue": issue, "parked": False}
+    status = out(c, "status")
+    assert set(status) >= {"jobs", "nodes", "last_pass"}
+    assert set(status["jobs"][0]) == {
+        "issue",
+        "title",
+        "controller",
+        "worker",
+        "baton",
+        "task",
+        "task_age",
+    }
+    assert {n["name"] for n in status["nodes"]} == {CONTROLLER, WORKER}
+    assert set(status["last_pass"]) >= {"at", "node", "outcome", "requests", "not_modified"}
+    resolved = out(c, "resolve", str(issue), "--summary", "S")
+    assert resolved["issue"] == issue and set(resolved) <= {"issue", "watcher_torn_down"}
+    assert git("status", "--porcelain", cwd=c.clone) == ""
