@@ -26,6 +26,8 @@ VERBS: tuple[str, ...] = (
     "strike",
     "resolve",
     "status",
+    "doctor",
+    "leave",
     "redact",
     "hub",
     "demo",

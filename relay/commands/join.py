@@ -1,8 +1,12 @@
 """`relay join`: make this clone a node — register it in the node table and say its roles.
 
 Join pulls, reads the master file, adds this node's row if it is new (commit and push; a
-rejected push is pulled, rebased and retried), records the node's local settings, and
-lists the open jobs that bind it. Joining twice changes nothing.
+rejected push is pulled, rebased and retried), registers the node's durable watcher with
+the OS scheduler and asks the scheduler whether it is there (only then is the scheduler
+column written, committed and pushed), records the node's local settings, and lists the
+open jobs that bind it. The entry carries no token: join says how a scheduled pass will
+find one (`--save-token` keeps the current one in the node's 0600 token file). Joining
+twice changes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from relay.commands.common import run_async
+from relay.commands.common import commit_and_push_or_undo, run_async
 from relay.commands.init import default_node_name, os_name, words
 from relay.github import GitHubClient
 from relay.gitops import Clone
@@ -22,8 +26,7 @@ from relay.protocol import Account, Node, add_node, parse_body, set_scheduler
 from relay.protocol.master import build
 from relay.result import Result
 from relay.state import NodeConfig
-
-DECLINED = "none (declined)"
+from relay.watcher import DECLINED, WatcherRecord
 
 
 def register(sub: Any) -> None:
@@ -34,10 +37,23 @@ def register(sub: Any) -> None:
     p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or master)")
     p.add_argument("--accounts", default=None, help="logins whose TASKs this node obeys")
     p.add_argument("--scheduler", default=None, help="watcher backend, or `none` to decline")
-    p.add_argument("--interval", type=int, default=300, help="seconds between scheduled passes")
+    p.add_argument(
+        "--interval", type=int, default=None, help="seconds between scheduled passes (300)"
+    )
+    p.add_argument(
+        "--save-token",
+        action="store_true",
+        help="keep the token relay finds now in the node's token file (0600) for scheduled passes",
+    )
     p.add_argument("--executor", default=None, help="hand tasks to this agent command")
     p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
     p.add_argument("--step-timeout", type=float, default=None, help="seconds a step may run")
+    p.add_argument(
+        "--webhook",
+        default=None,
+        metavar="URL",
+        help="deliver issue events to URL (watch --webhook)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -73,7 +89,7 @@ def save_loop(clone: Clone, text: str, message: str) -> bool:
     if read_loop(clone.root) == text:
         return False
     path.write_text(text, encoding="utf-8")
-    return clone.commit_and_push([path], message) is not None
+    return commit_and_push_or_undo(clone, [path], message)
 
 
 def run(args: argparse.Namespace) -> Result:
@@ -98,12 +114,17 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
             lines.append(f"registered {ctx.node} in {LOOP_PATH}")
         else:
             lines.append(f"{ctx.node} is already in the node table")
-        scheduler = await watcher(args, ctx)
+        scheduler, said = await watcher(args, ctx)
+        lines += said
         if scheduler != row.scheduler:
             text = set_scheduler(read_loop(ctx.root) or "", node=ctx.node, scheduler=scheduler)
             message = f"relay: {ctx.node} watcher is {scheduler}"
             await asyncio.to_thread(save_loop, ctx.clone, text, message)
         lines.append(f"watcher: {scheduler}")
+        if args.webhook:
+            from relay.hooks import register_webhook
+
+            lines += await register_webhook(ctx, args.webhook)
         save_config(args, ctx, scheduler)
         found = await roles(gh, ctx.node)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
@@ -113,9 +134,46 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
     )
 
 
-async def watcher(args: argparse.Namespace, ctx: NodeContext) -> str:
-    """Register the durable watcher and return the scheduler column (issue 4 fills this)."""
-    return DECLINED
+async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tuple[str, ...]]:
+    """Register the durable watcher, verified by the OS; returns the column and what to say.
+
+    Without --scheduler or RELAY_SCHEDULER a rejoin keeps what this clone chose before, so
+    joining twice changes nothing. The token a scheduled pass needs is found at run time.
+    """
+    from relay import watcher as durable
+    from schedulers import DEFAULT_INTERVAL, requested
+
+    record = durable.load(ctx.state, ctx.node)
+    override = args.scheduler or requested() or earlier_choice(record, ctx)
+    interval = args.interval or (record.interval if record else DEFAULT_INTERVAL)
+    column, lines = await asyncio.to_thread(
+        durable.register, ctx, override=override or None, interval=interval
+    )
+    said = list(lines)
+    if args.save_token:
+        said.append(save_token(ctx))
+    if column != DECLINED:
+        said.append(durable.token_route(ctx, durable.load(ctx.state, ctx.node))[1])
+    return column, tuple(said)
+
+
+def earlier_choice(record: WatcherRecord | None, ctx: NodeContext) -> str:
+    """The scheduler this clone chose for the node before ("" when it never chose)."""
+    if record is not None and record.active:
+        return record.scheduler
+    if ctx.config is not None and ctx.config.scheduler == DECLINED:
+        return "none"
+    return ""
+
+
+def save_token(ctx: NodeContext) -> str:
+    """Store the token relay finds now in the node's token file, readable by this user only."""
+    token = ctx.token()
+    path = ctx.state.token_path
+    if token.source == f"token file {path}":
+        return f"the token file {path} already holds the token"
+    ctx.state.save_token(token.value)
+    return f"saved the token from {token.source} in {path} (readable by you only)"
 
 
 def save_config(args: argparse.Namespace, ctx: NodeContext, scheduler: str) -> None:

@@ -1,4 +1,8 @@
-"""`relay resolve ISSUE --summary S`: close the job, with its summary in handover.md."""
+"""`relay resolve ISSUE --summary S`: close the job, with its summary in handover.md.
+
+When that was the controller's last open job, its own watcher is torn down (column
+first, entry after) and a closing comment on the job says so.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,16 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from relay.commands.common import add_common, carry_out, context, run_async, with_issue
+from relay.commands.common import (
+    add_common,
+    carry_out,
+    commit_and_push_or_undo,
+    context,
+    run_async,
+    with_issue,
+)
 from relay.github import GitHubClient
-from relay.node import HANDOVER_PATH, NodeContext
+from relay.node import HANDOVER_PATH, NodeContext, client
 from relay.protocol import Issue, plan_resolve
 from relay.protocol.planners import handover_entry
 from relay.result import Result
@@ -32,7 +43,7 @@ def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) 
     old = path.read_text(encoding="utf-8") if path.exists() else "# Handover\n"
     entry = handover_entry(issue=issue.number, title=issue.title, summary=summary, when=now)
     path.write_text(old.rstrip("\n") + "\n" + entry, encoding="utf-8")
-    ctx.clone.commit_and_push([path], f"relay: #{issue.number} resolved ({ctx.node})")
+    commit_and_push_or_undo(ctx.clone, [path], f"relay: #{issue.number} resolved ({ctx.node})")
 
 
 def run(args: argparse.Namespace) -> Result:
@@ -46,4 +57,30 @@ def run(args: argparse.Namespace) -> Result:
         await carry_out(gh, plan)
 
     run_async(lambda: with_issue(ctx, args.issue, body))
-    return Result(lines=(f"#{args.issue}: resolved and closed",), data={"issue": args.issue})
+    said = run_async(lambda: close_watcher(ctx, args.issue))
+    return Result(
+        lines=(f"#{args.issue}: resolved and closed", *said),
+        data={"issue": args.issue, "watcher_torn_down": bool(said)},
+    )
+
+
+def closing_note(node: str, scheduler: str) -> str:
+    """The comment that tells people why the controller's watcher went away."""
+    return (
+        f"relay: this was the last open job of **{node}**, so its {scheduler} watcher is"
+        f" removed. Run `relay join` on that machine to bring it back for a new job."
+    )
+
+
+async def close_watcher(ctx: NodeContext, issue: int) -> list[str]:
+    """The controller's last open job is closed: tear its watcher down, say so on the job."""
+    from relay import watcher as durable
+
+    record = durable.load(ctx.state, ctx.node)
+    if record is None or not record.active or await durable.bound_jobs(ctx):
+        return []
+    done = await durable.tear_down(ctx)
+    if done.removed and not done.reinstated:
+        async with client(ctx) as gh:
+            await gh.create_comment(issue, closing_note(ctx.node, record.scheduler))
+    return list(done.lines)

@@ -72,8 +72,54 @@ def job_line(row: dict[str, Any]) -> str:
     )
 
 
+def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
+    """Each node this clone watches for (registered or seen passing) with its last pass."""
+    from relay.watcher import records
+
+    last = {p.node: p for p in ctx.state.passes()}  # oldest first: the newest wins
+    known = {r.node: r for r in records(ctx.state)}
+    rows = []
+    for node in sorted(set(last) | set(known)):
+        record, beat = known.get(node), last.get(node)
+        rows.append(
+            {
+                "node": node,
+                "scheduler": record.scheduler if record else None,
+                "active": bool(record and record.active),
+                "interval": record.interval if record else None,
+                "last_pass": beat.model_dump(mode="json") if beat else None,
+            }
+        )
+    return rows
+
+
+def watcher_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The local watchers for people: what runs them and how their last pass went."""
+    if not rows:
+        return ["no watcher in this clone has run a pass yet"]
+    lines = ["watchers in this clone:"]
+    now = datetime.now(UTC)
+    for row in rows:
+        if row["scheduler"] is None:
+            how = "no scheduled entry"
+        else:
+            state = f"every {row['interval']}s" if row["active"] else "torn down"
+            how = f"{row['scheduler']} entry, {state}"
+        beat = row["last_pass"]
+        if beat is None:
+            last = "no pass yet"
+        else:
+            at = datetime.fromisoformat(beat["at"])
+            last = (
+                f"last pass {at:%Y-%m-%d %H:%M:%S} UTC ({age(at, now)} ago), {beat['outcome']},"
+                f" {beat['requests']} requests ({beat['not_modified']} answered 304)"
+            )
+        lines.append(f"  {row['node']}: {how}; {last}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> Result:
-    """List jobs, then nodes, then this clone's last pass."""
+    """List jobs, then nodes, then this clone's watchers and their last passes."""
     ctx = context(args, need_node=False)
     rows = run_async(lambda: jobs(ctx))
     lines = ["jobs:", *(f"  {job_line(r)}" for r in rows)] if rows else ["no open jobs"]
@@ -81,14 +127,12 @@ def run(args: argparse.Namespace) -> Result:
     for node in ctx.master.nodes:
         lines.append(f"  {node.name} ({node.os or '?'}): watcher {node.scheduler}")
     beat = ctx.state.heartbeat()
-    if beat is not None:
-        lines.append(
-            f"this clone's last pass: {beat.node} at {beat.at:%Y-%m-%d %H:%M:%S} UTC,"
-            f" {beat.outcome}, {beat.requests} requests ({beat.not_modified} answered 304)"
-        )
+    watchers = local_watchers(ctx)
+    lines += watcher_lines(watchers)
     data = {
         "jobs": rows,
         "nodes": [n.model_dump(mode="json") for n in ctx.master.nodes],
         "last_pass": beat.model_dump(mode="json") if beat else None,
+        "watchers": watchers,
     }
     return Result(lines=tuple(lines), data=data)

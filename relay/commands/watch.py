@@ -21,6 +21,7 @@ def register(sub: Any) -> None:
     p.add_argument("--listen", default="127.0.0.1:8787", help="HOST:PORT for --webhook")
     p.add_argument("--reconcile", type=float, default=180.0, help="seconds between full passes")
     p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
+    p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
     add_common(p)
     p.set_defaults(func=run)
 
@@ -49,10 +50,10 @@ def run(args: argparse.Namespace) -> Result:
         return pass_result(report)
     ctx = context(args)
     if args.webhook:
-        from watchers.webhook import secret_from_env
+        from relay.hooks import webhook_secret
 
         host, port = listen_address(args.listen)
-        secret = secret_from_env()
+        secret, _source = webhook_secret(ctx.state)  # RELAY_WEBHOOK_SECRET, else the node's
         run_async(
             lambda: drive.serve_webhook(
                 ctx, host=host, port=port, secret=secret, reconcile_interval=args.reconcile
@@ -60,7 +61,17 @@ def run(args: argparse.Namespace) -> Result:
         )
         return Result()
     if args.once:
-        return pass_result(run_async(lambda: run_pass(ctx, issue=args.issue)))
+        from relay.watcher import on_teardown
+
+        # A pass that finds no job binding its node removes the watcher this clone
+        # registered (none registered: nothing happens), as a scheduled pass must.
+        return pass_result(
+            run_async(
+                lambda: run_pass(
+                    ctx, issue=args.issue, on_teardown=on_teardown, verbose=args.verbose
+                )
+            )
+        )
     run_async(lambda: drive.loop(ctx, interval=args.interval))
     return Result()
 

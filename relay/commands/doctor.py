@@ -1,0 +1,162 @@
+"""`relay doctor`: is this node's watcher alive? Each check says what is wrong and what to do.
+
+Checks, in order: the entry exists (the OS scheduler is asked, never our own files); the
+last pass is recent (within three intervals) and succeeded; a scheduled pass will find a
+token; the token works (``GET /user``); the five relay labels exist. Any failure makes the
+exit status non-zero; `--json` gives the same checks as data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from relay.commands.common import add_common, context, run_async
+from relay.commands.status import age
+from relay.errors import RelayError
+from relay.node import NodeContext, client
+from relay.result import Result
+from relay.watcher import DECLINED, WatcherRecord, load, token_route
+
+STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
+
+
+class Status(enum.StrEnum):
+    """How one check came out."""
+
+    OK = "ok"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its name, how it came out, what was found, and what to do about it."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        """The check for people."""
+        text = f"{self.status.value.upper():4}  {self.name}: {self.detail}"
+        return f"{text}\n      fix: {self.fix}" if self.fix else text
+
+
+def register(sub: Any) -> None:
+    """Add `doctor`."""
+    p: argparse.ArgumentParser = sub.add_parser("doctor", help="check this node's watcher")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
+    """The OS scheduler holds the entry this clone registered."""
+    from relay.watcher import Seam
+
+    row = ctx.master.node(ctx.node)
+    if record is None or not record.active:
+        if row is not None and row.scheduler == DECLINED:
+            return Check("watcher", Status.SKIP, "declined: passes run only with `relay watch`")
+        if record is not None and record.torn_down_at is not None:
+            when = f"{record.torn_down_at:%Y-%m-%d}"
+            return Check("watcher", Status.SKIP, f"torn down on {when}: no open job bound it")
+        return Check(
+            "watcher",
+            Status.FAIL,
+            f"no watcher is registered for {ctx.node} in this clone",
+            fix="run `relay join` (or `relay join --scheduler none` to go without one)",
+        )
+    try:
+        found = Seam().backend(record.scheduler).verify(record.spec())
+    except RelayError as err:
+        return Check("watcher", Status.FAIL, err.message, fix=err.hint or "run `relay join`")
+    if found.ok:
+        return Check("watcher", Status.OK, found.detail)
+    return Check(
+        "watcher",
+        Status.FAIL,
+        found.detail,
+        fix="run `relay join` again: it registers the entry and verifies it",
+    )
+
+
+def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetime) -> Check:
+    """The node's newest pass in this clone is recent and succeeded."""
+    active = record is not None and record.active
+    logs = f"; its errors go to {record.entry['stderr_log']}" if record else ""
+    beats = [p for p in ctx.state.passes() if p.node == ctx.node]
+    if not beats:
+        status = Status.FAIL if active else Status.SKIP
+        fix = f"wait one interval or run `relay watch --once`{logs}" if active else ""
+        return Check("last pass", status, f"no pass of {ctx.node} recorded yet", fix=fix)
+    beat = beats[-1]
+    when = f"{beat.at:%Y-%m-%d %H:%M:%S} UTC ({age(beat.at, now)} ago)"
+    if beat.outcome == "error":
+        fix = f"run `relay watch --once` to see the error{logs}"
+        return Check("last pass", Status.FAIL, f"the last pass, at {when}, failed", fix=fix)
+    if record is not None and active:
+        limit = STALE_INTERVALS * record.interval
+        if (now - beat.at).total_seconds() > limit:
+            detail = f"the last pass was at {when}: more than {STALE_INTERVALS} intervals"
+            fix = f"the {record.scheduler} entry is not running; check {record.scheduler}{logs}"
+            return Check("last pass", Status.FAIL, f"{detail} ({limit}s)", fix=fix)
+    return Check("last pass", Status.OK, f"{when}: {beat.outcome}")
+
+
+def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Check:
+    """A scheduled pass (which carries no token) will find one at run time."""
+    if record is None or not record.active:
+        return Check("token for scheduled passes", Status.SKIP, "no watcher registered")
+    ok, said = token_route(ctx, record)
+    if ok:
+        return Check("token for scheduled passes", Status.OK, said)
+    return Check(
+        "token for scheduled passes",
+        Status.FAIL,
+        said,
+        fix="run `relay join --save-token` with the token set as you run relay now",
+    )
+
+
+async def api_checks(ctx: NodeContext) -> list[Check]:
+    """The token works (GET /user) and the five labels exist."""
+    from relay.protocol.labels import Label
+
+    skipped = Check("labels", Status.SKIP, "needs a working token")
+    try:
+        token = ctx.token()
+        async with client(ctx, token=token) as gh:
+            user = await gh.current_user()
+            said = f"the token from {token.source} works (GET /user: {user.login})"
+            checks = [Check("token", Status.OK, said)]
+            names = {label.name for label in await gh.list_labels()}
+    except RelayError as err:
+        fix = err.hint or "set RELAY_TOKEN (or `relay join --save-token`) to a working token"
+        return [Check("token", Status.FAIL, err.message, fix=fix), skipped]
+    missing = [label.value for label in Label if label.value not in names]
+    if not missing:
+        return [*checks, Check("labels", Status.OK, "all five relay labels exist")]
+    fix = "create them in the repository (its Labels page, or `gh label create NAME`)"
+    return [*checks, Check("labels", Status.FAIL, f"missing: {', '.join(missing)}", fix=fix)]
+
+
+def run(args: argparse.Namespace) -> Result:
+    """Run every check; non-zero exit when any fails."""
+    ctx = context(args)
+    record = load(ctx.state, ctx.node)
+    checks = [
+        check_entry(ctx, record),
+        check_last_pass(ctx, record, datetime.now(UTC)),
+        check_scheduled_token(ctx, record),
+        *run_async(lambda: api_checks(ctx)),
+    ]
+    failed = [c.name for c in checks if c.status is Status.FAIL]
+    lines = [c.line() for c in checks]
+    lines.append(f"{len(failed)} check(s) failed" if failed else f"{ctx.node}: all checks passed")
+    data = {"node": ctx.node, "ok": not failed, "checks": [asdict(c) for c in checks]}
+    return Result(lines=tuple(lines), data=data, exit_status=1 if failed else 0)

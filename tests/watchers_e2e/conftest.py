@@ -1,0 +1,74 @@
+"""Fixtures for the durable-watcher tests: a clean environment, the real crontab, a world.
+
+The real-crontab fixture is the scheduler suite's own (tests/schedulers/conftest.py): it
+saves the invoking user's crontab byte for byte, takes the shared lock, and restores the
+table exactly afterwards. It is loaded from that file, not copied.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from e2e_world import Tokens, World, make_world
+
+_SCHED = Path(__file__).resolve().parent.parent / "schedulers"
+
+
+def _scheduler_fixtures() -> object:
+    """The scheduler suite's conftest as a module (its helpers importable first)."""
+    if str(_SCHED) not in sys.path:
+        sys.path.insert(0, str(_SCHED))
+    spec = importlib.util.spec_from_file_location("_sched_conftest", _SCHED / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009
+
+
+@pytest.fixture(autouse=True)
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing relative, temporary or home-directory-shaped can land outside tmp_path, and
+    no token, API URL, node or scheduler choice leaks in from the machine."""
+    for name in (
+        "RELAY_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "RELAY_API_URL",
+        "RELAY_NODE",
+        "RELAY_SCHEDULER",
+        "XDG_CONFIG_HOME",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for sub in ("home", "tmp"):
+        (tmp_path / sub).mkdir()
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture(scope="session")
+def tokens(hub: object) -> Tokens:
+    """One token per login for the whole session (making one costs a process)."""
+    return Tokens(hub)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def world(
+    tmp_path: Path, hub: object, tokens: Tokens, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> World:
+    """A hub repository with a bare remote and two clones, set up by `relay init`."""
+    made = make_world(tmp_path, hub, tokens, name=f"watch-{unique}", monkeypatch=monkeypatch)  # type: ignore[arg-type]
+    made.init()
+    return made
