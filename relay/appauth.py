@@ -159,6 +159,36 @@ class AppAuth:
             return self._cached.token
 
 
+def installation_token_blocking(auth: AppAuth, *, api_url: str) -> str:
+    """The installation token for synchronous callers (``NodeContext.token``), refreshed when
+    due. The exchange runs on a private event loop in a worker thread because the caller
+    may itself be running inside one. ConfigError when GitHub refuses the App."""
+    cached = auth.cached
+    if cached is not None and cached.fresh_at(auth.clock(), margin=auth.refresh_margin):
+        return cached.token
+
+    async def fetch() -> str:
+        import aiohttp
+        from gidgethub.aiohttp import GitHubAPI
+
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+            gh = GitHubAPI(session, "relay", base_url=api_url)
+            return await auth.installation_token(gh)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    import gidgethub
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(asyncio.run, fetch()).result()
+        except gidgethub.HTTPException as err:
+            raise ConfigError(
+                f"the GitHub App could not get an installation token ({err.status_code})",
+                hint=f"check {ENV_APP_ID}, {ENV_INSTALLATION_ID} and the App's private key",
+            ) from err
+
+
 def _read_key(environ: Mapping[str, str]) -> str:
     inline = environ.get(ENV_PRIVATE_KEY, "")
     if inline.strip():

@@ -21,6 +21,7 @@ from relay.state import NodeConfig, NodeState, clone_root
 from relay.token import Token, api_base_url, find_token
 
 if TYPE_CHECKING:
+    from relay.appauth import AppAuth
     from relay.github import GitHubClient
 
 LOOP_PATH = Path("docs/loop/LOOP.md")
@@ -49,8 +50,21 @@ class NodeContext:
         """OWNER/NAME of the repository the jobs live in."""
         return self.master.repository
 
+    @cached_property
+    def app(self) -> AppAuth | None:
+        """The GitHub App this node acts as (RELAY_APP_*), None for a person's node."""
+        from relay.appauth import from_env
+
+        return from_env()
+
     def token(self) -> Token:
-        """The token for this node's API; ConfigError saying how to provide one."""
+        """The token for this node's API; ConfigError saying how to provide one. A node that
+        is a GitHub App uses its installation token (fetched, then refreshed when due)."""
+        if self.app is not None:
+            from relay.appauth import installation_token_blocking
+
+            value = installation_token_blocking(self.app, api_url=self.api_url)
+            return Token(value, f"GitHub App {self.app.app_id}")
         return find_token(api_url=self.api_url, token_file=self.state.token_path)
 
     def reload_master(self) -> Master:

@@ -112,16 +112,18 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(text, encoding="utf-8")
     message = f"relay: log of TASK {task.task} on #{task.issue} ({ctx.node})"
-    ctx.clone.commit_and_push([full], message)
-    sha = ctx.clone.head_sha()
+    pushed = ctx.clone.commit_and_push([full], message)  # None: the same log is already in
+    sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
     return ctx.html_url(f"blob/{sha}/{path.as_posix()}")
 
 
 async def claim(
     gh: GitHubClient, ctx: NodeContext, action: ExecuteTask, labels: tuple[str, ...]
 ) -> bool:
-    """Take the task: claim ref, local record, claim comment, 👀, baton. False: lost the race."""
-    await asyncio.to_thread(ctx.clone.pull_rebase)
+    """Take the task: claim ref, local record, claim comment, 👀, baton. False: lost the race.
+
+    The clone is fresh: the pass pulled just before applying any action that changes
+    something (watchers/once.py), so the claim points at a commit the remote has."""
     sha = ctx.clone.head_sha()
     if not await gh.create_ref(claim_ref(action.issue, action.task.task), sha):
         return False

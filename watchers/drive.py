@@ -13,10 +13,14 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from relay.node import NodeContext, open_node
 from relay.token import Token
 from watchers.once import PassReport, TeardownHook, run_pass
+
+if TYPE_CHECKING:
+    from watchers.actions import ActionsContext
 
 Printer = Callable[[PassReport], None]
 
@@ -84,15 +88,35 @@ async def serve_webhook(
 async def actions_pass(
     *, repo_dir: Path | None, node: str | None, event_path: str | None
 ) -> PassReport | None:
-    """One pass for a GitHub Actions run; None when the event does not concern relay."""
-    from watchers.actions import read_context, summary_line, write_step_summary
+    """One pass for a GitHub Actions run; None (and no request sent) when the event does not
+    concern this node. The step summary says which, either way."""
+    import dataclasses
+    import os
+
+    from relay.observe import binds
+    from watchers.actions import load_event, read_context, summary_line, write_step_summary
 
     actions = read_context(event_path=event_path)
     if not actions.concerns_relay:
-        print(f"relay watch: nothing to do ({actions.reason})")
+        _skipped(actions, node or os.environ.get("RELAY_NODE") or "?")
         return None
     ctx = open_node(repo_dir=repo_dir, node=node, api=actions.api_url)
-    token = Token(actions.token, "GITHUB_TOKEN")
+    if actions.issue_number is not None:
+        issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
+        if not binds(str(issue.get("body") or ""), ctx.node):
+            why = f"#{actions.issue_number} is a job of other nodes"
+            _skipped(dataclasses.replace(actions, concerns_relay=False, reason=why), ctx.node)
+            return None
+    # A node that is a GitHub App acts with its installation token (its moves wake other
+    # workflows); otherwise with the token the workflow gave.
+    token = None if ctx.app is not None else Token(actions.token, "GITHUB_TOKEN")
     report = await run_pass(ctx, issue=actions.issue_number, token=token)
     write_step_summary("\n".join([summary_line(actions, node=ctx.node), *report.lines]))
     return report
+
+
+def _skipped(actions: ActionsContext, node: str) -> None:
+    from watchers.actions import summary_line, write_step_summary
+
+    print(f"relay watch: nothing to do ({actions.reason})")
+    write_step_summary(summary_line(actions, node=node))

@@ -16,6 +16,8 @@ The first line printed holds the base URL; use it as the API base and a token fr
 Admin endpoints (for a token from `relay hub token LOGIN --admin` only; others get 404):
   GET|POST|DELETE /_hub/faults    read, set ({"spec": "..."}) or clear faults
   GET|DELETE      /_hub/requests  request counters by method, path and status
+  POST            /_hub/apps      register a GitHub App: {"slug", "public_key" (PEM),
+                                  "repositories": ["owner/name"]} -> app and installation ids
 
 Fault spec (--faults or POST /_hub/faults), comma-separated key=value:
   500=P 502=P 503=P 429=P secondary=P drop=P slow=P   shares of requests, 0..1

@@ -25,6 +25,10 @@ caller gets 404, as for anything it may not see):
 
 - ``GET|POST|DELETE /_hub/faults`` — read, set (``{"spec": "..."}``) or clear the faults.
 - ``GET|DELETE /_hub/requests`` — request counters by method, path and status; reset.
+- ``POST /_hub/apps`` — register a GitHub App (its public key) with an installation on
+  some repositories; its JWT then buys installation tokens (see ``apps``).
+
+Webhooks: ``/repos/{o}/{r}/hooks`` and their deliveries live in ``hooks``.
 
 Fault spec (``--faults`` or the admin endpoint), comma-separated ``key=value``:
 ``seed=N`` (deterministic draws), ``500=P``, ``502=P``, ``503=P``, ``429=P``,

@@ -11,7 +11,16 @@ from pathlib import Path
 from aiohttp import web
 
 from relay.errors import LocalUsageError
-from relay.hub import api_comments, api_issues, api_labels, api_refs, api_repos
+from relay.hub import (
+    api_comments,
+    api_hooks,
+    api_issues,
+    api_labels,
+    api_refs,
+    api_repos,
+    apps,
+    hooks,
+)
 from relay.hub.faults import Faults, FaultSpec
 from relay.hub.middleware import hub_middleware
 from relay.hub.store import Store
@@ -109,16 +118,20 @@ ADMIN_ROUTES = (
     ("DELETE", "/_hub/faults", clear_faults),
     ("GET", "/_hub/requests", get_requests),
     ("DELETE", "/_hub/requests", reset_requests),
+    *apps.ADMIN_ROUTES,
 )
 
 
 def build_app(data_dir: Path, *, faults: FaultSpec | None = None) -> web.Application:
     """The hub application over the store in ``data_dir`` (closed on cleanup)."""
     store = Store.open(data_dir)
-    app = web.Application(middlewares=[hub_middleware], client_max_size=8 * 1024 * 1024)
+    middlewares = [hub_middleware, hooks.hooks_middleware]
+    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     app[HUB] = Hub(store=store, faults=Faults(faults or FaultSpec()))
-    for method, path, handler in ROUTES + ADMIN_ROUTES:
+    for method, path, handler in ROUTES + api_hooks.ROUTES + apps.ROUTES + ADMIN_ROUTES:
         app.router.add_route(method, path, handler)
+    hooks.install(app, store)  # before close_store: the senders stop first
+    apps.install(store)
 
     async def close_store(_app: web.Application) -> None:
         store.close()

@@ -38,6 +38,7 @@ _STATIC_HEADERS = {
 }
 ADMIN_PREFIX = "/_hub/"
 FREE_PATH = "/rate_limit"
+APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
 
 
 def authenticate(request: web.Request, hub: Hub) -> str:
@@ -55,6 +56,10 @@ def authenticate(request: web.Request, hub: Hub) -> str:
         owner = hub.store.token_owner(token)
         if owner is not None:
             hub.tokens[token] = owner
+    if owner is None and scheme.lower() == "bearer" and request.path.startswith(APP_PREFIX):
+        request["viewer"], request["admin"], request["jwt"] = None, False, token  # apps.py checks
+        key = request["rate_key"] = f"jwt:{token[-24:]}"
+        return key
     if owner is None:
         raise ApiError(401, "Bad credentials")
     request["viewer"], request["admin"] = owner

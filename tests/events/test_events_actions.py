@@ -1,0 +1,121 @@
+"""The Actions adapter run the way a workflow step runs it, against the hub.
+
+Each case writes an event payload file of GitHub's shape (the issue, label, comment,
+repository and sender objects are the hub's own REST objects) and runs
+``python -m relay.cli watch --once --event PATH`` as a process whose environment holds
+what Actions sets: GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY,
+GITHUB_API_URL, GITHUB_TOKEN and GITHUB_STEP_SUMMARY, and no RELAY_TOKEN.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from relay_world import OWNER, WORKER, Node, World, api, clone_as
+
+PY = Path(sys.executable).as_posix()
+
+
+def open_job(world: World, worker: str = WORKER) -> int:
+    out = world.controller.call(
+        "job", "open", "--worker", worker, "--title", "On Actions", "--objective", "Run it."
+    )
+    return int(out.split("#", 1)[1].split(":", 1)[0])
+
+
+def payload(world: World, event: str, number: int | None, **extra: Any) -> dict[str, Any]:
+    """A webhook payload of GitHub's shape built from the hub's REST objects."""
+    sender = api(f"{world.hub.url}/users/{OWNER}", world.tokens(OWNER))
+    data: dict[str, Any] = {"repository": world.api(""), "sender": sender, **extra}
+    if number is not None:
+        data["issue"] = world.issue(number)
+    return data
+
+
+def run_adapter(
+    world: World, tmp_path: Path, event: str, data: dict[str, Any]
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """One workflow step: the event file, Actions' variables, the CLI as a process."""
+    path = tmp_path / f"{event}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    summary.write_text("", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RELAY_TOKEN"}
+    env.update(
+        GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=event, GITHUB_EVENT_PATH=str(path),
+        GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
+        GITHUB_TOKEN=world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
+    )  # fmt: skip
+    argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
+    argv += ["--node", WORKER, "--repo-dir", str(world.worker.clone)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
+    assert done.returncode == 0, done.stderr
+    return done, summary.read_text(encoding="utf-8")
+
+
+def requests_for(hub: Any, repo: str) -> int:
+    """API requests the hub answered about this repository (admin counters)."""
+    return sum(r["count"] for r in hub.requests() if f"/repos/{repo}" in r["path"])
+
+
+def test_events_that_do_not_concern_this_node_end_at_once_without_a_request(
+    world: World, tmp_path: Path
+) -> None:
+    third = Node("linux-box", clone_as(world.bare, world.root, "linux-box"), world.worker.token,
+                 world.worker.monkeypatch)  # fmt: skip
+    third.call("join", "--node", third.name, "--scheduler", "none")
+    mine, others = open_job(world), open_job(world, worker=third.name)
+    world.controller.call("task", str(mine), "--step", f'"{PY}" -c "print(1)"')
+    label = {"label": world.api("/labels/awaiting:worker")}
+    cases = [
+        ("issues", payload(world, "issues", mine, action="labeled", label={"name": "bug"})),
+        ("issues", payload(world, "issues", others, action="labeled", **label)),
+        ("push", {"ref": "refs/heads/main", "repository": world.api("")}),
+    ]
+    before = requests_for(world.hub, world.repo)
+    summaries = []
+    for event, data in cases:
+        done, summary = run_adapter(world, tmp_path, event, data)
+        assert "nothing to do" in done.stdout
+        assert summary.startswith(f"**relay node `{WORKER}`** ({world.repo}): skipped: ")
+        summaries.append(summary)
+    assert requests_for(world.hub, world.repo) == before  # not one request was sent
+    assert "'bug' is not a relay label" in summaries[0]
+    assert f"#{others} is a job of other nodes" in summaries[1]
+    assert "push events do not concern relay" in summaries[2]
+    assert world.labels(mine) == {"awaiting:worker"}  # untouched
+
+
+def test_labeled_and_commented_events_handle_only_their_issue_then_schedule_sweeps(
+    world: World, tmp_path: Path
+) -> None:
+    first, second = open_job(world), open_job(world)
+    for number in (first, second):
+        world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(40 + 2)"')
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", first, action="labeled", label=label)
+    _, summary = run_adapter(world, tmp_path, "issues", data)
+    assert world.heads(first)[-1].startswith("### RESULT 1")
+    assert not any(h.startswith("### RESULT") for h in world.heads(second))  # only #first
+    assert summary.startswith(
+        f"**relay node `{WORKER}`** ({world.repo}): handled: issues.labeled on #{first}\n"
+    )
+    assert f"#{first}" in summary
+
+    task = world.comments(second)[-1]
+    data = payload(world, "issue_comment", second, action="created", comment=task)
+    run_adapter(world, tmp_path, "issue_comment", data)
+    assert world.heads(second)[-1].startswith("### RESULT 1")
+
+    for number in (first, second):
+        world.controller.call("task", str(number), "--step", "git --version")
+    run_adapter(world, tmp_path, "workflow_dispatch", payload(world, "", None, inputs={}))
+    for number in (first, second):  # a full pass took both turns
+        assert world.heads(number)[-1].startswith("### RESULT 2"), world.heads(number)
+    _, summary = run_adapter(world, tmp_path, "schedule", {"schedule": "3-58/5 * * * *"})
+    assert "handled: schedule: full pass" in summary

@@ -1,0 +1,135 @@
+"""Both nodes on webhooks, end to end on the real hub: TASK to RESULT with no polling.
+
+Each node runs `relay watch --webhook` as a process with an hour between reconciling
+passes; the hub delivers issue and comment events to both. After the watchers' first
+pass, the TASK goes out, and only deliveries can make the worker run it and the
+controller notice the RESULT.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from events_world import (
+    Watchers,
+    deliver,
+    free_port,
+    issue_payload,
+    node_env,
+    passes,
+    sign,
+    wait_until,
+)
+from relay_world import World
+
+from relay.hooks import secret_path
+from relay.state import NodeState
+
+PY = Path(sys.executable).as_posix()
+VECTOR_SECRET = "It's a Secret to Everybody"
+VECTOR_BODY = b"Hello, World!"
+VECTOR_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+
+def open_job(world: World) -> int:
+    out = world.controller.call(
+        "job", "open", "--worker", world.worker.name, "--title", "Webhooks", "--objective", "Go."
+    )
+    return int(out.split("#", 1)[1].split(":", 1)[0])
+
+
+def hooks(world: World) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = world.api("/hooks")
+    return found
+
+
+def test_task_to_result_with_both_nodes_on_webhooks(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    c, w = world.controller, world.worker
+    c_port, w_port = free_port(), free_port()
+    # the controller's secret is made by join and kept in its state; the worker's is given
+    c.call("join", "--webhook", f"http://127.0.0.1:{c_port}/")
+    again = c.call("join", "--webhook", f"http://127.0.0.1:{c_port}/")
+    assert "webhook updated" in again
+    shared = "worker secret from the environment"
+    with w.monkeypatch.context() as m:
+        m.setenv("RELAY_WEBHOOK_SECRET", shared)
+        w.call("join", "--webhook", f"http://127.0.0.1:{w_port}/")
+    assert len(hooks(world)) == 2  # joining twice updated the hook, no duplicate
+    made = secret_path(NodeState.for_clone(c.clone))
+    assert stat.S_IMODE(made.stat().st_mode) == 0o600
+    assert not secret_path(NodeState.for_clone(w.clone)).exists()
+
+    job = open_job(world)
+    watchers.start(c.clone, node=c.name, port=c_port, env=node_env(c.token), log=tmp_path / "c")
+    w_env = node_env(w.token, RELAY_WEBHOOK_SECRET=shared)
+    worker = watchers.start(w.clone, node=w.name, port=w_port, env=w_env, log=tmp_path / "w")
+    assert worker.url == f"http://127.0.0.1:{w_port}"
+    c_before = passes(c.clone)
+
+    started = time.monotonic()
+    c.call("task", str(job), "--step", f'"{PY}" -c "print(40 + 2)"')
+    wait_until(lambda: any(h.startswith("### RESULT 1") for h in world.heads(job)), what="RESULT")
+    took = time.monotonic() - started
+    # the baton moves after the RESULT is posted: the turn's last act
+    wait_until(lambda: world.labels(job) == {"awaiting:controller"}, what="the baton back")
+    notified = wait_until(
+        lambda: NodeState.for_clone(c.clone).notified(), what="the controller's notice"
+    )
+    assert (job, 1) in notified
+    assert passes(c.clone) > c_before  # the controller's passes came from deliveries
+    assert took < 20, took
+    shown = [h["last_response"] for h in world.api("/hooks")]  # type: ignore[index]
+    assert {r["status"] for r in shown} == {"active"}, shown
+
+
+def test_unsigned_badly_signed_and_redelivered_deliveries_on_a_real_watcher(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    c = world.controller
+    secret = "the controller's secret"
+    env = node_env(c.token, RELAY_WEBHOOK_SECRET=secret)
+    watch = watchers.start(c.clone, node=c.name, port=0, env=env, log=tmp_path / "c")
+    job = open_job(world)
+    body = issue_payload(job, world.repo)
+    base = {"X-GitHub-Event": "issue_comment"}
+    before = passes(c.clone)
+    missing = deliver(watch.url + "/", body, {**base, "X-GitHub-Delivery": str(uuid.uuid4())})
+    bad = deliver(
+        watch.url + "/",
+        body,
+        {**base, "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": sign("x", body)},
+    )
+    assert (missing, bad) == (401, 403)
+    signed = {
+        **base,
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(secret, body),
+    }
+    assert deliver(watch.url + "/", body, signed) == 202
+    wait_until(lambda: passes(c.clone) == before + 1, what="the pass of the signed delivery")
+    assert deliver(watch.url + "/", body, signed) == 200  # the same id again: dropped
+    time.sleep(0.5)
+    assert passes(c.clone) == before + 1  # bad, missing and redelivered ran nothing
+    log = [json.loads(line) for line in NodeState.for_clone(c.clone).pass_log_path.open()]
+    assert log[-1]["node"] == c.name
+
+
+def test_githubs_test_vector_passes_verification_on_a_real_watcher(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    c = world.controller
+    env = node_env(c.token, RELAY_WEBHOOK_SECRET=VECTOR_SECRET)
+    watch = watchers.start(c.clone, node=c.name, port=0, env=env, log=tmp_path / "c")
+    head = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": str(uuid.uuid4())}
+    right = deliver(watch.url + "/", VECTOR_BODY, {**head, "X-Hub-Signature-256": VECTOR_SIGNATURE})
+    wrong = VECTOR_SIGNATURE[:-1] + ("0" if VECTOR_SIGNATURE[-1] != "0" else "1")
+    assert deliver(watch.url + "/", VECTOR_BODY, {**head, "X-Hub-Signature-256": wrong}) == 403
+    # the signature verifies; "Hello, World!" is then refused as a body that is not JSON
+    assert right not in (401, 403) and 400 <= right < 500, right
