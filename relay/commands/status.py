@@ -9,7 +9,7 @@ from typing import Any
 from relay.commands.common import add_common, context, run_async
 from relay.node import NodeContext, client
 from relay.observe import load_issue
-from relay.protocol.baton import baton_of
+from relay.protocol.baton import State, baton_of
 from relay.protocol.thread import read_thread
 from relay.protocol.wire import MARKER, MessageRejected
 from relay.result import Result
@@ -56,6 +56,7 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
                     "baton": baton.value if baton else thread.state.value,
                     "task": task,
                     "task_age": age(entry.comment.created_at, now) if entry else None,
+                    "parked": thread.state == State.PARKED,
                 }
             )
     return rows
@@ -66,9 +67,10 @@ def job_line(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"#{row['issue']} {row['title']}: unreadable ({row['error']})"
     task = f"TASK {row['task']} ({row['task_age']} ago)" if row["task"] else "no task yet"
+    parked = ", PARKED on needs:human" if row.get("parked") else ""
     return (
         f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"
-        f" baton {row['baton']}, {task}"
+        f" baton {row['baton']}{parked}, {task}"
     )
 
 

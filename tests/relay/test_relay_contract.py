@@ -68,6 +68,7 @@ def test_every_verb_json_keys(blank: World) -> None:
         "baton",
         "task",
         "task_age",
+        "parked",
     }
     assert {n["name"] for n in status["nodes"]} == {CONTROLLER, WORKER}
     assert set(status["last_pass"]) >= {"at", "node", "outcome", "requests", "not_modified"}

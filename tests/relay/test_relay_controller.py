@@ -72,7 +72,10 @@ def test_the_third_strike_parks_the_job_on_needs_human(world: World, job: int) -
     assert "relay status" in line or "needs" in line
     assert world.frozen(job) == before
     rows = json.loads(c.call("status", "--json"))["jobs"]
-    assert [(r["issue"], r["baton"]) for r in rows] == [(job, "awaiting:controller")]
+    assert [(r["issue"], r["baton"], r["parked"]) for r in rows] == [
+        (job, "awaiting:controller", True)
+    ]
+    assert "PARKED on needs:human" in c.call("status")
 
 
 def test_resolve_writes_the_handover_and_closes(world: World, job: int) -> None:
