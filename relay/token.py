@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from relay.errors import ConfigError
@@ -73,6 +74,9 @@ def find_token(
     from_gh = _token_from_gh(api_url, environ, gh_timeout)
     if from_gh is not None:
         return from_gh
+    from_keyring = keyring_token(api_url)
+    if from_keyring is not None:
+        return from_keyring
     if token_file is not None:
         from_file = read_token_file(token_file)
         if from_file is not None:
@@ -119,3 +123,40 @@ def _token_from_gh(api_url: str, env: Mapping[str, str], timeout: float) -> Toke
     if done.returncode != 0 or not value or any(c.isspace() for c in value):
         return None
     return Token(value, "gh auth token")
+
+
+KEYRING_SERVICE = "relay"
+
+
+def _keyring() -> Any:
+    """The ``keyring`` package when it is installed and has a usable backend, else None.
+
+    keyring is optional: a node that wants its token in the OS keychain installs it.
+    """
+    try:
+        import keyring
+        from keyring.backends import fail
+    except ImportError:
+        return None
+    return None if isinstance(keyring.get_keyring(), fail.Keyring) else keyring
+
+
+def keyring_token(api_url: str) -> Token | None:
+    """The token kept for ``api_url`` in the OS keyring, if any."""
+    backend = _keyring()
+    if backend is None:
+        return None
+    try:
+        value = backend.get_password(KEYRING_SERVICE, api_url)
+    except Exception:  # a locked or unreachable keychain is the same as no entry
+        return None
+    return Token(value.strip(), "the OS keyring") if value and value.strip() else None
+
+
+def save_keyring_token(api_url: str, token: str) -> bool:
+    """Keep ``token`` for ``api_url`` in the OS keyring; False when no keyring is usable."""
+    backend = _keyring()
+    if backend is None:
+        return False
+    backend.set_password(KEYRING_SERVICE, api_url, token)
+    return True

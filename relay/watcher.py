@@ -253,6 +253,10 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
         in_file = read_token_file(path) is not None
     except ConfigError as err:
         return False, f"scheduled passes cannot use the token file: {err}"
+    from relay.token import keyring_token
+
+    if keyring_token(ctx.api_url) is not None:
+        return True, "scheduled passes find their token in the OS keyring"
     if in_file:
         first = "`gh auth token`, then " if gh else ""
         return True, f"scheduled passes find their token through {first}the token file {path}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from relay.commands.common import commit_and_push_or_undo, run_async
 from relay.commands.init import default_node_name, os_name, words
+from relay.errors import ConfigError
 from relay.github import GitHubClient
 from relay.gitops import Clone
 from relay.node import LOOP_PATH, NodeContext, client, open_node, read_loop
@@ -42,8 +43,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--save-token",
-        action="store_true",
-        help="keep the token relay finds now in the node's token file (0600) for scheduled passes",
+        nargs="?",
+        const="file",
+        choices=("file", "keyring"),
+        default=None,
+        help="keep the token relay finds now for scheduled passes: in the node's token file"
+        " (0600, the default) or in the OS keyring (needs the keyring package)",
     )
     p.add_argument("--executor", default=None, help="hand tasks to this agent command")
     p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
@@ -151,7 +156,7 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     )
     said = list(lines)
     if args.save_token:
-        said.append(save_token(ctx))
+        said.append(save_token(ctx, where=args.save_token))
     if column != DECLINED:
         said.append(durable.token_route(ctx, durable.load(ctx.state, ctx.node))[1])
     return column, tuple(said)
@@ -166,9 +171,19 @@ def earlier_choice(record: WatcherRecord | None, ctx: NodeContext) -> str:
     return ""
 
 
-def save_token(ctx: NodeContext) -> str:
-    """Store the token relay finds now in the node's token file, readable by this user only."""
+def save_token(ctx: NodeContext, *, where: str = "file") -> str:
+    """Store the token relay finds now in the node's token file (readable by this user
+    only) or in the OS keyring."""
     token = ctx.token()
+    if where == "keyring":
+        from relay.token import save_keyring_token
+
+        if not save_keyring_token(ctx.api_url, token.value):
+            raise ConfigError(
+                "no usable OS keyring: install the `keyring` package (pip install keyring)",
+                hint="or use --save-token file",
+            )
+        return f"saved the token from {token.source} in the OS keyring"
     path = ctx.state.token_path
     if token.source == f"token file {path}":
         return f"the token file {path} already holds the token"
