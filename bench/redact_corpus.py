@@ -2,18 +2,23 @@
 
 Clean lines imitate compiler warnings, make and CMake progress, pytest progress and
 tracebacks, npm and pip output, Java and Node stack traces, git and Docker lines — with the
-things redaction must leave alone: version numbers (``10.2.0.1`` after a version word),
-commit hashes, UUIDs, timestamps, paths outside the home directory, C++ scopes, counters.
-Secret lines carry one secret of a supported kind (every kind in turn) in a plausible
-setting; ``Corpus.secrets`` maps each such line number to the strings that must not survive.
+things redaction must leave alone: version numbers (``10.2.0.1`` after a version word,
+four-part versions after a product name or an operator), commit hashes, UUIDs, timestamps,
+paths outside the home directory, C++ scopes, counters, test tallies (``PASS=3``). Secret
+lines carry one secret of a supported kind (every kind in turn) in a plausible setting —
+addresses in the settings that say they are addresses (``from``, ``inet``, ``Host:``, a port,
+the start of an access-log line); ``Corpus.secrets`` maps each such line number to the
+strings that must not survive.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import string
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +32,7 @@ FACTS = MachineFacts(
     secrets=("own-S3cret-value-9f8e7d6c",),
 )
 _ALNUM = string.ascii_letters + string.digits
+RARE_EVERY = 50  # one line in this many is one of the rarer clean lines
 _URLSAFE = _ALNUM + "-_"
 _WORDS = (
     "parser", "lexer", "token_stream", "cache", "index", "resolver", "planner", "scheduler",
@@ -74,6 +80,20 @@ def _clean(rng: random.Random, n: int) -> str:
         f"sha256:{hashlib.sha256(h.encode()).hexdigest()} pushed {w}:{k % 9}.{k % 5}",
         f"ok   \tgithub.com/example/{w}\t0.{k:03d}s\tcoverage: {k % 100}.{k % 10}% of statements",
     )
+    if n % RARE_EVERY == RARE_EVERY // 2:
+        return _rare_clean(w, k, n // RARE_EVERY)
+    return lines[n % len(lines)]
+
+
+def _rare_clean(w: str, k: int, n: int) -> str:
+    """Clean lines that real logs hold now and then, and that each cost a closer look:
+    four-part versions (which must not read as addresses), test tallies, build flags."""
+    lines = (
+        f"Collecting setuptools>=68.0.{k % 9}.1 (from {w}-2.3.4.{k % 9})",
+        f"-- The CXX compiler identification is GNU 13.2.0.{k % 9}; cmake 3.28.1.{k % 5}",
+        f"Mozilla/5.0 Firefox/115.0.2.{k % 9} .NET SDK 8.0.100.{k % 9} libfoo 1.2.3.{k % 9}",
+        f"PASS: test_{w}_{k} PASS={k} FAIL=0; -I/usr/include/mysql -pthread",
+    )
     return lines[n % len(lines)]
 
 
@@ -120,7 +140,24 @@ def _token_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
         one("bearer", "> Authorization: Bearer {s}", _rand(r, 48, _URLSAFE)),
         one("url", "Cloning into 'repo'... https://ci:{s}@git.example.org/repo.git", _rand(r, 16)),
         one("assign", 'db: {{"password": "{s}"}}', _rand(r, 14, _ALNUM + "!#%")),
+        one("assign", 'request body="{{\\"api_key\\": \\"{s}\\"}}"', _rand(r, 20)),
+        one("assign", "export DB_PASS={s}", _rand(r, 18)),
+        one("url", "REDIS_URL=redis://:{s}@cache:6379/0", _rand(r, 20)),
+        one("url", "GET /login?next=https%3A%2F%2Fci%3A{s}%40git.example.org", _rand(r, 16)),
+        one("cli", "+ mysql -h db -uroot -p{s} app < dump.sql", _rand(r, 14)),
+        one("cli", "+ docker login -u ci -p {s} registry.example.org", _rand(r, 32)),
+        one("cli", "+ aws configure set aws_secret_access_key {s}", _rand(r, 40, _ALNUM + "/+")),
         one("own", "deploying with {s}", FACTS.secrets[0]),
+        *(one("own", "callback?state={s}", form) for form in _own_forms(FACTS.secrets[0])),
+    ]
+
+
+def _own_forms(value: str) -> list[str]:
+    """This node's secret as ``quote_plus``, ``quote`` (``/`` kept) and JSON in JSON give it."""
+    return [
+        urllib.parse.quote_plus(value),
+        urllib.parse.quote(value),
+        json.dumps(json.dumps(value)[1:-1])[1:-1],
     ]
 
 
@@ -128,7 +165,11 @@ def _personal_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
     def one(kind: str, text: str, secret: str) -> Callable[[], Secret]:
         return lambda: (kind, text, [secret])
 
-    ip = ".".join(str(rng.randrange(1, 255)) for _ in range(4))
+    first = rng.randrange(1, 255)
+    first += first == 127  # loopback is kept on purpose: it says nothing about the machine
+    ip = ".".join([str(first), *(str(rng.randrange(1, 255)) for _ in range(3))])
+    public = f"203.0.113.{rng.randrange(1, 255)}"
+    private = f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}"
     mac = ":".join(f"{rng.randrange(256):02x}" for _ in range(6))
     v6 = f"2001:db8:{rng.randrange(1, 65535):x}::{rng.randrange(1, 65535):x}"
     return [
@@ -136,6 +177,10 @@ def _personal_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
         one("user", "Running as alice.w on buildbox-7", "alice.w"),
         one("host", "ssh buildbox-7.corp.example.net uptime", "buildbox-7"),
         one("ip", f"connect to {ip}:5432 refused", ip),
+        one("ip", f"    inet {private}/24 brd 192.168.255.255 scope global eth0", private),
+        one("ip", f"Accepted publickey for ci from {public} port 22 ssh2", public),
+        one("ip", f"> Host: {private}", private),
+        one("ip", f'{public} - - [30/Nov/2026:08:57:16 +0000] "GET / HTTP/1.1" 200', public),
         one("ipv6", f"listening on [{v6}]:8080", v6),
         one("mac", f"link/ether {mac} brd ff:ff:ff:ff:ff:ff", mac),
         one("email", "Author: Alice W <alice.w@example.org>", "alice.w@example.org"),

@@ -4,21 +4,32 @@ Reads FILE (standard input when absent or ``-``) and writes the redacted text to
 output as it goes, with bounded memory. The machine's facts — user, home, host names, the
 values of secret-named environment variables (which include relay's token variables) — are
 gathered once. ``--report`` prints the counts and the verdict to standard error. The exit
-status is 0 whatever was found: a filter that fails on a secret would break pipelines.
+status is 0 whatever was found: a filter that fails on a secret would break pipelines; when
+the output is not fit to publish (binary input, too much redacted), one warning line goes to
+standard error. As Unix filters do, a reader that goes away (``| head``) ends the run
+quietly, and an output that cannot be written (a full disk) is a one-line error.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import io
+import os
+import re
 import sys
-from typing import Any, cast
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from relay.errors import LocalUsageError
 from relay.result import Result
 
+if TYPE_CHECKING:
+    from relay.redact import RedactionReport, StreamRedactor
+
 READ_SIZE = 1 << 16
+SIGPIPE_STATUS = 141  # what a shell reports for a filter that a closed pipe ended
 
 
 def register(sub: Any) -> None:
@@ -55,8 +66,28 @@ def _extra_patterns(specs: list[str]) -> dict[str, str]:
                 f"--pattern {spec!r} is not NAME=REGEX",
                 hint="for example --pattern ticket=TCK-[0-9]+",
             )
+        _check_regex("--pattern", spec, regex)
         patterns[name] = regex
     return patterns
+
+
+def _check_regex(flag: str, spec: str, regex: str) -> None:
+    """Name the flag and the pattern in the error, not a place in the engine's combined regex."""
+    try:
+        re.compile(regex.encode())
+    except re.error as err:
+        where = "" if err.pos is None else f" at position {err.pos}"
+        raise LocalUsageError(
+            f"{flag} {spec!r} is not a valid regex: {err.msg}{where}",
+            hint="fix the pattern (Python regex syntax)",
+        ) from err
+
+
+def _allowed(specs: Iterable[str]) -> list[str]:
+    """Check each ``--allow`` on its own, so that an error names it."""
+    for spec in specs:
+        _check_regex("--allow", spec, spec)
+    return list(specs)
 
 
 def _open(path: str) -> io.BufferedReader:
@@ -70,6 +101,45 @@ def _open(path: str) -> io.BufferedReader:
         ) from err
 
 
+def _write(text: str) -> None:
+    """Write all of ``text``: a large write that the file takes only in part (a size limit)
+    returns a short count instead of raising, so write the rest until it does raise."""
+    data = memoryview(text.encode())
+    while data:
+        written = sys.stdout.buffer.write(data)
+        if not written:  # a non-blocking output that takes nothing now
+            raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        data = data[written:]
+
+
+def _read(source: io.BufferedReader, name: str) -> bytes:
+    try:
+        return source.read1(READ_SIZE)
+    except OSError as err:  # a directory, a device error: not the output's fault
+        raise LocalUsageError(
+            f"cannot read {name}: {err.strerror}", hint="pass a readable file, or pipe the log in"
+        ) from err
+
+
+def _pump(source: io.BufferedReader, stream: StreamRedactor, *, name: str) -> None:
+    """Copy the source through the redactor to standard output."""
+    while chunk := _read(source, name):
+        _write(stream.feed(chunk))
+        if len(chunk) < READ_SIZE:  # slow input (a pipe, a terminal): pass lines on now
+            _write(stream.flush())
+            sys.stdout.buffer.flush()
+    _write(stream.finish())
+    sys.stdout.buffer.flush()
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so that the text still buffered for a
+    closed pipe or a full disk is not written again (and fails again) at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def run(args: argparse.Namespace) -> Result:
     """Stream the input through the redactor to stdout; the Result carries only the report."""
     from relay.redact import Redactor, gather_facts
@@ -77,23 +147,31 @@ def run(args: argparse.Namespace) -> Result:
     redactor = Redactor(
         gather_facts(),
         extra_patterns=_extra_patterns(args.pattern),
-        allowed=args.allow,
+        allowed=_allowed(args.allow),
     )
     stream = redactor.open()
-    out = sys.stdout.buffer
     source = _open(args.file)
     try:
-        while chunk := source.read1(READ_SIZE):
-            out.write(stream.feed(chunk).encode())
-            if len(chunk) < READ_SIZE:  # slow input (a pipe, a terminal): pass lines on now
-                out.write(stream.flush().encode())
-                out.flush()
-        out.write(stream.finish().encode())
-        out.flush()
+        _pump(source, stream, name="standard input" if args.file == "-" else args.file)
+    except BrokenPipeError:
+        _drop_stdout()  # the reader has all it wanted (| head): stop quietly, as filters do
+        return Result(exit_status=SIGPIPE_STATUS)
+    except OSError as err:
+        _drop_stdout()
+        raise LocalUsageError(
+            f"cannot write the redacted text to standard output: {err.strerror}",
+            hint="free some space, or send the output somewhere else",
+        ) from err
     finally:
         if source is not sys.stdin.buffer:
             source.close()
-    report = stream.report
-    if args.report:
+    return _finish(stream.report, verbose=args.report)
+
+
+def _finish(report: RedactionReport, *, verbose: bool) -> Result:
+    """Say on stderr what was redacted (asked for) and that the output is unsafe (always)."""
+    if verbose:
         print(report.summary(), file=sys.stderr)
+    elif not report.safe:
+        print(f"relay: warning: do not publish this output: {report.reason}", file=sys.stderr)
     return Result(data={"report": dataclasses.asdict(report)})

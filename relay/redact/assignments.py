@@ -16,7 +16,7 @@ from relay.redact.rules import Found, Kind, Rule, rule
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
 # ``auth`` shares its pass with the Authorization header.
 _KEYWORDS: tuple[bytes, ...] = (
-    rb"pass(?:w(?:or)?d|phrase)",
+    rb"pass(?:w(?:or)?d|phrase|(?![a-z]))",
     rb"secret",
     rb"token",
     rb"credential",
@@ -26,10 +26,11 @@ _KEYWORDS: tuple[bytes, ...] = (
 _KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
 
 # Key endings that name something about a secret rather than the secret itself
-# (``max_tokens``, ``token_url``, ``password_file``). They are look-behinds after the key,
-# so that the regex itself refuses them instead of a Python check on every counter.
+# (``max_tokens``, ``token_url``, ``password_file``; a plural, but not ``pass`` nor
+# ``credentials``). They are look-behinds after the key, so that the regex itself refuses
+# them instead of a Python check on every counter.
 _NOT_SECRET_ENDINGS: tuple[bytes, ...] = (
-    *(b"s", b"izer", b"ize", b"ized", b"ization", b"ing", b"count", b"type", b"len"),
+    *(b"[^sl]s", b"izer", b"ize", b"ized", b"ization", b"ing", b"count", b"type", b"len"),
     *(b"length", b"limit", b"size", b"name", b"file", b"path", b"dir", b"url", b"uri"),
     *(b"endpoint", b"env", b"var", b"id", b"index", b"usage", b"budget", b"max", b"min"),
     *(b"policy", b"required", b"enabled", b"expire", b"expiry", b"ttl", b"header", b"kind"),
@@ -38,11 +39,14 @@ _NOT_SECRET_ENDINGS: tuple[bytes, ...] = (
 )
 _KEY_END = b"".join(b"(?<!" + ending + b")" for ending in _NOT_SECRET_ENDINGS)
 # The rest of the key, the separator, then a quoted or a bare value.
+# A key or value quoted as ``\"…\"`` is JSON inside a JSON string (a log that quotes a body).
 _TAIL = (
-    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=[\"']?[ \t]{0,8}[=:])"  # cheap test before the endings
+    # a cheap look-ahead for the separator before the endings are tried
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?[ \t]{0,8}[=:])"
     + _KEY_END
-    + rb"[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
-    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'"
+    + rb"\\{0,3}[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
+    rb"(?:\\{1,3}\"(?P<eq>[^\"\r\n]{1,4096}?)\\{1,3}\""
+    rb"|\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -68,6 +72,12 @@ _PLACEHOLDER = re.compile(
 )
 
 
+def stands_in(block: bytes, start: int, end: int) -> bool:
+    """True when ``block[start:end]`` stands for a secret without being one (``$VAR``, an
+    earlier redaction), so that redacting twice changes nothing."""
+    return _PLACEHOLDER.fullmatch(block, start, end) is not None
+
+
 def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     """``key: value`` is a setting when the key is quoted, or when a blank follows the colon
     and the value either ends the line or looks machine-made; a plain word followed by more
@@ -79,15 +89,30 @@ def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     return not _PROSE.match(block, end) or bool(_MACHINE_MADE.search(block, m.start("v") + 1, end))
 
 
+def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
+    """``pass`` alone names a secret as a whole word set with ``=`` (``DB_PASS=…``, as the
+    environment scan in ``facts`` reads it) or quoted (``"pass": …``); ``PASS: test_x``
+    and ``PASS=3`` are test summaries and ``bypass=1`` a flag."""
+    if m.start() > 0 and chr(block[m.start() - 1]).isalpha():
+        return False
+    return m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'")
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
-    if m.group(0)[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
+    key = m.group(0)[:6]
+    if key[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
         return None  # PWD is the working directory; DB_PWD is a password
-    for name in ("dq", "sq", "v"):
+    bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p")
+    if bare_pass and not _bare_pass(block, m):
+        return None
+    for name in ("eq", "dq", "sq", "v"):
         start, end = m.span(name)
         if end > start:
             if _PLACEHOLDER.fullmatch(block, start, end):
                 return None
+            if bare_pass and block[start:end].isdigit():
+                return None  # PASS=3 FAIL=0 counts tests
             if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
                 return None  # image:tag, File.java:98, "stream: processed 5 items"
             return start, end

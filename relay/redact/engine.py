@@ -5,7 +5,8 @@ Ground rules: pure (no environment, clock, disk or network — the machine's fac
 ``bytes.lower()`` at memory speed with the same offsets; overlapping finds are merged into
 one span (a partly replaced secret is a leaked secret); a span that crosses lines is
 replaced by its name followed by the same number of line breaks, so line numbers in the log
-stay true. Allowed exceptions are regexes; a find whose whole text matches one is kept.
+stay true. Allowed exceptions are regexes; a find whose whole text matches one is kept —
+except this node's own secret values, which no exception un-masks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from relay.redact.assignments import ASSIGNMENT_RULES
 from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
 from relay.redact.network import NETWORK_RULES
 from relay.redact.rules import Kind, Rule, Span, placeholder
+from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
 
 # The ssh user of the big forges is not anyone's address.
@@ -51,14 +53,19 @@ def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
 
 
 def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
-    """One regex for every allowed exception; a find whose whole text matches is kept."""
-    try:
-        return re.compile("|".join(f"(?:{a})" for a in exceptions).encode())
-    except re.error as err:
-        raise LocalUsageError(
-            f"an allowed redaction exception is not a valid regex: {err}",
-            hint="fix it in the master section's shared scope",
-        ) from err
+    """One regex for every allowed exception; a find whose whole text matches is kept.
+
+    Each is compiled alone first, so that an error names the exception and a position in it."""
+    patterns = tuple(exceptions)
+    for allowed in patterns:
+        try:
+            re.compile(allowed.encode())
+        except re.error as err:
+            raise LocalUsageError(
+                f"allowed redaction exception {allowed!r} is not a valid regex: {err}",
+                hint="fix it in the master section's shared scope",
+            ) from err
+    return re.compile("|".join(f"(?:{a})" for a in patterns).encode())
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:
@@ -93,6 +100,7 @@ class Engine:
             *TOKEN_RULES,
             *ASSIGNMENT_RULES,
             *NETWORK_RULES,
+            *SHELL_RULES,
             *_compile_extra(extra_patterns or {}),
         )
         self.literals: tuple[Literal, ...] = build_literals(facts)
@@ -107,7 +115,9 @@ class Engine:
             found.extend(r.spans(block, lowered, start))
         for lit in self.literals:
             found.extend(literal_spans(lit, block, lowered, start))
-        found = [s for s in found if not self.allowed.fullmatch(block, s[0], s[1])]
+        # This node's own secret values are masked whatever the exceptions say (``.*`` too).
+        allowed = self.allowed.fullmatch
+        found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
         found, open_at = _stretch_key_blocks(block, found)
         spans = merge(found)
         # An unfinished key block runs to the block's end, so it is in the last merged span.

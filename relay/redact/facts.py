@@ -4,6 +4,9 @@ Everything else in ``relay.redact`` is pure and takes these facts as data. Which
 variables hold secrets is decided from their *names*, the way CI systems mask them: a name
 whose parts include a secret-naming word (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``AWS_SECRET_
 ACCESS_KEY``, ``NPM_AUTH``) — but not the working-directory variables ``PWD``/``OLDPWD``.
+The assignment rules (``assignments``) read the same words in ``NAME=value`` lines, ``pass``
+included (``DB_PASS=…``); the scan here is the wider net (``GH_PAT``, ``SENTRY_DSN``,
+``DEPLOY_KEY``), since masking a value this node holds costs nothing in ordinary text.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 The facts are plain data handed in (``facts.gather_facts`` reads them from the machine), so
 the engine can be tested with any values. A secret value is also looked for in the forms a
 log may carry it in — base64 at each of the three alignments (as GitHub Actions masks
-secrets), URL-encoded, JSON-escaped — because ``Authorization: Basic …`` and
-``config.json`` carry tokens that way.
+secrets), URL-encoded (``quote``, ``quote_plus``, with ``/`` kept or not), JSON-escaped
+once and twice — because ``Authorization: Basic …`` and ``config.json`` carry tokens that
+way. Allowed exceptions never apply to these values (see ``engine``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,14 @@ class Literal:
 def secret_forms(value: str) -> set[str]:
     """The value and the encodings a log may show it in, each long enough to be specific."""
     raw = value.encode()
-    forms = {value, urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1]}
+    json_escaped = json.dumps(value)[1:-1]
+    forms = {
+        value,
+        *(urllib.parse.quote(value, safe=safe) for safe in ("", "/")),  # quote() keeps "/"
+        urllib.parse.quote_plus(value),
+        json_escaped,
+        json.dumps(json_escaped)[1:-1],  # JSON inside a JSON string
+    }
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode().rstrip("=")
         # Drop the characters that mix in the padding or whatever follows the value.

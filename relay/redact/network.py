@@ -4,13 +4,27 @@ Each rule is anchored on the literal that the address cannot do without (the ``.
 octets, the ``::`` or the run of colons, the ``@``) and widened in Python to the whole
 address, then checked, so that version numbers, times, UUIDs and C++ scopes are left alone.
 
-The version rule: a dotted quad is an IPv4 address when each part is 0-255, and it is NOT
-part of a longer dotted run (``1.2.3.4.5``), not glued to a word (``v1.2.3.4``, ``lib1.2.3.4``,
-``1.2.3.4a``), not followed by a pre-release or build suffix (``1.2.3.4-rc1``, ``1.2.3.4+b2``),
-and not right after a version word (``version 10.2.0.1``, ``ver: …``, ``release``, ``build``,
-``rev``). Anything else that looks like an address is treated as one: over-redacting a
-version is harmless, leaking an address is not. Loopback and unspecified addresses
-(``127.x.x.x``, ``0.x.x.x``, ``::1``, ``::``) say nothing about the machine and are kept.
+The version rule: a dotted quad whose parts are 0-255 is a version, and kept, when
+- it is part of a longer dotted run (``1.2.3.4.5``), glued to a word (``v1.2.3.4``,
+  ``lib1.2.3.4``, ``1.2.3.4a``), or has a pre-release or build suffix (``1.2.3.4-rc1``,
+  ``1.2.3.4+b2``);
+- it follows a version word (``version 10.2.0.1``, ``ver: …``, ``release``, ``build``,
+  ``rev``);
+- it follows a version operator (``setuptools>=68.0.0.1``, ``==``, ``~=``, ``^``) or a
+  name joined to it by ``-`` or ``/`` (``foo-2.3.4.5``, ``Firefox/115.0.2.1``; not ``@``,
+  as in ``root@203.0.113.9``);
+- or it follows a product name and blanks (``cmake 3.28.1.0``, ``SDK 8.0.100.1``): a word
+  that starts and ends with a letter (so not ``eth0``) and is not one that introduces an
+  address (``to``, ``from``, ``inet``, ``host``, ``via``, ``ping`` …, see
+  ``_ADDRESS_WORDS``), with no port or prefix length after the quad (``:5432``, ``/24``),
+  and the quad is not in a private or link-local range (``10.``, ``172.16-31.``,
+  ``192.168.``, ``169.254.``, ``100.64-127.``), which products do not number versions in.
+Anything else that looks like an address is treated as one — at a line's start, after
+punctuation (``Host: 172.16.4.2``, ``(203.0.113.9)``, ``ip=…``), after an address word
+(``connect to 10.0.0.5:5432``, ``inet 192.168.1.20/24``, ``from 203.0.113.9``):
+over-redacting a version is harmless, leaking an address is not. Loopback and unspecified
+addresses (``127.x.x.x``, ``0.x.x.x``, ``::1``, ``::``) say nothing about the machine and are
+kept.
 """
 
 from __future__ import annotations
@@ -24,6 +38,31 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _V6_CHARS = _HEX | frozenset(b":.")
 _VERSION_WORD = re.compile(rb"(?:version|ver|release|build|rev|revision)[ \t]*[:=]?[ \t]*$")
+# A version operator (``<`` and ``>`` alone only glued to a name: ``<10.0.0.5>`` is an
+# address), or a name joined by "-" or "/" (``foo-2.3.4.5``, ``Firefox/115.0.2.1``), right
+# before the quad; not "@", which joins a user to a host (``root@203.0.113.9``).
+_MARK_ENDS = frozenset(bytes([c]) for c in b"<>=~^-/")
+_VERSION_MARK = re.compile(rb"(?:[<>!~=]=|[A-Za-z0-9_][<>]|[~^]|[A-Za-z0-9]-|[A-Za-z]/)[ \t]{0,2}$")
+# A product name before a quad: its bytes, and what may stand before it.
+_NAME_CHARS = WORD | frozenset(b"+-")
+_NAME_EDGE = frozenset(b" \t\r\n([")
+# Words that introduce an address: prepositions and verbs of prose, and the words of
+# networking tools' output (ip, ifconfig, ping, ssh, dig, route).
+_ADDRESS_WORDS = frozenset(
+    b"""
+    a an the to from at on in by of for via into onto with as and or is was are be been
+    not no than between using use uses get got set sent send reply replied answer
+    ip ipv4 inet addr address addresses host hostname hosts server servers peer peers
+    remote local client clients gateway gw dns nameserver resolver src dst source
+    destination origin target proxy upstream backend endpoint listen listening bind
+    bound route netmask mask broadcast brd subnet network net node nodes nat vip lan
+    wan public private internal external dhcp lease leased dev ping pinging connect
+    connecting connected trying resolve resolved resolving lookup ssh scp sftp rsync
+    curl wget telnet nc ncat nslookup dig traceroute tracepath whois mtr allow allowed
+    deny denied block blocked ban banned refused reject rejected accept accepted
+    reached unreachable timeout forwarded x-forwarded-for x-real-ip
+    """.split()
+)
 _LOCAL_PART = WORD | frozenset(b".%+-")
 _DOTTED = WORD | frozenset(b".")
 
@@ -33,13 +72,51 @@ _HEX2 = rb"[0-9A-Fa-f]{2}"
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
 MAC_DASH = b"-".join([_HEX2] * 4) + b"-"
 _MAC_COLON = re.compile(b":".join([_HEX2] * 6))
-# The commonest versions (``version 10.2.0.1``, ``v1.2.3.4``) refused inside the regex, so
-# that a log full of them costs no Python check each; ``_ipv4`` applies the whole rule.
+# The commonest versions (``version 10.2.0.1``, ``v1.2.3.4``, ``pkg>=1.2.3.4``,
+# ``foo-1.2.3.4``, ``Firefox/115.0.2.1``) refused inside the regex, so that a log full of
+# them costs no Python check each; ``_ipv4`` applies the whole rule.
 _NOT_VERSION = b"".join(
     b"(?<!" + lead + b"[0-9]" * width + b"\\.)"
-    for lead in (b"ersion ", b"ERSION ", b"v", b"V")
+    for lead in (b"ersion ", b"ERSION ", b"v", b"V", b"[<>=!~]=", b"[A-Za-z0-9]-", b"[A-Za-z]/")
     for width in (1, 2, 3)
 )
+
+
+def _private(octets: list[int]) -> bool:
+    """10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10: after a bare name, an address."""
+    a, b = octets[0], octets[1]
+    return (
+        a == 10
+        or (a, b >> 4) == (172, 1)
+        or (a, b) in ((192, 168), (169, 254))
+        or (a, b >> 6) == (100, 1)
+    )
+
+
+def _after_name(block: bytes, start: int, end: int) -> bool:
+    """True when the quad follows a product name and blanks (``cmake 3.28.1.0``)."""
+    if block[end : end + 1] in (b":", b"/") and block[end + 1 : end + 2].isdigit():
+        return False  # a port or a prefix length: 10.0.0.5:5432, 192.168.1.20/24
+    stop = start
+    while stop > 0 and start - stop < 8 and block[stop - 1] in b" \t":
+        stop -= 1
+    word = stop
+    while word > 0 and stop - word < 40 and block[word - 1] in _NAME_CHARS:
+        word -= 1
+    if stop == start or word == stop or (word > 0 and block[word - 1] not in _NAME_EDGE):
+        return False
+    name = block[word:stop]
+    return name[:1].isalpha() and name[-1:].isalpha() and name.lower() not in _ADDRESS_WORDS
+
+
+def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> bool:
+    """The version rule's context half (see the module docstring)."""
+    before = block[max(0, start - 12) : start]
+    if _VERSION_WORD.search(before.lower()):
+        return True
+    if before.rstrip(b" \t")[-1:] in _MARK_ENDS and _VERSION_MARK.search(before):
+        return True
+    return not _private(octets) and _after_name(block, start, end)
 
 
 def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
@@ -53,12 +130,10 @@ def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         return None
     if block[end : end + 1] == b"-" and block[end + 1 : end + 2].isalpha():
         return None  # 1.2.3.4-rc1 is a version
-    octets = block[start:end].split(b".")
-    if any(int(o) > 255 for o in octets) or int(octets[0]) in (0, 127):
+    octets = [int(o) for o in block[start:end].split(b".")]
+    if any(o > 255 for o in octets) or octets[0] in (0, 127):
         return None
-    if _VERSION_WORD.search(block[max(0, start - 12) : start].lower()):
-        return None
-    return start, end
+    return None if _reads_as_version(block, start, end, octets) else (start, end)
 
 
 def _widen(block: bytes, start: int, end: int, chars: frozenset[int]) -> tuple[int, int]:

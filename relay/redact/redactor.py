@@ -30,8 +30,9 @@ class Redactor:
         max_redacted_share: float = MAX_REDACTED_SHARE,
         block_size: int = BLOCK_SIZE,
     ) -> None:
-        """``allowed`` adds to ``DEFAULT_ALLOWED``. Raises ``LocalUsageError`` when an extra
-        pattern or an allowed exception is not a valid regex."""
+        """``allowed`` adds to ``DEFAULT_ALLOWED``; it never un-masks this node's own secret
+        values (``facts.secrets``). Raises ``LocalUsageError`` when an extra pattern or an
+        allowed exception is not a valid regex."""
         self._engine = Engine(
             facts or MachineFacts(), extra_patterns=extra_patterns, allowed=allowed
         )

@@ -13,8 +13,12 @@ any window: from its BEGIN line the stream is in a key state that drops everythi
 the line breaks) until the END line.
 
 The report says whether the output is fit to publish: not when the input looks binary (NUL
-bytes, or more than ``MAX_UNDECODABLE`` of it is not UTF-8), nor when redaction replaced
-more than ``max_redacted_share`` of it — such a log is summarised, not committed.
+bytes, or more than ``MAX_UNDECODABLE`` of it is not UTF-8 text — every U+FFFD counts,
+whether the decoder here made it or a caller that decoded with ``errors="replace"`` did, so
+NUL-free binary output cannot pass as text), nor when redaction replaced more than
+``max_redacted_share`` of a log of at least ``MIN_SHARE_INPUT`` bytes — such a log is
+summarised, not committed. A smaller log (a few lines, one of them a home path) is judged by
+what is left in it, not by its share: it cannot hide much, and its redacted text is safe.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ BLOCK_SIZE = 1 << 20
 OVERLAP = 32 << 10  # longer than the longest match any rule can make
 CONTEXT = 512  # longer than any rule's lead-in before the span it replaces (key=, ://user:)
 MAX_UNDECODABLE = 0.01
+MIN_UNDECODABLE = 3  # a stray U+FFFD or two in a short log is mojibake, not binary
+MIN_SHARE_INPUT = 2 << 10  # below this many bytes in, the share rule does not apply
 _REPLACEMENT = "\ufffd"
 
 
@@ -115,9 +121,9 @@ class StreamRedactor:
     def report(self) -> RedactionReport:
         """Counts so far, and whether the output may be published."""
         reason = ""
-        if self._nul or self._undecodable > MAX_UNDECODABLE * max(self._in, 1):
+        if self._nul or self._undecodable > max(MAX_UNDECODABLE * self._in, MIN_UNDECODABLE):
             reason = "the input looks binary (NUL bytes or not UTF-8 text)"
-        elif self._in and self._redacted / self._in > self._max_share:
+        elif self._in >= MIN_SHARE_INPUT and self._redacted / self._in > self._max_share:
             reason = (
                 f"redaction replaced {self._redacted / self._in:.0%} of the log, "
                 f"more than the {self._max_share:.0%} allowed"
@@ -129,7 +135,7 @@ class StreamRedactor:
     def _decode(self, data: bytes, *, final: bool) -> str:
         text = self._decoder.decode(data, final)
         if _REPLACEMENT in text:
-            self._undecodable += text.count(_REPLACEMENT) - data.count(b"\xef\xbf\xbd")
+            self._undecodable += text.count(_REPLACEMENT)
         self._out += len(data) if text.isascii() else len(text.encode())
         return text
 

@@ -23,6 +23,7 @@ from relay.redact.rules import (
     rule,
     word_start,
 )
+from relay.redact.shell import P_FLAG, p_flag_span
 
 BEGIN_KEY = re.compile(rb"(?i)-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 END_KEY = re.compile(rb"(?i)-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -73,23 +74,36 @@ def _bearer(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return credential(m, "cred")
 
 
+def _userinfo(info: bytes, colon: bytes) -> bool:
+    """``user:pass`` or ``:pass`` (redis, with no user), or a lone TOKEN if it looks like one."""
+    at = info.find(colon)
+    if 0 <= at < len(info) - len(colon):
+        return True
+    return len(info) >= 20 and any(48 <= c <= 57 for c in info)
+
+
 def _url(block: bytes, m: re.Match[bytes]) -> Found:
     """A Slack webhook; ``scheme://user:pass@``; ``scheme://TOKEN@`` if it looks like one."""
     if m.group("hook") is not None:
         return m.start("hook"), m.end("hook"), Kind.SLACK_WEBHOOK
-    info = m.group("info")
-    if b":" in info[1:] or (len(info) >= 20 and any(48 <= c <= 57 for c in info)):
-        return group_span(m, "info")
-    return None
+    return group_span(m, "info") if _userinfo(m.group("info"), b":") else None
+
+
+def _encoded_url(block: bytes, m: re.Match[bytes]) -> Found:
+    """``https%3A%2F%2Fuser%3Apass%40host``: a URL passed as a query parameter."""
+    return group_span(m, "info") if _userinfo(m.group("info"), b"%3a") else None
 
 
 def _dash(block: bytes, m: re.Match[bytes]) -> Found:
-    """The one pass for everything that starts with a dash: key blocks, flags, MACs."""
+    """The one pass for everything that starts with a dash: key blocks, flags, MACs, and
+    ``-p`` passwords (``shell``)."""
     if m.group("key") is not None:
         return m.start(), m.end(), Kind.PRIVATE_KEY
     if m.group("mac") is not None:
         found = mac_dash(block, m)
         return None if found is None else (*found, Kind.MAC)
+    if m.group("pw") is not None:
+        return p_flag_span(block, m)
     found = flag_span(block, m)
     return None if found is None else (*found, Kind.SECRET)
 
@@ -129,10 +143,17 @@ TOKEN_RULES: tuple[Rule, ...] = (
         rb"triggers)/[A-Za-z0-9_/+\-]{8,300})|(?P<info>[^\s/@\"'<>\[][^\s/@\"'<>]{0,255})@)",
         check=_url,
     ),
+    # Lowered, so %3A and %3a alike; the user info ends at the first %40 (the @).
+    rule(
+        Kind.URL_CREDENTIALS,
+        rb"%3a%2f%2f(?P<info>(?:[^\s/@%\"'<>&]|%(?!40|2f)[0-9a-f]{2}){1,255}?)%40",
+        lower=True,
+        check=_encoded_url,
+    ),
     rule(
         Kind.SECRET,
         rb"-(?:(?P<key>----begin [a-z0-9 ]{0,40}private key(?: block)?-----)|"
-        rb"(?P<mac>" + MAC_DASH + b")|" + FLAG + b")",
+        rb"(?P<mac>" + MAC_DASH + b")|" + FLAG + b"|" + P_FLAG + b")",
         lower=True,
         check=_dash,
     ),

@@ -99,11 +99,39 @@ def _basic(seed: bytes) -> Made:
     return f"AUTHORIZATION: basic {encoded}", [encoded]
 
 
+IPV4_SETTINGS = (
+    "connect to {}:5432",
+    "inet {}/24 brd",
+    "from {} port 22",
+    "Host: {}",
+    "\n{} - - [30/Nov/2026] GET /",  # an access log: the address opens the line
+    "eth0 {} up",
+)
+
+
 def _ipv4(seed: bytes) -> Made:
     octets = [1 + b % 223 for b in seed[:4]]
     octets[0] = octets[0] if octets[0] not in (127,) else 10
     ip = ".".join(map(str, octets))
-    return f"connect to {ip}:5432", [ip]
+    return IPV4_SETTINGS[sum(seed) % len(IPV4_SETTINGS)].format(ip), [ip]
+
+
+def _private_ipv4(seed: bytes) -> Made:
+    """A private address after a product-like word is still an address."""
+    ip = f"192.168.{seed[0]}.{1 + seed[1] % 254}"
+    return f"worker {ip} joined", [ip]
+
+
+def _escaped_json(seed: bytes) -> Made:
+    value = body(seed, 16)
+    key = ("password", "api_key", "client_secret")[seed[0] % 3]
+    return f'body="{{\\"{key}\\":\\"{value}\\"}}"', [value]
+
+
+def _encoded_url(seed: bytes) -> Made:
+    value = body(seed, 14)
+    url = urllib.parse.quote(f"https://ci:{value}@git.example.org/r.git", safe="")
+    return f"GET /login?next={url}", [value]
 
 
 def _ipv6(seed: bytes) -> Made:
@@ -148,16 +176,27 @@ MAKERS: dict[str, Callable[[bytes], Made]] = {
     "token-env": _context("export DEPLOY_TOKEN={}", 32),
     "api-key-yaml": _context("api_key: {}", 32),
     "cli-flag": _context("--password {}", 12),
+    "escaped-json": _escaped_json,
+    "pass-env": _context("export DB_PASS={}", 18),
+    "url-no-user": _context("redis://:{}@cache:6379/0", 20),
+    "url-encoded-credentials": _encoded_url,
+    "mysql-flag": _context("mysql -h db -uroot -p{} app", 14),
+    "docker-login": _context("docker login -u ci -p {} registry.example.org", 24),
+    "aws-configure": _context("aws configure set aws_secret_access_key {}", 40),
     "own-secret": _own(lambda s: s),
     "own-secret-base64": _own(lambda s: base64.b64encode(s.encode()).decode().rstrip("=")),
     "own-secret-url": _own(lambda s: urllib.parse.quote(s, safe="")),
     "own-secret-json": _own(lambda s: json.dumps(s)[1:-1]),
+    "own-secret-json-twice": _own(lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1]),
+    "own-secret-quote": _own(urllib.parse.quote),
+    "own-secret-quote-plus": _own(urllib.parse.quote_plus),
     "own-secret-basic-auth": _basic,
     "home": lambda seed: ("cd /home/zelda9/src/app", ["/home/zelda9"]),
     "windows-home": lambda seed: (r"C:\Users\Zelda9\AppData\Local", ["Zelda9"]),
     "user": lambda seed: ("logged in as zelda9 today", ["zelda9"]),
     "host": lambda seed: ("ssh hyrule-box.example.net uptime", ["hyrule-box"]),
     "ipv4": _ipv4,
+    "ipv4-private": _private_ipv4,
     "ipv6": _ipv6,
     "mac": _mac,
     "email": _email,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +53,65 @@ def test_extra_patterns_and_a_missing_file(tmp_path: Path) -> None:
     assert done.stdout == b"see [redacted:ticket]\n"
     missing = relay(str(tmp_path / "nope.log"), home=tmp_path)
     assert missing.returncode == 2 and b"cannot read" in missing.stderr
+    directory = relay(str(tmp_path), home=tmp_path)
+    assert directory.returncode == 2 and directory.stderr.startswith(b"relay: cannot read")
+    assert len(directory.stderr.splitlines()) == 1
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path: Path) -> None:
+    """`relay redact big.log | head -1`: no traceback, the status a shell gives a filter
+    that a closed pipe ended."""
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(b"step %d compiled ok\n" % i for i in range(400_000)))
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "relay.cli", "redact", str(log)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as p:
+        assert p.stdout is not None and p.stderr is not None
+        assert p.stdout.readline() == b"step 0 compiled ok\n"
+        p.stdout.close()
+        stderr = p.stderr.read()
+        assert p.wait(timeout=60) == 141
+    assert stderr == b""
+
+
+def _limit_file_size() -> None:
+    """A full disk, within the test's own directory: writes past 4 KiB fail (EFBIG)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+def test_an_output_that_cannot_be_written_is_a_one_line_error(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "out.log", "wb") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "relay.cli", "redact"],
+            input=b"a build line\n" * 20_000,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            env=env,
+            preexec_fn=_limit_file_size,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and "cannot write the redacted text" in lines[0], lines
+
+
+def test_a_bad_flag_regex_names_the_flag_and_the_pattern(tmp_path: Path) -> None:
+    allow = relay("--allow", "fine", "--allow", "ok(", stdin=b"x\n", home=tmp_path)
+    assert allow.returncode == 2
+    assert allow.stderr.startswith(b"relay: --allow 'ok(' is not a valid regex")
+    assert b"position 2" in allow.stderr and b"master section" not in allow.stderr
+    pattern = relay("--pattern", "ticket=TCK-[0-9", stdin=b"x\n", home=tmp_path)
+    assert pattern.returncode == 2
+    assert pattern.stderr.startswith(b"relay: --pattern 'ticket=TCK-[0-9' is not a valid regex")
+
+
+def test_binary_input_is_passed_on_with_a_one_line_warning(tmp_path: Path) -> None:
+    blob = bytes(b for b in hashlib.sha512(b"elf").digest() * 64 if b)
+    done = relay(stdin=b"\x7fELF" + blob, home=tmp_path)
+    assert done.returncode == 0 and done.stdout
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("relay: warning: do not publish"), lines
+    assert "binary" in lines[0]

@@ -36,3 +36,13 @@ def test_own_secrets_are_masked_in_every_encoding() -> None:
         out = redactor.redact(f"header {text} end")
         assert "[redacted:own-secret]" in out and middle not in out, (text, out)
         assert "ghx" not in out and "77" not in out, (text, out)
+
+
+def test_the_environment_scan_and_the_assignment_rules_agree_on_secret_words() -> None:
+    """A value set in a log under a secret-named variable is masked even when this node does
+    not hold that variable (the assignment rules read the same words)."""
+    redactor = Redactor()
+    for name in ("DB_PASS", "DB_PASSWORD", "DB_PASSWD", "DB_PWD", "SSH_PASSPHRASE", "NPM_AUTH",
+                 "APP_CREDENTIALS", "X_SECRET", "A_TOKEN", "API_KEY", "MY_COOKIE"):  # fmt: skip
+        assert names_secret(name), name
+        assert redactor.redact(f"{name}=Hx7kq2mzp9") == f"{name}=[redacted:secret]", name

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import urllib.parse
+from collections.abc import Callable
+
 import pytest
 from redact_samples import FACTS, MAKERS, OWN_SECRET
 
 from relay.errors import LocalUsageError
-from relay.redact import Kind, MachineFacts, Redactor, placeholder
+from relay.redact import MAX_REDACTED_SHARE, Kind, MachineFacts, Redactor, placeholder
+from relay.redact.stream import MIN_SHARE_INPUT
 
 REDACTOR = Redactor(FACTS)
 
@@ -65,6 +71,42 @@ def test_redacting_twice_changes_nothing_more() -> None:
         ("ether 00:1a:2b:3c:4d:5e brd", "ether <mac> brd"),
         ("ether 00-1A-2B-3C-4D-5E brd", "ether <mac> brd"),
         ("mail zelda.w+ci@example.co.uk", "mail <email>"),
+        # JSON inside a JSON string, as a log quotes a request body
+        (r"{\"password\":\"hunter2hunter2\"}", r"{\"password\":\"[redacted:secret]\"}"),
+        (
+            r'"{\"api_key\": \"abcd1234efgh5678\"}"',
+            r'"{\"api_key\": \"[redacted:secret]\"}"',
+        ),
+        # ``pass`` names a secret here as it does in the environment scan (facts)
+        ("DB_PASS=hunter22hunter", "DB_PASS=[redacted:secret]"),
+        ('{"pass": "hunter22hunter"}', '{"pass": "[redacted:secret]"}'),
+        (
+            "redis://:Hunter2pass@redis:6379/0",
+            "redis://[redacted:url-credentials]@redis:6379/0",
+        ),
+        (
+            "next=https%3A%2F%2Fuser%3Apa55word%40example.com%2Fx",
+            "next=https%3A%2F%2F[redacted:url-credentials]%40example.com%2Fx",
+        ),
+        ("mysql -uroot -pS3cr3tpw db", "mysql -uroot -p[redacted:secret] db"),
+        (
+            "docker login -u bob -p VALUE123 reg.io",
+            "docker login -u bob -p [redacted:secret] reg.io",
+        ),
+        (
+            "aws configure set aws_secret_access_key VALUE1234",
+            "aws configure set aws_secret_access_key [redacted:secret]",
+        ),
+        # addresses where an address word, punctuation, a port or a prefix length says so
+        ("connect to 10.0.0.5:5432", "connect to <ip>:5432"),
+        ("inet 192.168.1.20/24 brd", "inet <ip>/24 brd"),
+        ("from 203.0.113.9 port 22", "from <ip> port 22"),
+        ("Host: 172.16.4.2", "Host: <ip>"),
+        ("203.0.113.9 - - [30/Nov/2026] GET /", "<ip> - - [30/Nov/2026] GET /"),
+        ("eth0 203.0.113.9 up", "eth0 <ip> up"),
+        ("libfoo 10.0.0.1 private range", "libfoo <ip> private range"),
+        ("ip=198.51.100.7", "ip=<ip>"),
+        ("ssh root@203.0.113.9 uptime", "ssh root@<ip> uptime"),
     ],
 )
 def test_placeholders_name_what_they_replaced(line: str, expected: str) -> None:
@@ -98,6 +140,11 @@ def test_json_escaped_key_block_on_one_line() -> None:
         "cache key=abc123 primary_key: id",
         "/usr/lib/python3.11/site-packages/x.py line 12, 12:34:56 elapsed",
         "sha256:0ae37458a9abe56630569ee15cdcc93baed47353432e68e531333d948d2f1a20",
+        "setuptools>=68.0.0.1 foo-2.3.4.5 pkg==1.2.3.4 Firefox/115.0.2.1",
+        "firefox 115.0.2.1; .NET SDK 8.0.100.1; cmake 3.28.1.0; libfoo 1.2.3.4",
+        "PASS: test_parser PASS=3 FAIL=0 bypass=1 tests passed: 5 pass_file=/etc/x",
+        "gcc -I/usr/include/mysql -pthread -pipe; ssh login -p 22; mysql -u root -p db",
+        "aws configure set region us-east-1",
     ],
 )
 def test_clean_lines_come_through_unchanged(line: str) -> None:
@@ -115,6 +162,11 @@ def test_a_broken_extra_pattern_is_a_usage_error() -> None:
         Redactor(FACTS, extra_patterns={"ticket": "TCK-[0-9"})
 
 
+def test_a_broken_allowed_exception_is_named_with_its_own_position() -> None:
+    with pytest.raises(LocalUsageError, match=r"'ok\(' is not a valid regex.* position 2"):
+        Redactor(FACTS, allowed=["fine", "ok("])
+
+
 def test_generic_and_one_letter_names_are_not_words_to_redact() -> None:
     facts = MachineFacts(user="root", home="/root", hosts=("vm", "localhost", "x"))
     out = Redactor(facts).redact("root cause in vm at /root/build and /rootfs on localhost x\n")
@@ -122,14 +174,54 @@ def test_generic_and_one_letter_names_are_not_words_to_redact() -> None:
 
 
 def test_report_counts_by_kind_and_flags_too_much_redaction() -> None:
-    out, report = Redactor(FACTS).redact_with_report("ghp_" + "a1B2" * 9 + "\n")
-    assert report.counts == {Kind.GITHUB_TOKEN: 1}
+    token = "ghp_" + "a1B2" * 9 + "\n"
+    out, report = Redactor(FACTS).redact_with_report(token * 60)
+    assert report.counts == {Kind.GITHUB_TOKEN: 60} and report.bytes_in >= MIN_SHARE_INPUT
     assert not report.safe and "replaced" in report.reason
-    assert out == placeholder(Kind.GITHUB_TOKEN) + "\n"
-    _, fine = Redactor(FACTS).redact_with_report("ok\n" * 100 + "ghp_" + "a1B2" * 9 + "\n")
+    assert out == (placeholder(Kind.GITHUB_TOKEN) + "\n") * 60
+    _, fine = Redactor(FACTS).redact_with_report("ok\n" * 100 + token)
     assert fine.safe and fine.bytes_in > fine.bytes_out
+
+
+def test_a_small_log_is_judged_by_what_is_left_not_by_its_share() -> None:
+    """Below MIN_SHARE_INPUT the share rule would drop a 3-line log with one home path."""
+    text = "build\ncd /home/zelda9/src\nok\n"
+    out, report = Redactor(FACTS).redact_with_report(text)
+    assert report.share > MAX_REDACTED_SHARE and report.bytes_in < MIN_SHARE_INPUT
+    assert report.safe and out == "build\ncd <home>/src\nok\n"
 
 
 def test_binary_input_is_not_safe() -> None:
     _, report = Redactor(FACTS).redact_with_report(b"\x7fELF\x02\x01\x00\x00" + bytes(range(256)))
     assert not report.safe and "binary" in report.reason
+
+
+def test_binary_decoded_with_replace_is_still_binary() -> None:
+    """A caller that decoded with errors="replace" hands in U+FFFD runs and no NUL byte."""
+    blob = bytes(b for b in hashlib.sha512(b"blob").digest() * 40 if b)
+    _, report = Redactor(FACTS).redact_with_report(blob.decode(errors="replace"))
+    assert not report.safe and "binary" in report.reason
+    _, text = Redactor(FACTS).redact_with_report("caf\ufffd opened\n" + "ok\n" * 20)
+    assert text.safe  # one stray U+FFFD is mojibake, not binary
+
+
+def test_no_allowed_exception_unmasks_this_nodes_own_secrets() -> None:
+    token = "ghp_" + "Zq7" * 12
+    facts = MachineFacts(secrets=(OWN_SECRET, token))
+    redactor = Redactor(facts, allowed=[".*"])
+    out = redactor.redact(f"a {OWN_SECRET} b {token} c 10.9.9.9\n")
+    assert out == "a [redacted:own-secret] b [redacted:own-secret] c 10.9.9.9\n"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda s: urllib.parse.quote_plus(s),
+        lambda s: urllib.parse.quote(s),  # "/" left as it is
+        lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1],  # JSON inside a JSON string
+    ],
+)
+def test_own_secret_in_more_encodings(form: Callable[[str], str]) -> None:
+    value = "own s3cret/with+signs=9"
+    out = Redactor(MachineFacts(secrets=(value,))).redact(f"x {form(value)} y")
+    assert out == "x [redacted:own-secret] y"

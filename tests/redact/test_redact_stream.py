@@ -92,10 +92,26 @@ CLEAN_WORDS = (
 )
 
 
+# Four-part versions the way build logs print them; none may become <ip>.
+PRODUCTS = ("firefox", "cmake", ".NET SDK", "libfoo", "setuptools>=", "foo-", "pkg==", "Firefox/")
+
+
+@st.composite
+def four_part_version(draw: st.DrawFn) -> str:
+    product = draw(st.sampled_from(PRODUCTS))
+    parts = draw(st.lists(st.integers(min_value=0, max_value=255), min_size=4, max_size=4))
+    if parts[0] in (10, 100, 169, 172, 192):
+        parts[0] += 1  # private ranges are addresses whatever precedes them (see network)
+    gap = "" if product[-1] in "=-/" else " "
+    return product + gap + ".".join(map(str, parts))
+
+
 @st.composite
 def clean_token(draw: st.DrawFn) -> str:
-    kind = draw(st.integers(min_value=0, max_value=7))
+    kind = draw(st.integers(min_value=0, max_value=8))
     n = draw(st.integers(min_value=0, max_value=99))
+    if kind == 8:
+        return draw(four_part_version())
     if kind == 0:
         return draw(st.sampled_from(CLEAN_WORDS))
     if kind == 1:
@@ -124,7 +140,12 @@ def test_clean_text_comes_through_unchanged(pieces: list[tuple[str, str]]) -> No
 
 def test_stream_api_yields_pieces_and_a_final_report() -> None:
     token = "ghp_" + "Zq7" * 12
-    chunks = [b"start\n", f"use {token[:10]}".encode(), f"{token[10:]} now\n".encode(), "é\n"]
+    chunks: list[bytes | str] = [
+        b"start\n",
+        f"use {token[:10]}".encode(),
+        f"{token[10:]} now\n".encode(),
+        "é\n",
+    ]
     stream = Redactor(FACTS).stream(chunks)
     assert "".join(stream) == "start\nuse [redacted:github-token] now\né\n"
     assert stream.report.counts == {"github-token": 1}

@@ -1,0 +1,58 @@
+"""Secrets handed to a program on its command line, in the program's own spelling.
+
+``--password VALUE`` and ``KEY=VALUE`` are found by the shared rules (``assignments``); these
+are the common tools whose flags name no secret: ``mysql -pSECRET`` (the value glued to
+``-p``), ``docker login -p VALUE`` (and podman, nerdctl, buildah, skopeo, helm registry,
+oras), and ``aws configure set aws_secret_access_key VALUE``. The ``-p`` forms ride on the
+shared dash rule (``tokens``), which already stops at every dash, and then look back along
+the line for the tool; ``configure set`` is a rule of its own, anchored on words that
+ordinary build output seldom holds (see ``rules`` for why that is cheap). Only the value is
+replaced.
+"""
+
+from __future__ import annotations
+
+import re
+
+from relay.redact.assignments import stands_in
+from relay.redact.rules import Kind, Rule, rule
+
+_VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
+# Without the leading dash: the shared dash rule supplies it. ``pgap`` tells ``-pVALUE``
+# (mysql) from ``-p VALUE`` (a registry login); a bare ``-p`` asks at the prompt.
+# Refused inside the regex, so that build logs cost no Python check each: a dash inside a
+# word (``site-packages``) and the compilers' and find's own -p flags.
+P_FLAG = (
+    rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic|ie\b|ic\b|g\b|rint|rune|ath|refix|rofile|ython)"
+    rb"(?P<pgap>[ \t]*)['\"]?" + _VALUE
+)
+# The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
+_MYSQL = re.compile(rb"(?:^|[^\w\-./])(?:[^\s\-]\S*/)?mysql[a-z]*[ \t]")
+_LOGIN = re.compile(
+    rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)"
+    rb"[ \t]+login[ \t]"
+)
+
+
+def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    start, end = m.span("pw")
+    return None if stands_in(block, start, end) else (start, end)
+
+
+def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``-pSECRET`` after ``mysql``; ``-p SECRET`` after ``docker login`` and its kin."""
+    line = block.rfind(b"\n", max(0, m.start() - 300), m.start()) + 1
+    head = block[line : m.start()].lower()
+    command = _LOGIN if m.group("pgap") else _MYSQL
+    return _value(block, m) if command.search(head) else None
+
+
+SHELL_RULES: tuple[Rule, ...] = (
+    rule(
+        Kind.SECRET,
+        rb"configure[ \t]+set[ \t]+(?:[a-z0-9_\-]+\.){0,4}"
+        rb"[a-z0-9_]{0,40}(?:secret|token|password|key)[a-z0-9_]{0,40}[ \t]+['\"]?" + _VALUE,
+        lower=True,
+        check=_value,
+    ),
+)
