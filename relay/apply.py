@@ -30,16 +30,8 @@ from relay.protocol import (
     Snapshot,
     TearDown,
     Wait,
-    with_baton,
 )
-from relay.protocol.labels import batons_in
-from relay.work import TaskReport, execute, on_result_env
-
-
-def labels_of(snapshot: Snapshot, issue: int) -> tuple[str, ...]:
-    """The labels an issue had when the pass observed it."""
-    found = next((i for i in snapshot.issues if i.number == issue), None)
-    return found.labels if found is not None else ()
+from relay.work import TaskReport, execute, move_baton, on_result_env
 
 
 class Applier:
@@ -103,9 +95,8 @@ class Applier:
         ]
 
     async def _execute(self, action: ExecuteTask) -> None:
-        labels = labels_of(self.snapshot, action.issue)
         self.lines.append(f"#{action.issue}: claiming TASK {action.task.task}")
-        report = await execute(self.gh, self.ctx, action, labels)
+        report = await execute(self.gh, self.ctx, action)
         if report is None:
             self.lines.append(f"#{action.issue}: TASK {action.task.task} was claimed elsewhere")
             return
@@ -127,15 +118,18 @@ class Applier:
             )
         outcome = "declined" if isinstance(action, DeclineTask) else "half-done"
         self.ctx.state.finish_claim(issue=action.issue, task=action.task, outcome=outcome, now=now)
-        labels = labels_of(self.snapshot, action.issue)
         if action.expect != action.to:
-            await self.gh.set_labels(action.issue, with_baton(labels, action.to))
+            await move_baton(self.gh, action.issue, expect=action.expect, to=action.to)
         self.lines.append(f"#{action.issue}: TASK {action.task} answered as {outcome}")
 
     async def _notify(self, action: NotifyResult) -> None:
         status = getattr(action.result, "status", None)
         word = status.value if status is not None else "half-done"
         summary = getattr(action.result, "summary", None) or getattr(action.result, "known", "")
+        if action.body is not None:  # the body's "Current state"; the controller's account
+            await self.gh.update_issue(action.issue, body=action.body)
+        if not action.trusted:
+            self.lines.append(f"#{action.issue}: the answer was edited after posting; not trusted")
         self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
         hook = self.ctx.config.on_result if self.ctx.config else None
         if hook:
@@ -144,17 +138,16 @@ class Applier:
         self.ctx.state.mark_notified(issue=action.issue, task=action.task, now=datetime.now(UTC))
 
     async def _move(self, action: MoveBaton) -> None:
-        labels = labels_of(self.snapshot, action.issue)
-        if action.expect not in batons_in(labels):
+        if not await move_baton(self.gh, action.issue, expect=action.expect, to=action.to):
             return
-        await self.gh.set_labels(action.issue, with_baton(labels, action.to))
         self.lines.append(f"#{action.issue}: baton moved to {action.to.value} ({action.reason})")
 
     async def _close(self, action: CloseJob) -> None:
         from relay.protocol.baton import State
         from relay.protocol.planners import relabel
 
-        labels = relabel(labels_of(self.snapshot, action.issue), State.RESOLVED)
+        now = await self.gh.get_issue(action.issue)
+        labels = relabel(tuple(label.name for label in now.labels), State.RESOLVED)
         await self.gh.update_issue(
             action.issue, labels=list(labels), state="closed", state_reason="completed"
         )

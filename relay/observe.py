@@ -117,8 +117,8 @@ async def claim_refs(
         except (NotAJob, MessageRejected):
             continue
         task = thread.last_task
-        answered = thread.answer(task) is not None if task else False
-        if thread.job.worker != node or not task or answered or task in thread.claims:
+        answered = thread.answered(task) if task else False
+        if thread.job.worker != node or not task or answered or thread.taken(task):
             continue
         if await gh.get_ref(f"refs/relay/claims/{issue.number}/{task}") is not None:
             keys.add((issue.number, task))

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relay.errors import RelayError
 from relay.github import GitHubClient
 from relay.gitops import Clone
 from relay.node import NodeContext, client, open_node
@@ -88,18 +86,21 @@ async def carry_out(gh: GitHubClient, plan: Plan) -> int:
     return plan.issue
 
 
-def commit_and_push_or_undo(clone: Clone, paths: list[Path], message: str) -> bool:
-    """Commit and push ``paths``; when the push fails, undo the commit and the edits.
+def plan_on_issue(
+    args: argparse.Namespace, make: Callable[[Issue, NodeContext, int], Plan]
+) -> Plan:
+    """Pull, load the issue ``args.issue``, plan purely with ``make`` (given the issue, the
+    node and the caller's numeric account id), carry the plan out; the plan."""
+    ctx = context(args, pull=True)
 
-    A commit left behind unpushed would make a re-run believe its change is already
-    published (join: "already in the node table"; resolve: a second handover entry).
-    ``reset --keep`` reverts only the files that commit changed and keeps any other local
-    change. Returns False when nothing changed; re-raises the push's RelayError.
-    """
-    head = clone.head_sha()
-    try:
-        return clone.commit_and_push(paths, message) is not None
-    except RelayError:
-        argv = ["git", "-C", str(clone.root), "reset", "-q", "--keep", head]
-        subprocess.run(argv, capture_output=True, check=False)
-        raise
+    async def body(gh: GitHubClient, issue: Issue) -> Plan:
+        plan = make(issue, ctx, (await gh.current_user()).id)
+        await carry_out(gh, plan)
+        return plan
+
+    return run_async(lambda: with_issue(ctx, args.issue, body))
+
+
+def commit_and_push_or_undo(clone: Clone, paths: list[Path], message: str) -> bool:
+    """Commit and push ``paths`` (undone when the push fails); False when nothing changed."""
+    return clone.commit_and_push_or_undo(paths, message) is not None

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relay.commands.common import add_common, carry_out, context, run_async, with_issue
-from relay.github import GitHubClient
-from relay.protocol import Issue, Outcome, plan_hypothesis
+from relay.commands.common import add_common, plan_on_issue
+from relay.protocol import Outcome, plan_hypothesis
 from relay.result import Result
 
 
@@ -28,15 +27,13 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Result:
     """Write the hypothesis (or its new outcome) into the issue body."""
-    ctx = context(args, pull=True)
-
-    async def body(gh: GitHubClient, issue: Issue) -> None:
-        plan = plan_hypothesis(
-            issue, ctx.master, node=ctx.node, text=args.text, outcome=Outcome(args.outcome)
-        )
-        await carry_out(gh, plan)
-
-    run_async(lambda: with_issue(ctx, args.issue, body))
+    outcome = Outcome(args.outcome)
+    plan_on_issue(
+        args,
+        lambda issue, ctx, caller: plan_hypothesis(
+            issue, ctx.master, node=ctx.node, text=args.text, outcome=outcome, caller=caller
+        ),
+    )
     return Result(
         lines=(f"#{args.issue}: hypothesis recorded ({args.outcome})",),
         data={"issue": args.issue, "outcome": args.outcome},

@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
-from relay.errors import LocalUsageError, RemoteUnavailable
+from relay.errors import LocalUsageError, RemoteProtocolError, RemoteUnavailable
 from relay.node import NodeContext, client
 from relay.observe import load_issue
 from relay.protocol import HalfDoneMsg, ResultMsg
-from relay.protocol.thread import read_thread
+from relay.protocol.thread import NotAJob, read_thread
 from relay.result import Result
 
 
@@ -30,8 +30,19 @@ def register(sub: Any) -> None:
 async def newest(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDoneMsg | None]:
     """The newest task number and its answer, if any."""
     async with client(ctx) as gh:
-        thread = read_thread(await load_issue(gh, number), ctx.master)
+        try:
+            thread = read_thread(await load_issue(gh, number), ctx.master)
+        except NotAJob:
+            raise LocalUsageError(
+                f"#{number} is not a relay job", hint="see `relay status` for the open jobs"
+            ) from None
     task = thread.last_task
+    if task and thread.answer(task) is None and thread.edited_answer(task) is not None:
+        raise RemoteProtocolError(
+            f"the answer to TASK {task} on #{number} was edited after it was posted;"
+            " relay does not trust its content",
+            hint="read the issue thread, then post a new TASK",
+        )
     return task, thread.answer(task) if task else None
 
 

@@ -45,7 +45,7 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
                 rows.append({"issue": found.number, "title": found.title, "error": err.reason})
                 continue
             task = thread.last_task
-            entry = thread.tasks.get(task)
+            entry = thread.task_entry(task)  # an edited TASK still has its comment
             baton = baton_of(thread.state)
             rows.append(
                 {
@@ -66,7 +66,8 @@ def job_line(row: dict[str, Any]) -> str:
     """One job for people."""
     if "error" in row:
         return f"#{row['issue']} {row['title']}: unreadable ({row['error']})"
-    task = f"TASK {row['task']} ({row['task_age']} ago)" if row["task"] else "no task yet"
+    age_of = f" ({row['task_age']} ago)" if row.get("task_age") else ""
+    task = f"TASK {row['task']}{age_of}" if row["task"] else "no task yet"
     parked = ", PARKED on needs:human" if row.get("parked") else ""
     return (
         f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"

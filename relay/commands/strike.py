@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relay.commands.common import add_common, carry_out, context, run_async, with_issue
-from relay.github import GitHubClient
-from relay.protocol import Issue, plan_strike
+from relay.commands.common import add_common, plan_on_issue
+from relay.protocol import plan_strike
 from relay.protocol.labels import Label
 from relay.result import Result
 
@@ -23,13 +22,12 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Result:
     """Count the strike; on the third, escalate to needs:human."""
-    ctx = context(args, pull=True)
-
-    async def body(gh: GitHubClient, issue: Issue) -> bool:
-        plan = plan_strike(issue, ctx.master, node=ctx.node, hypothesis=args.hypothesis)
-        await carry_out(gh, plan)
-        return plan.labels is not None and Label.NEEDS_HUMAN.value in plan.labels
-
-    parked = run_async(lambda: with_issue(ctx, args.issue, body))
+    plan = plan_on_issue(
+        args,
+        lambda issue, ctx, caller: plan_strike(
+            issue, ctx.master, node=ctx.node, hypothesis=args.hypothesis, caller=caller
+        ),
+    )
+    parked = plan.labels is not None and Label.NEEDS_HUMAN.value in plan.labels
     line = "parked on needs:human" if parked else "strike counted"
     return Result(lines=(f"#{args.issue}: {line}",), data={"issue": args.issue, "parked": parked})

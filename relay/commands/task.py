@@ -8,6 +8,7 @@ from typing import Any
 from relay.commands.common import add_common, carry_out, context, run_async, with_issue
 from relay.github import GitHubClient
 from relay.protocol import Issue, plan_task
+from relay.protocol.planners import Plan
 from relay.result import Result
 
 
@@ -27,14 +28,16 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Result:
-    """Plan the TASK purely, then post it and move the baton as the last act."""
+    """Plan the TASK purely (as the calling account), then post it; the baton moves last."""
     ctx = context(args, pull=True)
 
-    async def body(gh: GitHubClient, issue: Issue) -> int:
+    async def body(gh: GitHubClient, issue: Issue) -> Plan:
+        caller = (await gh.current_user()).id
         plan = plan_task(
             issue,
             ctx.master,
             node=ctx.node,
+            caller=caller,
             steps=tuple(args.step),
             objective=args.objective,
             capture=args.capture,
@@ -44,10 +47,10 @@ def run(args: argparse.Namespace) -> Result:
             checkout=args.checkout,
         )
         await carry_out(gh, plan)
-        assert plan.task is not None
-        return plan.task
+        return plan
 
-    number = run_async(lambda: with_issue(ctx, args.issue, body))
+    number = run_async(lambda: with_issue(ctx, args.issue, body)).task
+    assert number is not None
     return Result(
         lines=(f"posted TASK {number} on #{args.issue}; the baton is with the worker",),
         data={"issue": args.issue, "task": number},

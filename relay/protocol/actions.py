@@ -42,7 +42,9 @@ class ExecuteTask(_Action):
 
 
 class DeclineTask(_Action):
-    """Answer a TASK outside the shared scope with a blocked RESULT, without running it.
+    """Answer a TASK that will not be run (outside the shared scope, or edited after it
+    was posted) with a blocked RESULT, so the controller gets the baton and may post the
+    next TASK.
 
     Skip if ``(issue, task)`` is already in the local ``results_posted``; else post
     ``body``, record it, and move the baton ``expect`` -> ``to``.
@@ -77,14 +79,23 @@ class ReportHalfDone(_Action):
 
 
 class NotifyResult(_Action):
-    """Hand a returned result to the controller's hook (or print it); then record
-    ``(issue, task)`` in the local ``notified``. Skip if it is recorded already."""
+    """Record a returned result and hand it to the controller's hook (or print it).
+
+    Skip if ``(issue, task)`` is in the local ``notified``. Else, in order: write
+    ``body`` as the issue body when it is not None and differs (the job's "Current
+    state" now says what came back; only the controller writes bodies); hand
+    ``result`` to the hook; record ``(issue, task)`` in ``notified``. When ``trusted``
+    is False the worker's RESULT was edited after it was posted: ``result`` is then a
+    ``blocked`` stand-in written by the protocol that says so, never the edited text.
+    """
 
     kind: Literal["notify-result"] = "notify-result"
     issue: int
     task: int
     comment_id: int
     result: ResultMsg | HalfDoneMsg
+    body: str | None = None
+    trusted: bool = True
 
 
 class MoveBaton(_Action):

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from relay.protocol.master import NAME_RE
+from relay.protocol.master import NAME_RE, InvalidValue
 from relay.protocol.messages import Kind, Text, assemble, model_from_payload, payload_of
 from relay.protocol.wire import MessageRejected, code_span, decode_block, neutralise, one_line
 
@@ -105,3 +105,18 @@ def parse_body(body: str) -> JobBody:
     job = model_from_payload(payload, {Kind.JOB: JobBody})
     assert isinstance(job, JobBody)
     return job
+
+
+def brief(text: str, limit: int = 200) -> str:
+    """``text`` folded to one line and cut to ``limit`` characters, for the state line."""
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def restate(job: JobBody, state: str) -> str | None:
+    """The body with a new "Current state" (cut to fit), or None when it cannot be
+    rendered within GitHub's limits (the old body then stays)."""
+    try:
+        return render_body(job.model_copy(update={"state": brief(state, 1000)}))
+    except InvalidValue:
+        return None

@@ -25,6 +25,7 @@ from relay.protocol.actions import (
     Wait,
 )
 from relay.protocol.baton import State, baton_of
+from relay.protocol.body import brief, restate
 from relay.protocol.labels import Label
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Scope
 from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, Status, TaskMsg
@@ -84,25 +85,32 @@ def _turn(thread: Thread, snapshot: Snapshot, node: str, now: datetime) -> list[
 def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     number, task = thread.issue.number, thread.last_task
     if task == 0 or thread.state not in (*_WORKER_TURN, State.AWAITING_CONTROLLER):
-        return []
+        return []  # no TASK at all: whatever put the baton here, nothing is touched
     key = (number, task)
-    if thread.answer(task) is not None or key in snapshot.local.results_posted:
-        if thread.state in _WORKER_TURN:
-            reason = f"TASK {task} is answered but the baton was not passed back"
-            return [_move(thread, Label.AWAITING_CONTROLLER, reason)]
-        return []
-    if key in snapshot.local.claims or task in thread.claims or key in snapshot.claim_refs:
+    if thread.answered(task) or key in snapshot.local.results_posted:
+        reason = f"TASK {task} is answered but the baton was not passed back"
+        return [_move(thread, Label.AWAITING_CONTROLLER, reason)] if _at_worker(thread) else []
+    if key in snapshot.local.claims or thread.taken(task) or key in snapshot.claim_refs:
         return [_claimed(thread, snapshot, now)]
     if thread.state == State.WORKING:
         return [_half_done(thread, now, "the baton was `working` but no claim was found")]
-    entry = thread.tasks.get(task)
-    if thread.state != State.AWAITING_WORKER or entry is None:
+    if thread.state != State.AWAITING_WORKER:
         return []
+    entry = thread.tasks.get(task)
+    if entry is None:  # only an edited TASK holds this number: answer it, never run it
+        edited = thread.task_entry(task)
+        assert edited is not None
+        reason = f"TASK {task} was edited after it was posted; post a new TASK"
+        return [_decline(thread, task, edited.comment.id, reason)]
     assert isinstance(entry.message, TaskMsg)
     refusal = scope_refusal(entry.message, snapshot.master.scope)
     if refusal is not None:
-        return [_decline(thread, entry.message, entry.comment.id, refusal)]
+        return [_decline(thread, task, entry.comment.id, refusal)]
     return [_execute(thread, entry.message, entry.comment.id, now)]
+
+
+def _at_worker(thread: Thread) -> bool:
+    return thread.state in _WORKER_TURN
 
 
 def _execute(thread: Thread, task: TaskMsg, comment_id: int, now: datetime) -> ExecuteTask:
@@ -130,7 +138,7 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
         facts.append(f"claimed at {claim.message.claimed_at:%Y-%m-%d %H:%M} UTC")
         until = claim.message.lease_until
     else:
-        posted = thread.tasks.get(task)
+        posted = thread.task_entry(task)
         until = (posted.comment.created_at if posted else now) + LEASE
     if (number, task) in snapshot.claim_refs:
         facts.append(f"the claim ref refs/relay/claims/{number}/{task} exists")
@@ -150,18 +158,19 @@ def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
     )
 
 
-def _decline(thread: Thread, task: TaskMsg, comment_id: int, reason: str) -> DeclineTask:
+def _decline(thread: Thread, task: int, comment_id: int, reason: str) -> DeclineTask:
+    number = thread.issue.number
     result = ResultMsg(
-        issue=task.issue,
+        issue=number,
         node=thread.job.worker,
-        task=task.task,
+        task=task,
         status=Status.BLOCKED,
         summary=f"Not run: {reason}.",
     )
     return DeclineTask(
-        issue=task.issue,
+        issue=number,
         comment_id=comment_id,
-        task=task.task,
+        task=task,
         reason=reason,
         result=result,
         body=render(result),
@@ -179,13 +188,58 @@ def _controller_turn(thread: Thread, snapshot: Snapshot) -> list[Action]:
         reason = f"TASK {task} was posted but the baton was not passed to the worker"
         return [_move(thread, Label.AWAITING_WORKER, reason)]
     newest = thread.last_task
-    entry = thread.answer_entry(newest) if newest else None
-    if entry is None or (number, newest) in snapshot.local.notified:
+    if newest == 0 or (number, newest) in snapshot.local.notified:
         return []
-    assert isinstance(entry.message, ResultMsg | HalfDoneMsg)
-    return [
-        NotifyResult(issue=number, task=newest, comment_id=entry.comment.id, result=entry.message)
-    ]
+    entry = thread.answer_entry(newest)
+    if entry is not None:
+        assert isinstance(entry.message, ResultMsg | HalfDoneMsg)
+        return [_notify(thread, entry.message, entry.comment.id, trusted=True)]
+    edited = thread.edited_answer(newest)
+    if edited is not None:
+        return [_notify(thread, _untrusted(thread, newest), edited.comment.id, trusted=False)]
+    if thread.taken(newest):
+        reason = (
+            f"TASK {newest} was claimed but no RESULT can be read yet; wait for the"
+            " worker's half-done report, or post a new TASK"
+        )
+        return [Ignore(issue=number, comment_id=None, reason=reason)]
+    return []
+
+
+def _untrusted(thread: Thread, task: int) -> ResultMsg:
+    """The stand-in for an answer edited after posting: its content is never passed on."""
+    summary = (
+        f"The answer to TASK {task} was edited after it was posted, so relay does not trust"
+        " its content; read the thread, and post a new TASK to run it again."
+    )
+    return ResultMsg(
+        issue=thread.issue.number,
+        node=thread.job.worker,
+        task=task,
+        status=Status.BLOCKED,
+        summary=summary,
+    )
+
+
+def _notify(
+    thread: Thread, result: ResultMsg | HalfDoneMsg, comment_id: int, *, trusted: bool
+) -> NotifyResult:
+    """Notify, with the body's "Current state" saying what came back."""
+    parked = thread.state == State.PARKED
+    turn = "parked on needs:human" if parked else f"{thread.job.controller}'s turn"
+    if isinstance(result, ResultMsg):
+        state = f"RESULT {result.task} came back {result.status.value}: {brief(result.summary)}"
+    else:
+        state = f"TASK {result.task} was half-done: {brief(result.known)}"
+    body = restate(thread.job, f"{state} ({turn}).")
+    return NotifyResult(
+        issue=thread.issue.number,
+        task=result.task,
+        comment_id=comment_id,
+        result=result,
+        body=body if body != thread.issue.body else None,
+        trusted=trusted,
+    )
 
 
 def _move(thread: Thread, to: Label, reason: str) -> MoveBaton:

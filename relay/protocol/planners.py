@@ -13,13 +13,20 @@ from pydantic import BaseModel, ConfigDict
 
 from relay.errors import LocalUsageError
 from relay.protocol.baton import Event, Role, State, labels_for, transition
-from relay.protocol.body import STRIKE_LIMIT, Hypothesis, JobBody, Outcome, render_body
+from relay.protocol.body import (
+    STRIKE_LIMIT,
+    Hypothesis,
+    JobBody,
+    Outcome,
+    brief,
+    render_body,
+)
 from relay.protocol.decide import scope_refusal
 from relay.protocol.labels import Label
 from relay.protocol.master import Master, build
 from relay.protocol.messages import ClosureMsg, EscalationMsg, TaskMsg, render_message
 from relay.protocol.snapshot import Issue
-from relay.protocol.thread import NotAJob, Thread, read_thread
+from relay.protocol.thread import NotAJob, Thread, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 
 
@@ -33,6 +40,12 @@ class TaskOutstanding(LocalUsageError):
     """The job already has a TASK that nothing answers."""
 
     code = "task-outstanding"
+
+
+class UntrustedAccount(LocalUsageError):
+    """The calling account is not one the protocol would obey for this message."""
+
+    code = "untrusted-account"
 
 
 class NotAJobIssue(LocalUsageError):
@@ -82,6 +95,30 @@ def _controller_thread(issue: Issue, master: Master, node: str) -> Thread:
     return thread
 
 
+def _check_caller(thread: Thread, master: Master, caller: int | None, *, task: bool) -> None:
+    """Refuse a caller whose message the protocol would ignore.
+
+    A TASK counts only from an account in the worker's row; the other controller
+    messages (escalation, closure) and body writes only from an account of either node.
+    ``None`` means the driver did not say, and skips the check.
+    """
+    if caller is None:
+        return
+    worker = thread.job.worker
+    row = master.node(worker)
+    if task and (row is None or not row.trusts(caller)):
+        raise UntrustedAccount(
+            f"account {caller} gives {worker} no instructions, so {worker} would ignore this TASK",
+            hint=f"add the account to {worker}'s row in docs/loop/LOOP.md",
+        )
+    if not task and caller not in party_ids(thread.job, master):
+        controller = thread.job.controller
+        raise UntrustedAccount(
+            f"account {caller} is no instruction account of {controller} or {worker}",
+            hint=f"add it to {controller}'s row in docs/loop/LOOP.md",
+        )
+
+
 def plan_open_job(
     master: Master, *, controller: str, worker: str, title: str, objective: str
 ) -> Plan:
@@ -103,6 +140,7 @@ def plan_task(
     master: Master,
     *,
     node: str,
+    caller: int,
     steps: tuple[str, ...],
     objective: str | None = None,
     capture: str = "",
@@ -111,11 +149,13 @@ def plan_task(
     fallback: str = "",
     checkout: str | None = None,
 ) -> Plan:
-    """Post TASK n+1 and pass the baton to the worker.
+    """Post TASK n+1, say so in the body, and pass the baton to the worker.
 
-    Raises NotController, IllegalTransition (baton elsewhere), TaskOutstanding, InvalidValue.
+    ``caller`` is the numeric id of the account the verb posts as. Raises NotController,
+    UntrustedAccount, IllegalTransition (baton elsewhere), TaskOutstanding, InvalidValue.
     """
     thread = _controller_thread(issue, master, node)
+    _check_caller(thread, master, caller, task=True)
     target = transition(thread.state, Event.POST_TASK, Role.CONTROLLER)
     pending = thread.outstanding()
     if pending is not None:
@@ -139,19 +179,32 @@ def plan_task(
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:
         raise LocalUsageError(f"the worker would refuse this task: {refusal}")
+    worker = thread.job.worker
+    state = f"TASK {task.task} posted: {brief(task.objective)}, waiting for {worker}."
     return Plan(
         issue=issue.number,
         comments=(render_message(task),),
+        body=_rebody(thread.job, state=brief(state, 1000)),
         labels=relabel(issue.labels, target),
         task=task.task,
     )
 
 
 def plan_hypothesis(
-    issue: Issue, master: Master, *, node: str, text: str, outcome: Outcome
+    issue: Issue,
+    master: Master,
+    *,
+    node: str,
+    text: str,
+    outcome: Outcome,
+    caller: int | None = None,
 ) -> Plan:
-    """Record a hypothesis (or a new outcome for one already recorded) in the body."""
+    """Record a hypothesis (or a new outcome for one already recorded) in the body.
+
+    Raises NotController, UntrustedAccount, IllegalTransition, InvalidValue.
+    """
     thread = _controller_thread(issue, master, node)
+    _check_caller(thread, master, caller, task=False)
     transition(thread.state, Event.RECORD_HYPOTHESIS, Role.CONTROLLER)
     hypotheses = list(thread.job.hypotheses)
     same = next((h for h in hypotheses if h.text == text.strip()), None)
@@ -167,12 +220,21 @@ def _rebody(job: JobBody, **changes: object) -> str:
     return render_body(build(JobBody, **{**job.model_dump(), **changes}))
 
 
-def plan_strike(issue: Issue, master: Master, *, node: str, hypothesis: int | None = None) -> Plan:
+def plan_strike(
+    issue: Issue,
+    master: Master,
+    *,
+    node: str,
+    hypothesis: int | None = None,
+    caller: int | None = None,
+) -> Plan:
     """One failed round trip on a hypothesis (default: the newest); the third parks the job.
 
-    Raises NotController, IllegalTransition, LocalUsageError (no such hypothesis).
+    Raises NotController, UntrustedAccount, IllegalTransition, LocalUsageError (no such
+    hypothesis).
     """
     thread = _controller_thread(issue, master, node)
+    _check_caller(thread, master, caller, task=False)
     transition(thread.state, Event.STRIKE, Role.CONTROLLER)
     hypotheses = list(thread.job.hypotheses)
     if not hypotheses:
@@ -213,12 +275,22 @@ def _escalate(thread: Thread, master: Master, *, body: str, number: int, strikes
     )
 
 
-def plan_resolve(issue: Issue, master: Master, *, node: str, summary: str, now: datetime) -> Plan:
+def plan_resolve(
+    issue: Issue,
+    master: Master,
+    *,
+    node: str,
+    summary: str,
+    now: datetime,
+    caller: int | None = None,
+) -> Plan:
     """Close the job: closure comment, summary in the body, ``resolved`` label, closed.
 
-    Raises NotController, IllegalTransition (not the controller's turn), LocalUsageError.
+    Raises NotController, UntrustedAccount, IllegalTransition (not the controller's
+    turn), LocalUsageError.
     """
     thread = _controller_thread(issue, master, node)
+    _check_caller(thread, master, caller, task=False)
     target = transition(thread.state, Event.RESOLVE, Role.CONTROLLER)
     if not summary.strip():
         raise LocalUsageError("a resolution needs a summary", hint="pass --summary")

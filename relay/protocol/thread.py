@@ -10,8 +10,11 @@ Ground rules, applied to every comment in order:
    author is an instruction account of either node and its block names the node that
    sends that kind (the worker for RESULT, claim and half-done; the controller for the
    escalation and the closure).
-4. A comment edited after posting (``updated_at != created_at``) is never obeyed; an
-   edited TASK still takes up its number, so the next TASK does not reuse it.
+4. A comment edited after posting (``updated_at != created_at``) is never obeyed, but
+   when its block still names a message (read from the block alone) by the right
+   author, it is remembered in :attr:`Thread.edited`: an edited TASK still takes up its
+   number (the worker answers it with a ``blocked`` RESULT), and an edited RESULT or
+   half-done report means "answered, content untrusted" to both nodes alike.
 5. Of two messages of one kind for one task, the older counts; the newer is data.
 """
 
@@ -24,6 +27,7 @@ from relay.protocol.baton import State, state_of
 from relay.protocol.body import JobBody, parse_body
 from relay.protocol.master import Master
 from relay.protocol.messages import (
+    MESSAGE_TYPES,
     AnyMessage,
     ClaimMsg,
     ClosureMsg,
@@ -31,10 +35,11 @@ from relay.protocol.messages import (
     Kind,
     ResultMsg,
     TaskMsg,
+    model_from_payload,
     parse_message,
 )
 from relay.protocol.snapshot import Comment, Issue
-from relay.protocol.wire import MARKER, MessageRejected
+from relay.protocol.wire import MARKER, MessageRejected, decode_block
 
 _SHAPED = re.compile(
     r"^ {0,3}#{1,6}\s*(TASK|RESULT|Claim|Half-done|Needs a human|Resolved)\b",
@@ -59,7 +64,7 @@ class Thread:
     job: JobBody
     state: State
     tasks: dict[int, Entry] = field(default_factory=dict)
-    edited_tasks: set[int] = field(default_factory=set)
+    edited: dict[tuple[Kind, int], Entry] = field(default_factory=dict)
     results: dict[int, Entry] = field(default_factory=dict)
     half_done: dict[int, Entry] = field(default_factory=dict)
     claims: dict[int, Entry] = field(default_factory=dict)
@@ -68,8 +73,24 @@ class Thread:
 
     @property
     def last_task(self) -> int:
-        """The highest task number used so far (0 before TASK 1)."""
-        return max([0, *self.tasks, *self.edited_tasks])
+        """The highest task number used so far (0 before TASK 1); edited TASKs count."""
+        return max([0, *self.tasks, *(n for kind, n in self.edited if kind == Kind.TASK)])
+
+    def task_entry(self, task: int) -> Entry | None:
+        """The comment that posted ``task``: the counted TASK, else the edited one."""
+        return self.tasks.get(task) or self.edited.get((Kind.TASK, task))
+
+    def edited_answer(self, task: int) -> Entry | None:
+        """An answer to ``task`` that was edited after posting (its content is untrusted)."""
+        return self.edited.get((Kind.RESULT, task)) or self.edited.get((Kind.HALF_DONE, task))
+
+    def answered(self, task: int) -> bool:
+        """Whether an answer to ``task`` exists, counted or edited: both nodes agree on it."""
+        return self.answer_entry(task) is not None or self.edited_answer(task) is not None
+
+    def taken(self, task: int) -> bool:
+        """Whether the worker claimed ``task`` (a claim comment, even an edited one)."""
+        return task in self.claims or (Kind.CLAIM, task) in self.edited
 
     def answer_entry(self, task: int) -> Entry | None:
         """The RESULT (or else the half-done report) answering ``task``, if any."""
@@ -84,12 +105,13 @@ class Thread:
         return entry.message
 
     def outstanding(self) -> int | None:
-        """The newest TASK's number if it counts and nothing answers it yet.
+        """The newest TASK's number if it counts and the worker has not touched it yet.
 
-        An edited newest TASK is never run, so it does not hold up the next one.
+        An edited newest TASK is never run, and a task that was answered (even by an
+        edited answer) or claimed is the worker's business now: none holds up the next.
         """
         newest = self.last_task
-        if newest in self.tasks and self.answer(newest) is None:
+        if newest in self.tasks and not self.answered(newest) and not self.taken(newest):
             return newest
         return None
 
@@ -125,7 +147,7 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
     if MARKER not in comment.body and not _SHAPED.search(comment.body):
         return
     try:
-        message = parse_message(comment.body, issue=thread.issue.number)
+        message = _parse(comment, issue=thread.issue.number)
     except MessageRejected as err:
         thread.ignored.append((comment.id, err.reason))
         return
@@ -133,11 +155,24 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
     if reason is not None:
         thread.ignored.append((comment.id, reason))
     elif comment.edited:
-        if isinstance(message, TaskMsg):
-            thread.edited_tasks.add(message.task)
+        task = getattr(message, "task", None)
+        if isinstance(task, int):
+            thread.edited.setdefault((message.kind, task), Entry(message, comment))
         thread.ignored.append((comment.id, "edited after it was posted"))
     else:
         _keep(thread, message, comment)
+
+
+def _parse(comment: Comment, *, issue: int) -> AnyMessage:
+    """The message a comment carries; an edited one is read from its block alone, since
+    its markdown may have been changed by hand (it is never obeyed either way)."""
+    if not comment.edited:
+        return parse_message(comment.body, issue=issue)
+    message = model_from_payload(decode_block(comment.body), dict(MESSAGE_TYPES))
+    assert isinstance(message, AnyMessage)
+    if message.issue != issue:
+        raise MessageRejected(f"the block belongs to issue {message.issue}, not {issue}")
+    return message
 
 
 def _refusal(thread: Thread, message: AnyMessage, comment: Comment, master: Master) -> str | None:

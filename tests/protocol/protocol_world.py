@@ -151,10 +151,10 @@ class World:
             claim_refs=frozenset(self.claim_refs),
         )
 
-    def run_plan(self, plan: Plan, node: str) -> None:
+    def run_plan(self, plan: Plan, node: str, author: User | None = None) -> None:
         assert plan.issue is not None
         for body in plan.comments:
-            self.post(plan.issue, ACCOUNT_OF[node], body)
+            self.post(plan.issue, author or ACCOUNT_OF[node], body)
         issue = self.issues[plan.issue]
         if plan.body is not None:
             issue = issue.model_copy(update={"body": plan.body})
@@ -180,6 +180,9 @@ class World:
         elif isinstance(action, NotifyResult):
             key = (action.issue, action.task)
             if key not in self.records(node).notified:
+                if action.body is not None:
+                    issue = self.issues[action.issue]
+                    self.issues[action.issue] = issue.model_copy(update={"body": action.body})
                 self.notifications.append((node, *key))
                 self.records(node).notified.add(key)
         elif isinstance(action, MoveBaton):

@@ -62,6 +62,7 @@ def task(world: World, number: int, **kwargs: object) -> int:
         world.issues[number],
         world.master,
         node=CONTROLLER,
+        caller=ALICE.id,
         steps=kwargs.pop("steps", ("python -V",)),
         **kwargs,  # type: ignore[arg-type]
     )
@@ -117,9 +118,9 @@ def test_a_stranger_task_is_ignored_even_when_well_formed() -> None:
     forged = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=("rm -rf /",))
     comment = world.post(number, MALLORY, render_message(forged))
     world.set_labels(number, (Label.AWAITING_WORKER.value,))
-    actions = decide(world.snapshot(WORKER), WORKER, world.now)
-    assert actions == [Ignore(issue=number, comment_id=comment.id, reason=actions[0].reason)]  # type: ignore[union-attr]
-    assert "mallory" in actions[0].reason  # type: ignore[union-attr]
+    [ignored] = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert isinstance(ignored, Ignore) and ignored.comment_id == comment.id
+    assert "mallory" in ignored.reason
 
 
 def test_a_task_signed_by_the_wrong_node_is_ignored() -> None:
@@ -141,18 +142,6 @@ def test_a_malformed_task_from_an_instruction_account_is_data() -> None:
     world.set_labels(number, (Label.AWAITING_WORKER.value,))
     [action] = decide(world.snapshot(WORKER), WORKER, world.now)
     assert isinstance(action, Ignore) and "does not match" in action.reason
-
-
-def test_an_edited_task_is_not_run_and_keeps_its_number() -> None:
-    world = World()
-    number = job(world)
-    task(world, number)
-    comment = world.issues[number].comments[-1]
-    world.edit(number, comment.id, comment.body)
-    actions = decide(world.snapshot(WORKER), WORKER, world.now)
-    assert [type(a) for a in actions] == [Ignore]
-    world.set_labels(number, (Label.AWAITING_CONTROLLER.value,))
-    assert task(world, number) == 2
 
 
 def test_a_local_claim_without_result_is_reported_half_done_not_rerun() -> None:

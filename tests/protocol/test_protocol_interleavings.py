@@ -3,7 +3,10 @@
 The invariants the protocol promises, checked after every step of every run:
 exactly one baton label on an open job; no task run twice; no task run that the
 controller did not post through `relay task`, or that was edited before it ran; no
-result notified twice; and a pass applied twice, or fired twice, changes nothing.
+result notified twice; a pass applied twice, or fired twice, changes nothing; `relay
+task` refuses exactly the callers the worker would ignore; and passes of both nodes
+reach a fixed point (no baton ping-pong, even over edited TASKs and RESULTs) in which
+the job is not stuck.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from protocol_world import ALICE, CONTROLLER, EXECUTE_STEPS, MALLORY, WORKER, World
+from protocol_world import ALICE, BOB, CONTROLLER, EXECUTE_STEPS, MALLORY, WORKER, World
 
 from relay.errors import LocalUsageError
 from relay.protocol import (
@@ -24,6 +27,8 @@ from relay.protocol import (
     ResultMsg,
     TaskMsg,
     TearDown,
+    UntrustedAccount,
+    User,
     Wait,
     decide,
     parse_message,
@@ -47,6 +52,7 @@ GARBAGE = st.one_of(
     st.just("<!-- relay:v9 {} -->"),
     st.binary(max_size=50).map(lambda b: b.decode("latin-1")),
 )
+CALLERS = [ALICE, ALICE, BOB, MALLORY]
 
 
 class Interleavings(RuleBasedStateMachine):
@@ -64,23 +70,30 @@ class Interleavings(RuleBasedStateMachine):
         self.seen_runs = 0
 
     # --- the controller ---------------------------------------------------------
-    @rule(steps=STEPS, crash_before_baton=st.booleans())
-    def controller_posts_a_task(self, steps: list[str], crash_before_baton: bool) -> None:
+    @rule(steps=STEPS, crash_before_baton=st.booleans(), caller=st.sampled_from(CALLERS))
+    def controller_posts_a_task(
+        self, steps: list[str], crash_before_baton: bool, caller: User
+    ) -> None:
         try:
             plan = plan_task(
                 self.world.issues[self.issue],
                 self.world.master,
                 node=CONTROLLER,
+                caller=caller.id,
                 steps=tuple(steps),
             )
+        except UntrustedAccount:
+            assert caller == MALLORY, "refused an account in the worker's row"
+            return
         except LocalUsageError:
             return
+        assert caller != MALLORY, "planned a TASK the worker would ignore"
         message = parse_message(plan.comments[0], issue=self.issue)
         assert isinstance(message, TaskMsg) and message.task not in self.legit
         self.legit[message.task] = message
         if crash_before_baton:
             plan = plan.model_copy(update={"labels": None})
-        self.world.run_plan(plan, CONTROLLER)
+        self.world.run_plan(plan, CONTROLLER, caller)
 
     @rule()
     def controller_pass(self) -> None:
@@ -259,6 +272,36 @@ class Interleavings(RuleBasedStateMachine):
         tasks = [c for c in comments if c.author == ALICE and "### TASK" in c.body]
         if tasks:
             self.edit_task(tasks[-1], steps)
+
+    @rule(hand=st.booleans())
+    def someone_edits_the_newest_answer(self, hand: bool) -> None:
+        """An edited RESULT once made the two nodes swap the baton forever."""
+        comments = self.world.issues[self.issue].comments
+        answers = [c for c in comments if c.author == BOB and "### " in c.body]
+        if answers:
+            body = answers[-1].body
+            self.world.edit(self.issue, answers[-1].id, "Typo fixed.\n\n" + body if hand else body)
+
+    @rule()
+    def both_nodes_pass_until_they_settle(self) -> None:
+        """Passes of both nodes reach a fixed point, and then the job is not stuck: the
+        controller may post, or the worker waits out a live lease, or a person must act."""
+        for _ in range(6):
+            changed = False
+            for node in (CONTROLLER, WORKER):
+                before = self.world.state_key()
+                self.world.pass_of(node)
+                changed |= self.world.state_key() != before
+            if not changed:
+                break
+        else:
+            raise AssertionError("the nodes never settle: the baton goes back and forth")
+        issue = self.world.issues[self.issue]
+        if issue.state == "closed" or Label.NEEDS_HUMAN.value in issue.labels:
+            return
+        if self.world.baton(self.issue) != {Label.AWAITING_CONTROLLER.value}:
+            waits = decide(self.world.snapshot(WORKER), WORKER, self.world.now)
+            assert any(isinstance(a, Wait) for a in waits), ("stuck", issue.labels, waits)
 
     # --- what must always hold ---------------------------------------------------------
     @invariant()

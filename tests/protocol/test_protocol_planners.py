@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from protocol_world import CONTROLLER, MASTER, WORKER, World
+from protocol_world import ALICE, CONTROLLER, MASTER, WORKER, World
 
 from relay.errors import LocalUsageError
 from relay.protocol import (
@@ -55,7 +55,9 @@ def test_task_numbers_rise_by_one_and_the_baton_moves_last() -> None:
     world = World()
     number = opened(world)
     issue = world.issues[number].model_copy(update={"labels": ("bug", "awaiting:controller")})
-    plan = plan_task(issue, MASTER, node=CONTROLLER, steps=("make test",), checkout="fix/1")
+    plan = plan_task(
+        issue, MASTER, node=CONTROLLER, caller=ALICE.id, steps=("make test",), checkout="fix/1"
+    )
     assert plan.labels == ("bug", Label.AWAITING_WORKER.value) and plan.task == 1
     message = parse_message(plan.comments[0], issue=number)
     assert message.kind == "task" and message.objective == "O"  # type: ignore[union-attr]
@@ -63,24 +65,30 @@ def test_task_numbers_rise_by_one_and_the_baton_moves_last() -> None:
     world.run_plan(plan, CONTROLLER)
     world.pass_of(WORKER)
     world.pass_of(CONTROLLER)
-    assert plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",)).task == 2
+    assert (
+        plan_task(
+            world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",)
+        ).task
+        == 2
+    )
 
 
 def test_task_by_a_node_that_is_not_the_controller_is_refused() -> None:
     world = World()
     number = opened(world)
     with pytest.raises(NotController, match=f"run it on {CONTROLLER}"):
-        plan_task(world.issues[number], MASTER, node=WORKER, steps=("ls",))
+        plan_task(world.issues[number], MASTER, node=WORKER, caller=ALICE.id, steps=("ls",))
 
 
 def test_task_while_the_baton_is_at_the_worker_is_refused() -> None:
     world = World()
     number = opened(world)
     world.run_plan(
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",)), CONTROLLER
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",)),
+        CONTROLLER,
     )
     with pytest.raises(IllegalTransition) as caught:
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",))
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",))
     assert "controller" in str(caught.value) and "post-task" in str(caught.value)
     assert "awaiting-worker" in str(caught.value)
 
@@ -89,11 +97,12 @@ def test_task_with_one_outstanding_is_refused() -> None:
     world = World()
     number = opened(world)
     world.run_plan(
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",)), CONTROLLER
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",)),
+        CONTROLLER,
     )
     world.set_labels(number, (Label.AWAITING_CONTROLLER.value,))
     with pytest.raises(TaskOutstanding, match="TASK 1"):
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",))
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",))
 
 
 @pytest.mark.parametrize(
@@ -110,7 +119,7 @@ def test_task_refuses_bad_values(kwargs: dict[str, object], error: type[Exceptio
     world = World()
     number = opened(world)
     with pytest.raises(error):
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, **kwargs)  # type: ignore[arg-type]
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, **kwargs)  # type: ignore[arg-type]
 
 
 def test_task_on_an_ordinary_issue_is_refused() -> None:
@@ -118,7 +127,7 @@ def test_task_on_an_ordinary_issue_is_refused() -> None:
     number = opened(world)
     issue = world.issues[number].model_copy(update={"body": "just words"})
     with pytest.raises(NotAJobIssue, match="relay job open"):
-        plan_task(issue, MASTER, node=CONTROLLER, steps=("ls",))
+        plan_task(issue, MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",))
 
 
 def test_hypotheses_are_added_then_updated() -> None:
@@ -168,7 +177,7 @@ def test_the_third_strike_parks_the_job_and_mentions_the_accounts() -> None:
     with pytest.raises(IllegalTransition):
         plan_strike(world.issues[number], MASTER, node=CONTROLLER)
     with pytest.raises(IllegalTransition):
-        plan_task(world.issues[number], MASTER, node=CONTROLLER, steps=("ls",))
+        plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",))
     with pytest.raises(LocalUsageError, match="H7"):
         world.set_labels(number, ("awaiting:controller",))
         plan_strike(world.issues[number], MASTER, node=CONTROLLER, hypothesis=7)
