@@ -6,22 +6,27 @@ entry that was registered is remembered in the node state (``watcher.json``), so
 doctor and a re-registration act on exactly that entry, whatever the environment of the
 process that acts later.
 
-Teardown order, safe on every backend: commit and push the column first, then remove the
-entry. launchd's ``bootout`` may end the very pass that asked for it, so nothing durable is
-left for after the removal. The jobs are checked just before the removal and again after
-it; a job that appeared meanwhile brings the entry (and the column) back, so a task that
-arrives during a teardown is not lost.
+Teardown order: the column is committed and pushed first, and the jobs are checked
+again; then, with SIGTERM held off, the entry is removed, the record marked inactive (only
+once the removal succeeded; a failed removal puts the column back), and the jobs checked
+once more. launchd answers ``bootout`` of the job a pass runs in with SIGTERM to that pass
+(SIGKILL only after its ExitTimeOut, 20 s), so holding SIGTERM for these few steps lets
+the pass finish them; a job that appeared meanwhile brings the entry (and the column)
+back, so a task that arrives during a teardown is not lost.
 
 A scheduled pass tears down only when no open job binds its node *any more*: a watcher
 registered before the node's first job (the usual order: join, then the controller opens
-a job) waits for that job instead of removing itself at its first tick.
+a job) waits for that job, but not forever: after ``FIRST_JOB_GRACE`` with no job at all,
+the pass tears its watcher down as any other pass that finds no binding job.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -29,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from relay.errors import RelayError
 from relay.node import LOOP_PATH, NodeContext, client, read_loop
 from relay.state import NodeState, read_versioned, write_versioned
 from schedulers import (
@@ -44,6 +50,8 @@ from schedulers import (
 DECLINED = "none (declined)"
 RECORD_FILE = "watcher.json"
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
+# How long a fresh watcher waits for its node's first job before a pass tears it down.
+FIRST_JOB_GRACE = timedelta(hours=24)
 
 
 def torn_down(day: date) -> str:
@@ -139,16 +147,54 @@ def set_column(ctx: NodeContext, column: str, message: str) -> bool:
 
 
 def install(sched: Scheduler, entry: Entry) -> str:
-    """Register ``entry`` and ask the OS whether it is there; SchedulerError when not."""
-    sched.register(entry)
-    check = sched.verify(entry)
+    """Register ``entry`` and ask the OS whether it is there; SchedulerError when not.
+
+    Whatever failed (the OS refused, or did not keep it), what was written is removed
+    again, best effort, so no plist or unit is left behind."""
+    try:
+        sched.register(entry)
+        check = sched.verify(entry)
+    except RelayError:
+        _quietly(sched.teardown, entry)
+        raise
     if not check.ok:
-        sched.teardown(entry)
+        _quietly(sched.teardown, entry)
         raise SchedulerError(
             f"{sched.describe()} did not keep the watcher: {check.detail}",
             hint=f"{sched.remedy}; or join with --scheduler none and run `relay watch`",
         )
     return check.detail
+
+
+def _quietly(step: Any, entry: Entry) -> None:
+    """Best-effort cleanup: the error being raised already says what went wrong."""
+    with contextlib.suppress(RelayError):
+        step(entry)
+
+
+def plan(
+    ctx: NodeContext,
+    *,
+    override: str | None,
+    interval: int,
+    environ: Mapping[str, str] | None = None,
+    seam: Seam | None = None,
+) -> tuple[Scheduler, Entry] | None:
+    """The backend and entry `relay join` would register (None: declined), rendered once,
+    so a bad name, interval or path is refused before anything is committed or pushed."""
+    if declined(override=override, environ=environ):
+        return None
+    seam = seam or Seam()
+    sched = choose(override=override, environ=environ, runner=seam.runner, home=seam.home)
+    entry = Entry.create(
+        clone=ctx.root,
+        node=ctx.node,
+        state_dir=ctx.state.root,
+        interval_seconds=interval,
+        environ=environ,
+    )
+    sched.render(entry)  # pure; raises LocalUsageError on what this scheduler cannot take
+    return sched, entry
 
 
 def register(
@@ -161,28 +207,36 @@ def register(
 ) -> tuple[str, tuple[str, ...]]:
     """Register and verify this node's watcher; returns the column and lines to print.
 
-    ``none`` (flag or RELAY_SCHEDULER) declines, removing an entry registered before.
-    Raises SchedulerError when the OS refuses or does not keep the entry.
+    ``none`` (flag or RELAY_SCHEDULER) declines, removing an entry registered before. A
+    new backend is installed and verified before the old one is retired. Raises
+    SchedulerError when the OS refuses or does not keep the entry.
     """
     seam = seam or Seam()
     old = load(ctx.state, ctx.node)
-    if declined(override=override, environ=environ):
+    target = plan(ctx, override=override, interval=interval, environ=environ, seam=seam)
+    if target is None:
         lines = retire(ctx, old, seam)
         return DECLINED, (*lines, "no watcher: passes run only when you run `relay watch`")
-    sched = choose(override=override, environ=environ, runner=seam.runner, home=seam.home)
-    entry = Entry.create(
-        clone=ctx.root,
-        node=ctx.node,
-        state_dir=ctx.state.root,
-        interval_seconds=interval,
-        environ=environ,
-    )
-    if old is not None and (old.scheduler, old.entry["label"]) != (sched.describe(), entry.label):
-        retire(ctx, old, seam)  # another backend (or clone path) than before
+    sched, entry = target
     detail = install(sched, entry)
-    save(ctx.state, _record(ctx.node, sched.describe(), entry, active=True))
+    said: tuple[str, ...] = ()
+    if old is not None and (old.scheduler, old.entry["label"]) != (sched.describe(), entry.label):
+        said = _retire_after(ctx, old, seam)  # another backend (or clone path) than before
+    unchanged = old is not None and old.active and not said and old.spec() == entry
+    record = _record(ctx.node, sched.describe(), entry, active=True)
+    if unchanged and old is not None:  # a rejoin keeps the time the wait for a job began
+        record = record.model_copy(update={"registered_at": old.registered_at})
+    save(ctx.state, record)
     every = f"every {entry.interval_seconds}s"
-    return sched.describe(), (f"verified: {detail} ({every})", *sched.advice(entry))
+    return sched.describe(), (f"verified: {detail} ({every})", *said, *sched.advice(entry))
+
+
+def _retire_after(ctx: NodeContext, old: WatcherRecord, seam: Seam) -> tuple[str, ...]:
+    """Retire the earlier entry once the new one is in place; a failure is reported."""
+    try:
+        return retire(ctx, old, seam)
+    except RelayError as err:
+        return (f"could not remove the earlier {old.scheduler} watcher ({err}); remove it by hand",)
 
 
 def retire(ctx: NodeContext, old: WatcherRecord | None, seam: Seam) -> tuple[str, ...]:
@@ -215,21 +269,55 @@ async def tear_down(
     column = torn_down(datetime.now(UTC).date())
     note = f"relay: {ctx.node} watcher torn down (no open job binds it)"
     await asyncio.to_thread(set_column, ctx, column, note)
-    save(ctx.state, record.model_copy(update={"active": False, "torn_down_at": datetime.now(UTC)}))
     if recheck and await bound_jobs(ctx):  # a job arrived while the column was pushed
         return await _reinstate(ctx, record, seam, removed=False)
+    with sigterm_held():  # launchd's bootout of our own job SIGTERMs this very pass
+        return await _remove(ctx, record, seam, column=column, recheck=recheck)
+
+
+async def _remove(
+    ctx: NodeContext, record: WatcherRecord, seam: Seam, *, column: str, recheck: bool
+) -> Teardown:
+    """Remove the entry; only then mark the record inactive; check the jobs once more."""
     sched = seam.backend(record.scheduler)
-    await asyncio.to_thread(sched.teardown, record.spec())  # launchd may end this pass here
-    line = f"watcher torn down: the {record.scheduler} entry is removed; column says {column}"
+    try:
+        await asyncio.to_thread(sched.teardown, record.spec())
+    except RelayError:
+        note = f"relay: {ctx.node} watcher is {record.scheduler} again (its removal failed)"
+        await asyncio.to_thread(set_column, ctx, record.scheduler, note)
+        raise
+    save(ctx.state, record.model_copy(update={"active": False, "torn_down_at": datetime.now(UTC)}))
     if recheck and await bound_jobs(ctx):
         return await _reinstate(ctx, record, seam, removed=True)
+    line = f"watcher torn down: the {record.scheduler} entry is removed; column says {column}"
     return Teardown(removed=True, reinstated=False, lines=(line,))
+
+
+@contextlib.contextmanager
+def sigterm_held() -> Iterator[list[int]]:
+    """Hold SIGTERM off (POSIX, main thread) for a few steps; yields the signals that came.
+
+    A Python handler, not SIG_IGN, so the processes started meanwhile keep the default."""
+    import signal
+    import threading
+
+    came: list[int] = []
+    if os.name == "nt" or threading.current_thread() is not threading.main_thread():
+        yield came
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: came.append(signum))
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def _reinstate(
     ctx: NodeContext, record: WatcherRecord, seam: Seam, *, removed: bool
 ) -> Teardown:
-    """A job appeared during the teardown: register the same entry again, column back."""
+    """A job appeared during the teardown: register the same entry again, column back.
+
+    Registering an entry that is still in place changes nothing (no launchd bootout)."""
     sched = seam.backend(record.scheduler)
     await asyncio.to_thread(install, sched, record.spec())
     save(ctx.state, _record(ctx.node, record.scheduler, record.spec(), active=True))
@@ -237,35 +325,6 @@ async def _reinstate(
     await asyncio.to_thread(set_column, ctx, record.scheduler, note)
     line = f"a job arrived during the teardown: the {record.scheduler} watcher is registered again"
     return Teardown(removed=removed, reinstated=True, lines=(line,))
-
-
-def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, str]:
-    """How a scheduled pass will find its token (it carries none), and whether it will."""
-    import shutil
-
-    from relay.errors import ConfigError
-    from relay.token import read_token_file
-
-    path = ctx.state.token_path
-    entry_path = dict(record.entry["environment"]).get("PATH") if record else None
-    gh = shutil.which("gh", path=entry_path)
-    try:
-        in_file = read_token_file(path) is not None
-    except ConfigError as err:
-        return False, f"scheduled passes cannot use the token file: {err}"
-    from relay.token import keyring_token
-
-    if keyring_token(ctx.api_url) is not None:
-        return True, "scheduled passes find their token in the OS keyring"
-    if in_file:
-        first = "`gh auth token`, then " if gh else ""
-        return True, f"scheduled passes find their token through {first}the token file {path}"
-    if gh:
-        return True, "scheduled passes ask `gh auth token` for their token (keep gh logged in)"
-    return False, (
-        "a scheduled pass will find no token: run `relay join --save-token` (keeps the token"
-        f" relay uses now in {path}, readable by you only) or log in with `gh auth login`"
-    )
 
 
 async def job_ended_since(ctx: NodeContext, since: datetime) -> bool:
@@ -284,15 +343,23 @@ async def job_ended_since(ctx: NodeContext, since: datetime) -> bool:
 async def on_teardown(ctx: NodeContext) -> list[str]:
     """The hook a scheduled pass hands to ``run_pass`` (decide said TearDown).
 
-    A watcher registered before its node's first job waits for that job: it is torn down
-    only once a job that bound the node has ended since it was registered.
+    A watcher registered before its node's first job waits for that job, for at most
+    ``FIRST_JOB_GRACE``: it is torn down once a job that bound the node has ended since it
+    was registered, or once the grace period is over with no job at all.
     """
     record = load(ctx.state, ctx.node)
     if record is None or not record.active:
         return []
-    if not await job_ended_since(ctx, record.registered_at):
-        return [f"no open job binds {ctx.node} yet; its watcher stays for the first one"]
-    return list((await tear_down(ctx)).lines)
+    until = record.registered_at + FIRST_JOB_GRACE
+    if datetime.now(UTC) < until and not await job_ended_since(ctx, record.registered_at):
+        return [
+            f"no open job binds {ctx.node} yet; its watcher stays for the first one"
+            f" until {until:%Y-%m-%d %H:%M} UTC"
+        ]
+    try:
+        return list((await tear_down(ctx)).lines)
+    except RelayError as err:
+        return [f"the watcher could not be torn down: {err}"]
 
 
 def _record(node: str, scheduler: str, entry: Entry, *, active: bool) -> WatcherRecord:

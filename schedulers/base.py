@@ -123,6 +123,7 @@ class Scheduler(ABC):
 
     kind: ClassVar[SchedulerKind]
     remedy: ClassVar[str]  # what to do when this scheduler refuses, for SchedulerError's hint
+    home_os: ClassVar[str] = ""  # the one OS this scheduler exists on ("" for several)
 
     def __init__(
         self,
@@ -174,9 +175,10 @@ class Scheduler(ABC):
 
     def failure(self, what: str, *, argv: Sequence[str], answer: Completed) -> SchedulerError:
         """A SchedulerError naming this scheduler, what it answered and what to do."""
-        return SchedulerError(
-            f"{self.describe()}: {what}", argv=argv, answer=answer, hint=self.remedy
-        )
+        hint = self.remedy
+        if answer.returncode == 127 and self.home_os:  # the program is not there at all
+            hint = f"{self.describe()} exists only on {self.home_os}; choose another --scheduler"
+        return SchedulerError(f"{self.describe()}: {what}", argv=argv, answer=answer, hint=hint)
 
     def verification(self, ok: bool, detail: str) -> Verification:
         """A Verification stamped with this scheduler's name."""

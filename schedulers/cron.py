@@ -11,11 +11,19 @@ The schedule comes from the interval rounded to a step cron can express evenly: 
 that divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), then hours that divide a
 day (1, 2, 3, 4, 6, 8, 12, 24), the nearest one winning and ties going to the shorter.
 So 300 s gives ``*/5``, 420 s gives ``*/6`` and 2400 s gives ``*/30``.
+
+Two relay processes editing the table at once would each write back what they read, so
+the read-modify-write runs under a per-user ``flock``. cron refuses a command of
+``MAX_COMMAND`` characters or more, so ``render`` refuses it first, saying what to do.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
+from collections.abc import Iterator
+from pathlib import Path
 
 from relay.errors import LocalUsageError
 from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
@@ -24,6 +32,8 @@ from schedulers.entry import Entry
 _MINUTE_STEPS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)
 _HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12, 24)
 _NO_CRONTAB = "no crontab for"
+# cron refuses a job line whose command is this long or longer ("command too long").
+MAX_COMMAND = 1000
 
 
 def cron_schedule(seconds: int) -> str:
@@ -61,8 +71,13 @@ class CronScheduler(Scheduler):
             f"{{ cd {shlex.quote(entry.working_dir)} && {env} {command}; }}"
             f" >>{shlex.quote(entry.stdout_log)} 2>>{shlex.quote(entry.stderr_log)}"
         )
-        line = f"{cron_schedule(entry.interval_seconds)} {body.replace('%', chr(92) + '%')}"
-        return {"crontab": f"{line} {marker(entry)}"}
+        command = f"{body.replace('%', chr(92) + '%')} {marker(entry)}"
+        if len(command) >= MAX_COMMAND:
+            raise LocalUsageError(
+                f"the cron line would be {len(command)} characters; cron takes under {MAX_COMMAND}",
+                hint="move the clone to a shorter path, or choose --scheduler systemd",
+            )
+        return {"crontab": f"{cron_schedule(entry.interval_seconds)} {command}"}
 
     def read(self) -> list[str]:
         """The user's crontab lines; "no crontab for" counts as empty whatever the status."""
@@ -77,10 +92,37 @@ class CronScheduler(Scheduler):
         """Replace the whole crontab (cron wants the last line to end with a newline)."""
         self.check(["crontab", "-"], stdin="".join(f"{line}\n" for line in lines))
 
+    def lock_path(self) -> Path:
+        """The per-user lock around the read-modify-write of the crontab."""
+        return self.home / ".cache" / "relay" / "crontab.lock"
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the per-user crontab lock: two relay processes editing the table at once
+        would each write back what they read, and one line would be lost."""
+        if os.name == "nt":  # no crontab there; nothing to serialise
+            yield
+            return
+        import fcntl
+
+        path = self.lock_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
     def register(self, entry: Entry) -> None:
         """Put the line in place of any earlier line of ours, else at the end."""
         (line,) = self.render(entry).values()
         prepare_logs(entry)
+        with self.locked():
+            self._replace(entry, line)
+
+    def _replace(self, entry: Entry, line: str) -> None:
+        """The read-modify-write of ``register``, under the lock."""
         lines = self.read()
         updated: list[str] = []
         for old in lines:
@@ -105,10 +147,11 @@ class CronScheduler(Scheduler):
 
     def teardown(self, entry: Entry) -> None:
         """Drop our line and keep every other one; no write when there is nothing to drop."""
-        lines = self.read()
-        kept = [old for old in lines if not _is_ours(old, entry)]
-        if kept != lines:
-            self.write(kept)
+        with self.locked():
+            lines = self.read()
+            kept = [old for old in lines if not _is_ours(old, entry)]
+            if kept != lines:
+                self.write(kept)
 
 
 def _is_ours(line: str, entry: Entry) -> bool:

@@ -23,6 +23,11 @@ DEFAULT_INTERVAL = 300
 LABEL_PREFIX = "relay-watch"
 
 # Variables worth carrying into a scheduled pass; every other one stays behind.
+# What a scheduled pass runs besides the interpreter, and the system directories after them.
+PATH_TOOLS = ("git", "gh")
+WINDOWS_PYTHONS = ("python.exe", "pythonw.exe")
+POSIX_SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+WINDOWS_SYSTEM_PATH = ("C:\\Windows\\system32", "C:\\Windows")
 _KEPT_NAMES = frozenset({"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"})
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|CREDENTIAL|KEY|AUTH|COOKIE|SESSION", re.I)
 _SECRET_VALUE = re.compile(
@@ -93,13 +98,14 @@ class Entry:
         """
         clone, state_dir = clone.resolve(), state_dir.resolve()
         interpreter = str((python or Path(sys.executable)).absolute())
-        words = tuple(argv) if argv is not None else default_argv(interpreter, clone, node)
+        log = str(state_dir / "watch.log")
+        words = tuple(argv) if argv is not None else default_argv(interpreter, clone, node, log=log)
         source = os.environ if environ is None else environ
         return cls(
             label=label_for(clone=clone, node=node),
             argv=words,
             working_dir=str(clone),
-            stdout_log=str(state_dir / "watch.log"),
+            stdout_log=log,
             stderr_log=str(state_dir / "watch.err.log"),
             interval_seconds=interval_seconds,
             environment=safe_environment(source, interpreter=interpreter),
@@ -107,9 +113,27 @@ class Entry:
         )
 
 
-def default_argv(python: str, clone: Path, node: str) -> tuple[str, ...]:
-    """One scheduled pass: ``python -m relay.cli watch --once`` for this clone and node."""
-    return (python, "-m", "relay.cli", "watch", "--once", "--repo-dir", str(clone), "--node", node)
+def default_argv(python: str, clone: Path, node: str, *, log: str | None = None) -> tuple[str, ...]:
+    """One scheduled pass: ``python -m relay.cli watch --once --scheduled`` for this clone
+    and node. On Windows the windowless ``pythonw.exe`` beside the interpreter runs it
+    (no console flashes up) and the pass appends its own lines to ``log``, because Task
+    Scheduler keeps no output of its own."""
+    program: str = python
+    extra: tuple[str, ...] = ()
+    if Path(python).name.lower() in WINDOWS_PYTHONS:
+        program = windowless_python(python) or python
+        extra = ("--log", log) if log else extra
+    words = ("watch", "--once", "--scheduled", "--repo-dir", str(clone), "--node", node)
+    return (program, "-m", "relay.cli", *words, *extra)
+
+
+def windowless_python(python: str) -> str | None:
+    """``pythonw.exe`` beside a Windows ``python.exe`` when it exists, else None."""
+    path = Path(python)
+    if path.name.lower() != "python.exe":
+        return None
+    beside = path.with_name("pythonw.exe")
+    return str(beside) if beside.is_file() else None
 
 
 def label_for(*, clone: Path, node: str) -> str:
@@ -133,14 +157,28 @@ def safe_environment(
 
 
 def _path_for(interpreter: str, inherited: str) -> str:
-    """The interpreter's directory first, then the absolute entries of the inherited PATH."""
+    """A minimal PATH: the interpreter's directory, the directories of git and gh (found
+    on the inherited PATH), then the system's. Never the whole inherited PATH: it can be
+    long enough for crontab to refuse the line ("command too long")."""
+    system: tuple[str, ...]
     if "\\" in interpreter and "/" not in interpreter:  # a Windows entry
-        sep, head, fallback = ";", interpreter.rsplit("\\", 1)[0], ""
+        sep, head, system = ";", interpreter.rsplit("\\", 1)[0], WINDOWS_SYSTEM_PATH
     else:
-        sep, head, fallback = ":", interpreter.rsplit("/", 1)[0], "/usr/local/bin:/usr/bin:/bin"
-    parts = [head, *(inherited or fallback).split(sep)]
+        sep, head, system = ":", interpreter.rsplit("/", 1)[0], POSIX_SYSTEM_PATH
+    tools = [_tool_dir(name, inherited, sep) for name in PATH_TOOLS]
+    parts = [head, *(t for t in tools if t), *system]
     absolute = [p for p in parts if p.startswith("/") or re.match(r"[A-Za-z]:\\", p)]
     return sep.join(dict.fromkeys(absolute))
+
+
+def _tool_dir(name: str, inherited: str, sep: str) -> str | None:
+    """The directory ``name`` is found in on ``inherited`` (only for this OS's PATHs)."""
+    import shutil
+
+    if not inherited or sep != os.pathsep:
+        return None
+    found = shutil.which(name, path=inherited)
+    return str(Path(found).parent) if found else None
 
 
 def _refuse_secrets(entry: Entry) -> None:

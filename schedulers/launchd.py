@@ -36,6 +36,7 @@ class LaunchdScheduler(Scheduler):
 
     kind = SchedulerKind.LAUNCHD
     remedy = "join from a logged-in desktop session (the gui domain), or use --scheduler cron"
+    home_os = "macOS"
 
     def __init__(
         self,
@@ -74,12 +75,20 @@ class LaunchdScheduler(Scheduler):
         return {f"{entry.label}.plist": text}
 
     def register(self, entry: Entry) -> None:
-        """Write the plist, boot out any old copy, bootstrap the new one."""
+        """Write the plist and bootstrap it; an unchanged, loaded job is left alone.
+
+        ``bootout`` ends a running pass of the job (SIGTERM), so it is used only to replace
+        a loaded job whose plist changed, never for a label launchd does not have."""
         (text,) = self.render(entry).values()
+        data = text.encode("utf-8")
         prepare_logs(entry)
         plist = self.plist_path(entry)
-        write_atomic(plist, text.encode("utf-8"))
-        self.run(["launchctl", "bootout", f"{self.domain}/{entry.label}"])  # absent is fine
+        loaded = self.verify(entry).ok
+        if loaded and plist.is_file() and plist.read_bytes() == data:
+            return
+        write_atomic(plist, data)
+        if loaded:
+            self.run(["launchctl", "bootout", f"{self.domain}/{entry.label}"])
         self._bootstrap(plist)
 
     def _bootstrap(self, plist: Path) -> Completed:
@@ -102,9 +111,10 @@ class LaunchdScheduler(Scheduler):
         return self.verification(False, f"launchd does not know {self.domain}/{entry.label}")
 
     def teardown(self, entry: Entry) -> None:
-        """Boot the job out (absent is fine) and remove its plist."""
-        self.run(["launchctl", "bootout", f"{self.domain}/{entry.label}"])
+        """Remove the plist, then boot the job out (absent is fine): a pass of this very
+        job gets SIGTERM from the bootout, so nothing is left for after it."""
         self.plist_path(entry).unlink(missing_ok=True)
+        self.run(["launchctl", "bootout", f"{self.domain}/{entry.label}"])
 
 
 def _current_uid() -> int:

@@ -105,10 +105,18 @@ class SystemdScheduler(Scheduler):
         return {f"{entry.label}.service": service, f"{entry.label}.timer": timer}
 
     def register(self, entry: Entry) -> None:
-        """Write both units, reload, enable and (re)start the timer."""
+        """Write both units, reload, enable and (re)start the timer; unchanged units of an
+        enabled, active timer are left alone."""
         prepare_logs(entry)
-        for name, text in self.render(entry).items():
-            write_atomic(self.unit_dir() / name, text.encode("utf-8"))
+        units = {
+            self.unit_dir() / name: text.encode("utf-8")
+            for name, text in self.render(entry).items()
+        }
+        same = all(path.is_file() and path.read_bytes() == data for path, data in units.items())
+        if same and self.verify(entry).ok:
+            return
+        for path, data in units.items():
+            write_atomic(path, data)
         timer = f"{entry.label}.timer"
         self.check(["systemctl", "--user", "daemon-reload"])
         self.check(["systemctl", "--user", "enable", "--now", timer])

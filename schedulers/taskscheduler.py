@@ -60,6 +60,7 @@ class TaskScheduler(Scheduler):
 
     kind = SchedulerKind.TASK_SCHEDULER
     remedy = "check that `schtasks /Query` works for your account, then run `relay join` again"
+    home_os = "Windows"
 
     def render(self, entry: Entry) -> dict[str, str]:
         """The task XML (declared UTF-16; ``register`` writes it so, with a BOM)."""
@@ -87,9 +88,12 @@ class TaskScheduler(Scheduler):
         return {f"{entry.label}.xml": f'<?xml version="1.0" encoding="UTF-16"?>\n{body}\n'}
 
     def register(self, entry: Entry) -> None:
-        """Write the XML as UTF-16 with a BOM and create (or overwrite) the task."""
+        """Write the XML as UTF-16 with a BOM and create (or overwrite) the task; a task
+        that already runs this entry is left alone (``/F`` would replace it mid-pass)."""
         ((name, text),) = self.render(entry).items()
         prepare_logs(entry)
+        if self.verify(entry).ok:
+            return
         with tempfile.TemporaryDirectory(prefix="relay-task-") as tmp:
             path = Path(tmp) / name
             path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))

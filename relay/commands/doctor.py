@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import enum
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
@@ -19,9 +19,11 @@ from relay.commands.status import age
 from relay.errors import RelayError
 from relay.node import NodeContext, client
 from relay.result import Result
-from relay.watcher import DECLINED, WatcherRecord, load, token_route
+from relay.watcher import DECLINED, WatcherRecord, load
+from relay.watcher_token import pass_token, token_route
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
+DUE_SLACK = 60  # seconds a fresh watcher's first pass may come after its interval
 
 
 class Status(enum.StrEnum):
@@ -30,6 +32,7 @@ class Status(enum.StrEnum):
     OK = "ok"
     FAIL = "fail"
     SKIP = "skip"
+    PENDING = "pending"  # not yet due (a fresh watcher before its first pass)
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,8 @@ def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
             return Check("watcher", Status.SKIP, "declined: passes run only with `relay watch`")
         if record is not None and record.torn_down_at is not None:
             when = f"{record.torn_down_at:%Y-%m-%d}"
-            return Check("watcher", Status.SKIP, f"torn down on {when}: no open job bound it")
+            detail = f"torn down on {when}; `relay join` registers it again"
+            return Check("watcher", Status.SKIP, detail)
         return Check(
             "watcher",
             Status.FAIL,
@@ -88,8 +92,13 @@ def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
 def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetime) -> Check:
     """The node's newest pass in this clone is recent and succeeded."""
     active = record is not None and record.active
-    logs = f"; its errors go to {record.entry['stderr_log']}" if record else ""
+    logs = f"; its errors go to {error_log(record)}" if record else ""
     beats = [p for p in ctx.state.passes() if p.node == ctx.node]
+    if not beats and record is not None and active:
+        due = record.registered_at + timedelta(seconds=record.interval + DUE_SLACK)
+        if now < due:
+            detail = f"no pass yet; the first is due by {due:%H:%M:%S} UTC"
+            return Check("last pass", Status.PENDING, detail)
     if not beats:
         status = Status.FAIL if active else Status.SKIP
         fix = f"wait one interval or run `relay watch --once`{logs}" if active else ""
@@ -108,6 +117,14 @@ def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetim
     return Check("last pass", Status.OK, f"{when}: {beat.outcome}")
 
 
+def error_log(record: WatcherRecord) -> str:
+    """Where a scheduled pass's errors end up: its own --log (Task Scheduler), else stderr."""
+    argv = list(record.entry["argv"])
+    if "--log" in argv[:-1]:
+        return str(argv[argv.index("--log") + 1])
+    return str(record.entry["stderr_log"])
+
+
 def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Check:
     """A scheduled pass (which carries no token) will find one at run time."""
     if record is None or not record.active:
@@ -123,16 +140,19 @@ def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Che
     )
 
 
-async def api_checks(ctx: NodeContext) -> list[Check]:
-    """The token works (GET /user) and the five labels exist."""
+async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Check]:
+    """The token works (GET /user) and the five labels exist. With a watcher, the token
+    checked is the one its scheduled passes will find, not this shell's."""
     from relay.protocol.labels import Label
 
     skipped = Check("labels", Status.SKIP, "needs a working token")
+    scheduled = record is not None and record.active
     try:
-        token = ctx.token()
+        token = pass_token(ctx, record) if scheduled else ctx.token()
         async with client(ctx, token=token) as gh:
             user = await gh.current_user()
-            said = f"the token from {token.source} works (GET /user: {user.login})"
+            whose = "scheduled passes' token" if scheduled else "token"
+            said = f"the {whose} from {token.source} works (GET /user: {user.login})"
             checks = [Check("token", Status.OK, said)]
             names = {label.name for label in await gh.list_labels()}
     except RelayError as err:
@@ -153,7 +173,7 @@ def run(args: argparse.Namespace) -> Result:
         check_entry(ctx, record),
         check_last_pass(ctx, record, datetime.now(UTC)),
         check_scheduled_token(ctx, record),
-        *run_async(lambda: api_checks(ctx)),
+        *run_async(lambda: api_checks(ctx, record)),
     ]
     failed = [c.name for c in checks if c.status is Status.FAIL]
     lines = [c.line() for c in checks]

@@ -1,12 +1,13 @@
 """`relay join`: make this clone a node — register it in the node table and say its roles.
 
-Join pulls, reads the master file, adds this node's row if it is new (commit and push; a
-rejected push is pulled, rebased and retried), registers the node's durable watcher with
-the OS scheduler and asks the scheduler whether it is there (only then is the scheduler
-column written, committed and pushed), records the node's local settings, and lists the
-open jobs that bind it. The entry carries no token: join says how a scheduled pass will
-find one (`--save-token` keeps the current one in the node's 0600 token file). Joining
-twice changes nothing.
+Join first checks every input (scheduler name, interval, the paths the scheduler must
+take), so a bad one changes nothing anywhere. Then it pulls, reads the master file, adds
+this node's row if it is new (commit and push; a rejected push is pulled, rebased and
+retried), registers the node's durable watcher with the OS scheduler and asks the
+scheduler whether it is there (only then is the scheduler column written, committed and
+pushed), records the node's local settings, and lists the open jobs that bind it. The
+entry carries no token: join says how a scheduled pass will find one (`--save-token`
+keeps the current one in the node's 0600 token file). Joining twice changes nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from relay.commands.common import commit_and_push_or_undo, run_async
 from relay.commands.init import default_node_name, os_name, words
-from relay.errors import ConfigError
+from relay.errors import ConfigError, LocalUsageError
 from relay.github import GitHubClient
 from relay.gitops import Clone
 from relay.node import LOOP_PATH, NodeContext, client, open_node, read_loop
@@ -28,6 +29,9 @@ from relay.protocol.master import build
 from relay.result import Result
 from relay.state import NodeConfig
 from relay.watcher import DECLINED, WatcherRecord
+from relay.watcher_token import token_route
+
+MIN_INTERVAL, MAX_INTERVAL = 60, 86400  # seconds between scheduled passes
 
 
 def register(sub: Any) -> None:
@@ -107,7 +111,14 @@ def run(args: argparse.Namespace) -> Result:
 
 
 async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
-    """Register the row and the local settings, then report roles."""
+    """Register the row and the local settings, then report roles.
+
+    Every input is checked (scheduler name, interval, paths the scheduler must take)
+    before anything is committed or pushed."""
+    from relay import watcher as durable
+
+    override, interval = choice(args, ctx)
+    await asyncio.to_thread(durable.plan, ctx, override=override, interval=interval)
     lines: list[str] = []
     async with client(ctx) as gh:
         row = ctx.master.node(ctx.node)
@@ -146,20 +157,34 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     joining twice changes nothing. The token a scheduled pass needs is found at run time.
     """
     from relay import watcher as durable
-    from schedulers import DEFAULT_INTERVAL, requested
 
-    record = durable.load(ctx.state, ctx.node)
-    override = args.scheduler or requested() or earlier_choice(record, ctx)
-    interval = args.interval or (record.interval if record else DEFAULT_INTERVAL)
+    override, interval = choice(args, ctx)
     column, lines = await asyncio.to_thread(
-        durable.register, ctx, override=override or None, interval=interval
+        durable.register, ctx, override=override, interval=interval
     )
     said = list(lines)
     if args.save_token:
         said.append(save_token(ctx, where=args.save_token))
     if column != DECLINED:
-        said.append(durable.token_route(ctx, durable.load(ctx.state, ctx.node))[1])
+        said.append(token_route(ctx, durable.load(ctx.state, ctx.node))[1])
     return column, tuple(said)
+
+
+def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]:
+    """The scheduler asked for (flag, RELAY_SCHEDULER, else this clone's earlier choice)
+    and the interval; LocalUsageError for an interval no scheduler should take."""
+    from relay import watcher as durable
+    from schedulers import DEFAULT_INTERVAL, requested
+
+    record = durable.load(ctx.state, ctx.node)
+    override = args.scheduler or requested() or earlier_choice(record, ctx)
+    interval = args.interval or (record.interval if record else DEFAULT_INTERVAL)
+    if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
+        raise LocalUsageError(
+            f"--interval {interval} is out of range",
+            hint=f"pick --interval between {MIN_INTERVAL} and {MAX_INTERVAL} seconds",
+        )
+    return override or None, interval
 
 
 def earlier_choice(record: WatcherRecord | None, ctx: NodeContext) -> str:

@@ -19,6 +19,7 @@ from relay.commands.common import (
     run_async,
     with_issue,
 )
+from relay.errors import RelayError
 from relay.github import GitHubClient
 from relay.node import HANDOVER_PATH, NodeContext, client
 from relay.protocol import Issue, plan_resolve
@@ -52,7 +53,10 @@ def run(args: argparse.Namespace) -> Result:
     now = datetime.now(UTC)
 
     async def body(gh: GitHubClient, issue: Issue) -> None:
-        plan = plan_resolve(issue, ctx.master, node=ctx.node, summary=args.summary, now=now)
+        caller = (await gh.current_user()).id
+        plan = plan_resolve(
+            issue, ctx.master, node=ctx.node, summary=args.summary, now=now, caller=caller
+        )
         await asyncio.to_thread(write_handover, ctx, issue, args.summary, now)
         await carry_out(gh, plan)
 
@@ -79,7 +83,10 @@ async def close_watcher(ctx: NodeContext, issue: int) -> list[str]:
     record = durable.load(ctx.state, ctx.node)
     if record is None or not record.active or await durable.bound_jobs(ctx):
         return []
-    done = await durable.tear_down(ctx)
+    try:
+        done = await durable.tear_down(ctx)
+    except RelayError as err:  # the job is resolved; only the watcher is left to remove
+        return [f"the job is resolved, but its watcher stays: {err} (run `relay leave`)"]
     if done.removed and not done.reinstated:
         async with client(ctx) as gh:
             await gh.create_comment(issue, closing_note(ctx.node, record.scheduler))

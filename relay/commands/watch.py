@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
-from relay.errors import LocalUsageError
+from relay.errors import LocalUsageError, RelayError
 from relay.result import Result
 
 
@@ -22,19 +23,40 @@ def register(sub: Any) -> None:
     p.add_argument("--reconcile", type=float, default=180.0, help="seconds between full passes")
     p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
     p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
+    p.add_argument("--log", type=Path, default=None, metavar="FILE", help="also append to FILE")
+    p.add_argument("--scheduled", action="store_true", help=argparse.SUPPRESS)  # an OS entry
     add_common(p)
     p.set_defaults(func=run)
 
 
 def listen_address(text: str) -> tuple[str, int]:
-    """HOST:PORT as given to --listen."""
+    """HOST:PORT as given to --listen (an IPv6 host in brackets: [::1]:8787)."""
     host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise LocalUsageError(f"--listen {text!r} is not HOST:PORT", hint="e.g. 127.0.0.1:8787")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise LocalUsageError(
+            f"--listen {text!r} is not HOST:PORT", hint="e.g. 127.0.0.1:8787 or [::1]:8787"
+        )
     return host, int(port)
 
 
 def run(args: argparse.Namespace) -> Result:
+    """Dispatch; with --log, the lines (or the error) are appended to the log as well,
+    since Task Scheduler keeps no output of the passes it starts."""
+    if args.log is None:
+        return dispatch(args)
+    from relay.watcher_token import append_log
+
+    try:
+        result = dispatch(args)
+    except RelayError as err:
+        append_log(args.log, [f"relay: {err}"])
+        raise
+    append_log(args.log, list(result.lines) or ["nothing to do"])
+    return result
+
+
+def dispatch(args: argparse.Namespace) -> Result:
     """Dispatch to the watcher the flags ask for."""
     from watchers import drive
     from watchers.once import run_pass
@@ -62,13 +84,19 @@ def run(args: argparse.Namespace) -> Result:
         return Result()
     if args.once:
         from relay.watcher import on_teardown
+        from relay.watcher_token import scheduled_token
 
+        token = scheduled_token(ctx) if args.scheduled else None
         # A pass that finds no job binding its node removes the watcher this clone
         # registered (none registered: nothing happens), as a scheduled pass must.
         return pass_result(
             run_async(
                 lambda: run_pass(
-                    ctx, issue=args.issue, on_teardown=on_teardown, verbose=args.verbose
+                    ctx,
+                    issue=args.issue,
+                    token=token,
+                    on_teardown=on_teardown,
+                    verbose=args.verbose,
                 )
             )
         )

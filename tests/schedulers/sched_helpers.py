@@ -94,3 +94,36 @@ def windows_entry(*, clone: str, node: str = "win-box", interval: int = 300) -> 
         environment=(("PATH", r"C:\Program Files\Python 3.12;C:\Windows\system32"),),
         description=f"relay watcher for node {node}",
     )
+
+
+@dataclass
+class FakeLaunchd:
+    """launchctl as launchd documents it, for one gui domain: ``bootstrap`` loads a plist's
+    label, ``print`` succeeds only for a loaded label, ``bootout`` unloads it and sends
+    SIGTERM to the job's running process (recorded in ``terminated``)."""
+
+    loaded: set[str] = field(default_factory=set)
+    running: set[str] = field(default_factory=set)
+    terminated: list[str] = field(default_factory=list)
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+
+    def __call__(self, argv: Sequence[str], *, stdin: str | None = None) -> Completed:
+        import plistlib
+
+        words = tuple(argv)
+        self.calls.append(words)
+        verb, target = words[1], words[-1]
+        label = target.rsplit("/", 1)[-1]
+        if verb == "bootstrap":
+            label = plistlib.loads(Path(target).read_bytes())["Label"]
+            if label in self.loaded:
+                return Completed(5, "", "Bootstrap failed: 5: Input/output error\n")
+            self.loaded.add(label)
+            return OK
+        if label not in self.loaded:
+            return Completed(113, "", f"Could not find service {label!r}\n")
+        if verb == "bootout":
+            self.loaded.discard(label)
+            if label in self.running:
+                self.terminated.append(label)
+        return OK

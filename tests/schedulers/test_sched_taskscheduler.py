@@ -129,7 +129,8 @@ def test_register_uses_xml_in_utf16_with_bom_never_tr(tmp_path: Path) -> None:
     backend = TaskScheduler(runner=recorder, home=tmp_path)
     entry = windows_entry(clone=CLONE)
     backend.register(entry)
-    (argv,) = recorder.calls
+    query, argv = recorder.calls  # asked first: a task already in place is left alone
+    assert query == ("schtasks", "/Query", "/TN", entry.label, "/XML")
     assert argv[:4] == ("schtasks", "/Create", "/TN", entry.label)
     assert argv[4] == "/XML" and argv[6:] == ("/F",)
     assert "/TR" not in argv

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_world import Tokens, World, make_world
+from worlds import Tokens, World, make_world
 
 _SCHED = Path(__file__).resolve().parent.parent / "schedulers"
 
@@ -69,6 +69,14 @@ def world(
     tmp_path: Path, hub: object, tokens: Tokens, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> World:
     """A hub repository with a bare remote and two clones, set up by `relay init`."""
-    made = make_world(tmp_path, hub, tokens, name=f"watch-{unique}", monkeypatch=monkeypatch)  # type: ignore[arg-type]
+    made = make_world(
+        tmp_path,
+        hub,  # type: ignore[arg-type]
+        tokens,
+        name=f"watch-{unique}",
+        monkeypatch=monkeypatch,
+        as_node=True,
+        timeout=90,
+    )
     made.init()
     return made

@@ -10,16 +10,8 @@ from __future__ import annotations
 import stat
 from datetime import UTC, datetime
 
-from e2e_world import (
-    CONTROLLER,
-    WORKER,
-    World,
-    as_cron,
-    line_for,
-    read_crontab,
-    relay_lines,
-    write_crontab,
-)
+from e2e_world import as_cron, line_for, read_crontab, relay_lines, write_crontab
+from worlds import CONTROLLER, WORKER, World
 
 USER_TABLE = (
     "# the user's own crontab, kept byte for byte\n"
@@ -60,14 +52,14 @@ def test_join_registers_a_cron_watcher_that_the_last_job_tears_down(
     c.call("task", str(number), "--objective", "Say hello.", "--step", "echo hello-from-cron")
     done = as_cron(worker_line, home)  # the worker's turn: the scheduled pass runs the TASK
     assert done.returncode == 0, done.stderr
-    assert any(body.startswith("### RESULT 1") for body in world.comments(number))
+    assert any(h.startswith("### RESULT 1") for h in world.heads(number))
     assert "RESULT 1 posted" in (w.clone / ".git" / "relay" / "watch.log").read_text()
     assert line_for(read_crontab(), WORKER) == worker_line  # a job binds it: kept
     assert world.column(WORKER) == "cron"
 
     said = c.ok("resolve", str(number), "--summary", "Hello was said.")
     assert "watcher torn down: the cron entry is removed" in said
-    assert any("its cron watcher is removed" in body for body in world.comments(number))
+    assert any("its cron watcher is removed" in c["body"] for c in world.comments(number))
     assert world.column(CONTROLLER) == f"none (torn down {today()})"
     assert relay_lines(read_crontab()) == [worker_line]
 

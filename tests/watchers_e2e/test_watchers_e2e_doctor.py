@@ -8,9 +8,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from e2e_world import WORKER, World, read_crontab, write_crontab
+from e2e_world import read_crontab, write_crontab
+from worlds import WORKER, World
 
 from relay.state import NodeState, PassRecord
+from relay.watcher import load, save
 
 CHECKS = ("watcher", "last pass", "token for scheduled passes", "token", "labels")
 
@@ -62,6 +64,21 @@ def failed_pass(world: World) -> None:
     assert done.returncode != 0 and "rejected the token" in done.stderr
 
 
+def no_pass_long_after_join(world: World) -> None:
+    """Joined well over one interval ago, and no pass ever came."""
+    state = NodeState.for_clone(world.worker.clone)
+    record = load(state, WORKER)
+    assert record is not None
+    then = datetime.now(UTC) - timedelta(seconds=record.interval + 120)
+    save(state, record.model_copy(update={"registered_at": then}))
+
+
+def scheduled_token_rejected(world: World) -> None:
+    """The token scheduled passes find (the token file) no longer works; the shell's does."""
+    one_pass(world)
+    (world.worker.clone / ".git" / "relay" / "token").write_text("not-a-token\n")
+
+
 def entry_removed(world: World) -> None:
     one_pass(world)
     write_crontab("")  # someone emptied the crontab by hand
@@ -79,11 +96,11 @@ def label_deleted(world: World) -> None:
 
 BREAKS: dict[str, tuple[Callable[[World], None], dict[str, str]]] = {
     "watcher": (entry_removed, {}),
-    "last pass (none yet)": (lambda world: None, {}),
+    "last pass (none yet)": (no_pass_long_after_join, {}),
     "last pass (stale)": (stale_pass, {}),
     "last pass (failed)": (failed_pass, {}),
     "token for scheduled passes": (token_file_open, {}),
-    "token": (one_pass, {"RELAY_TOKEN": "not-a-token"}),
+    "token": (scheduled_token_rejected, {}),
     "labels": (label_deleted, {}),
 }
 
@@ -97,7 +114,10 @@ def test_each_check_fails_alone_with_a_fix(broken: str, world: World, real_cront
     name = broken.split(" (")[0]
     assert status == 1
     assert found[name] == "fail" and fixes[name]
-    expected_skips = {"labels"} if name == "token" else set()
+    expected_skips = {
+        "token": {"labels"},  # labels need a working token
+        "token for scheduled passes": {"token", "labels"},  # the same token, found unusable
+    }.get(name, set())
     others = {check: state for check, state in found.items() if check != name}
     assert {c for c, s in others.items() if s != "ok"} == expected_skips, found
     if name == "watcher":
@@ -115,3 +135,46 @@ def test_status_shows_each_local_watchers_last_pass(world: World, real_crontab: 
     (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
     assert mine["active"] and mine["scheduler"] == "cron"
     assert mine["last_pass"]["outcome"] == "idle"
+
+
+def test_right_after_join_the_first_pass_is_pending_not_failed(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    status, found, _ = doctor(world)
+    assert status == 0 and found["last pass"] == "pending"
+    assert "the first is due by" in world.worker.ok("doctor")
+
+
+def test_doctor_checks_the_token_scheduled_passes_use_not_the_shells(
+    world: World, real_crontab: None
+) -> None:
+    w = world.worker
+    w.call("join", "--node", WORKER, "--scheduler", "cron")  # no --save-token
+    world.open_job()
+    status, found, fixes = doctor(world)  # this shell's RELAY_TOKEN works
+    assert status == 1 and found["token"] == "fail"
+    assert "relay join --save-token" in fixes["token"]
+    w.call("join", "--node", WORKER, "--save-token")
+    status, found, _ = doctor(world, RELAY_TOKEN="not-a-token")  # the shell's is broken
+    assert found["token"] == "ok", found
+
+
+def test_a_scheduled_pass_without_a_token_says_to_save_one(
+    world: World, real_crontab: None
+) -> None:
+    w = world.worker
+    w.call("join", "--node", WORKER, "--scheduler", "cron")
+    done = w.run("watch", "--once", "--scheduled", env=w.env(token=""))
+    assert done.returncode != 0
+    assert "a scheduled pass found no token" in done.stderr
+    assert "relay join --save-token" in done.stderr
+
+
+def test_a_torn_down_watcher_is_not_said_to_have_had_no_job(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    world.worker.ok("leave")  # on demand, while a job still binds the node
+    said = world.worker.run("doctor").stdout
+    assert "no open job bound it" not in said and "`relay join` registers it again" in said

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from e2e_world import CONTROLLER, WORKER, World, line_for, read_crontab, relay_lines, write_crontab
+from e2e_world import line_for, read_crontab, relay_lines, write_crontab
+from worlds import CONTROLLER, WORKER, World
 
 from relay.node import open_node
 from relay.watcher import DECLINED, Seam, load, register

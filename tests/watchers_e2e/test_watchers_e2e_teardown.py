@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
-from e2e_world import WORKER, World, as_cron, git, line_for, read_crontab, write_crontab
+from e2e_world import as_cron, line_for, read_crontab, write_crontab
+from worlds import WORKER, World, git
 
 from relay.node import NodeContext, open_node
 from relay.watcher import Seam, load, tear_down
