@@ -52,20 +52,58 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def redacted(message: str) -> str:
+    """An error message as it may be printed into a terminal or a scheduler log: errors
+    quote paths, URLs and command output, so they pass through the redactor like logs."""
+    try:
+        from relay.redact import Redactor, gather_facts
+
+        return Redactor(gather_facts()).redact(message)
+    except Exception:  # never let redaction hide the error itself
+        return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
     args = build_parser(argv).parse_args(argv)
     json_output = bool(getattr(args, "json", False))
+    stop_steps_on_signals()
     try:
         result: Result = args.func(args)
+        render(result, json_output=json_output)
     except RelayError as err:
-        print(f"relay: {err}", file=sys.stderr)
+        print(f"relay: {redacted(str(err))}", file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
+        kill_steps()
         print("relay: interrupted", file=sys.stderr)
         return 130
-    render(result, json_output=json_output)
+    except BrokenPipeError:  # `relay status | head`: the reader has gone, as Unix tools do
+        sys.stderr.close()
+        return 141
     return result.exit_status
+
+
+def kill_steps() -> None:
+    """Kill the task steps this process runs (they live in sessions of their own)."""
+    if "relay.runner" in sys.modules:
+        sys.modules["relay.runner"].kill_running_steps()
+
+
+def stop_steps_on_signals() -> None:
+    """A scheduler stops a pass with SIGTERM: take its running steps down with it, so
+    nothing runs on unsupervised after the next pass reports the task half-done."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        kill_steps()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -263,6 +263,30 @@ class Clone:
         return bool(out.strip())
 
     @_serialised
+    def commit_and_push_or_undo(
+        self, paths: Sequence[Path | str], message: str, *, remote: str = "origin"
+    ) -> CommitInfo | None:
+        """Commit and push ``paths``; when the push fails, undo the commit and its edits.
+
+        A commit left behind unpushed would be published later by an unrelated push, and
+        would make a re-run believe its change is already out. ``reset --keep`` reverts
+        only the files that commit changed. Re-raises the push's error.
+        """
+        head = self.head_sha()
+        try:
+            return self.commit_and_push(paths, message, remote=remote)
+        except (Conflict, RemoteUnavailable, ConfigError):
+            with contextlib.suppress(_git_error()):
+                self._git("reset", "-q", "--keep", head)
+            raise
+
+    def remote_sha(self, remote: str = "origin", branch: str | None = None) -> str:
+        """The commit the remote's branch points at, as last fetched (a commit the remote
+        has, unlike HEAD, which may hold a person's unpushed work)."""
+        branch = branch or self._branch_or_fail()
+        return self._git("rev-parse", f"refs/remotes/{remote}/{branch}").strip()
+
+    @_serialised
     def checkout(self, branch: str, remote: str = "origin") -> None:
         """Fetch, then check out ``branch`` (created from ``remote``'s when only that exists)."""
         if self.dirty_paths():

@@ -26,7 +26,16 @@ from pathlib import Path
 
 DEFAULT_CAP = 256 * 1024  # bytes of output kept per step (head + tail)
 KILL_GRACE = 2.0  # seconds between the polite signal and the kill on POSIX
-HIDDEN_ENV = ("RELAY_TOKEN",)
+# relay's own credentials, wherever it found them: a TASK's steps come from another
+# machine and get none of them (a step that needs a token is given one by its node's owner)
+HIDDEN_ENV = (
+    "RELAY_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "RELAY_GIT_TOKEN",
+    "RELAY_APP_PRIVATE_KEY",
+    "RELAY_WEBHOOK_SECRET",
+)
 TASK_FILE_ENV = "RELAY_TASK_FILE"
 
 
@@ -87,13 +96,21 @@ class _Capture:
                 del self.tail[: len(self.tail) - self.half]
 
     def text(self) -> tuple[str, int]:
-        """The kept output as text, with a marker where bytes were dropped, and their count."""
-        dropped = self.total - len(self.head) - len(self.tail)
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        if dropped <= 0:
-            return head + tail, 0
-        return f"{head}\n[... {dropped} bytes of output omitted ...]\n{tail}", dropped
+        """The kept output as text, with a marker where bytes were dropped, and their count.
+
+        The cut falls on line ends: a secret that straddled the cut would otherwise survive
+        in pieces too short for redaction to recognise, so the partial lines at both edges
+        are dropped with the rest.
+        """
+        head, tail = bytes(self.head), bytes(self.tail)
+        if self.total - len(head) - len(tail) <= 0:
+            return (head + tail).decode("utf-8", errors="replace"), 0
+        head = head[: head.rfind(b"\n") + 1]
+        tail = tail[tail.find(b"\n") + 1 :] if b"\n" in tail else b""
+        dropped = self.total - len(head) - len(tail)
+        text = head.decode("utf-8", errors="replace").rstrip("\n")
+        rest = tail.decode("utf-8", errors="replace")
+        return f"{text}\n[... {dropped} bytes of output omitted ...]\n{rest}", dropped
 
 
 def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -116,6 +133,7 @@ def run_step(
     """Run one shell command; on timeout kill its whole process tree."""
     started = time.monotonic()
     proc = _spawn(command, cwd=cwd, env=child_env(env))
+    _LIVE.add(proc)
     capture = _Capture(cap)
     reader = threading.Thread(target=_pump, args=(proc, capture), daemon=True)
     reader.start()
@@ -127,6 +145,8 @@ def run_step(
         _kill_tree(proc, grace=grace)
     else:
         _end_leftovers(proc)
+    finally:
+        _LIVE.discard(proc)
     reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
     output, dropped = capture.text()
     return StepOutcome(
@@ -183,6 +203,21 @@ def run_executor(
 
 def _quote(arg: str) -> str:
     return subprocess.list2cmdline([arg]) if os.name == "nt" else shlex.quote(arg)
+
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+
+
+def kill_running_steps() -> None:
+    """Kill every step this process is running, with its whole tree.
+
+    Steps run in sessions of their own, so a relay pass that is stopped (a scheduler's
+    SIGTERM, Ctrl-C) would leave them running unsupervised after its half-done report;
+    the watch verb calls this from its signal handlers and at exit.
+    """
+    for proc in list(_LIVE):
+        _kill_tree(proc, grace=0.2)
+        _LIVE.discard(proc)
 
 
 def _spawn(command: str, *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -15,11 +15,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from relay.errors import RelayError
+from relay.errors import ConfigError, RelayError
 from relay.github import GitHubClient
 from relay.logs import cap_log, excerpt
 from relay.node import NodeContext
-from relay.protocol import ExecuteTask, ResultMsg, Status, TaskMsg, render_message, with_baton
+from relay.protocol import (
+    ExecuteTask,
+    Label,
+    ResultMsg,
+    Status,
+    TaskMsg,
+    render_message,
+    with_baton,
+)
+from relay.protocol.labels import batons_in
 
 if TYPE_CHECKING:
     from relay.redact import Redactor
@@ -51,14 +60,18 @@ def claim_ref(issue: int, task: int) -> str:
 
 def redactor_for(ctx: NodeContext, token: str) -> Redactor:
     """This node's redactor: its own facts and secrets plus the master section's patterns."""
+    import re
+
     from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
 
     scope = ctx.master.scope
     extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
+    # node names are public in the node table, even where one equals its host name
+    names = tuple(re.escape(node.name) for node in ctx.master.nodes)
     return Redactor(
         gather_facts(token=token),
         extra_patterns=extra,
-        allowed=(*DEFAULT_ALLOWED, *scope.redact_allow),
+        allowed=(*DEFAULT_ALLOWED, *scope.redact_allow, *names),
     )
 
 
@@ -80,13 +93,29 @@ def render_log(task: TaskMsg, outcome: RunOutcome, *, node: str) -> str:
 
 
 def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
-    """Run the TASK's steps literally, or hand it to the node's agent command."""
+    """Run the TASK on the branch it names (then return to this clone's own branch), its
+    steps literally or through the node's agent command; a branch that cannot be checked
+    out fails the task like a failing step."""
+    from relay.runner import RunOutcome, RunStatus, StepOutcome
+
+    home = ctx.clone.current_branch()
+    try:
+        if task.checkout:
+            ctx.clone.checkout(task.checkout)
+        return _run_here(ctx, task)
+    except RelayError as err:
+        step = StepOutcome(f"git checkout {task.checkout}", 1, False, 0.0, str(err), 0)
+        return RunOutcome(RunStatus.FAILED, (step,))
+    finally:
+        if home and ctx.clone.current_branch() != home:
+            ctx.clone.checkout(home)
+
+
+def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     from relay.runner import run_executor, run_steps
 
     timeout = ctx.config.step_timeout if ctx.config else 600.0
     executor = ctx.config.executor if ctx.config else None
-    if task.checkout:
-        ctx.clone.checkout(task.checkout)
     if executor:
         return run_executor(executor, task_text=task_text(task), cwd=ctx.root, timeout=timeout)
     return run_steps(task.steps, cwd=ctx.root, timeout=timeout)
@@ -112,19 +141,23 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(text, encoding="utf-8")
     message = f"relay: log of TASK {task.task} on #{task.issue} ({ctx.node})"
-    pushed = ctx.clone.commit_and_push([full], message)  # None: the same log is already in
+    pushed = ctx.clone.commit_and_push_or_undo([full], message)  # None: the same log is already in
     sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
     return ctx.html_url(f"blob/{sha}/{path.as_posix()}")
 
 
-async def claim(
-    gh: GitHubClient, ctx: NodeContext, action: ExecuteTask, labels: tuple[str, ...]
-) -> bool:
+async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool:
     """Take the task: claim ref, local record, claim comment, 👀, baton. False: lost the race.
 
     The clone is fresh: the pass pulled just before applying any action that changes
     something (watchers/once.py), so the claim points at a commit the remote has."""
-    sha = ctx.clone.head_sha()
+    sha = ctx.clone.remote_sha()
+    if ctx.clone.head_sha() != sha:
+        raise ConfigError(
+            f"the clone at {ctx.root} has commits its remote does not have; relay pushes"
+            " task logs from it and will not publish them",
+            hint="push or drop them, or give relay a clone of its own",
+        )
     if not await gh.create_ref(claim_ref(action.issue, action.task.task), sha):
         return False
     ctx.state.record_claim(
@@ -132,26 +165,36 @@ async def claim(
     )
     await gh.create_comment(action.issue, action.claim_body)
     await gh.create_reaction(action.comment_id, "eyes")
-    await gh.set_labels(action.issue, with_baton(labels, action.claimed))
+    await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
     return True
 
 
-async def execute(
-    gh: GitHubClient, ctx: NodeContext, action: ExecuteTask, labels: tuple[str, ...]
-) -> TaskReport | None:
+async def execute(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> TaskReport | None:
     """Claim, run, redact, publish, answer; None when another process claimed it first."""
     started = datetime.now(UTC)
-    if not await claim(gh, ctx, action, labels):
+    if not await claim(gh, ctx, action):
         return None
     task = action.task
-    token = ctx.token().value
     outcome = await asyncio.to_thread(run_task, ctx, task)
-    status, summary, failed = summarise(task, outcome)
-    redacted, report = redactor_for(ctx, token).redact_with_report(
-        render_log(task, outcome, node=ctx.node)
+    result = await compose_result(ctx, task, outcome)
+    await gh.create_comment(action.issue, render_message(result))
+    ctx.state.finish_claim(
+        issue=action.issue, task=task.task, outcome=result.status.value, now=datetime.now(UTC)
     )
+    await move_baton(gh, action.issue, expect=action.claimed, to=action.done)
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
+
+
+async def compose_result(ctx: NodeContext, task: TaskMsg, outcome: RunOutcome) -> ResultMsg:
+    """The RESULT of a run: the log redacted and pushed, and every word of the comment
+    that came from the machine (commands, errors, paths) redacted as well."""
+    redactor = redactor_for(ctx, ctx.token().value)
+    status, summary, failed = summarise(task, outcome)
+    redacted, report = redactor.redact_with_report(render_log(task, outcome, node=ctx.node))
     observations = []
     log_url: str | None = None
+    tail = ""
     if report.safe:
         try:
             log_url = await asyncio.to_thread(publish_log, ctx, task, cap_log(redacted))
@@ -161,28 +204,31 @@ async def execute(
         tail = "\n".join(excerpt(redacted, failed=status != Status.DONE))
     else:
         observations.append(f"The log was not published: {report.reason}.")
-        tail = ""
     if report.counts:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(report.counts.items()))
         observations.append(f"Redacted before publishing: {kinds}.")
-    result = ResultMsg(
-        issue=action.issue,
+    return ResultMsg(
+        issue=task.issue,
         node=ctx.node,
         task=task.task,
         status=status,
-        summary=summary,
+        summary=redactor.redact(summary),
         log_url=log_url,
         excerpt=tail,
-        observations=" ".join(observations)[:4000],
+        observations=redactor.redact(" ".join(observations))[:4000],
         failed_step=failed,
     )
-    await gh.create_comment(action.issue, render_message(result))
-    ctx.state.finish_claim(
-        issue=action.issue, task=task.task, outcome=status.value, now=datetime.now(UTC)
-    )
-    await gh.set_labels(action.issue, with_baton(with_baton(labels, action.claimed), action.done))
-    seconds = (datetime.now(UTC) - started).total_seconds()
-    return TaskReport(action.issue, task.task, status, seconds, log_url)
+
+
+async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label) -> bool:
+    """Move the baton from ``expect`` to ``to`` on the labels as they are now (a person may
+    have added one while a task ran); False, changing nothing, when it is not at ``expect``."""
+    issue = await gh.get_issue(number)
+    labels = tuple(label.name for label in issue.labels)
+    if expect not in batons_in(labels):
+        return False
+    await gh.set_labels(number, with_baton(labels, to))
+    return True
 
 
 def on_result_env(issue: int, task: int, status: str, result_file: str) -> dict[str, str]:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.cli import redacted
+from relay.errors import Conflict, LocalUsageError, RemoteProtocolError, RemoteUnavailable
 from relay.node import NodeContext, open_node
 from relay.token import Token
 from watchers.once import PassReport, TeardownHook, run_pass
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from watchers.actions import ActionsContext
 
 Printer = Callable[[PassReport], None]
+# Seconds to wait before trying again when another process of this node holds its lock:
+# the delivery was taken, so dropping the pass would lose the turn until a reconcile.
+BUSY_RETRIES = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def print_report(report: PassReport) -> None:
@@ -41,12 +46,18 @@ async def loop(
     passes: int | None = None,
 ) -> None:
     """Repeat the pass every ``interval`` seconds (``passes`` bounds it, for tests)."""
-    done = 0
+    done, failures = 0, 0
     while passes is None or done < passes:
-        printer(await run_pass(ctx, on_teardown=on_teardown))
+        try:
+            printer(await run_pass(ctx, on_teardown=on_teardown))
+            failures = 0
+        except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:
+            # the API or the remote is away for a while: say so and keep watching
+            failures += 1
+            print(f"relay: {redacted(str(err))} (retrying)", file=sys.stderr, flush=True)
         done += 1
         if passes is None or done < passes:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(interval * min(2**failures, 10) if failures else interval)
 
 
 async def serve_webhook(
@@ -66,7 +77,13 @@ async def serve_webhook(
 
     async def on_event(event: WebhookEvent) -> None:
         async with gate:
-            printer(await run_pass(ctx, issue=event.issue_number))
+            report = await run_pass(ctx, issue=event.issue_number)
+            for delay in BUSY_RETRIES:  # a scheduled pass of this node holds the lock
+                if report.outcome != "busy":
+                    break
+                await asyncio.sleep(delay)
+                report = await run_pass(ctx, issue=event.issue_number)
+            printer(report)
 
     async def reconcile() -> None:
         async with gate:
@@ -75,7 +92,13 @@ async def serve_webhook(
     app = build_app(
         secret=secret, on_event=on_event, reconcile=reconcile, reconcile_interval=reconcile_interval
     )
-    runner, url = await start(app, host=host, port=port)
+    try:
+        runner, url = await start(app, host=host, port=port)
+    except OSError as err:  # port in use, an address not on this machine, a bad name
+        raise LocalUsageError(
+            f"cannot listen on {host}:{port}: {err.strerror or err}",
+            hint="choose another --listen HOST:PORT",
+        ) from None
     print(f"relay watch: receiving webhooks at {url}", flush=True)
     if ready is not None:
         ready(url)

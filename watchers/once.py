@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from relay.apply import Applier
 from relay.node import NodeContext, client
 from relay.observe import observe
-from relay.protocol import Action, ExecuteTask, Ignore, TearDown, Wait, decide
+from relay.protocol import Action, ExecuteTask, Ignore, Snapshot, TearDown, Wait, decide
 from relay.state import PassRecord
 from relay.token import Token
 from relay.work import TaskReport
@@ -104,12 +104,13 @@ async def _pass(
             snapshot = await observe(
                 gh, master=ctx.master, state=ctx.state, node=ctx.node, only=issue
             )
-            actions = decide(snapshot, ctx.node, datetime.now(UTC))
-            if issue is not None:  # one issue seen: silence about the others is no teardown
-                actions = [a for a in actions if not isinstance(a, TearDown)]
+            actions = _decide(snapshot, ctx.node, only=issue)
             if busy(actions):
                 await asyncio.to_thread(ctx.clone.pull_rebase)
-                ctx.reload_master()
+                # decide again with the master section just pulled: an account removed
+                # from the node table a moment ago gives no more instructions
+                snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
+                actions = _decide(snapshot, ctx.node, only=issue)
             applier = Applier(gh, ctx, snapshot, verbose=verbose)
             await applier.apply(actions)
             report.lines += applier.lines
@@ -121,6 +122,13 @@ async def _pass(
         finally:
             stats = gh.stats
             report.requests, report.not_modified = stats.requests, stats.not_modified
+
+
+def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:
+    actions = decide(snapshot, node, datetime.now(UTC))
+    if only is not None:  # one issue seen: silence about the others is no teardown
+        actions = [a for a in actions if not isinstance(a, TearDown)]
+    return actions
 
 
 def _record(report: PassReport) -> PassRecord:

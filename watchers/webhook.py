@@ -215,9 +215,10 @@ def build_app(
     on_event: OnEvent,
     reconcile: Reconcile,
     reconcile_interval: float = DEFAULT_RECONCILE_INTERVAL,
-    path: str = "/",
+    path: str = "/{tail:.*}",
 ) -> web.Application:
-    """The receiver as an aiohttp application: POST deliveries to `path`."""
+    """The receiver as an aiohttp application: POST deliveries to `path` (by default any
+    path, so the URL registered with `relay join --webhook` may have one of its own)."""
     from aiohttp import web
 
     if not secret:

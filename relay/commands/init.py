@@ -13,6 +13,7 @@ import asyncio
 import platform
 import re
 import socket
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ from relay.state import NodeConfig, NodeState
 from relay.token import api_base_url, find_token
 
 Ask = Callable[[str, str], str]
+PUBLIC_RISK = (
+    "anyone can comment on its issues (relay records strangers' comments as data and never"
+    " obeys them) and the logs relay commits are world-readable"
+)
 
 
 def register(sub: Any) -> None:
@@ -77,8 +82,11 @@ def make_ask(args: argparse.Namespace) -> Ask:
         if args.yes:
             return default
         try:
-            answer = input(f"{question} [{default}]: ").strip()
+            sys.stderr.write(f"{question} [{default}]: ")  # stdout stays for the result
+            sys.stderr.flush()
+            answer = input().strip()
         except EOFError:
+            sys.stderr.write("\n")
             raise LocalUsageError(
                 "no answer on standard input", hint="pass --yes to take the defaults"
             ) from None
@@ -193,6 +201,8 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
         user = await gh.current_user()
         me = Account(id=user.id, login=user.login)
         public = not (await gh.get_repo()).private
+        if public:  # loudly, before any question, whatever the output format
+            print(f"relay: WARNING: {repo} is PUBLIC: {PUBLIC_RISK}", file=sys.stderr)
         name = args.node or ask("this node's name", default_node_name())
         logins = words(args.accounts or ask("accounts that give instructions", me.login))
         accounts = await resolve_accounts(gh, logins, me)
@@ -207,7 +217,7 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
         master = build(Master, repository=repo, api_url=api_url, nodes=(node,), scope=scope)
         plan = plan_lines(master, node, public=public)
         if not args.yes:
-            print("\n".join(plan))
+            print("\n".join(plan), file=sys.stderr)
             if ask("proceed?", "no").lower() not in ("y", "yes"):
                 return Result(lines=("nothing was changed",), exit_status=1)
         labels = await create_labels(gh)

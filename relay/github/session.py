@@ -154,7 +154,17 @@ class ApiSession:
         params = {k: v for k, v in query.items() if v is not None}
         url = f"{path}?{urlencode({**params, 'per_page': PER_PAGE})}"
         with self._errors(what):
-            return [item async for item in self._wire.getiter(url)]
+            items = [item async for item in self._wire.getiter(url)]
+            # GitHub's ETag covers a page's body, not its Link header: once the last page is
+            # full, a new item changes no cached page, a 304 replays the old "no next page",
+            # and the list would silently end early. So look one page further ourselves.
+            while items and len(items) % PER_PAGE == 0:
+                page = len(items) // PER_PAGE + 1
+                more = [item async for item in self._wire.getiter(f"{url}&page={page}")]
+                if not more:
+                    break
+                items += more
+            return items
 
     async def _send(
         self, method: str, path: str, what: str, data: Any = b"", *, allow: Allow | None = None

@@ -148,7 +148,9 @@ class Deliveries:
                 allow_redirects=False,
             ) as resp:
                 await resp.read()
-                outcome = (resp.status, "active", f"OK ({resp.status})")
+                ok = 200 <= resp.status < 300  # GitHub counts any other answer as failed
+                word = "OK" if ok else "Invalid HTTP Response"
+                outcome = (resp.status, "active" if ok else "failed", f"{word}: {resp.status}")
         except (aiohttp.ClientError, TimeoutError, OSError) as err:
             outcome = (None, "failed", f"delivery failed: {type(err).__name__}")
             log.info("hook %s: %s", delivery.hook_id, outcome[2])
@@ -206,15 +208,9 @@ def render_hook(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
 
 def repository_object(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     """The ``repository`` of a payload: the REST object without the caller's permissions."""
-    row = dict(acc.row)
-    row["open_issues"] = (
-        hub_of(request)
-        .store.db.execute(
-            "SELECT COUNT(*) FROM issues WHERE repo_id = ? AND state = 'open'", (acc.id,)
-        )
-        .fetchone()[0]
-    )
-    return render.repo(acc.base, row, acc.owner, None)
+    from relay.hub.api_repos import repo_object
+
+    return repo_object(request, acc, permissions=False)
 
 
 def delivery_access(request: web.Request, repo_id: int) -> RepoAccess:

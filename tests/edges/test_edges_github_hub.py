@@ -243,3 +243,27 @@ def test_a_stopped_hub_is_unreachable(fresh_hub: Any) -> None:
     with pytest.raises(RemoteUnavailable) as err:
         with_client(fresh_hub, token, None, lambda gh: gh.current_user())
     assert str(err.value).startswith(f"cannot reach the API at {url}")
+
+
+def test_a_comment_past_a_full_cached_page_is_not_missed(
+    hub: Any, owner: tuple[str, str, str], tmp_path: Path
+) -> None:
+    """GitHub's ETag covers a page's body, not its Link header: with exactly 100 comments
+    cached, the 101st changes no cached page, and a plain cached walk would stop at 100."""
+    _, token, repo = owner
+    cache = tmp_path / "etag-cache.json"
+    issue, _ = with_client(hub, token, repo, lambda gh: gh.create_issue(title="full", body=""))
+
+    async def fill(gh: GitHubClient) -> None:
+        for i in range(100):
+            await gh.create_comment(issue.number, f"comment {i}")
+
+    with_client(hub, token, repo, fill)
+    first, _ = with_client(hub, token, repo, lambda gh: gh.list_comments(issue.number), cache=cache)
+    assert len(first) == 100
+    with_client(hub, token, repo, lambda gh: gh.create_comment(issue.number, "the 101st"))
+    again, gh = with_client(
+        hub, token, repo, lambda gh: gh.list_comments(issue.number), cache=cache
+    )
+    assert [c.body for c in again[-2:]] == ["comment 99", "the 101st"]
+    assert gh.stats.not_modified >= 1, "page 1 was still answered from the cache"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 import sys
 import time
 import uuid
@@ -25,7 +26,7 @@ from events_world import (
     sign,
     wait_until,
 )
-from relay_world import World
+from worlds import World
 
 from relay.hooks import secret_path
 from relay.state import NodeState
@@ -37,10 +38,7 @@ VECTOR_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f43
 
 
 def open_job(world: World) -> int:
-    out = world.controller.call(
-        "job", "open", "--worker", world.worker.name, "--title", "Webhooks", "--objective", "Go."
-    )
-    return int(out.split("#", 1)[1].split(":", 1)[0])
+    return world.open_job(worker=world.worker.name, title="Webhooks", objective="Go.")
 
 
 def hooks(world: World) -> list[dict[str, object]]:
@@ -133,3 +131,40 @@ def test_githubs_test_vector_passes_verification_on_a_real_watcher(
     assert deliver(watch.url + "/", VECTOR_BODY, {**head, "X-Hub-Signature-256": wrong}) == 403
     # the signature verifies; "Hello, World!" is then refused as a body that is not JSON
     assert right not in (401, 403) and 400 <= right < 500, right
+
+
+def test_a_delivery_that_finds_the_node_busy_is_run_once_the_lock_frees(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    """A scheduled pass of the same node may hold its lock when a delivery arrives; the
+    delivery is already taken, so the receiver must try again rather than drop the turn."""
+    c, w = world.controller, world.worker
+    port = free_port()
+    secret = "busy test secret"
+    with w.monkeypatch.context() as m:
+        m.setenv("RELAY_WEBHOOK_SECRET", secret)
+        w.call("join", "--webhook", f"http://127.0.0.1:{port}/relay")
+    job = open_job(world)
+    w_env = node_env(w.token, RELAY_WEBHOOK_SECRET=secret)
+    watchers.start(w.clone, node=w.name, port=port, env=w_env, log=tmp_path / "w")
+    lock = NodeState.for_clone(w.clone).lock(w.name).path
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from filelock import FileLock\n"
+            f"with FileLock({str(lock)!r}):\n    print('held', flush=True); time.sleep(2.5)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        c.call("task", str(job), "--step", "true")
+        wait_until(
+            lambda: any(h.startswith("### RESULT 1") for h in world.heads(job)),
+            timeout=30,
+            what="the RESULT after the lock was released",
+        )
+    finally:
+        holder.wait(timeout=10)

@@ -12,7 +12,7 @@ import socket
 import sys
 from pathlib import Path
 
-from relay_world import World
+from worlds import World
 
 PY = Path(sys.executable).as_posix()
 TOKEN = "ghp_" + "Zq7" * 12  # 40 characters, GitHub's classic token shape
@@ -67,3 +67,23 @@ def test_secrets_printed_by_a_task_never_leave_the_worker(world: World, job: int
     assert "<host>" in log
     assert "[redacted:private-key]" in log
     assert os.environ.get("DEPLOY_API_TOKEN") != TOKEN
+
+
+def test_the_result_summary_is_redacted_too(world: World, job: int, tmp_path: Path) -> None:
+    """A failed executor's command line (a path in the worker's home) and git's error
+    texts reach the RESULT's summary and observations: they are redacted like the log."""
+    c, w = world.controller, world.worker
+    home = tmp_path / "home-of-worker"
+    home.mkdir()
+    agent = home / "agent.sh"
+    agent.write_text("#!/bin/sh\necho agent failed\nexit 3\n")
+    agent.chmod(0o755)
+    w.ok("join", "--executor", str(agent))
+    c.ok("task", str(job), "--step", "true")
+    done = w.run("watch", "--once", env=w.env(HOME=str(home)))
+    assert done.returncode == 0, done.stderr
+    result = world.comments(job)[-1]["body"]
+    assert result.startswith("### RESULT 1"), result
+    assert "failed" in result.lower()
+    assert str(home) not in result
+    assert "<home>" in result

@@ -6,19 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from relay_world import (
-    CONTROLLER,
-    OWNER,
-    WORKER,
-    HubLike,
-    Tokens,
-    World,
-    clone_as,
-    git,
-    hook_script,
-    make_world,
-    one_line_error,
-)
+from relay_world import hook_script, one_line_error
+from worlds import CONTROLLER, OWNER, WORKER, HubLike, Tokens, World, clone_as, git, make_world
 
 LABELS = {"awaiting:worker", "working", "awaiting:controller", "needs:human", "resolved"}
 
@@ -29,9 +18,11 @@ def init_args(world: World) -> tuple[str, ...]:
 
 def test_the_wizard_asks_on_stdin_and_writes_the_spine(blank: World) -> None:
     answers = "lab-mac\n\n\nbuild, test\nforbidden\ny\n"
-    out = blank.controller.ok(*init_args(blank), stdin=answers)
-    assert "this node:    lab-mac" in out and "relay is set up in" in out
-    assert "WARNING" not in out
+    done = blank.controller.run(*init_args(blank), stdin=answers)
+    assert done.returncode == 0, done.stderr
+    # questions and the plan go to stderr, so that stdout holds only the result
+    assert "this node:    lab-mac" in done.stderr and "relay is set up in" in done.stdout
+    assert "WARNING" not in done.stderr + done.stdout
     loop = blank.remote_file("docs/loop/LOOP.md")
     assert "## Relay" in loop and "lab-mac" in loop and "forbidden" in loop
     assert "build, test" in loop or "build,test" in loop.replace(" ", "")
@@ -53,8 +44,12 @@ def test_the_wizard_answered_no_changes_nothing(blank: World) -> None:
 
 def test_the_wizard_without_answers_says_to_pass_yes(blank: World) -> None:
     before = blank.frozen()
-    line = one_line_error(blank.controller.run(*init_args(blank), stdin=""))
-    assert "--yes" in line
+    done = blank.controller.run(*init_args(blank), stdin="")
+    assert done.returncode != 0
+    # the first question was asked on stderr; the error is the one line after it
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("relay: ")]
+    assert errors == [done.stderr.strip().splitlines()[-1]]
+    assert "--yes" in errors[0]
     assert blank.frozen() == before
 
 
@@ -68,8 +63,10 @@ def test_init_yes_on_a_public_repository_warns(
     public = make_world(
         tmp_path, hub, tokens, name=f"pub-{unique}", monkeypatch=monkeypatch, private=False
     )
-    out = public.controller.ok(*init_args(public), "--yes", "--node", CONTROLLER)
-    assert "WARNING" in out and "PUBLIC" in out
+    done = public.controller.run(*init_args(public), "--yes", "--node", CONTROLLER, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["public"] is True  # stdout stays valid JSON
+    assert "WARNING" in done.stderr and "PUBLIC" in done.stderr  # and the warning is loud
     assert json.loads(public.controller.ok("status", "--json"))["nodes"][0]["name"] == CONTROLLER
 
 

@@ -359,3 +359,24 @@ def test_secret_is_read_when_asked_and_must_not_be_empty() -> None:
             reconcile=recorder.reconcile,
             reconcile_interval=0,
         )
+
+
+def test_deliveries_to_a_url_with_a_path_of_its_own_are_received() -> None:
+    """`relay join --webhook https://node.example/relay` registers a URL with a path; the
+    receiver must answer there, not 404 while the node silently falls back to polling."""
+    labeled = payload("issues_labeled.json")
+    recorder = Recorder()
+
+    async def scenario() -> list[int]:
+        async with receiver(recorder) as (session, url):
+            codes = []
+            for n, path in enumerate(("/relay", "/hooks/github", "/")):
+                status, _ = await deliver(
+                    session, url + path, labeled, delivery=f"p{n}", signature=sign(SECRET, labeled)
+                )
+                codes.append(status)
+            await settle()
+            return codes
+
+    assert run(scenario()) == [202, 202, 202]
+    assert sorted(e.delivery_id for e in recorder.events) == ["p0", "p1", "p2"]

@@ -1,0 +1,116 @@
+"""The worker's turn under pressure: trust revoked mid-pass, labels added while a task
+runs, a pass stopped by its scheduler, a branch that is not there, unpushed local work."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from worlds import WORKER, Node, World, git
+
+PY = Path(sys.executable).as_posix()
+
+
+def start(node: Node, *args: str) -> subprocess.Popen[str]:
+    """A verb as a process that the test does not wait for."""
+    return subprocess.Popen(
+        node.argv(*args),
+        env=node.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def test_an_account_removed_from_the_table_gives_no_more_instructions(
+    world: World, job: int
+) -> None:
+    c, w = world.controller, world.worker
+    c.ok("task", str(job), "--step", "echo STALE-TRUST-RAN")
+    # the worker's clone has not pulled yet; the table on the remote no longer trusts octo
+    loop = c.clone / "docs/loop/LOOP.md"
+    text = loop.read_text()
+    row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
+    cells = row.split("|")
+    cells[3] = "  "  # the instruction accounts column
+    loop.write_text(text.replace(row, "|".join(cells)))
+    git("commit", "-qam", "untrust the controller", cwd=c.clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=c.clone)
+
+    done = w.run("watch", "--once")
+    assert done.returncode == 0, done.stderr
+    assert not any(h.startswith("### RESULT") for h in world.heads(job))
+    assert not world.claim_refs()
+    assert "STALE-TRUST-RAN" not in done.stdout
+
+
+def test_labels_added_while_a_task_runs_are_kept(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    c.ok("task", str(job), "--step", f'"{PY}" -c "import time; time.sleep(2)"')
+    proc = start(w, "watch", "--once")
+    deadline = time.monotonic() + 30
+    while "working" not in world.labels(job) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["priority-high"]})
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert world.labels(job) == {"priority-high", "awaiting:controller"}
+
+
+def test_a_stopped_pass_takes_its_running_step_with_it(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    c, w = world.controller, world.worker
+    marker = tmp_path / "after-the-step"
+    step = f'"{PY}" -c "import time; time.sleep(3); open({str(marker)!r}, \'w\')"'
+    c.ok("task", str(job), "--step", step)
+    proc = start(w, "watch", "--once")
+    deadline = time.monotonic() + 30
+    while "working" not in world.labels(job) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the step has started
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    time.sleep(4)
+    assert not marker.exists(), "the step ran on after its pass was stopped"
+
+
+def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    c.ok("task", str(job), "--step", "git --version", "--checkout", "no-such-branch")
+    done = w.run("watch", "--once")
+    assert done.returncode == 0, done.stderr
+    result = world.comments(job)[-1]["body"]
+    assert result.startswith("### RESULT 1 · failed"), result
+    assert "no-such-branch" in result
+    assert world.labels(job) == {"awaiting:controller"}
+
+
+def test_a_branch_task_leaves_the_clone_on_its_own_branch(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    git("push", "-q", "origin", "main:feature", cwd=c.clone)
+    c.ok("task", str(job), "--step", "git rev-parse --abbrev-ref HEAD", "--checkout", "feature")
+    assert w.run("watch", "--once").returncode == 0
+    log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
+    assert "\nfeature\n" in log
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=w.clone).strip() == "main"
+
+
+def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    (w.clone / "local.txt").write_text("a person's work in progress\n")
+    git("add", "local.txt", cwd=w.clone)
+    git("commit", "-qm", "local work", cwd=w.clone)
+    c.ok("task", str(job), "--step", "true")
+    before = world.frozen(job)
+    done = w.run("watch", "--once")
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "commits its remote does not have" in done.stderr
+    assert world.frozen(job) == before
+    assert "local work" not in git("log", "--format=%s", "main", cwd=world.bare)
