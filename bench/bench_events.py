@@ -114,8 +114,7 @@ def measure(root: Path, *, runs: int = RUNS) -> Figures:
     with d.running_hub(root / "hub") as hub, ExitStack() as stack:
         demo = d.setup(root, hub, lambda _line: None)
         c, w = demo.controller, demo.worker
-        c.relay("init", "--yes", "--node", d.CONTROLLER, "--repo", f"{d.OWNER}/{d.REPO}",
-                "--api", hub.url)  # fmt: skip
+        d.init_relay(demo)
         os.environ["RELAY_WEBHOOK_SECRET"] = SECRET  # inherited by join
         ports = {n.name: free_port() for n in (c, w)}
         for n in (w, c):
@@ -132,18 +131,16 @@ def measure(root: Path, *, runs: int = RUNS) -> Figures:
             procs[n.name] = proc = start_watcher(n, ports[n.name])
             stack.callback(proc.wait, 10)
             stack.callback(proc.terminate)
-        opened = json.loads(c.relay("job", "open", "--worker", d.WORKER, "--json",
-                                    "--title", "bench", "--objective", "round trips"))  # fmt: skip
-        issue = int(opened["issue"])
+        issue = demo.issue = d.open_job(c, title="bench", objective="round trips")
         figures = Figures(seconds=[])
         for task in range(1, runs + 1):
             c.relay("task", str(issue), "--step", "true")
             figures.seconds.append(server.round_trip(task))
-            d.wait_for(lambda: _baton_home(demo, issue), timeout=30, poll=0.02)
+            d.wait_for(demo.baton_home, timeout=30, poll=0.02)
         procs[w.name].terminate()
         procs[w.name].wait(10)
-        worker_turn(demo, issue)  # warms what a long-running watcher has warm
-        figures.turn, figures.phases = worker_turn(demo, issue)
+        worker_turn(demo)  # warms what a long-running watcher has warm
+        figures.turn, figures.phases = worker_turn(demo)
         return figures
 
 
@@ -207,13 +204,14 @@ def timed_phases() -> Iterator[dict[str, list[float]]]:
             setattr(owner, name, original)
 
 
-def worker_turn(demo: d.Demo, issue: int) -> tuple[float, dict[str, list[float]]]:
-    """One worker turn in this process (its watcher stopped), phases timed."""
+def worker_turn(demo: d.Demo) -> tuple[float, dict[str, list[float]]]:
+    """One worker turn on the demo's job in this process (its watcher stopped), phases timed."""
     import asyncio
 
     from relay.node import open_node
     from watchers.once import run_pass
 
+    issue = demo.issue
     demo.controller.relay("task", str(issue), "--step", "true")
     saved = os.environ.get("RELAY_TOKEN")
     os.environ["RELAY_TOKEN"] = demo.worker.token
@@ -226,7 +224,7 @@ def worker_turn(demo: d.Demo, issue: int) -> tuple[float, dict[str, list[float]]
             total = time.perf_counter() - started
     finally:
         os.environ.pop("RELAY_TOKEN") if saved is None else os.environ.update(RELAY_TOKEN=saved)
-    d.wait_for(lambda: _baton_home(demo, issue), timeout=30, poll=0.02)
+    d.wait_for(demo.baton_home, timeout=30, poll=0.02)
     return total, spent
 
 
@@ -239,11 +237,6 @@ def breakdown(total: float, spent: dict[str, list[float]]) -> str:
     rest = total - sum(sum(r) for r in spent.values())
     lines.append(f"  {'everything else':<26} {rest:.3f} s")
     return "\n".join(lines)
-
-
-def _baton_home(demo: d.Demo, issue: int) -> bool:
-    found = demo.hub.api("GET", f"/repos/{d.OWNER}/{d.REPO}/issues/{issue}", demo.controller.token)
-    return any(label["name"] == "awaiting:controller" for label in found["labels"])
 
 
 def report(figures: Figures) -> str:

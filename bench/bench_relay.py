@@ -54,57 +54,14 @@ def idle(node: d.Node) -> dict[str, float]:
 def round_trips(demo: d.Demo) -> list[float]:
     """TASK posted -> RESULT posted with both watchers passing every second."""
     c, w = demo.controller, demo.worker
-    opened = json.loads(
-        c.relay(
-            "job",
-            "open",
-            "--worker",
-            d.WORKER,
-            "--json",
-            "--title",
-            "bench",
-            "--objective",
-            "round trips",
-        )
-    )
-    demo.issue = int(opened["issue"])
-    loops = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "relay.cli",
-                "watch",
-                "--interval",
-                "1",
-                "--repo-dir",
-                str(n.clone),
-            ],
-            env=n.env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for n in (c, w)
-    ]
+    demo.issue = d.open_job(c, title="bench", objective="round trips")
     seconds = []
-    try:
+    with d.watching((c, w)):
         for task in range(1, ROUND_TRIPS + 1):
-            d.wait_for(partial(baton_home, demo), timeout=60)
+            d.wait_for(demo.baton_home, timeout=60)
             c.relay("task", str(demo.issue), "--step", "true")
             seconds.append(d.wait_for(partial(demo.has_result, task), timeout=60, poll=0.02))
-    finally:
-        for proc in loops:
-            proc.terminate()
-            proc.wait(timeout=10)
     return seconds
-
-
-def baton_home(demo: d.Demo) -> bool:
-    """Whether the baton is back at the controller (the last result was taken in)."""
-    issue = demo.hub.api(
-        "GET", f"/repos/{d.OWNER}/{d.REPO}/issues/{demo.issue}", demo.controller.token
-    )
-    return any(label["name"] == "awaiting:controller" for label in issue["labels"])
 
 
 def main() -> None:
@@ -113,21 +70,9 @@ def main() -> None:
         root = Path(tmp)
         with d.running_hub(root / "hub") as hub:
             demo = d.setup(root, hub, lambda _line: None)
-            c, w = demo.controller, demo.worker
-            c.relay(
-                "init",
-                "--yes",
-                "--node",
-                d.CONTROLLER,
-                "--repo",
-                f"{d.OWNER}/{d.REPO}",
-                "--api",
-                hub.url,
-            )
-            w.relay("join", "--node", d.WORKER, "--scheduler", "none")
-            c.relay("join", "--node", d.CONTROLLER, "--scheduler", "none")
+            d.set_up_relay(demo)
             trips = round_trips(demo)
-            figures = idle(w)
+            figures = idle(demo.worker)
     ratio = figures["idle_pass_s"] / figures["python_pass_s"]
     print(
         f"idle `relay watch --once` (median of {IDLE_RUNS}): {figures['idle_pass_s']:.3f} s"

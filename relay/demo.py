@@ -47,17 +47,8 @@ class Hub:
         return out.strip()
 
     def api(self, method: str, path: str, token: str, body: Any = None) -> Any:
-        """One API call with the standard library, as any client would make it."""
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"Authorization": f"token {token}", "Accept": "application/vnd.github+json"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            text = answer.read().decode()
-        return json.loads(text) if text else None
+        """One API call under this hub's URL (see :func:`api`)."""
+        return api(self.url + path, token, method, body)
 
 
 @dataclass
@@ -80,6 +71,16 @@ class Node:
     def relay(self, *args: str) -> str:
         """Run `relay ARGS` in this node's clone."""
         return relay_cmd([*args, "--repo-dir", str(self.clone)], env=self.env())
+
+
+def api(url: str, token: str, method: str = "GET", body: Any = None) -> Any:
+    """One API call with the standard library, as any client would make it (not relay's)."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"token {token}", "Accept": "application/vnd.github+json"}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        text = answer.read().decode()
+    return json.loads(text) if text else None
 
 
 def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) -> str:
@@ -166,11 +167,21 @@ class Demo:
     issue: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
+    def job(self) -> dict[str, Any]:
+        """The job's issue as the API returns it."""
+        path = f"/repos/{OWNER}/{REPO}/issues/{self.issue}"
+        found: dict[str, Any] = self.hub.api("GET", path, self.controller.token)
+        return found
+
     def comments(self) -> list[dict[str, Any]]:
         """The job's comments, oldest first."""
         path = f"/repos/{OWNER}/{REPO}/issues/{self.issue}/comments?per_page=100"
         found: list[dict[str, Any]] = self.hub.api("GET", path, self.controller.token)
         return found
+
+    def baton_home(self) -> bool:
+        """Whether the baton is back at the controller (the last result was taken in)."""
+        return any(label["name"] == "awaiting:controller" for label in self.job()["labels"])
 
     def has_result(self, task: int) -> bool:
         """Whether RESULT ``task`` has been posted."""
@@ -187,6 +198,45 @@ def setup(root: Path, hub: Hub, say: Say) -> Demo:
     worker = Node(WORKER, clone_as(bare, root, WORKER), hub.token(OWNER))
     say(f"remote {bare.name} with clones {CONTROLLER} and {WORKER}")
     return Demo(hub, controller, worker, say)
+
+
+def init_relay(demo: Demo) -> str:
+    """`relay init` by the controller; what it printed."""
+    repo = f"{OWNER}/{REPO}"
+    return demo.controller.relay(
+        "init", "--yes", "--node", CONTROLLER, "--repo", repo, "--api", demo.hub.url
+    )
+
+
+def set_up_relay(demo: Demo) -> None:
+    """`relay init`, then both nodes joined without a scheduler, saying what each printed."""
+    c, w = demo.controller, demo.worker
+    demo.say(init_relay(demo).strip())
+    demo.say(w.relay("join", "--node", WORKER, "--scheduler", "none").strip())
+    demo.say(c.relay("join", "--node", CONTROLLER, "--scheduler", "none").strip())
+
+
+def open_job(controller: Node, *, title: str, objective: str) -> int:
+    """`relay job open` for the worker; the job's issue number (read from --json)."""
+    args = ["job", "open", "--worker", WORKER, "--json", "--title", title]
+    return int(json.loads(controller.relay(*args, "--objective", objective))["issue"])
+
+
+@contextmanager
+def watching(nodes: Sequence[Node]) -> Iterator[None]:
+    """`relay watch --interval 1` for each node, as a person would leave it running."""
+    argv = [sys.executable, "-m", "relay.cli", "watch", "--interval", "1", "--repo-dir"]
+    quiet = subprocess.DEVNULL
+    procs = [
+        subprocess.Popen([*argv, str(n.clone)], env=n.env(), stdout=quiet, stderr=quiet)
+        for n in nodes
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def round_trip(demo: Demo, task: int, steps: Sequence[str], *, objective: str) -> None:
@@ -206,25 +256,13 @@ def round_trip(demo: Demo, task: int, steps: Sequence[str], *, objective: str) -
 
 def scripted(demo: Demo) -> None:
     """init, join, a job, a diagnostics TASK, a verification TASK, resolve."""
-    c, w, say = demo.controller, demo.worker, demo.say
-    api = ["--api", demo.hub.url]
-    say(c.relay("init", "--yes", "--node", CONTROLLER, "--repo", f"{OWNER}/{REPO}", *api).strip())
-    say(w.relay("join", "--node", WORKER, "--scheduler", "none").strip())
-    say(c.relay("join", "--node", CONTROLLER, "--scheduler", "none").strip())
-    opened = json.loads(
-        c.relay(
-            "job",
-            "open",
-            "--worker",
-            WORKER,
-            "--json",
-            "--title",
-            "Build fails on Windows only",
-            "--objective",
-            "Find why the build fails on win-desktop and confirm a fix.",
-        )
+    c, say = demo.controller, demo.say
+    set_up_relay(demo)
+    demo.issue = open_job(
+        c,
+        title="Build fails on Windows only",
+        objective="Find why the build fails on win-desktop and confirm a fix.",
     )
-    demo.issue = int(opened["issue"])
     say(f"{CONTROLLER} opened job #{demo.issue}; {WORKER} is its worker")
     stranger = demo.hub.token(STRANGER)
     demo.hub.api("PUT", f"/repos/{OWNER}/{REPO}/collaborators/{STRANGER}", c.token, {})
@@ -264,7 +302,7 @@ def scripted(demo: Demo) -> None:
 
 def print_thread(demo: Demo) -> None:
     """The issue thread as a person reads it (the hidden machine blocks left out)."""
-    issue = demo.hub.api("GET", f"/repos/{OWNER}/{REPO}/issues/{demo.issue}", demo.controller.token)
+    issue = demo.job()
     rule = "─" * 72
     demo.say(
         f"\n{rule}\n#{demo.issue} {issue['title']} [{issue['state']}]"
@@ -284,49 +322,14 @@ def human(body: str) -> str:
 
 def measure_loop(demo: Demo) -> None:
     """The round trip with both watchers passing every second, as a person would run them."""
-    c, w = demo.controller, demo.worker
-    opened = json.loads(
-        c.relay(
-            "job",
-            "open",
-            "--worker",
-            WORKER,
-            "--json",
-            "--title",
-            "Round-trip timing",
-            "--objective",
-            "Measure a round trip.",
-        )
-    )
-    demo.issue = int(opened["issue"])
-    watchers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "relay.cli",
-                "watch",
-                "--interval",
-                "1",
-                "--repo-dir",
-                str(n.clone),
-            ],
-            env=n.env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for n in (w,)
-    ]
-    try:
+    c = demo.controller
+    demo.issue = open_job(c, title="Round-trip timing", objective="Measure a round trip.")
+    with watching([demo.worker]):
         for task in (1, 2, 3):
             c.relay("task", str(demo.issue), "--step", "echo ok")
             seconds = wait_for(partial(demo.has_result, task), timeout=60)
             demo.timings[f"round trip {task} (worker watching every 1 s)"] = seconds
             c.relay("watch", "--once")
-    finally:
-        for proc in watchers:
-            proc.terminate()
-            proc.wait(timeout=10)
     c.relay("resolve", str(demo.issue), "--summary", "Timing measured.")
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from worlds import stop_process
 
 _counter = itertools.count(1)
 
@@ -72,12 +73,7 @@ class HubProcess:
         """Stop the process (SIGTERM, then kill if it lingers)."""
         if self.proc is None:
             return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.proc = None

@@ -24,6 +24,7 @@ from relay.hub.web import (
     invalid,
     no_content,
     not_found,
+    one_row,
     paged,
     paging,
     parse_since,
@@ -122,17 +123,8 @@ async def create_comment(request: web.Request) -> web.Response:
 
 def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     """The comment ``{comment_id}`` of the repository, or 404."""
-    row = (
-        hub_of(request)
-        .store.db.execute(
-            f"{_COMMENT_SELECT} WHERE c.id = ? AND c.repo_id = ?",
-            (int(request.match_info["comment_id"]), acc.id),
-        )
-        .fetchone()
-    )
-    if row is None:
-        raise not_found()
-    return dict(row)
+    sql = f"{_COMMENT_SELECT} WHERE c.id = ? AND c.repo_id = ?"
+    return one_row(request, sql, (int(request.match_info["comment_id"]), acc.id))
 
 
 async def get_comment(request: web.Request) -> web.Response:
@@ -292,13 +284,10 @@ async def get_event(request: web.Request) -> web.Response:
     acc = repo_access(request)
     store = hub_of(request).store
     where = f"id = ? AND repo_id = ? AND kind = 'issues' AND action IN {EVENT_ACTIONS!r}"
-    row = store.db.execute(
-        f"SELECT * FROM journal WHERE {where}", (int(request.match_info["event_id"]), acc.id)
-    ).fetchone()
-    if row is None:
-        raise not_found()
+    event_id = int(request.match_info["event_id"])
+    row = one_row(request, f"SELECT * FROM journal WHERE {where}", (event_id, acc.id))
     issue = dict(
         store.db.execute("SELECT * FROM issues WHERE id = ?", (row["issue_id"],)).fetchone()
     )
-    out = render.event(acc.base, acc.full, dict(row), store.user(row["actor_id"]))
+    out = render.event(acc.base, acc.full, row, store.user(row["actor_id"]))
     return reply({**out, "issue": render_issues(request, acc, [issue])[0]})

@@ -19,6 +19,7 @@ from relay.hub.web import (
     invalid,
     no_content,
     not_found,
+    one_row,
     read_object,
     reply,
     viewer,
@@ -66,17 +67,8 @@ def _admin_access(request: web.Request) -> RepoAccess:
 
 
 def _hook(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
-    row = (
-        hub_of(request)
-        .store.db.execute(
-            "SELECT * FROM hooks WHERE id = ? AND repo_id = ?",
-            (int(request.match_info["hook_id"]), acc.id),
-        )
-        .fetchone()
-    )
-    if row is None:
-        raise not_found()
-    return dict(row)
+    sql = "SELECT * FROM hooks WHERE id = ? AND repo_id = ?"
+    return one_row(request, sql, (int(request.match_info["hook_id"]), acc.id))
 
 
 async def list_hooks(request: web.Request) -> web.Response:

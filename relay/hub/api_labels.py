@@ -24,6 +24,7 @@ from relay.hub.web import (
     invalid,
     no_content,
     not_found,
+    one_row,
     paged,
     paging,
     read_json,
@@ -145,17 +146,8 @@ def label_names(data: Any) -> list[Any]:
 
 def issue_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     """The issue ``{number}`` of the repository, or 404."""
-    row = (
-        hub_of(request)
-        .store.db.execute(
-            "SELECT * FROM issues WHERE repo_id = ? AND number = ?",
-            (acc.id, int(request.match_info["number"])),
-        )
-        .fetchone()
-    )
-    if row is None:
-        raise not_found()
-    return dict(row)
+    sql = "SELECT * FROM issues WHERE repo_id = ? AND number = ?"
+    return one_row(request, sql, (acc.id, int(request.match_info["number"])))
 
 
 # --- repository labels -------------------------------------------------------------------

@@ -19,7 +19,7 @@ from relay.hub.web import (
     Role,
     hub_of,
     no_content,
-    not_found,
+    one_row,
     read_object,
     reply,
     viewer,
@@ -63,14 +63,8 @@ async def get_ref(request: web.Request) -> web.Response:
     """``GET /repos/{o}/{r}/git/ref/{ref}`` (``heads/x``): the ref, or 404."""
     acc = repo_access(request)
     name = _path_ref(request)
-    row = (
-        hub_of(request)
-        .store.db.execute("SELECT sha FROM refs WHERE repo_id = ? AND ref = ?", (acc.id, name))
-        .fetchone()
-    )
-    if row is None:
-        raise not_found()
-    return reply(render.ref(acc.base, acc.full, name, row[0]))
+    row = one_row(request, "SELECT sha FROM refs WHERE repo_id = ? AND ref = ?", (acc.id, name))
+    return reply(render.ref(acc.base, acc.full, name, row["sha"]))
 
 
 async def matching_refs(request: web.Request) -> web.Response:

@@ -19,6 +19,7 @@ from relay.hub.web import (
     need,
     no_content,
     not_found,
+    one_row,
     origin,
     read_object,
     reply,
@@ -74,9 +75,9 @@ def repo_access(
     name: str | None = None,
 ) -> RepoAccess:
     """Resolve ``{owner}/{repo}`` for the caller: 404 if hidden, 403 if the role is short."""
-    store = hub_of(request).store
     who: dict[str, Any] | None = request.get("viewer")
-    row = store.db.execute(
+    data = one_row(
+        request,
         "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
         " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
         " WHERE u.login = ? AND r.name = ?",
@@ -85,10 +86,7 @@ def repo_access(
             owner or request.match_info["owner"],
             name or request.match_info["repo"],
         ),
-    ).fetchone()
-    if row is None:
-        raise not_found()
-    data = dict(row)
+    )
     if who is not None and who["id"] == data["owner_id"]:
         role = Role.ADMIN
     elif data["permission"] is not None:
@@ -100,7 +98,7 @@ def repo_access(
     if wanted > Role.PULL:
         viewer(request)
         need(role, wanted)
-    return RepoAccess(data, store.user(data["owner_id"]), role, origin(request))
+    return RepoAccess(data, hub_of(request).store.user(data["owner_id"]), role, origin(request))
 
 
 async def get_user(request: web.Request) -> web.Response:
@@ -150,10 +148,14 @@ async def create_repo(request: web.Request) -> web.Response:
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
     acc = repo_access(request, owner=me["login"], name=name)
-    return reply(_render_repo(request, acc), 201)
+    return reply(repo_object(request, acc), 201)
 
 
-def _render_repo(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
+def repo_object(
+    request: web.Request, acc: RepoAccess, *, permissions: bool = True
+) -> dict[str, Any]:
+    """The REST repository object; ``permissions`` adds the caller's (a webhook payload's
+    repository has none)."""
     row = dict(acc.row)
     row["open_issues"] = (
         hub_of(request)
@@ -162,13 +164,13 @@ def _render_repo(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
         )
         .fetchone()[0]
     )
-    perms = acc.permissions() if request.get("viewer") else None
+    perms = acc.permissions() if permissions and request.get("viewer") else None
     return render.repo(acc.base, row, acc.owner, perms)
 
 
 async def get_repo(request: web.Request) -> web.Response:
     """``GET /repos/{owner}/{repo}``."""
-    return reply(_render_repo(request, repo_access(request)))
+    return reply(repo_object(request, repo_access(request)))
 
 
 def _target_user(request: web.Request) -> dict[str, Any]:
@@ -249,7 +251,7 @@ def _invitation(
     return {
         "id": ident,
         "node_id": render.node_id("RepositoryInvitation", ident),
-        "repository": _render_repo(request, acc),
+        "repository": repo_object(request, acc),
         "invitee": render.user_row(acc.base, target),
         "inviter": render.user_row(acc.base, viewer(request)),
         "permissions": permission,

@@ -32,7 +32,7 @@ from aiohttp import web
 
 from relay.hub import render
 from relay.hub.store import Store, digest, now_us
-from relay.hub.web import ApiError, hub_of, invalid, not_found, read_object, reply
+from relay.hub.web import ApiError, hub_of, invalid, one_row, read_object, reply
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apps (
@@ -119,12 +119,8 @@ async def create_access_token(request: web.Request) -> web.Response:
         raise ApiError(401, _UNDECODABLE)
     store = hub_of(request).store
     app = verify_app_jwt(store, jwt, now=int(time.time()))
-    installation = store.db.execute(
-        "SELECT * FROM installations WHERE id = ? AND app_id = ?",
-        (int(request.match_info["installation_id"]), app["id"]),
-    ).fetchone()
-    if installation is None:
-        raise not_found()
+    sql = "SELECT * FROM installations WHERE id = ? AND app_id = ?"
+    one_row(request, sql, (int(request.match_info["installation_id"]), app["id"]))  # or 404
     token = "ghs_" + "".join(secrets.choice(_ALPHABET) for _ in range(36))
     with store.write() as db:
         db.execute(

@@ -137,6 +137,14 @@ def hub_of(request: web.Request) -> Hub:
     return request.app[HUB]
 
 
+def one_row(request: web.Request, sql: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    """The row ``sql`` selects, or 404 (a path naming something the repository lacks)."""
+    row = hub_of(request).store.db.execute(sql, args).fetchone()
+    if row is None:
+        raise not_found()
+    return dict(row)
+
+
 def origin(request: web.Request) -> str:
     """The base URL the client used, so rendered URLs point back at this hub."""
     return f"{request.scheme}://{request.host}"

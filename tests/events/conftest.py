@@ -1,20 +1,16 @@
-"""Fixtures for the event-driven nodes: the relay suite's world (a hub repository, a bare
-remote, two clones set up by `relay init` and `relay join`), reused from tests/relay, and
+"""Fixtures for the event-driven nodes: the shared world of tests/worlds.py (a hub
+repository, a bare remote, two clones set up by `relay init` and `relay join`), and
 `relay watch --webhook` processes that receive the hub's deliveries.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "relay"))
-
 from events_world import Watchers
-from relay_world import CONTROLLER, WORKER, HubLike, Tokens, World, make_world
+from worlds import HubLike, Tokens, World, make_world
 
 
 @pytest.fixture(scope="session")
@@ -44,10 +40,8 @@ def world(
 ) -> World:
     """`relay init` by the controller, then both nodes joined (no scheduler)."""
     made = make_world(tmp_path, hub, tokens, name=f"events-{unique}", monkeypatch=monkeypatch)
-    c, w = made.controller, made.worker
-    c.call("init", "--yes", "--node", CONTROLLER, "--repo", made.repo, "--api", hub.url)
-    w.call("join", "--node", WORKER, "--scheduler", "none")
-    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    made.init()
+    made.join_both()
     return made
 
 

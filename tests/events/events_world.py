@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worlds import stop_process
+
 from relay.state import NodeState
 
 NO_POLLING = "3600"
@@ -82,12 +84,7 @@ class WatchProcess:
             self.lines.append(line.rstrip("\n"))
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
 
 @dataclass

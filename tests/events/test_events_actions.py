@@ -16,16 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from relay_world import OWNER, WORKER, Node, World, api, clone_as
+from worlds import OWNER, WORKER, Node, World, api, clone_as
 
 PY = Path(sys.executable).as_posix()
 
 
 def open_job(world: World, worker: str = WORKER) -> int:
-    out = world.controller.call(
-        "job", "open", "--worker", worker, "--title", "On Actions", "--objective", "Run it."
-    )
-    return int(out.split("#", 1)[1].split(":", 1)[0])
+    return world.open_job(worker=worker, title="On Actions", objective="Run it.")
 
 
 def payload(world: World, event: str, number: int | None, **extra: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from gidgethub.aiohttp import GitHubAPI
-from relay_world import WORKER, World, api
+from worlds import WORKER, World, api
 
 from relay.appauth import AppAuth
 

@@ -6,10 +6,7 @@ round trip completed through deliveries alone and that the report says so.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import bench_events
 

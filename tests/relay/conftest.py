@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from relay_world import CONTROLLER, WORKER, HubLike, Tokens, World, make_world
+from worlds import HubLike, Tokens, World, make_world
 
 
 @pytest.fixture(scope="session")
@@ -44,17 +44,12 @@ def blank(
 @pytest.fixture
 def world(blank: World) -> World:
     """`relay init` by the controller, then both nodes joined."""
-    c, w = blank.controller, blank.worker
-    c.call("init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url)
-    w.call("join", "--node", WORKER, "--scheduler", "none")
-    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    blank.init()
+    blank.join_both()
     return blank
 
 
 @pytest.fixture
 def job(world: World) -> int:
     """An open job: the controller controls, the worker works."""
-    out = world.controller.call(
-        "job", "open", "--worker", WORKER, "--title", "Build fails", "--objective", "Find why."
-    )
-    return int(out.split("#", 1)[1].split(":", 1)[0])
+    return world.open_job()

@@ -10,7 +10,8 @@ import socket
 import sys
 from pathlib import Path
 
-from relay_world import WORKER, World, one_line_error
+from relay_world import one_line_error
+from worlds import WORKER, World
 
 PY = Path(sys.executable).as_posix()
 
@@ -100,7 +101,7 @@ def test_a_task_on_an_issue_that_is_no_job(world: World) -> None:
 
 
 def test_task_needs_a_joined_node(world: World, job: int, tmp_path: Path) -> None:
-    from relay_world import clone_as
+    from worlds import clone_as
 
     fresh = clone_as(world.bare, tmp_path, "unjoined")
     node = world.controller

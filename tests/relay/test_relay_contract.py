@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from relay_world import CONTROLLER, WORKER, World, git
+from worlds import CONTROLLER, WORKER, World, git
 
 PASS_KEYS = {
     "node",

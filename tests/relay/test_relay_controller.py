@@ -6,7 +6,8 @@ import json
 import re
 import subprocess
 
-from relay_world import CONTROLLER, OWNER, WORKER, World, git, hook_script, one_line_error
+from relay_world import hook_script, one_line_error
+from worlds import CONTROLLER, OWNER, WORKER, World, git
 
 
 def human(body: str) -> str:

@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from relay_world import Node, World, hook_script
+from relay_world import hook_script
+from worlds import Node, World
 
 PY = Path(sys.executable).as_posix()
 

@@ -7,7 +7,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from relay_world import CONTROLLER, WORKER, World, git, one_line_error
+from relay_world import one_line_error
+from worlds import CONTROLLER, WORKER, World, git
 
 from relay.protocol import TaskMsg, render_message
 from relay.state import NodeState

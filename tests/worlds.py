@@ -1,0 +1,254 @@
+"""The world the end-to-end suites act in: a hub repository, a bare remote, clones as nodes.
+
+Shared by tests/relay, tests/watchers_e2e and tests/events (pytest puts tests/ on the path
+because tests/ has a conftest.py and no __init__.py). The remote and the clones are made by
+relay.demo's own helpers, so the demo and the tests stand on the same ground.
+
+Every node command runs the real CLI, either as a process (:meth:`Node.run`, the end to
+end path) or in-process (:meth:`Node.call`, for fast setup). :meth:`World.frozen` takes a
+picture of everything a bad input must leave alone: the issue (body, labels, state,
+comments), the hub's refs and the remote's refs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from relay.demo import CONTROLLER, OWNER, STRANGER, WORKER, api, clone_as, git, make_remote
+from relay.protocol import parse_master
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then kill if it lingers past ten seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class HubLike(Protocol):
+    """What the tests need of the hub fixture (tests/conftest.py's HubProcess)."""
+
+    url: str
+
+    def token(self, login: str, *, admin: bool = False) -> str: ...
+
+
+class Tokens:
+    """Tokens by login, made once per session."""
+
+    def __init__(self, hub: HubLike) -> None:
+        self.hub = hub
+        self.made: dict[str, str] = {}
+
+    def __call__(self, login: str) -> str:
+        if login not in self.made:
+            self.made[login] = self.hub.token(login)
+        return self.made[login]
+
+
+@dataclass
+class Node:
+    """One clone acting as one node, with its token.
+
+    ``as_node`` adds ``--node NAME`` to every process's argv unless a call says otherwise
+    (the watcher suite runs verbs as a named node); ``timeout`` bounds each process."""
+
+    name: str
+    clone: Path
+    token: str
+    monkeypatch: pytest.MonkeyPatch
+    as_node: bool = False
+    timeout: float = 60
+
+    def env(self, token: str | None = None, **extra: str) -> dict[str, str]:
+        """The environment of this node's commands: the test's, its token (or ``token``),
+        ``extra``; a variable whose value is empty is left out ("" for no token)."""
+        env = {**os.environ, "RELAY_TOKEN": self.token if token is None else token, **extra}
+        return {name: value for name, value in env.items() if value}
+
+    def argv(self, *args: str, as_node: bool | None = None) -> list[str]:
+        """`python -m relay.cli ARGS --repo-dir CLONE [--node NAME]`."""
+        argv = [sys.executable, "-m", "relay.cli", *args, "--repo-dir", str(self.clone)]
+        named = self.as_node if as_node is None else as_node
+        return argv + (["--node", self.name] if named else [])
+
+    def run(
+        self,
+        *args: str,
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        as_node: bool | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the CLI as a process and wait for it."""
+        return subprocess.run(
+            self.argv(*args, as_node=as_node),
+            input=stdin,
+            env=env or self.env(),
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+            check=False,
+        )
+
+    def ok(
+        self,
+        *args: str,
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        as_node: bool | None = None,
+    ) -> str:
+        """Run a verb that must succeed; its stdout."""
+        done = self.run(*args, stdin=stdin, env=env, as_node=as_node)
+        assert done.returncode == 0, f"relay {args} -> {done.returncode}: {done.stderr}"
+        return done.stdout
+
+    def json(self, *args: str) -> Any:
+        """Run a verb with --json; its parsed output."""
+        return json.loads(self.ok(*args, "--json"))
+
+    def call(self, *args: str) -> str:
+        """Run a verb in-process (fast); its stdout. Fails the test on a non-zero exit."""
+        done = self.invoke(*args)
+        assert done.returncode == 0, f"relay {args} -> {done.returncode}: {done.stderr}"
+        return done.stdout
+
+    def invoke(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run ``relay.cli.main`` in this process with this node's token (or ``token``;
+        "" for none), capturing what it prints."""
+        from relay.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        value = self.token if token is None else token
+        with self.monkeypatch.context() as m:
+            if value:
+                m.setenv("RELAY_TOKEN", value)
+            else:
+                m.delenv("RELAY_TOKEN", raising=False)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = main([*args, "--repo-dir", str(self.clone)])
+        return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
+@dataclass
+class World:
+    """The hub repository, its bare remote and the two nodes."""
+
+    hub: HubLike
+    repo: str
+    bare: Path
+    root: Path
+    controller: Node
+    worker: Node
+    tokens: Tokens
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def init(self) -> None:
+        """`relay init` by the controller (labels, master section, its row)."""
+        self.controller.call(
+            "init", "--yes", "--node", CONTROLLER, "--repo", self.repo, "--api", self.hub.url
+        )
+
+    def join_both(self) -> None:
+        """`relay join` by the worker, then the controller (no scheduler)."""
+        self.worker.call("join", "--node", WORKER, "--scheduler", "none")
+        self.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+
+    def open_job(
+        self, *, worker: str = WORKER, title: str = "Build fails", objective: str = "Find why."
+    ) -> int:
+        """An open job the controller controls and ``worker`` works; its number."""
+        out = self.controller.call(
+            "job", "open", "--worker", worker, "--title", title, "--objective", objective
+        )
+        return int(out.split("#", 1)[1].split(":", 1)[0])
+
+    def api(self, path: str, method: str = "GET", body: Any = None, *, login: str = OWNER) -> Any:
+        """Call the hub as ``login`` under /repos/OWNER/NAME."""
+        return api(f"{self.hub.url}/repos/{self.repo}{path}", self.tokens(login), method, body)
+
+    def issue(self, number: int) -> dict[str, Any]:
+        found: dict[str, Any] = self.api(f"/issues/{number}")
+        return found
+
+    def labels(self, number: int) -> set[str]:
+        return {label["name"] for label in self.issue(number)["labels"]}
+
+    def comments(self, number: int) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self.api(f"/issues/{number}/comments?per_page=100")
+        return found
+
+    def heads(self, number: int) -> list[str]:
+        """The first line of each comment (``### TASK 1``, ``### RESULT 1``, ...)."""
+        return [c["body"].split("\n", 1)[0] for c in self.comments(number)]
+
+    def claim_refs(self) -> dict[str, str]:
+        rows = self.api("/git/matching-refs/relay/claims/")
+        return {r["ref"]: r["object"]["sha"] for r in rows}
+
+    def remote_refs(self) -> str:
+        """Every ref of the bare remote with its sha."""
+        return git("for-each-ref", "--format=%(refname) %(objectname)", cwd=self.bare)
+
+    def remote_head(self) -> str:
+        """The sha of main in the bare remote (what every node pulls)."""
+        return git("rev-parse", "main", cwd=self.bare).strip()
+
+    def remote_file(self, path: str) -> str:
+        return git("show", f"main:{path}", cwd=self.bare)
+
+    def column(self, node: str) -> str:
+        """The scheduler column of ``node`` in the node table pushed to the remote."""
+        row = parse_master(self.remote_file("docs/loop/LOOP.md")).node(node)
+        assert row is not None, f"{node} is not in the pushed node table"
+        return row.scheduler
+
+    def stranger_comment(self, number: int, body: str) -> int:
+        """A comment by an account that gives no instructions (a collaborator)."""
+        self.tokens(STRANGER)  # the account exists once it has a token
+        self.api(f"/collaborators/{STRANGER}", "PUT", {})
+        made = self.api(f"/issues/{number}/comments", "POST", {"body": body}, login=STRANGER)
+        return int(made["id"])
+
+    def frozen(self, number: int | None = None) -> dict[str, Any]:
+        """Everything a failed command must leave as it was."""
+        picture: dict[str, Any] = {"remote": self.remote_refs(), "claims": self.claim_refs()}
+        if number is not None:
+            issue = self.issue(number)
+            picture["issue"] = (issue["body"], issue["state"], sorted(self.labels(number)))
+            picture["comments"] = [(c["id"], c["body"]) for c in self.comments(number)]
+        return picture
+
+
+def make_world(
+    root: Path,
+    hub: HubLike,
+    tokens: Tokens,
+    *,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    private: bool = True,
+    as_node: bool = False,
+    timeout: float = 60,
+) -> World:
+    """Create the hub repository, the bare remote and the clones (``as_node`` and
+    ``timeout`` are the nodes', see :class:`Node`)."""
+    api(f"{hub.url}/user/repos", tokens(OWNER), "POST", {"name": name, "private": private})
+    bare = make_remote(root)
+    nodes = [
+        Node(n, clone_as(bare, root, n), tokens(OWNER), monkeypatch, as_node, timeout)
+        for n in (CONTROLLER, WORKER)
+    ]
+    return World(hub, f"{OWNER}/{name}", bare, root, nodes[0], nodes[1], tokens)
