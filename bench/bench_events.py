@@ -245,7 +245,9 @@ def report(figures: Figures) -> str:
     runs = ", ".join(f"{s:.3f}" for s in seconds)
     head = (
         f"round trip TASK -> RESULT, no-op step, both nodes on webhooks (median of"
-        f" {len(seconds)}): {statistics.median(seconds):.3f} s  [goal <= 0.5 s]  runs: {runs}"
+        f" {len(seconds)}): {statistics.median(seconds):.3f} s"
+        f"  [goal <= 0.5 s: {'met' if statistics.median(seconds) <= 0.5 else 'NOT met'}]"
+        f"  runs: {runs}"
     )
     return head + "\n" + breakdown(figures.turn, figures.phases)
 

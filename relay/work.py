@@ -9,6 +9,7 @@ is committed and pushed, the RESULT posted and the baton passed back as the last
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -108,7 +109,9 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
         return RunOutcome(RunStatus.FAILED, (step,))
     finally:
         if home and ctx.clone.current_branch() != home:
-            ctx.clone.checkout(home)
+            # a task that left the clone dirty keeps it on its branch; the RESULT says so
+            with contextlib.suppress(RelayError):
+                ctx.clone.checkout(home)
 
 
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
@@ -193,6 +196,12 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, outcome: RunOutcome) -
     status, summary, failed = summarise(task, outcome)
     redacted, report = redactor.redact_with_report(render_log(task, outcome, node=ctx.node))
     observations = []
+    left = ctx.clone.dirty_paths()
+    if left:
+        observations.append(
+            f"The task left tracked files modified ({', '.join(left[:5])}); this node cannot"
+            " pull or take another task until they are committed or reverted."
+        )
     log_url: str | None = None
     tail = ""
     if report.safe:

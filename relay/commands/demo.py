@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,5 +22,6 @@ def run(args: argparse.Namespace) -> Result:
     """Run the demo, printing as it goes."""
     from relay.demo import run_demo
 
-    timings = run_demo(lambda line: print(line, flush=True), keep=args.keep)
+    out = sys.stderr if args.json else sys.stdout  # with --json, stdout holds only JSON
+    timings = run_demo(lambda line: print(line, file=out, flush=True), keep=args.keep)
     return Result(lines=("demo finished",), data={"timings": timings})

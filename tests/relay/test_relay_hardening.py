@@ -114,3 +114,12 @@ def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int
     assert "commits its remote does not have" in done.stderr
     assert world.frozen(job) == before
     assert "local work" not in git("log", "--format=%s", "main", cwd=world.bare)
+
+
+def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    c.ok("task", str(job), "--step", "echo scribble >> README.md")
+    assert w.run("watch", "--once").returncode == 0
+    result = world.comments(job)[-1]["body"]
+    assert result.startswith("### RESULT 1 · done"), result
+    assert "left tracked files modified (README.md)" in result
