@@ -181,6 +181,8 @@ def _personal_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
         one("ip", f"Accepted publickey for ci from {public} port 22 ssh2", public),
         one("ip", f"> Host: {private}", private),
         one("ip", f'{public} - - [30/Nov/2026:08:57:16 +0000] "GET / HTTP/1.1" 200', public),
+        one("ip", f"Failed password for invalid user admin {public} port 22", public),
+        one("ip", f"worker-a   Ready    <none>   3d   {ip}", ip),
         one("ipv6", f"listening on [{v6}]:8080", v6),
         one("mac", f"link/ether {mac} brd ff:ff:ff:ff:ff:ff", mac),
         one("email", "Author: Alice W <alice.w@example.org>", "alice.w@example.org"),

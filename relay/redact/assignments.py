@@ -149,6 +149,9 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         stop += 1
     if stop == end or _PLACEHOLDER.fullmatch(block, end, stop):
         return None
+    word = block[end:stop]
+    if stop - end <= 8 and word.isalpha() and word.islower():
+        return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop
 
 

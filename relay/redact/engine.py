@@ -119,6 +119,7 @@ class Engine:
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
         found, open_at = _stretch_key_blocks(block, found)
+        found += _headless_key_ends(block, lowered, start, found)
         spans = merge(found)
         # An unfinished key block runs to the block's end, so it is in the last merged span.
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
@@ -138,6 +139,35 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
             end = len(block) if stop is None else max(stop, end)
         out.append((start, end, kind))
     return out, open_at
+
+
+_KEY_LINE = re.compile(rb"[A-Za-z0-9+/=]{8,}\r?")
+
+
+def _headless_key_ends(block: bytes, lowered: bytes, start: int, found: list[Span]) -> list[Span]:
+    """Key material whose BEGIN line is not in the text (a log's cap cut it, or a step
+    printed only the end of a key file): from an END line with no BEGIN before it, back
+    over the base64 lines above it."""
+    out: list[Span] = []
+    at = lowered.find(b"-----end ", start)
+    while at >= 0:
+        m = END_KEY.match(block, at)
+        if m and not any(s <= at < e for s, e, _ in found):
+            out.append((_key_body_start(block, at, floor=start), m.end(), Kind.PRIVATE_KEY))
+        at = lowered.find(b"-----end ", at + 9)
+    return out
+
+
+def _key_body_start(block: bytes, end_line: int, *, floor: int) -> int:
+    """The first of the base64-looking lines that run up to ``end_line``."""
+    first = end_line
+    while first > floor:
+        line_start = block.rfind(b"\n", floor, first - 1) + 1
+        line_start = max(line_start, floor)
+        if not _KEY_LINE.fullmatch(block, line_start, first - 1):
+            break
+        first = line_start
+    return first
 
 
 def replace(block: bytes, spans: Iterable[Span], start: int = 0, end: int | None = None) -> bytes:

@@ -13,12 +13,11 @@ The version rule: a dotted quad whose parts are 0-255 is a version, and kept, wh
 - it follows a version operator (``setuptools>=68.0.0.1``, ``==``, ``~=``, ``^``) or a
   name joined to it by ``-`` or ``/`` (``foo-2.3.4.5``, ``Firefox/115.0.2.1``; not ``@``,
   as in ``root@203.0.113.9``);
-- or it follows a product name and blanks (``cmake 3.28.1.0``, ``SDK 8.0.100.1``): a word
-  that starts and ends with a letter (so not ``eth0``) and is not one that introduces an
-  address (``to``, ``from``, ``inet``, ``host``, ``via``, ``ping`` …, see
-  ``_ADDRESS_WORDS``), with no port or prefix length after the quad (``:5432``, ``/24``),
-  and the quad is not in a private or link-local range (``10.``, ``172.16-31.``,
-  ``192.168.``, ``169.254.``, ``100.64-127.``), which products do not number versions in.
+- or it follows the name of a build tool and blanks (``cmake 3.28.1.0``, ``SDK 8.0.100.1``,
+  ``libfoo 1.2.3.4``; see ``_PRODUCTS``), with no port or prefix length after the quad
+  (``:5432``, ``/24``), and the quad is not in a private or link-local range (``10.``,
+  ``172.16-31.``, ``192.168.``, ``169.254.``, ``100.64-127.``). After any other word
+  (``admin 203.0.113.9``, ``Ready 34.123.45.67``) a quad is an address.
 Anything else that looks like an address is treated as one — at a line's start, after
 punctuation (``Host: 172.16.4.2``, ``(203.0.113.9)``, ``ip=…``), after an address word
 (``connect to 10.0.0.5:5432``, ``inet 192.168.1.20/24``, ``from 203.0.113.9``):
@@ -82,6 +81,23 @@ _NOT_VERSION = b"".join(
 )
 
 
+# Tools whose four-part versions show up in build and test logs. Only these (and names
+# starting "lib" or ending "sdk"/"runtime") make a bare quad after them a version: after
+# any other word (``admin 203.0.113.9``, ``Ready 34.123.45.67``) it is an address. Servers
+# (nginx, redis, postgres …) are left out: their names are followed by addresses as often.
+_PRODUCTS = frozenset(
+    b"""
+    python python3 py pypy node nodejs npm npx yarn pnpm deno bun cmake make ninja meson
+    gnu gcc g++ cc clang clang++ llvm lld ld rustc cargo rustup go golang java javac jdk jre
+    openjdk kotlin kotlinc scala gradle maven mvn ant dotnet msbuild msvc cl vs
+    visualstudio xcode swift swiftc ruby gem bundler perl php composer pip pip3 setuptools
+    wheel poetry conda openssl git curl wget firefox chrome chromium edge safari electron
+    qt boost protobuf protoc grpc bazel buck terraform kubectl helm ansible docker podman
+    windows kernel linux macos ios android gradlew jenkins
+    """.split()
+)
+
+
 def _private(octets: list[int]) -> bool:
     """10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10: after a bare name, an address."""
     a, b = octets[0], octets[1]
@@ -105,8 +121,8 @@ def _after_name(block: bytes, start: int, end: int) -> bool:
         word -= 1
     if stop == start or word == stop or (word > 0 and block[word - 1] not in _NAME_EDGE):
         return False
-    name = block[word:stop]
-    return name[:1].isalpha() and name[-1:].isalpha() and name.lower() not in _ADDRESS_WORDS
+    name = block[word:stop].lower()
+    return name in _PRODUCTS or name.startswith(b"lib") or name.endswith((b"sdk", b"runtime"))
 
 
 def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> bool:

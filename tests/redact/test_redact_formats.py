@@ -225,3 +225,58 @@ def test_own_secret_in_more_encodings(form: Callable[[str], str]) -> None:
     value = "own s3cret/with+signs=9"
     out = Redactor(MachineFacts(secrets=(value,))).redact(f"x {form(value)} y")
     assert out == "x [redacted:own-secret] y"
+
+
+def test_a_flag_followed_by_a_plain_word_is_prose_not_a_secret() -> None:
+    """relay's own hints say `--save-token file`; a short lower-case word after a
+    secret-named flag is a choice or prose, while anything secret-shaped is masked."""
+    r = Redactor()
+    for kept in ("use --save-token file", "pass --save-token to keep it"):
+        assert r.redact(kept) == kept
+    for secret in ("--password hunter22", "--token Zq7Zq7Zq7", "--api-key abcdefghijkl"):
+        flag, value = secret.split(" ")
+        out = r.redact(secret)
+        assert value not in out and out.startswith(flag), out
+
+
+def test_the_end_of_a_key_without_its_begin_line_is_still_masked() -> None:
+    """A log's output cap can cut a key block's BEGIN line away, and a step may print only
+    the end of a key file: the base64 lines above an END marker are key material."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.NoEncryption(),
+    ).decode()
+    body = pem.splitlines()
+    r = Redactor()
+    for keep in (3, 6, len(body) - 1):
+        text = (
+            "compiling foo.c\n[... 1024 bytes of output omitted ...]\n"
+            + "\n".join(body[-keep:])
+            + "\nlinking done\n"
+        )
+        out = r.redact(text)
+        for line in body[1:-1]:
+            assert line not in out
+        assert "END OPENSSH PRIVATE KEY" not in out
+        assert out.startswith("compiling foo.c\n") and out.endswith("linking done\n")
+        assert out.count("\n") == text.count("\n")  # line numbers stay true
+
+
+def test_public_addresses_after_ordinary_words_are_addresses_not_versions() -> None:
+    r = Redactor()
+    for line in (
+        "Failed password for invalid user admin 203.0.113.9 port 22",
+        "worker-a Ready 34.123.45.67",
+        "public_ip 198.51.100.23",
+        "NAT mapped 198.51.100.23",
+        "wlan 198.51.100.23",
+    ):
+        out = r.redact(line)
+        assert "<ip>" in out and not any(q in out for q in ("203.0", "34.123", "198.51")), out
+    for kept in ("cmake 3.28.1.0", "firefox 115.0.2.1", "Installing node 18.17.1.3"):
+        assert r.redact(kept) == kept
