@@ -18,7 +18,12 @@ class Result:
 
 
 def render(result: Result, *, json_output: bool) -> None:
-    """Print a result: its data as one JSON document, or its lines for a person."""
+    """Print a result: its data as one JSON document, or its lines for a person.
+
+    Under ``pythonw`` (a scheduled pass on Windows) there is no stdout at all.
+    """
+    if sys.stdout is None:
+        return
     if json_output:
         json.dump(result.data, sys.stdout, indent=2, sort_keys=True, default=str)
         sys.stdout.write("\n")

@@ -128,7 +128,7 @@ def _token_from_gh(api_url: str, env: Mapping[str, str], timeout: float) -> Toke
 KEYRING_SERVICE = "relay"
 
 
-def _keyring() -> Any:
+def usable_keyring() -> Any:
     """The ``keyring`` package when it is installed and has a usable backend, else None.
 
     keyring is optional: a node that wants its token in the OS keychain installs it.
@@ -143,7 +143,7 @@ def _keyring() -> Any:
 
 def keyring_token(api_url: str) -> Token | None:
     """The token kept for ``api_url`` in the OS keyring, if any."""
-    backend = _keyring()
+    backend = usable_keyring()
     if backend is None:
         return None
     try:
@@ -155,7 +155,7 @@ def keyring_token(api_url: str) -> Token | None:
 
 def save_keyring_token(api_url: str, token: str) -> bool:
     """Keep ``token`` for ``api_url`` in the OS keyring; False when no keyring is usable."""
-    backend = _keyring()
+    backend = usable_keyring()
     if backend is None:
         return False
     backend.set_password(KEYRING_SERVICE, api_url, token)

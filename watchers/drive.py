@@ -34,7 +34,8 @@ def print_report(report: PassReport) -> None:
     """Print a pass's lines (they carry no secrets) and flush, for scheduler logs."""
     for line in report.lines:
         print(line)
-    sys.stdout.flush()
+    if sys.stdout is not None:  # pythonw has none
+        sys.stdout.flush()
 
 
 async def loop(

@@ -119,6 +119,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
 
     override, interval = choice(args, ctx)
     await asyncio.to_thread(durable.plan, ctx, override=override, interval=interval)
+    check_inputs(args)
     lines: list[str] = []
     async with client(ctx) as gh:
         row = ctx.master.node(ctx.node)
@@ -137,11 +138,11 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
             message = f"relay: {ctx.node} watcher is {scheduler}"
             await asyncio.to_thread(save_loop, ctx.clone, text, message)
         lines.append(f"watcher: {scheduler}")
+        save_config(args, ctx, scheduler)
         if args.webhook:
             from relay.hooks import register_webhook
 
             lines += await register_webhook(ctx, args.webhook)
-        save_config(args, ctx, scheduler)
         found = await roles(gh, ctx.node)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
     return Result(
@@ -168,6 +169,27 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     if column != DECLINED:
         said.append(token_route(ctx, durable.load(ctx.state, ctx.node))[1])
     return column, tuple(said)
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Refuse, before anything is pushed or registered, what join could not finish."""
+    from urllib.parse import urlsplit
+
+    if args.webhook:
+        parts = urlsplit(args.webhook)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise LocalUsageError(
+                f"--webhook {args.webhook!r} is not an http(s) URL",
+                hint="give the URL your `relay watch --webhook` receiver answers on",
+            )
+    if args.save_token == "keyring":
+        from relay.token import usable_keyring
+
+        if usable_keyring() is None:
+            raise ConfigError(
+                "no usable OS keyring here (the `keyring` package is missing or has no backend)",
+                hint="use --save-token file",
+            )
 
 
 def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]:

@@ -160,3 +160,16 @@ def test_init_with_a_refused_push_leaves_the_clone_clean_and_can_be_rerun(blank:
     refuse.unlink()
     c.ok(*init_args(blank), "--yes", "--node", CONTROLLER)
     assert "## Relay" in blank.remote_file("docs/loop/LOOP.md")
+
+
+def test_join_refuses_what_it_could_not_finish_before_pushing_anything(blank: World) -> None:
+    """A bad --webhook URL or an unusable keyring is found before the node row goes out."""
+    c, w = blank.controller, blank.worker
+    c.call("init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url)
+    before = blank.remote_head()
+    for extra in (("--webhook", "not a url"), ("--save-token", "keyring")):
+        done = w.run("join", "--node", WORKER, "--scheduler", "none", *extra)
+        line = one_line_error(done)
+        assert ("--webhook" in line) or ("keyring" in line), line
+        assert blank.remote_head() == before
+        assert not (w.clone / ".git/relay/config.json").exists()
