@@ -32,6 +32,7 @@ from relay.protocol import (
 from relay.protocol.labels import batons_in
 
 if TYPE_CHECKING:
+    from relay.protocol import DeclineTask
     from relay.redact import Redactor
     from relay.runner import RunOutcome
 
@@ -105,13 +106,18 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
             ctx.clone.checkout(task.checkout)
         return _run_here(ctx, task)
     except RelayError as err:
-        step = StepOutcome(f"git checkout {task.checkout}", 1, False, 0.0, str(err), 0)
+        step = StepOutcome(checkout_step(task.checkout or ""), 1, False, 0.0, str(err), 0)
         return RunOutcome(RunStatus.FAILED, (step,))
     finally:
         if home and ctx.clone.current_branch() != home:
             # a task that left the clone dirty keeps it on its branch; the RESULT says so
             with contextlib.suppress(RelayError):
                 ctx.clone.checkout(home)
+
+
+def checkout_step(branch: str) -> str:
+    """How the log shows the checkout that precedes a task's steps."""
+    return f"git checkout {branch}"
 
 
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
@@ -133,6 +139,12 @@ def summarise(task: TaskMsg, outcome: RunOutcome) -> tuple[Status, str, int | No
         return Status.DONE, f"All {count} step(s) succeeded.", None
     failed = outcome.failed_step
     step = outcome.steps[-1]
+    if task.checkout and step.command == checkout_step(task.checkout) and step.duration == 0:
+        return (
+            Status.FAILED,
+            f"Branch `{task.checkout}` could not be checked out; no step ran.",
+            None,
+        )
     why = "timed out" if step.timed_out else f"exited with {step.exit_code}"
     return Status.FAILED, f"Step {failed} of {count} {why}: `{step.command[:120]}`.", failed
 
@@ -238,6 +250,31 @@ async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label)
         return False
     await gh.set_labels(number, with_baton(labels, to))
     return True
+
+
+def decline(ctx: NodeContext, action: ExecuteTask, reason: str) -> DeclineTask:
+    """Answer a TASK this node cannot take now (its clone cannot be brought up to date)
+    with a blocked RESULT, so the controller hears of it instead of waiting on silence."""
+    from relay.protocol import DeclineTask
+
+    why = redactor_for(ctx, ctx.token().value).redact(reason).rstrip(".")
+    result = ResultMsg(
+        issue=action.issue,
+        node=ctx.node,
+        task=action.task.task,
+        status=Status.BLOCKED,
+        summary=f"Not run: {why}."[:4000],
+    )
+    return DeclineTask(
+        issue=action.issue,
+        comment_id=action.comment_id,
+        task=action.task.task,
+        reason=why,
+        result=result,
+        body=render_message(result),
+        expect=action.expect,
+        to=action.done,
+    )
 
 
 def on_result_env(issue: int, task: int, status: str, result_file: str) -> dict[str, str]:

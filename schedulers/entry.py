@@ -143,13 +143,18 @@ def label_for(*, clone: Path, node: str) -> str:
     return f"{LABEL_PREFIX}-{slug}-{digest}"
 
 
+# Choices made when joining, not settings a pass needs: the entry must not change with
+# the shell that joins (a changed launchd entry is booted out and restarted).
+_JOIN_TIME = frozenset({"RELAY_SCHEDULER", "RELAY_NODE", "RELAY_TOKEN"})
+
+
 def safe_environment(
     environ: Mapping[str, str], *, interpreter: str
 ) -> tuple[tuple[str, str], ...]:
     """The variables a pass needs (a PATH led by the interpreter's directory), nothing secret."""
     kept: dict[str, str] = {}
     for name, value in environ.items():
-        wanted = name in _KEPT_NAMES or name.startswith("RELAY_")
+        wanted = (name in _KEPT_NAMES or name.startswith("RELAY_")) and name not in _JOIN_TIME
         if wanted and not _SECRET_NAME.search(name) and not _SECRET_VALUE.search(value):
             kept[name] = value
     kept["PATH"] = _path_for(interpreter, kept.get("PATH", ""))

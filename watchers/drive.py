@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 Printer = Callable[[PassReport], None]
 # Seconds to wait before trying again when another process of this node holds its lock:
 # the delivery was taken, so dropping the pass would lose the turn until a reconcile.
-BUSY_RETRIES = (0.5, 1.0, 2.0, 4.0, 8.0)
+# A scheduled pass may be running a step (up to the step timeout), so keep trying for
+# about ten minutes before leaving the turn to the reconciling pass.
+BUSY_RETRIES = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, *(30.0,) * 19)
 
 
 def print_report(report: PassReport) -> None:
@@ -77,14 +79,13 @@ async def serve_webhook(
     gate = asyncio.Lock()
 
     async def on_event(event: WebhookEvent) -> None:
-        async with gate:
-            report = await run_pass(ctx, issue=event.issue_number)
-            for delay in BUSY_RETRIES:  # a scheduled pass of this node holds the lock
-                if report.outcome != "busy":
-                    break
-                await asyncio.sleep(delay)
+        for delay in (*BUSY_RETRIES, None):
+            async with gate:
                 report = await run_pass(ctx, issue=event.issue_number)
-            printer(report)
+            if report.outcome != "busy" or delay is None:
+                break
+            await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
+        printer(report)
 
     async def reconcile() -> None:
         async with gate:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from relay.apply import Applier
+from relay.errors import ConfigError
 from relay.node import NodeContext, client
 from relay.observe import observe
 from relay.protocol import Action, ExecuteTask, Ignore, Snapshot, TearDown, Wait, decide
@@ -106,11 +107,15 @@ async def _pass(
             )
             actions = _decide(snapshot, ctx.node, only=issue)
             if busy(actions):
-                await asyncio.to_thread(ctx.clone.pull_rebase)
-                # decide again with the master section just pulled: an account removed
-                # from the node table a moment ago gives no more instructions
-                snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
-                actions = _decide(snapshot, ctx.node, only=issue)
+                try:
+                    await asyncio.to_thread(ctx.clone.pull_rebase)
+                except ConfigError as err:  # a dirty clone: no task can run here now
+                    actions = [_unrunnable(ctx, a, err) for a in actions]
+                else:
+                    # decide again with the master section just pulled: an account
+                    # removed from the node table a moment ago gives no more instructions
+                    snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
+                    actions = _decide(snapshot, ctx.node, only=issue)
             applier = Applier(gh, ctx, snapshot, verbose=verbose)
             await applier.apply(actions)
             report.lines += applier.lines
@@ -122,6 +127,15 @@ async def _pass(
         finally:
             stats = gh.stats
             report.requests, report.not_modified = stats.requests, stats.not_modified
+
+
+def _unrunnable(ctx: NodeContext, action: Action, err: ConfigError) -> Action:
+    """A TASK this clone cannot take is answered blocked; other actions need no git."""
+    if not isinstance(action, ExecuteTask):
+        return action
+    from relay.work import decline
+
+    return decline(ctx, action, f"this node cannot update its clone: {err.message}")
 
 
 def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:

@@ -60,7 +60,11 @@ class IllegalTransition(LocalUsageError):
         self.state, self.event, self.role = state, event, role
         super().__init__(
             f"the {role.value} cannot {event.value} while the job is {state.value}",
-            hint="run `relay status` to see whose turn it is",
+            hint=(
+                "a person decides first: remove the `needs:human` label to unpark it"
+                if state == State.PARKED
+                else "run `relay status` to see whose turn it is"
+            ),
         )
 
 

@@ -191,7 +191,8 @@ def _task_md(m: TaskMsg) -> list[str]:
 def _result_md(m: ResultMsg) -> list[str]:
     log = f"[result log]({m.log_url})" if m.log_url else "not committed"
     lines = [f"### RESULT {m.task} · {m.status.value}", ""]
-    lines += [f"{code_span(m.node)} ran TASK {m.task}. **Log:** {log}", ""]
+    verb = "did not run" if m.status == Status.BLOCKED else "ran"
+    lines += [f"{code_span(m.node)} {verb} TASK {m.task}. **Log:** {log}", ""]
     lines += _field("Summary", m.summary)
     if m.failed_step is not None:
         lines += [f"**Failed step:** {m.failed_step}", ""]

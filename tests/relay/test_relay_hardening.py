@@ -87,6 +87,7 @@ def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · failed"), result
+    assert "could not be checked out; no step ran" in result
     assert "no-such-branch" in result
     assert world.labels(job) == {"awaiting:controller"}
 
@@ -123,3 +124,12 @@ def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: in
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result
     assert "left tracked files modified (README.md)" in result
+    # the next TASK cannot run on the dirty clone: the controller hears so, not silence
+    c.call("watch", "--once")
+    c.ok("task", str(job), "--step", "true")
+    done = w.run("watch", "--once")
+    assert done.returncode == 0, done.stderr
+    blocked = world.comments(job)[-1]["body"]
+    assert blocked.startswith("### RESULT 2 · blocked"), blocked
+    assert "uncommitted changes (README.md)" in blocked
+    assert world.labels(job) == {"awaiting:controller"}

@@ -160,3 +160,18 @@ def test_create_on_windows_builds_a_task_without_tokens(tmp_path: Path) -> None:
     assert entry.env["PATH"].split(";")[0] == str(Path(sys.executable).parent)
     text = "\n".join(TaskScheduler(home=tmp_path).render(entry).values())
     assert all(secret not in text for secret in TOKENS.values())
+
+
+def test_the_entry_does_not_change_with_the_shell_that_joins(tmp_path: Path) -> None:
+    """RELAY_SCHEDULER=cron relay join, then a plain relay join: the same entry (a changed
+    launchd entry would be booted out, killing a running pass)."""
+    base = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "RELAY_API_URL": "http://h:1"}
+    plain = Entry.create(clone=tmp_path, node="n", state_dir=tmp_path, environ=base)
+    chosen = Entry.create(
+        clone=tmp_path,
+        node="n",
+        state_dir=tmp_path,
+        environ={**base, "RELAY_SCHEDULER": "cron", "RELAY_NODE": "n"},
+    )
+    assert chosen == plain
+    assert ("RELAY_API_URL", "http://h:1") in plain.environment
