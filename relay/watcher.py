@@ -279,6 +279,8 @@ async def _remove(
     ctx: NodeContext, record: WatcherRecord, seam: Seam, *, column: str, recheck: bool
 ) -> Teardown:
     """Remove the entry; only then mark the record inactive; check the jobs once more."""
+    if inside_own_job(record):
+        return await _remove_own_launchd_job(ctx, record, seam, column=column, recheck=recheck)
     sched = seam.backend(record.scheduler)
     try:
         await asyncio.to_thread(sched.teardown, record.spec())
@@ -291,6 +293,42 @@ async def _remove(
         return await _reinstate(ctx, record, seam, removed=True)
     line = f"watcher torn down: the {record.scheduler} entry is removed; column says {column}"
     return Teardown(removed=True, reinstated=False, lines=(line,))
+
+
+async def _remove_own_launchd_job(
+    ctx: NodeContext, record: WatcherRecord, seam: Seam, *, column: str, recheck: bool
+) -> Teardown:
+    """The pass runs as the very launchd job it removes. launchd will not take the label
+    back while this process still runs ("5: Input/output error" while it drains), so the
+    order is: plist away (nothing loads at the next login), check the jobs once more (a
+    late job gets the plist back and the job stays loaded), record, and boot out last —
+    which may end this pass."""
+    from schedulers.launchd import LaunchdScheduler
+
+    sched = seam.backend(record.scheduler)
+    assert isinstance(sched, LaunchdScheduler)
+    entry = record.spec()
+    plist = sched.plist_path(entry)
+    kept = plist.read_bytes() if plist.is_file() else None
+    plist.unlink(missing_ok=True)
+    if recheck and await bound_jobs(ctx):
+        if kept is not None:
+            plist.write_bytes(kept)
+        note = f"relay: {ctx.node} watcher is {record.scheduler} again (a job arrived)"
+        await asyncio.to_thread(set_column, ctx, record.scheduler, note)
+        line = "a job arrived during the teardown: the launchd watcher stays"
+        return Teardown(removed=False, reinstated=True, lines=(line,))
+    save(ctx.state, record.model_copy(update={"active": False, "torn_down_at": datetime.now(UTC)}))
+    line = f"watcher torn down: the launchd entry is removed; column says {column}"
+    await asyncio.to_thread(sched.teardown, entry)  # launchd may end this pass here
+    return Teardown(removed=True, reinstated=False, lines=(line,))
+
+
+def inside_own_job(record: WatcherRecord) -> bool:
+    """Whether this process is the launchd job of ``record`` (launchd sets the label)."""
+    return record.scheduler == "launchd" and os.environ.get("XPC_SERVICE_NAME") == (
+        record.spec().label
+    )
 
 
 @contextlib.contextmanager

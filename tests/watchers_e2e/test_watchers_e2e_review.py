@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -80,20 +81,33 @@ def test_a_launchd_pass_survives_the_bootout_of_its_own_job(world: World) -> Non
 
 
 @pytest.mark.skipif(os.name == "nt", reason="SIGTERM is POSIX")
-def test_a_job_arriving_as_launchd_ends_the_pass_brings_the_job_back(world: World) -> None:
+def test_a_job_arriving_during_a_launchd_teardown_keeps_the_job_loaded(
+    world: World,
+) -> None:
+    """launchd will not take the label back while the pass (its job) still runs, so the
+    pass decides before its bootout: a job that arrives once the column is pushed (here:
+    opened by the remote's post-receive hook, as the push lands) keeps the job loaded."""
     fake, label = launchd_join(world)
     w, c = world.worker, world.controller
-    hook = world.root / "on-bootout.json"
     late = c.argv("job", "open", "--worker", WORKER, "--title", "Late", "--objective", "?")
-    hook.write_text(json.dumps({"argv": late, "env": c.env()}))
-    env = fake.env(w, token="", XPC_SERVICE_NAME=label, FAKE_LAUNCHD_ON_BOOTOUT=str(hook))
+    env = {k: v for k, v in c.env().items() if k in ("PATH", "HOME", "RELAY_TOKEN")}
+    hook = world.bare / "hooks" / "post-receive"
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    hook.write_text(
+        "#!/bin/sh\n" + exports + "unset GIT_DIR\n"
+        f"{shlex.join(late)} >/dev/null 2>&1\n"
+        f"rm -f {shlex.quote(str(hook))}\n"  # once
+    )
+    hook.chmod(0o755)
+    plist = Path(w.env()["HOME"]) / "Library/LaunchAgents" / f"{label}.plist"
+    assert plist.is_file()
+    env = fake.env(w, token="", XPC_SERVICE_NAME=label)
     done = w.run("watch", "--once", "--scheduled", env=env)
     assert done.returncode == 0, done.stderr
-    assert "the launchd watcher is registered again" in done.stdout
-    calls = [call[0] for call in fake.seen()["calls"]]
-    after = calls[calls.index("bootout") :]
-    assert after == ["bootout", "print", "bootstrap", "print"]  # no bootout of our own again
+    assert "a job arrived during the teardown" in done.stdout
+    assert "bootout" not in [call[0] for call in fake.seen()["calls"][-3:]]
     assert fake.seen()["loaded"] == [label]
+    assert plist.is_file(), "the plist is back, so the job loads again at the next login"
     record = load(NodeState.for_clone(w.clone), WORKER)
     assert record is not None and record.active
     assert world.column(WORKER) == "launchd"
