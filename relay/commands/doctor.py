@@ -105,9 +105,11 @@ def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetim
         return Check("last pass", status, f"no pass of {ctx.node} recorded yet", fix=fix)
     beat = beats[-1]
     when = f"{beat.at:%Y-%m-%d %H:%M:%S} UTC ({age(beat.at, now)} ago)"
-    if beat.outcome == "error":
+    if beat.outcome == "error" or beat.outcome.startswith("error:"):
         fix = f"run `relay watch --once` to see the error{logs}"
-        return Check("last pass", Status.FAIL, f"the last pass, at {when}, failed", fix=fix)
+        said = beat.outcome.removeprefix("error").lstrip(": ")
+        detail = f"the last pass, at {when}, failed" + (f": {said}" if said else "")
+        return Check("last pass", Status.FAIL, detail, fix=fix)
     if record is not None and active:
         limit = STALE_INTERVALS * record.interval
         if (now - beat.at).total_seconds() > limit:

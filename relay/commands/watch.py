@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -43,17 +44,42 @@ def listen_address(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> Result:
     """Dispatch; with --log, the lines (or the error) are appended to the log as well,
     since Task Scheduler keeps no output of the passes it starts."""
-    if args.log is None:
-        return dispatch(args)
     from relay.watcher_token import append_log
 
     try:
         result = dispatch(args)
     except RelayError as err:
-        append_log(args.log, [f"relay: {err}"])
+        if args.once and args.event is None:
+            record_failure(args, err)
+        if args.log is not None:
+            from relay.cli import redacted
+
+            append_log(args.log, [f"relay: {redacted(str(err))}"])
         raise
-    append_log(args.log, list(result.lines) or ["nothing to do"])
+    if args.log is not None:
+        append_log(args.log, list(result.lines) or ["nothing to do"])
     return result
+
+
+def record_failure(args: argparse.Namespace, err: RelayError) -> None:
+    """A pass that failed before it could start (no token, a moved clone) still leaves a
+    heartbeat, so `relay doctor` reports the failure instead of "no pass yet"."""
+    from datetime import UTC, datetime, timedelta
+    from pathlib import Path
+
+    from relay.cli import redacted
+    from relay.state import NodeState, PassRecord
+
+    with contextlib.suppress(Exception):  # no clone, no state: nothing to record into
+        state = NodeState.for_clone(args.repo_dir or Path.cwd())
+        now = datetime.now(UTC)
+        last = state.heartbeat()
+        if last is not None and now - last.at < timedelta(seconds=5):
+            return  # the pass itself recorded how it ended
+        config = state.load_config()
+        node = args.node or (config.node if config else "?")
+        outcome = f"error: {redacted(str(err))}"[:300]
+        state.log_pass(PassRecord(at=now, node=node, outcome=outcome))
 
 
 def dispatch(args: argparse.Namespace) -> Result:

@@ -178,3 +178,19 @@ def test_a_torn_down_watcher_is_not_said_to_have_had_no_job(
     world.worker.ok("leave")  # on demand, while a job still binds the node
     said = world.worker.run("doctor").stdout
     assert "no open job bound it" not in said and "`relay join` registers it again" in said
+
+
+def test_a_pass_that_fails_before_it_starts_still_leaves_a_heartbeat(
+    world: World, real_crontab: None
+) -> None:
+    """No token for the scheduled pass: doctor names the failure, not 'no pass yet'."""
+    w = world.worker
+    w.call("join", "--node", WORKER, "--scheduler", "cron")  # no --save-token
+    world.open_job()
+    done = w.run("watch", "--once", "--scheduled", env=w.env(token=""))
+    assert done.returncode != 0
+    beat = NodeState.for_clone(w.clone).heartbeat()
+    assert beat is not None and beat.outcome.startswith("error: "), beat
+    assert "--save-token" in beat.outcome
+    status, found, _ = doctor(world)
+    assert status == 1 and found["last pass"] == "fail"
