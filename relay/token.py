@@ -1,9 +1,10 @@
 """Where relay finds its token and its API base URL.
 
-The token is looked for in order: ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``, the GitHub
-CLI (``gh auth token`` for the API's host, when ``gh`` is installed), then the node's token
-file (``.git/relay/token``, which must be readable by this user only). The first one found
-wins. The API base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
+The token is looked for in order: ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``, the OS
+keyring (when the optional ``keyring`` package has a usable backend and `relay join
+--save-token keyring` kept one there), the GitHub CLI (``gh auth token`` for the API's host,
+when ``gh`` is installed), then the node's token file (``.git/relay/token``, which must be
+readable by this user only). The first one found wins. The API base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ def find_token(
         value = environ.get(name, "").strip()
         if value:
             return Token(value, name)
+    from_keyring = keyring_token(api_url)  # saved for this node on purpose: before gh
+    if from_keyring is not None:
+        return from_keyring
     from_gh = _token_from_gh(api_url, environ, gh_timeout)
     if from_gh is not None:
         return from_gh
-    from_keyring = keyring_token(api_url)
-    if from_keyring is not None:
-        return from_keyring
     if token_file is not None:
         from_file = read_token_file(token_file)
         if from_file is not None:
