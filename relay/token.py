@@ -4,7 +4,8 @@ The token is looked for in order: ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN`
 keyring (when the optional ``keyring`` package has a usable backend and `relay join
 --save-token keyring` kept one there), the GitHub CLI (``gh auth token`` for the API's host,
 when ``gh`` is installed), then the node's token file (``.git/relay/token``, which must be
-readable by this user only). The first one found wins. The API base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
+readable by this user only). The first one found wins. The API base URL comes from
+``--api``, else ``RELAY_API_URL``, else GitHub's.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ def api_base_url(flag: str | None = None, env: Mapping[str, str] | None = None) 
     environ = os.environ if env is None else env
     url = (flag or environ.get(API_URL_ENV) or DEFAULT_API_URL).strip().rstrip("/")
     parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            "the API URL must not carry a user or password",
+            hint=f"give the token in RELAY_TOKEN and the bare URL in --api or {API_URL_ENV}",
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
             f"API URL {url!r} is not an http(s) URL; pass --api http://HOST:PORT"

@@ -82,3 +82,10 @@ def test_api_url_from_flag_env_or_default() -> None:
     )
     with pytest.raises(ConfigError, match="not an http"):
         api_base_url("127.0.0.1:8787", {})
+
+
+def test_a_credential_in_the_api_url_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigError) as caught:
+        api_base_url("http://bob:ghp_secretsecret@127.0.0.1:1")
+    assert "ghp_secret" not in str(caught.value)
+    assert "RELAY_TOKEN" in str(caught.value)
