@@ -23,9 +23,37 @@ Fault spec (--faults or POST /_hub/faults), comma-separated key=value:
   500=P 502=P 503=P 429=P secondary=P drop=P slow=P   shares of requests, 0..1
   latency=S      seconds of delay for `slow` (or for every request if slow is absent)
   retry_after=N  Retry-After seconds on 429 and secondary 403 (default 1)
+  drop_after=P 502_after=P   shares answered only AFTER the handler ran and its write
+                 committed: the connection drops or a 502 comes back although the comment,
+                 label or ref now exists (a retry then duplicates it or finds it taken)
   seed=N         seed of the per-request draw (deterministic)
   limit=N        stop injecting after N faults
+
+Rate limit: each user has --rate-limit requests an hour across all of its tokens (an App
+installation has its own budget; anonymous callers 60 per address), as on GitHub.
 """
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0..65535 (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port; use 0..65535 (0: any free)")
+    return port
+
+
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def register(sub: Any) -> None:
@@ -43,7 +71,16 @@ def register(sub: Any) -> None:
         help="data directory (default: the platform's user data directory)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8787, help="port, 0 for a free one (default 8787)")
+    p.add_argument(
+        "--port", type=port_number, default=8787, help="port, 0 for a free one (default 8787)"
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=positive,
+        default=5000,
+        metavar="N",
+        help="requests per user per hour (default 5000, GitHub's; raise it for benchmarks)",
+    )
     p.add_argument("--faults", default="", metavar="SPEC", help="inject faults (see above)")
     p.set_defaults(func=serve)
     inner = p.add_subparsers(dest="hub_verb", metavar="token")
@@ -51,6 +88,11 @@ def register(sub: Any) -> None:
     t.add_argument("login", metavar="LOGIN")
     t.add_argument("--data", type=Path, default=argparse.SUPPRESS, help="data directory")
     t.add_argument("--admin", action="store_true", help="the token may use /_hub/ endpoints")
+    t.add_argument(
+        "--long",
+        action="store_true",
+        help="mint a 93-character fine-grained-PAT-shaped token instead of a 40-character one",
+    )
     t.set_defaults(func=token)
 
 
@@ -67,7 +109,9 @@ def serve(args: argparse.Namespace) -> Result:
     from relay.hub.server import run
 
     spec = FaultSpec.parse(args.faults)
-    url = run(_data_dir(args), host=args.host, port=args.port, faults=spec)
+    url = run(
+        _data_dir(args), host=args.host, port=args.port, faults=spec, rate_limit=args.rate_limit
+    )
     return Result(lines=("relay hub stopped",), data={"url": url})
 
 
@@ -75,5 +119,5 @@ def token(args: argparse.Namespace) -> Result:
     """Print a fresh token, alone, on standard output."""
     from relay.hub.server import create_token
 
-    value = create_token(_data_dir(args), args.login, admin=args.admin)
+    value = create_token(_data_dir(args), args.login, admin=args.admin, long=args.long)
     return Result(lines=(value,), data={"login": args.login, "token": value})

@@ -28,6 +28,7 @@ from relay.hub.web import (
     paged,
     paging,
     parse_since,
+    path_int,
     read_object,
     reply,
     viewer,
@@ -124,7 +125,7 @@ async def create_comment(request: web.Request) -> web.Response:
 def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     """The comment ``{comment_id}`` of the repository, or 404."""
     sql = f"{_COMMENT_SELECT} WHERE c.id = ? AND c.repo_id = ?"
-    return one_row(request, sql, (int(request.match_info["comment_id"]), acc.id))
+    return one_row(request, sql, (path_int(request, "comment_id"), acc.id))
 
 
 async def get_comment(request: web.Request) -> web.Response:
@@ -213,7 +214,7 @@ async def create_reaction(request: web.Request) -> web.Response:
     me = viewer(request)
     subject, row = _subject(request, acc)
     content = (await read_object(request)).get("content")
-    if content not in render.REACTIONS:
+    if not isinstance(content, str) or content not in render.REACTIONS:
         raise invalid("Reaction", "content", "invalid")
     store = hub_of(request).store
     find = (
@@ -250,7 +251,7 @@ async def delete_reaction(request: web.Request) -> web.Response:
             "DELETE FROM reactions WHERE id = ? AND subject = ? AND subject_id = ?"
             " AND (user_id = ? OR ?)",
             (
-                int(request.match_info["reaction_id"]), subject, row["id"], me["id"],
+                path_int(request, "reaction_id"), subject, row["id"], me["id"],
                 acc.role >= Role.ADMIN,
             ),
         ).rowcount  # fmt: skip
@@ -284,7 +285,7 @@ async def get_event(request: web.Request) -> web.Response:
     acc = repo_access(request)
     store = hub_of(request).store
     where = f"id = ? AND repo_id = ? AND kind = 'issues' AND action IN {EVENT_ACTIONS!r}"
-    event_id = int(request.match_info["event_id"])
+    event_id = path_int(request, "event_id")
     row = one_row(request, f"SELECT * FROM journal WHERE {where}", (event_id, acc.id))
     issue = dict(
         store.db.execute("SELECT * FROM issues WHERE id = ?", (row["issue_id"],)).fetchone()

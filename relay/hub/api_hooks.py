@@ -15,11 +15,13 @@ from relay.hub.store import now_us
 from relay.hub.web import (
     ApiError,
     Role,
+    check_text,
     hub_of,
     invalid,
     no_content,
     not_found,
     one_row,
+    path_int,
     read_object,
     reply,
     viewer,
@@ -47,7 +49,7 @@ def _check(data: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
     events = data.get("events", json.loads(old["events"]) if old else ["push"])
     if not isinstance(events, list) or not all(isinstance(e, str) for e in events) or not events:
         raise invalid("Hook", "events", "invalid")
-    secret = config.get("secret", old["secret"] if old else None)
+    secret = check_text("Hook", "secret", config.get("secret", old["secret"] if old else None))
     return {
         "url": url, "content_type": content_type, "secret": secret or None,
         "insecure_ssl": str(config.get("insecure_ssl", old["insecure_ssl"] if old else "0")),
@@ -68,7 +70,7 @@ def _admin_access(request: web.Request) -> RepoAccess:
 
 def _hook(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     sql = "SELECT * FROM hooks WHERE id = ? AND repo_id = ?"
-    return one_row(request, sql, (int(request.match_info["hook_id"]), acc.id))
+    return one_row(request, sql, (path_int(request, "hook_id"), acc.id))
 
 
 async def list_hooks(request: web.Request) -> web.Response:

@@ -165,8 +165,10 @@ async def create_issue(request: web.Request) -> web.Response:
 def _state_change(issue: dict[str, Any], data: dict[str, Any], actor_id: int) -> dict[str, Any]:
     """The columns a state change sets (empty when the state stays)."""
     state, reason = data.get("state", issue["state"]), data.get("state_reason")
-    if state not in ("open", "closed") or reason not in _STATE_REASONS:
-        raise invalid("Issue", "state", "invalid")
+    if not isinstance(state, str) or state not in ("open", "closed"):
+        raise invalid("Issue", "state", "invalid", "state must be open or closed")
+    if not (reason is None or isinstance(reason, str)) or reason not in _STATE_REASONS:
+        raise invalid("Issue", "state_reason", "invalid", "state_reason is not a known reason")
     if state == issue["state"]:
         keep_reason = "state_reason" in data and state == "closed"
         return {"state_reason": reason} if keep_reason else {}

@@ -20,6 +20,7 @@ from relay.hub.web import (
     MAX_LABEL,
     ApiError,
     Role,
+    check_text,
     hub_of,
     invalid,
     no_content,
@@ -27,6 +28,7 @@ from relay.hub.web import (
     one_row,
     paged,
     paging,
+    path_int,
     read_json,
     read_object,
     reply,
@@ -82,8 +84,8 @@ def labels_of(store: Store, issue_ids: list[int]) -> dict[int, list[dict[str, An
 
 def ensure_labels(store: Store, repo_id: int, names: list[Any]) -> list[dict[str, Any]]:
     """The labels with these names, creating the missing ones (inside a transaction)."""
-    found: list[dict[str, Any]] = []
-    for name in dict.fromkeys(check_name(n) for n in names):
+    found: dict[int, dict[str, Any]] = {}  # by id: "Dup" and "dup" are one label
+    for name in [check_name(n) for n in names]:
         label = find_label(store, repo_id, name)
         if label is None:
             store.db.execute(
@@ -92,8 +94,8 @@ def ensure_labels(store: Store, repo_id: int, names: list[Any]) -> list[dict[str
             )
             label = find_label(store, repo_id, name)
             assert label is not None
-        found.append(label)
-    return found
+        found.setdefault(label["id"], label)
+    return list(found.values())
 
 
 def set_labels(
@@ -147,7 +149,7 @@ def label_names(data: Any) -> list[Any]:
 def issue_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
     """The issue ``{number}`` of the repository, or 404."""
     sql = "SELECT * FROM issues WHERE repo_id = ? AND number = ?"
-    return one_row(request, sql, (acc.id, int(request.match_info["number"])))
+    return one_row(request, sql, (acc.id, path_int(request, "number")))
 
 
 # --- repository labels -------------------------------------------------------------------
@@ -171,13 +173,14 @@ async def create_label(request: web.Request) -> web.Response:
     acc = repo_access(request, Role.PUSH)
     data = await read_object(request)
     name, color = check_name(data.get("name")), check_color(data.get("color"))
+    description = check_text("Label", "description", data.get("description"))
     store = hub_of(request).store
     with store.write() as db:
         if find_label(store, acc.id, name) is not None:
             raise invalid("Label", "name", "already_exists")
         db.execute(
             "INSERT INTO labels (repo_id, name, color, description) VALUES (?, ?, ?, ?)",
-            (acc.id, name, color, data.get("description")),
+            (acc.id, name, color, description),
         )
         store.record(
             "label", "created", actor_id=viewer(request)["id"], repo_id=acc.id,
@@ -208,7 +211,7 @@ async def update_label(request: web.Request) -> web.Response:
     data = await read_object(request)
     name = check_name(data.get("new_name", label["name"]))
     color = check_color(data.get("color", label["color"]))
-    description = data.get("description", label["description"])
+    description = check_text("Label", "description", data.get("description", label["description"]))
     store = hub_of(request).store
     with store.write() as db:
         clash = find_label(store, acc.id, name)

@@ -19,6 +19,7 @@ from relay.hub.web import (
     Role,
     hub_of,
     no_content,
+    not_found,
     one_row,
     read_object,
     reply,
@@ -65,6 +66,36 @@ async def get_ref(request: web.Request) -> web.Response:
     name = _path_ref(request)
     row = one_row(request, "SELECT sha FROM refs WHERE repo_id = ? AND ref = ?", (acc.id, name))
     return reply(render.ref(acc.base, acc.full, name, row["sha"]))
+
+
+def _refs_with_prefix(request: web.Request, repo_id: int, prefix: str) -> list[tuple[str, str]]:
+    rows = hub_of(request).store.db.execute(
+        "SELECT ref, sha FROM refs WHERE repo_id = ? AND substr(ref, 1, ?) = ? ORDER BY ref",
+        (repo_id, len(prefix), prefix),
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+async def list_refs(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/git/refs``: every ref of the repository."""
+    acc = repo_access(request)
+    refs = _refs_with_prefix(request, acc.id, "refs/")
+    return reply([render.ref(acc.base, acc.full, name, sha) for name, sha in refs])
+
+
+async def get_refs(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/git/refs/{ref}`` (where a ref's ``url`` points): the ref when
+    the name is exact, else the list of refs under it as a prefix, else 404."""
+    acc = repo_access(request)
+    name = _path_ref(request)
+    refs = _refs_with_prefix(request, acc.id, name)
+    exact = [sha for ref, sha in refs if ref == name]
+    if exact:
+        return reply(render.ref(acc.base, acc.full, name, exact[0]))
+    under = [(ref, sha) for ref, sha in refs if ref.startswith(name.rstrip("/") + "/")]
+    if not under:
+        raise not_found()
+    return reply([render.ref(acc.base, acc.full, ref, sha) for ref, sha in under])
 
 
 async def matching_refs(request: web.Request) -> web.Response:

@@ -12,10 +12,13 @@ from aiohttp import web
 from relay.hub import render
 from relay.hub.store import now_us
 from relay.hub.web import (
+    ISSUES_DOCS,
     ROLE_NAMES,
     ApiError,
     Role,
+    check_text,
     hub_of,
+    invalid,
     need,
     no_content,
     not_found,
@@ -95,10 +98,19 @@ def repo_access(
         role = Role.NONE if data["private"] else Role.PULL
     if role == Role.NONE:
         raise not_found()
+    if not data["has_issues"] and _is_issue_route(request):
+        raise ApiError(410, "Issues are disabled for this repo", docs=ISSUES_DOCS)
     if wanted > Role.PULL:
         viewer(request)
         need(role, wanted)
     return RepoAccess(data, hub_of(request).store.user(data["owner_id"]), role, origin(request))
+
+
+def _is_issue_route(request: web.Request) -> bool:
+    """Whether the route is one of the ``/repos/{o}/{r}/issues...`` family."""
+    resource = request.match_info.route.resource
+    path = resource.canonical if resource is not None else ""
+    return path.startswith("/repos/{owner}/{repo}/issues")
 
 
 async def get_user(request: web.Request) -> web.Response:
@@ -136,6 +148,7 @@ async def create_repo(request: web.Request) -> web.Response:
     name = data.get("name")
     if not isinstance(name, str) or not _REPO_NAME.match(name):
         raise _creation_failed("missing_field")
+    description = check_text("Repository", "description", data.get("description"))
     store, now = hub_of(request).store, now_us()
     with store.write() as db:
         taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
@@ -144,7 +157,7 @@ async def create_repo(request: web.Request) -> web.Response:
         cur = db.execute(
             "INSERT INTO repos (owner_id, name, private, description, default_branch,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, 'main', ?, ?)",
-            (me["id"], name, int(bool(data.get("private"))), data.get("description"), now, now),
+            (me["id"], name, int(bool(data.get("private"))), description, now, now),
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
     acc = repo_access(request, owner=me["login"], name=name)
@@ -171,6 +184,38 @@ def repo_object(
 async def get_repo(request: web.Request) -> web.Response:
     """``GET /repos/{owner}/{repo}``."""
     return reply(repo_object(request, repo_access(request)))
+
+
+_FLAGS = ("has_issues", "private")
+
+
+def _repo_changes(data: dict[str, Any]) -> dict[str, Any]:
+    """Columns a ``PATCH /repos/{o}/{r}`` body sets; 422 for a wrongly typed field."""
+    changes: dict[str, Any] = {}
+    for flag in _FLAGS:
+        if flag in data:
+            if not isinstance(data[flag], bool):
+                raise invalid("Repository", flag, "invalid", f"{flag} must be a boolean")
+            changes[flag] = int(data[flag])
+    if "description" in data:
+        changes["description"] = check_text("Repository", "description", data["description"])
+    return changes
+
+
+async def update_repo(request: web.Request) -> web.Response:
+    """``PATCH /repos/{owner}/{repo}`` (admin): ``has_issues``, ``private``, ``description``.
+    With ``has_issues`` false every issue endpoint answers 410, as on GitHub."""
+    acc = repo_access(request, Role.ADMIN)
+    changes = _repo_changes(await read_object(request))
+    store = hub_of(request).store
+    if changes:
+        changes["updated_at"] = now_us()
+        cols = ", ".join(f"{name} = ?" for name in changes)
+        with store.write() as db:
+            db.execute(f"UPDATE repos SET {cols} WHERE id = ?", (*changes.values(), acc.id))
+            store.record("repository", "edited", actor_id=viewer(request)["id"], repo_id=acc.id)
+    fresh = repo_access(request, owner=acc.owner["login"], name=acc.row["name"])
+    return reply(repo_object(request, fresh))
 
 
 def _target_user(request: web.Request) -> dict[str, Any]:
@@ -219,6 +264,8 @@ async def put_collaborator(request: web.Request) -> web.Response:
     target = _target_user(request)
     data = await read_object(request)
     permission = data.get("permission", "push")
+    if not isinstance(permission, str):
+        raise invalid("Collaborator", "permission", "invalid", "permission must be a string")
     if permission not in ROLE_NAMES:
         raise ApiError(422, f"Invalid permission: {permission}")
     if target["id"] == acc.owner["id"]:

@@ -24,7 +24,16 @@ from relay.hub import (
 from relay.hub.faults import Faults, FaultSpec
 from relay.hub.middleware import hub_middleware
 from relay.hub.store import Store
-from relay.hub.web import HUB, ApiError, Hub, hub_of, no_content, read_object, reply
+from relay.hub.web import (
+    HUB,
+    RATE_LIMIT,
+    ApiError,
+    Hub,
+    hub_of,
+    no_content,
+    read_object,
+    reply,
+)
 
 R = "/repos/{owner}/{repo}"
 ISSUE = R + r"/issues/{number:\d+}"
@@ -36,6 +45,7 @@ ROUTES = (
     ("POST", "/user/repos", api_repos.create_repo),
     ("GET", "/rate_limit", api_repos.rate_limit),
     ("GET", R, api_repos.get_repo),
+    ("PATCH", R, api_repos.update_repo),
     ("GET", R + "/collaborators/{user}/permission", api_repos.get_permission),
     ("PUT", R + "/collaborators/{user}", api_repos.put_collaborator),
     ("GET", R + "/labels", api_labels.list_labels),
@@ -68,6 +78,8 @@ ROUTES = (
     ("DELETE", ISSUE + r"/reactions/{reaction_id:\d+}", api_comments.delete_reaction),
     ("POST", R + "/git/refs", api_refs.create_ref),
     ("GET", R + "/git/ref/{ref:.+}", api_refs.get_ref),
+    ("GET", R + "/git/refs", api_refs.list_refs),
+    ("GET", R + "/git/refs/{ref:.+}", api_refs.get_refs),
     ("GET", R + "/git/matching-refs/{ref:.+}", api_refs.matching_refs),
     ("PATCH", R + "/git/refs/{ref:.+}", api_refs.update_ref),
     ("DELETE", R + "/git/refs/{ref:.+}", api_refs.delete_ref),
@@ -122,14 +134,19 @@ ADMIN_ROUTES = (
 )
 
 
-def build_app(data_dir: Path, *, faults: FaultSpec | None = None) -> web.Application:
-    """The hub application over the store in ``data_dir`` (closed on cleanup)."""
+def build_app(
+    data_dir: Path, *, faults: FaultSpec | None = None, rate_limit: int = RATE_LIMIT
+) -> web.Application:
+    """The hub application over the store in ``data_dir`` (closed on cleanup);
+    ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it)."""
     store = Store.open(data_dir)
     middlewares = [hub_middleware, hooks.hooks_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
-    app[HUB] = Hub(store=store, faults=Faults(faults or FaultSpec()))
+    app[HUB] = Hub(store=store, faults=Faults(faults or FaultSpec()), rate_limit=rate_limit)
     for method, path, handler in ROUTES + api_hooks.ROUTES + apps.ROUTES + ADMIN_ROUTES:
         app.router.add_route(method, path, handler)
+        if method == "GET":  # HEAD answers what GET would, without the body (as GitHub)
+            app.router.add_route("HEAD", path, handler)
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
 

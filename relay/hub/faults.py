@@ -2,7 +2,9 @@
 
 A spec is comma-separated ``key=value`` (see the package docstring): shares of 500, 502,
 503, 429, ``secondary`` (403 naming the secondary rate limit), ``drop`` (connection closed
-unanswered) and ``slow`` (delayed by ``latency`` seconds), plus ``seed``, ``retry_after`` and
+unanswered) and ``slow`` (delayed by ``latency`` seconds) strike before the handler;
+``drop_after`` and ``502_after`` strike after it, once its write has committed (GitHub's
+"it was done but the answer was lost"); plus ``seed``, ``retry_after`` and
 ``limit``. Each request draws one number from a seeded generator, in arrival order, so a
 sequential client sees the same faults on every run.
 """
@@ -26,6 +28,13 @@ class Fault(Enum):
     SECONDARY = "secondary"
     DROP = "drop"
     SLOW = "slow"
+    DROP_AFTER = "drop_after"
+    E502_AFTER = "502_after"
+
+
+AFTER_FAULTS = frozenset({Fault.DROP_AFTER, Fault.E502_AFTER})
+"""Faults that strike after the handler ran (and its write committed): the client sees a
+lost connection or a 502 although the comment, the label or the claimed ref now exists."""
 
 
 NUMBERS = ("seed", "latency", "retry_after", "limit")

@@ -38,6 +38,7 @@ from aiohttp import web
 from relay.hub import render
 from relay.hub.store import JournalEntry, Store
 from relay.hub.web import (
+    MAX_ID,
     Role,
     hub_of,
 )
@@ -300,9 +301,12 @@ def _snapshot_comment(request: web.Request) -> None:
     if request.path.rstrip("/").split("/")[-2] == "reactions":
         return
     store = hub_of(request).store
+    comment_id = int(request.match_info["comment_id"])
+    if comment_id > MAX_ID:
+        return
     row = store.db.execute(
         "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id WHERE c.id = ?",
-        (int(request.match_info["comment_id"]),),
+        (comment_id,),
     ).fetchone()
     if row is not None and any(
         _wants(r, "issue_comment") for r in hook_rows(store, row["repo_id"])

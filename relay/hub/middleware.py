@@ -9,12 +9,17 @@ a 304 for a matching ``If-None-Match`` is not charged, and neither is ``/rate_li
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hashlib
+import itertools
+import sys
+import traceback
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from relay.hub.faults import Fault
+from relay.hub.faults import AFTER_FAULTS, Fault
 from relay.hub.web import HUB, ApiError, Hub, RateWindow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -26,6 +31,7 @@ SECONDARY_MESSAGE = (
 _FAULT_ANSWERS = {
     Fault.E500: (500, "Server Error"),
     Fault.E502: (502, "Server Error"),
+    Fault.E502_AFTER: (502, "Server Error"),
     Fault.E503: (503, "Service Unavailable"),
     Fault.E429: (429, SECONDARY_MESSAGE),
     Fault.SECONDARY: (403, SECONDARY_MESSAGE),
@@ -39,31 +45,59 @@ _STATIC_HEADERS = {
 ADMIN_PREFIX = "/_hub/"
 FREE_PATH = "/rate_limit"
 APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
+_REQUEST_IDS = itertools.count(0x1000)
+
+
+def _credential(scheme: str, value: str) -> str | None:
+    """The token a header carries: ``token T``/``Bearer T`` or Basic ``login:T`` (as git
+    and some clients send a PAT); None for any other scheme or a malformed Basic value."""
+    scheme = scheme.lower()
+    if scheme in ("token", "bearer"):
+        return value or None
+    if scheme != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    _, colon, secret = decoded.partition(":")
+    return secret or None if colon else None
+
+
+def _rate_key(user: dict[str, object]) -> str:
+    """All of a user's tokens share one budget; an App's bot stands for its installation."""
+    kind = "installation" if user.get("type") == "Bot" else "user"
+    return f"{kind}:{user['id']}"
 
 
 def authenticate(request: web.Request, hub: Hub) -> str:
     """Set ``viewer``/``admin``/``rate_key`` on the request and return the rate key.
-    401 "Bad credentials" for an unknown token, whatever its length."""
+    401 "Bad credentials" for an unknown token, whatever its length or scheme."""
     header = request.headers.get("Authorization", "").strip()
     if not header:
         request["viewer"], request["admin"] = None, False
         key = request["rate_key"] = f"ip:{request.remote}"
         return key
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
+    scheme, _, raw = header.partition(" ")
+    token = _credential(scheme, raw.strip())
     owner = hub.tokens.get(token) if token else None
-    if owner is None and token and scheme.lower() in ("token", "bearer"):
+    if owner is None and token:
         owner = hub.store.token_owner(token)
         if owner is not None:
             hub.tokens[token] = owner
-    if owner is None and scheme.lower() == "bearer" and request.path.startswith(APP_PREFIX):
+    if (
+        owner is None
+        and token
+        and scheme.lower() == "bearer"
+        and request.path.startswith(APP_PREFIX)
+    ):
         request["viewer"], request["admin"], request["jwt"] = None, False, token  # apps.py checks
         key = request["rate_key"] = f"jwt:{token[-24:]}"
         return key
     if owner is None:
         raise ApiError(401, "Bad credentials")
     request["viewer"], request["admin"] = owner
-    key = request["rate_key"] = f"token:{token}"
+    key = request["rate_key"] = _rate_key(owner[0])
     return key
 
 
@@ -82,6 +116,8 @@ def _matches(header: str | None, etag: str) -> bool:
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
     headers = resp.headers
     headers.update(_STATIC_HEADERS)
+    n = next(_REQUEST_IDS)
+    headers["x-github-request-id"] = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
     if win is not None:
         headers["x-ratelimit-limit"] = str(win.limit)
         headers["x-ratelimit-remaining"] = str(win.limit - win.used)
@@ -101,6 +137,7 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def _fault_answer(fault: Fault, retry_after: int) -> web.Response:
+    """The answer a fault gives in place of (or, for ``502_after``, over) the real one."""
     status, message = _FAULT_ANSWERS[fault]
     limited = fault in (Fault.E429, Fault.SECONDARY)
     headers = {"Retry-After": str(retry_after)} if limited else {}
@@ -138,17 +175,31 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     win: RateWindow | None = None
     try:
         win = hub.window(authenticate(request, hub))
-        if fault is not None and fault is not Fault.SLOW:
-            resp: web.StreamResponse = _fault_answer(fault, faults.spec.retry_after)
-        elif win.used >= win.limit and request.path != FREE_PATH:
-            resp = _exhausted(request)
-        else:
-            resp = await _conditional(request, handler, win)
+        resp = await _serve(request, handler, win, fault)
     except ApiError as err:
         resp = err.response()
+    except Exception:  # a bug, not the client's fault: GitHub's JSON 500, logged once
+        traceback.print_exc(file=sys.stderr)
+        resp = ApiError(500, "Server Error").response()
+    if fault is Fault.DROP_AFTER:  # the work is done and committed; the answer is lost
+        hub.count(request.method, request.path, 0)
+        return await _drop(request)
+    if fault is Fault.E502_AFTER:
+        resp = _fault_answer(fault, 0)
     _stamp(resp, win)
     hub.count(request.method, request.path, resp.status)
     return resp
+
+
+async def _serve(
+    request: web.Request, handler: Handler, win: RateWindow, fault: Fault | None
+) -> web.StreamResponse:
+    """A fault that strikes before the handler, the primary-limit 403, or the answer."""
+    if fault is not None and fault is not Fault.SLOW and fault not in AFTER_FAULTS:
+        return _fault_answer(fault, request.app[HUB].faults.spec.retry_after)
+    if win.used >= win.limit and request.path != FREE_PATH:
+        return _exhausted(request)
+    return await _conditional(request, handler, win)
 
 
 async def _conditional(
@@ -156,7 +207,7 @@ async def _conditional(
 ) -> web.StreamResponse:
     """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304."""
     resp = await _answer(request, handler)
-    if request.method == "GET" and resp.status == 200 and isinstance(resp, web.Response):
+    if request.method in ("GET", "HEAD") and resp.status == 200 and isinstance(resp, web.Response):
         etag = _etag(resp.body)
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
@@ -174,4 +225,8 @@ async def _admin(request: web.Request, handler: Handler, hub: Hub) -> web.Stream
             raise ApiError(404, "Not Found")
     except ApiError as err:
         return err.response()
-    return await _answer(request, handler)
+    try:
+        return await _answer(request, handler)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return ApiError(500, "Server Error").response()

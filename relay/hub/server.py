@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import re
 import signal
 import sys
 from pathlib import Path
@@ -23,15 +25,32 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("relay", appauthor=False) / "hub"
 
 
-def create_token(data_dir: Path, login: str, *, admin: bool = False) -> str:
-    """Create the user if new and return a fresh token."""
+LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
+
+
+def check_data_dir(data_dir: Path) -> Path:
+    """The data directory must be a directory (or not exist yet)."""
+    if data_dir.exists() and not data_dir.is_dir():
+        raise LocalUsageError(
+            f"--data {data_dir} is a file, not a directory",
+            hint="name a directory (it is created if missing)",
+        )
+    return data_dir
+
+
+def create_token(data_dir: Path, login: str, *, admin: bool = False, long: bool = False) -> str:
+    """Create the user if new and return a fresh token (``long``: shaped like a
+    fine-grained PAT, 93 characters, instead of a classic 40-character one)."""
     from relay.hub.store import Store
 
-    if not login or "/" in login or login.strip() != login:
-        raise LocalUsageError(f"bad login {login!r}", hint="use letters, digits and dashes")
-    store = Store.open(data_dir)
+    if not LOGIN.match(login):
+        raise LocalUsageError(
+            f"bad login {login!r}",
+            hint="use up to 39 letters, digits and single inner dashes, as GitHub does",
+        )
+    store = Store.open(check_data_dir(data_dir))
     try:
-        return store.create_token(login, admin=admin)
+        return store.create_token(login, admin=admin, long=long)
     finally:
         store.close()
 
@@ -43,13 +62,13 @@ def base_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def serve(data_dir: Path, *, host: str, port: int, faults: FaultSpec) -> str:
+async def serve(data_dir: Path, *, host: str, port: int, faults: FaultSpec, rate_limit: int) -> str:
     """Serve until SIGINT/SIGTERM; return the URL it served on."""
     from aiohttp import web
 
     from relay.hub.app import build_app
 
-    app = build_app(data_dir, faults=faults)
+    app = build_app(check_data_dir(data_dir), faults=faults, rate_limit=rate_limit)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
@@ -57,15 +76,21 @@ async def serve(data_dir: Path, *, host: str, port: int, faults: FaultSpec) -> s
         await site.start()
     except OSError as err:
         await runner.cleanup()
-        raise LocalUsageError(
-            f"cannot listen on {host}:{port}: {err.strerror}",
-            hint="pick another --port (0 picks a free one)",
-        ) from None
+        raise _bind_error(err, host=host, port=port) from None
     url = base_url(host, runner.addresses[0][1])
     print(f"relay hub serving {url} (data: {data_dir})", flush=True)
     await _wait_for_stop()
     await runner.cleanup()
     return url
+
+
+def _bind_error(err: OSError, *, host: str, port: int) -> LocalUsageError:
+    """Say which option to change: the port when it is taken or forbidden, else the host."""
+    if err.errno in (errno.EADDRINUSE, errno.EACCES):
+        hint = "pick another --port (0 picks a free one)"
+    else:
+        hint = "use an address of this machine with --host (default 127.0.0.1)"
+    return LocalUsageError(f"cannot listen on {host}:{port}: {err.strerror or err}", hint=hint)
 
 
 async def _wait_for_stop() -> None:
@@ -77,10 +102,12 @@ async def _wait_for_stop() -> None:
     await stop.wait()
 
 
-def run(data_dir: Path, *, host: str, port: int, faults: FaultSpec) -> str:
+def run(data_dir: Path, *, host: str, port: int, faults: FaultSpec, rate_limit: int) -> str:
     """Serve in the foreground (blocking); return the URL once stopped."""
     try:
-        return asyncio.run(serve(data_dir, host=host, port=port, faults=faults))
+        return asyncio.run(
+            serve(data_dir, host=host, port=port, faults=faults, rate_limit=rate_limit)
+        )
     except KeyboardInterrupt:
         sys.stdout.flush()
         return base_url(host, port)

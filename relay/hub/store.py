@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS repos (
   id INTEGER PRIMARY KEY AUTOINCREMENT, owner_id INTEGER NOT NULL,
   name TEXT NOT NULL COLLATE NOCASE, private INTEGER NOT NULL, description TEXT,
   default_branch TEXT NOT NULL, next_number INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, UNIQUE (owner_id, name));
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, has_issues INTEGER NOT NULL DEFAULT 1,
+  UNIQUE (owner_id, name));
 CREATE TABLE IF NOT EXISTS collaborators (
   repo_id INTEGER NOT NULL, user_id INTEGER NOT NULL, permission TEXT NOT NULL,
   PRIMARY KEY (repo_id, user_id));
@@ -79,6 +80,16 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+def random_text(n: int) -> str:
+    """``n`` random letters and digits."""
+    return "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(n))
+
+
+def fine_grained_pat() -> str:
+    """A token shaped like GitHub's fine-grained PAT: ``github_pat_`` + 22 + ``_`` + 59."""
+    return f"github_pat_{random_text(22)}_{random_text(59)}"
+
+
 def digest(token: str) -> str:
     """Tokens are stored hashed, so a copied database does not leak them."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -118,10 +129,17 @@ class Store:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.executescript(SCHEMA)  # idempotent; executescript commits on its own
+        self._add_columns()
         with self.write():
             self.db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+
+    def _add_columns(self) -> None:
+        """Bring a store made by an older hub up to date (columns added since)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(repos)")}
+        if "has_issues" not in columns:
+            self.db.execute("ALTER TABLE repos ADD COLUMN has_issues INTEGER NOT NULL DEFAULT 1")
 
     @classmethod
     def open(cls, data_dir: Path) -> Store:
@@ -191,10 +209,12 @@ class Store:
         assert found is not None
         return found
 
-    def create_token(self, login: str, *, admin: bool = False) -> str:
-        """Create the user if new and return a fresh token for it."""
+    def create_token(self, login: str, *, admin: bool = False, long: bool = False) -> str:
+        """Create the user if new and return a fresh token for it: a classic PAT's shape
+        (40 characters) or, with ``long``, a fine-grained PAT's (93), so that clients are
+        shown not to assume a length."""
         user = self.ensure_user(login)
-        token = "ghp_" + "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(36))
+        token = fine_grained_pat() if long else "ghp_" + random_text(36)
         with self.write() as db:
             db.execute(
                 "INSERT INTO tokens VALUES (?, ?, ?, ?)",

@@ -27,6 +27,9 @@ MAX_BODY = 65536
 MAX_LABEL = 50
 RATE_LIMIT = 5000
 ANONYMOUS_LIMIT = 60
+MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id in a path names nothing (404)
+MAX_PAGE = 10**9  # a page past every list is an empty list, never an overflow
+ISSUES_DOCS = "https://docs.github.com/v3/issues/"
 
 
 class Role(IntEnum):
@@ -61,17 +64,20 @@ class ApiError(RelayError):
         *,
         errors: list[dict[str, Any]] | None = None,
         headers: dict[str, str] | None = None,
+        docs: str = DOCS,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.errors = errors
         self.headers = headers or {}
+        self.docs = docs
 
     def response(self) -> web.Response:
-        """The JSON error answer."""
-        body: dict[str, Any] = {"message": self.message, "documentation_url": DOCS}
+        """The JSON error answer (GitHub now adds ``status`` as a string)."""
+        body: dict[str, Any] = {"message": self.message, "documentation_url": self.docs}
         if self.errors is not None:
             body["errors"] = self.errors
+        body["status"] = str(self.status)
         return web.Response(
             status=self.status,
             body=json.dumps(body).encode(),
@@ -94,6 +100,21 @@ def invalid(resource: str, field_name: str, code: str, message: str | None = Non
     return ApiError(422, "Validation Failed", errors=[error])
 
 
+def path_int(request: web.Request, key: str) -> int:
+    """A numeric id from the path; one beyond SQLite's range names nothing, so 404."""
+    value = int(request.match_info[key])
+    if value > MAX_ID:
+        raise not_found()
+    return value
+
+
+def check_text(resource: str, field_name: str, value: Any) -> str | None:
+    """An optional string field (``description``…): 422 ``invalid`` for any other type."""
+    if value is not None and not isinstance(value, str):
+        raise invalid(resource, field_name, "invalid", f"{field_name} must be a string or null")
+    return value
+
+
 @dataclass
 class RateWindow:
     """One caller's hourly budget."""
@@ -112,6 +133,7 @@ class Hub:
     counts: dict[tuple[str, str, int], int] = field(default_factory=dict)
     windows: dict[str, RateWindow] = field(default_factory=dict)
     tokens: dict[str, tuple[dict[str, Any], bool]] = field(default_factory=dict)
+    rate_limit: int = RATE_LIMIT
 
     def count(self, method: str, path: str, status: int) -> None:
         """Count one answered request (status 0: connection dropped on purpose)."""
@@ -119,12 +141,14 @@ class Hub:
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def window(self, key: str) -> RateWindow:
-        """The caller's current rate-limit window (per token, or per address when
-        anonymous, as GitHub does), rolled over each hour."""
+        """The caller's current rate-limit window, rolled over each hour. The key names a
+        user (all of a user's tokens share one budget, as on GitHub), an App installation
+        or, for anonymous callers, an address (``ip:...``, 60 an hour)."""
         now = int(time.time())
         win = self.windows.get(key)
         if win is None or win.reset <= now:
-            limit = RATE_LIMIT if key.startswith("token:") else ANONYMOUS_LIMIT
+            anonymous = key.startswith(("ip:", "jwt:"))
+            limit = ANONYMOUS_LIMIT if anonymous else self.rate_limit
             win = self.windows[key] = RateWindow(reset=now + 3600, limit=limit)
         return win
 
@@ -199,7 +223,7 @@ def paging(request: web.Request) -> tuple[int, int]:
         page = int(request.query.get("page", 1))
     except ValueError:
         raise ApiError(400, "Invalid pagination parameters") from None
-    return max(page, 1), min(max(per_page, 1), 100)
+    return min(max(page, 1), MAX_PAGE), min(max(per_page, 1), 100)
 
 
 def paged(request: web.Request, items: list[Any], total: int) -> web.Response:
@@ -241,7 +265,7 @@ def check_body(resource: str, body: Any) -> str | None:
     if body is None:
         return None
     if not isinstance(body, str):
-        raise invalid(resource, "body", "invalid")
+        raise invalid(resource, "body", "invalid", "body must be a string")
     if len(body) > MAX_BODY:
         raise invalid(
             resource,
