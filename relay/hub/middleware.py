@@ -178,6 +178,9 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         resp = await _serve(request, handler, win, fault)
     except ApiError as err:
         resp = err.response()
+        if win is None and err.status == 401:  # GitHub counts a bad token to the address
+            win = hub.window(f"ip:{request.remote}")
+            win.used += 1
     except Exception:  # a bug, not the client's fault: GitHub's JSON 500, logged once
         traceback.print_exc(file=sys.stderr)
         resp = ApiError(500, "Server Error").response()

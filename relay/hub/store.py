@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relay.errors import LocalUsageError
+
 SCHEMA_VERSION = 1
 DB_NAME = "hub.sqlite3"
 
@@ -143,8 +145,16 @@ class Store:
 
     @classmethod
     def open(cls, data_dir: Path) -> Store:
-        """Open (creating if needed) the store under a data directory."""
-        return cls(path=data_dir / DB_NAME)
+        """Open (creating if needed) the store under a data directory.
+
+        Raises LocalUsageError, in one line, when the directory cannot hold it."""
+        try:
+            return cls(path=data_dir / DB_NAME)
+        except (OSError, sqlite3.Error) as err:
+            raise LocalUsageError(
+                f"cannot open the hub's data in {data_dir}: {err}",
+                hint="name a writable directory of the hub's own with --data",
+            ) from None
 
     def close(self) -> None:
         """Close the connection."""

@@ -67,3 +67,15 @@ def test_help_documents_the_late_faults_and_the_budget() -> None:
     assert out.returncode == 0
     for words in ("drop_after=P", "502_after=P", "--rate-limit", "committed"):
         assert words in out.stdout
+
+
+def test_a_data_directory_that_cannot_hold_the_hub_is_refused(tmp_path: Path) -> None:
+    not_a_db = tmp_path / "d1"
+    not_a_db.mkdir()
+    (not_a_db / "hub.sqlite3").write_text("x" * 200)
+    clash = tmp_path / "d2" / "hub.sqlite3"
+    clash.mkdir(parents=True)
+    for data in (not_a_db, clash.parent):
+        refused(relay("hub", "token", "alice", "--data", str(data)), "--data")
+        refused(relay("hub", "--port", "0", "--data", str(data)), "--data")
+    assert (not_a_db / "hub.sqlite3").read_text() == "x" * 200

@@ -4,6 +4,7 @@ that strike after the write committed, and an unexpected error is GitHub's JSON 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -145,3 +146,20 @@ def test_an_unexpected_error_is_a_json_500_logged_once(
     fresh_hub.stop()
     log = fresh_hub.log.read_text()
     assert log.count("Traceback") == 1 and "no such table: reactions" in log
+
+
+def test_a_bad_token_is_answered_401_with_the_rate_limit_headers(hub: Any) -> None:
+    """Every answer carries x-ratelimit-*; a bad token is counted against the address."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{hub.url}/user", headers={"Authorization": "token not-a-token"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    answer = caught.value
+    assert answer.code == 401
+    assert json.loads(answer.read())["message"] == "Bad credentials"
+    for name in ("limit", "remaining", "used", "reset", "resource"):
+        assert answer.headers.get(f"x-ratelimit-{name}") is not None, name
+    assert int(answer.headers["x-ratelimit-limit"]) == 60
