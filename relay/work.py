@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from relay.runner import RunOutcome
 
 LOG_DIR = "docs/loop/relay"
+DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
+LEASE_MARGIN = 600.0  # seconds beyond the worst case, for pushing the log and answering
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def checkout_step(branch: str) -> str:
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     from relay.runner import run_executor, run_steps
 
-    timeout = ctx.config.step_timeout if ctx.config else 600.0
+    timeout = ctx.config.step_timeout if ctx.config else DEFAULT_STEP_TIMEOUT
     executor = ctx.config.executor if ctx.config else None
     if executor:
         return run_executor(executor, task_text=task_text(task), cwd=ctx.root, timeout=timeout)
@@ -161,6 +163,20 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
     return ctx.html_url(f"blob/{sha}/{path.as_posix()}")
 
 
+def claim_body(ctx: NodeContext, action: ExecuteTask) -> str:
+    """The claim comment, its lease long enough for this node to run every step to its
+    timeout: another runner of the same node waits the lease out before it reports the
+    task half-done, so a long task is never reported while it still runs."""
+    from datetime import timedelta
+
+    timeout = ctx.config.step_timeout if ctx.config else DEFAULT_STEP_TIMEOUT
+    steps = 1 if ctx.config and ctx.config.executor else len(action.task.steps)
+    worst = action.claim.claimed_at + timedelta(seconds=steps * timeout + LEASE_MARGIN)
+    if worst <= action.claim.lease_until:
+        return action.claim_body
+    return render_message(action.claim.model_copy(update={"lease_until": worst}))
+
+
 async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool:
     """Take the task: claim ref, local record, claim comment, 👀, baton. False: lost the race.
 
@@ -178,7 +194,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
     ctx.state.record_claim(
         issue=action.issue, task=action.task.task, node=ctx.node, now=datetime.now(UTC)
     )
-    await gh.create_comment(action.issue, action.claim_body)
+    await gh.create_comment(action.issue, claim_body(ctx, action))
     await gh.create_reaction(action.comment_id, "eyes")
     await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
     return True

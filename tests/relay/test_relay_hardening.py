@@ -133,3 +133,21 @@ def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: in
     assert blocked.startswith("### RESULT 2 · blocked"), blocked
     assert "uncommitted changes (README.md)" in blocked
     assert world.labels(job) == {"awaiting:controller"}
+
+
+def test_the_claims_lease_covers_every_step_running_to_its_timeout(world: World, job: int) -> None:
+    """A second runner of the node waits a claim's lease out before it reports the task
+    half-done; the lease must outlast the longest run this node allows."""
+    from datetime import timedelta
+
+    from relay.protocol import ClaimMsg, parse_message
+
+    c, w = world.controller, world.worker
+    w.ok("join", "--step-timeout", "3600")
+    c.ok("task", str(job), "--step", "true", "--step", "true", "--step", "true")
+    assert w.run("watch", "--once").returncode == 0
+    bodies = [x["body"] for x in world.comments(job) if x["body"].startswith("### Claim")]
+    assert len(bodies) == 1
+    claim = parse_message(bodies[0], issue=job)
+    assert isinstance(claim, ClaimMsg)
+    assert claim.lease_until - claim.claimed_at >= timedelta(hours=3)
