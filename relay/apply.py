@@ -38,11 +38,18 @@ class Applier:
     """Applies one pass's actions for one node; collects lines and task reports."""
 
     def __init__(
-        self, gh: GitHubClient, ctx: NodeContext, snapshot: Snapshot, *, verbose: bool = False
+        self,
+        gh: GitHubClient,
+        ctx: NodeContext,
+        snapshot: Snapshot,
+        *,
+        token: str,
+        verbose: bool = False,
     ) -> None:
         self.gh = gh
         self.ctx = ctx
         self.snapshot = snapshot
+        self.token = token  # the one this pass acts with
         self.verbose = verbose
         self.ignored: dict[int, int] = {}
         self.lines: list[str] = []
@@ -53,7 +60,6 @@ class Applier:
         """Apply every action in order."""
         for action in actions:
             await self.one(action)
-        self.lines[:0] = self.ignored_lines()
 
     async def one(self, action: Action) -> None:
         """Apply one action."""
@@ -96,7 +102,7 @@ class Applier:
 
     async def _execute(self, action: ExecuteTask) -> None:
         self.lines.append(f"#{action.issue}: claiming TASK {action.task.task}")
-        report = await execute(self.gh, self.ctx, action)
+        report = await execute(self.gh, self.ctx, action, token=self.token)
         if report is None:
             self.lines.append(f"#{action.issue}: TASK {action.task.task} was claimed elsewhere")
             return

@@ -8,7 +8,7 @@ Nothing here talks to the network; ``client`` opens the API session.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +23,7 @@ from relay.token import Token, api_base_url, find_token
 if TYPE_CHECKING:
     from relay.appauth import AppAuth
     from relay.github import GitHubClient
+    from relay.redact import Redactor
 
 LOOP_PATH = Path("docs/loop/LOOP.md")
 HANDOVER_PATH = Path("docs/loop/handover.md")
@@ -39,6 +40,8 @@ class NodeContext:
     node: str
     api_url: str
     config: NodeConfig | None
+    # built redactors by token (building one compiles every rule); see relay.work
+    redactors: dict[str, Redactor] = field(default_factory=dict, repr=False)
 
     @cached_property
     def clone(self) -> Clone:
@@ -70,6 +73,7 @@ class NodeContext:
     def reload_master(self) -> Master:
         """Re-read the master section (after a pull) and keep it."""
         self.master = read_master(self.root)
+        self.redactors.clear()  # the scope's patterns may have changed
         return self.master
 
     def html_url(self, path: str) -> str:

@@ -63,7 +63,15 @@ def claim_ref(issue: int, task: int) -> str:
 
 
 def redactor_for(ctx: NodeContext, token: str) -> Redactor:
-    """This node's redactor: its own facts and secrets plus the master section's patterns."""
+    """This node's redactor: its own facts and secrets (``token`` is the one this pass acts
+    with) plus the master section's patterns; built once per token and master section."""
+    built = ctx.redactors.get(token)
+    if built is None:
+        built = ctx.redactors[token] = _build_redactor(ctx, token)
+    return built
+
+
+def _build_redactor(ctx: NodeContext, token: str) -> Redactor:
     import re
 
     from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
@@ -200,14 +208,18 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
     return True
 
 
-async def execute(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> TaskReport | None:
-    """Claim, run, redact, publish, answer; None when another process claimed it first."""
+async def execute(
+    gh: GitHubClient, ctx: NodeContext, action: ExecuteTask, *, token: str
+) -> TaskReport | None:
+    """Claim, run, redact, publish, answer; None when another process claimed it first.
+
+    ``token`` is the one this pass acts with, masked wherever it might show."""
     started = datetime.now(UTC)
     if not await claim(gh, ctx, action):
         return None
     task = action.task
     outcome = await asyncio.to_thread(run_task, ctx, task)
-    result = await compose_result(ctx, task, outcome)
+    result = await compose_result(ctx, task, outcome, token=token)
     await gh.create_comment(action.issue, render_message(result))
     ctx.state.finish_claim(
         issue=action.issue, task=task.task, outcome=result.status.value, now=datetime.now(UTC)
@@ -217,10 +229,12 @@ async def execute(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Ta
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
 
 
-async def compose_result(ctx: NodeContext, task: TaskMsg, outcome: RunOutcome) -> ResultMsg:
+async def compose_result(
+    ctx: NodeContext, task: TaskMsg, outcome: RunOutcome, *, token: str
+) -> ResultMsg:
     """The RESULT of a run: the log redacted and pushed, and every word of the comment
     that came from the machine (commands, errors, paths) redacted as well."""
-    redactor = redactor_for(ctx, ctx.token().value)
+    redactor = redactor_for(ctx, token)
     status, summary, failed = summarise(task, outcome)
     redacted, report = redactor.redact_with_report(render_log(task, outcome, node=ctx.node))
     observations = []
@@ -268,12 +282,12 @@ async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label)
     return True
 
 
-def decline(ctx: NodeContext, action: ExecuteTask, reason: str) -> DeclineTask:
+def decline(ctx: NodeContext, action: ExecuteTask, reason: str, *, token: str) -> DeclineTask:
     """Answer a TASK this node cannot take now (its clone cannot be brought up to date)
     with a blocked RESULT, so the controller hears of it instead of waiting on silence."""
     from relay.protocol import DeclineTask
 
-    why = redactor_for(ctx, ctx.token().value).redact(reason).rstrip(".")
+    why = redactor_for(ctx, token).redact(reason).rstrip(".")
     result = ResultMsg(
         issue=action.issue,
         node=ctx.node,

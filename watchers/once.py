@@ -9,7 +9,6 @@ and, with the ETag cache, is answered by 304s only.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,7 +25,6 @@ from relay.work import TaskReport
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
 _QUIET = (Ignore, Wait, TearDown)
-_INTERNAL = re.compile(r"#\d+: \d+ comments? ignored as data \(run with --verbose to see why\)")
 
 
 @dataclass
@@ -56,38 +54,43 @@ async def run_pass(
     on_teardown: TeardownHook | None = None,
     verbose: bool = False,
 ) -> PassReport:
-    """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat."""
+    """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat.
+
+    The token is found once (``token`` when the caller has one) and serves the API, the
+    claim and the redaction of everything the pass publishes or prints."""
     started = time.monotonic()
     report = PassReport(node=ctx.node)
+    counts: list[str] = []  # composed by relay from issue numbers alone: nothing to redact
     with ctx.state.pass_lock(ctx.node) as lock:
-        if not lock.held:
-            report.outcome = "busy"
-            report.lines.append(lock.busy_message(ctx.node))
-            return report
         try:
-            await _pass(
+            if not lock.held:
+                report.outcome = "busy"
+                report.lines.append(lock.busy_message(ctx.node))
+                return report
+            token = token or ctx.token()
+            counts = await _pass(
                 ctx, report, issue=issue, token=token, on_teardown=on_teardown, verbose=verbose
             )
         except BaseException:
             report.outcome = "error"
             raise
         finally:
-            report.lines = redact_lines(ctx, report.lines)
+            secret = token.value if token is not None else ""
+            report.lines = [*counts, *redact_lines(ctx, report.lines, token=secret)]
             report.seconds = time.monotonic() - started
-            ctx.state.log_pass(_record(report))
+            if lock.held:
+                ctx.state.log_pass(_record(report))
     return report
 
 
-def redact_lines(ctx: NodeContext, lines: list[str]) -> list[str]:
-    """Pass output goes to terminals and scheduler logs: redact it like any published text.
-
-    Lines relay composed from numbers alone need no redactor, so an idle pass pays nothing.
-    """
-    if all(_INTERNAL.fullmatch(line) for line in lines):
+def redact_lines(ctx: NodeContext, lines: list[str], *, token: str) -> list[str]:
+    """Pass output goes to terminals and scheduler logs: redact it like any published text
+    (an idle pass prints nothing and so builds no redactor)."""
+    if not lines:
         return lines
     from relay.work import redactor_for
 
-    redactor = redactor_for(ctx, ctx.token().value)
+    redactor = redactor_for(ctx, token)
     return [redactor.redact(line) for line in lines]
 
 
@@ -96,10 +99,11 @@ async def _pass(
     report: PassReport,
     *,
     issue: int | None,
-    token: Token | None,
+    token: Token,
     on_teardown: TeardownHook | None,
     verbose: bool,
-) -> None:
+) -> list[str]:
+    """Observe, decide, apply; returns the lines that count comments taken as data."""
     async with client(ctx, token=token) as gh:
         try:
             snapshot = await observe(
@@ -110,13 +114,13 @@ async def _pass(
                 try:
                     await asyncio.to_thread(ctx.clone.pull_rebase)
                 except ConfigError as err:  # a dirty clone: no task can run here now
-                    actions = [_unrunnable(ctx, a, err) for a in actions]
+                    actions = [_unrunnable(ctx, a, err, token=token.value) for a in actions]
                 else:
                     # decide again with the master section just pulled: an account
                     # removed from the node table a moment ago gives no more instructions
                     snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
                     actions = _decide(snapshot, ctx.node, only=issue)
-            applier = Applier(gh, ctx, snapshot, verbose=verbose)
+            applier = Applier(gh, ctx, snapshot, token=token.value, verbose=verbose)
             await applier.apply(actions)
             report.lines += applier.lines
             report.tasks += applier.tasks
@@ -124,18 +128,19 @@ async def _pass(
             if applier.teardown and on_teardown is not None:
                 report.teardown = True
                 report.lines += await on_teardown(ctx)
+            return applier.ignored_lines()
         finally:
             stats = gh.stats
             report.requests, report.not_modified = stats.requests, stats.not_modified
 
 
-def _unrunnable(ctx: NodeContext, action: Action, err: ConfigError) -> Action:
+def _unrunnable(ctx: NodeContext, action: Action, err: ConfigError, *, token: str) -> Action:
     """A TASK this clone cannot take is answered blocked; other actions need no git."""
     if not isinstance(action, ExecuteTask):
         return action
     from relay.work import decline
 
-    return decline(ctx, action, f"this node cannot update its clone: {err.message}")
+    return decline(ctx, action, f"this node cannot update its clone: {err.message}", token=token)
 
 
 def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:
