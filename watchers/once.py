@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from relay.apply import Applier
-from relay.errors import ConfigError
+from relay.errors import ConfigError, RelayError
 from relay.node import NodeContext, client
 from relay.observe import observe
 from relay.protocol import Action, ExecuteTask, Ignore, Snapshot, TearDown, Wait, decide
@@ -71,12 +71,17 @@ async def run_pass(
             counts = await _pass(
                 ctx, report, issue=issue, token=token, on_teardown=on_teardown, verbose=verbose
             )
+        except RelayError as err:  # the heartbeat says why, for `relay doctor`
+            report.outcome = f"error: {err}"[:300]
+            raise
         except BaseException:
             report.outcome = "error"
             raise
         finally:
             secret = token.value if token is not None else ""
             report.lines = [*counts, *redact_lines(ctx, report.lines, token=secret)]
+            if report.outcome.startswith("error: "):
+                report.outcome = redact_lines(ctx, [report.outcome], token=secret)[0]
             report.seconds = time.monotonic() - started
             if lock.held:
                 ctx.state.log_pass(_record(report))

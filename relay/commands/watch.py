@@ -49,8 +49,6 @@ def run(args: argparse.Namespace) -> Result:
     try:
         result = dispatch(args)
     except RelayError as err:
-        if args.once and args.event is None:
-            record_failure(args, err)
         if args.log is not None:
             from relay.cli import redacted
 
@@ -63,8 +61,9 @@ def run(args: argparse.Namespace) -> Result:
 
 def record_failure(args: argparse.Namespace, err: RelayError) -> None:
     """A pass that failed before it could start (no token, a moved clone) still leaves a
-    heartbeat, so `relay doctor` reports the failure instead of "no pass yet"."""
-    from datetime import UTC, datetime, timedelta
+    heartbeat, so `relay doctor` reports the failure instead of "no pass yet" (a pass that
+    started records its own ending)."""
+    from datetime import UTC, datetime
     from pathlib import Path
 
     from relay.cli import redacted
@@ -73,9 +72,6 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
     with contextlib.suppress(Exception):  # no clone, no state: nothing to record into
         state = NodeState.for_clone(args.repo_dir or Path.cwd())
         now = datetime.now(UTC)
-        last = state.heartbeat()
-        if last is not None and now - last.at < timedelta(seconds=5):
-            return  # the pass itself recorded how it ended
         config = state.load_config()
         node = args.node or (config.node if config else "?")
         outcome = f"error: {redacted(str(err))}"[:300]
@@ -84,6 +80,7 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
 
 def dispatch(args: argparse.Namespace) -> Result:
     """Dispatch to the watcher the flags ask for."""
+    from relay.watcher_token import scheduled_token
     from watchers import drive
     from watchers.once import run_pass
 
@@ -96,7 +93,13 @@ def dispatch(args: argparse.Namespace) -> Result:
         if report is None:
             return Result(data={"outcome": "not-relevant"})
         return pass_result(report)
-    ctx = context(args)
+    try:
+        ctx = context(args)
+        token = scheduled_token(ctx) if args.once and args.scheduled else None
+    except RelayError as err:
+        if args.once:
+            record_failure(args, err)
+        raise
     if args.webhook:
         from relay.hooks import webhook_secret
 
@@ -110,9 +113,7 @@ def dispatch(args: argparse.Namespace) -> Result:
         return Result()
     if args.once:
         from relay.watcher import on_teardown
-        from relay.watcher_token import scheduled_token
 
-        token = scheduled_token(ctx) if args.scheduled else None
         # A pass that finds no job binding its node removes the watcher this clone
         # registered (none registered: nothing happens), as a scheduled pass must.
         return pass_result(
