@@ -32,7 +32,6 @@ from relay.protocol import (
 from relay.protocol.labels import batons_in
 
 if TYPE_CHECKING:
-    from relay.protocol import DeclineTask
     from relay.redact import Redactor
     from relay.runner import RunOutcome
 
@@ -280,31 +279,6 @@ async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label)
         return False
     await gh.set_labels(number, with_baton(labels, to))
     return True
-
-
-def decline(ctx: NodeContext, action: ExecuteTask, reason: str, *, token: str) -> DeclineTask:
-    """Answer a TASK this node cannot take now (its clone cannot be brought up to date)
-    with a blocked RESULT, so the controller hears of it instead of waiting on silence."""
-    from relay.protocol import DeclineTask
-
-    why = redactor_for(ctx, token).redact(reason).rstrip(".")
-    result = ResultMsg(
-        issue=action.issue,
-        node=ctx.node,
-        task=action.task.task,
-        status=Status.BLOCKED,
-        summary=f"Not run: {why}."[:4000],
-    )
-    return DeclineTask(
-        issue=action.issue,
-        comment_id=action.comment_id,
-        task=action.task.task,
-        reason=why,
-        result=result,
-        body=render_message(result),
-        expect=action.expect,
-        to=action.done,
-    )
 
 
 def on_result_env(issue: int, task: int, status: str, result_file: str) -> dict[str, str]:

@@ -119,7 +119,12 @@ async def _pass(
                 try:
                     await asyncio.to_thread(ctx.clone.pull_rebase)
                 except ConfigError as err:  # a dirty clone: no task can run here now
-                    actions = [_unrunnable(ctx, a, err, token=token.value) for a in actions]
+                    from relay.work import redactor_for
+
+                    why = redactor_for(ctx, token.value).redact(err.message).rstrip(".")
+                    unable = f"this node cannot update its clone: {why}"[:1000]
+                    snapshot = snapshot.model_copy(update={"unable": unable})
+                    actions = _decide(snapshot, ctx.node, only=issue)
                 else:
                     # decide again with the master section just pulled: an account
                     # removed from the node table a moment ago gives no more instructions
@@ -137,15 +142,6 @@ async def _pass(
         finally:
             stats = gh.stats
             report.requests, report.not_modified = stats.requests, stats.not_modified
-
-
-def _unrunnable(ctx: NodeContext, action: Action, err: ConfigError, *, token: str) -> Action:
-    """A TASK this clone cannot take is answered blocked; other actions need no git."""
-    if not isinstance(action, ExecuteTask):
-        return action
-    from relay.work import decline
-
-    return decline(ctx, action, f"this node cannot update its clone: {err.message}", token=token)
 
 
 def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:

@@ -106,6 +106,8 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     refusal = scope_refusal(entry.message, snapshot.master.scope)
     if refusal is not None:
         return [_decline(thread, task, entry.comment.id, refusal)]
+    if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
+        return [_decline(thread, task, entry.comment.id, snapshot.unable)]
     return [_execute(thread, entry.message, entry.comment.id, now)]
 
 

@@ -73,7 +73,9 @@ class LocalRecords(BaseModel):
 
 
 class Snapshot(BaseModel):
-    """Everything a pass needs to decide. ``claim_refs`` lists the claim refs seen, if read."""
+    """Everything a pass needs to decide. ``claim_refs`` lists the claim refs seen, if read;
+    ``unable`` says why this node cannot run a task now (its clone could not be brought up
+    to date), None when it can."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -81,3 +83,4 @@ class Snapshot(BaseModel):
     issues: tuple[Issue, ...] = ()
     local: LocalRecords = LocalRecords()
     claim_refs: frozenset[TaskKey] = frozenset()
+    unable: str | None = Field(default=None, max_length=1000)

@@ -206,6 +206,19 @@ def test_a_task_outside_the_scope_is_declined_with_a_blocked_result() -> None:
     assert world.pass_of(WORKER) == []
 
 
+def test_a_node_that_cannot_update_its_clone_answers_blocked_instead_of_running() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    unable = "this node cannot update its clone: it has uncommitted changes"
+    snapshot = world.snapshot(WORKER).model_copy(update={"unable": unable})
+    [decline] = decide(snapshot, WORKER, world.now)
+    assert isinstance(decline, DeclineTask) and decline.reason == unable
+    assert decline.result.status == "blocked" and unable in decline.body
+    world.apply(WORKER, decline)
+    assert world.runs == [] and world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+
+
 def test_an_answered_task_with_the_baton_left_behind_is_passed_back() -> None:
     world = World()
     number = job(world)
