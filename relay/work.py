@@ -91,10 +91,21 @@ def task_text(task: TaskMsg) -> str:
     return render_message(task)
 
 
-def render_log(task: TaskMsg, outcome: RunOutcome, *, node: str) -> str:
+@dataclass(frozen=True)
+class TaskRun:
+    """What running a TASK gave: the steps' outcome, or why its branch could not be
+    checked out (then no step ran)."""
+
+    outcome: RunOutcome
+    checkout_error: str | None = None
+
+
+def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
     """The full log of a run, before redaction: a header, then each step's output."""
     lines = [f"relay TASK {task.task} of #{task.issue} on {node}", ""]
-    for number, step in enumerate(outcome.steps, start=1):
+    if run.checkout_error is not None:
+        lines += [f"$ git checkout {task.checkout}", run.checkout_error, "[no step ran]", ""]
+    for number, step in enumerate(run.outcome.steps, start=1):
         status = "timed out" if step.timed_out else f"exit {step.exit_code}"
         lines += [f"$ {step.command}", step.output.rstrip("\n")]
         if step.truncated_bytes:
@@ -103,30 +114,24 @@ def render_log(task: TaskMsg, outcome: RunOutcome, *, node: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_task(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
+def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
     """Run the TASK on the branch it names (then return to this clone's own branch), its
-    steps literally or through the node's agent command; a branch that cannot be checked
-    out fails the task like a failing step."""
-    from relay.runner import RunOutcome, RunStatus, StepOutcome
+    steps literally or through the node's agent command."""
+    from relay.runner import RunOutcome, RunStatus
 
     home = ctx.clone.current_branch()
     try:
         if task.checkout:
-            ctx.clone.checkout(task.checkout)
-        return _run_here(ctx, task)
-    except RelayError as err:
-        step = StepOutcome(checkout_step(task.checkout or ""), 1, False, 0.0, str(err), 0)
-        return RunOutcome(RunStatus.FAILED, (step,))
+            try:
+                ctx.clone.checkout(task.checkout)
+            except RelayError as err:
+                return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
+        return TaskRun(_run_here(ctx, task))
     finally:
         if home and ctx.clone.current_branch() != home:
             # a task that left the clone dirty keeps it on its branch; the RESULT says so
             with contextlib.suppress(RelayError):
                 ctx.clone.checkout(home)
-
-
-def checkout_step(branch: str) -> str:
-    """How the log shows the checkout that precedes a task's steps."""
-    return f"git checkout {branch}"
 
 
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
@@ -139,23 +144,23 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     return run_steps(task.steps, cwd=ctx.root, timeout=timeout)
 
 
-def summarise(task: TaskMsg, outcome: RunOutcome) -> tuple[Status, str, int | None]:
+def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     """The RESULT's status, one-line summary and failed step."""
     from relay.runner import RunStatus
 
-    count = len(task.steps)
-    if outcome.status == RunStatus.DONE:
-        return Status.DONE, f"All {count} step(s) succeeded.", None
-    failed = outcome.failed_step
-    step = outcome.steps[-1]
-    if task.checkout and step.command == checkout_step(task.checkout) and step.duration == 0:
+    if run.checkout_error is not None:
         return (
             Status.FAILED,
             f"Branch `{task.checkout}` could not be checked out; no step ran.",
             None,
         )
+    outcome, count = run.outcome, len(task.steps)
+    if outcome.status == RunStatus.DONE:
+        return Status.DONE, f"All {count} step(s) succeeded.", None
+    step = outcome.steps[-1]
     why = "timed out" if step.timed_out else f"exited with {step.exit_code}"
-    return Status.FAILED, f"Step {failed} of {count} {why}: `{step.command[:120]}`.", failed
+    summary = f"Step {outcome.failed_step} of {count} {why}: `{step.command[:120]}`."
+    return Status.FAILED, summary, outcome.failed_step
 
 
 def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
@@ -217,8 +222,8 @@ async def execute(
     if not await claim(gh, ctx, action):
         return None
     task = action.task
-    outcome = await asyncio.to_thread(run_task, ctx, task)
-    result = await compose_result(ctx, task, outcome, token=token)
+    run = await asyncio.to_thread(run_task, ctx, task)
+    result = await compose_result(ctx, task, run, token=token)
     await gh.create_comment(action.issue, render_message(result))
     ctx.state.finish_claim(
         issue=action.issue, task=task.task, outcome=result.status.value, now=datetime.now(UTC)
@@ -228,14 +233,12 @@ async def execute(
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
 
 
-async def compose_result(
-    ctx: NodeContext, task: TaskMsg, outcome: RunOutcome, *, token: str
-) -> ResultMsg:
+async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> ResultMsg:
     """The RESULT of a run: the log redacted and pushed, and every word of the comment
     that came from the machine (commands, errors, paths) redacted as well."""
     redactor = redactor_for(ctx, token)
-    status, summary, failed = summarise(task, outcome)
-    redacted, report = redactor.redact_with_report(render_log(task, outcome, node=ctx.node))
+    status, summary, failed = summarise(task, run)
+    redacted, report = redactor.redact_with_report(render_log(task, run, node=ctx.node))
     observations = []
     left = ctx.clone.dirty_paths()
     if left:
