@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from relay import demo as d
+from relay.commands import demo as d
 
 RUNS = 7
 SECRET = "bench webhook secret"
@@ -146,13 +146,13 @@ def measure(root: Path, *, runs: int = RUNS) -> Figures:
 
 # The worker turn's phases: what each wraps, as (owner, attribute, label).
 PHASES = (
-    ("relay.gitops:Clone", "pull_rebase", "git pull --rebase"),
-    ("relay.gitops:Clone", "commit_and_push", "git commit + push (log)"),
-    ("relay.github.session:ApiSession", "_get", "API GET"),
-    ("relay.github.session:ApiSession", "_get_all", "API GET (lists)"),
-    ("relay.github.session:ApiSession", "_send", "API POST/PATCH/PUT"),
-    ("relay.work", "run_task", "run the steps"),
-    ("relay.work", "redactor_for", "build the redactor"),
+    ("relay.edges.git:Clone", "pull_rebase", "git pull --rebase"),
+    ("relay.edges.git:Clone", "commit_and_push", "git commit + push (log)"),
+    ("relay.edges.github.session:ApiSession", "_get", "API GET"),
+    ("relay.edges.github.session:ApiSession", "_get_all", "API GET (lists)"),
+    ("relay.edges.github.session:ApiSession", "_send", "API POST/PATCH/PUT"),
+    ("relay.node.execute", "run_task", "run the steps"),
+    ("relay.node.redaction", "redactor_for", "build the redactor"),
 )
 
 
@@ -208,7 +208,7 @@ def worker_turn(demo: d.Demo) -> tuple[float, dict[str, list[float]]]:
     """One worker turn on the demo's job in this process (its watcher stopped), phases timed."""
     import asyncio
 
-    from relay.node import open_node
+    from relay.node.context import open_node
     from watchers.once import run_pass
 
     issue = demo.issue

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from relay import demo as d
+from relay.commands import demo as d
 
 IDLE_RUNS = 15
 ROUND_TRIPS = 5

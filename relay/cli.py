@@ -1,7 +1,7 @@
 """The `relay` command line: one module per verb under `relay.commands`, one place to render.
 
 Each verb module exposes ``register(subparsers)`` which adds its parser and sets
-``func`` to a callable taking the parsed namespace and returning a ``Result``.
+``func`` to a callable taking the parsed namespace and returning a ``Output``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from relay.commands.output import Output, render
 from relay.errors import RelayError
-from relay.result import Result, render
+from relay.node.redaction import redacted
 
 # Verb modules, imported lazily so that `relay watch --once` does not pay for the hub.
 VERBS: tuple[str, ...] = (
@@ -52,24 +53,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def redacted(message: str) -> str:
-    """An error message as it may be printed into a terminal or a scheduler log: errors
-    quote paths, URLs and command output, so they pass through the redactor like logs."""
-    try:
-        from relay.redact import Redactor, gather_facts
-
-        return Redactor(gather_facts()).redact(message)
-    except Exception:  # never let redaction hide the error itself
-        return message
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
     args = build_parser(argv).parse_args(argv)
     json_output = bool(getattr(args, "json", False))
     stop_steps_on_signals()
     try:
-        result: Result = args.func(args)
+        result: Output = args.func(args)
         render(result, json_output=json_output)
     except RelayError as err:
         print(f"relay: {redacted(str(err))}", file=sys.stderr)
@@ -86,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def kill_steps() -> None:
     """Kill the task steps this process runs (they live in sessions of their own)."""
-    if "relay.runner" in sys.modules:
-        sys.modules["relay.runner"].kill_running_steps()
+    if "relay.edges.steps" in sys.modules:
+        sys.modules["relay.edges.steps"].kill_running_steps()
 
 
 def stop_steps_on_signals() -> None:

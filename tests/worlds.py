@@ -2,7 +2,7 @@
 
 Shared by tests/relay, tests/watchers_e2e and tests/events (pytest puts tests/ on the path
 because tests/ has a conftest.py and no __init__.py). The remote and the clones are made by
-relay.demo's own helpers, so the demo and the tests stand on the same ground.
+relay.commands.demo's own helpers, so the demo and the tests stand on the same ground.
 
 Every node command runs the real CLI, either as a process (:meth:`Node.run`, the end to
 end path) or in-process (:meth:`Node.call`, for fast setup). :meth:`World.frozen` takes a
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from relay.demo import CONTROLLER, OWNER, STRANGER, WORKER, api, clone_as, git, make_remote
+from relay.commands.demo import CONTROLLER, OWNER, STRANGER, WORKER, api, clone_as, git, make_remote
 from relay.protocol import parse_master
 
 

@@ -9,19 +9,21 @@ and, with the ETag cache, is answered by 304s only.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from relay.apply import Applier
+from relay.edges.github.credentials import Token
+from relay.edges.local import PassRecord
 from relay.errors import ConfigError, RelayError
-from relay.node import NodeContext, client
-from relay.observe import observe
+from relay.node.apply import Applier
+from relay.node.context import NodeContext, client
+from relay.node.execute import TaskReport
+from relay.node.observe import observe
+from relay.node.redaction import redact_lines
 from relay.protocol import Action, ExecuteTask, Ignore, Snapshot, TearDown, Wait, decide
-from relay.state import PassRecord
-from relay.token import Token
-from relay.work import TaskReport
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
 _QUIET = (Ignore, Wait, TearDown)
@@ -88,17 +90,6 @@ async def run_pass(
     return report
 
 
-def redact_lines(ctx: NodeContext, lines: list[str], *, token: str) -> list[str]:
-    """Pass output goes to terminals and scheduler logs: redact it like any published text
-    (an idle pass prints nothing and so builds no redactor)."""
-    if not lines:
-        return lines
-    from relay.work import redactor_for
-
-    redactor = redactor_for(ctx, token)
-    return [redactor.redact(line) for line in lines]
-
-
 async def _pass(
     ctx: NodeContext,
     report: PassReport,
@@ -119,7 +110,7 @@ async def _pass(
                 try:
                     await asyncio.to_thread(ctx.clone.pull_rebase)
                 except ConfigError as err:  # a dirty clone: no task can run here now
-                    from relay.work import redactor_for
+                    from relay.node.redaction import redactor_for
 
                     why = redactor_for(ctx, token.value).redact(err.message).rstrip(".")
                     unable = f"this node cannot update its clone: {why}"[:1000]
@@ -165,3 +156,14 @@ def _record(report: PassReport) -> PassRecord:
 def executes(actions: list[Action]) -> bool:
     """Whether a pass's actions run a task (used by the loop to report progress)."""
     return any(isinstance(a, ExecuteTask) for a in actions)
+
+
+Printer = Callable[[PassReport], None]
+
+
+def print_report(report: PassReport) -> None:
+    """Print a pass's lines (they carry no secrets) and flush, for scheduler logs."""
+    for line in report.lines:
+        print(line)
+    if sys.stdout is not None:  # pythonw has none
+        sys.stdout.flush()

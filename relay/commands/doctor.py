@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.output import Output
 from relay.commands.status import age
 from relay.errors import RelayError
-from relay.node import NodeContext, client
-from relay.result import Result
-from relay.watcher import DECLINED, WatcherRecord, load
-from relay.watcher_token import pass_token, token_route
+from relay.node.context import NodeContext, client
+from watchers.registration import DECLINED, WatcherRecord, load
+from watchers.scheduled_token import pass_token, token_route
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
 DUE_SLACK = 60  # seconds a fresh watcher's first pass may come after its interval
@@ -59,7 +59,7 @@ def register(sub: Any) -> None:
 
 def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
     """The OS scheduler holds the entry this clone registered."""
-    from relay.watcher import Seam
+    from watchers.registration import Seam
 
     row = ctx.master.node(ctx.node)
     if record is None or not record.active:
@@ -167,7 +167,7 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
     return [*checks, Check("labels", Status.FAIL, f"missing: {', '.join(missing)}", fix=fix)]
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Run every check; non-zero exit when any fails."""
     ctx = context(args)
     record = load(ctx.state, ctx.node)
@@ -181,4 +181,4 @@ def run(args: argparse.Namespace) -> Result:
     lines = [c.line() for c in checks]
     lines.append(f"{len(failed)} check(s) failed" if failed else f"{ctx.node}: all checks passed")
     data = {"node": ctx.node, "ok": not failed, "checks": [asdict(c) for c in checks]}
-    return Result(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
+    return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)

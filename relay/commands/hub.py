@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from relay.result import Result
+from relay.commands.output import Output
 
 DESCRIPTION = """\
 Serve the part of GitHub's REST API that relay uses, from SQLite under --data.
@@ -103,7 +103,7 @@ def _data_dir(args: argparse.Namespace) -> Path:
     return data if data is not None else default_data_dir()
 
 
-def serve(args: argparse.Namespace) -> Result:
+def serve(args: argparse.Namespace) -> Output:
     """Serve until interrupted."""
     from relay.hub.faults import FaultSpec
     from relay.hub.server import run
@@ -112,12 +112,12 @@ def serve(args: argparse.Namespace) -> Result:
     url = run(
         _data_dir(args), host=args.host, port=args.port, faults=spec, rate_limit=args.rate_limit
     )
-    return Result(lines=("relay hub stopped",), data={"url": url})
+    return Output(lines=("relay hub stopped",), data={"url": url})
 
 
-def token(args: argparse.Namespace) -> Result:
+def token(args: argparse.Namespace) -> Output:
     """Print a fresh token, alone, on standard output."""
     from relay.hub.server import create_token
 
     value = create_token(_data_dir(args), args.login, admin=args.admin, long=args.long)
-    return Result(lines=(value,), data={"login": args.login, "token": value})
+    return Output(lines=(value,), data={"login": args.login, "token": value})

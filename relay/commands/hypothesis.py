@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from relay.commands.common import add_common, plan_on_issue
+from relay.commands.output import Output
 from relay.protocol import Outcome, plan_hypothesis
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Write the hypothesis (or its new outcome) into the issue body."""
     outcome = Outcome(args.outcome)
     plan_on_issue(
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> Result:
             issue, ctx.master, node=ctx.node, text=args.text, outcome=outcome, caller=caller
         ),
     )
-    return Result(
+    return Output(
         lines=(f"#{args.issue}: hypothesis recorded ({args.outcome})",),
         data={"issue": args.issue, "outcome": args.outcome},
     )

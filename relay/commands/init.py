@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from relay.commands.common import commit_and_push_or_undo, run_async
+from relay.commands.output import Output
+from relay.edges.git import Clone, RepoSlug
+from relay.edges.github import GitHubClient
+from relay.edges.github.credentials import api_base_url, find_token
+from relay.edges.local import NodeConfig, NodeState
 from relay.errors import ConfigError, LocalUsageError
-from relay.github import GitHubClient
-from relay.gitops import Clone, RepoSlug
-from relay.node import LOOP_PATH, read_loop
+from relay.node.context import LOOP_PATH, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
 from relay.protocol.master import DEFAULT_CLASSES, build
 from relay.protocol.master_text import set_section
 from relay.protocol.spine import render_spine
-from relay.result import Result
-from relay.state import NodeConfig, NodeState
-from relay.token import api_base_url, find_token
 
 Ask = Callable[[str, str], str]
 PUBLIC_RISK = (
@@ -176,7 +176,7 @@ def write_spine(clone: Clone, master: Master) -> list[Path]:
     return [*written, keep]
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Run the wizard."""
     clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
     loop = read_loop(clone.root)
@@ -188,9 +188,9 @@ def run(args: argparse.Namespace) -> Result:
     return run_async(lambda: wizard(args, clone))
 
 
-async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
+async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
     """Ask, show the plan, and carry it out on yes."""
-    from relay.github import GitHubClient
+    from relay.edges.github import GitHubClient
 
     ask = make_ask(args)
     repo = repository(args, clone)
@@ -219,7 +219,7 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
         if not args.yes:
             print("\n".join(plan), file=sys.stderr)
             if ask("proceed?", "no").lower() not in ("y", "yes"):
-                return Result(lines=("nothing was changed",), exit_status=1)
+                return Output(lines=("nothing was changed",), exit_status=1)
         labels = await create_labels(gh)
     paths = write_spine(clone, master)
     message = f"relay: set up the relay spine ({node.name})"
@@ -227,7 +227,7 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Result:
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
     lines.append("next: run `relay join --node NAME` in a clone on each other machine")
-    return Result(
+    return Output(
         lines=tuple(lines),
         data={"repo": repo, "node": node.name, "labels_created": labels, "public": public},
     )

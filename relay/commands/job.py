@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from relay.commands.common import add_common, carry_out, context, run_async
-from relay.node import client
+from relay.commands.output import Output
+from relay.node.context import client
 from relay.protocol import plan_open_job
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     op.set_defaults(func=run_open)
 
 
-def run_open(args: argparse.Namespace) -> Result:
+def run_open(args: argparse.Namespace) -> Output:
     """Open the issue with its body and baton; print its number."""
     ctx = context(args, pull=True)
     plan = plan_open_job(
@@ -41,7 +41,7 @@ def run_open(args: argparse.Namespace) -> Result:
 
     number = run_async(go)
     url = ctx.html_url(f"issues/{number}")
-    return Result(
+    return Output(
         lines=(f"opened job #{number}: {ctx.node} controls, {args.worker} works — {url}",),
         data={"issue": number},
     )

@@ -19,17 +19,17 @@ from typing import Any
 
 from relay.commands.common import commit_and_push_or_undo, run_async
 from relay.commands.init import default_node_name, os_name, words
+from relay.commands.output import Output
+from relay.edges.git import Clone
+from relay.edges.github import GitHubClient
+from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
-from relay.github import GitHubClient
-from relay.gitops import Clone
-from relay.node import LOOP_PATH, NodeContext, client, open_node, read_loop
-from relay.observe import binds
+from relay.node.context import LOOP_PATH, NodeContext, client, open_node, read_loop
+from relay.node.observe import binds
 from relay.protocol import Account, Node, add_node, parse_body, set_scheduler
 from relay.protocol.master import build
-from relay.result import Result
-from relay.state import NodeConfig
-from relay.watcher import DECLINED, WatcherRecord
-from relay.watcher_token import token_route
+from watchers.registration import DECLINED, WatcherRecord
+from watchers.scheduled_token import token_route
 
 MIN_INTERVAL, MAX_INTERVAL = 60, 86400  # seconds between scheduled passes
 
@@ -101,7 +101,7 @@ def save_loop(clone: Clone, text: str, message: str) -> bool:
     return commit_and_push_or_undo(clone, [path], message)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Join, idempotently."""
     clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
     clone.pull_rebase()
@@ -110,15 +110,15 @@ def run(args: argparse.Namespace) -> Result:
     return run_async(lambda: join(args, ctx))
 
 
-async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
+async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     """Register the row and the local settings, then report roles.
 
     Every input is checked (scheduler name, interval, paths the scheduler must take)
     before anything is committed or pushed."""
-    from relay import watcher as durable
+    from watchers import registration
 
     override, interval = choice(args, ctx)
-    await asyncio.to_thread(durable.plan, ctx, override=override, interval=interval)
+    await asyncio.to_thread(registration.plan, ctx, override=override, interval=interval)
     check_inputs(args)
     lines: list[str] = []
     async with client(ctx) as gh:
@@ -140,12 +140,18 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Result:
         lines.append(f"watcher: {scheduler}")
         save_config(args, ctx, scheduler)
         if args.webhook:
-            from relay.hooks import register_webhook
+            from relay.edges.github.webhooks import register_webhook
 
-            lines += await register_webhook(ctx, args.webhook)
+            lines += await register_webhook(
+                state=ctx.state,
+                api_url=ctx.api_url,
+                token=ctx.token().value,
+                repo=ctx.repo,
+                url=args.webhook,
+            )
         found = await roles(gh, ctx.node)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
-    return Result(
+    return Output(
         lines=tuple(lines),
         data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found)},
     )
@@ -157,17 +163,17 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     Without --scheduler or RELAY_SCHEDULER a rejoin keeps what this clone chose before, so
     joining twice changes nothing. The token a scheduled pass needs is found at run time.
     """
-    from relay import watcher as durable
+    from watchers import registration
 
     override, interval = choice(args, ctx)
     column, lines = await asyncio.to_thread(
-        durable.register, ctx, override=override, interval=interval
+        registration.register, ctx, override=override, interval=interval
     )
     said = list(lines)
     if args.save_token:
         said.append(save_token(ctx, where=args.save_token))
     if column != DECLINED:
-        said.append(token_route(ctx, durable.load(ctx.state, ctx.node))[1])
+        said.append(token_route(ctx, registration.load(ctx.state, ctx.node))[1])
     return column, tuple(said)
 
 
@@ -183,7 +189,7 @@ def check_inputs(args: argparse.Namespace) -> None:
                 hint="give the URL your `relay watch --webhook` receiver answers on",
             )
     if args.save_token == "keyring":
-        from relay.token import usable_keyring
+        from relay.edges.github.credentials import usable_keyring
 
         if usable_keyring() is None:
             raise ConfigError(
@@ -195,10 +201,10 @@ def check_inputs(args: argparse.Namespace) -> None:
 def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]:
     """The scheduler asked for (flag, RELAY_SCHEDULER, else this clone's earlier choice)
     and the interval; LocalUsageError for an interval no scheduler should take."""
-    from relay import watcher as durable
     from schedulers import DEFAULT_INTERVAL, requested
+    from watchers import registration
 
-    record = durable.load(ctx.state, ctx.node)
+    record = registration.load(ctx.state, ctx.node)
     override = args.scheduler or requested() or earlier_choice(record, ctx)
     interval = args.interval or (record.interval if record else DEFAULT_INTERVAL)
     if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
@@ -223,7 +229,7 @@ def save_token(ctx: NodeContext, *, where: str = "file") -> str:
     only) or in the OS keyring."""
     token = ctx.token()
     if where == "keyring":
-        from relay.token import save_keyring_token
+        from relay.edges.github.credentials import save_keyring_token
 
         if not save_keyring_token(ctx.api_url, token.value):
             raise ConfigError(

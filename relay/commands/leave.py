@@ -11,9 +11,9 @@ import argparse
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.output import Output
 from relay.errors import RelayError
-from relay.node import NodeContext
-from relay.result import Result
+from relay.node.context import NodeContext
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 
 async def still_bound(ctx: NodeContext) -> list[str]:
     """What people should know about jobs that still bind the node (best effort)."""
-    from relay.watcher import bound_jobs
+    from watchers.registration import bound_jobs
 
     try:
         jobs = await bound_jobs(ctx)
@@ -37,12 +37,12 @@ async def still_bound(ctx: NodeContext) -> list[str]:
     return [f"still bound to {numbers}: they wait until you run `relay watch` or `relay join`"]
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Tear the watcher down without looking for new jobs first: the user asked."""
-    from relay.watcher import tear_down
+    from watchers.registration import tear_down
 
     ctx = context(args)
     done = run_async(lambda: tear_down(ctx, recheck=False))
     lines = list(done.lines) or [f"{ctx.node} has no watcher registered in this clone"]
     lines += run_async(lambda: still_bound(ctx))
-    return Result(lines=tuple(lines), data={"node": ctx.node, "torn_down": done.removed})
+    return Output(lines=tuple(lines), data={"node": ctx.node, "torn_down": done.removed})

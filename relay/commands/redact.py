@@ -22,8 +22,8 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from relay.commands.output import Output
 from relay.errors import LocalUsageError
-from relay.result import Result
 
 if TYPE_CHECKING:
     from relay.redact import RedactionReport, StreamRedactor
@@ -140,8 +140,8 @@ def _drop_stdout() -> None:
     os.close(devnull)
 
 
-def run(args: argparse.Namespace) -> Result:
-    """Stream the input through the redactor to stdout; the Result carries only the report."""
+def run(args: argparse.Namespace) -> Output:
+    """Stream the input through the redactor to stdout; the Output carries only the report."""
     from relay.redact import Redactor, gather_facts
 
     redactor = Redactor(
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> Result:
         _pump(source, stream, name="standard input" if args.file == "-" else args.file)
     except BrokenPipeError:
         _drop_stdout()  # the reader has all it wanted (| head): stop quietly, as filters do
-        return Result(exit_status=SIGPIPE_STATUS)
+        return Output(exit_status=SIGPIPE_STATUS)
     except OSError as err:
         _drop_stdout()
         raise LocalUsageError(
@@ -168,10 +168,10 @@ def run(args: argparse.Namespace) -> Result:
     return _finish(stream.report, verbose=args.report)
 
 
-def _finish(report: RedactionReport, *, verbose: bool) -> Result:
+def _finish(report: RedactionReport, *, verbose: bool) -> Output:
     """Say on stderr what was redacted (asked for) and that the output is unsafe (always)."""
     if verbose:
         print(report.summary(), file=sys.stderr)
     elif not report.safe:
         print(f"relay: warning: do not publish this output: {report.reason}", file=sys.stderr)
-    return Result(data={"report": dataclasses.asdict(report)})
+    return Output(data={"report": dataclasses.asdict(report)})

@@ -19,12 +19,12 @@ from relay.commands.common import (
     run_async,
     with_issue,
 )
+from relay.commands.output import Output
+from relay.edges.github import GitHubClient
 from relay.errors import RelayError
-from relay.github import GitHubClient
-from relay.node import HANDOVER_PATH, NodeContext, client
+from relay.node.context import HANDOVER_PATH, NodeContext, client
 from relay.protocol import Issue, plan_resolve
 from relay.protocol.planners import handover_entry
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -47,7 +47,7 @@ def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) 
     commit_and_push_or_undo(ctx.clone, [path], f"relay: #{issue.number} resolved ({ctx.node})")
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Plan the closure purely, write the handover, then post, relabel and close."""
     ctx = context(args)
     now = datetime.now(UTC)
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> Result:
 
     run_async(lambda: with_issue(ctx, args.issue, body))
     said = run_async(lambda: close_watcher(ctx, args.issue))
-    return Result(
+    return Output(
         lines=(f"#{args.issue}: resolved and closed", *said),
         data={"issue": args.issue, "watcher_torn_down": bool(said)},
     )
@@ -78,13 +78,13 @@ def closing_note(node: str, scheduler: str) -> str:
 
 async def close_watcher(ctx: NodeContext, issue: int) -> list[str]:
     """The controller's last open job is closed: tear its watcher down, say so on the job."""
-    from relay import watcher as durable
+    from watchers import registration
 
-    record = durable.load(ctx.state, ctx.node)
-    if record is None or not record.active or await durable.bound_jobs(ctx):
+    record = registration.load(ctx.state, ctx.node)
+    if record is None or not record.active or await registration.bound_jobs(ctx):
         return []
     try:
-        done = await durable.tear_down(ctx)
+        done = await registration.tear_down(ctx)
     except RelayError as err:  # the job is resolved; only the watcher is left to remove
         return [f"the job is resolved, but its watcher stays: {err} (run `relay leave`)"]
     if done.removed and not done.reinstated:

@@ -8,12 +8,12 @@ import time
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.output import Output
 from relay.errors import LocalUsageError, RemoteProtocolError, RemoteUnavailable
-from relay.node import NodeContext, client
-from relay.observe import load_issue
+from relay.node.context import NodeContext, client
+from relay.node.observe import load_issue
 from relay.protocol import HalfDoneMsg, ResultMsg
 from relay.protocol.thread import NotAJob, read_thread
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -61,14 +61,14 @@ async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any
         await asyncio.sleep(args.poll)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Print the newest RESULT (or half-done report), or say that none has come."""
     ctx = context(args, need_node=False)
     task, answer = run_async(lambda: wait_for(ctx, args))
     if task == 0:
         raise LocalUsageError(f"#{args.issue} has no task yet", hint="post one with `relay task`")
     if answer is None:
-        return Result(
+        return Output(
             lines=(f"#{args.issue}: TASK {task} has no result yet",),
             data={"issue": args.issue, "task": task, "result": None},
             exit_status=1,
@@ -80,4 +80,4 @@ def run(args: argparse.Namespace) -> Result:
         lines += answer.excerpt.splitlines()
     else:
         lines = [f"#{args.issue} TASK {task} half-done: {answer.known}"]
-    return Result(lines=tuple(lines), data={"issue": args.issue, "task": task, "result": data})
+    return Output(lines=tuple(lines), data={"issue": args.issue, "task": task, "result": data})

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
-from relay.node import NodeContext, client
-from relay.observe import load_issue
+from relay.commands.output import Output
+from relay.node.context import NodeContext, client
+from relay.node.observe import load_issue
 from relay.protocol.baton import State, baton_of
 from relay.protocol.thread import read_thread
 from relay.protocol.wire import MARKER, MessageRejected
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -77,7 +77,7 @@ def job_line(row: dict[str, Any]) -> str:
 
 def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
     """Each node this clone watches for (registered or seen passing) with its last pass."""
-    from relay.watcher import records
+    from watchers.registration import records
 
     last = {p.node: p for p in ctx.state.passes()}  # oldest first: the newest wins
     known = {r.node: r for r in records(ctx.state)}
@@ -121,7 +121,7 @@ def watcher_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """List jobs, then nodes, then this clone's watchers and their last passes."""
     ctx = context(args, need_node=False)
     rows = run_async(lambda: jobs(ctx))
@@ -138,4 +138,4 @@ def run(args: argparse.Namespace) -> Result:
         "last_pass": beat.model_dump(mode="json") if beat else None,
         "watchers": watchers,
     }
-    return Result(lines=tuple(lines), data=data)
+    return Output(lines=tuple(lines), data=data)

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from relay.commands.common import add_common, plan_on_issue
+from relay.commands.output import Output
 from relay.protocol import plan_strike
 from relay.protocol.labels import Label
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Count the strike; on the third, escalate to needs:human."""
     plan = plan_on_issue(
         args,
@@ -30,4 +30,4 @@ def run(args: argparse.Namespace) -> Result:
     )
     parked = plan.labels is not None and Label.NEEDS_HUMAN.value in plan.labels
     line = "parked on needs:human" if parked else "strike counted"
-    return Result(lines=(f"#{args.issue}: {line}",), data={"issue": args.issue, "parked": parked})
+    return Output(lines=(f"#{args.issue}: {line}",), data={"issue": args.issue, "parked": parked})

@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from relay.commands.common import add_common, carry_out, context, run_async, with_issue
-from relay.github import GitHubClient
+from relay.commands.output import Output
+from relay.edges.github import GitHubClient
 from relay.protocol import Issue, plan_task
 from relay.protocol.planners import Plan
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Plan the TASK purely (as the calling account), then post it; the baton moves last."""
     ctx = context(args, pull=True)
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> Result:
 
     number = run_async(lambda: with_issue(ctx, args.issue, body)).task
     assert number is not None
-    return Result(
+    return Output(
         lines=(f"posted TASK {number} on #{args.issue}; the baton is with the worker",),
         data={"issue": args.issue, "task": number},
     )

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.output import Output
 from relay.errors import LocalUsageError, RelayError
-from relay.result import Result
 
 
 def register(sub: Any) -> None:
@@ -41,16 +41,16 @@ def listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def run(args: argparse.Namespace) -> Result:
+def run(args: argparse.Namespace) -> Output:
     """Dispatch; with --log, the lines (or the error) are appended to the log as well,
     since Task Scheduler keeps no output of the passes it starts."""
-    from relay.watcher_token import append_log
+    from watchers.scheduled_token import append_log
 
     try:
         result = dispatch(args)
     except RelayError as err:
         if args.log is not None:
-            from relay.cli import redacted
+            from relay.node.redaction import redacted
 
             append_log(args.log, [f"relay: {redacted(str(err))}"])
         raise
@@ -66,8 +66,8 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from relay.cli import redacted
-    from relay.state import NodeState, PassRecord
+    from relay.edges.local import NodeState, PassRecord
+    from relay.node.redaction import redacted
 
     with contextlib.suppress(Exception):  # no clone, no state: nothing to record into
         state = NodeState.for_clone(args.repo_dir or Path.cwd())
@@ -78,20 +78,20 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
         state.log_pass(PassRecord(at=now, node=node, outcome=outcome))
 
 
-def dispatch(args: argparse.Namespace) -> Result:
+def dispatch(args: argparse.Namespace) -> Output:
     """Dispatch to the watcher the flags ask for."""
-    from relay.watcher_token import scheduled_token
-    from watchers import drive
+    from watchers import github_actions, poll, webhook
     from watchers.once import run_pass
+    from watchers.scheduled_token import scheduled_token
 
     if args.event is not None:
         report = run_async(
-            lambda: drive.actions_pass(
+            lambda: github_actions.actions_pass(
                 repo_dir=args.repo_dir, node=args.node, event_path=args.event
             )
         )
         if report is None:
-            return Result(data={"outcome": "not-relevant"})
+            return Output(data={"outcome": "not-relevant"})
         return pass_result(report)
     try:
         ctx = context(args)
@@ -101,18 +101,18 @@ def dispatch(args: argparse.Namespace) -> Result:
             record_failure(args, err)
         raise
     if args.webhook:
-        from relay.hooks import webhook_secret
+        from relay.edges.local import webhook_secret
 
         host, port = listen_address(args.listen)
         secret, _source = webhook_secret(ctx.state)  # RELAY_WEBHOOK_SECRET, else the node's
         run_async(
-            lambda: drive.serve_webhook(
+            lambda: webhook.serve_webhook(
                 ctx, host=host, port=port, secret=secret, reconcile_interval=args.reconcile
             )
         )
-        return Result()
+        return Output()
     if args.once:
-        from relay.watcher import on_teardown
+        from watchers.registration import on_teardown
 
         # A pass that finds no job binding its node removes the watcher this clone
         # registered (none registered: nothing happens), as a scheduled pass must.
@@ -127,13 +127,13 @@ def dispatch(args: argparse.Namespace) -> Result:
                 )
             )
         )
-    run_async(lambda: drive.loop(ctx, interval=args.interval))
-    return Result()
+    run_async(lambda: poll.loop(ctx, interval=args.interval))
+    return Output()
 
 
-def pass_result(report: Any) -> Result:
+def pass_result(report: Any) -> Output:
     """A pass's report as a verb's result."""
     data = dataclasses.asdict(report)
     data["tasks"] = [dataclasses.asdict(t) for t in report.tasks]
     lines = report.lines or [f"{report.node}: nothing to do"]
-    return Result(lines=tuple(lines), data=data, exit_status=0)
+    return Output(lines=tuple(lines), data=data, exit_status=0)

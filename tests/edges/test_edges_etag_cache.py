@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from relay.github.cache import EtagCache, cache_owner
+from relay.edges.github.cache import EtagCache, cache_owner
 
 
 def test_least_recently_used_entries_go_first() -> None:

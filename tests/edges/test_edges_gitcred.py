@@ -6,7 +6,7 @@ import base64
 import os
 import subprocess
 
-from relay.gitops import credential_env
+from relay.edges.git import credential_env
 
 
 def test_no_token_no_settings() -> None:

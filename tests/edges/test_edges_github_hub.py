@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from relay.edges.github import GitHubClient, RetryPolicy
 from relay.errors import ConfigError, RemoteUnavailable
-from relay.github import GitHubClient, RetryPolicy
 
 T = TypeVar("T")
 BATON = ("awaiting:worker", "working", "awaiting:controller")

@@ -20,8 +20,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from relay.edges.github import GitHubClient, RetryPolicy, WireStats
 from relay.errors import ConfigError, RemoteProtocolError, RemoteUnavailable
-from relay.github import GitHubClient, RetryPolicy, WireStats
 
 NOW = 1_900_000_000.0
 USER = {"id": 1, "login": "octo", "type": "User"}

@@ -8,8 +8,8 @@ import time
 
 from edges_helpers import Remote
 
-from relay.gitops import Clone
-from relay.state import git_dir
+from relay.edges.git import Clone
+from relay.edges.local import git_dir
 
 HOLD = 1.5
 

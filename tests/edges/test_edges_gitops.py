@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from edges_helpers import Remote, clone, commit_file, git
 
+from relay.edges.git import Clone, RepoSlug, parse_remote_url
 from relay.errors import ConfigError, Conflict, RemoteUnavailable
-from relay.gitops import Clone, RepoSlug, parse_remote_url
 
 
 @pytest.mark.parametrize(

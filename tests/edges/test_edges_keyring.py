@@ -15,7 +15,12 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
 
-from relay.token import KEYRING_SERVICE, find_token, keyring_token, save_keyring_token
+from relay.edges.github.credentials import (
+    KEYRING_SERVICE,
+    find_token,
+    keyring_token,
+    save_keyring_token,
+)
 
 API = "http://127.0.0.1:9/"
 

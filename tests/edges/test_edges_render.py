@@ -10,10 +10,10 @@ def test_results_render_without_any_standard_stream() -> None:
     code = (
         "import sys\n"
         "sys.stdout = None; sys.stderr = None\n"
-        "from relay.result import Result, render\n"
-        "render(Result(lines=('a line',), data={'k': 1}), json_output=False)\n"
-        "render(Result(lines=('a line',), data={'k': 1}), json_output=True)\n"
-        "from watchers.drive import print_report\n"
+        "from relay.commands.output import Output, render\n"
+        "render(Output(lines=('a line',), data={'k': 1}), json_output=False)\n"
+        "render(Output(lines=('a line',), data={'k': 1}), json_output=True)\n"
+        "from watchers.once import print_report\n"
         "from watchers.once import PassReport\n"
         "print_report(PassReport(node='n', lines=['x']))\n"
     )

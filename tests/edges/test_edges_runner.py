@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relay.runner import RunStatus, run_executor, run_step, run_steps
+from relay.edges.steps import RunStatus, run_executor, run_step, run_steps
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the steps are POSIX sh")
 

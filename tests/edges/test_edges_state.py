@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from edges_helpers import Remote, git
 
-from relay.errors import ConfigError
-from relay.state import (
+from relay.edges.local import (
     PASS_LOG_KEEP,
     SCHEMA_VERSION,
     NodeConfig,
@@ -22,6 +21,7 @@ from relay.state import (
     clone_root,
     git_dir,
 )
+from relay.errors import ConfigError
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -133,7 +133,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from relay.state import NodeState
+    from relay.edges.local import NodeState
     lock = NodeState(Path(sys.argv[1])).lock("win-desktop")
     assert lock.acquire()
     print("held", flush=True)

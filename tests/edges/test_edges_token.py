@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from relay.edges.github.credentials import DEFAULT_API_URL, api_base_url, find_token, gh_hostname
 from relay.errors import ConfigError
-from relay.token import DEFAULT_API_URL, api_base_url, find_token, gh_hostname
 
 HUB = "http://127.0.0.1:8787"
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from worlds import stop_process
 
-from relay.state import NodeState
+from relay.edges.local import NodeState
 
 NO_POLLING = "3600"
 

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from gidgethub.aiohttp import GitHubAPI
 from worlds import WORKER, World, api
 
-from relay.appauth import AppAuth
+from relay.edges.github.appauth import AppAuth
 
 PY = Path(sys.executable).as_posix()
 

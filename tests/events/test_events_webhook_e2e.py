@@ -28,8 +28,7 @@ from events_world import (
 )
 from worlds import World
 
-from relay.hooks import secret_path
-from relay.state import NodeState
+from relay.edges.local import NodeState, secret_path
 
 PY = Path(sys.executable).as_posix()
 VECTOR_SECRET = "It's a Secret to Everybody"

@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from gidgethub.aiohttp import GitHubAPI
 
-from relay.appauth import AppAuth
-from relay.github.client import GitHubClient
+from relay.edges.github.appauth import AppAuth
+from relay.edges.github.client import GitHubClient
 
 
 def long_token(hub: Any, login: str) -> str:

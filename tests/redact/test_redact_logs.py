@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay.logs import cap_log, clean_line, excerpt, fence, first_error
+from relay.protocol.logs import cap_log, clean_line, excerpt, fence, first_error
 
 
 def numbered(n: int) -> str:

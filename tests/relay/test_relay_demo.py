@@ -1,4 +1,4 @@
-"""`relay demo` end to end, and the relay bench's round trips, both built on relay.demo.
+"""`relay demo` end to end, and the relay bench's round trips, both built on relay.commands.demo.
 
 Both run the real CLI as processes against their own `relay hub`, everything in tmp_path.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import bench_relay
-from relay import demo as d
+from relay.commands import demo as d
 
 
 def test_the_demo_runs_the_main_job_and_times_its_round_trips(

@@ -10,8 +10,8 @@ from pathlib import Path
 from relay_world import one_line_error
 from worlds import CONTROLLER, WORKER, World, git
 
+from relay.edges.local import NodeState
 from relay.protocol import TaskMsg, render_message
-from relay.state import NodeState
 
 PY = Path(sys.executable).as_posix()
 

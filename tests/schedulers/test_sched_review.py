@@ -15,7 +15,6 @@ import pytest
 from sched_helpers import Recorder, awkward_entry
 
 from relay.errors import LocalUsageError
-from relay.watcher import install
 from schedulers import (
     Completed,
     CronScheduler,
@@ -26,6 +25,7 @@ from schedulers import (
     run_command,
 )
 from schedulers.cron import MAX_COMMAND, marker
+from watchers.registration import install
 
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="POSIX paths and executables")
 

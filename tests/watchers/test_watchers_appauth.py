@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from gidgethub import BadRequest
 from gidgethub.aiohttp import GitHubAPI
 
-from relay import appauth
+from relay.edges.github import appauth
 from relay.errors import ConfigError
 
 NOW = 1_790_000_000.0

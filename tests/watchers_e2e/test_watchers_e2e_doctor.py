@@ -11,8 +11,8 @@ import pytest
 from e2e_world import read_crontab, write_crontab
 from worlds import WORKER, World
 
-from relay.state import NodeState, PassRecord
-from relay.watcher import load, save
+from relay.edges.local import NodeState, PassRecord
+from watchers.registration import load, save
 
 CHECKS = ("watcher", "last pass", "token for scheduled passes", "token", "labels")
 

@@ -19,10 +19,10 @@ import pytest
 from e2e_world import as_cron, line_for, read_crontab, write_crontab
 from worlds import CONTROLLER, WORKER, Node, World
 
-from relay.node import open_node
-from relay.state import NodeState
-from relay.watcher import FIRST_JOB_GRACE, Seam, load, register, save, tear_down
+from relay.edges.local import NodeState
+from relay.node.context import open_node
 from schedulers import Completed, SchedulerError, run_command
+from watchers.registration import FIRST_JOB_GRACE, Seam, load, register, save, tear_down
 
 USER_TABLE = "# mine\n*/7 * * * * /bin/true\n"
 FAKE = Path(__file__).resolve().parent / "fake_launchctl.py"

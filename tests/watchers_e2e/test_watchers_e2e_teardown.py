@@ -11,10 +11,10 @@ import pytest
 from e2e_world import as_cron, line_for, read_crontab, write_crontab
 from worlds import WORKER, World, git
 
-from relay.node import NodeContext, open_node
-from relay.watcher import Seam, load, tear_down
+from relay.node.context import NodeContext, open_node
 from schedulers import Completed, run_command
 from watchers.once import run_pass
+from watchers.registration import Seam, load, tear_down
 
 USER_TABLE = "# mine\n*/7 * * * * /bin/true\n"
 

@@ -127,7 +127,7 @@ class Clone:
         if self._git_lock is None:
             from filelock import FileLock
 
-            from relay.state import git_dir
+            from relay.edges.local import git_dir
 
             path = git_dir(self.root) / "relay" / "git.lock"
             path.parent.mkdir(parents=True, exist_ok=True)

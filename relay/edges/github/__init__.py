@@ -1,12 +1,12 @@
 """The GitHub edge: ``GitHubClient`` and the models it returns.
 
-``relay.github`` is the only door to the API; the protocol never imports it. Layers:
+``relay.edges.github`` is the only door to the API; the protocol never imports it. Layers:
 ``transport`` (the wire: retries, counters), ``cache`` (the ETag cache on disk),
 ``session`` (one aiohttp session, errors, parsing), ``client`` (the typed calls).
 """
 
-from relay.github.client import GitHubClient
-from relay.github.models import (
+from relay.edges.github.client import GitHubClient
+from relay.edges.github.models import (
     Comment,
     Issue,
     IssueEvent,
@@ -17,7 +17,7 @@ from relay.github.models import (
     Repo,
     User,
 )
-from relay.github.transport import RetryPolicy, WireStats
+from relay.edges.github.transport import RetryPolicy, WireStats
 
 __all__ = [
     "Comment",

@@ -34,9 +34,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from relay.edges.local import NodeState, read_versioned, write_versioned
 from relay.errors import RelayError
-from relay.node import LOOP_PATH, NodeContext, client, read_loop
-from relay.state import NodeState, read_versioned, write_versioned
+from relay.node.context import LOOP_PATH, NodeContext, client, read_loop
 from schedulers import (
     CommandRunner,
     Entry,
@@ -250,7 +250,7 @@ def retire(ctx: NodeContext, old: WatcherRecord | None, seam: Seam) -> tuple[str
 
 async def bound_jobs(ctx: NodeContext) -> list[int]:
     """The open relay jobs that bind this node, asked of the API now."""
-    from relay.observe import binds
+    from relay.node.observe import binds
 
     async with client(ctx) as gh:
         found = await gh.list_issues(state="open")
@@ -368,7 +368,7 @@ async def _reinstate(
 async def job_ended_since(ctx: NodeContext, since: datetime) -> bool:
     """Whether a job that bound this node was closed after ``since`` (less a few seconds
     of clock skew between this machine and the API)."""
-    from relay.observe import binds
+    from relay.node.observe import binds
 
     start = since.replace(microsecond=0) - timedelta(seconds=SKEW_SECONDS)
     async with client(ctx) as gh:

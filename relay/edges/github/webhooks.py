@@ -12,60 +12,12 @@ GitHub docs: "Repository webhooks" (REST), "Validating webhook deliveries".
 
 from __future__ import annotations
 
-import os
-import secrets
-import stat
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from relay.errors import ConfigError
-from relay.github import GitHubClient
-from relay.node import NodeContext
-from relay.state import NodeState, write_atomic
+from relay.edges.github import GitHubClient
+from relay.edges.local import NodeState, webhook_secret
 
-ENV_SECRET = "RELAY_WEBHOOK_SECRET"
-SECRET_FILE = "webhook-secret"
 EVENTS = ("issue_comment", "issues")
-
-
-def secret_path(state: NodeState) -> Path:
-    """Where the node keeps the secret it made (inside .git, never committed)."""
-    return state.root / SECRET_FILE
-
-
-def _read_secret(path: Path) -> str | None:
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        return None
-    if os.name != "nt" and mode & 0o077:
-        raise ConfigError(
-            f"webhook secret file {path} is readable by others; run: chmod 600 {path}"
-        )
-    return path.read_text(encoding="utf-8").strip() or None
-
-
-def webhook_secret(
-    state: NodeState, environ: Mapping[str, str] | None = None, *, create: bool = False
-) -> tuple[str, str]:
-    """The secret and where it came from: the variable, the state file, or (``create``) a new
-    random one saved in the state file. ConfigError when there is none and none may be made."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_SECRET, ""):
-        return env[ENV_SECRET], ENV_SECRET
-    path = secret_path(state)
-    found = _read_secret(path)
-    if found is not None:
-        return found, f"the secret file {path}"
-    if not create:
-        raise ConfigError(
-            f"no webhook secret: {ENV_SECRET} is not set and {path} does not exist",
-            hint="run `relay join --webhook URL` on this clone, or set the variable",
-        )
-    made = secrets.token_hex(32)
-    write_atomic(path, made.encode() + b"\n", mode=0o600)
-    return made, f"a new secret saved in {path}"
 
 
 class HookClient(GitHubClient):
@@ -95,11 +47,13 @@ def hook_body(url: str, secret: str) -> dict[str, Any]:
     return {"name": "web", "active": True, "events": list(EVENTS), "config": config}
 
 
-async def register_webhook(ctx: NodeContext, url: str) -> list[str]:
+async def register_webhook(
+    *, state: NodeState, api_url: str, token: str, repo: str, url: str
+) -> list[str]:
     """Register (or update) the repository webhook that delivers to ``url``; lines to say."""
-    secret, source = webhook_secret(ctx.state, create=True)
+    secret, source = webhook_secret(state, create=True)
     body = hook_body(url, secret)
-    async with HookClient(api_url=ctx.api_url, token=ctx.token().value, repo=ctx.repo) as gh:
+    async with HookClient(api_url=api_url, token=token, repo=repo) as gh:
         same = [h for h in await gh.list_hooks() if h.get("config", {}).get("url") == url]
         if same:
             hook = await gh.update_hook(int(same[0]["id"]), body)

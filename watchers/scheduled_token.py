@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from relay.edges.github.credentials import Token
 from relay.errors import ConfigError
-from relay.node import NodeContext
-from relay.token import Token
-from relay.watcher import WatcherRecord
+from relay.node.context import NodeContext
+from watchers.registration import WatcherRecord
 
 SAVE_TOKEN_HINT = "run `relay join --save-token` (or `--save-token keyring`) where relay works"
 
@@ -25,8 +25,8 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
     """How a scheduled pass will find its token (it carries none), and whether it will."""
     import shutil
 
+    from relay.edges.github.credentials import read_token_file
     from relay.errors import ConfigError
-    from relay.token import read_token_file
 
     path = ctx.state.token_path
     entry_path = dict(record.entry["environment"]).get("PATH") if record else None
@@ -35,7 +35,7 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
         in_file = read_token_file(path) is not None
     except ConfigError as err:
         return False, f"scheduled passes cannot use the token file: {err}"
-    from relay.token import keyring_token
+    from relay.edges.github.credentials import keyring_token
 
     if keyring_token(ctx.api_url) is not None:
         return True, "scheduled passes find their token in the OS keyring"
@@ -65,7 +65,7 @@ def scheduled_token(ctx: NodeContext) -> Token:
 def pass_token(ctx: NodeContext, record: WatcherRecord | None) -> Token:
     """The token a scheduled pass will find: no token variables from this shell, the
     entry's PATH for gh, then the keyring and the token file; ConfigError when none."""
-    from relay.token import TOKEN_ENV_VARS, find_token
+    from relay.edges.github.credentials import TOKEN_ENV_VARS, find_token
 
     env = {k: v for k, v in os.environ.items() if k not in TOKEN_ENV_VARS}
     if record is not None:

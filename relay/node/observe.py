@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from relay import github as gh_models
-from relay.github import GitHubClient
+from relay.edges import github as gh_models
+from relay.edges.github import GitHubClient
+from relay.edges.local import NodeState
 from relay.protocol import Comment, Issue, LocalRecords, Master, Snapshot, User, parse_body
 from relay.protocol.labels import Label
 from relay.protocol.wire import MARKER, MessageRejected
-from relay.state import NodeState
 
 
 def binds(body: str, node: str) -> bool:

@@ -10,6 +10,9 @@ here performs I/O beyond reading that file and appending to the step summary.
 
 GitHub docs: "Variables reference" (default environment variables), "Events that trigger
 workflows", "Adding a job summary".
+
+:func:`actions_pass` is the driver: it reads the context, ends at once for an event that is
+not this node's, and otherwise runs the one pass every watcher runs.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, RemoteProtocolError
 from relay.protocol.labels import Label
 from relay.protocol.wire import MARKER
+
+if TYPE_CHECKING:
+    from watchers.once import PassReport
 
 DEFAULT_API_URL = "https://api.github.com"
 FULL_PASS_EVENTS = frozenset({"schedule", "workflow_dispatch"})
@@ -175,3 +181,40 @@ def summary_line(context: ActionsContext, *, node: str) -> str:
     """One markdown line saying what this run was for, to open the step summary."""
     verdict = "handled" if context.concerns_relay else "skipped"
     return f"**relay node `{node}`** ({context.repository}): {verdict}: {context.reason}"
+
+
+async def actions_pass(
+    *, repo_dir: Path | None, node: str | None, event_path: str | None
+) -> PassReport | None:
+    """One pass for a GitHub Actions run; None (and no request sent) when the event does not
+    concern this node. The step summary says which, either way."""
+    import dataclasses
+    import os
+
+    from relay.edges.github.credentials import Token
+    from relay.node.context import open_node
+    from relay.node.observe import binds
+    from watchers.once import run_pass
+
+    actions = read_context(event_path=event_path)
+    if not actions.concerns_relay:
+        _skipped(actions, node or os.environ.get("RELAY_NODE") or "?")
+        return None
+    ctx = open_node(repo_dir=repo_dir, node=node, api=actions.api_url)
+    if actions.issue_number is not None:
+        issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
+        if not binds(str(issue.get("body") or ""), ctx.node):
+            why = f"#{actions.issue_number} is a job of other nodes"
+            _skipped(dataclasses.replace(actions, concerns_relay=False, reason=why), ctx.node)
+            return None
+    # A node that is a GitHub App acts with its installation token (its moves wake other
+    # workflows); otherwise with the token the workflow gave.
+    token = None if ctx.app is not None else Token(actions.token, "GITHUB_TOKEN")
+    report = await run_pass(ctx, issue=actions.issue_number, token=token)
+    write_step_summary("\n".join([summary_line(actions, node=ctx.node), *report.lines]))
+    return report
+
+
+def _skipped(actions: ActionsContext, node: str) -> None:
+    print(f"relay watch: nothing to do ({actions.reason})")
+    write_step_summary(summary_line(actions, node=node))

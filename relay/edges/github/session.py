@@ -23,10 +23,10 @@ import gidgethub
 from pydantic import BaseModel
 
 from relay import __version__
+from relay.edges.github.cache import EtagCache, cache_owner
+from relay.edges.github.errors import map_http_error
+from relay.edges.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
 from relay.errors import ConfigError, RemoteProtocolError
-from relay.github.cache import EtagCache, cache_owner
-from relay.github.errors import map_http_error
-from relay.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
 
 M = TypeVar("M", bound=BaseModel)
 Allow = Callable[[gidgethub.HTTPException], bool]

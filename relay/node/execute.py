@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.edges.github import GitHubClient
 from relay.errors import ConfigError, RelayError
-from relay.github import GitHubClient
-from relay.logs import cap_log, excerpt
-from relay.node import NodeContext
+from relay.node.context import NodeContext
+from relay.node.redaction import redactor_for
 from relay.protocol import (
     ExecuteTask,
     Label,
@@ -30,10 +30,10 @@ from relay.protocol import (
     with_baton,
 )
 from relay.protocol.labels import batons_in
+from relay.protocol.logs import cap_log, excerpt
 
 if TYPE_CHECKING:
-    from relay.redact import Redactor
-    from relay.runner import RunOutcome
+    from relay.edges.steps import RunOutcome
 
 LOG_DIR = "docs/loop/relay"
 DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
@@ -59,31 +59,6 @@ def log_path(issue: int, task: int) -> Path:
 def claim_ref(issue: int, task: int) -> str:
     """The ref whose creation is the atomic claim of a task."""
     return f"refs/relay/claims/{issue}/{task}"
-
-
-def redactor_for(ctx: NodeContext, token: str) -> Redactor:
-    """This node's redactor: its own facts and secrets (``token`` is the one this pass acts
-    with) plus the master section's patterns; built once per token and master section."""
-    built = ctx.redactors.get(token)
-    if built is None:
-        built = ctx.redactors[token] = _build_redactor(ctx, token)
-    return built
-
-
-def _build_redactor(ctx: NodeContext, token: str) -> Redactor:
-    import re
-
-    from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
-
-    scope = ctx.master.scope
-    extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
-    # node names are public in the node table, even where one equals its host name
-    names = tuple(re.escape(node.name) for node in ctx.master.nodes)
-    return Redactor(
-        gather_facts(token=token),
-        extra_patterns=extra,
-        allowed=(*DEFAULT_ALLOWED, *scope.redact_allow, *names),
-    )
 
 
 def task_text(task: TaskMsg) -> str:
@@ -117,7 +92,7 @@ def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
 def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
     """Run the TASK on the branch it names (then return to this clone's own branch), its
     steps literally or through the node's agent command."""
-    from relay.runner import RunOutcome, RunStatus
+    from relay.edges.steps import RunOutcome, RunStatus
 
     home = ctx.clone.current_branch()
     try:
@@ -135,7 +110,7 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
 
 
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
-    from relay.runner import run_executor, run_steps
+    from relay.edges.steps import run_executor, run_steps
 
     timeout = ctx.config.step_timeout if ctx.config else DEFAULT_STEP_TIMEOUT
     executor = ctx.config.executor if ctx.config else None
@@ -146,7 +121,7 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
 
 def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     """The RESULT's status, one-line summary and failed step."""
-    from relay.runner import RunStatus
+    from relay.edges.steps import RunStatus
 
     if run.checkout_error is not None:
         return (

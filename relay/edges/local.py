@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -338,3 +340,47 @@ class NodeState:
         except FileNotFoundError:
             return []
         return [line for line in text.splitlines() if line.strip()]
+
+
+# The webhook secret a node made (`relay join --webhook`), kept beside its other state.
+ENV_SECRET = "RELAY_WEBHOOK_SECRET"
+SECRET_FILE = "webhook-secret"
+
+
+def secret_path(state: NodeState) -> Path:
+    """Where the node keeps the secret it made (inside .git, never committed)."""
+    return state.root / SECRET_FILE
+
+
+def _read_secret(path: Path) -> str | None:
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return None
+    if os.name != "nt" and mode & 0o077:
+        raise ConfigError(
+            f"webhook secret file {path} is readable by others; run: chmod 600 {path}"
+        )
+    return path.read_text(encoding="utf-8").strip() or None
+
+
+def webhook_secret(
+    state: NodeState, environ: Mapping[str, str] | None = None, *, create: bool = False
+) -> tuple[str, str]:
+    """The secret and where it came from: the variable, the state file, or (``create``) a new
+    random one saved in the state file. ConfigError when there is none and none may be made."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_SECRET, ""):
+        return env[ENV_SECRET], ENV_SECRET
+    path = secret_path(state)
+    found = _read_secret(path)
+    if found is not None:
+        return found, f"the secret file {path}"
+    if not create:
+        raise ConfigError(
+            f"no webhook secret: {ENV_SECRET} is not set and {path} does not exist",
+            hint="run `relay join --webhook URL` on this clone, or set the variable",
+        )
+    made = secrets.token_hex(32)
+    write_atomic(path, made.encode() + b"\n", mode=0o600)
+    return made, f"a new secret saved in {path}"

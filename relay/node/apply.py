@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from relay.github import GitHubClient
-from relay.node import NodeContext
+from relay.edges.github import GitHubClient
+from relay.node.context import NodeContext
+from relay.node.execute import TaskReport, execute, move_baton, on_result_env
 from relay.protocol import (
     Action,
     CloseJob,
@@ -31,7 +32,6 @@ from relay.protocol import (
     TearDown,
     Wait,
 )
-from relay.work import TaskReport, execute, move_baton, on_result_env
 
 
 class Applier:

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 import gidgethub
 
+from relay.edges.github.transport import is_rate_limited
 from relay.errors import ConfigError, RelayError, RemoteProtocolError, RemoteUnavailable
-from relay.github.transport import is_rate_limited
 
 
 def rejected_token(api_url: str) -> ConfigError:

@@ -16,8 +16,7 @@ from urllib.parse import quote
 
 import gidgethub
 
-from relay.errors import LocalUsageError
-from relay.github.models import (
+from relay.edges.github.models import (
     Comment,
     Issue,
     IssueEvent,
@@ -28,7 +27,8 @@ from relay.github.models import (
     Repo,
     User,
 )
-from relay.github.session import DECLINED, ApiSession, iso
+from relay.edges.github.session import DECLINED, ApiSession, iso
+from relay.errors import LocalUsageError
 
 REF_EXISTS = "reference already exists"
 

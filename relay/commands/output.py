@@ -9,7 +9,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Result:
+class Output:
     """What a verb produced: lines for people, data for `--json`, and an exit status."""
 
     lines: tuple[str, ...] = ()
@@ -17,7 +17,7 @@ class Result:
     exit_status: int = 0
 
 
-def render(result: Result, *, json_output: bool) -> None:
+def render(result: Output, *, json_output: bool) -> None:
     """Print a result: its data as one JSON document, or its lines for a person.
 
     Under ``pythonw`` (a scheduled pass on Windows) there is no stdout at all.

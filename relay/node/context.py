@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from relay.edges.git import Clone
+from relay.edges.github.credentials import Token, api_base_url, find_token
+from relay.edges.local import NodeConfig, NodeState, clone_root
 from relay.errors import ConfigError
-from relay.gitops import Clone
 from relay.protocol import Master, has_section, parse_master
-from relay.state import NodeConfig, NodeState, clone_root
-from relay.token import Token, api_base_url, find_token
 
 if TYPE_CHECKING:
-    from relay.appauth import AppAuth
-    from relay.github import GitHubClient
+    from relay.edges.github import GitHubClient
+    from relay.edges.github.appauth import AppAuth
     from relay.redact import Redactor
 
 LOOP_PATH = Path("docs/loop/LOOP.md")
@@ -40,7 +40,7 @@ class NodeContext:
     node: str
     api_url: str
     config: NodeConfig | None
-    # built redactors by token (building one compiles every rule); see relay.work
+    # built redactors by token (building one compiles every rule); see relay.node.execute
     redactors: dict[str, Redactor] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -56,7 +56,7 @@ class NodeContext:
     @cached_property
     def app(self) -> AppAuth | None:
         """The GitHub App this node acts as (RELAY_APP_*), None for a person's node."""
-        from relay.appauth import from_env
+        from relay.edges.github.appauth import from_env
 
         return from_env()
 
@@ -64,7 +64,7 @@ class NodeContext:
         """The token for this node's API; ConfigError saying how to provide one. A node that
         is a GitHub App uses its installation token (fetched, then refreshed when due)."""
         if self.app is not None:
-            from relay.appauth import installation_token_blocking
+            from relay.edges.github.appauth import installation_token_blocking
 
             value = installation_token_blocking(self.app, api_url=self.api_url)
             return Token(value, f"GitHub App {self.app.app_id}")
@@ -135,7 +135,7 @@ def open_node(
 
 def client(ctx: NodeContext, *, token: Token | None = None) -> GitHubClient:
     """An API session for this node (use with ``async with``), its ETag cache on disk."""
-    from relay.github import GitHubClient
+    from relay.edges.github import GitHubClient
 
     return GitHubClient(
         api_url=ctx.api_url,

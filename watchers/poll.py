@@ -1,0 +1,35 @@
+"""The foreground poll loop: `relay watch` runs :func:`watchers.once.run_pass` every few
+seconds until stopped, and keeps watching while the API or the remote is away."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from relay.errors import Conflict, RemoteProtocolError, RemoteUnavailable
+from relay.node.context import NodeContext
+from relay.node.redaction import redacted
+from watchers.once import Printer, TeardownHook, print_report, run_pass
+
+
+async def loop(
+    ctx: NodeContext,
+    *,
+    interval: float,
+    on_teardown: TeardownHook | None = None,
+    printer: Printer = print_report,
+    passes: int | None = None,
+) -> None:
+    """Repeat the pass every ``interval`` seconds (``passes`` bounds it, for tests)."""
+    done, failures = 0, 0
+    while passes is None or done < passes:
+        try:
+            printer(await run_pass(ctx, on_teardown=on_teardown))
+            failures = 0
+        except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:
+            # the API or the remote is away for a while: say so and keep watching
+            failures += 1
+            print(f"relay: {redacted(str(err))} (retrying)", file=sys.stderr, flush=True)
+        done += 1
+        if passes is None or done < passes:
+            await asyncio.sleep(interval * min(2**failures, 10) if failures else interval)
