@@ -15,18 +15,30 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from relay.edges.github import GitHubClient
 from relay.edges.github.credentials import Token
 from relay.edges.local import PassRecord
 from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
-from relay.node.execute import TaskReport
-from relay.node.observe import observe
+from relay.node.execute import TaskReport, run_limits
+from relay.node.observe import job_ended_since, observe
 from relay.node.redaction import redact_lines
-from relay.protocol import Action, ExecuteTask, Ignore, Snapshot, TearDown, Wait, decide
+from relay.protocol import (
+    Action,
+    ExecuteTask,
+    Ignore,
+    KeepWatcher,
+    Snapshot,
+    TearDown,
+    Wait,
+    WatcherFacts,
+    decide,
+    wants_ended_check,
+)
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
-_QUIET = (Ignore, Wait, TearDown)
+_QUIET = (Ignore, Wait, TearDown, KeepWatcher)
 
 
 @dataclass
@@ -102,9 +114,7 @@ async def _pass(
     """Observe, decide, apply; returns the lines that count comments taken as data."""
     async with client(ctx, token=token) as gh:
         try:
-            snapshot = await observe(
-                gh, master=ctx.master, state=ctx.state, node=ctx.node, only=issue
-            )
+            snapshot = await _observe(gh, ctx, issue=issue)
             actions = _decide(snapshot, ctx.node, only=issue)
             if busy(actions):
                 try:
@@ -135,10 +145,33 @@ async def _pass(
             report.requests, report.not_modified = stats.requests, stats.not_modified
 
 
+async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> Snapshot:
+    """The snapshot, with this node's run limits and its registered watcher; asks whether a
+    bound job ended only when the teardown rule wants to know."""
+    from watchers.registration import load
+
+    record = load(ctx.state, ctx.node)
+    watcher = WatcherFacts(registered_at=record.registered_at) if record and record.active else None
+    snapshot = await observe(
+        gh,
+        master=ctx.master,
+        state=ctx.state,
+        node=ctx.node,
+        only=issue,
+        limits=run_limits(ctx),
+        watcher=watcher,
+    )
+    if issue is None and watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
+        ended = await job_ended_since(gh, node=ctx.node, since=watcher.registered_at)
+        facts = watcher.model_copy(update={"bound_job_ended": ended})
+        snapshot = snapshot.model_copy(update={"watcher": facts})
+    return snapshot
+
+
 def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:
     actions = decide(snapshot, node, datetime.now(UTC))
     if only is not None:  # one issue seen: silence about the others is no teardown
-        actions = [a for a in actions if not isinstance(a, TearDown)]
+        actions = [a for a in actions if not isinstance(a, TearDown | KeepWatcher)]
     return actions
 
 

@@ -14,10 +14,9 @@ once more. launchd answers ``bootout`` of the job a pass runs in with SIGTERM to
 the pass finish them; a job that appeared meanwhile brings the entry (and the column)
 back, so a task that arrives during a teardown is not lost.
 
-A scheduled pass tears down only when no open job binds its node *any more*: a watcher
-registered before the node's first job (the usual order: join, then the controller opens
-a job) waits for that job, but not forever: after ``FIRST_JOB_GRACE`` with no job at all,
-the pass tears its watcher down as any other pass that finds no binding job.
+A scheduled pass tears down only when decide() says so: a watcher registered before its
+node's first job waits for that job, but not forever (``FIRST_JOB_GRACE`` in
+:mod:`relay.protocol.decide`).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +48,6 @@ from schedulers import (
 
 DECLINED = "none (declined)"
 RECORD_FILE = "watcher.json"
-SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
-# How long a fresh watcher waits for its node's first job before a pass tears it down.
-FIRST_JOB_GRACE = timedelta(hours=24)
 
 
 def torn_down(day: date) -> str:
@@ -365,35 +361,12 @@ async def _reinstate(
     return Teardown(removed=removed, reinstated=True, lines=(line,))
 
 
-async def job_ended_since(ctx: NodeContext, since: datetime) -> bool:
-    """Whether a job that bound this node was closed after ``since`` (less a few seconds
-    of clock skew between this machine and the API)."""
-    from relay.node.observe import binds
-
-    start = since.replace(microsecond=0) - timedelta(seconds=SKEW_SECONDS)
-    async with client(ctx) as gh:
-        closed = await gh.list_issues(state="closed", since=start)
-    return any(
-        i.closed_at is not None and i.closed_at >= start and binds(i.body, ctx.node) for i in closed
-    )
-
-
 async def on_teardown(ctx: NodeContext) -> list[str]:
-    """The hook a scheduled pass hands to ``run_pass`` (decide said TearDown).
-
-    A watcher registered before its node's first job waits for that job, for at most
-    ``FIRST_JOB_GRACE``: it is torn down once a job that bound the node has ended since it
-    was registered, or once the grace period is over with no job at all.
-    """
+    """The hook a scheduled pass hands to ``run_pass`` (decide said TearDown; the grace a
+    new watcher gets for its first job is decide()'s rule, see ``FIRST_JOB_GRACE``)."""
     record = load(ctx.state, ctx.node)
     if record is None or not record.active:
         return []
-    until = record.registered_at + FIRST_JOB_GRACE
-    if datetime.now(UTC) < until and not await job_ended_since(ctx, record.registered_at):
-        return [
-            f"no open job binds {ctx.node} yet; its watcher stays for the first one"
-            f" until {until:%Y-%m-%d %H:%M} UTC"
-        ]
     try:
         return list((await tear_down(ctx)).lines)
     except RelayError as err:

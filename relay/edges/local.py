@@ -69,6 +69,14 @@ class NotifiedRecord(_Frozen):
     at: datetime
 
 
+class NoticeRecord(_Frozen):
+    """A notice this node has posted in a thread (a frozen job), so it is posted once."""
+
+    issue: int
+    key: str
+    at: datetime
+
+
 class PassRecord(_Frozen):
     """One pass: when it ran, how it ended, and what it cost on the wire."""
 
@@ -309,6 +317,29 @@ class NodeState:
         raw: list[Any] = [] if doc is None else list(doc.get("notified", []))
         raw.append(NotifiedRecord(issue=issue, task=task, at=now).model_dump(mode="json"))
         write_versioned(self.notified_path, {"notified": raw})
+        return True
+
+    # --- notices: what this node has said once in a thread ---
+
+    @property
+    def notices_path(self) -> Path:
+        return self.root / "notices.json"
+
+    def notices(self) -> set[tuple[int, str]]:
+        """The (issue, key) pairs of notices already posted."""
+        doc = read_versioned(self.notices_path)
+        raw = [] if doc is None else doc.get("notices", [])
+        records = [self._parse(NoticeRecord, item, self.notices_path) for item in raw]
+        return {(r.issue, r.key) for r in records}
+
+    def mark_notice(self, *, issue: int, key: str, now: datetime) -> bool:
+        """Remember that the notice ``key`` was posted on ``issue``; False if it already was."""
+        if (issue, key) in self.notices():
+            return False
+        doc = read_versioned(self.notices_path)
+        raw: list[Any] = [] if doc is None else list(doc.get("notices", []))
+        raw.append(NoticeRecord(issue=issue, key=key, at=now).model_dump(mode="json"))
+        write_versioned(self.notices_path, {"notices": raw})
         return True
 
     # --- the pass log; its last line is the heartbeat ---

@@ -25,8 +25,10 @@ from relay.protocol import (
     DeclineTask,
     ExecuteTask,
     Ignore,
+    KeepWatcher,
     MoveBaton,
     NotifyResult,
+    ReportFrozen,
     ReportHalfDone,
     Snapshot,
     TearDown,
@@ -79,6 +81,13 @@ class Applier:
                     f"#{action.issue}: TASK {action.task} is claimed by a running pass;"
                     f" waiting until {action.until:%H:%M} UTC"
                 )
+            case KeepWatcher():
+                self.lines.append(
+                    f"no open job binds {self.ctx.node} yet; its watcher stays for the first one"
+                    f" until {action.until:%Y-%m-%d %H:%M} UTC"
+                )
+            case ReportFrozen():
+                await self._report_frozen(action)
             case TearDown():
                 self.teardown = True
             case Ignore():
@@ -127,6 +136,13 @@ class Applier:
         if action.expect != action.to:
             await move_baton(self.gh, action.issue, expect=action.expect, to=action.to)
         self.lines.append(f"#{action.issue}: TASK {action.task} answered as {outcome}")
+
+    async def _report_frozen(self, action: ReportFrozen) -> None:
+        if (action.issue, action.key) in self.snapshot.local.notices:
+            return
+        await self.gh.create_comment(action.issue, action.body)
+        self.ctx.state.mark_notice(issue=action.issue, key=action.key, now=datetime.now(UTC))
+        self.lines.append(f"#{action.issue}: said in the thread that the job is {action.reason}")
 
     async def _notify(self, action: NotifyResult) -> None:
         status = getattr(action.result, "status", None)

@@ -13,7 +13,6 @@ import contextlib
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.edges.github import GitHubClient
@@ -24,9 +23,13 @@ from relay.protocol import (
     ExecuteTask,
     Label,
     ResultMsg,
+    RunLimits,
     Status,
     TaskMsg,
+    claim_ref,
+    log_path,
     render_message,
+    result_status,
     with_baton,
 )
 from relay.protocol.labels import batons_in
@@ -34,10 +37,6 @@ from relay.protocol.logs import cap_log, excerpt
 
 if TYPE_CHECKING:
     from relay.edges.steps import RunOutcome
-
-LOG_DIR = "docs/loop/relay"
-DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
-LEASE_MARGIN = 600.0  # seconds beyond the worst case, for pushing the log and answering
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,11 @@ class TaskReport:
     log_url: str | None
 
 
-def log_path(issue: int, task: int) -> Path:
-    """Where a task's full log lives in the repository."""
-    return Path(LOG_DIR) / str(issue) / "logs" / f"result-{task:03d}.log"
-
-
-def claim_ref(issue: int, task: int) -> str:
-    """The ref whose creation is the atomic claim of a task."""
-    return f"refs/relay/claims/{issue}/{task}"
+def run_limits(ctx: NodeContext) -> RunLimits:
+    """The node's run limits from its config (the defaults when it has none)."""
+    if ctx.config is None:
+        return RunLimits()
+    return RunLimits(step_timeout=ctx.config.step_timeout, executor=bool(ctx.config.executor))
 
 
 def task_text(task: TaskMsg) -> str:
@@ -112,7 +108,8 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
 def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     from relay.edges.steps import run_executor, run_steps
 
-    timeout = ctx.config.step_timeout if ctx.config else DEFAULT_STEP_TIMEOUT
+    limits = run_limits(ctx)
+    timeout = limits.step_timeout
     executor = ctx.config.executor if ctx.config else None
     if executor:
         return run_executor(executor, task_text=task_text(task), cwd=ctx.root, timeout=timeout)
@@ -147,21 +144,7 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
     message = f"relay: log of TASK {task.task} on #{task.issue} ({ctx.node})"
     pushed = ctx.clone.commit_and_push_or_undo([full], message)  # None: the same log is already in
     sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
-    return ctx.html_url(f"blob/{sha}/{path.as_posix()}")
-
-
-def claim_body(ctx: NodeContext, action: ExecuteTask) -> str:
-    """The claim comment, its lease long enough for this node to run every step to its
-    timeout: another runner of the same node waits the lease out before it reports the
-    task half-done, so a long task is never reported while it still runs."""
-    from datetime import timedelta
-
-    timeout = ctx.config.step_timeout if ctx.config else DEFAULT_STEP_TIMEOUT
-    steps = 1 if ctx.config and ctx.config.executor else len(action.task.steps)
-    worst = action.claim.claimed_at + timedelta(seconds=steps * timeout + LEASE_MARGIN)
-    if worst <= action.claim.lease_until:
-        return action.claim_body
-    return render_message(action.claim.model_copy(update={"lease_until": worst}))
+    return ctx.html_url(f"blob/{sha}/{path}")
 
 
 async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool:
@@ -181,7 +164,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
     ctx.state.record_claim(
         issue=action.issue, task=action.task.task, node=ctx.node, now=datetime.now(UTC)
     )
-    await gh.create_comment(action.issue, claim_body(ctx, action))
+    await gh.create_comment(action.issue, action.claim_body)
     await gh.create_reaction(action.comment_id, "eyes")
     await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
     return True
@@ -227,8 +210,8 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
         try:
             log_url = await asyncio.to_thread(publish_log, ctx, task, cap_log(redacted))
         except RelayError as err:
-            status = Status.PARTIAL if status == Status.DONE else status
             observations.append(f"The log could not be pushed: {err}")
+        status = result_status(status, log_pushed=log_url is not None)
         tail = "\n".join(excerpt(redacted, failed=status != Status.DONE))
     else:
         observations.append(f"The log was not published: {report.reason}.")

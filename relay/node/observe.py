@@ -2,19 +2,34 @@
 
 One pass costs one request for the open-issue list plus one per job that binds this
 node; with the ETag cache on disk an idle pass is answered by 304s only. Issues that are
-not relay jobs, or that bind other nodes, cost nothing more.
+not relay jobs, or that bind other nodes, cost nothing more. Which further facts are read
+(claim refs, whether a job ended) is the protocol's call, not this module's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 from relay.edges import github as gh_models
 from relay.edges.github import GitHubClient
 from relay.edges.local import NodeState
-from relay.protocol import Comment, Issue, LocalRecords, Master, Snapshot, User, parse_body
-from relay.protocol.labels import Label
+from relay.protocol import (
+    Comment,
+    Issue,
+    LocalRecords,
+    Master,
+    RunLimits,
+    Snapshot,
+    User,
+    WatcherFacts,
+    claim_ref,
+    claim_refs_wanted,
+    parse_body,
+)
 from relay.protocol.wire import MARKER, MessageRejected
+
+SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
 
 
 def binds(body: str, node: str) -> bool:
@@ -64,6 +79,7 @@ def local_records(state: NodeState) -> LocalRecords:
         claims=frozenset((c.issue, c.task) for c in claims),
         results_posted=frozenset((c.issue, c.task) for c in claims if c.outcome is not None),
         notified=frozenset(state.notified()),
+        notices=frozenset(state.notices()),
     )
 
 
@@ -80,8 +96,11 @@ async def observe(
     state: NodeState,
     node: str,
     only: int | None = None,
+    limits: RunLimits | None = None,
+    watcher: WatcherFacts | None = None,
 ) -> Snapshot:
-    """What this node sees now: its open jobs (or just issue ``only``) and its records."""
+    """What this node sees now: its open jobs (or just issue ``only``), its records, and
+    the facts decide() asks for (the claim refs it names; whether a job ended)."""
     if only is not None:
         found = [await gh.get_issue(only)]
     else:
@@ -91,35 +110,26 @@ async def observe(
         if issue.is_pull_request or not binds(issue.body, node):
             continue
         issues.append(to_issue(issue, await gh.list_comments(issue.number)))
-    refs = await claim_refs(gh, issues, master=master, node=node)
-    return Snapshot(
-        master=master, issues=tuple(issues), local=local_records(state), claim_refs=refs
+    snapshot = Snapshot(
+        master=master,
+        issues=tuple(issues),
+        local=local_records(state),
+        limits=limits or RunLimits(),
+        watcher=watcher,
     )
+    refs = set()
+    for key in sorted(claim_refs_wanted(snapshot, node)):
+        if await gh.get_ref(claim_ref(*key)) is not None:
+            refs.add(key)
+    return snapshot.model_copy(update={"claim_refs": frozenset(refs)})
 
 
-async def claim_refs(
-    gh: GitHubClient, issues: Iterable[Issue], *, master: Master, node: str
-) -> frozenset[tuple[int, int]]:
-    """The claim refs of tasks this node is about to take (one request each, only then).
-
-    Another runner of the same node (two Actions runs) may hold the ref without having
-    commented yet, or may have died in between; decide() waits out its lease instead of
-    trying to claim again on every pass.
-    """
-    from relay.protocol.thread import NotAJob, read_thread
-
-    keys = set()
-    for issue in issues:
-        if not {Label.AWAITING_WORKER.value, Label.WORKING.value} & set(issue.labels):
-            continue
-        try:
-            thread = read_thread(issue, master)
-        except (NotAJob, MessageRejected):
-            continue
-        task = thread.last_task
-        answered = thread.answered(task) if task else False
-        if thread.job.worker != node or not task or answered or thread.taken(task):
-            continue
-        if await gh.get_ref(f"refs/relay/claims/{issue.number}/{task}") is not None:
-            keys.add((issue.number, task))
-    return frozenset(keys)
+async def job_ended_since(gh: GitHubClient, *, node: str, since: datetime) -> bool:
+    """Whether a job that bound ``node`` was closed after ``since`` (less a few seconds of
+    clock skew between this machine and the API): one request, asked only when decide()
+    wants it (:func:`relay.protocol.wants_ended_check`)."""
+    start = since.replace(microsecond=0) - timedelta(seconds=SKEW_SECONDS)
+    closed = await gh.list_issues(state="closed", since=start)
+    return any(
+        i.closed_at is not None and i.closed_at >= start and binds(i.body, node) for i in closed
+    )

@@ -17,15 +17,23 @@ from relay.protocol.actions import (
     DeclineTask,
     ExecuteTask,
     Ignore,
+    KeepWatcher,
     MoveBaton,
     NotifyResult,
+    ReportFrozen,
     ReportHalfDone,
     TearDown,
     Wait,
 )
 from relay.protocol.baton import Event, IllegalTransition, Role, State, transition
 from relay.protocol.body import JobBody, Outcome, parse_body, render_body
-from relay.protocol.decide import LEASE, NotInNodeTable, decide, scope_refusal
+from relay.protocol.decide import (
+    NotInNodeTable,
+    claim_refs_wanted,
+    decide,
+    scope_refusal,
+    wants_ended_check,
+)
 from relay.protocol.labels import LABEL_SPECS, Label, with_baton
 from relay.protocol.master import Account, DestructiveRule, Master, Node, Scope
 from relay.protocol.master_text import add_node, has_section, parse_master, set_scheduler
@@ -53,8 +61,9 @@ from relay.protocol.planners import (
     plan_strike,
     plan_task,
 )
-from relay.protocol.snapshot import Comment, Issue, LocalRecords, Snapshot, User
+from relay.protocol.snapshot import Comment, Issue, LocalRecords, Snapshot, User, WatcherFacts
 from relay.protocol.wire import MessageRejected, neutralise
+from relay.protocol.work import LEASE, RunLimits, claim_ref, lease_until, log_path, result_status
 
 __all__ = [
     "LABEL_SPECS",
@@ -75,6 +84,7 @@ __all__ = [
     "IllegalTransition",
     "Issue",
     "JobBody",
+    "KeepWatcher",
     "Label",
     "LocalRecords",
     "Master",
@@ -86,9 +96,11 @@ __all__ = [
     "NotifyResult",
     "Outcome",
     "Plan",
+    "ReportFrozen",
     "ReportHalfDone",
     "ResultMsg",
     "Role",
+    "RunLimits",
     "Scope",
     "Snapshot",
     "State",
@@ -99,11 +111,16 @@ __all__ = [
     "UntrustedAccount",
     "User",
     "Wait",
+    "WatcherFacts",
     "add_node",
+    "claim_ref",
+    "claim_refs_wanted",
     "decide",
     "excerpt_of",
     "handover_entry",
     "has_section",
+    "lease_until",
+    "log_path",
     "neutralise",
     "parse_body",
     "parse_master",
@@ -115,8 +132,10 @@ __all__ = [
     "plan_task",
     "render_body",
     "render_message",
+    "result_status",
     "scope_refusal",
     "set_scheduler",
     "transition",
+    "wants_ended_check",
     "with_baton",
 ]

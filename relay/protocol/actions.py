@@ -1,8 +1,11 @@
 """What :func:`relay.protocol.decide.decide` asks a driver to do: frozen plain data.
 
 Each action says what to do and carries everything needed to do it (rendered bodies,
-the baton it expects and the one it leaves). Applying an action must be idempotent; the
-contract for each is in its docstring, and PROTOCOL.md repeats it.
+the baton it expects and the one it leaves). Every action that moves the baton names the
+:class:`~relay.protocol.baton.Event` it carries out, and its labels are the ones the
+baton table gives for that event; no action has a default baton to fall back on.
+Applying an action must be idempotent; the contract for each is in its docstring, and
+PROTOCOL.md repeats it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from relay.protocol.baton import Event
 from relay.protocol.labels import Label
 from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, TaskMsg
 
@@ -36,9 +40,10 @@ class ExecuteTask(_Action):
     task: TaskMsg
     claim: ClaimMsg
     claim_body: str
-    expect: Label = Label.AWAITING_WORKER
-    claimed: Label = Label.WORKING
-    done: Label = Label.AWAITING_CONTROLLER
+    expect: Label
+    claimed: Label
+    done: Label
+    event: Event = Event.CLAIM  # then Event.POST_RESULT from ``claimed`` to ``done``
 
 
 class DeclineTask(_Action):
@@ -57,8 +62,9 @@ class DeclineTask(_Action):
     reason: str
     result: ResultMsg
     body: str
-    expect: Label = Label.AWAITING_WORKER
-    to: Label = Label.AWAITING_CONTROLLER
+    expect: Label
+    to: Label
+    event: Event = Event.DECLINE
 
 
 class ReportHalfDone(_Action):
@@ -75,7 +81,8 @@ class ReportHalfDone(_Action):
     report: HalfDoneMsg
     body: str
     expect: Label
-    to: Label = Label.AWAITING_CONTROLLER
+    to: Label
+    event: Event = Event.REPORT_HALF_DONE
 
 
 class NotifyResult(_Action):
@@ -100,12 +107,14 @@ class NotifyResult(_Action):
 
 class MoveBaton(_Action):
     """Finish a turn that stopped before its last act: if the baton is still ``expect``,
-    replace the labels with ``labels.with_baton(current, to)``; otherwise do nothing."""
+    replace the labels with ``labels.with_baton(current, to)``; otherwise do nothing.
+    ``event`` is the event whose last act (the move) was missing."""
 
     kind: Literal["move-baton"] = "move-baton"
     issue: int
     expect: Label
     to: Label
+    event: Event
     reason: str
 
 
@@ -115,6 +124,27 @@ class CloseJob(_Action):
 
     kind: Literal["close-job"] = "close-job"
     issue: int
+    event: Event = Event.RESOLVE
+
+
+class KeepWatcher(_Action):
+    """No open job binds this node yet, but its watcher is new: keep it for the first job
+    until ``until`` (then a pass with still no job tears it down)."""
+
+    kind: Literal["keep-watcher"] = "keep-watcher"
+    until: datetime
+
+
+class ReportFrozen(_Action):
+    """The job's labels hold no baton or several, so nobody may act on it: say so in the
+    thread once (post ``body``, then record ``key`` among the node's notices), so that a
+    person can leave exactly one baton. Skip when ``key`` is already recorded."""
+
+    kind: Literal["report-frozen"] = "report-frozen"
+    issue: int
+    key: str
+    reason: str
+    body: str
 
 
 class Wait(_Action):
@@ -150,6 +180,8 @@ Action = (
     | MoveBaton
     | CloseJob
     | Wait
+    | KeepWatcher
+    | ReportFrozen
     | TearDown
     | Ignore
 )

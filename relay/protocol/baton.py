@@ -123,13 +123,33 @@ def state_of(labels: Iterable[str], *, closed: bool) -> State:
 
 
 def baton_of(state: State) -> Label | None:
-    """The one baton label a job in ``state`` carries (None once resolved).
+    """The one baton label a job in ``state`` carries; None for a state with no single
+    baton: ``new``, ``resolved`` and ``inconsistent`` (zero or several baton labels, which
+    a person can cause and :func:`baton_problem` names). Total: never raises."""
+    return _BATON_OF.get(state)
 
-    Raises ValueError for ``new`` and ``inconsistent``, which have no single baton.
-    """
-    if state not in _BATON_OF:
-        raise ValueError(f"state {state.value} has no baton")
-    return _BATON_OF[state]
+
+def baton_problem(labels: Iterable[str]) -> str | None:
+    """What is wrong with a job's baton labels, in words; None when there is exactly one."""
+    names = set(labels)
+    batons = sorted(b.value for b in BATONS if b in names)
+    if len(batons) == 1:
+        return None
+    if not batons:
+        return "no baton label"
+    return "several baton labels (" + ", ".join(f"`{b}`" for b in batons) + ")"
+
+
+def move(state: State, event: Event, role: Role) -> tuple[Label, Label]:
+    """The baton a move expects and the one it leaves, both read from :data:`TABLE`.
+
+    Raises IllegalTransition when the table has no such row, or when either end of the row
+    has no single baton (a move is always from one baton to one baton)."""
+    target = transition(state, event, role)
+    expect, to = baton_of(state), baton_of(target)
+    if expect is None or to is None:
+        raise IllegalTransition(state, event, role)
+    return expect, to
 
 
 def labels_for(state: State) -> frozenset[Label]:

@@ -18,24 +18,36 @@ from relay.protocol.actions import (
     DeclineTask,
     ExecuteTask,
     Ignore,
+    KeepWatcher,
     MoveBaton,
     NotifyResult,
+    ReportFrozen,
     ReportHalfDone,
     TearDown,
     Wait,
 )
-from relay.protocol.baton import State, baton_of
+from relay.protocol.baton import (
+    Event,
+    IllegalTransition,
+    Role,
+    State,
+    baton_problem,
+    move,
+    transition,
+)
 from relay.protocol.body import brief, restate
-from relay.protocol.labels import Label
+from relay.protocol.labels import Label, batons_in
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Scope
 from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, Status, TaskMsg
 from relay.protocol.messages import render_message as render
-from relay.protocol.snapshot import Snapshot
+from relay.protocol.snapshot import Snapshot, TaskKey
 from relay.protocol.thread import NotAJob, Thread, read_thread
 from relay.protocol.wire import MessageRejected
+from relay.protocol.work import LEASE, lease_until
 
-LEASE = timedelta(hours=2)
 _WORKER_TURN = (State.AWAITING_WORKER, State.WORKING)
+# How long a fresh watcher waits for its node's first job before a pass tears it down.
+FIRST_JOB_GRACE = timedelta(hours=24)
 
 
 class NotInNodeTable(ConfigError):
@@ -69,17 +81,105 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
             continue
         bound = True
         actions += [Ignore(issue=issue.number, comment_id=c, reason=r) for c, r in thread.ignored]
-        actions += _turn(thread, snapshot, node, now)
-    return actions if bound else [*actions, TearDown()]
+        try:
+            actions += _turn(thread, snapshot, node, now)
+        except IllegalTransition as err:  # a state people made that no row allows: say so
+            actions.append(Ignore(issue=issue.number, comment_id=None, reason=err.message))
+    return actions if bound else [*actions, _unbound(snapshot, now)]
+
+
+def _unbound(snapshot: Snapshot, now: datetime) -> Action:
+    """No open job binds the node: tear its watcher down, unless the watcher is new and
+    waits for its first job (the usual order: join, then the controller opens a job). The
+    wait ends once a job that bound the node has ended, or after FIRST_JOB_GRACE."""
+    watcher = snapshot.watcher
+    if watcher is not None and not watcher.bound_job_ended:
+        until = watcher.registered_at + FIRST_JOB_GRACE
+        if now < until:
+            return KeepWatcher(until=until)
+    return TearDown()
+
+
+def wants_ended_check(snapshot: Snapshot, node: str, now: datetime) -> bool:
+    """Whether the teardown rule needs to know if a bound job ended since the watcher was
+    registered (one more request): only when nothing binds the node and the watcher is
+    still within its first-job grace."""
+    watcher = snapshot.watcher
+    if watcher is None or watcher.bound_job_ended is not None:
+        return False
+    if now >= watcher.registered_at + FIRST_JOB_GRACE:
+        return False
+    return not _binds(snapshot, node)
+
+
+def _binds(snapshot: Snapshot, node: str) -> bool:
+    for issue in snapshot.issues:
+        if issue.state != "open":
+            continue
+        try:
+            thread = read_thread(issue, snapshot.master)
+        except (NotAJob, MessageRejected):
+            continue
+        if node in (thread.job.controller, thread.job.worker):
+            return True
+    return False
+
+
+def claim_refs_wanted(snapshot: Snapshot, node: str) -> frozenset[TaskKey]:
+    """The claim refs a pass must read before deciding: those of tasks this node (as the
+    worker) is about to take. Another runner of the same node (two Actions runs) may hold
+    the ref without having commented yet, or may have died in between; decide() then waits
+    out its lease instead of claiming again on every pass. One request each, only then."""
+    keys = set()
+    for issue in snapshot.issues:
+        if issue.state != "open":
+            continue
+        try:
+            thread = read_thread(issue, snapshot.master)
+        except (NotAJob, MessageRejected):
+            continue
+        if thread.state not in _WORKER_TURN or thread.job.worker != node:
+            continue
+        task = thread.last_task
+        if task and not thread.answered(task) and not thread.taken(task):
+            keys.add((issue.number, task))
+    return frozenset(keys)
 
 
 def _turn(thread: Thread, snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
     if thread.state == State.INCONSISTENT:
-        reason = "the labels do not hold exactly one baton; a person must leave exactly one"
-        return [Ignore(issue=thread.issue.number, comment_id=None, reason=reason)]
+        return _frozen(thread, snapshot, node)
     if node == thread.job.worker:
         return _worker_turn(thread, snapshot, now)
     return _controller_turn(thread, snapshot)
+
+
+def _frozen(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """Zero or several batons: nobody may act. One node says so in the thread, once per
+    label state — the worker when only worker batons are on, else the controller."""
+    number = thread.issue.number
+    problem = baton_problem(thread.issue.labels) or "an unreadable baton"
+    reason = f"frozen: the labels hold {problem}; a person must leave exactly one baton"
+    ignore = Ignore(issue=number, comment_id=None, reason=reason)
+    worker_batons = {Label.AWAITING_WORKER.value, Label.WORKING.value}
+    batons = {b.value for b in batons_in(thread.issue.labels)}
+    speaker = thread.job.worker if batons and batons <= worker_batons else thread.job.controller
+    key = "frozen:" + ",".join(sorted(batons))
+    if node != speaker or (number, key) in snapshot.local.notices:
+        return [ignore]
+    body = frozen_notice(problem)
+    return [ignore, ReportFrozen(issue=number, key=key, reason=reason, body=body)]
+
+
+def frozen_notice(problem: str) -> str:
+    """The comment a person reads on a frozen job: what is wrong and what to do."""
+    batons = ", ".join(f"`{b.value}`" for b in (Label.AWAITING_WORKER, Label.WORKING))
+    return (
+        f"**relay:** this job is frozen: its labels hold {problem}. Exactly one of"
+        f" {batons} and `{Label.AWAITING_CONTROLLER.value}` must be on an open job, and"
+        " nobody acts until it is. Leave the one whose turn it is (see the newest TASK"
+        " or RESULT below), and relay carries on."
+    )
 
 
 def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
@@ -89,7 +189,7 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     key = (number, task)
     if thread.answered(task) or key in snapshot.local.results_posted:
         reason = f"TASK {task} is answered but the baton was not passed back"
-        return [_move(thread, Label.AWAITING_CONTROLLER, reason)] if _at_worker(thread) else []
+        return [_move(thread, Event.POST_RESULT, Role.WORKER, reason)] if _at_worker(thread) else []
     if key in snapshot.local.claims or thread.taken(task) or key in snapshot.claim_refs:
         return [_claimed(thread, snapshot, now)]
     if thread.state == State.WORKING:
@@ -108,24 +208,38 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         return [_decline(thread, task, entry.comment.id, refusal)]
     if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
         return [_decline(thread, task, entry.comment.id, snapshot.unable)]
-    return [_execute(thread, entry.message, entry.comment.id, now)]
+    return [_execute(thread, entry.message, entry.comment.id, snapshot, now)]
 
 
 def _at_worker(thread: Thread) -> bool:
     return thread.state in _WORKER_TURN
 
 
-def _execute(thread: Thread, task: TaskMsg, comment_id: int, now: datetime) -> ExecuteTask:
+def _execute(
+    thread: Thread, task: TaskMsg, comment_id: int, snapshot: Snapshot, now: datetime
+) -> ExecuteTask:
+    """Claim and run; the lease covers every step at the node's own timeout."""
+    until = lease_until(now, steps=len(task.steps), limits=snapshot.limits)
     claim = ClaimMsg(
-        issue=task.issue,
-        node=thread.job.worker,
-        task=task.task,
-        claimed_at=now,
-        lease_until=now + LEASE,
+        issue=task.issue, node=thread.job.worker, task=task.task, claimed_at=now, lease_until=until
     )
+    expect, claimed = move(thread.state, Event.CLAIM, Role.WORKER)
+    _, done = move(claimed_state(), Event.POST_RESULT, Role.WORKER)
     return ExecuteTask(
-        issue=task.issue, comment_id=comment_id, task=task, claim=claim, claim_body=render(claim)
+        issue=task.issue,
+        comment_id=comment_id,
+        task=task,
+        claim=claim,
+        claim_body=render(claim),
+        expect=expect,
+        claimed=claimed,
+        done=done,
     )
+
+
+def claimed_state() -> State:
+    """The state a claim leaves a job in, from the table (the worker's RESULT starts there)."""
+    return transition(State.AWAITING_WORKER, Event.CLAIM, Role.WORKER)
 
 
 def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
@@ -154,9 +268,15 @@ def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
     report = HalfDoneMsg(
         issue=number, node=thread.job.worker, task=task, known=known, reported_at=now
     )
-    baton = baton_of(thread.state) or Label.AWAITING_CONTROLLER
+    expect, to = move(thread.state, Event.REPORT_HALF_DONE, Role.WORKER)
     return ReportHalfDone(
-        issue=number, task=task, known=known, report=report, body=render(report), expect=baton
+        issue=number,
+        task=task,
+        known=known,
+        report=report,
+        body=render(report),
+        expect=expect,
+        to=to,
     )
 
 
@@ -169,6 +289,7 @@ def _decline(thread: Thread, task: int, comment_id: int, reason: str) -> Decline
         status=Status.BLOCKED,
         summary=f"Not run: {reason}.",
     )
+    expect, to = move(thread.state, Event.DECLINE, Role.WORKER)
     return DeclineTask(
         issue=number,
         comment_id=comment_id,
@@ -176,19 +297,22 @@ def _decline(thread: Thread, task: int, comment_id: int, reason: str) -> Decline
         reason=reason,
         result=result,
         body=render(result),
+        expect=expect,
+        to=to,
     )
 
 
 def _controller_turn(thread: Thread, snapshot: Snapshot) -> list[Action]:
     number = thread.issue.number
     if thread.closure is not None:
+        transition(thread.state, Event.RESOLVE, Role.CONTROLLER)  # only from a row of the table
         return [CloseJob(issue=number)]
     if thread.state not in (State.AWAITING_CONTROLLER, State.PARKED):
         return []
     task = thread.outstanding()
     if task is not None and thread.state == State.AWAITING_CONTROLLER:
         reason = f"TASK {task} was posted but the baton was not passed to the worker"
-        return [_move(thread, Label.AWAITING_WORKER, reason)]
+        return [_move(thread, Event.POST_TASK, Role.CONTROLLER, reason)]
     newest = thread.last_task
     if newest == 0 or (number, newest) in snapshot.local.notified:
         return []
@@ -244,10 +368,10 @@ def _notify(
     )
 
 
-def _move(thread: Thread, to: Label, reason: str) -> MoveBaton:
-    expect = baton_of(thread.state)
-    assert expect is not None
-    return MoveBaton(issue=thread.issue.number, expect=expect, to=to, reason=reason)
+def _move(thread: Thread, event: Event, role: Role, reason: str) -> MoveBaton:
+    """Finish ``event``'s last act: the labels come from the table's row for it."""
+    expect, to = move(thread.state, event, role)
+    return MoveBaton(issue=thread.issue.number, expect=expect, to=to, event=event, reason=reason)
 
 
 def scope_refusal(task: TaskMsg, scope: Scope) -> str | None:

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from relay.protocol.master import Master
+from relay.protocol.work import RunLimits
 
 TaskKey = tuple[int, int]  # (issue, task)
 
@@ -63,6 +64,7 @@ class LocalRecords(BaseModel):
     ``claims``: tasks this node claimed. ``results_posted``: tasks this node answered
     (RESULT, decline or half-done report), recorded after the post succeeded.
     ``notified``: results already handed to the controller's hook or printed.
+    ``notices``: (issue, key) of what this node has already said once in a thread.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -70,12 +72,24 @@ class LocalRecords(BaseModel):
     claims: frozenset[TaskKey] = frozenset()
     results_posted: frozenset[TaskKey] = frozenset()
     notified: frozenset[TaskKey] = frozenset()
+    notices: frozenset[tuple[int, str]] = frozenset()
+
+
+class WatcherFacts(BaseModel):
+    """This node's registered watcher, as the teardown rule needs it: when it was
+    registered, and whether a job that bound the node has ended since (None: not asked)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    registered_at: datetime
+    bound_job_ended: bool | None = None
 
 
 class Snapshot(BaseModel):
     """Everything a pass needs to decide. ``claim_refs`` lists the claim refs seen, if read;
     ``unable`` says why this node cannot run a task now (its clone could not be brought up
-    to date), None when it can."""
+    to date), None when it can; ``limits`` are the node's run limits (they set a claim's
+    lease); ``watcher`` is the node's registered watcher, None when it has none."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -84,3 +98,5 @@ class Snapshot(BaseModel):
     local: LocalRecords = LocalRecords()
     claim_refs: frozenset[TaskKey] = frozenset()
     unable: str | None = Field(default=None, max_length=1000)
+    limits: RunLimits = RunLimits()
+    watcher: WatcherFacts | None = None

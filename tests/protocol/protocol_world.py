@@ -19,12 +19,14 @@ from relay.protocol import (
     ExecuteTask,
     Ignore,
     Issue,
+    KeepWatcher,
     LocalRecords,
     Master,
     MoveBaton,
     Node,
     NotifyResult,
     Plan,
+    ReportFrozen,
     ReportHalfDone,
     ResultMsg,
     Snapshot,
@@ -34,9 +36,11 @@ from relay.protocol import (
     User,
     Wait,
     decide,
+    parse_body,
     render_message,
     with_baton,
 )
+from relay.protocol.baton import TABLE, Event, Role, baton_of, state_of
 from relay.protocol.labels import BATONS, Label
 
 ALICE = User(id=101, login="alice")
@@ -68,12 +72,14 @@ class Local:
     claims: set[tuple[int, int]] = field(default_factory=set)
     results_posted: set[tuple[int, int]] = field(default_factory=set)
     notified: set[tuple[int, int]] = field(default_factory=set)
+    notices: set[tuple[int, str]] = field(default_factory=set)
 
     def frozen(self) -> LocalRecords:
         return LocalRecords(
             claims=frozenset(self.claims),
             results_posted=frozenset(self.results_posted),
             notified=frozenset(self.notified),
+            notices=frozenset(self.notices),
         )
 
 
@@ -165,8 +171,12 @@ class World:
         self.issues[plan.issue] = issue
 
     def pass_of(self, node: str, *, crash_at: str | None = None) -> list[Action]:
-        """One observe -> decide -> apply pass; ``crash_at`` kills ExecuteTask mid-way."""
-        actions = decide(self.snapshot(node), node, self.now)
+        """One observe -> decide -> apply pass; ``crash_at`` kills ExecuteTask mid-way.
+
+        Every baton move the pass asks for is checked against the table first."""
+        snapshot = self.snapshot(node)
+        actions = decide(snapshot, node, self.now)
+        assert_moves_are_rows(snapshot, node, actions)
         for action in actions:
             self.apply(node, action, crash_at=crash_at)
         return actions
@@ -193,10 +203,14 @@ class World:
             self.issues[action.issue] = issue.model_copy(
                 update={"labels": tuple(dict.fromkeys(labels)), "state": "closed"}
             )
+        elif isinstance(action, ReportFrozen):
+            if (action.issue, action.key) not in self.records(node).notices:
+                self.post(action.issue, ACCOUNT_OF[node], action.body)
+                self.records(node).notices.add((action.issue, action.key))
         elif isinstance(action, TearDown):
             self.torn_down.add(node)
         else:
-            assert isinstance(action, Ignore | Wait)
+            assert isinstance(action, Ignore | Wait | KeepWatcher)
 
     def _answer(self, node: str, action: DeclineTask | ReportHalfDone) -> None:
         key = (action.issue, action.task)
@@ -252,3 +266,35 @@ class World:
             tuple(self.runs),
             tuple(self.notifications),
         )
+
+
+def moves_of(action: Action) -> list[tuple[Event, Label, Label]]:
+    """The baton moves an action makes: (event, expected baton, baton left)."""
+    if isinstance(action, ExecuteTask):
+        return [
+            (Event.CLAIM, action.expect, action.claimed),
+            (Event.POST_RESULT, action.claimed, action.done),
+        ]
+    if isinstance(action, DeclineTask | ReportHalfDone | MoveBaton):
+        return [(action.event, action.expect, action.to)]
+    return []
+
+
+def assert_moves_are_rows(snapshot: Snapshot, node: str, actions: list[Action]) -> None:
+    """Every move any action makes is a row of the baton table, taken by the acting node's
+    role in that job, from the state the job is in (or the one its previous move left)."""
+    for action in actions:
+        number = getattr(action, "issue", None)
+        issue = next((i for i in snapshot.issues if i.number == number), None)
+        if issue is None:
+            continue
+        job = parse_body(issue.body)
+        role = Role.WORKER if node == job.worker else Role.CONTROLLER
+        state = state_of(issue.labels, closed=issue.state == "closed")
+        if isinstance(action, CloseJob):
+            assert (state, Event.RESOLVE, role) in TABLE, (state, action)
+        for event, expect, to in moves_of(action):
+            assert (state, event, role) in TABLE, (state, event, role)
+            target = TABLE[(state, event, role)]
+            assert (baton_of(state), baton_of(target)) == (expect, to), (state, event, action)
+            state = target

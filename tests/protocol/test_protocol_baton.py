@@ -10,7 +10,7 @@ import pytest
 from regen_docs import expected_files
 
 from relay.protocol import Event, IllegalTransition, Label, Role, State, transition, with_baton
-from relay.protocol.baton import TABLE, baton_of, labels_for, mermaid, state_of
+from relay.protocol.baton import TABLE, baton_of, baton_problem, labels_for, mermaid, move, state_of
 from relay.protocol.labels import BATONS, LABEL_SPECS
 from relay.protocol.spine import EXAMPLE_MASTER, render_spine, with_generated
 
@@ -49,8 +49,24 @@ def test_label_sets_that_are_not_one_baton_are_inconsistent() -> None:
     assert state_of([], closed=False) == State.INCONSISTENT
     assert state_of(["working", "awaiting:worker"], closed=False) == State.INCONSISTENT
     assert state_of(["working"], closed=True) == State.RESOLVED
-    with pytest.raises(ValueError):
-        baton_of(State.INCONSISTENT)
+    # total: a state with no single baton has none, and the problem is named in words
+    assert baton_of(State.INCONSISTENT) is None and baton_of(State.NEW) is None
+    assert baton_problem([]) == "no baton label"
+    assert baton_problem(["working", "bug", "awaiting:worker"]) == (
+        "several baton labels (`awaiting:worker`, `working`)"
+    )
+    assert baton_problem(["working", "needs:human"]) is None
+
+
+def test_every_move_reads_its_labels_from_the_table() -> None:
+    for (state, event, role), target in TABLE.items():
+        if baton_of(state) is None or baton_of(target) is None:
+            with pytest.raises(IllegalTransition):
+                move(state, event, role)
+        else:
+            assert move(state, event, role) == (baton_of(state), baton_of(target))
+    with pytest.raises(IllegalTransition):
+        move(State.WORKING, Event.CLAIM, Role.WORKER)
 
 
 def test_with_baton_replaces_every_baton_and_keeps_other_labels() -> None:

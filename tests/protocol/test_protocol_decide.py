@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+import typing
 from datetime import timedelta
 
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, WORKER, Local, World
+from protocol_world import (
+    ALICE,
+    BOB,
+    CONTROLLER,
+    MALLORY,
+    WORKER,
+    Local,
+    World,
+    assert_moves_are_rows,
+)
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
 from relay.protocol import (
+    Action,
     CloseJob,
     DeclineTask,
+    Event,
     ExecuteTask,
     Ignore,
+    KeepWatcher,
     MoveBaton,
     NotifyResult,
+    ReportFrozen,
     ReportHalfDone,
     ResultMsg,
     Status,
@@ -38,12 +52,15 @@ ACTION_TYPES = {
     DeclineTask,
     ExecuteTask,
     Ignore,
+    KeepWatcher,
     MoveBaton,
     NotifyResult,
+    ReportFrozen,
     ReportHalfDone,
     TearDown,
     Wait,
 }
+assert set(typing.get_args(Action)) == ACTION_TYPES, "a new action type must be listed here"
 
 
 def job(world: World) -> int:
@@ -245,8 +262,29 @@ def test_two_batons_are_reported_not_acted_on() -> None:
     number = job(world)
     task(world, number)
     world.set_labels(number, (Label.AWAITING_WORKER.value, Label.WORKING.value))
-    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
-    assert isinstance(action, Ignore) and action.comment_id is None
+    # the controller only notes it: both batons are the worker's, so the worker speaks
+    [ignored] = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+    assert isinstance(ignored, Ignore) and "several baton labels" in ignored.reason
+    ignore, report = world.pass_of(WORKER)
+    assert isinstance(ignore, Ignore) and ignore.comment_id is None
+    assert isinstance(report, ReportFrozen) and "`awaiting:worker`, `working`" in report.body
+    assert world.issues[number].comments[-1].body == report.body
+    # once: the next pass of either node says nothing more in the thread
+    assert [a.kind for a in world.pass_of(WORKER)] == ["ignore"]
+    assert world.baton(number) == {Label.AWAITING_WORKER.value, Label.WORKING.value}
+
+
+def test_a_job_with_no_baton_is_reported_by_its_controller_once() -> None:
+    world = World()
+    number = job(world)
+    world.set_labels(number, ("bug",))
+    assert [a.kind for a in world.pass_of(WORKER)] == ["ignore"]
+    assert [a.kind for a in world.pass_of(CONTROLLER)] == ["ignore", "report-frozen"]
+    assert "no baton label" in world.issues[number].comments[-1].body
+    assert [a.kind for a in world.pass_of(CONTROLLER)] == ["ignore"]
+    # a person leaves one baton: the job goes on, and a later freeze is reported anew
+    world.set_labels(number, ("bug", Label.AWAITING_CONTROLLER.value))
+    assert "report-frozen" not in [a.kind for a in world.pass_of(CONTROLLER)]
 
 
 def test_a_half_resolved_job_is_closed_by_its_controller() -> None:
@@ -354,9 +392,31 @@ def test_garbage_threads_give_actions_and_nothing_else(
     except RemoteProtocolError:
         return
     assert all(type(a) in ACTION_TYPES for a in actions)
+    assert_moves_are_rows(world.snapshot(node), node, actions)  # the table governs
     executed = [a for a in actions if isinstance(a, ExecuteTask)]
     for action in executed:
         comment = next(c for c in world.issues[number].comments if c.id == action.comment_id)
         assert comment.author in (ALICE, BOB) and not comment.edited and node == WORKER
         event("executed")
     assert len([a for a in actions if not isinstance(a, Ignore)]) <= 1 + (node == "spare")
+
+
+def test_a_move_that_is_not_a_row_of_the_table_is_caught() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)  # the worker's turn: awaiting:worker
+    snapshot = world.snapshot(WORKER)
+    good = MoveBaton(
+        issue=number,
+        expect=Label.AWAITING_WORKER,
+        to=Label.AWAITING_CONTROLLER,
+        event=Event.POST_RESULT,
+        reason="r",
+    )
+    assert_moves_are_rows(snapshot, WORKER, [good])
+    for bad in (
+        good.model_copy(update={"to": Label.WORKING}),  # a row, but not its labels
+        good.model_copy(update={"event": Event.POST_TASK}),  # the controller's event
+    ):
+        with pytest.raises(AssertionError):
+            assert_moves_are_rows(snapshot, WORKER, [bad])

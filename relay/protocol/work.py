@@ -1,0 +1,58 @@
+"""The worker's rules, pure: where a task's log lives, which ref claims it, how long a
+claim's lease lasts, and what status its RESULT carries.
+
+Ground rules: no clock, no disk. The node's run limits come in through the snapshot
+(:class:`RunLimits`), so the lease another runner of the same node waits out is computed
+here, from the same numbers the steps will run under.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relay.protocol.messages import Status
+
+LOG_DIR = "docs/loop/relay"
+LEASE = timedelta(hours=2)  # the shortest lease: what a claim with no known limits gets
+LEASE_MARGIN = timedelta(minutes=10)  # beyond the worst case, to push the log and answer
+DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
+
+
+class RunLimits(BaseModel):
+    """How a node runs a task: each step's timeout, and whether an agent command
+    (``executor``) takes the whole TASK as one run instead of its steps."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step_timeout: float = Field(default=DEFAULT_STEP_TIMEOUT, gt=0)
+    executor: bool = False
+
+
+def log_path(issue: int, task: int) -> str:
+    """Where a task's full log lives in the repository (a path with forward slashes)."""
+    return f"{LOG_DIR}/{issue}/logs/result-{task:03d}.log"
+
+
+def claim_ref(issue: int, task: int) -> str:
+    """The ref whose creation is the atomic claim of a task."""
+    return f"refs/relay/claims/{issue}/{task}"
+
+
+def lease_until(claimed_at: datetime, *, steps: int, limits: RunLimits) -> datetime:
+    """When a claim taken at ``claimed_at`` expires: long enough for every step to run to
+    its timeout (one run for an agent command) plus a margin, and never under LEASE, so a
+    long task is never reported half-done while it still runs."""
+    runs = 1 if limits.executor else max(steps, 1)
+    worst = claimed_at + timedelta(seconds=runs * limits.step_timeout) + LEASE_MARGIN
+    return max(claimed_at + LEASE, worst)
+
+
+def result_status(ran: Status, *, log_pushed: bool | None) -> Status:
+    """The status a RESULT reports: a run that succeeded but whose log could not be pushed
+    (``log_pushed`` False) is only partial — the controller has no evidence to read. None:
+    no log was to be pushed (it was withheld as unsafe), which the observations say."""
+    if ran == Status.DONE and log_pushed is False:
+        return Status.PARTIAL
+    return ran

@@ -1,0 +1,121 @@
+"""The layering under test: every import in the tree, checked against the rules in
+docs/ARCHITECTURE.md. A forbidden edge fails here, naming the file, the line and the rule.
+
+Imports inside functions count as much as those at the top: a lazy import is still an edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = ("relay", "watchers", "schedulers")
+OURS = ("relay", "watchers", "schedulers")
+
+# layer -> the layers (module prefixes) it may import; "relay" alone is the package root,
+# which holds only the version.
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "relay.protocol": ("relay.protocol", "relay.errors"),
+    "relay.edges": ("relay.edges", "relay.errors", "relay"),
+    "relay.hub": ("relay.hub", "relay.errors"),
+    "relay.redact": ("relay.redact", "relay.errors"),
+    "relay.node": ("relay.node", "relay.protocol", "relay.edges", "relay.redact", "relay.errors"),
+    "schedulers": ("schedulers", "relay.errors", "relay.edges.files"),
+}
+# commands and watchers may import anything of ours but the CLI entry point
+ANYTHING_BUT_CLI = ("relay.commands", "watchers")
+
+
+def layer_of(module: str) -> str:
+    """The layer a module of ours belongs to (its longest matching prefix)."""
+    for layer in sorted([*ALLOWED, *ANYTHING_BUT_CLI, "relay.cli", "relay.errors"], key=len)[::-1]:
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    return "relay"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Every module of ours that ``path`` imports, with its line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            # `from relay import github` imports the module relay.github
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return [(line, name) for line, name in found if name.split(".")[0] in OURS]
+
+
+def allowed(importer: str, imported: str) -> bool:
+    """Whether a module in layer ``importer`` may import module ``imported``."""
+    if importer in ANYTHING_BUT_CLI:
+        return layer_of(imported) != "relay.cli"
+    if importer not in ALLOWED:
+        return True  # relay.cli and the package root
+    return any(
+        imported == p or imported.startswith(p + ".") if p != "relay" else imported == "relay"
+        for p in ALLOWED[importer]
+    )
+
+
+def _is_module(name: str) -> bool:
+    """Whether a dotted name is a module or package of ours (not a name inside one)."""
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def violations() -> list[str]:
+    bad = []
+    for tree in TREES:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            importer = layer_of(module_name(path))
+            for line, name in imports(path):
+                if not _is_module(name):
+                    continue
+                if not allowed(importer, name):
+                    where = path.relative_to(ROOT)
+                    bad.append(f"{where}:{line} imports {name} ({importer} may not)")
+    return bad
+
+
+def test_no_module_imports_across_a_forbidden_edge() -> None:
+    assert violations() == []
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "ok"),
+    [
+        ("relay.protocol", "relay.edges.git", False),
+        ("relay.protocol", "relay.errors", True),
+        ("relay.edges", "relay.node.context", False),
+        ("relay.edges", "relay.protocol", False),
+        ("relay.hub", "relay.protocol.labels", False),
+        ("relay.redact", "relay.edges.local", False),
+        ("relay.node", "watchers.once", False),
+        ("relay.node", "relay.commands.output", False),
+        ("relay.node", "relay.protocol.decide", True),
+        ("watchers", "relay.cli", False),
+        ("relay.commands", "relay.cli", False),
+        ("relay.commands", "watchers.once", True),
+        ("schedulers", "relay.node.context", False),
+    ],
+)
+def test_the_rules_refuse_what_they_should(importer: str, imported: str, ok: bool) -> None:
+    assert allowed(importer, imported) is ok
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from relay.cli import main\n    import watchers.once\n")
+    assert imports(source) == [(2, "relay.cli"), (2, "relay.cli.main"), (3, "watchers.once")]
