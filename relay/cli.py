@@ -10,9 +10,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from relay.commands.output import Output, render
-from relay.errors import RelayError
+from relay.commands.output import Output, envelope, error_entry, render, write_json
+from relay.errors import LocalUsageError, RelayError
 from relay.node.redaction import redacted
 
 # Verb modules, imported lazily so that `relay watch --once` does not pay for the hub.
@@ -35,12 +36,22 @@ VERBS: tuple[str, ...] = (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse whose complaints are relay's usage errors, so that under ``--json`` a bad
+    flag is the same envelope as any other failure (every sub-parser is one of these)."""
+
+    def error(self, message: str) -> NoReturn:
+        where = "" if self.prog == "relay" else f"`{self.prog}`: "
+        raise LocalUsageError(f"{where}{message}", hint=f"see `{self.prog} --help`")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; only the verb named in ``argv`` is imported (all of them for help),
     so that a scheduled `relay watch --once` does not pay for the hub or the wizard."""
-    parser = argparse.ArgumentParser(
-        prog="relay", description="Hand work between machines through GitHub issues."
-    )
+    from relay import __version__
+
+    parser = Parser(prog="relay", description="Hand work between machines through GitHub issues.")
+    parser.add_argument("--version", action="version", version=f"relay {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
     words = list(sys.argv[1:] if argv is None else argv)
@@ -55,14 +66,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
-    args = build_parser(argv).parse_args(argv)
-    json_output = bool(getattr(args, "json", False))
+    words = list(sys.argv[1:] if argv is None else argv)
+    json_output = "--json" in words
+    command = " ".join(w for w in words[:2] if not w.startswith("-"))
     stop_steps_on_signals()
     try:
+        args = build_parser(words).parse_args(words)
+        command = " ".join(filter(None, [args.verb, getattr(args, f"{args.verb}_verb", None)]))
         result: Output = args.func(args)
-        render(result, json_output=json_output)
+        render(result, json_output=json_output, command=command)
     except RelayError as err:
-        print(f"relay: {redacted(str(err))}", file=sys.stderr)
+        message = redacted(str(err))
+        if json_output:  # the failure is the same envelope, with the error in it
+            entry = error_entry(err, redacted(err.message), redacted(err.hint or "") or None)
+            write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
+        else:
+            print(f"relay: {message}", file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
         kill_steps()

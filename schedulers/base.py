@@ -12,9 +12,7 @@ from __future__ import annotations
 import codecs
 import enum
 import locale
-import os
 import subprocess
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -195,19 +193,6 @@ def prepare_logs(entry: Entry) -> None:
         path = Path(log)
         if path.is_absolute():
             path.parent.mkdir(parents=True, exist_ok=True)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write by temp file + ``os.replace`` so a reader never sees half a definition."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _first_line(text: str) -> str:

@@ -14,6 +14,7 @@ import plistlib
 from collections.abc import Callable
 from pathlib import Path
 
+from relay.edges.files import write_atomic
 from relay.errors import LocalUsageError
 from schedulers.base import (
     CommandRunner,
@@ -23,7 +24,6 @@ from schedulers.base import (
     Verification,
     prepare_logs,
     run_command,
-    write_atomic,
 )
 from schedulers.entry import Entry
 

@@ -21,8 +21,9 @@ import os
 import re
 from pathlib import Path
 
+from relay.edges.files import write_atomic
 from relay.errors import LocalUsageError
-from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs, write_atomic
+from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
 from schedulers.entry import Entry
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "%": "%%"}

@@ -27,6 +27,21 @@ import pytest
 from relay.commands.demo import CONTROLLER, OWNER, STRANGER, WORKER, api, clone_as, git, make_remote
 from relay.protocol import parse_master
 
+ENVELOPE_KEYS = {"version", "command", "ok", "exit_code", "data", "errors"}
+
+
+def envelope_of(text: str) -> dict[str, Any]:
+    """A verb's `--json` output: one envelope, whatever the verb and however it ended."""
+    doc = json.loads(text)
+    assert isinstance(doc, dict) and set(doc) == ENVELOPE_KEYS and doc["version"] == 1, doc
+    assert doc["ok"] is (doc["exit_code"] == 0 and not doc["errors"])
+    return doc
+
+
+def data_of(text: str) -> Any:
+    """The data of a verb's `--json` envelope."""
+    return envelope_of(text)["data"]
+
 
 def stop_process(proc: subprocess.Popen[Any]) -> None:
     """SIGTERM, then kill if it lingers past ten seconds."""
@@ -117,7 +132,7 @@ class Node:
 
     def json(self, *args: str) -> Any:
         """Run a verb with --json; its parsed output."""
-        return json.loads(self.ok(*args, "--json"))
+        return data_of(self.ok(*args, "--json"))
 
     def call(self, *args: str) -> str:
         """Run a verb in-process (fast); its stdout. Fails the test on a non-zero exit."""

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from relay.edges.local import NodeState, read_versioned, write_versioned
 from relay.errors import RelayError
-from relay.node.context import LOOP_PATH, NodeContext, client, read_loop
+from relay.node.context import LOOP_PATH, NodeContext, client
 from schedulers import (
     CommandRunner,
     Entry,
@@ -129,15 +129,13 @@ def records(state: NodeState) -> list[WatcherRecord]:
 
 def set_column(ctx: NodeContext, column: str, message: str) -> bool:
     """Pull, set this node's scheduler cell, commit and push; False when it already said so."""
+    from relay.node.apply import publish_edit
     from relay.protocol import set_scheduler
 
-    ctx.clone.pull_rebase()
-    text = read_loop(ctx.root) or ""
-    changed = set_scheduler(text, node=ctx.node, scheduler=column)
-    if changed == text:
-        return False
-    (ctx.root / LOOP_PATH).write_text(changed, encoding="utf-8")
-    pushed = ctx.clone.commit_and_push([ctx.root / LOOP_PATH], message) is not None
+    def edit(old: str | None) -> str:
+        return set_scheduler(old or "", node=ctx.node, scheduler=column)
+
+    pushed = publish_edit(ctx.clone, LOOP_PATH, edit, message)
     ctx.reload_master()
     return pushed
 

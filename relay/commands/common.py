@@ -6,10 +6,10 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
+from relay.node.apply import apply_plan
 from relay.node.context import NodeContext, client, open_node
 from relay.node.observe import load_issue
 from relay.protocol import Issue
@@ -62,30 +62,6 @@ async def with_issue(
         return await body(gh, issue)
 
 
-async def carry_out(gh: GitHubClient, plan: Plan) -> int:
-    """Apply a planner's Plan: comments, body, labels (the baton, last), then close.
-
-    Returns the issue number (new when the plan opened a job).
-    """
-    if plan.issue is None:
-        made = await gh.create_issue(
-            title=plan.title or "", body=plan.body or "", labels=plan.labels or ()
-        )
-        return made.number
-    for comment in plan.comments:
-        await gh.create_comment(plan.issue, comment)
-    if plan.body is not None:
-        await gh.update_issue(plan.issue, body=plan.body)
-    if plan.labels is not None or plan.close:
-        fields: dict[str, Any] = {}
-        if plan.labels is not None:
-            fields["labels"] = list(plan.labels)
-        if plan.close:
-            fields.update(state="closed", state_reason="completed")
-        await gh.update_issue(plan.issue, **fields)
-    return plan.issue
-
-
 def plan_on_issue(
     args: argparse.Namespace, make: Callable[[Issue, NodeContext, int], Plan]
 ) -> Plan:
@@ -95,12 +71,7 @@ def plan_on_issue(
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
         plan = make(issue, ctx, (await gh.current_user()).id)
-        await carry_out(gh, plan)
+        await apply_plan(gh, plan)
         return plan
 
     return run_async(lambda: with_issue(ctx, args.issue, body))
-
-
-def commit_and_push_or_undo(clone: Clone, paths: list[Path], message: str) -> bool:
-    """Commit and push ``paths`` (undone when the push fails); False when nothing changed."""
-    return clone.commit_and_push_or_undo(paths, message) is not None

@@ -221,7 +221,7 @@ def set_up_relay(demo: Demo) -> None:
 def open_job(controller: Node, *, title: str, objective: str) -> int:
     """`relay job open` for the worker; the job's issue number (read from --json)."""
     args = ["job", "open", "--worker", WORKER, "--json", "--title", title]
-    return int(json.loads(controller.relay(*args, "--objective", objective))["issue"])
+    return int(json.loads(controller.relay(*args, "--objective", objective))["data"]["issue"])
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from relay.commands.common import commit_and_push_or_undo, run_async
+from relay.commands.common import run_async
 from relay.commands.output import Output
 from relay.edges.git import Clone, RepoSlug
 from relay.edges.github import GitHubClient
@@ -223,7 +223,7 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
         labels = await create_labels(gh)
     paths = write_spine(clone, master)
     message = f"relay: set up the relay spine ({node.name})"
-    await asyncio.to_thread(commit_and_push_or_undo, clone, paths, message)
+    await asyncio.to_thread(clone.commit_and_push_or_undo, paths, message)
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
     lines.append("next: run `relay join --node NAME` in a clone on each other machine")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relay.commands.common import add_common, carry_out, context, run_async
+from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
+from relay.node.apply import apply_plan
 from relay.node.context import client
 from relay.protocol import plan_open_job
 
@@ -37,7 +38,7 @@ def run_open(args: argparse.Namespace) -> Output:
 
     async def go() -> int:
         async with client(ctx) as gh:
-            return await carry_out(gh, plan)
+            return await apply_plan(gh, plan)
 
     number = run_async(go)
     url = ctx.html_url(f"issues/{number}")

@@ -17,14 +17,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from relay.commands.common import commit_and_push_or_undo, run_async
+from relay.commands.common import run_async
 from relay.commands.init import default_node_name, os_name, words
 from relay.commands.output import Output
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
-from relay.node.context import LOOP_PATH, NodeContext, client, open_node, read_loop
+from relay.node.apply import publish_edit
+from relay.node.context import LOOP_PATH, NodeContext, client, open_node
 from relay.node.observe import binds
 from relay.protocol import Account, Node, add_node, parse_body, set_scheduler
 from relay.protocol.master import build
@@ -92,15 +93,6 @@ async def roles(gh: GitHubClient, node: str) -> list[str]:
     return lines
 
 
-def save_loop(clone: Clone, text: str, message: str) -> bool:
-    """Write LOOP.md, commit and push it; False when nothing changed."""
-    path = clone.root / LOOP_PATH
-    if read_loop(clone.root) == text:
-        return False
-    path.write_text(text, encoding="utf-8")
-    return commit_and_push_or_undo(clone, [path], message)
-
-
 def run(args: argparse.Namespace) -> Output:
     """Join, idempotently."""
     clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
@@ -126,17 +118,29 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         if row is None:
             accounts = await my_accounts(gh, ctx, args.accounts)
             row = build(Node, name=ctx.node, os=os_name(), accounts=accounts, scheduler="none")
-            text = add_node(read_loop(ctx.root) or "", row)
-            await asyncio.to_thread(save_loop, ctx.clone, text, f"relay: {ctx.node} joins")
+            joined = row
+            await asyncio.to_thread(
+                publish_edit,
+                ctx.clone,
+                LOOP_PATH,
+                lambda old: add_node(old or "", joined),
+                f"relay: {ctx.node} joins",
+            )
+            ctx.reload_master()
             lines.append(f"registered {ctx.node} in {LOOP_PATH}")
         else:
             lines.append(f"{ctx.node} is already in the node table")
         scheduler, said = await watcher(args, ctx)
         lines += said
         if scheduler != row.scheduler:
-            text = set_scheduler(read_loop(ctx.root) or "", node=ctx.node, scheduler=scheduler)
             message = f"relay: {ctx.node} watcher is {scheduler}"
-            await asyncio.to_thread(save_loop, ctx.clone, text, message)
+            await asyncio.to_thread(
+                publish_edit,
+                ctx.clone,
+                LOOP_PATH,
+                lambda old: set_scheduler(old or "", node=ctx.node, scheduler=scheduler),
+                message,
+            )
         lines.append(f"watcher: {scheduler}")
         save_config(args, ctx, scheduler)
         if args.webhook:

@@ -1,11 +1,26 @@
-"""Frozen results returned by CLI verbs, rendered for people or as JSON in one place."""
+"""Frozen results returned by CLI verbs, rendered for people or as JSON in one place.
+
+Under ``--json`` every verb prints one envelope, success or failure alike, so a script
+reads one shape whatever happened::
+
+    {"version": 1, "command": "status", "ok": true, "exit_code": 0,
+     "data": {...}, "errors": [{"code": "config", "message": "...", "hint": "..."}]}
+
+``version`` rises only when a key of the envelope changes meaning; the keys of ``data``
+are each verb's own, pinned by the contract test.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from relay.errors import RelayError
+
+ENVELOPE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -17,17 +32,46 @@ class Output:
     exit_status: int = 0
 
 
-def render(result: Output, *, json_output: bool) -> None:
-    """Print a result: its data as one JSON document, or its lines for a person.
+def envelope(
+    command: str, *, data: dict[str, Any], exit_code: int, errors: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The one JSON shape every verb prints under ``--json``."""
+    return {
+        "version": ENVELOPE_VERSION,
+        "command": command,
+        "ok": exit_code == 0 and not errors,
+        "exit_code": exit_code,
+        "data": data,
+        "errors": errors,
+    }
+
+
+def error_entry(err: RelayError, message: str, hint: str | None) -> dict[str, Any]:
+    """An error as the envelope lists it: its stable code, the message and the hint (both
+    already redacted: they may quote paths and command output)."""
+    return {"code": err.code, "message": message, "hint": hint}
+
+
+def render(result: Output, *, json_output: bool, command: str = "") -> None:
+    """Print a result: its envelope as one JSON document, or its lines for a person.
 
     Under ``pythonw`` (a scheduled pass on Windows) there is no stdout at all.
     """
+    if json_output:
+        document = envelope(command, data=result.data, exit_code=result.exit_status, errors=[])
+        write_json(document)
+        return
     if sys.stdout is None:
         return
-    if json_output:
-        json.dump(result.data, sys.stdout, indent=2, sort_keys=True, default=str)
-        sys.stdout.write("\n")
-    else:
-        for line in result.lines:
-            print(line)
+    for line in result.lines:
+        print(line)
+    sys.stdout.flush()
+
+
+def write_json(document: dict[str, Any]) -> None:
+    """One JSON document on stdout (nothing where there is no stdout)."""
+    if sys.stdout is None:
+        return
+    json.dump(document, sys.stdout, indent=2, sort_keys=True, default=str)
+    sys.stdout.write("\n")
     sys.stdout.flush()

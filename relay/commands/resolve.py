@@ -13,8 +13,6 @@ from typing import Any
 
 from relay.commands.common import (
     add_common,
-    carry_out,
-    commit_and_push_or_undo,
     context,
     run_async,
     with_issue,
@@ -22,6 +20,7 @@ from relay.commands.common import (
 from relay.commands.output import Output
 from relay.edges.github import GitHubClient
 from relay.errors import RelayError
+from relay.node.apply import apply_plan, publish_edit
 from relay.node.context import HANDOVER_PATH, NodeContext, client
 from relay.protocol import Issue, plan_resolve
 from relay.protocol.planners import handover_entry
@@ -38,13 +37,13 @@ def register(sub: Any) -> None:
 
 def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) -> None:
     """Append the closure to docs/loop/handover.md, commit and push (retrying)."""
-    ctx.clone.pull_rebase()
-    path = ctx.root / HANDOVER_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Handover\n"
     entry = handover_entry(issue=issue.number, title=issue.title, summary=summary, when=now)
-    path.write_text(old.rstrip("\n") + "\n" + entry, encoding="utf-8")
-    commit_and_push_or_undo(ctx.clone, [path], f"relay: #{issue.number} resolved ({ctx.node})")
+
+    def append(old: str | None) -> str:
+        return (old or "# Handover\n").rstrip("\n") + "\n" + entry
+
+    message = f"relay: #{issue.number} resolved ({ctx.node})"
+    publish_edit(ctx.clone, HANDOVER_PATH, append, message)
 
 
 def run(args: argparse.Namespace) -> Output:
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> Output:
             issue, ctx.master, node=ctx.node, summary=args.summary, now=now, caller=caller
         )
         await asyncio.to_thread(write_handover, ctx, issue, args.summary, now)
-        await carry_out(gh, plan)
+        await apply_plan(gh, plan)
 
     run_async(lambda: with_issue(ctx, args.issue, body))
     said = run_async(lambda: close_watcher(ctx, args.issue))

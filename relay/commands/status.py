@@ -10,7 +10,7 @@ from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
 from relay.node.context import NodeContext, client
 from relay.node.observe import load_issue
-from relay.protocol.baton import State, baton_of
+from relay.protocol.baton import State, baton_of, baton_problem
 from relay.protocol.thread import read_thread
 from relay.protocol.wire import MARKER, MessageRejected
 
@@ -47,6 +47,8 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
             task = thread.last_task
             entry = thread.task_entry(task)  # an edited TASK still has its comment
             baton = baton_of(thread.state)
+            inconsistent = thread.state == State.INCONSISTENT
+            frozen = baton_problem(thread.issue.labels) if inconsistent else None
             rows.append(
                 {
                     "issue": found.number,
@@ -57,6 +59,7 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
                     "task": task,
                     "task_age": age(entry.comment.created_at, now) if entry else None,
                     "parked": thread.state == State.PARKED,
+                    "frozen": frozen,
                 }
             )
     return rows
@@ -69,6 +72,8 @@ def job_line(row: dict[str, Any]) -> str:
     age_of = f" ({row['task_age']} ago)" if row.get("task_age") else ""
     task = f"TASK {row['task']}{age_of}" if row["task"] else "no task yet"
     parked = ", PARKED on needs:human" if row.get("parked") else ""
+    if row.get("frozen"):
+        parked = f", FROZEN: {row['frozen']} (leave exactly one baton)"
     return (
         f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"
         f" baton {row['baton']}{parked}, {task}"

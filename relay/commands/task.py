@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relay.commands.common import add_common, carry_out, context, run_async, with_issue
+from relay.commands.common import add_common, context, run_async, with_issue
 from relay.commands.output import Output
 from relay.edges.github import GitHubClient
+from relay.node.apply import apply_plan
 from relay.protocol import Issue, plan_task
 from relay.protocol.planners import Plan
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> Output:
             fallback=args.fallback,
             checkout=args.checkout,
         )
-        await carry_out(gh, plan)
+        await apply_plan(gh, plan)
         return plan
 
     number = run_async(lambda: with_issue(ctx, args.issue, body)).task

@@ -18,8 +18,6 @@ import json
 import os
 import re
 import secrets
-import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -28,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from relay.edges.files import read_private, write_atomic
 from relay.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -108,22 +107,6 @@ def git_dir(clone: Path) -> Path:
             target = Path(text.removeprefix("gitdir:").strip())
             return target if target.is_absolute() else (clone / target).resolve()
     raise ConfigError(f"{clone} has no usable .git; run relay from a clone of the repository")
-
-
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` via a temp file in the same directory and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_versioned(path: Path) -> dict[str, Any] | None:
@@ -383,18 +366,6 @@ def secret_path(state: NodeState) -> Path:
     return state.root / SECRET_FILE
 
 
-def _read_secret(path: Path) -> str | None:
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        return None
-    if os.name != "nt" and mode & 0o077:
-        raise ConfigError(
-            f"webhook secret file {path} is readable by others; run: chmod 600 {path}"
-        )
-    return path.read_text(encoding="utf-8").strip() or None
-
-
 def webhook_secret(
     state: NodeState, environ: Mapping[str, str] | None = None, *, create: bool = False
 ) -> tuple[str, str]:
@@ -404,7 +375,7 @@ def webhook_secret(
     if env.get(ENV_SECRET, ""):
         return env[ENV_SECRET], ENV_SECRET
     path = secret_path(state)
-    found = _read_secret(path)
+    found = read_private(path, what="webhook secret file", empty_ok=True)
     if found is not None:
         return found, f"the secret file {path}"
     if not create:

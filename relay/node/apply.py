@@ -1,9 +1,13 @@
-"""Apply: carry out decide()'s actions in order, each idempotently, and say what was done.
+"""Apply: carry out what the protocol decided, and say what was done.
 
-This is the only place where a pass's decisions await I/O. Each branch follows the
-contract written on its action type in :mod:`relay.protocol.actions`; the lines returned
-are what `relay watch` prints for a person (already free of secrets: they hold only
-issue numbers, task numbers, statuses and reasons).
+The one applier of every kind of decision: decide()'s actions for a pass
+(:class:`Applier`), a planner's :class:`~relay.protocol.planners.Plan` for a verb
+(:func:`apply_plan`), and a change to a spine file under ``docs/loop/``
+(:func:`publish_edit`, one failure rule for all of them). This is the only place where a
+decision awaits I/O. Each branch follows the contract written on its action type in
+:mod:`relay.protocol.actions`; the lines returned are what `relay watch` prints for a
+person (already free of secrets: they hold only issue numbers, task numbers, statuses and
+reasons).
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ import asyncio
 import json
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.node.context import NodeContext
 from relay.node.execute import TaskReport, execute, move_baton, on_result_env
@@ -34,6 +40,7 @@ from relay.protocol import (
     TearDown,
     Wait,
 )
+from relay.protocol.planners import Plan
 
 
 class Applier:
@@ -183,3 +190,44 @@ def run_hook(hook: str, action: NotifyResult, status: str) -> int:
         path.write_text(json.dumps(action.result.model_dump(mode="json"), indent=2))
         env = on_result_env(action.issue, action.task, status, str(path))
         return subprocess.run(hook, shell=True, env=env, check=False).returncode
+
+
+async def apply_plan(gh: GitHubClient, plan: Plan) -> int:
+    """Apply a planner's Plan: comments, body, labels (the baton, last), then close.
+
+    Returns the issue number (new when the plan opened a job).
+    """
+    if plan.issue is None:
+        made = await gh.create_issue(
+            title=plan.title or "", body=plan.body or "", labels=plan.labels or ()
+        )
+        return made.number
+    for comment in plan.comments:
+        await gh.create_comment(plan.issue, comment)
+    if plan.body is not None:
+        await gh.update_issue(plan.issue, body=plan.body)
+    if plan.labels is not None or plan.close:
+        fields: dict[str, Any] = {}
+        if plan.labels is not None:
+            fields["labels"] = list(plan.labels)
+        if plan.close:
+            fields.update(state="closed", state_reason="completed")
+        await gh.update_issue(plan.issue, **fields)
+    return plan.issue
+
+
+def publish_edit(clone: Clone, path: Path, edit: Callable[[str | None], str], message: str) -> bool:
+    """Publish a change to one spine file: pull, apply ``edit`` to the file as the remote
+    has it now (None when absent), commit and push. False when the edit changes nothing.
+
+    One failure rule for every spine file: when the push fails, the commit and the edit
+    are undone and the error is raised, so nothing half-published stays behind."""
+    clone.pull_rebase()
+    full = clone.root / path
+    old = full.read_text(encoding="utf-8") if full.is_file() else None
+    new = edit(old)
+    if new == old:
+        return False
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(new, encoding="utf-8")
+    return clone.commit_and_push_or_undo([full], message) is not None

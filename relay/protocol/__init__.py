@@ -45,7 +45,6 @@ from relay.protocol.messages import (
     ResultMsg,
     Status,
     TaskMsg,
-    excerpt_of,
     parse_message,
     render_message,
 )
@@ -116,7 +115,6 @@ __all__ = [
     "claim_ref",
     "claim_refs_wanted",
     "decide",
-    "excerpt_of",
     "handover_entry",
     "has_section",
     "lease_until",

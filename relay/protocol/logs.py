@@ -1,11 +1,11 @@
-"""The payload data plane, pure: cap a full log, pick the RESULT's excerpt, fence it.
+"""The payload data plane, pure: cap a full log, pick the RESULT's excerpt.
 
 These functions take redacted text and return text; they read no file and no clock. A full
 log is capped so that a runaway task cannot bloat the repository: its head and tail are
 kept, and the cut says how many lines and characters went. The excerpt is at most 30
-lines, each capped, around the first error when a step failed (else the tail). The fence
-is longer than any backtick run inside, so nothing in the excerpt renders as markdown
-structure, and HTML comment openers are broken so it cannot pass for a relay machine block.
+lines, each capped, around the first error when a step failed (else the tail), with HTML
+comment openers broken so it cannot pass for a relay machine block. The one excerpt cut
+and its width live here; the one fence that shows it is :func:`relay.protocol.wire.fenced`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ _ERROR = re.compile(
     r"(?i)\b(?:error|errors|fatal|failed|failure|exception|traceback|panic(?:ked)?|"
     r"segmentation fault|assertionerror|npm err!)\b|^E\s{2,}|^FAIL\b"
 )
-_BACKTICKS = re.compile(r"`+")
 
 
 def cap_log(text: str, *, limit: int = MAX_LOG_CHARS) -> str:
@@ -81,12 +80,3 @@ def excerpt(
         start = max(0, min(at - LINES_BEFORE_ERROR, len(lines) - max_lines))
         chosen = lines[start : start + max_lines]
     return [clean_line(line, width=width) for line in chosen]
-
-
-def fence(lines: Sequence[str], *, info: str = "text") -> str:
-    """A fenced code block that no line inside can close: the fence is one backtick longer
-    than the longest run of backticks in the lines (and at least three)."""
-    longest = max((len(run) for line in lines for run in _BACKTICKS.findall(line)), default=0)
-    marks = "`" * max(3, longest + 1)
-    body = "\n".join(lines)
-    return f"{marks}{info}\n{body}\n{marks}" if lines else f"{marks}{info}\n{marks}"

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from relay.protocol.logs import EXCERPT_LINES
 from relay.protocol.master import NAME_RE, InvalidValue
 from relay.protocol.wire import (
     MAX_BLOCK,
@@ -28,8 +29,6 @@ from relay.protocol.wire import (
     fenced,
     neutralise,
 )
-
-EXCERPT_LINES = 30
 
 
 def _utc(value: datetime) -> datetime:
@@ -52,12 +51,6 @@ def _excerpt(value: str) -> str:
     if len(excerpt_lines(value)) > EXCERPT_LINES:
         raise ValueError(f"an excerpt has at most {EXCERPT_LINES} lines")
     return value
-
-
-def excerpt_of(output: str, *, width: int = 240) -> str:
-    """The last lines of captured output that fit a RESULT excerpt (lines cut at ``width``)."""
-    lines = excerpt_lines(output)[-EXCERPT_LINES:]
-    return "\n".join(line if len(line) <= width else line[: width - 1] + "…" for line in lines)
 
 
 Text = Annotated[str, Field(max_length=4000)]

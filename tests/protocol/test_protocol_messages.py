@@ -19,7 +19,6 @@ from relay.protocol import (
     MessageRejected,
     ResultMsg,
     TaskMsg,
-    excerpt_of,
     neutralise,
     parse_body,
     parse_message,
@@ -27,6 +26,7 @@ from relay.protocol import (
     render_message,
 )
 from relay.protocol.body import Hypothesis
+from relay.protocol.logs import EXCERPT_LINES, LINE_CHARS, excerpt
 from relay.protocol.master import InvalidValue
 from relay.protocol.wire import MAX_BODY, decode_block, encode_block
 
@@ -277,10 +277,11 @@ def test_a_body_block_of_another_kind_is_not_a_job() -> None:
     assert payload["kind"] == "job" and payload["issue"] is None
 
 
-def test_excerpt_of_keeps_the_last_lines_and_cuts_long_ones() -> None:
+def test_the_excerpt_keeps_the_last_lines_and_cuts_long_ones() -> None:
     output = "\n".join(f"line {i}" for i in range(100)) + "\n" + "x" * 500 + "\r\n"
-    excerpt = excerpt_of(output)
-    lines = excerpt.split("\n")
-    assert len(lines) == 30 and lines[0] == "line 71" and lines[-1] == "x" * 239 + "…"
-    assert ResultMsg(issue=1, node="w", task=1, status="done", summary="s", excerpt=excerpt)
-    assert excerpt_of("") == ""
+    cut = "\n".join(excerpt(output, failed=False))
+    lines = cut.split("\n")
+    assert len(lines) == EXCERPT_LINES == 30 and lines[0] == "line 71"
+    assert lines[-1] == "x" * (LINE_CHARS - 1) + "…"
+    assert ResultMsg(issue=1, node="w", task=1, status="done", summary="s", excerpt=cut)
+    assert excerpt("", failed=False) == []

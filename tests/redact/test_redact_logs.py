@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay.protocol.logs import cap_log, clean_line, excerpt, fence, first_error
+from relay.protocol.logs import cap_log, clean_line, excerpt, first_error
+from relay.protocol.wire import fenced
 
 
 def numbered(n: int) -> str:
@@ -60,14 +63,11 @@ def test_lines_are_capped_and_cleaned() -> None:
     assert "<!--" not in clean_line("<!-- relay:message {} -->")
 
 
-@given(st.lists(st.text(alphabet="`a \n~", max_size=20), max_size=10))
-def test_fence_is_longer_than_any_backtick_run(lines: list[str]) -> None:
-    flat = [part for line in lines for part in line.split("\n")]
-    block = fence(flat)
-    opening = block.split("\n", 1)[0]
-    marks = opening[: len(opening) - len("text")]
-    assert set(marks) == {"`"} and len(marks) >= 3
-    inner = block.split("\n")[1:-1] if flat else []
-    assert inner == flat
-    assert all(marks not in line for line in inner)
-    assert block.endswith("\n" + marks)
+@given(st.text(alphabet="`~ a#<!->=\n\r", max_size=80))
+def test_nothing_inside_the_fence_can_close_it_or_pass_for_a_block(text: str) -> None:
+    block = fenced(text)
+    lines = block.split("\n")
+    assert lines[0] == "```text" and lines[-1] == "```"
+    closing = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+    assert not any(closing.match(line) for line in lines[1:-1])
+    assert "<!--" not in block and "-->" not in block

@@ -1,11 +1,14 @@
-"""The `--json` output of every verb, pinned: scripts and agents read these keys."""
+"""The `--json` output of every verb, pinned: scripts and agents read these keys, inside one
+versioned envelope (version, command, ok, exit_code, data, errors) that errors share."""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
-from worlds import CONTROLLER, WORKER, World, git
+from worlds import CONTROLLER, WORKER, World, data_of, envelope_of, git
 
 PASS_KEYS = {
     "node",
@@ -32,7 +35,7 @@ RESULT_KEYS = {
 
 
 def out(node: Any, *args: str) -> Any:
-    return json.loads(node.call(*args, "--json"))
+    return data_of(node.call(*args, "--json"))
 
 
 def test_every_verb_json_keys(blank: World) -> None:
@@ -69,9 +72,40 @@ def test_every_verb_json_keys(blank: World) -> None:
         "task",
         "task_age",
         "parked",
+        "frozen",
     }
     assert {n["name"] for n in status["nodes"]} == {CONTROLLER, WORKER}
     assert set(status["last_pass"]) >= {"at", "node", "outcome", "requests", "not_modified"}
     resolved = out(c, "resolve", str(issue), "--summary", "S")
     assert resolved["issue"] == issue and set(resolved) <= {"issue", "watcher_torn_down"}
     assert git("status", "--porcelain", cwd=c.clone) == ""
+
+
+def test_an_error_under_json_is_the_same_envelope(tmp_path: Path) -> None:
+    cases = {
+        ("status",): ("config", "not inside a git clone"),
+        ("task", "1", "--step", "x"): ("config", "not inside a git clone"),
+        ("job", "open", "--worker", "w"): ("usage", "required: --title, --objective"),
+    }
+    for args, (code, words) in cases.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "relay.cli", *args, "--json", "--repo-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        doc = envelope_of(done.stdout)
+        assert done.returncode == doc["exit_code"] == 2 and doc["ok"] is False
+        assert doc["command"] == " ".join(args[:2] if args[0] == "job" else args[:1])
+        assert doc["data"] == {} and done.stderr == ""
+        [error] = doc["errors"]
+        assert error["code"] == code and words in error["message"], error
+
+
+def test_relay_version() -> None:
+    from relay import __version__
+
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == f"relay {__version__}"

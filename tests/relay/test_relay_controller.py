@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 
 from relay_world import hook_script, one_line_error
-from worlds import CONTROLLER, OWNER, WORKER, World, git
+from worlds import CONTROLLER, OWNER, WORKER, World, data_of, git
 
 
 def human(body: str) -> str:
@@ -62,7 +61,7 @@ def test_the_third_strike_parks_the_job_on_needs_human(world: World, job: int) -
     c = world.controller
     c.call("hypothesis", str(job), "the compiler is stale")
     for _ in range(2):
-        assert json.loads(c.call("strike", str(job), "--json")) == {"issue": job, "parked": False}
+        assert data_of(c.call("strike", str(job), "--json")) == {"issue": job, "parked": False}
     assert "needs:human" not in world.labels(job)
     assert c.ok("strike", str(job)).strip() == f"#{job}: parked on needs:human"
     assert "needs:human" in world.labels(job)
@@ -72,7 +71,7 @@ def test_the_third_strike_parks_the_job_on_needs_human(world: World, job: int) -
     line = one_line_error(c.run("task", str(job), "--step", "git --version"))
     assert "relay status" in line or "needs" in line
     assert world.frozen(job) == before
-    rows = json.loads(c.call("status", "--json"))["jobs"]
+    rows = data_of(c.call("status", "--json"))["jobs"]
     assert [(r["issue"], r["baton"], r["parked"]) for r in rows] == [
         (job, "awaiting:controller", True)
     ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import time
 from pathlib import Path
 
 from relay_world import hook_script
-from worlds import Node, World
+from worlds import Node, World, data_of
 
 PY = Path(sys.executable).as_posix()
 
@@ -61,7 +60,7 @@ def test_result_wait_returns_when_the_worker_answers(world: World, job: int) -> 
     w.call("watch", "--once")
     code, out, err = finish(waiter)
     assert code == 0, err
-    assert json.loads(out)["result"]["status"] == "done"
+    assert data_of(out)["result"]["status"] == "done"
 
 
 def test_result_wait_gives_up_with_one_line(world: World, job: int) -> None:
@@ -80,7 +79,7 @@ def test_a_refused_log_push_still_answers_as_partial(world: World, job: int) -> 
     c, w = world.controller, world.worker
     c.call("task", str(job), "--step", "git --version")
     hook_script(world.bare / "hooks" / "pre-receive", "echo 'pushes are frozen' >&2\nexit 1\n")
-    report = json.loads(w.call("watch", "--once", "--json"))
+    report = data_of(w.call("watch", "--once", "--json"))
     assert [(t["status"], t["log_url"]) for t in report["tasks"]] == [("partial", None)]
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1") and "could not be pushed" in result

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
-from worlds import WORKER, World, git
+from worlds import WORKER, World, data_of, git
 
 PY = Path(sys.executable).as_posix()
 
@@ -107,7 +106,7 @@ def test_a_step_that_outlives_its_timeout_is_killed_and_reported(world: World, j
     c, w = world.controller, world.worker
     w.call("join", "--step-timeout", "1")
     c.call("task", str(job), "--step", f'"{PY}" -c "import time; time.sleep(60)"')
-    report = json.loads(w.call("watch", "--once", "--json"))
+    report = data_of(w.call("watch", "--once", "--json"))
     assert [t["status"] for t in report["tasks"]] == ["failed"]
     assert report["seconds"] < 20
     result = world.comments(job)[-1]["body"]
@@ -122,4 +121,4 @@ def test_result_before_any_answer_says_so(world: World, job: int) -> None:
     c.call("task", str(job), "--step", "git --version")
     waiting = c.run("result", str(job), "--json")
     assert waiting.returncode == 1
-    assert json.loads(waiting.stdout) == {"issue": job, "task": 1, "result": None}
+    assert data_of(waiting.stdout) == {"issue": job, "task": 1, "result": None}

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from relay_world import hook_script, one_line_error
-from worlds import CONTROLLER, OWNER, WORKER, HubLike, Tokens, World, clone_as, git, make_world
+from worlds import (
+    CONTROLLER,
+    OWNER,
+    WORKER,
+    HubLike,
+    Tokens,
+    World,
+    clone_as,
+    data_of,
+    git,
+    make_world,
+)
 
 LABELS = {"awaiting:worker", "working", "awaiting:controller", "needs:human", "resolved"}
 
@@ -65,9 +75,9 @@ def test_init_yes_on_a_public_repository_warns(
     )
     done = public.controller.run(*init_args(public), "--yes", "--node", CONTROLLER, "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["public"] is True  # stdout stays valid JSON
+    assert data_of(done.stdout)["public"] is True  # stdout stays valid JSON
     assert "WARNING" in done.stderr and "PUBLIC" in done.stderr  # and the warning is loud
-    assert json.loads(public.controller.ok("status", "--json"))["nodes"][0]["name"] == CONTROLLER
+    assert data_of(public.controller.ok("status", "--json"))["nodes"][0]["name"] == CONTROLLER
 
 
 def test_init_json_names_what_it_did(blank: World) -> None:

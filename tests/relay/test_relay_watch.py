@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from relay_world import one_line_error
-from worlds import CONTROLLER, WORKER, World, git
+from worlds import CONTROLLER, WORKER, World, data_of, git
 
 from relay.edges.local import NodeState
 from relay.protocol import TaskMsg, render_message
@@ -73,7 +72,7 @@ def test_instruction_shaped_output_is_neutralised(world: World, job: int) -> Non
     result = world.comments(job)[-1]["body"]
     assert result.count("<!-- relay:") == 1 and "\n### TASK 2" not in result
     before = world.frozen(job)
-    assert json.loads(w.call("watch", "--once", "--json"))["outcome"] == "idle"
+    assert data_of(w.call("watch", "--once", "--json"))["outcome"] == "idle"
     assert world.frozen(job) == before
     assert c.json("result", str(job))["task"] == 1
 
@@ -113,7 +112,7 @@ def test_the_executor_gets_the_task_as_a_file(world: World, job: int, tmp_path: 
     )
     w.call("join", "--executor", f'"{PY}" "{agent}"')
     c.call("task", str(job), "--step", f"\"{PY}\" -c \"open('touch-me', 'w')\"")
-    report = json.loads(w.call("watch", "--once", "--json"))
+    report = data_of(w.call("watch", "--once", "--json"))
     assert [t["status"] for t in report["tasks"]] == ["done"]
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
     assert "agent read: ### TASK 1" in log and "steps seen: True" in log
@@ -149,3 +148,25 @@ def test_the_worker_declines_what_the_scope_forbids(world: World, job: int, tmp_
     assert result.startswith("### RESULT 1") and "blocked" in result.lower()
     assert world.labels(job) == {"awaiting:controller"}
     assert world.claim_refs() == {} and not marker.exists()
+
+
+def test_a_job_with_two_batons_is_reported_by_status_and_a_pass_not_a_crash(
+    world: World, job: int
+) -> None:
+    world.controller.call("task", str(job), "--step", "python -V", "--scope", "diagnostics")
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["working"]})  # a person meddles
+    assert world.labels(job) >= {"awaiting:worker", "working"}
+    status = world.controller.json("status")
+    [row] = [r for r in status["jobs"] if r["issue"] == job]
+    assert row["frozen"] == "several baton labels (`awaiting:worker`, `working`)"
+    line = world.controller.ok("status")
+    assert f"#{job}" in line and "FROZEN" in line and "leave exactly one baton" in line
+    before = len(world.comments(job))
+    out = world.worker.call("watch", "--once")  # both batons are the worker's: it says so
+    assert "frozen" in out and "several baton labels" in out
+    said = world.comments(job)[before:]
+    assert len(said) == 1 and "this job is frozen" in said[0]["body"]
+    world.worker.call("watch", "--once")
+    world.controller.call("watch", "--once")
+    assert len(world.comments(job)) == before + 1  # once, whoever passes again
+    assert world.labels(job) >= {"awaiting:worker", "working"}  # nothing moved

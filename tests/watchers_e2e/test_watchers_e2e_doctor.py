@@ -3,13 +3,12 @@ when its part is broken — with what to do about it and a non-zero exit."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from e2e_world import read_crontab, write_crontab
-from worlds import WORKER, World
+from worlds import WORKER, World, data_of, envelope_of
 
 from relay.edges.local import NodeState, PassRecord
 from watchers.registration import load, save
@@ -32,7 +31,7 @@ def doctor(world: World, **env: str) -> tuple[int, dict[str, str], dict[str, str
     """Run `relay doctor --json`: exit status, each check's status, each check's fix."""
     w = world.worker
     done = w.run("doctor", "--json", env=w.env(**env))
-    data = json.loads(done.stdout)
+    data = envelope_of(done.stdout)["data"]
     assert data["node"] == WORKER and data["ok"] is (done.returncode == 0)
     checks = data["checks"]
     assert tuple(c["name"] for c in checks) == CHECKS
@@ -131,7 +130,7 @@ def test_status_shows_each_local_watchers_last_pass(world: World, real_crontab: 
     assert "watchers in this clone:" in said
     line = next(x for x in said.splitlines() if x.strip().startswith(f"{WORKER}:"))
     assert "cron entry, every 300s" in line and "idle" in line and "requests" in line
-    data = json.loads(world.worker.ok("status", "--json", as_node=False))
+    data = data_of(world.worker.ok("status", "--json", as_node=False))
     (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
     assert mine["active"] and mine["scheduler"] == "cron"
     assert mine["last_pass"]["outcome"] == "idle"

@@ -16,7 +16,8 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from relay.edges.local import SCHEMA_VERSION, read_versioned, write_atomic
+from relay.edges.files import write_atomic
+from relay.edges.local import SCHEMA_VERSION, read_versioned
 
 # gidgethub's cache value: (etag, last-modified, decoded body, next-page URL).
 Entry = tuple[str | None, str | None, Any, str | None]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from relay.edges.files import read_private
 from relay.errors import ConfigError
 
 TOKEN_ENV_VARS: tuple[str, ...] = ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
@@ -93,19 +93,8 @@ def find_token(
 
 def read_token_file(path: Path) -> Token | None:
     """The token in ``path``, None if absent; ConfigError if others may read it or it's empty."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return None
-    if os.name != "nt" and stat.S_IMODE(info.st_mode) & 0o077:
-        mode = oct(stat.S_IMODE(info.st_mode))
-        raise ConfigError(
-            f"token file {path} is readable by others (mode {mode}); run: chmod 600 {path}"
-        )
-    value = path.read_text(encoding="utf-8").strip()
-    if not value:
-        raise ConfigError(f"token file {path} is empty; write a token into it or delete it")
-    return Token(value, f"token file {path}")
+    value = read_private(path, what="token file")
+    return None if value is None else Token(value, f"token file {path}")
 
 
 def _token_from_gh(api_url: str, env: Mapping[str, str], timeout: float) -> Token | None:
