@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from relay.edges.github.credentials import Token
+from relay.edges.github.credentials import Route, Token
 from relay.errors import ConfigError
 from relay.node.context import NodeContext
 from watchers.registration import WatcherRecord
@@ -22,32 +22,37 @@ SAVE_TOKEN_HINT = "run `relay join --save-token` (or `--save-token keyring`) whe
 
 
 def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, str]:
-    """How a scheduled pass will find its token (it carries none), and whether it will."""
-    import shutil
-
-    from relay.edges.github.credentials import read_token_file
+    """How a scheduled pass will find its token (it carries none), and whether it will: the
+    routes of the one lookup order that such a pass has (no token variables from this
+    shell, the entry's PATH for gh)."""
     from relay.errors import ConfigError
 
     path = ctx.state.token_path
-    entry_path = dict(record.entry["environment"]).get("PATH") if record else None
-    gh = shutil.which("gh", path=entry_path)
-    try:
-        in_file = read_token_file(path) is not None
-    except ConfigError as err:
-        return False, f"scheduled passes cannot use the token file: {err}"
-    from relay.edges.github.credentials import keyring_token
-
-    if keyring_token(ctx.api_url) is not None:
-        return True, "scheduled passes find their token in the OS keyring"
-    if in_file:
-        first = "`gh auth token`, then " if gh else ""
-        return True, f"scheduled passes find their token through {first}the token file {path}"
-    if gh:
+    present = []
+    for route in scheduled_routes(ctx, record):
+        try:
+            if route.present():
+                present.append(route.name)
+        except ConfigError as err:  # an unusable token file: say why
+            return False, f"scheduled passes cannot use the token file: {err}"
+    if not present:
+        return False, (
+            "a scheduled pass will find no token: run `relay join --save-token` (keeps the token"
+            f" relay uses now in {path}, readable by you only) or log in with `gh auth login`"
+        )
+    if present[0] == "`gh auth token`" and len(present) == 1:
         return True, "scheduled passes ask `gh auth token` for their token (keep gh logged in)"
-    return False, (
-        "a scheduled pass will find no token: run `relay join --save-token` (keeps the token"
-        f" relay uses now in {path}, readable by you only) or log in with `gh auth login`"
-    )
+    return True, "scheduled passes find their token through " + ", then ".join(present[:2])
+
+
+def scheduled_routes(ctx: NodeContext, record: WatcherRecord | None) -> list[Route]:
+    """The token routes of a scheduled pass for this node."""
+    from relay.edges.github.credentials import TOKEN_ENV_VARS, token_routes
+
+    env = {k: v for k, v in os.environ.items() if k not in TOKEN_ENV_VARS}
+    if record is not None:
+        env["PATH"] = dict(record.entry["environment"]).get("PATH", env.get("PATH", ""))
+    return token_routes(api_url=ctx.api_url, token_file=ctx.state.token_path, env=env, app=ctx.app)
 
 
 def scheduled_token(ctx: NodeContext) -> Token:
@@ -63,20 +68,20 @@ def scheduled_token(ctx: NodeContext) -> Token:
 
 
 def pass_token(ctx: NodeContext, record: WatcherRecord | None) -> Token:
-    """The token a scheduled pass will find: no token variables from this shell, the
-    entry's PATH for gh, then the keyring and the token file; ConfigError when none."""
-    from relay.edges.github.credentials import TOKEN_ENV_VARS, find_token
-
-    env = {k: v for k, v in os.environ.items() if k not in TOKEN_ENV_VARS}
-    if record is not None:
-        env["PATH"] = dict(record.entry["environment"]).get("PATH", env.get("PATH", ""))
-    try:
-        return find_token(api_url=ctx.api_url, token_file=ctx.state.token_path, env=env)
-    except ConfigError as err:
-        raise ConfigError(
-            f"a scheduled pass will find no token ({err.message})",
-            hint=SAVE_TOKEN_HINT,
-        ) from err
+    """The token a scheduled pass will find (see :func:`scheduled_routes`); ConfigError
+    when none."""
+    for route in scheduled_routes(ctx, record):
+        try:
+            found = route.fetch()
+        except ConfigError as err:
+            raise ConfigError(
+                f"a scheduled pass will find no token ({err.message})", hint=SAVE_TOKEN_HINT
+            ) from err
+        if found is not None:
+            return found
+    raise ConfigError(
+        f"a scheduled pass will find no token for {ctx.api_url}", hint=SAVE_TOKEN_HINT
+    )
 
 
 def append_log(path: Path, lines: Sequence[str]) -> None:

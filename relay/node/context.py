@@ -63,12 +63,7 @@ class NodeContext:
     def token(self) -> Token:
         """The token for this node's API; ConfigError saying how to provide one. A node that
         is a GitHub App uses its installation token (fetched, then refreshed when due)."""
-        if self.app is not None:
-            from relay.edges.github.appauth import installation_token_blocking
-
-            value = installation_token_blocking(self.app, api_url=self.api_url)
-            return Token(value, f"GitHub App {self.app.app_id}")
-        return find_token(api_url=self.api_url, token_file=self.state.token_path)
+        return find_token(api_url=self.api_url, token_file=self.state.token_path, app=self.app)
 
     def reload_master(self) -> Master:
         """Re-read the master section (after a pull) and keep it."""

@@ -168,12 +168,11 @@ def installation_token_blocking(auth: AppAuth, *, api_url: str) -> str:
         return cached.token
 
     async def fetch() -> str:
-        import aiohttp
-        from gidgethub.aiohttp import GitHubAPI
+        # the same wire as every other request: retries with backoff, Retry-After honoured
+        from relay.edges.github.session import ApiSession
 
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-            gh = GitHubAPI(session, "relay", base_url=api_url)
-            return await auth.installation_token(gh)
+        async with ApiSession(api_url=api_url, token="") as session:
+            return await auth.installation_token(session.wire)
 
     from concurrent.futures import ThreadPoolExecutor
 

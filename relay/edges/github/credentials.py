@@ -1,11 +1,13 @@
-"""Where relay finds its token and its API base URL.
+"""Where relay finds its token and its API base URL: the one lookup order.
 
-The token is looked for in order: ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``, the OS
-keyring (when the optional ``keyring`` package has a usable backend and `relay join
+The token is looked for in order (:func:`token_routes`): a GitHub App the node acts as
+(``RELAY_APP_*``: its installation token), ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``,
+the OS keyring (when the optional ``keyring`` package has a usable backend and `relay join
 --save-token keyring` kept one there), the GitHub CLI (``gh auth token`` for the API's host,
 when ``gh`` is installed), then the node's token file (``.git/relay/token``, which must be
-readable by this user only). The first one found wins. The API base URL comes from
-``--api``, else ``RELAY_API_URL``, else GitHub's.
+readable by this user only). The first one found wins. A pass, `relay doctor` and `relay
+join` all read this one list, so what doctor describes is the route a pass takes. The API
+base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from relay.edges.files import read_private
 from relay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from relay.edges.github.appauth import AppAuth
 
 TOKEN_ENV_VARS: tuple[str, ...] = ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 API_URL_ENV = "RELAY_API_URL"
@@ -65,29 +70,95 @@ def gh_hostname(api_url: str) -> str:
     return "github.com" if host == "api.github.com" else host
 
 
+@dataclass(frozen=True)
+class Route:
+    """One place a token may come from. ``present`` is cheap and shows no secret (is a
+    variable set, is gh installed, is there a file); ``fetch`` gets the token or None."""
+
+    name: str
+    present: Callable[[], bool]
+    fetch: Callable[[], Token | None]
+
+
+def token_routes(
+    *,
+    api_url: str,
+    token_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    gh_timeout: float = GH_TIMEOUT,
+    app: AppAuth | None = None,
+) -> list[Route]:
+    """The lookup order, as data: every caller that finds or describes a token reads it."""
+    environ = os.environ if env is None else env
+    routes: list[Route] = []
+    if app is not None:
+        routes.append(
+            Route(f"GitHub App {app.app_id}", lambda: True, lambda: _app_token(app, api_url))
+        )
+    for name in TOKEN_ENV_VARS:
+        routes.append(Route(name, _env_set(environ, name), _env_token(environ, name)))
+    # saved for this node on purpose: before gh
+    routes.append(
+        Route(
+            "the OS keyring",
+            lambda: keyring_token(api_url) is not None,
+            lambda: keyring_token(api_url),
+        )
+    )
+    routes.append(
+        Route(
+            "`gh auth token`",
+            lambda: shutil.which("gh", path=environ.get("PATH")) is not None,
+            lambda: _token_from_gh(api_url, environ, gh_timeout),
+        )
+    )
+    if token_file is not None:
+        path = token_file
+        routes.append(
+            Route(
+                f"the token file {path}",
+                lambda: read_token_file(path) is not None,
+                lambda: read_token_file(path),
+            )
+        )
+    return routes
+
+
+def _env_set(environ: Mapping[str, str], name: str) -> Callable[[], bool]:
+    return lambda: bool(environ.get(name, "").strip())
+
+
+def _env_token(environ: Mapping[str, str], name: str) -> Callable[[], Token | None]:
+    def fetch() -> Token | None:
+        value = environ.get(name, "").strip()
+        return Token(value, name) if value else None
+
+    return fetch
+
+
+def _app_token(app: AppAuth, api_url: str) -> Token:
+    from relay.edges.github.appauth import installation_token_blocking
+
+    return Token(installation_token_blocking(app, api_url=api_url), f"GitHub App {app.app_id}")
+
+
 def find_token(
     *,
     api_url: str,
     token_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     gh_timeout: float = GH_TIMEOUT,
+    app: AppAuth | None = None,
 ) -> Token:
-    """Find the token relay sends to ``api_url``; ConfigError saying how to provide one."""
-    environ = os.environ if env is None else env
-    for name in TOKEN_ENV_VARS:
-        value = environ.get(name, "").strip()
-        if value:
-            return Token(value, name)
-    from_keyring = keyring_token(api_url)  # saved for this node on purpose: before gh
-    if from_keyring is not None:
-        return from_keyring
-    from_gh = _token_from_gh(api_url, environ, gh_timeout)
-    if from_gh is not None:
-        return from_gh
-    if token_file is not None:
-        from_file = read_token_file(token_file)
-        if from_file is not None:
-            return from_file
+    """Find the token relay sends to ``api_url``, the first route that answers; ConfigError
+    saying how to provide one."""
+    routes = token_routes(
+        api_url=api_url, token_file=token_file, env=env, gh_timeout=gh_timeout, app=app
+    )
+    for route in routes:
+        found = route.fetch()
+        if found is not None:
+            return found
     raise ConfigError(MISSING_TOKEN.format(url=api_url))
 
 

@@ -116,6 +116,12 @@ class ApiSession:
         return None if limit is None else int(limit.remaining)
 
     @property
+    def wire(self) -> WireAPI:
+        """The gidgethub API under this session (for calls the typed client does not make,
+        such as the App's token exchange, which authenticates with a JWT)."""
+        return self._wire
+
+    @property
     def _wire(self) -> WireAPI:
         if self._api is None:
             raise RuntimeError("the GitHub client was used outside `async with`")
