@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from relay.hub import render
+from relay.hub.git import Bare, bare_path
 from relay.hub.store import now_us
 from relay.hub.web import (
     ISSUES_DOCS,
@@ -29,6 +30,7 @@ from relay.hub.web import (
     viewer,
 )
 
+USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
 _ROLE_NAME = {"pull": "read", "push": "write"}
@@ -114,8 +116,11 @@ def _is_issue_route(request: web.Request) -> bool:
 
 
 async def get_user(request: web.Request) -> web.Response:
-    """``GET /user``."""
+    """``GET /user``; an App installation's token is refused, as GitHub refuses it (an
+    installation is not a user)."""
     me = viewer(request)
+    if me["type"] == "Bot" and not hub_of(request).app_user:
+        raise ApiError(403, "Resource not accessible by integration", docs=USER_DOCS)
     count = (
         hub_of(request)
         .store.db.execute(
@@ -161,6 +166,7 @@ async def create_repo(request: web.Request) -> web.Response:
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
     acc = repo_access(request, owner=me["login"], name=name)
+    Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
     return reply(repo_object(request, acc), 201)
 
 
