@@ -12,6 +12,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import format_datetime
 from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 DOCS = "https://docs.github.com/rest"
 MAX_BODY = 65536
 MAX_LABEL = 50
+MAX_LABEL_DESCRIPTION = 100
 RATE_LIMIT = 5000
 CONTENT_PER_MINUTE = 80  # GitHub's secondary limit on content-creating requests, per user
 CONTENT_PER_HOUR = 500
@@ -213,13 +215,25 @@ def viewer(request: web.Request) -> dict[str, Any]:
 
 
 def reply(data: Any, status: int = 200) -> web.Response:
-    """A JSON answer (the middleware adds ETag and rate-limit headers)."""
-    return web.Response(
+    """A JSON answer (the middleware adds ETag and rate-limit headers); an object with an
+    ``updated_at`` also says ``Last-Modified``, which ``If-Modified-Since`` then matches."""
+    resp = web.Response(
         status=status,
         body=json.dumps(data).encode(),
         content_type="application/json",
         charset="utf-8",
     )
+    if isinstance(data, dict) and isinstance(data.get("updated_at"), str):
+        stamp = datetime.strptime(data["updated_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        resp.headers["Last-Modified"] = format_datetime(stamp, usegmt=True)
+    return resp
+
+
+def created(data: dict[str, Any]) -> web.Response:
+    """201 with ``Location`` naming the new resource's API URL, as GitHub sends."""
+    resp = reply(data, 201)
+    resp.headers["Location"] = str(data["url"])
+    return resp
 
 
 def no_content() -> web.Response:
