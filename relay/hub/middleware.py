@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
 
 from aiohttp import web
 
@@ -116,6 +117,18 @@ def _matches(header: str | None, etag: str) -> bool:
         return False
     bare = etag.removeprefix("W/")
     return any(tag.strip().removeprefix("W/") in (bare, "*") for tag in header.split(","))
+
+
+def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
+    """Whether ``If-Modified-Since`` is no earlier than the answer's ``Last-Modified`` (only
+    when no ``If-None-Match`` was sent: that one decides, as in HTTP)."""
+    since, modified = request.headers.get("If-Modified-Since"), resp.headers.get("Last-Modified")
+    if not since or not modified or "If-None-Match" in request.headers:
+        return False
+    try:
+        return parsedate_to_datetime(since) >= parsedate_to_datetime(modified)
+    except (TypeError, ValueError):
+        return False
 
 
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
@@ -275,6 +288,10 @@ async def _conditional(
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
         resp.headers["ETag"] = etag
+        if _unmodified(request, resp):
+            return web.Response(
+                status=304, headers={"ETag": etag, "Last-Modified": resp.headers["Last-Modified"]}
+            )
     if request.path != FREE_PATH:
         win.used += 1
     return resp
