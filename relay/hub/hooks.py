@@ -9,9 +9,11 @@ Every POST has a short timeout and is never retried, as on GitHub ("no automatic
 redelivery"); the outcome is kept as the hook's ``last_response``.
 
 The REST endpoints are in ``api_hooks``. Delivered: ``issues`` (opened, edited, labeled,
-unlabeled, closed, reopened) and ``issue_comment`` (created, edited, deleted), and ``ping``
-when a hook is created.
+unlabeled, closed, reopened, locked, unlocked) and ``issue_comment`` (created, edited,
+deleted), and ``ping`` when a hook is created; an ``edited`` payload's ``changes`` holds
+what the edit replaced.
 Headers: ``X-GitHub-Event``, ``X-GitHub-Delivery`` (a UUID), ``X-GitHub-Hook-ID``,
+``X-GitHub-Hook-Installation-Target-Type`` and ``-ID`` (the repository),
 ``X-Hub-Signature-256`` and ``X-Hub-Signature`` (when the hook has a secret), ``User-Agent:
 GitHub-Hookshot/…``. The secret is never shown back (``********``), as GitHub does.
 
