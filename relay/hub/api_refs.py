@@ -105,10 +105,10 @@ async def create_ref(request: web.Request) -> web.Response:
     if bare is None:
         _create_sql(request, acc, name, sha, docs)
     else:
-        if bare.object_type(sha) is None:
-            raise ApiError(422, "Object does not exist", docs=docs)
-        if not bare.update(name, sha, ZERO):
-            raise ApiError(422, "Reference already exists", docs=docs)
+        if not bare.update(name, sha, ZERO):  # one process when it works; ask why when not
+            missing = bare.object_type(sha) is None
+            message = "Object does not exist" if missing else "Reference already exists"
+            raise ApiError(422, message, docs=docs)
         _record(request, acc, "create", name)
     resp = reply(render.ref(acc.base, acc.full, name, sha), 201)
     resp.headers["Location"] = f"{acc.base}/repos/{acc.full}/git/{name}"
@@ -127,7 +127,10 @@ def _create_sql(request: web.Request, acc: RepoAccess, name: str, sha: str, docs
 
 
 def _exact(request: web.Request, acc: RepoAccess, name: str) -> str | None:
-    return dict(_refs(request, acc, name)).get(name)
+    bare = git_refs(request, acc)
+    if bare is not None:
+        return bare.ref(name)
+    return dict(_sql_refs(request, acc.id, name)).get(name)
 
 
 async def get_ref(request: web.Request) -> web.Response:
@@ -185,15 +188,16 @@ async def update_ref(request: web.Request) -> web.Response:
             me = viewer(request)["id"]
             store.record("push", "ref", actor_id=me, repo_id=acc.id, detail=name)
         return reply(render.ref(acc.base, acc.full, name, sha))
-    old = dict(bare.refs(name)).get(name)
+    old = bare.ref(name)
     if old is None:
         raise ApiError(422, "Reference does not exist", docs=docs)
-    if bare.object_type(sha) is None:
-        raise ApiError(422, "Object does not exist", docs=docs)
-    if data.get("force") is not True and old != sha and not bare.is_ancestor(old, sha):
-        raise ApiError(422, "Update is not a fast forward", docs=docs)
-    if not bare.update(name, sha, old):
-        raise ApiError(422, "Reference cannot be updated", docs=docs)
+    if old != sha:  # a lease refresh at the same sha changes nothing in git
+        if bare.object_type(sha) is None:
+            raise ApiError(422, "Object does not exist", docs=docs)
+        if data.get("force") is not True and not bare.is_ancestor(old, sha):
+            raise ApiError(422, "Update is not a fast forward", docs=docs)
+        if not bare.update(name, sha, old):
+            raise ApiError(422, "Reference cannot be updated", docs=docs)
     _record(request, acc, "push", name)
     return reply(render.ref(acc.base, acc.full, name, sha))
 
@@ -213,7 +217,7 @@ async def delete_ref(request: web.Request) -> web.Response:
             me = viewer(request)["id"]
             store.record("delete", "ref", actor_id=me, repo_id=acc.id, detail=name)
         return no_content()
-    old = dict(bare.refs(name)).get(name)
+    old = bare.ref(name)
     if old is None or not bare.update(name, ZERO, old):
         raise ApiError(422, "Reference does not exist", docs=docs)
     _record(request, acc, "delete", name)

@@ -82,17 +82,35 @@ class Bare:
             return pack.is_dir() and any(p.suffix == ".pack" for p in pack.iterdir())
         return False
 
+    def ref(self, name: str) -> str | None:
+        """The sha of one ref (loose first, then packed), or None; no directory walk, since
+        a claim check names its ref exactly."""
+        if not valid_ref_name(name):  # never a path out of refs/ (``..``)
+            return None
+        with contextlib.suppress(OSError):
+            sha = (self.path / name).read_text().strip()
+            return sha if _HEX.match(sha) else None
+        with contextlib.suppress(FileNotFoundError):
+            for line in (self.path / "packed-refs").read_text().splitlines():
+                sha, _, packed = line.partition(" ")
+                if packed == name and _HEX.match(sha):
+                    return sha
+        return None
+
     def refs(self, prefix: str = "refs/") -> list[tuple[str, str]]:
         """``(name, sha)`` of every ref starting with ``prefix``, sorted by name; loose refs
         win over packed ones, as in git; symbolic refs are skipped."""
         found: dict[str, str] = {}
+        if ".." in prefix or not prefix.startswith("refs/"):  # never a walk out of refs/
+            return []
         with contextlib.suppress(FileNotFoundError):
             for line in (self.path / "packed-refs").read_text().splitlines():
                 sha, _, name = line.partition(" ")
                 if _HEX.match(sha) and name.startswith(prefix):
                     found[name] = sha
         root = self.path / "refs"
-        for dirpath, _dirs, files in os.walk(root):
+        start = self.path / prefix.rsplit("/", 1)[0]  # walk only where the prefix can match
+        for dirpath, _dirs, files in os.walk(start):
             for file in files:
                 full = Path(dirpath, file)
                 name = "refs/" + full.relative_to(root).as_posix()

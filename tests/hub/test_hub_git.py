@@ -123,3 +123,13 @@ def test_a_strict_hub_says_an_empty_repository_is_empty(
     sha = push_commit(strict.url, token, "sam/e", tmp_path)
     refs = http(strict.url, token, "GET", "/repos/sam/e/git/refs").body
     assert [(r["ref"], r["object"]["sha"]) for r in refs] == [("refs/heads/main", sha)]
+
+
+def test_a_ref_path_cannot_leave_the_repository(
+    api: Any, alice: str, repo: Any, pushed: Any
+) -> None:
+    pushed(repo.full_name)
+    base = f"/repos/{repo.full_name}/git"
+    for path in ("/ref/..%2F..%2FHEAD", "/refs/..%2Fpacked-refs", "/matching-refs/..%2F"):
+        got = api(alice, "GET", base + path)
+        assert got.status in (200, 404) and (got.status == 404 or got.body == []), path
