@@ -39,7 +39,8 @@ Theory of operation:
   paths (``<base>/<owner>/<repo>.git``) by ``git http-backend``, authenticated with the
   same tokens (Basic password, any user name) and the API's access rules (anonymous: a
   401 challenge when it needs more; hidden: 404; a reader pushing: 403). Git requests are
-  neither charged nor faulted. The refs API (``api_refs``) reads and writes that
+  neither charged nor faulted. ``<base>/<owner>/<repo>/blob/<sha>/<path>`` (where a RESULT's
+  log link points) shows that file as plain text, where GitHub shows a web page. The refs API (``api_refs``) reads and writes that
   repository's refs, so a claim made through the API is what ``git ls-remote`` lists and a
   pushed ref is what the API lists; a sha the repository lacks is 422 "Object does not
   exist", and a move that is not a fast-forward needs ``force``.

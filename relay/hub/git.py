@@ -127,6 +127,16 @@ class Bare:
         done = self._git("cat-file", "-t", sha, check=False)
         return done.stdout.strip() if done.returncode == 0 else None
 
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of ``path`` at ``rev`` (a sha or branch), or None when there is none."""
+        if rev.startswith("-") or not path or path.startswith("/"):
+            return None
+        done = subprocess.run(
+            ["git", "cat-file", "blob", f"{rev}:{path}"],
+            cwd=self.path, env=_git_env(), capture_output=True, check=False,
+        )  # fmt: skip
+        return done.stdout if done.returncode == 0 else None
+
     def is_ancestor(self, old: str, new: str) -> bool:
         """Whether moving a ref from ``old`` to ``new`` is a fast-forward."""
         return self._git("merge-base", "--is-ancestor", old, new, check=False).returncode == 0

@@ -49,7 +49,7 @@ FREE_PATH = "/rate_limit"
 APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
 _REQUEST_IDS = itertools.count(0x1000)
 API_VERSIONS = ("2022-11-28", "2026-03-10")  # the versions GitHub serves, oldest first
-GIT_PATH = re.compile(r"^/[^/]+/[^/]+\.git/")
+GIT_PATH = re.compile(r"^/[^/]+/[^/]+(\.git/|/blob/)")  # git and its web pages, not the API
 MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
 

@@ -48,6 +48,17 @@ def call(
     return Answer(status, lowered, json.loads(raw) if raw else None)
 
 
+def get_text(url: str, path: str, token: str | None = None) -> tuple[int, str, bytes]:
+    """A GET of a web page (not JSON): status, content type and body."""
+    headers = {"Authorization": f"token {token}"} if token else {}
+    req = urllib.request.Request(f"{url}{path}", None, headers)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("Content-Type", ""), err.read()
+
+
 def pygithub(url: str, token: str, **kwargs: Any) -> github.Github:
     """A PyGithub client on the hub, without its retries (tests want to see each answer) and
     without its pauses between writes (the hub has no secondary limit unless told to)."""

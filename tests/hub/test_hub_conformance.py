@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Answer, git, git_url, push_commit
+from conftest import Answer, get_text, git, git_url, push_commit
 from gidgethub.aiohttp import GitHubAPI
 from githubkit import webhooks
 from githubkit_schemas.v2026_03_10 import models as m
@@ -91,6 +91,7 @@ TABLE: dict[tuple[str, str], Any] = {
     ("POST", "/app/installations/{installation_id}/access_tokens"): m.InstallationToken,
     ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
     ("POST", "/{owner}/{repo}.git/{tail}"): GIT,
+    ("GET", "/{owner}/{repo}/blob/{rev}/{path}"): GIT,
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": m.LabeledIssueEvent,
@@ -232,6 +233,9 @@ def test_every_route_answers_in_githubs_shapes(
     sha = push_commit(hub.url, alice, full, tmp_path)
     assert "refs/heads/main" in git("ls-remote", git_url(hub.url, full, alice)).stdout
     check.seen |= {("GET", "/{owner}/{repo}.git/{tail}"), ("POST", "/{owner}/{repo}.git/{tail}")}
+    status, kind, _ = get_text(hub.url, f"/{full}/blob/{sha}/README", alice)  # a log link
+    assert status == 200 and kind.startswith("text/plain")
+    check.seen.add(("GET", "/{owner}/{repo}/blob/{rev}/{path}"))
     refs = f"{r}/git/refs"
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": "a" * 40},
           status=422)  # fmt: skip

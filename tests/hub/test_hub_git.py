@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import git, git_url, push_commit
+from conftest import get_text, git, git_url, push_commit
 
 
 def ls_remote(url: str) -> dict[str, str]:
@@ -133,3 +133,19 @@ def test_a_ref_path_cannot_leave_the_repository(
     for path in ("/ref/..%2F..%2FHEAD", "/refs/..%2Fpacked-refs", "/matching-refs/..%2F"):
         got = api(alice, "GET", base + path)
         assert got.status in (200, 404) and (got.status == 404 or got.body == []), path
+
+
+def test_a_log_link_shows_the_file_at_that_commit(
+    hub: Any, alice: str, bob: str, api: Any, unique: str, tmp_path: Path
+) -> None:
+    name = f"logs-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": name, "private": True}).status == 201
+    sha = push_commit(hub.url, alice, f"alice/{name}", tmp_path)
+    link = f"/alice/{name}/blob/{sha}/README"
+    status, kind, body = get_text(hub.url, link, alice)
+    assert (status, kind.split(";")[0]) == (200, "text/plain")
+    assert body.decode().startswith(f"alice/{name}")
+    assert get_text(hub.url, f"/alice/{name}/blob/main/README", alice)[2] == body
+    assert get_text(hub.url, f"/alice/{name}/blob/{sha}/absent", alice)[0] == 404
+    assert get_text(hub.url, link)[0] == 404  # private: anonymous callers see nothing
+    assert get_text(hub.url, link, bob)[0] == 404
