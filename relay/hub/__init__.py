@@ -39,11 +39,12 @@ Theory of operation:
   paths (``<base>/<owner>/<repo>.git``) by ``git http-backend``, authenticated with the
   same tokens (Basic password, any user name) and the API's access rules (anonymous: a
   401 challenge when it needs more; hidden: 404; a reader pushing: 403). Git requests are
-  neither charged nor faulted. ``<base>/<owner>/<repo>/blob/<sha>/<path>`` (where a RESULT's
-  log link points) shows that file as plain text, where GitHub shows a web page. The refs API (``api_refs``) reads and writes that
-  repository's refs, so a claim made through the API is what ``git ls-remote`` lists and a
-  pushed ref is what the API lists; a sha the repository lacks is 422 "Object does not
-  exist", and a move that is not a fast-forward needs ``force``.
+  neither charged nor faulted. ``<base>/<owner>/<repo>/blob/<sha>/<path>`` (where a
+  RESULT's log link points) shows that file as plain text, where GitHub shows a web page.
+  The refs API (``api_refs``) reads and writes that repository's refs, so a claim made
+  through the API is what ``git ls-remote`` lists and a pushed ref is what the API lists;
+  a sha the repository lacks is 422 "Object does not exist", and a move that is not a
+  fast-forward needs ``force``.
 - Bad input is GitHub's JSON 4xx (``status`` repeated as a string in the body): wrongly
   typed fields are 422 "Validation Failed" with ``errors``; labels that differ only in case
   are one label; ids beyond SQLite's range are 404 and pages past the end are empty.
@@ -84,7 +85,8 @@ Transitional modes, until relay and its test worlds use the hub's git URL as the
 - API-only repositories. On a hub started without ``--strict-git``, a repository whose
   hosted git holds no object yet (nobody pushed to it) keeps its refs in SQLite at any
   40-hex sha, as before, for clients whose git remote is elsewhere; from its first push on,
-  its refs are its git's (refs made before then are no longer listed). With
+  its refs are its git's: the refs it kept move into git where git holds their sha, and
+  the others are dropped. With
   ``--strict-git`` every repository's refs are its git's from the start and an empty one
   answers 409 "Git Repository is empty." as GitHub does. The tightening is to make
   ``--strict-git`` the only behaviour.

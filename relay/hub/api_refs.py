@@ -7,7 +7,8 @@ ARE the bare repository's refs: a ref made here is what ``git ls-remote`` lists,
 ref is listed here, a sha the repository lacks is 422 "Object does not exist", and git's
 own ref lock (``git update-ref`` with the old value) picks exactly one of any number of
 concurrent creators. A repository nobody pushed to on a lenient hub is API-only (a
-transitional mode, see the package docstring): its refs live in SQLite at any 40-hex sha.
+transitional mode, see the package docstring): its refs live in SQLite at any 40-hex sha
+until the first push, when those git can hold move into git.
 """
 
 from __future__ import annotations
@@ -61,10 +62,26 @@ def git_refs(request: web.Request, acc: RepoAccess) -> Bare | None:
         return bare
     if bare.has_objects():
         hub.hosted.add(acc.id)
+        _adopt(request, acc.id, bare)
         return bare
     if hub.strict_git:
         raise ApiError(409, EMPTY, docs=DOCS)
     return None
+
+
+def _adopt(request: web.Request, repo_id: int, bare: Bare) -> None:
+    """Move the refs an API-only repository kept in SQLite into its git, now that it has
+    objects: those whose sha it holds become git refs (unless git has that ref already),
+    the rest are dropped, as GitHub could never have held them."""
+    store = hub_of(request).store
+    kept = _sql_refs(request, repo_id, "refs/")
+    if not kept:
+        return
+    for name, sha in kept:
+        if bare.ref(name) is None:
+            bare.update(name, sha, ZERO)
+    with store.write() as db:
+        db.execute("DELETE FROM refs WHERE repo_id = ?", (repo_id,))
 
 
 def _sql_refs(request: web.Request, repo_id: int, prefix: str) -> list[tuple[str, str]]:

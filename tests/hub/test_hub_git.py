@@ -149,3 +149,25 @@ def test_a_log_link_shows_the_file_at_that_commit(
     assert get_text(hub.url, f"/alice/{name}/blob/{sha}/absent", alice)[0] == 404
     assert get_text(hub.url, link)[0] == 404  # private: anonymous callers see nothing
     assert get_text(hub.url, link, bob)[0] == 404
+
+
+def test_an_api_only_repository_becomes_git_backed_at_its_first_push(
+    hub: Any, alice: str, api: Any, unique: str, tmp_path: Path
+) -> None:
+    name = f"late-{unique}"
+    full = f"alice/{name}"
+    assert api(alice, "POST", "/user/repos", {"name": name}).status == 201
+    refs = f"/repos/{full}/git/refs"
+    assert api(alice, "GET", refs).body == []  # API-only: an empty list, not 409, as before
+    clone = tmp_path / "clone"
+    git("init", "-q", "-b", "main", str(clone))
+    git("commit", "-q", "--allow-empty", "-m", "to come", cwd=clone)
+    sha = git("rev-parse", "HEAD", cwd=clone).stdout.strip()
+    for claim, at in (("refs/relay/claims/1", sha), ("refs/relay/claims/2", "f" * 40)):
+        assert api(alice, "POST", refs, {"ref": claim, "sha": at}).status == 201  # any sha
+    git("push", "-q", git_url(hub.url, full, alice), "HEAD:refs/heads/main", cwd=clone)
+    listed = {r["ref"]: r["object"]["sha"] for r in api(alice, "GET", refs).body}
+    assert listed == {"refs/heads/main": sha, "refs/relay/claims/1": sha}  # 2: git lacks it
+    assert ls_remote(git_url(hub.url, full, alice))["refs/relay/claims/1"] == sha
+    late = api(alice, "POST", refs, {"ref": "refs/relay/claims/3", "sha": "f" * 40})
+    assert (late.status, late.body["message"]) == (422, "Object does not exist")
