@@ -27,6 +27,8 @@ from relay.hub.web import DOCS, HUB, ApiError, Hub, RateWindow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+LIMITS_DOCS = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+SECONDARY_DOCS = LIMITS_DOCS + "#about-secondary-rate-limits"
 SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try"
     " again. If you reach out to GitHub Support for help, please include the request ID."
@@ -170,14 +172,16 @@ def _fault_answer(fault: Fault, retry_after: int) -> web.Response:
     status, message = _FAULT_ANSWERS[fault]
     limited = fault in (Fault.E429, Fault.SECONDARY)
     headers = {"Retry-After": str(retry_after)} if limited else {}
-    return ApiError(status, message, headers=headers).response()
+    docs = SECONDARY_DOCS if limited else DOCS
+    return ApiError(status, message, headers=headers, docs=docs).response()
 
 
 def _exhausted(request: web.Request) -> web.Response:
     """GitHub's primary-limit 403 (``x-ratelimit-remaining`` will read 0)."""
     who = request.get("viewer")
     name = f"user ID {who['id']}" if who else f"{request.remote}"
-    return ApiError(403, f"API rate limit exceeded for {name}.").response()
+    docs = LIMITS_DOCS + "#about-primary-rate-limits"
+    return ApiError(403, f"API rate limit exceeded for {name}.", docs=docs).response()
 
 
 async def _drop(request: web.Request) -> web.StreamResponse:
@@ -240,7 +244,8 @@ async def _serve(
         wait = request.app[HUB].content_wait(request["rate_key"], time.monotonic())
         if wait:
             win.used += 1
-            return ApiError(403, SECONDARY_MESSAGE, headers={"Retry-After": str(wait)}).response()
+            headers = {"Retry-After": str(wait)}
+            return ApiError(403, SECONDARY_MESSAGE, headers=headers, docs=SECONDARY_DOCS).response()
     resp = await _conditional(request, handler, win)
     resp.headers["X-GitHub-Api-Version-Selected"] = version or API_VERSIONS[0]
     return resp

@@ -49,6 +49,7 @@ def test_githubs_secondary_limit_is_the_default(hub_factory: Any, http: Any) -> 
     over = http(limited.url, token, "POST", path, {"title": "one too many"})
     assert (over.status, over.body["message"]) == (403, SECONDARY_MESSAGE)
     assert 1 <= int(over.headers["retry-after"]) <= 60
+    assert over.body["documentation_url"].endswith("#about-secondary-rate-limits")
     assert http(limited.url, token, "GET", path).status == 200  # reads are not content
     assert http(limited.url, other, "POST", "/user/repos", {"name": "r"}).status == 201
 
