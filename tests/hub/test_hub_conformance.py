@@ -2,8 +2,8 @@
 githubkit generates from GitHub's OpenAPI description, and the table below lists every
 route the hub serves (adding a route without listing it here fails the first test).
 
-The models are the 2026-03-10 description's (the version githubkit installs); the hub
-serves the same shapes for 2022-11-28.
+Both API versions GitHub serves are checked, each with its own description's models
+(the hub serves the same shapes for both).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import aiohttp
 import pytest
 from conftest import Answer, get_text, git, git_url, push_commit
 from gidgethub.aiohttp import GitHubAPI
-from githubkit import webhooks
-from githubkit_schemas.v2026_03_10 import models as m
+from githubkit_schemas.v2022_11_28 import models as m2022
+from githubkit_schemas.v2022_11_28.webhooks import WebhookNamespace as w2022
+from githubkit_schemas.v2026_03_10 import models as m2026
+from githubkit_schemas.v2026_03_10.webhooks import WebhookNamespace as w2026
 from pydantic import TypeAdapter
 from test_hub_hooks import Receiver, hook_body
 from test_hub_tokens import _key_pair
@@ -38,71 +40,79 @@ HOOK = R + "/hooks/{hook_id}"
 EVENTS = "issue events: each by its own model"
 
 TABLE: dict[tuple[str, str], Any] = {
-    ("GET", "/user"): m.PrivateUser,
-    ("GET", "/users/{login}"): m.PublicUser,
-    ("POST", "/user/repos"): m.FullRepository,
-    ("GET", "/rate_limit"): m.RateLimitOverview,
-    ("GET", R): m.FullRepository,
-    ("PATCH", R): m.FullRepository,
-    ("GET", R + "/collaborators/{user}/permission"): m.RepositoryCollaboratorPermission,
-    ("PUT", R + "/collaborators/{user}"): m.RepositoryInvitation,
-    ("GET", R + "/labels"): list[m.Label],
-    ("POST", R + "/labels"): m.Label,
-    ("GET", R + "/labels/{name}"): m.Label,
-    ("PATCH", R + "/labels/{name}"): m.Label,
+    ("GET", "/user"): "PrivateUser",
+    ("GET", "/users/{login}"): "PublicUser",
+    ("POST", "/user/repos"): "FullRepository",
+    ("GET", "/rate_limit"): "RateLimitOverview",
+    ("GET", R): "FullRepository",
+    ("PATCH", R): "FullRepository",
+    ("GET", R + "/collaborators/{user}/permission"): "RepositoryCollaboratorPermission",
+    ("PUT", R + "/collaborators/{user}"): "RepositoryInvitation",
+    ("GET", R + "/labels"): "[Label]",
+    ("POST", R + "/labels"): "Label",
+    ("GET", R + "/labels/{name}"): "Label",
+    ("PATCH", R + "/labels/{name}"): "Label",
     ("DELETE", R + "/labels/{name}"): NO_CONTENT,
-    ("GET", R + "/issues"): list[m.Issue],
-    ("POST", R + "/issues"): m.Issue,
-    ("GET", R + "/issues/comments"): list[m.IssueComment],
-    ("GET", R + "/issues/events/{event_id}"): m.IssueEvent,
-    ("GET", COMMENT): m.IssueComment,
-    ("PATCH", COMMENT): m.IssueComment,
+    ("GET", R + "/issues"): "[Issue]",
+    ("POST", R + "/issues"): "Issue",
+    ("GET", R + "/issues/comments"): "[IssueComment]",
+    ("GET", R + "/issues/events/{event_id}"): "IssueEvent",
+    ("GET", COMMENT): "IssueComment",
+    ("PATCH", COMMENT): "IssueComment",
     ("DELETE", COMMENT): NO_CONTENT,
-    ("GET", COMMENT + "/reactions"): list[m.Reaction],
-    ("POST", COMMENT + "/reactions"): m.Reaction,
+    ("GET", COMMENT + "/reactions"): "[Reaction]",
+    ("POST", COMMENT + "/reactions"): "Reaction",
     ("DELETE", COMMENT + "/reactions/{reaction_id}"): NO_CONTENT,
-    ("GET", ISSUE): m.Issue,
-    ("PATCH", ISSUE): m.Issue,
-    ("GET", ISSUE + "/labels"): list[m.Label],
-    ("POST", ISSUE + "/labels"): list[m.Label],
-    ("PUT", ISSUE + "/labels"): list[m.Label],
+    ("GET", ISSUE): "Issue",
+    ("PATCH", ISSUE): "Issue",
+    ("GET", ISSUE + "/labels"): "[Label]",
+    ("POST", ISSUE + "/labels"): "[Label]",
+    ("PUT", ISSUE + "/labels"): "[Label]",
     ("DELETE", ISSUE + "/labels"): NO_CONTENT,
-    ("DELETE", ISSUE + "/labels/{name}"): list[m.Label],
+    ("DELETE", ISSUE + "/labels/{name}"): "[Label]",
     ("PUT", ISSUE + "/lock"): NO_CONTENT,
     ("DELETE", ISSUE + "/lock"): NO_CONTENT,
-    ("GET", ISSUE + "/comments"): list[m.IssueComment],
-    ("POST", ISSUE + "/comments"): m.IssueComment,
+    ("GET", ISSUE + "/comments"): "[IssueComment]",
+    ("POST", ISSUE + "/comments"): "IssueComment",
     ("GET", ISSUE + "/events"): EVENTS,
-    ("GET", ISSUE + "/reactions"): list[m.Reaction],
-    ("POST", ISSUE + "/reactions"): m.Reaction,
+    ("GET", ISSUE + "/reactions"): "[Reaction]",
+    ("POST", ISSUE + "/reactions"): "Reaction",
     ("DELETE", ISSUE + "/reactions/{reaction_id}"): NO_CONTENT,
-    ("POST", R + "/git/refs"): m.GitRef,
-    ("GET", R + "/git/ref/{ref}"): m.GitRef,
-    ("GET", R + "/git/refs"): list[m.GitRef],
-    ("GET", R + "/git/refs/{ref}"): m.GitRef,
-    ("GET", R + "/git/matching-refs/{ref}"): list[m.GitRef],
-    ("PATCH", R + "/git/refs/{ref}"): m.GitRef,
+    ("POST", R + "/git/refs"): "GitRef",
+    ("GET", R + "/git/ref/{ref}"): "GitRef",
+    ("GET", R + "/git/refs"): "[GitRef]",
+    ("GET", R + "/git/refs/{ref}"): "GitRef",
+    ("GET", R + "/git/matching-refs/{ref}"): "[GitRef]",
+    ("PATCH", R + "/git/refs/{ref}"): "GitRef",
     ("DELETE", R + "/git/refs/{ref}"): NO_CONTENT,
-    ("GET", R + "/hooks"): list[m.Hook],
-    ("POST", R + "/hooks"): m.Hook,
-    ("GET", HOOK): m.Hook,
-    ("PATCH", HOOK): m.Hook,
+    ("GET", R + "/hooks"): "[Hook]",
+    ("POST", R + "/hooks"): "Hook",
+    ("GET", HOOK): "Hook",
+    ("PATCH", HOOK): "Hook",
     ("DELETE", HOOK): NO_CONTENT,
-    ("POST", "/app/installations/{installation_id}/access_tokens"): m.InstallationToken,
+    ("POST", "/app/installations/{installation_id}/access_tokens"): "InstallationToken",
     ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
     ("POST", "/{owner}/{repo}.git/{tail}"): GIT,
     ("GET", "/{owner}/{repo}/blob/{rev}/{path}"): GIT,
 }
 EVENT_MODELS: dict[str, Any] = {
-    "labeled": m.LabeledIssueEvent,
-    "unlabeled": m.UnlabeledIssueEvent,
-    "closed": m.StateChangeIssueEvent,
-    "reopened": m.StateChangeIssueEvent,
-    "renamed": m.RenamedIssueEvent,
-    "locked": m.LockedIssueEvent,
-    "unlocked": m.IssueEvent,
+    "labeled": "LabeledIssueEvent",
+    "unlabeled": "UnlabeledIssueEvent",
+    "closed": "StateChangeIssueEvent",
+    "reopened": "StateChangeIssueEvent",
+    "renamed": "RenamedIssueEvent",
+    "locked": "LockedIssueEvent",
+    "unlocked": "IssueEvent",
 }
-ERRORS = {404: m.BasicError, 403: m.BasicError, 409: m.BasicError, 422: m.ValidationError}
+ERRORS = {404: "BasicError", 403: "BasicError", 409: "BasicError", 422: "ValidationError"}
+VERSIONS = {"2022-11-28": (m2022, w2022), "2026-03-10": (m2026, w2026)}
+
+
+def model_of(spec: str, models: Any) -> Any:
+    """The type a spec names in one version's models: ``Label`` or ``[Label]`` (a list)."""
+    if spec.startswith("["):
+        return list[getattr(models, spec.strip("[]"))]  # type: ignore[misc]
+    return getattr(models, spec)
 
 
 def served_routes(data: Path) -> set[tuple[str, str]]:
@@ -125,27 +135,33 @@ def test_every_route_is_in_the_conformance_table(tmp_path: Path) -> None:
 class Checker:
     """Calls the hub, checks each answer against its route's model, remembers the routes."""
 
-    def __init__(self, api: Any, token: str, full: str) -> None:
-        self.api, self.token, self.full, self.seen = api, token, full, set[tuple[str, str]]()
+    def __init__(self, api: Any, token: str, version: str) -> None:
+        self.api, self.token, self.version = api, token, version
+        self.models, self.seen = VERSIONS[version][0], set[tuple[str, str]]()
+
+    def parse(self, spec: str, body: Any) -> None:
+        """Validate ``body`` with the model ``spec`` names in this version's description."""
+        TypeAdapter(model_of(spec, self.models)).validate_python(body)
 
     def __call__(
         self, method: str, route: str, path: str, body: Any = None, *, status: int = 200,
         token: str | None = None,
     ) -> Any:  # fmt: skip
-        answer: Answer = self.api(token or self.token, method, path, body)
+        version = {"X-GitHub-Api-Version": self.version}
+        answer: Answer = self.api(token or self.token, method, path, body, version)
         assert answer.status == status, (method, path, answer.body)
         model = TABLE[(method, route)]
         if status >= 400:
-            TypeAdapter(ERRORS[status]).validate_python(answer.body)
+            self.parse(ERRORS[status], answer.body)
             assert answer.body["documentation_url"].startswith("https://docs.github.com/rest/")
             return answer.body
         if model == NO_CONTENT:
             assert answer.body is None
         elif model == EVENTS:
             for event in answer.body:
-                TypeAdapter(EVENT_MODELS[event["event"]]).validate_python(event)
+                self.parse(EVENT_MODELS[event["event"]], event)
         else:
-            TypeAdapter(model).validate_python(answer.body)
+            self.parse(model, answer.body)
         self.seen.add((method, route))
         return answer.body
 
@@ -168,12 +184,20 @@ def sink() -> Iterator[Receiver]:
     made.stop()
 
 
+@pytest.mark.parametrize("version", sorted(VERSIONS))
 def test_every_route_answers_in_githubs_shapes(
-    hub: Any, api: Any, alice: str, bob: str, unique: str, tmp_path: Path, sink: Receiver
+    hub: Any,
+    api: Any,
+    alice: str,
+    bob: str,
+    unique: str,
+    tmp_path: Path,
+    sink: Receiver,
+    version: str,
 ) -> None:
     name = f"conform-{unique}"
     full = f"alice/{name}"
-    r, check = f"/repos/{full}", Checker(api, alice, full)
+    r, check = f"/repos/{full}", Checker(api, alice, version)
     check("GET", "/user", "/user")
     check("GET", "/users/{login}", "/users/bob")
     check("GET", "/rate_limit", "/rate_limit")
@@ -257,14 +281,14 @@ def test_every_route_answers_in_githubs_shapes(
             made: dict[str, Any] = await gh.post(path, data={}, jwt=jwt)
             return made
 
-    TypeAdapter(m.InstallationToken).validate_python(asyncio.run(exchange()))
+    check.parse("InstallationToken", asyncio.run(exchange()))
     check.seen.add(("POST", "/app/installations/{installation_id}/access_tokens"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
     assert check.seen == set(TABLE), set(TABLE) - check.seen
-    check_payloads(sink, repo_id=check("GET", R, r)["id"])
+    check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
 
 
-def check_payloads(sink: Receiver, *, repo_id: int) -> None:
+def check_payloads(sink: Receiver, parser: Any, *, repo_id: int) -> None:
     """Every delivery parses as GitHub's webhook event of its name, and between them they
     cover every event and action the hub delivers."""
     expected = {("issues", a) for a in DELIVERED["issues"]}
@@ -277,7 +301,7 @@ def check_payloads(sink: Receiver, *, repo_id: int) -> None:
         time.sleep(0.05)
     for delivery in sink.got:
         event = delivery.headers["X-GitHub-Event"]
-        webhooks.parse(event, delivery.body)  # type: ignore[call-overload]
+        parser.parse(event, delivery.body)
         assert delivery.headers["X-GitHub-Hook-Installation-Target-ID"] == str(repo_id)
     assert expected <= got, expected - got
     edited = [json.loads(d.body) for d in sink.got if b'"action":"edited"' in d.body]
