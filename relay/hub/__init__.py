@@ -78,7 +78,9 @@ an invitation the invitee must accept); the rate-limit and secondary-limit budge
 memory and start afresh when the hub restarts; the git host serves only the smart
 protocol over HTTP (no SSH, no ``git://``) and no other git endpoints of the REST API
 (commits, trees, blobs, contents); ``/rate_limit`` reports full budgets for the resources
-the hub does not serve (search and the rest).
+the hub does not serve (search and the rest); both API versions get the same shapes; the
+secondary limit counts content only (GitHub also limits concurrency and asks for a second
+between mutations); a ref's ``object.type`` is always ``commit``.
 
 Transitional modes, until relay and its test worlds use the hub's git URL as the remote:
 
@@ -86,10 +88,9 @@ Transitional modes, until relay and its test worlds use the hub's git URL as the
   hosted git holds no object yet (nobody pushed to it) keeps its refs in SQLite at any
   40-hex sha, as before, for clients whose git remote is elsewhere; from its first push on,
   its refs are its git's: the refs it kept move into git where git holds their sha, and
-  the others are dropped. With
-  ``--strict-git`` every repository's refs are its git's from the start and an empty one
-  answers 409 "Git Repository is empty." as GitHub does. The tightening is to make
-  ``--strict-git`` the only behaviour.
+  the others are dropped. With ``--strict-git`` every repository's refs are its git's from
+  the start and an empty one answers 409 "Git Repository is empty." as GitHub does. The
+  tightening is to make ``--strict-git`` the only behaviour.
 - ``--app-user`` makes ``GET /user`` answer an App installation token as its bot, because
   relay still asks who it is as an App node; ``relay hub`` refuses it by default.
 - The shared test hubs pass ``--content-limit 0/0 --app-user`` (the suites create content
