@@ -83,7 +83,8 @@ class Hub:
         self.token = store.create_token("bench")
         store.close()
         argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0"]
-        argv += ["--rate-limit", str(RATE_LIMIT), "--data", str(workdir / "hub")]
+        argv += ["--rate-limit", str(RATE_LIMIT), "--content-limit", "0/0"]
+        argv += ["--data", str(workdir / "hub")]
         self.proc, self.url = spawn(argv)
         request(self.url, self.token, "POST", "/user/repos", {"name": "bench"})
         request(self.url, self.token, "POST", "/repos/bench/bench/issues", {"title": "bench"})

@@ -44,6 +44,13 @@ class HubProcess:
 
     data_dir: Path
     faults: str = ""
+    # The suites create content far faster than GitHub's secondary limit (80 a minute)
+    # allows; a test of that limit starts a hub of its own with the default.
+    content_limit: str = "0/0"
+    # relay still asks GET /user as an App node (GitHub answers 403); until it stops, the
+    # shared hubs answer it; tests of the refusal start a hub without this.
+    app_user: bool = True
+    extra: tuple[str, ...] = ()  # more `relay hub` options (e.g. ``--strict-git``)
     url: str = ""
     proc: subprocess.Popen[str] | None = None
     admin_token: str = ""
@@ -57,6 +64,9 @@ class HubProcess:
         argv = relay_command("hub", "--port", "0", "--data", str(self.data_dir))
         if self.faults:
             argv += ["--faults", self.faults]
+        argv += ["--content-limit", self.content_limit]
+        argv += ["--app-user"] if self.app_user else []
+        argv += list(self.extra)
         with self.log.open("a") as err:
             self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
         assert self.proc.stdout is not None
@@ -130,9 +140,10 @@ class HubProcess:
         )
 
 
-def start_hub(data_dir: Path, *, faults: str = "") -> HubProcess:
-    """Start a hub on a free port over ``data_dir``; the caller must ``stop()`` it."""
-    return HubProcess(data_dir=data_dir, faults=faults).start()
+def start_hub(data_dir: Path, *, faults: str = "", **options: Any) -> HubProcess:
+    """Start a hub on a free port over ``data_dir``; the caller must ``stop()`` it
+    (``options``: other :class:`HubProcess` fields, e.g. ``content_limit="80/500"``)."""
+    return HubProcess(data_dir=data_dir, faults=faults, **options).start()
 
 
 @pytest.fixture(scope="session")
@@ -159,12 +170,12 @@ def unique() -> str:
 
 @pytest.fixture
 def hub_factory(tmp_path: Path) -> Iterator[Callable[..., HubProcess]]:
-    """``hub_factory(faults="")`` starts more hubs (each on its own data dir); all are
-    stopped at the end of the test."""
+    """``hub_factory(faults="", **options)`` starts more hubs (each on its own data dir;
+    ``options`` as for :func:`start_hub`); all are stopped at the end of the test."""
     started: list[HubProcess] = []
 
-    def factory(*, faults: str = "") -> HubProcess:
-        proc = start_hub(tmp_path / f"data{len(started)}", faults=faults)
+    def factory(*, faults: str = "", **options: Any) -> HubProcess:
+        proc = start_hub(tmp_path / f"data{len(started)}", faults=faults, **options)
         started.append(proc)
         return proc
 

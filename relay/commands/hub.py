@@ -31,6 +31,11 @@ Fault spec (--faults or POST /_hub/faults), comma-separated key=value:
 
 Rate limit: each user has --rate-limit requests an hour across all of its tokens (an App
 installation has its own budget; anonymous callers 60 per address), as on GitHub.
+Secondary limit: --content-limit content-creating requests a minute and an hour per user
+(GitHub's 80/500); past it a 403 names the secondary rate limit, with Retry-After.
+
+Git: every repository is also served over smart HTTP at BASE/OWNER/REPO.git (clone, fetch,
+push) with the same tokens as the password (any user name) and the API's access rules.
 """
 
 
@@ -54,6 +59,18 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return value
+
+
+def content_limit(text: str) -> tuple[int, int]:
+    """argparse type: ``PER_MINUTE/PER_HOUR``, whole numbers of at least 0 (0: no limit)."""
+    minute, slash, hour = text.partition("/")
+    try:
+        limits = (int(minute), int(hour))
+    except ValueError:
+        limits = (-1, -1)
+    if not slash or min(limits) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PER_MINUTE/PER_HOUR, e.g. 80/500")
+    return limits
 
 
 def register(sub: Any) -> None:
@@ -81,6 +98,26 @@ def register(sub: Any) -> None:
         metavar="N",
         help="requests per user per hour (default 5000, GitHub's; raise it for benchmarks)",
     )
+    p.add_argument(
+        "--content-limit",
+        type=content_limit,
+        default=(80, 500),
+        metavar="PER_MINUTE/PER_HOUR",
+        help="secondary limit: content-creating requests (POST, PATCH, PUT, DELETE) per user"
+        " a minute and an hour (default 80/500, GitHub's; 0/0 turns it off for tests)",
+    )
+    p.add_argument(
+        "--strict-git",
+        action="store_true",
+        help="every repository's refs are its hosted git's, even before anything is pushed"
+        " (empty: 409; default: a repository nobody pushed to is API-only, refs at any sha)",
+    )
+    p.add_argument(
+        "--app-user",
+        action="store_true",
+        help="transitional: GET /user answers an App installation token as its bot (GitHub"
+        " answers 403 'Resource not accessible by integration', the default here too)",
+    )
     p.add_argument("--faults", default="", metavar="SPEC", help="inject faults (see above)")
     p.set_defaults(func=serve)
     inner = p.add_subparsers(dest="hub_verb", metavar="token")
@@ -106,12 +143,16 @@ def _data_dir(args: argparse.Namespace) -> Path:
 def serve(args: argparse.Namespace) -> Output:
     """Serve until interrupted."""
     from relay.hub.faults import FaultSpec
-    from relay.hub.server import run
+    from relay.hub.server import Options, run
 
-    spec = FaultSpec.parse(args.faults)
-    url = run(
-        _data_dir(args), host=args.host, port=args.port, faults=spec, rate_limit=args.rate_limit
+    options = Options(
+        faults=FaultSpec.parse(args.faults),
+        rate_limit=args.rate_limit,
+        content_limits=args.content_limit,
+        strict_git=args.strict_git,
+        app_user=args.app_user,
     )
+    url = run(_data_dir(args), host=args.host, port=args.port, options=options)
     return Output(lines=("relay hub stopped",), data={"url": url})
 
 

@@ -19,12 +19,32 @@ Theory of operation:
 - ``middleware`` authenticates (``Authorization: token T``, ``Bearer T`` or Basic
   ``login:T``; any length — ``relay hub token --long`` mints 93-character tokens and App
   installation tokens are ``ghs_<app id>_<JWT-like>``, several hundred), injects faults,
-  counts requests, answers 304 for a matching ``If-None-Match`` (not charged), serves HEAD
-  for every GET, and stamps ``x-ratelimit-*`` and ``x-github-request-id``. The budget is
-  per user across all of its tokens (``--rate-limit``, default 5,000 an hour, as GitHub's);
-  an App installation has its own, anonymous callers 60 per address. A handler's
+  counts requests, answers 304 for a matching ``If-None-Match`` or an ``If-Modified-Since``
+  no earlier than ``Last-Modified`` (not charged), serves HEAD for every GET, and stamps
+  ``x-ratelimit-*``, ``x-github-request-id`` and ``X-GitHub-Api-Version-Selected``. The
+  budget is per user across all of its tokens (``--rate-limit``, default 5,000 an hour, as
+  GitHub's); an App installation has its own, anonymous callers 60 per address. A handler's
   unexpected exception becomes GitHub's JSON ``{"message": "Server Error"}`` 500, still
   stamped, with the traceback logged once to standard error.
+- Refused as GitHub refuses them: an ``X-GitHub-Api-Version`` other than ``2022-11-28`` or
+  ``2026-03-10`` (400; none means 2022-11-28); more content-creating requests (POST, PATCH,
+  PUT, DELETE) than the secondary limit allows (``--content-limit``, default GitHub's 80 a
+  minute and 500 an hour per user: 403 naming the secondary rate limit, with
+  ``Retry-After``); ``GET /user`` with an App installation token (403 "Resource not
+  accessible by integration"); ref names ``git check-ref-format`` refuses (422); label
+  descriptions over 100 characters (422). Removing a label from an issue matches its name's
+  case exactly. A 4xx's ``documentation_url`` names the endpoint's page.
+- ``git`` and ``api_git`` host the repositories' git: each repository created through the
+  API has a bare repository ``<data>/git/<id>.git``, served over smart HTTP at GitHub's
+  paths (``<base>/<owner>/<repo>.git``) by ``git http-backend``, authenticated with the
+  same tokens (Basic password, any user name) and the API's access rules (anonymous: a
+  401 challenge when it needs more; hidden: 404; a reader pushing: 403). Git requests are
+  neither charged nor faulted. ``<base>/<owner>/<repo>/blob/<sha>/<path>`` (where a
+  RESULT's log link points) shows that file as plain text, where GitHub shows a web page.
+  The refs API (``api_refs``) reads and writes that repository's refs, so a claim made
+  through the API is what ``git ls-remote`` lists and a pushed ref is what the API lists;
+  a sha the repository lacks is 422 "Object does not exist", and a move that is not a
+  fast-forward needs ``force``.
 - Bad input is GitHub's JSON 4xx (``status`` repeated as a string in the body): wrongly
   typed fields are 422 "Validation Failed" with ``errors``; labels that differ only in case
   are one label; ids beyond SQLite's range are 404 and pages past the end are empty.
@@ -54,7 +74,25 @@ probabilities in [0, 1]; one draw per request, in arrival order. Admin requests 
 faulted or counted.
 
 Known differences from GitHub: adding a collaborator grants access at once (GitHub sends
-an invitation the invitee must accept); the git refs point at whatever sha the client names
-(the hub stores no git objects); the rate-limit budget lives in memory and starts afresh
-when the hub restarts.
+an invitation the invitee must accept); the rate-limit and secondary-limit budgets live in
+memory and start afresh when the hub restarts; the git host serves only the smart
+protocol over HTTP (no SSH, no ``git://``) and no other git endpoints of the REST API
+(commits, trees, blobs, contents); ``/rate_limit`` reports full budgets for the resources
+the hub does not serve (search and the rest); both API versions get the same shapes; the
+secondary limit counts content only (GitHub also limits concurrency and asks for a second
+between mutations); a ref's ``object.type`` is always ``commit``.
+
+Transitional modes, until relay and its test worlds use the hub's git URL as the remote:
+
+- API-only repositories. On a hub started without ``--strict-git``, a repository whose
+  hosted git holds no object yet (nobody pushed to it) keeps its refs in SQLite at any
+  40-hex sha, as before, for clients whose git remote is elsewhere; from its first push on,
+  its refs are its git's: the refs it kept move into git where git holds their sha, and
+  the others are dropped. With ``--strict-git`` every repository's refs are its git's from
+  the start and an empty one answers 409 "Git Repository is empty." as GitHub does. The
+  tightening is to make ``--strict-git`` the only behaviour.
+- ``--app-user`` makes ``GET /user`` answer an App installation token as its bot, because
+  relay still asks who it is as an App node; ``relay hub`` refuses it by default.
+- The shared test hubs pass ``--content-limit 0/0 --app-user`` (the suites create content
+  far faster than GitHub's secondary limit allows).
 """

@@ -7,6 +7,7 @@ when that user already left that reaction. Issue events are read from the store'
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -20,6 +21,7 @@ from relay.hub.web import (
     ApiError,
     Role,
     check_body,
+    created,
     hub_of,
     invalid,
     no_content,
@@ -35,7 +37,7 @@ from relay.hub.web import (
 )
 
 _COMMENT_SELECT = "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id"
-EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened")
+EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened", "renamed", "locked", "unlocked")
 
 
 def render_comments(
@@ -119,7 +121,7 @@ async def create_comment(request: web.Request) -> web.Response:
         "id": cur.lastrowid, "user_id": me["id"], "body": body, "created_at": now,
         "updated_at": now, "number": issue["number"],
     }  # fmt: skip
-    return reply(render_comments(request, acc, [row])[0], 201)
+    return created(render_comments(request, acc, [row])[0])
 
 
 def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
@@ -157,6 +159,7 @@ async def update_comment(request: web.Request) -> web.Response:
         store.record(
             "issue_comment", "edited", actor_id=actor, repo_id=acc.id,
             issue_id=row["issue_id"], comment_id=row["id"],
+            detail=json.dumps({"body": {"from": row["body"]}}),
         )  # fmt: skip
     return reply(render_comments(request, acc, [{**row, "body": body, "updated_at": now}])[0])
 

@@ -16,11 +16,14 @@ from relay.hub.web import (
     ApiError,
     Role,
     check_text,
+    created,
     hub_of,
     invalid,
     no_content,
     not_found,
     one_row,
+    paged,
+    paging,
     path_int,
     read_object,
     reply,
@@ -77,7 +80,9 @@ async def list_hooks(request: web.Request) -> web.Response:
     """``GET /repos/{o}/{r}/hooks`` (admin only)."""
     acc = _admin_access(request)
     rows = hook_rows(hub_of(request).store, acc.id)
-    return reply([render_hook(acc.base, acc.full, r) for r in rows])
+    page, per_page = paging(request)
+    window = rows[(page - 1) * per_page : page * per_page]
+    return paged(request, [render_hook(acc.base, acc.full, r) for r in window], len(rows))
 
 
 async def get_hook(request: web.Request) -> web.Response:
@@ -109,9 +114,17 @@ async def create_hook(request: web.Request) -> web.Response:
     }  # fmt: skip
     if row["active"]:
         request.app[HOOKS].enqueue(
-            Delivery(row["id"], row["url"], row["content_type"], row["secret"], "ping", ping)
+            Delivery(
+                row["id"],
+                row["url"],
+                row["content_type"],
+                row["secret"],
+                "ping",
+                ping,
+                target_id=acc.id,
+            )
         )
-    return reply(hook, 201)
+    return created(hook)
 
 
 async def update_hook(request: web.Request) -> web.Response:

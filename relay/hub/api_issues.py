@@ -7,6 +7,7 @@ writer, so two concurrent creates can never share a number.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -19,8 +20,10 @@ from relay.hub.web import (
     ApiError,
     Role,
     check_body,
+    created,
     hub_of,
     invalid,
+    no_content,
     paged,
     paging,
     parse_since,
@@ -159,7 +162,7 @@ async def create_issue(request: web.Request) -> web.Response:
             wanted = ensure_labels(store, acc.id, names)
             set_labels(store, issue, wanted, actor_id=me["id"], replace=False)
         issue = _reload(store, issue["id"])
-    return reply(render_issues(request, acc, [issue], single=True)[0], 201)
+    return created(render_issues(request, acc, [issue], single=True)[0])
 
 
 def _state_change(issue: dict[str, Any], data: dict[str, Any], actor_id: int) -> dict[str, Any]:
@@ -212,8 +215,61 @@ def _apply(store: Store, issue: dict[str, Any], changes: dict[str, Any], *, acto
     changes["updated_at"] = now_us()
     cols = ", ".join(f"{name} = ?" for name in changes)
     store.db.execute(f"UPDATE issues SET {cols} WHERE id = ?", (*changes.values(), issue["id"]))
-    action = "edited"
-    if changes.get("state") in ("open", "closed"):
-        action = "closed" if changes["state"] == "closed" else "reopened"
     where = {"repo_id": issue["repo_id"], "issue_id": issue["id"]}
-    store.record("issues", action, actor_id=actor_id, **where)
+    edits = {
+        k: {"from": issue[k]} for k in ("title", "body") if changes.get(k, issue[k]) != issue[k]
+    }
+    state = changes.get("state")
+    if edits or state not in ("open", "closed"):  # the webhook's ``changes`` say what was
+        store.record("issues", "edited", actor_id=actor_id, detail=json.dumps(edits), **where)
+    if "title" in edits:  # GitHub's issue event for a new title
+        rename = json.dumps({"from": issue["title"], "to": changes["title"]})
+        store.record("issues", "renamed", actor_id=actor_id, detail=rename, **where)
+    if state in ("open", "closed"):
+        action = "closed" if state == "closed" else "reopened"
+        store.record("issues", action, actor_id=actor_id, **where)
+
+
+LOCK_REASONS = ("off-topic", "too heated", "resolved", "spam")
+
+
+async def lock_issue(request: web.Request) -> web.Response:
+    """``PUT /repos/{o}/{r}/issues/{n}/lock`` (``lock_reason``): 204; push access needed."""
+    acc = repo_access(request, Role.PUSH)
+    issue = issue_row(request, acc)
+    reason = (await read_object(request)).get("lock_reason")
+    if reason is not None and reason not in LOCK_REASONS:
+        raise invalid("Issue", "lock_reason", "invalid")
+    await _set_lock(request, acc, issue, locked=True, reason=reason)
+    return no_content()
+
+
+async def unlock_issue(request: web.Request) -> web.Response:
+    """``DELETE /repos/{o}/{r}/issues/{n}/lock``: 204 (404 when it is not locked)."""
+    acc = repo_access(request, Role.PUSH)
+    issue = issue_row(request, acc)
+    if not issue["locked"]:
+        raise ApiError(404, "Not Found")
+    await _set_lock(request, acc, issue, locked=False, reason=None)
+    return no_content()
+
+
+async def _set_lock(
+    request: web.Request,
+    acc: RepoAccess,
+    issue: dict[str, Any],
+    *,
+    locked: bool,
+    reason: str | None,
+) -> None:
+    store, me = hub_of(request).store, viewer(request)
+    with store.write() as db:
+        db.execute(
+            "UPDATE issues SET locked = ?, lock_reason = ?, updated_at = ? WHERE id = ?",
+            (int(locked), reason, now_us(), issue["id"]),
+        )
+        action = "locked" if locked else "unlocked"
+        store.record(
+            "issues", action, actor_id=me["id"], repo_id=acc.id, issue_id=issue["id"],
+            detail=reason,
+        )  # fmt: skip

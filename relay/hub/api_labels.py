@@ -18,9 +18,11 @@ from relay.hub.api_repos import RepoAccess, repo_access
 from relay.hub.store import Store, now_us
 from relay.hub.web import (
     MAX_LABEL,
+    MAX_LABEL_DESCRIPTION,
     ApiError,
     Role,
     check_text,
+    created,
     hub_of,
     invalid,
     no_content,
@@ -37,6 +39,7 @@ from relay.hub.web import (
 
 _COLOR = re.compile(r"^[0-9a-fA-F]{6}$")
 DEFAULT_COLOR = "ededed"
+REMOVE_DOCS = "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"
 
 
 def check_name(name: Any) -> str:
@@ -47,6 +50,15 @@ def check_name(name: Any) -> str:
         message = f"name is too long (maximum is {MAX_LABEL} characters)"
         raise invalid("Label", "name", "invalid", message)
     return name
+
+
+def check_description(value: Any) -> str | None:
+    """A label description: a string of at most 100 characters, or null (422 otherwise)."""
+    description = check_text("Label", "description", value)
+    if description is not None and len(description) > MAX_LABEL_DESCRIPTION:
+        message = f"description is too long (maximum is {MAX_LABEL_DESCRIPTION} characters)"
+        raise invalid("Label", "description", "custom", message)
+    return description
 
 
 def check_color(color: Any) -> str:
@@ -173,7 +185,7 @@ async def create_label(request: web.Request) -> web.Response:
     acc = repo_access(request, Role.PUSH)
     data = await read_object(request)
     name, color = check_name(data.get("name")), check_color(data.get("color"))
-    description = check_text("Label", "description", data.get("description"))
+    description = check_description(data.get("description"))
     store = hub_of(request).store
     with store.write() as db:
         if find_label(store, acc.id, name) is not None:
@@ -188,7 +200,7 @@ async def create_label(request: web.Request) -> web.Response:
         )  # fmt: skip
     label = find_label(store, acc.id, name)
     assert label is not None
-    return reply(render.label(acc.base, acc.full, label), 201)
+    return created(render.label(acc.base, acc.full, label))
 
 
 def _named_label(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
@@ -211,7 +223,7 @@ async def update_label(request: web.Request) -> web.Response:
     data = await read_object(request)
     name = check_name(data.get("new_name", label["name"]))
     color = check_color(data.get("color", label["color"]))
-    description = check_text("Label", "description", data.get("description", label["description"]))
+    description = check_description(data.get("description", label["description"]))
     store = hub_of(request).store
     with store.write() as db:
         clash = find_label(store, acc.id, name)
@@ -296,15 +308,16 @@ async def clear_issue_labels(request: web.Request) -> web.Response:
 
 async def remove_issue_label(request: web.Request) -> web.Response:
     """``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``: the remaining labels, or 404
-    "Label does not exist" when the issue does not carry it."""
+    "Label does not exist" when the issue does not carry it. The name must match the
+    label's case exactly here, unlike everywhere else labels are named."""
     acc = repo_access(request, Role.TRIAGE)
     issue = issue_row(request, acc)
     store = hub_of(request).store
     current = labels_of(store, [issue["id"]])[issue["id"]]
-    wanted = request.match_info["name"].lower()
-    if not any(lab["name"].lower() == wanted for lab in current):
-        raise ApiError(404, "Label does not exist")
-    keep = [lab for lab in current if lab["name"].lower() != wanted]
+    wanted = request.match_info["name"]
+    if not any(lab["name"] == wanted for lab in current):
+        raise ApiError(404, "Label does not exist", docs=REMOVE_DOCS)
+    keep = [lab for lab in current if lab["name"] != wanted]
     with store.write():
         set_labels(store, issue, keep, actor_id=viewer(request)["id"], replace=True)
     return _issue_labels(request, acc, issue["id"])

@@ -4,12 +4,14 @@ repository-scoped handler starts with (:func:`repo_access`)."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from relay.hub import render
+from relay.hub.git import Bare, bare_path
 from relay.hub.store import now_us
 from relay.hub.web import (
     ISSUES_DOCS,
@@ -17,6 +19,7 @@ from relay.hub.web import (
     ApiError,
     Role,
     check_text,
+    created,
     hub_of,
     invalid,
     need,
@@ -29,9 +32,11 @@ from relay.hub.web import (
     viewer,
 )
 
+USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
 _ROLE_NAME = {"pull": "read", "push": "write"}
+_INVITATION = {"pull": "read", "push": "write"}  # an invitation names roles as the UI does
 
 
 @dataclass
@@ -114,16 +119,23 @@ def _is_issue_route(request: web.Request) -> bool:
 
 
 async def get_user(request: web.Request) -> web.Response:
-    """``GET /user``."""
+    """``GET /user``; an App installation's token is refused, as GitHub refuses it (an
+    installation is not a user)."""
     me = viewer(request)
-    count = (
-        hub_of(request)
-        .store.db.execute(
-            "SELECT COUNT(*) FROM repos WHERE owner_id = ? AND private = 0", (me["id"],)
-        )
-        .fetchone()[0]
+    if me["type"] == "Bot" and not hub_of(request).app_user:
+        raise ApiError(403, "Resource not accessible by integration", docs=USER_DOCS)
+    public, private = _repo_counts(request, me["id"])
+    user = render.private_user(origin(request), me, public_repos=public, private_repos=private)
+    return reply(user)
+
+
+def _repo_counts(request: web.Request, user_id: int) -> tuple[int, int]:
+    """How many public and private repositories the user owns."""
+    rows = hub_of(request).store.db.execute(
+        "SELECT private, COUNT(*) FROM repos WHERE owner_id = ? GROUP BY private", (user_id,)
     )
-    return reply(render.private_user(origin(request), me, public_repos=count))
+    counts = {bool(r[0]): r[1] for r in rows}
+    return counts.get(False, 0), counts.get(True, 0)
 
 
 async def get_other_user(request: web.Request) -> web.Response:
@@ -131,7 +143,8 @@ async def get_other_user(request: web.Request) -> web.Response:
     found = hub_of(request).store.user_by_login(request.match_info["login"])
     if found is None:
         raise not_found()
-    return reply(render.user_row(origin(request), found))
+    public, _private = _repo_counts(request, found["id"])
+    return reply(render.public_user(origin(request), found, public_repos=public))
 
 
 def _creation_failed(code: str, message: str | None = None) -> ApiError:
@@ -161,7 +174,8 @@ async def create_repo(request: web.Request) -> web.Response:
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
     acc = repo_access(request, owner=me["login"], name=name)
-    return reply(repo_object(request, acc), 201)
+    Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
+    return created(repo_object(request, acc))
 
 
 def repo_object(
@@ -301,7 +315,7 @@ def _invitation(
         "repository": repo_object(request, acc),
         "invitee": render.user_row(acc.base, target),
         "inviter": render.user_row(acc.base, viewer(request)),
-        "permissions": permission,
+        "permissions": _INVITATION.get(permission, permission),
         "created_at": render.stamp(now_us()),
         "expired": False,
         "url": f"{acc.base}/user/repository_invitations/{ident}",
@@ -319,4 +333,17 @@ async def rate_limit(request: web.Request) -> web.Response:
         "reset": win.reset,
         "resource": "core",
     }
-    return reply({"resources": {"core": core}, "rate": core})
+    resources = {"core": core}
+    reset = int(time.time()) + 60
+    for name, limit in _OTHER_LIMITS.items():  # the hub serves none of these; full budgets
+        resources[name] = {"limit": limit, "used": 0, "remaining": limit, "reset": reset,
+                           "resource": name}  # fmt: skip
+    return reply({"resources": resources, "rate": core})
+
+
+_OTHER_LIMITS = {
+    "search": 30, "graphql": 5000, "integration_manifest": 5000, "source_import": 100,
+    "code_scanning_upload": 1000, "code_scanning_autofix": 10, "actions_runner_registration": 10000,
+    "scim": 15000, "dependency_snapshots": 100, "dependency_sbom": 100, "audit_log": 1750,
+    "audit_log_streaming": 15, "code_search": 10,
+}  # fmt: skip

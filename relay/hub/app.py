@@ -13,6 +13,7 @@ from aiohttp import web
 from relay.errors import LocalUsageError
 from relay.hub import (
     api_comments,
+    api_git,
     api_hooks,
     api_issues,
     api_labels,
@@ -22,9 +23,12 @@ from relay.hub import (
     hooks,
 )
 from relay.hub.faults import Faults, FaultSpec
-from relay.hub.middleware import hub_middleware
+from relay.hub.git import backend
+from relay.hub.middleware import DOC_PAGES, hub_middleware
 from relay.hub.store import Store
 from relay.hub.web import (
+    CONTENT_PER_HOUR,
+    CONTENT_PER_MINUTE,
     HUB,
     RATE_LIMIT,
     ApiError,
@@ -70,6 +74,8 @@ ROUTES = (
     ("PUT", ISSUE + "/labels", api_labels.set_issue_labels),
     ("DELETE", ISSUE + "/labels", api_labels.clear_issue_labels),
     ("DELETE", ISSUE + "/labels/{name:.+}", api_labels.remove_issue_label),
+    ("PUT", ISSUE + "/lock", api_issues.lock_issue),
+    ("DELETE", ISSUE + "/lock", api_issues.unlock_issue),
     ("GET", ISSUE + "/comments", api_comments.list_comments),
     ("POST", ISSUE + "/comments", api_comments.create_comment),
     ("GET", ISSUE + "/events", api_comments.list_events),
@@ -124,6 +130,85 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
+ALL_ROUTES = ROUTES + api_hooks.ROUTES + apps.ROUTES + api_git.ROUTES
+"""Every public route: the API's, the hooks', the Apps' and git's (the conformance test
+checks each is listed in its table)."""
+
+_DOCS_ROOT = "https://docs.github.com/rest/"
+_DOC_PAGE: dict[object, str] = {
+    api_repos.get_user: "users/users#get-the-authenticated-user",
+    api_repos.get_other_user: "users/users#get-a-user",
+    api_repos.create_repo: "repos/repos#create-a-repository-for-the-authenticated-user",
+    api_repos.rate_limit: "rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
+    api_repos.get_repo: "repos/repos#get-a-repository",
+    api_repos.update_repo: "repos/repos#update-a-repository",
+    api_repos.get_permission: "collaborators/collaborators#get-repository-permissions-for-a-user",
+    api_repos.put_collaborator: "collaborators/collaborators#add-a-repository-collaborator",
+    api_labels.list_labels: "issues/labels#list-labels-for-a-repository",
+    api_labels.create_label: "issues/labels#create-a-label",
+    api_labels.get_label: "issues/labels#get-a-label",
+    api_labels.update_label: "issues/labels#update-a-label",
+    api_labels.delete_label: "issues/labels#delete-a-label",
+    api_labels.list_issue_labels: "issues/labels#list-labels-for-an-issue",
+    api_labels.add_issue_labels: "issues/labels#add-labels-to-an-issue",
+    api_labels.set_issue_labels: "issues/labels#set-labels-for-an-issue",
+    api_labels.clear_issue_labels: "issues/labels#remove-all-labels-from-an-issue",
+    api_labels.remove_issue_label: "issues/labels#remove-a-label-from-an-issue",
+    api_issues.list_issues: "issues/issues#list-repository-issues",
+    api_issues.create_issue: "issues/issues#create-an-issue",
+    api_issues.get_issue: "issues/issues#get-an-issue",
+    api_issues.update_issue: "issues/issues#update-an-issue",
+    api_issues.lock_issue: "issues/issues#lock-an-issue",
+    api_issues.unlock_issue: "issues/issues#unlock-an-issue",
+    api_comments.list_repo_comments: "issues/comments#list-issue-comments-for-a-repository",
+    api_comments.get_event: "issues/events#get-an-issue-event",
+    api_comments.get_comment: "issues/comments#get-an-issue-comment",
+    api_comments.update_comment: "issues/comments#update-an-issue-comment",
+    api_comments.delete_comment: "issues/comments#delete-an-issue-comment",
+    api_comments.list_comments: "issues/comments#list-issue-comments",
+    api_comments.create_comment: "issues/comments#create-an-issue-comment",
+    api_comments.list_events: "issues/events#list-issue-events",
+    api_refs.create_ref: "git/refs#create-a-reference",
+    api_refs.get_ref: "git/refs#get-a-reference",
+    api_refs.list_refs: "git/refs#list-matching-references",
+    api_refs.get_refs: "git/refs#get-a-reference",
+    api_refs.matching_refs: "git/refs#list-matching-references",
+    api_refs.update_ref: "git/refs#update-a-reference",
+    api_refs.delete_ref: "git/refs#delete-a-reference",
+    api_hooks.list_hooks: "repos/webhooks#list-repository-webhooks",
+    api_hooks.create_hook: "repos/webhooks#create-a-repository-webhook",
+    api_hooks.get_hook: "repos/webhooks#get-a-repository-webhook",
+    api_hooks.update_hook: "repos/webhooks#update-a-repository-webhook",
+    api_hooks.delete_hook: "repos/webhooks#delete-a-repository-webhook",
+}
+_REACTION_PAGES = {
+    ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",
+    ("POST", "comments"): "reactions/reactions#create-reaction-for-an-issue-comment",
+    ("DELETE", "comments"): "reactions/reactions#delete-an-issue-comment-reaction",
+    ("GET", "issues"): "reactions/reactions#list-reactions-for-an-issue",
+    ("POST", "issues"): "reactions/reactions#create-reaction-for-an-issue",
+    ("DELETE", "issues"): "reactions/reactions#delete-an-issue-reaction",
+}
+
+
+def doc_pages(app: web.Application) -> dict[tuple[str, str], str]:
+    """``(method, canonical route path) -> docs page`` for the ``documentation_url`` of a
+    4xx (a reaction handler serves issues and comments alike, so the path tells which)."""
+    out: dict[tuple[str, str], str] = {}
+    for route in app.router.routes():
+        method, handler = route.method, route.handler
+        if method == "HEAD":
+            continue  # the middleware looks a HEAD up as its GET
+        path = route.resource.canonical if route.resource is not None else ""
+        page = _DOC_PAGE.get(handler)
+        if "/reactions" in path:
+            kind = "comments" if "/comments/" in path else "issues"
+            page = _REACTION_PAGES[(method, kind)]
+        if page is not None:
+            out[(method, path)] = _DOCS_ROOT + page
+    return out
+
+
 ADMIN_ROUTES = (
     ("GET", "/_hub/faults", get_faults),
     ("POST", "/_hub/faults", set_faults),
@@ -135,18 +220,37 @@ ADMIN_ROUTES = (
 
 
 def build_app(
-    data_dir: Path, *, faults: FaultSpec | None = None, rate_limit: int = RATE_LIMIT
+    data_dir: Path,
+    *,
+    faults: FaultSpec | None = None,
+    rate_limit: int = RATE_LIMIT,
+    content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR),
+    strict_git: bool = False,
+    app_user: bool = False,
 ) -> web.Application:
     """The hub application over the store in ``data_dir`` (closed on cleanup);
-    ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it)."""
+    ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it),
+    ``content_limits`` the secondary limit per minute and per hour (0: none), and
+    ``strict_git`` makes every repository's refs its git's, even before the first push, and
+    ``app_user`` lets ``GET /user`` answer an App installation (GitHub refuses it)."""
     store = Store.open(data_dir)
     middlewares = [hub_middleware, hooks.hooks_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
-    app[HUB] = Hub(store=store, faults=Faults(faults or FaultSpec()), rate_limit=rate_limit)
-    for method, path, handler in ROUTES + api_hooks.ROUTES + apps.ROUTES + ADMIN_ROUTES:
+    app[HUB] = Hub(
+        store=store,
+        faults=Faults(faults or FaultSpec()),
+        rate_limit=rate_limit,
+        data_dir=data_dir,
+        strict_git=strict_git,
+        app_user=app_user,
+        git_backend=backend(),
+        content_limits=content_limits,
+    )
+    for method, path, handler in ALL_ROUTES + ADMIN_ROUTES:
         app.router.add_route(method, path, handler)
         if method == "GET":  # HEAD answers what GET would, without the body (as GitHub)
             app.router.add_route("HEAD", path, handler)
+    app[DOC_PAGES] = doc_pages(app)
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
 

@@ -9,9 +9,11 @@ Every POST has a short timeout and is never retried, as on GitHub ("no automatic
 redelivery"); the outcome is kept as the hook's ``last_response``.
 
 The REST endpoints are in ``api_hooks``. Delivered: ``issues`` (opened, edited, labeled,
-unlabeled, closed, reopened) and ``issue_comment`` (created, edited, deleted), and ``ping``
-when a hook is created.
+unlabeled, closed, reopened, locked, unlocked) and ``issue_comment`` (created, edited,
+deleted), and ``ping`` when a hook is created; an ``edited`` payload's ``changes`` holds
+what the edit replaced.
 Headers: ``X-GitHub-Event``, ``X-GitHub-Delivery`` (a UUID), ``X-GitHub-Hook-ID``,
+``X-GitHub-Hook-Installation-Target-Type`` and ``-ID`` (the repository),
 ``X-Hub-Signature-256`` and ``X-Hub-Signature`` (when the hook has a secret), ``User-Agent:
 GitHub-Hookshot/…``. The secret is never shown back (``********``), as GitHub does.
 
@@ -58,7 +60,9 @@ CREATE TABLE IF NOT EXISTS hooks (
   last_code INTEGER, last_status TEXT NOT NULL DEFAULT 'unused', last_message TEXT);
 """
 DELIVERED = {
-    "issues": frozenset({"opened", "edited", "labeled", "unlabeled", "closed", "reopened"}),
+    "issues": frozenset(
+        {"opened", "edited", "labeled", "unlabeled", "closed", "reopened", "locked", "unlocked"}
+    ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
 }
 DELIVERY_TIMEOUT = 10.0  # GitHub gives a receiver 10 s
@@ -80,6 +84,7 @@ class Delivery:
     secret: str | None
     event: str
     payload: dict[str, Any]
+    target_id: int = 0  # the repository the hook belongs to
     guid: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def body(self) -> bytes:
@@ -99,6 +104,7 @@ class Delivery:
             "X-GitHub-Delivery": self.guid,
             "X-GitHub-Hook-ID": str(self.hook_id),
             "X-GitHub-Hook-Installation-Target-Type": "repository",
+            "X-GitHub-Hook-Installation-Target-ID": str(self.target_id),
         }
         if self.secret:
             key = self.secret.encode()
@@ -247,6 +253,8 @@ def _issue_payload(
         "action": entry.action,
         "issue": render_issues(request, acc, [issue])[0],
     }
+    if entry.action == "edited":  # what the edit replaced, as GitHub's payload says
+        payload["changes"] = json.loads(entry.detail) if entry.detail else {}
     if entry.kind == "issue_comment":
         row = store.db.execute(
             "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id"
@@ -278,8 +286,11 @@ def on_entry(entry: JournalEntry) -> None:
     deliveries = request.app[HOOKS]
     for row in rows:
         deliveries.enqueue(
-            Delivery(row["id"], row["url"], row["content_type"], row["secret"], entry.kind, payload)
-        )
+            Delivery(
+                row["id"], row["url"], row["content_type"], row["secret"], entry.kind, payload,
+                target_id=entry.repo_id,
+            )
+        )  # fmt: skip
 
 
 @web.middleware

@@ -13,17 +13,22 @@ import base64
 import binascii
 import hashlib
 import itertools
+import re
 import sys
+import time
 import traceback
 from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
 
 from aiohttp import web
 
 from relay.hub.faults import AFTER_FAULTS, Fault
-from relay.hub.web import HUB, ApiError, Hub, RateWindow
+from relay.hub.web import DOCS, HUB, ApiError, Hub, RateWindow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+LIMITS_DOCS = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+SECONDARY_DOCS = LIMITS_DOCS + "#about-secondary-rate-limits"
 SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try"
     " again. If you reach out to GitHub Support for help, please include the request ID."
@@ -40,12 +45,15 @@ _STATIC_HEADERS = {
     "Cache-Control": "private, max-age=60, s-maxage=60",
     "Vary": "Accept, Authorization, Cookie, X-GitHub-OTP",
     "X-GitHub-Media-Type": "github.v3; format=json",
-    "X-GitHub-Api-Version-Selected": "2022-11-28",
 }
 ADMIN_PREFIX = "/_hub/"
 FREE_PATH = "/rate_limit"
 APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
 _REQUEST_IDS = itertools.count(0x1000)
+API_VERSIONS = ("2022-11-28", "2026-03-10")  # the versions GitHub serves, oldest first
+GIT_PATH = re.compile(r"^/[^/]+/[^/]+(\.git/|/blob/)")  # git and its web pages, not the API
+MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
 
 
 def _credential(scheme: str, value: str) -> str | None:
@@ -113,9 +121,22 @@ def _matches(header: str | None, etag: str) -> bool:
     return any(tag.strip().removeprefix("W/") in (bare, "*") for tag in header.split(","))
 
 
+def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
+    """Whether ``If-Modified-Since`` is no earlier than the answer's ``Last-Modified`` (only
+    when no ``If-None-Match`` was sent: that one decides, as in HTTP)."""
+    since, modified = request.headers.get("If-Modified-Since"), resp.headers.get("Last-Modified")
+    if not since or not modified or "If-None-Match" in request.headers:
+        return False
+    try:
+        return parsedate_to_datetime(since) >= parsedate_to_datetime(modified)
+    except (TypeError, ValueError):
+        return False
+
+
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
     headers = resp.headers
     headers.update(_STATIC_HEADERS)
+    headers.setdefault("X-GitHub-Api-Version-Selected", API_VERSIONS[0])
     n = next(_REQUEST_IDS)
     headers["x-github-request-id"] = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
     if win is not None:
@@ -126,11 +147,21 @@ def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
         headers["x-ratelimit-resource"] = "core"
 
 
+def _docs_page(request: web.Request, err: ApiError) -> ApiError:
+    """Point a default ``documentation_url`` at the endpoint's own page, as GitHub does."""
+    if err.docs == DOCS:
+        resource = request.match_info.route.resource
+        path = resource.canonical if resource is not None else ""
+        method = "GET" if request.method == "HEAD" else request.method
+        err.docs = request.app[DOC_PAGES].get((method, path), DOCS)
+    return err
+
+
 async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ApiError as err:
-        return err.response()
+        return _docs_page(request, err).response()
     except web.HTTPException as exc:  # unknown route or method: GitHub says 404
         status = 404 if exc.status in (404, 405) else exc.status
         return ApiError(status, "Not Found" if status == 404 else exc.reason).response()
@@ -141,14 +172,16 @@ def _fault_answer(fault: Fault, retry_after: int) -> web.Response:
     status, message = _FAULT_ANSWERS[fault]
     limited = fault in (Fault.E429, Fault.SECONDARY)
     headers = {"Retry-After": str(retry_after)} if limited else {}
-    return ApiError(status, message, headers=headers).response()
+    docs = SECONDARY_DOCS if limited else DOCS
+    return ApiError(status, message, headers=headers, docs=docs).response()
 
 
 def _exhausted(request: web.Request) -> web.Response:
     """GitHub's primary-limit 403 (``x-ratelimit-remaining`` will read 0)."""
     who = request.get("viewer")
     name = f"user ID {who['id']}" if who else f"{request.remote}"
-    return ApiError(403, f"API rate limit exceeded for {name}.").response()
+    docs = LIMITS_DOCS + "#about-primary-rate-limits"
+    return ApiError(403, f"API rate limit exceeded for {name}.", docs=docs).response()
 
 
 async def _drop(request: web.Request) -> web.StreamResponse:
@@ -165,6 +198,8 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     hub = request.app[HUB]
     if request.path.startswith(ADMIN_PREFIX):
         return await _admin(request, handler, hub)
+    if GIT_PATH.match(request.path):
+        return await _git(request, handler, hub)
     faults = hub.faults
     fault = faults.draw() if faults.active else None
     if faults.active and (delay := faults.delay(fault)):
@@ -202,7 +237,50 @@ async def _serve(
         return _fault_answer(fault, request.app[HUB].faults.spec.retry_after)
     if win.used >= win.limit and request.path != FREE_PATH:
         return _exhausted(request)
-    return await _conditional(request, handler, win)
+    version = request.headers.get("X-GitHub-Api-Version")
+    if version is not None and version not in API_VERSIONS:
+        return _unknown_version(version)
+    if request.method in MUTATIONS and not request.path.startswith(APP_PREFIX):
+        wait = request.app[HUB].content_wait(request["rate_key"], time.monotonic())
+        if wait:
+            win.used += 1
+            headers = {"Retry-After": str(wait)}
+            return ApiError(403, SECONDARY_MESSAGE, headers=headers, docs=SECONDARY_DOCS).response()
+    resp = await _conditional(request, handler, win)
+    resp.headers["X-GitHub-Api-Version-Selected"] = version or API_VERSIONS[0]
+    return resp
+
+
+def _unknown_version(version: str) -> web.Response:
+    """GitHub's 400 for an ``X-GitHub-Api-Version`` it does not serve."""
+    known = ", ".join(f'"{v}"' for v in API_VERSIONS[:-1])
+    message = (
+        f'The version you specified in the "X-GitHub-Api-Version" request header, "{version}",'
+        f" is not a supported version. The following versions are currently supported:"
+        f' {known} and "{API_VERSIONS[-1]}" (most recent).'
+    )
+    return ApiError(
+        400, message, docs="https://docs.github.com/rest/about-the-rest-api/api-versions"
+    ).response()
+
+
+async def _git(request: web.Request, handler: Handler, hub: Hub) -> web.StreamResponse:
+    """Smart-HTTP git: the same tokens, never charged to the API budget or faulted; a bad
+    credential is git's 401 challenge, not the API's JSON."""
+    from relay.hub.api_git import challenge
+
+    try:
+        authenticate(request, hub)
+    except ApiError:
+        resp: web.StreamResponse = challenge()
+    else:
+        try:
+            resp = await handler(request)
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            resp = web.Response(status=500, text="Server Error\n")
+    hub.count(request.method, request.path, resp.status)
+    return resp
 
 
 async def _conditional(
@@ -215,6 +293,10 @@ async def _conditional(
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
         resp.headers["ETag"] = etag
+        if _unmodified(request, resp):
+            return web.Response(
+                status=304, headers={"ETag": etag, "Last-Modified": resp.headers["Last-Modified"]}
+            )
     if request.path != FREE_PATH:
         win.used += 1
     return resp

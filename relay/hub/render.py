@@ -9,6 +9,7 @@ defaults for a plain personal repository (``null``, ``false``, ``0``, ``[]``).
 from __future__ import annotations
 
 import base64
+import json
 import time
 import zlib
 from functools import lru_cache
@@ -69,15 +70,30 @@ def user_row(base: str, row: dict[str, Any]) -> dict[str, Any]:
     return user(base, row["id"], row["login"], row["type"])
 
 
-def private_user(base: str, row: dict[str, Any], *, public_repos: int) -> dict[str, Any]:
-    """The authenticated user, as ``GET /user`` shows it."""
+def public_user(base: str, row: dict[str, Any], *, public_repos: int) -> dict[str, Any]:
+    """Anyone's profile, as ``GET /users/{login}`` shows it (GitHub's public user)."""
     extra = {
         "name": None, "company": None, "blog": "", "location": None, "email": None,
-        "hireable": None, "bio": None, "twitter_username": None, "notification_email": None,
+        "hireable": None, "bio": None, "twitter_username": None,
         "public_repos": public_repos, "public_gists": 0, "followers": 0, "following": 0,
         "created_at": stamp(row["created_at"]), "updated_at": stamp(row["created_at"]),
     }  # fmt: skip
     return {**user_row(base, row), **extra}
+
+
+def private_user(
+    base: str, row: dict[str, Any], *, public_repos: int, private_repos: int
+) -> dict[str, Any]:
+    """The authenticated user, as ``GET /user`` shows it: the public profile and what only
+    its owner sees."""
+    extra = {
+        "notification_email": None, "private_gists": 0, "total_private_repos": private_repos,
+        "owned_private_repos": private_repos, "disk_usage": 0, "collaborators": 0,
+        "two_factor_authentication": False,
+        "plan": {"name": "free", "space": 976562499, "private_repos": 10000,
+                 "collaborators": 0},
+    }  # fmt: skip
+    return {**public_user(base, row, public_repos=public_repos), **extra}
 
 
 def repo(
@@ -127,6 +143,8 @@ def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
         "color": row["color"],
         "default": False,
         "description": row["description"],
+        "archived_at": None,
+        "archived_by": None,
     }
 
 
@@ -161,10 +179,11 @@ def issue(
         "id": row["id"], "node_id": node_id("Issue", row["id"]), "number": number,
         "title": row["title"], "user": user_row(base, author),
         "labels": [label(base, full, lab) for lab in labels], "state": row["state"],
-        "locked": False, "assignee": None, "assignees": [], "milestone": None,
+        "locked": bool(row.get("locked")), "assignee": None, "assignees": [], "milestone": None,
         "comments": row["comments"], "created_at": stamp(row["created_at"]),
         "updated_at": stamp(row["updated_at"]), "closed_at": stamp(row["closed_at"]),
-        "author_association": association, "type": None, "active_lock_reason": None,
+        "author_association": association, "type": None,
+        "active_lock_reason": row.get("lock_reason"),
         "sub_issues_summary": {"total": 0, "completed": 0, "percent_completed": 0},
         "body": row["body"], "reactions": reaction_summary(f"{api}/reactions", reactions),
         "timeline_url": f"{api}/timeline", "performed_via_github_app": None,
@@ -221,6 +240,12 @@ def event(base: str, full: str, row: dict[str, Any], actor: dict[str, Any]) -> d
     }  # fmt: skip
     if row["label_name"] is not None:
         out["label"] = {"name": row["label_name"], "color": row["label_color"]}
+    if row["action"] in ("closed", "reopened"):
+        out["state_reason"] = "reopened" if row["action"] == "reopened" else None
+    if row["action"] == "renamed":
+        out["rename"] = json.loads(row["detail"])
+    if row["action"] == "locked":
+        out["lock_reason"] = row["detail"]
     return out
 
 

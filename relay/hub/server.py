@@ -12,6 +12,7 @@ import errno
 import re
 import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from relay.errors import LocalUsageError
@@ -62,13 +63,31 @@ def base_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def serve(data_dir: Path, *, host: str, port: int, faults: FaultSpec, rate_limit: int) -> str:
+@dataclass(frozen=True)
+class Options:
+    """What ``relay hub`` was told beyond where to listen (defaults: GitHub's limits)."""
+
+    faults: FaultSpec = field(default_factory=FaultSpec)
+    rate_limit: int = 5000
+    content_limits: tuple[int, int] = (80, 500)
+    strict_git: bool = False
+    app_user: bool = False
+
+
+async def serve(data_dir: Path, *, host: str, port: int, options: Options) -> str:
     """Serve until SIGINT/SIGTERM; return the URL it served on."""
     from aiohttp import web
 
     from relay.hub.app import build_app
 
-    app = build_app(check_data_dir(data_dir), faults=faults, rate_limit=rate_limit)
+    app = build_app(
+        check_data_dir(data_dir),
+        faults=options.faults,
+        rate_limit=options.rate_limit,
+        content_limits=options.content_limits,
+        strict_git=options.strict_git,
+        app_user=options.app_user,
+    )
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
@@ -102,12 +121,10 @@ async def _wait_for_stop() -> None:
     await stop.wait()
 
 
-def run(data_dir: Path, *, host: str, port: int, faults: FaultSpec, rate_limit: int) -> str:
+def run(data_dir: Path, *, host: str, port: int, options: Options) -> str:
     """Serve in the foreground (blocking); return the URL once stopped."""
     try:
-        return asyncio.run(
-            serve(data_dir, host=host, port=port, faults=faults, rate_limit=rate_limit)
-        )
+        return asyncio.run(serve(data_dir, host=host, port=port, options=options))
     except KeyboardInterrupt:
         sys.stdout.flush()
         return base_url(host, port)

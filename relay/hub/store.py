@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS issues (
   title TEXT NOT NULL, body TEXT, user_id INTEGER NOT NULL, state TEXT NOT NULL,
   state_reason TEXT, closed_by INTEGER, comments INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, closed_at INTEGER,
-  UNIQUE (repo_id, number));
+  locked INTEGER NOT NULL DEFAULT 0, lock_reason TEXT, UNIQUE (repo_id, number));
 CREATE INDEX IF NOT EXISTS issues_updated ON issues (repo_id, updated_at);
 CREATE TABLE IF NOT EXISTS issue_labels (
   issue_id INTEGER NOT NULL, label_id INTEGER NOT NULL, PRIMARY KEY (issue_id, label_id));
@@ -142,6 +142,10 @@ class Store:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(repos)")}
         if "has_issues" not in columns:
             self.db.execute("ALTER TABLE repos ADD COLUMN has_issues INTEGER NOT NULL DEFAULT 1")
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(issues)")}
+        if "locked" not in columns:
+            self.db.execute("ALTER TABLE issues ADD COLUMN locked INTEGER NOT NULL DEFAULT 0")
+            self.db.execute("ALTER TABLE issues ADD COLUMN lock_reason TEXT")
 
     @classmethod
     def open(cls, data_dir: Path) -> Store:

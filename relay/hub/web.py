@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import format_datetime
 from enum import IntEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -25,7 +28,10 @@ if TYPE_CHECKING:
 DOCS = "https://docs.github.com/rest"
 MAX_BODY = 65536
 MAX_LABEL = 50
+MAX_LABEL_DESCRIPTION = 100
 RATE_LIMIT = 5000
+CONTENT_PER_MINUTE = 80  # GitHub's secondary limit on content-creating requests, per user
+CONTENT_PER_HOUR = 500
 ANONYMOUS_LIMIT = 60
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id in a path names nothing (404)
 MAX_PAGE = 10**9  # a page past every list is an empty list, never an overflow
@@ -134,6 +140,32 @@ class Hub:
     windows: dict[str, RateWindow] = field(default_factory=dict)
     tokens: dict[str, tuple[dict[str, Any], bool]] = field(default_factory=dict)
     rate_limit: int = RATE_LIMIT
+    data_dir: Path = Path()
+    strict_git: bool = False
+    app_user: bool = False  # transitional: GET /user answers an App's token (GitHub: 403)
+    git_backend: str = "git-http-backend"
+    hosted: set[int] = field(default_factory=set)
+    content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR)
+    content: dict[str, deque[float]] = field(default_factory=dict)
+
+    def content_wait(self, key: str, now: float) -> int:
+        """Seconds until ``key`` may create content again (0: now, and it is counted);
+        GitHub's secondary limit: so many content-creating requests a minute and an hour,
+        0 meaning no limit."""
+        per_minute, per_hour = self.content_limits
+        if not per_minute and not per_hour:
+            return 0
+        seen = self.content.setdefault(key, deque())
+        while seen and seen[0] <= now - 3600:
+            seen.popleft()
+        if per_hour and len(seen) >= per_hour:
+            return max(int(seen[0] + 3600 - now) + 1, 1)
+        if per_minute:
+            recent = [t for t in seen if t > now - 60][-per_minute:]
+            if len(recent) >= per_minute:
+                return max(int(recent[0] + 60 - now) + 1, 1)
+        seen.append(now)
+        return 0
 
     def count(self, method: str, path: str, status: int) -> None:
         """Count one answered request (status 0: connection dropped on purpose)."""
@@ -183,13 +215,25 @@ def viewer(request: web.Request) -> dict[str, Any]:
 
 
 def reply(data: Any, status: int = 200) -> web.Response:
-    """A JSON answer (the middleware adds ETag and rate-limit headers)."""
-    return web.Response(
+    """A JSON answer (the middleware adds ETag and rate-limit headers); an object with an
+    ``updated_at`` also says ``Last-Modified``, which ``If-Modified-Since`` then matches."""
+    resp = web.Response(
         status=status,
         body=json.dumps(data).encode(),
         content_type="application/json",
         charset="utf-8",
     )
+    if isinstance(data, dict) and isinstance(data.get("updated_at"), str):
+        stamp = datetime.strptime(data["updated_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        resp.headers["Last-Modified"] = format_datetime(stamp, usegmt=True)
+    return resp
+
+
+def created(data: dict[str, Any]) -> web.Response:
+    """201 with ``Location`` naming the new resource's API URL, as GitHub sends."""
+    resp = reply(data, 201)
+    resp.headers["Location"] = str(data["url"])
+    return resp
 
 
 def no_content() -> web.Response:

@@ -100,13 +100,16 @@ def test_getiter_follows_link_through_250_comments(hub: Any, alice: str, unique:
     assert len(ids) == 250 and ids == sorted(set(ids))
 
 
-def test_error_shapes_map_to_gidgethub_exceptions(hub: Any, alice: str, unique: str) -> None:
+def test_error_shapes_map_to_gidgethub_exceptions(
+    hub: Any, alice: str, unique: str, api: Any, pushed: Any
+) -> None:
     base = f"/repos/alice/errs-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": f"errs-{unique}"}).status == 201
+    sha = pushed(f"alice/errs-{unique}")
 
     async def body(gh: gidgethub.aiohttp.GitHubAPI) -> list[Exception]:
-        await gh.post("/user/repos", data={"name": f"errs-{unique}"})
         await gh.post(f"{base}/issues", data={"title": "t"})
-        ref = {"ref": "refs/relay/claims/1/1", "sha": "c" * 40}
+        ref = {"ref": "refs/relay/claims/1/1", "sha": sha}
         await gh.post(f"{base}/git/refs", data=ref)
         caught = []
         for call in (

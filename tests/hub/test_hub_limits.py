@@ -16,6 +16,7 @@ from typing import Any
 
 import github
 import pytest
+from conftest import push_commit
 from worlds import stop_process
 
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used")
@@ -113,11 +114,12 @@ def test_a_dropped_answer_after_the_write_duplicates_a_retried_comment(
 
 
 def test_a_502_after_the_claim_makes_the_retry_lose_it(
-    fresh_hub: Any, http: Any, client: Any
+    fresh_hub: Any, http: Any, client: Any, tmp_path: Path
 ) -> None:
     token = fresh_hub.token("claimer")
     client(fresh_hub.url, token).get_user().create_repo("claims")
-    claim = {"ref": "refs/relay/claims/1", "sha": "a" * 40}
+    sha = push_commit(fresh_hub.url, token, "claimer/claims", tmp_path)
+    claim = {"ref": "refs/relay/claims/1", "sha": sha}
     fresh_hub.set_faults("502_after=1,limit=1")
     first = http(fresh_hub.url, token, "POST", "/repos/claimer/claims/git/refs", claim)
     assert first.status == 502 and first.body["message"] == "Server Error"
@@ -125,7 +127,7 @@ def test_a_502_after_the_claim_makes_the_retry_lose_it(
     retry = http(fresh_hub.url, token, "POST", "/repos/claimer/claims/git/refs", claim)
     assert retry.status == 422 and retry.body["message"] == "Reference already exists"
     held = http(fresh_hub.url, token, "GET", "/repos/claimer/claims/git/ref/relay/claims/1")
-    assert held.status == 200 and held.body["object"]["sha"] == "a" * 40
+    assert held.status == 200 and held.body["object"]["sha"] == sha
     assert fresh_hub.admin("GET", "/_hub/faults")["shares"] == {"502_after": 1.0}
 
 

@@ -47,12 +47,12 @@ def test_label_name_over_50_characters_is_422(repo: Any) -> None:
     assert err.value.status == 422 and err.value.data["message"] == "Validation Failed"
 
 
-def test_same_ref_twice_second_is_422_reference_already_exists(repo: Any) -> None:
-    sha = "a" * 40
+def test_same_ref_twice_second_is_422_reference_already_exists(repo: Any, pushed: Any) -> None:
+    sha = pushed(repo.full_name)
     made = repo.create_git_ref("refs/relay/claims/1/1", sha)
     assert (made.ref, made.object.sha) == ("refs/relay/claims/1/1", sha)
     with pytest.raises(github.GithubException) as err:
-        repo.create_git_ref("refs/relay/claims/1/1", "b" * 40)
+        repo.create_git_ref("refs/relay/claims/1/1", sha)
     assert err.value.status == 422
     assert err.value.data["message"] == "Reference already exists"
     assert "errors" not in err.value.data

@@ -6,18 +6,21 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+from conftest import push_commit
 
 
-def test_state_survives_a_restart(fresh_hub: Any, client: Any) -> None:
+def test_state_survives_a_restart(fresh_hub: Any, client: Any, tmp_path: Path) -> None:
     token = fresh_hub.token("ivy")
     repo = client(fresh_hub.url, token).get_user().create_repo("kept", private=True)
+    sha = push_commit(fresh_hub.url, token, "ivy/kept", tmp_path)
     repo.create_label("awaiting:worker", "0e8a16")
     issue = repo.create_issue("survives", body="body", labels=["awaiting:worker"])
     comment = issue.create_comment("TASK 1")
-    repo.create_git_ref("refs/relay/claims/1/1", "d" * 40)
+    repo.create_git_ref("refs/relay/claims/1/1", sha)
     fresh_hub.restart()
     again = client(fresh_hub.url, token).get_repo("ivy/kept")
     assert again.private
@@ -26,7 +29,7 @@ def test_state_survives_a_restart(fresh_hub: Any, client: Any) -> None:
         "survives", "body", ["awaiting:worker"],
     )  # fmt: skip
     assert [c.id for c in kept.get_comments()] == [comment.id]
-    assert again.get_git_ref("relay/claims/1/1").object.sha == "d" * 40
+    assert again.get_git_ref("relay/claims/1/1").object.sha == sha
     assert again.create_issue("next").number == 2
     assert kept.create_comment("later").id > comment.id
 
@@ -61,10 +64,13 @@ def test_concurrent_clients_never_share_numbers_or_ids(fresh_hub: Any, http: Any
     assert counts == [20, 20, 20, 20]
 
 
-def test_exactly_one_concurrent_claimant_wins_the_ref(fresh_hub: Any, http: Any) -> None:
+def test_exactly_one_concurrent_claimant_wins_the_ref(
+    fresh_hub: Any, http: Any, tmp_path: Path
+) -> None:
     token = fresh_hub.token("kim")
     http(fresh_hub.url, token, "POST", "/user/repos", {"name": "claims"})
-    claim = {"ref": "refs/relay/claims/7/1", "sha": "e" * 40}
+    sha = push_commit(fresh_hub.url, token, "kim/claims", tmp_path)
+    claim = {"ref": "refs/relay/claims/7/1", "sha": sha}
     answers = asyncio.run(
         _post_all(fresh_hub.url, token, [("/repos/kim/claims/git/refs", claim)] * 12)
     )

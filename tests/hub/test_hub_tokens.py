@@ -103,10 +103,12 @@ def test_head_answers_like_get_without_a_body(api: Any, alice: str, repo: Any) -
     assert cached.status == 304
 
 
-def test_a_refs_url_and_location_resolve(api: Any, alice: str, repo: Any) -> None:
+def test_a_refs_url_and_location_resolve(api: Any, alice: str, repo: Any, pushed: Any) -> None:
     base = f"/repos/{repo.full_name}/git"
+    sha = pushed(repo.full_name)
+    api(alice, "DELETE", f"{base}/refs/heads/main")  # only the refs made here remain
     for name in ("refs/heads/x", "refs/heads/y", "refs/relay/claims/1"):
-        made = api(alice, "POST", f"{base}/refs", {"ref": name, "sha": "b" * 40})
+        made = api(alice, "POST", f"{base}/refs", {"ref": name, "sha": sha})
         assert made.status == 201
         assert made.headers["location"] == made.body["url"]
         again = api(alice, "GET", made.body["url"].removeprefix(_origin(made.body["url"])))
@@ -116,7 +118,7 @@ def test_a_refs_url_and_location_resolve(api: Any, alice: str, repo: Any) -> Non
     heads = api(alice, "GET", f"{base}/refs/heads").body
     assert [r["ref"] for r in heads] == ["refs/heads/x", "refs/heads/y"]
     assert api(alice, "GET", f"{base}/refs/heads/nope").status == 404
-    assert repo.get_git_ref("heads/x").object.sha == "b" * 40
+    assert repo.get_git_ref("heads/x").object.sha == sha
 
 
 def _origin(url: str) -> str:

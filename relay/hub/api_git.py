@@ -1,0 +1,74 @@
+"""Smart HTTP git at GitHub's paths: ``/<owner>/<repo>.git/info/refs``, ``git-upload-pack``
+and ``git-receive-pack``, authenticated with the API's tokens (Basic, any user name) and
+the API's access rules; ``git http-backend`` does the git (see ``git``)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from relay.hub.api_refs import bare_of
+from relay.hub.api_repos import repo_access
+from relay.hub.git import SERVICES, serve_cgi
+from relay.hub.web import ApiError, Role, hub_of
+
+CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}
+PREFIX = "/{owner}/{repo:[^/]+?}.git/"
+
+
+def text(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    """A plain-text answer, as GitHub's git host gives (git prints it to the user)."""
+    return web.Response(status=status, text=message + "\n", headers=headers)
+
+
+def challenge() -> web.Response:
+    """401 asking for credentials: git then asks its credential helper and retries."""
+    return text(401, "Invalid username or token.", CHALLENGE)
+
+
+async def service(request: web.Request) -> web.StreamResponse:
+    """One smart-HTTP request: refs advertisement, fetch or push."""
+    tail = request.match_info["tail"]
+    name = request.query.get("service", "") if tail == "info/refs" else tail
+    if name not in SERVICES:  # GitHub serves no dumb protocol
+        return text(403, "Smart HTTP only: use a git client of version 1.6.6 or later.")
+    push = name == "git-receive-pack"
+    who = request.get("viewer")
+    try:
+        acc = repo_access(request)
+    except ApiError as err:
+        if err.status != 404:
+            raise
+        return challenge() if who is None else text(404, "Repository not found.")
+    if push and who is None:
+        return challenge()
+    if push and acc.role < Role.PUSH:
+        return text(403, f"Permission to {acc.full}.git denied to {who['login'] if who else ''}.")
+    hub = hub_of(request)
+    bare = bare_of(request, acc.id)
+    user = who["login"] if who is not None and push else None
+    resp = await serve_cgi(request, hub.git_backend, bare, tail, user)
+    if push:
+        hub.hosted.discard(acc.id)  # re-read: the push may be the repository's first
+    return resp
+
+
+async def blob(request: web.Request) -> web.Response:
+    """``GET /<owner>/<repo>/blob/<sha or branch>/<path>``: the file, as text (where a
+    RESULT's log link points; GitHub shows the same file in its web page)."""
+    try:
+        acc = repo_access(request)
+    except ApiError as err:
+        if err.status != 404:
+            raise
+        return text(404, "Not Found")
+    data = bare_of(request, acc.id).blob(request.match_info["rev"], request.match_info["path"])
+    if data is None:
+        return text(404, "Not Found")
+    return web.Response(body=data, content_type="text/plain", charset="utf-8")
+
+
+ROUTES = (
+    ("GET", PREFIX + "{tail:info/refs}", service),
+    ("POST", PREFIX + "{tail:git-upload-pack|git-receive-pack}", service),
+    ("GET", "/{owner}/{repo}/blob/{rev}/{path:.+}", blob),
+)

@@ -1,0 +1,231 @@
+"""The repositories' git: one bare repository per hub repository, served over smart HTTP.
+
+Each repository created through the API gets ``<data>/git/<repo id>.git`` (by id, so a
+rename never moves it). ``git http-backend`` serves it as CGI at GitHub's paths
+(``/<owner>/<repo>.git/info/refs``, ``git-upload-pack``, ``git-receive-pack``); the hub
+decides who may read or push with the API's own access rules before git runs, and answers
+as GitHub's git host does: an anonymous caller that needs more is challenged (401
+``WWW-Authenticate: Basic``), a token that may not see the repository gets 404, a reader
+that pushes gets 403.
+
+The refs API reads and writes these same refs once a repository's git holds an object
+(see ``api_refs``): reads parse ``packed-refs`` and the loose refs directly, because a pass
+reads refs often and a process per read would cost more than the request; writes go through
+``git update-ref`` with the old value, so git's own lock arbitrates between an API create and
+a concurrent push.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+ZERO = "0" * 40
+_HEX = re.compile(r"^[0-9a-f]{40}$")
+SERVICES = ("git-upload-pack", "git-receive-pack")
+_BAD_REF_CHARS = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+def valid_ref_name(name: str) -> bool:
+    """Whether ``git check-ref-format`` accepts ``name`` (its rules, without a process)."""
+    if name.endswith(("/", ".")) or "//" in name or ".." in name or "@{" in name:
+        return False
+    if name == "@" or _BAD_REF_CHARS.search(name):
+        return False
+    parts = name.split("/")
+    return len(parts) >= 2 and all(
+        p and not p.startswith(".") and not p.endswith(".lock") for p in parts
+    )
+
+
+def _git_env() -> dict[str, str]:
+    """A stable environment for the hub's own git calls (no user config, no prompts)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", HOME=os.devnull)
+    return env
+
+
+@dataclass(frozen=True)
+class Bare:
+    """One repository's bare git directory."""
+
+    path: Path
+
+    def ensure(self) -> Bare:
+        """Create the bare repository if it does not exist yet (default branch ``main``)."""
+        if not (self.path / "HEAD").exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._git("init", "--bare", "--quiet", "--initial-branch=main", str(self.path))
+        return self
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cwd = self.path if (self.path / "HEAD").exists() else self.path.parent
+        return subprocess.run(
+            ["git", *args], cwd=cwd, env=_git_env(), capture_output=True, text=True, check=check
+        )
+
+    def has_objects(self) -> bool:
+        """Whether anything was ever pushed (an object, loose or packed, exists)."""
+        objects = self.path / "objects"
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(objects):
+                if len(entry.name) == 2 and entry.is_dir() and any(os.scandir(entry.path)):
+                    return True
+            pack = objects / "pack"
+            return pack.is_dir() and any(p.suffix == ".pack" for p in pack.iterdir())
+        return False
+
+    def ref(self, name: str) -> str | None:
+        """The sha of one ref (loose first, then packed), or None; no directory walk, since
+        a claim check names its ref exactly."""
+        if not valid_ref_name(name):  # never a path out of refs/ (``..``)
+            return None
+        with contextlib.suppress(OSError):
+            sha = (self.path / name).read_text().strip()
+            return sha if _HEX.match(sha) else None
+        with contextlib.suppress(FileNotFoundError):
+            for line in (self.path / "packed-refs").read_text().splitlines():
+                sha, _, packed = line.partition(" ")
+                if packed == name and _HEX.match(sha):
+                    return sha
+        return None
+
+    def refs(self, prefix: str = "refs/") -> list[tuple[str, str]]:
+        """``(name, sha)`` of every ref starting with ``prefix``, sorted by name; loose refs
+        win over packed ones, as in git; symbolic refs are skipped."""
+        found: dict[str, str] = {}
+        if ".." in prefix or not prefix.startswith("refs/"):  # never a walk out of refs/
+            return []
+        with contextlib.suppress(FileNotFoundError):
+            for line in (self.path / "packed-refs").read_text().splitlines():
+                sha, _, name = line.partition(" ")
+                if _HEX.match(sha) and name.startswith(prefix):
+                    found[name] = sha
+        root = self.path / "refs"
+        start = self.path / prefix.rsplit("/", 1)[0]  # walk only where the prefix can match
+        for dirpath, _dirs, files in os.walk(start):
+            for file in files:
+                full = Path(dirpath, file)
+                name = "refs/" + full.relative_to(root).as_posix()
+                if not name.startswith(prefix) or name.endswith(".lock"):
+                    continue
+                with contextlib.suppress(OSError):
+                    sha = full.read_text().strip()
+                    if _HEX.match(sha):
+                        found[name] = sha
+        return sorted(found.items())
+
+    def object_type(self, sha: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag``; None when the repository lacks it."""
+        done = self._git("cat-file", "-t", sha, check=False)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of ``path`` at ``rev`` (a sha or branch), or None when there is none."""
+        if rev.startswith("-") or not path or path.startswith("/"):
+            return None
+        done = subprocess.run(
+            ["git", "cat-file", "blob", f"{rev}:{path}"],
+            cwd=self.path, env=_git_env(), capture_output=True, check=False,
+        )  # fmt: skip
+        return done.stdout if done.returncode == 0 else None
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Whether moving a ref from ``old`` to ``new`` is a fast-forward."""
+        return self._git("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
+
+    def update(self, name: str, new: str, old: str) -> bool:
+        """Set ``name`` to ``new`` only if it is ``old`` now (``ZERO``: must not exist;
+        ``new`` ``ZERO``: delete); False when another writer got there first."""
+        if new == ZERO:
+            done = self._git("update-ref", "-d", name, old, check=False)
+        else:
+            done = self._git("update-ref", name, new, old, check=False)
+        return done.returncode == 0
+
+
+def bare_path(data_dir: Path, repo_id: int) -> Path:
+    """Where a repository's git lives under the hub's data directory."""
+    return data_dir / "git" / f"{repo_id}.git"
+
+
+def backend() -> str:
+    """The ``git http-backend`` program (in git's exec path)."""
+    done = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True)
+    return str(Path(done.stdout.strip()) / "git-http-backend")
+
+
+async def serve_cgi(
+    request: web.Request, program: str, bare: Bare, tail: str, user: str | None
+) -> web.StreamResponse:
+    """Run ``git http-backend`` for one request, streaming the body in and the answer out."""
+    env = _git_env()
+    env.update(
+        GIT_PROJECT_ROOT=str(bare.path.parent),
+        GIT_HTTP_EXPORT_ALL="1",
+        PATH_INFO=f"/{bare.path.name}/{tail}",
+        REQUEST_METHOD=request.method,
+        QUERY_STRING=request.query_string,
+        CONTENT_TYPE=request.headers.get("Content-Type", ""),
+        REMOTE_ADDR=request.remote or "",
+        GATEWAY_INTERFACE="CGI/1.1",
+        SERVER_PROTOCOL="HTTP/1.1",
+    )
+    if user is not None:  # http-backend enables receive-pack only for a known user
+        env["REMOTE_USER"] = user
+    if encoding := request.headers.get("Content-Encoding"):
+        env["HTTP_CONTENT_ENCODING"] = encoding
+    if protocol := request.headers.get("Git-Protocol"):
+        env["GIT_PROTOCOL"] = protocol
+    proc = await asyncio.create_subprocess_exec(
+        program,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    pump = asyncio.ensure_future(_pump(request, proc.stdin))
+    try:
+        status, headers = await _cgi_head(proc.stdout)
+        resp = web.StreamResponse(status=status, headers=headers)
+        await resp.prepare(request)
+        while chunk := await proc.stdout.read(65536):
+            await resp.write(chunk)
+        await resp.write_eof()
+        return resp
+    finally:
+        await pump
+        await proc.wait()
+
+
+async def _pump(request: web.Request, stdin: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await request.content.read(65536):
+            stdin.write(chunk)
+            await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        stdin.close()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            await stdin.wait_closed()
+
+
+async def _cgi_head(stdout: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    """The status and headers a CGI program printed before its body."""
+    status, headers = 200, {}
+    while line := (await stdout.readline()).decode("latin-1").rstrip("\r\n"):
+        key, _, value = line.partition(":")
+        if key.lower() == "status":
+            status = int(value.split()[0])
+        else:
+            headers[key.strip()] = value.strip()
+    return status, headers

@@ -1,0 +1,349 @@
+"""Conformance: every route's answers, and every webhook payload, parse with the models
+githubkit generates from GitHub's OpenAPI description, and the table below lists every
+route the hub serves (adding a route without listing it here fails the first test).
+
+Both API versions GitHub serves are checked, each with its own description's models
+(the hub serves the same shapes for both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from conftest import Answer, get_text, git, git_url, push_commit
+from gidgethub.aiohttp import GitHubAPI
+from githubkit_schemas.v2022_11_28 import models as m2022
+from githubkit_schemas.v2022_11_28.webhooks import WebhookNamespace as w2022
+from githubkit_schemas.v2026_03_10 import models as m2026
+from githubkit_schemas.v2026_03_10.webhooks import WebhookNamespace as w2026
+from pydantic import TypeAdapter
+from test_hub_hooks import Receiver, hook_body
+from test_hub_tokens import _key_pair
+
+from relay.edges.github.appauth import AppAuth
+from relay.hub.app import build_app
+from relay.hub.hooks import DELIVERED
+
+NO_CONTENT = "204: no body"
+GIT = "git smart HTTP: checked by running git"
+R = "/repos/{owner}/{repo}"
+ISSUE = R + "/issues/{number}"
+COMMENT = R + "/issues/comments/{comment_id}"
+HOOK = R + "/hooks/{hook_id}"
+EVENTS = "issue events: each by its own model"
+
+TABLE: dict[tuple[str, str], Any] = {
+    ("GET", "/user"): "PrivateUser",
+    ("GET", "/users/{login}"): "PublicUser",
+    ("POST", "/user/repos"): "FullRepository",
+    ("GET", "/rate_limit"): "RateLimitOverview",
+    ("GET", R): "FullRepository",
+    ("PATCH", R): "FullRepository",
+    ("GET", R + "/collaborators/{user}/permission"): "RepositoryCollaboratorPermission",
+    ("PUT", R + "/collaborators/{user}"): "RepositoryInvitation",
+    ("GET", R + "/labels"): "[Label]",
+    ("POST", R + "/labels"): "Label",
+    ("GET", R + "/labels/{name}"): "Label",
+    ("PATCH", R + "/labels/{name}"): "Label",
+    ("DELETE", R + "/labels/{name}"): NO_CONTENT,
+    ("GET", R + "/issues"): "[Issue]",
+    ("POST", R + "/issues"): "Issue",
+    ("GET", R + "/issues/comments"): "[IssueComment]",
+    ("GET", R + "/issues/events/{event_id}"): "IssueEvent",
+    ("GET", COMMENT): "IssueComment",
+    ("PATCH", COMMENT): "IssueComment",
+    ("DELETE", COMMENT): NO_CONTENT,
+    ("GET", COMMENT + "/reactions"): "[Reaction]",
+    ("POST", COMMENT + "/reactions"): "Reaction",
+    ("DELETE", COMMENT + "/reactions/{reaction_id}"): NO_CONTENT,
+    ("GET", ISSUE): "Issue",
+    ("PATCH", ISSUE): "Issue",
+    ("GET", ISSUE + "/labels"): "[Label]",
+    ("POST", ISSUE + "/labels"): "[Label]",
+    ("PUT", ISSUE + "/labels"): "[Label]",
+    ("DELETE", ISSUE + "/labels"): NO_CONTENT,
+    ("DELETE", ISSUE + "/labels/{name}"): "[Label]",
+    ("PUT", ISSUE + "/lock"): NO_CONTENT,
+    ("DELETE", ISSUE + "/lock"): NO_CONTENT,
+    ("GET", ISSUE + "/comments"): "[IssueComment]",
+    ("POST", ISSUE + "/comments"): "IssueComment",
+    ("GET", ISSUE + "/events"): EVENTS,
+    ("GET", ISSUE + "/reactions"): "[Reaction]",
+    ("POST", ISSUE + "/reactions"): "Reaction",
+    ("DELETE", ISSUE + "/reactions/{reaction_id}"): NO_CONTENT,
+    ("POST", R + "/git/refs"): "GitRef",
+    ("GET", R + "/git/ref/{ref}"): "GitRef",
+    ("GET", R + "/git/refs"): "[GitRef]",
+    ("GET", R + "/git/refs/{ref}"): "GitRef",
+    ("GET", R + "/git/matching-refs/{ref}"): "[GitRef]",
+    ("PATCH", R + "/git/refs/{ref}"): "GitRef",
+    ("DELETE", R + "/git/refs/{ref}"): NO_CONTENT,
+    ("GET", R + "/hooks"): "[Hook]",
+    ("POST", R + "/hooks"): "Hook",
+    ("GET", HOOK): "Hook",
+    ("PATCH", HOOK): "Hook",
+    ("DELETE", HOOK): NO_CONTENT,
+    ("POST", "/app/installations/{installation_id}/access_tokens"): "InstallationToken",
+    ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
+    ("POST", "/{owner}/{repo}.git/{tail}"): GIT,
+    ("GET", "/{owner}/{repo}/blob/{rev}/{path}"): GIT,
+}
+EVENT_MODELS: dict[str, Any] = {
+    "labeled": "LabeledIssueEvent",
+    "unlabeled": "UnlabeledIssueEvent",
+    "closed": "StateChangeIssueEvent",
+    "reopened": "StateChangeIssueEvent",
+    "renamed": "RenamedIssueEvent",
+    "locked": "LockedIssueEvent",
+    "unlocked": "IssueEvent",
+}
+ERRORS = {404: "BasicError", 403: "BasicError", 409: "BasicError", 422: "ValidationError"}
+VERSIONS = {"2022-11-28": (m2022, w2022), "2026-03-10": (m2026, w2026)}
+
+
+def model_of(spec: str, models: Any) -> Any:
+    """The type a spec names in one version's models: ``Label`` or ``[Label]`` (a list)."""
+    if spec.startswith("["):
+        return list[getattr(models, spec.strip("[]"))]  # type: ignore[misc]
+    return getattr(models, spec)
+
+
+def served_routes(data: Path) -> set[tuple[str, str]]:
+    """``(method, path)`` of every public route of a hub application (HEAD mirrors GET)."""
+    app = build_app(data)
+    found = set()
+    for route in app.router.routes():
+        path = route.resource.canonical if route.resource is not None else ""
+        if route.method != "HEAD" and not path.startswith("/_hub/"):
+            found.add((route.method, path))
+    return found
+
+
+def test_every_route_is_in_the_conformance_table(tmp_path: Path) -> None:
+    served = served_routes(tmp_path / "data")
+    assert served - set(TABLE) == set(), "add these routes to TABLE (and to the flow below)"
+    assert set(TABLE) - served == set(), "TABLE lists routes the hub no longer serves"
+
+
+class Checker:
+    """Calls the hub, checks each answer against its route's model, remembers the routes."""
+
+    def __init__(self, api: Any, token: str, version: str) -> None:
+        self.api, self.token, self.version = api, token, version
+        self.models, self.seen = VERSIONS[version][0], set[tuple[str, str]]()
+
+    def parse(self, spec: str, body: Any) -> None:
+        """Validate ``body`` with the model ``spec`` names in this version's description."""
+        TypeAdapter(model_of(spec, self.models)).validate_python(body)
+
+    def __call__(
+        self, method: str, route: str, path: str, body: Any = None, *, status: int = 200,
+        token: str | None = None,
+    ) -> Any:  # fmt: skip
+        version = {"X-GitHub-Api-Version": self.version}
+        answer: Answer = self.api(token or self.token, method, path, body, version)
+        assert answer.status == status, (method, path, answer.body)
+        model = TABLE[(method, route)]
+        if status >= 400:
+            self.parse(ERRORS[status], answer.body)
+            assert answer.body["documentation_url"].startswith("https://docs.github.com/rest/")
+            return answer.body
+        if model == NO_CONTENT:
+            assert answer.body is None
+        elif model == EVENTS:
+            for event in answer.body:
+                self.parse(EVENT_MODELS[event["event"]], event)
+        else:
+            self.parse(model, answer.body)
+        self.seen.add((method, route))
+        return answer.body
+
+
+def installation_token(hub: Any, full: str) -> tuple[dict[str, Any], AppAuth]:
+    private, public = _key_pair()
+    made = hub.admin("POST", "/_hub/apps", {
+        "slug": f"conform-{full.split('/')[1]}", "public_key": public, "repositories": [full],
+    })  # fmt: skip
+    auth = AppAuth(app_id=str(made["app_id"]), installation_id=made["installation_id"],
+                   private_key=private)  # fmt: skip
+    return made, auth
+
+
+@pytest.fixture
+def sink() -> Iterator[Receiver]:
+    """A webhook receiver on loopback."""
+    made = Receiver().start()
+    yield made
+    made.stop()
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_every_route_answers_in_githubs_shapes(
+    hub: Any,
+    api: Any,
+    alice: str,
+    bob: str,
+    unique: str,
+    tmp_path: Path,
+    sink: Receiver,
+    version: str,
+) -> None:
+    name = f"conform-{unique}"
+    full = f"alice/{name}"
+    r, check = f"/repos/{full}", Checker(api, alice, version)
+    check("GET", "/user", "/user")
+    check("GET", "/users/{login}", "/users/bob")
+    check("GET", "/rate_limit", "/rate_limit")
+    check("POST", "/user/repos", "/user/repos", {"name": name}, status=201)
+    check("GET", R, r)
+    check("PATCH", R, r, {"description": "conformance"})
+    check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bob", {}, status=201)
+    check("GET", R + "/collaborators/{user}/permission", f"{r}/collaborators/bob/permission")
+    hook = check("POST", R + "/hooks", f"{r}/hooks",
+                 hook_body(sink.url, ["issues", "issue_comment"]), status=201)  # fmt: skip
+    check("GET", R + "/hooks", f"{r}/hooks")
+    check("GET", HOOK, f"{r}/hooks/{hook['id']}")
+    check("PATCH", HOOK, f"{r}/hooks/{hook['id']}", {"active": True})
+
+    label = {"name": "awaiting:worker", "color": "0e8a16", "description": "d"}
+    check("POST", R + "/labels", f"{r}/labels", label, status=201)
+    check("POST", R + "/labels", f"{r}/labels", {**label, "description": "x" * 101}, status=422)
+    check("GET", R + "/labels", f"{r}/labels")
+    check("GET", R + "/labels/{name}", f"{r}/labels/awaiting:worker")
+    check("PATCH", R + "/labels/{name}", f"{r}/labels/awaiting:worker", {"color": "ededed"})
+    check("POST", R + "/labels", f"{r}/labels", {"name": "gone"}, status=201)
+    check("DELETE", R + "/labels/{name}", f"{r}/labels/gone", status=204)
+
+    issue = check("POST", R + "/issues", f"{r}/issues", {"title": "t", "body": "b"}, status=201)
+    i = f"{r}/issues/{issue['number']}"
+    check("GET", ISSUE, f"{r}/issues/404", status=404)
+    check("GET", R + "/issues", f"{r}/issues")
+    check("PATCH", ISSUE, i, {"title": "renamed", "body": "edited"})
+    check("POST", ISSUE + "/labels", f"{i}/labels", {"labels": ["awaiting:worker", "x"]})
+    check("PUT", ISSUE + "/labels", f"{i}/labels", {"labels": ["awaiting:worker", "y"]})
+    check("DELETE", ISSUE + "/labels/{name}", f"{i}/labels/y")
+    check("GET", ISSUE + "/labels", f"{i}/labels")
+    check("DELETE", ISSUE + "/labels", f"{i}/labels", status=204)
+    comment = check("POST", ISSUE + "/comments", f"{i}/comments", {"body": "c"}, status=201)
+    c = f"{r}/issues/comments/{comment['id']}"
+    check("GET", ISSUE + "/comments", f"{i}/comments")
+    check("GET", R + "/issues/comments", f"{r}/issues/comments")
+    check("GET", COMMENT, c)
+    check("PATCH", COMMENT, c, {"body": "c2"})
+    for base, route in ((c, COMMENT), (i, ISSUE)):
+        made = check("POST", route + "/reactions", f"{base}/reactions", {"content": "eyes"},
+                     status=201)  # fmt: skip
+        check("GET", route + "/reactions", f"{base}/reactions")
+        check("DELETE", route + "/reactions/{reaction_id}", f"{base}/reactions/{made['id']}",
+              status=204)  # fmt: skip
+    check("PUT", ISSUE + "/lock", f"{i}/lock", {"lock_reason": "resolved"}, status=204)
+    check("DELETE", ISSUE + "/lock", f"{i}/lock", status=204)
+    check("PATCH", ISSUE, i, {"state": "closed"})
+    check("PATCH", ISSUE, i, {"state": "open"})
+    check("GET", ISSUE, i)
+    events = check("GET", ISSUE + "/events", f"{i}/events")
+    kinds = {e["event"] for e in events}
+    assert kinds == {"labeled", "unlabeled", "renamed", "locked", "unlocked", "closed", "reopened"}
+    check("GET", R + "/issues/events/{event_id}", f"{r}/issues/events/{events[0]['id']}")
+    check("DELETE", COMMENT, c, status=204)
+
+    sha = push_commit(hub.url, alice, full, tmp_path)
+    assert "refs/heads/main" in git("ls-remote", git_url(hub.url, full, alice)).stdout
+    check.seen |= {("GET", "/{owner}/{repo}.git/{tail}"), ("POST", "/{owner}/{repo}.git/{tail}")}
+    status, kind, _ = get_text(hub.url, f"/{full}/blob/{sha}/README", alice)  # a log link
+    assert status == 200 and kind.startswith("text/plain")
+    check.seen.add(("GET", "/{owner}/{repo}/blob/{rev}/{path}"))
+    refs = f"{r}/git/refs"
+    check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": "a" * 40},
+          status=422)  # fmt: skip
+    check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": sha}, status=201)
+    check("GET", R + "/git/ref/{ref}", f"{r}/git/ref/relay/claims/1")
+    check("GET", R + "/git/refs", refs)
+    check("GET", R + "/git/refs/{ref}", f"{refs}/relay/claims/1")
+    check("GET", R + "/git/matching-refs/{ref}", f"{r}/git/matching-refs/relay/")
+    check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
+    check("DELETE", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", status=204)
+
+    app, auth = installation_token(hub, full)
+
+    async def exchange() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session:
+            gh = GitHubAPI(session, "conformance", base_url=hub.url)
+            jwt = auth.jwt()
+            path = f"/app/installations/{app['installation_id']}/access_tokens"
+            made: dict[str, Any] = await gh.post(path, data={}, jwt=jwt)
+            return made
+
+    check.parse("InstallationToken", asyncio.run(exchange()))
+    check.seen.add(("POST", "/app/installations/{installation_id}/access_tokens"))
+    check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
+    assert check.seen == set(TABLE), set(TABLE) - check.seen
+    check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
+
+
+def check_payloads(sink: Receiver, parser: Any, *, repo_id: int) -> None:
+    """Every delivery parses as GitHub's webhook event of its name, and between them they
+    cover every event and action the hub delivers."""
+    expected = {("issues", a) for a in DELIVERED["issues"]}
+    expected |= {("issue_comment", a) for a in DELIVERED["issue_comment"]} | {("ping", None)}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        got = {(d.headers["X-GitHub-Event"], json.loads(d.body).get("action")) for d in sink.got}
+        if expected <= got:
+            break
+        time.sleep(0.05)
+    for delivery in sink.got:
+        event = delivery.headers["X-GitHub-Event"]
+        parser.parse(event, delivery.body)
+        assert delivery.headers["X-GitHub-Hook-Installation-Target-ID"] == str(repo_id)
+    assert expected <= got, expected - got
+    edited = [json.loads(d.body) for d in sink.got if b'"action":"edited"' in d.body]
+    assert {json.dumps(e["changes"], sort_keys=True) for e in edited} == {
+        json.dumps({"title": {"from": "t"}, "body": {"from": "b"}}, sort_keys=True),
+        json.dumps({"body": {"from": "c"}}, sort_keys=True),
+    }
+
+
+@pytest.mark.parametrize("version", ["2022-11-28", "2026-03-10"])
+def test_the_known_api_versions_are_served(api: Any, alice: str, version: str) -> None:
+    got = api(alice, "GET", "/user", headers={"X-GitHub-Api-Version": version})
+    assert got.status == 200 and got.headers["x-github-api-version-selected"] == version
+
+
+def test_githubkits_typed_client_works_against_the_hub(
+    hub: Any, alice: str, unique: str, tmp_path: Path
+) -> None:
+    """githubkit, strict and typed from GitHub's description, runs relay's kind of flow."""
+    from githubkit import GitHub
+
+    gh = GitHub(alice, base_url=hub.url)
+    name = f"kit-{unique}"
+    me = gh.rest.users.get_authenticated().parsed_data
+    repo = gh.rest.repos.create_for_authenticated_user(name=name).parsed_data
+    assert (me.login, repo.full_name) == ("alice", f"alice/{name}")
+    gh.rest.issues.create_label("alice", name, name="awaiting:worker", color="0e8a16")
+    issue = gh.rest.issues.create("alice", name, title="TASK", body="do it").parsed_data
+    labels = gh.rest.issues.add_labels("alice", name, issue.number, labels=["awaiting:worker"])
+    assert [lab.name for lab in labels.parsed_data] == ["awaiting:worker"]
+    comment = gh.rest.issues.create_comment("alice", name, issue.number, body="claim").parsed_data
+    reaction = gh.rest.reactions.create_for_issue_comment(
+        "alice", name, comment.id, content="eyes"
+    ).parsed_data
+    assert reaction.content == "eyes"
+    sha = push_commit(hub.url, alice, f"alice/{name}", tmp_path)
+    ref = gh.rest.git.create_ref("alice", name, ref="refs/relay/claims/1/1", sha=sha).parsed_data
+    assert (ref.ref, ref.object_.sha) == ("refs/relay/claims/1/1", sha)
+    listed = gh.rest.issues.list_for_repo("alice", name, labels="awaiting:worker").parsed_data
+    assert [i.number for i in listed] == [issue.number]
+    events = gh.rest.issues.list_events("alice", name, issue.number).parsed_data
+    assert [e.event for e in events] == ["labeled"]  # the description's union for this
+    # endpoint lacks closed/reopened events (GitHub sends them): checked in EVENT_MODELS
+    closed = gh.rest.issues.update("alice", name, issue.number, state="closed").parsed_data
+    assert (closed.state, closed.closed_by and closed.closed_by.login) == ("closed", "alice")
