@@ -193,7 +193,7 @@ async def actions_pass(
 
     from relay.edges.github.credentials import Token
     from relay.node.context import open_node
-    from relay.node.observe import binds
+    from relay.protocol.thread import binds
     from watchers.once import run_pass
 
     actions = read_context(event_path=event_path)
@@ -203,7 +203,8 @@ async def actions_pass(
     ctx = open_node(repo_dir=repo_dir, node=node, api=actions.api_url)
     if actions.issue_number is not None:
         issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
-        if not binds(str(issue.get("body") or ""), ctx.node):
+        author = int((issue.get("user") or {}).get("id") or 0)
+        if not binds(str(issue.get("body") or ""), ctx.node, author=author, master=ctx.master):
             why = f"#{actions.issue_number} is a job of other nodes"
             _skipped(dataclasses.replace(actions, concerns_relay=False, reason=why), ctx.node)
             return None

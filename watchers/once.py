@@ -162,7 +162,9 @@ async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> 
         watcher=watcher,
     )
     if issue is None and watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
-        ended = await job_ended_since(gh, node=ctx.node, since=watcher.registered_at)
+        ended = await job_ended_since(
+            gh, node=ctx.node, master=ctx.master, since=watcher.registered_at
+        )
         facts = watcher.model_copy(update={"bound_job_ended": ended})
         snapshot = snapshot.model_copy(update={"watcher": facts})
     return snapshot

@@ -244,11 +244,15 @@ def retire(ctx: NodeContext, old: WatcherRecord | None, seam: Seam) -> tuple[str
 
 async def bound_jobs(ctx: NodeContext) -> list[int]:
     """The open relay jobs that bind this node, asked of the API now."""
-    from relay.node.observe import binds
+    from relay.protocol.thread import binds
 
     async with client(ctx) as gh:
         found = await gh.list_issues(state="open")
-    return [i.number for i in found if not i.is_pull_request and binds(i.body, ctx.node)]
+    return [
+        i.number
+        for i in found
+        if not i.is_pull_request and binds(i.body, ctx.node, author=i.user.id, master=ctx.master)
+    ]
 
 
 async def tear_down(

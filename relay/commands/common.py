@@ -71,7 +71,7 @@ def plan_on_issue(
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
         plan = make(issue, ctx, (await gh.current_user()).id)
-        await apply_plan(gh, plan)
+        await apply_plan(gh, plan, sign=ctx.sign)
         return plan
 
     return run_async(lambda: with_issue(ctx, args.issue, body))

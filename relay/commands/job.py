@@ -38,7 +38,7 @@ def run_open(args: argparse.Namespace) -> Output:
 
     async def go() -> int:
         async with client(ctx) as gh:
-            return await apply_plan(gh, plan)
+            return await apply_plan(gh, plan, sign=ctx.sign)
 
     number = run_async(go)
     url = ctx.html_url(f"issues/{number}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,19 @@ from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
 from relay.node.apply import publish_edit
 from relay.node.context import LOOP_PATH, NodeContext, client, open_node
-from relay.node.observe import binds
-from relay.protocol import Account, Node, add_node, parse_body, set_scheduler
+from relay.protocol import Account, Master, Node, add_node, parse_body, set_scheduler
 from relay.protocol.master import build
+from relay.protocol.master_text import set_public_key
+from relay.protocol.signatures import (
+    NodeKeys,
+    parse_keys,
+    public_key_of,
+    render_keys,
+    rotated,
+    unsigned,
+)
+from relay.protocol.thread import binds
+from relay.protocol.wire import MARKER, MessageRejected
 from watchers.registration import DECLINED, WatcherRecord
 from watchers.scheduled_token import token_route
 
@@ -56,6 +67,11 @@ def register(sub: Any) -> None:
         " (0600, the default) or in the OS keyring (needs the keyring package)",
     )
     p.add_argument("--executor", default=None, help="hand tasks to this agent command")
+    p.add_argument(
+        "--rotate-key",
+        action="store_true",
+        help="make a new signing key; the old one stays valid for messages posted before",
+    )
     p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
     p.add_argument("--step-timeout", type=float, default=None, help="seconds a step may run")
     p.add_argument(
@@ -81,11 +97,13 @@ async def my_accounts(gh: GitHubClient, ctx: NodeContext, flag: str | None) -> t
     return tuple(known.values())
 
 
-async def roles(gh: GitHubClient, node: str) -> list[str]:
+async def roles(gh: GitHubClient, node: str, master: Master) -> list[str]:
     """One line per open job that binds ``node``."""
     lines = []
     for issue in await gh.list_issues(state="open"):
-        if issue.is_pull_request or not binds(issue.body, node):
+        if issue.is_pull_request or not binds(
+            issue.body, node, author=issue.user.id, master=master
+        ):
             continue
         job = parse_body(issue.body)
         role = "controller" if job.controller == node else "worker"
@@ -115,9 +133,18 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     lines: list[str] = []
     async with client(ctx) as gh:
         row = ctx.master.node(ctx.node)
+        public = node_key(ctx, rotate=args.rotate_key)
         if row is None:
             accounts = await my_accounts(gh, ctx, args.accounts)
-            row = build(Node, name=ctx.node, os=os_name(), accounts=accounts, scheduler="none")
+            keys = render_keys(NodeKeys(current=public))
+            row = build(
+                Node,
+                name=ctx.node,
+                os=os_name(),
+                accounts=accounts,
+                scheduler="none",
+                public_key=keys,
+            )
             joined = row
             await asyncio.to_thread(
                 publish_edit,
@@ -130,6 +157,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             lines.append(f"registered {ctx.node} in {LOOP_PATH}")
         else:
             lines.append(f"{ctx.node} is already in the node table")
+            lines += await publish_key(gh, ctx, row, public)
         scheduler, said = await watcher(args, ctx)
         lines += said
         if scheduler != row.scheduler:
@@ -153,12 +181,78 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
                 repo=ctx.repo,
                 url=args.webhook,
             )
-        found = await roles(gh, ctx.node)
+        found = await roles(gh, ctx.node, ctx.master)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
     return Output(
         lines=tuple(lines),
         data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found)},
     )
+
+
+def node_key(ctx: NodeContext, *, rotate: bool) -> str:
+    """This node's public key, making its private key first when it has none (or when
+    ``rotate`` asks for a new one); the private key never leaves the node's state."""
+    key = None if rotate else ctx.state.signing_key(ctx.node)
+    if key is None:
+        key = ctx.state.new_signing_key(ctx.node)
+        ctx.__dict__.pop("signing_key", None)  # the cached one is the old key
+    return public_key_of(key)
+
+
+async def publish_key(gh: GitHubClient, ctx: NodeContext, row: Node, public: str) -> list[str]:
+    """Put ``public`` in the node's row when it is not its current key: the old one is
+    retired now (it stays valid for messages posted before), and the bodies of this
+    node's open jobs are signed again with the new key."""
+    keys = parse_keys(row.public_key)
+    if keys.current == public:
+        return []
+    now = datetime.now(UTC).replace(microsecond=0)
+    cell = render_keys(rotated(keys, public, at=now))
+    word = "rotated" if keys.current else "published"
+    await asyncio.to_thread(
+        publish_edit,
+        ctx.clone,
+        LOOP_PATH,
+        lambda old: set_public_key(old or "", node=ctx.node, keys=cell),
+        f"relay: {ctx.node} signing key {word}",
+    )
+    ctx.reload_master()
+    signed = await resign_bodies(gh, ctx, previous=keys.current, row=row)
+    said = f"signing key {word}: {public[:20]}…"
+    return [said + (f" (job bodies signed again: {signed})" if signed else "")]
+
+
+async def resign_bodies(
+    gh: GitHubClient, ctx: NodeContext, *, previous: str | None, row: Node
+) -> int:
+    """Sign the bodies of the open jobs this node controls with its current key — only
+    those it trusted before: signed by its ``previous`` key, or, when it had none, opened
+    by one of its own accounts. A body someone else changed is never blessed."""
+    from relay.protocol.signatures import Verdict, verify_payload
+    from relay.protocol.wire import decode_block
+
+    own = {a.id for a in row.accounts}
+    count = 0
+    for issue in await gh.list_issues(state="open"):
+        if issue.is_pull_request or MARKER not in issue.body:
+            continue
+        try:
+            job = parse_body(issue.body)
+        except MessageRejected:
+            continue
+        if job.controller != ctx.node:
+            continue
+        if previous is not None:
+            check = verify_payload(decode_block(issue.body), repo=ctx.repo, public_keys=(previous,))
+            if check is not Verdict.VALID:
+                continue
+        elif issue.user.id not in own:
+            continue
+        fresh = ctx.sign(unsigned(issue.body))
+        if fresh != issue.body:
+            await gh.update_issue(issue.number, body=fresh)
+            count += 1
+    return count
 
 
 async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tuple[str, ...]]:

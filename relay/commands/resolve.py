@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> Output:
             issue, ctx.master, node=ctx.node, summary=args.summary, now=now, caller=caller
         )
         await asyncio.to_thread(write_handover, ctx, issue, args.summary, now)
-        await apply_plan(gh, plan)
+        await apply_plan(gh, plan, sign=ctx.sign)
 
     run_async(lambda: with_issue(ctx, args.issue, body))
     said = run_async(lambda: close_watcher(ctx, args.issue))

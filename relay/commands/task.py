@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> Output:
             fallback=args.fallback,
             checkout=args.checkout,
         )
-        await apply_plan(gh, plan)
+        await apply_plan(gh, plan, sign=ctx.sign)
         return plan
 
     number = run_async(lambda: with_issue(ctx, args.issue, body)).task

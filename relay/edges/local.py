@@ -14,6 +14,7 @@ GitHub client's conditional-request cache), ``token`` (optional, mode 0600) and
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -194,6 +195,43 @@ class NodeState:
     @property
     def pass_log_path(self) -> Path:
         return self.root / "passes.jsonl"
+
+    def signing_key_path(self, node: str) -> Path:
+        """Where ``node``'s Ed25519 private key lives (readable by this user only)."""
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
+        return self.root / "keys" / f"{safe}.ed25519"
+
+    def signing_key(self, node: str) -> bytes | None:
+        """``node``'s private key (32 raw bytes), None before `relay join` made one;
+        ConfigError when the file is readable by others or is not a key."""
+        path = self.signing_key_path(node)
+        text = read_private(path, what="signing key file")
+        if text is None:
+            return None
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except ValueError:
+            raw = b""
+        if len(raw) != 32:
+            raise ConfigError(
+                f"signing key file {path} does not hold a key",
+                hint="run `relay join --rotate-key` to make a new one",
+            )
+        return raw
+
+    def new_signing_key(self, node: str) -> bytes:
+        """Make and keep a new private key for ``node`` (mode 0600); its 32 raw bytes."""
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import (
+            Encoding,
+            NoEncryption,
+            PrivateFormat,
+        )
+
+        key = Ed25519PrivateKey.generate()
+        raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        write_atomic(self.signing_key_path(node), base64.b64encode(raw) + b"\n", mode=0o600)
+        return raw
 
     def lock(self, node: str) -> PassLock:
         """The pass lock of ``node`` in this clone (not yet acquired)."""

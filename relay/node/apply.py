@@ -132,7 +132,7 @@ class Applier:
         key = (action.issue, action.task)
         if key in self.snapshot.local.results_posted:
             return
-        await self.gh.create_comment(action.issue, action.body)
+        await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
         now = datetime.now(UTC)
         if self.ctx.state.claim(issue=action.issue, task=action.task) is None:
             self.ctx.state.record_claim(
@@ -147,7 +147,7 @@ class Applier:
     async def _report_frozen(self, action: ReportFrozen) -> None:
         if (action.issue, action.key) in self.snapshot.local.notices:
             return
-        await self.gh.create_comment(action.issue, action.body)
+        await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
         self.ctx.state.mark_notice(issue=action.issue, key=action.key, now=datetime.now(UTC))
         self.lines.append(f"#{action.issue}: said in the thread that the job is {action.reason}")
 
@@ -156,7 +156,7 @@ class Applier:
         word = status.value if status is not None else "half-done"
         summary = getattr(action.result, "summary", None) or getattr(action.result, "known", "")
         if action.body is not None:  # the body's "Current state"; the controller's account
-            await self.gh.update_issue(action.issue, body=action.body)
+            await self.gh.update_issue(action.issue, body=self.ctx.sign(action.body))
         if not action.trusted:
             self.lines.append(f"#{action.issue}: the answer was edited after posting; not trusted")
         self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
@@ -192,20 +192,21 @@ def run_hook(hook: str, action: NotifyResult, status: str) -> int:
         return subprocess.run(hook, shell=True, env=env, check=False).returncode
 
 
-async def apply_plan(gh: GitHubClient, plan: Plan) -> int:
-    """Apply a planner's Plan: comments, body, labels (the baton, last), then close.
+async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]) -> int:
+    """Apply a planner's Plan: comments, body, labels (the baton, last), then close. Every
+    comment and body goes out through ``sign`` (the node's :meth:`NodeContext.sign`).
 
     Returns the issue number (new when the plan opened a job).
     """
     if plan.issue is None:
         made = await gh.create_issue(
-            title=plan.title or "", body=plan.body or "", labels=plan.labels or ()
+            title=plan.title or "", body=sign(plan.body or ""), labels=plan.labels or ()
         )
         return made.number
     for comment in plan.comments:
-        await gh.create_comment(plan.issue, comment)
+        await gh.create_comment(plan.issue, sign(comment))
     if plan.body is not None:
-        await gh.update_issue(plan.issue, body=plan.body)
+        await gh.update_issue(plan.issue, body=sign(plan.body))
     if plan.labels is not None or plan.close:
         fields: dict[str, Any] = {}
         if plan.labels is not None:

@@ -65,6 +65,19 @@ class NodeContext:
         is a GitHub App uses its installation token (fetched, then refreshed when due)."""
         return find_token(api_url=self.api_url, token_file=self.state.token_path, app=self.app)
 
+    @cached_property
+    def signing_key(self) -> bytes | None:
+        """This node's private key (None before `relay join` made one)."""
+        return self.state.signing_key(self.node)
+
+    def sign(self, body: str) -> str:
+        """``body`` signed by this node when it has a key (every relay block it posts or
+        writes goes through here); a body without a block is returned as it is."""
+        from relay.protocol.signatures import sign_body
+
+        key = self.signing_key
+        return body if key is None else sign_body(body, repo=self.repo, private_key=key)
+
     def reload_master(self) -> Master:
         """Re-read the master section (after a pull) and keep it."""
         self.master = read_master(self.root)

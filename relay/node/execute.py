@@ -164,7 +164,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
     ctx.state.record_claim(
         issue=action.issue, task=action.task.task, node=ctx.node, now=datetime.now(UTC)
     )
-    await gh.create_comment(action.issue, action.claim_body)
+    await gh.create_comment(action.issue, ctx.sign(action.claim_body))
     await gh.create_reaction(action.comment_id, "eyes")
     await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
     return True
@@ -182,7 +182,7 @@ async def execute(
     task = action.task
     run = await asyncio.to_thread(run_task, ctx, task)
     result = await compose_result(ctx, task, run, token=token)
-    await gh.create_comment(action.issue, render_message(result))
+    await gh.create_comment(action.issue, ctx.sign(render_message(result)))
     ctx.state.finish_claim(
         issue=action.issue, task=task.task, outcome=result.status.value, now=datetime.now(UTC)
     )

@@ -25,22 +25,10 @@ from relay.protocol import (
     WatcherFacts,
     claim_ref,
     claim_refs_wanted,
-    parse_body,
 )
-from relay.protocol.wire import MARKER, MessageRejected
+from relay.protocol.thread import binds
 
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
-
-
-def binds(body: str, node: str) -> bool:
-    """Whether an issue body is a relay job with ``node`` as controller or worker."""
-    if MARKER not in body:
-        return False
-    try:
-        job = parse_body(body)
-    except MessageRejected:
-        return True  # malformed: let decide() report it as data for this node
-    return node in (job.controller, job.worker)
 
 
 def to_user(user: gh_models.User) -> User:
@@ -107,7 +95,9 @@ async def observe(
         found = await gh.list_issues(state="open")
     issues = []
     for issue in found:
-        if issue.is_pull_request or not binds(issue.body, node):
+        if issue.is_pull_request or not binds(
+            issue.body, node, author=issue.user.id, master=master
+        ):
             continue
         issues.append(to_issue(issue, await gh.list_comments(issue.number)))
     snapshot = Snapshot(
@@ -124,12 +114,15 @@ async def observe(
     return snapshot.model_copy(update={"claim_refs": frozenset(refs)})
 
 
-async def job_ended_since(gh: GitHubClient, *, node: str, since: datetime) -> bool:
+async def job_ended_since(gh: GitHubClient, *, node: str, master: Master, since: datetime) -> bool:
     """Whether a job that bound ``node`` was closed after ``since`` (less a few seconds of
     clock skew between this machine and the API): one request, asked only when decide()
     wants it (:func:`relay.protocol.wants_ended_check`)."""
     start = since.replace(microsecond=0) - timedelta(seconds=SKEW_SECONDS)
     closed = await gh.list_issues(state="closed", since=start)
     return any(
-        i.closed_at is not None and i.closed_at >= start and binds(i.body, node) for i in closed
+        i.closed_at is not None
+        and i.closed_at >= start
+        and binds(i.body, node, author=i.user.id, master=master)
+        for i in closed
     )

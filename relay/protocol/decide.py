@@ -40,6 +40,7 @@ from relay.protocol.labels import Label, batons_in
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Scope
 from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, Status, TaskMsg
 from relay.protocol.messages import render_message as render
+from relay.protocol.signatures import unsigned
 from relay.protocol.snapshot import Snapshot, TaskKey
 from relay.protocol.thread import NotAJob, Thread, read_thread
 from relay.protocol.wire import MessageRejected
@@ -363,7 +364,7 @@ def _notify(
         task=result.task,
         comment_id=comment_id,
         result=result,
-        body=body if body != thread.issue.body else None,
+        body=body if body != unsigned(thread.issue.body) else None,
         trusted=trusted,
     )
 

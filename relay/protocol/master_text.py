@@ -219,15 +219,25 @@ def set_scheduler(loop_text: str, *, node: str, scheduler: str) -> str:
 
     Raises InvalidValue when the node is not in the table or the value cannot be a cell.
     """
+    checked = build(Node, name=node, scheduler=scheduler)
+    return _set_cell(loop_text, node=node, column_name="scheduler", value=checked.scheduler)
+
+
+def set_public_key(loop_text: str, *, node: str, keys: str) -> str:
+    """LOOP.md with one node's ``public key`` cell set; every other byte is kept."""
+    checked = build(Node, name=node, public_key=keys)
+    return _set_cell(loop_text, node=node, column_name="public key", value=checked.public_key)
+
+
+def _set_cell(loop_text: str, *, node: str, column_name: str, value: str) -> str:
     lines, start, end = _nodes_lines(loop_text)
     header, rows = _table([line.rstrip("\r\n") for line in lines[start:end]])
-    column = next((i for i, h in enumerate(header) if h.lower() == "scheduler"), None)
+    column = next((i for i, h in enumerate(header) if h.lower() == column_name), None)
     match = next((r for r in rows if r[1] and r[1][0] == node), None)
     if match is None or column is None:
         raise InvalidValue(f"node {node!r} is not in the node table", hint="run `relay join`")
-    checked = build(Node, name=node, scheduler=scheduler)
     cells = match[1] + [""] * (len(header) - len(match[1]))
-    cells[column] = checked.scheduler
+    cells[column] = value
     line = lines[start + match[0]]
     ending = line[len(line.rstrip("\r\n")) :]
     lines[start + match[0]] = "| " + " | ".join(cells) + " |" + ending

@@ -284,7 +284,7 @@ def model_from_payload(payload: dict[str, Any], kinds: dict[Kind, type[BaseModel
     fields = payload.get("fields")
     if not isinstance(fields, dict):
         raise MessageRejected("the block has no fields object")
-    if set(payload) - {"kind", "issue", "task", "node", "fields"}:
+    if set(payload) - {"kind", "issue", "task", "node", "fields", "sig"}:
         raise MessageRejected("the block has unknown keys")
     head = {k: payload[k] for k in ("issue", "task", "node") if payload.get(k) is not None}
     if set(head) & set(fields):
@@ -297,6 +297,13 @@ def model_from_payload(payload: dict[str, Any], kinds: dict[Kind, type[BaseModel
         raise MessageRejected(f"{kind.value} block: {where}: {first['msg']}") from None
 
 
+def unsigned(body: str) -> str:
+    """The body without its signature (see :mod:`relay.protocol.signatures`)."""
+    from relay.protocol.signatures import unsigned as strip
+
+    return strip(body)
+
+
 def parse_message(body: str, *, issue: int) -> AnyMessage:
     """The message a comment body carries, or MessageRejected saying why it is data."""
     message = model_from_payload(decode_block(body), dict(MESSAGE_TYPES))
@@ -307,6 +314,6 @@ def parse_message(body: str, *, issue: int) -> AnyMessage:
         expected = render_message(message)
     except InvalidValue:
         raise MessageRejected("the message is longer than relay would ever write") from None
-    if body.replace("\r\n", "\n") != expected:
+    if unsigned(body.replace("\r\n", "\n")) != expected:
         raise MessageRejected("the markdown does not match its block (edited by hand?)")
     return message

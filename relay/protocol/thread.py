@@ -16,6 +16,13 @@ Ground rules, applied to every comment in order:
    number (the worker answers it with a ``blocked`` RESULT), and an edited RESULT or
    half-done report means "answered, content untrusted" to both nodes alike.
 5. Of two messages of one kind for one task, the older counts; the newer is data.
+6. Signatures (:mod:`relay.protocol.signatures`): once the sending node has a key in the
+   node table, its messages count only when their block verifies against that key, for
+   this repository, issue, task and kind — and then whatever ``updated_at`` says, since
+   the content is what was signed. An unsigned or badly signed block is data; one whose
+   markdown was changed around a good block is treated as edited (rule 4). The job body
+   must verify against the controller's current key. A node with no key yet is read by
+   rules 3 and 4 alone.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from relay.protocol.messages import (
     model_from_payload,
     parse_message,
 )
+from relay.protocol.signatures import NodeKeys, Verdict, parse_keys, unsigned, verify_payload
 from relay.protocol.snapshot import Comment, Issue
 from relay.protocol.wire import MARKER, MessageRejected, decode_block
 
@@ -131,10 +139,51 @@ def read_thread(issue: Issue, master: Master) -> Thread:
     job = parse_body(issue.body)
     if issue.author.id not in party_ids(job, master):
         raise MessageRejected(f"job opened by {issue.author.login}, not an instruction account")
+    refusal = body_refusal(issue.body, job, master)
+    if refusal is not None:
+        raise MessageRejected(refusal)
     thread = Thread(issue, job, state_of(issue.labels, closed=issue.state == "closed"))
     for comment in sorted(issue.comments, key=lambda c: (c.created_at, c.id)):
         _read_comment(thread, comment, master)
     return thread
+
+
+def binds(body: str, node: str, *, author: int, master: Master) -> bool:
+    """Whether an issue is a job that binds ``node`` and may be trusted at all: a well-formed
+    job body naming the node, opened by an instruction account of the job's nodes, and
+    signed by the controller's key once it has one. Anything else — a stray issue carrying
+    relay's marker, a body someone else changed — is data: it keeps no watcher alive and
+    causes no commit."""
+    if MARKER not in body:
+        return False
+    try:
+        job = parse_body(body)
+        if node not in (job.controller, job.worker):
+            return False
+        return author in party_ids(job, master) and body_refusal(body, job, master) is None
+    except MessageRejected:
+        return False
+
+
+def keys_of(master: Master, node: str) -> NodeKeys:
+    """The keys the node table lists for ``node`` (none for an unknown node)."""
+    row = master.node(node)
+    return parse_keys(row.public_key) if row is not None else NodeKeys()
+
+
+def body_refusal(body: str, job: JobBody, master: Master) -> str | None:
+    """Why a job body cannot be trusted (its controller has a key and the body does not
+    verify against the current one), or None."""
+    keys = keys_of(master, job.controller)
+    if keys.current is None:
+        return None
+    verdict = verify_payload(
+        decode_block(body), repo=master.repository, public_keys=(keys.current,)
+    )
+    if verdict is Verdict.VALID:
+        return None
+    what = "is not signed" if verdict is Verdict.MISSING else "does not verify"
+    return f"the job body {what} by {job.controller}'s key (changed by someone else?)"
 
 
 def party_ids(job: JobBody, master: Master) -> set[int]:
@@ -154,13 +203,51 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
     reason = _refusal(thread, message, comment, master)
     if reason is not None:
         thread.ignored.append((comment.id, reason))
-    elif comment.edited:
+        return
+    verdict = _verdict(thread, message, comment, master)
+    if verdict is None:  # the sender has no key yet: rules 3 and 4 alone
+        trusted, forged = not comment.edited, False
+    else:
+        matches = verdict is Verdict.VALID and _as_rendered(comment, message)
+        trusted, forged = matches, verdict is not Verdict.VALID and not comment.edited
+    if trusted:
+        _keep(thread, message, comment)
+    elif forged:
+        why = "is not signed" if verdict is Verdict.MISSING else "does not verify"
+        thread.ignored.append(
+            (comment.id, f"{message.kind.value} {why}: {_sender(thread, message)}'s key")
+        )
+    else:
         task = getattr(message, "task", None)
         if isinstance(task, int):
             thread.edited.setdefault((message.kind, task), Entry(message, comment))
         thread.ignored.append((comment.id, "edited after it was posted"))
-    else:
-        _keep(thread, message, comment)
+
+
+def _sender(thread: Thread, message: AnyMessage) -> str:
+    """The node that sends this kind of message in this job."""
+    if message.kind == Kind.TASK or message.kind not in _WORKER_KINDS:
+        return thread.job.controller
+    return thread.job.worker
+
+
+def _verdict(
+    thread: Thread, message: AnyMessage, comment: Comment, master: Master
+) -> Verdict | None:
+    """The signature check against the sender's keys, None when the sender has none."""
+    keys = keys_of(master, _sender(thread, message))
+    if keys.current is None and not keys.retired:
+        return None
+    valid = keys.valid_at(comment.created_at)
+    payload = decode_block(comment.body)
+    return verify_payload(payload, repo=master.repository, public_keys=valid)
+
+
+def _as_rendered(comment: Comment, message: AnyMessage) -> bool:
+    """Whether the markdown is exactly what relay renders for the block (not edited by hand)."""
+    from relay.protocol.messages import render_message
+
+    return unsigned(comment.body.replace("\r\n", "\n")) == render_message(message)
 
 
 def _parse(comment: Comment, *, issue: int) -> AnyMessage:

@@ -140,7 +140,8 @@ def test_the_worker_declines_what_the_scope_forbids(world: World, job: int, tmp_
             scope="destructive",
         )
     )
-    world.api(f"/issues/{job}/comments", "POST", {"body": body})
+    signed = world.signed(world.controller, body)  # as the controller would post it
+    world.api(f"/issues/{job}/comments", "POST", {"body": signed})
     hand_baton_to_worker(world, job)
     out = world.worker.ok("watch", "--once")
     assert f"#{job}: TASK 1 answered as declined" in out
