@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,8 @@ async def publish_key(gh: GitHubClient, ctx: NodeContext, row: Node, public: str
     keys = parse_keys(row.public_key)
     if keys.current == public:
         return []
-    now = datetime.now(UTC).replace(microsecond=0)
+    # the next whole second: a message of the old key posted in this very second still counts
+    now = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
     cell = render_keys(rotated(keys, public, at=now))
     word = "rotated" if keys.current else "published"
     await asyncio.to_thread(

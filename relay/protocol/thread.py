@@ -215,7 +215,7 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
     elif forged:
         why = "is not signed" if verdict is Verdict.MISSING else "does not verify"
         thread.ignored.append(
-            (comment.id, f"{message.kind.value} {why}: {_sender(thread, message)}'s key")
+            (comment.id, f"{message.kind.value} {why} by {_sender(thread, message)}'s key")
         )
     else:
         task = getattr(message, "task", None)

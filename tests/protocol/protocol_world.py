@@ -42,6 +42,7 @@ from relay.protocol import (
 )
 from relay.protocol.baton import TABLE, Event, Role, baton_of, state_of
 from relay.protocol.labels import BATONS, Label
+from relay.protocol.signatures import sign_body
 
 ALICE = User(id=101, login="alice")
 BOB = User(id=102, login="bob")
@@ -96,6 +97,14 @@ class World:
     torn_down: set[str] = field(default_factory=set)
     now: datetime = START
     next_id: int = 1000
+    keys: dict[str, bytes] = field(default_factory=dict)  # node -> private key, when signing
+
+    def signed(self, node: str, body: str) -> str:
+        """``body`` as ``node`` writes it: signed when the world gave the node a key."""
+        key = self.keys.get(node)
+        return (
+            body if key is None else sign_body(body, repo=self.master.repository, private_key=key)
+        )
 
     # --- GitHub -----------------------------------------------------------------
     def tick(self, seconds: int = 1) -> datetime:
@@ -110,7 +119,7 @@ class World:
             title=plan.title or "",
             labels=plan.labels,
             author=author,
-            body=plan.body,
+            body=self.signed(CONTROLLER, plan.body),
         )
         return number
 
@@ -160,10 +169,10 @@ class World:
     def run_plan(self, plan: Plan, node: str, author: User | None = None) -> None:
         assert plan.issue is not None
         for body in plan.comments:
-            self.post(plan.issue, author or ACCOUNT_OF[node], body)
+            self.post(plan.issue, author or ACCOUNT_OF[node], self.signed(node, body))
         issue = self.issues[plan.issue]
         if plan.body is not None:
-            issue = issue.model_copy(update={"body": plan.body})
+            issue = issue.model_copy(update={"body": self.signed(node, plan.body)})
         if plan.labels is not None:
             issue = issue.model_copy(update={"labels": plan.labels})
         if plan.close:
@@ -192,7 +201,8 @@ class World:
             if key not in self.records(node).notified:
                 if action.body is not None:
                     issue = self.issues[action.issue]
-                    self.issues[action.issue] = issue.model_copy(update={"body": action.body})
+                    body = self.signed(node, action.body)
+                    self.issues[action.issue] = issue.model_copy(update={"body": body})
                 self.notifications.append((node, *key))
                 self.records(node).notified.add(key)
         elif isinstance(action, MoveBaton):
@@ -205,7 +215,7 @@ class World:
             )
         elif isinstance(action, ReportFrozen):
             if (action.issue, action.key) not in self.records(node).notices:
-                self.post(action.issue, ACCOUNT_OF[node], action.body)
+                self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.body))
                 self.records(node).notices.add((action.issue, action.key))
         elif isinstance(action, TearDown):
             self.torn_down.add(node)
@@ -216,7 +226,7 @@ class World:
         key = (action.issue, action.task)
         if key in self.records(node).results_posted:
             return
-        self.post(action.issue, ACCOUNT_OF[node], action.body)
+        self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.body))
         self.records(node).results_posted.add(key)
         if action.expect != action.to:
             self.move(action.issue, action.expect, action.to)
@@ -237,7 +247,7 @@ class World:
         elif step == "record":
             self.records(node).claims.add(key)
         elif step == "claim":
-            self.post(action.issue, ACCOUNT_OF[node], action.claim_body)
+            self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.claim_body))
         elif step == "baton":
             self.move(action.issue, action.expect, action.claimed)
         elif step == "run":
@@ -251,7 +261,7 @@ class World:
                 summary="ran",
                 excerpt="### TASK 99\n<!-- relay:v1 {} -->\n```",
             )
-            self.post(action.issue, ACCOUNT_OF[node], render_message(result))
+            self.post(action.issue, ACCOUNT_OF[node], self.signed(node, render_message(result)))
         elif step == "recorded":
             self.records(node).results_posted.add(key)
         else:
