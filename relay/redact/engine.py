@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
+from relay.redact.formats import SCANNER
 from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
 from relay.redact.network import NETWORK_RULES
+from relay.redact.placeholders import is_reference, looks_like_placeholder
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
@@ -110,9 +112,9 @@ class Engine:
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context)."""
         lowered = block.lower()
-        found: list[Span] = []
+        found: list[Span] = list(SCANNER.spans(block, lowered, start))
         for r in self.rules:
-            found.extend(r.spans(block, lowered, start))
+            found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
         for lit in self.literals:
             found.extend(literal_spans(lit, block, lowered, start))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
@@ -123,6 +125,23 @@ class Engine:
         spans = merge(found)
         # An unfinished key block runs to the block's end, so it is in the last merged span.
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+
+
+_CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRET})
+
+
+def _stands_in(block: bytes, span: Span) -> bool:
+    """A header, URL or setting whose value is a reference or filler (``Bearer ${TOKEN}``,
+    ``https://ci:****@host``, ``password: xxxxxxxx``): it protects nothing to redact it.
+
+    Only filler counts here, not a template's words: a password may well say "your"."""
+    start, end, kind = span
+    if kind not in _CONTEXT_KINDS:
+        return False
+    value = block[start:end]
+    if kind == Kind.URL_CREDENTIALS and b":" in value:
+        value = value[value.index(b":") + 1 :]
+    return is_reference(value) or looks_like_placeholder(value, words=False)
 
 
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:
