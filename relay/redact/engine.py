@@ -19,8 +19,9 @@ from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
 from relay.redact.formats import SCANNER
 from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
+from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES
-from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
@@ -115,6 +116,8 @@ class Engine:
         found: list[Span] = list(SCANNER.spans(block, lowered, start))
         for r in self.rules:
             found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
+        # Last, so that where a named rule agrees with a rule above, the latter's kind stands.
+        found.extend(NAMED.spans(block, lowered, start))
         for lit in self.literals:
             found.extend(literal_spans(lit, block, lowered, start))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
@@ -141,7 +144,7 @@ def _stands_in(block: bytes, span: Span) -> bool:
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
-    return is_reference(value) or looks_like_placeholder(value, words=False)
+    return is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False)
 
 
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:

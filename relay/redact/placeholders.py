@@ -51,3 +51,16 @@ REFERENCE = re.compile(
 def is_reference(value: bytes) -> bool:
     """True when the whole value is a reference, a mask or a template slot."""
     return REFERENCE.fullmatch(value) is not None
+
+
+# Keys published by design: Stripe's and Mapbox's publishable keys, Flutterwave's public
+# key, SSH public keys, Nostr public keys. A name beside them (``setPublishableKey``,
+# ``public_key:``) does not make them secret.
+_PUBLIC = re.compile(
+    rb"pk_(?:live|test)_|pk\.eyJ|FLWPUBK|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-|AAAA[BC]3NzaC1|npub1"
+)
+
+
+def is_public(value: bytes) -> bool:
+    """True when the value is a key that its owner publishes (it opens with a public prefix)."""
+    return _PUBLIC.match(value) is not None
