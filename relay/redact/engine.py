@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
 from relay.redact.formats import SCANNER
-from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
+from relay.redact.literals import (
+    Literal,
+    MachineFacts,
+    ansi_split_spans,
+    build_literals,
+    literal_spans,
+)
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
@@ -107,6 +113,7 @@ class Engine:
             *_compile_extra(extra_patterns or {}),
         )
         self.literals: tuple[Literal, ...] = build_literals(facts)
+        self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
@@ -120,6 +127,7 @@ class Engine:
         found.extend(NAMED.spans(block, lowered, start))
         for lit in self.literals:
             found.extend(literal_spans(lit, block, lowered, start))
+        found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]

@@ -2,16 +2,23 @@
 
 The facts are plain data handed in (``facts.gather_facts`` reads them from the machine), so
 the engine can be tested with any values. A secret value is also looked for in the forms a
-log may carry it in — base64 at each of the three alignments (as GitHub Actions masks
-secrets), URL-encoded (``quote``, ``quote_plus``, with ``/`` kept or not), JSON-escaped
-once and twice — because ``Authorization: Basic …`` and ``config.json`` carry tokens that
-way. Allowed exceptions never apply to these values (see ``engine``).
+log may carry it in — the encodings that the GitHub Actions runner masks too: base64 at
+each of the three alignments, URL-encoded (``quote``, ``quote_plus``, with ``/`` kept or
+not), JSON-escaped once and twice, XML-escaped (``&amp;``, ``&quot;`` …), with quotes
+doubled as SQL and expression strings double them, escaped as a command-line argument
+(``\"``, ``\\``), and with surrounding double quotes trimmed — because ``Authorization: Basic
+…``, ``config.json``, a ``settings.xml`` and a SQL script carry secrets that way. A value split
+by ANSI colour codes (a coloured log) is found through the codes (``ansi_split_spans``).
+Allowed exceptions never apply to these values (see ``engine``).
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
+import itertools
 import json
+import re
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -78,8 +85,15 @@ def secret_forms(value: str) -> set[str]:
     """The value and the encodings a log may show it in, each long enough to be specific."""
     raw = value.encode()
     json_escaped = json.dumps(value)[1:-1]
+    xml = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     forms = {
         value,
+        xml,
+        *(xml.replace('"', "&quot;").replace("'", apos) for apos in ("&apos;", "&#39;", "&#x27;")),
+        value.replace("'", "''"),  # SQL and expression strings
+        value.replace('"', '""'),  # CSV, SQL identifiers
+        value.replace("\\", "\\\\").replace('"', '\\"'),  # a quoted command-line argument
+        value.strip('"'),
         *(urllib.parse.quote(value, safe=safe) for safe in ("", "/")),  # quote() keeps "/"
         urllib.parse.quote_plus(value),
         json_escaped,
@@ -140,3 +154,34 @@ def literal_spans(lit: Literal, block: bytes, lowered: bytes, start: int) -> Ite
         if clean_left and (end >= len(hay) or hay[end] not in lit.edge):
             yield pos, end, lit.kind
         pos = hay.find(lit.needle, pos + 1)
+
+
+# An SGR or other CSI sequence: ESC [ parameters, intermediates, a final byte.
+_ANSI = re.compile(rb"(\x1b\[[0-9;:?]*[ -/]*[@-~])")
+
+
+def ansi_split_spans(block: bytes, start: int, needles: Iterable[bytes], kind: str) -> list[Span]:
+    """Where a needle occurs once ANSI escape codes are taken out of ``block[start:]``, as
+    spans of the original bytes (escapes inside included). Done only when codes are there;
+    the split and the offsets are computed by C loops, not per byte in Python."""
+    if block.find(b"\x1b[", start) < 0:
+        return []
+    pieces = _ANSI.split(block[start:])  # text, code, text, code, ..., text
+    at = [start, *itertools.accumulate(map(len, pieces), initial=start)][1:]
+    texts = pieces[0::2]
+    text_at = at[0::2]  # where each text piece starts in the block
+    plain_at = list(itertools.accumulate(map(len, texts), initial=0))  # ... in the plain text
+    plain = b"".join(texts)
+
+    def original(pos: int, *, end: bool) -> int:
+        i = bisect.bisect_right(plain_at, pos - 1 if end else pos) - 1
+        return text_at[i] + (pos - plain_at[i])
+
+    out: list[Span] = []
+    for needle in needles:
+        pos = plain.find(needle)
+        while pos >= 0:
+            end = pos + len(needle)
+            out.append((original(pos, end=False), original(end, end=True), kind))
+            pos = plain.find(needle, pos + 1)
+    return out
