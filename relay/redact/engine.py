@@ -161,9 +161,19 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
     Done before merging, so that no other find overlapping a BEGIN line can hide it."""
     out: list[Span] = []
     open_at: int | None = None
-    for start, end, kind in spans:
+    # One END search serves every BEGIN before it (a line of a thousand BEGIN markers would
+    # otherwise search the rest of the block a thousand times).
+    searched_from: int | None = None  # where the last END search started
+    last_end: tuple[int, int] | None = None  # and the END marker it found
+    for start, end, kind in sorted(spans):
         if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
-            stop = key_block_end(block, end)
+            reuse = searched_from is not None and searched_from <= end
+            if reuse and last_end is not None and last_end[0] < end:
+                reuse = False  # the END found then lies before this BEGIN's end
+            if not reuse:
+                m = END_KEY.search(block, end)
+                searched_from, last_end = end, (m.span() if m else None)
+            stop = None if last_end is None else last_end[1]
             if stop is None:
                 open_at = start if open_at is None else min(open_at, start)
             end = len(block) if stop is None else max(stop, end)

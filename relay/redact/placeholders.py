@@ -21,8 +21,10 @@ _FILLER_RUN = re.compile(rb"x{4}|X{4}|0{4}|\*{3}|#{3}|\.{3}")
 _FILLER_CHARS = frozenset(b"xX*#0._-")
 FILLER_SHARE = 0.9
 # Words that only a template or a document puts where a token goes.
+# (each long or delimited, so that a random body holds one with odds of one in millions).
 _WORDS = re.compile(
-    rb"(?i:your|placeholder|redacted|changeme|change_me|dummy|example_?key|insert|replace)"
+    rb"(?i:your[_\-]|[_\-]here\b|placeholder|redacted|changeme|change_me|dummy|insert[_\-]"
+    rb"|replace[_\-]?me|example[_\-]?key)"
 )
 MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones is filler
 
