@@ -23,6 +23,8 @@ _KEYWORDS: tuple[bytes, ...] = (
     rb"cookie",
     rb"pwd",
 )
+# The keywords most logs never hold, whose pass a block without them skips (see ``engine``).
+_GATES = {rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"}
 _KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
 
 # Key endings that name something about a secret rather than the secret itself
@@ -144,12 +146,16 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
+_WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
+
+
 def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    """``--password hunter2``: the next word is the value."""
-    end = stop = m.end()
-    while stop < len(block) and stop - end < 4096 and block[stop] not in b" \t\r\n\"'":
-        stop += 1
-    if stop == end or _PLACEHOLDER.fullmatch(block, end, stop):
+    """``--password hunter2``: the next word is the value; ``--password --verbose`` asks for it
+    at a prompt (the next word is another flag)."""
+    end = m.end()
+    found = _WORD_AFTER.match(block, end)
+    stop = found.end() if found else end
+    if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
     word = block[end:stop]
     if stop - end <= 8 and word.isalpha() and word.islower():
@@ -158,7 +164,10 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 
 
 ASSIGNMENT_RULES: tuple[Rule, ...] = (
-    *(rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span) for kw in _KEYWORDS),
+    *(
+        rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span, gate=_GATES.get(kw))
+        for kw in _KEYWORDS
+    ),
     rule(Kind.SECRET, rb"key" + _TAIL, lower=True, check=_key_span),
     rule(Kind.SECRET, _AUTH, lower=True, check=_auth_span),
 )

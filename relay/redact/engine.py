@@ -15,15 +15,17 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import re2
+
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
 from relay.redact.formats import SCANNER
 from relay.redact.literals import (
     Literal,
+    LiteralScanner,
     MachineFacts,
     ansi_split_spans,
     build_literals,
-    literal_spans,
 )
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES
@@ -112,7 +114,9 @@ class Engine:
             *SHELL_RULES,
             *_compile_extra(extra_patterns or {}),
         )
+        self._gates, self._gate_of = _gate_set(self.rules)
         self.literals: tuple[Literal, ...] = build_literals(facts)
+        self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
@@ -121,12 +125,15 @@ class Engine:
         """Find and merge every span at or after ``start`` (bytes before it are context)."""
         lowered = block.lower()
         found: list[Span] = list(SCANNER.spans(block, lowered, start))
-        for r in self.rules:
+        # One RE2 pass says which gated rules can match in this block at all.
+        present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
+        for i, r in enumerate(self.rules):
+            if i in self._gate_of and self._gate_of[i] not in present:
+                continue
             found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
         # Last, so that where a named rule agrees with a rule above, the latter's kind stands.
         found.extend(NAMED.spans(block, lowered, start))
-        for lit in self.literals:
-            found.extend(literal_spans(lit, block, lowered, start))
+        found.extend(self._literals.spans(block, lowered, start))
         found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
@@ -136,6 +143,25 @@ class Engine:
         spans = merge(found)
         # An unfinished key block runs to the block's end, so it is in the last merged span.
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+
+
+def _gate_set(rules: tuple[Rule, ...]) -> tuple[re2.Set | None, dict[int, int]]:
+    """One RE2 set of every rule's gate, and which set entry is which rule's."""
+    gated = [(i, r.gate) for i, r in enumerate(rules) if r.gate is not None]
+    if not gated:
+        return None, {}
+    options = re2.Options()
+    options.never_capture = True
+    gates = re2.Set.SearchSet(options)
+    gate_of = {i: gates.Add(gate) for i, gate in gated}
+    gates.Compile()
+    return gates, gate_of
+
+
+def _matches(gates: re2.Set, text: bytes) -> list[int]:
+    """The entries of ``gates`` that match somewhere in ``text`` (the stubs say bool)."""
+    found: object = gates.Match(text)
+    return found if isinstance(found, list) else []
 
 
 _CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRET})

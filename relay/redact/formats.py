@@ -19,6 +19,7 @@ they are bounded in length, so no match reaches past the streaming overlap.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -382,6 +383,10 @@ class _Anchor:
     row: int
     lead: int  # the most characters the row has before its first literal (0: it opens it)
     offset: int = 0  # where the literal is in a hit of the anchor regex
+    # The least run the row has before its literal, as one class: a cheap test that spares
+    # the window search on a near-miss (a line of ``0-us1`` repeated).
+    before: re.Pattern[bytes] | None = None
+    least: int = 0  # how many characters that test reads
 
 
 def _lead_chars(before: Run) -> int:
@@ -433,8 +438,12 @@ class FormatScanner:
             lead = sum(p.most for p in fmt.parts[:i] if isinstance(p, Run))
             before = fmt.parts[i - 1] if i else None
             offset = _lead_chars(before) if isinstance(before, Run) else 0
+            runs = [p for p in fmt.parts[:i] if isinstance(p, Run)]
+            least = sum(p.low for p in runs)
+            union = "".join(sorted({c for p in runs for c in p.alphabet}))
+            lead_re = re.compile(f"{_klass(union)}{{{least}}}".encode()) if least else None
             for alt in _alts(fmt.parts[i]):  # type: ignore[arg-type]
-                entry = _Anchor(alt.encode(), row, lead, offset)
+                entry = _Anchor(alt.encode(), row, lead, offset, lead_re, least)
                 if lead:
                     self._run_first.append(entry)
                 else:
@@ -462,6 +471,10 @@ class FormatScanner:
         for anchor in [*candidates, *self._run_first]:
             at = hs + anchor.offset
             if not block.startswith(anchor.literal, at):
+                continue
+            if anchor.before is not None and (
+                at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
+            ):
                 continue
             found = self._check(block, anchor, at)
             if found is _FILLER:

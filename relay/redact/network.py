@@ -262,6 +262,7 @@ NETWORK_RULES: tuple[Rule, ...] = (
         + _HEX4
         + b":)",
         check=_colon,
+        gate=rb":(?::|[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:)",
     ),
     rule(
         Kind.EMAIL,
@@ -269,6 +270,12 @@ NETWORK_RULES: tuple[Rule, ...] = (
         rb"(?![A-Za-z0-9\-])",
         check=_email,
     ),
-    rule(Kind.HOME, rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}"),
-    rule(Kind.HOME, rb":(?:\\\\?|/)users(?:\\\\?|/)[a-z0-9_.@\-]{1,64}", lower=True, check=_drive),
+    rule(Kind.HOME, rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}", gate=rb"/(?:home|users)/"),
+    rule(
+        Kind.HOME,
+        rb":(?:\\\\?|/)users(?:\\\\?|/)[a-z0-9_.@\-]{1,64}",
+        lower=True,
+        check=_drive,
+        gate=rb"users",
+    ),
 )

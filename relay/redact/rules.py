@@ -91,6 +91,9 @@ class Rule:
     regex: re.Pattern[bytes]
     lower: bool = False
     check: Check | None = None
+    # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
+    # block without it skips the rule, which saves its pass for what most logs never hold.
+    gate: bytes | None = None
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every span this rule finds in ``block`` at or after ``start``."""
@@ -109,9 +112,16 @@ class Rule:
                 yield found[0], found[1], found[2] if len(found) == 3 else self.kind
 
 
-def rule(kind: str, pattern: bytes, *, lower: bool = False, check: Check | None = None) -> Rule:
+def rule(
+    kind: str,
+    pattern: bytes,
+    *,
+    lower: bool = False,
+    check: Check | None = None,
+    gate: bytes | None = None,
+) -> Rule:
     """Compile one rule; the pattern must open with a literal (see the module docstring)."""
-    return Rule(kind, re.compile(pattern), lower=lower, check=check)
+    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate)
 
 
 def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:

@@ -57,5 +57,6 @@ SHELL_RULES: tuple[Rule, ...] = (
         rb"[a-z0-9_]{0,40}(?:secret|token|password|key)[a-z0-9_]{0,40}[ \t]+['\"]?" + _VALUE,
         lower=True,
         check=_value,
+        gate=rb"configure[ \t]+set[ \t]",
     ),
 )

@@ -73,6 +73,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
         rb"bearer[ \t]+(?P<cred>[A-Za-z0-9_\-.~+/]{8,4096}=*)",
         lower=True,
         check=_bearer,
+        gate=rb"bearer[ \t]+[a-z0-9_\-.~+/]{8}",
     ),
     rule(
         Kind.URL_CREDENTIALS,
@@ -85,6 +86,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
         rb"%3a%2f%2f(?P<info>(?:[^\s/@%\"'<>&]|%(?!40|2f)[0-9a-f]{2}){1,255}?)%40",
         lower=True,
         check=_encoded_url,
+        gate=rb"%3a%2f%2f",
     ),
     rule(
         Kind.SECRET,
