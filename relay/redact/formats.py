@@ -53,6 +53,7 @@ class Run:
 
     @property
     def most(self) -> int:
+        """The longest the run may be."""
         return self.low if self.high is None else self.high
 
 
@@ -88,17 +89,19 @@ class Format:
     name: str
     parts: tuple[Part, ...]
     kind: str = ""
-    checksum: str | None = None  # a key of CHECKSUMS, checked on the last run's text
+    checksum: str | None = None  # a key of CHECKSUMS, checked on what follows the prefix
     placeholders: tuple[str, ...] = ()  # documented example or dummy values: not secrets
     check: Callable[[bytes], bool] | None = None  # a further test of the whole match
     anchor_parts: int = 1  # parts after the first literal that the one-pass scan asks for
 
     @property
     def label(self) -> str:
+        """The name a find of this row is replaced and counted under."""
         return self.kind or self.name
 
     @property
     def max_length(self) -> int:
+        """The longest token of this row: the window its regex is matched in."""
         return sum(p.most if isinstance(p, Run) else max(map(len, _alts(p))) for p in self.parts)
 
 
