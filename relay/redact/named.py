@@ -137,6 +137,7 @@ def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
 
 
 def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
+    """The value's span, if it is a secret: named outright in an element, or machine-made."""
     for name in _VALUE_GROUPS:
         start, end = m.span(_GROUP[name])
         if start < 0 or end <= start:
@@ -160,8 +161,6 @@ def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
 
 class NamedScanner:
     """The engine's interface (see ``rules.Rule.spans``) over the one RE2 regex."""
-
-    kind = Kind.SECRET
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         for m in REGEX.finditer(lowered, start):
