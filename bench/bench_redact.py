@@ -1,12 +1,14 @@
 """Redaction benchmark: throughput, peak memory, recall and false positives, and the peer.
 
 A 100 MB build-and-test log (compiler output, pytest, npm, stack traces) is generated from a
-seed, with secrets of every supported format sprinkled in at known lines. Relay's redactor
-streams it (median of several runs, timed in wall-clock and in CPU time, since a shared
-machine slows the former; and once in a subprocess for peak memory); then every
-output line is checked against its input line: each planted secret must be gone (recall),
-every clean line must come out byte for byte (false positives). detect-secrets, the peer,
-scans a 10 MB slice of the same log in the same run, and the speed ratio is reported.
+seed, with secrets of every supported format sprinkled in at known lines, and decoys that
+look secret and are not (see ``redact_corpus``). ``relay redact`` runs over it as a whole
+process, as a user runs it (median of several runs, wall-clock and CPU time from the
+child's own resource usage, with its peak memory); the redactor also streams it in this
+process. Then every output line is checked against its input line: each planted secret
+must be gone (recall, overall and by kind), every clean line must come out byte for byte
+(false positives, overall and on the decoys). detect-secrets, the peer, scans a 10 MB slice
+of the same log in the same run, and the speed ratio is reported against the whole process.
 
 Run: ``python -m bench.bench_redact`` (or ``python -m bench`` for every benchmark).
 """
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +67,24 @@ def redact_file(source: Path, target: Path | None) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def whole_process(source: Path) -> dict[str, float]:
+    """``relay redact FILE > /dev/null`` as a child process: wall and CPU seconds, peak RSS.
+
+    The child's own resource usage (``wait4``) gives its CPU time and peak memory, unmixed
+    with this process or earlier children."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "relay.cli", "redact", str(source)]
+    with open(os.devnull, "wb") as sink:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=root)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+    if status != 0:
+        raise RuntimeError(f"relay redact failed: {child.stderr.read() if child.stderr else ''}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}
+
+
 def peak_memory_mb(source: Path) -> float:
     """Peak resident memory of a fresh process that redacts the whole corpus."""
     root = Path(__file__).resolve().parent.parent
@@ -73,22 +94,39 @@ def peak_memory_mb(source: Path) -> float:
     return int(done.stdout.strip()) / 1024
 
 
-def check_output(corpus: Corpus, source: Path, target: Path) -> dict[str, int]:
+def check_output(corpus: Corpus, source: Path, target: Path) -> dict[str, Any]:
     """Compare input and output line by line: planted secrets gone, clean lines unchanged."""
-    found = missed = changed = clean = 0
+    found = missed = changed = clean = decoys = decoys_changed = 0
+    missed_kinds: Counter[str] = Counter()
+    flagged: list[str] = []
     with open(source, encoding="utf-8") as src, open(target, encoding="utf-8") as out:
         for number, (before, after) in enumerate(zip(src, out, strict=True)):
             secrets = corpus.secrets.get(number)
             if secrets is None:
                 clean += 1
                 changed += before != after
+                if number in corpus.decoys:
+                    decoys += 1
+                    decoys_changed += before != after
+                if before != after and len(flagged) < 5:
+                    flagged.append(before.rstrip("\n"))  # a clean line: safe to print
                 continue
             for secret in secrets:
                 if secret in after:
                     missed += 1
+                    missed_kinds[corpus.line_kinds.get(number, "?")] += 1
                 else:
                     found += 1
-    return {"found": found, "missed": missed, "clean_lines": clean, "false_positives": changed}
+    return {
+        "found": found,
+        "missed": missed,
+        "missed_kinds": dict(missed_kinds.most_common()),
+        "clean_lines": clean,
+        "false_positives": changed,
+        "decoy_lines": decoys,
+        "decoy_false_positives": decoys_changed,
+        "false_positive_examples": flagged,
+    }
 
 
 def peer_throughput(source: Path, slice_mb: int) -> dict[str, float]:
@@ -116,29 +154,39 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
     source, target = workdir / "corpus.log", workdir / "redacted.log"
     corpus = write_corpus(source, size=corpus_mb << 20, seed=SEED)
     size_mb = source.stat().st_size / 1e6
+    processes = [whole_process(source) for _ in range(RUNS)]
     runs = [redact_file(source, None) for _ in range(RUNS)]
     redact_file(source, target)
     checks = check_output(corpus, source, target)
     wall = statistics.median(r[0] for r in runs)
     cpu = statistics.median(r[1] for r in runs)
+    process_wall = statistics.median(p["wall"] for p in processes)
+    process_cpu = statistics.median(p["cpu"] for p in processes)
     peer = peer_throughput(source, min(PEER_SLICE_MB, corpus_mb))
     return {
         "corpus_mb": round(size_mb, 1),
         "planted_secrets": corpus.count,
-        "kinds": sorted(corpus.kinds),
+        "kinds_planted": len(corpus.kinds),
+        "process_mb_per_s": round(size_mb / process_wall, 1),
+        "process_mb_per_cpu_s": round(size_mb / process_cpu, 1),
+        "process_runs_wall_s": [round(p["wall"], 2) for p in processes],
+        "process_peak_rss_mb": round(max(p["rss_mb"] for p in processes), 1),
         "relay_mb_per_s": round(size_mb / wall, 1),
         "relay_mb_per_cpu_s": round(size_mb / cpu, 1),
         "relay_runs_wall_s": [round(r[0], 2) for r in runs],
         "peak_rss_mb": round(peak_memory_mb(source), 1),
         "recall": checks["found"] / max(1, checks["found"] + checks["missed"]),
+        "false_positive_rate": checks["false_positives"] / max(1, checks["clean_lines"]),
+        "decoy_false_positive_rate": checks["decoy_false_positives"]
+        / max(1, checks["decoy_lines"]),
         **checks,
         "peer": "detect-secrets",
         "peer_slice_mb": round(peer["mb"], 1),
         "peer_mb_per_s": round(peer["mb_per_s"], 3),
         "peer_mb_per_cpu_s": round(peer["mb_per_cpu_s"], 3),
         "peer_findings": int(peer["found"]),
-        "speed_ratio": round(size_mb / wall / peer["mb_per_s"], 1),
-        "speed_ratio_cpu": round(size_mb / cpu / peer["mb_per_cpu_s"], 1),
+        "speed_ratio": round(size_mb / process_wall / peer["mb_per_s"], 1),
+        "speed_ratio_cpu": round(size_mb / process_cpu / peer["mb_per_cpu_s"], 1),
     }
 
 
@@ -151,11 +199,15 @@ def main() -> None:
     # about the neighbours than about the code.
     goals = {
         "recall is 100%": figures["recall"] == 1.0,
-        "no false positive on clean lines": figures["false_positives"] == 0,
-        "at least 50 MB/s (wall)": figures["relay_mb_per_s"] >= 50,
-        "at least 50 MB/s (CPU time)": figures["relay_mb_per_cpu_s"] >= 50,
-        "at least 100x detect-secrets (wall)": figures["speed_ratio"] >= 100,
-        "at least 100x detect-secrets (CPU time)": figures["speed_ratio_cpu"] >= 100,
+        "no false positive on clean lines (decoys included)": figures["false_positives"] == 0,
+        "at least 50 MB/s as a whole relay redact process (wall)": figures["process_mb_per_s"]
+        >= 50,
+        "at least 50 MB/s as a whole relay redact process (CPU time)": figures[
+            "process_mb_per_cpu_s"
+        ]
+        >= 50,
+        "at least 200x detect-secrets (wall)": figures["speed_ratio"] >= 200,
+        "at least 200x detect-secrets (CPU time)": figures["speed_ratio_cpu"] >= 200,
     }
     for goal, met in goals.items():
         print(f"  {'met' if met else 'MISSED'}: {goal}")

@@ -9,6 +9,16 @@ lines carry one secret of a supported kind (every kind in turn) in a plausible s
 addresses in the settings that say they are addresses (``from``, ``inet``, ``Host:``, a port,
 the start of an access-log line); ``Corpus.secrets`` maps each such line number to the
 strings that must not survive.
+
+Besides the settings above, secret lines carry a token of every row of the format table
+(``relay.redact.formats``) in a syntax that does not name it, a machine-made value named in
+the wider syntaxes (``VENDOR_KEY=``, XML, flags, "the api token is …"), and this node's own
+secret in the encodings the Actions runner masks (XML-escaped, doubled quotes, split by
+colour codes). One line in ``DECOY_EVERY`` is a decoy: a line the scanners' "must not flag"
+cases are made of — every row's placeholder shape, references, masks, public keys, words
+that contain a prefix, hashes and ids — recorded in ``Corpus.decoys``; it must come out
+unchanged. The token and placeholder generators are the tests' own (``format_samples``), so
+that the benchmark measures what the tests specify.
 """
 
 from __future__ import annotations
@@ -18,19 +28,25 @@ import hashlib
 import json
 import random
 import string
+import sys
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from relay.redact import MachineFacts
+from relay.redact.formats import FORMATS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "redact"))
+from format_samples import SYNTAXES, placeholder, positive
 
 FACTS = MachineFacts(
     user="alice.w",
     home="/home/alice.w",
     hosts=("buildbox-7", "buildbox-7.corp.example.net"),
-    secrets=("own-S3cret-value-9f8e7d6c",),
+    secrets=("own-S3cret-value-9f8e7d6c", "db\"pa<ss>&wo'rd-7f3e"),
 )
+DECOY_EVERY = 97
 _ALNUM = string.ascii_letters + string.digits
 RARE_EVERY = 50  # one line in this many is one of the rarer clean lines
 _URLSAFE = _ALNUM + "-_"
@@ -48,6 +64,8 @@ class Corpus:
     secrets: dict[int, list[str]] = field(default_factory=dict)
     kinds: set[str] = field(default_factory=set)
     count: int = 0
+    line_kinds: dict[int, str] = field(default_factory=dict)  # the kind planted on each line
+    decoys: set[int] = field(default_factory=set)  # lines that look secret and are not
 
 
 def _rand(rng: random.Random, n: int, alphabet: str = _ALNUM) -> str:
@@ -149,6 +167,78 @@ def _token_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
         one("cli", "+ aws configure set aws_secret_access_key {s}", _rand(r, 40, _ALNUM + "/+")),
         one("own", "deploying with {s}", FACTS.secrets[0]),
         *(one("own", "callback?state={s}", form) for form in _own_forms(FACTS.secrets[0])),
+        *(one("own-encoded", fmt, form) for fmt, form in _own_encoded(FACTS.secrets[1])),
+        *(one("named", fmt, _machine_made(r)) for fmt in _NAMED),
+        *(_row(r, i) for i in range(len(FORMATS))),
+    ]
+
+
+# Names that the plain ``password=`` rules do not read, each in its own syntax.
+_NAMED = (
+    "VENDOR_KEY={s}",
+    'const HEROKU_KEY = "{s}";',
+    'cloudflare: "{s}"',
+    "  <ApiKey>{s}</ApiKey>",
+    "<property><name>fs.s3a.secret.key</name><value>{s}</value></property>",
+    '<add key="ClientSecret" value="{s}" />',
+    "+ deploy --key {s} --region eu",
+    "the api token is {s}",
+)
+
+
+def _machine_made(rng: random.Random) -> str:
+    """A generated key: base62 with both cases and a digit."""
+    while True:
+        value = _rand(rng, 32)
+        if any(c.isupper() for c in value) and any(c.isdigit() for c in value):
+            return value
+
+
+def _row(rng: random.Random, i: int) -> Callable[[], Secret]:
+    """A token of one row of the format table, alone in a syntax that does not name it."""
+
+    def make() -> Secret:
+        fmt = FORMATS[i]
+        token = positive(fmt, rng)
+        return f"table:{fmt.name}", SYNTAXES[rng.randrange(len(SYNTAXES))].format(t=token), [token]
+
+    return make
+
+
+def _own_encoded(value: str) -> list[tuple[str, str]]:
+    """This node's secret XML-escaped, with SQL's doubled quotes, and split by colour codes."""
+    xml = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    xml = xml.replace('"', "&quot;").replace("'", "&apos;")
+    sql = value.replace("'", "''")
+    coloured = value[:5] + "\x1b[31m" + value[5:11] + "\x1b[0m" + value[11:]
+    return [
+        ("<password>{s}</password>", xml),
+        ("INSERT INTO users VALUES ('ci', '{s}');", sql),
+        ("\x1b[32mok\x1b[0m {s} done", coloured),
+    ]
+
+
+def decoys() -> list[str]:
+    """Lines that must come out unchanged (see the module docstring)."""
+    lines = [f"example: {placeholder(fmt)} (replace with your own)" for fmt in FORMATS]
+    return [
+        *lines,
+        "export GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "aws_access_key_id = AKIAXXXXXXXXXXXXXXXX",
+        "api_key: <your-token>   password: ####   token: '********'",
+        "password=${DB_PASSWORD} token: $(cat /run/secrets/token) secret=`pass show ci`",
+        "password = var.db_password",
+        "api_key: ${{ secrets.API_KEY }}",
+        "Authorization: Bearer $TOKEN",
+        "git clone https://ci:${CI_TOKEN}@git.example.org/r.git",
+        "password: ***  token=[REDACTED]",
+        "Stripe.setPublishableKey('pk_live_4eC39HqLyjWDarjtT1zdp7dc')",
+        "copy xoxo-party-photos-2019.jpg to /srv/media",
+        "TASK0123456789abcdef0123456789abcdef finished",
+        "max_tokens=512 token_file=/etc/t api_key_name=deploy key=abc123",
+        "cache hit 3f9a2b7c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f7a for linux-pip",
+        "uploaded artifact 9fA2xQ7LmN3pR8sT1uV4wY6zAb3Cd5Ef (1.2 MB)",
+        "trace-id 4bf92f3577b34da6a3ce929d0e0e4736 span 00f067aa0ba902b7",
     ]
 
 
@@ -201,9 +291,16 @@ def write_corpus(path: Path, *, size: int, seed: int, every: int = 400) -> Corpu
     corpus = Corpus()
     n = 0
     written = 0
+    decoy_lines = decoys()
     with open(path, "w", encoding="utf-8", newline="\n") as out:
         while written < size:
-            lines = [_clean(rng, n + i) for i in range(rng.randrange(every // 2, every * 3 // 2))]
+            lines = []
+            for i in range(rng.randrange(every // 2, every * 3 // 2)):
+                if (n + i) % DECOY_EVERY == DECOY_EVERY // 2:
+                    corpus.decoys.add(n + i)
+                    lines.append(decoy_lines[(n + i) // DECOY_EVERY % len(decoy_lines)])
+                else:
+                    lines.append(_clean(rng, n + i))
             planted = _plant(rng, corpus, n + len(lines))
             lines += planted
             text = "\n".join(lines) + "\n"
@@ -223,9 +320,12 @@ def _plant(rng: random.Random, corpus: Corpus, line: int) -> list[str]:
         corpus.secrets[line] = [block[0]]
         corpus.secrets[line + len(block) - 1] = [block[-1]]
         corpus.kinds.add("private-key")
+        for i in range(len(block)):
+            corpus.line_kinds[line + i] = "private-key"
         return block
     makers = _token_secrets(rng) + _personal_secrets(rng)
     kind, text, secrets = makers[corpus.count % len(makers)]()
     corpus.secrets[line] = secrets
     corpus.kinds.add(kind)
+    corpus.line_kinds[line] = kind
     return [text]

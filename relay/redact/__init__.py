@@ -3,6 +3,12 @@
 ``Redactor`` (pure) replaces token-shaped secrets, this node's own secret values, and
 personal and machine data with named placeholders; ``gather_facts`` (the one edge) reads
 the machine's user, home, host names and secret environment variables to hand to it.
+
+Where the finds come from: ``formats`` (the table of self-identifying token formats, one
+RE2 pass), ``named`` and ``assignments`` (values a name calls secret, in every syntax),
+``tokens`` and ``shell`` (headers, URLs, key blocks, command lines), ``network`` (addresses),
+``literals`` (this node's own values, in every encoding); ``placeholders`` says what only
+looks like a secret. The package imports nothing of relay but ``relay.errors``.
 """
 
 from __future__ import annotations

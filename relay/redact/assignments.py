@@ -23,6 +23,8 @@ _KEYWORDS: tuple[bytes, ...] = (
     rb"cookie",
     rb"pwd",
 )
+# The keywords most logs never hold, whose pass a block without them skips (see ``engine``).
+_GATES = {rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"}
 _KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
 
 # Key endings that name something about a secret rather than the secret itself
@@ -111,6 +113,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         if end > start:
             if _PLACEHOLDER.fullmatch(block, start, end):
                 return None
+            if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
+                return None  # `pass show db`, $(cat /run/secret): a command that fetches one
             if bare_pass and block[start:end].isdigit():
                 return None  # PASS=3 FAIL=0 counts tests
             if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
@@ -142,12 +146,16 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
+_WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
+
+
 def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    """``--password hunter2``: the next word is the value."""
-    end = stop = m.end()
-    while stop < len(block) and stop - end < 4096 and block[stop] not in b" \t\r\n\"'":
-        stop += 1
-    if stop == end or _PLACEHOLDER.fullmatch(block, end, stop):
+    """``--password hunter2``: the next word is the value; ``--password --verbose`` asks for it
+    at a prompt (the next word is another flag)."""
+    end = m.end()
+    found = _WORD_AFTER.match(block, end)
+    stop = found.end() if found else end
+    if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
     word = block[end:stop]
     if stop - end <= 8 and word.isalpha() and word.islower():
@@ -156,7 +164,10 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 
 
 ASSIGNMENT_RULES: tuple[Rule, ...] = (
-    *(rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span) for kw in _KEYWORDS),
+    *(
+        rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span, gate=_GATES.get(kw))
+        for kw in _KEYWORDS
+    ),
     rule(Kind.SECRET, rb"key" + _TAIL, lower=True, check=_key_span),
     rule(Kind.SECRET, _AUTH, lower=True, check=_auth_span),
 )

@@ -15,10 +15,21 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import re2
+
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
-from relay.redact.literals import Literal, MachineFacts, build_literals, literal_spans
+from relay.redact.formats import SCANNER
+from relay.redact.literals import (
+    Literal,
+    LiteralScanner,
+    MachineFacts,
+    ansi_split_spans,
+    build_literals,
+)
+from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES
+from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
@@ -103,18 +114,27 @@ class Engine:
             *SHELL_RULES,
             *_compile_extra(extra_patterns or {}),
         )
+        self._gates, self._gate_of = _gate_set(self.rules)
         self.literals: tuple[Literal, ...] = build_literals(facts)
+        self._literals = LiteralScanner(self.literals)
+        self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context)."""
         lowered = block.lower()
-        found: list[Span] = []
-        for r in self.rules:
-            found.extend(r.spans(block, lowered, start))
-        for lit in self.literals:
-            found.extend(literal_spans(lit, block, lowered, start))
+        found: list[Span] = list(SCANNER.spans(block, lowered, start))
+        # One RE2 pass says which gated rules can match in this block at all.
+        present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
+        for i, r in enumerate(self.rules):
+            if i in self._gate_of and self._gate_of[i] not in present:
+                continue
+            found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
+        # Last, so that where a named rule agrees with a rule above, the latter's kind stands.
+        found.extend(NAMED.spans(block, lowered, start))
+        found.extend(self._literals.spans(block, lowered, start))
+        found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
@@ -125,15 +145,61 @@ class Engine:
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
 
 
+def _gate_set(rules: tuple[Rule, ...]) -> tuple[re2.Set | None, dict[int, int]]:
+    """One RE2 set of every rule's gate, and which set entry is which rule's."""
+    gated = [(i, r.gate) for i, r in enumerate(rules) if r.gate is not None]
+    if not gated:
+        return None, {}
+    options = re2.Options()
+    options.never_capture = True
+    gates = re2.Set.SearchSet(options)
+    gate_of = {i: gates.Add(gate) for i, gate in gated}
+    gates.Compile()
+    return gates, gate_of
+
+
+def _matches(gates: re2.Set, text: bytes) -> list[int]:
+    """The entries of ``gates`` that match somewhere in ``text`` (the stubs say bool)."""
+    found: object = gates.Match(text)
+    return found if isinstance(found, list) else []
+
+
+_CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRET})
+
+
+def _stands_in(block: bytes, span: Span) -> bool:
+    """A header, URL or setting whose value is a reference or filler (``Bearer ${TOKEN}``,
+    ``https://ci:****@host``, ``password: xxxxxxxx``): it protects nothing to redact it.
+
+    Only filler counts here, not a template's words: a password may well say "your"."""
+    start, end, kind = span
+    if kind not in _CONTEXT_KINDS:
+        return False
+    value = block[start:end]
+    if kind == Kind.URL_CREDENTIALS and b":" in value:
+        value = value[value.index(b":") + 1 :]
+    return is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False)
+
+
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:
     """Stretch each BEGIN marker's span to its END marker, or to the block's end (open).
 
     Done before merging, so that no other find overlapping a BEGIN line can hide it."""
     out: list[Span] = []
     open_at: int | None = None
-    for start, end, kind in spans:
+    # One END search serves every BEGIN before it (a line of a thousand BEGIN markers would
+    # otherwise search the rest of the block a thousand times).
+    searched_from: int | None = None  # where the last END search started
+    last_end: tuple[int, int] | None = None  # and the END marker it found
+    for start, end, kind in sorted(spans):
         if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
-            stop = key_block_end(block, end)
+            reuse = searched_from is not None and searched_from <= end
+            if reuse and last_end is not None and last_end[0] < end:
+                reuse = False  # the END found then lies before this BEGIN's end
+            if not reuse:
+                m = END_KEY.search(block, end)
+                searched_from, last_end = end, (m.span() if m else None)
+            stop = None if last_end is None else last_end[1]
             if stop is None:
                 open_at = start if open_at is None else min(open_at, start)
             end = len(block) if stop is None else max(stop, end)

@@ -2,19 +2,28 @@
 
 The facts are plain data handed in (``facts.gather_facts`` reads them from the machine), so
 the engine can be tested with any values. A secret value is also looked for in the forms a
-log may carry it in — base64 at each of the three alignments (as GitHub Actions masks
-secrets), URL-encoded (``quote``, ``quote_plus``, with ``/`` kept or not), JSON-escaped
-once and twice — because ``Authorization: Basic …`` and ``config.json`` carry tokens that
-way. Allowed exceptions never apply to these values (see ``engine``).
+log may carry it in — the encodings that the GitHub Actions runner masks too: base64 at
+each of the three alignments, URL-encoded (``quote``, ``quote_plus``, with ``/`` kept or
+not), JSON-escaped once and twice, XML-escaped (``&amp;``, ``&quot;`` …), with quotes
+doubled as SQL and expression strings double them, escaped as a command-line argument
+(``\"``, ``\\``), and with surrounding double quotes trimmed — because ``Authorization: Basic
+…``, ``config.json``, a ``settings.xml`` and a SQL script carry secrets that way. A value split
+by ANSI colour codes (a coloured log) is found through the codes (``ansi_split_spans``).
+Allowed exceptions never apply to these values (see ``engine``).
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
+import itertools
 import json
+import re
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+import re2
 
 from relay.redact.rules import WORD, Kind, Span
 
@@ -78,8 +87,15 @@ def secret_forms(value: str) -> set[str]:
     """The value and the encodings a log may show it in, each long enough to be specific."""
     raw = value.encode()
     json_escaped = json.dumps(value)[1:-1]
+    xml = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     forms = {
         value,
+        xml,
+        *(xml.replace('"', "&quot;").replace("'", apos) for apos in ("&apos;", "&#39;", "&#x27;")),
+        value.replace("'", "''"),  # SQL and expression strings
+        value.replace('"', '""'),  # CSV, SQL identifiers
+        value.replace("\\", "\\\\").replace('"', '\\"'),  # a quoted command-line argument
+        value.strip('"'),
         *(urllib.parse.quote(value, safe=safe) for safe in ("", "/")),  # quote() keeps "/"
         urllib.parse.quote_plus(value),
         json_escaped,
@@ -140,3 +156,79 @@ def literal_spans(lit: Literal, block: bytes, lowered: bytes, start: int) -> Ite
         if clean_left and (end >= len(hay) or hay[end] not in lit.edge):
             yield pos, end, lit.kind
         pos = hay.find(lit.needle, pos + 1)
+
+
+# An SGR or other CSI sequence: ESC [ parameters, intermediates, a final byte.
+_ANSI = re.compile(rb"(\x1b\[[0-9;:?]*[ -/]*[@-~])")
+
+
+def ansi_split_spans(block: bytes, start: int, needles: Iterable[bytes], kind: str) -> list[Span]:
+    """Where a needle occurs once ANSI escape codes are taken out of ``block[start:]``, as
+    spans of the original bytes (escapes inside included). Done only when codes are there;
+    the split and the offsets are computed by C loops, not per byte in Python."""
+    if block.find(b"\x1b[", start) < 0:
+        return []
+    pieces = _ANSI.split(block[start:])  # text, code, text, code, ..., text
+    at = [start, *itertools.accumulate(map(len, pieces), initial=start)][1:]
+    texts = pieces[0::2]
+    text_at = at[0::2]  # where each text piece starts in the block
+    plain_at = list(itertools.accumulate(map(len, texts), initial=0))  # ... in the plain text
+    plain = b"".join(texts)
+
+    def original(pos: int, *, end: bool) -> int:
+        i = bisect.bisect_right(plain_at, pos - 1 if end else pos) - 1
+        return text_at[i] + (pos - plain_at[i])
+
+    out: list[Span] = []
+    for needle in needles:
+        pos = plain.find(needle)
+        while pos >= 0:
+            end = pos + len(needle)
+            out.append((original(pos, end=False), original(end, end=True), kind))
+            pos = plain.find(needle, pos + 1)
+    return out
+
+
+class LiteralScanner:
+    """Every literal found in one RE2 pass, instead of one ``find`` over the block for each.
+
+    This node's secret has a dozen encoded forms, each of which a ``find`` would read the
+    whole block for. One alternation of them all (case-insensitive where the literal is)
+    finds each place where some literal starts; the literals that start with that byte are
+    then compared there, with their edges. The search goes on from the next byte, not from
+    the end of the find, so that overlapping occurrences (``abcabc`` in ``abcabcabc``) are
+    all found: a secret half masked is a secret leaked."""
+
+    def __init__(self, literals: Iterable[Literal]) -> None:
+        self.literals = tuple(literals)
+        self._exact: dict[int, list[Literal]] = {}  # by first byte
+        self._folded: dict[int, list[Literal]] = {}  # by first byte, lowered
+        alternatives = []
+        for lit in self.literals:
+            text = re2.escape(lit.needle)
+            alternatives.append(b"(?i:" + text + b")" if lit.lower else text)
+            (self._folded if lit.lower else self._exact).setdefault(lit.needle[0], []).append(lit)
+        options = re2.Options()
+        options.never_capture = True
+        options.max_mem = 32 << 20
+        self._search = re2.compile(b"|".join(alternatives), options) if alternatives else None
+
+    def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+        """Every place a literal occurs at or after ``start`` with clean edges."""
+        if self._search is None:
+            return
+        pos = start
+        while (hit := self._search.search(block, pos)) is not None:
+            at = hit.start()
+            pos = at + 1
+            for lit in (*self._exact.get(block[at], ()), *self._folded.get(lowered[at], ())):
+                yield from _literal_at(lit, block, lowered, at)
+
+
+def _literal_at(lit: Literal, block: bytes, lowered: bytes, at: int) -> Iterator[Span]:
+    hay = lowered if lit.lower else block
+    if not hay.startswith(lit.needle, at):
+        return
+    end = at + len(lit.needle)
+    if (at == 0 or hay[at - 1] not in lit.edge) and (end >= len(hay) or hay[end] not in lit.edge):
+        yield at, end, lit.kind

@@ -31,7 +31,16 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from relay.redact.rules import WORD, Found, Kind, Rule, boundary_after, boundary_before, rule
+from relay.redact.rules import (
+    WORD,
+    Found,
+    Kind,
+    Rule,
+    Skip,
+    boundary_after,
+    boundary_before,
+    rule,
+)
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
@@ -162,22 +171,24 @@ def _widen(block: bytes, start: int, end: int, chars: frozenset[int]) -> tuple[i
     return lo, hi
 
 
-def _ipv6(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    """Widen a ``::`` or a run of colon groups to a whole IPv6 address and check it."""
+def _ipv6(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | Skip:
+    """Widen a ``::`` or a run of colon groups to a whole IPv6 address and check it. When it
+    is none, no other colon in the run read is one either: skip past the run."""
     lo, hi = _widen(block, m.start(), m.end(), _V6_CHARS)
+    skip = Skip(hi)
     while hi > lo and block[hi - 1] in b".:" and block[hi - 2 : hi] != b"::":
         hi -= 1  # a sentence's full stop or a port separator is not part of it
     if not boundary_before(block, lo, WORD) or not boundary_after(block, hi, WORD):
-        return None
+        return skip
     text = block[lo:hi]
-    if not any(c in _DIGITS for c in text):
-        return None  # dead::beef reads as code far more often than as an address
+    if not any(c in _DIGITS for c in text) or text.count(b"::") > 1:
+        return skip  # dead::beef reads as code far more often than as an address
     try:
         address = ipaddress.IPv6Address(text.decode("ascii"))
     except ValueError:
-        return None
+        return skip
     if address.is_loopback or address.is_unspecified:
-        return None
+        return skip
     return lo, hi
 
 
@@ -251,6 +262,7 @@ NETWORK_RULES: tuple[Rule, ...] = (
         + _HEX4
         + b":)",
         check=_colon,
+        gate=rb":(?::|[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:)",
     ),
     rule(
         Kind.EMAIL,
@@ -258,6 +270,12 @@ NETWORK_RULES: tuple[Rule, ...] = (
         rb"(?![A-Za-z0-9\-])",
         check=_email,
     ),
-    rule(Kind.HOME, rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}"),
-    rule(Kind.HOME, rb":(?:\\\\?|/)users(?:\\\\?|/)[a-z0-9_.@\-]{1,64}", lower=True, check=_drive),
+    rule(Kind.HOME, rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}", gate=rb"/(?:home|users)/"),
+    rule(
+        Kind.HOME,
+        rb":(?:\\\\?|/)users(?:\\\\?|/)[a-z0-9_.@\-]{1,64}",
+        lower=True,
+        check=_drive,
+        gate=rb"users",
+    ),
 )

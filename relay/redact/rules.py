@@ -22,6 +22,7 @@ import enum
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class Kind(enum.StrEnum):
@@ -63,9 +64,19 @@ def placeholder(kind: str) -> str:
 
 
 Span = tuple[int, int, str]
+
+
+class Skip(NamedTuple):
+    """A check's answer: nothing here, nor anywhere before ``until`` (a run it has read
+    whole). The rule's next search starts there, so that a line made of nothing but
+    near-matches (``::::…``) costs one check per run, not one per byte."""
+
+    until: int
+
+
 # A check gets the original block and the match; it returns the span to replace (with a
-# kind when it names one other than the rule's), or None.
-Found = tuple[int, int] | tuple[int, int, str] | None
+# kind when it names one other than the rule's), None, or a Skip.
+Found = tuple[int, int] | tuple[int, int, str] | Skip | None
 Check = Callable[[bytes, "re.Match[bytes]"], Found]
 
 WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -80,22 +91,37 @@ class Rule:
     regex: re.Pattern[bytes]
     lower: bool = False
     check: Check | None = None
+    # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
+    # block without it skips the rule, which saves its pass for what most logs never hold.
+    gate: bytes | None = None
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every span this rule finds in ``block`` at or after ``start``."""
         hay = lowered if self.lower else block
-        for m in self.regex.finditer(hay, start):
+        search = self.regex.search
+        pos = start
+        while (m := search(hay, pos)) is not None:
+            pos = m.end() if m.end() > m.start() else m.start() + 1
             if self.check is None:
                 yield m.start(), m.end(), self.kind
                 continue
             found = self.check(block, m)
-            if found is not None and found[1] > found[0]:
+            if isinstance(found, Skip):
+                pos = max(pos, found.until)
+            elif found is not None and found[1] > found[0]:
                 yield found[0], found[1], found[2] if len(found) == 3 else self.kind
 
 
-def rule(kind: str, pattern: bytes, *, lower: bool = False, check: Check | None = None) -> Rule:
+def rule(
+    kind: str,
+    pattern: bytes,
+    *,
+    lower: bool = False,
+    check: Check | None = None,
+    gate: bytes | None = None,
+) -> Rule:
     """Compile one rule; the pattern must open with a literal (see the module docstring)."""
-    return Rule(kind, re.compile(pattern), lower=lower, check=check)
+    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate)
 
 
 def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:

@@ -41,7 +41,10 @@ def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 
 def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``-pSECRET`` after ``mysql``; ``-p SECRET`` after ``docker login`` and its kin."""
-    line = block.rfind(b"\n", max(0, m.start() - 300), m.start()) + 1
+    # At most 300 bytes back: on a line with no break in sight, the whole block before each
+    # -p would make a log of dashes quadratic.
+    floor = max(0, m.start() - 300)
+    line = max(block.rfind(b"\n", floor, m.start()) + 1, floor)
     head = block[line : m.start()].lower()
     command = _LOGIN if m.group("pgap") else _MYSQL
     return _value(block, m) if command.search(head) else None
@@ -54,5 +57,6 @@ SHELL_RULES: tuple[Rule, ...] = (
         rb"[a-z0-9_]{0,40}(?:secret|token|password|key)[a-z0-9_]{0,40}[ \t]+['\"]?" + _VALUE,
         lower=True,
         check=_value,
+        gate=rb"configure[ \t]+set[ \t]",
     ),
 )

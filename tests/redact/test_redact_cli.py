@@ -115,3 +115,20 @@ def test_binary_input_is_passed_on_with_a_one_line_warning(tmp_path: Path) -> No
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("relay: warning: do not publish"), lines
     assert "binary" in lines[0]
+
+
+def test_the_report_names_each_format_found_with_its_count_and_never_the_secret(
+    tmp_path: Path,
+) -> None:
+    gitlab = "glpat-" + hashlib.sha256(b"gitlab").hexdigest()[:20]
+    shopify = "shpat_" + hashlib.sha256(b"shopify").hexdigest()[:32]
+    sentry = "sntryu_" + hashlib.sha256(b"sentry").hexdigest()
+    log = tmp_path / "deploy.log"
+    log.write_text(f"push {gitlab}\nagain {gitlab}\nshop {shopify}\nsentry {sentry}\nok\n")
+    done = relay(str(log), "--report", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = done.stderr.decode()
+    assert "gitlab-pat=2" in report and "shopify-token=1" in report
+    assert "sentry-user-token=1" in report
+    for secret in (gitlab, shopify, sentry):
+        assert secret not in report and secret not in done.stdout.decode()

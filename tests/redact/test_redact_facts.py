@@ -6,7 +6,10 @@ import base64
 import getpass
 import socket
 
-from relay.redact import Redactor, gather_facts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relay.redact import MachineFacts, Redactor, gather_facts
 from relay.redact.facts import names_secret
 
 
@@ -46,3 +49,26 @@ def test_the_environment_scan_and_the_assignment_rules_agree_on_secret_words() -
                  "APP_CREDENTIALS", "X_SECRET", "A_TOKEN", "API_KEY", "MY_COOKIE"):  # fmt: skip
         assert names_secret(name), name
         assert redactor.redact(f"{name}=Hx7kq2mzp9") == f"{name}=[redacted:secret]", name
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    secret=st.text(alphabet="abAB01-_", min_size=6, max_size=12),
+    text=st.text(alphabet="abAB01-_ \n", max_size=200),
+)
+def test_the_one_pass_literal_search_finds_every_occurrence(secret: str, text: str) -> None:
+    """Overlapping occurrences included: a secret half masked is a secret leaked."""
+    from relay.redact.literals import LiteralScanner, build_literals
+
+    block = (text + secret + secret[: len(secret) // 2] + secret + text).encode()
+    literals = build_literals(MachineFacts(secrets=(secret,)))
+    found = {(s, e) for s, e, _ in LiteralScanner(literals).spans(block, block.lower(), 0)}
+    naive = set()
+    for lit in literals:
+        hay = block.lower() if lit.lower else block
+        at = hay.find(lit.needle)
+        while at >= 0:
+            naive.add((at, at + len(lit.needle)))
+            at = hay.find(lit.needle, at + 1)
+    assert found == naive
+    assert secret not in Redactor(MachineFacts(secrets=(secret,))).redact(block)

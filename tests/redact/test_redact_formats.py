@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import re
 import urllib.parse
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from redact_samples import FACTS, MAKERS, OWN_SECRET
 
 from relay.errors import LocalUsageError
@@ -280,3 +284,39 @@ def test_public_addresses_after_ordinary_words_are_addresses_not_versions() -> N
         assert "<ip>" in out and not any(q in out for q in ("203.0", "34.123", "198.51")), out
     for kept in ("cmake 3.28.1.0", "firefox 115.0.2.1", "Installing node 18.17.1.3"):
         assert r.redact(kept) == kept
+
+
+OWN_ENCODINGS: dict[str, Callable[[str], str]] = {
+    "xml": lambda s: s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"),
+    "xml-attribute": lambda s: html.escape(s, quote=True),
+    "xml-apos": lambda s: html.escape(s).replace("&#x27;", "&apos;"),
+    "sql-doubled-quotes": lambda s: s.replace("'", "''"),
+    "csv-doubled-quotes": lambda s: s.replace('"', '""'),
+    "command-line": lambda s: s.replace("\\", "\\\\").replace('"', '\\"'),
+}
+TRICKY_SECRET = "p4ss\"w<o>rd&'x-42"
+
+
+@pytest.mark.parametrize("name", sorted(OWN_ENCODINGS))
+def test_own_secret_in_the_encodings_the_runner_masks(name: str) -> None:
+    encoded = OWN_ENCODINGS[name](TRICKY_SECRET)
+    assert encoded != TRICKY_SECRET
+    out = Redactor(MachineFacts(secrets=(TRICKY_SECRET,))).redact(f"value={encoded} end\n")
+    assert out == "value=[redacted:own-secret] end\n"
+
+
+@settings(max_examples=30, deadline=None)
+@given(cuts=st.lists(st.integers(1, len(OWN_SECRET) - 1), min_size=1, max_size=3, unique=True),
+       codes=st.lists(st.sampled_from(["\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\x1b[38;5;208m"]),
+                      min_size=3, max_size=3))  # fmt: skip
+def test_own_secret_split_by_ansi_colour_codes(cuts: list[int], codes: list[str]) -> None:
+    """A coloured log can put codes inside a value; what a reader sees is still the secret."""
+    pieces, last = [], 0
+    for cut, code in zip(sorted(cuts), codes, strict=False):
+        pieces += [OWN_SECRET[last:cut], code]
+        last = cut
+    coloured = "".join([*pieces, OWN_SECRET[last:]])
+    out = REDACTOR.redact(f"\x1b[32mok\x1b[0m {coloured} \x1b[0mdone\n")
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert OWN_SECRET not in plain
+    assert "[redacted:own-secret]" in out and out.endswith(" \x1b[0mdone\n")

@@ -1,0 +1,553 @@
+"""The self-identifying token formats, as data: one row per format, matched in one RE2 pass.
+
+A format is a sequence of parts — a literal (``"glpat-"``), a choice of literals
+(``("shpat_", "shpss_")``) or a run of characters from an alphabet with a length range — so
+that the same row yields the regex that finds it, the generator the tests use, and the
+documentation. Where a format carries a checksum (GitHub's and npm's tokens end with a
+base62 CRC32 of their random part), the row names it: a token whose checksum holds is
+redacted even when it looks like a placeholder, since a real token can never be one.
+
+Why RE2: a log is untrusted input, and RE2 (``google-re2``) matches in time linear in the
+input whatever the pattern, where a backtracking engine can be made to take quadratic or
+exponential time. Every row's anchor (its first literal) is compiled into one alternation,
+so a block is scanned once for every format together; each place found is then matched
+against the candidate rows' own regexes within a window of the row's longest length.
+
+The rows are facts about each vendor's published token shape (prefix, length, alphabet);
+they are bounded in length, so no match reaches past the streaming overlap.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import re2
+
+from relay.redact.placeholders import looks_like_placeholder
+from relay.redact.rules import WORD, Span
+
+B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LOWER = "abcdefghijklmnopqrstuvwxyz"
+LETTERS = UPPER + LOWER
+DIGITS = "0123456789"
+HEX = "0123456789abcdef"
+HEX_MIXED = HEX + "ABCDEF"
+UPPER_ALNUM = UPPER + DIGITS
+LOWER_ALNUM = LOWER + DIGITS
+B64 = B62 + "+/"
+B64URL = B62 + "-_"
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
+
+
+@dataclass(frozen=True)
+class Run:
+    """``low`` to ``high`` characters, each from ``alphabet``."""
+
+    alphabet: str
+    low: int
+    high: int | None = None
+
+    @property
+    def most(self) -> int:
+        """The longest the run may be."""
+        return self.low if self.high is None else self.high
+
+
+Part = str | tuple[str, ...] | Run
+
+
+def crc32_base62(random: str) -> str:
+    """The six-character base62 CRC32 that GitHub and npm append to a token's random part."""
+    value = zlib.crc32(random.encode())
+    out = ""
+    while value:
+        value, digit = divmod(value, 62)
+        out = B62[digit] + out
+    return out.rjust(6, "0")
+
+
+def _crc_ok(body: str) -> bool:
+    """GitHub and npm: 30 random base62 characters, then their CRC32 in six."""
+    return len(body) == 36 and crc32_base62(body[:30]) == body[30:]
+
+
+Checksum = Callable[[str], bool]
+CHECKSUMS: dict[str, Checksum] = {"crc32-base62": _crc_ok}
+
+
+@dataclass(frozen=True)
+class Format:
+    """One token format: its name, its shape, its checksum, and its placeholder shapes.
+
+    ``kind`` is the word in the replacement (``[redacted:<kind>]``) and in the report; it is
+    the name unless the format belongs to a family the redactor already names."""
+
+    name: str
+    parts: tuple[Part, ...]
+    kind: str = ""
+    checksum: str | None = None  # a key of CHECKSUMS, checked on what follows the prefix
+    placeholders: tuple[str, ...] = ()  # documented example or dummy values: not secrets
+    check: Callable[[bytes], bool] | None = None  # a further test of the whole match
+    anchor_parts: int = 1  # parts after the first literal that the one-pass scan asks for
+
+    @property
+    def label(self) -> str:
+        """The name a find of this row is replaced and counted under."""
+        return self.kind or self.name
+
+    @property
+    def max_length(self) -> int:
+        """The longest token of this row: the window its regex is matched in."""
+        return sum(p.most if isinstance(p, Run) else max(map(len, _alts(p))) for p in self.parts)
+
+
+def _alts(part: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (part,) if isinstance(part, str) else part
+
+
+def _in_class(char: str) -> str:
+    return "\\" + char if char in "\\]^-[" else char
+
+
+def _klass(alphabet: str) -> str:
+    """A regex character class for ``alphabet``, with consecutive characters as ranges."""
+    codes = sorted(set(map(ord, alphabet)))
+    pieces: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        lo, hi = _in_class(chr(codes[i])), _in_class(chr(codes[j]))
+        pieces.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "[" + "".join(pieces) + "]"
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if not c.isalnum() and c != "_" else c for c in text)
+
+
+# RE2 refuses counts above 1000; a longer run is asked for without a most, and the search
+# window (the row's longest length) bounds it instead.
+_RE2_MOST = 1000
+
+
+def part_regex(part: Part, *, capture: bool = False) -> str:
+    """The regex of one part; ``capture`` makes a run a group (the random part of a token)."""
+    if isinstance(part, Run):
+        if part.high is None or part.high == part.low:
+            count = f"{{{part.low}}}"
+        else:
+            count = f"{{{part.low},{part.high}}}"
+        if part.most > _RE2_MOST:
+            count = f"{{{min(part.low, _RE2_MOST)},}}"
+        regex = _klass(part.alphabet) + count
+        return f"({regex})" if capture else regex
+    alts = _alts(part)
+    return _escape(alts[0]) if len(alts) == 1 else "(?:" + "|".join(map(_escape, alts)) + ")"
+
+
+def format_regex(fmt: Format, *, capture: bool = False) -> str:
+    """The row's whole regex; with ``capture``, each run is a group."""
+    return "".join(part_regex(p, capture=capture) for p in fmt.parts)
+
+
+def _uuid(alphabet: str = HEX) -> tuple[Part, ...]:
+    return (Run(alphabet, 8), "-", Run(alphabet, 4), "-", Run(alphabet, 4), "-", Run(alphabet, 4),
+            "-", Run(alphabet, 12))  # fmt: skip
+
+
+def _f(name: str, *parts: Part, kind: str = "", checksum: str | None = None,
+       placeholders: tuple[str, ...] = (),
+       check: Callable[[bytes], bool] | None = None,
+       anchor_parts: int = 1) -> Format:  # fmt: skip
+    return Format(name, parts, kind=kind, checksum=checksum, placeholders=placeholders,
+                  check=check, anchor_parts=anchor_parts)  # fmt: skip
+
+
+def _random_base62(token: bytes) -> bool:
+    """Both cases, and a digit unless long: random base62 has them, words joined by dashes do
+    not."""
+    body = token[3:]
+    upper = any(65 <= c <= 90 for c in body)
+    lower = any(97 <= c <= 122 for c in body)
+    digit = any(48 <= c <= 57 for c in body)
+    return upper and lower and (digit or len(body) >= 32)
+
+
+# Order matters only where two rows can match at the same place: the longer shape first.
+# fmt: off
+FORMATS: tuple[Format, ...] = (
+    # Source forges and CI. GitHub's classic tokens are 36 characters (the last six a
+    # checksum); installation tokens may be long (``ghs_<app id>_<jwt>``), hence the range.
+    _f("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), Run(B64URL + ".", 16, 4096),
+       checksum="crc32-base62"),
+    _f("github-fine-grained-pat", "github_pat_", Run(B62 + "_", 22, 255), kind="github-token"),
+    _f("gitlab-pat", "glpat-", Run(B64URL + ".", 20, 80)),
+    _f("gitlab-pipeline-trigger-token", "glptt-", Run(HEX, 40)),
+    _f("gitlab-runner-token", "glrt-", Run(B64URL + ".", 20, 80)),
+    _f("gitlab-runner-registration-token", "GR1348941", Run(B64URL, 20)),
+    _f("gitlab-deploy-token", "gldt-", Run(B64URL, 20, 80)),
+    _f("gitlab-feed-token", "glft-", Run(B64URL, 20, 80)),
+    _f("gitlab-oauth-secret", "gloas-", Run(B64URL, 64)),
+    _f("gitlab-scim-token", "glsoat-", Run(B64URL, 20, 80)),
+    _f("gitlab-ci-job-token", "glcbt-", Run(HEX_MIXED, 1, 5), "_", Run(B64URL, 20, 80)),
+    _f("gitlab-incoming-mail-token", "glimt-", Run(B64URL, 25)),
+    _f("gitlab-agent-token", "glagent-", Run(B64URL, 50, 80)),
+    _f("gitlab-feature-flag-token", "glffct-", Run(B64URL, 20, 80)),
+    _f("bitbucket-app-password", "ATBB", Run(B62 + "_=.-", 32)),
+    _f("atlassian-api-token", ("ATATT3", "ATCTT3"), Run(B64URL + "=", 186, 200)),
+    _f("circleci-token", "CCIPAT_", Run(B62, 22), "_", Run(HEX, 40)),
+    _f("buildkite-token", "bkua_", Run(HEX, 40)),
+    _f("sonarqube-token", ("sqp_", "sqa_", "squ_"), Run(HEX, 40)),
+    _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX, 40)),
+    _f("octopus-deploy-key", "API-", Run(UPPER_ALNUM, 26)),
+    _f("harness-token", ("pat.", "sat."), Run(B64URL, 22), ".", Run(HEX, 24), ".",
+       Run(B62, 20)),
+    _f("jfrog-api-key", "AKCp", Run(B62, 69)),
+    _f("jfrog-identity-token", "cmVmdGtuOjAxOj", Run(B62, 50)),
+    _f("nuget-api-key", "oy2", Run(LOWER_ALNUM, 43)),
+    _f("rubygems-token", "rubygems_", Run(HEX, 48)),
+    _f("clojars-token", "CLOJARS_", Run(LOWER_ALNUM, 60)),
+    _f("packagist-token", ("packagist_uut_", "packagist_out_", "packagist_ouu_"),
+       Run(HEX, 68)),
+    _f("npm-token", "npm_", Run(B62, 36), checksum="crc32-base62"),
+    _f("pypi-token", "pypi-AgE", Run(B64URL, 40, 4000)),
+    _f("docker-hub-pat", "dckr_pat_", Run(B64URL, 27)),
+    _f("docker-hub-oat", "dckr_oat_", Run(B64URL, 32)),
+    _f("terraform-cloud-token", Run(B62, 14), ".atlasv1.", Run(B64URL + "=", 60, 70)),
+    _f("pulumi-token", "pul-", Run(HEX, 40)),
+    _f("vercel-token", ("vcp_", "vci_", "vca_", "vcr_", "vck_"), Run(B62, 24, 60)),
+    _f("netlify-token", "nfp_", Run(B62, 36)),
+    _f("fly-token", "fo1_", Run(B64URL, 43)),
+    _f("fly-macaroon", "fm2_", Run(B64 + "=_-", 100, 4000)),
+    _f("render-token", "rnd_", Run(B62, 32)),
+    _f("deno-deploy-token", ("ddp_", "ddw_"), Run(B62, 36)),
+    _f("heroku-token", "HRKU-", Run(B64URL, 58, 64)),
+    _f("readme-token", "rdme_", Run(LOWER_ALNUM, 70)),
+    _f("infracost-token", "ico-", Run(B62, 32)),
+    _f("ionic-token", "ion_", Run(LOWER_ALNUM, 42)),
+    _f("scalingo-token", "tk-us-", Run(B64URL, 48)),
+    _f("prefect-token", "pnu_", Run(B62, 36)),
+    _f("figma-token", "figd_", Run(B64URL, 40)),
+    _f("frameio-token", "fio-u-", Run(B64URL + "=", 64)),
+    _f("typeform-token", "tfp_", Run(LOWER_ALNUM + "-_.=", 59)),
+    _f("linear-api-key", "lin_api_", Run(B62, 40)),
+    _f("linear-oauth-token", "lin_oauth_", Run(HEX, 64)),
+    _f("launchdarkly-key", ("api-", "sdk-", "mob-"), *_uuid()),
+    _f("intra42-secret", "s-s4t2", ("ud-", "af-"), Run(HEX, 64)),
+    _f("settlemint-token", "sm_", ("pat_", "aat_", "sat_"), Run(B62, 16)),
+    _f("ubidots-token", "BBFF-", Run(B62, 30)),
+    _f("defined-networking-key", "dnkey-", Run(LOWER_ALNUM + "=_-", 26), "-",
+       Run(LOWER_ALNUM + "=_-", 52)),
+    _f("notion-token", "ntn_", Run(DIGITS, 11), Run(B62, 35)),
+    _f("airtable-pat", "pat", Run(B62, 14), ".", Run(HEX, 64)),
+    _f("contentful-token", "CFPAT-", Run(B64URL, 43)),
+    _f("wakatime-key", "waka_", *_uuid()),
+    _f("tailscale-key", "tskey-", ("auth-", "api-", "client-", "scim-", "webhook-"),
+       Run(B62, 10, 20), "-", Run(B62, 20, 40)),
+    _f("doppler-token", "dp.", ("pt.", "st.", "sa.", "ct.", "scim.", "audit."),
+       Run(B62, 40, 44)),
+    _f("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+       Run(B64URL + ".", 32, 64)),
+    _f("supabase-token", "sbp_", Run(HEX, 40)),
+    _f("supabase-secret-key", "sb_secret_", Run(B64URL, 31)),
+    _f("dynatrace-token", "dt0c01.", Run(UPPER_ALNUM, 24), ".", Run(UPPER_ALNUM, 64)),
+    _f("new-relic-user-key", "NRAK-", Run(UPPER_ALNUM, 27)),
+    _f("new-relic-insert-key", "NRII-", Run(B64URL, 32)),
+    _f("new-relic-browser-key", "NRJS-", Run(HEX, 19)),
+    _f("new-relic-license-key", Run(HEX, 36), "NRAL"),
+    _f("grafana-cloud-token", "glc_", Run(B64, 32, 400), Run("=", 0, 2)),
+    _f("grafana-service-account-token", "glsa_", Run(B62, 32), "_", Run(HEX_MIXED, 8)),
+    _f("grafana-api-key", "eyJrIjoi", Run(B64, 70, 400), Run("=", 0, 2)),
+    _f("sentry-org-token", "sntrys_eyJ", Run(B64URL + "+/=", 60, 400)),
+    _f("sentry-user-token", "sntryu_", Run(HEX, 64)),
+    _f("postman-api-key", "PMAK-", Run(HEX, 24), "-", Run(HEX, 34)),
+    _f("age-secret-key", "AGE-SECRET-KEY-1", Run(BECH32, 58)),
+    _f("vault-service-token", "hvs.", Run(B64URL, 24, 200)),
+    _f("vault-batch-token", "hvb.", Run(B64URL, 100, 300)),
+    _f("vault-recovery-token", "hvr.", Run(B64URL, 24, 200)),
+    _f("onepassword-service-token", "ops_eyJ", Run(B64, 250, 4000), Run("=", 0, 3)),
+    _f("onepassword-secret-key", "A3-", Run(UPPER_ALNUM, 6), "-", Run(UPPER_ALNUM, 11), "-",
+       Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5)),
+    _f("openshift-token", "sha256~", Run(B64URL, 43)),
+    # Clouds
+    _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
+       kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000")),
+    _f("aws-mws-key", "amzn.mws.", *_uuid()),
+    _f("google-api-key", "AIza", Run(B64URL, 35), kind="google-api-key"),
+    _f("google-oauth-client-secret", "GOCSPX-", Run(B64URL, 28)),
+    _f("google-oauth-access-token", "ya29.", Run(B64URL, 20, 2000)),
+    _f("google-oauth-refresh-token", "1//0", Run(B64URL, 40, 512)),
+    _f("azure-ad-client-secret", Run(B64URL + "~.", 3), Run(DIGITS, 1), "Q~",
+       Run(B64URL + "~.", 31, 34)),
+    _f("azure-storage-key", "AccountKey=", Run(B64, 86), "=="),
+    _f("alibaba-access-key-id", "LTAI", Run(B62, 20)),
+    _f("tencent-secret-id", "AKID", Run(B62, 32)),
+    _f("scaleway-access-key", "SCW", Run(UPPER_ALNUM, 17)),
+    _f("yandex-api-key", "AQVN", Run(B64URL, 35, 38)),
+    _f("yandex-iam-token", "t1.", Run(B64URL, 40, 200), Run("=", 0, 2), ".",
+       Run(B64URL, 86), Run("=", 0, 2)),
+    _f("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), Run(HEX, 64)),
+    _f("databricks-token", "dapi", Run(HEX, 32), Run("-0123456789", 0, 2)),
+    _f("cloudflare-origin-ca-key", "v1.0-", Run(HEX, 24), "-", Run(HEX, 146)),
+    _f("dropbox-short-lived-token", "sl.", Run(B64URL, 130, 160)),
+    _f("dropbox-long-lived-token", Run(LOWER_ALNUM, 11), "AAAAAAAAAA", Run(B64URL + "=", 43)),
+    _f("azure-sas-signature", "sig=", Run(B62 + "%+/", 43, 80)),
+    _f("firebase-cloud-messaging-key", "AAAA", Run(B64URL, 7), ":", Run(B64URL, 140)),
+    _f("salesforce-token", "00D", Run(B62, 12, 15), "!", Run(B62 + "._", 80, 120)),
+    # AI and data
+    _f("anthropic-key", "sk-ant-", Run(B64URL, 20, 400), kind="anthropic-key"),
+    _f("openai-project-key", "sk-", ("proj-", "svcacct-", "admin-"), Run(B64URL, 20, 400),
+       kind="openai-key"),
+    _f("openai-legacy-key", "sk-", Run(B62, 20), "T3BlbkFJ", Run(B62, 20), kind="openai-key"),
+    # Older OpenAI keys (and look-alikes of other vendors) are random base62: both cases and
+    # a digit, which kebab-case names (``sk-learn-…``) lack.
+    _f("openai-key", "sk-", Run(B64URL, 20, 400), kind="openai-key", check=_random_base62),
+    _f("huggingface-token", "hf_", Run(LETTERS, 34)),
+    _f("huggingface-org-token", "api_org_", Run(LETTERS, 34)),
+    _f("groq-key", "gsk_", Run(B62, 52)),
+    _f("replicate-token", "r8_", Run(B62, 37)),
+    _f("perplexity-key", "pplx-", Run(B62, 48)),
+    _f("xai-key", "xai-", Run(B62, 80)),
+    _f("langsmith-key", "lsv2_", ("pt_", "sk_"), Run(HEX, 32), "_", Run(HEX, 10)),
+    _f("pinecone-key", "pcsk_", Run(B62 + "_", 40, 120)),
+    # Payments and commerce
+    # Stripe's publishable keys (``pk_live_``) are public by design: not in the table.
+    _f("stripe-secret-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+       Run(B62, 10, 247), kind="stripe-key"),
+    _f("stripe-webhook-secret", "whsec_", Run(B62 + "+/=", 20, 200), kind="stripe-key"),
+    _f("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), Run(HEX_MIXED, 32)),
+    _f("square-token", ("sq0atp-", "sq0csp-"), Run(B64URL, 22, 43)),
+    _f("facebook-access-token", "EAA", Run(B62, 100, 255)),
+    _f("square-access-token", "EAAA", Run(B64URL, 60)),
+    _f("braintree-token", "access_token$", ("production$", "sandbox$"), Run(LOWER_ALNUM, 16),
+       "$", Run(HEX, 32)),
+    _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX, 32), "-X"),
+    _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX, 40)),
+    _f("lob-key", ("live_", "test_"), Run(HEX, 35)),
+    _f("easypost-key", ("EZAK", "EZTK"), Run(B62, 54)),
+    _f("duffel-token", "duffel_", ("live_", "test_"), Run(B64URL + "=", 43)),
+    _f("plaid-access-token", "access-", ("sandbox-", "development-", "production-"), *_uuid()),
+    _f("mapbox-secret-token", "sk.eyJ", Run(B64URL, 50, 300), ".", Run(B64URL, 20, 40)),
+    # Messaging, mail, webhooks
+    # Slack tokens go on with digits (a team or user id): ``xoxo-party.jpg`` is a file name.
+    _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 1, 13),
+       Run(B62 + "-", 9, 250), kind="slack-token"),
+    _f("slack-app-token", "xapp-", Run(DIGITS, 1), "-", Run(B62 + "-", 10, 200),
+       kind="slack-token"),
+    _f("slack-webhook", "https://hooks.slack.com/", ("services/", "workflows/", "triggers/"),
+       Run(B62 + "_/+-", 20, 300), kind="slack-webhook"),
+    _f("discord-webhook", "https://", ("discord.com", "discordapp.com"), "/api/webhooks/",
+       Run(DIGITS, 17, 20), "/", Run(B64URL, 60, 68)),
+    _f("teams-webhook", Run(LOWER_ALNUM + "-", 1, 63), ".webhook.office.com/webhookb2/",
+       *_uuid(), "@", *_uuid(),
+       "/IncomingWebhook/", Run(HEX, 32), "/", *_uuid()),
+    _f("zapier-webhook", "https://hooks.zapier.com/hooks/catch/", Run(DIGITS, 5, 10), "/",
+       Run(LOWER_ALNUM, 5, 10)),
+    _f("discord-bot-token", Run("MNO", 1), Run(B64URL, 23, 25), ".", Run(B64URL, 6), ".",
+       Run(B64URL, 27, 38), anchor_parts=3),  # dot, six, dot, 27: dotted names seldom are
+    _f("telegram-bot-token", Run(DIGITS, 8, 10), ":AA", Run(B64URL, 33)),
+    _f("twilio-api-key", "SK", Run(HEX, 32)),
+    _f("sendgrid-key", "SG.", Run(B64URL, 22), ".", Run(B64URL, 43)),
+    _f("brevo-key", ("xkeysib-", "xsmtpsib-"), Run(HEX, 64), "-", Run(B62, 16)),
+    _f("mailchimp-key", Run(HEX, 32), "-us", Run(DIGITS, 1, 2)),
+    _f("mailgun-key", "key-", Run(HEX, 32)),
+    _f("hubspot-token", "pat-", ("na1-", "eu1-"), *_uuid()),
+    _f("twitter-bearer-token", "AAAAAAAAAAAAAAAAAAAAA", Run(B62 + "%", 80, 120)),
+    _f("adafruit-key", "aio_", Run(B62, 28)),
+    # Tokens in general: a JWT (signed or not: the signature may be empty), and one wrapped in
+    # base64 (``eyJ`` encodes as ``ZXlK``).
+    _f("jwt", "eyJ", Run(B64URL, 5, 4096), ".", Run(B64URL, 5, 8192), ".", Run(B64URL, 0, 4096)),
+    _f("jwt-base64", "ZXlK", Run(B64, 60, 4000), Run("=", 0, 2)),
+)
+# fmt: on
+
+
+def _options(*, capture: bool = True) -> re2.Options:
+    options = re2.Options()
+    options.max_mem = 64 << 20  # room for the DFA cache of the one-pass anchor scan
+    options.never_capture = not capture
+    return options
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where one format matched, and whether its checksum vouches for it."""
+
+    start: int
+    end: int
+    fmt: Format
+
+
+_FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled with filler
+_ANCHOR_RUN = 6  # characters of the body that an anchor asks for after the prefix
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """How a row is found: its first literal, and how far its match may start before it."""
+
+    literal: bytes
+    row: int
+    lead: int  # the most characters the row has before its first literal (0: it opens it)
+    offset: int = 0  # where the literal is in a hit of the anchor regex
+    # The least run the row has before its literal, as one class: a cheap test that spares
+    # the window search on a near-miss (a line of ``0-us1`` repeated).
+    before: re.Pattern[bytes] | None = None
+    least: int = 0  # how many characters that test reads
+
+
+def _lead_chars(before: Run) -> int:
+    """How much of the run before a row's first literal its anchor asks for: one character.
+    More would refuse more near-misses in the scan, but each counted character costs the
+    DFA states on every log (measured: 8 characters make the whole scan twice as slow)."""
+    return 1 if before.low else 0
+
+
+def _anchor_regex(fmt: Format) -> tuple[int, str]:
+    """Where a row's first literal is, and the regex that the one-pass scan looks for.
+
+    The scan looks only for each row's first literal with the first few characters around
+    it: a DFA that followed every row's whole body at once would need a state for each mix
+    of half-read bodies, and spend its time building them. Each place found is then held to
+    the row's whole shape by the row's own regex."""
+    i = next(i for i, p in enumerate(fmt.parts) if not isinstance(p, Run))
+    before = fmt.parts[i - 1] if i else None
+    regex = part_regex(fmt.parts[i])
+    if isinstance(before, Run) and _lead_chars(before):
+        regex = _klass(before.alphabet) + f"{{{_lead_chars(before)}}}" + regex
+    for after in fmt.parts[i + 1 : i + 1 + fmt.anchor_parts]:
+        if not isinstance(after, Run):
+            regex += part_regex(after)
+            continue
+        # A row that asks for more parts (a shape whose literal is common) gets whole runs.
+        most = after.low if fmt.anchor_parts > 1 else min(after.low, _ANCHOR_RUN)
+        if most:
+            regex += _klass(after.alphabet) + f"{{{most}}}"
+        if after.low != (after.high or after.low) or after.low > most:
+            break  # what follows a run of open length cannot be placed
+    return i, regex
+
+
+class FormatScanner:
+    """Every row of the table, found in one RE2 pass over its anchors, then checked whole."""
+
+    def __init__(self, formats: tuple[Format, ...] = FORMATS) -> None:
+        self.formats = formats
+        self.strict = [
+            re2.compile(format_regex(f, capture=True).encode(), _options()) for f in formats
+        ]
+        anchors: dict[str, None] = {}
+        self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
+        self._run_first: list[_Anchor] = []  # rows that open with a run (few)
+        for row, fmt in enumerate(formats):
+            i, regex = _anchor_regex(fmt)
+            anchors[regex] = None
+            lead = sum(p.most for p in fmt.parts[:i] if isinstance(p, Run))
+            before = fmt.parts[i - 1] if i else None
+            offset = _lead_chars(before) if isinstance(before, Run) else 0
+            runs = [p for p in fmt.parts[:i] if isinstance(p, Run)]
+            least = sum(p.low for p in runs)
+            union = "".join(sorted({c for p in runs for c in p.alphabet}))
+            lead_re = re.compile(f"{_klass(union)}{{{least}}}".encode()) if least else None
+            for alt in _alts(fmt.parts[i]):  # type: ignore[arg-type]
+                entry = _Anchor(alt.encode(), row, lead, offset, lead_re, least)
+                if lead:
+                    self._run_first.append(entry)
+                else:
+                    self._by_byte.setdefault(ord(alt[0]), []).append(entry)
+        for entries in self._by_byte.values():
+            entries.sort(key=lambda a: a.row)  # table order decides between rows
+        self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
+
+    def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
+        """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
+        done = start
+        for hit in self.search.finditer(block, start):
+            hs = hit.start()
+            if hs < done:
+                continue  # inside the token found last
+            found = self._at(block, hs)
+            if found is not None and found.start >= done:
+                done = found.end
+                yield found
+
+    def _at(self, block: bytes, hs: int) -> Found | None:
+        """The first row, in table order, whose whole shape matches around the anchor at hs."""
+        glued = hs > 0 and block[hs - 1] in WORD
+        candidates = [] if glued else self._by_byte.get(block[hs], [])  # glued: refused anyway
+        for anchor in [*candidates, *self._run_first]:
+            at = hs + anchor.offset
+            if not block.startswith(anchor.literal, at):
+                continue
+            if anchor.before is not None and (
+                at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
+            ):
+                continue
+            found = self._check(block, anchor, at)
+            if found is _FILLER:
+                return None  # the shape is there, filled in by a document: no other row
+            if found is not None:
+                return found
+        return None
+
+    def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
+        """The row's find at the anchor; ``_FILLER`` when its shape holds a placeholder."""
+        fmt = self.formats[anchor.row]
+        strict = self.strict[anchor.row]
+        if anchor.lead:
+            m = strict.search(block, max(0, at - anchor.lead), at + fmt.max_length)
+            if m is None or m.start() > at or m.end() <= at:
+                return None
+        else:
+            m = strict.match(block, at, at + fmt.max_length)
+            if m is None:
+                return None
+        s, e = m.span()
+        if s > 0 and block[s - 1] in WORD:
+            return None  # inside a longer word: "xoxo-party", "TASK0123…"
+        if e < len(block) and block[e] in _ALNUM:
+            return None  # a longer run than the format allows: a hash, not this key
+        if fmt.check is not None and not fmt.check(block[s:e]):
+            return None
+        # The placeholder test reads the runs alone: a format's own literals are no filler.
+        body = b"".join(g for g in m.groups() if g)
+        if not _checksum_holds(fmt, block, s, e) and _is_placeholder(fmt, block[s:e], body):
+            return _FILLER
+        return Found(s, e, fmt)
+
+    def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+        """The engine's interface (see ``rules.Rule.spans``)."""
+        for found in self.finds(block, start):
+            yield found.start, found.end, found.fmt.label
+
+
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _checksum_holds(fmt: Format, block: bytes, start: int, end: int) -> bool:
+    """Whether the token's checksum (over what follows its prefix) holds."""
+    if fmt.checksum is None:
+        return False
+    text = block[start:end].decode("ascii", "replace")
+    return CHECKSUMS[fmt.checksum](text[len(_prefix(fmt, text)) :])
+
+
+def _prefix(fmt: Format, text: str) -> str:
+    head = fmt.parts[0]
+    if isinstance(head, Run):
+        return ""
+    return next((a for a in _alts(head) if text.startswith(a)), "")
+
+
+def _is_placeholder(fmt: Format, text: bytes, body: bytes) -> bool:
+    return text.decode("ascii", "replace") in fmt.placeholders or looks_like_placeholder(body)
+
+
+SCANNER = FormatScanner()

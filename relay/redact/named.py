@@ -1,0 +1,172 @@
+"""Values named as secrets in the syntaxes the assignment rules do not read, and entropy.
+
+``assignments`` reads ``password=…``, ``"token": …`` and their kin whatever the value. This
+module reads the wider family, where the name alone says less, so the value must also look
+machine-made (``looks_random``): ``VENDOR_KEY=…``, ``Using Key=…``, ``const HEROKU_KEY =
+"…"``, ``cloudflare: "…"``, ``--key …``, and any long high-entropy value that follows a
+secret-naming word on its line (``the api token is 3kJ8…``). The same string without such a
+word is left alone: hashes and ids in logs must stay readable. XML is read too:
+``<password>…</password>`` (whatever the value, as the element names a secret outright),
+``<name>…secret…</name><value>…</value>`` and ``key="ApiKey" value="…"``.
+
+All of it is one RE2 regex over the lowered block: linear time on any input (see
+``formats``), one pass for every syntax.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import re2
+
+from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.rules import Kind, Span
+
+# Words that name a secret outright: a value under them is one, whatever it looks like.
+STRONG = (
+    "password", "passwd", "passphrase", "secret", "token", "pwd", "credential", "credentials",
+    "apikey",
+    "api_key", "api-key", "private_key", "privatekey", "access_key", "accesskey",
+)  # fmt: skip
+# Words that may name a secret: a value under them is one if it looks machine-made.
+WEAK = (
+    "key", "api", "auth", "authorization", "private", "signature", "session", "cookie", "pass",
+    "access",
+    "bearer", "salt",
+)  # fmt: skip
+# Vendors whose name, as a setting, holds that vendor's key (``cloudflare: "…"``).
+VENDORS = (
+    "cloudflare", "heroku", "stripe", "github", "gitlab", "slack", "twilio", "sendgrid",
+    "mailgun", "mailchimp", "datadog", "sentry", "npm", "pypi", "docker", "aws", "azure",
+    "gcp", "openai", "anthropic", "shopify", "okta", "auth0", "vault", "discord", "telegram",
+    "firebase", "algolia", "pusher", "mapbox", "newrelic", "pagerduty", "snyk", "vercel",
+    "netlify", "supabase", "digitalocean", "linode", "hetzner", "huggingface", "postman",
+    "grafana", "databricks", "notion", "linear", "jira", "atlassian", "bitbucket", "circleci",
+)  # fmt: skip
+_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
+_SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
+_STRONG_RE = re.compile("|".join(STRONG).encode())
+_ANY_WORD_RE = re.compile(_SECRET_WORDS.encode())
+
+# Values are open-ended in the regex (a count is compiled into as many copies) and held to
+# MAX_VALUE and MIN_RANDOM here. A value that must look random must hold a digit
+# (``looks_random``), so the regex asks for one: a word after a name is no match at all.
+MAX_VALUE = 4096
+
+
+def _digit(klass: str, least: int = 8) -> str:
+    """A run of ``klass`` that holds a digit and has ``least`` characters on one side of it
+    (the whole length is checked after): ``max_tokens=512`` and a path's "114" are no match."""
+    more = least - 1
+    return f"(?:{klass}{{{more},}}[0-9]{klass}*|{klass}*[0-9]{klass}{{{more},}})"
+
+
+_DQ = _digit(r'[^"\\\r\n]')
+_SQ = _digit(r"[^'\r\n]")
+_BARE = _digit(r"""[^\s"'&,;<>(){}\[\]\\]""")
+_WORD = _digit(r"""[^\s"']""")
+_FREE = _digit(r"[a-z0-9+/_\-.~]", 10)
+
+# After the word, its name goes on only past a separator or a digit (``db_password_2``):
+# ``passed``, ``author``, ``tokenizer`` and ``keyboard`` are other words.
+_REST = r"(?:[_.:\-0-9][a-z0-9_.:\-]{0,40})?"
+
+_PATTERN = (
+    # key = value, key: value, "key": "value", key := value, key => value
+    rf"(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
+    rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|(?P<a3>{_BARE}))"
+    # <password>value</password>, <db:api-key attr="x">value</db:api-key>
+    rf"|<[a-z0-9_.:\-]{{0,40}}(?P<k2>{_WORDS}){_REST}(?:[ \t][^>\r\n]{{0,100}})?>"
+    rf"(?P<x>[^<\r\n]+)</"
+    # <name>fs.s3a.secret.key</name> <value>value</value>
+    r"|<name>(?P<k3>[^<\r\n]{1,80})</name>\s{0,40}<value>(?P<hv>[^<\r\n]+)</value>"
+    # <add key="ApiKey" value="value"/>
+    r"|(?:key|name)=\"(?P<k4>[^\"\r\n]{1,80})\"[ \t]+value=\"(?P<av>[^\"\r\n]+)\""
+    # --key value, --auth=value, -token value
+    rf"|[\s'\"]--?(?P<k5>[a-z0-9\-]{{0,30}}(?:{_SECRET_WORDS})(?:-[a-z0-9\-]{{0,20}})?)[ =]"
+    rf"(?P<fv>[^\s\"'\-]{_WORD})"
+    # a secret-naming word, then a long value further on the line
+    # (``token 3kJ8…``, ``the api token is 3kJ8…``, ``key: "3kJ8…"``): the word, a separator,
+    # at most three short words, then the value. Not across ``=``: ``key=value 3f9a…``
+    # already has its value, and what follows it is the next field.
+    rf"|(?P<k6>{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
+    rf"(?:[a-z]{{1,12}}[ \t]+){{0,3}}(?P<ev>{_FREE}={{0,2}})"
+)
+_VALUE_GROUPS = ("a1", "a2", "a3", "x", "hv", "av", "fv", "ev")
+_KEY_OF = {"a1": "k1", "a2": "k1", "a3": "k1", "x": "k2", "hv": "k3", "av": "k4", "fv": "k5"}
+# Where the name alone is enough: an element, a name/value pair, named by a strong word.
+_NAME_ENOUGH = frozenset({"x", "hv", "av"})
+MIN_RANDOM = 16
+MIN_FREE_STANDING = 20  # a value that no syntax ties to the word must be longer
+
+
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = 32 << 20
+    return options
+
+
+REGEX = re2.compile(_PATTERN.encode(), _options())
+_GROUP = {name.decode(): index for name, index in REGEX.groupindex.items()}
+
+
+def entropy(value: bytes) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
+    """Machine-made: long, mixed like random text, and of high entropy. Words, paths,
+    counters, versions and names are not (``/app/src/index.js``, ``test_parser_12``)."""
+    if len(value) < least or is_reference(value) or looks_like_placeholder(value):
+        return False
+    upper = any(65 <= c <= 90 for c in value)
+    lower = any(97 <= c <= 122 for c in value)
+    digit = any(48 <= c <= 57 for c in value)
+    bits = entropy(value)
+    if all(c in b"0123456789abcdef" for c in value) or all(c in b"0123456789ABCDEF" for c in value):
+        return len(value) >= 32 and digit and (upper or lower) and bits >= 3.0
+    if upper and lower and digit:
+        return bits >= 3.0
+    return (upper or lower) and digit and len(value) >= 24 and bits >= 3.8
+
+
+def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
+    """The value's span, if it is a secret: named outright in an element, or machine-made."""
+    for name in _VALUE_GROUPS:
+        start, end = m.span(_GROUP[name])
+        if start < 0 or end <= start:
+            continue
+        if end - start > MAX_VALUE:
+            return None
+        value = block[start:end]
+        if is_reference(value.strip()) or is_public(value):
+            return None
+        key_group = _KEY_OF.get(name)
+        key = m.group(_GROUP[key_group]) if key_group else b""
+        if name in _NAME_ENOUGH and key is not None:
+            if not _ANY_WORD_RE.search(key):
+                return None  # <name>fs.defaultFS</name>: not a secret's name
+            if _STRONG_RE.search(key) and not looks_like_placeholder(value, words=False):
+                return start, end
+        least = MIN_FREE_STANDING if name == "ev" else MIN_RANDOM
+        return (start, end) if looks_random(value, least=least) else None
+    return None
+
+
+class NamedScanner:
+    """The engine's interface (see ``rules.Rule.spans``) over the one RE2 regex."""
+
+    def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+        for m in REGEX.finditer(lowered, start):
+            found = _span(block, m)
+            if found is not None:
+                yield found[0], found[1], Kind.SECRET
+
+
+SCANNER = NamedScanner()

@@ -1,0 +1,68 @@
+"""Text that stands for a secret without being one, shared by every rule that finds secrets.
+
+Documentation, templates and earlier redactions are full of token-shaped strings that are
+not secrets: ``ghp_xxxxxxxx…``, ``AKIAXXXXXXXXXXXXXXXX``, ``sk_live_0000…``, ``<your-token>``,
+``####``, ``***``, ``[REDACTED]``, and references to a secret held elsewhere (``${VAR}``,
+``$(cmd)``, ``var.db_password``, a back-quoted command). Redacting them costs the reader the
+clue and protects nothing, so they are left alone — with one exception: a value this node
+itself holds as a secret is masked whatever it looks like (see ``engine``).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Filler: x, X, 0, *, #, dots, dashes and underscores, with a run of four (or three of the
+# symbols). A body is filler when nine in ten of its characters are: a format's own
+# separators and letters (``Q~``, ``-us``, ``NRAL``) may remain. A body that is partly real
+# (``github_pat_11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask, and
+# is redacted. A random body is never nine tenths filler.
+_FILLER_RUN = re.compile(rb"x{4}|X{4}|0{4}|\*{3}|#{3}|\.{3}")
+_FILLER_CHARS = frozenset(b"xX*#0._-")
+FILLER_SHARE = 0.9
+# Words that only a template or a document puts where a token goes.
+# (each long or delimited, so that a random body holds one with odds of one in millions).
+_WORDS = re.compile(
+    rb"(?i:your[_\-]|[_\-]here\b|placeholder|redacted|changeme|change_me|dummy|insert[_\-]"
+    rb"|replace[_\-]?me|example[_\-]?key)"
+)
+MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones is filler
+
+
+def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
+    """True when a token's body (its prefix removed) is filler or, with ``words``, a
+    template's word (a token never holds one; a password may)."""
+    if len(body) >= 8 and len(set(body)) < MIN_DISTINCT:
+        return True
+    if _FILLER_RUN.search(body):
+        filler = sum(1 for c in body if c in _FILLER_CHARS)
+        if filler >= FILLER_SHARE * len(body):
+            return True
+    return bool(words and _WORDS.search(body))
+
+
+# A whole value that refers to a secret kept elsewhere, or masks one.
+REFERENCE = re.compile(
+    rb"\$\{[^}\r\n]*\}|\$\([^)\r\n]*\)|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%"
+    rb"|`[^`\r\n]*`|(?:var|local|data|module|secrets|env|vars|inputs|steps|needs)\.[A-Za-z_][\w.\-\[\]\"']*"
+    rb"|\{\{.*\}\}|<[^<>\r\n]*>|\[(?i:redacted|masked|hidden|filtered|secret|removed)[^\]\r\n]*\]"
+    rb"|\*+|#+|x{3,}|X{3,}|\.\.\.|(?i:<?redacted>?|masked|hidden|\(hidden\)|none|null|nil)"
+)
+
+
+def is_reference(value: bytes) -> bool:
+    """True when the whole value is a reference, a mask or a template slot."""
+    return REFERENCE.fullmatch(value) is not None
+
+
+# Keys published by design: Stripe's and Mapbox's publishable keys, Flutterwave's public
+# key, SSH public keys, Nostr public keys. A name beside them (``setPublishableKey``,
+# ``public_key:``) does not make them secret.
+_PUBLIC = re.compile(
+    rb"pk_(?:live|test)_|pk\.eyJ|FLWPUBK|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-|AAAA[BC]3NzaC1|npub1"
+)
+
+
+def is_public(value: bytes) -> bool:
+    """True when the value is a key that its owner publishes (it opens with a public prefix)."""
+    return _PUBLIC.match(value) is not None

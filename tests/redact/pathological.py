@@ -1,0 +1,78 @@
+"""Pathological inputs for every pattern: one near-match repeated for the length of a line.
+
+A backtracking regex is slow on the input that almost matches it again and again: the
+anchor of a rule followed by a value that never ends the way the rule needs. Each family
+here is such a unit — the prefix of every row of the format table, and the lead-in of every
+hand-written rule (keywords, separators, key markers, dashes, dots, colons, ``@``, URLs,
+ANSI codes) — to be repeated with no line break. The tests feed them small; the benchmark
+(``bench/bench_redact_redos.py``) feeds 10 MB of each and compares with an ordinary log.
+"""
+
+from __future__ import annotations
+
+from relay.redact.formats import FORMATS, Run
+
+HAND_WRITTEN: dict[str, bytes] = {
+    "password-quoted": b'password="',
+    "password-escaped": b'password=\\"',
+    "token-equals": b"token=",
+    "api-key-colon": b"api_key: ",
+    "authorization": b"Authorization: ",
+    "bearer": b"bearer ",
+    "keywords": b"token secret password key ",
+    "named-vendor": b"cloudflare: ",
+    "xml-element": b"<password>",
+    "xml-name-value": b"<name>secret</name><value>",
+    "flag": b" --token ",
+    "flags": b"--password ",
+    "dash": b"-",
+    "mysql": b"mysql -p",
+    "docker-login": b"docker login -p ",
+    "aws-configure": b"configure set x_key ",
+    "begin-key": b"-----BEGIN RSA PRIVATE KEY-----",
+    "end-key": b"-----END PRIVATE KEY-----\n",
+    "dots": b"1.2.",
+    "colons": b"a:",
+    "double-colons": b"::",
+    "hex-groups": b"12:34:",
+    "at-sign": b"a@b.",
+    "url": b"://a",
+    "url-encoded": b"%3a%2f%2fa%3a",
+    "home": b"/home/",
+    "windows-home": b"C:\\Users\\",
+    "jwt": b"eyJa.",
+    "hex": b"0123456789abcdef",
+    "base64": b"QUJD",
+    "digits": b"1234567890",
+    "spaces": b" ",
+    "quotes": b'"',
+    "ansi-codes": b"\x1b[31m",
+    "ansi-in-word": b"a\x1b[0m",
+}
+
+
+def _row_unit(prefix: str, run: Run | None) -> bytes:
+    """A row's literal and the start of a body too short to finish it, glued to the next."""
+    body = (run.alphabet[:2] if run else "a1") or "a1"
+    return (prefix + body).encode()
+
+
+def families() -> dict[str, bytes]:
+    """Every family: the hand-written rules' and one per row of the format table."""
+    out = dict(HAND_WRITTEN)
+    for fmt in FORMATS:
+        i = next(i for i, p in enumerate(fmt.parts) if not isinstance(p, Run))
+        head = fmt.parts[i]
+        literal = head if isinstance(head, str) else head[0]
+        after = fmt.parts[i + 1] if i + 1 < len(fmt.parts) else None
+        before = fmt.parts[i - 1] if i else None
+        lead = before.alphabet[:1] if isinstance(before, Run) else ""
+        out[f"row:{fmt.name}"] = lead.encode() + _row_unit(
+            literal, after if isinstance(after, Run) else None
+        )
+    return out
+
+
+def line(unit: bytes, size: int) -> bytes:
+    """``unit`` repeated to ``size`` bytes, with no line break."""
+    return (unit * (size // len(unit) + 1))[:size]

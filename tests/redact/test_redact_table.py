@@ -1,0 +1,101 @@
+"""The format table, row by row: generated secrets go, their placeholders stay.
+
+Every row of ``relay.redact.formats.FORMATS`` gets a random token of its shape (from the
+row itself, see ``format_samples``) at a random place in a log, in a random syntax that does
+not name a secret, fed in random chunks through a stream with small windows; the token must
+be gone and named. The same shape filled with documentation filler must come through.
+Example counts are small here; the benchmark runs the same generators at full size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from format_samples import SYNTAXES, clean_lines, placeholder, positive
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from relay.redact import Redactor
+from relay.redact.formats import B62, FORMATS, Format, crc32_base62
+from relay.redact.stream import OVERLAP as STREAM_OVERLAP
+
+OVERLAP = 8 << 10  # longer than any generated token, so the stream's promise holds
+REDACTOR = Redactor(block_size=2 * OVERLAP, max_redacted_share=1.0)
+SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROWS = {fmt.name: fmt for fmt in FORMATS}
+
+
+def _stream(text: str, cuts: list[int]) -> tuple[str, dict[str, int]]:
+    data = text.encode()
+    points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    stream = REDACTOR.open(overlap=OVERLAP)
+    out = "".join(stream.feed(data[a:b]) for a, b in itertools.pairwise(points))
+    out += stream.finish()
+    return out, stream.report.counts
+
+
+def test_row_names_are_unique_and_every_row_is_bounded() -> None:
+    assert len(ROWS) == len(FORMATS)
+    """The stream promises that no match is longer than its overlap (see ``stream``)."""
+    assert all(fmt.max_length < STREAM_OVERLAP for fmt in FORMATS)
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32),
+    syntax=st.sampled_from(SYNTAXES),
+    before=st.integers(0, 3 * OVERLAP),
+    cuts=st.lists(st.integers(0, 10**6), max_size=4),
+)
+def test_a_generated_secret_of_every_format_is_redacted(
+    name: str, seed: int, syntax: str, before: int, cuts: list[int]
+) -> None:
+    fmt = ROWS[name]
+    rng = random.Random(seed)
+    token = positive(fmt, rng)
+    text = clean_lines(rng, before) + syntax.format(t=token) + "\n" + clean_lines(rng, 200)
+    out, counts = _stream(text, cuts)
+    assert token not in out
+    assert counts.get(fmt.label), (fmt.label, counts, syntax.format(t=token))
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_the_placeholder_shape_of_every_format_is_kept(name: str) -> None:
+    """Docs and templates print ``ghp_xxxx…``: redacting it would hide the clue, save nothing."""
+    fmt = ROWS[name]
+    for shape in (placeholder(fmt), *fmt.placeholders):
+        line = f"example: {shape} (replace with your own)\n"
+        assert REDACTOR.redact(line) == line, shape
+
+
+def test_a_valid_checksum_outweighs_a_placeholder_look() -> None:
+    """A body that says "placeholder" reads as a template, unless its CRC32 holds: then it is
+    real."""
+    rng = random.Random(7)
+    random_part = "placeholder" + "".join(rng.choice(B62) for _ in range(19))
+    real = "ghp_" + random_part + crc32_base62(random_part)
+    fake = "ghp_" + random_part + ("zzzzzz" if not real.endswith("zzzzzz") else "yyyyyy")
+    assert real not in REDACTOR.redact(f"token {real} ok")
+    assert REDACTOR.redact(f"see {fake} ok") == f"see {fake} ok"
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f.checksum], ids=lambda f: f.name)
+def test_the_checksum_is_over_the_random_part(fmt: Format) -> None:
+    rng = random.Random(fmt.name)
+    token = positive(fmt, rng)
+    body = token[4:]
+    assert crc32_base62(body[:30]) == body[30:]
+    flipped = ("A" if body[0] != "A" else "B") + body[1:30]
+    assert crc32_base62(flipped) != body[30:]
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_a_format_glued_inside_a_longer_word_is_not_a_token(name: str) -> None:
+    """``xoxo`` in a file name, ``TASK`` before hex: a prefix inside a word is not a token."""
+    fmt = ROWS[name]
+    token = positive(fmt, random.Random(name))
+    out, counts = _stream(f"name=z{token}9 end\n", [])
+    assert not counts.get(fmt.label), (token, out)
