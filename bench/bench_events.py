@@ -111,7 +111,7 @@ class Figures:
 def measure(root: Path, *, runs: int = RUNS) -> Figures:
     """Seconds from each TASK's delivery to its RESULT's delivery; then, with the worker's
     watcher stopped, two worker turns in this process, the second one's phases timed."""
-    with d.running_hub(root / "hub") as hub, ExitStack() as stack:
+    with d.running_hub(root / "hub", *d.NO_CONTENT_LIMIT) as hub, ExitStack() as stack:
         demo = d.setup(root, hub, lambda _line: None)
         c, w = demo.controller, demo.worker
         d.init_relay(demo)

@@ -73,7 +73,7 @@ def main() -> None:
     """Set up a hub and two nodes, then measure."""
     with tempfile.TemporaryDirectory(prefix="relay-bench-") as tmp:
         root = Path(tmp)
-        with d.running_hub(root / "hub") as hub:
+        with d.running_hub(root / "hub", *d.NO_CONTENT_LIMIT) as hub:
             demo = d.setup(root, hub, lambda _line: None)
             d.set_up_relay(demo)
             trips = round_trips(demo)

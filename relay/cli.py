@@ -45,6 +45,10 @@ class Parser(argparse.ArgumentParser):
         raise LocalUsageError(f"{where}{message}", hint=f"see `{self.prog} --help`")
 
 
+# Verbs with sub-verbs, for naming the command in the --json envelope.
+SUB_VERBS: dict[str, tuple[str, ...]] = {"job": ("open",), "hub": ("token",)}
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the parser; only the verb named in ``argv`` is imported (all of them for help),
     so that a scheduled `relay watch --once` does not pay for the hub or the wizard."""
@@ -68,21 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
     json_output = "--json" in words
-    command = " ".join(w for w in words[:2] if not w.startswith("-"))
+    command = command_of(words)
     stop_steps_on_signals()
     try:
-        args = build_parser(words).parse_args(words)
-        command = " ".join(filter(None, [args.verb, getattr(args, f"{args.verb}_verb", None)]))
-        result: Output = args.func(args)
-        render(result, json_output=json_output, command=command)
-    except RelayError as err:
-        message = redacted(str(err))
-        if json_output:  # the failure is the same envelope, with the error in it
-            entry = error_entry(err, redacted(err.message), redacted(err.hint or "") or None)
-            write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
-        else:
-            print(f"relay: {message}", file=sys.stderr)
-        return err.exit_status
+        return _run(words, json_output=json_output, command=command)
     except KeyboardInterrupt:
         kill_steps()
         print("relay: interrupted", file=sys.stderr)
@@ -90,7 +83,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `relay status | head`: the reader has gone, as Unix tools do
         sys.stderr.close()
         return 141
-    return result.exit_status
+
+
+def _run(words: list[str], *, json_output: bool, command: str) -> int:
+    repo_dir = None
+    try:
+        args = build_parser(words).parse_args(words)
+        repo_dir = getattr(args, "repo_dir", None)
+        result: Output = args.func(args)
+        render(result, json_output=json_output, command=command)
+        return result.exit_status
+    except RelayError as err:
+
+        def clean(text: str) -> str:
+            return redacted(text, repo_dir=repo_dir)
+
+        if json_output:  # the failure is the same envelope, with the error in it
+            entry = error_entry(err, clean(err.message), clean(err.hint or "") or None)
+            write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
+        else:
+            print(f"relay: {clean(str(err))}", file=sys.stderr)
+        return err.exit_status
+
+
+def command_of(words: Sequence[str]) -> str:
+    """The command a line of words names: the verb, and the sub-verb of those that have one
+    (``job open``, ``hub token``); never a positional argument or a flag's value."""
+    verb = words[0] if words and words[0] in VERBS else ""
+    sub = words[1] if verb in SUB_VERBS and len(words) > 1 else ""
+    return " ".join(filter(None, [verb, sub if sub in SUB_VERBS.get(verb, ()) else ""]))
 
 
 def kill_steps() -> None:

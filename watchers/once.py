@@ -22,7 +22,7 @@ from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
 from relay.node.execute import TaskReport, run_limits
-from relay.node.observe import job_ended_since, observe
+from relay.node.observe import closed_since, observe
 from relay.node.redaction import redact_lines
 from relay.protocol import (
     Action,
@@ -115,7 +115,7 @@ async def _pass(
     async with client(ctx, token=token) as gh:
         try:
             snapshot = await _observe(gh, ctx, issue=issue)
-            actions = _decide(snapshot, ctx.node, only=issue)
+            actions = decide(snapshot, ctx.node, datetime.now(UTC))
             if busy(actions):
                 try:
                     await asyncio.to_thread(ctx.clone.pull_rebase)
@@ -125,12 +125,12 @@ async def _pass(
                     why = redactor_for(ctx, token.value).redact(err.message).rstrip(".")
                     unable = f"this node cannot update its clone: {why}"[:1000]
                     snapshot = snapshot.model_copy(update={"unable": unable})
-                    actions = _decide(snapshot, ctx.node, only=issue)
+                    actions = decide(snapshot, ctx.node, datetime.now(UTC))
                 else:
                     # decide again with the master section just pulled: an account
                     # removed from the node table a moment ago gives no more instructions
                     snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
-                    actions = _decide(snapshot, ctx.node, only=issue)
+                    actions = decide(snapshot, ctx.node, datetime.now(UTC))
             applier = Applier(gh, ctx, snapshot, token=token.value, verbose=verbose)
             await applier.apply(actions)
             report.lines += applier.lines
@@ -161,20 +161,11 @@ async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> 
         limits=run_limits(ctx),
         watcher=watcher,
     )
-    if issue is None and watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
-        ended = await job_ended_since(
-            gh, node=ctx.node, master=ctx.master, since=watcher.registered_at
-        )
-        facts = watcher.model_copy(update={"bound_job_ended": ended})
+    if watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
+        closed = await closed_since(gh, since=watcher.registered_at)
+        facts = watcher.model_copy(update={"closed_since": closed})
         snapshot = snapshot.model_copy(update={"watcher": facts})
     return snapshot
-
-
-def _decide(snapshot: Snapshot, node: str, *, only: int | None) -> list[Action]:
-    actions = decide(snapshot, node, datetime.now(UTC))
-    if only is not None:  # one issue seen: silence about the others is no teardown
-        actions = [a for a in actions if not isinstance(a, TearDown | KeepWatcher)]
-    return actions
 
 
 def _record(report: PassReport) -> PassRecord:

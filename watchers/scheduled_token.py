@@ -70,18 +70,14 @@ def scheduled_token(ctx: NodeContext) -> Token:
 def pass_token(ctx: NodeContext, record: WatcherRecord | None) -> Token:
     """The token a scheduled pass will find (see :func:`scheduled_routes`); ConfigError
     when none."""
-    for route in scheduled_routes(ctx, record):
-        try:
-            found = route.fetch()
-        except ConfigError as err:
-            raise ConfigError(
-                f"a scheduled pass will find no token ({err.message})", hint=SAVE_TOKEN_HINT
-            ) from err
-        if found is not None:
-            return found
-    raise ConfigError(
-        f"a scheduled pass will find no token for {ctx.api_url}", hint=SAVE_TOKEN_HINT
-    )
+    from relay.edges.github.credentials import first_token
+
+    try:
+        return first_token(scheduled_routes(ctx, record), api_url=ctx.api_url)
+    except ConfigError as err:
+        raise ConfigError(
+            f"a scheduled pass will find no token ({err.message})", hint=SAVE_TOKEN_HINT
+        ) from err
 
 
 def append_log(path: Path, lines: Sequence[str]) -> None:

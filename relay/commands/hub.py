@@ -130,6 +130,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="mint a 93-character fine-grained-PAT-shaped token instead of a 40-character one",
     )
+    t.add_argument("--json", action="store_true", help="machine-readable output")
     t.set_defaults(func=token)
 
 

@@ -15,6 +15,7 @@ import re
 import socket
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from relay.edges.github import GitHubClient
 from relay.edges.github.credentials import api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState
 from relay.errors import ConfigError, LocalUsageError
+from relay.node.apply import Edit, publish_edits
 from relay.node.context import LOOP_PATH, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
 from relay.protocol.master import DEFAULT_CLASSES, build
@@ -157,23 +159,26 @@ async def create_labels(gh: GitHubClient) -> list[str]:
     return made
 
 
-def write_spine(clone: Clone, master: Master) -> list[Path]:
-    """Write docs/loop/ (LOOP.md gains the section; other files only when absent)."""
-    base = clone.root / LOOP_PATH.parent
-    base.mkdir(parents=True, exist_ok=True)
-    written = []
+def spine_edits(master: Master) -> dict[Path, Edit]:
+    """The edits that set up docs/loop/: LOOP.md gains the section; every other file is
+    written only when absent (what a repository already has is kept byte for byte)."""
+    base = LOOP_PATH.parent
+    edits: dict[Path, Edit] = {}
     for name, text in render_spine(master).items():
-        path = base / name
-        if name == "LOOP.md" and path.exists():
-            text = set_section(path.read_text(encoding="utf-8"), master)
-        elif path.exists():
-            continue
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    keep = base / "relay" / ".gitkeep"
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    keep.touch()
-    return [*written, keep]
+        if name == "LOOP.md":
+            edits[base / name] = partial(_with_section, master=master, fresh=text)
+        else:
+            edits[base / name] = partial(_kept_or, text)
+    edits[base / "relay" / ".gitkeep"] = partial(_kept_or, "")
+    return edits
+
+
+def _with_section(old: str | None, *, master: Master, fresh: str) -> str:
+    return fresh if old is None else set_section(old, master)
+
+
+def _kept_or(text: str, old: str | None) -> str:
+    return text if old is None else old
 
 
 def run(args: argparse.Namespace) -> Output:
@@ -221,9 +226,8 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
             if ask("proceed?", "no").lower() not in ("y", "yes"):
                 return Output(lines=("nothing was changed",), exit_status=1)
         labels = await create_labels(gh)
-    paths = write_spine(clone, master)
     message = f"relay: set up the relay spine ({node.name})"
-    await asyncio.to_thread(clone.commit_and_push_or_undo, paths, message)
+    await asyncio.to_thread(publish_edits, clone, spine_edits(master), message)
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
     lines.append("next: run `relay join --node NAME` in a clone on each other machine")

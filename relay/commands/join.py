@@ -27,7 +27,7 @@ from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
 from relay.node.apply import publish_edit
 from relay.node.context import LOOP_PATH, NodeContext, client, open_node
-from relay.protocol import Account, Master, Node, add_node, parse_body, set_scheduler
+from relay.protocol import Account, Master, Node, add_node, parse_body
 from relay.protocol.master import build
 from relay.protocol.master_text import set_public_key
 from relay.protocol.signatures import (
@@ -130,6 +130,8 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     override, interval = choice(args, ctx)
     await asyncio.to_thread(registration.plan, ctx, override=override, interval=interval)
     check_inputs(args)
+    from watchers import registration
+
     lines: list[str] = []
     async with client(ctx) as gh:
         row = ctx.master.node(ctx.node)
@@ -162,13 +164,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         lines += said
         if scheduler != row.scheduler:
             message = f"relay: {ctx.node} watcher is {scheduler}"
-            await asyncio.to_thread(
-                publish_edit,
-                ctx.clone,
-                LOOP_PATH,
-                lambda old: set_scheduler(old or "", node=ctx.node, scheduler=scheduler),
-                message,
-            )
+            await asyncio.to_thread(registration.set_column, ctx, scheduler, message)
         lines.append(f"watcher: {scheduler}")
         save_config(args, ctx, scheduler)
         if args.webhook:

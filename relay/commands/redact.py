@@ -20,7 +20,8 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from relay.commands.output import Output
 from relay.errors import LocalUsageError
@@ -52,6 +53,18 @@ def register(sub: Any) -> None:
         default=[],
         metavar="REGEX",
         help="never redact text that matches this whole (repeatable)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        default=None,
+        help="write the redacted text to this file instead of standard output",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as the JSON envelope (needs --output for the text)",
     )
     p.set_defaults(func=run)
 
@@ -101,12 +114,13 @@ def _open(path: str) -> io.BufferedReader:
         ) from err
 
 
-def _write(text: str) -> None:
+def _write(text: str, sink: BinaryIO | None = None) -> None:
     """Write all of ``text``: a large write that the file takes only in part (a size limit)
     returns a short count instead of raising, so write the rest until it does raise."""
+    out = sink or sys.stdout.buffer
     data = memoryview(text.encode())
     while data:
-        written = sys.stdout.buffer.write(data)
+        written = out.write(data)
         if not written:  # a non-blocking output that takes nothing now
             raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
         data = data[written:]
@@ -121,15 +135,18 @@ def _read(source: io.BufferedReader, name: str) -> bytes:
         ) from err
 
 
-def _pump(source: io.BufferedReader, stream: StreamRedactor, *, name: str) -> None:
-    """Copy the source through the redactor to standard output."""
+def _pump(
+    source: io.BufferedReader, stream: StreamRedactor, *, name: str, sink: BinaryIO | None = None
+) -> None:
+    """Copy the source through the redactor to ``sink`` (standard output by default)."""
+    out = sink or sys.stdout.buffer
     while chunk := _read(source, name):
-        _write(stream.feed(chunk))
+        _write(stream.feed(chunk), out)
         if len(chunk) < READ_SIZE:  # slow input (a pipe, a terminal): pass lines on now
-            _write(stream.flush())
-            sys.stdout.buffer.flush()
-    _write(stream.finish())
-    sys.stdout.buffer.flush()
+            _write(stream.flush(), out)
+            out.flush()
+    _write(stream.finish(), out)
+    out.flush()
 
 
 def _drop_stdout() -> None:
@@ -149,10 +166,17 @@ def run(args: argparse.Namespace) -> Output:
         extra_patterns=_extra_patterns(args.pattern),
         allowed=_allowed(args.allow),
     )
+    if args.json and args.output is None:
+        raise LocalUsageError(
+            "--json prints the report on standard output, so the text needs --output FILE",
+            hint="add --output redacted.log",
+        )
     stream = redactor.open()
     source = _open(args.file)
+    sink = _create(args.output) if args.output is not None else None
     try:
-        _pump(source, stream, name="standard input" if args.file == "-" else args.file)
+        name = "standard input" if args.file == "-" else args.file
+        _pump(source, stream, name=name, sink=sink)
     except BrokenPipeError:
         _drop_stdout()  # the reader has all it wanted (| head): stop quietly, as filters do
         return Output(exit_status=SIGPIPE_STATUS)
@@ -165,7 +189,19 @@ def run(args: argparse.Namespace) -> Output:
     finally:
         if source is not sys.stdin.buffer:
             source.close()
+        if sink is not None:
+            sink.close()
     return _finish(stream.report, verbose=args.report)
+
+
+def _create(path: Path) -> BinaryIO:
+    """The output file, opened for writing; a one-line error when it cannot be."""
+    try:
+        return path.open("wb")
+    except OSError as err:
+        raise LocalUsageError(
+            f"cannot write {path}: {err.strerror}", hint="choose a path you may write"
+        ) from err
 
 
 def _finish(report: RedactionReport, *, verbose: bool) -> Output:

@@ -55,7 +55,7 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
                     "title": found.title,
                     "controller": thread.job.controller,
                     "worker": thread.job.worker,
-                    "baton": baton.value if baton else thread.state.value,
+                    "baton": baton.value if baton else None,
                     "task": task,
                     "task_age": age(entry.comment.created_at, now) if entry else None,
                     "parked": thread.state == State.PARKED,
@@ -76,7 +76,7 @@ def job_line(row: dict[str, Any]) -> str:
         parked = f", FROZEN: {row['frozen']} (leave exactly one baton)"
     return (
         f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"
-        f" baton {row['baton']}{parked}, {task}"
+        f" baton {row['baton'] or '(none single)'}{parked}, {task}"
     )
 
 

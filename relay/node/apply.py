@@ -16,7 +16,7 @@ import asyncio
 import json
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -217,18 +217,32 @@ async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]
     return plan.issue
 
 
-def publish_edit(clone: Clone, path: Path, edit: Callable[[str | None], str], message: str) -> bool:
-    """Publish a change to one spine file: pull, apply ``edit`` to the file as the remote
-    has it now (None when absent), commit and push. False when the edit changes nothing.
+Edit = Callable[[str | None], str]
 
-    One failure rule for every spine file: when the push fails, the commit and the edit
+
+def publish_edit(clone: Clone, path: Path, edit: Edit, message: str) -> bool:
+    """Publish a change to one spine file (see :func:`publish_edits`)."""
+    return publish_edits(clone, {path: edit}, message)
+
+
+def publish_edits(clone: Clone, edits: Mapping[Path, Edit], message: str) -> bool:
+    """Publish changes to spine files in one commit: pull, apply each edit to its file as
+    the remote has it now (None when absent), commit and push. False when no edit changes
+    anything.
+
+    One failure rule for every spine file: when the push fails, the commit and the edits
     are undone and the error is raised, so nothing half-published stays behind."""
     clone.pull_rebase()
-    full = clone.root / path
-    old = full.read_text(encoding="utf-8") if full.is_file() else None
-    new = edit(old)
-    if new == old:
+    changed = []
+    for path, edit in edits.items():
+        full = clone.root / path
+        old = full.read_text(encoding="utf-8") if full.is_file() else None
+        new = edit(old)
+        if new == old:
+            continue
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(new, encoding="utf-8")
+        changed.append(full)
+    if not changed:
         return False
-    full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(new, encoding="utf-8")
-    return clone.commit_and_push_or_undo([full], message) is not None
+    return clone.commit_and_push_or_undo(changed, message) is not None

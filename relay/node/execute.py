@@ -117,22 +117,21 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
 
 
 def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
-    """The RESULT's status, one-line summary and failed step."""
+    """The RESULT's status, one-line summary and failed step (the protocol's rule, given
+    how the run ended)."""
     from relay.edges.steps import RunStatus
+    from relay.protocol.work import StepEnd, run_summary
 
-    if run.checkout_error is not None:
-        return (
-            Status.FAILED,
-            f"Branch `{task.checkout}` could not be checked out; no step ran.",
-            None,
+    outcome, failed = run.outcome, None
+    if run.checkout_error is None and outcome.status != RunStatus.DONE:
+        step = outcome.steps[-1] if outcome.steps else None
+        failed = StepEnd(
+            number=outcome.failed_step or max(len(outcome.steps), 1),
+            command=step.command if step else "(no step ran)",
+            timed_out=step.timed_out if step else False,
+            exit_code=step.exit_code if step else None,
         )
-    outcome, count = run.outcome, len(task.steps)
-    if outcome.status == RunStatus.DONE:
-        return Status.DONE, f"All {count} step(s) succeeded.", None
-    step = outcome.steps[-1]
-    why = "timed out" if step.timed_out else f"exited with {step.exit_code}"
-    summary = f"Step {outcome.failed_step} of {count} {why}: `{step.command[:120]}`."
-    return Status.FAILED, summary, outcome.failed_step
+    return run_summary(task, checkout_failed=run.checkout_error is not None, failed=failed)
 
 
 def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:

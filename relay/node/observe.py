@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from relay.edges import github as gh_models
-from relay.edges.github import GitHubClient
+from relay.edges.github import GitHubClient, models
 from relay.edges.local import NodeState
 from relay.protocol import (
     Comment,
@@ -31,12 +30,12 @@ from relay.protocol.thread import binds
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
 
 
-def to_user(user: gh_models.User) -> User:
+def to_user(user: models.User) -> User:
     """An API account as the protocol sees it: a number and a login."""
     return User(id=user.id, login=user.login)
 
 
-def to_comment(comment: gh_models.Comment) -> Comment:
+def to_comment(comment: models.Comment) -> Comment:
     """An API comment as the protocol sees it."""
     return Comment(
         id=comment.id,
@@ -47,7 +46,7 @@ def to_comment(comment: gh_models.Comment) -> Comment:
     )
 
 
-def to_issue(issue: gh_models.Issue, comments: Iterable[gh_models.Comment]) -> Issue:
+def to_issue(issue: models.Issue, comments: Iterable[models.Comment]) -> Issue:
     """An API issue with its comments as the protocol sees it."""
     return Issue(
         number=issue.number,
@@ -103,6 +102,7 @@ async def observe(
     snapshot = Snapshot(
         master=master,
         issues=tuple(issues),
+        partial=only is not None,
         local=local_records(state),
         limits=limits or RunLimits(),
         watcher=watcher,
@@ -114,15 +114,14 @@ async def observe(
     return snapshot.model_copy(update={"claim_refs": frozenset(refs)})
 
 
-async def job_ended_since(gh: GitHubClient, *, node: str, master: Master, since: datetime) -> bool:
-    """Whether a job that bound ``node`` was closed after ``since`` (less a few seconds of
-    clock skew between this machine and the API): one request, asked only when decide()
-    wants it (:func:`relay.protocol.wants_ended_check`)."""
+async def closed_since(gh: GitHubClient, *, since: datetime) -> tuple[Issue, ...]:
+    """The issues closed since ``since`` (less a few seconds of clock skew between this
+    machine and the API), as the teardown rule reads them: one request, asked only when
+    decide() wants it (:func:`relay.protocol.wants_ended_check`)."""
     start = since.replace(microsecond=0) - timedelta(seconds=SKEW_SECONDS)
     closed = await gh.list_issues(state="closed", since=start)
-    return any(
-        i.closed_at is not None
-        and i.closed_at >= start
-        and binds(i.body, node, author=i.user.id, master=master)
+    return tuple(
+        to_issue(i, ())
         for i in closed
+        if not i.is_pull_request and i.closed_at is not None and i.closed_at >= start
     )

@@ -7,10 +7,12 @@ apply to one apply to all.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from relay.node.context import NodeContext
+    from relay.protocol import Master
     from relay.redact import Redactor
 
 
@@ -19,21 +21,25 @@ def redactor_for(ctx: NodeContext, token: str) -> Redactor:
     with) plus the master section's patterns; built once per token and master section."""
     built = ctx.redactors.get(token)
     if built is None:
-        built = ctx.redactors[token] = _build_redactor(ctx, token)
+        built = ctx.redactors[token] = build_redactor(ctx.master, token)
     return built
 
 
-def _build_redactor(ctx: NodeContext, token: str) -> Redactor:
+def build_redactor(master: Master | None, token: str = "") -> Redactor:
+    """The one recipe: the machine's facts and secrets, plus the repository's own patterns
+    and allowances when its master section is known."""
     import re
 
     from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
 
-    scope = ctx.master.scope
+    if master is None:
+        return Redactor(gather_facts(token=token or None))
+    scope = master.scope
     extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
     # node names are public in the node table, even where one equals its host name
-    names = tuple(re.escape(node.name) for node in ctx.master.nodes)
+    names = tuple(re.escape(node.name) for node in master.nodes)
     return Redactor(
-        gather_facts(token=token),
+        gather_facts(token=token or None),
         extra_patterns=extra,
         allowed=(*DEFAULT_ALLOWED, *scope.redact_allow, *names),
     )
@@ -48,12 +54,22 @@ def redact_lines(ctx: NodeContext, lines: list[str], *, token: str) -> list[str]
     return [redactor.redact(line) for line in lines]
 
 
-def redacted(message: str) -> str:
+def redacted(message: str, *, repo_dir: Path | None = None) -> str:
     """An error message as it may be printed into a terminal or a scheduler log: errors
-    quote paths, URLs and command output, so they pass through the redactor like logs."""
+    quote paths, URLs and command output, so they pass through the same redactor as logs,
+    with the repository's own patterns when the clone at ``repo_dir`` (or here) has them."""
     try:
-        from relay.redact import Redactor, gather_facts
-
-        return Redactor(gather_facts()).redact(message)
+        return build_redactor(_master_near(repo_dir)).redact(message)
     except Exception:  # never let redaction hide the error itself
         return message
+
+
+def _master_near(repo_dir: Path | None) -> Master | None:
+    """The master section of the clone at ``repo_dir`` (or here), None when there is none."""
+    from relay.edges.local import clone_root
+    from relay.node.context import read_master
+
+    try:
+        return read_master(clone_root(repo_dir or Path.cwd()))
+    except Exception:  # not a clone, no section: the machine's facts alone
+        return None

@@ -9,6 +9,7 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from relay.errors import ConfigError, LocalUsageError
@@ -38,11 +39,17 @@ from relay.protocol.baton import (
 from relay.protocol.body import brief, restate
 from relay.protocol.labels import Label, batons_in
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Scope
-from relay.protocol.messages import ClaimMsg, HalfDoneMsg, ResultMsg, Status, TaskMsg
-from relay.protocol.messages import render_message as render
+from relay.protocol.messages import (
+    ClaimMsg,
+    HalfDoneMsg,
+    ResultMsg,
+    Status,
+    TaskMsg,
+    render_message,
+)
 from relay.protocol.signatures import unsigned
-from relay.protocol.snapshot import Snapshot, TaskKey
-from relay.protocol.thread import NotAJob, Thread, read_thread
+from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.thread import NotAJob, Thread, binds, read_thread
 from relay.protocol.wire import MessageRejected
 from relay.protocol.work import LEASE, lease_until
 
@@ -68,15 +75,9 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
         raise NotInNodeTable(f"node {node!r} is not in the node table", hint="run `relay join`")
     actions: list[Action] = []
     bound = False
-    for issue in sorted(snapshot.issues, key=lambda i: i.number):
-        if issue.state != "open":
-            continue
-        try:
-            thread = read_thread(issue, snapshot.master)
-        except NotAJob:
-            continue
-        except MessageRejected as err:
-            actions.append(Ignore(issue=issue.number, comment_id=None, reason=err.reason))
+    for issue, thread in _threads(snapshot):
+        if isinstance(thread, MessageRejected):
+            actions.append(Ignore(issue=issue.number, comment_id=None, reason=thread.reason))
             continue
         if node not in (thread.job.controller, thread.job.worker):
             continue
@@ -86,19 +87,53 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
             actions += _turn(thread, snapshot, node, now)
         except IllegalTransition as err:  # a state people made that no row allows: say so
             actions.append(Ignore(issue=issue.number, comment_id=None, reason=err.message))
-    return actions if bound else [*actions, _unbound(snapshot, now)]
+    if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
+        return actions
+    return [*actions, _unbound(snapshot, node, now)]
 
 
-def _unbound(snapshot: Snapshot, now: datetime) -> Action:
+def _threads(snapshot: Snapshot) -> Iterator[tuple[Issue, Thread | MessageRejected]]:
+    """Every open job of the snapshot, in issue order, read (or the reason it cannot be)."""
+    for issue in sorted(snapshot.issues, key=lambda i: i.number):
+        if issue.state != "open":
+            continue
+        try:
+            yield issue, read_thread(issue, snapshot.master)
+        except NotAJob:
+            continue
+        except MessageRejected as err:
+            yield issue, err
+
+
+def bound_threads(snapshot: Snapshot, node: str) -> list[Thread]:
+    """The readable open jobs that bind ``node``: the one loop every rule here walks."""
+    return [
+        thread
+        for _, thread in _threads(snapshot)
+        if isinstance(thread, Thread) and node in (thread.job.controller, thread.job.worker)
+    ]
+
+
+def _unbound(snapshot: Snapshot, node: str, now: datetime) -> Action:
     """No open job binds the node: tear its watcher down, unless the watcher is new and
     waits for its first job (the usual order: join, then the controller opens a job). The
     wait ends once a job that bound the node has ended, or after FIRST_JOB_GRACE."""
     watcher = snapshot.watcher
-    if watcher is not None and not watcher.bound_job_ended:
+    if watcher is not None and not _job_ended(snapshot, watcher, node):
         until = watcher.registered_at + FIRST_JOB_GRACE
         if now < until:
             return KeepWatcher(until=until)
     return TearDown()
+
+
+def _job_ended(snapshot: Snapshot, watcher: WatcherFacts, node: str) -> bool:
+    """Whether a job that bound the node was closed since its watcher was registered: one
+    of the issues closed since then (a fact the pass fetched) is a job of the node's, by
+    the same test as an open one (well formed, opened by an instruction account, signed)."""
+    return any(
+        binds(issue.body, node, author=issue.author.id, master=snapshot.master)
+        for issue in watcher.closed_since or ()
+    )
 
 
 def wants_ended_check(snapshot: Snapshot, node: str, now: datetime) -> bool:
@@ -106,24 +141,11 @@ def wants_ended_check(snapshot: Snapshot, node: str, now: datetime) -> bool:
     registered (one more request): only when nothing binds the node and the watcher is
     still within its first-job grace."""
     watcher = snapshot.watcher
-    if watcher is None or watcher.bound_job_ended is not None:
+    if watcher is None or watcher.closed_since is not None or snapshot.partial:
         return False
     if now >= watcher.registered_at + FIRST_JOB_GRACE:
         return False
-    return not _binds(snapshot, node)
-
-
-def _binds(snapshot: Snapshot, node: str) -> bool:
-    for issue in snapshot.issues:
-        if issue.state != "open":
-            continue
-        try:
-            thread = read_thread(issue, snapshot.master)
-        except (NotAJob, MessageRejected):
-            continue
-        if node in (thread.job.controller, thread.job.worker):
-            return True
-    return False
+    return not bound_threads(snapshot, node)
 
 
 def claim_refs_wanted(snapshot: Snapshot, node: str) -> frozenset[TaskKey]:
@@ -132,18 +154,12 @@ def claim_refs_wanted(snapshot: Snapshot, node: str) -> frozenset[TaskKey]:
     the ref without having commented yet, or may have died in between; decide() then waits
     out its lease instead of claiming again on every pass. One request each, only then."""
     keys = set()
-    for issue in snapshot.issues:
-        if issue.state != "open":
-            continue
-        try:
-            thread = read_thread(issue, snapshot.master)
-        except (NotAJob, MessageRejected):
-            continue
+    for thread in bound_threads(snapshot, node):
         if thread.state not in _WORKER_TURN or thread.job.worker != node:
             continue
         task = thread.last_task
         if task and not thread.answered(task) and not thread.taken(task):
-            keys.add((issue.number, task))
+            keys.add((thread.issue.number, task))
     return frozenset(keys)
 
 
@@ -231,7 +247,7 @@ def _execute(
         comment_id=comment_id,
         task=task,
         claim=claim,
-        claim_body=render(claim),
+        claim_body=render_message(claim),
         expect=expect,
         claimed=claimed,
         done=done,
@@ -275,7 +291,7 @@ def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
         task=task,
         known=known,
         report=report,
-        body=render(report),
+        body=render_message(report),
         expect=expect,
         to=to,
     )
@@ -297,7 +313,7 @@ def _decline(thread: Thread, task: int, comment_id: int, reason: str) -> Decline
         task=task,
         reason=reason,
         result=result,
-        body=render(result),
+        body=render_message(result),
         expect=expect,
         to=to,
     )

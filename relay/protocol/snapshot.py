@@ -77,19 +77,22 @@ class LocalRecords(BaseModel):
 
 class WatcherFacts(BaseModel):
     """This node's registered watcher, as the teardown rule needs it: when it was
-    registered, and whether a job that bound the node has ended since (None: not asked)."""
+    registered, and the issues closed since then (None: not asked; the pass asks only when
+    :func:`relay.protocol.decide.wants_ended_check` says the rule needs them)."""
 
     model_config = ConfigDict(frozen=True)
 
     registered_at: datetime
-    bound_job_ended: bool | None = None
+    closed_since: tuple[Issue, ...] | None = None
 
 
 class Snapshot(BaseModel):
     """Everything a pass needs to decide. ``claim_refs`` lists the claim refs seen, if read;
     ``unable`` says why this node cannot run a task now (its clone could not be brought up
     to date), None when it can; ``limits`` are the node's run limits (they set a claim's
-    lease); ``watcher`` is the node's registered watcher, None when it has none."""
+    lease); ``watcher`` is the node's registered watcher, None when it has none;
+    ``partial`` says the pass looked at one issue only (an event for it), so no teardown
+    follows from what it did not see."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -100,3 +103,4 @@ class Snapshot(BaseModel):
     unable: str | None = Field(default=None, max_length=1000)
     limits: RunLimits = RunLimits()
     watcher: WatcherFacts | None = None
+    partial: bool = False  # only one issue was observed: silence about others means nothing

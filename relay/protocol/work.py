@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from relay.protocol.messages import Status
+from relay.protocol.messages import Status, TaskMsg
 
 LOG_DIR = "docs/loop/relay"
 LEASE = timedelta(hours=2)  # the shortest lease: what a claim with no known limits gets
@@ -47,6 +47,37 @@ def lease_until(claimed_at: datetime, *, steps: int, limits: RunLimits) -> datet
     runs = 1 if limits.executor else max(steps, 1)
     worst = claimed_at + timedelta(seconds=runs * limits.step_timeout) + LEASE_MARGIN
     return max(claimed_at + LEASE, worst)
+
+
+class StepEnd(BaseModel):
+    """How the last step of a failed run ended, as the RESULT's summary needs it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    command: str
+    timed_out: bool = False
+    exit_code: int | None = None
+
+
+def run_summary(
+    task: TaskMsg, *, checkout_failed: bool, failed: StepEnd | None
+) -> tuple[Status, str, int | None]:
+    """The RESULT's status, one-line summary and failed step, from how the run ended: the
+    branch could not be checked out (no step ran), a step failed (``failed``), or every
+    step succeeded."""
+    if checkout_failed:
+        return (
+            Status.FAILED,
+            f"Branch `{task.checkout}` could not be checked out; no step ran.",
+            None,
+        )
+    count = len(task.steps)
+    if failed is None:
+        return Status.DONE, f"All {count} step(s) succeeded.", None
+    why = "timed out" if failed.timed_out else f"exited with {failed.exit_code}"
+    summary = f"Step {failed.number} of {count} {why}: `{failed.command[:120]}`."
+    return Status.FAILED, summary, failed.number
 
 
 def result_status(ran: Status, *, log_pushed: bool | None) -> Status:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from protocol_world import ALICE, CONTROLLER, WORKER, World
+from protocol_world import ALICE, CONTROLLER, MALLORY, WORKER, World
 
 from relay.protocol import (
     ExecuteTask,
@@ -65,11 +65,20 @@ def test_a_new_watcher_waits_for_its_first_job_then_goes() -> None:
     assert wants_ended_check(snapshot, WORKER, world.now)
     [keep] = decide(snapshot, WORKER, world.now)
     assert keep == KeepWatcher(until=fresh.registered_at + FIRST_JOB_GRACE)
-    ended = snapshot.model_copy(
-        update={"watcher": fresh.model_copy(update={"bound_job_ended": True})}
+    nothing_ended = snapshot.model_copy(
+        update={"watcher": fresh.model_copy(update={"closed_since": ()})}
     )
-    assert not wants_ended_check(ended, WORKER, world.now)
-    assert decide(ended, WORKER, world.now) == [TearDown()]
+    assert not wants_ended_check(nothing_ended, WORKER, world.now)
+    assert decide(nothing_ended, WORKER, world.now) == [keep]
+    # a job of this node's closed since: the first job came and went
+    number = open_job(world)
+    closed = world.issues[number].model_copy(update={"state": "closed"})
+    stranger = closed.model_copy(update={"author": MALLORY})  # a stray one: not a job of ours
+    for seen, action in (((stranger,), keep), ((closed,), TearDown())):
+        ended = snapshot.model_copy(
+            update={"watcher": fresh.model_copy(update={"closed_since": seen})}
+        )
+        assert decide(ended, WORKER, world.now) == [action]
     later = world.now + FIRST_JOB_GRACE
     assert not wants_ended_check(snapshot, WORKER, later)
     assert decide(snapshot, WORKER, later) == [TearDown()]
@@ -85,6 +94,17 @@ def test_no_watcher_or_a_bound_job_needs_no_ended_check() -> None:
     assert not wants_ended_check(snapshot, WORKER, world.now)
     assert not any(
         isinstance(a, KeepWatcher | TearDown) for a in decide(snapshot, WORKER, world.now)
+    )
+
+
+def test_a_pass_that_saw_one_issue_never_tears_down() -> None:
+    world = World()
+    snapshot = world.snapshot(WORKER).model_copy(update={"partial": True})
+    assert decide(snapshot, WORKER, world.now) == []
+    fresh = WatcherFacts(registered_at=world.now)
+    watched = snapshot.model_copy(update={"watcher": fresh})
+    assert decide(watched, WORKER, world.now) == [] and not wants_ended_check(
+        watched, WORKER, world.now
     )
 
 
@@ -104,3 +124,27 @@ def test_a_run_whose_log_was_not_pushed_is_partial() -> None:
     assert result_status(Status.DONE, log_pushed=True) == Status.DONE
     assert result_status(Status.DONE, log_pushed=None) == Status.DONE
     assert result_status(Status.FAILED, log_pushed=False) == Status.FAILED
+
+
+def test_the_summary_says_which_step_failed_and_why() -> None:
+    from relay.protocol import TaskMsg
+    from relay.protocol.work import StepEnd, run_summary
+
+    task = TaskMsg(issue=1, node=CONTROLLER, task=1, objective="o", steps=("a", "b", "c"))
+    assert run_summary(task, checkout_failed=False, failed=None) == (
+        Status.DONE,
+        "All 3 step(s) succeeded.",
+        None,
+    )
+    status, summary, step = run_summary(
+        task, checkout_failed=False, failed=StepEnd(number=2, command="b", exit_code=3)
+    )
+    assert (status, step) == (Status.FAILED, 2) and summary == "Step 2 of 3 exited with 3: `b`."
+    late = StepEnd(number=3, command="c" * 200, timed_out=True)
+    assert "timed out" in run_summary(task, checkout_failed=False, failed=late)[1]
+    branch = task.model_copy(update={"checkout": "feature/x"})
+    assert run_summary(branch, checkout_failed=True, failed=None) == (
+        Status.FAILED,
+        "Branch `feature/x` could not be checked out; no step ran.",
+        None,
+    )

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay.protocol.logs import cap_log, clean_line, excerpt, first_error
-from relay.protocol.wire import fenced
+from relay.protocol.wire import fenced, neutralise
 
 
 def numbered(n: int) -> str:
@@ -71,3 +71,6 @@ def test_nothing_inside_the_fence_can_close_it_or_pass_for_a_block(text: str) ->
     closing = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
     assert not any(closing.match(line) for line in lines[1:-1])
     assert "<!--" not in block and "-->" not in block
+    # what is shown is the text, neutralised, line for line (nothing dropped or added)
+    shown = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    assert lines[1:-1] == (neutralise(shown).split("\n") if shown else [])

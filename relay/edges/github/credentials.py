@@ -155,6 +155,11 @@ def find_token(
     routes = token_routes(
         api_url=api_url, token_file=token_file, env=env, gh_timeout=gh_timeout, app=app
     )
+    return first_token(routes, api_url=api_url)
+
+
+def first_token(routes: list[Route], *, api_url: str) -> Token:
+    """The token of the first route that answers; ConfigError saying how to provide one."""
     for route in routes:
         found = route.fetch()
         if found is not None:
