@@ -81,7 +81,10 @@ async def run_pass(
                 report.outcome = "busy"
                 report.lines.append(lock.busy_message(ctx.node))
                 return report
+            exchanged = ctx.app.requests if ctx.app is not None else 0
             token = token or ctx.token()
+            if ctx.app is not None:  # an App's token exchange is part of the pass's cost
+                report.requests += ctx.app.requests - exchanged
             counts = await _pass(
                 ctx, report, issue=issue, token=token, on_teardown=on_teardown, verbose=verbose
             )
@@ -142,7 +145,8 @@ async def _pass(
             return applier.ignored_lines()
         finally:
             stats = gh.stats
-            report.requests, report.not_modified = stats.requests, stats.not_modified
+            report.requests += stats.requests
+            report.not_modified = stats.not_modified
 
 
 async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> Snapshot:

@@ -162,7 +162,7 @@ class Applier:
         self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
         hook = self.ctx.config.on_result if self.ctx.config else None
         if hook:
-            code = await asyncio.to_thread(run_hook, hook, action, word)
+            code = await asyncio.to_thread(run_on_result, hook, action, word)
             self.lines.append(f"#{action.issue}: on-result hook exited {code}")
         self.ctx.state.mark_notified(issue=action.issue, task=action.task, now=datetime.now(UTC))
 
@@ -183,7 +183,7 @@ class Applier:
         self.lines.append(f"#{action.issue}: closed as resolved")
 
 
-def run_hook(hook: str, action: NotifyResult, status: str) -> int:
+def run_on_result(hook: str, action: NotifyResult, status: str) -> int:
     """Run the controller's on-result hook with the result as a JSON file."""
     with tempfile.TemporaryDirectory(prefix="relay-result-") as tmp:
         path = Path(tmp) / "result.json"

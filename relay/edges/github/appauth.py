@@ -126,6 +126,7 @@ class AppAuth:
     refresh_margin: float = REFRESH_MARGIN_SECONDS
     _cached: InstallationToken | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    requests: int = field(default=0, init=False)  # sent for token exchanges, for pass reports
 
     def __post_init__(self) -> None:
         _load_rsa_key(self.private_key)  # fail at set-up, not at the first pass
@@ -171,8 +172,12 @@ def installation_token_blocking(auth: AppAuth, *, api_url: str) -> str:
         # the same wire as every other request: retries with backoff, Retry-After honoured
         from relay.edges.github.session import ApiSession
 
-        async with ApiSession(api_url=api_url, token="") as session:
-            return await auth.installation_token(session.wire)
+        session = ApiSession(api_url=api_url, token="")
+        try:
+            async with session:
+                return await auth.installation_token(session.wire)
+        finally:
+            auth.requests += session.stats.requests
 
     from concurrent.futures import ThreadPoolExecutor
 
