@@ -12,7 +12,7 @@ from relay.node.context import NodeContext, client
 from relay.node.observe import load_issue
 from relay.protocol.baton import State, baton_of, baton_problem
 from relay.protocol.thread import read_thread
-from relay.protocol.wire import MARKER, MessageRejected
+from relay.protocol.wire import MARKER, MessageRejected, show_invisible
 
 
 def register(sub: Any) -> None:
@@ -68,14 +68,14 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
 def job_line(row: dict[str, Any]) -> str:
     """One job for people."""
     if "error" in row:
-        return f"#{row['issue']} {row['title']}: unreadable ({row['error']})"
+        return f"#{row['issue']} {show_invisible(row['title'])}: unreadable ({row['error']})"
     age_of = f" ({row['task_age']} ago)" if row.get("task_age") else ""
     task = f"TASK {row['task']}{age_of}" if row["task"] else "no task yet"
     parked = ", PARKED on needs:human" if row.get("parked") else ""
     if row.get("frozen"):
         parked = f", FROZEN: {row['frozen']} (leave exactly one baton)"
     return (
-        f"#{row['issue']} {row['title']}: {row['controller']} -> {row['worker']},"
+        f"#{row['issue']} {show_invisible(row['title'])}: {row['controller']} -> {row['worker']},"
         f" baton {row['baton'] or '(none single)'}{parked}, {task}"
     )
 

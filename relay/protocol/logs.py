@@ -47,7 +47,7 @@ def cap_log(text: str, *, limit: int = MAX_LOG_CHARS) -> str:
 def clean_line(line: str, *, width: int = LINE_CHARS) -> str:
     """One line fit for an excerpt: no terminal escapes or control bytes, at most ``width``."""
     line = _CONTROL.sub("", _ANSI.sub("", line.rstrip("\r\n"))).replace("\t", "    ")
-    line = line.replace("<!--", "<\u200b!--")  # never readable as a hidden machine block
+    line = line.replace("<!--", "<\\!--")  # never readable as a hidden machine block
     if len(line) > width:
         return line[: width - 1] + "…"
     return line

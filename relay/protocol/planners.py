@@ -228,7 +228,8 @@ def plan_strike(
     hypothesis: int | None = None,
     caller: int | None = None,
 ) -> Plan:
-    """One failed round trip on a hypothesis (default: the newest); the third parks the job.
+    """One failed round trip on a hypothesis (default: the newest); the third parks the job,
+    and so does every strike after a person unparked it (the count goes on past the limit).
 
     Raises NotController, UntrustedAccount, IllegalTransition, LocalUsageError (no such
     hypothesis).
@@ -244,10 +245,11 @@ def plan_strike(
         raise LocalUsageError(f"no hypothesis H{number} on #{issue.number}")
     strikes = hypotheses[number - 1].strikes + 1
     hypotheses[number - 1] = hypotheses[number - 1].model_copy(update={"strikes": strikes})
+    past = " (past the limit: parked again)" if strikes > STRIKE_LIMIT else ""
     body = _rebody(
         thread.job,
         hypotheses=tuple(hypotheses),
-        state=f"H{number} has {strikes} of {STRIKE_LIMIT} strikes.",
+        state=f"H{number} has {strikes} of {STRIKE_LIMIT} strikes{past}.",
     )
     if strikes < STRIKE_LIMIT:
         return Plan(issue=issue.number, body=body)

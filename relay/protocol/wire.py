@@ -27,6 +27,17 @@ _HEADING_RE = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
 _FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,}|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
 
 
+# Characters that change how text reads without showing themselves: bidirectional
+# controls (a "Trojan Source" step reads differently from what runs) and zero-width ones.
+_INVISIBLE = re.compile("[\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def show_invisible(text: str) -> str:
+    """``text`` with every bidirectional or zero-width character written out as ``[U+XXXX]``,
+    so a person reads exactly what the program reads."""
+    return _INVISIBLE.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+
+
 class MessageRejected(RemoteProtocolError):
     """A body that is not a well-formed relay message; it is data, never an instruction."""
 
@@ -77,7 +88,7 @@ def neutralise(text: str) -> str:
     Headings lose their heading syntax, HTML comment delimiters are broken, and code
     fences are escaped so the text cannot close the fence it is shown in. Idempotent.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = show_invisible(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = text.replace("<!--", "<\\!--").replace("-->", "--\\>")
     text = _HEADING_RE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)
     return _FENCE_RE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", text)

@@ -285,3 +285,16 @@ def test_the_excerpt_keeps_the_last_lines_and_cuts_long_ones() -> None:
     assert lines[-1] == "x" * (LINE_CHARS - 1) + "…"
     assert ResultMsg(issue=1, node="w", task=1, status="done", summary="s", excerpt=cut)
     assert excerpt("", failed=False) == []
+
+
+def test_bidirectional_and_zero_width_characters_are_shown_escaped() -> None:
+    trojan = "echo ok \u202e; rm -rf ~ \u2066\u200b"
+    body = render_message(TaskMsg(issue=1, node="c", task=1, objective="o\u200d", steps=(trojan,)))
+    markdown = body[: body.rindex("<!-- relay:")]
+    for char in ("\u202e", "\u2066", "\u200b", "\u200d"):
+        assert char not in markdown
+    assert "[U+202E]" in markdown and "[U+2066]" in markdown and "[U+200D]" in markdown
+    parsed = parse_message(body, issue=1)
+    assert parsed.steps == (trojan,)  # type: ignore[union-attr]  # what runs is what was sent
+    result = ResultMsg(issue=1, node="w", task=1, status="done", summary="s", excerpt="a\u202eb")
+    assert "\u202e" not in render_message(result).split("<!-- relay:")[0]

@@ -199,3 +199,24 @@ def test_resolve_closes_with_a_summary_and_only_from_the_controller() -> None:
     assert parse_body(issue.body).resolution == "PATH fixed"
     entry = handover_entry(issue=number, title="Flaky\nbuild", summary="PATH fixed", when=world.now)
     assert entry == f"\n## #{number} Flaky build (2026-11-30)\n\nPATH fixed\n"
+
+
+def test_a_fourth_strike_after_unparking_parks_again_and_the_job_stays_readable() -> None:
+    world = World()
+    number = opened(world)
+    world.run_plan(
+        plan_hypothesis(
+            world.issues[number], MASTER, node=CONTROLLER, text="h", outcome=Outcome.UNTESTED
+        ),
+        CONTROLLER,
+    )
+    for _ in range(3):
+        world.run_plan(plan_strike(world.issues[number], MASTER, node=CONTROLLER), CONTROLLER)
+    assert "needs:human" in world.issues[number].labels
+    world.set_labels(number, ("awaiting:controller",))  # a person unparks it
+    fourth = plan_strike(world.issues[number], MASTER, node=CONTROLLER)
+    world.run_plan(fourth, CONTROLLER)
+    job = parse_body(world.issues[number].body)  # still readable
+    assert job.hypotheses[0].strikes == 4 and "past the limit" in job.state
+    assert set(world.issues[number].labels) == {"awaiting:controller", "needs:human"}
+    assert parse_message(fourth.comments[0], issue=number).strikes == 4  # type: ignore[union-attr]
