@@ -34,7 +34,7 @@ from relay.protocol import (
     KeepWatcher,
     MoveBaton,
     NotifyResult,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     Snapshot,
     TearDown,
@@ -93,8 +93,8 @@ class Applier:
                     f"no open job binds {self.ctx.node} yet; its watcher stays for the first one"
                     f" until {action.until:%Y-%m-%d %H:%M} UTC"
                 )
-            case ReportFrozen():
-                await self._report_frozen(action)
+            case PostNotice():
+                await self._post_notice(action)
             case TearDown():
                 self.teardown = True
             case Ignore():
@@ -144,12 +144,12 @@ class Applier:
             await move_baton(self.gh, action.issue, expect=action.expect, to=action.to)
         self.lines.append(f"#{action.issue}: TASK {action.task} answered as {outcome}")
 
-    async def _report_frozen(self, action: ReportFrozen) -> None:
+    async def _post_notice(self, action: PostNotice) -> None:
         if (action.issue, action.key) in self.snapshot.local.notices:
             return
         await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
         self.ctx.state.mark_notice(issue=action.issue, key=action.key, now=datetime.now(UTC))
-        self.lines.append(f"#{action.issue}: said in the thread that the job is {action.reason}")
+        self.lines.append(f"#{action.issue}: said in the thread: {action.reason}")
 
     async def _notify(self, action: NotifyResult) -> None:
         status = getattr(action.result, "status", None)

@@ -22,9 +22,11 @@ from relay.protocol import (
     Snapshot,
     User,
     WatcherFacts,
+    approvals_wanted,
     claim_ref,
     claim_refs_wanted,
 )
+from relay.protocol.snapshot import Reaction
 from relay.protocol.thread import binds
 
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
@@ -111,7 +113,16 @@ async def observe(
     for key in sorted(claim_refs_wanted(snapshot, node)):
         if await gh.get_ref(claim_ref(*key)) is not None:
             refs.add(key)
-    return snapshot.model_copy(update={"claim_refs": frozenset(refs)})
+    reactions = []
+    for comment_id in sorted(approvals_wanted(snapshot, node)):
+        reactions += [
+            Reaction(comment_id=comment_id, user=to_user(r.user), content=r.content)
+            for r in await gh.list_reactions(comment_id)
+            if r.user is not None
+        ]
+    return snapshot.model_copy(
+        update={"claim_refs": frozenset(refs), "reactions": tuple(reactions)}
+    )
 
 
 async def closed_since(gh: GitHubClient, *, since: datetime) -> tuple[Issue, ...]:

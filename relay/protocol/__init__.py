@@ -20,7 +20,7 @@ from relay.protocol.actions import (
     KeepWatcher,
     MoveBaton,
     NotifyResult,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     TearDown,
     Wait,
@@ -29,6 +29,7 @@ from relay.protocol.baton import Event, IllegalTransition, Role, State, transiti
 from relay.protocol.body import JobBody, Outcome, parse_body, render_body
 from relay.protocol.decide import (
     NotInNodeTable,
+    approvals_wanted,
     claim_refs_wanted,
     decide,
     scope_refusal,
@@ -95,7 +96,7 @@ __all__ = [
     "NotifyResult",
     "Outcome",
     "Plan",
-    "ReportFrozen",
+    "PostNotice",
     "ReportHalfDone",
     "ResultMsg",
     "Role",
@@ -112,6 +113,7 @@ __all__ = [
     "Wait",
     "WatcherFacts",
     "add_node",
+    "approvals_wanted",
     "claim_ref",
     "claim_refs_wanted",
     "decide",

@@ -135,12 +135,13 @@ class KeepWatcher(_Action):
     until: datetime
 
 
-class ReportFrozen(_Action):
-    """The job's labels hold no baton or several, so nobody may act on it: say so in the
-    thread once (post ``body``, then record ``key`` among the node's notices), so that a
-    person can leave exactly one baton. Skip when ``key`` is already recorded."""
+class PostNotice(_Action):
+    """Tell the people reading the thread something they must act on — a job frozen by
+    zero or several batons, a TASK waiting for a person's approval — once: post ``body``
+    (no machine block: it instructs nobody), then record ``key`` among the node's notices.
+    Skip when ``key`` is already recorded."""
 
-    kind: Literal["report-frozen"] = "report-frozen"
+    kind: Literal["post-notice"] = "post-notice"
     issue: int
     key: str
     reason: str
@@ -181,7 +182,7 @@ Action = (
     | CloseJob
     | Wait
     | KeepWatcher
-    | ReportFrozen
+    | PostNotice
     | TearDown
     | Ignore
 )

@@ -22,11 +22,12 @@ from relay.protocol.actions import (
     KeepWatcher,
     MoveBaton,
     NotifyResult,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     TearDown,
     Wait,
 )
+from relay.protocol.approvals import approval, approval_notice, needs_approval
 from relay.protocol.baton import (
     Event,
     IllegalTransition,
@@ -185,7 +186,7 @@ def _frozen(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
     if node != speaker or (number, key) in snapshot.local.notices:
         return [ignore]
     body = frozen_notice(problem)
-    return [ignore, ReportFrozen(issue=number, key=key, reason=reason, body=body)]
+    return [ignore, PostNotice(issue=number, key=key, reason=reason, body=body)]
 
 
 def frozen_notice(problem: str) -> str:
@@ -225,7 +226,34 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         return [_decline(thread, task, entry.comment.id, refusal)]
     if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
         return [_decline(thread, task, entry.comment.id, snapshot.unable)]
+    approved = approval(thread, entry, snapshot.master, snapshot.reactions)
+    if needs_approval(entry.message) and approved is None:
+        return _awaiting_approval(thread, snapshot, task)
     return [_execute(thread, entry.message, entry.comment.id, snapshot, now)]
+
+
+def _awaiting_approval(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
+    """Nothing runs until a person approves; the thread says so once."""
+    number = thread.issue.number
+    reason = f"TASK {task} waits for a person's approval (`/relay approve TASK {task}` or 👍)"
+    waiting: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"approval:{task}"
+    if (number, key) not in snapshot.local.notices:
+        waiting.append(PostNotice(issue=number, key=key, reason=reason, body=approval_notice(task)))
+    return waiting
+
+
+def approvals_wanted(snapshot: Snapshot, node: str) -> frozenset[int]:
+    """The TASK comments whose reactions a pass must read: the outstanding TASKs this node
+    (as the worker) is about to take that wait for a person's approval. One request each."""
+    wanted = set()
+    for thread in bound_threads(snapshot, node):
+        entry = thread.tasks.get(thread.last_task)
+        if thread.state != State.AWAITING_WORKER or thread.job.worker != node or entry is None:
+            continue
+        if isinstance(entry.message, TaskMsg) and needs_approval(entry.message):
+            wanted.add(entry.comment.id)
+    return frozenset(wanted)
 
 
 def _at_worker(thread: Thread) -> bool:
@@ -397,7 +425,7 @@ def scope_refusal(task: TaskMsg, scope: Scope) -> str | None:
         if scope.destructive == DestructiveRule.FORBIDDEN:
             return "destructive steps are forbidden in this repository"
         if not task.authorized_by_human:
-            return "a destructive task needs `authorized-by-human: yes`"
+            return "a destructive task needs `authorized-by-human: yes` and a person's approval"
         return None
     if task.scope not in scope.allowed:
         allowed = ", ".join(scope.allowed) or "nothing"

@@ -58,6 +58,16 @@ class Issue(BaseModel):
     comments: tuple[Comment, ...] = ()
 
 
+class Reaction(BaseModel):
+    """A reaction on a comment, as GitHub lists it (read only where a rule needs one)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    comment_id: int
+    user: User
+    content: str
+
+
 class LocalRecords(BaseModel):
     """This node's own memory, kept in the clone's ``.git/relay/``.
 
@@ -104,3 +114,4 @@ class Snapshot(BaseModel):
     limits: RunLimits = RunLimits()
     watcher: WatcherFacts | None = None
     partial: bool = False  # only one issue was observed: silence about others means nothing
+    reactions: tuple[Reaction, ...] = ()  # on the comments approvals_wanted() names

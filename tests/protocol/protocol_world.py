@@ -26,7 +26,7 @@ from relay.protocol import (
     Node,
     NotifyResult,
     Plan,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     ResultMsg,
     Snapshot,
@@ -213,7 +213,7 @@ class World:
             self.issues[action.issue] = issue.model_copy(
                 update={"labels": tuple(dict.fromkeys(labels)), "state": "closed"}
             )
-        elif isinstance(action, ReportFrozen):
+        elif isinstance(action, PostNotice):
             if (action.issue, action.key) not in self.records(node).notices:
                 self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.body))
                 self.records(node).notices.add((action.issue, action.key))

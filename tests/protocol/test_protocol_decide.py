@@ -30,7 +30,7 @@ from relay.protocol import (
     KeepWatcher,
     MoveBaton,
     NotifyResult,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     ResultMsg,
     Status,
@@ -55,7 +55,7 @@ ACTION_TYPES = {
     KeepWatcher,
     MoveBaton,
     NotifyResult,
-    ReportFrozen,
+    PostNotice,
     ReportHalfDone,
     TearDown,
     Wait,
@@ -267,7 +267,7 @@ def test_two_batons_are_reported_not_acted_on() -> None:
     assert isinstance(ignored, Ignore) and "several baton labels" in ignored.reason
     ignore, report = world.pass_of(WORKER)
     assert isinstance(ignore, Ignore) and ignore.comment_id is None
-    assert isinstance(report, ReportFrozen) and "`awaiting:worker`, `working`" in report.body
+    assert isinstance(report, PostNotice) and "`awaiting:worker`, `working`" in report.body
     assert world.issues[number].comments[-1].body == report.body
     # once: the next pass of either node says nothing more in the thread
     assert [a.kind for a in world.pass_of(WORKER)] == ["ignore"]
@@ -279,12 +279,12 @@ def test_a_job_with_no_baton_is_reported_by_its_controller_once() -> None:
     number = job(world)
     world.set_labels(number, ("bug",))
     assert [a.kind for a in world.pass_of(WORKER)] == ["ignore"]
-    assert [a.kind for a in world.pass_of(CONTROLLER)] == ["ignore", "report-frozen"]
+    assert [a.kind for a in world.pass_of(CONTROLLER)] == ["ignore", "post-notice"]
     assert "no baton label" in world.issues[number].comments[-1].body
     assert [a.kind for a in world.pass_of(CONTROLLER)] == ["ignore"]
     # a person leaves one baton: the job goes on, and a later freeze is reported anew
     world.set_labels(number, ("bug", Label.AWAITING_CONTROLLER.value))
-    assert "report-frozen" not in [a.kind for a in world.pass_of(CONTROLLER)]
+    assert "post-notice" not in [a.kind for a in world.pass_of(CONTROLLER)]
 
 
 def test_a_half_resolved_job_is_closed_by_its_controller() -> None:

@@ -216,6 +216,12 @@ class GitHubClient(ApiSession):
         made = await self._send("POST", path, what, {"content": content})
         return self._one(Reaction, made, what)
 
+    async def list_reactions(self, comment_id: int) -> list[Reaction]:
+        """Every reaction on a comment (to find a person's 👍 approving a TASK)."""
+        path = f"{self._repo_path}/issues/comments/{comment_id}/reactions"
+        what = f"the reactions on comment {comment_id}"
+        return self._many(Reaction, await self._get_all(path, what), what)
+
     # --- git refs: the atomic claim ---
 
     async def create_ref(self, ref: str, sha: str) -> bool:

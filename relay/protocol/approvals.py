@@ -1,0 +1,78 @@
+"""A person's approval of a destructive TASK: ``authorized-by-human: yes`` is a claim the
+controller makes; only a person can make it true.
+
+Ground rules: a TASK that says ``authorized-by-human: yes`` runs only once an approver has
+approved *that* TASK in the thread, after it was posted — a comment ``/relay approve TASK
+n``, or a 👍 reaction on the TASK's comment. An approver is one of the worker's instruction
+accounts that is a person: not a bot (``…[bot]``), not the account that posted the TASK,
+and not one that posted any node's message in this job (a node's own account, which would
+be approving itself). Reactions are a
+fact the pass reads only for the TASKs :func:`approvals_wanted` names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from relay.protocol.master import Master
+from relay.protocol.messages import TaskMsg
+from relay.protocol.snapshot import Comment, Reaction
+from relay.protocol.thread import Entry, Thread
+
+APPROVE_RE = re.compile(r"^\s*/relay\s+approve\s+TASK\s+(\d+)\s*$", re.IGNORECASE)
+THUMBS_UP = "+1"
+
+
+def approver_ids(thread: Thread, master: Master, *, posted_by: int) -> frozenset[int]:
+    """The accounts whose approval counts for a TASK posted by account ``posted_by``."""
+    worker = master.node(thread.job.worker)
+    if worker is None:
+        return frozenset()
+    nodes = {posted_by} | {e.comment.author.id for e in _messages(thread)}
+    people = (a for a in worker.accounts if not a.login.endswith("[bot]"))
+    return frozenset(a.id for a in people if a.id not in nodes)
+
+
+def _messages(thread: Thread) -> list[Entry]:
+    """Every message that counts in the thread: their authors are the nodes' accounts."""
+    kept = [*thread.tasks.values(), *thread.results.values(), *thread.half_done.values()]
+    return [*kept, *thread.claims.values(), *([thread.closure] if thread.closure else [])]
+
+
+def approval(
+    thread: Thread, entry: Entry, master: Master, reactions: tuple[Reaction, ...]
+) -> str | None:
+    """The login of the person who approved the TASK in ``entry``, or None."""
+    assert isinstance(entry.message, TaskMsg)
+    task, posted = entry.message.task, entry.comment
+    people = approver_ids(thread, master, posted_by=posted.author.id)
+    for reaction in reactions:
+        mine = reaction.comment_id == posted.id and reaction.content == THUMBS_UP
+        if mine and reaction.user.id in people:
+            return reaction.user.login
+    for comment in _after(thread, posted):
+        match = APPROVE_RE.match(comment.body)
+        if match and int(match.group(1)) == task and comment.author.id in people:
+            return comment.author.login
+    return None
+
+
+def _after(thread: Thread, posted: Comment) -> list[Comment]:
+    ordered = sorted(thread.issue.comments, key=lambda c: (c.created_at, c.id))
+    index = next((i for i, c in enumerate(ordered) if c.id == posted.id), len(ordered))
+    return ordered[index + 1 :]
+
+
+def needs_approval(task: TaskMsg) -> bool:
+    """Whether a TASK claims a person's authorisation (then a person must give it)."""
+    return task.authorized_by_human
+
+
+def approval_notice(task: int) -> str:
+    """What the thread says while a TASK waits for a person."""
+    return (
+        f"**relay:** TASK {task} says `authorized-by-human: yes`, so it runs only once a"
+        " person approves it: one of the worker's instruction accounts other than the one"
+        f" that posted it comments `/relay approve TASK {task}` here, or reacts 👍 on the"
+        " TASK. Until then the worker waits."
+    )
