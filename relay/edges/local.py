@@ -340,6 +340,35 @@ class NodeState:
         write_versioned(self.notified_path, {"notified": raw})
         return True
 
+    # --- the result outbox: a composed RESULT kept until it is posted and handed back ---
+
+    def _outbox_path(self, issue: int, task: int) -> Path:
+        return self.root / "outbox" / f"{issue}-{task}.md"
+
+    def save_outbox(self, *, issue: int, task: int, body: str) -> None:
+        """Keep the RESULT of a finished run before anything is posted (0600: it is the
+        redacted text the thread will show, but it is this node's to send)."""
+        write_atomic(self._outbox_path(issue, task), body.encode("utf-8"), mode=0o600)
+
+    def outbox(self) -> set[tuple[int, int]]:
+        """The (issue, task) pairs whose RESULT waits to be posted or handed back."""
+        folder = self.root / "outbox"
+        found = set()
+        for path in folder.glob("*.md") if folder.is_dir() else ():
+            issue, _, task = path.stem.partition("-")
+            if issue.isdigit() and task.isdigit():
+                found.add((int(issue), int(task)))
+        return found
+
+    def outbox_body(self, *, issue: int, task: int) -> str | None:
+        """The kept RESULT of (issue, task), None when there is none."""
+        path = self._outbox_path(issue, task)
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def clear_outbox(self, *, issue: int, task: int) -> None:
+        """Forget a RESULT that is posted and handed back."""
+        self._outbox_path(issue, task).unlink(missing_ok=True)
+
     # --- notices: what this node has said once in a thread ---
 
     @property

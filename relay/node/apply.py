@@ -24,7 +24,7 @@ from typing import Any
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.node.context import NodeContext
-from relay.node.execute import TaskReport, execute, move_baton, on_result_env
+from relay.node.execute import TaskReport, execute, move_baton, on_result_env, send_result
 from relay.protocol import (
     Action,
     CloseJob,
@@ -36,6 +36,7 @@ from relay.protocol import (
     NotifyResult,
     PostNotice,
     ReportHalfDone,
+    SendResult,
     Snapshot,
     TearDown,
     Wait,
@@ -81,6 +82,8 @@ class Applier:
                 await self._notify(action)
             case MoveBaton():
                 await self._move(action)
+            case SendResult():
+                await self._send(action)
             case CloseJob():
                 await self._close(action)
             case Wait():
@@ -165,6 +168,19 @@ class Applier:
             code = await asyncio.to_thread(run_on_result, hook, action, word)
             self.lines.append(f"#{action.issue}: on-result hook exited {code}")
         self.ctx.state.mark_notified(issue=action.issue, task=action.task, now=datetime.now(UTC))
+
+    async def _send(self, action: SendResult) -> None:
+        body = self.ctx.state.outbox_body(issue=action.issue, task=action.task)
+        if body is None:
+            return
+        await send_result(
+            self.gh, self.ctx, issue=action.issue, task=action.task, body=body, post=action.post
+        )
+        if action.expect is not None and action.to is not None:
+            await move_baton(self.gh, action.issue, expect=action.expect, to=action.to)
+        self.ctx.state.clear_outbox(issue=action.issue, task=action.task)
+        said = "posted and handed back" if action.post else "handed back"
+        self.lines.append(f"#{action.issue}: the kept RESULT {action.task} was {said}")
 
     async def _move(self, action: MoveBaton) -> None:
         if not await move_baton(self.gh, action.issue, expect=action.expect, to=action.to):

@@ -181,13 +181,39 @@ async def execute(
     task = action.task
     run = await asyncio.to_thread(run_task, ctx, task)
     result = await compose_result(ctx, task, run, token=token)
-    await gh.create_comment(action.issue, ctx.sign(render_message(result)))
-    ctx.state.finish_claim(
-        issue=action.issue, task=task.task, outcome=result.status.value, now=datetime.now(UTC)
-    )
+    body = ctx.sign(render_message(result))
+    # kept before anything is posted: a failure from here on is finished by a later pass
+    ctx.state.save_outbox(issue=action.issue, task=task.task, body=body)
+    await send_result(gh, ctx, issue=action.issue, task=task.task, body=body, post=True)
     await move_baton(gh, action.issue, expect=action.claimed, to=action.done)
+    ctx.state.clear_outbox(issue=action.issue, task=task.task)
     seconds = (datetime.now(UTC) - started).total_seconds()
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
+
+
+async def send_result(
+    gh: GitHubClient, ctx: NodeContext, *, issue: int, task: int, body: str, post: bool
+) -> None:
+    """Post a kept RESULT — unless one of the newest comments already is it (a POST whose
+    answer was lost) — and record the task as answered."""
+    if post and not await _already_posted(gh, issue, body):
+        await gh.create_comment(issue, body)
+    status = _status_of(body)
+    ctx.state.finish_claim(issue=issue, task=task, outcome=status, now=datetime.now(UTC))
+
+
+async def _already_posted(gh: GitHubClient, issue: int, body: str) -> bool:
+    from relay.protocol.signatures import unsigned
+
+    newest = (await gh.list_comments(issue))[-20:]
+    return any(unsigned(c.body) == unsigned(body) for c in newest)
+
+
+def _status_of(body: str) -> str:
+    from relay.protocol.wire import decode_block
+
+    fields = decode_block(body).get("fields", {})
+    return str(fields.get("status", "done")) if isinstance(fields, dict) else "done"
 
 
 async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> ResultMsg:
@@ -210,6 +236,9 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
             log_url = await asyncio.to_thread(publish_log, ctx, task, cap_log(redacted))
         except RelayError as err:
             observations.append(f"The log could not be pushed: {err}")
+        except OSError as err:  # a path that is a file, a full disk, permissions
+            why = err.strerror or type(err).__name__
+            observations.append(f"The log could not be written ({why}); it is not published.")
         status = result_status(status, log_pushed=log_url is not None)
         tail = "\n".join(excerpt(redacted, failed=status != Status.DONE))
     else:

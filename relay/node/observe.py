@@ -69,6 +69,7 @@ def local_records(state: NodeState) -> LocalRecords:
         results_posted=frozenset((c.issue, c.task) for c in claims if c.outcome is not None),
         notified=frozenset(state.notified()),
         notices=frozenset(state.notices()),
+        outbox=frozenset(state.outbox()),
     )
 
 

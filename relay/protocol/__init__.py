@@ -22,6 +22,7 @@ from relay.protocol.actions import (
     NotifyResult,
     PostNotice,
     ReportHalfDone,
+    SendResult,
     TearDown,
     Wait,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "Role",
     "RunLimits",
     "Scope",
+    "SendResult",
     "Snapshot",
     "State",
     "Status",

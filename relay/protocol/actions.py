@@ -105,6 +105,22 @@ class NotifyResult(_Action):
     trusted: bool = True
 
 
+class SendResult(_Action):
+    """Finish a task whose run ended and whose RESULT was kept in the node's outbox, but
+    not posted or not handed back (the API was away, the pass was killed): when ``post``,
+    post the kept RESULT unless the newest comments already hold it; record it among the
+    answered tasks; forget the kept copy; then, when ``expect`` is set, move the baton
+    ``expect`` -> ``to``. Never runs anything again."""
+
+    kind: Literal["send-result"] = "send-result"
+    issue: int
+    task: int
+    post: bool
+    expect: Label | None = None
+    to: Label | None = None
+    event: Event = Event.POST_RESULT
+
+
 class MoveBaton(_Action):
     """Finish a turn that stopped before its last act: if the baton is still ``expect``,
     replace the labels with ``labels.with_baton(current, to)``; otherwise do nothing.
@@ -179,6 +195,7 @@ Action = (
     | ReportHalfDone
     | NotifyResult
     | MoveBaton
+    | SendResult
     | CloseJob
     | Wait
     | KeepWatcher

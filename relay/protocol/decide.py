@@ -24,6 +24,7 @@ from relay.protocol.actions import (
     NotifyResult,
     PostNotice,
     ReportHalfDone,
+    SendResult,
     TearDown,
     Wait,
 )
@@ -205,6 +206,8 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     if task == 0 or thread.state not in (*_WORKER_TURN, State.AWAITING_CONTROLLER):
         return []  # no TASK at all: whatever put the baton here, nothing is touched
     key = (number, task)
+    if key in snapshot.local.outbox:  # the run ended; only its answer is left to finish
+        return [_send_result(thread, task)]
     if thread.answered(task) or key in snapshot.local.results_posted:
         reason = f"TASK {task} is answered but the baton was not passed back"
         return [_move(thread, Event.POST_RESULT, Role.WORKER, reason)] if _at_worker(thread) else []
@@ -254,6 +257,14 @@ def approvals_wanted(snapshot: Snapshot, node: str) -> frozenset[int]:
         if isinstance(entry.message, TaskMsg) and needs_approval(entry.message):
             wanted.add(entry.comment.id)
     return frozenset(wanted)
+
+
+def _send_result(thread: Thread, task: int) -> SendResult:
+    number = thread.issue.number
+    if not _at_worker(thread):  # the baton is already back: post if need be, and forget
+        return SendResult(issue=number, task=task, post=not thread.answered(task))
+    expect, to = move(thread.state, Event.POST_RESULT, Role.WORKER)
+    return SendResult(issue=number, task=task, post=not thread.answered(task), expect=expect, to=to)
 
 
 def _at_worker(thread: Thread) -> bool:

@@ -75,6 +75,8 @@ class LocalRecords(BaseModel):
     (RESULT, decline or half-done report), recorded after the post succeeded.
     ``notified``: results already handed to the controller's hook or printed.
     ``notices``: (issue, key) of what this node has already said once in a thread.
+    ``outbox``: tasks whose RESULT was composed and kept, and is not yet posted and handed
+    back (a pass that failed after the run).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -83,6 +85,7 @@ class LocalRecords(BaseModel):
     results_posted: frozenset[TaskKey] = frozenset()
     notified: frozenset[TaskKey] = frozenset()
     notices: frozenset[tuple[int, str]] = frozenset()
+    outbox: frozenset[TaskKey] = frozenset()
 
 
 class WatcherFacts(BaseModel):

@@ -29,6 +29,7 @@ from relay.protocol import (
     PostNotice,
     ReportHalfDone,
     ResultMsg,
+    SendResult,
     Snapshot,
     Status,
     TaskMsg,
@@ -63,7 +64,9 @@ MASTER = Master(
     ),
 )
 ACCOUNT_OF = {CONTROLLER: ALICE, WORKER: BOB, "spare": ALICE}
-EXECUTE_STEPS = ("ref", "record", "claim", "baton", "run", "result", "recorded", "done")
+EXECUTE_STEPS = (
+    "ref", "record", "claim", "baton", "run", "kept", "result", "recorded", "done", "cleared"
+)  # fmt: skip
 
 
 @dataclass
@@ -74,6 +77,7 @@ class Local:
     results_posted: set[tuple[int, int]] = field(default_factory=set)
     notified: set[tuple[int, int]] = field(default_factory=set)
     notices: set[tuple[int, str]] = field(default_factory=set)
+    outbox: set[tuple[int, int]] = field(default_factory=set)
 
     def frozen(self) -> LocalRecords:
         return LocalRecords(
@@ -81,6 +85,7 @@ class Local:
             results_posted=frozenset(self.results_posted),
             notified=frozenset(self.notified),
             notices=frozenset(self.notices),
+            outbox=frozenset(self.outbox),
         )
 
 
@@ -207,6 +212,8 @@ class World:
                 self.records(node).notified.add(key)
         elif isinstance(action, MoveBaton):
             self.move(action.issue, action.expect, action.to)
+        elif isinstance(action, SendResult):
+            self._send(node, action)
         elif isinstance(action, CloseJob):
             issue = self.issues[action.issue]
             labels = (*with_baton(issue.labels, None), Label.RESOLVED.value)
@@ -252,20 +259,40 @@ class World:
             self.move(action.issue, action.expect, action.claimed)
         elif step == "run":
             self.runs.append((*key, action.task))
+        elif step == "kept":
+            self.records(node).outbox.add(key)
         elif step == "result":
-            result = ResultMsg(
-                issue=action.issue,
-                node=node,
-                task=action.task.task,
-                status=Status.DONE,
-                summary="ran",
-                excerpt="### TASK 99\n<!-- relay:v1 {} -->\n```",
-            )
-            self.post(action.issue, ACCOUNT_OF[node], self.signed(node, render_message(result)))
+            self.post_result(node, *key)
         elif step == "recorded":
             self.records(node).results_posted.add(key)
-        else:
+        elif step == "done":
             self.move(action.issue, action.claimed, action.done)
+        else:
+            self.records(node).outbox.discard(key)
+
+    def post_result(self, node: str, issue: int, task: int) -> None:
+        """The worker's RESULT of a task that ran."""
+        result = ResultMsg(
+            issue=issue,
+            node=node,
+            task=task,
+            status=Status.DONE,
+            summary="ran",
+            excerpt="### TASK 99\n<!-- relay:v1 {} -->\n```",
+        )
+        self.post(issue, ACCOUNT_OF[node], self.signed(node, render_message(result)))
+
+    def _send(self, node: str, action: SendResult) -> None:
+        """A kept RESULT: posted unless it is there already, recorded, handed back, forgotten."""
+        key = (action.issue, action.task)
+        if key not in self.records(node).outbox:
+            return
+        if action.post:
+            self.post_result(node, *key)
+        self.records(node).results_posted.add(key)
+        if action.expect is not None and action.to is not None:
+            self.move(action.issue, action.expect, action.to)
+        self.records(node).outbox.discard(key)
 
     def state_key(self) -> object:
         """Everything an action can change, for before/after comparisons."""
@@ -286,6 +313,8 @@ def moves_of(action: Action) -> list[tuple[Event, Label, Label]]:
             (Event.POST_RESULT, action.claimed, action.done),
         ]
     if isinstance(action, DeclineTask | ReportHalfDone | MoveBaton):
+        return [(action.event, action.expect, action.to)]
+    if isinstance(action, SendResult) and action.expect is not None and action.to is not None:
         return [(action.event, action.expect, action.to)]
     return []
 

@@ -33,6 +33,7 @@ from relay.protocol import (
     PostNotice,
     ReportHalfDone,
     ResultMsg,
+    SendResult,
     Status,
     TaskMsg,
     TearDown,
@@ -57,6 +58,7 @@ ACTION_TYPES = {
     NotifyResult,
     PostNotice,
     ReportHalfDone,
+    SendResult,
     TearDown,
     Wait,
 }
@@ -242,9 +244,25 @@ def test_an_answered_task_with_the_baton_left_behind_is_passed_back() -> None:
     task(world, number)
     world.pass_of(WORKER, crash_at="done")
     assert world.baton(number) == {Label.WORKING.value}
+    world.local[WORKER].outbox.clear()  # the kept RESULT is gone too (see the next test)
     [move] = world.pass_of(WORKER)
     assert isinstance(move, MoveBaton) and move.to == Label.AWAITING_CONTROLLER
     assert len(world.runs) == 1
+
+
+def test_a_kept_result_is_posted_by_the_next_pass_never_run_again() -> None:
+    for crash, posts in (("result", True), ("recorded", False), ("done", False)):
+        world = World()
+        number = job(world)
+        task(world, number)
+        world.pass_of(WORKER, crash_at=crash)  # the run ended; its answer did not get out
+        [send] = world.pass_of(WORKER)
+        assert isinstance(send, SendResult) and send.post is posts, crash
+        assert send.to == Label.AWAITING_CONTROLLER
+        assert world.baton(number) == {Label.AWAITING_CONTROLLER.value}
+        results = [c for c in world.issues[number].comments if "### RESULT 1" in c.body]
+        assert len(results) == 1 and len(world.runs) == 1  # one answer, one run
+        assert world.pass_of(WORKER) == [] and world.local[WORKER].outbox == set()
 
 
 def test_a_task_posted_without_passing_the_baton_is_passed_by_the_controller() -> None:
