@@ -59,6 +59,7 @@ class ClaimRecord(_Frozen):
     claimed_at: datetime
     finished_at: datetime | None = None
     outcome: str | None = None
+    group: int | None = None  # the running step's process group, so no step is orphaned
 
 
 class NotifiedRecord(_Frozen):
@@ -305,6 +306,15 @@ class NodeState:
                 self._save_claims(claims)
                 return claims[index]
         raise ConfigError(f"no local claim for issue {issue} task {task}; nothing to finish")
+
+    def set_claim_group(self, *, issue: int, task: int, group: int | None) -> None:
+        """Remember the process group of the step a claimed task is running now."""
+        claims = self.claims()
+        for index, item in enumerate(claims):
+            if (item.issue, item.task) == (issue, task):
+                claims[index] = item.model_copy(update={"group": group})
+                self._save_claims(claims)
+                return
 
     def prune_claims(self, *, open_issues: set[int]) -> int:
         """Forget finished claims of issues that are no longer open; return how many."""

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,11 +129,16 @@ def run_step(
     cap: int = DEFAULT_CAP,
     env: Mapping[str, str] | None = None,
     grace: float = KILL_GRACE,
+    on_start: Callable[[int], None] | None = None,
 ) -> StepOutcome:
-    """Run one shell command; on timeout kill its whole process tree."""
+    """Run one shell command; on timeout kill its whole process tree. ``on_start`` hears
+    the step's process group (its leader's pid) before it runs on, so that a node killed
+    meanwhile can find and stop it on its next pass."""
     started = time.monotonic()
     proc = _spawn(command, cwd=cwd, env=child_env(env))
     _LIVE.add(proc)
+    if on_start is not None:
+        on_start(proc.pid)
     capture = _Capture(cap)
     reader = threading.Thread(target=_pump, args=(proc, capture), daemon=True)
     reader.start()
@@ -167,11 +172,14 @@ def run_steps(
     cap: int = DEFAULT_CAP,
     env: Mapping[str, str] | None = None,
     grace: float = KILL_GRACE,
+    on_start: Callable[[int], None] | None = None,
 ) -> RunOutcome:
     """Run the steps in order, each with ``timeout`` seconds; stop at the first failure."""
     done: list[StepOutcome] = []
     for command in steps:
-        outcome = run_step(command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace)
+        outcome = run_step(
+            command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace, on_start=on_start
+        )
         done.append(outcome)
         if not outcome.ok:
             return RunOutcome(RunStatus.FAILED, tuple(done))
@@ -187,6 +195,7 @@ def run_executor(
     cap: int = DEFAULT_CAP,
     env: Mapping[str, str] | None = None,
     grace: float = KILL_GRACE,
+    on_start: Callable[[int], None] | None = None,
 ) -> RunOutcome:
     """Hand a TASK to an agent command: the task file's path is its last argument and is
     in ``RELAY_TASK_FILE``; its output is the log and its exit code the status."""
@@ -196,7 +205,9 @@ def run_executor(
         full = f"{command} {_quote(str(task_file))}"
         step_env = child_env(env)
         step_env[TASK_FILE_ENV] = str(task_file)
-        outcome = run_step(full, cwd=cwd, timeout=timeout, cap=cap, env=step_env, grace=grace)
+        outcome = run_step(
+            full, cwd=cwd, timeout=timeout, cap=cap, env=step_env, grace=grace, on_start=on_start
+        )
     status = RunStatus.DONE if outcome.ok else RunStatus.FAILED
     return RunOutcome(status, (outcome,))
 
@@ -265,6 +276,33 @@ def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
     """Kill what a finished step left running in its group (a backgrounded `&` job)."""
     if os.name != "nt":
         _signal_group(proc.pid, signal.SIGKILL)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a step's process group (from an earlier, killed pass) still runs."""
+    if os.name == "nt":  # no process groups to ask; Windows steps end with their console
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user: not ours to kill, but alive
+    return True
+
+
+def kill_group(pgid: int, *, grace: float = KILL_GRACE) -> None:
+    """Stop a step's whole process group: TERM, a grace period, then KILL."""
+    if os.name == "nt":
+        subprocess.run(
+            ["taskkill", "/T", "/F", "/PID", str(pgid)], capture_output=True, check=False
+        )
+        return
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -24,7 +24,14 @@ from typing import Any
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.node.context import NodeContext
-from relay.node.execute import TaskReport, execute, move_baton, on_result_env, send_result
+from relay.node.execute import (
+    TaskReport,
+    execute,
+    move_baton,
+    on_result_env,
+    reap,
+    send_result,
+)
 from relay.protocol import (
     Action,
     CloseJob,
@@ -40,6 +47,7 @@ from relay.protocol import (
     Snapshot,
     TearDown,
     Wait,
+    render_message,
 )
 from relay.protocol.planners import Plan
 
@@ -120,6 +128,8 @@ class Applier:
         ]
 
     async def _execute(self, action: ExecuteTask) -> None:
+        for said in reap(self.ctx):  # never two tasks in one working tree
+            self.lines.append(f"#{action.issue}: before TASK {action.task.task}, {said}")
         self.lines.append(f"#{action.issue}: claiming TASK {action.task.task}")
         report = await execute(self.gh, self.ctx, action, token=self.token)
         if report is None:
@@ -135,7 +145,13 @@ class Applier:
         key = (action.issue, action.task)
         if key in self.snapshot.local.results_posted:
             return
-        await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
+        body = action.body
+        if isinstance(action, ReportHalfDone):
+            stopped = reap(self.ctx, issue=action.issue, task=action.task)
+            if stopped:  # the report says what happened to the step that was still running
+                known = "; ".join([action.known, *stopped])[:4000]
+                body = render_message(action.report.model_copy(update={"known": known}))
+        await self.gh.create_comment(action.issue, self.ctx.sign(body))
         now = datetime.now(UTC)
         if self.ctx.state.claim(issue=action.issue, task=action.task) is None:
             self.ctx.state.record_claim(

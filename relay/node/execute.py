@@ -111,9 +111,36 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     limits = run_limits(ctx)
     timeout = limits.step_timeout
     executor = ctx.config.executor if ctx.config else None
+
+    def started(group: int) -> None:  # kept with the claim: a killed pass leaves no orphan
+        ctx.state.set_claim_group(issue=task.issue, task=task.task, group=group)
+
     if executor:
-        return run_executor(executor, task_text=task_text(task), cwd=ctx.root, timeout=timeout)
-    return run_steps(task.steps, cwd=ctx.root, timeout=timeout)
+        text = task_text(task)
+        return run_executor(
+            executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
+        )
+    return run_steps(task.steps, cwd=ctx.root, timeout=timeout, on_start=started)
+
+
+def reap(ctx: NodeContext, *, issue: int | None = None, task: int | None = None) -> list[str]:
+    """Stop the steps that a killed pass left running: of one claim (``issue``, ``task``),
+    or of every claim this node holds. What it did, in words, one item a step."""
+    from relay.edges.steps import group_alive, kill_group
+
+    said = []
+    for claim in ctx.state.claims():
+        if issue is not None and (claim.issue, claim.task) != (issue, task):
+            continue
+        if claim.group is not None and group_alive(claim.group):
+            kill_group(claim.group)
+            said.append(
+                f"the step of TASK {claim.task} on #{claim.issue} was still running"
+                f" (process group {claim.group}) and was stopped"
+            )
+        if claim.group is not None:
+            ctx.state.set_claim_group(issue=claim.issue, task=claim.task, group=None)
+    return said
 
 
 def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
