@@ -40,7 +40,7 @@ class NodeContext:
     node: str
     api_url: str
     config: NodeConfig | None
-    # built redactors by token (building one compiles every rule); see relay.node.execute
+    # built redactors by token (building one compiles every rule); see relay.node.redaction
     redactors: dict[str, Redactor] = field(default_factory=dict, repr=False)
 
     @cached_property
