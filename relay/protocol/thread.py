@@ -81,8 +81,11 @@ class Thread:
 
     @property
     def last_task(self) -> int:
-        """The highest task number used so far (0 before TASK 1); edited TASKs count."""
-        return max([0, *self.tasks, *(n for kind, n in self.edited if kind == Kind.TASK)])
+        """The highest task number used so far (0 before TASK 1): a TASK's, an edited one's,
+        or one that any counted answer or claim names — so a TASK whose comment was made
+        unreadable after it was answered never lets its number be used twice."""
+        answered = [*self.results, *self.half_done, *self.claims]
+        return max([0, *self.tasks, *(n for _, n in self.edited), *answered])
 
     def task_entry(self, task: int) -> Entry | None:
         """The comment that posted ``task``: the counted TASK, else the edited one."""
