@@ -47,9 +47,9 @@ class HubProcess:
     # The suites create content far faster than GitHub's secondary limit (80 a minute)
     # allows; a test of that limit starts a hub of its own with the default.
     content_limit: str = "0/0"
-    # relay still asks GET /user as an App node (GitHub answers 403); until it stops, the
-    # shared hubs answer it; tests of the refusal start a hub without this.
-    app_user: bool = True
+    # ``--app-user`` (GET /user answers an App's token, where GitHub answers 403); relay
+    # no longer needs it, so no hub of the suites passes it
+    app_user: bool = False
     extra: tuple[str, ...] = ()  # more `relay hub` options (e.g. ``--strict-git``)
     url: str = ""
     proc: subprocess.Popen[str] | None = None

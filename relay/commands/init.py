@@ -21,7 +21,7 @@ from typing import Any
 from relay.commands.common import run_async
 from relay.commands.output import Output
 from relay.edges.git import Clone, RepoSlug
-from relay.edges.github import GitHubClient
+from relay.edges.github import GitHubClient, appauth
 from relay.edges.github.credentials import api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState
 from relay.errors import ConfigError, LocalUsageError
@@ -196,8 +196,9 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
     repo = repository(args, clone)
     api_url = api_base_url(args.api)
     state = NodeState.for_clone(clone.root)
-    token = find_token(api_url=api_url, token_file=state.token_path)
-    async with GitHubClient(api_url=api_url, token=token.value, repo=repo) as gh:
+    app = appauth.from_env()
+    token = find_token(api_url=api_url, token_file=state.token_path, app=app)
+    async with GitHubClient(api_url=api_url, token=token.value, repo=repo, app=app) as gh:
         user = await gh.current_user()
         me = Account(id=user.id, login=user.login)
         public = not (await gh.get_repo()).private

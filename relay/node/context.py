@@ -137,4 +137,5 @@ def client(ctx: NodeContext, *, token: Token | None = None) -> GitHubClient:
         token=(token or ctx.token()).value,
         repo=ctx.repo,
         cache_path=ctx.state.etag_cache_path,
+        app=ctx.app,
     )

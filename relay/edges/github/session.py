@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import quote, urlencode
 
 import gidgethub
@@ -27,6 +27,9 @@ from relay.edges.github.cache import EtagCache, cache_owner
 from relay.edges.github.errors import map_http_error
 from relay.edges.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
 from relay.errors import ConfigError, RemoteProtocolError
+
+if TYPE_CHECKING:
+    from relay.edges.github.appauth import AppAuth
 
 M = TypeVar("M", bound=BaseModel)
 Allow = Callable[[gidgethub.HTTPException], bool]
@@ -54,8 +57,10 @@ class ApiSession:
         sleep: Sleep | None = None,
         clock: Clock = time.time,
         timeout: float = REQUEST_TIMEOUT,
+        app: AppAuth | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.app = app  # the GitHub App this session's token was bought for, if any
         self.repo = repo
         self._token = token
         self._cache_path = cache_path
