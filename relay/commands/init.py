@@ -25,7 +25,7 @@ from relay.edges.github import GitHubClient, appauth
 from relay.edges.github.credentials import api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState
 from relay.errors import ConfigError, LocalUsageError
-from relay.node.context import LOOP_PATH, read_loop
+from relay.node.context import LOOP_PATH, open_clone, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
 from relay.protocol.master import DEFAULT_CLASSES, build
 from relay.protocol.master_text import set_section
@@ -178,7 +178,7 @@ def write_spine(clone: Clone, master: Master) -> list[Path]:
 
 def run(args: argparse.Namespace) -> Output:
     """Run the wizard."""
-    clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
+    clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
     loop = read_loop(clone.root)
     if loop is not None and has_section(loop):
         raise LocalUsageError(
