@@ -95,5 +95,8 @@ Transitional modes, until relay and its test worlds use the hub's git URL as the
   clients that still ask it; ``relay hub`` refuses it by default, and relay no longer
   needs it (an App node asks ``GET /app`` with its JWT, then ``GET /users/<slug>[bot]``).
 - The shared test hubs pass ``--content-limit 0/0`` (the suites create content far faster
-  than GitHub's secondary limit allows).
+  than GitHub's secondary limit allows). relay's demo and its end-to-end suites (relay,
+  events, watchers_e2e) now use the hub's git URL as the remote and a ``--strict-git``
+  hub; the API suites (hub, edges) still use API-only repositories to test refs at shas
+  no git holds.
 """

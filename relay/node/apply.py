@@ -193,7 +193,7 @@ def run_hook(hook: str, action: NotifyResult, status: str) -> int:
 
 
 async def apply_plan(gh: GitHubClient, plan: Plan) -> int:
-    """Apply a planner's Plan: comments, body, labels (the baton, last), then close.
+    """Apply a planner's Plan: comments, then body, labels (the baton) and close together.
 
     Returns the issue number (new when the plan opened a job).
     """
@@ -204,14 +204,16 @@ async def apply_plan(gh: GitHubClient, plan: Plan) -> int:
         return made.number
     for comment in plan.comments:
         await gh.create_comment(plan.issue, comment)
+    # body, labels (the baton) and state in one PATCH: one write, and the baton never
+    # moves before the body it goes with
+    fields: dict[str, Any] = {}
     if plan.body is not None:
-        await gh.update_issue(plan.issue, body=plan.body)
-    if plan.labels is not None or plan.close:
-        fields: dict[str, Any] = {}
-        if plan.labels is not None:
-            fields["labels"] = list(plan.labels)
-        if plan.close:
-            fields.update(state="closed", state_reason="completed")
+        fields["body"] = plan.body
+    if plan.labels is not None:
+        fields["labels"] = list(plan.labels)
+    if plan.close:
+        fields.update(state="closed", state_reason="completed")
+    if fields:
         await gh.update_issue(plan.issue, **fields)
     return plan.issue
 

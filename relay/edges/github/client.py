@@ -141,13 +141,19 @@ class GitHubClient(ApiSession):
         since: datetime | None = None,
         include_pulls: bool = False,
     ) -> list[Issue]:
-        """Issues by state, labels (all must match) and last update, every page."""
+        """Issues by state, labels (all must match) and last update, every page; the most
+        recently updated first. Any issue that joins the list (opened, reopened, relabelled,
+        commented) was just updated, so it lands on the first page: an unchanged first page
+        (a 304) means no page after it grew, and one request covers up to 100 issues."""
         data = await self._get_all(
             f"{self._repo_path}/issues",
             "the issues",
+            changes_first_page=True,
             state=state,
             labels=",".join(labels) or None,
             since=iso(since) if since else None,
+            sort="updated",
+            direction="desc",
         )
         issues = self._many(Issue, data, "the issues")
         return issues if include_pulls else [i for i in issues if not i.is_pull_request]
