@@ -216,8 +216,8 @@ async def register_app(request: web.Request) -> web.Response:
 
 async def get_app(request: web.Request) -> web.Response:
     """``GET /app`` (JWT auth): the App the JWT proves to be, with its ``slug`` (its bot is
-    ``<slug>[bot]``), in GitHub's shape (the fields relay and common clients read). Known
-    difference: an App registered on the hub has no owning account, so ``owner`` is null."""
+    ``<slug>[bot]``), in GitHub's shape. Known difference: the hub records no account that
+    owns an App, so ``owner`` is the owner of the first repository it is installed on."""
     jwt = request.get("jwt")
     if not jwt:
         raise ApiError(401, _UNDECODABLE)
@@ -226,11 +226,19 @@ async def get_app(request: web.Request) -> web.Response:
     count = db.execute(
         "SELECT COUNT(*) FROM installations WHERE app_id = ?", (app["id"],)
     ).fetchone()[0]
+    owner = (
+        db.execute(
+            "SELECT u.* FROM collaborators c JOIN repos r ON r.id = c.repo_id"
+            " JOIN users u ON u.id = r.owner_id WHERE c.user_id = ? ORDER BY r.id LIMIT 1",
+            (app["bot_id"],),
+        ).fetchone()
+        or db.execute("SELECT * FROM users WHERE id = ?", (app["bot_id"],)).fetchone()
+    )
     base = origin(request)
     body = {
         "id": app["id"], "slug": app["slug"], "node_id": render.node_id("App", app["id"]),
         "name": app["slug"], "description": "", "external_url": f"{base}/apps/{app['slug']}",
-        "html_url": f"{base}/apps/{app['slug']}", "owner": None,
+        "html_url": f"{base}/apps/{app['slug']}", "owner": render.user_row(base, dict(owner)),
         "created_at": render.stamp(app["created_at"]),
         "updated_at": render.stamp(app["created_at"]),
         "permissions": PERMISSIONS, "events": [], "installations_count": count,

@@ -136,7 +136,9 @@ def test_a_worker_that_is_an_app_takes_its_turn_with_no_token(
     assert f"GET /app: {bot}" in relay("doctor", "--node", WORKER)
     relay("watch", "--once", "--node", WORKER)
     result = world.comments(job)[-1]
-    assert result["body"].startswith("### RESULT 1")
+    assert result["body"].startswith("### RESULT 1 · done")  # its log pushed as the App
+    pushed = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
+    assert "print(40 + 2)" in pushed
     assert result["user"]["login"] == bot
     assert asked("/user", 403) == refused_before  # never asked who it is as a user
     assert asked("/app", 200) >= 2  # join and doctor asked the App instead
