@@ -61,3 +61,39 @@ def test_a_round_trip_makes_at_most_eight_writes(world: World, job: int) -> None
     # TASK comment + body/baton PATCH; claim ref, claim comment, baton, RESULT, baton;
     # the controller's "Current state" PATCH
     assert sum(made.values()) <= 8, made
+
+
+def test_a_comment_edited_in_place_is_read_again_before_the_node_acts(
+    world: World, job: int
+) -> None:
+    """The issue list does not show an edit in place (the hub, like GitHub as far as it
+    promises, leaves the issue's updated_at alone): an idle pass reuses the cached thread,
+    and refresh() — what a pass runs before it acts — reads the edit."""
+    import asyncio
+
+    from relay.node.context import client, open_node
+    from relay.node.observe import observe, refresh
+
+    note = world.stranger_comment(job, "first words")
+    world.api(f"/issues/comments/{note}", "PATCH", {"body": "edited words"})
+    world.stranger_comment(job, "a later note")  # the issue changes once more
+    idle_pass(world)  # reads the thread as it is now: "edited words" (fresh)
+    world.api(f"/issues/comments/{note}", "PATCH", {"body": "edited again, in place"})
+
+    def bodies(snapshot: Any) -> list[str]:
+        (issue,) = [i for i in snapshot.issues if i.number == job]
+        return [c.body for c in issue.comments]
+
+    async def look() -> tuple[list[str], list[str]]:
+        ctx = open_node(repo_dir=world.worker.clone, node=WORKER, api=None)
+        async with client(ctx) as gh:
+            args = {"master": ctx.master, "state": ctx.state, "node": WORKER}
+            cached = await observe(gh, **args)
+            fresh = await refresh(gh, cached, state=ctx.state, node=WORKER, numbers={job})
+            return bodies(cached), bodies(fresh)
+
+    with world.worker.monkeypatch.context() as m:
+        m.setenv("RELAY_TOKEN", world.worker.token)
+        cached, fresh = asyncio.run(look())
+    assert "edited words" in cached and "edited again, in place" not in cached
+    assert "edited again, in place" in fresh
