@@ -1,6 +1,6 @@
 """The event-driven round trip: TASK posted to RESULT posted, both nodes on webhooks.
 
-A real `relay hub`, a bare remote and two clones as in `relay demo`; each node runs
+A real `relay hub`, its git as the remote and two clones as in `relay demo`; each node runs
 `relay watch --webhook` as a process with an hour between reconciling passes, so only
 the hub's deliveries wake them. The bench itself listens to the hub's deliveries too (a
 webhook of its own), so it learns of the RESULT the moment the hub does, without polling.
@@ -108,11 +108,25 @@ class Figures:
     phases: dict[str, list[float]] = field(default_factory=dict)
 
 
-def measure(root: Path, *, runs: int = RUNS) -> Figures:
-    """Seconds from each TASK's delivery to its RESULT's delivery; then, with the worker's
-    watcher stopped, two worker turns in this process, the second one's phases timed."""
+def set_latency(hub: d.Hub, seconds: float) -> None:
+    """Make the hub add ``seconds`` to every API request (its latency fault), as the way to
+    GitHub does; git and webhook deliveries are not slowed."""
+    admin = d.relay_cmd(["hub", "token", "bench-admin", "--admin", "--data", str(hub.data)],
+                        env=os.environ).strip()  # fmt: skip
+    spec = f"latency={seconds}" if seconds else ""
+    hub.api("POST" if spec else "DELETE", "/_hub/faults", admin, {"spec": spec} if spec else None)
+
+
+def measure(root: Path, *, runs: int = RUNS, latency: float = 0.0, turn: bool = True) -> Figures:
+    """Seconds from each TASK's delivery to its RESULT's delivery (every API request
+    ``latency`` seconds slower); then, with ``turn``, the worker's watcher stopped, two
+    worker turns in this process, the second one's phases timed."""
+    # no secondary limit: seven round trips and the setup write more than GitHub's 80 a
+    # minute for one account, and the turn taken apart would time a Retry-After wait
     with d.running_hub(root / "hub", *d.NO_CONTENT_LIMIT) as hub, ExitStack() as stack:
         demo = d.setup(root, hub, lambda _line: None)
+        if latency:
+            set_latency(hub, latency)
         c, w = demo.controller, demo.worker
         d.init_relay(demo)
         os.environ["RELAY_WEBHOOK_SECRET"] = SECRET  # inherited by join
@@ -137,6 +151,8 @@ def measure(root: Path, *, runs: int = RUNS) -> Figures:
             c.relay("task", str(issue), "--step", "true")
             figures.seconds.append(server.round_trip(task))
             d.wait_for(demo.baton_home, timeout=30, poll=0.02)
+        if not turn:
+            return figures
         procs[w.name].terminate()
         procs[w.name].wait(10)
         worker_turn(demo)  # warms what a long-running watcher has warm

@@ -1,7 +1,8 @@
 """Shared fixtures: a REAL `relay hub` process on a free port over a temporary data dir.
 
 Use ``hub`` (one process for the whole session: give each test its own repository name,
-e.g. from ``unique``) or ``fresh_hub`` (a process of its own, for restarts and faults).
+e.g. from ``unique``; ``git_hub`` is the same with ``--strict-git``) or ``fresh_hub`` (a
+process of its own, for restarts and faults).
 Both yield a :class:`HubProcess`:
 
 - ``.url`` — the API base URL (``http://127.0.0.1:PORT``); ``.data_dir`` — its data dir;
@@ -47,9 +48,9 @@ class HubProcess:
     # The suites create content far faster than GitHub's secondary limit (80 a minute)
     # allows; a test of that limit starts a hub of its own with the default.
     content_limit: str = "0/0"
-    # relay still asks GET /user as an App node (GitHub answers 403); until it stops, the
-    # shared hubs answer it; tests of the refusal start a hub without this.
-    app_user: bool = True
+    # ``--app-user`` (GET /user answers an App's token, where GitHub answers 403); relay
+    # no longer needs it, so no hub of the suites passes it
+    app_user: bool = False
     extra: tuple[str, ...] = ()  # more `relay hub` options (e.g. ``--strict-git``)
     url: str = ""
     proc: subprocess.Popen[str] | None = None
@@ -150,6 +151,17 @@ def start_hub(data_dir: Path, *, faults: str = "", **options: Any) -> HubProcess
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """One hub for the whole session (share it: use unique repository names)."""
     proc = start_hub(tmp_path_factory.mktemp("hub") / "data")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def git_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One ``--strict-git`` hub for the whole session: every repository's refs are its git's
+    from the start, as on GitHub. The end-to-end suites (tests/relay, tests/events,
+    tests/watchers_e2e) use it as their ``hub``, their remote being its git; the API
+    suites keep ``hub``, whose repositories nobody pushes to accept refs at any sha."""
+    proc = start_hub(tmp_path_factory.mktemp("git-hub") / "data", extra=("--strict-git",))
     yield proc
     proc.stop()
 

@@ -1,8 +1,13 @@
-"""The world the end-to-end suites act in: a hub repository, a bare remote, clones as nodes.
+"""The world the end-to-end suites act in: a hub repository, its git, clones as nodes.
 
 Shared by tests/relay, tests/watchers_e2e and tests/events (pytest puts tests/ on the path
-because tests/ has a conftest.py and no __init__.py). The remote and the clones are made by
-relay.commands.demo's own helpers, so the demo and the tests stand on the same ground.
+because tests/ has a conftest.py and no __init__.py). The remote is the repository's git on
+the hub (``<hub>/<owner>/<name>.git`` over smart HTTP, the token as git's password); it
+and the clones are made by relay.commands.demo's own helpers, so the demo and the tests
+stand on the same ground. The clones keep no credentials: relay hands its token to git
+(``RELAY_TOKEN``), and test code that pushes passes :meth:`World.git_auth`. ``World.bare``
+is the hub's own bare directory of the repository, read (and given hooks) as GitHub's
+storage would be.
 
 Every node command runs the real CLI, either as a process (:meth:`Node.run`, the end to
 end path) or in-process (:meth:`Node.call`, for fast setup). :meth:`World.frozen` takes a
@@ -24,7 +29,18 @@ from typing import Any, Protocol
 
 import pytest
 
-from relay.commands.demo import CONTROLLER, OWNER, STRANGER, WORKER, api, clone_as, git, make_remote
+from relay.commands.demo import (
+    CONTROLLER,
+    OWNER,
+    STRANGER,
+    WORKER,
+    api,
+    clone_as,
+    git,
+    git_auth,
+    git_url,
+    make_remote,
+)
 from relay.protocol import parse_master
 
 ENVELOPE_KEYS = {"version", "command", "ok", "exit_code", "data", "errors"}
@@ -57,6 +73,7 @@ class HubLike(Protocol):
     """What the tests need of the hub fixture (tests/conftest.py's HubProcess)."""
 
     url: str
+    data_dir: Path
 
     def token(self, login: str, *, admin: bool = False) -> str: ...
 
@@ -159,7 +176,7 @@ class Node:
 
 @dataclass
 class World:
-    """The hub repository, its bare remote and the two nodes."""
+    """The hub repository, its git (``url``; ``bare`` is its directory) and the two nodes."""
 
     hub: HubLike
     repo: str
@@ -168,7 +185,21 @@ class World:
     controller: Node
     worker: Node
     tokens: Tokens
+    url: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
+
+    def git_auth(self, login: str = OWNER) -> dict[str, str]:
+        """The environment that lets test code's git talk to the hub as ``login``."""
+        return git_auth(self.url, self.tokens(login))
+
+    def clone(self, name: str, login: str = OWNER, *, keep_credentials: bool = False) -> Path:
+        """Another clone of the repository (under the world's root), as ``login``; with
+        ``keep_credentials`` its git config keeps the token (for git run by hooks)."""
+        path = clone_as(self.url, self.root, name, self.tokens(login))
+        if keep_credentials:
+            auth = self.git_auth(login)
+            git("config", auth["GIT_CONFIG_KEY_0"], auth["GIT_CONFIG_VALUE_0"], cwd=path)
+        return path
 
     def init(self) -> None:
         """`relay init` by the controller (labels, master section, its row)."""
@@ -267,12 +298,17 @@ def make_world(
     as_node: bool = False,
     timeout: float = 60,
 ) -> World:
-    """Create the hub repository, the bare remote and the clones (``as_node`` and
-    ``timeout`` are the nodes', see :class:`Node`)."""
-    api(f"{hub.url}/user/repos", tokens(OWNER), "POST", {"name": name, "private": private})
-    bare = make_remote(root)
+    """Create the hub repository, push its first commit and make the clones (``as_node``
+    and ``timeout`` are the nodes', see :class:`Node`)."""
+    body = {"name": name, "private": private}
+    made = api(f"{hub.url}/user/repos", tokens(OWNER), "POST", body)
+    repo = f"{OWNER}/{name}"
+    url = git_url(hub.url, repo)
+    make_remote(root, url, tokens(OWNER))
+    bare = hub.data_dir / "git" / f"{made['id']}.git"
+    assert bare.is_dir(), bare
     nodes = [
-        Node(n, clone_as(bare, root, n), tokens(OWNER), monkeypatch, as_node, timeout)
+        Node(n, clone_as(url, root, n, tokens(OWNER)), tokens(OWNER), monkeypatch, as_node, timeout)
         for n in (CONTROLLER, WORKER)
     ]
-    return World(hub, f"{OWNER}/{name}", bare, root, nodes[0], nodes[1], tokens)
+    return World(hub, repo, bare, root, nodes[0], nodes[1], tokens, url=url)

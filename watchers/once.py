@@ -3,7 +3,7 @@
 The scheduler entry, the foreground loop, the webhook receiver and the Actions adapter
 all end here, so a turn is taken the same way whoever noticed it. A pass is idempotent:
 firing it twice, or with nothing to do, changes nothing. An idle pass does no git work
-and, with the ETag cache, is answered by 304s only.
+and costs one request, answered 304 (the issue list; see relay/node/observe.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
 from relay.node.execute import TaskReport, run_limits
-from relay.node.observe import closed_since, observe
+from relay.node.observe import closed_since, observe, refresh
 from relay.node.redaction import redact_lines
 from relay.protocol import (
     Action,
@@ -117,9 +117,16 @@ async def _pass(
     """Observe, decide, apply; returns the lines that count comments taken as data."""
     async with client(ctx, token=token) as gh:
         try:
-            snapshot = await _observe(gh, ctx, issue=issue)
+            read_now: set[int] = set()
+            snapshot = await _observe(gh, ctx, issue=issue, read_now=read_now)
             actions = decide(snapshot, ctx.node, datetime.now(UTC))
             if busy(actions):
+                # act on threads read now, not on the cache (an edit may not show in the list)
+                acted_on = {getattr(a, "issue", 0) for a in actions if not isinstance(a, _QUIET)}
+                acted_on -= read_now
+                snapshot = await refresh(
+                    gh, snapshot, state=ctx.state, node=ctx.node, numbers=acted_on
+                )
                 try:
                     await asyncio.to_thread(ctx.clone.pull_rebase)
                 except ConfigError as err:  # a dirty clone: no task can run here now
@@ -149,7 +156,9 @@ async def _pass(
             report.not_modified = stats.not_modified
 
 
-async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> Snapshot:
+async def _observe(
+    gh: GitHubClient, ctx: NodeContext, *, issue: int | None, read_now: set[int]
+) -> Snapshot:
     """The snapshot, with this node's run limits and its registered watcher; asks whether a
     bound job ended only when the teardown rule wants to know."""
     from watchers.registration import load
@@ -164,6 +173,7 @@ async def _observe(gh: GitHubClient, ctx: NodeContext, *, issue: int | None) -> 
         only=issue,
         limits=run_limits(ctx),
         watcher=watcher,
+        read_now=read_now,
     )
     if watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
         closed = await closed_since(gh, since=watcher.registered_at)

@@ -1,7 +1,8 @@
 """`relay demo`: relay's main job, end to end, on the embedded hub — nothing to set up.
 
-A hub on loopback, a bare repository as the remote, two clones as the nodes `mac-studio`
-(controller) and `win-desktop` (worker). Every step runs the real `relay` command as a
+A hub on loopback, the repository's git on the hub as the remote (over smart HTTP, with
+the token as git's password, exactly as against GitHub), two clones as the nodes
+`mac-studio` (controller) and `win-desktop` (worker). Every step runs the real `relay` command as a
 separate process, exactly as a person would type it; the demo only chooses the
 arguments and prints what happened, then the issue thread as a person reads it.
 """
@@ -16,7 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from relay.commands.output import Output
+from relay.edges.git import credential_env, origin_prefix
 from relay.errors import RelayError
 
 CONTROLLER = "mac-studio"
@@ -98,9 +100,11 @@ def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) ->
 
 
 @contextmanager
-def running_hub(data: Path, *extra: str) -> Iterator[Hub]:
-    """Start `relay hub --port 0` (with ``extra`` flags) and stop it afterwards."""
-    argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data), *extra]
+def running_hub(data: Path, *options: str) -> Iterator[Hub]:
+    """Start `relay hub --port 0 --strict-git [OPTIONS]` and stop it afterwards."""
+    argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
+    argv.append("--strict-git")  # refs are git's, as on GitHub: the remote is the hub's git
+    argv += options
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
@@ -114,14 +118,17 @@ def running_hub(data: Path, *extra: str) -> Iterator[Hub]:
         proc.wait(timeout=10)
 
 
-def git(*args: str, cwd: Path) -> str:
-    """Run git quietly with a fixed identity (the demo must not depend on git config)."""
+def git(*args: str, cwd: Path, auth: Mapping[str, str] | None = None) -> str:
+    """Run git quietly with a fixed identity (the demo must not depend on git config);
+    ``auth`` is :func:`git_auth`'s environment, for commands that talk to the hub."""
     env = dict(os.environ)
     env.update(
         GIT_AUTHOR_NAME="relay demo",
         GIT_AUTHOR_EMAIL="demo@relay.invalid",
         GIT_COMMITTER_NAME="relay demo",
         GIT_COMMITTER_EMAIL="demo@relay.invalid",
+        GIT_TERMINAL_PROMPT="0",
+        **(auth or {}),
     )
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -129,23 +136,36 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
-def make_remote(root: Path) -> Path:
-    """A bare repository with one commit on main, as a freshly created project has."""
-    bare = root / "remote.git"
-    git("init", "--bare", "-q", "-b", "main", str(bare), cwd=root)
+def git_url(api_url: str, repo: str) -> str:
+    """Where the hub (as GitHub) serves a repository's git: ``<base>/<owner>/<repo>.git``."""
+    return f"{api_url.rstrip('/')}/{repo}.git"
+
+
+def git_auth(url: str, token: str) -> dict[str, str]:
+    """The environment that makes git send ``token`` to the host of ``url`` (and no other),
+    the way relay hands its token to git."""
+    prefix = origin_prefix(url)
+    assert prefix is not None, url
+    return credential_env({}, token=token, url=prefix)
+
+
+def make_remote(root: Path, url: str, token: str) -> None:
+    """Push one commit on main to the (empty) repository at ``url``, as a freshly created
+    project has."""
     seed = root / "seed"
-    git("clone", "-q", str(bare), str(seed), cwd=root)
+    git("init", "-q", "-b", "main", str(seed), cwd=root)
     (seed / "README.md").write_text("# relay demo\n\nA project two machines work on.\n")
     git("add", "README.md", cwd=seed)
     git("commit", "-q", "-m", "Initial commit", cwd=seed)
-    git("push", "-q", "origin", "HEAD:main", cwd=seed)
-    return bare
+    git("push", "-q", url, "HEAD:main", cwd=seed, auth=git_auth(url, token))
 
 
-def clone_as(bare: Path, root: Path, name: str) -> Path:
-    """A working clone for one node, with a local identity (as a machine would have)."""
+def clone_as(url: str, root: Path, name: str, token: str) -> Path:
+    """A working clone for one node, with a local identity (as a machine would have). The
+    token is used for the clone only and not kept: relay brings its own to every pull and
+    push."""
     path = root / name
-    git("clone", "-q", str(bare), str(path), cwd=root)
+    git("clone", "-q", url, str(path), cwd=root, auth=git_auth(url, token))
     git("config", "user.name", f"relay on {name}", cwd=path)
     git("config", "user.email", f"{name}@relay.invalid", cwd=path)
     return path
@@ -198,10 +218,12 @@ def setup(root: Path, hub: Hub, say: Say) -> Demo:
     owner_token = hub.token(OWNER)
     hub.api("POST", "/user/repos", owner_token, {"name": REPO, "private": True})
     say(f"hub at {hub.url}: user {OWNER}, private repository {OWNER}/{REPO}")
-    bare = make_remote(root)
-    controller = Node(CONTROLLER, clone_as(bare, root, CONTROLLER), owner_token)
-    worker = Node(WORKER, clone_as(bare, root, WORKER), hub.token(OWNER))
-    say(f"remote {bare.name} with clones {CONTROLLER} and {WORKER}")
+    url = git_url(hub.url, f"{OWNER}/{REPO}")
+    make_remote(root, url, owner_token)
+    worker_token = hub.token(OWNER)
+    controller = Node(CONTROLLER, clone_as(url, root, CONTROLLER, owner_token), owner_token)
+    worker = Node(WORKER, clone_as(url, root, WORKER, worker_token), worker_token)
+    say(f"remote {url} with clones {CONTROLLER} and {WORKER}")
     return Demo(hub, controller, worker, say)
 
 

@@ -143,8 +143,8 @@ def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Che
 
 
 async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Check]:
-    """The token works (GET /user) and the five labels exist. With a watcher, the token
-    checked is the one its scheduled passes will find, not this shell's."""
+    """The token works (GET /user; an App: GET /app) and the five labels exist. With a
+    watcher, the token checked is the one its scheduled passes will find, not this shell's."""
     from relay.protocol.labels import Label
 
     skipped = Check("labels", Status.SKIP, "needs a working token")
@@ -154,7 +154,8 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
         async with client(ctx, token=token) as gh:
             user = await gh.current_user()
             whose = "scheduled passes' token" if scheduled else "token"
-            said = f"the {whose} from {token.source} works (GET /user: {user.login})"
+            asked = "GET /app" if gh.app is not None else "GET /user"
+            said = f"the {whose} from {token.source} works ({asked}: {user.login})"
             checks = [Check("token", Status.OK, said)]
             names = {label.name for label in await gh.list_labels()}
     except RelayError as err:

@@ -22,12 +22,12 @@ from typing import Any
 from relay.commands.common import run_async
 from relay.commands.output import Output
 from relay.edges.git import Clone, RepoSlug
-from relay.edges.github import GitHubClient
+from relay.edges.github import GitHubClient, appauth
 from relay.edges.github.credentials import api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState
 from relay.errors import ConfigError, LocalUsageError
 from relay.node.apply import Edit, publish_edits
-from relay.node.context import LOOP_PATH, read_loop
+from relay.node.context import LOOP_PATH, open_clone, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
 from relay.protocol.master import DEFAULT_CLASSES, build
 from relay.protocol.master_text import set_section
@@ -183,7 +183,7 @@ def _kept_or(text: str, old: str | None) -> str:
 
 def run(args: argparse.Namespace) -> Output:
     """Run the wizard."""
-    clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
+    clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
     loop = read_loop(clone.root)
     if loop is not None and has_section(loop):
         raise LocalUsageError(
@@ -201,8 +201,9 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
     repo = repository(args, clone)
     api_url = api_base_url(args.api)
     state = NodeState.for_clone(clone.root)
-    token = find_token(api_url=api_url, token_file=state.token_path)
-    async with GitHubClient(api_url=api_url, token=token.value, repo=repo) as gh:
+    app = appauth.from_env()
+    token = find_token(api_url=api_url, token_file=state.token_path, app=app)
+    async with GitHubClient(api_url=api_url, token=token.value, repo=repo, app=app) as gh:
         user = await gh.current_user()
         me = Account(id=user.id, login=user.login)
         public = not (await gh.get_repo()).private

@@ -21,12 +21,11 @@ from typing import Any
 from relay.commands.common import run_async
 from relay.commands.init import default_node_name, os_name, words
 from relay.commands.output import Output
-from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
 from relay.node.apply import publish_edit
-from relay.node.context import LOOP_PATH, NodeContext, client, open_node
+from relay.node.context import LOOP_PATH, NodeContext, client, open_clone, open_node
 from relay.protocol import Account, Master, Node, add_node, parse_body
 from relay.protocol.master import build
 from relay.protocol.master_text import set_public_key
@@ -113,7 +112,7 @@ async def roles(gh: GitHubClient, node: str, master: Master) -> list[str]:
 
 def run(args: argparse.Namespace) -> Output:
     """Join, idempotently."""
-    clone = Clone.open((args.repo_dir or Path.cwd()).resolve())
+    clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
     clone.pull_rebase()
     ctx = open_node(repo_dir=clone.root, node=args.node, api=args.api, need_node=False)
     ctx.node = args.node or ctx.node or default_node_name()

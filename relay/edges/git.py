@@ -5,6 +5,12 @@ Ground rules: relay never stashes, resets or force-pushes a person's work. It pu
 rebase is aborted so the clone is as it was), commits only the paths it wrote, and pushes
 without force; a push rejected because another node pushed first is rebased and retried a
 bounded number of times. Network commands never prompt for credentials.
+
+Credentials: over http(s), the token relay acts with reaches git through the environment,
+scoped to the clone's own origin (``credential_env``): the node's token (any of its
+routes, a GitHub App's installation token included) when a node context opened the clone
+and the origin is on its API's host, else ``RELAY_TOKEN``. Git's own credential helpers
+still apply when relay has no token; ssh and path remotes get none.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 from relay.errors import ConfigError, Conflict, RemoteUnavailable
 
@@ -27,21 +34,33 @@ PUSH_ATTEMPTS = 5
 NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+_NEEDS_CREDENTIALS = ("could not read Username", "Authentication failed", "terminal prompts")
 F = TypeVar("F", bound=Callable[..., Any])
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(?P<host>[\w.-]+):(?P<path>[^/\\].*)$")
 
 
-def credential_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Git settings that authenticate an HTTPS push with a token, passed through the
-    environment (never the command line, where other users could read it).
+def credential_env(
+    environ: Mapping[str, str] | None = None,
+    *,
+    token: str | None = None,
+    url: str | None = None,
+) -> dict[str, str]:
+    """Git settings that authenticate HTTPS git with a token, passed through the environment
+    (never the command line, where other users could read it).
 
-    Used when ``RELAY_GIT_TOKEN`` is set, or inside GitHub Actions with ``GITHUB_TOKEN``
-    (the relay-node workflow checks out without persisting credentials, as it should).
+    With ``token`` and ``url``, the header goes only to remotes under ``url`` (git's
+    ``http.<url>.extraHeader``). Otherwise ``RELAY_GIT_TOKEN``, or inside GitHub Actions
+    ``GITHUB_TOKEN`` (the relay-node workflow checks out without persisting credentials, as
+    it should), goes to every remote.
     """
     env = os.environ if environ is None else environ
-    token = env.get("RELAY_GIT_TOKEN") or (
-        env.get("GITHUB_TOKEN") if env.get("GITHUB_ACTIONS") == "true" else None
-    )
+    key = "http.extraheader"
+    if token and url:
+        key = f"http.{url}.extraheader"
+    else:
+        token = env.get("RELAY_GIT_TOKEN") or (
+            env.get("GITHUB_TOKEN") if env.get("GITHUB_ACTIONS") == "true" else None
+        )
     if not token:
         return {}
     import base64
@@ -50,9 +69,23 @@ def credential_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
     return {
         "GIT_CONFIG_COUNT": str(count + 1),
-        f"GIT_CONFIG_KEY_{count}": "http.extraheader",
+        f"GIT_CONFIG_KEY_{count}": key,
         f"GIT_CONFIG_VALUE_{count}": f"AUTHORIZATION: basic {basic}",
     }
+
+
+def origin_prefix(url: str) -> str | None:
+    """``scheme://host[:port]/`` of an http(s) remote URL (no user, no path); None for any
+    other kind of remote (a path, ssh, scp-like), which gets no token from relay."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}/"
+
+
+def _env_token() -> str | None:
+    return os.environ.get("RELAY_TOKEN") or None
 
 
 @dataclass(frozen=True)
@@ -120,6 +153,13 @@ class Clone:
         self.repo = repo
         self.root = Path(repo.working_tree_dir)
         self._git_lock: Any = None
+        # what git sends over http(s): the token (asked at each network command) and the
+        # host it is for (None: the origin's, whatever it is; elsewhere RELAY_TOKEN goes)
+        self.token: Callable[[], str | None] = _env_token
+        self.token_scope: str | None = None
+        self._origin: str | None = None
+        # the host the last network command went to, and whether it carried a token
+        self._host: tuple[str, bool] | None = None
 
     @property
     def git_lock(self) -> Any:
@@ -148,11 +188,28 @@ class Clone:
         return cls(repo)
 
     def _git(self, *args: str, network: bool = False) -> str:
-        """Run one git command; network commands get a timeout and never prompt."""
-        extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(credential_env() if network else {})}}
+        """Run one git command; network commands get a timeout, never prompt and carry the
+        token for the origin."""
+        extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(self._credentials() if network else {})}}
         if network and sys.platform != "win32":
             extra["kill_after_timeout"] = NETWORK_TIMEOUT
         return str(self.repo.git.execute(["git", *args], **extra))
+
+    def _credentials(self) -> dict[str, str]:
+        """The git environment that authenticates this clone's network commands."""
+        self._host = None
+        explicit = credential_env()
+        if explicit:
+            return explicit
+        if self._origin is None:
+            self._origin = self.remote_url() or ""
+        prefix = origin_prefix(self._origin)
+        if prefix is None:
+            return {}
+        scoped = not self.token_scope or prefix == origin_prefix(self.token_scope)
+        token = self.token() if scoped else _env_token()
+        self._host = (prefix.rstrip("/"), bool(token))
+        return credential_env(token=token, url=prefix) if token else {}
 
     def remote_url(self, remote: str = "origin") -> str | None:
         """The fetch URL of ``remote``, or None when it is not configured."""
@@ -337,6 +394,8 @@ class Clone:
         try:
             self._git(*args, network=True)
         except _git_error() as exc:
+            if self._host and any(mark in str(exc) for mark in _NEEDS_CREDENTIALS):
+                raise _credentials_refused(*self._host) from exc
             raise _classify(args[0], exc) from exc
 
     def _abort_rebase(self) -> None:
@@ -346,6 +405,14 @@ class Clone:
 
 class _Rejected(Exception):
     """A push the remote refused because it does not fast-forward."""
+
+
+def _credentials_refused(host: str, sent: bool) -> ConfigError:
+    """Git's 401 said as the API's is: no token (how to give one) or a token refused."""
+    from relay.edges.github.credentials import MISSING_TOKEN
+    from relay.edges.github.errors import rejected_token
+
+    return rejected_token(host) if sent else ConfigError(MISSING_TOKEN.format(url=host))
 
 
 def _git_error() -> type[Exception]:

@@ -190,6 +190,11 @@ class NodeState:
         return self.root / "etag-cache.json"
 
     @property
+    def threads_path(self) -> Path:
+        """The job threads last read (relay.edges.github.threads)."""
+        return self.root / "threads.json"
+
+    @property
     def token_path(self) -> Path:
         return self.root / "token"
 

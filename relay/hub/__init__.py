@@ -91,8 +91,12 @@ Transitional modes, until relay and its test worlds use the hub's git URL as the
   the others are dropped. With ``--strict-git`` every repository's refs are its git's from
   the start and an empty one answers 409 "Git Repository is empty." as GitHub does. The
   tightening is to make ``--strict-git`` the only behaviour.
-- ``--app-user`` makes ``GET /user`` answer an App installation token as its bot, because
-  relay still asks who it is as an App node; ``relay hub`` refuses it by default.
-- The shared test hubs pass ``--content-limit 0/0 --app-user`` (the suites create content
-  far faster than GitHub's secondary limit allows).
+- ``--app-user`` makes ``GET /user`` answer an App installation token as its bot, for
+  clients that still ask it; ``relay hub`` refuses it by default, and relay no longer
+  needs it (an App node asks ``GET /app`` with its JWT, then ``GET /users/<slug>[bot]``).
+- The shared test hubs pass ``--content-limit 0/0`` (the suites create content far faster
+  than GitHub's secondary limit allows). relay's demo and its end-to-end suites (relay,
+  events, watchers_e2e) now use the hub's git URL as the remote and a ``--strict-git``
+  hub; the API suites (hub, edges) still use API-only repositories to test refs at shas
+  no git holds.
 """

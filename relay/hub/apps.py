@@ -7,6 +7,7 @@ Registering an App is an admin act (there is no web UI to create one):
 repositories, and answers 201 ``{"app_id", "slug", "installation_id", "bot"}``. The hub
 keeps only the public half; the node signs with the private key it was given.
 
+``GET /app`` with the JWT answers the App (its ``slug``) and
 ``POST /app/installations/{id}/access_tokens`` then works as on GitHub: the caller sends
 ``Authorization: Bearer <JWT>``; the JWT must be RS256, signed by the App's key, name the
 App in ``iss``, have ``iat`` not in the future (60 s of skew allowed) and ``exp`` in the
@@ -31,7 +32,17 @@ from aiohttp import web
 
 from relay.hub import render
 from relay.hub.store import Store, digest, now_us
-from relay.hub.web import MAX_ID, ApiError, hub_of, invalid, one_row, path_int, read_object, reply
+from relay.hub.web import (
+    MAX_ID,
+    ApiError,
+    hub_of,
+    invalid,
+    one_row,
+    origin,
+    path_int,
+    read_object,
+    reply,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apps (
@@ -203,7 +214,42 @@ async def register_app(request: web.Request) -> web.Response:
     return reply(body, 201)
 
 
-ROUTES = (("POST", r"/app/installations/{installation_id:\d+}/access_tokens", create_access_token),)
+async def get_app(request: web.Request) -> web.Response:
+    """``GET /app`` (JWT auth): the App the JWT proves to be, with its ``slug`` (its bot is
+    ``<slug>[bot]``), in GitHub's shape. Known difference: the hub records no account that
+    owns an App, so ``owner`` is the owner of the first repository it is installed on."""
+    jwt = request.get("jwt")
+    if not jwt:
+        raise ApiError(401, _UNDECODABLE)
+    app = verify_app_jwt(hub_of(request).store, jwt, now=int(time.time()))
+    db = hub_of(request).store.db
+    count = db.execute(
+        "SELECT COUNT(*) FROM installations WHERE app_id = ?", (app["id"],)
+    ).fetchone()[0]
+    owner = (
+        db.execute(
+            "SELECT u.* FROM collaborators c JOIN repos r ON r.id = c.repo_id"
+            " JOIN users u ON u.id = r.owner_id WHERE c.user_id = ? ORDER BY r.id LIMIT 1",
+            (app["bot_id"],),
+        ).fetchone()
+        or db.execute("SELECT * FROM users WHERE id = ?", (app["bot_id"],)).fetchone()
+    )
+    base = origin(request)
+    body = {
+        "id": app["id"], "slug": app["slug"], "node_id": render.node_id("App", app["id"]),
+        "name": app["slug"], "description": "", "external_url": f"{base}/apps/{app['slug']}",
+        "html_url": f"{base}/apps/{app['slug']}", "owner": render.user_row(base, dict(owner)),
+        "created_at": render.stamp(app["created_at"]),
+        "updated_at": render.stamp(app["created_at"]),
+        "permissions": PERMISSIONS, "events": [], "installations_count": count,
+    }  # fmt: skip
+    return reply(body)
+
+
+ROUTES = (
+    ("GET", "/app", get_app),
+    ("POST", r"/app/installations/{installation_id:\d+}/access_tokens", create_access_token),
+)
 ADMIN_ROUTES = (("POST", "/_hub/apps", register_app),)
 
 

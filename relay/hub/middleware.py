@@ -97,7 +97,7 @@ def authenticate(request: web.Request, hub: Hub) -> str:
         owner is None
         and token
         and scheme.lower() == "bearer"
-        and request.path.startswith(APP_PREFIX)
+        and (request.path + "/").startswith(APP_PREFIX)
     ):
         request["viewer"], request["admin"], request["jwt"] = None, False, token  # apps.py checks
         key = request["rate_key"] = f"jwt:{token[-24:]}"

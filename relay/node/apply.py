@@ -225,8 +225,8 @@ def run_on_result(hook: str, action: NotifyResult, status: str) -> int:
 
 
 async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]) -> int:
-    """Apply a planner's Plan: comments, body, labels (the baton, last), then close. Every
-    comment and body goes out through ``sign`` (the node's :meth:`NodeContext.sign`).
+    """Apply a planner's Plan: comments, then body, labels (the baton) and close together.
+    Every comment and body goes out through ``sign`` (the node's :meth:`NodeContext.sign`).
 
     Returns the issue number (new when the plan opened a job).
     """
@@ -237,14 +237,16 @@ async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]
         return made.number
     for comment in plan.comments:
         await gh.create_comment(plan.issue, sign(comment))
+    # body, labels (the baton) and state in one PATCH: one write, and the baton never
+    # moves before the body it goes with
+    fields: dict[str, Any] = {}
     if plan.body is not None:
-        await gh.update_issue(plan.issue, body=sign(plan.body))
-    if plan.labels is not None or plan.close:
-        fields: dict[str, Any] = {}
-        if plan.labels is not None:
-            fields["labels"] = list(plan.labels)
-        if plan.close:
-            fields.update(state="closed", state_reason="completed")
+        fields["body"] = sign(plan.body)
+    if plan.labels is not None:
+        fields["labels"] = list(plan.labels)
+    if plan.close:
+        fields.update(state="closed", state_reason="completed")
+    if fields:
         await gh.update_issue(plan.issue, **fields)
     return plan.issue
 

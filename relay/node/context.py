@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from relay.edges.git import Clone
+from relay.edges.github.appauth import from_env
 from relay.edges.github.credentials import Token, api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState, clone_root
 from relay.errors import ConfigError
@@ -45,8 +46,12 @@ class NodeContext:
 
     @cached_property
     def clone(self) -> Clone:
-        """The clone's git operations, opened on first use (an idle pass needs none)."""
-        return Clone.open(self.root)
+        """The clone's git operations, opened on first use (an idle pass needs none). Over
+        http(s) git authenticates with this node's token, for its API's host only."""
+        clone = Clone.open(self.root)
+        clone.token = self._git_token
+        clone.token_scope = web_base(self.api_url)
+        return clone
 
     @property
     def repo(self) -> str:
@@ -56,8 +61,6 @@ class NodeContext:
     @cached_property
     def app(self) -> AppAuth | None:
         """The GitHub App this node acts as (RELAY_APP_*), None for a person's node."""
-        from relay.edges.github.appauth import from_env
-
         return from_env()
 
     def token(self) -> Token:
@@ -78,6 +81,12 @@ class NodeContext:
         key = self.signing_key
         return body if key is None else sign_body(body, repo=self.repo, private_key=key)
 
+    def _git_token(self) -> str | None:
+        try:
+            return self.token().value
+        except ConfigError:
+            return None  # git's own credential helpers may still answer
+
     def reload_master(self) -> Master:
         """Re-read the master section (after a pull) and keep it."""
         self.master = read_master(self.root)
@@ -87,6 +96,36 @@ class NodeContext:
     def html_url(self, path: str) -> str:
         """A web URL under this repository (GitHub's scheme on github.com, the hub's here)."""
         return f"{web_base(self.api_url)}/{self.repo}/{path.lstrip('/')}"
+
+
+def open_clone(path: Path, *, api: str | None = None) -> Clone:
+    """The clone at ``path`` opened before its node context (`init`, `join`'s first pull).
+    Git gets the node's token (any route, a GitHub App's included) for the API that
+    ``--api``, ``RELAY_API_URL``, the saved node config or the clone's master section names;
+    when none does (a fresh clone's first join), ``RELAY_TOKEN`` for the origin."""
+    clone = Clone.open(path)
+    state = NodeState.for_clone(clone.root)
+    url = api or os.environ.get("RELAY_API_URL")
+    if not url:
+        config = state.load_config()
+        url = config.api_url if config else None
+    if not url:
+        try:
+            url = read_master(clone.root).api_url
+        except (ConfigError, ValueError):
+            return clone
+    api_url = api_base_url(url)
+    app = from_env()
+
+    def token() -> str | None:
+        try:
+            return find_token(api_url=api_url, token_file=state.token_path, app=app).value
+        except ConfigError:
+            return None
+
+    clone.token = token
+    clone.token_scope = web_base(api_url)
+    return clone
 
 
 def read_loop(root: Path) -> str | None:
@@ -150,4 +189,5 @@ def client(ctx: NodeContext, *, token: Token | None = None) -> GitHubClient:
         token=(token or ctx.token()).value,
         repo=ctx.repo,
         cache_path=ctx.state.etag_cache_path,
+        app=ctx.app,
     )

@@ -1,9 +1,9 @@
 """The worker's turn, from claim to RESULT: the one action that runs anything.
 
 Order matters and is the contract of ``ExecuteTask``: the atomic claim ref first (the
-loser of a race stops there), then the local record, the claim comment, the 👀 and the
-baton; then the steps; then redaction before anything leaves the machine; then the log
-is committed and pushed, the RESULT posted and the baton passed back as the last act.
+loser of a race stops there), then the local record, the claim comment and the baton;
+then the steps; then redaction before anything leaves the machine; then the log is
+committed and pushed, the RESULT posted and the baton passed back as the last act.
 """
 
 from __future__ import annotations
@@ -174,7 +174,9 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
 
 
 async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool:
-    """Take the task: claim ref, local record, claim comment, 👀, baton. False: lost the race.
+    """Take the task: claim ref, local record, claim comment, baton. False: lost the race.
+    (No 👀 on the TASK: the claim comment and the baton say the same, and a round trip
+    stays within eight writes.)
 
     The clone is fresh: the pass pulled just before applying any action that changes
     something (watchers/once.py), so the claim points at a commit the remote has."""
@@ -191,7 +193,6 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
         issue=action.issue, task=action.task.task, node=ctx.node, now=datetime.now(UTC)
     )
     await gh.create_comment(action.issue, ctx.sign(action.claim_body))
-    await gh.create_reaction(action.comment_id, "eyes")
     await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
     return True
 

@@ -1,17 +1,25 @@
 """Observe: build the protocol's Snapshot from the API and the node's own records.
 
-One pass costs one request for the open-issue list plus one per job that binds this
-node; with the ETag cache on disk an idle pass is answered by 304s only. Issues that are
-not relay jobs, or that bind other nodes, cost nothing more. Which further facts are read
-(claim refs, whether a job ended) is the protocol's call, not this module's.
+An idle pass costs one request, whatever the number of open jobs: the open-issue list
+(conditional, so a 304 when nothing changed). The list carries every issue's body, labels,
+``updated_at`` and comment count; only the jobs binding this node whose issue changed since
+their comments were last read are read further, concurrently, and the others' comments
+come from the thread cache (:mod:`relay.edges.github.threads`). decide() still sees the
+full thread of every job binding the node on every pass. Before a pass acts, it re-reads
+the threads it acts on (:func:`refresh`): a comment edited in place does not show in the
+list, and nothing is done on a thread read from the cache alone. Issues that are not relay
+jobs, or that bind other nodes, cost nothing more. Which further facts are read (claim
+refs, whether a job ended) is the protocol's call, not this module's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from relay.edges.github import GitHubClient, models
+from relay.edges.github.threads import ThreadCache, threads_owner
 from relay.edges.local import NodeState
 from relay.protocol import (
     Comment,
@@ -74,9 +82,15 @@ def local_records(state: NodeState) -> LocalRecords:
 
 
 async def load_issue(gh: GitHubClient, number: int) -> Issue:
-    """One issue with all its comments."""
-    issue = await gh.get_issue(number)
-    return to_issue(issue, await gh.list_comments(number))
+    """One issue with all its comments (both asked at once)."""
+    issue, comments = await asyncio.gather(gh.get_issue(number), gh.list_comments(number))
+    return to_issue(issue, comments)
+
+
+def thread_cache(gh: GitHubClient, state: NodeState) -> ThreadCache:
+    """This node's thread cache for the client's API and repository."""
+    owner = threads_owner(api_url=gh.api_url, repo=gh.repo or "")
+    return ThreadCache.load(state.threads_path, owner=owner)
 
 
 async def observe(
@@ -88,42 +102,89 @@ async def observe(
     only: int | None = None,
     limits: RunLimits | None = None,
     watcher: WatcherFacts | None = None,
+    read_now: set[int] | None = None,
 ) -> Snapshot:
     """What this node sees now: its open jobs (or just issue ``only``), its records, and
-    the facts decide() asks for (the claim refs it names; whether a job ended)."""
-    if only is not None:
-        found = [await gh.get_issue(only)]
+    the facts decide() asks for (the claim refs it names; whether a job ended). The jobs
+    whose comments were read now, not taken from the cache, are added to ``read_now``."""
+    cache = thread_cache(gh, state)
+    known: dict[int, list[models.Comment] | None] = {}
+    if only is not None:  # one issue, most likely changed (a webhook said so): both at once
+        one, comments = await asyncio.gather(gh.get_issue(only), gh.list_comments(only))
+        found = [one]
+        cache.put(one, comments)
     else:
         found = await gh.list_issues(state="open")
-    issues = []
-    for issue in found:
-        if issue.is_pull_request or not binds(
-            issue.body, node, author=issue.user.id, master=master
-        ):
-            continue
-        issues.append(to_issue(issue, await gh.list_comments(issue.number)))
+    bound = [
+        i
+        for i in found
+        if not i.is_pull_request and binds(i.body, node, author=i.user.id, master=master)
+    ]
+    known = {i.number: cache.comments(i) for i in bound}
+    changed = [i for i in bound if known[i.number] is None]
+    for issue, comments in zip(
+        changed, await asyncio.gather(*(gh.list_comments(i.number) for i in changed)), strict=True
+    ):
+        cache.put(issue, comments)
+        known[issue.number] = comments
+    if read_now is not None:
+        read_now.update(i.number for i in changed)
+        read_now.update(i.number for i in bound if i.number == only)
+    if only is None:
+        cache.keep({i.number for i in bound})
+    cache.save(state.threads_path)
     snapshot = Snapshot(
         master=master,
-        issues=tuple(issues),
+        issues=tuple(to_issue(i, known[i.number] or ()) for i in bound),
         partial=only is not None,
         local=local_records(state),
         limits=limits or RunLimits(),
         watcher=watcher,
     )
-    refs = set()
-    for key in sorted(claim_refs_wanted(snapshot, node)):
-        if await gh.get_ref(claim_ref(*key)) is not None:
-            refs.add(key)
-    reactions = []
-    for comment_id in sorted(approvals_wanted(snapshot, node)):
-        reactions += [
-            Reaction(comment_id=comment_id, user=to_user(r.user), content=r.content)
-            for r in await gh.list_reactions(comment_id)
-            if r.user is not None
-        ]
-    return snapshot.model_copy(
-        update={"claim_refs": frozenset(refs), "reactions": tuple(reactions)}
+    return await with_claim_refs(gh, snapshot, node)
+
+
+async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Snapshot:
+    """The snapshot with the facts decide() asks for — the claim refs it names and the
+    reactions on the TASKs waiting for a person's approval — one request each, concurrently."""
+    wanted = sorted(claim_refs_wanted(snapshot, node))
+    asked = sorted(approvals_wanted(snapshot, node))
+    found, reacted = await asyncio.gather(
+        asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
+        asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
     )
+    refs = frozenset(key for key, ref in zip(wanted, found, strict=True) if ref is not None)
+    reactions = tuple(
+        Reaction(comment_id=comment_id, user=to_user(r.user), content=r.content)
+        for comment_id, listed in zip(asked, reacted, strict=True)
+        for r in listed
+        if r.user is not None
+    )
+    return snapshot.model_copy(update={"claim_refs": refs, "reactions": reactions})
+
+
+async def refresh(
+    gh: GitHubClient, snapshot: Snapshot, *, state: NodeState, node: str, numbers: Collection[int]
+) -> Snapshot:
+    """The snapshot with the issues ``numbers`` read afresh (issue and comments, all at
+    once): what a pass does before it acts on them. The claim refs are read again when a
+    thread turned out to differ from the one decided on."""
+    wanted = [i for i in snapshot.issues if i.number in numbers]
+    if not wanted:
+        return snapshot
+    read = await asyncio.gather(
+        *(asyncio.gather(gh.get_issue(i.number), gh.list_comments(i.number)) for i in wanted)
+    )
+    cache = thread_cache(gh, state)
+    fresh: dict[int, Issue] = {}
+    for issue, comments in read:
+        cache.put(issue, comments)
+        fresh[issue.number] = to_issue(issue, comments)
+    cache.save(state.threads_path)
+    issues = tuple(fresh.get(i.number, i) for i in snapshot.issues)
+    if issues == snapshot.issues:
+        return snapshot
+    return await with_claim_refs(gh, snapshot.model_copy(update={"issues": issues}), node)
 
 
 async def closed_since(gh: GitHubClient, *, since: datetime) -> tuple[Issue, ...]:

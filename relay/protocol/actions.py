@@ -29,7 +29,7 @@ class ExecuteTask(_Action):
 
     In order: create the claim ref ``refs/relay/claims/<issue>/<task>`` (if it already
     exists, stop: someone else has it); record the claim locally; post ``claim_body``;
-    react 👀 on ``comment_id``; move the baton ``expect`` -> ``claimed``; check out, run,
+    move the baton ``expect`` -> ``claimed``; check out, run,
     commit the log and push; post the RESULT; record it locally; move the baton
     ``claimed`` -> ``done``.
     """

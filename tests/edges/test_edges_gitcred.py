@@ -39,3 +39,23 @@ def test_explicit_token_wins_and_existing_settings_are_kept() -> None:
     assert env["GIT_CONFIG_KEY_1"] == "http.extraheader"
     assert base64.b64decode(env["GIT_CONFIG_VALUE_1"].split()[-1]) == b"x-access-token:mine"
     assert "GIT_CONFIG_KEY_0" not in env
+
+
+def test_a_scoped_token_goes_to_its_origin_only() -> None:
+    from relay.edges.git import origin_prefix
+
+    prefix = origin_prefix("http://user@127.0.0.1:8080/octo/r.git")
+    assert prefix == "http://127.0.0.1:8080/"
+    assert origin_prefix("git@github.com:octo/r.git") is None
+    assert origin_prefix("/srv/git/r.git") is None
+    env = {**os.environ, **credential_env({}, token="t0ken", url=prefix)}
+    env.pop("GIT_CONFIG_PARAMETERS", None)
+
+    def header_for(url: str) -> str:
+        argv = ["git", "config", "--get-urlmatch", "http.extraheader", url]
+        return subprocess.run(argv, env=env, capture_output=True, text=True).stdout.strip()
+
+    sent = header_for("http://127.0.0.1:8080/octo/r.git/info/refs")
+    assert base64.b64decode(sent.split()[-1]) == b"x-access-token:t0ken"
+    assert header_for("http://127.0.0.1:8081/octo/r.git") == ""
+    assert header_for("https://elsewhere.example/octo/r.git") == ""

@@ -244,3 +244,23 @@ def test_etag_cache_survives_the_process(tmp_path: Path) -> None:
     assert second == first, "a 304 answers with the cached body"
     assert (trace.stats.requests, trace.stats.not_modified) == (1, 1)
     assert "tok" not in cache.read_text(), "the cache never stores the token"
+
+
+def test_writes_to_github_are_one_second_apart_and_to_the_hub_not() -> None:
+    from relay.edges.github.transport import is_github, write_interval
+
+    assert is_github("https://api.github.com") and is_github("https://ghe.example/api/v3")
+    assert not is_github("http://127.0.0.1:8080")
+    assert write_interval("https://api.github.com", RetryPolicy()) == 1.0
+    assert write_interval("http://127.0.0.1:8080", RetryPolicy()) == 0.0
+    made = {"id": 1, "body": "x", "user": USER, "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z"}  # fmt: skip
+
+    async def three(gh: GitHubClient) -> Any:
+        for _ in range(3):
+            await gh.create_comment(1, "x")
+
+    _, paced = run([answer(201, made)], three, policy=RetryPolicy(write_interval=1.0))
+    assert paced.sleeps == [1.0, 1.0]  # the clock stands still: each later write waits 1 s
+    _, loopback = run([answer(201, made)], three)
+    assert loopback.sleeps == []

@@ -1,6 +1,6 @@
 """Fixtures for the event-driven nodes: the shared world of tests/worlds.py (a hub
-repository, a bare remote, two clones set up by `relay init` and `relay join`), and
-`relay watch --webhook` processes that receive the hub's deliveries.
+repository, its git on the hub as the remote, two clones set up by `relay init` and
+`relay join`), and `relay watch --webhook` processes that receive the hub's deliveries.
 """
 
 from __future__ import annotations
@@ -11,6 +11,12 @@ from pathlib import Path
 import pytest
 from events_world import Watchers
 from worlds import HubLike, Tokens, World, make_world
+
+
+@pytest.fixture(scope="session")
+def hub(git_hub: HubLike) -> HubLike:
+    """This suite's hub is the ``--strict-git`` one: its remotes are the hub's git."""
+    return git_hub
 
 
 @pytest.fixture(scope="session")

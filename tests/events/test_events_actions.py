@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from worlds import OWNER, WORKER, Node, World, api, clone_as
+from worlds import OWNER, WORKER, Node, World, api
 
 PY = Path(sys.executable).as_posix()
 
@@ -63,7 +63,7 @@ def requests_for(hub: Any, repo: str) -> int:
 def test_events_that_do_not_concern_this_node_end_at_once_without_a_request(
     world: World, tmp_path: Path
 ) -> None:
-    third = Node("linux-box", clone_as(world.bare, world.root, "linux-box"), world.worker.token,
+    third = Node("linux-box", world.clone("linux-box"), world.worker.token,
                  world.worker.monkeypatch)  # fmt: skip
     third.call("join", "--node", third.name, "--scheduler", "none")
     mine, others = open_job(world), open_job(world, worker=third.name)

@@ -3,7 +3,9 @@
 The App is registered through the hub's admin endpoint with its public key; relay's
 ``AppAuth`` signs the JWT with the private key and trades it for an installation token
 through gidgethub, exactly as against GitHub. Then a worker node that is the App (only
-RELAY_APP_* in its environment, no token) takes a turn as a process.
+RELAY_APP_* in its environment, no token) joins, checks itself and takes a turn as
+processes — against a hub that refuses ``GET /user`` to an installation token, as GitHub
+does, so the node learns its bot account from ``GET /app`` instead.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from gidgethub.aiohttp import GitHubAPI
 from worlds import WORKER, World, api
 
 from relay.edges.github.appauth import AppAuth
+from relay.protocol import parse_master
 
 PY = Path(sys.executable).as_posix()
 
@@ -73,7 +77,10 @@ def test_app_jwt_buys_an_installation_token_that_acts_as_the_bot(
     token = exchange(world.hub.url, auth)
     assert token.startswith("ghs_") and auth.cached is not None
     assert exchange(world.hub.url, auth) == token  # cached until it is due
-    me = api(f"{world.hub.url}/user", token)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        api(f"{world.hub.url}/user", token)  # GitHub's 403 for an installation token
+    assert refused.value.code == 403
+    me = api(f"{world.hub.url}/users/relay-{unique}%5Bbot%5D", token)
     assert (me["login"], me["type"]) == (f"relay-{unique}[bot]", "Bot")
     perm = world.api(f"/collaborators/{me['login']}/permission")
     assert perm["permission"] == "write"
@@ -108,12 +115,30 @@ def test_a_worker_that_is_an_app_takes_its_turn_with_no_token(
         RELAY_APP_ID=str(app["app_id"]), RELAY_APP_INSTALLATION_ID=str(app["installation_id"]),
         RELAY_APP_PRIVATE_KEY_FILE=str(key_file),
     )  # fmt: skip
-    argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--node", WORKER]
-    argv += ["--repo-dir", str(world.worker.clone)]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
-    assert done.returncode == 0, done.stderr
+    bot = f"worker-{unique}[bot]"
+    hub: Any = world.hub
+
+    def asked(path: str, status: int) -> int:
+        return int(hub.count(method="GET", path=path, status=status))
+
+    refused_before = asked("/user", 403)
+
+    def relay(*args: str) -> str:
+        argv = [sys.executable, "-m", "relay.cli", *args, "--repo-dir", str(world.worker.clone)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    # who am I: join registers a new node row whose account is the App's bot
+    relay("join", "--node", f"app-{unique}", "--scheduler", "none")
+    row = parse_master(world.remote_file("docs/loop/LOOP.md")).node(f"app-{unique}")
+    assert row is not None and bot in [a.login for a in row.accounts]
+    assert f"GET /app: {bot}" in relay("doctor", "--node", WORKER)
+    relay("watch", "--once", "--node", WORKER)
     result = world.comments(job)[-1]
-    assert result["body"].startswith("### RESULT 1")
-    assert result["user"]["login"] == f"worker-{unique}[bot]"
-    path = f"/app/installations/{app['installation_id']}/access_tokens"
-    assert world.hub.count(method="POST", path=path, status=201) == 1  # type: ignore[attr-defined]
+    assert result["body"].startswith("### RESULT 1 · done")  # its log pushed as the App
+    pushed = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
+    assert "print(40 + 2)" in pushed
+    assert result["user"]["login"] == bot
+    assert asked("/user", 403) == refused_before  # never asked who it is as a user
+    assert asked("/app", 200) >= 2  # join and doctor asked the App instead

@@ -90,6 +90,7 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", HOOK): "Hook",
     ("PATCH", HOOK): "Hook",
     ("DELETE", HOOK): NO_CONTENT,
+    ("GET", "/app"): "Integration",
     ("POST", "/app/installations/{installation_id}/access_tokens"): "InstallationToken",
     ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
     ("POST", "/{owner}/{repo}.git/{tail}"): GIT,
@@ -281,11 +282,26 @@ def test_every_route_answers_in_githubs_shapes(
             made: dict[str, Any] = await gh.post(path, data={}, jwt=jwt)
             return made
 
+    async def whoami() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session:
+            gh = GitHubAPI(session, "conformance", base_url=hub.url)
+            found: dict[str, Any] = await gh.getitem("/app", jwt=auth.jwt())
+            return found
+
     check.parse("InstallationToken", asyncio.run(exchange()))
     check.seen.add(("POST", "/app/installations/{installation_id}/access_tokens"))
+    me = asyncio.run(whoami())
+    check.parse("Integration", me)
+    assert me["slug"] == app["slug"] and me["owner"]["login"] == hub_owner(full)
+    check.seen.add(("GET", "/app"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
     assert check.seen == set(TABLE), set(TABLE) - check.seen
     check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
+
+
+def hub_owner(full: str) -> str:
+    """The owner of ``owner/name``."""
+    return full.split("/", 1)[0]
 
 
 def check_payloads(sink: Receiver, parser: Any, *, repo_id: int) -> None:

@@ -26,11 +26,14 @@ def long_token(hub: Any, login: str) -> str:
     return out.stdout.strip()
 
 
-def relay_client_login_and_issue(url: str, token: str, repo: str) -> tuple[str, str]:
-    """relay's own client: who am I, and the title of a new issue."""
+def relay_client_login_and_issue(
+    url: str, token: str, repo: str, app: Any = None
+) -> tuple[str, str]:
+    """relay's own client: who am I (an App: its bot, from GET /app), and the title of a
+    new issue."""
 
     async def main() -> tuple[str, str]:
-        async with GitHubClient(api_url=url, token=token, repo=repo) as gh:
+        async with GitHubClient(api_url=url, token=token, repo=repo, app=app) as gh:
             me = await gh.current_user()
             issue = await gh.create_issue(title="long token", body="works")
             return me.login, (await gh.get_issue(issue.number)).title
@@ -78,7 +81,7 @@ def test_an_installation_token_is_long_and_works(fresh_hub: Any, client: Any) ->
     token = asyncio.run(exchange())
     assert token.startswith(f"ghs_{made['app_id']}_") and len(token) > 200
     assert client(fresh_hub.url, token).get_repo("appowner/apps").create_issue("bot").number == 1
-    login, title = relay_client_login_and_issue(fresh_hub.url, token, "appowner/apps")
+    login, title = relay_client_login_and_issue(fresh_hub.url, token, "appowner/apps", auth)
     assert (login, title) == ("longapp[bot]", "long token")
 
 

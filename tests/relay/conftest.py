@@ -1,6 +1,6 @@
-"""Fixtures for the relay verbs: a real hub, a bare remote and clones acting as nodes.
+"""Fixtures for the relay verbs: a real hub, its git as the remote, clones acting as nodes.
 
-``blank`` is a repository on the session's hub with a bare remote and two clones, nothing
+``blank`` is a repository on the session's hub, its git as the remote and two clones, nothing
 set up; ``world`` is the same after `relay init` (controller) and `relay join` (both);
 ``job`` adds an open job. Setup runs the CLI in-process (fast); the tests run the verbs
 under test as real processes through :meth:`Node.run`.
@@ -13,6 +13,12 @@ from pathlib import Path
 
 import pytest
 from worlds import HubLike, Tokens, World, make_world
+
+
+@pytest.fixture(scope="session")
+def hub(git_hub: HubLike) -> HubLike:
+    """This suite's hub is the ``--strict-git`` one: its remotes are the hub's git."""
+    return git_hub
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +43,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 def blank(
     tmp_path: Path, hub: HubLike, tokens: Tokens, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> World:
-    """A private repository, its bare remote and two clones; relay not set up."""
+    """A private repository, its git and two clones; relay not set up."""
     return make_world(tmp_path, hub, tokens, name=f"relay-{unique}", monkeypatch=monkeypatch)
 
 

@@ -101,9 +101,7 @@ def test_a_task_on_an_issue_that_is_no_job(world: World) -> None:
 
 
 def test_task_needs_a_joined_node(world: World, job: int, tmp_path: Path) -> None:
-    from worlds import clone_as
-
-    fresh = clone_as(world.bare, tmp_path, "unjoined")
+    fresh = world.clone("unjoined")
     node = world.controller
     before = world.frozen(job)
     argv = ("task", str(job), "--step", "git --version")

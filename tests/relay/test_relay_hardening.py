@@ -39,7 +39,7 @@ def test_an_account_removed_from_the_table_gives_no_more_instructions(
     cells[3] = "  "  # the instruction accounts column
     loop.write_text(text.replace(row, "|".join(cells)))
     git("commit", "-qam", "untrust the controller", cwd=c.clone)
-    git("push", "-q", "origin", "HEAD:main", cwd=c.clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
 
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
@@ -94,7 +94,7 @@ def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -
 
 def test_a_branch_task_leaves_the_clone_on_its_own_branch(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    git("push", "-q", "origin", "main:feature", cwd=c.clone)
+    git("push", "-q", "origin", "main:feature", cwd=c.clone, auth=world.git_auth())
     c.ok("task", str(job), "--step", "git rev-parse --abbrev-ref HEAD", "--checkout", "feature")
     assert w.run("watch", "--once").returncode == 0
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from worlds import Tokens, World, make_world
+from worlds import HubLike, Tokens, World, make_world
 
 _SCHED = Path(__file__).resolve().parent.parent / "schedulers"
 
@@ -30,6 +30,12 @@ def _scheduler_fixtures() -> object:
 
 
 real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009
+
+
+@pytest.fixture(scope="session")
+def hub(git_hub: HubLike) -> HubLike:
+    """This suite's hub is the ``--strict-git`` one: its remotes are the hub's git."""
+    return git_hub
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +74,7 @@ def tokens(hub: object) -> Tokens:
 def world(
     tmp_path: Path, hub: object, tokens: Tokens, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> World:
-    """A hub repository with a bare remote and two clones, set up by `relay init`."""
+    """A hub repository with its git as the remote and two clones, set up by `relay init`."""
     made = make_world(
         tmp_path,
         hub,  # type: ignore[arg-type]

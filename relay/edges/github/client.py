@@ -28,7 +28,7 @@ from relay.edges.github.models import (
     User,
 )
 from relay.edges.github.session import DECLINED, ApiSession, iso
-from relay.errors import LocalUsageError
+from relay.errors import LocalUsageError, RemoteProtocolError
 
 REF_EXISTS = "reference already exists"
 
@@ -66,8 +66,30 @@ class GitHubClient(ApiSession):
     # --- account and repository ---
 
     async def current_user(self) -> User:
-        """The account the token belongs to (``GET /user``)."""
+        """The account this session acts as: ``GET /user`` for a person's token; for a GitHub
+        App (``app=``), its bot ``<slug>[bot]`` — GitHub answers ``GET /user`` with 403 for an
+        installation token, so the App says its slug (``GET /app``, with its JWT) and
+        ``GET /users/<slug>[bot]`` gives the bot's id."""
+        if self.app is not None:
+            return await self.get_user(f"{await self.app_slug()}[bot]")
         return self._one(User, await self._get("/user", "the token's account"), "/user")
+
+    async def app_slug(self) -> str:
+        """The slug of the App this session's JWT signs for (``GET /app``)."""
+        if self.app is None:
+            raise LocalUsageError("this session is not a GitHub App's (no RELAY_APP_ID)")
+        what = "the GitHub App (GET /app)"
+        with self._errors(what):
+            data = await self._wire.getitem("/app", jwt=self.app.jwt())
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise RemoteProtocolError(f"the API at {self.api_url} sent no slug for {what}")
+        return slug
+
+    async def get_user(self, login: str) -> User:
+        """Anyone's account by login (``GET /users/{login}``)."""
+        what = f"the account {login}"
+        return self._one(User, await self._get(f"/users/{_name(login)}", what), what)
 
     async def get_repo(self) -> Repo:
         """The bound repository: visibility, default branch (``GET /repos/{o}/{r}``)."""
@@ -119,13 +141,19 @@ class GitHubClient(ApiSession):
         since: datetime | None = None,
         include_pulls: bool = False,
     ) -> list[Issue]:
-        """Issues by state, labels (all must match) and last update, every page."""
+        """Issues by state, labels (all must match) and last update, every page; the most
+        recently updated first. Any issue that joins the list (opened, reopened, relabelled,
+        commented) was just updated, so it lands on the first page: an unchanged first page
+        (a 304) means no page after it grew, and one request covers up to 100 issues."""
         data = await self._get_all(
             f"{self._repo_path}/issues",
             "the issues",
+            changes_first_page=True,
             state=state,
             labels=",".join(labels) or None,
             since=iso(since) if since else None,
+            sort="updated",
+            direction="desc",
         )
         issues = self._many(Issue, data, "the issues")
         return issues if include_pulls else [i for i in issues if not i.is_pull_request]

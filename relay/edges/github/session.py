@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import quote, urlencode
 
 import gidgethub
@@ -27,6 +27,9 @@ from relay.edges.github.cache import EtagCache, cache_owner
 from relay.edges.github.errors import map_http_error
 from relay.edges.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
 from relay.errors import ConfigError, RemoteProtocolError
+
+if TYPE_CHECKING:
+    from relay.edges.github.appauth import AppAuth
 
 M = TypeVar("M", bound=BaseModel)
 Allow = Callable[[gidgethub.HTTPException], bool]
@@ -54,8 +57,10 @@ class ApiSession:
         sleep: Sleep | None = None,
         clock: Clock = time.time,
         timeout: float = REQUEST_TIMEOUT,
+        app: AppAuth | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.app = app  # the GitHub App this session's token was bought for, if any
         self.repo = repo
         self._token = token
         self._cache_path = cache_path
@@ -155,16 +160,22 @@ class ApiSession:
             with self._errors(what):
                 raise
 
-    async def _get_all(self, path: str, what: str, **query: str | None) -> list[Any]:
-        """GET every page of a list, following ``Link: rel=next``."""
+    async def _get_all(
+        self, path: str, what: str, *, changes_first_page: bool = False, **query: str | None
+    ) -> list[Any]:
+        """GET every page of a list, following ``Link: rel=next``. ``changes_first_page``:
+        the list is sorted so that any item joining it lands on the first page (issues by
+        ``updated`` descending)."""
         params = {k: v for k, v in query.items() if v is not None}
         url = f"{path}?{urlencode({**params, 'per_page': PER_PAGE})}"
         with self._errors(what):
             items = [item async for item in self._wire.getiter(url)]
             # GitHub's ETag covers a page's body, not its Link header: once the last page is
             # full, a new item changes no cached page, a 304 replays the old "no next page",
-            # and the list would silently end early. So look one page further ourselves.
-            while items and len(items) % PER_PAGE == 0:
+            # and the list would silently end early. So look one page further ourselves —
+            # unless a new item could only have changed the first page, whose 304 (or fresh
+            # answer) then tells the truth about the pages after it.
+            while items and len(items) % PER_PAGE == 0 and not changes_first_page:
                 page = len(items) // PER_PAGE + 1
                 more = [item async for item in self._wire.getiter(f"{url}&page={page}")]
                 if not more:

@@ -12,10 +12,12 @@ every byte passes through, so the counters count what went over the wire, 304s i
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import gidgethub.aiohttp
@@ -38,6 +40,9 @@ class RetryPolicy:
     max_delay: float = 8.0
     secondary_wait: float = 60.0  # GitHub: wait at least a minute without Retry-After
     max_total_wait: float = 90.0
+    # seconds between two writes (POST, PATCH, PUT, DELETE) of one client; None: GitHub's
+    # guidance (one at a time, at least a second apart) against GitHub, none elsewhere
+    write_interval: float | None = None
 
     def backoff(self, attempt: int) -> float:
         """Exponential delay before retry number ``attempt`` (1-based)."""
@@ -59,6 +64,24 @@ class _Budget:
     """The seconds one logical request has spent waiting so far."""
 
     waited: float = 0.0
+
+
+WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+
+
+def is_github(api_url: str) -> bool:
+    """Whether ``api_url`` is GitHub's: api.github.com, or a GitHub Enterprise Server's
+    ``https://HOST/api/v3`` (`relay hub` is neither, though it speaks the same API)."""
+    parts = urlsplit(api_url.rstrip("/"))
+    return parts.hostname == "api.github.com" or parts.path.endswith("/api/v3")
+
+
+def write_interval(api_url: str, policy: RetryPolicy) -> float:
+    """Seconds a client keeps between its writes to ``api_url`` (GitHub's secondary-limit
+    guidance: content-creating requests one at a time, at least one second apart)."""
+    if policy.write_interval is not None:
+        return policy.write_interval
+    return 1.0 if is_github(api_url) else 0.0
 
 
 def _message(body: bytes) -> str:
@@ -125,6 +148,9 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
         self.stats = WireStats()
         self._sleep = sleep
         self._clock = clock
+        self._write_gap = write_interval(str(kwargs.get("base_url", "")), policy)
+        self._write_lock = asyncio.Lock()
+        self._last_write: float | None = None
 
     async def sleep(self, seconds: float) -> None:
         await self._sleep(seconds)
@@ -132,6 +158,19 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> Answer:
+        if method.upper() in WRITES and self._write_gap > 0:
+            async with self._write_lock:  # one write at a time, spaced
+                if self._last_write is not None:
+                    due = self._last_write + self._write_gap - self._clock()
+                    if due > 0:
+                        await self._sleep(due)
+                try:
+                    return await self._send(method, url, headers, body)
+                finally:
+                    self._last_write = self._clock()
+        return await self._send(method, url, headers, body)
+
+    async def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Answer:
         sent = {**headers, "x-github-api-version": API_VERSION}
         budget = _Budget()
         for attempt in range(1, self.policy.attempts + 1):
