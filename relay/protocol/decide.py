@@ -9,8 +9,8 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from relay.errors import ConfigError, LocalUsageError
 from relay.protocol.actions import (
@@ -40,7 +40,7 @@ from relay.protocol.baton import (
 )
 from relay.protocol.body import brief, restate
 from relay.protocol.labels import Label, batons_in
-from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Scope
+from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Master, Scope
 from relay.protocol.messages import (
     ClaimMsg,
     HalfDoneMsg,
@@ -94,17 +94,28 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
     return [*actions, _unbound(snapshot, node, now)]
 
 
-def _threads(snapshot: Snapshot) -> Iterator[tuple[Issue, Thread | MessageRejected]]:
-    """Every open job of the snapshot, in issue order, read (or the reason it cannot be)."""
-    for issue in sorted(snapshot.issues, key=lambda i: i.number):
+def _threads(snapshot: Snapshot) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:
+    """Every open job of the snapshot, in issue order, read (or the reason it cannot be).
+    Read once per snapshot: a pass asks several rules of the same snapshot, and reading a
+    thread checks every signature in it."""
+    return _read_all(snapshot.issues, snapshot.master)
+
+
+@lru_cache(maxsize=4)
+def _read_all(
+    issues: tuple[Issue, ...], master: Master
+) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:
+    read: list[tuple[Issue, Thread | MessageRejected]] = []
+    for issue in sorted(issues, key=lambda i: i.number):
         if issue.state != "open":
             continue
         try:
-            yield issue, read_thread(issue, snapshot.master)
+            read.append((issue, read_thread(issue, master)))
         except NotAJob:
             continue
         except MessageRejected as err:
-            yield issue, err
+            read.append((issue, err))
+    return tuple(read)
 
 
 def bound_threads(snapshot: Snapshot, node: str) -> list[Thread]:
