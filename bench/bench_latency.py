@@ -108,8 +108,14 @@ def polling_trips(bench: Bench, issue: int) -> tuple[list[float], int]:
             d.wait_for(partial(demo.has_result, task), timeout=60, poll=0.02)
             d.wait_for(demo.baton_home, timeout=60, poll=0.02)
             seconds.append(time.perf_counter() - started)
-            time.sleep(1.2)  # the controller's notification (body PATCH) lands after the baton
-            writes = bench.writes() - before
+            # the controller's notification (body PATCH) lands after the baton: wait for
+            # the count to settle (a watcher every second, each request slower at latency)
+            writes, stable = bench.writes() - before, 0
+            while stable < 3:
+                time.sleep(0.5)
+                now = bench.writes() - before
+                stable = stable + 1 if now == writes else 0
+                writes = now
     return seconds, writes
 
 

@@ -51,7 +51,10 @@ class HubProcess:
     # ``--app-user`` (GET /user answers an App's token, where GitHub answers 403); relay
     # no longer needs it, so no hub of the suites passes it
     app_user: bool = False
-    extra: tuple[str, ...] = ()  # more `relay hub` options (e.g. ``--strict-git``)
+    # The API suites make refs at shas no git holds, as a client of an API-only hub may (a
+    # remote elsewhere); the end-to-end suites use ``git_hub``, whose refs are git's.
+    api_only: bool = True
+    extra: tuple[str, ...] = ()  # more `relay hub` options
     url: str = ""
     proc: subprocess.Popen[str] | None = None
     admin_token: str = ""
@@ -67,6 +70,7 @@ class HubProcess:
             argv += ["--faults", self.faults]
         argv += ["--content-limit", self.content_limit]
         argv += ["--app-user"] if self.app_user else []
+        argv += ["--api-only"] if self.api_only else []
         argv += list(self.extra)
         with self.log.open("a") as err:
             self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -157,11 +161,11 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
 
 @pytest.fixture(scope="session")
 def git_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    """One ``--strict-git`` hub for the whole session: every repository's refs are its git's
+    """One hub as `relay hub` starts by default: every repository's refs are its git's
     from the start, as on GitHub. The end-to-end suites (tests/relay, tests/events,
     tests/watchers_e2e) use it as their ``hub``, their remote being its git; the API
     suites keep ``hub``, whose repositories nobody pushes to accept refs at any sha."""
-    proc = start_hub(tmp_path_factory.mktemp("git-hub") / "data", extra=("--strict-git",))
+    proc = start_hub(tmp_path_factory.mktemp("git-hub") / "data", api_only=False)
     yield proc
     proc.stop()
 

@@ -101,9 +101,9 @@ def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) ->
 
 @contextmanager
 def running_hub(data: Path, *options: str) -> Iterator[Hub]:
-    """Start `relay hub --port 0 --strict-git [OPTIONS]` and stop it afterwards."""
+    """Start `relay hub --port 0 [OPTIONS]` (refs are git's, as on GitHub: the remote is
+    the hub's git) and stop it afterwards."""
     argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
-    argv.append("--strict-git")  # refs are git's, as on GitHub: the remote is the hub's git
     argv += options
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

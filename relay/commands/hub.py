@@ -107,10 +107,16 @@ def register(sub: Any) -> None:
         " a minute and an hour (default 80/500, GitHub's; 0/0 turns it off for tests)",
     )
     p.add_argument(
+        "--api-only",
+        action="store_true",
+        help="for a git remote elsewhere: a repository nobody pushed to keeps its refs in the"
+        " hub's store, at any sha (default, as GitHub: every repository's refs are its"
+        " hosted git's; an empty one answers 409 to refs)",
+    )
+    p.add_argument(
         "--strict-git",
         action="store_true",
-        help="every repository's refs are its hosted git's, even before anything is pushed"
-        " (empty: 409; default: a repository nobody pushed to is API-only, refs at any sha)",
+        help="the default since refs are always git's (kept so that older scripts still run)",
     )
     p.add_argument(
         "--app-user",
@@ -150,7 +156,7 @@ def serve(args: argparse.Namespace) -> Output:
         faults=FaultSpec.parse(args.faults),
         rate_limit=args.rate_limit,
         content_limits=args.content_limit,
-        strict_git=args.strict_git,
+        strict_git=args.strict_git or not args.api_only,
         app_user=args.app_user,
     )
     url = run(_data_dir(args), host=args.host, port=args.port, options=options)

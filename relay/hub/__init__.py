@@ -82,21 +82,19 @@ the hub does not serve (search and the rest); both API versions get the same sha
 secondary limit counts content only (GitHub also limits concurrency and asks for a second
 between mutations); a ref's ``object.type`` is always ``commit``.
 
-Transitional modes, until relay and its test worlds use the hub's git URL as the remote:
+Refs are git's, as on GitHub: every repository's refs are its hosted git's from the start,
+an empty one answers 409 "Git Repository is empty." and a ref at a sha the repository lacks
+is 422 "Object does not exist". Two modes for other uses:
 
-- API-only repositories. On a hub started without ``--strict-git``, a repository whose
-  hosted git holds no object yet (nobody pushed to it) keeps its refs in SQLite at any
-  40-hex sha, as before, for clients whose git remote is elsewhere; from its first push on,
-  its refs are its git's: the refs it kept move into git where git holds their sha, and
-  the others are dropped. With ``--strict-git`` every repository's refs are its git's from
-  the start and an empty one answers 409 "Git Repository is empty." as GitHub does. The
-  tightening is to make ``--strict-git`` the only behaviour.
+- ``--api-only``, for clients whose git remote is elsewhere: a repository whose hosted git
+  holds no object yet (nobody pushed to it) keeps its refs in SQLite at any 40-hex sha;
+  from its first push on, its refs are its git's (the refs it kept move into git where git
+  holds their sha; the others are dropped). The API suites (hub, edges) use it to test
+  refs at shas no git holds; relay's demo and end-to-end suites use the default.
 - ``--app-user`` makes ``GET /user`` answer an App installation token as its bot, for
   clients that still ask it; ``relay hub`` refuses it by default, and relay no longer
   needs it (an App node asks ``GET /app`` with its JWT, then ``GET /users/<slug>[bot]``).
-- The shared test hubs pass ``--content-limit 0/0`` (the suites create content far faster
-  than GitHub's secondary limit allows). relay's demo and its end-to-end suites (relay,
-  events, watchers_e2e) now use the hub's git URL as the remote and a ``--strict-git``
-  hub; the API suites (hub, edges) still use API-only repositories to test refs at shas
-  no git holds.
+
+The shared test hubs pass ``--content-limit 0/0`` (the suites create content far faster
+than GitHub's secondary limit allows).
 """

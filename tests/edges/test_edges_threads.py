@@ -57,3 +57,17 @@ def test_a_broken_cache_costs_requests_never_a_pass(tmp_path: Path) -> None:
     cache.put(issue(1, comments=0, updated=T0), [])
     assert cache.save(path)
     assert json.loads(path.read_text())["schema"] == 1
+
+
+def test_answers_that_disagree_are_never_cached(tmp_path: Path) -> None:
+    """The issue and its comments are asked at once; a comment landing between the two
+    answers gives a stamp that promises a comment the list lacks. Caching that would hide
+    the comment from every idle pass until the issue changed again."""
+    cache = ThreadCache.load(tmp_path / "threads.json", owner="o")
+    stamped = issue(1, comments=2, updated=T0)  # the issue already counts the new comment
+    cache.put(stamped, [comment(10, "### TASK 1")])  # the list was read just before it
+    assert cache.comments(stamped) is None
+    cache.put(issue(1, comments=1, updated=T0), [comment(10, "### TASK 1")])
+    assert cache.comments(issue(1, comments=1, updated=T0)) is not None
+    cache.put(stamped, [comment(10, "### TASK 1")])  # disagree again: the old entry goes too
+    assert cache.comments(issue(1, comments=1, updated=T0)) is None

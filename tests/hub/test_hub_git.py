@@ -109,7 +109,7 @@ def test_git_follows_the_apis_access_rules(
 def test_a_strict_hub_says_an_empty_repository_is_empty(
     hub_factory: Any, http: Any, tmp_path: Path
 ) -> None:
-    strict = hub_factory(extra=("--strict-git",))
+    strict = hub_factory(api_only=False)
     token = strict.token("sam")
     assert http(strict.url, token, "POST", "/user/repos", {"name": "e"}).status == 201
     for method, path, body in (

@@ -73,7 +73,13 @@ class ThreadCache:
             return None
 
     def put(self, issue: Issue, comments: list[Comment]) -> None:
-        """Remember ``issue``'s comments as read now."""
+        """Remember ``issue``'s comments as read now — unless the two answers disagree (a
+        comment landed between them): then forget it, so the next pass reads it afresh
+        instead of trusting a stamp that promises comments the cache lacks."""
+        if len(comments) != issue.comments:
+            if self._entries.pop(issue.number, None) is not None:
+                self.dirty = True
+            return
         dumped = [c.model_dump(mode="json") for c in comments]
         entry = (_stamp(issue), dumped)
         if self._entries.get(issue.number) != entry:
