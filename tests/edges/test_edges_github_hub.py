@@ -267,3 +267,28 @@ def test_a_comment_past_a_full_cached_page_is_not_missed(
     )
     assert [c.body for c in again[-2:]] == ["comment 99", "the 101st"]
     assert gh.stats.not_modified >= 1, "page 1 was still answered from the cache"
+
+
+def test_a_content_limit_is_waited_out_as_github_asks(hub_factory: Any) -> None:
+    """The hub enforces a secondary limit (here 3 content-creating requests a minute); the
+    client's next write gets GitHub's 403 with Retry-After, waits that long for real, and
+    then succeeds — it neither fails nor hammers the API."""
+    limited = hub_factory(content_limit="3/0")
+    token = limited.token("busy")
+    make_repo(limited.url, token, "busy")  # 1
+
+    async def body(gh: GitHubClient) -> list[int]:
+        made = await gh.create_issue(title="t", body="b")  # 2
+        await gh.create_comment(made.number, "one")  # 3
+        await gh.create_comment(made.number, "two")  # 4: over the limit, waited out
+        return [c.id for c in await gh.list_comments(made.number)]
+
+    async def main() -> tuple[list[int], Any]:
+        client = GitHubClient(api_url=limited.url, token=token, repo="busy/busy")
+        async with client as gh:
+            return await body(gh), gh.stats
+
+    ids, stats = asyncio.run(main())
+    assert len(ids) == 2
+    assert stats.retries >= 1 and 1 <= stats.waited <= 61
+    assert limited.count(method="POST", status=403) >= 1
