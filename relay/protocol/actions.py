@@ -57,7 +57,7 @@ class DeclineTask(_Action):
 
     kind: Literal["decline-task"] = "decline-task"
     issue: int
-    comment_id: int
+    comment_id: int | None  # None: no comment of the TASK can be read
     task: int
     reason: str
     result: ResultMsg

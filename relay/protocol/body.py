@@ -51,6 +51,9 @@ class JobBody(BaseModel):
     state: Text = "Opened; no task yet."
     hypotheses: tuple[Hypothesis, ...] = Field(default=(), max_length=50)
     resolution: Text = ""
+    # the number of the newest TASK the controller posted: a number is used once, even when
+    # every comment that names it has been made unreadable
+    tasks: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> JobBody:

@@ -231,7 +231,9 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     entry = thread.tasks.get(task)
     if entry is None:  # only an edited TASK holds this number: answer it, never run it
         edited = thread.task_entry(task)
-        assert edited is not None
+        if edited is None:  # no comment of it can be read at all (edited into garbage)
+            reason = f"TASK {task} cannot be read (changed after it was posted); post a new TASK"
+            return [_decline(thread, task, None, reason)]
         reason = f"TASK {task} was edited after it was posted; post a new TASK"
         return [_decline(thread, task, edited.comment.id, reason)]
     assert isinstance(entry.message, TaskMsg)
@@ -347,7 +349,7 @@ def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
     )
 
 
-def _decline(thread: Thread, task: int, comment_id: int, reason: str) -> DeclineTask:
+def _decline(thread: Thread, task: int, comment_id: int | None, reason: str) -> DeclineTask:
     number = thread.issue.number
     result = ResultMsg(
         issue=number,

@@ -167,7 +167,7 @@ def plan_task(
         TaskMsg,
         issue=issue.number,
         node=node,
-        task=thread.last_task + 1,
+        task=thread.last_task + 1,  # counts the body's own record (JobBody.tasks)
         objective=objective or thread.job.objective,
         steps=tuple(steps),
         capture=capture,
@@ -184,7 +184,7 @@ def plan_task(
     return Plan(
         issue=issue.number,
         comments=(render_message(task),),
-        body=_rebody(thread.job, state=brief(state, 1000)),
+        body=_rebody(thread.job, state=brief(state, 1000), tasks=task.task),
         labels=relabel(issue.labels, target),
         task=task.task,
     )

@@ -85,7 +85,8 @@ class Thread:
         or one that any counted answer or claim names — so a TASK whose comment was made
         unreadable after it was answered never lets its number be used twice."""
         answered = [*self.results, *self.half_done, *self.claims]
-        return max([0, *self.tasks, *(n for _, n in self.edited), *answered])
+        recorded = self.job.tasks  # the controller's own count, in the signed body
+        return max([0, recorded, *self.tasks, *(n for _, n in self.edited), *answered])
 
     def task_entry(self, task: int) -> Entry | None:
         """The comment that posted ``task``: the counted TASK, else the edited one."""
