@@ -231,9 +231,8 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     entry = thread.tasks.get(task)
     if entry is None:  # only an edited TASK holds this number: answer it, never run it
         edited = thread.task_entry(task)
-        if edited is None:  # no comment of it can be read at all (edited into garbage)
-            reason = f"TASK {task} cannot be read (changed after it was posted); post a new TASK"
-            return [_decline(thread, task, None, reason)]
+        if edited is None:  # no comment of it counts: edited into garbage, or refused
+            return _unreadable(thread, snapshot, task)
         reason = f"TASK {task} was edited after it was posted; post a new TASK"
         return [_decline(thread, task, edited.comment.id, reason)]
     assert isinstance(entry.message, TaskMsg)
@@ -278,6 +277,24 @@ def _send_result(thread: Thread, task: int) -> SendResult:
         return SendResult(issue=number, task=task, post=not thread.answered(task))
     expect, to = move(thread.state, Event.POST_RESULT, Role.WORKER)
     return SendResult(issue=number, task=task, post=not thread.answered(task), expect=expect, to=to)
+
+
+def _unreadable(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
+    """The body says TASK ``task`` was posted, but no comment of it counts. When an
+    instruction account's comment was made unreadable (edited into garbage), answer it
+    blocked so the controller can post a new TASK; when the TASK came from an account the
+    worker does not (or no longer) trust(s), it is data and gets no answer."""
+    worker = snapshot.master.node(thread.job.worker)
+    ignored = {comment_id for comment_id, _ in thread.ignored}
+    broken = [
+        c
+        for c in thread.issue.comments
+        if c.id in ignored and worker is not None and worker.trusts(c.author.id)
+    ]
+    reason = f"TASK {task} cannot be read (changed after it was posted); post a new TASK"
+    if not broken:
+        return [Ignore(issue=thread.issue.number, comment_id=None, reason=reason)]
+    return [_decline(thread, task, None, reason)]
 
 
 def _at_worker(thread: Thread) -> bool:
