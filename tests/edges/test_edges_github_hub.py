@@ -292,3 +292,59 @@ def test_a_content_limit_is_waited_out_as_github_asks(hub_factory: Any) -> None:
     assert len(ids) == 2
     assert stats.retries >= 1 and 1 <= stats.waited <= 61
     assert limited.count(method="POST", status=403) >= 1
+
+
+def test_a_lost_answer_to_a_comment_or_claim_is_found_not_written_twice(
+    fresh_hub: Any, tmp_path: Path
+) -> None:
+    """The hub commits the write, then drops the connection (or answers 502): relay's retry
+    first looks for what it wrote, and takes that as the answer — one comment, one claim."""
+    from relay.commands.demo import git, git_auth, git_url
+
+    token = fresh_hub.token("lossy")
+    make_repo(fresh_hub.url, token, "r")
+    git("init", "-q", "-b", "main", str(tmp_path / "c"), cwd=tmp_path)
+    (tmp_path / "c" / "README").write_text("r\n")
+    git("add", "README", cwd=tmp_path / "c")
+    git("commit", "-q", "-m", "first", cwd=tmp_path / "c")
+    url = git_url(fresh_hub.url, "lossy/r")
+    git("push", "-q", url, "HEAD:main", cwd=tmp_path / "c", auth=git_auth(url, token))
+    sha = git("rev-parse", "HEAD", cwd=tmp_path / "c").strip()
+    issue, _ = with_client(
+        fresh_hub, token, "lossy/r", lambda gh: gh.create_issue(title="t", body="")
+    )
+    ref = f"refs/relay/claims/{issue.number}/1"
+
+    async def body(gh: GitHubClient) -> Any:
+        fresh_hub.set_faults("drop_after=1,limit=1")
+        comment = await gh.create_comment(issue.number, "RESULT once\r\nsigned")
+        fresh_hub.set_faults("502_after=1,limit=1")
+        claimed = await gh.create_ref(ref, sha)
+        fresh_hub.clear_faults()
+        again = await gh.create_ref(ref, sha)  # a second pass: the ref exists, not ours now
+        return comment, claimed, again, await gh.list_comments(issue.number)
+
+    (comment, claimed, again, comments), gh = with_client(fresh_hub, token, "lossy/r", body)
+    assert [c.body for c in comments] == ["RESULT once\r\nsigned"], "posted exactly once"
+    assert comment.id == comments[0].id
+    assert claimed is True, "the claim whose answer was lost is this client's own"
+    assert again is False
+    assert gh.stats.lost_answers == 2 and gh.stats.found_after_loss == 2
+
+
+def test_a_lost_answer_whose_write_did_not_happen_is_sent_again(fresh_hub: Any) -> None:
+    token = fresh_hub.token("dropped")
+    make_repo(fresh_hub.url, token, "r")
+    issue, _ = with_client(
+        fresh_hub, token, "dropped/r", lambda gh: gh.create_issue(title="t", body="")
+    )
+
+    async def body(gh: GitHubClient) -> Any:
+        fresh_hub.set_faults("drop=1,limit=1")  # dropped before the write
+        await gh.create_comment(issue.number, "said once")
+        fresh_hub.clear_faults()
+        return await gh.list_comments(issue.number)
+
+    comments, gh = with_client(fresh_hub, token, "dropped/r", body)
+    assert [c.body for c in comments] == ["said once"]
+    assert gh.stats.lost_answers == 1 and gh.stats.found_after_loss == 0

@@ -10,7 +10,7 @@ worker claimed first; told apart from other 422s by GitHub's message, GITHUB-FAC
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -31,6 +31,7 @@ from relay.edges.github.session import DECLINED, ApiSession, iso
 from relay.errors import LocalUsageError, RemoteProtocolError
 
 REF_EXISTS = "reference already exists"
+LOOK_BACK = timedelta(minutes=15)  # how far back a lost POST's comment is looked for
 
 
 def _already_exists(exc: gidgethub.HTTPException) -> bool:
@@ -228,9 +229,21 @@ class GitHubClient(ApiSession):
         return self._many(Comment, data, what)
 
     async def create_comment(self, number: int, body: str) -> Comment:
+        """Post a comment, once: when the answer to the POST is lost, the newest comments
+        are searched for the same body before it is sent again."""
         what = f"a comment on issue #{number}"
         path = f"{self._repo_path}/issues/{number}/comments"
-        return self._one(Comment, await self._send("POST", path, what, {"body": body}), what)
+        started = datetime.fromtimestamp(self._clock(), UTC)
+
+        async def posted() -> Any:
+            since = iso(started - LOOK_BACK)
+            recent = await self._get_all(path, what, since=since)
+            wanted = body.replace("\r\n", "\n")
+            same = [c for c in recent if str(c.get("body", "")).replace("\r\n", "\n") == wanted]
+            return same[-1] if same else None
+
+        made = await self._send("POST", path, what, {"body": body}, probe=posted)
+        return self._one(Comment, made, what)
 
     async def update_comment(self, comment_id: int, body: str) -> Comment:
         what = f"comment {comment_id}"
@@ -256,7 +269,17 @@ class GitHubClient(ApiSession):
         """Create ``ref`` at ``sha``; False when it already exists (someone claimed first)."""
         data = {"ref": ref, "sha": sha}
         path = f"{self._repo_path}/git/refs"
-        made = await self._send("POST", path, f"git ref {ref}", data, allow=_ref_exists)
+
+        async def created() -> Any:  # a lost answer: the ref at our sha is our own creation
+            found = await self._get(
+                f"{self._repo_path}/git/ref/{_ref_path(ref)}", f"git ref {ref}", allow=_absent
+            )
+            target = found.get("object", {}) if isinstance(found, dict) else {}
+            return found if isinstance(target, dict) and target.get("sha") == sha else None
+
+        made = await self._send(
+            "POST", path, f"git ref {ref}", data, allow=_ref_exists, probe=created
+        )
         return made is not DECLINED
 
     async def get_ref(self, ref: str) -> Ref | None:

@@ -25,7 +25,15 @@ from pydantic import BaseModel
 from relay import __version__
 from relay.edges.github.cache import EtagCache, cache_owner
 from relay.edges.github.errors import map_http_error
-from relay.edges.github.transport import Clock, RetryPolicy, Sleep, WireAPI, WireStats
+from relay.edges.github.transport import (
+    LOST_ANSWER_PROBE,
+    Clock,
+    Probe,
+    RetryPolicy,
+    Sleep,
+    WireAPI,
+    WireStats,
+)
 from relay.errors import ConfigError, RemoteProtocolError
 
 if TYPE_CHECKING:
@@ -184,10 +192,19 @@ class ApiSession:
             return items
 
     async def _send(
-        self, method: str, path: str, what: str, data: Any = b"", *, allow: Allow | None = None
+        self,
+        method: str,
+        path: str,
+        what: str,
+        data: Any = b"",
+        *,
+        allow: Allow | None = None,
+        probe: Probe | None = None,
     ) -> Any:
-        """POST/PATCH/PUT/DELETE; DECLINED when ``allow`` accepts the error."""
+        """POST/PATCH/PUT/DELETE; DECLINED when ``allow`` accepts the error. ``probe`` finds
+        what a POST created when its answer is lost, so a retry does not create it twice."""
         wire = self._wire
+        token = LOST_ANSWER_PROBE.set(probe)
         try:
             if method == "POST":
                 return await wire.post(path, data=data)
@@ -201,6 +218,8 @@ class ApiSession:
                 return DECLINED
             with self._errors(what):
                 raise
+        finally:
+            LOST_ANSWER_PROBE.reset(token)
 
     def _one(self, model: type[M], data: Any, what: str) -> M:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +29,11 @@ API_VERSION = "2022-11-28"
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
 Answer = tuple[int, Mapping[str, str], bytes]
+Probe = Callable[[], Awaitable[Any]]
+LOST_ANSWER_PROBE: ContextVar[Probe | None] = ContextVar("relay_lost_answer_probe", default=None)
+"""Set around one content-creating POST: how to find what it created if its answer is lost
+(a dropped connection or a 5xx after the write may have committed it). The wire asks it
+before every retry of that POST; what it finds is the answer, so nothing is posted twice."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class WireStats:
     not_modified: int = 0
     retries: int = 0
     waited: float = 0.0
+    lost_answers: int = 0  # POSTs whose answer was lost (dropped, 5xx) and were retried
+    found_after_loss: int = 0  # of those, the ones found already done: not posted again
 
 
 @dataclass
@@ -173,8 +181,15 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
     async def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Answer:
         sent = {**headers, "x-github-api-version": API_VERSION}
         budget = _Budget()
+        probe = LOST_ANSWER_PROBE.get() if method.upper() == "POST" else None
+        lost = False
         for attempt in range(1, self.policy.attempts + 1):
+            if lost and probe is not None:
+                found = await self._look(probe)
+                if found is not None:
+                    return found
             answer = await self._attempt(method, url, sent, body, attempt, budget)
+            lost = answer is None or answer[0] >= 500
             if answer is None:
                 continue  # a dropped connection, already waited for
             status, response_headers, data = answer
@@ -190,6 +205,21 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
             if delay is None or last or not await self._wait(delay, budget):
                 return answer
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _look(self, probe: Probe) -> Answer | None:
+        """Before retrying a POST whose answer was lost: did it take effect? The probe's
+        find becomes the answer (201), so a retried write never creates a second copy."""
+        self.stats.lost_answers += 1
+        token = LOST_ANSWER_PROBE.set(None)  # the probe's own requests are plain reads
+        try:
+            found = await probe()
+        finally:
+            LOST_ANSWER_PROBE.reset(token)
+        if found is None:
+            return None
+        self.stats.found_after_loss += 1
+        headers = {"content-type": "application/json; charset=utf-8"}
+        return 201, headers, json.dumps(found).encode()
 
     async def _attempt(
         self,
