@@ -186,8 +186,12 @@ def test_dropped_connections_are_retried() -> None:
         "created_at": "2026-11-30T09:00:00Z",
         "updated_at": "2026-11-30T09:00:00Z",
     }
-    made, trace = run([drop, answer(201, comment)], lambda gh: gh.create_comment(3, "hi"))
-    assert made.id == 5 and trace.sleeps == [0.5] and trace.stats.requests == 2
+    # before the POST is sent again, the newest comments are read: none is it, so it is sent
+    script = [drop, answer(200, []), answer(201, comment)]
+    made, trace = run(script, lambda gh: gh.create_comment(3, "hi"))
+    assert made.id == 5 and trace.sleeps == [0.5] and trace.stats.requests == 3
+    assert "/issues/3/comments?since=" in trace.seen[1]["path"]
+    assert trace.stats.lost_answers == 1 and trace.stats.found_after_loss == 0
 
 
 def test_refused_connection_says_is_the_hub_running() -> None:

@@ -239,7 +239,11 @@ class GitHubClient(ApiSession):
             since = iso(started - LOOK_BACK)
             recent = await self._get_all(path, what, since=since)
             wanted = body.replace("\r\n", "\n")
-            same = [c for c in recent if str(c.get("body", "")).replace("\r\n", "\n") == wanted]
+            same = [
+                c
+                for c in recent
+                if isinstance(c, dict) and str(c.get("body", "")).replace("\r\n", "\n") == wanted
+            ]
             return same[-1] if same else None
 
         made = await self._send("POST", path, what, {"body": body}, probe=posted)
