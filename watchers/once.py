@@ -51,6 +51,8 @@ class PassReport:
     tasks: list[TaskReport] = field(default_factory=list)
     requests: int = 0
     not_modified: int = 0
+    retries: int = 0
+    lost_answers_found: int = 0
     seconds: float = 0.0
     teardown: bool = False
 
@@ -154,6 +156,13 @@ async def _pass(
             stats = gh.stats
             report.requests += stats.requests
             report.not_modified = stats.not_modified
+            report.retries = stats.retries
+            report.lost_answers_found = stats.found_after_loss
+            if verbose and stats.retries:
+                report.lines.append(
+                    f"wire: {stats.retries} retries, {stats.found_after_loss} lost answers found"
+                    f" (of {stats.lost_answers} lost), {stats.requests} requests"
+                )
 
 
 async def _observe(

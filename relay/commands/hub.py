@@ -28,6 +28,8 @@ Fault spec (--faults or POST /_hub/faults), comma-separated key=value:
                  label or ref now exists (a retry then duplicates it or finds it taken)
   seed=N         seed of the per-request draw (deterministic)
   limit=N        stop injecting after N faults
+  on=METHOD:TEXT fault only requests of METHOD whose path contains TEXT
+                 (e.g. on=POST:/git/refs, the claim; on=TEXT for any method)
 
 Rate limit: each user has --rate-limit requests an hour across all of its tokens (an App
 installation has its own budget; anonymous callers 60 per address), as on GitHub.

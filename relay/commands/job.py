@@ -21,6 +21,11 @@ def register(sub: Any) -> None:
     op.add_argument("--worker", required=True, help="the node that will run the tasks")
     op.add_argument("--title", required=True, help="the issue title")
     op.add_argument("--objective", required=True, help="what the job must find out or do")
+    op.add_argument(
+        "--kind",
+        default="diagnostics",
+        help="the kind of job (one the master section lists as delegable; default diagnostics)",
+    )
     add_common(op)
     op.set_defaults(func=run_open)
 
@@ -34,6 +39,7 @@ def run_open(args: argparse.Namespace) -> Output:
         worker=args.worker,
         title=args.title,
         objective=args.objective,
+        kind=args.kind,
     )
 
     async def go() -> int:

@@ -60,6 +60,25 @@ class ClaimRecord(_Frozen):
     finished_at: datetime | None = None
     outcome: str | None = None
     group: int | None = None  # the running step's process group, so no step is orphaned
+    nonce: str | None = None  # the claiming attempt's own, as the claim comment carries it
+
+
+class AttemptRecord(_Frozen):
+    """A claim this node began: its nonce, recorded before the claim ref is created, so a
+    ref this node made is known as its own even when the answer to creating it was lost."""
+
+    issue: int
+    task: int
+    nonce: str
+    at: datetime
+
+
+class BareRecord(_Frozen):
+    """When this node first saw a claim ref with no claim comment (another runner's)."""
+
+    issue: int
+    task: int
+    at: datetime
 
 
 class NotifiedRecord(_Frozen):
@@ -293,13 +312,17 @@ class NodeState:
         """The claim of (issue, task), if this node made one."""
         return next((c for c in self.claims() if (c.issue, c.task) == (issue, task)), None)
 
-    def record_claim(self, *, issue: int, task: int, node: str, now: datetime) -> ClaimRecord:
-        """Remember a claim; claiming the same (issue, task) again keeps the first record."""
+    def record_claim(
+        self, *, issue: int, task: int, node: str, now: datetime, nonce: str | None = None
+    ) -> ClaimRecord:
+        """Remember a claim; claiming the same (issue, task) again keeps the first record.
+        The attempt that led to it is done with."""
         existing = self.claim(issue=issue, task=task)
         if existing is not None:
             return existing
-        record = ClaimRecord(issue=issue, task=task, node=node, claimed_at=now)
+        record = ClaimRecord(issue=issue, task=task, node=node, claimed_at=now, nonce=nonce)
         self._save_claims([*self.claims(), record])
+        self.clear_attempt(issue=issue, task=task)
         return record
 
     def finish_claim(self, *, issue: int, task: int, outcome: str, now: datetime) -> ClaimRecord:
@@ -331,6 +354,63 @@ class NodeState:
 
     def _save_claims(self, claims: list[ClaimRecord]) -> None:
         write_versioned(self.claims_path, {"claims": [c.model_dump(mode="json") for c in claims]})
+
+    # --- claim attempts and bare claim refs: a claim is known as this node's own ---
+
+    @property
+    def attempts_path(self) -> Path:
+        return self.root / "attempts.json"
+
+    def _attempts_doc(self) -> tuple[list[AttemptRecord], list[BareRecord]]:
+        doc = read_versioned(self.attempts_path) or {}
+        path = self.attempts_path
+        attempts = [self._parse(AttemptRecord, a, path) for a in doc.get("attempts", [])]
+        bare = [self._parse(BareRecord, b, path) for b in doc.get("bare", [])]
+        return attempts, bare
+
+    def _save_attempts(self, attempts: list[AttemptRecord], bare: list[BareRecord]) -> None:
+        write_versioned(
+            self.attempts_path,
+            {
+                "attempts": [a.model_dump(mode="json") for a in attempts],
+                "bare": [b.model_dump(mode="json") for b in bare],
+            },
+        )
+
+    def attempts(self) -> dict[tuple[int, int], str]:
+        """The claims this node began and never recorded: (issue, task) -> nonce."""
+        return {(a.issue, a.task): a.nonce for a in self._attempts_doc()[0]}
+
+    def record_attempt(self, *, issue: int, task: int, now: datetime) -> str:
+        """Begin a claim: a fresh nonce, kept before the claim ref is created (the one of an
+        earlier attempt at the same task when there was one, so its ref stays ours)."""
+        attempts, bare = self._attempts_doc()
+        for a in attempts:
+            if (a.issue, a.task) == (issue, task):
+                return a.nonce
+        nonce = secrets.token_hex(8)
+        attempts.append(AttemptRecord(issue=issue, task=task, nonce=nonce, at=now))
+        self._save_attempts(attempts, [b for b in bare if (b.issue, b.task) != (issue, task)])
+        return nonce
+
+    def clear_attempt(self, *, issue: int, task: int) -> None:
+        """Forget an attempt (claimed, or lost to another runner) and any bare sighting."""
+        attempts, bare = self._attempts_doc()
+        kept = [a for a in attempts if (a.issue, a.task) != (issue, task)]
+        still = [b for b in bare if (b.issue, b.task) != (issue, task)]
+        if (kept, still) != (attempts, bare):
+            self._save_attempts(kept, still)
+
+    def bare_seen(self) -> list[tuple[int, int, datetime]]:
+        """Claim refs first seen bare (no claim comment): (issue, task, when)."""
+        return [(b.issue, b.task, b.at) for b in self._attempts_doc()[1]]
+
+    def mark_bare(self, *, issue: int, task: int, now: datetime) -> None:
+        """Remember when a bare claim ref was first seen (a later sighting keeps the first)."""
+        attempts, bare = self._attempts_doc()
+        if any((b.issue, b.task) == (issue, task) for b in bare):
+            return
+        self._save_attempts(attempts, [*bare, BareRecord(issue=issue, task=task, at=now)])
 
     # --- notified: results the controller hook has already seen ---
 

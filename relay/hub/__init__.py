@@ -65,8 +65,9 @@ Fault spec (``--faults`` or the admin endpoint), comma-separated ``key=value``:
 ``seed=N`` (deterministic draws), ``500=P``, ``502=P``, ``503=P``, ``429=P``,
 ``secondary=P`` (403 naming the secondary rate limit), ``drop=P`` (connection closed without
 an answer), ``slow=P`` with ``latency=SECONDS`` (added delay; ``latency`` alone slows
-every request), ``retry_after=N`` (seconds, default 1) and ``limit=N`` (stop after N
-faults). These strike before the handler. ``drop_after=P`` and ``502_after=P`` strike
+every request), ``retry_after=N`` (seconds, default 1), ``limit=N`` (stop after N
+faults) and ``on=METHOD:TEXT`` (fault only requests of that method whose path holds
+TEXT). These strike before the handler. ``drop_after=P`` and ``502_after=P`` strike
 after it, once its write has committed: the connection drops or a 502 comes back although
 the comment, label or ref now exists — GitHub's "done, but the answer was lost", which
 makes a naive retry post a duplicate comment or find its own claim taken. Shares are

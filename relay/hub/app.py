@@ -95,7 +95,13 @@ ROUTES = (
 async def get_faults(request: web.Request) -> web.Response:
     """``GET /_hub/faults``: the current spec and how many faults it injected."""
     faults = hub_of(request).faults
-    return reply({**faults.spec.describe(), "injected": faults.injected})
+    return reply(
+        {
+            **faults.spec.describe(),
+            "injected": faults.injected,
+            "injected_by_kind": dict(faults.by_kind),
+        }
+    )
 
 
 async def set_faults(request: web.Request) -> web.Response:

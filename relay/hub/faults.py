@@ -5,7 +5,9 @@ A spec is comma-separated ``key=value`` (see the package docstring): shares of 5
 unanswered) and ``slow`` (delayed by ``latency`` seconds) strike before the handler;
 ``drop_after`` and ``502_after`` strike after it, once its write has committed (GitHub's
 "it was done but the answer was lost"); plus ``seed``, ``retry_after`` and
-``limit``. Each request draws one number from a seeded generator, in arrival order, so a
+``limit``, and ``on=METHOD:TEXT`` (or ``on=TEXT``) to fault only the requests of that
+method whose path contains TEXT — e.g. ``on=POST:/git/refs``, the claim. Each request
+draws one number from a seeded generator, in arrival order, so a
 sequential client sees the same faults on every run.
 """
 
@@ -41,6 +43,14 @@ NUMBERS = ("seed", "latency", "retry_after", "limit")
 FAULT_KEYS = tuple(f.value for f in Fault)
 
 
+def _on(raw: str) -> tuple[str, str]:
+    """``on=POST:/git/refs`` -> ("POST", "/git/refs"); ``on=/labels`` -> ("", "/labels")."""
+    method, sep, text = raw.partition(":")
+    if sep and method.isalpha() and method.isupper():
+        return method, text
+    return "", raw
+
+
 def _number(part: str) -> tuple[str, float]:
     key, sep, raw = part.partition("=")
     try:
@@ -62,6 +72,7 @@ class FaultSpec:
     latency: float = 0.0
     retry_after: int = 1
     limit: int | None = None
+    on: tuple[str, str] = ("", "")  # (method, path part): fault only these requests
     text: str = ""
 
     @classmethod
@@ -69,7 +80,11 @@ class FaultSpec:
         """Parse a spec; raises LocalUsageError naming the bad part."""
         shares: dict[Fault, float] = {}
         numbers: dict[str, float] = {}
+        on = ("", "")
         for part in filter(None, (p.strip() for p in text.split(","))):
+            if part.startswith("on="):
+                on = _on(part.removeprefix("on="))
+                continue
             key, value = _number(part)
             if key in NUMBERS:
                 numbers[key] = value
@@ -86,6 +101,7 @@ class FaultSpec:
             latency=numbers.get("latency", 0.0),
             retry_after=int(numbers.get("retry_after", 1)),
             limit=None if limit is None else int(limit),
+            on=on,
             text=text,
         )
 
@@ -97,6 +113,7 @@ class FaultSpec:
             "latency": self.latency,
             "retry_after": self.retry_after,
             "limit": self.limit,
+            "on": ":".join(filter(None, self.on)),
             "shares": {f.value: share for f, share in self.shares.items()},
         }
 
@@ -107,6 +124,7 @@ class Faults:
 
     spec: FaultSpec = field(default_factory=FaultSpec)
     injected: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=random.Random)
 
     def __post_init__(self) -> None:
@@ -115,22 +133,27 @@ class Faults:
     def set(self, spec: FaultSpec) -> None:
         """Replace the spec and restart its sequence from the seed."""
         self.spec, self.injected, self._rng = spec, 0, random.Random(spec.seed)
+        self.by_kind = {}
 
     @property
     def active(self) -> bool:
         """Whether any request may be touched (cheap check for the hot path)."""
         return bool(self.spec.shares or self.spec.latency)
 
-    def draw(self) -> Fault | None:
-        """The fault for the next request, or None."""
+    def draw(self, method: str = "", path: str = "") -> Fault | None:
+        """The fault for the next request (``method`` ``path``), or None."""
         spec = self.spec
         if not spec.shares or (spec.limit is not None and self.injected >= spec.limit):
+            return None
+        want_method, want_path = spec.on
+        if (want_method and method != want_method) or want_path not in path:
             return None
         point, edge = self._rng.random(), 0.0
         for fault, share in spec.shares.items():
             edge += share
             if point < edge:
                 self.injected += 1
+                self.by_kind[fault.value] = self.by_kind.get(fault.value, 0) + 1
                 return fault
         return None
 

@@ -201,7 +201,7 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     if GIT_PATH.match(request.path):
         return await _git(request, handler, hub)
     faults = hub.faults
-    fault = faults.draw() if faults.active else None
+    fault = faults.draw(request.method, request.path) if faults.active else None
     if faults.active and (delay := faults.delay(fault)):
         await asyncio.sleep(delay)
     if fault is Fault.DROP:

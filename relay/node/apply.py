@@ -42,6 +42,7 @@ from relay.protocol import (
     MoveBaton,
     NotifyResult,
     PostNotice,
+    ReclaimTask,
     ReportHalfDone,
     SendResult,
     Snapshot,
@@ -94,6 +95,17 @@ class Applier:
                 await self._send(action)
             case CloseJob():
                 await self._close(action)
+            case Wait(bare=True):
+                self.ctx.state.mark_bare(
+                    issue=action.issue, task=action.task, now=datetime.now(UTC)
+                )
+                self.lines.append(
+                    f"#{action.issue}: TASK {action.task} has a claim ref but no claim yet"
+                    f" (another runner of this node?); taking it over after {action.until:%H:%M}"
+                    " UTC if nobody claims it"
+                )
+            case ReclaimTask():
+                await self._reclaim(action)
             case Wait():
                 self.lines.append(
                     f"#{action.issue}: TASK {action.task} is claimed by a running pass;"
@@ -197,6 +209,14 @@ class Applier:
         self.ctx.state.clear_outbox(issue=action.issue, task=action.task)
         said = "posted and handed back" if action.post else "handed back"
         self.lines.append(f"#{action.issue}: the kept RESULT {action.task} was {said}")
+
+    async def _reclaim(self, action: ReclaimTask) -> None:
+        """Say in the thread that the worker is gone (once), then take the baton back."""
+        if (action.issue, action.key) not in self.snapshot.local.notices:
+            await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
+            self.ctx.state.mark_notice(issue=action.issue, key=action.key, now=datetime.now(UTC))
+        if await move_baton(self.gh, action.issue, expect=action.expect, to=action.to):
+            self.lines.append(f"#{action.issue}: {action.reason}; the baton is back here")
 
     async def _move(self, action: MoveBaton) -> None:
         if not await move_baton(self.gh, action.issue, expect=action.expect, to=action.to):

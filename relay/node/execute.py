@@ -20,6 +20,7 @@ from relay.errors import ConfigError, RelayError
 from relay.node.context import NodeContext
 from relay.node.redaction import redactor_for
 from relay.protocol import (
+    ClaimMsg,
     ExecuteTask,
     Label,
     ResultMsg,
@@ -50,11 +51,29 @@ class TaskReport:
     log_url: str | None
 
 
+HEARTBEAT_ENV = "RELAY_HEARTBEAT_SECONDS"  # seconds between heartbeats (default 300)
+
+
 def run_limits(ctx: NodeContext) -> RunLimits:
-    """The node's run limits from its config (the defaults when it has none)."""
+    """The node's run limits from its config (the defaults when it has none); the
+    heartbeat interval may be set by RELAY_HEARTBEAT_SECONDS."""
+    beat = _heartbeat_seconds()
     if ctx.config is None:
-        return RunLimits()
-    return RunLimits(step_timeout=ctx.config.step_timeout, executor=bool(ctx.config.executor))
+        return RunLimits(heartbeat=beat)
+    return RunLimits(
+        step_timeout=ctx.config.step_timeout, executor=bool(ctx.config.executor), heartbeat=beat
+    )
+
+
+def _heartbeat_seconds() -> float:
+    from relay.protocol.work import DEFAULT_HEARTBEAT
+
+    raw = os.environ.get(HEARTBEAT_ENV, "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return DEFAULT_HEARTBEAT
+    return value if value > 0 else DEFAULT_HEARTBEAT
 
 
 def task_text(task: TaskMsg) -> str:
@@ -173,13 +192,26 @@ def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
     return ctx.html_url(f"blob/{sha}/{path}")
 
 
-async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool:
-    """Take the task: claim ref, local record, claim comment, baton. False: lost the race.
-    (No 👀 on the TASK: the claim comment and the baton say the same, and a round trip
-    stays within eight writes.)
+@dataclass(frozen=True)
+class Claimed:
+    """A claim this node holds: the message as posted, and the comment carrying it (which
+    the heartbeat edits)."""
 
-    The clone is fresh: the pass pulled just before applying any action that changes
-    something (watchers/once.py), so the claim points at a commit the remote has."""
+    message: ClaimMsg
+    comment_id: int
+
+
+async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Claimed | None:
+    """Take the task: attempt nonce, claim ref, local record, claim comment, baton. None:
+    another runner claimed it first. (No 👀 on the TASK: the claim comment and the baton
+    say the same, and a round trip stays within eight writes.)
+
+    The nonce is kept before the ref is created, so a ref this node made is its own even
+    when the answer was lost or the pass was killed before the record (the next pass takes
+    it over, ``action.takeover``). The clone is fresh: the pass pulled just before applying
+    any action that changes something (watchers/once.py), so the claim points at a commit
+    the remote has."""
+    issue, number = action.issue, action.task.task
     sha = ctx.clone.remote_sha()
     if ctx.clone.head_sha() != sha:
         raise ConfigError(
@@ -187,14 +219,36 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> bool
             " task logs from it and will not publish them",
             hint="push or drop them, or give relay a clone of its own",
         )
-    if not await gh.create_ref(claim_ref(action.issue, action.task.task), sha):
-        return False
+    nonce = ctx.state.record_attempt(issue=issue, task=number, now=datetime.now(UTC))
+    if not action.takeover and not await gh.create_ref(claim_ref(issue, number), sha):
+        ctx.state.clear_attempt(issue=issue, task=number)
+        return None
+    if action.takeover_notice is not None:
+        await gh.create_comment(issue, ctx.sign(action.takeover_notice))
     ctx.state.record_claim(
-        issue=action.issue, task=action.task.task, node=ctx.node, now=datetime.now(UTC)
+        issue=issue, task=number, node=ctx.node, now=datetime.now(UTC), nonce=nonce
     )
-    await gh.create_comment(action.issue, ctx.sign(action.claim_body))
-    await move_baton(gh, action.issue, expect=action.expect, to=action.claimed)
-    return True
+    message = action.claim.model_copy(update={"nonce": nonce})
+    posted = await gh.create_comment(issue, ctx.sign(render_message(message)))
+    await move_baton(gh, issue, expect=action.expect, to=action.claimed)
+    return Claimed(message, posted.id)
+
+
+async def heartbeat(
+    gh: GitHubClient, ctx: NodeContext, held: Claimed, *, limits: RunLimits
+) -> None:
+    """While the steps run: push the claim's ``alive_until`` forward every interval (an
+    edit of the signed claim comment), so a controller can tell a long task from a dead
+    worker. A beat that fails is tried again at the next interval."""
+    from relay.protocol.work import alive_until
+
+    while True:
+        await asyncio.sleep(limits.heartbeat)
+        now = datetime.now(UTC)
+        alive = min(held.message.lease_until, alive_until(now, limits))
+        beat = held.message.model_copy(update={"alive_until": alive})
+        with contextlib.suppress(RelayError):
+            await gh.update_comment(held.comment_id, ctx.sign(render_message(beat)))
 
 
 async def execute(
@@ -204,10 +258,17 @@ async def execute(
 
     ``token`` is the one this pass acts with, masked wherever it might show."""
     started = datetime.now(UTC)
-    if not await claim(gh, ctx, action):
+    held = await claim(gh, ctx, action)
+    if held is None:
         return None
     task = action.task
-    run = await asyncio.to_thread(run_task, ctx, task)
+    beating = asyncio.create_task(heartbeat(gh, ctx, held, limits=run_limits(ctx)))
+    try:
+        run = await asyncio.to_thread(run_task, ctx, task)
+    finally:
+        beating.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beating
     result = await compose_result(ctx, task, run, token=token)
     body = ctx.sign(render_message(result))
     # kept before anything is posted: a failure from here on is finished by a later pass

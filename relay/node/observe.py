@@ -78,6 +78,8 @@ def local_records(state: NodeState) -> LocalRecords:
         notified=frozenset(state.notified()),
         notices=frozenset(state.notices()),
         outbox=frozenset(state.outbox()),
+        attempts=frozenset(state.attempts()),
+        bare_seen=tuple(state.bare_seen()),
     )
 
 

@@ -40,6 +40,11 @@ class ExecuteTask(_Action):
     task: TaskMsg
     claim: ClaimMsg
     claim_body: str
+    # the claim ref exists already and is this node's to take (its own earlier attempt, or
+    # another runner's bare ref past its grace): no ref is created; ``takeover_notice``, when
+    # set, is said in the thread first
+    takeover: bool = False
+    takeover_notice: str | None = None
     expect: Label
     claimed: Label
     done: Label
@@ -165,12 +170,30 @@ class PostNotice(_Action):
 
 
 class Wait(_Action):
-    """Nothing to do yet: another process of this node holds a live claim."""
+    """Nothing to do yet: another process of this node holds a live claim. ``bare``: the
+    claim is only a claim ref (no claim comment yet); the driver records when it first saw
+    it so, past a short grace, the node can take it over."""
 
     kind: Literal["wait"] = "wait"
     issue: int
     task: int
     until: datetime
+    bare: bool = False
+
+
+class ReclaimTask(_Action):
+    """The worker's claim on TASK ``task`` lapsed with no answer (its heartbeat stopped):
+    the controller says so in the thread (``body``, once under ``key``), then takes the
+    baton back ``expect`` -> ``to`` so a new TASK can be posted."""
+
+    kind: Literal["reclaim-task"] = "reclaim-task"
+    issue: int
+    task: int
+    key: str
+    reason: str
+    body: str
+    expect: Label
+    to: Label
 
 
 class TearDown(_Action):
@@ -198,6 +221,7 @@ Action = (
     | SendResult
     | CloseJob
     | Wait
+    | ReclaimTask
     | KeepWatcher
     | PostNotice
     | TearDown

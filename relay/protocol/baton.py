@@ -41,6 +41,7 @@ class Event(StrEnum):
     ESCALATE = "escalate"
     UNPARK = "unpark"
     RESOLVE = "resolve"
+    RECLAIM = "reclaim"  # the worker's claim lapsed unanswered: the controller takes it back
 
 
 class Role(StrEnum):
@@ -83,6 +84,8 @@ TABLE: dict[tuple[State, Event, Role], State] = {
     (_S.AWAITING_WORKER, _E.REPORT_HALF_DONE, _R.WORKER): _S.AWAITING_CONTROLLER,
     (_S.WORKING, _E.POST_RESULT, _R.WORKER): _S.AWAITING_CONTROLLER,
     (_S.WORKING, _E.REPORT_HALF_DONE, _R.WORKER): _S.AWAITING_CONTROLLER,
+    (_S.WORKING, _E.RECLAIM, _R.CONTROLLER): _S.AWAITING_CONTROLLER,
+    (_S.AWAITING_WORKER, _E.RECLAIM, _R.CONTROLLER): _S.AWAITING_CONTROLLER,
     (_S.PARKED, _E.RECORD_HYPOTHESIS, _R.CONTROLLER): _S.PARKED,
     (_S.PARKED, _E.UNPARK, _R.HUMAN): _S.AWAITING_CONTROLLER,
     (_S.PARKED, _E.RESOLVE, _R.CONTROLLER): _S.RESOLVED,

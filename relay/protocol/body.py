@@ -47,6 +47,9 @@ class JobBody(BaseModel):
 
     controller: str = Field(pattern=NAME_RE)
     worker: str = Field(pattern=NAME_RE)
+    # what kind of job this is; the worker takes only the kinds the master section lists
+    # as delegable ("Delegable jobs")
+    kind: str = Field(default="diagnostics", pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,60}$")
     objective: Text = Field(min_length=1)
     state: Text = "Opened; no task yet."
     hypotheses: tuple[Hypothesis, ...] = Field(default=(), max_length=50)
@@ -81,8 +84,8 @@ def render_body(job: JobBody) -> str:
     Raises InvalidValue when the body would be too long for GitHub.
     """
     lines = [
-        f"**Relay job** · controller: {code_span(job.controller)} · worker:"
-        f" {code_span(job.worker)} (fixed for the job's life)",
+        f"**Relay job** · {code_span(job.kind)} · controller: {code_span(job.controller)} ·"
+        f" worker: {code_span(job.worker)} (fixed for the job's life)",
         "",
         "### Objective",
         "",

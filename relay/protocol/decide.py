@@ -23,6 +23,7 @@ from relay.protocol.actions import (
     MoveBaton,
     NotifyResult,
     PostNotice,
+    ReclaimTask,
     ReportHalfDone,
     SendResult,
     TearDown,
@@ -53,11 +54,13 @@ from relay.protocol.signatures import unsigned
 from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
 from relay.protocol.thread import NotAJob, Thread, binds, read_thread
 from relay.protocol.wire import MessageRejected
-from relay.protocol.work import LEASE, lease_until
+from relay.protocol.work import BARE_GRACE, LEASE, alive_until, lapses, lease_until
 
 _WORKER_TURN = (State.AWAITING_WORKER, State.WORKING)
 # How long a fresh watcher waits for its node's first job before a pass tears it down.
 FIRST_JOB_GRACE = timedelta(hours=24)
+# How long past a claim's lapse the controller waits before taking the baton back.
+RECLAIM_GRACE = timedelta(minutes=2)
 
 
 class NotInNodeTable(ConfigError):
@@ -181,7 +184,7 @@ def _turn(thread: Thread, snapshot: Snapshot, node: str, now: datetime) -> list[
         return _frozen(thread, snapshot, node)
     if node == thread.job.worker:
         return _worker_turn(thread, snapshot, now)
-    return _controller_turn(thread, snapshot)
+    return _controller_turn(thread, snapshot, now)
 
 
 def _frozen(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
@@ -222,8 +225,14 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     if thread.answered(task) or key in snapshot.local.results_posted:
         reason = f"TASK {task} is answered but the baton was not passed back"
         return [_move(thread, Event.POST_RESULT, Role.WORKER, reason)] if _at_worker(thread) else []
-    if key in snapshot.local.claims or thread.taken(task) or key in snapshot.claim_refs:
+    if key in snapshot.local.claims or thread.taken(task):
         return [_claimed(thread, snapshot, now)]
+    takeover: str | None = None
+    if key in snapshot.claim_refs:  # a claim ref and nothing else: whose, and since when?
+        bare = _bare_claim(thread, snapshot, now)
+        if isinstance(bare, Wait):
+            return [bare]
+        takeover = bare
     if thread.state == State.WORKING:
         return [_half_done(thread, now, "the baton was `working` but no claim was found")]
     if thread.state != State.AWAITING_WORKER:
@@ -236,7 +245,9 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         reason = f"TASK {task} was edited after it was posted; post a new TASK"
         return [_decline(thread, task, edited.comment.id, reason)]
     assert isinstance(entry.message, TaskMsg)
-    refusal = scope_refusal(entry.message, snapshot.master.scope)
+    refusal = kind_refusal(thread, snapshot.master.scope) or scope_refusal(
+        entry.message, snapshot.master.scope
+    )
     if refusal is not None:
         return [_decline(thread, task, entry.comment.id, refusal)]
     if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
@@ -244,7 +255,32 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     approved = approval(thread, entry, snapshot.master, snapshot.reactions)
     if needs_approval(entry.message) and approved is None:
         return _awaiting_approval(thread, snapshot, task)
-    return [_execute(thread, entry.message, entry.comment.id, snapshot, now)]
+    return [_execute(thread, entry.message, entry.comment.id, snapshot, now, takeover=takeover)]
+
+
+OWN_ATTEMPT = "own-attempt"  # the takeover of a claim ref this node's own attempt created
+
+
+def _bare_claim(thread: Thread, snapshot: Snapshot, now: datetime) -> Wait | str:
+    """A claim ref with no claim comment and no local claim. When this node's own attempt
+    made it (a lost answer, or a pass killed between the ref and the record) it is this
+    node's: take it at once, quietly. Else another runner of this node made it and may be
+    about to comment: wait a short grace from when it was first seen, then say so in the
+    thread and take it over."""
+    number, task = thread.issue.number, thread.last_task
+    key = (number, task)
+    if key in snapshot.local.attempts:
+        return OWN_ATTEMPT
+    seen = snapshot.local.bare_since(key)
+    if seen is None or now < seen + BARE_GRACE:
+        return Wait(issue=number, task=task, until=(seen or now) + BARE_GRACE, bare=True)
+    minutes = int(BARE_GRACE.total_seconds() // 60)
+    return (
+        f"**relay:** the claim ref `refs/relay/claims/{number}/{task}` of TASK {task} was"
+        f" created by another runner of `{thread.job.worker}`, which posted no claim within"
+        f" {minutes} minutes (it was most likely stopped). This runner takes the task over;"
+        " its RESULT follows."
+    )
 
 
 def _awaiting_approval(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
@@ -302,12 +338,24 @@ def _at_worker(thread: Thread) -> bool:
 
 
 def _execute(
-    thread: Thread, task: TaskMsg, comment_id: int, snapshot: Snapshot, now: datetime
+    thread: Thread,
+    task: TaskMsg,
+    comment_id: int,
+    snapshot: Snapshot,
+    now: datetime,
+    *,
+    takeover: str | None = None,
 ) -> ExecuteTask:
-    """Claim and run; the lease covers every step at the node's own timeout."""
+    """Claim and run; the lease covers every step at the node's own timeout, and the
+    heartbeat keeps the claim alive for a few intervals at a time within it."""
     until = lease_until(now, steps=len(task.steps), limits=snapshot.limits)
     claim = ClaimMsg(
-        issue=task.issue, node=thread.job.worker, task=task.task, claimed_at=now, lease_until=until
+        issue=task.issue,
+        node=thread.job.worker,
+        task=task.task,
+        claimed_at=now,
+        lease_until=until,
+        alive_until=min(until, alive_until(now, snapshot.limits)),
     )
     expect, claimed = move(thread.state, Event.CLAIM, Role.WORKER)
     _, done = move(claimed_state(), Event.POST_RESULT, Role.WORKER)
@@ -317,6 +365,8 @@ def _execute(
         task=task,
         claim=claim,
         claim_body=render_message(claim),
+        takeover=takeover is not None,
+        takeover_notice=None if takeover in (None, OWN_ATTEMPT) else takeover,
         expect=expect,
         claimed=claimed,
         done=done,
@@ -338,7 +388,7 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
     if claim is not None:
         assert isinstance(claim.message, ClaimMsg)
         facts.append(f"claimed at {claim.message.claimed_at:%Y-%m-%d %H:%M} UTC")
-        until = claim.message.lease_until
+        until = lapses(claim.message)
     else:
         posted = thread.task_entry(task)
         until = (posted.comment.created_at if posted else now) + LEASE
@@ -388,11 +438,13 @@ def _decline(thread: Thread, task: int, comment_id: int | None, reason: str) -> 
     )
 
 
-def _controller_turn(thread: Thread, snapshot: Snapshot) -> list[Action]:
+def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     number = thread.issue.number
     if thread.closure is not None:
         transition(thread.state, Event.RESOLVE, Role.CONTROLLER)  # only from a row of the table
         return [CloseJob(issue=number)]
+    if thread.state in _WORKER_TURN:
+        return _lapsed(thread, now)
     if thread.state not in (State.AWAITING_CONTROLLER, State.PARKED):
         return []
     task = thread.outstanding()
@@ -416,6 +468,41 @@ def _controller_turn(thread: Thread, snapshot: Snapshot) -> list[Action]:
         )
         return [Ignore(issue=number, comment_id=None, reason=reason)]
     return []
+
+
+def _lapsed(thread: Thread, now: datetime) -> list[Action]:
+    """The worker's turn, seen by the controller: nothing to do while the worker's claim
+    is alive; once it lapsed unanswered (the heartbeat stopped: the machine is off, the
+    watcher gone), say so and take the baton back, so a new TASK can be posted."""
+    task = thread.last_task
+    claim = thread.claims.get(task)
+    if claim is None or thread.answered(task):
+        return []
+    assert isinstance(claim.message, ClaimMsg)
+    lapsed = lapses(claim.message)
+    if now < lapsed + RECLAIM_GRACE:
+        return []
+    worker = thread.job.worker
+    reason = f"{worker}'s claim on TASK {task} lapsed at {lapsed:%Y-%m-%d %H:%M} UTC unanswered"
+    body = (
+        f"**relay:** `{worker}` claimed TASK {task} but has given no sign of life since"
+        f" {lapsed:%Y-%m-%d %H:%M} UTC and posted no RESULT: it looks gone (the machine is"
+        f" off or its watcher stopped). The baton is back with `{thread.job.controller}`;"
+        f" post a new TASK to go on (`relay task {thread.issue.number} ...`). If `{worker}`"
+        " comes back, it answers only the newest TASK."
+    )
+    expect, to = move(thread.state, Event.RECLAIM, Role.CONTROLLER)
+    return [
+        ReclaimTask(
+            issue=thread.issue.number,
+            task=task,
+            key=f"reclaim:{task}",
+            reason=reason,
+            body=body,
+            expect=expect,
+            to=to,
+        )
+    ]
 
 
 def _untrusted(thread: Thread, task: int) -> ResultMsg:
@@ -458,6 +545,18 @@ def _move(thread: Thread, event: Event, role: Role, reason: str) -> MoveBaton:
     """Finish ``event``'s last act: the labels come from the table's row for it."""
     expect, to = move(thread.state, event, role)
     return MoveBaton(issue=thread.issue.number, expect=expect, to=to, event=event, reason=reason)
+
+
+def kind_refusal(thread: Thread, scope: Scope) -> str | None:
+    """Why this job's kind may not be delegated here (the master section's "Delegable
+    jobs"), or None when it may."""
+    if thread.job.kind in scope.delegable:
+        return None
+    delegable = ", ".join(scope.delegable) or "none"
+    return (
+        f"jobs of kind {thread.job.kind!r} are not delegable in this repository"
+        f" (delegable jobs: {delegable})"
+    )
 
 
 def scope_refusal(task: TaskMsg, scope: Scope) -> str | None:

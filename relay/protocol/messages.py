@@ -120,12 +120,19 @@ class ResultMsg(Message):
 
 
 class ClaimMsg(Message):
-    """The worker took TASK n and is running it until ``lease_until`` at the latest."""
+    """The worker took TASK n and is running it until ``lease_until`` at the latest.
+
+    ``nonce`` is the claiming attempt's own (recorded locally before the claim ref was
+    created), so a claim this node made is told apart from another runner's;
+    ``alive_until`` is the heartbeat: while the steps run, the worker pushes it forward,
+    and a claim whose heartbeat stopped lapses then, not at the end of the lease."""
 
     kind = Kind.CLAIM
     task: int = Field(gt=0)
     claimed_at: When
     lease_until: When
+    nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{8,64}$")
+    alive_until: When | None = None
 
 
 class HalfDoneMsg(Message):
@@ -201,6 +208,11 @@ def _claim_md(m: ClaimMsg) -> list[str]:
         f"{code_span(m.node)} claimed TASK {m.task} at {_stamp(m.claimed_at)} and is running"
         f" it; the claim lapses at {_stamp(m.lease_until)}.",
         "",
+        *(
+            [f"Still running; the next sign of life is due by {_stamp(m.alive_until)}.", ""]
+            if m.alive_until is not None and m.alive_until < m.lease_until
+            else []
+        ),
     ]
 
 

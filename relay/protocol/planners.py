@@ -120,9 +120,22 @@ def _check_caller(thread: Thread, master: Master, caller: int | None, *, task: b
 
 
 def plan_open_job(
-    master: Master, *, controller: str, worker: str, title: str, objective: str
+    master: Master,
+    *,
+    controller: str,
+    worker: str,
+    title: str,
+    objective: str,
+    kind: str = "diagnostics",
 ) -> Plan:
-    """Open a job: the caller is the controller and holds the baton (no task yet)."""
+    """Open a job: the caller is the controller and holds the baton (no task yet). Only a
+    kind of job the master section lists as delegable may be opened."""
+    if kind not in master.scope.delegable:
+        delegable = ", ".join(master.scope.delegable) or "none"
+        raise LocalUsageError(
+            f"jobs of kind {kind!r} are not delegable in this repository (delegable: {delegable})",
+            hint="pass --kind with one of them, or add it to Delegable jobs in LOOP.md",
+        )
     for name in (controller, worker):
         if master.node(name) is None:
             raise LocalUsageError(
@@ -130,7 +143,9 @@ def plan_open_job(
             )
     if not title.strip():
         raise LocalUsageError("a job needs a title", hint="pass --title")
-    job = build(JobBody, controller=controller, worker=worker, objective=objective.strip())
+    job = build(
+        JobBody, controller=controller, worker=worker, kind=kind, objective=objective.strip()
+    )
     state = transition(State.NEW, Event.OPEN, Role.CONTROLLER)
     return Plan(issue=None, title=title.strip(), body=render_body(job), labels=relabel((), state))
 

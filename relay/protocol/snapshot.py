@@ -86,6 +86,12 @@ class LocalRecords(BaseModel):
     notified: frozenset[TaskKey] = frozenset()
     notices: frozenset[tuple[int, str]] = frozenset()
     outbox: frozenset[TaskKey] = frozenset()
+    attempts: frozenset[TaskKey] = frozenset()
+    bare_seen: tuple[tuple[int, int, datetime], ...] = ()
+
+    def bare_since(self, key: TaskKey) -> datetime | None:
+        """When this node first saw the claim ref of ``key`` bare, if it did."""
+        return next((at for i, t, at in self.bare_seen if (i, t) == key), None)
 
 
 class WatcherFacts(BaseModel):

@@ -12,12 +12,15 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from relay.protocol.messages import Status, TaskMsg
+from relay.protocol.messages import ClaimMsg, Status, TaskMsg
 
 LOG_DIR = "docs/loop/relay"
 LEASE = timedelta(hours=2)  # the shortest lease: what a claim with no known limits gets
 LEASE_MARGIN = timedelta(minutes=10)  # beyond the worst case, to push the log and answer
 DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
+DEFAULT_HEARTBEAT = 300.0  # seconds between two heartbeats of a running claim
+MISSED_BEATS = 4  # a claim whose heartbeat is this many intervals late has lapsed
+BARE_GRACE = timedelta(minutes=3)  # a claim ref with no claim comment, before a takeover
 
 
 class RunLimits(BaseModel):
@@ -28,6 +31,7 @@ class RunLimits(BaseModel):
 
     step_timeout: float = Field(default=DEFAULT_STEP_TIMEOUT, gt=0)
     executor: bool = False
+    heartbeat: float = Field(default=DEFAULT_HEARTBEAT, gt=0)
 
 
 def log_path(issue: int, task: int) -> str:
@@ -47,6 +51,20 @@ def lease_until(claimed_at: datetime, *, steps: int, limits: RunLimits) -> datet
     runs = 1 if limits.executor else max(steps, 1)
     worst = claimed_at + timedelta(seconds=runs * limits.step_timeout) + LEASE_MARGIN
     return max(claimed_at + LEASE, worst)
+
+
+def alive_until(now: datetime, limits: RunLimits) -> datetime:
+    """How long a claim stays alive without another heartbeat: a few intervals, so one
+    lost beat (the API down for a minute) is not taken for a dead worker."""
+    return now + timedelta(seconds=limits.heartbeat * MISSED_BEATS)
+
+
+def lapses(claim: ClaimMsg) -> datetime:
+    """When a claim ends if nothing more is heard from its worker: the lease, or earlier
+    when the claim carries a heartbeat and the beats stopped."""
+    if claim.alive_until is None:
+        return claim.lease_until
+    return min(claim.lease_until, claim.alive_until)
 
 
 class StepEnd(BaseModel):

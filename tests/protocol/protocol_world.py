@@ -27,6 +27,7 @@ from relay.protocol import (
     NotifyResult,
     Plan,
     PostNotice,
+    ReclaimTask,
     ReportHalfDone,
     ResultMsg,
     SendResult,
@@ -65,7 +66,8 @@ MASTER = Master(
 )
 ACCOUNT_OF = {CONTROLLER: ALICE, WORKER: BOB, "spare": ALICE}
 EXECUTE_STEPS = (
-    "ref", "record", "claim", "baton", "run", "kept", "result", "recorded", "done", "cleared"
+    "attempt", "ref", "record", "claim", "baton", "run", "kept", "result", "recorded", "done",
+    "cleared",
 )  # fmt: skip
 
 
@@ -78,6 +80,8 @@ class Local:
     notified: set[tuple[int, int]] = field(default_factory=set)
     notices: set[tuple[int, str]] = field(default_factory=set)
     outbox: set[tuple[int, int]] = field(default_factory=set)
+    attempts: set[tuple[int, int]] = field(default_factory=set)
+    bare_seen: dict[tuple[int, int], datetime] = field(default_factory=dict)
 
     def frozen(self) -> LocalRecords:
         return LocalRecords(
@@ -86,6 +90,8 @@ class Local:
             notified=frozenset(self.notified),
             notices=frozenset(self.notices),
             outbox=frozenset(self.outbox),
+            attempts=frozenset(self.attempts),
+            bare_seen=tuple((i, t, at) for (i, t), at in sorted(self.bare_seen.items())),
         )
 
 
@@ -226,6 +232,13 @@ class World:
                 self.records(node).notices.add((action.issue, action.key))
         elif isinstance(action, TearDown):
             self.torn_down.add(node)
+        elif isinstance(action, ReclaimTask):
+            if (action.issue, action.key) not in self.records(node).notices:
+                self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.body))
+                self.records(node).notices.add((action.issue, action.key))
+            self.move(action.issue, action.expect, action.to)
+        elif isinstance(action, Wait) and action.bare:
+            self.records(node).bare_seen.setdefault((action.issue, action.task), self.now)
         else:
             assert isinstance(action, Ignore | Wait | KeepWatcher)
 
@@ -240,7 +253,7 @@ class World:
 
     def _execute(self, node: str, action: ExecuteTask, crash_at: str | None) -> None:
         key = (action.issue, action.task.task)
-        if key in self.claim_refs:
+        if key in self.claim_refs and not action.takeover:
             return  # 422 Reference already exists: someone else has the task.
         for step in EXECUTE_STEPS:
             if step == crash_at:
@@ -249,11 +262,18 @@ class World:
 
     def _execute_step(self, node: str, action: ExecuteTask, step: str) -> None:
         key = (action.issue, action.task.task)
-        if step == "ref":
+        if step == "attempt":
+            self.records(node).attempts.add(key)
+        elif step == "ref":
             self.claim_refs.add(key)
         elif step == "record":
             self.records(node).claims.add(key)
+            self.records(node).attempts.discard(key)
+            self.records(node).bare_seen.pop(key, None)
         elif step == "claim":
+            if action.takeover_notice is not None:
+                body = self.signed(node, action.takeover_notice)
+                self.post(action.issue, ACCOUNT_OF[node], body)
             self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.claim_body))
         elif step == "baton":
             self.move(action.issue, action.expect, action.claimed)
@@ -314,6 +334,8 @@ def moves_of(action: Action) -> list[tuple[Event, Label, Label]]:
         ]
     if isinstance(action, DeclineTask | ReportHalfDone | MoveBaton):
         return [(action.event, action.expect, action.to)]
+    if isinstance(action, ReclaimTask):
+        return [(Event.RECLAIM, action.expect, action.to)]
     if isinstance(action, SendResult) and action.expect is not None and action.to is not None:
         return [(action.event, action.expect, action.to)]
     return []

@@ -29,9 +29,13 @@ def test_every_missing_key_raises_naming_state_event_and_role() -> None:
 
 
 def test_only_the_baton_holder_moves_it() -> None:
-    for (state, _event, role), _target in TABLE.items():
-        if state in (State.AWAITING_WORKER, State.WORKING):
+    # one exception: the controller takes back the baton of a worker whose claim lapsed
+    # unanswered (decide() asks for it only then: see test_protocol_decide's lapse tests)
+    for (state, event, role), target in TABLE.items():
+        if state in (State.AWAITING_WORKER, State.WORKING) and event != Event.RECLAIM:
             assert role == Role.WORKER
+        if event == Event.RECLAIM:
+            assert (role, target) == (Role.CONTROLLER, State.AWAITING_CONTROLLER)
         if state == State.PARKED:
             assert role in (Role.CONTROLLER, Role.HUMAN)
     assert not any(s in (State.RESOLVED, State.INCONSISTENT) for s, _, _ in TABLE)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typing
-from datetime import timedelta
 
 import pytest
 from hypothesis import event, given, settings
@@ -31,6 +30,7 @@ from relay.protocol import (
     MoveBaton,
     NotifyResult,
     PostNotice,
+    ReclaimTask,
     ReportHalfDone,
     ResultMsg,
     SendResult,
@@ -40,13 +40,15 @@ from relay.protocol import (
     User,
     Wait,
     decide,
+    parse_body,
     plan_open_job,
     plan_resolve,
     plan_task,
     render_message,
 )
-from relay.protocol.decide import LEASE
+from relay.protocol.decide import LEASE, RECLAIM_GRACE
 from relay.protocol.labels import Label
+from relay.protocol.work import BARE_GRACE, DEFAULT_HEARTBEAT, MISSED_BEATS
 
 ACTION_TYPES = {
     CloseJob,
@@ -57,6 +59,7 @@ ACTION_TYPES = {
     MoveBaton,
     NotifyResult,
     PostNotice,
+    ReclaimTask,
     ReportHalfDone,
     SendResult,
     TearDown,
@@ -190,17 +193,65 @@ def test_a_remote_claim_of_another_process_is_waited_for_until_its_lease_lapses(
     assert isinstance(report, ReportHalfDone) and "claimed at" in report.known
 
 
-def test_a_claim_ref_alone_counts_as_a_claim() -> None:
+def test_a_claim_ref_of_this_nodes_own_attempt_is_taken_over_at_once_quietly() -> None:
+    """Killed between creating the claim ref and recording the claim (or the answer to the
+    ref was lost): the nonce kept before the request says the ref is this node's."""
     world = World()
     number = job(world)
     task(world, number)
     world.pass_of(WORKER, crash_at="record")
-    world.local.clear()
-    [wait] = decide(world.snapshot(WORKER), WORKER, world.now)
-    assert isinstance(wait, Wait)
-    world.tick(int((LEASE + timedelta(minutes=1)).total_seconds()))
-    [report] = decide(world.snapshot(WORKER), WORKER, world.now)
-    assert isinstance(report, ReportHalfDone) and "claim ref" in report.known
+    assert (number, 1) in world.records(WORKER).attempts
+    [take] = world.pass_of(WORKER)
+    assert isinstance(take, ExecuteTask) and take.takeover and take.takeover_notice is None
+    assert [t for *_, t in world.runs] == [take.task], "run once, by its own node"
+    assert world.baton(number) == {"awaiting:controller"}
+    assert not world.records(WORKER).attempts
+
+
+def test_a_bare_claim_ref_of_another_runner_is_taken_over_after_a_grace_and_said() -> None:
+    """Another clone of the node created the ref and died before commenting: it is waited
+    for a short grace from when it was first seen (not two hours), then taken over with a
+    comment that says so."""
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="record")
+    world.local.clear()  # that runner's disk is not this one's
+    [wait] = world.pass_of(WORKER)
+    assert isinstance(wait, Wait) and wait.bare and wait.until == world.now + BARE_GRACE
+    world.tick(int(BARE_GRACE.total_seconds()) - 5)
+    [still] = world.pass_of(WORKER)
+    assert isinstance(still, Wait) and still.until == wait.until, "the grace runs from the sighting"
+    world.tick(10)
+    [take] = world.pass_of(WORKER)
+    assert isinstance(take, ExecuteTask) and take.takeover
+    assert take.takeover_notice is not None and "another runner" in take.takeover_notice
+    bodies = [c.body for c in world.issues[number].comments]
+    assert any("takes the task over" in b for b in bodies)
+    assert len(world.runs) == 1 and world.baton(number) == {"awaiting:controller"}
+
+
+def test_a_claim_whose_heartbeat_stopped_lapses_and_the_controller_takes_the_baton_back() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="run")  # claimed, then the machine went away
+    [claim] = [c for c in world.issues[number].comments if "### Claim" in c.body]
+    assert world.pass_of(CONTROLLER) == [], "a live claim is the worker's business"
+    world.tick(int(MISSED_BEATS * DEFAULT_HEARTBEAT) + 60)
+    assert world.pass_of(CONTROLLER) == [], "a short grace past the lapse"
+    world.tick(int(RECLAIM_GRACE.total_seconds()))
+    [reclaim] = world.pass_of(CONTROLLER)
+    assert isinstance(reclaim, ReclaimTask) and reclaim.task == 1
+    assert world.baton(number) == {"awaiting:controller"}
+    said = [c.body for c in world.issues[number].comments if "looks gone" in c.body]
+    assert len(said) == 1 and "post a new TASK" in said[0]
+    assert all(not isinstance(a, ReclaimTask) for a in world.pass_of(CONTROLLER)), "once"
+    # a new TASK can be posted now, and the worker (back again) runs only that one
+    task(world, number)
+    world.pass_of(WORKER)
+    assert [t.task for *_, t in world.runs] == [2]
+    assert claim.id in {c.id for c in world.issues[number].comments}
 
 
 def test_working_without_any_claim_is_half_done() -> None:
@@ -438,3 +489,29 @@ def test_a_move_that_is_not_a_row_of_the_table_is_caught() -> None:
     ):
         with pytest.raises(AssertionError):
             assert_moves_are_rows(snapshot, WORKER, [bad])
+
+
+def test_a_job_whose_kind_is_not_delegable_is_refused_by_the_worker_saying_which_rule() -> None:
+    world = World()
+    number = job(world)
+    task(world, number)
+    narrow = world.master.scope.model_copy(update={"delegable": ("verification",)})
+    world.master = world.master.model_copy(update={"scope": narrow})
+    [decline] = world.pass_of(WORKER)
+    assert isinstance(decline, DeclineTask) and world.runs == []
+    assert "kind 'diagnostics' are not delegable" in decline.reason
+    assert "delegable jobs: verification" in decline.reason
+    assert world.baton(number) == {"awaiting:controller"}
+
+
+def test_a_job_of_a_kind_that_is_not_delegable_cannot_be_opened() -> None:
+    with pytest.raises(LocalUsageError, match="not delegable"):
+        plan_open_job(
+            World().master, controller=CONTROLLER, worker=WORKER, title="t", objective="o",
+            kind="deploy",
+        )  # fmt: skip
+    opened = plan_open_job(
+        World().master, controller=CONTROLLER, worker=WORKER, title="t", objective="o",
+        kind="verification",
+    )  # fmt: skip
+    assert opened.body is not None and parse_body(opened.body).kind == "verification"

@@ -11,6 +11,7 @@ from datetime import timedelta
 from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, MASTER, WORKER, World
 
 from relay.protocol import (
+    ClaimMsg,
     ExecuteTask,
     Node,
     ResultMsg,
@@ -18,6 +19,7 @@ from relay.protocol import (
     TaskMsg,
     decide,
     parse_body,
+    parse_message,
     plan_open_job,
     plan_task,
     render_message,
@@ -36,6 +38,7 @@ from relay.protocol.signatures import (
 )
 from relay.protocol.thread import binds, read_thread
 from relay.protocol.wire import decode_block
+from relay.protocol.work import DEFAULT_HEARTBEAT, MISSED_BEATS
 
 REPO = MASTER.repository
 
@@ -238,3 +241,23 @@ def test_nodes_without_keys_are_read_by_the_old_rules() -> None:
     assert any(
         isinstance(a, ExecuteTask) for a in decide(world.snapshot(WORKER), WORKER, world.now)
     )
+
+
+def test_a_heartbeat_keeps_a_long_claim_alive() -> None:
+    """The worker edits its signed claim to push ``alive_until`` forward: the edit counts
+    (the content is what was signed), so the controller leaves a long task alone."""
+    world = keyed_world()
+    number = open_job(world)
+    post_task(world, number)
+    world.pass_of(WORKER, crash_at="run")
+    [claim] = [c for c in world.issues[number].comments if "### Claim" in c.body]
+    parsed = parse_message(claim.body, issue=number)
+    assert isinstance(parsed, ClaimMsg) and parsed.alive_until is not None
+    for _ in range(6):  # an hour of beats, each pushing alive_until forward
+        world.tick(int(DEFAULT_HEARTBEAT))
+        beat = parsed.model_copy(
+            update={"alive_until": world.now + timedelta(seconds=MISSED_BEATS * DEFAULT_HEARTBEAT)}
+        )
+        world.edit(number, claim.id, world.signed(WORKER, render_message(beat)))
+        assert world.pass_of(CONTROLLER) == []
+    assert world.baton(number) == {"working"}

@@ -97,6 +97,6 @@ def test_a_claim_ref_taken_by_another_runner_is_waited_for_not_retried(
     before = world.frozen(job)
     for _ in range(2):
         out = world.worker.ok("watch", "--once")
-        assert f"#{job}: TASK 1 is claimed by a running pass; waiting until" in out, out
+        assert f"#{job}: TASK 1 has a claim ref but no claim yet" in out, out
     assert not tally.exists()
     assert world.frozen(job) == before
