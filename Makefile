@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint lint-workflows typecheck unit bench tools clean
+.PHONY: demo test lint lint-workflows typecheck unit bench soak tools clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test: lint lint-workflows typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# relay left alone: 20 jobs of 5 TASKs, 3 workers with 2 watchers each, 20% faults, kills
+soak: $(STAMP)
+	$(BIN)/python -m bench.soak
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -420,6 +420,9 @@ def _check(world: World, size: Size, report: Report, watchers: list[Watcher]) ->
         bodies = Counter(str(c["body"]) for c in comments)
         report.duplicate_comments += sum(n - 1 for n in bodies.values() if n > 1)
         report.takeovers += sum("takes the task over" in b for b in bodies)
+        report.orphans_killed += sum(
+            "was still running" in b for b in bodies if b.startswith("### Half-done")
+        )
         for task in range(1, size.tasks + 1):
             given = seen[("RESULT", task)] + seen[("Half-done", task)]
             report.results += seen[("RESULT", task)]
@@ -441,7 +444,9 @@ def _check(world: World, size: Size, report: Report, watchers: list[Watcher]) ->
     for w in watchers:
         report.kills += w.kills
         report.kills_in_steps += w.kills_in_steps
-        report.orphans_killed += sum("was still running" in line for line in w.lines)
+        report.orphans_killed += sum(
+            "was still running" in line for line in w.lines if "before TASK" in line
+        )
     report.retries, report.lost_answers_found = _wire_counts(watchers)
     for name, value in (
         ("stalled tasks", report.stalled),
