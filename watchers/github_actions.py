@@ -211,9 +211,23 @@ async def actions_pass(
     # A node that is a GitHub App acts with its installation token (its moves wake other
     # workflows); otherwise with the token the workflow gave.
     token = None if ctx.app is not None else Token(actions.token, "GITHUB_TOKEN")
-    report = await run_pass(ctx, issue=actions.issue_number, token=token)
-    write_step_summary("\n".join([summary_line(actions, node=ctx.node), *report.lines]))
+    report = await run_pass(
+        ctx, issue=actions.issue_number, token=token, find_account=token is not None
+    )
+    lines = [summary_line(actions, node=ctx.node), *report.lines]
+    if any("not an instruction account" in line for line in report.lines):
+        lines.append(UNTRUSTED_HELP.format(node=ctx.node))
+    write_step_summary("\n".join(lines))
     return report
+
+
+UNTRUSTED_HELP = (
+    "\n**This run acted as an account the job's nodes do not trust, so it did nothing.**"
+    " The workflow's own `GITHUB_TOKEN` posts as `github-actions[bot]`, which is not in the"
+    " node table. Either give the workflow a GitHub App's credentials or a person's token"
+    " as `RELAY_TOKEN` (an account listed for `{node}`), or add the account to the node with"
+    " `relay join --node {node} --accounts ...` and push the change."
+)
 
 
 def _skipped(actions: ActionsContext, node: str) -> None:

@@ -22,7 +22,7 @@ from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
 from relay.node.execute import TaskReport, run_limits
-from relay.node.observe import closed_since, observe, refresh
+from relay.node.observe import closed_since, observe, refresh, to_user
 from relay.node.redaction import redact_lines
 from relay.protocol import (
     Action,
@@ -31,6 +31,7 @@ from relay.protocol import (
     KeepWatcher,
     Snapshot,
     TearDown,
+    User,
     Wait,
     WatcherFacts,
     decide,
@@ -69,8 +70,11 @@ async def run_pass(
     token: Token | None = None,
     on_teardown: TeardownHook | None = None,
     verbose: bool = False,
+    find_account: bool = False,
 ) -> PassReport:
     """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat.
+    ``find_account``: the token may not be the node's own account (an Actions run with the
+    workflow's token), so ask whose it is, and act only if the job's nodes trust it.
 
     The token is found once (``token`` when the caller has one) and serves the API, the
     claim and the redaction of everything the pass publishes or prints."""
@@ -88,7 +92,13 @@ async def run_pass(
             if ctx.app is not None:  # an App's token exchange is part of the pass's cost
                 report.requests += ctx.app.requests - exchanged
             counts = await _pass(
-                ctx, report, issue=issue, token=token, on_teardown=on_teardown, verbose=verbose
+                ctx,
+                report,
+                issue=issue,
+                token=token,
+                on_teardown=on_teardown,
+                verbose=verbose,
+                find_account=find_account,
             )
         except RelayError as err:  # the heartbeat says why, for `relay doctor`
             report.outcome = f"error: {err}"[:300]
@@ -115,12 +125,15 @@ async def _pass(
     token: Token,
     on_teardown: TeardownHook | None,
     verbose: bool,
+    find_account: bool = False,
 ) -> list[str]:
     """Observe, decide, apply; returns the lines that count comments taken as data."""
     async with client(ctx, token=token) as gh:
         try:
             read_now: set[int] = set()
             snapshot = await _observe(gh, ctx, issue=issue, read_now=read_now)
+            if find_account:
+                snapshot = snapshot.model_copy(update={"acting": await acting_account(gh)})
             actions = decide(snapshot, ctx.node, datetime.now(UTC))
             if busy(actions):
                 # act on threads read now, not on the cache (an edit may not show in the list)
@@ -189,6 +202,18 @@ async def _observe(
         facts = watcher.model_copy(update={"closed_since": closed})
         snapshot = snapshot.model_copy(update={"watcher": facts})
     return snapshot
+
+
+ACTIONS_BOT = "github-actions[bot]"  # the account the workflow's GITHUB_TOKEN acts as
+
+
+async def acting_account(gh: GitHubClient) -> User:
+    """The account a token acts as: ``GET /user``; GitHub answers an installation token
+    (the workflow's GITHUB_TOKEN) with 403, and that token acts as github-actions[bot]."""
+    try:
+        return to_user(await gh.current_user())
+    except RelayError:
+        return to_user(await gh.get_user(ACTIONS_BOT))
 
 
 def _record(report: PassReport) -> PassRecord:

@@ -52,7 +52,7 @@ from relay.protocol.messages import (
 )
 from relay.protocol.signatures import unsigned
 from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
-from relay.protocol.thread import NotAJob, Thread, binds, read_thread
+from relay.protocol.thread import NotAJob, Thread, binds, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 from relay.protocol.work import BARE_GRACE, LEASE, alive_until, lapses, lease_until
 
@@ -88,6 +88,10 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
             continue
         bound = True
         actions += [Ignore(issue=issue.number, comment_id=c, reason=r) for c, r in thread.ignored]
+        untrusted = _untrusted_account(thread, snapshot, node)
+        if untrusted:
+            actions += untrusted
+            continue
         try:
             actions += _turn(thread, snapshot, node, now)
         except IllegalTransition as err:  # a state people made that no row allows: say so
@@ -95,6 +99,31 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
     if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
         return actions
     return [*actions, _unbound(snapshot, node, now)]
+
+
+def _untrusted_account(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """The pass acts as an account that is not an instruction account of this job's nodes
+    (an Actions run with the workflow's own token): whatever it posted, the other node
+    would take for data, and the job would wait out a lease for nothing. So it does
+    nothing, and says once in the thread why and how to fix it."""
+    acting = snapshot.acting
+    if acting is None or acting.id in party_ids(thread.job, snapshot.master):
+        return []
+    number = thread.issue.number
+    reason = f"this pass acts as {acting.login}, which is not an instruction account of the job"
+    ignore = Ignore(issue=number, comment_id=None, reason=reason)
+    key = f"untrusted-account:{acting.id}"
+    if (number, key) in snapshot.local.notices:
+        return [ignore]
+    body = (
+        f"**relay:** the `{node}` node ran here as `{acting.login[:60]}`, an account that is"
+        " not an instruction account of this job's nodes, so anything it posted would be"
+        f" taken for data and the job would stall. It did nothing. To fix it, act as an"
+        f" account the node table lists for `{node}`: give the workflow a GitHub App (or a"
+        f" person's token) in `RELAY_TOKEN`, or add `{acting.login[:60]}` to the node's"
+        f" accounts with `relay join --node {node} --accounts ...`."
+    )
+    return [ignore, PostNotice(issue=number, key=key, reason=reason, body=body)]
 
 
 def _threads(snapshot: Snapshot) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:

@@ -124,3 +124,6 @@ class Snapshot(BaseModel):
     watcher: WatcherFacts | None = None
     partial: bool = False  # only one issue was observed: silence about others means nothing
     reactions: tuple[Reaction, ...] = ()  # on the comments approvals_wanted() names
+    # the account this pass acts as, when the driver had to find out (an Actions run with
+    # the workflow's token); None: the node's own account, trusted by construction
+    acting: User | None = None

@@ -35,7 +35,7 @@ def payload(world: World, event: str, number: int | None, **extra: Any) -> dict[
 
 
 def run_adapter(
-    world: World, tmp_path: Path, event: str, data: dict[str, Any]
+    world: World, tmp_path: Path, event: str, data: dict[str, Any], token: str | None = None
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """One workflow step: the event file, Actions' variables, the CLI as a process."""
     path = tmp_path / f"{event}.json"
@@ -46,7 +46,7 @@ def run_adapter(
     env.update(
         GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=event, GITHUB_EVENT_PATH=str(path),
         GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
-        GITHUB_TOKEN=world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_TOKEN=token or world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
     )  # fmt: skip
     argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
     argv += ["--node", WORKER, "--repo-dir", str(world.worker.clone)]
@@ -116,3 +116,29 @@ def test_labeled_and_commented_events_handle_only_their_issue_then_schedule_swee
         assert world.heads(number)[-1].startswith("### RESULT 2"), world.heads(number)
     _, summary = run_adapter(world, tmp_path, "schedule", {"schedule": "3-58/5 * * * *"})
     assert "handled: schedule: full pass" in summary
+
+
+def test_a_run_acting_as_an_account_the_job_does_not_trust_does_nothing_and_says_how_to_fix(
+    world: World, tmp_path: Path
+) -> None:
+    """The workflow's own token is not an instruction account: its RESULT would be data to
+    the controller and the job would stall. The run does nothing, says so once in the
+    thread, and the job summary says how to fix it."""
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
+    bot = "ci-bot"
+    token = world.tokens(bot)  # the account exists once it has a token
+    world.api(f"/collaborators/{bot}", "PUT", {})
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    for _ in range(2):
+        _, summary = run_adapter(world, tmp_path, "issues", data, token=token)
+    assert not any(h.startswith(("### Claim", "### RESULT")) for h in world.heads(number))
+    assert world.labels(number) == {"awaiting:worker"}, "the baton stays with the worker"
+    said = [c for c in world.comments(number) if "not an instruction account" in c["body"]]
+    assert len(said) == 1, "said once, not on every run"
+    assert said[0]["user"]["login"] == bot and "relay join" in said[0]["body"]
+    assert "do not trust, so it did nothing" in summary and "GITHUB_TOKEN" in summary
+    # the same run with the node's own account takes the turn
+    run_adapter(world, tmp_path, "issues", data)
+    assert world.heads(number)[-1].startswith("### RESULT 1")
