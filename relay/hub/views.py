@@ -297,7 +297,7 @@ def issue_list(
             meta = f"#{row.number} opened {when(row.created_us)} by {esc(row.author)}"
         else:
             meta = f"#{row.number} by {esc(row.author)} was closed {when(row.closed_us)}"
-        talk = f'<span class="comments" title="comments">💬 {row.comments}</span>'
+        talk = f'<span class="comments" title="comments"><i class="bubble"></i>{row.comments}</span>'
         items.append(
             f'<li class="issue-row">{state_icon(row.state, row.state_reason)}'
             f'<div class="issue-main"><a class="issue-title" '
@@ -451,19 +451,19 @@ def _event(events: list[Event], thread_href: str) -> str:
     action = first.action
     icon = "◆"
     if action in ("labeled", "unlabeled"):
-        icon, what = "🏷", _label_phrase(events, thread_href)
+        icon, what = "◆", _label_phrase(events, thread_href)
     elif action == "closed":
         icon, what = "✔", "closed this"
     elif action == "reopened":
-        icon, what = "◉", "reopened this"
+        icon, what = "↺", "reopened this"
     elif action == "renamed":
         old, new = _rename(first.detail)
         icon, what = "✎", f"changed the title <del>{esc(old)}</del> <strong>{esc(new)}</strong>"
     elif action == "locked":
         reason = f" as {esc(first.detail)}" if first.detail else ""
-        icon, what = "🔒", f"locked{reason} and limited conversation to collaborators"
+        icon, what = "⊗", f"locked{reason} and limited conversation to collaborators"
     elif action == "unlocked":
-        icon, what = "🔓", "unlocked this conversation"
+        icon, what = "⊙", "unlocked this conversation"
     else:
         what = esc(action)
     return (
@@ -523,7 +523,7 @@ def thread_page(chrome: Chrome, thread: Thread) -> Page:
         )
         or '<span class="muted">None yet</span>'
     )
-    lock = '<div class="side-block"><h3>Locked</h3><p>🔒 Conversation locked</p></div>'
+    lock = '<div class="side-block"><h3>Locked</h3><p>⊗ Conversation locked</p></div>'
     sidebar = (
         f'<aside class="sidebar"><div class="side-block"><h3>Labels</h3>'
         f'<div class="labels">{side_labels}</div></div>'
@@ -651,7 +651,7 @@ def blob_page(chrome: Chrome, *, ref: str, commit: str, path: str, data: bytes) 
     else:
         rows = "".join(
             f'<tr id="L{i}"><td class="ln"><a href="#L{i}">{i}</a></td>'
-            f'<td class="code">{esc(line) or " "}</td></tr>'
+            f'<td class="code">{esc(line)}</td></tr>'
             for i, line in enumerate(lines, 1)
         )
         view = f'<table class="blob">{rows}</table>'
