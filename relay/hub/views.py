@@ -297,7 +297,8 @@ def issue_list(
             meta = f"#{row.number} opened {when(row.created_us)} by {esc(row.author)}"
         else:
             meta = f"#{row.number} by {esc(row.author)} was closed {when(row.closed_us)}"
-        talk = f'<span class="comments" title="comments"><i class="bubble"></i>{row.comments}</span>'
+        bubble = '<i class="bubble"></i>'
+        talk = f'<span class="comments" title="comments">{bubble}{row.comments}</span>'
         items.append(
             f'<li class="issue-row">{state_icon(row.state, row.state_reason)}'
             f'<div class="issue-main"><a class="issue-title" '
