@@ -225,6 +225,7 @@ class Demo:
     say: Say
     issue: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    kept: bool = False  # the hub outlives the demo (--keep)
 
     def job(self) -> dict[str, Any]:
         """The job's issue as the API returns it."""
@@ -369,7 +370,8 @@ def print_thread(demo: Demo) -> None:
         f"\n{rule}\n#{demo.issue} {issue['title']} [{issue['state']}]"
         f" labels: {', '.join(label['name'] for label in issue['labels'])}\n{rule}"
     )
-    demo.say(f"in a browser: {issue['html_url']}\n")
+    kept = "" if demo.kept else " (`relay demo --keep DIR` keeps the hub running to open it)"
+    demo.say(f"in a browser: {issue['html_url']}{kept}\n")
     demo.say(human(issue["body"]))
     for comment in demo.comments():
         demo.say(f"{rule}\n@{comment['user']['login']} at {comment['created_at']}:\n")
@@ -405,6 +407,7 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
         root.mkdir(parents=True, exist_ok=True)
         with running_hub(root / "hub", detach=keep is not None) as hub:
             demo = setup(root, hub, say)
+            demo.kept = keep is not None
             scripted(demo)
             print_thread(demo)
             measure_loop(demo)

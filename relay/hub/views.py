@@ -153,7 +153,7 @@ def layout(
         head = (
             f'<div class="repo-head"><div class="container">'
             f'<h1 class="repo-title"><span class="book" aria-hidden="true">▤</span> '
-            f'<a href="/{o}">{o}</a> / <a href="/{o}/{r}"><strong>{r}</strong></a>{badge}</h1>'
+            f'<a href="/">{o}</a> / <a href="/{o}/{r}"><strong>{r}</strong></a>{badge}</h1>'
             f'<nav class="tabs"><a{code_cls} href="/{o}/{r}">Code</a>'
             f'<a{iss_cls} href="/{o}/{r}/issues">Issues{count}</a></nav></div></div>'
         )
