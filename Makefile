@@ -12,11 +12,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The scheduler tests drive the real crontab; Debian's cron package provides it.
+# The scheduler tests drive the real crontab (Debian's cron package provides it); the page
+# tests read the hub's pages in a real headless browser (Debian's chromium). Installed
+# when missing, as root on Linux; elsewhere the tests that need them say how and skip.
 tools:
 	@command -v crontab >/dev/null || [ "$$(uname)" != Linux ] || \
 	  { (apt-get update -qq && apt-get install -y -qq cron) >/dev/null 2>&1 || \
 	    echo "make: could not install cron; install it (apt-get install cron) and re-run"; }
+	@command -v chromium >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" != 0 ] || \
+	  { (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || \
+	    echo "make: could not install chromium; install it (apt-get install chromium) and re-run"; }
+	@command -v chromium >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" = 0 ] || \
+	  echo "make: chromium is missing and this is not root: the page tests will be skipped"
 
 demo: $(STAMP)
 	$(BIN)/relay demo

@@ -1,5 +1,6 @@
-"""Hub throughput: requests per second for a GET answered 200, a GET answered 304 and a POST
-of a comment, with 1 and 8 concurrent clients, beside a bare aiohttp handler that answers
+"""Hub throughput: requests per second for a GET answered 200, a GET answered 304, a POST
+of a comment and the web page of a 50-comment thread (200, and 304 for a refresh of an
+unchanged one), with 1 and 8 concurrent clients, beside a bare aiohttp handler that answers
 the same bytes, measured in the same run; the ratio is the hub's cost over the framework's.
 
 Both servers run as subprocesses (the hub exactly as ``relay hub --port 0``); the load comes
@@ -30,6 +31,8 @@ SECONDS = 1.0
 CLIENTS = (1, 8)
 RATE_LIMIT = 10**9  # the bench's one user must never meet the hourly budget
 ISSUE = "/repos/bench/bench/issues/1"
+THREAD = "/bench/bench/issues/2"  # the web page of a thread of PAGE_COMMENTS comments
+PAGE_COMMENTS = 50
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,12 @@ class Scenario:
     method: str
     status: int
     conditional: bool = False
+    page: bool = False
 
     @property
     def path(self) -> str:
+        if self.page:
+            return THREAD
         return f"{ISSUE}/comments" if self.method == "POST" else ISSUE
 
 
@@ -50,6 +56,8 @@ SCENARIOS = (
     Scenario("GET 200", "GET", 200),
     Scenario("GET 304", "GET", 304, conditional=True),
     Scenario("POST comment", "POST", 201),
+    Scenario("thread page", "GET", 200, page=True),
+    Scenario("page 304", "GET", 304, conditional=True, page=True),
 )
 
 
@@ -73,6 +81,24 @@ def request(url: str, token: str, method: str, path: str, body: Any = None) -> A
         return json.loads(resp.read() or b"null"), resp.headers.get("ETag")
 
 
+def fetch_page(url: str, token: str, path: str) -> tuple[str, str, str]:
+    """A web page's HTML, ETag and Content-Security-Policy."""
+    req = urllib.request.Request(f"{url}{path}", headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        csp = resp.headers["Content-Security-Policy"]
+        return resp.read().decode(), resp.headers["ETag"], csp
+
+
+def comment_body(i: int) -> str:
+    """A comment shaped like relay's: a heading, a step list, an excerpt, a hidden block."""
+    return (
+        f"### RESULT {i} · done\n\n`win-desktop` ran TASK {i}. **Log:** [result log](/x)\n\n"
+        "1. `python -m build`\n2. `git --version`\n\n```text\n"
+        + "".join(f"line {n} of the excerpt\n" for n in range(20))
+        + f'```\n\n<!-- relay:result {{"task": {i}, "status": "done"}} -->\n'
+    )
+
+
 class Hub:
     """A `relay hub` subprocess (budget lifted) with a repository, an issue and a token."""
 
@@ -89,6 +115,12 @@ class Hub:
         request(self.url, self.token, "POST", "/user/repos", {"name": "bench"})
         request(self.url, self.token, "POST", "/repos/bench/bench/issues", {"title": "bench"})
         self.issue, self.etag = request(self.url, self.token, "GET", ISSUE)
+        thread = {"title": "a long thread", "body": comment_body(0), "labels": ["working"]}
+        request(self.url, self.token, "POST", "/repos/bench/bench/issues", thread)
+        for i in range(1, PAGE_COMMENTS + 1):
+            path = "/repos/bench/bench/issues/2/comments"
+            request(self.url, self.token, "POST", path, {"body": comment_body(i)})
+        self.page, self.page_etag, self.page_csp = fetch_page(self.url, self.token, THREAD)
 
 
 def bare_app(payload: dict[str, str]) -> Any:
@@ -96,11 +128,18 @@ def bare_app(payload: dict[str, str]) -> Any:
     from aiohttp import web
 
     body, etag, posted = payload["get"].encode(), payload["etag"], payload["post"].encode()
+    page, page_etag = payload["page"].encode(), payload["page_etag"]
 
     async def get(request: web.Request) -> web.Response:
         if request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers={"ETag": etag})
         return web.Response(body=body, content_type="application/json", headers={"ETag": etag})
+
+    async def get_page(request: web.Request) -> web.Response:
+        headers = {"ETag": page_etag, "Content-Security-Policy": payload["page_csp"]}
+        if request.headers.get("If-None-Match") == page_etag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=page, content_type="text/html", headers=headers)
 
     async def post(request: web.Request) -> web.Response:
         await request.read()
@@ -109,6 +148,7 @@ def bare_app(payload: dict[str, str]) -> Any:
     app = web.Application()
     app.router.add_get(ISSUE, get)
     app.router.add_post(f"{ISSUE}/comments", post)
+    app.router.add_get(THREAD, get_page)
     return app
 
 
@@ -141,7 +181,7 @@ async def load(url: str, scenario: Scenario, *, hub: Hub, clients: int) -> float
         async def worker(deadline: float) -> int:
             headers = {"Authorization": f"token {hub.token}"}
             if scenario.conditional:
-                headers["If-None-Match"] = hub.etag
+                headers["If-None-Match"] = hub.page_etag if scenario.page else hub.etag
             done = 0
             while time.perf_counter() < deadline:
                 async with session.request(
@@ -173,7 +213,14 @@ def run(workdir: Path) -> list[dict[str, Any]]:
     hub = Hub(workdir)
     payload = workdir / "bare.json"
     post = json.dumps({**hub.issue, "body": "bench comment"})
-    payload.write_text(json.dumps({"get": json.dumps(hub.issue), "etag": hub.etag, "post": post}))
+    payload.write_text(
+        json.dumps(
+            {
+                "get": json.dumps(hub.issue), "etag": hub.etag, "post": post,
+                "page": hub.page, "page_etag": hub.page_etag, "page_csp": hub.page_csp,
+            }
+        )
+    )  # fmt: skip
     bare, bare_url = spawn([sys.executable, "-m", "bench.bench_hub", "--bare", str(payload)])
     rows = []
     try:

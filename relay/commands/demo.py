@@ -100,22 +100,56 @@ def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) ->
 
 
 @contextmanager
-def running_hub(data: Path, *options: str) -> Iterator[Hub]:
+def running_hub(data: Path, *options: str, detach: bool = False) -> Iterator[Hub]:
     """Start `relay hub --port 0 [OPTIONS]` (refs are git's, as on GitHub: the remote is
-    the hub's git) and stop it afterwards."""
+    the hub's git) and stop it afterwards; ``detach`` leaves it running on its own (its
+    output in ``hub.log`` beside the data), for `relay demo --keep`."""
     argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
     argv += options
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
+    if detach:
+        proc, url = _detached(argv, data.parent / "hub.log")
+    else:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdout is not None
         first = proc.stdout.readline()
         url = next((w for w in first.split() if w.startswith("http://")), "")
+    try:
         if not url:
-            raise RelayError(f"the hub did not start (it said {first.strip()!r})")
+            raise RelayError("the hub did not start (see `relay hub --help`)")
         yield Hub(proc, url.rstrip("/"), data)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        if not detach or not url:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def _detached(argv: list[str], log: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start the hub in a session of its own, writing to ``log``; its URL once it says it."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        if sys.platform == "win32":
+            flags = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL, text=True,
+                creationflags=flags,
+            )  # fmt: skip
+        else:
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL, text=True,
+                start_new_session=True,
+            )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        first, newline, _ = log.read_text().partition("\n")
+        if newline:  # the hub's first line says where it listens
+            return proc, next((w for w in first.split() if w.startswith("http://")), "")
+        time.sleep(0.05)
+    return proc, ""
+
+
+def stop_command(pid: int) -> str:
+    """How a person stops a process on this system."""
+    return f"taskkill /PID {pid} /F" if os.name == "nt" else f"kill {pid}"
 
 
 def git(*args: str, cwd: Path, auth: Mapping[str, str] | None = None) -> str:
@@ -191,6 +225,7 @@ class Demo:
     say: Say
     issue: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    kept: bool = False  # the hub outlives the demo (--keep)
 
     def job(self) -> dict[str, Any]:
         """The job's issue as the API returns it."""
@@ -335,6 +370,8 @@ def print_thread(demo: Demo) -> None:
         f"\n{rule}\n#{demo.issue} {issue['title']} [{issue['state']}]"
         f" labels: {', '.join(label['name'] for label in issue['labels'])}\n{rule}"
     )
+    kept = "" if demo.kept else " (`relay demo --keep DIR` keeps the hub running to open it)"
+    demo.say(f"in a browser: {issue['html_url']}{kept}\n")
     demo.say(human(issue["body"]))
     for comment in demo.comments():
         demo.say(f"{rule}\n@{comment['user']['login']} at {comment['created_at']}:\n")
@@ -361,25 +398,67 @@ def measure_loop(demo: Demo) -> None:
 
 
 def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
-    """Run the whole demo; returns the timings it measured."""
+    """Run the whole demo; returns the timings it measured. With ``keep``, the files stay
+    in that folder and the hub keeps running there, so its pages can be read afterwards."""
     with tempfile.TemporaryDirectory(prefix="relay-demo-") as tmp:
         root = keep or Path(tmp)
+        if keep is not None:
+            check_keep(keep)
         root.mkdir(parents=True, exist_ok=True)
-        with running_hub(root / "hub") as hub:
+        with running_hub(root / "hub", detach=keep is not None) as hub:
             demo = setup(root, hub, say)
+            demo.kept = keep is not None
             scripted(demo)
             print_thread(demo)
             measure_loop(demo)
         say("\ntimings:")
         for what, seconds in demo.timings.items():
             say(f"  {what}: {seconds:.2f}s")
+        if keep is not None:
+            tell_kept(demo, keep)
         return demo.timings
+
+
+def check_keep(keep: Path) -> None:
+    """A kept demo's folder must not hold another demo (its hub's data would clash)."""
+    if (keep / "hub").exists():
+        pid = keep / "hub.pid"
+        running = (
+            f" (its hub may still run: {stop_command(int(pid.read_text()))})"
+            if (pid.exists() and pid.read_text().strip().isdigit())
+            else ""
+        )
+        raise RelayError(f"{keep} already holds a demo{running}: pick a new --keep folder")
+
+
+def tell_kept(demo: Demo, keep: Path) -> None:
+    """Leave the hub running and say how to read the thread and how to stop it; the
+    repository is private, so the owner's token is left (readable by this user only) for
+    signing in."""
+    pid = demo.hub.proc.pid
+    (keep / "hub.pid").write_text(f"{pid}\n")
+    token_file = keep / "hub-token"
+    token_file.touch(mode=0o600)
+    token_file.write_text(demo.controller.token + "\n")
+    url = demo.hub.url
+    demo.say(
+        f"\nthe hub keeps running at {url} (pid {pid}, its data in {keep / 'hub'}):\n"
+        f"  the thread:  {url}/{OWNER}/{REPO}/issues/1\n"
+        f"  all issues:  {url}/{OWNER}/{REPO}/issues?q=is:issue\n"
+        f"  sign in at {url}/login with the token in {token_file} (the repository is private)\n"
+        f"  stop it:     {stop_command(pid)}"
+    )
 
 
 def register(sub: Any) -> None:
     """Add the `demo` verb."""
     p: argparse.ArgumentParser = sub.add_parser("demo", help="run relay end to end on a local hub")
-    p.add_argument("--keep", type=Path, default=None, help="keep the demo's files in this folder")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the demo's files in this folder, and its hub running to read the pages",
+    )
     p.add_argument("--json", action="store_true", help="print the timings as JSON at the end")
     p.set_defaults(func=run)
 

@@ -13,6 +13,10 @@ Serve the part of GitHub's REST API that relay uses, from SQLite under --data.
 The first line printed holds the base URL; use it as the API base and a token from
 `relay hub token LOGIN` as the credential, exactly as with api.github.com.
 
+Web pages for people, at github.com's paths (open the base URL in a browser; sign in at
+/login with a token for private repositories): <owner>/<repo>/issues, .../issues/<n>,
+<owner>/<repo>, .../tree/<ref>/<path>, .../blob/<ref>/<path> and .../raw/<ref>/<path>.
+
 Admin endpoints (for a token from `relay hub token LOGIN --admin` only; others get 404):
   GET|POST|DELETE /_hub/faults    read, set ({"spec": "..."}) or clear faults
   GET|DELETE      /_hub/requests  request counters by method, path and status

@@ -39,8 +39,7 @@ Theory of operation:
   paths (``<base>/<owner>/<repo>.git``) by ``git http-backend``, authenticated with the
   same tokens (Basic password, any user name) and the API's access rules (anonymous: a
   401 challenge when it needs more; hidden: 404; a reader pushing: 403). Git requests are
-  neither charged nor faulted. ``<base>/<owner>/<repo>/blob/<sha>/<path>`` (where a
-  RESULT's log link points) shows that file as plain text, where GitHub shows a web page.
+  neither charged nor faulted.
   The refs API (``api_refs``) reads and writes that repository's refs, so a claim made
   through the API is what ``git ls-remote`` lists and a pushed ref is what the API lists;
   a sha the repository lacks is 422 "Object does not exist", and a move that is not a
@@ -60,6 +59,15 @@ caller gets 404, as for anything it may not see):
   some repositories; its JWT then buys installation tokens (see ``apps``).
 
 Webhooks: ``/repos/{o}/{r}/hooks`` and their deliveries live in ``hooks``.
+
+Web pages for people live in ``pages`` (HTML from ``views``, markdown through
+``markdown``), at github.com's paths, so every ``html_url`` the API returns opens: the
+issue list ``/<owner>/<repo>/issues`` (``?q=is:open label:working`` or
+``?state=&labels=``), a thread ``/<owner>/<repo>/issues/<n>`` (refreshing itself while
+open), ``/<owner>/<repo>`` and ``tree/<ref>/<path>``, ``blob/<ref>/<path>`` (where a
+RESULT's log link points) and ``raw/<ref>/<path>``. A browser signs in at ``/login`` with
+a hub token. Pages are not charged to the rate limit nor faulted, run no script (CSP) and
+show markdown sanitised, HTML comments — relay's hidden blocks — left out, as on GitHub.
 
 Fault spec (``--faults`` or the admin endpoint), comma-separated ``key=value``:
 ``seed=N`` (deterministic draws), ``500=P``, ``502=P``, ``503=P``, ``429=P``,

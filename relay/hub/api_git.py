@@ -52,23 +52,7 @@ async def service(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-async def blob(request: web.Request) -> web.Response:
-    """``GET /<owner>/<repo>/blob/<sha or branch>/<path>``: the file, as text (where a
-    RESULT's log link points; GitHub shows the same file in its web page)."""
-    try:
-        acc = repo_access(request)
-    except ApiError as err:
-        if err.status != 404:
-            raise
-        return text(404, "Not Found")
-    data = bare_of(request, acc.id).blob(request.match_info["rev"], request.match_info["path"])
-    if data is None:
-        return text(404, "Not Found")
-    return web.Response(body=data, content_type="text/plain", charset="utf-8")
-
-
 ROUTES = (
     ("GET", PREFIX + "{tail:info/refs}", service),
     ("POST", PREFIX + "{tail:git-upload-pack|git-receive-pack}", service),
-    ("GET", "/{owner}/{repo}/blob/{rev}/{path:.+}", blob),
 )

@@ -21,6 +21,7 @@ from relay.hub import (
     api_repos,
     apps,
     hooks,
+    pages,
 )
 from relay.hub.faults import Faults, FaultSpec
 from relay.hub.git import backend
@@ -30,6 +31,7 @@ from relay.hub.web import (
     CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
     HUB,
+    PAGE_PATHS,
     RATE_LIMIT,
     ApiError,
     Hub,
@@ -252,10 +254,14 @@ def build_app(
         git_backend=backend(),
         content_limits=content_limits,
     )
-    for method, path, handler in ALL_ROUTES + ADMIN_ROUTES:
-        app.router.add_route(method, path, handler)
+    page_paths = set()
+    for method, path, handler in ALL_ROUTES + ADMIN_ROUTES + pages.ROUTES:
+        route = app.router.add_route(method, path, handler)
         if method == "GET":  # HEAD answers what GET would, without the body (as GitHub)
             app.router.add_route("HEAD", path, handler)
+        if (method, path, handler) in pages.ROUTES and route.resource is not None:
+            page_paths.add(route.resource.canonical)
+    app[PAGE_PATHS] = frozenset(page_paths)
     app[DOC_PAGES] = doc_pages(app)
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)

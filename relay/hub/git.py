@@ -127,15 +127,54 @@ class Bare:
         done = self._git("cat-file", "-t", sha, check=False)
         return done.stdout.strip() if done.returncode == 0 else None
 
-    def blob(self, rev: str, path: str) -> bytes | None:
-        """The bytes of ``path`` at ``rev`` (a sha or branch), or None when there is none."""
-        if rev.startswith("-") or not path or path.startswith("/"):
+    async def read(self, *args: str) -> bytes | None:
+        """The output of one read-only git command in this repository, without blocking the
+        event loop (the web pages read trees and files); None when git refuses. Callers
+        pass user input only as a resolved sha, after ``--`` or inside ``<sha>:<path>``."""
+        if not (self.path / "HEAD").exists():
             return None
-        done = subprocess.run(
-            ["git", "cat-file", "blob", f"{rev}:{path}"],
-            cwd=self.path, env=_git_env(), capture_output=True, check=False,
+        proc = await asyncio.create_subprocess_exec(
+            "git", *args, cwd=self.path, env=_git_env(),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
-        return done.stdout if done.returncode == 0 else None
+        out, _ = await proc.communicate()
+        return out if proc.returncode == 0 else None
+
+    async def resolve(self, rev: str) -> str | None:
+        """The commit a sha, branch or tag names, or None."""
+        if not rev or rev.startswith("-") or any(c in rev for c in ":^~ \t\n"):
+            return None
+        out = await self.read(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+        )  # fmt: skip
+        return out.decode().strip() if out else None
+
+    async def kind(self, commit: str, path: str) -> str | None:
+        """``tree`` or ``blob`` for ``path`` at ``commit`` (the root is a tree), or None."""
+        if not path:
+            return "tree"
+        out = await self.read("cat-file", "-t", f"{commit}:{path}")
+        return out.decode().strip() if out else None
+
+    async def tree(self, commit: str, path: str) -> list[tuple[str, str, int | None]] | None:
+        """``(type, name, size)`` of each entry of the folder ``path`` at ``commit``,
+        folders first then by name, as GitHub lists them; None when it is not a folder."""
+        spec = f"{commit}:{path}" if path else f"{commit}^{{tree}}"
+        out = await self.read("ls-tree", "-l", "-z", spec)
+        if out is None:
+            return None
+        rows: list[tuple[str, str, int | None]] = []
+        for record in out.decode("utf-8", "replace").split("\0"):
+            head, _, name = record.partition("\t")
+            parts = head.split()
+            if len(parts) == 4 and name:
+                size = int(parts[3]) if parts[3].isdigit() else None
+                rows.append((parts[1], name, size))
+        return sorted(rows, key=lambda r: (r[0] != "tree", r[1].lower()))
+
+    async def file(self, commit: str, path: str) -> bytes | None:
+        """The bytes of the file ``path`` at ``commit``, or None."""
+        return await self.read("cat-file", "blob", f"{commit}:{path}") if path else None
 
     def is_ancestor(self, old: str, new: str) -> bool:
         """Whether moving a ref from ``old`` to ``new`` is a fast-forward."""

@@ -23,7 +23,7 @@ from email.utils import parsedate_to_datetime
 from aiohttp import web
 
 from relay.hub.faults import AFTER_FAULTS, Fault
-from relay.hub.web import DOCS, HUB, ApiError, Hub, RateWindow
+from relay.hub.web import DOCS, HUB, PAGE_PATHS, ApiError, Hub, RateWindow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -51,7 +51,7 @@ FREE_PATH = "/rate_limit"
 APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
 _REQUEST_IDS = itertools.count(0x1000)
 API_VERSIONS = ("2022-11-28", "2026-03-10")  # the versions GitHub serves, oldest first
-GIT_PATH = re.compile(r"^/[^/]+/[^/]+(\.git/|/blob/)")  # git and its web pages, not the API
+GIT_PATH = re.compile(r"^/[^/]+/[^/]+\.git/")  # git, not the API
 MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
 
@@ -200,6 +200,11 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         return await _admin(request, handler, hub)
     if GIT_PATH.match(request.path):
         return await _git(request, handler, hub)
+    resource = request.match_info.route.resource
+    if resource is not None and resource.canonical in request.app[PAGE_PATHS]:
+        from relay.hub.pages import serve
+
+        return await serve(request, handler, hub)
     faults = hub.faults
     fault = faults.draw(request.method, request.path) if faults.active else None
     if faults.active and (delay := faults.delay(fault)):

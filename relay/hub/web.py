@@ -186,6 +186,8 @@ class Hub:
 
 
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+PAGE_PATHS: web.AppKey[frozenset[str]] = web.AppKey("page_paths", frozenset)
+"""The canonical paths of the web pages' routes (served by ``pages``, not as the API)."""
 
 
 def hub_of(request: web.Request) -> Hub:

@@ -33,6 +33,12 @@ from relay.hub.hooks import DELIVERED
 
 NO_CONTENT = "204: no body"
 GIT = "git smart HTTP: checked by running git"
+PAGE = "a web page: HTML for people (tests/hub/test_hub_pages.py reads them in a browser)"
+PAGE_GETS = (
+    "/", "/-/relay.css", "/login", "/{owner}/{repo}", "/{owner}/{repo}/issues",
+    "/{owner}/{repo}/issues/{number}", "/{owner}/{repo}/tree/{tail}",
+    "/{owner}/{repo}/blob/{tail}", "/{owner}/{repo}/raw/{tail}",
+)  # fmt: skip
 R = "/repos/{owner}/{repo}"
 ISSUE = R + "/issues/{number}"
 COMMENT = R + "/issues/comments/{comment_id}"
@@ -94,7 +100,9 @@ TABLE: dict[tuple[str, str], Any] = {
     ("POST", "/app/installations/{installation_id}/access_tokens"): "InstallationToken",
     ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
     ("POST", "/{owner}/{repo}.git/{tail}"): GIT,
-    ("GET", "/{owner}/{repo}/blob/{rev}/{path}"): GIT,
+    **{("GET", path): PAGE for path in PAGE_GETS},
+    ("POST", "/session"): PAGE,
+    ("POST", "/logout"): PAGE,
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": "LabeledIssueEvent",
@@ -258,9 +266,18 @@ def test_every_route_answers_in_githubs_shapes(
     sha = push_commit(hub.url, alice, full, tmp_path)
     assert "refs/heads/main" in git("ls-remote", git_url(hub.url, full, alice)).stdout
     check.seen |= {("GET", "/{owner}/{repo}.git/{tail}"), ("POST", "/{owner}/{repo}.git/{tail}")}
-    status, kind, _ = get_text(hub.url, f"/{full}/blob/{sha}/README", alice)  # a log link
-    assert status == 200 and kind.startswith("text/plain")
-    check.seen.add(("GET", "/{owner}/{repo}/blob/{rev}/{path}"))
+    pages = {
+        "/": "/", "/-/relay.css": "/-/relay.css", "/login": "/login", "/{owner}/{repo}": f"/{full}",
+        "/{owner}/{repo}/issues": f"/{full}/issues", "/{owner}/{repo}/issues/{number}": i[6:],
+        "/{owner}/{repo}/tree/{tail}": f"/{full}/tree/{sha}",
+        "/{owner}/{repo}/blob/{tail}": f"/{full}/blob/{sha}/README",  # a log link's shape
+        "/{owner}/{repo}/raw/{tail}": f"/{full}/raw/{sha}/README",
+    }  # fmt: skip
+    for route, path in pages.items():
+        status, kind, _ = get_text(hub.url, path, alice)
+        assert status == 200 and kind.startswith(("text/html", "text/css", "text/plain")), path
+        check.seen.add(("GET", route))
+    check.seen |= {("POST", "/session"), ("POST", "/logout")}  # signing in: test_hub_pages
     refs = f"{r}/git/refs"
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": "a" * 40},
           status=422)  # fmt: skip

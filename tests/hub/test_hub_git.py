@@ -142,11 +142,15 @@ def test_a_log_link_shows_the_file_at_that_commit(
     assert api(alice, "POST", "/user/repos", {"name": name, "private": True}).status == 201
     sha = push_commit(hub.url, alice, f"alice/{name}", tmp_path)
     link = f"/alice/{name}/blob/{sha}/README"
-    status, kind, body = get_text(hub.url, link, alice)
-    assert (status, kind.split(";")[0]) == (200, "text/plain")
+    status, kind, page = get_text(hub.url, link, alice)
+    assert (status, kind.split(";")[0]) == (200, "text/html")  # its page, as on GitHub
+    assert f"alice/{name} clone-" in page.decode()
+    status, kind, body = get_text(hub.url, f"/alice/{name}/raw/{sha}/README", alice)
+    assert (status, kind.split(";")[0]) == (200, "text/plain")  # and its raw bytes
     assert body.decode().startswith(f"alice/{name}")
-    assert get_text(hub.url, f"/alice/{name}/blob/main/README", alice)[2] == body
+    assert get_text(hub.url, f"/alice/{name}/raw/main/README", alice)[2] == body
     assert get_text(hub.url, f"/alice/{name}/blob/{sha}/absent", alice)[0] == 404
+    assert get_text(hub.url, f"/alice/{name}/blob/{'0' * 40}/README", alice)[0] == 404
     assert get_text(hub.url, link)[0] == 404  # private: anonymous callers see nothing
     assert get_text(hub.url, link, bob)[0] == 404
 
