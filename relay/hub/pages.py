@@ -88,6 +88,16 @@ def chrome(request: web.Request, acc: RepoAccess | None = None, tab: str = "") -
     )
 
 
+def _body_edited(store: Any, issue: dict[str, Any]) -> int:
+    """When an issue's body was last edited (its creation time when never)."""
+    row = store.db.execute(
+        "SELECT MAX(created_at) FROM journal WHERE issue_id = ? AND kind = 'issues'"
+        " AND action = 'edited' AND instr(detail, '\"body\"') > 0",
+        (issue["id"],),
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else int(issue["created_at"])
+
+
 def page(p: views.Page) -> web.Response:
     """The HTML answer with its policy."""
     resp = web.Response(status=p.status, text=p.body, content_type="text/html", charset="utf-8")
@@ -135,7 +145,7 @@ async def issues(request: web.Request) -> web.Response:
     sql = " AND ".join(where)
     total = db.execute(f"SELECT COUNT(*) FROM issues WHERE {sql}", args).fetchone()[0]
     try:
-        page_n = max(int(query.get("page", "1")), 1)
+        page_n = min(max(int(query.get("page", "1")), 1), 10_000)
     except ValueError:
         page_n = 1
     rows = [
@@ -231,7 +241,9 @@ async def thread(request: web.Request) -> web.Response:
         state_reason=issue["state_reason"],
         locked=bool(issue["locked"]),
         labels=_labels(labels_of(store, [issue["id"]])[issue["id"]]),
-        opened=post(issue, 0, on_issue),
+        # the body counts as edited only when the body itself was (the issue's updated_at
+        # moves with every comment and label), as GitHub marks it
+        opened=post({**issue, "updated_at": _body_edited(store, issue)}, 0, on_issue),
         comments=tuple(post(c, c["id"], on_comments.get(c["id"], {})) for c in comments),
         events=tuple(
             views.Event(
@@ -258,8 +270,8 @@ async def _locate(request: web.Request, bare: Bare) -> tuple[str, str, str]:
     """``(ref, commit, path)`` from ``<ref>/<path>``; a ref may hold slashes (a branch
     ``feature/x``), so the shortest prefix naming a commit wins, as refs cannot nest."""
     tail = request.match_info.get("tail", "").strip("/")
-    parts = tail.split("/") if tail else []
-    if not parts:
+    parts = [part for part in tail.split("/") if part] if tail else []
+    if not parts or "\0" in tail:  # git cannot name a NUL: nothing is there
         raise missing()
     for i in range(1, min(len(parts), 8) + 1):
         ref = "/".join(parts[:i])
@@ -372,8 +384,8 @@ async def stylesheet(request: web.Request) -> web.Response:
     return resp
 
 
-async def home(request: web.Request) -> web.Response:
-    """``GET /``: the repositories the visitor may see."""
+def _visible_repos(request: web.Request, owner: str | None = None) -> list[Any]:
+    """The repositories the visitor may see (of ``owner`` only, when given)."""
     who: dict[str, Any] | None = request.get("viewer")
     uid = who["id"] if who else -1
     rows = (
@@ -381,15 +393,34 @@ async def home(request: web.Request) -> web.Response:
         .store.db.execute(
             "SELECT u.login, r.name, r.private, (SELECT COUNT(*) FROM issues i"
             " WHERE i.repo_id = r.id AND i.state = 'open') FROM repos r"
-            " JOIN users u ON u.id = r.owner_id WHERE r.private = 0 OR r.owner_id = ?"
-            " OR EXISTS (SELECT 1 FROM collaborators c WHERE c.repo_id = r.id AND c.user_id = ?)"
-            " ORDER BY r.updated_at DESC LIMIT 100",
-            (uid, uid),
+            " JOIN users u ON u.id = r.owner_id WHERE (r.private = 0 OR r.owner_id = ?"
+            " OR EXISTS (SELECT 1 FROM collaborators c WHERE c.repo_id = r.id AND c.user_id = ?))"
+            " AND (? IS NULL OR u.login = ?) ORDER BY r.updated_at DESC LIMIT 100",
+            (uid, uid, owner, owner),
         )
         .fetchall()
     )
-    repos = [(r[0], r[1], bool(r[2]), r[3]) for r in rows]
-    return page(views.home_page(chrome(request), repos))
+    return [(r[0], r[1], bool(r[2]), r[3]) for r in rows]
+
+
+async def home(request: web.Request) -> web.Response:
+    """``GET /``: the repositories the visitor may see."""
+    return page(views.home_page(chrome(request), _visible_repos(request)))
+
+
+async def user(request: web.Request) -> web.Response:
+    """``GET /<login>``: an account's page (every user's ``html_url``) — its repositories
+    that the visitor may see."""
+    login = request.match_info["login"]
+    found = (
+        hub_of(request)
+        .store.db.execute("SELECT login FROM users WHERE login = ? COLLATE NOCASE", (login,))
+        .fetchone()
+    )
+    if found is None:
+        raise missing()
+    repos = _visible_repos(request, found[0])
+    return page(views.home_page(chrome(request), repos, title=found[0]))
 
 
 def _return_to(value: str | None) -> str:
@@ -432,6 +463,7 @@ ROUTES: tuple[tuple[str, str, Handler], ...] = (
     ("GET", "/login", login),
     ("POST", "/session", session),
     ("POST", "/logout", logout),
+    ("GET", r"/{login:[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?}", user),
     ("GET", P, repo_home),
     ("GET", P + "/issues", issues),
     ("GET", P + r"/issues/{number:\d{1,18}}", thread),

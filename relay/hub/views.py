@@ -201,7 +201,8 @@ def parse_filter(q: str | None, state: str | None, labels: str | None) -> Filter
     surprising."""
     if q is None:
         chosen = state if state in ("open", "closed", "all") else "open"
-        return Filter(chosen, tuple(n.strip() for n in (labels or "").split(",") if n.strip()))
+        names = [n.strip() for n in (labels or "").split(",") if n.strip()]
+        return Filter(chosen, tuple(dict.fromkeys(names))[:MAX_TERMS])
     try:
         tokens = shlex.split(q)
     except ValueError:
@@ -218,7 +219,10 @@ def parse_filter(q: str | None, state: str | None, labels: str | None) -> Filter
             continue
         else:
             words.append(token)
-    return Filter(chosen, tuple(names), tuple(words))
+    return Filter(chosen, tuple(dict.fromkeys(names))[:MAX_TERMS], tuple(words)[:MAX_TERMS])
+
+
+MAX_TERMS = 20  # labels and words a list filter keeps (GitHub caps its queries as well)
 
 
 @dataclass(frozen=True)
@@ -639,7 +643,9 @@ def blob_page(chrome: Chrome, *, ref: str, commit: str, path: str, data: bytes) 
     raw = f"{base}/raw/{quote(ref)}/{quote(path)}"
     binary = b"\0" in data[:8000]
     text = "" if binary else data.decode("utf-8", "replace")
-    lines = text.splitlines()
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()  # git's count: a final newline ends the last line
     info = f"{len(lines)} lines · {_size(len(data))}" if not binary else _size(len(data))
     if binary:
         view = f'<p class="blank">Binary file not shown. <a href="{esc(raw)}">View raw</a></p>'
@@ -698,8 +704,11 @@ def login_page(chrome: Chrome, return_to: str, error: str = "") -> Page:
     return layout("Sign in · relay hub", chrome, content, status=401 if error else 200)
 
 
-def home_page(chrome: Chrome, repos: Sequence[tuple[str, str, bool, int]]) -> Page:
-    """``/``: the repositories the visitor may see, with their open issues."""
+def home_page(
+    chrome: Chrome, repos: Sequence[tuple[str, str, bool, int]], *, title: str = ""
+) -> Page:
+    """``/`` (or an account's page, ``title`` its login): the repositories the visitor may
+    see, with their open issues."""
     items = []
     for o, r, private, n in repos:
         home = f"/{esc(o)}/{esc(r)}"
@@ -711,8 +720,9 @@ def home_page(chrome: Chrome, repos: Sequence[tuple[str, str, bool, int]]) -> Pa
         )
     none = '<li class="blank">No repositories to show. Sign in to see private ones.</li>'
     listing = "".join(items) or none
+    head = f"<h1>{esc(title)}</h1>" if title else ""
     content = (
-        '<div class="box"><div class="box-head">Repositories</div>'
+        f'{head}<div class="box"><div class="box-head">Repositories</div>'
         f'<ul class="issues">{listing}</ul></div>'
     )
-    return layout("relay hub", chrome, content)
+    return layout(title or "relay hub", chrome, content)

@@ -219,6 +219,8 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
             " task logs from it and will not publish them",
             hint="push or drop them, or give relay a clone of its own",
         )
+    if action.takeover and not _takeover_open(ctx, issue, number):
+        return None  # taken over already: the same action applied twice does nothing more
     nonce = ctx.state.record_attempt(issue=issue, task=number, now=datetime.now(UTC))
     if not action.takeover and not await gh.create_ref(claim_ref(issue, number), sha):
         ctx.state.clear_attempt(issue=issue, task=number)
@@ -232,6 +234,13 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     posted = await gh.create_comment(issue, ctx.sign(render_message(message)))
     await move_baton(gh, issue, expect=action.expect, to=action.claimed)
     return Claimed(message, posted.id)
+
+
+def _takeover_open(ctx: NodeContext, issue: int, task: int) -> bool:
+    """Whether a claim ref is still this node's to take over: its own attempt's, or
+    another runner's bare ref it has been watching (either is forgotten once claimed)."""
+    key = (issue, task)
+    return key in ctx.state.attempts() or any((i, t) == key for i, t, _ in ctx.state.bare_seen())
 
 
 async def heartbeat(

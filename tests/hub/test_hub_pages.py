@@ -131,7 +131,15 @@ def test_a_thread_shows_the_conversation_as_github_does(
     assert "secret-of-the-machines" not in text and "relay:job" not in text
     order = [text.find(s) for s in ("The body.", "kept", "added awaiting:controller", "bob's word")]
     assert -1 not in order and order == sorted(order), order
-    assert "removed working" in text and "edited" in text
+    assert "removed working" in text
+    edited = "!!document.querySelector('#issuecomment-{} .comment-head .edited')"
+    assert browser.evaluate(edited.format(first.body["id"])), "the edited comment says so"
+    assert not browser.evaluate(edited.format(second.body["id"]))
+    body_edited = "!!document.querySelector('#issue-body .comment-head .edited')"
+    assert not browser.evaluate(body_edited), "comments and labels do not edit the body"
+    api(alice, "PATCH", f"{r}/issues/{n}", {"body": body + "\n\nMore."})
+    assert browser.open(f"{hub.url}/{full}/issues/{n}") == 200
+    assert browser.evaluate(body_edited), "an edit of the body itself does"
     assert browser.evaluate("document.querySelector('#issue-body td.align-right').innerText") == "2"
     assert browser.evaluate("document.querySelector('.markdown-body s').innerText") == "gone"
     assert "🚀 1" in text and "👍 1" in text
@@ -274,3 +282,28 @@ def test_tree_blob_and_raw_pages_read_the_hosted_git(
     for missing in ("blob/main/absent", "blob/nobranch/README.md", "tree/main/../..",
                     "blob/main/docs/../README.md", "raw/--output=x/README.md"):  # fmt: skip
         assert _request(hub.url, "GET", f"/{full}/{missing}")[0] == 404, missing
+
+
+def test_user_pages_and_bad_paths_answer_as_pages_never_500(
+    hub: Any, api: Any, alice: str, unique: str
+) -> None:
+    full = f"alice/odd-{unique}"
+    assert (
+        api(alice, "POST", "/user/repos", {"name": full.split("/")[1], "private": False}).status
+        == 201
+    )
+    n = _thread(api, alice, full, body="x")
+    owner = api(alice, "GET", f"/repos/{full}/issues/{n}").body["user"]
+    status, headers, text = _request(hub.url, "GET", urllib.parse.urlsplit(owner["html_url"]).path)
+    assert status == 200 and "text/html" in headers["content-type"], "a user's html_url is a page"
+    assert full in text
+    assert _request(hub.url, "GET", "/no-such-user-here")[0] == 404
+    for path in (
+        f"/{full}/raw/main/README.md%00",
+        f"/{full}/blob/main%00/x",
+        f"/{full}/issues?page=99999999999999999999999",
+        f"/{full}/issues?q=" + "+".join(f"w{i}" for i in range(600)),
+        f"/{full}/issues?q=label:" + ",".join(f"l{i}" for i in range(1200)),
+    ):
+        status = _request(hub.url, "GET", path)[0]
+        assert status in (200, 404), (path, status)

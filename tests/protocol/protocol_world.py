@@ -255,6 +255,9 @@ class World:
         key = (action.issue, action.task.task)
         if key in self.claim_refs and not action.takeover:
             return  # 422 Reference already exists: someone else has the task.
+        mine = self.records(node)
+        if action.takeover and key not in mine.attempts and key not in mine.bare_seen:
+            return  # taken over already (the same action applied twice): nothing more
         for step in EXECUTE_STEPS:
             if step == crash_at:
                 return

@@ -143,7 +143,12 @@ class Interleavings(RuleBasedStateMachine):
         for action in actions:
             if isinstance(action, ExecuteTask):
                 key = (action.issue, action.task.task)
-                assert key not in self.world.claim_refs, "asked to run a claimed task"
+                # a claim ref is taken over only when it is this node's own attempt's, or
+                # another runner's bare ref past its grace
+                mine = self.world.records(WORKER)
+                assert key not in self.world.claim_refs or (
+                    action.takeover and (key in mine.attempts or key in mine.bare_seen)
+                ), "asked to run a claimed task"
             self.world.apply(WORKER, action, crash_at=crash_at)
 
     def worker_loses_its_disk(self) -> None:

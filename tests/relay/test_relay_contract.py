@@ -17,6 +17,8 @@ PASS_KEYS = {
     "tasks",
     "requests",
     "not_modified",
+    "retries",
+    "lost_answers_found",
     "seconds",
     "teardown",
 }
