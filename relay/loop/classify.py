@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-DIAGNOSIS_LINES = 30
+DIAGNOSIS_LINES = 40
 DIAGNOSIS_CHARS = 4000
 TRANSIENT_EXIT = 75  # EX_TEMPFAIL
 _TRANSIENT = re.compile(
@@ -22,6 +22,9 @@ _TRANSIENT = re.compile(
 )
 _IMPORT = re.compile(
     r"ModuleNotFoundError|ImportError|cannot import name|No module named", re.IGNORECASE
+)
+_FINDING = re.compile(
+    r"^[A-Z]{1,4}\d{2,4}\b|^\S+:\d+(:\d+)?[: ]|^\s*--> |\b(error|Error|FAILED|failed)\b|^E\s{2,}"
 )
 _INSTRUCTION = re.compile(
     r"^\s*(system|assistant|developer)\s*:"
@@ -76,11 +79,15 @@ def is_transient(*, exit_code: int | None, output: str) -> bool:
 
 
 def diagnosis(output: str) -> str:
-    """The part of a failure's output a maker needs: its head and tail, bounded."""
+    """The part of a failure's output a maker needs, bounded: the head, the tail, and
+    between them the lines that name a finding (a rule code, a path:line, an error)."""
     lines = [line.rstrip() for line in output.strip("\n").splitlines()]
     if len(lines) > DIAGNOSIS_LINES:
-        half = DIAGNOSIS_LINES // 2
-        lines = [*lines[:half], f"... ({len(lines) - 2 * half} lines cut) ...", *lines[-half:]]
+        edge = DIAGNOSIS_LINES // 4
+        middle = lines[edge:-edge]
+        keys = [line for line in middle if _FINDING.search(line)][: DIAGNOSIS_LINES - 2 * edge]
+        cut = len(middle) - len(keys)
+        lines = [*lines[:edge], *keys, f"... ({cut} lines cut) ...", *lines[-edge:]]
     text = "\n".join(lines)
     return text if len(text) <= DIAGNOSIS_CHARS else text[:DIAGNOSIS_CHARS] + "\n... (cut)"
 
