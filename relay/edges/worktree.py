@@ -111,6 +111,10 @@ class WorkTree:
             "commit-tree", tree, "-p", "HEAD", "-m", message, identity=True
         ).strip()
 
+    def tree_of(self, commit: str) -> str:
+        """The tree object ``commit`` records."""
+        return self.clone.local("rev-parse", f"{commit}^{{tree}}").strip()
+
     def diff(self, commit: str) -> str:
         """The diff from HEAD to ``commit``."""
         return self.clone.local("diff", "--no-color", "HEAD", commit)

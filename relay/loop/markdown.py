@@ -65,7 +65,7 @@ def body_lines(part: Section) -> list[tuple[int, str]]:
 
 def cell(text: str) -> str:
     """A value as a table cell: one line, its pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def row(values: list[str]) -> str:
@@ -81,7 +81,7 @@ def split_row(line: str) -> list[str] | None:
     cells, current, escaped = [], "", False
     for char in text[1:-1]:
         if escaped:
-            current += char if char == "|" else "\\" + char
+            current += char if char in "|\\" else "\\" + char
             escaped = False
         elif char == "\\":
             escaped = True

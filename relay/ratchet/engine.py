@@ -389,7 +389,14 @@ class Ratchet:
         blocked = self._panel(goal, candidate, here)
         if blocked:
             return blocked, here
-        return self._verify(goal, candidate, base)
+        outcome, fresh = self._verify(goal, candidate, base)
+        if isinstance(outcome, Passed):
+            again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
+            if self.tree.tree_of(again) != self.tree.tree_of(candidate):
+                what = "the work tree changed while the candidate was judged"
+                why = "a checker or the verifier edited the tree; only the maker may"
+                return Failed(Category.CRASH, what, why), fresh
+        return outcome, fresh
 
     def _texts(self, changes: list[str]) -> dict[str, tuple[str | None, str | None]]:
         texts = {}

@@ -109,31 +109,60 @@ def test_a_passing_change_is_one_commit_and_the_board_says_done(tmp_path: Path) 
     assert project.git("worktree", "list").count("\n") == 1  # the verifier's tree is gone
 
 
+SUB = "def sub(a, b):\n    return a - b\n"
+TEST_SUB = "from sub import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+
+
 def test_a_test_breaking_change_is_reverted_learned_from_and_blocked(tmp_path: Path) -> None:
     project = make_project(tmp_path, retries=0)
+    accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_sub.py"
+    assert project.loop("goal", "add", "Subtract", "--accept", accept).data == {"goal": "G2"}
+    project.write("notes.txt", "a person's own untracked file\n")
+    breaking = repr(CALC_MUL.replace("a + b", "a - b"))
     maker = project.script(
         "maker",
-        "count('maker')\n"
-        + GOOD
-        + "put('src/calc.py', "
-        + repr(CALC_MUL.replace("a + b", "a - b"))
-        + ")\n",
+        f"""
+        count("maker")
+        if "# G2:" in BRIEF:
+            put("src/sub.py", {SUB!r})
+            put("tests/test_sub.py", {TEST_SUB!r})
+        else:
+            put("tests/test_mul.py", {TEST_MUL!r})
+            put("src/calc.py", {breaking})
+        """,
     )
-    for _run in (1, 2, 3):
+    first = project.loop("run", "--maker", maker)
+    # G1 fails its pass and is set aside; the run goes on to G2 and keeps it
+    assert [k["goal"] for k in first.data["kept"]] == ["G2"], first
+    assert first.data["reverted"][0].startswith("G1 pass 1: reverted after attempt 1 (test: ")
+    for _run in (2, 3):
         ran = project.loop("run", "--maker", maker)
         assert ran.status == 0 and ran.data["kept"] == [], ran
-        assert project.clean() and unchanged_since_setup(project)
+    for _ in (first, ran):
+        assert project.git("status", "--porcelain") == "?? notes.txt\n"
+        assert project.read("src/calc.py") == CALC
         assert not (project.root / "tests/test_mul.py").exists()  # the file it created is gone
+        assert project.read("notes.txt") == "a person's own untracked file\n"
     assert ran.data["blocked"] == [{"goal": "G1", "blocker": board_row(project)[4]}]
     state, attempts, passes, verdict, notes = board_row(project)
     assert (state, attempts, passes, verdict) == (GoalState.BLOCKED, 3, 3, "test")
     assert notes.startswith("test: test (`") and "exited 1" in notes
     assert failures(project) == [("G1", 1, "test"), ("G1", 2, "test"), ("G1", 3, "test")]
     assert rules(project) == [("test", "G1", "Keep every test passing")]  # learned once
-    assert "- [ ] Run test (`" in project.seen("maker", 3)  # the rule reaches the maker
-    assert [i[3] for i in iterations(project)] == ["failed"] * 3
-    assert not any(s.startswith("G1:") for s in project.subjects())
+    assert "- [ ] Run test (`" in project.seen("maker", 4)  # the rule reaches the maker
+    assert [i[3] for i in iterations(project)] == ["failed", "kept", "failed", "failed"]
+    assert [s for s in project.subjects() if s.startswith("G")] == ["G2: Subtract"]
     assert project.loop("next").data["reason"].startswith("the rest are blocked: G1 is blocked")
+    assert board_row(project, "G2")[0] is GoalState.DONE
+
+
+def test_a_security_critical_goal_needs_a_checker_panel(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    project.loop("goal", "add", "Harden", "--accept", "false", "--security")
+    maker = project.script("maker", "count('maker')\n")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 1 and ran.data["stopped"].startswith("escalation: G1 is security-critical")
+    assert ran.data["questions"] and project.calls("maker") == 0 and project.clean()
 
 
 def test_a_lint_failure_heals_when_the_maker_is_given_the_diagnosis(tmp_path: Path) -> None:
@@ -347,6 +376,8 @@ def test_a_dry_run_prints_the_plan_and_runs_nothing(tmp_path: Path) -> None:
     maker = project.script("maker", "count('maker')\n")
     plan = project.loop("run", "--maker", maker, "--dry-run", "--max-iterations", "3").data["plan"]
     assert [g["id"] for g in plan["goals"]] == ["G1", "G2"]
+    only = project.loop("run", "--maker", maker, "--dry-run", "--goal", "G2").data["plan"]
+    assert only["goals"] == [] and only["unreachable"] == ["G2"]  # it waits on G1
     assert [g["name"] for g in plan["gates"]] == ["test", "lint"]
     assert plan["budget"] == {"iterations": 3, "wall_clock": "8h", "retries": 1}
     assert project.calls("maker") == 0 and project.subjects() == before
