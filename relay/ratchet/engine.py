@@ -22,7 +22,16 @@ from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError
 from relay.loop.classify import Category, Verdict, diagnosis, is_transient
 from relay.loop.contract import Contract, Gate, check, seconds, split_protected, touched
-from relay.loop.goals import BOARD_NAME, Board, BoardRow, Goal, GoalState, next_goal, render_board
+from relay.loop.goals import (
+    BOARD_NAME,
+    Board,
+    BoardRow,
+    Goal,
+    GoalState,
+    next_goal,
+    parse_board,
+    render_board,
+)
 from relay.loop.ratchet import (
     Backoff,
     BriefFacts,
@@ -152,6 +161,7 @@ class Ratchet:
 
     def run(self) -> Report:
         """Work the goals until done, out of budget or escalated; end with the report."""
+        self._recover()
         stopped = self._loop()
         report = Report(
             objective=self.contract.objective,
@@ -166,6 +176,21 @@ class Ratchet:
         self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
         self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
         return report
+
+    def _recover(self) -> None:
+        """A run killed mid-goal leaves HEAD's board with the goal in progress, and may leave
+        bookkeeping it never committed: put that back, so the board is HEAD's and the goal
+        is resumed from there (a person's uncommitted edits to the board are refused later
+        as any dirty tree is, never discarded: they cannot coexist with a goal in progress)."""
+        at_head = self.tree.show("HEAD", BOARD_NAME)
+        if at_head is None:
+            return
+        if not any(r.state is GoalState.IN_PROGRESS for r in parse_board(at_head).rows):
+            return
+        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        if dirty:
+            self.tree.revert(dirty)
+            self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
 
     def _loop(self) -> str:
         while True:

@@ -304,3 +304,26 @@ def test_gates_are_learned_from_the_project() -> None:
     assert gate_name("python -m pytest -q") == "test"
     assert gate_name("ruff check .", taken=["lint"]) == "lint-2"
     assert gate_name("smoke: ./run.sh") == "smoke"
+
+
+def test_durations_and_the_budget_that_stops_a_run() -> None:
+    from relay.loop.contract import seconds
+    from relay.loop.ratchet import stop_reason
+
+    assert [seconds(t) for t in ("90s", "30m", "8h", "1h30m", "250ms", "12", "soon", "")] == [
+        90,
+        1800,
+        28800,
+        5400,
+        0.25,
+        12,
+        None,
+        None,
+    ]
+    assert stop_reason(iterations=1, budget=2, elapsed=10, wall_clock=60) is None
+    assert stop_reason(iterations=2, budget=2, elapsed=10, wall_clock=60) == (
+        "the iteration budget is spent (2 of 2)"
+    )
+    assert stop_reason(iterations=0, budget=2, elapsed=61, wall_clock=60) == (
+        "the wall-clock budget is spent (61s of 60s)"
+    )

@@ -292,6 +292,11 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     os.killpg(os.getpgid(int(pid_file.read_text())), signal.SIGKILL)
     assert board_row(project)[0] is GoalState.IN_PROGRESS
     assert not project.clean()  # the dead run's half-done work
+    # had it died while recording, it would also have left uncommitted bookkeeping
+    board = project.read("docs/loop/BOARD.md")
+    project.write("docs/loop/BOARD.md", board.replace("| in progress |", "| done |"))
+    with open(project.root / "docs/loop/state/failures.md", "a") as f:
+        f.write("\n## F1: G1 attempt 1, iteration 1\n\n- Category: test\n- What failed: x\n")
     ran = project.loop("run", "--maker", project.script("maker", GOOD))
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert not (project.root / "src/half.py").exists()
