@@ -19,7 +19,7 @@ from pathlib import Path
 
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
-from relay.errors import ConfigError, ContractError, LocalUsageError
+from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
 from relay.loop.classify import Category, Verdict, diagnosis, is_transient
 from relay.loop.contract import Contract, Gate, check, seconds, split_protected, touched
 from relay.loop.goals import (
@@ -538,7 +538,10 @@ class Ratchet:
         self.state.kept.append(Kept(goal.id, goal.title, sha, gates, cover))
         self.say(f"{goal.id}: kept as {sha[:10]} ({gates})")
         if "push" in self.contract.authorised:
-            self.tree.push()
+            try:
+                self.tree.push()
+            except RelayError as err:  # the change stays kept locally; a person pushes it
+                self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
 
     def _record_failure(
         self, goal: Goal, attempt: int, iteration: int, outcome: Failed, baseline: Baseline

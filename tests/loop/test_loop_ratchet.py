@@ -400,3 +400,45 @@ def test_the_iteration_budget_stops_the_run_and_leaves_the_tree_as_it_was(tmp_pa
     assert ran.data["iterations"] == 2 and project.clean() and unchanged_since_setup(project)
     assert board_row(project)[0] is GoalState.OPEN
     assert [c for _, _, c in failures(project)] == ["import", "import"]
+
+
+def test_nothing_is_pushed_unless_the_contract_authorises_it(tmp_path: Path) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    remote = tmp_path / "remote.git"
+    project.git("init", "-q", "--bare", str(remote))
+    project.git("remote", "add", "origin", str(remote))
+    project.git("push", "-q", "origin", "HEAD:refs/heads/main")
+    two = f"{PY} -c \"import pathlib; assert pathlib.Path('src/two.py').exists()\""
+    project.loop("goal", "add", "Two", "--accept", two)
+    maker = project.script(
+        "maker",
+        f"""
+        if "# G1:" in BRIEF:
+            put("src/calc.py", {CALC_MUL!r})
+            put("tests/test_mul.py", {TEST_MUL!r})
+        else:
+            put("src/two.py", "TWO = 2\\n")
+        """,
+    )
+    ran = project.loop("run", "--maker", maker, "--goal", "G1")
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    pushed = git_log(remote)
+    assert not any(s.startswith("G1:") for s in pushed)  # kept, and not pushed
+    contract = project.read("docs/loop/CONTRACT.md")
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(
+            "## Authorised irreversible actions\n\n(none)",
+            "## Authorised irreversible actions\n\n- push",
+        ),
+    )
+    project.git("commit", "-qam", "authorise push")
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G2"] and ran.data["questions"] == []
+    assert [s for s in git_log(remote) if s.startswith("G")] == ["G2: Two", "G1: Multiply"]
+
+
+def git_log(remote: Path) -> list[str]:
+    from loop_project import git
+
+    return git("log", "--format=%s", "main", cwd=remote).splitlines()
