@@ -174,7 +174,8 @@ def run_init(args: argparse.Namespace) -> Output:
     root = tree.root
     spine = Spine(root)
     proposals = propose_gates(_project_files(root), python=_python(root))
-    gates = _choose_gates(args, proposals)
+    has_contract = spine.read(CONTRACT_NAME) is not None  # kept as it is: nothing to ask
+    gates = () if has_contract else _choose_gates(args, proposals)
     budget = Budget()
     if args.iterations is not None:
         budget = replace(budget, iterations=args.iterations)
@@ -218,6 +219,8 @@ def run_init(args: argparse.Namespace) -> Output:
         "no gates: name them with --gate CMD, or edit CONTRACT.md"
     ]
     lines += [f"contract: {p.field}: {p.message}" for p in problems]
+    if has_contract and (args.gate or args.protect):
+        lines.append(f"{CONTRACT_NAME} exists and was kept: edit its gates there by hand")
     lines.append(
         "next: `relay loop goal add TITLE --accept CMD`, then `relay loop run --maker CMD`"
     )

@@ -163,3 +163,29 @@ def test_check_refuses_a_contract_naming_the_field(tmp_path: Path) -> None:
     project.write("docs/loop/CONTRACT.md", contract)
     assert project.loop("check").status == 0
     assert PY in contract
+
+
+def test_init_asks_about_each_proposed_gate(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    root = tmp_path / "asked"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(project.read("pyproject.toml"))
+    (root / "tests").mkdir()
+    git("init", "-q", cwd=root)
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "loop", "init", "--repo-dir", str(root)],
+        input="\nn\nyes\n",
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("[Y/n]") == 3 and "(from pyproject.toml)" in done.stderr
+    contract = (root / "docs/loop/CONTRACT.md").read_text()
+    assert "- test: `" in contract and "- format: `" in contract and "- lint: `" not in contract
+    silent = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "loop", "init", "--repo-dir", str(tmp_path / "calc")],
+        input="",
+        capture_output=True,
+        text=True,
+    )
+    assert silent.returncode == 0  # everything exists: nothing to ask, nothing written

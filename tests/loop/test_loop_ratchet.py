@@ -442,3 +442,41 @@ def git_log(remote: Path) -> list[str]:
     from loop_project import git
 
     return git("log", "--format=%s", "main", cwd=remote).splitlines()
+
+
+def test_a_crash_and_a_timeout_are_failed_attempts(tmp_path: Path) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    contract = project.read("docs/loop/CONTRACT.md")
+    project.write(
+        "docs/loop/CONTRACT.md", contract.replace("Maker timeout: 30m", "Maker timeout: 1s")
+    )
+    project.git("commit", "-qam", "a short maker timeout")
+    maker = project.script(
+        "maker",
+        """
+        n = count("maker")
+        put("src/calc.py", "half\\n")
+        if n == 1:
+            print("Traceback (most recent call last): KeyError: 'x'")
+            sys.exit(3)
+        import time
+        time.sleep(30)
+        """,
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean() and unchanged_since_setup(project)
+    assert [c for _, _, c in failures(project)] == ["runtime crash", "timeout"]
+    _, entries = parse_failures(project.read("docs/loop/state/failures.md"))
+    assert entries[0].what == "the maker exited 3" and "KeyError" in entries[0].diagnosis
+    assert entries[1].what == "the maker ran past its 1s timeout"
+
+
+def test_the_wall_clock_stops_a_run_before_it_starts_a_goal(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    maker = project.script("maker", "count('maker')\n")
+    ran = project.loop("run", "--maker", maker, "--wall-clock", "1ms")
+    assert ran.data["stopped"].startswith("the wall-clock budget is spent")
+    assert project.calls("maker") == 0 and board_row(project)[0] is GoalState.OPEN
+    assert project.subjects()[-1].startswith("loop: run report (the wall-clock budget")
+    bad = project.loop("run", "--maker", maker, "--wall-clock", "soon")
+    assert bad.status == 2 and "not a duration" in bad.errors[0]["message"]
