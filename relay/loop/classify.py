@@ -92,6 +92,11 @@ def diagnosis(output: str) -> str:
     return text if len(text) <= DIAGNOSIS_CHARS else text[:DIAGNOSIS_CHARS] + "\n... (cut)"
 
 
+def is_finding(line: str) -> bool:
+    """Whether an output line names a finding: a rule code, a path:line, an error."""
+    return bool(_FINDING.search(line))
+
+
 def instruction_shaped(text: str) -> str | None:
     """The first instruction-shaped phrase in ``text``, or None."""
     match = _INSTRUCTION.search(text)

@@ -11,10 +11,11 @@ is a function of what was observed; the driver in ``relay.ratchet`` does the act
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from relay.loop.classify import Category
+from relay.loop.classify import Category, is_finding
 from relay.loop.goals import Goal
 from relay.loop.records import Failure, GateResult, Rule
 
@@ -134,20 +135,20 @@ def after_attempt(
 _RULES: dict[Category, tuple[str, str]] = {
     Category.LINT: (
         "Lint and format before finishing",
-        "Run {what} yourself and fix every finding before you finish.",
+        "Run {command} yourself and fix every finding before you finish.",
     ),
     Category.TYPE: (
         "Type-check before finishing",
-        "Run {what} yourself and fix every type error before you finish.",
+        "Run {command} yourself and fix every type error before you finish.",
     ),
     Category.TEST: (
         "Keep every test passing",
-        "Run {what} before you finish; never leave a test failing, and never delete or"
+        "Run {command} before you finish; never leave a test failing, and never delete or"
         " weaken one to pass.",
     ),
     Category.IMPORT: (
         "Import only what exists",
-        "Every module you import must exist in the tree; run {what} from a fresh checkout.",
+        "Every module you import must exist in the tree; run {command} from a fresh checkout.",
     ),
     Category.PROTECTED: (
         "Leave the protected paths alone",
@@ -188,10 +189,13 @@ def learn(
             title, text = _RULES[Category(category)]
         except ValueError:
             continue
-        first = failure.diagnosis.strip().splitlines()[:1]
+        lines = failure.diagnosis.strip().splitlines()
+        first = next((line for line in lines if is_finding(line)), lines[0] if lines else "")
         pattern = f"{category} failed {len(same)} times, last in {goal}: {failure.what}"
-        if first:
-            pattern += f" — {first[0][:160]}"
+        if first.strip():
+            pattern += f" — {first.strip()[:160]}"
+        commands = re.findall(r"`([^`]+)`", failure.what)
+        command = f"`{commands[0]}`" if commands else "every gate"
         return Rule(
             number=max((r.number for r in rules), default=0) + 1,
             title=title,
@@ -199,7 +203,7 @@ def learn(
             goal=goal,
             category=category,
             pattern=pattern,
-            rule=text.format(what=failure.what),
+            rule=text.format(what=failure.what, command=command),
         )
     return None
 

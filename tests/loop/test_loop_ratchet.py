@@ -149,7 +149,8 @@ def test_a_test_breaking_change_is_reverted_learned_from_and_blocked(tmp_path: P
     assert notes.startswith("test: test (`") and "exited 1" in notes
     assert failures(project) == [("G1", 1, "test"), ("G1", 2, "test"), ("G1", 3, "test")]
     assert rules(project) == [("test", "G1", "Keep every test passing")]  # learned once
-    assert "- [ ] Run test (`" in project.seen("maker", 4)  # the rule reaches the maker
+    rule = f"- [ ] Run `{TEST_GATE}` before you finish; never leave a test failing"
+    assert rule in project.seen("maker", 4)  # the rule reaches the maker
     assert [i[3] for i in iterations(project)] == ["failed", "kept", "failed", "failed"]
     assert [s for s in project.subjects() if s.startswith("G")] == ["G2: Subtract"]
     assert project.loop("next").data["reason"].startswith("the rest are blocked: G1 is blocked")
