@@ -284,6 +284,15 @@ class Ratchet:
             self.say(f"{goal.id}: resumed; put back {len(left)} path(s) a stopped run left")
         return untracked
 
+    def _revert_goal(self, baseline: Baseline) -> None:
+        """Put back everything the goal changed. Again until nothing is left: restoring a
+        .gitignore the maker edited can reveal files it had hidden behind it."""
+        for _ in range(3):
+            changes = self._goal_changes(baseline)
+            if not changes:
+                return
+            self.tree.revert(changes)
+
     def _goal_changes(self, baseline: Baseline) -> list[str]:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""
         return [p for p in self.tree.changes(baseline.untracked) if p not in BOOKKEEPING]
@@ -298,7 +307,7 @@ class Ratchet:
         while True:
             reason = self._budget_spent()
             if reason:
-                self.tree.revert(self._goal_changes(baseline))
+                self._revert_goal(baseline)
                 self._mark(
                     row,
                     state=GoalState.OPEN,
@@ -321,7 +330,7 @@ class Ratchet:
                 progress = decision.progress
                 continue
             if isinstance(decision, Escalate):
-                self.tree.revert(self._goal_changes(baseline))
+                self._revert_goal(baseline)
                 self.state.escalated = True
                 self.state.questions.append(f"{goal.id}: {decision.reason}")
                 self._mark(
@@ -343,7 +352,7 @@ class Ratchet:
                 rewind = decision.rewind
                 progress = decision.progress
                 if rewind:
-                    self.tree.revert(self._goal_changes(baseline))
+                    self._revert_goal(baseline)
                 row = self._mark(
                     row,
                     state=GoalState.IN_PROGRESS,
@@ -582,7 +591,7 @@ class Ratchet:
         baseline: Baseline,
         decision: EndPass,
     ) -> None:
-        self.tree.revert(self._goal_changes(baseline))
+        self._revert_goal(baseline)
         head, rules = self.spine.rules()
         rule = learn(self.spine.failures()[1], rules, goal=goal.id, iteration=iteration)
         if rule is not None:

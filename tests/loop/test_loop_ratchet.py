@@ -394,11 +394,14 @@ def test_the_iteration_budget_stops_the_run_and_leaves_the_tree_as_it_was(tmp_pa
     broken = project.script(
         "maker",
         f"put('src/calc.py', 'import no_such_module\\n' + {CALC_MUL!r})\n"
-        f"put('tests/test_mul.py', {TEST_MUL!r})\n",
+        f"put('tests/test_mul.py', {TEST_MUL!r})\n"
+        "put('hidden/junk.py', 'x = 1\\n')\n"  # hidden behind its own .gitignore line
+        "open('.gitignore', 'a').write('hidden/\\n')\n",
     )
     ran = project.loop("run", "--maker", broken, "--max-iterations", "2")
     assert ran.data["stopped"] == "the iteration budget is spent (2 of 2)"
     assert ran.data["iterations"] == 2 and project.clean() and unchanged_since_setup(project)
+    assert not (project.root / "hidden").exists()
     assert board_row(project)[0] is GoalState.OPEN
     assert [c for _, _, c in failures(project)] == ["import", "import"]
 
