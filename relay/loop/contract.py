@@ -323,6 +323,8 @@ def check(contract: Contract, *, exists: Mapping[str, bool]) -> list[Problem]:
         problems.append(Problem("Budget", "no `Wall clock:` line"))
     if b.iterations == 0:
         problems.append(Problem("Budget", "`Iterations:` is 0; nothing could run"))
+    if b.makers == 0:
+        problems.append(Problem("Budget", "`Concurrent makers:` is 0; nothing could run"))
     if not contract.objective.strip():
         problems.append(Problem("Objective", "the objective is empty; state it in one sentence"))
     for action in contract.authorised:

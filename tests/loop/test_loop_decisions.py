@@ -278,6 +278,10 @@ def test_the_check_refuses_a_contract_naming_the_field() -> None:
     ]
     unbudgeted = Contract(gates=good.gates, budget=Budget(iterations=None, wall_clock=None))
     assert {p.field for p in check(unbudgeted, exists=exists)} == {"Budget"}
+    idle = Contract(gates=good.gates, budget=Budget(makers=0))
+    assert [p.message for p in check(idle, exists=exists)] == [
+        "`Concurrent makers:` is 0; nothing could run"
+    ]
     metric_only = Contract(metric="p95 latency of bench/run.py, lower is better")
     assert check(metric_only, exists=exists) == []
 

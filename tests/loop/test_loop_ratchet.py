@@ -320,6 +320,23 @@ def test_a_checker_block_is_a_failure_with_its_findings(tmp_path: Path) -> None:
     assert (entry.category, entry.what) == ("checker block", "checker 1 blocked")
     assert "mul has no docstring" in entry.diagnosis
     assert project.calls("checker") == 1
+    # the checkers approve; the verifier, shown relay's own fresh re-run, still blocks
+    verifier = project.script(
+        "verifier", 'count("verifier")\nprint(\'{"verdict": "block", "findings": ["not done"]}\')\n'
+    )
+    ran = project.loop(
+        "run",
+        "--maker",
+        project.script("maker", GOOD),
+        "--checker",
+        project.script("approver", approve("approver")),
+        "--verifier",
+        verifier,
+    )
+    assert ran.data["kept"] == [] and project.clean() and unchanged_since_setup(project)
+    assert project.calls("approver") == 1 and project.calls("verifier") == 1
+    _, entries = parse_failures(project.read("docs/loop/state/failures.md"))
+    assert (entries[-1].category, entries[-1].what) == ("checker block", "the verifier blocked")
 
 
 def test_a_review_without_a_verdict_is_asked_again_then_counts_as_a_block(tmp_path: Path) -> None:
