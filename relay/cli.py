@@ -33,6 +33,7 @@ VERBS: tuple[str, ...] = (
     "redact",
     "hub",
     "demo",
+    "loop",
 )
 
 
@@ -46,7 +47,11 @@ class Parser(argparse.ArgumentParser):
 
 
 # Verbs with sub-verbs, for naming the command in the --json envelope.
-SUB_VERBS: dict[str, tuple[str, ...]] = {"job": ("open",), "hub": ("token",)}
+SUB_VERBS: dict[str, tuple[str, ...]] = {
+    "job": ("open",),
+    "hub": ("token",),
+    "loop": ("init", "goal", "status", "next", "check", "run"),
+}
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

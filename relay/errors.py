@@ -33,6 +33,24 @@ class ConfigError(LocalUsageError):
     code = "config"
 
 
+class SpineFileError(ConfigError):
+    """A file of the loop's spine (docs/loop/) cannot be read; the message names the file
+    and the line, so a person can fix a hand edit."""
+
+    code = "spine-file"
+
+    def __init__(self, name: str, line: int, problem: str) -> None:
+        self.name = name
+        self.line = line
+        super().__init__(f"{name}:{line}: {problem}", hint=f"fix {name} by hand and run again")
+
+
+class ContractError(ConfigError):
+    """The run contract (docs/loop/CONTRACT.md) is not fit to run under; names the field."""
+
+    code = "contract"
+
+
 class RemoteProtocolError(RelayError):
     """The other side (hub, GitHub, a comment) sent something relay cannot accept."""
 

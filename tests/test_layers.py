@@ -22,6 +22,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "relay.edges": ("relay.edges", "relay.errors", "relay"),
     "relay.hub": ("relay.hub", "relay.errors"),
     "relay.redact": ("relay.redact", "relay.errors"),
+    "relay.loop": ("relay.loop", "relay.protocol", "relay.errors"),
+    "relay.ratchet": ("relay.ratchet", "relay.loop", "relay.edges", "relay.errors"),
     "relay.node": ("relay.node", "relay.protocol", "relay.edges", "relay.redact", "relay.errors"),
     "schedulers": ("schedulers", "relay.errors", "relay.edges.files"),
     # the error tree and the package root are what everyone may import: they import nothing
@@ -147,6 +149,10 @@ def test_no_module_imports_across_a_forbidden_edge() -> None:
         ("schedulers", "relay.node.context", False),
         ("relay.errors", "relay.node.context", False),
         ("relay", "relay.edges.git", False),
+        ("relay.loop", "relay.edges.worktree", False),
+        ("relay.loop", "relay.protocol.spine", True),
+        ("relay.ratchet", "relay.node.context", False),
+        ("relay.ratchet", "relay.loop.goals", True),
     ],
 )
 def test_the_rules_refuse_what_they_should(importer: str, imported: str, ok: bool) -> None:

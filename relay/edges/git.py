@@ -195,6 +195,17 @@ class Clone:
             extra["kill_after_timeout"] = NETWORK_TIMEOUT
         return str(self.repo.git.execute(["git", *args], **extra))
 
+    def local(
+        self, *args: str, env: Mapping[str, str] | None = None, identity: bool = False
+    ) -> str:
+        """Run one local git command (never the network, never a prompt) with ``env`` on top
+        of the environment, for the edges that work the tree itself (``worktree.py``);
+        ``identity`` supplies relay's fallback name for commands that write commits."""
+        extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(env or {})}}
+        extra["strip_newline_in_stdout"] = False
+        who = self._identity_args() if identity else []
+        return str(self.repo.git.execute(["git", *who, *args], **extra))
+
     def _credentials(self) -> dict[str, str]:
         """The git environment that authenticates this clone's network commands."""
         self._host = None

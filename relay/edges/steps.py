@@ -202,7 +202,7 @@ def run_executor(
     with tempfile.TemporaryDirectory(prefix="relay-task-") as tmp:
         task_file = Path(tmp) / "TASK.md"
         task_file.write_text(task_text, encoding="utf-8")
-        full = f"{command} {_quote(str(task_file))}"
+        full = f"{command} {quote_arg(str(task_file))}"
         step_env = child_env(env)
         step_env[TASK_FILE_ENV] = str(task_file)
         outcome = run_step(
@@ -212,7 +212,8 @@ def run_executor(
     return RunOutcome(status, (outcome,))
 
 
-def _quote(arg: str) -> str:
+def quote_arg(arg: str) -> str:
+    """One argument quoted for the platform shell."""
     return subprocess.list2cmdline([arg]) if os.name == "nt" else shlex.quote(arg)
 
 

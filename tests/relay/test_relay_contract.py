@@ -111,3 +111,50 @@ def test_relay_version() -> None:
         [sys.executable, "-m", "relay.cli", "--version"], capture_output=True, text=True
     )
     assert done.returncode == 0 and done.stdout.strip() == f"relay {__version__}"
+
+
+def test_loop_json_keys(tmp_path: Path) -> None:
+    """`relay loop`'s sub-verbs, each in the one envelope with its own keys."""
+    import contextlib
+    import io
+
+    from relay.cli import main
+
+    def loop(*args: str) -> Any:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(["loop", *args, "--repo-dir", str(tmp_path), "--json"])
+        doc = envelope_of(out.getvalue())
+        assert doc["command"] == f"loop {args[0]}"
+        return doc["data"]
+
+    git("init", "-q", cwd=tmp_path)
+    (tmp_path / "README.md").write_text("x\n")
+    git("add", "-A", cwd=tmp_path)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x", cwd=tmp_path)
+    init = loop("init", "--gate", f"{sys.executable} -c pass")
+    assert set(init) == {"written", "kept", "gates", "proposed", "commit", "problems"}
+    assert loop("goal", "add", "T", "--accept", "true") == {"goal": "G1"}
+    assert set(loop("status")) == {"goals", "counts"}
+    assert set(loop("next")) == {"goal", "title", "reason"}
+    assert set(loop("check")) == {"ok", "gates", "protected", "budget", "authorised"}
+    plan = loop("run", "--maker", "true", "--dry-run")
+    assert set(plan) == {"plan"} and set(plan["plan"]) == {
+        "goals",
+        "unreachable",
+        "gates",
+        "budget",
+        "maker",
+        "checkers",
+    }
+    report = loop("run", "--maker", "true", "--max-iterations", "1")
+    assert set(report) == {
+        "objective",
+        "iterations",
+        "budget",
+        "kept",
+        "reverted",
+        "blocked",
+        "questions",
+        "stopped",
+    }

@@ -1,0 +1,406 @@
+"""`relay loop`: the build loop around the relay — the spine, the goals, the run contract
+and the ratchet.
+
+``init`` writes what the spine lacks and proposes the project's own gates; ``goal add``
+appends a goal; ``status`` shows the board; ``next`` names the next goal; ``check`` reads
+the contract; ``run`` works the goals with a maker, checkers and a verifier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from relay.commands.output import Output
+from relay.edges.worktree import WorkTree
+from relay.errors import LocalUsageError
+from relay.loop.contract import (
+    CONTRACT_NAME,
+    DEFAULT_PROTECTED,
+    Budget,
+    Contract,
+    Gate,
+    check,
+    gate_command,
+    gate_name,
+    seconds,
+)
+from relay.loop.goals import (
+    BOARD_NAME,
+    GOAL_ID,
+    GOALS_NAME,
+    BoardRow,
+    Goal,
+    GoalState,
+    next_goal,
+    next_id,
+    render_board,
+    render_goals,
+)
+from relay.loop.spine import (
+    LOOP_NAME,
+    Proposal,
+    extend_board,
+    extend_goals,
+    extend_loop,
+    fresh_files,
+    propose_gates,
+)
+from relay.ratchet.engine import Options, Ratchet, contract_ready
+from relay.ratchet.files import Spine
+
+PROJECT_FILES = ("pyproject.toml", "Makefile", "package.json", "Cargo.toml", "go.mod")
+
+
+def register(sub: Any) -> None:
+    """Add `loop` and its sub-verbs."""
+    p: argparse.ArgumentParser = sub.add_parser("loop", help="work a backlog of goals")
+    verbs = p.add_subparsers(dest="loop_verb", metavar="SUB-VERB")
+    verbs.required = True
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
+        q.add_argument("--json", action="store_true", help="machine-readable output")
+
+    q = verbs.add_parser("init", help="write the loop's spine under docs/loop/")
+    q.add_argument("--gate", action="append", default=[], metavar="CMD", help="a gate command")
+    q.add_argument("--protect", action="append", default=[], metavar="PATH", help="protect PATH")
+    q.add_argument("--objective", default=None, help="the run's objective, in one sentence")
+    q.add_argument(
+        "--coverage-report",
+        default=None,
+        metavar="PATH",
+        help="coverage.py's JSON report, written by a gate",
+    )
+    q.add_argument("--iterations", type=int, default=None, help="iterations per run")
+    q.add_argument("--wall-clock", default=None, metavar="DURATION", help="wall clock per run")
+    q.add_argument("--retries", type=int, default=None, help="retries per failure")
+    q.add_argument("--yes", action="store_true", help="take the proposed gates without asking")
+    common(q)
+    q.set_defaults(func=run_init)
+
+    goal = verbs.add_parser("goal", help="goals: `relay loop goal add`")
+    goal_verbs = goal.add_subparsers(dest="goal_verb", metavar="ACTION")
+    goal_verbs.required = True
+    q = goal_verbs.add_parser("add", help="append a goal to GOALS.md")
+    q.add_argument("title", help="what the goal achieves")
+    q.add_argument("--accept", required=True, metavar="CMD", help="the acceptance command")
+    q.add_argument("--depends", action="append", default=[], metavar="ID", help="a goal first")
+    q.add_argument("--security", action="store_true", help="the goal is security-critical")
+    common(q)
+    q.set_defaults(func=run_goal_add)
+
+    q = verbs.add_parser("status", help="the board: each goal's state")
+    common(q)
+    q.set_defaults(func=run_status)
+    q = verbs.add_parser("next", help="the next unblocked goal, or why there is none")
+    common(q)
+    q.set_defaults(func=run_next)
+    q = verbs.add_parser("check", help="check the run contract")
+    common(q)
+    q.set_defaults(func=run_check)
+
+    q = verbs.add_parser("run", help="work the goals: maker, gates, checkers, verifier")
+    q.add_argument("--maker", required=True, metavar="CMD", help="the maker's command")
+    q.add_argument("--checker", action="append", default=[], metavar="CMD", help="a checker")
+    q.add_argument("--verifier", default=None, metavar="CMD", help="judges the stop condition")
+    q.add_argument("--goal", default=None, metavar="ID", help="work only this goal")
+    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--wall-clock", default=None, metavar="DURATION", help="e.g. 30m, 8h")
+    q.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
+    common(q)
+    q.set_defaults(func=run_run)
+
+
+def _root(args: argparse.Namespace) -> WorkTree:
+    return WorkTree.open((args.repo_dir or Path.cwd()).resolve())
+
+
+# --- init ---
+
+
+def _project_files(root: Path) -> dict[str, str]:
+    files = {}
+    for name in PROJECT_FILES:
+        path = root / name
+        if path.is_file():
+            files[name] = path.read_text(encoding="utf-8", errors="replace")
+    if (root / "tests").is_dir():
+        files["tests/"] = ""
+    return files
+
+
+def _python(root: Path) -> str:
+    venv = root / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return ".venv/bin/python" if venv.exists() and os.name != "nt" else "python3"
+
+
+def _choose_gates(args: argparse.Namespace, proposals: list[Proposal]) -> tuple[Gate, ...]:
+    if args.gate:
+        gates: list[Gate] = []
+        for given in args.gate:
+            name = gate_name(given, taken=[g.name for g in gates])
+            gates.append(Gate(name, gate_command(given)))
+        return tuple(gates)
+    chosen = []
+    for proposal in proposals:
+        if args.yes or _ask_yes(
+            f"gate {proposal.gate.name}: `{proposal.gate.command}` (from {proposal.source})?"
+        ):
+            chosen.append(proposal.gate)
+    return tuple(chosen)
+
+
+def _ask_yes(question: str) -> bool:
+    sys.stderr.write(f"{question} [Y/n]: ")
+    sys.stderr.flush()
+    try:
+        answer = input().strip().lower()
+    except EOFError:
+        sys.stderr.write("\n")
+        raise LocalUsageError(
+            "no answer on standard input", hint="pass --yes, or name the gates with --gate CMD"
+        ) from None
+    return answer in ("", "y", "yes")
+
+
+def run_init(args: argparse.Namespace) -> Output:
+    """Write what the spine lacks; never overwrite."""
+    tree = _root(args)
+    root = tree.root
+    spine = Spine(root)
+    proposals = propose_gates(_project_files(root), python=_python(root))
+    has_contract = spine.read(CONTRACT_NAME) is not None  # kept as it is: nothing to ask
+    gates = () if has_contract else _choose_gates(args, proposals)
+    budget = Budget()
+    if args.iterations is not None:
+        budget = replace(budget, iterations=args.iterations)
+    if args.retries is not None:
+        budget = replace(budget, retries=args.retries)
+    if args.wall_clock is not None:
+        if seconds(args.wall_clock) is None:
+            raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
+        budget = replace(budget, wall_clock=args.wall_clock)
+    contract = Contract(
+        gates=gates,
+        protected=(*DEFAULT_PROTECTED, *args.protect),
+        coverage_report=args.coverage_report,
+        budget=budget,
+        **({"objective": args.objective} if args.objective else {}),
+    )
+    written: list[str] = []
+    kept: list[str] = []
+    edits = {
+        LOOP_NAME: extend_loop,
+        GOALS_NAME: extend_goals,
+        BOARD_NAME: extend_board,
+    }
+    for name, edit in edits.items():
+        old = spine.read(name)
+        new = edit(old)
+        (kept if new == old else written).append(name)
+        if new != old:
+            spine.write(name, new)
+    for name, text in fresh_files(contract).items():
+        if spine.read(name) is None:
+            spine.write(name, text)
+            written.append(name)
+        else:
+            kept.append(name)
+    sha = tree.commit(written, "loop: set up the loop spine") if written else None
+    final = spine.contract()
+    problems = check(final, exists=spine.exists(final))
+    lines = [f"wrote {n}" for n in written] + [f"kept {n} as it was" for n in kept]
+    lines += [f"gate {g.name}: {g.command}" for g in final.gates] or [
+        "no gates: name them with --gate CMD, or edit CONTRACT.md"
+    ]
+    lines += [f"contract: {p.field}: {p.message}" for p in problems]
+    if has_contract and (args.gate or args.protect):
+        lines.append(f"{CONTRACT_NAME} exists and was kept: edit its gates there by hand")
+    lines.append(
+        "next: `relay loop goal add TITLE --accept CMD`, then `relay loop run --maker CMD`"
+    )
+    return Output(
+        lines=tuple(lines),
+        data={
+            "written": written,
+            "kept": kept,
+            "gates": [{"name": g.name, "command": g.command} for g in final.gates],
+            "proposed": [
+                {"name": p.gate.name, "command": p.gate.command, "source": p.source}
+                for p in proposals
+            ],
+            "commit": sha,
+            "problems": [{"field": p.field, "message": p.message} for p in problems],
+        },
+    )
+
+
+# --- goals ---
+
+
+def run_goal_add(args: argparse.Namespace) -> Output:
+    """Append a goal; print its id."""
+    tree = _root(args)
+    spine = Spine(tree.root)
+    doc = spine.goals()
+    title = " ".join(args.title.split())
+    if not title or not args.accept.strip():
+        raise LocalUsageError("a goal needs a title and an --accept command")
+    deps = tuple(d.strip() for d in args.depends if d.strip())
+    for dep in deps:
+        if not GOAL_ID.fullmatch(dep) or doc.get(dep) is None:
+            raise LocalUsageError(f"--depends {dep}: there is no such goal in {GOALS_NAME}")
+    goal = Goal(next_id(doc), title, args.accept.strip(), deps, args.security)
+    spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
+    board = spine.board()
+    spine.write(BOARD_NAME, render_board(board.with_row(BoardRow(goal.id, goal.title))))
+    tree.commit([GOALS_NAME, BOARD_NAME], f"loop: add goal {goal.id}: {goal.title}")
+    return Output(lines=(goal.id,), data={"goal": goal.id})
+
+
+def _goal_data(goal: Goal, row: BoardRow) -> dict[str, Any]:
+    return {
+        "id": goal.id,
+        "title": goal.title,
+        "state": row.state.value,
+        "attempts": row.attempts,
+        "failed_passes": row.failed_passes,
+        "last_verdict": row.verdict,
+        "notes": row.notes,
+        "depends": list(goal.depends),
+        "security": goal.security,
+        "accept": goal.accept,
+    }
+
+
+def run_status(args: argparse.Namespace) -> Output:
+    """The board."""
+    spine = Spine(_root(args).root)
+    goals, board = spine.goals().goals, spine.board()
+    rows = [_goal_data(g, board.row_of(g)) for g in goals]
+    lines = [
+        f"{r['id']:<4} {r['state']:<11} attempts {r['attempts']}"
+        f"  {r['last_verdict'] or '-'}  {r['title']}" + (f"  ({r['notes']})" if r["notes"] else "")
+        for r in rows
+    ] or ["no goals yet: `relay loop goal add TITLE --accept CMD`"]
+    counts = {s.value: sum(r["state"] == s.value for r in rows) for s in GoalState}
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items()))
+    return Output(lines=tuple(lines), data={"goals": rows, "counts": counts})
+
+
+def run_next(args: argparse.Namespace) -> Output:
+    """The next goal, or why there is none."""
+    spine = Spine(_root(args).root)
+    goals, board = spine.goals().goals, spine.board()
+    chosen = next_goal(goals, board)
+    if chosen.goal is None:
+        return Output(
+            lines=(f"no goal to work: {chosen.reason}",),
+            data={"goal": None, "title": None, "reason": chosen.reason},
+        )
+    g = chosen.goal
+    return Output(
+        lines=(f"{g.id}: {g.title} (accept: {g.accept})", chosen.reason),
+        data={"goal": g.id, "title": g.title, "reason": chosen.reason},
+    )
+
+
+def run_check(args: argparse.Namespace) -> Output:
+    """Check the run contract; refuse it naming the field that is wrong."""
+    spine = Spine(_root(args).root)
+    contract = contract_ready(spine)
+    b = contract.budget
+    return Output(
+        lines=(
+            f"{CONTRACT_NAME} holds: {len(contract.gates)} gate(s), "
+            f"{b.iterations} iterations, {b.wall_clock} wall clock, {b.retries} retries",
+        ),
+        data={
+            "ok": True,
+            "gates": [{"name": g.name, "command": g.command} for g in contract.gates],
+            "protected": list(contract.protected),
+            "budget": {
+                "iterations": b.iterations,
+                "wall_clock": b.wall_clock,
+                "retries": b.retries,
+                "concurrent_makers": b.makers,
+            },
+            "authorised": list(contract.authorised),
+        },
+    )
+
+
+# --- run ---
+
+
+def run_run(args: argparse.Namespace) -> Output:
+    """Run the ratchet (or print its plan under --dry-run)."""
+    wall = None
+    if args.wall_clock is not None:
+        wall = seconds(args.wall_clock)
+        if wall is None:
+            raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise LocalUsageError("--max-iterations must be at least 1")
+    options = Options(
+        maker=args.maker,
+        checkers=tuple(args.checker),
+        verifier=args.verifier,
+        goal=args.goal,
+        max_iterations=args.max_iterations,
+        wall_clock=wall,
+    )
+    root = _root(args).root
+    if args.dry_run:
+        return _plan(root, options)
+
+    def say(line: str) -> None:
+        if not args.json:
+            print(f"relay loop: {line}", file=sys.stderr, flush=True)
+
+    report = Ratchet(root, options, say=say).run()
+    status = 1 if report.stopped.startswith("escalation") else 0
+    return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
+
+
+def _plan(root: Path, options: Options) -> Output:
+    spine = Spine(root)
+    contract = contract_ready(spine)
+    goals, board = spine.goals().goals, spine.board()
+    order, done = [], {g.id for g in goals if board.row_of(g).state is GoalState.DONE}
+    pending = [g for g in goals if g.id not in done and (not options.goal or g.id == options.goal)]
+    while pending:  # dependency order: a goal after the goals it depends on
+        ready = [g for g in pending if all(d in done for d in g.depends)]
+        if not ready:
+            break
+        for g in ready:
+            order.append(g)
+            done.add(g.id)
+        pending = [g for g in pending if g.id not in done]
+    b = contract.budget
+    iterations = options.max_iterations or b.iterations
+    wall = f"{options.wall_clock:.0f}s" if options.wall_clock else b.wall_clock
+    lines = ["plan (dry run; nothing runs):", "goals, in order:"]
+    lines += [f"  {g.id}: {g.title} (accept: {g.accept})" for g in order] or ["  (none)"]
+    lines += [f"  {g.id}: not reachable (blocked or in a cycle)" for g in pending]
+    lines += ["gates:", *(f"  {g.name}: {g.command}" for g in contract.gates)]
+    lines += [f"budget: {iterations} iterations, {wall} wall clock, {b.retries} retries"]
+    lines += [f"maker: {options.maker}", *(f"checker: {c}" for c in options.checkers)]
+    return Output(
+        lines=tuple(lines),
+        data={
+            "plan": {
+                "goals": [{"id": g.id, "title": g.title, "accept": g.accept} for g in order],
+                "unreachable": [g.id for g in pending],
+                "gates": [{"name": g.name, "command": g.command} for g in contract.gates],
+                "budget": {"iterations": iterations, "wall_clock": wall, "retries": b.retries},
+                "maker": options.maker,
+                "checkers": list(options.checkers),
+            }
+        },
+    )

@@ -1,0 +1,415 @@
+"""The run contract, ``docs/loop/CONTRACT.md``: what a run may do, stated before it runs.
+
+Ground rules: the contract is sections of markdown a person reads and edits; each field is
+one ``## `` section (free text, a list of backticked paths, or ``- Name: value`` lines).
+:func:`check` is the gate before any run: no verifiable gate or metric, a protected path
+that does not exist, or a missing budget is refused, naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from relay.errors import SpineFileError
+from relay.loop.markdown import Section, body_lines, code_span, parse_code_span, sections
+
+CONTRACT_NAME = "docs/loop/CONTRACT.md"
+CONTRACT_PATH = "docs/loop/CONTRACT.md"
+NONE = "(none)"
+WIDTH = 88
+TITLE = "# Run contract\n"
+INTRO = (
+    "Stated before anything runs. `relay loop check` reads it and `relay loop run` will not\n"
+    "start until it holds; no maker may change it (it is a protected path).\n"
+)
+# the guardrail parts of LOOP.md: a path with `#Heading` protects one section
+GUARDRAIL_SECTIONS = ("Roles", "Guardrails", "Security-critical areas", "Stopping conditions")
+DEFAULT_PROTECTED = (
+    CONTRACT_PATH,
+    *(f"docs/loop/LOOP.md#{name}" for name in GUARDRAIL_SECTIONS),
+    "docs/loop/state/",
+)
+AUTHORISABLE = ("push", "open a relay job")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A named command whose exit status is the verdict."""
+
+    name: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a run may spend; None is unset (and refused by :func:`check`)."""
+
+    iterations: int | None = 20
+    wall_clock: str | None = "8h"
+    retries: int | None = 3
+    makers: int | None = 1
+    maker_timeout: str = "30m"
+    gate_timeout: str = "10m"
+    backoff: str = "30s"
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The run contract's fields, in the order the file states them."""
+
+    objective: str = "Leave the repository better, one goal at a time, and never worse."
+    mutable: tuple[str, ...] = (".",)
+    protected: tuple[str, ...] = DEFAULT_PROTECTED
+    gates: tuple[Gate, ...] = ()
+    metric: str | None = None
+    coverage_report: str | None = None
+    run_command: str = 'relay loop run --maker "AGENT-COMMAND" --checker "OTHER-AGENT-COMMAND"'
+    keep_rule: str = (
+        "A goal's change is kept (one commit) only when its acceptance command, every gate,"
+        " the coverage comparison, the protected-path check, the checker panel and the"
+        " verifier's fresh re-run all pass; otherwise it is reverted, and the repository is"
+        " left exactly as the goal found it."
+    )
+    crash_policy: str = (
+        "A maker that fails for a transient reason (429, 503, 529, overloaded, rate limit,"
+        " exit 75) is retried after an exponential back-off, at no cost; a crash or timeout"
+        " is a failed attempt. A killed run resumes from the spine and git when run again."
+    )
+    history: str = (
+        "Each iteration in docs/loop/state/iteration-log.md, each failure in"
+        " docs/loop/state/failures.md, the rules learned in docs/loop/state/learned-rules.md,"
+        " each kept change in git and docs/loop/handover.md."
+    )
+    escalation: tuple[str, ...] = (
+        "the contract's gates fail on the baseline, before any change",
+        "a security-critical goal with no checker panel",
+        "the maker fails transiently six times in a row",
+    )
+    exhaustion: str = (
+        "Every goal done or blocked, or the budget spent; the report says which and why."
+    )
+    budget: Budget = field(default_factory=Budget)
+    authorised: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+
+_FIELDS = (
+    "Objective",
+    "Mutable paths",
+    "Protected paths",
+    "Gates",
+    "Metric",
+    "Coverage report",
+    "Run command",
+    "Keep or revert",
+    "Crash policy",
+    "History",
+    "Escalation",
+    "Exhaustion",
+    "Budget",
+    "Authorised irreversible actions",
+)
+_BUDGET = {
+    "Iterations": "iterations",
+    "Wall clock": "wall_clock",
+    "Retries per failure": "retries",
+    "Concurrent makers": "makers",
+    "Maker timeout": "maker_timeout",
+    "Gate timeout": "gate_timeout",
+    "Transient backoff": "backoff",
+}
+
+
+def seconds(text: str) -> float | None:
+    """A duration such as ``90s``, ``30m``, ``8h``, ``1h30m`` or ``250ms`` in seconds."""
+    text = text.strip().replace(" ", "")
+    if not text:
+        return None
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+# --- reading ---
+
+
+def parse_contract(text: str, *, name: str = CONTRACT_NAME) -> Contract:
+    """CONTRACT.md as a model; SpineFileError names the line relay cannot read."""
+    parts = {p.heading: p for p in sections(text) if p.heading is not None}
+    missing = [f for f in _FIELDS if f not in parts]
+    if missing:
+        raise SpineFileError(name, 1, f"the contract has no `## {missing[0]}` section")
+    extra = tuple(p.text for h, p in parts.items() if h not in _FIELDS)
+    return Contract(
+        objective=_prose(parts["Objective"]),
+        mutable=_paths(parts["Mutable paths"], name),
+        protected=_paths(parts["Protected paths"], name),
+        gates=_gates(parts["Gates"], name),
+        metric=_optional(parts["Metric"]),
+        coverage_report=_optional_code(parts["Coverage report"], name),
+        run_command=_optional_code(parts["Run command"], name) or "",
+        keep_rule=_prose(parts["Keep or revert"]),
+        crash_policy=_prose(parts["Crash policy"]),
+        history=_prose(parts["History"]),
+        escalation=_bullets(parts["Escalation"], name),
+        exhaustion=_prose(parts["Exhaustion"]),
+        budget=_budget(parts["Budget"], name),
+        authorised=_bullets(parts["Authorised irreversible actions"], name),
+        extra=extra,
+    )
+
+
+def _prose(part: Section) -> str:
+    """A free-text field: its paragraphs, each as one line of words."""
+    text = "\n".join(line for _, line in body_lines(part)).strip()
+    return "\n\n".join(" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip())
+
+
+def wrap(text: str) -> str:
+    """Free text as paragraphs wrapped for reading."""
+    return "\n\n".join(
+        textwrap.fill(p, WIDTH, break_on_hyphens=False, break_long_words=False)
+        for p in text.split("\n\n")
+    )
+
+
+def _optional(part: Section) -> str | None:
+    text = _prose(part)
+    return None if text in ("", NONE) else text
+
+
+def _optional_code(part: Section, name: str) -> str | None:
+    text = _optional(part)
+    if text is None:
+        return None
+    value = parse_code_span(text)
+    if value is None:
+        raise SpineFileError(name, part.first_line + 2, f"`## {part.heading}` goes in backticks")
+    return value
+
+
+def _lines(part: Section) -> list[tuple[int, str]]:
+    found = [(n, line.strip()) for n, line in body_lines(part) if line.strip()]
+    return [] if [line for _, line in found] == [NONE] else found
+
+
+def _bullets(part: Section, name: str) -> tuple[str, ...]:
+    items = []
+    for number, line in _lines(part):
+        if not line.startswith("- "):
+            raise SpineFileError(name, number, f"`## {part.heading}` is a list of `- ` lines")
+        items.append(line[2:].strip())
+    return tuple(items)
+
+
+def _paths(part: Section, name: str) -> tuple[str, ...]:
+    paths = []
+    for number, line in _lines(part):
+        value = parse_code_span(line[2:]) if line.startswith("- ") else None
+        if value is None:
+            raise SpineFileError(name, number, f"`## {part.heading}` lists paths as - `path`")
+        paths.append(value)
+    return tuple(paths)
+
+
+def _gates(part: Section, name: str) -> tuple[Gate, ...]:
+    gates = []
+    for number, line in _lines(part):
+        match = re.fullmatch(r"- ([A-Za-z0-9_.-]+): (.+)", line)
+        command = parse_code_span(match.group(2)) if match else None
+        if match is None or command is None:
+            raise SpineFileError(name, number, "a gate reads - name: `command`")
+        gates.append(Gate(match.group(1), command))
+    return tuple(gates)
+
+
+def _budget(part: Section, name: str) -> Budget:
+    values: dict[str, object] = {key: None for key in ("iterations", "wall_clock", "retries")}
+    values["makers"] = None
+    for number, line in _lines(part):
+        match = re.fullmatch(r"- ([A-Za-z ]+): (.+)", line)
+        if match is None or match.group(1) not in _BUDGET:
+            known = ", ".join(_BUDGET)
+            raise SpineFileError(name, number, f"a budget line is - Name: value ({known})")
+        key, value = _BUDGET[match.group(1)], match.group(2).strip()
+        if key in ("iterations", "retries", "makers"):
+            if not value.isdigit():
+                raise SpineFileError(name, number, f"{match.group(1)} is a whole number")
+            values[key] = int(value)
+        else:
+            if seconds(value) is None:
+                raise SpineFileError(name, number, f"{match.group(1)} is a duration (30m, 8h)")
+            values[key] = value
+    return replace(Budget(), **values)  # type: ignore[arg-type]
+
+
+# --- writing ---
+
+
+def render_contract(contract: Contract) -> str:
+    """CONTRACT.md's text."""
+    b = contract.budget
+    budget = [
+        ("Iterations", b.iterations),
+        ("Wall clock", b.wall_clock),
+        ("Retries per failure", b.retries),
+        ("Concurrent makers", b.makers),
+        ("Maker timeout", b.maker_timeout),
+        ("Gate timeout", b.gate_timeout),
+        ("Transient backoff", b.backoff),
+    ]
+    bodies = {
+        "Objective": wrap(contract.objective),
+        "Mutable paths": _list(f"- {code_span(p)}" for p in contract.mutable),
+        "Protected paths": _list(f"- {code_span(p)}" for p in contract.protected),
+        "Gates": _list(f"- {g.name}: {code_span(g.command)}" for g in contract.gates),
+        "Metric": contract.metric or NONE,
+        "Coverage report": code_span(contract.coverage_report)
+        if contract.coverage_report
+        else NONE,
+        "Run command": code_span(contract.run_command) if contract.run_command else NONE,
+        "Keep or revert": wrap(contract.keep_rule),
+        "Crash policy": wrap(contract.crash_policy),
+        "History": wrap(contract.history),
+        "Escalation": _list(f"- {e}" for e in contract.escalation),
+        "Exhaustion": wrap(contract.exhaustion),
+        "Budget": _list(f"- {k}: {v}" for k, v in budget if v is not None),
+        "Authorised irreversible actions": _list(f"- {a}" for a in contract.authorised),
+    }
+    text = TITLE + "\n" + INTRO
+    for heading in _FIELDS:
+        text += f"\n## {heading}\n\n{bodies[heading] or NONE}\n"
+    return text + "".join("\n" + e.rstrip("\n") + "\n" for e in contract.extra)
+
+
+def _list(lines: Iterable[str]) -> str:
+    return "\n".join(lines)
+
+
+# --- the check before a run ---
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One field of the contract that is wrong, and what is wrong with it."""
+
+    field: str
+    message: str
+
+
+def check(contract: Contract, *, exists: Mapping[str, bool]) -> list[Problem]:
+    """What is wrong with the contract; ``exists`` says which protected paths exist."""
+    problems = []
+    if not any(g.command.strip() for g in contract.gates) and not contract.metric:
+        problems.append(Problem("Gates", "there is no verifiable gate (a command) or metric"))
+    for path in contract.protected:
+        if not exists.get(path, False):
+            problems.append(Problem("Protected paths", f"`{path}` does not exist"))
+    if CONTRACT_PATH not in contract.protected:
+        problems.append(Problem("Protected paths", f"`{CONTRACT_PATH}` must be protected"))
+    b = contract.budget
+    for label, value in (("Iterations", b.iterations), ("Retries per failure", b.retries)):
+        if value is None:
+            problems.append(Problem("Budget", f"no `{label}:` line"))
+    if b.wall_clock is None:
+        problems.append(Problem("Budget", "no `Wall clock:` line"))
+    if b.iterations == 0:
+        problems.append(Problem("Budget", "`Iterations:` is 0; nothing could run"))
+    if b.makers == 0:
+        problems.append(Problem("Budget", "`Concurrent makers:` is 0; nothing could run"))
+    if not contract.objective.strip():
+        problems.append(Problem("Objective", "the objective is empty; state it in one sentence"))
+    for action in contract.authorised:
+        if action not in AUTHORISABLE:
+            known = ", ".join(AUTHORISABLE)
+            problems.append(
+                Problem("Authorised irreversible actions", f"{action!r} is not one of {known}")
+            )
+    return problems
+
+
+def gate_name(command: str, *, taken: Sequence[str] = ()) -> str:
+    """A name for a gate given as a bare command: ``name: command`` keeps its name, else
+    the kind of tool it runs (test, lint, format, typecheck, build), else ``gate``."""
+    match = re.fullmatch(r"([a-z][a-z0-9-]*): (.+)", command.strip())
+    if match:
+        return match.group(1)
+    lowered = command.lower()
+    kinds = (
+        ("format", ("format", "fmt", "prettier", "black")),
+        ("lint", ("ruff", "lint", "flake8", "eslint", "clippy", "vet")),
+        ("typecheck", ("mypy", "pyright", "tsc", "typecheck")),
+        ("coverage", ("coverage json", "coverage report")),
+        ("test", ("pytest", "test", "unittest")),
+        ("build", ("build",)),
+    )
+    base = next((k for k, words in kinds if any(w in lowered for w in words)), "gate")
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def gate_command(command: str) -> str:
+    """The command of a gate given as ``name: command`` or as a bare command."""
+    match = re.fullmatch(r"([a-z][a-z0-9-]*): (.+)", command.strip())
+    return match.group(2) if match else command.strip()
+
+
+# --- what a goal may touch ---
+
+
+def is_within(path: str, prefix: str) -> bool:
+    """Whether repository path ``path`` is ``prefix`` or under it (``.`` is everything)."""
+    prefix = prefix.rstrip("/")
+    if prefix in ("", "."):
+        return True
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def section_of(text: str | None, heading: str) -> str | None:
+    """The text of one ``## `` section of a markdown file, or None when absent."""
+    if text is None:
+        return None
+    parts = sections(text)
+    at = next(
+        (i for i, p in enumerate(parts) if (p.heading or "").lower() == heading.lower()), None
+    )
+    return None if at is None else parts[at].text
+
+
+def split_protected(entry: str) -> tuple[str, str | None]:
+    """A protected entry as (path, section heading or None): ``LOOP.md#Guardrails``."""
+    path, _, heading = entry.partition("#")
+    return path, heading or None
+
+
+def touched(
+    changes: Sequence[str],
+    contract: Contract,
+    *,
+    texts: Mapping[str, tuple[str | None, str | None]],
+) -> list[tuple[str, str]]:
+    """(path, why) for each protected entry the changes touch and each changed path outside
+    the mutable ones. ``texts`` holds (before, after) for the changed files that a
+    ``#section`` entry names, so that editing elsewhere in such a file stays allowed."""
+    found: list[tuple[str, str]] = []
+    for entry in contract.protected:
+        path, heading = split_protected(entry)
+        if heading is None:
+            found += [(c, f"`{c}` is protected (`{entry}`)") for c in changes if is_within(c, path)]
+        elif path in changes:
+            before, after = texts.get(path, (None, None))
+            if section_of(before, heading) != section_of(after, heading):
+                found.append((path, f"`{path}` section {heading!r} is protected (`{entry}`)"))
+    outside = [c for c in changes if not any(is_within(c, m) for m in contract.mutable)]
+    found += [(c, f"`{c}` is outside the mutable paths") for c in outside]
+    return found

@@ -1,0 +1,362 @@
+"""The loop's history under ``docs/loop/state/``: the iteration log, the failures, the
+learned rules and the baseline figures; and the entries the loop adds to handover.md.
+
+Ground rules: the log, the failures and the rules are append-only (relay adds entries and
+never rewrites one); each is parsed into models and rendered back exactly (round-trip
+tested); a person's edits to the text around the entries are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from relay.errors import SpineFileError
+from relay.loop.markdown import (
+    Section,
+    body_lines,
+    code_span,
+    fenced,
+    is_rule_row,
+    parse_code_span,
+    row,
+    sections,
+    split_row,
+    unfence,
+)
+
+STATE = "docs/loop/state"
+LOG_NAME = f"{STATE}/iteration-log.md"
+FAILURES_NAME = f"{STATE}/failures.md"
+RULES_NAME = f"{STATE}/learned-rules.md"
+BASELINE_NAME = f"{STATE}/baseline.md"
+HANDOVER_NAME = "docs/loop/handover.md"
+
+LOG_HEAD = """\
+# Iteration log
+
+One row per iteration of `relay loop run` (one maker attempt judged), newest last.
+
+"""
+LOG_COLUMNS = ("iteration", "goal", "attempt", "outcome", "category", "base", "coverage", "at")
+FAILURES_HEAD = """\
+# Failures
+
+Every failed attempt, newest last: what failed, its category and the diagnosis the maker
+was given on its next attempt. Append-only.
+"""
+RULES_HEAD = """\
+# Learned rules
+
+Rules the loop drew from failures that happened twice, handed to every maker as a
+do-not-repeat checklist. Append-only: add your own in the same shape.
+"""
+BASELINE_HEAD = """\
+# Baseline
+
+The figures the ratchet compares a goal's candidate against, recorded before the maker
+runs and updated when a change is kept.
+"""
+
+
+# --- the iteration log ---
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One row of the iteration log."""
+
+    iteration: int
+    goal: str
+    attempt: int
+    outcome: str
+    category: str = ""
+    commit: str = ""
+    coverage: str = ""
+    at: str = ""
+
+
+def parse_log(text: str, *, name: str = LOG_NAME) -> tuple[str, tuple[Iteration, ...]]:
+    """The text before the table and its rows."""
+    lines = text.splitlines(keepends=True)
+    head_end = next((i for i, line in enumerate(lines) if split_row(line)), len(lines))
+    rows = []
+    for number, line in enumerate(lines[head_end:], start=head_end + 1):
+        cells = split_row(line)
+        if cells is None:
+            if line.strip():
+                raise SpineFileError(name, number, "only table rows may follow the table")
+            continue
+        if is_rule_row(cells) or cells == list(LOG_COLUMNS):
+            continue
+        if len(cells) != len(LOG_COLUMNS) or not (cells[0].isdigit() and cells[2].isdigit()):
+            raise SpineFileError(name, number, f"a row has {len(LOG_COLUMNS)} cells, numbered")
+        rows.append(Iteration(int(cells[0]), cells[1], int(cells[2]), *cells[3:]))
+    return "".join(lines[:head_end]), tuple(rows)
+
+
+def render_log(head: str, rows: tuple[Iteration, ...]) -> str:
+    """The iteration log's text."""
+    table = [row(list(LOG_COLUMNS)), "| " + " | ".join("---" for _ in LOG_COLUMNS) + " |"]
+    table += [
+        row(
+            [
+                str(r.iteration),
+                r.goal,
+                str(r.attempt),
+                r.outcome,
+                r.category,
+                r.commit,
+                r.coverage,
+                r.at,
+            ]
+        )
+        for r in rows
+    ]
+    return head + "\n".join(table) + "\n"
+
+
+# --- failures ---
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed attempt."""
+
+    number: int
+    goal: str
+    attempt: int
+    iteration: int
+    category: str
+    what: str
+    diagnosis: str
+
+
+def parse_failures(text: str, *, name: str = FAILURES_NAME) -> tuple[str, tuple[Failure, ...]]:
+    """The text before the entries and the entries."""
+    parts = sections(text)
+    head = _head(parts)
+    found = []
+    for part in parts:
+        if part.heading is None:
+            continue
+        match = re.fullmatch(r"F(\d+): (G\d+) attempt (\d+), iteration (\d+)", part.heading)
+        if match is None:
+            raise SpineFileError(
+                name,
+                part.first_line,
+                "a failure's heading reads `## F<n>: G<n> attempt <n>, iteration <n>`",
+            )
+        fields, diagnosis = _fields_and_fence(body_lines(part), name)
+        for key in ("Category", "What failed"):
+            if key not in fields:
+                raise SpineFileError(name, part.first_line, f"failure lacks `- {key}:`")
+        number, goal, attempt, iteration = match.groups()
+        found.append(
+            Failure(
+                int(number),
+                goal,
+                int(attempt),
+                int(iteration),
+                fields["Category"],
+                fields["What failed"],
+                diagnosis,
+            )
+        )
+    return head, tuple(found)
+
+
+def _head(parts: list[Section]) -> str:
+    """The text before the entries, ending in one newline (entries start with a blank)."""
+    return "".join(p.text for p in parts if p.heading is None).rstrip("\n") + "\n"
+
+
+def _fields_and_fence(lines: list[tuple[int, str]], name: str) -> tuple[dict[str, str], str]:
+    fields: dict[str, str] = {}
+    diagnosis = ""
+    index = 0
+    while index < len(lines):
+        number, line = lines[index]
+        item = re.fullmatch(r"- ([A-Za-z ]+): (.*)", line)
+        if not line.strip() or line.strip() == "Diagnosis:":
+            index += 1
+        elif item:
+            fields[item.group(1)] = item.group(2)
+            index += 1
+        else:
+            block = unfence(lines, index)
+            if block is None:
+                raise SpineFileError(name, number, "expected `- Name: value` or a fenced block")
+            diagnosis, index = block
+    return fields, diagnosis
+
+
+def render_failure(failure: Failure) -> str:
+    """One failure entry."""
+    return (
+        f"\n## F{failure.number}: {failure.goal} attempt {failure.attempt},"
+        f" iteration {failure.iteration}\n\n"
+        f"- Category: {failure.category}\n- What failed: {' '.join(failure.what.split())}\n\n"
+        f"Diagnosis:\n\n{fenced(failure.diagnosis)}"
+    )
+
+
+def render_failures(head: str, entries: tuple[Failure, ...]) -> str:
+    """failures.md's text."""
+    return head.rstrip("\n") + "\n" + "".join(render_failure(f) for f in entries)
+
+
+# --- learned rules ---
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule learned from a failure that happened twice."""
+
+    number: int
+    title: str
+    iteration: int
+    goal: str
+    category: str
+    pattern: str
+    rule: str
+
+
+def parse_rules(text: str, *, name: str = RULES_NAME) -> tuple[str, tuple[Rule, ...]]:
+    """The text before the rules and the rules."""
+    parts = sections(text)
+    head = _head(parts)
+    found = []
+    for part in parts:
+        if part.heading is None:
+            continue
+        match = re.fullmatch(r"R(\d+): (.+)", part.heading)
+        if match is None:
+            raise SpineFileError(name, part.first_line, "a rule's heading reads `## R<n>: title`")
+        fields, _ = _fields_and_fence(body_lines(part), name)
+        source = re.fullmatch(r"iteration (\d+), goal (G\d+)", fields.get("Source", ""))
+        if source is None:
+            raise SpineFileError(
+                name, part.first_line, "a rule has `- Source: iteration <n>, goal G<n>`"
+            )
+        for key in ("Category", "Pattern", "Rule"):
+            if key not in fields:
+                raise SpineFileError(name, part.first_line, f"rule lacks `- {key}:`")
+        found.append(
+            Rule(
+                int(match.group(1)),
+                match.group(2),
+                int(source.group(1)),
+                source.group(2),
+                fields["Category"],
+                fields["Pattern"],
+                fields["Rule"],
+            )
+        )
+    return head, tuple(found)
+
+
+def render_rule(rule: Rule) -> str:
+    """One rule entry."""
+    return (
+        f"\n## R{rule.number}: {' '.join(rule.title.split())}\n\n"
+        f"- Source: iteration {rule.iteration}, goal {rule.goal}\n"
+        f"- Category: {rule.category}\n"
+        f"- Pattern: {' '.join(rule.pattern.split())}\n"
+        f"- Rule: {' '.join(rule.rule.split())}\n"
+    )
+
+
+def render_rules(head: str, entries: tuple[Rule, ...]) -> str:
+    """learned-rules.md's text."""
+    return head.rstrip("\n") + "\n" + "".join(render_rule(r) for r in entries)
+
+
+# --- the baseline figures ---
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """How one gate (or the acceptance command) ended on one tree."""
+
+    name: str
+    command: str
+    passed: bool
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a goal started from, so that a resumed run knows what to put back."""
+
+    goal: str = ""
+    commit: str = ""
+    at: str = ""
+    coverage: float | None = None
+    untracked: tuple[str, ...] = ()
+    gates: tuple[GateResult, ...] = ()
+
+
+def render_baseline(base: Baseline) -> str:
+    """baseline.md's text."""
+    if not base.commit:
+        return BASELINE_HEAD + "\nNot measured yet: `relay loop run` records it before each goal.\n"
+    coverage = "(not measured)" if base.coverage is None else f"{base.coverage:.2f}%"
+    untracked = ", ".join(code_span(p) for p in base.untracked) or "(none)"
+    lines = [
+        BASELINE_HEAD,
+        f"- Goal: {base.goal}",
+        f"- Commit: {base.commit}",
+        f"- Recorded: {base.at}",
+        f"- Line coverage: {coverage}",
+        f"- Untracked at start: {untracked}",
+        "",
+        row(["gate", "command", "result", "seconds"]),
+        "| --- | --- | --- | --- |",
+        *(
+            row([g.name, code_span(g.command), "pass" if g.passed else "fail", f"{g.seconds:.1f}"])
+            for g in base.gates
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def parse_baseline(text: str, *, name: str = BASELINE_NAME) -> Baseline:
+    """baseline.md as a model (an unmeasured baseline is the empty one)."""
+    fields: dict[str, str] = {}
+    gates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        item = re.fullmatch(r"- ([A-Za-z ]+): (.*)", line)
+        cells = split_row(line)
+        if item:
+            fields[item.group(1)] = item.group(2).strip()
+        elif cells and not is_rule_row(cells) and cells[0] != "gate":
+            command = parse_code_span(cells[1]) if len(cells) == 4 else None
+            if command is None or cells[2] not in ("pass", "fail"):
+                raise SpineFileError(name, number, "a gate row reads | name | `cmd` | pass |")
+            gates.append(GateResult(cells[0], command, cells[2] == "pass", float(cells[3])))
+    if "Commit" not in fields:
+        return Baseline()
+    coverage = fields.get("Line coverage", "")
+    spans = re.findall(r"`+[^`]+`+", fields.get("Untracked at start", ""))
+    return Baseline(
+        goal=fields.get("Goal", ""),
+        commit=fields["Commit"],
+        at=fields.get("Recorded", ""),
+        coverage=float(coverage.rstrip("%")) if re.fullmatch(r"[\d.]+%", coverage) else None,
+        untracked=tuple(p for s in spans if (p := parse_code_span(s)) is not None),
+        gates=tuple(gates),
+    )
+
+
+# --- handover.md ---
+
+
+def handover_entries(text: str) -> list[str]:
+    """The handover's entries (each ``## `` section's text), oldest first."""
+    return [p.text.strip("\n") for p in sections(text) if p.heading is not None]
+
+
+def goal_entry(*, goal: str, title: str, what: str, when: str) -> str:
+    """What a kept goal appends to handover.md: its 2–3 lines of what changed and why."""
+    return f"\n## {goal} {' '.join(title.split())} ({when})\n\n{what.strip()}\n"

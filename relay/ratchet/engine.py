@@ -1,0 +1,633 @@
+"""`relay loop run`: the ratchet, goal by goal, until the goals are done, the budget is
+spent or an escalation fires.
+
+Ground rules: the repository is left better or exactly as it was. A kept change is one
+commit holding the goal's changes and the spine's record of them, so a run killed at any
+point is never applied twice; every other commit relay makes touches only the spine's
+bookkeeping (BOARD.md, docs/loop/state/, handover.md). A killed run is resumed from the
+board (the goal in progress) and the baseline file (what was untracked when it began):
+what the dead run left in the tree is put back, and the goal starts again at no cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from relay.edges.local import git_dir
+from relay.edges.worktree import WorkTree
+from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
+from relay.loop.classify import Category, Verdict, diagnosis, is_transient
+from relay.loop.contract import Contract, Gate, check, seconds, split_protected, touched
+from relay.loop.goals import (
+    BOARD_NAME,
+    Board,
+    BoardRow,
+    Goal,
+    GoalState,
+    next_goal,
+    parse_board,
+    render_board,
+)
+from relay.loop.ratchet import (
+    Backoff,
+    BriefFacts,
+    EndPass,
+    Escalate,
+    Failed,
+    Keep,
+    Kept,
+    Outcome,
+    Passed,
+    Progress,
+    Report,
+    Retry,
+    Transient,
+    after_attempt,
+    coverage_delta,
+    gates_delta,
+    learn,
+    render_brief,
+    render_evidence,
+    render_review,
+    stop_reason,
+)
+from relay.loop.records import (
+    BASELINE_NAME,
+    FAILURES_NAME,
+    HANDOVER_NAME,
+    LOG_NAME,
+    RULES_NAME,
+    Baseline,
+    Failure,
+    Iteration,
+    goal_entry,
+    handover_entries,
+    render_baseline,
+    render_failures,
+    render_log,
+    render_rules,
+)
+from relay.ratchet.files import Spine
+from relay.ratchet.measure import (
+    BRIEF_ENV,
+    Measure,
+    coverage_failure,
+    measure,
+    review,
+    run_with_file,
+)
+
+BOOKKEEPING = (BOARD_NAME, BASELINE_NAME, LOG_NAME, FAILURES_NAME, RULES_NAME, HANDOVER_NAME)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `relay loop run` was asked to do."""
+
+    maker: str
+    checkers: tuple[str, ...] = ()
+    verifier: str | None = None
+    goal: str | None = None
+    max_iterations: int | None = None
+    wall_clock: float | None = None
+
+
+@dataclass
+class RunState:
+    """What this run has done so far."""
+
+    started: float
+    iterations: int = 0
+    kept: list[Kept] = field(default_factory=list)
+    reverted: list[str] = field(default_factory=list)
+    blocked: list[tuple[str, str]] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    set_aside: set[str] = field(default_factory=set)
+    escalated: bool = False
+
+
+def now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def contract_ready(spine: Spine) -> Contract:
+    """The contract, refused (naming the field) when it is not fit to run under."""
+    contract = spine.contract()
+    problems = check(contract, exists=spine.exists(contract))
+    if problems:
+        said = "; ".join(f"{p.field}: {p.message}" for p in problems)
+        raise ContractError(
+            f"docs/loop/CONTRACT.md is not fit to run under: {said}",
+            hint="fix those fields by hand, then run `relay loop check`",
+        )
+    return contract
+
+
+class Ratchet:
+    """One run of the loop over one clone."""
+
+    def __init__(self, root: Path, options: Options, *, say: Callable[[str], None]) -> None:
+        self.tree = WorkTree.open(root)
+        self.root = self.tree.root
+        self.spine = Spine(self.root)
+        self.options = options
+        self.say = say
+        self.contract = contract_ready(self.spine)
+        budget = self.contract.budget
+        self.budget = options.max_iterations or budget.iterations or 0
+        self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
+        self.retries = budget.retries or 0
+        self.maker_timeout = seconds(budget.maker_timeout) or 1800.0
+        self.gate_timeout = seconds(budget.gate_timeout) or 600.0
+        self.backoff = seconds(budget.backoff) or 0.0
+        self.work = git_dir(self.root) / "relay" / "loop"
+        self.state = RunState(started=time.monotonic())
+        self._refuse_bad_panel()
+
+    def _refuse_bad_panel(self) -> None:
+        maker = " ".join(self.options.maker.split())
+        for command in (*self.options.checkers, self.options.verifier or ""):
+            if command and " ".join(command.split()) == maker:
+                raise LocalUsageError(
+                    "the maker's command cannot be a checker or the verifier",
+                    hint="give --checker a different command (someone else judges the work)",
+                )
+
+    # --- the run ---
+
+    def run(self) -> Report:
+        """Work the goals until done, out of budget or escalated; end with the report."""
+        self._recover()
+        stopped = self._loop()
+        report = Report(
+            objective=self.contract.objective,
+            iterations=self.state.iterations,
+            budget=self.budget,
+            stopped=stopped,
+            kept=tuple(self.state.kept),
+            reverted=tuple(self.state.reverted),
+            blocked=tuple(self.state.blocked),
+            questions=tuple(self.state.questions),
+        )
+        self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
+        self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
+        return report
+
+    def _recover(self) -> None:
+        """A run killed mid-goal leaves HEAD's board with the goal in progress, and may leave
+        bookkeeping it never committed: put that back, so the board is HEAD's and the goal
+        is resumed from there (a person's uncommitted edits to the board are refused later
+        as any dirty tree is, never discarded: they cannot coexist with a goal in progress)."""
+        at_head = self.tree.show("HEAD", BOARD_NAME)
+        if at_head is None:
+            return
+        if not any(r.state is GoalState.IN_PROGRESS for r in parse_board(at_head).rows):
+            return
+        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        if dirty:
+            self.tree.revert(dirty)
+            self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
+
+    def _loop(self) -> str:
+        while True:
+            reason = self._budget_spent()
+            if reason:
+                return reason
+            goals = self.spine.goals().goals
+            if self.options.goal:
+                goals = tuple(g for g in goals if g.id == self.options.goal)
+                if not goals:
+                    raise LocalUsageError(f"there is no goal {self.options.goal} in GOALS.md")
+            board = self.spine.board()
+            chosen = next_goal(goals, board, skip=self.state.set_aside)
+            if chosen.goal is None:
+                return chosen.reason
+            stop = self._goal(chosen.goal, board.row_of(chosen.goal), resumed=chosen.resumed)
+            if stop:
+                return stop
+
+    def _budget_spent(self) -> str | None:
+        return stop_reason(
+            iterations=self.state.iterations,
+            budget=self.budget,
+            elapsed=time.monotonic() - self.state.started,
+            wall_clock=self.wall,
+        )
+
+    # --- one goal ---
+
+    def _goal(self, goal: Goal, row: BoardRow, *, resumed: bool) -> str | None:
+        """Work one goal through one pass; a reason when the run must stop."""
+        if goal.security and not self.options.checkers:
+            why = f"{goal.id} is security-critical and there is no checker panel (--checker)"
+            self.state.questions.append(why)
+            self.state.escalated = True
+            return f"escalation: {why}"
+        kept_untracked = self._settle(goal, resumed=resumed)
+        base = measure(
+            self.root,
+            self._gates(goal),
+            timeout=self.gate_timeout,
+            coverage_report=self.contract.coverage_report,
+            stop_at_failure=False,
+        )
+        red = [r.name for r in base.results[1:] if not r.passed]
+        if red:
+            why = f"the gates fail on the baseline before any change ({', '.join(red)})"
+            self.state.questions.append(f"{goal.id}: {why}; fix them first")
+            self.state.escalated = True
+            self._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
+            return f"escalation: {why}"
+        if base.results[0].passed:
+            self._mark(
+                row,
+                state=GoalState.DONE,
+                note="already met at the baseline",
+                message=f"loop: {goal.id} already met",
+            )
+            return None
+        untracked = self.tree.untracked() if kept_untracked is None else kept_untracked
+        baseline = Baseline(
+            goal=goal.id,
+            commit=self.tree.head(),
+            at=now_text(),
+            coverage=base.coverage,
+            untracked=tuple(untracked),
+            gates=base.results,
+        )
+        self.spine.write(BASELINE_NAME, render_baseline(baseline))
+        row = self._mark(
+            row, state=GoalState.IN_PROGRESS, note="", message=f"loop: {goal.id} in progress"
+        )
+        return self._attempts(goal, row, baseline, base)
+
+    def _settle(self, goal: Goal, *, resumed: bool) -> list[str] | None:
+        """On a resume, put back what a stopped run left and return the untracked files that
+        were there before the goal; on a fresh start, refuse a dirty tree (None)."""
+        if not resumed:
+            dirty = self.tree.tracked_changes()
+            if dirty:
+                raise ConfigError(
+                    f"the work tree has uncommitted changes ({', '.join(dirty[:3])})",
+                    hint="commit or stash them, then run `relay loop run` again",
+                )
+            return None
+        base = self.spine.baseline()
+        untracked = list(base.untracked) if base.goal == goal.id else self.tree.untracked()
+        left = self.tree.changes(untracked)
+        if left:
+            self.tree.revert(left)
+            self.say(f"{goal.id}: resumed; put back {len(left)} path(s) a stopped run left")
+        return untracked
+
+    def _revert_goal(self, baseline: Baseline) -> None:
+        """Put back everything the goal changed. Again until nothing is left: restoring a
+        .gitignore the maker edited can reveal files it had hidden behind it."""
+        for _ in range(3):
+            changes = self._goal_changes(baseline)
+            if not changes:
+                return
+            self.tree.revert(changes)
+
+    def _goal_changes(self, baseline: Baseline) -> list[str]:
+        """The goal's changes, without the bookkeeping relay itself is about to commit."""
+        return [p for p in self.tree.changes(baseline.untracked) if p not in BOOKKEEPING]
+
+    def _gates(self, goal: Goal) -> list[Gate]:
+        return [Gate("accept", goal.accept), *self.contract.gates]
+
+    def _attempts(self, goal: Goal, row: BoardRow, baseline: Baseline, base: Measure) -> str | None:
+        progress = Progress()
+        last: Failure | None = None
+        rewind = False
+        while True:
+            reason = self._budget_spent()
+            if reason:
+                self._revert_goal(baseline)
+                self._mark(
+                    row,
+                    state=GoalState.OPEN,
+                    note=f"stopped: {reason}",
+                    message=f"loop: {goal.id} stopped",
+                )
+                return reason
+            attempt = row.attempts + 1
+            outcome, evidence = self._attempt(goal, attempt, baseline, base, last, rewind)
+            decision = after_attempt(
+                progress,
+                outcome,
+                retries=self.retries,
+                failed_passes=row.failed_passes,
+                backoff=self.backoff,
+            )
+            if isinstance(decision, Backoff):
+                self.say(f"{goal.id}: transient failure; retrying in {decision.seconds:.1f}s")
+                time.sleep(decision.seconds)
+                progress = decision.progress
+                continue
+            if isinstance(decision, Escalate):
+                self._revert_goal(baseline)
+                self.state.escalated = True
+                self.state.questions.append(f"{goal.id}: {decision.reason}")
+                self._mark(
+                    row,
+                    state=GoalState.OPEN,
+                    note=decision.reason,
+                    message=f"loop: {goal.id} escalated",
+                )
+                return f"escalation: {decision.reason}"
+            self.state.iterations += 1
+            iteration = self._next_iteration()
+            if isinstance(decision, Keep):
+                self._keep(goal, row, attempt, iteration, baseline, base, evidence)
+                return None
+            assert isinstance(outcome, Failed)
+            last = self._record_failure(goal, attempt, iteration, outcome, baseline)
+            row = replace(row, attempts=attempt, verdict=outcome.category, notes=outcome.what)
+            if isinstance(decision, Retry):
+                rewind = decision.rewind
+                progress = decision.progress
+                if rewind:
+                    self._revert_goal(baseline)
+                row = self._mark(
+                    row,
+                    state=GoalState.IN_PROGRESS,
+                    note=outcome.what,
+                    message=f"loop: {goal.id} attempt {attempt} failed ({outcome.category})",
+                )
+                continue
+            assert isinstance(decision, EndPass)
+            self._end_pass(goal, row, attempt, iteration, outcome, baseline, decision)
+            return None
+
+    def _attempt(
+        self,
+        goal: Goal,
+        attempt: int,
+        baseline: Baseline,
+        base: Measure,
+        last: Failure | None,
+        rewind: bool,
+    ) -> tuple[Outcome, Measure | None]:
+        """Run the maker once and judge what it left."""
+        brief = self.work / "brief.md"
+        brief.parent.mkdir(parents=True, exist_ok=True)
+        brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
+        head = self.tree.head()
+        done = run_with_file(
+            self.options.maker,
+            brief,
+            env_name=BRIEF_ENV,
+            cwd=self.root,
+            timeout=self.maker_timeout,
+        )
+        self.tree.undo_commits_since(head)
+        if (
+            not done.ok
+            and not done.timed_out
+            and is_transient(exit_code=done.exit_code, output=done.output)
+        ):
+            return Transient(f"exit {done.exit_code}"), None
+        if done.timed_out:
+            what = f"the maker ran past its {self.maker_timeout:.0f}s timeout"
+            return Failed(Category.TIMEOUT, what, diagnosis(done.output)), None
+        if done.exit_code != 0:
+            what = f"the maker exited {done.exit_code}"
+            return Failed(Category.CRASH, what, diagnosis(done.output)), None
+        return self._judge(goal, baseline, base)
+
+    def _judge(
+        self, goal: Goal, baseline: Baseline, base: Measure
+    ) -> tuple[Outcome, Measure | None]:
+        changes = self.tree.changes(baseline.untracked)
+        bad = touched(changes, self.contract, texts=self._texts(changes))
+        if bad:
+            self.tree.revert(sorted({path for path, _ in bad}))
+            what = "; ".join(why for _, why in bad)
+            return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
+        here = measure(
+            self.root,
+            self._gates(goal),
+            timeout=self.gate_timeout,
+            coverage_report=self.contract.coverage_report,
+            stop_at_failure=True,
+        )
+        failed = here.failure or coverage_failure(base.coverage, here.coverage)
+        if failed:
+            return failed, here
+        candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        blocked = self._panel(goal, candidate, here)
+        if blocked:
+            return blocked, here
+        outcome, fresh = self._verify(goal, candidate, base)
+        if isinstance(outcome, Passed):
+            again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
+            if self.tree.tree_of(again) != self.tree.tree_of(candidate):
+                what = "the work tree changed while the candidate was judged"
+                why = "a checker or the verifier edited the tree; only the maker may"
+                return Failed(Category.CRASH, what, why), fresh
+        return outcome, fresh
+
+    def _texts(self, changes: list[str]) -> dict[str, tuple[str | None, str | None]]:
+        texts = {}
+        for entry in self.contract.protected:
+            path, heading = split_protected(entry)
+            if heading is not None and path in changes:
+                texts[path] = (self.tree.show("HEAD", path), self.spine.read(path))
+        return texts
+
+    def _panel(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
+        diff = self.tree.diff(candidate)
+        for number, command in enumerate(self.options.checkers, start=1):
+            path = self.work / f"review-{number}.md"
+
+            def write(again: bool, path: Path = path) -> Path:
+                text = render_review(goal, diff=diff, results=here.results, again=again)
+                path.write_text(text, encoding="utf-8")
+                return path
+
+            got, _ = review(
+                command, write, cwd=self.root, timeout=self.maker_timeout, who=f"checker {number}"
+            )
+            if got.verdict is Verdict.BLOCK:
+                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
+                return Failed(Category.CHECKER, f"checker {number} blocked", findings)
+        return None
+
+    def _verify(self, goal: Goal, candidate: str, base: Measure) -> tuple[Outcome, Measure | None]:
+        with self.tree.fresh(candidate) as where:
+            fresh = measure(
+                where,
+                self._gates(goal),
+                timeout=self.gate_timeout,
+                coverage_report=self.contract.coverage_report,
+                stop_at_failure=True,
+            )
+        failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
+        if failed:
+            return replace(
+                failed, what=f"in a fresh worktree of the candidate: {failed.what}"
+            ), fresh
+        if self.options.verifier:
+            path = self.work / "evidence.md"
+            cover = coverage_delta(base.coverage, fresh.coverage)
+
+            def write(again: bool) -> Path:
+                text = render_evidence(goal, results=fresh.results, coverage=cover, again=again)
+                path.write_text(text, encoding="utf-8")
+                return path
+
+            got, _ = review(
+                self.options.verifier,
+                write,
+                cwd=self.root,
+                timeout=self.maker_timeout,
+                who="the verifier",
+            )
+            if got.verdict is Verdict.BLOCK:
+                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
+                return Failed(Category.CHECKER, "the verifier blocked", findings), fresh
+        return Passed(), fresh
+
+    def _facts(self, goal: Goal, attempt: int, last: Failure | None, rewind: bool) -> BriefFacts:
+        return BriefFacts(
+            goal=goal,
+            attempt=attempt,
+            rules=self.spine.rules()[1],
+            handover=tuple(handover_entries(self.spine.handover())[-3:]),
+            last_failure=last,
+            rewind=rewind,
+            mutable=self.contract.mutable,
+            protected=self.contract.protected,
+            gates=tuple(g.command for g in self.contract.gates),
+        )
+
+    # --- keeping, failing, recording ---
+
+    def _keep(
+        self,
+        goal: Goal,
+        row: BoardRow,
+        attempt: int,
+        iteration: int,
+        baseline: Baseline,
+        base: Measure,
+        fresh: Measure | None,
+    ) -> None:
+        after = fresh or base
+        gates = gates_delta(base.results, after.results)
+        cover = coverage_delta(base.coverage, after.coverage)
+        changes = self._goal_changes(baseline)
+        what = (
+            f"{goal.title}: kept after {attempt - row.attempts} attempt(s) in iteration"
+            f" {iteration}; `{goal.accept}` now passes.\n{gates}; line coverage {cover}."
+        )
+        self.spine.write(
+            HANDOVER_NAME,
+            self.spine.handover()
+            + goal_entry(goal=goal.id, title=goal.title, what=what, when=now_text()),
+        )
+        self._log(
+            Iteration(
+                iteration, goal.id, attempt, "kept", "", baseline.commit[:10], cover, now_text()
+            )
+        )
+        self.spine.write(
+            BASELINE_NAME,
+            render_baseline(replace(baseline, coverage=after.coverage, gates=after.results)),
+        )
+        done = replace(row, state=GoalState.DONE, attempts=attempt, verdict="kept", notes=gates)
+        self._write_board(done)
+        message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {gates}; line coverage {cover}."
+        sha = self.tree.commit([*changes, *BOOKKEEPING], message) or ""
+        self.state.kept.append(Kept(goal.id, goal.title, sha, gates, cover))
+        self.say(f"{goal.id}: kept as {sha[:10]} ({gates})")
+        if "push" in self.contract.authorised:
+            try:
+                self.tree.push()
+            except RelayError as err:  # the change stays kept locally; a person pushes it
+                self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
+
+    def _record_failure(
+        self, goal: Goal, attempt: int, iteration: int, outcome: Failed, baseline: Baseline
+    ) -> Failure:
+        head, entries = self.spine.failures()
+        failure = Failure(
+            number=max((f.number for f in entries), default=0) + 1,
+            goal=goal.id,
+            attempt=attempt,
+            iteration=iteration,
+            category=outcome.category,
+            what=outcome.what,
+            diagnosis=outcome.diagnosis,
+        )
+        self.spine.write(FAILURES_NAME, render_failures(head, (*entries, failure)))
+        self._log(
+            Iteration(
+                iteration,
+                goal.id,
+                attempt,
+                "failed",
+                outcome.category,
+                baseline.commit[:10],
+                "",
+                now_text(),
+            )
+        )
+        self.say(f"{goal.id}: attempt {attempt} failed: {outcome.category}: {outcome.what}")
+        return failure
+
+    def _end_pass(
+        self,
+        goal: Goal,
+        row: BoardRow,
+        attempt: int,
+        iteration: int,
+        outcome: Failed,
+        baseline: Baseline,
+        decision: EndPass,
+    ) -> None:
+        self._revert_goal(baseline)
+        head, rules = self.spine.rules()
+        rule = learn(self.spine.failures()[1], rules, goal=goal.id, iteration=iteration)
+        if rule is not None:
+            self.spine.write(RULES_NAME, render_rules(head, (*rules, rule)))
+            self.say(f"learned R{rule.number}: {rule.rule}")
+        passes = row.failed_passes + 1
+        self.state.reverted.append(
+            f"{goal.id} pass {passes}: reverted after attempt {attempt}"
+            f" ({outcome.category}: {outcome.what})"
+        )
+        state = GoalState.BLOCKED if decision.block else GoalState.OPEN
+        note = f"{outcome.category}: {outcome.what}"
+        if decision.block:
+            self.state.blocked.append((goal.id, note))
+        self.state.set_aside.add(goal.id)
+        self._mark(
+            replace(row, failed_passes=passes),
+            state=state,
+            note=note,
+            message=f"loop: {goal.id} pass {passes} failed, reverted ({outcome.category})",
+        )
+        return None
+
+    def _mark(self, row: BoardRow, *, state: GoalState, note: str, message: str) -> BoardRow:
+        new = replace(row, state=state, notes=note or row.notes)
+        self._write_board(new)
+        self.tree.commit(list(BOOKKEEPING), message)
+        return new
+
+    def _write_board(self, row: BoardRow) -> None:
+        board: Board = self.spine.board()
+        self.spine.write(BOARD_NAME, render_board(board.with_row(row)))
+
+    def _log(self, entry: Iteration) -> None:
+        head, rows = self.spine.log()
+        self.spine.write(LOG_NAME, render_log(head, (*rows, entry)))
+
+    def _next_iteration(self) -> int:
+        return max((r.iteration for r in self.spine.log()[1]), default=0) + 1

@@ -1,0 +1,115 @@
+"""Running what judges a candidate: the acceptance command and the gates (in the clone or
+in a fresh worktree), the coverage report, the maker, and the checkers' reviews.
+
+Every command runs through ``relay.edges.steps`` (the platform shell, a timeout that kills
+the whole tree, bounded output, no relay token). A command handed a file gets its path as
+its last argument and in an environment variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from relay.edges.steps import StepOutcome, quote_arg, run_step
+from relay.loop.classify import Category, Review, Verdict, classify_gate, diagnosis, parse_review
+from relay.loop.contract import Gate
+from relay.loop.ratchet import Failed
+from relay.loop.records import GateResult
+
+BRIEF_ENV = "RELAY_LOOP_BRIEF"
+REVIEW_ENV = "RELAY_LOOP_REVIEW"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """The gates' results on one tree, the first failure, and the line coverage."""
+
+    results: tuple[GateResult, ...]
+    failure: Failed | None
+    coverage: float | None
+
+
+def run_with_file(
+    command: str, path: Path, *, env_name: str, cwd: Path, timeout: float
+) -> StepOutcome:
+    """Run ``command`` with ``path`` as its last argument and in ``env_name``."""
+    env = {**os.environ, env_name: str(path)}
+    return run_step(f"{command} {quote_arg(str(path))}", cwd=cwd, timeout=timeout, env=env)
+
+
+def measure(
+    where: Path,
+    gates: Sequence[Gate],
+    *,
+    timeout: float,
+    coverage_report: str | None,
+    stop_at_failure: bool,
+) -> Measure:
+    """Run the gates in order in ``where``; the coverage report is read afterwards."""
+    report = where / coverage_report if coverage_report else None
+    if report is not None:
+        report.unlink(missing_ok=True)  # a stale report must not pass for a fresh one
+    results: list[GateResult] = []
+    failure: Failed | None = None
+    for gate in gates:
+        done = run_step(gate.command, cwd=where, timeout=timeout)
+        results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
+        if not done.ok and failure is None:
+            failure = gate_failure(gate, done, timeout=timeout)
+            if stop_at_failure:
+                break
+    return Measure(tuple(results), failure, read_coverage(report))
+
+
+def gate_failure(gate: Gate, done: StepOutcome, *, timeout: float) -> Failed:
+    """A failed gate as a classified failure with its diagnosis."""
+    category = classify_gate(
+        name=gate.name, command=gate.command, output=done.output, timed_out=done.timed_out
+    )
+    how = f"ran past {timeout:.0f}s" if done.timed_out else f"exited {done.exit_code}"
+    return Failed(category, f"{gate.name} (`{gate.command}`) {how}", diagnosis(done.output))
+
+
+def read_coverage(report: Path | None) -> float | None:
+    """Line coverage from coverage.py's JSON report, None when there is none."""
+    if report is None:
+        return None
+    try:
+        doc = json.loads(report.read_text(encoding="utf-8"))
+        totals = doc["totals"]
+        covered, statements = totals["covered_lines"], totals["num_statements"]
+        return 100.0 if statements == 0 else round(100.0 * covered / statements, 2)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def coverage_failure(before: float | None, after: float | None) -> Failed | None:
+    """A coverage drop (or a report that went missing) as a failure, else None."""
+    if before is None:
+        return None
+    if after is None:
+        return Failed(Category.COVERAGE, "the coverage report was not written", "")
+    if after < before - 0.005:
+        what = f"line coverage fell from {before:.2f}% to {after:.2f}%"
+        return Failed(Category.COVERAGE, what, f"{what}; add tests for the lines you added")
+    return None
+
+
+def review(
+    command: str, write: Callable[[bool], Path], *, cwd: Path, timeout: float, who: str
+) -> tuple[Review, int]:
+    """Ask one checker (or the verifier) for a verdict: a discarded review (no verdict,
+    instruction-shaped text) is asked once more with the ignore note; a second bad one is
+    a block. ``write(again)`` writes the review file and returns its path."""
+    for asked in (1, 2):
+        path = write(asked == 2)
+        done = run_with_file(command, path, env_name=REVIEW_ENV, cwd=cwd, timeout=timeout)
+        got = parse_review(done.output)
+        if got.verdict is not None:
+            return got, asked
+        last = got.discarded or "no verdict"
+    return Review(Verdict.BLOCK, (f"{who}'s review was discarded twice: {last}",)), 2

@@ -1,0 +1,183 @@
+"""A small Python project in a real temporary git repository, with pytest, ruff and (when
+asked) coverage as its gates, for `relay loop` to work on; and scripted makers and
+checkers, small Python scripts written by the test.
+
+The gates run this interpreter's own pytest, ruff and coverage (``sys.executable -m``), so
+the tests need nothing installed beyond the test extra. Commands run in-process through
+``relay.cli.main`` (fast) or as a process (:meth:`Project.spawn`, for the kill test).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PY = shlex.quote(sys.executable)
+TEST_GATE = f"{PY} -m pytest -q -p no:cacheprovider"
+LINT_GATE = f"{PY} -m ruff check --no-cache ."
+COVERAGE_GATES = (
+    f"test: {PY} -m coverage run -m pytest -q -p no:cacheprovider",
+    f"coverage: {PY} -m coverage json -q -o coverage.json",
+)
+ACCEPT_MUL = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
+
+CALC = "def add(a, b):\n    return a + b\n"
+CALC_MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
+TEST_MUL = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+FILES = {
+    "src/calc.py": CALC,
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "pyproject.toml": textwrap.dedent(
+        """\
+        [project]
+        name = "calc"
+        version = "0.1.0"
+
+        [tool.pytest.ini_options]
+        pythonpath = ["src"]
+
+        [tool.ruff]
+        line-length = 100
+
+        [tool.coverage.run]
+        source = ["src"]
+        """
+    ),
+    ".gitignore": ".coverage\ncoverage.json\n__pycache__/\n.pytest_cache/\nbuild/\n",
+}
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@dataclass
+class Ran:
+    """One relay invocation: exit status, the --json envelope's data and errors, stderr."""
+
+    status: int
+    data: dict[str, Any]
+    errors: list[dict[str, Any]]
+    stderr: str
+
+
+@dataclass
+class Project:
+    root: Path
+    scripts: Path
+
+    def git(self, *args: str) -> str:
+        return git(*args, cwd=self.root)
+
+    def read(self, name: str) -> str:
+        return (self.root / name).read_text(encoding="utf-8")
+
+    def write(self, name: str, text: str) -> None:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def subjects(self) -> list[str]:
+        """Commit subjects, oldest first."""
+        return self.git("log", "--reverse", "--format=%s").splitlines()
+
+    def clean(self) -> bool:
+        return self.git("status", "--porcelain") == ""
+
+    def loop(self, *args: str) -> Ran:
+        """`relay loop ARGS --json` in this process."""
+        from relay.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["loop", *args, "--repo-dir", str(self.root), "--json"])
+        doc = json.loads(out.getvalue())
+        assert doc["exit_code"] == status, doc
+        return Ran(status, doc["data"], doc["errors"], err.getvalue())
+
+    def spawn(self, *args: str) -> subprocess.Popen[str]:
+        """`relay loop ARGS` as a process of its own."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "relay.cli", "loop", *args, "--repo-dir", str(self.root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def script(self, name: str, body: str) -> str:
+        """Write a maker or checker script outside the repository; the command to run it."""
+        path = self.scripts / f"{name}.py"
+        path.write_text(
+            "import os, pathlib, sys\n"
+            f"SCRIPTS = pathlib.Path({str(self.scripts)!r})\n"
+            "BRIEF = pathlib.Path(sys.argv[-1]).read_text()\n"
+            "def count(name):\n"
+            "    f = SCRIPTS / (name + '.count')\n"
+            "    n = int(f.read_text()) + 1 if f.exists() else 1\n"
+            "    f.write_text(str(n))\n"
+            "    (SCRIPTS / f'{name}.{n}.md').write_text(BRIEF)\n"
+            "    return n\n"
+            "def put(path, text):\n"
+            "    p = pathlib.Path(path)\n"
+            "    p.parent.mkdir(parents=True, exist_ok=True)\n"
+            "    p.write_text(text)\n" + textwrap.dedent(body),
+            encoding="utf-8",
+        )
+        return f"{PY} {shlex.quote(str(path))}"
+
+    def seen(self, name: str, n: int) -> str:
+        """The brief (or review file) script ``name`` got on its ``n``-th call."""
+        return (self.scripts / f"{name}.{n}.md").read_text(encoding="utf-8")
+
+    def calls(self, name: str) -> int:
+        path = self.scripts / f"{name}.count"
+        return int(path.read_text()) if path.exists() else 0
+
+
+def make_project(
+    tmp_path: Path,
+    *,
+    gates: tuple[str, ...] = (TEST_GATE, LINT_GATE),
+    retries: int = 1,
+    coverage: bool = False,
+    accept: str | None = ACCEPT_MUL,
+    protect: tuple[str, ...] = (),
+) -> Project:
+    """The project, committed, with the loop set up and (unless ``accept`` is None) one
+    goal: add ``mul`` with a test."""
+    root, scripts = tmp_path / "calc", tmp_path / "scripts"
+    root.mkdir()
+    scripts.mkdir()
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    git("init", "-q", "-b", "main", cwd=root)
+    git("config", "user.name", "Loop Test", cwd=root)
+    git("config", "user.email", "loop@example.invalid", cwd=root)
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", "the calc project", cwd=root)
+    project = Project(root, scripts)
+    args = ["init", "--retries", str(retries)]
+    for gate in (*COVERAGE_GATES, LINT_GATE) if coverage else gates:
+        args += ["--gate", gate]
+    for path in protect:
+        args += ["--protect", path]
+    if coverage:
+        args += ["--coverage-report", "coverage.json"]
+    ran = project.loop(*args)
+    assert ran.status == 0, ran
+    contract = project.read("docs/loop/CONTRACT.md")
+    project.write("docs/loop/CONTRACT.md", contract.replace("backoff: 30s", "backoff: 10ms"))
+    project.git("commit", "-q", "-am", "a fast back-off for the tests")
+    if accept is not None:
+        assert project.loop("goal", "add", "Multiply", "--accept", accept).data == {"goal": "G1"}
+    return project
