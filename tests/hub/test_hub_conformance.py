@@ -37,7 +37,7 @@ PAGE = "a web page: HTML for people (tests/hub/test_hub_pages.py reads them in a
 PAGE_GETS = (
     "/", "/-/relay.css", "/login", "/{owner}/{repo}", "/{owner}/{repo}/issues",
     "/{owner}/{repo}/issues/{number}", "/{owner}/{repo}/tree/{tail}",
-    "/{owner}/{repo}/blob/{tail}", "/{owner}/{repo}/raw/{tail}",
+    "/{owner}/{repo}/blob/{tail}", "/{owner}/{repo}/raw/{tail}", "/{login}",
 )  # fmt: skip
 R = "/repos/{owner}/{repo}"
 ISSUE = R + "/issues/{number}"
@@ -272,6 +272,7 @@ def test_every_route_answers_in_githubs_shapes(
         "/{owner}/{repo}/tree/{tail}": f"/{full}/tree/{sha}",
         "/{owner}/{repo}/blob/{tail}": f"/{full}/blob/{sha}/README",  # a log link's shape
         "/{owner}/{repo}/raw/{tail}": f"/{full}/raw/{sha}/README",
+        "/{login}": f"/{full.split('/')[0]}",  # every user's html_url
     }  # fmt: skip
     for route, path in pages.items():
         status, kind, _ = get_text(hub.url, path, alice)
