@@ -50,8 +50,9 @@ from relay.loop.spine import (
     fresh_files,
     propose_gates,
 )
-from relay.ratchet.engine import Options, Ratchet, contract_ready
+from relay.ratchet.engine import Ratchet, contract_ready
 from relay.ratchet.files import Spine
+from relay.ratchet.judge import Options
 
 PROJECT_FILES = ("pyproject.toml", "Makefile", "package.json", "Cargo.toml", "go.mod")
 

@@ -20,8 +20,7 @@ from pathlib import Path
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
-from relay.loop.classify import Category, Verdict, diagnosis, is_transient
-from relay.loop.contract import Contract, Gate, check, seconds, split_protected, touched
+from relay.loop.contract import Contract, check, seconds
 from relay.loop.goals import (
     BOARD_NAME,
     Board,
@@ -34,25 +33,18 @@ from relay.loop.goals import (
 )
 from relay.loop.ratchet import (
     Backoff,
-    BriefFacts,
     EndPass,
     Escalate,
     Failed,
     Keep,
     Kept,
-    Outcome,
-    Passed,
     Progress,
     Report,
     Retry,
-    Transient,
     after_attempt,
     coverage_delta,
     gates_delta,
     learn,
-    render_brief,
-    render_evidence,
-    render_review,
     stop_reason,
 )
 from relay.loop.records import (
@@ -65,35 +57,19 @@ from relay.loop.records import (
     Failure,
     Iteration,
     goal_entry,
-    handover_entries,
     render_baseline,
     render_failures,
     render_log,
     render_rules,
 )
 from relay.ratchet.files import Spine
+from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
-    BRIEF_ENV,
     Measure,
-    coverage_failure,
     measure,
-    review,
-    run_with_file,
 )
 
 BOOKKEEPING = (BOARD_NAME, BASELINE_NAME, LOG_NAME, FAILURES_NAME, RULES_NAME, HANDOVER_NAME)
-
-
-@dataclass(frozen=True)
-class Options:
-    """What `relay loop run` was asked to do."""
-
-    maker: str
-    checkers: tuple[str, ...] = ()
-    verifier: str | None = None
-    goal: str | None = None
-    max_iterations: int | None = None
-    wall_clock: float | None = None
 
 
 @dataclass
@@ -141,10 +117,16 @@ class Ratchet:
         self.budget = options.max_iterations or budget.iterations or 0
         self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
         self.retries = budget.retries or 0
-        self.maker_timeout = seconds(budget.maker_timeout) or 1800.0
-        self.gate_timeout = seconds(budget.gate_timeout) or 600.0
         self.backoff = seconds(budget.backoff) or 0.0
-        self.work = git_dir(self.root) / "relay" / "loop"
+        self.judge = Judge(
+            tree=self.tree,
+            spine=self.spine,
+            contract=self.contract,
+            options=options,
+            work=git_dir(self.root) / "relay" / "loop",
+            maker_timeout=seconds(budget.maker_timeout) or 1800.0,
+            gate_timeout=seconds(budget.gate_timeout) or 600.0,
+        )
         self.state = RunState(started=time.monotonic())
         self._refuse_bad_panel()
 
@@ -230,8 +212,8 @@ class Ratchet:
         kept_untracked = self._settle(goal, resumed=resumed)
         base = measure(
             self.root,
-            self._gates(goal),
-            timeout=self.gate_timeout,
+            self.judge.gates(goal),
+            timeout=self.judge.gate_timeout,
             coverage_report=self.contract.coverage_report,
             stop_at_failure=False,
         )
@@ -297,9 +279,6 @@ class Ratchet:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""
         return [p for p in self.tree.changes(baseline.untracked) if p not in BOOKKEEPING]
 
-    def _gates(self, goal: Goal) -> list[Gate]:
-        return [Gate("accept", goal.accept), *self.contract.gates]
-
     def _attempts(self, goal: Goal, row: BoardRow, baseline: Baseline, base: Measure) -> str | None:
         progress = Progress()
         last: Failure | None = None
@@ -316,7 +295,7 @@ class Ratchet:
                 )
                 return reason
             attempt = row.attempts + 1
-            outcome, evidence = self._attempt(goal, attempt, baseline, base, last, rewind)
+            outcome, evidence = self.judge.attempt(goal, attempt, baseline, base, last, rewind)
             decision = after_attempt(
                 progress,
                 outcome,
@@ -363,148 +342,6 @@ class Ratchet:
             assert isinstance(decision, EndPass)
             self._end_pass(goal, row, attempt, iteration, outcome, baseline, decision)
             return None
-
-    def _attempt(
-        self,
-        goal: Goal,
-        attempt: int,
-        baseline: Baseline,
-        base: Measure,
-        last: Failure | None,
-        rewind: bool,
-    ) -> tuple[Outcome, Measure | None]:
-        """Run the maker once and judge what it left."""
-        brief = self.work / "brief.md"
-        brief.parent.mkdir(parents=True, exist_ok=True)
-        brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
-        head = self.tree.head()
-        done = run_with_file(
-            self.options.maker,
-            brief,
-            env_name=BRIEF_ENV,
-            cwd=self.root,
-            timeout=self.maker_timeout,
-        )
-        self.tree.undo_commits_since(head)
-        if (
-            not done.ok
-            and not done.timed_out
-            and is_transient(exit_code=done.exit_code, output=done.output)
-        ):
-            return Transient(f"exit {done.exit_code}"), None
-        if done.timed_out:
-            what = f"the maker ran past its {self.maker_timeout:.0f}s timeout"
-            return Failed(Category.TIMEOUT, what, diagnosis(done.output)), None
-        if done.exit_code != 0:
-            what = f"the maker exited {done.exit_code}"
-            return Failed(Category.CRASH, what, diagnosis(done.output)), None
-        return self._judge(goal, baseline, base)
-
-    def _judge(
-        self, goal: Goal, baseline: Baseline, base: Measure
-    ) -> tuple[Outcome, Measure | None]:
-        changes = self.tree.changes(baseline.untracked)
-        bad = touched(changes, self.contract, texts=self._texts(changes))
-        if bad:
-            self.tree.revert(sorted({path for path, _ in bad}))
-            what = "; ".join(why for _, why in bad)
-            return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
-        here = measure(
-            self.root,
-            self._gates(goal),
-            timeout=self.gate_timeout,
-            coverage_report=self.contract.coverage_report,
-            stop_at_failure=True,
-        )
-        failed = here.failure or coverage_failure(base.coverage, here.coverage)
-        if failed:
-            return failed, here
-        candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
-        blocked = self._panel(goal, candidate, here)
-        if blocked:
-            return blocked, here
-        outcome, fresh = self._verify(goal, candidate, base)
-        if isinstance(outcome, Passed):
-            again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
-            if self.tree.tree_of(again) != self.tree.tree_of(candidate):
-                what = "the work tree changed while the candidate was judged"
-                why = "a checker or the verifier edited the tree; only the maker may"
-                return Failed(Category.CRASH, what, why), fresh
-        return outcome, fresh
-
-    def _texts(self, changes: list[str]) -> dict[str, tuple[str | None, str | None]]:
-        texts = {}
-        for entry in self.contract.protected:
-            path, heading = split_protected(entry)
-            if heading is not None and path in changes:
-                texts[path] = (self.tree.show("HEAD", path), self.spine.read(path))
-        return texts
-
-    def _panel(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
-        diff = self.tree.diff(candidate)
-        for number, command in enumerate(self.options.checkers, start=1):
-            path = self.work / f"review-{number}.md"
-
-            def write(again: bool, path: Path = path) -> Path:
-                text = render_review(goal, diff=diff, results=here.results, again=again)
-                path.write_text(text, encoding="utf-8")
-                return path
-
-            got, _ = review(
-                command, write, cwd=self.root, timeout=self.maker_timeout, who=f"checker {number}"
-            )
-            if got.verdict is Verdict.BLOCK:
-                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
-                return Failed(Category.CHECKER, f"checker {number} blocked", findings)
-        return None
-
-    def _verify(self, goal: Goal, candidate: str, base: Measure) -> tuple[Outcome, Measure | None]:
-        with self.tree.fresh(candidate) as where:
-            fresh = measure(
-                where,
-                self._gates(goal),
-                timeout=self.gate_timeout,
-                coverage_report=self.contract.coverage_report,
-                stop_at_failure=True,
-            )
-        failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
-        if failed:
-            return replace(
-                failed, what=f"in a fresh worktree of the candidate: {failed.what}"
-            ), fresh
-        if self.options.verifier:
-            path = self.work / "evidence.md"
-            cover = coverage_delta(base.coverage, fresh.coverage)
-
-            def write(again: bool) -> Path:
-                text = render_evidence(goal, results=fresh.results, coverage=cover, again=again)
-                path.write_text(text, encoding="utf-8")
-                return path
-
-            got, _ = review(
-                self.options.verifier,
-                write,
-                cwd=self.root,
-                timeout=self.maker_timeout,
-                who="the verifier",
-            )
-            if got.verdict is Verdict.BLOCK:
-                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
-                return Failed(Category.CHECKER, "the verifier blocked", findings), fresh
-        return Passed(), fresh
-
-    def _facts(self, goal: Goal, attempt: int, last: Failure | None, rewind: bool) -> BriefFacts:
-        return BriefFacts(
-            goal=goal,
-            attempt=attempt,
-            rules=self.spine.rules()[1],
-            handover=tuple(handover_entries(self.spine.handover())[-3:]),
-            last_failure=last,
-            rewind=rewind,
-            mutable=self.contract.mutable,
-            protected=self.contract.protected,
-            gates=tuple(g.command for g in self.contract.gates),
-        )
 
     # --- keeping, failing, recording ---
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from relay.loop.briefs import BriefFacts, render_brief, render_review
 from relay.loop.classify import (
     Category,
     Verdict,
@@ -20,7 +21,6 @@ from relay.loop.contract import Budget, Contract, Gate, check, gate_name, touche
 from relay.loop.goals import Board, BoardRow, Goal, GoalState, next_goal
 from relay.loop.ratchet import (
     Backoff,
-    BriefFacts,
     EndPass,
     Escalate,
     Failed,
@@ -31,8 +31,6 @@ from relay.loop.ratchet import (
     Transient,
     after_attempt,
     learn,
-    render_brief,
-    render_review,
 )
 from relay.loop.records import Failure, Rule
 from relay.loop.spine import propose_gates
