@@ -113,12 +113,14 @@ def running_hub(data: Path, *options: str, detach: bool = False) -> Iterator[Hub
         assert proc.stdout is not None
         first = proc.stdout.readline()
         url = next((w for w in first.split() if w.startswith("http://")), "")
+    failed = True
     try:
         if not url:
             raise RelayError("the hub did not start (see `relay hub --help`)")
         yield Hub(proc, url.rstrip("/"), data)
+        failed = False
     finally:
-        if not detach or not url:
+        if not detach or failed:  # a detached hub stays only when what used it succeeded
             proc.terminate()
             proc.wait(timeout=10)
 
@@ -406,6 +408,8 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
             check_keep(keep)
         root.mkdir(parents=True, exist_ok=True)
         with running_hub(root / "hub", detach=keep is not None) as hub:
+            if keep is not None:  # known at once: even a demo killed midway says its hub
+                (keep / "hub.pid").write_text(f"{hub.proc.pid}\n")
             demo = setup(root, hub, say)
             demo.kept = keep is not None
             scripted(demo)

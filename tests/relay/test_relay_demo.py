@@ -186,3 +186,40 @@ def test_the_bench_round_trips_go_through_both_watch_loops(
         assert len(seconds) == 2 and all(0 < s < 60 for s in seconds), seconds
         assert d.wait_for(demo.baton_home, timeout=60) >= 0
         assert demo.comments()[-1]["body"].startswith("### RESULT 2 ")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGINT to a console process is POSIX here")
+def test_a_kept_demo_interrupted_midway_stops_its_hub_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C in the middle: the demo ends at once, non-zero, and leaves no hub running
+    behind (its pid was written as soon as it started, so a person can always find it)."""
+    import subprocess
+    import sys
+    import time
+
+    keep = tmp_path / "kept"
+    log = tmp_path / "demo.log"
+    argv = [sys.executable, "-m", "relay.cli", "demo", "--keep", str(keep)]
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(600):
+            if "posted TASK 1" in log.read_text() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, log.read_text()
+        hub_pid = int((keep / "hub.pid").read_text())
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "interrupted" in log.read_text()
+    for _ in range(100):
+        try:
+            os.kill(hub_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(hub_pid, signal.SIGKILL)
+        pytest.fail("the interrupted demo left its hub running")
