@@ -134,8 +134,11 @@ def run_step(
     """Run one shell command; on timeout kill its whole process tree. ``on_start`` hears
     the step's process group (its leader's pid) before it runs on, so that a node killed
     meanwhile can find and stop it on its next pass."""
+    from relay.edges.winjob import contain, release
+
     started = time.monotonic()
     proc = _spawn(command, cwd=cwd, env=child_env(env))
+    job = contain(proc)  # Windows: the step's tree dies with this pass, whatever ends it
     _LIVE.add(proc)
     if on_start is not None:
         on_start(proc.pid)
@@ -152,6 +155,7 @@ def run_step(
         _end_leftovers(proc)
     finally:
         _LIVE.discard(proc)
+        release(job)
     reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
     output, dropped = capture.text()
     return StepOutcome(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from relay.edges.github import GitHubClient, models
 from relay.edges.github.threads import ThreadCache, threads_owner
@@ -31,10 +31,11 @@ from relay.protocol import (
     User,
     WatcherFacts,
     approvals_wanted,
+    baton_events_wanted,
     claim_ref,
     claim_refs_wanted,
 )
-from relay.protocol.snapshot import Reaction
+from relay.protocol.snapshot import LabelEvent, Reaction
 from relay.protocol.thread import binds
 
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
@@ -151,9 +152,11 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     reactions on the TASKs waiting for a person's approval — one request each, concurrently."""
     wanted = sorted(claim_refs_wanted(snapshot, node))
     asked = sorted(approvals_wanted(snapshot, node))
-    found, reacted = await asyncio.gather(
+    moved = sorted(baton_events_wanted(snapshot, node, datetime.now(UTC)))
+    found, reacted, evented = await asyncio.gather(
         asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
+        asyncio.gather(*(gh.list_issue_events(number) for number in moved)),
     )
     refs = frozenset(key for key, ref in zip(wanted, found, strict=True) if ref is not None)
     reactions = tuple(
@@ -162,7 +165,21 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         for r in listed
         if r.user is not None
     )
-    return snapshot.model_copy(update={"claim_refs": refs, "reactions": reactions})
+    events = tuple(
+        LabelEvent(
+            id=e.id,
+            issue=number,
+            actor=to_user(e.actor),
+            action="labeled" if e.event == "labeled" else "unlabeled",
+            label=e.label.name,
+            at=e.created_at,
+        )
+        for number, listed in zip(moved, evented, strict=True)
+        for e in listed
+        if e.event in ("labeled", "unlabeled") and e.actor is not None and e.label is not None
+    )
+    update = {"claim_refs": refs, "reactions": reactions, "label_events": events}
+    return snapshot.model_copy(update=update)
 
 
 async def refresh(

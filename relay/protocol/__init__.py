@@ -32,6 +32,7 @@ from relay.protocol.body import JobBody, Outcome, parse_body, render_body
 from relay.protocol.decide import (
     NotInNodeTable,
     approvals_wanted,
+    baton_events_wanted,
     claim_refs_wanted,
     decide,
     scope_refusal,
@@ -118,6 +119,7 @@ __all__ = [
     "WatcherFacts",
     "add_node",
     "approvals_wanted",
+    "baton_events_wanted",
     "claim_ref",
     "claim_refs_wanted",
     "decide",

@@ -93,12 +93,123 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
             actions += untrusted
             continue
         try:
-            actions += _turn(thread, snapshot, node, now)
+            turn = _turn(thread, snapshot, node, now)
         except IllegalTransition as err:  # a state people made that no row allows: say so
-            actions.append(Ignore(issue=issue.number, comment_id=None, reason=err.message))
+            turn = [Ignore(issue=issue.number, comment_id=None, reason=err.message)]
+        actions += turn
+        actions += _telling(thread, snapshot, node)  # notices aside the one act a job
+        if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn):
+            actions += _outsider_moves(thread, snapshot, node)
     if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
         return actions
     return [*actions, _unbound(snapshot, node, now)]
+
+
+def _telling(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
+    """What the people reading a thread should be told once: a message
+    refused for who sent or signed it (once per author), a TASK number skipped, and a TASK
+    that was not run because a newer one came. The worker tells what concerns TASKs, the
+    controller the rest."""
+    number, job = thread.issue.number, thread.job
+    said = {key for n, key in snapshot.local.notices if n == number}
+    told: list[PostNotice] = []
+    for _, login, reason in thread.refused:
+        speaker = job.worker if reason.lower().startswith("task") else job.controller
+        key = f"refused:{login.lower()}"
+        if node != speaker or key in said:
+            continue
+        said.add(key)
+        body = (
+            f"**relay:** relay does not act on comments by `{login}` in this job: {reason}."
+            " Only the instruction accounts of the job's nodes (the node table in LOOP.md)"
+            " give relay messages, each signed by its node. If that account should, add it"
+            f" with `relay join --accounts`; otherwise there is nothing to do."
+        )
+        told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    if node != job.worker:
+        return told
+    named = {*thread.tasks, *(n for _, n in thread.edited), *thread.results,
+             *thread.half_done, *thread.claims}  # fmt: skip
+    newest = thread.last_task
+    if newest in thread.tasks and newest > 1:
+        gap = [n for n in range(1, newest) if n not in named]
+        key = f"skipped:{newest}"
+        if gap and key not in said:
+            missing = ", ".join(str(n) for n in gap[:10])
+            reason = f"TASK {newest} follows no readable TASK {missing}"
+            body = (
+                f"**relay:** TASK {newest} is the newest, but no readable comment holds TASK"
+                f" {missing}: it was never posted, or deleted. Only the newest TASK runs."
+            )
+            told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    for late in sorted(thread.tasks):
+        key = f"late:{late}"
+        if late >= newest or thread.answered(late) or thread.taken(late) or key in said:
+            continue
+        reason = f"TASK {late} was not run: TASK {newest} is newer"
+        body = (
+            f"**relay:** TASK {late} was not run and will not be: TASK {newest} is newer,"
+            " and a worker runs only the newest TASK. Post it again if it is still wanted."
+        )
+        told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return told
+
+
+def _is_frozen_notice(action: Action) -> bool:
+    return isinstance(action, PostNotice) and action.key.startswith("frozen:")
+
+
+def baton_events_wanted(snapshot: Snapshot, node: str, now: datetime) -> frozenset[int]:
+    """The issues whose label events a pass must read: those where this node is about to
+    put a baton right (a repair move, or a frozen job to report), so the thread can name
+    who moved it when that was neither node nor an instruction account. One request each,
+    only then."""
+    wanted = set()
+    for thread in bound_threads(snapshot, node):
+        try:
+            turn = _turn(thread, snapshot, node, now)
+        except IllegalTransition:
+            continue
+        if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn):
+            wanted.add(thread.issue.number)
+    return frozenset(wanted)
+
+
+def _outsider_moves(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """A notice naming who moved the baton, when it was neither a node of the job nor an
+    instruction account (the newest such baton label event), once per event."""
+    from relay.protocol.labels import BATONS
+
+    number = thread.issue.number
+    trusted = party_ids(thread.job, snapshot.master)
+    moves = [
+        e
+        for e in snapshot.label_events
+        if e.issue == number and e.label in BATONS and e.actor.id not in trusted
+    ]
+    if not moves:
+        return []
+    newest = max(moves, key=lambda e: (e.at, e.id))
+    key = f"outsider:{newest.id}"
+    if (number, key) in snapshot.local.notices:
+        return []
+    who = newest.actor.login[:60]
+    same = [e for e in moves if e.actor.id == newest.actor.id and e.at == newest.at]
+    parts = [
+        f"{verb} the baton label {', '.join(f'`{e.label}`' for e in same if e.action == act)}"
+        for act, verb in (("labeled", "added"), ("unlabeled", "removed"))
+        if any(e.action == act for e in same)
+    ]
+    what = " and ".join(parts)
+    reason = f"{who} {what.replace('`', '')}"
+    body = (
+        f"**relay:** `{who}` {what} at {newest.at:%Y-%m-%d %H:%M} UTC, but `{who}` is"
+        " neither a node of this job nor one of its instruction accounts, so relay does not"
+        " follow that move and puts the baton where the thread says it belongs. Whose turn"
+        " it is comes from the TASKs and RESULTs; to change it, post a TASK or ask the"
+        " job's controller."
+    )
+    return [PostNotice(issue=number, key=key, reason=reason, body=body)]
 
 
 def _untrusted_account(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:

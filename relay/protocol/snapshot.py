@@ -68,6 +68,20 @@ class Reaction(BaseModel):
     content: str
 
 
+class LabelEvent(BaseModel):
+    """Who added or removed a label on an issue, as the issue's events list it (read only
+    where a rule needs to name who moved a baton)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    issue: int
+    actor: User
+    action: Literal["labeled", "unlabeled"]
+    label: str
+    at: datetime
+
+
 class LocalRecords(BaseModel):
     """This node's own memory, kept in the clone's ``.git/relay/``.
 
@@ -127,3 +141,5 @@ class Snapshot(BaseModel):
     # the account this pass acts as, when the driver had to find out (an Actions run with
     # the workflow's token); None: the node's own account, trusted by construction
     acting: User | None = None
+    # the label events of the issues baton_events_wanted() names
+    label_events: tuple[LabelEvent, ...] = ()

@@ -78,6 +78,9 @@ class Thread:
     claims: dict[int, Entry] = field(default_factory=dict)
     closure: Entry | None = None
     ignored: list[tuple[int, str]] = field(default_factory=list)
+    # messages refused for who sent or signed them (not conversation, not edits): comment
+    # id, author login, the reason — what the thread should be told once
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def last_task(self) -> int:
@@ -207,6 +210,7 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
     reason = _refusal(thread, message, comment, master)
     if reason is not None:
         thread.ignored.append((comment.id, reason))
+        thread.refused.append((comment.id, comment.author.login[:60], reason))
         return
     verdict = _verdict(thread, message, comment, master)
     if verdict is None:  # the sender has no key yet: rules 3 and 4 alone
@@ -218,9 +222,9 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
         _keep(thread, message, comment)
     elif forged:
         why = "is not signed" if verdict is Verdict.MISSING else "does not verify"
-        thread.ignored.append(
-            (comment.id, f"{message.kind.value} {why} by {_sender(thread, message)}'s key")
-        )
+        reason = f"{message.kind.value} {why} by {_sender(thread, message)}'s key"
+        thread.ignored.append((comment.id, reason))
+        thread.refused.append((comment.id, comment.author.login[:60], reason))
     else:
         task = getattr(message, "task", None)
         if isinstance(task, int):

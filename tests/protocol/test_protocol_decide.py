@@ -140,9 +140,17 @@ def test_a_stranger_task_is_ignored_even_when_well_formed() -> None:
     forged = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=("rm -rf /",))
     comment = world.post(number, MALLORY, render_message(forged))
     world.set_labels(number, (Label.AWAITING_WORKER.value,))
-    [ignored] = decide(world.snapshot(WORKER), WORKER, world.now)
+    [ignored, told] = decide(world.snapshot(WORKER), WORKER, world.now)
     assert isinstance(ignored, Ignore) and ignored.comment_id == comment.id
     assert "mallory" in ignored.reason
+    assert isinstance(told, PostNotice) and told.key == "refused:mallory"
+    assert "does not act on comments by `mallory`" in told.body
+    world.apply(WORKER, told)
+    world.post(number, MALLORY, render_message(forged.model_copy(update={"task": 2})))
+    again = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert all(isinstance(a, Ignore) for a in again), "told once per author, not per comment"
+    by_controller = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+    assert all(isinstance(a, Ignore) for a in by_controller), "the worker tells, not both"
 
 
 def test_a_task_signed_by_the_wrong_node_is_ignored() -> None:
@@ -151,8 +159,9 @@ def test_a_task_signed_by_the_wrong_node_is_ignored() -> None:
     forged = TaskMsg(issue=number, node=WORKER, task=1, objective="x", steps=("ls",))
     world.post(number, ALICE, render_message(forged))
     world.set_labels(number, (Label.AWAITING_WORKER.value,))
-    [action] = decide(world.snapshot(WORKER), WORKER, world.now)
+    [action, told] = decide(world.snapshot(WORKER), WORKER, world.now)
     assert isinstance(action, Ignore) and "signed by" in action.reason
+    assert isinstance(told, PostNotice) and "signed by" in told.body
 
 
 def test_a_malformed_task_from_an_instruction_account_is_data() -> None:
@@ -467,7 +476,8 @@ def test_garbage_threads_give_actions_and_nothing_else(
         comment = next(c for c in world.issues[number].comments if c.id == action.comment_id)
         assert comment.author in (ALICE, BOB) and not comment.edited and node == WORKER
         event("executed")
-    assert len([a for a in actions if not isinstance(a, Ignore)]) <= 1 + (node == "spare")
+    acts = [a for a in actions if not isinstance(a, Ignore | PostNotice)]
+    assert len(acts) <= 1 + (node == "spare"), "one act a job (notices aside)"
 
 
 def test_a_move_that_is_not_a_row_of_the_table_is_caught() -> None:
@@ -515,3 +525,55 @@ def test_a_job_of_a_kind_that_is_not_delegable_cannot_be_opened() -> None:
         kind="verification",
     )  # fmt: skip
     assert opened.body is not None and parse_body(opened.body).kind == "verification"
+
+
+def test_a_skipped_task_number_and_a_task_overtaken_by_a_newer_one_are_said_once() -> None:
+    world = World()
+    number = job(world)
+    first = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="o", steps=("python -V",))
+    world.post(number, ALICE, render_message(first))
+    third = first.model_copy(update={"task": 3})
+    world.post(number, ALICE, render_message(third))
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))
+    actions = world.pass_of(WORKER)
+    told = {a.key: a.body for a in actions if isinstance(a, PostNotice)}
+    assert set(told) == {"skipped:3", "late:1"}, told
+    assert "no readable comment holds TASK 2" in told["skipped:3"]
+    assert "TASK 1 was not run and will not be: TASK 3 is newer" in told["late:1"]
+    assert [t.task for *_, t in world.runs] == [3], "only the newest TASK runs"
+    again = world.pass_of(WORKER)
+    assert not any(isinstance(a, PostNotice) for a in again), "said once"
+
+
+def test_a_baton_moved_by_an_outsider_is_put_back_and_the_mover_named_once() -> None:
+    from relay.protocol import baton_events_wanted
+    from relay.protocol.snapshot import LabelEvent
+
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER)  # RESULT 1: the baton is the controller's
+    assert world.baton(number) == {"awaiting:controller"}
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))  # mallory's move
+    snapshot = world.snapshot(WORKER)
+    assert baton_events_wanted(snapshot, WORKER, world.now) == {number}
+    assert baton_events_wanted(world.snapshot(CONTROLLER), CONTROLLER, world.now) == set()
+
+    def moved_by(who: User, event_id: int) -> LabelEvent:
+        return LabelEvent(
+            id=event_id, issue=number, actor=who, action="labeled",
+            label="awaiting:worker", at=world.now,
+        )  # fmt: skip
+
+    trusted = snapshot.model_copy(update={"label_events": (moved_by(ALICE, 7),)})
+    assert not any(isinstance(a, PostNotice) for a in decide(trusted, WORKER, world.now))
+    seen = snapshot.model_copy(update={"label_events": (moved_by(MALLORY, 8),)})
+    actions = decide(seen, WORKER, world.now)
+    [told] = [a for a in actions if isinstance(a, PostNotice)]
+    assert told.key == "outsider:8" and "`mallory` added the baton label" in told.body
+    assert any(isinstance(a, MoveBaton) for a in actions), "and the baton goes back"
+    world.apply(WORKER, told)
+    again = decide(
+        seen.model_copy(update={"local": world.snapshot(WORKER).local}), WORKER, world.now
+    )
+    assert not any(isinstance(a, PostNotice) for a in again), "named once"
