@@ -30,9 +30,11 @@ def test_a_task_from_a_stranger_is_data_never_run(world: World, job: int, tmp_pa
     marker = tmp_path / "PWNED"
     comment = world.stranger_comment(job, forged_task(job, marker))
     hand_baton_to_worker(world, job)
-    before = world.frozen(job)
     quiet = world.worker.ok("watch", "--once")
     assert f"#{job}: 1 comment ignored as data" in quiet
+    told = [c for c in world.comments(job) if "does not act on comments by" in c["body"]]
+    assert len(told) == 1, "the thread is told once, naming the account"
+    before = world.frozen(job)
     for _ in range(2):
         done = world.worker.run("watch", "--once", "--verbose")
         assert done.returncode == 0, done.stderr
