@@ -151,3 +151,22 @@ def test_the_claims_lease_covers_every_step_running_to_its_timeout(world: World,
     claim = parse_message(bodies[0], issue=job)
     assert isinstance(claim, ClaimMsg)
     assert claim.lease_until - claim.claimed_at >= timedelta(hours=3)
+
+
+def test_a_fourth_strike_after_unparking_parks_again_and_every_verb_still_reads_it(
+    world: World, job: int
+) -> None:
+    c = world.controller
+    c.call("hypothesis", str(job), "The toolchain is stale.")
+    for _ in range(3):
+        c.call("strike", str(job))
+    assert "needs:human" in world.labels(job)
+    world.api(f"/issues/{job}/labels/needs:human", "DELETE")  # a person unparks it
+    c.call("strike", str(job))  # the fourth
+    assert world.labels(job) == {"awaiting:controller", "needs:human"}, "parked again"
+    body = world.issue(job)["body"]
+    assert "4 of 3" in body and "past the limit" in body
+    status = c.call("status")
+    assert f"#{job}" in status and "cannot be read" not in status
+    for node in (c, world.worker):  # passes read it too (call fails the test on an error)
+        assert "cannot be read" not in node.call("watch", "--once", "--verbose")
