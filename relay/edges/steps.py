@@ -102,14 +102,32 @@ class _Capture:
         in pieces too short for redaction to recognise, so the partial lines at both edges
         are dropped with the rest.
         """
+        from relay.edges.console import console_codepages, decode, sniff
+
         head, tail = bytes(self.head), bytes(self.tail)
+        pages = console_codepages()
         if self.total - len(head) - len(tail) <= 0:
-            return (head + tail).decode("utf-8", errors="replace"), 0
+            return decode(head + tail, codepages=pages), 0
+        wide = sniff(head)
+        if wide is not None and wide.startswith("utf-16"):  # two bytes a unit: cut as text
+            if (self.total - len(tail)) % 2:
+                tail = tail[1:]
+            text = head[: len(head) - len(head) % 2].decode(wide, errors="replace")
+            text = text[: text.rfind("\n") + 1].rstrip("\n")
+            order = (
+                "utf-16-le"
+                if wide != "utf-16-be" and not head.startswith(b"\xfe\xff")
+                else "utf-16-be"
+            )
+            rest = tail.decode(order, errors="replace")
+            rest = rest[rest.find("\n") + 1 :] if "\n" in rest else ""
+            dropped = self.total - 2 * (len(text) + len(rest))
+            return f"{text}\n[... {dropped} bytes of output omitted ...]\n{rest}", dropped
         head = head[: head.rfind(b"\n") + 1]
         tail = tail[tail.find(b"\n") + 1 :] if b"\n" in tail else b""
         dropped = self.total - len(head) - len(tail)
-        text = head.decode("utf-8", errors="replace").rstrip("\n")
-        rest = tail.decode("utf-8", errors="replace")
+        text = decode(head, codepages=pages).rstrip("\n")
+        rest = decode(tail, codepages=pages)
         return f"{text}\n[... {dropped} bytes of output omitted ...]\n{rest}", dropped
 
 

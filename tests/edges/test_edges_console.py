@@ -1,0 +1,55 @@
+"""Step output decoded as the tool wrote it (relay/edges/console.py), and through a real
+step: UTF-16 with and without its byte-order mark, and a Windows console code page."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from relay.edges.console import decode, sniff
+from relay.edges.steps import run_step
+
+GERMAN = "Fehler: Datei für Größe nicht gefunden\r\n"
+
+
+def test_utf16_is_recognised_with_and_without_its_mark() -> None:
+    text = "Build succeeded.\r\n    0 Warning(s)\r\n"
+    assert sniff(text.encode("utf-16")) == "utf-16"
+    assert decode(text.encode("utf-16")) == text
+    assert sniff(text.encode("utf-16-le")) == "utf-16-le"
+    assert decode(text.encode("utf-16-le")) == text
+    assert decode(text.encode("utf-16-be")) == text
+
+
+def test_a_console_code_page_is_tried_before_replacement_characters() -> None:
+    raw = GERMAN.encode("cp850")
+    assert "\ufffd" in decode(raw), "not UTF-8: without the code page it is mojibake"
+    assert decode(raw, codepages=("cp850",)) == GERMAN
+    assert decode(GERMAN.encode(), codepages=("cp850",)) == GERMAN, "UTF-8 comes first"
+    assert sniff(b"plain ascii output\n") is None
+
+
+def test_a_step_writing_utf16_gives_readable_output(tmp_path: Path) -> None:
+    script = tmp_path / "wide.py"
+    script.write_text(
+        "import sys\nsys.stdout.buffer.write('MSBuild: 42 targets\\r\\n'.encode('utf-16'))\n"
+    )
+    outcome = run_step(f'"{sys.executable}" "{script}"', cwd=tmp_path, timeout=30)
+    assert outcome.exit_code == 0
+    assert outcome.output == "MSBuild: 42 targets\r\n"
+
+
+def test_a_long_utf16_output_is_cut_on_whole_lines(tmp_path: Path) -> None:
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys\n"
+        "text = ''.join(f'line {i}\\n' for i in range(5000))\n"
+        "sys.stdout.buffer.write(text.encode('utf-16-le'))\n"
+    )
+    outcome = run_step(f'"{sys.executable}" "{script}"', cwd=tmp_path, timeout=30, cap=4000)
+    head, marker, tail = outcome.output.partition("\n[... ")
+    assert marker and outcome.truncated_bytes > 0
+    assert head.splitlines()[0] == "line 0" and all(
+        line.startswith("line ") for line in head.splitlines() + tail.splitlines()[1:]
+    )
+    assert tail.splitlines()[-1] == "line 4999"
