@@ -24,6 +24,12 @@ def register(sub: Any) -> None:
     p.add_argument("--authorized-by-human", action="store_true", help="a person authorised it")
     p.add_argument("--fallback", default="", help="what to do when a step fails")
     p.add_argument("--checkout", default=None, help="branch the worker checks out first")
+    p.add_argument(
+        "--shell",
+        choices=("sh", "bash", "cmd", "powershell", "pwsh"),
+        default=None,
+        help="the shell each step runs in on the worker (default: the worker's platform shell)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -46,6 +52,7 @@ def run(args: argparse.Namespace) -> Output:
             authorized_by_human=args.authorized_by_human,
             fallback=args.fallback,
             checkout=args.checkout,
+            shell=args.shell,
         )
         await apply_plan(gh, plan, sign=ctx.sign)
         return plan

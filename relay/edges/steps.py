@@ -148,14 +148,23 @@ def run_step(
     env: Mapping[str, str] | None = None,
     grace: float = KILL_GRACE,
     on_start: Callable[[int], None] | None = None,
+    shell: str | None = None,
 ) -> StepOutcome:
-    """Run one shell command; on timeout kill its whole process tree. ``on_start`` hears
+    """Run one shell command (in ``shell`` when named; a shell missing on this machine is
+    a failed step saying so); on timeout kill its whole process tree. ``on_start`` hears
     the step's process group (its leader's pid) before it runs on, so that a node killed
     meanwhile can find and stop it on its next pass."""
     from relay.edges.winjob import contain, release
 
     started = time.monotonic()
-    proc = _spawn(command, cwd=cwd, env=child_env(env))
+    try:
+        proc = _spawn(command, cwd=cwd, env=child_env(env), shell=shell)
+    except FileNotFoundError:
+        said = f"relay: the shell {shell!r} is not installed on this node (not on its PATH)\n"
+        return StepOutcome(
+            command=command, exit_code=127, timed_out=False,
+            duration=time.monotonic() - started, output=said, truncated_bytes=0,
+        )  # fmt: skip
     job = contain(proc)  # Windows: the step's tree dies with this pass, whatever ends it
     _LIVE.add(proc)
     if on_start is not None:
@@ -195,13 +204,15 @@ def run_steps(
     env: Mapping[str, str] | None = None,
     grace: float = KILL_GRACE,
     on_start: Callable[[int], None] | None = None,
+    shell: str | None = None,
 ) -> RunOutcome:
     """Run the steps in order, each with ``timeout`` seconds; stop at the first failure."""
     done: list[StepOutcome] = []
     for command in steps:
         outcome = run_step(
-            command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace, on_start=on_start
-        )
+            command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace,
+            on_start=on_start, shell=shell,
+        )  # fmt: skip
         done.append(outcome)
         if not outcome.ok:
             return RunOutcome(RunStatus.FAILED, tuple(done))
@@ -254,12 +265,36 @@ def kill_running_steps() -> None:
         _LIVE.discard(proc)
 
 
-def _spawn(command: str, *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """Start ``command`` in the platform shell, as the leader of a new process group."""
+SHELLS: dict[str, tuple[str, ...]] = {
+    "sh": ("sh", "-c"),
+    "bash": ("bash", "-c"),
+    "cmd": ("cmd.exe", "/d", "/s", "/c"),
+    "powershell": ("powershell", "-NoLogo", "-NoProfile", "-NonInteractive", "-Command"),
+    "pwsh": ("pwsh", "-NoLogo", "-NoProfile", "-NonInteractive", "-Command"),
+}
+"""How each shell a TASK may name (``relay task --shell``) runs one command."""
+
+
+def shell_argv(command: str, shell: str | None) -> str | list[str]:
+    """What to start for ``command``: itself for the platform shell (``shell=True``), or
+    the named shell's argv. ValueError for a shell relay does not know."""
+    if shell is None:
+        return command
+    if shell not in SHELLS:
+        raise ValueError(f"unknown shell {shell!r}")
+    return [*SHELLS[shell], command]
+
+
+def _spawn(
+    command: str, *, cwd: Path, env: dict[str, str], shell: str | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``command`` in the platform shell (or the named one), as the leader of a new
+    process group."""
     windows = os.name == "nt"
+    argv = shell_argv(command, shell)
     return subprocess.Popen(
-        command,
-        shell=True,
+        argv,
+        shell=isinstance(argv, str),
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,

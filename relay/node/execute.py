@@ -139,7 +139,7 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
         return run_executor(
             executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
         )
-    return run_steps(task.steps, cwd=ctx.root, timeout=timeout, on_start=started)
+    return run_steps(task.steps, cwd=ctx.root, timeout=timeout, on_start=started, shell=task.shell)
 
 
 def reap(ctx: NodeContext, *, issue: int | None = None, task: int | None = None) -> list[str]:

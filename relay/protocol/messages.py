@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -104,6 +104,9 @@ class TaskMsg(Message):
     authorized_by_human: bool = False
     fallback: Text = ""
     checkout: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]{1,200}$")
+    # the shell the worker runs each step in; None: the platform's (sh on POSIX, cmd.exe
+    # on Windows)
+    shell: Literal["sh", "bash", "cmd", "powershell", "pwsh"] | None = None
 
 
 class ResultMsg(Message):
@@ -185,7 +188,8 @@ def _task_md(m: TaskMsg) -> list[str]:
     lines += _field("Capture", m.capture)
     lines += [f"**Scope:** {code_span(m.scope)} · **authorized-by-human:** {authorized}", ""]
     lines += _field("Fallback", m.fallback)
-    return lines + ([f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else [])
+    lines += [f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else []
+    return lines + ([f"**Shell:** {code_span(m.shell)}", ""] if m.shell else [])
 
 
 def _result_md(m: ResultMsg) -> list[str]:

@@ -163,6 +163,7 @@ def plan_task(
     authorized_by_human: bool = False,
     fallback: str = "",
     checkout: str | None = None,
+    shell: str | None = None,
 ) -> Plan:
     """Post TASK n+1, say so in the body, and pass the baton to the worker.
 
@@ -190,6 +191,7 @@ def plan_task(
         authorized_by_human=authorized_by_human,
         fallback=fallback,
         checkout=checkout,
+        shell=shell,
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:

@@ -53,3 +53,24 @@ def test_a_long_utf16_output_is_cut_on_whole_lines(tmp_path: Path) -> None:
         line.startswith("line ") for line in head.splitlines() + tail.splitlines()[1:]
     )
     assert tail.splitlines()[-1] == "line 4999"
+
+
+def test_a_named_shell_runs_the_step_and_a_missing_one_is_a_failed_step(tmp_path: Path) -> None:
+    import shutil
+
+    import pytest
+
+    from relay.edges.steps import shell_argv
+
+    assert shell_argv("echo hi", None) == "echo hi"
+    assert shell_argv("dir", "cmd") == ["cmd.exe", "/d", "/s", "/c", "dir"]
+    with pytest.raises(ValueError, match="unknown shell"):
+        shell_argv("x", "fish")
+    if shutil.which("bash"):
+        ran = run_step('echo "bash ${BASH_VERSINFO[0]}"', cwd=tmp_path, timeout=30, shell="bash")
+        assert (
+            ran.exit_code == 0 and ran.output.startswith("bash ") and ran.output.strip() != "bash"
+        )
+    if not shutil.which("pwsh"):
+        missing = run_step("Get-Date", cwd=tmp_path, timeout=30, shell="pwsh")
+        assert missing.exit_code == 127 and "'pwsh' is not installed on this node" in missing.output

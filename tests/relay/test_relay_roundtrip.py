@@ -122,3 +122,20 @@ def test_result_before_any_answer_says_so(world: World, job: int) -> None:
     waiting = c.run("result", str(job), "--json")
     assert waiting.returncode == 1
     assert data_of(waiting.stdout) == {"issue": job, "task": 1, "result": None}
+
+
+def test_a_task_names_its_shell_and_the_worker_runs_its_steps_in_it(world: World, job: int) -> None:
+    import re
+    import shutil
+
+    if not shutil.which("bash"):
+        return  # a machine without bash has nothing to show here
+    world.controller.call(
+        "task", str(job), "--shell", "bash", "--step", 'echo "in ${BASH_VERSINFO[0]}"'
+    )
+    task = world.comments(job)[-1]["body"]
+    assert "**Shell:** `bash`" in task
+    world.worker.call("watch", "--once")
+    result = world.comments(job)[-1]["body"]
+    assert result.startswith("### RESULT 1 · done"), result
+    assert re.search(r"^in [0-9]+$", result, re.MULTILINE), "the step's own bash said its version"
