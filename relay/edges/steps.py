@@ -17,6 +17,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -166,6 +167,8 @@ def run_step(
             duration=time.monotonic() - started, output=said, truncated_bytes=0,
         )  # fmt: skip
     job = contain(proc)  # Windows: the step's tree dies with this pass, whatever ends it
+    adopting = adopt_orphans()  # Linux: what the step detaches becomes our child
+    before = children() if adopting else set()
     _LIVE.add(proc)
     if on_start is not None:
         on_start(proc.pid)
@@ -183,8 +186,12 @@ def run_step(
     finally:
         _LIVE.discard(proc)
         release(job)
+    swept = sweep_detached(before, keep={p.pid for p in _LIVE}) if adopting else []
     reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
     output, dropped = capture.text()
+    if swept:
+        pids = ", ".join(str(pid) for pid in swept)
+        output += f"\n[relay stopped what the step had detached from itself: pid {pids}]\n"
     return StepOutcome(
         command=command,
         exit_code=None if timed_out else proc.returncode,
@@ -328,6 +335,62 @@ def _kill_tree(proc: subprocess.Popen[bytes], *, grace: float) -> None:
         proc.wait(timeout=grace)
     _signal_group(proc.pid, signal.SIGKILL)  # also reaches grandchildren that ignored TERM
     proc.wait()
+
+
+_SUBREAPER: list[bool] = []  # once per process: whether it could become a subreaper
+
+
+def adopt_orphans() -> bool:
+    """Make this process a child subreaper (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): a
+    process a step detaches (``setsid``, a double fork) is then re-parented to this one,
+    not to init, so it can be found and stopped when the step ends. False elsewhere."""
+    if not _SUBREAPER:
+        ok = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                ok = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                ok = False
+        _SUBREAPER.append(ok)
+    return _SUBREAPER[0]
+
+
+def children(*, zombies: bool = True) -> set[int]:
+    """This process's children, from ``/proc`` (Linux); ``zombies``: with those that ended
+    and wait to be reaped."""
+    me, found = os.getpid(), set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[1] == str(me) and (zombies or fields[0] != "Z"):
+            found.add(int(stat.parent.name))
+    return found
+
+
+def sweep_detached(before: set[int], *, keep: set[int]) -> list[int]:
+    """Stop the processes a finished step detached from itself: children this process
+    gained during the step (adopted as their subreaper) that are in a session other than
+    its own. Returns their pids."""
+    mine = os.getsid(0)
+    gained = children() - before - keep
+    alive = children(zombies=False)
+    stopped, ended = [], [pid for pid in gained if pid not in alive]
+    for pid in sorted(gained & alive):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.getsid(pid) == mine:
+                continue  # started by this process itself, not by the step
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+            stopped.append(pid)
+    for pid in [*stopped, *ended]:  # reaped, adopted leftovers left no zombie behind
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    return stopped
 
 
 def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:

@@ -143,3 +143,21 @@ def test_a_secret_straddling_the_cap_is_dropped_whole_not_cut_in_pieces(tmp_path
     for piece in (token[:8], token[-12:], "ghp_aBcD", "XyZ0123456789"):
         assert piece not in outcome.output, piece
     assert outcome.output.rstrip().endswith("last line")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is Linux's")
+def test_a_process_the_step_detaches_with_setsid_is_stopped_when_the_step_ends(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    command = (
+        f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 60' > /dev/null 2>&1 &"
+        f" while [ ! -s {pid_file} ]; do sleep 0.05; done; echo started"
+    )
+    outcome = run_step(command, cwd=tmp_path, timeout=30)
+    assert outcome.exit_code == 0 and outcome.output.startswith("started")
+    daemon = int(pid_file.read_text())
+    assert "relay stopped what the step had detached" in outcome.output
+    assert str(daemon) in outcome.output
+    with pytest.raises(ProcessLookupError):
+        os.kill(daemon, 0)
