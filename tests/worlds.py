@@ -221,14 +221,15 @@ class World:
         )
         return int(out.split("#", 1)[1].split(":", 1)[0])
 
-    def signed(self, node: Node, body: str) -> str:
-        """``body`` signed with ``node``'s key, as that node would post it."""
+    def signed(self, node: Node, body: str, *, issue: int | None = None) -> str:
+        """``body`` signed with ``node``'s key, as that node would post it (a job body for
+        its ``issue``)."""
         from relay.edges.local import NodeState
         from relay.protocol.signatures import sign_body
 
         key = NodeState.for_clone(node.clone).signing_key(node.name)
         assert key is not None, f"{node.name} has no signing key (has it joined?)"
-        return sign_body(body, repo=self.repo, private_key=key)
+        return sign_body(body, repo=self.repo, private_key=key, issue=issue)
 
     def api(self, path: str, method: str = "GET", body: Any = None, *, login: str = OWNER) -> Any:
         """Call the hub as ``login`` under /repos/OWNER/NAME."""

@@ -204,7 +204,9 @@ async def actions_pass(
     if actions.issue_number is not None:
         issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
         author = int((issue.get("user") or {}).get("id") or 0)
-        if not binds(str(issue.get("body") or ""), ctx.node, author=author, master=ctx.master):
+        body = str(issue.get("body") or "")
+        number = actions.issue_number
+        if not binds(body, ctx.node, author=author, master=ctx.master, issue=number):
             why = f"#{actions.issue_number} is a job of other nodes"
             _skipped(dataclasses.replace(actions, concerns_relay=False, reason=why), ctx.node)
             return None

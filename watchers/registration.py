@@ -251,7 +251,8 @@ async def bound_jobs(ctx: NodeContext) -> list[int]:
     return [
         i.number
         for i in found
-        if not i.is_pull_request and binds(i.body, ctx.node, author=i.user.id, master=ctx.master)
+        if not i.is_pull_request
+        and binds(i.body, ctx.node, author=i.user.id, master=ctx.master, issue=i.number)
     ]
 
 

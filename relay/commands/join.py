@@ -101,7 +101,7 @@ async def roles(gh: GitHubClient, node: str, master: Master) -> list[str]:
     lines = []
     for issue in await gh.list_issues(state="open"):
         if issue.is_pull_request or not binds(
-            issue.body, node, author=issue.user.id, master=master
+            issue.body, node, author=issue.user.id, master=master, issue=issue.number
         ):
             continue
         job = parse_body(issue.body)
@@ -165,7 +165,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             message = f"relay: {ctx.node} watcher is {scheduler}"
             await asyncio.to_thread(registration.set_column, ctx, scheduler, message)
         lines.append(f"watcher: {scheduler}")
-        save_config(args, ctx, scheduler)
+        save_config(args, ctx, scheduler, account=(await gh.current_user()).id)
         if args.webhook:
             from relay.edges.github.webhooks import register_webhook
 
@@ -239,12 +239,14 @@ async def resign_bodies(
         if job.controller != ctx.node:
             continue
         if previous is not None:
-            check = verify_payload(decode_block(issue.body), repo=ctx.repo, public_keys=(previous,))
+            check = verify_payload(
+                decode_block(issue.body), repo=ctx.repo, public_keys=(previous,), issue=issue.number
+            )
             if check is not Verdict.VALID:
                 continue
         elif issue.user.id not in own:
             continue
-        fresh = ctx.sign(unsigned(issue.body))
+        fresh = ctx.sign(unsigned(issue.body), issue=issue.number)
         if fresh != issue.body:
             await gh.update_issue(issue.number, body=fresh)
             count += 1
@@ -338,8 +340,11 @@ def save_token(ctx: NodeContext, *, where: str = "file") -> str:
     return f"saved the token from {token.source} in {path} (readable by you only)"
 
 
-def save_config(args: argparse.Namespace, ctx: NodeContext, scheduler: str) -> None:
-    """Keep the node's settings in the clone's .git/relay/config.json."""
+def save_config(
+    args: argparse.Namespace, ctx: NodeContext, scheduler: str, *, account: int | None = None
+) -> None:
+    """Keep the node's settings in the clone's .git/relay/config.json, with the account it
+    acts as (whose approval of a TASK is never a person's)."""
     old = ctx.config
     config = NodeConfig(
         node=ctx.node,
@@ -349,6 +354,7 @@ def save_config(args: argparse.Namespace, ctx: NodeContext, scheduler: str) -> N
         on_result=args.on_result or (old.on_result if old else None),
         scheduler=scheduler,
         step_timeout=args.step_timeout or (old.step_timeout if old else 600.0),
+        account_id=account if account is not None else (old.account_id if old else None),
     )
     ctx.state.save_config(config)
     ctx.config = config

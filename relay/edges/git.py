@@ -320,6 +320,13 @@ class Clone:
         self.push(remote)
         return CommitInfo(sha=self.head_sha(), fallback_identity=info.fallback_identity)
 
+    def unpushed_subjects(self, remote: str = "origin") -> list[str]:
+        """The subjects of the commits HEAD has and the remote's branch (as last fetched)
+        does not, newest first."""
+        branch = self._branch_or_fail()
+        out = self._git("log", "--format=%s", f"refs/remotes/{remote}/{branch}..HEAD")
+        return [line for line in out.splitlines() if line]
+
     def remote_has_commit(self, sha: str, remote: str = "origin") -> bool:
         """Whether a remote-tracking branch of ``remote`` (as last fetched) contains ``sha``."""
         try:

@@ -48,6 +48,7 @@ class NodeConfig(_Frozen):
     on_result: str | None = None
     scheduler: str | None = None
     step_timeout: float = 600.0
+    account_id: int | None = None  # the account this node acts as (its token's), from join
 
 
 class ClaimRecord(_Frozen):
@@ -445,12 +446,25 @@ class NodeState:
         redacted text the thread will show, but it is this node's to send)."""
         write_atomic(self._outbox_path(issue, task), body.encode("utf-8"), mode=0o600)
 
+    def _draft_path(self, issue: int, task: int) -> Path:
+        return self.root / "outbox" / f"{issue}-{task}.draft.json"
+
+    def save_draft(self, *, issue: int, task: int, draft: str) -> None:
+        """Keep a finished run's RESULT and redacted log before the log is pushed (0600)."""
+        write_atomic(self._draft_path(issue, task), draft.encode("utf-8"), mode=0o600)
+
+    def draft(self, *, issue: int, task: int) -> str | None:
+        """The kept draft of (issue, task), None when there is none."""
+        path = self._draft_path(issue, task)
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
     def outbox(self) -> set[tuple[int, int]]:
-        """The (issue, task) pairs whose RESULT waits to be posted or handed back."""
+        """The (issue, task) pairs whose RESULT waits to be pushed, posted or handed back."""
         folder = self.root / "outbox"
         found = set()
-        for path in folder.glob("*.md") if folder.is_dir() else ():
-            issue, _, task = path.stem.partition("-")
+        for path in folder.glob("*") if folder.is_dir() else ():
+            name = path.name.removesuffix(".draft.json").removesuffix(".md")
+            issue, _, task = name.partition("-")
             if issue.isdigit() and task.isdigit():
                 found.add((int(issue), int(task)))
         return found
@@ -461,8 +475,9 @@ class NodeState:
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def clear_outbox(self, *, issue: int, task: int) -> None:
-        """Forget a RESULT that is posted and handed back."""
+        """Forget a RESULT that is posted and handed back (and its draft)."""
         self._outbox_path(issue, task).unlink(missing_ok=True)
+        self._draft_path(issue, task).unlink(missing_ok=True)
 
     # --- notices: what this node has said once in a thread ---
 

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
@@ -27,6 +27,7 @@ from relay.node.context import NodeContext
 from relay.node.execute import (
     TaskReport,
     execute,
+    finish_draft,
     move_baton,
     on_result_env,
     reap,
@@ -187,7 +188,8 @@ class Applier:
         word = status.value if status is not None else "half-done"
         summary = getattr(action.result, "summary", None) or getattr(action.result, "known", "")
         if action.body is not None:  # the body's "Current state"; the controller's account
-            await self.gh.update_issue(action.issue, body=self.ctx.sign(action.body))
+            body = self.ctx.sign(action.body, issue=action.issue)
+            await self.gh.update_issue(action.issue, body=body)
         if not action.trusted:
             self.lines.append(f"#{action.issue}: the answer was edited after posting; not trusted")
         self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
@@ -199,6 +201,10 @@ class Applier:
 
     async def _send(self, action: SendResult) -> None:
         body = self.ctx.state.outbox_body(issue=action.issue, task=action.task)
+        if body is None:  # the pass that ran it died pushing the log: push it, then post
+            body = await finish_draft(
+                self.ctx, issue=action.issue, task=action.task, token=self.token
+            )
         if body is None:
             return
         await send_result(
@@ -244,16 +250,26 @@ def run_on_result(hook: str, action: NotifyResult, status: str) -> int:
         return subprocess.run(hook, shell=True, env=env, check=False).returncode
 
 
-async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]) -> int:
+class Signer(Protocol):
+    """How a node signs what it writes (:meth:`NodeContext.sign`)."""
+
+    def __call__(self, body: str, *, issue: int | None = None) -> str: ...
+
+
+async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Signer) -> int:
     """Apply a planner's Plan: comments, then body, labels (the baton) and close together.
     Every comment and body goes out through ``sign`` (the node's :meth:`NodeContext.sign`).
+    A new job's body is signed for its issue, so it is written once more when the issue
+    exists (its number is what the signature binds).
 
     Returns the issue number (new when the plan opened a job).
     """
     if plan.issue is None:
-        made = await gh.create_issue(
-            title=plan.title or "", body=sign(plan.body or ""), labels=plan.labels or ()
-        )
+        body = plan.body or ""
+        made = await gh.create_issue(title=plan.title or "", body=body, labels=plan.labels or ())
+        signed = sign(body, issue=made.number)
+        if signed != body:
+            await gh.update_issue(made.number, body=signed)
         return made.number
     for comment in plan.comments:
         await gh.create_comment(plan.issue, sign(comment))
@@ -261,7 +277,7 @@ async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Callable[[str], str]
     # moves before the body it goes with
     fields: dict[str, Any] = {}
     if plan.body is not None:
-        fields["body"] = sign(plan.body)
+        fields["body"] = sign(plan.body, issue=plan.issue)
     if plan.labels is not None:
         fields["labels"] = list(plan.labels)
     if plan.close:

@@ -73,13 +73,16 @@ class NodeContext:
         """This node's private key (None before `relay join` made one)."""
         return self.state.signing_key(self.node)
 
-    def sign(self, body: str) -> str:
+    def sign(self, body: str, *, issue: int | None = None) -> str:
         """``body`` signed by this node when it has a key (every relay block it posts or
-        writes goes through here); a body without a block is returned as it is."""
+        writes goes through here); a body without a block is returned as it is. A job
+        body is signed for its ``issue``."""
         from relay.protocol.signatures import sign_body
 
         key = self.signing_key
-        return body if key is None else sign_body(body, repo=self.repo, private_key=key)
+        if key is None:
+            return body
+        return sign_body(body, repo=self.repo, private_key=key, issue=issue)
 
     def _git_token(self) -> str | None:
         try:

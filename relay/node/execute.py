@@ -180,14 +180,16 @@ def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     return run_summary(task, checkout_failed=run.checkout_error is not None, failed=failed)
 
 
-def publish_log(ctx: NodeContext, task: TaskMsg, text: str) -> str:
+def publish_log(ctx: NodeContext, issue: int, task: int, text: str) -> str:
     """Commit and push the redacted log; return its permalink at the pushed commit."""
-    path = log_path(task.issue, task.task)
+    path = log_path(issue, task)
     full = ctx.root / path
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(text, encoding="utf-8")
-    message = f"relay: log of TASK {task.task} on #{task.issue} ({ctx.node})"
+    message = f"relay: log of TASK {task} on #{issue} ({ctx.node})"
     pushed = ctx.clone.commit_and_push_or_undo([full], message)  # None: the same log is already in
+    if pushed is None and ctx.clone.unpushed_subjects() == [message]:
+        ctx.clone.push()  # committed by a pass killed while it pushed: only that is pushed
     sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
     return ctx.html_url(f"blob/{sha}/{path}")
 
@@ -278,7 +280,10 @@ async def execute(
         beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beating
-    result = await compose_result(ctx, task, run, token=token)
+    draft = draft_result(ctx, task, run, token=token)
+    # kept before the log is pushed: a pass killed from here on is finished by the next
+    ctx.state.save_draft(issue=action.issue, task=task.task, draft=_draft_json(draft))
+    result = await publish_draft(ctx, draft, token=token)
     body = ctx.sign(render_message(result))
     # kept before anything is posted: a failure from here on is finished by a later pass
     ctx.state.save_outbox(issue=action.issue, task=task.task, body=body)
@@ -287,6 +292,32 @@ async def execute(
     ctx.state.clear_outbox(issue=action.issue, task=task.task)
     seconds = (datetime.now(UTC) - started).total_seconds()
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
+
+
+def _draft_json(draft: Draft) -> str:
+    import json
+
+    return json.dumps({"result": draft.result.model_dump(mode="json"), "log": draft.log})
+
+
+def load_draft(text: str) -> Draft:
+    """A kept draft, as :func:`_draft_json` wrote it."""
+    import json
+
+    doc = json.loads(text)
+    return Draft(ResultMsg.model_validate(doc["result"]), doc.get("log"))
+
+
+async def finish_draft(ctx: NodeContext, *, issue: int, task: int, token: str) -> str | None:
+    """The RESULT body of a run whose pass died before its RESULT was kept: the kept
+    draft's log pushed now, the RESULT signed and kept. None when there is no draft."""
+    text = ctx.state.draft(issue=issue, task=task)
+    if text is None:
+        return None
+    result = await publish_draft(ctx, load_draft(text), token=token)
+    body = ctx.sign(render_message(result))
+    ctx.state.save_outbox(issue=issue, task=task, body=body)
+    return body
 
 
 async def send_result(
@@ -314,9 +345,20 @@ def _status_of(body: str) -> str:
     return str(fields.get("status", "done")) if isinstance(fields, dict) else "done"
 
 
-async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> ResultMsg:
-    """The RESULT of a run: the log redacted and pushed, and every word of the comment
-    that came from the machine (commands, errors, paths) redacted as well."""
+@dataclass(frozen=True)
+class Draft:
+    """A finished run's RESULT before its log is pushed: the message (no log link yet) and
+    the redacted log to publish (None when it was withheld). Kept in the node's outbox
+    before the push, so a pass killed while pushing loses nothing: the next one pushes
+    the same log and posts the RESULT."""
+
+    result: ResultMsg
+    log: str | None
+
+
+def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:
+    """The RESULT of a run with every word from the machine redacted, and its redacted
+    log; nothing is published yet."""
     redactor = redactor_for(ctx, token)
     status, summary, failed = summarise(task, run)
     redacted, report = redactor.redact_with_report(render_log(task, run, node=ctx.node))
@@ -327,34 +369,52 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
             f"The task left tracked files modified ({', '.join(left[:5])}); this node cannot"
             " pull or take another task until they are committed or reverted."
         )
-    log_url: str | None = None
     tail = ""
     if report.safe:
-        try:
-            log_url = await asyncio.to_thread(publish_log, ctx, task, cap_log(redacted))
-        except RelayError as err:
-            observations.append(f"The log could not be pushed: {err}")
-        except OSError as err:  # a path that is a file, a full disk, permissions
-            why = err.strerror or type(err).__name__
-            observations.append(f"The log could not be written ({why}); it is not published.")
-        status = result_status(status, log_pushed=log_url is not None)
         tail = "\n".join(excerpt(redacted, failed=status != Status.DONE))
     else:
         observations.append(f"The log was not published: {report.reason}.")
     if report.counts:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(report.counts.items()))
         observations.append(f"Redacted before publishing: {kinds}.")
-    return ResultMsg(
+    result = ResultMsg(
         issue=task.issue,
         node=ctx.node,
         task=task.task,
         status=status,
         summary=redactor.redact(summary),
-        log_url=log_url,
         excerpt=tail,
         observations=redactor.redact(" ".join(observations))[:4000],
         failed_step=failed,
     )
+    return Draft(result, cap_log(redacted) if report.safe else None)
+
+
+async def publish_draft(ctx: NodeContext, draft: Draft, *, token: str) -> ResultMsg:
+    """Push the draft's log (again, if a killed pass pushed it already: the same log is
+    not committed twice) and return the RESULT with its link — or saying why there is
+    none."""
+    result = draft.result
+    if draft.log is None:
+        return result
+    said: list[str] = [result.observations] if result.observations else []
+    log_url: str | None = None
+    try:
+        log_url = await asyncio.to_thread(publish_log, ctx, result.issue, result.task, draft.log)
+    except RelayError as err:
+        said.append(redactor_for(ctx, token).redact(f"The log could not be pushed: {err}"))
+    except OSError as err:  # a path that is a file, a full disk, permissions
+        why = err.strerror or type(err).__name__
+        said.append(f"The log could not be written ({why}); it is not published.")
+    status = result_status(result.status, log_pushed=log_url is not None)
+    update = {"log_url": log_url, "status": status, "observations": " ".join(said)[:4000]}
+    return result.model_copy(update=update)
+
+
+async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> ResultMsg:
+    """The RESULT of a run: the log redacted and pushed, and every word of the comment
+    that came from the machine (commands, errors, paths) redacted as well."""
+    return await publish_draft(ctx, draft_result(ctx, task, run, token=token), token=token)
 
 
 async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label) -> bool:

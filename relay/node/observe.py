@@ -73,7 +73,9 @@ def to_issue(issue: models.Issue, comments: Iterable[models.Comment]) -> Issue:
 def local_records(state: NodeState) -> LocalRecords:
     """This node's memory of claims, answered tasks and notified results."""
     claims = state.claims()
+    config = state.load_config()
     return LocalRecords(
+        account=config.account_id if config is not None else None,
         claims=frozenset((c.issue, c.task) for c in claims),
         results_posted=frozenset((c.issue, c.task) for c in claims if c.outcome is not None),
         notified=frozenset(state.notified()),
@@ -121,7 +123,8 @@ async def observe(
     bound = [
         i
         for i in found
-        if not i.is_pull_request and binds(i.body, node, author=i.user.id, master=master)
+        if not i.is_pull_request
+        and binds(i.body, node, author=i.user.id, master=master, issue=i.number)
     ]
     known = {i.number: cache.comments(i) for i in bound}
     changed = [i for i in bound if known[i.number] is None]

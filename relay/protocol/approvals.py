@@ -5,8 +5,9 @@ Ground rules: a TASK that says ``authorized-by-human: yes`` runs only once an ap
 approved *that* TASK in the thread, after it was posted — a comment ``/relay approve TASK
 n``, or a 👍 reaction on the TASK's comment. An approver is one of the worker's instruction
 accounts that is a person: not a bot (``…[bot]``), not the account that posted the TASK,
-and not one that posted any node's message in this job (a node's own account, which would
-be approving itself). Reactions are a
+and not a node's own account, which would be approving itself: one that posted any node's
+message in a job the pass sees, the account this node acts as (recorded at join), or the
+one the pass found it acts as. Reactions are a
 fact the pass reads only for the TASKs :func:`approvals_wanted` names.
 """
 
@@ -23,12 +24,15 @@ APPROVE_RE = re.compile(r"^\s*/relay\s+approve\s+TASK\s+(\d+)\s*$", re.IGNORECAS
 THUMBS_UP = "+1"
 
 
-def approver_ids(thread: Thread, master: Master, *, posted_by: int) -> frozenset[int]:
-    """The accounts whose approval counts for a TASK posted by account ``posted_by``."""
+def approver_ids(
+    thread: Thread, master: Master, *, posted_by: int, nodes_own: frozenset[int] = frozenset()
+) -> frozenset[int]:
+    """The accounts whose approval counts for a TASK posted by account ``posted_by``;
+    ``nodes_own``: accounts known to be nodes' own, never a person's."""
     worker = master.node(thread.job.worker)
     if worker is None:
         return frozenset()
-    nodes = {posted_by} | {e.comment.author.id for e in _messages(thread)}
+    nodes = {posted_by} | {e.comment.author.id for e in _messages(thread)} | nodes_own
     people = (a for a in worker.accounts if not a.login.endswith("[bot]"))
     return frozenset(a.id for a in people if a.id not in nodes)
 
@@ -39,13 +43,23 @@ def _messages(thread: Thread) -> list[Entry]:
     return [*kept, *thread.claims.values(), *([thread.closure] if thread.closure else [])]
 
 
+def node_accounts(threads: list[Thread]) -> frozenset[int]:
+    """The accounts that posted a node's message in any of ``threads``."""
+    return frozenset(e.comment.author.id for t in threads for e in _messages(t))
+
+
 def approval(
-    thread: Thread, entry: Entry, master: Master, reactions: tuple[Reaction, ...]
+    thread: Thread,
+    entry: Entry,
+    master: Master,
+    reactions: tuple[Reaction, ...],
+    *,
+    nodes_own: frozenset[int] = frozenset(),
 ) -> str | None:
     """The login of the person who approved the TASK in ``entry``, or None."""
     assert isinstance(entry.message, TaskMsg)
     task, posted = entry.message.task, entry.comment
-    people = approver_ids(thread, master, posted_by=posted.author.id)
+    people = approver_ids(thread, master, posted_by=posted.author.id, nodes_own=nodes_own)
     for reaction in reactions:
         mine = reaction.comment_id == posted.id and reaction.content == THUMBS_UP
         if mine and reaction.user.id in people:

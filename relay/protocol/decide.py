@@ -29,7 +29,7 @@ from relay.protocol.actions import (
     TearDown,
     Wait,
 )
-from relay.protocol.approvals import approval, approval_notice, needs_approval
+from relay.protocol.approvals import approval, approval_notice, needs_approval, node_accounts
 from relay.protocol.baton import (
     Event,
     IllegalTransition,
@@ -287,7 +287,7 @@ def _job_ended(snapshot: Snapshot, watcher: WatcherFacts, node: str) -> bool:
     of the issues closed since then (a fact the pass fetched) is a job of the node's, by
     the same test as an open one (well formed, opened by an instruction account, signed)."""
     return any(
-        binds(issue.body, node, author=issue.author.id, master=snapshot.master)
+        binds(issue.body, node, author=issue.author.id, master=snapshot.master, issue=issue.number)
         for issue in watcher.closed_since or ()
     )
 
@@ -392,7 +392,9 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         return [_decline(thread, task, entry.comment.id, refusal)]
     if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
         return [_decline(thread, task, entry.comment.id, snapshot.unable)]
-    approved = approval(thread, entry, snapshot.master, snapshot.reactions)
+    approved = approval(
+        thread, entry, snapshot.master, snapshot.reactions, nodes_own=_nodes_own(snapshot)
+    )
     if needs_approval(entry.message) and approved is None:
         return _awaiting_approval(thread, snapshot, task)
     return [_execute(thread, entry.message, entry.comment.id, snapshot, now, takeover=takeover)]
@@ -421,6 +423,14 @@ def _bare_claim(thread: Thread, snapshot: Snapshot, now: datetime) -> Wait | str
         f" {minutes} minutes (it was most likely stopped). This runner takes the task over;"
         " its RESULT follows."
     )
+
+
+def _nodes_own(snapshot: Snapshot) -> frozenset[int]:
+    """Accounts known to be nodes' own: those that posted node messages in any job the
+    pass sees, the one this node acts as (from join), and the one the pass acts as."""
+    threads = [t for _, t in _threads(snapshot) if isinstance(t, Thread)]
+    known = {snapshot.local.account, snapshot.acting.id if snapshot.acting else None}
+    return node_accounts(threads) | {a for a in known if a is not None}
 
 
 def _awaiting_approval(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:

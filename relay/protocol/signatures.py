@@ -39,10 +39,14 @@ class Verdict(StrEnum):
     BAD = "bad"
 
 
-def canonical(payload: dict[str, Any], *, repo: str) -> bytes:
-    """The bytes a signature covers: the block without its signature, and the repository."""
+def canonical(payload: dict[str, Any], *, repo: str, issue: int | None = None) -> bytes:
+    """The bytes a signature covers: the block without its signature, the repository, and
+    for a job body (whose block names no issue: it is written before the issue exists)
+    the issue it was signed for, so a body copied to another issue no longer verifies."""
     content = {k: v for k, v in payload.items() if k != SIG_KEY}
-    document = {"repo": repo.lower(), "block": content}
+    document: dict[str, Any] = {"repo": repo.lower(), "block": content}
+    if payload.get("kind") == "job":
+        document["issue"] = issue
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -76,9 +80,10 @@ def key_id(public: str) -> str:
     return public[len(PREFIX) : len(PREFIX) + 12]
 
 
-def sign_body(body: str, *, repo: str, private_key: bytes) -> str:
+def sign_body(body: str, *, repo: str, private_key: bytes, issue: int | None = None) -> str:
     """``body`` with its block signed by ``private_key`` (32 raw bytes); a body with no
-    block is returned as it is. Any earlier signature is replaced."""
+    block is returned as it is. Any earlier signature is replaced. A job body is signed
+    for ``issue``."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
@@ -88,7 +93,7 @@ def sign_body(body: str, *, repo: str, private_key: bytes) -> str:
         return body
     key = Ed25519PrivateKey.from_private_bytes(private_key)
     public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    signature = key.sign(canonical(payload, repo=repo))
+    signature = key.sign(canonical(payload, repo=repo, issue=issue))
     payload[SIG_KEY] = {
         "alg": ALGORITHM,
         "key": key_id(public_key_text(public)),
@@ -97,8 +102,15 @@ def sign_body(body: str, *, repo: str, private_key: bytes) -> str:
     return _with_block(body, payload)
 
 
-def verify_payload(payload: dict[str, Any], *, repo: str, public_keys: tuple[str, ...]) -> Verdict:
-    """Whether ``payload`` carries a signature by one of ``public_keys`` over its content."""
+def verify_payload(
+    payload: dict[str, Any],
+    *,
+    repo: str,
+    public_keys: tuple[str, ...],
+    issue: int | None = None,
+) -> Verdict:
+    """Whether ``payload`` carries a signature by one of ``public_keys`` over its content
+    (a job body: signed for ``issue``)."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -111,7 +123,7 @@ def verify_payload(payload: dict[str, Any], *, repo: str, public_keys: tuple[str
         value = base64.b64decode(str(sig.get("value", "")), validate=True)
     except (binascii.Error, ValueError):
         return Verdict.BAD
-    data = canonical(payload, repo=repo)
+    data = canonical(payload, repo=repo, issue=issue)
     for text in public_keys:
         raw = key_bytes(text)
         if raw is None:

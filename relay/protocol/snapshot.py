@@ -102,6 +102,7 @@ class LocalRecords(BaseModel):
     outbox: frozenset[TaskKey] = frozenset()
     attempts: frozenset[TaskKey] = frozenset()
     bare_seen: tuple[tuple[int, int, datetime], ...] = ()
+    account: int | None = None  # the account this node acts as, recorded at join
 
     def bare_since(self, key: TaskKey) -> datetime | None:
         """When this node first saw the claim ref of ``key`` bare, if it did."""

@@ -146,7 +146,7 @@ def read_thread(issue: Issue, master: Master) -> Thread:
     job = parse_body(issue.body)
     if issue.author.id not in party_ids(job, master):
         raise MessageRejected(f"job opened by {issue.author.login}, not an instruction account")
-    refusal = body_refusal(issue.body, job, master)
+    refusal = body_refusal(issue.body, job, master, issue=issue.number)
     if refusal is not None:
         raise MessageRejected(refusal)
     thread = Thread(issue, job, state_of(issue.labels, closed=issue.state == "closed"))
@@ -155,7 +155,7 @@ def read_thread(issue: Issue, master: Master) -> Thread:
     return thread
 
 
-def binds(body: str, node: str, *, author: int, master: Master) -> bool:
+def binds(body: str, node: str, *, author: int, master: Master, issue: int) -> bool:
     """Whether an issue is a job that binds ``node`` and may be trusted at all: a well-formed
     job body naming the node, opened by an instruction account of the job's nodes, and
     signed by the controller's key once it has one. Anything else — a stray issue carrying
@@ -167,7 +167,8 @@ def binds(body: str, node: str, *, author: int, master: Master) -> bool:
         job = parse_body(body)
         if node not in (job.controller, job.worker):
             return False
-        return author in party_ids(job, master) and body_refusal(body, job, master) is None
+        trusted = author in party_ids(job, master)
+        return trusted and body_refusal(body, job, master, issue=issue) is None
     except MessageRejected:
         return False
 
@@ -178,14 +179,14 @@ def keys_of(master: Master, node: str) -> NodeKeys:
     return parse_keys(row.public_key) if row is not None else NodeKeys()
 
 
-def body_refusal(body: str, job: JobBody, master: Master) -> str | None:
+def body_refusal(body: str, job: JobBody, master: Master, *, issue: int) -> str | None:
     """Why a job body cannot be trusted (its controller has a key and the body does not
-    verify against the current one), or None."""
+    verify against the current one, for this issue), or None."""
     keys = keys_of(master, job.controller)
     if keys.current is None:
         return None
     verdict = verify_payload(
-        decode_block(body), repo=master.repository, public_keys=(keys.current,)
+        decode_block(body), repo=master.repository, public_keys=(keys.current,), issue=issue
     )
     if verdict is Verdict.VALID:
         return None

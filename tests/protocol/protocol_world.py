@@ -110,12 +110,13 @@ class World:
     next_id: int = 1000
     keys: dict[str, bytes] = field(default_factory=dict)  # node -> private key, when signing
 
-    def signed(self, node: str, body: str) -> str:
-        """``body`` as ``node`` writes it: signed when the world gave the node a key."""
+    def signed(self, node: str, body: str, *, issue: int | None = None) -> str:
+        """``body`` as ``node`` writes it: signed when the world gave the node a key (a job
+        body for its ``issue``)."""
         key = self.keys.get(node)
-        return (
-            body if key is None else sign_body(body, repo=self.master.repository, private_key=key)
-        )
+        if key is None:
+            return body
+        return sign_body(body, repo=self.master.repository, private_key=key, issue=issue)
 
     # --- GitHub -----------------------------------------------------------------
     def tick(self, seconds: int = 1) -> datetime:
@@ -130,7 +131,7 @@ class World:
             title=plan.title or "",
             labels=plan.labels,
             author=author,
-            body=self.signed(CONTROLLER, plan.body),
+            body=self.signed(CONTROLLER, plan.body, issue=number),
         )
         return number
 
@@ -183,7 +184,8 @@ class World:
             self.post(plan.issue, author or ACCOUNT_OF[node], self.signed(node, body))
         issue = self.issues[plan.issue]
         if plan.body is not None:
-            issue = issue.model_copy(update={"body": self.signed(node, plan.body)})
+            body = self.signed(node, plan.body, issue=plan.issue)
+            issue = issue.model_copy(update={"body": body})
         if plan.labels is not None:
             issue = issue.model_copy(update={"labels": plan.labels})
         if plan.close:
@@ -212,7 +214,7 @@ class World:
             if key not in self.records(node).notified:
                 if action.body is not None:
                     issue = self.issues[action.issue]
-                    body = self.signed(node, action.body)
+                    body = self.signed(node, action.body, issue=action.issue)
                     self.issues[action.issue] = issue.model_copy(update={"body": body})
                 self.notifications.append((node, *key))
                 self.records(node).notified.add(key)

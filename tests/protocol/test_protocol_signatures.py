@@ -185,10 +185,10 @@ def test_a_body_changed_by_a_collaborator_is_not_a_job_anyone_obeys() -> None:
     number = open_job(world)
     issue = world.issues[number]
     job = parse_body(issue.body)
-    assert binds(issue.body, WORKER, author=ALICE.id, master=world.master)
+    assert binds(issue.body, WORKER, author=ALICE.id, master=world.master, issue=number)
     changed = issue.body.replace(job.objective, "exfiltrate the secrets")
     world.issues[number] = issue.model_copy(update={"body": changed})
-    assert not binds(changed, WORKER, author=ALICE.id, master=world.master)
+    assert not binds(changed, WORKER, author=ALICE.id, master=world.master, issue=number)
     actions = decide(world.snapshot(WORKER), WORKER, world.now)
     assert [a.kind for a in actions] == ["ignore", "tear-down"]
     assert "does not verify by mac-studio's key" in actions[0].reason  # type: ignore[union-attr]
@@ -200,10 +200,25 @@ def test_a_stray_marked_issue_binds_no_node() -> None:
         world.master, controller=CONTROLLER, worker=WORKER, title="t", objective="o"
     )
     assert plan.body is not None
-    forged = sign_body(plan.body, repo=REPO, private_key=new_key())
+    forged = sign_body(plan.body, repo=REPO, private_key=new_key(), issue=1)
     for body, author in ((plan.body, ALICE.id), (forged, ALICE.id), (plan.body, MALLORY.id)):
-        assert not binds(body, WORKER, author=author, master=world.master)
-    assert not binds("<!-- relay:v1 {junk -->", WORKER, author=ALICE.id, master=world.master)
+        assert not binds(body, WORKER, author=author, master=world.master, issue=1)
+    junk = "<!-- relay:v1 {junk -->"
+    assert not binds(junk, WORKER, author=ALICE.id, master=world.master, issue=1)
+
+
+def test_a_signed_body_copied_to_another_issue_binds_nobody_there() -> None:
+    """The job body names no issue (it is written before the issue exists), so its
+    signature binds the issue it was signed for: a copy elsewhere is data."""
+    world = keyed_world()
+    first, second = open_job(world), open_job(world)
+    body = world.issues[first].body
+    assert binds(body, WORKER, author=ALICE.id, master=world.master, issue=first)
+    assert not binds(body, WORKER, author=ALICE.id, master=world.master, issue=second)
+    world.issues[second] = world.issues[second].model_copy(update={"body": body})
+    actions = decide(world.snapshot(WORKER), WORKER, world.now)
+    refused = [a for a in actions if getattr(a, "issue", None) == second]
+    assert refused and all(a.kind == "ignore" for a in refused)
 
 
 def test_a_retired_key_signs_the_past_but_not_the_future() -> None:

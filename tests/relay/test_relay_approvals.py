@@ -60,3 +60,30 @@ def test_a_persons_thumbs_up_on_the_task_approves_it(blank: World, tmp_path: Pat
     path = f"/issues/comments/{task['id']}/reactions"
     world.api(path, "POST", {"content": "+1"}, login=PERSON)
     assert "RESULT 1 posted (done" in world.worker.call("watch", "--once") and marker.exists()
+
+
+def test_the_account_a_node_acts_as_cannot_approve_for_it(blank: World, tmp_path: Path) -> None:
+    """The worker runs as `wbot`, also one of its instruction accounts: wbot's approval
+    would be the node approving itself, even before the node has posted in the job."""
+    from worlds import Node
+
+    bot = "wbot"
+    for login in (bot, PERSON):
+        blank.tokens(login)
+        blank.api(f"/collaborators/{login}", "PUT", {})
+    blank.init()
+    worker = Node(WORKER, blank.worker.clone, blank.tokens(bot), blank.worker.monkeypatch)
+    accounts = f"{OWNER},{bot},{PERSON}"
+    worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
+    blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    job = blank.open_job()
+    marker = tmp_path / "WIPED"
+    step = f'"{PY}" -c "open({str(marker)!r}, \'w\')"'
+    blank.controller.call(
+        "task", str(job), "--step", step, "--scope", "destructive", "--authorized-by-human"
+    )
+    blank.api(f"/issues/{job}/comments", "POST", {"body": "/relay approve TASK 1"}, login=bot)
+    out = worker.call("watch", "--once")
+    assert "waits for a person's approval" in out and not marker.exists()
+    blank.api(f"/issues/{job}/comments", "POST", {"body": "/relay approve TASK 1"}, login=PERSON)
+    assert "RESULT 1 posted (done" in worker.call("watch", "--once") and marker.exists()

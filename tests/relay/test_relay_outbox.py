@@ -59,3 +59,50 @@ def test_a_log_that_cannot_be_written_is_said_in_the_result(world: World, job: i
     assert "RESULT 1 posted (partial" in out
     result = world.comments(job)[-1]["body"]
     assert "The log could not be written" in result and "Traceback" not in result
+
+
+def test_a_pass_killed_while_pushing_the_log_loses_nothing(world: World, job: int) -> None:
+    """The run finished; the pass dies inside `git push` of its log. The next pass pushes
+    the kept log and posts the RESULT the run earned — not a half-done report."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    flag = world.root / "pushing"
+    hook = world.bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch {flag}\nsleep 20\n")
+    hook.chmod(0o755)
+    effect = world.root / "ran"
+    step = f"\"{PY}\" -c \"open({str(effect)!r}, 'a').write('x')\""
+    world.controller.call("task", str(job), "--step", step)
+    w = world.worker
+    proc = subprocess.Popen(w.argv("watch", "--once"), env=w.env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        for _ in range(600):
+            if flag.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert flag.exists(), "the pass never reached the push"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        hook.unlink()
+    assert effect.read_text() == "x"
+    out = w.call("watch", "--once")
+    assert "the kept RESULT 1 was posted" in out, out
+    [result] = [c for c in world.comments(job) if c["body"].startswith("### RESULT 1")]
+    assert "### RESULT 1 · done" in result["body"] and "[result log](" in result["body"]
+    assert not any(c["body"].startswith("### Half-done") for c in world.comments(job))
+    assert effect.read_text() == "x", "the step ran once"
+    import re
+
+    sha = re.search(r"/blob/([0-9a-f]{40})/", result["body"])
+    assert sha is not None
+    on_main = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", sha.group(1), "main"], cwd=world.bare
+    )
+    assert on_main.returncode == 0, "the linked log is on the remote's main"
+    state = NodeState.for_clone(w.clone)
+    assert state.outbox() == set()
