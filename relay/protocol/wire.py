@@ -28,8 +28,15 @@ _FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,}|=+[ \t]*$|-+[ \t]*$)", re.MULTILI
 
 
 # Characters that change how text reads without showing themselves: bidirectional
-# controls (a "Trojan Source" step reads differently from what runs) and zero-width ones.
-_INVISIBLE = re.compile("[\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# controls (a "Trojan Source" step reads differently from what runs), zero-width and
+# blank-looking ones (soft hyphen, combining grapheme joiner, Hangul fillers), variation
+# selectors, the line and paragraph separators, and the tag characters U+E0000-E007F
+# (text an agent reads that a person does not see).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
 
 
 def show_invisible(text: str) -> str:

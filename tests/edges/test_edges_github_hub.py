@@ -54,7 +54,7 @@ def with_client(
             repo=repo,
             cache_path=cache,
             sleep=fake_sleep,
-            policy=RetryPolicy(),
+            policy=RetryPolicy(jitter=0.0),
         )
         async with client as gh:
             return await body(gh), gh

@@ -79,7 +79,7 @@ def run(
             token="tok",
             repo="octo/relay",
             cache_path=cache,
-            policy=policy,
+            policy=policy or RetryPolicy(jitter=0.0),  # exact waits; jitter has its own test
             sleep=fake_sleep,
             clock=lambda: NOW,
         )
@@ -155,12 +155,30 @@ def test_a_reset_beyond_the_wait_bound_fails_at_once_with_the_reset_time() -> No
 
 
 def test_total_wait_is_bounded() -> None:
-    slow = answer(429, **{"Retry-After": "50"})
+    slow = answer(429, **{"Retry-After": "100"})
     trace = Trace()
-    with pytest.raises(RemoteUnavailable, match="retry in 50 s"):
+    with pytest.raises(RemoteUnavailable, match="retry in 100 s"):
         run([slow], user, trace=trace)
-    assert trace.sleeps == [50.0], "a second 50 s wait would pass the 90 s bound"
-    assert trace.stats.requests == 2
+    assert trace.sleeps == [100.0, 100.0], "a third 100 s wait would pass the 240 s bound"
+    assert trace.stats.requests == 3
+
+
+def test_a_repeated_secondary_limit_waits_longer_each_time() -> None:
+    secondary = answer(403, {"message": "You have exceeded a secondary rate limit."})
+    got, trace = run([secondary, secondary, answer(200, USER)], user)
+    assert got.id == 1 and trace.sleeps == [60.0, 120.0]
+
+
+def test_backoff_after_5xx_is_jittered_within_a_quarter() -> None:
+    policy = RetryPolicy()
+    assert policy.backoff(3, 0.0) == 2.0 and policy.backoff(3, 1.0) == 1.5
+    waits = set()
+    for _ in range(5):
+        _, trace = run([answer(503), answer(503), answer(200, USER)], user, policy=policy)
+        assert all(0.375 <= a <= 0.5 for a in trace.sleeps[:1]), trace.sleeps
+        assert 0.75 <= trace.sleeps[1] <= 1.0
+        waits.add(tuple(trace.sleeps))
+    assert len(waits) > 1, "clients that failed together do not all wait the same"
 
 
 def test_persistent_5xx_gives_up_after_the_attempts() -> None:
@@ -208,7 +226,7 @@ def test_refused_connection_says_is_the_hub_running() -> None:
         asyncio.run(main())
     assert str(err.value).startswith("cannot reach the API at http://127.0.0.1:9")
     assert "is `relay hub` running / is the URL right?" in str(err.value)
-    assert sleeps == [0.5], "a refused connection is tried twice, not five times"
+    assert len(sleeps) == 1 and 0.375 <= sleeps[0] <= 0.5, "tried twice, not five times"
 
 
 def test_401_says_how_to_fix_the_token() -> None:

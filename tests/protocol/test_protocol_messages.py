@@ -298,3 +298,16 @@ def test_bidirectional_and_zero_width_characters_are_shown_escaped() -> None:
     assert parsed.steps == (trojan,)  # type: ignore[union-attr]  # what runs is what was sent
     result = ResultMsg(issue=1, node="w", task=1, status="done", summary="s", excerpt="a\u202eb")
     assert "\u202e" not in render_message(result).split("<!-- relay:")[0]
+
+
+def test_tag_characters_separators_and_blank_lookalikes_are_shown_escaped_too() -> None:
+    hidden = "\U000e0041\U000e0042\u2028\u00ad\u3164\ufe0f\u034f"
+    smuggled = f"echo ok{hidden}"
+    body = render_message(
+        TaskMsg(issue=1, node="c", task=1, objective=f"o{hidden}", steps=(smuggled,))
+    )
+    markdown = body[: body.rindex("<!-- relay:")]
+    for char in hidden:
+        assert char not in markdown, f"U+{ord(char):04X} reached the thread raw"
+    assert "[U+E0041][U+E0042]" in markdown and "[U+2028]" in markdown and "[U+3164]" in markdown
+    assert parse_message(body, issue=1).steps == (smuggled,)  # type: ignore[union-attr]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -44,15 +45,24 @@ class RetryPolicy:
     connect_attempts: int = 2  # refused/unresolvable: fail fast, the hub is likely down
     base_delay: float = 0.5
     max_delay: float = 8.0
-    secondary_wait: float = 60.0  # GitHub: wait at least a minute without Retry-After
-    max_total_wait: float = 90.0
+    secondary_wait: float = 60.0  # GitHub: wait at least a minute without Retry-After,
+    secondary_max: float = 300.0  # then longer each time (doubling, up to five minutes)
+    max_total_wait: float = 240.0  # room for two secondary-limit waits (60 s, then 120 s)
+    jitter: float = 0.25  # a 5xx or drop's backoff is cut by up to this share, at random
     # seconds between two writes (POST, PATCH, PUT, DELETE) of one client; None: GitHub's
     # guidance (one at a time, at least a second apart) against GitHub, none elsewhere
     write_interval: float | None = None
 
-    def backoff(self, attempt: int) -> float:
-        """Exponential delay before retry number ``attempt`` (1-based)."""
-        return float(min(self.base_delay * 2 ** (attempt - 1), self.max_delay))
+    def backoff(self, attempt: int, draw: float = 0.0) -> float:
+        """Exponential delay before retry number ``attempt`` (1-based), less the jitter
+        share ``draw`` (0..1) of it, so clients that failed together do not retry
+        together."""
+        full = float(min(self.base_delay * 2 ** (attempt - 1), self.max_delay))
+        return full * (1.0 - self.jitter * min(max(draw, 0.0), 1.0))
+
+    def secondary(self, attempt: int) -> float:
+        """The wait after a secondary-limit answer with no Retry-After: a minute, growing."""
+        return float(min(self.secondary_wait * 2 ** (attempt - 1), self.secondary_max))
 
 
 @dataclass
@@ -123,10 +133,12 @@ def retry_delay(
     attempt: int,
     now: float,
     policy: RetryPolicy,
+    draw: float = 0.0,
 ) -> float | None:
-    """Seconds to wait before retrying this answer, or None when it must not be retried."""
+    """Seconds to wait before retrying this answer, or None when it must not be retried.
+    ``draw`` (0..1, random in use) jitters a 5xx's backoff."""
     if status >= 500:
-        return policy.backoff(attempt)
+        return policy.backoff(attempt, draw)
     if not is_rate_limited(status, headers, _message(body)):
         return None
     retry_after = headers.get("retry-after", "")
@@ -135,7 +147,7 @@ def retry_delay(
     reset = headers.get("x-ratelimit-reset", "")
     if headers.get("x-ratelimit-remaining") == "0" and reset.strip().isdigit():
         return max(float(reset) - now, 0.0) + 1.0
-    return max(policy.secondary_wait, policy.backoff(attempt))
+    return policy.secondary(attempt)
 
 
 class WireAPI(gidgethub.aiohttp.GitHubAPI):
@@ -156,6 +168,7 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
         self.stats = WireStats()
         self._sleep = sleep
         self._clock = clock
+        self._draw = random.Random().random  # the jitter's source
         self._write_gap = write_interval(str(kwargs.get("base_url", "")), policy)
         self._write_lock = asyncio.Lock()
         self._last_write: float | None = None
@@ -200,6 +213,7 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
                 attempt=attempt,
                 now=self._clock(),
                 policy=self.policy,
+                draw=self._draw(),
             )
             last = attempt == self.policy.attempts
             if delay is None or last or not await self._wait(delay, budget):
@@ -248,7 +262,8 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
         limit = self.policy.connect_attempts
         if not isinstance(exc, aiohttp.ClientConnectorError):
             limit = self.policy.attempts
-        return attempt < limit and await self._wait(self.policy.backoff(attempt), budget)
+        delay = self.policy.backoff(attempt, self._draw())
+        return attempt < limit and await self._wait(delay, budget)
 
     async def _wait(self, delay: float, budget: _Budget) -> bool:
         """Sleep ``delay`` unless that overruns this request's total wait; False: give up."""
