@@ -209,11 +209,11 @@ ACTIONS_BOT = "github-actions[bot]"  # the account the workflow's GITHUB_TOKEN a
 
 async def acting_account(gh: GitHubClient) -> User:
     """The account a token acts as: ``GET /user``; GitHub answers an installation token
-    (the workflow's GITHUB_TOKEN) with 403, and that token acts as github-actions[bot]."""
-    try:
-        return to_user(await gh.current_user())
-    except RelayError:
-        return to_user(await gh.get_user(ACTIONS_BOT))
+    (the workflow's GITHUB_TOKEN) with 403, and that token acts as github-actions[bot].
+    Any other failure (the API down, a rate limit) fails the pass: it is not a verdict on
+    the account."""
+    found = await gh.token_user()
+    return to_user(found if found is not None else await gh.get_user(ACTIONS_BOT))
 
 
 def _record(report: PassReport) -> PassRecord:

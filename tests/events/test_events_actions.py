@@ -142,3 +142,33 @@ def test_a_run_acting_as_an_account_the_job_does_not_trust_does_nothing_and_says
     # the same run with the node's own account takes the turn
     run_adapter(world, tmp_path, "issues", data)
     assert world.heads(number)[-1].startswith("### RESULT 1")
+
+
+def test_an_api_failure_asking_whose_token_it_is_is_no_verdict_on_the_account(
+    world: World, tmp_path: Path
+) -> None:
+    """GET /user failing (the API down) fails the run; it never makes the node's own
+    account look untrusted in the thread."""
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    world.hub.set_faults("500=1,on=GET:/user")  # type: ignore[attr-defined]
+    try:
+        path = tmp_path / "issues.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k != "RELAY_TOKEN"}
+        env.update(
+            GITHUB_ACTIONS="true", GITHUB_EVENT_NAME="issues", GITHUB_EVENT_PATH=str(path),
+            GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
+            GITHUB_TOKEN=world.worker.token, GITHUB_STEP_SUMMARY=str(tmp_path / "s.md"),
+        )  # fmt: skip
+        argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
+        argv += ["--node", WORKER, "--repo-dir", str(world.worker.clone)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        world.hub.clear_faults()  # type: ignore[attr-defined]
+    assert done.returncode != 0
+    assert not any("not an instruction account" in c["body"] for c in world.comments(number))
+    run_adapter(world, tmp_path, "issues", data)  # the API back: the turn is taken
+    assert world.heads(number)[-1].startswith("### RESULT 1")

@@ -46,6 +46,14 @@ def _ref_exists(exc: gidgethub.HTTPException) -> bool:
     return int(exc.status_code) == 422 and REF_EXISTS in text.lower()
 
 
+def _forbidden(exc: gidgethub.HTTPException) -> bool:
+    """A 403 that refuses (not one that rate-limits)."""
+    from relay.edges.github.transport import is_rate_limited
+
+    text = str(exc.args[0]) if exc.args else ""
+    return int(exc.status_code) == 403 and not is_rate_limited(403, exc.headers, text)
+
+
 def _absent(exc: gidgethub.HTTPException) -> bool:
     text = str(exc.args[0]).lower() if exc.args else ""
     return int(exc.status_code) == 404 or (int(exc.status_code) == 422 and "does not exist" in text)
@@ -74,6 +82,13 @@ class GitHubClient(ApiSession):
         if self.app is not None:
             return await self.get_user(f"{await self.app_slug()}[bot]")
         return self._one(User, await self._get("/user", "the token's account"), "/user")
+
+    async def token_user(self) -> User | None:
+        """``GET /user`` for whatever token this is; None when GitHub answers 403, as it
+        does for an installation token (a workflow's GITHUB_TOKEN). Other failures raise."""
+        what = "the token's account"
+        data = await self._get("/user", what, allow=_forbidden)
+        return None if data is DECLINED else self._one(User, data, "/user")
 
     async def app_slug(self) -> str:
         """The slug of the App this session's JWT signs for (``GET /app``)."""
