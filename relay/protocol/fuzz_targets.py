@@ -7,12 +7,13 @@ Ground rule: no target may raise any other exception on any input.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from relay.errors import LocalUsageError, RemoteProtocolError
-from relay.protocol.body import parse_body
-from relay.protocol.master import Master
+from relay.protocol.body import JobBody, parse_body, render_body
+from relay.protocol.master import Account, Master, Node
 from relay.protocol.master_text import parse_master
 from relay.protocol.messages import parse_message
 from relay.protocol.signatures import parse_keys, unsigned
@@ -24,11 +25,30 @@ _WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 _SOMEONE = User(id=1, login="someone")
 
 
+# A repository with two nodes that trust the same account, the worker with a key: a
+# garbage comment on a real job gets as far as the trust rules and the signature check.
+_ACCOUNTS = (Account(id=1, login="someone"),)
+_WORKER_KEY = "ed25519:" + "A" * 43 + "="
+_MASTER = Master(
+    repository="o/r",
+    nodes=(
+        Node(name="ctl", accounts=_ACCOUNTS),
+        Node(name="wrk", accounts=_ACCOUNTS, public_key=_WORKER_KEY),
+    ),
+)
+_JOB = render_body(JobBody(controller="ctl", worker="wrk", objective="fuzz"))
+
+
 def _thread(text: str) -> object:
-    """A whole thread: the text as the issue body and as a comment on it."""
+    """Whole threads: the text as the body of an issue (with itself as a comment), and
+    as comments on a well-formed job — as the TASK's author would post them, and edited."""
     comment = Comment(id=1, author=_SOMEONE, created_at=_WHEN, updated_at=_WHEN, body=text)
-    issue = Issue(number=1, author=_SOMEONE, body=text, comments=(comment,))
-    return read_thread(issue, Master(repository="o/r"))
+    later = _WHEN.replace(second=1)
+    edited = comment.model_copy(update={"id": 2, "updated_at": later})
+    with contextlib.suppress(RemoteProtocolError, NotAJob):
+        read_thread(Issue(number=1, author=_SOMEONE, body=text, comments=(comment,)), _MASTER)
+    job = Issue(number=1, author=_SOMEONE, body=_JOB, comments=(comment, edited))
+    return read_thread(job, _MASTER)
 
 
 # What each target may raise on garbage: the repository's own file (the master section)
