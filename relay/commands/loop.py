@@ -50,7 +50,7 @@ from relay.loop.spine import (
     fresh_files,
     propose_gates,
 )
-from relay.ratchet.engine import Ratchet, contract_ready
+from relay.ratchet.engine import Ratchet, contract_ready, refuse_bad_panel
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Options
 
@@ -358,6 +358,7 @@ def run_run(args: argparse.Namespace) -> Output:
     )
     root = _root(args).root
     if args.dry_run:
+        refuse_bad_panel(options)
         return _plan(root, options)
 
     def say(line: str) -> None:
