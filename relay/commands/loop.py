@@ -205,7 +205,10 @@ def run_init(args: argparse.Namespace) -> Output:
         new = edit(old)
         (kept if new == old else written).append(name)
         if new != old:
-            spine.write(name, new)
+            if old is None:
+                spine.write(name, new)
+            else:
+                spine.extend(name, old, new)
     for name, text in fresh_files(contract).items():
         if spine.read(name) is None:
             spine.write(name, text)

@@ -229,3 +229,29 @@ def test_what_the_gates_write_is_not_the_goals(
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     kept = project.git("show", "--name-only", "--format=", "HEAD~1").split()
     assert "src/calc.py" in kept and not [p for p in kept if "__pycache__" in p], kept
+
+
+def test_init_keeps_a_crlf_loop_md_and_names_the_line_of_a_bad_byte(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    loop = project.root / "docs/loop/LOOP.md"
+    crlf = b"# Loop\r\n\r\n## Relay\r\n\r\nkept as it is\r\n"
+    loop.write_bytes(crlf)
+    assert project.loop("init", "--yes").status == 0
+    assert loop.read_bytes().startswith(crlf) and b"\n## Roles\r\n" in loop.read_bytes()
+    goals = project.root / "docs/loop/GOALS.md"
+    goals.write_bytes(goals.read_bytes() + b"\nbad \xff byte\n")
+    lines = goals.read_bytes().count(b"\n")
+    ran = project.loop("status")
+    assert ran.status != 0 and f"GOALS.md:{lines}" in ran.errors[0]["message"], ran
+
+
+def test_a_run_of_one_goal_says_so_and_a_dry_run_refuses_the_maker_as_checker(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    project.loop("goal", "add", "Other", "--accept", "false")
+    maker = project.script("maker", GOOD)
+    ran = project.loop("run", "--maker", maker, "--goal", "G1")
+    assert ran.data["stopped"] == "G1 is done (the run was limited to it by --goal)", ran
+    dry = project.loop("run", "--maker", maker, "--checker", maker, "--dry-run")
+    assert dry.status == 2 and "cannot be a checker" in dry.errors[0]["message"]
