@@ -41,6 +41,7 @@ from relay.loop.goals import (
     render_board,
     render_goals,
 )
+from relay.loop.ratchet import refuse_bad_panel
 from relay.loop.spine import (
     LOOP_NAME,
     Proposal,
@@ -50,7 +51,7 @@ from relay.loop.spine import (
     fresh_files,
     propose_gates,
 )
-from relay.ratchet.engine import Ratchet, contract_ready, refuse_bad_panel
+from relay.ratchet.engine import Ratchet, contract_ready
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Options
 

@@ -48,6 +48,8 @@ from relay.loop.ratchet import (
     coverage_delta,
     gates_delta,
     learn,
+    only_goal_reason,
+    refuse_bad_panel,
     stop_reason,
 )
 from relay.loop.records import (
@@ -95,25 +97,6 @@ class RunState:
 
 def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
-def refuse_bad_panel(options: Options) -> None:
-    """The maker never judges its own work: refuse it as a checker or the verifier."""
-    maker = " ".join(options.maker.split())
-    for command in (*options.checkers, options.verifier or ""):
-        if command and " ".join(command.split()) == maker:
-            raise LocalUsageError(
-                "the maker's command cannot be a checker or the verifier",
-                hint="give --checker a different command (someone else judges the work)",
-            )
-
-
-def only_goal_reason(goal: str | None, board: Board, reason: str) -> str:
-    """Why a run limited to one goal (``--goal``) stops: that goal's state, not the rest's."""
-    if goal is None:
-        return reason
-    state = next((r.state for r in board.rows if r.goal == goal), GoalState.OPEN)
-    return f"{goal} is {state.value} (the run was limited to it by --goal)"
 
 
 @contextlib.contextmanager
