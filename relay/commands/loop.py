@@ -41,6 +41,7 @@ from relay.loop.goals import (
     render_board,
     render_goals,
 )
+from relay.loop.ratchet import refuse_bad_panel
 from relay.loop.spine import (
     LOOP_NAME,
     Proposal,
@@ -205,7 +206,10 @@ def run_init(args: argparse.Namespace) -> Output:
         new = edit(old)
         (kept if new == old else written).append(name)
         if new != old:
-            spine.write(name, new)
+            if old is None:
+                spine.write(name, new)
+            else:
+                spine.extend(name, old, new)
     for name, text in fresh_files(contract).items():
         if spine.read(name) is None:
             spine.write(name, text)
@@ -358,6 +362,7 @@ def run_run(args: argparse.Namespace) -> Output:
     )
     root = _root(args).root
     if args.dry_run:
+        refuse_bad_panel(options)
         return _plan(root, options)
 
     def say(line: str) -> None:

@@ -11,12 +11,17 @@ is kept.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from relay.edges.git import Clone
+
+# every git command relay runs here runs no hook: a maker could have installed one
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
+GIT_META = ("hooks", "info", "config")
 
 
 class WorkTree:
@@ -25,6 +30,10 @@ class WorkTree:
     def __init__(self, clone: Clone) -> None:
         self.clone = clone
         self.root = clone.root
+
+    def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
+        """One local git command, with hooks off."""
+        return self.clone.local(*NO_HOOKS, *args, env=env, identity=identity)
 
     @classmethod
     def open(cls, path: Path) -> WorkTree:
@@ -38,19 +47,19 @@ class WorkTree:
     def has_commits(self) -> bool:
         """Whether the branch has a commit at all."""
         try:
-            self.clone.local("rev-parse", "--verify", "-q", "HEAD")
+            self.git("rev-parse", "--verify", "-q", "HEAD")
         except Exception:
             return False
         return True
 
     def untracked(self) -> list[str]:
         """Untracked files git does not ignore."""
-        out = self.clone.local("ls-files", "--others", "--exclude-standard", "-z")
+        out = self.git("ls-files", "--others", "--exclude-standard", "-z")
         return sorted(p for p in out.split("\0") if p)
 
     def tracked_changes(self) -> list[str]:
         """Tracked paths whose index or work tree differs from HEAD (deleted ones too)."""
-        out = self.clone.local("diff", "--name-only", "--no-renames", "-z", "HEAD")
+        out = self.git("diff", "--name-only", "--no-renames", "-z", "HEAD")
         return sorted(p for p in out.split("\0") if p)
 
     def changes(self, untracked_at_start: Sequence[str]) -> list[str]:
@@ -62,7 +71,7 @@ class WorkTree:
     def in_head(self, path: str) -> bool:
         """Whether ``path`` is a file of HEAD."""
         try:
-            self.clone.local("cat-file", "-e", f"HEAD:{path}")
+            self.git("cat-file", "-e", f"HEAD:{path}")
         except Exception:
             return False
         return True
@@ -73,9 +82,9 @@ class WorkTree:
         known = [p for p in paths if self.in_head(p)]
         created = [p for p in paths if p not in known]
         if known:
-            self.clone.local("restore", "--source=HEAD", "--staged", "--worktree", "--", *known)
+            self.git("restore", "--source=HEAD", "--staged", "--worktree", "--", *known)
         if created:
-            self.clone.local("rm", "--cached", "-q", "--ignore-unmatch", "-r", "--", *created)
+            self.git("rm", "--cached", "-q", "--ignore-unmatch", "-r", "--", *created)
         for path in created:
             full = self.root / path
             if full.is_dir() and not full.is_symlink():
@@ -95,39 +104,37 @@ class WorkTree:
         keeping the changes in the tree; whether it did."""
         if self.head() == base:
             return False
-        self.clone.local("reset", "--soft", base)
-        self.clone.local("reset", "-q")
+        self.git("reset", "--soft", base)
+        self.git("reset", "-q")
         return True
 
     def candidate(self, paths: Sequence[str], message: str) -> str:
         """A commit of HEAD plus ``paths`` as the tree has them, off the branch."""
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self.clone.local("read-tree", "HEAD", env=env)
+            self.git("read-tree", "HEAD", env=env)
             if paths:
-                self.clone.local("add", "-A", "--", *paths, env=env)
-            tree = self.clone.local("write-tree", env=env).strip()
-        return self.clone.local(
-            "commit-tree", tree, "-p", "HEAD", "-m", message, identity=True
-        ).strip()
+                self.git("add", "-A", "--", *paths, env=env)
+            tree = self.git("write-tree", env=env).strip()
+        return self.git("commit-tree", tree, "-p", "HEAD", "-m", message, identity=True).strip()
 
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
-        return self.clone.local("rev-parse", f"{commit}^{{tree}}").strip()
+        return self.git("rev-parse", f"{commit}^{{tree}}").strip()
 
     def diff(self, commit: str) -> str:
         """The diff from HEAD to ``commit``."""
-        return self.clone.local("diff", "--no-color", "HEAD", commit)
+        return self.git("diff", "--no-color", "HEAD", commit)
 
     def changed_in(self, commit: str) -> list[str]:
         """The paths ``commit`` changes against HEAD."""
-        out = self.clone.local("diff", "--name-only", "--no-renames", "-z", "HEAD", commit)
+        out = self.git("diff", "--name-only", "--no-renames", "-z", "HEAD", commit)
         return sorted(p for p in out.split("\0") if p)
 
     def show(self, commit: str, path: str) -> str | None:
         """A file's text at ``commit``, or None when it has no such file."""
         try:
-            return self.clone.local("show", f"{commit}:{path}")
+            return self.git("show", f"{commit}:{path}")
         except Exception:
             return None
 
@@ -136,23 +143,110 @@ class WorkTree:
         """A fresh worktree of ``commit`` outside the clone, removed afterwards."""
         parent = Path(tempfile.mkdtemp(prefix="relay-verify-"))
         where = parent / "tree"
-        self.clone.local("worktree", "add", "--detach", "-q", str(where), commit)
+        self.git("worktree", "add", "--detach", "-q", str(where), commit)
         try:
             yield where
         finally:
             with contextlib.suppress(Exception):
-                self.clone.local("worktree", "remove", "--force", str(where))
+                self.git("worktree", "remove", "--force", str(where))
             shutil.rmtree(parent, ignore_errors=True)
             with contextlib.suppress(Exception):
-                self.clone.local("worktree", "prune")
+                self.git("worktree", "prune")
 
     def commit(self, paths: Sequence[str], message: str) -> str | None:
-        """Commit exactly ``paths`` (new, changed or deleted); the sha, None if unchanged."""
-        if not paths:
-            return None
+        """Commit exactly ``paths`` (new, changed or deleted) with no hook run; the sha,
+        None if unchanged."""
         present = [p for p in paths if (self.root / p).exists() or self.in_head(p)]
-        info = self.clone.commit(present, message) if present else None
-        return None if info is None else info.sha
+        if not present:
+            return None
+        with self.clone.git_lock:
+            self.git("add", "-A", "--force", "--", *present)
+            if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
+                return None
+            self.git(
+                "commit",
+                "--no-verify",
+                "-q",
+                "-m",
+                message,
+                "--only",
+                "--",
+                *present,
+                identity=True,
+            )
+        return self.head()
+
+    def branch(self) -> str | None:
+        """The checked-out branch's full ref, None on a detached HEAD."""
+        try:
+            return self.git("symbolic-ref", "-q", "HEAD").strip() or None
+        except Exception:
+            return None
+
+    def switch_back(self, ref: str | None, sha: str) -> None:
+        """Check out ``ref`` again (or ``sha`` detached), discarding what the tree holds;
+        other branches are left as they are."""
+        target = ref.removeprefix("refs/heads/") if ref else sha
+        self.git("checkout", "-q", "-f", *([] if ref else ["--detach"]), target)
+
+    def restore_to(self, commit: str, paths: Sequence[str]) -> None:
+        """Put ``paths`` back as ``commit`` (a snapshot of the tree) holds them: restore what
+        it has, delete the rest; the index of those paths goes back to HEAD."""
+        if not paths:
+            return
+        out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+        there = {p for p in out.split("\0") if p}
+        gone = [p for p in paths if p not in there]
+        for path in gone:
+            full = self.root / path
+            if full.is_dir() and not full.is_symlink():
+                shutil.rmtree(full)
+            else:
+                full.unlink(missing_ok=True)
+            self._prune_empty(full.parent)
+        if there:
+            self.git("restore", f"--source={commit}", "--worktree", "--", *sorted(there))
+        with contextlib.suppress(Exception):
+            self.git("reset", "-q", "--", *paths)
+
+    def git_meta(self) -> dict[str, bytes]:
+        """The clone's hooks, info files and config (by path in the git directory): what a
+        maker could change to act through git itself."""
+        common = Path(self.git("rev-parse", "--git-common-dir").strip())
+        common = common if common.is_absolute() else (self.root / common)
+        found: dict[str, bytes] = {}
+        for name in GIT_META:
+            top = common / name
+            files = [top] if top.is_file() else sorted(top.rglob("*")) if top.is_dir() else []
+            for path in files:
+                if path.is_file():
+                    found[path.relative_to(common).as_posix()] = path.read_bytes()
+        return found
+
+    def put_git_meta(self, snapshot: dict[str, bytes]) -> None:
+        """Put the hooks, info files and config back as ``snapshot`` has them."""
+        common = Path(self.git("rev-parse", "--git-common-dir").strip())
+        common = common if common.is_absolute() else (self.root / common)
+        for rel in set(self.git_meta()) - set(snapshot):
+            (common / rel).unlink(missing_ok=True)
+        for rel, data in snapshot.items():
+            path = common / rel
+            if not path.is_file() or path.read_bytes() != data:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+
+    def files_at(self, commit: str) -> list[str]:
+        """Every file of ``commit``."""
+        out = self.git("ls-tree", "-r", "--name-only", "-z", commit)
+        return [p for p in out.split("\0") if p]
+
+    def overlay(self, where: Path, commit: str, paths: Sequence[str]) -> None:
+        """Write ``paths`` as ``commit`` holds them into the tree at ``where``."""
+        for path in paths:
+            data = self.git("show", f"{commit}:{path}")
+            target = where / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(data, encoding="utf-8")
 
     def push(self) -> None:
         """Push the branch (only when the contract authorises it)."""

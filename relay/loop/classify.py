@@ -16,8 +16,15 @@ from dataclasses import dataclass
 DIAGNOSIS_LINES = 40
 DIAGNOSIS_CHARS = 4000
 TRANSIENT_EXIT = 75  # EX_TEMPFAIL
+# a status code counts only where it is said to be one: "HTTP 529", "status 503",
+# "529 Overloaded", "Error code: 429", "code": 529 -- never a line number or a count
+_CODE = r"(?:429|503|529)"
 _TRANSIENT = re.compile(
-    r"\b(429|503|529)\b|overloaded|rate[ _-]?limit|too many requests|temporarily unavailable",
+    rf"\b(?:https?(?:/[\d.]+)?|status(?:[ _-]?code)?|error[ _-]?code|code|response)"
+    rf"[\"']?\s*[:=]?\s*\(?{_CODE}\b"
+    rf"|\b{_CODE}\s*[:-]?\s*(?:overloaded|too many requests|service unavailable|rate)"
+    rf"|\berror\s*:?\s*{_CODE}\b"
+    r"|overloaded|rate[ _-]?limit|too many requests|temporarily unavailable",
     re.IGNORECASE,
 )
 _IMPORT = re.compile(
@@ -72,7 +79,7 @@ def classify_gate(*, name: str, command: str, output: str, timed_out: bool) -> C
 
 def is_transient(*, exit_code: int | None, output: str) -> bool:
     """Whether a maker's failure is an interruption, not a failure: it exited 75, or it
-    failed saying 429, 503, 529, overloaded or rate limit."""
+    failed saying 429, 503 or 529 as an HTTP status, overloaded or rate limit."""
     if exit_code == 0:
         return False
     return exit_code == TRANSIENT_EXIT or bool(_TRANSIENT.search(output))

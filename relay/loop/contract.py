@@ -56,6 +56,7 @@ class Budget:
     maker_timeout: str = "30m"
     gate_timeout: str = "10m"
     backoff: str = "30s"
+    checker_timeout: str = "10m"
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ _BUDGET = {
     "Maker timeout": "maker_timeout",
     "Gate timeout": "gate_timeout",
     "Transient backoff": "backoff",
+    "Checker timeout": "checker_timeout",
 }
 
 
@@ -265,6 +267,7 @@ def render_contract(contract: Contract) -> str:
         ("Maker timeout", b.maker_timeout),
         ("Gate timeout", b.gate_timeout),
         ("Transient backoff", b.backoff),
+        ("Checker timeout", b.checker_timeout),
     ]
     bodies = {
         "Objective": wrap(contract.objective),

@@ -14,8 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
+from relay.errors import LocalUsageError
 from relay.loop.classify import Category, is_finding
+from relay.loop.goals import Board, GoalState
 from relay.loop.records import Failure, GateResult, Rule
 
 BLOCK_AFTER_PASSES = 3
@@ -199,6 +202,39 @@ def learn(
             rule=text.format(what=failure.what, command=command),
         )
     return None
+
+
+# --- who judges, and why a run stops ---
+
+
+class Panel(Protocol):
+    """The commands of a run: the maker, the checkers and the verifier."""
+
+    @property
+    def maker(self) -> str: ...
+    @property
+    def checkers(self) -> tuple[str, ...]: ...
+    @property
+    def verifier(self) -> str | None: ...
+
+
+def refuse_bad_panel(options: Panel) -> None:
+    """The maker never judges its own work: refuse it as a checker or the verifier."""
+    maker = " ".join(options.maker.split())
+    for command in (*options.checkers, options.verifier or ""):
+        if command and " ".join(command.split()) == maker:
+            raise LocalUsageError(
+                "the maker's command cannot be a checker or the verifier",
+                hint="give --checker a different command (someone else judges the work)",
+            )
+
+
+def only_goal_reason(goal: str | None, board: Board, reason: str) -> str:
+    """Why a run limited to one goal (``--goal``) stops: that goal's state, not the rest's."""
+    if goal is None:
+        return reason
+    state = next((r.state for r in board.rows if r.goal == goal), GoalState.OPEN)
+    return f"{goal} is {state.value} (the run was limited to it by --goal)"
 
 
 # --- the run's end ---

@@ -194,7 +194,7 @@ def _python(files: Mapping[str, str], python: str, add: Offer) -> None:
     if "ruff" in tool or "ruff" in text:
         add("lint", f"{python} -m ruff check .", "pyproject.toml")
         add("format", f"{python} -m ruff format --check .", "pyproject.toml")
-    if "mypy" in tool:
+    if "mypy" in tool or "mypy" in text:
         add("typecheck", f"{python} -m mypy", "pyproject.toml")
 
 

@@ -11,8 +11,11 @@ what the dead run left in the tree is put back, and the goal starts again at no 
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +48,8 @@ from relay.loop.ratchet import (
     coverage_delta,
     gates_delta,
     learn,
+    only_goal_reason,
+    refuse_bad_panel,
     stop_reason,
 )
 from relay.loop.records import (
@@ -65,9 +70,13 @@ from relay.loop.records import (
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
+    MAKER_PID,
     Measure,
     measure,
+    stop_orphan,
 )
+
+RUN_LOCK = "run.lock"
 
 BOOKKEEPING = (BOARD_NAME, BASELINE_NAME, LOG_NAME, FAILURES_NAME, RULES_NAME, HANDOVER_NAME)
 
@@ -88,6 +97,23 @@ class RunState:
 
 def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@contextlib.contextmanager
+def _stopped_by_term() -> Iterator[None]:
+    """A SIGTERM ends the run as Ctrl-C does, so that its maker is stopped on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def contract_ready(spine: Spine) -> Contract:
@@ -126,23 +152,44 @@ class Ratchet:
             work=git_dir(self.root) / "relay" / "loop",
             maker_timeout=seconds(budget.maker_timeout) or 1800.0,
             gate_timeout=seconds(budget.gate_timeout) or 600.0,
+            checker_timeout=seconds(budget.checker_timeout) or 600.0,
         )
         self.state = RunState(started=time.monotonic())
-        self._refuse_bad_panel()
-
-    def _refuse_bad_panel(self) -> None:
-        maker = " ".join(self.options.maker.split())
-        for command in (*self.options.checkers, self.options.verifier or ""):
-            if command and " ".join(command.split()) == maker:
-                raise LocalUsageError(
-                    "the maker's command cannot be a checker or the verifier",
-                    hint="give --checker a different command (someone else judges the work)",
-                )
+        refuse_bad_panel(options)
 
     # --- the run ---
 
     def run(self) -> Report:
-        """Work the goals until done, out of budget or escalated; end with the report."""
+        """Work the goals until done, out of budget or escalated; end with the report. One
+        run at a time per clone; a maker still running when relay is stopped is stopped."""
+        with self._one_run(), _stopped_by_term():
+            try:
+                return self._run()
+            finally:
+                stop_orphan(self.judge.work / MAKER_PID)
+
+    @contextlib.contextmanager
+    def _one_run(self) -> Iterator[None]:
+        from filelock import FileLock, Timeout
+
+        self.judge.work.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(self.judge.work / RUN_LOCK, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ConfigError(
+                "another `relay loop run` is in progress on this clone",
+                hint="wait for it to end (or stop it), then run again",
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _run(self) -> Report:
+        stopped_maker = stop_orphan(self.judge.work / MAKER_PID)
+        if stopped_maker is not None:
+            self.say(f"stopped the maker a stopped run left running (group {stopped_maker})")
         self._recover()
         stopped = self._loop()
         report = Report(
@@ -187,7 +234,7 @@ class Ratchet:
             board = self.spine.board()
             chosen = next_goal(goals, board, skip=self.state.set_aside)
             if chosen.goal is None:
-                return chosen.reason
+                return only_goal_reason(self.options.goal, board, chosen.reason)
             stop = self._goal(chosen.goal, board.row_of(chosen.goal), resumed=chosen.resumed)
             if stop:
                 return stop
@@ -295,7 +342,10 @@ class Ratchet:
                 )
                 return reason
             attempt = row.attempts + 1
-            outcome, evidence = self.judge.attempt(goal, attempt, baseline, base, last, rewind)
+            left = self.wall - (time.monotonic() - self.state.started)
+            outcome, evidence = self.judge.attempt(
+                goal, attempt, baseline, base, last, rewind, limit=left
+            )
             decision = after_attempt(
                 progress,
                 outcome,

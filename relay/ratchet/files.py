@@ -36,13 +36,35 @@ class Spine:
 
     def read(self, name: str) -> str | None:
         """A spine file's text, None when absent."""
-        path = self.root / name
+        raw = self.read_bytes(name)
+        if raw is None:
+            return None
         try:
-            return path.read_text(encoding="utf-8")
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise SpineFileError(name, line, f"not UTF-8 text ({exc.reason})") from None
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    def read_bytes(self, name: str) -> bytes | None:
+        """A spine file's bytes as they are, None when absent."""
+        try:
+            return (self.root / name).read_bytes()
         except FileNotFoundError:
             return None
-        except UnicodeDecodeError as exc:
-            raise SpineFileError(name, 1, f"not UTF-8 text ({exc.reason})") from None
+
+    def extend(self, name: str, old: str, new: str) -> None:
+        """Write ``new``, which extends ``old`` (the file's text): the file's own bytes are
+        kept as they are, and what is added takes the file's line ends."""
+        raw = self.read_bytes(name)
+        if raw is None or not new.startswith(old):
+            self.write(name, new)
+            return
+        added = new[len(old) :]
+        if b"\r\n" in raw:
+            added = added.replace("\n", "\r\n")
+        path = self.root / name
+        write_atomic(path, raw + added.encode("utf-8"))
 
     def need(self, name: str) -> str:
         """A spine file's text; ConfigError when it is missing."""

@@ -17,6 +17,13 @@ from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_
 from relay.loop.classify import Category, Verdict, diagnosis, is_transient
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
+from relay.loop.guard import (
+    branch_moved,
+    gate_definition_touched,
+    git_meta_changed,
+    is_test_file,
+    spine_touched,
+)
 from relay.loop.ratchet import (
     Failed,
     Outcome,
@@ -28,8 +35,10 @@ from relay.loop.records import Baseline, Failure, handover_entries
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
+    MAKER_PID,
     Measure,
     coverage_failure,
+    maker_record,
     measure,
     review,
     run_with_file,
@@ -59,6 +68,7 @@ class Judge:
     work: Path  # where briefs and review files go (inside .git, outside the work tree)
     maker_timeout: float
     gate_timeout: float
+    checker_timeout: float = 600.0
 
     @property
     def root(self) -> Path:
@@ -76,43 +86,102 @@ class Judge:
         base: Measure,
         last: Failure | None,
         rewind: bool,
+        limit: float = float("inf"),
     ) -> tuple[Outcome, Measure | None]:
-        """Run the maker once and judge what it left."""
+        """Run the maker once (for at most ``limit`` seconds, what is left of the wall
+        clock) and judge what it left."""
         brief = self.work / "brief.md"
         brief.parent.mkdir(parents=True, exist_ok=True)
         brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
-        head = self.tree.head()
+        head, branch = self.tree.head(), self.tree.branch()
+        meta = self.tree.git_meta()
+        had = self.tree.changes(baseline.untracked)
+        before = self.tree.candidate(had, "the tree before the attempt")
         done = run_with_file(
             self.options.maker,
             brief,
             env_name=BRIEF_ENV,
             cwd=self.root,
-            timeout=self.maker_timeout,
+            timeout=max(1.0, min(self.maker_timeout, limit)),
+            on_start=self._started,
         )
+        self._ended()
+        moved = branch_moved(branch, self.tree.branch())
+        if moved is not None:
+            self.tree.put_git_meta(meta)
+            self.tree.switch_back(branch, head)
+            self.tree.undo_commits_since(head)
+            self._put_back(before, had, baseline)
+            what = f"{moved}; relay checked out {branch or head[:10]} again"
+            why = what + " and put the tree back as it was before the attempt"
+            return Failed(Category.PROTECTED, what, why), None
         self.tree.undo_commits_since(head)
+        meta_touched = git_meta_changed(meta, self.tree.git_meta())
+        if meta_touched:
+            self.tree.put_git_meta(meta)
         if (
             not done.ok
             and not done.timed_out
             and is_transient(exit_code=done.exit_code, output=done.output)
         ):
+            self._put_back(before, had, baseline)  # an interruption leaves nothing behind
             return Transient(f"exit {done.exit_code}"), None
+        changes = self.tree.changes(baseline.untracked)
+        bad = self._protected(changes)
+        if bad or meta_touched:
+            self.tree.revert(sorted({path for path, _ in bad}))
+            whys = [f"`.git/{p}` is the clone's own machinery" for p in meta_touched]
+            what = "; ".join([*whys, *(why for _, why in bad)])
+            return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
         if done.timed_out:
             what = f"the maker ran past its {self.maker_timeout:.0f}s timeout"
+            if limit < self.maker_timeout:
+                what = f"the maker ran past the {limit:.0f}s left of the wall clock"
             return Failed(Category.TIMEOUT, what, diagnosis(done.output)), None
         if done.exit_code != 0:
             what = f"the maker exited {done.exit_code}"
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
         return self._judge(goal, baseline, base)
 
+    def _started(self, pgid: int) -> None:
+        """Write down the maker's process group, so that a run killed meanwhile stops it
+        when it resumes."""
+        (self.work / MAKER_PID).write_text(maker_record(pgid), encoding="utf-8")
+
+    def _ended(self) -> None:
+        (self.work / MAKER_PID).unlink(missing_ok=True)
+
+    def _put_back(self, before: str, had: list[str], baseline: Baseline) -> None:
+        """The tree as it was before the attempt (``before`` is its snapshot)."""
+        for _ in range(3):  # a restored .gitignore can reveal what it hid
+            now = self.tree.changes(baseline.untracked)
+            paths = sorted({*had, *now})
+            if self.tree.tree_of(self.tree.candidate(now, "now")) == self.tree.tree_of(before):
+                return
+            self.tree.restore_to(before, paths)
+
+    def _protected(self, changes: list[str]) -> list[tuple[str, str]]:
+        """What the changes touch that no maker may: the contract's protected paths, the
+        spine relay keeps, and what defines the gates."""
+        deleted = [p for p in changes if not (self.root / p).exists()]
+        texts = {
+            p: (self.tree.show("HEAD", p), self.spine.read(p))
+            for p in changes
+            if Path(p).name in ("pyproject.toml", "package.json")
+        }
+        return [
+            *touched(changes, self.contract, texts=self._texts(changes)),
+            *spine_touched(changes),
+            *gate_definition_touched(
+                changes, at_baseline=self.tree.files_at("HEAD"), deleted=deleted, texts=texts
+            ),
+        ]
+
     def _judge(
         self, goal: Goal, baseline: Baseline, base: Measure
     ) -> tuple[Outcome, Measure | None]:
         changes = self.tree.changes(baseline.untracked)
-        bad = touched(changes, self.contract, texts=self._texts(changes))
-        if bad:
-            self.tree.revert(sorted({path for path, _ in bad}))
-            what = "; ".join(why for _, why in bad)
-            return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
+        made = self.tree.candidate(changes, "the maker's changes")
         here = measure(
             self.root,
             self.gates(goal),
@@ -120,6 +189,8 @@ class Judge:
             coverage_report=self.contract.coverage_report,
             stop_at_failure=True,
         )
+        # what the gates themselves wrote (bytecode, caches) is not the goal's
+        self._put_back(made, changes, baseline)
         failed = here.failure or coverage_failure(base.coverage, here.coverage)
         if failed:
             return failed, here
@@ -127,7 +198,8 @@ class Judge:
         blocked = self._panel(goal, candidate, here)
         if blocked:
             return blocked, here
-        outcome, fresh = self._verify(goal, candidate, base)
+        tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
+        outcome, fresh = self._verify(goal, candidate, base, tests)
         if isinstance(outcome, Passed):
             again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
             if self.tree.tree_of(again) != self.tree.tree_of(candidate):
@@ -155,15 +227,20 @@ class Judge:
                 return path
 
             got, _ = review(
-                command, write, cwd=self.root, timeout=self.maker_timeout, who=f"checker {number}"
+                command, write, cwd=self.root, timeout=self.checker_timeout, who=f"checker {number}"
             )
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
                 return Failed(Category.CHECKER, f"checker {number} blocked", findings)
         return None
 
-    def _verify(self, goal: Goal, candidate: str, base: Measure) -> tuple[Outcome, Measure | None]:
+    def _verify(
+        self, goal: Goal, candidate: str, base: Measure, tests: list[str]
+    ) -> tuple[Outcome, Measure | None]:
+        """The gates in a fresh worktree of the candidate, with the tests the maker changed
+        as the baseline had them (a weakened test proves nothing)."""
         with self.tree.fresh(candidate) as where:
+            self.tree.overlay(where, "HEAD", tests)
             fresh = measure(
                 where,
                 self.gates(goal),
@@ -189,7 +266,7 @@ class Judge:
                 self.options.verifier,
                 write,
                 cwd=self.root,
-                timeout=self.maker_timeout,
+                timeout=self.checker_timeout,
                 who="the verifier",
             )
             if got.verdict is Verdict.BLOCK:

@@ -14,14 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from relay.edges.steps import StepOutcome, quote_arg, run_step
+from relay.edges.steps import StepOutcome, group_alive, kill_group, quote_arg, run_step
 from relay.loop.classify import Category, Review, Verdict, classify_gate, diagnosis, parse_review
 from relay.loop.contract import Gate
+from relay.loop.guard import orphan_group
 from relay.loop.ratchet import Failed
 from relay.loop.records import GateResult
 
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
+MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,49 @@ class Measure:
 
 
 def run_with_file(
-    command: str, path: Path, *, env_name: str, cwd: Path, timeout: float
+    command: str,
+    path: Path,
+    *,
+    env_name: str,
+    cwd: Path,
+    timeout: float,
+    on_start: Callable[[int], None] | None = None,
 ) -> StepOutcome:
-    """Run ``command`` with ``path`` as its last argument and in ``env_name``."""
+    """Run ``command`` with ``path`` as its last argument and in ``env_name`` (in a session
+    of its own: ``on_start`` hears its process group)."""
     env = {**os.environ, env_name: str(path)}
-    return run_step(f"{command} {quote_arg(str(path))}", cwd=cwd, timeout=timeout, env=env)
+    return run_step(
+        f"{command} {quote_arg(str(path))}", cwd=cwd, timeout=timeout, env=env, on_start=on_start
+    )
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), None when it is
+    gone or the platform does not say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def maker_record(pgid: int) -> str:
+    """What is written down about a running maker: its process group and start time."""
+    return f"{pgid} {process_start(pgid) or '-'}\n"
+
+
+def stop_orphan(record: Path) -> int | None:
+    """Stop the maker a killed run left running (its whole group); the group, if any."""
+    try:
+        text = record.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    pgid = orphan_group(text, process_start(int(text.split()[0])) if text[:1].isdigit() else None)
+    if pgid is not None and group_alive(pgid):
+        kill_group(pgid, grace=0.5)
+    record.unlink(missing_ok=True)
+    return pgid
 
 
 def measure(

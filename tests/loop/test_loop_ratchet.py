@@ -5,7 +5,6 @@ iteration log, failures.md and learned-rules.md are read back, not just exit cod
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
@@ -281,7 +280,7 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
         "hang",
         "put('src/calc.py', 'half done\\n')\nput('src/half.py', 'x = 1\\n')\n"
         f"pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
-        "import time\ntime.sleep(60)\n",
+        "import time\ntime.sleep(60)\nput('src/late.py', 'x = 2\\n')\n",
     )
     proc = project.spawn("run", "--maker", hang)
     deadline = time.monotonic() + 30
@@ -290,7 +289,8 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     assert pid_file.exists(), proc.communicate()
     proc.send_signal(signal.SIGKILL)  # the run dies with no chance to clean up
     proc.wait()
-    os.killpg(os.getpgid(int(pid_file.read_text())), signal.SIGKILL)
+    orphan = int(pid_file.read_text())
+    assert alive(orphan)  # the dead run's maker runs on, unsupervised
     assert board_row(project)[0] is GoalState.IN_PROGRESS
     assert not project.clean()  # the dead run's half-done work
     # had it died while recording, it would also have left uncommitted bookkeeping
@@ -300,12 +300,22 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
         f.write("\n## F1: G1 attempt 1, iteration 1\n\n- Category: test\n- What failed: x\n")
     ran = project.loop("run", "--maker", project.script("maker", GOOD))
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert not alive(orphan)  # the resumed run stopped it before anything else
     assert not (project.root / "src/half.py").exists()
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
     assert [s for s in project.subjects() if s.startswith("G1:")] == ["G1: Multiply"]
     assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
     again = project.loop("run", "--maker", project.script("maker2", GOOD))
     assert again.data["kept"] == [] and again.data["stopped"] == "all goals are done"
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def test_a_checker_block_is_a_failure_with_its_findings(tmp_path: Path) -> None:

@@ -1,0 +1,157 @@
+"""What a maker may not change, beyond the contract's protected paths: the spine relay
+keeps, the files that define the gates, the tests that existed at the baseline, and the
+clone's own machinery under ``.git`` (hooks, info, config).
+
+Ground rules: a gate is only as good as its definition, so a maker that could rewrite a
+Makefile's test target, delete a test or add a coverage ``omit`` could pass any gate. All
+of that is decided here from observed paths and texts; ``relay.ratchet`` does the looking.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+
+from relay.loop.goals import BOARD_NAME, GOALS_NAME
+from relay.loop.records import HANDOVER_NAME
+
+# the spine relay writes itself: a maker's edit would be committed as relay's record
+SPINE_KEPT = (GOALS_NAME, BOARD_NAME, HANDOVER_NAME, "docs/loop/CONTRACT.md", "docs/loop/state/")
+# files whose whole text defines how the gates run
+GATE_FILES = frozenset(
+    {
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "setup.cfg",
+        "tox.ini",
+        "pytest.ini",
+        ".coveragerc",
+        "noxfile.py",
+        "mypy.ini",
+        ".mypy.ini",
+        "ruff.toml",
+        ".ruff.toml",
+        ".flake8",
+        ".pylintrc",
+        "conftest.py",
+        ".pre-commit-config.yaml",
+    }
+)
+# package.json keys a maker may change (what the project depends on, not how it is gated)
+NODE_FREE = frozenset(
+    {
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+        "version",
+        "description",
+    }
+)
+GIT_META = ("hooks/", "info/", "config")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether ``path`` is a test: under a ``tests``/``test`` directory, or named like one."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    if any(p in ("tests", "test", "__tests__") for p in parts[:-1]):
+        return True
+    return (name.startswith("test_") and name.endswith(".py")) or name.endswith(
+        ("_test.py", "_test.go", ".test.js", ".test.ts", ".spec.js", ".spec.ts")
+    )
+
+
+def spine_touched(changes: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, why) for each spine file relay keeps that the changes touch."""
+    found = []
+    for path in changes:
+        for kept in SPINE_KEPT:
+            if path == kept or (kept.endswith("/") and path.startswith(kept)):
+                found.append((path, f"`{path}` is relay's record; only relay writes it"))
+                break
+    return found
+
+
+def gate_definition_touched(
+    changes: Sequence[str],
+    *,
+    at_baseline: Sequence[str],
+    deleted: Sequence[str],
+    texts: Mapping[str, tuple[str | None, str | None]],
+) -> list[tuple[str, str]]:
+    """(path, why) for each change that would weaken the gates: a gate-definition file
+    changed, pyproject.toml's ``[tool]`` tables or package.json's scripts and settings
+    changed, or a test that existed at the baseline deleted. ``at_baseline`` is the
+    baseline commit's files, ``deleted`` the changed paths that are gone; ``texts`` holds
+    (before, after) of pyproject.toml and package.json when they changed."""
+    known, gone = set(at_baseline), set(deleted)
+    found: list[tuple[str, str]] = []
+    for path in changes:
+        name = PurePosixPath(path).name
+        if name in GATE_FILES and (path in known or name == "conftest.py"):
+            found.append((path, f"`{path}` defines how the gates run"))
+        elif name == "pyproject.toml" and path in texts:
+            before, after = texts[path]
+            if _toml_part(before, "tool") != _toml_part(after, "tool"):
+                found.append((path, f"`{path}` [tool] tables define how the gates run"))
+        elif name == "package.json" and path in texts:
+            before, after = texts[path]
+            if _node_gated(before) != _node_gated(after):
+                found.append((path, f"`{path}` scripts and settings define how the gates run"))
+        elif path in known and path in gone and is_test_file(path):
+            found.append((path, f"`{path}` is a test the baseline had; never delete one"))
+    return found
+
+
+def _toml_part(text: str | None, key: str) -> object:
+    if text is None:
+        return None
+    try:
+        return tomllib.loads(text).get(key)
+    except tomllib.TOMLDecodeError:
+        return text  # unreadable: any change to the text counts
+
+
+def _node_gated(text: str | None) -> object:
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(doc, dict):
+        return doc
+    return {k: v for k, v in doc.items() if k not in NODE_FREE}
+
+
+def git_meta_changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> list[str]:
+    """The files under the clone's hooks/, info/ and config that were added, changed or
+    removed between two snapshots (paths relative to the git directory)."""
+    return sorted(p for p in {*before, *after} if before.get(p) != after.get(p))
+
+
+def branch_moved(before: str | None, after: str | None) -> str | None:
+    """Why the checked-out branch is not the one the attempt began on, or None."""
+    if before == after:
+        return None
+    was = before or "a detached HEAD"
+    now = after or "a detached HEAD"
+    return f"the maker switched the checkout from {was} to {now}"
+
+
+def orphan_group(record: str, leader_start: str | None) -> int | None:
+    """The process group a killed run's maker left, from the record ``"PGID START"``, or
+    None when the record is unreadable or its leader is another process now (same pid, a
+    different start time). A leader that is gone proves nothing: while any member of the
+    group lives, no new process can be given its id."""
+    parts = record.split()
+    if not parts or not parts[0].isdigit() or int(parts[0]) <= 1:
+        return None
+    started = parts[1] if len(parts) > 1 else "-"
+    if leader_start is not None and started not in ("-", leader_start):
+        return None
+    return int(parts[0])

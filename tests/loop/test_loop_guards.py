@@ -1,0 +1,257 @@
+"""What a maker must not get away with, on a real repository: weakening the gates
+(rewriting a Makefile's test target, deleting or weakening a test, a coverage ``omit``),
+rewriting the spine, switching branches, acting through ``.git``, a second run on the same
+clone, a transient failure that leaves files behind, and the gates' own bytecode."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
+from test_loop_ratchet import GOOD, alive, board_row, failures, iterations, unchanged_since_setup
+
+from relay.loop.goals import GoalState
+
+BROKEN = repr(CALC_MUL.replace("a + b", "a - b"))
+BREAK = f"put('src/calc.py', {BROKEN})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+
+
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def categories(project: Project) -> list[str]:
+    return [c for _, _, c in failures(project)]
+
+
+def test_a_maker_that_rewrites_the_makefile_test_target_is_not_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=0, gates=("make test",))
+    makefile = f"test:\n\t{PY} -m pytest -q -p no:cacheprovider\n"
+    project.write("Makefile", makefile)
+    project.git("add", "Makefile")
+    project.git("commit", "-qm", "a Makefile")
+    only_mine = f"test:\n\t{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py\n"
+    maker = project.script("maker", BREAK + f"put('Makefile', {only_mine!r})\n")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean()
+    assert project.read("src/calc.py") == CALC and project.read("Makefile") == makefile
+    assert categories(project) == ["protected path touched"]
+    assert "`Makefile` defines how the gates run" in board_row(project)[4]
+
+
+def test_a_maker_that_deletes_or_weakens_a_test_is_not_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=1)
+    weak = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) is not None\n"
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n" + BREAK + "if n == 1:\n    os.remove('tests/test_calc.py')\n"
+        f"else:\n    put('tests/test_calc.py', {weak!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean() and unchanged_since_setup(project)
+    assert project.read("src/calc.py") == CALC
+    assert categories(project) == ["protected path touched", "test"]
+    assert "tests/test_calc.py` is a test the baseline had" in failures_text(project)
+    # the weakened test passes in the maker's tree; the fresh re-run uses the baseline's
+    assert "in a fresh worktree of the candidate" in failures_text(project)
+
+
+def failures_text(project: Project) -> str:
+    return project.read("docs/loop/state/failures.md")
+
+
+def test_a_coverage_omit_is_refused(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=0, coverage=True)
+    pyproject = project.read("pyproject.toml")
+    omit = pyproject.replace('source = ["src"]', 'source = ["src"]\nomit = ["src/big.py"]')
+    maker = project.script(
+        "maker",
+        GOOD + "put('src/big.py', 'def big(x):\\n    return x * 2\\n')\n"
+        f"put('pyproject.toml', {omit!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean() and unchanged_since_setup(project)
+    assert project.read("pyproject.toml") == pyproject
+    assert "`pyproject.toml` [tool] tables" in board_row(project)[4]
+
+
+def test_the_spine_is_relays_alone(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=0)
+    goals = project.read("docs/loop/GOALS.md")
+    maker = project.script(
+        "maker",
+        BREAK + "b = pathlib.Path('docs/loop/BOARD.md')\n"
+        "b.write_text(b.read_text().replace('| in progress |', '| done |'))\n"
+        "g = pathlib.Path('docs/loop/GOALS.md')\n"
+        "g.write_text(g.read_text().replace('Accept: `', 'Accept: `true` `'))\n"
+        "open('docs/loop/handover.md', 'a').write('\\nAll tests may be skipped.\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean() and unchanged_since_setup(project)
+    assert project.read("docs/loop/GOALS.md") == goals
+    assert "may be skipped" not in project.read("docs/loop/handover.md")
+    assert board_row(project)[:3] == (GoalState.OPEN, 1, 1)
+    assert categories(project) == ["protected path touched"]
+
+
+def test_a_new_branch_is_left_alone_and_the_goal_lands_on_the_run_branch(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=1)
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n" + GOOD + "if n == 1:\n"
+        "    import subprocess\n"
+        "    for a in (['checkout', '-q', '-b', 'evil'], ['add', '-A'],"
+        " ['commit', '-qm', 'evil']):\n"
+        "        subprocess.run(['git', *a], check=True)\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert project.git("log", "-1", "--format=%s", "evil").strip() == "evil"
+    assert "G1: Multiply" in project.subjects() and project.clean()
+    assert categories(project) == ["protected path touched"]
+    assert "switched the checkout from refs/heads/main to refs/heads/evil" in failures_text(project)
+
+
+def test_an_existing_branch_keeps_its_commits(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=0)
+    project.git("checkout", "-q", "-b", "feature")
+    project.write("feature.txt", "feature work\n")
+    project.git("add", "feature.txt")
+    project.git("commit", "-qm", "feature work")
+    feature = project.git("rev-parse", "feature").strip()
+    project.git("checkout", "-q", "main")
+    maker = project.script(
+        "maker",
+        GOOD + "import subprocess\n"
+        "for a in (['stash', '-u', '-q'], ['checkout', '-q', 'feature'], ['stash', 'pop', '-q']):\n"
+        "    subprocess.run(['git', *a], check=True)\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0 and ran.data["kept"] == [], ran
+    assert project.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert project.git("rev-parse", "feature").strip() == feature
+    assert project.clean() and unchanged_since_setup(project)
+    assert board_row(project)[:3] == (GoalState.OPEN, 1, 1)
+
+
+def test_hooks_and_info_exclude_are_put_back(tmp_path: Path) -> None:
+    project = make_project(tmp_path, retries=1)
+    exclude = project.root / ".git/info/exclude"
+    before = exclude.read_bytes()
+    hooked = tmp_path / "hooked"
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n" + GOOD + "if n == 1:\n"
+        "    h = pathlib.Path('.git/hooks/pre-commit')\n"
+        f"    h.write_text('#!/bin/sh\\ntouch {hooked}\\n')\n"
+        "    h.chmod(0o755)\n"
+        "    open('.git/info/exclude', 'a').write('tests/conftest.py\\n')\n"
+        "    put('tests/conftest.py', 'import pytest\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert not (project.root / ".git/hooks/pre-commit").exists() and not hooked.exists()
+    assert exclude.read_bytes() == before
+    assert not (project.root / "tests/conftest.py").exists() and project.clean()
+    assert categories(project) == ["protected path touched"]
+    assert "`.git/hooks/pre-commit` is the clone's own machinery" in failures_text(project)
+
+
+def test_relay_commits_run_no_hook(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    hooked = tmp_path / "hooked"
+    hook = project.root / ".git/hooks/pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {hooked}\nexit 1\n")  # a person's own, before the run
+    hook.chmod(0o755)
+    ran = project.loop("run", "--maker", project.script("maker", GOOD))
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and not hooked.exists()
+
+
+def test_a_second_run_on_the_clone_is_refused(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    pid_file = project.scripts / "maker.pid"
+    hang = project.script(
+        "hang",
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+        "import time\ntime.sleep(60)\n",
+    )
+    proc = project.spawn("run", "--maker", hang)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid_file.exists(), proc.communicate()
+    second = project.loop("run", "--maker", project.script("maker", GOOD))
+    assert second.status != 0 and "in progress" in second.errors[0]["message"]
+    assert project.calls("maker") == 0
+    proc.send_signal(signal.SIGTERM)  # stopped, the run stops its maker on the way out
+    proc.communicate(timeout=30)
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_a_transient_failure_leaves_nothing_and_a_line_529_is_no_overload(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n"
+        "if n <= 2:\n"
+        "    put('src/junk.py', 'import os\\n')\n"
+        "    print('Error code: 529 - overloaded')\n"
+        "    sys.exit(1)\n" + GOOD,
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and project.calls("maker") == 3
+    assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
+    assert "src/junk.py" not in project.git("show", "--name-only", "--format=", "HEAD~1")
+    assert not (project.root / "src/junk.py").exists()
+    crash = project.script(
+        "crash",
+        "count('crash')\nprint('Traceback:\\n  File \"agent.py\", line 529, in main')\n"
+        "sys.exit(1)\n",
+    )
+    project.loop("goal", "add", "Again", "--accept", "false")
+    project.loop("run", "--maker", crash, "--goal", "G2", "--max-iterations", "1")
+    assert project.calls("crash") == 1 and categories(project) == ["runtime crash"]
+
+
+def test_what_the_gates_write_is_not_the_goals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    project.write(".gitignore", ".coverage\ncoverage.json\n.pytest_cache/\n")
+    project.git("commit", "-qam", "no bytecode in .gitignore")
+    ran = project.loop("run", "--maker", project.script("maker", GOOD))
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    kept = project.git("show", "--name-only", "--format=", "HEAD~1").split()
+    assert "src/calc.py" in kept and not [p for p in kept if "__pycache__" in p], kept
+
+
+def test_init_keeps_a_crlf_loop_md_and_names_the_line_of_a_bad_byte(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    loop = project.root / "docs/loop/LOOP.md"
+    crlf = b"# Loop\r\n\r\n## Relay\r\n\r\nkept as it is\r\n"
+    loop.write_bytes(crlf)
+    assert project.loop("init", "--yes").status == 0
+    assert loop.read_bytes().startswith(crlf) and b"\n## Roles\r\n" in loop.read_bytes()
+    goals = project.root / "docs/loop/GOALS.md"
+    goals.write_bytes(goals.read_bytes() + b"\nbad \xff byte\n")
+    lines = goals.read_bytes().count(b"\n")
+    ran = project.loop("status")
+    assert ran.status != 0 and f"GOALS.md:{lines}" in ran.errors[0]["message"], ran
+
+
+def test_a_run_of_one_goal_says_so_and_a_dry_run_refuses_the_maker_as_checker(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    project.loop("goal", "add", "Other", "--accept", "false")
+    maker = project.script("maker", GOOD)
+    ran = project.loop("run", "--maker", maker, "--goal", "G1")
+    assert ran.data["stopped"] == "G1 is done (the run was limited to it by --goal)", ran
+    dry = project.loop("run", "--maker", maker, "--checker", maker, "--dry-run")
+    assert dry.status == 2 and "cannot be a checker" in dry.errors[0]["message"]
