@@ -29,7 +29,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import Browser, chromium
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from worlds import stop_process
+
+# Hypothesis would otherwise keep its example database and its constants cache in
+# ``.hypothesis/`` of the working tree; the examples worth keeping are pinned in the tests.
+settings.register_profile("relay-tests", database=None)
+settings.load_profile("relay-tests")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point hypothesis's storage at a session temporary directory: the tests write
+    nothing outside pytest's temporary directory."""
+    home = tmp_path_factory.mktemp("hypothesis")
+    set_hypothesis_home_dir(home)
+    yield home
+    set_hypothesis_home_dir(None)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A real headless Chromium (from the OS packages; `make tools` installs it)."""
+    if chromium() is None:
+        pytest.skip("no chromium on PATH: `make tools` installs it (apt-get install chromium)")
+    found = Browser(tmp_path_factory.mktemp("chromium"))
+    yield found
+    found.close()
+
 
 _counter = itertools.count(1)
 

@@ -8,12 +8,10 @@ import http.client
 import re
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from browser import Browser, chromium
+from browser import Browser
 from conftest import git, git_url
 
 MARKS = "Object.keys(document.documentElement.dataset).filter(k => k.startsWith('pwned'))"
@@ -29,16 +27,6 @@ PAYLOAD = """Ordinary words stay.
 <details open ontoggle="document.documentElement.dataset.pwnedToggle = '1'"><summary>more
 </summary>inside</details>
 """
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """A real headless Chromium (from the OS packages; `make tools` installs it)."""
-    if chromium() is None:
-        pytest.skip("no chromium on PATH: `make tools` installs it (apt-get install chromium)")
-    found = Browser(tmp_path_factory.mktemp("chromium"))
-    yield found
-    found.close()
 
 
 def _request(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browser import Browser, chromium
+from browser import Browser
 
 from bench import bench_relay
 from relay.commands import demo as d
@@ -76,16 +76,6 @@ def test_a_kept_demo_leaves_its_hub_running_and_says_how_to_stop_it(
         assert answer.status == 200  # the demo is over; its hub still answers
     with pytest.raises(d.RelayError, match="already holds a demo"):
         d.run_demo(lambda _line: None, keep=kept_demo.keep)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """A real headless Chromium (from the OS packages; `make tools` installs it)."""
-    if chromium() is None:
-        pytest.skip("no chromium on PATH: `make tools` installs it (apt-get install chromium)")
-    found = Browser(tmp_path_factory.mktemp("chromium"))
-    yield found
-    found.close()
 
 
 def test_the_demos_thread_reads_in_a_browser_as_on_github(
