@@ -43,6 +43,7 @@ from relay.commands.demo import (
     api,
     clone_as,
     git,
+    git_auth,
     git_url,
     make_remote,
     running_hub,
@@ -186,16 +187,10 @@ def set_up(root: Path, hub: Hub, size: Size) -> World:
     for node in [*workers, controller]:
         node.relay("join", "--node", node.name, "--scheduler", "none")
         for other in [controller, *workers]:  # everyone sees every node's key
-            git("pull", "-q", "--rebase", cwd=other.clone, auth=_auth(url, token))
+            git("pull", "-q", "--rebase", cwd=other.clone, auth=git_auth(url, token))
     effects = root / "effects"
     effects.mkdir()
     return World(hub, root, controller, workers, token, effects=effects)
-
-
-def _auth(url: str, token: str) -> dict[str, str]:
-    from relay.commands.demo import git_auth
-
-    return git_auth(url, token)
 
 
 def step_for(world: World, issue: int, task: int, rng: random.Random) -> str:
@@ -218,7 +213,6 @@ class Watcher:
     kills: int = 0
     kills_in_steps: int = 0
     lines: list[str] = field(default_factory=list)
-    stats: Counter[str] = field(default_factory=Counter)
 
     def run(self) -> None:
         argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--verbose"]
