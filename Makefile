@@ -39,8 +39,12 @@ lint-workflows: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Test files run in parallel (one worker a core by default; a file's tests stay together so
+# its module fixtures, such as a hub, start once).
+PYTEST_WORKERS ?= auto
+
 unit: $(STAMP) tools
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint lint-workflows typecheck unit
 
