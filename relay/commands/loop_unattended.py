@@ -286,7 +286,7 @@ def triage(root: Path, contract: Contract, goals: Sequence[Goal]) -> list[Any]:
             continue
         words = f"{gate.name} {gate.command}".lower()
         if "pytest" in words or gate.name.startswith("test"):
-            found += t.test_findings(done.output, gate=gate.command)
+            found += t.failing_tests(done.output, gate=gate.command)
         elif any(k in words for k in ("mypy", "pyright", "type")):
             found += t.type_findings(done.output, gate=gate.command)
         elif any(k in words for k in ("ruff", "lint", "flake8")):

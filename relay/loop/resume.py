@@ -24,7 +24,7 @@ MARGIN = timedelta(seconds=60)
 HORIZON = timedelta(days=7)  # a "reset" further off than this is not believed
 _WALL = re.compile(
     r"usage[ _-]?limit|rate[ _-]?limit|quota|limit (?:reached|exceeded)|too many requests"
-    r"|\b429\b|retry-after|out of (?:credits|tokens)|resets? (?:at|in|on)\b",
+    r"|\b429\b|retry-after|out of (?:credits|tokens)",
     re.IGNORECASE,
 )
 _RETRY_AFTER = re.compile(r"retry-after\s*[:=]\s*\"?([^\r\n\"]+)", re.IGNORECASE)
@@ -34,7 +34,7 @@ _ISO = re.compile(
     re.IGNORECASE,
 )
 _CLOCK = re.compile(
-    r"reset(?:s|ting)?\b[^\n\d]{0,20}?(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
+    r"\breset(?:s|ting)?\b[^\n\d]{0,20}?(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
     r"\s*(?:\(?\s*(utc|gmt|z)\s*\)?)?",
     re.IGNORECASE,
 )

@@ -39,7 +39,7 @@ class Finding:
         return {"kind": self.kind, "key": self.key, "title": self.title, "accept": self.accept}
 
 
-def test_findings(output: str, *, gate: str) -> list[Finding]:
+def failing_tests(output: str, *, gate: str) -> list[Finding]:
     """A failing or erroring test in pytest's short summary, accepted when that test passes
     (``gate`` is the test gate's command, the node id appended)."""
     found = []
