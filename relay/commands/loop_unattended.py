@@ -38,6 +38,7 @@ from relay.loop.resume import (
 )
 
 VERB_TIMEOUT = 120.0
+ENTRY_NAME = "resume.entry.json"  # the registered entry as it was rendered, to verify it
 
 
 def work_dir(root: Path) -> Path:
@@ -200,6 +201,14 @@ class Resumer:
         )
         path = work_dir(self.root) / RECORD_NAME
         path.parent.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "working_dir": entry.working_dir,
+            "stdout_log": entry.stdout_log,
+            "stderr_log": entry.stderr_log,
+            "environment": [list(pair) for pair in entry.environment],
+            "description": entry.description,
+        }
+        (work_dir(self.root) / ENTRY_NAME).write_text(json.dumps(spec), encoding="utf-8")
         path.write_text(render_record(record), encoding="utf-8")
         return f"resume registered with {backend.describe()} for {at:%Y-%m-%d %H:%M} UTC"
 
@@ -217,13 +226,25 @@ def _entry_of(root: Path, record: PendingResume) -> Any:
     from schedulers import Entry
 
     work = work_dir(root)
-    return Entry(
-        label=record.label,
-        argv=record.argv,
-        working_dir=str(root),
-        stdout_log=str(work / "relay-resume.log"),
-        stderr_log=str(work / "relay-resume.err.log"),
-    )
+    try:
+        spec = json.loads((work / ENTRY_NAME).read_text(encoding="utf-8"))
+        return Entry(
+            label=record.label,
+            argv=record.argv,
+            working_dir=str(spec["working_dir"]),
+            stdout_log=str(spec["stdout_log"]),
+            stderr_log=str(spec["stderr_log"]),
+            environment=tuple((str(k), str(v)) for k, v in spec["environment"]),
+            description=str(spec["description"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return Entry(
+            label=record.label,
+            argv=record.argv,
+            working_dir=str(root),
+            stdout_log=str(work / "relay-resume.log"),
+            stderr_log=str(work / "relay-resume.err.log"),
+        )
 
 
 def _timed_for(record: PendingResume) -> Any:
@@ -241,6 +262,7 @@ def remove_resume(root: Path) -> str | None:
         _timed_for(record).teardown(_entry_of(root, record))
     finally:
         (work_dir(root) / RECORD_NAME).unlink(missing_ok=True)
+        (work_dir(root) / ENTRY_NAME).unlink(missing_ok=True)
     return f"removed the resume entry {record.label} ({record.scheduler})"
 
 
