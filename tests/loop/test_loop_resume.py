@@ -262,3 +262,41 @@ def test_systemd_gets_a_transient_timer_for_the_resume(tmp_path: Path) -> None:
     daily = timed(SystemdScheduler(runner=record, home=tmp_path), When(daily=(3, 15)))
     units = daily.render(entry)
     assert "OnCalendar=*-*-* 03:15:00\n" in units["relay-resume-abc123.timer"]
+
+
+def test_the_schedule_runs_triage_and_a_bounded_run_daily(
+    tmp_path: Path, real_crontab: None
+) -> None:
+    project = make_project(tmp_path)
+    refused = project.loop("schedule", "--at", "02:30", "--scheduler", "cron")
+    assert refused.status == 2 and "AGENT-COMMAND" in refused.errors[0]["message"]
+    assert crontab() == []
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    contract = project.read("docs/loop/CONTRACT.md")
+    run_line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(run_line, f"`` relay loop run --maker '{maker.replace(chr(39), '')}' ``"),
+    )
+    project.git("commit", "-qam", "the run command the schedule uses")
+    bad = project.loop("schedule", "--at", "25:00", "--scheduler", "cron")
+    assert bad.status == 2 and "not a time of day" in bad.errors[0]["message"]
+    ran = project.loop("schedule", "--at", "02:30", "--max-iterations", "3", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    [line] = crontab()
+    assert line.startswith("30 2 * * * ") and "loop scheduled --repo-dir" in line
+    assert "--max-iterations 3" in line and "grep -vF" not in line  # daily: it stays
+    again = project.loop(
+        "schedule", "--at", "02:30", "--max-iterations", "3", "--scheduler", "cron"
+    )
+    assert again.status == 0 and crontab() == [line]  # registered once
+    # what the line runs: triage, then the contract's maker, bounded
+    command = line.split(" ", 5)[5].replace("\\%", "%")
+    fired = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=300)
+    assert fired.returncode == 0, fired.stderr
+    assert "G1: Multiply" in project.subjects() and project.clean()
+    assert crontab() == [line]
+    removed = project.loop("schedule", "--remove", "--scheduler", "cron")
+    assert removed.status == 0 and removed.data["removed"] is True and crontab() == []

@@ -164,3 +164,5 @@ def test_a_goal_is_verified_on_the_worker_fail_then_pass(
         ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert "G1: Multiply" in log.splitlines()
+    doctor = world.controller.run("doctor")
+    assert "loop resume: no resume pending" in doctor.stdout, doctor.stdout
