@@ -81,6 +81,9 @@ def register(sub: Any) -> None:
     q.add_argument("--iterations", type=int, default=None, help="iterations per run")
     q.add_argument("--wall-clock", default=None, metavar="DURATION", help="wall clock per run")
     q.add_argument("--retries", type=int, default=None, help="retries per failure")
+    q.add_argument(
+        "--coverage-floor", type=int, default=None, metavar="PCT", help="triage: files below"
+    )
     q.add_argument("--yes", action="store_true", help="take the proposed gates without asking")
     common(q)
     q.set_defaults(func=run_init)
@@ -207,6 +210,10 @@ def run_init(args: argparse.Namespace) -> Output:
         budget = replace(budget, iterations=args.iterations)
     if args.retries is not None:
         budget = replace(budget, retries=args.retries)
+    if args.coverage_floor is not None:
+        if not 0 <= args.coverage_floor <= 100:
+            raise LocalUsageError("--coverage-floor is a percentage from 0 to 100")
+        budget = replace(budget, coverage_floor=args.coverage_floor)
     if args.wall_clock is not None:
         if seconds(args.wall_clock) is None:
             raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")

@@ -6,6 +6,7 @@ job's record."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,7 @@ from relay.loop.revise import (
     with_entries,
 )
 from relay.loop.triage import (
+    coverage_findings,
     enqueue,
     failing_tests,
     lint_findings,
@@ -326,3 +328,20 @@ def test_a_result_done_is_the_pass_anything_else_a_diagnosed_failure() -> None:
     )
     assert not passed and what == "win answered failed (job #12, RESULT 2)"
     assert why == "Step 1 failed.\n\nE assert 1 == 2"
+
+
+def test_a_file_below_the_coverage_floor_is_a_finding_whose_check_is_real(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    found = coverage_findings({"src/a.py": 50.0, "src/b.py": 90.0}, floor=80, report_gate="")
+    assert [(f.key, f.title) for f in found] == [
+        ("coverage src/a.py", "Cover src/a.py to 80% (now 50%)")
+    ]
+    report = tmp_path / "coverage.json"
+    for percent, status in ((50.0, 1), (85.0, 0)):
+        report.write_text(
+            json.dumps({"files": {"src/a.py": {"summary": {"percent_covered": percent}}}})
+        )
+        done = subprocess.run(found[0].accept, shell=True, cwd=tmp_path, check=False)
+        assert done.returncode == status

@@ -146,6 +146,7 @@ def test_a_goal_is_verified_on_the_worker_fail_then_pass(
     second = loop_run(world, tmp_path)
     kept = second["kept"]
     assert isinstance(kept, list) and [k["goal"] for k in kept] == ["G1"], second
+    assert second["questions"] == [], second
     board = (root / "docs/loop/BOARD.md").read_text()
     assert parse_jobs(board) == (Job("G1", WORKER, job.issue, "relay-loop/g1", "resolved"),)
     row = parse_board(board).rows[0]
