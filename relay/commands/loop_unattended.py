@@ -24,7 +24,7 @@ from typing import Any
 from relay.edges.local import git_dir
 from relay.edges.steps import run_step
 from relay.errors import ConfigError, LocalUsageError, RelayError
-from relay.loop.contract import Contract
+from relay.loop.contract import CONTRACT_NAME, Contract
 from relay.loop.goals import Goal
 from relay.loop.jobs import Answer, task_steps
 from relay.loop.resume import (
@@ -280,7 +280,10 @@ def resume_state(root: Path) -> tuple[PendingResume | None, list[str]]:
 
 
 def resume_checks(root: Path) -> list[tuple[str, str, str, str]]:
-    """`relay doctor`'s check of the loop's pending resume: (name, status, detail, fix)."""
+    """`relay doctor`'s check of the loop's pending resume: (name, status, detail, fix);
+    none at all in a clone that does not run the loop."""
+    if pending(root) is None and not (root / CONTRACT_NAME).is_file():
+        return []
     try:
         record, problems = resume_state(root)
     except RelayError as err:
