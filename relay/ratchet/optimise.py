@@ -67,7 +67,7 @@ from relay.loop.records import (
     render_baseline,
 )
 from relay.loop.resume import usage_wall
-from relay.loop.revise import LOOP_FILE, loop_md_touched
+from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
 from relay.ratchet.measure import BRIEF_ENV, Measure, measure, review, run_with_file
 
 if TYPE_CHECKING:
@@ -306,6 +306,11 @@ def _attempt(
         blocked = _panel(run, goal, tree, made, after)
         if blocked is not None:
             return Attempt(blocked, idea, fmt(result))
+        run.judge.ballots.clear()
+        if is_security_critical(goal.security, changes, run.contract.security_critical):
+            breached = run.judge._security(goal, made, after)
+            if breached is not None:
+                return Attempt(breached, idea, fmt(result))
         tried = Attempt(Passed(), idea, fmt(result))
         tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
         return tried
@@ -397,7 +402,8 @@ def _keep(
     message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {summary}.\nIdea: {tried.idea}"
     from relay.ratchet.engine import BOOKKEEPING
 
-    sha = run.tree.commit([*tried.changes, *BOOKKEEPING], message) or ""
+    audit = run._audit(goal, tried.changes, tried.after)
+    sha = run.tree.commit([*tried.changes, *audit, *BOOKKEEPING], message) or ""
     run.state.kept.append(Kept(goal.id, goal.title, sha, summary, "not measured"))
     run.say(f"{goal.id}: kept as {sha[:10]} ({summary})")
     run.revise()

@@ -266,3 +266,35 @@ def test_triage_enqueues_a_failing_test_and_a_todo_exactly_once(tmp_path: Path) 
     project.write("src/calc.py", CALC)
     for goal in goals:
         assert subprocess.run(goal.accept, shell=True, cwd=project.root).returncode == 0
+
+
+def test_a_security_critical_path_puts_an_optimisation_before_the_red_team(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path, accept=None, retries=0)
+    with_cost(project)
+    contract = project.read("docs/loop/CONTRACT.md")
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(
+            "## Security-critical paths\n\n(none)", "## Security-critical paths\n\n- `cost.txt`"
+        ),
+    )
+    project.git("commit", "-qam", "cost.txt is security-critical")
+    project.loop(
+        "goal", "add", "Cheaper", "--metric", METRIC, "--direction", "down", "--threshold", "10"
+    )
+    maker = project.script(
+        "maker",
+        'n = count("maker")\nput("cost.txt", "50\\n")\nprint(f"IDEA: halve it, take {n}")\n',
+    )
+    checker = project.script("checker", approve("checker"))
+    red = project.script("red", block("red", "the cost can be forged"))
+    ran = project.loop("run", "--maker", maker, "--checker", checker, "--red-team", red)
+    assert ran.data["kept"] == [] and project.read("cost.txt") == "100\n", ran
+    assert "security panel: the red team found a breach" in ran.data["reverted"][0]
+    fine = project.script("fine", approve("fine"))
+    kept = project.loop("run", "--maker", maker, "--checker", checker, "--red-team", fine)
+    assert [k["goal"] for k in kept.data["kept"]] == ["G1"], kept
+    assert "Verdict: passed" in project.read("docs/loop/audits/G1.md")
+    assert "docs/loop/audits/G1.md" in project.git("show", "--name-only", "--format=", "HEAD~1")
