@@ -325,6 +325,16 @@ class Ratchet:
             self.state.questions.append(why)
             self.state.escalated = True
             return f"escalation: {why}"
+        missing = unauthorised(self.contract.authorised) if goal.verify_on else []
+        if missing:
+            said = " and ".join(f"`{m}`" for m in missing)
+            why = (
+                f"{goal.id} must be verified on {goal.verify_on}, but the contract does not"
+                f" authorise {said}"
+            )
+            self.state.questions.append(why)
+            self.state.escalated = True
+            return f"escalation: {why}"
         if goal.optimises:
             from relay.ratchet.optimise import optimise
 
