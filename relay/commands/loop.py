@@ -17,7 +17,7 @@ from typing import Any
 
 from relay.commands.output import Output
 from relay.edges.worktree import WorkTree
-from relay.errors import ConfigError, LocalUsageError
+from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import (
     CONTRACT_NAME,
     DEFAULT_PROTECTED,
@@ -449,7 +449,10 @@ def run_run(args: argparse.Namespace) -> Output:
 
     if args.resume:
         # whatever happens next, the one-shot entry that started this run is gone
-        u.remove_resume(root)
+        try:
+            u.remove_resume(root)
+        except RelayError as err:  # the record is gone; the entry may outlive it
+            print(f"relay loop: could not remove the resume entry: {err.message}", file=sys.stderr)
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")

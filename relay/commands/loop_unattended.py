@@ -148,6 +148,8 @@ def run_args(args: argparse.Namespace) -> list[str]:
         ("--goal", args.goal),
         ("--max-iterations", args.max_iterations),
         ("--wall-clock", args.wall_clock),
+        ("--scheduler", getattr(args, "scheduler", None)),
+        ("--verify-wait", getattr(args, "verify_wait", None)),
     ):
         if value is not None:
             words += [flag, str(value)]

@@ -96,7 +96,10 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     [line] = [x for x in lines if MARK in x]
     at = resume_time(reset).astimezone()
     assert line.split(" ", 5)[:5] == [str(at.minute), str(at.hour), str(at.day), str(at.month), "*"]
-    assert "loop run --maker" in line and "--max-iterations 5 --resume --repo-dir" in line
+    assert (
+        "loop run --maker" in line
+        and "--max-iterations 5 --scheduler cron --verify-wait 30m --resume --repo-dir" in line
+    )
     assert "; crontab -l 2>/dev/null | grep -vF -- '# relay:relay-resume-" in line
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
     assert row.state is GoalState.IN_PROGRESS and row.notes.startswith("paused: ")
