@@ -296,8 +296,10 @@ def run_goal_add(args: argparse.Namespace) -> Output:
             "an optimisation goal needs --direction up|down and --threshold PCT",
             hint='e.g. --metric "./bench.sh" --direction down --threshold 5',
         )
-    if args.verify_on is not None and not accept:
-        raise LocalUsageError("--verify-on needs an --accept command for the node to run")
+    if args.verify_on is not None and (not accept or metric is not None):
+        raise LocalUsageError(
+            "--verify-on needs an --accept command for the node to run (and no --metric)"
+        )
     threshold = 0.0
     if args.threshold is not None:
         try:

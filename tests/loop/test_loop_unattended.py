@@ -300,3 +300,17 @@ def test_verification_on_a_node_needs_the_contract_to_authorise_it(tmp_path: Pat
     )
     metric = project.loop("goal", "add", "X", "--metric", "true", "--verify-on", "n")
     assert metric.status == 2 and "--direction" in metric.errors[0]["message"]
+    both = project.loop(
+        "goal",
+        "add",
+        "X",
+        "--metric",
+        "true",
+        "--direction",
+        "up",
+        "--threshold",
+        "1",
+        "--verify-on",
+        "n",
+    )
+    assert both.status == 2 and "--verify-on needs an --accept" in both.errors[0]["message"]
