@@ -68,7 +68,14 @@ from relay.loop.records import (
 )
 from relay.loop.resume import usage_wall
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
-from relay.ratchet.measure import BRIEF_ENV, Measure, measure, review, run_with_file
+from relay.ratchet.measure import (
+    BRIEF_ENV,
+    Measure,
+    coverage_failure,
+    measure,
+    review,
+    run_with_file,
+)
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -115,7 +122,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             where,
             run.contract.gates,
             timeout=run.judge.gate_timeout,
-            coverage_report=None,
+            coverage_report=run.contract.coverage_report,
             stop_at_failure=False,
         )
         red = [r.name for r in base.results if not r.passed]
@@ -126,7 +133,9 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
         run.state.escalated = True
         run._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
         return f"escalation: {why}"
-    baseline = Baseline(goal=goal.id, commit=run.tree.head(), at=_now(), gates=base.results)
+    baseline = Baseline(
+        goal=goal.id, commit=run.tree.head(), at=_now(), coverage=base.coverage, gates=base.results
+    )
     run.spine.write(BASELINE_NAME, render_baseline(baseline))
     run.started_note(goal, baseline.commit)
     row = run._mark(
@@ -287,11 +296,12 @@ def _attempt(
             where,
             run.contract.gates,
             timeout=judge.gate_timeout,
-            coverage_report=None,
+            coverage_report=run.contract.coverage_report,
             stop_at_failure=True,
         )
-        if after.failure is not None:
-            f = after.failure
+        failed = after.failure or coverage_failure(base.coverage, after.coverage)
+        if failed is not None:
+            f = failed
             what = f"{f.what}: a change that breaks a gate is a regression, whatever the metric"
             return Attempt(replace(f, what=what), idea)
         # the gates may have left files behind (caches): the metric measures the candidate
