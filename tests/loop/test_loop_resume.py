@@ -103,7 +103,12 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     assert "; crontab -l 2>/dev/null | grep -vF -- '# relay:relay-resume-" in line
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
     assert row.state is GoalState.IN_PROGRESS and row.notes.startswith("paused: ")
-    assert "Stopped: paused: " in project.read("docs/loop/handover.md")
+    handover = project.read("docs/loop/handover.md")
+    assert "Stopped: paused: " in handover
+    # what was in flight was committed before the maker ran
+    marked = project.git("log", "--format=%H", "--grep", "^loop: G1 in progress$").split()[0]
+    started = project.git("show", f"{marked}:docs/loop/handover.md")
+    assert "## G1 Multiply started (" in started and "Working G1 from " in started
     status = project.loop("status").data["resume"]
     assert status["scheduler"] == "cron" and status["problems"] == []
     assert status["at"] == resume_time(reset).isoformat()
