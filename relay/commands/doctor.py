@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.loop_unattended import resume_checks
 from relay.commands.output import Output
 from relay.commands.status import age
 from relay.errors import RelayError
@@ -177,6 +178,7 @@ def run(args: argparse.Namespace) -> Output:
         check_last_pass(ctx, record, datetime.now(UTC)),
         check_scheduled_token(ctx, record),
         *run_async(lambda: api_checks(ctx, record)),
+        *(Check(n, Status(s), d, f) for n, s, d, f in resume_checks(ctx.root)),
     ]
     failed = [c.name for c in checks if c.status is Status.FAIL]
     lines = [c.line() for c in checks]

@@ -17,7 +17,7 @@ from typing import Any
 
 from relay.commands.output import Output
 from relay.edges.worktree import WorkTree
-from relay.errors import LocalUsageError
+from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import (
     CONTRACT_NAME,
     DEFAULT_PROTECTED,
@@ -51,7 +51,7 @@ from relay.loop.spine import (
     fresh_files,
     propose_gates,
 )
-from relay.ratchet.engine import Ratchet, contract_ready
+from relay.ratchet.engine import NOTHING_TO_RESUME, Ratchet, contract_ready
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Options
 
@@ -81,6 +81,9 @@ def register(sub: Any) -> None:
     q.add_argument("--iterations", type=int, default=None, help="iterations per run")
     q.add_argument("--wall-clock", default=None, metavar="DURATION", help="wall clock per run")
     q.add_argument("--retries", type=int, default=None, help="retries per failure")
+    q.add_argument(
+        "--coverage-floor", type=int, default=None, metavar="PCT", help="triage: files below"
+    )
     q.add_argument("--yes", action="store_true", help="take the proposed gates without asking")
     common(q)
     q.set_defaults(func=run_init)
@@ -90,7 +93,12 @@ def register(sub: Any) -> None:
     goal_verbs.required = True
     q = goal_verbs.add_parser("add", help="append a goal to GOALS.md")
     q.add_argument("title", help="what the goal achieves")
-    q.add_argument("--accept", required=True, metavar="CMD", help="the acceptance command")
+    q.add_argument("--accept", default=None, metavar="CMD", help="the acceptance command")
+    q.add_argument("--metric", default=None, metavar="CMD", help="prints a number, last line")
+    q.add_argument("--direction", choices=("up", "down"), default=None, help="of the metric")
+    q.add_argument("--threshold", default=None, metavar="PCT", help="percent to beat (5 or 5%%)")
+    q.add_argument("--runs", type=int, default=None, metavar="N", help="runs; the median counts")
+    q.add_argument("--verify-on", default=None, metavar="NODE", help="the node that verifies")
     q.add_argument("--depends", action="append", default=[], metavar="ID", help="a goal first")
     q.add_argument("--security", action="store_true", help="the goal is security-critical")
     common(q)
@@ -114,8 +122,27 @@ def register(sub: Any) -> None:
     q.add_argument("--max-iterations", type=int, default=None, metavar="N")
     q.add_argument("--wall-clock", default=None, metavar="DURATION", help="e.g. 30m, 8h")
     q.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
+    q.add_argument("--red-team", action="append", default=[], metavar="CMD", help="red team")
+    q.add_argument("--resume", action="store_true", help="a scheduled resume: no-op when done")
+    q.add_argument("--scheduler", default=None, help="the scheduler a resume is registered with")
+    q.add_argument("--verify-wait", default="30m", metavar="DURATION", help="wait for a RESULT")
     common(q)
     q.set_defaults(func=run_run)
+
+    q = verbs.add_parser("triage", help="run the gates, scan, and enqueue what needs doing")
+    common(q)
+    q.set_defaults(func=run_triage)
+    q = verbs.add_parser("schedule", help="run triage and the loop every day at HH:MM")
+    q.add_argument("--at", default=None, metavar="HH:MM", help="the time of day (local)")
+    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--remove", action="store_true", help="remove the scheduled entry")
+    q.add_argument("--scheduler", default=None, help="launchd, task-scheduler, cron, systemd")
+    common(q)
+    q.set_defaults(func=run_schedule)
+    q = verbs.add_parser("scheduled", help="what the schedule runs: triage, then a bounded run")
+    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    common(q)
+    q.set_defaults(func=run_scheduled)
 
 
 def _root(args: argparse.Namespace) -> WorkTree:
@@ -183,6 +210,10 @@ def run_init(args: argparse.Namespace) -> Output:
         budget = replace(budget, iterations=args.iterations)
     if args.retries is not None:
         budget = replace(budget, retries=args.retries)
+    if args.coverage_floor is not None:
+        if not 0 <= args.coverage_floor <= 100:
+            raise LocalUsageError("--coverage-floor is a percentage from 0 to 100")
+        budget = replace(budget, coverage_floor=args.coverage_floor)
     if args.wall_clock is not None:
         if seconds(args.wall_clock) is None:
             raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
@@ -254,13 +285,47 @@ def run_goal_add(args: argparse.Namespace) -> Output:
     spine = Spine(tree.root)
     doc = spine.goals()
     title = " ".join(args.title.split())
-    if not title or not args.accept.strip():
-        raise LocalUsageError("a goal needs a title and an --accept command")
+    accept = (args.accept or "").strip()
+    metric = (args.metric or "").strip() or None
+    if not title or not (accept or metric):
+        raise LocalUsageError("a goal needs a title and an --accept command (or a --metric)")
+    if metric is None and any(v is not None for v in (args.direction, args.threshold, args.runs)):
+        raise LocalUsageError("--direction, --threshold and --runs go with --metric CMD")
+    if metric is not None and (args.direction is None or args.threshold is None):
+        raise LocalUsageError(
+            "an optimisation goal needs --direction up|down and --threshold PCT",
+            hint='e.g. --metric "./bench.sh" --direction down --threshold 5',
+        )
+    if args.verify_on is not None and (not accept or metric is not None):
+        raise LocalUsageError(
+            "--verify-on needs an --accept command for the node to run (and no --metric)"
+        )
+    threshold = 0.0
+    if args.threshold is not None:
+        try:
+            threshold = float(str(args.threshold).removesuffix("%"))
+        except ValueError:
+            threshold = -1.0
+        if threshold < 0:
+            raise LocalUsageError(f"--threshold {args.threshold!r} is not a percentage (5 or 5%)")
+    if args.runs is not None and args.runs < 1:
+        raise LocalUsageError("--runs must be at least 1")
     deps = tuple(d.strip() for d in args.depends if d.strip())
     for dep in deps:
         if not GOAL_ID.fullmatch(dep) or doc.get(dep) is None:
             raise LocalUsageError(f"--depends {dep}: there is no such goal in {GOALS_NAME}")
-    goal = Goal(next_id(doc), title, args.accept.strip(), deps, args.security)
+    goal = Goal(
+        next_id(doc),
+        title,
+        accept,
+        deps,
+        args.security,
+        metric=metric,
+        direction=args.direction or "up",
+        threshold=threshold,
+        runs=args.runs or 1,
+        verify_on=(args.verify_on or "").strip() or None,
+    )
     spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
     board = spine.board()
     spine.write(BOARD_NAME, render_board(board.with_row(BoardRow(goal.id, goal.title))))
@@ -280,6 +345,8 @@ def _goal_data(goal: Goal, row: BoardRow) -> dict[str, Any]:
         "depends": list(goal.depends),
         "security": goal.security,
         "accept": goal.accept,
+        "metric": goal.metric,
+        "verify_on": goal.verify_on,
     }
 
 
@@ -295,7 +362,21 @@ def run_status(args: argparse.Namespace) -> Output:
     ] or ["no goals yet: `relay loop goal add TITLE --accept CMD`"]
     counts = {s.value: sum(r["state"] == s.value for r in rows) for s in GoalState}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()))
-    return Output(lines=tuple(lines), data={"goals": rows, "counts": counts})
+    from relay.commands.loop_unattended import resume_state
+
+    record, problems = resume_state(spine.root)
+    resume: dict[str, Any] | None = None
+    if record is not None:
+        resume = {
+            "at": record.at,
+            "scheduler": record.scheduler,
+            "label": record.label,
+            "reason": record.reason,
+            "problems": problems,
+        }
+        lines.append(f"resume pending: {record.scheduler} at {record.at} ({record.reason})")
+        lines += [f"  problem: {p}" for p in problems]
+    return Output(lines=tuple(lines), data={"goals": rows, "counts": counts, "resume": resume})
 
 
 def run_next(args: argparse.Namespace) -> Output:
@@ -359,19 +440,152 @@ def run_run(args: argparse.Namespace) -> Output:
         goal=args.goal,
         max_iterations=args.max_iterations,
         wall_clock=wall,
+        red_team=tuple(args.red_team),
+        resume=args.resume,
     )
     root = _root(args).root
     if args.dry_run:
         refuse_bad_panel(options)
         return _plan(root, options)
+    from relay.commands import loop_unattended as u
+
+    if args.resume:
+        # whatever happens next, the one-shot entry that started this run is gone
+        try:
+            u.remove_resume(root)
+        except RelayError as err:  # the record is gone; the entry may outlive it
+            print(f"relay loop: could not remove the resume entry: {err.message}", file=sys.stderr)
+    verify_wait = seconds(args.verify_wait)
+    if verify_wait is None:
+        raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")
 
     def say(line: str) -> None:
         if not args.json:
             print(f"relay loop: {line}", file=sys.stderr, flush=True)
 
-    report = Ratchet(root, options, say=say).run()
+    try:
+        report = Ratchet(
+            root,
+            options,
+            say=say,
+            remote=u.RelayJobs(root, wait=verify_wait),
+            suspend=u.Resumer(root, u.run_args(args), scheduler=args.scheduler),
+        ).run()
+    except ConfigError as err:
+        if args.resume and "in progress on this clone" in err.message:
+            return Output(lines=(), data={"resumed": False, "why": err.message})
+        raise
+    if args.resume and report.stopped == NOTHING_TO_RESUME:
+        return Output(lines=(), data={**report.data(), "resumed": False})
     status = 1 if report.stopped.startswith("escalation") else 0
     return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
+
+
+# --- triage and the schedule ---
+
+
+def run_triage(args: argparse.Namespace) -> Output:
+    """Run the gates, scan the repository, and enqueue each new finding as a goal."""
+    from relay.commands.loop_unattended import triage
+    from relay.loop.triage import enqueue
+
+    tree = _root(args)
+    spine = Spine(tree.root)
+    contract = contract_ready(spine)
+    doc = spine.goals()
+    found = triage(tree.root, contract, doc.goals)
+    made = enqueue(doc, found)
+    if made:
+        spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
+        board = spine.board()
+        for goal in made:
+            board = board.with_row(BoardRow(goal.id, goal.title))
+        spine.write(BOARD_NAME, render_board(board))
+        ids = ", ".join(g.id for g in made)
+        tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage enqueued {ids}")
+    lines = [f"{g.id}: {g.title} (accept: {g.accept})" for g in made]
+    lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
+    return Output(
+        lines=tuple(lines),
+        data={
+            "findings": [f.data() for f in found],
+            "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
+        },
+    )
+
+
+def run_schedule(args: argparse.Namespace) -> Output:
+    """Register (or remove) the daily entry: triage, then a bounded run."""
+    from relay.commands.loop_unattended import contract_run_args, schedule_entry
+    from schedulers import choose
+    from schedulers.oneshot import When, parse_hhmm, timed
+
+    root = _root(args).root
+    entry = schedule_entry(root, max_iterations=args.max_iterations)
+    if args.remove:
+        backend = timed(choose(override=args.scheduler), When(daily=(0, 0)))
+        backend.teardown(entry)
+        gone = not backend.verify(entry).ok
+        return Output(
+            lines=(f"removed the schedule {entry.label} ({backend.describe()})",),
+            data={"removed": gone, "label": entry.label, "scheduler": backend.describe()},
+            exit_status=0 if gone else 1,
+        )
+    if args.at is None:
+        raise LocalUsageError("say when: --at HH:MM (or --remove)")
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise LocalUsageError("--max-iterations must be at least 1")
+    contract_run_args(contract_ready(Spine(root)))  # refused now, not at 3 a.m.
+    when = When(daily=parse_hhmm(args.at))
+    backend = timed(choose(override=args.scheduler), when)
+    backend.register(entry)
+    found = backend.verify(entry)
+    if not found.ok:
+        backend.teardown(entry)
+        raise ConfigError(f"the schedule was not registered: {found.detail}")
+    return Output(
+        lines=(
+            f"{backend.describe()} runs triage and the loop {when.describe()} ({found.detail})",
+        ),
+        data={"label": entry.label, "scheduler": backend.describe(), "at": args.at},
+    )
+
+
+def run_scheduled(args: argparse.Namespace) -> Output:
+    """What the schedule runs: triage, then `relay loop run` with the contract's maker and
+    checkers, bounded by --max-iterations."""
+    from relay.commands.loop_unattended import contract_run_args
+
+    root = _root(args).root
+    words = contract_run_args(contract_ready(Spine(root)))
+    triaged = run_triage(args)
+    parser = argparse.ArgumentParser(prog="relay loop run", add_help=False)
+    sub = parser.add_subparsers()
+    register_run = sub.add_parser("run")
+    for flag in ("--maker", "--verifier", "--goal", "--wall-clock", "--scheduler"):
+        register_run.add_argument(flag, default=None)
+    for flag in ("--checker", "--red-team"):
+        register_run.add_argument(flag, action="append", default=[])
+    register_run.add_argument("--max-iterations", type=int, default=None)
+    register_run.add_argument("--verify-wait", default="30m")
+    try:
+        given = parser.parse_args(["run", *words])
+    except SystemExit:
+        raise LocalUsageError(
+            "the contract's `## Run command` has flags `run` does not take"
+        ) from None
+    if not given.maker:
+        raise LocalUsageError("the contract's `## Run command` names no --maker")
+    given.max_iterations = args.max_iterations or given.max_iterations
+    for name, value in (("repo_dir", args.repo_dir), ("json", args.json), ("dry_run", False)):
+        setattr(given, name, value)
+    given.resume = False
+    ran = run_run(given)
+    return Output(
+        lines=(*triaged.lines, *ran.lines),
+        data={"triage": triaged.data, "run": ran.data},
+        exit_status=ran.exit_status,
+    )
 
 
 def _plan(root: Path, options: Options) -> Output:

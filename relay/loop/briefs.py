@@ -140,3 +140,54 @@ def render_evidence(
         ' {"verdict": "approve" | "block", "findings": ["..."]}',
     ]
     return "\n".join(lines) + "\n"
+
+
+def render_optimise_brief(
+    facts: BriefFacts, *, baseline: str, ledger: Sequence[str], refused: str | None = None
+) -> str:
+    """The maker's brief for an optimisation goal: the metric, its direction and threshold,
+    the baseline relay measured, the ledger of ideas tried, and where to state the idea."""
+    g = facts.goal
+    lines = [
+        f"# {g.id}: {g.title}",
+        "",
+        f"Attempt {facts.attempt}. Edit the work tree to move the metric; do not commit.",
+        "You work in a throwaway worktree: whatever is not kept is discarded.",
+        "",
+        "## The metric",
+        "",
+        f"- Command: `{g.metric}` (its last line is the number)",
+        f"- It must go {g.direction} by at least {g.threshold:g}% from the baseline.",
+        f"- Baseline (measured by relay, median of {g.runs} run(s)): {baseline}",
+        "- relay measures the result itself; a number you report is not taken on faith.",
+        "- Every gate must still pass: a faster change that breaks a test is a regression.",
+        "",
+        "## State your idea",
+        "",
+        "Print one line `IDEA: <your idea in one line>` before you exit. An idea the",
+        "ledger below shows as reverted or refused is refused without being measured.",
+        "",
+        "## The ledger (docs/loop/EXPERIMENTS.md, this goal's rows)",
+        "",
+        *(list(ledger) or ["(no attempts yet)"]),
+        "",
+        "## Gates",
+        "",
+        *(f"- `{c}`" for c in facts.gates),
+        "",
+        "## Paths",
+        "",
+        f"- You may change: {', '.join(f'`{p}`' for p in facts.mutable) or '(anything)'}",
+        f"- Never touch: {', '.join(f'`{p}`' for p in facts.protected) or '(nothing)'}",
+        "",
+        "## Do not repeat (learned rules)",
+        "",
+        *([f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules] or ["(none yet)"]),
+    ]
+    if refused:
+        lines += ["", "## Your last idea was refused", "", refused]
+    if facts.last_failure is not None:
+        f = facts.last_failure
+        lines += ["", "## The last attempt failed", "", f"- Category: {f.category}"]
+        lines += [f"- What: {f.what}", "", "```", f.diagnosis, "```"]
+    return "\n".join(lines) + "\n"

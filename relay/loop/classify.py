@@ -55,6 +55,8 @@ class Category(enum.StrEnum):
     CHECKER = "checker block"
     CRASH = "runtime crash"
     TIMEOUT = "timeout"
+    METRIC = "no improvement"
+    VERIFY = "remote verification"
 
 
 _KINDS = (

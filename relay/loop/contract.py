@@ -57,6 +57,8 @@ class Budget:
     gate_timeout: str = "10m"
     backoff: str = "30s"
     checker_timeout: str = "10m"
+    trial: str = "10m"  # one run of an optimisation goal's metric, the same every time
+    coverage_floor: int | None = None  # triage: a file below this line coverage is a finding
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Contract:
     )
     budget: Budget = field(default_factory=Budget)
     authorised: tuple[str, ...] = ()
+    security_critical: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()
 
 
@@ -115,6 +118,9 @@ _FIELDS = (
     "Budget",
     "Authorised irreversible actions",
 )
+# written by relay since optimisation goals; a contract without it reads as none listed
+SECURITY_PATHS = "Security-critical paths"
+_OPTIONAL = (SECURITY_PATHS,)
 _BUDGET = {
     "Iterations": "iterations",
     "Wall clock": "wall_clock",
@@ -124,6 +130,8 @@ _BUDGET = {
     "Gate timeout": "gate_timeout",
     "Transient backoff": "backoff",
     "Checker timeout": "checker_timeout",
+    "Trial wall clock": "trial",
+    "Coverage floor": "coverage_floor",
 }
 
 
@@ -149,7 +157,8 @@ def parse_contract(text: str, *, name: str = CONTRACT_NAME) -> Contract:
     missing = [f for f in _FIELDS if f not in parts]
     if missing:
         raise SpineFileError(name, 1, f"the contract has no `## {missing[0]}` section")
-    extra = tuple(p.text for h, p in parts.items() if h not in _FIELDS)
+    extra = tuple(p.text for h, p in parts.items() if h not in (*_FIELDS, *_OPTIONAL))
+    security = parts.get(SECURITY_PATHS)
     return Contract(
         objective=_prose(parts["Objective"]),
         mutable=_paths(parts["Mutable paths"], name),
@@ -165,6 +174,7 @@ def parse_contract(text: str, *, name: str = CONTRACT_NAME) -> Contract:
         exhaustion=_prose(parts["Exhaustion"]),
         budget=_budget(parts["Budget"], name),
         authorised=_bullets(parts["Authorised irreversible actions"], name),
+        security_critical=_paths(security, name) if security is not None else (),
         extra=extra,
     )
 
@@ -242,7 +252,12 @@ def _budget(part: Section, name: str) -> Budget:
             known = ", ".join(_BUDGET)
             raise SpineFileError(name, number, f"a budget line is - Name: value ({known})")
         key, value = _BUDGET[match.group(1)], match.group(2).strip()
-        if key in ("iterations", "retries", "makers"):
+        if key == "coverage_floor":
+            digits = value.removesuffix("%")
+            if not digits.isdigit() or int(digits) > 100:
+                raise SpineFileError(name, number, "Coverage floor is a percentage (80%)")
+            values[key] = int(digits)
+        elif key in ("iterations", "retries", "makers"):
             if not value.isdigit():
                 raise SpineFileError(name, number, f"{match.group(1)} is a whole number")
             values[key] = int(value)
@@ -268,6 +283,8 @@ def render_contract(contract: Contract) -> str:
         ("Gate timeout", b.gate_timeout),
         ("Transient backoff", b.backoff),
         ("Checker timeout", b.checker_timeout),
+        ("Trial wall clock", b.trial),
+        ("Coverage floor", None if b.coverage_floor is None else f"{b.coverage_floor}%"),
     ]
     bodies = {
         "Objective": wrap(contract.objective),
@@ -286,9 +303,10 @@ def render_contract(contract: Contract) -> str:
         "Exhaustion": wrap(contract.exhaustion),
         "Budget": _list(f"- {k}: {v}" for k, v in budget if v is not None),
         "Authorised irreversible actions": _list(f"- {a}" for a in contract.authorised),
+        SECURITY_PATHS: _list(f"- {code_span(p)}" for p in contract.security_critical),
     }
     text = TITLE + "\n" + INTRO
-    for heading in _FIELDS:
+    for heading in (*_FIELDS, *_OPTIONAL):
         text += f"\n## {heading}\n\n{bodies[heading] or NONE}\n"
     return text + "".join("\n" + e.rstrip("\n") + "\n" for e in contract.extra)
 

@@ -62,6 +62,17 @@ class Goal:
     accept: str
     depends: tuple[str, ...] = ()
     security: bool = False
+    metric: str | None = None  # an optimisation goal: a command whose last line is a number
+    direction: str = "up"  # which way the metric must move: up or down
+    threshold: float = 0.0  # by at least this many percent of the baseline
+    runs: int = 1  # measured this many times; the median counts
+    verify_on: str | None = None  # the node that must verify the goal through a relay job
+    finding: str | None = None  # what triage found, so that it is enqueued only once
+
+    @property
+    def optimises(self) -> bool:
+        """Whether the goal's criterion is a metric rather than an acceptance command."""
+        return self.metric is not None
 
 
 @dataclass(frozen=True)
@@ -150,26 +161,87 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
     for line_no, line in lines[1:]:
         if not line.strip():
             continue
-        item = re.fullmatch(r"- (Accept|Depends on|Security-critical): (.*)", line.rstrip())
+        item = re.fullmatch(rf"- ({'|'.join(GOAL_FIELDS)}): (.*)", line.rstrip())
         if item is None:
-            raise SpineFileError(
-                name,
-                line_no,
-                "a goal's lines are `- Accept:`, `- Depends on:` and `- Security-critical:`",
-            )
+            said = ", ".join(f"`- {f}:`" for f in GOAL_FIELDS)
+            raise SpineFileError(name, line_no, f"a goal's lines are {said}")
         fields[item.group(1)] = (line_no, item.group(2).strip())
-    if "Accept" not in fields:
-        raise SpineFileError(name, number, f"goal {match.group(1)} has no `- Accept:` command")
-    accept = parse_code_span(fields["Accept"][1])
-    if not accept or not accept.strip():
-        raise SpineFileError(name, fields["Accept"][0], "the acceptance command goes in backticks")
+    metric = _command(fields.get("Metric"), name, "the metric command")
+    if "Accept" not in fields and metric is None:
+        raise SpineFileError(
+            name, number, f"goal {match.group(1)} has no `- Accept:` command (or `- Metric:`)"
+        )
+    accept = _command(fields.get("Accept"), name, "the acceptance command") or ""
     return Goal(
         id=match.group(1),
         title=match.group(2).strip(),
         accept=accept,
         depends=_depends(fields.get("Depends on"), name),
         security=_yes(fields.get("Security-critical"), name),
+        metric=metric,
+        direction=_direction(fields.get("Direction"), name),
+        threshold=_number(fields.get("Threshold"), name, "Threshold", percent=True),
+        runs=int(_number(fields.get("Runs"), name, "Runs", default=1.0)),
+        verify_on=_word(fields.get("Verify on")),
+        finding=_word(fields.get("Finding")),
     )
+
+
+GOAL_FIELDS = (
+    "Accept",
+    "Metric",
+    "Direction",
+    "Threshold",
+    "Runs",
+    "Verify on",
+    "Depends on",
+    "Security-critical",
+    "Finding",
+)
+
+
+def _command(field: tuple[int, str] | None, name: str, what: str) -> str | None:
+    if field is None:
+        return None
+    value = parse_code_span(field[1])
+    if not value or not value.strip():
+        raise SpineFileError(name, field[0], f"{what} goes in backticks")
+    return value
+
+
+def _direction(field: tuple[int, str] | None, name: str) -> str:
+    if field is None:
+        return "up"
+    if field[1] not in ("up", "down"):
+        raise SpineFileError(name, field[0], "`- Direction:` is up or down")
+    return field[1]
+
+
+def _number(
+    field: tuple[int, str] | None,
+    name: str,
+    label: str,
+    *,
+    percent: bool = False,
+    default: float = 0.0,
+) -> float:
+    if field is None:
+        return default
+    text = field[1].removesuffix("%") if percent else field[1]
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0 or (not percent and (value < 1 or value != int(value))):
+        kind = "a percentage (5%)" if percent else "a whole number of at least 1"
+        raise SpineFileError(name, field[0], f"`- {label}:` is {kind}")
+    return value
+
+
+def _word(field: tuple[int, str] | None) -> str | None:
+    if field is None or not field[1]:
+        return None
+    return parse_code_span(field[1]) or field[1]
 
 
 def _depends(field: tuple[int, str] | None, name: str) -> tuple[str, ...]:
@@ -192,11 +264,20 @@ def _yes(field: tuple[int, str] | None, name: str) -> bool:
 
 def render_goal(goal: Goal) -> str:
     """One goal's block."""
-    lines = [
-        f"### {goal.id}: {' '.join(goal.title.split())}",
-        "",
-        f"- Accept: {code_span(goal.accept)}",
-    ]
+    lines = [f"### {goal.id}: {' '.join(goal.title.split())}", ""]
+    if goal.accept or goal.metric is None:
+        lines.append(f"- Accept: {code_span(goal.accept)}")
+    if goal.metric is not None:
+        lines += [
+            f"- Metric: {code_span(goal.metric)}",
+            f"- Direction: {goal.direction}",
+            f"- Threshold: {goal.threshold:g}%",
+            f"- Runs: {goal.runs}",
+        ]
+    if goal.verify_on:
+        lines.append(f"- Verify on: {goal.verify_on}")
+    if goal.finding:
+        lines.append(f"- Finding: {code_span(goal.finding)}")
     if goal.depends:
         lines.append(f"- Depends on: {', '.join(goal.depends)}")
     if goal.security:

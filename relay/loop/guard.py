@@ -18,7 +18,15 @@ from relay.loop.goals import BOARD_NAME, GOALS_NAME
 from relay.loop.records import HANDOVER_NAME
 
 # the spine relay writes itself: a maker's edit would be committed as relay's record
-SPINE_KEPT = (GOALS_NAME, BOARD_NAME, HANDOVER_NAME, "docs/loop/CONTRACT.md", "docs/loop/state/")
+SPINE_KEPT = (
+    GOALS_NAME,
+    BOARD_NAME,
+    HANDOVER_NAME,
+    "docs/loop/CONTRACT.md",
+    "docs/loop/state/",
+    "docs/loop/EXPERIMENTS.md",
+    "docs/loop/audits/",
+)
 # files whose whole text defines how the gates run
 GATE_FILES = frozenset(
     {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Protocol
 
 from relay.errors import LocalUsageError
@@ -60,7 +61,15 @@ class Transient:
     what: str
 
 
-Outcome = Passed | Failed | Transient
+@dataclass(frozen=True)
+class Wall:
+    """The maker hit a usage or rate limit whose reset time its output names."""
+
+    until: datetime
+    what: str
+
+
+Outcome = Passed | Failed | Transient | Wall
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,15 @@ class EndPass:
     block: bool
 
 
-Decision = Keep | Backoff | Escalate | Retry | EndPass
+@dataclass(frozen=True)
+class Suspend:
+    """Stop now and resume at ``until`` (a one-shot scheduler entry); nothing is spent."""
+
+    until: datetime
+    what: str
+
+
+Decision = Keep | Backoff | Escalate | Retry | EndPass | Suspend
 
 
 def after_attempt(
@@ -112,6 +129,8 @@ def after_attempt(
     """What to do after an attempt ended with ``outcome``."""
     if isinstance(outcome, Passed):
         return Keep()
+    if isinstance(outcome, Wall):
+        return Suspend(outcome.until, outcome.what)
     if isinstance(outcome, Transient):
         tries = progress.transient + 1
         if tries >= MAX_TRANSIENT:
@@ -166,6 +185,14 @@ _RULES: dict[Category, tuple[str, str]] = {
         "Stay within the time limit",
         "Do less per attempt: finish within the maker timeout ({what}).",
     ),
+    Category.METRIC: (
+        "Measure before finishing",
+        "Run the metric yourself, before and after, and state a new idea each time ({what}).",
+    ),
+    Category.VERIFY: (
+        "Build for the verifying node",
+        "The change must pass on the node that verifies it, not only here ({what}).",
+    ),
 }
 
 
@@ -183,7 +210,7 @@ def learn(
             continue
         try:
             title, text = _RULES[Category(category)]
-        except ValueError:
+        except (ValueError, KeyError):
             continue
         lines = failure.diagnosis.strip().splitlines()
         first = next((line for line in lines if is_finding(line)), lines[0] if lines else "")

@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
+from relay.loop.classify import Category
 from relay.loop.contract import Contract, check, seconds
 from relay.loop.goals import (
     BOARD_NAME,
@@ -34,6 +36,9 @@ from relay.loop.goals import (
     parse_board,
     render_board,
 )
+from relay.loop.jobs import Answer, Job, branch_for, judged, open_job, parse_jobs, unauthorised
+from relay.loop.markdown import sections
+from relay.loop.metric import EXPERIMENTS_NAME
 from relay.loop.ratchet import (
     Backoff,
     EndPass,
@@ -41,9 +46,12 @@ from relay.loop.ratchet import (
     Failed,
     Keep,
     Kept,
+    Outcome,
+    Passed,
     Progress,
     Report,
     Retry,
+    Suspend,
     after_attempt,
     coverage_delta,
     gates_delta,
@@ -62,10 +70,21 @@ from relay.loop.records import (
     Failure,
     Iteration,
     goal_entry,
+    parse_log,
     render_baseline,
     render_failures,
     render_log,
     render_rules,
+)
+from relay.loop.revise import (
+    LOOP_FILE,
+    WORKS_HERE,
+    audit_path,
+    loop_md_touched,
+    proposals,
+    render_audit,
+    security_verdict,
+    with_entries,
 )
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Judge, Options
@@ -77,8 +96,33 @@ from relay.ratchet.measure import (
 )
 
 RUN_LOCK = "run.lock"
+NOTHING_TO_RESUME = "resume: nothing left to do"
 
-BOOKKEEPING = (BOARD_NAME, BASELINE_NAME, LOG_NAME, FAILURES_NAME, RULES_NAME, HANDOVER_NAME)
+BOOKKEEPING = (
+    BOARD_NAME,
+    BASELINE_NAME,
+    LOG_NAME,
+    FAILURES_NAME,
+    RULES_NAME,
+    HANDOVER_NAME,
+    EXPERIMENTS_NAME,
+)
+
+
+class RemoteVerifier(Protocol):
+    """Verification on another node through the relay (the commands layer's, injected):
+    push the candidate to a branch, open or reuse the goal's job, post the TASK, wait
+    for the RESULT; and resolve the job with the goal."""
+
+    def open(self, goal: Goal) -> int: ...
+    def verify(self, goal: Goal, *, job: int, commit: str, branch: str) -> Answer: ...
+    def resolve(self, job: int, summary: str) -> None: ...
+
+
+class Suspender(Protocol):
+    """Registers the one-shot resume (the commands layer's, injected); what it registered."""
+
+    def __call__(self, until: datetime, reason: str) -> str: ...
 
 
 @dataclass
@@ -93,6 +137,7 @@ class RunState:
     questions: list[str] = field(default_factory=list)
     set_aside: set[str] = field(default_factory=set)
     escalated: bool = False
+    paused: bool = False
 
 
 def now_text() -> str:
@@ -132,7 +177,17 @@ def contract_ready(spine: Spine) -> Contract:
 class Ratchet:
     """One run of the loop over one clone."""
 
-    def __init__(self, root: Path, options: Options, *, say: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        options: Options,
+        *,
+        say: Callable[[str], None],
+        remote: RemoteVerifier | None = None,
+        suspend: Suspender | None = None,
+    ) -> None:
+        self.remote = remote
+        self.suspend = suspend
         self.tree = WorkTree.open(root)
         self.root = self.tree.root
         self.spine = Spine(self.root)
@@ -191,6 +246,8 @@ class Ratchet:
         if stopped_maker is not None:
             self.say(f"stopped the maker a stopped run left running (group {stopped_maker})")
         self._recover()
+        if self.options.resume and self._nothing_to_do():
+            return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
         stopped = self._loop()
         report = Report(
             objective=self.contract.objective,
@@ -205,6 +262,13 @@ class Ratchet:
         self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
         self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
         return report
+
+    def _nothing_to_do(self) -> bool:
+        """Whether a resume finds every goal settled (a second firing, a finished run)."""
+        goals = self.spine.goals().goals
+        if self.options.goal:
+            goals = tuple(g for g in goals if g.id == self.options.goal)
+        return next_goal(goals, self.spine.board()).goal is None
 
     def _recover(self) -> None:
         """A run killed mid-goal leaves HEAD's board with the goal in progress, and may leave
@@ -256,6 +320,25 @@ class Ratchet:
             self.state.questions.append(why)
             self.state.escalated = True
             return f"escalation: {why}"
+        if goal.security and not self.options.red_team:
+            why = f"{goal.id} is security-critical and there is no red team (--red-team)"
+            self.state.questions.append(why)
+            self.state.escalated = True
+            return f"escalation: {why}"
+        missing = unauthorised(self.contract.authorised) if goal.verify_on else []
+        if missing:
+            said = " and ".join(f"`{m}`" for m in missing)
+            why = (
+                f"{goal.id} must be verified on {goal.verify_on}, but the contract does not"
+                f" authorise {said}"
+            )
+            self.state.questions.append(why)
+            self.state.escalated = True
+            return f"escalation: {why}"
+        if goal.optimises:
+            from relay.ratchet.optimise import optimise
+
+            return optimise(self, goal, row, resumed=resumed)
         kept_untracked = self._settle(goal, resumed=resumed)
         base = measure(
             self.root,
@@ -289,10 +372,21 @@ class Ratchet:
             gates=base.results,
         )
         self.spine.write(BASELINE_NAME, render_baseline(baseline))
+        self.started_note(goal, baseline.commit)
         row = self._mark(
             row, state=GoalState.IN_PROGRESS, note="", message=f"loop: {goal.id} in progress"
         )
         return self._attempts(goal, row, baseline, base)
+
+    def started_note(self, goal: Goal, commit: str) -> None:
+        """handover.md says what is in flight before anything long runs, so that a killed
+        run loses at most the step in flight."""
+        what = (
+            f"Working {goal.id} from {commit[:10]}. If this run stops, `relay loop run` (or a"
+            " scheduled `--resume`) picks the goal up from BOARD.md, where it is in progress."
+        )
+        entry = goal_entry(goal=goal.id, title=f"{goal.title} started", what=what, when=now_text())
+        self.spine.write(HANDOVER_NAME, self.spine.handover() + entry)
 
     def _settle(self, goal: Goal, *, resumed: bool) -> list[str] | None:
         """On a resume, put back what a stopped run left and return the untracked files that
@@ -346,6 +440,20 @@ class Ratchet:
             outcome, evidence = self.judge.attempt(
                 goal, attempt, baseline, base, last, rewind, limit=left
             )
+            if isinstance(outcome, Passed) and goal.verify_on:
+                checked = self._remote(goal, baseline)
+                if isinstance(checked, str):
+                    self._revert_goal(baseline)
+                    self.state.escalated = True
+                    self.state.questions.append(f"{goal.id}: {checked}")
+                    self._mark(
+                        row,
+                        state=GoalState.OPEN,
+                        note=checked,
+                        message=f"loop: {goal.id} escalated",
+                    )
+                    return f"escalation: {checked}"
+                outcome = checked
             decision = after_attempt(
                 progress,
                 outcome,
@@ -353,6 +461,9 @@ class Ratchet:
                 failed_passes=row.failed_passes,
                 backoff=self.backoff,
             )
+            if isinstance(decision, Suspend):
+                self._revert_goal(baseline)
+                return self.pause(goal, row, decision)
             if isinstance(decision, Backoff):
                 self.say(f"{goal.id}: transient failure; retrying in {decision.seconds:.1f}s")
                 time.sleep(decision.seconds)
@@ -393,6 +504,146 @@ class Ratchet:
             self._end_pass(goal, row, attempt, iteration, outcome, baseline, decision)
             return None
 
+    def pause(self, goal: Goal, row: BoardRow, decision: Suspend) -> str:
+        """A usage limit with a reset time: the goal stays in progress, the resume is
+        registered, and the run stops (the board and handover are current first)."""
+        until = decision.until.strftime("%Y-%m-%d %H:%M:%SZ")
+        if self.suspend is None:
+            why = f"{decision.what} until {until}, and no scheduler can resume the run"
+            self.state.escalated = True
+            self.state.questions.append(f"{goal.id}: {why}")
+            self._mark(
+                row, state=GoalState.IN_PROGRESS, note=why, message=f"loop: {goal.id} paused"
+            )
+            return f"escalation: {why}"
+        note = f"paused: {decision.what}; resets {until}"
+        self._mark(row, state=GoalState.IN_PROGRESS, note=note, message=f"loop: {goal.id} paused")
+        registered = self.suspend(decision.until, f"{goal.id}: {decision.what}")
+        self.state.paused = True
+        self.say(f"{goal.id}: {decision.what}; {registered}")
+        return f"paused: {decision.what} until {until}; {registered}"
+
+    def _remote(self, goal: Goal, baseline: Baseline) -> Outcome | str:
+        """Verify the candidate on ``goal.verify_on`` through a relay job: an outcome, or
+        the reason a person is needed (not authorised, no relay)."""
+        node = goal.verify_on or ""
+        missing = unauthorised(self.contract.authorised)
+        if missing:
+            said = " and ".join(f"`{m}`" for m in missing)
+            return (
+                f"{goal.id} must be verified on {node}, but the contract does not authorise {said}"
+            )
+        if self.remote is None:
+            return f"{goal.id} must be verified on {node}, but this run has no relay to ask"
+        changes = self._goal_changes(baseline)
+        commit = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        branch = branch_for(goal)
+        # the relay's verbs pull first: park the goal's changes (the candidate holds them)
+        self.tree.commit(list(BOOKKEEPING), f"loop: {goal.id} goes to {node} for verification")
+        self.tree.revert(changes)
+        try:
+            known = open_job(parse_jobs(self.spine.read(BOARD_NAME) or ""), goal)
+            issue = known.issue if known else self.remote.open(goal)
+            if known is None:
+                self._record_job(Job(goal.id, node, issue, branch))
+            self.say(f"{goal.id}: verifying on {node} through job #{issue} ({branch})")
+            answer = self.remote.verify(goal, job=issue, commit=commit, branch=branch)
+        except RelayError as err:
+            answer = Answer(0, 0, "failed", f"the relay could not verify the change: {err}")
+        finally:
+            self.tree.restore_to(commit, changes)
+        passed, what, why = judged(answer, node=node)
+        self.say(f"{goal.id}: {what}")
+        return Passed() if passed else Failed(Category.VERIFY, what, why or what)
+
+    def _record_job(self, job: Job) -> None:
+        from relay.loop.jobs import with_job
+
+        self.spine.write(BOARD_NAME, with_job(self.spine.read(BOARD_NAME) or "", job))
+        self.tree.commit(
+            [BOARD_NAME], f"loop: {job.goal} is verified on {job.node} by job #{job.issue}"
+        )
+
+    def _resolve_job(self, goal: Goal, summary: str) -> None:
+        """The goal's verification job is resolved with the goal (done or blocked)."""
+        known = open_job(parse_jobs(self.spine.read(BOARD_NAME) or ""), goal)
+        if known is None or self.remote is None:
+            return
+        try:
+            self.remote.resolve(known.issue, summary)
+        except RelayError as err:
+            self.state.questions.append(f"{goal.id}: job #{known.issue} was not resolved: {err}")
+            return
+        from relay.loop.jobs import with_job
+
+        text = with_job(self.spine.read(BOARD_NAME) or "", replace(known, state="resolved"))
+        self.spine.write(BOARD_NAME, text)
+        self.tree.commit([BOARD_NAME], f"loop: job #{known.issue} resolved with {goal.id}")
+
+    def _audit(self, goal: Goal, changes: list[str], after: Measure) -> list[str]:
+        """The audit artifact of a security-critical change, written beside it; its path."""
+        ballots = list(self.judge.ballots)
+        if not ballots:
+            return []
+        from relay.loop.briefs import gate_lines
+
+        text = render_audit(
+            goal=goal.id,
+            title=goal.title,
+            invariant=goal.accept or goal.title,
+            changes=changes,
+            gates=gate_lines(after.results),
+            ballots=ballots,
+            verdict=security_verdict(ballots),
+            when=now_text(),
+        )
+        path = audit_path(goal.id)
+        self.spine.write(path, text)
+        self.judge.ballots.clear()
+        return [path]
+
+    def revise(self) -> None:
+        """Propose each learned rule that has prevented a repeat for ``## What works
+        here``; each goes in through the checker panel, or not at all."""
+        _, rules = self.spine.rules()
+        found = proposals(
+            rules,
+            parse_log(self.spine.read(LOG_NAME) or "")[1],
+            self.spine.failures()[1],
+            works_here=self._works_here(),
+        )
+        for proposal in found:
+            old = self.spine.read(LOOP_FILE)
+            if old is None:
+                return
+            new = with_entries(old, [proposal.entry()])
+            if loop_md_touched(old, new) is not None:  # never anything but that section
+                return
+            if not self.options.checkers:
+                self.state.questions.append(
+                    f"R{proposal.rule.number} could join `## {WORKS_HERE}`;"
+                    " there is no checker panel to judge it"
+                )
+                return
+            self.spine.write(LOOP_FILE, new)
+            candidate = self.tree.candidate([LOOP_FILE], "What works here (candidate)")
+            goal = Goal(f"R{proposal.rule.number}", f"{WORKS_HERE}: {proposal.rule.title}", "")
+            blocked = self.judge._panel(goal, candidate, Measure((), None, None))
+            if blocked is not None:
+                self.tree.revert([LOOP_FILE])
+                self.say(f"R{proposal.rule.number} stays out of {WORKS_HERE}: {blocked.what}")
+                continue
+            self.tree.commit(
+                [LOOP_FILE],
+                f"loop: {WORKS_HERE} gains R{proposal.rule.number} ({proposal.rule.title})",
+            )
+            self.say(f"R{proposal.rule.number} joins {WORKS_HERE}")
+
+    def _works_here(self) -> str:
+        text = self.spine.read(LOOP_FILE) or ""
+        part = next((p for p in sections(text) if (p.heading or "") == WORKS_HERE), None)
+        return part.text if part else ""
+
     # --- keeping, failing, recording ---
 
     def _keep(
@@ -427,17 +678,21 @@ class Ratchet:
             BASELINE_NAME,
             render_baseline(replace(baseline, coverage=after.coverage, gates=after.results)),
         )
+        audit = self._audit(goal, changes, after)
         done = replace(row, state=GoalState.DONE, attempts=attempt, verdict="kept", notes=gates)
         self._write_board(done)
         message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {gates}; line coverage {cover}."
-        sha = self.tree.commit([*changes, *BOOKKEEPING], message) or ""
+        sha = self.tree.commit([*changes, *audit, *BOOKKEEPING], message) or ""
         self.state.kept.append(Kept(goal.id, goal.title, sha, gates, cover))
         self.say(f"{goal.id}: kept as {sha[:10]} ({gates})")
+        if goal.verify_on:
+            self._resolve_job(goal, f"{goal.id} kept as {sha[:10]}: {gates}")
         if "push" in self.contract.authorised:
             try:
                 self.tree.push()
             except RelayError as err:  # the change stays kept locally; a person pushes it
                 self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
+        self.revise()
 
     def _record_failure(
         self, goal: Goal, attempt: int, iteration: int, outcome: Failed, baseline: Baseline
@@ -500,6 +755,8 @@ class Ratchet:
             note=note,
             message=f"loop: {goal.id} pass {passes} failed, reverted ({outcome.category})",
         )
+        if decision.block and goal.verify_on:
+            self._resolve_job(goal, f"{goal.id} blocked: {note}")
         return None
 
     def _mark(self, row: BoardRow, *, state: GoalState, note: str, message: str) -> BoardRow:

@@ -9,7 +9,8 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.worktree import WorkTree
@@ -29,9 +30,18 @@ from relay.loop.ratchet import (
     Outcome,
     Passed,
     Transient,
+    Wall,
     coverage_delta,
 )
 from relay.loop.records import Baseline, Failure, handover_entries
+from relay.loop.resume import usage_wall
+from relay.loop.revise import (
+    LOOP_FILE,
+    Ballot,
+    is_security_critical,
+    loop_md_touched,
+    security_verdict,
+)
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -42,6 +52,12 @@ from relay.ratchet.measure import (
     measure,
     review,
     run_with_file,
+)
+
+RED_TEAM_NOTE = (
+    "You are the red team for a security-critical change. Try to breach the invariant the\n"
+    "goal protects with this change applied. Answer block, with the breach as a finding,\n"
+    "when you find one; approve when you find none.\n\n"
 )
 
 
@@ -55,6 +71,8 @@ class Options:
     goal: str | None = None
     max_iterations: int | None = None
     wall_clock: float | None = None
+    red_team: tuple[str, ...] = ()
+    resume: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,7 @@ class Judge:
     maker_timeout: float
     gate_timeout: float
     checker_timeout: float = 600.0
+    ballots: list[Ballot] = field(default_factory=list)  # the last security panel's
 
     @property
     def root(self) -> Path:
@@ -119,6 +138,14 @@ class Judge:
         meta_touched = git_meta_changed(meta, self.tree.git_meta())
         if meta_touched:
             self.tree.put_git_meta(meta)
+        until = (
+            None
+            if done.ok or done.timed_out
+            else usage_wall(exit_code=done.exit_code, output=done.output, now=datetime.now(UTC))
+        )
+        if until is not None:
+            self._put_back(before, had, baseline)  # the wall leaves nothing behind either
+            return Wall(until, f"the maker hit a usage limit (exit {done.exit_code})"), None
         if (
             not done.ok
             and not done.timed_out
@@ -169,7 +196,11 @@ class Judge:
             for p in changes
             if Path(p).name in ("pyproject.toml", "package.json")
         }
+        loop_md = None
+        if LOOP_FILE in changes:
+            loop_md = loop_md_touched(self.tree.show("HEAD", LOOP_FILE), self.spine.read(LOOP_FILE))
         return [
+            *([(LOOP_FILE, loop_md)] if loop_md else []),
             *touched(changes, self.contract, texts=self._texts(changes)),
             *spine_touched(changes),
             *gate_definition_touched(
@@ -198,6 +229,11 @@ class Judge:
         blocked = self._panel(goal, candidate, here)
         if blocked:
             return blocked, here
+        self.ballots.clear()
+        if is_security_critical(goal.security, changes, self.contract.security_critical):
+            breached = self._security(goal, candidate, here)
+            if breached:
+                return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
         outcome, fresh = self._verify(goal, candidate, base, tests)
         if isinstance(outcome, Passed):
@@ -233,6 +269,34 @@ class Judge:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
                 return Failed(Category.CHECKER, f"checker {number} blocked", findings)
         return None
+
+    def _security(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
+        """The security panel: every checker again as a ballot, and each red-team command
+        asked to breach the invariant (its ``block`` is a breach found)."""
+        diff = self.tree.diff(candidate)
+        ballots: list[Ballot] = []
+        panel = [(f"checker {n}", "checker", c) for n, c in enumerate(self.options.checkers, 1)]
+        panel += [(f"red team {n}", "red team", c) for n, c in enumerate(self.options.red_team, 1)]
+        for who, role, command in panel:
+            path = self.work / f"security-{who.replace(' ', '-')}.md"
+
+            def write(again: bool, path: Path = path, role: str = role) -> Path:
+                text = render_review(goal, diff=diff, results=here.results, again=again)
+                if role == "red team":
+                    text = RED_TEAM_NOTE + text
+                path.write_text(text, encoding="utf-8")
+                return path
+
+            got, _ = review(command, write, cwd=self.root, timeout=self.checker_timeout, who=who)
+            ballots.append(Ballot(who, role, got))
+        verdict = security_verdict(ballots)
+        self.ballots.extend(ballots)
+        if verdict.passed:
+            return None
+        findings = [f"- {b.who}: {f}" for b in ballots for f in b.review.findings]
+        return Failed(
+            Category.CHECKER, f"security panel: {verdict.why}", "\n".join(findings) or verdict.why
+        )
 
     def _verify(
         self, goal: Goal, candidate: str, base: Measure, tests: list[str]

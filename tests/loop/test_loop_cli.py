@@ -92,6 +92,8 @@ def test_goals_are_added_shown_and_ordered(tmp_path: Path) -> None:
         "depends",
         "security",
         "accept",
+        "metric",
+        "verify_on",
     }
     assert project.loop("next").data == {
         "goal": "G1",

@@ -1,0 +1,391 @@
+"""The loop unattended: verification on another node through the relay's own verbs, the
+one-shot resume after a usage limit, triage, the daily schedule, and what `relay loop
+status` and `relay doctor` say about a pending resume.
+
+Ground rules: the decisions are relay.loop's; this module only carries them out. The
+relay's verbs run as processes (`python -m relay.cli ...`), exactly as a person would run
+them, so verification goes through the ordinary machinery. Scheduler entries go through
+``schedulers`` (the same seam, verification by query and teardown as watchers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from relay.edges.local import git_dir
+from relay.edges.steps import run_step
+from relay.errors import ConfigError, LocalUsageError, RelayError
+from relay.loop.contract import CONTRACT_NAME, Contract
+from relay.loop.goals import Goal
+from relay.loop.jobs import Answer, task_steps
+from relay.loop.resume import (
+    RECORD_NAME,
+    PendingResume,
+    parse_record,
+    record_problems,
+    render_record,
+    resume_args,
+    resume_time,
+)
+
+VERB_TIMEOUT = 120.0
+ENTRY_NAME = "resume.entry.json"  # the registered entry as it was rendered, to verify it
+
+
+def work_dir(root: Path) -> Path:
+    """Where the loop keeps what belongs to this machine (the lock, the resume record)."""
+    return git_dir(root) / "relay" / "loop"
+
+
+# --- verification on another node ---
+
+
+class RelayJobs:
+    """:class:`relay.ratchet.engine.RemoteVerifier` through the relay's verbs."""
+
+    def __init__(self, root: Path, *, wait: float, poll: float = 2.0) -> None:
+        self.root = root
+        self.wait = wait
+        self.poll = poll
+
+    def _verb(self, *args: str, timeout: float = VERB_TIMEOUT) -> Any:
+        argv = [sys.executable, "-m", "relay.cli", *args, "--repo-dir", str(self.root), "--json"]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise ConfigError(f"`relay {args[0]}` gave no answer within {timeout:.0f}s") from None
+        try:
+            doc = json.loads(done.stdout)
+        except ValueError:
+            raise ConfigError(f"`relay {args[0]}` failed: {done.stderr.strip()[:300]}") from None
+        if doc.get("exit_code") != 0:
+            said = "; ".join(e.get("message", "") for e in doc.get("errors", [])) or done.stderr
+            raise ConfigError(f"`relay {' '.join(args[:2])}` failed: {said.strip()[:300]}")
+        return doc["data"]
+
+    def open(self, goal: Goal) -> int:
+        data = self._verb(
+            "job",
+            "open",
+            "--worker",
+            goal.verify_on or "",
+            "--title",
+            f"relay loop {goal.id}: {goal.title}",
+            "--objective",
+            f"Verify {goal.id} ({goal.title}) on {goal.verify_on}: check out the candidate"
+            f" branch and run `{goal.accept}`.",
+            "--kind",
+            "verification",
+        )
+        return int(data["issue"])
+
+    def verify(self, goal: Goal, *, job: int, commit: str, branch: str) -> Answer:
+        from relay.node.context import open_node
+
+        ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+        # a force push to the loop's own branch: each candidate replaces the last
+        ctx.clone._network("push", "--force", "origin", f"{commit}:refs/heads/{branch}")
+        steps: list[str] = []
+        for step in task_steps(goal):
+            steps += ["--step", step]
+        posted = self._verb(
+            "task",
+            str(job),
+            *steps,
+            "--checkout",
+            branch,
+            "--scope",
+            "test",
+            "--objective",
+            f"Check out {branch} ({commit[:10]}) and run the acceptance command of {goal.id}.",
+        )
+        data = self._verb(
+            "result",
+            str(job),
+            "--wait",
+            "--timeout",
+            str(self.wait),
+            "--poll",
+            str(self.poll),
+            timeout=self.wait + VERB_TIMEOUT,
+        )
+        result = data.get("result") or {}
+        return Answer(
+            issue=job,
+            task=int(posted["task"]),
+            status=str(result.get("status", "half-done")),
+            summary=str(result.get("summary", result.get("known", ""))),
+            excerpt=str(result.get("excerpt", "")),
+        )
+
+    def resolve(self, job: int, summary: str) -> None:
+        self._verb("resolve", str(job), "--summary", summary)
+
+
+# --- the one-shot resume ---
+
+
+def run_args(args: argparse.Namespace) -> list[str]:
+    """`relay loop run`'s arguments as given (for the resume to run them again)."""
+    words = ["loop", "run", "--maker", args.maker]
+    for command in args.checker:
+        words += ["--checker", command]
+    for command in getattr(args, "red_team", []) or []:
+        words += ["--red-team", command]
+    for flag, value in (
+        ("--verifier", args.verifier),
+        ("--goal", args.goal),
+        ("--max-iterations", args.max_iterations),
+        ("--wall-clock", args.wall_clock),
+        ("--scheduler", getattr(args, "scheduler", None)),
+        ("--verify-wait", getattr(args, "verify_wait", None)),
+    ):
+        if value is not None:
+            words += [flag, str(value)]
+    return words
+
+
+def _backend(name: str | None, when: Any) -> Any:
+    from schedulers import choose
+    from schedulers.oneshot import timed
+
+    return timed(choose(override=name), when)
+
+
+class Resumer:
+    """:class:`relay.ratchet.engine.Suspender`: register the one-shot resume, verify it by
+    asking the scheduler, and write the record `relay loop status` shows."""
+
+    def __init__(self, root: Path, args: Sequence[str], *, scheduler: str | None) -> None:
+        self.root = root
+        self.args = list(args)
+        self.scheduler = scheduler
+
+    def __call__(self, until: datetime, reason: str) -> str:
+        from schedulers.oneshot import RESUME_PREFIX, When, timed_entry
+
+        at = resume_time(until)
+        words = [*resume_args(self.args), "--repo-dir", str(self.root)]
+        entry = timed_entry(
+            prefix=RESUME_PREFIX,
+            clone=self.root,
+            args=words,
+            state_dir=work_dir(self.root),
+            description=f"relay loop resume in {self.root}",
+        )
+        backend = _backend(self.scheduler, When(at=at))
+        backend.register(entry)
+        found = backend.verify(entry)
+        if not found.ok:
+            backend.teardown(entry)
+            raise ConfigError(
+                f"the resume was not registered: {found.detail}",
+                hint="run `relay loop run --resume` by hand after the reset",
+            )
+        record = PendingResume(
+            label=entry.label,
+            scheduler=backend.describe(),
+            at=at.isoformat(),
+            argv=entry.argv,
+            reason=reason,
+            registered=datetime.now(UTC).isoformat(),
+        )
+        path = work_dir(self.root) / RECORD_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "working_dir": entry.working_dir,
+            "stdout_log": entry.stdout_log,
+            "stderr_log": entry.stderr_log,
+            "environment": [list(pair) for pair in entry.environment],
+            "description": entry.description,
+        }
+        (work_dir(self.root) / ENTRY_NAME).write_text(json.dumps(spec), encoding="utf-8")
+        path.write_text(render_record(record), encoding="utf-8")
+        return f"resume registered with {backend.describe()} for {at:%Y-%m-%d %H:%M} UTC"
+
+
+def pending(root: Path) -> PendingResume | None:
+    """The pending resume of this clone, if any."""
+    try:
+        text = (work_dir(root) / RECORD_NAME).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return parse_record(text)
+
+
+def _entry_of(root: Path, record: PendingResume) -> Any:
+    from schedulers import Entry
+
+    work = work_dir(root)
+    try:
+        spec = json.loads((work / ENTRY_NAME).read_text(encoding="utf-8"))
+        return Entry(
+            label=record.label,
+            argv=record.argv,
+            working_dir=str(spec["working_dir"]),
+            stdout_log=str(spec["stdout_log"]),
+            stderr_log=str(spec["stderr_log"]),
+            environment=tuple((str(k), str(v)) for k, v in spec["environment"]),
+            description=str(spec["description"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return Entry(
+            label=record.label,
+            argv=record.argv,
+            working_dir=str(root),
+            stdout_log=str(work / "relay-resume.log"),
+            stderr_log=str(work / "relay-resume.err.log"),
+        )
+
+
+def _timed_for(record: PendingResume) -> Any:
+    from schedulers.oneshot import When
+
+    return _backend(record.scheduler, When(at=datetime.fromisoformat(record.at)))
+
+
+def remove_resume(root: Path) -> str | None:
+    """Remove this clone's one-shot entry and its record (absent is fine); what was removed."""
+    record = pending(root)
+    if record is None:
+        return None
+    try:
+        _timed_for(record).teardown(_entry_of(root, record))
+    finally:
+        (work_dir(root) / RECORD_NAME).unlink(missing_ok=True)
+        (work_dir(root) / ENTRY_NAME).unlink(missing_ok=True)
+    return f"removed the resume entry {record.label} ({record.scheduler})"
+
+
+def resume_state(root: Path) -> tuple[PendingResume | None, list[str]]:
+    """The pending resume and what is wrong with it (asked of the scheduler)."""
+    record = pending(root)
+    if record is None:
+        return None, []
+    try:
+        found = _timed_for(record).verify(_entry_of(root, record))
+        present, detail = found.ok, found.detail
+    except RelayError as err:
+        present, detail = False, err.message
+    return record, record_problems(record, present=present, detail=detail, now=datetime.now(UTC))
+
+
+def resume_checks(root: Path) -> list[tuple[str, str, str, str]]:
+    """`relay doctor`'s check of the loop's pending resume: (name, status, detail, fix);
+    none at all in a clone that does not run the loop."""
+    if pending(root) is None and not (root / CONTRACT_NAME).is_file():
+        return []
+    try:
+        record, problems = resume_state(root)
+    except RelayError as err:
+        return [("loop resume", "fail", err.message, "")]
+    if record is None:
+        return [("loop resume", "skip", "no resume pending", "")]
+    if problems:
+        fix = "run `relay loop run --resume` by hand (it removes the entry)"
+        return [("loop resume", "fail", "; ".join(problems), fix)]
+    return [("loop resume", "ok", f"{record.scheduler} resumes the run at {record.at}", "")]
+
+
+# --- triage ---
+
+
+def triage(root: Path, contract: Contract, goals: Sequence[Goal]) -> list[Any]:
+    """Run the gates and scan the repository; every finding (new or not)."""
+    from relay.loop import triage as t
+
+    found: list[t.Finding] = []
+    timeout = 600.0
+    for gate in contract.gates:
+        done = run_step(gate.command, cwd=root, timeout=timeout)
+        if done.ok:
+            continue
+        words = f"{gate.name} {gate.command}".lower()
+        if "pytest" in words or gate.name.startswith("test"):
+            found += t.failing_tests(done.output, gate=gate.command)
+        elif any(k in words for k in ("mypy", "pyright", "type")):
+            found += t.type_findings(done.output, gate=gate.command)
+        elif any(k in words for k in ("ruff", "lint", "flake8")):
+            found += t.lint_findings(done.output, gate=gate.command)
+    floor = contract.budget.coverage_floor
+    if contract.coverage_report and floor is not None:
+        files = _coverage_files(root / contract.coverage_report)
+        runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
+        found += t.coverage_findings(files, floor=floor, report_gate=runner)
+    found += t.marker_findings(_texts(root))
+    return found
+
+
+def _coverage_files(report: Path) -> dict[str, float]:
+    try:
+        doc = json.loads(report.read_text(encoding="utf-8"))
+        return {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _texts(root: Path) -> dict[str, str]:
+    """The tracked files' texts, the loop's own spine left out (its goals name markers)."""
+    done = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
+    )
+    texts = {}
+    for path in (p for p in done.stdout.split("\0") if p):
+        if path.startswith("docs/loop/"):
+            continue
+        try:
+            texts[path] = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return texts
+
+
+# --- the daily schedule ---
+
+
+def contract_run_args(contract: Contract) -> list[str]:
+    """The maker and checkers from the contract's `## Run command` (what a scheduled run
+    works with); LocalUsageError when it still holds the placeholders."""
+    words = shlex.split(contract.run_command or "")
+    if words[:3] != ["relay", "loop", "run"]:
+        raise LocalUsageError(
+            "the contract's `## Run command` is not a `relay loop run ...` command",
+            hint="edit docs/loop/CONTRACT.md: the scheduled run takes its maker from there",
+        )
+    rest = words[3:]
+    if any("AGENT-COMMAND" in w for w in rest):
+        raise LocalUsageError(
+            "the contract's `## Run command` still names AGENT-COMMAND",
+            hint="put your maker and checkers in docs/loop/CONTRACT.md's `## Run command`",
+        )
+    return rest
+
+
+def schedule_entry(root: Path, *, max_iterations: int | None) -> Any:
+    from schedulers.oneshot import DAILY_PREFIX, timed_entry
+
+    words = ["loop", "scheduled", "--repo-dir", str(root)]
+    if max_iterations is not None:
+        words += ["--max-iterations", str(max_iterations)]
+    return timed_entry(
+        prefix=DAILY_PREFIX,
+        clone=root,
+        args=words,
+        state_dir=work_dir(root),
+        description=f"relay loop nightly run in {root}",
+    )
+
+
+def environment_scheduler() -> str | None:
+    return os.environ.get("RELAY_SCHEDULER") or None

@@ -1,0 +1,215 @@
+"""Surviving a usage limit without a person, decided purely: whether a maker hit a wall
+whose reset time it can tell, when to resume (just past the reset), the resume's command
+line, and the record of a pending resume that `relay loop status` shows and
+`relay doctor` checks.
+
+Ground rules: only a time the maker's own output names counts (a ``Retry-After`` in
+seconds or as an HTTP date, "resets at 5pm", "resets at 2026-12-02T05:00Z", "try again
+in 2 hours", a reset epoch); a wall with no time it can tell is an ordinary transient
+failure, retried after a back-off. ``now`` is always given, never read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from email.utils import parsedate_to_datetime
+
+RESUME_FLAG = "--resume"
+RECORD_NAME = "resume.json"  # in the loop's work directory, beside the run lock
+MARGIN = timedelta(seconds=60)
+HORIZON = timedelta(days=7)  # a "reset" further off than this is not believed
+_WALL = re.compile(
+    r"usage[ _-]?limit|rate[ _-]?limit|quota|limit (?:reached|exceeded)|too many requests"
+    r"|\b429\b|retry-after|out of (?:credits|tokens)",
+    re.IGNORECASE,
+)
+_RETRY_AFTER = re.compile(r"retry-after\s*[:=]\s*\"?([^\r\n\"]+)", re.IGNORECASE)
+_ISO = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?",
+    re.IGNORECASE,
+)
+_CLOCK = re.compile(
+    r"\breset(?:s|ting)?\b[^\n\d]{0,20}?(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
+    r"\s*(?:\(?\s*(utc|gmt|z)\s*\)?)?",
+    re.IGNORECASE,
+)
+_AMOUNT = r"\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b"
+_IN = re.compile(
+    rf"(?:try again|retry|resets?|available again)\s+in\s+({_AMOUNT}"
+    rf"(?:(?:\s*,\s*|\s+and\s+|\s+){_AMOUNT})*)",
+    re.IGNORECASE,
+)
+_EPOCH = re.compile(r"reset[\w-]*\"?\s*[:=]\s*\"?(\d{10})\b", re.IGNORECASE)
+_UNIT = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def usage_wall(*, exit_code: int | None, output: str, now: datetime) -> datetime | None:
+    """When the maker's usage or rate limit resets, when its failed run says so; else None."""
+    if exit_code == 0 or not _WALL.search(output):
+        return None
+    reset = reset_time(output, now)
+    if reset is None or reset <= now or reset - now > HORIZON:
+        return None
+    return reset
+
+
+def reset_time(output: str, now: datetime) -> datetime | None:
+    """The reset time the output names, the latest when it names several (the wall that
+    lasts longest is the one in the way); None when it names none."""
+    found = [
+        t
+        for t in (
+            _retry_after(output, now),
+            _iso(output),
+            _relative(output, now),
+            _epoch(output),
+            _clock(output, now),
+        )
+        if t is not None
+    ]
+    return max(found) if found else None
+
+
+def _retry_after(output: str, now: datetime) -> datetime | None:
+    times = []
+    for match in _RETRY_AFTER.finditer(output):
+        value = match.group(1).strip()
+        if value.isdigit():
+            times.append(now + timedelta(seconds=int(value)))
+            continue
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            continue
+        times.append(when if when.tzinfo else when.replace(tzinfo=UTC))
+    return max(times) if times else None
+
+
+def _iso(output: str) -> datetime | None:
+    times = []
+    for line in output.splitlines():
+        if not re.search(r"reset|retry|again|until|limit", line, re.IGNORECASE):
+            continue
+        for m in _ISO.finditer(line):
+            day, hour, minute, second, zone = m.groups()
+            try:
+                base = datetime.fromisoformat(f"{day}T{int(hour):02d}:{minute}:{second or '00'}")
+            except ValueError:
+                continue
+            times.append(base.replace(tzinfo=_zone(zone)))
+    return max(times) if times else None
+
+
+def _zone(text: str | None) -> tzinfo:
+    if text is None or text.upper() in ("Z", "UTC", "GMT"):
+        return UTC
+    sign = 1 if text[0] == "+" else -1
+    digits = text[1:].replace(":", "")
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+
+
+def _relative(output: str, now: datetime) -> datetime | None:
+    times = []
+    for match in _IN.finditer(output):
+        total = 0
+        for amount, unit in re.findall(r"(\d+)\s*([dhms])", match.group(1).lower()):
+            total += int(amount) * _UNIT[unit]
+        if total:
+            times.append(now + timedelta(seconds=total))
+    return max(times) if times else None
+
+
+def _epoch(output: str) -> datetime | None:
+    times = [datetime.fromtimestamp(int(m.group(1)), UTC) for m in _EPOCH.finditer(output)]
+    return max(times) if times else None
+
+
+def _clock(output: str, now: datetime) -> datetime | None:
+    """ "resets at 5pm" / "resets 17:30 (UTC)": the next such time (UTC) after ``now``."""
+    times = []
+    for match in _CLOCK.finditer(output):
+        hour, minute, half, _ = match.groups()
+        h, mins = int(hour), int(minute or 0)
+        if half:
+            if not 1 <= h <= 12:
+                continue
+            h = h % 12 + (12 if half.lower() == "pm" else 0)
+        elif minute is None:
+            continue  # a bare number ("resets 5") is no time
+        if h > 23 or mins > 59:
+            continue
+        at = now.astimezone(UTC).replace(hour=h, minute=mins, second=0, microsecond=0)
+        times.append(at if at > now else at + timedelta(days=1))
+    return max(times) if times else None
+
+
+def resume_time(reset: datetime) -> datetime:
+    """When the resume fires: a minute past the reset, on the next whole minute (every
+    scheduler counts in minutes), in UTC."""
+    at = (reset + MARGIN).astimezone(UTC)
+    if at.second or at.microsecond:
+        at = at.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return at
+
+
+def resume_args(args: Sequence[str]) -> tuple[str, ...]:
+    """`relay loop run`'s arguments for the resume: the same ones, with ``--resume``."""
+    kept = tuple(a for a in args if a != RESUME_FLAG)
+    return (*kept, RESUME_FLAG)
+
+
+@dataclass(frozen=True)
+class PendingResume:
+    """A registered one-shot resume: which entry, where, when, and why."""
+
+    label: str
+    scheduler: str
+    at: str  # ISO 8601, UTC
+    argv: tuple[str, ...]
+    reason: str
+    registered: str
+
+
+def render_record(record: PendingResume) -> str:
+    """The record's file text (JSON)."""
+    data = asdict(record)
+    data["argv"] = list(record.argv)
+    return json.dumps(data, indent=2) + "\n"
+
+
+def parse_record(text: str) -> PendingResume | None:
+    """The record, or None when the text is not one."""
+    try:
+        data = json.loads(text)
+        return PendingResume(
+            label=str(data["label"]),
+            scheduler=str(data["scheduler"]),
+            at=str(data["at"]),
+            argv=tuple(str(a) for a in data["argv"]),
+            reason=str(data["reason"]),
+            registered=str(data["registered"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def record_problems(
+    record: PendingResume, *, present: bool, detail: str, now: datetime
+) -> list[str]:
+    """What is wrong with a pending resume: its entry missing from the scheduler, or its
+    time long past (it should have fired and removed itself)."""
+    problems = []
+    try:
+        at = datetime.fromisoformat(record.at)
+    except ValueError:
+        return [f"the pending resume's time {record.at!r} is unreadable; remove it"]
+    if not present:
+        problems.append(f"the resume for {record.at} is not registered ({detail})")
+    if now - at > timedelta(minutes=30):
+        problems.append(f"the resume for {record.at} is overdue; it did not fire or not finish")
+    return problems

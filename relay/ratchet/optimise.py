@@ -1,0 +1,423 @@
+"""Working an optimisation goal: the baseline measured first, then each attempt in a
+throwaway git worktree (the worktree is the revert), the maker's idea checked against
+the ledger, the gates and the metric re-measured by relay there, and the change brought
+into the clone as one commit only when the metric moved past the threshold in the right
+direction and every gate still passes.
+
+Ground rules: the same metric command and the same fixed budget (the contract's trial
+wall clock) for the baseline and every attempt, the median of the goal's runs counting;
+every attempt is a row of EXPERIMENTS.md, kept, reverted or refused.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from relay.edges.steps import run_step
+from relay.edges.worktree import WorkTree
+from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
+from relay.loop.classify import Category, Verdict, diagnosis, is_transient
+from relay.loop.contract import seconds, touched
+from relay.loop.goals import BoardRow, Goal, GoalState
+from relay.loop.guard import gate_definition_touched, spine_touched
+from relay.loop.metric import (
+    EXPERIMENTS_NAME,
+    KEPT,
+    REFUSED,
+    REVERTED,
+    Experiment,
+    append,
+    discarded,
+    fmt,
+    ledger_lines,
+    median,
+    metric_value,
+    movement,
+    parse_experiments,
+    stated_idea,
+)
+from relay.loop.ratchet import (
+    Backoff,
+    EndPass,
+    Escalate,
+    Failed,
+    Keep,
+    Kept,
+    Outcome,
+    Passed,
+    Progress,
+    Retry,
+    Suspend,
+    Transient,
+    Wall,
+    after_attempt,
+    gates_delta,
+)
+from relay.loop.records import (
+    BASELINE_NAME,
+    HANDOVER_NAME,
+    Baseline,
+    Failure,
+    Iteration,
+    goal_entry,
+    render_baseline,
+)
+from relay.loop.resume import usage_wall
+from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
+from relay.ratchet.measure import (
+    BRIEF_ENV,
+    Measure,
+    coverage_failure,
+    measure,
+    review,
+    run_with_file,
+)
+
+if TYPE_CHECKING:
+    from relay.ratchet.engine import Ratchet
+
+IDEA_NONE = "(no idea stated)"
+
+
+def measure_metric(where: Path, goal: Goal, *, trial: float) -> tuple[float | None, str]:
+    """The median of the goal's runs of its metric in ``where`` (None with why when a run
+    failed or printed no number)."""
+    values = []
+    assert goal.metric is not None
+    for run in range(1, goal.runs + 1):
+        done = run_step(goal.metric, cwd=where, timeout=trial)
+        value = metric_value(done.output) if done.ok else None
+        if value is None:
+            how = "ran past the trial wall clock" if done.timed_out else f"exited {done.exit_code}"
+            if done.ok:
+                how = "printed no number as its last line"
+            return None, f"run {run} of `{goal.metric}` {how}"
+        values.append(value)
+    return median(values), ""
+
+
+class Attempt:
+    """One attempt's result: the outcome, the idea, what was measured, the candidate."""
+
+    def __init__(self, outcome: Outcome, idea: str, result: str = "-") -> None:
+        self.outcome = outcome
+        self.idea = idea
+        self.result = result
+        self.commit: str | None = None
+        self.changes: list[str] = []
+        self.after: Measure | None = None
+        self.moved = ""
+
+
+def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str | None:
+    """Work one optimisation goal through one pass; a reason when the run must stop."""
+    run._settle(goal, resumed=resumed)
+    trial = seconds(run.contract.budget.trial) or 600.0
+    with run.tree.fresh(run.tree.head()) as where:
+        base = measure(
+            where,
+            run.contract.gates,
+            timeout=run.judge.gate_timeout,
+            coverage_report=run.contract.coverage_report,
+            stop_at_failure=False,
+        )
+        red = [r.name for r in base.results if not r.passed]
+        value, why = (None, "") if red else measure_metric(where, goal, trial=trial)
+    if red or value is None:
+        why = f"the gates fail on the baseline ({', '.join(red)})" if red else why
+        run.state.questions.append(f"{goal.id}: {why}; fix it first")
+        run.state.escalated = True
+        run._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
+        return f"escalation: {why}"
+    baseline = Baseline(
+        goal=goal.id, commit=run.tree.head(), at=_now(), coverage=base.coverage, gates=base.results
+    )
+    run.spine.write(BASELINE_NAME, render_baseline(baseline))
+    run.started_note(goal, baseline.commit)
+    row = run._mark(
+        replace(row, verdict=f"baseline {fmt(value)}"),
+        state=GoalState.IN_PROGRESS,
+        note=f"baseline {fmt(value)}",
+        message=f"loop: {goal.id} in progress (baseline {fmt(value)})",
+    )
+    progress = Progress()
+    last: Failure | None = None
+    refused: str | None = None
+    while True:
+        reason = run._budget_spent()
+        if reason:
+            run._mark(
+                row,
+                state=GoalState.OPEN,
+                note=f"stopped: {reason}",
+                message=f"loop: {goal.id} stopped",
+            )
+            return reason
+        number = row.attempts + 1
+        tried = _attempt(run, goal, number, value, base, last, refused, trial=trial)
+        refused = None
+        decision = after_attempt(
+            progress,
+            tried.outcome,
+            retries=run.retries,
+            failed_passes=row.failed_passes,
+            backoff=run.backoff,
+        )
+        if isinstance(decision, Suspend):
+            return run.pause(goal, row, decision)
+        if isinstance(decision, Backoff):
+            run.say(f"{goal.id}: transient failure; retrying in {decision.seconds:.1f}s")
+            time.sleep(decision.seconds)
+            progress = decision.progress
+            continue
+        if isinstance(decision, Escalate):
+            run.state.escalated = True
+            run.state.questions.append(f"{goal.id}: {decision.reason}")
+            run._mark(
+                row,
+                state=GoalState.OPEN,
+                note=decision.reason,
+                message=f"loop: {goal.id} escalated",
+            )
+            return f"escalation: {decision.reason}"
+        run.state.iterations += 1
+        iteration = run._next_iteration()
+        if isinstance(decision, Keep):
+            _keep(run, goal, row, number, iteration, baseline, value, base, tried)
+            return None
+        assert isinstance(tried.outcome, Failed)
+        outcome = tried.outcome
+        was_refused = outcome.what.startswith("refused:")
+        _ledger(
+            run,
+            goal,
+            tried.idea,
+            value,
+            tried.result,
+            REFUSED if was_refused else REVERTED,
+            outcome.what,
+        )
+        if was_refused:
+            refused = outcome.diagnosis
+        last = run._record_failure(goal, number, iteration, outcome, baseline)
+        row = replace(row, attempts=number, verdict=outcome.category, notes=outcome.what)
+        if isinstance(decision, Retry):
+            progress = decision.progress
+            row = run._mark(
+                row,
+                state=GoalState.IN_PROGRESS,
+                note=outcome.what,
+                message=f"loop: {goal.id} attempt {number} reverted ({outcome.category})",
+            )
+            continue
+        assert isinstance(decision, EndPass)
+        run._end_pass(goal, row, number, iteration, outcome, baseline, decision)
+        return None
+
+
+def _attempt(
+    run: Ratchet,
+    goal: Goal,
+    number: int,
+    value: float,
+    base: Measure,
+    last: Failure | None,
+    refused: str | None,
+    *,
+    trial: float,
+) -> Attempt:
+    """One attempt in a throwaway worktree of HEAD, removed afterwards whatever happens."""
+    judge = run.judge
+    _, rows = parse_experiments(run.spine.read(EXPERIMENTS_NAME) or "")
+    facts = BriefFacts(
+        goal=goal,
+        attempt=number,
+        rules=run.spine.rules()[1],
+        last_failure=last,
+        mutable=run.contract.mutable,
+        protected=run.contract.protected,
+        gates=tuple(g.command for g in run.contract.gates),
+    )
+    brief = judge.work / "brief.md"
+    brief.parent.mkdir(parents=True, exist_ok=True)
+    text = render_optimise_brief(
+        facts, baseline=fmt(value), ledger=ledger_lines(rows, goal=goal.id), refused=refused
+    )
+    brief.write_text(text, encoding="utf-8")
+    head = run.tree.head()
+    with run.tree.fresh(head) as where:
+        done = run_with_file(
+            judge.options.maker,
+            brief,
+            env_name=BRIEF_ENV,
+            cwd=where,
+            timeout=judge.maker_timeout,
+            on_start=judge._started,
+        )
+        judge._ended()
+        idea = stated_idea(done.output) or IDEA_NONE
+        if not done.ok and not done.timed_out:
+            until = usage_wall(exit_code=done.exit_code, output=done.output, now=datetime.now(UTC))
+            if until is not None:
+                return Attempt(
+                    Wall(until, f"the maker hit a usage limit (exit {done.exit_code})"), idea
+                )
+            if is_transient(exit_code=done.exit_code, output=done.output):
+                return Attempt(Transient(f"exit {done.exit_code}"), idea)
+        if done.timed_out:
+            what = f"the maker ran past its {judge.maker_timeout:.0f}s timeout"
+            return Attempt(Failed(Category.TIMEOUT, what, diagnosis(done.output)), idea)
+        if done.exit_code != 0:
+            what = f"the maker exited {done.exit_code}"
+            return Attempt(Failed(Category.CRASH, what, diagnosis(done.output)), idea)
+        seen = discarded(idea, rows, goal=goal.id) if idea != IDEA_NONE else None
+        if seen is not None:
+            what = f"refused: the idea {idea!r} was already discarded (experiment {seen.number})"
+            why = (
+                f"The ledger shows {seen.idea!r} as {seen.outcome} ({seen.why}). It was not"
+                " measured again; state a different idea."
+            )
+            return Attempt(Failed(Category.METRIC, what, why), idea)
+        tree = WorkTree.open(where)
+        tree.undo_commits_since(head)
+        changes = tree.changes(())
+        bad = _protected(run, tree, changes)
+        if bad:
+            what = "touched " + "; ".join(why for _, why in bad)
+            return Attempt(Failed(Category.PROTECTED, what, "discarded with the worktree"), idea)
+        if not changes:
+            return Attempt(Failed(Category.METRIC, "the maker changed nothing", ""), idea)
+        made = tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        after = measure(
+            where,
+            run.contract.gates,
+            timeout=judge.gate_timeout,
+            coverage_report=run.contract.coverage_report,
+            stop_at_failure=True,
+        )
+        failed = after.failure or coverage_failure(base.coverage, after.coverage)
+        if failed is not None:
+            f = failed
+            what = f"{f.what}: a change that breaks a gate is a regression, whatever the metric"
+            return Attempt(replace(f, what=what), idea)
+        # the gates may have left files behind (caches): the metric measures the candidate
+        tree.restore_to(made, sorted({*changes, *tree.changes(changes)}))
+        result, why = measure_metric(where, goal, trial=trial)
+        if result is None:
+            return Attempt(Failed(Category.METRIC, why, why), idea)
+        moved = movement(value, result, direction=goal.direction, threshold=goal.threshold)
+        if not moved.improved:
+            what = f"the metric did not move enough: {moved.text}"
+            return Attempt(Failed(Category.METRIC, what, what), idea, fmt(result))
+        blocked = _panel(run, goal, tree, made, after)
+        if blocked is not None:
+            return Attempt(blocked, idea, fmt(result))
+        run.judge.ballots.clear()
+        if is_security_critical(goal.security, changes, run.contract.security_critical):
+            breached = run.judge._security(goal, made, after)
+            if breached is not None:
+                return Attempt(breached, idea, fmt(result))
+        tried = Attempt(Passed(), idea, fmt(result))
+        tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
+        return tried
+
+
+def _protected(run: Ratchet, tree: WorkTree, changes: list[str]) -> list[tuple[str, str]]:
+    """What no maker may change, judged in the worktree against HEAD."""
+    deleted = [p for p in changes if not (tree.root / p).exists()]
+    texts = {p: (tree.show("HEAD", p), _read(tree.root / p)) for p in changes}
+    loop_md = None
+    if LOOP_FILE in changes:
+        loop_md = loop_md_touched(texts[LOOP_FILE][0], texts[LOOP_FILE][1])
+    return [
+        *([(LOOP_FILE, loop_md)] if loop_md else []),
+        *touched(changes, run.contract, texts=texts),
+        *spine_touched(changes),
+        *gate_definition_touched(
+            changes, at_baseline=tree.files_at("HEAD"), deleted=deleted, texts=texts
+        ),
+    ]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _panel(run: Ratchet, goal: Goal, tree: WorkTree, made: str, after: Measure) -> Failed | None:
+    diff = tree.diff(made)
+    for number, command in enumerate(run.options.checkers, start=1):
+        path = run.judge.work / f"review-{number}.md"
+
+        def write(again: bool, path: Path = path) -> Path:
+            path.write_text(
+                render_review(goal, diff=diff, results=after.results, again=again), encoding="utf-8"
+            )
+            return path
+
+        got, _ = review(
+            command,
+            write,
+            cwd=tree.root,
+            timeout=run.judge.checker_timeout,
+            who=f"checker {number}",
+        )
+        if got.verdict is Verdict.BLOCK:
+            findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
+            return Failed(Category.CHECKER, f"checker {number} blocked", findings)
+    return None
+
+
+def _ledger(
+    run: Ratchet, goal: Goal, idea: str, value: float, result: str, outcome: str, why: str
+) -> None:
+    text, _ = append(
+        run.spine.read(EXPERIMENTS_NAME),
+        Experiment(0, goal.id, idea, fmt(value), result, outcome, why, _now()),
+    )
+    run.spine.write(EXPERIMENTS_NAME, text)
+
+
+def _keep(
+    run: Ratchet,
+    goal: Goal,
+    row: BoardRow,
+    number: int,
+    iteration: int,
+    baseline: Baseline,
+    value: float,
+    base: Measure,
+    tried: Attempt,
+) -> None:
+    """Bring the candidate's changes into the clone and commit them with the record."""
+    assert tried.commit is not None and tried.after is not None
+    run.tree.restore_to(tried.commit, tried.changes)
+    gates = gates_delta(base.results, tried.after.results)
+    summary = f"metric {tried.moved}; {gates}"
+    _ledger(run, goal, tried.idea, value, tried.result, KEPT, tried.moved)
+    what = f"{goal.title}: kept in iteration {iteration} ({tried.idea}).\n{summary}."
+    run.spine.write(
+        HANDOVER_NAME,
+        run.spine.handover() + goal_entry(goal=goal.id, title=goal.title, what=what, when=_now()),
+    )
+    run._log(Iteration(iteration, goal.id, number, "kept", "", baseline.commit[:10], "", _now()))
+    done = replace(row, state=GoalState.DONE, attempts=number, verdict="kept", notes=summary)
+    run._write_board(done)
+    message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {summary}.\nIdea: {tried.idea}"
+    from relay.ratchet.engine import BOOKKEEPING
+
+    audit = run._audit(goal, tried.changes, tried.after)
+    sha = run.tree.commit([*tried.changes, *audit, *BOOKKEEPING], message) or ""
+    run.state.kept.append(Kept(goal.id, goal.title, sha, summary, "not measured"))
+    run.say(f"{goal.id}: kept as {sha[:10]} ({summary})")
+    run.revise()
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")

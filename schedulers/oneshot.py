@@ -1,0 +1,298 @@
+"""Entries that fire at a time of day rather than every few minutes: the one-shot resume
+`relay loop run` registers when a maker hits a usage limit, and the daily run
+`relay loop schedule --at HH:MM` registers.
+
+Each backend is the watcher's own, with the schedule rendered differently:
+
+- launchd: ``StartCalendarInterval`` (month, day, hour and minute for a one-shot; hour and
+  minute daily), no ``RunAtLoad``;
+- Task Scheduler: a ``TimeTrigger`` with no repetition (schtasks' ``ONCE``) that expires an
+  hour later and is deleted once expired (``DeleteExpiredTaskAfter``); daily, a
+  ``CalendarTrigger`` every day;
+- systemd: a one-shot is a transient timer (``systemd-run --user --on-calendar``), which
+  the user manager forgets once it has fired; daily, the watcher's units with
+  ``OnCalendar=*-*-* HH:MM:00``;
+- cron: a line pinned to minute, hour, day and month that removes itself from the
+  crontab after it runs; daily, ``M H * * *``.
+
+Ground rules: the same seam, the same verification by asking the OS and the same
+teardown as watchers; a one-shot also removes itself, and the command it runs removes
+its entry first thing, whatever happens next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import plistlib
+import re
+import shlex
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from relay.errors import LocalUsageError
+from schedulers.base import Scheduler, Verification, prepare_logs
+from schedulers.cron import CronScheduler, marker
+from schedulers.entry import Entry, safe_environment
+from schedulers.launchd import LaunchdScheduler
+from schedulers.systemd import SystemdScheduler, plain_path, plain_text
+from schedulers.taskscheduler import NAMESPACE, TaskScheduler, _el
+
+RESUME_PREFIX = "relay-resume"
+DAILY_PREFIX = "relay-loop"
+
+
+@dataclass(frozen=True)
+class When:
+    """When a timed entry fires: once at ``at`` (an aware time), or every day at
+    ``daily`` (hour, minute, the machine's local time)."""
+
+    at: datetime | None = None
+    daily: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.at is None) == (self.daily is None):
+            raise LocalUsageError("a timed entry fires once (at) or daily, not both or neither")
+        if self.at is not None and self.at.tzinfo is None:
+            raise LocalUsageError("a one-shot time needs a time zone")
+        if self.daily is not None:
+            hour, minute = self.daily
+            if not (0 <= hour <= 23 and 0 <= minute <= 59):
+                raise LocalUsageError(f"{hour:02d}:{minute:02d} is not a time of day")
+
+    def local(self) -> datetime:
+        """The one-shot time in the machine's local time (what cron and launchd count in)."""
+        assert self.at is not None
+        return self.at.astimezone()
+
+    def describe(self) -> str:
+        if self.at is not None:
+            return f"once at {self.at.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC"
+        assert self.daily is not None
+        return f"daily at {self.daily[0]:02d}:{self.daily[1]:02d}"
+
+
+def parse_hhmm(text: str) -> tuple[int, int]:
+    """``HH:MM`` as (hour, minute); LocalUsageError naming what is wrong."""
+    match = re.fullmatch(r"(\d{1,2}):(\d{2})", text.strip())
+    if match is None or int(match.group(1)) > 23 or int(match.group(2)) > 59:
+        raise LocalUsageError(f"--at {text!r} is not a time of day", hint="give it as HH:MM")
+    return int(match.group(1)), int(match.group(2))
+
+
+def timed_label(prefix: str, clone: Path) -> str:
+    """A label unique per clone for a timed entry of one kind."""
+    digest = hashlib.sha256(str(clone).encode()).hexdigest()[:12]
+    return f"{prefix}-{digest}"
+
+
+def timed_entry(
+    *,
+    prefix: str,
+    clone: Path,
+    args: Sequence[str],
+    state_dir: Path,
+    description: str,
+    python: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Entry:
+    """The entry that runs ``python -m relay.cli ARGS`` in ``clone`` (logs in ``state_dir``)."""
+    clone, state_dir = clone.resolve(), state_dir.resolve()
+    interpreter = str(Path(python or sys.executable).absolute())
+    return Entry(
+        label=timed_label(prefix, clone),
+        argv=(interpreter, "-m", "relay.cli", *args),
+        working_dir=str(clone),
+        stdout_log=str(state_dir / f"{prefix}.log"),
+        stderr_log=str(state_dir / f"{prefix}.err.log"),
+        environment=safe_environment(
+            os.environ if environ is None else environ, interpreter=interpreter
+        ),
+        description=description,
+    )
+
+
+# --- cron ---
+
+
+class CronTimed(CronScheduler):
+    """A crontab line pinned to a time; a one-shot removes its own line after it runs."""
+
+    def __init__(self, when: When, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.when = when
+
+    def render(self, entry: Entry) -> dict[str, str]:
+        (line,) = super().render(entry).values()
+        command = line.split(" ", 5)[5]
+        tag = marker(entry)
+        body = command[: -len(tag)].rstrip()
+        if self.when.at is not None:
+            at = self.when.local()
+            schedule = f"{at.minute} {at.hour} {at.day} {at.month} *"
+            body += f"; crontab -l 2>/dev/null | grep -vF -- {shlex.quote(tag)} | crontab -"
+        else:
+            assert self.when.daily is not None
+            schedule = f"{self.when.daily[1]} {self.when.daily[0]} * * *"
+        return {"crontab": f"{schedule} {body} {tag}"}
+
+
+# --- launchd ---
+
+
+class LaunchdTimed(LaunchdScheduler):
+    """A LaunchAgent started by ``StartCalendarInterval``."""
+
+    def __init__(self, when: When, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.when = when
+
+    def render(self, entry: Entry) -> dict[str, str]:
+        ((name, text),) = super().render(entry).items()
+        job = plistlib.loads(text.encode("utf-8"))
+        job.pop("StartInterval", None)
+        job.pop("RunAtLoad", None)
+        if self.when.at is not None:
+            at = self.when.local()
+            calendar = {"Month": at.month, "Day": at.day, "Hour": at.hour, "Minute": at.minute}
+        else:
+            assert self.when.daily is not None
+            calendar = {"Hour": self.when.daily[0], "Minute": self.when.daily[1]}
+        job["StartCalendarInterval"] = calendar
+        out = plistlib.dumps(job, fmt=plistlib.FMT_XML, sort_keys=False).decode("utf-8")
+        return {name: out}
+
+
+# --- Task Scheduler ---
+
+
+class TaskTimed(TaskScheduler):
+    """A task with a ``ONCE`` time trigger that deletes itself once expired, or a daily one."""
+
+    def __init__(self, when: When, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.when = when
+
+    def render(self, entry: Entry) -> dict[str, str]:
+        ((name, text),) = super().render(entry).items()
+        ET.register_namespace("", NAMESPACE)
+        task = ET.fromstring(text.split("\n", 1)[1])
+        q = f"{{{NAMESPACE}}}"
+        triggers = task.find(f"{q}Triggers")
+        assert triggers is not None
+        for old in list(triggers):
+            triggers.remove(old)
+        if self.when.at is not None:
+            at = self.when.at.astimezone(UTC)
+            trigger = _el(triggers, "TimeTrigger")
+            _el(trigger, "StartBoundary", text=at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            end = at + timedelta(hours=1)
+            _el(trigger, "EndBoundary", text=end.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            _el(trigger, "Enabled", text="true")
+            settings = task.find(f"{q}Settings")
+            assert settings is not None
+            _el(settings, "DeleteExpiredTaskAfter", text="PT0S")
+        else:
+            assert self.when.daily is not None
+            hour, minute = self.when.daily
+            trigger = _el(triggers, "CalendarTrigger")
+            _el(trigger, "StartBoundary", text=f"2000-01-01T{hour:02d}:{minute:02d}:00")
+            _el(trigger, "Enabled", text="true")
+            _el(_el(trigger, "ScheduleByDay"), "DaysInterval", text="1")
+        body = ET.tostring(task, encoding="unicode")
+        return {name: f'<?xml version="1.0" encoding="UTF-16"?>\n{body}\n'}
+
+
+# --- systemd ---
+
+
+class SystemdTimed(SystemdScheduler):
+    """A transient timer for a one-shot (gone once fired); the watcher's units, on a
+    calendar, for a daily run."""
+
+    def __init__(self, when: When, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.when = when
+
+    def run_argv(self, entry: Entry) -> list[str]:
+        """The ``systemd-run`` command line of a one-shot."""
+        assert self.when.at is not None
+        at = self.when.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        argv = [
+            "systemd-run",
+            "--user",
+            f"--unit={entry.label}",
+            f"--description={plain_text(entry.description)}",
+            f"--on-calendar={at}",
+            "--timer-property=AccuracySec=1s",
+            "--timer-property=RemainAfterElapse=no",
+            f"--working-directory={plain_path(entry.working_dir)}",
+            f"--property=StandardOutput=append:{plain_path(entry.stdout_log)}",
+            f"--property=StandardError=append:{plain_path(entry.stderr_log)}",
+        ]
+        argv += [f"--setenv={k}={v}" for k, v in entry.environment]
+        return [*argv, "--", *entry.argv]
+
+    def render(self, entry: Entry) -> dict[str, str]:
+        if self.when.at is not None:
+            return {"systemd-run": " ".join(shlex.quote(w) for w in self.run_argv(entry))}
+        units = super().render(entry)
+        assert self.when.daily is not None
+        hour, minute = self.when.daily
+        units[f"{entry.label}.timer"] = (
+            f"[Unit]\nDescription=Run {entry.label}.service daily at {hour:02d}:{minute:02d}\n\n"
+            f"[Timer]\nOnCalendar=*-*-* {hour:02d}:{minute:02d}:00\n"
+            f"AccuracySec=1s\nUnit={entry.label}.service\n\n"
+            "[Install]\nWantedBy=timers.target\n"
+        )
+        return units
+
+    def register(self, entry: Entry) -> None:
+        if self.when.at is None:
+            super().register(entry)
+            return
+        prepare_logs(entry)
+        self.teardown(entry)  # a transient unit of the same name would refuse the new one
+        self.check(self.run_argv(entry))
+
+    def verify(self, entry: Entry) -> Verification:
+        if self.when.at is None:
+            return super().verify(entry)
+        timer = f"{entry.label}.timer"
+        active = self.run(["systemctl", "--user", "is-active", timer]).stdout.strip()
+        if active == "active":
+            return self.verification(True, f"systemd has the transient {timer} waiting")
+        return self.verification(False, f"systemd reports {timer} {active or 'unknown'}")
+
+    def teardown(self, entry: Entry) -> None:
+        if self.when.at is None:
+            super().teardown(entry)
+            return
+        self.run(["systemctl", "--user", "stop", f"{entry.label}.timer", f"{entry.label}.service"])
+        self.run(["systemctl", "--user", "reset-failed", f"{entry.label}.service"])
+
+
+_TIMED: dict[type[Scheduler], Any] = {
+    CronScheduler: CronTimed,
+    LaunchdScheduler: LaunchdTimed,
+    TaskScheduler: TaskTimed,
+    SystemdScheduler: SystemdTimed,
+}
+
+
+def timed(backend: Scheduler, when: When) -> Scheduler:
+    """The timed flavour of ``backend`` (the one ``schedulers.choose`` picked), with the
+    same seam, home and sleep."""
+    for base, flavour in _TIMED.items():
+        if isinstance(backend, base):
+            extra = {"uid": backend.uid} if isinstance(backend, LaunchdScheduler) else {}
+            made: Scheduler = flavour(
+                when, runner=backend.runner, home=backend.home, sleep=backend.sleep, **extra
+            )
+            return made
+    raise LocalUsageError(f"{backend.describe()} cannot run an entry at a time of day")

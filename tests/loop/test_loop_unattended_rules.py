@@ -1,0 +1,347 @@
+"""The unattended loop's decisions as pure functions: metrics and thresholds, ideas and
+the ledger, reset times from a maker's output, the resume record, triage's findings, the
+LOOP.md guard, proposals for What works here, the security panel and the verification
+job's record."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from relay.errors import SpineFileError
+from relay.loop.classify import Review, Verdict
+from relay.loop.goals import Goal, GoalsFile, parse_goals, render_goals
+from relay.loop.jobs import Answer, Job, judged, open_job, parse_jobs, with_job
+from relay.loop.metric import (
+    EXPERIMENTS_HEAD,
+    Experiment,
+    append,
+    discarded,
+    median,
+    metric_value,
+    movement,
+    normalise,
+    parse_experiments,
+    stated_idea,
+)
+from relay.loop.ratchet import Progress, Suspend, Wall, after_attempt
+from relay.loop.records import Failure, Iteration, Rule
+from relay.loop.resume import (
+    PendingResume,
+    parse_record,
+    record_problems,
+    render_record,
+    resume_args,
+    resume_time,
+    usage_wall,
+)
+from relay.loop.revise import (
+    Ballot,
+    loop_md_touched,
+    proposals,
+    security_verdict,
+    with_entries,
+)
+from relay.loop.triage import (
+    coverage_findings,
+    enqueue,
+    failing_tests,
+    lint_findings,
+    marker_findings,
+    new_findings,
+    type_findings,
+)
+
+NOW = datetime(2026, 12, 2, 3, 30, tzinfo=UTC)
+
+
+def test_a_metric_is_the_number_on_the_last_line_and_runs_count_by_median() -> None:
+    assert metric_value("warming up\n12.5\n\n") == 12.5
+    assert metric_value("1e3") == 1000.0
+    assert metric_value("12.5 ms") is None and metric_value("") is None
+    assert metric_value("3\nthen some text") is None
+    assert median([5.0, 1.0, 100.0]) == 5.0 and median([1.0, 2.0]) == 1.5
+    with pytest.raises(ValueError):
+        median([])
+
+
+@pytest.mark.parametrize(
+    ("base", "result", "direction", "threshold", "improved"),
+    [
+        (100.0, 80.0, "down", 10.0, True),  # 20% faster
+        (100.0, 95.0, "down", 10.0, False),  # too little
+        (100.0, 120.0, "down", 10.0, False),  # the wrong way
+        (100.0, 110.0, "up", 10.0, True),  # exactly the threshold counts
+        (100.0, 100.0, "up", 0.0, False),  # no movement is no improvement
+        (0.0, 1.0, "up", 50.0, True),
+        (-10.0, -5.0, "up", 40.0, True),
+    ],
+)
+def test_a_result_must_move_past_the_threshold_the_right_way(
+    base: float, result: float, direction: str, threshold: float, improved: bool
+) -> None:
+    moved = movement(base, result, direction=direction, threshold=threshold)
+    assert moved.improved is improved
+    assert moved.text.startswith(f"{base:.6g} -> {result:.6g} (")
+
+
+def test_an_idea_is_stated_on_its_line_and_a_discarded_one_is_recognised() -> None:
+    assert stated_idea("work\nIDEA: Cache  the parser\nmore") == "Cache the parser"
+    assert stated_idea("idea: first\nIDEA: second") == "second"
+    assert stated_idea("no idea here") is None
+    assert normalise("Cache the PARSER!!") == normalise("cache, the   parser") == "cache the parser"
+    ledger = [
+        Experiment(1, "G1", "Cache the parser", "10", "9.9", "reverted", "too little"),
+        Experiment(2, "G1", "Use a table", "10", "5", "kept", "-50%"),
+        Experiment(3, "G2", "Inline it", "10", "11", "reverted", "slower"),
+    ]
+    assert discarded("cache the parser.", ledger, goal="G1") == ledger[0]
+    assert discarded("Use a table", ledger, goal="G1") is None  # kept ideas may be built on
+    assert discarded("Inline it", ledger, goal="G1") is None  # another goal's
+    assert discarded("!!!", ledger, goal="G1") is None
+
+
+def test_the_ledger_is_appended_to_and_reads_back() -> None:
+    text, first = append(None, Experiment(0, "G1", "A | B", "10", "9", "reverted", "small"))
+    text, second = append(text, Experiment(0, "G1", "C", "10", "5", "kept", "big"))
+    assert (first.number, second.number) == (1, 2)
+    head, rows = parse_experiments(text)
+    assert head == EXPERIMENTS_HEAD and rows == (first, second)
+    assert text.startswith(EXPERIMENTS_HEAD)
+    with pytest.raises(SpineFileError):
+        parse_experiments(text + "stray words\n")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Error: usage limit reached. Your limit resets at 5am (UTC).", "2026-12-02 05:00"),
+        ("HTTP 429 Too Many Requests\nRetry-After: 120", "2026-12-02 03:32"),
+        ("Retry-After: Wed, 02 Dec 2026 06:00:00 GMT\nrate limited", "2026-12-02 06:00"),
+        ("rate limit; try again in 2 hours and 5 minutes", "2026-12-02 05:35"),
+        ("usage limit; resets at 2026-12-02T06:15:00Z", "2026-12-02 06:15"),
+        ("quota exceeded, resets 17:30", "2026-12-02 17:30"),
+        ("usage limit reached, resets at 1am", "2026-12-03 01:00"),  # tomorrow's
+    ],
+)
+def test_a_wall_with_a_reset_time_is_told_apart(output: str, expected: str) -> None:
+    until = usage_wall(exit_code=1, output=output, now=NOW)
+    assert until is not None and until.astimezone(UTC).strftime("%Y-%m-%d %H:%M") == expected
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "output"),
+    [
+        (0, "usage limit reached; resets at 5am"),  # it succeeded
+        (1, "rate limit reached"),  # no time to tell: an ordinary transient failure
+        (1, "test_reset at line 5:30 failed"),  # no wall at all
+        (1, "rate limit; Retry-After: 9999999"),  # beyond the horizon
+        (1, "usage limit; resets at 2026-12-01T01:00:00Z"),  # in the past
+    ],
+)
+def test_no_wall_without_a_believable_reset_time(exit_code: int, output: str) -> None:
+    assert usage_wall(exit_code=exit_code, output=output, now=NOW) is None
+
+
+def test_a_wall_suspends_the_run_at_no_cost() -> None:
+    until = NOW + timedelta(hours=1)
+    decision = after_attempt(
+        Progress(failed=2), Wall(until, "limit"), retries=3, failed_passes=0, backoff=1
+    )
+    assert decision == Suspend(until, "limit")
+
+
+def test_the_resume_fires_just_past_the_reset_with_the_same_arguments() -> None:
+    assert resume_time(datetime(2026, 12, 2, 5, 0, tzinfo=UTC)) == datetime(
+        2026, 12, 2, 5, 1, tzinfo=UTC
+    )
+    assert resume_time(datetime(2026, 12, 2, 5, 0, 30, tzinfo=UTC)) == datetime(
+        2026, 12, 2, 5, 2, tzinfo=UTC
+    )
+    args = ("loop", "run", "--maker", "m", "--resume", "--checker", "c")
+    assert resume_args(args) == ("loop", "run", "--maker", "m", "--checker", "c", "--resume")
+
+
+def test_the_pending_resume_reads_back_and_says_what_is_wrong() -> None:
+    record = PendingResume("relay-resume-x", "cron", "2026-12-02T05:01:00+00:00", ("p",), "G1", "t")
+    assert parse_record(render_record(record)) == record
+    assert parse_record("{}") is None and parse_record("not json") is None
+    fine = record_problems(record, present=True, detail="", now=NOW)
+    assert fine == []
+    missing = record_problems(record, present=False, detail="no line", now=NOW)
+    assert missing == ["the resume for 2026-12-02T05:01:00+00:00 is not registered (no line)"]
+    late = record_problems(record, present=True, detail="", now=NOW + timedelta(hours=3))
+    assert len(late) == 1 and "overdue" in late[0]
+
+
+PYTEST_OUT = """\
+FAILED tests/test_calc.py::test_add - assert 3 == 4
+ERROR tests/test_io.py::test_read - FileNotFoundError
+FAILED tests/test_calc.py::test_add - assert 3 == 4
+2 failed, 1 error in 0.12s
+"""
+
+
+def test_triage_reads_failing_tests_lint_types_and_markers() -> None:
+    tests = failing_tests(PYTEST_OUT, gate="python -m pytest -q")
+    assert [f.key for f in tests] == [
+        "test tests/test_calc.py::test_add",
+        "test tests/test_io.py::test_read",
+        "test tests/test_calc.py::test_add",
+    ]
+    assert tests[0].accept == "python -m pytest -q tests/test_calc.py::test_add"
+    lint = lint_findings(
+        "src/a.py:3:1: F401 `os` imported but unused\nsrc/a.py:9:1: F401 x\n", gate="ruff check"
+    )
+    assert [(f.key, f.accept) for f in lint] == [("lint src/a.py F401", "ruff check src/a.py")]
+    types = type_findings("src/a.py:4: error: Incompatible types  [assignment]\n", gate="mypy")
+    assert [f.key for f in types] == ["type src/a.py"]
+    marks = marker_findings({"src/a.py": "x = 1  # TODO: speed this up\n", "img.png": "TODO"})
+    assert [f.title for f in marks] == ["Resolve the TODO in src/a.py: speed this up"]
+    assert marks[0].accept == "! grep -qF -- 'x = 1  # TODO: speed this up' src/a.py"
+
+
+def test_a_finding_is_enqueued_once_whatever_its_goal_became() -> None:
+    found = failing_tests(PYTEST_OUT, gate="pytest")
+    doc = GoalsFile("", "", (Goal("G1", "Old", "true"),))
+    made = enqueue(doc, found)
+    assert [(g.id, g.finding) for g in made] == [
+        ("G2", "test tests/test_calc.py::test_add"),
+        ("G3", "test tests/test_io.py::test_read"),
+    ]
+    again = GoalsFile("", "", (*doc.goals, *made))
+    assert new_findings(found, again.goals) == [] and enqueue(again, found) == ()
+    text = render_goals(again)
+    assert parse_goals(text).goals == again.goals  # the key survives the file
+
+
+def test_goals_with_metrics_and_nodes_read_back() -> None:
+    goal = Goal(
+        "G1",
+        "Faster",
+        "",
+        metric="python bench.py",
+        direction="down",
+        threshold=5.0,
+        runs=3,
+        verify_on="win-box",
+    )
+    text = render_goals(GoalsFile("", "", (goal,)))
+    assert "- Metric: `python bench.py`\n- Direction: down\n- Threshold: 5%\n- Runs: 3\n" in text
+    assert parse_goals(text).goals == (goal,)
+    with pytest.raises(SpineFileError, match="Direction"):
+        parse_goals(text.replace("Direction: down", "Direction: sideways"))
+    with pytest.raises(SpineFileError, match="Runs"):
+        parse_goals(text.replace("Runs: 3", "Runs: 0"))
+
+
+LOOP = """\
+# Loop
+
+## Guardrails
+
+- Tests never break.
+
+## What works here
+
+Found so far.
+"""
+
+
+def test_only_what_works_here_may_change_in_loop_md() -> None:
+    assert loop_md_touched(LOOP, LOOP) is None
+    grown = with_entries(LOOP, ["- Run ruff first [R1]"])
+    assert grown == LOOP + "- Run ruff first [R1]\n"
+    assert loop_md_touched(LOOP, grown) is None
+    weakened = LOOP.replace("Tests never break.", "Tests may break.")
+    why = loop_md_touched(LOOP, weakened)
+    assert why is not None and "`## Guardrails`" in why
+    assert loop_md_touched(LOOP, None) is not None
+    bare = with_entries("# Loop\n", ["- x"])
+    assert bare == "# Loop\n\n## What works here\n\n- x\n"
+
+
+def test_a_rule_is_proposed_once_it_has_prevented_a_repeat() -> None:
+    rule = Rule(1, "Lint first", 2, "G1", "lint/format", "lint failed twice", "Run ruff.")
+    failures = [
+        Failure(1, "G1", 1, 1, "lint/format", "lint", ""),
+        Failure(2, "G1", 2, 2, "lint/format", "lint", ""),
+    ]
+    log = [Iteration(1, "G1", 1, "failed"), Iteration(2, "G1", 2, "failed")]
+    assert proposals([rule], log, failures, works_here="") == []  # nothing held yet
+    held = [*log, Iteration(3, "G2", 1, "kept")]
+    [proposal] = proposals([rule], held, failures, works_here="")
+    assert (proposal.taught, proposal.held) == ((1, 2), 3)
+    assert proposal.entry() == "- Run ruff. [R1] (taught by iterations 1, 2; held in iteration 3)"
+    assert proposals([rule], held, failures, works_here=proposal.entry()) == []
+    repeat = [*failures, Failure(3, "G2", 1, 3, "lint/format", "lint", "")]
+    again = [*log, Iteration(3, "G2", 1, "failed"), Iteration(4, "G2", 2, "kept")]
+    assert proposals([rule], again, repeat, works_here="") == []  # it did not prevent it
+
+
+def ballot(who: str, role: str, verdict: Verdict) -> Ballot:
+    return Ballot(who, role, Review(verdict, ("found",) if verdict is Verdict.BLOCK else ()))
+
+
+def test_the_security_panel_needs_every_checker_and_a_red_team_majority() -> None:
+    ok, no = Verdict.APPROVE, Verdict.BLOCK
+    passed = security_verdict(
+        [
+            ballot("c1", "checker", ok),
+            ballot("r1", "red team", ok),
+            ballot("r2", "red team", no),
+            ballot("r3", "red team", ok),
+        ]
+    )
+    assert passed.passed and passed.why.endswith("2 of 3 red team clear")
+    breach = security_verdict([ballot("c1", "checker", ok), ballot("r1", "red team", no)])
+    assert not breach.passed and "found a breach (r1" in breach.why
+    tie = security_verdict(
+        [ballot("c1", "checker", ok), ballot("r1", "red team", ok), ballot("r2", "red team", no)]
+    )
+    assert not tie.passed  # half is no majority
+    assert not security_verdict([ballot("c1", "checker", no), ballot("r1", "red team", ok)]).passed
+    assert "red team" in security_verdict([ballot("c1", "checker", ok)]).why
+    assert "checker" in security_verdict([ballot("r1", "red team", ok)]).why
+
+
+BOARD = "# Board\n\n## Goals\n\n| goal | title |\n\n## Notes\n\nmine\n"
+
+
+def test_the_verification_job_is_recorded_on_the_board_and_reused() -> None:
+    goal = Goal("G1", "T", "make test", verify_on="win")
+    text = with_job(BOARD, Job("G1", "win", 12, "relay-loop/g1"))
+    assert "| G1 | win | #12 | relay-loop/g1 | open |" in text and "mine\n" in text
+    assert open_job(parse_jobs(text), goal) == Job("G1", "win", 12, "relay-loop/g1")
+    closed = with_job(text, Job("G1", "win", 12, "relay-loop/g1", "resolved"))
+    assert parse_jobs(closed) == (Job("G1", "win", 12, "relay-loop/g1", "resolved"),)
+    assert open_job(parse_jobs(closed), goal) is None
+    assert closed.count("## Verification jobs") == 1
+
+
+def test_a_result_done_is_the_pass_anything_else_a_diagnosed_failure() -> None:
+    assert judged(Answer(12, 1, "done", "All 1 step(s) succeeded."), node="win")[0]
+    passed, what, why = judged(
+        Answer(12, 2, "failed", "Step 1 failed.", "E assert 1 == 2"), node="win"
+    )
+    assert not passed and what == "win answered failed (job #12, RESULT 2)"
+    assert why == "Step 1 failed.\n\nE assert 1 == 2"
+
+
+def test_a_file_below_the_coverage_floor_is_a_finding_whose_check_is_real(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    found = coverage_findings({"src/a.py": 50.0, "src/b.py": 90.0}, floor=80, report_gate="")
+    assert [(f.key, f.title) for f in found] == [
+        ("coverage src/a.py", "Cover src/a.py to 80% (now 50%)")
+    ]
+    report = tmp_path / "coverage.json"
+    for percent, status in ((50.0, 1), (85.0, 0)):
+        report.write_text(
+            json.dumps({"files": {"src/a.py": {"summary": {"percent_covered": percent}}}})
+        )
+        done = subprocess.run(found[0].accept, shell=True, cwd=tmp_path, check=False)
+        assert done.returncode == status
