@@ -3,8 +3,12 @@
 Never ``/TR``: its command line is capped near 261 characters, which real clone paths
 break. The XML says what the defaults get wrong for a watcher: batteries must not stop
 it, a missed run is caught up (``StartWhenAvailable``), and a run still going makes the
-next one be skipped (``IgnoreNew``). The task runs as the joining user while they are
-logged on (``InteractiveToken``), which keeps their keyring reachable.
+next one be skipped (``IgnoreNew``). The task runs as the joining user whether they are
+logged on or not, with no password stored (``S4U``, schtasks' "Do not store password"):
+after a night's Windows Update reboot passes go on with nobody logged in. Such a logon
+has no network credentials and no unlocked credential store, so the Windows Credential
+Manager (the keyring, gh's own token) is out of reach: a pass finds its token in the
+node's token file (`relay join --save-token`), which ``advice`` says.
 
 Task Scheduler has no environment element (the task inherits the user's environment)
 and expands ``%NAME%`` in the command, arguments and working directory with no escape,
@@ -14,19 +18,30 @@ so paths holding ``%...%`` are refused.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping
 from pathlib import Path, PureWindowsPath
 
 from relay.errors import LocalUsageError
-from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
+from schedulers.base import (
+    CommandRunner,
+    Scheduler,
+    SchedulerKind,
+    Verification,
+    prepare_logs,
+    run_command,
+)
 from schedulers.entry import Entry
 
 NAMESPACE = "http://schemas.microsoft.com/windows/2004/02/mit/task"
 _EXPANDED = re.compile(r"%[^%]+%")
 # Long past, so the repetition is already running when the task is registered.
 _START_BOUNDARY = "2000-01-01T00:00:00"
+# "Run whether user is logged on or not" with "Do not store password": no password kept.
+LOGON_TYPE = "S4U"
 
 
 def quote_windows_arg(arg: str) -> str:
@@ -55,12 +70,41 @@ def iso_interval(seconds: int) -> str:
     return f"PT{max(1, round(seconds / 60))}M"
 
 
+def windows_user(environ: Mapping[str, str] | None = None) -> str:
+    """The joining account as Task Scheduler names it (``DOMAIN\\user``), "" when unknown."""
+    env = os.environ if environ is None else environ
+    user, domain = env.get("USERNAME", ""), env.get("USERDOMAIN", "")
+    return f"{domain}\\{user}" if user and domain else user
+
+
 class TaskScheduler(Scheduler):
     """Tasks in the root folder of the user's Task Scheduler library."""
 
     kind = SchedulerKind.TASK_SCHEDULER
-    remedy = "check that `schtasks /Query` works for your account, then run `relay join` again"
+    remedy = (
+        "check that `schtasks /Query` works for your account (a task that runs with nobody"
+        ' logged on may need the "Log on as a batch job" right), then run `relay join` again'
+    )
     home_os = "Windows"
+
+    def __init__(
+        self,
+        *,
+        runner: CommandRunner = run_command,
+        home: Path | None = None,
+        sleep: Callable[[float], None] | None = None,
+        user: str | None = None,
+    ) -> None:
+        super().__init__(runner=runner, home=home, sleep=sleep)
+        self.user = windows_user() if user is None else user
+
+    def advice(self, entry: Entry) -> tuple[str, ...]:
+        """Where a pass with nobody logged on finds its token (not the Credential Manager)."""
+        return (
+            "Task Scheduler runs this watcher whether you are logged on or not (S4U, no"
+            " password stored); such a pass cannot open the Windows Credential Manager, so"
+            " keep its token in the node's token file: `relay join --save-token`",
+        )
 
     def render(self, entry: Entry) -> dict[str, str]:
         """The task XML (declared UTF-16; ``register`` writes it so, with a BOM)."""
@@ -77,7 +121,9 @@ class TaskScheduler(Scheduler):
         _el(trigger, "StartBoundary", text=_START_BOUNDARY)
         _el(trigger, "Enabled", text="true")
         principal = _el(_el(task, "Principals"), "Principal", id="Author")
-        _el(principal, "LogonType", text="InteractiveToken")
+        if self.user:
+            _el(principal, "UserId", text=self.user)
+        _el(principal, "LogonType", text=LOGON_TYPE)
         _el(principal, "RunLevel", text="LeastPrivilege")
         _settings(_el(task, "Settings"))
         execute = _el(_el(task, "Actions", Context="Author"), "Exec")
@@ -135,7 +181,8 @@ def _settings(settings: ET.Element) -> None:
 
 
 def _essentials(task: ET.Element) -> tuple[str, ...]:
-    """What must match for a registered task to count as ours: action and interval.
+    """What must match for a registered task to count as ours: action, interval, logon
+    (a task of an older relay, interactive only, is replaced).
 
     Only the ASCII skeleton is compared: schtasks may answer in the console's code page,
     which mangles non-ASCII characters in a way that depends on the machine.
@@ -146,6 +193,7 @@ def _essentials(task: ET.Element) -> tuple[str, ...]:
         "Actions/t:Exec/t:Arguments",
         "Actions/t:Exec/t:WorkingDirectory",
         "Triggers/t:TimeTrigger/t:Repetition/t:Interval",
+        "Principals/t:Principal/t:LogonType",
     )
     texts = (task.findtext(f"t:{p}", default="", namespaces=ns) for p in paths)
     return tuple(t.encode("ascii", "ignore").decode() for t in texts)
