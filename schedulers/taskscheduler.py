@@ -93,9 +93,10 @@ class TaskScheduler(Scheduler):
         runner: CommandRunner = run_command,
         home: Path | None = None,
         sleep: Callable[[float], None] | None = None,
+        at_boot: bool = False,
         user: str | None = None,
     ) -> None:
-        super().__init__(runner=runner, home=home, sleep=sleep)
+        super().__init__(runner=runner, home=home, sleep=sleep, at_boot=at_boot)
         self.user = windows_user() if user is None else user
 
     def advice(self, entry: Entry) -> tuple[str, ...]:
