@@ -107,6 +107,13 @@ class PassRecord(_Frozen):
     requests: int = 0
     not_modified: int = 0
     seconds: float = 0.0
+    # Who started it: "scheduler" (the OS entry), "person" (`relay watch --once`), "loop",
+    # "webhook", "actions"; None from an older relay. Only the scheduler's passes are the
+    # watcher's heartbeat: a person's pass must not hide a dead watcher.
+    started_by: str | None = None
+
+
+SCHEDULER = "scheduler"  # PassRecord.started_by of a pass the OS scheduler's entry started
 
 
 def clone_root(start: Path) -> Path:

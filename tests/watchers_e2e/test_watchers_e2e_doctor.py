@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from e2e_world import read_crontab, write_crontab
+from e2e_world import read_crontab, relay_lines, write_crontab
 from worlds import WORKER, World, data_of, envelope_of
 
 from relay.edges.local import NodeState, PassRecord
@@ -24,7 +24,8 @@ def joined(world: World) -> World:
 
 
 def one_pass(world: World) -> None:
-    world.worker.call("watch", "--once", "--node", WORKER)
+    """A pass as the scheduler's entry starts it (its argv says --scheduled)."""
+    world.worker.call("watch", "--once", "--scheduled", "--node", WORKER)
 
 
 def doctor(world: World, **env: str) -> tuple[int, dict[str, str], dict[str, str]]:
@@ -54,12 +55,12 @@ def test_a_healthy_node_passes_every_check(world: World, real_crontab: None) -> 
 def stale_pass(world: World) -> None:
     state = NodeState.for_clone(world.worker.clone)
     then = datetime.now(UTC) - timedelta(seconds=3 * 300 + 60)
-    state.log_pass(PassRecord(at=then, node=WORKER, outcome="idle"))
+    state.log_pass(PassRecord(at=then, node=WORKER, outcome="idle", started_by="scheduler"))
 
 
 def failed_pass(world: World) -> None:
     w = world.worker
-    done = w.run("watch", "--once", env=w.env(RELAY_TOKEN="not-a-token"))
+    done = w.run("watch", "--once", "--scheduled", env=w.env(RELAY_TOKEN="not-a-token"))
     assert done.returncode != 0 and "rejected the token" in done.stderr
 
 
@@ -193,3 +194,42 @@ def test_a_pass_that_fails_before_it_starts_still_leaves_a_heartbeat(
     assert "--save-token" in beat.outcome
     status, found, _ = doctor(world)
     assert status == 1 and found["last pass"] == "fail"
+
+
+def test_a_pass_a_person_starts_does_not_hide_a_dead_watcher(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    stale_pass(world)  # the scheduler's last pass is long gone
+    world.worker.call("watch", "--once", "--node", WORKER)  # a person runs one by hand
+    beat = NodeState.for_clone(world.worker.clone).heartbeat()
+    assert beat is not None and beat.started_by == "person" and beat.outcome == "idle"
+    status, found, _ = doctor(world)
+    assert status == 1 and found["last pass"] == "fail", found
+    said = world.worker.run("doctor").stdout
+    assert "a pass started by person" in said and "does not count" in said
+    line = next(
+        x for x in world.worker.ok("status", as_node=False).splitlines() if "cron entry" in x
+    )
+    assert "not the watcher's" in line
+
+
+def test_cron_without_daemon_is_not_called_working(world: World, real_crontab: None) -> None:
+    from sched_helpers import cron_daemon
+
+    cron_daemon(world.root, running=False)  # WSL or a container: a table nobody reads
+    said = world.worker.ok("join", "--scheduler", "cron", "--save-token")
+    assert "verified:" not in said
+    assert "registered but NOT running" in said and "no cron daemon is running" in said
+    assert len(relay_lines(read_crontab())) == 1  # kept: it runs once cron is started
+    world.open_job()
+    status, found, fixes = doctor(world)
+    assert status == 1 and found["watcher"] == "fail"
+    assert "sudo service cron start" in fixes["watcher"]
+    line = next(
+        x for x in world.worker.ok("status", as_node=False).splitlines() if "cron entry" in x
+    )
+    assert "NOT RUNNING: no cron daemon is running here" in line
+    cron_daemon(world.root, running=True)  # someone started cron
+    status, found, _ = doctor(world)
+    assert found["watcher"] == "ok", found
