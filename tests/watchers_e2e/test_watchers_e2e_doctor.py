@@ -233,3 +233,18 @@ def test_cron_without_daemon_is_not_called_working(world: World, real_crontab: N
     cron_daemon(world.root, running=True)  # someone started cron
     status, found, _ = doctor(world)
     assert found["watcher"] == "ok", found
+
+
+def test_status_asks_the_scheduler_not_the_nodes_own_record(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    entry_removed(world)  # the record still says "registered"; the crontab does not
+    record = load(NodeState.for_clone(world.worker.clone), WORKER)
+    assert record is not None and record.active
+    said = world.worker.ok("status", as_node=False)
+    line = next(x for x in said.splitlines() if x.strip().startswith(f"{WORKER}:"))
+    assert "MISSING, cron says: the crontab has no line # relay:" in line
+    data = data_of(world.worker.ok("status", "--json", as_node=False))
+    (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
+    assert mine["entry"]["ok"] is False and mine["last_pass"]["started_by"] == "scheduler"
