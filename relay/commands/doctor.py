@@ -23,7 +23,7 @@ from relay.commands.status import age
 from relay.edges.local import SCHEDULER
 from relay.errors import RelayError
 from relay.node.context import NodeContext, client
-from watchers.registration import DECLINED, WatcherRecord, load
+from watchers.registration import DECLINED, Seam, WatcherRecord, load
 from watchers.scheduled_token import pass_token, token_route
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
@@ -62,9 +62,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
-    """The OS scheduler holds the entry this clone registered."""
-    from watchers.registration import Seam
+def check_entry(
+    ctx: NodeContext, record: WatcherRecord | None, *, seam: Seam | None = None
+) -> Check:
+    """The OS scheduler holds the entry this clone registered, and something runs it."""
 
     row = ctx.master.node(ctx.node)
     if record is None or not record.active:
@@ -81,7 +82,7 @@ def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
             fix="run `relay join` (or `relay join --scheduler none` to go without one)",
         )
     try:
-        sched = Seam().of(record)
+        sched = (seam or Seam()).of(record)
         found = sched.verify(record.spec())
         caveats = sched.advice(record.spec()) if found.ok and not found.blocked else ()
     except RelayError as err:

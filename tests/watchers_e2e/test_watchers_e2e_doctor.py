@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from e2e_world import read_crontab, relay_lines, write_crontab
@@ -248,3 +249,27 @@ def test_status_asks_the_scheduler_not_the_nodes_own_record(
     data = data_of(world.worker.ok("status", "--json", as_node=False))
     (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
     assert mine["entry"]["ok"] is False and mine["last_pass"]["started_by"] == "scheduler"
+
+
+def test_doctor_warns_that_a_launch_agent_waits_for_a_login(world: World, tmp_path: Path) -> None:
+    """launchd is asked (its answers recorded): a LaunchAgent passes, with a warning."""
+    from sched_helpers import FakeLaunchd
+
+    from relay.commands.doctor import Status, check_entry
+    from relay.node.context import open_node
+    from watchers.registration import Seam, register
+
+    w = world.worker
+    w.call("join", "--node", WORKER, "--scheduler", "none")
+    ctx = open_node(repo_dir=w.clone, node=WORKER, api=None)
+    launchd = FakeLaunchd()
+    seam = Seam(runner=launchd, home=tmp_path / "Users" / "zoë")
+    column, lines = register(ctx, override="launchd", interval=300, seam=seam)
+    assert column == "launchd" and any("until you log in" in line for line in lines)
+    record = load(ctx.state, WORKER)
+    assert record is not None and not record.at_boot
+    found = check_entry(ctx, record, seam=seam)
+    assert found.status is Status.WARN and "until you log in" in found.detail
+    assert launchd.calls[-1][:2] == ("launchctl", "print")  # doctor asked launchd itself
+    launchd.loaded.clear()  # someone booted it out by hand
+    assert check_entry(ctx, record, seam=seam).status is Status.FAIL
