@@ -42,3 +42,23 @@ def test_the_record_keeps_at_boot_and_the_seam_rebuilds_that_backend(tmp_path: P
     agent = Seam(home=tmp_path).of(plain)
     assert isinstance(agent, LaunchdScheduler) and agent.domain.startswith("gui/")
     assert agent.plist_path(spec).parent == tmp_path / "Library" / "LaunchAgents"
+
+
+def test_entries_that_run_with_nobody_logged_in_are_known(tmp_path: Path) -> None:
+    from watchers.scheduled_token import runs_logged_out
+
+    def record(scheduler: str, *, at_boot: bool = False) -> WatcherRecord:
+        return WatcherRecord(
+            node="n",
+            scheduler=scheduler,
+            entry=dataclasses.asdict(entry(tmp_path)),
+            active=True,
+            registered_at=datetime.now(UTC),
+            at_boot=at_boot,
+        )
+
+    assert runs_logged_out(record("Task Scheduler"))  # S4U
+    assert runs_logged_out(record("launchd", at_boot=True))  # a LaunchDaemon
+    assert runs_logged_out(record("systemd", at_boot=True))  # lingering asked for
+    assert not runs_logged_out(record("launchd"))  # a LaunchAgent runs in the login session
+    assert not runs_logged_out(record("cron")) and not runs_logged_out(None)
