@@ -8,7 +8,10 @@ logged on or not, with no password stored (``S4U``, schtasks' "Do not store pass
 after a night's Windows Update reboot passes go on with nobody logged in. Such a logon
 has no network credentials and no unlocked credential store, so the Windows Credential
 Manager (the keyring, gh's own token) is out of reach: a pass finds its token in the
-node's token file (`relay join --save-token`), which ``advice`` says.
+node's token file (`relay join --save-token`), which ``advice`` says. Where Windows
+refuses an S4U task (an account without the "Log on as a batch job" right), the task is
+registered to run while the user is logged on (``InteractiveToken``) instead, and
+``advice`` warns that passes then wait for a login.
 
 Task Scheduler has no environment element (the task inherits the user's environment)
 and expands ``%NAME%`` in the command, arguments and working directory with no escape,
@@ -29,8 +32,10 @@ from relay.errors import LocalUsageError
 from schedulers.base import (
     CommandRunner,
     Scheduler,
+    SchedulerError,
     SchedulerKind,
     Verification,
+    _first_line,
     prepare_logs,
     run_command,
 )
@@ -42,6 +47,7 @@ _EXPANDED = re.compile(r"%[^%]+%")
 _START_BOUNDARY = "2000-01-01T00:00:00"
 # "Run whether user is logged on or not" with "Do not store password": no password kept.
 LOGON_TYPE = "S4U"
+INTERACTIVE = "InteractiveToken"  # only while the user is logged on: the fallback
 
 
 def quote_windows_arg(arg: str) -> str:
@@ -98,9 +104,19 @@ class TaskScheduler(Scheduler):
     ) -> None:
         super().__init__(runner=runner, home=home, sleep=sleep, at_boot=at_boot)
         self.user = windows_user() if user is None else user
+        self.found_logon = ""  # the registered task's logon type, as verify last read it
+        self.refused = ""  # why Windows refused the S4U task, when it did
 
     def advice(self, entry: Entry) -> tuple[str, ...]:
-        """Where a pass with nobody logged on finds its token (not the Credential Manager)."""
+        """Where a pass with nobody logged on finds its token (not the Credential Manager);
+        or, for a task that runs only while the user is logged on, that passes wait."""
+        if self.found_logon == INTERACTIVE:
+            why = f" (Windows refused to run it logged off: {self.refused})" if self.refused else ""
+            return (
+                "warning: Task Scheduler runs this watcher only while you are logged on: after"
+                f" a reboot no pass runs until you log on{why}; an administrator can grant"
+                ' your account "Log on as a batch job", then run `relay join` again',
+            )
         return (
             "Task Scheduler runs this watcher whether you are logged on or not (S4U, no"
             " password stored); such a pass cannot open the Windows Credential Manager, so"
@@ -109,6 +125,10 @@ class TaskScheduler(Scheduler):
 
     def render(self, entry: Entry) -> dict[str, str]:
         """The task XML (declared UTF-16; ``register`` writes it so, with a BOM)."""
+        return self._render(entry, LOGON_TYPE)
+
+    def _render(self, entry: Entry, logon: str) -> dict[str, str]:
+        """The task XML with the given logon type."""
         _require_windows_paths(entry)
         ET.register_namespace("", NAMESPACE)
         task = _el(None, "Task", version="1.2")
@@ -124,7 +144,7 @@ class TaskScheduler(Scheduler):
         principal = _el(_el(task, "Principals"), "Principal", id="Author")
         if self.user:
             _el(principal, "UserId", text=self.user)
-        _el(principal, "LogonType", text=LOGON_TYPE)
+        _el(principal, "LogonType", text=logon)
         _el(principal, "RunLevel", text="LeastPrivilege")
         _settings(_el(task, "Settings"))
         execute = _el(_el(task, "Actions", Context="Author"), "Exec")
@@ -136,11 +156,24 @@ class TaskScheduler(Scheduler):
 
     def register(self, entry: Entry) -> None:
         """Write the XML as UTF-16 with a BOM and create (or overwrite) the task; a task
-        that already runs this entry is left alone (``/F`` would replace it mid-pass)."""
-        ((name, text),) = self.render(entry).items()
+        that already runs this entry is left alone (``/F`` would replace it mid-pass). An
+        S4U task Windows refuses becomes an interactive one (or the one in place stays)."""
         prepare_logs(entry)
-        if self.verify(entry).ok:
+        current = self.verify(entry)
+        if current.ok and self.found_logon == LOGON_TYPE:
             return
+        try:
+            self._create(entry, LOGON_TYPE)
+        except SchedulerError as err:
+            if err.answer is None or err.answer.returncode == 127:
+                raise
+            self.refused = _first_line(err.answer.stderr or err.answer.stdout) or err.message
+            if not current.ok:
+                self._create(entry, INTERACTIVE)
+
+    def _create(self, entry: Entry, logon: str) -> None:
+        """``schtasks /Create /XML`` of the entry's task with ``logon``."""
+        ((name, text),) = self._render(entry, logon).items()
         with tempfile.TemporaryDirectory(prefix="relay-task-") as tmp:
             path = Path(tmp) / name
             path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
@@ -152,9 +185,11 @@ class TaskScheduler(Scheduler):
         if answer.returncode != 0:
             return self.verification(False, f"Task Scheduler has no task {entry.label}")
         try:
-            found = _essentials(ET.fromstring(answer.stdout.strip()))
+            task = ET.fromstring(answer.stdout.strip())
         except ET.ParseError:
             return self.verification(False, f"schtasks answered unreadable XML for {entry.label}")
+        found = _essentials(task)
+        self.found_logon = _logon(task)
         (text,) = self.render(entry).values()
         if found != _essentials(ET.fromstring(text)):
             return self.verification(False, f"task {entry.label} differs; run `relay join` again")
@@ -182,8 +217,8 @@ def _settings(settings: ET.Element) -> None:
 
 
 def _essentials(task: ET.Element) -> tuple[str, ...]:
-    """What must match for a registered task to count as ours: action, interval, logon
-    (a task of an older relay, interactive only, is replaced).
+    """What must match for a registered task to count as ours: action and interval (the
+    logon type is read apart: an interactive task is ours too, and is warned about).
 
     Only the ASCII skeleton is compared: schtasks may answer in the console's code page,
     which mangles non-ASCII characters in a way that depends on the machine.
@@ -194,10 +229,15 @@ def _essentials(task: ET.Element) -> tuple[str, ...]:
         "Actions/t:Exec/t:Arguments",
         "Actions/t:Exec/t:WorkingDirectory",
         "Triggers/t:TimeTrigger/t:Repetition/t:Interval",
-        "Principals/t:Principal/t:LogonType",
     )
     texts = (task.findtext(f"t:{p}", default="", namespaces=ns) for p in paths)
     return tuple(t.encode("ascii", "ignore").decode() for t in texts)
+
+
+def _logon(task: ET.Element) -> str:
+    """The registered task's logon type ("" when it names none)."""
+    found = task.findtext("t:Principals/t:Principal/t:LogonType", namespaces={"t": NAMESPACE})
+    return (found or "").strip()
 
 
 def _el(
