@@ -114,6 +114,8 @@ class Verification:
     ok: bool
     scheduler: str
     detail: str
+    # The entry is in place, but nothing will run it (no cron daemon): why, and what to do.
+    blocked: str = ""
 
 
 class Scheduler(ABC):
@@ -129,20 +131,33 @@ class Scheduler(ABC):
         runner: CommandRunner = run_command,
         home: Path | None = None,
         sleep: Callable[[float], None] | None = None,
+        at_boot: bool = False,
     ) -> None:
         import time
 
         self.runner = runner
         self.home = home if home is not None else Path.home()
         self.sleep = sleep if sleep is not None else time.sleep
+        # `relay join --at-boot`: run from boot with nobody logged in, where that takes more
+        # than the default entry (a LaunchDaemon, lingering); the others already do.
+        self.at_boot = at_boot
 
     def describe(self) -> str:
         """The name written into the node table (``launchd``, ``Task Scheduler``, ...)."""
         return self.kind.value
 
     def advice(self, entry: Entry) -> tuple[str, ...]:
-        """Lines `relay join` should print about this scheduler (e.g. lingering)."""
+        """Warnings `relay join` and `relay doctor` give about this scheduler: chiefly that
+        passes wait for a login after a reboot (a LaunchAgent, a user not lingering)."""
         return ()
+
+    def fix(self) -> str:
+        """What to do when this scheduler refuses (``remedy``, unless this entry differs)."""
+        return self.remedy
+
+    def unattended_teardown(self) -> bool:
+        """Whether a scheduled pass (no terminal, no administrator) can remove the entry."""
+        return True
 
     @abstractmethod
     def render(self, entry: Entry) -> dict[str, str]:
@@ -173,14 +188,14 @@ class Scheduler(ABC):
 
     def failure(self, what: str, *, argv: Sequence[str], answer: Completed) -> SchedulerError:
         """A SchedulerError naming this scheduler, what it answered and what to do."""
-        hint = self.remedy
+        hint = self.fix()
         if answer.returncode == 127 and self.home_os:  # the program is not there at all
             hint = f"{self.describe()} exists only on {self.home_os}; choose another --scheduler"
         return SchedulerError(f"{self.describe()}: {what}", argv=argv, answer=answer, hint=hint)
 
-    def verification(self, ok: bool, detail: str) -> Verification:
+    def verification(self, ok: bool, detail: str, *, blocked: str = "") -> Verification:
         """A Verification stamped with this scheduler's name."""
-        return Verification(ok=ok, scheduler=self.describe(), detail=detail)
+        return Verification(ok=ok, scheduler=self.describe(), detail=detail, blocked=blocked)
 
 
 def prepare_logs(entry: Entry) -> None:

@@ -63,11 +63,13 @@ def choose(
     runner: CommandRunner = run_command,
     home: Path | None = None,
     sleep: Callable[[float], None] | None = None,
+    at_boot: bool = False,
 ) -> Scheduler:
-    """The backend for this machine: ``override``, else $RELAY_SCHEDULER, else the OS's."""
+    """The backend for this machine: ``override``, else $RELAY_SCHEDULER, else the OS's;
+    ``at_boot`` asks for an entry that runs from boot (`relay join --at-boot`)."""
     name = requested(override=override, environ=environ)
     kind = parse_kind(name) if name else detect(platform or sys.platform, runner=runner)
-    return _BACKENDS[kind](runner=runner, home=home, sleep=sleep)
+    return _BACKENDS[kind](runner=runner, home=home, sleep=sleep, at_boot=at_boot)
 
 
 def requested(*, override: str | None = None, environ: Mapping[str, str] | None = None) -> str:

@@ -12,6 +12,11 @@ that divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), then hours that 
 day (1, 2, 3, 4, 6, 8, 12, 24), the nearest one winning and ties going to the shorter.
 So 300 s gives ``*/5``, 420 s gives ``*/6`` and 2400 s gives ``*/30``.
 
+A crontab is only a table: nothing runs it unless a cron daemon does, and WSL and most
+containers start none. ``verify`` therefore asks (``pgrep``, through the command seam; on
+macOS whether launchd has cron's job) and reports an entry no daemon will run as
+``blocked``, so `relay join` never calls it working and `relay doctor` fails on it.
+
 Two relay processes editing the table at once would each write back what they read, so
 the read-modify-write runs under a per-user ``flock``. cron refuses a command of
 ``MAX_COMMAND`` characters or more, so ``render`` refuses it first, saying what to do.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +40,13 @@ _HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12, 24)
 _NO_CRONTAB = "no crontab for"
 # cron refuses a job line whose command is this long or longer ("command too long").
 MAX_COMMAND = 1000
+# The names cron daemons run under: Vixie/Debian cron, cronie and busybox crond, fcron, dcron.
+DAEMON_NAMES = "cron|crond|fcron|dcron"
+NO_DAEMON = (
+    "no cron daemon is running here (WSL and containers start none), so nothing runs the"
+    " entry: start cron (`sudo service cron start`, or your system's way), or run"
+    " `relay watch` in a terminal"
+)
 
 
 def cron_schedule(seconds: int) -> str:
@@ -140,10 +153,31 @@ class CronScheduler(Scheduler):
         (line,) = self.render(entry).values()
         mine = [old for old in self.read() if _is_ours(old, entry)]
         if mine == [line]:
-            return self.verification(True, f"the crontab holds {marker(entry)}")
+            held = f"the crontab holds {marker(entry)}"
+            running = self.daemon_running()
+            if running is None:
+                return self.verification(True, f"{held} (relay could not tell whether cron runs)")
+            return self.verification(True, held, blocked="" if running else NO_DAEMON)
         if not mine:
             return self.verification(False, f"the crontab has no line {marker(entry)}")
         return self.verification(False, f"the crontab's {marker(entry)} line differs; join again")
+
+    def daemon_argv(self) -> list[str]:
+        """The command that asks whether a cron daemon runs: launchd's cron job on macOS
+        (launchd starts cron when a table needs it), else a process of a cron's name."""
+        if sys.platform == "darwin":
+            return ["launchctl", "print", "system/com.vix.cron"]
+        return ["pgrep", "-x", DAEMON_NAMES]
+
+    def daemon_running(self) -> bool | None:
+        """True when a cron daemon runs, False when none does, None when relay cannot tell
+        (no pgrep); asked through the seam, so tests answer it as the machine they need."""
+        answer = self.run(self.daemon_argv())
+        if answer.returncode == 0:
+            return True
+        if answer.returncode == 1 or (sys.platform == "darwin" and answer.returncode != 127):
+            return False
+        return None
 
     def teardown(self, entry: Entry) -> None:
         """Drop our line and keep every other one; no write when there is nothing to drop."""

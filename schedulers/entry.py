@@ -23,8 +23,9 @@ DEFAULT_INTERVAL = 300
 LABEL_PREFIX = "relay-watch"
 
 # Variables worth carrying into a scheduled pass; every other one stays behind.
-# What a scheduled pass runs besides the interpreter, and the system directories after them.
-PATH_TOOLS = ("git", "gh")
+# What a scheduled pass runs besides the interpreter (crontab: a pass may remove its own
+# line), and the system directories after them.
+PATH_TOOLS = ("git", "gh", "crontab")
 WINDOWS_PYTHONS = ("python.exe", "pythonw.exe")
 POSIX_SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 WINDOWS_SYSTEM_PATH = ("C:\\Windows\\system32", "C:\\Windows")
@@ -162,16 +163,20 @@ def safe_environment(
 
 
 def _path_for(interpreter: str, inherited: str) -> str:
-    """A minimal PATH: the interpreter's directory, the directories of git and gh (found
-    on the inherited PATH), then the system's. Never the whole inherited PATH: it can be
-    long enough for crontab to refuse the line ("command too long")."""
+    """A minimal PATH: the interpreter's directory, the directories of git, gh and crontab
+    (found on the inherited PATH, kept in its order), then the system's. Never the whole
+    inherited PATH: it can be long enough for crontab to refuse the line ("command too
+    long")."""
     system: tuple[str, ...]
     if "\\" in interpreter and "/" not in interpreter:  # a Windows entry
         sep, head, system = ";", interpreter.rsplit("\\", 1)[0], WINDOWS_SYSTEM_PATH
     else:
         sep, head, system = ":", interpreter.rsplit("/", 1)[0], POSIX_SYSTEM_PATH
-    tools = [_tool_dir(name, inherited, sep) for name in PATH_TOOLS]
-    parts = [head, *(t for t in tools if t), *system]
+    # In the inherited order: each tool then resolves to the very program join found.
+    found = [t for t in (_tool_dir(name, inherited, sep) for name in PATH_TOOLS) if t]
+    order = inherited.split(sep)
+    tools = sorted(dict.fromkeys(found), key=lambda d: order.index(d) if d in order else len(order))
+    parts = [head, *tools, *system]
     absolute = [p for p in parts if p.startswith("/") or re.match(r"[A-Za-z]:\\", p)]
     return sep.join(dict.fromkeys(absolute))
 

@@ -5,7 +5,9 @@ the first time. ``AccuracySec=1s`` because the default minute of slack is a surp
 timer never starts a second instance of a service still running, so passes never
 overlap. The service lifts oneshot's 90 s start timeout, since the pass enforces its own
 timeouts. User timers run without a login session only when lingering is enabled, which
-``needs_linger`` finds out so that `relay join` can say so.
+``needs_linger`` finds out so that `relay join` and `relay doctor` can say so; with
+`relay join --at-boot` relay asks logind for lingering itself (``loginctl enable-linger``,
+which logind grants a user for themselves unless its policy says otherwise).
 
 Quoting follows systemd.service(5) and systemd.unit(5): each ExecStart word is
 double-quoted with C-style escapes and ``%`` (specifiers) written ``%%``; in the arguments
@@ -123,6 +125,8 @@ class SystemdScheduler(Scheduler):
         self.check(["systemctl", "--user", "enable", "--now", timer])
         # enable --now leaves an already running timer on its old schedule.
         self.check(["systemctl", "--user", "restart", timer])
+        if self.at_boot and self.needs_linger():
+            self.run(["loginctl", "enable-linger", _user()])  # advice reports what came of it
 
     def verify(self, entry: Entry) -> Verification:
         """The user manager must report the timer both enabled and active."""
@@ -144,15 +148,27 @@ class SystemdScheduler(Scheduler):
 
     def needs_linger(self, user: str | None = None) -> bool:
         """True unless logind says the user lingers (so timers run with nobody logged in)."""
-        who = user or getpass.getuser()
+        who = user or _user()
         answer = self.run(["loginctl", "show-user", who, "-p", "Linger"])
         return answer.returncode != 0 or answer.stdout.strip() != "Linger=yes"
 
     def advice(self, entry: Entry) -> tuple[str, ...]:
         """Tell the user to enable lingering when their timers would stop at logout."""
-        if self.needs_linger():
-            return (
-                "systemd runs user timers only while you are logged in; "
-                "run `loginctl enable-linger` to keep the watcher running after logout",
-            )
-        return ()
+        if not self.needs_linger():
+            return ()
+        asked = (
+            f"; logind refused `loginctl enable-linger`: ask an administrator to run"
+            f" `sudo loginctl enable-linger {_user()}`"
+            if self.at_boot
+            else " (or join with --at-boot)"
+        )
+        return (
+            "warning: systemd runs user timers only while you are logged in: after a reboot"
+            " no pass runs until you log in; run `loginctl enable-linger` to keep the watcher"
+            f" running with nobody logged in{asked}",
+        )
+
+
+def _user() -> str:
+    """The login name logind knows this user by."""
+    return getpass.getuser()

@@ -36,7 +36,9 @@ ANYTHING_BUT_CLI = ("relay.commands", "watchers")
 
 def layer_of(module: str) -> str:
     """The layer a module of ours belongs to (its longest matching prefix)."""
-    for layer in sorted([*ALLOWED, *ANYTHING_BUT_CLI, "relay.cli", "relay.errors"], key=len)[::-1]:
+    entry_points = ("relay.cli", "relay.__main__")  # `relay` and `python -m relay`
+    layers = sorted([*ALLOWED, *ANYTHING_BUT_CLI, *entry_points, "relay.errors"], key=len)
+    for layer in layers[::-1]:
         if module == layer or module.startswith(layer + "."):
             return layer
     return "relay"

@@ -56,6 +56,7 @@ class PassReport:
     lost_answers_found: int = 0
     seconds: float = 0.0
     teardown: bool = False
+    started_by: str | None = None
 
 
 def busy(actions: list[Action]) -> bool:
@@ -71,15 +72,17 @@ async def run_pass(
     on_teardown: TeardownHook | None = None,
     verbose: bool = False,
     find_account: bool = False,
+    started_by: str | None = None,
 ) -> PassReport:
-    """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log a heartbeat.
+    """Run one pass for ``ctx.node`` (only over ``issue`` when given) and log it, saying who
+    started it (``started_by``: see PassRecord; only the scheduler's passes are heartbeats).
     ``find_account``: the token may not be the node's own account (an Actions run with the
     workflow's token), so ask whose it is, and act only if the job's nodes trust it.
 
     The token is found once (``token`` when the caller has one) and serves the API, the
     claim and the redaction of everything the pass publishes or prints."""
     started = time.monotonic()
-    report = PassReport(node=ctx.node)
+    report = PassReport(node=ctx.node, started_by=started_by)
     counts: list[str] = []  # composed by relay from issue numbers alone: nothing to redact
     with ctx.state.pass_lock(ctx.node) as lock:
         try:
@@ -224,6 +227,7 @@ def _record(report: PassReport) -> PassRecord:
         requests=report.requests,
         not_modified=report.not_modified,
         seconds=round(report.seconds, 3),
+        started_by=report.started_by,
     )
 
 

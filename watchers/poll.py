@@ -24,7 +24,7 @@ async def loop(
     done, failures = 0, 0
     while passes is None or done < passes:
         try:
-            printer(await run_pass(ctx, on_teardown=on_teardown))
+            printer(await run_pass(ctx, on_teardown=on_teardown, started_by="loop"))
             failures = 0
         except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:
             # the API or the remote is away for a while: say so and keep watching

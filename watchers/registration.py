@@ -41,6 +41,7 @@ from schedulers import (
     Entry,
     Scheduler,
     SchedulerError,
+    Verification,
     choose,
     declined,
     run_command,
@@ -66,6 +67,7 @@ class WatcherRecord(BaseModel):
     active: bool
     registered_at: datetime
     torn_down_at: datetime | None = None
+    at_boot: bool = False  # `relay join --at-boot`: a LaunchDaemon, lingering asked for
 
     @property
     def interval(self) -> int:
@@ -87,9 +89,13 @@ class Seam:
     runner: CommandRunner = run_command
     home: Path | None = None
 
-    def backend(self, name: str) -> Scheduler:
+    def backend(self, name: str, *, at_boot: bool = False) -> Scheduler:
         """The backend a column value (or ``--scheduler`` word) names."""
-        return choose(override=name, runner=self.runner, home=self.home)
+        return choose(override=name, runner=self.runner, home=self.home, at_boot=at_boot)
+
+    def of(self, record: WatcherRecord) -> Scheduler:
+        """The backend that registered ``record``."""
+        return self.backend(record.scheduler, at_boot=record.at_boot)
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,9 @@ def set_column(ctx: NodeContext, column: str, message: str) -> bool:
     return pushed
 
 
-def install(sched: Scheduler, entry: Entry) -> str:
+def install(sched: Scheduler, entry: Entry) -> Verification:
     """Register ``entry`` and ask the OS whether it is there; SchedulerError when not.
+    An entry in place that nothing will run (no cron daemon) is kept: ``blocked`` says so.
 
     Whatever failed (the OS refused, or did not keep it), what was written is removed
     again, best effort, so no plist or unit is left behind."""
@@ -155,9 +162,16 @@ def install(sched: Scheduler, entry: Entry) -> str:
         _quietly(sched.teardown, entry)
         raise SchedulerError(
             f"{sched.describe()} did not keep the watcher: {check.detail}",
-            hint=f"{sched.remedy}; or join with --scheduler none and run `relay watch`",
+            hint=f"{sched.fix()}; or join with --scheduler none and run `relay watch`",
         )
-    return check.detail
+    return check
+
+
+def verified_lines(check: Verification, interval: int) -> tuple[str, ...]:
+    """What join says of an installed entry: verified, or in place but not running."""
+    if check.blocked:
+        return (f"warning: registered but NOT running: {check.detail}; {check.blocked}",)
+    return (f"verified: {check.detail} (every {interval}s)",)
 
 
 def _quietly(step: Any, entry: Entry) -> None:
@@ -173,13 +187,16 @@ def plan(
     interval: int,
     environ: Mapping[str, str] | None = None,
     seam: Seam | None = None,
+    at_boot: bool = False,
 ) -> tuple[Scheduler, Entry] | None:
     """The backend and entry `relay join` would register (None: declined), rendered once,
     so a bad name, interval or path is refused before anything is committed or pushed."""
     if declined(override=override, environ=environ):
         return None
     seam = seam or Seam()
-    sched = choose(override=override, environ=environ, runner=seam.runner, home=seam.home)
+    sched = choose(
+        override=override, environ=environ, runner=seam.runner, home=seam.home, at_boot=at_boot
+    )
     entry = Entry.create(
         clone=ctx.root,
         node=ctx.node,
@@ -198,6 +215,7 @@ def register(
     interval: int,
     environ: Mapping[str, str] | None = None,
     seam: Seam | None = None,
+    at_boot: bool = False,
 ) -> tuple[str, tuple[str, ...]]:
     """Register and verify this node's watcher; returns the column and lines to print.
 
@@ -207,22 +225,25 @@ def register(
     """
     seam = seam or Seam()
     old = load(ctx.state, ctx.node)
-    target = plan(ctx, override=override, interval=interval, environ=environ, seam=seam)
+    target = plan(
+        ctx, override=override, interval=interval, environ=environ, seam=seam, at_boot=at_boot
+    )
     if target is None:
         lines = retire(ctx, old, seam)
         return DECLINED, (*lines, "no watcher: passes run only when you run `relay watch`")
     sched, entry = target
-    detail = install(sched, entry)
+    check = install(sched, entry)
     said: tuple[str, ...] = ()
-    if old is not None and (old.scheduler, old.entry["label"]) != (sched.describe(), entry.label):
+    before = None if old is None else (old.scheduler, old.entry["label"], old.at_boot)
+    if old is not None and before != (sched.describe(), entry.label, at_boot):
         said = _retire_after(ctx, old, seam)  # another backend (or clone path) than before
     unchanged = old is not None and old.active and not said and old.spec() == entry
-    record = _record(ctx.node, sched.describe(), entry, active=True)
+    record = _record(ctx.node, sched.describe(), entry, active=True, at_boot=at_boot)
     if unchanged and old is not None:  # a rejoin keeps the time the wait for a job began
         record = record.model_copy(update={"registered_at": old.registered_at})
     save(ctx.state, record)
-    every = f"every {entry.interval_seconds}s"
-    return sched.describe(), (f"verified: {detail} ({every})", *said, *sched.advice(entry))
+    lines = verified_lines(check, entry.interval_seconds)
+    return sched.describe(), (*lines, *said, *sched.advice(entry))
 
 
 def _retire_after(ctx: NodeContext, old: WatcherRecord, seam: Seam) -> tuple[str, ...]:
@@ -237,7 +258,7 @@ def retire(ctx: NodeContext, old: WatcherRecord | None, seam: Seam) -> tuple[str
     """Remove an entry registered earlier (another backend, or now declined)."""
     if old is None or not old.active:
         return ()
-    seam.backend(old.scheduler).teardown(old.spec())
+    seam.of(old).teardown(old.spec())
     save(ctx.state, old.model_copy(update={"active": False, "torn_down_at": datetime.now(UTC)}))
     return (f"removed the earlier {old.scheduler} watcher",)
 
@@ -257,14 +278,25 @@ async def bound_jobs(ctx: NodeContext) -> list[int]:
 
 
 async def tear_down(
-    ctx: NodeContext, *, recheck: bool = True, seam: Seam | None = None
+    ctx: NodeContext,
+    *,
+    recheck: bool = True,
+    seam: Seam | None = None,
+    unattended: bool = False,
 ) -> Teardown:
     """Remove this node's entry, column first; with ``recheck``, keep or bring it back when
-    a job binds the node after all. Doing it again changes nothing."""
+    a job binds the node after all. Doing it again changes nothing. ``unattended`` (a
+    scheduled pass) leaves an entry only an administrator may remove, and says so."""
     seam = seam or Seam()
     record = load(ctx.state, ctx.node)
     if record is None or not record.active:
         return Teardown(removed=False, reinstated=False, lines=())
+    if unattended and not seam.of(record).unattended_teardown():
+        line = (
+            f"no open job binds {ctx.node}, but its {record.scheduler} entry at boot needs an"
+            " administrator to remove: run `relay leave` in a terminal (sudo asks)"
+        )
+        return Teardown(removed=False, reinstated=False, lines=(line,))
     column = torn_down(datetime.now(UTC).date())
     note = f"relay: {ctx.node} watcher torn down (no open job binds it)"
     await asyncio.to_thread(set_column, ctx, column, note)
@@ -280,7 +312,7 @@ async def _remove(
     """Remove the entry; only then mark the record inactive; check the jobs once more."""
     if inside_own_job(record):
         return await _remove_own_launchd_job(ctx, record, seam, column=column, recheck=recheck)
-    sched = seam.backend(record.scheduler)
+    sched = seam.of(record)
     try:
         await asyncio.to_thread(sched.teardown, record.spec())
     except RelayError:
@@ -304,12 +336,12 @@ async def _remove_own_launchd_job(
     which may end this pass."""
     from schedulers.launchd import LaunchdScheduler
 
-    sched = seam.backend(record.scheduler)
+    sched = seam.of(record)
     assert isinstance(sched, LaunchdScheduler)
     entry = record.spec()
     plist = sched.plist_path(entry)
     kept = plist.read_bytes() if plist.is_file() else None
-    plist.unlink(missing_ok=True)
+    sched.remove_plist(entry)
     if recheck and await bound_jobs(ctx):
         if kept is not None:
             plist.write_bytes(kept)
@@ -325,8 +357,10 @@ async def _remove_own_launchd_job(
 
 def inside_own_job(record: WatcherRecord) -> bool:
     """Whether this process is the launchd job of ``record`` (launchd sets the label)."""
-    return record.scheduler == "launchd" and os.environ.get("XPC_SERVICE_NAME") == (
-        record.spec().label
+    return (
+        record.scheduler == "launchd"
+        and not record.at_boot  # a daemon's plist is root's: put back only by an administrator
+        and os.environ.get("XPC_SERVICE_NAME") == record.spec().label
     )
 
 
@@ -355,9 +389,10 @@ async def _reinstate(
     """A job appeared during the teardown: register the same entry again, column back.
 
     Registering an entry that is still in place changes nothing (no launchd bootout)."""
-    sched = seam.backend(record.scheduler)
+    sched = seam.of(record)
     await asyncio.to_thread(install, sched, record.spec())
-    save(ctx.state, _record(ctx.node, record.scheduler, record.spec(), active=True))
+    again = _record(ctx.node, record.scheduler, record.spec(), active=True, at_boot=record.at_boot)
+    save(ctx.state, again)
     note = f"relay: {ctx.node} watcher is {record.scheduler} again (a job arrived)"
     await asyncio.to_thread(set_column, ctx, record.scheduler, note)
     line = f"a job arrived during the teardown: the {record.scheduler} watcher is registered again"
@@ -371,16 +406,19 @@ async def on_teardown(ctx: NodeContext) -> list[str]:
     if record is None or not record.active:
         return []
     try:
-        return list((await tear_down(ctx)).lines)
+        return list((await tear_down(ctx, unattended=True)).lines)
     except RelayError as err:
         return [f"the watcher could not be torn down: {err}"]
 
 
-def _record(node: str, scheduler: str, entry: Entry, *, active: bool) -> WatcherRecord:
+def _record(
+    node: str, scheduler: str, entry: Entry, *, active: bool, at_boot: bool = False
+) -> WatcherRecord:
     return WatcherRecord(
         node=node,
         scheduler=scheduler,
         entry=dataclasses.asdict(entry),
         active=active,
         registered_at=datetime.now(UTC),
+        at_boot=at_boot,
     )

@@ -40,9 +40,24 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
             "a scheduled pass will find no token: run `relay join --save-token` (keeps the token"
             f" relay uses now in {path}, readable by you only) or log in with `gh auth login`"
         )
+    locked = ""
+    if runs_logged_out(record) and not any(name.startswith("the token file") for name in present):
+        locked = (
+            "; with nobody logged in the keychain is locked, and with it the keyring's and"
+            " gh's token: `relay join --save-token` keeps one where such a pass finds it"
+        )
     if present[0] == "`gh auth token`" and len(present) == 1:
-        return True, "scheduled passes ask `gh auth token` for their token (keep gh logged in)"
-    return True, "scheduled passes find their token through " + ", then ".join(present[:2])
+        said = "scheduled passes ask `gh auth token` for their token (keep gh logged in)"
+        return True, said + locked
+    return True, "scheduled passes find their token through " + ", then ".join(present[:2]) + locked
+
+
+def runs_logged_out(record: WatcherRecord | None) -> bool:
+    """Whether the entry runs passes with nobody logged in (S4U tasks, LaunchDaemons,
+    lingering systemd timers can), where the OS keychain stays locked."""
+    if record is None:
+        return False
+    return record.scheduler == "Task Scheduler" or record.at_boot
 
 
 def scheduled_routes(ctx: NodeContext, record: WatcherRecord | None) -> list[Route]:

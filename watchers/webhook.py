@@ -283,7 +283,7 @@ async def serve_webhook(
     async def on_event(event: WebhookEvent) -> None:
         for delay in (*BUSY_RETRIES, None):
             async with gate:
-                report = await run_pass(ctx, issue=event.issue_number)
+                report = await run_pass(ctx, issue=event.issue_number, started_by="webhook")
             if report.outcome != "busy" or delay is None:
                 break
             await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
@@ -291,7 +291,7 @@ async def serve_webhook(
 
     async def reconcile() -> None:
         async with gate:
-            printer(await run_pass(ctx))
+            printer(await run_pass(ctx, started_by="webhook"))
 
     app = build_app(
         secret=secret, on_event=on_event, reconcile=reconcile, reconcile_interval=reconcile_interval

@@ -1,9 +1,12 @@
 """`relay doctor`: is this node's watcher alive? Each check says what is wrong and what to do.
 
-Checks, in order: the entry exists (the OS scheduler is asked, never our own files); the
-last pass is recent (within three intervals) and succeeded; a scheduled pass will find a
-token; the token works (``GET /user``); the five relay labels exist. Any failure makes the
-exit status non-zero; `--json` gives the same checks as data.
+Checks, in order: the entry exists and something will run it (the OS scheduler is asked,
+never our own files: a cron line no daemon reads fails; an entry that waits for a login
+after a reboot warns); the last pass the scheduler started is recent (within three
+intervals) and succeeded — a pass a person started (`relay watch --once`) is not the
+watcher's heartbeat, so it cannot hide a dead watcher; a scheduled pass will find a token;
+the token works (``GET /user``); the five relay labels exist. Any failure makes the exit
+status non-zero (a warning does not); `--json` gives the same checks as data.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from relay.commands.common import add_common, context, run_async
 from relay.commands.loop_unattended import resume_checks
 from relay.commands.output import Output
 from relay.commands.status import age
+from relay.edges.local import SCHEDULER
 from relay.errors import RelayError
 from relay.node.context import NodeContext, client
-from watchers.registration import DECLINED, WatcherRecord, load
+from watchers.registration import DECLINED, Seam, WatcherRecord, load
 from watchers.scheduled_token import pass_token, token_route
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
@@ -34,6 +38,7 @@ class Status(enum.StrEnum):
     FAIL = "fail"
     SKIP = "skip"
     PENDING = "pending"  # not yet due (a fresh watcher before its first pass)
+    WARN = "warn"  # works, with a caveat (passes wait for a login after a reboot)
 
 
 @dataclass(frozen=True)
@@ -58,9 +63,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
-    """The OS scheduler holds the entry this clone registered."""
-    from watchers.registration import Seam
+def check_entry(
+    ctx: NodeContext, record: WatcherRecord | None, *, seam: Seam | None = None
+) -> Check:
+    """The OS scheduler holds the entry this clone registered, and something runs it."""
 
     row = ctx.master.node(ctx.node)
     if record is None or not record.active:
@@ -77,9 +83,17 @@ def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
             fix="run `relay join` (or `relay join --scheduler none` to go without one)",
         )
     try:
-        found = Seam().backend(record.scheduler).verify(record.spec())
+        sched = (seam or Seam()).of(record)
+        found = sched.verify(record.spec())
+        caveats = sched.advice(record.spec()) if found.ok and not found.blocked else ()
     except RelayError as err:
         return Check("watcher", Status.FAIL, err.message, fix=err.hint or "run `relay join`")
+    if found.ok and found.blocked:
+        why, _, fix = found.blocked.partition(": ")
+        return Check("watcher", Status.FAIL, f"{found.detail}, but {why}", fix=fix or why)
+    warnings = [c.removeprefix("warning: ") for c in caveats if c.startswith("warning: ")]
+    if found.ok and warnings:
+        return Check("watcher", Status.WARN, f"{found.detail}; {'; '.join(warnings)}")
     if found.ok:
         return Check("watcher", Status.OK, found.detail)
     return Check(
@@ -91,19 +105,30 @@ def check_entry(ctx: NodeContext, record: WatcherRecord | None) -> Check:
 
 
 def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetime) -> Check:
-    """The node's newest pass in this clone is recent and succeeded."""
+    """The node's newest pass in this clone is recent and succeeded: with a watcher, the
+    newest the scheduler started (a person's `relay watch --once` is no heartbeat)."""
     active = record is not None and record.active
     logs = f"; its errors go to {error_log(record)}" if record else ""
-    beats = [p for p in ctx.state.passes() if p.node == ctx.node]
+    passes = [p for p in ctx.state.passes() if p.node == ctx.node]
+    beats = [p for p in passes if p.started_by == SCHEDULER] if active else passes
+    manual = ""
+    if active and passes and (not beats or passes[-1].at > beats[-1].at):
+        by = passes[-1].started_by or "an older relay"
+        manual = f" (a pass started by {by} at {passes[-1].at:%H:%M:%S} UTC does not count)"
     if not beats and record is not None and active:
         due = record.registered_at + timedelta(seconds=record.interval + DUE_SLACK)
         if now < due:
-            detail = f"no pass yet; the first is due by {due:%H:%M:%S} UTC"
+            detail = f"no scheduled pass yet; the first is due by {due:%H:%M:%S} UTC{manual}"
             return Check("last pass", Status.PENDING, detail)
     if not beats:
         status = Status.FAIL if active else Status.SKIP
-        fix = f"wait one interval or run `relay watch --once`{logs}" if active else ""
-        return Check("last pass", status, f"no pass of {ctx.node} recorded yet", fix=fix)
+        fix = (
+            f"the {record.scheduler} entry has not run; check {record.scheduler}{logs}"
+            if (record is not None and active)
+            else ""
+        )
+        said = f"no {'scheduled ' if active else ''}pass of {ctx.node} recorded yet{manual}"
+        return Check("last pass", status, said, fix=fix)
     beat = beats[-1]
     when = f"{beat.at:%Y-%m-%d %H:%M:%S} UTC ({age(beat.at, now)} ago)"
     if beat.outcome == "error" or beat.outcome.startswith("error:"):
@@ -114,10 +139,10 @@ def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetim
     if record is not None and active:
         limit = STALE_INTERVALS * record.interval
         if (now - beat.at).total_seconds() > limit:
-            detail = f"the last pass was at {when}: more than {STALE_INTERVALS} intervals"
+            detail = f"the last scheduled pass was at {when}: more than {STALE_INTERVALS} intervals"
             fix = f"the {record.scheduler} entry is not running; check {record.scheduler}{logs}"
-            return Check("last pass", Status.FAIL, f"{detail} ({limit}s)", fix=fix)
-    return Check("last pass", Status.OK, f"{when}: {beat.outcome}")
+            return Check("last pass", Status.FAIL, f"{detail} ({limit}s){manual}", fix=fix)
+    return Check("last pass", Status.OK, f"{when}: {beat.outcome}{manual}")
 
 
 def error_log(record: WatcherRecord) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,12 @@ def register(sub: Any) -> None:
     p.add_argument("--scheduler", default=None, help="watcher backend, or `none` to decline")
     p.add_argument(
         "--interval", type=int, default=None, help="seconds between scheduled passes (300)"
+    )
+    p.add_argument(
+        "--at-boot",
+        action="store_true",
+        help="run passes from boot with nobody logged in: on macOS a LaunchDaemon (needs an"
+        " administrator: sudo is asked), with systemd lingering",
     )
     p.add_argument(
         "--save-token",
@@ -127,7 +134,10 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     from watchers import registration
 
     override, interval = choice(args, ctx)
-    await asyncio.to_thread(registration.plan, ctx, override=override, interval=interval)
+    boot = at_boot(args, ctx)
+    await asyncio.to_thread(
+        registration.plan, ctx, override=override, interval=interval, at_boot=boot
+    )
     check_inputs(args)
     from watchers import registration
 
@@ -262,8 +272,14 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     from watchers import registration
 
     override, interval = choice(args, ctx)
+    boot = at_boot(args, ctx)
+    if boot and (override or "launchd") == "launchd" and sys.platform == "darwin":
+        print(
+            "relay: a LaunchDaemon needs an administrator: sudo may ask for your password",
+            file=sys.stderr,
+        )
     column, lines = await asyncio.to_thread(
-        registration.register, ctx, override=override, interval=interval
+        registration.register, ctx, override=override, interval=interval, at_boot=boot
     )
     said = list(lines)
     if args.save_token:
@@ -309,6 +325,14 @@ def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]
             hint=f"pick --interval between {MIN_INTERVAL} and {MAX_INTERVAL} seconds",
         )
     return override or None, interval
+
+
+def at_boot(args: argparse.Namespace, ctx: NodeContext) -> bool:
+    """--at-boot, or what this clone chose before (a rejoin changes nothing)."""
+    from watchers import registration
+
+    record = registration.load(ctx.state, ctx.node)
+    return bool(args.at_boot or (record and record.active and record.at_boot))
 
 
 def earlier_choice(record: WatcherRecord | None, ctx: NodeContext) -> str:

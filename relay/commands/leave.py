@@ -3,6 +3,8 @@
 The scheduler column becomes ``none (torn down <date>)`` (committed and pushed first),
 then the entry is removed from the OS scheduler. The node keeps its row in the table:
 jobs that still bind it wait until someone runs `relay watch`, or `relay join` again.
+A LaunchDaemon (`relay join --at-boot`) belongs to root: leave removes it through sudo,
+which asks for the password — the one teardown a scheduled pass cannot do by itself.
 """
 
 from __future__ import annotations

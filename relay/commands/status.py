@@ -1,4 +1,9 @@
-"""`relay status`: the open jobs with whose turn it is, then the nodes and this clone's watcher."""
+"""`relay status`: the open jobs with whose turn it is, then the nodes and this clone's watcher.
+
+A watcher is reported as its OS scheduler answers for it now (the registered entry is
+queried), not from this clone's own record; its last pass is the last one the scheduler
+started, and a pass a person started is shown apart.
+"""
 
 from __future__ import annotations
 
@@ -81,24 +86,43 @@ def job_line(row: dict[str, Any]) -> str:
 
 
 def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
-    """Each node this clone watches for (registered or seen passing) with its last pass."""
+    """Each node this clone watches for (registered or seen passing): what its scheduler
+    says of its entry now, its last scheduled pass, and its last pass of any kind."""
+    from relay.edges.local import SCHEDULER
     from watchers.registration import records
 
-    last = {p.node: p for p in ctx.state.passes()}  # oldest first: the newest wins
+    passes = ctx.state.passes()  # oldest first: the newest wins
+    last = {p.node: p for p in passes}
+    scheduled = {p.node: p for p in passes if p.started_by == SCHEDULER}
     known = {r.node: r for r in records(ctx.state)}
     rows = []
     for node in sorted(set(last) | set(known)):
-        record, beat = known.get(node), last.get(node)
+        record, beat, any_pass = known.get(node), scheduled.get(node), last.get(node)
         rows.append(
             {
                 "node": node,
                 "scheduler": record.scheduler if record else None,
                 "active": bool(record and record.active),
                 "interval": record.interval if record else None,
+                "at_boot": bool(record and record.at_boot),
+                "entry": asked(record) if record and record.active else None,
                 "last_pass": beat.model_dump(mode="json") if beat else None,
+                "last_any_pass": any_pass.model_dump(mode="json") if any_pass else None,
             }
         )
     return rows
+
+
+def asked(record: Any) -> dict[str, Any]:
+    """What the OS scheduler says of a registered entry now."""
+    from relay.errors import RelayError
+    from watchers.registration import Seam
+
+    try:
+        found = Seam().of(record).verify(record.spec())
+    except RelayError as err:
+        return {"ok": False, "detail": err.message, "blocked": ""}
+    return {"ok": found.ok, "detail": found.detail, "blocked": found.blocked}
 
 
 def watcher_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -113,15 +137,27 @@ def watcher_lines(rows: list[dict[str, Any]]) -> list[str]:
         else:
             state = f"every {row['interval']}s" if row["active"] else "torn down"
             how = f"{row['scheduler']} entry, {state}"
-        beat = row["last_pass"]
+        entry = row.get("entry")
+        if entry is not None and not entry["ok"]:
+            how += f" — MISSING, {row['scheduler']} says: {entry['detail']}"
+        elif entry is not None and entry["blocked"]:
+            how += f" — NOT RUNNING: {entry['blocked'].partition(': ')[0]}"
+        elif entry is not None:
+            how += f" ({entry['detail']})"
+        beat, any_pass = row["last_pass"], row.get("last_any_pass")
         if beat is None:
-            last = "no pass yet"
-        else:
+            last = "no scheduled pass yet" if row["active"] else "no pass yet"
+            beat = None if row["active"] else any_pass
+        if beat is not None:
             at = datetime.fromisoformat(beat["at"])
             last = (
                 f"last pass {at:%Y-%m-%d %H:%M:%S} UTC ({age(at, now)} ago), {beat['outcome']},"
                 f" {beat['requests']} requests ({beat['not_modified']} answered 304)"
             )
+        if row["active"] and any_pass and any_pass != row["last_pass"]:
+            by = any_pass.get("started_by") or "an older relay"
+            at = datetime.fromisoformat(any_pass["at"])
+            last += f"; a pass started by {by} {age(at, now)} ago (not the watcher's)"
         lines.append(f"  {row['node']}: {how}; {last}")
     return lines
 

@@ -75,7 +75,15 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
         config = state.load_config()
         node = args.node or (config.node if config else "?")
         outcome = f"error: {redacted(str(err))}"[:300]
-        state.log_pass(PassRecord(at=now, node=node, outcome=outcome))
+        state.log_pass(PassRecord(at=now, node=node, outcome=outcome, started_by=starter(args)))
+
+
+def starter(args: argparse.Namespace) -> str:
+    """Who started a one-off pass: the OS scheduler's entry (its argv says --scheduled on
+    every scheduler, Task Scheduler having no environment to set) or a person."""
+    from relay.edges.local import SCHEDULER
+
+    return SCHEDULER if args.scheduled else "person"
 
 
 def dispatch(args: argparse.Namespace) -> Output:
@@ -124,6 +132,7 @@ def dispatch(args: argparse.Namespace) -> Output:
                     token=token,
                     on_teardown=on_teardown,
                     verbose=args.verbose,
+                    started_by=starter(args),
                 )
             )
         )

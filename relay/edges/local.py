@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from relay.edges.files import read_private, write_atomic
+from relay.edges.files import read_private, write_atomic, write_private
 from relay.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -107,6 +107,13 @@ class PassRecord(_Frozen):
     requests: int = 0
     not_modified: int = 0
     seconds: float = 0.0
+    # Who started it: "scheduler" (the OS entry), "person" (`relay watch --once`), "loop",
+    # "webhook", "actions"; None from an older relay. Only the scheduler's passes are the
+    # watcher's heartbeat: a person's pass must not hide a dead watcher.
+    started_by: str | None = None
+
+
+SCHEDULER = "scheduler"  # PassRecord.started_by of a pass the OS scheduler's entry started
 
 
 def clone_root(start: Path) -> Path:
@@ -256,7 +263,7 @@ class NodeState:
 
         key = Ed25519PrivateKey.generate()
         raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-        write_atomic(self.signing_key_path(node), base64.b64encode(raw) + b"\n", mode=0o600)
+        write_private(self.signing_key_path(node), base64.b64encode(raw) + b"\n")
         return raw
 
     def lock(self, node: str) -> PassLock:
@@ -286,8 +293,8 @@ class NodeState:
         write_versioned(self.config_path, {"config": config.model_dump(mode="json")})
 
     def save_token(self, token: str) -> None:
-        """Store a token readable by this user only (0600)."""
-        write_atomic(self.token_path, token.strip().encode() + b"\n", mode=0o600)
+        """Store a token readable by this user only (0600; an owner-only ACL on Windows)."""
+        write_private(self.token_path, token.strip().encode() + b"\n")
 
     def _parse(self, model: type[Any], raw: Any, path: Path) -> Any:
         try:
@@ -561,5 +568,5 @@ def webhook_secret(
             hint="run `relay join --webhook URL` on this clone, or set the variable",
         )
     made = secrets.token_hex(32)
-    write_atomic(path, made.encode() + b"\n", mode=0o600)
+    write_private(path, made.encode() + b"\n")
     return made, f"a new secret saved in {path}"

@@ -21,6 +21,7 @@ PASS_KEYS = {
     "lost_answers_found",
     "seconds",
     "teardown",
+    "started_by",  # the scheduler, or a person: only the scheduler's passes are heartbeats
 }
 TASK_KEYS = {"issue", "task", "status", "seconds", "log_url"}
 RESULT_KEYS = {
@@ -56,6 +57,7 @@ def test_every_verb_json_keys(blank: World) -> None:
     assert out(c, "task", str(issue), "--step", "git --version") == {"issue": issue, "task": 1}
     worker_pass = out(w, "watch", "--once")
     assert set(worker_pass) == PASS_KEYS and set(worker_pass["tasks"][0]) == TASK_KEYS
+    assert worker_pass["started_by"] == "person"  # by hand: not the watcher's heartbeat
     assert worker_pass["outcome"] == "acted" and worker_pass["node"] == WORKER
     assert isinstance(worker_pass["requests"], int) and isinstance(worker_pass["lines"], list)
     assert set(out(c, "watch", "--once")) == PASS_KEYS

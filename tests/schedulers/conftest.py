@@ -1,10 +1,16 @@
-"""Fixtures for the scheduler tests: a recorder for OS commands, and the real crontab.
+"""Fixtures for the scheduler tests: a recorder for OS commands, and a crontab.
 
 Every test runs with its own temporary directory as the working directory and as the
-temporary-file root, so nothing a backend writes can land anywhere else. The real-crontab
-tests change the invoking user's crontab (root's on a developer machine), so the table is
-saved first and restored exactly afterwards, under a lock that other relay tests touching
-the crontab can share.
+temporary-file root, so nothing a backend writes can land anywhere else.
+
+The crontab tests run a real ``crontab`` process on a real file-backed table. Only in CI
+(``CI`` set) or with ``RELAY_TEST_CRONTAB=1`` is it the real one, which changes the
+invoking user's table: it is saved first and restored exactly afterwards, under a lock
+that other relay tests touching the crontab can share. Otherwise a stand-in ``crontab``
+(``standin_crontab.py``, with this test's own table) goes first on the PATH, so a
+person's `make test` never touches their crontab. Either way no cron daemon runs in a
+test (nor in most CI containers), so a stand-in ``pgrep`` on the PATH answers relay's
+daemon probe as a machine with cron running; ``no_cron_daemon`` makes it answer none.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sched_helpers import Recorder
+from sched_helpers import Recorder, cron_daemon, standin_bin, standin_script
 
 
 @pytest.fixture(autouse=True)
@@ -34,15 +40,28 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-@pytest.fixture
-def real_crontab(tmp_path: Path) -> Iterator[None]:
-    """Save the user's crontab byte for byte, hand the test the real one, restore it after.
+def use_real_crontab() -> bool:
+    """Whether the crontab tests drive the user's real table (CI, or asked for)."""
+    return bool(os.environ.get("CI")) or os.environ.get("RELAY_TEST_CRONTAB") == "1"
 
-    The lock is an flock on the crontab program itself (opened read-only), so the tests
-    that share it write no file of their own; the saved table is also kept in tmp_path.
-    """
+
+@pytest.fixture
+def real_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A real ``crontab`` process for the test: the user's own (saved byte for byte and
+    restored after) in CI or with RELAY_TEST_CRONTAB=1, else the stand-in with a table of
+    this test's own. A cron daemon is said to run (see the module doc)."""
     if not sys.platform.startswith("linux"):
         pytest.skip("the real-crontab tests run on Linux (macOS's crontab needs disk access)")
+    bin_dir = standin_bin(tmp_path)
+    cron_daemon(tmp_path, running=True)
+    if not use_real_crontab():
+        here = Path(__file__).resolve().with_name("standin_crontab.py")
+        table = tmp_path / "cron-standin" / "table"
+        standin_script(bin_dir / "crontab", f'exec "{sys.executable}" "{here}" "{table}" "$@"')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    if not use_real_crontab():
+        yield
+        return
     program = shutil.which("crontab")
     if program is None:
         pytest.fail(

@@ -127,3 +127,21 @@ class FakeLaunchd:
             if label in self.running:
                 self.terminated.append(label)
         return OK
+
+
+def standin_bin(tmp_path: Path) -> Path:
+    """The directory of this test's stand-in programs (first on the PATH)."""
+    return tmp_path / "cron-standin" / "bin"
+
+
+def standin_script(path: Path, body: str) -> None:
+    """A small shell program at ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def cron_daemon(tmp_path: Path, *, running: bool) -> None:
+    """Make the stand-in ``pgrep`` answer as a machine with (or without) a cron daemon."""
+    answer = "echo 4242; exit 0" if running else "exit 1"
+    standin_script(standin_bin(tmp_path) / "pgrep", answer)

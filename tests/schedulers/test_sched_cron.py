@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sched_helpers import Recorder, awkward_entry
+from sched_helpers import Recorder, awkward_entry, cron_daemon
 
 from schedulers import Completed, CronScheduler, Entry, SchedulerError
 from schedulers.cron import cron_schedule, marker
@@ -215,3 +215,58 @@ def test_a_user_line_saying_no_crontab_is_not_an_empty_table(tmp_path: Path) -> 
     entry = awkward_entry(tmp_path)
     cron.register(entry)
     assert recorder.stdins[-1] == table + cron.render(entry)["crontab"] + "\n"
+
+
+PGREP = ("pgrep", "-x", "cron|crond|fcron|dcron")
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS asks launchd for cron's job")
+@pytest.mark.parametrize(
+    ("answer", "blocked", "unsure"),
+    [
+        (Completed(0, "812\n", ""), False, False),
+        (Completed(1, "", ""), True, False),  # pgrep found no process of those names
+        (Completed(127, "", "pgrep: command not found"), False, True),
+    ],
+)
+def test_cron_without_daemon_is_in_place_but_blocked(
+    tmp_path: Path, answer: Completed, blocked: bool, unsure: bool
+) -> None:
+    entry = awkward_entry(tmp_path)
+    line = CronScheduler(home=tmp_path).render(entry)["crontab"]
+    recorder = Recorder(
+        answers={("crontab", "-l"): [Completed(0, line + "\n", "")], ("pgrep",): [answer]}
+    )
+    found = CronScheduler(runner=recorder, home=tmp_path).verify(entry)
+    assert found.ok  # the line is there, as rendered
+    assert bool(found.blocked) is blocked
+    if blocked:
+        assert "no cron daemon is running" in found.blocked and "relay watch" in found.blocked
+    assert ("could not tell" in found.detail) is unsure
+    assert recorder.calls == [("crontab", "-l"), PGREP]
+
+
+def test_cron_without_daemon_on_the_crontab_process(real_crontab: None, tmp_path: Path) -> None:
+    cron_daemon(tmp_path, running=False)  # a container or WSL: the table, and nobody reading it
+    cron = CronScheduler(home=tmp_path)
+    entry = awkward_entry(tmp_path)
+    cron.register(entry)
+    found = cron.verify(entry)
+    assert found.ok and "no cron daemon is running" in found.blocked
+    assert sum(marker(entry) in x for x in crontab_lines()) == 1  # kept, for when cron starts
+    cron_daemon(tmp_path, running=True)
+    assert cron.verify(entry).blocked == ""
+    cron.teardown(entry)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads Linux's /proc")
+def test_the_daemon_probe_agrees_with_the_process_table(tmp_path: Path) -> None:
+    """The real pgrep, asked as relay asks it, against the names in /proc."""
+    names = set()
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            names.add(comm.read_text().strip())
+        except OSError:
+            continue  # the process ended meanwhile
+    expected = bool(names & {"cron", "crond", "fcron", "dcron"})
+    assert CronScheduler(home=tmp_path).daemon_running() is expected

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sched_helpers import FakeLaunchd, Recorder, awkward_entry
 
+from relay.errors import LocalUsageError
 from schedulers import Completed, Entry, LaunchdScheduler, SchedulerError
 
 IO_ERROR = Completed(5, "", "Bootstrap failed: 5: Input/output error\n")
@@ -173,3 +174,93 @@ def test_teardown_removes_the_plist_before_the_bootout_that_ends_the_pass(
     LaunchdScheduler(runner=watching, home=tmp_path, uid=501).teardown(entry)
     assert seen == [False] and launchd.terminated == [entry.label]
     assert not backend.verify(entry).ok
+
+
+def daemon(recorder: Recorder, tmp_path: Path, *, euid: int = 501) -> LaunchdScheduler:
+    """A --at-boot backend whose system root is a test directory."""
+    return LaunchdScheduler(
+        runner=recorder,
+        home=tmp_path / "Users" / "zoë",
+        uid=501,
+        euid=euid,
+        user="zoë",
+        root=tmp_path / "system root",
+        at_boot=True,
+    )
+
+
+def test_at_boot_plist_is_a_launch_daemon_that_runs_as_the_user(tmp_path: Path) -> None:
+    backend = daemon(Recorder(), tmp_path)
+    entry = awkward_entry(tmp_path)
+    job = plistlib.loads(backend.render(entry)[f"{entry.label}.plist"].encode("utf-8"))
+    assert job["UserName"] == "zoë"  # never root
+    assert job["EnvironmentVariables"]["HOME"] == str(tmp_path / "Users" / "zoë")
+    assert job["EnvironmentVariables"]["PATH"] == entry.env["PATH"]
+    assert job["ProgramArguments"] == list(entry.argv) and job["RunAtLoad"] is True
+    assert job["StartInterval"] == 300 and job["Label"] == entry.label
+    path = backend.plist_path(entry)
+    assert path == tmp_path / "system root" / "Library" / "LaunchDaemons" / f"{entry.label}.plist"
+    assert backend.domain == "system" and not backend.unattended_teardown()
+    (said,) = backend.advice(entry)
+    assert "from boot as zoë" in said and "administrator" in said
+    with pytest.raises(LocalUsageError, match="not as root"):
+        LaunchdScheduler(home=tmp_path, user="root", euid=0, at_boot=True).render(entry)
+
+
+def test_at_boot_installs_and_boots_through_sudo_into_the_system_domain(tmp_path: Path) -> None:
+    staged: list[bytes] = []
+
+    def peek(argv: tuple[str, ...]) -> None:
+        if argv[:2] == ("sudo", "install"):
+            staged.append(Path(argv[-2]).read_bytes())
+
+    recorder = Recorder(answers={PRINT: [NOT_LOADED]}, peek=peek)
+    backend = daemon(recorder, tmp_path)
+    entry = awkward_entry(tmp_path)
+    backend.register(entry)
+    plist = str(backend.plist_path(entry))
+    assert recorder.calls[0] == ("launchctl", "print", f"system/{entry.label}")
+    assert recorder.calls[1][:8] == ("sudo", "install", "-m", "0644", "-o", "root", "-g", "wheel")
+    assert recorder.calls[1][-1] == plist
+    assert recorder.calls[2] == ("sudo", "launchctl", "bootstrap", "system", plist)
+    assert len(recorder.calls) == 3
+    assert plistlib.loads(staged[0])["UserName"] == "zoë"
+    assert staged[0].decode("utf-8") == backend.render(entry)[f"{entry.label}.plist"]
+    backend.teardown(entry)
+    assert recorder.calls[3:] == [
+        ("sudo", "rm", "-f", plist),
+        ("sudo", "launchctl", "bootout", f"system/{entry.label}"),
+    ]
+
+
+def test_at_boot_as_root_needs_no_sudo(tmp_path: Path) -> None:
+    recorder = Recorder(answers={PRINT: [NOT_LOADED]})
+    backend = daemon(recorder, tmp_path, euid=0)
+    entry = awkward_entry(tmp_path)
+    backend.register(entry)
+    plist = backend.plist_path(entry)
+    assert plistlib.loads(plist.read_bytes())["UserName"] == "zoë"
+    assert recorder.calls[-1] == ("launchctl", "bootstrap", "system", str(plist))
+    assert not any(c[0] == "sudo" for c in recorder.calls) and backend.unattended_teardown()
+    backend.teardown(entry)
+    assert not plist.exists()
+
+
+def test_at_boot_without_an_administrator_says_so(tmp_path: Path) -> None:
+    refused = Completed(1, "", "zoë is not in the sudoers file.\n")
+    recorder = Recorder(answers={PRINT: [NOT_LOADED], ("sudo", "install"): [refused]})
+    backend = daemon(recorder, tmp_path)
+    with pytest.raises(SchedulerError, match="sudoers") as caught:
+        backend.register(awkward_entry(tmp_path))
+    assert "needs an administrator" in (caught.value.hint or "")
+    assert not any("bootstrap" in c for c in recorder.calls)
+    gone = Recorder(answers={("sudo", "rm"): [Completed(1, "", "sudo: a password is required\n")]})
+    with pytest.raises(SchedulerError, match="password is required"):
+        daemon(gone, tmp_path).teardown(awkward_entry(tmp_path))
+
+
+def test_a_launch_agent_warns_that_passes_wait_for_a_login(tmp_path: Path) -> None:
+    backend = LaunchdScheduler(runner=Recorder(), home=tmp_path, uid=501)
+    (said,) = backend.advice(awkward_entry(tmp_path))
+    assert said.startswith("warning:") and "until you log in" in said and "--at-boot" in said
+    assert backend.unattended_teardown()

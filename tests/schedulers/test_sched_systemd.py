@@ -259,3 +259,31 @@ def test_a_description_never_continues_onto_the_next_line(tmp_path: Path) -> Non
     entry = dataclasses.replace(base, description="ends in a backslash \\")
     (service, _timer) = SystemdScheduler(home=tmp_path).render(entry).values()
     assert "Description=ends in a backslash\n" in service
+
+
+def test_at_boot_asks_logind_to_linger_and_says_when_it_refused(tmp_path: Path) -> None:
+    import getpass
+
+    off = Completed(0, "Linger=no\n", "")
+    active = {
+        ("systemctl", "--user", "is-enabled"): [Completed(1, "disabled\n", "")],
+        ("systemctl", "--user", "is-active"): [Completed(3, "inactive\n", "")],
+    }
+    granted = Recorder(
+        answers={**active, ("loginctl", "show-user"): [off, Completed(0, "Linger=yes\n", "")]}
+    )
+    backend = SystemdScheduler(runner=granted, home=tmp_path, at_boot=True)
+    entry = awkward_entry(tmp_path)
+    backend.register(entry)
+    assert ("loginctl", "enable-linger", getpass.getuser()) in granted.calls
+    assert backend.advice(entry) == ()  # logind lingers now: nothing to warn about
+    refused = Recorder(answers={**active, ("loginctl", "show-user"): [off]})
+    backend = SystemdScheduler(runner=refused, home=tmp_path / "b", at_boot=True)
+    backend.register(entry)
+    (said,) = backend.advice(entry)
+    assert (
+        said.startswith("warning:") and f"sudo loginctl enable-linger {getpass.getuser()}" in said
+    )
+    plain = Recorder(answers={**active, ("loginctl", "show-user"): [off]})
+    SystemdScheduler(runner=plain, home=tmp_path / "c").register(entry)
+    assert not any(c[:2] == ("loginctl", "enable-linger") for c in plain.calls)  # not asked

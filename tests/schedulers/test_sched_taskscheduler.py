@@ -86,7 +86,7 @@ def test_plain_words_stay_unquoted() -> None:
 
 def test_task_xml_has_every_setting(tmp_path: Path) -> None:
     entry = windows_entry(clone=CLONE)
-    ((name, text),) = TaskScheduler(home=tmp_path).render(entry).items()
+    ((name, text),) = TaskScheduler(home=tmp_path, user="DESKTOP-7\\zoë").render(entry).items()
     assert name == f"{entry.label}.xml"
     assert text.startswith('<?xml version="1.0" encoding="UTF-16"?>')
     task = ET.fromstring(text)
@@ -102,8 +102,13 @@ def test_task_xml_has_every_setting(tmp_path: Path) -> None:
     assert settings["DisallowStartIfOnBatteries"] == "false"
     assert settings["StopIfGoingOnBatteries"] == "false"
     assert settings["StartWhenAvailable"] == "true"
-    logon = task.findtext("t:Principals/t:Principal/t:LogonType", namespaces=NS)
-    assert logon == "InteractiveToken"
+    principal = task.find("t:Principals/t:Principal", NS)
+    assert principal is not None
+    # "run whether the user is logged on or not", and no password anywhere
+    assert principal.findtext("t:LogonType", namespaces=NS) == "S4U"
+    assert principal.findtext("t:UserId", namespaces=NS) == "DESKTOP-7\\zoë"
+    assert "Password" not in text and "InteractiveToken" not in text
+    assert principal.findtext("t:RunLevel", namespaces=NS) == "LeastPrivilege"
     command = task.findtext("t:Actions/t:Exec/t:Command", namespaces=NS)
     arguments = task.findtext("t:Actions/t:Exec/t:Arguments", namespaces=NS) or ""
     assert command == '"C:\\Program Files\\Python 3.12\\python.exe"'
@@ -145,11 +150,13 @@ def test_verify_compares_the_registered_task_with_ours(tmp_path: Path) -> None:
     entry = windows_entry(clone=CLONE)
     (text,) = TaskScheduler(home=tmp_path).render(entry).values()
     stale = text.replace("PT5M", "PT10M")
+    interactive = text.replace(">S4U<", ">InteractiveToken<")  # an older relay's task
     mangled = text.replace("Zoë", "Zo\u251c\u00bd")  # UTF-8 read back in a DOS code page
     cases = [
         (Completed(0, text, ""), True),
         (Completed(0, mangled, ""), True),
         (Completed(0, stale, ""), False),
+        (Completed(0, interactive, ""), True),  # ours too; advice warns about it
         (Completed(0, "ERROR: <", ""), False),
         (Completed(1, "", "ERROR: The system cannot find the file specified."), False),
     ]
@@ -216,3 +223,72 @@ def test_real_schtasks_round_trip(tmp_path: Path) -> None:
     finally:
         backend.teardown(entry)
     assert not backend.verify(entry).ok
+
+
+def test_the_account_comes_from_the_environment_and_the_advice_names_the_token_file(
+    tmp_path: Path,
+) -> None:
+    from schedulers.taskscheduler import windows_user
+
+    assert windows_user({"USERNAME": "zoë", "USERDOMAIN": "DESKTOP-7"}) == "DESKTOP-7\\zoë"
+    assert windows_user({"USERNAME": "zoë"}) == "zoë"
+    assert windows_user({}) == ""
+    bare = TaskScheduler(home=tmp_path, user="")  # unknown: Task Scheduler takes the caller
+    (text,) = bare.render(windows_entry(clone=CLONE)).values()
+    assert ET.fromstring(text).find(".//t:UserId", NS) is None
+    assert "S4U" in text
+    (said,) = bare.advice(windows_entry(clone=CLONE))
+    assert "logged on or not" in said and "--save-token" in said
+
+
+def test_a_refused_s4u_task_falls_back_to_interactive_and_says_passes_wait(tmp_path: Path) -> None:
+    created: list[str] = []
+
+    def peek(argv: tuple[str, ...]) -> None:
+        if "/Create" in argv:
+            xml = Path(argv[argv.index("/XML") + 1]).read_bytes().decode("utf-16")
+            created.append(ET.fromstring(xml).findtext(".//t:LogonType", namespaces=NS) or "")
+
+    entry = windows_entry(clone=CLONE)
+    (text,) = TaskScheduler(home=tmp_path).render(entry).values()
+    interactive = text.replace(">S4U<", ">InteractiveToken<")
+    denied = Completed(1, "", "ERROR: Access is denied.\r\n")
+    missing = Completed(1, "", "ERROR: The system cannot find the file specified.")
+    recorder = Recorder(
+        answers={
+            ("schtasks", "/Query"): [missing, Completed(0, interactive, "")],
+            ("schtasks", "/Create"): [denied, Completed(0, "SUCCESS", "")],
+        },
+        peek=peek,
+    )
+    backend = TaskScheduler(runner=recorder, home=tmp_path, user="zoë")
+    backend.register(entry)
+    assert created == ["S4U", "InteractiveToken"]  # asked for S4U first, then the fallback
+    assert backend.verify(entry).ok and backend.found_logon == "InteractiveToken"
+    (said,) = backend.advice(entry)
+    assert said.startswith("warning:") and "until you log on" in said
+    assert "Access is denied" in said and "Log on as a batch job" in said
+
+
+def test_an_s4u_task_in_place_is_left_alone_and_an_older_interactive_one_upgraded(
+    tmp_path: Path,
+) -> None:
+    entry = windows_entry(clone=CLONE)
+    (text,) = TaskScheduler(home=tmp_path).render(entry).values()
+    same = Recorder(answers={("schtasks", "/Query"): [Completed(0, text, "")]})
+    TaskScheduler(runner=same, home=tmp_path).register(entry)
+    assert [c[1] for c in same.calls] == ["/Query"]  # nothing replaced mid-pass
+    older = text.replace(">S4U<", ">InteractiveToken<")
+    upgrade = Recorder(answers={("schtasks", "/Query"): [Completed(0, older, "")]})
+    TaskScheduler(runner=upgrade, home=tmp_path).register(entry)
+    assert [c[1] for c in upgrade.calls] == ["/Query", "/Create"]
+    refused = Recorder(
+        answers={
+            ("schtasks", "/Query"): [Completed(0, older, "")],
+            ("schtasks", "/Create"): [Completed(1, "", "ERROR: Access is denied.")],
+        }
+    )
+    kept = TaskScheduler(runner=refused, home=tmp_path)
+    kept.register(entry)  # the interactive task stays; it is not replaced by another
+    assert [c[1] for c in refused.calls] == ["/Query", "/Create"]
+    assert kept.advice(entry)[0].startswith("warning:")

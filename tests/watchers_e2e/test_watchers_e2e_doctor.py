@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
-from e2e_world import read_crontab, write_crontab
+from e2e_world import read_crontab, relay_lines, write_crontab
 from worlds import WORKER, World, data_of, envelope_of
 
 from relay.edges.local import NodeState, PassRecord
@@ -24,7 +25,8 @@ def joined(world: World) -> World:
 
 
 def one_pass(world: World) -> None:
-    world.worker.call("watch", "--once", "--node", WORKER)
+    """A pass as the scheduler's entry starts it (its argv says --scheduled)."""
+    world.worker.call("watch", "--once", "--scheduled", "--node", WORKER)
 
 
 def doctor(world: World, **env: str) -> tuple[int, dict[str, str], dict[str, str]]:
@@ -54,12 +56,12 @@ def test_a_healthy_node_passes_every_check(world: World, real_crontab: None) -> 
 def stale_pass(world: World) -> None:
     state = NodeState.for_clone(world.worker.clone)
     then = datetime.now(UTC) - timedelta(seconds=3 * 300 + 60)
-    state.log_pass(PassRecord(at=then, node=WORKER, outcome="idle"))
+    state.log_pass(PassRecord(at=then, node=WORKER, outcome="idle", started_by="scheduler"))
 
 
 def failed_pass(world: World) -> None:
     w = world.worker
-    done = w.run("watch", "--once", env=w.env(RELAY_TOKEN="not-a-token"))
+    done = w.run("watch", "--once", "--scheduled", env=w.env(RELAY_TOKEN="not-a-token"))
     assert done.returncode != 0 and "rejected the token" in done.stderr
 
 
@@ -193,3 +195,81 @@ def test_a_pass_that_fails_before_it_starts_still_leaves_a_heartbeat(
     assert "--save-token" in beat.outcome
     status, found, _ = doctor(world)
     assert status == 1 and found["last pass"] == "fail"
+
+
+def test_a_pass_a_person_starts_does_not_hide_a_dead_watcher(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    stale_pass(world)  # the scheduler's last pass is long gone
+    world.worker.call("watch", "--once", "--node", WORKER)  # a person runs one by hand
+    beat = NodeState.for_clone(world.worker.clone).heartbeat()
+    assert beat is not None and beat.started_by == "person" and beat.outcome == "idle"
+    status, found, _ = doctor(world)
+    assert status == 1 and found["last pass"] == "fail", found
+    said = world.worker.run("doctor").stdout
+    assert "a pass started by person" in said and "does not count" in said
+    line = next(
+        x for x in world.worker.ok("status", as_node=False).splitlines() if "cron entry" in x
+    )
+    assert "not the watcher's" in line
+
+
+def test_cron_without_daemon_is_not_called_working(world: World, real_crontab: None) -> None:
+    from sched_helpers import cron_daemon
+
+    cron_daemon(world.root, running=False)  # WSL or a container: a table nobody reads
+    said = world.worker.ok("join", "--scheduler", "cron", "--save-token")
+    assert "verified:" not in said
+    assert "registered but NOT running" in said and "no cron daemon is running" in said
+    assert len(relay_lines(read_crontab())) == 1  # kept: it runs once cron is started
+    world.open_job()
+    status, found, fixes = doctor(world)
+    assert status == 1 and found["watcher"] == "fail"
+    assert "sudo service cron start" in fixes["watcher"]
+    line = next(
+        x for x in world.worker.ok("status", as_node=False).splitlines() if "cron entry" in x
+    )
+    assert "NOT RUNNING: no cron daemon is running here" in line
+    cron_daemon(world.root, running=True)  # someone started cron
+    status, found, _ = doctor(world)
+    assert found["watcher"] == "ok", found
+
+
+def test_status_asks_the_scheduler_not_the_nodes_own_record(
+    world: World, real_crontab: None
+) -> None:
+    joined(world)
+    entry_removed(world)  # the record still says "registered"; the crontab does not
+    record = load(NodeState.for_clone(world.worker.clone), WORKER)
+    assert record is not None and record.active
+    said = world.worker.ok("status", as_node=False)
+    line = next(x for x in said.splitlines() if x.strip().startswith(f"{WORKER}:"))
+    assert "MISSING, cron says: the crontab has no line # relay:" in line
+    data = data_of(world.worker.ok("status", "--json", as_node=False))
+    (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
+    assert mine["entry"]["ok"] is False and mine["last_pass"]["started_by"] == "scheduler"
+
+
+def test_doctor_warns_that_a_launch_agent_waits_for_a_login(world: World, tmp_path: Path) -> None:
+    """launchd is asked (its answers recorded): a LaunchAgent passes, with a warning."""
+    from sched_helpers import FakeLaunchd
+
+    from relay.commands.doctor import Status, check_entry
+    from relay.node.context import open_node
+    from watchers.registration import Seam, register
+
+    w = world.worker
+    w.call("join", "--node", WORKER, "--scheduler", "none")
+    ctx = open_node(repo_dir=w.clone, node=WORKER, api=None)
+    launchd = FakeLaunchd()
+    seam = Seam(runner=launchd, home=tmp_path / "Users" / "zoë")
+    column, lines = register(ctx, override="launchd", interval=300, seam=seam)
+    assert column == "launchd" and any("until you log in" in line for line in lines)
+    record = load(ctx.state, WORKER)
+    assert record is not None and not record.at_boot
+    found = check_entry(ctx, record, seam=seam)
+    assert found.status is Status.WARN and "until you log in" in found.detail
+    assert launchd.calls[-1][:2] == ("launchctl", "print")  # doctor asked launchd itself
+    launchd.loaded.clear()  # someone booted it out by hand
+    assert check_entry(ctx, record, seam=seam).status is Status.FAIL
