@@ -49,7 +49,7 @@ class Parser(argparse.ArgumentParser):
 # Verbs with sub-verbs, for naming the command in the --json envelope.
 SUB_VERBS: dict[str, tuple[str, ...]] = {
     "job": ("open",),
-    "hub": ("token",),
+    "hub": ("token", "repo"),
     "loop": ("init", "goal", "status", "next", "check", "run"),
 }
 
