@@ -108,21 +108,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(words: list[str], *, json_output: bool, command: str) -> int:
     repo_dir = None
     try:
-        args = build_parser(words).parse_args(words)
-        repo_dir = getattr(args, "repo_dir", None)
-        result: Output = args.func(args)
-        render(result, json_output=json_output, command=command)
-        return result.exit_status
+        try:
+            args = build_parser(words).parse_args(words)
+            repo_dir = getattr(args, "repo_dir", None)
+            result: Output = args.func(args)
+            render(result, json_output=json_output, command=command)
+            return result.exit_status
+        except Exception as exc:  # git missing, or a git command no edge expected to fail
+            from relay.edges.git import as_relay_error
+
+            mapped = None if isinstance(exc, RelayError) else as_relay_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
     except RelayError as err:
 
         def clean(text: str) -> str:
             return redacted(text, repo_dir=repo_dir)
 
+        # the message may quote paths and command output, so it is redacted; the hint is
+        # relay's own words (what to run, which flag), never redacted into nonsense
+        message, hint = clean(err.message), err.hint
         if json_output:  # the failure is the same envelope, with the error in it
-            entry = error_entry(err, clean(err.message), clean(err.hint or "") or None)
+            entry = error_entry(err, message, hint)
             write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
         else:
-            print(f"relay: {clean(str(err))}", file=sys.stderr)
+            print(f"relay: {message}{f' — {hint}' if hint else ''}", file=sys.stderr)
         return err.exit_status
 
 
