@@ -116,3 +116,44 @@ def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     token_lines = [ln for ln in text.splitlines() if ln.lstrip().lower().startswith(("fail", "✗"))]
     assert not any("token" in ln.split(":")[0] for ln in token_lines), text
     assert "Traceback" not in text
+
+
+def test_init_in_a_clone_with_no_commit_says_so(blank: World, tmp_path: Path) -> None:
+    """A repository created empty: git's own failure (`rev-parse HEAD` on an unborn branch)
+    is mapped to one line that says what to do, and nothing is written."""
+    token = blank.tokens("octo")
+    name = f"{blank.repo.split('/')[1]}-empty"
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "relay.cli",
+            "hub",
+            "repo",
+            "create",
+            f"octo/{name}",
+            "--empty",
+            "--private",
+        ],
+        env={**blank.controller.env(), "RELAY_API_URL": blank.hub.url, "RELAY_TOKEN": token},
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    clone = tmp_path / "empty-clone"
+    header = f"http.extraHeader=Authorization: Bearer {token}"
+    url = f"{blank.hub.url}/octo/{name}.git"
+    subprocess.run(["git", "-c", header, "clone", "-q", url, str(clone)], check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "init", "--yes", "--repo-dir", str(clone)],
+        env={**blank.controller.env(), "RELAY_API_URL": blank.hub.url, "RELAY_TOKEN": token},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert one_line(done) == (
+        "relay: the clone has no commit yet — commit something (a README) and push it,"
+        " then run relay again"
+    )
+    assert not (clone / "docs").exists()
