@@ -57,3 +57,33 @@ def test_result_wait_and_a_long_step_say_what_they_wait_for(world: World, job: i
     assert f"#{job} RESULT 1: done" in out
     # not a terminal: a line per phase, not one a poll
     assert len(err.splitlines()) <= 4, err
+
+
+def test_the_default_wait_covers_the_claims_lease() -> None:
+    """Before a claim: the pick-up time from the TASK's posting; once claimed: the claim's
+    lease (every step to its timeout, at least two hours) and a margin — never the 600 s
+    that a default step timeout alone would give."""
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+    from typing import Any
+
+    from relay.commands.result import ANSWER_MARGIN, PICK_UP, wait_deadline
+    from relay.protocol.messages import ClaimMsg, TaskMsg
+    from relay.protocol.thread import Entry, Thread
+    from relay.protocol.work import RunLimits, lease_until
+
+    posted = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    comment: Any = SimpleNamespace(created_at=posted)
+    task = TaskMsg.model_construct(task=1, steps=("make", "make test"))
+    none: Any = None
+    thread = Thread(issue=none, job=none, state=none, tasks={1: Entry(task, comment)})
+    assert wait_deadline(thread, 1, posted) == posted + timedelta(seconds=PICK_UP)
+    later = posted + timedelta(hours=1)  # a wait begun long after: pick-up from then
+    assert wait_deadline(thread, 1, later) == later + timedelta(seconds=PICK_UP)
+    claimed_at = posted + timedelta(minutes=3)
+    lease = lease_until(claimed_at, steps=2, limits=RunLimits())
+    claim = ClaimMsg.model_construct(task=1, claimed_at=claimed_at, lease_until=lease)
+    thread.claims[1] = Entry(claim, comment)
+    deadline = wait_deadline(thread, 1, posted)
+    assert deadline == lease + timedelta(seconds=ANSWER_MARGIN)
+    assert deadline - claimed_at > timedelta(seconds=2 * 600)
