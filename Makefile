@@ -2,19 +2,26 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint lint-workflows typecheck unit bench soak tools clean
 
-$(STAMP): pyproject.toml
+# `make demo` needs relay alone; the test toolchain (linters, type checker, the clients the
+# hub is tested with) comes only with the targets that use it.
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(RUNTIME)
+
+$(STAMP): $(RUNTIME) pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
 # The scheduler tests drive the real crontab (Debian's cron package provides it); the page
-# tests read the hub's pages in a real headless browser (Debian's chromium). Installed
-# when missing, as root on Linux; elsewhere the tests that need them say how and skip.
+# tests read the hub's pages in a real headless browser (Debian's chromium); actionlint
+# checks the workflows' shell with shellcheck. Installed when missing, as root on Linux;
+# elsewhere the tests that need them say how and skip.
 tools:
 	@command -v crontab >/dev/null || [ "$$(uname)" != Linux ] || \
 	  { (apt-get update -qq && apt-get install -y -qq cron) >/dev/null 2>&1 || \
@@ -24,15 +31,22 @@ tools:
 	    echo "make: could not install chromium; install it (apt-get install chromium) and re-run"; }
 	@command -v chromium >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" = 0 ] || \
 	  echo "make: chromium is missing and this is not root: the page tests will be skipped"
+	@command -v shellcheck >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" != 0 ] || \
+	  { (apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || \
+	    echo "make: could not install shellcheck; install it (apt-get install shellcheck) and re-run"; }
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(BIN)/relay demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-lint-workflows: $(STAMP)
+# actionlint checks each `run:` script with shellcheck only when it finds one on the PATH,
+# and says nothing when it does not: so a missing shellcheck fails here instead.
+lint-workflows: $(STAMP) tools
+	@command -v shellcheck >/dev/null || \
+	  { echo "make: shellcheck is missing (apt-get install shellcheck, brew install shellcheck)"; exit 1; }
 	$(BIN)/actionlint .github/workflows/*.yml
 	$(BIN)/zizmor --offline --persona=pedantic .github/workflows/
 

@@ -480,7 +480,9 @@ def _on_main(git_root: Path, sha: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run a soak; exit 1 when something that must hold did not."""
-    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description=__doc__, allow_abbrev=False
+    )
     defaults = Size()
     for name in ("jobs", "tasks", "workers", "watchers", "seed"):
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))

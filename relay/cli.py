@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from relay.commands.output import Output, envelope, error_entry, render, write_json
 from relay.errors import LocalUsageError, RelayError
@@ -34,6 +34,7 @@ VERBS: tuple[str, ...] = (
     "hub",
     "demo",
     "loop",
+    "completion",
 )
 
 
@@ -41,15 +42,26 @@ class Parser(argparse.ArgumentParser):
     """argparse whose complaints are relay's usage errors, so that under ``--json`` a bad
     flag is the same envelope as any other failure (every sub-parser is one of these)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--repo` must never be taken for `--repo-dir` (or any flag for
+        # another that starts with it); a flag is named in full or refused.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
-        where = "" if self.prog == "relay" else f"`{self.prog}`: "
-        raise LocalUsageError(f"{where}{message}", hint=f"see `{self.prog} --help`")
+        prog = self.prog
+        if prog == "relay" and message.startswith("unrecognized arguments") and self.verb:
+            prog = f"relay {self.verb}"  # argparse says it at the top: name the verb's help
+        where = "" if prog == "relay" else f"`{prog}`: "
+        raise LocalUsageError(f"{where}{message}", hint=f"see `{prog} --help`")
+
+    verb = ""  # the verb of the line being parsed, for the hint above
 
 
 # Verbs with sub-verbs, for naming the command in the --json envelope.
 SUB_VERBS: dict[str, tuple[str, ...]] = {
     "job": ("open",),
-    "hub": ("token",),
+    "hub": ("token", "repo"),
     "loop": ("init", "goal", "status", "next", "check", "run"),
 }
 
@@ -61,10 +73,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     parser = Parser(prog="relay", description="Hand work between machines through GitHub issues.")
     parser.add_argument("--version", action="version", version=f"relay {__version__}")
+    # the whole tree, every verb loaded, for verbs that describe it (`relay completion`)
+    parser.set_defaults(whole_parser=lambda: build_parser([]))
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = [w for w in words[:1] if w in VERBS] or list(VERBS)
+    parser.verb = " ".join(words[:1]) if words[:1] == chosen else ""
     for verb in VERBS:
         if verb in chosen:
             importlib.import_module(f"relay.commands.{verb}").register(sub)
@@ -93,21 +108,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(words: list[str], *, json_output: bool, command: str) -> int:
     repo_dir = None
     try:
-        args = build_parser(words).parse_args(words)
-        repo_dir = getattr(args, "repo_dir", None)
-        result: Output = args.func(args)
-        render(result, json_output=json_output, command=command)
-        return result.exit_status
+        try:
+            args = build_parser(words).parse_args(words)
+            repo_dir = getattr(args, "repo_dir", None)
+            result: Output = args.func(args)
+            render(result, json_output=json_output, command=command)
+            return result.exit_status
+        except Exception as exc:  # git missing, or a git command no edge expected to fail
+            from relay.edges.git import as_relay_error
+
+            mapped = None if isinstance(exc, RelayError) else as_relay_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
     except RelayError as err:
 
         def clean(text: str) -> str:
             return redacted(text, repo_dir=repo_dir)
 
+        # the message may quote paths and command output, so it is redacted; the hint is
+        # relay's own words (what to run, which flag), never redacted into nonsense
+        message, hint = clean(err.message), err.hint
         if json_output:  # the failure is the same envelope, with the error in it
-            entry = error_entry(err, clean(err.message), clean(err.hint or "") or None)
+            entry = error_entry(err, message, hint)
             write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
         else:
-            print(f"relay: {clean(str(err))}", file=sys.stderr)
+            print(f"relay: {message}{f' — {hint}' if hint else ''}", file=sys.stderr)
         return err.exit_status
 
 

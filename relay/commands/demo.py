@@ -452,6 +452,27 @@ def tell_kept(demo: Demo, keep: Path) -> None:
         f"  sign in at {url}/login with the token in {token_file} (the repository is private)\n"
         f"  stop it:     {stop_command(pid)}"
     )
+    latest = demo.hub.api("GET", f"/repos/{OWNER}/{REPO}/issues?state=all", demo.controller.token)
+    issue = max((i["number"] for i in latest), default=0) + 1
+    demo.say(continue_by_hand(url, token_file, demo.controller.clone, demo.worker.clone, issue))
+
+
+def continue_by_hand(url: str, token_file: Path, controller: Path, worker: Path, issue: int) -> str:
+    """The commands that go on from where the demo stopped, in its two clones (both nodes
+    act as the owner, whose token is in ``token_file``); ``issue`` is the next job's."""
+    return (
+        "\ncontinue by hand (a shell in each clone):\n"
+        f"  export RELAY_API_URL={url}\n"
+        f'  export RELAY_TOKEN="$(cat {token_file})"\n'
+        f"  cd {controller}    # the controller, {CONTROLLER}\n"
+        f"  relay job open --worker {WORKER} --title 'Check the disk' --objective 'How full?'\n"
+        f"  relay task {issue} --step 'df -h .' --scope diagnostics\n"
+        f"  cd {worker}    # the worker, {WORKER}\n"
+        "  relay watch --once\n"
+        f"  cd {controller}\n"
+        f"  relay result {issue}\n"
+        "  relay status"
+    )
 
 
 def register(sub: Any) -> None:

@@ -22,7 +22,7 @@ from relay.commands.loop_unattended import resume_checks
 from relay.commands.output import Output
 from relay.commands.status import age
 from relay.edges.local import SCHEDULER
-from relay.errors import RelayError
+from relay.errors import RelayError, RemoteUnavailable
 from relay.node.context import NodeContext, client
 from watchers.registration import DECLINED, Seam, WatcherRecord, load
 from watchers.scheduled_token import pass_token, token_route
@@ -184,6 +184,10 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
             said = f"the {whose} from {token.source} works ({asked}: {user.login})"
             checks = [Check("token", Status.OK, said)]
             names = {label.name for label in await gh.list_labels()}
+    except RemoteUnavailable as err:  # the hub or GitHub is down: the token is not to blame
+        fix = f"start the hub or check the network to {ctx.api_url}, then run doctor again"
+        down = Check("hub/API", Status.FAIL, f"hub/API unreachable: {err.message}", fix=fix)
+        return [down, Check("token", Status.SKIP, "needs a reachable hub/API"), skipped]
     except RelayError as err:
         fix = err.hint or "set RELAY_TOKEN (or `relay join --save-token`) to a working token"
         return [Check("token", Status.FAIL, err.message, fix=fix), skipped]

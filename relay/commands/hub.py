@@ -45,6 +45,9 @@ push) with the same tokens as the password (any user name) and the API's access 
 """
 
 
+HUB_PORT = 8080  # not the webhook receiver's 8787: a node and a hub share one machine
+
+
 def port_number(text: str) -> int:
     """argparse type: a TCP port, 0..65535 (0 picks a free one)."""
     try:
@@ -95,7 +98,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument(
-        "--port", type=port_number, default=8787, help="port, 0 for a free one (default 8787)"
+        "--port",
+        type=port_number,
+        default=HUB_PORT,
+        help=f"port, 0 for a free one (default {HUB_PORT}; `relay watch --webhook` listens on"
+        " 8787, so both run on one machine)",
     )
     p.add_argument(
         "--rate-limit",
@@ -131,8 +138,19 @@ def register(sub: Any) -> None:
         " answers 403 'Resource not accessible by integration', the default here too)",
     )
     p.add_argument("--faults", default="", metavar="SPEC", help="inject faults (see above)")
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="return once the hub serves, leaving it running in the background (its pid in"
+        " DATA/hub.pid, its output in DATA/hub.log)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="the envelope (url, pid with --detach) once detached, or when the hub stops",
+    )
     p.set_defaults(func=serve)
-    inner = p.add_subparsers(dest="hub_verb", metavar="token")
+    inner = p.add_subparsers(dest="hub_verb", metavar="token|repo")
     t = inner.add_parser("token", help="create LOGIN if new and print a fresh token")
     t.add_argument("login", metavar="LOGIN")
     t.add_argument("--data", type=Path, default=argparse.SUPPRESS, help="data directory")
@@ -144,19 +162,41 @@ def register(sub: Any) -> None:
     )
     t.add_argument("--json", action="store_true", help="machine-readable output")
     t.set_defaults(func=token)
+    from relay.commands import hub_repo
+
+    hub_repo.register(inner)
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
     from relay.hub.server import default_data_dir
 
     data: Path | None = getattr(args, "data", None)
-    return data if data is not None else default_data_dir()
+    # absolute: the hub's git runs in other directories, where a relative path means another
+    return data.resolve() if data is not None else default_data_dir()
 
 
 def serve(args: argparse.Namespace) -> Output:
-    """Serve until interrupted."""
+    """Serve until interrupted (or, with --detach, start serving and return)."""
     from relay.hub.faults import FaultSpec
     from relay.hub.server import Options, run
+
+    if args.detach:
+        from relay.commands.hub_repo import detach
+
+        minute, hour = args.content_limit
+        again = [
+            "hub",
+            "--host",
+            args.host,
+            "--port",
+            str(args.port),
+            "--data",
+            str(_data_dir(args)),
+        ]
+        again += ["--rate-limit", str(args.rate_limit), "--content-limit", f"{minute}/{hour}"]
+        again += ["--faults", args.faults, *(["--api-only"] if args.api_only else [])]
+        again += ["--app-user"] if args.app_user else []
+        return detach(_data_dir(args), again)
 
     options = Options(
         faults=FaultSpec.parse(args.faults),

@@ -83,6 +83,13 @@ def make_ask(args: argparse.Namespace) -> Ask:
     def ask(question: str, default: str) -> str:
         if args.yes:
             return default
+        import signal
+        import threading
+
+        # asyncio.run defers Ctrl-C to the next await, which a blocking input() never
+        # reaches: restore Python's own handler while asking, so Ctrl-C leaves at once
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
         try:
             sys.stderr.write(f"{question} [{default}]: ")  # stdout stays for the result
             sys.stderr.flush()
@@ -92,6 +99,9 @@ def make_ask(args: argparse.Namespace) -> Ask:
             raise LocalUsageError(
                 "no answer on standard input", hint="pass --yes to take the defaults"
             ) from None
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
         return answer or default
 
     return ask

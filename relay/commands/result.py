@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
@@ -12,8 +13,11 @@ from relay.commands.output import Output
 from relay.errors import LocalUsageError, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext, client
 from relay.node.observe import load_issue
+from relay.node.progress import duration
 from relay.protocol import HalfDoneMsg, ResultMsg
-from relay.protocol.thread import NotAJob, read_thread
+from relay.protocol.labels import batons_in
+from relay.protocol.messages import ClaimMsg
+from relay.protocol.thread import NotAJob, Thread, read_thread
 
 
 def register(sub: Any) -> None:
@@ -21,7 +25,13 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("result", help="show a job's newest result")
     p.add_argument("issue", type=int, help="the job's issue number")
     p.add_argument("--wait", action="store_true", help="wait for the outstanding task's result")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait at most")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait at most (default: as long as the TASK may take — each step to"
+        " its timeout, once the worker claims it — plus time for the watcher to pick it up)",
+    )
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks")
     add_common(p, node=False)
     p.set_defaults(func=run)
@@ -29,6 +39,12 @@ def register(sub: Any) -> None:
 
 async def newest(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDoneMsg | None]:
     """The newest task number and its answer, if any."""
+    task, answer, _thread = await look(ctx, number)
+    return task, answer
+
+
+async def look(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDoneMsg | None, Thread]:
+    """The newest task number, its answer if any, and the thread they were read from."""
     async with client(ctx) as gh:
         try:
             thread = read_thread(await load_issue(gh, number), ctx.master)
@@ -43,22 +59,81 @@ async def newest(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDo
             " relay does not trust its content",
             hint="read the issue thread, then post a new TASK",
         )
-    return task, thread.answer(task) if task else None
+    return task, thread.answer(task) if task else None, thread
+
+
+PICK_UP = 900.0  # seconds a watcher may take to claim a TASK (three default intervals)
+ANSWER_MARGIN = 120.0  # seconds past a claim's lease for the RESULT to be posted
+QUIET_SECONDS = 3.0  # a wait shorter than this prints nothing but its answer
+
+
+def wait_deadline(thread: Thread, task: int, since: datetime) -> datetime:
+    """Until when `result --wait` waits by default: once claimed, the claim's lease (long
+    enough for every step to run to its timeout) and a little more; before that, PICK_UP
+    from the TASK's posting, the time a running watcher takes to claim it."""
+    claim = thread.claims.get(task)
+    if claim is not None and isinstance(claim.message, ClaimMsg):
+        return claim.message.lease_until + timedelta(seconds=ANSWER_MARGIN)
+    entry = thread.task_entry(task)
+    posted = entry.comment.created_at if entry is not None else since
+    if posted.tzinfo is None:
+        posted = posted.replace(tzinfo=UTC)
+    return max(posted, since) + timedelta(seconds=PICK_UP)
+
+
+def waiting_for(thread: Thread, task: int, now: datetime) -> tuple[str, str]:
+    """What the wait is for, in words: (phase, line). Pure, for the progress line."""
+    from relay.node.progress import duration
+
+    worker = thread.job.worker
+    baton = next((b.value for b in batons_in(thread.issue.labels)), "")
+    claim = thread.claims.get(task)
+    if claim is not None and isinstance(claim.message, ClaimMsg):
+        ran = duration((now - claim.message.claimed_at).total_seconds())
+        return "claimed", (
+            f"#{thread.issue.number}: {worker} claimed TASK {task}; its steps have run for"
+            f" {ran} (baton {baton or 'none'})"
+        )
+    entry = thread.task_entry(task)
+    posted = entry.comment.created_at if entry is not None else None
+    since = f", posted {duration((now - posted).total_seconds())} ago" if posted else ""
+    return "unclaimed", (
+        f"#{thread.issue.number}: waiting for {worker} to claim TASK {task}"
+        f" (baton {baton or 'none'}{since})"
+    )
 
 
 async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any]:
-    """Look until the newest task has an answer or the timeout passes."""
-    deadline = time.monotonic() + args.timeout
-    while True:
-        task, answer = await newest(ctx, args.issue)
-        if answer is not None or not args.wait:
-            return task, answer
-        if time.monotonic() > deadline:
-            raise RemoteUnavailable(
-                f"no result for TASK {task} on #{args.issue} after {args.timeout:.0f}s",
-                hint="is the worker's watcher running? see `relay status`",
+    """Look until the newest task has an answer or the timeout passes, saying what the
+    wait is for on standard error."""
+    from relay.node.progress import Progress
+
+    progress = Progress()
+    started, since = time.monotonic(), datetime.now(UTC)
+    try:
+        while True:
+            task, answer, thread = await look(ctx, args.issue)
+            if answer is not None or not args.wait or task == 0:
+                return task, answer
+            now, waited = datetime.now(UTC), time.monotonic() - started
+            over = (
+                waited > args.timeout
+                if args.timeout is not None
+                else now > wait_deadline(thread, task, since)
             )
-        await asyncio.sleep(args.poll)
+            if over:
+                hint = "is the worker's watcher running? see `relay status`"
+                if thread.taken(task):
+                    hint = "the worker claimed it and went quiet; see `relay status`"
+                raise RemoteUnavailable(
+                    f"no result for TASK {task} on #{args.issue} after {waited:.0f}s", hint=hint
+                )
+            if waited >= QUIET_SECONDS:  # a short wait says nothing
+                phase, line = waiting_for(thread, task, now)
+                progress.say(phase, f"{line}; waited {duration(waited)}")
+            await asyncio.sleep(args.poll)
+    finally:
+        progress.close()
 
 
 def run(args: argparse.Namespace) -> Output:

@@ -122,6 +122,11 @@ def dispatch(args: argparse.Namespace) -> Output:
     if args.once:
         from watchers.registration import on_teardown
 
+        if not args.scheduled:  # a person watches: say which step runs, and for how long
+            from relay.node.progress import Progress, install
+
+            install(Progress())
+
         # A pass that finds no job binding its node removes the watcher this clone
         # registered (none registered: nothing happens), as a scheduled pass must.
         return pass_result(
@@ -136,8 +141,53 @@ def dispatch(args: argparse.Namespace) -> Output:
                 )
             )
         )
-    run_async(lambda: poll.loop(ctx, interval=args.interval))
+    from relay.node.progress import Progress, install
+
+    install(Progress())  # a long step says so; an idle loop says it is alive, now and then
+    alive = Alive(ctx.node, args.interval)
+    run_async(lambda: poll.loop(ctx, interval=args.interval, printer=alive.printer))
     return Output()
+
+
+ALIVE_EVERY = 600.0  # seconds between two "still watching" lines of an idle loop
+
+
+class Alive:
+    """The foreground loop's printer: each pass's lines as before, and while passes have
+    nothing to do, a line saying the loop is alive (on a terminal it updates in place;
+    in a log, one every ALIVE_EVERY seconds)."""
+
+    def __init__(self, node: str, interval: float) -> None:
+        import time
+
+        from relay.node.progress import Progress
+
+        self.node, self.interval = node, interval
+        self.progress = Progress(every=ALIVE_EVERY)
+        self.started = time.monotonic()
+        self.passes = 0
+        self.last_said = time.monotonic()
+
+    def printer(self, report: Any) -> None:
+        """Print one pass's report (watchers.once.print_report), or that all is quiet."""
+        import time
+
+        from relay.node.progress import duration
+        from watchers.once import print_report
+
+        self.passes += 1
+        if report.lines:
+            self.progress.close()
+            print_report(report)
+            self.last_said = time.monotonic()
+            return
+        now = time.strftime("%H:%M:%S")
+        quiet = duration(time.monotonic() - self.last_said)
+        self.progress.say(
+            "idle",
+            f"relay watch: {self.node} alive, {self.passes} passes, nothing to do for {quiet}"
+            f" (last pass {now}; every {self.interval:g}s)",
+        )
 
 
 def pass_result(report: Any) -> Output:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from relay.errors import ConfigError, Conflict, RemoteUnavailable
+from relay.errors import ConfigError, Conflict, RelayError, RemoteUnavailable
 
 FALLBACK_NAME = "relay"
 FALLBACK_EMAIL = "relay@localhost"
@@ -437,6 +437,37 @@ def _git_error() -> type[Exception]:
     import git
 
     return git.GitCommandError
+
+
+GIT_MISSING = "git is not installed or not on the PATH"
+GIT_MISSING_HINT = "install git (git-scm.com; apt-get install git, brew install git) and run again"
+
+
+def as_relay_error(exc: BaseException) -> RelayError | None:
+    """The one place where GitPython's and git's own failures become relay's one-line
+    errors (None for anything else): git missing from the PATH (GitPython refuses to
+    import, a subprocess finds no ``git``), and a git command that failed where no edge
+    expected it to."""
+    if isinstance(exc, ImportError) and "git executable" in str(exc):
+        return ConfigError(GIT_MISSING, hint=GIT_MISSING_HINT)
+    if isinstance(exc, FileNotFoundError) and Path(str(exc.filename or "")).name in (
+        "git",
+        "git.exe",
+    ):
+        return ConfigError(GIT_MISSING, hint=GIT_MISSING_HINT)
+    if type(exc).__name__ != "GitCommandError" or "git" not in sys.modules:
+        return None
+    if not isinstance(exc, _git_error()):
+        return None
+    said = str(getattr(exc, "stderr", "") or "").strip().strip("'").strip()
+    command = " ".join(str(w) for w in (getattr(exc, "command", None) or [])[:3])
+    if "ambiguous argument 'HEAD'" in said or ("unknown revision" in said and "HEAD" in command):
+        return ConfigError(
+            "the clone has no commit yet",
+            hint="commit something (a README) and push it, then run relay again",
+        )
+    first = said.splitlines()[0].removeprefix("stderr: ").strip("'") if said else ""
+    return ConfigError(f"`{command}` failed: {first or 'git gave no reason'}")
 
 
 def _classify(verb: str, exc: Exception) -> Exception:

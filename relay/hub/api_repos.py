@@ -27,6 +27,8 @@ from relay.hub.web import (
     not_found,
     one_row,
     origin,
+    paged,
+    paging,
     read_object,
     reply,
     viewer,
@@ -174,8 +176,32 @@ async def create_repo(request: web.Request) -> web.Response:
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
     acc = repo_access(request, owner=me["login"], name=name)
-    Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
+    bare = Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
+    if data.get("auto_init"):  # GitHub's first commit: a README named after the repository
+        bare.seed_readme(name, author=me["login"], email=f"{me['login']}@users.noreply.hub")
+        hub_of(request).hosted.discard(acc.id)
     return created(repo_object(request, acc))
+
+
+async def list_my_repos(request: web.Request) -> web.Response:
+    """``GET /user/repos``: the repositories the caller owns or collaborates on, by full
+    name (GitHub's default sort)."""
+    me = viewer(request)
+    page, per_page = paging(request)
+    db = hub_of(request).store.db
+    mine = (
+        "FROM repos r JOIN users u ON u.id = r.owner_id WHERE r.owner_id = ?"
+        " OR r.id IN (SELECT repo_id FROM collaborators WHERE user_id = ?)"
+    )
+    total = db.execute(f"SELECT COUNT(*) {mine}", (me["id"], me["id"])).fetchone()[0]
+    rows = db.execute(
+        f"SELECT u.login, r.name {mine} ORDER BY u.login COLLATE NOCASE, r.name LIMIT ? OFFSET ?",
+        (me["id"], me["id"], per_page, (page - 1) * per_page),
+    ).fetchall()
+    items = [
+        repo_object(request, repo_access(request, owner=login, name=name)) for login, name in rows
+    ]
+    return paged(request, items, total)
 
 
 def repo_object(

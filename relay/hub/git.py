@@ -65,6 +65,31 @@ class Bare:
             self._git("init", "--bare", "--quiet", "--initial-branch=main", str(self.path))
         return self
 
+    def seed_readme(self, title: str, *, author: str, email: str) -> str:
+        """The first commit on ``main``, holding a README.md, as GitHub's ``auto_init`` makes
+        it; its sha."""
+        env = _git_env()
+        for role in ("AUTHOR", "COMMITTER"):
+            env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = author, email
+
+        def git(*args: str, stdin: str = "") -> str:
+            done = subprocess.run(
+                ["git", *args],
+                cwd=self.path,
+                env=env,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            return done.stdout.strip()
+
+        blob = git("hash-object", "-w", "--stdin", stdin=f"# {title}\n")
+        tree = git("mktree", stdin=f"100644 blob {blob}\tREADME.md\n")
+        commit = git("commit-tree", tree, "-m", "Initial commit")
+        git("update-ref", "refs/heads/main", commit, "0" * 40)
+        return commit
+
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         cwd = self.path if (self.path / "HEAD").exists() else self.path.parent
         return subprocess.run(

@@ -131,15 +131,23 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
     timeout = limits.step_timeout
     executor = ctx.config.executor if ctx.config else None
 
+    from relay.node.progress import StepTicker
+
+    ticker = StepTicker(task.issue, task.task, tuple(task.steps))  # says a long step runs
+
     def started(group: int) -> None:  # kept with the claim: a killed pass leaves no orphan
+        ticker.started()
         ctx.state.set_claim_group(issue=task.issue, task=task.task, group=group)
 
-    if executor:
-        text = task_text(task)
-        return run_executor(
-            executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
+    with ticker:
+        if executor:
+            text = task_text(task)
+            return run_executor(
+                executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
+            )
+        return run_steps(
+            task.steps, cwd=ctx.root, timeout=timeout, on_start=started, shell=task.shell
         )
-    return run_steps(task.steps, cwd=ctx.root, timeout=timeout, on_start=started, shell=task.shell)
 
 
 def reap(ctx: NodeContext, *, issue: int | None = None, task: int | None = None) -> list[str]:

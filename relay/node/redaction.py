@@ -25,15 +25,21 @@ def redactor_for(ctx: NodeContext, token: str) -> Redactor:
     return built
 
 
+# relay's own protocol words, which the secret-assignment rule would otherwise take for a
+# credential (``authorized-by-human: yes`` reads like ``auth...: value``): relay's hints and
+# notices say them, and they are never a secret
+RELAY_WORDS = (r"`?authorized-by-human(?::\s*|=)(?:yes|no)`?",)
+
+
 def build_redactor(master: Master | None, token: str = "") -> Redactor:
-    """The one recipe: the machine's facts and secrets, plus the repository's own patterns
-    and allowances when its master section is known."""
+    """The one recipe: the machine's facts and secrets, relay's own words kept, plus the
+    repository's own patterns and allowances when its master section is known."""
     import re
 
     from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
 
     if master is None:
-        return Redactor(gather_facts(token=token or None))
+        return Redactor(gather_facts(token=token or None), allowed=RELAY_WORDS)
     scope = master.scope
     extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
     # node names are public in the node table, even where one equals its host name
@@ -41,7 +47,7 @@ def build_redactor(master: Master | None, token: str = "") -> Redactor:
     return Redactor(
         gather_facts(token=token or None),
         extra_patterns=extra,
-        allowed=(*DEFAULT_ALLOWED, *scope.redact_allow, *names),
+        allowed=(*DEFAULT_ALLOWED, *RELAY_WORDS, *scope.redact_allow, *names),
     )
 
 

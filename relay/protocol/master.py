@@ -160,9 +160,10 @@ def build(model: type[M], **values: object) -> M:
     try:
         return model.model_validate(values)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise InvalidValue(f"{where}: {first['msg']}", hint="fix the value and retry") from None
+        from relay.protocol.explain import explain
+
+        errors = [dict(e) for e in err.errors()]
+        raise InvalidValue(explain(errors), hint="fix the value and retry") from None
 
 
 def render_node_row(node: Node, columns: tuple[str, ...] = NODE_COLUMNS) -> str:

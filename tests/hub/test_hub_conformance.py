@@ -49,6 +49,7 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", "/user"): "PrivateUser",
     ("GET", "/users/{login}"): "PublicUser",
     ("POST", "/user/repos"): "FullRepository",
+    ("GET", "/user/repos"): "[Repository]",
     ("GET", "/rate_limit"): "RateLimitOverview",
     ("GET", R): "FullRepository",
     ("PATCH", R): "FullRepository",
@@ -211,6 +212,7 @@ def test_every_route_answers_in_githubs_shapes(
     check("GET", "/users/{login}", "/users/bob")
     check("GET", "/rate_limit", "/rate_limit")
     check("POST", "/user/repos", "/user/repos", {"name": name}, status=201)
+    check("GET", "/user/repos", "/user/repos")
     check("GET", R, r)
     check("PATCH", R, r, {"description": "conformance"})
     check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bob", {}, status=201)

@@ -1,10 +1,11 @@
 """GitHub App authentication, for nodes that are not a person.
 
 An App proves itself with a short-lived JWT (RS256, signed with the App's private key) and
-trades it for an installation token that lasts an hour. The JWT is signed here with
-`cryptography` alone; gidgethub's own helper needs PyJWT and does not back-date ``iat``,
-which makes a node with a slightly fast clock fail. Time comes from an injected clock, so
-the refresh schedule is testable without waiting.
+trades it for an installation token that lasts an hour. The JWT is encoded by PyJWT (which
+gidgethub brings), with the claims gidgethub's ``apps.get_jwt`` makes (``iat`` 60 s back,
+``exp`` ten minutes after ``iat``). We do not call ``get_jwt`` itself: it reads the wall
+clock, and here time comes from an injected clock, so that the refresh schedule and the
+hub's expiry checks are testable without waiting.
 
 GitHub docs: "Generating a JSON Web Token (JWT) for a GitHub App" and "Generating an
 installation access token for a GitHub App".
@@ -13,8 +14,6 @@ installation access token for a GitHub App".
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -42,10 +41,6 @@ ENV_PRIVATE_KEY = "RELAY_APP_PRIVATE_KEY"
 ENV_PRIVATE_KEY_FILE = "RELAY_APP_PRIVATE_KEY_FILE"
 
 
-def _b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
 def _load_rsa_key(private_key: str | bytes) -> Any:
     """Parse a PEM RSA private key, raising ConfigError with a fix when it is not one."""
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -68,23 +63,17 @@ def _load_rsa_key(private_key: str | bytes) -> Any:
 
 
 def app_jwt(*, app_id: str, private_key: str | bytes, now: float) -> str:
-    """Return the App's JWT for `now`: RS256, iat 60 s back, exp 9 min ahead, iss = app id."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import padding
+    """Return the App's JWT for `now`: RS256, iat 60 s back, exp 9 min ahead, iss = app id
+    (gidgethub's ``get_jwt`` claims, at an injected time)."""
+    import jwt
 
-    key = _load_rsa_key(private_key)
     issued = int(now)
-    header = {"alg": "RS256", "typ": "JWT"}
     claims = {
         "iat": issued - JWT_BACKDATE_SECONDS,
         "exp": issued + JWT_LIFETIME_SECONDS,
         "iss": app_id,
     }
-    signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
-    )
-    signature = key.sign(signing_input.encode("ascii"), padding.PKCS1v15(), hashes.SHA256())
-    return f"{signing_input}.{_b64url(signature)}"
+    return jwt.encode(claims, _load_rsa_key(private_key), algorithm="RS256")
 
 
 @dataclass(frozen=True)

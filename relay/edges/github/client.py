@@ -41,6 +41,13 @@ def _already_exists(exc: gidgethub.HTTPException) -> bool:
     )
 
 
+def _name_taken(exc: gidgethub.HTTPException) -> bool:
+    errors = getattr(exc, "errors", None) or []
+    return int(exc.status_code) == 422 and any(
+        isinstance(e, dict) and "already exists" in str(e.get("message", "")) for e in errors
+    )
+
+
 def _ref_exists(exc: gidgethub.HTTPException) -> bool:
     text = str(exc.args[0]) if exc.args else ""
     return int(exc.status_code) == 422 and REF_EXISTS in text.lower()
@@ -111,6 +118,20 @@ class GitHubClient(ApiSession):
         """The bound repository: visibility, default branch (``GET /repos/{o}/{r}``)."""
         what = f"repository {self.repo}"
         return self._one(Repo, await self._get(self._repo_path, what), what)
+
+    async def create_own_repo(self, name: str, *, private: bool, readme: bool) -> Repo | None:
+        """``POST /user/repos``: a repository of the token's account (``readme``: with a first
+        commit, GitHub's ``auto_init``); None when the account already has one of that name
+        (GitHub's 422 ``name already exists``)."""
+        body = {"name": name, "private": private, "auto_init": readme}
+        what = f"creating repository {name}"
+        made = await self._send("POST", "/user/repos", what, data=body, allow=_name_taken)
+        return None if made is DECLINED else self._one(Repo, made, what)
+
+    async def list_own_repos(self) -> list[Repo]:
+        """``GET /user/repos``: what the token's account owns or collaborates on."""
+        what = "the account's repositories"
+        return self._many(Repo, await self._get_all("/user/repos", what), what)
 
     async def collaborator_permission(self, login: str) -> Permission:
         """``login``'s permission on the repository: admin, write, read or none."""

@@ -68,7 +68,7 @@ def map_http_error(
     if status == 404:
         return ConfigError(
             f"{what}: not found in {where} at {api_url}; check the repository name"
-            " (--repo OWNER/NAME) and that the token can see it"
+            " (the remote's, or `relay init --repo OWNER/NAME`) and that the token can see it"
         )
     if status == 410:
         return ConfigError(f"{what}: gone from {where} (410: {message}); it was deleted")

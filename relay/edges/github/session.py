@@ -143,7 +143,9 @@ class ApiSession:
     @property
     def _repo_path(self) -> str:
         if not self.repo:
-            raise ConfigError("no repository configured; pass --repo OWNER/NAME")
+            raise ConfigError(
+                "no repository configured", hint="run `relay init` (or `relay join`) in the clone"
+            )
         owner, _, name = self.repo.partition("/")
         return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
 

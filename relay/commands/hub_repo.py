@@ -1,0 +1,137 @@
+"""`relay hub repo create OWNER/NAME` and `relay hub repo list`: repositories on a running
+hub, over its API with a token, exactly as a GitHub client creates and lists them; and
+`relay hub --detach`. Together the offline quickstart needs nothing but relay and git."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from relay.commands.common import run_async
+from relay.commands.output import Output
+from relay.edges.git import RepoSlug
+from relay.errors import LocalUsageError, RelayError
+
+
+def register(inner: Any) -> None:
+    """Add `hub repo create` and `hub repo list` under `relay hub`'s sub-verbs."""
+    r: argparse.ArgumentParser = inner.add_parser(
+        "repo", help="create or list repositories on a running hub (over its API)"
+    )
+    verbs = r.add_subparsers(dest="repo_verb", metavar="create|list")
+    verbs.required = True
+    c = verbs.add_parser("create", help="create OWNER/NAME (OWNER is the token's account)")
+    c.add_argument("slug", metavar="OWNER/NAME")
+    c.add_argument("--private", action="store_true", help="a private repository")
+    c.add_argument(
+        "--empty",
+        action="store_true",
+        help="no first commit (by default the repository starts with a README.md commit)",
+    )
+    c.add_argument(
+        "--exist-ok", action="store_true", help="succeed if the repository already exists"
+    )
+    listing = verbs.add_parser("list", help="the repositories the token's account can push to")
+    for p in (c, listing):
+        p.add_argument("--api", default=None, help="the hub's URL (default: RELAY_API_URL)")
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    c.set_defaults(func=create)
+    listing.set_defaults(func=list_repos)
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from relay.edges.github import GitHubClient
+    from relay.edges.github.credentials import api_base_url, find_token
+
+    api_url = api_base_url(args.api)
+    token = find_token(api_url=api_url)
+    return GitHubClient(api_url=api_url, token=token.value)
+
+
+def git_url(api_url: str, slug: str) -> str:
+    """Where the hub serves the repository's git (GitHub's own shape on github.com)."""
+    base = api_url.rstrip("/")
+    if base == "https://api.github.com":
+        base = "https://github.com"
+    return f"{base}/{slug}.git"
+
+
+def create(args: argparse.Namespace) -> Output:
+    """Create the repository under the token's account; say where to clone it from."""
+    slug = RepoSlug.parse(args.slug)
+
+    async def go() -> Output:
+        async with _session(args) as gh:
+            me = await gh.current_user()
+            if me.login.lower() != slug.owner.lower():
+                raise LocalUsageError(
+                    f"the token is {me.login}'s, so it can create {me.login}/{slug.name}"
+                    f" but not {slug}",
+                    hint=f"use a token of {slug.owner} (`relay hub token {slug.owner}`)",
+                )
+            made = await gh.create_own_repo(slug.name, private=args.private, readme=not args.empty)
+            if made is None and not args.exist_ok:
+                raise LocalUsageError(
+                    f"{slug} already exists", hint="pick another name, or pass --exist-ok"
+                )
+            url = git_url(gh.api_url, f"{me.login}/{slug.name}")
+            state = "created" if made is not None else "already exists"
+            return Output(
+                lines=(
+                    f"{me.login}/{slug.name} {state}; clone it with: git clone {url}",
+                    "(git's user name: any; its password: the token)",
+                ),
+                data={"repo": f"{me.login}/{slug.name}", "created": made is not None, "git": url},
+            )
+
+    return run_async(go)
+
+
+def list_repos(args: argparse.Namespace) -> Output:
+    """One line per repository: OWNER/NAME, visibility, git URL."""
+
+    async def go() -> Output:
+        async with _session(args) as gh:
+            repos = await gh.list_own_repos()
+            rows = [
+                {
+                    "repo": r.full_name,
+                    "private": r.private,
+                    "git": git_url(gh.api_url, r.full_name),
+                }
+                for r in repos
+            ]
+        lines = [
+            f"{row['repo']}  {'private' if row['private'] else 'public'}  {row['git']}"
+            for row in rows
+        ]
+        return Output(lines=tuple(lines) or ("no repositories",), data={"repos": rows})
+
+    return run_async(go)
+
+
+def detach(data: Path, argv: list[str]) -> Output:
+    """Start `relay ARGV` (the same hub, without ``--detach``) in a session of its own and
+    return once it serves (its first line says where): a script can use the hub at once,
+    with no sleep, and stop it with the pid it left in ``DATA/hub.pid``."""
+    from relay.commands.demo import _detached, stop_command
+
+    data.mkdir(parents=True, exist_ok=True)
+    log = data / "hub.log"
+    proc, url = _detached([sys.executable, "-m", "relay.cli", *argv], log)
+    if not url:
+        said = log.read_text().strip().splitlines()
+        proc.kill()
+        proc.wait()
+        why = said[-1].removeprefix("relay: ") if said else "the hub did not start"
+        raise RelayError(why, hint=f"see {log}")
+    (data / "hub.pid").write_text(f"{proc.pid}\n")
+    return Output(
+        lines=(
+            f"relay hub serving {url} in the background (pid {proc.pid}, log {log})",
+            f"stop it: {stop_command(proc.pid)}",
+        ),
+        data={"url": url, "pid": proc.pid, "log": str(log)},
+    )
