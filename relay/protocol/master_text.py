@@ -229,6 +229,14 @@ def set_public_key(loop_text: str, *, node: str, keys: str) -> str:
     return _set_cell(loop_text, node=node, column_name="public key", value=checked.public_key)
 
 
+def set_accounts(loop_text: str, *, node: str, accounts: tuple[Account, ...]) -> str:
+    """LOOP.md with one node's ``instruction accounts`` cell set (``relay join --accounts``
+    on a node already in the table); every other byte is kept."""
+    checked = build(Node, name=node, accounts=accounts)
+    cell = ", ".join(str(a) for a in checked.accounts)
+    return _set_cell(loop_text, node=node, column_name="instruction accounts", value=cell)
+
+
 def _set_cell(loop_text: str, *, node: str, column_name: str, value: str) -> str:
     lines, start, end = _nodes_lines(loop_text)
     header, rows = _table([line.rstrip("\r\n") for line in lines[start:end]])

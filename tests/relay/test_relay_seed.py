@@ -1,0 +1,49 @@
+"""What the seed relay did that relay now does too: init opens the first job, join takes a
+waiting turn and updates a row's accounts, resolve wants a passing verification, the
+foreground watch ends with the node's last job, artifacts travel with a RESULT, the
+agent executor gets the master section's prompt, other nodes' host names are redacted."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from worlds import CONTROLLER, STRANGER, WORKER, World
+
+from relay.protocol import parse_master
+
+PY = Path(sys.executable).as_posix()
+
+
+def test_join_takes_a_turn_that_already_waits_for_the_node(world: World, job: int) -> None:
+    """A TASK posted while the worker was away is run by its join, not only listed."""
+    world.controller.call("task", str(job), "--step", f'"{PY}" -c "print(42)"')
+    out = world.worker.ok("join", "--node", WORKER, "--scheduler", "none")
+    assert f"#{job}" in out and "took its turn" in out
+    assert world.heads(job)[-1].startswith("### RESULT 1"), world.heads(job)
+    assert world.labels(job) == {"awaiting:controller"}
+
+
+def test_join_no_turn_only_lists(world: World, job: int) -> None:
+    world.controller.call("task", str(job), "--step", f'"{PY}" -c "print(42)"')
+    world.worker.ok("join", "--node", WORKER, "--scheduler", "none", "--no-turn")
+    assert world.heads(job)[-1].startswith("### TASK 1")
+
+
+def test_join_accounts_updates_the_row_of_a_node_already_in_the_table(world: World) -> None:
+    world.tokens(STRANGER)
+    world.api(f"/collaborators/{STRANGER}", "PUT", {})
+    head = world.remote_head()
+    world.worker.ok(
+        "join", "--node", WORKER, "--scheduler", "none", "--accounts", f"octo,{STRANGER}"
+    )
+    row = parse_master(world.remote_file("docs/loop/LOOP.md")).node(WORKER)
+    assert row is not None and [a.login for a in row.accounts] == ["octo", STRANGER]
+    assert world.remote_head() != head
+    other = parse_master(world.remote_file("docs/loop/LOOP.md")).node(CONTROLLER)
+    assert other is not None and [a.login for a in other.accounts] == ["octo"]
+    again = world.remote_head()
+    world.worker.ok(
+        "join", "--node", WORKER, "--scheduler", "none", "--accounts", f"{STRANGER},octo"
+    )
+    assert world.remote_head() == again, "the same accounts again change nothing"
