@@ -165,8 +165,8 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             lines.append(f"{ctx.node} is already in the node table")
             lines += await publish_key(gh, ctx, row, public)
             if args.accounts:
-                row, said = await update_accounts(gh, ctx, row, args.accounts)
-                lines += said
+                row, changed = await update_accounts(gh, ctx, row, args.accounts)
+                lines += changed
         scheduler, said = await watcher(args, ctx)
         lines += said
         if scheduler != row.scheduler:
