@@ -188,8 +188,8 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
     taken = 0
     if found and not args.no_turn:
-        taken, said = await take_turns(ctx)
-        lines += said
+        taken, turns = await take_turns(ctx)
+        lines += turns
     return Output(
         lines=tuple(lines),
         data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found), "turns": taken},
