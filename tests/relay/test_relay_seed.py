@@ -10,7 +10,7 @@ from pathlib import Path
 
 from worlds import CONTROLLER, STRANGER, WORKER, World
 
-from relay.protocol import parse_master
+from relay.protocol import log_path, parse_master
 
 PY = Path(sys.executable).as_posix()
 
@@ -47,3 +47,16 @@ def test_join_accounts_updates_the_row_of_a_node_already_in_the_table(world: Wor
         "join", "--node", WORKER, "--scheduler", "none", "--accounts", f"{STRANGER},octo"
     )
     assert world.remote_head() == again, "the same accounts again change nothing"
+
+
+def test_host_names_of_the_other_nodes_are_redacted_like_this_nodes_own(
+    world: World, job: int
+) -> None:
+    """The worker's log names the controller's machine by its full names: the table says
+    they are a node's host names, so they leave the worker as <host>."""
+    said = "ping mac-studio.local; ssh MAC-STUDIO.corp.acme.net; node mac-studio"
+    world.controller.call("task", str(job), "--step", f'"{PY}" -c "print(\'{said}\')"')
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    log = world.remote_file(log_path(job, 1))
+    assert "ping <host>; ssh <host>; node mac-studio" in log, log
+    assert "mac-studio.local" not in log.lower() and "acme" not in log
