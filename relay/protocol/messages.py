@@ -107,6 +107,8 @@ class TaskMsg(Message):
     # the shell the worker runs each step in; None: the platform's (sh on POSIX, cmd.exe
     # on Windows)
     shell: Literal["sh", "bash", "cmd", "powershell", "pwsh"] | None = None
+    # the job's stopping condition: a `done` RESULT of the newest such TASK lets it resolve
+    verification: bool = False
 
 
 class ResultMsg(Message):
@@ -163,6 +165,8 @@ class ClosureMsg(Message):
     kind = Kind.CLOSURE
     summary: Text
     resolved_at: When
+    # why the job was resolved without a passing verification TASK (`relay resolve --force`)
+    forced: Text = ""
 
 
 AnyMessage = TaskMsg | ResultMsg | ClaimMsg | HalfDoneMsg | EscalationMsg | ClosureMsg
@@ -189,6 +193,8 @@ def _task_md(m: TaskMsg) -> list[str]:
     lines += [f"**Scope:** {code_span(m.scope)} · **authorized-by-human:** {authorized}", ""]
     lines += _field("Fallback", m.fallback)
     lines += [f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else []
+    if m.verification:
+        lines += ["**Verification:** a `done` RESULT of this TASK lets the job resolve.", ""]
     return lines + ([f"**Shell:** {code_span(m.shell)}", ""] if m.shell else [])
 
 
@@ -248,7 +254,10 @@ def _closure_md(m: ClosureMsg) -> list[str]:
         "### Resolved",
         "",
         *_field("Summary", m.summary),
-        f"Closed by {code_span(m.node)} at {_stamp(m.resolved_at)}.",
+        *_field("Resolved without a passing verification", m.forced),
+        f"Closed by {code_span(m.node)} at {_stamp(m.resolved_at)}. The other nodes of this"
+        " job tear their watchers down on their next pass, unless another open job binds"
+        " them.",
         "",
     ]
 

@@ -191,7 +191,12 @@ def test_resolve_closes_with_a_summary_and_only_from_the_controller() -> None:
     with pytest.raises(LocalUsageError, match="--summary"):
         plan_resolve(world.issues[number], MASTER, node=CONTROLLER, summary=" ", now=world.now)
     plan = plan_resolve(
-        world.issues[number], MASTER, node=CONTROLLER, summary="PATH fixed", now=world.now
+        world.issues[number],
+        MASTER,
+        node=CONTROLLER,
+        summary="PATH fixed",
+        now=world.now,
+        force="t",
     )
     world.run_plan(plan, CONTROLLER)
     issue = world.issues[number]

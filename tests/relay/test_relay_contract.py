@@ -50,6 +50,7 @@ def test_every_verb_json_keys(blank: World) -> None:
         "node",
         "scheduler",
         "jobs",
+        "turns",
     }
     c.call("join", "--node", CONTROLLER, "--scheduler", "none")
     issue = out(c, "job", "open", "--worker", WORKER, "--title", "T", "--objective", "O")["issue"]
@@ -78,7 +79,7 @@ def test_every_verb_json_keys(blank: World) -> None:
     }
     assert {n["name"] for n in status["nodes"]} == {CONTROLLER, WORKER}
     assert set(status["last_pass"]) >= {"at", "node", "outcome", "requests", "not_modified"}
-    resolved = out(c, "resolve", str(issue), "--summary", "S")
+    resolved = out(c, "resolve", str(issue), "--summary", "S", "--force", "t")
     assert resolved["issue"] == issue and set(resolved) <= {"issue", "watcher_torn_down"}
     assert git("status", "--porcelain", cwd=c.clone) == ""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from relay_world import one_line_error
 from worlds import CONTROLLER, STRANGER, WORKER, World
 
 from relay.protocol import log_path, parse_master
@@ -60,3 +61,31 @@ def test_host_names_of_the_other_nodes_are_redacted_like_this_nodes_own(
     log = world.remote_file(log_path(job, 1))
     assert "ping <host>; ssh <host>; node mac-studio" in log, log
     assert "mac-studio.local" not in log.lower() and "acme" not in log
+
+
+def test_resolve_needs_a_passing_verification_or_says_why_not(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    before = world.frozen(job)
+    line = one_line_error(c.run("resolve", str(job), "--summary", "Fixed."))
+    assert "no verification TASK was posted" in line and "--force" in line
+    assert world.frozen(job) == before, "a refused resolve changes nothing"
+    c.call("task", str(job), "--verification", "--step", f'"{PY}" -c "raise SystemExit(3)"')
+    assert "lets the job resolve" in world.comments(job)[-1]["body"]
+    w.ok("watch", "--once", "--node", WORKER)
+    line = one_line_error(c.run("resolve", str(job), "--summary", "Fixed."))
+    assert "verification TASK 1 did not pass (RESULT: failed)" in line
+    c.ok("resolve", str(job), "--summary", "Fixed.", "--force", "the failure is a known flake")
+    closure = world.comments(job)[-1]["body"]
+    assert "**Resolved without a passing verification:** the failure is a known flake" in closure
+    assert "tear their watchers down on their next pass" in closure
+    assert world.issue(job)["state"] == "closed"
+
+
+def test_a_passing_verification_task_lets_the_job_resolve(world: World, job: int) -> None:
+    c = world.controller
+    c.call("task", str(job), "--verification", "--step", f'"{PY}" -c "print(1)"')
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    c.ok("resolve", str(job), "--summary", "Verified.")
+    closure = world.comments(job)[-1]["body"]
+    assert "Resolved without" not in closure and "next pass" in closure
+    assert world.issue(job)["state"] == "closed"
