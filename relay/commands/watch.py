@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,32 @@ def dispatch(args: argparse.Namespace) -> Output:
                 )
             )
         )
-    run_async(lambda: poll.loop(ctx, interval=args.interval))
-    return Output()
+    ended = until_unbound(ctx)
+    run_async(lambda: poll.loop(ctx, interval=args.interval, stop=ended))
+    return Output(
+        lines=(
+            f"no open job binds {ctx.node} any more: watching on this machine has ended"
+            " (run `relay watch` again, or `relay join`, for a new job)",
+        ),
+        data={"node": ctx.node, "ended": True},
+    )
+
+
+def until_unbound(ctx: Any) -> Callable[[], Awaitable[bool]]:
+    """The foreground watch's end: after a pass, no open job binds the node any more (it
+    had one while this watch ran). A watch started before its first job waits for it."""
+    from watchers.registration import bound_jobs
+
+    seen = False
+
+    async def ended() -> bool:
+        nonlocal seen
+        if await bound_jobs(ctx):
+            seen = True
+            return False
+        return seen
+
+    return ended
 
 
 def pass_result(report: Any) -> Output:

@@ -5,11 +5,12 @@ agent executor gets the master section's prompt, other nodes' host names are red
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 from relay_world import one_line_error
-from worlds import CONTROLLER, STRANGER, WORKER, World
+from worlds import CONTROLLER, STRANGER, WORKER, World, stop_process
 
 from relay.protocol import log_path, parse_master
 
@@ -89,3 +90,22 @@ def test_a_passing_verification_task_lets_the_job_resolve(world: World, job: int
     closure = world.comments(job)[-1]["body"]
     assert "Resolved without" not in closure and "next pass" in closure
     assert world.issue(job)["state"] == "closed"
+
+
+def test_the_foreground_watch_ends_when_no_open_job_binds_the_node(world: World, job: int) -> None:
+    """It takes the turns while the job is open and ends, saying so, once it is closed."""
+    w = world.worker
+    argv = w.argv("watch", "--interval", "0.3", "--node", WORKER, as_node=False)
+    proc = subprocess.Popen(argv, env=w.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        world.controller.call("task", str(job), "--verification", "--step", f'"{PY}" -c "print(1)"')
+        world.controller.ok("result", str(job), "--wait", "--timeout", "60", "--poll", "0.3")
+        assert proc.poll() is None, "a job binds the worker: it keeps watching"
+        world.controller.call("resolve", str(job), "--summary", "Done.")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            stop_process(proc)
+    assert proc.returncode == 0, err
+    assert f"no open job binds {WORKER} any more: watching on this machine has ended" in out
