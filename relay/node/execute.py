@@ -76,9 +76,12 @@ def _heartbeat_seconds() -> float:
     return value if value > 0 else DEFAULT_HEARTBEAT
 
 
-def task_text(task: TaskMsg) -> str:
-    """The TASK as a file of quoted data for an agent command (--executor)."""
-    return render_message(task)
+def task_text(ctx: NodeContext, task: TaskMsg) -> str:
+    """The file an agent command (--executor) reads: the master section's watcher
+    instructions for this node, then the TASK as quoted data."""
+    from relay.protocol.agent import agent_prompt
+
+    return agent_prompt(ctx.master, node=ctx.node, task=task)
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
         ctx.state.set_claim_group(issue=task.issue, task=task.task, group=group)
 
     if executor:
-        text = task_text(task)
+        text = task_text(ctx, task)
         return run_executor(
             executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
         )

@@ -159,6 +159,7 @@ def parse_master(loop_text: str) -> Master:
                 redact_allow=_patterns(scope.get("allowed exceptions", "")),
             ),
             protocol_text="\n".join(parts.get("protocol", [])),
+            **_watcher_prompt(parts),
         )
     except KeyError as err:
         raise MasterSectionError(
@@ -166,6 +167,14 @@ def parse_master(loop_text: str) -> Master:
         ) from None
     except InvalidValue as err:
         raise MasterSectionError(f"the '## Relay' section is malformed: {err.message}") from None
+
+
+def _watcher_prompt(parts: dict[str, list[str]]) -> dict[str, str]:
+    """The agent's instructions when the section has them (older sections do not: then
+    every node uses the default prompt)."""
+    lines = parts.get("watcher instructions")
+    text = "\n".join(lines or []).strip("\n")
+    return {"watcher_prompt": text} if text else {}
 
 
 def set_section(loop_text: str, master: Master) -> str:

@@ -198,6 +198,11 @@ def _task_md(m: TaskMsg) -> list[str]:
     return lines + ([f"**Shell:** {code_span(m.shell)}", ""] if m.shell else [])
 
 
+def task_markdown(task: TaskMsg) -> str:
+    """A TASK as people read it (its markdown, without the hidden block)."""
+    return "\n".join(_task_md(task)).rstrip("\n")
+
+
 def _result_md(m: ResultMsg) -> list[str]:
     log = f"[result log]({m.log_url})" if m.log_url else "not committed"
     lines = [f"### RESULT {m.task} · {m.status.value}", ""]
