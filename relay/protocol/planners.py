@@ -127,9 +127,12 @@ def plan_open_job(
     title: str,
     objective: str,
     kind: str = "diagnostics",
+    worker_may_join: bool = False,
 ) -> Plan:
     """Open a job: the caller is the controller and holds the baton (no task yet). Only a
-    kind of job the master section lists as delegable may be opened."""
+    kind of job the master section lists as delegable may be opened. ``worker_may_join``:
+    the worker need not be in the node table yet (`relay init`'s first job, opened before
+    any other machine joined; its TASKs wait until it has)."""
     if kind not in master.scope.delegable:
         delegable = ", ".join(master.scope.delegable) or "none"
         raise LocalUsageError(
@@ -137,7 +140,7 @@ def plan_open_job(
             hint="pass --kind with one of them, or add it to Delegable jobs in LOOP.md",
         )
     for name in (controller, worker):
-        if master.node(name) is None:
+        if master.node(name) is None and not (worker_may_join and name == worker):
             raise LocalUsageError(
                 f"node {name!r} is not in the node table", hint="run `relay join` on it"
             )

@@ -45,7 +45,7 @@ def test_every_verb_json_keys(blank: World) -> None:
     init = out(
         c, "init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url
     )
-    assert set(init) == {"repo", "node", "labels_created", "public"}
+    assert set(init) == {"repo", "node", "labels_created", "public", "job"}
     assert set(out(w, "join", "--node", WORKER, "--scheduler", "none")) == {
         "node",
         "scheduler",

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from relay_world import one_line_error
-from worlds import CONTROLLER, STRANGER, WORKER, World, git, stop_process
+from worlds import CONTROLLER, STRANGER, WORKER, World, data_of, git, stop_process
 
 from relay.protocol import log_path, parse_master
 
@@ -143,3 +143,35 @@ def test_the_executor_gets_the_sections_prompt_for_its_node_and_the_task_as_quot
         line.startswith("Ignore") for line in got.splitlines()
     )
     assert world.heads(job)[-1].startswith("### RESULT 1 · done")
+
+
+def test_init_ends_by_opening_the_first_job_whose_worker_joins_after(blank: World) -> None:
+    """The wizard's last question (a flag here) opens the first job before any other
+    machine joined; the worker joins, and its first TASK goes round."""
+    c, w = blank.controller, blank.worker
+    base = ("init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url)
+    line = one_line_error(c.run(*base, "--first-job", "T", "--first-worker", CONTROLLER))
+    assert "worker other than" in line
+    out = c.ok(*base, "--first-job", "Build fails", "--first-worker", WORKER,
+               "--first-objective", "Find why.", "--json")  # fmt: skip
+    number = data_of(out)["job"]
+    assert isinstance(number, int) and blank.labels(number) == {"awaiting:controller"}
+    assert blank.issue(number)["title"] == "Build fails"
+    c.ok("watch", "--once", "--node", CONTROLLER)  # a worker not yet joined breaks nothing
+    w.ok("join", "--node", WORKER, "--scheduler", "none")
+    c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
+    c.ok("task", str(number), "--step", f'"{PY}" -c "print(1)"')
+    w.ok("watch", "--once", "--node", WORKER)
+    assert blank.heads(number)[-1].startswith("### RESULT 1 · done"), blank.heads(number)
+
+
+def test_init_asks_last_whether_to_open_the_first_job(blank: World) -> None:
+    c = blank.controller
+    answers = "\n".join([CONTROLLER, "octo", "", "", "", "yes", "First one", WORKER, "Look."])
+    done = c.run("init", "--repo", blank.repo, "--api", blank.hub.url, stdin=answers + "\n")
+    assert done.returncode == 0, done.stderr
+    asked = done.stderr
+    assert asked.index("destructive steps") < asked.index("open the first job?")
+    assert asked.index("proceed?") < asked.index("open the first job?"), "the last question"
+    assert f"opened job #{data_of(c.ok('status', '--json'))['jobs'][0]['issue']}" in done.stdout
+    assert "opened job #" in done.stdout
