@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -122,6 +122,9 @@ class Scope(BaseModel):
     destructive: DestructiveRule = DestructiveRule.AUTHORIZED_BY_HUMAN
     redact: tuple[str, ...] = Field(default=(), max_length=100)
     redact_allow: tuple[str, ...] = Field(default=(), max_length=100)
+    # what a worker does with a TASK's artifact that is not text: record its size and
+    # sha256 only, or commit it as well
+    binary_artifacts: Literal["record", "commit"] = "record"
 
     @field_validator("delegable", "allowed")
     @classmethod
@@ -231,6 +234,7 @@ def render_master(master: Master) -> str:
         f"- Destructive steps: {scope.destructive.value}",
         f"- Extra redaction patterns: {_items(scope.redact, code=True)}",
         f"- Allowed exceptions: {_items(scope.redact_allow, code=True)}",
+        f"- Binary artifacts: {scope.binary_artifacts}",
         "",
         "### Watcher instructions",
         "",

@@ -157,6 +157,7 @@ def parse_master(loop_text: str) -> Master:
                 destructive=scope.get("destructive steps", "authorized-by-human"),
                 redact=_patterns(scope.get("extra redaction patterns", "")),
                 redact_allow=_patterns(scope.get("allowed exceptions", "")),
+                binary_artifacts=scope.get("binary artifacts", "record").strip() or "record",
             ),
             protocol_text="\n".join(parts.get("protocol", [])),
             **_watcher_prompt(parts),

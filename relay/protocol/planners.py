@@ -168,6 +168,7 @@ def plan_task(
     checkout: str | None = None,
     shell: str | None = None,
     verification: bool = False,
+    artifacts: tuple[str, ...] = (),
 ) -> Plan:
     """Post TASK n+1, say so in the body, and pass the baton to the worker.
 
@@ -197,6 +198,7 @@ def plan_task(
         checkout=checkout,
         shell=shell,
         verification=verification,
+        artifacts=artifacts,
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:

@@ -175,3 +175,54 @@ def test_init_asks_last_whether_to_open_the_first_job(blank: World) -> None:
     assert asked.index("proceed?") < asked.index("open the first job?"), "the last question"
     assert f"opened job #{data_of(c.ok('status', '--json'))['jobs'][0]['issue']}" in done.stdout
     assert "opened job #" in done.stdout
+
+
+def test_artifacts_travel_with_the_result_text_redacted_binary_recorded(
+    world: World, job: int
+) -> None:
+    """A TASK names files (a glob too): the text one comes back redacted and linked, the
+    binary one by size and sha256 only, and a glob that matched nothing is said."""
+    import hashlib
+
+    token = world.worker.token
+    make = (
+        "import pathlib; d = pathlib.Path('out'); d.mkdir(exist_ok=True);"
+        f" (d / 'report.txt').write_text('token {token} on mac-studio.local\\\\n');"
+        " (d / 'core.bin').write_bytes(bytes(range(256)) * 4)"
+    )
+    world.controller.call(
+        "task", str(job), "--step", f'"{PY}" -c "{make}"',
+        "--artifact", "out/*.txt", "--artifact", "out/core.bin", "--artifact", "none/*.log",
+    )  # fmt: skip
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    body = world.comments(job)[-1]["body"]
+    assert body.startswith("### RESULT 1 · done"), body
+    assert "`out/report.txt`" in body and "text, redacted" in body
+    binary = hashlib.sha256(bytes(range(256)) * 4).hexdigest()
+    assert f"`out/core.bin`: 1024 bytes, binary, sha256 `{binary}`" in body
+    assert "'none/*.log' matched no file" in body
+    committed = world.remote_file(f"docs/loop/relay/{job}/artifacts/001/out/report.txt")
+    assert token not in committed and "mac-studio.local" not in committed
+    assert "<host>" in committed
+    link = f"/docs/loop/relay/{job}/artifacts/001/out/report.txt)"
+    assert link in body, "linked from the RESULT"
+    files = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare)
+    assert "core.bin" not in files, "a binary is recorded, not committed, by default"
+
+
+def test_binary_artifacts_are_committed_when_the_master_section_allows(
+    world: World, job: int
+) -> None:
+    c = world.controller
+    loop = c.clone / "docs/loop/LOOP.md"
+    loop.write_text(
+        loop.read_text().replace("Binary artifacts: record", "Binary artifacts: commit")
+    )
+    git("commit", "-qam", "commit binary artifacts", cwd=c.clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
+    make = "open('core.bin', 'wb').write(bytes(300))"
+    c.call("task", str(job), "--step", f'"{PY}" -c "{make}"', "--artifact", "core.bin")
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    path = f"docs/loop/relay/{job}/artifacts/001/core.bin"
+    assert git("cat-file", "-s", f"main:{path}", cwd=world.bare).strip() == "300"
+    assert f"{path})" in world.comments(job)[-1]["body"]
