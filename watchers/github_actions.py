@@ -217,18 +217,36 @@ async def actions_pass(
         ctx, issue=actions.issue_number, token=token, find_account=token is not None
     )
     lines = [summary_line(actions, node=ctx.node), *report.lines]
-    if any("not an instruction account" in line for line in report.lines):
-        lines.append(UNTRUSTED_HELP.format(node=ctx.node))
+    acting = untrusted_login(report.lines)
+    if acting is not None:
+        lines.append(UNTRUSTED_HELP.format(node=ctx.node, login=acting))
     write_step_summary("\n".join(lines))
     return report
 
 
+def untrusted_login(lines: list[str]) -> str | None:
+    """The account a pass acted as when the job's nodes do not trust it (from the pass's
+    own words), else None."""
+    import re
+
+    for line in lines:
+        found = re.search(r"acts as (\S+), which is not an instruction account", line)
+        if found:
+            return found.group(1)
+    return None
+
+
 UNTRUSTED_HELP = (
-    "\n**This run acted as an account the job's nodes do not trust, so it did nothing.**"
-    " The workflow's own `GITHUB_TOKEN` posts as `github-actions[bot]`, which is not in the"
-    " node table. Either give the workflow a GitHub App's credentials or a person's token"
-    " as `RELAY_TOKEN` (an account listed for `{node}`), or add the account to the node with"
-    " `relay join --node {node} --accounts ...` and push the change."
+    "\n**This run acted as `{login}`, an account the job's nodes do not trust, so it did"
+    " nothing** (it said so once in the job's thread). The workflow's own `GITHUB_TOKEN`"
+    " acts as `github-actions[bot]`, which no node table lists. To fix it, either:\n\n"
+    "1. make the node a GitHub App (the default; see the README's \"A GitHub Actions runner"
+    ' as a node"): set the variables `RELAY_APP_ID` and `RELAY_APP_INSTALLATION_ID` and the'
+    " secret `RELAY_APP_PRIVATE_KEY`, and list the App's bot account for `{node}`; or\n"
+    "2. store a token of an account that `{node}`'s row lists as the `RELAY_TOKEN` secret;"
+    " or\n"
+    "3. list `{login}` for the node: `relay join --node {node} --accounts ...` on a machine"
+    " with a clone, which commits the row."
 )
 
 

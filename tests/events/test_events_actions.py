@@ -35,7 +35,12 @@ def payload(world: World, event: str, number: int | None, **extra: Any) -> dict[
 
 
 def run_adapter(
-    world: World, tmp_path: Path, event: str, data: dict[str, Any], token: str | None = None
+    world: World,
+    tmp_path: Path,
+    event: str,
+    data: dict[str, Any],
+    token: str | None = None,
+    clone: Path | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """One workflow step: the event file, Actions' variables, the CLI as a process."""
     path = tmp_path / f"{event}.json"
@@ -49,7 +54,7 @@ def run_adapter(
         GITHUB_TOKEN=token or world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
     )  # fmt: skip
     argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
-    argv += ["--node", WORKER, "--repo-dir", str(world.worker.clone)]
+    argv += ["--node", WORKER, "--repo-dir", str(clone or world.worker.clone)]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr
     return done, summary.read_text(encoding="utf-8")
@@ -142,6 +147,33 @@ def test_a_run_acting_as_an_account_the_job_does_not_trust_does_nothing_and_says
     # the same run with the node's own account takes the turn
     run_adapter(world, tmp_path, "issues", data)
     assert world.heads(number)[-1].startswith("### RESULT 1")
+
+
+def test_an_untrusted_token_on_fresh_runners_says_so_once_in_the_thread_and_every_summary(
+    world: World, tmp_path: Path
+) -> None:
+    """Each Actions run starts from a fresh checkout with no local state: the thread,
+    not the runner, remembers that the notice was posted. Every run's job summary says
+    which account it acted as and how to fix it."""
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
+    bot = "ci-bot"
+    token = world.tokens(bot)
+    world.api(f"/collaborators/{bot}", "PUT", {})
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    summaries = []
+    for run in range(3):
+        fresh = world.clone(f"runner-{run}")  # a new runner: a checkout, nothing else
+        _, summary = run_adapter(world, tmp_path, "issues", data, token=token, clone=fresh)
+        summaries.append(summary)
+    said = [c for c in world.comments(number) if "not an instruction account" in c["body"]]
+    assert len(said) == 1, [c["body"][:80] for c in said]
+    for summary in summaries:
+        assert f"acted as `{bot}`" in summary and "GitHub App" in summary
+        assert f"relay join --node {WORKER} --accounts" in summary
+    assert world.labels(number) == {"awaiting:worker"}
+    assert not any(h.startswith(("### Claim", "### RESULT")) for h in world.heads(number))
 
 
 def test_an_api_failure_asking_whose_token_it_is_is_no_verdict_on_the_account(
