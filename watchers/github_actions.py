@@ -29,6 +29,7 @@ from relay.protocol.labels import Label
 from relay.protocol.wire import MARKER
 
 if TYPE_CHECKING:
+    from relay.edges.local import NodeState
     from watchers.once import PassReport
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -201,6 +202,7 @@ async def actions_pass(
         _skipped(actions, node or os.environ.get("RELAY_NODE") or "?")
         return None
     ctx = open_node(repo_dir=repo_dir, node=node, api=actions.api_url)
+    install_node_key(ctx.state, ctx.node)
     if actions.issue_number is not None:
         issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
         author = int((issue.get("user") or {}).get("id") or 0)
@@ -222,6 +224,35 @@ async def actions_pass(
         lines.append(UNTRUSTED_HELP.format(node=ctx.node, login=acting))
     write_step_summary("\n".join(lines))
     return report
+
+
+NODE_KEY_ENV = "RELAY_NODE_KEY"
+
+
+def install_node_key(state: NodeState, node: str, environ: Mapping[str, str] | None = None) -> bool:
+    """A runner starts with no local state, so the node's signing key comes from the
+    RELAY_NODE_KEY secret (the content of the key file `relay join` made for the node):
+    it is put where the node keeps it, readable by this user only. True when installed;
+    ConfigError when the secret holds no key. A key already there is kept."""
+    import base64
+    import binascii
+
+    from relay.edges.files import write_atomic
+
+    text = (os.environ if environ is None else environ).get(NODE_KEY_ENV, "").strip()
+    if not text or state.signing_key_path(node).exists():
+        return False
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise ConfigError(
+            f"{NODE_KEY_ENV} does not hold a signing key",
+            hint="store the content of the node's key file (one base64 line) as the secret",
+        )
+    write_atomic(state.signing_key_path(node), text.encode() + b"\n", mode=0o600)
+    return True
 
 
 def untrusted_login(lines: list[str]) -> str | None:

@@ -41,6 +41,7 @@ def run_adapter(
     data: dict[str, Any],
     token: str | None = None,
     clone: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """One workflow step: the event file, Actions' variables, the CLI as a process."""
     path = tmp_path / f"{event}.json"
@@ -53,6 +54,7 @@ def run_adapter(
         GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
         GITHUB_TOKEN=token or world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
     )  # fmt: skip
+    env.update(extra_env or {})
     argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
     argv += ["--node", WORKER, "--repo-dir", str(clone or world.worker.clone)]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
@@ -174,6 +176,26 @@ def test_an_untrusted_token_on_fresh_runners_says_so_once_in_the_thread_and_ever
         assert f"relay join --node {WORKER} --accounts" in summary
     assert world.labels(number) == {"awaiting:worker"}
     assert not any(h.startswith(("### Claim", "### RESULT")) for h in world.heads(number))
+
+
+def test_a_fresh_runner_signs_with_the_node_key_from_its_secret(
+    world: World, tmp_path: Path
+) -> None:
+    """The worker's row has a public key, so its RESULTs must verify; a runner has no
+    state, and RELAY_NODE_KEY brings the key. The controller accepts the RESULT."""
+    from relay.edges.local import NodeState
+
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(7)"')
+    key = NodeState.for_clone(world.worker.clone).signing_key_path(WORKER).read_text()
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    fresh = world.clone("runner-keyed")
+    run_adapter(world, tmp_path, "issues", data, clone=fresh, extra_env={"RELAY_NODE_KEY": key})
+    key_file = NodeState.for_clone(fresh).signing_key_path(WORKER)
+    assert key_file.read_text() == key and key_file.stat().st_mode & 0o077 == 0
+    said = world.controller.ok("result", str(number))
+    assert said.startswith(f"#{number} RESULT 1: done"), said
 
 
 def test_an_api_failure_asking_whose_token_it_is_is_no_verdict_on_the_account(
