@@ -33,6 +33,7 @@ RESULT_KEYS = {
     "excerpt",
     "observations",
     "failed_step",
+    "artifacts",
 }
 
 
