@@ -29,6 +29,7 @@ from relay.protocol.labels import Label
 from relay.protocol.wire import MARKER
 
 if TYPE_CHECKING:
+    from relay.edges.local import NodeState
     from watchers.once import PassReport
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -201,6 +202,7 @@ async def actions_pass(
         _skipped(actions, node or os.environ.get("RELAY_NODE") or "?")
         return None
     ctx = open_node(repo_dir=repo_dir, node=node, api=actions.api_url)
+    install_node_key(ctx.state, ctx.node)
     if actions.issue_number is not None:
         issue = load_event(event_path or os.environ["GITHUB_EVENT_PATH"]).get("issue", {})
         author = int((issue.get("user") or {}).get("id") or 0)
@@ -217,18 +219,65 @@ async def actions_pass(
         ctx, issue=actions.issue_number, token=token, find_account=token is not None
     )
     lines = [summary_line(actions, node=ctx.node), *report.lines]
-    if any("not an instruction account" in line for line in report.lines):
-        lines.append(UNTRUSTED_HELP.format(node=ctx.node))
+    acting = untrusted_login(report.lines)
+    if acting is not None:
+        lines.append(UNTRUSTED_HELP.format(node=ctx.node, login=acting))
     write_step_summary("\n".join(lines))
     return report
 
 
+NODE_KEY_ENV = "RELAY_NODE_KEY"
+
+
+def install_node_key(state: NodeState, node: str, environ: Mapping[str, str] | None = None) -> bool:
+    """A runner starts with no local state, so the node's signing key comes from the
+    RELAY_NODE_KEY secret (the content of the key file `relay join` made for the node):
+    it is put where the node keeps it, readable by this user only. True when installed;
+    ConfigError when the secret holds no key. A key already there is kept."""
+    import base64
+    import binascii
+
+    from relay.edges.files import write_atomic
+
+    text = (os.environ if environ is None else environ).get(NODE_KEY_ENV, "").strip()
+    if not text or state.signing_key_path(node).exists():
+        return False
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise ConfigError(
+            f"{NODE_KEY_ENV} does not hold a signing key",
+            hint="store the content of the node's key file (one base64 line) as the secret",
+        )
+    write_atomic(state.signing_key_path(node), text.encode() + b"\n", mode=0o600)
+    return True
+
+
+def untrusted_login(lines: list[str]) -> str | None:
+    """The account a pass acted as when the job's nodes do not trust it (from the pass's
+    own words), else None."""
+    import re
+
+    for line in lines:
+        found = re.search(r"acts as (\S+), which is not an instruction account", line)
+        if found:
+            return found.group(1)
+    return None
+
+
 UNTRUSTED_HELP = (
-    "\n**This run acted as an account the job's nodes do not trust, so it did nothing.**"
-    " The workflow's own `GITHUB_TOKEN` posts as `github-actions[bot]`, which is not in the"
-    " node table. Either give the workflow a GitHub App's credentials or a person's token"
-    " as `RELAY_TOKEN` (an account listed for `{node}`), or add the account to the node with"
-    " `relay join --node {node} --accounts ...` and push the change."
+    "\n**This run acted as `{login}`, an account the job's nodes do not trust, so it did"
+    " nothing** (it said so once in the job's thread). The workflow's own `GITHUB_TOKEN`"
+    " acts as `github-actions[bot]`, which no node table lists. To fix it, either:\n\n"
+    "1. make the node a GitHub App (the default; see the README's \"A GitHub Actions runner"
+    ' as a node"): set the variables `RELAY_APP_ID` and `RELAY_APP_INSTALLATION_ID` and the'
+    " secret `RELAY_APP_PRIVATE_KEY`, and list the App's bot account for `{node}`; or\n"
+    "2. store a token of an account that `{node}`'s row lists as the `RELAY_TOKEN` secret;"
+    " or\n"
+    "3. list `{login}` for the node: `relay join --node {node} --accounts ...` on a machine"
+    " with a clone, which commits the row."
 )
 
 

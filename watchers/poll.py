@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 
 from relay.errors import Conflict, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext
@@ -19,13 +20,17 @@ async def loop(
     on_teardown: TeardownHook | None = None,
     printer: Printer = print_report,
     passes: int | None = None,
+    stop: Callable[[], Awaitable[bool]] | None = None,
 ) -> None:
-    """Repeat the pass every ``interval`` seconds (``passes`` bounds it, for tests)."""
+    """Repeat the pass every ``interval`` seconds (``passes`` bounds it, for tests) until
+    ``stop``, asked after each pass, says the watching has ended."""
     done, failures = 0, 0
     while passes is None or done < passes:
         try:
             printer(await run_pass(ctx, on_teardown=on_teardown, started_by="loop"))
             failures = 0
+            if stop is not None and await stop():
+                return
         except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:
             # the API or the remote is away for a while: say so and keep watching
             failures += 1

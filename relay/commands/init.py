@@ -29,7 +29,7 @@ from relay.errors import ConfigError, LocalUsageError
 from relay.node.apply import Edit, publish_edits
 from relay.node.context import LOOP_PATH, open_clone, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
-from relay.protocol.master import DEFAULT_CLASSES, build
+from relay.protocol.master import DEFAULT_CLASSES, NAME_RE, build
 from relay.protocol.master_text import set_section
 from relay.protocol.spine import render_spine
 
@@ -56,6 +56,16 @@ def register(sub: Any) -> None:
         default=None,
         help="whether destructive steps need a person's word or are forbidden",
     )
+    p.add_argument(
+        "--first-job",
+        default=None,
+        metavar="TITLE",
+        help="end by opening the first job with this title (the wizard's last question)",
+    )
+    p.add_argument(
+        "--first-worker", default=None, metavar="NODE", help="the first job's worker node"
+    )
+    p.add_argument("--first-objective", default=None, help="what the first job must find or do")
     p.add_argument("--yes", action="store_true", help="take the defaults and do not ask")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -236,13 +246,65 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
             print("\n".join(plan), file=sys.stderr)
             if ask("proceed?", "no").lower() not in ("y", "yes"):
                 return Output(lines=("nothing was changed",), exit_status=1)
+        first = first_job(args, ask, controller=node.name)  # the last question
         labels = await create_labels(gh)
     message = f"relay: set up the relay spine ({node.name})"
     await asyncio.to_thread(publish_edits, clone, spine_edits(master), message)
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
+    number = await open_first_job(clone, node.name, first) if first else None
+    if first and number is not None:
+        lines.append(
+            f"opened job #{number}: {node.name} controls, {first[1]} works;"
+            f" run `relay join --node {first[1]}` on that machine, then `relay task {number}`"
+        )
     lines.append("next: run `relay join --node NAME` in a clone on each other machine")
     return Output(
         lines=tuple(lines),
-        data={"repo": repo, "node": node.name, "labels_created": labels, "public": public},
+        data={
+            "repo": repo,
+            "node": node.name,
+            "labels_created": labels,
+            "public": public,
+            "job": number,
+        },
     )
+
+
+def first_job(args: argparse.Namespace, ask: Ask, *, controller: str) -> tuple[str, ...] | None:
+    """The wizard's last question: open the first job now? (title, worker, objective), or
+    None. Under --yes only --first-job opens one."""
+    try:
+        title = args.first_job or ask("open the first job? its title (empty: not now)", "")
+    except LocalUsageError:  # no answer at all to the optional last question: not now
+        return None
+    if not title.strip():
+        return None
+    worker = args.first_worker or ask("its worker (the node name of the other machine)", "")
+    if not re.fullmatch(NAME_RE, worker.strip()) or worker.strip() == controller:
+        raise LocalUsageError(
+            f"the first job needs a worker other than {controller}, named as a node is",
+            hint="pass --first-worker NODE (the name the other machine will join as)",
+        )
+    objective = args.first_objective or ask("its objective", title.strip())
+    return title.strip(), worker.strip(), objective.strip()
+
+
+async def open_first_job(clone: Clone, node: str, first: tuple[str, ...]) -> int:
+    """Open the first job as this node; its worker may join afterwards."""
+    from relay.node.apply import apply_plan
+    from relay.node.context import client, open_node
+    from relay.protocol import plan_open_job
+
+    title, worker, objective = first
+    ctx = open_node(repo_dir=clone.root, node=node, api=None)
+    plan = plan_open_job(
+        ctx.master,
+        controller=node,
+        worker=worker,
+        title=title,
+        objective=objective,
+        worker_may_join=True,
+    )
+    async with client(ctx) as gh:
+        return await apply_plan(gh, plan, sign=ctx.sign)

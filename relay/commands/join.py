@@ -29,7 +29,7 @@ from relay.node.apply import publish_edit
 from relay.node.context import LOOP_PATH, NodeContext, client, open_clone, open_node
 from relay.protocol import Account, Master, Node, add_node, parse_body
 from relay.protocol.master import build
-from relay.protocol.master_text import set_public_key
+from relay.protocol.master_text import set_accounts, set_public_key
 from relay.protocol.signatures import (
     NodeKeys,
     parse_keys,
@@ -85,6 +85,11 @@ def register(sub: Any) -> None:
         default=None,
         metavar="URL",
         help="deliver issue events to URL (watch --webhook)",
+    )
+    p.add_argument(
+        "--no-turn",
+        action="store_true",
+        help="only list the open jobs; leave a turn that waits for this node to its watcher",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -169,6 +174,9 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         else:
             lines.append(f"{ctx.node} is already in the node table")
             lines += await publish_key(gh, ctx, row, public)
+            if args.accounts:
+                row, changed = await update_accounts(gh, ctx, row, args.accounts)
+                lines += changed
         scheduler, said = await watcher(args, ctx)
         lines += said
         if scheduler != row.scheduler:
@@ -188,10 +196,45 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             )
         found = await roles(gh, ctx.node, ctx.master)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
+    taken = 0
+    if found and not args.no_turn:
+        taken, turns = await take_turns(ctx)
+        lines += turns
     return Output(
         lines=tuple(lines),
-        data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found)},
+        data={"node": ctx.node, "scheduler": scheduler, "jobs": len(found), "turns": taken},
     )
+
+
+async def take_turns(ctx: NodeContext) -> tuple[int, list[str]]:
+    """Take the turns already waiting for this node (a TASK posted before it joined, or
+    while its watcher was away): one pass, the same a watcher would run next."""
+    from watchers.once import run_pass
+
+    report = await run_pass(ctx)
+    return len(report.tasks), [f"took its turn: {line}" for line in report.lines]
+
+
+async def update_accounts(
+    gh: GitHubClient, ctx: NodeContext, row: Node, flag: str
+) -> tuple[Node, list[str]]:
+    """``--accounts`` on a node already in the table: its row's instruction accounts become
+    exactly those given (committed and pushed like any row change); the same list again
+    changes nothing."""
+    accounts = await my_accounts(gh, ctx, flag)
+    if {a.id for a in accounts} == {a.id for a in row.accounts}:
+        return row, []
+    await asyncio.to_thread(
+        publish_edit,
+        ctx.clone,
+        LOOP_PATH,
+        lambda old: set_accounts(old or "", node=ctx.node, accounts=accounts),
+        f"relay: {ctx.node} instruction accounts",
+    )
+    ctx.reload_master()
+    fresh = ctx.master.node(ctx.node) or row
+    said = ", ".join(str(a) for a in fresh.accounts)
+    return fresh, [f"instruction accounts of {ctx.node}: {said}"]
 
 
 def node_key(ctx: NodeContext, *, rotate: bool) -> str:

@@ -1,5 +1,8 @@
 """`relay resolve ISSUE --summary S`: close the job, with its summary in handover.md.
 
+The job's stopping condition is a passing verification TASK on the worker (`relay task
+--verification`); without one, `--force REASON` resolves it and the closure says why.
+
 When that was the controller's last open job, its own watcher is torn down (column
 first, entry after) and a closing comment on the job says so.
 """
@@ -31,6 +34,12 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("resolve", help="resolve and close a job")
     p.add_argument("issue", type=int, help="the job's issue number")
     p.add_argument("--summary", required=True, help="what was found or done")
+    p.add_argument(
+        "--force",
+        default=None,
+        metavar="REASON",
+        help="resolve without a passing verification TASK, saying why in the closure",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -54,7 +63,13 @@ def run(args: argparse.Namespace) -> Output:
     async def body(gh: GitHubClient, issue: Issue) -> None:
         caller = (await gh.current_user()).id
         plan = plan_resolve(
-            issue, ctx.master, node=ctx.node, summary=args.summary, now=now, caller=caller
+            issue,
+            ctx.master,
+            node=ctx.node,
+            summary=args.summary,
+            now=now,
+            caller=caller,
+            force=args.force,
         )
         await asyncio.to_thread(write_handover, ctx, issue, args.summary, now)
         await apply_plan(gh, plan, sign=ctx.sign)

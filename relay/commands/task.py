@@ -30,6 +30,18 @@ def register(sub: Any) -> None:
         default=None,
         help="the shell each step runs in on the worker (default: the worker's platform shell)",
     )
+    p.add_argument(
+        "--artifact",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file or glob in the worker's clone to bring back with the RESULT (repeatable)",
+    )
+    p.add_argument(
+        "--verification",
+        action="store_true",
+        help="this TASK is the job's stopping condition: its passing RESULT lets it resolve",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -53,6 +65,8 @@ def run(args: argparse.Namespace) -> Output:
             fallback=args.fallback,
             checkout=args.checkout,
             shell=args.shell,
+            verification=args.verification,
+            artifacts=tuple(args.artifact),
         )
         await apply_plan(gh, plan, sign=ctx.sign)
         return plan

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,8 +146,32 @@ def dispatch(args: argparse.Namespace) -> Output:
 
     install(Progress())  # a long step says so; an idle loop says it is alive, now and then
     alive = Alive(ctx.node, args.interval)
-    run_async(lambda: poll.loop(ctx, interval=args.interval, printer=alive.printer))
-    return Output()
+    ended = until_unbound(ctx)
+    run_async(lambda: poll.loop(ctx, interval=args.interval, printer=alive.printer, stop=ended))
+    return Output(
+        lines=(
+            f"no open job binds {ctx.node} any more: watching on this machine has ended"
+            " (run `relay watch` again, or `relay join`, for a new job)",
+        ),
+        data={"node": ctx.node, "ended": True},
+    )
+
+
+def until_unbound(ctx: Any) -> Callable[[], Awaitable[bool]]:
+    """The foreground watch's end: after a pass, no open job binds the node any more (it
+    had one while this watch ran). A watch started before its first job waits for it."""
+    from watchers.registration import bound_jobs
+
+    seen = False
+
+    async def ended() -> bool:
+        nonlocal seen
+        if await bound_jobs(ctx):
+            seen = True
+            return False
+        return seen
+
+    return ended
 
 
 ALIVE_EVERY = 600.0  # seconds between two "still watching" lines of an idle loop

@@ -20,6 +20,7 @@ from relay.errors import ConfigError, RelayError
 from relay.node.context import NodeContext
 from relay.node.redaction import redactor_for
 from relay.protocol import (
+    Artifact,
     ClaimMsg,
     ExecuteTask,
     Label,
@@ -37,7 +38,10 @@ from relay.protocol.labels import batons_in
 from relay.protocol.logs import cap_log, excerpt
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from relay.edges.steps import RunOutcome
+    from relay.redact import Redactor
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,12 @@ def _heartbeat_seconds() -> float:
     return value if value > 0 else DEFAULT_HEARTBEAT
 
 
-def task_text(task: TaskMsg) -> str:
-    """The TASK as a file of quoted data for an agent command (--executor)."""
-    return render_message(task)
+def task_text(ctx: NodeContext, task: TaskMsg) -> str:
+    """The file an agent command (--executor) reads: the master section's watcher
+    instructions for this node, then the TASK as quoted data."""
+    from relay.protocol.agent import agent_prompt
+
+    return agent_prompt(ctx.master, node=ctx.node, task=task)
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,56 @@ class TaskRun:
 
     outcome: RunOutcome
     checkout_error: str | None = None
+    found: tuple[Found, ...] = ()  # the artifacts the TASK named, read before leaving
+    unmatched: tuple[str, ...] = ()  # its artifact globs that matched no file
+
+
+@dataclass(frozen=True)
+class Found:
+    """One artifact file as the worker found it (``data`` is None when it was too large
+    to bring back: then only its size and hash travel)."""
+
+    path: str
+    size: int
+    sha256: str
+    data: bytes | None
+
+
+ARTIFACT_CAP = 5 * 1024 * 1024  # bytes of one artifact brought back; larger: hash only
+MAX_ARTIFACTS = 50
+
+
+def find_artifacts(root: Path, globs: tuple[str, ...]) -> tuple[tuple[Found, ...], tuple[str, ...]]:
+    """The files inside ``root`` that the TASK's globs name (never under .git, never a
+    link out of the clone), each read once; and the globs that matched nothing."""
+    import hashlib
+
+    base = root.resolve()
+    seen: dict[str, Found] = {}
+    unmatched: list[str] = []
+    for pattern in globs:
+        hits = [p for p in sorted(root.glob(pattern)) if p.is_file()]
+        kept = 0
+        for path in hits:
+            real = path.resolve()
+            if not real.is_relative_to(base) or ".git" in real.relative_to(base).parts:
+                continue
+            rel = real.relative_to(base).as_posix()
+            kept += 1
+            if rel in seen or len(seen) >= MAX_ARTIFACTS:
+                continue
+            size = real.stat().st_size
+            data: bytes | None = None
+            if size <= ARTIFACT_CAP:
+                data = real.read_bytes()
+                digest = hashlib.sha256(data).hexdigest()
+            else:
+                with real.open("rb") as f:
+                    digest = hashlib.file_digest(f, "sha256").hexdigest()
+            seen[rel] = Found(rel, size, digest, data)
+        if not kept:
+            unmatched.append(pattern)
+    return tuple(seen.values()), tuple(unmatched)
 
 
 def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
@@ -116,7 +173,9 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
                 ctx.clone.checkout(task.checkout)
             except RelayError as err:
                 return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
-        return TaskRun(_run_here(ctx, task))
+        outcome = _run_here(ctx, task)
+        found, unmatched = find_artifacts(ctx.root, task.artifacts)
+        return TaskRun(outcome, found=found, unmatched=unmatched)
     finally:
         if home and ctx.clone.current_branch() != home:
             # a task that left the clone dirty keeps it on its branch; the RESULT says so
@@ -141,7 +200,7 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
 
     with ticker:
         if executor:
-            text = task_text(task)
+            text = task_text(ctx, task)
             return run_executor(
                 executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
             )
@@ -188,14 +247,24 @@ def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     return run_summary(task, checkout_failed=run.checkout_error is not None, failed=failed)
 
 
-def publish_log(ctx: NodeContext, issue: int, task: int, text: str) -> str:
-    """Commit and push the redacted log; return its permalink at the pushed commit."""
+def publish_log(
+    ctx: NodeContext, issue: int, task: int, text: str, files: tuple[tuple[str, bytes], ...] = ()
+) -> str:
+    """Commit and push the redacted log, with the artifacts' ``files`` (repository path,
+    content) in the same commit; return the permalink of the log at the pushed commit
+    (an artifact's is the same with its own path)."""
     path = log_path(issue, task)
     full = ctx.root / path
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(text, encoding="utf-8")
+    written = [full]
+    for name, data in files:
+        target = ctx.root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written.append(target)
     message = f"relay: log of TASK {task} on #{issue} ({ctx.node})"
-    pushed = ctx.clone.commit_and_push_or_undo([full], message)  # None: the same log is already in
+    pushed = ctx.clone.commit_and_push_or_undo(written, message)  # None: already in
     if pushed is None and ctx.clone.unpushed_subjects() == [message]:
         ctx.clone.push()  # committed by a pass killed while it pushed: only that is pushed
     sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
@@ -303,17 +372,23 @@ async def execute(
 
 
 def _draft_json(draft: Draft) -> str:
+    import base64
     import json
 
-    return json.dumps({"result": draft.result.model_dump(mode="json"), "log": draft.log})
+    files = [[name, base64.b64encode(data).decode()] for name, data in draft.files]
+    return json.dumps(
+        {"result": draft.result.model_dump(mode="json"), "log": draft.log, "files": files}
+    )
 
 
 def load_draft(text: str) -> Draft:
     """A kept draft, as :func:`_draft_json` wrote it."""
+    import base64
     import json
 
     doc = json.loads(text)
-    return Draft(ResultMsg.model_validate(doc["result"]), doc.get("log"))
+    files = tuple((str(n), base64.b64decode(d)) for n, d in doc.get("files", []))
+    return Draft(ResultMsg.model_validate(doc["result"]), doc.get("log"), files)
 
 
 async def finish_draft(ctx: NodeContext, *, issue: int, task: int, token: str) -> str | None:
@@ -362,6 +437,61 @@ class Draft:
 
     result: ResultMsg
     log: str | None
+    files: tuple[tuple[str, bytes], ...] = ()  # artifacts to commit: (repository path, data)
+
+
+def bring_back(
+    ctx: NodeContext, task: TaskMsg, run: TaskRun, redactor: Redactor
+) -> tuple[tuple[Artifact, ...], tuple[tuple[str, bytes], ...], list[str]]:
+    """The TASK's artifacts for the RESULT: text redacted and committed (withheld, by size
+    and hash only, when it cannot be made safe); anything else recorded by size and
+    sha256, and committed only when the master section allows binary artifacts. Returns
+    the records, the files to commit and what to say about the rest."""
+    from pathlib import PurePosixPath
+
+    from relay.protocol.work import artifact_path
+
+    records: list[Artifact] = []
+    files: list[tuple[str, bytes]] = []
+    commit_binary = ctx.master.scope.binary_artifacts == "commit"
+    for number, item in enumerate(run.found, start=1):
+        text = _as_text(item.data)
+        name = redactor.redact(item.path)
+        if name != item.path:  # the path itself says who or where: it does not travel
+            name = f"artifact-{number}{PurePosixPath(item.path).suffix}"
+        where = artifact_path(task.issue, task.task, name)
+        note = ""
+        if item.data is None:
+            note = f"over {ARTIFACT_CAP // (1024 * 1024)} MiB: recorded by size and hash only"
+        elif text is not None:
+            cleaned, report = redactor.redact_with_report(text)
+            if report.safe:
+                files.append((where, cleaned.encode("utf-8")))
+            else:
+                note = f"withheld: {report.reason}"
+        elif commit_binary:
+            files.append((where, item.data))
+        records.append(
+            Artifact(
+                path=name,
+                size=item.size,
+                sha256=item.sha256,
+                text=text is not None,
+                note=redactor.redact(note)[:300],
+            )
+        )
+    said = [f"The artifact {code!r} matched no file." for code in run.unmatched]
+    return tuple(records), tuple(files), said
+
+
+def _as_text(data: bytes | None) -> str | None:
+    """The file as text when it is UTF-8 without NUL bytes (None: binary)."""
+    if data is None or b"\0" in data[:65536]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:
@@ -377,6 +507,8 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
             f"The task left tracked files modified ({', '.join(left[:5])}); this node cannot"
             " pull or take another task until they are committed or reverted."
         )
+    artifacts, files, unmatched = bring_back(ctx, task, run, redactor)
+    observations += unmatched
     tail = ""
     if report.safe:
         tail = "\n".join(excerpt(redacted, failed=status != Status.DONE))
@@ -394,8 +526,9 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         excerpt=tail,
         observations=redactor.redact(" ".join(observations))[:4000],
         failed_step=failed,
+        artifacts=artifacts,
     )
-    return Draft(result, cap_log(redacted) if report.safe else None)
+    return Draft(result, cap_log(redacted) if report.safe else None, files)
 
 
 async def publish_draft(ctx: NodeContext, draft: Draft, *, token: str) -> ResultMsg:
@@ -408,15 +541,37 @@ async def publish_draft(ctx: NodeContext, draft: Draft, *, token: str) -> Result
     said: list[str] = [result.observations] if result.observations else []
     log_url: str | None = None
     try:
-        log_url = await asyncio.to_thread(publish_log, ctx, result.issue, result.task, draft.log)
+        log_url = await asyncio.to_thread(
+            publish_log, ctx, result.issue, result.task, draft.log, draft.files
+        )
     except RelayError as err:
         said.append(redactor_for(ctx, token).redact(f"The log could not be pushed: {err}"))
     except OSError as err:  # a path that is a file, a full disk, permissions
         why = err.strerror or type(err).__name__
         said.append(f"The log could not be written ({why}); it is not published.")
     status = result_status(result.status, log_pushed=log_url is not None)
-    update = {"log_url": log_url, "status": status, "observations": " ".join(said)[:4000]}
+    update: dict[str, object] = {
+        "log_url": log_url,
+        "status": status,
+        "observations": " ".join(said)[:4000],
+    }
+    if log_url is not None and draft.files:
+        update["artifacts"] = _linked(result, draft, log_url)
     return result.model_copy(update=update)
+
+
+def _linked(result: ResultMsg, draft: Draft, log_url: str) -> tuple[Artifact, ...]:
+    """The RESULT's artifacts with the permalinks of those committed (the log's commit)."""
+    from relay.protocol.work import artifact_path
+
+    committed = {name for name, _ in draft.files}
+    head = log_url[: log_url.index(log_path(result.issue, result.task))]
+    return tuple(
+        a.model_copy(update={"url": head + artifact_path(result.issue, result.task, a.path)})
+        if artifact_path(result.issue, result.task, a.path) in committed
+        else a
+        for a in result.artifacts
+    )
 
 
 async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> ResultMsg:

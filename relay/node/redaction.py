@@ -42,12 +42,39 @@ def build_redactor(master: Master | None, token: str = "") -> Redactor:
         return Redactor(gather_facts(token=token or None), allowed=RELAY_WORDS)
     scope = master.scope
     extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
+    hosts = node_hosts_pattern(master)
+    if hosts:
+        extra["host"] = hosts
     # node names are public in the node table, even where one equals its host name
     names = tuple(re.escape(node.name) for node in master.nodes)
     return Redactor(
         gather_facts(token=token or None),
         extra_patterns=extra,
         allowed=(*DEFAULT_ALLOWED, *RELAY_WORDS, *scope.redact_allow, *names),
+    )
+
+
+# Suffixes a bare host name takes on a home or office network (mDNS, routers, AD domains).
+_LOCAL_SUFFIXES = ("local", "lan", "home", "internal", "localdomain", "corp", "intranet")
+
+
+def node_hosts_pattern(master: Master) -> str:
+    """The host names of the table's nodes as a pattern, redacted like this node's own.
+
+    A node's name is usually its host's short name, so the table says which host names
+    belong to this repository's machines: the short name itself is public (it is in the
+    table), but its fully qualified forms (``win-desktop.local``,
+    ``mac-studio.corp.example.net``) say where the machine lives and are redacted as
+    ``<host>`` on every node, not only on the one they name. Empty for an empty table."""
+    import re
+
+    names = sorted({re.escape(node.name) for node in master.nodes}, key=len, reverse=True)
+    if not names:
+        return ""
+    local = "|".join(_LOCAL_SUFFIXES)
+    return (
+        rf"(?i)(?<![A-Za-z0-9_.-])(?:{'|'.join(names)})"
+        rf"(?:(?:\.[A-Za-z0-9-]+){{2,}}|\.(?:{local}))(?![A-Za-z0-9_-])"
     )
 
 

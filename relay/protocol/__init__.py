@@ -42,6 +42,7 @@ from relay.protocol.labels import LABEL_SPECS, Label, with_baton
 from relay.protocol.master import Account, DestructiveRule, Master, Node, Scope
 from relay.protocol.master_text import add_node, has_section, parse_master, set_scheduler
 from relay.protocol.messages import (
+    Artifact,
     ClaimMsg,
     ClosureMsg,
     EscalationMsg,
@@ -73,6 +74,7 @@ __all__ = [
     "LEASE",
     "Account",
     "Action",
+    "Artifact",
     "ClaimMsg",
     "CloseJob",
     "ClosureMsg",

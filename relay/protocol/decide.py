@@ -224,10 +224,14 @@ def _untrusted_account(thread: Thread, snapshot: Snapshot, node: str) -> list[Ac
     reason = f"this pass acts as {acting.login}, which is not an instruction account of the job"
     ignore = Ignore(issue=number, comment_id=None, reason=reason)
     key = f"untrusted-account:{acting.id}"
-    if (number, key) in snapshot.local.notices:
+    head = f"**relay:** the `{node}` node ran here as `{acting.login[:60]}`,"
+    # the thread is the memory, not only this node's records: an Actions runner starts
+    # with no local state on every run, and must still say it once
+    told = any(c.author.id == acting.id and c.body.startswith(head) for c in thread.issue.comments)
+    if (number, key) in snapshot.local.notices or told:
         return [ignore]
     body = (
-        f"**relay:** the `{node}` node ran here as `{acting.login[:60]}`, an account that is"
+        f"{head} an account that is"
         " not an instruction account of this job's nodes, so anything it posted would be"
         f" taken for data and the job would stall. It did nothing. To fix it, act as an"
         f" account the node table lists for `{node}`: give the workflow a GitHub App (or a"

@@ -157,8 +157,10 @@ def parse_master(loop_text: str) -> Master:
                 destructive=scope.get("destructive steps", "authorized-by-human"),
                 redact=_patterns(scope.get("extra redaction patterns", "")),
                 redact_allow=_patterns(scope.get("allowed exceptions", "")),
+                binary_artifacts=scope.get("binary artifacts", "record").strip() or "record",
             ),
             protocol_text="\n".join(parts.get("protocol", [])),
+            **_watcher_prompt(parts),
         )
     except KeyError as err:
         raise MasterSectionError(
@@ -166,6 +168,14 @@ def parse_master(loop_text: str) -> Master:
         ) from None
     except InvalidValue as err:
         raise MasterSectionError(f"the '## Relay' section is malformed: {err.message}") from None
+
+
+def _watcher_prompt(parts: dict[str, list[str]]) -> dict[str, str]:
+    """The agent's instructions when the section has them (older sections do not: then
+    every node uses the default prompt)."""
+    lines = parts.get("watcher instructions")
+    text = "\n".join(lines or []).strip("\n")
+    return {"watcher_prompt": text} if text else {}
 
 
 def set_section(loop_text: str, master: Master) -> str:
@@ -227,6 +237,14 @@ def set_public_key(loop_text: str, *, node: str, keys: str) -> str:
     """LOOP.md with one node's ``public key`` cell set; every other byte is kept."""
     checked = build(Node, name=node, public_key=keys)
     return _set_cell(loop_text, node=node, column_name="public key", value=checked.public_key)
+
+
+def set_accounts(loop_text: str, *, node: str, accounts: tuple[Account, ...]) -> str:
+    """LOOP.md with one node's ``instruction accounts`` cell set (``relay join --accounts``
+    on a node already in the table); every other byte is kept."""
+    checked = build(Node, name=node, accounts=accounts)
+    cell = ", ".join(str(a) for a in checked.accounts)
+    return _set_cell(loop_text, node=node, column_name="instruction accounts", value=cell)
 
 
 def _set_cell(loop_text: str, *, node: str, column_name: str, value: str) -> str:

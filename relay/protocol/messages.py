@@ -61,6 +61,37 @@ Excerpt = Annotated[str, Field(max_length=8000), AfterValidator(_excerpt)]
 Login = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}$")]
 
 
+def _relative(value: str) -> str:
+    parts = value.split("/")
+    if value.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
+        raise ValueError("must be a path inside the clone (no '..', '.git' or leading '/')")
+    return value
+
+
+# a file or glob inside the worker's clone, with forward slashes (``dist/*.whl``, ``**/*.xml``)
+ArtifactGlob = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9._*?\[\]/ -]{1,200}$"), AfterValidator(_relative)
+]
+ArtifactPath = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9._/ -]{1,300}$"), AfterValidator(_relative)
+]
+
+
+class Artifact(BaseModel):
+    """One file a TASK asked for, as its RESULT lists it: text is redacted and committed
+    (``url``); anything else is recorded by size and sha256, and committed only when the
+    master section allows binary artifacts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: ArtifactPath
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the file as the worker found it
+    text: bool
+    url: Url | None = None
+    note: Annotated[str, Field(max_length=300), AfterValidator(_one_line)] = ""
+
+
 class Kind(StrEnum):
     """What a relay block holds; the value is written in the block."""
 
@@ -107,6 +138,10 @@ class TaskMsg(Message):
     # the shell the worker runs each step in; None: the platform's (sh on POSIX, cmd.exe
     # on Windows)
     shell: Literal["sh", "bash", "cmd", "powershell", "pwsh"] | None = None
+    # the job's stopping condition: a `done` RESULT of the newest such TASK lets it resolve
+    verification: bool = False
+    # files (globs) the worker brings back with the RESULT besides the log
+    artifacts: tuple[ArtifactGlob, ...] = Field(default=(), max_length=20)
 
 
 class ResultMsg(Message):
@@ -120,6 +155,7 @@ class ResultMsg(Message):
     excerpt: Excerpt = ""
     observations: Text = ""
     failed_step: int | None = Field(default=None, gt=0)
+    artifacts: tuple[Artifact, ...] = Field(default=(), max_length=50)
 
 
 class ClaimMsg(Message):
@@ -163,6 +199,8 @@ class ClosureMsg(Message):
     kind = Kind.CLOSURE
     summary: Text
     resolved_at: When
+    # why the job was resolved without a passing verification TASK (`relay resolve --force`)
+    forced: Text = ""
 
 
 AnyMessage = TaskMsg | ResultMsg | ClaimMsg | HalfDoneMsg | EscalationMsg | ClosureMsg
@@ -189,7 +227,16 @@ def _task_md(m: TaskMsg) -> list[str]:
     lines += [f"**Scope:** {code_span(m.scope)} · **authorized-by-human:** {authorized}", ""]
     lines += _field("Fallback", m.fallback)
     lines += [f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else []
+    if m.artifacts:
+        lines += ["**Artifacts:** " + ", ".join(code_span(a) for a in m.artifacts), ""]
+    if m.verification:
+        lines += ["**Verification:** a `done` RESULT of this TASK lets the job resolve.", ""]
     return lines + ([f"**Shell:** {code_span(m.shell)}", ""] if m.shell else [])
+
+
+def task_markdown(task: TaskMsg) -> str:
+    """A TASK as people read it (its markdown, without the hidden block)."""
+    return "\n".join(_task_md(task)).rstrip("\n")
 
 
 def _result_md(m: ResultMsg) -> list[str]:
@@ -202,7 +249,20 @@ def _result_md(m: ResultMsg) -> list[str]:
         lines += [f"**Failed step:** {m.failed_step}", ""]
     if m.excerpt.strip():
         lines += [f"**Excerpt** (at most {EXCERPT_LINES} lines):", "", fenced(m.excerpt), ""]
+    lines += _artifacts_md(m.artifacts)
     return lines + _field("Observations", m.observations)
+
+
+def _artifacts_md(found: tuple[Artifact, ...]) -> list[str]:
+    if not found:
+        return []
+    lines = ["**Artifacts:**", ""]
+    for a in found:
+        what = "text, redacted" if a.text else f"binary, sha256 {code_span(a.sha256)}"
+        link = f" · [file]({a.url})" if a.url else ""
+        note = f" · {neutralise(a.note).strip()}" if a.note.strip() else ""
+        lines.append(f"- {code_span(a.path)}: {a.size} bytes, {what}{link}{note}")
+    return [*lines, ""]
 
 
 def _claim_md(m: ClaimMsg) -> list[str]:
@@ -248,7 +308,10 @@ def _closure_md(m: ClosureMsg) -> list[str]:
         "### Resolved",
         "",
         *_field("Summary", m.summary),
-        f"Closed by {code_span(m.node)} at {_stamp(m.resolved_at)}.",
+        *_field("Resolved without a passing verification", m.forced),
+        f"Closed by {code_span(m.node)} at {_stamp(m.resolved_at)}. The other nodes of this"
+        " job tear their watchers down on their next pass, unless another open job binds"
+        " them.",
         "",
     ]
 

@@ -127,9 +127,12 @@ def plan_open_job(
     title: str,
     objective: str,
     kind: str = "diagnostics",
+    worker_may_join: bool = False,
 ) -> Plan:
     """Open a job: the caller is the controller and holds the baton (no task yet). Only a
-    kind of job the master section lists as delegable may be opened."""
+    kind of job the master section lists as delegable may be opened. ``worker_may_join``:
+    the worker need not be in the node table yet (`relay init`'s first job, opened before
+    any other machine joined; its TASKs wait until it has)."""
     if kind not in master.scope.delegable:
         delegable = ", ".join(master.scope.delegable) or "none"
         raise LocalUsageError(
@@ -137,7 +140,7 @@ def plan_open_job(
             hint="pass --kind with one of them, or add it to Delegable jobs in LOOP.md",
         )
     for name in (controller, worker):
-        if master.node(name) is None:
+        if master.node(name) is None and not (worker_may_join and name == worker):
             raise LocalUsageError(
                 f"node {name!r} is not in the node table", hint="run `relay join` on it"
             )
@@ -164,6 +167,8 @@ def plan_task(
     fallback: str = "",
     checkout: str | None = None,
     shell: str | None = None,
+    verification: bool = False,
+    artifacts: tuple[str, ...] = (),
 ) -> Plan:
     """Post TASK n+1, say so in the body, and pass the baton to the worker.
 
@@ -192,6 +197,8 @@ def plan_task(
         fallback=fallback,
         checkout=checkout,
         shell=shell,
+        verification=verification,
+        artifacts=artifacts,
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:
@@ -302,8 +309,12 @@ def plan_resolve(
     summary: str,
     now: datetime,
     caller: int | None = None,
+    force: str | None = None,
 ) -> Plan:
     """Close the job: closure comment, summary in the body, ``resolved`` label, closed.
+
+    The job's stopping condition is a passing verification TASK on the worker: without
+    one, only ``force`` (why not, said in the closure) resolves it.
 
     Raises NotController, UntrustedAccount, IllegalTransition (not the controller's
     turn), LocalUsageError.
@@ -313,8 +324,23 @@ def plan_resolve(
     target = transition(thread.state, Event.RESOLVE, Role.CONTROLLER)
     if not summary.strip():
         raise LocalUsageError("a resolution needs a summary", hint="pass --summary")
+    forced = (force or "").strip()
+    if force is not None and not forced:
+        raise LocalUsageError("--force needs a reason", hint='say why: --force "REASON"')
+    unverified = verification_missing(thread)
+    if unverified is not None and not forced:
+        raise LocalUsageError(
+            f"#{issue.number} cannot resolve yet: {unverified}",
+            hint=f"post one: `relay task {issue.number} --verification --step CMD`,"
+            ' or resolve anyway with --force "REASON"',
+        )
     closure = build(
-        ClosureMsg, issue=issue.number, node=node, summary=summary.strip(), resolved_at=now
+        ClosureMsg,
+        issue=issue.number,
+        node=node,
+        summary=summary.strip(),
+        resolved_at=now,
+        forced=forced if unverified is not None else "",
     )
     return Plan(
         issue=issue.number,
@@ -323,6 +349,24 @@ def plan_resolve(
         labels=relabel(issue.labels, target),
         close=True,
     )
+
+
+def verification_missing(thread: Thread) -> str | None:
+    """Why the job's stopping condition is not met (None when it is): the newest
+    verification TASK must have a ``done`` RESULT from the worker."""
+    from relay.protocol.messages import ResultMsg, Status
+
+    tasks = [n for n, e in thread.tasks.items() if getattr(e.message, "verification", False)]
+    if not tasks:
+        return "no verification TASK was posted"
+    newest = max(tasks)
+    answer = thread.answer(newest)
+    if answer is None:
+        return f"verification TASK {newest} has no result yet"
+    if not isinstance(answer, ResultMsg) or answer.status != Status.DONE:
+        how = answer.status.value if isinstance(answer, ResultMsg) else "half-done"
+        return f"verification TASK {newest} did not pass (RESULT: {how})"
+    return None
 
 
 def handover_entry(*, issue: int, title: str, summary: str, when: datetime) -> str:

@@ -39,6 +39,11 @@ def log_path(issue: int, task: int) -> str:
     return f"{LOG_DIR}/{issue}/logs/result-{task:03d}.log"
 
 
+def artifact_path(issue: int, task: int, path: str) -> str:
+    """Where a TASK's artifact (``path`` inside the worker's clone) is committed."""
+    return f"{LOG_DIR}/{issue}/artifacts/{task:03d}/{path}"
+
+
 def claim_ref(issue: int, task: int) -> str:
     """The ref whose creation is the atomic claim of a task."""
     return f"refs/relay/claims/{issue}/{task}"

@@ -35,7 +35,13 @@ def payload(world: World, event: str, number: int | None, **extra: Any) -> dict[
 
 
 def run_adapter(
-    world: World, tmp_path: Path, event: str, data: dict[str, Any], token: str | None = None
+    world: World,
+    tmp_path: Path,
+    event: str,
+    data: dict[str, Any],
+    token: str | None = None,
+    clone: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """One workflow step: the event file, Actions' variables, the CLI as a process."""
     path = tmp_path / f"{event}.json"
@@ -48,8 +54,9 @@ def run_adapter(
         GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
         GITHUB_TOKEN=token or world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
     )  # fmt: skip
+    env.update(extra_env or {})
     argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
-    argv += ["--node", WORKER, "--repo-dir", str(world.worker.clone)]
+    argv += ["--node", WORKER, "--repo-dir", str(clone or world.worker.clone)]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr
     return done, summary.read_text(encoding="utf-8")
@@ -142,6 +149,53 @@ def test_a_run_acting_as_an_account_the_job_does_not_trust_does_nothing_and_says
     # the same run with the node's own account takes the turn
     run_adapter(world, tmp_path, "issues", data)
     assert world.heads(number)[-1].startswith("### RESULT 1")
+
+
+def test_an_untrusted_token_on_fresh_runners_says_so_once_in_the_thread_and_every_summary(
+    world: World, tmp_path: Path
+) -> None:
+    """Each Actions run starts from a fresh checkout with no local state: the thread,
+    not the runner, remembers that the notice was posted. Every run's job summary says
+    which account it acted as and how to fix it."""
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
+    bot = "ci-bot"
+    token = world.tokens(bot)
+    world.api(f"/collaborators/{bot}", "PUT", {})
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    summaries = []
+    for run in range(3):
+        fresh = world.clone(f"runner-{run}")  # a new runner: a checkout, nothing else
+        _, summary = run_adapter(world, tmp_path, "issues", data, token=token, clone=fresh)
+        summaries.append(summary)
+    said = [c for c in world.comments(number) if "not an instruction account" in c["body"]]
+    assert len(said) == 1, [c["body"][:80] for c in said]
+    for summary in summaries:
+        assert f"acted as `{bot}`" in summary and "GitHub App" in summary
+        assert f"relay join --node {WORKER} --accounts" in summary
+    assert world.labels(number) == {"awaiting:worker"}
+    assert not any(h.startswith(("### Claim", "### RESULT")) for h in world.heads(number))
+
+
+def test_a_fresh_runner_signs_with_the_node_key_from_its_secret(
+    world: World, tmp_path: Path
+) -> None:
+    """The worker's row has a public key, so its RESULTs must verify; a runner has no
+    state, and RELAY_NODE_KEY brings the key. The controller accepts the RESULT."""
+    from relay.edges.local import NodeState
+
+    number = open_job(world)
+    world.controller.call("task", str(number), "--step", f'"{PY}" -c "print(7)"')
+    key = NodeState.for_clone(world.worker.clone).signing_key_path(WORKER).read_text()
+    label = world.api("/labels/awaiting:worker")
+    data = payload(world, "issues", number, action="labeled", label=label)
+    fresh = world.clone("runner-keyed")
+    run_adapter(world, tmp_path, "issues", data, clone=fresh, extra_env={"RELAY_NODE_KEY": key})
+    key_file = NodeState.for_clone(fresh).signing_key_path(WORKER)
+    assert key_file.read_text() == key and key_file.stat().st_mode & 0o077 == 0
+    said = world.controller.ok("result", str(number))
+    assert said.startswith(f"#{number} RESULT 1: done"), said
 
 
 def test_an_api_failure_asking_whose_token_it_is_is_no_verdict_on_the_account(

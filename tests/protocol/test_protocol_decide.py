@@ -369,7 +369,7 @@ def test_a_half_resolved_job_is_closed_by_its_controller() -> None:
     world = World()
     number = job(world)
     plan = plan_resolve(
-        world.issues[number], world.master, node=CONTROLLER, summary="ok", now=world.now
+        world.issues[number], world.master, node=CONTROLLER, summary="ok", now=world.now, force="t"
     )
     world.post(number, ALICE, plan.comments[0])
     assert kinds(decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)) == ["close-job"]

@@ -199,7 +199,7 @@ def test_the_other_controller_verbs_refuse_accounts_of_neither_node() -> None:
         ),
         lambda c: plan_strike(issue, master, node=CONTROLLER, caller=c),
         lambda c: plan_resolve(
-            issue, master, node=CONTROLLER, summary="s", now=world.now, caller=c
+            issue, master, node=CONTROLLER, summary="s", now=world.now, caller=c, force="t"
         ),
     ]
     for call in calls:
@@ -208,7 +208,9 @@ def test_the_other_controller_verbs_refuse_accounts_of_neither_node() -> None:
     plan_hypothesis(
         issue, master, node=CONTROLLER, text="h", outcome=Outcome.REFUTED, caller=BOB.id
     )
-    plan_resolve(issue, master, node=CONTROLLER, summary="s", now=world.now, caller=ALICE.id)
+    plan_resolve(
+        issue, master, node=CONTROLLER, summary="s", now=world.now, caller=ALICE.id, force="t"
+    )
 
 
 # --- 4. the body's "Current state" ------------------------------------------------------

@@ -128,6 +128,7 @@ class Interleavings(RuleBasedStateMachine):
                 self.world.master,
                 node=CONTROLLER,
                 summary="done",
+                force="the fuzzer resolves at any point",
                 now=self.world.now,
             )
         except LocalUsageError:

@@ -191,7 +191,12 @@ def test_resolve_closes_with_a_summary_and_only_from_the_controller() -> None:
     with pytest.raises(LocalUsageError, match="--summary"):
         plan_resolve(world.issues[number], MASTER, node=CONTROLLER, summary=" ", now=world.now)
     plan = plan_resolve(
-        world.issues[number], MASTER, node=CONTROLLER, summary="PATH fixed", now=world.now
+        world.issues[number],
+        MASTER,
+        node=CONTROLLER,
+        summary="PATH fixed",
+        now=world.now,
+        force="t",
     )
     world.run_plan(plan, CONTROLLER)
     issue = world.issues[number]
@@ -220,3 +225,37 @@ def test_a_fourth_strike_after_unparking_parks_again_and_the_job_stays_readable(
     assert job.hypotheses[0].strikes == 4 and "past the limit" in job.state
     assert set(world.issues[number].labels) == {"awaiting:controller", "needs:human"}
     assert parse_message(fourth.comments[0], issue=number).strikes == 4  # type: ignore[union-attr]
+
+
+def test_resolve_needs_the_newest_verification_task_passed_or_a_reason() -> None:
+    world = World()
+    number = opened(world)
+
+    def resolve(force: str | None = None) -> None:
+        world.run_plan(
+            plan_resolve(
+                world.issues[number], MASTER, node=CONTROLLER, summary="s", now=world.now,
+                force=force,
+            ),
+            CONTROLLER,
+        )  # fmt: skip
+
+    def round_trip(verification: bool) -> None:
+        plan = plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id,
+                         steps=("make test",), verification=verification)  # fmt: skip
+        world.run_plan(plan, CONTROLLER)
+        world.pass_of(WORKER)  # runs it and answers done
+        world.pass_of(CONTROLLER)
+
+    with pytest.raises(LocalUsageError, match="no verification TASK was posted"):
+        resolve()
+    with pytest.raises(LocalUsageError, match="--force needs a reason"):
+        resolve(" ")
+    round_trip(verification=False)
+    with pytest.raises(LocalUsageError, match="no verification TASK"):
+        resolve()
+    round_trip(verification=True)
+    round_trip(verification=False)  # a later plain TASK does not undo the verification
+    resolve()
+    closure = world.issues[number].comments[-1].body
+    assert "Resolved without" not in closure and "tear their watchers down" in closure

@@ -34,6 +34,7 @@ RESULT_KEYS = {
     "excerpt",
     "observations",
     "failed_step",
+    "artifacts",
 }
 
 
@@ -46,11 +47,12 @@ def test_every_verb_json_keys(blank: World) -> None:
     init = out(
         c, "init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url
     )
-    assert set(init) == {"repo", "node", "labels_created", "public"}
+    assert set(init) == {"repo", "node", "labels_created", "public", "job"}
     assert set(out(w, "join", "--node", WORKER, "--scheduler", "none")) == {
         "node",
         "scheduler",
         "jobs",
+        "turns",
     }
     c.call("join", "--node", CONTROLLER, "--scheduler", "none")
     issue = out(c, "job", "open", "--worker", WORKER, "--title", "T", "--objective", "O")["issue"]
@@ -80,7 +82,7 @@ def test_every_verb_json_keys(blank: World) -> None:
     }
     assert {n["name"] for n in status["nodes"]} == {CONTROLLER, WORKER}
     assert set(status["last_pass"]) >= {"at", "node", "outcome", "requests", "not_modified"}
-    resolved = out(c, "resolve", str(issue), "--summary", "S")
+    resolved = out(c, "resolve", str(issue), "--summary", "S", "--force", "t")
     assert resolved["issue"] == issue and set(resolved) <= {"issue", "watcher_torn_down"}
     assert git("status", "--porcelain", cwd=c.clone) == ""
 

@@ -80,7 +80,10 @@ def test_the_third_strike_parks_the_job_on_needs_human(world: World, job: int) -
 
 def test_resolve_writes_the_handover_and_closes(world: World, job: int) -> None:
     c = world.controller
-    assert c.json("resolve", str(job), "--summary", "The cache was stale.")["issue"] == job
+    assert (
+        c.json("resolve", str(job), "--summary", "The cache was stale.", "--force", "t")["issue"]
+        == job
+    )
     issue = world.issue(job)
     assert issue["state"] == "closed" and "resolved" in world.labels(job)
     assert "The cache was stale." in issue["body"]
@@ -106,13 +109,13 @@ def test_resolve_with_a_refused_push_changes_nothing_and_can_be_rerun(
     mine = c.clone / "my-notes.txt"  # untracked work of the person at this machine
     mine.write_text("keep me\n")
     before = world.frozen(job)
-    line = one_line_error(c.run("resolve", str(job), "--summary", "Found it."))
+    line = one_line_error(c.run("resolve", str(job), "--summary", "Found it.", "--force", "t"))
     assert "push" in line
     assert world.frozen(job) == before
     assert git("status", "--porcelain", cwd=c.clone) == "?? my-notes.txt\n"
     assert mine.read_text() == "keep me\n"
     refuse.unlink()
-    c.ok("resolve", str(job), "--summary", "Found it.")
+    c.ok("resolve", str(job), "--summary", "Found it.", "--force", "t")
     handover = world.remote_file("docs/loop/handover.md")
     assert handover.count(f"## #{job} ") == 1
     assert world.issue(job)["state"] == "closed"

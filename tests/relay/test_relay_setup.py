@@ -81,7 +81,7 @@ def test_init_yes_on_a_public_repository_warns(
 
 def test_init_json_names_what_it_did(blank: World) -> None:
     data = blank.controller.json(*init_args(blank), "--yes", "--node", CONTROLLER)
-    assert set(data) == {"repo", "node", "labels_created", "public"}
+    assert set(data) == {"repo", "node", "labels_created", "public", "job"}
     assert data["repo"] == blank.repo and data["node"] == CONTROLLER
     assert set(data["labels_created"]) == LABELS and data["public"] is False
 
@@ -99,7 +99,7 @@ def test_join_registers_the_node_once(world: World) -> None:
     assert CONTROLLER in loop and WORKER in loop and "none (declined)" in loop
     before = world.frozen()
     data = world.worker.json("join")
-    assert data == {"node": WORKER, "scheduler": "none (declined)", "jobs": 0}
+    assert data == {"node": WORKER, "scheduler": "none (declined)", "jobs": 0, "turns": 0}
     out = world.worker.ok("join", "--node", WORKER)
     assert "already in the node table" in out
     assert world.frozen() == before

@@ -117,7 +117,8 @@ def test_the_executor_gets_the_task_as_a_file(world: World, job: int, tmp_path: 
     report = data_of(w.call("watch", "--once", "--json"))
     assert [t["status"] for t in report["tasks"]] == ["done"]
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
-    assert "agent read: ### TASK 1" in log and "steps seen: True" in log
+    assert f"agent read: You are the agent of relay node `{WORKER}`" in log
+    assert "steps seen: True" in log
     assert not (w.clone / "touch-me").exists()
 
 

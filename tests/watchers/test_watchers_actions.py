@@ -180,3 +180,19 @@ def test_adapter_run_as_a_separate_process_with_the_real_environment(tmp_path: P
     assert summary.read_text(encoding="utf-8") == (
         "**relay node `ci-linux`** (octo-lab/relay-demo): handled: issues.labeled on #7\n"
     )
+
+
+def test_the_node_key_secret_is_installed_once_and_a_bad_one_refused(tmp_path: Path) -> None:
+    import base64
+
+    from relay.edges.local import NodeState
+
+    state = NodeState(tmp_path / "state")
+    with pytest.raises(ConfigError, match="RELAY_NODE_KEY does not hold a signing key"):
+        actions.install_node_key(state, "ci", {"RELAY_NODE_KEY": "bm90IGEga2V5"})
+    assert not state.signing_key_path("ci").exists()
+    key = base64.b64encode(bytes(range(32))).decode()
+    assert actions.install_node_key(state, "ci", {"RELAY_NODE_KEY": key})
+    assert state.signing_key("ci") == bytes(range(32))
+    assert not actions.install_node_key(state, "ci", {"RELAY_NODE_KEY": key}), "kept"
+    assert not actions.install_node_key(state, "ci", {})

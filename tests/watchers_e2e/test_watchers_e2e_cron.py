@@ -57,7 +57,7 @@ def test_join_registers_a_cron_watcher_that_the_last_job_tears_down(
     assert line_for(read_crontab(), WORKER) == worker_line  # a job binds it: kept
     assert world.column(WORKER) == "cron"
 
-    said = c.ok("resolve", str(number), "--summary", "Hello was said.")
+    said = c.ok("resolve", str(number), "--summary", "Hello was said.", "--force", "t")
     assert "watcher torn down: the cron entry is removed" in said
     assert any("its cron watcher is removed" in c["body"] for c in world.comments(number))
     assert world.column(CONTROLLER) == f"none (torn down {today()})"
