@@ -132,9 +132,35 @@ def open_clone(path: Path, *, api: str | None = None) -> Clone:
 
 
 def read_loop(root: Path) -> str | None:
-    """The text of docs/loop/LOOP.md in a clone, None when absent."""
+    """The text of docs/loop/LOOP.md in a clone, None when absent. When its master section
+    names a data branch other than the checked-out one, the file as that branch has it
+    (last fetched): relay commits the node table there, so every node reads the same."""
     path = root / LOOP_PATH
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    if text is None or not has_section(text):
+        return text
+    try:
+        branch = parse_master(text).data_branch
+    except (ConfigError, ValueError):
+        return text
+    if not branch:
+        return text
+    return _on_branch(root, branch) or text
+
+
+def _on_branch(root: Path, branch: str) -> str | None:
+    """LOOP.md on ``origin/<branch>`` (None when this clone has not fetched it, or is on it)."""
+    import subprocess
+
+    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if head.stdout.strip() == branch:
+        return None
+    shown = subprocess.run(
+        ["git", "show", f"refs/remotes/origin/{branch}:{LOOP_PATH.as_posix()}"],
+        cwd=root, capture_output=True, check=False,
+    )  # fmt: skip
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
 
 
 def read_master(root: Path) -> Master:
