@@ -33,7 +33,9 @@ FALLBACK_EMAIL = "relay@localhost"
 PUSH_ATTEMPTS = 5
 NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
-_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
+             "cannot lock ref", "failed to update ref", "incorrect old value")  # fmt: skip
+# (the last three: another push moved the branch while the server took this one)
 _NEEDS_CREDENTIALS = ("could not read Username", "Authentication failed", "terminal prompts")
 F = TypeVar("F", bound=Callable[..., Any])
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(?P<host>[\w.-]+):(?P<path>[^/\\].*)$")
