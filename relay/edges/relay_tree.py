@@ -71,7 +71,8 @@ class RelayTree:
             return None
 
     def check_out(self, rev: str) -> Path:
-        """Put the tree at ``rev`` (detached), dropping whatever a run left in it; its path."""
+        """Put the tree at ``rev`` (detached), dropping the tracked edits and untracked files
+        a run left in it (ignored ones, build caches, stay); its path."""
         tree = self.tree()
         tree.local("checkout", "-q", "--detach", "--force", rev)
         tree.local("clean", "-q", "-fd")

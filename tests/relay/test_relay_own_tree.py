@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from relay_world import one_line_error
 from worlds import CONTROLLER, OWNER, WORKER, Node, World, api, git
 
 from relay.protocol import parse_master
@@ -125,3 +126,15 @@ def test_init_data_branch_on_an_unprotected_repository(blank: World) -> None:
     assert LOOP not in git("ls-tree", "-r", "--name-only", "main", cwd=world.bare)
     c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=c.clone).strip() == "main"
+
+
+def test_a_branch_protected_after_init_is_named_with_the_way_out(world: World) -> None:
+    protect = f"{world.hub.url}/repos/{world.repo}/branches/main/protection"
+    api(protect, world.tokens(OWNER), "PUT", PR_ONLY)
+    extra = _extra_node(world, "late")
+    before = world.remote_head()
+    done = extra.run("join", "--node", "late", "--scheduler", "none")
+    assert done.returncode != 0
+    line = one_line_error(done)
+    assert "main is a protected branch" in line and "--data-branch" in line, line
+    assert world.remote_head() == before
