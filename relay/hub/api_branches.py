@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from relay.hub import protection
+from relay.hub import protection, render
 from relay.hub.api_refs import bare_of
 from relay.hub.api_repos import RepoAccess, repo_access
 from relay.hub.git import Bare, git_env
@@ -80,7 +80,8 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
 
     tree = (fields.get("tree") or [""])[0]
     return {
-        "sha": sha, "node_id": "", "url": f"{api}/commits/{sha}",
+        "sha": sha, "node_id": render.node_id("Commit", int(sha[:8], 16)),
+        "url": f"{api}/commits/{sha}",
         "html_url": f"{acc.base}/{acc.full}/commit/{sha}",
         "comments_url": f"{api}/commits/{sha}/comments",
         "commit": {

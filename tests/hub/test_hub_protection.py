@@ -108,3 +108,31 @@ def test_a_bad_protection_body_is_refused_as_github_refuses_it(
     missing = api(alice, "PUT", f"{r}/branches/nope/protection", PR_ONLY)
     assert (missing.status, missing.body["message"]) == (404, "Branch not found")
     assert api(alice, "DELETE", f"{r}/branches/main/protection").status == 404
+
+
+def test_what_each_setting_refuses() -> None:
+    from relay.hub.protection import normalise, refusals
+
+    a, b, zero = "a" * 40, "b" * 40, "0" * 40
+    plain = normalise({**PR_ONLY, "required_pull_request_reviews": None})
+    assert refusals(plain, old=a, new=b, admin=False, fast_forward=True) == []
+    assert refusals(plain, old=a, new=b, admin=False, fast_forward=False) == [
+        "Cannot force-push to a protected branch."
+    ]
+    forced = normalise({**PR_ONLY, "required_pull_request_reviews": None,
+                        "allow_force_pushes": True})  # fmt: skip
+    assert refusals(forced, old=a, new=b, admin=False, fast_forward=False) == []
+    ci = {"strict": True, "contexts": ["ci"]}
+    checks = normalise({**PR_ONLY, "required_pull_request_reviews": None,
+                        "required_status_checks": ci})  # fmt: skip
+    assert refusals(checks, old=a, new=b, admin=True, fast_forward=True) == [
+        'Required status check "ci" is expected.'
+    ]
+    locked = normalise({**PR_ONLY, "enforce_admins": False, "lock_branch": True})
+    assert refusals(locked, old=a, new=b, admin=True, fast_forward=True) == [
+        "Cannot change this locked branch"
+    ]
+    assert refusals(plain, old=a, new=zero, admin=False, fast_forward=False) == [
+        "Cannot delete this protected branch"
+    ]
+    assert refusals(None, old=a, new=zero, admin=False, fast_forward=False) == []
