@@ -163,7 +163,7 @@ def measure(root: Path, *, runs: int = RUNS, latency: float = 0.0, turn: bool = 
 # The worker turn's phases: what each wraps, as (owner, attribute, label).
 PHASES = (
     ("relay.edges.git:Clone", "pull_rebase", "git pull --rebase"),
-    ("relay.edges.git:Clone", "commit_and_push", "git commit + push (log)"),
+    ("relay.edges.relay_tree:RelayTree", "publish", "git commit + push (log)"),
     ("relay.edges.github.session:ApiSession", "_get", "API GET"),
     ("relay.edges.github.session:ApiSession", "_get_all", "API GET (lists)"),
     ("relay.edges.github.session:ApiSession", "_send", "API POST/PATCH/PUT"),

@@ -57,6 +57,12 @@ def register(sub: Any) -> None:
         help="whether destructive steps need a person's word or are forbidden",
     )
     p.add_argument(
+        "--data-branch",
+        default=None,
+        help="a branch of relay's own for its logs, node table and handover"
+        " (proposed when the default branch is protected)",
+    )
+    p.add_argument(
         "--first-job",
         default=None,
         metavar="TITLE",
@@ -155,6 +161,7 @@ def plan_lines(master: Master, node: Node, *, public: bool) -> list[str]:
         f"delegable:    {', '.join(master.scope.delegable)}",
         f"workers run:  {', '.join(master.scope.allowed)}",
         f"destructive:  {master.scope.destructive.value}",
+        *([f"relay's branch: {master.data_branch}"] if master.data_branch else []),
         "will create the labels "
         + ", ".join(s.label.value for s in LABEL_SPECS)
         + f", write {LOOP_PATH.parent}/, commit and push",
@@ -201,6 +208,26 @@ def _kept_or(text: str, old: str | None) -> str:
     return text if old is None else old
 
 
+DATA_BRANCH = "relay-data"
+
+
+async def choose_data_branch(gh: GitHubClient, args: argparse.Namespace, ask: Ask) -> str | None:
+    """The branch relay commits to: ``--data-branch``; else, when the default branch is
+    protected (it would refuse relay's commits), the one the person accepts; else None
+    (relay commits to the branch the clone is on)."""
+    if args.data_branch:
+        return str(args.data_branch)
+    default = (await gh.get_repo()).default_branch
+    if not await gh.branch_protected(default):
+        return None
+    print(
+        f"relay: {default} is a protected branch and would refuse relay's commits; relay"
+        " proposes a branch of its own for its logs, node table and handover",
+        file=sys.stderr,
+    )
+    return ask("relay's branch", DATA_BRANCH).strip() or DATA_BRANCH
+
+
 def run(args: argparse.Namespace) -> Output:
     """Run the wizard."""
     clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
@@ -240,7 +267,11 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
             destructive=args.destructive
             or ask("destructive steps (authorized-by-human/forbidden)", "authorized-by-human"),
         )
-        master = build(Master, repository=repo, api_url=api_url, nodes=(node,), scope=scope)
+        data_branch = await choose_data_branch(gh, args, ask)
+        master = build(
+            Master, repository=repo, api_url=api_url, nodes=(node,), scope=scope,
+            data_branch=data_branch,
+        )  # fmt: skip
         plan = plan_lines(master, node, public=public)
         if not args.yes:
             print("\n".join(plan), file=sys.stderr)
@@ -249,7 +280,9 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
         first = first_job(args, ask, controller=node.name)  # the last question
         labels = await create_labels(gh)
     message = f"relay: set up the relay spine ({node.name})"
-    await asyncio.to_thread(publish_edits, clone, spine_edits(master), message)
+    edits = spine_edits(master)
+    await asyncio.to_thread(publish_edits, clone, edits, message, branch=master.data_branch)
+    clone.record_data_branch(master.data_branch)
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
     number = await open_first_job(clone, node.name, first) if first else None

@@ -33,7 +33,9 @@ FALLBACK_EMAIL = "relay@localhost"
 PUSH_ATTEMPTS = 5
 NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
-_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
+             "cannot lock ref", "failed to update ref", "incorrect old value")  # fmt: skip
+# (the last three: another push moved the branch while the server took this one)
 _NEEDS_CREDENTIALS = ("could not read Username", "Authentication failed", "terminal prompts")
 F = TypeVar("F", bound=Callable[..., Any])
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(?P<host>[\w.-]+):(?P<path>[^/\\].*)$")
@@ -261,17 +263,67 @@ class Clone:
         Raises ConfigError on a dirty clone, Conflict on a conflicting rebase (aborted).
         """
         branch = branch or self._branch_or_fail()
+        data = self.data_branch()
+        if data and data != branch:  # relay's own branch: its tracking ref is what relay reads
+            with contextlib.suppress(RemoteUnavailable, ConfigError):
+                self._network("fetch", remote, f"+refs/heads/{data}:refs/remotes/{remote}/{data}")
         dirty = self.dirty_paths()
         if dirty:
-            raise ConfigError(
-                f"the clone at {self.root} has uncommitted changes ({', '.join(dirty[:3])});"
-                " relay will not stash them: commit them or use a clone of its own"
-            )
+            self._fast_forward_dirty(remote, branch, dirty)
+            return
         try:
             self._network("pull", "--rebase", "--no-autostash", remote, branch)
         except Conflict:
             self._abort_rebase()
             raise
+
+    def _fast_forward_dirty(self, remote: str, branch: str, dirty: list[str]) -> None:
+        """Bring a clone with uncommitted edits up to date without touching them: only a
+        fast-forward (no local commits) whose files the edits leave alone; git itself
+        refuses to overwrite an edited file. ConfigError saying why otherwise."""
+        refuse = (
+            f"the clone at {self.root} has uncommitted changes ({', '.join(dirty[:3])})"
+            " and {why}; relay will not stash them: commit them or use a clone of its own"
+        )
+        self._network("fetch", remote, branch)
+        upstream = f"refs/remotes/{remote}/{branch}"
+        try:
+            self._git("merge-base", "--is-ancestor", "HEAD", upstream)
+        except _git_error():
+            raise ConfigError(refuse.format(why="commits the remote does not have")) from None
+        try:
+            self._git("merge", "--ff-only", "-q", upstream)
+        except _git_error():
+            raise ConfigError(refuse.format(why="the remote changed the same files")) from None
+
+    def data_branch(self) -> str | None:
+        """The branch relay commits to when it is not the checked-out one, as this clone
+        recorded it from the master section (``relay.dataBranch`` in its git config)."""
+        return self._config("relay.dataBranch")
+
+    def record_data_branch(self, branch: str | None) -> None:
+        """Remember relay's data branch in this clone's config (None: forget it)."""
+        if branch:
+            self._git("config", "relay.dataBranch", branch)
+        elif self.data_branch():
+            self._git("config", "--unset", "relay.dataBranch")
+
+    def fast_forward(self, branch: str, remote: str = "origin") -> bool:
+        """Move this clone to what relay just pushed to ``branch`` when it is on that
+        branch and a fast-forward leaves a person's edits alone; False when it stays."""
+        if self.current_branch() != branch:
+            return False
+        try:
+            with self.git_lock:
+                self._git("merge", "--ff-only", "-q", f"refs/remotes/{remote}/{branch}")
+        except _git_error():
+            return False
+        return True
+
+    def push_head(self, branch: str, remote: str = "origin") -> None:
+        """Push HEAD (a detached one too) to ``branch`` once; Rejected when another push
+        came first."""
+        self._network("push", remote, f"HEAD:refs/heads/{branch}")
 
     @_serialised
     def commit(self, paths: Sequence[Path | str], message: str) -> CommitInfo | None:
@@ -421,8 +473,11 @@ class Clone:
             self._git("rebase", "--abort")
 
 
-class _Rejected(Exception):
+class Rejected(Exception):
     """A push the remote refused because it does not fast-forward."""
+
+
+_Rejected = Rejected
 
 
 def _credentials_refused(host: str, sent: bool) -> ConfigError:
@@ -480,6 +535,13 @@ def _classify(verb: str, exc: Exception) -> Exception:
     )
     if verb == "push" and any(mark in said for mark in _REJECTED):
         return _Rejected(first)
+    if verb == "push" and "GH006" in said:
+        branch = re.search(r"refs/heads/(\S+?)\.?\s", said)
+        name = branch.group(1) if branch else "the branch"
+        return ConfigError(
+            f"git push: {name} is a protected branch and refuses relay's commits",
+            hint="give relay a branch of its own: `relay init --data-branch relay-data`",
+        )
     if "CONFLICT" in said or "could not apply" in said:
         return Conflict(
             f"git {verb} --rebase hit a conflict with the remote; the rebase was aborted and"

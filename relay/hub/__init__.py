@@ -44,6 +44,13 @@ Theory of operation:
   through the API is what ``git ls-remote`` lists and a pushed ref is what the API lists;
   a sha the repository lacks is 422 "Object does not exist", and a move that is not a
   fast-forward needs ``force``.
+- ``api_branches`` and ``protection``: ``GET /branches[/{b}]`` (``protected`` and the
+  ``protection`` summary) and classic protection (``GET|PUT|DELETE
+  /branches/{b}/protection``, admin only). A protected branch refuses a push as GitHub's
+  git host does (``remote: error: GH006: Protected branch update failed for
+  refs/heads/main.``, the reason, ``protected branch hook declined``; git's
+  ``proc-receive`` hook, ``receive``) and a refs-API move with 422 and the reason.
+  Rulesets (``GH013``) are not modelled.
 - Bad input is GitHub's JSON 4xx (``status`` repeated as a string in the body): wrongly
   typed fields are 422 "Validation Failed" with ``errors``; labels that differ only in case
   are one label; ids beyond SQLite's range are 404 and pages past the end are empty.

@@ -4,6 +4,10 @@ the API's access rules; ``git http-backend`` does the git (see ``git``)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 from aiohttp import web
 
 from relay.hub.api_refs import bare_of
@@ -46,10 +50,20 @@ async def service(request: web.Request) -> web.StreamResponse:
     hub = hub_of(request)
     bare = bare_of(request, acc.id)
     user = who["login"] if who is not None and push else None
-    resp = await serve_cgi(request, hub.git_backend, bare, tail, user)
+    extra = hook_env(acc.role >= Role.ADMIN) if push else None
+    resp = await serve_cgi(request, hub.git_backend, bare, tail, user, extra)
     if push:
         hub.hosted.discard(acc.id)  # re-read: the push may be the repository's first
     return resp
+
+
+def hook_env(admin: bool) -> dict[str, str]:
+    """What the ``proc-receive`` hook (``relay.hub.receive``) needs: this interpreter, where
+    relay is, and whether the pusher administers the repository (protection may not bind)."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {"RELAY_HUB_PYTHON": sys.executable, "PYTHONPATH": path,
+            "RELAY_HUB_ADMIN": "1" if admin else "0"}  # fmt: skip
 
 
 ROUTES = (

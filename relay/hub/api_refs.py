@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from relay.hub import render
+from relay.hub import protection, render
 from relay.hub.api_repos import RepoAccess, repo_access
 from relay.hub.git import ZERO, Bare, bare_path, valid_ref_name
 from relay.hub.web import (
@@ -36,6 +36,25 @@ _SHA = re.compile(r"^[0-9a-fA-F]{40}$")
 BAD_NAME = "Reference name must start with 'refs/' and have at least two slashes."
 DOCS = "https://docs.github.com/rest/git/refs"
 EMPTY = "Git Repository is empty."
+
+
+def refused(bare: Bare, name: str, *, old: str, new: str, admin: bool) -> list[str]:
+    """Why moving ``name`` from ``old`` to ``new`` breaks its branch's protection (none for
+    a ref that is no protected branch); the API answers the first, as GitHub does."""
+    if not name.startswith("refs/heads/"):
+        return []
+    settings = protection.load(bare.path).get(name.removeprefix("refs/heads/"))
+    if settings is None:
+        return []
+    ff = ZERO not in (old, new) and bare.is_ancestor(old, new)
+    return protection.refusals(settings, old=old, new=new, admin=admin, fast_forward=ff)
+
+
+def _guard(bare: Bare, acc: RepoAccess, name: str, old: str, new: str, docs: str) -> None:
+    """422 with GitHub's reason when the branch's protection refuses this move."""
+    why = refused(bare, name, old=old, new=new, admin=acc.role >= Role.ADMIN)
+    if why:
+        raise ApiError(422, why[0], docs=docs)
 
 
 def _check_sha(sha: object, docs: str) -> str:
@@ -213,6 +232,7 @@ async def update_ref(request: web.Request) -> web.Response:
             raise ApiError(422, "Object does not exist", docs=docs)
         if data.get("force") is not True and not bare.is_ancestor(old, sha):
             raise ApiError(422, "Update is not a fast forward", docs=docs)
+        _guard(bare, acc, name, old, sha, docs)
         if not bare.update(name, sha, old):
             raise ApiError(422, "Reference cannot be updated", docs=docs)
     _record(request, acc, "push", name)
@@ -235,6 +255,8 @@ async def delete_ref(request: web.Request) -> web.Response:
             store.record("delete", "ref", actor_id=me, repo_id=acc.id, detail=name)
         return no_content()
     old = bare.ref(name)
+    if old is not None:
+        _guard(bare, acc, name, old, ZERO, docs)
     if old is None or not bare.update(name, ZERO, old):
         raise ApiError(422, "Reference does not exist", docs=docs)
     _record(request, acc, "delete", name)

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from relay.errors import LocalUsageError
 from relay.hub import (
+    api_branches,
     api_comments,
     api_git,
     api_hooks,
@@ -139,7 +140,7 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
-ALL_ROUTES = ROUTES + api_hooks.ROUTES + apps.ROUTES + api_git.ROUTES
+ALL_ROUTES = ROUTES + api_branches.ROUTES + api_hooks.ROUTES + apps.ROUTES + api_git.ROUTES
 """Every public route: the API's, the hooks', the Apps' and git's (the conformance test
 checks each is listed in its table)."""
 
@@ -185,6 +186,11 @@ _DOC_PAGE: dict[object, str] = {
     api_refs.matching_refs: "git/refs#list-matching-references",
     api_refs.update_ref: "git/refs#update-a-reference",
     api_refs.delete_ref: "git/refs#delete-a-reference",
+    api_branches.list_branches: "branches/branches#list-branches",
+    api_branches.get_branch: "branches/branches#get-a-branch",
+    api_branches.get_protection: "branches/branch-protection#get-branch-protection",
+    api_branches.put_protection: "branches/branch-protection#update-branch-protection",
+    api_branches.delete_protection: "branches/branch-protection#delete-branch-protection",
     api_hooks.list_hooks: "repos/webhooks#list-repository-webhooks",
     api_hooks.create_hook: "repos/webhooks#create-a-repository-webhook",
     api_hooks.get_hook: "repos/webhooks#get-a-repository-webhook",

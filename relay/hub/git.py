@@ -52,6 +52,11 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+def git_env() -> dict[str, str]:
+    """The environment the hub runs git in (see ``_git_env``)."""
+    return _git_env()
+
+
 @dataclass(frozen=True)
 class Bare:
     """One repository's bare git directory."""
@@ -227,10 +232,17 @@ def backend() -> str:
 
 
 async def serve_cgi(
-    request: web.Request, program: str, bare: Bare, tail: str, user: str | None
+    request: web.Request,
+    program: str,
+    bare: Bare,
+    tail: str,
+    user: str | None,
+    extra: dict[str, str] | None = None,
 ) -> web.StreamResponse:
-    """Run ``git http-backend`` for one request, streaming the body in and the answer out."""
+    """Run ``git http-backend`` for one request, streaming the body in and the answer out;
+    ``extra`` is more environment for git's hooks (who pushes)."""
     env = _git_env()
+    env.update(extra or {})
     env.update(
         GIT_PROJECT_ROOT=str(bare.path.parent),
         GIT_HTTP_EXPORT_ALL="1",

@@ -23,7 +23,8 @@ from typing import Any, Protocol
 
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
-from relay.node.context import NodeContext
+from relay.errors import ConfigError
+from relay.node.context import NodeContext, read_master
 from relay.node.execute import (
     TaskReport,
     execute,
@@ -295,24 +296,37 @@ def publish_edit(clone: Clone, path: Path, edit: Edit, message: str) -> bool:
     return publish_edits(clone, {path: edit}, message)
 
 
-def publish_edits(clone: Clone, edits: Mapping[Path, Edit], message: str) -> bool:
-    """Publish changes to spine files in one commit: pull, apply each edit to its file as
-    the remote has it now (None when absent), commit and push. False when no edit changes
-    anything.
+def publish_edits(
+    clone: Clone, edits: Mapping[Path, Edit], message: str, *, branch: str | None = None
+) -> bool:
+    """Publish changes to spine files in one commit on relay's data branch (``branch``,
+    else the master section's, else the clone's own): in relay's own worktree, apply each
+    edit to its file as the remote has it now (None when absent), commit and push; a push
+    another node beat is applied again on the new tip. False when no edit changes anything.
 
-    One failure rule for every spine file: when the push fails, the commit and the edits
-    are undone and the error is raised, so nothing half-published stays behind."""
-    clone.pull_rebase()
-    changed = []
-    for path, edit in edits.items():
-        full = clone.root / path
-        old = full.read_text(encoding="utf-8") if full.is_file() else None
-        new = edit(old)
-        if new == old:
-            continue
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(new, encoding="utf-8")
-        changed.append(full)
-    if not changed:
+    The person's working tree is never touched: it is fast-forwarded afterwards when it is
+    on that branch and the move leaves its edits alone. When the push fails nothing is
+    left half-published (the commit lives only in relay's tree) and the error is raised."""
+    from relay.edges.relay_tree import RelayTree
+
+    home = clone.current_branch()
+    target = branch or data_branch_of(clone) or home
+    if target is None:
+        raise ConfigError(f"the clone at {clone.root} is on a detached HEAD; check out a branch")
+    pushed = RelayTree(clone).publish(edits, message, branch=target, base=home)
+    if pushed is None:
         return False
-    return clone.commit_and_push_or_undo(changed, message) is not None
+    clone.fast_forward(target)
+    return True
+
+
+def data_branch_of(clone: Clone) -> str | None:
+    """The data branch the clone's master section names (None: relay uses the clone's own
+    branch); recorded in the clone's config so its pulls fetch it too."""
+    try:
+        branch = read_master(clone.root).data_branch
+    except (ConfigError, ValueError):
+        return clone.data_branch()
+    if branch != clone.data_branch():
+        clone.record_data_branch(branch)
+    return branch

@@ -132,9 +132,59 @@ def open_clone(path: Path, *, api: str | None = None) -> Clone:
 
 
 def read_loop(root: Path) -> str | None:
-    """The text of docs/loop/LOOP.md in a clone, None when absent."""
+    """The text of docs/loop/LOOP.md in a clone, None when absent. When its master section
+    names a data branch other than the checked-out one, the file as that branch has it
+    (last fetched): relay commits the node table there, so every node reads the same."""
     path = root / LOOP_PATH
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    if text is None or not has_section(text):
+        return _find_data_branch(root) or text
+    try:
+        branch = parse_master(text).data_branch
+    except (ConfigError, ValueError):
+        return text
+    if not branch:
+        return text
+    return _on_branch(root, branch) or text
+
+
+def _find_data_branch(root: Path) -> str | None:
+    """LOOP.md of the fetched branch whose master section names that very branch as relay's
+    data branch: how a clone of a protected default branch (which has no section, since
+    it refused relay's commits) learns where relay keeps its spine. None when none does."""
+    import subprocess
+
+    listed = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    for branch in listed.stdout.split()[:100]:
+        if branch == "HEAD":
+            continue
+        text = _on_branch(root, branch, any_head=True)
+        if text is None or not has_section(text):
+            continue
+        try:
+            if parse_master(text).data_branch == branch:
+                return text
+        except (ConfigError, ValueError):
+            continue
+    return None
+
+
+def _on_branch(root: Path, branch: str, *, any_head: bool = False) -> str | None:
+    """LOOP.md on ``origin/<branch>`` (None when this clone has not fetched it, or is on it)."""
+    import subprocess
+
+    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if head.stdout.strip() == branch and not any_head:
+        return None
+    shown = subprocess.run(
+        ["git", "show", f"refs/remotes/origin/{branch}:{LOOP_PATH.as_posix()}"],
+        cwd=root, capture_output=True, check=False,
+    )  # fmt: skip
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
 
 
 def read_master(root: Path) -> Master:

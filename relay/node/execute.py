@@ -13,6 +13,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.edges.github import GitHubClient
@@ -38,8 +39,7 @@ from relay.protocol.labels import batons_in
 from relay.protocol.logs import cap_log, excerpt
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
+    from relay.edges.relay_tree import RelayTree
     from relay.edges.steps import RunOutcome
     from relay.redact import Redactor
 
@@ -162,28 +162,42 @@ def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
 
 
 def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
-    """Run the TASK on the branch it names (then return to this clone's own branch), its
-    steps literally or through the node's agent command."""
+    """Run the TASK in relay's own worktree (never the person's), at the branch it names or
+    else at the commit the claim points at, its steps literally or through the node's
+    agent command."""
+    from relay.edges.relay_tree import RelayTree
     from relay.edges.steps import RunOutcome, RunStatus
 
-    home = ctx.clone.current_branch()
+    tree = RelayTree(ctx.clone)
     try:
-        if task.checkout:
-            try:
-                ctx.clone.checkout(task.checkout)
-            except RelayError as err:
-                return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
-        outcome = _run_here(ctx, task)
-        found, unmatched = find_artifacts(ctx.root, task.artifacts)
+        try:
+            if task.checkout:
+                where = _task_branch(tree, task.checkout)
+            else:
+                where = tree.check_out(ctx.clone.remote_sha())
+        except RelayError as err:
+            return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
+        outcome = _run_here(ctx, task, where)
+        found, unmatched = find_artifacts(where, task.artifacts)
         return TaskRun(outcome, found=found, unmatched=unmatched)
     finally:
-        if home and ctx.clone.current_branch() != home:
-            # a task that left the clone dirty keeps it on its branch; the RESULT says so
-            with contextlib.suppress(RelayError):
-                ctx.clone.checkout(home)
+        tree.release()
 
 
-def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
+def _task_branch(tree: RelayTree, branch: str) -> Path:
+    """Put relay's tree at ``branch`` as the remote has it (else as this clone has it)."""
+    tip = tree.remote_tip(branch)
+    if tip is None:
+        try:
+            tip = tree.clone.local("rev-parse", "--verify", "-q", f"refs/heads/{branch}").strip()
+        except Exception:
+            raise ConfigError(
+                f"cannot check out branch {branch!r}: not found locally or on origin"
+            ) from None
+    return tree.on_branch(branch, tip)
+
+
+def _run_here(ctx: NodeContext, task: TaskMsg, where: Path) -> RunOutcome:
     from relay.edges.steps import run_executor, run_steps
 
     limits = run_limits(ctx)
@@ -202,11 +216,9 @@ def _run_here(ctx: NodeContext, task: TaskMsg) -> RunOutcome:
         if executor:
             text = task_text(ctx, task)
             return run_executor(
-                executor, task_text=text, cwd=ctx.root, timeout=timeout, on_start=started
+                executor, task_text=text, cwd=where, timeout=timeout, on_start=started
             )
-        return run_steps(
-            task.steps, cwd=ctx.root, timeout=timeout, on_start=started, shell=task.shell
-        )
+        return run_steps(task.steps, cwd=where, timeout=timeout, on_start=started, shell=task.shell)
 
 
 def reap(ctx: NodeContext, *, issue: int | None = None, task: int | None = None) -> list[str]:
@@ -250,24 +262,24 @@ def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
 def publish_log(
     ctx: NodeContext, issue: int, task: int, text: str, files: tuple[tuple[str, bytes], ...] = ()
 ) -> str:
-    """Commit and push the redacted log, with the artifacts' ``files`` (repository path,
-    content) in the same commit; return the permalink of the log at the pushed commit
-    (an artifact's is the same with its own path)."""
+    """Commit and push the redacted log from relay's own worktree to the data branch, with
+    the artifacts' ``files`` (repository path, content) in the same commit; return the
+    log's permalink at the pushed commit (or at the tip that has it already; an
+    artifact's is the same with its own path)."""
+    from relay.edges.relay_tree import RelayTree
+
     path = log_path(issue, task)
-    full = ctx.root / path
-    full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(text, encoding="utf-8")
-    written = [full]
-    for name, data in files:
-        target = ctx.root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        written.append(target)
     message = f"relay: log of TASK {task} on #{issue} ({ctx.node})"
-    pushed = ctx.clone.commit_and_push_or_undo(written, message)  # None: already in
-    if pushed is None and ctx.clone.unpushed_subjects() == [message]:
-        ctx.clone.push()  # committed by a pass killed while it pushed: only that is pushed
-    sha = pushed.sha if pushed is not None else ctx.clone.head_sha()
+    home = ctx.clone.current_branch()
+    branch = ctx.master.data_branch or home
+    if branch is None:
+        raise ConfigError(f"the clone at {ctx.root} is on a detached HEAD; check out a branch")
+    tree = RelayTree(ctx.clone)
+    blobs = {Path(name): data for name, data in files}
+    edits = {Path(path): lambda _old: text}
+    pushed = tree.publish(edits, message, branch=branch, base=home, files=blobs)
+    sha = pushed.sha if pushed is not None else tree.tree().head_sha()  # the same log is in
+    ctx.clone.fast_forward(branch)
     return ctx.html_url(f"blob/{sha}/{path}")
 
 
@@ -291,13 +303,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     any action that changes something (watchers/once.py), so the claim points at a commit
     the remote has."""
     issue, number = action.issue, action.task.task
-    sha = ctx.clone.remote_sha()
-    if ctx.clone.head_sha() != sha:
-        raise ConfigError(
-            f"the clone at {ctx.root} has commits its remote does not have; relay pushes"
-            " task logs from it and will not publish them",
-            hint="push or drop them, or give relay a clone of its own",
-        )
+    sha = ctx.clone.remote_sha()  # relay's tree runs and publishes there: local work stays
     if action.takeover and not _takeover_open(ctx, issue, number):
         return None  # taken over already: the same action applied twice does nothing more
     nonce = ctx.state.record_attempt(issue=issue, task=number, now=datetime.now(UTC))
@@ -501,11 +507,11 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
     status, summary, failed = summarise(task, run)
     redacted, report = redactor.redact_with_report(render_log(task, run, node=ctx.node))
     observations = []
-    left = ctx.clone.dirty_paths()
+    left = _left_modified(ctx)
     if left:
         observations.append(
-            f"The task left tracked files modified ({', '.join(left[:5])}); this node cannot"
-            " pull or take another task until they are committed or reverted."
+            f"The task left tracked files modified ({', '.join(left[:5])}) in relay's own"
+            " worktree; they are dropped before the next task."
         )
     artifacts, files, unmatched = bring_back(ctx, task, run, redactor)
     observations += unmatched
@@ -529,6 +535,16 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         artifacts=artifacts,
     )
     return Draft(result, cap_log(redacted) if report.safe else None, files)
+
+
+def _left_modified(ctx: NodeContext) -> list[str]:
+    """Tracked files the run left modified in relay's worktree (none when it has none)."""
+    from relay.edges.relay_tree import RelayTree
+
+    tree = RelayTree(ctx.clone)
+    if not (tree.path / ".git").is_file():
+        return []
+    return tree.tree().dirty_paths()
 
 
 async def publish_draft(ctx: NodeContext, draft: Draft, *, token: str) -> ResultMsg:

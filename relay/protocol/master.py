@@ -150,6 +150,8 @@ class Master(BaseModel):
 
     repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
     api_url: str = Field(default="https://api.github.com", pattern=r"^https?://[^\s`]+$")
+    # the branch relay commits its logs, node table and handover to (None: the clone's own)
+    data_branch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]+$")
     nodes: tuple[Node, ...] = ()
     scope: Scope = Scope()
     protocol_text: str = DEFAULT_PROTOCOL_TEXT
@@ -221,6 +223,7 @@ def render_master(master: Master) -> str:
         "",
         f"- Repository: `{master.repository}`",
         f"- API base URL: `{master.api_url}`",
+        *([f"- Data branch: `{master.data_branch}`"] if master.data_branch else []),
         "",
         "### Nodes",
         "",

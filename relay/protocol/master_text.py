@@ -149,6 +149,7 @@ def parse_master(loop_text: str) -> Master:
             Master,
             repository=_unquote(repo["repository"]),
             api_url=_unquote(repo["api base url"]),
+            data_branch=_unquote(repo["data branch"]) if repo.get("data branch") else None,
             nodes=tuple(_node(header, cells) for _, cells in rows),
             scope=build(
                 Scope,

@@ -132,9 +132,27 @@ def test_pull_rebase_conflict_is_aborted_and_reported(remote: Remote) -> None:
     assert (remote.b / "README.md").read_text() == "bob's line\n"
 
 
-def test_pull_refuses_a_dirty_clone(remote: Remote) -> None:
+def test_pull_fast_forwards_a_dirty_clone_around_a_persons_edits(remote: Remote) -> None:
+    pushed = commit_file(remote.a, "notes.md", "from a\n", "a adds notes")
+    Clone.open(remote.a).push()
+    (remote.b / "README.md").write_text("uncommitted\n")
+    b = Clone.open(remote.b)
+    b.pull_rebase()
+    assert b.head_sha() == pushed and (remote.b / "notes.md").read_text() == "from a\n"
+    assert (remote.b / "README.md").read_text() == "uncommitted\n"
+    assert b.dirty_paths() == ["README.md"]
+
+
+def test_pull_refuses_a_dirty_clone_it_cannot_fast_forward(remote: Remote) -> None:
+    commit_file(remote.a, "README.md", "a's line\n", "a edits")
+    Clone.open(remote.a).push()
     (remote.b / "README.md").write_text("uncommitted\n")
     with pytest.raises(ConfigError, match=r"uncommitted changes \(README.md\).*will not stash"):
+        Clone.open(remote.b).pull_rebase()
+    assert (remote.b / "README.md").read_text() == "uncommitted\n"
+    commit_file(remote.b, "local.md", "b's\n", "b's own commit")
+    (remote.b / "README.md").write_text("uncommitted\n")
+    with pytest.raises(ConfigError, match="commits the remote does not have"):
         Clone.open(remote.b).pull_rebase()
     assert (remote.b / "README.md").read_text() == "uncommitted\n"
 

@@ -92,6 +92,11 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", R + "/git/matching-refs/{ref}"): "[GitRef]",
     ("PATCH", R + "/git/refs/{ref}"): "GitRef",
     ("DELETE", R + "/git/refs/{ref}"): NO_CONTENT,
+    ("GET", R + "/branches"): "[ShortBranch]",
+    ("GET", R + "/branches/{branch}"): "BranchWithProtection",
+    ("GET", R + "/branches/{branch}/protection"): "BranchProtection",
+    ("PUT", R + "/branches/{branch}/protection"): "ProtectedBranch",
+    ("DELETE", R + "/branches/{branch}/protection"): NO_CONTENT,
     ("GET", R + "/hooks"): "[Hook]",
     ("POST", R + "/hooks"): "Hook",
     ("GET", HOOK): "Hook",
@@ -281,6 +286,17 @@ def test_every_route_answers_in_githubs_shapes(
         assert status == 200 and kind.startswith(("text/html", "text/css", "text/plain")), path
         check.seen.add(("GET", route))
     check.seen |= {("POST", "/session"), ("POST", "/logout")}  # signing in: test_hub_pages
+    protect = f"{r}/branches/main/protection"
+    check("GET", R + "/branches/{branch}/protection", protect, status=404)
+    rules = {"required_status_checks": {"strict": True, "contexts": ["ci"]},
+             "enforce_admins": True, "restrictions": None,
+             "required_pull_request_reviews": {"required_approving_review_count": 1}}  # fmt: skip
+    check("PUT", R + "/branches/{branch}/protection", protect, rules)
+    check("PUT", R + "/branches/{branch}/protection", protect, {}, status=422)
+    check("GET", R + "/branches/{branch}/protection", protect)
+    check("GET", R + "/branches", f"{r}/branches")
+    assert check("GET", R + "/branches/{branch}", f"{r}/branches/main")["protected"] is True
+    check("DELETE", R + "/branches/{branch}/protection", protect, status=204)
     refs = f"{r}/git/refs"
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": "a" * 40},
           status=422)  # fmt: skip

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from worlds import World
+from worlds import World, git
 
 from relay.edges.local import NodeState
 from relay.protocol.wire import decode_block
@@ -51,9 +51,13 @@ def test_a_result_kept_through_an_outage_is_posted_by_the_next_pass(world: World
 
 def test_a_log_that_cannot_be_written_is_said_in_the_result(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    blocker = w.clone / "docs" / "loop" / "relay" / str(job)
+    # relay writes logs in its own worktree at the remote's tip: block it there, in git
+    blocker = c.clone / "docs" / "loop" / "relay" / str(job)
     blocker.parent.mkdir(parents=True, exist_ok=True)
     blocker.write_text("a file where the log folder should be\n")
+    git("add", str(blocker), cwd=c.clone)
+    git("commit", "-qm", "a file in the way", cwd=c.clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
     c.call("task", str(job), "--step", "python -V")
     out = w.call("watch", "--once")
     assert "RESULT 1 posted (partial" in out

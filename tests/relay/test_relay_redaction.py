@@ -36,7 +36,8 @@ def test_secrets_printed_by_a_task_never_leave_the_worker(world: World, job: int
         "printenv DEPLOY_API_TOKEN",
         f"\"{PY}\" -c \"import os; print('home is', os.path.expanduser('~'))\"",
         f'"{PY}" -c "import socket; print(\'host is\', socket.gethostname())"',
-        f'"{PY}" -c "print(open(\'id_demo\').read())"',
+        # steps run in relay's own worktree: a file of the person's clone is named in full
+        f'"{PY}" -c "print(open(r\'{w.clone / "id_demo"}\').read())"',
         f"\"{PY}\" -c \"print('literal', 'ghp_' + 'Zq7' * 12)\"",
         f'"{PY}" -c "[print(f\'[{{i}}/80] compiling module_{{i}}.c\') for i in range(80)]"',
     ]

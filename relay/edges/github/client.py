@@ -133,6 +133,15 @@ class GitHubClient(ApiSession):
         what = "the account's repositories"
         return self._many(Repo, await self._get_all("/user/repos", what), what)
 
+    async def branch_protected(self, branch: str) -> bool | None:
+        """Whether ``branch`` is protected (``GET /repos/{o}/{r}/branches/{b}``: needs only
+        read access, unlike the protection itself); None when there is no such branch."""
+        what = f"branch {branch}"
+        data = await self._get(f"{self._repo_path}/branches/{_name(branch)}", what, allow=_absent)
+        if data is DECLINED or not isinstance(data, dict):
+            return None
+        return bool(data.get("protected"))
+
     async def collaborator_permission(self, login: str) -> Permission:
         """``login``'s permission on the repository: admin, write, read or none."""
         path = f"{self._repo_path}/collaborators/{_name(login)}/permission"

@@ -1,0 +1,170 @@
+"""relay's own worktree in a clone: where relay commits and where a worker's steps run.
+
+A person's working clone is theirs: uncommitted edits, unpushed commits, another branch
+checked out. relay keeps a linked worktree of its own under the clone's git directory
+(``.git/relay/worktree``, made with ``git worktree add``; it shares the clone's objects,
+remotes and config) and works only there, detached at the remote's commit:
+
+- **publishing** (logs, the node table, the handover): check out the branch's remote tip,
+  apply each edit to the file as it is there, commit, push. A push rejected because
+  another node pushed first is not rebased: the edits are applied again on the fresh tip
+  (an edit is a function of the file's current text, so two joins each add their row);
+- **steps**: check out the commit or branch the TASK names and run there.
+
+relay resets this tree freely (``checkout --force``, ``clean``): nothing in it is anyone's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from relay.edges.git import Clone, CommitInfo, Rejected
+from relay.edges.local import git_dir
+from relay.errors import ConfigError, Conflict
+
+Edit = Callable[[str | None], str]
+PUBLISH_ATTEMPTS = 8
+
+
+class RelayTree:
+    """relay's own worktree of one clone."""
+
+    def __init__(self, clone: Clone) -> None:
+        self.clone = clone
+        self.path = git_dir(clone.root) / "relay" / "worktree"
+        self._tree: Clone | None = None
+
+    def tree(self) -> Clone:
+        """The worktree as a clone (created on first use, re-created when broken), with the
+        clone's credentials."""
+        if self._tree is not None:
+            return self._tree
+        if not (self.path / ".git").is_file():
+            with contextlib.suppress(Exception):
+                self.clone.local("worktree", "prune")
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.clone.local("worktree", "add", "--detach", "--force", str(self.path), "HEAD")
+            except Exception as exc:
+                raise ConfigError(
+                    f"cannot make relay's worktree at {self.path}: {str(exc).strip()[-200:]}",
+                    hint="the clone needs a first commit; commit and push one",
+                ) from None
+        tree = Clone.open(self.path)
+        tree.token, tree.token_scope = self.clone.token, self.clone.token_scope
+        self._tree = tree
+        return tree
+
+    def remote_tip(self, branch: str, *, remote: str = "origin") -> str | None:
+        """Fetch ``remote``; the commit its ``branch`` points at, None when it has none."""
+        tree = self.tree()
+        tree.fetch(remote)
+        try:
+            ref = f"refs/remotes/{remote}/{branch}"
+            return tree.local("rev-parse", "--verify", "-q", ref).strip()
+        except Exception:
+            return None
+
+    def check_out(self, rev: str) -> Path:
+        """Put the tree at ``rev`` (detached), dropping the tracked edits and untracked files
+        a run left in it (ignored ones, build caches, stay); its path."""
+        tree = self.tree()
+        tree.local("checkout", "-q", "--detach", "--force", rev)
+        tree.local("clean", "-q", "-fd")
+        return self.path
+
+    def on_branch(self, branch: str, tip: str) -> Path:
+        """Put the tree on ``branch`` at ``tip`` for a TASK's steps (which may ask which
+        branch they are on): the local branch is made or fast-forwarded there when that
+        loses nothing; when it holds commits of its own, or the person has it checked out,
+        the tree stays detached at ``tip``. :meth:`release` lets the branch go again."""
+        self.check_out(tip)
+        tree = self.tree()
+        try:
+            local = tree.local("rev-parse", "--verify", "-q", f"refs/heads/{branch}").strip()
+        except Exception:
+            local = None
+        if local is not None and local != tip:
+            try:
+                tree.local("merge-base", "--is-ancestor", local, tip)
+            except Exception:
+                return self.path  # the branch has work of its own: leave it be
+        with contextlib.suppress(Exception):  # checked out elsewhere: stay detached
+            tree.local("checkout", "-q", "-B", branch, tip)
+        return self.path
+
+    def release(self) -> None:
+        """Detach the tree, so a branch a TASK ran on may be checked out by the person."""
+        if self._tree is not None:
+            with contextlib.suppress(Exception):
+                self._tree.local("checkout", "-q", "--detach")
+
+    def at_branch(self, branch: str, *, base: str | None = None, remote: str = "origin") -> str:
+        """Fetch and check out ``remote``'s ``branch`` (``base``'s commit when the branch
+        does not exist yet: a new data branch starts there); the commit checked out."""
+        tip = self.remote_tip(branch, remote=remote)
+        if tip is None:
+            start = self.remote_tip(base, remote=remote) if base else None
+            if start is None:
+                raise ConfigError(
+                    f"the remote has no branch {branch!r}",
+                    hint="push it, or name an existing branch",
+                )
+            tip = start
+        self.check_out(tip)
+        return tip
+
+    def publish(
+        self,
+        edits: Mapping[Path, Edit],
+        message: str,
+        *,
+        branch: str,
+        base: str | None = None,
+        attempts: int = PUBLISH_ATTEMPTS,
+        files: Mapping[Path, bytes] | None = None,
+    ) -> CommitInfo | None:
+        """Apply ``edits`` (paths relative to the repository) and write ``files`` (their
+        bytes, as they are) on ``branch``'s remote tip, commit and push; on a rejected push
+        apply them again on the new tip. None when nothing changes. The clone's git lock is
+        held throughout."""
+        with self.clone.git_lock:
+            for _ in range(attempts):
+                self.at_branch(branch, base=base)
+                changed = []
+                for path, edit in edits.items():
+                    full = self.path / path
+                    old = full.read_text(encoding="utf-8") if full.is_file() else None
+                    new = edit(old)
+                    if new == old:
+                        continue
+                    full.parent.mkdir(parents=True, exist_ok=True)
+                    full.write_text(new, encoding="utf-8")
+                    changed.append(full)
+                for path, data in (files or {}).items():
+                    full = self.path / path
+                    if full.is_file() and full.read_bytes() == data:
+                        continue
+                    full.parent.mkdir(parents=True, exist_ok=True)
+                    full.write_bytes(data)
+                    changed.append(full)
+                if not changed:
+                    return None
+                tree = self.tree()
+                info = tree.commit(changed, message)
+                if info is None:
+                    return None
+                try:
+                    tree.push_head(branch)
+                except Rejected:
+                    continue  # another node pushed first: apply the edits on its commit
+                return info
+        raise Conflict(
+            f"publishing to {branch} was rejected {attempts} times because other nodes kept"
+            " pushing first; run the command again"
+        )
