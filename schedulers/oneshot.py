@@ -178,8 +178,10 @@ class TaskTimed(TaskScheduler):
         super().__init__(**kwargs)
         self.when = when
 
-    def render(self, entry: Entry) -> dict[str, str]:
-        ((name, text),) = super().render(entry).items()
+    def _render(self, entry: Entry, logon: str) -> dict[str, str]:
+        """The watcher's task XML (its logon, S4U or the fallback) with the trigger swapped:
+        every rendering goes through here, the S4U fallback's too."""
+        ((name, text),) = super()._render(entry, logon).items()
         ET.register_namespace("", NAMESPACE)
         task = ET.fromstring(text.split("\n", 1)[1])
         q = f"{{{NAMESPACE}}}"

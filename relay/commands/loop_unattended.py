@@ -107,6 +107,7 @@ class RelayJobs:
             branch,
             "--scope",
             "test",
+            "--verification",  # the job's stopping condition: its RESULT lets resolve close it
             "--objective",
             f"Check out {branch} ({commit[:10]}) and run the acceptance command of {goal.id}.",
         )

@@ -685,14 +685,25 @@ class Ratchet:
         sha = self.tree.commit([*changes, *audit, *BOOKKEEPING], message) or ""
         self.state.kept.append(Kept(goal.id, goal.title, sha, gates, cover))
         self.say(f"{goal.id}: kept as {sha[:10]} ({gates})")
+        # pushed before the job is resolved: the closure lands on top of the kept commit
+        # (both touch handover.md), and the job's BOARD.md row after it
+        pushed = self._push_kept(goal)
         if goal.verify_on:
             self._resolve_job(goal, f"{goal.id} kept as {sha[:10]}: {gates}")
-        if "push" in self.contract.authorised:
-            try:
-                self.tree.push()
-            except RelayError as err:  # the change stays kept locally; a person pushes it
-                self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
+            if pushed:
+                self._push_kept(goal)
         self.revise()
+
+    def _push_kept(self, goal: Goal) -> bool:
+        """Push what was kept when the contract authorises it; whether it went."""
+        if "push" not in self.contract.authorised:
+            return False
+        try:
+            self.tree.push()
+        except RelayError as err:  # the change stays kept locally; a person pushes it
+            self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
+            return False
+        return True
 
     def _record_failure(
         self, goal: Goal, attempt: int, iteration: int, outcome: Failed, baseline: Baseline

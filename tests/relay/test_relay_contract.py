@@ -139,7 +139,7 @@ def test_loop_json_keys(tmp_path: Path) -> None:
     init = loop("init", "--gate", f"{sys.executable} -c pass")
     assert set(init) == {"written", "kept", "gates", "proposed", "commit", "problems"}
     assert loop("goal", "add", "T", "--accept", "true") == {"goal": "G1"}
-    assert set(loop("status")) == {"goals", "counts"}
+    assert set(loop("status")) == {"goals", "counts", "resume"}
     assert set(loop("next")) == {"goal", "title", "reason"}
     assert set(loop("check")) == {"ok", "gates", "protected", "budget", "authorised"}
     plan = loop("run", "--maker", "true", "--dry-run")
