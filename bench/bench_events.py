@@ -225,7 +225,7 @@ def worker_turn(demo: d.Demo) -> tuple[float, dict[str, list[float]]]:
     import asyncio
 
     from relay.node.context import open_node
-    from watchers.once import run_pass
+    from relay.watchers.once import run_pass
 
     issue = demo.issue
     demo.controller.relay("task", str(issue), "--step", "true")

@@ -8,7 +8,7 @@ OS command goes through one ``CommandRunner``, so tests can record it on any OS.
 
 from __future__ import annotations
 
-from schedulers.base import (
+from relay.schedulers.base import (
     CommandRunner,
     Completed,
     Scheduler,
@@ -17,7 +17,7 @@ from schedulers.base import (
     Verification,
     run_command,
 )
-from schedulers.choose import (
+from relay.schedulers.choose import (
     CHOICES,
     ENV_VAR,
     NONE,
@@ -27,11 +27,11 @@ from schedulers.choose import (
     parse_kind,
     requested,
 )
-from schedulers.cron import CronScheduler
-from schedulers.entry import DEFAULT_INTERVAL, Entry, default_argv, label_for
-from schedulers.launchd import LaunchdScheduler
-from schedulers.systemd import SystemdScheduler
-from schedulers.taskscheduler import TaskScheduler
+from relay.schedulers.cron import CronScheduler
+from relay.schedulers.entry import DEFAULT_INTERVAL, Entry, default_argv, label_for
+from relay.schedulers.launchd import LaunchdScheduler
+from relay.schedulers.systemd import SystemdScheduler
+from relay.schedulers.taskscheduler import TaskScheduler
 
 __all__ = [
     "CHOICES",

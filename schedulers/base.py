@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from relay.errors import RelayError
-from schedulers.entry import Entry
+from relay.schedulers.entry import Entry
 
 
 class SchedulerKind(enum.StrEnum):

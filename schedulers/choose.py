@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from relay.errors import LocalUsageError
-from schedulers.base import CommandRunner, Scheduler, SchedulerKind, run_command
-from schedulers.cron import CronScheduler
-from schedulers.launchd import LaunchdScheduler
-from schedulers.systemd import SystemdScheduler
-from schedulers.taskscheduler import TaskScheduler
+from relay.schedulers.base import CommandRunner, Scheduler, SchedulerKind, run_command
+from relay.schedulers.cron import CronScheduler
+from relay.schedulers.launchd import LaunchdScheduler
+from relay.schedulers.systemd import SystemdScheduler
+from relay.schedulers.taskscheduler import TaskScheduler
 
 ENV_VAR = "RELAY_SCHEDULER"
 # The names `--scheduler` and RELAY_SCHEDULER accept (`none` is the caller's to handle).

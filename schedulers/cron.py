@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from relay.errors import LocalUsageError
-from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
-from schedulers.entry import Entry
+from relay.schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
+from relay.schedulers.entry import Entry
 
 _MINUTE_STEPS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60)
 _HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12, 24)

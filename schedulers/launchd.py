@@ -27,7 +27,7 @@ from pathlib import Path
 
 from relay.edges.files import write_atomic
 from relay.errors import LocalUsageError
-from schedulers.base import (
+from relay.schedulers.base import (
     CommandRunner,
     Completed,
     Scheduler,
@@ -36,7 +36,7 @@ from schedulers.base import (
     prepare_logs,
     run_command,
 )
-from schedulers.entry import Entry
+from relay.schedulers.entry import Entry
 
 _RETRIES = 4
 _IO_ERROR = "Input/output error"

@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from relay.errors import LocalUsageError
-from schedulers.base import Scheduler, Verification, prepare_logs
-from schedulers.cron import CronScheduler, marker
-from schedulers.entry import Entry, safe_environment
-from schedulers.launchd import LaunchdScheduler
-from schedulers.systemd import SystemdScheduler, plain_path, plain_text
-from schedulers.taskscheduler import NAMESPACE, TaskScheduler, _el
+from relay.schedulers.base import Scheduler, Verification, prepare_logs
+from relay.schedulers.cron import CronScheduler, marker
+from relay.schedulers.entry import Entry, safe_environment
+from relay.schedulers.launchd import LaunchdScheduler
+from relay.schedulers.systemd import SystemdScheduler, plain_path, plain_text
+from relay.schedulers.taskscheduler import NAMESPACE, TaskScheduler, _el
 
 RESUME_PREFIX = "relay-resume"
 DAILY_PREFIX = "relay-loop"

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from relay.edges.files import write_atomic
 from relay.errors import LocalUsageError
-from schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
-from schedulers.entry import Entry
+from relay.schedulers.base import Scheduler, SchedulerKind, Verification, prepare_logs
+from relay.schedulers.entry import Entry
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "%": "%%"}
 # systemd refuses a program path with quotes, backslashes or control characters.

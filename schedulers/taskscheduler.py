@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PureWindowsPath
 
 from relay.errors import LocalUsageError
-from schedulers.base import (
+from relay.schedulers.base import (
     CommandRunner,
     Scheduler,
     SchedulerError,
@@ -39,7 +39,7 @@ from schedulers.base import (
     prepare_logs,
     run_command,
 )
-from schedulers.entry import Entry
+from relay.schedulers.entry import Entry
 
 NAMESPACE = "http://schemas.microsoft.com/windows/2004/02/mit/task"
 _EXPANDED = re.compile(r"%[^%]+%")

@@ -30,7 +30,7 @@ from relay.protocol.wire import MARKER
 
 if TYPE_CHECKING:
     from relay.edges.local import NodeState
-    from watchers.once import PassReport
+    from relay.watchers.once import PassReport
 
 DEFAULT_API_URL = "https://api.github.com"
 FULL_PASS_EVENTS = frozenset({"schedule", "workflow_dispatch"})
@@ -195,7 +195,7 @@ async def actions_pass(
     from relay.edges.github.credentials import Token
     from relay.node.context import open_node
     from relay.protocol.thread import binds
-    from watchers.once import run_pass
+    from relay.watchers.once import run_pass
 
     actions = read_context(event_path=event_path)
     if not actions.concerns_relay:

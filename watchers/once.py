@@ -186,7 +186,7 @@ async def _observe(
 ) -> Snapshot:
     """The snapshot, with this node's run limits and its registered watcher; asks whether a
     bound job ended only when the teardown rule wants to know."""
-    from watchers.registration import load
+    from relay.watchers.registration import load
 
     record = load(ctx.state, ctx.node)
     watcher = WatcherFacts(registered_at=record.registered_at) if record and record.active else None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from relay.errors import Conflict, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext
 from relay.node.redaction import redacted
-from watchers.once import Printer, TeardownHook, print_report, run_pass
+from relay.watchers.once import Printer, TeardownHook, print_report, run_pass
 
 
 async def loop(

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from relay.edges.local import NodeState, read_versioned, write_versioned
 from relay.errors import RelayError
 from relay.node.context import LOOP_PATH, NodeContext, client
-from schedulers import (
+from relay.schedulers import (
     CommandRunner,
     Entry,
     Scheduler,
@@ -334,7 +334,7 @@ async def _remove_own_launchd_job(
     order is: plist away (nothing loads at the next login), check the jobs once more (a
     late job gets the plist back and the job stays loaded), record, and boot out last —
     which may end this pass."""
-    from schedulers.launchd import LaunchdScheduler
+    from relay.schedulers.launchd import LaunchdScheduler
 
     sched = seam.of(record)
     assert isinstance(sched, LaunchdScheduler)

@@ -16,7 +16,7 @@ from pathlib import Path
 from relay.edges.github.credentials import Route, Token
 from relay.errors import ConfigError
 from relay.node.context import NodeContext
-from watchers.registration import WatcherRecord
+from relay.watchers.registration import WatcherRecord
 
 SAVE_TOKEN_HINT = "run `relay join --save-token` (or `--save-token keyring`) where relay works"
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
-from watchers.once import Printer, print_report
+from relay.watchers.once import Printer, print_report
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -276,7 +276,7 @@ async def serve_webhook(
     ready: Callable[[str], None] | None = None,
 ) -> None:
     """Receive webhooks until cancelled; each issue event runs the pass for that issue."""
-    from watchers.once import run_pass
+    from relay.watchers.once import run_pass
 
     gate = asyncio.Lock()
 

@@ -24,8 +24,8 @@ from relay.commands.status import age
 from relay.edges.local import SCHEDULER
 from relay.errors import RelayError, RemoteUnavailable
 from relay.node.context import NodeContext, client
-from watchers.registration import DECLINED, Seam, WatcherRecord, load
-from watchers.scheduled_token import pass_token, token_route
+from relay.watchers.registration import DECLINED, Seam, WatcherRecord, load
+from relay.watchers.scheduled_token import pass_token, token_route
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
 DUE_SLACK = 60  # seconds a fresh watcher's first pass may come after its interval

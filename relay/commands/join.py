@@ -40,8 +40,8 @@ from relay.protocol.signatures import (
 )
 from relay.protocol.thread import binds
 from relay.protocol.wire import MARKER, MessageRejected
-from watchers.registration import DECLINED, WatcherRecord
-from watchers.scheduled_token import token_route
+from relay.watchers.registration import DECLINED, WatcherRecord
+from relay.watchers.scheduled_token import token_route
 
 MIN_INTERVAL, MAX_INTERVAL = 60, 86400  # seconds between scheduled passes
 
@@ -137,7 +137,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
 
     Every input is checked (scheduler name, interval, paths the scheduler must take)
     before anything is committed or pushed."""
-    from watchers import registration
+    from relay.watchers import registration
 
     override, interval = choice(args, ctx)
     boot = at_boot(args, ctx)
@@ -145,7 +145,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         registration.plan, ctx, override=override, interval=interval, at_boot=boot
     )
     check_inputs(args)
-    from watchers import registration
+    from relay.watchers import registration
 
     lines: list[str] = []
     async with client(ctx) as gh:
@@ -210,7 +210,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
 async def take_turns(ctx: NodeContext) -> tuple[int, list[str]]:
     """Take the turns already waiting for this node (a TASK posted before it joined, or
     while its watcher was away): one pass, the same a watcher would run next."""
-    from watchers.once import run_pass
+    from relay.watchers.once import run_pass
 
     report = await run_pass(ctx)
     return len(report.tasks), [f"took its turn: {line}" for line in report.lines]
@@ -313,7 +313,7 @@ async def watcher(args: argparse.Namespace, ctx: NodeContext) -> tuple[str, tupl
     Without --scheduler or RELAY_SCHEDULER a rejoin keeps what this clone chose before, so
     joining twice changes nothing. The token a scheduled pass needs is found at run time.
     """
-    from watchers import registration
+    from relay.watchers import registration
 
     override, interval = choice(args, ctx)
     boot = at_boot(args, ctx)
@@ -357,8 +357,8 @@ def check_inputs(args: argparse.Namespace) -> None:
 def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]:
     """The scheduler asked for (flag, RELAY_SCHEDULER, else this clone's earlier choice)
     and the interval; LocalUsageError for an interval no scheduler should take."""
-    from schedulers import DEFAULT_INTERVAL, requested
-    from watchers import registration
+    from relay.schedulers import DEFAULT_INTERVAL, requested
+    from relay.watchers import registration
 
     record = registration.load(ctx.state, ctx.node)
     override = args.scheduler or requested() or earlier_choice(record, ctx)
@@ -373,7 +373,7 @@ def choice(args: argparse.Namespace, ctx: NodeContext) -> tuple[str | None, int]
 
 def at_boot(args: argparse.Namespace, ctx: NodeContext) -> bool:
     """--at-boot, or what this clone chose before (a rejoin changes nothing)."""
-    from watchers import registration
+    from relay.watchers import registration
 
     record = registration.load(ctx.state, ctx.node)
     return bool(args.at_boot or (record and record.active and record.at_boot))

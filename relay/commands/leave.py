@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
 
 async def still_bound(ctx: NodeContext) -> list[str]:
     """What people should know about jobs that still bind the node (best effort)."""
-    from watchers.registration import bound_jobs
+    from relay.watchers.registration import bound_jobs
 
     try:
         jobs = await bound_jobs(ctx)
@@ -41,7 +41,7 @@ async def still_bound(ctx: NodeContext) -> list[str]:
 
 def run(args: argparse.Namespace) -> Output:
     """Tear the watcher down without looking for new jobs first: the user asked."""
-    from watchers.registration import tear_down
+    from relay.watchers.registration import tear_down
 
     ctx = context(args)
     done = run_async(lambda: tear_down(ctx, recheck=False))

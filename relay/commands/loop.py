@@ -517,8 +517,8 @@ def run_triage(args: argparse.Namespace) -> Output:
 def run_schedule(args: argparse.Namespace) -> Output:
     """Register (or remove) the daily entry: triage, then a bounded run."""
     from relay.commands.loop_unattended import contract_run_args, schedule_entry
-    from schedulers import choose
-    from schedulers.oneshot import When, parse_hhmm, timed
+    from relay.schedulers import choose
+    from relay.schedulers.oneshot import When, parse_hhmm, timed
 
     root = _root(args).root
     entry = schedule_entry(root, max_iterations=args.max_iterations)

@@ -158,8 +158,8 @@ def run_args(args: argparse.Namespace) -> list[str]:
 
 
 def _backend(name: str | None, when: Any) -> Any:
-    from schedulers import choose
-    from schedulers.oneshot import timed
+    from relay.schedulers import choose
+    from relay.schedulers.oneshot import timed
 
     return timed(choose(override=name), when)
 
@@ -174,7 +174,7 @@ class Resumer:
         self.scheduler = scheduler
 
     def __call__(self, until: datetime, reason: str) -> str:
-        from schedulers.oneshot import RESUME_PREFIX, When, timed_entry
+        from relay.schedulers.oneshot import RESUME_PREFIX, When, timed_entry
 
         at = resume_time(until)
         words = [*resume_args(self.args), "--repo-dir", str(self.root)]
@@ -226,7 +226,7 @@ def pending(root: Path) -> PendingResume | None:
 
 
 def _entry_of(root: Path, record: PendingResume) -> Any:
-    from schedulers import Entry
+    from relay.schedulers import Entry
 
     work = work_dir(root)
     try:
@@ -251,7 +251,7 @@ def _entry_of(root: Path, record: PendingResume) -> Any:
 
 
 def _timed_for(record: PendingResume) -> Any:
-    from schedulers.oneshot import When
+    from relay.schedulers.oneshot import When
 
     return _backend(record.scheduler, When(at=datetime.fromisoformat(record.at)))
 
@@ -374,7 +374,7 @@ def contract_run_args(contract: Contract) -> list[str]:
 
 
 def schedule_entry(root: Path, *, max_iterations: int | None) -> Any:
-    from schedulers.oneshot import DAILY_PREFIX, timed_entry
+    from relay.schedulers.oneshot import DAILY_PREFIX, timed_entry
 
     words = ["loop", "scheduled", "--repo-dir", str(root)]
     if max_iterations is not None:

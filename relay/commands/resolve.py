@@ -92,7 +92,7 @@ def closing_note(node: str, scheduler: str) -> str:
 
 async def close_watcher(ctx: NodeContext, issue: int) -> list[str]:
     """The controller's last open job is closed: tear its watcher down, say so on the job."""
-    from watchers import registration
+    from relay.watchers import registration
 
     record = registration.load(ctx.state, ctx.node)
     if record is None or not record.active or await registration.bound_jobs(ctx):

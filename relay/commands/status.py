@@ -89,7 +89,7 @@ def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
     """Each node this clone watches for (registered or seen passing): what its scheduler
     says of its entry now, its last scheduled pass, and its last pass of any kind."""
     from relay.edges.local import SCHEDULER
-    from watchers.registration import records
+    from relay.watchers.registration import records
 
     passes = ctx.state.passes()  # oldest first: the newest wins
     last = {p.node: p for p in passes}
@@ -116,7 +116,7 @@ def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
 def asked(record: Any) -> dict[str, Any]:
     """What the OS scheduler says of a registered entry now."""
     from relay.errors import RelayError
-    from watchers.registration import Seam
+    from relay.watchers.registration import Seam
 
     try:
         found = Seam().of(record).verify(record.spec())

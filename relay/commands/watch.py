@@ -45,7 +45,7 @@ def listen_address(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> Output:
     """Dispatch; with --log, the lines (or the error) are appended to the log as well,
     since Task Scheduler keeps no output of the passes it starts."""
-    from watchers.scheduled_token import append_log
+    from relay.watchers.scheduled_token import append_log
 
     try:
         result = dispatch(args)
@@ -89,9 +89,9 @@ def starter(args: argparse.Namespace) -> str:
 
 def dispatch(args: argparse.Namespace) -> Output:
     """Dispatch to the watcher the flags ask for."""
-    from watchers import github_actions, poll, webhook
-    from watchers.once import run_pass
-    from watchers.scheduled_token import scheduled_token
+    from relay.watchers import github_actions, poll, webhook
+    from relay.watchers.once import run_pass
+    from relay.watchers.scheduled_token import scheduled_token
 
     if args.event is not None:
         report = run_async(
@@ -121,7 +121,7 @@ def dispatch(args: argparse.Namespace) -> Output:
         )
         return Output()
     if args.once:
-        from watchers.registration import on_teardown
+        from relay.watchers.registration import on_teardown
 
         if not args.scheduled:  # a person watches: say which step runs, and for how long
             from relay.node.progress import Progress, install
@@ -160,7 +160,7 @@ def dispatch(args: argparse.Namespace) -> Output:
 def until_unbound(ctx: Any) -> Callable[[], Awaitable[bool]]:
     """The foreground watch's end: after a pass, no open job binds the node any more (it
     had one while this watch ran). A watch started before its first job waits for it."""
-    from watchers.registration import bound_jobs
+    from relay.watchers.registration import bound_jobs
 
     seen = False
 
@@ -198,7 +198,7 @@ class Alive:
         import time
 
         from relay.node.progress import duration
-        from watchers.once import print_report
+        from relay.watchers.once import print_report
 
         self.passes += 1
         if report.lines:

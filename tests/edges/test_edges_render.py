@@ -13,8 +13,8 @@ def test_results_render_without_any_standard_stream() -> None:
         "from relay.commands.output import Output, render\n"
         "render(Output(lines=('a line',), data={'k': 1}), json_output=False)\n"
         "render(Output(lines=('a line',), data={'k': 1}), json_output=True)\n"
-        "from watchers.once import print_report\n"
-        "from watchers.once import PassReport\n"
+        "from relay.watchers.once import print_report\n"
+        "from relay.watchers.once import PassReport\n"
         "print_report(PassReport(node='n', lines=['x']))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -25,8 +25,8 @@ from loop_project import CALC_MUL, TEST_MUL, make_project
 from relay.commands.loop_unattended import resume_checks
 from relay.loop.goals import GoalState, parse_board
 from relay.loop.resume import resume_time
-from schedulers import Completed, Entry, LaunchdScheduler, SystemdScheduler, TaskScheduler
-from schedulers.oneshot import When, timed
+from relay.schedulers import Completed, Entry, LaunchdScheduler, SystemdScheduler, TaskScheduler
+from relay.schedulers.oneshot import When, timed
 
 MARK = "# relay:relay-resume-"
 

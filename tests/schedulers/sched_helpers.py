@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from schedulers import Completed, Entry, label_for
+from relay.schedulers import Completed, Entry, label_for
 
 OK = Completed(0, "", "")
 

@@ -9,7 +9,7 @@ import pytest
 from sched_helpers import Recorder
 
 from relay.errors import LocalUsageError
-from schedulers import (
+from relay.schedulers import (
     CHOICES,
     ENV_VAR,
     Completed,

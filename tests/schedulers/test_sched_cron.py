@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sched_helpers import Recorder, awkward_entry, cron_daemon
 
-from schedulers import Completed, CronScheduler, Entry, SchedulerError
-from schedulers.cron import cron_schedule, marker
+from relay.schedulers import Completed, CronScheduler, Entry, SchedulerError
+from relay.schedulers.cron import cron_schedule, marker
 
 # A user's own crontab: variables, comments, a blank line, a job with an escaped %.
 USER_TABLE = [

@@ -10,7 +10,7 @@ import pytest
 from sched_helpers import awkward_entry, windows_entry
 
 from relay.errors import LocalUsageError
-from schedulers import (
+from relay.schedulers import (
     CronScheduler,
     Entry,
     LaunchdScheduler,

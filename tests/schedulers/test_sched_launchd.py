@@ -13,7 +13,7 @@ import pytest
 from sched_helpers import FakeLaunchd, Recorder, awkward_entry
 
 from relay.errors import LocalUsageError
-from schedulers import Completed, Entry, LaunchdScheduler, SchedulerError
+from relay.schedulers import Completed, Entry, LaunchdScheduler, SchedulerError
 
 IO_ERROR = Completed(5, "", "Bootstrap failed: 5: Input/output error\n")
 PRINT = ("launchctl", "print")

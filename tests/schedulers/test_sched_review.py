@@ -15,7 +15,7 @@ import pytest
 from sched_helpers import Recorder, awkward_entry
 
 from relay.errors import LocalUsageError
-from schedulers import (
+from relay.schedulers import (
     Completed,
     CronScheduler,
     Entry,
@@ -24,8 +24,8 @@ from schedulers import (
     SystemdScheduler,
     run_command,
 )
-from schedulers.cron import MAX_COMMAND, marker
-from watchers.registration import install
+from relay.schedulers.cron import MAX_COMMAND, marker
+from relay.watchers.registration import install
 
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="POSIX paths and executables")
 
@@ -176,7 +176,7 @@ def test_a_refused_systemd_register_leaves_no_units_behind(tmp_path: Path) -> No
 def test_a_backend_of_another_os_says_where_it_exists(
     tmp_path: Path, name: str, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from schedulers import choose
+    from relay.schedulers import choose
 
     monkeypatch.setenv("PATH", str(tmp_path))  # neither launchctl nor schtasks here
     backend = choose(override=name, home=tmp_path)

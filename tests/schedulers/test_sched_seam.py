@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from schedulers import SchedulerError, run_command
-from schedulers.base import decode, encode
+from relay.schedulers import SchedulerError, run_command
+from relay.schedulers.base import decode, encode
 
 
 def python(code: str) -> list[str]:

@@ -14,8 +14,8 @@ import pytest
 from sched_helpers import Recorder, awkward_entry
 
 from relay.errors import LocalUsageError
-from schedulers import Completed, Entry, SchedulerError, SystemdScheduler
-from schedulers.systemd import exec_start, quote_exec_word
+from relay.schedulers import Completed, Entry, SchedulerError, SystemdScheduler
+from relay.schedulers.systemd import exec_start, quote_exec_word
 
 NOT_FOUND = Completed(1, "", "Failed to get unit file state: No such file or directory\n")
 NO_BUS = Completed(1, "", "Failed to connect to bus: No medium found\n")

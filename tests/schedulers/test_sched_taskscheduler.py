@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from sched_helpers import Recorder, windows_entry
 
 from relay.errors import LocalUsageError
-from schedulers import Completed, Entry, SchedulerError, TaskScheduler
-from schedulers.taskscheduler import NAMESPACE, quote_windows_arg, windows_command_line
+from relay.schedulers import Completed, Entry, SchedulerError, TaskScheduler
+from relay.schedulers.taskscheduler import NAMESPACE, quote_windows_arg, windows_command_line
 
 NS = {"t": NAMESPACE}
 CLONE = r"C:\Users\Zoë\My Projects\relé 项目"
@@ -228,7 +228,7 @@ def test_real_schtasks_round_trip(tmp_path: Path) -> None:
 def test_the_account_comes_from_the_environment_and_the_advice_names_the_token_file(
     tmp_path: Path,
 ) -> None:
-    from schedulers.taskscheduler import windows_user
+    from relay.schedulers.taskscheduler import windows_user
 
     assert windows_user({"USERNAME": "zoë", "USERDOMAIN": "DESKTOP-7"}) == "DESKTOP-7\\zoë"
     assert windows_user({"USERNAME": "zoë"}) == "zoë"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from relay.errors import ConfigError, RemoteProtocolError
-from watchers import github_actions as actions
+from relay.watchers import github_actions as actions
 
 EVENTS = Path(__file__).parent / "events"
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,7 +167,7 @@ def test_adapter_run_as_a_separate_process_with_the_real_environment(tmp_path: P
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     script = (
-        "from watchers import github_actions as actions\n"
+        "from relay.watchers import github_actions as actions\n"
         "ctx = actions.read_context()\n"
         "actions.write_step_summary(actions.summary_line(ctx, node='ci-linux'))\n"
         "print(ctx.issue_number, ctx.concerns_relay)\n"

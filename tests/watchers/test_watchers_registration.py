@@ -7,8 +7,8 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
-from schedulers import Entry, LaunchdScheduler
-from watchers.registration import Seam, WatcherRecord
+from relay.schedulers import Entry, LaunchdScheduler
+from relay.watchers.registration import Seam, WatcherRecord
 
 
 def entry(tmp_path: Path) -> Entry:
@@ -45,7 +45,7 @@ def test_the_record_keeps_at_boot_and_the_seam_rebuilds_that_backend(tmp_path: P
 
 
 def test_entries_that_run_with_nobody_logged_in_are_known(tmp_path: Path) -> None:
-    from watchers.scheduled_token import runs_logged_out
+    from relay.watchers.scheduled_token import runs_logged_out
 
     def record(scheduler: str, *, at_boot: bool = False) -> WatcherRecord:
         return WatcherRecord(

@@ -18,8 +18,8 @@ import pytest
 from gidgethub import sansio
 
 from relay.errors import ConfigError, LocalUsageError
-from watchers import webhook
-from watchers.webhook import WebhookEvent
+from relay.watchers import webhook
+from relay.watchers.webhook import WebhookEvent
 
 EVENTS = Path(__file__).parent / "events"
 SECRET = "relay webhook secret for tests"

@@ -12,7 +12,7 @@ from e2e_world import read_crontab, relay_lines, write_crontab
 from worlds import WORKER, World, data_of, envelope_of
 
 from relay.edges.local import NodeState, PassRecord
-from watchers.registration import load, save
+from relay.watchers.registration import load, save
 
 CHECKS = ("watcher", "last pass", "token for scheduled passes", "token", "labels")
 
@@ -257,7 +257,7 @@ def test_doctor_warns_that_a_launch_agent_waits_for_a_login(world: World, tmp_pa
 
     from relay.commands.doctor import Status, check_entry
     from relay.node.context import open_node
-    from watchers.registration import Seam, register
+    from relay.watchers.registration import Seam, register
 
     w = world.worker
     w.call("join", "--node", WORKER, "--scheduler", "none")

@@ -10,8 +10,8 @@ from e2e_world import line_for, read_crontab, relay_lines, write_crontab
 from worlds import CONTROLLER, WORKER, World
 
 from relay.node.context import open_node
-from schedulers import Completed, SchedulerError
-from watchers.registration import DECLINED, Seam, load, register
+from relay.schedulers import Completed, SchedulerError
+from relay.watchers.registration import DECLINED, Seam, load, register
 
 USER_TABLE = "# mine\n*/7 * * * * /bin/true\n"
 

@@ -22,8 +22,8 @@ from worlds import CONTROLLER, WORKER, Node, World
 from relay.edges.local import NodeState
 from relay.node.context import open_node
 from relay.protocol.decide import FIRST_JOB_GRACE
-from schedulers import Completed, SchedulerError, run_command
-from watchers.registration import Seam, load, register, save, tear_down
+from relay.schedulers import Completed, SchedulerError, run_command
+from relay.watchers.registration import Seam, load, register, save, tear_down
 
 USER_TABLE = "# mine\n*/7 * * * * /bin/true\n"
 FAKE = Path(__file__).resolve().parent / "fake_launchctl.py"

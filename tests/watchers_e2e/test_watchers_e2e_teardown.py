@@ -12,9 +12,9 @@ from e2e_world import as_cron, line_for, read_crontab, write_crontab
 from worlds import WORKER, World, git
 
 from relay.node.context import NodeContext, open_node
-from schedulers import Completed, run_command
-from watchers.once import run_pass
-from watchers.registration import Seam, load, tear_down
+from relay.schedulers import Completed, run_command
+from relay.watchers.once import run_pass
+from relay.watchers.registration import Seam, load, tear_down
 
 USER_TABLE = "# mine\n*/7 * * * * /bin/true\n"
 
