@@ -116,6 +116,7 @@ def loop_run(world: World, tmp_path: Path) -> dict[str, object]:
     return report
 
 
+@pytest.mark.timeout(600)  # two real worker passes a round, on a machine that may be busy
 def test_a_goal_is_verified_on_the_worker_fail_then_pass(
     world: World, worker_passes: dict[str, str], tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ from bench.soak import Size, soak
 
 
 @pytest.mark.skipif(os.name == "nt", reason="the soak kills passes with SIGKILL")
+@pytest.mark.timeout(600)  # about 70 s alone; several times that on a loaded machine
 def test_a_small_soak_loses_nothing_and_runs_nothing_twice(tmp_path: Path) -> None:
     size = Size(jobs=2, tasks=3, workers=2, watchers=2, kill_chance=0.4, seed=3, timeout=240)
     report = soak(tmp_path, size)
