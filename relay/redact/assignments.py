@@ -133,7 +133,9 @@ def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:
 
 def _key_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``…key = value`` when the word before ``key`` makes it a secret (api, access, …)."""
-    if not _KEY_OWNERS.search(block[max(0, m.start() - 12) : m.start()].lower()):
+    floor = max(0, m.start() - 12)
+    floor = max(floor, block.rfind(b"\n", floor, m.start()) + 1)  # not the line above
+    if not _KEY_OWNERS.search(block[floor : m.start()].lower()):
         return None
     return _value_span(block, m)
 

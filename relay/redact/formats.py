@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import re2
 
+from relay.redact.linear import searcher
 from relay.redact.placeholders import looks_like_placeholder
 from relay.redact.rules import WORD, Span
 
@@ -465,12 +466,21 @@ class FormatScanner:
         for entries in self._by_byte.values():
             entries.sort(key=lambda a: a.row)  # table order decides between rows
         self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
+        self._search = searcher(self.search)
+        self._strict_search = [searcher(r) for r in self.strict]
+        self._strict_match = [searcher(r, anchored=True) for r in self.strict]
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
         done = start
-        for hit in self.search.finditer(block, start):
-            hs = hit.start()
+        size = len(block)
+        search = self._search
+        pos = start
+        while pos < size:
+            hs, he = search(block, pos, size)[0]
+            if hs < 0:
+                return
+            pos = he if he > hs else hs + 1
             if hs < done:
                 continue  # inside the token found last
             found = self._at(block, hs)
@@ -500,16 +510,18 @@ class FormatScanner:
     def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
         """The row's find at the anchor; ``_FILLER`` when its shape holds a placeholder."""
         fmt = self.formats[anchor.row]
-        strict = self.strict[anchor.row]
         if anchor.lead:
-            m = strict.search(block, max(0, at - anchor.lead), at + fmt.max_length)
-            if m is None or m.start() > at or m.end() <= at:
+            spans = self._strict_search[anchor.row](
+                block, max(0, at - anchor.lead), at + fmt.max_length
+            )
+            s, e = spans[0]
+            if s < 0 or s > at or e <= at:
                 return None
         else:
-            m = strict.match(block, at, at + fmt.max_length)
-            if m is None:
+            spans = self._strict_match[anchor.row](block, at, at + fmt.max_length)
+            s, e = spans[0]
+            if s < 0:
                 return None
-        s, e = m.span()
         if s > 0 and block[s - 1] in WORD:
             return None  # inside a longer word: "xoxo-party", "TASK0123…"
         if e < len(block) and block[e] in _ALNUM:
@@ -517,7 +529,7 @@ class FormatScanner:
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
         # The placeholder test reads the runs alone: a format's own literals are no filler.
-        body = b"".join(g for g in m.groups() if g)
+        body = b"".join(block[a:b] for a, b in spans[1:] if b > a)
         if not _checksum_holds(fmt, block, s, e) and _is_placeholder(fmt, block[s:e], body):
             return _FILLER
         return Found(s, e, fmt)

@@ -136,7 +136,8 @@ def _after_name(block: bytes, start: int, end: int) -> bool:
 
 def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> bool:
     """The version rule's context half (see the module docstring)."""
-    before = block[max(0, start - 12) : start]
+    floor = max(0, start - 12)
+    before = block[max(floor, block.rfind(b"\n", floor, start) + 1) : start]  # this line's
     if _VERSION_WORD.search(before.lower()):
         return True
     if before.rstrip(b" \t")[-1:] in _MARK_ENDS and _VERSION_MARK.search(before):
