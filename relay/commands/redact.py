@@ -29,7 +29,7 @@ from relay.errors import LocalUsageError
 if TYPE_CHECKING:
     from relay.redact import RedactionReport, StreamRedactor
 
-READ_SIZE = 1 << 16
+READ_SIZE = 1 << 20  # the redactor's window: a file is read in as few calls as it is scanned
 SIGPIPE_STATUS = 141  # what a shell reports for a filter that a closed pipe ended
 
 

@@ -465,6 +465,13 @@ class FormatScanner:
                     self._by_byte.setdefault(ord(alt[0]), []).append(entry)
         for entries in self._by_byte.values():
             entries.sort(key=lambda a: a.row)  # table order decides between rows
+        # Rows that open with a run, by where their literal is from the hit and its first byte:
+        # a hit is compared with the few whose literal can be there, not with all of them.
+        self._run_at: dict[tuple[int, int], tuple[_Anchor, ...]] = {}
+        for entry in sorted(self._run_first, key=lambda a: a.row):
+            key = (entry.offset, entry.literal[0])
+            self._run_at[key] = (*self._run_at.get(key, ()), entry)
+        self._offsets = sorted({a.offset for a in self._run_first})
         self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
         self._search = searcher(self.search)
         self._strict_search = [searcher(r) for r in self.strict]
@@ -492,7 +499,11 @@ class FormatScanner:
         """The first row, in table order, whose whole shape matches around the anchor at hs."""
         glued = hs > 0 and block[hs - 1] in WORD
         candidates = [] if glued else self._by_byte.get(block[hs], [])  # glued: refused anyway
-        for anchor in [*candidates, *self._run_first]:
+        size = len(block)
+        for offset in self._offsets:
+            if hs + offset < size:
+                candidates = [*candidates, *self._run_at.get((offset, block[hs + offset]), ())]
+        for anchor in candidates:
             at = hs + anchor.offset
             if not block.startswith(anchor.literal, at):
                 continue

@@ -39,10 +39,8 @@ from relay.redact.named import STRONG, VENDORS, WEAK
 
 # Every word that starts a name any rule reads: the assignment rules' keywords and the
 # named rules' words (vendors included).
-_NAME_WORDS = "|".join(
-    sorted({"pass", "secret", "token", "credential", "cookie", "pwd", "key", "auth",
-            *STRONG, *WEAK, *VENDORS}, key=len, reverse=True)
-)  # fmt: skip
+_KEYWORDS = "pass|secret|token|credential|cookie|pwd|key|auth"  # the assignment rules'
+_NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
 # ``shell``), over text matched case-insensitively. Each names the rules it stands for.
@@ -51,11 +49,13 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # Authorization: …, key covers <add key="…")
     # (not a plural, ``max_tokens=``, nor a scope, ``test_token.py::test_1``, which every
     # rule refuses and many a log line holds)
-    rf"(?:{_NAME_WORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?"
+    rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?"
     r"\\{0,3}[\"']?[ \t]*(?:=|:[^:]|:$)",
+    # (the named rules' other words go on only past a separator: ``SessionService.java:12``)
+    rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=|:[^:]|:$)",
     r"authorization[\"']?[ \t]*[:=]",  # the header takes any credential after it
     # named: an element named by a word, a name/value pair, and the two lines of one
-    rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})",
+    rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})[^<>\n]*>[^<\n]+</",
     r"\"[ \t]+value=\"",
     r"<name>|</name>|<value>",
     # named and assignments: a flag named by a word (``--api-key``, ``-token``)
@@ -70,9 +70,10 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"-----end ",  # engine: a key's end whose BEGIN line is gone
     r"-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-",  # network: a MAC with dashes
     r"(?:mysql|login)[^\n]*-p",  # shell: -pSECRET after mysql, -p SECRET after a login
-    # network: IPv4, at a word's edge, not after "version " (which the rule refuses too)
-    r"(?:^|[^a-z0-9_. ]|(?:^|[^n]) |(?:^|[^o])n |(?:^|[^i])on |(?:^|[^s])ion |(?:^|[^r])sion "
-    r"|(?:^|[^e])rsion )[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
+    # network: IPv4, at a word's edge, not after "version " nor a name's "/" (which the rule
+    # refuses too: ``Firefox/115.0.2.1``)
+    r"(?:^|[^a-z0-9_. /]|(?:^|[^a-z])/|(?:^|[^n]) |(?:^|[^o])n |(?:^|[^i])on "
+    r"|(?:^|[^s])ion |(?:^|[^r])sion |(?:^|[^e])rsion )[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
     r"(?:^|[^g-z_])::(?:[^g-z_]|$)",  # network: IPv6 with ::
     r":[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:",  # network: IPv6, MAC
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
