@@ -56,10 +56,12 @@ FLAG = (
     rb"-[a-z0-9\-]{0,40}(?:password|passphrase|secret|token|api-key)"
     rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"[ =]"
 )
+# ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and
+# ``authorized-by-human: yes`` (relay's own approval line) name a person or a permission.
 _AUTH = (
     rb"auth(?:orization[\"']?[ \t]*[:=][ \t]*[\"']?"
     rb"(?:(?P<scheme>bearer|basic|token|digest|bot|apikey|negotiate)[ \t]+)?"
-    rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|" + _TAIL + rb")"
+    rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|(?!or)" + _TAIL + rb")"
 )
 
 # After ``key: value``, more words on the line mean prose; a setting ends the line.

@@ -247,6 +247,9 @@ FORMATS: tuple[Format, ...] = (
     _f("defined-networking-key", "dnkey-", Run(LOWER_ALNUM + "=_-", 26), "-",
        Run(LOWER_ALNUM + "=_-", 52)),
     _f("notion-token", "ntn_", Run(DIGITS, 11), Run(B62, 35)),
+    _f("notion-legacy-token", "secret_", Run(B62, 43)),
+    _f("posthog-personal-key", "phx_", Run(B62, 43)),
+    _f("adobe-client-secret", "p8e-", Run(B62, 32)),
     _f("airtable-pat", "pat", Run(B62, 14), ".", Run(HEX, 64)),
     _f("contentful-token", "CFPAT-", Run(B64URL, 43)),
     _f("wakatime-key", "waka_", *_uuid()),
@@ -309,6 +312,7 @@ FORMATS: tuple[Format, ...] = (
     _f("openai-legacy-key", "sk-", Run(B62, 20), "T3BlbkFJ", Run(B62, 20), kind="openai-key"),
     # Older OpenAI keys (and look-alikes of other vendors) are random base62: both cases and
     # a digit, which kebab-case names (``sk-learn-…``) lack.
+    _f("openrouter-key", "sk-or-v1-", Run(HEX, 64)),
     _f("openai-key", "sk-", Run(B64URL, 20, 400), kind="openai-key", check=_random_base62),
     _f("huggingface-token", "hf_", Run(LETTERS, 34)),
     _f("huggingface-org-token", "api_org_", Run(LETTERS, 34)),
@@ -332,6 +336,7 @@ FORMATS: tuple[Format, ...] = (
     _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX, 32), "-X"),
     _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX, 40)),
     _f("lob-key", ("live_", "test_"), Run(HEX, 35)),
+    _f("gocardless-token", "live_", Run(B64URL + "=", 40)),
     _f("easypost-key", ("EZAK", "EZTK"), Run(B62, 54)),
     _f("duffel-token", "duffel_", ("live_", "test_"), Run(B64URL + "=", 43)),
     _f("plaid-access-token", "access-", ("sandbox-", "development-", "production-"), *_uuid()),
