@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import re2
 
-from relay.redact.linear import searcher
+from relay.redact.linear import Searcher, searcher
 from relay.redact.placeholders import looks_like_placeholder
 from relay.redact.rules import WORD, Span
 
@@ -446,9 +446,10 @@ class FormatScanner:
 
     def __init__(self, formats: tuple[Format, ...] = FORMATS) -> None:
         self.formats = formats
-        self.strict = [
-            re2.compile(format_regex(f, capture=True).encode(), _options()) for f in formats
-        ]
+        # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
+        # rows, and compiling all of them is most of a short run's start-up.
+        self._strict: list[tuple[Searcher, Searcher] | None] = [None] * len(formats)
+        self._longest = [f.max_length for f in formats]
         anchors: dict[str, None] = {}
         self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
         self._run_first: list[_Anchor] = []  # rows that open with a run (few)
@@ -479,8 +480,6 @@ class FormatScanner:
         self._offsets = sorted({a.offset for a in self._run_first})
         self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
         self._search = searcher(self.search)
-        self._strict_search = [searcher(r) for r in self.strict]
-        self._strict_match = [searcher(r, anchored=True) for r in self.strict]
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
@@ -523,18 +522,24 @@ class FormatScanner:
                 return found
         return None
 
+    def _compile(self, row: int) -> tuple[Searcher, Searcher]:
+        """The row's regex (each run a group), as a search and as a match at a place."""
+        regex = re2.compile(format_regex(self.formats[row], capture=True).encode(), _options())
+        self._strict[row] = found = (searcher(regex), searcher(regex, anchored=True))
+        return found
+
     def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
         """The row's find at the anchor; ``_FILLER`` when its shape holds a placeholder."""
-        fmt = self.formats[anchor.row]
+        row = anchor.row
+        fmt = self.formats[row]
+        strict = self._strict[row] or self._compile(row)
         if anchor.lead:
-            spans = self._strict_search[anchor.row](
-                block, max(0, at - anchor.lead), at + fmt.max_length
-            )
+            spans = strict[0](block, max(0, at - anchor.lead), at + self._longest[row])
             s, e = spans[0]
             if s < 0 or s > at or e <= at:
                 return None
         else:
-            spans = self._strict_match[anchor.row](block, at, at + fmt.max_length)
+            spans = strict[1](block, at, at + self._longest[row])
             s, e = spans[0]
             if s < 0:
                 return None
