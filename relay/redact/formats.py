@@ -580,7 +580,9 @@ def _prefix(fmt: Format, text: str) -> str:
 
 
 def _is_placeholder(fmt: Format, text: bytes, body: bytes) -> bool:
-    return text.decode("ascii", "replace") in fmt.placeholders or looks_like_placeholder(body)
+    if fmt.placeholders and text.decode("ascii", "replace") in fmt.placeholders:
+        return True
+    return looks_like_placeholder(body)
 
 
 SCANNER = FormatScanner()

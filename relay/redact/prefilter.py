@@ -52,7 +52,10 @@ RULE_SUPERSETS: tuple[str, ...] = (
     rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?"
     r"\\{0,3}[\"']?[ \t]*(?:=|:[^:]|:$)",
     # (the named rules' other words go on only past a separator: ``SessionService.java:12``)
-    rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=|:[^:]|:$)",
+    # (and a value of eight characters at least: ``src/session_1.c:12:5:`` has none)
+    rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=>|:=|=|:)"
+    r"[ \t]*(?:\\*\"[^\"\\\r\n]{8}|'[^'\r\n]{8}"
+    r"|[^\s\"'&,;<>(){}\[\]\\:][^\s\"'&,;<>(){}\[\]\\]{7})",
     r"authorization[\"']?[ \t]*[:=]",  # the header takes any credential after it
     # named: an element named by a word, a name/value pair, and the two lines of one
     rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})[^<>\n]*>[^<\n]+</",

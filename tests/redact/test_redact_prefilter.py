@@ -71,6 +71,8 @@ SINGLE = (
     "clone https://ci:pa55{n}@git.example.org/r",
     "-H 'bearer abcdefgh{n}'",
     "<name>db.secret</name>\n\n  <value>x{n}</value>",
+    "cloudflare => 'Xk3jd8sKq9Lm2Pz7{n}'",
+    'heroku := "Xk3jd8sKq9 Lm2Pz7{n}"',
 )
 
 
