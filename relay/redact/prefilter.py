@@ -4,14 +4,17 @@ Most lines of a build log hold nothing any rule could find, yet each rule's own 
 the Python check on each of its near-misses, read the whole block. So one RE2 regex, the
 *prefilter*, is matched over the block first; it is the union of a superset of every rule
 but the format table's (which has its own one-pass scan, see ``formats``): for each rule, a
-pattern that every match of the rule's regex also matches, on the same line. Only the lines
+pattern that matches on the line of every find the rule can make (where the rule's own regex
+or check refuses a shape, ``max_tokens=`` or ``version 10.2.0.1``, the superset may refuse
+it too). Only the lines
 it hits are joined into a smaller block, the rules run over that, and the spans found are
 mapped back. A block where the hits cover most of the text is scanned whole instead.
 
 Why the result is the same as scanning the whole block:
 
 - every rule's match lies within one line (its classes exclude line breaks), so a line the
-  prefilter misses holds no match of any rule, and skipping it changes no other match;
+  prefilter misses holds no find of any rule, and skipping it (with the near-misses a rule
+  would have tried and refused there) changes no find on another line;
 - the one rule that crosses lines (``<name>…</name>`` then, after blanks, ``<value>…``) has
   both of its lines hit, and lines that only blanks separate are kept together;
 - lines that were not neighbours are joined with a barrier line (a NUL byte) that no rule
