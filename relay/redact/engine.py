@@ -195,6 +195,7 @@ def _matches(gates: re2.Set, text: bytes) -> list[int]:
 
 
 _CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRET})
+_LONGEST_VALUE = 8192
 
 
 def _stands_in(block: bytes, span: Span) -> bool:
@@ -203,8 +204,8 @@ def _stands_in(block: bytes, span: Span) -> bool:
 
     Only filler counts here, not a template's words: a password may well say "your"."""
     start, end, kind = span
-    if kind not in _CONTEXT_KINDS:
-        return False
+    if kind not in _CONTEXT_KINDS or end - start > _LONGEST_VALUE:
+        return False  # longer than any value a rule reads: a line's rest (``LineBudget``)
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
@@ -257,9 +258,16 @@ def _headless_key_ends(
     printed only the end of a key file): from an END line with no BEGIN before it, back
     over the base64 lines above it."""
     out: list[Span] = []
+    # One sweep over the finds in order of start (``ends`` ascend): a line of END markers
+    # would otherwise compare every marker with every find.
+    spans = sorted((s, e) for s, e, _ in found)
+    i, reach = 0, -1  # the finds that start at or before ``at``, and how far they reach
     for at in ends:
+        while i < len(spans) and spans[i][0] <= at:
+            reach = max(reach, spans[i][1])
+            i += 1
         m = END_KEY.match(block, at)
-        if m and not any(s <= at < e for s, e, _ in found):
+        if m and not at < reach:
             out.append((_key_body_start(block, at, floor=start), m.end(), Kind.PRIVATE_KEY))
     return out
 

@@ -28,7 +28,7 @@ import re2
 
 from relay.redact.linear import Searcher, searcher
 from relay.redact.placeholders import looks_like_placeholder
-from relay.redact.rules import WORD, Span
+from relay.redact.rules import WORD, LineBudget, Span
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -392,6 +392,7 @@ class Found:
 
 
 _FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled with filler
+_FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a line holds
 _ANCHOR_RUN = 6  # characters of the body that an anchor asks for after the prefix
 
 
@@ -486,6 +487,7 @@ class FormatScanner:
         done = start
         size = len(block)
         search = self._search
+        budget = LineBudget(block)
         pos = start
         while pos < size:
             hs, he = search(block, pos, size)[0]
@@ -494,6 +496,10 @@ class FormatScanner:
             pos = he if he > hs else hs + 1
             if hs < done:
                 continue  # inside the token found last
+            if (stop := budget.spent(hs)) >= 0:
+                yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
+                done = pos = stop + 1
+                continue
             found = self._at(block, hs)
             if found is not None and found.start >= done:
                 done = found.end

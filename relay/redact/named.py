@@ -24,7 +24,7 @@ import re2
 
 from relay.redact.linear import Spans, searcher
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
-from relay.redact.rules import Kind, Span
+from relay.redact.rules import Kind, LineBudget, Span
 
 # Words that name a secret outright: a value under them is one, whatever it looks like.
 STRONG = (
@@ -180,6 +180,7 @@ class NamedScanner:
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         size = len(lowered)
+        budget = LineBudget(lowered)
         pos = start
         while pos <= size:
             spans = _SEARCH(lowered, pos, size)
@@ -187,6 +188,10 @@ class NamedScanner:
             if s < 0:
                 return
             pos = e if e > s else e + 1
+            if (stop := budget.spent(s)) >= 0:
+                yield s, stop, Kind.SECRET  # a line of near-matches: see ``LineBudget``
+                pos = stop + 1
+                continue
             found = _span(block, lowered, spans)
             if found is not None:
                 yield found[0], found[1], Kind.SECRET

@@ -80,6 +80,35 @@ Found = tuple[int, int] | tuple[int, int, str] | Skip | None
 Check = Callable[[bytes, "re.Match[bytes]"], Found]
 
 WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+# How many places one rule may check in Python on one line. A real line holds a handful; a
+# line made of near-matches (``mysql -pmysql -p…``, ``ghp_abghp_ab…``) would cost one Python
+# check per few bytes. Past the budget the rest of that line is replaced whole, in the
+# rule's kind: a guardrail refuses to publish what it has not read, and the cost of a line
+# stays bounded by its length at the engine's speed.
+HITS_PER_LINE = 128
+
+
+class LineBudget:
+    """Counts one rule's checks on the current line; says where the line ends once spent."""
+
+    __slots__ = ("_end", "_hits", "_text")
+
+    def __init__(self, text: bytes) -> None:
+        self._text = text
+        self._end = -1  # where the current line's break is (or the text's end)
+        self._hits = 0
+
+    def spent(self, at: int) -> int:
+        """-1 while the line of ``at`` has budget left; else where that line ends."""
+        if at > self._end:
+            end = self._text.find(b"\n", at)
+            self._end = len(self._text) if end < 0 else end
+            self._hits = 0
+        self._hits += 1
+        return -1 if self._hits <= HITS_PER_LINE else self._end
+
+
 TOKEN_CHARS = WORD | frozenset(b"-")
 
 
@@ -99,9 +128,14 @@ class Rule:
         """Every span this rule finds in ``block`` at or after ``start``."""
         hay = lowered if self.lower else block
         search = self.regex.search
+        budget = LineBudget(hay)
         pos = start
         while (m := search(hay, pos)) is not None:
             pos = m.end() if m.end() > m.start() else m.start() + 1
+            if (stop := budget.spent(m.start())) >= 0:
+                yield m.start(), stop, self.kind
+                pos = stop + 1
+                continue
             if self.check is None:
                 yield m.start(), m.end(), self.kind
                 continue
