@@ -122,7 +122,12 @@ REGEX = re2.compile(PATTERN.encode(), _options())
 _GROUP = {name.decode(): index for name, index in REGEX.groupindex.items()}
 _VALUE_INDEX = tuple((name, _GROUP[name]) for name in _VALUE_GROUPS)
 _KEY_INDEX = {name: _GROUP[key] for name, key in _KEY_OF.items()}
-_SEARCH = searcher(REGEX)
+# Where a match is comes from RE2's DFA alone; its groups are then read over that span
+# only. A value open to the line's end (``key=…`` for a megabyte) would otherwise have its
+# groups followed, at the slower pace that needs, across the whole line, to be refused.
+_BOUNDS = searcher(re2.compile(re.sub(r"\(\?P<\w+>", "(?:", PATTERN).encode(), _options()))
+_SEARCH_AT = searcher(REGEX, anchored=True)
+_LONGEST_MATCH = MAX_VALUE + 512  # the longest name, separator and attributes, and a value
 
 
 def entropy(value: bytes) -> float:
@@ -183,16 +188,17 @@ class NamedScanner:
         budget = LineBudget(lowered)
         pos = start
         while pos <= size:
-            spans = _SEARCH(lowered, pos, size)
-            s, e = spans[0]
+            s, e = _BOUNDS(lowered, pos, size)[0]
             if s < 0:
                 return
             pos = e if e > s else e + 1
+            if e - s > _LONGEST_MATCH:
+                continue  # its value is longer than any secret's (``MAX_VALUE``)
             if (stop := budget.spent(s)) >= 0:
                 yield s, stop, Kind.SECRET  # a line of near-matches: see ``LineBudget``
                 pos = stop + 1
                 continue
-            found = _span(block, lowered, spans)
+            found = _span(block, lowered, _SEARCH_AT(lowered, s, e))
             if found is not None:
                 yield found[0], found[1], Kind.SECRET
 

@@ -86,7 +86,7 @@ WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 # check per few bytes. Past the budget the rest of that line is replaced whole, in the
 # rule's kind: a guardrail refuses to publish what it has not read, and the cost of a line
 # stays bounded by its length at the engine's speed.
-HITS_PER_LINE = 128
+HITS_PER_LINE = 64
 
 
 class LineBudget:
