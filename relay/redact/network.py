@@ -248,6 +248,7 @@ NETWORK_RULES: tuple[Rule, ...] = (
         + _NOT_VERSION
         + rb"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?![0-9]|\.[0-9])",
         check=_ipv4,
+        seek=rb"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}",
     ),
     # One pass for every colon form: "::" not glued to a non-hex word (std::vector), or
     # four colon groups in a row, which both a MAC and a full IPv6 address contain.
