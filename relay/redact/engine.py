@@ -55,7 +55,8 @@ def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
     rules = []
     for kind, pattern in extra.items():
         try:
-            rules.append(Rule(kind, re.compile(pattern.encode())))
+            re.compile(pattern.encode())  # an error here names the pattern
+            rules.append(Rule(kind, pattern.encode()))
         except re.error as err:
             raise LocalUsageError(
                 f"extra redaction pattern {kind!r} is not a valid regex: {err}",

@@ -19,6 +19,7 @@ they are bounded in length, so no match reaches past the streaming overlap.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -114,8 +115,10 @@ def _in_class(char: str) -> str:
     return "\\" + char if char in "\\]^-[" else char
 
 
+@functools.cache
 def _klass(alphabet: str) -> str:
-    """A regex character class for ``alphabet``, with consecutive characters as ranges."""
+    """A regex character class for ``alphabet``, with consecutive characters as ranges
+    (cached: the table has a few alphabets, asked for by every row at start-up)."""
     codes = sorted(set(map(ord, alphabet)))
     pieces: list[str] = []
     i = 0

@@ -21,7 +21,6 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import re2
@@ -116,26 +115,59 @@ class LineBudget:
 TOKEN_CHARS = WORD | frozenset(b"-")
 
 
-@dataclass(frozen=True)
 class Rule:
-    """One regex over the block (or its lowered copy) that yields spans of one kind."""
+    """One regex over the block (or its lowered copy) that yields spans of one kind.
 
-    kind: str
-    regex: re.Pattern[bytes]
-    lower: bool = False
-    check: Check | None = None
-    # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
-    # block without it skips the rule, which saves its pass for what most logs never hold.
-    gate: bytes | None = None
-    # An RE2 search for every place the regex can match at (its literal and what its
-    # look-ahead asks): where ``re`` would try, and refuse, a match at each of a megabyte of
-    # dots in C, RE2 skips them in linear time and ``re`` matches only where it points.
-    seek: Searcher | None = None
+    The regex and its seek are compiled the first time the rule is asked for spans: the
+    prefilter sends a rule only the lines it could match, so a log that never holds a
+    rule's shape never pays for compiling it (most of a short run's start-up)."""
+
+    __slots__ = ("_compiled", "_pattern", "_seek_pattern", "check", "gate", "kind", "lower")
+
+    def __init__(
+        self,
+        kind: str,
+        pattern: bytes,
+        *,
+        lower: bool = False,
+        check: Check | None = None,
+        gate: bytes | None = None,
+        seek: bytes | None = None,
+    ) -> None:
+        self.kind = kind
+        self.lower = lower
+        self.check = check
+        # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
+        # block without it skips the rule, which saves its pass for what most logs never hold.
+        self.gate = gate
+        self._pattern = pattern
+        # An RE2 search for every place the regex can match at (its literal and what its
+        # look-ahead asks): where ``re`` would try, and refuse, a match at each of a megabyte
+        # of dots in C, RE2 skips them in linear time and ``re`` matches only where it points.
+        self._seek_pattern = seek
+        self._compiled: tuple[re.Pattern[bytes], Searcher | None] | None = None
+
+    def _compile(self) -> tuple[re.Pattern[bytes], Searcher | None]:
+        seek = self._seek_pattern
+        found = None if seek is None else searcher(re2.compile(seek))
+        self._compiled = compiled = (re.compile(self._pattern), found)
+        return compiled
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        """The rule's regex (compiled on first use)."""
+        return (self._compiled or self._compile())[0]
+
+    @property
+    def seek(self) -> Searcher | None:
+        """The rule's RE2 seek, when it has one (compiled on first use)."""
+        return (self._compiled or self._compile())[1]
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every span this rule finds in ``block`` at or after ``start``."""
         hay = lowered if self.lower else block
-        search, match, seek = self.regex.search, self.regex.match, self.seek
+        regex, seek = self._compiled or self._compile()
+        search, match = regex.search, regex.match
         budget = LineBudget(hay)
         size = len(hay)
         pos = start
@@ -175,9 +207,8 @@ def rule(
     gate: bytes | None = None,
     seek: bytes | None = None,
 ) -> Rule:
-    """Compile one rule; the pattern must open with a literal (see the module docstring)."""
-    found = None if seek is None else searcher(re2.compile(seek))
-    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate, seek=found)
+    """One rule; the pattern must open with a literal (see the module docstring)."""
+    return Rule(kind, pattern, lower=lower, check=check, gate=gate, seek=seek)
 
 
 def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:
