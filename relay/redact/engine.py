@@ -263,14 +263,24 @@ def _headless_key_ends(
     # would otherwise compare every marker with every find.
     spans = sorted((s, e) for s, e, _ in found)
     i, reach = 0, -1  # the finds that start at or before ``at``, and how far they reach
+    past = -1  # where the last run of END lines stopped
     for at in ends:
+        if at < past:
+            continue  # one of the END lines the last span took in
         while i < len(spans) and spans[i][0] <= at:
             reach = max(reach, spans[i][1])
             i += 1
         m = END_KEY.match(block, at)
         if m and not at < reach:
-            out.append((_key_body_start(block, at, floor=start), m.end(), Kind.PRIVATE_KEY))
+            # The END lines right below it go into the same span, in one match (a file of
+            # END lines would otherwise be a find, and a placeholder, per line).
+            past = _END_LINES.match(block, m.end()).end()  # type: ignore[union-attr]
+            out.append((_key_body_start(block, at, floor=start), past, Kind.PRIVATE_KEY))
     return out
+
+
+# END lines, each right after the one before (possessive: a run is read once, never again).
+_END_LINES = re.compile(rb"(?i)(?:\r?\n-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)*+")
 
 
 def _key_body_start(block: bytes, end_line: int, *, floor: int) -> int:

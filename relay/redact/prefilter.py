@@ -135,12 +135,16 @@ class Prefilter:
             parts.append(rb"\x1b\[")
         self._search = compile_latin1(b"|".join(parts))
 
-    def ranges(self, block: bytes) -> list[tuple[int, int]]:
-        """The hit lines as merged ``(start, end)`` ranges, each line with its line break."""
+    def ranges(self, block: bytes, most: int | None = None) -> list[tuple[int, int]] | None:
+        """The hit lines as merged ``(start, end)`` ranges, each line with its line break;
+        None as soon as they cover more than ``most`` bytes (the caller scans the block
+        whole then, so a block of hit lines is not walked line by line to its end)."""
         search = self._search
         size = len(block)
         out: list[tuple[int, int]] = []
         pos = 0
+        covered = 0  # bytes of the ranges closed so far
+        limit = size if most is None else most
         while pos < size:
             s, e = search(block, pos, size)[0]
             if s < 0:
@@ -151,7 +155,11 @@ class Prefilter:
             if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
                 out[-1] = (out[-1][0], end)
             else:
+                if out:
+                    covered += out[-1][1] - out[-1][0]
                 out.append((start, end))
+            if most is not None and covered + out[-1][1] - out[-1][0] > limit:
+                return None
             # The rest of a hit line is kept whatever else it holds; the next search starts
             # at its line break, which a superset may read as the next line's left edge.
             pos = max(end - 1, pos + 1)
@@ -159,8 +167,8 @@ class Prefilter:
 
     def lines(self, block: bytes) -> Lines | None:
         """The hit lines joined, or None when they are most of the block."""
-        ranges = self.ranges(block)
-        if sum(e - s for s, e in ranges) > MAX_SHARE * len(block):
+        ranges = self.ranges(block, int(MAX_SHARE * len(block)))
+        if ranges is None:
             return None
         pieces: list[bytes] = []
         starts: list[int] = []
