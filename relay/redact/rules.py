@@ -21,8 +21,11 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
+
+import re2
+
+from relay.redact.linear import Searcher, searcher
 
 
 class Kind(enum.StrEnum):
@@ -80,27 +83,110 @@ Found = tuple[int, int] | tuple[int, int, str] | Skip | None
 Check = Callable[[bytes, "re.Match[bytes]"], Found]
 
 WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+# How many places one rule may check in Python on one line. A real line holds a handful; a
+# line made of near-matches (``mysql -pmysql -p…``, ``ghp_abghp_ab…``) would cost one Python
+# check per few bytes. Past the budget the rest of that line is replaced whole, in the
+# rule's kind: a guardrail refuses to publish what it has not read, and the cost of a line
+# stays bounded by its length at the engine's speed.
+HITS_PER_LINE = 64
+
+
+class LineBudget:
+    """Counts one rule's checks on the current line; says where the line ends once spent."""
+
+    __slots__ = ("_end", "_hits", "_text")
+
+    def __init__(self, text: bytes) -> None:
+        self._text = text
+        self._end = -1  # where the current line's break is (or the text's end)
+        self._hits = 0
+
+    def spent(self, at: int) -> int:
+        """-1 while the line of ``at`` has budget left; else where that line ends."""
+        if at > self._end:
+            end = self._text.find(b"\n", at)
+            self._end = len(self._text) if end < 0 else end
+            self._hits = 0
+        self._hits += 1
+        return -1 if self._hits <= HITS_PER_LINE else self._end
+
+
 TOKEN_CHARS = WORD | frozenset(b"-")
 
 
-@dataclass(frozen=True)
 class Rule:
-    """One regex over the block (or its lowered copy) that yields spans of one kind."""
+    """One regex over the block (or its lowered copy) that yields spans of one kind.
 
-    kind: str
-    regex: re.Pattern[bytes]
-    lower: bool = False
-    check: Check | None = None
-    # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
-    # block without it skips the rule, which saves its pass for what most logs never hold.
-    gate: bytes | None = None
+    The regex and its seek are compiled the first time the rule is asked for spans: the
+    prefilter sends a rule only the lines it could match, so a log that never holds a
+    rule's shape never pays for compiling it (most of a short run's start-up)."""
+
+    __slots__ = ("_compiled", "_pattern", "_seek_pattern", "check", "gate", "kind", "lower")
+
+    def __init__(
+        self,
+        kind: str,
+        pattern: bytes,
+        *,
+        lower: bool = False,
+        check: Check | None = None,
+        gate: bytes | None = None,
+        seek: bytes | None = None,
+    ) -> None:
+        self.kind = kind
+        self.lower = lower
+        self.check = check
+        # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
+        # block without it skips the rule, which saves its pass for what most logs never hold.
+        self.gate = gate
+        self._pattern = pattern
+        # An RE2 search for every place the regex can match at (its literal and what its
+        # look-ahead asks): where ``re`` would try, and refuse, a match at each of a megabyte
+        # of dots in C, RE2 skips them in linear time and ``re`` matches only where it points.
+        self._seek_pattern = seek
+        self._compiled: tuple[re.Pattern[bytes], Searcher | None] | None = None
+
+    def _compile(self) -> tuple[re.Pattern[bytes], Searcher | None]:
+        seek = self._seek_pattern
+        found = None if seek is None else searcher(re2.compile(seek))
+        self._compiled = compiled = (re.compile(self._pattern), found)
+        return compiled
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        """The rule's regex (compiled on first use)."""
+        return (self._compiled or self._compile())[0]
+
+    @property
+    def seek(self) -> Searcher | None:
+        """The rule's RE2 seek, when it has one (compiled on first use)."""
+        return (self._compiled or self._compile())[1]
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every span this rule finds in ``block`` at or after ``start``."""
         hay = lowered if self.lower else block
-        search = self.regex.search
+        regex, seek = self._compiled or self._compile()
+        search, match = regex.search, regex.match
+        budget = LineBudget(hay)
+        size = len(hay)
         pos = start
-        while (m := search(hay, pos)) is not None:
+        while True:
+            if seek is None:
+                if (m := search(hay, pos)) is None:
+                    return
+                at = m.start()
+            else:
+                if pos > size or (at := seek(hay, pos, size)[0][0]) < 0:
+                    return
+                m = match(hay, at)
+            if (stop := budget.spent(at)) >= 0:
+                yield at, stop, self.kind
+                pos = stop + 1
+                continue
+            if m is None:
+                pos = at + 1
+                continue
             pos = m.end() if m.end() > m.start() else m.start() + 1
             if self.check is None:
                 yield m.start(), m.end(), self.kind
@@ -119,9 +205,10 @@ def rule(
     lower: bool = False,
     check: Check | None = None,
     gate: bytes | None = None,
+    seek: bytes | None = None,
 ) -> Rule:
-    """Compile one rule; the pattern must open with a literal (see the module docstring)."""
-    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate)
+    """One rule; the pattern must open with a literal (see the module docstring)."""
+    return Rule(kind, pattern, lower=lower, check=check, gate=gate, seek=seek)
 
 
 def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:
