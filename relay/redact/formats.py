@@ -286,6 +286,10 @@ FORMATS: tuple[Format, ...] = (
     _f("onepassword-secret-key", "A3-", Run(UPPER_ALNUM, 6), "-", Run(UPPER_ALNUM, 11), "-",
        Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5)),
     _f("openshift-token", "sha256~", Run(B64URL, 43)),
+    # Authress service client keys: four dotted parts, the third opening with "acc".
+    _f("authress-access-key", ("authress_", "scauth_", "ext_", "sc_"), Run(B62, 5, 30), ".",
+       Run(B62, 4, 6), ".acc", ("_", "-"), Run(LOWER_ALNUM + "-", 10, 32), ".",
+       Run(B64URL + "+/=", 30, 120)),
     # Clouds
     _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
        kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000")),
