@@ -502,7 +502,7 @@ def run_run(args: argparse.Namespace) -> Output:
 def run_triage(args: argparse.Namespace) -> Output:
     """Run the gates, scan the repository, and enqueue each new finding as a goal."""
     from relay.commands.loop_unattended import triage
-    from relay.loop.triage import enqueue
+    from relay.loop.triage import enqueue, retired
 
     tree = _root(args)
     spine = Spine(tree.root)
@@ -510,21 +510,28 @@ def run_triage(args: argparse.Namespace) -> Output:
     doc = spine.goals()
     found = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
-    if made:
-        spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
-        board = spine.board()
+    board = spine.board()
+    gone = retired(found, doc.goals, {r.goal: r for r in board.rows})
+    if made or gone:
+        if made:
+            spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
         for goal in made:
             board = board.with_row(BoardRow(goal.id, goal.title))
+        for row in gone:
+            board = board.with_row(row)
         spine.write(BOARD_NAME, render_board(board))
-        ids = ", ".join(g.id for g in made)
-        tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage enqueued {ids}")
+        said = [f"enqueued {', '.join(g.id for g in made)}"] if made else []
+        said += [f"retired {', '.join(r.goal for r in gone)}"] if gone else []
+        tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage {'; '.join(said)}")
     lines = [f"{g.id}: {g.title} (accept: {g.accept})" for g in made]
+    lines += [f"{r.goal}: {r.notes}" for r in gone]
     lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
     return Output(
         lines=tuple(lines),
         data={
             "findings": [f.data() for f in found],
             "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
+            "retired": [{"goal": r.goal, "why": r.notes} for r in gone],
         },
     )
 

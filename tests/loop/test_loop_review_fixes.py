@@ -154,3 +154,28 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
         "relay": ("skip", "not set up here: no `## Relay` section"),
         "loop resume": ("skip", "no resume pending"),
     }
+
+
+def test_triage_retires_a_goal_whose_finding_is_gone(tmp_path: Path) -> None:
+    from loop_project import CALC, TEST_GATE
+
+    from relay.loop.goals import GoalState, parse_board
+
+    project = make_project(tmp_path, accept=None, gates=(TEST_GATE,))
+    project.write("src/calc.py", CALC + "# TODO: support floats\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a marker")
+    first = project.loop("triage")
+    assert [e["goal"] for e in first.data["enqueued"]] == ["G1"], first
+    project.write("src/calc.py", CALC)
+    project.git("add", "-A")
+    project.git("commit", "-qm", "the marker resolved by hand")
+    again = project.loop("triage")
+    assert again.data["retired"] == [
+        {"goal": "G1", "why": "retired by triage: the finding `marker src/calc.py # TODO:"
+         " support floats` is gone"}
+    ], again  # fmt: skip
+    row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
+    assert row.state is GoalState.DONE and row.verdict == "retired"
+    assert project.clean() and project.subjects()[-1] == "loop: triage retired G1"
+    assert project.loop("triage").data["retired"] == []  # once
