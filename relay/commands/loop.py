@@ -546,11 +546,18 @@ def run_schedule(args: argparse.Namespace) -> Output:
     entry = schedule_entry(root, max_iterations=args.max_iterations)
     if args.remove:
         backend = timed(choose(override=args.scheduler), When(daily=(0, 0)))
+        had = backend.verify(entry).ok
         backend.teardown(entry)
         gone = not backend.verify(entry).ok
+        said = "removed the schedule" if had else "there was no schedule to remove:"
         return Output(
-            lines=(f"removed the schedule {entry.label} ({backend.describe()})",),
-            data={"removed": gone, "label": entry.label, "scheduler": backend.describe()},
+            lines=(f"{said} {entry.label} ({backend.describe()})",),
+            data={
+                "removed": gone,
+                "had": had,
+                "label": entry.label,
+                "scheduler": backend.describe(),
+            },
             exit_status=0 if gone else 1,
         )
     if args.at is None:

@@ -179,3 +179,26 @@ def test_triage_retires_a_goal_whose_finding_is_gone(tmp_path: Path) -> None:
     assert row.state is GoalState.DONE and row.verdict == "retired"
     assert project.clean() and project.subjects()[-1] == "loop: triage retired G1"
     assert project.loop("triage").data["retired"] == []  # once
+
+
+def test_an_empty_last_idea_keeps_the_earlier_one() -> None:
+    from relay.loop.metric import stated_idea
+
+    assert stated_idea("IDEA: cache the parser\nwork\nIDEA:\n") == "cache the parser"
+    assert stated_idea("IDEA:   \n") is None
+
+
+def test_relay_failing_to_verify_says_what_failed() -> None:
+    from relay.loop.jobs import Answer, judged
+
+    why = "the relay could not verify the change: the hub is unreachable"
+    passed, what, diagnosis = judged(Answer(0, 0, "failed", why), node="ci")
+    assert not passed and "job #0" not in what
+    assert what == f"no verification on ci: {why}" and diagnosis == why
+
+
+@pytest.mark.usefixtures("real_crontab")
+def test_removing_a_schedule_that_is_not_there_says_so(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    ran = project.loop("schedule", "--remove", "--scheduler", "cron")
+    assert ran.status == 0 and ran.data["had"] is False, ran
