@@ -198,8 +198,39 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
     return [*checks, Check("labels", Status.FAIL, f"missing: {', '.join(missing)}", fix=fix)]
 
 
+def loop_only(args: argparse.Namespace) -> Output | None:
+    """The doctor of a clone that runs only the loop (no `## Relay` section): the relay
+    part is said to be not set up, without failing, and the loop's resume is checked."""
+    from pathlib import Path
+
+    from relay.edges.local import clone_root
+    from relay.node.context import read_loop
+    from relay.protocol import has_section
+
+    try:
+        root = clone_root((args.repo_dir or Path.cwd()).resolve())
+        text = read_loop(root)
+    except RelayError:
+        return None
+    if text is not None and has_section(text):
+        return None
+    loop = [Check(n, Status(s), d, f) for n, s, d, f in resume_checks(root)]
+    if not loop:
+        return None
+    fix = "run `relay init` (then `relay join`) to use the relay here too"
+    checks = [Check("relay", Status.SKIP, "not set up here: no `## Relay` section", fix), *loop]
+    failed = [c.name for c in checks if c.status is Status.FAIL]
+    lines = [c.line() for c in checks]
+    lines.append(f"{len(failed)} check(s) failed" if failed else "the loop: all checks passed")
+    data = {"node": None, "ok": not failed, "checks": [asdict(c) for c in checks]}
+    return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
+
+
 def run(args: argparse.Namespace) -> Output:
     """Run every check; non-zero exit when any fails."""
+    only = loop_only(args)
+    if only is not None:
+        return only
     ctx = context(args)
     record = load(ctx.state, ctx.node)
     checks = [

@@ -98,6 +98,13 @@ def register(sub: Any) -> None:
     q.add_argument("--direction", choices=("up", "down"), default=None, help="of the metric")
     q.add_argument("--threshold", default=None, metavar="PCT", help="percent to beat (5 or 5%%)")
     q.add_argument("--runs", type=int, default=None, metavar="N", help="runs; the median counts")
+    q.add_argument(
+        "--metric-files",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="files the metric reads; an attempt that changes one is refused (repeatable)",
+    )
     q.add_argument("--verify-on", default=None, metavar="NODE", help="the node that verifies")
     q.add_argument("--depends", action="append", default=[], metavar="ID", help="a goal first")
     q.add_argument("--security", action="store_true", help="the goal is security-critical")
@@ -289,8 +296,12 @@ def run_goal_add(args: argparse.Namespace) -> Output:
     metric = (args.metric or "").strip() or None
     if not title or not (accept or metric):
         raise LocalUsageError("a goal needs a title and an --accept command (or a --metric)")
-    if metric is None and any(v is not None for v in (args.direction, args.threshold, args.runs)):
-        raise LocalUsageError("--direction, --threshold and --runs go with --metric CMD")
+    if metric is None and (
+        any(v is not None for v in (args.direction, args.threshold, args.runs)) or args.metric_files
+    ):
+        raise LocalUsageError(
+            "--direction, --threshold, --runs and --metric-files go with --metric CMD"
+        )
     if metric is not None and (args.direction is None or args.threshold is None):
         raise LocalUsageError(
             "an optimisation goal needs --direction up|down and --threshold PCT",
@@ -324,6 +335,7 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         direction=args.direction or "up",
         threshold=threshold,
         runs=args.runs or 1,
+        metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
     )
     spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
@@ -443,18 +455,21 @@ def run_run(args: argparse.Namespace) -> Output:
         red_team=tuple(args.red_team),
         resume=args.resume,
     )
+    from relay.commands import loop_unattended as u
+
+    if args.resume and not args.dry_run:
+        # whatever happens next (even a clone that is gone), the entry that started this
+        # run is removed first
+        try:
+            u.remove_own_resume(
+                (args.repo_dir or Path.cwd()).resolve(), getattr(args, "scheduler", None)
+            )
+        except RelayError as err:
+            print(f"relay loop: could not remove the resume entry: {err.message}", file=sys.stderr)
     root = _root(args).root
     if args.dry_run:
         refuse_bad_panel(options)
         return _plan(root, options)
-    from relay.commands import loop_unattended as u
-
-    if args.resume:
-        # whatever happens next, the one-shot entry that started this run is gone
-        try:
-            u.remove_resume(root)
-        except RelayError as err:  # the record is gone; the entry may outlive it
-            print(f"relay loop: could not remove the resume entry: {err.message}", file=sys.stderr)
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")
@@ -487,7 +502,7 @@ def run_run(args: argparse.Namespace) -> Output:
 def run_triage(args: argparse.Namespace) -> Output:
     """Run the gates, scan the repository, and enqueue each new finding as a goal."""
     from relay.commands.loop_unattended import triage
-    from relay.loop.triage import enqueue
+    from relay.loop.triage import enqueue, retired
 
     tree = _root(args)
     spine = Spine(tree.root)
@@ -495,21 +510,28 @@ def run_triage(args: argparse.Namespace) -> Output:
     doc = spine.goals()
     found = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
-    if made:
-        spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
-        board = spine.board()
+    board = spine.board()
+    gone = retired(found, doc.goals, {r.goal: r for r in board.rows})
+    if made or gone:
+        if made:
+            spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
         for goal in made:
             board = board.with_row(BoardRow(goal.id, goal.title))
+        for row in gone:
+            board = board.with_row(row)
         spine.write(BOARD_NAME, render_board(board))
-        ids = ", ".join(g.id for g in made)
-        tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage enqueued {ids}")
+        said = [f"enqueued {', '.join(g.id for g in made)}"] if made else []
+        said += [f"retired {', '.join(r.goal for r in gone)}"] if gone else []
+        tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage {'; '.join(said)}")
     lines = [f"{g.id}: {g.title} (accept: {g.accept})" for g in made]
+    lines += [f"{r.goal}: {r.notes}" for r in gone]
     lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
     return Output(
         lines=tuple(lines),
         data={
             "findings": [f.data() for f in found],
             "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
+            "retired": [{"goal": r.goal, "why": r.notes} for r in gone],
         },
     )
 
@@ -524,11 +546,18 @@ def run_schedule(args: argparse.Namespace) -> Output:
     entry = schedule_entry(root, max_iterations=args.max_iterations)
     if args.remove:
         backend = timed(choose(override=args.scheduler), When(daily=(0, 0)))
+        had = backend.verify(entry).ok
         backend.teardown(entry)
         gone = not backend.verify(entry).ok
+        said = "removed the schedule" if had else "there was no schedule to remove:"
         return Output(
-            lines=(f"removed the schedule {entry.label} ({backend.describe()})",),
-            data={"removed": gone, "label": entry.label, "scheduler": backend.describe()},
+            lines=(f"{said} {entry.label} ({backend.describe()})",),
+            data={
+                "removed": gone,
+                "had": had,
+                "label": entry.label,
+                "scheduler": backend.describe(),
+            },
             exit_status=0 if gone else 1,
         )
     if args.at is None:

@@ -269,6 +269,30 @@ def remove_resume(root: Path) -> str | None:
     return f"removed the resume entry {record.label} ({record.scheduler})"
 
 
+def remove_own_resume(repo: Path, scheduler: str | None) -> str | None:
+    """What a resume does first, whatever else happens: remove the entry that started it.
+    With the record, as :func:`remove_resume`; without it (resume.json lost, or the clone
+    itself gone), the entry the resume's own arguments name: its label is the clone's path."""
+    from relay.schedulers import Entry
+    from relay.schedulers.oneshot import RESUME_PREFIX, When, timed_label
+
+    try:
+        if pending(repo) is not None:
+            return remove_resume(repo)
+    except RelayError:
+        pass  # no clone there any more: the label alone names the entry
+    label = timed_label(RESUME_PREFIX, repo.resolve())
+    entry = Entry(
+        label=label,
+        argv=(sys.executable, "-m", "relay.cli", "loop", "run", "--resume"),  # not run
+        working_dir=str(repo),
+        stdout_log=os.devnull,
+        stderr_log=os.devnull,
+    )
+    _backend(scheduler, When(at=datetime.now(UTC))).teardown(entry)
+    return f"removed the resume entry {label} (named by the resume's arguments)"
+
+
 def resume_state(root: Path) -> tuple[PendingResume | None, list[str]]:
     """The pending resume and what is wrong with it (asked of the scheduler)."""
     record = pending(root)

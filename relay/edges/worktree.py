@@ -235,6 +235,22 @@ class WorkTree:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
 
+    def refs(self) -> dict[str, str]:
+        """Every ref of the clone but the remote-tracking ones (a fetch moves those), and
+        the commit it names."""
+        out = self.git("for-each-ref", "--format=%(refname) %(objectname)")
+        pairs = (line.split(" ", 1) for line in out.splitlines() if " " in line)
+        return {name: sha for name, sha in pairs if not name.startswith("refs/remotes/")}
+
+    def put_refs(self, snapshot: dict[str, str], names: Sequence[str]) -> None:
+        """Put the refs ``names`` back as ``snapshot`` has them (deleted when it has none)."""
+        for name in names:
+            if name in snapshot:
+                self.git("update-ref", "--no-deref", name, snapshot[name])
+            else:
+                with contextlib.suppress(Exception):
+                    self.git("update-ref", "--no-deref", "-d", name)
+
     def files_at(self, commit: str) -> list[str]:
         """Every file of ``commit``."""
         out = self.git("ls-tree", "-r", "--name-only", "-z", commit)

@@ -66,6 +66,7 @@ class Goal:
     direction: str = "up"  # which way the metric must move: up or down
     threshold: float = 0.0  # by at least this many percent of the baseline
     runs: int = 1  # measured this many times; the median counts
+    metric_files: tuple[str, ...] = ()  # globs of the files the metric reads: no maker may edit
     verify_on: str | None = None  # the node that must verify the goal through a relay job
     finding: str | None = None  # what triage found, so that it is enqueued only once
 
@@ -182,6 +183,9 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         direction=_direction(fields.get("Direction"), name),
         threshold=_number(fields.get("Threshold"), name, "Threshold", percent=True),
         runs=int(_number(fields.get("Runs"), name, "Runs", default=1.0)),
+        metric_files=tuple(
+            (_command(fields.get("Metric files"), name, "the metric's files") or "").split()
+        ),
         verify_on=_word(fields.get("Verify on")),
         finding=_word(fields.get("Finding")),
     )
@@ -193,6 +197,7 @@ GOAL_FIELDS = (
     "Direction",
     "Threshold",
     "Runs",
+    "Metric files",
     "Verify on",
     "Depends on",
     "Security-critical",
@@ -274,6 +279,8 @@ def render_goal(goal: Goal) -> str:
             f"- Threshold: {goal.threshold:g}%",
             f"- Runs: {goal.runs}",
         ]
+        if goal.metric_files:
+            lines.append(f"- Metric files: {code_span(' '.join(goal.metric_files))}")
     if goal.verify_on:
         lines.append(f"- Verify on: {goal.verify_on}")
     if goal.finding:

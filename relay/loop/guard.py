@@ -142,6 +142,14 @@ def git_meta_changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) ->
     return sorted(p for p in {*before, *after} if before.get(p) != after.get(p))
 
 
+def refs_changed(
+    before: Mapping[str, str], after: Mapping[str, str], *, own: str | None = None
+) -> list[str]:
+    """The refs (branches, tags, anything under refs/) created, moved or deleted between
+    two snapshots, but ``own``: the branch the attempt works on, which relay resets itself."""
+    return sorted(r for r in {*before, *after} if r != own and before.get(r) != after.get(r))
+
+
 def branch_moved(before: str | None, after: str | None) -> str | None:
     """Why the checked-out branch is not the one the attempt began on, or None."""
     if before == after:

@@ -105,6 +105,9 @@ def judged(answer: Answer, *, node: str) -> tuple[bool, str, str]:
     RESULT's summary and excerpt as the diagnosis."""
     if answer.status == "done":
         return True, f"{node} verified it (job #{answer.issue}, RESULT {answer.task})", ""
+    if answer.issue <= 0:  # no job answered: relay itself failed before or while asking
+        what = f"no verification on {node}: {' '.join(answer.summary.split())}"
+        return False, what, answer.summary.strip()
     what = f"{node} answered {answer.status} (job #{answer.issue}, RESULT {answer.task})"
     diagnosis = answer.summary.strip()
     if answer.excerpt.strip():

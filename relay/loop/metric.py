@@ -9,7 +9,9 @@ refused, compared after normalising case, spacing and punctuation.
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import shlex
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -88,8 +90,29 @@ def stated_idea(output: str) -> str | None:
     for line in output.splitlines():
         text = line.strip()
         if text.upper().startswith(IDEA_PREFIX):
-            found = " ".join(text[len(IDEA_PREFIX) :].split())
+            found = " ".join(text[len(IDEA_PREFIX) :].split()) or found  # an empty one says nothing
     return found or None
+
+
+def metric_touched(command: str, globs: Sequence[str], changes: Sequence[str]) -> list[str]:
+    """The changed paths that are the metric's own: a file (or a file under a directory) the
+    metric command names, or one the goal's ``Metric files`` globs match. A maker may not
+    change what measures it: relay measures with the baseline's copy of these."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    named = {w.removeprefix("./").rstrip("/") for w in words if w and not w.startswith("-")}
+    named.discard("")
+    own = []
+    for path in changes:
+        if (
+            path in named
+            or any(path.startswith(n + "/") for n in named)
+            or any(fnmatch.fnmatchcase(path, g.removeprefix("./")) for g in globs)
+        ):
+            own.append(path)
+    return sorted(own)
 
 
 def normalise(idea: str) -> str:

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from relay.loop.goals import Goal, GoalsFile, next_id
+from relay.loop.goals import BoardRow, Goal, GoalsFile, GoalState, next_id
 
 _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - .*)?$")
 _RUFF = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
@@ -149,3 +149,23 @@ def enqueue(doc: GoalsFile, findings: Sequence[Finding]) -> tuple[Goal, ...]:
         current = GoalsFile(doc.before, doc.intro, (*doc.goals, *made), doc.after)
         made.append(Goal(next_id(current), finding.title, finding.accept, finding=finding.key))
     return tuple(made)
+
+
+def retired(
+    findings: Iterable[Finding], goals: Sequence[Goal], rows: Mapping[str, BoardRow]
+) -> list[BoardRow]:
+    """The board rows of triage's goals whose finding is gone (the test fixed or deleted,
+    the marker removed), marked done with a one-line reason. A goal being worked (in
+    progress) or already done is left as it is."""
+    seen = {f.key for f in findings}
+    out: list[BoardRow] = []
+    for goal in goals:
+        row = rows.get(goal.id)
+        if not goal.finding or goal.finding in seen or row is None:
+            continue
+        if row.state in (GoalState.DONE, GoalState.IN_PROGRESS):
+            continue
+        why = f"retired by triage: the finding `{goal.finding}` is gone"
+        out.append(BoardRow(row.goal, row.title, GoalState.DONE, row.attempts,
+                            row.failed_passes, "retired", why))  # fmt: skip
+    return out

@@ -23,6 +23,7 @@ from relay.loop.guard import (
     gate_definition_touched,
     git_meta_changed,
     is_test_file,
+    refs_changed,
     spine_touched,
 )
 from relay.loop.ratchet import (
@@ -59,6 +60,33 @@ RED_TEAM_NOTE = (
     "goal protects with this change applied. Answer block, with the breach as a finding,\n"
     "when you find one; approve when you find none.\n\n"
 )
+
+
+@dataclass(frozen=True)
+class GitState:
+    """The clone's own machinery before a maker ran: hooks, info files, config and refs,
+    which a maker could change to act through git after its attempt is gone."""
+
+    meta: dict[str, bytes]
+    refs: dict[str, str]
+
+    @classmethod
+    def of(cls, tree: WorkTree) -> GitState:
+        return cls(tree.git_meta(), tree.refs())
+
+    def put_back(self, tree: WorkTree, *, own: str | None = None, refs: bool = True) -> list[str]:
+        """Put back what the maker changed (with ``refs``, its refs too, but ``own``, the
+        branch relay resets itself); one line each for what it was. Used by every kind of
+        attempt."""
+        meta = git_meta_changed(self.meta, tree.git_meta())
+        if meta:
+            tree.put_git_meta(self.meta)
+        moved = refs_changed(self.refs, tree.refs(), own=own) if refs else []
+        tree.put_refs(self.refs, moved)
+        return [
+            *(f"`.git/{p}` is the clone's own machinery" for p in meta),
+            *(f"the ref `{r}` is the clone's own" for r in moved),
+        ]
 
 
 @dataclass(frozen=True)
@@ -113,7 +141,7 @@ class Judge:
         brief.parent.mkdir(parents=True, exist_ok=True)
         brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
         head, branch = self.tree.head(), self.tree.branch()
-        meta = self.tree.git_meta()
+        git_state = GitState.of(self.tree)
         had = self.tree.changes(baseline.untracked)
         before = self.tree.candidate(had, "the tree before the attempt")
         done = run_with_file(
@@ -127,17 +155,17 @@ class Judge:
         self._ended()
         moved = branch_moved(branch, self.tree.branch())
         if moved is not None:
-            self.tree.put_git_meta(meta)
             self.tree.switch_back(branch, head)
             self.tree.undo_commits_since(head)
+            git_state.put_back(self.tree, refs=False)  # its new branch stays, unused
             self._put_back(before, had, baseline)
             what = f"{moved}; relay checked out {branch or head[:10]} again"
             why = what + " and put the tree back as it was before the attempt"
             return Failed(Category.PROTECTED, what, why), None
         self.tree.undo_commits_since(head)
-        meta_touched = git_meta_changed(meta, self.tree.git_meta())
-        if meta_touched:
-            self.tree.put_git_meta(meta)
+        # in the clone itself a branch the maker makes is left alone (the run's branch is
+        # reset above); an optimisation attempt's throwaway worktree puts refs back too
+        meta_touched = git_state.put_back(self.tree, refs=False)
         until = (
             None
             if done.ok or done.timed_out
@@ -157,8 +185,7 @@ class Judge:
         bad = self._protected(changes)
         if bad or meta_touched:
             self.tree.revert(sorted({path for path, _ in bad}))
-            whys = [f"`.git/{p}` is the clone's own machinery" for p in meta_touched]
-            what = "; ".join([*whys, *(why for _, why in bad)])
+            what = "; ".join([*meta_touched, *(why for _, why in bad)])
             return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
         if done.timed_out:
             what = f"the maker ran past its {self.maker_timeout:.0f}s timeout"

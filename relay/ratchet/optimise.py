@@ -35,6 +35,7 @@ from relay.loop.metric import (
     fmt,
     ledger_lines,
     median,
+    metric_touched,
     metric_value,
     movement,
     parse_experiments,
@@ -68,6 +69,7 @@ from relay.loop.records import (
 )
 from relay.loop.resume import usage_wall
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
+from relay.ratchet.judge import GitState
 from relay.ratchet.measure import (
     BRIEF_ENV,
     Measure,
@@ -250,6 +252,7 @@ def _attempt(
     brief.write_text(text, encoding="utf-8")
     head = run.tree.head()
     with run.tree.fresh(head) as where:
+        git_state = GitState.of(run.tree)
         done = run_with_file(
             judge.options.maker,
             brief,
@@ -260,6 +263,11 @@ def _attempt(
         )
         judge._ended()
         idea = stated_idea(done.output) or IDEA_NONE
+        machinery = git_state.put_back(run.tree)
+        if machinery:
+            what = "touched " + "; ".join(machinery)
+            why = "put back by relay: " + "; ".join(machinery) + "; the worktree is discarded"
+            return Attempt(Failed(Category.PROTECTED, what, why), idea)
         if not done.ok and not done.timed_out:
             until = usage_wall(exit_code=done.exit_code, output=done.output, now=datetime.now(UTC))
             if until is not None:
@@ -289,6 +297,14 @@ def _attempt(
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
             return Attempt(Failed(Category.PROTECTED, what, "discarded with the worktree"), idea)
+        own = metric_touched(goal.metric or "", goal.metric_files, changes)
+        if own:
+            what = f"refused: the attempt changes the metric's own files ({', '.join(own)})"
+            why = (
+                "The metric is measured with the baseline's copy of the files it runs; a change"
+                " to them is discarded unmeasured. Improve the code the metric measures instead."
+            )
+            return Attempt(Failed(Category.PROTECTED, what, why), idea)
         if not changes:
             return Attempt(Failed(Category.METRIC, "the maker changed nothing", ""), idea)
         made = tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
