@@ -257,6 +257,28 @@ class Clone:
         self._network("fetch", "--prune", remote)
 
     @_serialised
+    def refresh(self, remote: str = "origin") -> bool:
+        """Fetch ``remote`` (every branch: commands read the spine at its tip, or at relay's
+        data branch), then move the person's branch forward only by a fast-forward git
+        allows with their edits in place. Never rebases, stashes or refuses: a clone with
+        commits of its own, or edits the move would touch, stays as it is. Whether it moved.
+        """
+        self.fetch(remote)
+        branch = self.current_branch()
+        if branch is None:
+            return False
+        upstream = f"refs/remotes/{remote}/{branch}"
+        try:
+            self._git("rev-parse", "--verify", "-q", upstream)
+            if self._git("rev-parse", "HEAD").strip() == self._git("rev-parse", upstream).strip():
+                return False
+            self._git("merge-base", "--is-ancestor", "HEAD", upstream)
+            self._git("merge", "--ff-only", "-q", upstream)
+        except _git_error():
+            return False
+        return True
+
+    @_serialised
     def pull_rebase(self, remote: str = "origin", branch: str | None = None) -> None:
         """Bring the branch up to date by rebasing onto the remote, never stashing.
 
