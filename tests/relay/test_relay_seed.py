@@ -289,3 +289,11 @@ def test_cp850_step_output_on_a_posix_worker_is_published_as_text(world: World, 
     assert "not published" not in body, body
     log = world.remote_file(log_path(job, 1))
     assert "ration r" in log and token not in log
+
+
+def test_join_accounts_names_an_account_it_cannot_find(world: World) -> None:
+    said = world.worker.run(
+        "join", "--node", WORKER, "--scheduler", "none", "--accounts", "octo,ghost"
+    )
+    line = one_line_error(said)
+    assert "'ghost'" in line and "collaborator" in line, said.stderr
