@@ -1,10 +1,12 @@
 """The git edge: the clone relay works in, through GitPython.
 
-Ground rules: relay never stashes, resets or force-pushes a person's work. It pulls with
-``--rebase --no-autostash`` (a dirty clone is refused with a clear message, a conflicting
-rebase is aborted so the clone is as it was), commits only the paths it wrote, and pushes
-without force; a push rejected because another node pushed first is rebased and retried a
-bounded number of times. Network commands never prompt for credentials.
+Ground rules: relay never stashes, resets, rebases or force-pushes a person's work. A
+person's clone is only fetched and fast-forwarded when git allows it with their edits in
+place (:meth:`Clone.refresh`); relay's own commits happen in its own worktree. Clones
+that are relay's alone (the build loop's) pull with ``--rebase --no-autostash`` (a dirty
+one is refused with a clear message, a conflicting rebase is aborted), commit only the
+paths written and push without force; a rejected push is rebased and retried a bounded
+number of times. Network commands never prompt for credentials.
 
 Credentials: over http(s), the token relay acts with reaches git through the environment,
 scoped to the clone's own origin (``credential_env``): the node's token (any of its
