@@ -146,8 +146,10 @@ async def _pass(
                     gh, snapshot, state=ctx.state, node=ctx.node, numbers=acted_on
                 )
                 try:
-                    await asyncio.to_thread(ctx.clone.pull_rebase)
-                except ConfigError as err:  # a dirty clone: no task can run here now
+                    # fetch, and fast-forward the person's clone only when that is safe:
+                    # their commits and edits are theirs (steps run in relay's worktree)
+                    await asyncio.to_thread(ctx.clone.refresh)
+                except ConfigError as err:  # the clone cannot be fetched: nothing runs now
                     from relay.node.redaction import redactor_for
 
                     why = redactor_for(ctx, token.value).redact(err.message).rstrip(".")

@@ -30,12 +30,13 @@ def add_common(p: argparse.ArgumentParser, *, node: bool = True) -> None:
 
 
 def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = False) -> NodeContext:
-    """Open the node the flags name; ``pull`` first for verbs that act (nodes pull before
-    acting, so a node that joined since the last pull is known)."""
+    """Open the node the flags name; ``pull`` first fetches (so a node that joined since is
+    known: the spine is read at the remote's tip) and fast-forwards the person's clone
+    when that is safe; their commits and edits never block a verb, nor are rebased."""
     if pull:
         from relay.edges.git import Clone
 
-        Clone.open((args.repo_dir or Path.cwd()).resolve()).pull_rebase()
+        Clone.open((args.repo_dir or Path.cwd()).resolve()).refresh()
     return open_node(
         repo_dir=args.repo_dir,
         node=getattr(args, "node", None),

@@ -132,9 +132,18 @@ async def resolve_accounts(
         if login == me.login:
             found.append(me)
             continue
-        perm = await gh.collaborator_permission(login)
+        unknown = ConfigError(
+            f"cannot find account {login!r} among the repository's collaborators",
+            hint="check the login, or add the account as a collaborator first",
+        )
+        try:
+            perm = await gh.collaborator_permission(login)
+        except ConfigError as exc:  # a 404: no such account, or not one of the repository's
+            if "not found" not in exc.message:
+                raise
+            raise unknown from None
         if perm.user is None:
-            raise ConfigError(f"cannot find account {login!r} among the repository's collaborators")
+            raise unknown
         found.append(Account(id=perm.user.id, login=perm.user.login))
     return tuple(found)
 

@@ -125,8 +125,7 @@ async def roles(gh: GitHubClient, node: str, master: Master) -> list[str]:
 def run(args: argparse.Namespace) -> Output:
     """Join, idempotently."""
     clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
-    clone.fetch()  # every branch: relay's own may keep the node table (a protected default)
-    clone.pull_rebase()
+    clone.refresh()  # every branch: relay's own may keep the node table (a protected default)
     ctx = open_node(repo_dir=clone.root, node=args.node, api=args.api, need_node=False)
     ctx.node = args.node or ctx.node or default_node_name()
     return run_async(lambda: join(args, ctx))

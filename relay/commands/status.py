@@ -162,12 +162,28 @@ def watcher_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _fetch(args: argparse.Namespace) -> str:
+    """Fetch first, so the node table is the remote's tip, not the one of the last pull;
+    what went wrong when it could not be fetched (empty when it was)."""
+    from pathlib import Path
+
+    from relay.edges.git import Clone
+    from relay.errors import RemoteUnavailable
+
+    try:
+        Clone.open((args.repo_dir or Path.cwd()).resolve()).refresh()
+    except RemoteUnavailable as exc:
+        return f"the remote could not be reached ({str(exc).splitlines()[0][:120]})"
+    return ""
+
+
 def run(args: argparse.Namespace) -> Output:
     """List jobs, then nodes, then this clone's watchers and their last passes."""
+    stale = _fetch(args)
     ctx = context(args, need_node=False)
     rows = run_async(lambda: jobs(ctx))
     lines = ["jobs:", *(f"  {job_line(r)}" for r in rows)] if rows else ["no open jobs"]
-    lines.append("nodes:")
+    lines.append(f"nodes (as last fetched: {stale}):" if stale else "nodes:")
     for node in ctx.master.nodes:
         lines.append(f"  {node.name} ({node.os or '?'}): watcher {node.scheduler}")
     beat = ctx.state.heartbeat()

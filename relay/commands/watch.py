@@ -177,6 +177,9 @@ def until_unbound(ctx: Any) -> Callable[[], Awaitable[bool]]:
 ALIVE_EVERY = 600.0  # seconds between two "still watching" lines of an idle loop
 
 
+QUIET_WORTH_SAYING = 1.0  # seconds of quiet before the alive line speaks
+
+
 class Alive:
     """The foreground loop's printer: each pass's lines as before, and while passes have
     nothing to do, a line saying the loop is alive (on a terminal it updates in place;
@@ -206,8 +209,11 @@ class Alive:
             print_report(report)
             self.last_said = time.monotonic()
             return
+        elapsed = time.monotonic() - self.last_said
+        if elapsed < QUIET_WORTH_SAYING:  # "nothing to do for 0s" says nothing
+            return
         now = time.strftime("%H:%M:%S")
-        quiet = duration(time.monotonic() - self.last_said)
+        quiet = duration(elapsed)
         self.progress.say(
             "idle",
             f"relay watch: {self.node} alive, {self.passes} passes, nothing to do for {quiet}"

@@ -4,8 +4,9 @@ console tools write it).
 
 Decoding decides whether the controller gets evidence at all: output judged undecodable
 is withheld as binary. So a tool's own encoding is tried before giving up: strict UTF-8
-first, then the code pages the console uses (passed in, so the rule is pure), and only
-then UTF-8 with replacement characters.
+first, then the code pages the console uses (passed in, so the rule is pure), then — for
+output that is text by a real measure (no NUL, few control bytes) — a fallback code page,
+so mojibake stays text; only bytes that look binary get UTF-8 with replacement characters.
 """
 
 from __future__ import annotations
@@ -52,7 +53,37 @@ def decode(data: bytes, *, codepages: tuple[str, ...] = ()) -> str:
             return data.decode(page)
         except (UnicodeDecodeError, LookupError):
             continue
+    if not looks_binary(data):
+        for page in FALLBACK_CODEPAGES:
+            try:
+                return data.decode(page)
+            except UnicodeDecodeError:
+                continue
     return data.decode("utf-8", errors="replace")
+
+
+def as_text(data: bytes, *, codepages: tuple[str, ...] = ()) -> str | None:
+    """``data`` as text when it is text in some encoding (UTF-8, UTF-16, a code page),
+    None when it looks binary: what decides whether a file is redacted as text."""
+    if sniff(data) is None and looks_binary(data):
+        return None
+    text = decode(data, codepages=codepages)
+    return None if "\ufffd" in text and "\ufffd".encode() not in data else text
+
+
+FALLBACK_CODEPAGES = ("cp1252", "cp850", "latin-1")  # the last decodes every byte
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b\x07\x0b")
+MAX_CONTROL_SHARE = 0.02  # binary formats are full of control bytes; text has next to none
+
+
+def looks_binary(data: bytes) -> bool:
+    """Whether bytes that are not UTF-8 are binary by a real measure: a NUL, or more
+    than ``MAX_CONTROL_SHARE`` of control bytes other than tab, line ends and escapes."""
+    sample = data[:65536]
+    if b"\0" in sample:
+        return True
+    controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _TEXT_CONTROLS)
+    return controls > MAX_CONTROL_SHARE * max(len(sample), 1)
 
 
 def console_codepages() -> tuple[str, ...]:

@@ -1,10 +1,12 @@
 """The git edge: the clone relay works in, through GitPython.
 
-Ground rules: relay never stashes, resets or force-pushes a person's work. It pulls with
-``--rebase --no-autostash`` (a dirty clone is refused with a clear message, a conflicting
-rebase is aborted so the clone is as it was), commits only the paths it wrote, and pushes
-without force; a push rejected because another node pushed first is rebased and retried a
-bounded number of times. Network commands never prompt for credentials.
+Ground rules: relay never stashes, resets, rebases or force-pushes a person's work. A
+person's clone is only fetched and fast-forwarded when git allows it with their edits in
+place (:meth:`Clone.refresh`); relay's own commits happen in its own worktree. Clones
+that are relay's alone (the build loop's) pull with ``--rebase --no-autostash`` (a dirty
+one is refused with a clear message, a conflicting rebase is aborted), commit only the
+paths written and push without force; a rejected push is rebased and retried a bounded
+number of times. Network commands never prompt for credentials.
 
 Credentials: over http(s), the token relay acts with reaches git through the environment,
 scoped to the clone's own origin (``credential_env``): the node's token (any of its
@@ -255,6 +257,28 @@ class Clone:
     def fetch(self, remote: str = "origin") -> None:
         """Fetch ``remote``; RemoteUnavailable when it cannot be reached."""
         self._network("fetch", "--prune", remote)
+
+    @_serialised
+    def refresh(self, remote: str = "origin") -> bool:
+        """Fetch ``remote`` (every branch: commands read the spine at its tip, or at relay's
+        data branch), then move the person's branch forward only by a fast-forward git
+        allows with their edits in place. Never rebases, stashes or refuses: a clone with
+        commits of its own, or edits the move would touch, stays as it is. Whether it moved.
+        """
+        self.fetch(remote)
+        branch = self.current_branch()
+        if branch is None:
+            return False
+        upstream = f"refs/remotes/{remote}/{branch}"
+        try:
+            self._git("rev-parse", "--verify", "-q", upstream)
+            if self._git("rev-parse", "HEAD").strip() == self._git("rev-parse", upstream).strip():
+                return False
+            self._git("merge-base", "--is-ancestor", "HEAD", upstream)
+            self._git("merge", "--ff-only", "-q", upstream)
+        except _git_error():
+            return False
+        return True
 
     @_serialised
     def pull_rebase(self, remote: str = "origin", branch: str | None = None) -> None:

@@ -132,11 +132,15 @@ def open_clone(path: Path, *, api: str | None = None) -> Clone:
 
 
 def read_loop(root: Path) -> str | None:
-    """The text of docs/loop/LOOP.md in a clone, None when absent. When its master section
-    names a data branch other than the checked-out one, the file as that branch has it
-    (last fetched): relay commits the node table there, so every node reads the same."""
+    """The text of docs/loop/LOOP.md as the remote has it (its default branch's tip as
+    last fetched, else the checked-out branch's), so a person's uncommitted or unpushed
+    edit of the spine neither blocks relay nor stands for the shared one; the working file
+    only when the remote has none (a repository relay is being set up in). When its
+    master section names a data branch, the file as that branch has it: relay commits
+    the node table there, so every node reads the same. None when absent."""
     path = root / LOOP_PATH
-    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    local = path.read_text(encoding="utf-8") if path.is_file() else None
+    text = _at_remote_tip(root) or local
     if text is None or not has_section(text):
         return _find_data_branch(root) or text
     try:
@@ -145,7 +149,27 @@ def read_loop(root: Path) -> str | None:
         return text
     if not branch:
         return text
-    return _on_branch(root, branch) or text
+    return _on_branch(root, branch, any_head=True) or text
+
+
+def _at_remote_tip(root: Path) -> str | None:
+    """LOOP.md on the remote's default branch, else on the checked-out branch's remote
+    counterpart, as last fetched (None when the remote has neither, or no such file)."""
+    import subprocess
+
+    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    refs = ["refs/remotes/origin/HEAD"]
+    if head.stdout.strip():
+        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
+    for ref in refs:
+        shown = subprocess.run(
+            ["git", "show", f"{ref}:{LOOP_PATH.as_posix()}"],
+            cwd=root, capture_output=True, check=False,
+        )  # fmt: skip
+        if shown.returncode == 0:
+            return shown.stdout.decode("utf-8")
+    return None
 
 
 def _find_data_branch(root: Path) -> str | None:

@@ -475,8 +475,10 @@ def bring_back(
                 files.append((where, cleaned.encode("utf-8")))
             else:
                 note = f"withheld: {report.reason}"
-        elif commit_binary:
+        elif commit_binary and not _holds_secret(item.data, redactor):
             files.append((where, item.data))
+        elif commit_binary:
+            note = "withheld: it holds what redaction removes, and binary cannot be redacted"
         records.append(
             Artifact(
                 path=name,
@@ -491,13 +493,21 @@ def bring_back(
 
 
 def _as_text(data: bytes | None) -> str | None:
-    """The file as text when it is UTF-8 without NUL bytes (None: binary)."""
-    if data is None or b"\0" in data[:65536]:
+    """The file as text when it is text in any encoding a step's output may have (UTF-8,
+    UTF-16 as PowerShell writes it, the console's or a fallback code page); None: binary."""
+    if data is None:
         return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    from relay.edges.console import as_text, console_codepages
+
+    return as_text(data, codepages=console_codepages())
+
+
+def _holds_secret(data: bytes, redactor: Redactor) -> bool:
+    """Whether a binary file shows anything redaction would remove, read as bytes and as
+    UTF-16 text (both byte orders): such a file is never committed raw."""
+    views = [data.decode("latin-1")]
+    views += [data[i:].decode("utf-16-le", errors="replace") for i in (0, 1)]
+    return any(redactor.redact_with_report(view)[1].counts for view in views)
 
 
 def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:

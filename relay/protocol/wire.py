@@ -116,6 +116,13 @@ def code_span(text: str) -> str:
 
 
 def fenced(text: str) -> str:
-    """A fenced code block showing neutralised text (which can no longer close it)."""
-    body = neutralise(text).rstrip("\n")
-    return f"```text\n{body}\n```" if body else "```text\n```"
+    """A fenced code block showing ``text`` as it is. Markdown renders nothing inside a
+    fence and unescapes nothing either, so headings and underlines are left alone (an
+    escape would show as ``\\#``); what could close the fence cannot, because the fence
+    is longer than any run of backticks in the text, and comment delimiters are still
+    broken so the text cannot pass for a message's block."""
+    body = show_invisible(text.replace("\r\n", "\n").replace("\r", "\n")).rstrip("\n")
+    body = body.replace("<!--", "<\\!--").replace("-->", "--\\>")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{body}\n{fence}" if body else f"{fence}text\n{fence}"

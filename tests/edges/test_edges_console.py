@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from relay.edges.console import decode, sniff
+from relay.edges.console import as_text, decode, looks_binary, sniff
 from relay.edges.steps import run_step
 
 GERMAN = "Fehler: Datei für Größe nicht gefunden\r\n"
@@ -23,10 +23,30 @@ def test_utf16_is_recognised_with_and_without_its_mark() -> None:
 
 def test_a_console_code_page_is_tried_before_replacement_characters() -> None:
     raw = GERMAN.encode("cp850")
-    assert "\ufffd" in decode(raw), "not UTF-8: without the code page it is mojibake"
+    fallback = decode("Résumé: 3 Fehler\r\n".encode("cp850"))
+    assert fallback != "Résumé: 3 Fehler\r\n", "cp1252 first: mojibake"
+    assert "\ufffd" not in fallback and fallback.endswith(": 3 Fehler\r\n"), "but text"
     assert decode(raw, codepages=("cp850",)) == GERMAN
     assert decode(GERMAN.encode(), codepages=("cp850",)) == GERMAN, "UTF-8 comes first"
     assert sniff(b"plain ascii output\n") is None
+
+
+def test_binary_is_judged_by_control_bytes_not_by_failing_utf8() -> None:
+    """Text in any code page has next to no control bytes; a binary format is full of them."""
+    assert not looks_binary(GERMAN.encode("cp850") * 20)
+    assert looks_binary(bytes(range(1, 32)) * 20) and looks_binary(b"text\0text")
+    assert as_text(bytes(range(256)) * 4) is None
+    assert as_text(b"\x7fELF\x02\x01\x01" + bytes(range(1, 20)) * 10) is None
+    assert as_text(GERMAN.encode("utf-16")) == GERMAN
+    assert as_text(GERMAN.encode("cp850"), codepages=("cp850",)) == GERMAN
+    assert "nicht gefunden" in (as_text(GERMAN.encode("cp850")) or "")
+
+
+def test_a_step_writing_cp850_off_windows_is_text(tmp_path: Path) -> None:
+    script = tmp_path / "oem.py"
+    script.write_text(f"import sys\nsys.stdout.buffer.write({GERMAN!r}.encode('cp850'))\n")
+    outcome = run_step(f'"{sys.executable}" "{script}"', cwd=tmp_path, timeout=30)
+    assert "nicht gefunden" in outcome.output and "\ufffd" not in outcome.output
 
 
 def test_a_step_writing_utf16_gives_readable_output(tmp_path: Path) -> None:

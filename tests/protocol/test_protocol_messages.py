@@ -113,11 +113,32 @@ def test_every_message_round_trips_and_carries_one_block(message: object) -> Non
 @given(RESULTS)
 @settings(max_examples=200)
 def test_captured_output_never_shapes_the_markdown(result: ResultMsg) -> None:
+    """Outside the excerpt's fence nothing from the output is markdown; inside it nothing
+    closes the fence before its end (CommonMark: a closing fence is at least as long)."""
     markdown = markdown_part(render_message(result))
-    headings = re.findall(r"^ {0,3}#{1,6}(?:[ \t].*)?$", markdown, re.MULTILINE)
+    opened = re.search(r"^(`{3,})text$", markdown, re.MULTILINE)
+    assert (opened is not None) == bool(result.excerpt.strip())
+    outside, inside = markdown, ""
+    if opened is not None:
+        fence = opened.group(1)
+        end = markdown.index(f"\n{fence}\n", opened.end())
+        inside = markdown[opened.end() : end]
+        outside = markdown[: opened.start()] + markdown[end + len(fence) + 2 :]
+        closers = re.findall(rf"^ {{0,3}}`{{{len(fence)},}}[ \t]*$", inside, re.MULTILINE)
+        assert not closers, closers
+    headings = re.findall(r"^ {0,3}#{1,6}(?:[ \t].*)?$", outside, re.MULTILINE)
     assert headings == [f"### RESULT {result.task} · {result.status.value}"]
-    fences = re.findall(r"^ {0,3}(?:`{3,}|~{3,}).*$", markdown, re.MULTILINE)
-    assert len(fences) == (2 if result.excerpt.strip() else 0)
+    assert not re.search(r"^ {0,3}(?:`{3,}|~{3,})", outside, re.MULTILINE)
+
+
+def test_the_excerpts_fence_shows_the_output_unescaped() -> None:
+    """Markdown unescapes nothing in a fence: ``#`` stays ``#``, and a fence in the output
+    is outgrown rather than escaped."""
+    excerpt = "# comment\n```\n=====\n"
+    result = ResultMsg(issue=4, node="win", task=1, status="done", summary="s", excerpt=excerpt)
+    markdown = markdown_part(render_message(result))
+    assert "````text\n# comment\n```\n=====\n````" in markdown, markdown
+    assert "\\#" not in markdown
 
 
 def test_an_excerpt_holding_a_task_and_a_block_stays_data() -> None:
@@ -127,7 +148,7 @@ def test_an_excerpt_holding_a_task_and_a_block_stays_data() -> None:
     body = render_message(result)
     message = parse_message(body, issue=4)
     assert isinstance(message, ResultMsg) and message.excerpt == excerpt
-    assert "\\### TASK 9" in body and "<\\!-- relay:v1" in body
+    assert "\n### TASK 9" in body and "<\\!-- relay:v1" in body
 
 
 @given(st.text(max_size=300))

@@ -138,3 +138,56 @@ def test_a_branch_protected_after_init_is_named_with_the_way_out(world: World) -
     line = one_line_error(done)
     assert "main is a protected branch" in line and "--data-branch" in line, line
     assert world.remote_head() == before
+
+
+def _local_commit(clone: Any) -> str:
+    """A person's own commit, not pushed; its sha."""
+    (clone / "notes.md").write_text("a person's commit, not pushed\n")
+    git("add", "notes.md", cwd=clone)
+    git("commit", "-qm", "a person's work", cwd=clone)
+    return git("rev-parse", "HEAD", cwd=clone).strip()
+
+
+def test_an_unpushed_commit_and_an_edit_do_not_block_the_controller_nor_get_rebased(
+    world: World, job: int
+) -> None:
+    """The remote moves (the worker's RESULT pushes its log) while the controller's person
+    holds a commit of their own and an uncommitted edit: every verb still works, and
+    their commit is never rewritten."""
+    c, w = world.controller, world.worker
+    mine = _local_commit(c.clone)
+    edits = _dirty(c.clone)
+    c.ok("task", str(job), "--step", "git --version")
+    assert w.run("watch", "--once").returncode == 0
+    c.ok("watch", "--once")
+    said = c.run("task", str(job), "--step", "true")
+    assert said.returncode == 0, said.stderr
+    assert git("rev-parse", "HEAD", cwd=c.clone).strip() == mine, "the commit was rebased"
+    _untouched(c.clone, edits)
+
+
+def test_a_clean_clone_with_one_local_commit_is_not_rebased(world: World, job: int) -> None:
+    c, w = world.controller, world.worker
+    mine = _local_commit(c.clone)
+    c.ok("task", str(job), "--step", "git --version")
+    assert w.run("watch", "--once").returncode == 0  # the remote moves on: a log
+    c.ok("watch", "--once")
+    c.ok("task", str(job), "--step", "true")
+    assert git("rev-parse", "HEAD", cwd=c.clone).strip() == mine, "the commit was rebased"
+    assert git("rev-parse", "HEAD~1", cwd=c.clone).strip() != world.remote_head()
+
+
+def test_an_edit_to_the_spine_does_not_block_job_open_and_status_reads_the_fresh_tip(
+    world: World,
+) -> None:
+    """A node joins from another clone while this person edits LOOP.md by hand: `job open`
+    for the new node works (the spine is read at the remote's tip) and `status` lists it."""
+    c = world.controller
+    (c.clone / LOOP).write_text((c.clone / LOOP).read_text() + "\na person's note\n")
+    _extra_node(world, "n9").ok("join", "--node", "n9", "--scheduler", "none")
+    said = c.run("job", "open", "--worker", "n9", "--title", "T", "--objective", "O")
+    assert said.returncode == 0, said.stderr
+    assert "a person's note" in (c.clone / LOOP).read_text(), "the edit is left as it was"
+    status = c.run("status")
+    assert status.returncode == 0, status.stderr
+    assert "  n9 (" in status.stdout, status.stdout

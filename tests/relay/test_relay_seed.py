@@ -226,3 +226,74 @@ def test_binary_artifacts_are_committed_when_the_master_section_allows(
     path = f"docs/loop/relay/{job}/artifacts/001/core.bin"
     assert git("cat-file", "-s", f"main:{path}", cwd=world.bare).strip() == "300"
     assert f"{path})" in world.comments(job)[-1]["body"]
+
+
+def test_utf16_and_cp850_artifacts_are_redacted_as_text_even_when_binaries_are_committed(
+    world: World, job: int
+) -> None:
+    """PowerShell's Out-File writes UTF-16, a console tool cp850: both are text, redacted
+    before committing, never committed raw because binaries may be; a binary file that
+    holds a token is withheld, recorded by size and hash only."""
+    c = world.controller
+    loop = c.clone / "docs/loop/LOOP.md"
+    loop.write_text(
+        loop.read_text().replace("Binary artifacts: record", "Binary artifacts: commit")
+    )
+    git("commit", "-qam", "commit binary artifacts", cwd=c.clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
+    token = world.worker.token
+    make = (
+        "import pathlib;"
+        f" pathlib.Path('ps.txt').write_bytes('token {token} \\u00e9t\\u00e9\\r\\n'"
+        ".encode('utf-16'));"
+        f" pathlib.Path('oem.txt').write_bytes('r\\u00e9sum\\u00e9 {token}\\r\\n'.encode('cp850'));"
+        f" pathlib.Path('core.bin').write_bytes(bytes(range(32)) * 8 + b'{token}')"
+    )
+    c.call(
+        "task", str(job), "--step", f'"{PY}" -c "{make}"',
+        "--artifact", "ps.txt", "--artifact", "oem.txt", "--artifact", "core.bin",
+    )  # fmt: skip
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    body = world.comments(job)[-1]["body"]
+    assert body.startswith("### RESULT 1 · done"), body
+    base = f"docs/loop/relay/{job}/artifacts/001"
+    for name in ("ps.txt", "oem.txt"):
+        committed = world.remote_file(f"{base}/{name}")
+        assert token not in committed and ("token" in committed or "sum" in committed)
+        assert f"{base}/{name})" in body
+    raw = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "main"], cwd=world.bare,
+        capture_output=True, check=True,
+    ).stdout.decode()  # fmt: skip
+    assert f"{base}/core.bin" not in raw, "a binary holding a token is never committed"
+    assert "`core.bin`" in body and "withheld" in body
+    for path in raw.split():
+        blob = subprocess.run(["git", "show", f"main:{path}"], cwd=world.bare,
+                              capture_output=True, check=True).stdout  # fmt: skip
+        assert token.encode() not in blob and token.encode("utf-16-le") not in blob, path
+
+
+def test_cp850_step_output_on_a_posix_worker_is_published_as_text(world: World, job: int) -> None:
+    """Output that is not UTF-8 but has no control bytes is mojibake, not binary: the log
+    is published (redacted) even where no console code page is known."""
+    c = world.controller
+    token = world.worker.token
+    make = (
+        "import sys; sys.stdout.buffer.write("
+        f"('G\\u00e9n\\u00e9ration r\\u00e9ussie {token}\\r\\n' * 3).encode('cp850'))"
+    )
+    c.call("task", str(job), "--step", f'"{PY}" -c "{make}"')
+    world.worker.ok("watch", "--once", "--node", WORKER)
+    body = world.comments(job)[-1]["body"]
+    assert body.startswith("### RESULT 1 · done"), body
+    assert "not published" not in body, body
+    log = world.remote_file(log_path(job, 1))
+    assert "ration r" in log and token not in log
+
+
+def test_join_accounts_names_an_account_it_cannot_find(world: World) -> None:
+    said = world.worker.run(
+        "join", "--node", WORKER, "--scheduler", "none", "--accounts", "octo,ghost"
+    )
+    line = one_line_error(said)
+    assert "'ghost'" in line and "collaborator" in line, said.stderr

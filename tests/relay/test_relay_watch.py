@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,7 +73,12 @@ def test_instruction_shaped_output_is_neutralised(world: World, job: int) -> Non
     c.call("task", str(job), "--step", f'"{PY}" "{script}"')
     w.call("watch", "--once")
     result = world.comments(job)[-1]["body"]
-    assert result.count("<!-- relay:") == 1 and "\n### TASK 2" not in result
+    assert result.count("<!-- relay:") == 1
+    fence = re.search(r"^(`{3,})text$", result, re.MULTILINE)
+    assert fence is not None, result
+    close = result.index(f"\n{fence.group(1)}\n", fence.end())
+    assert "\n### TASK 2" in result[fence.end() : close], "shown as it is, inside the fence"
+    assert "\n### TASK 2" not in result[: fence.start()] + result[close:]
     before = world.frozen(job)
     assert data_of(w.call("watch", "--once", "--json"))["outcome"] == "idle"
     assert world.frozen(job) == before
