@@ -29,7 +29,7 @@ from relay.errors import LocalUsageError
 if TYPE_CHECKING:
     from relay.redact import RedactionReport, StreamRedactor
 
-READ_SIZE = 1 << 16
+READ_SIZE = 1 << 20  # the redactor's window: a file is read in as few calls as it is scanned
 SIGPIPE_STATUS = 141  # what a shell reports for a filter that a closed pipe ended
 
 
@@ -157,9 +157,27 @@ def _drop_stdout() -> None:
     os.close(devnull)
 
 
+def _steady_heap() -> None:
+    """Keep freed memory at the heap's top for the next window (glibc): each window's
+    megabyte-sized copies are otherwise given back and faulted in again, a tenth of the
+    run's time spent in the kernel. Nothing changes where the C library has no such knob."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    m_top_pad = -2
+    mallopt(m_top_pad, 16 << 20)
+
+
 def run(args: argparse.Namespace) -> Output:
     """Stream the input through the redactor to stdout; the Output carries only the report."""
     from relay.redact import Redactor, gather_facts
+
+    _steady_heap()
 
     redactor = Redactor(
         gather_facts(),

@@ -8,7 +8,9 @@ Where the finds come from: ``formats`` (the table of self-identifying token form
 RE2 pass), ``named`` and ``assignments`` (values a name calls secret, in every syntax),
 ``tokens`` and ``shell`` (headers, URLs, key blocks, command lines), ``network`` (addresses),
 ``literals`` (this node's own values, in every encoding); ``placeholders`` says what only
-looks like a secret. The package imports nothing of relay but ``relay.errors``.
+looks like a secret. ``prefilter`` picks, in one RE2 pass, the lines any rule but the table
+could match, so that the rules read only those. The package imports nothing of relay but
+``relay.errors``.
 """
 
 from __future__ import annotations

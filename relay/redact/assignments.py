@@ -56,10 +56,12 @@ FLAG = (
     rb"-[a-z0-9\-]{0,40}(?:password|passphrase|secret|token|api-key)"
     rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"[ =]"
 )
+# ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and
+# ``authorized-by-human: yes`` (relay's own approval line) name a person or a permission.
 _AUTH = (
     rb"auth(?:orization[\"']?[ \t]*[:=][ \t]*[\"']?"
     rb"(?:(?P<scheme>bearer|basic|token|digest|bot|apikey|negotiate)[ \t]+)?"
-    rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|" + _TAIL + rb")"
+    rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|(?!or)" + _TAIL + rb")"
 )
 
 # After ``key: value``, more words on the line mean prose; a setting ends the line.
@@ -133,7 +135,9 @@ def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:
 
 def _key_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``…key = value`` when the word before ``key`` makes it a secret (api, access, …)."""
-    if not _KEY_OWNERS.search(block[max(0, m.start() - 12) : m.start()].lower()):
+    floor = max(0, m.start() - 12)
+    floor = max(floor, block.rfind(b"\n", floor, m.start()) + 1)  # not the line above
+    if not _KEY_OWNERS.search(block[floor : m.start()].lower()):
         return None
     return _value_span(block, m)
 

@@ -30,6 +30,7 @@ from relay.redact.literals import (
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.prefilter import Prefilter
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
@@ -106,7 +107,9 @@ class Engine:
         *,
         extra_patterns: Mapping[str, str] | None = None,
         allowed: Iterable[str] = (),
+        prefilter: bool = True,
     ) -> None:
+        """``prefilter=False`` runs every rule over every line (the tests compare the two)."""
         self.rules: tuple[Rule, ...] = (
             *TOKEN_RULES,
             *ASSIGNMENT_RULES,
@@ -118,13 +121,47 @@ class Engine:
         self.literals: tuple[Literal, ...] = build_literals(facts)
         self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
+        # Extra patterns may be any regex (across lines, too), and a needle with a line break
+        # crosses lines: then every rule reads the whole block.
+        folds = [(lit.needle, lit.lower) for lit in self.literals]
+        plain = (
+            prefilter and not extra_patterns and not any(b"\n" in n or b"\r" in n for n, _ in folds)
+        )
+        self._prefilter = Prefilter(folds, ansi=bool(self._own)) if plain else None
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
     def scan(self, block: bytes, start: int = 0) -> Scan:
-        """Find and merge every span at or after ``start`` (bytes before it are context)."""
-        lowered = block.lower()
-        found: list[Span] = list(SCANNER.spans(block, lowered, start))
+        """Find and merge every span at or after ``start`` (bytes before it are context).
+
+        The format table is scanned over the whole block (its own one pass); every other rule
+        only over the lines the prefilter hit, when they are few (see ``prefilter``)."""
+        lines = self._prefilter.lines(block) if self._prefilter and start == 0 else None
+        if lines is None:
+            lowered = block.lower()
+            found = self._collect(block, lowered, start)
+            ends = _end_markers(lowered, start)
+        else:
+            found = list(SCANNER.spans(block, block, 0))  # the table reads no lowered copy
+            low = lines.text.lower()
+            to_block = lines.span_to_block
+            kept = self._collect(lines.text, low, 0, formats=False)
+            found += [(*to_block(s, e), k) for s, e, k in kept]
+            ends = [lines.to_block(at) for at in _end_markers(low, 0)]
+        # This node's own secret values are masked whatever the exceptions say (``.*`` too).
+        allowed = self.allowed.fullmatch
+        found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
+        found, open_at = _stretch_key_blocks(block, found)
+        found += _headless_key_ends(block, ends, start, found)
+        spans = merge(found)
+        # An unfinished key block runs to the block's end, so it is in the last merged span.
+        return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+
+    def _collect(
+        self, block: bytes, lowered: bytes, start: int, *, formats: bool = True
+    ) -> list[Span]:
+        """Every rule's finds in ``block``, before merging; ``formats``: the table's too."""
+        found: list[Span] = list(SCANNER.spans(block, lowered, start)) if formats else []
         # One RE2 pass says which gated rules can match in this block at all.
         present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
         for i, r in enumerate(self.rules):
@@ -135,14 +172,7 @@ class Engine:
         found.extend(NAMED.spans(block, lowered, start))
         found.extend(self._literals.spans(block, lowered, start))
         found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
-        # This node's own secret values are masked whatever the exceptions say (``.*`` too).
-        allowed = self.allowed.fullmatch
-        found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
-        found, open_at = _stretch_key_blocks(block, found)
-        found += _headless_key_ends(block, lowered, start, found)
-        spans = merge(found)
-        # An unfinished key block runs to the block's end, so it is in the last merged span.
-        return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+        return found
 
 
 def _gate_set(rules: tuple[Rule, ...]) -> tuple[re2.Set | None, dict[int, int]]:
@@ -165,6 +195,7 @@ def _matches(gates: re2.Set, text: bytes) -> list[int]:
 
 
 _CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRET})
+_LONGEST_VALUE = 8192
 
 
 def _stands_in(block: bytes, span: Span) -> bool:
@@ -173,8 +204,8 @@ def _stands_in(block: bytes, span: Span) -> bool:
 
     Only filler counts here, not a template's words: a password may well say "your"."""
     start, end, kind = span
-    if kind not in _CONTEXT_KINDS:
-        return False
+    if kind not in _CONTEXT_KINDS or end - start > _LONGEST_VALUE:
+        return False  # longer than any value a rule reads: a line's rest (``LineBudget``)
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
@@ -210,17 +241,34 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
 _KEY_LINE = re.compile(rb"[A-Za-z0-9+/=]{8,}\r?")
 
 
-def _headless_key_ends(block: bytes, lowered: bytes, start: int, found: list[Span]) -> list[Span]:
+def _end_markers(lowered: bytes, start: int) -> list[int]:
+    """Where each ``-----end `` marker starts (a key's END line, maybe without its BEGIN)."""
+    out = []
+    at = lowered.find(b"-----end ", start)
+    while at >= 0:
+        out.append(at)
+        at = lowered.find(b"-----end ", at + 9)
+    return out
+
+
+def _headless_key_ends(
+    block: bytes, ends: Iterable[int], start: int, found: list[Span]
+) -> list[Span]:
     """Key material whose BEGIN line is not in the text (a log's cap cut it, or a step
     printed only the end of a key file): from an END line with no BEGIN before it, back
     over the base64 lines above it."""
     out: list[Span] = []
-    at = lowered.find(b"-----end ", start)
-    while at >= 0:
+    # One sweep over the finds in order of start (``ends`` ascend): a line of END markers
+    # would otherwise compare every marker with every find.
+    spans = sorted((s, e) for s, e, _ in found)
+    i, reach = 0, -1  # the finds that start at or before ``at``, and how far they reach
+    for at in ends:
+        while i < len(spans) and spans[i][0] <= at:
+            reach = max(reach, spans[i][1])
+            i += 1
         m = END_KEY.match(block, at)
-        if m and not any(s <= at < e for s, e, _ in found):
+        if m and not at < reach:
             out.append((_key_body_start(block, at, floor=start), m.end(), Kind.PRIVATE_KEY))
-        at = lowered.find(b"-----end ", at + 9)
     return out
 
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import re2
 
+from relay.redact.linear import Searcher, searcher
 from relay.redact.placeholders import looks_like_placeholder
-from relay.redact.rules import WORD, Span
+from relay.redact.rules import WORD, LineBudget, Span
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -234,6 +235,7 @@ FORMATS: tuple[Format, ...] = (
     _f("ionic-token", "ion_", Run(LOWER_ALNUM, 42)),
     _f("scalingo-token", "tk-us-", Run(B64URL, 48)),
     _f("prefect-token", "pnu_", Run(B62, 36)),
+    _f("apify-token", "apify_api_", Run(B62, 36)),
     _f("figma-token", "figd_", Run(B64URL, 40)),
     _f("frameio-token", "fio-u-", Run(B64URL + "=", 64)),
     _f("typeform-token", "tfp_", Run(LOWER_ALNUM + "-_.=", 59)),
@@ -246,6 +248,9 @@ FORMATS: tuple[Format, ...] = (
     _f("defined-networking-key", "dnkey-", Run(LOWER_ALNUM + "=_-", 26), "-",
        Run(LOWER_ALNUM + "=_-", 52)),
     _f("notion-token", "ntn_", Run(DIGITS, 11), Run(B62, 35)),
+    _f("notion-legacy-token", "secret_", Run(B62, 43)),
+    _f("posthog-personal-key", "phx_", Run(B62, 43)),
+    _f("adobe-client-secret", "p8e-", Run(B62, 32)),
     _f("airtable-pat", "pat", Run(B62, 14), ".", Run(HEX, 64)),
     _f("contentful-token", "CFPAT-", Run(B64URL, 43)),
     _f("wakatime-key", "waka_", *_uuid()),
@@ -308,6 +313,7 @@ FORMATS: tuple[Format, ...] = (
     _f("openai-legacy-key", "sk-", Run(B62, 20), "T3BlbkFJ", Run(B62, 20), kind="openai-key"),
     # Older OpenAI keys (and look-alikes of other vendors) are random base62: both cases and
     # a digit, which kebab-case names (``sk-learn-…``) lack.
+    _f("openrouter-key", "sk-or-v1-", Run(HEX, 64)),
     _f("openai-key", "sk-", Run(B64URL, 20, 400), kind="openai-key", check=_random_base62),
     _f("huggingface-token", "hf_", Run(LETTERS, 34)),
     _f("huggingface-org-token", "api_org_", Run(LETTERS, 34)),
@@ -324,6 +330,7 @@ FORMATS: tuple[Format, ...] = (
     _f("stripe-webhook-secret", "whsec_", Run(B62 + "+/=", 20, 200), kind="stripe-key"),
     _f("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), Run(HEX_MIXED, 32)),
     _f("square-token", ("sq0atp-", "sq0csp-"), Run(B64URL, 22, 43)),
+    _f("woocommerce-key", ("ck_", "cs_"), Run(HEX, 40)),
     _f("facebook-access-token", "EAA", Run(B62, 100, 255)),
     _f("square-access-token", "EAAA", Run(B64URL, 60)),
     _f("braintree-token", "access_token$", ("production$", "sandbox$"), Run(LOWER_ALNUM, 16),
@@ -331,6 +338,7 @@ FORMATS: tuple[Format, ...] = (
     _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX, 32), "-X"),
     _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX, 40)),
     _f("lob-key", ("live_", "test_"), Run(HEX, 35)),
+    _f("gocardless-token", "live_", Run(B64URL + "=", 40)),
     _f("easypost-key", ("EZAK", "EZTK"), Run(B62, 54)),
     _f("duffel-token", "duffel_", ("live_", "test_"), Run(B64URL + "=", 43)),
     _f("plaid-access-token", "access-", ("sandbox-", "development-", "production-"), *_uuid()),
@@ -386,6 +394,7 @@ class Found:
 
 
 _FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled with filler
+_FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a line holds
 _ANCHOR_RUN = 6  # characters of the body that an anchor asks for after the prefix
 
 
@@ -440,9 +449,10 @@ class FormatScanner:
 
     def __init__(self, formats: tuple[Format, ...] = FORMATS) -> None:
         self.formats = formats
-        self.strict = [
-            re2.compile(format_regex(f, capture=True).encode(), _options()) for f in formats
-        ]
+        # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
+        # rows, and compiling all of them is most of a short run's start-up.
+        self._strict: list[tuple[Searcher, Searcher] | None] = [None] * len(formats)
+        self._longest = [f.max_length for f in formats]
         anchors: dict[str, None] = {}
         self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
         self._run_first: list[_Anchor] = []  # rows that open with a run (few)
@@ -464,15 +474,34 @@ class FormatScanner:
                     self._by_byte.setdefault(ord(alt[0]), []).append(entry)
         for entries in self._by_byte.values():
             entries.sort(key=lambda a: a.row)  # table order decides between rows
+        # Rows that open with a run, by where their literal is from the hit and its first byte:
+        # a hit is compared with the few whose literal can be there, not with all of them.
+        self._run_at: dict[tuple[int, int], tuple[_Anchor, ...]] = {}
+        for entry in sorted(self._run_first, key=lambda a: a.row):
+            key = (entry.offset, entry.literal[0])
+            self._run_at[key] = (*self._run_at.get(key, ()), entry)
+        self._offsets = sorted({a.offset for a in self._run_first})
         self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
+        self._search = searcher(self.search)
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
         done = start
-        for hit in self.search.finditer(block, start):
-            hs = hit.start()
+        size = len(block)
+        search = self._search
+        budget = LineBudget(block)
+        pos = start
+        while pos < size:
+            hs, he = search(block, pos, size)[0]
+            if hs < 0:
+                return
+            pos = he if he > hs else hs + 1
             if hs < done:
                 continue  # inside the token found last
+            if (stop := budget.spent(hs)) >= 0:
+                yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
+                done = pos = stop + 1
+                continue
             found = self._at(block, hs)
             if found is not None and found.start >= done:
                 done = found.end
@@ -482,7 +511,11 @@ class FormatScanner:
         """The first row, in table order, whose whole shape matches around the anchor at hs."""
         glued = hs > 0 and block[hs - 1] in WORD
         candidates = [] if glued else self._by_byte.get(block[hs], [])  # glued: refused anyway
-        for anchor in [*candidates, *self._run_first]:
+        size = len(block)
+        for offset in self._offsets:
+            if hs + offset < size:
+                candidates = [*candidates, *self._run_at.get((offset, block[hs + offset]), ())]
+        for anchor in candidates:
             at = hs + anchor.offset
             if not block.startswith(anchor.literal, at):
                 continue
@@ -497,19 +530,27 @@ class FormatScanner:
                 return found
         return None
 
+    def _compile(self, row: int) -> tuple[Searcher, Searcher]:
+        """The row's regex (each run a group), as a search and as a match at a place."""
+        regex = re2.compile(format_regex(self.formats[row], capture=True).encode(), _options())
+        self._strict[row] = found = (searcher(regex), searcher(regex, anchored=True))
+        return found
+
     def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
         """The row's find at the anchor; ``_FILLER`` when its shape holds a placeholder."""
-        fmt = self.formats[anchor.row]
-        strict = self.strict[anchor.row]
+        row = anchor.row
+        fmt = self.formats[row]
+        strict = self._strict[row] or self._compile(row)
         if anchor.lead:
-            m = strict.search(block, max(0, at - anchor.lead), at + fmt.max_length)
-            if m is None or m.start() > at or m.end() <= at:
+            spans = strict[0](block, max(0, at - anchor.lead), at + self._longest[row])
+            s, e = spans[0]
+            if s < 0 or s > at or e <= at:
                 return None
         else:
-            m = strict.match(block, at, at + fmt.max_length)
-            if m is None:
+            spans = strict[1](block, at, at + self._longest[row])
+            s, e = spans[0]
+            if s < 0:
                 return None
-        s, e = m.span()
         if s > 0 and block[s - 1] in WORD:
             return None  # inside a longer word: "xoxo-party", "TASK0123…"
         if e < len(block) and block[e] in _ALNUM:
@@ -517,7 +558,7 @@ class FormatScanner:
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
         # The placeholder test reads the runs alone: a format's own literals are no filler.
-        body = b"".join(g for g in m.groups() if g)
+        body = b"".join(block[a:b] for a, b in spans[1:] if b > a)
         if not _checksum_holds(fmt, block, s, e) and _is_placeholder(fmt, block[s:e], body):
             return _FILLER
         return Found(s, e, fmt)
@@ -547,7 +588,9 @@ def _prefix(fmt: Format, text: str) -> str:
 
 
 def _is_placeholder(fmt: Format, text: bytes, body: bytes) -> bool:
-    return text.decode("ascii", "replace") in fmt.placeholders or looks_like_placeholder(body)
+    if fmt.placeholders and text.decode("ascii", "replace") in fmt.placeholders:
+        return True
+    return looks_like_placeholder(body)
 
 
 SCANNER = FormatScanner()

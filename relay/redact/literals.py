@@ -168,6 +168,12 @@ def ansi_split_spans(block: bytes, start: int, needles: Iterable[bytes], kind: s
     the split and the offsets are computed by C loops, not per byte in Python."""
     if block.find(b"\x1b[", start) < 0:
         return []
+    needles = tuple(needles)
+    # One pass in C says whether any needle is there at all; the offsets are worked out only
+    # then (a line of nothing but colour codes would otherwise build a list per code).
+    stripped = _ANSI.sub(b"", block[start:])
+    if not any(needle in stripped for needle in needles):
+        return []
     pieces = _ANSI.split(block[start:])  # text, code, text, code, ..., text
     at = [start, *itertools.accumulate(map(len, pieces), initial=start)][1:]
     texts = pieces[0::2]

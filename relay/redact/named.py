@@ -22,8 +22,9 @@ from collections.abc import Iterator
 
 import re2
 
+from relay.redact.linear import Spans, searcher
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
-from relay.redact.rules import Kind, Span
+from relay.redact.rules import Kind, LineBudget, Span
 
 # Words that name a secret outright: a value under them is one, whatever it looks like.
 STRONG = (
@@ -66,15 +67,23 @@ def _digit(klass: str, least: int = 8) -> str:
 
 _DQ = _digit(r'[^"\\\r\n]')
 _SQ = _digit(r"[^'\r\n]")
-_BARE = _digit(r"""[^\s"'&,;<>(){}\[\]\\]""")
+_BARE_CHAR = r"""[^\s"'&,;<>(){}\[\]\\]"""
+_BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
+# A bare value does not open with a second colon: ``test_x.py::test_y`` is a scope, not a
+# setting (the assignment rules refuse ``::`` too).
+_BARE = (
+    f"(?:{_BARE_FIRST}{_BARE_CHAR}{{6,}}[0-9]{_BARE_CHAR}*"
+    f"|(?:{_BARE_FIRST}{_BARE_CHAR}*)?[0-9]{_BARE_CHAR}{{7,}})"
+)
 _WORD = _digit(r"""[^\s"']""")
 _FREE = _digit(r"[a-z0-9+/_\-.~]", 10)
 
-# After the word, its name goes on only past a separator or a digit (``db_password_2``):
+# After the word, its name goes on only past a separator or a digit (``db_password_2``), and
+# not past a colon (``token_stream.py::test_12`` names no setting):
 # ``passed``, ``author``, ``tokenizer`` and ``keyboard`` are other words.
-_REST = r"(?:[_.:\-0-9][a-z0-9_.:\-]{0,40})?"
+_REST = r"(?:[_.\-0-9][a-z0-9_.\-]{0,40})?"
 
-_PATTERN = (
+PATTERN = (
     # key = value, key: value, "key": "value", key := value, key => value
     rf"(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
     rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|(?P<a3>{_BARE}))"
@@ -109,8 +118,16 @@ def _options() -> re2.Options:
     return options
 
 
-REGEX = re2.compile(_PATTERN.encode(), _options())
+REGEX = re2.compile(PATTERN.encode(), _options())
 _GROUP = {name.decode(): index for name, index in REGEX.groupindex.items()}
+_VALUE_INDEX = tuple((name, _GROUP[name]) for name in _VALUE_GROUPS)
+_KEY_INDEX = {name: _GROUP[key] for name, key in _KEY_OF.items()}
+# Where a match is comes from RE2's DFA alone; its groups are then read over that span
+# only. A value open to the line's end (``key=…`` for a megabyte) would otherwise have its
+# groups followed, at the slower pace that needs, across the whole line, to be refused.
+_BOUNDS = searcher(re2.compile(re.sub(r"\(\?P<\w+>", "(?:", PATTERN).encode(), _options()))
+_SEARCH_AT = searcher(REGEX, anchored=True)
+_LONGEST_MATCH = MAX_VALUE + 512  # the longest name, separator and attributes, and a value
 
 
 def entropy(value: bytes) -> float:
@@ -136,10 +153,10 @@ def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
     return (upper or lower) and digit and len(value) >= 24 and bits >= 3.8
 
 
-def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
+def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
     """The value's span, if it is a secret: named outright in an element, or machine-made."""
-    for name in _VALUE_GROUPS:
-        start, end = m.span(_GROUP[name])
+    for name, index in _VALUE_INDEX:
+        start, end = spans[index]
         if start < 0 or end <= start:
             continue
         if end - start > MAX_VALUE:
@@ -147,8 +164,8 @@ def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
         value = block[start:end]
         if is_reference(value.strip()) or is_public(value):
             return None
-        key_group = _KEY_OF.get(name)
-        key = m.group(_GROUP[key_group]) if key_group else b""
+        key_at = _KEY_INDEX.get(name)
+        key = None if key_at is None else _group(lowered, spans[key_at])
         if name in _NAME_ENOUGH and key is not None:
             if not _ANY_WORD_RE.search(key):
                 return None  # <name>fs.defaultFS</name>: not a secret's name
@@ -159,12 +176,29 @@ def _span(block: bytes, m: re2._Match[bytes]) -> tuple[int, int] | None:
     return None
 
 
+def _group(text: bytes, span: tuple[int, int]) -> bytes | None:
+    return None if span[0] < 0 else text[span[0] : span[1]]
+
+
 class NamedScanner:
     """The engine's interface (see ``rules.Rule.spans``) over the one RE2 regex."""
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
-        for m in REGEX.finditer(lowered, start):
-            found = _span(block, m)
+        size = len(lowered)
+        budget = LineBudget(lowered)
+        pos = start
+        while pos <= size:
+            s, e = _BOUNDS(lowered, pos, size)[0]
+            if s < 0:
+                return
+            pos = e if e > s else e + 1
+            if e - s > _LONGEST_MATCH:
+                continue  # its value is longer than any secret's (``MAX_VALUE``)
+            if (stop := budget.spent(s)) >= 0:
+                yield s, stop, Kind.SECRET  # a line of near-matches: see ``LineBudget``
+                pos = stop + 1
+                continue
+            found = _span(block, lowered, _SEARCH_AT(lowered, s, e))
             if found is not None:
                 yield found[0], found[1], Kind.SECRET
 

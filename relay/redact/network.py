@@ -136,12 +136,13 @@ def _after_name(block: bytes, start: int, end: int) -> bool:
 
 def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> bool:
     """The version rule's context half (see the module docstring)."""
-    before = block[max(0, start - 12) : start]
+    if not _private(octets) and _after_name(block, start, end):
+        return True  # the commonest in build logs (``cmake 3.28.1.0``): asked first
+    floor = max(0, start - 12)
+    before = block[max(floor, block.rfind(b"\n", floor, start) + 1) : start]  # this line's
     if _VERSION_WORD.search(before.lower()):
         return True
-    if before.rstrip(b" \t")[-1:] in _MARK_ENDS and _VERSION_MARK.search(before):
-        return True
-    return not _private(octets) and _after_name(block, start, end)
+    return before.rstrip(b" \t")[-1:] in _MARK_ENDS and bool(_VERSION_MARK.search(before))
 
 
 def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
@@ -247,6 +248,7 @@ NETWORK_RULES: tuple[Rule, ...] = (
         + _NOT_VERSION
         + rb"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?![0-9]|\.[0-9])",
         check=_ipv4,
+        seek=rb"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}",
     ),
     # One pass for every colon form: "::" not glued to a non-hex word (std::vector), or
     # four colon groups in a row, which both a MAC and a full IPv6 address contain.

@@ -24,6 +24,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import re2
+
+from relay.redact.linear import Searcher, searcher
+
 
 class Kind(enum.StrEnum):
     """One kind of sensitive text; the value is the name used in the replacement."""
@@ -80,6 +84,35 @@ Found = tuple[int, int] | tuple[int, int, str] | Skip | None
 Check = Callable[[bytes, "re.Match[bytes]"], Found]
 
 WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+# How many places one rule may check in Python on one line. A real line holds a handful; a
+# line made of near-matches (``mysql -pmysql -p…``, ``ghp_abghp_ab…``) would cost one Python
+# check per few bytes. Past the budget the rest of that line is replaced whole, in the
+# rule's kind: a guardrail refuses to publish what it has not read, and the cost of a line
+# stays bounded by its length at the engine's speed.
+HITS_PER_LINE = 64
+
+
+class LineBudget:
+    """Counts one rule's checks on the current line; says where the line ends once spent."""
+
+    __slots__ = ("_end", "_hits", "_text")
+
+    def __init__(self, text: bytes) -> None:
+        self._text = text
+        self._end = -1  # where the current line's break is (or the text's end)
+        self._hits = 0
+
+    def spent(self, at: int) -> int:
+        """-1 while the line of ``at`` has budget left; else where that line ends."""
+        if at > self._end:
+            end = self._text.find(b"\n", at)
+            self._end = len(self._text) if end < 0 else end
+            self._hits = 0
+        self._hits += 1
+        return -1 if self._hits <= HITS_PER_LINE else self._end
+
+
 TOKEN_CHARS = WORD | frozenset(b"-")
 
 
@@ -94,13 +127,34 @@ class Rule:
     # An RE2 pattern over the lowered block that any match implies (see ``engine``): a
     # block without it skips the rule, which saves its pass for what most logs never hold.
     gate: bytes | None = None
+    # An RE2 search for every place the regex can match at (its literal and what its
+    # look-ahead asks): where ``re`` would try, and refuse, a match at each of a megabyte of
+    # dots in C, RE2 skips them in linear time and ``re`` matches only where it points.
+    seek: Searcher | None = None
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every span this rule finds in ``block`` at or after ``start``."""
         hay = lowered if self.lower else block
-        search = self.regex.search
+        search, match, seek = self.regex.search, self.regex.match, self.seek
+        budget = LineBudget(hay)
+        size = len(hay)
         pos = start
-        while (m := search(hay, pos)) is not None:
+        while True:
+            if seek is None:
+                if (m := search(hay, pos)) is None:
+                    return
+                at = m.start()
+            else:
+                if pos > size or (at := seek(hay, pos, size)[0][0]) < 0:
+                    return
+                m = match(hay, at)
+            if (stop := budget.spent(at)) >= 0:
+                yield at, stop, self.kind
+                pos = stop + 1
+                continue
+            if m is None:
+                pos = at + 1
+                continue
             pos = m.end() if m.end() > m.start() else m.start() + 1
             if self.check is None:
                 yield m.start(), m.end(), self.kind
@@ -119,9 +173,11 @@ def rule(
     lower: bool = False,
     check: Check | None = None,
     gate: bytes | None = None,
+    seek: bytes | None = None,
 ) -> Rule:
     """Compile one rule; the pattern must open with a literal (see the module docstring)."""
-    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate)
+    found = None if seek is None else searcher(re2.compile(seek))
+    return Rule(kind, re.compile(pattern), lower=lower, check=check, gate=gate, seek=found)
 
 
 def boundary_before(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) -> bool:

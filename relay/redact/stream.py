@@ -141,7 +141,8 @@ class StreamRedactor:
 
     def _round(self, *, final: bool, eager: bool = False) -> bytes:
         """Scan one window and emit it up to the cut; keep the rest for the next window."""
-        window = self._ctx + bytes(self._buf[self._pos : self._pos + self._block])
+        with memoryview(self._buf) as view:  # one copy of the window, not three
+            window = b"".join((self._ctx, view[self._pos : self._pos + self._block]))
         start = len(self._ctx)
         head = b""
         if self._in_key:

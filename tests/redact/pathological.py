@@ -48,6 +48,13 @@ HAND_WRITTEN: dict[str, bytes] = {
     "quotes": b'"',
     "ansi-codes": b"\x1b[31m",
     "ansi-in-word": b"a\x1b[0m",
+    # the prefilter's own shapes: a word's rest without its separator, an element that
+    # never closes, a quoted named value cut short, a command whose -p never comes
+    "prefilter-rest": b"session_a.b-",
+    "prefilter-element": b"<api_key a=",
+    "prefilter-quoted": b'heroku := "ab',
+    "prefilter-login": b"docker login ",
+    "prefilter-version": b"version 1.2.3.4 ",
 }
 
 

@@ -112,6 +112,10 @@ LEFT_ALONE = [
     # names with a plain value: a counter, a file, a type
     ("not-a-secret", "max_tokens=512 token_file=/etc/t api_key_name=deploy key=abc123"),
     ("not-a-secret", "cache key: linux-pip-3f9a"),
+    # relay's own approval line names a person or a placeholder for one, not a secret
+    ("relay-hint", "authorized-by-human: @alice"),
+    ("relay-hint", "hint: add authorized-by-human: YOUR-NAME to the issue"),
+    ("relay-hint", "**authorized-by-human:** yes · author: Alice9 · authority=ca-2"),
 ]
 
 

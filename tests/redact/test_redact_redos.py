@@ -37,3 +37,24 @@ def test_every_row_of_the_table_has_a_family() -> None:
     from relay.redact.formats import FORMATS
 
     assert {f"row:{fmt.name}" for fmt in FORMATS} <= set(FAMILIES)
+
+
+@pytest.mark.parametrize("name", ["mysql", "password-quoted", "row:azure-storage-key", "dots"])
+def test_a_line_past_a_rules_budget_hides_its_rest_and_a_secret_in_it(name: str) -> None:
+    from relay.redact.rules import HITS_PER_LINE
+
+    unit = FAMILIES[name]
+    data = unit * (4 * HITS_PER_LINE) + f" then {TOKEN} end\nnext line\n".encode()
+    stream = REDACTOR.open()
+    out = stream.feed(data) + stream.finish()
+    assert TOKEN not in out
+    assert out.endswith("\nnext line\n")  # the budget is a line's: the next line is read anew
+    first = out.split("\n")[0]
+    assert " end" not in first and first.endswith(("]", ">"))  # the line's rest went as one span
+
+
+def test_a_line_within_the_budget_is_redacted_find_by_find() -> None:
+    line = " ".join(f"mysql -pS3cretValue{i:03d}" for i in range(8))
+    stream = REDACTOR.open()
+    out = stream.feed(line + "\n") + stream.finish()
+    assert out.count("mysql -p") == 8 and "S3cretValue" not in out

@@ -1,0 +1,182 @@
+"""The lines worth a closer look: one linear-time RE2 pass over a block, before any rule runs.
+
+Most lines of a build log hold nothing any rule could find, yet each rule's own search, and
+the Python check on each of its near-misses, read the whole block. So one RE2 regex, the
+*prefilter*, is matched over the block first; it is the union of a superset of every rule
+but the format table's (which has its own one-pass scan, see ``formats``): for each rule, a
+pattern that matches on the line of every find the rule can make (where the rule's own regex
+or check refuses a shape, ``max_tokens=`` or ``version 10.2.0.1``, the superset may refuse
+it too). Only the lines
+it hits are joined into a smaller block, the rules run over that, and the spans found are
+mapped back. A block where the hits cover most of the text is scanned whole instead.
+
+Why the result is the same as scanning the whole block:
+
+- every rule's match lies within one line (its classes exclude line breaks), so a line the
+  prefilter misses holds no find of any rule, and skipping it (with the near-misses a rule
+  would have tried and refused there) changes no find on another line;
+- the one rule that crosses lines (``<name>…</name>`` then, after blanks, ``<value>…``) has
+  both of its lines hit, and lines that only blanks separate are kept together;
+- lines that were not neighbours are joined with a barrier line (a NUL byte) that no rule
+  can match or cross, and each kept line is preceded by a line break as it was;
+- checks that look before a match look no further back than its line's start;
+- key blocks, which span lines, are stretched on the whole block afterwards (``engine``).
+
+This node's own literals are in the prefilter too (a value that holds a line break, and
+extra patterns from the master section, which may be any regex, turn the prefilter off).
+The regex is compiled for Latin-1, so that every byte is a character (a line that is not
+valid UTF-8 is still matched), and case-insensitively where the rules read the lowered
+block, which only widens it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import re2
+
+from relay.redact.linear import Searcher, searcher
+from relay.redact.named import STRONG, VENDORS, WEAK
+
+# Every word that starts a name any rule reads: the assignment rules' keywords and the
+# named rules' words (vendors included).
+_KEYWORDS = "pass|secret|token|credential|cookie|pwd|key|auth"  # the assignment rules'
+_NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
+_SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
+# A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
+# ``shell``), over text matched case-insensitively. Each names the rules it stands for.
+RULE_SUPERSETS: tuple[str, ...] = (
+    # assignments and named: a word, the rest of its name, a separator (auth covers
+    # Authorization: …, key covers <add key="…")
+    # (not a plural, ``max_tokens=``, nor a scope, ``test_token.py::test_1``, which every
+    # rule refuses and many a log line holds)
+    rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?"
+    r"\\{0,3}[\"']?[ \t]*(?:=|:[^:]|:$)",
+    # (the named rules' other words go on only past a separator: ``SessionService.java:12``)
+    # (and a value of eight characters at least: ``src/session_1.c:12:5:`` has none)
+    rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=>|:=|=|:)"
+    r"[ \t]*(?:\\*\"[^\"\\\r\n]{8}|'[^'\r\n]{8}"
+    r"|[^\s\"'&,;<>(){}\[\]\\:][^\s\"'&,;<>(){}\[\]\\]{7})",
+    r"authorization[\"']?[ \t]*[:=]",  # the header takes any credential after it
+    # named: an element named by a word, a name/value pair, and the two lines of one
+    rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})[^<>\n]*>[^<\n]+</",
+    r"\"[ \t]+value=\"",
+    r"<name>|</name>|<value>",
+    # named and assignments: a flag named by a word (``--api-key``, ``-token``)
+    rf"-[a-z0-9\-]{{0,40}}(?:{_SECRET_WORDS}|api-key)",
+    # named: a word, a separator, at most three short words, then a long value
+    rf"(?:{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
+    r"(?:[a-z]{1,12}[ \t]+){0,3}[a-z0-9+/_\-.~]{10}",
+    r"bearer[ \t]+[a-z0-9_\-.~+/]{8}",  # tokens: Authorization's bearer
+    r"://[^\s/@\"'<>]*@",  # tokens: user info in a URL
+    r"%3a%2f%2f",  # tokens: a URL-encoded URL
+    r"-----begin ",  # tokens: a key block (stretched to its END on the whole block)
+    r"-----end ",  # engine: a key's end whose BEGIN line is gone
+    r"-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-",  # network: a MAC with dashes
+    r"(?:mysql|login)[^\n]*-p",  # shell: -pSECRET after mysql, -p SECRET after a login
+    # network: IPv4, at a word's edge, not after "version " nor a name's "/" (which the rule
+    # refuses too: ``Firefox/115.0.2.1``)
+    r"(?:^|[^a-z0-9_. /]|(?:^|[^a-z])/|(?:^|[^n]) |(?:^|[^o])n |(?:^|[^i])on "
+    r"|(?:^|[^s])ion |(?:^|[^r])sion |(?:^|[^e])rsion )[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
+    r"(?:^|[^g-z_])::(?:[^g-z_]|$)",  # network: IPv6 with ::
+    r":[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:",  # network: IPv6, MAC
+    r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
+    r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
+    r"configure[ \t]+set[ \t]",  # shell: aws configure set
+)
+# Past this share of a block hit, scanning it whole is cheaper than joining the lines.
+MAX_SHARE = 0.5
+BARRIER = b"\0\n"
+_MAX_BLANKS = 40  # the name/value pair may have this many blanks between its lines
+
+
+def compile_latin1(pattern: bytes) -> Searcher:
+    """The prefilter's regex: no groups, every byte a character."""
+    options = re2.Options()
+    options.never_capture = True
+    options.max_mem = 64 << 20
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    return searcher(re2.compile(pattern, options))
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The lines a prefilter kept, joined with barriers, and where each piece came from."""
+
+    text: bytes
+    starts: list[int]  # where each piece starts in ``text``
+    origins: list[int]  # where that piece starts in the block
+
+    def to_block(self, pos: int) -> int:
+        """The block offset of ``text`` offset ``pos`` (which must lie in a piece)."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return self.origins[i] + pos - self.starts[i]
+
+    def span_to_block(self, start: int, end: int) -> tuple[int, int]:
+        """A span of ``text`` (within one piece, or ending at its end) in block offsets."""
+        i = bisect.bisect_right(self.starts, start) - 1
+        delta = self.origins[i] - self.starts[i]
+        return start + delta, end + delta
+
+
+class Prefilter:
+    """The one pass that says which lines of a block any rule could match."""
+
+    def __init__(self, literals: Iterable[tuple[bytes, bool]], *, ansi: bool) -> None:
+        """``literals``: this node's needles and whether each is matched in any case;
+        ``ansi``: look for colour codes too (an own secret may be split by them)."""
+        parts = [f"(?i:{'|'.join(RULE_SUPERSETS)})".encode()]
+        for needle, fold in literals:
+            quoted = re2.escape(needle)
+            parts.append(b"(?i:" + quoted + b")" if fold else quoted)
+        if ansi:
+            parts.append(rb"\x1b\[")
+        self._search = compile_latin1(b"|".join(parts))
+
+    def ranges(self, block: bytes) -> list[tuple[int, int]]:
+        """The hit lines as merged ``(start, end)`` ranges, each line with its line break."""
+        search = self._search
+        size = len(block)
+        out: list[tuple[int, int]] = []
+        pos = 0
+        while pos < size:
+            s, e = search(block, pos, size)[0]
+            if s < 0:
+                break
+            start = block.rfind(b"\n", 0, s) + 1
+            end = block.find(b"\n", max(e - 1, s))
+            end = size if end < 0 else end + 1
+            if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
+                out[-1] = (out[-1][0], end)
+            else:
+                out.append((start, end))
+            # The rest of a hit line is kept whatever else it holds; the next search starts
+            # at its line break, which a superset may read as the next line's left edge.
+            pos = max(end - 1, pos + 1)
+        return out
+
+    def lines(self, block: bytes) -> Lines | None:
+        """The hit lines joined, or None when they are most of the block."""
+        ranges = self.ranges(block)
+        if sum(e - s for s, e in ranges) > MAX_SHARE * len(block):
+            return None
+        pieces: list[bytes] = []
+        starts: list[int] = []
+        origins: list[int] = []
+        at = 0
+        for s, e in ranges:
+            if s > 0:  # a barrier line, so the piece starts after a line break as it did
+                pieces.append(BARRIER)
+                at += len(BARRIER)
+            pieces.append(block[s:e])
+            starts.append(at)
+            origins.append(s)
+            at += e - s
+        return Lines(b"".join(pieces), starts, origins)
+
+
+def _joins(block: bytes, end: int, start: int) -> bool:
+    """Two hit ranges are one when they touch or only blanks lie between them."""
+    return start <= end or block[end:start].isspace()

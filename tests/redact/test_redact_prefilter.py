@@ -1,0 +1,113 @@
+"""The prefilter changes nothing but the speed: every rule finds the same spans whether it
+reads the whole block or only the lines the prefilter kept (see ``relay.redact.prefilter``).
+
+Blocks are mixed from ordinary build lines and every kind of find: a token of every row of
+the format table, the named syntaxes, the hand-written rules' samples, key blocks with and
+without their BEGIN line, name/value pairs across blank lines, addresses, this node's own
+secret split by colour codes — at random, with few enough hits that the prefilter is used.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from format_samples import SYNTAXES, clean_lines, placeholder, positive
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from redact_samples import FACTS, MAKERS, OWN_SECRET, key_block
+
+from relay.redact.engine import Engine
+from relay.redact.formats import FORMATS
+
+WITH = Engine(FACTS)
+WITHOUT = Engine(FACTS, prefilter=False)
+NAMED = (
+    "VENDOR_KEY={v}",
+    'const HEROKU_KEY = "{v}";',
+    "<property><name>fs.s3a.secret.key</name>\n\n   \n  <value>{v}</value></property>",
+    "<name>fs.s3a.secret.key</name>\nbuild line\n<value>{v}</value>",
+    '<add key="ClientSecret" value="{v}" />',
+    "deploy --token {v} --region eu",
+    "the api token is {v}",
+    "max_tokens=512 tests/test_token.py::test_token_12 PASSED version 10.2.0.1",
+    "api\nkey={v}",
+    "version\n10.0.0.{n}",
+)
+
+
+def _hit(rng: random.Random) -> str:
+    kind = rng.randrange(6)
+    value = "".join(rng.choice("abcdefXYZ0123456789") for _ in range(32))
+    if kind == 0:
+        fmt = rng.choice(FORMATS)
+        token = positive(fmt, rng) if rng.random() < 0.8 else placeholder(fmt)
+        return rng.choice(SYNTAXES).format(t=token)
+    if kind == 1:
+        return rng.choice(NAMED).format(v=value, n=rng.randrange(1, 255))
+    if kind == 2:
+        name = rng.choice(sorted(MAKERS))
+        return MAKERS[name](rng.randbytes(8))[0]
+    if kind == 3:
+        block = key_block(rng.randbytes(8), "RSA PRIVATE KEY")
+        return block if rng.random() < 0.5 else block.split("\n", 3)[-1]  # BEGIN cut off
+    if kind == 4:
+        cut = rng.randrange(1, len(OWN_SECRET))
+        return f"ok \x1b[31m{OWN_SECRET[:cut]}\x1b[0m{OWN_SECRET[cut:]} done"
+    return rng.choice(SINGLE).format(n=rng.randrange(1, 255))
+
+
+# Lines that one part of the prefilter alone keeps, so that each part is needed.
+SINGLE = (
+    "connect to 10.{n}.0.{n}:5432",
+    "mail bob{n}.dev@example.org ok",
+    "listening on [2001:db8::{n}]:8080",
+    "ether 00-1a-2b-3c-4d-5e up {n}",
+    r"in C:\Users\Bob\src {n}",
+    "cd /home/bob/src {n}",
+    "GET /x?next=https%3A%2F%2Fci%3Apa55w0rd{n}%40git.example.org",
+    "+ aws configure set x_key V{n}",
+    "+ mysql -h db -uroot -pS3cr3t{n} app",
+    "clone https://ci:pa55{n}@git.example.org/r",
+    "-H 'bearer abcdefgh{n}'",
+    "<name>db.secret</name>\n\n  <value>x{n}</value>",
+    "cloudflare => 'Xk3jd8sKq9Lm2Pz7{n}'",
+    'heroku := "Xk3jd8sKq9 Lm2Pz7{n}"',
+)
+
+
+@pytest.mark.parametrize("line", SINGLE)
+def test_each_part_of_the_prefilter_keeps_its_rules_lines(line: str) -> None:
+    rng = random.Random(line)
+    text = clean_lines(rng, 3000) + line.format(n=42) + "\n" + clean_lines(rng, 3000)
+    block = text.encode()
+    expected = WITHOUT.scan(block)
+    assert expected.spans, line  # the line holds a find
+    assert WITH.scan(block) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), hits=st.integers(0, 12))
+def test_the_prefilter_finds_what_every_rule_over_every_line_finds(seed: int, hits: int) -> None:
+    rng = random.Random(seed)
+    parts = [clean_lines(rng, rng.randrange(200, 3000)) for _ in range(hits + 1)]
+    text = "".join(p + _hit(rng) + "\n" for p in parts[:-1]) + parts[-1]
+    block = text.encode()
+    assert WITH._prefilter is not None and WITH._prefilter.lines(block) is not None
+    assert WITH.scan(block) == WITHOUT.scan(block)
+
+
+def test_ordinary_lines_are_not_kept_and_a_dense_block_is_scanned_whole() -> None:
+    rng = random.Random(5)
+    clean = clean_lines(rng, 20_000).encode()
+    assert WITH._prefilter is not None
+    lines = WITH._prefilter.lines(clean)
+    assert lines is not None and lines.text == b""
+    dense = ("token=" + "Zq7" * 8 + "\n").encode() * 100
+    assert WITH._prefilter.lines(dense) is None
+    assert WITH.scan(dense) == WITHOUT.scan(dense)
+
+
+def test_extra_patterns_turn_the_prefilter_off() -> None:
+    """An extra pattern may be any regex, across lines too: only a whole scan is sure."""
+    assert Engine(FACTS, extra_patterns={"ticket": r"TCK-\d+\nmore"})._prefilter is None
