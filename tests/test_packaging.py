@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    build = "from hatchling.build import build_wheel; print(build_wheel(%r))" % str(out)
+    build = f"from hatchling.build import build_wheel; print(build_wheel({str(out)!r}))"
     subprocess.run([sys.executable, "-c", build], cwd=ROOT, check=True, capture_output=True)
     (found,) = out.glob("*.whl")
     return found
