@@ -23,7 +23,7 @@ from relay.protocol.body import (
 )
 from relay.protocol.decide import scope_refusal
 from relay.protocol.labels import Label
-from relay.protocol.master import Master, build
+from relay.protocol.master import DESTRUCTIVE_CLASS, Master, build
 from relay.protocol.messages import ClosureMsg, EscalationMsg, TaskMsg, render_message
 from relay.protocol.snapshot import Issue
 from relay.protocol.thread import NotAJob, Thread, party_ids, read_thread
@@ -202,7 +202,12 @@ def plan_task(
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:
-        raise LocalUsageError(f"the worker would refuse this task: {refusal}")
+        hint = (
+            "add --authorized-by-human once a person has authorised it"
+            if task.scope == DESTRUCTIVE_CLASS and not authorized_by_human
+            else None
+        )
+        raise LocalUsageError(f"the worker would refuse this task: {refusal}", hint=hint)
     worker = thread.job.worker
     state = f"TASK {task.task} posted: {brief(task.objective)}, waiting for {worker}."
     return Plan(

@@ -22,13 +22,34 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_relays_hint_is_not_redacted_as_a_secret(world: World, job: int) -> None:
+    """The refusal quotes relay's approval line where a clause ends (``…: yes`,``), the
+    place the secret-assignment rule once took ``yes`` for a credential."""
     before = world.frozen(job)
     done = world.controller.run("task", str(job), "--step", "rm -rf out", "--scope", "destructive")
     assert done.returncode == 2
     line = one_line(done)
-    assert "`authorized-by-human: yes`" in line, line
+    assert "needs `authorized-by-human: yes`, then" in line, line
+    assert "add --authorized-by-human" in line, line
     assert "redacted" not in line
     assert world.frozen(job) == before
+
+
+def test_relay_redact_keeps_relays_words_and_uses_the_nodes_recipe(world: World) -> None:
+    """`relay redact` in a clone redacts as the node does: relay's own approval line kept,
+    a node's fully qualified host name (known from the node table) redacted."""
+    text = "TASK 2 says `authorized-by-human: yes`\nauthorized-by-human: no\n"
+    host = f"{world.worker.name}.corp.example.net"
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "redact"],
+        input=text + f"built on {host}\n",
+        cwd=world.controller.clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(text), done.stdout
+    assert host not in done.stdout and "<host>" in done.stdout, done.stdout
 
 
 def test_validation_names_the_flag_not_pydantic(world: World, job: int) -> None:
