@@ -29,6 +29,8 @@ from relay.protocol.snapshot import Issue
 from relay.protocol.thread import NotAJob, Thread, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 
+MAX_TITLE = 256  # GitHub's limit for an issue title
+
 
 class NotController(LocalUsageError):
     """Only the job's controller may do this."""
@@ -146,6 +148,13 @@ def plan_open_job(
             )
     if not title.strip():
         raise LocalUsageError("a job needs a title", hint="pass --title")
+    if "\n" in title or "\r" in title:
+        raise LocalUsageError("--title must be a single line", hint="pass the title on one line")
+    if len(title.strip()) > MAX_TITLE:
+        raise LocalUsageError(
+            f"--title is longer than {MAX_TITLE} characters (GitHub's limit for an issue title)",
+            hint="shorten the title; the objective holds the detail",
+        )
     job = build(
         JobBody, controller=controller, worker=worker, kind=kind, objective=objective.strip()
     )

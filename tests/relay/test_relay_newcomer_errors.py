@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from worlds import World
+from worlds import WORKER, World
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -64,13 +64,35 @@ def test_validation_names_the_flag_not_pydantic(world: World, job: int) -> None:
             "the controller and the worker must be different nodes"
         ),
         ("hypothesis", str(job), ""): "the hypothesis is empty",
+        ("task", str(job), "--step", "ls", "--checkout", ""): "--checkout '' is not a branch",
+        ("task", str(job), "--step", "ls", "--checkout", "a b"): "--checkout 'a b' is not a",
+        ("task", str(job), "--step", "ls", "--checkout", "a..b"): (
+            "--checkout 'a..b' is not a branch name git accepts"
+        ),
+        ("task", str(job), "--step", "ls", "--artifact", "a\\b"): (
+            "--artifact number 1 'a\\\\b' is not a path or glob"
+        ),
+        ("job", "open", "--worker", WORKER, "--title", "a\nb", "--objective", "o"): (
+            "--title must be a single line"
+        ),
+        ("job", "open", "--worker", WORKER, "--title", "t" * 257, "--objective", "o"): (
+            "--title is longer than 256 characters"
+        ),
     }
     for args, words in cases.items():
         done = world.controller.run(*args)
         line = one_line(done)
         assert done.returncode == 2, (args, line)
         assert words in line, (args, line)
-        for internal in ("steps.0", "Value error", "JobBody", "^[", "String should"):
+        for internal in (
+            "steps.0",
+            "Value error",
+            "JobBody",
+            "^[",
+            "String should",
+            "another form",
+            "artifacts",
+        ):
             assert internal not in line, (args, line)
     assert world.frozen(job) == before
 
