@@ -148,6 +148,22 @@ def test_without_git_on_the_path_one_line(blank: World, tmp_path: Path) -> None:
     assert blank.api("/labels") == []
 
 
+def test_demo_without_git_says_why_the_hub_did_not_start(tmp_path: Path) -> None:
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "demo"],
+        env={"PATH": str(empty), "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    line = one_line(done)
+    assert line.startswith("relay: the hub did not start: git is not installed"), line
+
+
 def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
