@@ -172,6 +172,7 @@ def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     assert done.returncode != 0
     text = done.stdout + done.stderr
     assert "hub/API unreachable" in text, text
+    assert "connection refused" in text.lower() and "Error)" not in text, text
     token_lines = [ln for ln in text.splitlines() if ln.lstrip().lower().startswith(("fail", "✗"))]
     assert not any("token" in ln.split(":")[0] for ln in token_lines), text
     assert "Traceback" not in text
