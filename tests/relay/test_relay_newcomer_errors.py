@@ -164,6 +164,17 @@ def test_demo_without_git_says_why_the_hub_did_not_start(tmp_path: Path) -> None
     assert line.startswith("relay: the hub did not start: git is not installed"), line
 
 
+def test_doctor_without_git_fails_its_git_check(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    done = world.worker.run("doctor", env=world.worker.env(PATH=str(empty)))
+    text = done.stdout + done.stderr
+    assert done.returncode != 0, text
+    assert "all checks passed" not in text
+    assert "git is not installed or not on the PATH" in text, text
+    assert "Traceback" not in text
+
+
 def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
