@@ -49,13 +49,37 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
+        unknown = self.unknown_flags() if message.startswith("the following arguments") else []
+        if unknown:  # a mistyped flag (`--work`) is the mistake, not the one it missed
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         prog = self.prog
         if prog == "relay" and message.startswith("unrecognized arguments") and self.verb:
-            prog = f"relay {self.verb}"  # argparse says it at the top: name the verb's help
+            # argparse says it at the top: name the verb (and sub-verbs) it was given to
+            prog = f"relay {self.verb_path()}"
         where = "" if prog == "relay" else f"`{prog}`: "
         raise LocalUsageError(f"{where}{message}", hint=f"see `{prog} --help`")
 
     verb = ""  # the verb of the line being parsed, for the hint above
+    words: Sequence[str] = ()  # the line being parsed
+    line: Sequence[str] = ()  # the same, for the sub-parsers (which report missing flags)
+
+    def unknown_flags(self) -> list[str]:
+        """The line's flags that neither this parser nor the top one knows."""
+        known = {*self._option_string_actions, "--version", "-h", "--help"}
+        flags = [w.partition("=")[0] for w in Parser.line if w.startswith("-") and w != "-"]
+        return [f for f in flags if f not in known and not f.lstrip("-").isdigit()]
+
+    def verb_path(self) -> str:
+        """The verb and sub-verbs the line names (``hub repo create``), walking the tree."""
+        parser: argparse.ArgumentParser = self
+        names: list[str] = []
+        for word in self.words:
+            subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if not subs or word not in subs[0].choices:
+                break
+            parser = subs[0].choices[word]
+            names.append(word)
+        return " ".join(names) or self.verb
 
 
 # Verbs with sub-verbs, for naming the command in the --json envelope.
@@ -80,6 +104,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = [w for w in words[:1] if w in VERBS] or list(VERBS)
     parser.verb = " ".join(words[:1]) if words[:1] == chosen else ""
+    parser.words = Parser.line = words
     for verb in VERBS:
         if verb in chosen:
             importlib.import_module(f"relay.commands.{verb}").register(sub)

@@ -180,12 +180,18 @@ class CronScheduler(Scheduler):
         return None
 
     def teardown(self, entry: Entry) -> None:
-        """Drop our line and keep every other one; no write when there is nothing to drop."""
+        """Drop our line and keep every other one; no write when there is nothing to drop.
+        When nothing else is left the table was relay's alone: remove it (``crontab -r``)
+        rather than leave an empty table where there was none."""
         with self.locked():
             lines = self.read()
             kept = [old for old in lines if not _is_ours(old, entry)]
-            if kept != lines:
+            if kept == lines:
+                return
+            if kept:
                 self.write(kept)
+            else:
+                self.check(["crontab", "-r"])
 
 
 def _is_ours(line: str, entry: Entry) -> bool:

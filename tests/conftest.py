@@ -227,3 +227,25 @@ def hub_factory(tmp_path: Path) -> Iterator[Callable[..., HubProcess]]:
     yield factory
     for proc in started:
         proc.stop()
+
+
+_SCHED = Path(__file__).resolve().parent / "schedulers"
+
+
+def _scheduler_fixtures() -> object:
+    """The scheduler suite's conftest as a module (its helpers importable first)."""
+    import importlib.util
+
+    if str(_SCHED) not in sys.path:
+        sys.path.insert(0, str(_SCHED))
+    spec = importlib.util.spec_from_file_location("_sched_conftest", _SCHED / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The one crontab fixture, the scheduler suite's own (tests/schedulers/conftest.py), for
+# every suite that touches a crontab: the stand-in unless CI or RELAY_TEST_CRONTAB=1 asks
+# for the user's real table (then saved byte for byte and restored under a shared lock).
+real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009

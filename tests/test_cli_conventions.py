@@ -99,3 +99,30 @@ def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
     assert bash_completes(script, "relay hub repo ") == ["create", "list"]
     assert "--worker" in bash_completes(script, "relay job open --w")
     assert bash_completes(script, "relay completion p") == ["powershell"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("hub", "repo", "create", "bad"),
+            "relay: 'bad' is not OWNER/NAME — name it as OWNER/NAME, for example"
+            " `relay hub repo create alice/demo`",
+        ),
+        (
+            ("hub", "repo", "create", "x/y", "--repo", "a/b"),
+            "relay: `relay hub repo create`: unrecognized arguments: --repo a/b"
+            " — see `relay hub repo create --help`",
+        ),
+        (
+            ("job", "open", "--work", "x", "--title", "t", "--objective", "o"),
+            "relay: `relay job open`: unrecognized arguments: --work — see `relay job open --help`",
+        ),
+    ],
+)
+def test_usage_errors_name_the_verb_typed_and_the_flag_mistyped(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    done = relay(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [said], done.stderr

@@ -106,23 +106,42 @@ def running_hub(data: Path, *options: str, detach: bool = False) -> Iterator[Hub
     output in ``hub.log`` beside the data), for `relay demo --keep`."""
     argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
     argv += options
+    # what the hub says when it cannot start; closed in the finally below, once it has run
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
     if detach:
         proc, url = _detached(argv, data.parent / "hub.log")
     else:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True)
         assert proc.stdout is not None
         first = proc.stdout.readline()
         url = next((w for w in first.split() if w.startswith("http://")), "")
     failed = True
     try:
         if not url:
-            raise RelayError("the hub did not start (see `relay hub --help`)")
+            if detach:
+                said = (data.parent / "hub.log").read_text(errors="replace")
+            else:
+                proc.wait(timeout=10)
+                errors.seek(0)
+                said = errors.read()
+            raise RelayError(f"the hub did not start: {why_not(said)}")
         yield Hub(proc, url.rstrip("/"), data)
         failed = False
     finally:
+        errors.close()
         if not detach or failed:  # a detached hub stays only when what used it succeeded
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def why_not(said: str) -> str:
+    """The reason in what a process said on failing: relay's own one-line error (its
+    ``relay:`` prefix dropped) or else its last line, never a traceback's first."""
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
+    ours = [line.removeprefix("relay: ") for line in lines if line.startswith("relay: ")]
+    if ours:
+        return ours[-1]
+    return lines[-1] if lines else "it said nothing (try `relay hub` by hand)"
 
 
 def _detached(argv: list[str], log: Path) -> tuple[subprocess.Popen[str], str]:

@@ -226,6 +226,17 @@ def loop_only(args: argparse.Namespace) -> Output | None:
     return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
 
 
+def check_git() -> Check:
+    """Every pass runs git (fetch, worktree, push): a node without it cannot work."""
+    import shutil
+
+    found = shutil.which("git")
+    if found is None:
+        fix = "install git (git-scm.com; apt-get install git, brew install git) and run again"
+        return Check("git", Status.FAIL, "git is not installed or not on the PATH", fix=fix)
+    return Check("git", Status.OK, found)
+
+
 def run(args: argparse.Namespace) -> Output:
     """Run every check; non-zero exit when any fails."""
     only = loop_only(args)
@@ -234,6 +245,7 @@ def run(args: argparse.Namespace) -> Output:
     ctx = context(args)
     record = load(ctx.state, ctx.node)
     checks = [
+        check_git(),
         check_entry(ctx, record),
         check_last_pass(ctx, record, datetime.now(UTC)),
         check_scheduled_token(ctx, record),

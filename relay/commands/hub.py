@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
-from relay.commands.output import Output
+from relay.commands.output import Output, envelope
 
 DESCRIPTION = """\
 Serve the part of GitHub's REST API that relay uses, from SQLite under --data.
@@ -147,7 +148,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="the envelope (url, pid with --detach) once detached, or when the hub stops",
+        help="the envelope (url, pid with --detach) as one line once it serves",
     )
     p.set_defaults(func=serve)
     inner = p.add_subparsers(dest="hub_verb", metavar="token|repo")
@@ -205,8 +206,16 @@ def serve(args: argparse.Namespace) -> Output:
         strict_git=args.strict_git or not args.api_only,
         app_user=args.app_user,
     )
-    url = run(_data_dir(args), host=args.host, port=args.port, options=options)
-    return Output(lines=("relay hub stopped",), data={"url": url})
+    announce = None
+    if args.json:
+
+        def announce(url: str) -> None:
+            """The envelope with the URL, one line, the moment the hub serves."""
+            document = envelope("hub", data={"url": url}, exit_code=0, errors=[])
+            print(json.dumps(document, sort_keys=True), flush=True)
+
+    url = run(_data_dir(args), host=args.host, port=args.port, options=options, announce=announce)
+    return Output(lines=("relay hub stopped",), data={"url": url}, announced=args.json)
 
 
 def token(args: argparse.Namespace) -> Output:

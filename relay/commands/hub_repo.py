@@ -5,6 +5,7 @@ hub, over its API with a token, exactly as a GitHub client creates and lists the
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,11 @@ def git_url(api_url: str, slug: str) -> str:
 
 def create(args: argparse.Namespace) -> Output:
     """Create the repository under the token's account; say where to clone it from."""
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", args.slug.strip()):
+        raise LocalUsageError(
+            f"{args.slug!r} is not OWNER/NAME",
+            hint="name it as OWNER/NAME, for example `relay hub repo create alice/demo`",
+        )
     slug = RepoSlug.parse(args.slug)
 
     async def go() -> Output:

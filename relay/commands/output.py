@@ -30,6 +30,9 @@ class Output:
     lines: tuple[str, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
     exit_status: int = 0
+    # the envelope already went out as the verb ran (`relay hub --json` says its URL the
+    # moment it serves): nothing more is printed under --json
+    announced: bool = False
 
 
 def envelope(
@@ -58,6 +61,8 @@ def render(result: Output, *, json_output: bool, command: str = "") -> None:
     Under ``pythonw`` (a scheduled pass on Windows) there is no stdout at all.
     """
     if json_output:
+        if result.announced:
+            return
         document = envelope(command, data=result.data, exit_code=result.exit_status, errors=[])
         write_json(document)
         return

@@ -175,14 +175,13 @@ def _steady_heap() -> None:
 
 def run(args: argparse.Namespace) -> Output:
     """Stream the input through the redactor to stdout; the Output carries only the report."""
-    from relay.redact import Redactor, gather_facts
+    from relay.node.redaction import redactor_here
 
     _steady_heap()
 
-    redactor = Redactor(
-        gather_facts(),
-        extra_patterns=_extra_patterns(args.pattern),
-        allowed=_allowed(args.allow),
+    # the node's own recipe: in a clone, its master section's patterns and node hosts too
+    redactor = redactor_here(
+        extra_patterns=_extra_patterns(args.pattern), allowed=_allowed(args.allow)
     )
     if args.json and args.output is None:
         raise LocalUsageError(

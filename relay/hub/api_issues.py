@@ -127,9 +127,16 @@ async def get_issue(request: web.Request) -> web.Response:
     return reply(render_issues(request, acc, [issue_row(request, acc)], single=True)[0])
 
 
+MAX_TITLE = 256  # GitHub refuses a longer issue title with a 422
+
+
 def _title(value: Any) -> str:
     if not isinstance(value, str | int) or not str(value).strip():
         raise invalid("Issue", "title", "missing_field")
+    if len(str(value)) > MAX_TITLE:
+        raise invalid(
+            "Issue", "title", "custom", f"title is too long (maximum is {MAX_TITLE} characters)"
+        )
     return str(value)
 
 

@@ -12,6 +12,7 @@ import errno
 import re
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,7 +75,14 @@ class Options:
     app_user: bool = False
 
 
-async def serve(data_dir: Path, *, host: str, port: int, options: Options) -> str:
+async def serve(
+    data_dir: Path,
+    *,
+    host: str,
+    port: int,
+    options: Options,
+    announce: Callable[[str], None] | None = None,
+) -> str:
     """Serve until SIGINT/SIGTERM; return the URL it served on."""
     from aiohttp import web
 
@@ -97,7 +105,10 @@ async def serve(data_dir: Path, *, host: str, port: int, options: Options) -> st
         await runner.cleanup()
         raise _bind_error(err, host=host, port=port) from None
     url = base_url(host, runner.addresses[0][1])
-    print(f"relay hub serving {url} (data: {data_dir})", flush=True)
+    if announce is None:
+        print(f"relay hub serving {url} (data: {data_dir})", flush=True)
+    else:
+        announce(url)
     await _wait_for_stop()
     await runner.cleanup()
     return url
@@ -121,10 +132,20 @@ async def _wait_for_stop() -> None:
     await stop.wait()
 
 
-def run(data_dir: Path, *, host: str, port: int, options: Options) -> str:
-    """Serve in the foreground (blocking); return the URL once stopped."""
+def run(
+    data_dir: Path,
+    *,
+    host: str,
+    port: int,
+    options: Options,
+    announce: Callable[[str], None] | None = None,
+) -> str:
+    """Serve in the foreground (blocking); return the URL once stopped. ``announce`` says
+    the URL once the hub serves (default: one line for a person)."""
     try:
-        return asyncio.run(serve(data_dir, host=host, port=port, options=options))
+        return asyncio.run(
+            serve(data_dir, host=host, port=port, options=options, announce=announce)
+        )
     except KeyboardInterrupt:
         sys.stdout.flush()
         return base_url(host, port)

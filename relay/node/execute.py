@@ -206,7 +206,9 @@ def _run_here(ctx: NodeContext, task: TaskMsg, where: Path) -> RunOutcome:
 
     from relay.node.progress import StepTicker
 
-    ticker = StepTicker(task.issue, task.task, tuple(task.steps))  # says a long step runs
+    # says a long step runs, through the node's one door to terminals and logs
+    redactor = next(iter(ctx.redactors.values()), None) or redactor_for(ctx, "")
+    ticker = StepTicker(task.issue, task.task, tuple(task.steps), redact=redactor.redact)
 
     def started(group: int) -> None:  # kept with the claim: a killed pass leaves no orphan
         ticker.started()

@@ -93,8 +93,16 @@ class StepTicker:
     """While a TASK's steps run, says which step and for how long (after QUIET_SECONDS),
     from a daemon thread; ``started`` is called as each step starts."""
 
-    def __init__(self, issue: int, task: int, steps: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        issue: int,
+        task: int,
+        steps: tuple[str, ...],
+        redact: Callable[[str], str] = str,
+    ) -> None:
+        """``redact`` is the node's redactor: the line goes to a terminal or a log."""
         self.issue, self.task, self.steps = issue, task, steps
+        self.redact = redact
         self.number = 0
         self.since = time.monotonic()
         self._stop = threading.Event()
@@ -122,6 +130,7 @@ class StepTicker:
         """What runs now, in words."""
         n = max(self.number, 1)
         command = self.steps[n - 1] if n <= len(self.steps) else "the agent command"
+        command = self.redact(command)
         if len(command) > 60:
             command = command[:57] + "..."
         return (

@@ -7,6 +7,7 @@ apply to one apply to all.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,33 +26,44 @@ def redactor_for(ctx: NodeContext, token: str) -> Redactor:
     return built
 
 
-# relay's own protocol words, which the secret-assignment rule would otherwise take for a
-# credential (``authorized-by-human: yes`` reads like ``auth...: value``): relay's hints and
-# notices say them, and they are never a secret
-RELAY_WORDS = (r"`?authorized-by-human(?::\s*|=)(?:yes|no)`?",)
-
-
-def build_redactor(master: Master | None, token: str = "") -> Redactor:
-    """The one recipe: the machine's facts and secrets, relay's own words kept, plus the
-    repository's own patterns and allowances when its master section is known."""
+def build_redactor(
+    master: Master | None,
+    token: str = "",
+    *,
+    extra_patterns: Mapping[str, str] | None = None,
+    allowed: Iterable[str] = (),
+) -> Redactor:
+    """The one recipe: the machine's facts and secrets, plus the repository's own patterns
+    and allowances when its master section is known, plus any the caller adds (``relay
+    redact --pattern/--allow``). relay's own words (``authorized-by-human: yes``) are no
+    secret-naming assignment in the rules themselves, so no allowance here stands for them."""
     import re
 
-    from relay.redact import DEFAULT_ALLOWED, Redactor, gather_facts
+    from relay.redact import Redactor, gather_facts
 
-    if master is None:
-        return Redactor(gather_facts(token=token or None), allowed=RELAY_WORDS)
-    scope = master.scope
-    extra = {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
-    hosts = node_hosts_pattern(master)
-    if hosts:
-        extra["host"] = hosts
-    # node names are public in the node table, even where one equals its host name
-    names = tuple(re.escape(node.name) for node in master.nodes)
-    return Redactor(
-        gather_facts(token=token or None),
-        extra_patterns=extra,
-        allowed=(*DEFAULT_ALLOWED, *RELAY_WORDS, *scope.redact_allow, *names),
-    )
+    extra = dict(extra_patterns or {})
+    kept = list(allowed)
+    if master is not None:
+        scope = master.scope
+        extra |= {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
+        hosts = node_hosts_pattern(master)
+        if hosts:
+            extra["host"] = hosts
+        # node names are public in the node table, even where one equals its host name
+        kept += [*scope.redact_allow, *(re.escape(node.name) for node in master.nodes)]
+    return Redactor(gather_facts(token=token or None), extra_patterns=extra, allowed=kept)
+
+
+def redactor_here(
+    repo_dir: Path | None = None,
+    *,
+    extra_patterns: Mapping[str, str] | None = None,
+    allowed: Iterable[str] = (),
+) -> Redactor:
+    """The recipe for a command run in a clone (or outside one): its master section's
+    patterns when the clone at ``repo_dir`` (or here) has one, the machine's facts alone
+    otherwise."""
+    return build_redactor(_master_near(repo_dir), extra_patterns=extra_patterns, allowed=allowed)
 
 
 # Suffixes a bare host name takes on a home or office network (mDNS, routers, AD domains).
@@ -92,7 +104,7 @@ def redacted(message: str, *, repo_dir: Path | None = None) -> str:
     quote paths, URLs and command output, so they pass through the same redactor as logs,
     with the repository's own patterns when the clone at ``repo_dir`` (or here) has them."""
     try:
-        return build_redactor(_master_near(repo_dir)).redact(message)
+        return redactor_here(repo_dir).redact(message)
     except Exception:  # never let redaction hide the error itself
         return message
 

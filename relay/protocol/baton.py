@@ -52,6 +52,29 @@ class Role(StrEnum):
     HUMAN = "human"
 
 
+# what each event is, in the words of the thread a person reads
+EVENT_WORDS = {
+    "post-task": "post a TASK",
+    "post-result": "post a RESULT",
+    "claim": "claim the TASK",
+    "report-half-done": "report a half-done TASK",
+    "record-hypothesis": "record a hypothesis",
+    "strike": "strike a hypothesis",
+    "escalate": "escalate to a person",
+    "reclaim": "take back a lapsed claim",
+    "open": "open the job",
+    "unpark": "unpark the job",
+}
+
+
+def _where(state: State) -> str:
+    """Where the job is, by the labels a person sees on the issue (``awaiting:worker``)."""
+    labels = sorted(str(label) for label in labels_for(state))
+    if not labels:
+        return f"is {state.value.replace('-', ' ')}"
+    return "carries " + " and ".join(f"`{label}`" for label in labels)
+
+
 class IllegalTransition(LocalUsageError):
     """No row of the table allows this event by this role in this state."""
 
@@ -60,7 +83,8 @@ class IllegalTransition(LocalUsageError):
     def __init__(self, state: State, event: Event, role: Role) -> None:
         self.state, self.event, self.role = state, event, role
         super().__init__(
-            f"the {role.value} cannot {event.value} while the job is {state.value}",
+            f"the {role.value} cannot {EVENT_WORDS.get(event, event.value.replace('-', ' '))}"
+            f" while the job {_where(state)}",
             hint=(
                 "a person decides first: remove the `needs:human` label to unpark it"
                 if state == State.PARKED

@@ -719,7 +719,7 @@ def scope_refusal(task: TaskMsg, scope: Scope) -> str | None:
         if scope.destructive == DestructiveRule.FORBIDDEN:
             return "destructive steps are forbidden in this repository"
         if not task.authorized_by_human:
-            return "a destructive task needs `authorized-by-human: yes` and a person's approval"
+            return "a destructive task needs `authorized-by-human: yes`, then a person's approval"
         return None
     if task.scope not in scope.allowed:
         allowed = ", ".join(scope.allowed) or "nothing"

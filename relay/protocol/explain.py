@@ -4,6 +4,7 @@ model names). The one table from model fields to flags is here."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # the model field a person fills in, and how they fill it in
@@ -35,6 +36,7 @@ FLAGS: dict[str, str] = {
     "os": "the OS name",
     "scheduler": "--scheduler",
     "public_key": "the public key",
+    "artifacts": "--artifact",
 }
 
 # what each shape the models demand means, for the one who must meet it
@@ -48,7 +50,34 @@ SHAPES: dict[str, str] = {
     r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$": "OWNER/NAME",
     r"^https?://[^\s`]+$": "an http(s) URL",
     r"^https?://[^\s()<>`]+$": "an http(s) URL",
+    r"^[A-Za-z0-9._/-]{1,200}$": "a branch name of letters, digits and . _ / - (1 to 200)",
+    r"^[A-Za-z0-9._*?\[\]/ -]{1,200}$": "a path or glob in the clone of letters, digits,"
+    " spaces, / and . _ - * ? [ ] (1 to 200; forward slashes)",
+    r"^[A-Za-z0-9._/ -]{1,300}$": "a path in the clone of letters, digits, spaces, / and"
+    " . _ - (1 to 300; forward slashes)",
 }
+
+_CLASS = re.compile(r"^\^\[([^\]]+)\](?:\{(\d+),(\d+)\}|\+|\*)\$$")
+
+
+def accepted(pattern: str) -> str:
+    """What a one-class pattern (``^[A-Za-z0-9._-]{1,64}$``) accepts, in words; a generic
+    phrase for any other shape (never the regular expression itself)."""
+    m = _CLASS.match(pattern)
+    if m is None:
+        return "a value of the form this flag accepts (see the verb's --help)"
+    chars, words = m.group(1), []
+    for span, word in (("A-Za-z", "letters"), ("a-z", "lower-case letters"), ("0-9", "digits")):
+        if span in chars:
+            words.append(word)
+            chars = chars.replace(span, "")
+    rest = " ".join(c for c in chars.replace("\\", "") if c != " ")
+    if " " in chars:
+        words.append("spaces")
+    if rest:
+        words.append(rest)
+    length = f" ({m.group(2)} to {m.group(3)} characters)" if m.group(2) else ""
+    return f"made of {', '.join(words)}{length}"
 
 
 def field_name(loc: tuple[int | str, ...]) -> str:
@@ -74,7 +103,8 @@ def problem(error: dict[str, Any]) -> str:
     if kind == "too_long":
         return f"has more than {ctx.get('max_length')} entries"
     if kind == "string_pattern_mismatch":
-        shape = SHAPES.get(str(ctx.get("pattern", "")), "a value of another form")
+        pattern = str(ctx.get("pattern", ""))
+        shape = SHAPES.get(pattern) or accepted(pattern)
         return f"{str(error.get('input'))[:60]!r} is not {shape}"
     if kind in ("value_error", "assertion_error"):
         message = str(error.get("msg", ""))

@@ -68,6 +68,29 @@ def _relative(value: str) -> str:
     return value
 
 
+CHECKOUT_RE = r"^[A-Za-z0-9._/-]{1,200}$"
+
+
+def _branch_name(value: str | None) -> str | None:
+    """git's own rules for a branch name (``git check-ref-format --branch``), checked up
+    front so that a TASK git would refuse is never posted."""
+    if value is None:
+        return value
+    parts = value.split("/")
+    if (
+        ".." in value
+        or value.startswith("-")
+        or value.endswith(".")
+        or value == "@"
+        or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)
+    ):
+        raise ValueError(
+            f"{value[:60]!r} is not a branch name git accepts (no '..', no part that is"
+            " empty, starts with '.' or ends with '.lock', no leading '-' or trailing '.')"
+        )
+    return value
+
+
 # a file or glob inside the worker's clone, with forward slashes (``dist/*.whl``, ``**/*.xml``)
 ArtifactGlob = Annotated[
     str, Field(pattern=r"^[A-Za-z0-9._*?\[\]/ -]{1,200}$"), AfterValidator(_relative)
@@ -134,7 +157,9 @@ class TaskMsg(Message):
     scope: str = Field(default="diagnostics", pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,60}$")
     authorized_by_human: bool = False
     fallback: Text = ""
-    checkout: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]{1,200}$")
+    checkout: Annotated[
+        str | None, Field(default=None, pattern=CHECKOUT_RE), AfterValidator(_branch_name)
+    ] = None
     # the shell the worker runs each step in; None: the platform's (sh on POSIX, cmd.exe
     # on Windows)
     shell: Literal["sh", "bash", "cmd", "powershell", "pwsh"] | None = None

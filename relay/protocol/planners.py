@@ -23,11 +23,13 @@ from relay.protocol.body import (
 )
 from relay.protocol.decide import scope_refusal
 from relay.protocol.labels import Label
-from relay.protocol.master import Master, build
+from relay.protocol.master import DESTRUCTIVE_CLASS, Master, build
 from relay.protocol.messages import ClosureMsg, EscalationMsg, TaskMsg, render_message
 from relay.protocol.snapshot import Issue
 from relay.protocol.thread import NotAJob, Thread, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
+
+MAX_TITLE = 256  # GitHub's limit for an issue title
 
 
 class NotController(LocalUsageError):
@@ -146,6 +148,13 @@ def plan_open_job(
             )
     if not title.strip():
         raise LocalUsageError("a job needs a title", hint="pass --title")
+    if "\n" in title or "\r" in title:
+        raise LocalUsageError("--title must be a single line", hint="pass the title on one line")
+    if len(title.strip()) > MAX_TITLE:
+        raise LocalUsageError(
+            f"--title is longer than {MAX_TITLE} characters (GitHub's limit for an issue title)",
+            hint="shorten the title; the objective holds the detail",
+        )
     job = build(
         JobBody, controller=controller, worker=worker, kind=kind, objective=objective.strip()
     )
@@ -202,7 +211,12 @@ def plan_task(
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:
-        raise LocalUsageError(f"the worker would refuse this task: {refusal}")
+        hint = (
+            "add --authorized-by-human once a person has authorised it"
+            if task.scope == DESTRUCTIVE_CLASS and not authorized_by_human
+            else None
+        )
+        raise LocalUsageError(f"the worker would refuse this task: {refusal}", hint=hint)
     worker = thread.job.worker
     state = f"TASK {task.task} posted: {brief(task.objective)}, waiting for {worker}."
     return Plan(

@@ -153,3 +153,16 @@ def test_every_write_route_survives_wrong_types(api: Any, alice: str, issue_path
                 seen.append((method, suffix, name, answer.status))
                 assert answer.status < 500, (method, suffix, name, value, answer.body)
     assert any(status == 422 for *_, status in seen)
+
+
+def test_an_issue_title_over_256_characters_is_refused_as_github_does(
+    api: Any, alice: str, issue_path: str
+) -> None:
+    base = issue_path.rsplit("/", 1)[0]
+    assert api(alice, "POST", base, {"title": "t" * 256}).status == 201
+    for method, path in (("POST", base), ("PATCH", issue_path)):
+        answer = api(alice, method, path, {"title": "t" * 257})
+        assert_github_error(answer, 422)
+        (error,) = answer.body["errors"]
+        assert error["field"] == "title" and "too long" in error["message"], error
+    assert api(alice, "GET", issue_path).body["title"] == "one"

@@ -3,8 +3,11 @@ do, and exit 2 — never a traceback."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +82,23 @@ def test_a_data_directory_that_cannot_hold_the_hub_is_refused(tmp_path: Path) ->
         refused(relay("hub", "token", "alice", "--data", str(data)), "--data")
         refused(relay("hub", "--port", "0", "--data", str(data)), "--data")
     assert (not_a_db / "hub.sqlite3").read_text() == "x" * 200
+
+
+def test_hub_json_in_the_foreground_says_its_url_as_one_json_line(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "relay.cli", "hub", "--json", "--port", "0"]
+    proc = subprocess.Popen(
+        [*argv, "--data", str(tmp_path / "data")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        document = json.loads(proc.stdout.readline())
+        assert document["ok"] and document["command"] == "hub", document
+        url = document["data"]["url"]
+        try:
+            urllib.request.urlopen(f"{url}/rate_limit", timeout=10).close()
+        except urllib.error.HTTPError as err:  # it answers: it serves
+            assert err.code == 401, err
+    finally:
+        proc.terminate()
+        rest, _ = proc.communicate(timeout=10)
+    assert rest == "", rest  # the one line is all it printed

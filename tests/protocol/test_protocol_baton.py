@@ -10,7 +10,16 @@ import pytest
 from regen_docs import expected_files
 
 from relay.protocol import Event, IllegalTransition, Label, Role, State, transition, with_baton
-from relay.protocol.baton import TABLE, baton_of, baton_problem, labels_for, mermaid, move, state_of
+from relay.protocol.baton import (
+    EVENT_WORDS,
+    TABLE,
+    baton_of,
+    baton_problem,
+    labels_for,
+    mermaid,
+    move,
+    state_of,
+)
 from relay.protocol.labels import BATONS, LABEL_SPECS
 from relay.protocol.spine import EXAMPLE_MASTER, render_spine, with_generated
 
@@ -25,7 +34,11 @@ def test_every_missing_key_raises_naming_state_event_and_role() -> None:
         with pytest.raises(IllegalTransition) as caught:
             transition(state, event, role)
         assert (caught.value.state, caught.value.event, caught.value.role) == (state, event, role)
-        assert all(part.value in str(caught.value) for part in (state, event, role))
+        text, labels = str(caught.value), labels_for(state)
+        assert role.value in text
+        assert (EVENT_WORDS.get(event) or event.value.replace("-", " ")) in text
+        assert all(f"`{label}`" in text for label in labels)
+        assert labels or state.value.replace("-", " ") in text
 
 
 def test_only_the_baton_holder_moves_it() -> None:
@@ -159,3 +172,10 @@ def test_the_protocol_package_imports_nothing_that_does_io() -> None:
                 assert not name.startswith("relay.") or name.startswith(
                     ("relay.protocol", "relay.errors")
                 ), name
+
+
+def test_a_turn_refusal_says_the_event_in_words_and_the_real_label() -> None:
+    err = IllegalTransition(State.AWAITING_WORKER, Event.POST_TASK, Role.CONTROLLER)
+    assert (
+        err.message == "the controller cannot post a TASK while the job carries `awaiting:worker`"
+    )

@@ -51,7 +51,7 @@ TASKS = st.builds(
     scope=st.sampled_from(["build", "test", "diagnostics", "destructive"]),
     authorized_by_human=st.booleans(),
     fallback=TEXT,
-    checkout=st.none() | st.from_regex(r"\A[a-z0-9/_.-]{1,20}\Z"),
+    checkout=st.none() | st.from_regex(r"\A[a-z0-9_][a-z0-9_-]{0,9}(/[a-z0-9_][a-z0-9_-]{0,8})?\Z"),
 )
 RESULTS = st.builds(
     ResultMsg,

@@ -89,8 +89,8 @@ def test_task_while_the_baton_is_at_the_worker_is_refused() -> None:
     )
     with pytest.raises(IllegalTransition) as caught:
         plan_task(world.issues[number], MASTER, node=CONTROLLER, caller=ALICE.id, steps=("ls",))
-    assert "controller" in str(caught.value) and "post-task" in str(caught.value)
-    assert "awaiting-worker" in str(caught.value)
+    assert "controller" in str(caught.value) and "post a TASK" in str(caught.value)
+    assert "`awaiting:worker`" in str(caught.value)
 
 
 def test_task_with_one_outstanding_is_refused() -> None:

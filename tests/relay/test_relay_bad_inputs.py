@@ -80,7 +80,7 @@ def test_a_second_task_while_one_is_outstanding(world: World, job: int) -> None:
     world.controller.call("task", str(job), "--step", "git --version")
     before = world.frozen(job)
     line = one_line_error(world.controller.run("task", str(job), "--step", "git --version"))
-    assert "awaiting-worker" in line and "relay status" in line
+    assert "`awaiting:worker`" in line and "relay status" in line
     assert world.frozen(job) == before
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from worlds import World
+from worlds import WORKER, World
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -22,13 +22,34 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_relays_hint_is_not_redacted_as_a_secret(world: World, job: int) -> None:
+    """The refusal quotes relay's approval line where a clause ends (``…: yes`,``), the
+    place the secret-assignment rule once took ``yes`` for a credential."""
     before = world.frozen(job)
     done = world.controller.run("task", str(job), "--step", "rm -rf out", "--scope", "destructive")
     assert done.returncode == 2
     line = one_line(done)
-    assert "`authorized-by-human: yes`" in line, line
+    assert "needs `authorized-by-human: yes`, then" in line, line
+    assert "add --authorized-by-human" in line, line
     assert "redacted" not in line
     assert world.frozen(job) == before
+
+
+def test_relay_redact_keeps_relays_words_and_uses_the_nodes_recipe(world: World) -> None:
+    """`relay redact` in a clone redacts as the node does: relay's own approval line kept,
+    a node's fully qualified host name (known from the node table) redacted."""
+    text = "TASK 2 says `authorized-by-human: yes`\nauthorized-by-human: no\n"
+    host = f"{world.worker.name}.corp.example.net"
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "redact"],
+        input=text + f"built on {host}\n",
+        cwd=world.controller.clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(text), done.stdout
+    assert host not in done.stdout and "<host>" in done.stdout, done.stdout
 
 
 def test_validation_names_the_flag_not_pydantic(world: World, job: int) -> None:
@@ -43,13 +64,35 @@ def test_validation_names_the_flag_not_pydantic(world: World, job: int) -> None:
             "the controller and the worker must be different nodes"
         ),
         ("hypothesis", str(job), ""): "the hypothesis is empty",
+        ("task", str(job), "--step", "ls", "--checkout", ""): "--checkout '' is not a branch",
+        ("task", str(job), "--step", "ls", "--checkout", "a b"): "--checkout 'a b' is not a",
+        ("task", str(job), "--step", "ls", "--checkout", "a..b"): (
+            "--checkout 'a..b' is not a branch name git accepts"
+        ),
+        ("task", str(job), "--step", "ls", "--artifact", "a\\b"): (
+            "--artifact number 1 'a\\\\b' is not a path or glob"
+        ),
+        ("job", "open", "--worker", WORKER, "--title", "a\nb", "--objective", "o"): (
+            "--title must be a single line"
+        ),
+        ("job", "open", "--worker", WORKER, "--title", "t" * 257, "--objective", "o"): (
+            "--title is longer than 256 characters"
+        ),
     }
     for args, words in cases.items():
         done = world.controller.run(*args)
         line = one_line(done)
         assert done.returncode == 2, (args, line)
         assert words in line, (args, line)
-        for internal in ("steps.0", "Value error", "JobBody", "^[", "String should"):
+        for internal in (
+            "steps.0",
+            "Value error",
+            "JobBody",
+            "^[",
+            "String should",
+            "another form",
+            "artifacts",
+        ):
             assert internal not in line, (args, line)
     assert world.frozen(job) == before
 
@@ -105,6 +148,33 @@ def test_without_git_on_the_path_one_line(blank: World, tmp_path: Path) -> None:
     assert blank.api("/labels") == []
 
 
+def test_demo_without_git_says_why_the_hub_did_not_start(tmp_path: Path) -> None:
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "demo"],
+        env={"PATH": str(empty), "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    line = one_line(done)
+    assert line.startswith("relay: the hub did not start: git is not installed"), line
+
+
+def test_doctor_without_git_fails_its_git_check(world: World, tmp_path: Path) -> None:
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    done = world.worker.run("doctor", env=world.worker.env(PATH=str(empty)))
+    text = done.stdout + done.stderr
+    assert done.returncode != 0, text
+    assert "all checks passed" not in text
+    assert "git is not installed or not on the PATH" in text, text
+    assert "Traceback" not in text
+
+
 def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -113,6 +183,7 @@ def test_doctor_says_the_hub_is_unreachable_not_the_token(world: World) -> None:
     assert done.returncode != 0
     text = done.stdout + done.stderr
     assert "hub/API unreachable" in text, text
+    assert "connection refused" in text.lower() and "Error)" not in text, text
     token_lines = [ln for ln in text.splitlines() if ln.lstrip().lower().startswith(("fail", "✗"))]
     assert not any("token" in ln.split(":")[0] for ln in token_lines), text
     assert "Traceback" not in text

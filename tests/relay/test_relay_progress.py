@@ -38,7 +38,9 @@ def test_a_terminal_line_updates_in_place_and_is_cleared() -> None:
 
 def test_result_wait_and_a_long_step_say_what_they_wait_for(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    c.ok("task", str(job), "--step", "sleep 12", "--scope", "diagnostics")
+    # the step line goes to a terminal or a scheduler log: redacted like the rest
+    step = "sleep 12; true password=Hunter2Secret"
+    c.ok("task", str(job), "--step", step, "--scope", "diagnostics")
     waiting = subprocess.Popen(
         c.argv("result", str(job), "--wait", "--poll", "0.5"),
         env=c.env(),
@@ -50,7 +52,9 @@ def test_result_wait_and_a_long_step_say_what_they_wait_for(world: World, job: i
     worked = w.run("watch", "--once")
     out, err = waiting.communicate(timeout=60)
     assert worked.returncode == 0, worked.stderr
-    assert f"#{job} TASK 1: step 1/1 `sleep 12` running for 1" in worked.stderr
+    said = f"#{job} TASK 1: step 1/1 `sleep 12; true password=[redacted:secret]` running for 1"
+    assert said in worked.stderr, worked.stderr
+    assert "Hunter2Secret" not in worked.stderr
     assert waiting.returncode == 0, err
     assert f"#{job}: waiting for {WORKER} to claim TASK 1 (baton awaiting:worker" in err
     assert f"#{job}: {WORKER} claimed TASK 1; its steps have run for" in err

@@ -182,6 +182,8 @@ def test_empty_crontab_register_then_teardown(real_crontab: None, tmp_path: Path
     assert len(crontab_lines()) == 1 and cron.verify(entry).ok
     cron.teardown(entry)
     assert crontab_lines() == []
+    left = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
+    assert "no crontab for" in left.stderr and left.returncode != 0, "an empty table was left"
 
 
 def test_no_crontab_counts_as_empty_whatever_the_status(tmp_path: Path) -> None:

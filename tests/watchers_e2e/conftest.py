@@ -1,35 +1,17 @@
 """Fixtures for the durable-watcher tests: a clean environment, the real crontab, a world.
 
-The real-crontab fixture is the scheduler suite's own (tests/schedulers/conftest.py): it
-saves the invoking user's crontab byte for byte, takes the shared lock, and restores the
-table exactly afterwards. It is loaded from that file, not copied.
+The crontab fixture (``real_crontab``) is the scheduler suite's own, which tests/conftest.py
+loads for every suite: the stand-in table unless CI or RELAY_TEST_CRONTAB=1 asks for the
+user's own.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from worlds import HubLike, Tokens, World, make_world
-
-_SCHED = Path(__file__).resolve().parent.parent / "schedulers"
-
-
-def _scheduler_fixtures() -> object:
-    """The scheduler suite's conftest as a module (its helpers importable first)."""
-    if str(_SCHED) not in sys.path:
-        sys.path.insert(0, str(_SCHED))
-    spec = importlib.util.spec_from_file_location("_sched_conftest", _SCHED / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -276,9 +277,16 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
         return True
 
     def _unreachable(self, exc: Exception) -> RemoteUnavailable:
-        reason = type(exc).__name__
+        # what went wrong in words, never an exception class's name
         if isinstance(exc, aiohttp.ClientSSLError):
             reason = "TLS handshake failed"
+        elif isinstance(exc, aiohttp.ClientConnectorError):
+            number = exc.os_error.errno
+            reason = (os.strerror(number) if number else "connection failed").lower()
+        elif isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            reason = "no answer in time"
+        else:
+            reason = "the connection failed"
         return RemoteUnavailable(
             f"cannot reach the API at {self.base_url} ({reason});"
             " is `relay hub` running / is the URL right?"
