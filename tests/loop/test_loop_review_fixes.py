@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import PY, Project, make_project
-from test_loop_resume import crontab, real_crontab  # noqa: F401 (a fixture)
+from test_loop_resume import crontab
 
 from relay.loop.metric import parse_experiments
 
