@@ -48,7 +48,7 @@ _TAIL = (
     + _KEY_END
     + rb"\\{0,3}[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
     rb"(?:\\{1,3}\"(?P<eq>[^\"\r\n]{1,4096}?)\\{1,3}\""
-    rb"|\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'"
+    rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -102,6 +102,25 @@ def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
     return m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'")
 
 
+# A value runs to its real end, however long (the regex reads its first 4 KB only): a
+# quoted one to its closing quote, past backslash-escaped and doubled quotes (``\"``,
+# ``''``), a bare one to its first stop character. Each is one possessive pass, linear.
+_VALUE_END = {
+    "dq": re.compile(rb'(?:[^"\\\r\n]|\\[^\r\n]|"")*+'),
+    "sq": re.compile(rb"(?:[^'\\\r\n]|\\[^\r\n]|'')*+"),
+    "v": re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+"),
+}
+
+
+def value_end(block: bytes, name: str, start: int, end: int) -> int:
+    """Where the value that the regex read as ``block[start:end]`` really ends."""
+    pattern = _VALUE_END.get(name)
+    if pattern is None:
+        return end
+    found = pattern.match(block, start)
+    return max(end, found.end()) if found else end
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
@@ -113,6 +132,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     for name in ("eq", "dq", "sq", "v"):
         start, end = m.span(name)
         if end > start:
+            end = value_end(block, name, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end):
                 return None
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":

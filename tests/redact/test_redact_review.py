@@ -1,0 +1,53 @@
+"""Values under a name are redacted whole: however long, and past escaped quotes."""
+
+from __future__ import annotations
+
+import base64
+import random
+
+import pytest
+
+from relay.redact import Redactor
+
+REDACTOR = Redactor()
+
+
+def survivors(secret: str, out: str) -> list[str]:
+    """Every 8-character run of ``secret`` still in ``out``: none may survive."""
+    return [secret[i : i + 8] for i in range(len(secret) - 7) if secret[i : i + 8] in out]
+
+
+def b64(n: int, seed: int) -> str:
+    return base64.b64encode(random.Random(seed).randbytes(n)).decode()[:n]
+
+
+@pytest.mark.parametrize("n", [5_000, 20_000])
+@pytest.mark.parametrize(
+    "syntax",
+    ["api_key={v}", 'password="{v}"', "token: {v}", '{{"api_key": "{v}"}}', "secret='{v}'"],
+)
+def test_a_long_named_value_is_redacted_whole(syntax: str, n: int) -> None:
+    value = b64(n, n)
+    out = REDACTOR.redact(syntax.format(v=value) + "\n")
+    assert survivors(value, out) == [], out[:200]
+    assert "[redacted:" in out
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ('{"password":"q8Wv2Lp\\"Z7tRk4Nf1"}', 'q8Wv2Lp\\"Z7tRk4Nf1'),
+        ("password='q8Wv2Lp''Z7tRk4Nf1'", "q8Wv2Lp''Z7tRk4Nf1"),
+        ('password="q8Wv2Lp""Z7tRk4Nf1"', 'q8Wv2Lp""Z7tRk4Nf1'),
+        ("token='q8Wv2Lp\\'Z7tRk4Nf1' next=1", "q8Wv2Lp\\'Z7tRk4Nf1"),
+    ],
+)
+def test_an_escaped_or_doubled_quote_is_inside_the_value(line: str, secret: str) -> None:
+    out = REDACTOR.redact(line + "\n")
+    assert survivors(secret, out) == [], out
+    assert "Z7tRk4Nf1" not in out, out
+
+
+def test_the_value_ends_at_its_real_closing_quote() -> None:
+    out = REDACTOR.redact('{"password":"q8Wv2Lp\\"Z7tRk4Nf1", "user": "alice"}\n')
+    assert out == '{"password":"[redacted:secret]", "user": "alice"}\n'
