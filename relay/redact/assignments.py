@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from relay.redact.formats import is_named_placeholder
 from relay.redact.rules import Found, Kind, Rule, rule
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
@@ -72,8 +73,19 @@ _MACHINE_MADE = re.compile(rb"[0-9A-Z+/=]")
 _PLACEHOLDER = re.compile(
     rb"(?i:none|null|nil|true|false|undefined|str|string|int|bytes|bool|optional|any|"
     rb"redacted|required|\*+|x{3,}|\.\.\.)|\$|\$\{?[A-Z_][A-Z0-9_]*\}?|%(?:\(\w+\))?[sdr]|"
-    rb"\{\{.*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
+    rb"\{\{.*\}\}|\$\{\{[^\r\n]*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
 )
+# A secret's own name as its value (``password: "password"``) is a template's default.
+_NAMES_AS_VALUES = frozenset(
+    b"password passwd passphrase secret token pass pwd apikey api_key api-key credential "
+    b"credentials key auth".split()
+)
+
+
+def named_placeholder(value: bytes) -> bool:
+    """A named value that is a placeholder: a secret's own name, a format's documented example,
+    or filler or a template's word once a known prefix is stripped (``dckr_pat_XXXX…``)."""
+    return value.lower() in _NAMES_AS_VALUES or is_named_placeholder(value)
 
 
 def stands_in(block: bytes, start: int, end: int) -> bool:
@@ -133,7 +145,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         start, end = m.span(name)
         if end > start:
             end = value_end(block, name, start, end)
-            if _PLACEHOLDER.fullmatch(block, start, end):
+            if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one

@@ -51,3 +51,50 @@ def test_an_escaped_or_doubled_quote_is_inside_the_value(line: str, secret: str)
 def test_the_value_ends_at_its_real_closing_quote() -> None:
     out = REDACTOR.redact('{"password":"q8Wv2Lp\\"Z7tRk4Nf1", "user": "alice"}\n')
     assert out == '{"password":"[redacted:secret]", "user": "alice"}\n'
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'export GITHUB_TOKEN="${{ secrets.GITHUB_TOKEN }}"',
+        "NPM_TOKEN: ${{ secrets.NPM_TOKEN }}",
+        "password='${{ secrets.DB_PASSWORD }}'",
+    ],
+)
+def test_an_actions_expression_is_a_reference_and_left_alone(line: str) -> None:
+    """``${{ … }}`` names where the secret is kept; it holds none."""
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DOCKER_TOKEN=dckr_pat_" + "X" * 27,
+        "api_key: sk_test_" + "x" * 24,
+        "token: ghp_your_token_here",
+        "password: changeme",
+        'password: "password"',
+        "AKIAIOSFODNN7EXAMPLE",
+        "aws_access_key_id=AKIAIOSFODNN7EXAMPLE",
+    ],
+)
+def test_a_placeholder_under_a_name_is_left_alone(line: str) -> None:
+    """A template's filler, word or documented example protects nothing: the reader keeps it."""
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DOCKER_TOKEN=dckr_pat_{v}",
+        "api_key: sk_test_{v}",
+        "token: ghp_{v}",
+        "password: {v}",
+        "aws_access_key_id=AKIA{v}",
+    ],
+)
+def test_a_real_value_in_the_same_place_is_still_redacted(line: str) -> None:
+    value = "Q3EGRT7PLW2KZ5NBX8VD4MHC"
+    secret = line.format(v=value).split("=")[-1].split(": ")[-1]
+    out = REDACTOR.redact(line.format(v=value) + "\n")
+    assert survivors(secret, out) == [], out
