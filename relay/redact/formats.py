@@ -625,6 +625,11 @@ _PREFIXES = tuple(
 _EXAMPLES = frozenset(p.encode() for f in FORMATS for p in f.placeholders)
 
 
+def holds_a_format(value: bytes) -> bool:
+    """Whether ``value`` holds a token of the table (which then names it, by format)."""
+    return value.startswith(_PREFIXES) or next(iter(SCANNER.finds(value, 0)), None) is not None
+
+
 def is_named_placeholder(value: bytes) -> bool:
     """A value under a secret's name that only a template or a document holds: a format's
     documented example, or filler or a template's word once a known prefix is stripped

@@ -98,3 +98,34 @@ def test_a_real_value_in_the_same_place_is_still_redacted(line: str) -> None:
     secret = line.format(v=value).split("=")[-1].split(": ")[-1]
     out = REDACTOR.redact(line.format(v=value) + "\n")
     assert survivors(secret, out) == [], out
+
+
+@pytest.mark.parametrize(
+    "syntax",
+    [
+        "<value>{v}</value>",
+        '<entry key="password">{v}</entry>',
+        '<setting name="ApiToken" serializeAs="String">{v}</setting>',
+        "var authToken = `{v}`",
+        "const apiKey = `{v}`;",
+    ],
+)
+def test_xml_values_and_backtick_strings_are_redacted(syntax: str) -> None:
+    value = "q8Wv2LpZ7tRk4Nf1Xy9Tb3"
+    text = "build started\n" * 50 + syntax.format(v=value) + "\nbuild done\n"
+    out = REDACTOR.redact(text)
+    assert survivors(value, out) == [], out[-200:]
+    assert "[redacted:secret]" in out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "<value>true</value>",
+        "<value>/usr/local/lib</value>",
+        '<entry key="timeout">30000</entry>',
+        "var greeting = `hello world 2`",
+    ],
+)
+def test_plain_xml_values_and_backtick_strings_are_kept(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
