@@ -129,3 +129,16 @@ def test_xml_values_and_backtick_strings_are_redacted(syntax: str) -> None:
 )
 def test_plain_xml_values_and_backtick_strings_are_kept(line: str) -> None:
     assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize("chunk", [997, 65_536])
+def test_a_value_longer_than_the_stream_window_is_redacted_whole(chunk: int) -> None:
+    """A window holds 64 KB here; the value is 200 KB, so it goes on across three windows."""
+    redactor = Redactor(block_size=64 << 10, max_redacted_share=1.0)
+    value = b64(200_000, 7)
+    text = "step 1\n" + "api_key=" + value + " next=1\nstep 2\n"
+    stream = redactor.open(overlap=8 << 10)
+    parts = [stream.feed(text[i : i + chunk]) for i in range(0, len(text), chunk)]
+    out = "".join(parts) + stream.finish()
+    assert survivors(value, out) == []
+    assert out == "step 1\napi_key=[redacted:secret] next=1\nstep 2\n"
