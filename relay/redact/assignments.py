@@ -75,6 +75,7 @@ _PLACEHOLDER = re.compile(
     rb"redacted|required|\*+|x{3,}|\.\.\.)|\$|\$\{?[A-Z_][A-Z0-9_]*\}?|%(?:\(\w+\))?[sdr]|"
     rb"\{\{.*\}\}|\$\{\{[^\r\n]*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
 )
+MAX_PLACEHOLDER = 256
 # A secret's own name as its value (``password: "password"``) is a template's default.
 _NAMES_AS_VALUES = frozenset(
     b"password passwd passphrase secret token pass pwd apikey api_key api-key credential "
@@ -85,6 +86,8 @@ _NAMES_AS_VALUES = frozenset(
 def named_placeholder(value: bytes) -> bool:
     """A named value that is a placeholder: a secret's own name, a format's documented example,
     or filler or a template's word once a known prefix is stripped (``dckr_pat_XXXX…``)."""
+    if len(value) > MAX_PLACEHOLDER:
+        return False  # a template's value is short; reading a long one costs its length again
     return value.lower() in _NAMES_AS_VALUES or is_named_placeholder(value)
 
 
@@ -124,13 +127,28 @@ _VALUE_END = {
 }
 
 
+class _LastRun:
+    """The last value run read to its end, so that a match inside it (``token=x1token=x1…``
+    on a 10 MB line) does not read the same run again: the cost stays linear."""
+
+    block: bytes = b""
+    runs: dict[str, tuple[int, int]] = {}  # noqa: RUF012 - one cache for the module
+
+
 def value_end(block: bytes, name: str, start: int, end: int) -> int:
     """Where the value that the regex read as ``block[start:end]`` really ends."""
     pattern = _VALUE_END.get(name)
     if pattern is None:
         return end
+    if _LastRun.block is not block:
+        _LastRun.block, _LastRun.runs = block, {}
+    run = _LastRun.runs.get(name)
+    if run is not None and run[0] <= start < run[1]:
+        return max(end, run[1])
     found = pattern.match(block, start)
-    return max(end, found.end()) if found else end
+    stop = max(end, found.end()) if found else end
+    _LastRun.runs[name] = (start, stop)
+    return stop
 
 
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
