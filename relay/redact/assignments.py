@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from relay.redact.formats import is_named_placeholder
 from relay.redact.rules import Found, Kind, Rule, rule
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
@@ -48,7 +49,7 @@ _TAIL = (
     + _KEY_END
     + rb"\\{0,3}[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
     rb"(?:\\{1,3}\"(?P<eq>[^\"\r\n]{1,4096}?)\\{1,3}\""
-    rb"|\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'"
+    rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -72,8 +73,22 @@ _MACHINE_MADE = re.compile(rb"[0-9A-Z+/=]")
 _PLACEHOLDER = re.compile(
     rb"(?i:none|null|nil|true|false|undefined|str|string|int|bytes|bool|optional|any|"
     rb"redacted|required|\*+|x{3,}|\.\.\.)|\$|\$\{?[A-Z_][A-Z0-9_]*\}?|%(?:\(\w+\))?[sdr]|"
-    rb"\{\{.*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
+    rb"\{\{.*\}\}|\$\{\{[^\r\n]*\}\}|<[^<>]*>|\[redacted:[a-z\-]+\]"
 )
+MAX_PLACEHOLDER = 256
+# A secret's own name as its value (``password: "password"``) is a template's default.
+_NAMES_AS_VALUES = frozenset(
+    b"password passwd passphrase secret token pass pwd apikey api_key api-key credential "
+    b"credentials key auth".split()
+)
+
+
+def named_placeholder(value: bytes) -> bool:
+    """A named value that is a placeholder: a secret's own name, a format's documented example,
+    or filler or a template's word once a known prefix is stripped (``dckr_pat_XXXX…``)."""
+    if len(value) > MAX_PLACEHOLDER:
+        return False  # a template's value is short; reading a long one costs its length again
+    return value.lower() in _NAMES_AS_VALUES or is_named_placeholder(value)
 
 
 def stands_in(block: bytes, start: int, end: int) -> bool:
@@ -102,6 +117,40 @@ def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
     return m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'")
 
 
+# A value runs to its real end, however long (the regex reads its first 4 KB only): a
+# quoted one to its closing quote, past backslash-escaped and doubled quotes (``\"``,
+# ``''``), a bare one to its first stop character. Each is one possessive pass, linear.
+_VALUE_END = {
+    "dq": re.compile(rb'(?:[^"\\\r\n]|\\[^\r\n]|"")*+'),
+    "sq": re.compile(rb"(?:[^'\\\r\n]|\\[^\r\n]|'')*+"),
+    "v": re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+"),
+}
+
+
+class _LastRun:
+    """The last value run read to its end, so that a match inside it (``token=x1token=x1…``
+    on a 10 MB line) does not read the same run again: the cost stays linear."""
+
+    block: bytes = b""
+    runs: dict[str, tuple[int, int]] = {}  # noqa: RUF012 - one cache for the module
+
+
+def value_end(block: bytes, name: str, start: int, end: int) -> int:
+    """Where the value that the regex read as ``block[start:end]`` really ends."""
+    pattern = _VALUE_END.get(name)
+    if pattern is None:
+        return end
+    if _LastRun.block is not block:
+        _LastRun.block, _LastRun.runs = block, {}
+    run = _LastRun.runs.get(name)
+    if run is not None and run[0] <= start < run[1]:
+        return max(end, run[1])
+    found = pattern.match(block, start)
+    stop = max(end, found.end()) if found else end
+    _LastRun.runs[name] = (start, stop)
+    return stop
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
@@ -113,7 +162,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     for name in ("eq", "dq", "sq", "v"):
         start, end = m.span(name)
         if end > start:
-            if _PLACEHOLDER.fullmatch(block, start, end):
+            end = value_end(block, name, start, end)
+            if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one

@@ -292,7 +292,8 @@ FORMATS: tuple[Format, ...] = (
        Run(B64URL + "+/=", 30, 120)),
     # Clouds
     _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
-       kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000")),
+       kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000",
+                                    "AKIAIOSFODNN7EXAMPLE")),  # AWS's documented example
     _f("aws-mws-key", "amzn.mws.", *_uuid()),
     _f("google-api-key", "AIza", Run(B64URL, 35), kind="google-api-key"),
     _f("google-oauth-client-secret", "GOCSPX-", Run(B64URL, 28)),
@@ -611,6 +612,32 @@ def _is_placeholder(fmt: Format, text: bytes, body: bytes) -> bool:
     if fmt.placeholders and text.decode("ascii", "replace") in fmt.placeholders:
         return True
     return looks_like_placeholder(body)
+
+
+_PREFIXES = tuple(
+    sorted(
+        {a.encode() for f in FORMATS if not isinstance(f.parts[0], Run) for a in _alts(f.parts[0])}
+        - {b""},
+        key=len,
+        reverse=True,
+    )
+)
+_EXAMPLES = frozenset(p.encode() for f in FORMATS for p in f.placeholders)
+
+
+def holds_a_format(value: bytes) -> bool:
+    """Whether ``value`` holds a token of the table (which then names it, by format)."""
+    return value.startswith(_PREFIXES) or next(iter(SCANNER.finds(value, 0)), None) is not None
+
+
+def is_named_placeholder(value: bytes) -> bool:
+    """A value under a secret's name that only a template or a document holds: a format's
+    documented example, or filler or a template's word once a known prefix is stripped
+    (``dckr_pat_XXXX…``, ``ghp_your_token_here``)."""
+    if value in _EXAMPLES:
+        return True
+    body = next((value[len(p) :] for p in _PREFIXES if value.startswith(p)), value)
+    return len(body) >= 4 and looks_like_placeholder(body)
 
 
 SCANNER = FormatScanner()

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import re2
 
+from relay.redact.formats import holds_a_format
 from relay.redact.linear import Spans, searcher
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
 from relay.redact.rules import Kind, LineBudget, Span
@@ -67,6 +68,7 @@ def _digit(klass: str, least: int = 8) -> str:
 
 _DQ = _digit(r'[^"\\\r\n]')
 _SQ = _digit(r"[^'\r\n]")
+_BQ = _digit(r"[^`\r\n]")  # a Go or JavaScript raw string
 _BARE_CHAR = r"""[^\s"'&,;<>(){}\[\]\\]"""
 _BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
 # A bare value does not open with a second colon: ``test_x.py::test_y`` is a scope, not a
@@ -86,12 +88,17 @@ _REST = r"(?:[_.\-0-9][a-z0-9_.\-]{0,40})?"
 PATTERN = (
     # key = value, key: value, "key": "value", key := value, key => value
     rf"(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
-    rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|(?P<a3>{_BARE}))"
+    rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|`(?P<a4>{_BQ})`|(?P<a3>{_BARE}))"
     # <password>value</password>, <db:api-key attr="x">value</db:api-key>
     rf"|<[a-z0-9_.:\-]{{0,40}}(?P<k2>{_WORDS}){_REST}(?:[ \t][^>\r\n]{{0,100}})?>"
     rf"(?P<x>[^<\r\n]+)</"
     # <name>fs.s3a.secret.key</name> <value>value</value>
     r"|<name>(?P<k3>[^<\r\n]{1,80})</name>\s{0,40}<value>(?P<hv>[^<\r\n]+)</value>"
+    # <entry key="password">value</entry>
+    r"|<[a-z0-9_.:\-]{1,40}[ \t][^>\r\n]{0,100}?(?:key|name)=\"(?P<k7>[^\"\r\n]{1,80})\""
+    r"[^>\r\n]{0,100}>(?P<ex>[^<\r\n]+)</"
+    # <value>value</value> with no name: it must look machine-made
+    r"|<value>(?P<vv>[^<\r\n]+)</value>"
     # <add key="ApiKey" value="value"/>
     r"|(?:key|name)=\"(?P<k4>[^\"\r\n]{1,80})\"[ \t]+value=\"(?P<av>[^\"\r\n]+)\""
     # --key value, --auth=value, -token value
@@ -104,10 +111,13 @@ PATTERN = (
     rf"|(?P<k6>{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     rf"(?:[a-z]{{1,12}}[ \t]+){{0,3}}(?P<ev>{_FREE}={{0,2}})"
 )
-_VALUE_GROUPS = ("a1", "a2", "a3", "x", "hv", "av", "fv", "ev")
-_KEY_OF = {"a1": "k1", "a2": "k1", "a3": "k1", "x": "k2", "hv": "k3", "av": "k4", "fv": "k5"}
+_VALUE_GROUPS = ("a1", "a2", "a4", "a3", "x", "ex", "vv", "hv", "av", "fv", "ev")
+_KEY_OF = {
+    **{"a1": "k1", "a2": "k1", "a3": "k1", "a4": "k1", "x": "k2", "hv": "k3", "av": "k4"},
+    **{"fv": "k5", "ex": "k7"},
+}
 # Where the name alone is enough: an element, a name/value pair, named by a strong word.
-_NAME_ENOUGH = frozenset({"x", "hv", "av"})
+_NAME_ENOUGH = frozenset({"x", "ex", "hv", "av"})
 MIN_RANDOM = 16
 MIN_FREE_STANDING = 20  # a value that no syntax ties to the word must be longer
 
@@ -164,6 +174,8 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
         value = block[start:end]
         if is_reference(value.strip()) or is_public(value):
             return None
+        if name == "vv" and holds_a_format(value):
+            return None  # a token the format table names itself
         key_at = _KEY_INDEX.get(name)
         key = None if key_at is None else _group(lowered, spans[key_at])
         if name in _NAME_ENOUGH and key is not None:

@@ -24,6 +24,7 @@ what is left in it, not by its share: it cannot hide much, and its redacted text
 from __future__ import annotations
 
 import codecs
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ from relay.redact.tokens import END_KEY_MAX
 
 BLOCK_SIZE = 1 << 20
 OVERLAP = 32 << 10  # longer than the longest match any rule can make
+# What a value longer than a window is made of, as far as it goes on into the next one.
+_VALUE_RUN = re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+")
 CONTEXT = 512  # longer than any rule's lead-in before the span it replaces (key=, ://user:)
 MAX_UNDECODABLE = 0.01
 MIN_UNDECODABLE = 3  # a stray U+FFFD or two in a short log is mojibake, not binary
@@ -85,6 +88,7 @@ class StreamRedactor:
         self._pos = 0  # how much of the buffer has been emitted
         self._ctx = b""
         self._in_key = False
+        self._in_value = False  # a secret's value ran past the last window's end
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._counts: Counter[str] = Counter()
         self._in = self._out = self._redacted = self._undecodable = self._nul = 0
@@ -149,6 +153,10 @@ class StreamRedactor:
             head, start = self._skip_key(window, start, final=final)
             if self._in_key:
                 return self._consume(window, start, head)
+        if self._in_value:
+            start = self._skip_value(window, start, final=final)
+            if self._in_value:
+                return self._consume(window, start, b"")
         # Scan from the context on: a match may begin there (``TOKEN=``) and replace text after.
         scan = self._engine.scan(window, 0)
         cut = len(window) if final else self._cut(window, start, eager=eager)
@@ -159,6 +167,8 @@ class StreamRedactor:
             stop = len(window) if final else max(len(window) - END_KEY_MAX, spans[-1][0] + 1)
             spans[-1] = (spans[-1][0], stop, spans[-1][2])
             emit_end = stop
+        elif spans and not final and spans[-1][1] == len(window):
+            self._in_value = True  # the value goes on in the next window: drop the rest of it
         return self._consume(window, emit_end, head + self._apply(window, spans, start, emit_end))
 
     def _cut(self, window: bytes, start: int, *, eager: bool) -> int:
@@ -186,6 +196,15 @@ class StreamRedactor:
             self._in_key = False
         self._redacted += stop - start
         return b"\n" * window.count(b"\n", start, stop), stop
+
+    def _skip_value(self, window: bytes, start: int, *, final: bool) -> int:
+        """Inside a value longer than a window: drop it up to its end (its placeholder is out)."""
+        found = _VALUE_RUN.match(window, start)
+        stop = found.end() if found else start
+        if final or stop < len(window):
+            self._in_value = False
+        self._redacted += stop - start
+        return stop
 
     def _consume(self, window: bytes, end: int, out: bytes) -> bytes:
         """Drop the emitted input from the buffer and keep its tail as context."""

@@ -43,7 +43,7 @@ def test_redacting_twice_changes_nothing_more() -> None:
     [
         ("push with ghp_" + "a1B2" * 9, "push with [redacted:github-token]"),
         ("GH_TOKEN=github_pat_11AAAAAAA0" + "x" * 60, "GH_TOKEN=[redacted:github-token]"),
-        ("id AKIAIOSFODNN7EXAMPLE ok", "id [redacted:aws-access-key] ok"),
+        ("id AKIAQ3EGRT7PLW2KZ5NB ok", "id [redacted:aws-access-key] ok"),
         ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "key=[redacted:google-api-key]"),
         ("xoxb-123456789012-1234567890123-AbCdEfGhIjKl", "[redacted:slack-token]"),
         ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[redacted:stripe-key]"),
