@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from relay.errors import SpineFileError
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -94,6 +96,27 @@ def split_row(line: str) -> list[str] | None:
         current += "\\"
     cells.append(current.strip())
     return cells
+
+
+def table_rows(
+    text: str, columns: tuple[str, ...], *, name: str
+) -> tuple[str, list[tuple[int, list[str]]]]:
+    """An append-only table file (the iteration log, the experiments ledger): the text
+    before the table, and each data row's line number and cells (header and rule rows
+    skipped); nothing but table rows may follow the table."""
+    lines = text.splitlines(keepends=True)
+    head_end = next((i for i, line in enumerate(lines) if split_row(line)), len(lines))
+    found = []
+    for number, line in enumerate(lines[head_end:], start=head_end + 1):
+        cells = split_row(line)
+        if cells is None:
+            if line.strip():
+                raise SpineFileError(name, number, "only table rows may follow the table")
+            continue
+        if is_rule_row(cells) or cells == list(columns):
+            continue
+        found.append((number, cells))
+    return "".join(lines[:head_end]), found
 
 
 def is_rule_row(cells: list[str]) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from relay.errors import SpineFileError
-from relay.loop.markdown import is_rule_row, row, split_row
+from relay.loop.markdown import row, table_rows
 
 EXPERIMENTS_NAME = "docs/loop/EXPERIMENTS.md"
 EXPERIMENTS_HEAD = """\
@@ -154,21 +154,13 @@ def parse_experiments(
     text: str, *, name: str = EXPERIMENTS_NAME
 ) -> tuple[str, tuple[Experiment, ...]]:
     """The text before the table and its rows."""
-    lines = text.splitlines(keepends=True)
-    head_end = next((i for i, line in enumerate(lines) if split_row(line)), len(lines))
+    head, found = table_rows(text, COLUMNS, name=name)
     rows = []
-    for number, line in enumerate(lines[head_end:], start=head_end + 1):
-        cells = split_row(line)
-        if cells is None:
-            if line.strip():
-                raise SpineFileError(name, number, "only table rows may follow the table")
-            continue
-        if is_rule_row(cells) or cells == list(COLUMNS):
-            continue
+    for number, cells in found:
         if len(cells) != len(COLUMNS) or not cells[0].isdigit():
             raise SpineFileError(name, number, f"a row has {len(COLUMNS)} cells, numbered")
         rows.append(Experiment(int(cells[0]), *cells[1:]))
-    return "".join(lines[:head_end]), tuple(rows)
+    return head, tuple(rows)
 
 
 def render_experiments(head: str, rows: Sequence[Experiment]) -> str:

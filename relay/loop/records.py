@@ -22,6 +22,7 @@ from relay.loop.markdown import (
     row,
     sections,
     split_row,
+    table_rows,
     unfence,
 )
 
@@ -78,21 +79,13 @@ class Iteration:
 
 def parse_log(text: str, *, name: str = LOG_NAME) -> tuple[str, tuple[Iteration, ...]]:
     """The text before the table and its rows."""
-    lines = text.splitlines(keepends=True)
-    head_end = next((i for i, line in enumerate(lines) if split_row(line)), len(lines))
+    head, found = table_rows(text, LOG_COLUMNS, name=name)
     rows = []
-    for number, line in enumerate(lines[head_end:], start=head_end + 1):
-        cells = split_row(line)
-        if cells is None:
-            if line.strip():
-                raise SpineFileError(name, number, "only table rows may follow the table")
-            continue
-        if is_rule_row(cells) or cells == list(LOG_COLUMNS):
-            continue
+    for number, cells in found:
         if len(cells) != len(LOG_COLUMNS) or not (cells[0].isdigit() and cells[2].isdigit()):
             raise SpineFileError(name, number, f"a row has {len(LOG_COLUMNS)} cells, numbered")
         rows.append(Iteration(int(cells[0]), cells[1], int(cells[2]), *cells[3:]))
-    return "".join(lines[:head_end]), tuple(rows)
+    return head, tuple(rows)
 
 
 def render_log(head: str, rows: tuple[Iteration, ...]) -> str:

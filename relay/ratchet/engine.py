@@ -444,15 +444,7 @@ class Ratchet:
                 checked = self._remote(goal, baseline)
                 if isinstance(checked, str):
                     self._revert_goal(baseline)
-                    self.state.escalated = True
-                    self.state.questions.append(f"{goal.id}: {checked}")
-                    self._mark(
-                        row,
-                        state=GoalState.OPEN,
-                        note=checked,
-                        message=f"loop: {goal.id} escalated",
-                    )
-                    return f"escalation: {checked}"
+                    return self.escalate(goal, row, checked)
                 outcome = checked
             decision = after_attempt(
                 progress,
@@ -471,15 +463,7 @@ class Ratchet:
                 continue
             if isinstance(decision, Escalate):
                 self._revert_goal(baseline)
-                self.state.escalated = True
-                self.state.questions.append(f"{goal.id}: {decision.reason}")
-                self._mark(
-                    row,
-                    state=GoalState.OPEN,
-                    note=decision.reason,
-                    message=f"loop: {goal.id} escalated",
-                )
-                return f"escalation: {decision.reason}"
+                return self.escalate(goal, row, decision.reason)
             self.state.iterations += 1
             iteration = self._next_iteration()
             if isinstance(decision, Keep):
@@ -503,6 +487,14 @@ class Ratchet:
             assert isinstance(decision, EndPass)
             self._end_pass(goal, row, attempt, iteration, outcome, baseline, decision)
             return None
+
+    def escalate(self, goal: Goal, row: BoardRow, reason: str) -> str:
+        """The run stops for a person: the goal goes back to open with the reason on the
+        board and in the questions; the run's stop reason."""
+        self.state.escalated = True
+        self.state.questions.append(f"{goal.id}: {reason}")
+        self._mark(row, state=GoalState.OPEN, note=reason, message=f"loop: {goal.id} escalated")
+        return f"escalation: {reason}"
 
     def pause(self, goal: Goal, row: BoardRow, decision: Suspend) -> str:
         """A usage limit with a reset time: the goal stays in progress, the resume is

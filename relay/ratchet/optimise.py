@@ -177,15 +177,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             progress = decision.progress
             continue
         if isinstance(decision, Escalate):
-            run.state.escalated = True
-            run.state.questions.append(f"{goal.id}: {decision.reason}")
-            run._mark(
-                row,
-                state=GoalState.OPEN,
-                note=decision.reason,
-                message=f"loop: {goal.id} escalated",
-            )
-            return f"escalation: {decision.reason}"
+            return run.escalate(goal, row, decision.reason)
         run.state.iterations += 1
         iteration = run._next_iteration()
         if isinstance(decision, Keep):
