@@ -43,15 +43,18 @@ def build_redactor(
 
     extra = dict(extra_patterns or {})
     kept = list(allowed)
+    hosts: list[str] = []
     if master is not None:
         scope = master.scope
         extra |= {f"scope-{n}": p for n, p in enumerate(scope.redact, start=1)}
-        hosts = node_hosts_pattern(master)
-        if hosts:
-            extra["host"] = hosts
+        # A node's name is usually its host's short name: the short name is public (it is
+        # in the table), its fully qualified forms (``win-desktop.local``) say where the
+        # machine lives and are redacted as <host> on every node, not only on the one named.
+        hosts = [node.name for node in master.nodes]
         # node names are public in the node table, even where one equals its host name
         kept += [*scope.redact_allow, *(re.escape(node.name) for node in master.nodes)]
-    return Redactor(gather_facts(token=token or None), extra_patterns=extra, allowed=kept)
+    facts = gather_facts(token=token or None)
+    return Redactor(facts, extra_patterns=extra, allowed=kept, node_hosts=hosts)
 
 
 def redactor_here(
@@ -64,30 +67,6 @@ def redactor_here(
     patterns when the clone at ``repo_dir`` (or here) has one, the machine's facts alone
     otherwise."""
     return build_redactor(_master_near(repo_dir), extra_patterns=extra_patterns, allowed=allowed)
-
-
-# Suffixes a bare host name takes on a home or office network (mDNS, routers, AD domains).
-_LOCAL_SUFFIXES = ("local", "lan", "home", "internal", "localdomain", "corp", "intranet")
-
-
-def node_hosts_pattern(master: Master) -> str:
-    """The host names of the table's nodes as a pattern, redacted like this node's own.
-
-    A node's name is usually its host's short name, so the table says which host names
-    belong to this repository's machines: the short name itself is public (it is in the
-    table), but its fully qualified forms (``win-desktop.local``,
-    ``mac-studio.corp.example.net``) say where the machine lives and are redacted as
-    ``<host>`` on every node, not only on the one they name. Empty for an empty table."""
-    import re
-
-    names = sorted({re.escape(node.name) for node in master.nodes}, key=len, reverse=True)
-    if not names:
-        return ""
-    local = "|".join(_LOCAL_SUFFIXES)
-    return (
-        rf"(?i)(?<![A-Za-z0-9_.-])(?:{'|'.join(names)})"
-        rf"(?:(?:\.[A-Za-z0-9-]+){{2,}}|\.(?:{local}))(?![A-Za-z0-9_-])"
-    )
 
 
 def redact_lines(ctx: NodeContext, lines: list[str], *, token: str) -> list[str]:
@@ -110,7 +89,13 @@ def redacted(message: str, *, repo_dir: Path | None = None) -> str:
 
 
 def _master_near(repo_dir: Path | None) -> Master | None:
-    """The master section of the clone at ``repo_dir`` (or here), None when there is none."""
+    """The master section of the clone at ``repo_dir`` (or here), None when there is none.
+
+    Outside a clone nothing is imported: reading a master section needs the node's
+    modules (and the libraries they load), the longest part of a short `relay redact`."""
+    here = (repo_dir or Path.cwd()).resolve()
+    if not any((d / ".git").exists() for d in (here, *here.parents)):
+        return None
     from relay.edges.local import clone_root
     from relay.node.context import read_master
 

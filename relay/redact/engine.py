@@ -28,7 +28,7 @@ from relay.redact.literals import (
     build_literals,
 )
 from relay.redact.named import SCANNER as NAMED
-from relay.redact.network import NETWORK_RULES
+from relay.redact.network import NETWORK_RULES, node_host_rule
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
 from relay.redact.prefilter import Prefilter
 from relay.redact.rules import Kind, Rule, Span, placeholder
@@ -108,47 +108,56 @@ class Engine:
         *,
         extra_patterns: Mapping[str, str] | None = None,
         allowed: Iterable[str] = (),
+        node_hosts: Iterable[str] = (),
         prefilter: bool = True,
     ) -> None:
-        """``prefilter=False`` runs every rule over every line (the tests compare the two)."""
+        """``node_hosts``: the node table's names, whose fully qualified forms are redacted
+        as hosts; ``prefilter=False`` runs every rule over every line (the tests compare)."""
+        hosts = node_host_rule(tuple(node_hosts))
         self.rules: tuple[Rule, ...] = (
             *TOKEN_RULES,
             *ASSIGNMENT_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
-            *_compile_extra(extra_patterns or {}),
+            *((hosts,) if hosts else ()),
         )
+        # Extra patterns may be any regex, across lines too: each reads the whole block, in
+        # its own pass, and the built-in rules keep the prefilter.
+        self.extra: tuple[Rule, ...] = _compile_extra(extra_patterns or {})
         self._gates, self._gate_of = _gate_set(self.rules)
         self.literals: tuple[Literal, ...] = build_literals(facts)
         self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
-        # Extra patterns may be any regex (across lines, too), and a needle with a line break
-        # crosses lines: then every rule reads the whole block.
+        # A needle with a line break crosses lines: then every rule reads the whole block.
         folds = [(lit.needle, lit.lower) for lit in self.literals]
-        plain = (
-            prefilter and not extra_patterns and not any(b"\n" in n or b"\r" in n for n, _ in folds)
+        folds += [(name.lower().encode(), True) for name in node_hosts if name]
+        plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds)
+        self._prefilter = (
+            Prefilter(folds, ansi=bool(self._own), anchors=SCANNER.search.pattern)
+            if plain
+            else None
         )
-        self._prefilter = Prefilter(folds, ansi=bool(self._own)) if plain else None
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context).
 
-        The format table is scanned over the whole block (its own one pass); every other rule
-        only over the lines the prefilter hit, when they are few (see ``prefilter``)."""
+        Every rule and the format table read only the lines the prefilter hit (whose one
+        pass looks for the table's anchors too), when they are few (see ``prefilter``);
+        extra patterns read the whole block."""
         lines = self._prefilter.lines(block) if self._prefilter and start == 0 else None
         if lines is None:
             lowered = block.lower()
             found = self._collect(block, lowered, start)
             ends = _end_markers(lowered, start)
         else:
-            found = list(SCANNER.spans(block, block, 0))  # the table reads no lowered copy
             low = lines.text.lower()
             to_block = lines.span_to_block
-            kept = self._collect(lines.text, low, 0, formats=False)
-            found += [(*to_block(s, e), k) for s, e, k in kept]
+            found = [(*to_block(s, e), k) for s, e, k in self._collect(lines.text, low, 0)]
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
+        for extra in self.extra:  # the whole block, as written: no lowered copy
+            found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
@@ -158,11 +167,9 @@ class Engine:
         # An unfinished key block runs to the block's end, so it is in the last merged span.
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
 
-    def _collect(
-        self, block: bytes, lowered: bytes, start: int, *, formats: bool = True
-    ) -> list[Span]:
-        """Every rule's finds in ``block``, before merging; ``formats``: the table's too."""
-        found: list[Span] = list(SCANNER.spans(block, lowered, start)) if formats else []
+    def _collect(self, block: bytes, lowered: bytes, start: int) -> list[Span]:
+        """Every built-in rule's finds and the table's in ``block``, before merging."""
+        found: list[Span] = list(SCANNER.spans(block, lowered, start))
         # One RE2 pass says which gated rules can match in this block at all.
         present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
         for i, r in enumerate(self.rules):

@@ -281,3 +281,34 @@ NETWORK_RULES: tuple[Rule, ...] = (
         gate=rb"users",
     ),
 )
+
+# Suffixes a bare host name takes on a home or office network (mDNS, routers, AD domains).
+LOCAL_SUFFIXES = ("local", "lan", "home", "internal", "localdomain", "corp", "intranet")
+_HOST_EDGE = WORD | frozenset(b".-")
+_HOST_END = WORD | frozenset(b"-")
+
+
+def _fqdn(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """A node's name as a whole word, then its domain: not ``ci-mac-studio.x.y``, not a
+    name glued to more word after the domain."""
+    if not boundary_before(block, m.start(), _HOST_EDGE):
+        return None
+    return m.span() if boundary_after(block, m.end(), _HOST_END) else None
+
+
+def node_host_rule(names: tuple[str, ...]) -> Rule | None:
+    """The host names of the repository's nodes in their fully qualified forms
+    (``win-desktop.local``, ``mac-studio.corp.example.net``), which say where a machine
+    lives; the short name alone is public (the node table shows it) and is kept. Matched in
+    the lowered block, so any case; None when the table names no node."""
+    words = sorted({n.lower().encode() for n in names if n}, key=len, reverse=True)
+    if not words:
+        return None
+    alternatives = b"|".join(re.escape(w) for w in words)
+    local = "|".join(LOCAL_SUFFIXES).encode()
+    return rule(
+        Kind.HOST,
+        b"(?:" + alternatives + rb")(?:(?:\.[a-z0-9-]+){2,}|\.(?:" + local + b"))",
+        lower=True,
+        check=_fqdn,
+    )

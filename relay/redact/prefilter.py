@@ -2,8 +2,8 @@
 
 Most lines of a build log hold nothing any rule could find, yet each rule's own search, and
 the Python check on each of its near-misses, read the whole block. So one RE2 regex, the
-*prefilter*, is matched over the block first; it is the union of a superset of every rule
-but the format table's (which has its own one-pass scan, see ``formats``): for each rule, a
+*prefilter*, is matched over the block first; it is the union of the format table's
+anchors (see ``formats``) and a superset of every other rule: for each rule, a
 pattern that matches on the line of every find the rule can make (where the rule's own regex
 or check refuses a shape, ``max_tokens=`` or ``version 10.2.0.1``, the superset may refuse
 it too). Only the lines
@@ -22,8 +22,9 @@ Why the result is the same as scanning the whole block:
 - checks that look before a match look no further back than its line's start;
 - key blocks, which span lines, are stretched on the whole block afterwards (``engine``).
 
-This node's own literals are in the prefilter too (a value that holds a line break, and
-extra patterns from the master section, which may be any regex, turn the prefilter off).
+This node's own literals and the node table's host names are in the prefilter too (a
+value that holds a line break turns the prefilter off). Extra patterns from the master
+section may be any regex, across lines too: they are not in it, and read the whole block.
 The regex is compiled for Latin-1, so that every byte is a character (a line that is not
 valid UTF-8 is still matched), and case-insensitively where the rules read the lowered
 block, which only widens it.
@@ -124,10 +125,16 @@ class Lines:
 class Prefilter:
     """The one pass that says which lines of a block any rule could match."""
 
-    def __init__(self, literals: Iterable[tuple[bytes, bool]], *, ansi: bool) -> None:
+    def __init__(
+        self, literals: Iterable[tuple[bytes, bool]], *, ansi: bool, anchors: bytes = b""
+    ) -> None:
         """``literals``: this node's needles and whether each is matched in any case;
-        ``ansi``: look for colour codes too (an own secret may be split by them)."""
+        ``ansi``: look for colour codes too (an own secret may be split by them);
+        ``anchors``: the format table's anchors, matched as written (the table then reads
+        the kept lines only, and the block is read once for both)."""
         parts = [f"(?i:{'|'.join(RULE_SUPERSETS)})".encode()]
+        if anchors:
+            parts.append(anchors)
         for needle, fold in literals:
             quoted = re2.escape(needle)
             parts.append(b"(?i:" + quoted + b")" if fold else quoted)

@@ -27,14 +27,19 @@ class Redactor:
         *,
         extra_patterns: Mapping[str, str] | None = None,
         allowed: Iterable[str] = (),
+        node_hosts: Iterable[str] = (),
         max_redacted_share: float = MAX_REDACTED_SHARE,
         block_size: int = BLOCK_SIZE,
     ) -> None:
         """``allowed`` adds to ``DEFAULT_ALLOWED``; it never un-masks this node's own secret
-        values (``facts.secrets``). Raises ``LocalUsageError`` when an extra pattern or an
-        allowed exception is not a valid regex."""
+        values (``facts.secrets``). ``node_hosts``: the node table's names, whose fully
+        qualified forms are redacted as ``<host>``. Raises ``LocalUsageError`` when an extra
+        pattern or an allowed exception is not a valid regex."""
         self._engine = Engine(
-            facts or MachineFacts(), extra_patterns=extra_patterns, allowed=allowed
+            facts or MachineFacts(),
+            extra_patterns=extra_patterns,
+            allowed=allowed,
+            node_hosts=node_hosts,
         )
         self._max_share = max_redacted_share
         self._block = block_size

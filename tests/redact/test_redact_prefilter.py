@@ -20,8 +20,9 @@ from redact_samples import FACTS, MAKERS, OWN_SECRET, key_block
 from relay.redact.engine import Engine
 from relay.redact.formats import FORMATS
 
-WITH = Engine(FACTS)
-WITHOUT = Engine(FACTS, prefilter=False)
+HOSTS = ("mac-studio", "win-desktop")
+WITH = Engine(FACTS, node_hosts=HOSTS)
+WITHOUT = Engine(FACTS, node_hosts=HOSTS, prefilter=False)
 NAMED = (
     "VENDOR_KEY={v}",
     'const HEROKU_KEY = "{v}";',
@@ -33,6 +34,7 @@ NAMED = (
     "max_tokens=512 tests/test_token.py::test_token_12 PASSED version 10.2.0.1",
     "api\nkey={v}",
     "version\n10.0.0.{n}",
+    "ssh Mac-Studio.corp.example{n}.net; ping win-desktop.local; node mac-studio",
 )
 
 
@@ -108,6 +110,19 @@ def test_ordinary_lines_are_not_kept_and_a_dense_block_is_scanned_whole() -> Non
     assert WITH.scan(dense) == WITHOUT.scan(dense)
 
 
-def test_extra_patterns_turn_the_prefilter_off() -> None:
-    """An extra pattern may be any regex, across lines too: only a whole scan is sure."""
-    assert Engine(FACTS, extra_patterns={"ticket": r"TCK-\d+\nmore"})._prefilter is None
+def test_extra_patterns_read_the_whole_block_and_leave_the_prefilter_on() -> None:
+    """An extra pattern may be any regex, across lines too: it reads the whole block in a
+    pass of its own, so it finds what it would alone, and the built-in rules keep the
+    prefilter (a master section's patterns must not cost every rule its speed)."""
+    extra = {"ticket": r"TCK-\d+\nmore", "scope-1": r"(?i)acme-[0-9]+"}
+    engine = Engine(FACTS, extra_patterns=extra, node_hosts=HOSTS)
+    whole = Engine(FACTS, extra_patterns=extra, node_hosts=HOSTS, prefilter=False)
+    assert engine._prefilter is not None
+    rng = random.Random(7)
+    text = clean_lines(rng, 3000) + "TCK-12\nmore ACME-7 win-desktop.lan\n" + clean_lines(rng, 900)
+    block = text.encode()
+    assert engine._prefilter.lines(block) is not None  # the prefilter is used on it
+    scan = engine.scan(block)
+    assert scan == whole.scan(block)
+    kinds = {kind for _, _, kind in scan.spans}
+    assert {"ticket", "scope-1", "host"} <= kinds, kinds
