@@ -18,6 +18,7 @@ import errno
 import io
 import os
 import re
+import stat as _stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,7 +28,7 @@ from relay.commands.output import Output
 from relay.errors import LocalUsageError
 
 if TYPE_CHECKING:
-    from relay.redact import RedactionReport, StreamRedactor
+    from relay.redact import RedactionReport, Redactor, StreamRedactor
 
 READ_SIZE = 1 << 20  # the redactor's window: a file is read in as few calls as it is scanned
 SIGPIPE_STATUS = 141  # what a shell reports for a filter that a closed pipe ended
@@ -66,7 +67,22 @@ def register(sub: Any) -> None:
         action="store_true",
         help="print the report as the JSON envelope (needs --output for the text)",
     )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="processes for a large file (default: one per core; 1: this process alone)",
+    )
     p.set_defaults(func=run)
+
+
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number of processes, at least one."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of processes (1 or more)")
+    return int(value)
 
 
 def _extra_patterns(specs: list[str]) -> dict[str, str]:
@@ -114,11 +130,11 @@ def _open(path: str) -> io.BufferedReader:
         ) from err
 
 
-def _write(text: str, sink: BinaryIO | None = None) -> None:
+def _write(text: str | bytes, sink: BinaryIO | None = None) -> None:
     """Write all of ``text``: a large write that the file takes only in part (a size limit)
     returns a short count instead of raising, so write the rest until it does raise."""
     out = sink or sys.stdout.buffer
-    data = memoryview(text.encode())
+    data = memoryview(text.encode() if isinstance(text, str) else text)
     while data:
         written = out.write(data)
         if not written:  # a non-blocking output that takes nothing now
@@ -191,9 +207,12 @@ def run(args: argparse.Namespace) -> Output:
     stream = redactor.open()
     source = _open(args.file)
     sink = _create(args.output) if args.output is not None else None
+    report: RedactionReport | None = None
     try:
         name = "standard input" if args.file == "-" else args.file
-        _pump(source, stream, name=name, sink=sink)
+        report = _in_pieces(redactor, source, args.jobs, sink)
+        if report is None:
+            _pump(source, stream, name=name, sink=sink)
     except BrokenPipeError:
         _drop_stdout()  # the reader has all it wanted (| head): stop quietly, as filters do
         return Output(exit_status=SIGPIPE_STATUS)
@@ -208,7 +227,28 @@ def run(args: argparse.Namespace) -> Output:
             source.close()
         if sink is not None:
             sink.close()
-    return _finish(stream.report, verbose=args.report)
+    return _finish(report or stream.report, verbose=args.report)
+
+
+def _in_pieces(
+    redactor: Redactor, source: io.BufferedReader, jobs: int | None, sink: BinaryIO | None
+) -> RedactionReport | None:
+    """A large regular file redacted on every core (see ``relay.redact.parallel``); None
+    when the input is a pipe, small, or one process is asked for (the caller streams it)."""
+    from relay.redact import parallel
+
+    count = jobs or os.cpu_count() or 1
+    if count < 2 or source is sys.stdin.buffer:
+        return None
+    stat = os.fstat(source.fileno())
+    if not _stat.S_ISREG(stat.st_mode) or stat.st_size < parallel.MIN_PARALLEL:
+        return None
+    out = sink or sys.stdout.buffer
+    tally = parallel.redact_file(
+        redactor, source.name, stat.st_size, lambda text: _write(text, out), jobs=count
+    )
+    out.flush()
+    return tally.report(redactor.recipe.max_redacted_share)
 
 
 def _create(path: Path) -> BinaryIO:

@@ -9,6 +9,7 @@ master section's shared scope).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from relay.redact.engine import Engine
 from relay.redact.literals import MachineFacts
@@ -16,6 +17,30 @@ from relay.redact.stream import BLOCK_SIZE, RedactionReport, StreamRedactor
 
 # Past this share of replaced text a log is more secret than log: summarise it instead.
 MAX_REDACTED_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a ``Redactor`` is built from, as plain data: another process builds the same
+    redactor from it (compiled rules do not cross a process boundary)."""
+
+    facts: MachineFacts = field(default_factory=MachineFacts)
+    extra_patterns: tuple[tuple[str, str], ...] = ()
+    allowed: tuple[str, ...] = ()
+    node_hosts: tuple[str, ...] = ()
+    max_redacted_share: float = MAX_REDACTED_SHARE
+    block_size: int = BLOCK_SIZE
+
+    def build(self) -> Redactor:
+        """The redactor this recipe describes."""
+        return Redactor(
+            self.facts,
+            extra_patterns=dict(self.extra_patterns),
+            allowed=self.allowed,
+            node_hosts=self.node_hosts,
+            max_redacted_share=self.max_redacted_share,
+            block_size=self.block_size,
+        )
 
 
 class Redactor:
@@ -35,20 +60,33 @@ class Redactor:
         values (``facts.secrets``). ``node_hosts``: the node table's names, whose fully
         qualified forms are redacted as ``<host>``. Raises ``LocalUsageError`` when an extra
         pattern or an allowed exception is not a valid regex."""
-        self._engine = Engine(
+        self.recipe = Recipe(
             facts or MachineFacts(),
+            tuple((extra_patterns or {}).items()),
+            tuple(allowed),
+            tuple(node_hosts),
+            max_redacted_share,
+            block_size,
+        )
+        self._engine = Engine(
+            self.recipe.facts,
             extra_patterns=extra_patterns,
-            allowed=allowed,
-            node_hosts=node_hosts,
+            allowed=self.recipe.allowed,
+            node_hosts=self.recipe.node_hosts,
         )
         self._max_share = max_redacted_share
         self._block = block_size
 
-    def open(self, *, overlap: int | None = None) -> StreamRedactor:
-        """A fresh stream: ``feed`` chunks, then ``finish``, then read ``report``."""
+    def open(self, *, overlap: int | None = None, context: bytes = b"") -> StreamRedactor:
+        """A fresh stream: ``feed`` chunks, then ``finish``, then read ``report``.
+        ``context``: the log's bytes before the first chunk (see ``StreamRedactor``)."""
         extra = {} if overlap is None else {"overlap": overlap}
         return StreamRedactor(
-            self._engine, max_redacted_share=self._max_share, block_size=self._block, **extra
+            self._engine,
+            max_redacted_share=self._max_share,
+            block_size=self._block,
+            context=context,
+            **extra,
         )
 
     def stream(self, chunks: Iterable[bytes | str]) -> RedactedStream:

@@ -69,6 +69,44 @@ class RedactionReport:
         )
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What a stream counted: the report's raw material. Tallies of the consecutive pieces
+    of one log add up to the tally of the whole (``parallel`` redacts pieces apart)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    bytes_in: int = 0
+    bytes_out: int = 0
+    redacted: int = 0
+    undecodable: int = 0
+    nul: int = 0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(
+            self.counts + other.counts,
+            self.bytes_in + other.bytes_in,
+            self.bytes_out + other.bytes_out,
+            self.redacted + other.redacted,
+            self.undecodable + other.undecodable,
+            self.nul + other.nul,
+        )
+
+    def report(self, max_share: float) -> RedactionReport:
+        """The counts, and whether the output may be published (see the module docstring)."""
+        reason = ""
+        size = self.bytes_in
+        if self.nul or self.undecodable > max(MAX_UNDECODABLE * size, MIN_UNDECODABLE):
+            reason = "the input looks binary (NUL bytes or not UTF-8 text)"
+        elif size >= MIN_SHARE_INPUT and self.redacted / size > max_share:
+            reason = (
+                f"redaction replaced {self.redacted / size:.0%} of the log, "
+                f"more than the {max_share:.0%} allowed"
+            )
+        return RedactionReport(
+            dict(self.counts), size, self.bytes_out, self.redacted, safe=not reason, reason=reason
+        )
+
+
 class StreamRedactor:
     """Feed it chunks of a log; it returns the redacted text as soon as it is safe to."""
 
@@ -79,14 +117,18 @@ class StreamRedactor:
         max_redacted_share: float,
         block_size: int = BLOCK_SIZE,
         overlap: int = OVERLAP,
+        context: bytes = b"",
     ) -> None:
+        """``context``: the log's bytes right before the first chunk, when the stream starts
+        at a line of a longer log (they are read as the first window's neighbours, never
+        emitted)."""
         self._engine = engine
         self._max_share = max_redacted_share
         self._overlap = overlap
         self._block = max(block_size, 2 * overlap)
         self._buf = bytearray()
         self._pos = 0  # how much of the buffer has been emitted
-        self._ctx = b""
+        self._ctx = context[-CONTEXT:]
         self._in_key = False
         self._in_value = False  # a secret's value ran past the last window's end
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -122,19 +164,16 @@ class StreamRedactor:
         return self._decode(out, final=True)
 
     @property
+    def tally(self) -> Tally:
+        """What this stream counted so far."""
+        return Tally(
+            Counter(self._counts), self._in, self._out, self._redacted, self._undecodable, self._nul
+        )
+
+    @property
     def report(self) -> RedactionReport:
         """Counts so far, and whether the output may be published."""
-        reason = ""
-        if self._nul or self._undecodable > max(MAX_UNDECODABLE * self._in, MIN_UNDECODABLE):
-            reason = "the input looks binary (NUL bytes or not UTF-8 text)"
-        elif self._in >= MIN_SHARE_INPUT and self._redacted / self._in > self._max_share:
-            reason = (
-                f"redaction replaced {self._redacted / self._in:.0%} of the log, "
-                f"more than the {self._max_share:.0%} allowed"
-            )
-        return RedactionReport(
-            dict(self._counts), self._in, self._out, self._redacted, safe=not reason, reason=reason
-        )
+        return self.tally.report(self._max_share)
 
     def _decode(self, data: bytes, *, final: bool) -> str:
         text = self._decoder.decode(data, final)

@@ -1,0 +1,143 @@
+"""A large log file redacted on every core: cut into pieces at line starts, one process each.
+
+Redaction is pure and reads no further back than a line's start (key blocks and name/value
+pairs aside), so a log cut at a line start redacts the same in pieces as whole, provided
+each piece's stream is given the bytes before it as context — what the stream itself keeps
+between its windows — and no cut falls inside a private key block, whose state a stream
+carries from window to window. ``cut_at`` is that rule, pure; the rest reads the file and
+runs the pieces in a process pool, each process building its own redactor from the
+``Recipe`` (compiled rules do not cross a process boundary), and the pieces' text is
+written in order as each is done, so memory stays bounded by a few pieces.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import re
+from collections import deque
+from collections.abc import Callable
+from multiprocessing.pool import AsyncResult
+
+from relay.redact.redactor import Recipe, Redactor
+from relay.redact.stream import CONTEXT, Tally
+
+PIECE = 8 << 20  # bytes per piece: large enough that starting one costs nothing much
+MIN_PARALLEL = 2 * PIECE  # below this a file is redacted in this process
+_SEARCH = 1 << 20  # how far around a planned cut a line start is looked for
+_READ = 1 << 20
+_MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
+
+
+def cut_at(region: bytes, target: int) -> int | None:
+    """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
+    outside every private key block (after the END line of a block open there). None when
+    ``region`` holds no such place (a line, or a key, longer than the region)."""
+    at = region.find(b"\n", max(0, target - 1))
+    if at < 0:
+        return None
+    cut = at + 1
+    # A key block is open at the cut when the last marker before it is a BEGIN line.
+    last = None
+    for m in _MARKER.finditer(region, 0, cut):
+        last = m
+    if last is not None and last.group(1).lower() == b"begin":
+        end = _MARKER.search(region, cut)
+        while end is not None and end.group(1).lower() != b"end":
+            end = _MARKER.search(region, end.end())
+        if end is None:
+            return None
+        line_end = region.find(b"\n", end.end())
+        return None if line_end < 0 else line_end + 1
+    return cut
+
+
+def plan(read: Callable[[int, int], bytes], size: int, piece: int = PIECE) -> list[tuple[int, int]]:
+    """The pieces of a file of ``size`` bytes, as ``(start, end)``: about ``piece`` bytes
+    each, each starting where ``cut_at`` allows (``read(offset, n)`` reads the file)."""
+    cuts = [0]
+    target = piece
+    while target < size - piece // 2:
+        low = max(cuts[-1], target - _SEARCH)
+        cut = cut_at(read(low, 2 * _SEARCH), target - low)
+        if cut is not None and low + cut < size:
+            cuts.append(low + cut)
+            target = low + cut + piece
+        else:
+            target += piece  # no place to cut here: this piece grows to the next try
+    return list(itertools.pairwise([*cuts, size]))
+
+
+_WORKER: dict[str, object] = {}
+
+
+def _start(recipe: Recipe, path: str) -> None:
+    """A pool process: its redactor and its file, once."""
+    inherited = _WORKER.get("parent")  # a forked process has the parent's, built already
+    same = isinstance(inherited, Redactor) and inherited.recipe == recipe
+    _WORKER["redactor"] = inherited if same else recipe.build()
+    _WORKER["fd"] = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+
+
+def _redact_piece(start: int, end: int) -> tuple[bytes, Tally]:
+    """Redact ``[start, end)`` of the pool's file, with the bytes before it as context."""
+    redactor = _WORKER["redactor"]
+    fd = _WORKER["fd"]
+    assert isinstance(redactor, Redactor) and isinstance(fd, int)
+    before = max(0, start - CONTEXT)
+    stream = redactor.open(context=_pread(fd, start - before, before) if start else b"")
+    out: list[bytes] = []
+    pos = start
+    while pos < end:
+        chunk = _pread(fd, min(_READ, end - pos), pos)
+        if not chunk:
+            break
+        pos += len(chunk)
+        out.append(stream.feed(chunk).encode())
+    out.append(stream.finish().encode())
+    return b"".join(out), stream.tally
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    """``n`` bytes at ``offset`` (fewer at the end of the file), on every platform."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows has no pread
+    return os.read(fd, n)  # pragma: no cover
+
+
+def redact_file(
+    redactor: Redactor,
+    path: str,
+    size: int,
+    write: Callable[[bytes], None],
+    *,
+    jobs: int,
+    piece: int = PIECE,
+) -> Tally:
+    """Redact the file at ``path`` on ``jobs`` processes, writing its text in order."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece)
+    finally:
+        os.close(fd)
+    total = Tally()
+    _WORKER["parent"] = redactor
+    context = multiprocessing.get_context()
+    with context.Pool(jobs, _start, (redactor.recipe, path)) as pool:
+        pending: deque[AsyncResult[tuple[bytes, Tally]]] = deque()
+        for start, end in pieces:
+            pending.append(pool.apply_async(_redact_piece, (start, end)))
+            if len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
+                total += _drain(pending.popleft(), write)
+        while pending:
+            total += _drain(pending.popleft(), write)
+    _WORKER.pop("parent", None)
+    return total
+
+
+def _drain(result: AsyncResult[tuple[bytes, Tally]], write: Callable[[bytes], None]) -> Tally:
+    text, tally = result.get()
+    write(text)
+    return tally

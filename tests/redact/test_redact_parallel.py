@@ -1,0 +1,135 @@
+"""A large file redacted in pieces on several processes says exactly what one stream says.
+
+The pieces start at line starts outside key blocks (``cut_at``, pure), each stream reads
+the bytes before its piece as context, and the pool is real: processes of their own,
+each with a redactor built from the recipe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from format_samples import clean_lines
+from redact_samples import FACTS, OWN_SECRET, key_block
+
+from relay.redact import Redactor
+from relay.redact.parallel import MIN_PARALLEL, cut_at, plan, redact_file
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "ghp_" + "Zq7" * 12
+KEY = key_block(b"split", "RSA PRIVATE KEY")
+
+
+def test_a_cut_is_the_next_line_start() -> None:
+    region = b"one\ntwo three\nfour\n"
+    assert cut_at(region, 0) == 4
+    assert cut_at(region, 4) == 4  # already a line start
+    assert cut_at(region, 6) == 14
+    assert cut_at(b"no line end in sight", 3) is None
+
+
+def test_a_cut_never_falls_inside_a_key_block() -> None:
+    region = f"before\n{KEY}\nafter\nmore\n".encode()
+    inside = region.index(b"\n", region.index(b"BEGIN")) + 5
+    after = region.index(b"after")
+    assert cut_at(region, inside) == after  # past the END line
+    assert cut_at(region, after) == after
+    unfinished = f"before\n{KEY.rsplit(chr(10), 1)[0]}\n".encode()
+    assert cut_at(unfinished, len(b"before\n") + 40) is None  # its END is not in the region
+
+
+def test_the_pieces_cover_the_file_and_start_at_lines() -> None:
+    rng = random.Random(3)
+    data = clean_lines(rng, 400_000).encode()
+    pieces = plan(lambda at, n: data[at : at + n], len(data), piece=50_000)
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces))
+    assert len(pieces) > 4
+    assert all(data[start - 1 : start] == b"\n" for start, _ in pieces[1:])
+
+
+def _log(rng: random.Random, size: int) -> tuple[str, list[str]]:
+    """A log with secrets everywhere, key blocks and named values among them."""
+    parts, secrets = [], []
+    while sum(map(len, parts)) < size:
+        parts.append(clean_lines(rng, rng.randrange(200, 6000)))
+        value = "".join(rng.choice("abcdefXYZ0123456789") for _ in range(24))
+        pick = rng.randrange(4)
+        if pick == 0:
+            parts.append(KEY + "\n")
+            secrets.append(KEY.split("\n")[3])
+        elif pick == 1:
+            parts.append(f"export API_TOKEN={value}\n")
+            secrets.append(value)
+        elif pick == 2:
+            parts.append(f"using {TOKEN} at {value}\n")
+            secrets.append(TOKEN)
+        else:
+            parts.append(f"echo {OWN_SECRET}\n")
+            secrets.append(OWN_SECRET)
+    return "".join(parts), secrets
+
+
+@pytest.mark.parametrize("piece", [20_000, 65_536])
+def test_pieces_on_a_pool_say_what_one_stream_says(tmp_path: Path, piece: int) -> None:
+    rng = random.Random(piece)
+    text, secrets = _log(rng, 600_000)
+    path = tmp_path / "big.log"
+    path.write_text(text)
+    redactor = Redactor(FACTS)
+    whole = redactor.open()
+    expected = whole.feed(text) + whole.finish()
+    written: list[bytes] = []
+    tally = redact_file(
+        redactor, str(path), path.stat().st_size, written.append, jobs=2, piece=piece
+    )
+    assert len(written) > 5  # it did go in pieces
+    assert b"".join(written).decode() == expected
+    assert tally.report(0.25) == whole.report
+    assert not [s for s in secrets if s in expected]
+
+
+def test_relay_redact_uses_every_core_on_a_large_file(tmp_path: Path) -> None:
+    """`relay redact -j 2` on a file past the threshold: the same bytes as `-j 1`, and a
+    key block laid across the first planned cut is redacted whole."""
+    rng = random.Random(11)
+    text, secrets = _log(rng, 200_000)
+    filler = clean_lines(rng, 1 << 20)
+    body = text
+    while len(body) < MIN_PARALLEL + (1 << 20):
+        body += filler
+    cut = MIN_PARALLEL // 2
+    line = body.rfind("\n", 0, cut - 200) + 1
+    body = body[:line] + KEY + "\n" + body[line:]
+    path = tmp_path / "big.log"
+    path.write_text(body)
+    # this node's own secret, as relay learns it: a secret-named variable's value
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "DEPLOY_TOKEN": OWN_SECRET}
+    runs = {}
+    for jobs in ("1", "2"):
+        command = [sys.executable, "-m", "relay.cli", "redact", "-j", jobs, "--report", str(path)]
+        done = subprocess.run(
+            command, capture_output=True, env=env, timeout=300, check=False, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        runs[jobs] = done
+    assert runs["1"].stdout == runs["2"].stdout
+    assert runs["1"].stderr == runs["2"].stderr  # the same counts and verdict
+    out = runs["2"].stdout.decode()
+    assert all(chunk not in out for chunk in KEY.split("\n")[1:-1])
+    assert not [s for s in secrets if s in out]
+
+
+def test_jobs_must_be_a_number_of_processes(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "relay.cli", "redact", "-j", "0", os.devnull]
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, capture_output=True, env=env, timeout=60, check=False)
+    assert done.returncode != 0
+    assert b"--jobs" in done.stderr and b"number of processes" in done.stderr
+    assert len(done.stderr.decode().strip().splitlines()) == 1
