@@ -140,6 +140,13 @@ class Engine:
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
+    def warm(self) -> None:
+        """Compile every rule and row now (each is compiled when first needed otherwise), so
+        that processes forked from this one share them instead of each compiling its own."""
+        for r in (*self.rules, *self.extra):
+            r.regex  # noqa: B018 - compiled on first use
+        SCANNER.compile_all()
+
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context).
 

@@ -551,6 +551,11 @@ class FormatScanner:
                 return found
         return None
 
+    def compile_all(self) -> None:
+        """Every row's own regex, compiled now (see ``Engine.warm``)."""
+        for row in range(len(self.formats)):
+            self._strict[row] or self._compile(row)
+
     def _compile(self, row: int) -> tuple[Searcher, Searcher]:
         """The row's regex (each run a group), as a search and as a match at a place."""
         regex = re2.compile(format_regex(self.formats[row], capture=True).encode(), _options())

@@ -6,8 +6,9 @@ each piece's stream is given the bytes before it as context — what the stream 
 between its windows — and no cut falls inside a private key block, whose state a stream
 carries from window to window. ``cut_at`` is that rule, pure; the rest reads the file and
 runs the pieces in a process pool, each process building its own redactor from the
-``Recipe`` (compiled rules do not cross a process boundary), and the pieces' text is
-written in order as each is done, so memory stays bounded by a few pieces.
+``Recipe`` (compiled rules do not cross a process boundary; a forked one reuses the
+parent's) and writing each piece's text to a spool file, which is copied out in order as
+each is done and deleted: memory stays bounded, and the text crosses no pipe.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import itertools
 import multiprocessing
 import os
 import re
+import tempfile
 from collections import deque
 from collections.abc import Callable
 from multiprocessing.pool import AsyncResult
@@ -72,31 +74,34 @@ def plan(read: Callable[[int, int], bytes], size: int, piece: int = PIECE) -> li
 _WORKER: dict[str, object] = {}
 
 
-def _start(recipe: Recipe, path: str) -> None:
-    """A pool process: its redactor and its file, once."""
+def _start(recipe: Recipe, path: str, spool: str) -> None:
+    """A pool process: its redactor, its file and where its pieces' text goes, once."""
     inherited = _WORKER.get("parent")  # a forked process has the parent's, built already
     same = isinstance(inherited, Redactor) and inherited.recipe == recipe
     _WORKER["redactor"] = inherited if same else recipe.build()
     _WORKER["fd"] = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    _WORKER["spool"] = spool
 
 
-def _redact_piece(start: int, end: int) -> tuple[bytes, Tally]:
-    """Redact ``[start, end)`` of the pool's file, with the bytes before it as context."""
-    redactor = _WORKER["redactor"]
-    fd = _WORKER["fd"]
-    assert isinstance(redactor, Redactor) and isinstance(fd, int)
+def _redact_piece(start: int, end: int) -> tuple[str, Tally]:
+    """Redact ``[start, end)`` of the pool's file, with the bytes before it as context,
+    into a file of the spool (text sent back through the pool's pipe would cost the
+    parent a copy and an unpickling per byte); return its path and the piece's tally."""
+    redactor, fd, spool = _WORKER["redactor"], _WORKER["fd"], _WORKER["spool"]
+    assert isinstance(redactor, Redactor) and isinstance(fd, int) and isinstance(spool, str)
     before = max(0, start - CONTEXT)
     stream = redactor.open(context=_pread(fd, start - before, before) if start else b"")
-    out: list[bytes] = []
-    pos = start
-    while pos < end:
-        chunk = _pread(fd, min(_READ, end - pos), pos)
-        if not chunk:
-            break
-        pos += len(chunk)
-        out.append(stream.feed(chunk).encode())
-    out.append(stream.finish().encode())
-    return b"".join(out), stream.tally
+    target = os.path.join(spool, f"{start:016d}")
+    with open(target, "wb") as out:
+        pos = start
+        while pos < end:
+            chunk = _pread(fd, min(_READ, end - pos), pos)
+            if not chunk:
+                break
+            pos += len(chunk)
+            out.write(stream.feed(chunk).encode())
+        out.write(stream.finish().encode())
+    return target, stream.tally
 
 
 def _pread(fd: int, n: int, offset: int) -> bytes:
@@ -123,21 +128,32 @@ def redact_file(
     finally:
         os.close(fd)
     total = Tally()
-    _WORKER["parent"] = redactor
     context = multiprocessing.get_context()
-    with context.Pool(jobs, _start, (redactor.recipe, path)) as pool:
-        pending: deque[AsyncResult[tuple[bytes, Tally]]] = deque()
-        for start, end in pieces:
-            pending.append(pool.apply_async(_redact_piece, (start, end)))
-            if len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
+    if context.get_start_method() == "fork":
+        redactor.warm()  # compiled once here, not once in each process
+        _WORKER["parent"] = redactor
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="relay-redact-") as spool,
+            context.Pool(jobs, _start, (redactor.recipe, path, spool)) as pool,
+        ):
+            pending: deque[AsyncResult[tuple[str, Tally]]] = deque()
+            for start, end in pieces:
+                pending.append(pool.apply_async(_redact_piece, (start, end)))
+                if len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
+                    total += _drain(pending.popleft(), write)
+            while pending:
                 total += _drain(pending.popleft(), write)
-        while pending:
-            total += _drain(pending.popleft(), write)
-    _WORKER.pop("parent", None)
+    finally:
+        _WORKER.pop("parent", None)
     return total
 
 
-def _drain(result: AsyncResult[tuple[bytes, Tally]], write: Callable[[bytes], None]) -> Tally:
-    text, tally = result.get()
-    write(text)
+def _drain(result: AsyncResult[tuple[str, Tally]], write: Callable[[bytes], None]) -> Tally:
+    """Write one finished piece's text, then drop its file."""
+    target, tally = result.get()
+    with open(target, "rb") as done:
+        while chunk := done.read(_READ):
+            write(chunk)
+    os.unlink(target)
     return tally

@@ -77,6 +77,10 @@ class Redactor:
         self._max_share = max_redacted_share
         self._block = block_size
 
+    def warm(self) -> None:
+        """Compile every rule now (before forking processes that redact; see ``Engine``)."""
+        self._engine.warm()
+
     def open(self, *, overlap: int | None = None, context: bytes = b"") -> StreamRedactor:
         """A fresh stream: ``feed`` chunks, then ``finish``, then read ``report``.
         ``context``: the log's bytes before the first chunk (see ``StreamRedactor``)."""
