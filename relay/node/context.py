@@ -19,14 +19,16 @@ from relay.edges.github.appauth import from_env
 from relay.edges.github.credentials import Token, api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState, clone_root
 from relay.errors import ConfigError
-from relay.protocol import Master, has_section, parse_master
+from relay.node.spine import LOOP_PATH as LOOP_PATH
+from relay.node.spine import read_loop as read_loop
+from relay.node.spine import read_master as read_master
+from relay.protocol import Master
 
 if TYPE_CHECKING:
     from relay.edges.github import GitHubClient
     from relay.edges.github.appauth import AppAuth
     from relay.redact import Redactor
 
-LOOP_PATH = Path("docs/loop/LOOP.md")
 HANDOVER_PATH = Path("docs/loop/handover.md")
 NODE_ENV = "RELAY_NODE"
 
@@ -129,97 +131,6 @@ def open_clone(path: Path, *, api: str | None = None) -> Clone:
     clone.token = token
     clone.token_scope = web_base(api_url)
     return clone
-
-
-def read_loop(root: Path) -> str | None:
-    """The text of docs/loop/LOOP.md as the remote has it (its default branch's tip as
-    last fetched, else the checked-out branch's), so a person's uncommitted or unpushed
-    edit of the spine neither blocks relay nor stands for the shared one; the working file
-    only when the remote has none (a repository relay is being set up in). When its
-    master section names a data branch, the file as that branch has it: relay commits
-    the node table there, so every node reads the same. None when absent."""
-    path = root / LOOP_PATH
-    local = path.read_text(encoding="utf-8") if path.is_file() else None
-    text = _at_remote_tip(root) or local
-    if text is None or not has_section(text):
-        return _find_data_branch(root) or text
-    try:
-        branch = parse_master(text).data_branch
-    except (ConfigError, ValueError):
-        return text
-    if not branch:
-        return text
-    return _on_branch(root, branch, any_head=True) or text
-
-
-def _at_remote_tip(root: Path) -> str | None:
-    """LOOP.md on the remote's default branch, else on the checked-out branch's remote
-    counterpart, as last fetched (None when the remote has neither, or no such file)."""
-    import subprocess
-
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    refs = ["refs/remotes/origin/HEAD"]
-    if head.stdout.strip():
-        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
-    for ref in refs:
-        shown = subprocess.run(
-            ["git", "show", f"{ref}:{LOOP_PATH.as_posix()}"],
-            cwd=root, capture_output=True, check=False,
-        )  # fmt: skip
-        if shown.returncode == 0:
-            return shown.stdout.decode("utf-8")
-    return None
-
-
-def _find_data_branch(root: Path) -> str | None:
-    """LOOP.md of the fetched branch whose master section names that very branch as relay's
-    data branch: how a clone of a protected default branch (which has no section, since
-    it refused relay's commits) learns where relay keeps its spine. None when none does."""
-    import subprocess
-
-    listed = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    for branch in listed.stdout.split()[:100]:
-        if branch == "HEAD":
-            continue
-        text = _on_branch(root, branch, any_head=True)
-        if text is None or not has_section(text):
-            continue
-        try:
-            if parse_master(text).data_branch == branch:
-                return text
-        except (ConfigError, ValueError):
-            continue
-    return None
-
-
-def _on_branch(root: Path, branch: str, *, any_head: bool = False) -> str | None:
-    """LOOP.md on ``origin/<branch>`` (None when this clone has not fetched it, or is on it)."""
-    import subprocess
-
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    if head.stdout.strip() == branch and not any_head:
-        return None
-    shown = subprocess.run(
-        ["git", "show", f"refs/remotes/origin/{branch}:{LOOP_PATH.as_posix()}"],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
-    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
-
-
-def read_master(root: Path) -> Master:
-    """The master section of a clone; ConfigError pointing at `relay init` when missing."""
-    text = read_loop(root)
-    if text is None or not has_section(text):
-        raise ConfigError(
-            f"no `## Relay` section in {LOOP_PATH} of {root}",
-            hint="run `relay init` once for the repository, then `relay join` on each machine",
-        )
-    return parse_master(text)
 
 
 def web_base(api_url: str) -> str:

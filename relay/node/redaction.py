@@ -91,15 +91,15 @@ def redacted(message: str, *, repo_dir: Path | None = None) -> str:
 def _master_near(repo_dir: Path | None) -> Master | None:
     """The master section of the clone at ``repo_dir`` (or here), None when there is none.
 
-    Outside a clone nothing is imported: reading a master section needs the node's
-    modules (and the libraries they load), the longest part of a short `relay redact`."""
+    Outside a clone nothing is imported; in one, only what reads the spine (the node's
+    other modules, and the libraries they load, would be most of a short `relay redact`)."""
     here = (repo_dir or Path.cwd()).resolve()
-    if not any((d / ".git").exists() for d in (here, *here.parents)):
+    root = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+    if root is None:
         return None
-    from relay.edges.local import clone_root
-    from relay.node.context import read_master
+    from relay.node.spine import read_master
 
     try:
-        return read_master(clone_root(repo_dir or Path.cwd()))
+        return read_master(root)
     except Exception:  # not a clone, no section: the machine's facts alone
         return None
