@@ -7,10 +7,11 @@ process, as a user runs an installed relay in a clone (its bytecode compiled onc
 cache of the run's own; median of several runs, wall-clock and CPU time from the child's
 own resource usage, with its peak memory): as it runs by default, on every core (a large
 file is redacted in pieces, see ``relay.redact.parallel``), and as one process
-(``-j 1``); the redactor also streams it in this process. Then every output line is checked against its input line: each planted secret
-must be gone (recall, overall and by kind), every clean line must come out byte for byte
-(false positives, overall and on the decoys). detect-secrets, the peer, scans a 10 MB slice
-of the same log in the same run, and the speed ratio is reported against the whole process.
+(``-j 1``); the redactor also streams it in this process. Then every output line is
+checked against its input line: each planted secret must be gone (recall, overall and by
+kind), every clean line must come out byte for byte (false positives, overall and on the
+decoys). detect-secrets, the peer, scans a 10 MB slice of the same log in the same run, and
+the speed ratio is reported against the whole process, both ways.
 
 Run: ``python -m bench.bench_redact`` (or ``python -m bench`` for every benchmark).
 """
