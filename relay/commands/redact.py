@@ -237,7 +237,7 @@ def _in_pieces(
     when the input is a pipe, small, or one process is asked for (the caller streams it)."""
     from relay.redact import parallel
 
-    count = jobs or os.cpu_count() or 1
+    count = jobs or parallel.cores()
     if count < 2 or source is sys.stdin.buffer:
         return None
     stat = os.fstat(source.fileno())

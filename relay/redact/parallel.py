@@ -104,6 +104,13 @@ def _redact_piece(start: int, end: int) -> tuple[str, Tally]:
     return target, stream.tally
 
 
+def cores() -> int:
+    """The cores this process may run on (a container's share, not the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1  # pragma: no cover - macOS and Windows
+
+
 def _pread(fd: int, n: int, offset: int) -> bytes:
     """``n`` bytes at ``offset`` (fewer at the end of the file), on every platform."""
     if hasattr(os, "pread"):
@@ -127,6 +134,7 @@ def redact_file(
         pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece)
     finally:
         os.close(fd)
+    jobs = min(jobs, len(pieces))
     total = Tally()
     context = multiprocessing.get_context()
     if context.get_start_method() == "fork":
