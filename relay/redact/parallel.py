@@ -127,8 +127,11 @@ def redact_file(
     *,
     jobs: int,
     piece: int = PIECE,
+    method: str | None = None,
 ) -> Tally:
-    """Redact the file at ``path`` on ``jobs`` processes, writing its text in order."""
+    """Redact the file at ``path`` on ``jobs`` processes, writing its text in order.
+    ``method``: how processes start (the platform's default: fork on Linux, spawn on macOS
+    and Windows, where each process builds its redactor from the recipe)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece)
@@ -136,7 +139,7 @@ def redact_file(
         os.close(fd)
     jobs = min(jobs, len(pieces))
     total = Tally()
-    context = multiprocessing.get_context()
+    context = multiprocessing.get_context(method)
     if context.get_start_method() == "fork":
         redactor.warm()  # compiled once here, not once in each process
         _WORKER["parent"] = redactor
