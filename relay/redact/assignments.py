@@ -53,8 +53,9 @@ _TAIL = (
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
+FLAG_WORDS = rb"password|passphrase|secret|token|api-key"
 FLAG = (
-    rb"-[a-z0-9\-]{0,40}(?:password|passphrase|secret|token|api-key)"
+    rb"-[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
     rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"[ =]"
 )
 # ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and

@@ -90,6 +90,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5
 BARRIER = b"\0\n"
+_EARLY = 64 << 10  # how much of a block is read before its density may stop the walk
 _MAX_BLANKS = 40  # the name/value pair may have this many blanks between its lines
 
 
@@ -165,8 +166,13 @@ class Prefilter:
                 if out:
                     covered += out[-1][1] - out[-1][0]
                 out.append((start, end))
-            if most is not None and covered + out[-1][1] - out[-1][0] > limit:
-                return None
+            if most is not None:
+                kept = covered + out[-1][1] - out[-1][0]
+                # Past the first stretch, a block whose hits so far cover more of it than
+                # the share allows will too: stop walking its lines (a block of nothing but
+                # hits would otherwise be walked line by line to half its length).
+                if kept > limit or (end > _EARLY and kept > MAX_SHARE * end):
+                    return None
             # The rest of a hit line is kept whatever else it holds; the next search starts
             # at its line break, which a superset may read as the next line's left edge.
             pos = max(end - 1, pos + 1)
