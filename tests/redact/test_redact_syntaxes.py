@@ -102,6 +102,43 @@ def test_a_look_alike_is_kept_whole(line: str) -> None:
     assert REDACTOR.redact(text) == text
 
 
+def _streamed(data: bytes, *, block_size: int, overlap: int, step: int) -> str:
+    stream = Redactor(block_size=block_size, max_redacted_share=1.0).open(overlap=overlap)
+    out = [stream.feed(data[at : at + step]) for at in range(0, len(data), step)]
+    out.append(stream.finish())
+    return "".join(out)
+
+
+PHRASE = "correct horse battery staple " * 40 + "TAILWORD"
+# Values longer than the stream's overlap, on lines longer than its window: the window ends
+# inside them, and the rest is dropped as far as the quote (or the block) that holds it.
+PAD = "x " * 300
+ESCAPED = PHRASE.replace(" ", ' \\" ')
+DOUBLED = PHRASE.replace(" ", " '' ")
+LONG_VALUES = [
+    f'{PAD}password = "{PHRASE}" after',
+    f"{PAD}password = '{PHRASE}' after",
+    PAD + '{"msg": "{\\"password\\": \\"' + PHRASE + '\\", \\"n\\": 1}"} after',
+    f'{PAD}password = "{ESCAPED}" after',  # escaped quotes inside
+    f"{PAD}password = '{DOUBLED}' after",  # doubled quotes inside
+    "a: 1\npassword: |\n" + "".join(f"  {i} {PHRASE[:40]} TAILWORD\n" for i in range(60)) + "b: 2",
+]
+
+
+@pytest.mark.parametrize("text", LONG_VALUES)
+@pytest.mark.parametrize("step", [1, 13, 200, 4096])
+def test_a_quoted_value_across_windows_is_dropped_to_its_closing_quote(
+    text: str, step: int
+) -> None:
+    data = (text + "\n").encode()
+    whole = REDACTOR.redact(data)
+    assert "TAILWORD" not in whole and "horse" not in whole
+    assert whole.endswith(("after\n", "b: 2\n"))
+    streamed = _streamed(data, block_size=512, overlap=256, step=step)
+    assert streamed == whole
+    assert streamed.count("\n") == text.count("\n") + 1
+
+
 def test_a_value_of_escaped_json_longer_than_4_kb_is_read_to_its_end() -> None:
     """JSON inside a JSON string: the value ends at the ``\\"`` that closes it, however far
     (``\\\\\\"`` inside it is a quote of the inner string)."""
@@ -109,3 +146,4 @@ def test_a_value_of_escaped_json_longer_than_4_kb_is_read_to_its_end() -> None:
     line = '{"body": "{\\"password\\": \\"' + inner + '\\", \\"n\\": 1}"}'
     out = REDACTOR.redact(line + "\n")
     assert out == '{"body": "{\\"password\\": \\"' + R + '\\", \\"n\\": 1}"}\n'
+    assert _streamed((line + "\n").encode(), block_size=1024, overlap=512, step=100) == out
