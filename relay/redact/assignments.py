@@ -251,8 +251,10 @@ def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | Non
         return None  # nothing deeper than the key: an empty value
     end = block_lines(min(indent, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
     _LastBlock.block, _LastBlock.span = block, (first + indent, end)
-    value = block[first + indent : end].rstrip()
-    if b"\n" not in value and (_PLACEHOLDER.fullmatch(value) or is_reference(value)):
+    if end - first <= MAX_PLACEHOLDER and all(
+        _PLACEHOLDER.fullmatch(text) or is_reference(text)
+        for text in block[first:end].split()  # each line: a stand-in has no blank
+    ):
         return None  # password: |\n  ${DB_PASSWORD}
     return first + indent, end
 
