@@ -56,17 +56,25 @@ _ANNOTATION = (
     rb"[ \t]*:[ \t]*(?:typing\.)?(?:final|classvar|optional|str|string|bytes|secretstr)"
     rb"(?:\[[a-z0-9_., |\[]{0,40}+\]{1,3})?"
 )
+_SUBSCRIPTS = rb"(?:\[[\"'][a-z0-9_.\-]{0,40}+[\"']\]){0,3}+"  # ["key"] after ["secret"]
 # The rest of the key, the separator, then a quoted or a bare value.
 # A key or value quoted as ``\"…\"`` is JSON inside a JSON string (a log that quotes a body);
 # a quoted key closed by ``]`` is a subscript (``os.environ["API_TOKEN"] = …``,
 # ``config["secret"]["key"] = …``), whose later keys are in ``sub``.
 _TAIL = (
     # a cheap look-ahead for the separator before the endings are tried
-    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,8}[=:]|\]|"
+    # (a subscript's and a Go type's up to their ``=``, so that ``["token"]["`` repeated is
+    # refused there, not after the endings)
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,8}[=:]|\]"
+    + _SUBSCRIPTS
+    + rb"[ \t]{0,8}="
+    + b"|"
     + _GO_TYPE
-    + rb"))"
+    + rb"[ \t]*=))"
     + _KEY_END
-    + rb"\\{0,3}(?:[\"']\](?P<sub>(?:\[[\"'][a-z0-9_.\-]{0,40}+[\"']\]){0,3}+)|[\"']?)"
+    + rb"\\{0,3}(?:[\"']\](?P<sub>"
+    + _SUBSCRIPTS
+    + rb")|[\"']?)"
     rb"(?:(?:(?P<go>" + _GO_TYPE + b")|" + _ANNOTATION + rb")(?=[ \t]*=))?"
     rb"[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
     # the escaped quote's backslashes are kept (``eqo``): the value ends at the same quote

@@ -62,7 +62,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
     r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-{3,})?",
     # assignments: a Go type before ``=``, a subscript (``environ["API_TOKEN"]``)
-    rf"(?:{_KEYWORDS})[a-z0-9_.\-]*(?:[ \t]+(?:string|\[\]byte)[ \t]*=|\\{{0,3}}[\"']\])",
+    rf"(?:{_KEYWORDS})[a-z0-9_.\-]*"
+    r"(?:[ \t]+(?:string|\[\]byte)[ \t]*=|\\{0,3}[\"']\](?:\[[^\]\n]*\])*[ \t]*=)",
     # assignments and named: a word, the rest of its name, a separator (auth covers
     # Authorization: …, key covers <add key="…")
     # (not a plural, ``max_tokens=``, nor a scope, ``test_token.py::test_1``, which every
