@@ -257,6 +257,8 @@ def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | Non
     indent = _SPACES.match(block, first).end() - first  # type: ignore[union-attr]
     if indent <= key_indent or block[first + indent : first + indent + 1] in (b"", b"\r", b"\n"):
         return None  # nothing deeper than the key: an empty value
+    if block.startswith(b"-----BEGIN ", first + indent):
+        return None  # a key block: its own rule reads it to its END line, across windows too
     end = block_lines(min(indent, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
     _LastBlock.block, _LastBlock.span = block, (first + indent, end)
     if end - first <= MAX_PLACEHOLDER and all(

@@ -147,3 +147,16 @@ def test_a_value_of_escaped_json_longer_than_4_kb_is_read_to_its_end() -> None:
     out = REDACTOR.redact(line + "\n")
     assert out == '{"body": "{\\"password\\": \\"' + R + '\\", \\"n\\": 1}"}\n'
     assert _streamed((line + "\n").encode(), block_size=1024, overlap=512, step=100) == out
+
+
+def test_a_key_block_under_a_block_scalar_is_a_private_key() -> None:
+    """``private_key: |`` over a PEM block: the key rule reads it to its END line (in a
+    stream, across windows), and the report names it as a key."""
+    body = "\n".join("    " + "MIIEow" + "Ab3d" * 15 for _ in range(5))
+    text = f"tls:\n  private_key: |\n    -----BEGIN RSA PRIVATE KEY-----\n{body}\n"
+    text += "    -----END RSA PRIVATE KEY-----\n  port: 443\n"
+    out, report = REDACTOR.redact_with_report(text)
+    assert "MIIEow" not in out and out.endswith("  port: 443\n")
+    assert out.count("\n") == text.count("\n")
+    assert report.counts == {"private-key": 1}
+
