@@ -159,4 +159,3 @@ def test_a_key_block_under_a_block_scalar_is_a_private_key() -> None:
     assert "MIIEow" not in out and out.endswith("  port: 443\n")
     assert out.count("\n") == text.count("\n")
     assert report.counts == {"private-key": 1}
-
