@@ -53,7 +53,7 @@ def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     line = max(block.rfind(b"\n", floor, m.start()) + 1, floor)
     head = block[line : m.start()].lower()
     command = _LOGIN if m.group("pgap") else _MYSQL
-    if command.search(head) or _SSHPASS.search(head):
+    if command.search(head) or (b"sshpass" in head and _SSHPASS.search(head)):
         return _value(block, m)
     return None
 
