@@ -400,10 +400,12 @@ _TABLE_ROW = searcher(
 _TABLE_SEPARATOR = re.compile(rb"\r?\n[ \t]*\|?[ \t]*:?-{3,}")  # the row above it is a header
 _TABLE_CELLS = 32  # cells read after the name (a row is short; a line of pipes is not a row)
 _TABLE_BYTES = 8192
-# Words that head a table's value column rather than fill it.
+# Words that head a table's value column rather than fill it, and a feature table's marks.
 _COLUMN_HEADS = frozenset(
-    b"value values description type default required name notes example status scope".split()
+    b"value values description type default required name notes example status scope "
+    b"yes no on off set unset enabled disabled optional supported n/a".split()
 )
+_TABLE_LEAST = 4  # a mark (``x``, ``-``, a check mark) is shorter than any password
 # A date, a time, a version or a count: what a table's other columns hold beside a token.
 _NOT_A_VALUE = re.compile(rb"(?i:v?[0-9]+(?:[.\-:/t][0-9]+)*z?)")
 
@@ -412,7 +414,7 @@ def _table_value(cell: bytes, *, alone: bool) -> bool:
     """A cell that holds a secret: one word, not a placeholder, a reference or a mask. In a
     row of two cells any such word is the value; beside other columns (an environment, a
     date) only a machine-made one is (eight characters or more, letters and a digit)."""
-    if not cell or len(cell) > _TABLE_BYTES or any(c in b" \t" for c in cell):
+    if len(cell) < _TABLE_LEAST or len(cell) > _TABLE_BYTES or any(c in b" \t" for c in cell):
         return False  # empty, or words: a description
     if _PLACEHOLDER.fullmatch(cell) or named_placeholder(cell) or is_reference(cell):
         return False
