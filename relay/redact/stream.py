@@ -182,7 +182,15 @@ class StreamRedactor:
         elif spans and not final:
             # The value may go on in the next window: drop the rest of it there.
             self._cont = _continuation(window, spans[-1])
-            if self._cont is not None:
+            head_at = _block_head(window, spans[-1][0]) if self._cont and self._cont.indent else -1
+            if head_at > start and not any(a < head_at < b for a, b, _ in spans):
+                # A block scalar open at the window's end whose header is in it: the next
+                # window starts at the header and reads the block whole, so that the choice
+                # (a value, or ``${DB_PASSWORD}`` on every line) is the one a whole log gets.
+                self._cont = None
+                spans = [span for span in spans if span[1] <= head_at]
+                emit_end = head_at
+            elif self._cont is not None:
                 emit_end = spans[-1][1]
         return self._consume(window, emit_end, head + self._apply(window, spans, start, emit_end))
 
@@ -256,6 +264,17 @@ def _continuation(window: bytes, span: Span) -> _Open | None:
     else:
         pattern = _VALUE_RUN
     return _still_open(window, end, _Open(pattern))
+
+
+def _block_head(window: bytes, first: int) -> int:
+    """Where the header line of the block scalar whose value starts at ``first`` begins."""
+    end = window.rfind(b"\n", 0, first)  # the line break above the first value line
+    while end > 0:
+        above = window.rfind(b"\n", 0, end) + 1
+        if window[above:end].strip():
+            return above
+        end = above - 1
+    return 0
 
 
 def _still_open(window: bytes, stop: int, value: _Open) -> _Open | None:
