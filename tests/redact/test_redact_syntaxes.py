@@ -162,3 +162,13 @@ def test_a_key_block_under_a_block_scalar_is_a_private_key() -> None:
     assert "MIIEow" not in out and out.endswith("  port: 443\n")
     assert out.count("\n") == text.count("\n")
     assert report.counts == {"private-key": 1}
+
+
+@pytest.mark.parametrize("stand_in", ["[REDACTED]", "xxxxxxxxxxxx", "${DB_PASSWORD}"])
+def test_a_block_of_stand_ins_is_kept_wherever_a_window_ends(stand_in: str) -> None:
+    """The window may end inside the block: the stream then leaves the block, from its
+    header, to the next window, and keeps it as a whole log would."""
+    block = f"password: >-\n  {stand_in}\n  {stand_in}\nnext: 1\n"
+    for pad in range(0, 700, 9):
+        text = "x" * pad + "\n" + block + "tail line\n" * 60
+        assert _streamed(text.encode(), block_size=512, overlap=256, step=4096) == text, pad
