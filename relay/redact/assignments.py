@@ -4,6 +4,11 @@ The key is matched from its secret-naming keyword onwards (``DB_PASSWORD`` is fo
 ``password``), case-insensitively through the lowered block. Only the value is replaced, so
 the log still says which setting was there. Values that are plainly not secrets —
 placeholders, type names, variable references, counters (``max_tokens=512``) — are kept.
+
+The same rules read a type between the name and ``=`` (Go's ``apiKey string = …``, Python's
+``API_KEY: Final[str] = …``), a subscript (``os.environ["API_TOKEN"] = …``) and a YAML block
+scalar (``password: |`` over indented lines); HCL's variable blocks and table rows named by
+their first cell are rules of their own below.
 """
 
 from __future__ import annotations

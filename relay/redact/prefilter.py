@@ -16,7 +16,10 @@ Why the result is the same as scanning the whole block:
   prefilter misses holds no find of any rule, and skipping it (with the near-misses a rule
   would have tried and refused there) changes no find on another line;
 - the one rule that crosses lines (``<name>…</name>`` then, after blanks, ``<value>…``) has
-  both of its lines hit, and lines that only blanks separate are kept together;
+  both of its lines hit, and lines that only blanks separate are kept together; the finds
+  read from more than one line (a YAML block scalar's lines, an HCL variable block to its
+  default, a table row and the separator below a header) have supersets that match all of
+  those lines, listed first so that no other part's match on the line takes their place;
 - lines that were not neighbours are joined with a barrier line (a NUL byte) that no rule
   can match or cross, and each kept line is preceded by a line break as it was;
 - checks that look before a match look no further back than its line's start;

@@ -10,7 +10,10 @@ never hides a secret. The last bytes already emitted are kept as context and sca
 so that boundaries and look-backs see the true neighbours and a match whose lead-in
 (``TOKEN=``) was emitted still replaces its value. A private key block may be longer than
 any window: from its BEGIN line the stream is in a key state that drops everything (keeping
-the line breaks) until the END line.
+the line breaks) until the END line. A named value that runs past the window's end (longer
+than the overlap, or a YAML block scalar's lines) is dropped in the next window as far as
+it goes on: to the quote that opened it, or over the block's indented lines; a block whose
+header is in the window is left whole to the next one instead, which reads it from there.
 
 The report says whether the output is fit to publish: not when the input looks binary (NUL
 bytes, or more than ``MAX_UNDECODABLE`` of it is not UTF-8 text — every U+FFFD counts,
