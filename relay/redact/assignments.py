@@ -4,14 +4,25 @@ The key is matched from its secret-naming keyword onwards (``DB_PASSWORD`` is fo
 ``password``), case-insensitively through the lowered block. Only the value is replaced, so
 the log still says which setting was there. Values that are plainly not secrets —
 placeholders, type names, variable references, counters (``max_tokens=512``) — are kept.
+
+The same rules read a type between the name and ``=`` (Go's ``apiKey string = …``, Python's
+``API_KEY: Final[str] = …``), a subscript (``os.environ["API_TOKEN"] = …``) and a YAML block
+scalar (``password: |`` over indented lines); HCL's variable blocks and table rows named by
+their first cell are rules of their own below.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
+
+import re2
 
 from relay.redact.formats import is_named_placeholder
-from relay.redact.rules import Found, Kind, Rule, rule
+from relay.redact.linear import searcher
+from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.rules import Found, Kind, Rule, Span, rule
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
@@ -41,15 +52,41 @@ _NOT_SECRET_ENDINGS: tuple[bytes, ...] = (
     *(b"entication", b"enticated", b"enticate", b"used"),
 )
 _KEY_END = b"".join(b"(?<!" + ending + b")" for ending in _NOT_SECRET_ENDINGS)
+_NOT_SECRET_NAME = re.compile(b"(?:" + b"|".join(_NOT_SECRET_ENDINGS) + b")$")
+# A type between the name and ``=``: Go's ``apiKey string = …``, Python's and TypeScript's
+# annotations (``API_KEY: Final[str] = …``, ``apiKey: string = …``). Only before ``=``: in
+# ``key: str`` the type is the value (a schema's), which is no secret.
+_GO_TYPE = rb"[ \t]+(?:string|\[\]byte)"
+_ANNOTATION = (
+    rb"[ \t]*:[ \t]*(?:typing\.)?(?:final|classvar|optional|str|string|bytes|secretstr)"
+    rb"(?:\[[a-z0-9_., |\[]{0,40}+\]{1,3})?"
+)
+_SUBSCRIPTS = rb"(?:\[[\"'][a-z0-9_.\-]{0,40}+[\"']\]){0,3}+"  # ["key"] after ["secret"]
 # The rest of the key, the separator, then a quoted or a bare value.
-# A key or value quoted as ``\"…\"`` is JSON inside a JSON string (a log that quotes a body).
+# A key or value quoted as ``\"…\"`` is JSON inside a JSON string (a log that quotes a body);
+# a quoted key closed by ``]`` is a subscript (``os.environ["API_TOKEN"] = …``,
+# ``config["secret"]["key"] = …``), whose later keys are in ``sub``.
 _TAIL = (
     # a cheap look-ahead for the separator before the endings are tried
-    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?[ \t]{0,8}[=:])"
+    # (a subscript's and a Go type's up to their ``=``, so that ``["token"]["`` repeated is
+    # refused there, not after the endings)
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,8}[=:]|\]"
+    + _SUBSCRIPTS
+    + rb"[ \t]{0,8}="
+    + b"|"
+    + _GO_TYPE
+    + rb"[ \t]*=))"
     + _KEY_END
-    + rb"\\{0,3}[\"']?[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
-    rb"(?:\\{1,3}\"(?P<eq>[^\"\r\n]{1,4096}?)\\{1,3}\""
+    + rb"\\{0,3}(?:[\"']\](?P<sub>"
+    + _SUBSCRIPTS
+    + rb")|[\"']?)"
+    rb"(?:(?:(?P<go>" + _GO_TYPE + b")|" + _ANNOTATION + rb")(?=[ \t]*=))?"
+    rb"[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
+    # the escaped quote's backslashes are kept (``eqo``): the value ends at the same quote
+    rb"(?:(?P<eqo>\\{1,3})\"(?P<eq>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096})"
     rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
+    # a YAML block scalar's indicator (``password: |``, ``token: >-``): the value is below
+    rb"|(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -121,10 +158,18 @@ def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
 # A value runs to its real end, however long (the regex reads its first 4 KB only): a
 # quoted one to its closing quote, past backslash-escaped and doubled quotes (``\"``,
 # ``''``), a bare one to its first stop character. Each is one possessive pass, linear.
-_VALUE_END = {
+VALUE_END: dict[str, re.Pattern[bytes]] = {
     "dq": re.compile(rb'(?:[^"\\\r\n]|\\[^\r\n]|"")*+'),
     "sq": re.compile(rb"(?:[^'\\\r\n]|\\[^\r\n]|'')*+"),
     "v": re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+"),
+    # JSON inside a JSON string, opened by ``\"``: the units of the outer string (a plain
+    # character, ``\x``) and of the inner one (``\\`` is the inner backslash, which escapes
+    # the inner character after it), so that ``\\\"`` (an inner quote) is read past and the
+    # value ends at the ``\"`` that closes it. Every unit's first two bytes tell it apart.
+    "eq1": re.compile(rb'(?:[^"\\\r\n]|\\[^"\\\r\n]|\\\\(?:[^"\\\r\n]|\\[^\r\n]))*+'),
+    # Deeper (``\\\"``): past any quote with more backslashes than the opening one.
+    "eq2": re.compile(rb'(?:[^"\\\r\n]|\\{3,}+"|\\++(?!"))*+'),
+    "eq3": re.compile(rb'(?:[^"\\\r\n]|\\{4,}+"|\\++(?!"))*+'),
 }
 
 
@@ -138,7 +183,7 @@ class _LastRun:
 
 def value_end(block: bytes, name: str, start: int, end: int) -> int:
     """Where the value that the regex read as ``block[start:end]`` really ends."""
-    pattern = _VALUE_END.get(name)
+    pattern = VALUE_END.get(name)
     if pattern is None:
         return end
     if _LastRun.block is not block:
@@ -152,6 +197,89 @@ def value_end(block: bytes, name: str, start: int, end: int) -> int:
     return stop
 
 
+# YAML's block scalars: ``password: |`` or ``token: >-`` (with a chomping or indentation
+# indicator, maybe a comment), then the value on the lines below, indented deeper than the key.
+_BLOCK_INDICATOR = re.compile(rb"[|>](?:[1-9]?[-+]?|[-+][1-9])")
+_HEADER_END = re.compile(rb"[ \t]*+(?:#[^\r\n]*+)?\r?\n(?:[ \t]{0,80}+\r?\n){0,16}+")
+_SPACES = re.compile(rb" *+")
+MAX_INDENT = 80  # deeper blocks are read as if at this depth (a sibling may go with them)
+
+
+@functools.lru_cache(maxsize=64)
+def block_lines(indent: int) -> re.Pattern[bytes]:
+    """The lines of a block scalar whose content is indented ``indent`` spaces: lines at
+    least that deep, and blank lines (possessive: each line is read once)."""
+    return re.compile(rb"(?: {%d}[^\r\n]*+(?:\r?\n|\Z)|[ \t]*+\r?\n)*+" % indent)
+
+
+@functools.lru_cache(maxsize=64)
+def block_lines_mid(indent: int) -> re.Pattern[bytes]:
+    """``block_lines`` from inside one of its lines (a stream's window ended there)."""
+    return re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)" + block_lines(indent).pattern)
+
+
+_BLOCK_HEADER = re.compile(rb":[ \t]*+[|>][-+1-9]{0,2}+[ \t]*+(?:#[^\r\n]*+)?\r?$")
+
+
+def block_indent(block: bytes, at: int) -> int | None:
+    """The indentation of the block scalar whose first value line starts its text at
+    ``at`` (the line above it, past blank ones, ends with ``: |``), or None: for a stream
+    whose window ends inside such a value, to drop the rest of it in the next one."""
+    line = block.rfind(b"\n", 0, at) + 1
+    if not 0 < at - line <= MAX_INDENT or block[line:at].strip(b" "):
+        return None
+    end = line - 1  # the line break above
+    for _ in range(17):  # the header, past as many blank lines as ``_HEADER_END`` takes
+        if end < 0:
+            return None
+        above = block.rfind(b"\n", 0, end) + 1
+        text = block[above:end]
+        if text.strip():
+            return at - line if _BLOCK_HEADER.search(text) else None
+        end = above - 1
+    return None
+
+
+class _LastBlock:
+    """The last block scalar read: a header inside it is part of its value, and reading the
+    lines below that header again would make a nest of headers quadratic."""
+
+    block: bytes = b""
+    span: tuple[int, int] = (0, 0)
+
+
+def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | None:
+    """The value lines of the block scalar whose header's indicator ends at ``after``: from
+    the first value character to the end of its last line (blank lines after it included,
+    so that a stream cut below it knows the block may go on)."""
+    if _LastBlock.block is block and _LastBlock.span[0] <= key_at < _LastBlock.span[1]:
+        return None  # a line of a value already found
+    head = _HEADER_END.match(block, after)
+    if head is None:
+        return None  # ``token: |x``: not a block scalar
+    line = block.rfind(b"\n", 0, key_at) + 1  # once per header, which ends its line
+    key_indent = _SPACES.match(block, line).end() - line  # type: ignore[union-attr]
+    first = head.end()
+    indent = _SPACES.match(block, first).end() - first  # type: ignore[union-attr]
+    if indent <= key_indent or block[first + indent : first + indent + 1] in (b"", b"\r", b"\n"):
+        return None  # nothing deeper than the key: an empty value
+    if block.startswith(b"-----BEGIN ", first + indent):
+        return None  # a key block: its own rule reads it to its END line, across windows too
+    end = block_lines(min(indent, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
+    _LastBlock.block, _LastBlock.span = block, (first + indent, end)
+    if end - first <= MAX_PLACEHOLDER and all(
+        _PLACEHOLDER.fullmatch(text) or is_reference(text)
+        for text in block[first:end].split()  # each line: a stand-in has no blank
+    ):
+        return None  # password: |\n  ${DB_PASSWORD}
+    return first + indent, end
+
+
+# After a bare value, a call's or a subscript's bracket (``= os.environ['KEY']``) makes it
+# code (when a blank after the separator says it is code, not ``PASSWORD=abc(1``).
+_CALL = re.compile(rb"[(\[]")
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
@@ -160,14 +288,25 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p")
     if bare_pass and not _bare_pass(block, m):
         return None
-    for name in ("eq", "dq", "sq", "v"):
+    sub = m.group("sub")
+    if sub and _NOT_SECRET_NAME.search(sub[sub.rfind(b"[") + 2 : -2]):
+        return None  # settings["token"]["url"]: the last key names something about it
+    for name in ("eq", "dq", "sq", "bs", "v"):
         start, end = m.span(name)
         if end > start:
-            end = value_end(block, name, start, end)
+            if name == "bs":
+                ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
+                return block_scalar(block, m.start(), end) if ok else None
+            quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
+            end = value_end(block, quote, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None
+            if m.group("go") and end - start > 2 and block[start] == block[end - 1] == 96:
+                return start + 1, end - 1  # a Go raw string: var dbPassword string = `…`
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
+            if name == "v" and _CALL.match(block, end) and m.start(name) > m.end("sep"):
+                return None  # password = get_secret("db"), token = env["TOKEN"]: code
             if bare_pass and block[start:end].isdigit():
                 return None  # PASS=3 FAIL=0 counts tests
             if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
@@ -218,6 +357,130 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return end, stop
 
 
+# HCL's input variables: ``variable "db_password" { default = "…" }``, on one line or over the
+# block's lines (its type, description and ``sensitive`` may come first). The block is read
+# for 512 bytes at most and not past a brace, so a stream's context still holds the header
+# when the default is in the next window, and the regex stays linear.
+_HCL = (
+    rb"variable[ \t]+\"(?P<name>[a-z0-9_.\-]{1,80})\"[ \t]*\{[^{}]{0,512}?"
+    rb"(?<![a-z0-9_])default[ \t]*=[ \t]*"
+    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
+)
+# Names that name a secret: the keywords of the rules above, and ``key`` after its owner.
+_SECRET_NAME = re.compile(
+    rb"pass|secret|token|credential|pwd|cookie|auth(?!or)"
+    rb"|(?:api|access|private|signing|encryption|client)[_\-]?key"
+)
+
+
+def _plain_value(block: bytes, name: str, start: int, end: int) -> tuple[int, int] | None:
+    """A value read to its end, unless it stands for a secret (a placeholder, a reference)."""
+    end = value_end(block, name, start, end)
+    value = block[start:end]
+    if _PLACEHOLDER.fullmatch(value) or named_placeholder(value) or is_reference(value):
+        return None
+    return start, end
+
+
+def _hcl_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The default of a variable whose name names a secret (not ``db_password_file``)."""
+    name = m["name"]
+    if not _SECRET_NAME.search(name) or _NOT_SECRET_NAME.search(name):
+        return None
+    for group in ("dq", "v"):
+        start, end = m.span(group)
+        if end > start:
+            return _plain_value(block, group, start, end)
+    return None
+
+
+# A table row whose first cell names a secret (``| DB_PASSWORD | hunter2-xyz |``, a CLI's
+# ``|  SecretString  |  …  |``): its later cells hold the value. The row opens its line.
+_TABLE_NAME = (
+    rb"[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
+    rb"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
+)
+_TABLE_ROW = searcher(
+    re2.compile(rb"(?m:^)" + _TABLE_NAME + rb"(?P<rest>[a-z0-9_.\-]{0,40})[`*]{0,2}[ \t]*\|")
+)
+_TABLE_SEPARATOR = re.compile(rb"\r?\n[ \t]*\|?[ \t]*:?-{3,}")  # the row above it is a header
+_TABLE_CELLS = 32  # cells read after the name (a row is short; a line of pipes is not a row)
+_TABLE_BYTES = 8192
+# Words that head a table's value column rather than fill it, and a feature table's marks.
+_COLUMN_HEADS = frozenset(
+    b"value values description type default required name notes example status scope "
+    b"yes no on off set unset enabled disabled optional supported n/a".split()
+)
+_TABLE_LEAST = 4  # a mark (``x``, ``-``, a check mark) is shorter than any password
+# A date, a time, a version or a count: what a table's other columns hold beside a token.
+_NOT_A_VALUE = re.compile(rb"(?i:v?[0-9]+(?:[.\-:/t][0-9]+)*z?)")
+
+
+def _table_value(cell: bytes, *, alone: bool) -> bool:
+    """A cell that holds a secret: one word, not a placeholder, a reference or a mask. In a
+    row of two cells any such word is the value; beside other columns (an environment, a
+    date) only a machine-made one is (eight characters or more, letters and a digit)."""
+    if len(cell) < _TABLE_LEAST or len(cell) > _TABLE_BYTES or any(c in b" \t" for c in cell):
+        return False  # empty, or words: a description
+    if _PLACEHOLDER.fullmatch(cell) or named_placeholder(cell) or is_reference(cell):
+        return False
+    if looks_like_placeholder(cell) or cell.lower() in _COLUMN_HEADS:
+        return False
+    if alone:
+        return True
+    digit = any(48 <= c <= 57 for c in cell)
+    letter = any(65 <= c <= 90 or 97 <= c <= 122 for c in cell)
+    return len(cell) >= 8 and digit and letter and not _NOT_A_VALUE.fullmatch(cell)
+
+
+def _cell_span(block: bytes, start: int, end: int) -> tuple[int, int]:
+    """A cell's text without its padding (and a code span's back-quotes)."""
+    while start < end and block[start] in b" \t":
+        start += 1
+    while end > start and block[end - 1] in b" \t\r":
+        end -= 1
+    if end - start >= 2 and block[start] == block[end - 1] and block[start] in b"`'\"":
+        return start + 1, end - 1
+    return start, end
+
+
+class TableRows(Rule):
+    """The value cells of each table row named by its first cell, read once per row."""
+
+    def __init__(self) -> None:
+        super().__init__(Kind.SECRET, b"|", lower=True, gate=_TABLE_NAME)
+
+    def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
+        size = len(lowered)
+        pos = start
+        while pos < size:
+            found = _TABLE_ROW(lowered, pos, size)
+            s, e = found[0]
+            if s < 0:
+                return
+            name_end = found[1][1]
+            line_end = lowered.find(b"\n", e)
+            line_end = size if line_end < 0 else line_end
+            pos = line_end + 1
+            if _NOT_SECRET_NAME.search(lowered, max(s, name_end - 12), name_end):
+                continue  # | token_url | …: the name says what the value is about
+            if _TABLE_SEPARATOR.match(lowered, line_end):
+                continue  # a header row: its cells name columns
+            stop = min(line_end, e + _TABLE_BYTES)
+            cells: list[tuple[int, int]] = []
+            at = e
+            while at < stop and len(cells) < _TABLE_CELLS:
+                bar = lowered.find(b"|", at, stop)
+                if bar < 0:
+                    break  # the text after the last bar is no cell
+                cells.append(_cell_span(block, at, bar))
+                at = bar + 1
+            alone = len(cells) == 1
+            for cs, ce in cells:
+                if _table_value(block[cs:ce], alone=alone):
+                    yield cs, ce, Kind.SECRET
+
+
 ASSIGNMENT_RULES: tuple[Rule, ...] = (
     *(
         rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span, gate=_GATES.get(kw))
@@ -225,4 +488,6 @@ ASSIGNMENT_RULES: tuple[Rule, ...] = (
     ),
     rule(Kind.SECRET, rb"key" + _TAIL, lower=True, check=_key_span),
     rule(Kind.SECRET, _AUTH, lower=True, check=_auth_span),
+    rule(Kind.SECRET, _HCL, lower=True, check=_hcl_span, gate=rb"variable[ \t]+\""),
+    TableRows(),
 )

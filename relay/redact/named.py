@@ -78,7 +78,8 @@ _BARE = (
     f"|(?:{_BARE_FIRST}{_BARE_CHAR}*)?[0-9]{_BARE_CHAR}{{7,}})"
 )
 _WORD = _digit(r"""[^\s"']""")
-_FREE = _digit(r"[a-z0-9+/_\-.~]", 10)
+# (not opening with a dash: ``sshpass -pVALUE`` keeps its flag, the shell rule takes the value)
+_FREE = "[a-z0-9+/_.~]" + _digit(r"[a-z0-9+/_\-.~]", 9)
 
 # After the word, its name goes on only past a separator or a digit (``db_password_2``), and
 # not past a colon (``token_stream.py::test_12`` names no setting):

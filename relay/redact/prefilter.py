@@ -16,7 +16,10 @@ Why the result is the same as scanning the whole block:
   prefilter misses holds no find of any rule, and skipping it (with the near-misses a rule
   would have tried and refused there) changes no find on another line;
 - the one rule that crosses lines (``<name>…</name>`` then, after blanks, ``<value>…``) has
-  both of its lines hit, and lines that only blanks separate are kept together;
+  both of its lines hit, and lines that only blanks separate are kept together; the finds
+  read from more than one line (a YAML block scalar's lines, an HCL variable block to its
+  default, a table row and the separator below a header) have supersets that match all of
+  those lines, listed first so that no other part's match on the line takes their place;
 - lines that were not neighbours are joined with a barrier line (a NUL byte) that no rule
   can match or cross, and each kept line is preceded by a line break as it was;
 - checks that look before a match look no further back than its line's start;
@@ -49,6 +52,22 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
 # ``shell``), over text matched case-insensitively. Each names the rules it stands for.
 RULE_SUPERSETS: tuple[str, ...] = (
+    # The rules whose find is read from more than one line come first, so that where another
+    # part matches at the same place, theirs is the match and all their lines are kept.
+    # assignments: a YAML block scalar (``password: |``) and the indented lines below it;
+    # from the line break before it (where the address parts may start too), so that no
+    # other find earlier on the line takes the match
+    rf"(?:^|\n)[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:[ \t]*"
+    r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
+    # assignments: HCL's variable block, to its default
+    r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
+    # assignments: a table row named by its first cell, and the separator below a header
+    r"(?:^|\n)[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
+    r"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
+    r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-{3,})?",
+    # assignments: a Go type before ``=``, a subscript (``environ["API_TOKEN"]``)
+    rf"(?:{_KEYWORDS})[a-z0-9_.\-]*"
+    r"(?:[ \t]+(?:string|\[\]byte)[ \t]*=|\\{0,3}[\"']\](?:\[[^\]\n]*\])*[ \t]*=)",
     # assignments and named: a word, the rest of its name, a separator (auth covers
     # Authorization: …, key covers <add key="…")
     # (not a plural, ``max_tokens=``, nor a scope, ``test_token.py::test_1``, which every
@@ -76,7 +95,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"-----begin ",  # tokens: a key block (stretched to its END on the whole block)
     r"-----end ",  # engine: a key's end whose BEGIN line is gone
     r"-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-",  # network: a MAC with dashes
-    r"(?:mysql|login)[^\n]*-p",  # shell: -pSECRET after mysql, -p SECRET after a login
+    r"(?:mysql|login|sshpass)[^\n]*-p",  # shell: -pSECRET after mysql or sshpass, -p after a login
     # network: IPv4, at a word's edge, not after "version " nor a name's "/" (which the rule
     # refuses too: ``Firefox/115.0.2.1``)
     r"(?:^|[^a-z0-9_. /]|(?:^|[^a-z])/|(?:^|[^n]) |(?:^|[^o])n |(?:^|[^i])on "

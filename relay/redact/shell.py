@@ -3,11 +3,11 @@
 ``--password VALUE`` and ``KEY=VALUE`` are found by the shared rules (``assignments``); these
 are the common tools whose flags name no secret: ``mysql -pSECRET`` (the value glued to
 ``-p``), ``docker login -p VALUE`` (and podman, nerdctl, buildah, skopeo, helm registry,
-oras), and ``aws configure set aws_secret_access_key VALUE``. The ``-p`` forms ride on the
-shared dash rule (``tokens``), which already stops at every dash, and then look back along
-the line for the tool; ``configure set`` is a rule of its own, anchored on words that
-ordinary build output seldom holds (see ``rules`` for why that is cheap). Only the value is
-replaced.
+oras), ``sshpass -pVALUE`` and ``sshpass -p VALUE``, and ``aws configure set
+aws_secret_access_key VALUE``. The ``-p`` forms ride on the shared dash rule (``tokens``),
+which already stops at every dash, and then look back along the line for the tool;
+``configure set`` is a rule of its own, anchored on words that ordinary build output seldom
+holds (see ``rules`` for why that is cheap). Only the value is replaced.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ _LOGIN = re.compile(
     rb"[ \t]+login[ \t]"
 )
 
+# sshpass takes the password glued or apart (``sshpass -pVALUE ssh …``, ``sshpass -p VALUE``),
+# as its own option: between it and ``-p`` only its other options (a later ``-p`` is ssh's port).
+_SSHPASS = re.compile(
+    rb"(?:^|[^\w\-.])(?:[^\s\-]\S*/)?sshpass(?:[ \t]+-[dfpev]\S*+(?:[ \t]+[^\s\-]\S*+)?)*+[ \t]+\Z"
+)
+
 
 def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     start, end = m.span("pw")
@@ -47,7 +53,9 @@ def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     line = max(block.rfind(b"\n", floor, m.start()) + 1, floor)
     head = block[line : m.start()].lower()
     command = _LOGIN if m.group("pgap") else _MYSQL
-    return _value(block, m) if command.search(head) else None
+    if command.search(head) or (b"sshpass" in head and _SSHPASS.search(head)):
+        return _value(block, m)
+    return None
 
 
 SHELL_RULES: tuple[Rule, ...] = (

@@ -10,7 +10,10 @@ never hides a secret. The last bytes already emitted are kept as context and sca
 so that boundaries and look-backs see the true neighbours and a match whose lead-in
 (``TOKEN=``) was emitted still replaces its value. A private key block may be longer than
 any window: from its BEGIN line the stream is in a key state that drops everything (keeping
-the line breaks) until the END line.
+the line breaks) until the END line. A named value that runs past the window's end (longer
+than the overlap, or a YAML block scalar's lines) is dropped in the next window as far as
+it goes on: to the quote that opened it, or over the block's indented lines; a block whose
+header is in the window is left whole to the next one instead, which reads it from there.
 
 The report says whether the output is fit to publish: not when the input looks binary (NUL
 bytes, or more than ``MAX_UNDECODABLE`` of it is not UTF-8 text — every U+FFFD counts,
@@ -27,16 +30,26 @@ import codecs
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from relay.redact.assignments import VALUE_END, block_indent, block_lines, block_lines_mid
 from relay.redact.engine import Engine, key_block_end, replace
-from relay.redact.rules import Span
+from relay.redact.rules import Kind, Span
 from relay.redact.tokens import END_KEY_MAX
 
 BLOCK_SIZE = 1 << 20
 OVERLAP = 32 << 10  # longer than the longest match any rule can make
-# What a value longer than a window is made of, as far as it goes on into the next one.
-_VALUE_RUN = re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+")
-CONTEXT = 512  # longer than any rule's lead-in before the span it replaces (key=, ://user:)
+# What a value longer than a window is made of, as far as it goes on into the next one: a
+# bare one's characters; a quoted one's, to the quote that opened it (``VALUE_END``); a
+# block scalar's lines (``block_lines``).
+_VALUE_RUN = VALUE_END["v"]
+# A value's end is not yet known when the window ends on what may be the first half of an
+# escape or of a doubled quote (``\``, ``"``), or inside a blank line of a block scalar.
+_OPEN_TAIL = re.compile(rb'\\*+["\']?')
+_OPEN_TAIL_MAX = 96
+# Longer than any rule's lead-in before the span it replaces (key=, ://user:, and the head
+# of an HCL variable block, which is read for 512 bytes to its default).
+CONTEXT = 1024
 MAX_UNDECODABLE = 0.01
 MIN_UNDECODABLE = 3  # a stray U+FFFD or two in a short log is mojibake, not binary
 MIN_SHARE_INPUT = 2 << 10  # below this many bytes in, the share rule does not apply
@@ -130,7 +143,8 @@ class StreamRedactor:
         self._pos = 0  # how much of the buffer has been emitted
         self._ctx = context[-CONTEXT:]
         self._in_key = False
-        self._in_value = False  # a secret's value ran past the last window's end
+        # How a secret's value that ran past the last window's end goes on (None: it did not).
+        self._cont: _Open | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._counts: Counter[str] = Counter()
         self._in = self._out = self._redacted = self._undecodable = self._nul = 0
@@ -192,10 +206,11 @@ class StreamRedactor:
             head, start = self._skip_key(window, start, final=final)
             if self._in_key:
                 return self._consume(window, start, head)
-        if self._in_value:
-            start = self._skip_value(window, start, final=final)
-            if self._in_value:
-                return self._consume(window, start, b"")
+        if self._cont is not None:
+            breaks, start = self._skip_value(window, start, final=final)
+            head += breaks
+            if self._cont is not None:
+                return self._consume(window, start, head)
         # Scan from the context on: a match may begin there (``TOKEN=``) and replace text after.
         scan = self._engine.scan(window, 0)
         cut = len(window) if final else self._cut(window, start, eager=eager)
@@ -206,8 +221,19 @@ class StreamRedactor:
             stop = len(window) if final else max(len(window) - END_KEY_MAX, spans[-1][0] + 1)
             spans[-1] = (spans[-1][0], stop, spans[-1][2])
             emit_end = stop
-        elif spans and not final and spans[-1][1] == len(window):
-            self._in_value = True  # the value goes on in the next window: drop the rest of it
+        elif spans and not final:
+            # The value may go on in the next window: drop the rest of it there.
+            self._cont = _continuation(window, spans[-1])
+            head_at = _block_head(window, spans[-1][0]) if self._cont and self._cont.indent else -1
+            if head_at > start and not any(a < head_at < b for a, b, _ in spans):
+                # A block scalar open at the window's end whose header is in it: the next
+                # window starts at the header and reads the block whole, so that the choice
+                # (a value, or ``${DB_PASSWORD}`` on every line) is the one a whole log gets.
+                self._cont = None
+                spans = [span for span in spans if span[1] <= head_at]
+                emit_end = head_at
+            elif self._cont is not None:
+                emit_end = spans[-1][1]
         return self._consume(window, emit_end, head + self._apply(window, spans, start, emit_end))
 
     def _cut(self, window: bytes, start: int, *, eager: bool) -> int:
@@ -236,17 +262,72 @@ class StreamRedactor:
         self._redacted += stop - start
         return b"\n" * window.count(b"\n", start, stop), stop
 
-    def _skip_value(self, window: bytes, start: int, *, final: bool) -> int:
-        """Inside a value longer than a window: drop it up to its end (its placeholder is out)."""
-        found = _VALUE_RUN.match(window, start)
+    def _skip_value(self, window: bytes, start: int, *, final: bool) -> tuple[bytes, int]:
+        """Inside a value longer than a window: drop it up to its end (its placeholder is
+        out), keeping the line breaks of a block scalar's lines."""
+        assert self._cont is not None
+        found = self._cont.pattern.match(window, start)
         stop = found.end() if found else start
-        if final or stop < len(window):
-            self._in_value = False
+        self._cont = None if final else _still_open(window, stop, self._cont)
         self._redacted += stop - start
-        return stop
+        return b"\n" * window.count(b"\n", start, stop), stop
 
     def _consume(self, window: bytes, end: int, out: bytes) -> bytes:
         """Drop the emitted input from the buffer and keep its tail as context."""
         self._pos += end - len(self._ctx)
         self._ctx = window[max(0, end - CONTEXT) : end]
         return out
+
+
+class _Open(NamedTuple):
+    """A value that ran past a window's end: how it goes on, and a block scalar's indent."""
+
+    pattern: re.Pattern[bytes]
+    indent: int = 0  # 0: a quoted or a bare value
+
+
+def _continuation(window: bytes, span: Span) -> _Open | None:
+    """How the value that ``span`` ends may go on past the window's end, or None if its end
+    is in the window. A named secret goes on as it was quoted (``"…"``, ``'…'``, ``\\"…\\"``)
+    or as a block scalar's lines; any other find, as a bare run of token characters."""
+    start, end, kind = span
+    if kind != Kind.SECRET:
+        return _Open(_VALUE_RUN) if end == len(window) else None
+    indent = block_indent(window, start)
+    if indent is not None:
+        return _still_open(window, end, _Open(block_lines(indent), indent))
+    quote = window[start - 1 : start]
+    if quote == b"'":
+        pattern = VALUE_END["sq"]
+    elif quote == b'"':
+        before = window[max(0, start - 4) : start - 1]
+        slashes = len(before) - len(before.rstrip(b"\\"))
+        pattern = VALUE_END[f"eq{slashes}" if slashes else "dq"]
+    else:
+        pattern = _VALUE_RUN
+    return _still_open(window, end, _Open(pattern))
+
+
+def _block_head(window: bytes, first: int) -> int:
+    """Where the header line of the block scalar whose value starts at ``first`` begins."""
+    end = window.rfind(b"\n", 0, first)  # the line break above the first value line
+    while end > 0:
+        above = window.rfind(b"\n", 0, end) + 1
+        if window[above:end].strip():
+            return above
+        end = above - 1
+    return 0
+
+
+def _still_open(window: bytes, stop: int, value: _Open) -> _Open | None:
+    """How ``value`` goes on when what follows ``stop`` does not yet say it ended there."""
+    tail = len(window) - stop
+    if tail > _OPEN_TAIL_MAX:
+        return None
+    if value.indent:
+        if tail == 0 and stop and window[stop - 1] != 10:  # "\n": inside a line of it
+            return _Open(block_lines_mid(value.indent), value.indent)
+        if window[stop:].strip(b" \t"):
+            return None  # a line less indented: the block ended
+        return _Open(block_lines(value.indent), value.indent)
+    return value if _OPEN_TAIL.fullmatch(window, stop) else None

@@ -55,6 +55,14 @@ HAND_WRITTEN: dict[str, bytes] = {
     "prefilter-quoted": b'heroku := "ab',
     "prefilter-login": b"docker login ",
     "prefilter-version": b"version 1.2.3.4 ",
+    # the syntaxes read across a type, a subscript, a block or a table's cells
+    "go-typed": b"apiKey string ",
+    "annotation": b"API_KEY: Final[str",
+    "subscript": b'environ["API_TOKEN"]["',
+    "hcl-variable": b'variable "db_password" { type = string ',
+    "table-row": b"| password | ",
+    "yaml-block": b"password: |\n  ",
+    "sshpass": b"sshpass -p",
 }
 
 

@@ -35,6 +35,15 @@ NAMED = (
     "api\nkey={v}",
     "version\n10.0.0.{n}",
     "ssh Mac-Studio.corp.example{n}.net; ping win-desktop.local; node mac-studio",
+    'variable "db_password" {{\n  type = string\n  default = "{v}"\n}}',
+    'const apiKey string = "{v}"',
+    'os.environ["API_TOKEN"] = "{v}"',
+    'API_KEY: Final[str] = "{v}"',
+    "| DB_PASSWORD | {v} |",
+    "| Token | Scope |\n|---|---|",
+    "sshpass -p{v} ssh host",
+    "password: >-\n  {v}\n\n  {v}\nnext: 1",
+    "10.0.0.{n} mail a@b.example.org token: |\n  {v}\n",
 )
 
 
@@ -75,6 +84,12 @@ SINGLE = (
     "<name>db.secret</name>\n\n  <value>x{n}</value>",
     "cloudflare => 'Xk3jd8sKq9Lm2Pz7{n}'",
     'heroku := "Xk3jd8sKq9 Lm2Pz7{n}"',
+    'variable "db_password" {{\n  type = string\n  default = "x{n}"\n}}',
+    "| api_token | prod | Xk3jd8sKq9Lm2Pz7{n} |",
+    "password: |\n  hunter{n}\n\n  more",
+    'os.environ["API_TOKEN"] = "v{n}"',
+    'apiKey string = "v{n}"',
+    "sshpass -pS3cr3t{n} ssh host",
 )
 
 
