@@ -29,17 +29,20 @@ PIECE = 8 << 20  # bytes per piece: large enough that starting one costs nothing
 MIN_PARALLEL = 2 * PIECE  # below this a file is redacted in this process
 _SEARCH = 1 << 20  # how far around a planned cut a line start is looked for
 _READ = 1 << 20
+_LINE_START = re.compile(rb"\n(?=[^ \t\r\n])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
 
 
 def cut_at(region: bytes, target: int) -> int | None:
     """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
-    outside every private key block (after the END line of a block open there). None when
+    that opens with a character, not a blank (an indented line may go on a YAML block
+    scalar begun above it, whose state a stream carries from window to window), outside
+    every private key block (after the END line of a block open there). None when
     ``region`` holds no such place (a line, or a key, longer than the region)."""
-    at = region.find(b"\n", max(0, target - 1))
-    if at < 0:
+    found = _LINE_START.search(region, max(0, target - 1))
+    if found is None:
         return None
-    cut = at + 1
+    cut = found.end()
     # A key block is open at the cut when the last marker before it is a BEGIN line.
     last = None
     for m in _MARKER.finditer(region, 0, cut):
@@ -50,8 +53,7 @@ def cut_at(region: bytes, target: int) -> int | None:
             end = _MARKER.search(region, end.end())
         if end is None:
             return None
-        line_end = region.find(b"\n", end.end())
-        return None if line_end < 0 else line_end + 1
+        return cut_at(region, end.end())
     return cut
 
 

@@ -34,6 +34,14 @@ def test_a_cut_is_the_next_line_start() -> None:
     assert cut_at(b"no line end in sight", 3) is None
 
 
+def test_a_cut_never_falls_inside_an_indented_block() -> None:
+    """A YAML block scalar's lines are indented, blank lines among them: a piece may start
+    only at a line that opens with a character."""
+    region = b"token: |\n  abc\n\n  def\nnext: 1\n"
+    assert cut_at(region, 9) == region.index(b"next")
+    assert cut_at(b"a\n  b\n\n  c\n", 1) is None
+
+
 def test_a_cut_never_falls_inside_a_key_block() -> None:
     region = f"before\n{KEY}\nafter\nmore\n".encode()
     inside = region.index(b"\n", region.index(b"BEGIN")) + 5
@@ -60,7 +68,7 @@ def _log(rng: random.Random, size: int) -> tuple[str, list[str]]:
     while sum(map(len, parts)) < size:
         parts.append(clean_lines(rng, rng.randrange(200, 6000)))
         value = "".join(rng.choice("abcdefXYZ0123456789") for _ in range(24))
-        pick = rng.randrange(4)
+        pick = rng.randrange(5)
         if pick == 0:
             parts.append(KEY + "\n")
             secrets.append(KEY.split("\n")[3])
@@ -70,9 +78,13 @@ def _log(rng: random.Random, size: int) -> tuple[str, list[str]]:
         elif pick == 2:
             parts.append(f"using {TOKEN} at {value}\n")
             secrets.append(TOKEN)
-        else:
+        elif pick == 3:
             parts.append(f"echo {OWN_SECRET}\n")
             secrets.append(OWN_SECRET)
+        else:  # a block scalar longer than the stream's context, blank lines in it
+            lines = [f"  {value}{i:03d}" + "\n" * (1 + (i % 7 == 0)) for i in range(80)]
+            parts.append("password: |\n" + "".join(lines) + "done: true\n")
+            secrets += [f"{value}{i:03d}" for i in range(80)]
     return "".join(parts), secrets
 
 
