@@ -25,9 +25,9 @@ from multiprocessing.pool import AsyncResult
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
 
-PIECE = 8 << 20  # bytes per piece: large enough that starting one costs nothing much
-MIN_PARALLEL = 2 * PIECE  # below this a file is redacted in this process
-_SEARCH = 1 << 20  # how far around a planned cut a line start is looked for
+PIECE = 4 << 20  # bytes per piece: the last to finish keeps the rest waiting that long
+MIN_PARALLEL = 4 * PIECE  # below this a file is redacted in this process
+_SEARCH = 64 << 10  # how far around a planned cut to look (longer than any key block)
 _READ = 1 << 20
 _LINE_START = re.compile(rb"\n(?=[^ \t\r\n])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")

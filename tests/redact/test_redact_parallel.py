@@ -19,7 +19,7 @@ from format_samples import clean_lines
 from redact_samples import FACTS, OWN_SECRET, key_block
 
 from relay.redact import Redactor
-from relay.redact.parallel import MIN_PARALLEL, cut_at, plan, redact_file
+from relay.redact.parallel import MIN_PARALLEL, PIECE, cut_at, plan, redact_file
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "ghp_" + "Zq7" * 12
@@ -119,7 +119,7 @@ def test_relay_redact_uses_every_core_on_a_large_file(tmp_path: Path) -> None:
     body = text
     while len(body) < MIN_PARALLEL + (1 << 20):
         body += filler
-    cut = MIN_PARALLEL // 2
+    cut = PIECE  # the first planned cut
     line = body.rfind("\n", 0, cut - 200) + 1
     body = body[:line] + KEY + "\n" + body[line:]
     path = tmp_path / "big.log"
