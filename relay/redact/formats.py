@@ -272,6 +272,7 @@ FORMATS: tuple[Format, ...] = (
     _f("prefect-token", "pnu_", Run(B62, 36)),
     _f("apify-token", "apify_api_", Run(B62, 36)),
     _f("figma-token", "figd_", Run(B64URL, 40)),
+    _f("figma-pat", "figp_", Run(B64URL + "=", 40, 54), kind="figma-token"),
     _f("frameio-token", "fio-u-", Run(B64URL + "=", 64)),
     _f("typeform-token", "tfp_", Run(LOWER_ALNUM + "-_.=", 59)),
     _f("linear-api-key", "lin_api_", Run(B62, 40)),
@@ -379,6 +380,7 @@ FORMATS: tuple[Format, ...] = (
     _f("azure-sas-signature", "sig=", Run(B62 + "%+/", 43, 80)),
     _f("firebase-cloud-messaging-key", "AAAA", Run(B64URL, 7), ":", Run(B64URL, 140)),
     _f("salesforce-token", "00D", Run(B62, 12, 15), "!", Run(B62 + "._", 80, 120)),
+    _f("salesforce-refresh-token", "5AEP861", Run(B62 + "._=", 80, 300)),
     # AWS STS session tokens are base64 of a binary blob that opens with its version and
     # "origin_ec"; in a presigned URL they are percent-encoded.
     _f("aws-session-token", "IQoJb3JpZ2luX2Vj", Run(B64 + "%=", 100, 4000)),
