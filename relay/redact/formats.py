@@ -351,6 +351,9 @@ FORMATS: tuple[Format, ...] = (
     # Azure DevOps' identifiable PATs: 76 random characters, AZDO, four more.
     _f("azure-devops-pat", Run(B62, 76), "AZDO", Run(B62, 4)),
     _f("segment-token", "sgp_", Run(B62, 64)),
+    _f("axiom-token", "xaat-", *_uuid()),
+    _f("honeycomb-key", ("hcaik_", "hcaic_"), Run(LOWER_ALNUM, 58)),
+    _f("zuplo-key", "zpka_", Run(HEX, 32), "_", Run(HEX, 8)),
     # Clouds
     _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
        kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000",
@@ -411,6 +414,7 @@ FORMATS: tuple[Format, ...] = (
     _f("openrouter-key", "sk-or-v1-", Run(HEX, 64)),
     _f("langfuse-secret-key", "sk-lf-", *_uuid()),
     _f("deepseek-key", "sk-", Run(HEX, 32)),
+    _f("together-key", "tgp_v1_", Run(B64URL, 43)),
     _f("openai-key", "sk-", Run(B64URL, 20, 400), kind="openai-key", check=_random_base62),
     _f("huggingface-token", "hf_", Run(LETTERS, 34)),
     _f("huggingface-org-token", "api_org_", Run(LETTERS, 34)),
@@ -467,6 +471,8 @@ FORMATS: tuple[Format, ...] = (
     _f("clickup-token", "pk_", Run(DIGITS, 7, 9), "_", Run(UPPER_ALNUM, 32)),
     _f("pagarme-key", "ak_live_", Run(B62, 30)),
     _f("ramp-client-secret", "ramp_sec_", Run(B62, 48)),
+    _f("paddle-api-key", ("pdl_live_apikey_", "pdl_sdbx_apikey_"), Run(B62 + "_", 40, 80),
+       check=_random_after(16)),
     _f("paypal-access-token", "A21AA", Run(B64URL, 80, 120), check=_random_after(5)),
     _f("zoho-token", "1000.", Run(HEX, 32), ".", Run(HEX, 32)),
     _f("sidekiq-credentials", Run(HEX, 8), Run(":", 1), Run(HEX, 8), "@",
@@ -505,6 +511,7 @@ FORMATS: tuple[Format, ...] = (
     _f("tines-webhook", Run(LOWER_ALNUM + "-", 1, 63), ".tines.com/webhook/", Run(LOWER_ALNUM, 32),
        "/", Run(LOWER_ALNUM, 32)),
     _f("mailersend-token", "mlsn.", Run(HEX, 64)),
+    _f("pubnub-secret-key", "sec-c-", Run(B62, 48)),  # publish and subscribe keys are public
     _f("onesignal-key", "os_v2_app_", Run(B32_LOWER, 103)),
     # Tokens in general: a JWT (signed or not: the signature may be empty), and one wrapped in
     # base64 (``eyJ`` encodes as ``ZXlK``).
