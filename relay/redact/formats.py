@@ -749,8 +749,11 @@ _EXAMPLES = frozenset(p.encode() for f in FORMATS for p in f.placeholders)
 
 
 def holds_a_format(value: bytes) -> bool:
-    """Whether ``value`` holds a token of the table (which then names it, by format)."""
-    return value.startswith(_PREFIXES) or next(iter(SCANNER.finds(value, 0)), None) is not None
+    """Whether ``value`` holds a token of the table (which then names it, by format).
+
+    A prefix alone is not enough: ``sk_``, ``pk_`` or ``1000.`` open many a value that no
+    row's shape fits, and such a value must still be judged as a named value."""
+    return next(iter(SCANNER.finds(value, 0)), None) is not None
 
 
 def is_named_placeholder(value: bytes) -> bool:

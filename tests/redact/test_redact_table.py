@@ -204,3 +204,12 @@ def test_a_row_whose_shape_opens_with_a_run_is_found_by_its_rare_literal() -> No
     out, counts = _stream(f"license {key}\n{names}", [])
     assert key not in out and counts == {"maxmind-license-key": 1}, counts
     assert out.endswith(names)
+
+
+@pytest.mark.parametrize("prefix", ["sk_", "pk_", "pi_", "1000.", "ghp_"])
+def test_a_named_value_that_only_opens_like_a_format_is_still_a_named_secret(prefix: str) -> None:
+    """A row's prefix before a body that fits no row's shape: the table does not name the
+    value, so the named-value rules must (``<value>`` holds machine-made values)."""
+    value = prefix + "Zq8LmN3pR7sT1uV4wY6zAb3Cd5Ef9gHj"
+    out, counts = _stream(f"<value>{value}</value>\n", [])
+    assert value not in out and counts, (out, counts)
