@@ -184,6 +184,36 @@ def _random_base62(token: bytes) -> bool:
     return upper and lower and (digit or len(body) >= 32)
 
 
+def _random_after(skip: int) -> Callable[[bytes], bool]:
+    """``_random_base62`` for a body after a prefix of ``skip`` characters, without the
+    long-body exemption: both cases and a digit, which words and names seldom have."""
+
+    def check(token: bytes) -> bool:
+        body = token[skip:]
+        return (
+            any(65 <= c <= 90 for c in body)
+            and any(97 <= c <= 122 for c in body)
+            and any(48 <= c <= 57 for c in body)
+        )
+
+    return check
+
+
+def _letters_and_digits(skip: int) -> Callable[[bytes], bool]:
+    """A lower-case body that is random has both letters and digits: a snake_case name has
+    no digit, a number no letter."""
+
+    def check(token: bytes) -> bool:
+        body = token[skip:]
+        return any(97 <= c <= 122 for c in body) and any(48 <= c <= 57 for c in body)
+
+    return check
+
+
+# OneSignal's keys are lower-case base32 (RFC 4648 without padding).
+B32_LOWER = "abcdefghijklmnopqrstuvwxyz234567"
+
+
 # Order matters only where two rows can match at the same place: the longer shape first.
 # fmt: off
 FORMATS: tuple[Format, ...] = (
@@ -242,6 +272,7 @@ FORMATS: tuple[Format, ...] = (
     _f("prefect-token", "pnu_", Run(B62, 36)),
     _f("apify-token", "apify_api_", Run(B62, 36)),
     _f("figma-token", "figd_", Run(B64URL, 40)),
+    _f("figma-pat", "figp_", Run(B64URL + "=", 40, 54), kind="figma-token"),
     _f("frameio-token", "fio-u-", Run(B64URL + "=", 64)),
     _f("typeform-token", "tfp_", Run(LOWER_ALNUM + "-_.=", 59)),
     _f("linear-api-key", "lin_api_", Run(B62, 40)),
@@ -290,6 +321,39 @@ FORMATS: tuple[Format, ...] = (
     _f("authress-access-key", ("authress_", "scauth_", "ext_", "sc_"), Run(B62, 5, 30), ".",
        Run(B62, 4, 6), ".acc", ("_", "-"), Run(LOWER_ALNUM + "-", 10, 32), ".",
        Run(B64URL + "+/=", 30, 120)),
+    # Data Center and self-hosted forges, CI and code quality
+    _f("bitbucket-data-center-token", "BBDC-", Run(B64URL + "+/@", 40, 50)),
+    _f("sonarcloud-token", "sqco_", Run(B62, 59)),
+    _f("sourcegraph-legacy-token", "sgp_", Run(HEX, 40), kind="sourcegraph-token"),
+    _f("sourcegraph-cody-token", "slk_", Run(HEX, 64)),
+    _f("crates-io-token", "cio", Run(B62, 32), check=_random_after(3)),
+    _f("dependency-track-key", "odt_", Run(B62, 32, 255)),
+    _f("stackhawk-key", "hawk.", Run(B64URL, 20), ".", Run(B64URL, 20)),
+    _f("spectralops-token", "spu-", Run(LOWER_ALNUM, 32), check=_letters_and_digits(4)),
+    _f("endor-labs-key", "endr+", Run(B62 + "-", 16)),
+    _f("trufflehog-enterprise-key", "thog-key-", Run(HEX, 16)),
+    _f("trufflehog-enterprise-secret", "thog-secret-", Run(HEX, 32)),
+    _f("nightfall-key", "NF-", Run(B62, 32), check=_random_after(3)),
+    _f("rootly-key", "rootly_", Run(HEX, 64)),
+    _f("pganalyze-key", "pgar_", Run(B62, 27)),
+    # Portainer's access tokens: ``ptr_`` is also C's pointer prefix, hence the check.
+    _f("portainer-token", "ptr_", Run(B64URL + "/+=", 20, 60), check=_random_after(4)),
+    _f("teamwork-token", "tkn.v1_", Run(B62, 71), "="),
+    _f("voiceflow-key", "VF.", ("DM.", "WS.", ""), Run(HEX_MIXED, 24), ".", Run(B62, 16)),
+    _f("salad-cloud-key", "salad_cloud_", Run(B62, 1, 7), "_", Run(B62, 7, 235)),
+    _f("fullstory-key", "na1.", Run(B64, 100)),
+    _f("jina-key", "jina_", Run(B62, 60)),
+    _f("tavily-key", "tvly-", Run(B62, 32)),
+    _f("bannerbear-key", "bb_", ("pr_", "ma_"), Run(HEX, 30)),
+    _f("besttime-key", "pri_", Run(HEX, 32)),
+    _f("flexport-key", "shltm_", Run(B64URL, 40)),
+    _f("fleetbase-key", "flb_live_", Run(B62, 20)),
+    # Azure DevOps' identifiable PATs: 76 random characters, AZDO, four more.
+    _f("azure-devops-pat", Run(B62, 76), "AZDO", Run(B62, 4)),
+    _f("segment-token", "sgp_", Run(B62, 64)),
+    _f("axiom-token", "xaat-", *_uuid()),
+    _f("honeycomb-key", ("hcaik_", "hcaic_"), Run(LOWER_ALNUM, 58)),
+    _f("zuplo-key", "zpka_", Run(HEX, 32), "_", Run(HEX, 8)),
     # Clouds
     _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
        kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000",
@@ -319,6 +383,27 @@ FORMATS: tuple[Format, ...] = (
     _f("azure-sas-signature", "sig=", Run(B62 + "%+/", 43, 80)),
     _f("firebase-cloud-messaging-key", "AAAA", Run(B64URL, 7), ":", Run(B64URL, 140)),
     _f("salesforce-token", "00D", Run(B62, 12, 15), "!", Run(B62 + "._", 80, 120)),
+    _f("salesforce-refresh-token", "5AEP861", Run(B62 + "._=", 80, 300)),
+    # AWS STS session tokens are base64 of a binary blob that opens with its version and
+    # "origin_ec"; in a presigned URL they are percent-encoded.
+    _f("aws-session-token", "IQoJb3JpZ2luX2Vj", Run(B64 + "%=", 100, 4000)),
+    _f("aws-appsync-api-key", "da2-", Run(LOWER_ALNUM, 26)),
+    _f("aws-bedrock-short-lived-key", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",
+       Run(B64 + "%=", 40, 4000)),
+    _f("amazon-lwa-client-secret", "amzn1.oa2-cs.v1.", Run(HEX, 64)),
+    _f("amazon-lwa-token", ("Atza|", "Atzr|"), Run(B64URL, 100, 1000)),
+    _f("azure-container-registry-key", Run(B64, 42), "+ACR", Run(B62, 6)),
+    _f("cloudflare-api-token", ("cfut_", "cfat_"), Run(B62, 40), Run(HEX, 8)),
+    _f("cloudflare-global-api-key", "cfk_", Run(B62, 40), Run(HEX, 8)),
+    # A tunnel's token is base64 JSON: {"a":"<account>","t":"<tunnel>","s":"<secret>"}.
+    _f("cloudflare-tunnel-token", "eyJhIjoi", Run(B64, 100, 300), Run("=", 0, 2)),
+    _f("mongodb-atlas-service-account-secret", "mdb_sa_sk_", Run(B64URL, 40)),
+    _f("aiven-service-password", "AVNS_", Run(B64URL, 19, 24)),
+    _f("google-chat-webhook", "chat.googleapis.com/v1/spaces/", Run(B64URL, 7, 20),
+       "/messages?key=", Run(B64URL, 39), "&token=", Run(B64URL, 43), Run("=", 0, 1)),
+    # MaxMind: six, an underscore, 29, ``_mmk``. The underscore is a run of one so that the
+    # row's first literal, its anchor, is the rare ``_mmk``.
+    _f("maxmind-license-key", Run(B62, 6), Run("_", 1), Run(B62, 29), "_mmk"),
     # AI and data
     _f("anthropic-key", "sk-ant-", Run(B64URL, 20, 400), kind="anthropic-key"),
     _f("openai-project-key", "sk-", ("proj-", "svcacct-", "admin-"), Run(B64URL, 20, 400),
@@ -327,6 +412,9 @@ FORMATS: tuple[Format, ...] = (
     # Older OpenAI keys (and look-alikes of other vendors) are random base62: both cases and
     # a digit, which kebab-case names (``sk-learn-…``) lack.
     _f("openrouter-key", "sk-or-v1-", Run(HEX, 64)),
+    _f("langfuse-secret-key", "sk-lf-", *_uuid()),
+    _f("deepseek-key", "sk-", Run(HEX, 32)),
+    _f("together-key", "tgp_v1_", Run(B64URL, 43)),
     _f("openai-key", "sk-", Run(B64URL, 20, 400), kind="openai-key", check=_random_base62),
     _f("huggingface-token", "hf_", Run(LETTERS, 34)),
     _f("huggingface-org-token", "api_org_", Run(LETTERS, 34)),
@@ -340,6 +428,16 @@ FORMATS: tuple[Format, ...] = (
     _f("firecrawl-key", "fc-", Run(HEX, 32)),
     _f("heygen-key", "sk_V2_", Run(B62 + "_", 40, 50)),
     _f("runway-key", "key_", Run(HEX, 128)),
+    _f("elevenlabs-key", "sk_", Run(HEX, 48)),
+    _f("iex-cloud-token", "sk_", Run(LOWER_ALNUM, 32), check=_letters_and_digits(3)),
+    _f("new-relic-query-key", "NRIQ-", Run(B64URL, 25, 32)),
+    _f("new-relic-admin-key", "NRAA-", Run(HEX, 27)),
+    _f("new-relic-rest-key", "NRRA-", Run(HEX, 42)),
+    _f("new-relic-pixie-key", "px-", ("api-", "dep-"), *_uuid()),
+    # The mobile app token: AA, 40 hex, -NRMA (the AA a run, so the anchor is -NRMA).
+    _f("new-relic-mobile-token", Run("A", 2), Run(HEX, 40), "-NRMA"),
+    _f("mapbox-temporary-token", "tk.eyJ", Run(B64URL, 50, 300), ".", Run(B64URL, 20, 40)),
+    _f("intercom-token", "dG9rOj", Run(B64, 50, 60), Run("=", 0, 2)),  # base64 of "tok:"
     # Payments and commerce
     # Stripe's publishable keys (``pk_live_``) are public by design: not in the table.
     _f("stripe-secret-key", ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_",
@@ -355,12 +453,30 @@ FORMATS: tuple[Format, ...] = (
        "$", Run(HEX, 32)),
     _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX, 32), "-X"),
     _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX, 40)),
+    # Twitch stream keys: live_, the account number, a random part. Before the other live_
+    # rows, whose alphabets would take its underscore.
+    _f("twitch-stream-key", "live_", Run(DIGITS, 8, 12), "_", Run(B62, 30, 36)),
     _f("lob-key", ("live_", "test_"), Run(HEX, 35)),
     _f("gocardless-token", "live_", Run(B64URL + "=", 40)),
     _f("easypost-key", ("EZAK", "EZTK"), Run(B62, 54)),
     _f("duffel-token", "duffel_", ("live_", "test_"), Run(B64URL + "=", 43)),
     _f("plaid-access-token", "access-", ("sandbox-", "development-", "production-"), *_uuid()),
     _f("mapbox-secret-token", "sk.eyJ", Run(B64URL, 50, 300), ".", Run(B64URL, 20, 40)),
+    _f("stripe-payment-intent-secret", "pi_", Run(B62, 24), "_secret_", Run(B62, 25),
+       kind="stripe-key"),
+    _f("recharge-key", ("sk_test_", "sk_"), ("1x", "2x", "3x", "5x", "10x"), Run("123", 1), "_",
+       Run(HEX_MIXED, 64)),
+    _f("tickettailor-key", "sk_", Run(DIGITS, 4), "_", Run(DIGITS, 6), "_", Run(HEX, 32)),
+    _f("klaviyo-private-key", "pk_", Run(HEX, 34)),
+    _f("clickup-token", "pk_", Run(DIGITS, 7, 9), "_", Run(UPPER_ALNUM, 32)),
+    _f("pagarme-key", "ak_live_", Run(B62, 30)),
+    _f("ramp-client-secret", "ramp_sec_", Run(B62, 48)),
+    _f("paddle-api-key", ("pdl_live_apikey_", "pdl_sdbx_apikey_"), Run(B62 + "_", 40, 80),
+       check=_random_after(16)),
+    _f("paypal-access-token", "A21AA", Run(B64URL, 80, 120), check=_random_after(5)),
+    _f("zoho-token", "1000.", Run(HEX, 32), ".", Run(HEX, 32)),
+    _f("sidekiq-credentials", Run(HEX, 8), Run(":", 1), Run(HEX, 8), "@",
+       ("gems.contribsys.com", "enterprise.contribsys.com")),
     # Messaging, mail, webhooks
     # Slack tokens go on with digits (a team or user id): ``xoxo-party.jpg`` is a file name.
     _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 1, 13),
@@ -390,6 +506,13 @@ FORMATS: tuple[Format, ...] = (
     _f("hubspot-token", "pat-", ("na1-", "eu1-"), *_uuid()),
     _f("twitter-bearer-token", "AAAAAAAAAAAAAAAAAAAAA", Run(B62 + "%", 80, 120)),
     _f("adafruit-key", "aio_", Run(B62, 28)),
+    _f("teams-legacy-webhook", "outlook.office.com/webhook/", *_uuid(), "@", *_uuid(),
+       "/IncomingWebhook/", Run(HEX, 32), "/", *_uuid(), kind="teams-webhook"),
+    _f("tines-webhook", Run(LOWER_ALNUM + "-", 1, 63), ".tines.com/webhook/", Run(LOWER_ALNUM, 32),
+       "/", Run(LOWER_ALNUM, 32)),
+    _f("mailersend-token", "mlsn.", Run(HEX, 64)),
+    _f("pubnub-secret-key", "sec-c-", Run(B62, 48)),  # publish and subscribe keys are public
+    _f("onesignal-key", "os_v2_app_", Run(B32_LOWER, 103)),
     # Tokens in general: a JWT (signed or not: the signature may be empty), and one wrapped in
     # base64 (``eyJ`` encodes as ``ZXlK``).
     _f("jwt", "eyJ", Run(B64URL, 5, 4096), ".", Run(B64URL, 5, 8192), ".", Run(B64URL, 0, 4096)),
@@ -631,8 +754,11 @@ _EXAMPLES = frozenset(p.encode() for f in FORMATS for p in f.placeholders)
 
 
 def holds_a_format(value: bytes) -> bool:
-    """Whether ``value`` holds a token of the table (which then names it, by format)."""
-    return value.startswith(_PREFIXES) or next(iter(SCANNER.finds(value, 0)), None) is not None
+    """Whether ``value`` holds a token of the table (which then names it, by format).
+
+    A prefix alone is not enough: ``sk_``, ``pk_`` or ``1000.`` open many a value that no
+    row's shape fits, and such a value must still be judged as a named value."""
+    return next(iter(SCANNER.finds(value, 0)), None) is not None
 
 
 def is_named_placeholder(value: bytes) -> bool:

@@ -158,3 +158,58 @@ def test_every_example_the_issue_names_is_a_row_that_redacts_it(example: str) ->
     assert token not in out and counts.get(fmt.label), (example, token, out)
     shape = placeholder(fmt)
     assert REDACTOR.redact(f"see {shape} here\n") == f"see {shape} here\n"
+
+
+# Words and names that open like a row whose prefix is short or a common word part: the row's
+# check (a random body has both cases and a digit, or letters and digits) or its exact length
+# turns them away. Each line must come through unchanged.
+LOOK_ALIKES = (
+    "ptr_to_next_element_in_the_list_node = NULL;",  # C's pointer prefix, portainer-token
+    "see spu-configurationmanagerservicexyzab for the knobs",  # 32 letters, spectralops-token
+    "sk_customerbillingaccountmanagerxyz = load()",  # 32 letters, iex-cloud-token
+    "ciothebestsubscriptionmanagersetupx done",  # cio and 32 letters, crates-io-token
+    "NF-ALLUPPERCASEWORDSWITHOUTDIGITSXY flag",  # NF- and 32, nightfall-key
+    # PayPal's A21AA, then 81 capitals without a digit: paypal-access-token
+    "A21AAPPLICATIONSETTINGSFORTHEPRODUCTIONENVIRONMENTWITHOUTANYDIGITSINITATALLFORSUREEVER",
+)
+
+
+@pytest.mark.parametrize("line", LOOK_ALIKES)
+def test_ordinary_names_that_open_like_a_short_prefix_are_kept(line: str) -> None:
+    out, counts = _stream(line + "\n", [])
+    assert out == line + "\n" and not counts, (line, counts)
+
+
+def test_a_twitch_key_is_named_before_the_live_rows_that_share_its_prefix() -> None:
+    """``live_<account>_<30>`` is 40 characters after ``live_``, as GoCardless's tokens are:
+    the longer shape (with its underscore) goes first, so the find is named for what it is."""
+    rng = random.Random(40)
+    body = "".join(rng.choice(B62) for _ in range(30))
+    token = f"live_126031192_{body}"
+    out, counts = _stream(f"| obs | {token} | ok |\n", [])
+    assert token not in out and counts == {"twitch-stream-key": 1}, counts
+
+
+def test_a_row_whose_shape_opens_with_a_run_is_found_by_its_rare_literal() -> None:
+    """MaxMind's keys open with six random characters and an underscore: the row makes the
+    underscore a run so that its anchor is ``_mmk``, and snake_case names do not stop it."""
+    rng = random.Random(6)
+    key = (
+        "".join(rng.choice(B62) for _ in range(6))
+        + "_"
+        + "".join(rng.choice(B62) for _ in range(29))
+        + "_mmk"
+    )
+    names = "user_account_settings_manager_x_mmk_file and snake_case_names_everywhere\n"
+    out, counts = _stream(f"license {key}\n{names}", [])
+    assert key not in out and counts == {"maxmind-license-key": 1}, counts
+    assert out.endswith(names)
+
+
+@pytest.mark.parametrize("prefix", ["sk_", "pk_", "pi_", "1000.", "ghp_"])
+def test_a_named_value_that_only_opens_like_a_format_is_still_a_named_secret(prefix: str) -> None:
+    """A row's prefix before a body that fits no row's shape: the table does not name the
+    value, so the named-value rules must (``<value>`` holds machine-made values)."""
+    value = prefix + "Zq8LmN3pR7sT1uV4wY6zAb3Cd5Ef9gHj"
+    out, counts = _stream(f"<value>{value}</value>\n", [])
+    assert value not in out and counts, (out, counts)
