@@ -650,6 +650,8 @@ class FormatScanner:
             if found is not None and found.start >= done:
                 done = found.end
                 yield found
+            else:
+                pos = hs + 1  # another row's anchor may start inside this one's hit
 
     def _at(self, block: bytes, hs: int) -> Found | None:
         """The first row, in table order, whose whole shape matches around the anchor at hs."""
