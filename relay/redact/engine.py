@@ -128,8 +128,10 @@ class Engine:
         self.literals: tuple[Literal, ...] = build_literals(facts)
         self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
-        # A needle with a line break crosses lines: then every rule reads the whole block.
+        # A needle with a line break crosses lines: then every rule reads the whole block,
+        # and a stream keeps such needles whole across its windows.
         folds = [(lit.needle, lit.lower) for lit in self.literals]
+        self.multiline_needles = tuple(n for n, _ in folds if b"\n" in n)
         folds += [(name.lower().encode(), True) for name in node_hosts if name]
         plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds)
         self._prefilter = (

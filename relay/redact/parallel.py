@@ -20,7 +20,7 @@ import re
 import tempfile
 from collections import deque
 from collections.abc import Callable
-from multiprocessing.pool import AsyncResult
+from multiprocessing.pool import AsyncResult, Pool
 
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
@@ -33,16 +33,24 @@ _LINE_START = re.compile(rb"\n(?=[^ \t\r\n])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
 
 
-def cut_at(region: bytes, target: int) -> int | None:
+def cut_at(region: bytes, target: int, needles: tuple[bytes, ...] = ()) -> int | None:
     """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
     that opens with a character, not a blank (an indented line may go on a YAML block
     scalar begun above it, whose state a stream carries from window to window), outside
-    every private key block (after the END line of a block open there). None when
-    ``region`` holds no such place (a line, or a key, longer than the region)."""
+    every private key block (after the END line of a block open there) and every
+    occurrence of a multi-line ``needle`` (this node's secrets). None when ``region`` holds
+    no such place (a line, or a key, longer than the region).
+
+    A key block longer than the region may still hold the cut: ``redact_file`` redacts the
+    piece after it again, from inside the key, when the piece before ends inside one."""
     found = _LINE_START.search(region, max(0, target - 1))
     if found is None:
         return None
     cut = found.end()
+    for needle in needles:
+        at = region.find(needle, max(0, cut - len(needle) + 1), cut + len(needle))
+        if 0 <= at < cut:
+            return cut_at(region, at + len(needle), needles)
     # A key block is open at the cut when the last marker before it is a BEGIN line.
     last = None
     for m in _MARKER.finditer(region, 0, cut):
@@ -53,18 +61,23 @@ def cut_at(region: bytes, target: int) -> int | None:
             end = _MARKER.search(region, end.end())
         if end is None:
             return None
-        return cut_at(region, end.end())
+        return cut_at(region, end.end(), needles)
     return cut
 
 
-def plan(read: Callable[[int, int], bytes], size: int, piece: int = PIECE) -> list[tuple[int, int]]:
+def plan(
+    read: Callable[[int, int], bytes],
+    size: int,
+    piece: int = PIECE,
+    needles: tuple[bytes, ...] = (),
+) -> list[tuple[int, int]]:
     """The pieces of a file of ``size`` bytes, as ``(start, end)``: about ``piece`` bytes
     each, each starting where ``cut_at`` allows (``read(offset, n)`` reads the file)."""
     cuts = [0]
     target = piece
     while target < size - piece // 2:
         low = max(cuts[-1], target - _SEARCH)
-        cut = cut_at(read(low, 2 * _SEARCH), target - low)
+        cut = cut_at(read(low, 2 * _SEARCH), target - low, needles)
         if cut is not None and low + cut < size:
             cuts.append(low + cut)
             target = low + cut + piece
@@ -85,15 +98,17 @@ def _start(recipe: Recipe, path: str, spool: str) -> None:
     _WORKER["spool"] = spool
 
 
-def _redact_piece(start: int, end: int) -> tuple[str, Tally]:
-    """Redact ``[start, end)`` of the pool's file, with the bytes before it as context,
-    into a file of the spool (text sent back through the pool's pipe would cost the
-    parent a copy and an unpickling per byte); return its path and the piece's tally."""
+def _redact_piece(start: int, end: int, in_key: bool = False) -> tuple[str, Tally, bool]:
+    """Redact ``[start, end)`` of the pool's file, with the bytes before it as context
+    (``in_key``: from inside a key block), into a file of the spool (text sent back
+    through the pool's pipe would cost the parent a copy and an unpickling per byte);
+    return its path, the piece's tally and whether it ended inside a key block."""
     redactor, fd, spool = _WORKER["redactor"], _WORKER["fd"], _WORKER["spool"]
     assert isinstance(redactor, Redactor) and isinstance(fd, int) and isinstance(spool, str)
     before = max(0, start - CONTEXT)
-    stream = redactor.open(context=_pread(fd, start - before, before) if start else b"")
-    target = os.path.join(spool, f"{start:016d}")
+    context = _pread(fd, start - before, before) if start else b""
+    stream = redactor.open(context=context, in_key=in_key)
+    target = os.path.join(spool, f"{start:016d}{'k' if in_key else ''}")
     with open(target, "wb") as out:
         pos = start
         while pos < end:
@@ -103,7 +118,7 @@ def _redact_piece(start: int, end: int) -> tuple[str, Tally]:
             pos += len(chunk)
             out.write(stream.feed(chunk).encode())
         out.write(stream.finish().encode())
-    return target, stream.tally
+    return target, stream.tally, stream.ended_in_key
 
 
 def cores() -> int:
@@ -136,7 +151,8 @@ def redact_file(
     and Windows, where each process builds its redactor from the recipe)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
-        pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece)
+        needles = redactor.multiline_needles
+        pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece, needles)
     finally:
         os.close(fd)
     jobs = min(jobs, len(pieces))
@@ -150,23 +166,37 @@ def redact_file(
             tempfile.TemporaryDirectory(prefix="relay-redact-") as spool,
             context.Pool(jobs, _start, (redactor.recipe, path, spool)) as pool,
         ):
-            pending: deque[AsyncResult[tuple[str, Tally]]] = deque()
-            for start, end in pieces:
-                pending.append(pool.apply_async(_redact_piece, (start, end)))
-                if len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
-                    total += _drain(pending.popleft(), write)
+            pending: deque[tuple[tuple[int, int], AsyncResult[tuple[str, Tally, bool]]]] = deque()
+            in_key = False  # the piece before ended inside a key block
+            for bounds in pieces:
+                pending.append((bounds, pool.apply_async(_redact_piece, bounds)))
+                while len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
+                    tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
+                    total += tally
             while pending:
-                total += _drain(pending.popleft(), write)
+                tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
+                total += tally
     finally:
         _WORKER.pop("parent", None)
     return total
 
 
-def _drain(result: AsyncResult[tuple[str, Tally]], write: Callable[[bytes], None]) -> Tally:
-    """Write one finished piece's text, then drop its file."""
-    target, tally = result.get()
+def _drain(
+    pool: Pool,
+    bounds: tuple[int, int],
+    result: AsyncResult[tuple[str, Tally, bool]],
+    in_key: bool,
+    write: Callable[[bytes], None],
+) -> tuple[Tally, bool]:
+    """Write one finished piece's text, then drop its file. When the piece before ended
+    inside a key block (one longer than ``cut_at`` looks), this one is redacted again from
+    inside it, as one stream would have read it."""
+    target, tally, ended = result.get()
+    if in_key:
+        os.unlink(target)
+        target, tally, ended = pool.apply(_redact_piece, (*bounds, True))
     with open(target, "rb") as done:
         while chunk := done.read(_READ):
             write(chunk)
     os.unlink(target)
-    return tally
+    return tally, ended

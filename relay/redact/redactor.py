@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from relay.redact.engine import Engine
 from relay.redact.literals import MachineFacts
-from relay.redact.stream import BLOCK_SIZE, RedactionReport, StreamRedactor
+from relay.redact.stream import BLOCK_SIZE, OVERLAP, RedactionReport, StreamRedactor
 
 # Past this share of replaced text a log is more secret than log: summarise it instead.
 MAX_REDACTED_SHARE = 0.25
@@ -77,20 +77,27 @@ class Redactor:
         self._max_share = max_redacted_share
         self._block = block_size
 
+    @property
+    def multiline_needles(self) -> tuple[bytes, ...]:
+        """This node's secret values that hold a line break (a cut must not split one)."""
+        return self._engine.multiline_needles
+
     def warm(self) -> None:
         """Compile every rule now (before forking processes that redact; see ``Engine``)."""
         self._engine.warm()
 
-    def open(self, *, overlap: int | None = None, context: bytes = b"") -> StreamRedactor:
+    def open(
+        self, *, overlap: int | None = None, context: bytes = b"", in_key: bool = False
+    ) -> StreamRedactor:
         """A fresh stream: ``feed`` chunks, then ``finish``, then read ``report``.
-        ``context``: the log's bytes before the first chunk (see ``StreamRedactor``)."""
-        extra = {} if overlap is None else {"overlap": overlap}
+        ``context`` and ``in_key``: where in a longer log it starts (see ``StreamRedactor``)."""
         return StreamRedactor(
             self._engine,
             max_redacted_share=self._max_share,
             block_size=self._block,
+            overlap=OVERLAP if overlap is None else overlap,
             context=context,
-            **extra,
+            in_key=in_key,
         )
 
     def stream(self, chunks: Iterable[bytes | str]) -> RedactedStream:

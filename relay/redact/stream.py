@@ -131,10 +131,11 @@ class StreamRedactor:
         block_size: int = BLOCK_SIZE,
         overlap: int = OVERLAP,
         context: bytes = b"",
+        in_key: bool = False,
     ) -> None:
         """``context``: the log's bytes right before the first chunk, when the stream starts
         at a line of a longer log (they are read as the first window's neighbours, never
-        emitted)."""
+        emitted); ``in_key``: the log is inside a private key block there."""
         self._engine = engine
         self._max_share = max_redacted_share
         self._overlap = overlap
@@ -142,7 +143,10 @@ class StreamRedactor:
         self._buf = bytearray()
         self._pos = 0  # how much of the buffer has been emitted
         self._ctx = context[-CONTEXT:]
-        self._in_key = False
+        self._in_key = in_key
+        self.ended_in_key = False  # the input ended inside a key block (read after finish)
+        # Multi-line values of this node's secrets: a cut must not fall inside one.
+        self._multiline = tuple(n for n in engine.multiline_needles if len(n) < self._block // 2)
         # How a secret's value that ran past the last window's end goes on (None: it did not).
         self._cont: _Open | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -218,6 +222,7 @@ class StreamRedactor:
         emit_end = max([cut, *(e for _, e, _ in spans)])
         if spans and scan.open_key_at is not None and spans[-1][0] == scan.open_key_at:
             self._in_key = not final
+            self.ended_in_key = final
             stop = len(window) if final else max(len(window) - END_KEY_MAX, spans[-1][0] + 1)
             spans[-1] = (spans[-1][0], stop, spans[-1][2])
             emit_end = stop
@@ -237,10 +242,12 @@ class StreamRedactor:
         return self._consume(window, emit_end, head + self._apply(window, spans, start, emit_end))
 
     def _cut(self, window: bytes, start: int, *, eager: bool) -> int:
-        """After the last line end; on a line longer than the window, the overlap's edge."""
+        """After the last line end; on a line longer than the window, the overlap's edge.
+        Never inside what may be the first lines of a multi-line secret of this node's: the
+        next window reads it whole."""
         line_end = window.rfind(b"\n", start)
         if line_end >= start:
-            return line_end + 1
+            return _before_partial(window, start, line_end + 1, self._multiline, eager=eager)
         return start if eager else max(start, len(window) - self._overlap)
 
     def _apply(self, window: bytes, spans: list[Span], start: int, end: int) -> bytes:
@@ -255,6 +262,7 @@ class StreamRedactor:
         stop = key_block_end(window, start)
         if stop is None:
             stop = len(window) if final else max(start, len(window) - END_KEY_MAX)
+            self.ended_in_key = final
         else:
             self._in_key = False
         if final:
@@ -277,6 +285,26 @@ class StreamRedactor:
         self._pos += end - len(self._ctx)
         self._ctx = window[max(0, end - CONTEXT) : end]
         return out
+
+
+def _before_partial(
+    window: bytes, start: int, cut: int, needles: tuple[bytes, ...], *, eager: bool
+) -> int:
+    """``cut``, or an earlier line start: before the text that ends at ``cut`` with what may
+    be the first lines of a needle (its rest in the next window, which then reads it whole).
+    When that text begins at ``start``, an eager flush emits nothing yet; a full window is
+    cut where it was (it must move on, and the needle's rest is past a window's half)."""
+    best = cut
+    for needle in needles:
+        at = window.find(needle[:1], max(start, cut - len(needle) + 1), cut)
+        while at >= 0:
+            if needle.startswith(window[at:cut]):
+                line = max(start, window.rfind(b"\n", start, at) + 1)
+                if line > start or eager:
+                    best = min(best, line)
+                break
+            at = window.find(needle[:1], at + 1, cut)
+    return best
 
 
 class _Open(NamedTuple):

@@ -18,7 +18,7 @@ import pytest
 from format_samples import clean_lines
 from redact_samples import FACTS, OWN_SECRET, key_block
 
-from relay.redact import Redactor
+from relay.redact import MachineFacts, Redactor
 from relay.redact.parallel import MIN_PARALLEL, PIECE, cut_at, plan, redact_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,3 +148,59 @@ def test_jobs_must_be_a_number_of_processes(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert b"--jobs" in done.stderr and b"number of processes" in done.stderr
     assert len(done.stderr.decode().strip().splitlines()) == 1
+
+
+def _pgp_block(lines: int) -> str:
+    """A PGP private key block of ``lines`` base64 lines (about 65 bytes each)."""
+    rng = random.Random(lines)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    body = ["".join(rng.choice(alphabet) for _ in range(64)) for _ in range(lines)]
+    head, tail = "-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----"
+    return "\n".join([head, "", *body, "=Ab3d", tail]) + "\n"
+
+
+def test_a_key_block_longer_than_the_look_around_is_read_from_inside(tmp_path: Path) -> None:
+    """A key of 200 KB over a cut: ``cut_at`` cannot see its BEGIN line, so the piece
+    after it is redacted again from inside the key, as one stream reads it."""
+    rng = random.Random(8)
+    key = _pgp_block(3000)
+    text = clean_lines(rng, 150_000) + key + clean_lines(rng, 300_000)
+    path = tmp_path / "pgp.log"
+    path.write_text(text)
+    redactor = Redactor(FACTS)
+    whole = redactor.open()
+    expected = whole.feed(text) + whole.finish()
+    written: list[bytes] = []
+    redact_file(redactor, str(path), len(text), written.append, jobs=2, piece=100_000)
+    out = b"".join(written).decode()
+    assert out == expected
+    assert not [line for line in key.splitlines()[2:-2] if line in out]
+
+
+def test_a_multi_line_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
+    """This node's secret may hold line breaks (a credentials file in a variable): no
+    piece boundary, and no window of a stream flushed line by line, falls inside it."""
+    rng = random.Random(9)
+    lines = ["".join(rng.choice("ABCDEFabcdef0123456789") for _ in range(64)) for _ in range(40)]
+    secret = "\n".join(lines)
+    facts = MachineFacts(secrets=(secret,))
+    redactor = Redactor(facts)
+    text = "".join(
+        clean_lines(rng, rng.randrange(1000, 30_000)) + f"creds: {secret}\n" for _ in range(20)
+    )
+    whole = redactor.open()
+    expected = whole.feed(text) + whole.finish()
+    assert not [line for line in lines if line in expected]
+    path = tmp_path / "creds.log"
+    path.write_text(text)
+    written: list[bytes] = []
+    redact_file(redactor, str(path), len(text), written.append, jobs=2, piece=20_000)
+    assert b"".join(written).decode() == expected
+    data = text.encode()
+    for step in (700, 4096):  # a pipe's small reads, each flushed as it comes
+        stream = redactor.open()
+        pieces = []
+        for at in range(0, len(data), step):
+            pieces += [stream.feed(data[at : at + step]), stream.flush()]
+        out = "".join(pieces) + stream.finish()
+        assert not [line for line in lines if line in out], step
