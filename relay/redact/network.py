@@ -223,6 +223,8 @@ def _email(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     at = start = m.start()
     while start > 0 and at - start < 64 and block[start - 1] in _LOCAL_PART:
         start -= 1
+    if start > 0 and block[start - 1] in _LOCAL_PART:
+        return None  # a local part is at most 64 bytes: this is the end of something longer
     while start < at and block[start] in b".-":
         start += 1
     if start == at:

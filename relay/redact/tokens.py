@@ -27,8 +27,17 @@ END_KEY = re.compile(rb"(?i)-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 END_KEY_MAX = 80
 
 
+# The rest of a credential longer than the header rule reads at once (possessive: once).
+_CRED_RUN = re.compile(rb"[A-Za-z0-9_\-.~+/]*+=*")
+
+
 def _bearer(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    return credential(m, "cred")
+    """The credential, to its end: a token longer than the rule's read is replaced whole
+    (its end in a later window is the stream's to drop, see ``stream``)."""
+    found = credential(m, "cred")
+    if found is None or found[1] != m.end("cred"):
+        return found
+    return found[0], _CRED_RUN.match(block, found[1]).end()  # type: ignore[union-attr]
 
 
 def _userinfo(info: bytes, colon: bytes) -> bool:
@@ -77,7 +86,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     ),
     rule(
         Kind.URL_CREDENTIALS,
-        rb"://(?P<info>[^\s/@\"'<>\[][^\s/@\"'<>]{0,255})@",
+        rb"://(?P<info>[^\s/@\"'<>\[][^\s/@\"'<>]{0,8191})@",
         check=_url,
     ),
     # Lowered, so %3A and %3a alike; the user info ends at the first %40 (the @).

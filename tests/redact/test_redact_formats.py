@@ -320,3 +320,14 @@ def test_own_secret_split_by_ansi_colour_codes(cuts: list[int], codes: list[str]
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     assert OWN_SECRET not in plain
     assert "[redacted:own-secret]" in out and out.endswith(" \x1b[0mdone\n")
+
+
+@pytest.mark.parametrize("size", [100, 4096, 6000])
+def test_a_long_credential_is_replaced_whole(size: int) -> None:
+    """A bearer token or a URL's user info longer than the rule reads at once is not cut
+    in two: what it read is replaced and so is the rest."""
+    secret = ("Zq7" * size)[:size]
+    bearer = Redactor().redact(f"Authorization: Bearer {secret} done")
+    assert bearer == "Authorization: Bearer [redacted:authorization] done"
+    url = Redactor().redact(f"clone https://ci:{secret}@git.example.org/r.git ok")
+    assert url == "clone https://[redacted:url-credentials]@git.example.org/r.git ok"
