@@ -88,6 +88,21 @@ def families() -> dict[str, bytes]:
     return out
 
 
+# Lines each holding a find, or a near-match that costs a check: a log made of nothing
+# else. No pattern backtracks on them, but every one is a find or a check of its own, so
+# their cost is linear at the per-find rate, not the ordinary log's per-byte one.
+DENSE: dict[str, bytes] = {
+    "dense:yaml-block": b"password: |\n  a\n",
+    "dense:yaml-headers": b"  password: |\n",
+    "dense:table-rows": b"| password | x |\n",
+    "dense:table-separator": b"| password | x |\n|---|---|\n",
+    "dense:key-end-base64": b"QUJDRA==\n-----END PRIVATE KEY-----\n",
+    "dense:ip-list": b"10.1.2.3\n",
+    "dense:e-mails": b"a.b@example.org\n",
+    "dense:assignments": b"token=abc\n",
+}
+
+
 def line(unit: bytes, size: int) -> bytes:
     """``unit`` repeated to ``size`` bytes, with no line break."""
     return (unit * (size // len(unit) + 1))[:size]
