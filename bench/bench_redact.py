@@ -87,9 +87,12 @@ def warm_bytecode(pycache: Path) -> None:
     subprocess.run(command, check=True, env=installed_env(pycache), cwd=root, capture_output=True)
 
 
-def whole_process(source: Path, pycache: Path, jobs: int | None = None) -> dict[str, float]:
+def whole_process(
+    source: Path, pycache: Path, jobs: int | None = None, target: Path | None = None
+) -> dict[str, float]:
     """``relay redact [-j N] FILE > /dev/null`` as a child process, run in this checkout (a
-    clone, as a user runs it in theirs): wall and CPU seconds, peak RSS. ``jobs`` None: the
+    clone, as a user runs it in theirs): wall and CPU seconds, peak RSS (of the largest
+    single process: with every core, each pool process has its own). ``jobs`` None: the
     default, one process per core.
 
     The child's own resource usage (``wait4``) gives its CPU time (its pool's processes
@@ -99,7 +102,7 @@ def whole_process(source: Path, pycache: Path, jobs: int | None = None) -> dict[
     env = installed_env(pycache)
     flags = [] if jobs is None else ["-j", str(jobs)]
     command = [sys.executable, "-m", "relay.cli", "redact", *flags, str(source)]
-    with open(os.devnull, "wb") as sink:
+    with open(target or os.devnull, "wb") as sink:
         started = time.perf_counter()
         child = subprocess.Popen(command, stdout=sink, stderr=subprocess.PIPE, env=env, cwd=root)
         _, status, usage = os.wait4(child.pid, 0)
@@ -109,6 +112,17 @@ def whole_process(source: Path, pycache: Path, jobs: int | None = None) -> dict[
             f"relay redact failed: {child.stderr.read().decode() if child.stderr else ''}"
         )
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of a file, read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as src:
+        while chunk := src.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def peak_memory_mb(source: Path) -> float:
@@ -184,6 +198,12 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
     warm_bytecode(pycache)
     processes = [whole_process(source, pycache) for _ in range(RUNS)]
     singles = [whole_process(source, pycache, jobs=1) for _ in range(RUNS)]
+    # What the timed runs wrote, once more into files: every core and one process must
+    # write the same bytes (the pieces are cut where no find can be split).
+    by_default, by_one = workdir / "default.out", workdir / "single.out"
+    whole_process(source, pycache, target=by_default)
+    whole_process(source, pycache, jobs=1, target=by_one)
+    same_output = _digest(by_default) == _digest(by_one)
     runs = [redact_file(source, None) for _ in range(RUNS)]
     redact_file(source, target)
     checks = check_output(corpus, source, target)
@@ -202,10 +222,12 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
         "process_mb_per_cpu_s": round(size_mb / process_cpu, 1),
         "process_runs_wall_s": [round(p["wall"], 2) for p in processes],
         "process_peak_rss_mb": round(max(p["rss_mb"] for p in processes), 1),
+        "single_process_peak_rss_mb": round(max(p["rss_mb"] for p in singles), 1),
         "cores": os.cpu_count(),
         "single_process_mb_per_s": round(size_mb / single_wall, 1),
         "single_process_mb_per_cpu_s": round(size_mb / single_cpu, 1),
         "single_process_runs_wall_s": [round(p["wall"], 2) for p in singles],
+        "every_core_output_equals_one_process": same_output,
         "relay_mb_per_s": round(size_mb / wall, 1),
         "relay_mb_per_cpu_s": round(size_mb / cpu, 1),
         "relay_runs_wall_s": [round(r[0], 2) for r in runs],
@@ -244,6 +266,9 @@ def main() -> None:
         >= 50,
         "at least 200x detect-secrets (wall)": figures["speed_ratio"] >= 200,
         "at least 200x detect-secrets (CPU time)": figures["speed_ratio_cpu"] >= 200,
+        "relay redact on every core writes what one process writes": figures[
+            "every_core_output_equals_one_process"
+        ],
         "at least 50 MB/s as one process (relay redact -j 1, wall)": figures[
             "single_process_mb_per_s"
         ]
