@@ -83,6 +83,13 @@ class Literal:
     edge: frozenset[int] = frozenset()
 
 
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+
+def _lower(m: re.Match[str]) -> str:
+    return m.group().lower()
+
+
 def secret_forms(value: str) -> set[str]:
     """The value and the encodings a log may show it in, each long enough to be specific."""
     raw = value.encode()
@@ -91,13 +98,20 @@ def secret_forms(value: str) -> set[str]:
     forms = {
         value,
         xml,
-        *(xml.replace('"', "&quot;").replace("'", apos) for apos in ("&apos;", "&#39;", "&#x27;")),
+        *(
+            xml.replace('"', quot).replace("'", apos)
+            for quot in ("&quot;", "&#34;", "&#x22;")
+            for apos in ("&apos;", "&#39;", "&#x27;")
+        ),
         value.replace("'", "''"),  # SQL and expression strings
         value.replace('"', '""'),  # CSV, SQL identifiers
         value.replace("\\", "\\\\").replace('"', '\\"'),  # a quoted command-line argument
         value.strip('"'),
         *(urllib.parse.quote(value, safe=safe) for safe in ("", "/")),  # quote() keeps "/"
         urllib.parse.quote_plus(value),
+        # the same with lower-case hex, as some encoders write it (``%2f``)
+        *(_PERCENT.sub(_lower, urllib.parse.quote(value, safe=safe)) for safe in ("", "/")),
+        _PERCENT.sub(_lower, urllib.parse.quote_plus(value)),
         json_escaped,
         json.dumps(json_escaped)[1:-1],  # JSON inside a JSON string
     }

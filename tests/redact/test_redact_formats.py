@@ -223,6 +223,8 @@ def test_no_allowed_exception_unmasks_this_nodes_own_secrets() -> None:
         lambda s: urllib.parse.quote_plus(s),
         lambda s: urllib.parse.quote(s),  # "/" left as it is
         lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1],  # JSON inside a JSON string
+        lambda s: re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), urllib.parse.quote(s)),
+        lambda s: html.escape(s, quote=False).replace('"', "&#34;").replace("'", "&#39;"),
     ],
 )
 def test_own_secret_in_more_encodings(form: Callable[[str], str]) -> None:
