@@ -29,14 +29,16 @@ PIECE = 4 << 20  # bytes per piece: the last to finish keeps the rest waiting th
 MIN_PARALLEL = 4 * PIECE  # below this a file is redacted in this process
 _SEARCH = 64 << 10  # how far around a planned cut to look (longer than any key block)
 _READ = 1 << 20
-_LINE_START = re.compile(rb"\n(?=[^ \t\r\n])")
+_LINE_START = re.compile(rb"\n(?=[^ \t\r\n|])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
 
 
 def cut_at(region: bytes, target: int, needles: tuple[bytes, ...] = ()) -> int | None:
     """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
     that opens with a character, not a blank (an indented line may go on a YAML block
-    scalar begun above it, whose state a stream carries from window to window), outside
+    scalar begun above it, whose state a stream carries from window to window) nor a
+    table's ``|`` (a table row is read with the line under it, which says if it is the
+    header), outside
     every private key block (after the END line of a block open there) and every
     occurrence of a multi-line ``needle`` (this node's secrets). None when ``region`` holds
     no such place (a line, or a key, longer than the region).

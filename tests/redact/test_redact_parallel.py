@@ -40,6 +40,8 @@ def test_a_cut_never_falls_inside_an_indented_block() -> None:
     region = b"token: |\n  abc\n\n  def\nnext: 1\n"
     assert cut_at(region, 9) == region.index(b"next")
     assert cut_at(b"a\n  b\n\n  c\n", 1) is None
+    table = b"intro\n| Token | Scope |\n|---|---|\n| a | b |\nafter\n"
+    assert cut_at(table, 6) == table.index(b"after")  # never between a header and its rule
 
 
 def test_a_cut_never_falls_inside_a_key_block() -> None:
