@@ -403,7 +403,15 @@ _TABLE_NAME = (
 _TABLE_ROW = searcher(
     re2.compile(rb"(?m:^)" + _TABLE_NAME + rb"(?P<rest>[a-z0-9_.\-]{0,40})[`*]{0,2}[ \t]*\|")
 )
-_TABLE_SEPARATOR = re.compile(rb"\r?\n[ \t]*\|?[ \t]*:?-{3,}")  # the row above it is a header
+# A table's separator line (the row above it is a header): cells of dashes, each maybe with
+# a colon at either end, and a bar at least (``|---|:--|``, ``--- | ---``), not YAML's
+# ``---``, a rule of dashes nor a key's ``-----BEGIN`` line.
+_SEP_CELL = rb"[ \t]*+:?-++:?[ \t]*+"
+_TABLE_SEPARATOR = re.compile(
+    rb"\r?\n[ \t]*+(?:\|" + _SEP_CELL + rb"(?:\|" + _SEP_CELL + rb")*+\|?"
+    rb"|" + _SEP_CELL + rb"\|(?:" + _SEP_CELL + rb"\|)*+(?:" + _SEP_CELL + rb")?)"
+    rb"[ \t]*+\r?(?:\n|\Z)"
+)
 _TABLE_CELLS = 32  # cells read after the name (a row is short; a line of pipes is not a row)
 _TABLE_BYTES = 8192
 # Words that head a table's value column rather than fill it, and a feature table's marks.

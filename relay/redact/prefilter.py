@@ -64,7 +64,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # assignments: a table row named by its first cell, and the separator below a header
     r"(?:^|\n)[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
     r"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
-    r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-{3,})?",
+    r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-)?",
     # assignments: a Go type before ``=``, a subscript (``environ["API_TOKEN"]``)
     rf"(?:{_KEYWORDS})[a-z0-9_.\-]*"
     r"(?:[ \t]+(?:string|\[\]byte)[ \t]*=|\\{0,3}[\"']\](?:\[[^\]\n]*\])*[ \t]*=)",
