@@ -44,3 +44,14 @@ SEPARATORS = ["|---|---|", "|:--|--:|", "--- | ---", "| --- | :---: |", "|-|-|",
 def test_a_row_above_a_real_separator_is_a_header(below: str) -> None:
     text = f"| Token | Tbl1SecretValue9xyz |\n{below}\n"
     assert redacted(text) == text
+
+
+@pytest.mark.parametrize("checksum", ["=Ab3d", "=+/9z"])
+def test_a_pgp_key_without_its_begin_line_goes_past_its_checksum_line(checksum: str) -> None:
+    """The armor's checksum line (``=`` and four base64 characters) sits between the key's
+    body and its END line: the scan back from END reads past it to the body."""
+    text = (
+        "keep this line\nPGPLEAKaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nPGPLEAKbbbbbbbbbbbbbbbbbbbbbb\n"
+        f"{checksum}\n-----END PGP PRIVATE KEY BLOCK-----\nafter\n"
+    )
+    assert redacted(text) == "keep this line\n[redacted:private-key]\n\n\n\nafter\n"
