@@ -146,13 +146,49 @@ def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     return not _PROSE.match(block, end) or bool(_MACHINE_MADE.search(block, m.start("v") + 1, end))
 
 
+# What may stand before a YAML key on its line: indentation, a list item's dash, a quote,
+# and the start of the key's name (``DB_`` of ``DB_PASSWORD``).
+_YAML_KEY_HEAD = re.compile(rb"[ \t]*+(?:-[ \t]++)?[\"']?[A-Za-z0-9_.\-]{0,40}+")
+_YAML_HEAD_MAX = 128
+# A plain scalar's end: a comment (``#`` after a blank), then blanks; a lone ``,`` or ``;``
+# after the value is code's (``token: abc123,`` in an object literal), not the value's.
+_COMMENT = re.compile(rb"[ \t]#")
+
+
+def _plain_scalar_end(block: bytes, key_at: int, end: int) -> int:
+    """Where an unquoted value after ``key:`` ends: on a line that the key opens (YAML's
+    ``password: Yml33 plain with spaces``), at the line's end less a comment, since a
+    plain scalar holds blanks; elsewhere (prose, a log message) at ``end``."""
+    floor = max(0, key_at - _YAML_HEAD_MAX)
+    line = block.rfind(b"\n", floor, key_at) + 1
+    if line == 0 and floor > 0:
+        return end  # no line start in sight: not a key that opens its line
+    if not _YAML_KEY_HEAD.fullmatch(block, line, key_at):
+        return end
+    line_end = block.find(b"\n", end)
+    line_end = len(block) if line_end < 0 else line_end
+    comment = _COMMENT.search(block, end - 1, line_end)
+    stop = comment.start() if comment else line_end
+    while stop > end and block[stop - 1] in b" \t\r":
+        stop -= 1
+    if stop - end == 1 and block[end] in b",;":
+        return end
+    return stop
+
+
 def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
     """``pass`` alone names a secret as a whole word set with ``=`` (``DB_PASS=…``, as the
-    environment scan in ``facts`` reads it) or quoted (``"pass": …``); ``PASS: test_x``
-    and ``PASS=3`` are test summaries and ``bypass=1`` a flag."""
-    if m.start() > 0 and chr(block[m.start() - 1]).isalpha():
+    environment scan in ``facts`` reads it), quoted (``"pass": …``), or with ``:`` after a
+    prefix (``DB_PASS: …``, ``smtp.pass: …``) or in lower case (YAML's ``pass: …``);
+    ``PASS: test_x`` and ``--- PASS: TestX`` are test summaries (``PASS=3`` is a count,
+    refused later) and ``bypass=1`` a flag."""
+    at = m.start()
+    if at > 0 and chr(block[at - 1]).isalpha():
         return False
-    return m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'")
+    if m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'"):
+        return True
+    prefixed = at > 1 and block[at - 1] in b"_.-" and chr(block[at - 2]).isalnum()
+    return prefixed or block[at : at + 4] == b"pass"
 
 
 # A value runs to its real end, however long (the regex reads its first 4 KB only): a
@@ -309,8 +345,11 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # password = get_secret("db"), token = env["TOKEN"]: code
             if bare_pass and block[start:end].isdigit():
                 return None  # PASS=3 FAIL=0 counts tests
-            if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
-                return None  # image:tag, File.java:98, "stream: processed 5 items"
+            if name == "v" and m.group("sep") == b":":
+                if not _yaml_like(block, m, end):
+                    return None  # image:tag, File.java:98, "stream: processed 5 items"
+                if key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
+                    end = _plain_scalar_end(block, m.start(), end)
             return start, end
     return None
 

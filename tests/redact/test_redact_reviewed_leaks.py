@@ -55,3 +55,47 @@ def test_a_pgp_key_without_its_begin_line_goes_past_its_checksum_line(checksum: 
         f"{checksum}\n-----END PGP PRIVATE KEY BLOCK-----\nafter\n"
     )
     assert redacted(text) == "keep this line\n[redacted:private-key]\n\n\n\nafter\n"
+
+
+# YAML's plain scalars hold blanks: on a line that the key opens, the value runs to the line's
+# end (less a comment); elsewhere, and where the first word reads as prose, as before.
+PLAIN_SCALARS = [
+    ("password: Yml33 plain with spaces", f"password: {R}"),
+    ("  - token: Abc123 x y # the ci token", f"  - token: {R} # the ci token"),
+    ('"password": Yml33 plain with spaces  ', f'"password": {R}  '),
+    ("db_password: Sh31,xyz;w", f"db_password: {R}"),
+    ("  token: abc123Z,", f"  token: {R},"),
+    ("the password: Yml33 plain with spaces", f"the password: {R} plain with spaces"),
+    ("token_stream: processed 5 items", "token_stream: processed 5 items"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), PLAIN_SCALARS)
+def test_a_plain_scalar_on_a_line_its_key_opens_goes_to_the_line_end(
+    line: str, expected: str
+) -> None:
+    assert redacted(f"before\n{line}\nafter\n") == f"before\n{expected}\nafter\n"
+
+
+# ``pass`` with ``:`` names a secret as with ``=``; a test runner's PASS lines stay.
+BARE_PASS = [
+    ("DB_PASS: hunter2hunter2", f"DB_PASS: {R}"),
+    ("SMTP_PASS: Smtp9secretX", f"SMTP_PASS: {R}"),
+    ("pass: Yml34Secret9xyz", f"pass: {R}"),
+    ("  smtp.pass: 'Q9x secret'", f"  smtp.pass: '{R}'"),
+    ("PASS: test_parser", "PASS: test_parser"),
+    ("--- PASS: TestParser (0.00s)", "--- PASS: TestParser (0.00s)"),
+    ("PASS: TestParser", "PASS: TestParser"),
+    ("  pass: 5", "  pass: 5"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), BARE_PASS)
+def test_pass_names_a_secret_with_a_colon_as_with_an_equals_sign(line: str, expected: str) -> None:
+    assert redacted(f"{line}\n") == f"{expected}\n"
+
+
+def test_a_cookie_header_keeps_its_later_cookies() -> None:
+    """``Cookie:`` is a header whose pairs ``; `` separates, not a plain scalar."""
+    line = "Set-Cookie: id=a3fWa9x; Path=/; HttpOnly\n"
+    assert redacted(line) == f"Set-Cookie: {R}; Path=/; HttpOnly\n"
