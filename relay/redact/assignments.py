@@ -21,6 +21,7 @@ import re2
 
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
+from relay.redact.named import looks_random
 from relay.redact.placeholders import is_reference, looks_like_placeholder
 from relay.redact.rules import Found, Kind, Rule, Span, rule
 
@@ -86,7 +87,8 @@ _TAIL = (
     rb"(?:(?P<eqo>\\{1,3})\"(?P<eq>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096})"
     rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
     # a YAML block scalar's indicator (``password: |``, ``token: >-``): the value is below
-    rb"|(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
+    # (maybe after a tag and an anchor: ``token: !!binary |``, ``token: &a |``)
+    rb"|(?:[!&][^\s]{0,100}+[ \t]++){0,2}+(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -254,7 +256,9 @@ def block_lines_mid(indent: int) -> re.Pattern[bytes]:
     return re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)" + block_lines(indent).pattern)
 
 
-_BLOCK_HEADER = re.compile(rb":[ \t]*+[|>][-+1-9]{0,2}+[ \t]*+(?:#[^\r\n]*+)?\r?$")
+_BLOCK_HEADER = re.compile(
+    rb":[ \t]*+(?:[!&]\S{0,100}+[ \t]++){0,2}+[|>][-+1-9]{0,2}+[ \t]*+(?:#[^\r\n]*+)?\r?$"
+)
 
 
 def block_indent(block: bytes, at: int) -> int | None:
@@ -284,10 +288,17 @@ class _LastBlock:
     span: tuple[int, int] = (0, 0)
 
 
-def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | None:
+_KEY_COLUMN = re.compile(rb" *+(?:-[ \t]++)*+")  # a key's column: past its list items' dashes
+
+
+def block_scalar(
+    block: bytes, key_at: int, after: int, indicator: bytes = b"|"
+) -> tuple[int, int] | None:
     """The value lines of the block scalar whose header's indicator ends at ``after``: from
     the first value character to the end of its last line (blank lines after it included,
-    so that a stream cut below it knows the block may go on)."""
+    so that a stream cut below it knows the block may go on). An indentation indicator
+    (``|2``) sets the depth from the key's column, so that a first line deeper than the
+    rest (its extra blanks are content) does not hide the lines below it."""
     if _LastBlock.block is block and _LastBlock.span[0] <= key_at < _LastBlock.span[1]:
         return None  # a line of a value already found
     head = _HEADER_END.match(block, after)
@@ -301,7 +312,12 @@ def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | Non
         return None  # nothing deeper than the key: an empty value
     if block.startswith(b"-----BEGIN ", first + indent):
         return None  # a key block: its own rule reads it to its END line, across windows too
-    end = block_lines(min(indent, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
+    depth = indent
+    digits = [c - 48 for c in indicator if 49 <= c <= 57]
+    if digits:
+        column = _KEY_COLUMN.match(block, line).end() - line  # type: ignore[union-attr]
+        depth = max(key_indent + 1, min(indent, column + digits[0]))
+    end = block_lines(min(depth, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
     _LastBlock.block, _LastBlock.span = block, (first + indent, end)
     if end - first <= MAX_PLACEHOLDER and all(
         _PLACEHOLDER.fullmatch(text) or is_reference(text)
@@ -332,7 +348,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         if end > start:
             if name == "bs":
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
-                return block_scalar(block, m.start(), end) if ok else None
+                return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
             end = value_end(block, quote, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
@@ -367,8 +383,27 @@ def _key_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     floor = max(0, m.start() - 12)
     floor = max(floor, block.rfind(b"\n", floor, m.start()) + 1)  # not the line above
     if not _KEY_OWNERS.search(block[floor : m.start()].lower()):
-        return None
+        return _key_material(block, m)
     return _value_span(block, m)
+
+
+def _key_material(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``key: |`` over lines of key material: ``key`` alone names no secret (a cache's
+    ``key: |`` holds a template or ``Linux-node-4f2a…``), but a block whose every line is
+    base64, the first of them machine-made (the standard ``named`` sets for ``key: Xk3j…``),
+    holds one."""
+    if not m.group("bs") or m.group("rest"):
+        return None  # keyboard: |, and one-line values (``named`` reads those)
+    found = _value_span(block, m)
+    if found is None:
+        return None
+    lines = block[found[0] : found[1]].split()
+    if not all(_BASE64_LINE.fullmatch(line) for line in lines):
+        return None
+    return found if lines and looks_random(lines[0]) else None
+
+
+_BASE64_LINE = re.compile(rb"[A-Za-z0-9+/]++=*+")
 
 
 def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:

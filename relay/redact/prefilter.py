@@ -54,11 +54,13 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 RULE_SUPERSETS: tuple[str, ...] = (
     # The rules whose find is read from more than one line come first, so that where another
     # part matches at the same place, theirs is the match and all their lines are kept.
-    # assignments: a YAML block scalar (``password: |``) and the indented lines below it;
+    # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
+    # and the indented lines below it;
     # from the line break before it (where the address parts may start too), so that no
     # other find earlier on the line takes the match
     rf"(?:^|\n)[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:[ \t]*"
-    r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
+    r"(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
+    r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
     # assignments: HCL's variable block, to its default
     r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
     # assignments: a table row named by its first cell, and the separator below a header

@@ -99,3 +99,56 @@ def test_a_cookie_header_keeps_its_later_cookies() -> None:
     """``Cookie:`` is a header whose pairs ``; `` separates, not a plain scalar."""
     line = "Set-Cookie: id=a3fWa9x; Path=/; HttpOnly\n"
     assert redacted(line) == f"Set-Cookie: {R}; Path=/; HttpOnly\n"
+
+
+V = "Xk3jd8sKq9Lm2Pz7Qw4v"
+# Block scalar headers with a tag, an anchor or an indentation indicator: the lines below go.
+BLOCK_SCALARS = [
+    ("token: !!binary |\n  c2VjcmV0c2VjcmV0Cg==\nnext: 1", f"token: !!binary |\n  {R}\nnext: 1"),
+    ("token: &tok |\n  anchored secret\nnext: 1", f"token: &tok |\n  {R}\nnext: 1"),
+    ("password: !secret &p >-\n  two props\nnext: 1", f"password: !secret &p >-\n  {R}\nnext: 1"),
+    # the indicator sets the depth: a first line deeper than the rest hides none of them
+    ("token: |2\n    first deeper\n  second\nnext: 1", f"token: |2\n    {R}\n\nnext: 1"),
+    (
+        "- token: |2\n      first deeper\n    second\n  user: app",
+        f"- token: |2\n      {R}\n\n  user: app",
+    ),
+    # ``key`` alone: a block of base64 lines, the first machine-made
+    (f"key: |2\n  {V}\n  Ab3dAb3d==\nnext: 1", f"key: |2\n  {R}\n\nnext: 1"),
+    (f"key: &k |\n  {V}\nnext: 1", f"key: &k |\n  {R}\nnext: 1"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BLOCK_SCALARS)
+def test_a_block_scalar_behind_a_tag_an_anchor_or_an_indicator_is_read(
+    text: str, expected: str
+) -> None:
+    assert redacted(f"{text}\n") == f"{expected}\n"
+
+
+# ``key: |`` over what is no key material: a cache key's template or value, a word.
+KEY_BLOCKS_KEPT = [
+    "key: |\n  ${{ runner.os }}-node-${{ hashFiles('**/package-lock.json') }}\n",
+    "key: |\n  Linux-node-4f2a9c12\n  more\n",
+    "key: |2\n  indentsecret\n",
+    f"keyboard: |\n  {V}\n",
+]
+
+
+@pytest.mark.parametrize("text", KEY_BLOCKS_KEPT)
+def test_a_key_block_that_holds_no_key_material_is_kept(text: str) -> None:
+    assert redacted(text) == text
+
+
+def test_a_tagged_block_scalar_across_windows_is_redacted_as_a_whole_log_is() -> None:
+    """A stream whose window ends inside the value reads the header above it (tag and all)
+    to drop the rest of the block in the next window."""
+    block = "token: !!binary |\n" + "".join(f"  {V}{i:04d} chunk\n" for i in range(80))
+    text = "x\n" + block + "next: 1\n"
+    whole = redacted(text)
+    assert whole == "x\ntoken: !!binary |\n  " + R + "\n" * 80 + "next: 1\n"
+    stream = Redactor(block_size=512, max_redacted_share=1.0).open(overlap=256)
+    data = text.encode()
+    out = [stream.feed(data[at : at + 300]) for at in range(0, len(data), 300)]
+    out.append(stream.finish())
+    assert "".join(out) == whole
