@@ -200,6 +200,11 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
     "dq": re.compile(rb'(?:[^"\\\r\n]|\\[^\r\n]|"")*+'),
     "sq": re.compile(rb"(?:[^'\\\r\n]|\\[^\r\n]|'')*+"),
     "v": re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+"),
+    # A bare value that a quote does not end: one with more of the value right after it
+    # (``password=Sh31Secret'quote9x``); a quote before a blank, a comma or the line's end
+    # closes a string the setting stands in (``"password=abc123", …``). Assignments only:
+    # a stream goes on past a window's end with ``v``.
+    "vq": re.compile(rb"(?:[^\s\"'&,;<>(){}\[\]]++|[\"']++(?=[^\s\"'&,;<>(){}\[\]]))*+"),
     # JSON inside a JSON string, opened by ``\"``: the units of the outer string (a plain
     # character, ``\x``) and of the inner one (``\\`` is the inner backslash, which escapes
     # the inner character after it), so that ``\\\"`` (an inner quote) is read past and the
@@ -350,6 +355,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
                 return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
+            quote = "vq" if name == "v" else quote
             end = value_end(block, quote, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None

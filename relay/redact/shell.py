@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from relay.redact.assignments import stands_in
+from relay.redact.assignments import stands_in, value_end
 from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
@@ -40,8 +40,16 @@ _SSHPASS = re.compile(
 )
 
 
+_QUOTED = {39: "sq", 34: "dq"}  # ', "
+
+
 def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The password, to its closing quote when quoted (``-p 'two words'``): the regex
+    reads one word of it."""
     start, end = m.span("pw")
+    quote = _QUOTED.get(block[start - 1]) if start > 0 else None
+    if quote is not None:
+        end = value_end(block, quote, start, end)
     return None if stands_in(block, start, end) else (start, end)
 
 

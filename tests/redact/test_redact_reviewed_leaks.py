@@ -152,3 +152,27 @@ def test_a_tagged_block_scalar_across_windows_is_redacted_as_a_whole_log_is() ->
     out = [stream.feed(data[at : at + 300]) for at in range(0, len(data), 300)]
     out.append(stream.finish())
     assert "".join(out) == whole
+
+
+# A quoted value goes to its closing quote; a quote inside a bare value does not end it.
+WHOLE_VALUES = [
+    ("sshpass -p 'Ssh22 with spaces' ssh h", f"sshpass -p '{R}' ssh h"),
+    ('sshpass -p "Ssh22 with spaces" ssh h', f'sshpass -p "{R}" ssh h'),
+    ("mysql -u root -p'My Sql pw' db", f"mysql -u root -p'{R}' db"),
+    ("docker login -u ci -p 'Dk 9 pw' reg", f"docker login -u ci -p '{R}' reg"),
+    (
+        "aws configure set aws_secret_access_key 'Aw 9 pw' --profile x",
+        f"aws configure set aws_secret_access_key '{R}' --profile x",
+    ),
+    ("password=Sh31Secret'quote9x", f"password={R}"),
+    ('password=Sh31Secret"quote9x next', f"password={R} next"),
+    # a quote that closes the string the setting stands in stays
+    ('"password=Sh31Secret9x", next', f'"password={R}", next'),
+    ("echo 'password=Sh31Secret9x' done", f"echo 'password={R}' done"),
+    ('{"cmd":"PASSWORD=Sh31Secret9x"}', f'{{"cmd":"PASSWORD={R}"}}'),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), WHOLE_VALUES)
+def test_a_value_is_redacted_to_its_real_end(line: str, expected: str) -> None:
+    assert redacted(f"{line}\n") == f"{expected}\n"
