@@ -107,6 +107,9 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
     r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
     r"configure[ \t]+set[ \t]",  # shell: aws configure set
+    r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
+    r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass
+    r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b
 )
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5

@@ -176,3 +176,33 @@ WHOLE_VALUES = [
 @pytest.mark.parametrize(("line", "expected"), WHOLE_VALUES)
 def test_a_value_is_redacted_to_its_real_end(line: str, expected: str) -> None:
     assert redacted(f"{line}\n") == f"{expected}\n"
+
+
+# Credentials on a command line whose flag names no secret: the password goes.
+COMMAND_LINES = [
+    ("curl -u admin:Cu1rlPw9 https://x", f"curl -u admin:{R} https://x"),
+    ("curl --user admin:Cu1rlPw9 https://x", f"curl --user admin:{R} https://x"),
+    ("curl -s -X POST -uadmin:Cu1rlPw9 https://x", f"curl -s -X POST -uadmin:{R} https://x"),
+    ("curl --user=admin:Cu1rlPw9 x", f"curl --user=admin:{R} x"),
+    ('/usr/bin/curl -u "admin:two words" x', f'/usr/bin/curl -u "admin:{R}" x'),
+    ("echo 1 | curl -U proxy:Cu1rlPw9 x", f"echo 1 | curl -U proxy:{R} x"),
+    ("redis-cli -a Rd1sPw9x ping", f"redis-cli -a {R} ping"),
+    ("redis-cli -h db --pass Rd1sPw9x ping", f"redis-cli -h db --pass {R} ping"),
+    ("htpasswd -b /etc/nginx/htpasswd user Ht1Pw9x", f"htpasswd -b /etc/nginx/htpasswd user {R}"),
+    ("htpasswd -nb user 'Ht1 Pw9x'", f"htpasswd -nb user '{R}'"),
+    ("htpasswd -bC 10 -B file user Ht1Pw9x", f"htpasswd -bC 10 -B file user {R}"),
+    # a prompt, a reference, no password, another tool's flag
+    ("curl -u admin https://x", "curl -u admin https://x"),
+    ('curl -u "$CI_USER:$CI_PASS" https://x', 'curl -u "$CI_USER:$CI_PASS" https://x'),
+    ("curl --user-agent a:b -o out https://x", "curl --user-agent a:b -o out https://x"),
+    ("libcurl -u a:Cu1rlPw9 x", "libcurl -u a:Cu1rlPw9 x"),
+    ("curl -s https://x; ls -u a:b", "curl -s https://x; ls -u a:b"),
+    ("redis-cli -a", "redis-cli -a"),
+    ("htpasswd -c file user", "htpasswd -c file user"),
+    ("htpasswd -b file user", "htpasswd -b file user"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), COMMAND_LINES)
+def test_a_password_on_a_command_line_goes(line: str, expected: str) -> None:
+    assert redacted(f"{line}\n") == f"{expected}\n"
