@@ -71,6 +71,7 @@ HAND_WRITTEN: dict[str, bytes] = {
     "redis-cli": b"redis-cli -a ",
     "htpasswd": b"htpasswd -b ",
     "table-dashes": b"| token | a |\n---",
+    "cache-key": b"Cache restored from key: L",
 }
 
 

@@ -206,3 +206,32 @@ COMMAND_LINES = [
 @pytest.mark.parametrize(("line", "expected"), COMMAND_LINES)
 def test_a_password_on_a_command_line_goes(line: str, expected: str) -> None:
     assert redacted(f"{line}\n") == f"{expected}\n"
+
+
+# actions/cache's lines: a cache key is no secret; ``key`` named otherwise still is one.
+CACHE_KEYS = [
+    "Cache restored from key: Linux-node-4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d",
+    "Cache saved with key: Linux-node-4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d",
+    'Cache restored from key: "Linux-node-4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d"',
+    "Cache hit occurred on the primary key Linux-node-4f2a9c1e8b7d6a5f, not saving cache.",
+    "  restore-key: Linux-node-4f2a9c1e8b7d6a5f",
+    "cache_key=Linux-node-4f2a9c1e8b7d6a5f",
+]
+
+
+@pytest.mark.parametrize("line", CACHE_KEYS)
+def test_a_cache_key_is_kept(line: str) -> None:
+    assert redacted(f"{line}\n") == f"{line}\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (f"key: {V}", f"key: {R}"),
+        (f"signing key: {V}", f"signing key: {R}"),
+        (f"the key {V} expired", f"the key {R} expired"),
+        (f"encryption key from vault: {V}", f"encryption key from vault: {R}"),
+    ],
+)
+def test_a_key_not_named_a_cache_key_still_goes(line: str, expected: str) -> None:
+    assert redacted(f"{line}\n") == f"{expected}\n"
