@@ -157,15 +157,20 @@ _YAML_HEAD_MAX = 128
 _COMMENT = re.compile(rb"[ \t]#")
 
 
+def _opens_line(block: bytes, key_at: int) -> bool:
+    """The key whose keyword is at ``key_at`` opens its line, as a YAML key does."""
+    floor = max(0, key_at - _YAML_HEAD_MAX)
+    line = block.rfind(b"\n", floor, key_at) + 1
+    if line == 0 and floor > 0:
+        return False  # no line start in sight
+    return _YAML_KEY_HEAD.fullmatch(block, line, key_at) is not None
+
+
 def _plain_scalar_end(block: bytes, key_at: int, end: int) -> int:
     """Where an unquoted value after ``key:`` ends: on a line that the key opens (YAML's
     ``password: Yml33 plain with spaces``), at the line's end less a comment, since a
     plain scalar holds blanks; elsewhere (prose, a log message) at ``end``."""
-    floor = max(0, key_at - _YAML_HEAD_MAX)
-    line = block.rfind(b"\n", floor, key_at) + 1
-    if line == 0 and floor > 0:
-        return end  # no line start in sight: not a key that opens its line
-    if not _YAML_KEY_HEAD.fullmatch(block, line, key_at):
+    if not _opens_line(block, key_at):
         return end
     line_end = block.find(b"\n", end)
     line_end = len(block) if line_end < 0 else line_end
@@ -190,7 +195,7 @@ def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
     if m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'"):
         return True
     prefixed = at > 1 and block[at - 1] in b"_.-" and chr(block[at - 2]).isalnum()
-    return prefixed or block[at : at + 4] == b"pass"
+    return prefixed or (block[at : at + 4] == b"pass" and _opens_line(block, at))
 
 
 # A value runs to its real end, however long (the regex reads its first 4 KB only): a
@@ -214,6 +219,9 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
     "eq2": re.compile(rb'(?:[^"\\\r\n]|\\{3,}+"|\\++(?!"))*+'),
     "eq3": re.compile(rb'(?:[^"\\\r\n]|\\{4,}+"|\\++(?!"))*+'),
 }
+
+
+_STRING_PREFIXES = frozenset(b"r b u f rb br fr rf".split())
 
 
 class _LastRun:
@@ -355,7 +363,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
                 return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
-            quote = "vq" if name == "v" else quote
+            if name == "v" and block[start:end].lower() not in _STRING_PREFIXES:
+                quote = "vq"  # (``token = f"…"``: the quote opens the value's string)
             end = value_end(block, quote, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None

@@ -235,3 +235,23 @@ def test_a_cache_key_is_kept(line: str) -> None:
 )
 def test_a_key_not_named_a_cache_key_still_goes(line: str, expected: str) -> None:
     assert redacted(f"{line}\n") == f"{expected}\n"
+
+
+# What the new readings must leave as they were: prose with ``pass:``, a string's prefix.
+UNCHANGED = [
+    "Everything that is not a clean pass: strangers, edits, crashes, people, time.",
+    "the first pass: Yml34Secret9xyz",
+]
+
+
+@pytest.mark.parametrize("line", UNCHANGED)
+def test_prose_with_a_pass_is_kept(line: str) -> None:
+    assert redacted(f"{line}\n") == f"{line}\n"
+
+
+def test_a_string_prefix_does_not_carry_the_value_past_its_quote() -> None:
+    """``token = f"…"``: the quote is not taken as the inside of a bare value, so the line
+    reads as it did before (the lone ``f`` taken as the value is an older false positive,
+    left for its own fix)."""
+    line = 'auth = f"x-access-token:{token}@" if token else ""\n'
+    assert redacted(line) == f'auth = {R}"x-access-token:{{token}}@" if token else ""\n'
