@@ -21,6 +21,7 @@ import re2
 
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
+from relay.redact.named import looks_random
 from relay.redact.placeholders import is_reference, looks_like_placeholder
 from relay.redact.rules import Found, Kind, Rule, Span, rule
 
@@ -86,7 +87,8 @@ _TAIL = (
     rb"(?:(?P<eqo>\\{1,3})\"(?P<eq>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096})"
     rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
     # a YAML block scalar's indicator (``password: |``, ``token: >-``): the value is below
-    rb"|(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
+    # (maybe after a tag and an anchor: ``token: !!binary |``, ``token: &a |``)
+    rb"|(?:[!&][^\s]{0,100}+[ \t]++){0,2}+(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it.
@@ -146,13 +148,54 @@ def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     return not _PROSE.match(block, end) or bool(_MACHINE_MADE.search(block, m.start("v") + 1, end))
 
 
+# What may stand before a YAML key on its line: indentation, a list item's dash, a quote,
+# and the start of the key's name (``DB_`` of ``DB_PASSWORD``).
+_YAML_KEY_HEAD = re.compile(rb"[ \t]*+(?:-[ \t]++)?[\"']?[A-Za-z0-9_.\-]{0,40}+")
+_YAML_HEAD_MAX = 128
+# A plain scalar's end: a comment (``#`` after a blank), then blanks; a lone ``,`` or ``;``
+# after the value is code's (``token: abc123,`` in an object literal), not the value's.
+_COMMENT = re.compile(rb"[ \t]#")
+
+
+def _opens_line(block: bytes, key_at: int) -> bool:
+    """The key whose keyword is at ``key_at`` opens its line, as a YAML key does."""
+    floor = max(0, key_at - _YAML_HEAD_MAX)
+    line = block.rfind(b"\n", floor, key_at) + 1
+    if line == 0 and floor > 0:
+        return False  # no line start in sight
+    return _YAML_KEY_HEAD.fullmatch(block, line, key_at) is not None
+
+
+def _plain_scalar_end(block: bytes, key_at: int, end: int) -> int:
+    """Where an unquoted value after ``key:`` ends: on a line that the key opens (YAML's
+    ``password: Yml33 plain with spaces``), at the line's end less a comment, since a
+    plain scalar holds blanks; elsewhere (prose, a log message) at ``end``."""
+    if not _opens_line(block, key_at):
+        return end
+    line_end = block.find(b"\n", end)
+    line_end = len(block) if line_end < 0 else line_end
+    comment = _COMMENT.search(block, end - 1, line_end)
+    stop = comment.start() if comment else line_end
+    while stop > end and block[stop - 1] in b" \t\r":
+        stop -= 1
+    if stop - end == 1 and block[end] in b",;":
+        return end
+    return stop
+
+
 def _bare_pass(block: bytes, m: re.Match[bytes]) -> bool:
     """``pass`` alone names a secret as a whole word set with ``=`` (``DB_PASS=…``, as the
-    environment scan in ``facts`` reads it) or quoted (``"pass": …``); ``PASS: test_x``
-    and ``PASS=3`` are test summaries and ``bypass=1`` a flag."""
-    if m.start() > 0 and chr(block[m.start() - 1]).isalpha():
+    environment scan in ``facts`` reads it), quoted (``"pass": …``), or with ``:`` after a
+    prefix (``DB_PASS: …``, ``smtp.pass: …``) or in lower case (YAML's ``pass: …``);
+    ``PASS: test_x`` and ``--- PASS: TestX`` are test summaries (``PASS=3`` is a count,
+    refused later) and ``bypass=1`` a flag."""
+    at = m.start()
+    if at > 0 and chr(block[at - 1]).isalpha():
         return False
-    return m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'")
+    if m.group("sep") != b":" or block[m.start("sep") - 1 : m.start("sep")] in (b'"', b"'"):
+        return True
+    prefixed = at > 1 and block[at - 1] in b"_.-" and chr(block[at - 2]).isalnum()
+    return prefixed or (block[at : at + 4] == b"pass" and _opens_line(block, at))
 
 
 # A value runs to its real end, however long (the regex reads its first 4 KB only): a
@@ -162,6 +205,11 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
     "dq": re.compile(rb'(?:[^"\\\r\n]|\\[^\r\n]|"")*+'),
     "sq": re.compile(rb"(?:[^'\\\r\n]|\\[^\r\n]|'')*+"),
     "v": re.compile(rb"[^\s\"'&,;<>(){}\[\]]*+"),
+    # A bare value that a quote does not end: one with more of the value right after it
+    # (``password=Sh31Secret'quote9x``); a quote before a blank, a comma or the line's end
+    # closes a string the setting stands in (``"password=abc123", …``). Assignments only:
+    # a stream goes on past a window's end with ``v``.
+    "vq": re.compile(rb"(?:[^\s\"'&,;<>(){}\[\]]++|[\"']++(?=[^\s\"'&,;<>(){}\[\]]))*+"),
     # JSON inside a JSON string, opened by ``\"``: the units of the outer string (a plain
     # character, ``\x``) and of the inner one (``\\`` is the inner backslash, which escapes
     # the inner character after it), so that ``\\\"`` (an inner quote) is read past and the
@@ -171,6 +219,9 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
     "eq2": re.compile(rb'(?:[^"\\\r\n]|\\{3,}+"|\\++(?!"))*+'),
     "eq3": re.compile(rb'(?:[^"\\\r\n]|\\{4,}+"|\\++(?!"))*+'),
 }
+
+
+_STRING_PREFIXES = frozenset(b"r b u f rb br fr rf".split())
 
 
 class _LastRun:
@@ -218,7 +269,9 @@ def block_lines_mid(indent: int) -> re.Pattern[bytes]:
     return re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)" + block_lines(indent).pattern)
 
 
-_BLOCK_HEADER = re.compile(rb":[ \t]*+[|>][-+1-9]{0,2}+[ \t]*+(?:#[^\r\n]*+)?\r?$")
+_BLOCK_HEADER = re.compile(
+    rb":[ \t]*+(?:[!&]\S{0,100}+[ \t]++){0,2}+[|>][-+1-9]{0,2}+[ \t]*+(?:#[^\r\n]*+)?\r?$"
+)
 
 
 def block_indent(block: bytes, at: int) -> int | None:
@@ -248,10 +301,17 @@ class _LastBlock:
     span: tuple[int, int] = (0, 0)
 
 
-def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | None:
+_KEY_COLUMN = re.compile(rb" *+(?:-[ \t]++)*+")  # a key's column: past its list items' dashes
+
+
+def block_scalar(
+    block: bytes, key_at: int, after: int, indicator: bytes = b"|"
+) -> tuple[int, int] | None:
     """The value lines of the block scalar whose header's indicator ends at ``after``: from
     the first value character to the end of its last line (blank lines after it included,
-    so that a stream cut below it knows the block may go on)."""
+    so that a stream cut below it knows the block may go on). An indentation indicator
+    (``|2``) sets the depth from the key's column, so that a first line deeper than the
+    rest (its extra blanks are content) does not hide the lines below it."""
     if _LastBlock.block is block and _LastBlock.span[0] <= key_at < _LastBlock.span[1]:
         return None  # a line of a value already found
     head = _HEADER_END.match(block, after)
@@ -265,7 +325,12 @@ def block_scalar(block: bytes, key_at: int, after: int) -> tuple[int, int] | Non
         return None  # nothing deeper than the key: an empty value
     if block.startswith(b"-----BEGIN ", first + indent):
         return None  # a key block: its own rule reads it to its END line, across windows too
-    end = block_lines(min(indent, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
+    depth = indent
+    digits = [c - 48 for c in indicator if 49 <= c <= 57]
+    if digits:
+        column = _KEY_COLUMN.match(block, line).end() - line  # type: ignore[union-attr]
+        depth = max(key_indent + 1, min(indent, column + digits[0]))
+    end = block_lines(min(depth, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
     _LastBlock.block, _LastBlock.span = block, (first + indent, end)
     if end - first <= MAX_PLACEHOLDER and all(
         _PLACEHOLDER.fullmatch(text) or is_reference(text)
@@ -296,8 +361,10 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         if end > start:
             if name == "bs":
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
-                return block_scalar(block, m.start(), end) if ok else None
+                return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
+            if name == "v" and block[start:end].lower() not in _STRING_PREFIXES:
+                quote = "vq"  # (``token = f"…"``: the quote opens the value's string)
             end = value_end(block, quote, start, end)
             if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
                 return None
@@ -309,8 +376,11 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # password = get_secret("db"), token = env["TOKEN"]: code
             if bare_pass and block[start:end].isdigit():
                 return None  # PASS=3 FAIL=0 counts tests
-            if name == "v" and m.group("sep") == b":" and not _yaml_like(block, m, end):
-                return None  # image:tag, File.java:98, "stream: processed 5 items"
+            if name == "v" and m.group("sep") == b":":
+                if not _yaml_like(block, m, end):
+                    return None  # image:tag, File.java:98, "stream: processed 5 items"
+                if key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
+                    end = _plain_scalar_end(block, m.start(), end)
             return start, end
     return None
 
@@ -328,8 +398,27 @@ def _key_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     floor = max(0, m.start() - 12)
     floor = max(floor, block.rfind(b"\n", floor, m.start()) + 1)  # not the line above
     if not _KEY_OWNERS.search(block[floor : m.start()].lower()):
-        return None
+        return _key_material(block, m)
     return _value_span(block, m)
+
+
+def _key_material(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``key: |`` over lines of key material: ``key`` alone names no secret (a cache's
+    ``key: |`` holds a template or ``Linux-node-4f2a…``), but a block whose every line is
+    base64, the first of them machine-made (the standard ``named`` sets for ``key: Xk3j…``),
+    holds one."""
+    if not m.group("bs") or m.group("rest"):
+        return None  # keyboard: |, and one-line values (``named`` reads those)
+    found = _value_span(block, m)
+    if found is None:
+        return None
+    lines = block[found[0] : found[1]].split()
+    if not all(_BASE64_LINE.fullmatch(line) for line in lines):
+        return None
+    return found if lines and looks_random(lines[0]) else None
+
+
+_BASE64_LINE = re.compile(rb"[A-Za-z0-9+/]++=*+")
 
 
 def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
@@ -403,7 +492,15 @@ _TABLE_NAME = (
 _TABLE_ROW = searcher(
     re2.compile(rb"(?m:^)" + _TABLE_NAME + rb"(?P<rest>[a-z0-9_.\-]{0,40})[`*]{0,2}[ \t]*\|")
 )
-_TABLE_SEPARATOR = re.compile(rb"\r?\n[ \t]*\|?[ \t]*:?-{3,}")  # the row above it is a header
+# A table's separator line (the row above it is a header): cells of dashes, each maybe with
+# a colon at either end, and a bar at least (``|---|:--|``, ``--- | ---``), not YAML's
+# ``---``, a rule of dashes nor a key's ``-----BEGIN`` line.
+_SEP_CELL = rb"[ \t]*+:?-++:?[ \t]*+"
+_TABLE_SEPARATOR = re.compile(
+    rb"\r?\n[ \t]*+(?:\|" + _SEP_CELL + rb"(?:\|" + _SEP_CELL + rb")*+\|?"
+    rb"|" + _SEP_CELL + rb"\|(?:" + _SEP_CELL + rb"\|)*+(?:" + _SEP_CELL + rb")?)"
+    rb"[ \t]*+\r?(?:\n|\Z)"
+)
 _TABLE_CELLS = 32  # cells read after the name (a row is short; a line of pipes is not a row)
 _TABLE_BYTES = 8192
 # Words that head a table's value column rather than fill it, and a feature table's marks.

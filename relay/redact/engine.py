@@ -255,7 +255,8 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
     return out, open_at
 
 
-_KEY_LINE = re.compile(rb"[A-Za-z0-9+/=]{8,}\r?")
+# A line of key material, or the armor checksum line that ends a PGP block (``=Ab3d``).
+_KEY_LINE = re.compile(rb"(?:[A-Za-z0-9+/=]{8,}|=[A-Za-z0-9+/]{4})\r?")
 
 
 def _end_markers(lowered: bytes, start: int) -> list[int]:

@@ -138,6 +138,8 @@ _KEY_INDEX = {name: _GROUP[key] for name, key in _KEY_OF.items()}
 # groups followed, at the slower pace that needs, across the whole line, to be refused.
 _BOUNDS = searcher(re2.compile(re.sub(r"\(\?P<\w+>", "(?:", PATTERN).encode(), _options()))
 _SEARCH_AT = searcher(REGEX, anchored=True)
+# The name word of the syntaxes that a bare ``key`` may open (``key: …``, ``key 3kJ8…``).
+_NAME_OF = {**{name: _GROUP["k1"] for name in ("a1", "a2", "a3", "a4")}, "ev": _GROUP["k6"]}
 _LONGEST_MATCH = MAX_VALUE + 512  # the longest name, separator and attributes, and a value
 
 
@@ -179,6 +181,9 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
             return None  # a token the format table names itself
         key_at = _KEY_INDEX.get(name)
         key = None if key_at is None else _group(lowered, spans[key_at])
+        named_by = _NAME_OF.get(name)
+        if named_by is not None and _a_cache_key(lowered, spans[named_by]):
+            return None
         if name in _NAME_ENOUGH and key is not None:
             if not _ANY_WORD_RE.search(key):
                 return None  # <name>fs.defaultFS</name>: not a secret's name
@@ -187,6 +192,20 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
         least = MIN_FREE_STANDING if name == "ev" else MIN_RANDOM
         return (start, end) if looks_random(value, least=least) else None
     return None
+
+
+# ``key`` right after these words names a cache's key, not a secret: actions/cache prints
+# ``Cache restored from key: Linux-node-4f2a…`` and ``Cache saved with key: …`` in nearly
+# every log, and ``primary key``, ``restore-key``, ``cache_key`` are its inputs' names.
+_CACHE_KEY = re.compile(rb"(?:^|[^a-z0-9])(?:from|with|cache|primary|restore)[ \t_.\-]{1,3}$")
+
+
+def _a_cache_key(lowered: bytes, span: tuple[int, int]) -> bool:
+    """The name is ``key`` alone, after a word that makes it a cache's key."""
+    start, end = span
+    if start < 0 or lowered[start:end] != b"key":
+        return False
+    return _CACHE_KEY.search(lowered, max(0, start - 12), start) is not None
 
 
 def _group(text: bytes, span: tuple[int, int]) -> bytes | None:

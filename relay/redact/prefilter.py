@@ -54,17 +54,19 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 RULE_SUPERSETS: tuple[str, ...] = (
     # The rules whose find is read from more than one line come first, so that where another
     # part matches at the same place, theirs is the match and all their lines are kept.
-    # assignments: a YAML block scalar (``password: |``) and the indented lines below it;
+    # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
+    # and the indented lines below it;
     # from the line break before it (where the address parts may start too), so that no
     # other find earlier on the line takes the match
     rf"(?:^|\n)[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:[ \t]*"
-    r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
+    r"(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
+    r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
     # assignments: HCL's variable block, to its default
     r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
     # assignments: a table row named by its first cell, and the separator below a header
     r"(?:^|\n)[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
     r"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
-    r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-{3,})?",
+    r"[^\n]*(?:\n[ \t]*\|?[ \t]*:?-)?",
     # assignments: a Go type before ``=``, a subscript (``environ["API_TOKEN"]``)
     rf"(?:{_KEYWORDS})[a-z0-9_.\-]*"
     r"(?:[ \t]+(?:string|\[\]byte)[ \t]*=|\\{0,3}[\"']\](?:\[[^\]\n]*\])*[ \t]*=)",
@@ -105,6 +107,9 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
     r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
     r"configure[ \t]+set[ \t]",  # shell: aws configure set
+    r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
+    r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass
+    r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b
 )
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5

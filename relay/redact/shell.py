@@ -7,14 +7,17 @@ oras), ``sshpass -pVALUE`` and ``sshpass -p VALUE``, and ``aws configure set
 aws_secret_access_key VALUE``. The ``-p`` forms ride on the shared dash rule (``tokens``),
 which already stops at every dash, and then look back along the line for the tool;
 ``configure set`` is a rule of its own, anchored on words that ordinary build output seldom
-holds (see ``rules`` for why that is cheap). Only the value is replaced.
+holds (see ``rules`` for why that is cheap). ``curl -u user:password``, ``redis-cli -a
+password`` and ``htpasswd -b file user password`` are rules anchored on the command's name,
+whose check reads the command's arguments (a short pass, up to the next command on the
+line). Only the value is replaced.
 """
 
 from __future__ import annotations
 
 import re
 
-from relay.redact.assignments import stands_in
+from relay.redact.assignments import stands_in, value_end
 from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
@@ -40,8 +43,16 @@ _SSHPASS = re.compile(
 )
 
 
+_QUOTED = {39: "sq", 34: "dq"}  # ', "
+
+
 def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The password, to its closing quote when quoted (``-p 'two words'``): the regex
+    reads one word of it."""
     start, end = m.span("pw")
+    quote = _QUOTED.get(block[start - 1]) if start > 0 else None
+    if quote is not None:
+        end = value_end(block, quote, start, end)
     return None if stands_in(block, start, end) else (start, end)
 
 
@@ -58,7 +69,106 @@ def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return None
 
 
+# A command's arguments after its name, each a word or a quoted string, up to the next
+# command on the line (``|``, ``;``, ``&&``) and at most ``_MOST_ARGS`` of them: a short pass.
+_ARG = re.compile(rb"[ \t]++(?:'(?P<sq>[^'\r\n]*+)'?|\"(?P<dq>[^\"\r\n]*+)\"?|(?P<w>[^\s'\"]\S*+))")
+_MOST_ARGS = 48
+_COMMAND_END = frozenset((b"|", b"||", b";", b"&&", b"&"))
+_WORD_BEFORE = re.compile(rb"[\w\-.]")
+
+
+def _args(block: bytes, at: int) -> list[tuple[int, int]]:
+    """The spans of the arguments from ``at``, quotes left out."""
+    out: list[tuple[int, int]] = []
+    while len(out) < _MOST_ARGS and (m := _ARG.match(block, at)) is not None:
+        at = m.end()
+        group = m.lastgroup or "w"
+        start, end = m.span(group)
+        if group == "w" and block[start:end] in _COMMAND_END:
+            break
+        out.append((start, end))
+        if group == "w" and block[end - 1] == 59:  # ";": the command ends with this word
+            break
+    return out
+
+
+def _command_at(block: bytes, m: re.Match[bytes]) -> bool:
+    """The command's name is a word of its own (``/usr/bin/curl``, not ``libcurl``)."""
+    at = m.start()
+    return at == 0 or block[at - 1] == 47 or not _WORD_BEFORE.match(block, at - 1)  # "/"
+
+
+def _secret(block: bytes, start: int, end: int) -> tuple[int, int] | None:
+    return None if end <= start or stands_in(block, start, end) else (start, end)
+
+
+_CURL_USER = (b"-u", b"--user", b"-U", b"--proxy-user")
+
+
+def curl_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``curl -u user:password`` (``--user``, ``-U``, ``--proxy-user``, ``-uuser:pw``,
+    ``--user=…``): the password, after the first colon; ``-u user`` asks at a prompt."""
+    if not _command_at(block, m):
+        return None
+    args = _args(block, m.end() - 1)
+    for i, (start, end) in enumerate(args):
+        word = block[start:end]
+        if word in _CURL_USER and i + 1 < len(args):
+            start, end = args[i + 1]
+        elif word[:2] in (b"-u", b"-U") and word[2:3] != b"-":
+            start += 2
+        elif word.startswith((b"--user=", b"--proxy-user=")):
+            start += word.index(b"=") + 1
+        else:
+            continue
+        colon = block.find(b":", start, end)
+        return None if colon < 0 else _secret(block, colon + 1, end)
+    return None
+
+
+def redis_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``redis-cli -a password`` (``--pass password``, ``--pass=password``)."""
+    if not _command_at(block, m):
+        return None
+    args = _args(block, m.end() - 1)
+    for i, (start, end) in enumerate(args):
+        word = block[start:end]
+        if word in (b"-a", b"--pass") and i + 1 < len(args):
+            return _secret(block, *args[i + 1])
+        if word.startswith(b"--pass="):
+            return _secret(block, start + 7, end)
+    return None
+
+
+_HTPASSWD_VALUED = frozenset(b"Cr")  # options that take a number after them
+
+
+def htpasswd_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``htpasswd -b[c…] file user password``, ``htpasswd -nb user password``: with ``-b``
+    the password is the last argument (``-n`` prints the entry instead of naming a file)."""
+    if not _command_at(block, m):
+        return None
+    letters = bytearray()
+    positional: list[tuple[int, int]] = []
+    args = iter(_args(block, m.end() - 1))
+    for start, end in args:
+        word = block[start:end]
+        if not positional and word[:1] == b"-" and len(word) > 1:
+            letters += word[1:]
+            if word[-1] in _HTPASSWD_VALUED:
+                next(args, None)
+            continue
+        positional.append((start, end))
+    if ord("b") not in letters:
+        return None
+    at = 1 if ord("n") in letters else 2
+    return _secret(block, *positional[at]) if len(positional) > at else None
+
+
 SHELL_RULES: tuple[Rule, ...] = (
+    rule(Kind.SECRET, rb"curl[ \t]", lower=True, check=curl_span, gate=rb"curl[ \t]"),
+    rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
+    rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
     rule(
         Kind.SECRET,
         rb"configure[ \t]+set[ \t]+(?:[a-z0-9_\-]+\.){0,4}"

@@ -63,6 +63,15 @@ HAND_WRITTEN: dict[str, bytes] = {
     "table-row": b"| password | ",
     "yaml-block": b"password: |\n  ",
     "sshpass": b"sshpass -p",
+    "yaml-tagged-block": b"token: !!binary &a ",
+    "yaml-plain-scalar": b"password: Yml33 x ",
+    "quote-in-value": b"password=a'",
+    "curl-user": b"curl -u a",
+    "curl-flags": b"curl -s ",
+    "redis-cli": b"redis-cli -a ",
+    "htpasswd": b"htpasswd -b ",
+    "table-dashes": b"| token | a |\n---",
+    "cache-key": b"Cache restored from key: L",
 }
 
 

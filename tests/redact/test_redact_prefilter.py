@@ -44,6 +44,13 @@ NAMED = (
     "sshpass -p{v} ssh host",
     "password: >-\n  {v}\n\n  {v}\nnext: 1",
     "10.0.0.{n} mail a@b.example.org token: |\n  {v}\n",
+    "| API_TOKEN | {v} |\n---",
+    "| Token | Scope |\n--- | ---",
+    "token: !!binary &t |\n  {v}\nkey: |2\n    {v}\n  {v}\nnext: 1",
+    "password: {v} plain with spaces # note",
+    "curl -s -u admin:{v} https://x{n}.example.org | redis-cli -a {v} ping",
+    "htpasswd -bB /etc/htpasswd user{n} {v}",
+    "{v}\n=Ab3d\n-----END PGP PRIVATE KEY BLOCK-----",
 )
 
 
