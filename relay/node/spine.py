@@ -8,11 +8,33 @@ git library and the rest of a node's edges to read it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from relay.errors import ConfigError
-from relay.protocol import Master, has_section, parse_master
+
+if TYPE_CHECKING:
+    from relay.protocol import Master
 
 LOOP_PATH = Path("docs/loop/LOOP.md")
+# Every master section's heading holds this word: a text without it has no section, and
+# the protocol (its models, most of a short command's start-up) need not be loaded to say so.
+_HEADING_WORD = "Relay"
+
+
+def has_section(text: str) -> bool:
+    """``relay.protocol.has_section``, loaded only for a text that may have one."""
+    if _HEADING_WORD not in text:
+        return False
+    from relay.protocol import has_section as full
+
+    return full(text)
+
+
+def parse_master(text: str) -> Master:
+    """``relay.protocol.parse_master``, loaded when first needed."""
+    from relay.protocol import parse_master as full
+
+    return full(text)
 
 
 def read_loop(root: Path) -> str | None:
