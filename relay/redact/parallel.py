@@ -17,6 +17,7 @@ import itertools
 import multiprocessing
 import os
 import re
+import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable
@@ -92,7 +93,13 @@ _WORKER: dict[str, object] = {}
 
 
 def _start(recipe: Recipe, path: str, spool: str) -> None:
-    """A pool process: its redactor, its file and where its pieces' text goes, once."""
+    """A pool process: its redactor, its file and where its pieces' text goes, once.
+
+    A forked process inherits the command's signal handlers; a pool process must die of
+    SIGTERM at once (a handler that unwinds it could leave the pool's queue lock held, and
+    the other processes waiting on it), and leaves Ctrl-C to the parent, which stops it."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     inherited = _WORKER.get("parent")  # a forked process has the parent's, built already
     same = isinstance(inherited, Redactor) and inherited.recipe == recipe
     _WORKER["redactor"] = inherited if same else recipe.build()
@@ -167,7 +174,7 @@ def redact_file(
         with (
             tempfile.TemporaryDirectory(prefix="relay-redact-") as spool,
             context.Pool(jobs, _start, (redactor.recipe, path, spool)) as pool,
-        ):
+        ):  # leaving it terminates the pool: at once on an error, after ``join`` when done
             pending: deque[tuple[tuple[int, int], AsyncResult[tuple[str, Tally, bool]]]] = deque()
             in_key = False  # the piece before ended inside a key block
             for bounds in pieces:
@@ -178,6 +185,8 @@ def redact_file(
             while pending:
                 tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
                 total += tally
+            pool.close()
+            pool.join()
     finally:
         _WORKER.pop("parent", None)
     return total
