@@ -360,14 +360,20 @@ def adopt_orphans() -> bool:
 def children(*, zombies: bool = True) -> set[int]:
     """This process's children, from ``/proc`` (Linux); ``zombies``: with those that ended
     and wait to be reaped."""
-    me, found = os.getpid(), set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    me, found = os.getpid(), set[int]()
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    # A process may end between the listing and the read (its entry is gone, or says
+    # ESRCH): it is no child any more. Path.glob would raise on the latter.
+    for pid in pids:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
         if len(fields) > 1 and fields[1] == str(me) and (zombies or fields[0] != "Z"):
-            found.add(int(stat.parent.name))
+            found.add(int(pid))
     return found
 
 
