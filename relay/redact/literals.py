@@ -124,10 +124,21 @@ def secret_forms(value: str) -> set[str]:
 
 
 def _secret_literals(secrets: Iterable[str]) -> Iterator[Literal]:
-    for value in secrets:
+    for value in _with_lines(secrets):
         if len(value) >= MIN_SECRET_LEN and value.lower() not in _BORING_VALUES:
             for form in secret_forms(value):
                 yield Literal(form.encode(), Kind.OWN_SECRET)
+
+
+def _with_lines(secrets: Iterable[str]) -> Iterator[str]:
+    """Each secret, and a multi-line one also with CRLF line ends and line by line, as the
+    Actions runner masks it: a log may prefix every line (a timestamp) or re-wrap it."""
+    for value in secrets:
+        yield value
+        if "\n" in value:
+            lines = value.replace("\r\n", "\n").split("\n")
+            yield "\r\n".join(lines)
+            yield from (line.strip() for line in lines)
 
 
 def _home_literals(home: str) -> Iterator[Literal]:

@@ -206,3 +206,17 @@ def test_a_multi_line_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
             pieces += [stream.feed(data[at : at + step]), stream.flush()]
         out = "".join(pieces) + stream.finish()
         assert not [line for line in lines if line in out], step
+
+
+def test_a_multi_line_own_secret_is_masked_line_by_line_too() -> None:
+    """A downloaded Actions log prefixes every line with a time, and Windows ends lines
+    with CRLF: each line of a multi-line secret is masked on its own, as the runner does."""
+    lines = ["MIIEvAIBADANBgkqhkiG9w0BAQEFAASC", "pkcs8BodyLineTwoWithEnoughChars", "{"]
+    redactor = Redactor(MachineFacts(secrets=("\n".join(lines),)))
+    stamped = "".join(f"2024-01-01T00:00:00.1234567Z {line}\n" for line in lines)
+    out = redactor.redact(stamped)
+    assert lines[0] not in out and lines[1] not in out
+    assert out.endswith("Z {\n")  # too short a line to mask: ordinary text has it
+    crlf = redactor.redact("\r\n".join(lines) + "\r\n")
+    assert crlf.startswith("[redacted:own-secret]") and crlf.count("\n") == 3  # lines kept
+    assert lines[0] not in crlf and lines[1] not in crlf
