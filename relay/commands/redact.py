@@ -243,10 +243,19 @@ def _in_pieces(
     stat = os.fstat(source.fileno())
     if not _stat.S_ISREG(stat.st_mode) or stat.st_size < parallel.MIN_PARALLEL:
         return None
+    from concurrent.futures.process import BrokenProcessPool
+
     out = sink or sys.stdout.buffer
-    tally = parallel.redact_file(
-        redactor, source.name, stat.st_size, lambda text: _write(text, out), jobs=count
-    )
+    try:
+        tally = parallel.redact_file(
+            redactor, source.name, stat.st_size, lambda text: _write(text, out), jobs=count
+        )
+    except BrokenProcessPool as err:
+        raise LocalUsageError(
+            "a redaction process ended before its piece was done (out of memory?); "
+            "the output is incomplete",
+            hint="run it again with -j 1, or with more memory free",
+        ) from err
     out.flush()
     return tally.report(redactor.recipe.max_redacted_share)
 

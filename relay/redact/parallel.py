@@ -21,7 +21,7 @@ import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable
-from multiprocessing.pool import AsyncResult, Pool
+from concurrent.futures import Future, ProcessPoolExecutor
 
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
@@ -170,42 +170,51 @@ def redact_file(
     if context.get_start_method() == "fork":
         redactor.warm()  # compiled once here, not once in each process
         _WORKER["parent"] = redactor
+    # An executor, not a Pool: a process that dies (the kernel's OOM killer) breaks it
+    # with an error here, where a Pool would wait for the lost piece for ever.
     try:
         with (
             tempfile.TemporaryDirectory(prefix="relay-redact-") as spool,
-            context.Pool(jobs, _start, (redactor.recipe, path, spool)) as pool,
-        ):  # leaving it terminates the pool: at once on an error, after ``join`` when done
-            pending: deque[tuple[tuple[int, int], AsyncResult[tuple[str, Tally, bool]]]] = deque()
+            ProcessPoolExecutor(
+                jobs,
+                mp_context=context,
+                initializer=_start,
+                initargs=(redactor.recipe, path, spool),
+            ) as pool,
+        ):
+            pending: deque[tuple[tuple[int, int], Future[tuple[str, Tally, bool]]]] = deque()
             in_key = False  # the piece before ended inside a key block
-            for bounds in pieces:
-                pending.append((bounds, pool.apply_async(_redact_piece, bounds)))
-                while len(pending) > 2 * jobs:  # the pool runs ahead by two pieces a process
+            try:
+                for bounds in pieces:
+                    pending.append((bounds, pool.submit(_redact_piece, *bounds)))
+                    while len(pending) > 2 * jobs:  # the pool runs ahead two pieces a process
+                        tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
+                        total += tally
+                while pending:
                     tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
                     total += tally
-            while pending:
-                tally, in_key = _drain(pool, *pending.popleft(), in_key, write)
-                total += tally
-            pool.close()
-            pool.join()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     finally:
         _WORKER.pop("parent", None)
     return total
 
 
 def _drain(
-    pool: Pool,
+    pool: ProcessPoolExecutor,
     bounds: tuple[int, int],
-    result: AsyncResult[tuple[str, Tally, bool]],
+    result: Future[tuple[str, Tally, bool]],
     in_key: bool,
     write: Callable[[bytes], None],
 ) -> tuple[Tally, bool]:
     """Write one finished piece's text, then drop its file. When the piece before ended
     inside a key block (one longer than ``cut_at`` looks), this one is redacted again from
     inside it, as one stream would have read it."""
-    target, tally, ended = result.get()
+    target, tally, ended = result.result()
     if in_key:
         os.unlink(target)
-        target, tally, ended = pool.apply(_redact_piece, (*bounds, True))
+        target, tally, ended = pool.submit(_redact_piece, *bounds, True).result()
     with open(target, "rb") as done:
         while chunk := done.read(_READ):
             write(chunk)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +222,43 @@ def test_a_multi_line_own_secret_is_masked_line_by_line_too() -> None:
     crlf = redactor.redact("\r\n".join(lines) + "\r\n")
     assert crlf.startswith("[redacted:own-secret]") and crlf.count("\n") == 3  # lines kept
     assert lines[0] not in crlf and lines[1] not in crlf
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the pool in /proc")
+def test_a_pool_process_that_dies_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """The kernel may kill a pool process (out of memory): `relay redact -j 2` says so in
+    one line and exits non-zero, instead of waiting for its piece for ever."""
+    rng = random.Random(12)
+    line = clean_lines(rng, 1 << 20)
+    path = tmp_path / "big.log"
+    path.write_text(line * 60)
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "relay.cli", "redact", "-j", "2", str(path)]
+    with subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path
+    ) as run:
+        workers: list[int] = []
+        deadline = time.monotonic() + 60
+        while not workers and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+            workers = [pid for pid in _children(run.pid)]
+        assert workers, "the pool never started"
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = run.communicate(timeout=120)
+    assert run.returncode != 0
+    message = err.decode().strip()
+    assert "ended before its piece was done" in message and len(message.splitlines()) == 1
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if stat[1] == str(pid):
+                out.append(int(name))
+    return out
