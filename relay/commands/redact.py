@@ -46,7 +46,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=REGEX",
-        help="an extra pattern to redact as [redacted:NAME] (repeatable)",
+        help="an extra pattern to redact as [redacted:NAME] (repeatable; run in linear time "
+        "unless it needs look-around or back-references)",
     )
     p.add_argument(
         "--allow",

@@ -20,6 +20,7 @@ import re2
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
 from relay.redact.formats import SCANNER
+from relay.redact.linear import Searcher
 from relay.redact.literals import (
     Literal,
     LiteralScanner,
@@ -47,16 +48,38 @@ class Scan:
     open_key_at: int | None = None
 
 
+class LinearRule(Rule):
+    """A rule whose regex RE2 runs: a pattern someone wrote (a master section's, a flag's)
+    matches in linear time whatever the log holds (``(a|a)*b`` too)."""
+
+    __slots__ = ()
+
+    def _compile(self) -> tuple[re.Pattern[bytes], Searcher | None]:
+        self._compiled = compiled = (re2.compile(self._pattern), None)  # type: ignore[assignment]
+        return compiled  # type: ignore[return-value]
+
+
+def _linear(pattern: bytes) -> bool:
+    """Whether RE2 reads ``pattern`` (no look-around, no back-references)."""
+    try:
+        re2.compile(pattern)
+    except re2.error:
+        return False
+    return True
+
+
 def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
-    """Extra patterns from the master section, as rules over the original bytes.
+    """Extra patterns from the master section, as rules over the original bytes: run by
+    RE2 when it reads them (linear time), by Python's ``re`` only when it does not.
 
     Like the built-in rules, a pattern should match within one line and stay shorter than
     the stream's overlap (32 KiB), or a block boundary could split what it matches."""
-    rules = []
+    rules: list[Rule] = []
     for kind, pattern in extra.items():
         try:
             re.compile(pattern.encode())  # an error here names the pattern
-            rules.append(Rule(kind, pattern.encode()))
+            raw = pattern.encode()
+            rules.append(LinearRule(kind, raw) if _linear(raw) else Rule(kind, raw))
         except re.error as err:
             raise LocalUsageError(
                 f"extra redaction pattern {kind!r} is not a valid regex: {err}",
@@ -78,7 +101,9 @@ def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
                 f"allowed redaction exception {allowed!r} is not a valid regex: {err}",
                 hint="fix it in the master section's shared scope",
             ) from err
-    return re.compile("|".join(f"(?:{a})" for a in patterns).encode())
+    joined = "|".join(f"(?:{a})" for a in patterns).encode()
+    # RE2 when it reads them all (a find is checked in linear time), else Python's re.
+    return re2.compile(joined) if _linear(joined) else re.compile(joined)  # type: ignore[return-value]
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:

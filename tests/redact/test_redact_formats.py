@@ -333,3 +333,19 @@ def test_a_long_credential_is_replaced_whole(size: int) -> None:
     assert bearer == "Authorization: Bearer [redacted:authorization] done"
     url = Redactor().redact(f"clone https://ci:{secret}@git.example.org/r.git ok")
     assert url == "clone https://[redacted:url-credentials]@git.example.org/r.git ok"
+
+
+def test_extra_patterns_run_in_linear_time_where_re2_reads_them() -> None:
+    """A master section's pattern is run by RE2 when RE2 reads it: ``(a|a)*b`` on forty
+    ``a`` would take Python's backtracking ``re`` 2**40 steps; RE2 reads it once. A
+    pattern only ``re`` reads (a look-behind) still works, run by ``re``."""
+    from relay.redact.engine import Engine, LinearRule
+
+    engine = Engine(FACTS, extra_patterns={"evil": r"(a|a)*b", "ref": r"(?<=ref:)[0-9]{6}"})
+    kinds = {rule.kind: type(rule) for rule in engine.extra}
+    assert kinds["evil"] is LinearRule and kinds["ref"] is not LinearRule
+    redactor = Redactor(FACTS, extra_patterns={"evil": r"(a|a)*b", "ref": r"(?<=ref:)[0-9]{6}"})
+    assert (
+        redactor.redact("a" * 40 + "c ref:123456 ab\n")
+        == "a" * 40 + "c ref:[redacted:ref] [redacted:evil]\n"
+    )
