@@ -90,6 +90,16 @@ def _lower(m: re.Match[str]) -> str:
     return m.group().lower()
 
 
+def _numeric_xml(value: str, digits: str) -> str:
+    """XML-escaped with numeric character references for ``& < > " '`` (``&#38;``,
+    ``&#x26;``, ``&#x3c;``), as some serialisers write them; ``digits``: d, x or X."""
+
+    def ref(c: str) -> str:
+        return f"&#{ord(c)};" if digits == "d" else f"&#x{format(ord(c), digits)};"
+
+    return "".join(ref(c) if c in "&<>\"'" else c for c in value)
+
+
 def secret_forms(value: str) -> set[str]:
     """The value and the encodings a log may show it in, each long enough to be specific."""
     raw = value.encode()
@@ -114,6 +124,12 @@ def secret_forms(value: str) -> set[str]:
         _PERCENT.sub(_lower, urllib.parse.quote_plus(value)),
         json_escaped,
         json.dumps(json_escaped)[1:-1],  # JSON inside a JSON string
+        json_escaped.replace("/", "\\/"),  # PHP's and old encoders' escaped slash
+        # Go's encoding/json escapes <, > and & as \u003c …
+        json_escaped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"),
+        *(_numeric_xml(value, digits) for digits in ("d", "x", "X")),
+        raw.hex(),
+        raw.hex().upper(),
     }
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode().rstrip("=")

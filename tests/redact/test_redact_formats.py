@@ -225,6 +225,11 @@ def test_no_allowed_exception_unmasks_this_nodes_own_secrets() -> None:
         lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1],  # JSON inside a JSON string
         lambda s: re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), urllib.parse.quote(s)),
         lambda s: html.escape(s, quote=False).replace('"', "&#34;").replace("'", "&#39;"),
+        lambda s: "".join(f"&#{ord(c)};" if c in "&<>\"'" else c for c in s),  # numeric
+        lambda s: "".join(f"&#x{ord(c):x};" if c in "&<>\"'" else c for c in s),
+        lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),  # an escaped slash
+        lambda s: json.dumps(s)[1:-1].replace("&", "\\u0026"),  # Go's encoding/json
+        lambda s: s.encode().hex(),
     ],
 )
 def test_own_secret_in_more_encodings(form: Callable[[str], str]) -> None:
