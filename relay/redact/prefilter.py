@@ -110,6 +110,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
     r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass
     r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b
+    r"-pass(?:in|out)?[ \t]+['\"]?pass:",  # shell: openssl -pass pass:…
+    r"smbclient[ \t][^\n]*-(?:u|-user)",  # shell: smbclient -U user%password
 )
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5

@@ -165,7 +165,45 @@ def htpasswd_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return _secret(block, *positional[at]) if len(positional) > at else None
 
 
+def openssl_pass_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``openssl … -pass pass:password`` (``-passin``, ``-passout``): OpenSSL's pass
+    phrase argument; ``env:``, ``file:``, ``fd:`` and ``stdin`` name where it is instead."""
+    args = _args(block, m.end())
+    if not args:
+        return None
+    start, end = args[0]
+    if block[start : start + 5].lower() != b"pass:":
+        return None
+    return _secret(block, start + 5, end)
+
+
+def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``smbclient -U user%password`` (``--user=user%password``): after the first ``%``."""
+    if not _command_at(block, m):
+        return None
+    args = _args(block, m.end() - 1)
+    for i, (start, end) in enumerate(args):
+        word = block[start:end]
+        if word in (b"-U", b"--user") and i + 1 < len(args):
+            start, end = args[i + 1]
+        elif word.startswith(b"--user="):
+            start += 7
+        else:
+            continue
+        cut = block.find(b"%", start, end)
+        return None if cut < 0 else _secret(block, cut + 1, end)
+    return None
+
+
 SHELL_RULES: tuple[Rule, ...] = (
+    rule(
+        Kind.SECRET,
+        rb"-pass(?:in|out)?(?=[ \t])",
+        lower=True,
+        check=openssl_pass_span,
+        gate=rb"-pass(?:in|out)?[ \t]+['\"]?pass:",
+    ),
+    rule(Kind.SECRET, rb"smbclient[ \t]", lower=True, check=smbclient_span, gate=rb"smbclient"),
     rule(Kind.SECRET, rb"curl[ \t]", lower=True, check=curl_span, gate=rb"curl[ \t]"),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),

@@ -27,6 +27,8 @@ HAND_WRITTEN: dict[str, bytes] = {
     "flags": b"--password ",
     "dash": b"-",
     "mysql": b"mysql -p",
+    "openssl-pass": b"-pass pass:",
+    "smbclient": b"smbclient -U a%",
     "docker-login": b"docker login -p ",
     "aws-configure": b"configure set x_key ",
     "begin-key": b"-----BEGIN RSA PRIVATE KEY-----",

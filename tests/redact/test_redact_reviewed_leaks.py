@@ -255,3 +255,28 @@ def test_a_string_prefix_does_not_carry_the_value_past_its_quote() -> None:
     left for its own fix)."""
     line = 'auth = f"x-access-token:{token}@" if token else ""\n'
     assert redacted(line) == f'auth = {R}"x-access-token:{{token}}@" if token else ""\n'
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "openssl enc -aes-256-cbc -pass pass:S3cretSsl -in f",
+            "openssl enc -aes-256-cbc -pass pass:[redacted:secret] -in f",
+        ),
+        (
+            "openssl rsa -passin 'pass:S3cret Ssl3' -passout env:PW",
+            "openssl rsa -passin 'pass:[redacted:secret]' -passout env:PW",
+        ),
+        ("openssl enc -pass file:pw.txt -in f", "openssl enc -pass file:pw.txt -in f"),
+        (
+            "smbclient //h/s -U user%S3cretSmb -c ls",
+            "smbclient //h/s -U user%[redacted:secret] -c ls",
+        ),
+        ("smbclient -U user //h/s", "smbclient -U user //h/s"),  # asks at a prompt
+    ],
+)
+def test_openssl_and_smbclient_pass_phrases(line: str, expected: str) -> None:
+    """OpenSSL's ``pass:`` argument and smbclient's ``user%password`` hold the secret
+    itself; ``file:``, ``env:`` and a user alone only say where it is."""
+    assert Redactor().redact(line + "\n") == expected + "\n"
