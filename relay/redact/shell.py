@@ -102,28 +102,40 @@ def _secret(block: bytes, start: int, end: int) -> tuple[int, int] | None:
     return None if end <= start or stands_in(block, start, end) else (start, end)
 
 
-_CURL_USER = (b"-u", b"--user", b"-U", b"--proxy-user")
-
-
-def curl_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    """``curl -u user:password`` (``--user``, ``-U``, ``--proxy-user``, ``-uuser:pw``,
-    ``--user=…``): the password, after the first colon; ``-u user`` asks at a prompt."""
+def _user_password(
+    block: bytes,
+    m: re.Match[bytes],
+    *,
+    flags: tuple[bytes, ...],
+    attached: tuple[bytes, ...],
+    separator: bytes,
+) -> tuple[int, int] | None:
+    """The password of a command's ``user<separator>password`` argument: after one of
+    ``flags`` (``-u u:p``), glued to one of ``attached`` (``-uu:p``), or as ``--flag=u:p``;
+    a user alone asks at a prompt."""
     if not _command_at(block, m):
         return None
     args = _args(block, m.end() - 1)
     for i, (start, end) in enumerate(args):
         word = block[start:end]
-        if word in _CURL_USER and i + 1 < len(args):
+        if word in flags and i + 1 < len(args):
             start, end = args[i + 1]
-        elif word[:2] in (b"-u", b"-U") and word[2:3] != b"-":
+        elif word[:2] in attached and word[2:3] != b"-":
             start += 2
-        elif word.startswith((b"--user=", b"--proxy-user=")):
+        elif word.startswith(tuple(f + b"=" for f in flags if f.startswith(b"--"))):
             start += word.index(b"=") + 1
         else:
             continue
-        colon = block.find(b":", start, end)
-        return None if colon < 0 else _secret(block, colon + 1, end)
+        cut = block.find(separator, start, end)
+        return None if cut < 0 else _secret(block, cut + len(separator), end)
     return None
+
+
+def curl_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``curl -u user:password`` (``--user``, ``-U``, ``--proxy-user``, ``-uuser:pw``,
+    ``--user=…``): the password, after the first colon; ``-u user`` asks at a prompt."""
+    flags = (b"-u", b"--user", b"-U", b"--proxy-user")
+    return _user_password(block, m, flags=flags, attached=(b"-u", b"-U"), separator=b":")
 
 
 def redis_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
@@ -179,20 +191,7 @@ def openssl_pass_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | Non
 
 def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``smbclient -U user%password`` (``--user=user%password``): after the first ``%``."""
-    if not _command_at(block, m):
-        return None
-    args = _args(block, m.end() - 1)
-    for i, (start, end) in enumerate(args):
-        word = block[start:end]
-        if word in (b"-U", b"--user") and i + 1 < len(args):
-            start, end = args[i + 1]
-        elif word.startswith(b"--user="):
-            start += 7
-        else:
-            continue
-        cut = block.find(b"%", start, end)
-        return None if cut < 0 else _secret(block, cut + 1, end)
-    return None
+    return _user_password(block, m, flags=(b"-U", b"--user"), attached=(), separator=b"%")
 
 
 SHELL_RULES: tuple[Rule, ...] = (
