@@ -15,13 +15,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 from format_samples import clean_lines
 from redact_samples import FACTS, OWN_SECRET, key_block
 
-from relay.redact import MachineFacts, Redactor
+from relay.redact import MachineFacts, RedactionReport, Redactor
 from relay.redact.parallel import MIN_PARALLEL, PIECE, cut_at, plan, redact_file
+from relay.redact.stream import Tally
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "ghp_" + "Zq7" * 12
@@ -66,6 +68,29 @@ def test_the_pieces_cover_the_file_and_start_at_lines() -> None:
     assert all(data[start - 1 : start] == b"\n" for start, _ in pieces[1:])
 
 
+class BothWays(NamedTuple):
+    """One text redacted in pieces on a pool of two, and by one stream."""
+
+    pool: str
+    stream: str
+    tally: Tally
+    report: RedactionReport
+    pieces: int  # how many pieces the pool wrote
+
+
+def _both_ways(tmp_path: Path, redactor: Redactor, text: str, **options: Any) -> BothWays:
+    """``text`` written to a file, redacted by a pool (``options`` to ``redact_file``) and
+    by one stream."""
+    path = tmp_path / "big.log"
+    path.write_text(text)
+    whole = redactor.open()
+    expected = whole.feed(text) + whole.finish()
+    written: list[bytes] = []
+    size = path.stat().st_size
+    tally = redact_file(redactor, str(path), size, written.append, jobs=2, **options)
+    return BothWays(b"".join(written).decode(), expected, tally, whole.report, len(written))
+
+
 def _log(rng: random.Random, size: int) -> tuple[str, list[str]]:
     """A log with secrets everywhere, key blocks and named values among them."""
     parts, secrets = [], []
@@ -98,20 +123,11 @@ def test_pieces_on_a_pool_say_what_one_stream_says(tmp_path: Path, piece: int, m
     default) build theirs from the recipe: both say what one stream says."""
     rng = random.Random(piece)
     text, secrets = _log(rng, 600_000)
-    path = tmp_path / "big.log"
-    path.write_text(text)
-    redactor = Redactor(FACTS)
-    whole = redactor.open()
-    expected = whole.feed(text) + whole.finish()
-    written: list[bytes] = []
-    size = path.stat().st_size
-    tally = redact_file(
-        redactor, str(path), size, written.append, jobs=2, piece=piece, method=method
-    )
-    assert len(written) > 5  # it did go in pieces
-    assert b"".join(written).decode() == expected
-    assert tally.report(0.25) == whole.report
-    assert not [s for s in secrets if s in expected]
+    run = _both_ways(tmp_path, Redactor(FACTS), text, piece=piece, method=method)
+    assert run.pieces > 5  # it did go in pieces
+    assert run.pool == run.stream
+    assert run.tally.report(0.25) == run.report
+    assert not [s for s in secrets if s in run.stream]
 
 
 def test_relay_redact_uses_every_core_on_a_large_file(tmp_path: Path) -> None:
@@ -169,16 +185,9 @@ def test_a_key_block_longer_than_the_look_around_is_read_from_inside(tmp_path: P
     rng = random.Random(8)
     key = _pgp_block(3000)
     text = clean_lines(rng, 150_000) + key + clean_lines(rng, 300_000)
-    path = tmp_path / "pgp.log"
-    path.write_text(text)
-    redactor = Redactor(FACTS)
-    whole = redactor.open()
-    expected = whole.feed(text) + whole.finish()
-    written: list[bytes] = []
-    redact_file(redactor, str(path), len(text), written.append, jobs=2, piece=100_000)
-    out = b"".join(written).decode()
-    assert out == expected
-    assert not [line for line in key.splitlines()[2:-2] if line in out]
+    run = _both_ways(tmp_path, Redactor(FACTS), text, piece=100_000)
+    assert run.pool == run.stream
+    assert not [line for line in key.splitlines()[2:-2] if line in run.pool]
 
 
 def test_a_multi_line_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
@@ -192,14 +201,9 @@ def test_a_multi_line_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
     text = "".join(
         clean_lines(rng, rng.randrange(1000, 30_000)) + f"creds: {secret}\n" for _ in range(20)
     )
-    whole = redactor.open()
-    expected = whole.feed(text) + whole.finish()
-    assert not [line for line in lines if line in expected]
-    path = tmp_path / "creds.log"
-    path.write_text(text)
-    written: list[bytes] = []
-    redact_file(redactor, str(path), len(text), written.append, jobs=2, piece=20_000)
-    assert b"".join(written).decode() == expected
+    run = _both_ways(tmp_path, redactor, text, piece=20_000)
+    assert not [line for line in lines if line in run.stream]
+    assert run.pool == run.stream
     data = text.encode()
     for step in (700, 4096):  # a pipe's small reads, each flushed as it comes
         stream = redactor.open()
