@@ -59,13 +59,13 @@ class LinearRule(Rule):
         return compiled  # type: ignore[return-value]
 
 
-def _linear(pattern: bytes) -> bool:
-    """Whether RE2 reads ``pattern`` (no look-around, no back-references)."""
+def _in_re2(pattern: bytes) -> re2._Regexp[bytes] | None:
+    """``pattern`` compiled by RE2, or None when RE2 does not read it (look-around,
+    back-references)."""
     try:
-        re2.compile(pattern)
+        return re2.compile(pattern)
     except re2.error:
-        return False
-    return True
+        return None
 
 
 def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
@@ -79,7 +79,7 @@ def _compile_extra(extra: Mapping[str, str]) -> tuple[Rule, ...]:
         try:
             re.compile(pattern.encode())  # an error here names the pattern
             raw = pattern.encode()
-            rules.append(LinearRule(kind, raw) if _linear(raw) else Rule(kind, raw))
+            rules.append(LinearRule(kind, raw) if _in_re2(raw) else Rule(kind, raw))
         except re.error as err:
             raise LocalUsageError(
                 f"extra redaction pattern {kind!r} is not a valid regex: {err}",
@@ -103,7 +103,7 @@ def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
             ) from err
     joined = "|".join(f"(?:{a})" for a in patterns).encode()
     # RE2 when it reads them all (a find is checked in linear time), else Python's re.
-    return re2.compile(joined) if _linear(joined) else re.compile(joined)  # type: ignore[return-value]
+    return _in_re2(joined) or re.compile(joined)  # type: ignore[return-value]
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:
