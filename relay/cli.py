@@ -30,6 +30,7 @@ VERBS: tuple[str, ...] = (
     "status",
     "doctor",
     "leave",
+    "nodes",
     "redact",
     "hub",
     "demo",
@@ -84,7 +85,8 @@ class Parser(argparse.ArgumentParser):
 
 # Verbs with sub-verbs, for naming the command in the --json envelope.
 SUB_VERBS: dict[str, tuple[str, ...]] = {
-    "job": ("open",),
+    "job": ("open", "repair"),
+    "nodes": ("approve", "sign"),
     "hub": ("token", "repo"),
     "loop": ("init", "goal", "status", "next", "check", "run"),
 }

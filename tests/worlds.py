@@ -144,7 +144,9 @@ class Node:
     ) -> str:
         """Run a verb that must succeed; its stdout."""
         done = self.run(*args, stdin=stdin, env=env, as_node=as_node)
-        assert done.returncode == 0, f"relay {args} -> {done.returncode}: {done.stderr}"
+        assert done.returncode == 0, (
+            f"relay {args} -> {done.returncode}: {done.stderr} {done.stdout[-2000:]}"
+        )
         return done.stdout
 
     def json(self, *args: str) -> Any:
@@ -154,7 +156,9 @@ class Node:
     def call(self, *args: str) -> str:
         """Run a verb in-process (fast); its stdout. Fails the test on a non-zero exit."""
         done = self.invoke(*args)
-        assert done.returncode == 0, f"relay {args} -> {done.returncode}: {done.stderr}"
+        assert done.returncode == 0, (
+            f"relay {args} -> {done.returncode}: {done.stderr} {done.stdout[-2000:]}"
+        )
         return done.stdout
 
     def invoke(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -208,9 +212,11 @@ class World:
         )
 
     def join_both(self) -> None:
-        """`relay join` by the worker, then the controller (no scheduler)."""
+        """`relay join` by the worker (a request to join the roster), then the controller
+        (no scheduler), which admits the worker as the roster's admin."""
         self.worker.call("join", "--node", WORKER, "--scheduler", "none")
         self.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+        self.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
 
     def open_job(
         self, *, worker: str = WORKER, title: str = "Build fails", objective: str = "Find why."

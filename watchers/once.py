@@ -9,6 +9,7 @@ and costs one request, answered 304 (the issue list; see relay/node/observe.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,7 @@ from relay.protocol import (
     decide,
     wants_ended_check,
 )
+from relay.protocol.decide import high_water
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
 _QUIET = (Ignore, Wait, TearDown, KeepWatcher)
@@ -131,6 +133,12 @@ async def _pass(
     find_account: bool = False,
 ) -> list[str]:
     """Observe, decide, apply; returns the lines that count comments taken as data."""
+    if ctx.master.node(ctx.node) is None:
+        # not in the roster this clone trusts (yet): an admin may have admitted it since
+        # the clone last fetched, so fetch once and read the roster again
+        with contextlib.suppress(ConfigError):
+            await asyncio.to_thread(ctx.clone.refresh)
+            ctx.reload_master()
     async with client(ctx, token=token) as gh:
         try:
             read_now: set[int] = set()
@@ -138,6 +146,7 @@ async def _pass(
             if find_account:
                 snapshot = snapshot.model_copy(update={"acting": await acting_account(gh)})
             actions = decide(snapshot, ctx.node, datetime.now(UTC))
+            ctx.state.record_seen(*high_water(snapshot, ctx.node))
             if busy(actions):
                 # act on threads read now, not on the cache (an edit may not show in the list)
                 acted_on = {getattr(a, "issue", 0) for a in actions if not isinstance(a, _QUIET)}
@@ -159,7 +168,9 @@ async def _pass(
                 else:
                     # decide again with the master section just pulled: an account
                     # removed from the node table a moment ago gives no more instructions
-                    snapshot = snapshot.model_copy(update={"master": ctx.reload_master()})
+                    master = ctx.reload_master()
+                    ran = await asyncio.to_thread(ran_already, ctx, snapshot)
+                    snapshot = snapshot.model_copy(update={"master": master, "ran": ran})
                     actions = decide(snapshot, ctx.node, datetime.now(UTC))
             applier = Applier(gh, ctx, snapshot, token=token.value, verbose=verbose)
             await applier.apply(actions)
@@ -183,6 +194,27 @@ async def _pass(
                 )
 
 
+def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:
+    """The tasks this node is about to run whose log is in the repository's history (on
+    relay's data branch as fetched): they ran, whatever comment or ref was deleted since.
+    One git command a task, only for those."""
+    import subprocess
+
+    from relay.protocol import claim_refs_wanted, log_path
+
+    branch = ctx.master.data_branch
+    ref = f"refs/remotes/origin/{branch}" if branch else "refs/remotes/origin/HEAD"
+    found = set()
+    for issue, task in claim_refs_wanted(snapshot, ctx.node):
+        listed = subprocess.run(
+            ["git", "log", "-1", "--format=%H", ref, "--", log_path(issue, task)],
+            cwd=ctx.root, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if listed.returncode == 0 and listed.stdout.strip():
+            found.add((issue, task))
+    return frozenset(found)
+
+
 async def _observe(
     gh: GitHubClient, ctx: NodeContext, *, issue: int | None, read_now: set[int]
 ) -> Snapshot:
@@ -201,6 +233,7 @@ async def _observe(
         limits=run_limits(ctx),
         watcher=watcher,
         read_now=read_now,
+        trust_notes=tuple(ctx.trust.notes),
     )
     if watcher and wants_ended_check(snapshot, ctx.node, datetime.now(UTC)):
         closed = await closed_since(gh, since=watcher.registered_at)

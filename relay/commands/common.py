@@ -63,6 +63,26 @@ async def with_issue(
         return await body(gh, issue)
 
 
+def refuse_rolled_back(ctx: NodeContext, issue: Issue) -> None:
+    """Refuse to act on a job body older than the newest this node has seen (an earlier
+    signed body put back): a verb planned on it would reuse a task number or undo strikes."""
+    from relay.errors import ConfigError
+    from relay.protocol import parse_body
+    from relay.protocol.wire import MessageRejected
+
+    seen = ctx.state.seen()[0].get(issue.number, 0)
+    try:
+        revision = parse_body(issue.body).revision
+    except MessageRejected:
+        return  # the planner says why it is no job
+    if revision < seen:
+        raise ConfigError(
+            f"the body of #{issue.number} is revision {revision}, older than revision {seen}"
+            " this node has seen (put back by someone?)",
+            hint=f"write it again from this node's record: `relay job repair {issue.number}`",
+        )
+
+
 def plan_on_issue(
     args: argparse.Namespace, make: Callable[[Issue, NodeContext, int], Plan]
 ) -> Plan:
@@ -71,8 +91,9 @@ def plan_on_issue(
     ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
+        refuse_rolled_back(ctx, issue)
         plan = make(issue, ctx, (await gh.current_user()).id)
-        await apply_plan(gh, plan, sign=ctx.sign)
+        await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
         return plan
 
     return run_async(lambda: with_issue(ctx, args.issue, body))

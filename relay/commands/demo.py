@@ -297,6 +297,7 @@ def set_up_relay(demo: Demo) -> None:
     demo.say(init_relay(demo).strip())
     demo.say(w.relay("join", "--node", WORKER, "--scheduler", "none").strip())
     demo.say(c.relay("join", "--node", CONTROLLER, "--scheduler", "none").strip())
+    demo.say(c.relay("nodes", "approve", WORKER, "--node", CONTROLLER).strip())
 
 
 def open_job(controller: Node, *, title: str, objective: str) -> int:

@@ -226,6 +226,23 @@ def loop_only(args: argparse.Namespace) -> Output | None:
     return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
 
 
+def check_roster(ctx: NodeContext) -> Check:
+    """The roster this node trusts, and what the branch says that it does not follow (a
+    refused revision, a hand-edited table, another API URL): a warning each, said once."""
+    revision = ctx.trust.revision
+    if revision is None:
+        fix = "run `relay join` (or set RELAY_TRUST to the admin key's fingerprint)"
+        return Check("roster", Status.FAIL, "this clone trusts no roster", fix=fix)
+    member = revision.member(ctx.node)
+    said = f"revision {revision.revision}" + ("" if member else f"; {ctx.node} is not a member")
+    if ctx.trust.notes:
+        return Check("roster", Status.WARN, f"{said}; not followed: {'; '.join(ctx.trust.notes)}")
+    if member is None:
+        fix = f"an admin node runs `relay nodes approve {ctx.node}`"
+        return Check("roster", Status.FAIL, said, fix=fix)
+    return Check("roster", Status.OK, said)
+
+
 def check_git() -> Check:
     """Every pass runs git (fetch, worktree, push): a node without it cannot work."""
     import shutil
@@ -246,6 +263,7 @@ def run(args: argparse.Namespace) -> Output:
     record = load(ctx.state, ctx.node)
     checks = [
         check_git(),
+        check_roster(ctx),
         check_entry(ctx, record),
         check_last_pass(ctx, record, datetime.now(UTC)),
         check_scheduled_token(ctx, record),

@@ -15,6 +15,7 @@ import re
 import socket
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,14 @@ from relay.node.context import LOOP_PATH, open_clone, read_loop
 from relay.protocol import LABEL_SPECS, Account, DestructiveRule, Master, Node, Scope, has_section
 from relay.protocol.master import DEFAULT_CLASSES, NAME_RE, build
 from relay.protocol.master_text import set_section
+from relay.protocol.roster import (
+    ROSTER_PATH,
+    fingerprint,
+    from_master,
+    render_chain,
+    sign_revision,
+)
+from relay.protocol.signatures import NodeKeys, public_key_of, render_keys
 from relay.protocol.spine import render_spine
 
 Ask = Callable[[str, str], str]
@@ -217,6 +226,12 @@ def _kept_or(text: str, old: str | None) -> str:
     return text if old is None else old
 
 
+def own_key(state: NodeState, node: str) -> bytes:
+    """This node's private key, made now when it has none: every node signs from its
+    first command (there is no unsigned path)."""
+    return state.signing_key(node) or state.new_signing_key(node)
+
+
 DATA_BRANCH = "relay-data"
 
 
@@ -268,7 +283,10 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
         name = args.node or ask("this node's name", default_node_name())
         logins = words(args.accounts or ask("accounts that give instructions", me.login))
         accounts = await resolve_accounts(gh, logins, me)
-        node = build(Node, name=name, os=os_name(), accounts=accounts, scheduler="none")
+        node = build(
+            Node, name=name, os=os_name(), accounts=accounts, scheduler="none",
+            public_key=render_keys(NodeKeys(current=public_key_of(own_key(state, name)))),
+        )  # fmt: skip
         scope = build(
             Scope,
             delegable=words(args.delegable or ask("delegable jobs", "diagnostics, verification")),
@@ -286,21 +304,36 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
             print("\n".join(plan), file=sys.stderr)
             if ask("proceed?", "no").lower() not in ("y", "yes"):
                 return Output(lines=("nothing was changed",), exit_status=1)
-        first = first_job(args, ask, controller=node.name)  # the last question
+        first_one = first_job(args, ask, controller=node.name)  # the last question
         labels = await create_labels(gh)
     message = f"relay: set up the relay spine ({node.name})"
+    first = sign_revision(
+        from_master(master, signed_by=node.name, at=datetime.now(UTC), admins={node.name}),
+        private_key=own_key(state, node.name),
+    )
     edits = spine_edits(master)
+    edits[Path(ROSTER_PATH)] = lambda _old: render_chain((first,))
     await asyncio.to_thread(publish_edits, clone, edits, message, branch=master.data_branch)
     clone.record_data_branch(master.data_branch)
+    state.save_roster(first.payload())
     state.save_config(NodeConfig(node=node.name, repo=repo, api_url=api_url, scheduler="none"))
     lines = [*(plan if args.yes else []), f"relay is set up in {repo}; this node is {node.name}"]
-    number = await open_first_job(clone, node.name, first) if first else None
-    if first and number is not None:
+    lines.append(
+        f"{node.name} is the roster's admin; its signing key is"
+        f" {fingerprint(public_key_of(own_key(state, node.name)))} (another machine can pin it"
+        " with `relay join --trust FINGERPRINT`)"
+    )
+    number = await open_first_job(clone, node.name, first_one) if first_one else None
+    if first_one and number is not None:
         lines.append(
-            f"opened job #{number}: {node.name} controls, {first[1]} works;"
-            f" run `relay join --node {first[1]}` on that machine, then `relay task {number}`"
+            f"opened job #{number}: {node.name} controls, {first_one[1]} works;"
+            f" run `relay join --node {first_one[1]}` on that machine, `relay nodes approve"
+            f" {first_one[1]}` here, then `relay task {number}`"
         )
-    lines.append("next: run `relay join --node NAME` in a clone on each other machine")
+    lines.append(
+        "next: run `relay join --node NAME` in a clone on each other machine, then"
+        " `relay nodes approve NAME` here to admit it"
+    )
     return Output(
         lines=tuple(lines),
         data={

@@ -28,6 +28,13 @@ def register(sub: Any) -> None:
     )
     add_common(op)
     op.set_defaults(func=run_open)
+    rp = jobs.add_parser(
+        "repair",
+        help="write a job's body again from this controller's own record (after tampering)",
+    )
+    rp.add_argument("issue", type=int, help="the job's issue number")
+    add_common(rp)
+    rp.set_defaults(func=run_repair)
 
 
 def run_open(args: argparse.Namespace) -> Output:
@@ -44,7 +51,7 @@ def run_open(args: argparse.Namespace) -> Output:
 
     async def go() -> int:
         async with client(ctx) as gh:
-            return await apply_plan(gh, plan, sign=ctx.sign)
+            return await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
 
     number = run_async(go)
     url = ctx.html_url(f"issues/{number}")
@@ -52,3 +59,43 @@ def run_open(args: argparse.Namespace) -> Output:
         lines=(f"opened job #{number}: {ctx.node} controls, {args.worker} works — {url}",),
         data={"issue": number},
     )
+
+
+def run_repair(args: argparse.Namespace) -> Output:
+    """The body this controller last wrote, one revision past any it has seen, signed again:
+    what undoes an old body put back or a body edited by someone else (a TASK whose comment
+    was deleted is posted again with `relay task`, under a new number)."""
+    from relay.errors import ConfigError
+    from relay.protocol import parse_body
+    from relay.protocol.body import render_body
+
+    ctx = context(args, pull=True)
+    kept, _task = ctx.state.kept_job(args.issue)
+    if kept is None:
+        raise ConfigError(
+            f"this node keeps no record of #{args.issue}",
+            hint="run it on the job's controller, the node that opened it",
+        )
+    job = parse_body(kept)
+    if job.controller != ctx.node:
+        raise ConfigError(f"only {job.controller}, the controller of #{args.issue}, repairs it")
+    seen = ctx.state.seen()[0].get(args.issue, 0)
+
+    async def go() -> str:
+        async with client(ctx) as gh:
+            now = await gh.get_issue(args.issue)
+            try:
+                current = parse_body(now.body).revision
+            except Exception:  # the body is not a job any more: the record stands alone
+                current = 0
+            fresh = job.model_copy(update={"revision": max(seen, current, job.revision) + 1})
+            text = render_body(fresh)
+            await gh.update_issue(args.issue, body=ctx.sign(text, issue=args.issue))
+            from relay.node.apply import remember_body
+
+            remember_body(ctx, args.issue, text)
+            said = f"wrote the body again from {ctx.node}'s record (revision {fresh.revision})"
+            return f"#{args.issue}: {said}"
+
+    line = run_async(go)
+    return Output(lines=(line,), data={"issue": args.issue})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,13 +26,21 @@ from relay.commands.output import Output
 from relay.edges.github import GitHubClient
 from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
-from relay.node.apply import publish_edit
+from relay.node.apply import publish_edits
 from relay.node.context import LOOP_PATH, NodeContext, client, open_clone, open_node
+from relay.node.trust import publish_revision
 from relay.protocol import Account, Master, Node, add_node, parse_body
 from relay.protocol.master import build
 from relay.protocol.master_text import set_accounts, set_public_key
+from relay.protocol.roster import (
+    Revision,
+    RosterRejected,
+    fingerprint,
+    next_revision,
+    parse_request,
+    with_member,
+)
 from relay.protocol.signatures import (
-    NodeKeys,
     parse_keys,
     public_key_of,
     render_keys,
@@ -77,6 +86,14 @@ def register(sub: Any) -> None:
         "--rotate-key",
         action="store_true",
         help="make a new signing key; the old one stays valid for messages posted before",
+    )
+    p.add_argument(
+        "--trust",
+        default=None,
+        metavar="FINGERPRINT",
+        help="trust the repository's roster only if a key with this fingerprint signed it"
+        " (the admin's, from `relay nodes`); without it the first roster is trusted on first"
+        " use and shown",
     )
     p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
     p.add_argument("--step-timeout", type=float, default=None, help="seconds a step may run")
@@ -126,7 +143,14 @@ def run(args: argparse.Namespace) -> Output:
     """Join, idempotently."""
     clone = open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api)
     clone.refresh()  # every branch: relay's own may keep the node table (a protected default)
-    ctx = open_node(repo_dir=clone.root, node=args.node, api=args.api, need_node=False)
+    ctx = open_node(
+        repo_dir=clone.root,
+        node=args.node,
+        api=args.api,
+        need_node=False,
+        first_use=True,
+        pin=args.trust,
+    )
     ctx.node = args.node or ctx.node or default_node_name()
     return run_async(lambda: join(args, ctx))
 
@@ -146,34 +170,25 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
     check_inputs(args)
     from relay.watchers import registration
 
-    lines: list[str] = []
+    lines: list[str] = [*ctx.trust.said]
     async with client(ctx) as gh:
-        row = ctx.master.node(ctx.node)
-        public = node_key(ctx, rotate=args.rotate_key)
-        if row is None:
-            accounts = await my_accounts(gh, ctx, args.accounts)
-            keys = render_keys(NodeKeys(current=public))
-            row = build(
-                Node,
-                name=ctx.node,
-                os=os_name(),
-                accounts=accounts,
-                scheduler="none",
-                public_key=keys,
+        member = ctx.trust.revision.member(ctx.node) if ctx.trust.revision else None
+        if ctx.trust.revision is None:
+            raise ConfigError(
+                f"{ctx.repo} has no signed roster this clone can trust yet"
+                + (f" ({'; '.join(ctx.trust.notes)})" if ctx.trust.notes else ""),
+                hint="run any relay command on a node that already joined (it signs the node"
+                " table as the first roster), or `relay init` in a new repository",
             )
-            joined = row
-            await asyncio.to_thread(
-                publish_edit,
-                ctx.clone,
-                LOOP_PATH,
-                lambda old: add_node(old or "", joined),
-                f"relay: {ctx.node} joins",
-            )
-            ctx.reload_master()
-            lines.append(f"registered {ctx.node} in {LOOP_PATH}")
+        if member is None:
+            lines += await request_membership(gh, ctx, args)
+            row = ctx.file_master.node(ctx.node) if ctx.file_master else None
+            row = row or build(Node, name=ctx.node, os=os_name(), scheduler="none")
         else:
-            lines.append(f"{ctx.node} is already in the node table")
-            lines += await publish_key(gh, ctx, row, public)
+            own_row(ctx, member.current_key, rotate=args.rotate_key)
+            row = ctx.master.node(ctx.node) or build(Node, name=ctx.node)
+            lines.append(f"{ctx.node} is already in the node table (a member of the roster)")
+            lines += await publish_key(gh, ctx, row, node_key(ctx, rotate=args.rotate_key))
             if args.accounts:
                 row, changed = await update_accounts(gh, ctx, row, args.accounts)
                 lines += changed
@@ -197,7 +212,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         found = await roles(gh, ctx.node, ctx.master)
     lines += ["open jobs:", *found] if found else ["no open job binds this node yet"]
     taken = 0
-    if found and not args.no_turn:
+    if found and not args.no_turn and member is not None:
         taken, turns = await take_turns(ctx)
         lines += turns
     return Output(
@@ -218,56 +233,128 @@ async def take_turns(ctx: NodeContext) -> tuple[int, list[str]]:
 async def update_accounts(
     gh: GitHubClient, ctx: NodeContext, row: Node, flag: str
 ) -> tuple[Node, list[str]]:
-    """``--accounts`` on a node already in the table: its row's instruction accounts become
-    exactly those given (committed and pushed like any row change); the same list again
-    changes nothing."""
+    """``--accounts`` on a node already in the roster: its instruction accounts become
+    exactly those given, in a roster revision this node signs (and in its table row for
+    people, in the same commit); the same list again changes nothing."""
     accounts = await my_accounts(gh, ctx, flag)
     if {a.id for a in accounts} == {a.id for a in row.accounts}:
         return row, []
+
+    def change(base: Revision) -> Revision:
+        member = base.member(ctx.node)
+        assert member is not None
+        placed = with_member(base, member.model_copy(update={"accounts": accounts}))
+        return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
+
+    table = {LOOP_PATH: lambda old: set_accounts(old or "", node=ctx.node, accounts=accounts)}
     await asyncio.to_thread(
-        publish_edit,
-        ctx.clone,
-        LOOP_PATH,
-        lambda old: set_accounts(old or "", node=ctx.node, accounts=accounts),
-        f"relay: {ctx.node} instruction accounts",
+        publish_revision, ctx, change, f"relay: {ctx.node} instruction accounts", also=table
     )
-    ctx.reload_master()
     fresh = ctx.master.node(ctx.node) or row
     said = ", ".join(str(a) for a in fresh.accounts)
     return fresh, [f"instruction accounts of {ctx.node}: {said}"]
 
 
+def own_row(ctx: NodeContext, listed: str | None, *, rotate: bool) -> None:
+    """Refuse to act for a roster row whose key this clone does not hold: a node's row
+    changes only by its own key (or an admin's revision), so `relay join --node X` on
+    another machine can neither take X's place nor lock X out."""
+    held = ctx.state.signing_key(ctx.node)
+    if listed is not None and held is not None and public_key_of(held) == listed:
+        return
+    raise LocalUsageError(
+        f"node {ctx.node} is in the roster with a key this clone does not hold"
+        f" ({fingerprint(listed) if listed else 'no key'})",
+        hint="join under another --node name, or run this on the machine that holds"
+        f" {ctx.node}'s key",
+    )
+
+
+async def request_membership(
+    gh: GitHubClient, ctx: NodeContext, args: argparse.Namespace
+) -> list[str]:
+    """A node the roster does not list asks to join: its request (name, accounts, the key
+    it made, signed by that key) is committed; an admin node admits it with `relay nodes
+    approve NAME`, and until then nothing it says counts."""
+    from relay.protocol.roster import JoinRequest, request_path, sign_request
+
+    key = ctx.state.signing_key(ctx.node) or ctx.state.new_signing_key(ctx.node)
+    public = public_key_of(key)
+    accounts = await my_accounts(gh, ctx, args.accounts)
+    request = JoinRequest(
+        name=ctx.node,
+        repository=ctx.repo,
+        accounts=accounts,
+        key=public,
+        os=os_name(),
+        at=datetime.now(UTC),
+    )
+    text = sign_request(request, private_key=key)
+    row = build(Node, name=ctx.node, os=os_name(), accounts=accounts, public_key=public)
+
+    def table(old: str | None) -> str:
+        text_now = old or ""
+        return text_now if f"| {ctx.node} |" in text_now else add_node(text_now, row)
+
+    def ask(old: str | None) -> str:
+        if old is not None:
+            with contextlib.suppress(RosterRejected):
+                if parse_request(old).key == public:
+                    return old  # asked already with this key: nothing changes
+        return text
+
+    edits = {LOOP_PATH: table, Path(request_path(ctx.node)): ask}
+    await asyncio.to_thread(
+        publish_edits, ctx.clone, edits, f"relay: {ctx.node} joins (asks the roster's admins)", branch=None
+    )
+    return [
+        f"registered {ctx.node} in {LOOP_PATH}, asking to join the roster",
+        f"{ctx.node} asked to join the roster with key {fingerprint(public)}; an admin node"
+        f" admits it with `relay nodes approve {ctx.node}` (check the fingerprint), and until"
+        " then no node acts on what it says",
+    ]
+
+
 def node_key(ctx: NodeContext, *, rotate: bool) -> str:
-    """This node's public key, making its private key first when it has none (or when
-    ``rotate`` asks for a new one); the private key never leaves the node's state."""
-    key = None if rotate else ctx.state.signing_key(ctx.node)
-    if key is None:
-        key = ctx.state.new_signing_key(ctx.node)
-        ctx.__dict__.pop("signing_key", None)  # the cached one is the old key
-    return public_key_of(key)
+    """This node's public key: the one it holds, or (``rotate``) a new one, kept beside
+    the current key until the roster revision that names it (signed by the old key) is
+    published; the private key never leaves the node's state."""
+    if not rotate:
+        return public_key_of(ctx.state.signing_key(ctx.node) or b"")
+    return public_key_of(ctx.state.next_signing_key(ctx.node))
 
 
 async def publish_key(gh: GitHubClient, ctx: NodeContext, row: Node, public: str) -> list[str]:
-    """Put ``public`` in the node's row when it is not its current key: the old one is
-    retired now (it stays valid for messages posted before), and the bodies of this
-    node's open jobs are signed again with the new key."""
+    """Rotate: put ``public`` in the node's roster row in a revision signed by the old key
+    (so the new one is vouched for), then keep the new private key; the old public key is
+    retired now (it stays valid for messages posted before), and the bodies of this node's
+    open jobs are signed again with the new key."""
     keys = parse_keys(row.public_key)
     if keys.current == public:
         return []
     # the next whole second: a message of the old key posted in this very second still counts
     now = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
     cell = render_keys(rotated(keys, public, at=now))
-    word = "rotated" if keys.current else "published"
-    await asyncio.to_thread(
-        publish_edit,
-        ctx.clone,
-        LOOP_PATH,
-        lambda old: set_public_key(old or "", node=ctx.node, keys=cell),
-        f"relay: {ctx.node} signing key {word}",
-    )
+
+    def change(base: Revision) -> Revision:
+        member = base.member(ctx.node)
+        assert member is not None
+        placed = with_member(base, member.model_copy(update={"keys": cell}))
+        return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
+
+    table = {LOOP_PATH: lambda old: set_public_key(old or "", node=ctx.node, keys=cell)}
+    try:
+        await asyncio.to_thread(
+            publish_revision, ctx, change, f"relay: {ctx.node} signing key rotated", also=table
+        )
+    except BaseException:
+        ctx.state.drop_next_signing_key(ctx.node)
+        raise
+    ctx.state.promote_next_signing_key(ctx.node)
+    ctx.__dict__.pop("signing_key", None)  # the cached one is the old key
     ctx.reload_master()
     signed = await resign_bodies(gh, ctx, previous=keys.current, row=row)
-    said = f"signing key {word}: {public[:20]}…"
+    said = f"signing key rotated: {fingerprint(public)}"
     return [said + (f" (job bodies signed again: {signed})" if signed else "")]
 
 

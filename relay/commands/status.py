@@ -186,6 +186,13 @@ def run(args: argparse.Namespace) -> Output:
     lines.append(f"nodes (as last fetched: {stale}):" if stale else "nodes:")
     for node in ctx.master.nodes:
         lines.append(f"  {node.name} ({node.os or '?'}): watcher {node.scheduler}")
+    revision = ctx.trust.revision
+    lines.append(
+        f"roster: revision {revision.revision}, signed by {revision.signed_by}"
+        if revision is not None
+        else "roster: none trusted in this clone (run `relay join`)"
+    )
+    lines += [f"  not followed: {note}" for note in ctx.trust.notes]
     beat = ctx.state.heartbeat()
     watchers = local_watchers(ctx)
     lines += watcher_lines(watchers)
@@ -194,5 +201,9 @@ def run(args: argparse.Namespace) -> Output:
         "nodes": [n.model_dump(mode="json") for n in ctx.master.nodes],
         "last_pass": beat.model_dump(mode="json") if beat else None,
         "watchers": watchers,
+        "roster": {
+            "revision": revision.revision if revision else None,
+            "not_followed": list(ctx.trust.notes),
+        },
     }
     return Output(lines=tuple(lines), data=data)

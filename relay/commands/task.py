@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relay.commands.common import add_common, context, run_async, with_issue
+from relay.commands.common import add_common, context, refuse_rolled_back, run_async, with_issue
 from relay.commands.output import Output
 from relay.edges.github import GitHubClient
 from relay.node.apply import apply_plan
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> Output:
     ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
+        refuse_rolled_back(ctx, issue)
         caller = (await gh.current_user()).id
         plan = plan_task(
             issue,
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> Output:
             verification=args.verification,
             artifacts=tuple(args.artifact),
         )
-        await apply_plan(gh, plan, sign=ctx.sign)
+        await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
         return plan
 
     number = run_async(lambda: with_issue(ctx, args.issue, body)).task

@@ -229,6 +229,21 @@ class NodeState:
     def pass_log_path(self) -> Path:
         return self.root / "passes.jsonl"
 
+    @property
+    def roster_path(self) -> Path:
+        """The newest roster revision this node accepted (relay.node.trust)."""
+        return self.root / "roster.json"
+
+    def accepted_roster(self) -> dict[str, Any] | None:
+        """The accepted roster revision as JSON data, None before the first."""
+        doc = read_versioned(self.roster_path)
+        found = None if doc is None else doc.get("accepted")
+        return found if isinstance(found, dict) else None
+
+    def save_roster(self, revision: dict[str, Any]) -> None:
+        """Keep the newest roster revision this node accepted (0600)."""
+        write_versioned(self.roster_path, {"accepted": revision}, mode=0o600)
+
     def signing_key_path(self, node: str) -> Path:
         """Where ``node``'s Ed25519 private key lives (readable by this user only)."""
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
@@ -265,6 +280,37 @@ class NodeState:
         raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
         write_private(self.signing_key_path(node), base64.b64encode(raw) + b"\n")
         return raw
+
+    def next_signing_key(self, node: str) -> bytes:
+        """A new private key for ``node``, kept beside the current one (0600) until the
+        roster revision naming it is published (:meth:`promote_next_signing_key`)."""
+        path = self.signing_key_path(node).with_suffix(".next")
+        found = read_private(path, what="signing key file")
+        if found is not None:
+            raw = base64.b64decode(found, validate=False)
+            if len(raw) == 32:
+                return raw
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import (
+            Encoding,
+            NoEncryption,
+            PrivateFormat,
+        )
+
+        raw = Ed25519PrivateKey.generate().private_bytes(
+            Encoding.Raw, PrivateFormat.Raw, NoEncryption()
+        )
+        write_private(path, base64.b64encode(raw) + b"\n")
+        return raw
+
+    def promote_next_signing_key(self, node: str) -> None:
+        """The new key becomes this node's key (its roster revision is published)."""
+        path = self.signing_key_path(node)
+        os.replace(path.with_suffix(".next"), path)
+
+    def drop_next_signing_key(self, node: str) -> None:
+        """Forget a new key whose roster revision could not be published."""
+        self.signing_key_path(node).with_suffix(".next").unlink(missing_ok=True)
 
     def lock(self, node: str) -> PassLock:
         """The pass lock of ``node`` in this clone (not yet acquired)."""
@@ -485,6 +531,53 @@ class NodeState:
         """Forget a RESULT that is posted and handed back (and its draft)."""
         self._outbox_path(issue, task).unlink(missing_ok=True)
         self._draft_path(issue, task).unlink(missing_ok=True)
+
+    # --- high water: what this node has seen, so nothing goes backwards ---
+
+    @property
+    def seen_path(self) -> Path:
+        return self.root / "seen.json"
+
+    def seen(self) -> tuple[dict[int, int], set[tuple[int, int]]]:
+        """The newest body revision seen per job, and the tasks seen claimed."""
+        doc = read_versioned(self.seen_path) or {}
+        revisions = {int(k): int(v) for k, v in dict(doc.get("revisions", {})).items()}
+        claimed = {(int(i), int(t)) for i, t in doc.get("claimed", [])}
+        return revisions, claimed
+
+    def record_seen(self, revisions: Mapping[int, int], claimed: set[tuple[int, int]]) -> None:
+        """Raise the high-water marks (never lower them); written only when they moved."""
+        old_revisions, old_claimed = self.seen()
+        merged = dict(old_revisions)
+        for issue, revision in revisions.items():
+            merged[issue] = max(revision, merged.get(issue, 0))
+        every = old_claimed | claimed
+        if merged == old_revisions and every == old_claimed:
+            return
+        body = {
+            "revisions": {str(k): v for k, v in sorted(merged.items())},
+            "claimed": sorted([i, t] for i, t in every),
+        }
+        write_versioned(self.seen_path, body, mode=0o600)
+
+    # --- the controller's own record of each job: the body it last wrote, the last TASK ---
+
+    def _job_path(self, issue: int) -> Path:
+        return self.root / "jobs" / f"{issue}.json"
+
+    def keep_job(self, issue: int, *, body: str | None = None, task: str | None = None) -> None:
+        """Remember the (unsigned) body this controller last wrote for ``issue``, and the
+        last TASK it posted: what `relay job repair` writes again (0600)."""
+        doc = read_versioned(self._job_path(issue)) or {}
+        kept = {"body": doc.get("body"), "task": doc.get("task")}
+        kept.update({k: v for k, v in (("body", body), ("task", task)) if v is not None})
+        write_versioned(self._job_path(issue), kept, mode=0o600)
+
+    def kept_job(self, issue: int) -> tuple[str | None, str | None]:
+        """The body and the last TASK this controller wrote for ``issue`` (None: none)."""
+        doc = read_versioned(self._job_path(issue)) or {}
+        body, task = doc.get("body"), doc.get("task")
+        return (body if isinstance(body, str) else None, task if isinstance(task, str) else None)
 
     # --- notices: what this node has said once in a thread ---
 

@@ -191,6 +191,7 @@ class Applier:
         if action.body is not None:  # the body's "Current state"; the controller's account
             body = self.ctx.sign(action.body, issue=action.issue)
             await self.gh.update_issue(action.issue, body=body)
+            remember_body(self.ctx, action.issue, action.body)
         if not action.trusted:
             self.lines.append(f"#{action.issue}: the answer was edited after posting; not trusted")
         self.lines.append(f"#{action.issue}: RESULT {action.task} is back: {word} — {summary}")
@@ -257,7 +258,24 @@ class Signer(Protocol):
     def __call__(self, body: str, *, issue: int | None = None) -> str: ...
 
 
-async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Signer) -> int:
+def remember_body(ctx: NodeContext, issue: int, body: str, task: str | None = None) -> None:
+    """The controller keeps what it wrote (the body, the TASK) and the body's revision as
+    seen: an older body put back later is refused, and `relay job repair` writes this
+    one again."""
+    from relay.protocol import parse_body
+    from relay.protocol.wire import MessageRejected
+
+    ctx.state.keep_job(issue, body=body, task=task)
+    try:
+        revision = parse_body(body).revision
+    except MessageRejected:
+        return
+    ctx.state.record_seen({issue: revision}, set())
+
+
+async def apply_plan(
+    gh: GitHubClient, plan: Plan, *, sign: Signer, ctx: NodeContext | None = None
+) -> int:
     """Apply a planner's Plan: comments, then body, labels (the baton) and close together.
     Every comment and body goes out through ``sign`` (the node's :meth:`NodeContext.sign`).
     A new job's body is signed for its issue, so it is written once more when the issue
@@ -271,6 +289,8 @@ async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Signer) -> int:
         signed = sign(body, issue=made.number)
         if signed != body:
             await gh.update_issue(made.number, body=signed)
+        if ctx is not None:
+            remember_body(ctx, made.number, body)
         return made.number
     for comment in plan.comments:
         await gh.create_comment(plan.issue, sign(comment))
@@ -285,6 +305,9 @@ async def apply_plan(gh: GitHubClient, plan: Plan, *, sign: Signer) -> int:
         fields.update(state="closed", state_reason="completed")
     if fields:
         await gh.update_issue(plan.issue, **fields)
+    if ctx is not None and plan.body is not None:
+        task = plan.comments[0] if plan.task is not None and plan.comments else None
+        remember_body(ctx, plan.issue, plan.body, task)
     return plan.issue
 
 

@@ -8,6 +8,7 @@ Nothing here talks to the network; ``client`` opens the API session.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +23,7 @@ from relay.errors import ConfigError
 from relay.node.spine import LOOP_PATH as LOOP_PATH
 from relay.node.spine import read_loop as read_loop
 from relay.node.spine import read_master as read_master
+from relay.node.trust import Trust, effective, establish
 from relay.protocol import Master
 
 if TYPE_CHECKING:
@@ -43,6 +45,10 @@ class NodeContext:
     node: str
     api_url: str
     config: NodeConfig | None
+    # the roster this node trusts, and what the branch says that it does not follow
+    trust: Trust = field(default_factory=lambda: Trust(None))
+    # the master section as the file has it (only its people's text is followed)
+    file_master: Master | None = None
     # built redactors by token (building one compiles every rule); see relay.node.redaction
     redactors: dict[str, Redactor] = field(default_factory=dict, repr=False)
 
@@ -93,8 +99,15 @@ class NodeContext:
             return None  # git's own credential helpers may still answer
 
     def reload_master(self) -> Master:
-        """Re-read the master section (after a pull) and keep it."""
-        self.master = read_master(self.root)
+        """Re-read the master section and the roster (after a pull) and keep them."""
+        file_master = read_master(self.root)
+        self.trust = establish(
+            self.root, self.state, self.config, file_master, node=self.node, first_use=False
+        )
+        self.file_master = file_master
+        self.master = effective(
+            file_master, self.trust, repository=self.repo, api_url=self.api_url, config=self.config
+        )
         self.redactors.clear()  # the scope's patterns may have changed
         return self.master
 
@@ -154,17 +167,41 @@ def node_name(flag: str | None, config: NodeConfig | None) -> str:
 
 
 def open_node(
-    *, repo_dir: Path | None, node: str | None, api: str | None, need_node: bool = True
+    *,
+    repo_dir: Path | None,
+    node: str | None,
+    api: str | None,
+    need_node: bool = True,
+    first_use: bool = False,
+    pin: str | None = None,
 ) -> NodeContext:
-    """Open the clone at ``repo_dir`` (default: the current directory) as a node."""
+    """Open the clone at ``repo_dir`` (default: the current directory) as a node: the
+    master section it acts on is the trusted roster's (relay.node.trust), and the API and
+    repository are those saved at join (``--api`` and RELAY_API_URL still choose).
+    ``first_use``: the roster may be trusted on first use (`relay join`); ``pin``: a
+    fingerprint it must be signed by."""
     root = clone_root(repo_dir or Path.cwd())
     state = NodeState.for_clone(root)
     config = state.load_config()
-    master = read_master(root)
+    file_master = read_master(root)
     name = node_name(node, config) if need_node else (node or (config.node if config else ""))
-    api_url = api_base_url(api or os.environ.get("RELAY_API_URL") or master.api_url)
+    saved = config.api_url if config is not None else None
+    api_url = api_base_url(api or os.environ.get("RELAY_API_URL") or saved or file_master.api_url)
+    repo = (config.repo if config is not None else None) or file_master.repository
+    trust = establish(root, state, config, file_master, node=name, first_use=first_use, pin=pin)
+    master = effective(file_master, trust, repository=repo, api_url=api_url, config=config)
+    if not first_use:  # `relay join` shows them itself
+        for line in trust.said:
+            print(f"relay: {line}", file=sys.stderr)
     return NodeContext(
-        root=root, state=state, master=master, node=name, api_url=api_url, config=config
+        root=root,
+        state=state,
+        master=master,
+        node=name,
+        api_url=api_url,
+        config=config,
+        trust=trust,
+        file_master=file_master,
     )
 
 

@@ -37,6 +37,7 @@ from relay.protocol import (
 )
 from relay.protocol.labels import batons_in
 from relay.protocol.logs import cap_log, excerpt
+from relay.protocol.messages import task_digest
 
 if TYPE_CHECKING:
     from relay.edges.relay_tree import RelayTree
@@ -545,6 +546,7 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         observations=redactor.redact(" ".join(observations))[:4000],
         failed_step=failed,
         artifacts=artifacts,
+        task_digest=task_digest(task),
     )
     return Draft(result, cap_log(redacted) if report.safe else None, files)
 

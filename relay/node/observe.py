@@ -74,7 +74,10 @@ def local_records(state: NodeState) -> LocalRecords:
     """This node's memory of claims, answered tasks and notified results."""
     claims = state.claims()
     config = state.load_config()
+    revisions, claimed = state.seen()
     return LocalRecords(
+        revisions=tuple(sorted(revisions.items())),
+        claimed_seen=frozenset(claimed),
         account=config.account_id if config is not None else None,
         claims=frozenset((c.issue, c.task) for c in claims),
         results_posted=frozenset((c.issue, c.task) for c in claims if c.outcome is not None),
@@ -108,6 +111,7 @@ async def observe(
     limits: RunLimits | None = None,
     watcher: WatcherFacts | None = None,
     read_now: set[int] | None = None,
+    trust_notes: tuple[str, ...] = (),
 ) -> Snapshot:
     """What this node sees now: its open jobs (or just issue ``only``), its records, and
     the facts decide() asks for (the claim refs it names; whether a job ended). The jobs
@@ -146,6 +150,7 @@ async def observe(
         local=local_records(state),
         limits=limits or RunLimits(),
         watcher=watcher,
+        trust_notes=trust_notes,
     )
     return await with_claim_refs(gh, snapshot, node)
 
@@ -163,7 +168,12 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     )
     refs = frozenset(key for key, ref in zip(wanted, found, strict=True) if ref is not None)
     reactions = tuple(
-        Reaction(comment_id=comment_id, user=to_user(r.user), content=r.content)
+        Reaction(
+            comment_id=comment_id,
+            user=to_user(r.user),
+            content=r.content,
+            created_at=r.created_at,
+        )
         for comment_id, listed in zip(asked, reacted, strict=True)
         for r in listed
         if r.user is not None

@@ -126,3 +126,36 @@ def read_master(root: Path) -> Master:
             hint="run `relay init` once for the repository, then `relay join` on each machine",
         )
     return parse_master(text)
+
+
+def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
+    """A spine file other than LOOP.md (the roster, a join request) as the remote has it:
+    on ``branch`` when relay keeps its data there, else where LOOP.md is read from (the
+    remote's default branch, the checked-out branch's counterpart); the working file only
+    when the remote has none. None when absent."""
+    import subprocess
+
+    refs = [f"refs/remotes/origin/{branch}"] if branch else []
+    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    refs.append("refs/remotes/origin/HEAD")
+    if head.stdout.strip():
+        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
+    remote_has_spine = False
+    for ref in refs:
+        shown = subprocess.run(
+            ["git", "show", f"{ref}:{path}"], cwd=root, capture_output=True, check=False
+        )
+        if shown.returncode == 0:
+            return shown.stdout.decode("utf-8", errors="replace")
+        probe = subprocess.run(
+            ["git", "cat-file", "-e", f"{ref}:{LOOP_PATH.as_posix()}"],
+            cwd=root, capture_output=True, check=False,
+        )  # fmt: skip
+        remote_has_spine = remote_has_spine or probe.returncode == 0
+        if branch and ref.endswith(f"/{branch}") and probe.returncode == 0:
+            return None  # the data branch has the spine and no such file: that is the answer
+    local = root / path
+    if not remote_has_spine and local.is_file():
+        return local.read_text(encoding="utf-8", errors="replace")
+    return None

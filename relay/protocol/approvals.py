@@ -3,12 +3,14 @@ controller makes; only a person can make it true.
 
 Ground rules: a TASK that says ``authorized-by-human: yes`` runs only once an approver has
 approved *that* TASK in the thread, after it was posted — a comment ``/relay approve TASK
-n``, or a 👍 reaction on the TASK's comment. An approver is one of the worker's instruction
-accounts that is a person: not a bot (``…[bot]``), not the account that posted the TASK,
-and not a node's own account, which would be approving itself: one that posted any node's
-message in a job the pass sees, the account this node acts as (recorded at join), or the
-one the pass found it acts as. Reactions are a
-fact the pass reads only for the TASKs :func:`approvals_wanted` names.
+n [DIGEST]`` never edited after it was posted (the digest, when given, must be the TASK's),
+or a 👍 reaction given after the TASK was posted on a TASK comment never edited (a
+reaction stays on a comment whatever the comment is edited into). An approver is one of
+the worker's instruction accounts that is a person: not a bot (``…[bot]``), not the
+account that posted the TASK, and not a node's own account, which would be approving
+itself: one that posted any node's message in a job the pass sees, the account this node
+acts as (recorded at join), or the one the pass found it acts as. Reactions are a fact
+the pass reads only for the TASKs :func:`approvals_wanted` names.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from __future__ import annotations
 import re
 
 from relay.protocol.master import Master
-from relay.protocol.messages import TaskMsg
+from relay.protocol.messages import TaskMsg, task_digest
 from relay.protocol.snapshot import Comment, Reaction
 from relay.protocol.thread import Entry, Thread
 
-APPROVE_RE = re.compile(r"^\s*/relay\s+approve\s+TASK\s+(\d+)\s*$", re.IGNORECASE)
+APPROVE_RE = re.compile(
+    r"^\s*/relay\s+approve\s+TASK\s+(\d+)(?:\s+([0-9a-f]{12,64}))?\s*$", re.IGNORECASE
+)
 THUMBS_UP = "+1"
 
 
@@ -59,14 +63,21 @@ def approval(
     """The login of the person who approved the TASK in ``entry``, or None."""
     assert isinstance(entry.message, TaskMsg)
     task, posted = entry.message.task, entry.comment
+    if posted.edited:  # a 👍 stays on a comment whatever it is edited into
+        return None
     people = approver_ids(thread, master, posted_by=posted.author.id, nodes_own=nodes_own)
     for reaction in reactions:
         mine = reaction.comment_id == posted.id and reaction.content == THUMBS_UP
-        if mine and reaction.user.id in people:
+        after = reaction.created_at is not None and reaction.created_at >= posted.created_at
+        if mine and after and reaction.user.id in people:
             return reaction.user.login
+    digest = task_digest(entry.message)
     for comment in _after(thread, posted):
         match = APPROVE_RE.match(comment.body)
-        if match and int(match.group(1)) == task and comment.author.id in people:
+        if not match or comment.edited or comment.author.id not in people:
+            continue  # an approval edited in after the fact is no person's word
+        named = (match.group(2) or "").lower()
+        if int(match.group(1)) == task and (not named or digest.startswith(named)):
             return comment.author.login
     return None
 
@@ -82,11 +93,14 @@ def needs_approval(task: TaskMsg) -> bool:
     return task.authorized_by_human
 
 
-def approval_notice(task: int) -> str:
-    """What the thread says while a TASK waits for a person."""
+def approval_notice(task: int, digest: str = "") -> str:
+    """What the thread says while a TASK waits for a person: the approval names the
+    TASK's digest, so it binds to exactly the TASK the person read."""
+    command = f"/relay approve TASK {task} {digest[:12]}".rstrip()
     return (
-        f"**relay:** TASK {task} says `authorized-by-human: yes`, so it runs only once a"
-        " person approves it: one of the worker's instruction accounts other than the one"
-        f" that posted it comments `/relay approve TASK {task}` here, or reacts 👍 on the"
-        " TASK. Until then the worker waits."
+        f"**relay:** TASK {task} says `authorized-by-human: yes` or holds a destructive step,"
+        " so it runs only once a person approves it: one of the worker's instruction accounts"
+        f" other than the one that posted it comments `{command}` here (a comment edited"
+        " afterwards does not count), or reacts 👍 on the TASK (only on a TASK comment never"
+        " edited). Until then the worker waits."
     )

@@ -57,6 +57,9 @@ class JobBody(BaseModel):
     # the number of the newest TASK the controller posted: a number is used once, even when
     # every comment that names it has been made unreadable
     tasks: int = Field(default=0, ge=0)
+    # rises by one each time the controller writes the body: a node refuses a body older
+    # than the newest it has seen (an old signed body put back rewinds nothing)
+    revision: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> JobBody:
@@ -124,6 +127,8 @@ def restate(job: JobBody, state: str) -> str | None:
     """The body with a new "Current state" (cut to fit), or None when it cannot be
     rendered within GitHub's limits (the old body then stays)."""
     try:
-        return render_body(job.model_copy(update={"state": brief(state, 1000)}))
+        return render_body(
+            job.model_copy(update={"state": brief(state, 1000), "revision": job.revision + 1})
+        )
     except InvalidValue:
         return None

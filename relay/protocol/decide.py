@@ -49,6 +49,7 @@ from relay.protocol.messages import (
     Status,
     TaskMsg,
     render_message,
+    task_digest,
 )
 from relay.protocol.signatures import unsigned
 from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
@@ -87,6 +88,10 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
         if node not in (thread.job.controller, thread.job.worker):
             continue
         bound = True
+        rewound = _rolled_back(thread, snapshot, node)
+        if rewound:
+            actions += rewound
+            continue
         actions += [Ignore(issue=issue.number, comment_id=c, reason=r) for c, r in thread.ignored]
         untrusted = _untrusted_account(thread, snapshot, node)
         if untrusted:
@@ -98,6 +103,7 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
             turn = [Ignore(issue=issue.number, comment_id=None, reason=err.message)]
         actions += turn
         actions += _telling(thread, snapshot, node)  # notices aside the one act a job
+        actions += _trust_notices(thread, snapshot, node)
         if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn):
             actions += _outsider_moves(thread, snapshot, node)
     if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
@@ -152,6 +158,63 @@ def _telling(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
             " and a worker runs only the newest TASK. Post it again if it is still wanted."
         )
         told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return told
+
+
+def _rolled_back(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """A job body older than the newest this node has seen (an earlier signed body put
+    back: it would rewind the state, the strikes and the task count): nothing is done on
+    it, and the thread is told once, with how the controller repairs it."""
+    seen = snapshot.local.revision_seen(thread.issue.number)
+    if thread.job.revision >= seen:
+        return []
+    number = thread.issue.number
+    reason = (
+        f"the job body is revision {thread.job.revision}, older than revision {seen} this"
+        " node has seen (put back by someone?)"
+    )
+    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"rollback:{seen}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** `{node}` does not act on this job: {reason}. Nothing goes backwards;"
+            f" the controller `{thread.job.controller}` writes the body again from its own"
+            f" record with `relay job repair {number}`."
+        )
+        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return actions
+
+
+def high_water(snapshot: Snapshot, node: str) -> tuple[dict[int, int], set[TaskKey]]:
+    """What a pass must remember of what it saw: each bound job's body revision, and the
+    tasks it saw claimed (so nothing goes backwards and nothing claimed is handed back)."""
+    revisions: dict[int, int] = {}
+    claimed: set[TaskKey] = set()
+    for thread in bound_threads(snapshot, node):
+        number = thread.issue.number
+        if thread.job.revision >= snapshot.local.revision_seen(number):
+            revisions[number] = thread.job.revision
+        claimed.update((number, n) for n in range(1, thread.last_task + 1) if thread.taken(n))
+    return revisions, claimed
+
+
+def _trust_notices(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
+    """What the branch says that this node does not follow (a roster revision it refused,
+    a hand-edited node table, another API URL), said once in each job that binds it."""
+    import hashlib
+
+    number = thread.issue.number
+    told = []
+    for note in snapshot.trust_notes:
+        key = "trust:" + hashlib.sha256(f"{node}:{note}".encode()).hexdigest()[:16]
+        if (number, key) in snapshot.local.notices:
+            continue
+        body = (
+            f"**relay:** `{node}` does not follow what the repository says here: {note}."
+            " Only a roster revision signed by a key the nodes already trust changes whom"
+            " they obey (`relay nodes` lists it)."
+        )
+        told.append(PostNotice(issue=number, key=key, reason=note, body=body))
     return told
 
 
@@ -396,12 +459,30 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         return [_decline(thread, task, entry.comment.id, refusal)]
     if snapshot.unable is not None:  # answered blocked, so the controller is not left waiting
         return [_decline(thread, task, entry.comment.id, snapshot.unable)]
+    if key in snapshot.ran:  # its claim and answer were deleted; the repository remembers
+        reason = (
+            f"TASK {task} already ran on {thread.job.worker} (its log is committed), and its"
+            " claim or answer was deleted; it is not run twice: post a new TASK"
+        )
+        return [_decline(thread, task, entry.comment.id, reason)]
     approved = approval(
         thread, entry, snapshot.master, snapshot.reactions, nodes_own=_nodes_own(snapshot)
     )
     if needs_approval(entry.message) and approved is None:
-        return _awaiting_approval(thread, snapshot, task)
-    return [_execute(thread, entry.message, entry.comment.id, snapshot, now, takeover=takeover)]
+        return _awaiting_approval(thread, snapshot, entry.message)
+    if not needs_approval(entry.message):
+        approved = None
+    return [
+        _execute(
+            thread,
+            entry.message,
+            entry.comment.id,
+            snapshot,
+            now,
+            takeover=takeover,
+            approved_by=approved,
+        )
+    ]
 
 
 OWN_ATTEMPT = "own-attempt"  # the takeover of a claim ref this node's own attempt created
@@ -437,14 +518,15 @@ def _nodes_own(snapshot: Snapshot) -> frozenset[int]:
     return node_accounts(threads) | {a for a in known if a is not None}
 
 
-def _awaiting_approval(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
+def _awaiting_approval(thread: Thread, snapshot: Snapshot, message: TaskMsg) -> list[Action]:
     """Nothing runs until a person approves; the thread says so once."""
-    number = thread.issue.number
+    number, task = thread.issue.number, message.task
     reason = f"TASK {task} waits for a person's approval (`/relay approve TASK {task}` or 👍)"
     waiting: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
     key = f"approval:{task}"
     if (number, key) not in snapshot.local.notices:
-        waiting.append(PostNotice(issue=number, key=key, reason=reason, body=approval_notice(task)))
+        body = approval_notice(task, task_digest(message))
+        waiting.append(PostNotice(issue=number, key=key, reason=reason, body=body))
     return waiting
 
 
@@ -499,9 +581,11 @@ def _execute(
     now: datetime,
     *,
     takeover: str | None = None,
+    approved_by: str | None = None,
 ) -> ExecuteTask:
     """Claim and run; the lease covers every step at the node's own timeout, and the
-    heartbeat keeps the claim alive for a few intervals at a time within it."""
+    heartbeat keeps the claim alive for a few intervals at a time within it. The claim
+    names the TASK's digest, and the person whose approval it acts on."""
     until = lease_until(now, steps=len(task.steps), limits=snapshot.limits)
     claim = ClaimMsg(
         issue=task.issue,
@@ -510,6 +594,8 @@ def _execute(
         claimed_at=now,
         lease_until=until,
         alive_until=min(until, alive_until(now, snapshot.limits)),
+        task_digest=task_digest(task),
+        approved_by=approved_by if approved_by and "[" not in approved_by else None,
     )
     expect, claimed = move(thread.state, Event.CLAIM, Role.WORKER)
     _, done = move(claimed_state(), Event.POST_RESULT, Role.WORKER)
@@ -602,6 +688,8 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
     if thread.state not in (State.AWAITING_CONTROLLER, State.PARKED):
         return []
     task = thread.outstanding()
+    if task is not None and (number, task) in snapshot.local.claimed_seen:
+        return _claim_vanished(thread, snapshot, task)
     if task is not None and thread.state == State.AWAITING_CONTROLLER:
         reason = f"TASK {task} was posted but the baton was not passed to the worker"
         return [_move(thread, Event.POST_TASK, Role.CONTROLLER, reason)]
@@ -622,6 +710,25 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
         )
         return [Ignore(issue=number, comment_id=None, reason=reason)]
     return []
+
+
+def _claim_vanished(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
+    """The controller saw TASK ``task`` claimed, and now its claim (and any answer) is gone:
+    deleted. It is never handed to the worker again (a worker without local records would
+    run it twice); the job stalls visibly until a new TASK is posted."""
+    number = thread.issue.number
+    reason = f"TASK {task} was claimed, and its claim is gone (deleted?); it is not handed back"
+    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"vanished:{task}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** TASK {task} was claimed by `{thread.job.worker}` (this node saw the"
+            " claim), but the claim and any answer are gone from the thread. A task that was"
+            " claimed is never handed out again, so nothing runs twice: post a new TASK to go"
+            f" on (`relay task {number} ...`)."
+        )
+        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return actions
 
 
 def _lapsed(thread: Thread, now: datetime) -> list[Action]:

@@ -181,6 +181,9 @@ class ResultMsg(Message):
     observations: Text = ""
     failed_step: int | None = Field(default=None, gt=0)
     artifacts: tuple[Artifact, ...] = Field(default=(), max_length=50)
+    # the digest of the TASK this answers (task_digest): an old RESULT never answers a
+    # new TASK that happens to carry the same number
+    task_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class ClaimMsg(Message):
@@ -197,6 +200,10 @@ class ClaimMsg(Message):
     lease_until: When
     nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{8,64}$")
     alive_until: When | None = None
+    # the digest of the TASK claimed, and the person whose approval it acted on (a TASK
+    # that needed one): the record of what was approved is signed with the claim
+    task_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    approved_by: Login | None = None
 
 
 class HalfDoneMsg(Message):
@@ -259,6 +266,16 @@ def _task_md(m: TaskMsg) -> list[str]:
     return lines + ([f"**Shell:** {code_span(m.shell)}", ""] if m.shell else [])
 
 
+def task_digest(task: TaskMsg) -> str:
+    """The hex SHA-256 of a TASK's content (its block without the signature): what a
+    claim, a RESULT and a person's approval name, so each binds to exactly that TASK."""
+    import hashlib
+    import json
+
+    text = json.dumps(payload_of(task, Kind.TASK), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def task_markdown(task: TaskMsg) -> str:
     """A TASK as people read it (its markdown, without the hidden block)."""
     return "\n".join(_task_md(task)).rstrip("\n")
@@ -291,6 +308,10 @@ def _artifacts_md(found: tuple[Artifact, ...]) -> list[str]:
 
 
 def _claim_md(m: ClaimMsg) -> list[str]:
+    approved: list[str] = []
+    if m.approved_by and m.task_digest:
+        digest = code_span(m.task_digest[:12])
+        approved = [f"Approved by @{m.approved_by} for the TASK with digest {digest}.", ""]
     return [
         f"### Claim · TASK {m.task}",
         "",
@@ -302,6 +323,7 @@ def _claim_md(m: ClaimMsg) -> list[str]:
             if m.alive_until is not None and m.alive_until < m.lease_until
             else []
         ),
+        *approved,
     ]
 
 

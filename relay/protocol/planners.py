@@ -156,7 +156,12 @@ def plan_open_job(
             hint="shorten the title; the objective holds the detail",
         )
     job = build(
-        JobBody, controller=controller, worker=worker, kind=kind, objective=objective.strip()
+        JobBody,
+        controller=controller,
+        worker=worker,
+        kind=kind,
+        objective=objective.strip(),
+        revision=1,
     )
     state = transition(State.NEW, Event.OPEN, Role.CONTROLLER)
     return Plan(issue=None, title=title.strip(), body=render_body(job), labels=relabel((), state))
@@ -255,7 +260,9 @@ def plan_hypothesis(
 
 
 def _rebody(job: JobBody, **changes: object) -> str:
-    return render_body(build(JobBody, **{**job.model_dump(), **changes}))
+    """The body with ``changes``, one revision on."""
+    fields = {**job.model_dump(), **changes, "revision": job.revision + 1}
+    return render_body(build(JobBody, **fields))
 
 
 def plan_strike(

@@ -66,6 +66,7 @@ class Reaction(BaseModel):
     comment_id: int
     user: User
     content: str
+    created_at: datetime | None = None  # a reaction older than its comment approves nothing
 
 
 class LabelEvent(BaseModel):
@@ -103,6 +104,15 @@ class LocalRecords(BaseModel):
     attempts: frozenset[TaskKey] = frozenset()
     bare_seen: tuple[tuple[int, int, datetime], ...] = ()
     account: int | None = None  # the account this node acts as, recorded at join
+    # the newest body revision this node has seen of each job: an older body is refused
+    revisions: tuple[tuple[int, int], ...] = ()
+    # tasks this node has seen claimed: a controller never hands such a task back to the
+    # worker, even when its claim and answer are later deleted
+    claimed_seen: frozenset[TaskKey] = frozenset()
+
+    def revision_seen(self, issue: int) -> int:
+        """The newest body revision of ``issue`` this node has seen (0: none)."""
+        return max((r for i, r in self.revisions if i == issue), default=0)
 
     def bare_since(self, key: TaskKey) -> datetime | None:
         """When this node first saw the claim ref of ``key`` bare, if it did."""
@@ -144,3 +154,9 @@ class Snapshot(BaseModel):
     acting: User | None = None
     # the label events of the issues baton_events_wanted() names
     label_events: tuple[LabelEvent, ...] = ()
+    # what the branch says that this node does not follow (a roster revision it refused, a
+    # hand-edited node table, another API URL): said once in every job that binds it
+    trust_notes: tuple[str, ...] = ()
+    # tasks whose log is committed in the repository's history (read for the tasks the
+    # worker is about to run): a task that ran is never run again, whatever was deleted
+    ran: frozenset[TaskKey] = frozenset()

@@ -16,13 +16,14 @@ Ground rules, applied to every comment in order:
    number (the worker answers it with a ``blocked`` RESULT), and an edited RESULT or
    half-done report means "answered, content untrusted" to both nodes alike.
 5. Of two messages of one kind for one task, the older counts; the newer is data.
-6. Signatures (:mod:`relay.protocol.signatures`): once the sending node has a key in the
-   node table, its messages count only when their block verifies against that key, for
-   this repository, issue, task and kind — and then whatever ``updated_at`` says, since
-   the content is what was signed. An unsigned or badly signed block is data; one whose
-   markdown was changed around a good block is treated as edited (rule 4). The job body
-   must verify against the controller's current key. A node with no key yet is read by
-   rules 3 and 4 alone.
+6. Signatures (:mod:`relay.protocol.signatures`): a message counts only when its block
+   verifies against the sending node's key in the roster, for this repository, issue,
+   task and kind. A claim then counts whatever ``updated_at`` says (its node edits it
+   for its heartbeat); any other message edited after posting is read by rule 4. An
+   unsigned or badly signed block is data, and so is every message of a node with no key
+   (there is no unsigned path); one whose markdown was changed around a good block is
+   treated as edited (rule 4). The job body must verify against the controller's current
+   key.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from relay.protocol.messages import (
     TaskMsg,
     model_from_payload,
     parse_message,
+    task_digest,
 )
 from relay.protocol.signatures import NodeKeys, Verdict, parse_keys, unsigned, verify_payload
 from relay.protocol.snapshot import Comment, Issue
@@ -152,7 +154,24 @@ def read_thread(issue: Issue, master: Master) -> Thread:
     thread = Thread(issue, job, state_of(issue.labels, closed=issue.state == "closed"))
     for comment in sorted(issue.comments, key=lambda c: (c.created_at, c.id)):
         _read_comment(thread, comment, master)
+    _bind_answers(thread)
     return thread
+
+
+def _bind_answers(thread: Thread) -> None:
+    """A claim or RESULT that names the digest of another TASK than the one counted under
+    its number answers nothing here (an old answer copied in after a number was reused)."""
+    for slot in (thread.results, thread.claims):
+        for number, entry in list(slot.items()):
+            named = getattr(entry.message, "task_digest", None)
+            posted = thread.tasks.get(number)
+            if named is None or posted is None:
+                continue
+            assert isinstance(posted.message, TaskMsg)
+            if task_digest(posted.message) != named:
+                del slot[number]
+                kind = entry.message.kind.value
+                thread.ignored.append((entry.comment.id, f"{kind} for another TASK {number}"))
 
 
 def binds(body: str, node: str, *, author: int, master: Master, issue: int) -> bool:
@@ -184,7 +203,7 @@ def body_refusal(body: str, job: JobBody, master: Master, *, issue: int) -> str 
     verify against the current one, for this issue), or None."""
     keys = keys_of(master, job.controller)
     if keys.current is None:
-        return None
+        return f"the job body cannot be trusted: {job.controller} has no key in the roster"
     verdict = verify_payload(
         decode_block(body), repo=master.repository, public_keys=(keys.current,), issue=issue
     )
@@ -214,11 +233,12 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
         thread.refused.append((comment.id, comment.author.login[:60], reason))
         return
     verdict = _verdict(thread, message, comment, master)
-    if verdict is None:  # the sender has no key yet: rules 3 and 4 alone
-        trusted, forged = not comment.edited, False
-    else:
-        matches = verdict is Verdict.VALID and _as_rendered(comment, message)
-        trusted, forged = matches, verdict is not Verdict.VALID and not comment.edited
+    matches = verdict is Verdict.VALID and _as_rendered(comment, message)
+    # only a claim is ever edited by its node (its heartbeat): any other message edited
+    # after posting is an edit, however well signed (a signed TASK copied over an approved
+    # comment must not inherit its 👍, nor an old RESULT pass for a new answer)
+    trusted = matches and (not comment.edited or message.kind == Kind.CLAIM)
+    forged = verdict is not Verdict.VALID and not comment.edited
     if trusted:
         _keep(thread, message, comment)
     elif forged:
@@ -240,13 +260,12 @@ def _sender(thread: Thread, message: AnyMessage) -> str:
     return thread.job.worker
 
 
-def _verdict(
-    thread: Thread, message: AnyMessage, comment: Comment, master: Master
-) -> Verdict | None:
-    """The signature check against the sender's keys, None when the sender has none."""
+def _verdict(thread: Thread, message: AnyMessage, comment: Comment, master: Master) -> Verdict:
+    """The signature check against the sender's keys: a sender with no key in the roster
+    signs nothing, so its messages are data (there is no unsigned path)."""
     keys = keys_of(master, _sender(thread, message))
     if keys.current is None and not keys.retired:
-        return None
+        return Verdict.MISSING
     valid = keys.valid_at(comment.created_at)
     payload = decode_block(comment.body)
     return verify_payload(payload, repo=master.repository, public_keys=valid)

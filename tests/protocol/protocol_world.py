@@ -7,6 +7,7 @@ records every task that was really run. Tests drive it with real protocol code o
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -44,7 +45,7 @@ from relay.protocol import (
 )
 from relay.protocol.baton import TABLE, Event, Role, baton_of, state_of
 from relay.protocol.labels import BATONS, Label
-from relay.protocol.signatures import sign_body
+from relay.protocol.signatures import public_key_of, sign_body
 
 ALICE = User(id=101, login="alice")
 BOB = User(id=102, login="bob")
@@ -52,16 +53,29 @@ MALLORY = User(id=666, login="mallory")
 CONTROLLER, WORKER = "mac-studio", "win-desktop"
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
+# every node has a key (there is no unsigned path): fixed ones, so runs are repeatable
+KEYS = {name: hashlib.sha256(name.encode()).digest() for name in (CONTROLLER, WORKER, "spare")}
 MASTER = Master(
     repository="octo/widgets",
     nodes=(
-        Node(name=CONTROLLER, os="macOS", accounts=(Account(id=101, login="alice"),)),
+        Node(
+            name=CONTROLLER,
+            os="macOS",
+            accounts=(Account(id=101, login="alice"),),
+            public_key=public_key_of(KEYS[CONTROLLER]),
+        ),
         Node(
             name=WORKER,
             os="Windows",
             accounts=(Account(id=101, login="alice"), Account(id=102, login="bob")),
+            public_key=public_key_of(KEYS[WORKER]),
         ),
-        Node(name="spare", os="Linux", accounts=(Account(id=101, login="alice"),)),
+        Node(
+            name="spare",
+            os="Linux",
+            accounts=(Account(id=101, login="alice"),),
+            public_key=public_key_of(KEYS["spare"]),
+        ),
     ),
 )
 ACCOUNT_OF = {CONTROLLER: ALICE, WORKER: BOB, "spare": ALICE}
@@ -108,7 +122,7 @@ class World:
     torn_down: set[str] = field(default_factory=set)
     now: datetime = START
     next_id: int = 1000
-    keys: dict[str, bytes] = field(default_factory=dict)  # node -> private key, when signing
+    keys: dict[str, bytes] = field(default_factory=lambda: dict(KEYS))  # node -> private key
 
     def signed(self, node: str, body: str, *, issue: int | None = None) -> str:
         """``body`` as ``node`` writes it: signed when the world gave the node a key (a job

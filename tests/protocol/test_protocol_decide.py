@@ -371,7 +371,7 @@ def test_a_half_resolved_job_is_closed_by_its_controller() -> None:
     plan = plan_resolve(
         world.issues[number], world.master, node=CONTROLLER, summary="ok", now=world.now, force="t"
     )
-    world.post(number, ALICE, plan.comments[0])
+    world.post(number, ALICE, world.signed(CONTROLLER, plan.comments[0]))
     assert kinds(decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)) == ["close-job"]
     world.pass_of(CONTROLLER)
     assert world.issues[number].state == "closed"
@@ -531,9 +531,9 @@ def test_a_skipped_task_number_and_a_task_overtaken_by_a_newer_one_are_said_once
     world = World()
     number = job(world)
     first = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="o", steps=("python -V",))
-    world.post(number, ALICE, render_message(first))
+    world.post(number, ALICE, world.signed(CONTROLLER, render_message(first)))
     third = first.model_copy(update={"task": 3})
-    world.post(number, ALICE, render_message(third))
+    world.post(number, ALICE, world.signed(CONTROLLER, render_message(third)))
     world.set_labels(number, (Label.AWAITING_WORKER.value,))
     actions = world.pass_of(WORKER)
     told = {a.key: a.body for a in actions if isinstance(a, PostNotice)}

@@ -13,6 +13,7 @@ from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, MASTER, WORKER, Worl
 from relay.protocol import (
     ClaimMsg,
     ExecuteTask,
+    Ignore,
     Node,
     ResultMsg,
     Status,
@@ -157,14 +158,17 @@ def test_an_edit_in_the_same_second_is_never_executed() -> None:
     assert world.runs == [] and not any(isinstance(a, ExecuteTask) for a in actions)
 
 
-def test_an_edited_comment_whose_signed_block_is_intact_still_counts() -> None:
+def test_an_edited_task_does_not_count_even_with_its_signed_block_intact() -> None:
+    """Only a claim is edited by its node (the heartbeat). A TASK comment edited after it
+    was posted is an edit, however well signed: else a collaborator could copy a validly
+    signed TASK over an older comment a person approved, and it would carry that 👍."""
     world = keyed_world()
     number = open_job(world)
     post_task(world, number, ("python -V",))
     comment = world.issues[number].comments[-1]
     world.edit(number, comment.id, comment.body)  # updated_at moves; the content does not
-    [run] = [a for a in world.pass_of(WORKER) if isinstance(a, ExecuteTask)]
-    assert run.task.steps == ("python -V",)
+    actions = world.pass_of(WORKER)
+    assert not any(isinstance(a, ExecuteTask) for a in actions) and world.runs == []
 
 
 def test_a_task_signed_by_the_wrong_node_or_replayed_elsewhere_is_data() -> None:
@@ -248,14 +252,18 @@ def test_a_retired_key_signs_the_past_but_not_the_future() -> None:
     assert 2 in read_thread(world.issues[number], world.master).results
 
 
-def test_nodes_without_keys_are_read_by_the_old_rules() -> None:
+def test_a_node_without_a_key_says_nothing_that_counts() -> None:
+    """There is no unsigned path: a row with no key (a node set up before keys, or a
+    hand-edited table) makes every message of its node data, its job bodies included."""
     world = World()
-    assert all(not isinstance(n, Node) or not n.public_key for n in world.master.nodes)
     number = open_job(world)
     post_task(world, number)
-    assert any(
-        isinstance(a, ExecuteTask) for a in decide(world.snapshot(WORKER), WORKER, world.now)
-    )
+    keyless = tuple(n.model_copy(update={"public_key": ""}) for n in world.master.nodes)
+    world.master = world.master.model_copy(update={"nodes": keyless})
+    assert all(isinstance(n, Node) and not n.public_key for n in world.master.nodes)
+    actions = decide(world.snapshot(WORKER), WORKER, world.now)
+    assert not any(isinstance(a, ExecuteTask) for a in actions)
+    assert any(isinstance(a, Ignore) and "no key" in a.reason for a in actions)
 
 
 def test_a_heartbeat_keeps_a_long_claim_alive() -> None:

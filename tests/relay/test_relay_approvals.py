@@ -20,6 +20,7 @@ def people_world(blank: World) -> World:
     accounts = f"{OWNER},{PERSON}"
     blank.worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
     blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
     return blank
 
 
@@ -76,6 +77,7 @@ def test_the_account_a_node_acts_as_cannot_approve_for_it(blank: World, tmp_path
     accounts = f"{OWNER},{bot},{PERSON}"
     worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
     blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
     job = blank.open_job()
     marker = tmp_path / "WIPED"
     step = f'"{PY}" -c "open({str(marker)!r}, \'w\')"'

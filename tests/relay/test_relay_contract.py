@@ -25,6 +25,7 @@ PASS_KEYS = {
 }
 TASK_KEYS = {"issue", "task", "status", "seconds", "log_url"}
 RESULT_KEYS = {
+    "task_digest",
     "issue",
     "node",
     "task",
@@ -55,6 +56,12 @@ def test_every_verb_json_keys(blank: World) -> None:
         "turns",
     }
     c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    listed = out(c, "nodes")
+    assert set(listed) == {"revision", "members", "requests", "notes"}
+    assert listed["requests"] == [WORKER]
+    assert set(listed["members"][0]) == {"name", "admin", "fingerprint"}
+    assert out(c, "nodes", "approve", WORKER) == {"node": WORKER, "revision": 2}
+    assert out(c, "nodes", "sign") == {}  # nothing to sign: the table matches
     issue = out(c, "job", "open", "--worker", WORKER, "--title", "T", "--objective", "O")["issue"]
     assert out(c, "task", str(issue), "--step", "git --version") == {"issue": issue, "task": 1}
     worker_pass = out(w, "watch", "--once")
@@ -68,7 +75,8 @@ def test_every_verb_json_keys(blank: World) -> None:
     assert out(c, "hypothesis", str(issue), "H") == {"issue": issue, "outcome": "untested"}
     assert out(c, "strike", str(issue)) == {"issue": issue, "parked": False}
     status = out(c, "status")
-    assert set(status) >= {"jobs", "nodes", "last_pass"}
+    assert set(status) >= {"jobs", "nodes", "last_pass", "roster"}
+    assert set(status["roster"]) == {"revision", "not_followed"}
     assert set(status["jobs"][0]) == {
         "issue",
         "title",

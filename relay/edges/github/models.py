@@ -83,6 +83,7 @@ class Reaction(_Model):
     id: int
     content: str
     user: User | None = None
+    created_at: datetime | None = None
 
 
 class RefTarget(_Model):

@@ -1,0 +1,210 @@
+"""`relay nodes`: the signed roster — who takes part, their keys, who waits to join.
+
+`relay nodes` lists the members of the roster this node trusts (each key's fingerprint,
+the admins), the join requests waiting, and what the branch says that is not followed.
+An admin node admits a request (`relay nodes approve NAME`), or signs a hand edit of the
+node table and shared scope in LOOP.md (`relay nodes sign`): either is a new revision of
+the roster, signed by its key, that every node verifies before it follows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from datetime import UTC, datetime
+from typing import Any
+
+from relay.commands.common import add_common, context
+from relay.commands.output import Output
+from relay.errors import ConfigError, LocalUsageError
+from relay.node.context import NodeContext
+from relay.node.trust import publish_revision
+from relay.protocol.roster import (
+    REQUESTS_DIR,
+    JoinRequest,
+    Member,
+    Revision,
+    RosterRejected,
+    differences,
+    fingerprint,
+    next_revision,
+    parse_request,
+    request_path,
+    with_member,
+)
+
+
+def register(sub: Any) -> None:
+    """Add `nodes`, `nodes approve` and `nodes sign`."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "nodes", help="the signed roster: members, keys, join requests"
+    )
+    add_common(p)
+    p.set_defaults(func=run_list)
+    verbs = p.add_subparsers(dest="nodes_verb", metavar="ACTION")
+    ap = verbs.add_parser("approve", help="admit a node that asked to join (an admin node)")
+    ap.add_argument("name", help="the node that asked to join")
+    ap.add_argument(
+        "--fingerprint",
+        default=None,
+        help="admit it only if its key has this fingerprint (read it out on the new machine)",
+    )
+    ap.add_argument("--admin", action="store_true", help="the new node may admit others too")
+    add_common(ap)
+    ap.set_defaults(func=run_approve)
+    sp = verbs.add_parser(
+        "sign", help="sign the node table and shared scope of LOOP.md as the next revision"
+    )
+    add_common(sp)
+    sp.set_defaults(func=run_sign)
+
+
+def requests(ctx: NodeContext) -> list[JoinRequest]:
+    """The join requests on the branch whose node the roster does not list (or lists with
+    no key), each verified against the key it carries; unreadable ones are skipped."""
+    branch = ctx.master.data_branch
+    ref = f"refs/remotes/origin/{branch or 'HEAD'}"
+    listed = subprocess.run(
+        ["git", "ls-tree", "--name-only", f"{ref}:{REQUESTS_DIR}"],
+        cwd=ctx.root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    names = [n.removesuffix(".json") for n in listed.stdout.split() if n.endswith(".json")]
+    found = []
+    for name in names[:200]:
+        try:
+            request = parse_request(_request_text(ctx, name) or "")
+        except RosterRejected:
+            continue
+        member = ctx.trust.revision.member(request.name) if ctx.trust.revision else None
+        if request.name == name and (member is None or member.current_key is None):
+            found.append(request)
+    return found
+
+
+def _request_text(ctx: NodeContext, name: str) -> str | None:
+    from relay.node.spine import read_spine_file
+
+    return read_spine_file(ctx.root, request_path(name), branch=ctx.master.data_branch)
+
+
+def run_list(args: argparse.Namespace) -> Output:
+    """The roster this node trusts, the requests waiting and what is not followed."""
+    ctx = context(args, need_node=False, pull=True)
+    revision = ctx.trust.revision
+    if revision is None:
+        lines = ["this clone trusts no roster yet: run `relay join`", *ctx.trust.notes]
+        return Output(lines=tuple(lines), data={"revision": None, "members": []}, exit_status=1)
+    lines = [f"roster of {revision.repository}, revision {revision.revision}"]
+    members = []
+    for m in revision.members:
+        key = m.current_key
+        shown = fingerprint(key) if key else "no key (its messages are data)"
+        role = ", admin" if m.admin else ""
+        accounts = ", ".join(str(a) for a in m.accounts) or "none"
+        lines.append(f"  {m.name}{role}: key {shown}; instruction accounts: {accounts}")
+        members.append({"name": m.name, "admin": m.admin, "fingerprint": key and fingerprint(key)})
+    waiting = requests(ctx)
+    for r in waiting:
+        lines.append(
+            f"  asks to join: {r.name}, key {fingerprint(r.key)}, accounts"
+            f" {', '.join(str(a) for a in r.accounts) or 'none'}"
+            f" — `relay nodes approve {r.name}` on an admin node"
+        )
+    lines += [f"not followed: {note}" for note in ctx.trust.notes]
+    data = {
+        "revision": revision.revision,
+        "members": members,
+        "requests": [r.name for r in waiting],
+        "notes": list(ctx.trust.notes),
+    }
+    return Output(lines=tuple(lines), data=data)
+
+
+def _admin(ctx: NodeContext) -> Revision:
+    revision = ctx.trust.revision
+    me = revision.member(ctx.node) if revision else None
+    if revision is None or me is None or not me.admin:
+        raise LocalUsageError(
+            f"{ctx.node} is not an admin of the roster, so it cannot sign this",
+            hint="run it on the node that ran `relay init` (`relay nodes` lists the admins)",
+        )
+    return revision
+
+
+def run_approve(args: argparse.Namespace) -> Output:
+    """Admit the node that asked to join: a revision adding it, signed by this admin."""
+    ctx = context(args, pull=True)
+    _admin(ctx)
+    text = _request_text(ctx, args.name)
+    if text is None:
+        raise ConfigError(
+            f"no join request from {args.name}", hint=f"run `relay join --node {args.name}` there"
+        )
+    try:
+        request = parse_request(text)
+    except RosterRejected as err:
+        raise ConfigError(err.reason, hint="ask the node to run `relay join` again") from None
+    if request.name != args.name or request.repository.lower() != ctx.repo.lower():
+        raise ConfigError(f"the join request of {args.name} names another node or repository")
+    known = ctx.trust.revision.member(args.name) if ctx.trust.revision else None
+    if known is not None and known.current_key is not None:
+        raise LocalUsageError(
+            f"{args.name} is a member already; its row changes only by its own key",
+            hint=f"`relay join --accounts` or `--rotate-key` on {args.name}",
+        )
+    if args.fingerprint and fingerprint(request.key) != args.fingerprint.strip():
+        raise ConfigError(
+            f"the request of {args.name} has key {fingerprint(request.key)}, not"
+            f" {args.fingerprint}",
+            hint="do not admit it: someone else may have written it",
+        )
+    member = Member(
+        name=request.name, accounts=request.accounts, keys=request.key, admin=args.admin
+    )
+
+    def change(base: Revision) -> Revision:
+        placed = with_member(base, member)
+        return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
+
+    made = publish_revision(ctx, change, f"relay: {ctx.node} admits {args.name}")
+    lines = (
+        f"admitted {args.name} (key {fingerprint(request.key)}, accounts"
+        f" {', '.join(str(a) for a in request.accounts) or 'none'}): roster revision"
+        f" {made.revision}",
+    )
+    return Output(lines=lines, data={"node": args.name, "revision": made.revision})
+
+
+def run_sign(args: argparse.Namespace) -> Output:
+    """Sign what a person edited in LOOP.md's node table (instruction accounts, admins are
+    not read from it) and shared scope as the next revision; keys come only from the roster
+    and the nodes themselves."""
+    ctx = context(args, pull=True)
+    base = _admin(ctx)
+    file_master = ctx.file_master
+    if file_master is None:
+        raise ConfigError("LOOP.md cannot be read", hint="run `relay init` first")
+    said = differences(file_master, base)
+    if not said:
+        return Output(lines=("the node table and scope match the signed roster",), data={})
+
+    def change(tip: Revision) -> Revision:
+        rows = {n.name: n for n in file_master.nodes}
+        members = tuple(
+            m.model_copy(update={"accounts": rows[m.name].accounts}) if m.name in rows else m
+            for m in tip.members
+            if m.name in rows
+        )
+        return next_revision(
+            tip,
+            signed_by=ctx.node,
+            at=datetime.now(UTC),
+            members=members,
+            scope=file_master.scope,
+            data_branch=file_master.data_branch,
+            watcher_prompt=file_master.watcher_prompt,
+        )
+
+    made = publish_revision(ctx, change, f"relay: {ctx.node} signs the node table")
+    lines = (f"signed roster revision {made.revision}:", *(f"  {s}" for s in said))
+    return Output(lines=lines, data={"revision": made.revision})

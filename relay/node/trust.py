@@ -1,0 +1,263 @@
+"""The roster a node trusts: read from the branch, checked against the one it accepted.
+
+Every verb that opens a clone as a node comes through :func:`establish`: it reads the
+roster document where relay keeps its spine, moves the node's accepted revision forward
+only along a chain that verifies (:func:`relay.protocol.roster.advance`), and returns the
+master section the node acts on — the accepted revision's trust data laid over the file,
+with the repository and API saved at join. What the branch says and the node does not
+follow (a refused revision, a hand-edited table, another API URL) comes back as notes, said
+by `relay status`, `relay doctor` and once in the thread of each job the node binds.
+
+The first roster is trusted on first use: at `relay join` (shown to the person with each
+key's fingerprint), when pinned (`relay join --trust FINGERPRINT`, ``RELAY_TRUST``), and
+once for a clone that joined under an earlier relay. A clone whose spine has no roster yet
+(set up by an earlier relay) is migrated by its next command: the node table becomes
+revision 1, signed by this node.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from relay.edges.local import NodeConfig, NodeState
+from relay.errors import ConfigError
+from relay.node.spine import read_spine_file
+from relay.protocol import Master
+from relay.protocol.roster import (
+    ROSTER_PATH,
+    Revision,
+    RosterRejected,
+    advance,
+    differences,
+    fingerprint,
+    from_master,
+    overlay,
+    parse_chain,
+    render_chain,
+    sign_revision,
+    signed_by_fingerprint,
+)
+
+if TYPE_CHECKING:
+    from relay.node.apply import Edit
+    from relay.node.context import NodeContext
+
+TRUST_ENV = "RELAY_TRUST"  # a pinned fingerprint, for a runner that starts with nothing
+
+
+@dataclass
+class Trust:
+    """What a node trusts now: the accepted revision (None: none yet), what the branch says
+    that is not followed (``notes``), and what to tell the person now (``said``)."""
+
+    revision: Revision | None
+    notes: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+
+
+def accepted(state: NodeState) -> Revision | None:
+    """The revision this node accepted, None before the first; ConfigError when the file
+    is not one (delete it and join again)."""
+    raw = state.accepted_roster()
+    if raw is None:
+        return None
+    try:
+        return Revision.model_validate(raw)
+    except ValueError:
+        raise ConfigError(
+            f"the accepted roster in {state.roster_path} is unreadable",
+            hint="delete it and run `relay join` again",
+        ) from None
+
+
+def read_chain(root: Path, *, branch: str | None) -> tuple[tuple[Revision, ...], str | None]:
+    """The roster chain on the branch (empty when there is none) and, when it cannot be
+    read, why (it is data)."""
+    text = read_spine_file(root, ROSTER_PATH, branch=branch)
+    if text is None:
+        return (), None
+    try:
+        return parse_chain(text), None
+    except RosterRejected as err:
+        return (), f"the roster on the branch cannot be read: {err.reason}"
+
+
+def describe(revision: Revision) -> str:
+    """The members of a revision with each key's fingerprint, for a person to check."""
+    parts = []
+    for member in revision.members:
+        key = member.current_key
+        print_ = fingerprint(key) if key else "no key"
+        parts.append(f"{member.name} ({print_}{', admin' if member.admin else ''})")
+    return "; ".join(parts)
+
+
+def establish(
+    root: Path,
+    state: NodeState,
+    config: NodeConfig | None,
+    file_master: Master,
+    *,
+    node: str,
+    first_use: bool = False,
+    pin: str | None = None,
+) -> Trust:
+    """The roster this node trusts after reading the branch (see the module docstring)."""
+    pin = pin or os.environ.get(TRUST_ENV) or None
+    mine = accepted(state)
+    branch = mine.data_branch if mine is not None else file_master.data_branch
+    chain, unreadable = read_chain(root, branch=branch)
+    trust = Trust(mine, notes=[unreadable] if unreadable else [])
+    if mine is None and not chain:
+        if unreadable is None and config is not None and file_master.node(config.node):
+            return migrate(root, state, config, file_master)
+        return trust
+    if mine is None and not (first_use or pin or config is not None):
+        trust.notes.append(
+            "this clone has not accepted a roster yet: run `relay join` (or set"
+            f" {TRUST_ENV} to the admin key's fingerprint)"
+        )
+        return trust
+    moved = advance(mine, chain)
+    trust.notes += list(moved.refused)
+    if mine is None and moved.accepted is not None:
+        if pin and not signed_by_fingerprint(chain, moved.accepted.revision, pin):
+            raise ConfigError(
+                f"the roster of {moved.accepted.repository} is not signed by the key {pin}",
+                hint="check the fingerprint with `relay nodes` on an admin node",
+            )
+        how = "as pinned" if pin else "on first use"
+        trust.said.append(
+            f"trusted the roster of {moved.accepted.repository} {how}: revision"
+            f" {moved.accepted.revision}, signed by {moved.accepted.signed_by}; nodes:"
+            f" {describe(moved.accepted)}"
+        )
+    if moved.moved and moved.accepted is not None:
+        state.save_roster(moved.accepted.payload())
+    trust.revision = moved.accepted
+    return trust
+
+
+def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Master) -> Trust:
+    """A spine set up by an earlier relay: its node table becomes roster revision 1, signed
+    by this node (which holds a key from now on), published and accepted."""
+    from relay.edges.git import Clone
+    from relay.node.apply import publish_edits
+    from relay.protocol.signatures import NodeKeys, parse_keys, public_key_of, render_keys
+
+    node = config.node
+    key = state.signing_key(node) or state.new_signing_key(node)
+    public = public_key_of(key)
+    keys = parse_keys(file_master.node(node).public_key)  # type: ignore[union-attr]
+    if keys.current != public:
+        keys = NodeKeys(current=public, retired=keys.retired)
+    rows = tuple(
+        n.model_copy(update={"public_key": render_keys(keys)}) if n.name == node else n
+        for n in file_master.nodes
+    )
+    master = file_master.model_copy(update={"nodes": rows})
+    first = sign_revision(
+        from_master(master, signed_by=node, at=datetime.now(UTC), admins={node}), private_key=key
+    )
+
+    def edit(old: str | None) -> str:
+        if old is not None:  # another node migrated first: keep its roster
+            return old
+        return render_chain((first,))
+
+    clone = Clone.open(root)
+    publish_edits(
+        clone,
+        {Path(ROSTER_PATH): edit},
+        f"relay: the node table becomes a signed roster ({node})",
+        branch=file_master.data_branch,
+    )
+    clone.refresh()
+    chain, _ = read_chain(root, branch=file_master.data_branch)
+    won = advance(None, chain).accepted
+    if won is None:
+        raise ConfigError("the roster just published cannot be read back", hint="run again")
+    state.save_roster(won.payload())
+    said = (
+        f"migrated the node table to a signed roster: revision 1, signed by {won.signed_by}"
+        f" ({describe(won)})"
+    )
+    return Trust(won, said=[said])
+
+
+def effective(
+    file_master: Master, trust: Trust, *, repository: str, api_url: str, config: NodeConfig | None
+) -> Master:
+    """The master section a node acts on: the trusted roster over the file (no node at all
+    before a roster is trusted), with the repository and API saved at join; what differs
+    is added to ``trust.notes``."""
+    from relay.edges.github.credentials import api_base_url
+
+    if config is not None:
+        named = api_base_url(file_master.api_url)
+        if named.rstrip("/") != api_url.rstrip("/"):
+            trust.notes.append(
+                f"LOOP.md names the API {file_master.api_url}, but this node talks to"
+                f" {api_url} (saved at join); it is not followed: run `relay join --api URL`"
+                " to change it"
+            )
+        if file_master.repository.lower() != repository.lower():
+            trust.notes.append(
+                f"LOOP.md names the repository {file_master.repository}, but this node"
+                f" works on {repository} (saved at join); it is not followed"
+            )
+    if trust.revision is None:
+        return file_master.model_copy(
+            update={"repository": repository, "api_url": api_url, "nodes": ()}
+        )
+    trust.notes += [
+        f"{said}: the node table in LOOP.md is not followed; an admin node signs a hand"
+        " edit with `relay nodes sign`"
+        for said in differences(file_master, trust.revision)
+    ]
+    return overlay(file_master, trust.revision, repository=repository, api_url=api_url)
+
+
+def publish_revision(
+    ctx: NodeContext,
+    change: Callable[[Revision], Revision],
+    message: str,
+    *,
+    also: Mapping[Path, Edit] | None = None,
+) -> Revision:
+    """Sign the revision ``change`` makes of the roster's tip with this node's key and
+    publish it (with the edits ``also``, the node table people read, in the same commit).
+    The tip must be the revision this node trusts (another node's newer revision that this
+    node can verify is taken as the base on a rejected push). Returns the new revision.
+
+    Raises ConfigError when this node trusts no roster, holds no key, or the branch's
+    roster is not one it trusts."""
+    from relay.node.apply import publish_edits
+
+    key = ctx.state.signing_key(ctx.node)
+    if ctx.trust.revision is None or key is None:
+        raise ConfigError(
+            f"{ctx.node} trusts no roster or holds no key", hint="run `relay join` first"
+        )
+    made: list[Revision] = []
+    mine = ctx.trust.revision
+
+    def edit(old: str | None) -> str:
+        chain = parse_chain(old) if old else ()
+        base = advance(mine, chain)
+        if base.refused or base.accepted is None or base.accepted.revision != len(chain):
+            why = "; ".join(base.refused) or "it holds no revision this node trusts"
+            raise ConfigError(f"the roster on the branch is not one {ctx.node} trusts: {why}")
+        new = sign_revision(change(base.accepted), private_key=key)
+        made[:] = [new]
+        return render_chain((*chain, new))
+
+    edits: dict[Path, Edit] = {Path(ROSTER_PATH): edit, **(also or {})}
+    publish_edits(ctx.clone, edits, message, branch=mine.data_branch)
+    ctx.reload_master()
+    return made[0]

@@ -1,0 +1,462 @@
+"""The roster: who takes part and whom each node obeys, as a signed, versioned document.
+
+Ground rules: the trust root is on the nodes, never in what a collaborator can write. The
+roster's data (the nodes, their keys, their instruction accounts, who may admit others,
+the shared scope and the agent's instructions) lives in ``docs/loop/relay/roster.json``
+as a chain of revisions, each signed by a node that the revision before it trusts, each
+naming the digest of the one before. Every node keeps the newest revision it accepted
+(:mod:`relay.node.trust` stores it) and moves forward only along a chain that verifies
+from there; a revision that is unsigned, badly signed, forked or older is data, and the
+node says so. The node table in LOOP.md is the roster rendered for people: a hand edit of
+it changes nothing until an admin node signs it (``relay nodes sign``).
+
+Who may sign the next revision: an *admin* node of the current one may change anything
+(admit a node, change a row, the scope); any other member may change only its own row's
+accounts and key (a rotation is signed by the old key, so the new one is vouched for).
+
+Theory of operation: :func:`advance` takes the accepted revision (None before the first)
+and the chain read from the branch and returns the newest revision it may accept, with
+what it refused and why. Nothing here reads a file, a clock or the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from relay.protocol.master import NAME_RE, Account, Master, Node, Scope
+from relay.protocol.signatures import (
+    ALGORITHM,
+    SIG_KEY,
+    Verdict,
+    key_bytes,
+    key_id,
+    parse_keys,
+)
+
+ROSTER_PATH = "docs/loop/relay/roster.json"
+REQUESTS_DIR = "docs/loop/relay/requests"
+FORMAT = "relay-roster"
+MAX_REVISIONS = 10_000
+
+
+class Member(BaseModel):
+    """One node of the roster: its name, the accounts it obeys, its keys (the node table's
+    ``public key`` cell: current, then retired ones) and whether it may admit others."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=NAME_RE)
+    accounts: tuple[Account, ...] = ()
+    keys: str = Field(default="", max_length=2000)
+    admin: bool = False
+
+    @field_validator("keys")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value or "|" in value or "`" in value:
+            raise ValueError("keys are one line of key words")
+        return value.strip()
+
+    @property
+    def current_key(self) -> str | None:
+        """The key this member signs with now."""
+        return parse_keys(self.keys).current
+
+
+class Revision(BaseModel):
+    """One revision of the roster, as signed (``sig`` is left out of what it covers)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    revision: int = Field(ge=1)
+    repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    previous: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    members: tuple[Member, ...] = Field(min_length=1, max_length=500)
+    scope: Scope = Scope()
+    data_branch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]+$")
+    watcher_prompt: str | None = Field(default=None, max_length=20_000)
+    signed_by: str = Field(pattern=NAME_RE)
+    at: datetime
+    sig: dict[str, str] | None = None
+
+    @field_validator("members")
+    @classmethod
+    def _unique(cls, members: tuple[Member, ...]) -> tuple[Member, ...]:
+        names = [m.name for m in members]
+        if len(set(names)) != len(names):
+            raise ValueError("member names must be unique")
+        return members
+
+    def member(self, name: str) -> Member | None:
+        """The member called ``name``, if there is one."""
+        return next((m for m in self.members if m.name == name), None)
+
+    def payload(self) -> dict[str, Any]:
+        """The revision as JSON data, signature included when it has one."""
+        data = self.model_dump(mode="json", exclude_none=False)
+        if data.get(SIG_KEY) is None:
+            data.pop(SIG_KEY, None)
+        return data
+
+    def trust_data(self) -> dict[str, Any]:
+        """What a revision says about trust: all but its number, links and signature."""
+        data = self.payload()
+        for key in ("revision", "previous", "signed_by", "at", SIG_KEY):
+            data.pop(key, None)
+        return data
+
+
+def canonical(payload: dict[str, Any]) -> bytes:
+    """The bytes a revision's signature covers: the revision without its signature."""
+    content = {k: v for k, v in payload.items() if k != SIG_KEY}
+    doc = {"roster": content}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(revision: Revision) -> str:
+    """The hex SHA-256 of a signed revision: what the next one names as ``previous``."""
+    text = json.dumps(revision.payload(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fingerprint(public: str) -> str:
+    """How a person reads a key aloud: ``SHA256:`` and the base64 of its digest (as ssh)."""
+    raw = key_bytes(public) or public.encode()
+    return "SHA256:" + base64.b64encode(hashlib.sha256(raw).digest()).decode().rstrip("=")
+
+
+def matches_fingerprint(public: str, given: str) -> bool:
+    """Whether ``given`` (a whole fingerprint, or its first 12 characters or more after
+    ``SHA256:``) names ``public``."""
+    want = given.strip().removeprefix("SHA256:")
+    have = fingerprint(public).removeprefix("SHA256:")
+    return len(want) >= 12 and have.startswith(want)
+
+
+def sign_revision(revision: Revision, *, private_key: bytes) -> Revision:
+    """``revision`` signed by ``private_key`` (32 raw bytes)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    from relay.protocol.signatures import public_key_text
+
+    key = Ed25519PrivateKey.from_private_bytes(private_key)
+    public = public_key_text(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+    bare = revision.model_copy(update={"sig": None})
+    value = key.sign(canonical(bare.payload()))
+    sig = {"alg": ALGORITHM, "key": key_id(public), "value": base64.b64encode(value).decode()}
+    return bare.model_copy(update={"sig": sig})
+
+
+def signed_by_key(revision: Revision, public: str) -> bool:
+    """Whether ``public`` signed ``revision``."""
+    return _verify(revision.payload(), public) is Verdict.VALID
+
+
+def _verify(payload: dict[str, Any], public: str) -> Verdict:
+    """A revision's signature checked against one key (over :func:`canonical`)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    sig = payload.get(SIG_KEY)
+    if not isinstance(sig, dict) or sig.get("alg") != ALGORITHM:
+        return Verdict.MISSING if sig is None else Verdict.BAD
+    raw = key_bytes(public)
+    try:
+        value = base64.b64decode(str(sig.get("value", "")), validate=True)
+        if raw is None:
+            return Verdict.BAD
+        Ed25519PublicKey.from_public_bytes(raw).verify(value, canonical(payload))
+    except (InvalidSignature, ValueError):
+        return Verdict.BAD
+    return Verdict.VALID
+
+
+class RosterRejected(Exception):
+    """A roster document that cannot be read at all (it is data)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def parse_chain(text: str) -> tuple[Revision, ...]:
+    """The revisions of a roster document, oldest first; RosterRejected when unreadable."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise RosterRejected("the roster is not JSON") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != 1:
+        raise RosterRejected("the roster is not a relay roster of version 1")
+    raw = doc.get("revisions")
+    if not isinstance(raw, list) or not raw or len(raw) > MAX_REVISIONS:
+        raise RosterRejected("the roster holds no list of revisions")
+    try:
+        return tuple(Revision.model_validate(item) for item in raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RosterRejected(f"a roster revision is malformed at {where}") from None
+
+
+def render_chain(chain: tuple[Revision, ...]) -> str:
+    """The roster document for ``chain`` (stable bytes: one revision a line)."""
+    lines = [json.dumps(r.payload(), sort_keys=True, ensure_ascii=False) for r in chain]
+    body = ",\n  ".join(lines)
+    return f'{{"format": "{FORMAT}", "version": 1, "revisions": [\n  {body}\n]}}\n'
+
+
+def step_refusal(old: Revision, new: Revision) -> str | None:
+    """Why ``new`` may not follow ``old`` (None when it may): the next number, naming
+    ``old``'s digest, for the same repository, signed by a member of ``old`` with the key
+    ``old`` lists for it; an admin may change anything, any other member only its own row's
+    accounts and keys."""
+    where = f"roster revision {new.revision}"
+    if new.revision != old.revision + 1 or new.previous != digest(old):
+        return f"{where} does not follow revision {old.revision} (rolled back or rewritten?)"
+    if new.repository.lower() != old.repository.lower():
+        return f"{where} names another repository ({new.repository})"
+    signer = old.member(new.signed_by)
+    if signer is None or signer.current_key is None:
+        return f"{where} is signed by {new.signed_by}, which revision {old.revision} does not trust"
+    if _verify(new.payload(), signer.current_key) is not Verdict.VALID:
+        return f"{where} does not verify against {new.signed_by}'s key"
+    if signer.admin:
+        return None
+    mine = new.member(signer.name)
+    others_old = [m for m in old.members if m.name != signer.name]
+    others_new = [m for m in new.members if m.name != signer.name]
+    rest_old = {k: v for k, v in old.trust_data().items() if k != "members"}
+    rest_new = {k: v for k, v in new.trust_data().items() if k != "members"}
+    if others_old != others_new or rest_old != rest_new or mine is None or mine.admin:
+        return f"{where} by {signer.name} changes more than {signer.name}'s own row"
+    return None
+
+
+def first_refusal(first: Revision) -> str | None:
+    """Why a chain's first revision cannot be a roster at all: it must be revision 1,
+    signed by an admin it lists itself."""
+    signer = first.member(first.signed_by)
+    if first.revision != 1 or first.previous is not None:
+        return f"the roster starts at revision {first.revision}, not 1"
+    if signer is None or not signer.admin or signer.current_key is None:
+        return f"roster revision 1 is signed by {first.signed_by}, not an admin it lists"
+    if _verify(first.payload(), signer.current_key) is not Verdict.VALID:
+        return f"roster revision 1 does not verify against {first.signed_by}'s key"
+    return None
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What reading a chain gave: the newest revision to trust (None: none at all), whether
+    it is newer than the one accepted before, and what was refused, in words."""
+
+    accepted: Revision | None
+    moved: bool = False
+    refused: tuple[str, ...] = field(default=())
+
+
+def advance(accepted: Revision | None, chain: tuple[Revision, ...]) -> Advance:
+    """The newest revision a node that trusts ``accepted`` may trust after reading
+    ``chain`` (the roster on the branch). With nothing accepted yet the whole chain must
+    verify from its first revision (trust on first use: the caller shows it to a person,
+    or checks a pinned fingerprint with :func:`signed_by_fingerprint`)."""
+    if not chain:
+        return Advance(accepted)
+    if accepted is None:
+        problem = first_refusal(chain[0])
+        if problem is not None:
+            return Advance(None, refused=(problem,))
+        start, base = 1, chain[0]
+    else:
+        index = accepted.revision - 1
+        if index >= len(chain) or digest(chain[index]) != digest(accepted):
+            newest = chain[-1].revision
+            why = (
+                f"the roster on the branch ends at revision {newest}, older than the accepted"
+                f" revision {accepted.revision} (rolled back?)"
+                if newest < accepted.revision
+                else f"the roster on the branch does not hold the accepted revision"
+                f" {accepted.revision} (rewritten?)"
+            )
+            return Advance(accepted, refused=(why,))
+        start, base = index + 1, accepted
+    current = base
+    for revision in chain[start:]:
+        problem = step_refusal(current, revision)
+        if problem is not None:
+            moved = accepted is None or current.revision != accepted.revision
+            return Advance(current, moved=moved, refused=(problem,))
+        current = revision
+    return Advance(current, moved=accepted is None or current.revision != accepted.revision)
+
+
+def signed_by_fingerprint(chain: tuple[Revision, ...], upto: int, given: str) -> bool:
+    """Whether a revision of ``chain`` up to revision ``upto`` was signed by the key a
+    person pinned (``relay join --trust``): such a signature can only come from that key's
+    holder, and it vouches for every revision before it."""
+    for revision in chain[:upto]:
+        signer = revision.member(revision.signed_by)
+        keys = parse_keys(signer.keys) if signer else None
+        if keys is None:
+            continue
+        for public in (keys.current, *(k for k, _ in keys.retired)):
+            if (
+                public
+                and matches_fingerprint(public, given)
+                and _verify(revision.payload(), public) is Verdict.VALID
+            ):
+                return True
+    return False
+
+
+def next_revision(base: Revision, *, signed_by: str, at: datetime, **changes: Any) -> Revision:
+    """The revision after ``base`` with ``changes`` (unsigned: sign it with
+    :func:`sign_revision`)."""
+    fields = {**base.model_dump(), **changes}
+    fields.update(revision=base.revision + 1, previous=digest(base), signed_by=signed_by, at=at)
+    fields["sig"] = None
+    return Revision.model_validate(fields)
+
+
+def with_member(revision: Revision, member: Member) -> tuple[Member, ...]:
+    """The members with ``member`` added, or put in place of the one of its name."""
+    kept = [m for m in revision.members if m.name != member.name]
+    placed = [member if m.name == member.name else m for m in revision.members]
+    return tuple(placed) if len(kept) != len(revision.members) else (*revision.members, member)
+
+
+def from_master(master: Master, *, signed_by: str, at: datetime, admins: set[str]) -> Revision:
+    """Revision 1 from a master section's node table and scope (``relay init``, and the
+    migration of a clone set up by an earlier relay): ``admins`` may admit others."""
+    members = tuple(
+        Member(name=n.name, accounts=n.accounts, keys=n.public_key, admin=n.name in admins)
+        for n in master.nodes
+    )
+    return Revision(
+        revision=1,
+        repository=master.repository,
+        members=members,
+        scope=master.scope,
+        data_branch=master.data_branch,
+        watcher_prompt=master.watcher_prompt,
+        signed_by=signed_by,
+        at=at,
+    )
+
+
+def overlay(master: Master, revision: Revision, *, repository: str, api_url: str) -> Master:
+    """The master section a node acts on: the trust data of the accepted ``revision``, the
+    repository and API saved at join, and only the people's text (the protocol) and the
+    non-trust columns (OS, scheduler) from the file."""
+    rows = {n.name: n for n in master.nodes}
+    nodes = tuple(
+        Node(
+            name=m.name,
+            os=rows[m.name].os if m.name in rows else "",
+            accounts=m.accounts,
+            scheduler=rows[m.name].scheduler if m.name in rows else "none",
+            public_key=m.keys,
+        )
+        for m in revision.members
+    )
+    return master.model_copy(
+        update={
+            "repository": repository,
+            "api_url": api_url,
+            "data_branch": revision.data_branch,
+            "nodes": nodes,
+            "scope": revision.scope,
+            "watcher_prompt": revision.watcher_prompt or master.watcher_prompt,
+        }
+    )
+
+
+def differences(master: Master, revision: Revision) -> list[str]:
+    """How the file's section differs from the signed roster, in words (each difference is
+    data: it is shown, never followed)."""
+    said: list[str] = []
+    rows = {n.name: n for n in master.nodes}
+    for member in revision.members:
+        row = rows.pop(member.name, None)
+        ids = {a.id for a in member.accounts}
+        if row is None:
+            said.append(f"{member.name} is missing from the node table")
+            continue
+        what = [
+            name
+            for name, same in (
+                ("instruction accounts", {a.id for a in row.accounts} == ids),
+                ("public key", parse_keys(row.public_key) == parse_keys(member.keys)),
+            )
+            if not same
+        ]
+        if what:
+            said.append(f"{member.name}'s {' and '.join(what)} differ from the signed roster")
+    said += [f"{name} is in the node table but not in the signed roster" for name in rows]
+    if master.scope != revision.scope:
+        said.append("the shared scope differs from the signed roster")
+    if (master.data_branch or None) != revision.data_branch:
+        said.append("the data branch differs from the signed roster")
+    if revision.watcher_prompt is not None and master.watcher_prompt != revision.watcher_prompt:
+        said.append("the watcher instructions differ from the signed roster")
+    return said
+
+
+REQUEST_FORMAT = "relay-join-request"
+
+
+class JoinRequest(BaseModel):
+    """A machine's request to join (`relay join` by a node the roster does not list):
+    data until an admin node signs a revision that admits it (`relay nodes approve`). It
+    is signed by the key it asks to be trusted with, so the admin admits the key that
+    wrote it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=NAME_RE)
+    repository: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    accounts: tuple[Account, ...] = ()
+    key: str = Field(max_length=200)
+    os: str = Field(default="", max_length=80)
+    at: datetime
+    sig: dict[str, str] | None = None
+
+
+def request_path(name: str) -> str:
+    """Where a node's join request is kept on the branch."""
+    return f"{REQUESTS_DIR}/{name}.json"
+
+
+def sign_request(request: JoinRequest, *, private_key: bytes) -> str:
+    """The request's document, signed by the key it asks to be trusted with."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    bare = request.model_copy(update={"sig": None}).model_dump(mode="json")
+    bare.pop(SIG_KEY, None)
+    value = Ed25519PrivateKey.from_private_bytes(private_key).sign(canonical(bare))
+    sig = {"alg": ALGORITHM, "key": key_id(request.key), "value": base64.b64encode(value).decode()}
+    doc = {"format": REQUEST_FORMAT, "version": 1, "request": {**bare, SIG_KEY: sig}}
+    return json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def parse_request(text: str) -> JoinRequest:
+    """A join request whose signature verifies against the key it carries; RosterRejected
+    otherwise."""
+    try:
+        doc = json.loads(text)
+        raw = doc["request"] if doc.get("format") == REQUEST_FORMAT else None
+        request = JoinRequest.model_validate(raw)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        raise RosterRejected("the join request cannot be read") from None
+    payload = request.model_dump(mode="json")
+    if key_bytes(request.key) is None or _verify(payload, request.key) is not Verdict.VALID:
+        raise RosterRejected(f"the join request of {request.name} is not signed by its key")
+    return request

@@ -1,0 +1,284 @@
+"""Trust rooted in the nodes, against a real hub: a collaborator with push access who is
+in no row of the roster (mallory) tries each break the trust issue lists. Nothing she does
+makes a node run anything, nothing is lost, and the node says what it did not follow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from worlds import CONTROLLER, OWNER, STRANGER, WORKER, Node, World, data_of, git
+
+from relay.edges.local import NodeState
+from relay.protocol import JobBody, TaskMsg, render_body, render_message
+from relay.protocol.roster import ROSTER_PATH, fingerprint, parse_chain
+from relay.protocol.signatures import public_key_of, sign_body
+
+PY = Path(sys.executable).as_posix()
+PERSON = "carol"
+
+
+def appends(marker: Path) -> str:
+    """A step that adds a line to ``marker`` each time it runs."""
+    return f"\"{PY}\" -c \"open({str(marker)!r}, 'a').write('ran\\n')\""
+
+
+def mallory(world: World, monkeypatch: pytest.MonkeyPatch) -> Node:
+    """A collaborator with push access, with a clone of her own."""
+    token = world.tokens(STRANGER)
+    world.api(f"/collaborators/{STRANGER}", "PUT", {"permission": "push"})
+    clone = world.clone("mallory", STRANGER)
+    return Node("evil", clone, token, monkeypatch)
+
+
+def as_login(world: World, login: str, *args: str, cwd: Path) -> None:
+    """git as ``login`` (its token in the environment, nothing written to the clone)."""
+    env = {**os.environ, **world.git_auth(login)}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def push_edit(world: World, node: Node, path: str, edit: object, message: str) -> None:
+    """``node``'s person edits a file of main by hand and pushes it."""
+    as_login(world, STRANGER, "pull", "-q", "--ff-only", cwd=node.clone)
+    target = node.clone / path
+    target.write_text(edit(target.read_text()))  # type: ignore[operator]
+    git("commit", "-qam", message, cwd=node.clone)
+    as_login(world, STRANGER, "push", "-q", "origin", "HEAD:main", cwd=node.clone)
+
+
+def runs(marker: Path) -> int:
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+def test_init_gives_the_first_node_a_key_and_a_signed_roster(world: World) -> None:
+    chain = parse_chain(world.remote_file(ROSTER_PATH))
+    key = NodeState.for_clone(world.controller.clone).signing_key(CONTROLLER)
+    assert key is not None
+    first = chain[0].member(CONTROLLER)
+    assert first is not None and first.admin and first.current_key == public_key_of(key)
+    listed = data_of(world.worker.ok("nodes", "--json"))
+    assert listed["revision"] == len(chain) == 2  # revision 2 admitted the worker
+    shown = {m["name"]: m["fingerprint"] for m in listed["members"]}
+    assert shown[CONTROLLER] == fingerprint(public_key(world.controller))
+
+
+def public_key(node: Node) -> str:
+    key = NodeState.for_clone(node.clone).signing_key(node.name)
+    assert key is not None
+    return public_key_of(key)
+
+
+def test_a_pushers_own_node_and_hand_edited_table_run_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    eve = mallory(world, monkeypatch)
+    said = eve.ok("join", "--node", "evil", "--scheduler", "none")
+    assert "asked to join" in said  # a request, not a membership
+    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
+
+    def add_me(text: str) -> str:
+        row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
+        cells = row.split("|")
+        cells[3] = f" octo (1), {STRANGER} ({me['id']}) "
+        return text.replace(row, "|".join(cells))
+
+    push_edit(world, eve, "docs/loop/LOOP.md", add_me, "add me to the worker")
+    # her own job: a body and a TASK signed by her node's key, the baton at the worker
+    key = NodeState.for_clone(eve.clone).signing_key("evil")
+    assert key is not None
+    marker = tmp_path / "RAN"
+    job = JobBody(controller="evil", worker=WORKER, objective="Mine.", tasks=1, revision=1)
+    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
+    number = made["number"]
+    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
+    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
+    task = TaskMsg(issue=number, node="evil", task=1, objective="x", steps=(appends(marker),))
+    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
+    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
+    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]})
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 0
+    assert not any("### RESULT" in c["body"] for c in world.comments(number))
+    doctor = data_of(world.worker.run("doctor", "--json").stdout)
+    roster = next(c for c in doctor["checks"] if c["name"] == "roster")
+    assert roster["status"] == "warn" and "not followed" in roster["detail"]
+    assert "instruction accounts differ" in roster["detail"]
+
+
+def test_joining_as_a_node_whose_key_the_clone_lacks_is_refused(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eve = mallory(world, monkeypatch)
+    before = world.remote_head()
+    done = eve.run("join", "--node", CONTROLLER, "--scheduler", "none")
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "key this clone does not hold" in line
+    assert world.remote_head() == before
+    chain = parse_chain(world.remote_file(ROSTER_PATH))
+    assert chain[-1].member(CONTROLLER).current_key == public_key(world.controller)  # type: ignore[union-attr]
+
+
+def test_an_api_url_pushed_into_loop_md_is_shown_never_followed(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eve = mallory(world, monkeypatch)
+    push_edit(
+        world,
+        eve,
+        "docs/loop/LOOP.md",
+        lambda text: text.replace(world.hub.url, "http://127.0.0.1:9"),
+        "point relay elsewhere",
+    )
+    world.controller.ok("task", str(job), "--step", "git --version")
+    report = data_of(world.worker.ok("watch", "--once", "--json"))
+    assert [t["status"] for t in report["tasks"]] == ["done"]  # it talked to its own hub
+    status = data_of(world.worker.ok("status", "--json"))
+    assert any("http://127.0.0.1:9" in n for n in status["roster"]["not_followed"])
+    told = [c["body"] for c in world.comments(job) if "does not follow" in c["body"]]
+    assert len(told) >= 1 and all("127.0.0.1:9" in t for t in told)
+    world.worker.ok("watch", "--once")
+    again = [c["body"] for c in world.comments(job) if "does not follow" in c["body"]]
+    assert len(again) == len(told)  # said once
+
+
+def destructive_world(blank: World) -> World:
+    """Relay set up so that the worker also obeys a person, carol."""
+    blank.tokens(PERSON)
+    blank.api(f"/collaborators/{PERSON}", "PUT", {})
+    blank.init()
+    accounts = f"{OWNER},{PERSON}"
+    blank.worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
+    blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
+    return blank
+
+
+def post_destructive(world: World, job: int, marker: Path) -> dict[str, object]:
+    world.controller.call(
+        "task", str(job), "--step", appends(marker), "--scope", "destructive",
+        "--authorized-by-human",
+    )  # fmt: skip
+    return next(c for c in reversed(world.comments(job)) if c["body"].startswith("### TASK"))
+
+
+def test_an_edited_comment_does_not_approve(
+    blank: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    world = destructive_world(blank)
+    mallory(world, monkeypatch)
+    job = world.open_job()
+    marker = tmp_path / "WIPED"
+    post_destructive(world, job, marker)
+    later = world.api(
+        f"/issues/{job}/comments", "POST", {"body": "I'll look tomorrow"}, login=PERSON
+    )
+    time.sleep(1.1)  # she edits it later (GitHub's timestamps are whole seconds)
+    path = f"/issues/comments/{later['id']}"
+    world.api(path, "PATCH", {"body": "/relay approve TASK 1"}, login=STRANGER)
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 0
+    world.api(f"/issues/{job}/comments", "POST", {"body": "/relay approve TASK 1"}, login=PERSON)
+    out = world.worker.ok("watch", "--once")
+    assert "RESULT 1 posted" in out and runs(marker) == 1
+    claim = next(c for c in world.comments(job) if c["body"].startswith("### Claim"))
+    assert f"Approved by @{PERSON}" in claim["body"]
+
+
+def test_a_thumbs_up_does_not_move_with_its_comment(
+    blank: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    world = destructive_world(blank)
+    mallory(world, monkeypatch)
+    job = world.open_job()
+    first_marker, second_marker = tmp_path / "ONE", tmp_path / "TWO"
+    first = post_destructive(world, job, first_marker)
+    world.api(f"/issues/comments/{first['id']}/reactions", "POST", {"content": "+1"}, login=PERSON)
+    world.worker.ok("watch", "--once")
+    assert runs(first_marker) == 1
+    world.controller.ok("watch", "--once")
+    second = post_destructive(world, job, second_marker)
+    # the older, approved comment becomes TASK 2's exact, validly signed text
+    world.api(f"/issues/comments/{first['id']}", "PATCH", {"body": second["body"]}, login=STRANGER)
+    world.worker.ok("watch", "--once")
+    assert runs(second_marker) == 0
+    assert not any(c["body"].startswith("### RESULT 2") for c in world.comments(job))
+
+
+def test_an_old_body_put_back_rewinds_nothing(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mallory(world, monkeypatch)
+    first = world.issue(job)["body"]
+    world.controller.ok("task", str(job), "--step", "git --version", "--verification")
+    world.worker.ok("watch", "--once")
+    world.controller.ok("watch", "--once")
+    world.controller.ok("hypothesis", str(job), "it is the cache")
+    for _ in range(3):
+        if "needs:human" in world.labels(job):
+            break
+        world.controller.ok("strike", str(job))
+    world.api(f"/issues/{job}", "PATCH", {"body": first}, login=STRANGER)  # revision 1 again
+    out = world.controller.ok("watch", "--once", "--verbose")
+    assert "older than revision" in out
+    said = [c["body"] for c in world.comments(job) if "does not act on this job" in c["body"]]
+    assert said and "relay job repair" in said[0]
+    done = world.controller.run("task", str(job), "--step", "true")
+    assert done.returncode != 0 and "older than revision" in done.stderr
+    repaired = world.controller.ok("job", "repair", str(job))
+    assert "wrote the body again" in repaired
+    out = world.controller.ok("watch", "--once", "--verbose")
+    assert "older than revision" not in out
+
+
+def test_deleted_evidence_never_runs_a_task_twice(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.worker.ok("watch", "--once")
+    world.controller.ok("watch", "--once")
+    assert runs(marker) == 1
+    for comment in world.comments(job):
+        if comment["body"].startswith(("### Claim", "### RESULT")):
+            world.api(f"/issues/comments/{comment['id']}", "DELETE", login=STRANGER)
+    world.api(f"/git/refs/relay/claims/{job}/1", "DELETE", login=STRANGER)
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:controller"]}, login=STRANGER)
+    out = world.controller.ok("watch", "--once", "--verbose")
+    assert "claim is gone" in out and world.labels(job) == {"awaiting:controller"}
+    # a worker with no local records (an Actions runner starts with nothing)
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
+    state = NodeState.for_clone(world.worker.clone)
+    for name in ("claims.json", "seen.json", "attempts.json", "notices.json", "threads.json"):
+        (state.root / name).unlink(missing_ok=True)
+    out = world.worker.ok("watch", "--once", "--verbose")
+    assert runs(marker) == 1, out
+    result = next(c for c in world.comments(job) if c["body"].startswith("### RESULT 1"))
+    assert "already ran" in result["body"]
+
+
+def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_its_next_command(
+    world: World, job: int
+) -> None:
+    """A clone set up by an earlier relay has no roster: the node table becomes revision 1,
+    signed by the node whose command found it so, and said in one line."""
+    c = world.controller
+    as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
+    git("rm", "-q", ROSTER_PATH, cwd=c.clone)
+    git("commit", "-qm", "back to an earlier relay", cwd=c.clone)
+    as_login(world, OWNER, "push", "-q", "origin", "HEAD:main", cwd=c.clone)
+    for node in (c, world.worker):
+        (NodeState.for_clone(node.clone).roster_path).unlink()
+    done = c.run("status")
+    assert done.returncode == 0 and "migrated the node table to a signed roster" in done.stderr
+    chain = parse_chain(world.remote_file(ROSTER_PATH))
+    assert len(chain) == 1 and chain[0].signed_by == CONTROLLER
+    done = world.worker.run("status")
+    assert "trusted the roster" in done.stderr  # the other node, on first use, once
+    assert json.loads(world.worker.ok("nodes", "--json"))["data"]["revision"] == 1
