@@ -8,8 +8,9 @@ GitHub answers); writing needs admin. An environment's ``protection_rules`` are 
 settings make them: ``wait_timer`` when the timer is set, ``required_reviewers`` when it
 has reviewers (users only: the hub has no teams) and ``branch_policy`` when a deployment
 branch policy restricts it; a ``deployment_branch_policy`` of ``null`` lets every branch
-deploy. Known difference: an environment's ``html_url`` names GitHub's page, which the hub
-does not serve.
+deploy. A branch policy's ``POST`` repeated answers 303 to the one there, as GitHub does.
+Known difference: an environment's ``html_url`` names GitHub's page, which the hub does not
+serve.
 
 GitHub docs: "REST API endpoints for deployment environments", "REST API endpoints for
 deployment branch policies".
