@@ -9,6 +9,7 @@ import pytest
 
 from relay.edges.github.models import BranchPattern, Environment
 from relay.watchers.actions_environment import verdict
+from relay.watchers.github_actions import key_exposed
 
 CUSTOM = {"protected_branches": False, "custom_branch_policies": True}
 
@@ -58,3 +59,10 @@ def test_the_default_branch_alone_is_not_enough_when_anyone_may_push_to_it() -> 
         patterns=[BranchPattern(name="trunk")], default_branch="trunk", default_protected=False,
     )  # fmt: skip
     assert status == "warn" and "trunk is not protected" in detail and "protect trunk" in fix
+
+
+def test_a_pass_warns_when_the_key_reaches_a_job_without_an_environment() -> None:
+    said = key_exposed({"RELAY_NODE_KEY": "k"})
+    assert said is not None and "names no environment" in said and "relay-node" in said
+    assert key_exposed({"RELAY_NODE_KEY": "k", "RELAY_ENVIRONMENT": "relay-node"}) is None
+    assert key_exposed({}) is None
