@@ -50,6 +50,18 @@ def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     set_hypothesis_home_dir(None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _not_in_actions() -> Iterator[None]:
+    """The suite runs alike on a CI runner and anywhere else: relay behaves differently in
+    a GitHub Actions job (doctor adds a check), so a test that wants that says so itself."""
+    import os
+
+    was = os.environ.pop("GITHUB_ACTIONS", None)
+    yield
+    if was is not None:
+        os.environ["GITHUB_ACTIONS"] = was
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """A real headless Chromium (from the OS packages; `make tools` installs it)."""

@@ -222,6 +222,10 @@ async def actions_pass(
     acting = untrusted_login(report.lines)
     if acting is not None:
         lines.append(UNTRUSTED_HELP.format(node=ctx.node, login=acting))
+    exposed = key_exposed()
+    if exposed is not None:
+        print(f"::warning::{exposed}")
+        lines.append(f"\n**Warning:** {exposed}")
     write_step_summary("\n".join(lines))
     return report
 
@@ -253,6 +257,19 @@ def install_node_key(state: NodeState, node: str, environ: Mapping[str, str] | N
         )
     write_atomic(state.signing_key_path(node), text.encode() + b"\n", mode=0o600)
     return True
+
+
+def key_exposed(environ: Mapping[str, str] | None = None) -> str | None:
+    """What to say when the node key reaches a job that names no environment (a copy of an
+    older workflow): any pusher's workflow could read it. None when it does not."""
+    from relay.watchers.actions_environment import ENVIRONMENT_ENV, verdict
+
+    env = os.environ if environ is None else environ
+    name = env.get(ENVIRONMENT_ENV, "").strip()
+    if name or not env.get(NODE_KEY_ENV, "").strip():
+        return None
+    _, _, detail, fix = verdict(environment="", has_key=True, found=None)
+    return f"{detail}; {fix}"
 
 
 def untrusted_login(lines: list[str]) -> str | None:

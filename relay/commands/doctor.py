@@ -5,8 +5,9 @@ never our own files: a cron line no daemon reads fails; an entry that waits for 
 after a reboot warns); the last pass the scheduler started is recent (within three
 intervals) and succeeded — a pass a person started (`relay watch --once`) is not the
 watcher's heartbeat, so it cannot hide a dead watcher; a scheduled pass will find a token;
-the token works (``GET /user``); the five relay labels exist. Any failure makes the exit
-status non-zero (a warning does not); `--json` gives the same checks as data.
+the token works (``GET /user``); the five relay labels exist; in a GitHub Actions job, the
+node key is out of a pusher's reach (``relay.watchers.actions_environment``). Any failure
+makes the exit status non-zero (a warning does not); `--json` gives the same checks as data.
 """
 
 from __future__ import annotations
@@ -259,8 +260,13 @@ def run(args: argparse.Namespace) -> Output:
     only = loop_only(args)
     if only is not None:
         return only
+    import os
+
+    from relay.watchers.actions_environment import in_actions, key_reach
+
     ctx = context(args)
     record = load(ctx.state, ctx.node)
+    actions = [run_async(lambda: key_reach(ctx))] if in_actions(os.environ) else []
     checks = [
         check_git(),
         check_roster(ctx),
@@ -268,6 +274,7 @@ def run(args: argparse.Namespace) -> Output:
         check_last_pass(ctx, record, datetime.now(UTC)),
         check_scheduled_token(ctx, record),
         *run_async(lambda: api_checks(ctx, record)),
+        *(Check(n, Status(s), d, f) for n, s, d, f in actions),
         *(Check(n, Status(s), d, f) for n, s, d, f in resume_checks(ctx.root)),
     ]
     failed = [c.name for c in checks if c.status is Status.FAIL]

@@ -51,6 +51,10 @@ Theory of operation:
   refs/heads/main.``, the reason, ``protected branch hook declined``; git's
   ``proc-receive`` hook, ``receive``) and a refs-API move with 422 and the reason.
   Rulesets (``GH013``) are not modelled.
+- ``api_environments``: deployment environments (``GET /environments``, ``GET|PUT|DELETE
+  /environments/{name}``) and their custom branch policies, admin-only writes, so that
+  `relay doctor` can tell whether any branch's workflow could read an environment's
+  secrets; an App installation gets 403 (the hub's Apps lack the Actions permission).
 - Bad input is GitHub's JSON 4xx (``status`` repeated as a string in the body): wrongly
   typed fields are 422 "Validation Failed" with ``errors``; labels that differ only in case
   are one label; ids beyond SQLite's range are 404 and pages past the end are empty.

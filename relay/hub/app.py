@@ -14,6 +14,7 @@ from relay.errors import LocalUsageError
 from relay.hub import (
     api_branches,
     api_comments,
+    api_environments,
     api_git,
     api_hooks,
     api_issues,
@@ -140,9 +141,12 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
-ALL_ROUTES = ROUTES + api_branches.ROUTES + api_hooks.ROUTES + apps.ROUTES + api_git.ROUTES
-"""Every public route: the API's, the hooks', the Apps' and git's (the conformance test
-checks each is listed in its table)."""
+ALL_ROUTES = (
+    ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
+    + api_git.ROUTES
+)  # fmt: skip
+"""Every public route: the API's, the hooks', the environments', the Apps' and git's (the
+conformance test checks each is listed in its table)."""
 
 _DOCS_ROOT = "https://docs.github.com/rest/"
 _DOC_PAGE: dict[object, str] = {
@@ -196,6 +200,7 @@ _DOC_PAGE: dict[object, str] = {
     api_hooks.get_hook: "repos/webhooks#get-a-repository-webhook",
     api_hooks.update_hook: "repos/webhooks#update-a-repository-webhook",
     api_hooks.delete_hook: "repos/webhooks#delete-a-repository-webhook",
+    **api_environments.DOC_PAGES,
 }
 _REACTION_PAGES = {
     ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",
@@ -273,6 +278,7 @@ def build_app(
     app[DOC_PAGES] = doc_pages(app)
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
+    api_environments.install(store)
 
     async def close_store(_app: web.Application) -> None:
         store.close()

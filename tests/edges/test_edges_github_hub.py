@@ -348,3 +348,30 @@ def test_a_lost_answer_whose_write_did_not_happen_is_sent_again(fresh_hub: Any) 
     comments, gh = with_client(fresh_hub, token, "dropped/r", body)
     assert [c.body for c in comments] == ["said once"]
     assert gh.stats.lost_answers == 1 and gh.stats.found_after_loss == 0
+
+
+def test_an_environment_and_every_page_of_its_branch_patterns(
+    hub: Any, owner: tuple[str, str, str]
+) -> None:
+    """An environment the token may not see is None, not an error; its custom branch
+    patterns are a paged object ({total_count, branch_policies}), read to the last page."""
+    _, token, repo = owner
+    envs = f"/repos/{repo}/environments/relay-node"
+    assert with_client(hub, token, repo, lambda gh: gh.environment("relay-node"))[0] is None
+
+    def call(method: str, path: str, body: Any) -> None:
+        auth = {"Authorization": f"token {token}"}
+        data = json.dumps(body).encode()
+        request = urllib.request.Request(f"{hub.url}{path}", data, auth, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+
+    policy = {"protected_branches": False, "custom_branch_policies": True}
+    call("PUT", envs, {"deployment_branch_policy": policy})
+    for i in range(101):
+        call("POST", f"{envs}/deployment-branch-policies", {"name": f"b{i}"})
+    found, _ = with_client(hub, token, repo, lambda gh: gh.environment("relay-node"))
+    assert found is not None and found.deployment_branch_policy is not None
+    assert found.deployment_branch_policy.custom_branch_policies and found.reviewers == 0
+    patterns, _ = with_client(hub, token, repo, lambda gh: gh.branch_patterns("relay-node"))
+    assert patterns is not None and [p.name for p in patterns] == [f"b{i}" for i in range(101)]

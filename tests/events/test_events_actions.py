@@ -191,7 +191,12 @@ def test_a_fresh_runner_signs_with_the_node_key_from_its_secret(
     label = world.api("/labels/awaiting:worker")
     data = payload(world, "issues", number, action="labeled", label=label)
     fresh = world.clone("runner-keyed")
-    run_adapter(world, tmp_path, "issues", data, clone=fresh, extra_env={"RELAY_NODE_KEY": key})
+    done, summary = run_adapter(
+        world, tmp_path, "issues", data, clone=fresh, extra_env={"RELAY_NODE_KEY": key}
+    )
+    # this job names no environment, so any pusher's workflow could read the key: said
+    assert "::warning::RELAY_NODE_KEY reaches this job, which names no environment" in done.stdout
+    assert "**Warning:** RELAY_NODE_KEY reaches this job" in summary
     key_file = NodeState.for_clone(fresh).signing_key_path(WORKER)
     assert key_file.read_text() == key and key_file.stat().st_mode & 0o077 == 0
     said = world.controller.ok("result", str(number))

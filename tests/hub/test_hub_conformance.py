@@ -43,6 +43,7 @@ R = "/repos/{owner}/{repo}"
 ISSUE = R + "/issues/{number}"
 COMMENT = R + "/issues/comments/{comment_id}"
 HOOK = R + "/hooks/{hook_id}"
+ENV = R + "/environments/{environment_name}"
 EVENTS = "issue events: each by its own model"
 
 TABLE: dict[tuple[str, str], Any] = {
@@ -102,6 +103,15 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", HOOK): "Hook",
     ("PATCH", HOOK): "Hook",
     ("DELETE", HOOK): NO_CONTENT,
+    ("GET", R + "/environments"): "ReposOwnerRepoEnvironmentsGetResponse200",
+    ("GET", ENV): "Environment",
+    ("PUT", ENV): "Environment",
+    ("DELETE", ENV): NO_CONTENT,
+    ("GET", ENV + "/deployment-branch-policies"): (
+        "ReposOwnerRepoEnvironmentsEnvironmentNameDeploymentBranchPoliciesGetResponse200"
+    ),
+    ("POST", ENV + "/deployment-branch-policies"): "DeploymentBranchPolicy",
+    ("GET", ENV + "/deployment-branch-policies/{policy_id}"): "DeploymentBranchPolicy",
     ("GET", "/app"): "Integration",
     ("POST", "/app/installations/{installation_id}/access_tokens"): "InstallationToken",
     ("GET", "/{owner}/{repo}.git/{tail}"): GIT,
@@ -214,7 +224,7 @@ def test_every_route_answers_in_githubs_shapes(
     full = f"alice/{name}"
     r, check = f"/repos/{full}", Checker(api, alice, version)
     check("GET", "/user", "/user")
-    check("GET", "/users/{login}", "/users/bob")
+    bob_user = check("GET", "/users/{login}", "/users/bob")
     check("GET", "/rate_limit", "/rate_limit")
     check("POST", "/user/repos", "/user/repos", {"name": name}, status=201)
     check("GET", "/user/repos", "/user/repos")
@@ -297,6 +307,22 @@ def test_every_route_answers_in_githubs_shapes(
     check("GET", R + "/branches", f"{r}/branches")
     assert check("GET", R + "/branches/{branch}", f"{r}/branches/main")["protected"] is True
     check("DELETE", R + "/branches/{branch}/protection", protect, status=204)
+    env, policies = f"{r}/environments/relay-node", ENV + "/deployment-branch-policies"
+    check("GET", ENV, env, status=404)
+    check("PUT", ENV, env, {}, status=403, token=bob)
+    check("PUT", ENV, env, {})
+    custom = {"protected_branches": False, "custom_branch_policies": True}
+    check("PUT", ENV, env, {"wait_timer": 5, "deployment_branch_policy": custom,
+                            "reviewers": [{"type": "User", "id": bob_user["id"]}]})  # fmt: skip
+    check("PUT", ENV, env, {"deployment_branch_policy": {**custom, "protected_branches": True}},
+          status=422)  # fmt: skip
+    made = check("POST", policies, f"{env}/deployment-branch-policies", {"name": "main"})
+    check("GET", policies + "/{policy_id}", f"{env}/deployment-branch-policies/{made['id']}")
+    check("GET", policies, f"{env}/deployment-branch-policies")
+    kinds = {rule["type"] for rule in check("GET", ENV, env)["protection_rules"]}
+    assert kinds == {"wait_timer", "required_reviewers", "branch_policy"}
+    check("GET", R + "/environments", f"{r}/environments")
+    check("DELETE", ENV, env, status=204)
     refs = f"{r}/git/refs"
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": "a" * 40},
           status=422)  # fmt: skip

@@ -17,7 +17,9 @@ from urllib.parse import quote
 import gidgethub
 
 from relay.edges.github.models import (
+    BranchPattern,
     Comment,
+    Environment,
     Issue,
     IssueEvent,
     Label,
@@ -59,6 +61,11 @@ def _forbidden(exc: gidgethub.HTTPException) -> bool:
 
     text = str(exc.args[0]) if exc.args else ""
     return int(exc.status_code) == 403 and not is_rate_limited(403, exc.headers, text)
+
+
+def _unreadable(exc: gidgethub.HTTPException) -> bool:
+    """A refusal to let this token read (403, not a rate limit) or a 404."""
+    return _forbidden(exc) or int(exc.status_code) == 404
 
 
 def _absent(exc: gidgethub.HTTPException) -> bool:
@@ -147,6 +154,31 @@ class GitHubClient(ApiSession):
         path = f"{self._repo_path}/collaborators/{_name(login)}/permission"
         what = f"the permission of {login}"
         return self._one(Permission, await self._get(path, what), what)
+
+    async def environment(self, name: str) -> Environment | None:
+        """A deployment environment (``GET /repos/{o}/{r}/environments/{name}``); None when
+        the token may not read it: GitHub's 403 without the Actions read permission, or a
+        404 (an environment a job names exists once the job has run)."""
+        what = f"environment {name}"
+        path = f"{self._repo_path}/environments/{_name(name)}"
+        data = await self._get(path, what, allow=_unreadable)
+        return None if data is DECLINED else self._one(Environment, data, what)
+
+    async def branch_patterns(self, environment: str) -> list[BranchPattern] | None:
+        """The name patterns of an environment's custom deployment branch policies; None
+        when the token may not read them."""
+        what = f"the deployment branch policies of environment {environment}"
+        path = f"{self._repo_path}/environments/{_name(environment)}/deployment-branch-policies"
+        items: list[Any] = []
+        while True:  # {total_count, branch_policies}: a page of an object, not a list
+            page = len(items) // 100 + 1
+            data = await self._get(f"{path}?per_page=100&page={page}", what, allow=_unreadable)
+            if data is DECLINED or not isinstance(data, dict):
+                return None
+            got = data.get("branch_policies") or []
+            items += got
+            if len(got) < 100 or len(items) >= int(data.get("total_count") or 0):
+                return self._many(BranchPattern, items, what)
 
     # --- labels ---
 

@@ -114,3 +114,38 @@ class Permission(_Model):
 
     permission: str
     user: User | None = None
+
+
+class BranchPolicy(_Model):
+    """Which branches may deploy to an environment (``null`` on GitHub: every branch)."""
+
+    protected_branches: bool
+    custom_branch_policies: bool
+
+
+class ProtectionRule(_Model):
+    """One of an environment's rules: ``required_reviewers``, ``wait_timer``, ``branch_policy``."""
+
+    type: str
+    reviewers: tuple[dict[str, Any], ...] = ()
+
+
+class Environment(_Model):
+    """A deployment environment: whose workflows may read its secrets."""
+
+    name: str
+    protection_rules: tuple[ProtectionRule, ...] = ()
+    deployment_branch_policy: BranchPolicy | None = None
+
+    @property
+    def reviewers(self) -> int:
+        """How many reviewers must approve a job before it gets the secrets."""
+        rules = self.protection_rules
+        return sum(len(r.reviewers) for r in rules if r.type == "required_reviewers")
+
+
+class BranchPattern(_Model):
+    """A custom deployment branch (or tag) policy: a name pattern."""
+
+    name: str
+    type: str = "branch"
