@@ -29,7 +29,7 @@ from relay.redact.rules import WORD, Kind, Span
 
 # A value shorter than this, or one of these words, would mangle ordinary text.
 MIN_SECRET_LEN = 6
-_BORING_VALUES = frozenset({"true", "false", "yes", "no", "none", "null", "enabled", "disabled"})
+BORING_VALUES = frozenset({"true", "false", "yes", "no", "none", "null", "enabled", "disabled"})
 # Account and host names that identify no one; they are kept as bare words.
 GENERIC_NAMES = frozenset(
     {
@@ -141,7 +141,7 @@ def secret_forms(value: str) -> set[str]:
 
 def _secret_literals(secrets: Iterable[str]) -> Iterator[Literal]:
     for value in _with_lines(secrets):
-        if len(value) >= MIN_SECRET_LEN and value.lower() not in _BORING_VALUES:
+        if len(value) >= MIN_SECRET_LEN and value.lower() not in BORING_VALUES:
             for form in secret_forms(value):
                 yield Literal(form.encode(), Kind.OWN_SECRET)
 
