@@ -232,3 +232,25 @@ def test_a_match_over_a_point_is_found_and_an_unfinished_one_at_the_end() -> Non
     half = folded[: folded.index(TOKEN[10].encode(), start) + 1] + b"\n"
     assert built.open_at(half, 0) == start
     assert built.open_at(b"log line\nnothing of it\n", 0) == -1
+
+
+def test_no_match_goes_on_over_a_wide_gap() -> None:
+    built = Disguises.build([TOKEN])
+    assert built is not None
+    start = "log\n" + "\n".join(TOKEN[:9])
+    assert built.open_at(f"{start}\n".encode(), 0) == 4
+    assert built.open_at(f"{start}{chr(10) * (MAX_GAP + 1)}".encode(), 0) == -1
+
+
+def test_a_flushed_stream_keeps_back_only_what_may_be_the_start_of_the_secret() -> None:
+    """A pipe's lines are passed on as they come, but the first lines of a folded secret
+    wait for the rest (each alone is no secret; together they are), and a line that only
+    looks like the start of one is passed on with the next line."""
+    stream = REDACTOR.open()
+    out = stream.feed("compiling\n" + "\n".join(TOKEN[:9]) + "\n") + stream.flush()
+    assert out == "compiling\n"
+    out += stream.feed("\n".join(TOKEN[9:]) + "\nall done!\n") + stream.flush()
+    assert out == "compiling\n" + PLACEHOLDER + "\n" * len(TOKEN) + "all done!\n"
+    stream = REDACTOR.open()
+    assert stream.feed("got r\n") + stream.flush() == ""  # "r": the secret's first letter
+    assert stream.feed("ok\n") + stream.flush() == "got r\nok\n"
