@@ -13,7 +13,8 @@ log holds. A match counts when no gap in it is longer than ``MAX_GAP`` bytes (ch
 the match: a regex that counted the bytes of every gap would be too large for RE2's DFA
 once a node has a few secrets). A base64 (base32) form is the value encoded at each of
 the three (five) byte offsets it may sit at in a longer blob, less the edge characters that
-mix in the neighbouring bytes. Text forms are matched in any case, base64 as written.
+mix in the neighbouring bytes. Text forms are matched in any case (a character past ASCII
+in its lower and upper case), base64 as written.
 
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
@@ -79,24 +80,35 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     return long(any_case), long(as_written - any_case)
 
 
+def _char(char: str) -> bytes:
+    """One character of a form: an ASCII one as it is (the form's ``(?i:…)`` folds it), any
+    other in its lower and upper case, each variant's UTF-8 bytes kept as written (RE2
+    reads the text as Latin-1 and would fold a byte of one on its own)."""
+    if char.isascii():
+        return re2.escape(char.encode())
+    variants = sorted({char, char.lower(), char.upper()})
+    quoted = [re2.escape(v.encode()) if v.isascii() else b"(?-i:" + re2.escape(v.encode()) + b")"
+              for v in variants]  # fmt: skip
+    return b"(?:" + b"|".join(quoted) + b")"
+
+
+def _longest(form: str) -> int:
+    """Bytes in the longest text a form matches (each character's longest case, each gap
+    at its widest)."""
+    size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
+    return size + (len(form) - 1) * MAX_GAP
+
+
 def _spaced(form: str) -> bytes:
-    """``form`` with whitespace between characters (a character's UTF-8 bytes kept
-    together, and matched as written)."""
-    parts = []
-    for char in form:
-        quoted = re2.escape(char.encode())
-        parts.append(quoted if char.isascii() else b"(?-i:" + quoted + b")")
-    return _GAP.join(parts)
+    """``form`` with whitespace between characters."""
+    return _GAP.join(_char(char) for char in form)
 
 
 def _spaced_prefix(form: str) -> bytes:
     """Any non-empty start of ``form``, spaced as ``_spaced`` spaces it."""
     pattern = b""
     for char in reversed(form):
-        quoted = re2.escape(char.encode())
-        if not char.isascii():
-            quoted = b"(?-i:" + quoted + b")"
-        pattern = quoted + (b"(?:" + _GAP + pattern + b")?" if pattern else b"")
+        pattern = _char(char) + (b"(?:" + _GAP + pattern + b")?" if pattern else b"")
     return pattern
 
 
@@ -135,7 +147,7 @@ class Disguises:
                 whole.append(b"(?i:" + _spaced(form) + b")" if fold else _spaced(form))
                 start = _spaced_prefix(form) + _GAP + rb"\z"
                 starts.append(b"(?i:" + start + b")" if fold else start)
-                reach = max(reach, len(form.encode()) + (len(form) - 1) * MAX_GAP)
+                reach = max(reach, _longest(form))
         if not whole:
             return None
         opens = tuple(_compile(start) for start in starts)

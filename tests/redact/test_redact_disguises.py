@@ -28,6 +28,7 @@ from relay.redact.literals import BORING_VALUES
 
 TOKEN = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
 TRICKY = 'n0de/Own+se"cret=4a7f'
+WIDE = "pässwörd-Æ9🔑xZ"  # past ASCII: cases of their own, a surrogate pair in JSON
 PLACEHOLDER = "[redacted:own-secret]"
 
 
@@ -60,6 +61,12 @@ def _hex(secret: str, before: int = 0, after: int = 0) -> Printed:
     return Printed(text, 2 * before, 2 * (before + len(secret.encode())))
 
 
+def _utf16(text: str) -> list[int]:
+    """The UTF-16 code units of ``text`` (a JSON ``\\u`` escape writes a surrogate pair)."""
+    units = text.encode("utf-16-be")
+    return [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+
+
 def _whole(transform: Callable[[str], str]) -> Callable[[str], Printed]:
     def printed(secret: str) -> Printed:
         text = transform(secret)
@@ -76,8 +83,8 @@ TRANSFORMS: dict[str, Callable[[str], Printed]] = {
     "swapped-case": _whole(str.swapcase),
     "rot13": _whole(lambda s: codecs.encode(s, "rot13")),
     "reversed-upper": _whole(lambda s: s[::-1].upper()),
-    "u-escapes": _whole(lambda s: "".join(f"\\u{ord(c):04x}" for c in s)),
-    "u-escapes-upper": _whole(lambda s: "".join(f"\\u{ord(c):04X}" for c in s)),
+    "u-escapes": _whole(lambda s: "".join(f"\\u{u:04x}" for u in _utf16(s))),
+    "u-escapes-upper": _whole(lambda s: "".join(f"\\u{u:04X}" for u in _utf16(s))),
     "percent-every-byte": _whole(lambda s: "".join(f"%{b:02X}" for b in s.encode())),
     "percent-every-byte-lower": _whole(lambda s: "".join(f"%{b:02x}" for b in s.encode())),
     "hex": lambda s: _hex(s),
@@ -122,12 +129,12 @@ def assert_masked(redactor: Redactor, printed: Printed, shown: str, lead: str, t
     assert body[printed.lo : printed.hi] not in flat
 
 
-REDACTOR = Redactor(MachineFacts(secrets=(TOKEN, TRICKY)))
+REDACTOR = Redactor(MachineFacts(secrets=(TOKEN, TRICKY, WIDE)))
 PLACES = [("", ""), ("deploy step 3 printed <", "> and went on; exit 0"), ("before\n", "\nafter")]
 
 
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
-@pytest.mark.parametrize("secret", [TOKEN, TRICKY])
+@pytest.mark.parametrize("secret", [TOKEN, TRICKY, WIDE])
 def test_the_secret_in_one_transform_alone_and_in_log_text(name: str, secret: str) -> None:
     printed = TRANSFORMS[name](secret)
     for lead, trail in PLACES:
@@ -137,7 +144,7 @@ def test_the_secret_in_one_transform_alone_and_in_log_text(name: str, secret: st
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
 def test_the_transform_wrapped_at_several_widths_and_columns(name: str) -> None:
     """``base64 -w 76``, ``xxd -p`` (60), a terminal's 80, a narrow column; CRLF too."""
-    for secret in (TOKEN, TRICKY):
+    for secret in (TOKEN, TRICKY, WIDE):
         printed = TRANSFORMS[name](secret)
         for width, column, sep in [(76, 0, "\n"), (60, 17, "\n"), (8, 3, "\r\n"), (5, 4, "\n")]:
             shown = wrap(printed.text, width, column, sep)
