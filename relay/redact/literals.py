@@ -9,7 +9,8 @@ doubled as SQL and expression strings double them, escaped as a command-line arg
 (``\"``, ``\\``), and with surrounding double quotes trimmed — because ``Authorization: Basic
 …``, ``config.json``, a ``settings.xml`` and a SQL script carry secrets that way. A value split
 by ANSI colour codes (a coloured log) is found through the codes (``ansi_split_spans``).
-Allowed exceptions never apply to these values (see ``engine``).
+Allowed exceptions never apply to these values (see ``engine``). The forms a step makes on
+purpose (spaced, folded, reversed, rot13, wrapped base64 …) are ``disguises``'.
 """
 
 from __future__ import annotations
