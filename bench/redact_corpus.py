@@ -24,6 +24,7 @@ that the benchmark measures what the tests specify.
 from __future__ import annotations
 
 import base64
+import codecs
 import hashlib
 import json
 import random
@@ -168,6 +169,7 @@ def _token_secrets(rng: random.Random) -> list[Callable[[], Secret]]:
         one("own", "deploying with {s}", FACTS.secrets[0]),
         *(one("own", "callback?state={s}", form) for form in _own_forms(FACTS.secrets[0])),
         *(one("own-encoded", fmt, form) for fmt, form in _own_encoded(FACTS.secrets[1])),
+        *(one("own-disguised", "+ echo {s}", form) for form in _own_disguised(FACTS.secrets[0])),
         *(one("named", fmt, _machine_made(r)) for fmt in _NAMED),
         *(_row(r, i) for i in range(len(FORMATS))),
     ]
@@ -239,6 +241,20 @@ def decoys() -> list[str]:
         "cache hit 3f9a2b7c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f7a for linux-pip",
         "uploaded artifact 9fA2xQ7LmN3pR8sT1uV4wY6zAb3Cd5Ef (1.2 MB)",
         "trace-id 4bf92f3577b34da6a3ce929d0e0e4736 span 00f067aa0ba902b7",
+    ]
+
+
+def _own_disguised(value: str) -> list[str]:
+    """This node's secret as a step prints it to get past the plain forms: spaced,
+    reversed, upper-cased, rot13, every character escaped (``\\u``, ``%``), base32."""
+    return [
+        " ".join(value),
+        value[::-1],
+        value.upper(),
+        codecs.encode(value, "rot13"),
+        "".join(f"\\u{ord(c):04x}" for c in value),
+        "".join(f"%{b:02X}" for b in value.encode()),
+        base64.b32encode(value.encode()).decode().rstrip("="),
     ]
 
 

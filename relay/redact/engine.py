@@ -19,6 +19,7 @@ import re2
 
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
+from relay.redact.disguises import Disguises
 from relay.redact.formats import SCANNER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -153,6 +154,9 @@ class Engine:
         self.literals: tuple[Literal, ...] = build_literals(facts)
         self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
+        # This node's secrets spaced, folded, reversed, re-encoded: one more pass over the
+        # whole block (a find may cross lines), which streams and pieces never cut into.
+        self.disguises = Disguises.build(facts.secrets)
         # A needle with a line break crosses lines: then every rule reads the whole block,
         # and a stream keeps such needles whole across its windows.
         folds = [(lit.needle, lit.lower) for lit in self.literals]
@@ -179,7 +183,7 @@ class Engine:
 
         Every rule and the format table read only the lines the prefilter hit (whose one
         pass looks for the table's anchors too), when they are few (see ``prefilter``);
-        extra patterns read the whole block."""
+        extra patterns and this node's disguised secrets read the whole block."""
         lines = self._prefilter.lines(block) if self._prefilter and start == 0 else None
         if lines is None:
             lowered = block.lower()
@@ -192,6 +196,8 @@ class Engine:
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
+        if self.disguises is not None:
+            found.extend(self.disguises.spans(block, start))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]

@@ -9,7 +9,8 @@ doubled as SQL and expression strings double them, escaped as a command-line arg
 (``\"``, ``\\``), and with surrounding double quotes trimmed — because ``Authorization: Basic
 …``, ``config.json``, a ``settings.xml`` and a SQL script carry secrets that way. A value split
 by ANSI colour codes (a coloured log) is found through the codes (``ansi_split_spans``).
-Allowed exceptions never apply to these values (see ``engine``).
+Allowed exceptions never apply to these values (see ``engine``). The forms a step makes on
+purpose (spaced, folded, reversed, rot13, wrapped base64 …) are ``disguises``'.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from relay.redact.rules import WORD, Kind, Span
 
 # A value shorter than this, or one of these words, would mangle ordinary text.
 MIN_SECRET_LEN = 6
-_BORING_VALUES = frozenset({"true", "false", "yes", "no", "none", "null", "enabled", "disabled"})
+BORING_VALUES = frozenset({"true", "false", "yes", "no", "none", "null", "enabled", "disabled"})
 # Account and host names that identify no one; they are kept as bare words.
 GENERIC_NAMES = frozenset(
     {
@@ -141,7 +142,7 @@ def secret_forms(value: str) -> set[str]:
 
 def _secret_literals(secrets: Iterable[str]) -> Iterator[Literal]:
     for value in _with_lines(secrets):
-        if len(value) >= MIN_SECRET_LEN and value.lower() not in _BORING_VALUES:
+        if len(value) >= MIN_SECRET_LEN and value.lower() not in BORING_VALUES:
             for form in secret_forms(value):
                 yield Literal(form.encode(), Kind.OWN_SECRET)
 

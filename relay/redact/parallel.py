@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from relay.redact.disguises import Disguises
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
 
@@ -34,15 +35,21 @@ _LINE_START = re.compile(rb"\n(?=[^ \t\r\n|])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
 
 
-def cut_at(region: bytes, target: int, needles: tuple[bytes, ...] = ()) -> int | None:
+def cut_at(
+    region: bytes,
+    target: int,
+    needles: tuple[bytes, ...] = (),
+    disguises: Disguises | None = None,
+) -> int | None:
     """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
     that opens with a character, not a blank (an indented line may go on a YAML block
     scalar begun above it, whose state a stream carries from window to window) nor a
     table's ``|`` (a table row is read with the line under it, which says if it is the
     header), outside
     every private key block (after the END line of a block open there) and every
-    occurrence of a multi-line ``needle`` (this node's secrets). None when ``region`` holds
-    no such place (a line, or a key, longer than the region).
+    occurrence of a multi-line ``needle`` (this node's secrets) and every match of
+    ``disguises`` (this node's secrets folded or wrapped). None when ``region`` holds no
+    such place (a line, or a key, longer than the region, or a match it may cut short).
 
     A key block longer than the region may still hold the cut: ``redact_file`` redacts the
     piece after it again, from inside the key, when the piece before ends inside one."""
@@ -53,7 +60,13 @@ def cut_at(region: bytes, target: int, needles: tuple[bytes, ...] = ()) -> int |
     for needle in needles:
         at = region.find(needle, max(0, cut - len(needle) + 1), cut + len(needle))
         if 0 <= at < cut:
-            return cut_at(region, at + len(needle), needles)
+            return cut_at(region, at + len(needle), needles, disguises)
+    if disguises is not None:
+        if cut + disguises.reach > len(region):
+            return None  # a match over the cut could run past the region's end
+        over = disguises.crossing(region, cut)
+        if over > cut:
+            return cut_at(region, over, needles, disguises)
     # A key block is open at the cut when the last marker before it is a BEGIN line.
     last = None
     for m in _MARKER.finditer(region, 0, cut):
@@ -64,7 +77,7 @@ def cut_at(region: bytes, target: int, needles: tuple[bytes, ...] = ()) -> int |
             end = _MARKER.search(region, end.end())
         if end is None:
             return None
-        return cut_at(region, end.end(), needles)
+        return cut_at(region, end.end(), needles, disguises)
     return cut
 
 
@@ -73,6 +86,7 @@ def plan(
     size: int,
     piece: int = PIECE,
     needles: tuple[bytes, ...] = (),
+    disguises: Disguises | None = None,
 ) -> list[tuple[int, int]]:
     """The pieces of a file of ``size`` bytes, as ``(start, end)``: about ``piece`` bytes
     each, each starting where ``cut_at`` allows (``read(offset, n)`` reads the file)."""
@@ -80,7 +94,7 @@ def plan(
     target = piece
     while target < size - piece // 2:
         low = max(cuts[-1], target - _SEARCH)
-        cut = cut_at(read(low, 2 * _SEARCH), target - low, needles)
+        cut = cut_at(read(low, 2 * _SEARCH), target - low, needles, disguises)
         if cut is not None and low + cut < size:
             cuts.append(low + cut)
             target = low + cut + piece
@@ -161,7 +175,8 @@ def redact_file(
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         needles = redactor.multiline_needles
-        pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece, needles)
+        disguises = redactor.disguises
+        pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece, needles, disguises)
     finally:
         os.close(fd)
     jobs = min(jobs, len(pieces))

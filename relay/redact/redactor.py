@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from relay.redact.disguises import Disguises
 from relay.redact.engine import Engine
 from relay.redact.literals import MachineFacts
 from relay.redact.stream import BLOCK_SIZE, OVERLAP, RedactionReport, StreamRedactor
@@ -81,6 +82,11 @@ class Redactor:
     def multiline_needles(self) -> tuple[bytes, ...]:
         """This node's secret values that hold a line break (a cut must not split one)."""
         return self._engine.multiline_needles
+
+    @property
+    def disguises(self) -> Disguises | None:
+        """This node's secrets folded, wrapped, re-encoded (a cut must not split one)."""
+        return self._engine.disguises
 
     def warm(self) -> None:
         """Compile every rule now (before forking processes that redact; see ``Engine``)."""

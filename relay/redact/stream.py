@@ -243,12 +243,29 @@ class StreamRedactor:
 
     def _cut(self, window: bytes, start: int, *, eager: bool) -> int:
         """After the last line end; on a line longer than the window, the overlap's edge.
-        Never inside what may be the first lines of a multi-line secret of this node's: the
-        next window reads it whole."""
+        Never inside what may be the first lines of a multi-line secret of this node's, nor
+        of one disguised (folded, wrapped): the next window reads it whole."""
         line_end = window.rfind(b"\n", start)
         if line_end >= start:
-            return _before_partial(window, start, line_end + 1, self._multiline, eager=eager)
-        return start if eager else max(start, len(window) - self._overlap)
+            cut = _before_partial(window, start, line_end + 1, self._multiline, eager=eager)
+        else:
+            cut = start if eager else max(start, len(window) - self._overlap)
+        return self._before_disguised(window, start, cut, eager=eager)
+
+    def _before_disguised(self, window: bytes, start: int, cut: int, *, eager: bool) -> int:
+        """``cut``, or the start of the line where an unfinished disguised secret of this
+        node's begins at the window's end; within a line longer than most of a window
+        (which must move on), that secret's first byte."""
+        disguises = self._engine.disguises
+        if disguises is None:
+            return cut
+        at = disguises.open_at(window, start)
+        if not 0 <= at < cut:
+            return cut
+        line = window.rfind(b"\n", start, at) + 1
+        if line > start or eager:
+            return max(line, start)
+        return at if at > start else cut
 
     def _apply(self, window: bytes, spans: list[Span], start: int, end: int) -> bytes:
         clipped = [(max(s, start), e, k) for s, e, k in spans if e > start]

@@ -74,6 +74,10 @@ HAND_WRITTEN: dict[str, bytes] = {
     "htpasswd": b"htpasswd -b ",
     "table-dashes": b"| token | a |\n---",
     "cache-key": b"Cache restored from key: L",
+    # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
+    # character a line, each less its last character: a disguised form that never ends
+    "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",
+    "own-folded": "\n".join("own-S3cret-value-9f8e7d6").encode() + b"\n",
 }
 
 
@@ -111,6 +115,7 @@ DENSE: dict[str, bytes] = {
     "dense:ip-list": b"10.1.2.3\n",
     "dense:e-mails": b"a.b@example.org\n",
     "dense:assignments": b"token=abc\n",
+    "dense:own-folded": "\n".join("own-S3cret-value-9f8e7d6c").encode() + b"\n",
 }
 
 

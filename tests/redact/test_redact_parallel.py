@@ -7,6 +7,7 @@ each with a redactor built from the recipe.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import os
 import random
@@ -212,6 +213,58 @@ def test_a_multi_line_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
             pieces += [stream.feed(data[at : at + step]), stream.flush()]
         out = "".join(pieces) + stream.finish()
         assert not [line for line in lines if line in out], step
+
+
+def _disguised(rng: random.Random, secret: str) -> tuple[str, str]:
+    """The secret folded one character per line, or wrapped as base64 at some offset in a
+    longer blob; and what must not survive of it (whitespace taken out)."""
+    if rng.random() < 0.5:
+        return "\n".join(secret), secret
+    before = rng.randrange(3)
+    blob = base64.b64encode(b"\0" * before + secret.encode()).decode()
+    body = blob[(8 * before + 5) // 6 : 8 * (before + len(secret)) // 6]
+    width = rng.choice((5, 9, 13))
+    return "\n".join(blob[i : i + width] for i in range(0, len(blob), width)), body
+
+
+def test_a_disguised_own_secret_is_never_cut_in_two(tmp_path: Path) -> None:
+    """Folded or wrapped, this node's secret crosses lines: no piece boundary, and no window
+    of a stream flushed as a pipe's reads come, falls inside it."""
+    rng = random.Random(10)
+    secret = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
+    redactor = Redactor(MachineFacts(secrets=(secret,)))
+    parts, gone = [], []
+    for _ in range(60):
+        shown, core = _disguised(rng, secret)
+        parts += [clean_lines(rng, rng.randrange(20, 300)), f"{shown}\n"]
+        gone.append(core)
+    text = "".join(parts)
+    data = text.encode()
+    # Cut by lines alone, some pieces would start inside a secret: the test can fail.
+    finds = list(redactor.disguises.spans(data)) if redactor.disguises else []
+    by_lines = plan(lambda at, n: data[at : at + n], len(data), 500)
+    assert [c for c, _ in by_lines if any(s < c < e for s, e, _ in finds)]
+    run = _both_ways(tmp_path, redactor, text, piece=500)
+    assert run.pieces > 20
+    assert run.pool == run.stream
+    flat = "".join(run.stream.split())
+    assert not [core for core in gone if core in flat]
+    for step in (3, 700, 4096):  # a pipe's small reads, each flushed as it comes
+        stream = redactor.open()
+        pieces = []
+        for at in range(0, len(data), step):
+            pieces += [stream.feed(data[at : at + step]), stream.flush()]
+        assert "".join(pieces) + stream.finish() == run.stream, step
+
+
+def test_a_cut_never_falls_inside_a_folded_own_secret() -> None:
+    secret = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
+    disguises = Redactor(MachineFacts(secrets=(secret,))).disguises
+    region = ("one\n" + "\n".join(secret) + "\nafter\n" + "x\n" * 1000).encode()
+    inside = region.index(b"\n", 10) + 1
+    assert cut_at(region, inside) == inside  # a line start, as far as lines go
+    assert cut_at(region, inside, (), disguises) == region.index(b"after")
+    assert cut_at(region[:200], inside, (), disguises) is None  # the match may go on past it
 
 
 def test_a_multi_line_own_secret_is_masked_line_by_line_too() -> None:

@@ -1,0 +1,263 @@
+"""This node's own secrets printed in disguise are masked: spaced, folded, reversed,
+re-cased, rot13, wrapped base64, base32 or hex at any offset, ``\\uXXXX`` and ``%XX``.
+
+Each case prints the secret in one transform, wraps it at a width and a starting column,
+and puts it alone on a line or inside other log text. The output, with its whitespace
+taken out, must be the text around the secret, the placeholder, and of the transformed
+text only what does not encode the secret alone (the edge characters of a base64 or
+base32 blob that also carry the neighbouring bytes).
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import random
+import string
+from collections.abc import Callable
+from typing import NamedTuple
+
+import pytest
+from format_samples import clean_lines
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relay.redact import MachineFacts, Redactor
+from relay.redact.disguises import MAX_GAP, Disguises
+from relay.redact.literals import BORING_VALUES
+
+TOKEN = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
+TRICKY = 'n0de/Own+se"cret=4a7f'
+WIDE = "pässwörd-Æ9🔑xZ"  # past ASCII: cases of their own, a surrogate pair in JSON
+PLACEHOLDER = "[redacted:own-secret]"
+
+
+class Printed(NamedTuple):
+    """A secret as a step printed it, and the part of it that must be masked."""
+
+    text: str
+    lo: int  # the masked part: text[lo:hi] (the secret's bits and nothing else)
+    hi: int
+
+
+def _blob(secret: str, before: int, after: int) -> bytes:
+    """The secret's bytes inside a longer blob, ``before`` and ``after`` bytes around it."""
+    rng = random.Random(before * 7 + after)
+    return rng.randbytes(before) + secret.encode() + rng.randbytes(after)
+
+
+def _b64(secret: str, before: int = 0, after: int = 0) -> Printed:
+    text = base64.b64encode(_blob(secret, before, after)).decode()
+    return Printed(text, -(-8 * before // 6), 8 * (before + len(secret.encode())) // 6)
+
+
+def _b32(secret: str, before: int = 0, after: int = 0) -> Printed:
+    text = base64.b32encode(_blob(secret, before, after)).decode()
+    return Printed(text, -(-8 * before // 5), 8 * (before + len(secret.encode())) // 5)
+
+
+def _hex(secret: str, before: int = 0, after: int = 0) -> Printed:
+    text = _blob(secret, before, after).hex()
+    return Printed(text, 2 * before, 2 * (before + len(secret.encode())))
+
+
+def _utf16(text: str) -> list[int]:
+    """The UTF-16 code units of ``text`` (a JSON ``\\u`` escape writes a surrogate pair)."""
+    units = text.encode("utf-16-be")
+    return [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+
+
+def _whole(transform: Callable[[str], str]) -> Callable[[str], Printed]:
+    def printed(secret: str) -> Printed:
+        text = transform(secret)
+        return Printed(text, 0, len(text))
+
+    return printed
+
+
+TRANSFORMS: dict[str, Callable[[str], Printed]] = {
+    "plain": _whole(lambda s: s),
+    "reversed": _whole(lambda s: s[::-1]),
+    "upper": _whole(str.upper),
+    "lower": _whole(str.lower),
+    "swapped-case": _whole(str.swapcase),
+    "rot13": _whole(lambda s: codecs.encode(s, "rot13")),
+    "reversed-upper": _whole(lambda s: s[::-1].upper()),
+    "u-escapes": _whole(lambda s: "".join(f"\\u{u:04x}" for u in _utf16(s))),
+    "u-escapes-upper": _whole(lambda s: "".join(f"\\u{u:04X}" for u in _utf16(s))),
+    "percent-every-byte": _whole(lambda s: "".join(f"%{b:02X}" for b in s.encode())),
+    "percent-every-byte-lower": _whole(lambda s: "".join(f"%{b:02x}" for b in s.encode())),
+    "hex": lambda s: _hex(s),
+    "hex-upper": lambda s: Printed(s.encode().hex().upper(), 0, 2 * len(s.encode())),
+    "hex-in-a-dump": lambda s: _hex(s, 5, 9),
+    "base64": lambda s: _b64(s),
+    "base64-offset-1": lambda s: _b64(s, 1, 4),
+    "base64-offset-2": lambda s: _b64(s, 2, 3),
+    "base64-in-a-blob": lambda s: _b64(s, 31, 17),
+    "base32": lambda s: _b32(s),
+    "base32-offset-1": lambda s: _b32(s, 1, 2),
+    "base32-offset-2": lambda s: _b32(s, 2, 5),
+    "base32-offset-3": lambda s: _b32(s, 3, 1),
+    "base32-offset-4": lambda s: _b32(s, 4, 4),
+}
+
+
+def wrap(text: str, width: int, column: int = 0, sep: str = "\n") -> str:
+    """``text`` in lines of ``width`` characters, the first starting at ``column``."""
+    first = max(1, width - column)
+    lines = [text[:first]] + [text[i : i + width] for i in range(first, len(text), width)]
+    return sep.join(line for line in lines if line)
+
+
+def squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def assert_masked(redactor: Redactor, printed: Printed, shown: str, lead: str, trail: str) -> None:
+    """``lead + shown + trail`` redacted: the text around kept, the secret's part gone."""
+    text = f"{lead}{shown}{trail}\n"
+    out = redactor.redact(text)
+    assert out.count("\n") == text.count("\n")  # line numbers stay true
+    flat, body = squeezed(out), printed.text
+    head, found, tail = flat.partition(PLACEHOLDER)
+    assert found, out
+    lead_, trail_ = squeezed(lead), squeezed(trail)
+    assert head.startswith(lead_) and tail.endswith(trail_), out
+    kept_before, kept_after = head[len(lead_) :], tail[: len(tail) - len(trail_)]
+    assert body.startswith(kept_before) and len(kept_before) <= printed.lo, out
+    assert body.endswith(kept_after) and len(body) - len(kept_after) >= printed.hi, out
+    assert body[printed.lo : printed.hi] not in flat
+
+
+REDACTOR = Redactor(MachineFacts(secrets=(TOKEN, TRICKY, WIDE)))
+PLACES = [("", ""), ("deploy step 3 printed <", "> and went on; exit 0"), ("before\n", "\nafter")]
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+@pytest.mark.parametrize("secret", [TOKEN, TRICKY, WIDE])
+def test_the_secret_in_one_transform_alone_and_in_log_text(name: str, secret: str) -> None:
+    printed = TRANSFORMS[name](secret)
+    for lead, trail in PLACES:
+        assert_masked(REDACTOR, printed, printed.text, lead, trail)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_the_transform_wrapped_at_several_widths_and_columns(name: str) -> None:
+    """``base64 -w 76``, ``xxd -p`` (60), a terminal's 80, a narrow column; CRLF too."""
+    for secret in (TOKEN, TRICKY, WIDE):
+        printed = TRANSFORMS[name](secret)
+        for width, column, sep in [(76, 0, "\n"), (60, 17, "\n"), (8, 3, "\r\n"), (5, 4, "\n")]:
+            shown = wrap(printed.text, width, column, sep)
+            for lead, trail in PLACES:
+                assert_masked(REDACTOR, printed, shown, lead, trail)
+
+
+@pytest.mark.parametrize(
+    "sep",
+    [" ", "\n", "\r\n", "  ", "\n   ", "\t"],
+    ids=["space", "lf", "crlf", "two", "indent", "tab"],
+)
+def test_the_secret_spaced_or_one_character_per_line(sep: str) -> None:
+    for name in ("plain", "reversed", "upper", "rot13", "hex"):
+        printed = TRANSFORMS[name](TOKEN)
+        assert_masked(REDACTOR, printed, sep.join(printed.text), "got: <", ">")
+
+
+def test_whitespace_past_the_gap_ends_the_match() -> None:
+    """The gap is bounded (a match is never longer than a stream keeps back): characters
+    further apart than that are ordinary text."""
+    far = (" " * (MAX_GAP + 1)).join(TOKEN)
+    assert REDACTOR.redact(far) == far
+
+
+PRINTABLE = string.ascii_letters + string.digits + string.punctuation
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    secret=st.text(PRINTABLE, min_size=6, max_size=40).filter(
+        lambda s: s.lower() not in BORING_VALUES
+    ),
+    name=st.sampled_from(sorted(TRANSFORMS)),
+    width=st.integers(1, 90),
+    column=st.integers(0, 89),
+    sep=st.sampled_from(["\n", "\r\n", " ", "\n  "]),
+    place=st.sampled_from(PLACES),
+)  # fmt: skip
+def test_a_random_secret_in_a_random_transform_never_survives(
+    secret: str, name: str, width: int, column: int, sep: str, place: tuple[str, str]
+) -> None:
+    printed = TRANSFORMS[name](secret)
+    shown = wrap(printed.text, width, column % width, sep)
+    out = Redactor(MachineFacts(secrets=(secret,))).redact(f"{place[0]}{shown}{place[1]}\n")
+    assert squeezed(printed.text)[printed.lo : printed.hi] not in squeezed(out)
+    assert PLACEHOLDER in out
+
+
+def test_ordinary_log_text_is_left_alone() -> None:
+    text = clean_lines(random.Random(5), 200_000)
+    assert REDACTOR.redact(text) == text
+
+
+def test_other_base64_and_hex_blobs_are_left_alone() -> None:
+    rng = random.Random(6)
+    for _ in range(50):
+        blob = rng.randbytes(rng.randrange(20, 3000))
+        for text in (base64.b64encode(blob).decode(), blob.hex(), base64.b32encode(blob).decode()):
+            wrapped = wrap(text, 76) + "\n"
+            assert REDACTOR.redact(wrapped) == wrapped
+
+
+def test_words_that_share_a_start_with_the_secret_are_left_alone() -> None:
+    """Only the whole secret is masked: its start, or the secret less a character, is text."""
+    for text in (
+        TOKEN[:-1],
+        TOKEN[1:],
+        " ".join(TOKEN[:-1]),
+        "\n".join(TOKEN[:12]) + "\nxyz",
+        TOKEN[:-1].upper() + "!",
+        base64.b64encode(TOKEN[:-3].encode()).decode(),
+        TOKEN[:-1][::-1],
+    ):
+        assert REDACTOR.redact(f"see {text} here\n") == f"see {text} here\n"
+
+
+def test_short_and_boring_values_have_no_disguises() -> None:
+    assert Disguises.build(["abc12", "enabled", "Disabled"]) is None
+    built = Disguises.build([TOKEN])
+    assert built is not None and built.reach >= len(TOKEN) * 6
+
+
+def test_a_match_over_a_point_is_found_and_an_unfinished_one_at_the_end() -> None:
+    built = Disguises.build([TOKEN])
+    assert built is not None
+    folded = ("log line\n" + "\n".join(TOKEN) + "\nnext line\n").encode()
+    start = folded.index(b"\n") + 1
+    at = folded.index(b"\n", start + 5) + 1  # a line start inside the folded secret
+    assert built.crossing(folded, at) == folded.index(b"\nnext")
+    assert built.crossing(folded, start) == -1  # the match starts there: nothing crosses
+    half = folded[: folded.index(TOKEN[10].encode(), start) + 1] + b"\n"
+    assert built.open_at(half, 0) == start
+    assert built.open_at(b"log line\nnothing of it\n", 0) == -1
+
+
+def test_no_match_goes_on_over_a_wide_gap() -> None:
+    built = Disguises.build([TOKEN])
+    assert built is not None
+    start = "log\n" + "\n".join(TOKEN[:9])
+    assert built.open_at(f"{start}\n".encode(), 0) == 4
+    assert built.open_at(f"{start}{chr(10) * (MAX_GAP + 1)}".encode(), 0) == -1
+
+
+def test_a_flushed_stream_keeps_back_only_what_may_be_the_start_of_the_secret() -> None:
+    """A pipe's lines are passed on as they come, but the first lines of a folded secret
+    wait for the rest (each alone is no secret; together they are), and a line that only
+    looks like the start of one is passed on with the next line."""
+    stream = REDACTOR.open()
+    out = stream.feed("compiling\n" + "\n".join(TOKEN[:9]) + "\n") + stream.flush()
+    assert out == "compiling\n"
+    out += stream.feed("\n".join(TOKEN[9:]) + "\nall done!\n") + stream.flush()
+    assert out == "compiling\n" + PLACEHOLDER + "\n" * len(TOKEN) + "all done!\n"
+    stream = REDACTOR.open()
+    assert stream.feed("got r\n") + stream.flush() == ""  # "r": the secret's first letter
+    assert stream.feed("ok\n") + stream.flush() == "got r\nok\n"
