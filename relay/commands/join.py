@@ -304,9 +304,8 @@ async def request_membership(
         return text
 
     edits = {LOOP_PATH: table, Path(request_path(ctx.node)): ask}
-    await asyncio.to_thread(
-        publish_edits, ctx.clone, edits, f"relay: {ctx.node} joins (asks the roster's admins)", branch=None
-    )
+    message = f"relay: {ctx.node} joins (asks the roster's admins)"
+    await asyncio.to_thread(publish_edits, ctx.clone, edits, message, branch=None)
     return [
         f"registered {ctx.node} in {LOOP_PATH}, asking to join the roster",
         f"{ctx.node} asked to join the roster with key {fingerprint(public)}; an admin node"
