@@ -11,6 +11,7 @@ from relay.edges.github import GitHubClient
 from relay.node.apply import apply_plan
 from relay.protocol import Issue, plan_task
 from relay.protocol.planners import Plan
+from relay.protocol.snapshot import LabelEvent
 
 
 def register(sub: Any) -> None:
@@ -46,6 +47,23 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+async def parked_events(gh: GitHubClient, issue: Issue) -> tuple[LabelEvent, ...]:
+    """The job's label events when a strike parked it (who took `needs:human` off decides
+    whether it may go on); none otherwise (one request saved)."""
+    from relay.node.observe import to_label_events
+    from relay.protocol import parse_body
+    from relay.protocol.body import STRIKE_LIMIT
+    from relay.protocol.wire import MessageRejected
+
+    try:
+        job = parse_body(issue.body)
+    except MessageRejected:
+        return ()
+    if not any(h.strikes >= STRIKE_LIMIT for h in job.hypotheses):
+        return ()
+    return tuple(to_label_events(issue.number, await gh.list_issue_events(issue.number)))
+
+
 def run(args: argparse.Namespace) -> Output:
     """Plan the TASK purely (as the calling account), then post it; the baton moves last."""
     ctx = context(args, pull=True)
@@ -53,6 +71,7 @@ def run(args: argparse.Namespace) -> Output:
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
         refuse_rolled_back(ctx, issue)
         caller = (await gh.current_user()).id
+        events = await parked_events(gh, issue)
         plan = plan_task(
             issue,
             ctx.master,
@@ -68,6 +87,7 @@ def run(args: argparse.Namespace) -> Output:
             shell=args.shell,
             verification=args.verification,
             artifacts=tuple(args.artifact),
+            label_events=events,
         )
         await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
         return plan

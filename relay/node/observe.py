@@ -179,6 +179,17 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         if r.user is not None
     )
     events = tuple(
+        event
+        for number, listed in zip(moved, evented, strict=True)
+        for event in to_label_events(number, listed)
+    )
+    update = {"claim_refs": refs, "reactions": reactions, "label_events": events}
+    return snapshot.model_copy(update=update)
+
+
+def to_label_events(number: int, listed: Iterable[models.IssueEvent]) -> list[LabelEvent]:
+    """An issue's label events as the protocol reads them (who added or removed which)."""
+    return [
         LabelEvent(
             id=e.id,
             issue=number,
@@ -187,12 +198,9 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
             label=e.label.name,
             at=e.created_at,
         )
-        for number, listed in zip(moved, evented, strict=True)
         for e in listed
         if e.event in ("labeled", "unlabeled") and e.actor is not None and e.label is not None
-    )
-    update = {"claim_refs": refs, "reactions": reactions, "label_events": events}
-    return snapshot.model_copy(update=update)
+    ]
 
 
 async def refresh(

@@ -53,6 +53,13 @@ from relay.protocol.messages import (
 )
 from relay.protocol.signatures import unsigned
 from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.tamper import (
+    as_relay_left_it,
+    claim_vanished,
+    outsider_may_have,
+    rolled_back,
+    trust_notices,
+)
 from relay.protocol.thread import NotAJob, Thread, binds, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 from relay.protocol.work import BARE_GRACE, LEASE, alive_until, lapses, lease_until
@@ -88,7 +95,7 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
         if node not in (thread.job.controller, thread.job.worker):
             continue
         bound = True
-        rewound = _rolled_back(thread, snapshot, node)
+        rewound = rolled_back(thread, snapshot, node)
         if rewound:
             actions += rewound
             continue
@@ -97,14 +104,17 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
         if untrusted:
             actions += untrusted
             continue
+        thread, undone = as_relay_left_it(thread, snapshot, node)
         try:
             turn = _turn(thread, snapshot, node, now)
         except IllegalTransition as err:  # a state people made that no row allows: say so
             turn = [Ignore(issue=issue.number, comment_id=None, reason=err.message)]
+        actions += undone
         actions += turn
         actions += _telling(thread, snapshot, node)  # notices aside the one act a job
-        actions += _trust_notices(thread, snapshot, node)
-        if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn):
+        actions += trust_notices(thread, snapshot, node)
+        moved = any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn)
+        if moved or any(a.kind == "ignore" and "outsider" in a.reason for a in undone):
             actions += _outsider_moves(thread, snapshot, node)
     if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
         return actions
@@ -161,30 +171,6 @@ def _telling(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
     return told
 
 
-def _rolled_back(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
-    """A job body older than the newest this node has seen (an earlier signed body put
-    back: it would rewind the state, the strikes and the task count): nothing is done on
-    it, and the thread is told once, with how the controller repairs it."""
-    seen = snapshot.local.revision_seen(thread.issue.number)
-    if thread.job.revision >= seen:
-        return []
-    number = thread.issue.number
-    reason = (
-        f"the job body is revision {thread.job.revision}, older than revision {seen} this"
-        " node has seen (put back by someone?)"
-    )
-    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
-    key = f"rollback:{seen}"
-    if (number, key) not in snapshot.local.notices:
-        body = (
-            f"**relay:** `{node}` does not act on this job: {reason}. Nothing goes backwards;"
-            f" the controller `{thread.job.controller}` writes the body again from its own"
-            f" record with `relay job repair {number}`."
-        )
-        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
-    return actions
-
-
 def high_water(snapshot: Snapshot, node: str) -> tuple[dict[int, int], set[TaskKey]]:
     """What a pass must remember of what it saw: each bound job's body revision, and the
     tasks it saw claimed (so nothing goes backwards and nothing claimed is handed back)."""
@@ -196,26 +182,6 @@ def high_water(snapshot: Snapshot, node: str) -> tuple[dict[int, int], set[TaskK
             revisions[number] = thread.job.revision
         claimed.update((number, n) for n in range(1, thread.last_task + 1) if thread.taken(n))
     return revisions, claimed
-
-
-def _trust_notices(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
-    """What the branch says that this node does not follow (a roster revision it refused,
-    a hand-edited node table, another API URL), said once in each job that binds it."""
-    import hashlib
-
-    number = thread.issue.number
-    told = []
-    for note in snapshot.trust_notes:
-        key = "trust:" + hashlib.sha256(f"{node}:{note}".encode()).hexdigest()[:16]
-        if (number, key) in snapshot.local.notices:
-            continue
-        body = (
-            f"**relay:** `{node}` does not follow what the repository says here: {note}."
-            " Only a roster revision signed by a key the nodes already trust changes whom"
-            " they obey (`relay nodes` lists it)."
-        )
-        told.append(PostNotice(issue=number, key=key, reason=note, body=body))
-    return told
 
 
 def _is_frozen_notice(action: Action) -> bool:
@@ -233,7 +199,9 @@ def baton_events_wanted(snapshot: Snapshot, node: str, now: datetime) -> frozens
             turn = _turn(thread, snapshot, node, now)
         except IllegalTransition:
             continue
-        if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn):
+        if any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn) or outsider_may_have(
+            thread, snapshot, node
+        ):
             wanted.add(thread.issue.number)
     return frozenset(wanted)
 
@@ -689,7 +657,7 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
         return []
     task = thread.outstanding()
     if task is not None and (number, task) in snapshot.local.claimed_seen:
-        return _claim_vanished(thread, snapshot, task)
+        return claim_vanished(thread, snapshot, task)
     if task is not None and thread.state == State.AWAITING_CONTROLLER:
         reason = f"TASK {task} was posted but the baton was not passed to the worker"
         return [_move(thread, Event.POST_TASK, Role.CONTROLLER, reason)]
@@ -710,25 +678,6 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
         )
         return [Ignore(issue=number, comment_id=None, reason=reason)]
     return []
-
-
-def _claim_vanished(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
-    """The controller saw TASK ``task`` claimed, and now its claim (and any answer) is gone:
-    deleted. It is never handed to the worker again (a worker without local records would
-    run it twice); the job stalls visibly until a new TASK is posted."""
-    number = thread.issue.number
-    reason = f"TASK {task} was claimed, and its claim is gone (deleted?); it is not handed back"
-    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
-    key = f"vanished:{task}"
-    if (number, key) not in snapshot.local.notices:
-        body = (
-            f"**relay:** TASK {task} was claimed by `{thread.job.worker}` (this node saw the"
-            " claim), but the claim and any answer are gone from the thread. A task that was"
-            " claimed is never handed out again, so nothing runs twice: post a new TASK to go"
-            f" on (`relay task {number} ...`)."
-        )
-        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
-    return actions
 
 
 def _lapsed(thread: Thread, now: datetime) -> list[Action]:

@@ -12,7 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from relay.errors import LocalUsageError
-from relay.protocol.baton import Event, Role, State, labels_for, transition
+from relay.protocol.baton import Event, IllegalTransition, Role, State, labels_for, transition
 from relay.protocol.body import (
     STRIKE_LIMIT,
     Hypothesis,
@@ -25,7 +25,7 @@ from relay.protocol.decide import scope_refusal
 from relay.protocol.labels import Label
 from relay.protocol.master import DESTRUCTIVE_CLASS, Master, build
 from relay.protocol.messages import ClosureMsg, EscalationMsg, TaskMsg, render_message
-from relay.protocol.snapshot import Issue
+from relay.protocol.snapshot import Issue, LabelEvent
 from relay.protocol.thread import NotAJob, Thread, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 
@@ -183,14 +183,21 @@ def plan_task(
     shell: str | None = None,
     verification: bool = False,
     artifacts: tuple[str, ...] = (),
+    label_events: tuple[LabelEvent, ...] = (),
 ) -> Plan:
     """Post TASK n+1, say so in the body, and pass the baton to the worker.
 
-    ``caller`` is the numeric id of the account the verb posts as. Raises NotController,
-    UntrustedAccount, IllegalTransition (baton elsewhere), TaskOutstanding, InvalidValue.
+    ``caller`` is the numeric id of the account the verb posts as; ``label_events``, the
+    job's, read when a strike parked it (a `needs:human` removed by someone the controller
+    does not obey leaves it parked). Raises NotController, UntrustedAccount,
+    IllegalTransition (baton elsewhere), TaskOutstanding, InvalidValue.
     """
     thread = _controller_thread(issue, master, node)
     _check_caller(thread, master, caller, task=True)
+    from relay.protocol.tamper import unparked_by_outsider
+
+    if unparked_by_outsider(thread, label_events, master) is not None:
+        raise IllegalTransition(State.PARKED, Event.POST_TASK, Role.CONTROLLER)
     target = transition(thread.state, Event.POST_TASK, Role.CONTROLLER)
     pending = thread.outstanding()
     if pending is not None:

@@ -155,6 +155,11 @@ def read_thread(issue: Issue, master: Master) -> Thread:
     for comment in sorted(issue.comments, key=lambda c: (c.created_at, c.id)):
         _read_comment(thread, comment, master)
     _bind_answers(thread)
+    if thread.state == State.RESOLVED and thread.closure is None and issue.state == "open":
+        # only relay's closure resolves a job: a bare `resolved` label (anyone can add one)
+        # must not stall it in silence; relay.protocol.tamper says so in the thread
+        rest = tuple(name for name in issue.labels if name != "resolved")
+        thread.state = state_of(rest, closed=False)
     return thread
 
 

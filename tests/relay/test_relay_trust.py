@@ -282,3 +282,48 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_its_next_command(
     done = world.worker.run("status")
     assert "trusted the roster" in done.stderr  # the other node, on first use, once
     assert json.loads(world.worker.ok("nodes", "--json"))["data"]["revision"] == 1
+
+
+def test_labels_moved_by_an_outsider_are_named_and_not_followed(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    # `working` on a TASK nobody claimed would have it reported half-done, unrun
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
+    assert not any(c["body"].startswith("### Half-done") for c in world.comments(job))
+    assert any(f"`{STRANGER}`" in c["body"] for c in world.comments(job))
+    world.controller.ok("watch", "--once")
+    # `resolved` with no closure of relay's would stall the job in silence
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["resolved"]}, login=STRANGER)
+    for _ in range(2):
+        world.controller.ok("watch", "--once")
+    said = [c["body"] for c in world.comments(job) if "relay's closure is not" in c["body"]]
+    assert len(said) == 1  # said once
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 2
+
+
+def test_only_the_controllers_person_unparks_a_job(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mallory(world, monkeypatch)
+    c = world.controller
+    c.ok("hypothesis", str(job), "it is the cache")
+    for _ in range(3):
+        c.ok("strike", str(job))
+    assert "needs:human" in world.labels(job)
+    world.api(f"/issues/{job}/labels/needs:human", "DELETE", login=STRANGER)
+    done = c.run("task", str(job), "--step", "true")
+    assert done.returncode == 2 and "needs:human" in done.stderr
+    c.ok("watch", "--once")
+    said = [b["body"] for b in world.comments(job) if "keeps it parked" in b["body"]]
+    assert len(said) == 1 and f"`{STRANGER}`" in said[0]
+    # the controller's own person decides: the label goes back on, and off again by octo
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]})
+    world.api(f"/issues/{job}/labels/needs:human", "DELETE")
+    c.ok("task", str(job), "--step", "true")

@@ -1,0 +1,179 @@
+"""What a collaborator can do to a job without a key, undone: the rules that keep a job
+where relay left it.
+
+Ground rules: pure, like :mod:`relay.protocol.decide`, which calls them. A body older than
+the newest a node has seen is refused (nothing goes backwards); a task a controller saw
+claimed is never handed back (nothing runs twice); a label moved by someone who is neither
+a node nor an instruction account is named and not followed (`resolved` without relay's
+closure, `working` on a TASK nobody claimed, `needs:human` taken off by someone the
+controller does not obey); and what the branch says that a node does not follow (its
+roster, the API URL) is said once in each job that binds the node.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from relay.protocol.actions import Action, Ignore, PostNotice
+from relay.protocol.baton import State
+from relay.protocol.body import STRIKE_LIMIT
+from relay.protocol.labels import Label
+from relay.protocol.master import Master
+from relay.protocol.snapshot import LabelEvent, Snapshot
+from relay.protocol.thread import Thread, party_ids
+
+
+def rolled_back(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """A job body older than the newest this node has seen (an earlier signed body put
+    back: it would rewind the state, the strikes and the task count): nothing is done on
+    it, and the thread is told once, with how the controller repairs it."""
+    seen = snapshot.local.revision_seen(thread.issue.number)
+    if thread.job.revision >= seen:
+        return []
+    number = thread.issue.number
+    reason = (
+        f"the job body is revision {thread.job.revision}, older than revision {seen} this"
+        " node has seen (put back by someone?)"
+    )
+    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"rollback:{seen}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** `{node}` does not act on this job: {reason}. Nothing goes backwards;"
+            f" the controller `{thread.job.controller}` writes the body again from its own"
+            f" record with `relay job repair {number}`."
+        )
+        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return actions
+
+
+def trust_notices(thread: Thread, snapshot: Snapshot, node: str) -> list[PostNotice]:
+    """What the branch says that this node does not follow (a roster revision it refused,
+    a hand-edited node table, another API URL), said once in each job that binds it."""
+    number = thread.issue.number
+    told = []
+    for note in snapshot.trust_notes:
+        key = "trust:" + hashlib.sha256(f"{node}:{note}".encode()).hexdigest()[:16]
+        if (number, key) in snapshot.local.notices:
+            continue
+        body = (
+            f"**relay:** `{node}` does not follow what the repository says here: {note}."
+            " Only a roster revision signed by a key the nodes already trust changes whom"
+            " they obey (`relay nodes` lists it)."
+        )
+        told.append(PostNotice(issue=number, key=key, reason=note, body=body))
+    return told
+
+
+def claim_vanished(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
+    """The controller saw TASK ``task`` claimed, and now its claim (and any answer) is gone:
+    deleted. It is never handed to the worker again (a worker without local records would
+    run it twice); the job stalls visibly until a new TASK is posted."""
+    number = thread.issue.number
+    reason = f"TASK {task} was claimed, and its claim is gone (deleted?); it is not handed back"
+    actions: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"vanished:{task}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** TASK {task} was claimed by `{thread.job.worker}` (this node saw the"
+            " claim), but the claim and any answer are gone from the thread. A task that was"
+            " claimed is never handed out again, so nothing runs twice: post a new TASK to go"
+            f" on (`relay task {number} ...`)."
+        )
+        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return actions
+
+
+def outsider_may_have(thread: Thread, snapshot: Snapshot, node: str) -> bool:
+    """Whether a label on the job may be an outsider's that relay must not follow: a
+    `working` on a TASK nobody claimed (seen by the worker), or `needs:human` gone after a
+    third strike (seen by the controller). The label events say who moved it."""
+    task = thread.last_task
+    if node == thread.job.worker and thread.state == State.WORKING:
+        local = (thread.issue.number, task) in snapshot.local.claims
+        return task > 0 and not thread.taken(task) and not local
+    if node == thread.job.controller and thread.state == State.AWAITING_CONTROLLER:
+        return any(h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses)
+    return False
+
+
+def _newest(snapshot: Snapshot, number: int, label: str, action: str) -> LabelEvent | None:
+    found = [
+        e
+        for e in snapshot.label_events
+        if e.issue == number and e.label == label and e.action == action
+    ]
+    return max(found, key=lambda e: (e.at, e.id)) if found else None
+
+
+def unparked_by_outsider(
+    thread: Thread, events: tuple[LabelEvent, ...], master: Master
+) -> LabelEvent | None:
+    """The event that took `needs:human` off a job parked by its strikes, when the account
+    that did it is not one of the controller's instruction accounts (a person the job's
+    controller obeys is who decides to go on): then the job stays parked."""
+    if not any(h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses):
+        return None
+    number = thread.issue.number
+    removed = [
+        e
+        for e in events
+        if e.issue == number and e.label == Label.NEEDS_HUMAN.value and e.action == "unlabeled"
+    ]
+    if not removed:
+        return None
+    newest = max(removed, key=lambda e: (e.at, e.id))
+    row = master.node(thread.job.controller)
+    return None if row is not None and row.trusts(newest.actor.id) else newest
+
+
+def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thread, list[Action]]:
+    """The thread with the labels relay does not follow undone for deciding, and what the
+    thread should be told once: a `resolved` flag with no closure of relay's (it would
+    stall the job in silence), a `working` an outsider put on a TASK nobody claimed (it
+    would spend the TASK as half-done), `needs:human` taken off by someone the controller
+    does not obey (as if a person had decided)."""
+    number, labels = thread.issue.number, thread.issue.labels
+    open_issue = thread.issue.state == "open"
+    flagged = Label.RESOLVED.value in labels and thread.closure is None and open_issue
+    said: list[Action] = []
+    if flagged:  # read_thread already decides as if the label were not there
+        reason = "the `resolved` label is on the job but relay's closure is not"
+        told: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+        key = "resolved-flag"
+        if node == thread.job.controller and (number, key) not in snapshot.local.notices:
+            body = (
+                f"**relay:** {reason}, so relay does not stop for it: only `relay resolve"
+                f" {number}` on the controller resolves a job. Remove the label, or resolve"
+                " the job."
+            )
+            told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+        said = told
+    if not outsider_may_have(thread, snapshot, node):
+        return thread, said
+    party = party_ids(thread.job, snapshot.master)
+    if thread.state == State.WORKING:
+        put = _newest(snapshot, number, Label.WORKING.value, "labeled")
+        if put is None or put.actor.id in party:
+            return thread, said
+        why = f"outsider {put.actor.login[:60]} put `working` on a TASK nobody claimed"
+        return replace(thread, state=State.AWAITING_WORKER), [
+            *said,
+            Ignore(issue=number, comment_id=None, reason=why),
+        ]
+    took = unparked_by_outsider(thread, snapshot.label_events, snapshot.master)
+    if took is None:
+        return thread, said
+    who = took.actor.login[:60]
+    reason = f"{who} took `needs:human` off, and the controller does not obey {who}"
+    told = [Ignore(issue=number, comment_id=None, reason=reason)]
+    key = f"unparked:{took.id}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** `{who}` removed `needs:human`, but only one of the instruction accounts"
+            f" of `{thread.job.controller}` decides that a parked job goes on: relay keeps it"
+            " parked. Such a person removes the label again (add it back first)."
+        )
+        told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return replace(thread, state=State.PARKED), [*said, *told]
