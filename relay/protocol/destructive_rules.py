@@ -1,0 +1,239 @@
+"""What each program does that is destructive: one small rule per program name, read by
+:mod:`relay.protocol.destructive`, which finds the programs a step runs.
+
+A rule gets a command's arguments (quotes already removed) and returns a short reason or
+None. Rules are linear in the arguments: no regex that backtracks, no nested scans.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Rule = Callable[[list[str]], str | None]
+
+
+def names(text: str) -> frozenset[str]:
+    """The words of ``text``: a table's row written as one line."""
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Za-z_]+")  # one character class: linear on any input
+_SQL_OBJECTS = names(
+    "table database schema index view user role function procedure trigger sequence type"
+    " extension owned collection keyspace materialized tablespace column constraint"
+)
+SQL_CLIENTS = names(
+    "psql mysql mariadb sqlite3 sqlite sqlcmd osql isql sqlplus clickhouse clickhouse-client"
+    " cqlsh mongo mongosh duckdb cockroach snowsql redis-cli invoke-sqlcmd"
+)
+_KEEP_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_SYSTEM_DIRS = ("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/system/", "/library/")
+
+
+def short_flags(args: list[str]) -> set[str]:
+    """The letters of every ``-abc`` cluster before ``--``."""
+    found: set[str] = set()
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("-") and not arg.startswith("--"):
+            found.update(arg[1:])
+    return found
+
+
+def long_flags(args: list[str]) -> set[str]:
+    """Every ``--name`` (without its ``=value``), lower-cased, before ``--``."""
+    found: set[str] = set()
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("--") and len(arg) > 2:
+            found.add(arg.split("=", 1)[0].lower())
+    return found
+
+
+def positional(args: list[str], valued: frozenset[str] = frozenset()) -> list[str]:
+    """The arguments that are not options; options in ``valued`` take the next word."""
+    kept: list[str] = []
+    skip = False
+    rest = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif rest or not arg.startswith("-") or arg == "-":
+            kept.append(arg)
+        elif arg == "--":
+            rest = True
+        elif arg in valued:
+            skip = True
+    return kept
+
+
+def _ps_param(args: list[str], name: str) -> bool:
+    """Whether a PowerShell parameter ``-name`` is given, abbreviated or not (``-r``)."""
+    for arg in args:
+        word = arg.lower().split(":", 1)[0]
+        if len(word) >= 2 and word[0] == "-" and word[1] != "-" and name.startswith(word[1:]):
+            return True
+    return False
+
+
+def slash(args: list[str], letter: str) -> bool:
+    """Whether a cmd.exe switch ``/letter`` is given (``/S``, ``/s/q``)."""
+    return any(letter in arg.lower().split("/")[1:] for arg in args if arg.startswith("/"))
+
+
+def outside(path: str) -> bool:
+    """Whether a path names a place outside the work tree: absolute, home, or up."""
+    low = path.lower().replace("\\", "/")
+    if low.startswith(("/", "~", "$home", "${home}", "$env:", "%")):
+        return True
+    if len(low) >= 2 and low[1] == ":" and low[0].isalpha():
+        return True
+    return ".." in low.split("/")
+
+
+def disk_device(path: str) -> bool:
+    """Whether writing to ``path`` writes a device (a disk), not a file."""
+    low = path.lower()
+    if low.startswith("\\\\.\\") or low.startswith("//./"):
+        return True
+    return low.startswith("/dev/") and not low.startswith(_KEEP_DEVICES)
+
+
+def system_path(path: str) -> bool:
+    """Whether overwriting ``path`` changes the machine's own configuration."""
+    low = path.lower().replace("\\", "/")
+    return disk_device(path) or low.startswith(_SYSTEM_DIRS) or low.startswith("c:/windows")
+
+
+def registry_path(path: str) -> bool:
+    low = path.lower()
+    return low.startswith(("hklm:", "hkcu:", "hkcr:", "hku:", "hkcc:", "registry::"))
+
+
+def sql_reason(text: str) -> str | None:
+    """``DROP <object>``, ``TRUNCATE``, or a store's wipe, in any case, in SQL text."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    for index, word in enumerate(words):
+        if word == "drop" and index + 1 < len(words) and words[index + 1] in _SQL_OBJECTS:
+            return f"SQL DROP {words[index + 1].upper()}"
+        if word == "truncate":
+            return "SQL TRUNCATE"
+        if word in ("dropdatabase", "flushall", "flushdb"):
+            return f"wipes a database ({word})"
+    return None
+
+
+def _rm(args: list[str]) -> str | None:
+    if {"r", "R"} & short_flags(args) or "--recursive" in long_flags(args):
+        return "recursive removal (rm -r)"
+    return _remove_item(args)
+
+
+def _remove_item(args: list[str]) -> str | None:
+    if _ps_param(args, "recurse"):
+        return "recursive removal (Remove-Item -Recurse)"
+    if any(registry_path(a) for a in args):
+        return "registry change (Remove-Item HKLM:)"
+    return None
+
+
+def _rd(args: list[str]) -> str | None:
+    if slash(args, "s"):
+        return "recursive removal (rd /s)"
+    return _remove_item(args)
+
+
+def _del(args: list[str]) -> str | None:
+    if slash(args, "s"):
+        return "recursive removal (del /s)"
+    return _remove_item(args)
+
+
+def _git(args: list[str]) -> str | None:
+    valued = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+    places = [
+        args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--git-dir", "--work-tree")
+    ]
+    places += [a.split("=", 1)[1] for a in args if a.startswith(("--git-dir=", "--work-tree="))]
+    away = any(outside(p) for p in places)
+    words = positional(args, valued)
+    if not words:
+        return None
+    sub = words[0]
+    rest = args[args.index(sub) + 1 :] if sub in args else []
+    if sub == "push":
+        flags, longs = short_flags(rest), long_flags(rest)
+        if "f" in flags or longs & {"--force", "--force-with-lease", "--force-if-includes"}:
+            return "force push (git push --force)"
+        if any(w.startswith("+") for w in positional(rest, frozenset({"-o", "--push-option"}))):
+            return "force push (git push +refspec)"
+        if "d" in flags or longs & {"--delete", "--mirror", "--prune"}:
+            return "deletes remote branches (git push --delete)"
+        if any(w.startswith(":") and len(w) > 1 for w in positional(rest)):
+            return "deletes a remote branch (git push :branch)"
+    if sub == "clean" and ("f" in short_flags(rest) or "--force" in long_flags(rest)):
+        if {"x", "X"} & short_flags(rest):
+            return "removes ignored files (git clean -x)"
+        if away:
+            return "git clean outside the work tree"
+    if sub == "reset" and "--hard" in long_flags(rest) and away:
+        return "git reset --hard outside the work tree"
+    return None
+
+
+def _dd(args: list[str]) -> str | None:
+    for arg in args:
+        if arg.lower().startswith("of=") and disk_device(arg[3:]):
+            return f"writes a device (dd of={arg[3:][:40]})"
+    return None
+
+
+def _fdisk(args: list[str]) -> str | None:
+    if "l" in short_flags(args) or "--list" in long_flags(args):
+        return None
+    return "partitions a disk"
+
+
+def _wipefs(args: list[str]) -> str | None:
+    if {"a", "o"} & short_flags(args) or long_flags(args) & {"--all", "--offset"}:
+        return "wipes a disk's signatures (wipefs)"
+    return None
+
+
+def _diskutil(args: list[str]) -> str | None:
+    verbs = ("erase", "zero", "secure", "partition", "reformat", "random", "delete")
+    words = positional(args)
+    if words and words[0].lower().startswith(verbs):
+        return f"changes a disk (diskutil {words[0][:30]})"
+    return None
+
+
+def _chmod(args: list[str]) -> str | None:
+    recursive = "R" in short_flags(args) or "--recursive" in long_flags(args)
+    if recursive and any(outside(p) for p in positional(args)[1:]):
+        return "recursive permission change outside the work tree (chmod/chown -R)"
+    return None
+
+
+def _icacls(args: list[str]) -> str | None:
+    if (slash(args, "t") or slash(args, "r")) and any(outside(a) for a in args[:1]):
+        return "recursive permission change outside the work tree (icacls /t)"
+    return None
+
+
+FILE_RULES: dict[str, Rule] = {
+    "rm": _rm,
+    **dict.fromkeys(names("remove-item ri"), _remove_item),
+    **dict.fromkeys(names("rmdir rd"), _rd),
+    **dict.fromkeys(names("del erase"), _del),
+    **dict.fromkeys(names("fdisk sfdisk gdisk sgdisk cfdisk parted"), _fdisk),
+    **dict.fromkeys(names("chmod chown chgrp"), _chmod),
+    **dict.fromkeys(names("icacls takeown"), _icacls),
+    "git": _git,
+    "dd": _dd,
+    "wipefs": _wipefs,
+    "diskutil": _diskutil,
+}
