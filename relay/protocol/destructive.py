@@ -41,17 +41,23 @@ scan is linear in the step (at most 1000 characters), nested code at most four d
 
 from __future__ import annotations
 
-import base64
-import binascii
 import shlex
 from functools import lru_cache
 
-from relay.protocol.destructive_rules import SQL_CLIENTS, names, positional, sql_reason
+from relay.protocol.destructive_rules import (
+    PWSH,
+    SHELLS,
+    SQL_CLIENTS,
+    code_of,
+    find_runs,
+    names,
+    outside,
+    sql_reason,
+)
 from relay.protocol.destructive_rules import system_path as _system_path
 from relay.protocol.destructive_system import rule_for
 from relay.protocol.messages import TaskMsg
 
-MAX_STEP = 1000
 _DEPTH = 4
 _DIALECTS = {
     None: ("sh", "cmd"),
@@ -61,8 +67,6 @@ _DIALECTS = {
     "powershell": ("powershell",),
     "pwsh": ("powershell",),
 }
-_SHELLS = names("sh bash zsh dash ksh ash mksh fish csh tcsh")
-_PWSH = frozenset({"powershell", "pwsh"})
 _WRAPPERS: dict[str, frozenset[str]] = {  # prefix -> its options that take a value
     "sudo": names("-u -g -h -p -C -U -r -t -D"),
     "doas": frozenset({"-u", "-C"}),
@@ -84,7 +88,7 @@ _ESCAPES = {"sh": "\\", "powershell": "`"}
 _OPS = frozenset(";&|()<>{}")
 _CMD_OPS = frozenset("&|()<>")  # cmd.exe: ';' and braces are plain characters
 _CODE = frozenset({"find", "eval", "iex", "invoke-expression", "cmd", "su", "ssh"})
-_PROGRAMS = _SHELLS | _PWSH | _WRAPPERS.keys() | _ONE_ARG | _CODE
+_PROGRAMS = SHELLS | PWSH | _WRAPPERS.keys() | _ONE_ARG | _CODE
 _BUDGET = 60_000  # characters read for one step, nested code included
 TOO_COMPLEX = "nested too deep to be read safely"
 
@@ -97,7 +101,7 @@ def classify(step: str, extra: tuple[str, ...] = (), *, shell: str | None = None
     for dialect in _DIALECTS.get(shell, ("sh", "cmd", "powershell")):
         reader = _Reader(known)
         try:
-            why = reader.judge(step[: MAX_STEP + 1], dialect, 0)
+            why = reader.judge(step[:1001], dialect, 0)
         except _TooComplex:
             return TOO_COMPLEX
         if why is not None:
@@ -310,18 +314,20 @@ class _Reader:
             if _name(first) in ("rd", "rmdir", "del", "erase"):
                 head, args = first, ["/" + switches, *args]
         name = _name(head)
-        for code, inner in _code(name, args, before):
+        for code, inner in code_of(name, args, before):
             why = self.judge(code, inner, depth + 1)
             if why is not None:
                 return why, name
         if name == "find":
             if "-delete" in args:
                 return "recursive removal (find -delete)", name
-            for run in _find_runs(args):
+            for run in find_runs(args):
                 why, _ = self.command(run, dialect, depth + 1, [])
                 if why is not None:
                     return why, name
         rule = rule_for(name)
+        if name == "format" and _script(head):
+            rule = None  # the repository's own formatter (tools/format), not a disk's
         why = rule(args) if rule is not None else None
         if why is None:
             why = _listed(name, args, self.extra)
@@ -331,75 +337,9 @@ class _Reader:
         return why, name
 
 
-def _find_runs(args: list[str]) -> list[list[str]]:
-    """The commands ``find -exec … ;`` runs, each up to its ``;``, ``+`` or next ``-exec``."""
-    runs: list[list[str]] = []
-    inside = False
-    for arg in args:
-        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
-            runs.append([])
-            inside = True
-        elif arg in (";", "+"):
-            inside = False
-        elif inside:
-            runs[-1].append(arg)
-    return [r for r in runs if r]
-
-
-def _code(name: str, args: list[str], before: list[str]) -> list[tuple[str, str]]:
-    """The code a command runs that a step's reader must read too: (text, dialect)."""
-    if name in _SHELLS or name == "su":
-        for index, arg in enumerate(args):
-            if arg == "--command" or (len(arg) > 1 and arg[0] == "-" != arg[1] and "c" in arg):
-                rest = [a for a in args[index + 1 :] if a != "--"]
-                return [(rest[0], "sh")] if rest else []
-        if name in _SHELLS and before and not positional(args):  # echo '…' | sh
-            return [(" ".join(before[1:]), "sh")]
-        return []
-    if name == "eval":
-        return [(" ".join(args), "sh")]
-    if name in ("iex", "invoke-expression"):
-        return [(" ".join(args or before[1:]), "powershell")]
-    if name == "cmd":
-        for index, arg in enumerate(args):
-            if arg.lower()[:2] in ("/c", "/k", "/r"):
-                return [(" ".join([arg[2:], *args[index + 1 :]]), "cmd")]
-        return [(" ".join(before[1:]), "cmd")] if before and not args else []
-    if name in _PWSH:
-        return _powershell(args, before)
-    if name == "ssh":
-        valued = names("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
-        hosts = positional(args, valued)[:1]
-        remote = args[args.index(hosts[0]) + 1 :] if hosts else []
-        return [(" ".join(remote), "sh")] if remote else []
-    return []
-
-
-def _powershell(args: list[str], before: list[str]) -> list[tuple[str, str]]:
-    valued = ("-executionpolicy", "-windowstyle", "-version", "-outputformat",
-              "-inputformat", "-configurationname", "-workingdirectory")  # fmt: skip
-    index = 0
-    while index < len(args):
-        low = args[index].lower()
-        if low.startswith("-e") and "-encodedcommand".startswith(low):
-            return [(_decoded(args[index + 1] if index + 1 < len(args) else ""), "powershell")]
-        if low.startswith("-f") and "-file".startswith(low):
-            return []
-        if (low.startswith("-c") and "-command".startswith(low)) or not low.startswith("-"):
-            start = index + 1 if low.startswith("-") else index
-            return [(" ".join(args[start:]), "powershell")]
-        if len(low) >= 3 and any(v.startswith(low) for v in valued):
-            index += 1
-        index += 1
-    return [(" ".join(before[1:]), "powershell")] if before else []
-
-
-def _decoded(encoded: str) -> str:
-    """PowerShell's ``-EncodedCommand``: base64 of UTF-16LE."""
-    try:
-        return base64.b64decode(encoded[: MAX_STEP * 2], validate=True).decode("utf-16-le")
-    except (binascii.Error, ValueError):
-        return ""
+def _script(head: str) -> bool:
+    """Whether a program is a script of the work tree: a relative path down into it."""
+    return ("/" in head or "\\" in head) and not outside(head) and not head.endswith(".com")
 
 
 def _listed(name: str, args: list[str], extra: tuple[list[str], ...]) -> str | None:
@@ -408,7 +348,7 @@ def _listed(name: str, args: list[str], extra: tuple[list[str], ...]) -> str | N
     -j4 release``). A script run by an interpreter counts as the script (``bash
     deploy.sh``)."""
     candidates = [(name, args)]
-    if name in _SHELLS | _PWSH or name.startswith(("python", "node", "perl", "ruby")):
+    if name in SHELLS | PWSH or name.startswith(("python", "node", "perl", "ruby")):
         script = [i for i, a in enumerate(args) if not a.startswith("-")][:1]
         candidates += [(_name(args[i]), args[i + 1 :]) for i in script]
     for program, rest in candidates:

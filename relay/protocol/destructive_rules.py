@@ -3,10 +3,14 @@
 
 A rule gets a command's arguments (quotes already removed) and returns a short reason or
 None. Rules are linear in the arguments: no regex that backtracks, no nested scans.
+:func:`code_of` and :func:`find_runs` say which code a command hands on (``sh -c``,
+``powershell -EncodedCommand``, ``find -exec``), for the reader to read as well.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 
@@ -27,6 +31,8 @@ SQL_CLIENTS = names(
     "psql mysql mariadb sqlite3 sqlite sqlcmd osql isql sqlplus clickhouse clickhouse-client"
     " cqlsh mongo mongosh duckdb cockroach snowsql redis-cli invoke-sqlcmd"
 )
+SHELLS = names("sh bash zsh dash ksh ash mksh fish csh tcsh")
+PWSH = frozenset({"powershell", "pwsh"})
 _KEEP_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 _SYSTEM_DIRS = ("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/system/", "/library/")
 
@@ -222,6 +228,77 @@ def _icacls(args: list[str]) -> str | None:
     if (slash(args, "t") or slash(args, "r")) and any(outside(a) for a in args[:1]):
         return "recursive permission change outside the work tree (icacls /t)"
     return None
+
+
+def find_runs(args: list[str]) -> list[list[str]]:
+    """The commands ``find -exec … ;`` runs, each up to its ``;``, ``+`` or next ``-exec``."""
+    runs: list[list[str]] = []
+    inside = False
+    for arg in args:
+        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+            runs.append([])
+            inside = True
+        elif arg in (";", "+"):
+            inside = False
+        elif inside:
+            runs[-1].append(arg)
+    return [r for r in runs if r]
+
+
+def code_of(name: str, args: list[str], before: list[str]) -> list[tuple[str, str]]:
+    """The code a command runs that a step's reader must read too: (text, dialect)."""
+    if name in SHELLS or name == "su":
+        for index, arg in enumerate(args):
+            if arg == "--command" or (len(arg) > 1 and arg[0] == "-" != arg[1] and "c" in arg):
+                rest = [a for a in args[index + 1 :] if a != "--"]
+                return [(rest[0], "sh")] if rest else []
+        if name in SHELLS and before and not positional(args):  # echo '…' | sh
+            return [(" ".join(before[1:]), "sh")]
+        return []
+    if name == "eval":
+        return [(" ".join(args), "sh")]
+    if name in ("iex", "invoke-expression"):
+        return [(" ".join(args or before[1:]), "powershell")]
+    if name == "cmd":
+        for index, arg in enumerate(args):
+            if arg.lower()[:2] in ("/c", "/k", "/r"):
+                return [(" ".join([arg[2:], *args[index + 1 :]]), "cmd")]
+        return [(" ".join(before[1:]), "cmd")] if before and not args else []
+    if name in PWSH:
+        return _powershell(args, before)
+    if name == "ssh":
+        valued = names("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
+        hosts = positional(args, valued)[:1]
+        remote = args[args.index(hosts[0]) + 1 :] if hosts else []
+        return [(" ".join(remote), "sh")] if remote else []
+    return []
+
+
+def _powershell(args: list[str], before: list[str]) -> list[tuple[str, str]]:
+    valued = ("-executionpolicy", "-windowstyle", "-version", "-outputformat",
+              "-inputformat", "-configurationname", "-workingdirectory")  # fmt: skip
+    index = 0
+    while index < len(args):
+        low = args[index].lower()
+        if low.startswith("-e") and "-encodedcommand".startswith(low):
+            return [(_decoded(args[index + 1] if index + 1 < len(args) else ""), "powershell")]
+        if low.startswith("-f") and "-file".startswith(low):
+            return []
+        if (low.startswith("-c") and "-command".startswith(low)) or not low.startswith("-"):
+            start = index + 1 if low.startswith("-") else index
+            return [(" ".join(args[start:]), "powershell")]
+        if len(low) >= 3 and any(v.startswith(low) for v in valued):
+            index += 1
+        index += 1
+    return [(" ".join(before[1:]), "powershell")] if before else []
+
+
+def _decoded(encoded: str) -> str:
+    """PowerShell's ``-EncodedCommand``: base64 of UTF-16LE."""
+    try:
+        return base64.b64decode(encoded[:2000], validate=True).decode("utf-16-le")
+    except (binascii.Error, ValueError):
+        return ""
 
 
 FILE_RULES: dict[str, Rule] = {
