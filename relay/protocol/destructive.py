@@ -276,7 +276,8 @@ class _Reader:
         before: list[str] = []
         programs: set[str] = set()
         for words in pipeline:
-            starts = [0] if parsed else [i for i, w in enumerate(words) if self.known(w)]
+            loose = not parsed or words[0].lower() == "if"  # cmd: if exist x rd /s x
+            starts = [i for i, w in enumerate(words) if self.known(w)] if loose else [0]
             for start in starts:
                 why, name = self.command(words[start:], dialect, depth, before)
                 if why is not None:
@@ -289,7 +290,8 @@ class _Reader:
                 return why
         listing = programs & {"get-childitem", "gci", "dir", "ls"}
         removing = programs & {"remove-item", "ri", "rm", "del"} and len(pipeline) > 1
-        if listing and removing and any(w.lower().startswith("-r") for p in pipeline for w in p):
+        flags = (w.lower() for p in pipeline for w in p if len(w) > 1)
+        if listing and removing and any("-recurse".startswith(f) for f in flags):
             return "recursive removal (Get-ChildItem -Recurse | Remove-Item)"
         return None
 

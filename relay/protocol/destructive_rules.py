@@ -132,8 +132,14 @@ def sql_reason(text: str) -> str | None:
     return None
 
 
+_PS_REMOVE = ("-force", "-path", "-literalpath", "-include", "-exclude", "-filter", "-confirm",
+              "-whatif", "-credential", "-stream")  # fmt: skip
+
+
 def _rm(args: list[str]) -> str | None:
-    if {"r", "R"} & short_flags(args) or "--recursive" in long_flags(args):
+    # PowerShell's rm is Remove-Item: its -Force is no cluster of -F -o -r -c -e
+    posix = [a for a in args if not any(p.startswith(a.lower()) for p in _PS_REMOVE)]
+    if {"r", "R"} & short_flags(posix) or "--recursive" in long_flags(args):
         return "recursive removal (rm -r)"
     return _remove_item(args)
 
