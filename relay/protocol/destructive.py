@@ -33,10 +33,14 @@ except where it is code: ``sh -c``/``bash -c``, ``eval``, ``cmd /c``, ``powershe
 How a step is read: commands are split at ``&&``, ``||``, ``;``, ``|``, ``&``, parentheses
 and braces; prefixes (``sudo``, ``env``, ``xargs``, ``nohup``, ``time``, ``timeout``,
 ``nice``, ``VAR=value``, …) are skipped; a program is known by its file name whatever its
-directory, quotes, case or ``.exe``. A POSIX step is read with :mod:`shlex`; when shlex
+directory, quotes, case or ``.exe``, or by a variable the step sets (``R=rm; $R -rf``,
+``set R=rd``, ``$c = 'Remove-Item'``). A POSIX step is read with :mod:`shlex`; when shlex
 cannot (an open quote), the step is judged on its words: every known program name in it
 starts a command. A step with no shell named is read both as POSIX sh and as cmd.exe. Every
-scan is linear in the step (at most 1000 characters), nested code at most four deep.
+scan is linear in the step (at most 1000 characters), nested code at most four deep; a
+step nested deeper is destructive. This is a reading of the usual ways to write these
+commands, not a proof: code it cannot see (a script, ``python -c``, a downloaded file)
+is judged only by what shows.
 """
 
 from __future__ import annotations
@@ -138,12 +142,13 @@ def _name(word: str) -> str:
 def _tokens(text: str, dialect: str) -> tuple[list[tuple[str, bool]], bool]:
     """(word, is_operator) pairs, and whether the text parsed (else its words only)."""
     if dialect != "cmd":
-        lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&{}")
+        punctuation = "();<>|&" + ("{}" if dialect == "powershell" else "")  # sh: ${X}
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=punctuation)
         lexer.whitespace_split = True
         lexer.commenters = ""
         lexer.escape = _ESCAPES[dialect]
         try:
-            return [(t, bool(t) and set(t) <= _OPS) for t in lexer], True
+            return [(t, bool(t) and set(t) <= set(punctuation)) for t in lexer], True
         except ValueError:
             bare = text.replace("'", "").replace('"', "")  # judged on its words
             return _loose(bare, quotes="", ops=_OPS), False
@@ -242,6 +247,7 @@ class _Reader:
     def __init__(self, extra: tuple[list[str], ...]) -> None:
         self.extra = extra
         self.spent = 0
+        self.values: dict[str, str] = {}  # the step's own variables: R=rm; $R -rf x
 
     def judge(self, text: str, dialect: str, depth: int) -> str | None:
         self.spent += len(text) + 1
@@ -295,6 +301,19 @@ class _Reader:
             return "recursive removal (Get-ChildItem -Recurse | Remove-Item)"
         return None
 
+    def assign(self, words: list[str]) -> list[str]:
+        """Note the variables a command sets (``R=rm``, ``export R=rm``, ``set R=rm``,
+        ``$R = 'rm'``), so a later ``$R``, ``${R}`` or ``%R%`` is read as its value."""
+        first = words[0].lower() if words else ""
+        if len(words) >= 3 and first.startswith("$") and words[1] == "=":
+            self.values[first.strip("${}")] = words[2]
+        for word in words[1:] if first in ("export", "set", "local", "declare") else words:
+            name, equals, value = word.partition("=")
+            if not equals or not name.lstrip("$").isidentifier():
+                break
+            self.values[name.lstrip("$").lower()] = value
+        return words
+
     def known(self, word: str) -> bool:
         name = _name(word)
         listed = any(name == _name(e[0]) for e in self.extra)
@@ -307,10 +326,13 @@ class _Reader:
         self.spent += len(words) + 1
         if self.spent > _BUDGET or depth > _DEPTH:
             raise _TooComplex
-        words = _unwrap(words)
+        words = _unwrap(self.assign(words))
         if not words:
             return None, ""
-        head, args = words[0], words[1:]
+        value = self.values.get(words[0].lower().strip("${}%()"))
+        if value is not None and words[0][:1] in "$%":
+            words = [*_words(value)[:20], *words[1:]]
+        head, args = (words or [""])[0], words[1:]
         if dialect == "cmd" and "/" in head and not head.startswith("/"):
             first, _, switches = head.partition("/")  # rd/s/q
             if _name(first) in ("rd", "rmdir", "del", "erase"):

@@ -48,6 +48,8 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ("echo 'rm -rf /' | sh", "sh", "rm -r"),
     ("ssh build-host rm -rf /srv", "sh", "rm -r"),
     ("rm -rf 'an open quote", "sh", "rm -r"),
+    ("R=rm; $R -rf ~", "sh", "rm -r"),
+    ("export X='rm -rf'; ${X} ~", "sh", "rm -r"),
     ('echo "unclosed; rm -rf ~', "sh", "rm -r"),
     ("'rm' -rf 'x", "sh", "rm -r"),
     ("git push --force", "sh", "force push"),
@@ -124,6 +126,7 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ("winget uninstall Git.Git", "cmd", "winget uninstall"),
     ("msiexec /x {GUID} /qn", "cmd", "msiexec"),
     ("cmd /c rd /s /q C:\\x", "cmd", "rd /s"),
+    ("set R=rd && %R% /s /q C:\\x", "cmd", "rd /s"),
     ("if exist C:\\x rd /s /q C:\\x", "cmd", "rd /s"),
     ("for /d %i in (*) do rd /s /q %i", "cmd", "rd /s"),
     ('cmd.exe /C "rd /s /q C:\\x"', "cmd", "rd /s"),
@@ -147,6 +150,7 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ("Clear-Disk -Number 1 -RemoveData", PS, "formats"),
     ("Stop-Computer -Force", PS, "shuts"),
     ("Write-Host ok; Remove-Item -Recurse x", PS, "Remove-Item -Recurse"),
+    ("$c = 'Remove-Item'; & $c -Recurse C:\\x", PS, "Remove-Item -Recurse"),
     ("& 'C:\\tools\\rm.exe' -rf x", PS, "rm -r"),
     ("Invoke-Expression 'Remove-Item -Recurse x'", PS, "Remove-Item -Recurse"),
     ('powershell -NoProfile -Command "Remove-Item -Recurse C:\\x"', "cmd", "Remove-Item"),
@@ -223,6 +227,7 @@ NOT_DESTRUCTIVE: list[tuple[str, str | None]] = [
     ("Get-ItemProperty HKLM:\\Software\\Acme", PS),
     ("dotnet build -c Release", PS),
     ("python -V", None),
+    ("PY=python3; $PY -m pytest -x", "sh"),
     ("go test ./...", None),
 ]
 
