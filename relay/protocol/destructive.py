@@ -105,7 +105,7 @@ def classify(step: str, extra: tuple[str, ...] = (), *, shell: str | None = None
     for dialect in _DIALECTS.get(shell, ("sh", "cmd", "powershell")):
         reader = _Reader(known)
         try:
-            why = reader.judge(step[:1001], dialect, 0)
+            why = reader.judge(step, dialect, 0)
         except _TooComplex:
             return TOO_COMPLEX
         if why is not None:

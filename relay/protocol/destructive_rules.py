@@ -281,6 +281,8 @@ def code_of(name: str, args: list[str], before: list[str]) -> list[tuple[str, st
 
 
 def _powershell(args: list[str], before: list[str]) -> list[tuple[str, str]]:
+    """The code ``powershell``/``pwsh`` runs: after ``-Command`` (or its first word that is
+    no option), or ``-EncodedCommand``'s; none for ``-File``."""
     valued = ("-executionpolicy", "-windowstyle", "-version", "-outputformat",
               "-inputformat", "-configurationname", "-workingdirectory")  # fmt: skip
     index = 0
@@ -290,10 +292,15 @@ def _powershell(args: list[str], before: list[str]) -> list[tuple[str, str]]:
             return [(_decoded(args[index + 1] if index + 1 < len(args) else ""), "powershell")]
         if low.startswith("-f") and "-file".startswith(low):
             return []
-        if (low.startswith("-c") and "-command".startswith(low)) or not low.startswith("-"):
-            start = index + 1 if low.startswith("-") else index
-            return [(" ".join(args[start:]), "powershell")]
-        if len(low) >= 3 and any(v.startswith(low) for v in valued):
+        if low.startswith("-c") and "-command".startswith(low):
+            return [(" ".join(args[index + 1 :]), "powershell")]
+        if not low.startswith("-"):  # an option unknown here may have taken it: -c after too
+            later = [i for i, a in enumerate(args) if a.lower() in ("-c", "-command")][:1]
+            rest = [(" ".join(args[i + 1 :]), "powershell") for i in later if i > index]
+            return [(" ".join(args[index:]), "powershell"), *rest]
+        if low in ("-ep", "-w", "-wd") or (
+            len(low) >= 3 and any(v.startswith(low) for v in valued)
+        ):
             index += 1
         index += 1
     return [(" ".join(before[1:]), "powershell")] if before else []

@@ -155,6 +155,8 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ("Invoke-Expression 'Remove-Item -Recurse x'", PS, "Remove-Item -Recurse"),
     ('powershell -NoProfile -Command "Remove-Item -Recurse C:\\x"', "cmd", "Remove-Item"),
     ('pwsh -c "Stop-Service Spooler"', "sh", "stop-service"),
+    ('powershell -ep Bypass -c "Remove-Item -r -fo x"', "cmd", "Remove-Item -Recurse"),
+    ('powershell -Unknown v -c "Remove-Item -r x"', "cmd", "Remove-Item -Recurse"),
     ("Invoke-Sqlcmd -Query 'TRUNCATE TABLE t'", PS, "TRUNCATE"),
     # no shell named: read as sh and as cmd
     ("rm -rf ~", None, "rm -r"),
