@@ -284,4 +284,7 @@ def rule_for(name: str) -> Rule | None:
     """The rule for a program name (lower-cased, no directory, no ``.exe``)."""
     if name.startswith("mkfs."):
         return RULES["mkfs"]
+    for family in ("python", "pip"):  # python3.12, pip3.12
+        if name.startswith(family) and not name[len(family) :].strip("0123456789."):
+            return RULES[family]
     return RULES.get(name)

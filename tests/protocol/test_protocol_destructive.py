@@ -86,6 +86,8 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ("yum -y remove httpd", "sh", "yum remove"),
     ("pip uninstall -y requests", "sh", "pip uninstall"),
     ("python3 -m pip uninstall -y requests", "sh", "pip uninstall"),
+    ("python3.12 -m pip uninstall -y requests", "sh", "pip uninstall"),
+    ("pip3.12 uninstall requests", "sh", "pip uninstall"),
     ("npm uninstall -g typescript", "sh", "npm uninstall -g"),
     ("brew uninstall node", "sh", "brew uninstall"),
     ("psql -c 'DROP TABLE users'", "sh", "DROP TABLE"),
@@ -229,6 +231,8 @@ NOT_DESTRUCTIVE: list[tuple[str, str | None]] = [
     ("Get-ItemProperty HKLM:\\Software\\Acme", PS),
     ("dotnet build -c Release", PS),
     ("python -V", None),
+    ("python3.12 -m pip install -e .", "sh"),
+    ("pipenv --rm", "sh"),
     ("PY=python3; $PY -m pytest -x", "sh"),
     ("go test ./...", None),
 ]
