@@ -33,7 +33,8 @@ SQL_CLIENTS = names(
 )
 SHELLS = names("sh bash zsh dash ksh ash mksh fish csh tcsh")
 PWSH = frozenset({"powershell", "pwsh"})
-_KEEP_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_KEEP_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/",
+                 "/dev/shm/", "/dev/tcp/", "/dev/udp/", "/dev/random", "/dev/urandom")  # fmt: skip
 _SYSTEM_DIRS = ("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/system/", "/library/")
 
 
@@ -86,8 +87,12 @@ def _ps_param(args: list[str], name: str) -> bool:
 
 
 def slash(args: list[str], letter: str) -> bool:
-    """Whether a cmd.exe switch ``/letter`` is given (``/S``, ``/s/q``)."""
-    return any(letter in arg.lower().split("/")[1:] for arg in args if arg.startswith("/"))
+    """Whether a cmd.exe switch ``/letter`` is given (``/S``, ``/s/q``; ``/srv/s`` is a path)."""
+    for arg in args:
+        chunks = arg.lower().split("/")[1:] if arg.startswith("/") else []
+        if letter in chunks and all(len(c) <= 2 or ":" in c for c in chunks):
+            return True
+    return False
 
 
 def outside(path: str) -> bool:

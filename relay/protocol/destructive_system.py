@@ -171,7 +171,7 @@ def _net(args: list[str]) -> str | None:
 
 
 def _cipher(args: list[str]) -> str | None:
-    return "wipes free space (cipher /w)" if slash(args, "w") else None
+    return "wipes free space (cipher /w)" if any(a.lower().startswith("/w") for a in args) else None
 
 
 def _update_rc(args: list[str]) -> str | None:

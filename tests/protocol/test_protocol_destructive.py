@@ -134,6 +134,7 @@ DESTRUCTIVE: list[tuple[str, str | None, str]] = [
     ('cmd.exe /C "rd /s /q C:\\x"', "cmd", "rd /s"),
     ("shutdown /s /t 0", "cmd", "shuts"),
     ("vssadmin delete shadows /all /quiet", "cmd", "shadow"),
+    ("cipher /w:C:\\", "cmd", "cipher /w"),
     ('sqlcmd -Q "DROP DATABASE app"', "cmd", "DROP DATABASE"),
     # PowerShell
     ("Remove-Item -Recurse -Force C:\\build", PS, "Remove-Item -Recurse"),
@@ -191,6 +192,7 @@ NOT_DESTRUCTIVE: list[tuple[str, str | None]] = [
     ("psql -c 'SELECT * FROM drops'", "sh"),
     ("dd if=/dev/sda of=disk.img", "sh"),
     ("dd if=/dev/zero of=/dev/null count=1", "sh"),
+    ("echo x > /dev/shm/cache && rmdir /s/empty", "sh"),
     ("chmod -R 755 build", "sh"),
     ("chmod 600 /etc/app.conf", "sh"),
     ("cat /etc/hosts", "sh"),
