@@ -127,8 +127,9 @@ class _TooComplex(Exception):
 
 
 def _words(text: str) -> list[str]:
+    """A listed command's or a variable's words (a Windows path keeps its backslashes)."""
     try:
-        return shlex.split(text)
+        return shlex.split(text, posix="\\" not in text)
     except ValueError:
         return text.split()
 

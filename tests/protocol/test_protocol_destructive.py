@@ -274,6 +274,7 @@ def test_the_shared_scopes_own_list_is_destructive_too() -> None:
     assert classify("make test && make release", extra, shell="sh") is not None
     assert classify("make test", extra, shell="sh") is None
     assert classify("./deploy.sh", (), shell="sh") is None
+    assert classify("tools\\deploy.cmd prod", ("C:\\ci\\deploy.cmd",), shell="cmd") is not None
 
 
 def test_a_task_names_its_first_destructive_step() -> None:
