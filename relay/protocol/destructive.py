@@ -7,8 +7,9 @@ scope says, and its TASK needs ``authorized-by-human: yes`` and then a person's 
 (:mod:`relay.protocol.approvals`), or is declined where destructive steps are forbidden.
 
 What counts (the rules live in :mod:`relay.protocol.destructive_rules`, one per program):
-recursive removal (``rm -r``, ``rd /s``, ``del /s``, ``Remove-Item -Recurse``,
-``find -delete`` or ``-exec rm``); force pushes and remote branch deletion (``git push
+any recursive removal, since where ``rm -rf "$DIR"`` ends cannot be read from the step
+(``rm -r``, ``rd /s``, ``del /s``, ``Remove-Item -Recurse``, ``find -delete`` or ``-exec
+rm``); force pushes and remote branch deletion (``git push
 --force``, ``-f``, ``+refspec``, ``--force-with-lease``, ``--delete``, ``:branch``);
 ``git clean -x`` (ignored files: local settings, caches, secrets no commit restores);
 writing disks (``dd of=/dev/…``, ``> /dev/sda``, ``mkfs``, ``format``, ``diskpart``,
