@@ -312,7 +312,7 @@ def test_classify_never_raises_and_is_fast_on_any_step(step: str) -> None:
     for shell in (None, "sh", "cmd", "powershell"):
         reason = classify.__wrapped__(step, shell=shell)
         assert reason is None or isinstance(reason, str)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 1.0
 
 
 def test_the_worst_steps_of_1000_characters_are_read_quickly() -> None:
@@ -333,4 +333,4 @@ def test_the_worst_steps_of_1000_characters_are_read_quickly() -> None:
         started = time.perf_counter()
         for shell in (None, "sh", "cmd", "powershell"):
             classify.__wrapped__(step[:1000], shell=shell)
-        assert time.perf_counter() - started < 0.5, step[:40]
+        assert time.perf_counter() - started < 1.0, step[:40]
