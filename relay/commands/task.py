@@ -22,7 +22,12 @@ def register(sub: Any) -> None:
     p.add_argument("--objective", default=None, help="this task's objective (default: job's)")
     p.add_argument("--capture", default="", help="what the worker must capture")
     p.add_argument("--scope", default="diagnostics", help="command class (default: diagnostics)")
-    p.add_argument("--authorized-by-human", action="store_true", help="a person authorised it")
+    p.add_argument(
+        "--authorized-by-human",
+        action="store_true",
+        help="a person authorised it (needed for --scope destructive and for any step that"
+        " deletes, overwrites or reconfigures outside the work tree); a person then approves",
+    )
     p.add_argument("--fallback", default="", help="what to do when a step fails")
     p.add_argument("--checkout", default=None, help="branch the worker checks out first")
     p.add_argument(

@@ -11,13 +11,18 @@ account that posted the TASK, and not a node's own account, which would be appro
 itself: one that posted any node's message in a job the pass sees, the account this node
 acts as (recorded at join), or the one the pass found it acts as. Reactions are a fact
 the pass reads only for the TASKs :func:`approvals_wanted` names.
+
+A TASK is destructive by its scope (``destructive``) or by what one of its steps does
+(:func:`destructive_step`), whatever scope the controller typed: either way it needs
+``authorized-by-human: yes`` and then a person's approval.
 """
 
 from __future__ import annotations
 
 import re
 
-from relay.protocol.master import Master
+from relay.protocol.destructive import task_destructive
+from relay.protocol.master import DESTRUCTIVE_CLASS, Master, Scope
 from relay.protocol.messages import TaskMsg, task_digest
 from relay.protocol.snapshot import Comment, Reaction
 from relay.protocol.thread import Entry, Thread
@@ -88,9 +93,19 @@ def _after(thread: Thread, posted: Comment) -> list[Comment]:
     return ordered[index + 1 :]
 
 
-def needs_approval(task: TaskMsg) -> bool:
-    """Whether a TASK claims a person's authorisation (then a person must give it)."""
-    return task.authorized_by_human
+def destructive_step(task: TaskMsg, scope: Scope) -> tuple[int, str] | None:
+    """The first step of ``task`` that is destructive by what it does (its number and why),
+    whatever scope the controller chose: :mod:`relay.protocol.destructive`, with the
+    shared scope's own destructive commands."""
+    return task_destructive(task, scope.destructive_commands)
+
+
+def needs_approval(task: TaskMsg, scope: Scope) -> bool:
+    """Whether a TASK waits for a person: it claims a person's authorisation (then a person
+    must give it), or it is destructive by its scope or by what a step does."""
+    if task.authorized_by_human or task.scope == DESTRUCTIVE_CLASS:
+        return True
+    return destructive_step(task, scope) is not None
 
 
 def approval_notice(task: int, digest: str = "") -> str:

@@ -40,6 +40,7 @@ from relay.protocol.baton import (
     transition,
 )
 from relay.protocol.body import brief, restate
+from relay.protocol.destructive import task_destructive
 from relay.protocol.labels import Label, batons_in
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Master, Scope
 from relay.protocol.messages import (
@@ -436,10 +437,9 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     approved = approval(
         thread, entry, snapshot.master, snapshot.reactions, nodes_own=_nodes_own(snapshot)
     )
-    if needs_approval(entry.message) and approved is None:
+    needed = needs_approval(entry.message, snapshot.master.scope)
+    if needed and approved is None:
         return _awaiting_approval(thread, snapshot, entry.message)
-    if not needs_approval(entry.message):
-        approved = None
     return [
         _execute(
             thread,
@@ -448,7 +448,7 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
             snapshot,
             now,
             takeover=takeover,
-            approved_by=approved,
+            approved_by=approved if needed else None,
         )
     ]
 
@@ -501,12 +501,12 @@ def _awaiting_approval(thread: Thread, snapshot: Snapshot, message: TaskMsg) -> 
 def approvals_wanted(snapshot: Snapshot, node: str) -> frozenset[int]:
     """The TASK comments whose reactions a pass must read: the outstanding TASKs this node
     (as the worker) is about to take that wait for a person's approval. One request each."""
-    wanted = set()
+    wanted, scope = set(), snapshot.master.scope
     for thread in bound_threads(snapshot, node):
         entry = thread.tasks.get(thread.last_task)
         if thread.state != State.AWAITING_WORKER or thread.job.worker != node or entry is None:
             continue
-        if isinstance(entry.message, TaskMsg) and needs_approval(entry.message):
+        if isinstance(entry.message, TaskMsg) and needs_approval(entry.message, scope):
             wanted.add(entry.comment.id)
     return frozenset(wanted)
 
@@ -770,13 +770,23 @@ def kind_refusal(thread: Thread, scope: Scope) -> str | None:
 
 
 def scope_refusal(task: TaskMsg, scope: Scope) -> str | None:
-    """Why the shared scope forbids running ``task``, or None when it may run."""
-    if task.scope == DESTRUCTIVE_CLASS:
+    """Why the shared scope forbids running ``task``, or None when it may run. A TASK is
+    destructive by its scope or by what a step does, whatever scope it names."""
+    labelled = task.scope == DESTRUCTIVE_CLASS
+    found = task_destructive(task, scope.destructive_commands)
+    if labelled or found:
         if scope.destructive == DestructiveRule.FORBIDDEN:
-            return "destructive steps are forbidden in this repository"
+            step = f" (step {found[0]}: {found[1]})" if found else ""
+            return f"destructive steps are forbidden in this repository{step}"
+        if not task.authorized_by_human and found and not labelled:
+            return (
+                f"step {found[0]} is destructive ({found[1]}) whatever the task's scope, so the"
+                " task needs `authorized-by-human: yes`, then a person's approval"
+            )
         if not task.authorized_by_human:
             return "a destructive task needs `authorized-by-human: yes`, then a person's approval"
-        return None
+        if labelled:
+            return None
     if task.scope not in scope.allowed:
         allowed = ", ".join(scope.allowed) or "nothing"
         return f"scope class {task.scope!r} is not one workers may run ({allowed})"

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from relay.errors import LocalUsageError, RemoteProtocolError
 from relay.protocol.body import JobBody, parse_body, render_body
+from relay.protocol.destructive import classify
 from relay.protocol.master import Account, Master, Node
 from relay.protocol.master_text import parse_master
 from relay.protocol.messages import parse_message
@@ -64,6 +65,7 @@ TARGETS: dict[str, Callable[[str], object]] = {
     "parse_keys": parse_keys,
     "unsigned": unsigned,
     "read_thread": _thread,
+    "classify": classify,  # a TASK's step, read by every worker whatever scope it names
 }
 ALLOWED: dict[str, tuple[type[Exception], ...]] = {
     name: MASTER_ERRORS if name == "parse_master" else DATA_ERRORS for name in TARGETS

@@ -125,6 +125,9 @@ class Scope(BaseModel):
     # what a worker does with a TASK's artifact that is not text: record its size and
     # sha256 only, or commit it as well
     binary_artifacts: Literal["record", "commit"] = "record"
+    # commands (their leading words) this repository calls destructive besides the built-in
+    # classifier's (relay.protocol.destructive): `./deploy.sh`, `make release`
+    destructive_commands: tuple[str, ...] = Field(default=(), max_length=100)
 
     @field_validator("delegable", "allowed")
     @classmethod
@@ -134,7 +137,7 @@ class Scope(BaseModel):
                 raise ValueError(f"{value!r} is not a plain name")
         return values
 
-    @field_validator("redact", "redact_allow")
+    @field_validator("redact", "redact_allow", "destructive_commands")
     @classmethod
     def _patterns(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         for value in values:
@@ -236,6 +239,11 @@ def render_master(master: Master) -> str:
         f"- Delegable jobs: {_items(scope.delegable, code=False)}",
         f"- Workers may run: {_items(scope.allowed, code=False)}",
         f"- Destructive steps: {scope.destructive.value}",
+        *(
+            [f"- Destructive commands: {_items(scope.destructive_commands, code=True)}"]
+            if scope.destructive_commands
+            else []
+        ),
         f"- Extra redaction patterns: {_items(scope.redact, code=True)}",
         f"- Allowed exceptions: {_items(scope.redact_allow, code=True)}",
         f"- Binary artifacts: {scope.binary_artifacts}",

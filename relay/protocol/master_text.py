@@ -156,6 +156,7 @@ def parse_master(loop_text: str) -> Master:
                 delegable=_words(scope.get("delegable jobs", "")),
                 allowed=_words(scope.get("workers may run", "")),
                 destructive=scope.get("destructive steps", "authorized-by-human"),
+                destructive_commands=_patterns(scope.get("destructive commands", "")),
                 redact=_patterns(scope.get("extra redaction patterns", "")),
                 redact_allow=_patterns(scope.get("allowed exceptions", "")),
                 binary_artifacts=scope.get("binary artifacts", "record").strip() or "record",

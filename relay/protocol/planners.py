@@ -12,6 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from relay.errors import LocalUsageError
+from relay.protocol.approvals import destructive_step
 from relay.protocol.baton import Event, IllegalTransition, Role, State, labels_for, transition
 from relay.protocol.body import (
     STRIKE_LIMIT,
@@ -223,9 +224,10 @@ def plan_task(
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:
+        destructive = task.scope == DESTRUCTIVE_CLASS or destructive_step(task, master.scope)
         hint = (
             "add --authorized-by-human once a person has authorised it"
-            if task.scope == DESTRUCTIVE_CLASS and not authorized_by_human
+            if destructive and not authorized_by_human
             else None
         )
         raise LocalUsageError(f"the worker would refuse this task: {refusal}", hint=hint)

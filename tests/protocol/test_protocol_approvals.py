@@ -3,20 +3,28 @@ nothing runs before."""
 
 from __future__ import annotations
 
+import pytest
 from protocol_world import ALICE, BOB, CONTROLLER, MASTER, WORKER, World
 
+from relay.errors import LocalUsageError
 from relay.protocol import (
     Account,
+    DeclineTask,
     DestructiveRule,
     ExecuteTask,
+    Plan,
     PostNotice,
+    TaskMsg,
     User,
     approvals_wanted,
     decide,
     plan_open_job,
     plan_task,
+    render_message,
 )
+from relay.protocol.labels import Label
 from relay.protocol.snapshot import Reaction
+from relay.protocol.work import RunLimits
 
 CAROL = User(id=103, login="carol")
 ROBOT = User(id=104, login="ci[bot]")
@@ -126,3 +134,110 @@ def test_once_the_worker_account_has_posted_a_message_it_no_longer_approves() ->
     world.run_plan(tasked, CONTROLLER)
     world.post(number, BOB, "/relay approve TASK 2")
     assert not any(isinstance(a, ExecuteTask) for a in world.pass_of(WORKER))
+
+
+def bypassed_task(
+    world: World, *steps: str, authorized: bool = False, shell: str | None = None
+) -> int:
+    """A build TASK the controller signed and posted itself, past `relay task`'s checks."""
+    plan = plan_open_job(
+        world.master, controller=CONTROLLER, worker=WORKER, title="t", objective="o"
+    )
+    number = world.open_issue(plan)
+    task = TaskMsg(
+        issue=number,
+        node=CONTROLLER,
+        task=1,
+        objective="Build it.",
+        steps=steps,
+        scope="build",
+        authorized_by_human=authorized,
+        shell=shell,
+    )
+    world.post(number, ALICE, world.signed(CONTROLLER, render_message(task)))
+    world.set_labels(number, (Label.AWAITING_WORKER.value,))
+    return number
+
+
+def test_a_build_task_that_deletes_recursively_is_declined_without_a_persons_word() -> None:
+    world = world_with_people()
+    bypassed_task(world, "make", "rm -rf ~/.config")
+    [decline] = [a for a in world.pass_of(WORKER) if isinstance(a, DeclineTask)]
+    assert "step 2 is destructive (recursive removal (rm -r))" in decline.reason
+    assert "authorized-by-human: yes" in decline.reason and world.runs == []
+
+
+def test_a_build_task_that_force_pushes_waits_for_a_person_like_a_destructive_one() -> None:
+    world = world_with_people()
+    number = bypassed_task(world, "git push --force origin main", authorized=True)
+    comment = world.issues[number].comments[-1].id
+    assert approvals_wanted(world.snapshot(WORKER), WORKER) == {comment}
+    first = world.pass_of(WORKER)
+    assert [a.kind for a in first] == ["ignore", "post-notice"] and world.runs == []
+    world.post(number, ALICE, "/relay approve TASK 1")  # the account that posted it
+    assert not any(isinstance(a, ExecuteTask) for a in world.pass_of(WORKER))
+    world.post(number, CAROL, "/relay approve TASK 1")
+    assert any(isinstance(a, ExecuteTask) for a in world.pass_of(WORKER)) and world.runs
+
+
+def test_with_an_agent_executor_the_steps_are_still_what_is_judged() -> None:
+    world = world_with_people()
+    bypassed_task(world, "Remove-Item -Recurse -Force C:\\Users", shell="powershell")
+    snapshot = world.snapshot(WORKER).model_copy(update={"limits": RunLimits(executor=True)})
+    [decline] = [a for a in decide(snapshot, WORKER, world.now) if isinstance(a, DeclineTask)]
+    assert "Remove-Item -Recurse" in decline.reason
+
+
+def test_where_destructive_steps_are_forbidden_a_destructive_build_task_is_declined() -> None:
+    world = world_with_people()
+    scope = world.master.scope.model_copy(update={"destructive": DestructiveRule.FORBIDDEN})
+    world.master = world.master.model_copy(update={"scope": scope})
+    bypassed_task(world, "cmd /c rd /s /q C:\\x", authorized=True, shell="cmd")
+    [decline] = [a for a in world.pass_of(WORKER) if isinstance(a, DeclineTask)]
+    assert decline.reason == (
+        "destructive steps are forbidden in this repository (step 1: recursive removal (rd /s))"
+    )
+
+
+def test_the_shared_scopes_own_destructive_commands_are_destructive_too() -> None:
+    world = world_with_people()
+    scope = world.master.scope.model_copy(update={"destructive_commands": ("./deploy.sh",)})
+    world.master = world.master.model_copy(update={"scope": scope})
+    bypassed_task(world, "make", "./deploy.sh --prod")
+    [decline] = [a for a in world.pass_of(WORKER) if isinstance(a, DeclineTask)]
+    assert "step 2 is destructive (listed as destructive in the shared scope" in decline.reason
+    assert world.runs == []
+
+
+def test_harmless_build_steps_run_at_once_as_before() -> None:
+    world = world_with_people()
+    bypassed_task(world, "rm -f build/out.o", "git reset --hard", "echo 'rm -rf /'")
+    assert any(isinstance(a, ExecuteTask) for a in world.pass_of(WORKER)) and world.runs
+
+
+def test_relay_task_refuses_a_destructive_build_task_without_the_flag() -> None:
+    world = world_with_people()
+    plan = plan_open_job(
+        world.master, controller=CONTROLLER, worker=WORKER, title="t", objective="o"
+    )
+    number = world.open_issue(plan)
+    steps = ("make", "sudo rm -rf /opt/app")
+
+    def task(authorized: bool) -> Plan:
+        return plan_task(
+            world.issues[number],
+            world.master,
+            node=CONTROLLER,
+            caller=ALICE.id,
+            steps=steps,
+            scope="build",
+            authorized_by_human=authorized,
+        )
+
+    with pytest.raises(LocalUsageError) as refused:
+        task(False)
+    assert "step 2 is destructive (recursive removal (rm -r))" in refused.value.message
+    assert refused.value.hint is not None and "--authorized-by-human" in refused.value.hint
+    tasked = task(True)
+    world.run_plan(tasked, CONTROLLER)
+    assert [a.kind for a in world.pass_of(WORKER)] == ["ignore", "post-notice"]

@@ -55,6 +55,7 @@ SCOPES = st.builds(
     destructive=st.sampled_from(["authorized-by-human", "forbidden"]),
     redact=PATTERNS,
     redact_allow=PATTERNS,
+    destructive_commands=PATTERNS,
 )
 MASTERS = st.builds(
     Master,
@@ -150,6 +151,18 @@ def test_hand_edits_inside_and_around_the_section_survive_edits() -> None:
     assert edited.endswith("\n## Later\n\n```\n## Relay\n```\n")
     assert [n.name for n in parse_master(edited).nodes] == ["a", "b"]
     assert "| a |  | al (1) | cron |  |" in edited
+
+
+def test_the_shared_scope_may_list_its_own_destructive_commands() -> None:
+    plain = render_master(Master(repository="o/r"))
+    assert "Destructive commands" not in plain  # older sections keep their bytes
+    text = plain.replace(
+        "- Destructive steps: authorized-by-human\n",
+        "- Destructive steps: authorized-by-human\n"
+        "- Destructive commands: `./deploy.sh`, `make release`\n",
+    )
+    assert parse_master(text).scope.destructive_commands == ("./deploy.sh", "make release")
+    assert render_master(parse_master(text)) == text
 
 
 def test_a_table_without_the_key_column_still_takes_new_rows() -> None:

@@ -1,0 +1,336 @@
+"""The destructive-step classifier: what a step does, read the way its shell reads it,
+whatever scope the controller typed."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relay.protocol.destructive import TOO_COMPLEX, classify, task_destructive
+from relay.protocol.messages import TaskMsg
+
+PS = "powershell"
+
+# (step, the TASK's shell, a word the reason must hold)
+DESTRUCTIVE: list[tuple[str, str | None, str]] = [
+    ("rm -rf /", "sh", "rm -r"),
+    ("rm -fr build", "sh", "rm -r"),
+    ("rm -r -f ~/projects", "sh", "rm -r"),
+    ("rm --recursive --force /srv", "sh", "rm -r"),
+    ("rm -R data", "sh", "rm -r"),
+    ("/bin/rm -rf /var/lib/app", "sh", "rm -r"),
+    ('"/usr/bin/rm" -rf x', "sh", "rm -r"),
+    ("'rm' -rf x", "sh", "rm -r"),
+    ("sudo rm -rf /opt/app", "sh", "rm -r"),
+    ("sudo -u root -E rm -rf /opt/app", "sh", "rm -r"),
+    ("env A=1 B=2 rm -rf x", "sh", "rm -r"),
+    ("FOO=bar rm -rf x", "sh", "rm -r"),
+    ("nohup time nice -n 5 rm -rf x", "sh", "rm -r"),
+    ("timeout 30 rm -rf x", "sh", "rm -r"),
+    ("make test && rm -rf ~", "sh", "rm -r"),
+    ("true; rm -rf ~", "sh", "rm -r"),
+    ("false || rm -rf ~", "sh", "rm -r"),
+    ("ls | xargs rm -rf", "sh", "rm -r"),
+    ("find . -name '*.log' | xargs -I {} rm -rf {}", "sh", "rm -r"),
+    ("find / -name core -delete", "sh", "find -delete"),
+    ("find /tmp -exec rm -rf {} \\;", "sh", "rm -r"),
+    ("for d in a b; do rm -rf $d; done", "sh", "rm -r"),
+    ("sh -c 'rm -rf /'", "sh", "rm -r"),
+    ('bash -lc "cd / && rm -rf etc"', "sh", "rm -r"),
+    ("eval 'rm -rf ~'", "sh", "rm -r"),
+    ("echo $(rm -rf /)", "sh", "rm -r"),
+    ('echo "$(rm -rf /)"', "sh", "rm -r"),
+    ("echo `rm -rf /`", "sh", "rm -r"),
+    ("echo 'rm -rf /' | sh", "sh", "rm -r"),
+    ("ssh build-host rm -rf /srv", "sh", "rm -r"),
+    ("rm -rf 'an open quote", "sh", "rm -r"),
+    ("R=rm; $R -rf ~", "sh", "rm -r"),
+    ("export X='rm -rf'; ${X} ~", "sh", "rm -r"),
+    ('echo "unclosed; rm -rf ~', "sh", "rm -r"),
+    ("'rm' -rf 'x", "sh", "rm -r"),
+    ("git push --force", "sh", "force push"),
+    ("git push -f origin main", "sh", "force push"),
+    ("git push -fu origin main", "sh", "force push"),
+    ("git push origin +main", "sh", "force push"),
+    ("git push --force-with-lease origin main", "sh", "force push"),
+    ("git -C sub push --force", "sh", "force push"),
+    ("git push origin --delete release", "sh", "deletes remote"),
+    ("git push origin :release", "sh", "deletes a remote"),
+    ("git clean -fdx", "sh", "git clean -x"),
+    ("git -C /home/me/other reset --hard", "sh", "outside the work tree"),
+    ("dd if=/dev/zero of=/dev/sda bs=1M", "sh", "dd of=/dev/sda"),
+    ("mkfs.ext4 /dev/sdb1", "sh", "formats"),
+    ("mkfs -t xfs /dev/nvme0n1", "sh", "formats"),
+    ("echo 0 > /dev/sda", "sh", "/dev/sda"),
+    ("cat image.bin > /dev/nvme0n1", "sh", "/dev/nvme0n1"),
+    ("fdisk /dev/sda", "sh", "partitions"),
+    ("parted /dev/sda mklabel gpt", "sh", "partitions"),
+    ("wipefs -a /dev/sdb", "sh", "wipefs"),
+    ("shred -u secrets.txt", "sh", "shred"),
+    ("truncate -s 0 /var/log/syslog", "sh", "truncate"),
+    ("chmod -R 777 /etc", "sh", "chmod"),
+    ("chown -R nobody ~/", "sh", "chmod/chown"),
+    ("systemctl stop nginx", "sh", "systemctl stop"),
+    ("sudo systemctl disable --now sshd", "sh", "systemctl disable"),
+    ("systemctl --user mask pipewire", "sh", "systemctl mask"),
+    ("launchctl unload ~/Library/LaunchAgents/x.plist", "sh", "launchctl unload"),
+    ("launchctl bootout gui/501/com.x", "sh", "launchctl bootout"),
+    ("service postgresql stop", "sh", "service"),
+    ("apt-get remove -y nginx", "sh", "apt-get remove"),
+    ("sudo apt purge nginx", "sh", "apt purge"),
+    ("dnf remove httpd", "sh", "dnf remove"),
+    ("yum -y remove httpd", "sh", "yum remove"),
+    ("pip uninstall -y requests", "sh", "pip uninstall"),
+    ("python3 -m pip uninstall -y requests", "sh", "pip uninstall"),
+    ("python3.12 -m pip uninstall -y requests", "sh", "pip uninstall"),
+    ("pip3.12 uninstall requests", "sh", "pip uninstall"),
+    ("npm uninstall -g typescript", "sh", "npm uninstall -g"),
+    ("brew uninstall node", "sh", "brew uninstall"),
+    ("psql -c 'DROP TABLE users'", "sh", "DROP TABLE"),
+    ("psql -d app -c 'drop database app'", "sh", "DROP DATABASE"),
+    ('mysql -u root -e "TRUNCATE orders"', "sh", "TRUNCATE"),
+    ("echo 'Drop Table x;' | psql", "sh", "DROP TABLE"),
+    ("sqlite3 app.db 'DROP INDEX i'", "sh", "DROP INDEX"),
+    ("docker system prune -af", "sh", "docker system prune"),
+    ("docker rm -f web", "sh", "docker rm -f"),
+    ("docker volume rm data", "sh", "docker volume rm"),
+    ("kubectl delete namespace prod", "sh", "kubectl delete"),
+    ("kubectl -n prod delete pod web", "sh", "kubectl delete"),
+    ("terraform destroy -auto-approve", "sh", "terraform destroy"),
+    ("terraform apply -destroy", "sh", "terraform apply -destroy"),
+    ("shutdown -h now", "sh", "shuts"),
+    ("sudo reboot", "sh", "shuts"),
+    ("kill -9 -1", "sh", "every process"),
+    ("crontab -r", "sh", "crontab"),
+    # cmd.exe
+    ("rd /s /q C:\\build", "cmd", "rd /s"),
+    ("rmdir /S /Q out", "cmd", "rd /s"),
+    ("rd/s/q out", "cmd", "rd /s"),
+    ("del /s /q *.obj", "cmd", "del /s"),
+    ("@del /f /s C:\\Users\\me\\*", "cmd", "del /s"),
+    ("echo ok & rd /s /q C:\\x", "cmd", "rd /s"),
+    ("reg delete HKLM\\Software\\Acme /f", "cmd", "reg delete"),
+    ("reg add HKCU\\Software\\Acme /v X /d 1", "cmd", "reg add"),
+    ("C:\\Windows\\System32\\reg.exe import x.reg", "cmd", "reg import"),
+    ("sc delete AcmeSvc", "cmd", "sc delete"),
+    ("sc.exe config AcmeSvc start= disabled", "cmd", "sc config"),
+    ("sc \\\\server stop AcmeSvc", "cmd", "sc stop"),
+    ("schtasks /Delete /TN nightly /F", "cmd", "schtasks"),
+    ("net stop wuauserv", "cmd", "net stop"),
+    ("format D: /FS:NTFS /Q", "cmd", "formats"),
+    ("C:\\Windows\\System32\\format.com D: /Q", "cmd", "formats"),
+    ("diskpart /s wipe.txt", "cmd", "partitions"),
+    ("choco uninstall -y git", "cmd", "choco uninstall"),
+    ("winget uninstall Git.Git", "cmd", "winget uninstall"),
+    ("msiexec /x {GUID} /qn", "cmd", "msiexec"),
+    ("cmd /c rd /s /q C:\\x", "cmd", "rd /s"),
+    ("set R=rd && %R% /s /q C:\\x", "cmd", "rd /s"),
+    ("if exist C:\\x rd /s /q C:\\x", "cmd", "rd /s"),
+    ("for /d %i in (*) do rd /s /q %i", "cmd", "rd /s"),
+    ('cmd.exe /C "rd /s /q C:\\x"', "cmd", "rd /s"),
+    ("shutdown /s /t 0", "cmd", "shuts"),
+    ("vssadmin delete shadows /all /quiet", "cmd", "shadow"),
+    ("cipher /w:C:\\", "cmd", "cipher /w"),
+    ('sqlcmd -Q "DROP DATABASE app"', "cmd", "DROP DATABASE"),
+    # PowerShell
+    ("Remove-Item -Recurse -Force C:\\build", PS, "Remove-Item -Recurse"),
+    ("Remove-Item C:\\x -r", PS, "Remove-Item -Recurse"),
+    ("ri -Recurse x", PS, "Remove-Item -Recurse"),
+    ("rm -Recurse -Force ~\\x", PS, "rm -r"),
+    ("ls -r | rm -Force", PS, "Get-ChildItem -Recurse"),
+    ("Get-ChildItem C:\\ -Recurse | Remove-Item -Force", PS, "Get-ChildItem -Recurse"),
+    ("Remove-Item HKLM:\\Software\\Acme", PS, "registry"),
+    ("Set-ItemProperty -Path HKCU:\\Software\\Acme -Name X -Value 1", PS, "registry"),
+    ("Stop-Service -Name Spooler", PS, "stop-service"),
+    ("Set-Service Spooler -StartupType Disabled", PS, "set-service"),
+    ("Unregister-ScheduledTask -TaskName nightly -Confirm:$false", PS, "scheduled task"),
+    ("Uninstall-Package Git", PS, "package removal"),
+    ("Format-Volume -DriveLetter D", PS, "formats"),
+    ("Clear-Disk -Number 1 -RemoveData", PS, "formats"),
+    ("Stop-Computer -Force", PS, "shuts"),
+    ("Write-Host ok; Remove-Item -Recurse x", PS, "Remove-Item -Recurse"),
+    ("$c = 'Remove-Item'; & $c -Recurse C:\\x", PS, "Remove-Item -Recurse"),
+    ("& 'C:\\tools\\rm.exe' -rf x", PS, "rm -r"),
+    ("Invoke-Expression 'Remove-Item -Recurse x'", PS, "Remove-Item -Recurse"),
+    ('powershell -NoProfile -Command "Remove-Item -Recurse C:\\x"', "cmd", "Remove-Item"),
+    ('pwsh -c "Stop-Service Spooler"', "sh", "stop-service"),
+    ('powershell -ep Bypass -c "Remove-Item -r -fo x"', "cmd", "Remove-Item -Recurse"),
+    ('powershell -Unknown v -c "Remove-Item -r x"', "cmd", "Remove-Item -Recurse"),
+    ("Invoke-Sqlcmd -Query 'TRUNCATE TABLE t'", PS, "TRUNCATE"),
+    # no shell named: read as sh and as cmd
+    ("rm -rf ~", None, "rm -r"),
+    ("rd /s /q C:\\x", None, "rd /s"),
+    ("echo 'a & rd /s /q C:\\x'", None, "rd /s"),
+]
+
+NOT_DESTRUCTIVE: list[tuple[str, str | None]] = [
+    ("rm file.txt", "sh"),
+    ("rm -f build/out.o", "sh"),
+    ("rm -v *.tmp", "sh"),
+    ("rmdir empty", "sh"),
+    ("git push", "sh"),
+    ("git push origin main", "sh"),
+    ("git push --follow-tags origin main", "sh"),
+    ("git reset --hard", "sh"),
+    ("git reset --hard origin/main", "sh"),
+    ("git clean -fd", "sh"),
+    ("git commit -am 'rm -rf the old cache'", "sh"),
+    ("pip install -r requirements.txt", "sh"),
+    ("python -m pip install -U pip", "sh"),
+    ("npm uninstall left-pad", "sh"),
+    ("npm ci && npm test", "sh"),
+    ("echo rm -rf", "sh"),
+    ('echo "rm -rf /"', "sh"),
+    ("echo 'x; rm -rf /'", "sh"),
+    ("printf '%s\\n' 'DROP TABLE users'", "sh"),
+    ("grep DROP schema.sql", "sh"),
+    ("grep -rn 'rm -rf' scripts/", "sh"),
+    ("psql -c 'SELECT * FROM drops'", "sh"),
+    ("dd if=/dev/sda of=disk.img", "sh"),
+    ("dd if=/dev/zero of=/dev/null count=1", "sh"),
+    ("echo x > /dev/shm/cache && rmdir /s/empty", "sh"),
+    ("chmod -R 755 build", "sh"),
+    ("chmod 600 /etc/app.conf", "sh"),
+    ("cat /etc/hosts", "sh"),
+    ("echo hi > out.txt 2>&1", "sh"),
+    ("make -j4 > build.log", "sh"),
+    ("systemctl status nginx", "sh"),
+    ("fdisk -l", "sh"),
+    ("wipefs /dev/sdb", "sh"),
+    ("kill -9 12345", "sh"),
+    ("kill -1 12345", "sh"),
+    ("docker rm web", "sh"),
+    ("docker build -t x .", "sh"),
+    ("kubectl get pods -n prod", "sh"),
+    ("terraform plan", "sh"),
+    ("service nginx status", "sh"),
+    ("find . -name '*.py' -print", "sh"),
+    ("sh -c 'make test'", "sh"),
+    ("ssh host uptime", "sh"),
+    ("cmake --build . --target clean", "sh"),
+    ("tools/format --check src", "sh"),
+    ("make format", "sh"),
+    ("del build\\out.obj", "cmd"),
+    ("rd build\\empty", "cmd"),
+    ("echo rd /s /q C:\\x", "cmd"),
+    ("dir /s C:\\src", "cmd"),
+    ("reg query HKLM\\Software\\Acme", "cmd"),
+    ("sc query AcmeSvc", "cmd"),
+    ("schtasks /Query", "cmd"),
+    ("echo a; rd /s /q x", "cmd"),
+    ("if exist build\\out.obj del build\\out.obj", "cmd"),
+    ("Remove-Item build\\out.obj", PS),
+    ("rm -Force build\\out.obj", PS),
+    ("ls -rt | rm -f", "sh"),
+    ("Get-ChildItem -Recurse | Select-Object Name", PS),
+    ("Get-Service Spooler", PS),
+    ("Format-Table -AutoSize", PS),
+    ("Write-Host 'Remove-Item -Recurse C:\\'", PS),
+    ("Get-ItemProperty HKLM:\\Software\\Acme", PS),
+    ("dotnet build -c Release", PS),
+    ("python -V", None),
+    ("python3.12 -m pip install -e .", "sh"),
+    ("pipenv --rm", "sh"),
+    ("PY=python3; $PY -m pytest -x", "sh"),
+    ("go test ./...", None),
+]
+
+
+@pytest.mark.parametrize(("step", "shell", "why"), DESTRUCTIVE)
+def test_a_step_that_destroys_is_destructive(step: str, shell: str | None, why: str) -> None:
+    reason = classify(step, shell=shell)
+    assert reason is not None, step
+    assert why.lower() in reason.lower(), (step, reason)
+
+
+@pytest.mark.parametrize(("step", "shell"), NOT_DESTRUCTIVE)
+def test_work_inside_the_work_tree_and_data_are_not(step: str, shell: str | None) -> None:
+    assert classify(step, shell=shell) is None
+
+
+def test_the_tables_are_wide_enough() -> None:
+    shells = {s for _, s, _ in DESTRUCTIVE}
+    assert len(DESTRUCTIVE) >= 60 and len(NOT_DESTRUCTIVE) >= 40
+    assert {"sh", "cmd", PS} <= shells and {"sh", "cmd", PS} <= {s for _, s in NOT_DESTRUCTIVE}
+
+
+def test_an_encoded_powershell_command_is_decoded_and_read() -> None:
+    encoded = base64.b64encode("Remove-Item -Recurse C:\\x".encode("utf-16-le")).decode()
+    assert "Remove-Item" in (classify(f"powershell -EncodedCommand {encoded}", shell=PS) or "")
+    harmless = base64.b64encode(b"W\x00r\x00i\x00t\x00e\x00").decode()
+    assert classify(f"pwsh -enc {harmless}", shell=PS) is None
+
+
+def test_the_shared_scopes_own_list_is_destructive_too() -> None:
+    extra = ("./deploy.sh", "make release")
+    assert "./deploy.sh" in (classify("./deploy.sh --prod", extra, shell="sh") or "")
+    assert classify("bash scripts/deploy.sh", extra, shell="sh") is not None
+    assert classify("sudo /srv/app/deploy.sh", extra, shell="sh") is not None
+    assert "make release" in (classify("make -j4 release", extra, shell="sh") or "")
+    assert classify("make test && make release", extra, shell="sh") is not None
+    assert classify("make test", extra, shell="sh") is None
+    assert classify("./deploy.sh", (), shell="sh") is None
+    assert classify("tools\\deploy.cmd prod", ("C:\\ci\\deploy.cmd",), shell="cmd") is not None
+
+
+def test_a_task_names_its_first_destructive_step() -> None:
+    task = TaskMsg(
+        issue=1,
+        node="mac",
+        task=1,
+        objective="o",
+        steps=("make", "echo rm -rf", "rd /s /q out", "rm -rf /"),
+        scope="build",
+        shell="cmd",
+    )
+    assert task_destructive(task) == (3, "recursive removal (rd /s)")
+    assert task_destructive(task.model_copy(update={"steps": ("make",)})) is None
+    listed = task.model_copy(update={"steps": ("make", "make release")})
+    assert task_destructive(listed, ("make release",)) == (
+        2,
+        "listed as destructive in the shared scope (make release)",
+    )
+
+
+def test_code_nested_past_reading_is_treated_as_destructive() -> None:
+    step = "eval " * 6 + "true"
+    assert classify(step, shell="sh") == TOO_COMPLEX
+
+
+_STEP_CHARS = st.sampled_from([*"rm -f/\\'\"`$()&|;<>{}^:=.~*%@ \t", "sh -c ", "eval "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=1000), st.lists(_STEP_CHARS, max_size=400).map("".join)))
+def test_classify_never_raises_and_is_fast_on_any_step(step: str) -> None:
+    step = step[:1000]
+    started = time.perf_counter()
+    for shell in (None, "sh", "cmd", "powershell"):
+        reason = classify.__wrapped__(step, shell=shell)
+        assert reason is None or isinstance(reason, str)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_worst_steps_of_1000_characters_are_read_quickly() -> None:
+    worst = [
+        "eval " * 200,
+        "sh -c " * 166,
+        "$(" * 500,
+        "`" * 1000,
+        "'" + "rm -rf " * 142,
+        "a|" * 500,
+        "find -exec " * 100,
+        "sudo " * 200,
+        '"' * 999 + "x",
+        "^" * 1000,
+        "powershell -c " * 71,
+    ]
+    for step in worst:
+        started = time.perf_counter()
+        for shell in (None, "sh", "cmd", "powershell"):
+            classify.__wrapped__(step[:1000], shell=shell)
+        assert time.perf_counter() - started < 1.0, step[:40]
