@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from relay.commands.output import Output, envelope, error_entry, render, write_json
+from relay.commands.output import Output, envelope, error_entry, render, say, write_json
 from relay.errors import LocalUsageError, RelayError
 from relay.node.redaction import redacted
 
@@ -160,7 +160,7 @@ def _run(words: list[str], *, json_output: bool, command: str) -> int:
             entry = error_entry(err, message, hint)
             write_json(envelope(command, data={}, exit_code=err.exit_status, errors=[entry]))
         else:
-            print(f"relay: {message}{f' — {hint}' if hint else ''}", file=sys.stderr)
+            say(f"relay: {message}{f' — {hint}' if hint else ''}")
         return err.exit_status
 
 

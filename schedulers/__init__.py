@@ -28,7 +28,14 @@ from relay.schedulers.choose import (
     requested,
 )
 from relay.schedulers.cron import CronScheduler
-from relay.schedulers.entry import DEFAULT_INTERVAL, Entry, default_argv, label_for
+from relay.schedulers.entry import (
+    DEFAULT_INTERVAL,
+    Entry,
+    default_argv,
+    entry_nonce,
+    label_for,
+    new_nonce,
+)
 from relay.schedulers.launchd import LaunchdScheduler
 from relay.schedulers.systemd import SystemdScheduler
 from relay.schedulers.taskscheduler import TaskScheduler
@@ -53,7 +60,9 @@ __all__ = [
     "declined",
     "default_argv",
     "detect",
+    "entry_nonce",
     "label_for",
+    "new_nonce",
     "parse_kind",
     "requested",
     "run_command",

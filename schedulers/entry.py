@@ -5,6 +5,12 @@ both, so two clones on one machine (or two nodes in one clone) never collide. An
 never carries a token: the environment keeps only harmless variables, and anything
 token-shaped in the argv or the environment is refused outright. A scheduled pass finds
 its token at run time.
+
+The entry's command line carries the registration's nonce (``--nonce``; Task Scheduler
+has no environment to carry it), kept in the node's private state beside the record of
+the entry: a pass counts as the scheduler's only when it presents the nonce of the
+registration in place, so a person's ``relay watch --once --scheduled`` cannot pose as
+the scheduler's heartbeat.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from relay.errors import LocalUsageError
 
 DEFAULT_INTERVAL = 300
 LABEL_PREFIX = "relay-watch"
+NONCE_FLAG = "--nonce"  # the registration's own word on the entry's command line
 
 # Variables worth carrying into a scheduled pass; every other one stays behind.
 # What a scheduled pass runs besides the interpreter (crontab: a pass may remove its own
@@ -91,16 +98,22 @@ class Entry:
         argv: Sequence[str] | None = None,
         interval_seconds: int = DEFAULT_INTERVAL,
         environ: Mapping[str, str] | None = None,
+        nonce: str | None = None,
     ) -> Entry:
         """The entry `relay join` registers for ``clone`` and ``node``.
 
         ``argv`` defaults to ``default_argv``; ``environ`` (default ``os.environ``) is
-        filtered by ``safe_environment``. Raises LocalUsageError on unsafe input.
+        filtered by ``safe_environment``; ``nonce`` is the registration's (see
+        :func:`entry_nonce`). Raises LocalUsageError on unsafe input.
         """
         clone, state_dir = clone.resolve(), state_dir.resolve()
         interpreter = str((python or Path(sys.executable)).absolute())
         log = str(state_dir / "watch.log")
-        words = tuple(argv) if argv is not None else default_argv(interpreter, clone, node, log=log)
+        words = (
+            tuple(argv)
+            if argv is not None
+            else default_argv(interpreter, clone, node, log=log, nonce=nonce)
+        )
         source = os.environ if environ is None else environ
         return cls(
             label=label_for(clone=clone, node=node),
@@ -114,18 +127,37 @@ class Entry:
         )
 
 
-def default_argv(python: str, clone: Path, node: str, *, log: str | None = None) -> tuple[str, ...]:
+def default_argv(
+    python: str, clone: Path, node: str, *, log: str | None = None, nonce: str | None = None
+) -> tuple[str, ...]:
     """One scheduled pass: ``python -m relay.cli watch --once --scheduled`` for this clone
-    and node. On Windows the windowless ``pythonw.exe`` beside the interpreter runs it
-    (no console flashes up) and the pass appends its own lines to ``log``, because Task
-    Scheduler keeps no output of its own."""
+    and node, with the registration's ``nonce``. On Windows the windowless ``pythonw.exe``
+    beside the interpreter runs it (no console flashes up) and the pass appends its own
+    lines to ``log``, because Task Scheduler keeps no output of its own."""
     program: str = python
     extra: tuple[str, ...] = ()
     if Path(python).name.lower() in WINDOWS_PYTHONS:
         program = windowless_python(python) or python
         extra = ("--log", log) if log else extra
     words = ("watch", "--once", "--scheduled", "--repo-dir", str(clone), "--node", node)
-    return (program, "-m", "relay.cli", *words, *extra)
+    proof = (NONCE_FLAG, nonce) if nonce else ()
+    return (program, "-m", "relay.cli", *words, *proof, *extra)
+
+
+def new_nonce() -> str:
+    """A registration's nonce: 128 random bits, as hex."""
+    import secrets
+
+    return secrets.token_hex(16)
+
+
+def entry_nonce(argv: Sequence[str]) -> str | None:
+    """The nonce an entry's command line carries (None: an entry of an older relay)."""
+    words = list(argv)
+    for at, word in enumerate(words[:-1]):
+        if word == NONCE_FLAG:
+            return words[at + 1]
+    return None
 
 
 def windowless_python(python: str) -> str | None:

@@ -241,7 +241,7 @@ def install_node_key(state: NodeState, node: str, environ: Mapping[str, str] | N
     import base64
     import binascii
 
-    from relay.edges.files import write_atomic
+    from relay.edges.files import write_state
 
     text = (os.environ if environ is None else environ).get(NODE_KEY_ENV, "").strip()
     if not text or state.signing_key_path(node).exists():
@@ -255,7 +255,7 @@ def install_node_key(state: NodeState, node: str, environ: Mapping[str, str] | N
             f"{NODE_KEY_ENV} does not hold a signing key",
             hint="store the content of the node's key file (one base64 line) as the secret",
         )
-    write_atomic(state.signing_key_path(node), text.encode() + b"\n", mode=0o600)
+    write_state(state.signing_key_path(node), text.encode() + b"\n", top=state.root)
     return True
 
 

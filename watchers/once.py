@@ -276,7 +276,10 @@ Printer = Callable[[PassReport], None]
 
 def print_report(report: PassReport) -> None:
     """Print a pass's lines (they carry no secrets) and flush, for scheduler logs."""
+    from relay.commands.output import for_people
+
+    if sys.stdout is None:  # pythonw has none
+        return
     for line in report.lines:
-        print(line)
-    if sys.stdout is not None:  # pythonw has none
-        sys.stdout.flush()
+        print(for_people(line))
+    sys.stdout.flush()

@@ -4,9 +4,9 @@ seconds until stopped, and keeps watching while the API or the remote is away.""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Awaitable, Callable
 
+from relay.commands.output import say
 from relay.errors import Conflict, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext
 from relay.node.redaction import redacted
@@ -34,7 +34,7 @@ async def loop(
         except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:
             # the API or the remote is away for a while: say so and keep watching
             failures += 1
-            print(f"relay: {redacted(str(err))} (retrying)", file=sys.stderr, flush=True)
+            say(f"relay: {redacted(str(err))} (retrying)")
         done += 1
         if passes is None or done < passes:
             await asyncio.sleep(interval * min(2**failures, 10) if failures else interval)

@@ -14,6 +14,10 @@ once more. launchd answers ``bootout`` of the job a pass runs in with SIGTERM to
 the pass finish them; a job that appeared meanwhile brings the entry (and the column)
 back, so a task that arrives during a teardown is not lost.
 
+Each registration has its nonce (on the entry's command line, and in the record, 0600):
+a pass is recorded as the scheduler's only when it presents the nonce of the entry in
+place (:func:`started_by`); a rejoin keeps it, so an unchanged entry stays unchanged.
+
 A scheduled pass tears down only when decide() says so: a watcher registered before its
 node's first job waits for that job, but not forever (``FIRST_JOB_GRACE`` in
 :mod:`relay.protocol.decide`).
@@ -44,6 +48,8 @@ from relay.schedulers import (
     Verification,
     choose,
     declined,
+    entry_nonce,
+    new_nonce,
     run_command,
 )
 
@@ -127,6 +133,23 @@ def save(state: NodeState, record: WatcherRecord) -> None:
     write_versioned(record_path(state), {"watchers": watchers})
 
 
+def started_by(state: NodeState, node: str, nonce: str | None) -> str:
+    """Who started a pass given ``--scheduled``: the scheduler only when it presents the
+    nonce of ``node``'s registration in place; anyone else (a person who typed the flag,
+    an entry left from an earlier registration) is a person."""
+    import hmac
+
+    from relay.edges.local import SCHEDULER
+
+    record = load(state, node)
+    if not nonce or record is None or not record.active:
+        return "person"
+    expected = entry_nonce(record.spec().argv)
+    if expected is None or not hmac.compare_digest(nonce.encode(), expected.encode()):
+        return "person"
+    return SCHEDULER
+
+
 def records(state: NodeState) -> list[WatcherRecord]:
     """Every node's watcher record in this clone."""
     doc = read_versioned(record_path(state)) or {}
@@ -197,12 +220,15 @@ def plan(
     sched = choose(
         override=override, environ=environ, runner=seam.runner, home=seam.home, at_boot=at_boot
     )
+    old = load(ctx.state, ctx.node)
+    kept = entry_nonce(old.spec().argv) if old is not None and old.active else None
     entry = Entry.create(
         clone=ctx.root,
         node=ctx.node,
         state_dir=ctx.state.root,
         interval_seconds=interval,
         environ=environ,
+        nonce=kept or new_nonce(),  # the registration in place keeps its own
     )
     sched.render(entry)  # pure; raises LocalUsageError on what this scheduler cannot take
     return sched, entry

@@ -99,5 +99,6 @@ def append_log(path: Path, lines: Sequence[str]) -> None:
     """Append a pass's (already redacted) lines to its log, each stamped with the time."""
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC"
-    with path.open("a", encoding="utf-8") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # a new log: private
+    with open(fd, "a", encoding="utf-8") as handle:
         handle.writelines(f"{stamp} {line}\n" for line in lines)

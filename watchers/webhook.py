@@ -1,11 +1,19 @@
 """The webhook receiver: GitHub (or the hub) tells the node at once that something moved.
 
-Ground rules, in bedevere's order: verify the signature before reading anything else;
-answer ``ping``; log the delivery id; drop a delivery id already seen (GitHub keeps the id
-on a redelivery); answer 2xx at once and run the pass in the background, because GitHub
-counts a delivery as failed after 10 s; a crash in a handler is logged, never fatal; any
-other failure is a 500. GitHub does not redeliver dropped deliveries by itself, so a
-reconciling full pass also runs every few minutes.
+Ground rules, in bedevere's order: verify the signature before reading anything else
+(a request with no ``X-Hub-Signature-256``, or one too large, is refused before its body
+is read, and only a few bodies are read at once); answer ``ping``; log the delivery id;
+drop a delivery id already seen (GitHub keeps the id on a redelivery); answer 2xx at once
+and run the pass in the background, because GitHub counts a delivery as failed after
+10 s; a crash in a handler is logged, never fatal; any other failure is a 500. GitHub
+does not redeliver dropped deliveries by itself, so a reconciling full pass also runs
+every few minutes.
+
+The delivery id is not signed: one signed delivery sent again with fresh ids is a new
+delivery each time. So passes are coalesced per issue (:class:`Coalescer`): at most one
+runs for an issue at a time and at most one starts per ``issue_interval``; deliveries
+that arrive meanwhile are folded into one follow-up pass, which reads the issue as it is
+then, so nothing a delivery announced is missed.
 
 GitHub docs: "Validating webhook deliveries", "Best practices for using webhooks".
 """
@@ -16,12 +24,13 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections import OrderedDict
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
+from relay.watchers.deliveries import DEFAULT_ISSUE_INTERVAL, Coalescer, DeliveryLog
 from relay.watchers.once import Printer, print_report
 
 if TYPE_CHECKING:
@@ -34,9 +43,10 @@ log = logging.getLogger("relay.watchers.webhook")
 ENV_SECRET = "RELAY_WEBHOOK_SECRET"
 HANDLED_EVENTS = frozenset({"issues", "issue_comment"})
 DEFAULT_RECONCILE_INTERVAL = 180.0
-SEEN_DELIVERIES = 4096
 # Relay payloads carry at most two 65,536-character bodies; leave room for JSON escaping.
 MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_READING = 8  # bodies read at once; more: 503, so memory stays under 32 MiB
+_SIGNATURE = re.compile(r"sha256=[0-9a-fA-F]{64}")
 
 
 @dataclass(frozen=True)
@@ -89,31 +99,6 @@ def _int(data: Mapping[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-class DeliveryLog:
-    """The most recent delivery ids, bounded, oldest forgotten first."""
-
-    def __init__(self, capacity: int = SEEN_DELIVERIES) -> None:
-        self._ids: OrderedDict[str, None] = OrderedDict()
-        self._capacity = capacity
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def first_time(self, delivery_id: str) -> bool:
-        """Record the id; True unless it was already among the recent ones."""
-        if delivery_id in self._ids:
-            self._ids.move_to_end(delivery_id)
-            return False
-        self._ids[delivery_id] = None
-        if len(self._ids) > self._capacity:
-            self._ids.popitem(last=False)
-        return True
-
-    def forget(self, delivery_id: str) -> None:
-        """Let a later redelivery of this id run again (its pass failed)."""
-        self._ids.pop(delivery_id, None)
-
-
 def secret_from_env(environ: Mapping[str, str] | None = None) -> str:
     """The webhook secret from RELAY_WEBHOOK_SECRET, read when called."""
     secret = (os.environ if environ is None else environ).get(ENV_SECRET, "")
@@ -132,12 +117,21 @@ Reconcile = Callable[[], Awaitable[None]]
 class Receiver:
     """The request handler and its background work; one per application."""
 
-    def __init__(self, *, secret: str, on_event: OnEvent, reconcile: Reconcile) -> None:
+    def __init__(
+        self,
+        *,
+        secret: str,
+        on_event: OnEvent,
+        reconcile: Reconcile,
+        issue_interval: float = DEFAULT_ISSUE_INTERVAL,
+    ) -> None:
         self.secret = secret
         self.on_event = on_event
         self.reconcile = reconcile
         self.deliveries = DeliveryLog()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.passes = Coalescer(self._run_handler, self._spawn, interval=issue_interval)
+        self.reading = 0  # bodies being read now
 
     async def handle(self, request: web.Request) -> web.Response:
         """Answer one delivery; only a verified, new issue event reaches on_event."""
@@ -155,9 +149,14 @@ class Receiver:
         from aiohttp import web
         from gidgethub import BadRequest, ValidationFailure, sansio
 
-        body = await request.read()
-        if "x-hub-signature-256" not in request.headers:
-            return web.Response(status=401, text="missing X-Hub-Signature-256")
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        self.reading += 1
+        try:
+            body = await request.read()
+        finally:
+            self.reading -= 1
         try:
             event = sansio.Event.from_http(request.headers, body, secret=self.secret)
         except ValidationFailure:
@@ -180,8 +179,26 @@ class Receiver:
             )
         except RemoteProtocolError as err:
             return web.Response(status=400, text=str(err))
-        self._spawn(self._run_handler(parsed))
+        if not self.passes.submit(parsed):
+            return web.Response(status=202, text="accepted: folded into the pending pass")
         return web.Response(status=202, text="accepted")
+
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """The answer to a request refused on its headers alone, before its body is read:
+        unsigned (401), a signature of the wrong shape (403), too large (413), or too many
+        bodies being read already (503)."""
+        from aiohttp import web
+
+        signature = request.headers.get("x-hub-signature-256")
+        if signature is None:
+            return web.Response(status=401, text="missing X-Hub-Signature-256")
+        if not _SIGNATURE.fullmatch(signature):  # can match no body: not worth reading one
+            return web.Response(status=403, text="signature does not match")
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            return web.Response(status=413, text=f"a delivery is at most {MAX_BODY_BYTES} bytes")
+        if self.reading >= MAX_READING:
+            return web.Response(status=503, text="busy", headers={"Retry-After": "1"})
+        return None
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(work)
@@ -219,9 +236,11 @@ def build_app(
     reconcile: Reconcile,
     reconcile_interval: float = DEFAULT_RECONCILE_INTERVAL,
     path: str = "/{tail:.*}",
+    issue_interval: float = DEFAULT_ISSUE_INTERVAL,
 ) -> web.Application:
     """The receiver as an aiohttp application: POST deliveries to `path` (by default any
-    path, so the URL registered with `relay join --webhook` may have one of its own)."""
+    path, so the URL registered with `relay join --webhook` may have one of its own);
+    at most one pass per issue starts every ``issue_interval`` seconds."""
     from aiohttp import web
 
     if not secret:
@@ -231,7 +250,9 @@ def build_app(
             f"the reconcile interval must be positive, not {reconcile_interval}",
             hint="give the seconds between full passes, e.g. 180",
         )
-    receiver = Receiver(secret=secret, on_event=on_event, reconcile=reconcile)
+    receiver = Receiver(
+        secret=secret, on_event=on_event, reconcile=reconcile, issue_interval=issue_interval
+    )
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post(path, receiver.handle)
 

@@ -25,6 +25,7 @@ from relay.commands.status import age
 from relay.edges.local import SCHEDULER
 from relay.errors import RelayError, RemoteUnavailable
 from relay.node.context import NodeContext, client
+from relay.schedulers import entry_nonce
 from relay.watchers.registration import DECLINED, Seam, WatcherRecord, load
 from relay.watchers.scheduled_token import pass_token, token_route
 
@@ -128,6 +129,11 @@ def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetim
             if (record is not None and active)
             else ""
         )
+        if record is not None and active and entry_nonce(record.spec().argv) is None:
+            fix = (
+                "run `relay join` again: the entry was registered by an older relay, whose"
+                " passes cannot show they are the scheduler's"
+            )
         said = f"no {'scheduled ' if active else ''}pass of {ctx.node} recorded yet{manual}"
         return Check("last pass", status, said, fix=fix)
     beat = beats[-1]

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from relay.commands.output import Output
+from relay.commands.output import Output, say
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import (
@@ -465,7 +465,7 @@ def run_run(args: argparse.Namespace) -> Output:
                 (args.repo_dir or Path.cwd()).resolve(), getattr(args, "scheduler", None)
             )
         except RelayError as err:
-            print(f"relay loop: could not remove the resume entry: {err.message}", file=sys.stderr)
+            say(f"relay loop: could not remove the resume entry: {err.message}")
     root = _root(args).root
     if args.dry_run:
         refuse_bad_panel(options)
@@ -474,15 +474,15 @@ def run_run(args: argparse.Namespace) -> Output:
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")
 
-    def say(line: str) -> None:
+    def tell(line: str) -> None:
         if not args.json:
-            print(f"relay loop: {line}", file=sys.stderr, flush=True)
+            say(f"relay loop: {line}")
 
     try:
         report = Ratchet(
             root,
             options,
-            say=say,
+            say=tell,
             remote=u.RelayJobs(root, wait=verify_wait),
             suspend=u.Resumer(root, u.run_args(args), scheduler=args.scheduler),
         ).run()

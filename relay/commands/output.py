@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+from relay.protocol.wire import show_controls
 
 if TYPE_CHECKING:
     from relay.errors import RelayError
@@ -55,6 +57,24 @@ def error_entry(err: RelayError, message: str, hint: str | None) -> dict[str, An
     return {"code": err.code, "message": message, "hint": hint}
 
 
+def for_people(text: str) -> str:
+    """``text`` as a terminal may show it: every control character but the newlines and
+    tabs of relay's own layout written out (``\\x1b``), every bidirectional or zero-width
+    one as ``[U+XXXX]``. A job title, a comment or a step's output comes from outside:
+    it may not recolour, retitle or clear the terminal, nor read backwards. The one door
+    every line meant for a person goes through (JSON escapes them itself)."""
+    return show_controls(text, keep="\n\t")
+
+
+def say(text: str, *, stream: TextIO | None = None) -> None:
+    """Print one line for a person on ``stream`` (stderr when None), through
+    :func:`for_people`, flushed; nothing where there is no such stream (pythonw)."""
+    out = stream if stream is not None else sys.stderr
+    if out is None:
+        return
+    print(for_people(text), file=out, flush=True)
+
+
 def render(result: Output, *, json_output: bool, command: str = "") -> None:
     """Print a result: its envelope as one JSON document, or its lines for a person.
 
@@ -69,7 +89,7 @@ def render(result: Output, *, json_output: bool, command: str = "") -> None:
     if sys.stdout is None:
         return
     for line in result.lines:
-        print(line)
+        print(for_people(line))
     sys.stdout.flush()
 
 

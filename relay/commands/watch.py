@@ -7,11 +7,14 @@ import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
 from relay.errors import LocalUsageError, RelayError
+
+if TYPE_CHECKING:
+    from relay.edges.local import NodeState
 
 
 def register(sub: Any) -> None:
@@ -27,6 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
     p.add_argument("--log", type=Path, default=None, metavar="FILE", help="also append to FILE")
     p.add_argument("--scheduled", action="store_true", help=argparse.SUPPRESS)  # an OS entry
+    p.add_argument("--nonce", default=None, help=argparse.SUPPRESS)  # the entry's own proof
     add_common(p)
     p.set_defaults(func=run)
 
@@ -76,15 +80,19 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
         config = state.load_config()
         node = args.node or (config.node if config else "?")
         outcome = f"error: {redacted(str(err))}"[:300]
-        state.log_pass(PassRecord(at=now, node=node, outcome=outcome, started_by=starter(args)))
+        by = starter(args, state, node)
+        state.log_pass(PassRecord(at=now, node=node, outcome=outcome, started_by=by))
 
 
-def starter(args: argparse.Namespace) -> str:
-    """Who started a one-off pass: the OS scheduler's entry (its argv says --scheduled on
-    every scheduler, Task Scheduler having no environment to set) or a person."""
-    from relay.edges.local import SCHEDULER
+def starter(args: argparse.Namespace, state: NodeState, node: str) -> str:
+    """Who started a one-off pass: the OS scheduler's entry — its argv says --scheduled
+    and presents the nonce of the registration in place (on every scheduler, Task
+    Scheduler having no environment to set) — or a person, whatever flags they typed."""
+    from relay.watchers.registration import started_by
 
-    return SCHEDULER if args.scheduled else "person"
+    if not args.scheduled:
+        return "person"
+    return started_by(state, node, args.nonce)
 
 
 def dispatch(args: argparse.Namespace) -> Output:
@@ -138,7 +146,7 @@ def dispatch(args: argparse.Namespace) -> Output:
                     token=token,
                     on_teardown=on_teardown,
                     verbose=args.verbose,
-                    started_by=starter(args),
+                    started_by=starter(args, ctx.state, ctx.node),
                 )
             )
         )

@@ -12,6 +12,11 @@ is cut down to its owner with ``icacls`` (inherited entries removed, full contro
 this account alone) before it takes the file's name, so the secret is never readable by
 others, not even for a moment. icacls goes through ``AclRunner``, so the command line is
 recorded and checked on any OS.
+
+``write_state`` writes a file of the node's own state (``.git/relay/``): 0600 in
+directories only this account may enter (0700), a wider directory left by an older relay
+tightened on the next write, so another local account can neither read the node's claims
+and caches nor hold its pass lock.
 """
 
 from __future__ import annotations
@@ -51,6 +56,40 @@ def write_atomic(
         raise
 
 
+def private_dir(path: Path, *, top: Path | None = None) -> None:
+    """Make ``path`` — and each directory from ``top`` (default: ``path`` alone) down to
+    it — one only this account may enter: created 0700, a wider one tightened. On
+    Windows the mode bits mean nothing: directories are made as they always were."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if os.name == "nt":
+        return
+    top = top or path
+    for folder in (path, *path.parents):
+        if not folder.is_relative_to(top):
+            break
+        if stat.S_IMODE(folder.stat().st_mode) != 0o700:
+            os.chmod(folder, 0o700)
+
+
+def write_state(path: Path, data: bytes, *, top: Path | None = None) -> None:
+    """Write a file of the node's state: 0600, in directories from ``top`` (default: its
+    own) down to it that only this account may enter."""
+    private_dir(path.parent, top=top)
+    write_atomic(path, data, mode=0o600)
+
+
+def private_file(path: Path, *, top: Path | None = None) -> None:
+    """Create ``path`` empty if it is missing (a lock file), 0600 in private directories;
+    an existing one is tightened, its content kept."""
+    private_dir(path.parent, top=top)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        if os.name != "nt" and stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 def write_private(
     path: Path,
     data: bytes,
@@ -66,6 +105,8 @@ def write_private(
     def restrict(tmp: Path) -> None:
         restrict_to_owner(tmp, runner=runner, user=user, shown=path)
 
+    if not windows:
+        private_dir(path.parent)
     write_atomic(path, data, mode=0o600, prepare=restrict if windows else None)
 
 

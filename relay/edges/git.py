@@ -171,11 +171,12 @@ class Clone:
         if self._git_lock is None:
             from filelock import FileLock
 
+            from relay.edges.files import private_file
             from relay.edges.local import git_dir
 
             path = git_dir(self.root) / "relay" / "git.lock"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._git_lock = FileLock(path, timeout=NETWORK_TIMEOUT * 2)
+            private_file(path)  # 0600 in the node's 0700 state: no other account holds it
+            self._git_lock = FileLock(path, timeout=NETWORK_TIMEOUT * 2, mode=0o600)
         return self._git_lock
 
     @classmethod

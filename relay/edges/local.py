@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from relay.edges.files import read_private, write_atomic, write_private
+from relay.edges.files import private_dir, private_file, read_private, write_private, write_state
 from relay.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -153,21 +153,24 @@ def read_versioned(path: Path) -> dict[str, Any] | None:
     return doc
 
 
-def write_versioned(path: Path, body: dict[str, Any], *, mode: int = 0o644) -> None:
-    """Write ``body`` with the current schema version, atomically."""
+def write_versioned(path: Path, body: dict[str, Any]) -> None:
+    """Write ``body`` with the current schema version, atomically, as private node state
+    (0600 in a 0700 directory)."""
     doc = {"schema": SCHEMA_VERSION, **body}
-    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode(), mode=mode)
+    write_state(path, json.dumps(doc, indent=1, sort_keys=True).encode())
 
 
 class PassLock:
-    """One pass at a time per repository and node: a non-blocking OS file lock (filelock)."""
+    """One pass at a time per repository and node: a non-blocking OS file lock (filelock).
+    The lock file is 0600 in directories (from ``top`` down) only this account may enter:
+    another local account that could open it could hold it, and stop every pass."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, top: Path | None = None) -> None:
         from filelock import FileLock
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path, top=top)
         self.path = path
-        self._lock = FileLock(path, timeout=0, is_singleton=False)
+        self._lock = FileLock(path, timeout=0, mode=0o600, is_singleton=False)
 
     def acquire(self) -> bool:
         """Take the lock without waiting; False means another pass is running."""
@@ -278,7 +281,9 @@ class NodeState:
 
         key = Ed25519PrivateKey.generate()
         raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-        write_private(self.signing_key_path(node), base64.b64encode(raw) + b"\n")
+        path = self.signing_key_path(node)
+        private_dir(path.parent, top=self.root)
+        write_private(path, base64.b64encode(raw) + b"\n")
         return raw
 
     def next_signing_key(self, node: str) -> bytes:
@@ -315,7 +320,7 @@ class NodeState:
     def lock(self, node: str) -> PassLock:
         """The pass lock of ``node`` in this clone (not yet acquired)."""
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
-        return PassLock(self.root / "locks" / f"{safe}.lock")
+        return PassLock(self.root / "locks" / f"{safe}.lock", top=self.root)
 
     @contextmanager
     def pass_lock(self, node: str) -> Iterator[PassLock]:
@@ -497,14 +502,14 @@ class NodeState:
     def save_outbox(self, *, issue: int, task: int, body: str) -> None:
         """Keep the RESULT of a finished run before anything is posted (0600: it is the
         redacted text the thread will show, but it is this node's to send)."""
-        write_atomic(self._outbox_path(issue, task), body.encode("utf-8"), mode=0o600)
+        write_state(self._outbox_path(issue, task), body.encode("utf-8"), top=self.root)
 
     def _draft_path(self, issue: int, task: int) -> Path:
         return self.root / "outbox" / f"{issue}-{task}.draft.json"
 
     def save_draft(self, *, issue: int, task: int, draft: str) -> None:
         """Keep a finished run's RESULT and redacted log before the log is pushed (0600)."""
-        write_atomic(self._draft_path(issue, task), draft.encode("utf-8"), mode=0o600)
+        write_state(self._draft_path(issue, task), draft.encode("utf-8"), top=self.root)
 
     def draft(self, *, issue: int, task: int) -> str | None:
         """The kept draft of (issue, task), None when there is none."""
@@ -608,7 +613,7 @@ class NodeState:
         """Append a pass, keeping the newest PASS_LOG_KEEP lines (rewritten atomically)."""
         lines = self._pass_lines()[-(PASS_LOG_KEEP - 1) :]
         lines.append(json.dumps({"schema": SCHEMA_VERSION, **record.model_dump(mode="json")}))
-        write_atomic(self.pass_log_path, ("\n".join(lines) + "\n").encode())
+        write_state(self.pass_log_path, ("\n".join(lines) + "\n").encode())
 
     def passes(self) -> list[PassRecord]:
         """The remembered passes, oldest first; unreadable lines are skipped."""

@@ -21,6 +21,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from relay.edges.files import private_dir
 from relay.edges.git import Clone, CommitInfo, Rejected
 from relay.edges.local import git_dir
 from relay.errors import ConfigError, Conflict
@@ -47,7 +48,7 @@ class RelayTree:
                 self.clone.local("worktree", "prune")
             if self.path.exists():
                 shutil.rmtree(self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)  # the node's state directory: 0700
             try:
                 self.clone.local("worktree", "add", "--detach", "--force", str(self.path), "HEAD")
             except Exception as exc:

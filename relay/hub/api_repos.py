@@ -149,6 +149,16 @@ async def get_other_user(request: web.Request) -> web.Response:
     return reply(render.public_user(origin(request), found, public_repos=public))
 
 
+_RESERVED = (".", "..")  # the directory itself and its parent: GitHub reserves them
+
+
+def _reserved(name: str) -> ApiError | None:
+    """422 Validation Failed for a name GitHub reserves (``.``, ``..``), else None."""
+    if name not in _RESERVED:
+        return None
+    return invalid("Repository", "name", "custom", f"The repository {name} is reserved")
+
+
 def _creation_failed(code: str, message: str | None = None) -> ApiError:
     error = {"resource": "Repository", "code": code, "field": "name"}
     if message:
@@ -163,6 +173,8 @@ async def create_repo(request: web.Request) -> web.Response:
     name = data.get("name")
     if not isinstance(name, str) or not _REPO_NAME.match(name):
         raise _creation_failed("missing_field")
+    if refused := _reserved(name):
+        raise refused
     description = check_text("Repository", "description", data.get("description"))
     store, now = hub_of(request).store, now_us()
     with store.write() as db:
@@ -230,8 +242,16 @@ _FLAGS = ("has_issues", "private")
 
 
 def _repo_changes(data: dict[str, Any]) -> dict[str, Any]:
-    """Columns a ``PATCH /repos/{o}/{r}`` body sets; 422 for a wrongly typed field."""
+    """Columns a ``PATCH /repos/{o}/{r}`` body sets; 422 for a wrongly typed field or a
+    name GitHub would refuse (a rename)."""
     changes: dict[str, Any] = {}
+    if "name" in data:
+        name = data["name"]
+        if not isinstance(name, str) or not _REPO_NAME.match(name):
+            raise invalid("Repository", "name", "invalid", "name is not a repository name")
+        if refused := _reserved(name):
+            raise refused
+        changes["name"] = name
     for flag in _FLAGS:
         if flag in data:
             if not isinstance(data[flag], bool):
@@ -243,18 +263,25 @@ def _repo_changes(data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def update_repo(request: web.Request) -> web.Response:
-    """``PATCH /repos/{owner}/{repo}`` (admin): ``has_issues``, ``private``, ``description``.
-    With ``has_issues`` false every issue endpoint answers 410, as on GitHub."""
+    """``PATCH /repos/{owner}/{repo}`` (admin): ``has_issues``, ``private``, ``description``
+    and ``name`` (a rename; the git stays where it is, kept by id). With ``has_issues``
+    false every issue endpoint answers 410, as on GitHub."""
     acc = repo_access(request, Role.ADMIN)
     changes = _repo_changes(await read_object(request))
+    name = str(changes.get("name", acc.row["name"]))
+    if name == acc.row["name"]:
+        changes.pop("name", None)
     store = hub_of(request).store
     if changes:
         changes["updated_at"] = now_us()
-        cols = ", ".join(f"{name} = ?" for name in changes)
+        cols = ", ".join(f"{column} = ?" for column in changes)
         with store.write() as db:
+            taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
+            if "name" in changes and db.execute(taken, (acc.owner["id"], name)).fetchone():
+                raise invalid("Repository", "name", "custom", "name already exists on this account")
             db.execute(f"UPDATE repos SET {cols} WHERE id = ?", (*changes.values(), acc.id))
             store.record("repository", "edited", actor_id=viewer(request)["id"], repo_id=acc.id)
-    fresh = repo_access(request, owner=acc.owner["login"], name=acc.row["name"])
+    fresh = repo_access(request, owner=acc.owner["login"], name=name)
     return reply(repo_object(request, fresh))
 
 

@@ -243,15 +243,36 @@ def no_content() -> web.Response:
     return web.Response(status=204)
 
 
+MAX_DEPTH = 64  # arrays and objects inside one another; a deeper body is refused
+
+
 async def read_json(request: web.Request) -> Any:
-    """The request body as JSON; 400 "Problems parsing JSON" as GitHub says it."""
+    """The request body as JSON; 400 "Problems parsing JSON" as GitHub says it — also for
+    a body nested so deep that parsing it exhausts the stack, or deeper than MAX_DEPTH,
+    which every later encoding of it (stored, then served) would have to walk."""
     raw = await request.read()
     if not raw:
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         raise ApiError(400, "Problems parsing JSON") from None
+    if nesting(data) > MAX_DEPTH:
+        raise ApiError(400, "Problems parsing JSON")
+    return data
+
+
+def nesting(value: Any) -> int:
+    """How deep lists and dicts go inside ``value``, walked without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            todo.extend((child, depth + 1) for child in item if isinstance(child, (list, dict)))
+    return deepest
 
 
 async def read_object(request: web.Request) -> dict[str, Any]:

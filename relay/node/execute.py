@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from relay.edges.github import GitHubClient
 from relay.errors import ConfigError, RelayError
+from relay.node.artifacts import Found, bring_back, find_artifacts
 from relay.node.context import NodeContext
 from relay.node.redaction import redactor_for
 from relay.protocol import (
@@ -42,7 +43,6 @@ from relay.protocol.messages import task_digest
 if TYPE_CHECKING:
     from relay.edges.relay_tree import RelayTree
     from relay.edges.steps import RunOutcome
-    from relay.redact import Redactor
 
 
 @dataclass(frozen=True)
@@ -98,54 +98,7 @@ class TaskRun:
     checkout_error: str | None = None
     found: tuple[Found, ...] = ()  # the artifacts the TASK named, read before leaving
     unmatched: tuple[str, ...] = ()  # its artifact globs that matched no file
-
-
-@dataclass(frozen=True)
-class Found:
-    """One artifact file as the worker found it (``data`` is None when it was too large
-    to bring back: then only its size and hash travel)."""
-
-    path: str
-    size: int
-    sha256: str
-    data: bytes | None
-
-
-ARTIFACT_CAP = 5 * 1024 * 1024  # bytes of one artifact brought back; larger: hash only
-MAX_ARTIFACTS = 50
-
-
-def find_artifacts(root: Path, globs: tuple[str, ...]) -> tuple[tuple[Found, ...], tuple[str, ...]]:
-    """The files inside ``root`` that the TASK's globs name (never under .git, never a
-    link out of the clone), each read once; and the globs that matched nothing."""
-    import hashlib
-
-    base = root.resolve()
-    seen: dict[str, Found] = {}
-    unmatched: list[str] = []
-    for pattern in globs:
-        hits = [p for p in sorted(root.glob(pattern)) if p.is_file()]
-        kept = 0
-        for path in hits:
-            real = path.resolve()
-            if not real.is_relative_to(base) or ".git" in real.relative_to(base).parts:
-                continue
-            rel = real.relative_to(base).as_posix()
-            kept += 1
-            if rel in seen or len(seen) >= MAX_ARTIFACTS:
-                continue
-            size = real.stat().st_size
-            data: bytes | None = None
-            if size <= ARTIFACT_CAP:
-                data = real.read_bytes()
-                digest = hashlib.sha256(data).hexdigest()
-            else:
-                with real.open("rb") as f:
-                    digest = hashlib.file_digest(f, "sha256").hexdigest()
-            seen[rel] = Found(rel, size, digest, data)
-        if not kept:
-            unmatched.append(pattern)
-    return tuple(seen.values()), tuple(unmatched)
+    problems: tuple[str, ...] = ()  # what went wrong reading them, said in the RESULT
 
 
 def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
@@ -179,7 +132,11 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
         except RelayError as err:
             return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
         outcome = _run_here(ctx, task, where)
-        found, unmatched = find_artifacts(where, task.artifacts)
+        try:
+            found, unmatched = find_artifacts(where, task.artifacts)
+        except Exception as err:  # the steps ran: nothing here may lose their RESULT
+            said = f"The artifacts could not be read: {_one_line(err)}."
+            return TaskRun(outcome, problems=(said,))
         return TaskRun(outcome, found=found, unmatched=unmatched)
     finally:
         tree.release()
@@ -366,11 +323,15 @@ async def execute(
         beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beating
-    draft = draft_result(ctx, task, run, token=token)
+    draft = safe_draft(ctx, task, run, token=token)
     # kept before the log is pushed: a pass killed from here on is finished by the next
     ctx.state.save_draft(issue=action.issue, task=task.task, draft=_draft_json(draft))
-    result = await publish_draft(ctx, draft, token=token)
-    body = ctx.sign(render_message(result))
+    try:
+        result = await publish_draft(ctx, draft, token=token)
+        body = ctx.sign(render_message(result))
+    except Exception as err:  # the steps ran: their RESULT is still posted, saying so
+        result = _unpublished(ctx, draft.result, err, token=token)
+        body = ctx.sign(render_message(result))
     # kept before anything is posted: a failure from here on is finished by a later pass
     ctx.state.save_outbox(issue=action.issue, task=task.task, body=body)
     await send_result(gh, ctx, issue=action.issue, task=task.task, body=body, post=True)
@@ -449,70 +410,6 @@ class Draft:
     files: tuple[tuple[str, bytes], ...] = ()  # artifacts to commit: (repository path, data)
 
 
-def bring_back(
-    ctx: NodeContext, task: TaskMsg, run: TaskRun, redactor: Redactor
-) -> tuple[tuple[Artifact, ...], tuple[tuple[str, bytes], ...], list[str]]:
-    """The TASK's artifacts for the RESULT: text redacted and committed (withheld, by size
-    and hash only, when it cannot be made safe); anything else recorded by size and
-    sha256, and committed only when the master section allows binary artifacts. Returns
-    the records, the files to commit and what to say about the rest."""
-    from pathlib import PurePosixPath
-
-    from relay.protocol.work import artifact_path
-
-    records: list[Artifact] = []
-    files: list[tuple[str, bytes]] = []
-    commit_binary = ctx.master.scope.binary_artifacts == "commit"
-    for number, item in enumerate(run.found, start=1):
-        text = _as_text(item.data)
-        name = redactor.redact(item.path)
-        if name != item.path:  # the path itself says who or where: it does not travel
-            name = f"artifact-{number}{PurePosixPath(item.path).suffix}"
-        where = artifact_path(task.issue, task.task, name)
-        note = ""
-        if item.data is None:
-            note = f"over {ARTIFACT_CAP // (1024 * 1024)} MiB: recorded by size and hash only"
-        elif text is not None:
-            cleaned, report = redactor.redact_with_report(text)
-            if report.safe:
-                files.append((where, cleaned.encode("utf-8")))
-            else:
-                note = f"withheld: {report.reason}"
-        elif commit_binary and not _holds_secret(item.data, redactor):
-            files.append((where, item.data))
-        elif commit_binary:
-            note = "withheld: it holds what redaction removes, and binary cannot be redacted"
-        records.append(
-            Artifact(
-                path=name,
-                size=item.size,
-                sha256=item.sha256,
-                text=text is not None,
-                note=redactor.redact(note)[:300],
-            )
-        )
-    said = [f"The artifact {code!r} matched no file." for code in run.unmatched]
-    return tuple(records), tuple(files), said
-
-
-def _as_text(data: bytes | None) -> str | None:
-    """The file as text when it is text in any encoding a step's output may have (UTF-8,
-    UTF-16 as PowerShell writes it, the console's or a fallback code page); None: binary."""
-    if data is None:
-        return None
-    from relay.edges.console import as_text, console_codepages
-
-    return as_text(data, codepages=console_codepages())
-
-
-def _holds_secret(data: bytes, redactor: Redactor) -> bool:
-    """Whether a binary file shows anything redaction would remove, read as bytes and as
-    UTF-16 text (both byte orders): such a file is never committed raw."""
-    views = [data.decode("latin-1")]
-    views += [data[i:].decode("utf-16-le", errors="replace") for i in (0, 1)]
-    return any(redactor.redact_with_report(view)[1].counts for view in views)
-
-
 def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:
     """The RESULT of a run with every word from the machine redacted, and its redacted
     log; nothing is published yet."""
@@ -549,6 +446,47 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         task_digest=task_digest(task),
     )
     return Draft(result, cap_log(redacted) if report.safe else None, files)
+
+
+def safe_draft(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:
+    """:func:`draft_result`, or when composing it raised (an artifact, redaction, the log):
+    a RESULT with no log that says in one line what went wrong, so the claim is answered."""
+    try:
+        return draft_result(ctx, task, run, token=token)
+    except Exception as err:
+        status, _, failed = summarise(task, run)
+        bare = ResultMsg(
+            issue=task.issue,
+            node=ctx.node,
+            task=task.task,
+            status=Status.PARTIAL if status == Status.DONE else Status.FAILED,
+            summary=f"The steps ran ({status.value}) but their RESULT could not be composed.",
+            failed_step=failed,
+        )
+        return Draft(_unpublished(ctx, bare, err, token=token, what="composed"), None)
+
+
+def _unpublished(
+    ctx: NodeContext, result: ResultMsg, err: Exception, *, token: str, what: str = "published"
+) -> ResultMsg:
+    """``result`` without its log, saying why in one redacted line (the error's own words
+    only when redaction itself works)."""
+    said = f"The log and artifacts could not be {what}: {_one_line(err)}."
+    try:
+        said = redactor_for(ctx, token).redact(said)
+    except Exception:
+        said = f"The log and artifacts could not be {what} ({type(err).__name__})."
+    status = Status.PARTIAL if result.status == Status.DONE else result.status
+    kept = f"{result.observations[: 4000 - len(said) - 1]} {said}".strip()
+    return result.model_copy(
+        update={"status": status, "log_url": None, "artifacts": (), "observations": kept}
+    )
+
+
+def _one_line(err: BaseException) -> str:
+    """An error as one short line: its type and its first line."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return f"{type(err).__name__}: {first[:300]}" if first else type(err).__name__
 
 
 def _left_modified(ctx: NodeContext) -> list[str]:

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from relay.protocol.wire import show_controls
+
 QUIET_SECONDS = 10.0  # a wait shorter than this says nothing
 PLAIN_EVERY = 60.0  # seconds between two plain lines of the same phase
 TICK = 1.0  # seconds between two updates of a terminal line
@@ -56,6 +58,7 @@ class Progress:
             return
         with self._lock:
             now = self.clock()
+            text = show_controls(text)  # a step's command comes from outside
             if self.tty:
                 self.stream.write(f"\r\033[K{text}")
                 self._open = True

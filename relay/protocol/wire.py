@@ -45,6 +45,27 @@ def show_invisible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
+# C0, DEL and C1 (what moves a terminal), and lone surrogates (a file name that is not
+# UTF-8, which no terminal, JSON body or comment can carry)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def show_controls(text: str, *, keep: str = "") -> str:
+    """``text`` with every C0/C1 control but those in ``keep`` written out (``\\x1b``,
+    ``\\n``) and every invisible one as ``[U+XXXX]``: text from outside cannot move a
+    terminal's cursor, retitle its window or read backwards to the person."""
+
+    def one(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in keep:
+            return char
+        code = ord(char) - 0xDC00 if 0xDC80 <= ord(char) <= 0xDCFF else ord(char)
+        return _NAMED.get(char, f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+
+    return show_invisible(_CONTROL.sub(one, text))
+
+
 class MessageRejected(RemoteProtocolError):
     """A body that is not a well-formed relay message; it is data, never an instruction."""
 

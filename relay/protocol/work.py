@@ -8,6 +8,8 @@ here, from the same numbers the steps will run under.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,6 +44,28 @@ def log_path(issue: int, task: int) -> str:
 def artifact_path(issue: int, task: int, path: str) -> str:
     """Where a TASK's artifact (``path`` inside the worker's clone) is committed."""
     return f"{LOG_DIR}/{issue}/artifacts/{task:03d}/{path}"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]")  # what a RESULT's artifact path may not hold
+MAX_NAME = 300
+
+
+def safe_artifact_name(path: str, *, number: int, taken: Collection[str] = ()) -> str:
+    """The name an artifact travels under: its own path when a RESULT can carry it, else
+    each part with any other character replaced by ``_`` (``TEST-a.Outer$Inner.xml`` is
+    ``TEST-a.Outer_Inner.xml``), made unique with the artifact's ``number`` when the
+    plain name is taken or too long, so no file name can lose a RESULT."""
+    parts = [_UNSAFE.sub("_", part) for part in path.split("/")]
+    name = "/".join("_" + p if p in ("", ".", "..", ".git") else p for p in parts)
+    last = name.rsplit("/", 1)[-1]
+    dot = last.rfind(".")
+    suffix = last[dot:] if dot > 0 and len(last) - dot <= 20 else ""
+    stem = name[: len(name) - len(suffix)]
+    candidates = [name, f"{stem}-{number}{suffix}", f"artifact-{number}{suffix}"]
+    for candidate in candidates:
+        if candidate not in taken and len(candidate) <= MAX_NAME:
+            return candidate
+    return f"artifact-{number}-{len(taken)}{suffix}"  # every name above is another's
 
 
 def claim_ref(issue: int, task: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -175,3 +176,25 @@ def test_the_entry_does_not_change_with_the_shell_that_joins(tmp_path: Path) -> 
     )
     assert chosen == plain
     assert ("RELAY_API_URL", "http://h:1") in plain.environment
+
+
+@POSIX_ONLY
+def test_the_registration_s_nonce_is_on_the_command_line_every_backend_renders(
+    tmp_path: Path,
+) -> None:
+    """Task Scheduler has no environment: the nonce a pass presents is an argument, and
+    every backend writes it; an entry of an older relay has none."""
+    from relay.schedulers import entry_nonce, new_nonce
+
+    nonce = new_nonce()
+    assert len(nonce) == 32 and nonce != new_nonce()
+    entry = Entry.create(clone=tmp_path, node="mac", state_dir=tmp_path, nonce=nonce)
+    assert entry_nonce(entry.argv) == nonce and "--scheduled" in entry.argv
+    for backend in all_backends(tmp_path)[:3]:
+        assert any(nonce in text for text in backend.render(entry).values()), backend
+    win = windows_entry(clone=r"C:\Users\Zoë\src\repo")
+    win = dataclasses.replace(win, argv=(*win.argv, "--nonce", nonce))
+    (task,) = TaskScheduler(home=tmp_path).render(win).values()
+    assert f"--nonce {nonce}" in task
+    older = default_argv("/usr/bin/python3", tmp_path, "mac")
+    assert entry_nonce(older) is None

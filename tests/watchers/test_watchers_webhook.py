@@ -62,13 +62,20 @@ class Recorder:
 
 @asynccontextmanager
 async def receiver(
-    recorder: Recorder, *, secret: str = SECRET, interval: float = 3600.0
+    recorder: Recorder,
+    *,
+    secret: str = SECRET,
+    interval: float = 3600.0,
+    issue_interval: float = 0.0,
 ) -> AsyncIterator[tuple[aiohttp.ClientSession, str]]:
+    """The receiver on loopback; ``issue_interval`` 0 unless a test is about it, so the
+    passes of one issue follow each other at once."""
     app = webhook.build_app(
         secret=secret,
         on_event=recorder.on_event,
         reconcile=recorder.reconcile,
         reconcile_interval=interval,
+        issue_interval=issue_interval,
     )
     runner, url = await webhook.start(app, host="127.0.0.1", port=0)
     try:
@@ -380,3 +387,134 @@ def test_deliveries_to_a_url_with_a_path_of_its_own_are_received() -> None:
 
     assert run(scenario()) == [202, 202, 202]
     assert sorted(e.delivery_id for e in recorder.events) == ["p0", "p1", "p2"]
+
+
+async def head_only(url: str, headers: dict[str, str]) -> tuple[asyncio.StreamWriter, Any]:
+    """A POST whose headers are sent and whose body never comes: the connection, and a
+    task that reads the answer's status line (the server may answer without the body)."""
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    reader, writer = await asyncio.open_connection(where.hostname, where.port)
+    lines = ["POST / HTTP/1.1", f"Host: {where.netloc}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    await writer.drain()
+    return writer, asyncio.ensure_future(reader.readline())
+
+
+def test_an_unsigned_or_oversized_delivery_is_refused_before_its_body_is_read() -> None:
+    """The answer comes while the 4 MiB body has not even been sent."""
+    recorder = Recorder()
+    size = str(webhook.MAX_BODY_BYTES)
+
+    async def answer(url: str, headers: dict[str, str]) -> bytes:
+        writer, status = await head_only(url, headers)
+        try:
+            return bytes(await asyncio.wait_for(status, timeout=2))
+        finally:
+            writer.close()
+
+    async def scenario() -> list[bytes]:
+        async with receiver(recorder) as (_session, url):
+            base = {"Content-Type": "application/json", "X-GitHub-Event": "issues",
+                    "X-GitHub-Delivery": "big", "Content-Length": size}  # fmt: skip
+            return [
+                await answer(url, base),
+                await answer(url, {**base, "X-Hub-Signature-256": "sha1=abc"}),
+                await answer(
+                    url,
+                    {
+                        **base,
+                        "X-Hub-Signature-256": "sha256=" + "0" * 64,
+                        "Content-Length": str(webhook.MAX_BODY_BYTES + 1),
+                    },
+                ),
+            ]
+
+    first, second, third = run(scenario())
+    assert first.startswith(b"HTTP/1.1 401"), first
+    assert second.startswith(b"HTTP/1.1 403"), second
+    assert third.startswith(b"HTTP/1.1 413"), third
+    assert recorder.events == []
+
+
+def test_only_a_few_bodies_are_read_at_once() -> None:
+    """Signed-looking requests whose bodies trickle in hold every reading slot: the next
+    one is 503 at once; once they go, deliveries are read again."""
+    recorder = Recorder()
+    body = payload("issues_labeled.json")
+
+    async def scenario() -> tuple[bytes, int]:
+        async with receiver(recorder) as (session, url):
+            held = []
+            for number in range(webhook.MAX_READING):
+                headers = {"Content-Type": "application/json", "X-GitHub-Event": "issues",
+                           "X-GitHub-Delivery": f"slow-{number}", "Content-Length": "1000",
+                           "X-Hub-Signature-256": "sha256=" + "0" * 64}  # fmt: skip
+                held.append(await head_only(url, headers))
+            await settle()
+            writer, status = await head_only(url, headers)
+            busy = bytes(await asyncio.wait_for(status, timeout=2))
+            writer.close()
+            for slow, _ in held:
+                slow.close()
+            await settle()
+            after, _ = await deliver(session, url, body, signature=sign(SECRET, body))
+            return busy, after
+
+    busy, after = run(scenario())
+    assert busy.startswith(b"HTTP/1.1 503"), busy
+    assert after == 202
+
+
+def test_one_signed_delivery_replayed_with_fresh_ids_costs_one_follow_up_pass() -> None:
+    """While the pass for an issue runs, its deliveries are folded into one follow-up;
+    another issue's delivery runs at once."""
+    body = payload("issues_labeled.json")
+    data = json.loads(body)
+    data["issue"]["number"] = 8
+    other = json.dumps(data).encode()
+    recorder = Recorder()
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        recorder.gate = asyncio.Event()
+        async with receiver(recorder) as (session, url):
+            await deliver(session, url, body, delivery="r0", signature=sign(SECRET, body))
+            await settle()
+            signed = sign(SECRET, body)
+            said = [
+                (await deliver(session, url, body, delivery=f"r{n}", signature=signed))[1]
+                for n in range(1, 21)
+            ]
+            await deliver(session, url, other, delivery="o1", signature=sign(SECRET, other))
+            await settle()
+            running = [e.delivery_id for e in recorder.events]
+            recorder.gate.set()
+            await asyncio.sleep(0.2)
+            return said, running, [e.delivery_id for e in recorder.events]
+
+    said, running, after = run(scenario())
+    assert all("folded" in text for text in said), said
+    assert running == ["r0", "o1"], "the other issue's pass does not wait"
+    assert after == ["r0", "o1", "r20"], "twenty replays: one follow-up pass, the newest"
+
+
+def test_passes_for_one_issue_start_at_most_once_per_interval() -> None:
+    body = payload("issues_labeled.json")
+    recorder = Recorder()
+
+    async def scenario() -> tuple[int, int, int]:
+        async with receiver(recorder, issue_interval=0.6) as (session, url):
+            for n in range(10):
+                await deliver(session, url, body, delivery=f"i{n}", signature=sign(SECRET, body))
+                await asyncio.sleep(0.02)
+            early = len(recorder.events)
+            await asyncio.sleep(0.15)
+            still = len(recorder.events)
+            await asyncio.sleep(0.8)
+            return early, still, len(recorder.events)
+
+    early, still, late = run(scenario())
+    assert (early, still) == (1, 1), "the first pass ran; the rest wait out the interval"
+    assert late == 2, "then one follow-up for all of them"

@@ -55,3 +55,16 @@ def as_cron(line: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["/bin/sh", "-c", command], cwd=home, env=env, capture_output=True, text=True, timeout=90
     )
+
+
+def entry_words(line: str) -> list[str]:
+    """What a crontab line asks relay for (the words after ``-m relay.cli``), read back
+    as sh reads them: a pass run with them is the entry's own, nonce and all."""
+    import shlex
+
+    match = CRON_FIELDS.match(line)
+    assert match is not None, f"not a cron job line: {line!r}"
+    words = shlex.split(match["command"].replace("\\%", "%"))
+    start = words.index("relay.cli") + 1
+    end = next(i for i in range(start, len(words)) if words[i].endswith(";"))
+    return [*words[start:end], words[end].removesuffix(";")]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from e2e_world import read_crontab, relay_lines, write_crontab
+from e2e_world import entry_words, line_for, read_crontab, relay_lines, write_crontab
 from worlds import WORKER, World, data_of, envelope_of
 
 from relay.edges.local import NodeState, PassRecord
@@ -24,9 +24,14 @@ def joined(world: World) -> World:
     return world
 
 
+def as_entry(world: World) -> list[str]:
+    """The worker's watcher entry's own command line, read back from the crontab."""
+    return entry_words(line_for(read_crontab(), WORKER))
+
+
 def one_pass(world: World) -> None:
-    """A pass as the scheduler's entry starts it (its argv says --scheduled)."""
-    world.worker.call("watch", "--once", "--scheduled", "--node", WORKER)
+    """A pass as the scheduler's entry starts it (its own command line, nonce and all)."""
+    world.worker.call(*as_entry(world))
 
 
 def doctor(world: World, **env: str) -> tuple[int, dict[str, str], dict[str, str]]:
@@ -61,7 +66,7 @@ def stale_pass(world: World) -> None:
 
 def failed_pass(world: World) -> None:
     w = world.worker
-    done = w.run("watch", "--once", "--scheduled", env=w.env(RELAY_TOKEN="not-a-token"))
+    done = w.run(*as_entry(world), env=w.env(RELAY_TOKEN="not-a-token"))
     assert done.returncode != 0 and "rejected the token" in done.stderr
 
 
@@ -188,7 +193,7 @@ def test_a_pass_that_fails_before_it_starts_still_leaves_a_heartbeat(
     w = world.worker
     w.call("join", "--node", WORKER, "--scheduler", "cron")  # no --save-token
     world.open_job()
-    done = w.run("watch", "--once", "--scheduled", env=w.env(token=""))
+    done = w.run(*as_entry(world), env=w.env(token=""))
     assert done.returncode != 0
     beat = NodeState.for_clone(w.clone).heartbeat()
     assert beat is not None and beat.outcome.startswith("error: "), beat
@@ -273,3 +278,39 @@ def test_doctor_warns_that_a_launch_agent_waits_for_a_login(world: World, tmp_pa
     assert launchd.calls[-1][:2] == ("launchctl", "print")  # doctor asked launchd itself
     launchd.loaded.clear()  # someone booted it out by hand
     assert check_entry(ctx, record, seam=seam).status is Status.FAIL
+
+
+def test_a_scheduled_pass_by_hand_is_a_person_s_and_only_the_entry_s_own_is_the_scheduler_s(
+    world: World, real_crontab: None
+) -> None:
+    """`relay watch --once --scheduled` typed by a person cannot pose as the heartbeat:
+    only the command line the entry carries (its registration's nonce) does; rejoining
+    keeps the entry as it is, and an entry registered anew has a nonce of its own."""
+    joined(world)
+    w = world.worker
+    state = NodeState.for_clone(w.clone)
+    w.call("watch", "--once", "--scheduled", "--node", WORKER)
+    beat = state.heartbeat()
+    assert beat is not None and beat.started_by == "person", beat
+    w.call("watch", "--once", "--scheduled", "--nonce", "0" * 32, "--node", WORKER)
+    assert state.passes()[-1].started_by == "person"
+    status, found, _ = doctor(world)
+    assert found["last pass"] == "pending", found  # no scheduled pass yet, as before
+
+    first = as_entry(world)
+    assert "--nonce" in first and "--scheduled" in first
+    w.call(*first)
+    assert state.passes()[-1].started_by == "scheduler"
+    status, found, _ = doctor(world)
+    assert status == 0 and found["last pass"] == "ok", found
+
+    w.call("join", "--node", WORKER, "--scheduler", "cron")
+    assert as_entry(world) == first, "a rejoin leaves the entry (and its nonce) as it was"
+    w.call("join", "--node", WORKER, "--scheduler", "none")
+    w.call("join", "--node", WORKER, "--scheduler", "cron")
+    again = as_entry(world)
+    assert again != first, "a new registration has a nonce of its own"
+    w.call(*first)  # the earlier entry's command line, kept by someone
+    assert state.passes()[-1].started_by == "person"
+    w.call(*again)
+    assert state.passes()[-1].started_by == "scheduler"

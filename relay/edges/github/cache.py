@@ -16,7 +16,7 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from relay.edges.files import write_atomic
+from relay.edges.files import write_state
 from relay.edges.local import SCHEMA_VERSION, read_versioned
 
 # gidgethub's cache value: (etag, last-modified, decoded body, next-page URL).
@@ -92,6 +92,6 @@ class EtagCache(MutableMapping[str, Entry]):
             rows.append(row)
         head = json.dumps({"schema": SCHEMA_VERSION, "owner": owner})[:-1]
         text = head + ', "entries": [' + ",\n".join(reversed(rows)) + "]}\n"
-        write_atomic(path, text.encode())
+        write_state(path, text.encode())
         self.dirty = False
         return True

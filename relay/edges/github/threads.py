@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from relay.edges.files import write_atomic
+from relay.edges.files import write_state
 from relay.edges.github.models import Comment, Issue
 from relay.edges.local import SCHEMA_VERSION, read_versioned
 
@@ -102,6 +102,6 @@ class ThreadCache:
             for n, (stamp, comments) in sorted(self._entries.items())
         }
         doc = {"schema": SCHEMA_VERSION, "owner": self.owner, "issues": issues}
-        write_atomic(path, json.dumps(doc, separators=(",", ":")).encode())
+        write_state(path, json.dumps(doc, separators=(",", ":")).encode())
         self.dirty = False
         return True
