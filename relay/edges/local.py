@@ -245,7 +245,7 @@ class NodeState:
 
     def save_roster(self, revision: dict[str, Any]) -> None:
         """Keep the newest roster revision this node accepted (0600)."""
-        write_versioned(self.roster_path, {"accepted": revision}, mode=0o600)
+        write_versioned(self.roster_path, {"accepted": revision})
 
     def signing_key_path(self, node: str) -> Path:
         """Where ``node``'s Ed25519 private key lives (readable by this user only)."""
@@ -563,7 +563,7 @@ class NodeState:
             "revisions": {str(k): v for k, v in sorted(merged.items())},
             "claimed": sorted([i, t] for i, t in every),
         }
-        write_versioned(self.seen_path, body, mode=0o600)
+        write_versioned(self.seen_path, body)
 
     # --- the controller's own record of each job: the body it last wrote, the last TASK ---
 
@@ -576,7 +576,7 @@ class NodeState:
         doc = read_versioned(self._job_path(issue)) or {}
         kept = {"body": doc.get("body"), "task": doc.get("task")}
         kept.update({k: v for k, v in (("body", body), ("task", task)) if v is not None})
-        write_versioned(self._job_path(issue), kept, mode=0o600)
+        write_versioned(self._job_path(issue), kept)
 
     def kept_job(self, issue: int) -> tuple[str | None, str | None]:
         """The body and the last TASK this controller wrote for ``issue`` (None: none)."""
