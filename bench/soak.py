@@ -186,8 +186,10 @@ def set_up(root: Path, hub: Hub, size: Size) -> World:
     controller.relay(*init, "--api", hub.url)
     for node in [*workers, controller]:
         node.relay("join", "--node", node.name, "--scheduler", "none")
-        for other in [controller, *workers]:  # everyone sees every node's key
-            git("pull", "-q", "--rebase", cwd=other.clone, auth=git_auth(url, token))
+    for node in workers:  # the roster's admin admits each worker
+        controller.relay("nodes", "approve", node.name, "--node", controller.name)
+    for other in [controller, *workers]:  # everyone sees every node's key
+        git("pull", "-q", "--rebase", cwd=other.clone, auth=git_auth(url, token))
     effects = root / "effects"
     effects.mkdir()
     return World(hub, root, controller, workers, token, effects=effects)

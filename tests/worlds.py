@@ -218,6 +218,37 @@ class World:
         self.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
         self.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
 
+    def admit(self, node: Node) -> None:
+        """The roster's admin admits ``node`` before it runs relay at all: its key is made in
+        its state and its request to join committed (what its `relay join` would do), then
+        the controller approves it. Its own `relay join` then finds it a member."""
+        from datetime import UTC, datetime
+
+        from relay.edges.local import NodeState
+        from relay.protocol import Account
+        from relay.protocol.roster import JoinRequest, request_path, sign_request
+        from relay.protocol.signatures import public_key_of
+
+        state = NodeState.for_clone(node.clone)
+        key = state.signing_key(node.name) or state.new_signing_key(node.name)
+        me = api(f"{self.hub.url}/user", node.token)
+        request = JoinRequest(
+            name=node.name,
+            repository=self.repo,
+            accounts=(Account(id=me["id"], login=me["login"]),),
+            key=public_key_of(key),
+            os="Linux",
+            at=datetime.now(UTC),
+        )
+        where = self.clone(f"admit-{node.name}")
+        path = where / request_path(node.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(sign_request(request, private_key=key))
+        git("add", "-A", cwd=where)
+        git("commit", "-qm", f"relay: {node.name} joins (asks the roster's admins)", cwd=where)
+        git("push", "-q", "origin", "HEAD:main", cwd=where, auth=self.git_auth())
+        self.controller.call("nodes", "approve", node.name, "--node", CONTROLLER)
+
     def open_job(
         self, *, worker: str = WORKER, title: str = "Build fails", objective: str = "Find why."
     ) -> int:

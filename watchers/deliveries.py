@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from relay.watchers.webhook import WebhookEvent
 
 SEEN_DELIVERIES = 4096
-DEFAULT_ISSUE_INTERVAL = 10.0  # seconds between two passes started for one issue
+DEFAULT_ISSUE_INTERVAL = 0.5  # seconds between two passes started for one issue
 
 OnEvent = Callable[["WebhookEvent"], Awaitable[None]]
 Spawn = Callable[[Awaitable[None]], None]

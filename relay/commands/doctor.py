@@ -233,6 +233,19 @@ def loop_only(args: argparse.Namespace) -> Output | None:
     return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
 
 
+def _fetch_quietly(args: argparse.Namespace) -> None:
+    """Fetch when the remote answers; the checks below say what is wrong when it does not."""
+    from pathlib import Path
+
+    from relay.errors import RelayError
+    from relay.node.context import open_clone
+
+    try:
+        open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api).refresh()
+    except RelayError:
+        return
+
+
 def check_roster(ctx: NodeContext) -> Check:
     """The roster this node trusts, and what the branch says that it does not follow (a
     refused revision, a hand-edited table, another API URL): a warning each, said once."""
@@ -270,6 +283,7 @@ def run(args: argparse.Namespace) -> Output:
 
     from relay.watchers.actions_environment import in_actions, key_reach
 
+    _fetch_quietly(args)  # the roster as the remote has it now (an admission since join)
     ctx = context(args)
     record = load(ctx.state, ctx.node)
     actions = [run_async(lambda: key_reach(ctx))] if in_actions(os.environ) else []

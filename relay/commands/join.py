@@ -187,6 +187,17 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
         else:
             own_row(ctx, member.current_key, rotate=args.rotate_key)
             row = ctx.master.node(ctx.node) or build(Node, name=ctx.node)
+            if ctx.file_master is not None and ctx.file_master.node(ctx.node) is None:
+                listed = row.model_copy(update={"os": os_name()})
+                await asyncio.to_thread(
+                    publish_edits,
+                    ctx.clone,
+                    {LOOP_PATH: lambda old: with_row(old or "", listed)},
+                    f"relay: {ctx.node} joins",
+                    branch=None,
+                )
+                ctx.reload_master()
+                lines.append(f"registered {ctx.node} in {LOOP_PATH}")
             lines.append(f"{ctx.node} is already in the node table (a member of the roster)")
             lines += await publish_key(gh, ctx, row, node_key(ctx, rotate=args.rotate_key))
             if args.accounts:
@@ -293,8 +304,7 @@ async def request_membership(
     row = build(Node, name=ctx.node, os=os_name(), accounts=accounts, public_key=public)
 
     def table(old: str | None) -> str:
-        text_now = old or ""
-        return text_now if f"| {ctx.node} |" in text_now else add_node(text_now, row)
+        return with_row(old or "", row)
 
     def ask(old: str | None) -> str:
         if old is not None:
@@ -312,6 +322,14 @@ async def request_membership(
         f" admits it with `relay nodes approve {ctx.node}` (check the fingerprint), and until"
         " then no node acts on what it says",
     ]
+
+
+def with_row(text: str, row: Node) -> str:
+    """LOOP.md with ``row`` in its node table for people, unless a row of that name is
+    there already (what a node obeys is the roster's, not the table's)."""
+    from relay.protocol import parse_master
+
+    return text if parse_master(text).node(row.name) is not None else add_node(text, row)
 
 
 def node_key(ctx: NodeContext, *, rotate: bool) -> str:

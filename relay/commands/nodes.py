@@ -17,8 +17,9 @@ from typing import Any
 from relay.commands.common import add_common, context
 from relay.commands.output import Output
 from relay.errors import ConfigError, LocalUsageError
-from relay.node.context import NodeContext
+from relay.node.context import LOOP_PATH, NodeContext
 from relay.node.trust import publish_revision
+from relay.protocol import Node, add_node, has_section, parse_master
 from relay.protocol.roster import (
     REQUESTS_DIR,
     JoinRequest,
@@ -166,7 +167,15 @@ def run_approve(args: argparse.Namespace) -> Output:
         placed = with_member(base, member)
         return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
 
-    made = publish_revision(ctx, change, f"relay: {ctx.node} admits {args.name}")
+    row = Node(name=request.name, os=request.os, accounts=request.accounts, public_key=request.key)
+
+    def table(old: str | None) -> str:
+        text = old or ""
+        listed = parse_master(text).node(request.name) if has_section(text) else None
+        return text if listed is not None else add_node(text, row)
+
+    also = {LOOP_PATH: table}
+    made = publish_revision(ctx, change, f"relay: {ctx.node} admits {args.name}", also=also)
     lines = (
         f"admitted {args.name} (key {fingerprint(request.key)}, accounts"
         f" {', '.join(str(a) for a in request.accounts) or 'none'}): roster revision"

@@ -400,7 +400,7 @@ def differences(master: Master, revision: Revision) -> list[str]:
         ]
         if what:
             said.append(f"{member.name}'s {' and '.join(what)} differ from the signed roster")
-    said += [f"{name} is in the node table but not in the signed roster" for name in rows]
+    # a row the roster does not list grants nothing (a machine waiting to be admitted)
     if master.scope != revision.scope:
         said.append("the shared scope differs from the signed roster")
     if (master.data_branch or None) != revision.data_branch:

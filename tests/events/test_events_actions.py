@@ -53,6 +53,7 @@ def run_adapter(
         GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=event, GITHUB_EVENT_PATH=str(path),
         GITHUB_REPOSITORY=world.repo, GITHUB_API_URL=world.hub.url,
         GITHUB_TOKEN=token or world.worker.token, GITHUB_STEP_SUMMARY=str(summary),
+        RELAY_TRUST=admin_fingerprint(world),  # the repository variable the workflow reads
     )  # fmt: skip
     env.update(extra_env or {})
     argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
@@ -60,6 +61,17 @@ def run_adapter(
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
     assert done.returncode == 0, done.stderr
     return done, summary.read_text(encoding="utf-8")
+
+
+def admin_fingerprint(world: World) -> str:
+    """The fingerprint of the roster admin's key, as `relay nodes` shows it."""
+    from relay.edges.local import NodeState
+    from relay.protocol.roster import fingerprint
+    from relay.protocol.signatures import public_key_of
+
+    key = NodeState.for_clone(world.controller.clone).signing_key(world.controller.name)
+    assert key is not None
+    return fingerprint(public_key_of(key))
 
 
 def requests_for(hub: Any, repo: str) -> int:
@@ -73,6 +85,7 @@ def test_events_that_do_not_concern_this_node_end_at_once_without_a_request(
     third = Node("linux-box", world.clone("linux-box"), world.worker.token,
                  world.worker.monkeypatch)  # fmt: skip
     third.call("join", "--node", third.name, "--scheduler", "none")
+    world.controller.call("nodes", "approve", third.name, "--node", world.controller.name)
     mine, others = open_job(world), open_job(world, worker=third.name)
     world.controller.call("task", str(mine), "--step", f'"{PY}" -c "print(1)"')
     label = {"label": world.api("/labels/awaiting:worker")}

@@ -40,6 +40,7 @@ def doctor(world: World, **env: str) -> tuple[int, dict[str, Any]]:
                           text=True, timeout=120, check=False)  # fmt: skip
     checks = {c["name"]: c for c in data_of(done.stdout)["checks"]}
     assert checks["token"]["status"] == "ok", checks  # the other checks are unaffected
+    assert done.returncode == 0 or checks["node key"]["status"] == "fail", checks
     return done.returncode, checks["node key"]
 
 

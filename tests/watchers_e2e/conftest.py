@@ -56,7 +56,8 @@ def tokens(hub: object) -> Tokens:
 def world(
     tmp_path: Path, hub: object, tokens: Tokens, unique: str, monkeypatch: pytest.MonkeyPatch
 ) -> World:
-    """A hub repository with its git as the remote and two clones, set up by `relay init`."""
+    """A hub repository with its git as the remote and two clones, set up by `relay init`,
+    the worker admitted to the roster (its own `relay join` is what the tests run)."""
     made = make_world(
         tmp_path,
         hub,  # type: ignore[arg-type]
@@ -67,4 +68,5 @@ def world(
         timeout=90,
     )
     made.init()
+    made.admit(made.worker)
     return made

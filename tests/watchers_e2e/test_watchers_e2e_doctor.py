@@ -14,7 +14,7 @@ from worlds import WORKER, World, data_of, envelope_of
 from relay.edges.local import NodeState, PassRecord
 from relay.watchers.registration import load, save
 
-CHECKS = ("git", "watcher", "last pass", "token for scheduled passes", "token", "labels")
+CHECKS = ("git", "roster", "watcher", "last pass", "token for scheduled passes", "token", "labels")
 
 
 def joined(world: World) -> World:

@@ -20,7 +20,7 @@ def test_joining_twice_changes_nothing(world: World, real_crontab: None) -> None
     write_crontab(USER_TABLE)
     w = world.worker
     first = w.ok("join", "--scheduler", "cron", "--interval", "600")
-    assert "registered win-desktop" in first and "every 600s" in first
+    assert "trusted the roster" in first and "every 600s" in first
     head, table = world.remote_head(), read_crontab()
     assert line_for(table, WORKER).startswith("*/10 * * * * ")
     again = w.ok("join")  # no flag: the clone's earlier choice and interval stand

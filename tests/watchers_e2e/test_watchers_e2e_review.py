@@ -172,7 +172,7 @@ def test_join_refuses_bad_input_before_pushing_anything(
     done = world.worker.run("join", *flags)
     assert done.returncode == 2 and done.stderr.startswith("relay: ")
     assert world.remote_head() == head
-    assert WORKER not in world.remote_file("docs/loop/LOOP.md")
+    assert world.column(WORKER) == "none"  # its row (from its admission) is as it was
     assert read_crontab() == USER_TABLE
 
 
