@@ -36,7 +36,7 @@ from relay.protocol import (
     claim_refs_wanted,
 )
 from relay.protocol.snapshot import LabelEvent, Reaction
-from relay.protocol.thread import binds
+from relay.protocol.thread import binds, tampered_with
 
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
 
@@ -128,7 +128,10 @@ async def observe(
         i
         for i in found
         if not i.is_pull_request
-        and binds(i.body, node, author=i.user.id, master=master, issue=i.number)
+        and (
+            binds(i.body, node, author=i.user.id, master=master, issue=i.number)
+            or tampered_with(i.body, node, author=i.user.id, master=master, issue=i.number)
+        )
     ]
     known = {i.number: cache.comments(i) for i in bound}
     changed = [i for i in bound if known[i.number] is None]

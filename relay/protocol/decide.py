@@ -59,6 +59,7 @@ from relay.protocol.tamper import (
     claim_vanished,
     outsider_may_have,
     rolled_back,
+    tampered_notice,
     trust_notices,
 )
 from relay.protocol.thread import NotAJob, Thread, binds, party_ids, read_thread
@@ -92,6 +93,7 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
     for issue, thread in _threads(snapshot):
         if isinstance(thread, MessageRejected):
             actions.append(Ignore(issue=issue.number, comment_id=None, reason=thread.reason))
+            actions += tampered_notice(issue, thread.reason, snapshot, node)
             continue
         if node not in (thread.job.controller, thread.job.worker):
             continue

@@ -20,7 +20,7 @@ from relay.protocol.baton import State
 from relay.protocol.body import STRIKE_LIMIT
 from relay.protocol.labels import Label
 from relay.protocol.master import Master
-from relay.protocol.snapshot import LabelEvent, Snapshot
+from relay.protocol.snapshot import Issue, LabelEvent, Snapshot
 from relay.protocol.thread import Thread, party_ids
 
 
@@ -177,3 +177,23 @@ def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thr
         )
         told.append(PostNotice(issue=number, key=key, reason=reason, body=body))
     return replace(thread, state=State.PARKED), [*said, *told]
+
+
+def tampered_notice(issue: Issue, reason: str, snapshot: Snapshot, node: str) -> list[Action]:
+    """A job of this node's whose body no longer verifies (changed by someone else, or an
+    old one put back): said once in the thread by its controller, with the way out. The
+    body's digest keys the notice, so each tampering is said once."""
+    from relay.protocol.thread import tampered_with
+
+    master, number = snapshot.master, issue.number
+    if not tampered_with(issue.body, node, author=issue.author.id, master=master, issue=number):
+        return []
+    key = "tampered-body:" + hashlib.sha256(issue.body.encode()).hexdigest()[:16]
+    if (number, key) in snapshot.local.notices:
+        return []
+    body = (
+        f"**relay:** `{node}` does not act on this job: {reason}. Someone other than the"
+        f" controller changed the issue body; nothing is done on it until `{node}` writes it"
+        f" again from its own record: `relay job repair {number}`."
+    )
+    return [PostNotice(issue=number, key=key, reason=reason, body=body)]

@@ -197,6 +197,21 @@ def binds(body: str, node: str, *, author: int, master: Master, issue: int) -> b
         return False
 
 
+def tampered_with(body: str, node: str, *, author: int, master: Master, issue: int) -> bool:
+    """Whether an issue is a job ``node`` controls, opened by an instruction account, whose
+    body no longer verifies by the controller's key (someone else changed it, or put an old
+    one back): nothing is done on it, but its controller says so and can repair it."""
+    if MARKER not in body:
+        return False
+    try:
+        job = parse_body(body)
+    except MessageRejected:
+        return False
+    if job.controller != node or author not in party_ids(job, master):
+        return False
+    return body_refusal(body, job, master, issue=issue) is not None
+
+
 def keys_of(master: Master, node: str) -> NodeKeys:
     """The keys the node table lists for ``node`` (none for an unknown node)."""
     row = master.node(node)

@@ -327,3 +327,23 @@ def test_only_the_controllers_person_unparks_a_job(
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]})
     world.api(f"/issues/{job}/labels/needs:human", "DELETE")
     c.ok("task", str(job), "--step", "true")
+
+
+def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    body = world.issue(job)["body"]
+    world.api(
+        f"/issues/{job}", "PATCH", {"body": body.replace("Find why.", "Leak.")}, login=STRANGER
+    )
+    for _ in range(2):
+        world.controller.ok("watch", "--once")
+    said = [c["body"] for c in world.comments(job) if "changed the issue body" in c["body"]]
+    assert len(said) == 1 and f"relay job repair {job}" in said[0]
+    assert "wrote the body again" in world.controller.ok("job", "repair", str(job))
+    assert "Find why." in world.issue(job)["body"]
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
