@@ -3,6 +3,8 @@ nothing runs before."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from protocol_world import ALICE, BOB, CONTROLLER, MASTER, WORKER, World
 
@@ -106,12 +108,24 @@ def test_a_persons_thumbs_up_on_the_task_approves_it_and_is_read_only_then() -> 
     assert approvals_wanted(snapshot, CONTROLLER) == frozenset()
     for who, runs in ((BOB, True), (ROBOT, False), (CAROL, True)):
         reacted = snapshot.model_copy(
-            update={"reactions": (Reaction(comment_id=task_comment, user=who, content="+1"),)}
+            update={
+                "reactions": (
+                    Reaction(comment_id=task_comment, user=who, content="+1", created_at=world.now),
+                )
+            }
         )
         executes = any(isinstance(a, ExecuteTask) for a in decide(reacted, WORKER, world.now))
         assert executes is runs, who
+    before = Reaction(comment_id=task_comment, user=CAROL, content="+1",
+                      created_at=world.now - timedelta(hours=1))  # fmt: skip
+    early = snapshot.model_copy(update={"reactions": (before,)})
+    assert not any(isinstance(a, ExecuteTask) for a in decide(early, WORKER, world.now))
     down = snapshot.model_copy(
-        update={"reactions": (Reaction(comment_id=task_comment, user=CAROL, content="-1"),)}
+        update={
+            "reactions": (
+                Reaction(comment_id=task_comment, user=CAROL, content="-1", created_at=world.now),
+            )
+        }
     )
     assert not any(isinstance(a, ExecuteTask) for a in decide(down, WORKER, world.now))
 
