@@ -195,19 +195,18 @@ async def _pass(
 
 
 def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:
-    """The tasks this node is about to run whose log is in the repository's history (on
-    relay's data branch as fetched): they ran, whatever comment or ref was deleted since.
-    One git command a task, only for those."""
+    """The tasks this node is about to run whose log is in the repository's history (any
+    branch as fetched): they ran, whatever comment or ref was deleted since. One git
+    command a task, only for those. (History a pusher rewrote hides a log: the baton she
+    then puts back is an outsider's, which the worker does not follow.)"""
     import subprocess
 
     from relay.protocol import claim_refs_wanted, log_path
 
-    branch = ctx.master.data_branch
-    ref = f"refs/remotes/origin/{branch}" if branch else "refs/remotes/origin/HEAD"
     found = set()
     for issue, task in claim_refs_wanted(snapshot, ctx.node):
-        listed = subprocess.run(
-            ["git", "log", "-1", "--format=%H", ref, "--", log_path(issue, task)],
+        listed = subprocess.run(  # every ref the clone has: a runner's checkout has no HEAD
+            ["git", "log", "-1", "--format=%H", "--all", "--", log_path(issue, task)],
             cwd=ctx.root, capture_output=True, text=True, check=False,
         )  # fmt: skip
         if listed.returncode == 0 and listed.stdout.strip():

@@ -311,6 +311,12 @@ async def request_membership(
             with contextlib.suppress(RosterRejected):
                 if parse_request(old).key == public:
                     return old  # asked already with this key: nothing changes
+                raise LocalUsageError(  # never swap the key an admin is about to admit
+                    f"a request to join as {ctx.node} with another key"
+                    f" ({fingerprint(parse_request(old).key)}) is waiting already",
+                    hint="join under another --node name, or ask the admin to remove"
+                    f" {request_path(ctx.node)} if that request is not yours",
+                )
         return text
 
     edits = {LOOP_PATH: table, Path(request_path(ctx.node)): ask}

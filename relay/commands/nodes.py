@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
     sp = verbs.add_parser(
         "sign", help="sign the node table and shared scope of LOOP.md as the next revision"
     )
+    sp.add_argument(
+        "--yes",
+        action="store_true",
+        help="sign the differences listed (without it they are only listed: anyone with push"
+        " access may have edited LOOP.md, so read them first)",
+    )
     add_common(sp)
     sp.set_defaults(func=run_sign)
 
@@ -176,8 +182,9 @@ def run_approve(args: argparse.Namespace) -> Output:
 
     also = {LOOP_PATH: table}
     made = publish_revision(ctx, change, f"relay: {ctx.node} admits {args.name}", also=also)
+    checked = "checked" if args.fingerprint else "NOT checked: compare it with what join printed"
     lines = (
-        f"admitted {args.name} (key {fingerprint(request.key)}, accounts"
+        f"admitted {args.name} (key {fingerprint(request.key)}, {checked}; accounts"
         f" {', '.join(str(a) for a in request.accounts) or 'none'}): roster revision"
         f" {made.revision}",
     )
@@ -196,6 +203,14 @@ def run_sign(args: argparse.Namespace) -> Output:
     said = differences(file_master, base)
     if not said:
         return Output(lines=("the node table and scope match the signed roster",), data={})
+    if not args.yes:
+        lines = (
+            "LOOP.md differs from the signed roster; these would be signed:",
+            *(f"  {s}" for s in said),
+            "read them (anyone with push access can edit LOOP.md), then run"
+            " `relay nodes sign --yes`",
+        )
+        return Output(lines=lines, data={"revision": None, "differences": said}, exit_status=1)
 
     def change(tip: Revision) -> Revision:
         rows = {n.name: n for n in file_master.nodes}
@@ -216,4 +231,4 @@ def run_sign(args: argparse.Namespace) -> Output:
 
     made = publish_revision(ctx, change, f"relay: {ctx.node} signs the node table")
     lines = (f"signed roster revision {made.revision}:", *(f"  {s}" for s in said))
-    return Output(lines=lines, data={"revision": made.revision})
+    return Output(lines=lines, data={"revision": made.revision, "differences": said})

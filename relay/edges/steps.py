@@ -35,7 +35,9 @@ HIDDEN_ENV = (
     "GH_TOKEN",
     "RELAY_GIT_TOKEN",
     "RELAY_APP_PRIVATE_KEY",
+    "RELAY_APP_PRIVATE_KEY_FILE",
     "RELAY_WEBHOOK_SECRET",
+    "RELAY_NODE_KEY",  # a step holding it could sign as the node
 )
 TASK_FILE_ENV = "RELAY_TASK_FILE"
 

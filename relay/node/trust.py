@@ -113,6 +113,11 @@ def establish(
     branch = mine.data_branch if mine is not None else file_master.data_branch
     chain, unreadable = read_chain(root, branch=branch)
     trust = Trust(mine, notes=[unreadable] if unreadable else [])
+    if mine is not None and not chain and unreadable is None:
+        trust.notes.append(
+            f"the roster is gone from the branch (this node keeps revision {mine.revision});"
+            f" new machines cannot join until {ROSTER_PATH} is restored from the history"
+        )
     if mine is None and not chain:
         if unreadable is None and config is not None and file_master.node(config.node):
             return migrate(root, state, config, file_master)
@@ -125,6 +130,20 @@ def establish(
         return trust
     moved = advance(mine, chain)
     trust.notes += list(moved.refused)
+    if mine is None and moved.accepted is not None and not (first_use or pin):
+        # a clone that joined under an earlier relay trusts the roster another node
+        # migrated only if it lists this node with the key this clone holds: a roster
+        # planted before the upgrade names it with someone else's key, or not at all
+        held = state.signing_key(node) if node else None
+        listed = moved.accepted.member(node)
+        own = held is not None and listed is not None and listed.current_key == _public(held)
+        if not own:
+            trust.notes.append(
+                "the roster on the branch does not list this node with the key this clone"
+                " holds, so it is not trusted: run `relay join --trust FINGERPRINT` with the"
+                " admin key's fingerprint"
+            )
+            return trust
     if mine is None and moved.accepted is not None:
         if pin and not signed_by_fingerprint(chain, moved.accepted.revision, pin):
             raise ConfigError(
@@ -141,6 +160,12 @@ def establish(
         state.save_roster(moved.accepted.payload())
     trust.revision = moved.accepted
     return trust
+
+
+def _public(private: bytes) -> str:
+    from relay.protocol.signatures import public_key_of
+
+    return public_key_of(private)
 
 
 def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Master) -> Trust:
@@ -160,7 +185,15 @@ def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Maste
         n.model_copy(update={"public_key": render_keys(keys)}) if n.name == node else n
         for n in file_master.nodes
     )
-    master = file_master.model_copy(update={"nodes": rows})
+    # the connection facts this node saved at join, not the file's (a pusher may have
+    # changed them before the upgrade)
+    master = file_master.model_copy(
+        update={
+            "nodes": rows,
+            "api_url": config.api_url,
+            "repository": config.repo or file_master.repository,
+        }
+    )
     first = sign_revision(
         from_master(master, signed_by=node, at=datetime.now(UTC), admins={node}), private_key=key
     )
@@ -198,18 +231,19 @@ def effective(
     is added to ``trust.notes``."""
     from relay.edges.github.credentials import api_base_url
 
-    if config is not None:
+    if config is not None or trust.revision is not None:
         named = api_base_url(file_master.api_url)
         if named.rstrip("/") != api_url.rstrip("/"):
             trust.notes.append(
                 f"LOOP.md names the API {file_master.api_url}, but this node talks to"
-                f" {api_url} (saved at join); it is not followed: run `relay join --api URL`"
-                " to change it"
+                f" {api_url} (saved at join, or the signed roster's); it is not followed: run"
+                " `relay join --api URL` to change it"
             )
         if file_master.repository.lower() != repository.lower():
             trust.notes.append(
                 f"LOOP.md names the repository {file_master.repository}, but this node"
-                f" works on {repository} (saved at join); it is not followed"
+                f" works on {repository} (saved at join, or the signed roster's); it is not"
+                " followed"
             )
     if trust.revision is None:
         return file_master.model_copy(

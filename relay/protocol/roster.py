@@ -82,6 +82,9 @@ class Revision(BaseModel):
     scope: Scope = Scope()
     data_branch: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._/-]+$")
     watcher_prompt: str | None = Field(default=None, max_length=20_000)
+    # the API the nodes talk to, as the admin set it up: what a node that has saved none
+    # (a fresh runner, a first join) talks to, never LOOP.md's
+    api_url: str | None = Field(default=None, pattern=r"^https?://[^\s`]+$", max_length=500)
     signed_by: str = Field(pattern=NAME_RE)
     at: datetime
     sig: dict[str, str] | None = None
@@ -347,6 +350,7 @@ def from_master(master: Master, *, signed_by: str, at: datetime, admins: set[str
         scope=master.scope,
         data_branch=master.data_branch,
         watcher_prompt=master.watcher_prompt,
+        api_url=master.api_url,
         signed_by=signed_by,
         at=at,
     )

@@ -90,7 +90,11 @@ def outsider_may_have(thread: Thread, snapshot: Snapshot, node: str) -> bool:
     `working` on a TASK nobody claimed (seen by the worker), or `needs:human` gone after a
     third strike (seen by the controller). The label events say who moved it."""
     task = thread.last_task
-    if node == thread.job.worker and thread.state == State.WORKING:
+    at_worker = (State.WORKING, State.AWAITING_WORKER)
+    if node == thread.job.worker and thread.state in at_worker:
+        # about to run a TASK: the baton must be where a node or instruction account put
+        # it (an outsider's `awaiting:worker` over a task whose claim and answer she
+        # deleted would have a worker without local records run it twice)
         local = (thread.issue.number, task) in snapshot.local.claims
         return task > 0 and not thread.taken(task) and not local
     if node == thread.job.controller and thread.state == State.AWAITING_CONTROLLER:
@@ -153,6 +157,15 @@ def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thr
     if not outsider_may_have(thread, snapshot, node):
         return thread, said
     party = party_ids(thread.job, snapshot.master)
+    if thread.state == State.AWAITING_WORKER:
+        put = _newest(snapshot, number, Label.AWAITING_WORKER.value, "labeled")
+        if put is None or put.actor.id in party:
+            return thread, said
+        why = f"outsider {put.actor.login[:60]} put `awaiting:worker` on the job; not followed"
+        return replace(thread, state=State.AWAITING_CONTROLLER), [
+            *said,
+            Ignore(issue=number, comment_id=None, reason=why),
+        ]
     if thread.state == State.WORKING:
         put = _newest(snapshot, number, Label.WORKING.value, "labeled")
         if put is None or put.actor.id in party:

@@ -268,7 +268,9 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
         thread.refused.append((comment.id, comment.author.login[:60], reason))
     else:
         task = getattr(message, "task", None)
-        if isinstance(task, int):
+        # an edit counts as "this message existed" only when its block is one its node
+        # signed: a block made up and edited into someone's comment spends no TASK
+        if isinstance(task, int) and verdict is Verdict.VALID:
             thread.edited.setdefault((message.kind, task), Entry(message, comment))
         thread.ignored.append((comment.id, "edited after it was posted"))
 

@@ -40,7 +40,7 @@ def test_an_account_removed_from_the_table_gives_no_more_instructions(
     loop.write_text(text.replace(row, "|".join(cells)))
     git("commit", "-qam", "untrust the controller", cwd=c.clone)
     git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
-    c.ok("nodes", "sign")  # the admin signs the edit: a new roster revision
+    c.ok("nodes", "sign", "--yes")  # the admin signs the edit: a new roster revision
 
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr

@@ -258,6 +258,12 @@ def test_deleted_evidence_never_runs_a_task_twice(
     for name in ("claims.json", "seen.json", "attempts.json", "notices.json", "threads.json"):
         (state.root / name).unlink(missing_ok=True)
     out = world.worker.ok("watch", "--once", "--verbose")
+    assert runs(marker) == 1, out  # her baton is not followed, and the thread says so
+    assert any(f"`{STRANGER}`" in c["body"] for c in world.comments(job))
+    # a baton a node's own account puts back: the repository's history says it ran
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:controller"]})
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]})
+    out = world.worker.ok("watch", "--once", "--verbose")
     assert runs(marker) == 1, out
     result = next(c for c in world.comments(job) if c["body"].startswith("### RESULT 1"))
     assert "already ran" in result["body"]
