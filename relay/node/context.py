@@ -185,10 +185,17 @@ def open_node(
     config = state.load_config()
     file_master = read_master(root)
     name = node_name(node, config) if need_node else (node or (config.node if config else ""))
-    saved = config.api_url if config is not None else None
-    api_url = api_base_url(api or os.environ.get("RELAY_API_URL") or saved or file_master.api_url)
-    repo = (config.repo if config is not None else None) or file_master.repository
     trust = establish(root, state, config, file_master, node=name, first_use=first_use, pin=pin)
+    # the connection facts: the flag, the variable, those saved at join, else the signed
+    # roster's; LOOP.md's only before any roster is trusted (while relay is set up)
+    signed = trust.revision
+    saved = config.api_url if config is not None else None
+    chosen = api or os.environ.get("RELAY_API_URL") or saved
+    chosen = chosen or (signed.api_url if signed else None) or file_master.api_url
+    api_url = api_base_url(chosen)
+    repo = (config.repo if config is not None else None) or (
+        signed.repository if signed else file_master.repository
+    )
     master = effective(file_master, trust, repository=repo, api_url=api_url, config=config)
     if not first_use:  # `relay join` shows them itself
         for line in trust.said:

@@ -4,6 +4,7 @@ makes a node run anything, nothing is lost, and the node says what it did not fo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -353,3 +354,86 @@ def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
     world.controller.ok("task", str(job), "--step", appends(marker))
     world.worker.ok("watch", "--once")
     assert runs(marker) == 1
+
+
+def test_a_fresh_clone_talks_to_the_signed_rosters_api_never_loop_mds(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner starts with nothing saved: the roster it pins names the API; the URL a
+    pusher wrote into LOOP.md is shown, never sent a token."""
+    eve = mallory(world, monkeypatch)
+    push_edit(
+        world,
+        eve,
+        "docs/loop/LOOP.md",
+        lambda text: text.replace(world.hub.url, "http://127.0.0.1:9"),
+        "point relay elsewhere",
+    )
+    fresh = world.clone("runner")
+    pin = fingerprint(public_key(world.controller))
+    runner = Node(WORKER, fresh, world.worker.token, monkeypatch)
+    done = runner.run("status", "--json", env=runner.env(RELAY_TRUST=pin))
+    assert done.returncode == 0, done.stdout  # it reached the hub, not 127.0.0.1:9
+    notes = data_of(done.stdout)["roster"]["not_followed"]
+    assert any("127.0.0.1:9" in n for n in notes)
+
+
+def test_a_waiting_join_request_is_never_swapped_and_sign_lists_before_it_signs(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    newbie = Node("newbie", world.clone("newbie"), world.worker.token, monkeypatch)
+    newbie.ok("join", "--node", "newbie", "--scheduler", "none")
+    eve = mallory(world, monkeypatch)
+    before = world.remote_head()
+    done = eve.run("join", "--node", "newbie", "--scheduler", "none")
+    assert done.returncode == 2 and "is waiting already" in done.stderr
+    assert world.remote_head() == before
+    # her hand edit of the table is listed, not signed, until the admin says --yes
+    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
+
+    def add_me(text: str) -> str:
+        row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
+        cells = row.split("|")
+        cells[3] = f" octo (1), {STRANGER} ({me['id']}) "
+        return text.replace(row, "|".join(cells))
+
+    push_edit(world, eve, "docs/loop/LOOP.md", add_me, "add me to the worker")
+    head = world.remote_head()
+    listed = world.controller.run("nodes", "sign")
+    assert listed.returncode == 1 and "instruction accounts differ" in listed.stdout
+    assert world.remote_head() == head
+
+
+def test_a_roster_planted_before_an_upgrade_is_not_trusted(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier relay ignored roster.json, so a pusher could plant one naming herself
+    admin and every node with her key: a clone that joined before does not take it."""
+    from datetime import UTC, datetime
+
+    from relay.protocol import Account
+    from relay.protocol.roster import Member, Revision, render_chain, sign_revision
+
+    eve = mallory(world, monkeypatch)
+    key = hashlib.sha256(b"eve").digest()
+    her = public_key_of(key)
+    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
+    mine = Account(id=me["id"], login=STRANGER)
+    forged = Revision(
+        revision=1,
+        repository=world.repo,
+        members=(
+            Member(name="evil", accounts=(mine,), keys=her, admin=True),
+            Member(name=CONTROLLER, accounts=(mine,), keys=her),
+            Member(name=WORKER, accounts=(mine,), keys=her),
+        ),
+        signed_by="evil",
+        at=datetime.now(UTC),
+    )
+    text = render_chain((sign_revision(forged, private_key=key),))
+    push_edit(world, eve, ROSTER_PATH, lambda _old: text, "a roster of my own")
+    (NodeState.for_clone(world.worker.clone).roster_path).unlink()  # as after an upgrade
+    done = world.worker.run("status", "--json")
+    notes = data_of(done.stdout)["roster"]["not_followed"]
+    assert any("does not list this node with the key" in n for n in notes), notes
+    assert data_of(done.stdout)["roster"]["revision"] is None
