@@ -9,19 +9,20 @@ scope says, and its TASK needs ``authorized-by-human: yes`` and then a person's 
 What counts (the rules live in :mod:`relay.protocol.destructive_rules`, one per program):
 any recursive removal, since where ``rm -rf "$DIR"`` ends cannot be read from the step
 (``rm -r``, ``rd /s``, ``del /s``, ``Remove-Item -Recurse``, ``find -delete`` or ``-exec
-rm``); force pushes and remote branch deletion (``git push
---force``, ``-f``, ``+refspec``, ``--force-with-lease``, ``--delete``, ``:branch``);
-``git clean -x`` (ignored files: local settings, caches, secrets no commit restores);
-writing disks (``dd of=/dev/…``, ``> /dev/sda``, ``mkfs``, ``format``, ``diskpart``,
-``fdisk``, ``parted``, ``wipefs``), ``shred``, ``truncate``; ``chmod/chown -R`` on a path
-outside the work tree; registry, service and scheduled-task changes (``reg add/delete``,
-``sc delete/config``, ``systemctl stop/disable/mask``, ``launchctl unload/bootout``,
-``service X stop``, ``schtasks /delete``); package removal (apt, dnf, yum, pip, ``npm -g``,
-brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given to a database client (psql,
-mysql, sqlite3, …, in its arguments or piped to it); ``docker system prune``, ``docker rm
--f``, ``kubectl delete``, ``terraform destroy``; ``shutdown``, ``reboot``, ``kill -9 -1``;
-and any command the shared scope lists under "Destructive commands" (its leading words:
-``make release`` matches ``make -j4 release``; a script matches by file name).
+rm``); force pushes and remote branch deletion (``git push --force``, ``-f``, ``+refspec``,
+``--force-with-lease``, ``--delete``, ``:branch``); ``git clean -x`` (ignored files: local
+settings, caches, secrets no commit restores); writing disks (``dd of=/dev/…``, ``>
+/dev/sda``, ``mkfs``, ``format``, ``diskpart``, ``fdisk``, ``parted``, ``wipefs``),
+``shred``, ``truncate``; ``chmod/chown -R``, ``sed -i``, ``mv`` or ``unlink`` of a path
+outside the work tree; ``rsync --delete``; registry, service and scheduled-task changes
+(``reg add/delete``, ``sc delete/config``, ``systemctl stop/disable/mask``, ``launchctl
+unload/bootout``, ``service X stop``, ``schtasks /delete``); package removal (apt, dnf,
+yum, pip, ``npm -g``, brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given to a
+database client (psql, mysql, sqlite3, …, in its arguments or piped to it); ``docker
+system prune``, ``docker rm -f``, ``kubectl delete``, ``terraform destroy``, ``gh
+repo/release delete``; ``shutdown``, ``reboot``, ``kill -9 -1``; and any command the
+shared scope lists under "Destructive commands" (its leading words: ``make release``
+matches ``make -j4 release``; a script matches by file name).
 
 Not destructive: work inside the work tree relay checked out — ``rm -f build/out.o``,
 ``rm file.txt``, ``git reset --hard`` and ``git clean -fd`` there (relay's own clone;
@@ -39,9 +40,10 @@ directory, quotes, case or ``.exe``, or by a variable the step sets (``R=rm; $R 
 cannot (an open quote), the step is judged on its words: every known program name in it
 starts a command. A step with no shell named is read both as POSIX sh and as cmd.exe. Every
 scan is linear in the step (at most 1000 characters), nested code at most four deep; a
-step nested deeper is destructive. This is a reading of the usual ways to write these
-commands, not a proof: code it cannot see (a script, ``python -c``, a downloaded file)
-is judged only by what shows.
+step nested deeper is destructive. Interpreter one-liners (``python -c``, ``node -e``, …)
+and code the step cannot show (``curl … | sh``, ``$(…) -rf /``) are read by
+:mod:`relay.protocol.destructive_code`. This reads the usual ways to write commands, no
+proof: a script the step only names is judged by what shows.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from __future__ import annotations
 import shlex
 from functools import lru_cache
 
+from relay.protocol.destructive_code import one_liner, substituted, unread_input
 from relay.protocol.destructive_rules import (
     PWSH,
     SHELLS,
@@ -255,6 +258,12 @@ class _Reader:
         self.spent += len(text) + 1
         if self.spent > _BUDGET or depth > _DEPTH:
             raise _TooComplex
+        if dialect == "sh" and ("$(" in text or "`" in text):
+            why, rewritten = substituted(text)  # $(printf rm) -rf /, bash -c "$(curl …)"
+            if why is None and rewritten is not None:
+                why = self.judge(rewritten, dialect, depth + 1)
+            if why is not None:
+                return why
         tokens, parsed = _tokens(text, dialect)
         pipelines, targets = _pipelines(tokens)
         for target in targets:
@@ -340,7 +349,11 @@ class _Reader:
             if _name(first) in ("rd", "rmdir", "del", "erase"):
                 head, args = first, ["/" + switches, *args]
         name = _name(head)
-        for code, inner in code_of(name, args, before):
+        why, shell = one_liner(name, args)  # python -c, node -e, perl -e, ruby -e
+        why = why or unread_input(name, args, before, dialect)
+        if why is not None:
+            return why, name
+        for code, inner in [*code_of(name, args, before), *((s, "sh") for s in shell)]:
             why = self.judge(code, inner, depth + 1)
             if why is not None:
                 return why, name

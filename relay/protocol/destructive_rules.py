@@ -269,7 +269,7 @@ def code_of(name: str, args: list[str], before: list[str]) -> list[tuple[str, st
     if name == "eval":
         return [(" ".join(args), "sh")]
     if name in ("iex", "invoke-expression"):
-        return [(" ".join(args or before[1:]), "powershell")]
+        return [(" ".join(args or before[1:] or before[:1]), "powershell")]
     if name == "cmd":
         for index, arg in enumerate(args):
             if arg.lower()[:2] in ("/c", "/k", "/r"):

@@ -9,10 +9,12 @@ from relay.protocol.destructive_rules import (
     Rule,
     long_flags,
     names,
+    outside,
     positional,
     registry_path,
     short_flags,
     slash,
+    system_path,
 )
 
 
@@ -195,6 +197,51 @@ def _ps_registry(args: list[str]) -> str | None:
     return "registry change (HKLM:)" if any(registry_path(a) for a in args) else None
 
 
+def _rsync(args: list[str]) -> str | None:
+    if any(f.startswith("--del") for f in long_flags(args)) or "--remove-source-files" in args:
+        return "deletes files at the destination (rsync --delete)"
+    return None
+
+
+def _sed(args: list[str]) -> str | None:
+    if not ("i" in short_flags(args) or "--in-place" in long_flags(args)):
+        return None
+    valued = names("-e --expression -f --file -l --line-length")
+    files = positional(args, valued)
+    if not (set(args) & valued or any(a.startswith(("--expression=", "--file=")) for a in args)):
+        files = files[1:]  # the first is the script
+    if any(outside(f) for f in files):
+        return "edits a file outside the work tree in place (sed -i)"
+    return None
+
+
+def _mv(args: list[str]) -> str | None:
+    valued = names("-t --target-directory -S --suffix")
+    paths = positional(args, valued)
+    sources = paths if set(args) & {"-t", "--target-directory"} else paths[:-1]
+    if any(outside(p) for p in sources):
+        return "moves something outside the work tree (mv)"
+    if paths and system_path(paths[-1]):
+        return f"overwrites {paths[-1][:40]} (mv)"
+    return None
+
+
+def _unlink(args: list[str]) -> str | None:
+    if any(outside(p) for p in positional(args)):
+        return "removes a file outside the work tree (unlink)"
+    return None
+
+
+def _gh(args: list[str]) -> str | None:
+    words = [w.lower() for w in positional(args, names("-R --repo -X --method -H --header"))]
+    if len(words) >= 2 and words[1] in ("delete", "delete-asset"):
+        return f"deletes on GitHub (gh {words[0][:20]} {words[1]})"
+    methods = [args[i + 1].upper() for i, a in enumerate(args[:-1]) if a in ("-X", "--method")]
+    if words[:1] == ["api"] and ("DELETE" in methods or "--method=DELETE" in args):
+        return "deletes on GitHub (gh api -X DELETE)"
+    return None
+
+
 _PACKAGES = "package removal"
 _SERVICE = "service change"
 _SYSTEMCTL_VALUED = names(
@@ -277,6 +324,8 @@ RULES: dict[str, Rule] = {
     "regedit": _reg_edit, "service": _service, "update-rc.d": _update_rc, "chkconfig": _chkconfig,
     "net": _net, "schtasks": _schtasks, "crontab": _crontab, "wmic": _wmic, "dpkg": _dpkg,
     "rpm": _rpm, "pacman": _pacman, "uv": _uv, "msiexec": _msiexec, "kill": _kill,
+    "rsync": _rsync, "sed": _sed, "gsed": _sed, "mv": _mv, "move-item": _mv, "unlink": _unlink,
+    "gh": _gh,
 }  # fmt: skip
 
 
