@@ -297,7 +297,15 @@ def set_up_relay(demo: Demo) -> None:
     demo.say(init_relay(demo).strip())
     demo.say(w.relay("join", "--node", WORKER, "--scheduler", "none").strip())
     demo.say(c.relay("join", "--node", CONTROLLER, "--scheduler", "none").strip())
-    demo.say(c.relay("nodes", "approve", WORKER, "--node", CONTROLLER).strip())
+    # the admin admits the worker, checking the key its join printed (read aloud, in life)
+    from relay.edges.local import NodeState
+    from relay.protocol.roster import fingerprint
+    from relay.protocol.signatures import public_key_of
+
+    key = NodeState.for_clone(w.clone).signing_key(WORKER)
+    seen = fingerprint(public_key_of(key)) if key else ""
+    admit = ("nodes", "approve", WORKER, "--node", CONTROLLER, "--fingerprint", seen)
+    demo.say(c.relay(*admit).strip())
 
 
 def open_job(controller: Node, *, title: str, objective: str) -> int:
