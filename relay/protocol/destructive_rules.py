@@ -146,6 +146,8 @@ def _rm(args: list[str]) -> str | None:
     posix = [a for a in args if not any(p.startswith(a.lower()) for p in _PS_REMOVE)]
     if {"r", "R"} & short_flags(posix) or "--recursive" in long_flags(args):
         return "recursive removal (rm -r)"
+    if any(outside(a) for a in args if not a.startswith("-")):
+        return "removal outside the work tree (rm of an absolute, home or parent path)"
     return _remove_item(args)
 
 

@@ -17,6 +17,9 @@ PS = "powershell"
 
 # (step, the TASK's shell, a word the reason must hold)
 DESTRUCTIVE: list[tuple[str, str | None, str]] = [
+    ("rm -f /etc/passwd", "sh", "removal outside"),
+    ("rm ~/.ssh/id_ed25519", "sh", "removal outside"),
+    ("rm ../other/file", "sh", "removal outside"),
     ("rm -rf /", "sh", "rm -r"),
     ("rm -fr build", "sh", "rm -r"),
     ("rm -r -f ~/projects", "sh", "rm -r"),
