@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -251,12 +252,7 @@ async def update_accounts(
     if {a.id for a in accounts} == {a.id for a in row.accounts}:
         return row, []
 
-    def change(base: Revision) -> Revision:
-        member = base.member(ctx.node)
-        assert member is not None
-        placed = with_member(base, member.model_copy(update={"accounts": accounts}))
-        return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
-
+    change = own_row_change(ctx.node, accounts=accounts)
     table = {LOOP_PATH: lambda old: set_accounts(old or "", node=ctx.node, accounts=accounts)}
     await asyncio.to_thread(
         publish_revision, ctx, change, f"relay: {ctx.node} instruction accounts", also=table
@@ -264,6 +260,19 @@ async def update_accounts(
     fresh = ctx.master.node(ctx.node) or row
     said = ", ".join(str(a) for a in fresh.accounts)
     return fresh, [f"instruction accounts of {ctx.node}: {said}"]
+
+
+def own_row_change(node: str, **update: object) -> Callable[[Revision], Revision]:
+    """The roster revision that changes only ``node``'s own row (its accounts, its keys),
+    signed by that node: the one change a member may make without an admin."""
+
+    def change(base: Revision) -> Revision:
+        member = base.member(node)
+        assert member is not None
+        placed = with_member(base, member.model_copy(update=update))
+        return next_revision(base, signed_by=node, at=datetime.now(UTC), members=placed)
+
+    return change
 
 
 def own_row(ctx: NodeContext, listed: str | None, *, rotate: bool) -> None:
@@ -359,12 +368,7 @@ async def publish_key(gh: GitHubClient, ctx: NodeContext, row: Node, public: str
     now = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
     cell = render_keys(rotated(keys, public, at=now))
 
-    def change(base: Revision) -> Revision:
-        member = base.member(ctx.node)
-        assert member is not None
-        placed = with_member(base, member.model_copy(update={"keys": cell}))
-        return next_revision(base, signed_by=ctx.node, at=datetime.now(UTC), members=placed)
-
+    change = own_row_change(ctx.node, keys=cell)
     table = {LOOP_PATH: lambda old: set_public_key(old or "", node=ctx.node, keys=cell)}
     try:
         await asyncio.to_thread(

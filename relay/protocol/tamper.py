@@ -157,24 +157,19 @@ def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thr
     if not outsider_may_have(thread, snapshot, node):
         return thread, said
     party = party_ids(thread.job, snapshot.master)
-    if thread.state == State.AWAITING_WORKER:
-        put = _newest(snapshot, number, Label.AWAITING_WORKER.value, "labeled")
+    # a baton an outsider put on the worker's side: read as the state before her move
+    undo = {
+        State.AWAITING_WORKER: (Label.AWAITING_WORKER, State.AWAITING_CONTROLLER, "the job"),
+        State.WORKING: (Label.WORKING, State.AWAITING_WORKER, "a TASK nobody claimed"),
+    }
+    if thread.state in undo:
+        label, before, where = undo[thread.state]
+        put = _newest(snapshot, number, label.value, "labeled")
         if put is None or put.actor.id in party:
             return thread, said
-        why = f"outsider {put.actor.login[:60]} put `awaiting:worker` on the job; not followed"
-        return replace(thread, state=State.AWAITING_CONTROLLER), [
-            *said,
-            Ignore(issue=number, comment_id=None, reason=why),
-        ]
-    if thread.state == State.WORKING:
-        put = _newest(snapshot, number, Label.WORKING.value, "labeled")
-        if put is None or put.actor.id in party:
-            return thread, said
-        why = f"outsider {put.actor.login[:60]} put `working` on a TASK nobody claimed"
-        return replace(thread, state=State.AWAITING_WORKER), [
-            *said,
-            Ignore(issue=number, comment_id=None, reason=why),
-        ]
+        why = f"outsider {put.actor.login[:60]} put `{label.value}` on {where}; not followed"
+        ignore = Ignore(issue=number, comment_id=None, reason=why)
+        return replace(thread, state=before), [*said, ignore]
     took = unparked_by_outsider(thread, snapshot.label_events, snapshot.master)
     if took is None:
         return thread, said

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,19 @@ def push_edit(world: World, node: Node, path: str, edit: object, message: str) -
     as_login(world, STRANGER, "push", "-q", "origin", "HEAD:main", cwd=node.clone)
 
 
+def add_me(world: World) -> Callable[[str], str]:
+    """Her hand edit of LOOP.md: her account added to the worker's row."""
+    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
+
+    def edit(text: str) -> str:
+        row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
+        cells = row.split("|")
+        cells[3] = f" octo (1), {STRANGER} ({me['id']}) "
+        return text.replace(row, "|".join(cells))
+
+    return edit
+
+
 def runs(marker: Path) -> int:
     return len(marker.read_text().splitlines()) if marker.exists() else 0
 
@@ -80,15 +94,7 @@ def test_a_pushers_own_node_and_hand_edited_table_run_nothing(
     eve = mallory(world, monkeypatch)
     said = eve.ok("join", "--node", "evil", "--scheduler", "none")
     assert "asked to join" in said  # a request, not a membership
-    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
-
-    def add_me(text: str) -> str:
-        row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
-        cells = row.split("|")
-        cells[3] = f" octo (1), {STRANGER} ({me['id']}) "
-        return text.replace(row, "|".join(cells))
-
-    push_edit(world, eve, "docs/loop/LOOP.md", add_me, "add me to the worker")
+    push_edit(world, eve, "docs/loop/LOOP.md", add_me(world), "add me to the worker")
     # her own job: a body and a TASK signed by her node's key, the baton at the worker
     key = NodeState.for_clone(eve.clone).signing_key("evil")
     assert key is not None
@@ -389,15 +395,7 @@ def test_a_waiting_join_request_is_never_swapped_and_sign_lists_before_it_signs(
     assert done.returncode == 2 and "is waiting already" in done.stderr
     assert world.remote_head() == before
     # her hand edit of the table is listed, not signed, until the admin says --yes
-    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
-
-    def add_me(text: str) -> str:
-        row = next(line for line in text.splitlines() if line.startswith(f"| {WORKER} |"))
-        cells = row.split("|")
-        cells[3] = f" octo (1), {STRANGER} ({me['id']}) "
-        return text.replace(row, "|".join(cells))
-
-    push_edit(world, eve, "docs/loop/LOOP.md", add_me, "add me to the worker")
+    push_edit(world, eve, "docs/loop/LOOP.md", add_me(world), "add me to the worker")
     head = world.remote_head()
     listed = world.controller.run("nodes", "sign")
     assert listed.returncode == 1 and "instruction accounts differ" in listed.stdout
