@@ -42,6 +42,7 @@ from relay.protocol.roster import (
     sign_revision,
     signed_by_fingerprint,
 )
+from relay.protocol.signatures import public_key_of
 
 if TYPE_CHECKING:
     from relay.node.apply import Edit
@@ -136,7 +137,7 @@ def establish(
         # planted before the upgrade names it with someone else's key, or not at all
         held = state.signing_key(node) if node else None
         listed = moved.accepted.member(node)
-        own = held is not None and listed is not None and listed.current_key == _public(held)
+        own = held is not None and listed is not None and listed.current_key == public_key_of(held)
         if not own:
             trust.notes.append(
                 "the roster on the branch does not list this node with the key this clone"
@@ -162,18 +163,12 @@ def establish(
     return trust
 
 
-def _public(private: bytes) -> str:
-    from relay.protocol.signatures import public_key_of
-
-    return public_key_of(private)
-
-
 def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Master) -> Trust:
     """A spine set up by an earlier relay: its node table becomes roster revision 1, signed
     by this node (which holds a key from now on), published and accepted."""
     from relay.edges.git import Clone
     from relay.node.apply import publish_edits
-    from relay.protocol.signatures import NodeKeys, parse_keys, public_key_of, render_keys
+    from relay.protocol.signatures import NodeKeys, parse_keys, render_keys
 
     node = config.node
     key = state.signing_key(node) or state.new_signing_key(node)

@@ -32,12 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from relay.protocol.master import NAME_RE, Account, Master, Node, Scope
 from relay.protocol.signatures import (
-    ALGORITHM,
     SIG_KEY,
     Verdict,
+    check_bytes,
     key_bytes,
-    key_id,
     parse_keys,
+    sign_bytes,
 )
 
 ROSTER_PATH = "docs/loop/relay/roster.json"
@@ -145,41 +145,15 @@ def matches_fingerprint(public: str, given: str) -> bool:
 
 def sign_revision(revision: Revision, *, private_key: bytes) -> Revision:
     """``revision`` signed by ``private_key`` (32 raw bytes)."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    from relay.protocol.signatures import public_key_text
-
-    key = Ed25519PrivateKey.from_private_bytes(private_key)
-    public = public_key_text(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
     bare = revision.model_copy(update={"sig": None})
-    value = key.sign(canonical(bare.payload()))
-    sig = {"alg": ALGORITHM, "key": key_id(public), "value": base64.b64encode(value).decode()}
-    return bare.model_copy(update={"sig": sig})
-
-
-def signed_by_key(revision: Revision, public: str) -> bool:
-    """Whether ``public`` signed ``revision``."""
-    return _verify(revision.payload(), public) is Verdict.VALID
+    return bare.model_copy(
+        update={"sig": sign_bytes(canonical(bare.payload()), private_key=private_key)}
+    )
 
 
 def _verify(payload: dict[str, Any], public: str) -> Verdict:
-    """A revision's signature checked against one key (over :func:`canonical`)."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    sig = payload.get(SIG_KEY)
-    if not isinstance(sig, dict) or sig.get("alg") != ALGORITHM:
-        return Verdict.MISSING if sig is None else Verdict.BAD
-    raw = key_bytes(public)
-    try:
-        value = base64.b64decode(str(sig.get("value", "")), validate=True)
-        if raw is None:
-            return Verdict.BAD
-        Ed25519PublicKey.from_public_bytes(raw).verify(value, canonical(payload))
-    except (InvalidSignature, ValueError):
-        return Verdict.BAD
-    return Verdict.VALID
+    """A revision's (or request's) signature checked against one key."""
+    return check_bytes(payload.get(SIG_KEY), canonical(payload), (public,))
 
 
 class RosterRejected(Exception):
@@ -441,12 +415,9 @@ def request_path(name: str) -> str:
 
 def sign_request(request: JoinRequest, *, private_key: bytes) -> str:
     """The request's document, signed by the key it asks to be trusted with."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
     bare = request.model_copy(update={"sig": None}).model_dump(mode="json")
     bare.pop(SIG_KEY, None)
-    value = Ed25519PrivateKey.from_private_bytes(private_key).sign(canonical(bare))
-    sig = {"alg": ALGORITHM, "key": key_id(request.key), "value": base64.b64encode(value).decode()}
+    sig = sign_bytes(canonical(bare), private_key=private_key)
     doc = {"format": REQUEST_FORMAT, "version": 1, "request": {**bare, SIG_KEY: sig}}
     return json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 

@@ -80,25 +80,58 @@ def key_id(public: str) -> str:
     return public[len(PREFIX) : len(PREFIX) + 12]
 
 
+def sign_bytes(data: bytes, *, private_key: bytes) -> dict[str, str]:
+    """The signature block (``alg``, ``key``, ``value``) of ``private_key`` (32 raw bytes)
+    over ``data``: the one way anything relay writes is signed — messages, bodies, roster
+    revisions and join requests, each over its own canonical form."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    key = Ed25519PrivateKey.from_private_bytes(private_key)
+    public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return {
+        "alg": ALGORITHM,
+        "key": key_id(public_key_text(public)),
+        "value": base64.b64encode(key.sign(data)).decode(),
+    }
+
+
+def check_bytes(sig: object, data: bytes, public_keys: tuple[str, ...]) -> Verdict:
+    """Whether the signature block ``sig`` is one of ``public_keys`` over ``data``."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    if sig is None:
+        return Verdict.MISSING
+    if not isinstance(sig, dict) or sig.get("alg") != ALGORITHM:
+        return Verdict.BAD
+    try:
+        value = base64.b64decode(str(sig.get("value", "")), validate=True)
+    except (binascii.Error, ValueError):
+        return Verdict.BAD
+    for text in public_keys:
+        raw = key_bytes(text)
+        if raw is None:
+            continue
+        try:
+            Ed25519PublicKey.from_public_bytes(raw).verify(value, data)
+        except (InvalidSignature, ValueError):
+            continue
+        return Verdict.VALID
+    return Verdict.BAD
+
+
 def sign_body(body: str, *, repo: str, private_key: bytes, issue: int | None = None) -> str:
     """``body`` with its block signed by ``private_key`` (32 raw bytes); a body with no
     block is returned as it is. Any earlier signature is replaced. A job body is signed
     for ``issue``."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
     try:
         payload = decode_block(body)
     except MessageRejected:
         return body
-    key = Ed25519PrivateKey.from_private_bytes(private_key)
-    public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    signature = key.sign(canonical(payload, repo=repo, issue=issue))
-    payload[SIG_KEY] = {
-        "alg": ALGORITHM,
-        "key": key_id(public_key_text(public)),
-        "value": base64.b64encode(signature).decode(),
-    }
+    payload.pop(SIG_KEY, None)
+    data = canonical(payload, repo=repo, issue=issue)
+    payload[SIG_KEY] = sign_bytes(data, private_key=private_key)
     return _with_block(body, payload)
 
 
@@ -111,29 +144,8 @@ def verify_payload(
 ) -> Verdict:
     """Whether ``payload`` carries a signature by one of ``public_keys`` over its content
     (a job body: signed for ``issue``)."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    sig = payload.get(SIG_KEY)
-    if sig is None:
-        return Verdict.MISSING
-    if not isinstance(sig, dict) or sig.get("alg") != ALGORITHM:
-        return Verdict.BAD
-    try:
-        value = base64.b64decode(str(sig.get("value", "")), validate=True)
-    except (binascii.Error, ValueError):
-        return Verdict.BAD
     data = canonical(payload, repo=repo, issue=issue)
-    for text in public_keys:
-        raw = key_bytes(text)
-        if raw is None:
-            continue
-        try:
-            Ed25519PublicKey.from_public_bytes(raw).verify(value, data)
-        except (InvalidSignature, ValueError):
-            continue
-        return Verdict.VALID
-    return Verdict.BAD
+    return check_bytes(payload.get(SIG_KEY), data, public_keys)
 
 
 def unsigned(body: str) -> str:

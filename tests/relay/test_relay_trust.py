@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_relay_approvals import PERSON, people_world
 from worlds import CONTROLLER, OWNER, STRANGER, WORKER, Node, World, data_of, git
 
 from relay.edges.local import NodeState
@@ -22,7 +23,6 @@ from relay.protocol.roster import ROSTER_PATH, fingerprint, parse_chain
 from relay.protocol.signatures import public_key_of, sign_body
 
 PY = Path(sys.executable).as_posix()
-PERSON = "carol"
 
 
 def appends(marker: Path) -> str:
@@ -64,6 +64,17 @@ def add_me(world: World) -> Callable[[str], str]:
         return text.replace(row, "|".join(cells))
 
     return edit
+
+
+def point_elsewhere(world: World, eve: Node) -> None:
+    """Her push: LOOP.md's API base URL pointed at a server that is not the hub."""
+    push_edit(
+        world,
+        eve,
+        "docs/loop/LOOP.md",
+        lambda text: text.replace(world.hub.url, "http://127.0.0.1:9"),
+        "point relay elsewhere",
+    )
 
 
 def runs(marker: Path) -> int:
@@ -135,13 +146,7 @@ def test_an_api_url_pushed_into_loop_md_is_shown_never_followed(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     eve = mallory(world, monkeypatch)
-    push_edit(
-        world,
-        eve,
-        "docs/loop/LOOP.md",
-        lambda text: text.replace(world.hub.url, "http://127.0.0.1:9"),
-        "point relay elsewhere",
-    )
+    point_elsewhere(world, eve)
     world.controller.ok("task", str(job), "--step", "git --version")
     report = data_of(world.worker.ok("watch", "--once", "--json"))
     assert [t["status"] for t in report["tasks"]] == ["done"]  # it talked to its own hub
@@ -152,18 +157,6 @@ def test_an_api_url_pushed_into_loop_md_is_shown_never_followed(
     world.worker.ok("watch", "--once")
     again = [c["body"] for c in world.comments(job) if "does not follow" in c["body"]]
     assert len(again) == len(told)  # said once
-
-
-def destructive_world(blank: World) -> World:
-    """Relay set up so that the worker also obeys a person, carol."""
-    blank.tokens(PERSON)
-    blank.api(f"/collaborators/{PERSON}", "PUT", {})
-    blank.init()
-    accounts = f"{OWNER},{PERSON}"
-    blank.worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
-    blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
-    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
-    return blank
 
 
 def post_destructive(world: World, job: int, marker: Path) -> dict[str, object]:
@@ -177,7 +170,7 @@ def post_destructive(world: World, job: int, marker: Path) -> dict[str, object]:
 def test_an_edited_comment_does_not_approve(
     blank: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    world = destructive_world(blank)
+    world = people_world(blank)
     mallory(world, monkeypatch)
     job = world.open_job()
     marker = tmp_path / "WIPED"
@@ -200,7 +193,7 @@ def test_an_edited_comment_does_not_approve(
 def test_a_thumbs_up_does_not_move_with_its_comment(
     blank: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    world = destructive_world(blank)
+    world = people_world(blank)
     mallory(world, monkeypatch)
     job = world.open_job()
     first_marker, second_marker = tmp_path / "ONE", tmp_path / "TWO"
@@ -368,13 +361,7 @@ def test_a_fresh_clone_talks_to_the_signed_rosters_api_never_loop_mds(
     """A runner starts with nothing saved: the roster it pins names the API; the URL a
     pusher wrote into LOOP.md is shown, never sent a token."""
     eve = mallory(world, monkeypatch)
-    push_edit(
-        world,
-        eve,
-        "docs/loop/LOOP.md",
-        lambda text: text.replace(world.hub.url, "http://127.0.0.1:9"),
-        "point relay elsewhere",
-    )
+    point_elsewhere(world, eve)
     fresh = world.clone("runner")
     pin = fingerprint(public_key(world.controller))
     runner = Node(WORKER, fresh, world.worker.token, monkeypatch)
