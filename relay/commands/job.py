@@ -64,7 +64,7 @@ def run_open(args: argparse.Namespace) -> Output:
 def run_repair(args: argparse.Namespace) -> Output:
     """The body this controller last wrote, one revision past any it has seen, signed again:
     what undoes an old body put back or a body edited by someone else (a TASK whose comment
-    was deleted is posted again with `relay task`, under a new number)."""
+    was deleted before anyone claimed it is posted again under a new number)."""
     from relay.errors import ConfigError
     from relay.protocol import parse_body
     from relay.protocol.body import render_body
@@ -95,7 +95,51 @@ def run_repair(args: argparse.Namespace) -> Output:
 
             remember_body(ctx, args.issue, text)
             said = f"wrote the body again from {ctx.node}'s record (revision {fresh.revision})"
-            return f"#{args.issue}: {said}"
+            again = await _repost(gh, ctx, args.issue, _task)
+            return f"#{args.issue}: {said}" + (f"; {again}" if again else "")
 
     line = run_async(go)
     return Output(lines=(line,), data={"issue": args.issue})
+
+
+async def _repost(gh: Any, ctx: Any, number: int, kept: str | None) -> str | None:
+    """Post the controller's kept TASK again under a new number when its comment is gone
+    and it never ran; what was done, in words (None: nothing to do)."""
+    from relay.node.observe import load_issue
+    from relay.protocol import TaskMsg, parse_message, plan_task
+    from relay.protocol.baton import State
+    from relay.protocol.planners import relabel
+    from relay.protocol.tamper import task_to_repost
+    from relay.protocol.thread import read_thread
+
+    if kept is None:
+        return None
+    old = parse_message(kept, issue=number)
+    if not isinstance(old, TaskMsg):
+        return None
+    issue = await load_issue(gh, number)
+    thread = read_thread(issue, ctx.master)
+    if task_to_repost(thread, old.task, ctx.state.seen()[1]) is None:
+        return None
+    if thread.state in (State.AWAITING_WORKER, State.WORKING):  # it waited on the lost TASK
+        issue = issue.model_copy(
+            update={"labels": relabel(issue.labels, State.AWAITING_CONTROLLER)}
+        )
+    plan = plan_task(
+        issue,
+        ctx.master,
+        node=ctx.node,
+        caller=(await gh.current_user()).id,
+        steps=old.steps,
+        objective=old.objective,
+        capture=old.capture,
+        scope=old.scope,
+        authorized_by_human=old.authorized_by_human,
+        fallback=old.fallback,
+        checkout=old.checkout,
+        shell=old.shell,
+        verification=old.verification,
+        artifacts=old.artifacts,
+    )
+    await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
+    return f"TASK {old.task} was gone from the thread: posted again as TASK {plan.task}"

@@ -205,3 +205,16 @@ def tampered_notice(issue: Issue, reason: str, snapshot: Snapshot, node: str) ->
         f" again from its own record: `relay job repair {number}`."
     )
     return [PostNotice(issue=number, key=key, reason=reason, body=body)]
+
+
+def task_to_repost(thread: Thread, kept: int, claimed: set[tuple[int, int]]) -> str | None:
+    """Why the controller's kept TASK ``kept`` is posted again by `relay job repair`, or
+    None when it is not: only a TASK whose comment is gone, that nobody answered or
+    claimed, and that this node never saw claimed (a task that was claimed may have run;
+    it is never handed out twice)."""
+    number = thread.issue.number
+    if kept <= 0 or kept in thread.tasks or thread.answered(kept) or thread.taken(kept):
+        return None
+    if (number, kept) in claimed:
+        return None
+    return f"TASK {kept} is gone from the thread (deleted?) and never ran"

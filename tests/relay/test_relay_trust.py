@@ -355,6 +355,44 @@ def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
     assert runs(marker) == 1
 
 
+def test_a_deleted_task_is_posted_again_by_repair_and_runs_once(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    task = next(c for c in world.comments(job) if c["body"].startswith("### TASK 1"))
+    world.api(f"/issues/comments/{task['id']}", "DELETE", login=STRANGER)
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 0
+    repaired = world.controller.ok("job", "repair", str(job))
+    assert "TASK 1 was gone from the thread: posted again as TASK 2" in repaired
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
+    assert any(c["body"].startswith("### RESULT 2") for c in world.comments(job))
+    again = world.controller.ok("job", "repair", str(job))  # nothing is gone now
+    assert "posted again" not in again
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
+
+
+def test_a_claimed_task_deleted_is_never_posted_again_by_repair(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.worker.ok("watch", "--once")
+    world.controller.ok("watch", "--once")  # the controller sees the claim and the RESULT
+    for comment in world.comments(job):
+        if comment["body"].startswith(("### TASK", "### Claim", "### RESULT")):
+            world.api(f"/issues/comments/{comment['id']}", "DELETE", login=STRANGER)
+    repaired = world.controller.ok("job", "repair", str(job))
+    assert "posted again" not in repaired
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
+
+
 def test_a_fresh_clone_talks_to_the_signed_rosters_api_never_loop_mds(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
