@@ -16,7 +16,7 @@ from relay.hub import render
 from relay.hub.api_issues import reaction_counts, render_issues
 from relay.hub.api_labels import issue_row
 from relay.hub.api_repos import RepoAccess, repo_access
-from relay.hub.store import now_us
+from relay.hub.store import Store, now_us
 from relay.hub.web import (
     ApiError,
     Role,
@@ -102,7 +102,16 @@ async def create_comment(request: web.Request) -> web.Response:
     if data.get("body") is None:
         raise invalid("IssueComment", "body", "missing_field")
     body = check_body("IssueComment", data["body"])
-    store, now = hub_of(request).store, now_us()
+    row = add_comment(hub_of(request).store, acc, me, issue, body or "")
+    return created(render_comments(request, acc, [row])[0])
+
+
+def add_comment(
+    store: Store, acc: RepoAccess, me: dict[str, Any], issue: dict[str, Any], body: str
+) -> dict[str, Any]:
+    """Comment on an issue as ``me`` and record it (the issue's count and ``updated_at``
+    move); the comment's row. The REST route and GraphQL's ``addComment`` come here."""
+    now = now_us()
     with store.write() as db:
         cur = db.execute(
             "INSERT INTO comments (repo_id, issue_id, user_id, body, created_at, updated_at)"
@@ -117,11 +126,10 @@ async def create_comment(request: web.Request) -> web.Response:
             "issue_comment", "created", actor_id=me["id"], repo_id=acc.id,
             issue_id=issue["id"], comment_id=cur.lastrowid,
         )  # fmt: skip
-    row = {
-        "id": cur.lastrowid, "user_id": me["id"], "body": body, "created_at": now,
-        "updated_at": now, "number": issue["number"],
+    return {
+        "id": cur.lastrowid, "repo_id": acc.id, "issue_id": issue["id"], "user_id": me["id"],
+        "body": body, "created_at": now, "updated_at": now, "number": issue["number"],
     }  # fmt: skip
-    return created(render_comments(request, acc, [row])[0])
 
 
 def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
@@ -219,7 +227,21 @@ async def create_reaction(request: web.Request) -> web.Response:
     content = (await read_object(request)).get("content")
     if not isinstance(content, str) or content not in render.REACTIONS:
         raise invalid("Reaction", "content", "invalid")
-    store = hub_of(request).store
+    found, existing = react(hub_of(request).store, acc, me, subject, row, content)
+    return reply(render.reaction(acc.base, found, me), 200 if existing else 201)
+
+
+def react(
+    store: Store,
+    acc: RepoAccess,
+    me: dict[str, Any],
+    subject: str,
+    row: dict[str, Any],
+    content: str,
+) -> tuple[dict[str, Any], bool]:
+    """Leave ``me``'s reaction on an issue or comment (``subject``) and record it when new;
+    the reaction's row and whether it was there already. REST and GraphQL's
+    ``addReaction`` both come here."""
     find = (
         "SELECT * FROM reactions WHERE subject = ? AND subject_id = ? AND user_id = ?"
         " AND content = ?"
@@ -240,7 +262,7 @@ async def create_reaction(request: web.Request) -> web.Response:
                 issue_id=issue_id, comment_id=comment_id, detail=content,
             )  # fmt: skip
         found = dict(db.execute(find, key).fetchone())
-    return reply(render.reaction(acc.base, found, me), 200 if existing else 201)
+    return found, existing is not None
 
 
 async def delete_reaction(request: web.Request) -> web.Response:

@@ -130,7 +130,8 @@ async def get_issue(request: web.Request) -> web.Response:
 MAX_TITLE = 256  # GitHub refuses a longer issue title with a 422
 
 
-def _title(value: Any) -> str:
+def check_title(value: Any) -> str:
+    """An issue title: a non-blank string (or number) of at most 256 characters (422)."""
     if not isinstance(value, str | int) or not str(value).strip():
         raise invalid("Issue", "title", "missing_field")
     if len(str(value)) > MAX_TITLE:
@@ -150,9 +151,23 @@ async def create_issue(request: web.Request) -> web.Response:
     acc = repo_access(request)
     me = viewer(request)
     data = await read_object(request)
-    title, body = _title(data.get("title")), check_body("Issue", data.get("body"))
+    title, body = check_title(data.get("title")), check_body("Issue", data.get("body"))
     names = label_names(data) if acc.role >= Role.TRIAGE else []
-    store, now = hub_of(request).store, now_us()
+    issue = open_issue(hub_of(request).store, acc, me, title, body, names)
+    return created(render_issues(request, acc, [issue], single=True)[0])
+
+
+def open_issue(
+    store: Store,
+    acc: RepoAccess,
+    me: dict[str, Any],
+    title: str,
+    body: str | None,
+    names: list[Any],
+) -> dict[str, Any]:
+    """Open an issue with these labels (created when new) and record it: the one way an
+    issue is made, for the REST route and GraphQL's ``createIssue`` alike."""
+    now = now_us()
     with store.write() as db:
         number = db.execute(
             "UPDATE repos SET next_number = next_number + 1 WHERE id = ? RETURNING next_number - 1",
@@ -168,8 +183,7 @@ async def create_issue(request: web.Request) -> web.Response:
         if names:
             wanted = ensure_labels(store, acc.id, names)
             set_labels(store, issue, wanted, actor_id=me["id"], replace=False)
-        issue = _reload(store, issue["id"])
-    return created(render_issues(request, acc, [issue], single=True)[0])
+        return _reload(store, issue["id"])
 
 
 def _state_change(issue: dict[str, Any], data: dict[str, Any], actor_id: int) -> dict[str, Any]:
@@ -195,25 +209,38 @@ def _state_change(issue: dict[str, Any], data: dict[str, Any], actor_id: int) ->
 async def update_issue(request: web.Request) -> web.Response:
     """``PATCH /repos/{o}/{r}/issues/{n}``: the author or triage+ may edit."""
     acc = repo_access(request)
-    me = viewer(request)
     issue = issue_row(request, acc)
+    may_edit(acc, viewer(request), issue)
+    data = await read_object(request)
+    issue = edit_issue(hub_of(request).store, acc, viewer(request), issue, data)
+    return reply(render_issues(request, acc, [issue], single=True)[0])
+
+
+def may_edit(acc: RepoAccess, me: dict[str, Any], issue: dict[str, Any]) -> None:
+    """403 unless ``me`` wrote the issue or has triage access."""
     if acc.role < Role.TRIAGE and issue["user_id"] != me["id"]:
         raise ApiError(403, "Must have triage access to this repository.")
-    data = await read_object(request)
+
+
+def edit_issue(
+    store: Store, acc: RepoAccess, me: dict[str, Any], issue: dict[str, Any], data: dict[str, Any]
+) -> dict[str, Any]:
+    """Apply a PATCH-shaped change (title, body, state, state_reason, labels) as ``me`` and
+    record it; the issue afterwards. The author or triage+ may edit; labels change only for
+    triage+. The REST route and GraphQL's issue mutations all come here."""
+    may_edit(acc, me, issue)
     changes: dict[str, Any] = {}
     if "title" in data:
-        changes["title"] = _title(data["title"])
+        changes["title"] = check_title(data["title"])
     if "body" in data:
         changes["body"] = check_body("Issue", data["body"])
     changes.update(_state_change(issue, data, me["id"]))
-    store = hub_of(request).store
     with store.write():
         _apply(store, issue, changes, actor_id=me["id"])
         if "labels" in data and acc.role >= Role.TRIAGE:
             wanted = ensure_labels(store, acc.id, label_names(data))
             set_labels(store, issue, wanted, actor_id=me["id"], replace=True)
-        issue = _reload(store, issue["id"])
-    return reply(render_issues(request, acc, [issue], single=True)[0])
+        return _reload(store, issue["id"])
 
 
 def _apply(store: Store, issue: dict[str, Any], changes: dict[str, Any], *, actor_id: int) -> None:
