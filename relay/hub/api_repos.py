@@ -14,6 +14,7 @@ from relay.hub import render
 from relay.hub.git import Bare, bare_path
 from relay.hub.store import now_us
 from relay.hub.web import (
+    GRAPHQL_KEY,
     ISSUES_DOCS,
     ROLE_NAMES,
     ApiError,
@@ -378,15 +379,15 @@ def _invitation(
 
 async def rate_limit(request: web.Request) -> web.Response:
     """``GET /rate_limit`` (not charged; the middleware knows)."""
-    win = hub_of(request).window(request.get("rate_key", ""))
-    core = {
-        "limit": win.limit,
-        "used": win.used,
-        "remaining": win.limit - win.used,
-        "reset": win.reset,
-        "resource": "core",
-    }
-    resources = {"core": core}
+    key = request.get("rate_key", "")
+    windows = {"core": hub_of(request).window(key)}
+    windows["graphql"] = hub_of(request).window(GRAPHQL_KEY + key)
+    resources = {
+        name: {"limit": win.limit, "used": win.used, "remaining": win.limit - win.used,
+               "reset": win.reset, "resource": name}
+        for name, win in windows.items()
+    }  # fmt: skip
+    core = resources["core"]
     reset = int(time.time()) + 60
     for name, limit in _OTHER_LIMITS.items():  # the hub serves none of these; full budgets
         resources[name] = {"limit": limit, "used": 0, "remaining": limit, "reset": reset,
@@ -395,7 +396,7 @@ async def rate_limit(request: web.Request) -> web.Response:
 
 
 _OTHER_LIMITS = {
-    "search": 30, "graphql": 5000, "integration_manifest": 5000, "source_import": 100,
+    "search": 30, "integration_manifest": 5000, "source_import": 100,
     "code_scanning_upload": 1000, "code_scanning_autofix": 10, "actions_runner_registration": 10000,
     "scim": 15000, "dependency_snapshots": 100, "dependency_sbom": 100, "audit_log": 1750,
     "audit_log_streaming": 15, "code_search": 10,

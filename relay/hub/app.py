@@ -16,6 +16,7 @@ from relay.hub import (
     api_comments,
     api_environments,
     api_git,
+    api_graphql,
     api_hooks,
     api_issues,
     api_labels,
@@ -143,10 +144,10 @@ async def reset_requests(request: web.Request) -> web.Response:
 
 ALL_ROUTES = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
-    + api_git.ROUTES
+    + api_git.ROUTES + api_graphql.ROUTES
 )  # fmt: skip
-"""Every public route: the API's, the hooks', the environments', the Apps' and git's (the
-conformance test checks each is listed in its table)."""
+"""Every public route: the API's, the hooks', the environments', the Apps', git's and
+GraphQL's (the conformance test checks each is listed in its table)."""
 
 _DOCS_ROOT = "https://docs.github.com/rest/"
 _DOC_PAGE: dict[object, str] = {

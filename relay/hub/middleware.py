@@ -23,7 +23,16 @@ from email.utils import parsedate_to_datetime
 from aiohttp import web
 
 from relay.hub.faults import AFTER_FAULTS, Fault
-from relay.hub.web import DOCS, HUB, PAGE_PATHS, ApiError, Hub, RateWindow
+from relay.hub.web import (
+    DOCS,
+    GRAPHQL_KEY,
+    GRAPHQL_PATHS,
+    HUB,
+    PAGE_PATHS,
+    ApiError,
+    Hub,
+    RateWindow,
+)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -144,7 +153,7 @@ def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
         headers["x-ratelimit-remaining"] = str(win.limit - win.used)
         headers["x-ratelimit-used"] = str(win.used)
         headers["x-ratelimit-reset"] = str(win.reset)
-        headers["x-ratelimit-resource"] = "core"
+        headers["x-ratelimit-resource"] = win.resource
 
 
 def _docs_page(request: web.Request, err: ApiError) -> ApiError:
@@ -214,7 +223,10 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         return await _drop(request)
     win: RateWindow | None = None
     try:
-        win = hub.window(authenticate(request, hub))
+        key = authenticate(request, hub)
+        graphql = request.path in GRAPHQL_PATHS
+        win = hub.window(GRAPHQL_KEY + key if graphql else key)
+        request["rate_window"] = win
         resp = await _serve(request, handler, win, fault)
     except ApiError as err:
         resp = err.response()
@@ -245,7 +257,8 @@ async def _serve(
     version = request.headers.get("X-GitHub-Api-Version")
     if version is not None and version not in API_VERSIONS:
         return _unknown_version(version)
-    if request.method in MUTATIONS and not request.path.startswith(APP_PREFIX):
+    content = request.path not in GRAPHQL_PATHS  # GraphQL: its mutations only (api_graphql)
+    if request.method in MUTATIONS and content and not request.path.startswith(APP_PREFIX):
         wait = request.app[HUB].content_wait(request["rate_key"], time.monotonic())
         if wait:
             win.used += 1
@@ -303,7 +316,7 @@ async def _conditional(
                 status=304, headers={"ETag": etag, "Last-Modified": resp.headers["Last-Modified"]}
             )
     if request.path != FREE_PATH:
-        win.used += 1
+        win.used += request.get("cost", 1)  # a GraphQL query's cost is its own
     return resp
 
 

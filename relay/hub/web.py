@@ -36,6 +36,8 @@ ANONYMOUS_LIMIT = 60
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id in a path names nothing (404)
 MAX_PAGE = 10**9  # a page past every list is an empty list, never an overflow
 ISSUES_DOCS = "https://docs.github.com/v3/issues/"
+GRAPHQL_PATHS = frozenset({"/graphql", "/api/graphql"})  # api.github.com's and GHES's
+GRAPHQL_KEY = "graphql:"  # a rate key's prefix for its GraphQL budget
 
 
 class Role(IntEnum):
@@ -128,6 +130,7 @@ class RateWindow:
     reset: int
     limit: int
     used: int = 0
+    resource: str = "core"  # GitHub's name for the budget: ``core``, or ``graphql``
 
 
 @dataclass
@@ -175,13 +178,16 @@ class Hub:
     def window(self, key: str) -> RateWindow:
         """The caller's current rate-limit window, rolled over each hour. The key names a
         user (all of a user's tokens share one budget, as on GitHub), an App installation
-        or, for anonymous callers, an address (``ip:...``, 60 an hour)."""
+        or, for anonymous callers, an address (``ip:...``, 60 an hour); GraphQL's budget is
+        apart from the REST one, under the same key behind ``graphql:``, as on GitHub."""
         now = int(time.time())
         win = self.windows.get(key)
         if win is None or win.reset <= now:
             anonymous = key.startswith(("ip:", "jwt:"))
             limit = ANONYMOUS_LIMIT if anonymous else self.rate_limit
-            win = self.windows[key] = RateWindow(reset=now + 3600, limit=limit)
+            resource = "graphql" if key.startswith(GRAPHQL_KEY) else "core"
+            win = RateWindow(reset=now + 3600, limit=limit, resource=resource)
+            self.windows[key] = win
         return win
 
 

@@ -45,6 +45,7 @@ COMMENT = R + "/issues/comments/{comment_id}"
 HOOK = R + "/hooks/{hook_id}"
 ENV = R + "/environments/{environment_name}"
 EVENTS = "issue events: each by its own model"
+GRAPHQL = "GraphQL: GitHub's schema, checked by tests/hub/test_hub_graphql.py"
 
 TABLE: dict[tuple[str, str], Any] = {
     ("GET", "/user"): "PrivateUser",
@@ -119,6 +120,8 @@ TABLE: dict[tuple[str, str], Any] = {
     **{("GET", path): PAGE for path in PAGE_GETS},
     ("POST", "/session"): PAGE,
     ("POST", "/logout"): PAGE,
+    ("POST", "/graphql"): GRAPHQL,
+    ("POST", "/api/graphql"): GRAPHQL,
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": "LabeledIssueEvent",
@@ -278,6 +281,13 @@ def test_every_route_answers_in_githubs_shapes(
     kinds = {e["event"] for e in events}
     assert kinds == {"labeled", "unlabeled", "renamed", "locked", "unlocked", "closed", "reopened"}
     check("GET", R + "/issues/events/{event_id}", f"{r}/issues/events/{events[0]['id']}")
+    rest = check("GET", ISSUE, i)
+    for path in ("/graphql", "/api/graphql"):  # api.github.com's path and GHES's
+        query = "query($id: ID!) { node(id: $id) { ... on Issue { number title body } } }"
+        got = api(alice, "POST", path, {"query": query, "variables": {"id": rest["node_id"]}})
+        assert got.status == 200 and got.headers["x-ratelimit-resource"] == "graphql"
+        assert got.body == {"data": {"node": {k: rest[k] for k in ("number", "title", "body")}}}
+        check.seen.add(("POST", path))
     check("DELETE", COMMENT, c, status=204)
 
     sha = push_commit(hub.url, alice, full, tmp_path)

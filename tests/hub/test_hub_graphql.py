@@ -1,0 +1,553 @@
+"""GraphQL on the hub (``POST /graphql``, ``POST /api/graphql``), against a real `relay hub`
+process over HTTP: reads compared with the REST answers for the same issue, each mutation
+compared with what REST then shows, who last edited a body, GitHub's error shapes and the
+GraphQL rate limit; and the hub's schema held to the one GitHub publishes (vendored in
+``github-graphql/``, see its README)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Answer, call
+from graphql import (
+    GraphQLEnumType,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
+    GraphQLObjectType,
+    GraphQLSchema,
+    GraphQLUnionType,
+    build_schema,
+)
+from test_hub_hooks import Receiver, hook_body
+
+from relay.hub.api_graphql import schema as hub_schema
+
+GITHUB_SCHEMA = Path(__file__).with_name("github-graphql") / "schema.graphql"
+
+ISSUE_FIELDS = """
+  id databaseId number title body state stateReason closed locked url createdAt updatedAt
+  author { login } editor { login } lastEditedAt includesCreatedEdit
+  labels(first: 20) { totalCount nodes { id name color description } }
+  reactionGroups { content users { totalCount }
+    reactors(first: 5) { nodes { ... on User { login } } } }
+"""
+
+
+@cache
+def github_schema() -> GraphQLSchema:
+    """GitHub's published schema (it defines a few fields twice, hence assume_valid_sdl)."""
+    return build_schema(GITHUB_SCHEMA.read_text(), assume_valid_sdl=True)
+
+
+def gql(
+    url: str, token: str, query: str, variables: dict[str, Any] | None = None,
+    path: str = "/graphql",
+) -> Answer:  # fmt: skip
+    """One GraphQL request over HTTP."""
+    return call(url, token, "POST", path, {"query": query, "variables": variables or {}})
+
+
+def data(answer: Answer) -> dict[str, Any]:
+    """The ``data`` of a 200 answer without errors."""
+    assert answer.status == 200 and "errors" not in answer.body, answer.body
+    found: dict[str, Any] = answer.body["data"]
+    return found
+
+
+@pytest.fixture
+def q(hub: Any) -> Callable[..., dict[str, Any]]:
+    """``q(token, query, **variables) -> data`` on the session hub."""
+
+    def run(token: str, query: str, **variables: Any) -> dict[str, Any]:
+        return data(gql(hub.url, token, query, variables))
+
+    return run
+
+
+@pytest.fixture
+def repo(api: Callable[..., Answer], alice: str, bob: str, unique: str) -> str:
+    """``alice/<name>``: a fresh public repository, bob a collaborator with triage."""
+    made = api(alice, "POST", "/user/repos", {"name": f"gql-{unique}"})
+    assert made.status == 201
+    full = str(made.body["full_name"])
+    added = api(alice, "PUT", f"/repos/{full}/collaborators/bob", {"permission": "triage"})
+    assert added.status == 201
+    return full
+
+
+@pytest.fixture
+def sink() -> Iterator[Receiver]:
+    """A webhook receiver on loopback."""
+    made = Receiver().start()
+    yield made
+    made.stop()
+
+
+def rest_issue(api: Callable[..., Answer], token: str, full: str, number: int) -> dict[str, Any]:
+    got = api(token, "GET", f"/repos/{full}/issues/{number}")
+    assert got.status == 200
+    body: dict[str, Any] = got.body
+    return body
+
+
+def same_issue(graph: dict[str, Any], rest: dict[str, Any]) -> None:
+    """A GraphQL issue says what the REST issue says."""
+    assert graph["id"] == rest["node_id"] and graph["databaseId"] == rest["id"]
+    assert (graph["number"], graph["title"], graph["body"]) == (
+        rest["number"], rest["title"], rest["body"] or "",
+    )  # fmt: skip
+    assert graph["state"] == rest["state"].upper() and graph["closed"] == (
+        rest["state"] == "closed"
+    )
+    assert graph["stateReason"] == ((rest["state_reason"] or "").upper() or None)
+    assert graph["author"]["login"] == rest["user"]["login"]
+    assert graph["createdAt"] == rest["created_at"] and graph["updatedAt"] == rest["updated_at"]
+    assert graph["url"] == rest["html_url"] and graph["locked"] == rest["locked"]
+    names = [lab["name"] for lab in graph["labels"]["nodes"]]
+    assert sorted(names) == sorted(lab["name"] for lab in rest["labels"])
+    assert {lab["id"] for lab in graph["labels"]["nodes"]} == {
+        lab["node_id"] for lab in rest["labels"]
+    }
+    counts = {g["content"]: g["users"]["totalCount"] for g in graph["reactionGroups"]}
+    enum = {"+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "hooray": "HOORAY",
+            "confused": "CONFUSED", "heart": "HEART", "rocket": "ROCKET",
+            "eyes": "EYES"}  # fmt: skip
+    assert counts == {enum[k]: rest["reactions"][k] for k in enum}
+
+
+# --- the schema ----------------------------------------------------------------------------
+
+
+def test_every_field_the_hub_serves_has_githubs_type() -> None:
+    """Each type, field, argument (with its default), input field, enum value, union member
+    and interface of the hub's schema is GitHub's, with GitHub's type; every argument and
+    input field GitHub requires, the hub requires too (a query valid here is valid there)."""
+    ours, theirs = hub_schema(), github_schema()
+    checked = 0
+    for name, kind in ours.type_map.items():
+        if name.startswith("__"):
+            continue
+        assert name in theirs.type_map, f"GitHub has no type {name}"
+        other = theirs.type_map[name]
+        assert type(kind) is type(other), name
+        if isinstance(kind, GraphQLObjectType | GraphQLInterfaceType):
+            assert isinstance(other, GraphQLObjectType | GraphQLInterfaceType)
+            assert {i.name for i in kind.interfaces} <= {i.name for i in other.interfaces}, name
+            for field_name, field in kind.fields.items():
+                where = f"{name}.{field_name}"
+                assert field_name in other.fields, f"GitHub has no field {where}"
+                github_field = other.fields[field_name]
+                assert str(field.type) == str(github_field.type), where
+                for arg_name, arg in field.args.items():
+                    assert arg_name in github_field.args, f"GitHub's {where} has no {arg_name}"
+                    github_arg = github_field.args[arg_name]
+                    assert str(arg.type) == str(github_arg.type), (where, arg_name)
+                    assert repr(arg.default_value) == repr(github_arg.default_value), arg_name
+                required = {
+                    a for a, v in github_field.args.items()
+                    if str(v.type).endswith("!") and v.default_value is None
+                }  # fmt: skip
+                assert required <= set(field.args), (where, required)
+                checked += 1
+        elif isinstance(kind, GraphQLInputObjectType):
+            assert isinstance(other, GraphQLInputObjectType)
+            for field_name, field in kind.fields.items():
+                assert str(field.type) == str(other.fields[field_name].type), field_name
+            required = {f for f, v in other.fields.items() if str(v.type).endswith("!")}
+            assert required <= set(kind.fields), (name, required)
+        elif isinstance(kind, GraphQLEnumType):
+            assert isinstance(other, GraphQLEnumType)
+            assert set(kind.values) <= set(other.values), name
+        elif isinstance(kind, GraphQLUnionType):
+            assert isinstance(other, GraphQLUnionType)
+            assert {t.name for t in kind.types} <= {t.name for t in other.types}, name
+    assert checked > 150  # the walk saw the whole schema, not an empty one
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+def test_an_issue_and_its_comments_page_as_rest_lists_them(
+    hub: Any, api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str,
+    bob: str, repo: str,
+) -> None:  # fmt: skip
+    issue = api(
+        alice,
+        "POST",
+        f"/repos/{repo}/issues",
+        {"title": "t", "body": "b", "labels": ["awaiting:worker"]},
+    ).body
+    n = issue["number"]
+    for i in range(5):
+        token = alice if i % 2 else bob
+        assert (
+            api(token, "POST", f"/repos/{repo}/issues/{n}/comments", {"body": f"c{i}"}).status
+            == 201
+        )
+    api(bob, "POST", f"/repos/{repo}/issues/{n}/reactions", {"content": "heart"})
+    owner, name = repo.split("/")
+    query = f"""query($owner: String!, $name: String!, $n: Int!, $after: String) {{
+      repository(owner: $owner, name: $name) {{ issue(number: $n) {{ {ISSUE_FIELDS}
+        comments(first: 2, after: $after) {{
+          totalCount pageInfo {{ hasNextPage hasPreviousPage endCursor startCursor }}
+          nodes {{ id databaseId body author {{ login }} createdAt url }} }} }} }} }}"""
+    seen, after, pages = [], None, 0
+    while True:
+        got = q(alice, query, owner=owner, name=name, n=n, after=after)["repository"]["issue"]
+        page = got["comments"]
+        assert page["totalCount"] == 5 and len(page["nodes"]) <= 2
+        assert page["pageInfo"]["hasPreviousPage"] == (after is not None)
+        seen += page["nodes"]
+        pages += 1
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert pages == 3
+    same_issue(got, rest_issue(api, alice, repo, n))
+    rest = api(alice, "GET", f"/repos/{repo}/issues/{n}/comments").body
+    assert [(c["id"], c["databaseId"], c["body"], c["author"]["login"], c["createdAt"], c["url"])
+            for c in seen] == [(c["node_id"], c["id"], c["body"], c["user"]["login"],
+                                c["created_at"], c["html_url"]) for c in rest]  # fmt: skip
+    hearts = next(g for g in got["reactionGroups"] if g["content"] == "HEART")
+    assert hearts["reactors"]["nodes"] == [{"login": "bob"}]
+    last = q(alice, "query($id: ID!) { node(id: $id) { ... on Issue { comments(last: 1) "
+             "{ nodes { body } } } } }", id=issue["node_id"])  # fmt: skip
+    assert last["node"]["comments"]["nodes"] == [{"body": "c4"}]
+
+
+def test_repository_issues_filter_and_page_like_rest(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, repo: str
+) -> None:
+    for i in range(4):
+        labels = ["awaiting:worker"] if i % 2 else []
+        api(alice, "POST", f"/repos/{repo}/issues", {"title": f"i{i}", "labels": labels})
+    api(alice, "PATCH", f"/repos/{repo}/issues/1", {"state": "closed"})
+    owner, name = repo.split("/")
+    got = q(alice, """query($o: String!, $n: String!) { repository(owner: $o, name: $n) {
+        name nameWithOwner url visibility isPrivate owner { login } defaultBranchRef { name }
+        open: issues(first: 10, states: [OPEN]) { totalCount nodes { number } }
+        waiting: issues(first: 1, labels: ["awaiting:worker"],
+                        orderBy: {field: CREATED_AT, direction: DESC}) {
+          totalCount nodes { number } pageInfo { hasNextPage } }
+        labels(first: 10) { nodes { name color } } label(name: "AWAITING:WORKER") { name } } }""",
+            o=owner, n=name)["repository"]  # fmt: skip
+    rest_repo = api(alice, "GET", f"/repos/{repo}").body
+    assert (got["name"], got["nameWithOwner"], got["url"]) == (
+        rest_repo["name"], rest_repo["full_name"], rest_repo["html_url"],
+    )  # fmt: skip
+    assert got["visibility"] == "PUBLIC" and got["owner"]["login"] == "alice"
+    assert got["defaultBranchRef"] is None  # nothing pushed yet: GitHub says null too
+    rest_open = api(alice, "GET", f"/repos/{repo}/issues?state=open&direction=asc").body
+    assert [i["number"] for i in got["open"]["nodes"]] == [i["number"] for i in rest_open]
+    rest_waiting = api(alice, "GET", f"/repos/{repo}/issues?labels=awaiting:worker&state=all").body
+    assert got["waiting"]["totalCount"] == len(rest_waiting) == 2
+    assert got["waiting"]["nodes"] == [{"number": rest_waiting[0]["number"]}]
+    assert got["waiting"]["pageInfo"]["hasNextPage"] is True
+    rest_labels = api(alice, "GET", f"/repos/{repo}/labels").body
+    assert [(x["name"], x["color"]) for x in got["labels"]["nodes"]] == [
+        (x["name"], x["color"]) for x in rest_labels
+    ]
+    assert got["label"] == {"name": "awaiting:worker"}
+
+
+def test_editor_names_who_last_edited_a_body(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, bob: str,
+    repo: str,
+) -> None:  # fmt: skip
+    """alice writes an issue and a comment; bob edits the issue's body over REST (triage
+    may), alice's repository gives him push, he edits her comment: GraphQL names him."""
+    issue = api(alice, "POST", f"/repos/{repo}/issues", {"title": "t", "body": "first"}).body
+    n = issue["number"]
+    comment = api(alice, "POST", f"/repos/{repo}/issues/{n}/comments", {"body": "mine"}).body
+    query = """query($id: ID!, $c: ID!) {
+      issue: node(id: $id) { ... on Issue { body editor { login } lastEditedAt includesCreatedEdit
+        userContentEdits(first: 10) { totalCount nodes { editor { login } editedAt diff } } } }
+      comment: node(id: $c) { ... on IssueComment { body editor { login } lastEditedAt } } }"""
+    before = q(alice, query, id=issue["node_id"], c=comment["node_id"])
+    assert before["issue"]["editor"] is None and before["issue"]["lastEditedAt"] is None
+    assert before["issue"]["userContentEdits"]["totalCount"] == 0
+    assert before["comment"]["editor"] is None
+    api(bob, "PATCH", f"/repos/{repo}/issues/{n}", {"title": "renamed"})  # not the body
+    assert q(alice, query, id=issue["node_id"], c=comment["node_id"])["issue"]["editor"] is None
+    edited = api(bob, "PATCH", f"/repos/{repo}/issues/{n}", {"body": "tampered"}).body
+    api(alice, "PUT", f"/repos/{repo}/collaborators/bob", {"permission": "push"})
+    c_edited = api(bob, "PATCH", f"/repos/{repo}/issues/comments/{comment['id']}",
+                   {"body": "tampered too"}).body  # fmt: skip
+    after = q(alice, query, id=issue["node_id"], c=comment["node_id"])
+    assert after["issue"]["body"] == "tampered" and after["issue"]["editor"] == {"login": "bob"}
+    assert after["issue"]["lastEditedAt"] == edited["updated_at"]
+    assert after["issue"]["includesCreatedEdit"] is True
+    edits = after["issue"]["userContentEdits"]["nodes"]
+    assert [(e["editor"]["login"], e["diff"]) for e in edits] == [
+        ("bob", "tampered"), ("alice", "first"),
+    ]  # fmt: skip
+    assert after["comment"] == {"body": "tampered too", "editor": {"login": "bob"},
+                                "lastEditedAt": c_edited["updated_at"]}  # fmt: skip
+
+
+def test_timeline_items_show_label_events_as_rest_lists_them(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, bob: str,
+    repo: str,
+) -> None:  # fmt: skip
+    n = api(alice, "POST", f"/repos/{repo}/issues", {"title": "t"}).body["number"]
+    api(bob, "POST", f"/repos/{repo}/issues/{n}/labels", {"labels": ["working"]})
+    api(alice, "DELETE", f"/repos/{repo}/issues/{n}/labels/working")
+    owner, name = repo.split("/")
+    got = q(alice, """query($o: String!, $n: String!, $i: Int!) { repository(owner: $o, name: $n) {
+      issue(number: $i) { timelineItems(first: 10, itemTypes: [LABELED_EVENT, UNLABELED_EVENT]) {
+        totalCount nodes { __typename ... on LabeledEvent { actor { login } label { name }
+          createdAt labelable { ... on Issue { number } } }
+          ... on UnlabeledEvent { actor { login } label { name } createdAt } } } } } }""",
+            o=owner, n=name, i=n)  # fmt: skip
+    items = got["repository"]["issue"]["timelineItems"]["nodes"]
+    rest = api(alice, "GET", f"/repos/{repo}/issues/{n}/events").body
+    assert [(i["__typename"], i["actor"]["login"], i["label"]["name"], i["createdAt"])
+            for i in items] == [
+        ({"labeled": "LabeledEvent", "unlabeled": "UnlabeledEvent"}[e["event"]],
+         e["actor"]["login"], e["label"]["name"], e["created_at"]) for e in rest
+    ]  # fmt: skip
+    assert items[0]["labelable"] == {"number": n}
+
+
+# --- mutations ---------------------------------------------------------------------------
+
+
+def test_each_mutation_writes_what_rest_then_reads(
+    hub: Any, api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str,
+    bob: str, repo: str, sink: Receiver,
+) -> None:  # fmt: skip
+    hook = api(alice, "POST", f"/repos/{repo}/hooks",
+               hook_body(sink.url, ["issues", "issue_comment"]))  # fmt: skip
+    assert hook.status == 201
+    owner, name = repo.split("/")
+    ids = q(alice, """query($o: String!, $n: String!) { repository(owner: $o, name: $n) { id } }""",
+            o=owner, n=name)  # fmt: skip
+    repo_id = ids["repository"]["id"]
+    label = api(alice, "POST", f"/repos/{repo}/labels", {"name": "awaiting:worker"}).body
+    made = q(
+        bob,
+        f"""mutation($r: ID!, $l: ID!) {{ createIssue(input: {{repositoryId: $r,
+        title: "from gql", body: "hello", labelIds: [$l], clientMutationId: "m1"}}) {{
+        clientMutationId issue {{ {ISSUE_FIELDS} }} }} }}""",
+        r=repo_id,
+        l=label["node_id"],
+    )
+    assert made["createIssue"]["clientMutationId"] == "m1"
+    issue = made["createIssue"]["issue"]
+    n = issue["number"]
+    same_issue(issue, rest_issue(api, alice, repo, n))
+    assert issue["labels"]["nodes"][0]["name"] == "awaiting:worker"
+
+    said = q(bob, """mutation($s: ID!) { addComment(input: {subjectId: $s, body: "a comment"}) {
+        commentEdge { node { id databaseId body author { login } } } subject { id } } }""",
+             s=issue["id"])["addComment"]  # fmt: skip
+    rest_comments = api(alice, "GET", f"/repos/{repo}/issues/{n}/comments").body
+    node = said["commentEdge"]["node"]
+    assert (node["id"], node["databaseId"], node["body"], node["author"]["login"]) == (
+        rest_comments[0]["node_id"], rest_comments[0]["id"], "a comment", "bob",
+    )  # fmt: skip
+    assert said["subject"]["id"] == issue["id"]
+
+    update = f"""mutation($i: ID!) {{ updateIssue(input: {{id: $i, title: "new title",
+        body: "new body", labelIds: []}}) {{ actor {{ login }} issue {{ {ISSUE_FIELDS} }} }} }}"""
+    changed = q(alice, update, i=issue["id"])["updateIssue"]
+    assert changed["actor"] == {"login": "alice"}
+    same_issue(changed["issue"], rest_issue(api, alice, repo, n))
+    assert (
+        changed["issue"]["editor"] == {"login": "alice"}
+        and changed["issue"]["labels"]["totalCount"] == 0
+    )
+
+    closing = f"""mutation($i: ID!) {{ closeIssue(input: {{issueId: $i, stateReason: NOT_PLANNED}})
+        {{ issue {{ {ISSUE_FIELDS} }} }} }}"""
+    closed = q(bob, closing, i=issue["id"])["closeIssue"]["issue"]
+    rest = rest_issue(api, alice, repo, n)
+    same_issue(closed, rest)
+    assert rest["state"] == "closed" and rest["state_reason"] == "not_planned"
+    assert rest["closed_by"]["login"] == "bob"
+    reopening = f"""mutation($i: ID!) {{ reopenIssue(input: {{issueId: $i}})
+        {{ issue {{ {ISSUE_FIELDS} }} }} }}"""
+    reopened = q(bob, reopening, i=issue["id"])["reopenIssue"]["issue"]
+    same_issue(reopened, rest_issue(api, alice, repo, n))
+    assert reopened["state"] == "OPEN" and reopened["stateReason"] == "REOPENED"
+
+    other = api(alice, "POST", f"/repos/{repo}/labels", {"name": "working"}).body
+    labelled = q(bob, """mutation($i: ID!, $l: [ID!]!) { addLabelsToLabelable(input: {
+        labelableId: $i, labelIds: $l}) { labelable { ... on Issue {
+        labels(first: 5) { nodes { name } } } } } }""",
+                 i=issue["id"], l=[label["node_id"], other["node_id"]])  # fmt: skip
+    names = [x["name"] for x in labelled["addLabelsToLabelable"]["labelable"]["labels"]["nodes"]]
+    rest_names = [x["name"] for x in api(alice, "GET", f"/repos/{repo}/issues/{n}/labels").body]
+    assert sorted(names) == sorted(rest_names) == ["awaiting:worker", "working"]
+    removed = q(bob, """mutation($i: ID!, $l: [ID!]!) { removeLabelsFromLabelable(input: {
+        labelableId: $i, labelIds: $l}) { labelable { ... on Issue { labels(first: 5) {
+        nodes { name } } } } } }""", i=issue["id"], l=[label["node_id"]])  # fmt: skip
+    left = removed["removeLabelsFromLabelable"]["labelable"]["labels"]["nodes"]
+    assert left == [{"name": "working"}]
+    assert [x["name"] for x in api(alice, "GET", f"/repos/{repo}/issues/{n}/labels").body] == [
+        "working"
+    ]
+
+    reacted = q(alice, """mutation($s: ID!) { addReaction(input: {subjectId: $s, content: ROCKET}) {
+        reaction { id databaseId content user { login } } subject { id }
+        reactionGroups { content viewerHasReacted users { totalCount } } } }""",
+                s=node["id"])["addReaction"]  # fmt: skip
+    rest_reactions = api(
+        alice, "GET", f"/repos/{repo}/issues/comments/{node['databaseId']}/reactions"
+    ).body
+    assert [(r["node_id"], r["id"], r["content"], r["user"]["login"]) for r in rest_reactions] == [
+        (reacted["reaction"]["id"], reacted["reaction"]["databaseId"], "rocket", "alice")
+    ]  # fmt: skip
+    rocket = next(g for g in reacted["reactionGroups"] if g["content"] == "ROCKET")
+    assert rocket == {"content": "ROCKET", "viewerHasReacted": True, "users": {"totalCount": 1}}
+
+    events = api(alice, "GET", f"/repos/{repo}/issues/{n}/events").body
+    assert [(e["event"], e["actor"]["login"]) for e in events] == [
+        ("labeled", "bob"), ("renamed", "alice"), ("unlabeled", "alice"), ("closed", "bob"),
+        ("reopened", "bob"), ("labeled", "bob"), ("labeled", "bob"), ("unlabeled", "bob"),
+    ]  # fmt: skip
+    wanted = {("issues", "opened"), ("issue_comment", "created"), ("issues", "edited"),
+              ("issues", "closed"), ("issues", "reopened"), ("issues", "labeled"),
+              ("issues", "unlabeled")}  # fmt: skip
+    deliveries = sink.wait_for(11)  # ping, opened, 3 labeled, 2 unlabeled, edited, closed, ...
+    # ... reopened and the comment
+    got = {(d.headers["X-GitHub-Event"], json.loads(d.body).get("action")) for d in deliveries}
+    assert wanted <= got, wanted - got
+    opened = next(json.loads(d.body) for d in deliveries if b'"action":"opened"' in d.body)
+    assert opened["sender"]["login"] == "bob" and opened["issue"]["number"] == n
+
+
+def test_a_mutation_the_caller_may_not_make_is_forbidden(
+    hub: Any, api: Callable[..., Answer], alice: str, unique: str
+) -> None:
+    carol = hub.token(f"carol{unique}")
+    full = api(alice, "POST", "/user/repos", {"name": f"gql-f-{unique}"}).body["full_name"]
+    issue = api(alice, "POST", f"/repos/{full}/issues", {"title": "t"}).body
+    label = api(alice, "POST", f"/repos/{full}/labels", {"name": "x"}).body
+    got = gql(hub.url, carol, """mutation($i: ID!, $l: [ID!]!) { addLabelsToLabelable(input:
+        {labelableId: $i, labelIds: $l}) { clientMutationId } }""",
+              {"i": issue["node_id"], "l": [label["node_id"]]})  # fmt: skip
+    assert got.status == 200 and got.body["data"] == {"addLabelsToLabelable": None}
+    (error,) = got.body["errors"]
+    assert error["type"] == "FORBIDDEN" and error["path"] == ["addLabelsToLabelable"]
+    assert error["message"] == (
+        f"carol{unique} does not have the correct permissions to execute `AddLabelsToLabelable`"
+    )
+    assert api(alice, "GET", f"/repos/{full}/issues/{issue['number']}/labels").body == []
+
+
+# --- errors, paths and budgets -----------------------------------------------------------
+
+
+def test_an_unknown_field_gets_githubs_error_shape(hub: Any, alice: str) -> None:
+    got = gql(hub.url, alice, "query {\n  viewer {\n    login\n    pronouns\n  }\n}")
+    assert got.status == 200 and "data" not in got.body
+    assert got.body["errors"] == [{
+        "path": ["query", "viewer", "pronouns"],
+        "extensions": {"code": "undefinedField", "typeName": "User", "fieldName": "pronouns"},
+        "locations": [{"line": 4, "column": 5}],
+        "message": "Field 'pronouns' doesn't exist on type 'User'",
+    }]  # fmt: skip
+    # a field GitHub has and the hub does not serve is refused the same way
+    served = gql(hub.url, alice, "query Q { viewer { starredRepositories { totalCount } } }")
+    (error,) = served.body["errors"]
+    assert error["path"] == ["query Q", "viewer", "starredRepositories"]
+    assert error["extensions"]["code"] == "undefinedField"
+    missing = gql(hub.url, alice, '{ repository(owner: "alice") { id } }')
+    assert missing.body["errors"][0]["message"] == (
+        "Field 'repository' is missing required arguments: name"
+    )
+    extra = gql(hub.url, alice, "{ viewer { avatarUrl(width: 3) } }")
+    assert extra.body["errors"][0]["extensions"]["code"] == "argumentNotAccepted"
+
+
+def test_missing_things_are_not_found_errors_beside_null(
+    hub: Any, alice: str, api: Callable[..., Answer], repo: str
+) -> None:
+    owner, name = repo.split("/")
+    got = gql(hub.url, alice, """query($o: String!, $n: String!) {
+        repository(owner: $o, name: "nope") { id }
+        other: repository(owner: $o, name: $n) { issue(number: 999) { id } } }""",
+              {"o": owner, "n": name})  # fmt: skip
+    assert got.status == 200
+    assert got.body["data"] == {"repository": None, "other": {"issue": None}}
+    assert [(e["type"], e["path"], e["message"]) for e in got.body["errors"]] == [
+        ("NOT_FOUND", ["repository"],
+         f"Could not resolve to a Repository with the name '{owner}/nope'."),
+        ("NOT_FOUND", ["other", "issue"], "Could not resolve to an Issue with the number of 999."),
+    ]  # fmt: skip
+    nodes = gql(hub.url, alice, '{ nodes(ids: ["bm9wZQ==", "MDU6SXNzdWUw"]) { id } }')
+    assert nodes.body["data"] == {"nodes": [None, None]}
+    assert [e["path"] for e in nodes.body["errors"]] == [["nodes", 0], ["nodes", 1]]
+    paging = gql(hub.url, alice, "query($o: String!, $n: String!) { viewer { login }"
+                 " repository(owner: $o, name: $n) { issues { nodes { id } } } }",
+                 {"o": owner, "n": name})  # fmt: skip
+    assert paging.body["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
+    assert paging.body["errors"][0]["message"] == (
+        "You must provide a `first` or `last` value to properly paginate the `issues` connection."
+    )
+
+
+def test_graphql_needs_a_token_and_has_its_own_budget(
+    hub: Any, alice: str, api: Callable[..., Answer]
+) -> None:
+    anonymous = call(hub.url, "", "POST", "/graphql", {"query": "{ viewer { login } }"},
+                     {"Authorization": ""})  # fmt: skip
+    assert anonymous.status == 401
+    assert anonymous.body["message"] == "This endpoint requires you to be authenticated."
+    bad = gql(hub.url, "ghp_" + "x" * 36, "{ viewer { login } }")
+    assert bad.status == 401 and bad.body["message"] == "Bad credentials"
+    core_before = api(alice, "GET", "/rate_limit").body["resources"]
+    first = gql(hub.url, alice, "{ viewer { login } }")
+    assert first.headers["x-ratelimit-resource"] == "graphql"
+    used = int(first.headers["x-ratelimit-used"])
+    costly = gql(
+        hub.url,
+        alice,
+        """query { viewer { login } rateLimit { cost limit used remaining nodeCount } }""",
+    )
+    limits = data(costly)["rateLimit"]
+    assert limits["cost"] == 1 and limits["limit"] == 5000 and limits["used"] == used + 1
+    assert int(costly.headers["x-ratelimit-used"]) == used + 1
+    resources = api(alice, "GET", "/rate_limit").body["resources"]
+    assert resources["graphql"]["used"] == used + 1
+    assert resources["core"]["used"] == core_before["core"]["used"]  # GraphQL's is apart
+    # GitHub's arithmetic: 1 request for the issues, 100 each for their comments and labels:
+    # 201 requests / 100, rounded, is a cost of 2 (whatever the data turns out to be)
+    big = gql(
+        hub.url,
+        alice,
+        """query { repository(owner: "alice", name: "none") {
+        issues(first: 100) { nodes { comments(first: 100) { nodes { id } }
+        labels(first: 100) { nodes { id } } } } } rateLimit { cost nodeCount } }""",
+    )
+    assert big.body["data"]["rateLimit"] == {"cost": 2, "nodeCount": 100 + 2 * 100 * 100}
+    assert int(big.headers["x-ratelimit-used"]) == used + 3
+
+
+def test_the_enterprise_path_answers_the_same(hub: Any, alice: str) -> None:
+    query = "{ viewer { login id databaseId url } }"
+    plain, enterprise = gql(hub.url, alice, query), gql(hub.url, alice, query, path="/api/graphql")
+    assert data(plain) == data(enterprise)
+    assert data(plain)["viewer"]["login"] == "alice"
+
+
+def test_a_rest_node_id_names_the_same_node(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, repo: str
+) -> None:
+    issue = api(alice, "POST", f"/repos/{repo}/issues", {"title": "t"}).body
+    user = api(alice, "GET", "/user").body
+    rest_repo = api(alice, "GET", f"/repos/{repo}").body
+    got = q(alice, """query($ids: [ID!]!) { nodes(ids: $ids) { __typename id
+        ... on Issue { number } ... on User { login } ... on Repository { nameWithOwner } } }""",
+            ids=[issue["node_id"], user["node_id"], rest_repo["node_id"]])  # fmt: skip
+    assert got["nodes"] == [
+        {"__typename": "Issue", "id": issue["node_id"], "number": issue["number"]},
+        {"__typename": "User", "id": user["node_id"], "login": "alice"},
+        {"__typename": "Repository", "id": rest_repo["node_id"], "nameWithOwner": repo},
+    ]
