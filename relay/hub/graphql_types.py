@@ -306,8 +306,8 @@ class Label:
 
     isDefault = False
 
-    def __init__(self, acc: RepoAccess, row: dict[str, Any]) -> None:
-        self.acc, self.row = acc, row
+    def __init__(self, store: Store, acc: RepoAccess, row: dict[str, Any]) -> None:
+        self.store, self.acc, self.row = store, acc, row
 
     @property
     def id(self) -> str:
@@ -328,6 +328,17 @@ class Label:
     def description(self) -> str | None:
         """The description, if any."""
         return self.row.get("description")
+
+    @property
+    def createdAt(self) -> str | None:
+        """When it was made through the labels API (null for one made by naming it on an
+        issue: the hub keeps no time for those)."""
+        row = self.store.db.execute(
+            "SELECT created_at FROM journal WHERE repo_id = ? AND kind = 'label'"
+            " AND action = 'created' AND label_name = ? ORDER BY id DESC LIMIT 1",
+            (self.acc.id, self.name),
+        ).fetchone()
+        return stamp(row[0]) if row else None
 
     @property
     def url(self) -> str:
@@ -394,6 +405,11 @@ class Repository:
         """Whether issues are on."""
         return bool(self.row.get("has_issues", 1))
 
+    hasWikiEnabled = True  # as the REST repository's has_wiki
+    parent = None  # the hub has no forks
+    # GitHub's defaults for a new repository (the hub merges no pull requests)
+    mergeCommitAllowed = rebaseMergeAllowed = squashMergeAllowed = True
+
     @property
     def createdAt(self) -> str | None:
         """When it was made."""
@@ -427,6 +443,21 @@ class Repository:
             raise not_found(f"Could not resolve to an Issue with the number of {number}.")
         return Issue(self.ctx, self.acc, dict(row))
 
+    def issueOrPullRequest(self, _info: Info, number: int) -> Issue:
+        """The issue with this number (the hub has no pull requests)."""
+        row = self.ctx.store.db.execute(
+            "SELECT * FROM issues WHERE repo_id = ? AND number = ?", (self.acc.id, number)
+        ).fetchone()
+        if row is None:
+            raise not_found(
+                f"Could not resolve to an issue or pull request with the number of {number}."
+            )
+        return Issue(self.ctx, self.acc, dict(row))
+
+    def pullRequest(self, _info: Info, number: int) -> None:
+        """Never found: the hub has no pull requests."""
+        raise not_found(f"Could not resolve to a PullRequest with the number of {number}.")
+
     def issues(self, info: Info, **args: Any) -> Connection:
         """Issues, filtered by ``states``, ``labels`` (all must match) and ``filterBy``,
         ordered by ``orderBy`` (creation, oldest first, when not given: GitHub's order)."""
@@ -448,6 +479,14 @@ class Repository:
         if filters.get("since"):
             where.append("updated_at >= ?")
             params.append(_since_us(filters["since"]))
+        if filters.get("mentioned"):  # in the body or any comment, as @login
+            where.append(
+                "(body LIKE ? OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = issues.id"
+                " AND c.body LIKE ?))"
+            )
+            params += [f"%@{filters['mentioned']}%"] * 2
+        if filters.get("assignee") or filters.get("milestone") not in (None, "none"):
+            where.append("0")  # no issue on the hub has an assignee or a milestone
         order = args.get("orderBy") or {"field": "CREATED_AT", "direction": "ASC"}
         column = {"CREATED_AT": "created_at", "UPDATED_AT": "updated_at", "COMMENTS": "comments"}
         direction = "DESC" if order["direction"] == "DESC" else "ASC"
@@ -479,14 +518,14 @@ class Repository:
             f" {direction} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
-        return Connection([Label(self.acc, dict(r)) for r in rows], offset, total)
+        return Connection([Label(self.ctx.store, self.acc, dict(r)) for r in rows], offset, total)
 
     def label(self, _info: Info, name: str) -> Label | None:
         """The label with this name (any case), or null."""
         row = self.ctx.store.db.execute(
             "SELECT * FROM labels WHERE repo_id = ? AND name = ?", (self.acc.id, name)
         ).fetchone()
-        return None if row is None else Label(self.acc, dict(row))
+        return None if row is None else Label(self.ctx.store, self.acc, dict(row))
 
 
 def _since_us(value: str) -> int:
@@ -613,6 +652,11 @@ class Commented:
         return paginate(info, self.edits(), args)
 
     @property
+    def viewerDidAuthor(self) -> bool:
+        """Whether the caller wrote it."""
+        return bool(self.row["user_id"] == self.ctx.me["id"])
+
+    @property
     def reactionGroups(self) -> list[ReactionGroup]:
         """One group per reaction content, in GitHub's order, empty ones included."""
         rows = self.ctx.store.db.execute(
@@ -699,6 +743,17 @@ class Issue(Commented):
         """Its repository."""
         return Repository(self.ctx, self.acc)
 
+    milestone = None  # the hub has no milestones
+    isPinned = False  # nor pinned issues
+
+    def assignees(self, info: Info, **args: Any) -> Connection:
+        """Nobody: the hub has no assignees (REST's ``assignees`` is ``[]`` too)."""
+        return paginate(info, [], args)
+
+    def projectCards(self, info: Info, **args: Any) -> Connection:
+        """None: the hub has no projects."""
+        return paginate(info, [], args)
+
     def labels(self, info: Info, **args: Any) -> Connection:
         """Its labels (by name, or by when each label was made)."""
         rows = labels_of(self.ctx.store, [self.row["id"]])[self.row["id"]]
@@ -707,7 +762,7 @@ class Issue(Commented):
             rows = sorted(rows, key=lambda r: r["id"])
         if order["direction"] == "DESC":
             rows = rows[::-1]
-        return paginate(info, [Label(self.acc, r) for r in rows], args)
+        return paginate(info, [Label(self.ctx.store, self.acc, r) for r in rows], args)
 
     def comments(self, info: Info, **args: Any) -> Connection:
         """Its comments, oldest first."""
@@ -789,6 +844,9 @@ class IssueComment(Commented):
             ).fetchone()
             self._issue = Issue(self.ctx, self.acc, dict(row))
         return self._issue
+
+    isMinimized = False  # the hub hides no comment
+    minimizedReason = None
 
     @property
     def url(self) -> str:
@@ -888,7 +946,9 @@ class LabeledEvent(Event):
             (self.issue.acc.id, self.row["label_name"]),
         ).fetchone()
         gone = {"id": 0, "name": self.row["label_name"], "color": self.row["label_color"]}
-        return Label(self.issue.acc, dict(row) if row else {**gone, "description": None})
+        return Label(
+            self.ctx.store, self.issue.acc, dict(row) if row else {**gone, "description": None}
+        )
 
     @property
     def labelable(self) -> Issue:
@@ -977,7 +1037,7 @@ def find_node(ctx: Ctx, text: str) -> Any:
     if table == "comments":
         return IssueComment(ctx, acc, found)
     if table == "labels":
-        return Label(acc, found)
+        return Label(ctx.store, acc, found)
     if found["kind"] != "issues" or found["action"] not in _EVENTS:
         return None
     made = _EVENTS[found["action"]]

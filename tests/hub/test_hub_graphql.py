@@ -551,3 +551,83 @@ def test_a_rest_node_id_names_the_same_node(
         {"__typename": "User", "id": user["node_id"], "login": "alice"},
         {"__typename": "Repository", "id": rest_repo["node_id"], "nameWithOwner": repo},
     ]
+
+
+# --- what gh sends -------------------------------------------------------------------------
+# The queries below are the ones the gh CLI sends for `gh issue view`, `gh issue list` and
+# to learn about a repository (api.GitHubRepo), with its field lists for an issue.
+
+GH_ISSUE = (
+    "number,url,state,createdAt,title,body,author{login},milestone{number,title,description,"
+    "dueOn},assignees(first:100){nodes{id,login,name},totalCount},labels(first:100){nodes{id,"
+    "name,description,color},totalCount},projectCards(first:100){nodes{project{name}column{"
+    "name}},totalCount},reactionGroups{content,users{totalCount}},comments(first: 100) {nodes"
+    " {id,author{login},authorAssociation,body,createdAt,includesCreatedEdit,isMinimized,"
+    "minimizedReason,reactionGroups{content,users{totalCount}},url viewerDidAuthor},pageInfo{"
+    "hasNextPage,endCursor},totalCount}"
+)
+GH_VIEW = f"""query IssueByNumber($owner: String!, $repo: String!, $number: Int!) {{
+  repository(owner: $owner, name: $repo) {{ hasIssuesEnabled
+    issue: issueOrPullRequest(number: $number) {{ __typename
+      ...on Issue{{{GH_ISSUE},stateReason,isPinned}} ...on PullRequest{{{GH_ISSUE}}} }} }} }}"""
+GH_LIST = """fragment issue on Issue {number,title,url,state,updatedAt,labels(first:100){nodes{id,
+  name,description,color},totalCount},assignees(first:100){nodes{id,login,name},totalCount}}
+query IssueList($owner: String!, $repo: String!, $limit: Int, $endCursor: String,
+  $states: [IssueState!] = OPEN, $assignee: String, $author: String, $mention: String,
+  $milestone: String) {
+  repository(owner: $owner, name: $repo) { hasIssuesEnabled
+    issues(first: $limit, after: $endCursor, orderBy: {field: CREATED_AT, direction: DESC},
+      states: $states, filterBy: {assignee: $assignee, createdBy: $author, mentioned: $mention,
+      milestone: $milestone}) { totalCount nodes { ...issue } pageInfo { hasNextPage endCursor } }
+  } }"""
+GH_REPO = """fragment repo on Repository { id name owner { login } hasIssuesEnabled description
+  hasWikiEnabled viewerPermission defaultBranchRef { name } }
+query RepositoryInfo($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {
+  ...repo parent { ...repo } mergeCommitAllowed rebaseMergeAllowed squashMergeAllowed } }"""
+
+
+def test_the_queries_gh_sends_answer_what_rest_says(
+    hub: Any,
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, bob: str,
+    repo: str,
+) -> None:  # fmt: skip
+    owner, name = repo.split("/")
+    first = api(alice, "POST", f"/repos/{repo}/issues", {"title": "one", "body": "hi @bob"}).body
+    second = api(bob, "POST", f"/repos/{repo}/issues", {"title": "two", "labels": ["x"]}).body
+    api(bob, "POST", f"/repos/{repo}/issues/{first['number']}/comments", {"body": "seen"})
+    view = q(bob, GH_VIEW, owner=owner, repo=name, number=first["number"])["repository"]
+    issue, rest = view["issue"], rest_issue(api, alice, repo, first["number"])
+    assert view["hasIssuesEnabled"] is True and issue["__typename"] == "Issue"
+    assert (issue["number"], issue["title"], issue["body"], issue["url"]) == (
+        rest["number"], rest["title"], rest["body"], rest["html_url"],
+    )  # fmt: skip
+    assert issue["milestone"] is None and issue["assignees"] == {"nodes": [], "totalCount": 0}
+    assert issue["projectCards"]["totalCount"] == 0 and issue["isPinned"] is False
+    (comment,) = issue["comments"]["nodes"]
+    assert comment["body"] == "seen" and comment["viewerDidAuthor"] is True
+    assert comment["isMinimized"] is False and comment["authorAssociation"] == "COLLABORATOR"
+    missing = gql(hub.url, bob, GH_VIEW, {"owner": owner, "repo": name, "number": 999}).body
+    assert missing["data"] == {"repository": {"hasIssuesEnabled": True, "issue": None}}
+    assert [(e["type"], e["path"], e["message"]) for e in missing["errors"]] == [
+        ("NOT_FOUND", ["repository", "issue"],
+         "Could not resolve to an issue or pull request with the number of 999."),
+    ]  # fmt: skip
+
+    listed = q(bob, GH_LIST, owner=owner, repo=name, limit=30, states=["OPEN"])["repository"]
+    rest_list = api(alice, "GET", f"/repos/{repo}/issues").body  # newest first, as gh asks
+    assert [i["number"] for i in listed["issues"]["nodes"]] == [i["number"] for i in rest_list]
+    assert listed["issues"]["totalCount"] == len(rest_list) == 2
+    by_author = q(bob, GH_LIST, owner=owner, repo=name, limit=30, author="bob")["repository"]
+    assert [i["number"] for i in by_author["issues"]["nodes"]] == [second["number"]]
+    mentioning = q(bob, GH_LIST, owner=owner, repo=name, limit=30, mention="bob")["repository"]
+    assert [i["number"] for i in mentioning["issues"]["nodes"]] == [first["number"]]
+    assigned = q(bob, GH_LIST, owner=owner, repo=name, limit=30, assignee="bob")["repository"]
+    assert assigned["issues"]["totalCount"] == 0  # nobody is assigned anything on the hub
+
+    info = q(bob, GH_REPO, owner=owner, name=name)["repository"]
+    rest_repo = api(bob, "GET", f"/repos/{repo}").body
+    assert (info["id"], info["name"], info["owner"], info["description"]) == (
+        rest_repo["node_id"], rest_repo["name"], {"login": owner}, rest_repo["description"],
+    )  # fmt: skip
+    assert info["viewerPermission"] == "TRIAGE" and info["parent"] is None
+    assert info["hasWikiEnabled"] == rest_repo["has_wiki"]
