@@ -61,6 +61,17 @@ Theory of operation:
 - ``PATCH /repos/{o}/{r}`` with ``{"has_issues": false}`` turns issues off: every issue
   endpoint then answers 410 "Issues are disabled for this repo", as GitHub does.
 
+- ``api_graphql`` and ``graphql_types``: GraphQL at ``POST /graphql`` (and ``/api/graphql``,
+  GitHub Enterprise Server's path), run by graphql-core over ``github.graphql``, a subset of
+  GitHub's published schema with GitHub's types (a test holds it to the vendored original):
+  ``viewer``, ``repository`` (issues, labels, ``issueOrPullRequest``), ``node``/``nodes``
+  with the REST ``node_id``, ``rateLimit``; issues and comments with ``editor``,
+  ``lastEditedAt`` and ``userContentEdits`` from the journal, reactions and label events;
+  and the issue mutations gh uses, written through the REST handlers' functions (same
+  journal, events, webhooks). GitHub's error shapes (``undefinedField``, ``NOT_FOUND``,
+  ``FORBIDDEN``…), a budget of its own (``x-ratelimit-resource: graphql``) charged by
+  GitHub's cost arithmetic; only mutations count toward the secondary limit.
+
 Admin endpoints (only for a token made with ``relay hub token LOGIN --admin``; any other
 caller gets 404, as for anything it may not see):
 
@@ -100,7 +111,9 @@ protocol over HTTP (no SSH, no ``git://``) and no other git endpoints of the RES
 (commits, trees, blobs, contents); ``/rate_limit`` reports full budgets for the resources
 the hub does not serve (search and the rest); both API versions get the same shapes; the
 secondary limit counts content only (GitHub also limits concurrency and asks for a second
-between mutations); a ref's ``object.type`` is always ``commit``.
+between mutations); a ref's ``object.type`` is always ``commit``; GraphQL serves only the
+schema subset above (a syntax error is worded by graphql-core, not as graphql-ruby words it),
+has no pull requests, milestones, assignees or projects, and keeps no reason per close event.
 
 Refs are git's, as on GitHub: every repository's refs are its hosted git's from the start,
 an empty one answers 409 "Git Repository is empty." and a ref at a sha the repository lacks

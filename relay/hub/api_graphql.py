@@ -273,7 +273,11 @@ async def graphql(request: web.Request) -> web.Response:
     me: dict[str, Any] | None = request.get("viewer")
     if me is None:
         raise ApiError(401, "This endpoint requires you to be authenticated.", docs=AUTH_DOCS)
-    data = await read_json(request)
+    try:
+        data = await read_json(request)
+    except ApiError as err:  # GitHub's 400, pointing at the GraphQL docs
+        err.docs = GRAPHQL_DOCS
+        raise
     if not isinstance(data, dict) or not isinstance(data.get("query"), str):
         return _answer({"errors": [{"message": NO_QUERY}]})
     variables = data.get("variables") or {}

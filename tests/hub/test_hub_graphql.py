@@ -631,3 +631,31 @@ def test_the_queries_gh_sends_answer_what_rest_says(
     )  # fmt: skip
     assert info["viewerPermission"] == "TRIAGE" and info["parent"] is None
     assert info["hasWikiEnabled"] == rest_repo["has_wiki"]
+
+
+def test_only_mutations_count_toward_the_secondary_limit(
+    hub_factory: Callable[..., Any],
+) -> None:
+    """A hub allowing 2 content-creating requests a minute: queries pass however many, the
+    third mutation is GitHub's 403 naming the secondary limit, with Retry-After."""
+    own = hub_factory(content_limit="2/500")
+    token = own.token("dora")
+    made = call(own.url, token, "POST", "/user/repos", {"name": "limited"})
+    assert made.status == 201  # the first content-creating request
+    repo_id = made.body["node_id"]
+    for _ in range(3):
+        assert data(gql(own.url, token, "{ viewer { login } }"))["viewer"]["login"] == "dora"
+    create = (
+        'mutation($r: ID!) { createIssue(input: {repositoryId: $r, title: "t"})'
+        " { issue { number } } }"
+    )
+    first = data(gql(own.url, token, create, {"r": repo_id}))
+    assert first["createIssue"]["issue"]["number"] == 1
+    refused = gql(own.url, token, create, {"r": repo_id})
+    assert refused.status == 403 and "secondary rate limit" in refused.body["message"]
+    assert int(refused.headers["retry-after"]) >= 1
+    assert call(own.url, token, "GET", "/repos/dora/limited/issues").body[0]["number"] == 1
+    bad = call(own.url, token, "POST", "/graphql", None, {"Content-Type": "application/json"})
+    assert bad.status == 200 and bad.body == {
+        "errors": [{"message": "A query attribute must be specified and must be a string."}]
+    }
