@@ -434,25 +434,30 @@ class Repository:
             return None
         return Ref(self.acc.full, branch)
 
-    def issue(self, _info: Info, number: int) -> Issue:
-        """The issue with this number."""
+    def _numbered(self, number: int) -> Issue | None:
+        """The issue with this number; none while issues are off (REST answers 410)."""
+        if not self.hasIssuesEnabled:
+            return None
         row = self.ctx.store.db.execute(
             "SELECT * FROM issues WHERE repo_id = ? AND number = ?", (self.acc.id, number)
         ).fetchone()
-        if row is None:
+        return None if row is None else Issue(self.ctx, self.acc, dict(row))
+
+    def issue(self, _info: Info, number: int) -> Issue:
+        """The issue with this number."""
+        found = self._numbered(number)
+        if found is None:
             raise not_found(f"Could not resolve to an Issue with the number of {number}.")
-        return Issue(self.ctx, self.acc, dict(row))
+        return found
 
     def issueOrPullRequest(self, _info: Info, number: int) -> Issue:
         """The issue with this number (the hub has no pull requests)."""
-        row = self.ctx.store.db.execute(
-            "SELECT * FROM issues WHERE repo_id = ? AND number = ?", (self.acc.id, number)
-        ).fetchone()
-        if row is None:
+        found = self._numbered(number)
+        if found is None:
             raise not_found(
                 f"Could not resolve to an issue or pull request with the number of {number}."
             )
-        return Issue(self.ctx, self.acc, dict(row))
+        return found
 
     def pullRequest(self, _info: Info, number: int) -> None:
         """Never found: the hub has no pull requests."""
@@ -463,6 +468,8 @@ class Repository:
         ordered by ``orderBy`` (creation, oldest first, when not given: GitHub's order)."""
         filters = args.get("filterBy") or {}
         where, params = ["repo_id = ?"], list[Any]([self.acc.id])
+        if not self.hasIssuesEnabled:
+            where.append("0")
         states = args.get("states") or filters.get("states")
         if states:
             where.append(f"state IN ({','.join('?' * len(states))})")
@@ -1023,7 +1030,8 @@ def find_node(ctx: Ctx, text: str) -> Any:
         found_in = "issues" if found["subject"] == "issue" else "comments"
         parent = db.execute(f"SELECT repo_id FROM {found_in} WHERE id = ?", (found["subject_id"],))
         parent_row = parent.fetchone()
-        if parent_row is None or ctx.repo_by_id(parent_row[0]) is None:
+        on = None if parent_row is None else ctx.repo_by_id(parent_row[0])
+        if on is None or not on.row.get("has_issues", 1):
             return None
         return Reaction(ctx, found)
     repo_id = found["id"] if table == "repos" else found["repo_id"]
@@ -1032,6 +1040,8 @@ def find_node(ctx: Ctx, text: str) -> Any:
         return None
     if table == "repos":
         return Repository(ctx, acc)
+    if table != "labels" and not acc.row.get("has_issues", 1):
+        return None  # issues, comments and events hide while issues are off
     if table == "issues":
         return Issue(ctx, acc, found)
     if table == "comments":

@@ -484,6 +484,19 @@ def test_missing_things_are_not_found_errors_beside_null(
     nodes = gql(hub.url, alice, '{ nodes(ids: ["bm9wZQ==", "MDU6SXNzdWUw"]) { id } }')
     assert nodes.body["data"] == {"nodes": [None, None]}
     assert [e["path"] for e in nodes.body["errors"]] == [["nodes", 0], ["nodes", 1]]
+    issue = api(alice, "POST", f"/repos/{repo}/issues", {"title": "t"}).body
+    assert api(alice, "PATCH", f"/repos/{repo}", {"has_issues": False}).status == 200
+    off = gql(hub.url, alice, """query($o: String!, $n: String!, $id: ID!) {
+        repository(owner: $o, name: $n) { hasIssuesEnabled issues(first: 5) { totalCount }
+          issue(number: 1) { id } } node(id: $id) { id } }""",
+              {"o": owner, "n": name, "id": issue["node_id"]})  # fmt: skip
+    assert off.body["data"] == {
+        "repository": {"hasIssuesEnabled": False, "issues": {"totalCount": 0}, "issue": None},
+        "node": None,
+    }
+    assert api(alice, "GET", f"/repos/{repo}/issues/1").status == 410  # as REST says
+    assert {e["type"] for e in off.body["errors"]} == {"NOT_FOUND"}
+    api(alice, "PATCH", f"/repos/{repo}", {"has_issues": True})
     paging = gql(hub.url, alice, "query($o: String!, $n: String!) { viewer { login }"
                  " repository(owner: $o, name: $n) { issues { nodes { id } } } }",
                  {"o": owner, "n": name})  # fmt: skip
