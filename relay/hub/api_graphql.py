@@ -53,7 +53,8 @@ from graphql import (
     parse,
     validate,
 )
-from graphql.language import VariableNode
+from graphql.execution.values import get_variable_values
+from graphql.language import VariableNode, print_ast
 
 from relay.hub import api_comments, api_issues, api_labels
 from relay.hub.api_repos import RepoAccess
@@ -216,6 +217,38 @@ def _from_api(err: ApiError, info_field: str, me: dict[str, Any]) -> GraphQLErro
     )
 
 
+_BAD_VARIABLE = re.compile(r"^Variable '\$(\w+)' has invalid value(?: at (\S+))?: (.*)$", re.S)
+
+
+def _variable_errors(
+    operation: OperationDefinitionNode, variables: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """GitHub's words for variables that do not fit their declared types (none: [])."""
+    found = get_variable_values(schema(), operation.variable_definitions or (), variables)
+    if not isinstance(found, list):
+        return []
+    declared = {
+        d.variable.name.value: print_ast(d.type) for d in operation.variable_definitions or ()
+    }
+    out = []
+    for err in found:
+        match = _BAD_VARIABLE.match(err.message)
+        if match is None:
+            out.append(_validation_error(err, {}))
+            continue
+        name, where, why = match.groups()
+        path: list[Any] = [
+            int(i) if i else key for i, key in re.findall(r"\[(\d+)\]|\.(\w+)", where or "")
+        ]
+        out.append({
+            "extensions": {"value": variables.get(name),
+                           "problems": [{"path": path, "explanation": why}]},
+            "locations": [{"line": loc.line, "column": loc.column} for loc in err.locations or ()],
+            "message": f"Variable ${name} of type {declared.get(name)} was provided invalid value",
+        })  # fmt: skip
+    return out
+
+
 # --- cost, as GitHub computes it ---------------------------------------------------------
 
 
@@ -303,6 +336,8 @@ async def graphql(request: web.Request) -> web.Response:
             "An operation name is required" if name is None else f'No operation named "{name}"'
         )
         return _answer({"errors": [{"message": message}]})
+    if bad := _variable_errors(operation, variables):
+        return _answer({"errors": bad})
     cost, nodes = query_cost(document, operation, variables)
     request["cost"] = cost
     if operation.operation is OperationType.MUTATION:

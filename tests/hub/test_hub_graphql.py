@@ -462,6 +462,10 @@ def test_an_unknown_field_gets_githubs_error_shape(hub: Any, alice: str) -> None
     assert missing.body["errors"][0]["message"] == (
         "Field 'repository' is missing required arguments: name"
     )
+    typed = gql(hub.url, alice, "query($n: Int!) { viewer { avatarUrl(size: $n) } }", {"n": "x"})
+    (error,) = typed.body["errors"]
+    assert error["message"] == "Variable $n of type Int! was provided invalid value"
+    assert error["extensions"]["value"] == "x" and error["locations"] == [{"line": 1, "column": 7}]
     extra = gql(hub.url, alice, "{ viewer { avatarUrl(width: 3) } }")
     assert extra.body["errors"][0]["extensions"]["code"] == "argumentNotAccepted"
 
@@ -548,6 +552,11 @@ def test_the_enterprise_path_answers_the_same(hub: Any, alice: str) -> None:
     plain, enterprise = gql(hub.url, alice, query), gql(hub.url, alice, query, path="/api/graphql")
     assert data(plain) == data(enterprise)
     assert data(plain)["viewer"]["login"] == "alice"
+    # gh learns what a server offers by introspection (e.g. whether Issue has stateReason)
+    fields = data(gql(hub.url, alice, '{ __type(name: "Issue") { fields { name } } }'))
+    assert {"stateReason", "editor", "lastEditedAt"} <= {
+        f["name"] for f in fields["__type"]["fields"]
+    }
 
 
 def test_a_rest_node_id_names_the_same_node(
