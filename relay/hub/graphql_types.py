@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
-from graphql import GraphQLError, GraphQLResolveInfo
+from graphql import FieldNode, GraphQLError, GraphQLResolveInfo
 
 from relay.hub import render
 from relay.hub.api_labels import labels_of
@@ -155,9 +155,8 @@ def _wants_items(info: Info) -> bool:
     """Whether the selection asks for ``nodes`` or ``edges`` (not only counts)."""
     for node in info.field_nodes:
         for sel in node.selection_set.selections if node.selection_set else ():
-            name = getattr(getattr(sel, "name", None), "value", None)
-            if name in ("nodes", "edges") or name is None:  # a fragment may hold them
-                return True
+            if not isinstance(sel, FieldNode) or sel.name.value in ("nodes", "edges"):
+                return True  # a fragment may hold them
     return False
 
 

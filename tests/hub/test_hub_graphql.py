@@ -505,6 +505,14 @@ def test_missing_things_are_not_found_errors_beside_null(
                  " repository(owner: $o, name: $n) { issues { nodes { id } } } }",
                  {"o": owner, "n": name})  # fmt: skip
     assert paging.body["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
+    spread = gql(hub.url, alice, "fragment F on IssueConnection { nodes { id } }"
+                 " query($o: String!, $n: String!) { repository(owner: $o, name: $n) {"
+                 " issues { totalCount ...F } } }", {"o": owner, "n": name})  # fmt: skip
+    assert spread.body["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
+    counted = gql(hub.url, alice, "query($o: String!, $n: String!) {"
+                  " repository(owner: $o, name: $n) { issues { totalCount } } }",
+                  {"o": owner, "n": name})  # fmt: skip
+    assert data(counted)["repository"]["issues"]["totalCount"] == 1  # a count needs no page
     assert paging.body["errors"][0]["message"] == (
         "You must provide a `first` or `last` value to properly paginate the `issues` connection."
     )
