@@ -145,8 +145,24 @@ def _paths(document: DocumentNode) -> dict[int, list[str]]:
     return out
 
 
-def _validation_error(err: GraphQLError, paths: dict[int, list[str]]) -> dict[str, Any]:
+def _variable_types(document: DocumentNode) -> dict[int, str]:
+    """The variable each named type of a variable definition belongs to (by node id)."""
+    out: dict[int, str] = {}
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            for var in definition.variable_definitions or ():
+                kind: Any = var.type
+                while hasattr(kind, "type"):  # through [T] and T!
+                    kind = kind.type
+                out[id(kind)] = var.variable.name.value
+    return out
+
+
+def _validation_error(
+    err: GraphQLError, paths: dict[int, list[str]], variables: dict[int, str] | None = None
+) -> dict[str, Any]:
     """A graphql-core validation error in GitHub's words, with its path and code."""
+    variables = variables or {}
     message, extensions = err.message, None
     if match := _UNDEFINED_FIELD.match(message):
         field, kind = match.groups()
@@ -162,10 +178,14 @@ def _validation_error(err: GraphQLError, paths: dict[int, list[str]]) -> dict[st
         message = f"Field '{field}' is missing required arguments: {arg}"
         extensions = {"code": "missingRequiredArguments", "className": "Field", "name": field,
                       "arguments": arg}  # fmt: skip
-    elif match := _UNKNOWN_TYPE.match(message):
+    elif (match := _UNKNOWN_TYPE.match(message)) and err.nodes and id(err.nodes[0]) in paths:
         kind = match[1]
         message = f"No such type {kind}, so it can't be a fragment condition"
         extensions = {"code": "undefinedType", "typeName": kind}
+    elif match and err.nodes and id(err.nodes[0]) in variables:
+        kind, name = match[1], variables[id(err.nodes[0])]
+        message = f"{kind} isn't a defined input type (on ${name})"
+        extensions = {"code": "variableRequiresValidType", "typeName": kind, "variableName": name}
     out: dict[str, Any] = {}
     path = next((paths[id(n)] for n in err.nodes or () if id(n) in paths), None)
     if path is not None:
@@ -327,8 +347,8 @@ async def graphql(request: web.Request) -> web.Response:
         return _answer({"errors": [_validation_error(err, {})]})
     errors = [e for e in validate(schema(), document) if not _SHAPES_DIFFER.search(e.message)]
     if errors:
-        paths = _paths(document)
-        return _answer({"errors": [_validation_error(e, paths) for e in errors]})
+        paths, types = _paths(document), _variable_types(document)
+        return _answer({"errors": [_validation_error(e, paths, types) for e in errors]})
     name = data.get("operationName") if isinstance(data.get("operationName"), str) else None
     operation = get_operation_ast(document, name)
     if operation is None:
@@ -431,8 +451,18 @@ class Root:
             rows.append(found.row)
         return rows
 
+    def _unkept(self, input: dict[str, Any]) -> None:
+        """Refuse what the hub does not keep: assignees, milestones and projects (none
+        given, null or empty, as gh sends them, is fine)."""
+        if input.get("assigneeIds"):
+            raise GraphQLError("This hub keeps no assignees.", extensions={"type": "UNPROCESSABLE"})
+        for ident in [*(input.get("projectIds") or []), input.get("milestoneId")]:
+            if ident is not None:
+                raise no_node(ident)  # no project or milestone exists on the hub
+
     def createIssue(self, info: Any, input: dict[str, Any]) -> dict[str, Any]:
         """Open an issue (labels only for triage access or more, as over REST)."""
+        self._unkept(input)
         found = find_node(self.ctx, input["repositoryId"])
         if not isinstance(found, Repository):
             raise no_node(input["repositoryId"])
@@ -462,6 +492,7 @@ class Root:
 
     def updateIssue(self, info: Any, input: dict[str, Any]) -> dict[str, Any]:
         """Change an issue's title, body, state or labels (as ``PATCH .../issues/{n}``)."""
+        self._unkept(input)
         issue = self._issue(input["id"])
         data: dict[str, Any] = {k: input[k] for k in ("title", "body") if k in input}
         if input.get("state") is not None:

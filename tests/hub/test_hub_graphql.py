@@ -342,6 +342,13 @@ def test_each_mutation_writes_what_rest_then_reads(
     n = issue["number"]
     same_issue(issue, rest_issue(api, alice, repo, n))
     assert issue["labels"]["nodes"][0]["name"] == "awaiting:worker"
+    as_gh = q(bob, """mutation IssueCreate($input: CreateIssueInput!) { createIssue(input: $input)
+        { issue { number } } }""", input={"assigneeIds": None, "body": "b", "labelIds": None,
+                                          "projectIds": None, "repositoryId": repo_id,
+                                          "title": "as gh sends it"})  # fmt: skip
+    assert rest_issue(api, alice, repo, as_gh["createIssue"]["issue"]["number"])["title"] == (
+        "as gh sends it"
+    )
 
     said = q(bob, """mutation($s: ID!) { addComment(input: {subjectId: $s, body: "a comment"}) {
         commentEdge { node { id databaseId body author { login } } } subject { id } } }""",
@@ -406,6 +413,15 @@ def test_each_mutation_writes_what_rest_then_reads(
     rocket = next(g for g in reacted["reactionGroups"] if g["content"] == "ROCKET")
     assert rocket == {"content": "ROCKET", "viewerHasReacted": True, "users": {"totalCount": 1}}
 
+    user = api(alice, "GET", "/user").body["node_id"]
+    refused = gql(
+        hub.url,
+        alice,
+        "mutation($i: ID!, $a: [ID!]) { updateIssue(input: {id: $i,"
+        " assigneeIds: $a}) { issue { id } } }",
+        {"i": issue["id"], "a": [user]},
+    )
+    assert refused.body["errors"][0]["type"] == "UNPROCESSABLE"  # the hub keeps no assignees
     events = api(alice, "GET", f"/repos/{repo}/issues/{n}/events").body
     assert [(e["event"], e["actor"]["login"]) for e in events] == [
         ("labeled", "bob"), ("renamed", "alice"), ("unlabeled", "alice"), ("closed", "bob"),
@@ -466,6 +482,14 @@ def test_an_unknown_field_gets_githubs_error_shape(hub: Any, alice: str) -> None
     (error,) = typed.body["errors"]
     assert error["message"] == "Variable $n of type Int! was provided invalid value"
     assert error["extensions"]["value"] == "x" and error["locations"] == [{"line": 1, "column": 7}]
+    untyped = gql(hub.url, alice, "query($t: SearchType!) { viewer { avatarUrl(size: $t) } }")
+    assert "SearchType isn't a defined input type (on $t)" in [
+        e["message"] for e in untyped.body["errors"]
+    ]
+    fragment = gql(hub.url, alice, "{ viewer { ... on Organization { login } } }")
+    assert fragment.body["errors"][0]["message"] == (
+        "No such type Organization, so it can't be a fragment condition"
+    )
     extra = gql(hub.url, alice, "{ viewer { avatarUrl(width: 3) } }")
     assert extra.body["errors"][0]["extensions"]["code"] == "argumentNotAccepted"
 
