@@ -60,6 +60,7 @@ from relay.hub import api_comments, api_issues, api_labels
 from relay.hub.api_repos import RepoAccess
 from relay.hub.graphql_types import (
     REACTION_REST,
+    Connection,
     Ctx,
     Issue,
     IssueComment,
@@ -72,6 +73,7 @@ from relay.hub.graphql_types import (
     not_found,
     stamp,
 )
+from relay.hub.graphql_types import search as search_issues
 from relay.hub.middleware import SECONDARY_DOCS, SECONDARY_MESSAGE
 from relay.hub.web import ApiError, Role, check_body, hub_of, read_json
 
@@ -85,7 +87,8 @@ def schema() -> GraphQLSchema:
     """The hub's executable schema, built once from ``github.graphql``."""
     built = build_schema(Path(__file__).with_name("github.graphql").read_text())
     for kind in ("Node", "Actor", "RepositoryOwner", "Comment", "Labelable", "Reactable",
-                 "Reactor", "IssueTimelineItems", "IssueOrPullRequest"):  # fmt: skip
+                 "Reactor", "IssueTimelineItems", "IssueOrPullRequest",
+                 "SearchResultItem"):  # fmt: skip
         abstract = built.type_map[kind]
         assert isinstance(abstract, GraphQLInterfaceType | GraphQLUnionType)
         abstract.resolve_type = _type_name
@@ -428,6 +431,10 @@ class Root:
     def nodes(self, _info: Any, ids: list[str]) -> list[Any]:
         """Nodes by global id; a missing one is null with its own error."""
         return [find_node(self.ctx, i) or no_node(i) for i in ids]
+
+    def search(self, info: Any, query: str, type: str, **args: Any) -> Connection:
+        """Issue search (``type: ISSUE``, the one kind the hub serves)."""
+        return search_issues(self.ctx, info, query, args)
 
     @property
     def rateLimit(self) -> RateLimit:

@@ -1057,3 +1057,132 @@ def find_node(ctx: Ctx, text: str) -> Any:
 
 
 _EVENT_KINDS = frozenset(cls.__name__ for cls in _EVENTS.values())
+
+
+# --- search (issues only) ----------------------------------------------------------------
+
+_SEARCH_SORTS = {"created": "i.created_at", "updated": "i.updated_at", "comments": "i.comments"}
+
+
+@dataclass
+class SearchFilter:
+    """A GitHub issue-search text, taken apart (``repo:o/r is:open label:a,b words``)."""
+
+    repos: list[str] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+    order: str = "i.created_at DESC, i.id DESC"
+    nothing: bool = False  # a qualifier no issue on the hub can meet (is:pr, assignee:x)
+
+
+def parse_search(text: str) -> SearchFilter:
+    """The SQL conditions (over ``issues i``) an issue search asks for. Qualifiers: repo:,
+    is:/type: (issue, pr, open, closed), state:, label: (commas: any of), -label:, author:,
+    mentions:, assignee: and no:assignee, sort:FIELD-DIRECTION, in:title/body; any other
+    token is a word every match must hold in its title or body, as GitHub reads it."""
+    import shlex
+
+    try:
+        tokens = shlex.split(text)
+    except ValueError:
+        tokens = text.split()
+    found = SearchFilter()
+    words, fields = list[str](), ["i.title", "i.body"]
+    label_sql = (
+        "EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id"
+        " WHERE il.issue_id = i.id AND l.name IN ({}))"
+    )
+    for token in tokens:
+        key, colon, value = token.partition(":")
+        key = key.lower()
+        if not colon or not value:
+            words.append(token)
+        elif key == "repo":
+            found.repos.append(value)
+        elif key in ("is", "type", "state") and value.lower() in ("open", "closed"):
+            found.where.append("i.state = ?")
+            found.params.append(value.lower())
+        elif key in ("is", "type") and value.lower() in ("pr", "pull-request", "merged"):
+            found.nothing = True
+        elif key in ("is", "type") and value.lower() == "issue":
+            continue
+        elif key in ("label", "-label"):
+            names = [v for v in value.split(",") if v]
+            clause = label_sql.format(",".join("?" * len(names)))
+            found.where.append(clause if key == "label" else f"NOT {clause}")
+            found.params += names
+        elif key == "author":
+            found.where.append("i.user_id = (SELECT id FROM users WHERE login = ?)")
+            found.params.append(value)
+        elif key == "mentions":
+            found.where.append(
+                "(i.body LIKE ? OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = i.id"
+                " AND c.body LIKE ?))"
+            )
+            found.params += [f"%@{value}%"] * 2
+        elif key == "assignee":
+            found.nothing = True  # the hub assigns nobody
+        elif key == "no" and value.lower() in ("assignee", "milestone", "project"):
+            continue
+        elif key == "sort":
+            name, _, direction = value.lower().partition("-")
+            if name in _SEARCH_SORTS:
+                way = "ASC" if direction == "asc" else "DESC"
+                found.order = f"{_SEARCH_SORTS[name]} {way}, i.id {way}"
+        elif key == "in":
+            fields = [f"i.{v}" for v in value.lower().split(",") if v in ("title", "body")]
+        else:
+            words.append(token)
+    for word in words:
+        either = " OR ".join(f"instr(lower(coalesce({f}, '')), lower(?)) > 0" for f in fields)
+        found.where.append(f"({either or '0'})")
+        found.params += [word] * len(fields)
+    return found
+
+
+class SearchResultItemConnection(Connection):
+    """A page of search results, with GitHub's count of matching issues."""
+
+    @property
+    def issueCount(self) -> int:
+        """How many issues match."""
+        return self.totalCount
+
+
+def search(ctx: Ctx, info: Info, query: str, args: dict[str, Any]) -> Connection:
+    """Issues the caller may see that match a GitHub search text, newest first unless
+    ``sort:`` says otherwise."""
+    found = parse_search(query)
+    repos: list[RepoAccess] = []
+    if found.repos:
+        for full in found.repos:
+            owner, _, name = full.partition("/")
+            acc = ctx.repo(owner, name)
+            if acc is None:  # GitHub: the search fails on a repository it cannot see
+                raise GraphQLError(
+                    "The listed users and repositories cannot be searched either because the"
+                    " resources do not exist or you do not have permission to view them.",
+                    extensions={"type": "INVALID"},
+                )
+            repos.append(acc)
+    else:
+        rows = ctx.store.db.execute(
+            "SELECT r.name, u.login FROM repos r JOIN users u ON u.id = r.owner_id ORDER BY r.id"
+        ).fetchall()
+        repos = [a for r in rows if (a := ctx.repo(r["login"], r["name"])) is not None]
+    repos = [a for a in repos if a.row.get("has_issues", 1)]
+    if found.nothing or not repos:
+        return SearchResultItemConnection([], 0, 0)
+    by_id = {a.id: a for a in repos}
+    where = [f"i.repo_id IN ({','.join('?' * len(by_id))})", *found.where]
+    params = [*by_id, *found.params]
+    clause = " AND ".join(where)
+    db = ctx.store.db
+    total = db.execute(f"SELECT COUNT(*) FROM issues i WHERE {clause}", params).fetchone()[0]
+    offset, limit = window(info, total, args)
+    page = db.execute(
+        f"SELECT i.* FROM issues i WHERE {clause} ORDER BY {found.order} LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    )
+    items = [Issue(ctx, by_id[r["repo_id"]], dict(r)) for r in page]
+    return SearchResultItemConnection(items, offset, total)

@@ -482,8 +482,8 @@ def test_an_unknown_field_gets_githubs_error_shape(hub: Any, alice: str) -> None
     (error,) = typed.body["errors"]
     assert error["message"] == "Variable $n of type Int! was provided invalid value"
     assert error["extensions"]["value"] == "x" and error["locations"] == [{"line": 1, "column": 7}]
-    untyped = gql(hub.url, alice, "query($t: SearchType!) { viewer { avatarUrl(size: $t) } }")
-    assert "SearchType isn't a defined input type (on $t)" in [
+    untyped = gql(hub.url, alice, "query($t: Nonesuch!) { viewer { avatarUrl(size: $t) } }")
+    assert "Nonesuch isn't a defined input type (on $t)" in [
         e["message"] for e in untyped.body["errors"]
     ]
     fragment = gql(hub.url, alice, "{ viewer { ... on Organization { login } } }")
@@ -634,6 +634,12 @@ query IssueList($owner: String!, $repo: String!, $limit: Int, $endCursor: String
       states: $states, filterBy: {assignee: $assignee, createdBy: $author, mentioned: $mention,
       milestone: $milestone}) { totalCount nodes { ...issue } pageInfo { hasNextPage endCursor } }
   } }"""
+GH_SEARCH = """fragment issue on Issue {number,title,state,labels(first:100){nodes{name}}}
+query IssueSearch($repo: String!, $owner: String!, $type: SearchType!, $limit: Int,
+  $after: String, $query: String!) {
+  repository(name: $repo, owner: $owner) { hasIssuesEnabled }
+  search(type: $type, last: $limit, after: $after, query: $query) {
+    issueCount nodes { ...issue } pageInfo { hasNextPage endCursor } } }"""
 GH_REPO = """fragment repo on Repository { id name owner { login } hasIssuesEnabled description
   hasWikiEnabled viewerPermission defaultBranchRef { name } }
 query RepositoryInfo($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {
@@ -677,6 +683,36 @@ def test_the_queries_gh_sends_answer_what_rest_says(
     assert [i["number"] for i in mentioning["issues"]["nodes"]] == [first["number"]]
     assigned = q(bob, GH_LIST, owner=owner, repo=name, limit=30, assignee="bob")["repository"]
     assert assigned["issues"]["totalCount"] == 0  # nobody is assigned anything on the hub
+
+    def searched(text: str) -> list[int]:
+        variables = {"owner": owner, "repo": name, "type": "ISSUE", "limit": 30, "query": text}
+        got = data(gql(hub.url, bob, GH_SEARCH, variables))
+        assert got["search"]["issueCount"] == len(got["search"]["nodes"])
+        return [i["number"] for i in got["search"]["nodes"]]
+
+    # the texts gh builds for `issue list --label x`, `--search words --state all`
+    assert searched(f"label:x repo:{repo} state:open type:issue") == [second["number"]]
+    assert searched(f"hi repo:{repo} type:issue") == [first["number"]]
+    assert searched(f"repo:{repo} type:issue author:alice") == [first["number"]]
+    assert searched(f"repo:{repo} is:issue sort:created-asc") == [
+        first["number"], second["number"],
+    ]  # fmt: skip
+    assert searched(f"repo:{repo} is:pr") == []  # the hub has no pull requests
+    rest_labelled = api(alice, "GET", f"/repos/{repo}/issues?labels=x").body
+    assert [i["number"] for i in rest_labelled] == searched(f"repo:{repo} label:x")
+    hidden = gql(
+        hub.url,
+        bob,
+        GH_SEARCH,
+        {
+            "owner": owner,
+            "repo": name,
+            "type": "ISSUE",
+            "limit": 5,
+            "query": "repo:alice/nothing-here",
+        },
+    )
+    assert hidden.body["errors"][0]["type"] == "INVALID"  # fmt: skip
 
     info = q(bob, GH_REPO, owner=owner, name=name)["repository"]
     rest_repo = api(bob, "GET", f"/repos/{repo}").body
