@@ -65,7 +65,8 @@ Theory of operation:
   GitHub Enterprise Server's path), run by graphql-core over ``github.graphql``, a subset of
   GitHub's published schema with GitHub's types (a test holds it to the vendored original):
   ``viewer``, ``repository`` (issues, labels, ``issueOrPullRequest``), ``node``/``nodes``
-  with the REST ``node_id``, ``rateLimit``, issue ``search`` (GitHub's qualifiers gh sends); issues and comments with ``editor``,
+  with the REST ``node_id``, ``rateLimit``, issue ``search`` (GitHub's qualifiers gh sends);
+  issues and comments with ``editor``,
   ``lastEditedAt`` and ``userContentEdits`` from the journal, reactions and label events;
   and the issue mutations gh uses, written through the REST handlers' functions (same
   journal, events, webhooks). GitHub's error shapes (``undefinedField``, ``NOT_FOUND``,

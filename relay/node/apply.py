@@ -160,6 +160,11 @@ class Applier:
         if key in self.snapshot.local.results_posted:
             return
         body = action.body
+        if isinstance(action, DeclineTask) and action.edited_comment is not None:
+            editor = await self.gh.last_editor(action.issue, action.edited_comment)
+            if editor is not None:
+                said = f"{action.result.summary} GitHub names `{editor[:60]}` as its last editor."
+                body = render_message(action.result.model_copy(update={"summary": said}))
         if isinstance(action, ReportHalfDone):
             stopped = reap(self.ctx, issue=action.issue, task=action.task)
             if stopped:  # the report says what happened to the step that was still running
@@ -180,7 +185,13 @@ class Applier:
     async def _post_notice(self, action: PostNotice) -> None:
         if (action.issue, action.key) in self.snapshot.local.notices:
             return
-        await self.gh.create_comment(action.issue, self.ctx.sign(action.body))
+        body = action.body
+        if action.name_editor is not None:
+            comment = None if action.name_editor == "body" else int(action.name_editor)
+            editor = await self.gh.last_editor(action.issue, comment)
+            if editor is not None:
+                body += f" GitHub names `{editor[:60]}` as the last editor."
+        await self.gh.create_comment(action.issue, self.ctx.sign(body))
         self.ctx.state.mark_notice(issue=action.issue, key=action.key, now=datetime.now(UTC))
         self.lines.append(f"#{action.issue}: said in the thread: {action.reason}")
 

@@ -67,6 +67,8 @@ class DeclineTask(_Action):
     reason: str
     result: ResultMsg
     body: str
+    # the TASK's comment was edited after it was posted: the RESULT names its last editor
+    edited_comment: int | None = None
     expect: Label
     to: Label
     event: Event = Event.DECLINE
@@ -167,6 +169,9 @@ class PostNotice(_Action):
     key: str
     reason: str
     body: str
+    # whose edit the notice is about: "body" (the issue's) or a comment's id; the driver
+    # asks GitHub who last edited it and names that account in the notice
+    name_editor: Literal["body"] | int | None = None
 
 
 class Wait(_Action):

@@ -421,7 +421,8 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         if edited is None:  # no comment of it counts: edited into garbage, or refused
             return _unreadable(thread, snapshot, task)
         reason = f"TASK {task} was edited after it was posted; post a new TASK"
-        return [_decline(thread, task, edited.comment.id, reason)]
+        declined = _decline(thread, task, edited.comment.id, reason)
+        return [declined.model_copy(update={"edited_comment": edited.comment.id})]
     assert isinstance(entry.message, TaskMsg)
     refusal = kind_refusal(thread, snapshot.master.scope) or scope_refusal(
         entry.message, snapshot.master.scope
@@ -536,7 +537,10 @@ def _unreadable(thread: Thread, snapshot: Snapshot, task: int) -> list[Action]:
     reason = f"TASK {task} cannot be read (changed after it was posted); post a new TASK"
     if not broken:
         return [Ignore(issue=thread.issue.number, comment_id=None, reason=reason)]
-    return [_decline(thread, task, None, reason)]
+    declined = _decline(thread, task, None, reason)
+    if len(broken) == 1:  # the one comment made unreadable: the RESULT names its editor
+        declined = declined.model_copy(update={"edited_comment": broken[0].id})
+    return [declined]
 
 
 def _at_worker(thread: Thread) -> bool:

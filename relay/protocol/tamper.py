@@ -44,7 +44,8 @@ def rolled_back(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
             f" the controller `{thread.job.controller}` writes the body again from its own"
             f" record with `relay job repair {number}`."
         )
-        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+        notice = PostNotice(issue=number, key=key, reason=reason, body=body, name_editor="body")
+        actions.append(notice)
     return actions
 
 
@@ -204,7 +205,7 @@ def tampered_notice(issue: Issue, reason: str, snapshot: Snapshot, node: str) ->
         f" controller changed the issue body; nothing is done on it until `{node}` writes it"
         f" again from its own record: `relay job repair {number}`."
     )
-    return [PostNotice(issue=number, key=key, reason=reason, body=body)]
+    return [PostNotice(issue=number, key=key, reason=reason, body=body, name_editor="body")]
 
 
 def task_to_repost(thread: Thread, kept: int, claimed: set[tuple[int, int]]) -> str | None:

@@ -228,6 +228,7 @@ def test_an_old_body_put_back_rewinds_nothing(
     assert "older than revision" in out
     said = [c["body"] for c in world.comments(job) if "does not act on this job" in c["body"]]
     assert said and "relay job repair" in said[0]
+    assert f"GitHub names `{STRANGER}` as the last editor" in said[0]
     done = world.controller.run("task", str(job), "--step", "true")
     assert done.returncode != 0 and "older than revision" in done.stderr
     repaired = world.controller.ok("job", "repair", str(job))
@@ -347,6 +348,7 @@ def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
         world.controller.ok("watch", "--once")
     said = [c["body"] for c in world.comments(job) if "changed the issue body" in c["body"]]
     assert len(said) == 1 and f"relay job repair {job}" in said[0]
+    assert f"GitHub names `{STRANGER}` as the last editor" in said[0]
     assert "wrote the body again" in world.controller.ok("job", "repair", str(job))
     assert "Find why." in world.issue(job)["body"]
     marker = tmp_path / "RAN"
@@ -374,6 +376,23 @@ def test_a_deleted_task_is_posted_again_by_repair_and_runs_once(
     assert "posted again" not in again
     world.worker.ok("watch", "--once")
     assert runs(marker) == 1
+
+
+def test_an_edited_task_is_answered_naming_who_edited_it(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    task = next(c for c in world.comments(job) if c["body"].startswith("### TASK 1"))
+    edit = {"body": task["body"].replace("ran", "RAN")}
+    world.api(f"/issues/comments/{task['id']}", "PATCH", edit, login=STRANGER)
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 0
+    result = next(c for c in world.comments(job) if c["body"].startswith("### RESULT 1"))
+    assert "changed after it was posted" in result["body"], result["body"]
+    assert f"GitHub names `{STRANGER}` as its last editor" in result["body"], result["body"]
+    world.controller.ok("watch", "--once", "--verbose")  # the signed RESULT still reads
 
 
 def test_a_claimed_task_deleted_is_never_posted_again_by_repair(

@@ -374,3 +374,41 @@ class GitHubClient(ApiSession):
         """Delete ``ref``; False when it did not exist."""
         path = f"{self._repo_path}/git/refs/{_ref_path(ref)}"
         return await self._send("DELETE", path, f"git ref {ref}", allow=_absent) is not DECLINED
+
+    # --- GraphQL: who last edited (REST does not say) ---
+
+    @property
+    def graphql_url(self) -> str:
+        """GitHub's GraphQL endpoint beside this REST API: ``/graphql`` on api.github.com
+        and the hub, ``/api/graphql`` on a GitHub Enterprise Server (``/api/v3``)."""
+        base = self.api_url.rstrip("/")
+        if base.endswith("/api/v3"):
+            return base.removesuffix("/v3") + "/graphql"
+        return base + "/graphql"
+
+    async def last_editor(self, issue: int, comment_id: int | None = None) -> str | None:
+        """The login GitHub names as the last editor of an issue's body (or of one of its
+        comments), for telling the thread who changed it; None when GitHub names nobody
+        or cannot be asked (a missing GraphQL endpoint never stops a pass)."""
+        owner, _, name = (self.repo or "").partition("/")
+        try:
+            if comment_id is None:
+                query = (
+                    "query($owner:String!,$name:String!,$number:Int!){repository(owner:$owner,"
+                    "name:$name){issue(number:$number){editor{login}}}}"
+                )
+                data = await self._wire.graphql(
+                    query, endpoint=self.graphql_url, owner=owner, name=name, number=issue
+                )
+                edited = ((data.get("repository") or {}).get("issue") or {}).get("editor")
+            else:
+                rest = await self._wire.getitem(f"{self._repo_path}/issues/comments/{comment_id}")
+                query = "query($id:ID!){node(id:$id){... on IssueComment{editor{login}}}}"
+                data = await self._wire.graphql(
+                    query, endpoint=self.graphql_url, id=rest.get("node_id", "")
+                )
+                edited = (data.get("node") or {}).get("editor")
+        except (gidgethub.GitHubException, ValueError, AttributeError, TypeError):
+            return None
+        login = edited.get("login") if isinstance(edited, dict) else None
+        return login if isinstance(login, str) and login else None
