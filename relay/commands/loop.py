@@ -469,6 +469,12 @@ def run_run(args: argparse.Namespace) -> Output:
     root = _root(args).root
     if args.dry_run:
         refuse_bad_panel(options)
+        from relay.ratchet.roles import check_commands, role_commands
+
+        check_commands(
+            role_commands(options.maker, options.checkers, options.verifier, options.red_team),
+            cwd=root,
+        )
         return _plan(root, options)
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:

@@ -35,6 +35,36 @@ class BriefFacts:
     mutable: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     gates: tuple[str, ...] = ()
+    budget: float | None = None  # the attempt's time budget, in seconds
+    cannot: str | None = None  # the file where the maker says why it cannot do the goal
+
+
+VERIFIER_RULES = (
+    "- relay re-runs every gate itself in a fresh worktree of your change; what you report"
+    " is not taken on faith.",
+    "- Tests may grow and be fixed, never be weakened: every test the baseline has must"
+    " still exist and pass; add new tests in any test file.",
+    "- Do not commit and do not push: relay commits what is kept (commits you make are"
+    " folded into the candidate), and you have no credential to push with.",
+)
+
+
+def maker_contract(facts: BriefFacts) -> list[str]:
+    """The brief's part on time and on how to end: the budget, the verifier's rules and
+    the exit-code contract (0 done, 3 cannot, 75 try later)."""
+    lines = ["", "## Time and rules", ""]
+    if facts.budget is not None:
+        minutes = max(1, round(facts.budget / 60))
+        lines.append(f"- You have {minutes} minute(s) for this attempt; then you are stopped.")
+    lines += list(VERIFIER_RULES)
+    if facts.cannot:
+        lines += [
+            f"- If the goal cannot be done as asked, write why in one line to `{facts.cannot}`"
+            " and exit 3 (a command) or stop (an agent): the goal goes to a person, and no",
+            "  attempt is counted against it.",
+        ]
+    lines.append("- Exit 75 when interrupted (rate limited); relay tries again later.")
+    return lines
 
 
 def render_brief(facts: BriefFacts) -> str:
@@ -65,6 +95,7 @@ def render_brief(facts: BriefFacts) -> str:
         "## Do not repeat (learned rules)",
         "",
         *([f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules] or ["(none yet)"]),
+        *maker_contract(facts),
     ]
     if facts.last_failure is not None:
         f = facts.last_failure
@@ -115,8 +146,12 @@ def render_review(goal: Goal, *, diff: str, results: Sequence[GateResult], again
         diff.rstrip("\n"),
         "```",
         "",
+        "Read the changed files in the work tree, not only the diff. Cite the change: name"
+        " each file and line you judged as `path:line` (a review that cites no line of the"
+        " diff is discarded).",
+        "",
         "Answer with one line of JSON as the last line of your output:"
-        ' {"verdict": "approve" | "block", "findings": ["..."]}',
+        ' {"verdict": "approve" | "block", "findings": ["path:line: ..."]}',
     ]
     return "\n".join(lines) + "\n"
 

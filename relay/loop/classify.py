@@ -16,17 +16,6 @@ from dataclasses import dataclass
 DIAGNOSIS_LINES = 40
 DIAGNOSIS_CHARS = 4000
 TRANSIENT_EXIT = 75  # EX_TEMPFAIL
-# a status code counts only where it is said to be one: "HTTP 529", "status 503",
-# "529 Overloaded", "Error code: 429", "code": 529 -- never a line number or a count
-_CODE = r"(?:429|503|529)"
-_TRANSIENT = re.compile(
-    rf"\b(?:https?(?:/[\d.]+)?|status(?:[ _-]?code)?|error[ _-]?code|code|response)"
-    rf"[\"']?\s*[:=]?\s*\(?{_CODE}\b"
-    rf"|\b{_CODE}\s*[:-]?\s*(?:overloaded|too many requests|service unavailable|rate)"
-    rf"|\berror\s*:?\s*{_CODE}\b"
-    r"|overloaded|rate[ _-]?limit|too many requests|temporarily unavailable",
-    re.IGNORECASE,
-)
 _IMPORT = re.compile(
     r"ModuleNotFoundError|ImportError|cannot import name|No module named", re.IGNORECASE
 )
@@ -79,12 +68,11 @@ def classify_gate(*, name: str, command: str, output: str, timed_out: bool) -> C
     return Category.TEST
 
 
-def is_transient(*, exit_code: int | None, output: str) -> bool:
-    """Whether a maker's failure is an interruption, not a failure: it exited 75, or it
-    failed saying 429, 503 or 529 as an HTTP status, overloaded or rate limit."""
-    if exit_code == 0:
-        return False
-    return exit_code == TRANSIENT_EXIT or bool(_TRANSIENT.search(output))
+def is_transient(*, exit_code: int | None) -> bool:
+    """Whether a plain command's failure is an interruption: it exited 75. What it printed
+    never decides it (a maker working on a rate limiter prints "rate limit"); a built-in
+    agent's own signals are read by its adapter (``relay.loop.agents``)."""
+    return exit_code == TRANSIENT_EXIT
 
 
 def diagnosis(output: str) -> str:
@@ -106,10 +94,24 @@ def is_finding(line: str) -> bool:
     return bool(_FINDING.search(line))
 
 
-def instruction_shaped(text: str) -> str | None:
-    """The first instruction-shaped phrase in ``text``, or None."""
-    match = _INSTRUCTION.search(text)
-    return None if match is None else match.group(0).strip()
+def instruction_shaped(text: str, *, quoted: str = "") -> str | None:
+    """The first instruction-shaped phrase in ``text``, or None. A phrase on a line that
+    ``quoted`` (the diff under review) holds too is the reviewer quoting the change, not an
+    instruction: a diff that adds ``System:`` to a prompt template may be discussed."""
+    said = {_bare(line) for line in quoted.splitlines()} - {""}
+    for match in _INSTRUCTION.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = _bare(text[start : len(text) if end < 0 else end])
+        if said and any(line in q or q in line for q in said if len(q) >= 8 or q == line):
+            continue
+        return match.group(0).strip()
+    return None
+
+
+def _bare(line: str) -> str:
+    """A line without what quoting adds: a diff's +/- mark, a markdown quote, backticks."""
+    return line.strip().lstrip("+-> ").strip().strip("`").strip()
 
 
 class Verdict(enum.StrEnum):
@@ -126,10 +128,11 @@ class Review:
     discarded: str | None = None
 
 
-def parse_review(output: str) -> Review:
+def parse_review(output: str, *, quoted: str = "") -> Review:
     """A checker's output as a review: the JSON verdict on its last line; discarded when
-    there is none or when the output carries instruction-shaped text."""
-    shaped = instruction_shaped(output)
+    there is none or when the output carries instruction-shaped text that is not quoted
+    from ``quoted`` (the diff it reviews)."""
+    shaped = instruction_shaped(output, quoted=quoted)
     if shaped is not None:
         return Review(None, discarded=f"instruction-shaped text ({shaped!r})")
     lines = [line for line in output.strip().splitlines() if line.strip()]

@@ -69,7 +69,14 @@ class Wall:
     what: str
 
 
-Outcome = Passed | Failed | Transient | Wall
+@dataclass(frozen=True)
+class Declined:
+    """The maker says it cannot do this goal (exit 3, or its reason file): why."""
+
+    reason: str
+
+
+Outcome = Passed | Failed | Transient | Wall | Declined
 
 
 @dataclass(frozen=True)
@@ -115,7 +122,15 @@ class Suspend:
     what: str
 
 
-Decision = Keep | Backoff | Escalate | Retry | EndPass | Suspend
+@dataclass(frozen=True)
+class HandOff:
+    """The goal goes to a person with the maker's reason: its changes are put back, it is
+    blocked with no strike, and the run goes on with the other goals."""
+
+    reason: str
+
+
+Decision = Keep | Backoff | Escalate | Retry | EndPass | Suspend | HandOff
 
 
 def after_attempt(
@@ -131,6 +146,8 @@ def after_attempt(
         return Keep()
     if isinstance(outcome, Wall):
         return Suspend(outcome.until, outcome.what)
+    if isinstance(outcome, Declined):
+        return HandOff(outcome.reason)
     if isinstance(outcome, Transient):
         tries = progress.transient + 1
         if tries >= MAX_TRANSIENT:

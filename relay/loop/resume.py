@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from email.utils import parsedate_to_datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 RESUME_FLAG = "--resume"
 RECORD_NAME = "resume.json"  # in the loop's work directory, beside the run lock
@@ -33,12 +34,31 @@ _ISO = re.compile(
     r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?",
     re.IGNORECASE,
 )
+# the zones a CLI names by abbreviation; an IANA name ("(Europe/Rome)") is looked up
+_ABBREVIATIONS = {
+    "UTC": 0.0, "GMT": 0.0, "Z": 0.0, "PST": -8.0, "PDT": -7.0, "MST": -7.0, "MDT": -6.0,
+    "CST": -6.0, "CDT": -5.0, "EST": -5.0, "EDT": -4.0, "BST": 1.0, "CET": 1.0,
+    "CEST": 2.0, "EET": 2.0, "EEST": 3.0, "IST": 5.5, "JST": 9.0, "KST": 9.0,
+    "AEST": 10.0, "AEDT": 11.0,
+}  # fmt: skip
+_ZONE = (
+    r"(?:\s*\(?\s*("
+    + "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
+    + r"|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b\s*\)?)?"
+)
 _CLOCK = re.compile(
-    r"\breset(?:s|ting)?\b[^\n\d]{0,20}?(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
-    r"\s*(?:\(?\s*(utc|gmt|z)\s*\)?)?",
+    r"(?:\breset(?:s|ting)?\b|\bagain at\b)[^\n\d]{0,20}?(?:at\s+)?"
+    r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?![\d/-])" + _ZONE,
     re.IGNORECASE,
 )
-_AMOUNT = r"\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b"
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DATED = re.compile(
+    r"(?:\breset(?:s|ting)?\b|\bagain at\b)\s+(?:at\s+|on\s+)?"
+    rf"({'|'.join(_MONTHS)})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s*(?:(\d{{4}}),?\s*)?"
+    r"(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?" + _ZONE,
+    re.IGNORECASE,
+)
+_AMOUNT = r"\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b"
 _IN = re.compile(
     rf"(?:try again|retry|resets?|available again)\s+in\s+({_AMOUNT}"
     rf"(?:(?:\s*,\s*|\s+and\s+|\s+){_AMOUNT})*)",
@@ -48,27 +68,32 @@ _EPOCH = re.compile(r"reset[\w-]*\"?\s*[:=]\s*\"?(\d{10})\b", re.IGNORECASE)
 _UNIT = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
-def usage_wall(*, exit_code: int | None, output: str, now: datetime) -> datetime | None:
-    """When the maker's usage or rate limit resets, when its failed run says so; else None."""
+def usage_wall(
+    *, exit_code: int | None, output: str, now: datetime, local: tzinfo = UTC
+) -> datetime | None:
+    """When a usage or rate limit resets, when a failed run's error says so; else None."""
     if exit_code == 0 or not _WALL.search(output):
         return None
-    reset = reset_time(output, now)
+    reset = reset_time(output, now, local=local)
     if reset is None or reset <= now or reset - now > HORIZON:
         return None
     return reset
 
 
-def reset_time(output: str, now: datetime) -> datetime | None:
+def reset_time(output: str, now: datetime, *, local: tzinfo = UTC) -> datetime | None:
     """The reset time the output names, the latest when it names several (the wall that
-    lasts longest is the one in the way); None when it names none."""
+    lasts longest is the one in the way); None when it names none. A time is read in the
+    zone it names ("5pm (Europe/Rome)", "8:19 PM PST", "+02:00"), in ``local`` when it
+    names none (a CLI prints the clock of the machine it runs on)."""
     found = [
         t
         for t in (
             _retry_after(output, now),
-            _iso(output),
+            _iso(output, local),
             _relative(output, now),
             _epoch(output),
-            _clock(output, now),
+            _clock(output, now, local),
+            _dated(output, now, local),
         )
         if t is not None
     ]
@@ -90,7 +115,7 @@ def _retry_after(output: str, now: datetime) -> datetime | None:
     return max(times) if times else None
 
 
-def _iso(output: str) -> datetime | None:
+def _iso(output: str, local: tzinfo) -> datetime | None:
     times = []
     for line in output.splitlines():
         if not re.search(r"reset|retry|again|until|limit", line, re.IGNORECASE):
@@ -101,12 +126,14 @@ def _iso(output: str) -> datetime | None:
                 base = datetime.fromisoformat(f"{day}T{int(hour):02d}:{minute}:{second or '00'}")
             except ValueError:
                 continue
-            times.append(base.replace(tzinfo=_zone(zone)))
+            times.append(base.replace(tzinfo=_zone(zone, local)))
     return max(times) if times else None
 
 
-def _zone(text: str | None) -> tzinfo:
-    if text is None or text.upper() in ("Z", "UTC", "GMT"):
+def _zone(text: str | None, local: tzinfo) -> tzinfo:
+    if text is None:
+        return local
+    if text.upper() in ("Z", "UTC", "GMT"):
         return UTC
     sign = 1 if text[0] == "+" else -1
     digits = text[1:].replace(":", "")
@@ -116,9 +143,9 @@ def _zone(text: str | None) -> tzinfo:
 def _relative(output: str, now: datetime) -> datetime | None:
     times = []
     for match in _IN.finditer(output):
-        total = 0
-        for amount, unit in re.findall(r"(\d+)\s*([dhms])", match.group(1).lower()):
-            total += int(amount) * _UNIT[unit]
+        total = 0.0
+        for amount, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([dhms])", match.group(1).lower()):
+            total += float(amount) * _UNIT[unit]
         if total:
             times.append(now + timedelta(seconds=total))
     return max(times) if times else None
@@ -129,22 +156,70 @@ def _epoch(output: str) -> datetime | None:
     return max(times) if times else None
 
 
-def _clock(output: str, now: datetime) -> datetime | None:
-    """ "resets at 5pm" / "resets 17:30 (UTC)": the next such time (UTC) after ``now``."""
+def _named_zone(text: str | None, local: tzinfo) -> tzinfo | None:
+    """The zone a reset time names (``local`` when it names none); None when it names one
+    relay does not know, so that no time is guessed."""
+    if text is None:
+        return local
+    offset = _ABBREVIATIONS.get(text.upper())
+    if offset is not None:
+        return UTC if offset == 0 else timezone(timedelta(hours=offset))
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _hour(hour: str, minute: str | None, half: str | None) -> tuple[int, int] | None:
+    h, mins = int(hour), int(minute or 0)
+    if half:
+        if not 1 <= h <= 12:
+            return None
+        h = h % 12 + (12 if half.lower() == "pm" else 0)
+    elif minute is None:
+        return None  # a bare number ("resets 5") is no time
+    if h > 23 or mins > 59:
+        return None
+    return h, mins
+
+
+def _clock(output: str, now: datetime, local: tzinfo) -> datetime | None:
+    """ "resets at 5pm" / "resets 17:30 (UTC)" / "resets 4:50am (Europe/Rome)": the next
+    such time after ``now``, in the zone it names."""
     times = []
     for match in _CLOCK.finditer(output):
-        hour, minute, half, _ = match.groups()
-        h, mins = int(hour), int(minute or 0)
-        if half:
-            if not 1 <= h <= 12:
-                continue
-            h = h % 12 + (12 if half.lower() == "pm" else 0)
-        elif minute is None:
-            continue  # a bare number ("resets 5") is no time
-        if h > 23 or mins > 59:
+        hour, minute, half, zone_name = match.groups()
+        at_hour = _hour(hour, minute, half)
+        zone = _named_zone(zone_name, local)
+        if at_hour is None or zone is None:
             continue
-        at = now.astimezone(UTC).replace(hour=h, minute=mins, second=0, microsecond=0)
-        times.append(at if at > now else at + timedelta(days=1))
+        there = now.astimezone(zone)
+        at = there.replace(hour=at_hour[0], minute=at_hour[1], second=0, microsecond=0)
+        if at <= now:
+            at = (at.replace(tzinfo=None) + timedelta(days=1)).replace(tzinfo=zone)
+        times.append(at.astimezone(UTC))
+    return max(times) if times else None
+
+
+def _dated(output: str, now: datetime, local: tzinfo) -> datetime | None:
+    """ "try again at Jul 5th, 2026 8:19 PM" / "resets Feb 7, 11am (Asia/Seoul)": that day
+    and time in the zone it names (this year, or the next when that day is past)."""
+    times = []
+    for match in _DATED.finditer(output):
+        month, day, year, hour, minute, half, zone_name = match.groups()
+        at_hour = _hour(hour, minute, half or None) if (half or minute) else None
+        zone = _named_zone(zone_name, local)
+        if at_hour is None or zone is None:
+            continue
+        number = _MONTHS.index(month.lower()[:3]) + 1
+        there = now.astimezone(zone)
+        try:
+            at = datetime(int(year or there.year), number, int(day), *at_hour, tzinfo=zone)
+            if year is None and at <= now:
+                at = at.replace(year=at.year + 1)
+        except ValueError:
+            continue
+        times.append(at.astimezone(UTC))
     return max(times) if times else None
 
 

@@ -44,6 +44,7 @@ from relay.loop.ratchet import (
     EndPass,
     Escalate,
     Failed,
+    HandOff,
     Keep,
     Kept,
     Outcome,
@@ -94,6 +95,7 @@ from relay.ratchet.measure import (
     measure,
     stop_orphan,
 )
+from relay.ratchet.roles import check_commands, role_commands
 
 RUN_LOCK = "run.lock"
 NOTHING_TO_RESUME = "resume: nothing left to do"
@@ -194,6 +196,10 @@ class Ratchet:
         self.options = options
         self.say = say
         self.contract = contract_ready(self.spine)
+        check_commands(
+            role_commands(options.maker, options.checkers, options.verifier, options.red_team),
+            cwd=self.root,
+        )
         budget = self.contract.budget
         self.budget = options.max_iterations or budget.iterations or 0
         self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
@@ -464,6 +470,10 @@ class Ratchet:
             if isinstance(decision, Escalate):
                 self._revert_goal(baseline)
                 return self.escalate(goal, row, decision.reason)
+            if isinstance(decision, HandOff):
+                self._revert_goal(baseline)
+                self.hand_off(goal, row, decision.reason)
+                return None
             self.state.iterations += 1
             iteration = self._next_iteration()
             if isinstance(decision, Keep):
@@ -495,6 +505,16 @@ class Ratchet:
         self.state.questions.append(f"{goal.id}: {reason}")
         self._mark(row, state=GoalState.OPEN, note=reason, message=f"loop: {goal.id} escalated")
         return f"escalation: {reason}"
+
+    def hand_off(self, goal: Goal, row: BoardRow, reason: str) -> None:
+        """The maker says it cannot do the goal: the goal is blocked with its reason for a
+        person, no attempt or pass is counted against it, and the run goes on."""
+        why = f"the maker cannot do this: {reason}"
+        self.state.questions.append(f"{goal.id}: {why}")
+        self.state.blocked.append((goal.id, why))
+        self.state.set_aside.add(goal.id)
+        self.say(f"{goal.id}: {why}")
+        self._mark(row, state=GoalState.BLOCKED, note=why, message=f"loop: {goal.id} handed over")
 
     def pause(self, goal: Goal, row: BoardRow, decision: Suspend) -> str:
         """A usage limit with a reset time: the goal stays in progress, the resume is

@@ -10,12 +10,12 @@ the maker edits the tree (a tree that changed while it was judged fails).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.worktree import WorkTree
+from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_review
-from relay.loop.classify import Category, Verdict, diagnosis, is_transient
+from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
@@ -27,6 +27,7 @@ from relay.loop.guard import (
     spine_touched,
 )
 from relay.loop.ratchet import (
+    Declined,
     Failed,
     Outcome,
     Passed,
@@ -35,7 +36,6 @@ from relay.loop.ratchet import (
     coverage_delta,
 )
 from relay.loop.records import Baseline, Failure, handover_entries
-from relay.loop.resume import usage_wall
 from relay.loop.revise import (
     LOOP_FILE,
     Ballot,
@@ -47,13 +47,13 @@ from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
     MAKER_PID,
+    REVIEW_ENV,
     Measure,
     coverage_failure,
     maker_record,
     measure,
-    review,
-    run_with_file,
 )
+from relay.ratchet.roles import review, run_role
 
 RED_TEAM_NOTE = (
     "You are the red team for a security-critical change. Try to breach the invariant the\n"
@@ -121,6 +121,11 @@ class Judge:
     def root(self) -> Path:
         return self.tree.root
 
+    @property
+    def cannot(self) -> Path:
+        """Where the maker writes why it cannot do a goal (named in its brief)."""
+        return self.work / "cannot.md"
+
     def gates(self, goal: Goal) -> list[Gate]:
         """The acceptance command, then every contract gate."""
         return [Gate("accept", goal.accept), *self.contract.gates]
@@ -139,19 +144,28 @@ class Judge:
         clock) and judge what it left."""
         brief = self.work / "brief.md"
         brief.parent.mkdir(parents=True, exist_ok=True)
-        brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
+        timeout = max(1.0, min(self.maker_timeout, limit))
+        facts = replace(
+            self._facts(goal, attempt, last, rewind), budget=timeout, cannot=str(self.cannot)
+        )
+        brief.write_text(render_brief(facts), encoding="utf-8")
         head, branch = self.tree.head(), self.tree.branch()
         git_state = GitState.of(self.tree)
         had = self.tree.changes(baseline.untracked)
         before = self.tree.candidate(had, "the tree before the attempt")
-        done = run_with_file(
+        ran = run_role(
             self.options.maker,
             brief,
+            maker=True,
             env_name=BRIEF_ENV,
             cwd=self.root,
-            timeout=max(1.0, min(self.maker_timeout, limit)),
+            timeout=timeout,
+            work=self.work,
+            label=f"{goal.id}-attempt-{attempt}-maker",
             on_start=self._started,
+            cannot=self.cannot,
         )
+        done, reading = ran.done, ran.reading
         self._ended()
         moved = branch_moved(branch, self.tree.branch())
         if moved is not None:
@@ -162,25 +176,21 @@ class Judge:
             what = f"{moved}; relay checked out {branch or head[:10]} again"
             why = what + " and put the tree back as it was before the attempt"
             return Failed(Category.PROTECTED, what, why), None
+        # a maker that commits has its commits folded into the candidate: the branch goes
+        # back to where it was and what they held stays in the tree
         self.tree.undo_commits_since(head)
         # in the clone itself a branch the maker makes is left alone (the run's branch is
         # reset above); an optimisation attempt's throwaway worktree puts refs back too
         meta_touched = git_state.put_back(self.tree, refs=False)
-        until = (
-            None
-            if done.ok or done.timed_out
-            else usage_wall(exit_code=done.exit_code, output=done.output, now=datetime.now(UTC))
-        )
-        if until is not None:
+        if reading.signal is Signal.WALL and reading.until is not None:
             self._put_back(before, had, baseline)  # the wall leaves nothing behind either
-            return Wall(until, f"the maker hit a usage limit (exit {done.exit_code})"), None
-        if (
-            not done.ok
-            and not done.timed_out
-            and is_transient(exit_code=done.exit_code, output=done.output)
-        ):
+            return Wall(reading.until, f"the maker hit a usage limit ({reading.what})"), None
+        if reading.signal is Signal.TRANSIENT:
             self._put_back(before, had, baseline)  # an interruption leaves nothing behind
-            return Transient(f"exit {done.exit_code}"), None
+            return Transient(reading.what), None
+        if reading.signal is Signal.CANNOT:
+            self._put_back(before, had, baseline)
+            return Declined(reading.what), None
         changes = self.tree.changes(baseline.untracked)
         bad = self._protected(changes)
         if bad or meta_touched:
@@ -192,8 +202,8 @@ class Judge:
             if limit < self.maker_timeout:
                 what = f"the maker ran past the {limit:.0f}s left of the wall clock"
             return Failed(Category.TIMEOUT, what, diagnosis(done.output)), None
-        if done.exit_code != 0:
-            what = f"the maker exited {done.exit_code}"
+        if reading.signal is not Signal.DONE:
+            what = maker_failed(reading)
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
         return self._judge(goal, baseline, base)
 
@@ -290,8 +300,9 @@ class Judge:
                 return path
 
             got, _ = review(
-                command, write, cwd=self.root, timeout=self.checker_timeout, who=f"checker {number}"
-            )
+                command, write, cwd=self.root, timeout=self.checker_timeout,
+                who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
+            )  # fmt: skip
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
                 return Failed(Category.CHECKER, f"checker {number} blocked", findings)
@@ -314,7 +325,10 @@ class Judge:
                 path.write_text(text, encoding="utf-8")
                 return path
 
-            got, _ = review(command, write, cwd=self.root, timeout=self.checker_timeout, who=who)
+            got, _ = review(
+                command, write, cwd=self.root, timeout=self.checker_timeout, who=who,
+                work=self.work, diff=diff, env_name=REVIEW_ENV,
+            )  # fmt: skip
             ballots.append(Ballot(who, role, got))
         verdict = security_verdict(ballots)
         self.ballots.extend(ballots)
@@ -359,6 +373,9 @@ class Judge:
                 cwd=self.root,
                 timeout=self.checker_timeout,
                 who="the verifier",
+                work=self.work,
+                diff=None,
+                env_name=REVIEW_ENV,
             )
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"

@@ -9,13 +9,12 @@ its last argument and in an environment variable.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from relay.edges.steps import StepOutcome, group_alive, kill_group, quote_arg, run_step
-from relay.loop.classify import Category, Review, Verdict, classify_gate, diagnosis, parse_review
+from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
+from relay.loop.classify import Category, classify_gate, diagnosis
 from relay.loop.contract import Gate
 from relay.loop.guard import orphan_group
 from relay.loop.ratchet import Failed
@@ -33,23 +32,6 @@ class Measure:
     results: tuple[GateResult, ...]
     failure: Failed | None
     coverage: float | None
-
-
-def run_with_file(
-    command: str,
-    path: Path,
-    *,
-    env_name: str,
-    cwd: Path,
-    timeout: float,
-    on_start: Callable[[int], None] | None = None,
-) -> StepOutcome:
-    """Run ``command`` with ``path`` as its last argument and in ``env_name`` (in a session
-    of its own: ``on_start`` hears its process group)."""
-    env = {**os.environ, env_name: str(path)}
-    return run_step(
-        f"{command} {quote_arg(str(path))}", cwd=cwd, timeout=timeout, env=env, on_start=on_start
-    )
 
 
 def process_start(pid: int) -> str | None:
@@ -137,19 +119,3 @@ def coverage_failure(before: float | None, after: float | None) -> Failed | None
         what = f"line coverage fell from {before:.2f}% to {after:.2f}%"
         return Failed(Category.COVERAGE, what, f"{what}; add tests for the lines you added")
     return None
-
-
-def review(
-    command: str, write: Callable[[bool], Path], *, cwd: Path, timeout: float, who: str
-) -> tuple[Review, int]:
-    """Ask one checker (or the verifier) for a verdict: a discarded review (no verdict,
-    instruction-shaped text) is asked once more with the ignore note; a second bad one is
-    a block. ``write(again)`` writes the review file and returns its path."""
-    for asked in (1, 2):
-        path = write(asked == 2)
-        done = run_with_file(command, path, env_name=REVIEW_ENV, cwd=cwd, timeout=timeout)
-        got = parse_review(done.output)
-        if got.verdict is not None:
-            return got, asked
-        last = got.discarded or "no verdict"
-    return Review(Verdict.BLOCK, (f"{who}'s review was discarded twice: {last}",)), 2

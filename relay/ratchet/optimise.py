@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from relay.edges.steps import run_step
 from relay.edges.worktree import WorkTree
+from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
-from relay.loop.classify import Category, Verdict, diagnosis, is_transient
+from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
 from relay.loop.guard import gate_definition_touched, spine_touched
@@ -43,9 +44,11 @@ from relay.loop.metric import (
 )
 from relay.loop.ratchet import (
     Backoff,
+    Declined,
     EndPass,
     Escalate,
     Failed,
+    HandOff,
     Keep,
     Kept,
     Outcome,
@@ -67,17 +70,16 @@ from relay.loop.records import (
     goal_entry,
     render_baseline,
 )
-from relay.loop.resume import usage_wall
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
 from relay.ratchet.judge import GitState
 from relay.ratchet.measure import (
     BRIEF_ENV,
+    REVIEW_ENV,
     Measure,
     coverage_failure,
     measure,
-    review,
-    run_with_file,
 )
+from relay.ratchet.roles import review, run_role
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -178,6 +180,9 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             continue
         if isinstance(decision, Escalate):
             return run.escalate(goal, row, decision.reason)
+        if isinstance(decision, HandOff):
+            run.hand_off(goal, row, decision.reason)
+            return None
         run.state.iterations += 1
         iteration = run._next_iteration()
         if isinstance(decision, Keep):
@@ -245,14 +250,19 @@ def _attempt(
     head = run.tree.head()
     with run.tree.fresh(head) as where:
         git_state = GitState.of(run.tree)
-        done = run_with_file(
+        ran = run_role(
             judge.options.maker,
             brief,
+            maker=True,
             env_name=BRIEF_ENV,
             cwd=where,
             timeout=judge.maker_timeout,
+            work=judge.work,
+            label=f"{goal.id}-attempt-{number}-maker",
             on_start=judge._started,
+            cannot=judge.cannot,
         )
+        done, reading = ran.done, ran.reading
         judge._ended()
         idea = stated_idea(done.output) or IDEA_NONE
         machinery = git_state.put_back(run.tree)
@@ -260,19 +270,18 @@ def _attempt(
             what = "touched " + "; ".join(machinery)
             why = "put back by relay: " + "; ".join(machinery) + "; the worktree is discarded"
             return Attempt(Failed(Category.PROTECTED, what, why), idea)
-        if not done.ok and not done.timed_out:
-            until = usage_wall(exit_code=done.exit_code, output=done.output, now=datetime.now(UTC))
-            if until is not None:
-                return Attempt(
-                    Wall(until, f"the maker hit a usage limit (exit {done.exit_code})"), idea
-                )
-            if is_transient(exit_code=done.exit_code, output=done.output):
-                return Attempt(Transient(f"exit {done.exit_code}"), idea)
+        if reading.signal is Signal.WALL and reading.until is not None:
+            what = f"the maker hit a usage limit ({reading.what})"
+            return Attempt(Wall(reading.until, what), idea)
+        if reading.signal is Signal.TRANSIENT:
+            return Attempt(Transient(reading.what), idea)
+        if reading.signal is Signal.CANNOT:
+            return Attempt(Declined(reading.what), idea)
         if done.timed_out:
             what = f"the maker ran past its {judge.maker_timeout:.0f}s timeout"
             return Attempt(Failed(Category.TIMEOUT, what, diagnosis(done.output)), idea)
-        if done.exit_code != 0:
-            what = f"the maker exited {done.exit_code}"
+        if reading.signal is not Signal.DONE:
+            what = maker_failed(reading)
             return Attempt(Failed(Category.CRASH, what, diagnosis(done.output)), idea)
         seen = discarded(idea, rows, goal=goal.id) if idea != IDEA_NONE else None
         if seen is not None:
@@ -375,6 +384,9 @@ def _panel(run: Ratchet, goal: Goal, tree: WorkTree, made: str, after: Measure) 
             cwd=tree.root,
             timeout=run.judge.checker_timeout,
             who=f"checker {number}",
+            work=run.judge.work,
+            diff=diff,
+            env_name=REVIEW_ENV,
         )
         if got.verdict is Verdict.BLOCK:
             findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"

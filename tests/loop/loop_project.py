@@ -129,7 +129,12 @@ class Project:
             "def put(path, text):\n"
             "    p = pathlib.Path(path)\n"
             "    p.parent.mkdir(parents=True, exist_ok=True)\n"
-            "    p.write_text(text)\n" + textwrap.dedent(body),
+            "    p.write_text(text)\n"
+            "def cite():\n"  # a review cites the change: the first file and line of its diff
+            "    import re\n"
+            "    hunk = r'^\\+\\+\\+ b/(\\S+)\\n@@ -\\d+(?:,\\d+)? \\+(\\d+)'\n"
+            "    m = re.search(hunk, BRIEF, re.M)\n"
+            "    return f'read {m.group(1)}:{m.group(2)}' if m else ''\n" + textwrap.dedent(body),
             encoding="utf-8",
         )
         return f"{PY} {shlex.quote(str(path))}"

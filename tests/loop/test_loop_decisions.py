@@ -4,10 +4,13 @@ ratchet does after each attempt, what it learns, and whether a contract may run.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from relay.loop.agents import Signal, read_contract
 from relay.loop.briefs import BriefFacts, render_brief, render_review
 from relay.loop.classify import (
     Category,
@@ -118,18 +121,23 @@ def test_a_failed_gate_is_classified(
 @pytest.mark.parametrize(
     ("code", "output", "transient"),
     [
-        (1, "Error: 529 overloaded", True),
-        (1, "HTTP 429 Too Many Requests", True),
-        (2, "503 Service Unavailable", True),
-        (1, "rate limit reached, try later", True),
         (75, "", True),
+        (75, "SyntaxError: invalid syntax", True),
+        # what a plain command prints never makes its failure transient: a maker working
+        # on a rate limiter, or a test printing 503, failed
+        (1, "Error: 529 overloaded", False),
+        (1, "HTTP 429 Too Many Requests", False),
+        (2, "503 Service Unavailable", False),
+        (1, "test_rate_limiter failed: rate limiter let 11 through", False),
         (0, "overloaded but done", False),
-        (1, "SyntaxError: invalid syntax", False),
-        (1, "line 5290 failed", False),
     ],
 )
-def test_transient_failures_are_told_apart(code: int, output: str, transient: bool) -> None:
-    assert is_transient(exit_code=code, output=output) is transient
+def test_only_exit_75_makes_a_commands_failure_transient(
+    code: int, output: str, transient: bool
+) -> None:
+    assert is_transient(exit_code=code) is transient
+    said = read_contract(exit_code=code, output=output, now=datetime(2026, 12, 2, tzinfo=UTC))
+    assert (said.signal is Signal.TRANSIENT) is transient
 
 
 def test_a_diagnosis_keeps_the_head_and_the_tail() -> None:

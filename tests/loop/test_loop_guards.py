@@ -201,7 +201,7 @@ def test_a_transient_failure_leaves_nothing_and_a_line_529_is_no_overload(tmp_pa
         "if n <= 2:\n"
         "    put('src/junk.py', 'import os\\n')\n"
         "    print('Error code: 529 - overloaded')\n"
-        "    sys.exit(1)\n" + GOOD,
+        "    sys.exit(75)\n" + GOOD,
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and project.calls("maker") == 3

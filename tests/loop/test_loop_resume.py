@@ -55,21 +55,22 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     project = make_project(tmp_path)
     subprocess.run(["crontab", "-"], input="# a line of the user's own\n", text=True, check=True)
     reset = (datetime.now(UTC) + timedelta(minutes=30)).replace(microsecond=0)
-    said = f"Error: usage limit reached. Your limit resets at {reset:%Y-%m-%dT%H:%M:%S}Z."
+    said = f"RELAY_LOOP_RESET_AT={reset:%Y-%m-%dT%H:%M:%S}+00:00"
     maker = project.script(
         "maker",
         f"""
         n = count("maker")
         if n == 1:
+            print("usage limit reached")
             print({said!r})
-            sys.exit(1)
+            sys.exit(75)
         put("src/calc.py", {CALC_MUL!r})
         put("tests/test_mul.py", {TEST_MUL!r})
         """,
     )
     ran = project.loop("run", "--maker", maker, "--scheduler", "cron", "--max-iterations", "5")
     assert ran.status == 0, ran
-    assert ran.data["stopped"].startswith("paused: the maker hit a usage limit (exit 1) until ")
+    assert ran.data["stopped"].startswith("paused: the maker hit a usage limit (exit 75) until ")
     assert "resume registered with cron for" in ran.data["stopped"]
     assert ran.data["kept"] == [] and ran.data["iterations"] == 0 and project.clean()
     lines = crontab()
@@ -120,7 +121,9 @@ def test_a_resume_whose_entry_vanished_fails_the_doctor_check(
     project = make_project(tmp_path)
     reset = datetime.now(UTC) + timedelta(hours=2)
     maker = project.script(
-        "maker", "print('HTTP 429 Too Many Requests'); print('Retry-After: 7200'); sys.exit(1)\n"
+        "maker",
+        "print('HTTP 429 Too Many Requests')\n"
+        f"print('RELAY_LOOP_RESET_AT={reset:%Y-%m-%dT%H:%M:%S}Z')\nsys.exit(75)\n",
     )
     ran = project.loop("run", "--maker", maker, "--scheduler", "cron")
     assert ran.data["stopped"].startswith("paused:"), ran

@@ -7,6 +7,7 @@ triage enqueuing a failing test and a TODO exactly once."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,13 @@ def with_cost(project: Project, cost: str = "100") -> None:
 
 
 def approve(name: str) -> str:
-    return f'count("{name}")\nprint(\'{{"verdict": "approve", "findings": []}}\')\n'
+    verdict = '{"verdict": "approve", "findings": []}'
+    return f'count("{name}")\nprint(cite())\nprint({verdict!r})\n'
 
 
 def block(name: str, finding: str) -> str:
-    return f'count("{name}")\nprint(\'{{"verdict": "block", "findings": ["{finding}"]}}\')\n'
+    verdict = json.dumps({"verdict": "block", "findings": [finding]})
+    return f'count("{name}")\nprint(cite())\nprint({verdict!r})\n'
 
 
 def test_an_optimisation_goal_keeps_only_a_real_improvement(tmp_path: Path) -> None:
@@ -203,7 +206,7 @@ def test_a_rule_that_held_joins_what_works_here_only_through_the_checkers(tmp_pa
     )
     picky = project.script(
         "picky",
-        'count("picky")\n'
+        'count("picky")\nprint(cite())\n'
         "said = 'block' if 'What works here' in BRIEF else 'approve'\n"
         'print(\'{"verdict": "\' + said + \'", "findings": []}\')\n',
     )

@@ -1,0 +1,241 @@
+"""Running a role (the maker, a checker, the verifier, the red team): its command or its
+built-in agent adapter, in an environment that holds no way to ship, with its transcript
+kept; and checking before anything is committed that every role's command exists.
+
+Ground rules: only relay commits and only relay pushes. A role gets no relay token, no
+GitHub token, no git credential helper or askpass, no SSH agent, no ``gh`` login, and git
+in its environment refuses every transport (so ``git push`` to any remote, a local bare
+one included, fails); each remote's push URL points nowhere. What the role prints is kept
+under the loop's state (``.git/relay/loop/transcripts/``), never in the work tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from relay.edges.steps import HIDDEN_ENV, StepOutcome, quote_arg, run_step
+from relay.errors import ConfigError
+from relay.loop.agents import (
+    CANNOT_ENV,
+    Reading,
+    Signal,
+    command_line,
+    invocation,
+    mode_for,
+    parse_role,
+    program_of,
+    read_run,
+    review_cites,
+)
+from relay.loop.classify import Review, Verdict, parse_review
+
+TRANSCRIPTS = "transcripts"
+NO_PUSH_URL = "relay-loop-no-push://a-role-cannot-push"
+# the environment a role never sees: relay's and the forges' tokens, every way git or ssh
+# could be handed a credential
+WITHHELD = (
+    *HIDDEN_ENV,
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+)
+_TOKENISH = re.compile(
+    r"^RELAY_.*(TOKEN|SECRET|KEY)|^GIT_CONFIG_(KEY|VALUE)_\d+$|^GIT_CONFIG_COUNT$"
+)
+
+
+@dataclass(frozen=True)
+class RoleRun:
+    """One run of a role: the step as it ran and what it amounts to."""
+
+    done: StepOutcome
+    reading: Reading
+    transcript: Path
+
+
+def role_env(cwd: Path, work: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a role runs in: ours without any credential, with git refusing
+    every transport and every remote's push URL pointing nowhere, and ``gh`` pointed at
+    an empty configuration."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()}
+    for name in list(env):
+        if name in WITHHELD or _TOKENISH.match(name):
+            del env[name]
+    empty = work / "no-credentials"
+    (empty / "gh").mkdir(parents=True, exist_ok=True)
+    config: list[tuple[str, str]] = [
+        ("credential.helper", ""),  # an empty value clears every helper configured before
+        ("core.askPass", ""),
+        ("protocol.allow", "never"),
+        *((f"remote.{name}.pushurl", NO_PUSH_URL) for name in _remotes(cwd)),
+    ]
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for number, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_ALLOW_PROTOCOL"] = "relay-loop-none"  # git's own list: no transport at all
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_SSH_COMMAND"] = "false"
+    env["GH_CONFIG_DIR"] = str(empty / "gh")
+    env["GH_PROMPT_DISABLED"] = "1"
+    return env
+
+
+def _remotes(cwd: Path) -> list[str]:
+    done = subprocess.run(["git", "remote"], cwd=cwd, capture_output=True, text=True, check=False)
+    return [r for r in done.stdout.split() if r] if done.returncode == 0 else []
+
+
+def run_role(
+    spec: str,
+    path: Path,
+    *,
+    maker: bool,
+    env_name: str,
+    cwd: Path,
+    timeout: float,
+    work: Path,
+    label: str,
+    on_start: Callable[[int], None] | None = None,
+    cannot: Path | None = None,
+) -> RoleRun:
+    """Run one role on its file (the brief, the review file, the evidence): a built-in
+    agent through its adapter, any other command with the file as its last argument and
+    in ``env_name``. The maker may leave its reason for not doing the goal in ``cannot``
+    (the file the brief and ``RELAY_LOOP_CANNOT`` name)."""
+    agent = parse_role(spec)
+    transcripts = work / TRANSCRIPTS
+    transcripts.mkdir(parents=True, exist_ok=True)
+    env = role_env(cwd, work)
+    env[env_name] = str(path)
+    if cannot is not None:
+        cannot.unlink(missing_ok=True)
+        env[CANNOT_ENV] = str(cannot)
+    if agent is None:
+        command = f"{spec} {quote_arg(str(path))}"
+    else:
+        agent = mode_for(agent, maker=maker)
+        history = transcripts / f"{label}.history"
+        history.mkdir(exist_ok=True)
+        command = command_line(invocation(agent, str(path), history=str(history)))
+    done = run_step(command, cwd=cwd, timeout=timeout, env=env, on_start=on_start)
+    transcript = transcripts / f"{label}.log"
+    transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
+    reason = None
+    if cannot is not None and cannot.is_file():
+        reason = cannot.read_text(encoding="utf-8", errors="replace")
+        cannot.unlink()
+    if done.timed_out:
+        reading = Reading(Signal.FAILED, "it ran past its timeout", text=done.output)
+    else:
+        reading = read_run(
+            agent,
+            exit_code=done.exit_code,
+            output=done.output,
+            cannot=reason,
+            now=datetime.now(UTC),
+            local=datetime.now().astimezone().tzinfo or UTC,
+        )
+    return RoleRun(done, reading, transcript)
+
+
+def review(
+    command: str,
+    write: Callable[[bool], Path],
+    *,
+    cwd: Path,
+    timeout: float,
+    who: str,
+    work: Path,
+    diff: str | None,
+    env_name: str,
+) -> tuple[Review, int]:
+    """Ask one checker (or the verifier, or a red-team member) for a verdict. A review is
+    discarded when it has no verdict, carries instruction-shaped text that is not quoted
+    from the diff, cites nothing of the diff (``diff``: the change it reviews), or comes
+    from an agent that reports using no tools; a discarded review is asked once more with
+    the ignore note, and a second bad one is a block."""
+    last = "no verdict"
+    for asked in (1, 2):
+        path = write(asked == 2)
+        label = f"{who.replace(' ', '-')}-{asked}"
+        ran = run_role(
+            command, path, maker=False, env_name=env_name, cwd=cwd, timeout=timeout,
+            work=work, label=label,
+        )  # fmt: skip
+        reading = ran.reading
+        if reading.signal is not Signal.DONE and parse_role(command) is not None:
+            last = f"the agent did not finish ({reading.what})"
+            continue
+        said = reading.text if parse_role(command) is not None else ran.done.output
+        got = parse_review(said, quoted=diff or "")
+        if got.verdict is not None and reading.tools == 0:
+            got = Review(None, discarded="the agent reports using no tools: it read no code")
+        if got.verdict is not None and diff is not None and not review_cites(said, diff):
+            got = Review(None, discarded="it cites no file and line of the diff")
+        if got.verdict is not None:
+            return got, asked
+        last = got.discarded or "no verdict"
+    return Review(Verdict.BLOCK, (f"{who}'s review was discarded twice: {last}",)), 2
+
+
+def check_commands(commands: Sequence[tuple[str, str]], *, cwd: Path) -> None:
+    """Every role's command resolves: its program is on PATH, or a path (from ``cwd``)
+    to an executable file. ConfigError naming the first that does not, before anything
+    runs or is committed."""
+    for role, command in commands:
+        problem = command_problem(command, cwd=cwd)
+        if problem is not None:
+            raise ConfigError(
+                f"the {role} command `{command}` cannot run: {problem}",
+                hint="fix --" + role.replace(" ", "-") + " (a program on PATH, an executable"
+                " path, or claude, codex, gemini, aider)",
+            )
+
+
+def command_problem(command: str, *, cwd: Path) -> str | None:
+    """Why a role's command cannot start, or None."""
+    agent = parse_role(command)
+    try:
+        program = agent.name if agent else program_of(command)
+    except ValueError as err:
+        return f"it cannot be read as a command line ({err})"
+    if program is None:
+        return None
+    if os.sep in program or (os.altsep and os.altsep in program):
+        where = (cwd / program).resolve() if not Path(program).is_absolute() else Path(program)
+        if not where.exists():
+            return f"{program} does not exist"
+        if not where.is_file() or not os.access(where, os.X_OK):
+            return f"{program} is not an executable file"
+        return None
+    if shutil.which(program) is None:
+        return f"{program} is not on PATH"
+    return None
+
+
+def role_commands(
+    maker: str, checkers: Sequence[str], verifier: str | None, red_team: Sequence[str]
+) -> list[tuple[str, str]]:
+    """Each role's name and command, as ``check_commands`` takes them."""
+    found = [("maker", maker)]
+    found += [("checker", c) for c in checkers]
+    found += [("verifier", verifier)] if verifier else []
+    found += [("red team", c) for c in red_team]
+    return found
