@@ -32,7 +32,10 @@ DEFAULT_PROTECTED = (
     *(f"docs/loop/LOOP.md#{name}" for name in GUARDRAIL_SECTIONS),
     "docs/loop/state/",
 )
-AUTHORISABLE = ("push", "open a relay job")
+ROLES = ("maker", "checker", "verifier", "red team")
+# "maker credentials": the maker keeps the tokens, credential helpers and SSH agent every
+# role is otherwise run without (relay still refuses what it does not commit itself)
+AUTHORISABLE = ("push", "open a relay job", *(f"{role} credentials" for role in ROLES))
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 

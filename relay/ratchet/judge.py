@@ -121,6 +121,10 @@ class Judge:
     def root(self) -> Path:
         return self.tree.root
 
+    def credentialed(self, role: str) -> bool:
+        """Whether the contract lets ``role`` keep the credentials roles run without."""
+        return f"{role} credentials" in self.contract.authorised
+
     @property
     def cannot(self) -> Path:
         """Where the maker writes why it cannot do a goal (named in its brief)."""
@@ -164,6 +168,7 @@ class Judge:
             label=f"{goal.id}-attempt-{attempt}-maker",
             on_start=self._started,
             cannot=self.cannot,
+            credentials=self.credentialed("maker"),
         )
         done, reading = ran.done, ran.reading
         self._ended()
@@ -302,6 +307,7 @@ class Judge:
             got, _ = review(
                 command, write, cwd=self.root, timeout=self.checker_timeout,
                 who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
+                credentials=self.credentialed("checker"),
             )  # fmt: skip
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
@@ -328,6 +334,7 @@ class Judge:
             got, _ = review(
                 command, write, cwd=self.root, timeout=self.checker_timeout, who=who,
                 work=self.work, diff=diff, env_name=REVIEW_ENV,
+                credentials=self.credentialed(role),
             )  # fmt: skip
             ballots.append(Ballot(who, role, got))
         verdict = security_verdict(ballots)
@@ -376,6 +383,7 @@ class Judge:
                 work=self.work,
                 diff=None,
                 env_name=REVIEW_ENV,
+                credentials=self.credentialed("verifier"),
             )
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"

@@ -261,6 +261,7 @@ def _attempt(
             label=f"{goal.id}-attempt-{number}-maker",
             on_start=judge._started,
             cannot=judge.cannot,
+            credentials=judge.credentialed("maker"),
         )
         done, reading = ran.done, ran.reading
         judge._ended()
@@ -387,6 +388,7 @@ def _panel(run: Ratchet, goal: Goal, tree: WorkTree, made: str, after: Measure) 
             work=run.judge.work,
             diff=diff,
             env_name=REVIEW_ENV,
+            credentials=run.judge.credentialed("checker"),
         )
         if got.verdict is Verdict.BLOCK:
             findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"

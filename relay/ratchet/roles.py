@@ -114,15 +114,18 @@ def run_role(
     label: str,
     on_start: Callable[[int], None] | None = None,
     cannot: Path | None = None,
+    credentials: bool = False,
 ) -> RoleRun:
     """Run one role on its file (the brief, the review file, the evidence): a built-in
     agent through its adapter, any other command with the file as its last argument and
     in ``env_name``. The maker may leave its reason for not doing the goal in ``cannot``
-    (the file the brief and ``RELAY_LOOP_CANNOT`` name)."""
+    (the file the brief and ``RELAY_LOOP_CANNOT`` name). With ``credentials`` (the
+    contract authorises them for this role) it runs in relay's own environment, less
+    relay's token."""
     agent = parse_role(spec)
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
-    env = role_env(cwd, work)
+    env = dict(os.environ) if credentials else role_env(cwd, work)
     env[env_name] = str(path)
     if cannot is not None:
         cannot.unlink(missing_ok=True)
@@ -165,6 +168,7 @@ def review(
     work: Path,
     diff: str | None,
     env_name: str,
+    credentials: bool = False,
 ) -> tuple[Review, int]:
     """Ask one checker (or the verifier, or a red-team member) for a verdict. A review is
     discarded when it has no verdict, carries instruction-shaped text that is not quoted
@@ -177,7 +181,7 @@ def review(
         label = f"{who.replace(' ', '-')}-{asked}"
         ran = run_role(
             command, path, maker=False, env_name=env_name, cwd=cwd, timeout=timeout,
-            work=work, label=label,
+            work=work, label=label, credentials=credentials,
         )  # fmt: skip
         reading = ran.reading
         if reading.signal is not Signal.DONE and parse_role(command) is not None:

@@ -579,3 +579,43 @@ def test_a_maker_finds_no_way_to_ship(
         check=True,
     ).stdout  # fmt: skip
     assert "G1: Multiply" in pushed  # relay pushed the kept change: the contract says so
+
+
+def test_the_contract_can_let_the_maker_keep_its_credentials(
+    tmp_path: Path, bin_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".config/gh").mkdir(parents=True)
+    (home / ".config/gh/hosts.yml").write_text("github.com:\n    oauth_token: gho_person\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+    monkeypatch.setenv("RELAY_TOKEN", "relay-secret")
+    stand_in(bin_dir, "gh", GH)
+    project = make_project(tmp_path)
+    contract = project.read("docs/loop/CONTRACT.md")
+    project.write(
+        "docs/loop/CONTRACT.md",
+        re.sub(
+            r"(## Authorised irreversible actions\n\n)[^#]*",
+            r"\1- maker credentials\n\n",
+            contract,
+        ),
+    )
+    project.git("commit", "-qam", "the maker may use the person's credentials")
+    assert project.loop("check").status == 0
+    found = tmp_path / "found.json"
+    maker = project.script(
+        "maker",
+        f"""
+        import json, subprocess
+        gh = subprocess.run(["gh", "auth", "token"], capture_output=True, text=True).stdout
+        seen = [os.environ.get("SSH_AUTH_SOCK"), os.environ.get("RELAY_TOKEN"), gh.strip()]
+        pathlib.Path({str(found)!r}).write_text(json.dumps(seen))
+        put("src/calc.py", {CALC_MUL!r})
+        put("tests/test_mul.py", {TEST_MUL!r})
+        """,
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    # the person's own credentials, as authorised; never relay's token
+    assert json.loads(found.read_text()) == ["/tmp/agent.sock", None, "gho_person"]
