@@ -106,7 +106,7 @@ def invocation(agent: Agent, brief: str, *, history: str) -> Invocation:
     ``history`` is a directory outside the work tree for what a CLI keeps of a session."""
     review = agent.mode == "review"
     if agent.name == "claude":
-        tools = "Read Grep Glob" if review else "Read Grep Glob Edit Write Bash"
+        tools = "Read,Grep,Glob" if review else "Read,Grep,Glob,Edit,Write,Bash"
         argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--allowedTools", tools]
         argv += ["--permission-mode", "default" if review else "acceptEdits"]
@@ -376,8 +376,7 @@ _BUILTINS = frozenset(
 def program_of(command: str) -> str | None:
     """The program a role's command starts (the first word after ``NAME=value``
     assignments), None when the shell itself runs it; ValueError when it cannot be split."""
-    words = shlex.split(command)
-    words = [w for w in _after_assignments(words)]
+    words = list(_after_assignments(shlex.split(command)))
     if not words:
         raise ValueError("it is empty")
     first = words[0]

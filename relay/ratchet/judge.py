@@ -153,39 +153,48 @@ class Judge:
             self._facts(goal, attempt, last, rewind), budget=timeout, cannot=str(self.cannot)
         )
         brief.write_text(render_brief(facts), encoding="utf-8")
-        head, branch = self.tree.head(), self.tree.branch()
+        head = self.tree.head()
         git_state = GitState.of(self.tree)
         had = self.tree.changes(baseline.untracked)
         before = self.tree.candidate(had, "the tree before the attempt")
-        ran = run_role(
-            self.options.maker,
-            brief,
-            maker=True,
-            env_name=BRIEF_ENV,
-            cwd=self.root,
-            timeout=timeout,
-            work=self.work,
-            label=f"{goal.id}-attempt-{attempt}-maker",
-            on_start=self._started,
-            cannot=self.cannot,
-            credentials=self.credentialed("maker"),
-        )
+        loop_branch = f"relay-loop/{goal.id}"
+        theirs: list[str] = []
+        with self.tree.on_branch(before, loop_branch) as where:
+            ran = run_role(
+                self.options.maker,
+                brief,
+                maker=True,
+                env_name=BRIEF_ENV,
+                cwd=where,
+                timeout=timeout,
+                work=self.work,
+                label=f"{goal.id}-attempt-{attempt}-maker",
+                on_start=self._started,
+                cannot=self.cannot,
+                credentials=self.credentialed("maker"),
+            )
+            self._ended()
+            made = WorkTree.open(where)
+            moved = branch_moved(f"refs/heads/{loop_branch}", made.branch())
+            if moved is None:
+                # a maker that commits has its commits folded into the candidate: its branch
+                # goes back and what they held stays in its tree, to be judged like any edit
+                made.undo_commits_since(before)
+                taken = made.changes(())
+                theirs = sorted(set(taken) & set(baseline.untracked))
+                if not theirs:
+                    self.tree.take(where, taken)
         done, reading = ran.done, ran.reading
-        self._ended()
-        moved = branch_moved(branch, self.tree.branch())
-        if moved is not None:
-            self.tree.switch_back(branch, head)
-            self.tree.undo_commits_since(head)
-            git_state.put_back(self.tree, refs=False)  # its new branch stays, unused
-            self._put_back(before, had, baseline)
-            what = f"{moved}; relay checked out {branch or head[:10]} again"
-            why = what + " and put the tree back as it was before the attempt"
-            return Failed(Category.PROTECTED, what, why), None
-        # a maker that commits has its commits folded into the candidate: the branch goes
-        # back to where it was and what they held stays in the tree
+        if moved is not None or theirs:
+            git_state.put_back(self.tree, refs=False)
+            if moved is not None:
+                what = f"{moved}; relay discarded its worktree"
+            else:
+                what = f"wrote {', '.join(theirs)}, which the person had left untracked"
+            return Failed(Category.PROTECTED, what, what + "; nothing of it was taken"), None
+        # the clone's branch moves only when relay keeps a change: a commit made there
+        # meanwhile goes back too, its changes kept in the tree
         self.tree.undo_commits_since(head)
-        # in the clone itself a branch the maker makes is left alone (the run's branch is
-        # reset above); an optimisation attempt's throwaway worktree puts refs back too
         meta_touched = git_state.put_back(self.tree, refs=False)
         if reading.signal is Signal.WALL and reading.until is not None:
             self._put_back(before, had, baseline)  # the wall leaves nothing behind either

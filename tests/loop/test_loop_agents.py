@@ -28,6 +28,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from loop_project import CALC_MUL, TEST_MUL, make_project
 
 from relay.loop.agents import (
     Agent,
@@ -43,7 +44,6 @@ from relay.loop.goals import GoalState, parse_board
 from relay.loop.records import parse_failures
 from relay.ratchet.measure import BRIEF_ENV
 from relay.ratchet.roles import run_role
-from tests.loop.loop_project import CALC_MUL, TEST_MUL, make_project
 
 NOW = datetime(2026, 12, 2, 3, 30, tzinfo=UTC)
 ROME, NEW_YORK = ZoneInfo("Europe/Rome"), ZoneInfo("America/New_York")

@@ -114,7 +114,8 @@ def test_a_new_branch_is_left_alone_and_the_goal_lands_on_the_run_branch(tmp_pat
     assert project.git("log", "-1", "--format=%s", "evil").strip() == "evil"
     assert "G1: Multiply" in project.subjects() and project.clean()
     assert categories(project) == ["protected path touched"]
-    assert "switched the checkout from refs/heads/main to refs/heads/evil" in failures_text(project)
+    said = "switched the checkout from refs/heads/relay-loop/G1 to refs/heads/evil"
+    assert said in failures_text(project)
 
 
 def test_an_existing_branch_keeps_its_commits(tmp_path: Path) -> None:
@@ -147,10 +148,13 @@ def test_hooks_and_info_exclude_are_put_back(tmp_path: Path) -> None:
     maker = project.script(
         "maker",
         "n = count('maker')\n" + GOOD + "if n == 1:\n"
-        "    h = pathlib.Path('.git/hooks/pre-commit')\n"
+        "    import subprocess\n"  # its worktree's .git is a file: it finds the clone's
+        "    git = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
+        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
+        "    h = pathlib.Path(git, 'hooks/pre-commit')\n"
         f"    h.write_text('#!/bin/sh\\ntouch {hooked}\\n')\n"
         "    h.chmod(0o755)\n"
-        "    open('.git/info/exclude', 'a').write('tests/conftest.py\\n')\n"
+        "    open(pathlib.Path(git, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n"
         "    put('tests/conftest.py', 'import pytest\\n')\n",
     )
     ran = project.loop("run", "--maker", maker)

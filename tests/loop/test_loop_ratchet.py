@@ -293,7 +293,9 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     orphan = int(pid_file.read_text())
     assert alive(orphan)  # the dead run's maker runs on, unsupervised
     assert board_row(project)[0] is GoalState.IN_PROGRESS
-    assert not project.clean()  # the dead run's half-done work
+    # the dead run's half-done work is in the maker's own worktree, never in the clone
+    assert project.clean() and project.read("src/calc.py") == CALC
+    [stale] = [w for w in project.git("worktree", "list").splitlines() if "relay-loop/G1" in w]
     # had it died while recording, it would also have left uncommitted bookkeeping
     board = project.read("docs/loop/BOARD.md")
     project.write("docs/loop/BOARD.md", board.replace("| in progress |", "| done |"))
@@ -308,6 +310,9 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
     again = project.loop("run", "--maker", project.script("maker2", GOOD))
     assert again.data["kept"] == [] and again.data["stopped"] == "all goals are done"
+    # the stale worktree went with the attempt that took it over: no loop branch is left
+    assert project.git("branch", "--list", "relay-loop/*") == ""
+    assert not Path(stale.split()[0]).exists()
 
 
 def alive(pid: int) -> bool:
@@ -382,11 +387,13 @@ def test_an_injection_shaped_review_is_discarded_and_asked_again(tmp_path: Path)
 
 def test_the_verifier_reruns_the_gates_in_a_fresh_worktree(tmp_path: Path) -> None:
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
-    # the change leans on an ignored file: it passes in the maker's tree and nowhere else
+    # the change leans on an ignored file, which the maker writes into the clone itself (its
+    # brief's path names it): the change passes there and nowhere else
     leaning = "import sys\nsys.path.insert(0, 'build')\nfrom impl import mul  # noqa: E402,F401\n"
     maker = project.script(
         "maker",
-        f"put('build/impl.py', 'def mul(a, b):\\n    return a * b\\n')\n"
+        "clone = pathlib.Path(os.environ['RELAY_LOOP_BRIEF']).parents[3]\n"
+        "put(clone / 'build/impl.py', 'def mul(a, b):\\n    return a * b\\n')\n"
         f"put('src/calc.py', {CALC + chr(10) + leaning!r})\n"
         f"put('tests/test_mul.py', {TEST_MUL!r})\n",
     )
