@@ -108,6 +108,11 @@ def register(sub: Any) -> None:
     q.add_argument("--verify-on", default=None, metavar="NODE", help="the node that verifies")
     q.add_argument("--depends", action="append", default=[], metavar="ID", help="a goal first")
     q.add_argument("--security", action="store_true", help="the goal is security-critical")
+    q.add_argument(
+        "--may-edit-tests",
+        action="store_true",
+        help="the goal may change existing tests, not only add new ones",
+    )
     common(q)
     q.set_defaults(func=run_goal_add)
 
@@ -337,6 +342,7 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         runs=args.runs or 1,
         metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
+        may_edit_tests=args.may_edit_tests,
     )
     spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
     board = spine.board()
@@ -359,6 +365,7 @@ def _goal_data(goal: Goal, row: BoardRow) -> dict[str, Any]:
         "accept": goal.accept,
         "metric": goal.metric,
         "verify_on": goal.verify_on,
+        "may_edit_tests": goal.may_edit_tests,
     }
 
 

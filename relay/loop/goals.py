@@ -69,6 +69,7 @@ class Goal:
     metric_files: tuple[str, ...] = ()  # globs of the files the metric reads: no maker may edit
     verify_on: str | None = None  # the node that must verify the goal through a relay job
     finding: str | None = None  # what triage found, so that it is enqueued only once
+    may_edit_tests: bool = False  # may change the baseline's tests (not only add new ones)
 
     @property
     def optimises(self) -> bool:
@@ -179,6 +180,7 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         accept=accept,
         depends=_depends(fields.get("Depends on"), name),
         security=_yes(fields.get("Security-critical"), name),
+        may_edit_tests=_yes(fields.get("May edit tests"), name, "May edit tests"),
         metric=metric,
         direction=_direction(fields.get("Direction"), name),
         threshold=_number(fields.get("Threshold"), name, "Threshold", percent=True),
@@ -202,6 +204,7 @@ GOAL_FIELDS = (
     "Depends on",
     "Security-critical",
     "Finding",
+    "May edit tests",
 )
 
 
@@ -259,11 +262,11 @@ def _depends(field: tuple[int, str] | None, name: str) -> tuple[str, ...]:
     return ids
 
 
-def _yes(field: tuple[int, str] | None, name: str) -> bool:
+def _yes(field: tuple[int, str] | None, name: str, label: str = "Security-critical") -> bool:
     if field is None:
         return False
     if field[1] not in ("yes", "no"):
-        raise SpineFileError(name, field[0], "`- Security-critical:` is yes or no")
+        raise SpineFileError(name, field[0], f"`- {label}:` is yes or no")
     return field[1] == "yes"
 
 
@@ -289,6 +292,8 @@ def render_goal(goal: Goal) -> str:
         lines.append(f"- Depends on: {', '.join(goal.depends)}")
     if goal.security:
         lines.append("- Security-critical: yes")
+    if goal.may_edit_tests:
+        lines.append("- May edit tests: yes")
     return "\n".join(lines) + "\n"
 
 

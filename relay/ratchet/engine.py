@@ -24,6 +24,7 @@ from typing import Protocol
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
+from relay.loop.checks import unknown
 from relay.loop.classify import Category
 from relay.loop.contract import Contract, check, seconds
 from relay.loop.goals import (
@@ -347,13 +348,20 @@ class Ratchet:
             coverage_report=self.contract.coverage_report,
             stop_at_failure=False,
         )
-        red = [r.name for r in base.results[1:] if not r.passed]
-        if red:
-            why = f"the gates fail on the baseline before any change ({', '.join(red)})"
-            self.state.questions.append(f"{goal.id}: {why}; fix them first")
+        blind = unknown(base.checks[1:])
+        if blind:
+            said = "; ".join(c.said() for c in blind)
+            why = f"the baseline's gates cannot be compared ({said})"
+            self.state.questions.append(f"{goal.id}: {why}; make them run, then run again")
             self.state.escalated = True
             self._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
             return f"escalation: {why}"
+        red = [c.said() for c in base.checks[1:] if not c.passed]
+        if red:
+            self.say(
+                f"{goal.id}: the baseline is red ({'; '.join(red)}); a change is kept when no"
+                " gate gets worse"
+            )
         if base.results[0].passed:
             self._mark(
                 row,

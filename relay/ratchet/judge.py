@@ -15,6 +15,7 @@ from pathlib import Path
 
 from relay.edges.worktree import WorkTree
 from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_review
+from relay.loop.checks import SuiteChange, suite_change, swap_needed, weakened
 from relay.loop.classify import Category, Verdict, diagnosis, is_transient
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
@@ -60,6 +61,28 @@ RED_TEAM_NOTE = (
     "goal protects with this change applied. Answer block, with the breach as a finding,\n"
     "when you find one; approve when you find none.\n\n"
 )
+
+
+def swap_failure(failed: Failed, edits: list[SuiteChange], swapped: list[str]) -> Failed:
+    """A failure of the re-run with the baseline's copy of edited test files swapped in,
+    saying which files were swapped and why."""
+    files = ", ".join(f"`{p}`" for p in swapped)
+    edited = [n for e in edits if e.path in swapped for n in e.edited]
+    because = (
+        f"the goal edited {', '.join(edited[:5])}, which the baseline had"
+        if edited
+        else "relay cannot tell its tests apart"
+    )
+    what = (
+        f"in a fresh worktree of the candidate, with the baseline's copy of {files} swapped"
+        f" in: {failed.what}"
+    )
+    note = (
+        f"Relay swapped in the baseline's copy of {files} for this re-run ({because}): the"
+        " baseline's tests must still pass as the baseline wrote them. Fix the code, not the"
+        " test, or declare the goal --may-edit-tests if the test itself is wrong.\n\n"
+    )
+    return replace(failed, what=what, diagnosis=note + failed.diagnosis)
 
 
 @dataclass(frozen=True)
@@ -246,6 +269,7 @@ class Judge:
             timeout=self.gate_timeout,
             coverage_report=self.contract.coverage_report,
             stop_at_failure=True,
+            against=base,
         )
         # what the gates themselves wrote (bytecode, caches) is not the goal's
         self._put_back(made, changes, baseline)
@@ -328,22 +352,49 @@ class Judge:
     def _verify(
         self, goal: Goal, candidate: str, base: Measure, tests: list[str]
     ) -> tuple[Outcome, Measure | None]:
-        """The gates in a fresh worktree of the candidate, with the tests the maker changed
-        as the baseline had them (a weakened test proves nothing)."""
+        """The gates in a fresh worktree of the candidate, judged against the baseline.
+        Tests may grow and be fixed, never be weakened: a test the baseline had must still
+        exist, and an edited test file's baseline copy is swapped in for a second run of
+        the gates, where nothing may be worse than at the baseline (unless the goal
+        declared ``--may-edit-tests``)."""
+        edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
+                 for p in tests]  # fmt: skip
+        if not goal.may_edit_tests:
+            gone = weakened(edits)
+            if gone:
+                what = f"{len(gone)} test(s) the baseline had are gone ({gone[0]})"
+                why = "\n".join(f"- {g}" for g in gone) + (
+                    "\nTests may grow and be fixed, never be weakened: keep every test the"
+                    " baseline had (a goal that must change them declares --may-edit-tests)."
+                )
+                return Failed(Category.TEST, what, why), None
+        swapped = [] if goal.may_edit_tests else [e.path for e in edits if swap_needed(e)]
         with self.tree.fresh(candidate) as where:
-            self.tree.overlay(where, "HEAD", tests)
             fresh = measure(
                 where,
                 self.gates(goal),
                 timeout=self.gate_timeout,
                 coverage_report=self.contract.coverage_report,
                 stop_at_failure=True,
+                against=base,
             )
-        failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
-        if failed:
-            return replace(
-                failed, what=f"in a fresh worktree of the candidate: {failed.what}"
-            ), fresh
+            failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
+            if failed:
+                return replace(
+                    failed, what=f"in a fresh worktree of the candidate: {failed.what}"
+                ), fresh
+            if swapped:
+                self.tree.overlay(where, "HEAD", swapped)
+                again = measure(
+                    where,
+                    self.contract.gates,
+                    timeout=self.gate_timeout,
+                    coverage_report=None,
+                    stop_at_failure=True,
+                    against=base,
+                )
+                if again.failure:
+                    return swap_failure(again.failure, edits, swapped), again
         if self.options.verifier:
             path = self.work / "evidence.md"
             cover = coverage_delta(base.coverage, fresh.coverage)
