@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -509,19 +510,22 @@ def run_run(args: argparse.Namespace) -> Output:
 def run_triage(args: argparse.Namespace) -> Output:
     """Run the gates, scan the repository, and enqueue each new finding as a goal."""
     from relay.commands.loop_unattended import triage
-    from relay.loop.triage import enqueue, retired
+    from relay.loop.triage import enqueue, retired, with_unknown
 
     tree = _root(args)
     spine = Spine(tree.root)
     contract = contract_ready(spine)
     doc = spine.goals()
-    found = triage(tree.root, contract, doc.goals)
+    found, unknown = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
     board = spine.board()
-    gone = retired(found, doc.goals, {r.goal: r for r in board.rows})
-    if made or gone:
+    gone = retired(found, doc.goals, {r.goal: r for r in board.rows}, unknown)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    noted = with_unknown(board, unknown, when=when)
+    if made or gone or noted.after != board.after:
         if made:
             spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
+        board = noted
         for goal in made:
             board = board.with_row(BoardRow(goal.id, goal.title))
         for row in gone:
@@ -529,9 +533,12 @@ def run_triage(args: argparse.Namespace) -> Output:
         spine.write(BOARD_NAME, render_board(board))
         said = [f"enqueued {', '.join(g.id for g in made)}"] if made else []
         said += [f"retired {', '.join(r.goal for r in gone)}"] if gone else []
+        said += [f"{', '.join(sorted(unknown))} unknown"] if unknown else []
+        said = said or ["every gate ran"]
         tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage {'; '.join(said)}")
     lines = [f"{g.id}: {g.title} (accept: {g.accept})" for g in made]
     lines += [f"{r.goal}: {r.notes}" for r in gone]
+    lines += [f"{kind}: unknown ({why})" for kind, why in sorted(unknown.items())]
     lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
     return Output(
         lines=tuple(lines),
@@ -539,6 +546,7 @@ def run_triage(args: argparse.Namespace) -> Output:
             "findings": [f.data() for f in found],
             "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
             "retired": [{"goal": r.goal, "why": r.notes} for r in gone],
+            "unknown": unknown,
         },
     )
 

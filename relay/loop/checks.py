@@ -122,14 +122,18 @@ class GateChecks:
     def ids(self) -> set[str]:
         return {check for check, _ in self.failing}
 
+    def unknown_why(self) -> str:
+        """Why the gate's state is unknown ("" when it is known)."""
+        if not self.ran:
+            return f"did not run: {self.why}"
+        return "" if self.known else f"failed naming no check: {self.why}"
+
     def said(self) -> str:
         """The gate's state in a few words, for the board and the report."""
-        if not self.ran:
-            return f"{self.gate}: unknown (did not run: {self.why})"
+        if not self.known:
+            return f"{self.gate}: unknown ({self.unknown_why()})"
         if self.passed:
             return f"{self.gate}: pass"
-        if not self.failing:
-            return f"{self.gate}: unknown (failed naming no check: {self.why})"
         return f"{self.gate}: {sum(n for _, n in self.failing)} failing check(s)"
 
 

@@ -233,3 +233,51 @@ def test_what_the_real_tools_print_is_read(tmp_path: Path) -> None:
     assert outputs["full"].failing == (("lint mod.py F401", 1),)
     assert outputs["concise"].failing == outputs["full"].failing
     assert outputs["pytest"].failing == (("test test_mod.py::test_bad", 1),)
+
+
+def test_a_goals_acceptance_is_its_gate_narrowed_to_the_one_finding() -> None:
+    from relay.loop.triage import lint_findings, narrowed
+
+    py = "/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/"
+    node = "tests/test_a.py::test_x[a b]"
+    assert narrowed(py, node) == f"/usr/bin/python3 -m pytest -q -p no:cacheprovider '{node}'"
+    assert narrowed("ruff check --no-cache .", "src/a.py") == "ruff check --no-cache src/a.py"
+    assert narrowed("ruff format --check src tests", "src/a.py") == "ruff format --check src/a.py"
+    assert narrowed("coverage run -m pytest -x", "t.py::t") == "coverage run -m pytest -x t.py::t"
+    assert narrowed("make lint", "src/a.py") == "make lint src/a.py"  # unread: appended
+    assert narrowed("ruff check . && mypy", "src/a.py") == "ruff check . && mypy src/a.py"
+    found = lint_findings(RUFF_FULL, gate="ruff check --no-cache .")
+    assert [(f.key, f.accept) for f in found] == [
+        ("lint src/calc.py F401", "ruff check --no-cache src/calc.py"),
+        ("lint src/other.py E741", "ruff check --no-cache src/other.py"),
+        ("lint src/broken.py invalid-syntax", "ruff check --no-cache src/broken.py"),
+    ]
+
+
+def test_triage_retires_nothing_it_could_not_observe_and_says_so_on_the_board() -> None:
+    from relay.loop.goals import Board, BoardRow, Goal, GoalState, parse_board, render_board
+    from relay.loop.triage import retired, with_unknown
+
+    goals = (
+        Goal("G1", "Fix the failing test t.py::a", "pytest t.py::a", finding="test t.py::a"),
+        Goal("G2", "Fix F401 in a.py", "ruff check a.py", finding="lint a.py F401"),
+    )
+    rows = {g.id: BoardRow(g.id, g.title) for g in goals}
+    gone = retired([], goals, rows, {"test": "`pytest` did not run: exit 127"})
+    assert [(r.goal, r.state) for r in gone] == [("G2", GoalState.DONE)]
+    assert retired([], goals, rows) != gone  # observed, both would go
+    board = Board("# Board\n", tuple(rows.values()), "## Notes\n\nmine\n")
+    why = {"test": "`pytest` did not run: exit 127: sh: pytest: not found"}
+    noted = with_unknown(board, why, when="2026-12-04 21:00:00Z")
+    text = render_board(noted)
+    assert (
+        "## Triage\n\nLast triage (2026-12-04 21:00:00Z):\n\n- test: unknown (`pytest` did not"
+        " run: exit 127: sh: pytest: not found); its goals are neither enqueued nor retired"
+    ) in text
+    assert "## Notes\n\nmine\n" in text and parse_board(text).rows == board.rows
+    again = with_unknown(parse_board(text), why, when="2026-12-04 22:00:00Z")
+    assert render_board(again).count("## Triage") == 1 and "22:00:00Z" in render_board(again)
+    cleared = with_unknown(parse_board(text), {}, when="later")
+    assert "## Triage" not in render_board(cleared) and "## Notes\n\nmine\n" in render_board(
+        cleared
+    )
