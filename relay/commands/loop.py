@@ -39,6 +39,7 @@ from relay.loop.goals import (
     GoalState,
     next_goal,
     next_id,
+    plan_order,
     render_board,
     render_goals,
 )
@@ -636,16 +637,7 @@ def _plan(root: Path, options: Options) -> Output:
     spine = Spine(root)
     contract = contract_ready(spine)
     goals, board = spine.goals().goals, spine.board()
-    order, done = [], {g.id for g in goals if board.row_of(g).state is GoalState.DONE}
-    pending = [g for g in goals if g.id not in done and (not options.goal or g.id == options.goal)]
-    while pending:  # dependency order: a goal after the goals it depends on
-        ready = [g for g in pending if all(d in done for d in g.depends)]
-        if not ready:
-            break
-        for g in ready:
-            order.append(g)
-            done.add(g.id)
-        pending = [g for g in pending if g.id not in done]
+    order, pending = plan_order(goals, board, only=options.goal)
     b = contract.budget
     iterations = options.max_iterations or b.iterations
     wall = f"{options.wall_clock:.0f}s" if options.wall_clock else b.wall_clock

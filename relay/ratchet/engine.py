@@ -267,9 +267,7 @@ class Ratchet:
     def _nothing_to_do(self) -> bool:
         """Whether a resume finds every goal settled (a second firing, a finished run)."""
         goals = self.spine.goals().goals
-        if self.options.goal:
-            goals = tuple(g for g in goals if g.id == self.options.goal)
-        return next_goal(goals, self.spine.board()).goal is None
+        return next_goal(goals, self.spine.board(), only=self.options.goal).goal is None
 
     def _recover(self) -> None:
         """A run killed mid-goal leaves HEAD's board with the goal in progress, and may leave
@@ -292,12 +290,11 @@ class Ratchet:
             if reason:
                 return reason
             goals = self.spine.goals().goals
-            if self.options.goal:
-                goals = tuple(g for g in goals if g.id == self.options.goal)
-                if not goals:
-                    raise LocalUsageError(f"there is no goal {self.options.goal} in GOALS.md")
+            only = self.options.goal
+            if only and not any(g.id == only for g in goals):
+                raise LocalUsageError(f"there is no goal {only} in GOALS.md")
             board = self.spine.board()
-            chosen = next_goal(goals, board, skip=self.state.set_aside)
+            chosen = next_goal(goals, board, skip=self.state.set_aside, only=only)
             if chosen.goal is None:
                 return only_goal_reason(self.options.goal, board, chosen.reason)
             stop = self._goal(chosen.goal, board.row_of(chosen.goal), resumed=chosen.resumed)

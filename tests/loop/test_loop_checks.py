@@ -281,3 +281,58 @@ def test_triage_retires_nothing_it_could_not_observe_and_says_so_on_the_board() 
     assert "## Triage" not in render_board(cleared) and "## Notes\n\nmine\n" in render_board(
         cleared
     )
+
+
+def test_an_improvement_must_beat_the_threshold_and_the_measured_noise() -> None:
+    from relay.loop.metric import compare_runs
+
+    steady = compare_runs([100, 101, 99], [80, 81, 79], direction="down", threshold=10)
+    assert steady.improved and steady.change_pct == -20.0
+    assert steady.text == (
+        "100 -> 80 (-20.00%; needed -10% down); noise 2.00% over 3 interleaved runs each;"
+        " baseline 99..101, candidate 79..81"
+    )
+    # the same medians on a noisy machine: the 20% is inside a 30% spread
+    noisy = compare_runs([100, 130, 90], [80, 60, 95], direction="down", threshold=10)
+    assert not noisy.improved and noisy.text.endswith("; the change is within the noise")
+    assert "noise 40.00%" in noisy.text
+    # below the threshold however quiet; one run each leaves the noise unmeasured
+    assert not compare_runs([100, 100], [95, 95], direction="down", threshold=10).improved
+    one = compare_runs([10], [12], direction="up", threshold=5)
+    assert one.improved and one.text.endswith("noise not measured (1 run each)")
+    assert not compare_runs([10, 10], [12, 12], direction="down", threshold=5).improved
+
+
+def test_the_dry_runs_order_is_the_runs_order() -> None:
+    from relay.loop.goals import Board, BoardRow, Goal, GoalState, next_goal, plan_order
+
+    goals = (
+        Goal("G1", "Tried once", "true"),
+        Goal("G2", "Fresh", "true"),
+        Goal("G3", "After G1", "true", depends=("G1",)),
+        Goal("G4", "In progress", "true"),
+        Goal("G5", "Blocked", "true"),
+        Goal("G6", "Waits on G5", "true", depends=("G5",)),
+    )
+    board = Board(
+        "",
+        (
+            BoardRow("G1", "Tried once", GoalState.OPEN, 3, 1),
+            BoardRow("G4", "In progress", GoalState.IN_PROGRESS),
+            BoardRow("G5", "Blocked", GoalState.BLOCKED, 9, 3),
+        ),
+    )
+    order, left = plan_order(goals, board)
+    assert [g.id for g in order] == ["G4", "G2", "G1", "G3"]
+    assert [g.id for g in left] == ["G5", "G6"]
+    # what a run does: next_goal, each goal done in turn
+    worked, now = [], board
+    while (chosen := next_goal(goals, now).goal) is not None:
+        worked.append(chosen)
+        now = now.with_row(BoardRow(chosen.id, chosen.title, GoalState.DONE))
+    assert worked == order
+    # one goal (--goal): its dependencies are read from the whole board
+    assert [g.id for g in plan_order(goals, board, only="G3")[0]] == []
+    done_g1 = board.with_row(BoardRow("G1", "Tried once", GoalState.DONE))
+    assert [g.id for g in plan_order(goals, done_g1, only="G3")[0]] == ["G3"]
+    assert next_goal(goals, done_g1, only="G3").goal == goals[2]

@@ -6,6 +6,7 @@ kept, and an edited or removed baseline test is judged as the issue says."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -202,3 +203,34 @@ def test_an_edited_baseline_test_runs_as_the_baseline_wrote_it_and_the_swap_is_s
     )
     assert "the goal edited tests/test_calc.py::test_add, which the baseline had" in text
     assert "- test tests/test_calc.py::test_add" not in text  # the baseline passed: plain failure
+
+
+def test_an_optimisation_is_measured_interleaved_and_reports_its_coverage(tmp_path: Path) -> None:
+    """The machine slows down with every run of the metric (a loaded machine): measured
+    A/B/A/B, the baseline and the candidate drift alike, and the log shows the order."""
+    project = make_project(tmp_path, accept=None, coverage=True)
+    plant(project, {"cost.txt": "100\n"}, "the cost the metric reads")
+    log = tmp_path / "metric.log"
+    code = (
+        f"import pathlib; log = pathlib.Path({str(log)!r}); cost = int(open('cost.txt').read());"
+        " n = len(log.read_text().split()) if log.exists() else 0;"
+        " log.write_text((log.read_text() if log.exists() else '') + str(cost) + ' ');"
+        " print(cost * (1 + 0.02 * n))"
+    )
+    metric = f"{PY} -c {shlex.quote(code)}"
+    added = project.loop(
+        "goal", "add", "Cheaper", "--metric", metric, "--direction", "down", "--threshold", "10",
+        "--runs", "3",
+    )  # fmt: skip
+    assert added.status == 0, added
+    maker = project.script("maker", 'put("cost.txt", "80\\n")\nprint("IDEA: cheaper")\n')
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0, ran
+    [kept] = ran.data["kept"]
+    assert kept["coverage"] == "100.00% -> 100.00% (+0.00)", kept
+    assert "line coverage 100.00% -> 100.00% (+0.00)" in kept["gates"]
+    # three runs at the goal's start, then baseline and candidate alternately
+    assert log.read_text().split() == ["100"] * 3 + ["100", "80"] * 3
+    assert "noise " in kept["gates"] and "over 3 interleaved runs each" in kept["gates"]
+    ledger = project.read("docs/loop/EXPERIMENTS.md")
+    assert "interleaved runs each; baseline" in ledger
