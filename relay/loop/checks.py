@@ -183,6 +183,16 @@ def fixed(base: GateChecks, now: GateChecks) -> list[str]:
     return [check for check, _ in base.failing if check not in still]
 
 
+def checks_delta(before: Iterable[GateChecks], after: Iterable[GateChecks]) -> str:
+    """How many checks the contract's gates name as failing, before and after ("" when
+    the baseline had none: a green baseline says nothing more than its gates)."""
+    was = sum(n for g in before if g.gate != "accept" for _, n in g.failing)
+    if not was:
+        return ""
+    now = sum(n for g in after if g.gate != "accept" for _, n in g.failing)
+    return f"failing checks {was} -> {now}"
+
+
 def unknown(gates: Iterable[GateChecks]) -> list[GateChecks]:
     """The gates whose state cannot be compared (did not run, or named no check)."""
     return [g for g in gates if not g.known]

@@ -24,7 +24,7 @@ from typing import Protocol
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
-from relay.loop.checks import unknown
+from relay.loop.checks import checks_delta, unknown
 from relay.loop.classify import Category
 from relay.loop.contract import Contract, check, seconds
 from relay.loop.goals import (
@@ -655,6 +655,9 @@ class Ratchet:
     ) -> None:
         after = fresh or base
         gates = gates_delta(base.results, after.results)
+        mended = checks_delta(base.checks, after.checks)
+        if mended:
+            gates += f"; {mended}"
         cover = coverage_delta(base.coverage, after.coverage)
         changes = self._goal_changes(baseline)
         what = (

@@ -74,7 +74,8 @@ def test_triage_then_run_fixes_a_red_build(tmp_path: Path) -> None:
     ran = project.loop("run", "--maker", maker)
     assert ran.status == 0, ran
     assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"]
-    assert ran.data["kept"][0]["gates"] == "2/3 gates pass (was 0/3)"
+    assert ran.data["kept"][0]["gates"] == "2/3 gates pass (was 0/3); failing checks 2 -> 1"
+    assert ran.data["kept"][1]["gates"] == "3/3 gates pass (was 1/3); failing checks 1 -> 0"
     assert project.read("src/calc.py") == CALC and project.read("tests/test_calc.py") == MORE_TESTS
     assert board_row(project, "G1")[0] is GoalState.DONE and failures(project) == []
     assert board_row(project, "G2")[0] is GoalState.DONE
