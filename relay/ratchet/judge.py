@@ -9,6 +9,7 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,9 +69,12 @@ def swap_failure(failed: Failed, edits: list[SuiteChange], swapped: list[str]) -
     saying which files were swapped and why."""
     files = ", ".join(f"`{p}`" for p in swapped)
     edited = [n for e in edits if e.path in swapped for n in e.edited]
+    helpers = [f"`{e.path}`" for e in edits if e.path in swapped and e.helper]
     because = (
         f"the goal edited {', '.join(edited[:5])}, which the baseline had"
         if edited
+        else f"the goal changed {', '.join(helpers)}, which the baseline's tests use"
+        if helpers
         else "relay cannot tell its tests apart"
     )
     what = (
@@ -286,7 +290,8 @@ class Judge:
             if breached:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
-        outcome, fresh = self._verify(goal, candidate, base, tests)
+        added = [p for p in changes if is_test_file(p) and not self.tree.in_head(p)]
+        outcome, fresh = self._verify(goal, candidate, base, tests, added)
         if isinstance(outcome, Passed):
             again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
             if self.tree.tree_of(again) != self.tree.tree_of(candidate):
@@ -350,7 +355,12 @@ class Judge:
         )
 
     def _verify(
-        self, goal: Goal, candidate: str, base: Measure, tests: list[str]
+        self,
+        goal: Goal,
+        candidate: str,
+        base: Measure,
+        tests: list[str],
+        added: Sequence[str] = (),
     ) -> tuple[Outcome, Measure | None]:
         """The gates in a fresh worktree of the candidate, judged against the baseline.
         Tests may grow and be fixed, never be weakened: a test the baseline had must still
@@ -392,6 +402,7 @@ class Judge:
                     coverage_report=None,
                     stop_at_failure=True,
                     against=base,
+                    new_tests=[*added, *(n for e in edits for n in e.added)],
                 )
                 if again.failure:
                     return swap_failure(again.failure, edits, swapped), again

@@ -95,12 +95,14 @@ def measure(
     coverage_report: str | None,
     stop_at_failure: bool,
     against: Measure | None = None,
+    new_tests: Sequence[str] = (),
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards.
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
-    worse than at the baseline: a new failing check, or a gate that cannot be compared."""
+    worse than at the baseline: a new failing check (but for ``new_tests``, the candidate's
+    own tests in a run that judges the baseline's), or a gate that cannot be compared."""
     report = where / coverage_report if coverage_report else None
     if report is not None:
         report.unlink(missing_ok=True)  # a stale report must not pass for a fresh one
@@ -124,7 +126,7 @@ def measure(
             failure = gate_failure(gate, done, timeout=timeout)
         else:
             base = against.checks_of(gate.name)
-            new = worse(base, now)
+            new = worse(base, now, new_tests=new_tests)
             if new and (base is None or base.passed):
                 failure = gate_failure(gate, done, timeout=timeout)
             elif new:

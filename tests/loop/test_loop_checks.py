@@ -336,3 +336,23 @@ def test_the_dry_runs_order_is_the_runs_order() -> None:
     done_g1 = board.with_row(BoardRow("G1", "Tried once", GoalState.DONE))
     assert [g.id for g in plan_order(goals, done_g1, only="G3")[0]] == ["G3"]
     assert next_goal(goals, done_g1, only="G3").goal == goals[2]
+
+
+def test_a_helper_of_the_tests_is_swapped_and_the_candidates_own_tests_are_spared() -> None:
+    helper = suite_change(
+        "tests/helpers.py", "def check(x):\n    assert x\n", "def check(x):\n    pass\n"
+    )
+    assert helper.helper and swap_needed(helper) and weakened([helper]) == []
+    same = suite_change("tests/helpers.py", "X = 1\n", "X = 1\n")
+    assert not swap_needed(same)
+    base = read_gate("test", output="", exit_code=0, timed_out=False)
+    swapped = read_gate(
+        "test",
+        output="FAILED tests/test_new.py::test_a - x\nFAILED tests/test_calc.py::test_two[1]\n"
+        "FAILED tests/test_calc.py::test_add - y\nERROR tests/test_newer.py\n",
+        exit_code=1,
+        timed_out=False,
+    )
+    new = ["tests/test_new.py", "tests/test_newer.py", "tests/test_calc.py::test_two"]
+    assert worse(base, swapped, new_tests=new) == ["test tests/test_calc.py::test_add"]
+    assert len(worse(base, swapped)) == 4
