@@ -35,6 +35,7 @@ class BriefFacts:
     mutable: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     gates: tuple[str, ...] = ()
+    baseline_failing: tuple[str, ...] = ()  # the checks the gates name failing at the baseline
 
 
 def render_brief(facts: BriefFacts) -> str:
@@ -59,6 +60,7 @@ def render_brief(facts: BriefFacts) -> str:
         "## Gates",
         "",
         *(f"- `{c}`" for c in facts.gates),
+        *baseline_lines(facts.baseline_failing),
         "",
         "## Paths",
         "",
@@ -90,6 +92,20 @@ def render_brief(facts: BriefFacts) -> str:
     if facts.handover:
         lines += ["", "## Newest handover entries", "", *facts.handover]
     return "\n".join(lines) + "\n"
+
+
+def baseline_lines(failing: Sequence[str], *, most: int = 30) -> list[str]:
+    """The checks already failing at the baseline (they may stay, or be fixed)."""
+    if not failing:
+        return []
+    more = [f"- ... and {len(failing) - most} more"] if len(failing) > most else []
+    return [
+        "",
+        "Already failing at the baseline (they may stay or be fixed; nothing else may fail):",
+        "",
+        *(f"- {c}" for c in failing[:most]),
+        *more,
+    ]
 
 
 def tests_rule(goal: Goal) -> list[str]:

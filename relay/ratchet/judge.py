@@ -16,7 +16,13 @@ from pathlib import Path
 
 from relay.edges.worktree import WorkTree
 from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_review
-from relay.loop.checks import SuiteChange, suite_change, swap_needed, weakened
+from relay.loop.checks import (
+    SuiteChange,
+    baseline_failing,
+    suite_change,
+    swap_needed,
+    weakened,
+)
 from relay.loop.classify import Category, Verdict, diagnosis, is_transient
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
@@ -166,7 +172,8 @@ class Judge:
         clock) and judge what it left."""
         brief = self.work / "brief.md"
         brief.parent.mkdir(parents=True, exist_ok=True)
-        brief.write_text(render_brief(self._facts(goal, attempt, last, rewind)), encoding="utf-8")
+        facts = self._facts(goal, attempt, last, rewind, base)
+        brief.write_text(render_brief(facts), encoding="utf-8")
         head, branch = self.tree.head(), self.tree.branch()
         git_state = GitState.of(self.tree)
         had = self.tree.changes(baseline.untracked)
@@ -427,7 +434,17 @@ class Judge:
                 return Failed(Category.CHECKER, "the verifier blocked", findings), fresh
         return Passed(), fresh
 
-    def _facts(self, goal: Goal, attempt: int, last: Failure | None, rewind: bool) -> BriefFacts:
+    def _facts(
+        self,
+        goal: Goal,
+        attempt: int,
+        last: Failure | None,
+        rewind: bool,
+        base: Measure | None = None,
+    ) -> BriefFacts:
+        failing = (
+            baseline_failing({c.gate: c for c in base.checks if c.gate != "accept"}) if base else []
+        )
         return BriefFacts(
             goal=goal,
             attempt=attempt,
@@ -438,4 +455,5 @@ class Judge:
             mutable=self.contract.mutable,
             protected=self.contract.protected,
             gates=tuple(g.command for g in self.contract.gates),
+            baseline_failing=tuple(failing),
         )

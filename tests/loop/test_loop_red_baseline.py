@@ -86,6 +86,11 @@ def test_triage_then_run_fixes_a_red_build(tmp_path: Path) -> None:
     assert green(project, g2) == []
     assert "never be weakened" in project.seen("maker", 1)
     assert "No gate may get worse" in project.seen("maker", 1)
+    assert (
+        "Already failing at the baseline (they may stay or be fixed; nothing else may fail):\n\n"
+        "- test: test tests/test_calc.py::test_add\n- lint: lint src/calc.py F401\n"
+    ) in project.seen("maker", 1)
+    assert "- lint: lint src/calc.py F401" in project.seen("maker", 2)
     assert project.clean()
 
 
