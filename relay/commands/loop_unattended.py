@@ -352,10 +352,10 @@ def triage(
             continue
         got = read(done.output, gate=gate.command)
         found += got
-        if not got:
-            checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
-                               timed_out=done.timed_out, timeout=timeout)  # fmt: skip
-            unknown[kind] = f"`{gate.command}` {checks.unknown_why()}"
+        checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
+                           timed_out=done.timed_out, timeout=timeout)  # fmt: skip
+        if not got or checks.partial:  # what it did not name may still fail
+            unknown[kind] = f"`{gate.command}` {checks.unknown_why() or 'named nothing'}"
     floor = contract.budget.coverage_floor
     if contract.coverage_report and floor is not None:
         files = _coverage_files(root / contract.coverage_report)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 NOT_RUN_EXITS = (126, 127)  # the shell could not run the command (not executable, not found)
 
+# pytest's own word that it stopped before running every test (-x, --maxfail, or an
+# error while collecting): the failures it names are not all of them
+_STOPPED = re.compile(r"^!+ (?:stopping after \d+ failures?|Interrupted: .*) !+$")
 _PYTEST = re.compile(r"^(?P<what>FAILED|ERROR) (?P<node>.+?)(?: - .*)?$")
 _RUFF_CONCISE = re.compile(
     r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)\b"
@@ -113,11 +116,13 @@ class GateChecks:
     passed: bool
     failing: tuple[tuple[str, int], ...] = ()
     why: str = ""  # why it did not run, or how it failed without naming a check
+    partial: bool = False  # it stopped early: the checks it names are not all that fail
 
     @property
     def known(self) -> bool:
-        """Whether the gate's state can be compared: it passed, or it named what failed."""
-        return self.ran and (self.passed or bool(self.failing))
+        """Whether the gate's state can be compared: it passed, or it named everything that
+        failed."""
+        return self.ran and (self.passed or (bool(self.failing) and not self.partial))
 
     def ids(self) -> set[str]:
         return {check for check, _ in self.failing}
@@ -126,6 +131,11 @@ class GateChecks:
         """Why the gate's state is unknown ("" when it is known)."""
         if not self.ran:
             return f"did not run: {self.why}"
+        if self.partial and not self.passed:
+            return (
+                f"stopped early ({self.why}: -x, --maxfail or an error while collecting), so"
+                " it does not name every failing check"
+            )
         return "" if self.known else f"failed naming no check: {self.why}"
 
     def said(self) -> str:
@@ -151,7 +161,10 @@ def read_gate(
     if exit_code == 0:
         return GateChecks(gate, ran=True, passed=True)
     counted = tuple(sorted(Counter(f.id for f in findings(output)).items()))
-    return GateChecks(gate, ran=True, passed=False, failing=counted, why=f"exit {exit_code}")
+    stopped = any(_STOPPED.match(line.strip()) for line in output.splitlines())
+    return GateChecks(
+        gate, ran=True, passed=False, failing=counted, why=f"exit {exit_code}", partial=stopped
+    )
 
 
 def excused(check: str, tests: Iterable[str]) -> bool:
@@ -171,6 +184,8 @@ def worse(base: GateChecks | None, now: GateChecks, *, new_tests: Iterable[str] 
         return []
     if not now.ran:
         return [f"{now.gate} did not run ({now.why})"]
+    if now.partial:
+        return [f"{now.gate} {now.unknown_why()}; relay cannot tell whether it got worse"]
     if not now.failing:
         return [f"{now.gate} failed ({now.why}) and its output names no failing check"]
     if base is None or not base.known:

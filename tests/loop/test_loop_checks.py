@@ -356,3 +356,25 @@ def test_a_helper_of_the_tests_is_swapped_and_the_candidates_own_tests_are_spare
     new = ["tests/test_new.py", "tests/test_newer.py", "tests/test_calc.py::test_two"]
     assert worse(base, swapped, new_tests=new) == ["test tests/test_calc.py::test_add"]
     assert len(worse(base, swapped)) == 4
+
+
+def test_a_pytest_run_that_stopped_early_names_too_little_to_compare() -> None:
+    stopped = (
+        "FAILED tests/test_x.py::test_a - assert 0\n"
+        "!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+        "1 failed in 0.59s\n"
+    )
+    base = read_gate("test", output=stopped, exit_code=1, timed_out=False)
+    assert (
+        base.partial and not base.known and base.failing == (("test tests/test_x.py::test_a", 1),)
+    )
+    assert base.said().startswith("test: unknown (stopped early (exit 1: -x, --maxfail or an")
+    collecting = "ERROR tests/test_y.py\n!!!!!!!! Interrupted: 1 error during collection !!!!!!!!\n"
+    assert read_gate("test", output=collecting, exit_code=2, timed_out=False).partial
+    full = read_gate(
+        "test", output="FAILED tests/test_x.py::test_a\n", exit_code=1, timed_out=False
+    )
+    assert worse(full, base) == [
+        "test stopped early (exit 1: -x, --maxfail or an error while collecting), so it does not"
+        " name every failing check; relay cannot tell whether it got worse"
+    ]
