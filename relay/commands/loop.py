@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from relay.loop.goals import (
     GoalState,
     next_goal,
     next_id,
+    plan_order,
     render_board,
     render_goals,
 )
@@ -108,6 +110,11 @@ def register(sub: Any) -> None:
     q.add_argument("--verify-on", default=None, metavar="NODE", help="the node that verifies")
     q.add_argument("--depends", action="append", default=[], metavar="ID", help="a goal first")
     q.add_argument("--security", action="store_true", help="the goal is security-critical")
+    q.add_argument(
+        "--may-edit-tests",
+        action="store_true",
+        help="the goal may change existing tests, not only add new ones",
+    )
     common(q)
     q.set_defaults(func=run_goal_add)
 
@@ -337,6 +344,7 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         runs=args.runs or 1,
         metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
+        may_edit_tests=args.may_edit_tests,
     )
     spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
     board = spine.board()
@@ -359,6 +367,7 @@ def _goal_data(goal: Goal, row: BoardRow) -> dict[str, Any]:
         "accept": goal.accept,
         "metric": goal.metric,
         "verify_on": goal.verify_on,
+        "may_edit_tests": goal.may_edit_tests,
     }
 
 
@@ -508,19 +517,22 @@ def run_run(args: argparse.Namespace) -> Output:
 def run_triage(args: argparse.Namespace) -> Output:
     """Run the gates, scan the repository, and enqueue each new finding as a goal."""
     from relay.commands.loop_unattended import triage
-    from relay.loop.triage import enqueue, retired
+    from relay.loop.triage import enqueue, retired, with_unknown
 
     tree = _root(args)
     spine = Spine(tree.root)
     contract = contract_ready(spine)
     doc = spine.goals()
-    found = triage(tree.root, contract, doc.goals)
+    found, unknown = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
     board = spine.board()
-    gone = retired(found, doc.goals, {r.goal: r for r in board.rows})
-    if made or gone:
+    gone = retired(found, doc.goals, {r.goal: r for r in board.rows}, unknown)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    noted = with_unknown(board, unknown, when=when)
+    if made or gone or noted.after != board.after:
         if made:
             spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, *made))))
+        board = noted
         for goal in made:
             board = board.with_row(BoardRow(goal.id, goal.title))
         for row in gone:
@@ -528,9 +540,12 @@ def run_triage(args: argparse.Namespace) -> Output:
         spine.write(BOARD_NAME, render_board(board))
         said = [f"enqueued {', '.join(g.id for g in made)}"] if made else []
         said += [f"retired {', '.join(r.goal for r in gone)}"] if gone else []
+        said += [f"{', '.join(sorted(unknown))} unknown"] if unknown else []
+        said = said or ["every gate ran"]
         tree.commit([GOALS_NAME, BOARD_NAME], f"loop: triage {'; '.join(said)}")
     lines = [f"{g.id}: {g.title} (accept: {g.accept})" for g in made]
     lines += [f"{r.goal}: {r.notes}" for r in gone]
+    lines += [f"{kind}: unknown ({why})" for kind, why in sorted(unknown.items())]
     lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
     return Output(
         lines=tuple(lines),
@@ -538,6 +553,7 @@ def run_triage(args: argparse.Namespace) -> Output:
             "findings": [f.data() for f in found],
             "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
             "retired": [{"goal": r.goal, "why": r.notes} for r in gone],
+            "unknown": unknown,
         },
     )
 
@@ -627,16 +643,7 @@ def _plan(root: Path, options: Options) -> Output:
     spine = Spine(root)
     contract = contract_ready(spine)
     goals, board = spine.goals().goals, spine.board()
-    order, done = [], {g.id for g in goals if board.row_of(g).state is GoalState.DONE}
-    pending = [g for g in goals if g.id not in done and (not options.goal or g.id == options.goal)]
-    while pending:  # dependency order: a goal after the goals it depends on
-        ready = [g for g in pending if all(d in done for d in g.depends)]
-        if not ready:
-            break
-        for g in ready:
-            order.append(g)
-            done.add(g.id)
-        pending = [g for g in pending if g.id not in done]
+    order, pending = plan_order(goals, board, only=options.goal)
     b = contract.budget
     iterations = options.max_iterations or b.iterations
     wall = f"{options.wall_clock:.0f}s" if options.wall_clock else b.wall_clock

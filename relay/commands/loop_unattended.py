@@ -326,30 +326,43 @@ def resume_checks(root: Path) -> list[tuple[str, str, str, str]]:
 # --- triage ---
 
 
-def triage(root: Path, contract: Contract, goals: Sequence[Goal]) -> list[Any]:
-    """Run the gates and scan the repository; every finding (new or not)."""
+def triage(
+    root: Path, contract: Contract, goals: Sequence[Goal]
+) -> tuple[list[Any], dict[str, str]]:
+    """Run the gates and scan the repository; every finding (new or not), and the kinds of
+    finding triage could not observe (a gate that did not run, or failed naming nothing:
+    unknown, never read as fixed)."""
     from relay.loop import triage as t
+    from relay.loop.checks import read_gate
 
     found: list[t.Finding] = []
+    unknown: dict[str, str] = {}
     timeout = 600.0
     for gate in contract.gates:
         done = run_step(gate.command, cwd=root, timeout=timeout)
-        if done.ok:
-            continue
         words = f"{gate.name} {gate.command}".lower()
+        kind, read = "", t.lint_findings
         if "pytest" in words or gate.name.startswith("test"):
-            found += t.failing_tests(done.output, gate=gate.command)
+            kind, read = "test", t.failing_tests
         elif any(k in words for k in ("mypy", "pyright", "type")):
-            found += t.type_findings(done.output, gate=gate.command)
+            kind, read = "type", t.type_findings
         elif any(k in words for k in ("ruff", "lint", "flake8")):
-            found += t.lint_findings(done.output, gate=gate.command)
+            kind, read = "lint", t.lint_findings
+        if not kind or done.ok:
+            continue
+        got = read(done.output, gate=gate.command)
+        found += got
+        checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
+                           timed_out=done.timed_out, timeout=timeout)  # fmt: skip
+        if not got or checks.partial:  # what it did not name may still fail
+            unknown[kind] = f"`{gate.command}` {checks.unknown_why() or 'named nothing'}"
     floor = contract.budget.coverage_floor
     if contract.coverage_report and floor is not None:
         files = _coverage_files(root / contract.coverage_report)
         runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
         found += t.coverage_findings(files, floor=floor, report_gate=runner)
     found += t.marker_findings(_texts(root))
-    return found
+    return found, unknown
 
 
 def _coverage_files(report: Path) -> dict[str, float]:

@@ -37,6 +37,7 @@ class BriefFacts:
     gates: tuple[str, ...] = ()
     budget: float | None = None  # the attempt's time budget, in seconds
     cannot: str | None = None  # the file where the maker says why it cannot do the goal
+    baseline_failing: tuple[str, ...] = ()  # the checks the gates name failing at the baseline
 
 
 VERIFIER_RULES = (
@@ -80,12 +81,16 @@ def render_brief(facts: BriefFacts) -> str:
         "",
         f"This command must pass: `{g.accept}`",
         "",
-        "Every gate must pass too, line coverage must not drop, and no protected path may be",
-        "touched.",
+        "No gate may get worse (no new failing test, lint or type finding; the baseline's",
+        "own failures may stay or be fixed), line coverage must not drop, and no protected",
+        "path may be touched.",
+        "",
+        *tests_rule(g),
         "",
         "## Gates",
         "",
         *(f"- `{c}`" for c in facts.gates),
+        *baseline_lines(facts.baseline_failing),
         "",
         "## Paths",
         "",
@@ -120,6 +125,34 @@ def render_brief(facts: BriefFacts) -> str:
     return "\n".join(lines) + "\n"
 
 
+def baseline_lines(failing: Sequence[str], *, most: int = 30) -> list[str]:
+    """The checks already failing at the baseline (they may stay, or be fixed)."""
+    if not failing:
+        return []
+    more = [f"- ... and {len(failing) - most} more"] if len(failing) > most else []
+    return [
+        "",
+        "Already failing at the baseline (they may stay or be fixed; nothing else may fail):",
+        "",
+        *(f"- {c}" for c in failing[:most]),
+        *more,
+    ]
+
+
+def tests_rule(goal: Goal) -> list[str]:
+    """What the goal may do to the baseline's tests (the verifier holds it to this)."""
+    if goal.may_edit_tests:
+        return [
+            "Tests: this goal may edit existing tests (declared with --may-edit-tests); new",
+            "tests may be added anywhere. Check that no test was weakened to pass.",
+        ]
+    return [
+        "Tests may grow and be fixed, never be weakened: new tests may be added in any file;",
+        "every test the baseline had must still exist and, if it passed, still pass as the",
+        "baseline wrote it (relay re-runs the baseline's copy of an edited test file).",
+    ]
+
+
 def gate_lines(results: Sequence[GateResult]) -> list[str]:
     """Gate results as list lines."""
     return [
@@ -135,6 +168,8 @@ def render_review(goal: Goal, *, diff: str, results: Sequence[GateResult], again
         f"# Review {goal.id}: {goal.title}",
         "",
         f"Acceptance criterion: `{goal.accept}`",
+        "",
+        *tests_rule(goal),
         "",
         "## Gate results",
         "",

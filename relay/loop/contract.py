@@ -92,7 +92,7 @@ class Contract:
         " each kept change in git and docs/loop/handover.md."
     )
     escalation: tuple[str, ...] = (
-        "the contract's gates fail on the baseline, before any change",
+        "a gate cannot run on the baseline, or fails naming no check (unknown)",
         "a security-critical goal with no checker panel",
         "the maker fails transiently six times in a row",
     )

@@ -69,6 +69,7 @@ class Goal:
     metric_files: tuple[str, ...] = ()  # globs of the files the metric reads: no maker may edit
     verify_on: str | None = None  # the node that must verify the goal through a relay job
     finding: str | None = None  # what triage found, so that it is enqueued only once
+    may_edit_tests: bool = False  # may change the baseline's tests (not only add new ones)
 
     @property
     def optimises(self) -> bool:
@@ -179,6 +180,7 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         accept=accept,
         depends=_depends(fields.get("Depends on"), name),
         security=_yes(fields.get("Security-critical"), name),
+        may_edit_tests=_yes(fields.get("May edit tests"), name, "May edit tests"),
         metric=metric,
         direction=_direction(fields.get("Direction"), name),
         threshold=_number(fields.get("Threshold"), name, "Threshold", percent=True),
@@ -202,6 +204,7 @@ GOAL_FIELDS = (
     "Depends on",
     "Security-critical",
     "Finding",
+    "May edit tests",
 )
 
 
@@ -259,11 +262,11 @@ def _depends(field: tuple[int, str] | None, name: str) -> tuple[str, ...]:
     return ids
 
 
-def _yes(field: tuple[int, str] | None, name: str) -> bool:
+def _yes(field: tuple[int, str] | None, name: str, label: str = "Security-critical") -> bool:
     if field is None:
         return False
     if field[1] not in ("yes", "no"):
-        raise SpineFileError(name, field[0], "`- Security-critical:` is yes or no")
+        raise SpineFileError(name, field[0], f"`- {label}:` is yes or no")
     return field[1] == "yes"
 
 
@@ -289,6 +292,8 @@ def render_goal(goal: Goal) -> str:
         lines.append(f"- Depends on: {', '.join(goal.depends)}")
     if goal.security:
         lines.append("- Security-critical: yes")
+    if goal.may_edit_tests:
+        lines.append("- May edit tests: yes")
     return "\n".join(lines) + "\n"
 
 
@@ -376,25 +381,56 @@ class Next:
 
 
 def next_goal(
-    goals: Sequence[Goal], board: Board, *, skip: Iterable[str] = (), prefer_fresh: bool = True
+    goals: Sequence[Goal],
+    board: Board,
+    *,
+    skip: Iterable[str] = (),
+    prefer_fresh: bool = True,
+    only: str | None = None,
 ) -> Next:
     """The next unblocked goal in dependency order, or why there is none.
 
     ``skip`` names goals this run has set aside (a pass failed); among the rest, goals
     with fewer failed passes come first, so a run goes on to other goals before coming back.
+    ``only`` limits the choice to one goal (``--goal``); its dependencies are still read
+    from the whole board.
     """
     rows = {g.id: board.row_of(g) for g in goals}
-    for goal in goals:
+    pool = [g for g in goals if only is None or g.id == only]
+    for goal in pool:
         if rows[goal.id].state is GoalState.IN_PROGRESS:
             return Next(goal, f"{goal.id} was in progress; resuming it", resumed=True)
     skipped = set(skip)
-    ready = [g for g in goals if _ready(g, rows) and g.id not in skipped]
+    ready = [g for g in pool if _ready(g, rows) and g.id not in skipped]
     if ready:
         order = {g.id: i for i, g in enumerate(goals)}
         key = (lambda g: (rows[g.id].failed_passes, order[g.id])) if prefer_fresh else None
         chosen = sorted(ready, key=key)[0] if key else ready[0]
         return Next(chosen, f"{chosen.id} is the next unblocked goal")
-    return Next(None, why_none(goals, rows, skipped))
+    return Next(None, why_none(pool, rows, skipped))
+
+
+def plan_order(
+    goals: Sequence[Goal], board: Board, *, only: str | None = None
+) -> tuple[list[Goal], list[Goal]]:
+    """The goals in the order a run works them (:func:`next_goal`, again and again, as if
+    each were done when worked), and the goals it would not reach (blocked, waiting on a
+    blocked goal, or in a cycle). The dry run prints this; the run makes the same choices."""
+    order: list[Goal] = []
+    while True:
+        chosen = next_goal(goals, board, only=only)
+        if chosen.goal is None:
+            break
+        order.append(chosen.goal)
+        board = board.with_row(replace(board.row_of(chosen.goal), state=GoalState.DONE))
+    left = [
+        g
+        for g in goals
+        if (only is None or g.id == only)
+        and g not in order
+        and board.row_of(g).state is not GoalState.DONE
+    ]
+    return order, left
 
 
 def _ready(goal: Goal, rows: Mapping[str, BoardRow]) -> bool:

@@ -78,6 +78,43 @@ def movement(baseline: float, result: float, *, direction: str, threshold: float
     return Movement(improved, pct, text)
 
 
+def spread_pct(values: Sequence[float], against: float) -> float:
+    """The range of one arm's runs (highest less lowest) as a percent of ``against``."""
+    if len(values) < 2:
+        return 0.0
+    width = max(values) - min(values)
+    if against == 0:
+        return 0.0 if width == 0 else float("inf")
+    return 100.0 * width / abs(against)
+
+
+def compare_runs(
+    baseline: Sequence[float], candidate: Sequence[float], *, direction: str, threshold: float
+) -> Movement:
+    """Whether the candidate's runs beat the baseline's, both measured interleaved (A/B/A/B)
+    on the same machine: the medians must move past the threshold in ``direction`` and by
+    more than the measured noise, the wider of the two arms' ranges. With one run each the
+    noise is not measured and the threshold alone decides."""
+    base, cand = median(baseline), median(candidate)
+    moved = movement(base, cand, direction=direction, threshold=threshold)
+    noise = max(spread_pct(baseline, base), spread_pct(candidate, base))
+    gain = (1.0 if direction == "up" else -1.0) * moved.change_pct
+    beats_noise = gain > noise
+    runs = min(len(baseline), len(candidate))
+    if runs < 2:
+        said = "noise not measured (1 run each)"
+    else:
+        said = (
+            f"noise {noise:.2f}% over {runs} interleaved runs each; baseline"
+            f" {fmt(min(baseline))}..{fmt(max(baseline))}, candidate"
+            f" {fmt(min(candidate))}..{fmt(max(candidate))}"
+        )
+    text = f"{moved.text}; {said}"
+    if moved.improved and not beats_noise:
+        text += "; the change is within the noise"
+    return Movement(moved.improved and beats_noise, moved.change_pct, text)
+
+
 def fmt(value: float) -> str:
     """A measured number as people read it."""
     return f"{value:.6g}"

@@ -13,15 +13,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from relay.loop.goals import BoardRow, Goal, GoalsFile, GoalState, next_id
+from relay.loop.checks import mypy_findings, pytest_failures, ruff_findings
+from relay.loop.goals import Board, BoardRow, Goal, GoalsFile, GoalState, next_id
+from relay.loop.markdown import find, sections
 
-_PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - .*)?$")
-_RUFF = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
-_MYPY = re.compile(
-    r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+): error: .*?(?:\[(?P<code>[\w-]+)\])?$"
-)
 _MARKER = re.compile(r"\b(TODO|FIXME)\b[:\s]*(.*)")
 MARKER_FILES = (".py", ".js", ".ts", ".go", ".rs", ".sh", ".md", ".toml", ".c", ".h", ".java")
 
@@ -41,36 +38,24 @@ class Finding:
 
 def failing_tests(output: str, *, gate: str) -> list[Finding]:
     """A failing or erroring test in pytest's short summary, accepted when that test passes
-    (``gate`` is the test gate's command, the node id appended)."""
+    (``gate`` is the test gate's command, narrowed to the node id)."""
     found = []
-    for line in output.splitlines():
-        match = _PYTEST.match(line.strip())
-        if match is None:
-            continue
-        what, path, name = match.groups()
-        node = f"{path}::{name}" if name else path
-        verb = "Fix the failing test" if what == "FAILED" else "Fix the erroring test"
-        found.append(Finding("test", f"test {node}", f"{verb} {node}", _pytest_one(gate, node)))
+    for failure in pytest_failures(output):
+        node = failure.path
+        verb = "Fix the failing test" if failure.failed == "FAILED" else "Fix the erroring test"
+        found.append(Finding("test", f"test {node}", f"{verb} {node}", narrowed(gate, node)))
     return found
 
 
-def _pytest_one(gate: str, node: str) -> str:
-    """The test gate narrowed to one node id (``-x`` style flags kept)."""
-    return f"{gate} {shlex.quote(node)}"
-
-
 def lint_findings(output: str, *, gate: str) -> list[Finding]:
-    """ruff-style ``path:line:col: CODE message`` findings, one goal per file and code,
-    accepted when the lint gate passes on that file."""
+    """ruff's findings in any of its output formats (concise, full, format's), one goal per
+    file and code, accepted when the lint gate passes on that file."""
     seen: dict[str, Finding] = {}
-    for line in output.splitlines():
-        match = _RUFF.match(line.strip())
-        if match is None:
-            continue
-        path, code = match["path"], match["code"]
+    for finding in ruff_findings(output):
+        path, code = finding.path, finding.code
         key = f"lint {path} {code}"
         if key not in seen:
-            seen[key] = Finding("lint", key, f"Fix {code} in {path}", f"{gate} {shlex.quote(path)}")
+            seen[key] = Finding("lint", key, f"Fix {code} in {path}", narrowed(gate, path))
     return list(seen.values())
 
 
@@ -78,14 +63,45 @@ def type_findings(output: str, *, gate: str) -> list[Finding]:
     """mypy-style ``path:line: error: ...`` findings, one goal per file, accepted when the
     type gate passes."""
     seen: dict[str, Finding] = {}
-    for line in output.splitlines():
-        match = _MYPY.match(line.strip())
-        if match is None:
-            continue
-        path = match["path"]
-        key = f"type {path}"
-        seen.setdefault(key, Finding("type", key, f"Fix the type errors in {path}", gate))
+    for finding in mypy_findings(output):
+        key = f"type {finding.path}"
+        seen.setdefault(key, Finding("type", key, f"Fix the type errors in {finding.path}", gate))
     return list(seen.values())
+
+
+TOOLS = ("pytest", "ruff", "flake8", "pyflakes", "pycodestyle")
+_VALUE_OPTIONS = frozenset((
+    "-p", "-k", "-m", "-c", "-o", "-W", "-n", "-r", "--rootdir", "--cov", "--cov-report",
+    "--cov-config", "--ignore", "--deselect", "--junitxml", "--basetemp", "--durations",
+    "--maxfail", "--tb", "--config", "--select", "--extend-select", "--target-version",
+    "--line-length", "--output-format", "--exclude", "--extend-exclude",
+))  # fmt: skip
+_SHELL = frozenset(("&&", "||", ";", "|", ">", "<", "2>&1"))
+
+
+def narrowed(gate: str, target: str) -> str:
+    """The gate narrowed to one target (a test's node id, a file): the paths it names
+    (``.``, ``tests/``) give way to the target, so that a goal's acceptance does not wait
+    on every other finding of a red gate. A command relay cannot read is appended to."""
+    appended = f"{gate} {shlex.quote(target)}"
+    try:
+        words = shlex.split(gate)
+    except ValueError:
+        return appended
+    tool = next(
+        (i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in TOOLS and "=" not in w), None
+    )
+    if tool is None or any(w in _SHELL for w in words):
+        return appended
+    kept, value, sub = words[: tool + 1], False, words[tool].endswith("ruff")
+    for word in words[tool + 1 :]:
+        if value or word.startswith("-"):
+            kept.append(word)
+            value = not value and word in _VALUE_OPTIONS
+        elif sub and word in ("check", "format"):
+            kept.append(word)
+        sub = False
+    return shlex.join([*kept, target])
 
 
 def coverage_findings(files: Mapping[str, float], *, floor: int, report_gate: str) -> list[Finding]:
@@ -152,20 +168,55 @@ def enqueue(doc: GoalsFile, findings: Sequence[Finding]) -> tuple[Goal, ...]:
 
 
 def retired(
-    findings: Iterable[Finding], goals: Sequence[Goal], rows: Mapping[str, BoardRow]
+    findings: Iterable[Finding],
+    goals: Sequence[Goal],
+    rows: Mapping[str, BoardRow],
+    unknown: Mapping[str, str] | None = None,
 ) -> list[BoardRow]:
     """The board rows of triage's goals whose finding is gone (the test fixed or deleted,
     the marker removed), marked done with a one-line reason. A goal being worked (in
-    progress) or already done is left as it is."""
+    progress) or already done is left as it is, and so is one whose kind of finding
+    triage could not observe (``unknown``: its gate did not run, or named nothing)."""
     seen = {f.key for f in findings}
+    blind = unknown or {}
     out: list[BoardRow] = []
     for goal in goals:
         row = rows.get(goal.id)
         if not goal.finding or goal.finding in seen or row is None:
             continue
-        if row.state in (GoalState.DONE, GoalState.IN_PROGRESS):
+        if row.state in (GoalState.DONE, GoalState.IN_PROGRESS) or kind_of(goal) in blind:
             continue
         why = f"retired by triage: the finding `{goal.finding}` is gone"
         out.append(BoardRow(row.goal, row.title, GoalState.DONE, row.attempts,
                             row.failed_passes, "retired", why))  # fmt: skip
     return out
+
+
+def kind_of(goal: Goal) -> str:
+    """The kind of finding a triage goal carries (test, lint, type, coverage, marker)."""
+    return (goal.finding or "").split(" ", 1)[0]
+
+
+TRIAGE_SECTION = "Triage"
+
+
+def with_unknown(board: Board, unknown: Mapping[str, str], *, when: str) -> Board:
+    """The board saying which kinds of finding the last triage could not observe (a gate
+    that did not run is unknown, never a pass); the section is dropped when all ran."""
+    parts = sections(board.after)
+    at = find(parts, TRIAGE_SECTION)
+    body = ""
+    if unknown:
+        lines = [
+            f"- {kind}: unknown ({why}); its goals are neither enqueued nor retired"
+            for kind, why in sorted(unknown.items())
+        ]
+        body = f"## {TRIAGE_SECTION}\n\nLast triage ({when}):\n\n" + "\n".join(lines) + "\n"
+    if at is None:
+        if not body:
+            return board
+        gap = "\n" if board.after.strip() and not board.after.endswith("\n\n") else ""
+        return replace(board, after=board.after + gap + body)
+    texts = [p.text for p in parts]
+    texts[at] = body + ("\n" if body and at + 1 < len(parts) else "")
+    return replace(board, after="".join(texts))

@@ -24,6 +24,7 @@ from typing import Protocol
 from relay.edges.local import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
+from relay.loop.checks import checks_delta, unknown
 from relay.loop.classify import Category
 from relay.loop.contract import Contract, check, seconds
 from relay.loop.goals import (
@@ -272,9 +273,7 @@ class Ratchet:
     def _nothing_to_do(self) -> bool:
         """Whether a resume finds every goal settled (a second firing, a finished run)."""
         goals = self.spine.goals().goals
-        if self.options.goal:
-            goals = tuple(g for g in goals if g.id == self.options.goal)
-        return next_goal(goals, self.spine.board()).goal is None
+        return next_goal(goals, self.spine.board(), only=self.options.goal).goal is None
 
     def _recover(self) -> None:
         """A run killed mid-goal leaves HEAD's board with the goal in progress, and may leave
@@ -297,12 +296,11 @@ class Ratchet:
             if reason:
                 return reason
             goals = self.spine.goals().goals
-            if self.options.goal:
-                goals = tuple(g for g in goals if g.id == self.options.goal)
-                if not goals:
-                    raise LocalUsageError(f"there is no goal {self.options.goal} in GOALS.md")
+            only = self.options.goal
+            if only and not any(g.id == only for g in goals):
+                raise LocalUsageError(f"there is no goal {only} in GOALS.md")
             board = self.spine.board()
-            chosen = next_goal(goals, board, skip=self.state.set_aside)
+            chosen = next_goal(goals, board, skip=self.state.set_aside, only=only)
             if chosen.goal is None:
                 return only_goal_reason(self.options.goal, board, chosen.reason)
             stop = self._goal(chosen.goal, board.row_of(chosen.goal), resumed=chosen.resumed)
@@ -353,13 +351,20 @@ class Ratchet:
             coverage_report=self.contract.coverage_report,
             stop_at_failure=False,
         )
-        red = [r.name for r in base.results[1:] if not r.passed]
-        if red:
-            why = f"the gates fail on the baseline before any change ({', '.join(red)})"
-            self.state.questions.append(f"{goal.id}: {why}; fix them first")
+        blind = unknown(base.checks[1:])
+        if blind:
+            said = "; ".join(c.said() for c in blind)
+            why = f"the baseline's gates cannot be compared ({said})"
+            self.state.questions.append(f"{goal.id}: {why}; make them run, then run again")
             self.state.escalated = True
             self._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
             return f"escalation: {why}"
+        red = [c.said() for c in base.checks[1:] if not c.passed]
+        if red:
+            self.say(
+                f"{goal.id}: the baseline is red ({'; '.join(red)}); a change is kept when no"
+                " gate gets worse"
+            )
         if base.results[0].passed:
             self._mark(
                 row,
@@ -670,6 +675,9 @@ class Ratchet:
     ) -> None:
         after = fresh or base
         gates = gates_delta(base.results, after.results)
+        mended = checks_delta(base.checks, after.checks)
+        if mended:
+            gates += f"; {mended}"
         cover = coverage_delta(base.coverage, after.coverage)
         changes = self._goal_changes(baseline)
         what = (

@@ -9,12 +9,20 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from relay.edges.worktree import WorkTree
 from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_review
+from relay.loop.checks import (
+    SuiteChange,
+    baseline_failing,
+    suite_change,
+    swap_needed,
+    weakened,
+)
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
@@ -60,6 +68,31 @@ RED_TEAM_NOTE = (
     "goal protects with this change applied. Answer block, with the breach as a finding,\n"
     "when you find one; approve when you find none.\n\n"
 )
+
+
+def swap_failure(failed: Failed, edits: list[SuiteChange], swapped: list[str]) -> Failed:
+    """A failure of the re-run with the baseline's copy of edited test files swapped in,
+    saying which files were swapped and why."""
+    files = ", ".join(f"`{p}`" for p in swapped)
+    edited = [n for e in edits if e.path in swapped for n in e.edited]
+    helpers = [f"`{e.path}`" for e in edits if e.path in swapped and e.helper]
+    because = (
+        f"the goal edited {', '.join(edited[:5])}, which the baseline had"
+        if edited
+        else f"the goal changed {', '.join(helpers)}, which the baseline's tests use"
+        if helpers
+        else "relay cannot tell its tests apart"
+    )
+    what = (
+        f"in a fresh worktree of the candidate, with the baseline's copy of {files} swapped"
+        f" in: {failed.what}"
+    )
+    note = (
+        f"Relay swapped in the baseline's copy of {files} for this re-run ({because}): the"
+        " baseline's tests must still pass as the baseline wrote them. Fix the code, not the"
+        " test, or declare the goal --may-edit-tests if the test itself is wrong.\n\n"
+    )
+    return replace(failed, what=what, diagnosis=note + failed.diagnosis)
 
 
 @dataclass(frozen=True)
@@ -150,7 +183,7 @@ class Judge:
         brief.parent.mkdir(parents=True, exist_ok=True)
         timeout = max(1.0, min(self.maker_timeout, limit))
         facts = replace(
-            self._facts(goal, attempt, last, rewind), budget=timeout, cannot=str(self.cannot)
+            self._facts(goal, attempt, last, rewind, base), budget=timeout, cannot=str(self.cannot)
         )
         brief.write_text(render_brief(facts), encoding="utf-8")
         head = self.tree.head()
@@ -270,6 +303,7 @@ class Judge:
             timeout=self.gate_timeout,
             coverage_report=self.contract.coverage_report,
             stop_at_failure=True,
+            against=base,
         )
         # what the gates themselves wrote (bytecode, caches) is not the goal's
         self._put_back(made, changes, baseline)
@@ -286,7 +320,8 @@ class Judge:
             if breached:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
-        outcome, fresh = self._verify(goal, candidate, base, tests)
+        added = [p for p in changes if is_test_file(p) and not self.tree.in_head(p)]
+        outcome, fresh = self._verify(goal, candidate, base, tests, added)
         if isinstance(outcome, Passed):
             again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
             if self.tree.tree_of(again) != self.tree.tree_of(candidate):
@@ -356,24 +391,57 @@ class Judge:
         )
 
     def _verify(
-        self, goal: Goal, candidate: str, base: Measure, tests: list[str]
+        self,
+        goal: Goal,
+        candidate: str,
+        base: Measure,
+        tests: list[str],
+        added: Sequence[str] = (),
     ) -> tuple[Outcome, Measure | None]:
-        """The gates in a fresh worktree of the candidate, with the tests the maker changed
-        as the baseline had them (a weakened test proves nothing)."""
+        """The gates in a fresh worktree of the candidate, judged against the baseline.
+        Tests may grow and be fixed, never be weakened: a test the baseline had must still
+        exist, and an edited test file's baseline copy is swapped in for a second run of
+        the gates, where nothing may be worse than at the baseline (unless the goal
+        declared ``--may-edit-tests``)."""
+        edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
+                 for p in tests]  # fmt: skip
+        if not goal.may_edit_tests:
+            gone = weakened(edits)
+            if gone:
+                what = f"{len(gone)} test(s) the baseline had are gone ({gone[0]})"
+                why = "\n".join(f"- {g}" for g in gone) + (
+                    "\nTests may grow and be fixed, never be weakened: keep every test the"
+                    " baseline had (a goal that must change them declares --may-edit-tests)."
+                )
+                return Failed(Category.TEST, what, why), None
+        swapped = [] if goal.may_edit_tests else [e.path for e in edits if swap_needed(e)]
         with self.tree.fresh(candidate) as where:
-            self.tree.overlay(where, "HEAD", tests)
             fresh = measure(
                 where,
                 self.gates(goal),
                 timeout=self.gate_timeout,
                 coverage_report=self.contract.coverage_report,
                 stop_at_failure=True,
+                against=base,
             )
-        failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
-        if failed:
-            return replace(
-                failed, what=f"in a fresh worktree of the candidate: {failed.what}"
-            ), fresh
+            failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
+            if failed:
+                return replace(
+                    failed, what=f"in a fresh worktree of the candidate: {failed.what}"
+                ), fresh
+            if swapped:
+                self.tree.overlay(where, "HEAD", swapped)
+                again = measure(
+                    where,
+                    self.contract.gates,
+                    timeout=self.gate_timeout,
+                    coverage_report=None,
+                    stop_at_failure=True,
+                    against=base,
+                    new_tests=[*added, *(n for e in edits for n in e.added)],
+                )
+                if again.failure:
+                    return swap_failure(again.failure, edits, swapped), again
         if self.options.verifier:
             path = self.work / "evidence.md"
             cover = coverage_delta(base.coverage, fresh.coverage)
@@ -399,7 +467,17 @@ class Judge:
                 return Failed(Category.CHECKER, "the verifier blocked", findings), fresh
         return Passed(), fresh
 
-    def _facts(self, goal: Goal, attempt: int, last: Failure | None, rewind: bool) -> BriefFacts:
+    def _facts(
+        self,
+        goal: Goal,
+        attempt: int,
+        last: Failure | None,
+        rewind: bool,
+        base: Measure | None = None,
+    ) -> BriefFacts:
+        failing = (
+            baseline_failing({c.gate: c for c in base.checks if c.gate != "accept"}) if base else []
+        )
         return BriefFacts(
             goal=goal,
             attempt=attempt,
@@ -410,4 +488,5 @@ class Judge:
             mutable=self.contract.mutable,
             protected=self.contract.protected,
             gates=tuple(g.command for g in self.contract.gates),
+            baseline_failing=tuple(failing),
         )

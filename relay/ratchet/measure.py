@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
+from relay.loop.checks import GateChecks, read_gate, worse
 from relay.loop.classify import Category, classify_gate, diagnosis
 from relay.loop.contract import Gate
 from relay.loop.guard import orphan_group
@@ -27,11 +28,16 @@ MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work
 
 @dataclass(frozen=True)
 class Measure:
-    """The gates' results on one tree, the first failure, and the line coverage."""
+    """The gates' results on one tree, the first failure, the line coverage, and what
+    each gate that ran names as failing."""
 
     results: tuple[GateResult, ...]
     failure: Failed | None
     coverage: float | None
+    checks: tuple[GateChecks, ...] = ()
+
+    def checks_of(self, name: str) -> GateChecks | None:
+        return next((c for c in self.checks if c.gate == name), None)
 
 
 def process_start(pid: int) -> str | None:
@@ -70,30 +76,64 @@ def measure(
     timeout: float,
     coverage_report: str | None,
     stop_at_failure: bool,
+    against: Measure | None = None,
+    new_tests: Sequence[str] = (),
 ) -> Measure:
-    """Run the gates in order in ``where``; the coverage report is read afterwards."""
+    """Run the gates in order in ``where``; the coverage report is read afterwards.
+
+    Without ``against`` a gate fails when it does not pass. With it (the baseline's
+    measure) the acceptance command must pass and every other gate fails only when it is
+    worse than at the baseline: a new failing check (but for ``new_tests``, the candidate's
+    own tests in a run that judges the baseline's), or a gate that cannot be compared."""
     report = where / coverage_report if coverage_report else None
     if report is not None:
         report.unlink(missing_ok=True)  # a stale report must not pass for a fresh one
     results: list[GateResult] = []
+    checks: list[GateChecks] = []
     failure: Failed | None = None
     for gate in gates:
         done = run_step(gate.command, cwd=where, timeout=timeout)
         results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
-        if not done.ok and failure is None:
+        now = read_gate(
+            gate.name,
+            output=done.output,
+            exit_code=done.exit_code,
+            timed_out=done.timed_out,
+            timeout=timeout,
+        )
+        checks.append(now)
+        if done.ok or failure is not None:
+            continue
+        if against is None or gate.name == "accept":
             failure = gate_failure(gate, done, timeout=timeout)
-            if stop_at_failure:
-                break
-    return Measure(tuple(results), failure, read_coverage(report))
+        else:
+            base = against.checks_of(gate.name)
+            new = worse(base, now, new_tests=new_tests)
+            if new and (base is None or base.passed):
+                failure = gate_failure(gate, done, timeout=timeout)
+            elif new:
+                failure = gate_failure(gate, done, timeout=timeout, worse=new)
+        if failure is not None and stop_at_failure:
+            break
+    return Measure(tuple(results), failure, read_coverage(report), tuple(checks))
 
 
-def gate_failure(gate: Gate, done: StepOutcome, *, timeout: float) -> Failed:
-    """A failed gate as a classified failure with its diagnosis."""
+def gate_failure(
+    gate: Gate, done: StepOutcome, *, timeout: float, worse: Sequence[str] = ()
+) -> Failed:
+    """A failed gate as a classified failure with its diagnosis (with ``worse``, what is
+    worse than at the baseline comes first: the gate failed there too)."""
     category = classify_gate(
         name=gate.name, command=gate.command, output=done.output, timed_out=done.timed_out
     )
     how = f"ran past {timeout:.0f}s" if done.timed_out else f"exited {done.exit_code}"
-    return Failed(category, f"{gate.name} (`{gate.command}`) {how}", diagnosis(done.output))
+    what = f"{gate.name} (`{gate.command}`) {how}"
+    said = diagnosis(done.output)
+    if worse:
+        what += f", worse than the baseline ({len(worse)} new: {worse[0]})"
+        head = "Worse than the baseline (the baseline's own failures do not count):\n"
+        said = head + "\n".join(f"- {w}" for w in worse[:20]) + "\n\n" + said
+    return Failed(category, what, said)
 
 
 def read_coverage(report: Path | None) -> float | None:

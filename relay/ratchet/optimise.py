@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from relay.edges.steps import run_step
+from relay.edges.steps import StepOutcome, run_step
 from relay.edges.worktree import WorkTree
 from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
+from relay.loop.checks import unknown
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
@@ -32,13 +33,13 @@ from relay.loop.metric import (
     REVERTED,
     Experiment,
     append,
+    compare_runs,
     discarded,
     fmt,
     ledger_lines,
     median,
     metric_touched,
     metric_value,
-    movement,
     parse_experiments,
     stated_idea,
 )
@@ -59,6 +60,7 @@ from relay.loop.ratchet import (
     Transient,
     Wall,
     after_attempt,
+    coverage_delta,
     gates_delta,
 )
 from relay.loop.records import (
@@ -96,12 +98,34 @@ def measure_metric(where: Path, goal: Goal, *, trial: float) -> tuple[float | No
         done = run_step(goal.metric, cwd=where, timeout=trial)
         value = metric_value(done.output) if done.ok else None
         if value is None:
-            how = "ran past the trial wall clock" if done.timed_out else f"exited {done.exit_code}"
-            if done.ok:
-                how = "printed no number as its last line"
-            return None, f"run {run} of `{goal.metric}` {how}"
+            return None, f"run {run} of `{goal.metric}` {_no_value(done)}"
         values.append(value)
     return median(values), ""
+
+
+def interleaved(
+    before: Path, after: Path, goal: Goal, *, trial: float
+) -> tuple[tuple[list[float], list[float]] | None, str]:
+    """The metric run the goal's number of times in the baseline's tree and the
+    candidate's, alternately (A/B/A/B...), so that a machine that slows down or speeds up
+    meanwhile weighs on both alike; the two arms' values, or None with why."""
+    assert goal.metric is not None
+    arms: tuple[list[float], list[float]] = ([], [])
+    for run in range(1, goal.runs + 1):
+        for arm, where, who in ((0, before, "the baseline"), (1, after, "the candidate")):
+            done = run_step(goal.metric, cwd=where, timeout=trial)
+            value = metric_value(done.output) if done.ok else None
+            if value is None:
+                return None, f"run {run} of `{goal.metric}` on {who} {_no_value(done)}"
+            arms[arm].append(value)
+    return arms, ""
+
+
+def _no_value(done: StepOutcome) -> str:
+    """Why a run of the metric gave no number."""
+    if done.ok:
+        return "printed no number as its last line"
+    return "ran past the trial wall clock" if done.timed_out else f"exited {done.exit_code}"
 
 
 class Attempt:
@@ -129,10 +153,11 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             coverage_report=run.contract.coverage_report,
             stop_at_failure=False,
         )
-        red = [r.name for r in base.results if not r.passed]
-        value, why = (None, "") if red else measure_metric(where, goal, trial=trial)
-    if red or value is None:
-        why = f"the gates fail on the baseline ({', '.join(red)})" if red else why
+        blind = unknown(base.checks)
+        value, why = (None, "") if blind else measure_metric(where, goal, trial=trial)
+    if blind or value is None:
+        said = "; ".join(c.said() for c in blind)
+        why = f"the baseline's gates cannot be compared ({said})" if blind else why
         run.state.questions.append(f"{goal.id}: {why}; fix it first")
         run.state.escalated = True
         run._mark(row, state=GoalState.OPEN, note=why, message=f"loop: {goal.id} not started")
@@ -316,6 +341,7 @@ def _attempt(
             timeout=judge.gate_timeout,
             coverage_report=run.contract.coverage_report,
             stop_at_failure=True,
+            against=base,
         )
         failed = after.failure or coverage_failure(base.coverage, after.coverage)
         if failed is not None:
@@ -324,10 +350,12 @@ def _attempt(
             return Attempt(replace(f, what=what), idea)
         # the gates may have left files behind (caches): the metric measures the candidate
         tree.restore_to(made, sorted({*changes, *tree.changes(changes)}))
-        result, why = measure_metric(where, goal, trial=trial)
-        if result is None:
+        with run.tree.fresh(head) as before:
+            arms, why = interleaved(before, where, goal, trial=trial)
+        if arms is None:
             return Attempt(Failed(Category.METRIC, why, why), idea)
-        moved = movement(value, result, direction=goal.direction, threshold=goal.threshold)
+        result = median(arms[1])
+        moved = compare_runs(*arms, direction=goal.direction, threshold=goal.threshold)
         if not moved.improved:
             what = f"the metric did not move enough: {moved.text}"
             return Attempt(Failed(Category.METRIC, what, what), idea, fmt(result))
@@ -421,14 +449,15 @@ def _keep(
     assert tried.commit is not None and tried.after is not None
     run.tree.restore_to(tried.commit, tried.changes)
     gates = gates_delta(base.results, tried.after.results)
-    summary = f"metric {tried.moved}; {gates}"
+    cover = coverage_delta(base.coverage, tried.after.coverage)
+    summary = f"metric {tried.moved}; {gates}; line coverage {cover}"
     _ledger(run, goal, tried.idea, value, tried.result, KEPT, tried.moved)
     what = f"{goal.title}: kept in iteration {iteration} ({tried.idea}).\n{summary}."
     run.spine.write(
         HANDOVER_NAME,
         run.spine.handover() + goal_entry(goal=goal.id, title=goal.title, what=what, when=_now()),
     )
-    run._log(Iteration(iteration, goal.id, number, "kept", "", baseline.commit[:10], "", _now()))
+    run._log(Iteration(iteration, goal.id, number, "kept", "", baseline.commit[:10], cover, _now()))
     done = replace(row, state=GoalState.DONE, attempts=number, verdict="kept", notes=summary)
     run._write_board(done)
     message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {summary}.\nIdea: {tried.idea}"
@@ -436,7 +465,7 @@ def _keep(
 
     audit = run._audit(goal, tried.changes, tried.after)
     sha = run.tree.commit([*tried.changes, *audit, *BOOKKEEPING], message) or ""
-    run.state.kept.append(Kept(goal.id, goal.title, sha, summary, "not measured"))
+    run.state.kept.append(Kept(goal.id, goal.title, sha, summary, cover))
     run.say(f"{goal.id}: kept as {sha[:10]} ({summary})")
     run.revise()
 

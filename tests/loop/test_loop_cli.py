@@ -94,6 +94,7 @@ def test_goals_are_added_shown_and_ordered(tmp_path: Path) -> None:
         "accept",
         "metric",
         "verify_on",
+        "may_edit_tests",
     }
     assert project.loop("next").data == {
         "goal": "G1",

@@ -1,0 +1,300 @@
+"""What a gate's output says failed, as a set of check ids, and whether a candidate's gate
+is worse than the baseline's; and which of the baseline's tests a change removed or edited.
+
+Ground rules: a red baseline is a goal, not a stop. A gate is judged by the checks it
+names: a candidate keeps a change when no gate names a check the baseline did not (a new
+failing test, a new lint or type finding). A gate that failed without naming any check,
+or did not run at all, cannot be compared: it is "unknown", never read as passing. Lint
+and type findings are counted per file and code (line numbers move when code is edited);
+failing tests are their pytest node ids.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+NOT_RUN_EXITS = (126, 127)  # the shell could not run the command (not executable, not found)
+
+# pytest's own word that it stopped before running every test (-x, --maxfail, or an
+# error while collecting): the failures it names are not all of them
+_STOPPED = re.compile(r"^!+ (?:stopping after \d+ failures?|Interrupted: .*) !+$")
+_PYTEST = re.compile(r"^(?P<what>FAILED|ERROR) (?P<node>.+?)(?: - .*)?$")
+_RUFF_CONCISE = re.compile(
+    r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)\b"
+)
+_RUFF_HEADER = re.compile(r"^(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]*[a-z]):?(?: \[\*\])? \S")
+_RUFF_ARROW = re.compile(r"^\s*--> (?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)\s*$")
+_RUFF_REFORMAT = re.compile(r"^Would reformat: (?P<path>\S.*)$")
+_MYPY = re.compile(
+    r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+):(?:\d+:)? error: .*?(?:\[(?P<code>[\w-]+)\])?$"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding a tool printed: its kind (test, lint, type), where, and its code."""
+
+    kind: str
+    path: str
+    code: str = ""
+    line: int = 0
+    failed: str = ""  # a test's own word: FAILED or ERROR
+
+    @property
+    def id(self) -> str:
+        """The check's id: a test's node id, a lint or type finding's file and code."""
+        if self.kind == "test":
+            return f"test {self.path}"
+        return f"{self.kind} {self.path} {self.code}".rstrip()
+
+
+def pytest_failures(output: str) -> list[Finding]:
+    """The failing and erroring tests of pytest's short summary, by node id."""
+    found = []
+    for line in output.splitlines():
+        match = _PYTEST.match(line.strip())
+        if match is not None:
+            found.append(Finding("test", match["node"].strip(), failed=match["what"]))
+    return found
+
+
+def ruff_findings(output: str) -> list[Finding]:
+    """ruff's findings in any of its output formats: the concise ``path:line:col: CODE
+    message``, the full one (``CODE message`` then `` --> path:line:col``), and ``ruff
+    format --check``'s (``unformatted`` findings, or ``Would reformat: path``)."""
+    found = []
+    header: str | None = None
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        concise = _RUFF_CONCISE.match(line)
+        if concise is not None:
+            found.append(Finding("lint", concise["path"], concise["code"], int(concise["line"])))
+            header = None
+            continue
+        arrow = _RUFF_ARROW.match(line)
+        if arrow is not None:
+            if header is not None:
+                found.append(Finding("lint", arrow["path"], header, int(arrow["line"])))
+            header = None
+            continue
+        reformat = _RUFF_REFORMAT.match(line)
+        if reformat is not None:
+            found.append(Finding("lint", reformat["path"].strip(), "unformatted"))
+            continue
+        if line and not line[0].isspace():
+            head = _RUFF_HEADER.match(line)
+            header = head["code"] if head is not None else None
+    return found
+
+
+def mypy_findings(output: str) -> list[Finding]:
+    """mypy's ``path:line: error: message  [code]`` findings."""
+    found = []
+    for line in output.splitlines():
+        match = _MYPY.match(line.strip())
+        if match is not None:
+            found.append(Finding("type", match["path"], match["code"] or "", int(match["line"])))
+    return found
+
+
+def findings(output: str) -> list[Finding]:
+    """Every finding any of the tools relay reads printed in ``output``."""
+    return [*pytest_failures(output), *ruff_findings(output), *mypy_findings(output)]
+
+
+@dataclass(frozen=True)
+class GateChecks:
+    """What one run of one gate says: whether it ran, whether it passed, and the checks it
+    names as failing (id, how many times)."""
+
+    gate: str
+    ran: bool
+    passed: bool
+    failing: tuple[tuple[str, int], ...] = ()
+    why: str = ""  # why it did not run, or how it failed without naming a check
+    partial: bool = False  # it stopped early: the checks it names are not all that fail
+
+    @property
+    def known(self) -> bool:
+        """Whether the gate's state can be compared: it passed, or it named everything that
+        failed."""
+        return self.ran and (self.passed or (bool(self.failing) and not self.partial))
+
+    def ids(self) -> set[str]:
+        return {check for check, _ in self.failing}
+
+    def unknown_why(self) -> str:
+        """Why the gate's state is unknown ("" when it is known)."""
+        if not self.ran:
+            return f"did not run: {self.why}"
+        if self.partial and not self.passed:
+            return (
+                f"stopped early ({self.why}: -x, --maxfail or an error while collecting), so"
+                " it does not name every failing check"
+            )
+        return "" if self.known else f"failed naming no check: {self.why}"
+
+    def said(self) -> str:
+        """The gate's state in a few words, for the board and the report."""
+        if not self.known:
+            return f"{self.gate}: unknown ({self.unknown_why()})"
+        if self.passed:
+            return f"{self.gate}: pass"
+        return f"{self.gate}: {sum(n for _, n in self.failing)} failing check(s)"
+
+
+def read_gate(
+    gate: str, *, output: str, exit_code: int | None, timed_out: bool, timeout: float = 0.0
+) -> GateChecks:
+    """One gate's run as checks: a timeout or a command the shell could not run is a gate
+    that did not run; a failure is itemised from its output."""
+    if timed_out:
+        return GateChecks(gate, ran=False, passed=False, why=f"ran past {timeout:.0f}s")
+    if exit_code is None or exit_code in NOT_RUN_EXITS:
+        last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
+        how = f"exit {exit_code}" + (f": {last[:160]}" if last else "")
+        return GateChecks(gate, ran=False, passed=False, why=how)
+    if exit_code == 0:
+        return GateChecks(gate, ran=True, passed=True)
+    counted = tuple(sorted(Counter(f.id for f in findings(output)).items()))
+    stopped = any(_STOPPED.match(line.strip()) for line in output.splitlines())
+    return GateChecks(
+        gate, ran=True, passed=False, failing=counted, why=f"exit {exit_code}", partial=stopped
+    )
+
+
+def excused(check: str, tests: Iterable[str]) -> bool:
+    """Whether ``check`` is one of ``tests`` (node ids or files), a parametrisation or a
+    test inside one of them."""
+    return any(
+        check == f"test {t}" or check.startswith((f"test {t}[", f"test {t}::")) for t in tests
+    )
+
+
+def worse(base: GateChecks | None, now: GateChecks, *, new_tests: Iterable[str] = ()) -> list[str]:
+    """How ``now`` is worse than ``base`` (the same gate at the baseline), one line each;
+    empty when it is not. A gate that did not run, or failed naming no check, is worse
+    unless it passes; a check failing more often than at the baseline is worse, but for
+    the ``new_tests`` (the candidate's own, in a run that judges only the baseline's)."""
+    if now.passed:
+        return []
+    if not now.ran:
+        return [f"{now.gate} did not run ({now.why})"]
+    if now.partial:
+        return [f"{now.gate} {now.unknown_why()}; relay cannot tell whether it got worse"]
+    if not now.failing:
+        return [f"{now.gate} failed ({now.why}) and its output names no failing check"]
+    if base is None or not base.known:
+        return [f"{now.gate} failed, and its baseline cannot be compared"]
+    was = dict(base.failing)
+    lines = []
+    spared = tuple(new_tests)
+    for check, count in now.failing:
+        if spared and excused(check, spared):
+            continue
+        before = was.get(check, 0)
+        if count > before:
+            lines.append(check if before == 0 else f"{check} ({before} -> {count})")
+    return lines
+
+
+def fixed(base: GateChecks, now: GateChecks) -> list[str]:
+    """The baseline's failing checks that ``now`` no longer names (when it can be read)."""
+    if not now.known:
+        return []
+    still = now.ids()
+    return [check for check, _ in base.failing if check not in still]
+
+
+def checks_delta(before: Iterable[GateChecks], after: Iterable[GateChecks]) -> str:
+    """How many checks the contract's gates name as failing, before and after ("" when
+    the baseline had none: a green baseline says nothing more than its gates)."""
+    was = sum(n for g in before if g.gate != "accept" for _, n in g.failing)
+    if not was:
+        return ""
+    now = sum(n for g in after if g.gate != "accept" for _, n in g.failing)
+    return f"failing checks {was} -> {now}"
+
+
+def unknown(gates: Iterable[GateChecks]) -> list[GateChecks]:
+    """The gates whose state cannot be compared (did not run, or named no check)."""
+    return [g for g in gates if not g.known]
+
+
+# --- tests may grow, never be weakened ---
+
+
+def tests_in(text: str) -> dict[str, str] | None:
+    """A Python test module's test functions (``test_*`` at module level and in
+    ``Test*`` classes) by qualified name, each with a dump of its code; None when the
+    text is not Python relay can parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            found[node.name] = ast.dump(node, include_attributes=False)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for item in node.body:
+                if isinstance(
+                    item, ast.FunctionDef | ast.AsyncFunctionDef
+                ) and item.name.startswith("test"):
+                    found[f"{node.name}::{item.name}"] = ast.dump(item, include_attributes=False)
+    return found
+
+
+@dataclass(frozen=True)
+class SuiteChange:
+    """What a change did to one test file the baseline had."""
+
+    path: str
+    removed: tuple[str, ...] = ()  # node ids of baseline tests that are gone
+    edited: tuple[str, ...] = ()  # node ids of baseline tests whose code changed
+    added: tuple[str, ...] = ()
+    readable: bool = True  # False: not Python relay parses; judged by swapping the file
+    helper: bool = False  # a changed file of the tests with no test of its own (helpers)
+
+
+def suite_change(path: str, before: str, after: str | None) -> SuiteChange:
+    """Which of the baseline's tests in ``path`` a change removed or edited, and which it
+    added."""
+    was = tests_in(before) if path.endswith(".py") else None
+    now = tests_in(after or "") if path.endswith(".py") else None
+    if was is None or now is None:
+        return SuiteChange(path, readable=False)
+
+    def node(name: str) -> str:
+        return f"{path}::{name}"
+
+    return SuiteChange(
+        path,
+        removed=tuple(node(n) for n in was if n not in now),
+        edited=tuple(node(n) for n in was if n in now and now[n] != was[n]),
+        added=tuple(node(n) for n in now if n not in was),
+        helper=not was and before != after,
+    )
+
+
+def swap_needed(change: SuiteChange) -> bool:
+    """Whether the baseline's copy of the file must be run against the candidate: a test
+    the baseline had was edited (it must still pass as it was), a helper the baseline's
+    tests use changed, or relay cannot tell."""
+    return bool(change.edited) or change.helper or not change.readable
+
+
+def weakened(changes: Iterable[SuiteChange]) -> list[str]:
+    """One line for each baseline test a change removed (tests may grow, never shrink)."""
+    return [f"{node} is a test the baseline had; it is gone" for c in changes for node in c.removed]
+
+
+def baseline_failing(gates: Mapping[str, GateChecks]) -> list[str]:
+    """The baseline's failing checks, gate by gate, for the brief and the board."""
+    return [f"{name}: {check}" for name, g in gates.items() for check, _ in g.failing]
