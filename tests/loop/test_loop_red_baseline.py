@@ -180,7 +180,8 @@ def test_a_baseline_test_is_kept_unless_the_goal_may_edit_tests(tmp_path: Path) 
     assert "- May edit tests: yes" in other.read("docs/loop/GOALS.md")
     maker = other.script("maker", "count('maker')\n" + edit)
     checker = other.script(
-        "checker", 'count(\'checker\')\nprint(\'{"verdict": "approve", "findings": []}\')\n'
+        "checker",
+        'count(\'checker\')\nprint(cite())\nprint(\'{"verdict": "approve", "findings": []}\')\n',
     )
     ran = other.loop("run", "--maker", maker, "--checker", checker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
