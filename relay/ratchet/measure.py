@@ -8,10 +8,14 @@ its last argument and in an environment variable.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, quote_arg, run_step
@@ -24,6 +28,86 @@ from relay.loop.records import GateResult
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
 MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
+GATE_LOGS = "docs/loop/state/gates"  # each run's gate output, one folder a run (git ignores it)
+
+# The secrets a scheduled run hands to each role (loaded from the node's store by
+# `relay loop scheduled` or a resume); never in this process's environment, so no gate sees one.
+_ROLE_SECRETS: dict[str, dict[str, str]] = {}
+
+
+def hand_to_roles(secrets: Mapping[str, Mapping[str, str]]) -> None:
+    """Keep ``secrets`` (role -> name -> value) for the roles' commands this process runs."""
+    _ROLE_SECRETS.clear()
+    _ROLE_SECRETS.update({role: dict(values) for role, values in secrets.items()})
+
+
+def role_of(env_name: str, who: str = "") -> str:
+    """The role a command handed a file runs as: the maker gets the brief; a review goes
+    to a checker, the verifier or the red team."""
+    if env_name == BRIEF_ENV:
+        return "maker"
+    if "verifier" in who:
+        return "verifier"
+    return "red-team" if "red team" in who else "checker"
+
+
+@dataclass
+class GateLog:
+    """The output of every gate a run (or triage, or the doctor) runs, one file each,
+    under the spine's state; git ignores the folder (a log can hold anything a tool prints)."""
+
+    root: Path
+    run: str
+    count: int = 0
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def folder(self) -> str:
+        """The folder, relative to the clone."""
+        return f"{GATE_LOGS}/{self.run}"
+
+    def write(self, gate: Gate, done: StepOutcome, *, where: Path) -> str:
+        """Keep one gate's output; its path relative to the clone."""
+        self.count += 1
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", gate.name).strip("-") or "gate"
+        name = f"{self.folder}/{self.count:03d}-{slug}.log"
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / GATE_LOGS / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+        how = "timed out" if done.timed_out else f"exit {done.exit_code}"
+        head = (
+            f"gate: {gate.name}\ncommand: {gate.command}\nin: {where}\n"
+            f"result: {'passed' if done.ok else 'failed'} ({how}, {done.duration:.1f}s)\n"
+            + (f"left out: {done.truncated_bytes} bytes\n" if done.truncated_bytes else "")
+            + "\n"
+        )
+        path.write_text(head + done.output, encoding="utf-8", errors="replace")
+        self.written.append(name)
+        return name
+
+
+_GATE_LOG: contextvars.ContextVar[GateLog | None] = contextvars.ContextVar("gate_log", default=None)
+
+
+@contextlib.contextmanager
+def gate_log(root: Path, kind: str) -> Iterator[GateLog]:
+    """Keep the output of every gate run within: ``docs/loop/state/gates/<kind>-<UTC time>/``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    log = GateLog(root, f"{kind}-{stamp}")
+    token = _GATE_LOG.set(log)
+    try:
+        yield log
+    finally:
+        _GATE_LOG.reset(token)
+
+
+def log_gate(gate: Gate, done: StepOutcome, *, where: Path) -> None:
+    """Keep ``done``'s output in the gate log in force, if any."""
+    log = _GATE_LOG.get()
+    if log is not None:
+        log.write(gate, done, where=where)
 
 
 @dataclass(frozen=True)
@@ -43,10 +127,12 @@ def run_with_file(
     cwd: Path,
     timeout: float,
     on_start: Callable[[int], None] | None = None,
+    role: str | None = None,
 ) -> StepOutcome:
     """Run ``command`` with ``path`` as its last argument and in ``env_name`` (in a session
-    of its own: ``on_start`` hears its process group)."""
-    env = {**os.environ, env_name: str(path)}
+    of its own: ``on_start`` hears its process group), with the secrets handed to its role."""
+    secrets = _ROLE_SECRETS.get(role or role_of(env_name), {})
+    env = {**os.environ, **secrets, env_name: str(path)}
     return run_step(
         f"{command} {quote_arg(str(path))}", cwd=cwd, timeout=timeout, env=env, on_start=on_start
     )
@@ -97,6 +183,7 @@ def measure(
     failure: Failed | None = None
     for gate in gates:
         done = run_step(gate.command, cwd=where, timeout=timeout)
+        log_gate(gate, done, where=where)
         results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
         if not done.ok and failure is None:
             failure = gate_failure(gate, done, timeout=timeout)
@@ -147,7 +234,9 @@ def review(
     a block. ``write(again)`` writes the review file and returns its path."""
     for asked in (1, 2):
         path = write(asked == 2)
-        done = run_with_file(command, path, env_name=REVIEW_ENV, cwd=cwd, timeout=timeout)
+        done = run_with_file(
+            command, path, env_name=REVIEW_ENV, cwd=cwd, timeout=timeout, role=role_of("", who)
+        )
         got = parse_review(done.output)
         if got.verdict is not None:
             return got, asked
