@@ -23,7 +23,7 @@ from pathlib import Path
 
 from relay.edges.files import write_private, write_state
 from relay.edges.steps import run_step
-from relay.errors import ConfigError, RelayError
+from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import Contract
 from relay.loop.runenv import (
     CRON_PATH,
@@ -90,9 +90,16 @@ def record_env(
     """Record the env file (and keep the named secrets) from ``environ``, the shell where
     the gates work; what was recorded. Names passed before stay passed."""
     from relay.loop.runenv import programs
+    from relay.schedulers.entry import looks_secret
 
     source = dict(os.environ if environ is None else environ)
     secrets = [parse_secret(s) for s in pass_secret]
+    for name in pass_env:
+        if looks_secret(name, source.get(name, "")):
+            raise LocalUsageError(
+                f"--pass-env {name} looks like a secret, and the env file is not for secrets",
+                hint=f"pass it with --pass-secret {name}[:ROLE]: kept for that role alone",
+            )
     old = read_env(root)
     kept_vars = [n for n, _ in (old.variables if old else ()) if n in source]
     names = list(dict.fromkeys([*kept_vars, *pass_env]))

@@ -1,0 +1,100 @@
+"""The scheduled runs' environment, decided without running anything: which programs a
+gate runs, the PATH that finds them (never the whole inherited one), the secrets and
+their roles, what a scheduled process's environment becomes, and the bounds on BOARD.md;
+and, through `relay loop schedule`, a --pass-env that looks like a secret refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from loop_project import make_project
+
+from relay.errors import LocalUsageError
+from relay.loop.contract import Budget, Contract
+from relay.loop.runenv import (
+    RunEnv,
+    Secret,
+    parse_runenv,
+    parse_secret,
+    programs,
+    record,
+    run_bounds,
+    with_bounds,
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("python -m pytest -q", ["python"]),
+        ("CI=1 npm test && npx eslint .", ["npm", "npx"]),
+        (".venv/bin/python -m mypy src | tee log", [".venv/bin/python", "tee"]),
+        ("env FOO=1 make check; make lint", ["make"]),
+        ("'/opt/my tools/bin/lint' --all", ["/opt/my tools/bin/lint"]),
+    ],
+)
+def test_the_programs_a_command_runs(command: str, found: list[str]) -> None:
+    assert programs(command) == found
+
+
+def test_the_path_holds_where_the_programs_were_found_and_no_more() -> None:
+    environ = {"PATH": "/home/p/.venv/bin:/home/p/junk:/opt/node/bin:/usr/bin", "LANG": "C"}
+    which = {"python": "/home/p/.venv/bin/python", "npm": "/opt/node/bin/npm", "gone": None}
+    got = record(
+        ["npm test", "python -m pytest", "gone --now", ".venv/bin/python -V"],
+        environ=environ,
+        which={**which, ".venv/bin/python": "/clone/.venv/bin/python"},
+        interpreter_dir="/relay/bin",
+    )
+    assert got.path == (
+        "/home/p/.venv/bin",
+        "/opt/node/bin",
+        "/relay/bin",
+        "/usr/local/bin",
+        "/usr/bin",
+        "/bin",
+    )
+    assert dict(got.resolved)["gone"] == "" and dict(got.variables) == {"LANG": "C"}
+    env = got.environment({"HOME": "/home/p", "PATH": "/usr/bin:/bin"})
+    assert env == {"HOME": "/home/p", "PATH": ":".join(got.path), "LANG": "C"}
+
+
+def test_secrets_go_to_their_roles_alone() -> None:
+    assert parse_secret("KEY") == Secret("KEY", ("maker",))
+    assert parse_secret("KEY:checker,red-team") == Secret("KEY", ("checker", "red-team"))
+    for bad in ("9KEY", "KEY:reviewer"):
+        with pytest.raises(LocalUsageError):
+            parse_secret(bad)
+    runenv = RunEnv(path=("/bin",), secrets=(Secret("A", ("maker",)), Secret("B", ("checker",))))
+    values = {"A": "a-value", "B": "b-value"}
+    assert runenv.for_role("maker", values) == {"A": "a-value"}
+    assert runenv.for_role("verifier", values) == {}
+    assert runenv.environment({}) == {"PATH": "/bin"}  # a secret never joins the process's
+    text = runenv.render()
+    assert "a-value" not in text and parse_runenv(text) == runenv
+    with pytest.raises(LocalUsageError, match="not set here"):
+        record(["true"], environ={}, which={}, interpreter_dir="/b", secrets=[Secret("A", ())])
+
+
+def test_every_bound_is_on_the_board() -> None:
+    contract = Contract(budget=Budget(ceiling=80, ceiling_reason="nightly lint goals"))
+    bounds = run_bounds(contract, max_iterations=None, wall_clock=None)
+    board = with_bounds("# Board\n\n## Goals\n\nrows\n", bounds)
+    assert "- Iterations: 20 (the contract's `Iterations:`)" in board
+    assert "- Iteration ceiling: 80 (the contract: nightly lint goals)" in board
+    assert "- Transient failures in a row: 6 (relay: then it escalates)" in board
+    again = with_bounds(board, run_bounds(contract, max_iterations=7, wall_clock=60.0))
+    assert again.count("## Bounds of the last run") == 1 and "## Goals\n\nrows\n" in again
+    assert "- Iterations: 7 (--max-iterations)" in again and "- Wall clock: 60s" in again
+
+
+def test_a_secret_passed_as_a_variable_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path)
+    monkeypatch.setenv("AGENT_API_KEY", "not-for-files")
+    ran = project.loop("init", "--pass-env", "AGENT_API_KEY")
+    assert ran.status == 2 and "--pass-secret AGENT_API_KEY" in ran.errors[0]["hint"], ran
+    env_file = project.root / ".git/relay/loop/loop-env.json"
+    assert "not-for-files" not in env_file.read_text()
