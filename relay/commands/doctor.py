@@ -6,7 +6,9 @@ after a reboot warns); the last pass the scheduler started is recent (within thr
 intervals) and succeeded — a pass a person started (`relay watch --once`) is not the
 watcher's heartbeat, so it cannot hide a dead watcher; a scheduled pass will find a token;
 the token works (``GET /user``); the five relay labels exist; in a GitHub Actions job, the
-node key is out of a pusher's reach (``relay.watchers.actions_environment``). Any failure
+node key is out of a pusher's reach (``relay.watchers.actions_environment``); in a clone
+that runs the loop, its pending resume, and every gate run once as the loop's scheduler
+will run it (cron's minimal environment, then the recorded env file). Any failure
 makes the exit status non-zero (a warning does not); `--json` gives the same checks as data.
 """
 

@@ -106,9 +106,11 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     [(name, state, detail, _)] = resume_checks(project.root)
     assert (name, state) == ("loop resume", "ok") and detail.startswith("cron resumes the run")
 
-    # fire the line as cron would: /bin/sh -c, with cron's own \% unescaped
+    # fire the line as cron would: /bin/sh -c with cron's environment, \% unescaped
     command = line.split(" ", 5)[5].replace("\\%", "%")
-    fired = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=300)
+    cron = ["env", "-i", f"HOME={os.environ['HOME']}", "LOGNAME=cron", "SHELL=/bin/sh"]
+    argv = [*cron, "PATH=/usr/bin:/bin", "/bin/sh", "-c", command]
+    fired = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert fired.returncode == 0, fired.stderr
     assert crontab() == ["# a line of the user's own"]  # the entry removed itself
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
