@@ -313,8 +313,12 @@ class Ratchet:
         self._write_bounds()
 
     def _write_bounds(self) -> None:
-        """Every bound this run applies, on BOARD.md (committed when it changed)."""
+        """Every bound this run applies, on BOARD.md (committed when it changed; a board a
+        person is editing is left alone, and the run refuses the dirty tree as ever)."""
         from relay.loop.runenv import run_bounds, with_bounds
+
+        if BOARD_NAME in self.tree.tracked_changes():
+            return
 
         text = self.spine.read(BOARD_NAME) or ""
         o = self.options

@@ -39,6 +39,10 @@ TEST_ENV = (
 
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())  # no OS keychain
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     home = tmp_path / "home"
     home.mkdir()
@@ -149,9 +153,8 @@ def test_the_cron_entry_fired_as_cron_fires_it_runs_the_gates_green(
     for text in (line, script, env_file.read_text(encoding="utf-8")):
         assert SECRET not in text
     assert "LOOP_AGENT_API_KEY" not in script and "CALC_MODE" in env_file.read_text()
-    secrets = env_file.with_name("loop-secrets.json")
-    if secrets.exists():  # no OS keyring here: the node's 0600 file
-        assert stat.S_IMODE(secrets.stat().st_mode) == 0o600 and SECRET in secrets.read_text()
+    secrets = env_file.with_name("loop-secrets.json")  # no OS keyring: the node's 0600 file
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600 and SECRET in secrets.read_text()
     monkeypatch.delenv("LOOP_AGENT_API_KEY")
 
     fired = fire(line)

@@ -5,6 +5,7 @@ and, through `relay loop schedule`, a --pass-env that looks like a secret refuse
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,44 @@ def test_a_secret_passed_as_a_variable_is_refused(
     assert ran.status == 2 and "--pass-secret AGENT_API_KEY" in ran.errors[0]["hint"], ran
     env_file = project.root / ".git/relay/loop/loop-env.json"
     assert "not-for-files" not in env_file.read_text()
+
+
+def test_a_secret_goes_to_the_os_keyring_when_there_is_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    from relay.commands.loop_env import KEYRING_SERVICE, apply_env, env_path
+    from relay.ratchet import measure
+
+    class MemoryKeyring(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.items: dict[tuple[str, str], str] = {}
+
+        def get_password(self, service: str, username: str) -> str | None:
+            return self.items.get((service, username))
+
+        def set_password(self, service: str, username: str, password: str) -> None:
+            self.items[(service, username)] = password
+
+        def delete_password(self, service: str, username: str) -> None:
+            self.items.pop((service, username), None)
+
+    memory = MemoryKeyring()
+    monkeypatch.setattr(keyring.core, "_keyring_backend", memory)
+    project = make_project(tmp_path)
+    monkeypatch.setenv("REVIEW_KEY", "kept-in-the-keychain")
+    ran = project.loop("init", "--pass-secret", "REVIEW_KEY:checker")
+    assert ran.status == 0, ran
+    assert memory.items == {(KEYRING_SERVICE, f"{project.root}:REVIEW_KEY"): "kept-in-the-keychain"}
+    assert not (project.root / ".git/relay/loop/loop-secrets.json").exists()
+    monkeypatch.delenv("REVIEW_KEY")
+    monkeypatch.setattr(measure, "_ROLE_SECRETS", {})
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # what apply_env sets goes with it
+    apply_env(project.root, env_path(project.root))
+    assert measure._ROLE_SECRETS["checker"] == {"REVIEW_KEY": "kept-in-the-keychain"}
+    assert measure._ROLE_SECRETS["maker"] == {} and "REVIEW_KEY" not in os.environ
