@@ -247,6 +247,11 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
         return [("loop env", "fail", err.message, err.hint or "")]
     if runenv is None or contract is None:
         return []
+    from relay.commands.loop_unattended import pending, saved_schedule
+
+    if saved_schedule(root) is None and pending(root) is None:
+        said = "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them"
+        return [("loop gates", "skip", said, "")]
     from relay.ratchet.measure import gate_log, log_gate
 
     env = runenv.environment(cron_environment())

@@ -203,9 +203,12 @@ def test_the_cron_lines_stay_short_under_a_very_long_path(
 
 
 def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
     project = venv_project(tmp_path, monkeypatch)
+    with_run_command(project, project.script("maker", "count('maker')\n"))
+    scheduled = project.loop("schedule", "--at", "04:00", "--scheduler", "cron")
+    assert scheduled.status == 0, scheduled
     import io
     import json
     from contextlib import redirect_stderr, redirect_stdout
@@ -219,7 +222,7 @@ def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
         checks = json.loads(out.getvalue())["data"]["checks"]
         return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
 
-    status, found = doctor()  # recorded by `relay loop init` in a shell with the venv
+    status, found = doctor()  # recorded by `relay loop schedule` in a shell with the venv
     assert status == 0 and found["loop gate test"][0] == "warn", found  # it ran: CALC_MODE
     assert "ran the scheduler's way and failed: exited 1" in found["loop gate test"][1]
     assert project.loop("init", "--pass-env", "CALC_MODE").status == 0

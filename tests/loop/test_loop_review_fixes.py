@@ -150,13 +150,14 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
     doc = json.loads(out.getvalue())
     assert status == 0, doc
     found = {c["name"]: (c["status"], c["detail"]) for c in doc["data"]["checks"]}
-    gates = {n: found.pop(n) for n in ("loop gate test", "loop gate lint")}
     assert found == {
         "relay": ("skip", "not set up here: no `## Relay` section"),
         "loop resume": ("skip", "no resume pending"),
+        "loop gates": (
+            "skip",
+            "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them",
+        ),
     }
-    # `relay loop init` recorded the scheduled runs' environment: each gate ran in it
-    assert all(state == "ok" and "scheduler's way" in said for state, said in gates.values())
 
 
 def test_triage_retires_a_goal_whose_finding_is_gone(tmp_path: Path) -> None:
