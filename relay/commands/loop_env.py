@@ -115,6 +115,7 @@ def record_env(
         pass_env=[n for n in names if n not in {s.name for s in secrets}],
         secrets=secrets,
         when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+        sep=os.pathsep,
     )
     from dataclasses import replace
 
@@ -155,7 +156,7 @@ def apply_env(root: Path, path: Path) -> RunEnv:
             f"the env file {path} is missing",
             hint="run `relay loop schedule --at HH:MM` again where the gates work",
         )
-    os.environ.update(runenv.environment(os.environ))
+    os.environ.update(runenv.environment(os.environ, sep=os.pathsep))
     values = SecretStore(root).values([s.name for s in runenv.secrets])
     missing = [s.name for s in runenv.secrets if s.name not in values]
     if missing:

@@ -97,12 +97,12 @@ class RunEnv:
     resolved: tuple[tuple[str, str], ...] = ()  # (program, where it was found, or "")
     recorded: str = ""
 
-    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
-        """``base`` (a scheduler's minimal environment) with the recorded PATH and
-        variables; secrets stay out (they go to their roles alone)."""
+    def environment(self, base: Mapping[str, str], *, sep: str = ":") -> dict[str, str]:
+        """``base`` (a scheduler's minimal environment) with the recorded PATH (joined by
+        ``sep``, the OS's) and variables; secrets stay out (they go to their roles alone)."""
         env = dict(base)
         env.update(self.variables)
-        env["PATH"] = ":".join(self.path)
+        env["PATH"] = sep.join(self.path)
         return env
 
     def for_role(self, role: str, values: Mapping[str, str]) -> dict[str, str]:
@@ -152,12 +152,13 @@ def record(
     pass_env: Sequence[str] = (),
     secrets: Sequence[Secret] = (),
     when: str = "",
+    sep: str = ":",
 ) -> RunEnv:
     """The RunEnv for ``commands`` (gates and roles), given where each of their programs
     resolves now (``which``: program -> absolute path or None). The PATH is the
     directories those programs were found in, in the inherited PATH's order, then relay's
     interpreter's, then the system's: never the whole inherited PATH."""
-    inherited = [p for p in environ.get("PATH", "").split(":") if p]
+    inherited = [p for p in environ.get("PATH", "").split(sep) if p]
     found: list[str] = []
     resolved: list[tuple[str, str]] = []
     for command in commands:
@@ -166,11 +167,12 @@ def record(
                 continue
             where = which.get(program)
             resolved.append((program, where or ""))
-            if where and "/" not in program:  # a bare name: PATH must find it
-                found.append(where.rsplit("/", 1)[0])
+            if where and "/" not in program and "\\" not in program:  # PATH must find it
+                found.append(re.split(r"[/\\](?=[^/\\]*$)", where)[0])
     order = {d: i for i, d in enumerate(inherited)}
     dirs = sorted(dict.fromkeys(found), key=lambda d: order.get(d, len(order)))
-    path = tuple(dict.fromkeys([*dirs, interpreter_dir, *SYSTEM_PATH]))
+    system = SYSTEM_PATH if sep == ":" else ()  # Windows: its own folders are on PATH
+    path = tuple(dict.fromkeys([*dirs, interpreter_dir, *system]))
     missing = [n for n in pass_env if n not in environ]
     if missing:
         raise LocalUsageError(

@@ -140,3 +140,16 @@ def test_a_secret_goes_to_the_os_keyring_when_there_is_one(
     apply_env(project.root, env_path(project.root))
     assert measure._ROLE_SECRETS["checker"] == {"REVIEW_KEY": "kept-in-the-keychain"}
     assert measure._ROLE_SECRETS["maker"] == {} and "REVIEW_KEY" not in os.environ
+
+
+def test_a_windows_path_is_recorded_with_its_own_separator() -> None:
+    environ = {"PATH": r"C:\proj\.venv\Scripts;C:\Windows\system32"}
+    got = record(
+        ["pytest -q"],
+        environ=environ,
+        which={"pytest": r"C:\proj\.venv\Scripts\pytest.exe"},
+        interpreter_dir=r"C:\relay\Scripts",
+        sep=";",
+    )
+    assert got.path == (r"C:\proj\.venv\Scripts", r"C:\relay\Scripts")
+    assert got.environment({}, sep=";")["PATH"] == r"C:\proj\.venv\Scripts;C:\relay\Scripts"
