@@ -153,3 +153,12 @@ def test_a_windows_path_is_recorded_with_its_own_separator() -> None:
     )
     assert got.path == (r"C:\proj\.venv\Scripts", r"C:\relay\Scripts")
     assert got.environment({}, sep=";")["PATH"] == r"C:\proj\.venv\Scripts;C:\relay\Scripts"
+
+
+def test_each_command_handed_a_file_runs_as_its_role() -> None:
+    from relay.ratchet.measure import BRIEF_ENV, REVIEW_ENV, role_of
+
+    assert role_of(BRIEF_ENV) == "maker"
+    assert role_of(REVIEW_ENV, "checker 2") == "checker"
+    assert role_of(REVIEW_ENV, "the verifier") == "verifier"
+    assert role_of(REVIEW_ENV, "red team 1") == "red-team"
