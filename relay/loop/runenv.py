@@ -243,6 +243,7 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 
 
 # relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
+LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
 
 
@@ -278,5 +279,6 @@ def run_bounds(
         Bound("Transient backoff", b.backoff, "the contract; doubled each time"),
         Bound("Transient failures in a row", str(MAX_TRANSIENT), "relay: then it escalates"),
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
+        Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]
     return Bounds(tuple(found))

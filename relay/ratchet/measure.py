@@ -29,6 +29,7 @@ BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
 MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
 GATE_LOGS = "docs/loop/state/gates"  # each run's gate output, one folder a run (git ignores it)
+KEEP_LOGS = 30  # folders of each kind (run, triage, doctor) kept; said on BOARD.md's bounds
 
 # The secrets a scheduled run hands to each role (loaded from the node's store by
 # `relay loop scheduled` or a resume); never in this process's environment, so no gate sees one.
@@ -96,11 +97,24 @@ def gate_log(root: Path, kind: str) -> Iterator[GateLog]:
     """Keep the output of every gate run within: ``docs/loop/state/gates/<kind>-<UTC time>/``."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     log = GateLog(root, f"{kind}-{stamp}")
+    prune_logs(root / GATE_LOGS, kind, keep=KEEP_LOGS - 1)
     token = _GATE_LOG.set(log)
     try:
         yield log
     finally:
         _GATE_LOG.reset(token)
+
+
+def prune_logs(folder: Path, kind: str, *, keep: int) -> None:
+    """Remove all but the newest ``keep`` folders of ``kind`` (their names sort by time)."""
+    import shutil
+
+    try:
+        old = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith(kind + "-"))
+    except OSError:
+        return
+    for path in old[: max(0, len(old) - keep)]:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def log_gate(gate: Gate, done: StepOutcome, *, where: Path) -> None:

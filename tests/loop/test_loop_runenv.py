@@ -162,3 +162,28 @@ def test_each_command_handed_a_file_runs_as_its_role() -> None:
     assert role_of(REVIEW_ENV, "checker 2") == "checker"
     assert role_of(REVIEW_ENV, "the verifier") == "verifier"
     assert role_of(REVIEW_ENV, "red team 1") == "red-team"
+
+
+def test_gate_logs_keep_the_newest_folders_of_each_kind(tmp_path: Path) -> None:
+    from relay.edges.steps import StepOutcome
+    from relay.loop.contract import Gate
+    from relay.loop.runenv import LOGS_KEPT
+    from relay.ratchet.measure import GATE_LOGS, KEEP_LOGS, gate_log, log_gate
+
+    assert LOGS_KEPT == KEEP_LOGS  # what the board says is what is done
+    folder = tmp_path / GATE_LOGS
+    for n in range(KEEP_LOGS + 2):
+        (folder / f"run-20260101T0000{n:02d}.000000Z").mkdir(parents=True)
+    (folder / "triage-20250101T000000.000000Z").mkdir()
+    done = StepOutcome("true", 0, False, 0.1, "all fine\n", 0)
+    with gate_log(tmp_path, "run") as log:
+        log_gate(Gate("test", "true"), done, where=tmp_path)
+    runs = sorted(p.name for p in folder.glob("run-*"))
+    assert len(runs) == KEEP_LOGS and runs[-1] == log.run and "run-20260101T000000" not in runs[0]
+    assert (folder / "triage-20250101T000000.000000Z").is_dir()  # another kind: its own count
+    assert (
+        (tmp_path / log.written[0])
+        .read_text()
+        .endswith("result: passed (exit 0, 0.1s)\n\nall fine\n")
+    )
+    assert (folder / ".gitignore").read_text() == "*\n"
