@@ -237,6 +237,9 @@ def _ask_yes(question: str) -> bool:
 
 def run_init(args: argparse.Namespace) -> Output:
     """Write what the spine lacks; never overwrite."""
+    from relay.commands.loop_env import check_passed
+
+    check_passed(args.pass_env, args.pass_secret, os.environ)  # refused before any write
     tree = _root(args)
     root = tree.root
     spine = Spine(root)
@@ -617,6 +620,9 @@ def run_schedule(args: argparse.Namespace) -> Output:
         raise LocalUsageError("--max-iterations must be at least 1")
     contract = contract_ready(Spine(root))
     u.contract_run_args(contract)  # refused now, not at 3 a.m.
+    from relay.commands.loop_env import check_passed
+
+    check_passed(args.pass_env, args.pass_secret, os.environ)
     refuse_above_ceiling(args.max_iterations, contract)
     when = When(daily=parse_hhmm(args.at))
     backend = timed(choose(override=args.scheduler), when)

@@ -31,6 +31,7 @@ from relay.loop.runenv import (
     ROLES,
     SECRETS_FILE,
     RunEnv,
+    Secret,
     merge_secrets,
     parse_runenv,
     parse_secret,
@@ -79,6 +80,26 @@ def _which(programs: Sequence[str], *, root: Path, path: str) -> dict[str, str |
     return found
 
 
+def check_passed(
+    pass_env: Sequence[str], pass_secret: Sequence[str], environ: Mapping[str, str]
+) -> list[Secret]:
+    """The --pass-env and --pass-secret names refused before anything is written: unset
+    here, named twice, or a secret passed as a plain variable; the secrets as parsed."""
+    from relay.schedulers.entry import looks_secret
+
+    secrets = [parse_secret(s) for s in pass_secret]
+    for name in pass_env:
+        if looks_secret(name, environ.get(name, "")):
+            raise LocalUsageError(
+                f"{name} looks like a secret (named by --pass-env); the env file is not for"
+                " secrets",
+                hint=f"name {name} with --pass-secret instead (NAME[:ROLE]): kept for that role"
+                " alone",
+            )
+    record([], environ=environ, which={}, interpreter_dir="", pass_env=pass_env, secrets=secrets)
+    return secrets
+
+
 def record_env(
     root: Path,
     contract: Contract,
@@ -90,16 +111,9 @@ def record_env(
     """Record the env file (and keep the named secrets) from ``environ``, the shell where
     the gates work; what was recorded. Names passed before stay passed."""
     from relay.loop.runenv import programs
-    from relay.schedulers.entry import looks_secret
 
     source = dict(os.environ if environ is None else environ)
-    secrets = [parse_secret(s) for s in pass_secret]
-    for name in pass_env:
-        if looks_secret(name, source.get(name, "")):
-            raise LocalUsageError(
-                f"--pass-env {name} looks like a secret, and the env file is not for secrets",
-                hint=f"pass it with --pass-secret {name}[:ROLE]: kept for that role alone",
-            )
+    secrets = check_passed(pass_env, pass_secret, source)
     old = read_env(root)
     kept_vars = [n for n, _ in (old.variables if old else ()) if n in source]
     names = list(dict.fromkeys([*kept_vars, *pass_env]))
@@ -162,7 +176,8 @@ def apply_env(root: Path, path: Path) -> RunEnv:
     if missing:
         raise ConfigError(
             f"the secret {missing[0]} the schedule passes is not kept on this machine",
-            hint=f"run `relay loop schedule --at HH:MM --pass-secret {missing[0]}` again",
+            hint=f"run `relay loop schedule --at HH:MM` again, naming {missing[0]} with"
+            " --pass-secret",
         )
     hand_to_roles({role: runenv.for_role(role, values) for role in ROLES})
     return runenv

@@ -72,14 +72,14 @@ def parse_secret(text: str) -> Secret:
     name, _, roles = text.strip().partition(":")
     if not _NAME.fullmatch(name):
         raise LocalUsageError(
-            f"--pass-secret {text!r}: {name!r} is not a variable name",
+            f"{name!r} is not a variable name (given to --pass-secret as {text!r})",
             hint="give it as NAME or NAME:ROLE (roles: " + ", ".join(ROLES) + ")",
         )
     chosen = tuple(dict.fromkeys(r.strip() for r in roles.split(",") if r.strip())) or ("maker",)
     unknown = [r for r in chosen if r not in ROLES]
     if unknown:
         raise LocalUsageError(
-            f"--pass-secret {text!r}: {unknown[0]!r} is not a role",
+            f"{unknown[0]!r} is not a role (given to --pass-secret as {text!r})",
             hint="roles: " + ", ".join(ROLES),
         )
     return Secret(name, chosen)
@@ -176,7 +176,7 @@ def record(
     missing = [n for n in pass_env if n not in environ]
     if missing:
         raise LocalUsageError(
-            f"--pass-env {missing[0]}: the variable is not set here",
+            f"{missing[0]} is not set in this shell (named by --pass-env)",
             hint="set it in this shell (where the gates work), then run this again",
         )
     named = {s.name for s in secrets}
@@ -186,7 +186,7 @@ def record(
     unset = [s.name for s in secrets if s.name not in environ]
     if unset:
         raise LocalUsageError(
-            f"--pass-secret {unset[0]}: the variable is not set here",
+            f"{unset[0]} is not set in this shell (named by --pass-secret)",
             hint="set it in this shell, then run this again (relay keeps it for the role)",
         )
     variables = [(n, environ[n]) for n in _RELAY_OWN if n in environ and n not in pass_env]

@@ -74,7 +74,7 @@ def test_secrets_go_to_their_roles_alone() -> None:
     assert runenv.environment({}) == {"PATH": "/bin"}  # a secret never joins the process's
     text = runenv.render()
     assert "a-value" not in text and parse_runenv(text) == runenv
-    with pytest.raises(LocalUsageError, match="not set here"):
+    with pytest.raises(LocalUsageError, match="not set in this shell"):
         record(["true"], environ={}, which={}, interpreter_dir="/b", secrets=[Secret("A", ())])
 
 
@@ -95,10 +95,13 @@ def test_a_secret_passed_as_a_variable_is_refused(
 ) -> None:
     project = make_project(tmp_path)
     monkeypatch.setenv("AGENT_API_KEY", "not-for-files")
-    ran = project.loop("init", "--pass-env", "AGENT_API_KEY")
-    assert ran.status == 2 and "--pass-secret AGENT_API_KEY" in ran.errors[0]["hint"], ran
     env_file = project.root / ".git/relay/loop/loop-env.json"
-    assert "not-for-files" not in env_file.read_text()
+    before = env_file.read_text()
+    ran = project.loop("init", "--pass-env", "AGENT_API_KEY")
+    assert ran.status == 2 and "name AGENT_API_KEY with --pass-secret" in ran.errors[0]["hint"], ran
+    unset = project.loop("init", "--pass-secret", "NOT_SET_HERE:checker")
+    assert unset.status == 2 and "NOT_SET_HERE" in unset.errors[0]["message"], unset
+    assert env_file.read_text() == before and "not-for-files" not in before  # nothing written
 
 
 def test_a_secret_goes_to_the_os_keyring_when_there_is_one(
