@@ -129,7 +129,7 @@ class CronScheduler(Scheduler):
 
     def register(self, entry: Entry) -> None:
         """Put the line in place of any earlier line of ours, else at the end."""
-        (line,) = self.render(entry).values()
+        line = self.render(entry)["crontab"]
         prepare_logs(entry)
         with self.locked():
             self._replace(entry, line)
@@ -150,7 +150,7 @@ class CronScheduler(Scheduler):
 
     def verify(self, entry: Entry) -> Verification:
         """Read the crontab back: exactly one line of ours, as rendered."""
-        (line,) = self.render(entry).values()
+        line = self.render(entry)["crontab"]
         mine = [old for old in self.read() if _is_ours(old, entry)]
         if mine == [line]:
             held = f"the crontab holds {marker(entry)}"

@@ -223,6 +223,11 @@ def _tool_dir(name: str, inherited: str, sep: str) -> str | None:
     return str(Path(found).parent) if found else None
 
 
+def looks_secret(name: str, value: str) -> bool:
+    """Whether a variable's name or value looks like a credential (never for an entry)."""
+    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.search(value))
+
+
 def _refuse_secrets(entry: Entry) -> None:
     """Raise when anything token-shaped would be written into a scheduler definition."""
     for name, value in entry.environment:

@@ -37,7 +37,7 @@ from typing import Any
 
 from relay.errors import LocalUsageError
 from relay.schedulers.base import Scheduler, Verification, prepare_logs
-from relay.schedulers.cron import CronScheduler, marker
+from relay.schedulers.cron import MAX_COMMAND, CronScheduler, marker
 from relay.schedulers.entry import Entry, safe_environment
 from relay.schedulers.launchd import LaunchdScheduler
 from relay.schedulers.systemd import SystemdScheduler, plain_path, plain_text
@@ -101,18 +101,19 @@ def timed_entry(
     python: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Entry:
-    """The entry that runs ``python -m relay.cli ARGS`` in ``clone`` (logs in ``state_dir``)."""
+    """The entry that runs ``python -m relay.cli ARGS`` in ``clone`` (logs in ``state_dir``);
+    a PYTHONPATH relay is found through now is kept, so the entry runs this very relay."""
     clone, state_dir = clone.resolve(), state_dir.resolve()
     interpreter = str(Path(python or sys.executable).absolute())
+    source = os.environ if environ is None else environ
+    own = (("PYTHONPATH", source["PYTHONPATH"]),) if source.get("PYTHONPATH") else ()
     return Entry(
         label=timed_label(prefix, clone),
         argv=(interpreter, "-m", "relay.cli", *args),
         working_dir=str(clone),
         stdout_log=str(state_dir / f"{prefix}.log"),
         stderr_log=str(state_dir / f"{prefix}.err.log"),
-        environment=safe_environment(
-            os.environ if environ is None else environ, interpreter=interpreter
-        ),
+        environment=(*safe_environment(source, interpreter=interpreter), *own),
         description=description,
     )
 
@@ -121,25 +122,81 @@ def timed_entry(
 
 
 class CronTimed(CronScheduler):
-    """A crontab line pinned to a time; a one-shot removes its own line after it runs."""
+    """A crontab line pinned to a time; a one-shot removes its own line after it runs.
+
+    The line only names a script (``~/.cache/relay/cron/LABEL.sh``, written beside it,
+    read by ``/bin/sh``) that holds the rest: the clone, the environment, the command
+    and its logs. So the line stays short whatever the paths and never carries the
+    environment inline; ``verify`` checks both, ``teardown`` removes both."""
 
     def __init__(self, when: When, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.when = when
 
+    def script_path(self, entry: Entry) -> Path:
+        """Where the entry's script lives."""
+        return self.home / ".cache" / "relay" / "cron" / f"{entry.label}.sh"
+
+    def _script_word(self, entry: Entry) -> str:
+        """The script as the line names it: under ``$HOME`` when it is there (cron sets
+        HOME), so the line's length does not grow with the home folder's."""
+        path = self.script_path(entry)
+        home = os.environ.get("HOME")
+        if home and path.is_relative_to(home):
+            return '"$HOME"/' + shlex.quote(str(path.relative_to(home)))
+        return shlex.quote(str(path))
+
     def render(self, entry: Entry) -> dict[str, str]:
-        (line,) = super().render(entry).values()
-        command = line.split(" ", 5)[5]
         tag = marker(entry)
-        body = command[: -len(tag)].rstrip()
+        exports = "".join(f"export {n}={shlex.quote(v)}\n" for n, v in entry.environment)
+        command = " ".join(shlex.quote(word) for word in entry.argv)
+        script = (
+            f"#!/bin/sh\n# {tag}: {entry.description}\n"
+            f"cd {shlex.quote(entry.working_dir)} || exit 1\n{exports}"
+            f"{command} >>{shlex.quote(entry.stdout_log)} 2>>{shlex.quote(entry.stderr_log)}\n"
+        )
         if self.when.at is not None:
             at = self.when.local()
             schedule = f"{at.minute} {at.hour} {at.day} {at.month} *"
-            body += f"; crontab -l 2>/dev/null | grep -vF -- {shlex.quote(tag)} | crontab -"
+            script += (
+                f"crontab -l 2>/dev/null | grep -vF -- {shlex.quote(tag)} | crontab -\n"
+                'rm -f -- "$0"\n'
+            )
         else:
             assert self.when.daily is not None
             schedule = f"{self.when.daily[1]} {self.when.daily[0]} * * *"
-        return {"crontab": f"{schedule} {body} {tag}"}
+        body = f"/bin/sh {self._script_word(entry)}".replace("%", chr(92) + "%")
+        line = f"{schedule} {body} {tag}"
+        if len(line.split(" ", 5)[5]) >= MAX_COMMAND:
+            raise LocalUsageError(
+                f"the cron line would be {len(line)} characters; cron takes under {MAX_COMMAND}",
+                hint="set HOME to a shorter folder, or choose --scheduler systemd",
+            )
+        return {"crontab": line, "script": script}
+
+    def register(self, entry: Entry) -> None:
+        from relay.edges.files import write_state
+
+        script = self.render(entry)["script"]
+        write_state(self.script_path(entry), script.encode("utf-8"))
+        super().register(entry)
+
+    def verify(self, entry: Entry) -> Verification:
+        found = super().verify(entry)
+        if not found.ok:
+            return found
+        try:
+            held = self.script_path(entry).read_text(encoding="utf-8")
+        except OSError:
+            held = None
+        if held != self.render(entry)["script"]:
+            said = f"the script {self.script_path(entry)} the line runs is missing or differs"
+            return self.verification(False, said)
+        return found
+
+    def teardown(self, entry: Entry) -> None:
+        super().teardown(entry)
+        self.script_path(entry).unlink(missing_ok=True)
 
 
 # --- launchd ---

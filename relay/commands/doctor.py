@@ -6,7 +6,9 @@ after a reboot warns); the last pass the scheduler started is recent (within thr
 intervals) and succeeded — a pass a person started (`relay watch --once`) is not the
 watcher's heartbeat, so it cannot hide a dead watcher; a scheduled pass will find a token;
 the token works (``GET /user``); the five relay labels exist; in a GitHub Actions job, the
-node key is out of a pusher's reach (``relay.watchers.actions_environment``). Any failure
+node key is out of a pusher's reach (``relay.watchers.actions_environment``); in a clone
+that runs the loop, its pending resume, and every gate run once as the loop's scheduler
+will run it (cron's minimal environment, then the recorded env file). Any failure
 makes the exit status non-zero (a warning does not); `--json` gives the same checks as data.
 """
 
@@ -16,6 +18,7 @@ import argparse
 import enum
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from relay.commands.common import add_common, context, run_async
@@ -205,6 +208,13 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
     return [*checks, Check("labels", Status.FAIL, f"missing: {', '.join(missing)}", fix=fix)]
 
 
+def loop_checks(root: Path) -> list[tuple[str, str, str, str]]:
+    """The loop's checks: its pending resume, then each gate run the scheduler's way."""
+    from relay.commands.loop_env import schedule_checks
+
+    return [*resume_checks(root), *schedule_checks(root)]
+
+
 def loop_only(args: argparse.Namespace) -> Output | None:
     """The doctor of a clone that runs only the loop (no `## Relay` section): the relay
     part is said to be not set up, without failing, and the loop's resume is checked."""
@@ -221,7 +231,7 @@ def loop_only(args: argparse.Namespace) -> Output | None:
         return None
     if text is not None and has_section(text):
         return None
-    loop = [Check(n, Status(s), d, f) for n, s, d, f in resume_checks(root)]
+    loop = [Check(n, Status(s), d, f) for n, s, d, f in loop_checks(root)]
     if not loop:
         return None
     fix = "run `relay init` (then `relay join`) to use the relay here too"
@@ -295,7 +305,7 @@ def run(args: argparse.Namespace) -> Output:
         check_scheduled_token(ctx, record),
         *run_async(lambda: api_checks(ctx, record)),
         *(Check(n, Status(s), d, f) for n, s, d, f in actions),
-        *(Check(n, Status(s), d, f) for n, s, d, f in resume_checks(ctx.root)),
+        *(Check(n, Status(s), d, f) for n, s, d, f in loop_checks(ctx.root)),
     ]
     failed = [c.name for c in checks if c.status is Status.FAIL]
     lines = [c.line() for c in checks]

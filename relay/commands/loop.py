@@ -87,6 +87,7 @@ def register(sub: Any) -> None:
         "--coverage-floor", type=int, default=None, metavar="PCT", help="triage: files below"
     )
     q.add_argument("--yes", action="store_true", help="take the proposed gates without asking")
+    env_flags(q)
     common(q)
     q.set_defaults(func=run_init)
 
@@ -140,6 +141,7 @@ def register(sub: Any) -> None:
     q.add_argument("--resume", action="store_true", help="a scheduled resume: no-op when done")
     q.add_argument("--scheduler", default=None, help="the scheduler a resume is registered with")
     q.add_argument("--verify-wait", default="30m", metavar="DURATION", help="wait for a RESULT")
+    q.add_argument("--env-file", default=None, help=argparse.SUPPRESS)  # a scheduler entry's
     common(q)
     q.set_defaults(func=run_run)
 
@@ -151,12 +153,41 @@ def register(sub: Any) -> None:
     q.add_argument("--max-iterations", type=int, default=None, metavar="N")
     q.add_argument("--remove", action="store_true", help="remove the scheduled entry")
     q.add_argument("--scheduler", default=None, help="launchd, task-scheduler, cron, systemd")
+    env_flags(q)
     common(q)
     q.set_defaults(func=run_schedule)
     q = verbs.add_parser("scheduled", help="what the schedule runs: triage, then a bounded run")
     q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--env-file", default=None, metavar="PATH", help="the recorded environment")
     common(q)
     q.set_defaults(func=run_scheduled)
+
+
+def env_flags(q: argparse.ArgumentParser) -> None:
+    """What a scheduled run takes from this shell besides the PATH its commands need."""
+    q.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this variable to scheduled runs (kept in the env file)",
+    )
+    q.add_argument(
+        "--pass-secret",
+        action="append",
+        default=[],
+        metavar="NAME[:ROLE]",
+        help="a secret for one role (maker by default; checker, verifier, red-team), kept in"
+        " the OS keyring or a 0600 file, never in the scheduler entry",
+    )
+
+
+def refuse_above_ceiling(asked: int | None, contract: Contract) -> None:
+    """--max-iterations above the ceiling is refused, saying how to raise it."""
+    from relay.loop.contract import ceiling_message
+
+    if asked is not None and asked > contract.budget.iteration_ceiling():
+        raise LocalUsageError(ceiling_message(asked, contract.budget, "--max-iterations"))
 
 
 def _root(args: argparse.Namespace) -> WorkTree:
@@ -213,6 +244,9 @@ def _ask_yes(question: str) -> bool:
 
 def run_init(args: argparse.Namespace) -> Output:
     """Write what the spine lacks; never overwrite."""
+    from relay.commands.loop_env import check_passed
+
+    check_passed(args.pass_env, args.pass_secret, os.environ)  # refused before any write
     tree = _root(args)
     root = tree.root
     spine = Spine(root)
@@ -264,11 +298,16 @@ def run_init(args: argparse.Namespace) -> Output:
     sha = tree.commit(written, "loop: set up the loop spine") if written else None
     final = spine.contract()
     problems = check(final, exists=spine.exists(final))
+    from relay.commands.loop_env import env_path, record_env
+
+    recorded = record_env(root, final, pass_env=args.pass_env, pass_secret=args.pass_secret)
     lines = [f"wrote {n}" for n in written] + [f"kept {n} as it was" for n in kept]
     lines += [f"gate {g.name}: {g.command}" for g in final.gates] or [
         "no gates: name them with --gate CMD, or edit CONTRACT.md"
     ]
     lines += [f"contract: {p.field}: {p.message}" for p in problems]
+    lines += [f"scheduled runs' environment: {env_path(root)}"]
+    lines += [f"  {name}: not found here" for name, where in recorded.resolved if not where]
     if has_contract and (args.gate or args.protect):
         lines.append(f"{CONTRACT_NAME} exists and was kept: edit its gates there by hand")
     lines.append(
@@ -476,6 +515,11 @@ def run_run(args: argparse.Namespace) -> Output:
         except RelayError as err:
             say(f"relay loop: could not remove the resume entry: {err.message}")
     root = _root(args).root
+    if getattr(args, "env_file", None):
+        from relay.commands.loop_env import apply_env
+
+        apply_env(root, Path(args.env_file))
+    refuse_above_ceiling(args.max_iterations, contract_ready(Spine(root)))
     if args.dry_run:
         refuse_bad_panel(options)
         from relay.ratchet.roles import check_commands, role_commands
@@ -518,12 +562,14 @@ def run_triage(args: argparse.Namespace) -> Output:
     """Run the gates, scan the repository, and enqueue each new finding as a goal."""
     from relay.commands.loop_unattended import triage
     from relay.loop.triage import enqueue, retired, with_unknown
+    from relay.ratchet.measure import gate_log
 
     tree = _root(args)
     spine = Spine(tree.root)
     contract = contract_ready(spine)
     doc = spine.goals()
-    found, unknown = triage(tree.root, contract, doc.goals)
+    with gate_log(tree.root, "triage") as log:
+        found, unknown = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
     board = spine.board()
     gone = retired(found, doc.goals, {r.goal: r for r in board.rows}, unknown)
@@ -547,9 +593,12 @@ def run_triage(args: argparse.Namespace) -> Output:
     lines += [f"{r.goal}: {r.notes}" for r in gone]
     lines += [f"{kind}: unknown ({why})" for kind, why in sorted(unknown.items())]
     lines.append(f"triage: {len(found)} finding(s), {len(made)} new goal(s)")
+    if log.written:
+        lines.append(f"gate logs: {log.folder}/")
     return Output(
         lines=tuple(lines),
         data={
+            "gate_logs": log.folder if log.written else None,
             "findings": [f.data() for f in found],
             "enqueued": [{"goal": g.id, "title": g.title, "finding": g.finding} for g in made],
             "retired": [{"goal": r.goal, "why": r.notes} for r in gone],
@@ -559,18 +608,23 @@ def run_triage(args: argparse.Namespace) -> Output:
 
 
 def run_schedule(args: argparse.Namespace) -> Output:
-    """Register (or remove) the daily entry: triage, then a bounded run."""
-    from relay.commands.loop_unattended import contract_run_args, schedule_entry
+    """Register (or remove) the daily entry: triage, then a bounded run, in the environment
+    recorded now (the env file the entry names)."""
+    from relay.commands import loop_unattended as u
+    from relay.commands.loop_env import env_path, record_env
     from relay.schedulers import choose
     from relay.schedulers.oneshot import When, parse_hhmm, timed
 
     root = _root(args).root
-    entry = schedule_entry(root, max_iterations=args.max_iterations)
     if args.remove:
-        backend = timed(choose(override=args.scheduler), When(daily=(0, 0)))
+        saved = u.saved_schedule(root)
+        entry, at = saved or (u.schedule_entry(root, max_iterations=args.max_iterations), "00:00")
+        backend = timed(choose(override=args.scheduler), When(daily=parse_hhmm(at)))
         had = backend.verify(entry).ok
         backend.teardown(entry)
         gone = not backend.verify(entry).ok
+        if gone:
+            u.forget_schedule(root)
         said = "removed the schedule" if had else "there was no schedule to remove:"
         return Output(
             lines=(f"{said} {entry.label} ({backend.describe()})",),
@@ -586,19 +640,41 @@ def run_schedule(args: argparse.Namespace) -> Output:
         raise LocalUsageError("say when: --at HH:MM (or --remove)")
     if args.max_iterations is not None and args.max_iterations < 1:
         raise LocalUsageError("--max-iterations must be at least 1")
-    contract_run_args(contract_ready(Spine(root)))  # refused now, not at 3 a.m.
+    contract = contract_ready(Spine(root))
+    u.contract_run_args(contract)  # refused now, not at 3 a.m.
+    from relay.commands.loop_env import check_passed
+
+    check_passed(args.pass_env, args.pass_secret, os.environ)
+    refuse_above_ceiling(args.max_iterations, contract)
     when = When(daily=parse_hhmm(args.at))
     backend = timed(choose(override=args.scheduler), when)
+    recorded = record_env(root, contract, pass_env=args.pass_env, pass_secret=args.pass_secret)
+    entry = u.schedule_entry(root, max_iterations=args.max_iterations)
+    old = u.saved_schedule(root)
+    if old is not None and old[0].label == entry.label and old[0] != entry:
+        backend.teardown(old[0])  # the same label, another rendering: replaced, not doubled
     backend.register(entry)
     found = backend.verify(entry)
     if not found.ok:
         backend.teardown(entry)
         raise ConfigError(f"the schedule was not registered: {found.detail}")
+    u.save_schedule(root, entry, f"{when.daily[0]:02d}:{when.daily[1]:02d}" if when.daily else "")
+    missing = [name for name, where in recorded.resolved if not where]
+    lines = [f"{backend.describe()} runs triage and the loop {when.describe()} ({found.detail})"]
+    lines.append(f"its environment: {env_path(root)} (`relay doctor` runs the gates in it)")
+    lines += [f"warning: `{n}` is not found here, nor by a scheduled run" for n in missing]
     return Output(
-        lines=(
-            f"{backend.describe()} runs triage and the loop {when.describe()} ({found.detail})",
-        ),
-        data={"label": entry.label, "scheduler": backend.describe(), "at": args.at},
+        lines=tuple(lines),
+        data={
+            "label": entry.label,
+            "scheduler": backend.describe(),
+            "at": args.at,
+            "env_file": str(env_path(root)),
+            "path": list(recorded.path),
+            "passed": [n for n, _ in recorded.variables],
+            "secrets": {s.name: list(s.roles) for s in recorded.secrets},
+            "unresolved": missing,
+        },
     )
 
 
@@ -608,7 +684,13 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     from relay.commands.loop_unattended import contract_run_args
 
     root = _root(args).root
-    words = contract_run_args(contract_ready(Spine(root)))
+    if args.env_file:
+        from relay.commands.loop_env import apply_env
+
+        apply_env(root, Path(args.env_file))
+    contract = contract_ready(Spine(root))
+    words = contract_run_args(contract)
+    refuse_above_ceiling(args.max_iterations, contract)
     triaged = run_triage(args)
     parser = argparse.ArgumentParser(prog="relay loop run", add_help=False)
     sub = parser.add_subparsers()
@@ -631,6 +713,7 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     for name, value in (("repo_dir", args.repo_dir), ("json", args.json), ("dry_run", False)):
         setattr(given, name, value)
     given.resume = False
+    given.env_file = None  # applied above, once
     ran = run_run(given)
     return Output(
         lines=(*triaged.lines, *ran.lines),

@@ -174,10 +174,15 @@ class Resumer:
         self.scheduler = scheduler
 
     def __call__(self, until: datetime, reason: str) -> str:
+        from relay.commands.loop_env import env_path, read_env, record_env
+        from relay.ratchet.files import Spine
         from relay.schedulers.oneshot import RESUME_PREFIX, When, timed_entry
 
         at = resume_time(until)
+        if read_env(self.root) is None:  # a run started by hand: its shell is the gates'
+            record_env(self.root, Spine(self.root).contract())
         words = [*resume_args(self.args), "--repo-dir", str(self.root)]
+        words += ["--env-file", str(env_path(self.root))]
         entry = timed_entry(
             prefix=RESUME_PREFIX,
             clone=self.root,
@@ -338,8 +343,11 @@ def triage(
     found: list[t.Finding] = []
     unknown: dict[str, str] = {}
     timeout = 600.0
+    from relay.ratchet.measure import log_gate
+
     for gate in contract.gates:
         done = run_step(gate.command, cwd=root, timeout=timeout)
+        log_gate(gate, done, where=root)
         words = f"{gate.name} {gate.command}".lower()
         kind, read = "", t.lint_findings
         if "pytest" in words or gate.name.startswith("test"):
@@ -411,9 +419,12 @@ def contract_run_args(contract: Contract) -> list[str]:
 
 
 def schedule_entry(root: Path, *, max_iterations: int | None) -> Any:
+    """The daily entry: `relay loop scheduled` in ``root``, in the recorded environment
+    (the env file it names)."""
+    from relay.commands.loop_env import env_path
     from relay.schedulers.oneshot import DAILY_PREFIX, timed_entry
 
-    words = ["loop", "scheduled", "--repo-dir", str(root)]
+    words = ["loop", "scheduled", "--repo-dir", str(root), "--env-file", str(env_path(root))]
     if max_iterations is not None:
         words += ["--max-iterations", str(max_iterations)]
     return timed_entry(
@@ -423,6 +434,50 @@ def schedule_entry(root: Path, *, max_iterations: int | None) -> Any:
         state_dir=work_dir(root),
         description=f"relay loop nightly run in {root}",
     )
+
+
+SCHEDULE_NAME = "schedule.json"  # the daily entry as registered, to verify and remove it
+
+
+def save_schedule(root: Path, entry: Any, at: str) -> None:
+    """Keep the daily entry as registered (`relay loop schedule --remove` names it exactly)."""
+    spec = {
+        "at": at,
+        "label": entry.label,
+        "argv": list(entry.argv),
+        "working_dir": entry.working_dir,
+        "stdout_log": entry.stdout_log,
+        "stderr_log": entry.stderr_log,
+        "environment": [list(pair) for pair in entry.environment],
+        "description": entry.description,
+    }
+    path = work_dir(root) / SCHEDULE_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec), encoding="utf-8")
+
+
+def saved_schedule(root: Path) -> tuple[Any, str] | None:
+    """The daily entry as registered and its time (HH:MM), None when none was kept."""
+    from relay.schedulers import Entry
+
+    try:
+        spec = json.loads((work_dir(root) / SCHEDULE_NAME).read_text(encoding="utf-8"))
+        entry = Entry(
+            label=str(spec["label"]),
+            argv=tuple(str(w) for w in spec["argv"]),
+            working_dir=str(spec["working_dir"]),
+            stdout_log=str(spec["stdout_log"]),
+            stderr_log=str(spec["stderr_log"]),
+            environment=tuple((str(k), str(v)) for k, v in spec["environment"]),
+            description=str(spec["description"]),
+        )
+        return entry, str(spec["at"])
+    except (OSError, ValueError, KeyError, TypeError, RelayError):
+        return None
+
+
+def forget_schedule(root: Path) -> None:
+    (work_dir(root) / SCHEDULE_NAME).unlink(missing_ok=True)
 
 
 def environment_scheduler() -> str | None:

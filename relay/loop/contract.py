@@ -36,6 +36,8 @@ ROLES = ("maker", "checker", "verifier", "red team")
 # "maker credentials": the maker keeps the tokens, credential helpers and SSH agent every
 # role is otherwise run without (relay still refuses what it does not commit itself)
 AUTHORISABLE = ("push", "open a relay job", *(f"{role} credentials" for role in ROLES))
+# a run's iterations are capped here unless the contract raises the ceiling with a reason
+DEFAULT_CEILING = 50
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -62,6 +64,12 @@ class Budget:
     checker_timeout: str = "10m"
     trial: str = "10m"  # one run of an optimisation goal's metric, the same every time
     coverage_floor: int | None = None  # triage: a file below this line coverage is a finding
+    ceiling: int | None = None  # the iteration ceiling, when the contract raises or lowers it
+    ceiling_reason: str = ""  # why (needed to raise it above DEFAULT_CEILING)
+
+    def iteration_ceiling(self) -> int:
+        """The most iterations any run may take, whatever --max-iterations asks."""
+        return self.ceiling if self.ceiling is not None else DEFAULT_CEILING
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,7 @@ _BUDGET = {
     "Checker timeout": "checker_timeout",
     "Trial wall clock": "trial",
     "Coverage floor": "coverage_floor",
+    "Iteration ceiling": "ceiling",
 }
 
 
@@ -255,7 +264,20 @@ def _budget(part: Section, name: str) -> Budget:
             known = ", ".join(_BUDGET)
             raise SpineFileError(name, number, f"a budget line is - Name: value ({known})")
         key, value = _BUDGET[match.group(1)], match.group(2).strip()
-        if key == "coverage_floor":
+        if key == "ceiling":
+            limit = re.fullmatch(r"(\d+)\s*(?:\((.*)\))?", value)
+            if limit is None:
+                raise SpineFileError(name, number, "Iteration ceiling reads N (why)")
+            reason = (limit.group(2) or "").strip()
+            values["ceiling"], values["ceiling_reason"] = int(limit.group(1)), reason
+            if int(limit.group(1)) > DEFAULT_CEILING and not reason:
+                raise SpineFileError(
+                    name,
+                    number,
+                    f"an Iteration ceiling above {DEFAULT_CEILING} needs its reason:"
+                    f" - Iteration ceiling: {limit.group(1)} (why)",
+                )
+        elif key == "coverage_floor":
             digits = value.removesuffix("%")
             if not digits.isdigit() or int(digits) > 100:
                 raise SpineFileError(name, number, "Coverage floor is a percentage (80%)")
@@ -288,6 +310,7 @@ def render_contract(contract: Contract) -> str:
         ("Checker timeout", b.checker_timeout),
         ("Trial wall clock", b.trial),
         ("Coverage floor", None if b.coverage_floor is None else f"{b.coverage_floor}%"),
+        ("Iteration ceiling", _ceiling(b)),
     ]
     bodies = {
         "Objective": wrap(contract.objective),
@@ -312,6 +335,12 @@ def render_contract(contract: Contract) -> str:
     for heading in (*_FIELDS, *_OPTIONAL):
         text += f"\n## {heading}\n\n{bodies[heading] or NONE}\n"
     return text + "".join("\n" + e.rstrip("\n") + "\n" for e in contract.extra)
+
+
+def _ceiling(b: Budget) -> str | None:
+    if b.ceiling is None:
+        return None
+    return f"{b.ceiling} ({b.ceiling_reason})" if b.ceiling_reason else str(b.ceiling)
 
 
 def _list(lines: Iterable[str]) -> str:
@@ -347,6 +376,8 @@ def check(contract: Contract, *, exists: Mapping[str, bool]) -> list[Problem]:
         problems.append(Problem("Budget", "no `Wall clock:` line"))
     if b.iterations == 0:
         problems.append(Problem("Budget", "`Iterations:` is 0; nothing could run"))
+    if b.iterations is not None and b.iterations > b.iteration_ceiling():
+        problems.append(Problem("Budget", ceiling_message(b.iterations, b, "`Iterations:`")))
     if b.makers == 0:
         problems.append(Problem("Budget", "`Concurrent makers:` is 0; nothing could run"))
     if not contract.objective.strip():
@@ -358,6 +389,19 @@ def check(contract: Contract, *, exists: Mapping[str, bool]) -> list[Problem]:
                 Problem("Authorised irreversible actions", f"{action!r} is not one of {known}")
             )
     return problems
+
+
+def ceiling_message(asked: int, budget: Budget, what: str) -> str:
+    """Why ``asked`` iterations are refused: above the ceiling, and how to raise it."""
+    where = (
+        f"the contract's ceiling of {budget.ceiling}"
+        if budget.ceiling is not None
+        else f"the ceiling of {DEFAULT_CEILING}"
+    )
+    return (
+        f"{what} {asked} is above {where}; to raise it, add `- Iteration ceiling: {asked}"
+        " (why)` to the contract's `## Budget`"
+    )
 
 
 def gate_name(command: str, *, taken: Sequence[str] = ()) -> str:

@@ -316,6 +316,7 @@ class Report:
     reverted: tuple[str, ...] = ()
     blocked: tuple[tuple[str, str], ...] = ()
     questions: tuple[str, ...] = field(default_factory=tuple)
+    gate_logs: str = ""  # the folder of this run's gate output, relative to the clone
 
     def lines(self) -> list[str]:
         """The report as lines of markdown."""
@@ -338,6 +339,9 @@ class Report:
             *([f"- {q}" for q in self.questions] or ["- (none)"]),
             f"Stopped: {self.stopped}",
         ]
+        if self.gate_logs:  # handover.md sits in docs/loop/: the link is relative to it
+            link = self.gate_logs.removeprefix("docs/loop/")
+            out.append(f"Gate logs: [{link}/]({link}/)")
         return out
 
     def entry(self, when: str) -> str:
@@ -355,6 +359,7 @@ class Report:
             "blocked": [{"goal": g, "blocker": why} for g, why in self.blocked],
             "questions": list(self.questions),
             "stopped": self.stopped,
+            "gate_logs": self.gate_logs or None,
         }
 
 

@@ -224,7 +224,10 @@ class Ratchet:
     def run(self) -> Report:
         """Work the goals until done, out of budget or escalated; end with the report. One
         run at a time per clone; a maker still running when relay is stopped is stopped."""
-        with self._one_run(), _stopped_by_term():
+        from relay.ratchet.measure import gate_log
+
+        with self._one_run(), _stopped_by_term(), gate_log(self.root, "run") as log:
+            self.gate_log = log
             try:
                 return self._run()
             finally:
@@ -255,6 +258,7 @@ class Ratchet:
         self._recover()
         if self.options.resume and self._nothing_to_do():
             return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
+        self._write_bounds()
         stopped = self._loop()
         report = Report(
             objective=self.contract.objective,
@@ -265,6 +269,7 @@ class Ratchet:
             reverted=tuple(self.state.reverted),
             blocked=tuple(self.state.blocked),
             questions=tuple(self.state.questions),
+            gate_logs=self.gate_log.folder if self.gate_log.written else "",
         )
         self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
         self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
@@ -290,8 +295,47 @@ class Ratchet:
             self.tree.revert(dirty)
             self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
 
+    def _reread(self) -> None:
+        """The contract as it stands now, every iteration: a person's edit between
+        iterations (a gate, a budget, a protected path) counts from the next one."""
+        contract = contract_ready(self.spine)
+        if contract == self.contract:
+            return
+        self.contract = contract
+        budget = contract.budget
+        self.budget = self.options.max_iterations or budget.iterations or 0
+        self.wall = self.options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
+        self.retries = budget.retries or 0
+        self.backoff = seconds(budget.backoff) or 0.0
+        self.judge = replace(
+            self.judge,
+            contract=contract,
+            maker_timeout=seconds(budget.maker_timeout) or 1800.0,
+            gate_timeout=seconds(budget.gate_timeout) or 600.0,
+            checker_timeout=seconds(budget.checker_timeout) or 600.0,
+        )
+        self.say("the contract changed; this iteration runs under the new one")
+        self._write_bounds()
+
+    def _write_bounds(self) -> None:
+        """Every bound this run applies, on BOARD.md (committed when it changed; a board a
+        person is editing is left alone, and the run refuses the dirty tree as ever)."""
+        from relay.loop.runenv import run_bounds, with_bounds
+
+        if BOARD_NAME in self.tree.tracked_changes():
+            return
+
+        text = self.spine.read(BOARD_NAME) or ""
+        o = self.options
+        bounds = run_bounds(self.contract, max_iterations=o.max_iterations, wall_clock=o.wall_clock)
+        new = with_bounds(text, bounds)
+        if new != text:
+            self.spine.write(BOARD_NAME, new)
+            self.tree.commit([BOARD_NAME], "loop: the bounds of this run on the board")
+
     def _loop(self) -> str:
         while True:
+            self._reread()
             reason = self._budget_spent()
             if reason:
                 return reason
@@ -436,6 +480,7 @@ class Ratchet:
         last: Failure | None = None
         rewind = False
         while True:
+            self._reread()
             reason = self._budget_spent()
             if reason:
                 self._revert_goal(baseline)

@@ -8,9 +8,13 @@ its last argument and in an environment variable.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
@@ -24,6 +28,105 @@ from relay.loop.records import GateResult
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
 MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
+GATE_LOGS = "docs/loop/state/gates"  # each run's gate output, one folder a run (git ignores it)
+KEEP_LOGS = 30  # folders of each kind (run, triage, doctor) kept; said on BOARD.md's bounds
+
+# The secrets a scheduled run hands to each role (loaded from the node's store by
+# `relay loop scheduled` or a resume); never in this process's environment, so no gate sees one.
+_ROLE_SECRETS: dict[str, dict[str, str]] = {}
+
+
+def hand_to_roles(secrets: Mapping[str, Mapping[str, str]]) -> None:
+    """Keep ``secrets`` (role -> name -> value) for the roles' commands this process runs."""
+    _ROLE_SECRETS.clear()
+    _ROLE_SECRETS.update({role: dict(values) for role, values in secrets.items()})
+
+
+def role_secrets(role: str) -> dict[str, str]:
+    """The secrets the person handed to ``role`` (for its command alone)."""
+    return dict(_ROLE_SECRETS.get(role, {}))
+
+
+def role_of(env_name: str, who: str = "") -> str:
+    """The role a command handed a file runs as: the maker gets the brief; a review goes
+    to a checker, the verifier or the red team."""
+    if env_name == BRIEF_ENV:
+        return "maker"
+    if "verifier" in who:
+        return "verifier"
+    return "red-team" if "red team" in who else "checker"
+
+
+@dataclass
+class GateLog:
+    """The output of every gate a run (or triage, or the doctor) runs, one file each,
+    under the spine's state; git ignores the folder (a log can hold anything a tool prints)."""
+
+    root: Path
+    run: str
+    count: int = 0
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def folder(self) -> str:
+        """The folder, relative to the clone."""
+        return f"{GATE_LOGS}/{self.run}"
+
+    def write(self, gate: Gate, done: StepOutcome, *, where: Path) -> str:
+        """Keep one gate's output; its path relative to the clone."""
+        self.count += 1
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", gate.name).strip("-") or "gate"
+        name = f"{self.folder}/{self.count:03d}-{slug}.log"
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / GATE_LOGS / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+        how = "timed out" if done.timed_out else f"exit {done.exit_code}"
+        head = (
+            f"gate: {gate.name}\ncommand: {gate.command}\nin: {where}\n"
+            f"result: {'passed' if done.ok else 'failed'} ({how}, {done.duration:.1f}s)\n"
+            + (f"left out: {done.truncated_bytes} bytes\n" if done.truncated_bytes else "")
+            + "\n"
+        )
+        path.write_text(head + done.output, encoding="utf-8", errors="replace")
+        self.written.append(name)
+        return name
+
+
+_GATE_LOG: contextvars.ContextVar[GateLog | None] = contextvars.ContextVar("gate_log", default=None)
+
+
+@contextlib.contextmanager
+def gate_log(root: Path, kind: str) -> Iterator[GateLog]:
+    """Keep the output of every gate run within: ``docs/loop/state/gates/<kind>-<UTC time>/``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    log = GateLog(root, f"{kind}-{stamp}")
+    prune_logs(root / GATE_LOGS, kind, keep=KEEP_LOGS - 1)
+    token = _GATE_LOG.set(log)
+    try:
+        yield log
+    finally:
+        _GATE_LOG.reset(token)
+
+
+def prune_logs(folder: Path, kind: str, *, keep: int) -> None:
+    """Remove all but the newest ``keep`` folders of ``kind`` (their names sort by time)."""
+    import shutil
+
+    try:
+        old = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith(kind + "-"))
+    except OSError:
+        return
+    for path in old[: max(0, len(old) - keep)]:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def log_gate(gate: Gate, done: StepOutcome, *, where: Path) -> None:
+    """Keep ``done``'s output in the gate log in force, if any."""
+    log = _GATE_LOG.get()
+    if log is not None:
+        log.write(gate, done, where=where)
 
 
 @dataclass(frozen=True)
@@ -93,6 +196,7 @@ def measure(
     failure: Failed | None = None
     for gate in gates:
         done = run_step(gate.command, cwd=where, timeout=timeout)
+        log_gate(gate, done, where=where)
         results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
         now = read_gate(
             gate.name,

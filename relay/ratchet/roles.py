@@ -35,6 +35,7 @@ from relay.loop.agents import (
     review_cites,
 )
 from relay.loop.classify import Review, Verdict, parse_review
+from relay.ratchet.measure import role_of, role_secrets
 
 TRANSCRIPTS = "transcripts"
 NO_PUSH_URL = "relay-loop-no-push://a-role-cannot-push"
@@ -115,6 +116,7 @@ def run_role(
     on_start: Callable[[int], None] | None = None,
     cannot: Path | None = None,
     credentials: bool = False,
+    role: str | None = None,
 ) -> RoleRun:
     """Run one role on its file (the brief, the review file, the evidence): a built-in
     agent through its adapter, any other command with the file as its last argument and
@@ -126,6 +128,7 @@ def run_role(
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ) if credentials else role_env(cwd, work)
+    env.update(role_secrets(role or ("maker" if maker else "checker")))  # that role's alone
     env[env_name] = str(path)
     if cannot is not None:
         cannot.unlink(missing_ok=True)
@@ -181,7 +184,7 @@ def review(
         label = f"{who.replace(' ', '-')}-{asked}"
         ran = run_role(
             command, path, maker=False, env_name=env_name, cwd=cwd, timeout=timeout,
-            work=work, label=label, credentials=credentials,
+            work=work, label=label, credentials=credentials, role=role_of(env_name, who),
         )  # fmt: skip
         reading = ran.reading
         if reading.signal is not Signal.DONE and parse_role(command) is not None:

@@ -32,13 +32,20 @@ MARK = "# relay:relay-resume-"
 
 
 @pytest.fixture(autouse=True)
-def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the entries' scripts go under it
 
 
 def crontab() -> list[str]:
     done = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
     return done.stdout.splitlines() if done.returncode == 0 else []
+
+
+def script_of(line: str) -> str:
+    """The script a relay cron line runs (``/bin/sh "$HOME"/...``), as it is on disk."""
+    word = line.split(" ", 5)[5].split(" # relay:")[0].removeprefix("/bin/sh ")
+    return Path(word.replace('"$HOME"', os.environ["HOME"])).read_text(encoding="utf-8")
 
 
 def test_a_persons_crontab_is_touched_only_when_asked(tmp_path: Path, real_crontab: None) -> None:
@@ -78,11 +85,14 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     [line] = [x for x in lines if MARK in x]
     at = resume_time(reset).astimezone()
     assert line.split(" ", 5)[:5] == [str(at.minute), str(at.hour), str(at.day), str(at.month), "*"]
+    assert line.split(" ", 5)[5].startswith('/bin/sh "$HOME"/.cache/relay/cron/relay-resume-')
+    script = script_of(line)
     assert (
-        "loop run --maker" in line
-        and "--max-iterations 5 --scheduler cron --verify-wait 30m --resume --repo-dir" in line
+        "loop run --maker" in script
+        and "--max-iterations 5 --scheduler cron --verify-wait 30m --resume --repo-dir" in script
     )
-    assert "; crontab -l 2>/dev/null | grep -vF -- '# relay:relay-resume-" in line
+    assert "--env-file" in script and "export PATH=" in script and "PATH=" not in line
+    assert "\ncrontab -l 2>/dev/null | grep -vF -- '# relay:relay-resume-" in script
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
     assert row.state is GoalState.IN_PROGRESS and row.notes.startswith("paused: ")
     handover = project.read("docs/loop/handover.md")
@@ -97,9 +107,11 @@ def test_a_usage_limit_registers_a_resume_that_finishes_the_run(
     [(name, state, detail, _)] = resume_checks(project.root)
     assert (name, state) == ("loop resume", "ok") and detail.startswith("cron resumes the run")
 
-    # fire the line as cron would: /bin/sh -c, with cron's own \% unescaped
+    # fire the line as cron would: /bin/sh -c with cron's environment, \% unescaped
     command = line.split(" ", 5)[5].replace("\\%", "%")
-    fired = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=300)
+    cron = ["env", "-i", f"HOME={os.environ['HOME']}", "LOGNAME=cron", "SHELL=/bin/sh"]
+    argv = [*cron, "PATH=/usr/bin:/bin", "/bin/sh", "-c", command]
+    fired = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert fired.returncode == 0, fired.stderr
     assert crontab() == ["# a line of the user's own"]  # the entry removed itself
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
@@ -278,8 +290,9 @@ def test_the_schedule_runs_triage_and_a_bounded_run_daily(
     ran = project.loop("schedule", "--at", "02:30", "--max-iterations", "3", "--scheduler", "cron")
     assert ran.status == 0, ran
     [line] = crontab()
-    assert line.startswith("30 2 * * * ") and "loop scheduled --repo-dir" in line
-    assert "--max-iterations 3" in line and "grep -vF" not in line  # daily: it stays
+    script = script_of(line)
+    assert line.startswith("30 2 * * * ") and "loop scheduled --repo-dir" in script
+    assert "--max-iterations 3" in script and "grep -vF" not in script  # daily: it stays
     again = project.loop(
         "schedule", "--at", "02:30", "--max-iterations", "3", "--scheduler", "cron"
     )
@@ -292,3 +305,7 @@ def test_the_schedule_runs_triage_and_a_bounded_run_daily(
     assert crontab() == [line]
     removed = project.loop("schedule", "--remove", "--scheduler", "cron")
     assert removed.status == 0 and removed.data["removed"] is True and crontab() == []
+    assert removed.data["had"] is True, removed  # it was there: "removed", not "no schedule"
+    assert list((Path(os.environ["HOME"]) / ".cache/relay/cron").glob("*.sh")) == []
+    again = project.loop("schedule", "--remove", "--scheduler", "cron")
+    assert again.status == 0 and again.data["had"] is False

@@ -153,6 +153,10 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
     assert found == {
         "relay": ("skip", "not set up here: no `## Relay` section"),
         "loop resume": ("skip", "no resume pending"),
+        "loop gates": (
+            "skip",
+            "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them",
+        ),
     }
 
 

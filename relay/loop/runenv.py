@@ -1,0 +1,284 @@
+"""The environment a scheduled run needs, decided: which programs a gate or role command
+runs, the PATH that finds them, the variables and secrets the person named, the file
+that holds what is not secret, and the bounds a run applies (written to BOARD.md).
+
+Ground rules: pure. Recording (``which``, the environment, the secret store) and applying
+(the process environment, a role's) are the commands layer's; this module only says what
+to record and what a scheduled process's environment becomes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from relay.errors import LocalUsageError
+from relay.loop.contract import DEFAULT_CEILING, Contract
+from relay.loop.markdown import find, sections
+from relay.loop.ratchet import MAX_TRANSIENT
+
+ENV_FILE = "loop-env.json"  # in the loop's work directory (inside .git): this machine's
+SECRETS_FILE = "loop-secrets.json"  # beside it, 0600, when no OS keyring is usable
+ROLES = ("maker", "checker", "verifier", "red-team")
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+# what cron gives a job (Debian's, and most others'): relay's doctor runs the gates so
+CRON_PATH = "/usr/bin:/bin"
+_SHELL_WORDS = frozenset({"env", "exec", "time", "nohup", "command", "builtin", "then", "do"})
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "!"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+# relay's own: what a scheduled process needs to start relay itself, kept as it is
+_RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def programs(command: str) -> list[str]:
+    """The programs a shell command runs: the first word of each simple command, after any
+    ``NAME=value`` assignments and ``env``/``exec``/``time``; in order, once each."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = command.split()
+    found: list[str] = []
+    expect = True
+    for word in words:
+        if word in _OPERATORS or set(word) <= set(";&|()"):
+            expect = True
+            continue
+        if not expect:
+            continue
+        if _ASSIGNMENT.fullmatch(word) or word in _SHELL_WORDS or word.startswith("-"):
+            continue
+        if word not in found:
+            found.append(word)
+        expect = False
+    return found
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A variable the person named secret and the roles it is handed to."""
+
+    name: str
+    roles: tuple[str, ...]
+
+
+def parse_secret(text: str) -> Secret:
+    """``NAME`` (the maker's) or ``NAME:ROLE[,ROLE]``; LocalUsageError naming what is wrong."""
+    name, _, roles = text.strip().partition(":")
+    if not _NAME.fullmatch(name):
+        raise LocalUsageError(
+            f"{name!r} is not a variable name (given to --pass-secret as {text!r})",
+            hint="give it as NAME or NAME:ROLE (roles: " + ", ".join(ROLES) + ")",
+        )
+    chosen = tuple(dict.fromkeys(r.strip() for r in roles.split(",") if r.strip())) or ("maker",)
+    unknown = [r for r in chosen if r not in ROLES]
+    if unknown:
+        raise LocalUsageError(
+            f"{unknown[0]!r} is not a role (given to --pass-secret as {text!r})",
+            hint="roles: " + ", ".join(ROLES),
+        )
+    return Secret(name, chosen)
+
+
+@dataclass(frozen=True)
+class RunEnv:
+    """What a scheduled run's process gets, recorded where the gates work: a PATH, the
+    variables the person passed (and relay's own few), the names of the secrets and
+    their roles (never their values), and how each command resolved."""
+
+    path: tuple[str, ...]
+    variables: tuple[tuple[str, str], ...] = ()
+    secrets: tuple[Secret, ...] = ()
+    resolved: tuple[tuple[str, str], ...] = ()  # (program, where it was found, or "")
+    recorded: str = ""
+
+    def environment(self, base: Mapping[str, str], *, sep: str = ":") -> dict[str, str]:
+        """``base`` (a scheduler's minimal environment) with the recorded PATH (joined by
+        ``sep``, the OS's) and variables; secrets stay out (they go to their roles alone)."""
+        env = dict(base)
+        env.update(self.variables)
+        env["PATH"] = sep.join(self.path)
+        return env
+
+    def for_role(self, role: str, values: Mapping[str, str]) -> dict[str, str]:
+        """The secrets handed to ``role`` (from ``values``, the store's)."""
+        mine = [s.name for s in self.secrets if role in s.roles]
+        return {name: values[name] for name in mine if name in values}
+
+    def render(self) -> str:
+        return (
+            json.dumps(
+                {
+                    "path": list(self.path),
+                    "variables": dict(self.variables),
+                    "secrets": {s.name: list(s.roles) for s in self.secrets},
+                    "resolved": dict(self.resolved),
+                    "recorded": self.recorded,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+
+
+def parse_runenv(text: str) -> RunEnv | None:
+    """The env file as a model; None when it cannot be read (the caller says so)."""
+    try:
+        doc = json.loads(text)
+        return RunEnv(
+            path=tuple(str(p) for p in doc["path"]),
+            variables=tuple((str(k), str(v)) for k, v in doc.get("variables", {}).items()),
+            secrets=tuple(
+                Secret(str(k), tuple(str(r) for r in v)) for k, v in doc.get("secrets", {}).items()
+            ),
+            resolved=tuple((str(k), str(v)) for k, v in doc.get("resolved", {}).items()),
+            recorded=str(doc.get("recorded", "")),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def record(
+    commands: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    which: Mapping[str, str | None],
+    interpreter_dir: str,
+    pass_env: Sequence[str] = (),
+    secrets: Sequence[Secret] = (),
+    when: str = "",
+    sep: str = ":",
+) -> RunEnv:
+    """The RunEnv for ``commands`` (gates and roles), given where each of their programs
+    resolves now (``which``: program -> absolute path or None). The PATH is the
+    directories those programs were found in, in the inherited PATH's order, then relay's
+    interpreter's, then the system's: never the whole inherited PATH."""
+    inherited = [p for p in environ.get("PATH", "").split(sep) if p]
+    found: list[str] = []
+    resolved: list[tuple[str, str]] = []
+    for command in commands:
+        for program in programs(command):
+            if any(p == program for p, _ in resolved):
+                continue
+            where = which.get(program)
+            resolved.append((program, where or ""))
+            if where and "/" not in program and "\\" not in program:  # PATH must find it
+                found.append(re.split(r"[/\\](?=[^/\\]*$)", where)[0])
+    order = {d: i for i, d in enumerate(inherited)}
+    dirs = sorted(dict.fromkeys(found), key=lambda d: order.get(d, len(order)))
+    system = SYSTEM_PATH if sep == ":" else ()  # Windows: its own folders are on PATH
+    path = tuple(dict.fromkeys([*dirs, interpreter_dir, *system]))
+    missing = [n for n in pass_env if n not in environ]
+    if missing:
+        raise LocalUsageError(
+            f"{missing[0]} is not set in this shell (named by --pass-env)",
+            hint="set it in this shell (where the gates work), then run this again",
+        )
+    named = {s.name for s in secrets}
+    both = [n for n in pass_env if n in named]
+    if both:
+        raise LocalUsageError(f"{both[0]} is named by --pass-env and --pass-secret: pick one")
+    unset = [s.name for s in secrets if s.name not in environ]
+    if unset:
+        raise LocalUsageError(
+            f"{unset[0]} is not set in this shell (named by --pass-secret)",
+            hint="set it in this shell, then run this again (relay keeps it for the role)",
+        )
+    variables = [(n, environ[n]) for n in _RELAY_OWN if n in environ and n not in pass_env]
+    variables += [(n, environ[n]) for n in pass_env]
+    return RunEnv(
+        path=path,
+        variables=tuple(variables),
+        secrets=tuple(secrets),
+        resolved=tuple(resolved),
+        recorded=when,
+    )
+
+
+def merge_secrets(old: Sequence[Secret], new: Sequence[Secret]) -> tuple[Secret, ...]:
+    """The secrets recorded before, with those named now in their place."""
+    names = {s.name for s in new}
+    return (*(s for s in old if s.name not in names), *new)
+
+
+# --- the bounds a run applies, on BOARD.md ---
+
+BOUNDS_SECTION = "Bounds of the last run"
+BOUNDS_INTRO = (
+    "Every limit the last `relay loop run` applied, and where it came from: nothing caps a"
+    " run that is not listed here."
+)
+
+
+@dataclass(frozen=True)
+class Bound:
+    name: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Bounds:
+    bounds: tuple[Bound, ...] = field(default_factory=tuple)
+
+    def render(self) -> str:
+        lines = [f"- {b.name}: {b.value} ({b.source})" for b in self.bounds]
+        return f"## {BOUNDS_SECTION}\n\n{BOUNDS_INTRO}\n\n" + "\n".join(lines) + "\n"
+
+
+def with_bounds(text: str, bounds: Bounds) -> str:
+    """BOARD.md with its bounds section replaced (or added at the end)."""
+    section = bounds.render()
+    parts = sections(text)
+    at = find(parts, BOUNDS_SECTION)
+    if at is None:
+        return text.rstrip("\n") + "\n\n" + section
+    rest = "".join(p.text for p in parts[at + 1 :])
+    return "".join(p.text for p in parts[:at]) + section + ("\n" + rest if rest else "")
+
+
+# relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
+LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
+OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
+
+
+def run_bounds(
+    contract: Contract, *, max_iterations: int | None, wall_clock: float | None
+) -> Bounds:
+    """Every bound a run under ``contract`` applies, and where each comes from."""
+    b = contract.budget
+    iterations = (
+        (str(max_iterations), "--max-iterations")
+        if max_iterations
+        else (str(b.iterations), "the contract's `Iterations:`")
+    )
+    ceiling = (
+        (str(b.ceiling), f"the contract: {b.ceiling_reason or 'lowered'}")
+        if b.ceiling is not None
+        else (str(DEFAULT_CEILING), "relay's default; the contract may raise it with a reason")
+    )
+    wall = (
+        (f"{wall_clock:.0f}s", "--wall-clock")
+        if wall_clock
+        else (b.wall_clock or "none", "the contract's `Wall clock:`")
+    )
+    found = [
+        Bound("Iterations", *iterations),
+        Bound("Iteration ceiling", *ceiling),
+        Bound("Wall clock", *wall),
+        Bound("Retries per failure", str(b.retries), "the contract"),
+        Bound("Maker timeout", b.maker_timeout, "the contract"),
+        Bound("Gate timeout", b.gate_timeout, "the contract"),
+        Bound("Checker timeout", b.checker_timeout, "the contract"),
+        Bound("Trial wall clock", b.trial, "the contract"),
+        Bound("Transient backoff", b.backoff, "the contract; doubled each time"),
+        Bound("Transient failures in a row", str(MAX_TRANSIENT), "relay: then it escalates"),
+        Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
+        Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
+    ]
+    return Bounds(tuple(found))

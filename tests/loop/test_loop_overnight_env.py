@@ -1,0 +1,296 @@
+"""The overnight path in the environment the project's gates need: a project whose gates
+run `python` from a virtualenv of its own (not on cron's PATH, and holding a module the
+tests import), scheduled with `relay loop schedule`, and the crontab line fired exactly as
+cron fires it (``env -i`` with HOME, LOGNAME, SHELL=/bin/sh and PATH=/usr/bin:/bin,
+through /bin/sh). The gates run green from the env file the line's script names, their
+output is kept under the spine's state and linked from the report; a secret reaches its
+role alone; the line stays short under a very long path; `relay doctor` fails in one line
+when a gate cannot run the scheduler's way; and a run's bounds are said on BOARD.md."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from loop_project import CALC_MUL, TEST_MUL, Project, make_project
+
+from relay.loop.goals import GoalState, parse_board
+
+SECRET = "sk-relay-test-5f2a9c1e7b"  # not token-shaped: only the name says it is secret
+TEST_GATE = "python -m pytest -q -p no:cacheprovider"  # `python`: the project's venv's
+LINT_GATE = "python -m ruff check --no-cache ."
+# the project's own test: needs its venv (projdep), the variable passed with --pass-env,
+# and never sees the maker's secret
+TEST_ENV = (
+    "import os\n\nimport projdep\n\n\ndef test_env():\n"
+    "    assert projdep.READY\n"
+    '    assert os.environ["CALC_MODE"] == "strict"\n'
+    '    assert "LOOP_AGENT_API_KEY" not in os.environ\n'
+)
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())  # no OS keychain
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # the cron scripts, and cron's HOME
+
+
+def project_venv(where: Path) -> Path:
+    """A real virtualenv whose python imports the test toolchain (pytest, ruff) and
+    ``projdep``, a module only it has; its bin directory."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    [site] = list(where.glob("lib/python*/site-packages"))
+    import sysconfig
+
+    (site / "toolchain.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "projdep.py").write_text("READY = True\n")
+    return where / "bin"
+
+
+def cron_env() -> list[str]:
+    """`env -i` and what cron gives a job."""
+    return [
+        "env",
+        "-i",
+        f"HOME={os.environ['HOME']}",
+        f"LOGNAME={getpass.getuser()}",
+        "SHELL=/bin/sh",
+        "PATH=/usr/bin:/bin",
+    ]
+
+
+def fire(line: str) -> subprocess.CompletedProcess[str]:
+    """Run a crontab line's command as cron does: /bin/sh -c, minimal environment."""
+    command = line.split(" ", 5)[5].replace("\\%", "%")
+    argv = [*cron_env(), "/bin/sh", "-c", command]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+
+
+def crontab() -> list[str]:
+    done = subprocess.run(["crontab", "-l"], capture_output=True, text=True, check=False)
+    return done.stdout.splitlines() if done.returncode == 0 else []
+
+
+def script_path(line: str) -> Path:
+    word = line.split(" ", 5)[5].split(" # relay:")[0].removeprefix("/bin/sh ")
+    return Path(shlex.split(word.replace('"$HOME"', os.environ["HOME"]))[0])
+
+
+def with_run_command(project: Project, maker: str) -> None:
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = f"`` relay loop run --maker {shlex.quote(maker)} ``"
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, run))
+    project.git("commit", "-qam", "the run command the schedule uses")
+
+
+def venv_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, root: Path | None = None
+) -> Project:
+    """The calc project with gates that need its venv (on this shell's PATH only)."""
+    bin_dir = project_venv(tmp_path / "venv")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CALC_MODE", "strict")
+    project = make_project(root or tmp_path, gates=(TEST_GATE, LINT_GATE))
+    project.write("tests/test_env.py", TEST_ENV)
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a test that needs the project's venv")
+    return project
+
+
+def test_the_cron_entry_fired_as_cron_fires_it_runs_the_gates_green(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    project = venv_project(tmp_path, monkeypatch)
+    bare = subprocess.run(
+        [*cron_env(), "/bin/sh", "-c", TEST_GATE], cwd=project.root, capture_output=True
+    )
+    assert bare.returncode != 0  # cron's own PATH cannot run the gates
+    monkeypatch.setenv("LOOP_AGENT_API_KEY", SECRET)
+    maker = project.script(
+        "maker",
+        "count('maker')\n"
+        "(SCRIPTS / 'maker.saw').write_text(os.environ.get('LOOP_AGENT_API_KEY', '-'))\n"
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n",
+    )
+    with_run_command(project, maker)
+    ran = project.loop(
+        "schedule",
+        "--at",
+        "02:30",
+        "--max-iterations",
+        "3",
+        "--scheduler",
+        "cron",
+        "--pass-env",
+        "CALC_MODE",
+        "--pass-secret",
+        "LOOP_AGENT_API_KEY:maker",
+    )
+    assert ran.status == 0, ran
+    assert ran.data["secrets"] == {"LOOP_AGENT_API_KEY": ["maker"]}
+    assert str(tmp_path / "venv" / "bin") == ran.data["path"][0]
+    [line] = crontab()
+    env_file = Path(ran.data["env_file"])
+    script = script_path(line).read_text(encoding="utf-8")
+    # the line names a script, the script the env file; no secret anywhere in them
+    assert line.startswith("30 2 * * * /bin/sh ") and len(line) < 200, line
+    assert f"--env-file {shlex.quote(str(env_file))}" in script and "PATH=" not in line
+    for text in (line, script, env_file.read_text(encoding="utf-8")):
+        assert SECRET not in text
+    assert "LOOP_AGENT_API_KEY" not in script and "CALC_MODE" in env_file.read_text()
+    secrets = env_file.with_name("loop-secrets.json")  # no OS keyring: the node's 0600 file
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600 and SECRET in secrets.read_text()
+    monkeypatch.delenv("LOOP_AGENT_API_KEY")
+
+    fired = fire(line)
+    assert fired.returncode == 0, (
+        fired.stderr + (project.root / ".git/relay/loop").joinpath("relay-loop.err.log").read_text()
+    )
+    row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
+    assert row.state is GoalState.DONE and "G1: Multiply" in project.subjects(), row
+    assert (tmp_path / "scripts" / "maker.saw").read_text() == SECRET  # the maker's alone
+    # every gate ran green, its output kept under the spine's state and linked
+    handover = project.read("docs/loop/handover.md")
+    [link] = re.findall(r"Gate logs: \[(state/gates/run-[^\]]+/)\]\(\1\)", handover)
+    logs = sorted((project.root / "docs/loop" / link).glob("*.log"))
+    assert logs and all("result: passed" in p.read_text() for p in logs if "accept" not in p.name)
+    assert any("-test.log" in p.name and "3 passed" in p.read_text() for p in logs)
+    triaged = list((project.root / "docs/loop/state/gates").glob("triage-*/*-test.log"))
+    assert triaged and "result: passed" in triaged[0].read_text()
+    assert project.clean() and "docs/loop/state/gates" not in project.git("ls-files")
+    board = project.read("docs/loop/BOARD.md")
+    assert "## Bounds of the last run" in board and "- Iterations: 3 (--max-iterations)" in board
+    assert "- Iteration ceiling: 50 (relay's default" in board
+
+
+def test_the_cron_lines_stay_short_under_a_very_long_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name-for-a-clone" for _ in range(20)])
+    deep.mkdir(parents=True)
+    assert len(str(deep)) > 750
+    project = make_project(deep)
+    maker = project.script("maker", "count('maker')\n")
+    with_run_command(project, maker)
+    ran = project.loop("schedule", "--at", "03:00", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    from relay.commands.loop_unattended import Resumer
+
+    registered = Resumer(
+        project.root, ["loop", "run", "--maker", maker, "--scheduler", "cron"], scheduler="cron"
+    )(datetime.now(UTC) + timedelta(hours=1), "G1: a usage limit")
+    assert registered.startswith("resume registered with cron")
+    lines = crontab()
+    assert len(lines) == 2
+    for line in lines:
+        assert len(line.split(" ", 5)[5]) < 1000 and str(deep) not in line
+        assert str(deep) in script_path(line).read_text()  # the paths live in the script
+
+
+def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    project = venv_project(tmp_path, monkeypatch)
+    with_run_command(project, project.script("maker", "count('maker')\n"))
+    scheduled = project.loop("schedule", "--at", "04:00", "--scheduler", "cron")
+    assert scheduled.status == 0, scheduled
+    import io
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from relay.cli import main
+
+    def doctor() -> tuple[int, dict[str, tuple[str, str, str]]]:
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            status = main(["doctor", "--repo-dir", str(project.root), "--json"])
+        checks = json.loads(out.getvalue())["data"]["checks"]
+        return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
+
+    status, found = doctor()  # recorded by `relay loop schedule` in a shell with the venv
+    assert status == 0 and found["loop gate test"][0] == "warn", found  # it ran: CALC_MODE
+    assert "ran the scheduler's way and failed: exited 1" in found["loop gate test"][1]
+    assert project.loop("init", "--pass-env", "CALC_MODE").status == 0
+    status, found = doctor()
+    assert status == 0 and found["loop gate test"][0] == "ok", found
+    # recorded again from a shell without the venv: the gates' `python` is not found
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    again = project.loop("init")
+    assert again.status == 0
+    status, found = doctor()
+    state, detail, fix = found["loop gate test"]
+    assert status == 1 and state == "fail", found
+    assert detail.startswith(f"`{TEST_GATE}` cannot run the scheduler's way: exited ")
+    assert "No module named 'projdep'" in detail, detail  # relay's own python is not the venv's
+    assert "\n" not in detail and "state/gates/doctor-" in detail
+    assert "--pass-env" in fix and "relay loop schedule" in fix
+
+
+def test_max_iterations_has_a_ceiling_the_contract_may_raise_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    maker = project.script("maker", "count('maker')\n")
+    refused = project.loop("run", "--maker", maker, "--max-iterations", "500", "--dry-run")
+    assert refused.status == 2 and project.calls("maker") == 0
+    message = refused.errors[0]["message"]
+    assert message.startswith("--max-iterations 500 is above the ceiling of 50;"), message
+    assert "- Iteration ceiling: 500 (why)" in message
+    contract = project.read("docs/loop/CONTRACT.md")
+    raised = contract.replace("- Iterations: 20\n", "- Iterations: 20\n- Iteration ceiling: 500\n")
+    project.write("docs/loop/CONTRACT.md", raised)
+    bare = project.loop("check")
+    assert bare.status != 0 and "needs its reason" in bare.errors[0]["message"], bare
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(
+            "- Iterations: 20\n", "- Iterations: 20\n- Iteration ceiling: 500 (many small goals)\n"
+        ),
+    )
+    project.git("commit", "-qam", "a higher ceiling, with its reason")
+    plan = project.loop("run", "--maker", maker, "--max-iterations", "500", "--dry-run")
+    assert plan.status == 0 and plan.data["plan"]["budget"]["iterations"] == 500, plan
+
+
+def test_the_contract_is_read_again_every_iteration(tmp_path: Path) -> None:
+    from relay.ratchet.engine import Ratchet
+    from relay.ratchet.judge import Options
+
+    project = make_project(tmp_path, retries=2)
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n"
+        f"put('src/calc.py', {CALC_MUL!r})\n"
+        f"if n > 1:\n    put('tests/test_mul.py', {TEST_MUL!r})\n",
+    )
+    heard: list[str] = []
+
+    def say(line: str) -> None:
+        heard.append(line)
+        if "attempt 1 failed" in line:  # between iterations, a person edits the contract
+            text = project.read("docs/loop/CONTRACT.md")
+            project.write(
+                "docs/loop/CONTRACT.md", text.replace("Gate timeout: 10m", "Gate timeout: 9m")
+            )
+            project.git("commit", "-q", "-m", "a shorter gate timeout", "docs/loop/CONTRACT.md")
+
+    report = Ratchet(project.root, Options(maker=maker), say=say).run()
+    assert [k.goal for k in report.kept] == ["G1"], report
+    assert "the contract changed; this iteration runs under the new one" in heard
+    assert "- Gate timeout: 9m (the contract)" in project.read("docs/loop/BOARD.md")
+    assert project.clean()
