@@ -156,6 +156,11 @@ def dispatch(args: argparse.Namespace) -> Output:
     alive = Alive(ctx.node, args.interval)
     ended = until_unbound(ctx)
     run_async(lambda: poll.loop(ctx, interval=args.interval, printer=alive.printer, stop=ended))
+    if poll.stopped():  # the exit status says so (cli.stopped_by)
+        return Output(
+            lines=(f"relay watch: {ctx.node} stopped (its running TASK was answered `stopped`)",),
+            data={"node": ctx.node, "stopped": True},
+        )
     return Output(
         lines=(
             f"no open job binds {ctx.node} any more: watching on this machine has ended"

@@ -58,7 +58,7 @@ RESULTS = st.builds(
     issue=st.integers(1, 10**6),
     node=NODE,
     task=st.integers(1, 999),
-    status=st.sampled_from(["done", "failed", "partial", "blocked"]),
+    status=st.sampled_from(["done", "failed", "partial", "blocked", "stopped"]),
     summary=TEXT,
     log_url=st.none()
     | st.just("https://example.org/o/r/blob/abc/docs/loop/relay/1/logs/result-001.log"),
