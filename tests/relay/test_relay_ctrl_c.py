@@ -280,3 +280,34 @@ def test_ctrl_c_in_the_foreground_watch_stops_it_and_answers_stopped(
     assert not group_alive(pgid)
     stopped_result(world, job, long, by="Ctrl-C")
     next_pass_leaves_it(world, job)
+
+
+def test_ctrl_c_stops_a_result_wait_cleanly(world: World, job: int) -> None:
+    c = world.controller
+    c.call("task", str(job), "--step", "echo nobody-runs-this")
+    before = world.comments(job)
+    proc = subprocess.Popen(
+        c.argv("result", str(job), "--wait", "--poll", "0.5"),
+        env=c.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _STARTED.append(proc)
+    wait = Watch(proc)
+    # past its quiet start the wait says what it waits for: it is in its loop now
+    wait_until(lambda: wait.said("waiting for") is not None, timeout=60, what="the wait")
+    waiting = len(wait.lines)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    status, out, ended = wait.end(timeout=30)
+    assert status == 130
+    assert ended - sent < 10
+    assert out == ""
+    after = [line for _, line in wait.lines[waiting:]]
+    assert after == [
+        f"relay: stopped waiting for the RESULT of TASK 1 on #{job}; nothing was changed"
+        f" — `relay result {job} --wait` waits again"
+    ], wait.lines
+    assert world.comments(job) == before
+    assert world.labels(job) == {"awaiting:worker"}
