@@ -10,8 +10,8 @@ see ``RELAY_TOKEN``. Nothing here decides what may run; the protocol does.
 
 A person's Ctrl-C (or a scheduler's SIGTERM) never reaches a step by itself, since it
 leads its own session: :func:`request_stop` passes it on to the running step's group,
-which is killed if it still runs STOP_GRACE seconds later; the run ends ``stopped``, the
-later steps never start, and its RESULT is posted as for any other run.
+which is killed if it still runs a few seconds later (:func:`stop_grace`); the run ends
+``stopped``, the later steps never start, and its RESULT is posted as for any other run.
 """
 
 from __future__ import annotations
@@ -106,9 +106,10 @@ _STOP = _Stop()
 
 
 def request_stop(signum: int, *, force: bool = False) -> None:
-    """Stop the steps this process runs: the running step's group gets ``signum`` (then is
-    killed after STOP_GRACE), or with ``force`` is killed at once; no later step starts.
-    Safe in a signal handler: the step's own thread does the signalling."""
+    """Stop the steps this process runs: the running step's group gets ``signum`` (and is
+    killed :func:`stop_grace` seconds later), or with ``force`` is killed at once; no later
+    step starts. Meant for a signal handler: it only sets a flag (the step's own thread
+    passes the signal on), and sends the kill of ``force``."""
     _STOP.signum = _STOP.signum or signum
     _STOP.force = _STOP.force or force
     _STOP.asked.set()

@@ -344,11 +344,11 @@ async def execute(
 
     ``token`` is the one this pass acts with, masked wherever it might show."""
     started = datetime.now(UTC)
-    held = await claim(gh, ctx, action)
-    if held is None:
-        return None
-    task = action.task
-    with stopping(f"TASK {task.task} on #{action.issue}"):
+    # from the claim on, Ctrl-C stops the TASK, never the pass that must answer it
+    with stopping(f"TASK {action.task.task} on #{action.issue}"):
+        held = await claim(gh, ctx, action)
+        if held is None:
+            return None
         return await _run_and_answer(gh, ctx, action, held, started=started, token=token)
 
 

@@ -121,7 +121,7 @@ def stopped_summary(
     where = (
         f"during step {interrupted.number} of {count} (`{interrupted.command[:120]}`)"
         if interrupted is not None
-        else f"after step {ran} of {count}"
+        else f"before step {ran + 1} of {count}"
     )
     rest = [f"step {n} (`{task.steps[n - 1][:120]}`)" for n in range(first_unrun, count + 1)]
     never = f"; never ran: {', '.join(rest)}" if rest else "; no step was left to run"
