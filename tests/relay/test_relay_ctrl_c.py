@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from worlds import Node, World
+from worlds import Node, World, envelope_of
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="signals and process groups are POSIX")
 
@@ -251,7 +251,7 @@ def test_a_step_that_ignores_the_stop_is_killed_after_the_grace(
 
 def test_sigterm_stops_the_step_as_ctrl_c_does(world: World, job: int, step_group: Path) -> None:
     long = post_long_task(world, job, step_group)
-    watch = start_watch(world.worker, "--once")
+    watch = start_watch(world.worker, "--once", "--json")  # as a script would run it
     pgid = into_the_long_step(world, job, watch, step_group)
     sent = time.monotonic()
     watch.proc.send_signal(signal.SIGTERM)
@@ -259,7 +259,9 @@ def test_sigterm_stops_the_step_as_ctrl_c_does(world: World, job: int, step_grou
     assert status == 128 + signal.SIGTERM, watch.lines
     assert ended - sent < LONG / 2
     assert watch.said("relay: stopping TASK 1") is not None, watch.lines
-    assert "RESULT 1 posted (stopped" in out, out
+    doc = envelope_of(out)  # the envelope says what the exit status says
+    assert doc["exit_code"] == 128 + signal.SIGTERM and not doc["ok"], doc
+    assert [t["status"] for t in doc["data"]["tasks"]] == ["stopped"], doc
     assert not group_alive(pgid)
     stopped_result(world, job, long, by="SIGTERM")
     next_pass_leaves_it(world, job)
