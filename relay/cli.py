@@ -122,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = command_of(words)
     stop_steps_on_signals()
     try:
-        return _run(words, json_output=json_output, command=command)
+        status = _run(words, json_output=json_output, command=command)
+        return stopped_by() or status
     except KeyboardInterrupt:
         kill_steps()
         print("relay: interrupted", file=sys.stderr)
@@ -170,6 +171,16 @@ def command_of(words: Sequence[str]) -> str:
     verb = words[0] if words and words[0] in VERBS else ""
     sub = words[1] if verb in SUB_VERBS and len(words) > 1 else ""
     return " ".join(filter(None, [verb, sub if sub in SUB_VERBS.get(verb, ()) else ""]))
+
+
+def stopped_by() -> int:
+    """The exit status of a command whose steps were stopped by a signal (Ctrl-C: 130;
+    SIGTERM: 143), which it answered with a `stopped` RESULT; 0 when none was."""
+    steps = sys.modules.get("relay.edges.steps")
+    signum = steps.stop_requested() if steps is not None else 0
+    if steps is not None:
+        steps.reset_stop()  # the next command in this process starts unstopped
+    return 128 + signum if signum else 0
 
 
 def kill_steps() -> None:

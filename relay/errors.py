@@ -70,3 +70,10 @@ class Conflict(RelayError):
 
     code = "conflict"
     exit_status = 5
+
+
+class Interrupted(RelayError):
+    """A person stopped a command that was only waiting (Ctrl-C); nothing was changed."""
+
+    code = "interrupted"
+    exit_status = 130

@@ -13,6 +13,13 @@ from relay.node.redaction import redacted
 from relay.watchers.once import Printer, TeardownHook, print_report, run_pass
 
 
+def stopped() -> bool:
+    """Whether a signal stopped a task this process ran (see relay.node.execute.stopping)."""
+    from relay.edges.steps import stop_requested
+
+    return bool(stop_requested())
+
+
 async def loop(
     ctx: NodeContext,
     *,
@@ -29,6 +36,8 @@ async def loop(
         try:
             printer(await run_pass(ctx, on_teardown=on_teardown, started_by="loop"))
             failures = 0
+            if stopped():  # Ctrl-C stopped a task, which was answered: the watch ends too
+                return
             if stop is not None and await stop():
                 return
         except (RemoteUnavailable, RemoteProtocolError, Conflict) as err:

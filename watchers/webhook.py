@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
 from relay.watchers.deliveries import DEFAULT_ISSUE_INTERVAL, Coalescer, DeliveryLog
-from relay.watchers.once import Printer, print_report
+from relay.watchers.once import PassReport, Printer, print_report
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -296,10 +296,18 @@ async def serve_webhook(
     printer: Printer = print_report,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Receive webhooks until cancelled; each issue event runs the pass for that issue."""
+    """Receive webhooks until cancelled, or until Ctrl-C stopped a task a pass ran (which
+    was answered `stopped`); each issue event runs the pass for that issue."""
     from relay.watchers.once import run_pass
+    from relay.watchers.poll import stopped
 
     gate = asyncio.Lock()
+    ended = asyncio.Event()
+
+    def after(report: PassReport) -> None:
+        printer(report)
+        if stopped():
+            ended.set()
 
     async def on_event(event: WebhookEvent) -> None:
         for delay in (*BUSY_RETRIES, None):
@@ -308,11 +316,11 @@ async def serve_webhook(
             if report.outcome != "busy" or delay is None:
                 break
             await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
-        printer(report)
+        after(report)
 
     async def reconcile() -> None:
         async with gate:
-            printer(await run_pass(ctx, started_by="webhook"))
+            after(await run_pass(ctx, started_by="webhook"))
 
     app = build_app(
         secret=secret, on_event=on_event, reconcile=reconcile, reconcile_interval=reconcile_interval
@@ -328,6 +336,6 @@ async def serve_webhook(
     if ready is not None:
         ready(url)
     try:
-        await asyncio.Event().wait()
+        await ended.wait()
     finally:
         await runner.cleanup()

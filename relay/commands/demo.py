@@ -91,12 +91,41 @@ def api(url: str, token: str, method: str = "GET", body: Any = None) -> Any:
 
 
 def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) -> str:
-    """Run the real relay CLI as a process; RelayError with its message when it fails."""
+    """Run the real relay CLI as a process; RelayError with its message when it fails.
+    Stopped itself (Ctrl-C, SIGTERM), the demo stops the command as a person's Ctrl-C
+    would (a running step is stopped and answered), never leaving it to run on."""
     argv = [sys.executable, "-m", "relay.cli", *args]
-    done = subprocess.run(argv, env=dict(env), capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise RelayError(f"`relay {' '.join(args[:2])}` failed: {done.stderr.strip()}")
-    return done.stdout
+    proc = subprocess.Popen(
+        argv, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        out, err = proc.communicate(timeout=300)
+    except BaseException:
+        end_process(proc)
+        raise
+    if proc.returncode == 130:  # the person's Ctrl-C reached it first: the demo stops
+        raise KeyboardInterrupt
+    if proc.returncode != 0:
+        raise RelayError(f"`relay {' '.join(args[:2])}` failed: {err.strip()}")
+    return out
+
+
+END_WAIT = 15.0  # seconds a process of the demo has to end when stopped, before the kill
+
+
+def end_process(proc: subprocess.Popen[Any], *, wait: float = END_WAIT) -> None:
+    """Stop one of the demo's processes (SIGTERM; a relay with a running step stops it
+    and answers its TASK) and wait for it; killed if it lingers past ``wait`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 @contextmanager
@@ -130,8 +159,7 @@ def running_hub(data: Path, *options: str, detach: bool = False) -> Iterator[Hub
     finally:
         errors.close()
         if not detach or failed:  # a detached hub stays only when what used it succeeded
-            proc.terminate()
-            proc.wait(timeout=10)
+            end_process(proc)
 
 
 def why_not(said: str) -> str:
@@ -326,9 +354,11 @@ def watching(nodes: Sequence[Node]) -> Iterator[None]:
     try:
         yield
     finally:
+        for proc in procs:  # all told at once, then each waited for
+            if proc.poll() is None:
+                proc.terminate()
         for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=10)
+            end_process(proc)
 
 
 def round_trip(
@@ -439,14 +469,19 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
         if keep is not None:
             check_keep(keep)
         root.mkdir(parents=True, exist_ok=True)
-        with running_hub(root / "hub", detach=keep is not None) as hub:
-            if keep is not None:  # known at once: even a demo killed midway says its hub
-                (keep / "hub.pid").write_text(f"{hub.proc.pid}\n")
-            demo = setup(root, hub, say)
-            demo.kept = keep is not None
-            scripted(demo)
-            print_thread(demo)
-            measure_loop(demo)
+        try:
+            with running_hub(root / "hub", detach=keep is not None) as hub:
+                if keep is not None:  # known at once: even a demo killed midway says its hub
+                    (keep / "hub.pid").write_text(f"{hub.proc.pid}\n")
+                demo = setup(root, hub, say)
+                demo.kept = keep is not None
+                scripted(demo)
+                print_thread(demo)
+                measure_loop(demo)
+        except BaseException:  # stopped or failed: its hub was stopped with it
+            if keep is not None:
+                (keep / "hub.pid").unlink(missing_ok=True)
+            raise
         say("\ntimings:")
         for what, seconds in demo.timings.items():
             say(f"  {what}: {seconds:.2f}s")

@@ -10,7 +10,7 @@ from typing import Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
-from relay.errors import LocalUsageError, RemoteProtocolError, RemoteUnavailable
+from relay.errors import Interrupted, LocalUsageError, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext, client
 from relay.node.observe import load_issue
 from relay.node.progress import duration
@@ -113,6 +113,7 @@ async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any
     try:
         while True:
             task, answer, thread = await look(ctx, args.issue)
+            args.waiting_for = task
             if answer is not None or not args.wait or task == 0:
                 return task, answer
             now, waited = datetime.now(UTC), time.monotonic() - started
@@ -139,7 +140,17 @@ async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any
 def run(args: argparse.Namespace) -> Output:
     """Print the newest RESULT (or half-done report), or say that none has come."""
     ctx = context(args, need_node=False)
-    task, answer = run_async(lambda: wait_for(ctx, args))
+    try:
+        task, answer = run_async(lambda: wait_for(ctx, args))
+    except KeyboardInterrupt:  # Ctrl-C while waiting: only the wait ends
+        if not args.wait:
+            raise
+        task = getattr(args, "waiting_for", 0)
+        what = f"the RESULT of TASK {task} on #{args.issue}" if task else f"#{args.issue}"
+        raise Interrupted(
+            f"stopped waiting for {what}; nothing was changed",
+            hint=f"`relay result {args.issue} --wait` waits again",
+        ) from None
     if task == 0:
         raise LocalUsageError(f"#{args.issue} has no task yet", hint="post one with `relay task`")
     if answer is None:

@@ -127,7 +127,7 @@ def dispatch(args: argparse.Namespace) -> Output:
                 ctx, host=host, port=port, secret=secret, reconcile_interval=args.reconcile
             )
         )
-        return Output()
+        return Output(exit_status=stopped_status())  # 0, unless a TASK was stopped
     if args.once:
         from relay.watchers.registration import on_teardown
 
@@ -156,6 +156,12 @@ def dispatch(args: argparse.Namespace) -> Output:
     alive = Alive(ctx.node, args.interval)
     ended = until_unbound(ctx)
     run_async(lambda: poll.loop(ctx, interval=args.interval, printer=alive.printer, stop=ended))
+    if poll.stopped():  # the exit status says so (cli.stopped_by)
+        return Output(
+            lines=(f"relay watch: {ctx.node} stopped (its running TASK was answered `stopped`)",),
+            data={"node": ctx.node, "stopped": True},
+            exit_status=stopped_status(),
+        )
     return Output(
         lines=(
             f"no open job binds {ctx.node} any more: watching on this machine has ended"
@@ -234,4 +240,13 @@ def pass_result(report: Any) -> Output:
     data = dataclasses.asdict(report)
     data["tasks"] = [dataclasses.asdict(t) for t in report.tasks]
     lines = report.lines or [f"{report.node}: nothing to do"]
-    return Output(lines=tuple(lines), data=data, exit_status=0)
+    return Output(lines=tuple(lines), data=data, exit_status=stopped_status())
+
+
+def stopped_status() -> int:
+    """The exit status of a watch whose running TASK was stopped by a signal and answered
+    `stopped` (128 + the signal, as a shell reports it); 0 when none was."""
+    from relay.edges.steps import stop_requested
+
+    signum = stop_requested()
+    return 128 + signum if signum else 0

@@ -7,6 +7,11 @@ ended when the step ends. Output (stdout and stderr interleaved, as a person wou
 in a terminal) is captured with bounded memory: the head and the tail are kept and the
 middle is counted. The first failing step stops the task. Steps read no stdin and do not
 see ``RELAY_TOKEN``. Nothing here decides what may run; the protocol does.
+
+A person's Ctrl-C (or a scheduler's SIGTERM) never reaches a step by itself, since it
+leads its own session: :func:`request_stop` passes it on to the running step's group,
+which is killed if it still runs a few seconds later (:func:`stop_grace`); the run ends
+``stopped``, the later steps never start, and its RESULT is posted as for any other run.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from pathlib import Path
 
 DEFAULT_CAP = 256 * 1024  # bytes of output kept per step (head + tail)
 KILL_GRACE = 2.0  # seconds between the polite signal and the kill on POSIX
+STOP_GRACE = 3.0  # seconds a step has to end after a Ctrl-C passed on to it
+STOP_GRACE_ENV = "RELAY_STOP_GRACE"  # another number of seconds for that (0 to 300)
+_POLL = 0.1  # seconds between two looks for a stop while a step runs
 # relay's own credentials, wherever it found them: a TASK's steps come from another
 # machine and get none of them (a step that needs a token is given one by its node's owner)
 HIDDEN_ENV = (
@@ -47,6 +55,7 @@ class RunStatus(enum.StrEnum):
 
     DONE = "done"
     FAILED = "failed"
+    STOPPED = "stopped"  # relay was stopped (Ctrl-C, SIGTERM) while the steps ran
 
 
 @dataclass(frozen=True)
@@ -59,10 +68,11 @@ class StepOutcome:
     duration: float
     output: str
     truncated_bytes: int
+    stopped: bool = False  # relay was stopped while it ran, and passed the stop on
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.stopped
 
 
 @dataclass(frozen=True)
@@ -74,8 +84,65 @@ class RunOutcome:
 
     @property
     def failed_step(self) -> int | None:
-        """The 1-based number of the step that failed, or None when all passed."""
-        return None if self.status is RunStatus.DONE else len(self.steps)
+        """The 1-based number of the step that failed (or was interrupted), or None when
+        all passed or the stop came between two steps."""
+        if self.status is RunStatus.DONE:
+            return None
+        if self.status is RunStatus.STOPPED and (not self.steps or self.steps[-1].ok):
+            return None
+        return len(self.steps)
+
+
+class _Stop:
+    """A stop asked of this process (a signal's number), and whether it was asked twice."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.signum = 0
+        self.force = False
+
+
+_STOP = _Stop()
+
+
+def request_stop(signum: int, *, force: bool = False) -> None:
+    """Stop the steps this process runs: the running step's group gets ``signum`` (and is
+    killed :func:`stop_grace` seconds later), or with ``force`` is killed at once; no later
+    step starts. Meant for a signal handler: it only sets a flag (the step's own thread
+    passes the signal on), and sends the kill of ``force``."""
+    _STOP.signum = _STOP.signum or signum
+    _STOP.force = _STOP.force or force
+    _STOP.asked.set()
+    if force:  # at once, not at the runner's next look
+        for proc in list(_LIVE):
+            if os.name != "nt":
+                _signal_group(proc.pid, signal.SIGKILL)
+
+
+def stop_grace() -> float:
+    """Seconds a stopped step has to end before it is killed: STOP_GRACE, or
+    RELAY_STOP_GRACE when it holds a number from 0 to 300."""
+    try:
+        value = float(os.environ.get(STOP_GRACE_ENV, ""))
+    except ValueError:
+        return STOP_GRACE
+    return value if 0 <= value <= 300 else STOP_GRACE
+
+
+def stop_requested() -> int:
+    """The signal that asked this process to stop (0: none)."""
+    return _STOP.signum if _STOP.asked.is_set() else 0
+
+
+def reset_stop() -> None:
+    """Forget a stop (a new command in the same process starts unstopped)."""
+    _STOP.asked.clear()
+    _STOP.signum, _STOP.force = 0, False
+
+
+def steps_running() -> bool:
+    """Whether a step of this process runs now."""
+    return bool(_LIVE)
 
 
 class _Capture:
@@ -177,14 +244,17 @@ def run_step(
     capture = _Capture(cap)
     reader = threading.Thread(target=_pump, args=(proc, capture), daemon=True)
     reader.start()
-    timed_out = False
+    timed_out = stopped = False
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_tree(proc, grace=grace)
-    else:
-        _end_leftovers(proc)
+        ended = _wait(proc, until=started + timeout)
+        if ended is None:
+            timed_out = True
+            _kill_tree(proc, grace=grace)
+        elif ended:
+            _end_leftovers(proc)
+        else:
+            stopped = True
+            _stop_tree(proc)
     finally:
         _LIVE.discard(proc)
         release(job)
@@ -201,7 +271,41 @@ def run_step(
         duration=time.monotonic() - started,
         output=output,
         truncated_bytes=dropped,
+        stopped=stopped,
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], *, until: float) -> bool | None:
+    """Wait for the step to end: True when it did, None when ``until`` (its timeout)
+    passed, False when a stop was asked meanwhile (the step may still run)."""
+    while True:
+        if _STOP.asked.is_set():
+            return False
+        left = until - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            proc.wait(timeout=min(left, _POLL))
+        except subprocess.TimeoutExpired:
+            continue
+        # a step that failed as a stop came was ended by it (a second Ctrl-C kills the
+        # group at once, perhaps before this thread looked); one that succeeded is done
+        return not (_STOP.asked.is_set() and proc.returncode != 0)
+
+
+def _stop_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Pass a stop on to the step's group (the signal relay got), give it STOP_GRACE
+    seconds to end, then kill what is left; a second stop (``force``) kills at once."""
+    if os.name == "nt" or _STOP.force:
+        _kill_tree(proc, grace=0)
+        return
+    _signal_group(proc.pid, signal.Signals(_STOP.signum or signal.SIGTERM))
+    deadline = time.monotonic() + stop_grace()
+    while proc.poll() is None and not _STOP.force and time.monotonic() < deadline:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_POLL)
+    _signal_group(proc.pid, signal.SIGKILL)  # the step, and whatever it left in its group
+    proc.wait()
 
 
 def run_steps(
@@ -215,14 +319,19 @@ def run_steps(
     on_start: Callable[[int], None] | None = None,
     shell: str | None = None,
 ) -> RunOutcome:
-    """Run the steps in order, each with ``timeout`` seconds; stop at the first failure."""
+    """Run the steps in order, each with ``timeout`` seconds; stop at the first failure,
+    or when relay is asked to stop (the steps after the interrupted one never start)."""
     done: list[StepOutcome] = []
     for command in steps:
+        if _STOP.asked.is_set():
+            return RunOutcome(RunStatus.STOPPED, tuple(done))
         outcome = run_step(
             command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace,
             on_start=on_start, shell=shell,
         )  # fmt: skip
         done.append(outcome)
+        if outcome.stopped:
+            return RunOutcome(RunStatus.STOPPED, tuple(done))
         if not outcome.ok:
             return RunOutcome(RunStatus.FAILED, tuple(done))
     return RunOutcome(RunStatus.DONE, tuple(done))
@@ -250,6 +359,8 @@ def run_executor(
         outcome = run_step(
             full, cwd=cwd, timeout=timeout, cap=cap, env=step_env, grace=grace, on_start=on_start
         )
+    if outcome.stopped:
+        return RunOutcome(RunStatus.STOPPED, (outcome,))
     status = RunStatus.DONE if outcome.ok else RunStatus.FAILED
     return RunOutcome(status, (outcome,))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,6 +100,7 @@ class TaskRun:
     found: tuple[Found, ...] = ()  # the artifacts the TASK named, read before leaving
     unmatched: tuple[str, ...] = ()  # its artifact globs that matched no file
     problems: tuple[str, ...] = ()  # what went wrong reading them, said in the RESULT
+    executor: bool = False  # the node's agent command ran the TASK, not its steps
 
 
 def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
@@ -108,11 +110,32 @@ def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
         lines += [f"$ git checkout {task.checkout}", run.checkout_error, "[no step ran]", ""]
     for number, step in enumerate(run.outcome.steps, start=1):
         status = "timed out" if step.timed_out else f"exit {step.exit_code}"
+        if step.stopped:
+            status = f"stopped by {stop_word()} ({status})"
         lines += [f"$ {step.command}", step.output.rstrip("\n")]
         if step.truncated_bytes:
             lines.append(f"[... {step.truncated_bytes} bytes of output cut ...]")
         lines += [f"[step {number}: {status} after {step.duration:.2f}s]", ""]
+    ran = len(run.outcome.steps)
+    if run.outcome.status == "stopped" and not run.executor and ran < len(task.steps):
+        never = ", ".join(str(n) for n in range(ran + 1, len(task.steps) + 1))
+        lines += [f"[relay was stopped: never ran step {never}]", ""]
     return "\n".join(lines) + "\n"
+
+
+def stop_word() -> str:
+    """What stopped this process, in a person's words: "Ctrl-C" or the signal's name."""
+    import signal
+
+    from relay.edges.steps import stop_requested
+
+    signum = stop_requested()
+    if signum == signal.SIGINT:
+        return "Ctrl-C"
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "a stop"
 
 
 def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
@@ -132,12 +155,13 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
         except RelayError as err:
             return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=str(err))
         outcome = _run_here(ctx, task, where)
+        executor = bool(ctx.config and ctx.config.executor)
         try:
             found, unmatched = find_artifacts(where, task.artifacts)
         except Exception as err:  # the steps ran: nothing here may lose their RESULT
             said = f"The artifacts could not be read: {_one_line(err)}."
-            return TaskRun(outcome, problems=(said,))
-        return TaskRun(outcome, found=found, unmatched=unmatched)
+            return TaskRun(outcome, problems=(said,), executor=executor)
+        return TaskRun(outcome, found=found, unmatched=unmatched, executor=executor)
     finally:
         tree.release()
 
@@ -205,9 +229,17 @@ def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     """The RESULT's status, one-line summary and failed step (the protocol's rule, given
     how the run ended)."""
     from relay.edges.steps import RunStatus
-    from relay.protocol.work import StepEnd, run_summary
+    from relay.protocol.work import StepEnd, run_summary, stopped_summary
 
     outcome, failed = run.outcome, None
+    if run.checkout_error is None and outcome.status == RunStatus.STOPPED:
+        last = outcome.steps[-1] if outcome.steps else None
+        cut = None
+        if last is not None and last.stopped:
+            cut = StepEnd(number=len(outcome.steps), command=last.command)
+        return stopped_summary(
+            task, ran=len(outcome.steps), interrupted=cut, by=stop_word(), executor=run.executor
+        )
     if run.checkout_error is None and outcome.status != RunStatus.DONE:
         step = outcome.steps[-1] if outcome.steps else None
         failed = StepEnd(
@@ -312,9 +344,24 @@ async def execute(
 
     ``token`` is the one this pass acts with, masked wherever it might show."""
     started = datetime.now(UTC)
-    held = await claim(gh, ctx, action)
-    if held is None:
-        return None
+    # from the claim on, Ctrl-C stops the TASK, never the pass that must answer it
+    with stopping(f"TASK {action.task.task} on #{action.issue}"):
+        held = await claim(gh, ctx, action)
+        if held is None:
+            return None
+        return await _run_and_answer(gh, ctx, action, held, started=started, token=token)
+
+
+async def _run_and_answer(
+    gh: GitHubClient,
+    ctx: NodeContext,
+    action: ExecuteTask,
+    held: Claimed,
+    *,
+    started: datetime,
+    token: str,
+) -> TaskReport:
+    """Run the claimed TASK and answer it (a run stopped on the node is answered too)."""
     task = action.task
     beating = asyncio.create_task(heartbeat(gh, ctx, held, limits=run_limits(ctx)))
     try:
@@ -339,6 +386,71 @@ async def execute(
     ctx.state.clear_outbox(issue=action.issue, task=task.task)
     seconds = (datetime.now(UTC) - started).total_seconds()
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
+
+
+@contextlib.contextmanager
+def stopping(what: str) -> Iterator[None]:
+    """While a claimed TASK runs and is answered: Ctrl-C or SIGTERM stops it instead of
+    relay. The first passes the signal on to the running step (killed a few seconds later,
+    steps.stop_grace) and runs no later step, so the RESULT says ``stopped``; the second
+    kills the step at once; a third leaves at once (a kept draft is finished by the next
+    pass). Each is said on stderr in one line. Only the main thread can hold signals: elsewhere (a
+    test's thread) nothing changes."""
+    import signal
+    import threading
+
+    from relay.edges.steps import request_stop, steps_running, stop_grace
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked = [0]
+
+    def stop(signum: int, _frame: object) -> None:
+        asked[0] += 1
+        key = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        if asked[0] == 1:
+            running = steps_running()
+            request_stop(signum)
+            now = (
+                f"its running step gets {key} and is killed in {stop_grace():g}s if it"
+                " has not ended"
+                if running
+                else "no further step runs"
+            )
+            _tell(
+                f"relay: stopping {what}: {now}; the RESULT will say `stopped`"
+                f" ({key} again to kill the step at once)"
+            )
+        elif asked[0] == 2:
+            request_stop(signum, force=True)
+            _tell(f"relay: killed the step; posting the RESULT of {what} ({key} again leaves now)")
+        else:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+
+    signals = [signal.SIGINT, signal.SIGTERM]
+    old = {sig: signal.signal(sig, stop) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _tell(line: str) -> None:
+    """One line on stderr, written from a signal handler: straight to the descriptor (the
+    stream may be mid-write in this very thread), after clearing a progress line."""
+    import sys
+
+    err = sys.stderr
+    if err is None:
+        return
+    tty = bool(getattr(err, "isatty", None) and err.isatty())
+    data = ("\r\033[K" if tty else "") + line + "\n"
+    with contextlib.suppress(OSError, ValueError):
+        os.write(err.fileno(), data.encode("utf-8", "replace"))
 
 
 def _draft_json(draft: Draft) -> str:

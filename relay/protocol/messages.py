@@ -134,6 +134,7 @@ class Status(StrEnum):
     FAILED = "failed"
     PARTIAL = "partial"
     BLOCKED = "blocked"
+    STOPPED = "stopped"  # the worker's owner stopped relay while a step ran (Ctrl-C, SIGTERM)
 
 
 class Message(BaseModel):
@@ -288,7 +289,8 @@ def _result_md(m: ResultMsg) -> list[str]:
     lines += [f"{code_span(m.node)} {verb} TASK {m.task}. **Log:** {log}", ""]
     lines += _field("Summary", m.summary)
     if m.failed_step is not None:
-        lines += [f"**Failed step:** {m.failed_step}", ""]
+        label = "Interrupted step" if m.status == Status.STOPPED else "Failed step"
+        lines += [f"**{label}:** {m.failed_step}", ""]
     if m.excerpt.strip():
         lines += [f"**Excerpt** (at most {EXCERPT_LINES} lines):", "", fenced(m.excerpt), ""]
     lines += _artifacts_md(m.artifacts)

@@ -107,6 +107,30 @@ class StepEnd(BaseModel):
     exit_code: int | None = None
 
 
+def stopped_summary(
+    task: TaskMsg, *, ran: int, interrupted: StepEnd | None, by: str, executor: bool = False
+) -> tuple[Status, str, int | None]:
+    """The RESULT of a run stopped on the worker (``by``: "Ctrl-C", "SIGTERM"): the step
+    it interrupted (None: the stop came between two steps, after ``ran`` of them) and the
+    steps that never ran, by number and command. ``executor``: one agent command ran the
+    whole TASK, so no step of it can be named."""
+    if executor:
+        return Status.STOPPED, f"Stopped on the node ({by}) while its agent command ran.", 1
+    count = len(task.steps)
+    first_unrun = interrupted.number + 1 if interrupted is not None else ran + 1
+    where = (
+        f"during step {interrupted.number} of {count} (`{interrupted.command[:120]}`)"
+        if interrupted is not None
+        else f"before step {ran + 1} of {count}"
+    )
+    rest = [f"step {n} (`{task.steps[n - 1][:120]}`)" for n in range(first_unrun, count + 1)]
+    never = f"; never ran: {', '.join(rest)}" if rest else "; no step was left to run"
+    summary = f"Stopped on the node ({by}) {where}{never}."
+    if len(summary) > 3000:  # room for redaction's markers within a summary's 4000
+        summary = summary[:2996] + "...."
+    return Status.STOPPED, summary, interrupted.number if interrupted is not None else None
+
+
 def run_summary(
     task: TaskMsg, *, checkout_failed: bool, failed: StepEnd | None
 ) -> tuple[Status, str, int | None]:

@@ -431,7 +431,22 @@ class Ratchet:
         row = self._mark(
             row, state=GoalState.IN_PROGRESS, note="", message=f"loop: {goal.id} in progress"
         )
-        return self._attempts(goal, row, baseline, base)
+        try:
+            return self._attempts(goal, row, baseline, base)
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM (_stopped_by_term)
+            self._put_back_stopped(goal, baseline)
+            raise
+
+    def _put_back_stopped(self, goal: Goal, baseline: Baseline) -> None:
+        """A run stopped mid-attempt: the maker is stopped, the attempt's changes and any
+        uncommitted bookkeeping are put back, so the tree is HEAD's, whose board shows the
+        goal in progress and whose handover says how it resumes."""
+        stop_orphan(self.judge.work / MAKER_PID)
+        self._revert_goal(baseline)
+        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        if dirty:
+            self.tree.revert(dirty)
+        self.say(f"{goal.id}: stopped; its attempt was put back (`relay loop run` resumes it)")
 
     def started_note(self, goal: Goal, commit: str) -> None:
         """handover.md says what is in flight before anything long runs, so that a killed

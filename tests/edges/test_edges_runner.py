@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,85 @@ def test_a_process_the_step_detaches_with_setsid_is_stopped_when_the_step_ends(
     assert str(daemon) in outcome.output
     with pytest.raises(ProcessLookupError):
         os.kill(daemon, 0)
+
+
+@pytest.fixture
+def unstopped() -> Iterator[None]:
+    """The process-wide stop is clear before and after (it lasts until a command ends)."""
+    from relay.edges.steps import reset_stop
+
+    reset_stop()
+    yield
+    reset_stop()
+
+
+def _stop_when(path: Path, *, force: bool = False, again: bool = False) -> threading.Thread:
+    """A thread that asks for a stop (Ctrl-C) once ``path`` is written by the step."""
+    import signal
+
+    from relay.edges.steps import request_stop
+
+    def go() -> None:
+        deadline = time.monotonic() + 30
+        while not (path.exists() and path.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        request_stop(signal.SIGINT, force=force)
+        if again:
+            time.sleep(0.3)
+            request_stop(signal.SIGINT, force=True)
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_stop_passes_ctrl_c_to_the_step_and_runs_no_later_step(
+    tmp_path: Path, unstopped: None
+) -> None:
+    pid = tmp_path / "pid"
+    asker = _stop_when(pid)
+    started = time.monotonic()
+    outcome = run_steps(
+        [
+            "echo one",
+            # the shell reports the Ctrl-C it got, then ends as it asks
+            f"trap 'echo got-int; exit 130' INT; echo $$ > {pid}; sleep 40 & wait",
+            "echo three",
+        ],
+        cwd=tmp_path,
+        timeout=60,
+    )
+    asker.join()
+    assert time.monotonic() - started < 20
+    assert outcome.status is RunStatus.STOPPED and outcome.failed_step == 2
+    assert [s.stopped for s in outcome.steps] == [False, True]
+    assert "got-int" in outcome.steps[1].output  # the signal reached the step itself
+    assert wait_dead(int(pid.read_text()))
+
+
+def test_a_step_that_ignores_the_stop_is_killed_after_the_grace_or_at_once_when_asked_again(
+    tmp_path: Path, unstopped: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from relay.edges.steps import reset_stop
+
+    monkeypatch.setenv("RELAY_STOP_GRACE", "1")
+    pid = tmp_path / "pid"
+    ignoring = f"trap '' INT TERM; echo $$ > {pid}; sleep 40"
+    asker = _stop_when(pid)
+    started = time.monotonic()
+    outcome = run_steps([ignoring, "echo two"], cwd=tmp_path, timeout=60)
+    asker.join()
+    assert outcome.status is RunStatus.STOPPED and len(outcome.steps) == 1
+    assert 1 <= time.monotonic() - started < 20  # it had its grace, then the kill
+    assert wait_dead(int(pid.read_text()))
+
+    reset_stop()
+    pid.unlink()
+    monkeypatch.setenv("RELAY_STOP_GRACE", "120")  # only the second Ctrl-C can end it soon
+    asker = _stop_when(pid, again=True)
+    started = time.monotonic()
+    outcome = run_steps([ignoring], cwd=tmp_path, timeout=60)
+    asker.join()
+    assert outcome.status is RunStatus.STOPPED and outcome.steps[0].stopped
+    assert time.monotonic() - started < 30
+    assert wait_dead(int(pid.read_text()))

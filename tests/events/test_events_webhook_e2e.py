@@ -8,6 +8,7 @@ controller notice the RESULT.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import stat
 import subprocess
@@ -167,3 +168,45 @@ def test_a_delivery_that_finds_the_node_busy_is_run_once_the_lock_frees(
         )
     finally:
         holder.wait(timeout=10)
+
+
+def test_ctrl_c_on_a_webhook_watcher_stops_its_step_answers_and_ends_it(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    import os
+    import signal
+
+    w = world.worker
+    port = free_port()
+    shared = "worker secret"
+    with w.monkeypatch.context() as m:
+        m.setenv("RELAY_WEBHOOK_SECRET", shared)
+        w.call("join", "--webhook", f"http://127.0.0.1:{port}/")
+    job = open_job(world)
+    env = node_env(w.token, RELAY_WEBHOOK_SECRET=shared)
+    watch = watchers.start(w.clone, node=w.name, port=port, env=env, log=tmp_path / "w")
+    group = tmp_path / "step.pgid"
+    long = f"echo $$ > {group}; sleep 40"
+    world.controller.call("task", str(job), "--step", long, "--step", "echo never")
+    wait_until(lambda: group.exists() and group.read_text().strip(), what="the long step")
+    pgid = int(group.read_text())
+    try:
+        time.sleep(2)
+        sent = time.monotonic()
+        watch.proc.send_signal(signal.SIGINT)
+        assert watch.proc.wait(timeout=30) == 130, (tmp_path / "w").read_text()
+        assert time.monotonic() - sent < 20
+        with_result = [h for h in world.heads(job) if h.startswith("### RESULT 1")]
+        assert with_result == ["### RESULT 1 · stopped"], world.heads(job)
+        body = world.comments(job)[-1]["body"]
+        assert "never ran: step 2 (`echo never`)" in body, body
+        assert "relay: stopping TASK 1" in (tmp_path / "w").read_text()
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            pass
+        else:
+            raise AssertionError("the step's process group outlived the stop")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)

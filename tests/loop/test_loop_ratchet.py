@@ -5,6 +5,7 @@ iteration log, failures.md and learned-rules.md are read back, not just exit cod
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from pathlib import Path
@@ -313,6 +314,44 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     # the stale worktree went with the attempt that took it over: no loop branch is left
     assert project.git("branch", "--list", "relay-loop/*") == ""
     assert not Path(stale.split()[0]).exists()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="signals are POSIX")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_run_puts_its_attempt_back_and_resumes_cleanly(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    project = make_project(tmp_path)
+    pid_file = project.scripts / "maker.pid"
+    hang = project.script(
+        "hang",
+        "put('src/calc.py', 'half done\\n')\nput('src/half.py', 'x = 1\\n')\n"
+        f"pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+        "import time\ntime.sleep(60)\nput('src/late.py', 'x = 2\\n')\n",
+    )
+    proc = project.spawn("run", "--maker", hang)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid_file.exists(), proc.communicate()
+        maker = int(pid_file.read_text())
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, err
+    assert "G1: stopped; its attempt was put back" in err, err
+    assert not alive(maker)
+    assert project.clean() and not (project.root / "src/half.py").exists()
+    assert project.read("src/calc.py") == CALC
+    assert board_row(project)[0] is GoalState.IN_PROGRESS  # HEAD's board: it resumes
+    ran = project.loop("run", "--maker", project.script("maker", GOOD))
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("src/calc.py") == CALC_MUL and project.clean()
+    assert [s for s in project.subjects() if s.startswith("G1:")] == ["G1: Multiply"]
 
 
 def alive(pid: int) -> bool:

@@ -58,7 +58,7 @@ RESULTS = st.builds(
     issue=st.integers(1, 10**6),
     node=NODE,
     task=st.integers(1, 999),
-    status=st.sampled_from(["done", "failed", "partial", "blocked"]),
+    status=st.sampled_from(["done", "failed", "partial", "blocked", "stopped"]),
     summary=TEXT,
     log_url=st.none()
     | st.just("https://example.org/o/r/blob/abc/docs/loop/relay/1/logs/result-001.log"),
@@ -332,3 +332,31 @@ def test_tag_characters_separators_and_blank_lookalikes_are_shown_escaped_too() 
         assert char not in markdown, f"U+{ord(char):04X} reached the thread raw"
     assert "[U+E0041][U+E0042]" in markdown and "[U+2028]" in markdown and "[U+3164]" in markdown
     assert parse_message(body, issue=1).steps == (smuggled,)  # type: ignore[union-attr]
+
+
+def test_a_stopped_result_names_the_interrupted_step_and_the_steps_that_never_ran() -> None:
+    from relay.protocol.messages import ResultMsg, Status, TaskMsg, parse_message, render_message
+    from relay.protocol.work import StepEnd, stopped_summary
+
+    task = TaskMsg(issue=4, node="ctl", task=2, objective="o", steps=("make", "sleep 40", "ls"))
+    cut = StepEnd(number=2, command="sleep 40")
+    status, summary, failed = stopped_summary(task, ran=2, interrupted=cut, by="Ctrl-C")
+    assert (status, failed) == (Status.STOPPED, 2)
+    assert summary == (
+        "Stopped on the node (Ctrl-C) during step 2 of 3 (`sleep 40`); never ran: step 3 (`ls`)."
+    )
+    between = stopped_summary(task, ran=1, interrupted=None, by="SIGTERM")
+    assert between[1] == (
+        "Stopped on the node (SIGTERM) before step 2 of 3; never ran: step 2 (`sleep 40`),"
+        " step 3 (`ls`)."
+    )
+    assert between[2] is None
+    last = stopped_summary(task, ran=3, interrupted=StepEnd(number=3, command="ls"), by="Ctrl-C")
+    assert last[1].endswith("(`ls`); no step was left to run.")
+    result = ResultMsg(
+        issue=4, node="wrk", task=2, status=status, summary=summary, failed_step=failed
+    )
+    body = render_message(result)
+    assert body.startswith("### RESULT 2 · stopped\n")
+    assert "**Interrupted step:** 2" in body and "Failed step" not in body
+    assert parse_message(body, issue=4) == result
