@@ -286,8 +286,8 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     )
     proc = project.spawn("run", "--maker", hang)
     deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # written, not only created
     assert pid_file.exists(), proc.communicate()
     proc.send_signal(signal.SIGKILL)  # the run dies with no chance to clean up
     proc.wait()
