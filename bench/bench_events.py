@@ -134,7 +134,8 @@ def measure(root: Path, *, runs: int = RUNS, latency: float = 0.0, turn: bool = 
         for n in (w, c):
             n.relay("join", "--node", n.name, "--scheduler", "none",
                     "--webhook", f"http://127.0.0.1:{ports[n.name]}/")  # fmt: skip
-        c.relay("nodes", "approve", w.name, "--node", c.name)  # the admin admits the worker
+        key = w.relay("nodes", "key", "--node", w.name).strip()
+        c.relay("nodes", "approve", w.name, "--node", c.name, "--fingerprint", key)
         server = Deliveries()
         threading.Thread(target=server.serve_forever, daemon=True).start()
         stack.callback(server.shutdown)

@@ -70,7 +70,8 @@ def main() -> None:
             d.init_relay(demo)
             w.relay("join", "--node", d.WORKER, "--scheduler", "none")
             c.relay("join", "--node", d.CONTROLLER, "--scheduler", "none")
-            c.relay("nodes", "approve", d.WORKER, "--node", d.CONTROLLER)
+            key = w.relay("nodes", "key", "--node", d.WORKER).strip()
+            c.relay("nodes", "approve", d.WORKER, "--node", d.CONTROLLER, "--fingerprint", key)
             c.relay("job", "open", "--worker", d.WORKER, "--title", "T", "--objective", "O")
             idle_pass(w)  # the first pass reads the thread; later ones are idle
             os.environ["RELAY_TOKEN"] = w.token

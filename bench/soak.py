@@ -187,7 +187,9 @@ def set_up(root: Path, hub: Hub, size: Size) -> World:
     for node in [*workers, controller]:
         node.relay("join", "--node", node.name, "--scheduler", "none")
     for node in workers:  # the roster's admin admits each worker
-        controller.relay("nodes", "approve", node.name, "--node", controller.name)
+        key = node.relay("nodes", "key", "--node", node.name).strip()
+        controller.relay("nodes", "approve", node.name, "--node", controller.name,
+                         "--fingerprint", key)  # fmt: skip
     for other in [controller, *workers]:  # everyone sees every node's key
         git("pull", "-q", "--rebase", cwd=other.clone, auth=git_auth(url, token))
     effects = root / "effects"

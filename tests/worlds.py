@@ -216,7 +216,8 @@ class World:
         (no scheduler), which admits the worker as the roster's admin."""
         self.worker.call("join", "--node", WORKER, "--scheduler", "none")
         self.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
-        self.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
+        key = self.worker.call("nodes", "key", "--node", WORKER).strip()  # read out to it
+        self.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER, "--fingerprint", key)
 
     def admit(self, node: Node) -> None:
         """The roster's admin admits ``node`` before it runs relay at all: its key is made in
@@ -226,7 +227,7 @@ class World:
 
         from relay.edges.local import NodeState
         from relay.protocol import Account
-        from relay.protocol.roster import JoinRequest, request_path, sign_request
+        from relay.protocol.roster import JoinRequest, fingerprint, request_path, sign_request
         from relay.protocol.signatures import public_key_of
 
         state = NodeState.for_clone(node.clone)
@@ -247,7 +248,10 @@ class World:
         git("add", "-A", cwd=where)
         git("commit", "-qm", f"relay: {node.name} joins (asks the roster's admins)", cwd=where)
         git("push", "-q", "origin", "HEAD:main", cwd=where, auth=self.git_auth())
-        self.controller.call("nodes", "approve", node.name, "--node", CONTROLLER)
+        shown = fingerprint(public_key_of(key))
+        self.controller.call(
+            "nodes", "approve", node.name, "--node", CONTROLLER, "--fingerprint", shown
+        )
 
     def open_job(
         self, *, worker: str = WORKER, title: str = "Build fails", objective: str = "Find why."

@@ -268,7 +268,10 @@ def check_roster(ctx: NodeContext) -> Check:
     if ctx.trust.notes:
         return Check("roster", Status.WARN, f"{said}; not followed: {'; '.join(ctx.trust.notes)}")
     if member is None:
-        fix = f"an admin node runs `relay nodes approve {ctx.node}`"
+        fix = (
+            f"an admin node runs `relay nodes approve {ctx.node} --fingerprint FP`"
+            " (FP: what `relay nodes key` prints here)"
+        )
         return Check("roster", Status.FAIL, said, fix=fix)
     return Check("roster", Status.OK, said)
 

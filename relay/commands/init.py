@@ -328,11 +328,12 @@ async def wizard(args: argparse.Namespace, clone: Clone) -> Output:
         lines.append(
             f"opened job #{number}: {node.name} controls, {first_one[1]} works;"
             f" run `relay join --node {first_one[1]}` on that machine, `relay nodes approve"
-            f" {first_one[1]}` here, then `relay task {number}`"
+            f" {first_one[1]} --fingerprint FP` here (FP: what that join printed), then"
+            f" `relay task {number}`"
         )
     lines.append(
         "next: run `relay join --node NAME` in a clone on each other machine, then"
-        " `relay nodes approve NAME` here to admit it"
+        " `relay nodes approve NAME --fingerprint FP` here to admit the key that join printed"
     )
     return Output(
         lines=tuple(lines),

@@ -334,8 +334,9 @@ async def request_membership(
     return [
         f"registered {ctx.node} in {LOOP_PATH}, asking to join the roster",
         f"{ctx.node} asked to join the roster with key {fingerprint(public)}; an admin node"
-        f" admits it with `relay nodes approve {ctx.node}` (check the fingerprint), and until"
-        " then no node acts on what it says",
+        f" admits it with `relay nodes approve {ctx.node} --fingerprint {fingerprint(public)}`"
+        " (read it out to them: `relay nodes key` prints it again), and until then no node acts"
+        " on what it says",
     ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,7 +49,8 @@ def register(sub: Any) -> None:
     ap.add_argument(
         "--fingerprint",
         default=None,
-        help="admit it only if its key has this fingerprint (read it out on the new machine)",
+        help="the fingerprint `relay join` printed on the new machine: the request is admitted"
+        " only if its key has it (without it, relay asks at a terminal and refuses elsewhere)",
     )
     ap.add_argument("--admin", action="store_true", help="the new node may admit others too")
     add_common(ap)
@@ -64,6 +66,24 @@ def register(sub: Any) -> None:
     )
     add_common(sp)
     sp.set_defaults(func=run_sign)
+    kp = verbs.add_parser(
+        "key", help="this node's key fingerprint (read it out to the admin who admits it)"
+    )
+    add_common(kp)
+    kp.set_defaults(func=run_key)
+
+
+def run_key(args: argparse.Namespace) -> Output:
+    """The fingerprint of the key this clone holds for its node: what the admin passes to
+    `relay nodes approve NAME --fingerprint` after reading it out on this machine."""
+    from relay.protocol.signatures import public_key_of
+
+    ctx = context(args)
+    key = ctx.state.signing_key(ctx.node)
+    if key is None:
+        raise ConfigError(f"this clone holds no key for {ctx.node}", hint="run `relay join`")
+    shown = fingerprint(public_key_of(key))
+    return Output(lines=(shown,), data={"node": ctx.node, "fingerprint": shown})
 
 
 def requests(ctx: NodeContext) -> list[JoinRequest]:
@@ -115,7 +135,8 @@ def run_list(args: argparse.Namespace) -> Output:
         lines.append(
             f"  asks to join: {r.name}, key {fingerprint(r.key)}, accounts"
             f" {', '.join(str(a) for a in r.accounts) or 'none'}"
-            f" — `relay nodes approve {r.name}` on an admin node"
+            f" — `relay nodes approve {r.name} --fingerprint FP` on an admin node, FP read out"
+            f" on {r.name}"
         )
     lines += [f"not followed: {note}" for note in ctx.trust.notes]
     data = {
@@ -159,6 +180,13 @@ def run_approve(args: argparse.Namespace) -> Output:
             f"{args.name} is a member already; its row changes only by its own key",
             hint=f"`relay join --accounts` or `--rotate-key` on {args.name}",
         )
+    if not args.fingerprint and not _confirmed(request):
+        raise ConfigError(
+            f"admitting {args.name} needs the fingerprint its `relay join` printed (anyone with"
+            " push access can replace a waiting request)",
+            hint=f"run `relay nodes approve {args.name} --fingerprint FP` with FP read out on"
+            f" {args.name}",
+        )
     if args.fingerprint and fingerprint(request.key) != args.fingerprint.strip():
         raise ConfigError(
             f"the request of {args.name} has key {fingerprint(request.key)}, not"
@@ -182,13 +210,30 @@ def run_approve(args: argparse.Namespace) -> Output:
 
     also = {LOOP_PATH: table}
     made = publish_revision(ctx, change, f"relay: {ctx.node} admits {args.name}", also=also)
-    checked = "checked" if args.fingerprint else "NOT checked: compare it with what join printed"
+    checked = "checked" if args.fingerprint else "confirmed at the terminal"
     lines = (
         f"admitted {args.name} (key {fingerprint(request.key)}, {checked}; accounts"
         f" {', '.join(str(a) for a in request.accounts) or 'none'}): roster revision"
         f" {made.revision}",
     )
     return Output(lines=lines, data={"node": args.name, "revision": made.revision})
+
+
+def _confirmed(request: JoinRequest) -> bool:
+    """A person at a terminal says the request's key is the one its `relay join` printed
+    (False with no terminal: a script names the fingerprint)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    accounts = ", ".join(str(a) for a in request.accounts) or "none"
+    sys.stderr.write(
+        f"{request.name} asks to join with key {fingerprint(request.key)} (accounts {accounts}).\n"
+        f"Is that the fingerprint `relay join` printed on {request.name}? [y/N]: "
+    )
+    sys.stderr.flush()
+    try:
+        return input().strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def run_sign(args: argparse.Namespace) -> Output:

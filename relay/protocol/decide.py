@@ -57,6 +57,7 @@ from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
 from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
+    claimed_unseen,
     outsider_may_have,
     rolled_back,
     tampered_notice,
@@ -435,6 +436,14 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         reason = (
             f"TASK {task} already ran on {thread.job.worker} (its log is committed), and its"
             " claim or answer was deleted; it is not run twice: post a new TASK"
+        )
+        return [_decline(thread, task, entry.comment.id, reason)]
+    took = claimed_unseen(thread, snapshot)
+    if took is not None:  # the issue's events say it was claimed; claim and answer are gone
+        reason = (
+            f"TASK {task} was claimed before (`{took.actor.login[:60]}` set `working` at"
+            f" {took.at:%Y-%m-%d %H:%M:%S} UTC), and its claim and answer are gone (deleted?);"
+            " it may have run, so it is not run again: post a new TASK"
         )
         return [_decline(thread, task, entry.comment.id, reason)]
     approved = approval(

@@ -219,3 +219,26 @@ def task_to_repost(thread: Thread, kept: int, claimed: set[tuple[int, int]]) -> 
     if (number, kept) in claimed:
         return None
     return f"TASK {kept} is gone from the thread (deleted?) and never ran"
+
+
+def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
+    """Evidence in the issue's events (which nobody can delete) that the newest TASK was
+    claimed though no claim of it is left: the job's own accounts set `working` more often
+    than the claims known for the earlier TASKs account for. Then the TASK may have run,
+    and a worker without local records never runs it again. None: no such evidence."""
+    number, task = thread.issue.number, thread.last_task
+    party = party_ids(thread.job, snapshot.master)
+    claims = sorted(
+        (
+            e
+            for e in snapshot.label_events
+            if e.issue == number
+            and e.label == Label.WORKING.value
+            and e.action == "labeled"
+            and e.actor.id in party
+        ),
+        key=lambda e: (e.at, e.id),
+    )
+    known = {m for m in range(1, task) if thread.taken(m)}
+    known |= {m for n, m in snapshot.local.claims if n == number and m < task}
+    return claims[-1] if len(claims) > len(known) else None

@@ -85,7 +85,10 @@ def test_events_that_do_not_concern_this_node_end_at_once_without_a_request(
     third = Node("linux-box", world.clone("linux-box"), world.worker.token,
                  world.worker.monkeypatch)  # fmt: skip
     third.call("join", "--node", third.name, "--scheduler", "none")
-    world.controller.call("nodes", "approve", third.name, "--node", world.controller.name)
+    key = third.call("nodes", "key", "--node", third.name).strip()
+    world.controller.call(
+        "nodes", "approve", third.name, "--node", world.controller.name, "--fingerprint", key
+    )
     mine, others = open_job(world), open_job(world, worker=third.name)
     world.controller.call("task", str(mine), "--step", f'"{PY}" -c "print(1)"')
     label = {"label": world.api("/labels/awaiting:worker")}

@@ -131,7 +131,10 @@ def test_a_worker_that_is_an_app_takes_its_turn_with_no_token(
 
     # who am I: join registers a new node row whose account is the App's bot
     relay("join", "--node", f"app-{unique}", "--scheduler", "none")
-    world.controller.call("nodes", "approve", f"app-{unique}", "--node", "mac-studio")
+    key = relay("nodes", "key", "--node", f"app-{unique}").strip()
+    world.controller.call(
+        "nodes", "approve", f"app-{unique}", "--node", "mac-studio", "--fingerprint", key
+    )
     row = parse_master(world.remote_file("docs/loop/LOOP.md")).node(f"app-{unique}")
     assert row is not None and bot in [a.login for a in row.accounts]
     assert f"GET /app: {bot}" in relay("doctor", "--node", WORKER)
