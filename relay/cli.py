@@ -86,7 +86,7 @@ class Parser(argparse.ArgumentParser):
 # Verbs with sub-verbs, for naming the command in the --json envelope.
 SUB_VERBS: dict[str, tuple[str, ...]] = {
     "job": ("open", "repair"),
-    "nodes": ("approve", "sign"),
+    "nodes": ("approve", "sign", "key"),
     "hub": ("token", "repo"),
     "loop": ("init", "goal", "status", "next", "check", "run"),
 }

@@ -354,3 +354,15 @@ def make_world(
         for n in (CONTROLLER, WORKER)
     ]
     return World(hub, repo, bare, root, nodes[0], nodes[1], tokens, url=url)
+
+
+def key_of(node: Node, name: str | None = None) -> str:
+    """The fingerprint of the key ``node``'s clone holds (what its `relay join` printed, read
+    out to the admin who runs `relay nodes approve NAME --fingerprint`)."""
+    from relay.edges.local import NodeState
+    from relay.protocol.roster import fingerprint
+    from relay.protocol.signatures import public_key_of
+
+    key = NodeState.for_clone(node.clone).signing_key(name or node.name)
+    assert key is not None, f"{node.clone} holds no key for {name or node.name}"
+    return fingerprint(public_key_of(key))

@@ -164,11 +164,14 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     wanted = sorted(claim_refs_wanted(snapshot, node))
     asked = sorted(approvals_wanted(snapshot, node))
     moved = sorted(baton_events_wanted(snapshot, node, datetime.now(UTC)))
-    found, reacted, evented = await asyncio.gather(
+    waiting = sorted({_issue_of(snapshot, comment_id) for comment_id in asked} - {0})
+    found, reacted, evented, edits = await asyncio.gather(
         asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
         asyncio.gather(*(gh.list_issue_events(number) for number in moved)),
+        asyncio.gather(*(gh.ever_edited(number) for number in waiting)),
     )
+    ever_edited = frozenset(i for known in edits if known is not None for i in known)
     refs = frozenset(key for key, ref in zip(wanted, found, strict=True) if ref is not None)
     reactions = tuple(
         Reaction(
@@ -186,8 +189,20 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         for number, listed in zip(moved, evented, strict=True)
         for event in to_label_events(number, listed)
     )
-    update = {"claim_refs": refs, "reactions": reactions, "label_events": events}
+    update = {
+        "claim_refs": refs,
+        "reactions": reactions,
+        "label_events": events,
+        "ever_edited": ever_edited,
+    }
     return snapshot.model_copy(update=update)
+
+
+def _issue_of(snapshot: Snapshot, comment_id: int) -> int:
+    """The issue holding ``comment_id`` in the snapshot (0: none)."""
+    return next(
+        (i.number for i in snapshot.issues if any(c.id == comment_id for c in i.comments)), 0
+    )
 
 
 def to_label_events(number: int, listed: Iterable[models.IssueEvent]) -> list[LabelEvent]:

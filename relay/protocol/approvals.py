@@ -64,11 +64,13 @@ def approval(
     reactions: tuple[Reaction, ...],
     *,
     nodes_own: frozenset[int] = frozenset(),
+    ever_edited: frozenset[int] = frozenset(),
 ) -> str | None:
-    """The login of the person who approved the TASK in ``entry``, or None."""
+    """The login of the person who approved the TASK in ``entry``, or None. A comment in
+    ``ever_edited`` (GitHub's record) counts as edited whatever its timestamps say."""
     assert isinstance(entry.message, TaskMsg)
     task, posted = entry.message.task, entry.comment
-    if posted.edited:  # a 👍 stays on a comment whatever it is edited into
+    if posted.edited or posted.id in ever_edited:  # a 👍 stays on a comment whatever it is
         return None
     people = approver_ids(thread, master, posted_by=posted.author.id, nodes_own=nodes_own)
     for reaction in reactions:
@@ -79,7 +81,8 @@ def approval(
     digest = task_digest(entry.message)
     for comment in _after(thread, posted):
         match = APPROVE_RE.match(comment.body)
-        if not match or comment.edited or comment.author.id not in people:
+        edited = comment.edited or comment.id in ever_edited
+        if not match or edited or comment.author.id not in people:
             continue  # an approval edited in after the fact is no person's word
         named = (match.group(2) or "").lower()
         if int(match.group(1)) == task and (not named or digest.startswith(named)):

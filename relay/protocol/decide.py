@@ -447,7 +447,12 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
         )
         return [_decline(thread, task, entry.comment.id, reason)]
     approved = approval(
-        thread, entry, snapshot.master, snapshot.reactions, nodes_own=_nodes_own(snapshot)
+        thread,
+        entry,
+        snapshot.master,
+        snapshot.reactions,
+        nodes_own=_nodes_own(snapshot),
+        ever_edited=snapshot.ever_edited,
     )
     needed = needs_approval(entry.message, snapshot.master.scope)
     if needed and approved is None:

@@ -149,6 +149,9 @@ class Snapshot(BaseModel):
     watcher: WatcherFacts | None = None
     partial: bool = False  # only one issue was observed: silence about others means nothing
     reactions: tuple[Reaction, ...] = ()  # on the comments approvals_wanted() names
+    # comments GitHub's GraphQL records as ever edited, on the jobs approvals_wanted() names
+    # (REST's whole-second timestamps miss an edit within the second of posting)
+    ever_edited: frozenset[int] = frozenset()
     # the account this pass acts as, when the driver had to find out (an Actions run with
     # the workflow's token); None: the node's own account, trusted by construction
     acting: User | None = None

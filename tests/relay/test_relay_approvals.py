@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from relay_world import one_line_error
-from worlds import CONTROLLER, OWNER, WORKER, World
+from worlds import CONTROLLER, OWNER, WORKER, World, key_of
 
 from relay.protocol import TaskMsg, render_message
 
@@ -23,7 +23,8 @@ def people_world(blank: World) -> World:
     accounts = f"{OWNER},{PERSON}"
     blank.worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
     blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
-    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
+    key = key_of(blank.worker, WORKER)
+    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER, "--fingerprint", key)
     return blank
 
 
@@ -80,7 +81,8 @@ def test_the_account_a_node_acts_as_cannot_approve_for_it(blank: World, tmp_path
     accounts = f"{OWNER},{bot},{PERSON}"
     worker.call("join", "--node", WORKER, "--scheduler", "none", "--accounts", accounts)
     blank.controller.call("join", "--node", CONTROLLER, "--scheduler", "none")
-    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER)
+    key = key_of(worker, WORKER)
+    blank.controller.call("nodes", "approve", WORKER, "--node", CONTROLLER, "--fingerprint", key)
     job = blank.open_job()
     marker = tmp_path / "WIPED"
     step = f'"{PY}" -c "open({str(marker)!r}, \'w\')"'

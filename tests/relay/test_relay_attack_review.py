@@ -8,12 +8,39 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_relay_trust import appends, as_login, mallory, public_key, runs
+from test_relay_approvals import PERSON, people_world
+from test_relay_trust import appends, as_login, mallory, post_destructive, public_key, runs
 from worlds import STRANGER, WORKER, Node, World, git
 
 from relay.edges.local import NodeState
 from relay.protocol import log_path
 from relay.protocol.roster import fingerprint
+
+
+def test_a_same_second_edit_of_a_persons_comment_never_approves(
+    blank: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The issue: a `/relay approve TASK n` comment that was *ever* edited does not count.
+    GitHub's REST timestamps are whole seconds, so an edit made within the second the
+    person posted looks unedited; GraphQL's lastEditedAt (which the hub serves) would say."""
+    world = people_world(blank)
+    mallory(world, monkeypatch)
+    job = world.open_job()
+    marker = tmp_path / "WIPED"
+    post_destructive(world, job, marker)
+    for _ in range(20):  # her script edits each of carol's comments as soon as it appears
+        said = world.api(
+            f"/issues/{job}/comments", "POST", {"body": "I'll look tomorrow"}, login=PERSON
+        )
+        path = f"/issues/comments/{said['id']}"
+        edited = world.api(path, "PATCH", {"body": "/relay approve TASK 1"}, login=STRANGER)
+        if edited["updated_at"] == edited["created_at"]:
+            break
+        world.api(path, "DELETE")  # the second turned over: try the next comment
+    else:
+        pytest.skip("never landed an edit within the second")
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 0, "a comment carol never wrote approved a destructive TASK"
 
 
 def test_deleted_evidence_and_a_rewritten_history_never_run_a_task_twice(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from worlds import CONTROLLER, WORKER, World, data_of, envelope_of, git
+from worlds import CONTROLLER, WORKER, World, data_of, envelope_of, git, key_of
 
 PASS_KEYS = {
     "node",
@@ -60,7 +60,11 @@ def test_every_verb_json_keys(blank: World) -> None:
     assert set(listed) == {"revision", "members", "requests", "notes"}
     assert listed["requests"] == [WORKER]
     assert set(listed["members"][0]) == {"name", "admin", "fingerprint"}
-    assert out(c, "nodes", "approve", WORKER) == {"node": WORKER, "revision": 2}
+    assert out(c, "nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER)) == {
+        "node": WORKER,
+        "revision": 2,
+    }
+    assert set(out(w, "nodes", "key")) == {"node", "fingerprint"}
     assert out(c, "nodes", "sign") == {}  # nothing to sign: the table matches
     issue = out(c, "job", "open", "--worker", WORKER, "--title", "T", "--objective", "O")["issue"]
     assert out(c, "task", str(issue), "--step", "git --version") == {"issue": issue, "task": 1}
@@ -169,4 +173,5 @@ def test_loop_json_keys(tmp_path: Path) -> None:
         "blocked",
         "questions",
         "stopped",
+        "gate_logs",
     }

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from relay_world import one_line_error
-from worlds import CONTROLLER, STRANGER, WORKER, World, data_of, git, stop_process
+from worlds import CONTROLLER, STRANGER, WORKER, World, data_of, git, key_of, stop_process
 
 from relay.protocol import log_path, parse_master
 
@@ -161,7 +161,7 @@ def test_init_ends_by_opening_the_first_job_whose_worker_joins_after(blank: Worl
     c.ok("watch", "--once", "--node", CONTROLLER)  # a worker not yet joined breaks nothing
     w.ok("join", "--node", WORKER, "--scheduler", "none")
     c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
-    c.ok("nodes", "approve", WORKER)
+    c.ok("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))
     c.ok("task", str(number), "--step", f'"{PY}" -c "print(1)"')
     w.ok("watch", "--once", "--node", WORKER)
     assert blank.heads(number)[-1].startswith("### RESULT 1 · done"), blank.heads(number)

@@ -412,3 +412,33 @@ class GitHubClient(ApiSession):
             return None
         login = edited.get("login") if isinstance(edited, dict) else None
         return login if isinstance(login, str) and login else None
+
+    async def ever_edited(self, issue: int) -> frozenset[int] | None:
+        """The ids of the issue's comments GitHub records as ever edited (GraphQL's
+        ``lastEditedAt``): REST's timestamps are whole seconds, so an edit made within the
+        second a comment was posted looks unedited there. None when GraphQL cannot be
+        asked (the caller then has only REST's timestamps)."""
+        owner, _, name = (self.repo or "").partition("/")
+        query = (
+            "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
+            "owner:$owner,name:$name){issue(number:$number){comments(first:100,after:$after)"
+            "{pageInfo{hasNextPage endCursor} nodes{databaseId lastEditedAt}}}}}"
+        )
+        edited: set[int] = set()
+        after: str | None = None
+        try:
+            for _ in range(100):  # 10,000 comments at most
+                data = await self._wire.graphql(
+                    query, endpoint=self.graphql_url, owner=owner, name=name, number=issue,
+                    after=after,
+                )  # fmt: skip
+                page = data["repository"]["issue"]["comments"]
+                edited |= {
+                    int(n["databaseId"]) for n in page["nodes"] if n and n.get("lastEditedAt")
+                }
+                if not page["pageInfo"]["hasNextPage"]:
+                    return frozenset(edited)
+                after = page["pageInfo"]["endCursor"]
+        except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
+            return None
+        return None
