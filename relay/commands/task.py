@@ -64,7 +64,8 @@ async def parked_events(gh: GitHubClient, issue: Issue) -> tuple[LabelEvent, ...
         job = parse_body(issue.body)
     except MessageRejected:
         return ()
-    if not any(h.strikes >= STRIKE_LIMIT for h in job.hypotheses):
+    struck = any(h.strikes >= STRIKE_LIMIT for h in job.hypotheses)
+    if not struck and "needs:human" not in issue.labels:  # who parked it matters only then
         return ()
     return tuple(to_label_events(issue.number, await gh.list_issue_events(issue.number)))
 

@@ -7,6 +7,7 @@ message says what to do instead. The baton rules come from :mod:`relay.protocol.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -195,10 +196,12 @@ def plan_task(
     """
     thread = _controller_thread(issue, master, node)
     _check_caller(thread, master, caller, task=True)
-    from relay.protocol.tamper import unparked_by_outsider
+    from relay.protocol.tamper import parked_by_outsider, unparked_by_outsider
 
     if unparked_by_outsider(thread, label_events, master) is not None:
         raise IllegalTransition(State.PARKED, Event.POST_TASK, Role.CONTROLLER)
+    if parked_by_outsider(thread, label_events, master) is not None:  # her label: not parked
+        thread = replace(thread, state=State.AWAITING_CONTROLLER)
     target = transition(thread.state, Event.POST_TASK, Role.CONTROLLER)
     pending = thread.outstanding()
     if pending is not None:

@@ -98,9 +98,34 @@ def outsider_may_have(thread: Thread, snapshot: Snapshot, node: str) -> bool:
         # deleted would have a worker without local records run it twice)
         local = (thread.issue.number, task) in snapshot.local.claims
         return task > 0 and not thread.taken(task) and not local
+    struck = any(h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses)
     if node == thread.job.controller and thread.state == State.AWAITING_CONTROLLER:
-        return any(h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses)
+        return struck
+    if node == thread.job.controller and thread.state == State.PARKED:
+        return not struck  # parked with no third strike: who put `needs:human` there?
     return False
+
+
+def parked_by_outsider(
+    thread: Thread, events: tuple[LabelEvent, ...], master: Master
+) -> LabelEvent | None:
+    """The event that put `needs:human` on a job no strike escalated, when the account that
+    did it is neither a node of the job nor an instruction account: then the job is not
+    parked (her label would stall it, and the controller could post nothing)."""
+    if thread.state != State.PARKED or any(
+        h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses
+    ):
+        return None
+    number = thread.issue.number
+    put = [
+        e
+        for e in events
+        if e.issue == number and e.label == Label.NEEDS_HUMAN.value and e.action == "labeled"
+    ]
+    if not put:
+        return None
+    newest = max(put, key=lambda e: (e.at, e.id))
+    return None if newest.actor.id in party_ids(thread.job, master) else newest
 
 
 def _newest(snapshot: Snapshot, number: int, label: str, action: str) -> LabelEvent | None:
@@ -171,6 +196,21 @@ def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thr
         why = f"outsider {put.actor.login[:60]} put `{label.value}` on {where}; not followed"
         ignore = Ignore(issue=number, comment_id=None, reason=why)
         return replace(thread, state=before), [*said, ignore]
+    parked = parked_by_outsider(thread, snapshot.label_events, snapshot.master)
+    if parked is not None:
+        who = parked.actor.login[:60]
+        reason = f"{who} put `needs:human` on the job, which no strike escalated; not followed"
+        notes: list[Action] = [Ignore(issue=number, comment_id=None, reason=reason)]
+        key = f"parked-by:{parked.id}"
+        if (number, key) not in snapshot.local.notices:
+            body = (
+                f"**relay:** `{who}` added `needs:human`, but `{who}` is neither a node of this"
+                " job nor one of its instruction accounts, and no third strike escalated it:"
+                " relay does not park the job for it. The controller's next TASK takes the"
+                " label off."
+            )
+            notes.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+        return replace(thread, state=State.AWAITING_CONTROLLER), [*said, *notes]
     took = unparked_by_outsider(thread, snapshot.label_events, snapshot.master)
     if took is None:
         return thread, said

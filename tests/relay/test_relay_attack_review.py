@@ -126,6 +126,32 @@ def test_an_admin_admits_a_key_not_a_request_a_pusher_swapped_in(
     assert admitted is None, "the admin admitted her key and her account as newbie"
 
 
+def test_an_outsiders_needs_human_is_named_and_not_followed(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A label change by an account that is neither a node nor an instruction account is
+    named in the thread and not followed: her `needs:human` on a job nobody escalated does
+    not park it, and the controller's next TASK runs."""
+    mallory(world, monkeypatch)
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]}, login=STRANGER)
+    for _ in range(2):
+        world.controller.ok("watch", "--once")
+    named = [
+        c["body"] for c in world.comments(job) if f"`{STRANGER}` added `needs:human`" in c["body"]
+    ]
+    assert len(named) == 1
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    assert "needs:human" not in world.labels(job)
+    world.worker.ok("watch", "--once")
+    assert runs(marker) == 1
+    # a person the controller obeys parks it: that stands
+    world.controller.ok("watch", "--once")
+    world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]})
+    done = world.controller.run("task", str(job), "--step", "true")
+    assert done.returncode != 0 and "needs:human" in world.labels(job)
+
+
 def test_state_files_are_private_after_a_pass(world: World, job: int) -> None:
     """Issue, smaller breaks: state, lock and cache files are 0600 in a 0700 directory."""
     world.controller.ok("task", str(job), "--step", "git --version")
