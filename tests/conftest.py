@@ -51,6 +51,22 @@ def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user data directory (where a hub without --data keeps its database and every
+    hub leaves its record while it runs) is the session's own, not the person's."""
+    import os
+
+    home = tmp_path_factory.mktemp("data-home")
+    was = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(home)
+    yield home
+    if was is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = was
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _not_in_actions() -> Iterator[None]:
     """The suite runs alike on a CI runner and anywhere else: relay behaves differently in
     a GitHub Actions job (doctor adds a check), so a test that wants that says so itself."""
