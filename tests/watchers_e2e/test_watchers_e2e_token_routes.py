@@ -13,8 +13,7 @@ import pytest
 from worlds import WORKER, World, envelope_of
 
 LOGGED_OUT = (
-    "echo 'You are not logged into any GitHub hosts. To log in, run: gh auth login' >&2\n"
-    "exit 1\n"
+    "echo 'You are not logged into any GitHub hosts. To log in, run: gh auth login' >&2\nexit 1\n"
 )
 
 
