@@ -36,11 +36,11 @@ def gh_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> 
 
 
 def join_and_doctor(world: World) -> tuple[str, dict[str, str], dict[str, str]]:
-    """The worker joins (its token only in this shell: nothing saved); what join said of
-    the scheduled passes' token, and doctor's two token checks (status, detail)."""
+    """The worker joins (again: join says each time how scheduled passes find their token;
+    its token only in this shell, nothing saved); what join said of the scheduled passes'
+    token, and doctor's two token checks (status, detail)."""
     w = world.worker
     said = w.ok("join", "--node", WORKER, "--scheduler", "cron")
-    world.open_job()
     done = w.run("doctor", "--json")
     checks = envelope_of(done.stdout)["data"]["checks"]
     named = {c["name"]: c for c in checks if c["name"].startswith("token")}
@@ -51,28 +51,24 @@ def join_and_doctor(world: World) -> tuple[str, dict[str, str], dict[str, str]]:
     )
 
 
-@pytest.mark.parametrize("state", ["logged out", "logged in to another host"])
-def test_a_gh_without_a_token_for_the_host_is_no_route(
-    state: str,
-    world: World,
-    real_crontab: None,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    script = LOGGED_OUT if state == "logged out" else logged_in("github.com", "gho_elsewhere")
-    gh_on_path(tmp_path, monkeypatch, script)
-    said, status, detail = join_and_doctor(world)
-    assert "a scheduled pass will find no token: run `relay join --save-token`" in said
-    assert "gh auth login --hostname 127.0.0.1" in said
-    assert "ask `gh auth token`" not in said
-    assert status == {"token for scheduled passes": "fail", "token": "fail"}, detail
-    assert "will find no token" in detail["token for scheduled passes"]
-
-
-def test_a_gh_logged_in_to_the_nodes_host_is_the_route(
+def test_gh_is_a_route_only_when_it_has_a_token_for_the_nodes_host(
     world: World, real_crontab: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """One world, three states of gh, one after the other (join and doctor each time)."""
+    world.open_job()  # a job binds the worker: doctor checks its watcher's token
     host = urlsplit(world.hub.url).hostname or ""
+    for state, script in (
+        ("logged out", LOGGED_OUT),
+        ("logged in to another host", logged_in("github.com", "gho_elsewhere")),
+    ):
+        gh_on_path(tmp_path, monkeypatch, script)
+        said, status, detail = join_and_doctor(world)
+        assert "a scheduled pass will find no token: run `relay join --save-token`" in said, state
+        assert f"gh auth login --hostname {host}" in said, state
+        assert "ask `gh auth token`" not in said, state
+        assert status == {"token for scheduled passes": "fail", "token": "fail"}, (state, detail)
+        assert "will find no token" in detail["token for scheduled passes"], state
+
     gh_on_path(tmp_path, monkeypatch, logged_in(host, world.worker.token))
     said, status, detail = join_and_doctor(world)
     assert "scheduled passes ask `gh auth token` for their token" in said
