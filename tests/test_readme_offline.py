@@ -44,16 +44,20 @@ SYSTEM_PATH = os.pathsep.join(("/usr/local/bin", "/usr/bin", "/bin"))
 
 
 def after_make_demo(clone: Path) -> None:
-    """A relay clone as `make demo` leaves it, for this test: relay in ``.venv/bin`` only,
-    the very script of the environment running the tests (so the code under test runs)."""
+    """A relay clone as `make demo` leaves it, for this test: a `relay` in ``.venv/bin``
+    only, running this interpreter on the relay these tests import (the code under test,
+    wherever the reader's walk takes the shell)."""
+    import relay
+
     bin_dir = clone / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    installed = Path(sys.executable).parent / "relay"
-    if installed.exists():
-        (bin_dir / "relay").symlink_to(installed)
-    else:  # an interpreter without the console script: the same CLI through it
-        (bin_dir / "relay").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m relay "$@"\n')
-        (bin_dir / "relay").chmod(0o755)
+    source = Path(relay.__file__).resolve().parent.parent
+    (bin_dir / "relay").write_text(
+        "#!/bin/sh\n"
+        f'PYTHONPATH="{source}${{PYTHONPATH:+:$PYTHONPATH}}"'
+        f' exec "{sys.executable}" -m relay "$@"\n'
+    )
+    (bin_dir / "relay").chmod(0o755)
 
 
 def gone(pid: int) -> bool:
