@@ -140,8 +140,18 @@ class Claim:
 
 def claim(data_dir: Path) -> Claim:
     """Take ``data_dir`` for this hub, or refuse: one hub per data folder."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / PID_FILE
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return _claim(data_dir, path)
+    except OSError as err:
+        raise LocalUsageError(
+            f"cannot take {path}: {err.strerror or err}",
+            hint="pass a --data folder you can write",
+        ) from None
+
+
+def _claim(data_dir: Path, path: Path) -> Claim:
     for _ in range(10):
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if not _try_lock(fd):

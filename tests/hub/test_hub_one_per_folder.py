@@ -174,3 +174,13 @@ def test_hub_repo_with_a_token_of_another_database_names_the_hubs_folder(
         f"relay: the hub at {url} rejected the token — make one for it with"
         f" `relay hub token LOGIN --data {data}` (the folder it serves)"
     ]
+
+
+def test_a_data_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    done = relay("hub", "--port", "0", "--data", str(tmp_path / "a-file" / "sub"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"relay: cannot take {tmp_path / 'a-file' / 'sub' / 'hub.pid'}: Not a directory"
+        " — pass a --data folder you can write"
+    ]
