@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint lint-workflows typecheck unit bench soak tools clean
+.PHONY: demo test test-fast lint lint-workflows typecheck unit bench soak tools clean
 
 # `make demo` needs relay alone; the test toolchain (linters, type checker, the clients the
 # hub is tested with) comes only with the targets that use it.
@@ -61,6 +61,21 @@ unit: $(STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint lint-workflows typecheck unit
+
+# The edit-test cycle: the pure and unit tests only (the protocol, redaction, the loop's
+# decisions, the scheduler backends on stand-ins, the layer rules), no hub, no git server,
+# no browser: under a minute on two cores. `make test` (and CI) still runs everything.
+FAST_TESTS := tests/protocol tests/redact tests/schedulers \
+	tests/loop/test_loop_decisions.py tests/loop/test_loop_guard_rules.py \
+	tests/loop/test_loop_unattended_rules.py tests/loop/test_loop_spine_files.py \
+	tests/test_layers.py tests/test_docs_text.py
+# within them, what runs whole processes or a long state machine waits for `make test`
+SLOW_IN_FAST := tests/protocol/test_protocol_interleavings.py \
+	tests/redact/test_redact_parallel.py tests/redact/test_redact_cli.py
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(FAST_TESTS) \
+	  $(addprefix --ignore=,$(SLOW_IN_FAST))
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -30,13 +30,20 @@ from typing import Any
 
 import pytest
 from browser import Browser, chromium
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from worlds import stop_process
 
 # Hypothesis would otherwise keep its example database and its constants cache in
 # ``.hypothesis/`` of the working tree; the examples worth keeping are pinned in the tests.
-settings.register_profile("relay-tests", database=None)
+# No deadline and no "too slow" health check: on a loaded machine (two cores, every test
+# file's worker busy) a slow draw is the machine's, not a failure of the code under test.
+settings.register_profile(
+    "relay-tests",
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("relay-tests")
 
 
@@ -48,6 +55,22 @@ def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     set_hypothesis_home_dir(home)
     yield home
     set_hypothesis_home_dir(None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user data directory (where a hub without --data keeps its database and every
+    hub leaves its record while it runs) is the session's own, not the person's."""
+    import os
+
+    home = tmp_path_factory.mktemp("data-home")
+    was = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(home)
+    yield home
+    if was is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = was
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,7 +1,8 @@
 """How a scheduled pass finds its token, and where its lines go when nothing keeps them.
 
 A scheduled pass carries no token and runs without the shell's variables: it finds one
-at run time (``gh auth token``, the OS keyring, the node's token file). `relay doctor`
+at run time (``gh auth token`` when gh answers it for the node's host, the OS keyring, the
+node's token file). `relay doctor`
 resolves the token the same way, so it checks the token scheduled passes will use, not
 the one of the shell it runs in.
 """
@@ -38,7 +39,7 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
     if not present:
         return False, (
             "a scheduled pass will find no token: run `relay join --save-token` (keeps the token"
-            f" relay uses now in {path}, readable by you only) or log in with `gh auth login`"
+            f" relay uses now in {path}, readable by you only) or log in with {gh_login(ctx)}"
         )
     locked = ""
     if runs_logged_out(record) and not any(name.startswith("the token file") for name in present):
@@ -50,6 +51,14 @@ def token_route(ctx: NodeContext, record: WatcherRecord | None) -> tuple[bool, s
         said = "scheduled passes ask `gh auth token` for their token (keep gh logged in)"
         return True, said + locked
     return True, "scheduled passes find their token through " + ", then ".join(present[:2]) + locked
+
+
+def gh_login(ctx: NodeContext) -> str:
+    """How to log gh in for this node's host (an installed gh said it has no token)."""
+    from relay.edges.github.credentials import gh_hostname
+
+    host = gh_hostname(ctx.api_url)
+    return "`gh auth login`" if host == "github.com" else f"`gh auth login --hostname {host}`"
 
 
 def runs_logged_out(record: WatcherRecord | None) -> bool:

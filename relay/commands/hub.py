@@ -218,9 +218,47 @@ def serve(args: argparse.Namespace) -> Output:
     return Output(lines=("relay hub stopped",), data={"url": url}, announced=args.json)
 
 
+def token_data_dir(args: argparse.Namespace) -> tuple[Path, str]:
+    """The database a token is minted in, and what to tell the person about it ("" when
+    they named it): ``--data``; else the folder of the running hub ``RELAY_API_URL`` names,
+    or of the one hub running when it names none; else the default, said aloud, since the
+    hub they use will refuse a token from a database it does not serve."""
+    import os
+
+    from relay.edges.github.credentials import API_URL_ENV
+    from relay.hub.running import hub_for, running_hubs
+    from relay.hub.server import default_data_dir
+
+    if getattr(args, "data", None) is not None:
+        return _data_dir(args), ""
+    api = os.environ.get(API_URL_ENV, "").strip()
+    found = hub_for(api) if api else None
+    if found is None and not api:
+        hubs = running_hubs()
+        found = hubs[0] if len(hubs) == 1 else None
+    if found is not None:
+        return found.data, f"the token is for the hub at {found.url} (--data {found.data})"
+    default = default_data_dir()
+    why = (
+        f"no running hub of yours serves {API_URL_ENV}={api}"
+        if api
+        else "no single running hub of yours to take it from"
+    )
+    return default, (
+        f"the token is in the default database {default} ({why});"
+        " pass --data with the folder your hub serves if that is another"
+    )
+
+
 def token(args: argparse.Namespace) -> Output:
-    """Print a fresh token, alone, on standard output."""
+    """Print a fresh token, alone, on standard output (what database it went to, when the
+    person did not name one, on standard error)."""
+    import sys
+
     from relay.hub.server import create_token
 
-    value = create_token(_data_dir(args), args.login, admin=args.admin, long=args.long)
-    return Output(lines=(value,), data={"login": args.login, "token": value})
+    data, said = token_data_dir(args)
+    value = create_token(data, args.login, admin=args.admin, long=args.long)
+    if said:
+        print(f"relay: {said}", file=sys.stderr)
+    return Output(lines=(value,), data={"login": args.login, "token": value, "data": str(data)})

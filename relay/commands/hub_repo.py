@@ -13,7 +13,7 @@ from typing import Any
 from relay.commands.common import run_async
 from relay.commands.output import Output
 from relay.edges.git import RepoSlug
-from relay.errors import LocalUsageError, RelayError
+from relay.errors import ConfigError, LocalUsageError, RelayError
 
 
 def register(inner: Any) -> None:
@@ -40,6 +40,38 @@ def register(inner: Any) -> None:
         p.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=create)
     listing.set_defaults(func=list_repos)
+
+
+def refused_token(api_url: str) -> ConfigError:
+    """A hub that rejects the token was most likely given one from another database: say
+    which folder it serves (when it is this user's hub), so the next token is right."""
+    from relay.hub.running import hub_for
+
+    running = hub_for(api_url)
+    where = (
+        f"--data {running.data}` (the folder it serves)"
+        if running is not None
+        else "--data DIR` (DIR: the folder that hub was started with)"
+    )
+    return ConfigError(
+        f"the hub at {api_url} rejected the token",
+        hint=f"make one for it with `relay hub token LOGIN {where}",
+    )
+
+
+def _run(args: argparse.Namespace, go: Any) -> Output:
+    """Run ``go``, turning the hub's 401 into :func:`refused_token`."""
+    from relay.edges.github.credentials import api_base_url
+    from relay.edges.github.errors import rejected_token
+
+    try:
+        done: Output = run_async(go)
+    except ConfigError as err:
+        api_url = api_base_url(args.api)
+        if err.message != rejected_token(api_url).message:
+            raise
+        raise refused_token(api_url) from err
+    return done
 
 
 def _session(args: argparse.Namespace) -> Any:
@@ -92,7 +124,7 @@ def create(args: argparse.Namespace) -> Output:
                 data={"repo": f"{me.login}/{slug.name}", "created": made is not None, "git": url},
             )
 
-    return run_async(go)
+    return _run(args, go)
 
 
 def list_repos(args: argparse.Namespace) -> Output:
@@ -115,15 +147,21 @@ def list_repos(args: argparse.Namespace) -> Output:
         ]
         return Output(lines=tuple(lines) or ("no repositories",), data={"repos": rows})
 
-    return run_async(go)
+    return _run(args, go)
 
 
 def detach(data: Path, argv: list[str]) -> Output:
     """Start `relay ARGV` (the same hub, without ``--detach``) in a session of its own and
     return once it serves (its first line says where): a script can use the hub at once,
-    with no sleep, and stop it with the pid it left in ``DATA/hub.pid``."""
+    with no sleep, and stop it with the pid it left in ``DATA/hub.pid``. A folder another
+    hub serves is refused here, before anything is started or written."""
     from relay.commands.demo import _detached, stop_command
+    from relay.hub.running import refusal, serving
+    from relay.hub.server import check_data_dir
 
+    running = serving(check_data_dir(data))
+    if running is not None:  # refused before its log is touched
+        raise refusal(running)
     data.mkdir(parents=True, exist_ok=True)
     log = data / "hub.log"
     proc, url = _detached([sys.executable, "-m", "relay.cli", *argv], log)
@@ -133,7 +171,7 @@ def detach(data: Path, argv: list[str]) -> Output:
         proc.wait()
         why = said[-1].removeprefix("relay: ") if said else "the hub did not start"
         raise RelayError(why, hint=f"see {log}")
-    (data / "hub.pid").write_text(f"{proc.pid}\n")
+    # the hub itself wrote DATA/hub.pid before its first line, and removes it when it stops
     return Output(
         lines=(
             f"relay hub serving {url} in the background (pid {proc.pid}, log {log})",

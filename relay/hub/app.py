@@ -31,6 +31,7 @@ from relay.hub.git import backend
 from relay.hub.middleware import DOC_PAGES, hub_middleware
 from relay.hub.store import Store
 from relay.hub.web import (
+    API_ROOTS,
     CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
     HUB,
@@ -276,6 +277,8 @@ def build_app(
         if (method, path, handler) in pages.ROUTES and route.resource is not None:
             page_paths.add(route.resource.canonical)
     app[PAGE_PATHS] = frozenset(page_paths)
+    api = ALL_ROUTES + ADMIN_ROUTES
+    app[API_ROOTS] = frozenset(path.split("/")[1] for _, path, _ in api)
     app[DOC_PAGES] = doc_pages(app)
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from relay.hub.faults import AFTER_FAULTS, Fault
 from relay.hub.web import (
+    API_ROOTS,
     DOCS,
     GRAPHQL_KEY,
     GRAPHQL_PATHS,
@@ -142,6 +143,13 @@ def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
         return False
 
 
+def _page_path(request: web.Request) -> bool:
+    """Whether a path no route serves is a browser's (outside the API's roots), to be
+    answered with the pages' HTML 404 rather than the API's JSON."""
+    root = request.path.split("/")[1] if request.path.startswith("/") else ""
+    return request.method in ("GET", "HEAD") and root not in request.app[API_ROOTS]
+
+
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
     headers = resp.headers
     headers.update(_STATIC_HEADERS)
@@ -214,6 +222,10 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         from relay.hub.pages import serve
 
         return await serve(request, handler, hub)
+    if resource is None and _page_path(request):  # e.g. /OWNER/REPO/pulls: a page, not JSON
+        from relay.hub.pages import serve, unserved
+
+        return await serve(request, unserved, hub)
     faults = hub.faults
     fault = faults.draw(request.method, request.path) if faults.active else None
     if faults.active and (delay := faults.delay(fault)):

@@ -63,6 +63,11 @@ def missing() -> PageError:
     return PageError(404, "Page not found", "There is nothing here, or you may not see it.")
 
 
+async def unserved(request: web.Request) -> web.StreamResponse:
+    """A path outside the API that no page serves (``/OWNER/REPO/pulls``): the 404 page."""
+    raise missing()
+
+
 def chrome(request: web.Request, acc: RepoAccess | None = None, tab: str = "") -> views.Chrome:
     """The frame's facts for this request."""
     who: dict[str, Any] | None = request.get("viewer")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relay.errors import LocalUsageError
+from relay.hub import running
 from relay.hub.faults import FaultSpec
 
 
@@ -84,12 +85,27 @@ async def serve(
     announce: Callable[[str], None] | None = None,
 ) -> str:
     """Serve until SIGINT/SIGTERM; return the URL it served on."""
+    held = running.claim(check_data_dir(data_dir))  # before anything is opened or written
+    try:
+        return await _serve_claimed(data_dir, host, port, options, announce, held)
+    finally:
+        held.release()  # no pid file left behind, whichever way the hub stops
+
+
+async def _serve_claimed(
+    data_dir: Path,
+    host: str,
+    port: int,
+    options: Options,
+    announce: Callable[[str], None] | None,
+    held: running.Claim,
+) -> str:
     from aiohttp import web
 
     from relay.hub.app import build_app
 
     app = build_app(
-        check_data_dir(data_dir),
+        data_dir,
         faults=options.faults,
         rate_limit=options.rate_limit,
         content_limits=options.content_limits,
@@ -105,6 +121,7 @@ async def serve(
         await runner.cleanup()
         raise _bind_error(err, host=host, port=port) from None
     url = base_url(host, runner.addresses[0][1])
+    held.publish(url)  # before the first line: whoever reads it finds the pid file
     if announce is None:
         print(f"relay hub serving {url} (data: {data_dir})", flush=True)
     else:

@@ -43,6 +43,26 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 open issue``, ``2 open issues``: the count and its noun, agreeing."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# The files' icons are drawn, not typed: an emoji shows as an empty box on a system without
+# an emoji font, and these need no font at all.
+FOLDER_ICON = (
+    '<svg class="octicon folder" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">'
+    '<path fill="currentColor" d="M1.75 2h4.3l1.5 1.5h6.7c.41 0 .75.34.75.75v8.5c0 .41-.34.75'
+    '-.75.75H1.75a.75.75 0 0 1-.75-.75V2.75c0-.41.34-.75.75-.75Z"/></svg>'
+)
+FILE_ICON = (
+    '<svg class="octicon file" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">'
+    '<path fill="none" stroke="currentColor" stroke-width="1.2" stroke-linejoin="round"'
+    ' d="M3.6 1.6h5.6l3.2 3.2v9.1c0 .28-.22.5-.5.5H3.6a.5.5 0 0 1-.5-.5V2.1c0-.28.22-.5.5-.5Z'
+    'M9.2 1.6v3.2h3.2"/></svg>'
+)
+
+
 def when(us: int | None) -> str:
     """A ``<time>`` element for microseconds since the epoch, in UTC."""
     if us is None:
@@ -415,7 +435,15 @@ def _reactions(counts: dict[str, int]) -> str:
     return f'<div class="reactions">{"".join(shown)}</div>' if shown else ""
 
 
-def _post(post: Post, *, anchor: str, verb: str) -> str:
+# A relay claim says, while its step runs, "Still running; the next sign of life is due by
+# T." (its worker edits the line with each heartbeat). Once the issue is closed its job is
+# over and no step of it runs, so the page shows the claim as ended instead of a liveness
+# the frozen text can no longer have (the comment itself is left as it was written).
+STILL_RUNNING = re.compile(r"^Still running; the next sign of life is due by ([^\n]*?)\.?$", re.M)
+ENDED = "Ended: the job is closed (its last sign of life was due by \\1)."
+
+
+def _post(post: Post, *, anchor: str, verb: str, closed: bool = False) -> str:
     assoc = ASSOCIATIONS.get(post.association)
     role = f'<span class="role">{esc(assoc)}</span>' if assoc else ""
     edited = (
@@ -424,6 +452,8 @@ def _post(post: Post, *, anchor: str, verb: str) -> str:
         else ""
     )
     text = post.body or ""
+    if closed:
+        text = STILL_RUNNING.sub(ENDED, text)
     body = (
         markdown.render(text)
         if text.strip()
@@ -511,7 +541,9 @@ def thread_page(chrome: Chrome, thread: Thread) -> Page:
     items = [_post(thread.opened, anchor="issue-body", verb="opened")]
     for item in timeline(thread):
         if isinstance(item, Post):
-            items.append(_post(item, anchor=f"issuecomment-{item.ident}", verb="commented"))
+            closed = thread.state == "closed"
+            anchor = f"issuecomment-{item.ident}"
+            items.append(_post(item, anchor=anchor, verb="commented", closed=closed))
         else:
             items.append(_event(item, href))
     if thread.state == "open":
@@ -595,9 +627,10 @@ def tree_page(
     for kind, name, size in entries:
         full = f"{path}/{name}" if path else name
         if kind == "tree":
-            link, icon, shown = f"{base}/tree/{quote(ref)}/{quote(full)}", "📁", ""
+            link, icon, shown = f"{base}/tree/{quote(ref)}/{quote(full)}", FOLDER_ICON, ""
         else:
-            link, icon, shown = f"{base}/blob/{quote(ref)}/{quote(full)}", "📄", _size(size)
+            link, icon = f"{base}/blob/{quote(ref)}/{quote(full)}", FILE_ICON
+            shown = _size(size)
         rows.append(
             f'<tr><td class="icon" aria-hidden="true">{icon}</td>'
             f'<td><a href="{esc(link)}">{esc(name)}</a></td>'
@@ -646,7 +679,7 @@ def blob_page(chrome: Chrome, *, ref: str, commit: str, path: str, data: bytes) 
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     if lines and lines[-1] == "":
         lines.pop()  # git's count: a final newline ends the last line
-    info = f"{len(lines)} lines · {_size(len(data))}" if not binary else _size(len(data))
+    info = f"{plural(len(lines), 'line')} · {_size(len(data))}" if not binary else _size(len(data))
     if binary:
         view = f'<p class="blank">Binary file not shown. <a href="{esc(raw)}">View raw</a></p>'
     elif len(data) > MAX_SHOWN:
@@ -716,7 +749,8 @@ def home_page(
         items.append(
             f'<li class="issue-row"><span class="book" aria-hidden="true">▤</span>'
             f'<div class="issue-main"><a class="issue-title" href="{home}">{esc(o)}/{esc(r)}</a>'
-            f'{badge}<div class="meta"><a href="{home}/issues">{n} open issues</a></div></div></li>'
+            f'{badge}<div class="meta"><a href="{home}/issues">{plural(n, "open issue")}</a>'
+            "</div></div></li>"
         )
     none = '<li class="blank">No repositories to show. Sign in to see private ones.</li>'
     listing = "".join(items) or none

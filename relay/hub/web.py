@@ -194,6 +194,9 @@ class Hub:
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
 PAGE_PATHS: web.AppKey[frozenset[str]] = web.AppKey("page_paths", frozenset)
 """The canonical paths of the web pages' routes (served by ``pages``, not as the API)."""
+API_ROOTS: web.AppKey[frozenset[str]] = web.AppKey("api_roots", frozenset)
+"""The first segments of the API's paths (``repos``, ``user``...): a path that matches no
+route answers the API's JSON 404 under these, and the pages' HTML 404 anywhere else."""
 
 
 def hub_of(request: web.Request) -> Hub:

@@ -3,11 +3,12 @@
 The token is looked for in order (:func:`token_routes`): a GitHub App the node acts as
 (``RELAY_APP_*``: its installation token), ``RELAY_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN``,
 the OS keyring (when the optional ``keyring`` package has a usable backend and `relay join
---save-token keyring` kept one there), the GitHub CLI (``gh auth token`` for the API's host,
-when ``gh`` is installed), then the node's token file (``.git/relay/token``, which must be
-readable by this user only). The first one found wins. A pass, `relay doctor` and `relay
-join` all read this one list, so what doctor describes is the route a pass takes. The API
-base URL comes from ``--api``, else ``RELAY_API_URL``, else GitHub's.
+--save-token keyring` kept one there), the GitHub CLI (``gh auth token --hostname HOST`` for
+the API's host, when it answers: an installed but logged-out gh is no route), then the
+node's token file (``.git/relay/token``, which must be readable by this user only). The
+first one found wins. A pass, `relay doctor` and `relay join` all read this one list, so
+what doctor describes is the route a pass takes. The API base URL comes from ``--api``,
+else ``RELAY_API_URL``, else GitHub's.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ def gh_hostname(api_url: str) -> str:
 
 @dataclass(frozen=True)
 class Route:
-    """One place a token may come from. ``present`` is cheap and shows no secret (is a
-    variable set, is gh installed, is there a file); ``fetch`` gets the token or None."""
+    """One place a token may come from. ``present`` shows no secret and is true only when
+    the route would give a token now (a variable set, gh answering `gh auth token
+    --hostname HOST`, a readable file); ``fetch`` gets the token or None."""
 
     name: str
     present: Callable[[], bool]
@@ -105,10 +107,12 @@ def token_routes(
             lambda: keyring_token(api_url),
         )
     )
+    # gh counts when it would answer now for this host: installed but logged out (or
+    # logged in to another host only) is no route, whatever join and doctor would say
     routes.append(
         Route(
             "`gh auth token`",
-            lambda: shutil.which("gh", path=environ.get("PATH")) is not None,
+            lambda: _token_from_gh(api_url, environ, gh_timeout) is not None,
             lambda: _token_from_gh(api_url, environ, gh_timeout),
         )
     )
