@@ -44,6 +44,16 @@ from relay.loop.goals import (
     render_goals,
 )
 from relay.loop.ratchet import refuse_bad_panel
+from relay.loop.risks import (
+    HISTORY_DEPTH,
+    INSTRUCTION_FILES,
+    Area,
+    Commit,
+    area_paths,
+    critical_areas,
+    propose_areas,
+    with_areas,
+)
 from relay.loop.spine import (
     LOOP_NAME,
     Proposal,
@@ -115,6 +125,14 @@ def register(sub: Any) -> None:
         "--may-edit-tests",
         action="store_true",
         help="the goal may change existing tests, not only add new ones",
+    )
+    q.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a path the goal works on (repeatable); one in a security-critical area makes"
+        " the goal security-critical",
     )
     common(q)
     q.set_defaults(func=run_goal_add)
@@ -229,17 +247,62 @@ def _choose_gates(args: argparse.Namespace, proposals: list[Proposal]) -> tuple[
     return tuple(chosen)
 
 
-def _ask_yes(question: str) -> bool:
+def _ask_yes(question: str, hint: str = "pass --yes, or name the gates with --gate CMD") -> bool:
     sys.stderr.write(f"{question} [Y/n]: ")
     sys.stderr.flush()
     try:
         answer = input().strip().lower()
     except EOFError:
         sys.stderr.write("\n")
-        raise LocalUsageError(
-            "no answer on standard input", hint="pass --yes, or name the gates with --gate CMD"
-        ) from None
+        raise LocalUsageError("no answer on standard input", hint=hint) from None
     return answer in ("", "y", "yes")
+
+
+def _instruction_docs(root: Path) -> dict[str, str]:
+    """The project's instruction files that exist, by path."""
+    docs = {}
+    for name in INSTRUCTION_FILES:
+        path = root / name
+        if path.is_file():
+            docs[name] = path.read_text(encoding="utf-8", errors="replace")
+    return docs
+
+
+def _history(tree: WorkTree) -> list[Commit]:
+    """The recent commits, each with the files it touched."""
+    if not tree.has_commits():
+        return []
+    text = tree.git(
+        "log", f"-n{HISTORY_DEPTH}", "--no-renames", "--format=%x1e%H%x1f%s", "--name-only"
+    )
+    commits = []
+    for record in text.split("\x1e")[1:]:
+        head, _, names = record.partition("\n")
+        sha, _, subject = head.partition("\x1f")
+        commits.append(Commit(sha, subject, tuple(n for n in names.splitlines() if n.strip())))
+    return commits
+
+
+def _choose_areas(args: argparse.Namespace, tree: WorkTree, loop_text: str) -> list[Area]:
+    """The security-critical areas found in the project, each confirmed by the person
+    (``--yes`` takes them all); those LOOP.md already lists are not asked again."""
+    files = tree.files_at("HEAD") if tree.has_commits() else []
+    listed = set(area_paths(loop_text))
+    found = [
+        a
+        for a in propose_areas(files, _instruction_docs(tree.root), _history(tree))
+        if not set(a.paths) <= listed
+    ]
+    return [
+        a
+        for a in found
+        if args.yes
+        or _ask_yes(
+            f"security-critical area {a.name}: {', '.join(a.paths)}"
+            f" (found in {'; '.join(a.found)})?",
+            hint="pass --yes to take the proposed areas, or answer on a terminal",
+        )
+    ]
 
 
 def run_init(args: argparse.Namespace) -> Output:
@@ -273,10 +336,11 @@ def run_init(args: argparse.Namespace) -> Output:
         budget=budget,
         **({"objective": args.objective} if args.objective else {}),
     )
+    areas = _choose_areas(args, tree, spine.read(LOOP_NAME) or "")
     written: list[str] = []
     kept: list[str] = []
     edits = {
-        LOOP_NAME: extend_loop,
+        LOOP_NAME: lambda old: with_areas(extend_loop(old), areas),
         GOALS_NAME: extend_goals,
         BOARD_NAME: extend_board,
     }
@@ -305,6 +369,7 @@ def run_init(args: argparse.Namespace) -> Output:
     lines += [f"gate {g.name}: {g.command}" for g in final.gates] or [
         "no gates: name them with --gate CMD, or edit CONTRACT.md"
     ]
+    lines += [f"security-critical area {a.name}: {', '.join(a.paths)}" for a in areas]
     lines += [f"contract: {p.field}: {p.message}" for p in problems]
     lines += [f"scheduled runs' environment: {env_path(root)}"]
     lines += [f"  {name}: not found here" for name, where in recorded.resolved if not where]
@@ -322,6 +387,9 @@ def run_init(args: argparse.Namespace) -> Output:
             "proposed": [
                 {"name": p.gate.name, "command": p.gate.command, "source": p.source}
                 for p in proposals
+            ],
+            "security_areas": [
+                {"name": a.name, "paths": list(a.paths), "found": list(a.found)} for a in areas
             ],
             "commit": sha,
             "problems": [{"field": p.field, "message": p.message} for p in problems],
@@ -371,12 +439,17 @@ def run_goal_add(args: argparse.Namespace) -> Output:
     for dep in deps:
         if not GOAL_ID.fullmatch(dep) or doc.get(dep) is None:
             raise LocalUsageError(f"--depends {dep}: there is no such goal in {GOALS_NAME}")
+    paths = goal_paths(args.path)
+    contract_paths = (
+        spine.contract().security_critical if spine.read(CONTRACT_NAME) is not None else ()
+    )
+    critical = critical_areas(paths, spine.read(LOOP_NAME) or "", contract_paths)
     goal = Goal(
         next_id(doc),
         title,
         accept,
         deps,
-        args.security,
+        args.security or bool(critical),
         metric=metric,
         direction=args.direction or "up",
         threshold=threshold,
@@ -384,12 +457,33 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
         may_edit_tests=args.may_edit_tests,
+        paths=paths,
     )
     spine.write(GOALS_NAME, render_goals(replace(doc, goals=(*doc.goals, goal))))
     board = spine.board()
     spine.write(BOARD_NAME, render_board(board.with_row(BoardRow(goal.id, goal.title))))
     tree.commit([GOALS_NAME, BOARD_NAME], f"loop: add goal {goal.id}: {goal.title}")
-    return Output(lines=(goal.id,), data={"goal": goal.id})
+    lines = [goal.id]
+    data: dict[str, Any] = {"goal": goal.id}
+    if critical:
+        lines.append(f"{goal.id} is security-critical: {'; '.join(critical)}")
+        data["security_critical"] = critical
+    return Output(lines=tuple(lines), data=data)
+
+
+def goal_paths(given: list[str]) -> tuple[str, ...]:
+    """The paths a goal declares, as the repository names them; refused when one cannot
+    be (absolute, outside the clone, or with a space)."""
+    paths: list[str] = []
+    for raw in given:
+        path = raw.strip().removeprefix("./")
+        if not path or path.startswith("/") or ".." in Path(path).parts or len(path.split()) > 1:
+            raise LocalUsageError(
+                f"--path {raw!r} is not a path inside the repository",
+                hint="give it relative to the clone's root, without spaces (src/app/auth/)",
+            )
+        paths.append(path)
+    return tuple(dict.fromkeys(paths))
 
 
 def _goal_data(goal: Goal, row: BoardRow) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class Category(enum.StrEnum):
     TIMEOUT = "timeout"
     METRIC = "no improvement"
     VERIFY = "remote verification"
+    UNEXPLAINED = "unexplained"  # a passing change without the maker's what-changed-and-why
 
 
 _KINDS = (

@@ -70,6 +70,7 @@ class Goal:
     verify_on: str | None = None  # the node that must verify the goal through a relay job
     finding: str | None = None  # what triage found, so that it is enqueued only once
     may_edit_tests: bool = False  # may change the baseline's tests (not only add new ones)
+    paths: tuple[str, ...] = ()  # the paths the goal declares it works on
 
     @property
     def optimises(self) -> bool:
@@ -190,6 +191,7 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         ),
         verify_on=_word(fields.get("Verify on")),
         finding=_word(fields.get("Finding")),
+        paths=tuple((_command(fields.get("Paths"), name, "the goal's paths") or "").split()),
     )
 
 
@@ -205,6 +207,7 @@ GOAL_FIELDS = (
     "Security-critical",
     "Finding",
     "May edit tests",
+    "Paths",
 )
 
 
@@ -288,6 +291,8 @@ def render_goal(goal: Goal) -> str:
         lines.append(f"- Verify on: {goal.verify_on}")
     if goal.finding:
         lines.append(f"- Finding: {code_span(goal.finding)}")
+    if goal.paths:
+        lines.append(f"- Paths: {code_span(' '.join(goal.paths))}")
     if goal.depends:
         lines.append(f"- Depends on: {', '.join(goal.depends)}")
     if goal.security:

@@ -210,42 +210,116 @@ _RULES: dict[Category, tuple[str, str]] = {
         "Build for the verifying node",
         "The change must pass on the node that verifies it, not only here ({what}).",
     ),
+    Category.UNEXPLAINED: (
+        "Explain every change",
+        "Before you finish, write what you changed and why to the file the brief names.",
+    ),
 }
+
+
+def _rule_for(
+    failure: Failure, rules: Sequence[Rule], *, iteration: int, pattern: str
+) -> Rule | None:
+    """The rule ``failure``'s category teaches, credited to its goal and attempt."""
+    try:
+        title, text = _RULES[Category(failure.category)]
+    except (ValueError, KeyError):
+        return None
+    lines = failure.diagnosis.strip().splitlines()
+    first = next((line for line in lines if is_finding(line)), lines[0] if lines else "")
+    if first.strip():
+        pattern += f" — {first.strip()[:160]}"
+    commands = re.findall(r"`([^`]+)`", failure.what)
+    command = f"`{commands[0]}`" if commands else "every gate"
+    return Rule(
+        number=max((r.number for r in rules), default=0) + 1,
+        title=title,
+        iteration=iteration,
+        goal=failure.goal,
+        category=failure.category,
+        pattern=pattern,
+        rule=text.format(what=failure.what, command=command),
+        attempt=failure.attempt,
+    )
 
 
 def learn(
     failures: Sequence[Failure], rules: Sequence[Rule], *, goal: str, iteration: int
 ) -> Rule | None:
     """A rule for a category that has failed twice and has no rule yet (the goal's own
-    failures first), or None."""
+    failures first), or None. The rule is credited to the goal and attempt whose failure
+    taught it, whichever goal's pass learned it."""
     known = {r.category for r in rules}
     mine = [f for f in failures if f.goal == goal]
     for failure in [*reversed(mine), *reversed(failures)]:
-        category = failure.category
-        same = [f for f in failures if f.category == category]
-        if len(same) < 2 or category in known:
+        same = [f for f in failures if f.category == failure.category]
+        if len(same) < 2 or failure.category in known:
             continue
-        try:
-            title, text = _RULES[Category(category)]
-        except (ValueError, KeyError):
-            continue
-        lines = failure.diagnosis.strip().splitlines()
-        first = next((line for line in lines if is_finding(line)), lines[0] if lines else "")
-        pattern = f"{category} failed {len(same)} times, last in {goal}: {failure.what}"
-        if first.strip():
-            pattern += f" — {first.strip()[:160]}"
-        commands = re.findall(r"`([^`]+)`", failure.what)
-        command = f"`{commands[0]}`" if commands else "every gate"
-        return Rule(
-            number=max((r.number for r in rules), default=0) + 1,
-            title=title,
-            iteration=iteration,
-            goal=goal,
-            category=category,
-            pattern=pattern,
-            rule=text.format(what=failure.what, command=command),
+        pattern = (
+            f"{failure.category} failed {len(same)} times, last in {failure.goal}"
+            f" attempt {failure.attempt}: {failure.what}"
         )
+        rule = _rule_for(failure, rules, iteration=iteration, pattern=pattern)
+        if rule is not None:
+            return rule
     return None
+
+
+def learn_from_heal(
+    last: Failure | None, rules: Sequence[Rule], *, goal: str, healed_by: int, iteration: int
+) -> Rule | None:
+    """A self-heal that worked teaches too: attempt ``healed_by`` of ``goal`` was kept after
+    being handed ``last``'s diagnosis, so ``last``'s category gets its rule (once), credited
+    to the attempt that failed. A failure that was only timed out or crashed teaches
+    nothing about the code."""
+    if last is None or last.goal != goal or last.attempt >= healed_by:
+        return None
+    if last.category in {r.category for r in rules}:
+        return None
+    if last.category in (Category.TIMEOUT, Category.CRASH):
+        return None
+    pattern = (
+        f"{last.category} failed in {last.goal} attempt {last.attempt}: {last.what};"
+        f" attempt {healed_by} healed it with the diagnosis"
+    )
+    return _rule_for(last, rules, iteration=iteration, pattern=pattern)
+
+
+# --- what a failed attempt leaves for the next one ---
+
+_HEAL: dict[str, str] = {
+    Category.LINT: "fix each finding above, then run the lint gate before finishing",
+    Category.TYPE: "fix each type error above, then run the type checker before finishing",
+    Category.TEST: "make the failing check pass by changing the code, never by weakening a test",
+    Category.IMPORT: "import only modules that exist in the tree",
+    Category.PROTECTED: "make the change without touching the protected path",
+    Category.COVERAGE: "add tests for the lines the change added",
+    Category.CHECKER: "answer each of the checkers' findings",
+    Category.CRASH: "finish with exit status 0 and the tree edited",
+    Category.TIMEOUT: "do less in one attempt",
+    Category.METRIC: "try an idea the ledger does not show",
+    Category.VERIFY: "make the change pass on the verifying node",
+    Category.UNEXPLAINED: "write what changed and why to the file the brief names",
+}
+
+
+def next_hypothesis(category: str, decision: Decision, *, attempt: int) -> str:
+    """What the run tries next after attempt ``attempt`` failed in ``category``, in one
+    sentence (for handover.md)."""
+    heal = _HEAL.get(category, "heal the failure above")
+    if isinstance(decision, Retry) and decision.rewind:
+        return (
+            f"attempt {attempt + 1} starts again from the goal's baseline and takes another"
+            f" angle (two attempts in a row built on a broken tree); it should {heal}."
+        )
+    if isinstance(decision, Retry):
+        return f"attempt {attempt + 1} heals this on the same tree, handed the diagnosis: {heal}."
+    if isinstance(decision, EndPass) and decision.block:
+        return "none: the goal is blocked after its failed passes; a person decides what next."
+    return (
+        "the goal's changes are reverted and the goal is set aside for this run; the next"
+        f" pass starts from its baseline with what was learned: {heal}."
+    )
 
 
 # --- who judges, and why a run stops ---

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from relay.errors import SpineFileError
+from relay.loop.classify import is_finding
 from relay.loop.markdown import (
     Section,
     body_lines,
@@ -49,8 +50,10 @@ was given on its next attempt. Append-only.
 RULES_HEAD = """\
 # Learned rules
 
-Rules the loop drew from failures that happened twice, handed to every maker as a
-do-not-repeat checklist. Append-only: add your own in the same shape.
+Rules the loop drew from failures that happened twice, or from a failure the maker's next
+attempt healed, handed to every maker as a do-not-repeat checklist. `Source:` names the
+iteration that learned the rule and the goal and attempt that taught it. Append-only: add
+your own in the same shape.
 """
 BASELINE_HEAD = """\
 # Baseline
@@ -204,7 +207,9 @@ def render_failures(head: str, entries: tuple[Failure, ...]) -> str:
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule learned from a failure that happened twice."""
+    """A rule learned from a failure that happened twice, or that a self-heal fixed:
+    ``iteration`` learned it, ``goal``'s attempt ``attempt`` taught it (0: not recorded,
+    as in a rule a person wrote without one)."""
 
     number: int
     title: str
@@ -213,6 +218,7 @@ class Rule:
     category: str
     pattern: str
     rule: str
+    attempt: int = 0
 
 
 def parse_rules(text: str, *, name: str = RULES_NAME) -> tuple[str, tuple[Rule, ...]]:
@@ -227,10 +233,14 @@ def parse_rules(text: str, *, name: str = RULES_NAME) -> tuple[str, tuple[Rule, 
         if match is None:
             raise SpineFileError(name, part.first_line, "a rule's heading reads `## R<n>: title`")
         fields, _ = _fields_and_fence(body_lines(part), name)
-        source = re.fullmatch(r"iteration (\d+), goal (G\d+)", fields.get("Source", ""))
+        source = re.fullmatch(
+            r"iteration (\d+), goal (G\d+)(?:,? attempt (\d+))?", fields.get("Source", "")
+        )
         if source is None:
             raise SpineFileError(
-                name, part.first_line, "a rule has `- Source: iteration <n>, goal G<n>`"
+                name,
+                part.first_line,
+                "a rule has `- Source: iteration <n>, goal G<n>, attempt <n>`",
             )
         for key in ("Category", "Pattern", "Rule"):
             if key not in fields:
@@ -244,6 +254,7 @@ def parse_rules(text: str, *, name: str = RULES_NAME) -> tuple[str, tuple[Rule, 
                 fields["Category"],
                 fields["Pattern"],
                 fields["Rule"],
+                int(source.group(3) or 0),
             )
         )
     return head, tuple(found)
@@ -253,7 +264,8 @@ def render_rule(rule: Rule) -> str:
     """One rule entry."""
     return (
         f"\n## R{rule.number}: {' '.join(rule.title.split())}\n\n"
-        f"- Source: iteration {rule.iteration}, goal {rule.goal}\n"
+        f"- Source: iteration {rule.iteration}, goal {rule.goal}"
+        f"{f', attempt {rule.attempt}' if rule.attempt else ''}\n"
         f"- Category: {rule.category}\n"
         f"- Pattern: {' '.join(rule.pattern.split())}\n"
         f"- Rule: {' '.join(rule.rule.split())}\n"
@@ -353,3 +365,65 @@ def handover_entries(text: str) -> list[str]:
 def goal_entry(*, goal: str, title: str, what: str, when: str) -> str:
     """What a kept goal appends to handover.md: its 2–3 lines of what changed and why."""
     return f"\n## {goal} {' '.join(title.split())} ({when})\n\n{what.strip()}\n"
+
+
+HANDOVER_DIAGNOSIS_LINES = 12
+
+
+def failed_entry(failure: Failure, *, tried: str, hypothesis: str, when: str) -> str:
+    """What a failed attempt appends to handover.md: what failed, the diagnosis (its first
+    lines, fenced: it is data), what the maker said it tried, and the next hypothesis."""
+    lines = failure.diagnosis.strip("\n").splitlines()
+    shown = lines[:HANDOVER_DIAGNOSIS_LINES]
+    if len(lines) > len(shown):  # the lines that name a finding say the most
+        findings = [line for line in lines if is_finding(line)]
+        shown = (findings or lines)[:HANDOVER_DIAGNOSIS_LINES]
+        shown.append(
+            f"... ({len(lines) - len(shown)} more lines in {FAILURES_NAME}, F{failure.number})"
+        )
+    body = [
+        f"- What failed: {' '.join(failure.what.split())}",
+        f"- Category: {failure.category} (iteration {failure.iteration},"
+        f" F{failure.number} in {FAILURES_NAME})",
+        "",
+        "Diagnosis:",
+        "",
+        fenced("\n".join(shown)).rstrip("\n"),
+    ]
+    if tried.strip():
+        body += ["", "What the maker said it changed and why:", "", fenced(tried).rstrip("\n")]
+    body += ["", f"Next hypothesis: {hypothesis}"]
+    title = f"{failure.goal} attempt {failure.attempt} failed ({failure.category})"
+    return f"\n## {title} ({when})\n\n" + "\n".join(body) + "\n"
+
+
+def kept_entry(
+    *,
+    goal: str,
+    title: str,
+    accept: str,
+    attempt: int,
+    first: int,
+    iteration: int,
+    gates: str,
+    coverage: str,
+    metric: str = "",
+    explanation: str,
+    when: str,
+) -> str:
+    """What a kept goal appends to handover.md: the true attempt count, the gate, coverage
+    and metric deltas, and the maker's own account of what changed and why."""
+    this_pass = attempt - first + 1
+    count = f"attempt {attempt}" + (f" ({this_pass} in this pass)" if this_pass != attempt else "")
+    lines = [
+        f"Kept on {count} in iteration {iteration}"
+        + (f"; `{accept}` now passes." if accept else "."),
+        f"- Gates: {gates}",
+        f"- Line coverage: {coverage}",
+        *([f"- Metric: {metric}"] if metric else []),
+        "",
+        "What changed and why (the maker's words):",
+        "",
+        fenced(explanation).rstrip("\n"),
+    ]
+    return f"\n## {goal} {' '.join(title.split())} ({when})\n\n" + "\n".join(lines) + "\n"

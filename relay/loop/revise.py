@@ -3,8 +3,10 @@
 Ground rules: ``## What works here`` is the only part of LOOP.md the loop may change, and
 only through the checker panel; a change anywhere else in LOOP.md (the guardrails, the
 security-critical list, the roles, a stopping condition) is reverted whatever else it
-does. A learned rule is proposed there once it has prevented a repeat: a later goal was
-kept with the rule in its brief and without failing in the rule's category again. A
+does. A learned rule is proposed there once it has prevented a repeat (a later goal was
+kept with the rule in its brief and without failing in the rule's category again) and
+the goal that taught it ended done: a goal that ended blocked or is still open has not
+shown that what it taught works here. A
 security-critical goal needs every checker to approve and a majority of the red team to
 find no breach, and leaves an audit artifact saying what was checked, by whom, and how
 each answered.
@@ -12,7 +14,7 @@ each answered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from relay.loop.classify import Review, Verdict
@@ -60,9 +62,10 @@ class Proposal:
 
     def entry(self) -> str:
         taught = ", ".join(str(i) for i in self.taught)
+        source = self.rule.goal + (f" attempt {self.rule.attempt}" if self.rule.attempt else "")
         return (
-            f"- {' '.join(self.rule.rule.split())} {self.tag()} (taught by iterations {taught};"
-            f" held in iteration {self.held})"
+            f"- {' '.join(self.rule.rule.split())} {self.tag()} (taught by {source},"
+            f" iterations {taught}; held in iteration {self.held})"
         )
 
 
@@ -72,13 +75,15 @@ def proposals(
     failures: Sequence[Failure],
     *,
     works_here: str,
+    done: Collection[str],
 ) -> list[Proposal]:
     """Each rule that has prevented a repeat and is not yet in ``works_here``: a goal kept
-    after the rule was learned, none of whose attempts since failed in its category."""
+    after the rule was learned, none of whose attempts since failed in its category; and
+    only a rule whose teaching goal is in ``done`` (it ended done)."""
     found = []
     for rule in rules:
         probe = Proposal(rule, (), 0)
-        if probe.tag() in works_here:
+        if probe.tag() in works_here or rule.goal not in done:
             continue
         taught = tuple(sorted(f.iteration for f in failures if f.category == rule.category))
         for entry in log:

@@ -70,9 +70,11 @@ LOOP_SECTIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Security-critical areas",
-        "Goals marked `--security` touch them; such a goal is worked only with a checker\n"
-        "panel. List the areas here (authentication, secrets, redaction, anything that\n"
-        "runs what others wrote).\n",
+        "A goal marked `--security`, or declaring a path (`--path`) inside an area listed\n"
+        "here, is security-critical before its maker runs: it is worked only with a checker\n"
+        "panel and a red team. `relay loop init` proposes the areas it finds; add more in\n"
+        "the same shape, an item naming the area and then its paths in backticks\n"
+        "(authentication, secrets, money, anything that runs what others wrote).\n",
     ),
     (
         "Stopping conditions",

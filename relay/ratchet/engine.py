@@ -42,6 +42,7 @@ from relay.loop.markdown import sections
 from relay.loop.metric import EXPERIMENTS_NAME
 from relay.loop.ratchet import (
     Backoff,
+    Decision,
     EndPass,
     Escalate,
     Failed,
@@ -58,6 +59,8 @@ from relay.loop.ratchet import (
     coverage_delta,
     gates_delta,
     learn,
+    learn_from_heal,
+    next_hypothesis,
     only_goal_reason,
     refuse_bad_panel,
     stop_reason,
@@ -71,7 +74,9 @@ from relay.loop.records import (
     Baseline,
     Failure,
     Iteration,
+    failed_entry,
     goal_entry,
+    kept_entry,
     parse_log,
     render_baseline,
     render_failures,
@@ -88,6 +93,7 @@ from relay.loop.revise import (
     security_verdict,
     with_entries,
 )
+from relay.loop.risks import critical_areas
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
@@ -363,13 +369,16 @@ class Ratchet:
 
     def _goal(self, goal: Goal, row: BoardRow, *, resumed: bool) -> str | None:
         """Work one goal through one pass; a reason when the run must stop."""
+        goal, because = self.declared_security(goal)
         if goal.security and not self.options.checkers:
-            why = f"{goal.id} is security-critical and there is no checker panel (--checker)"
+            why = (
+                f"{goal.id} is security-critical{because} and there is no checker panel (--checker)"
+            )
             self.state.questions.append(why)
             self.state.escalated = True
             return f"escalation: {why}"
         if goal.security and not self.options.red_team:
-            why = f"{goal.id} is security-critical and there is no red team (--red-team)"
+            why = f"{goal.id} is security-critical{because} and there is no red team (--red-team)"
             self.state.questions.append(why)
             self.state.escalated = True
             return f"escalation: {why}"
@@ -448,6 +457,20 @@ class Ratchet:
             self.tree.revert(dirty)
         self.say(f"{goal.id}: stopped; its attempt was put back (`relay loop run` resumes it)")
 
+    def declared_security(self, goal: Goal) -> tuple[Goal, str]:
+        """The goal, security-critical when the paths it declares fall in an area LOOP.md
+        lists (or a contract's security-critical path), decided before its maker runs; and
+        why, as words to put after "security-critical" ("" when it was marked so)."""
+        if goal.security or not goal.paths:
+            return goal, ""
+        why = critical_areas(
+            goal.paths, self.spine.read(LOOP_FILE) or "", self.contract.security_critical
+        )
+        if not why:
+            return goal, ""
+        self.say(f"{goal.id} is security-critical before its maker runs: {'; '.join(why)}")
+        return replace(goal, security=True), f" ({'; '.join(why)})"
+
     def started_note(self, goal: Goal, commit: str) -> None:
         """handover.md says what is in flight before anything long runs, so that a killed
         run loses at most the step in flight."""
@@ -492,6 +515,7 @@ class Ratchet:
 
     def _attempts(self, goal: Goal, row: BoardRow, baseline: Baseline, base: Measure) -> str | None:
         progress = Progress()
+        first = row.attempts + 1  # this pass's first attempt
         last: Failure | None = None
         rewind = False
         while True:
@@ -542,10 +566,13 @@ class Ratchet:
             self.state.iterations += 1
             iteration = self._next_iteration()
             if isinstance(decision, Keep):
-                self._keep(goal, row, attempt, iteration, baseline, base, evidence)
+                self._keep(
+                    goal, row, attempt, iteration, baseline, base, evidence, first=first, last=last
+                )
                 return None
             assert isinstance(outcome, Failed)
             last = self._record_failure(goal, attempt, iteration, outcome, baseline)
+            self.handover_failure(last, decision, tried=self.judge.explanation(goal, attempt))
             row = replace(row, attempts=attempt, verdict=outcome.category, notes=outcome.what)
             if isinstance(decision, Retry):
                 rewind = decision.rewind
@@ -688,6 +715,7 @@ class Ratchet:
             parse_log(self.spine.read(LOG_NAME) or "")[1],
             self.spine.failures()[1],
             works_here=self._works_here(),
+            done={r.goal for r in self.spine.board().rows if r.state is GoalState.DONE},
         )
         for proposal in found:
             old = self.spine.read(LOOP_FILE)
@@ -732,6 +760,9 @@ class Ratchet:
         baseline: Baseline,
         base: Measure,
         fresh: Measure | None,
+        *,
+        first: int,
+        last: Failure | None,
     ) -> None:
         after = fresh or base
         gates = gates_delta(base.results, after.results)
@@ -740,15 +771,28 @@ class Ratchet:
             gates += f"; {mended}"
         cover = coverage_delta(base.coverage, after.coverage)
         changes = self._goal_changes(baseline)
-        what = (
-            f"{goal.title}: kept after {attempt - row.attempts} attempt(s) in iteration"
-            f" {iteration}; `{goal.accept}` now passes.\n{gates}; line coverage {cover}."
-        )
+        explained = self.judge.explanation(goal, attempt)
         self.spine.write(
             HANDOVER_NAME,
             self.spine.handover()
-            + goal_entry(goal=goal.id, title=goal.title, what=what, when=now_text()),
+            + kept_entry(
+                goal=goal.id,
+                title=goal.title,
+                accept=goal.accept,
+                attempt=attempt,
+                first=first,
+                iteration=iteration,
+                gates=gates,
+                coverage=cover,
+                explanation=explained,
+                when=now_text(),
+            ),
         )
+        head, rules = self.spine.rules()
+        healed = learn_from_heal(last, rules, goal=goal.id, healed_by=attempt, iteration=iteration)
+        if healed is not None:
+            self.spine.write(RULES_NAME, render_rules(head, (*rules, healed)))
+            self.say(f"learned R{healed.number} from a self-heal: {healed.rule}")
         self._log(
             Iteration(
                 iteration, goal.id, attempt, "kept", "", baseline.commit[:10], cover, now_text()
@@ -761,7 +805,10 @@ class Ratchet:
         audit = self._audit(goal, changes, after)
         done = replace(row, state=GoalState.DONE, attempts=attempt, verdict="kept", notes=gates)
         self._write_board(done)
-        message = f"{goal.id}: {goal.title}\n\nKept by relay loop: {gates}; line coverage {cover}."
+        message = (
+            f"{goal.id}: {goal.title}\n\n{explained}\n\n"
+            f"Kept by relay loop on attempt {attempt}: {gates}; line coverage {cover}."
+        )
         sha = self.tree.commit([*changes, *audit, *BOOKKEEPING], message) or ""
         self.state.kept.append(Kept(goal.id, goal.title, sha, gates, cover))
         self.say(f"{goal.id}: kept as {sha[:10]} ({gates})")
@@ -784,6 +831,13 @@ class Ratchet:
             self.state.questions.append(f"{goal.id} was kept but not pushed: {err}")
             return False
         return True
+
+    def handover_failure(self, failure: Failure, decision: Decision, *, tried: str) -> None:
+        """handover.md gains the failed attempt: its diagnosis, what the maker said it
+        tried, and the next hypothesis (committed with the failure's bookkeeping)."""
+        hypothesis = next_hypothesis(failure.category, decision, attempt=failure.attempt)
+        entry = failed_entry(failure, tried=tried, hypothesis=hypothesis, when=now_text())
+        self.spine.write(HANDOVER_NAME, self.spine.handover() + entry)
 
     def _record_failure(
         self, goal: Goal, attempt: int, iteration: int, outcome: Failed, baseline: Baseline

@@ -9,6 +9,7 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from relay.loop.revise import (
     loop_md_touched,
     security_verdict,
 )
+from relay.loop.risks import area_paths
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -62,6 +64,17 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
+
+EXPLAIN_NAME = "what-changed.md"
+EXPLAIN_CHARS = 4000
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
 
 RED_TEAM_NOTE = (
     "You are the red team for a security-critical change. Try to breach the invariant the\n"
@@ -182,8 +195,15 @@ class Judge:
         brief = self.work / "brief.md"
         brief.parent.mkdir(parents=True, exist_ok=True)
         timeout = max(1.0, min(self.maker_timeout, limit))
+        explain = self.explain_path(goal, attempt)
+        if explain.parent.exists():  # a stopped run's leftovers explain nothing of this one
+            shutil.rmtree(explain.parent)
+        explain.parent.mkdir(parents=True)
         facts = replace(
-            self._facts(goal, attempt, last, rewind, base), budget=timeout, cannot=str(self.cannot)
+            self._facts(goal, attempt, last, rewind, base),
+            budget=timeout,
+            cannot=str(self.cannot),
+            explain=str(explain),
         )
         brief.write_text(render_brief(facts), encoding="utf-8")
         head = self.tree.head()
@@ -205,6 +225,7 @@ class Judge:
                 on_start=self._started,
                 cannot=self.cannot,
                 credentials=self.credentialed("maker"),
+                explain=explain,
             )
             self._ended()
             made = WorkTree.open(where)
@@ -252,7 +273,21 @@ class Judge:
         if reading.signal is not Signal.DONE:
             what = maker_failed(reading)
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
-        return self._judge(goal, baseline, base)
+        return self._judge(goal, baseline, base, explain)
+
+    def explain_path(self, goal: Goal, attempt: int) -> Path:
+        """Where the maker writes what it changed and why: the attempt's own state
+        directory, outside the work tree (it is no change of the goal's)."""
+        return self.work / "attempts" / f"{goal.id}-{attempt}" / EXPLAIN_NAME
+
+    def explanation(self, goal: Goal, attempt: int) -> str:
+        """What the maker of ``attempt`` wrote it changed and why ("" when nothing)."""
+        return _read(self.explain_path(goal, attempt)).strip()[:EXPLAIN_CHARS]
+
+    def critical_paths(self) -> tuple[str, ...]:
+        """The security-critical paths: the contract's, and LOOP.md's confirmed areas."""
+        areas = area_paths(self.spine.read(LOOP_FILE) or "")
+        return tuple(dict.fromkeys([*self.contract.security_critical, *areas]))
 
     def _started(self, pgid: int) -> None:
         """Write down the maker's process group, so that a run killed meanwhile stops it
@@ -293,7 +328,7 @@ class Judge:
         ]
 
     def _judge(
-        self, goal: Goal, baseline: Baseline, base: Measure
+        self, goal: Goal, baseline: Baseline, base: Measure, explain: Path
     ) -> tuple[Outcome, Measure | None]:
         changes = self.tree.changes(baseline.untracked)
         made = self.tree.candidate(changes, "the maker's changes")
@@ -310,12 +345,19 @@ class Judge:
         failed = here.failure or coverage_failure(base.coverage, here.coverage)
         if failed:
             return failed, here
+        if not _read(explain).strip():
+            what = "the maker left no account of what it changed and why"
+            why = (
+                f"the change passed the gates, but {explain} is empty or missing; a change"
+                " nobody explained is not kept (write two or three lines: what changed, why)"
+            )
+            return Failed(Category.UNEXPLAINED, what, why), here
         candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
-        blocked = self._panel(goal, candidate, here)
+        blocked = self._panel(goal, candidate, here, why=_read(explain))
         if blocked:
             return blocked, here
         self.ballots.clear()
-        if is_security_critical(goal.security, changes, self.contract.security_critical):
+        if is_security_critical(goal.security, changes, self.critical_paths()):
             breached = self._security(goal, candidate, here)
             if breached:
                 return breached, here
@@ -338,13 +380,13 @@ class Judge:
                 texts[path] = (self.tree.show("HEAD", path), self.spine.read(path))
         return texts
 
-    def _panel(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
+    def _panel(self, goal: Goal, candidate: str, here: Measure, *, why: str = "") -> Failed | None:
         diff = self.tree.diff(candidate)
         for number, command in enumerate(self.options.checkers, start=1):
             path = self.work / f"review-{number}.md"
 
             def write(again: bool, path: Path = path) -> Path:
-                text = render_review(goal, diff=diff, results=here.results, again=again)
+                text = render_review(goal, diff=diff, results=here.results, again=again, why=why)
                 path.write_text(text, encoding="utf-8")
                 return path
 

@@ -69,7 +69,7 @@ from relay.loop.records import (
     Baseline,
     Failure,
     Iteration,
-    goal_entry,
+    kept_entry,
     render_baseline,
 )
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
@@ -228,6 +228,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
         if was_refused:
             refused = outcome.diagnosis
         last = run._record_failure(goal, number, iteration, outcome, baseline)
+        run.handover_failure(last, decision, tried=f"The idea: {tried.idea}" if tried.idea else "")
         row = replace(row, attempts=number, verdict=outcome.category, notes=outcome.what)
         if isinstance(decision, Retry):
             progress = decision.progress
@@ -452,11 +453,20 @@ def _keep(
     cover = coverage_delta(base.coverage, tried.after.coverage)
     summary = f"metric {tried.moved}; {gates}; line coverage {cover}"
     _ledger(run, goal, tried.idea, value, tried.result, KEPT, tried.moved)
-    what = f"{goal.title}: kept in iteration {iteration} ({tried.idea}).\n{summary}."
-    run.spine.write(
-        HANDOVER_NAME,
-        run.spine.handover() + goal_entry(goal=goal.id, title=goal.title, what=what, when=_now()),
+    entry = kept_entry(
+        goal=goal.id,
+        title=goal.title,
+        accept="",
+        attempt=number,
+        first=row.attempts + 1,
+        iteration=iteration,
+        gates=gates,
+        coverage=cover,
+        metric=tried.moved,
+        explanation=f"The idea: {tried.idea}",
+        when=_now(),
     )
+    run.spine.write(HANDOVER_NAME, run.spine.handover() + entry)
     run._log(Iteration(iteration, goal.id, number, "kept", "", baseline.commit[:10], cover, _now()))
     done = replace(row, state=GoalState.DONE, attempts=number, verdict="kept", notes=summary)
     run._write_board(done)

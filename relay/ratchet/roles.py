@@ -34,6 +34,7 @@ from relay.loop.agents import (
     read_run,
     review_cites,
 )
+from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
 from relay.ratchet.measure import role_of, role_secrets
 
@@ -117,6 +118,7 @@ def run_role(
     cannot: Path | None = None,
     credentials: bool = False,
     role: str | None = None,
+    explain: Path | None = None,
 ) -> RoleRun:
     """Run one role on its file (the brief, the review file, the evidence): a built-in
     agent through its adapter, any other command with the file as its last argument and
@@ -133,6 +135,8 @@ def run_role(
     if cannot is not None:
         cannot.unlink(missing_ok=True)
         env[CANNOT_ENV] = str(cannot)
+    if explain is not None:  # where the maker says what it changed and why
+        env[EXPLAIN_ENV] = str(explain)
     if agent is None:
         command = f"{spec} {quote_arg(str(path))}"
     else:

@@ -134,7 +134,19 @@ class Project:
             "    import re\n"
             "    hunk = r'^\\+\\+\\+ b/(\\S+)\\n@@ -\\d+(?:,\\d+)? \\+(\\d+)'\n"
             "    m = re.search(hunk, BRIEF, re.M)\n"
-            "    return f'read {m.group(1)}:{m.group(2)}' if m else ''\n" + textwrap.dedent(body),
+            "    return f'read {m.group(1)}:{m.group(2)}' if m else ''\n"
+            "WHY = os.environ.get('RELAY_LOOP_EXPLAIN')\n"
+            "UNEXPLAINED = False  # a maker that leaves no account of its change\n"
+            "def explain(text):\n"
+            "    pathlib.Path(WHY).write_text(text)\n"
+            "def _account():\n"
+            "    if WHY and not UNEXPLAINED and not pathlib.Path(WHY).exists():\n"
+            "        import subprocess\n"
+            "        st = subprocess.run(['git', 'status', '--porcelain'], capture_output=True,"
+            " text=True).stdout.split()\n"
+            "        explain('Changed ' + ' '.join(st[1::2]) + ' to reach the goal.\\n')\n"
+            "import atexit\n"
+            "atexit.register(_account)\n" + textwrap.dedent(body),
             encoding="utf-8",
         )
         return f"{PY} {shlex.quote(str(path))}"

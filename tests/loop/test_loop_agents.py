@@ -381,6 +381,8 @@ def test_a_claude_maker_and_a_codex_checker_keep_a_goal(tmp_path: Path, bin_dir:
         assert ARGV[:2] == ["-p", "--output-format"] and "# G1: Multiply" in STDIN
         put("src/calc.py", {CALC_MUL!r})
         put("tests/test_mul.py", {TEST_MUL!r})
+        import re  # the account of what changed goes where the brief says
+        put(re.search(r"write two or three lines to `([^`]+)`", STDIN).group(1), "Added mul().")
         print({claude_stream("Added mul() with a test.", tools=4)!r})
         """,
     )

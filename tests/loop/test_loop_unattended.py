@@ -15,7 +15,7 @@ from loop_project import CALC, PY, TEST_GATE, Project, make_project
 
 from relay.loop.goals import GoalState, parse_board, parse_goals
 from relay.loop.metric import parse_experiments
-from relay.loop.records import parse_failures
+from relay.loop.records import parse_failures, parse_rules
 
 
 @pytest.fixture(autouse=True)
@@ -188,7 +188,9 @@ def test_a_security_goal_is_blocked_by_a_red_team_breach(tmp_path: Path) -> None
     assert "docs/loop/audits/G1.md" in shown and "src/calc.py" in shown
 
 
-def test_a_rule_that_held_joins_what_works_here_only_through_the_checkers(tmp_path: Path) -> None:
+def test_a_rule_joins_what_works_here_only_once_its_goal_is_done_and_the_checkers_agree(
+    tmp_path: Path,
+) -> None:
     project = make_project(tmp_path, retries=1)
     for n in (2, 3):
         project.loop("goal", "add", f"Goal {n}", "--accept", f"test -f tests/test_g{n}.py")
@@ -198,7 +200,8 @@ def test_a_rule_that_held_joins_what_works_here_only_through_the_checkers(tmp_pa
         f"""
         goal = BRIEF.split(":", 1)[0].removeprefix("# ").lower()
         if goal == "g1":
-            put("src/calc.py", "import os\\n" + {MUL!r})
+            healed = (SCRIPTS / "heal").exists()
+            put("src/calc.py", ("" if healed else "import os\\n") + {MUL!r})
             put("tests/test_mul.py", {TEST_MUL!r})
         else:
             put(f"tests/test_{{goal}}.py", {test!r})
@@ -213,18 +216,31 @@ def test_a_rule_that_held_joins_what_works_here_only_through_the_checkers(tmp_pa
     loop = project.read("docs/loop/LOOP.md")
     ran = project.loop("run", "--maker", maker, "--checker", picky)
     assert [k["goal"] for k in ran.data["kept"]] == ["G2", "G3"], ran
-    assert project.read("docs/loop/LOOP.md") == loop and project.clean()  # blocked: kept out
-    proposal = project.seen("picky", 2)
-    assert "# Review R1: What works here: Lint and format before finishing" in proposal
-    assert (
-        "+- Run `" in proposal
-        and "[R1] (taught by iterations 1, 2; held in iteration 3)" in proposal
+    # R1 was taught by G1, which has not ended done: it is not even proposed
+    [rule] = parse_rules(project.read("docs/loop/state/learned-rules.md"))[1]
+    assert (rule.goal, rule.attempt, rule.category) == ("G1", 2, "lint/format")
+    assert "- Source: iteration 2, goal G1, attempt 2\n" in project.read(
+        "docs/loop/state/learned-rules.md"
     )
+    assert project.calls("picky") == 2
+    assert all("What works here" not in project.seen("picky", n) for n in (1, 2))
+    assert project.read("docs/loop/LOOP.md") == loop and project.clean()
+    # G1 ends done in a later run: now R1 is proposed, and the picky panel keeps it out
+    (project.scripts / "heal").write_text("")
+    again = project.loop("run", "--maker", maker, "--checker", picky)
+    assert [k["goal"] for k in again.data["kept"]] == ["G1"], again
+    proposal = project.seen("picky", 4)
+    assert "# Review R1: What works here: Lint and format before finishing" in proposal
+    assert "[R1] (taught by G1 attempt 2, iterations 1, 2; held in iteration 3)" in proposal
+    assert project.read("docs/loop/LOOP.md") == loop and project.clean()
+    handover = project.read("docs/loop/handover.md")
+    assert "Kept on attempt 3 (1 in this pass) in iteration 5;" in handover
+    # an approving panel lets it in, once
     project.loop("goal", "add", "Goal 4", "--accept", "test -f tests/test_g4.py")
     checker = project.script("checker", approve("checker"))
     project.loop("run", "--maker", maker, "--checker", checker, "--goal", "G4")
     works = project.read("docs/loop/LOOP.md").split("## What works here", 1)[1]
-    assert "[R1] (taught by iterations 1, 2; held in iteration 3)" in works, works
+    assert works.count("[R1] (taught by G1 attempt 2, iterations 1, 2; held in iteration 3)") == 1
     assert any(s.startswith("loop: What works here gains R1") for s in project.subjects())
     assert project.clean()
 

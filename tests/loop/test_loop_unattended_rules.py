@@ -263,22 +263,27 @@ def test_only_what_works_here_may_change_in_loop_md() -> None:
     assert bare == "# Loop\n\n## What works here\n\n- x\n"
 
 
-def test_a_rule_is_proposed_once_it_has_prevented_a_repeat() -> None:
-    rule = Rule(1, "Lint first", 2, "G1", "lint/format", "lint failed twice", "Run ruff.")
+def test_a_rule_is_proposed_once_it_has_prevented_a_repeat_and_its_goal_is_done() -> None:
+    rule = Rule(1, "Lint first", 2, "G1", "lint/format", "lint failed twice", "Run ruff.", 2)
     failures = [
         Failure(1, "G1", 1, 1, "lint/format", "lint", ""),
         Failure(2, "G1", 2, 2, "lint/format", "lint", ""),
     ]
     log = [Iteration(1, "G1", 1, "failed"), Iteration(2, "G1", 2, "failed")]
-    assert proposals([rule], log, failures, works_here="") == []  # nothing held yet
+    done = {"G1", "G2"}
+    assert proposals([rule], log, failures, works_here="", done=done) == []  # nothing held yet
     held = [*log, Iteration(3, "G2", 1, "kept")]
-    [proposal] = proposals([rule], held, failures, works_here="")
+    [proposal] = proposals([rule], held, failures, works_here="", done=done)
     assert (proposal.taught, proposal.held) == ((1, 2), 3)
-    assert proposal.entry() == "- Run ruff. [R1] (taught by iterations 1, 2; held in iteration 3)"
-    assert proposals([rule], held, failures, works_here=proposal.entry()) == []
+    assert proposal.entry() == (
+        "- Run ruff. [R1] (taught by G1 attempt 2, iterations 1, 2; held in iteration 3)"
+    )
+    assert proposals([rule], held, failures, works_here=proposal.entry(), done=done) == []
     repeat = [*failures, Failure(3, "G2", 1, 3, "lint/format", "lint", "")]
     again = [*log, Iteration(3, "G2", 1, "failed"), Iteration(4, "G2", 2, "kept")]
-    assert proposals([rule], again, repeat, works_here="") == []  # it did not prevent it
+    assert proposals([rule], again, repeat, works_here="", done=done) == []  # not prevented
+    # a rule whose goal ended blocked (or is still open) is never proposed, however it held
+    assert proposals([rule], held, failures, works_here="", done={"G2"}) == []
 
 
 def ballot(who: str, role: str, verdict: Verdict) -> Ballot:

@@ -101,9 +101,10 @@ def set_up_project(world: World) -> Path:
 def maker(tmp_path: Path) -> str:
     script = tmp_path / "maker.py"
     script.write_text(
-        "import pathlib\n"
+        "import os, pathlib\n"
         f"pathlib.Path('src/calc.py').write_text({CALC_MUL!r})\n"
         f"pathlib.Path('tests/test_mul.py').write_text({TEST_MUL!r})\n"
+        "pathlib.Path(os.environ['RELAY_LOOP_EXPLAIN']).write_text('Added mul() and its test.')\n"
     )
     return f"{PY} {shlex.quote(str(script))}"
 

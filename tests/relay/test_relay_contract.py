@@ -149,7 +149,15 @@ def test_loop_json_keys(tmp_path: Path) -> None:
     git("add", "-A", cwd=tmp_path)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x", cwd=tmp_path)
     init = loop("init", "--gate", f"{sys.executable} -c pass")
-    assert set(init) == {"written", "kept", "gates", "proposed", "commit", "problems"}
+    assert set(init) == {
+        "written",
+        "kept",
+        "gates",
+        "proposed",
+        "security_areas",
+        "commit",
+        "problems",
+    }
     assert loop("goal", "add", "T", "--accept", "true") == {"goal": "G1"}
     assert set(loop("status")) == {"goals", "counts", "resume"}
     assert set(loop("next")) == {"goal", "title", "reason"}
