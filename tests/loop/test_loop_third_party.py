@@ -27,9 +27,8 @@ LINT_GATE = "python -m ruff check --no-cache --isolated --select F inflection"
 SOURCE = Path(__file__).resolve().parents[2] / "build" / "sdists"
 
 # The agent stand-in: a real program that reads its brief and fixes what the goal names,
-# as a coding agent would; it explains its change in the file the brief names.
+# as a coding agent would, and says what it changed and why in the file the brief names.
 AGENT = r"""
-import re
 n = count('maker')
 src = pathlib.Path('inflection/__init__.py')
 tests = pathlib.Path('test_inflection.py')
@@ -47,9 +46,7 @@ if 'dasherize' in title:
         '    assert inflection.dasherize("a_b_c") == "a-b-c"\n'
     ))
     why.append('dasherize joined words with + instead of -; put - back and added two tests')
-named = re.search(r'`([^`]*(?:explain|why)[^`]*\.md)`', BRIEF)
-if named:
-    put(named.group(1), '\n'.join(why) + '\n')
+explain('\n'.join(why) + '\n')  # the file the brief names (RELAY_LOOP_EXPLAIN)
 """
 
 
@@ -92,16 +89,16 @@ def planted(where: Path) -> Project:
     return Project(root, scripts)
 
 
-def gates_green(project: Project, commit: str) -> bool:
-    """Whether both gates pass on ``commit``, checked out apart from the clone."""
+def failing(project: Project, commit: str) -> set[str]:
+    """The gates that fail on ``commit``, checked out apart from the clone."""
     tree = project.root.parent / f"at-{commit[:10]}"
     git("worktree", "add", "-q", "--detach", str(tree), commit, cwd=project.root)
     try:
-        ran = [
-            subprocess.run(shlex.split(g), cwd=tree, capture_output=True)
-            for g in (TEST_GATE, LINT_GATE)
-        ]
-        return all(r.returncode == 0 for r in ran)
+        return {
+            gate
+            for gate in (TEST_GATE, LINT_GATE)
+            if subprocess.run(shlex.split(gate), cwd=tree, capture_output=True).returncode
+        }
     finally:
         git("worktree", "remove", "--force", str(tree), cwd=project.root)
 
@@ -135,19 +132,26 @@ def test_a_scheduled_run_fixes_a_real_projects_red_build(
     assert "word.replace('_', '-')" in source and "import os\n" not in source
     assert "def test_dasherize_replaces_every_underscore" in project.read("test_inflection.py")
 
-    # every loop commit after the planted ones leaves the gates green
+    # each kept commit leaves no gate worse, and the last leaves them all green
     loop_commits = project.git("rev-list", "--reverse", f"{upstream}..HEAD").split()[1:]
     subject = {c: project.git("log", "-1", "--format=%s", c) for c in loop_commits}
     kept = [c for c in loop_commits if re.match(r"G\d+: ", subject[c])]
     assert len(kept) >= 2, project.subjects()
-    assert all(gates_green(project, c) for c in kept), project.subjects()
+    before = failing(project, upstream)
+    assert before == {TEST_GATE, LINT_GATE}  # the planted red build
+    for commit in kept:  # no kept commit is worse than the last; the last is green
+        now = failing(project, commit)
+        assert now <= before, (subject[commit], now)
+        before = now
+    assert before == set(), project.subjects()
 
-    # the spine says what happened and why
+    # the spine says what happened and why, in the maker's words
     handover = project.read("docs/loop/handover.md")
-    assert "dasherize" in handover and "F401" in handover, handover
-    experiments = project.read("docs/loop/EXPERIMENTS.md")
-    assert experiments.count("kept") >= 2, experiments
-    assert (project.root / "docs/loop/learned-rules.md").exists()
+    assert "dasherize joined words with + instead of -" in handover, handover
+    assert "removed the unused `import os`" in handover, handover
+    log = project.read("docs/loop/state/iteration-log.md")
+    assert "G1" in log and "G3" in log, log
+    assert (project.root / "docs/loop/state/learned-rules.md").exists()
     logs = list((project.root / "docs/loop/state/gates").glob("run-*/*.log"))
     triaged = list((project.root / "docs/loop/state/gates").glob("triage-*/*.log"))
     assert logs and triaged
