@@ -51,6 +51,21 @@ def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _own_user_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user data directory (the clones `relay join` remembers for `-R`, the hub's
+    default data) is the session's own: no test reads or writes the person's."""
+    import os
+
+    was = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("user-data"))
+    yield Path(os.environ["XDG_DATA_HOME"])
+    if was is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = was
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _not_in_actions() -> Iterator[None]:
     """The suite runs alike on a CI runner and anywhere else: relay behaves differently in
     a GitHub Actions job (doctor adds a check), so a test that wants that says so itself."""

@@ -23,7 +23,6 @@ def relay(
 ) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "relay.cli", *args]
     full = {**os.environ, **(env or {})}
-    full.pop("XDG_DATA_HOME", None) if env and "HOME" in env else None
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd, env=full)
 
 
@@ -57,10 +56,7 @@ def test_repo_is_not_taken_for_repo_dir(tmp_path: Path) -> None:
     """`relay join --repo X` used to run as `--repo-dir X`; now `--repo` is gh's `-R`: with
     no clone of X here nor joined on this machine, one line says what to do, and nothing
     is written."""
-    home = tmp_path / "home"
-    done = relay(
-        "join", "--repo", "octo/proj", "--scheduler", "none", cwd=tmp_path, env={"HOME": str(home)}
-    )
+    done = relay("join", "--repo", "octo/proj", "--scheduler", "none", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "relay: no clone of octo/proj here or joined on this machine — clone octo/proj and run"
@@ -276,3 +272,100 @@ def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=60
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("join", "--interval", "0", "--scheduler", "none"),
+            "argument --interval: '0' is not a whole number of at least 60",
+        ),
+        (
+            ("join", "--step-timeout", "0", "--scheduler", "none"),
+            "argument --step-timeout: '0' is not a number of more than 0 s",
+        ),
+        (
+            ("join", "--step-timeout", "-5", "--scheduler", "none"),
+            "argument --step-timeout: '-5' is not a number of more than 0 s",
+        ),
+        (
+            ("result", "3", "--timeout", "0"),
+            "argument --timeout: '0' is not a number of more than 0 s",
+        ),
+        (("result", "3", "--poll", "0"), "argument --poll: '0' is not a number of at least 0.1 s"),
+        (
+            ("result", "3", "--poll", "nan"),
+            "argument --poll: 'nan' is not a number of at least 0.1 s",
+        ),
+    ],
+)
+def test_numbers_out_of_bounds_are_refused_with_the_limit(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """`--interval 0` on join silently became 300, `--step-timeout -5` was saved as is."""
+    done = relay(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line == f"relay: `relay {args[0]}`: {said} — see `relay {args[0]} --help`"
+    assert list(tmp_path.iterdir()) == []
+
+
+def git_in(where: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    done = subprocess.run(
+        ["git", *args], cwd=where, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def a_clone(where: Path) -> Path:
+    """A git repository with one commit (what a person's clone looks like to relay)."""
+    where.mkdir()
+    git_in(where, "init", "-q", "-b", "main")
+    (where / "README.md").write_text("mine\n")
+    git_in(where, "add", "-A")
+    git_in(where, "commit", "-qm", "mine")
+    return where
+
+
+def snapshot(where: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(where)): p.read_bytes() for p in where.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("kind", ["clone", "files", "file"])
+def test_demo_keep_refuses_a_folder_that_holds_something(tmp_path: Path, kind: str) -> None:
+    """`relay demo --keep DIR` wrote into any folder, a git clone included."""
+    if kind == "clone":
+        keep = a_clone(tmp_path / "proj")
+        said = f"relay: --keep {keep} is a git clone: relay writes only into a new or empty folder"
+    elif kind == "files":
+        keep = tmp_path / "notes"
+        keep.mkdir()
+        (keep / "todo.txt").write_text("x\n")
+        said = f"relay: --keep {keep} is not empty (todo.txt): relay writes only into a new or"
+        said += " empty folder"
+    else:
+        keep = tmp_path / "a-file"
+        keep.write_text("x\n")
+        said = f"relay: --keep {keep} is a file, not a folder"
+    before = snapshot(tmp_path)
+    done = relay("demo", "--keep", str(keep), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"{said} — give --keep a new folder"]
+    assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
+
+
+def test_loop_goal_add_without_a_spine_says_to_init_and_writes_nothing(tmp_path: Path) -> None:
+    """It used to write docs/loop/ and commit on the person's branch."""
+    clone = a_clone(tmp_path / "proj")
+    head = git_in(clone, "rev-parse", "HEAD")
+    done = relay("loop", "goal", "add", "Parse dates", "--accept", "true", cwd=clone)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "relay: no loop in this clone yet (docs/loop/CONTRACT.md is missing)"
+        " — run `relay loop init` first, then add the goal"
+    ]
+    assert git_in(clone, "rev-parse", "HEAD") == head
+    assert git_in(clone, "status", "--porcelain", "--untracked-files=all") == ""

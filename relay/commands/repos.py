@@ -170,6 +170,12 @@ def find_clone(args: argparse.Namespace) -> None:
         root = clone_root(args.repo_dir)
         if wanted.lower() not in clone_repos(root):
             known = ", ".join(sorted(clone_repos(root))) or "no repository relay knows"
+            ref = getattr(args, "issue", None)
+            if not getattr(args, "repo", None) and isinstance(ref, IssueNumber):
+                raise LocalUsageError(
+                    f"issue {ref.typed} is in {wanted}, but {args.repo_dir} is a clone of {known}",
+                    hint=f"give an issue of {known} (its number, or its URL)",
+                )
             raise LocalUsageError(
                 f"{args.repo_dir} is a clone of {known}, not of {wanted}",
                 hint=f"drop --repo-dir to find a clone of {wanted}, or drop -R",

@@ -86,7 +86,9 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
         state = NodeState.for_clone(args.repo_dir or Path.cwd())
         now = datetime.now(UTC)
         config = state.load_config()
-        node = args.node or (config.node if config else "?")
+        node = args.node or (config.node if config else None)
+        if node is None:  # a clone that never joined has no node whose pass this was
+            return
         outcome = f"error: {redacted(str(err))}"[:300]
         by = starter(args, state, node)
         state.log_pass(PassRecord(at=now, node=node, outcome=outcome, started_by=by))
