@@ -166,4 +166,10 @@ def test_watch_interval_below_the_floor_is_refused(world: World) -> None:
             f"relay: --interval {float(interval):g} is too short: at least {floor} s between"
             f" polls of {where} — {hint}"
         )
+    webhook = w.run("watch", "--webhook", "--listen", "127.0.0.1:0", "--reconcile", "0")
+    assert webhook.returncode == 2
+    assert one_line_error(webhook) == (
+        "relay: --reconcile 0 is too short: at least 1 s between polls of a hub on this machine"
+        " — give --reconcile 1 or more"
+    )
     assert NodeState.for_clone(w.clone).passes() == passes  # refused before any pass ran
