@@ -91,8 +91,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "relay nodes sign --yes",
     ),
     "nodes approve": (
-        "relay nodes approve ci-box",
+        "relay nodes approve ci-box          # asks for the fingerprint `relay nodes key` printed",
         "relay nodes approve ci-box --fingerprint SHA256:... --admin",
+    ),
+    "nodes key": (
+        "relay nodes key                     # this node's key fingerprint, to read out",
+        "relay nodes key -R octo/proj --json",
     ),
     "nodes sign": (
         "relay nodes sign                    # list what would be signed",
