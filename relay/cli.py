@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from relay.commands.output import Output, envelope, error_entry, render, say, write_json
+from relay.commands.helptext import add_examples, did_you_mean, epilog, version_only
 from relay.errors import LocalUsageError, RelayError
-from relay.node.redaction import redacted
+
+if TYPE_CHECKING:  # loaded when a verb runs: `relay --version` imports none of it
+    from relay.commands.output import Output
 
 # Verb modules, imported lazily so that `relay watch --once` does not pay for the hub.
 VERBS: tuple[str, ...] = (
@@ -54,11 +57,33 @@ class Parser(argparse.ArgumentParser):
         if unknown:  # a mistyped flag (`--work`) is the mistake, not the one it missed
             message = f"unrecognized arguments: {' '.join(unknown)}"
         prog = self.prog
+        parser: argparse.ArgumentParser = self
         if prog == "relay" and message.startswith("unrecognized arguments") and self.verb:
             # argparse says it at the top: name the verb (and sub-verbs) it was given to
             prog = f"relay {self.verb_path()}"
+            parser = self.named_parser()
         where = "" if prog == "relay" else f"`{prog}`: "
-        raise LocalUsageError(f"{where}{message}", hint=f"see `{prog} --help`")
+        hint = self.nearest(message, parser, prog) or f"see `{prog} --help`"
+        choice = re.match(r"argument \S+: (invalid choice: '[^']*')", message)
+        if choice and hint.startswith("did you mean"):  # the choices are in the hint's place
+            message = choice.group(1)
+        raise LocalUsageError(f"{where}{message}", hint=hint)
+
+    @staticmethod
+    def nearest(message: str, parser: argparse.ArgumentParser, prog: str) -> str:
+        """Say "did you mean X?" for a mistyped verb (or sub-verb) or flag, when one is near."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            near = did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+            return near.replace("`", f"`{prog} ", 1) if near else ""
+        if message.startswith("unrecognized arguments: "):
+            flags = [w.partition("=")[0] for w in message.split()[2:] if w.startswith("--")]
+            helps = ("--help", "--help-all")
+            known = [
+                f for f in parser._option_string_actions if f.startswith("--") and f not in helps
+            ]
+            return next(filter(None, (did_you_mean(f, known) for f in flags)), "")
+        return ""
 
     verb = ""  # the verb of the line being parsed, for the hint above
     words: Sequence[str] = ()  # the line being parsed
@@ -72,6 +97,13 @@ class Parser(argparse.ArgumentParser):
 
     def verb_path(self) -> str:
         """The verb and sub-verbs the line names (``hub repo create``), walking the tree."""
+        return " ".join(self.walk()[0]) or self.verb
+
+    def named_parser(self) -> argparse.ArgumentParser:
+        """The parser of the verb and sub-verbs the line names."""
+        return self.walk()[1]
+
+    def walk(self) -> tuple[list[str], argparse.ArgumentParser]:
         parser: argparse.ArgumentParser = self
         names: list[str] = []
         for word in self.words:
@@ -80,7 +112,7 @@ class Parser(argparse.ArgumentParser):
                 break
             parser = subs[0].choices[word]
             names.append(word)
-        return " ".join(names) or self.verb
+        return names, parser
 
 
 # Verbs with sub-verbs, for naming the command in the --json envelope.
@@ -97,7 +129,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     so that a scheduled `relay watch --once` does not pay for the hub or the wizard."""
     from relay import __version__
 
-    parser = Parser(prog="relay", description="Hand work between machines through GitHub issues.")
+    parser = Parser(
+        prog="relay",
+        description="Hand work between machines through GitHub issues.",
+        epilog=epilog(""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"relay {__version__}")
     # the whole tree, every verb loaded, for verbs that describe it (`relay completion`)
     parser.set_defaults(whole_parser=lambda: build_parser([]))
@@ -112,12 +149,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             importlib.import_module(f"relay.commands.{verb}").register(sub)
         else:
             sub.add_parser(verb, help=f"see `relay {verb} --help`")
+    add_examples(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one CLI invocation and return its exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
+    answer = version_only(words)
+    if answer is not None:  # before any verb is imported: it answers at once
+        print(answer)
+        return 0
     json_output = "--json" in words
     command = command_of(words)
     stop_steps_on_signals()
@@ -134,10 +176,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(words: list[str], *, json_output: bool, command: str) -> int:
+    from relay.commands.output import envelope, error_entry, render, say, write_json
+    from relay.node.redaction import redacted
+
     repo_dir = None
     try:
         try:
             args = build_parser(words).parse_args(words)
+            if getattr(args, "find_clone", False):  # -R OWNER/NAME, or an issue's URL
+                from relay.commands.repos import find_clone
+
+                find_clone(args)
             repo_dir = getattr(args, "repo_dir", None)
             result: Output = args.func(args)
             render(result, json_output=json_output, command=command)

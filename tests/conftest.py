@@ -60,7 +60,8 @@ def _hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 @pytest.fixture(autouse=True, scope="session")
 def _own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The user data directory (where a hub without --data keeps its database and every
-    hub leaves its record while it runs) is the session's own, not the person's."""
+    hub leaves its record while it runs, the clones `relay join` remembers for `-R`) is the
+    session's own: no test reads or writes the person's."""
     import os
 
     home = tmp_path_factory.mktemp("data-home")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,9 +18,12 @@ import pytest
 from relay.cli import build_parser
 
 
-def relay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def relay(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "relay.cli", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd)
+    full = {**os.environ, **(env or {})}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd, env=full)
 
 
 def tree(
@@ -49,12 +53,14 @@ def test_every_verb_takes_json() -> None:
 
 
 def test_repo_is_not_taken_for_repo_dir(tmp_path: Path) -> None:
-    """`relay join --repo X` used to run as `--repo-dir X`; now it is refused in one line
-    that names the verb's help, and nothing is written."""
+    """`relay join --repo X` used to run as `--repo-dir X`; now `--repo` is gh's `-R`: with
+    no clone of X here nor joined on this machine, one line says what to do, and nothing
+    is written."""
     done = relay("join", "--repo", "octo/proj", "--scheduler", "none", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        "relay: `relay join`: unrecognized arguments: --repo octo/proj — see `relay join --help`"
+        "relay: no clone of octo/proj here or joined on this machine — clone octo/proj and run"
+        " relay in it (`relay join` there lets -R find it), or pass --repo-dir PATH"
     ]
     assert list(tmp_path.iterdir()) == []
 
@@ -116,7 +122,33 @@ def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
         ),
         (
             ("job", "open", "--work", "x", "--title", "t", "--objective", "o"),
-            "relay: `relay job open`: unrecognized arguments: --work — see `relay job open --help`",
+            "relay: `relay job open`: unrecognized arguments: --work — did you mean `--worker`?",
+        ),
+        (("wach", "--once"), "relay: invalid choice: 'wach' — did you mean `relay watch`?"),
+        (
+            ("hub", "repo", "lst"),
+            "relay: `relay hub repo`: invalid choice: 'lst' — did you mean `relay hub repo list`?",
+        ),
+        (
+            ("watch", "--interal", "5"),
+            "relay: `relay watch`: unrecognized arguments: --interal 5"
+            " — did you mean `--interval`?",
+        ),
+        (
+            ("task", "#x", "--step", "ls"),
+            "relay: `relay task`: argument issue: '#x' is not an issue: give its number (12 or"
+            " #12) or its URL (https://github.com/OWNER/NAME/issues/12) — see `relay task --help`",
+        ),
+        (
+            ("result", "https://github.com/octo/proj/pull/3"),
+            "relay: `relay result`: argument issue: 'https://github.com/octo/proj/pull/3' is not"
+            " an issue: give its number (12 or #12) or its URL"
+            " (https://github.com/OWNER/NAME/issues/12) — see `relay result --help`",
+        ),
+        (
+            ("status", "-R", "octo"),
+            "relay: `relay status`: argument -R/--repo: 'octo' is not OWNER/NAME, e.g. octo/proj"
+            " — see `relay status --help`",
         ),
     ],
 )
@@ -126,3 +158,214 @@ def test_usage_errors_name_the_verb_typed_and_the_flag_mistyped(
     done = relay(*args, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [said], done.stderr
+
+
+def commands_of(example: str) -> list[list[str]]:
+    """The `relay ...` commands of one example line, as the shell would split them (its
+    comment, pipes, `&&` and redirections left out)."""
+    words = shlex.split(example, comments=True)
+    found: list[list[str]] = []
+    current: list[str] | None = None
+    skip = False
+    for word in words:
+        if word in ("&&", "|", "||", ";"):
+            current = None
+        elif skip:
+            skip = False
+        elif word in (">", "2>&1") or word.startswith(">"):
+            skip = word == ">"
+        elif current is None and word == "relay":
+            current = []
+            found.append(current)
+        elif current is not None:
+            current.append(word)
+    return found
+
+
+def test_every_commands_help_ends_with_examples_that_parse() -> None:
+    """Every command's `--help` ends with two or three examples, each one a line relay
+    takes as typed (parsed by the real parser, nothing run)."""
+    from relay.commands.helptext import EXAMPLES
+
+    missing, bad = [], []
+    for path, parser, _ in tree(build_parser([])):
+        name = " ".join(path)
+        text = parser.format_help().rstrip()
+        tail = text.rsplit("examples:\n", 1)
+        if len(tail) != 2 or not 2 <= len(EXAMPLES[name]) <= 3:
+            missing.append(name or "relay")
+            continue
+        shown = [line.strip() for line in tail[1].splitlines()]
+        assert shown == list(EXAMPLES[name]), name
+        for example in EXAMPLES[name]:
+            commands = commands_of(example)
+            assert commands, example
+            for words in commands:
+                try:
+                    build_parser(words).parse_args(words)
+                except (Exception, SystemExit) as exc:  # a usage error, or argparse's exit
+                    bad.append((example, repr(exc)))
+    assert missing == [] and bad == []
+    assert set(EXAMPLES) == {" ".join(p) for p, _, _ in tree(build_parser([]))}
+
+
+def test_every_verb_that_acts_on_a_repository_takes_dash_r() -> None:
+    """gh's `-R OWNER/NAME` on every verb that acts in a clone (that has --repo-dir)."""
+    missing = [
+        " ".join(path)
+        for path, parser, leaf in tree(build_parser([]))
+        if leaf
+        and "--repo-dir" in parser._option_string_actions
+        and path[0] != "loop"
+        and "-R" not in parser._option_string_actions
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "number", "repo"),
+    [
+        ("12", 12, None),
+        ("#12", 12, None),
+        ("https://github.com/octo/proj/issues/12", 12, "octo/proj"),
+        ("http://127.0.0.1:8080/alice/demo/issues/3", 3, "alice/demo"),
+        ("https://ghe.example.com/octo/proj/issues/7#issuecomment-1", 7, "octo/proj"),
+    ],
+)
+def test_an_issue_is_its_number_hash_number_or_url(
+    typed: str, number: int, repo: str | None
+) -> None:
+    for verb in (["result"], ["strike"], ["job", "repair"], ["task"]):
+        words = [*verb, typed, *(["--step", "ls"] if verb == ["task"] else [])]
+        args = build_parser(words).parse_args(words)
+        assert args.issue == number and args.issue.repo == repo
+    words = ["watch", "--once", "--issue", typed]
+    assert build_parser(words).parse_args(words).issue == number
+
+
+def test_version_loads_no_verb_and_answers_at_once() -> None:
+    """`relay --version` imports none of the verbs (nor the protocol) and answers in under
+    0.2 s, the interpreter's start included (the best of three, so load does not decide)."""
+    import time
+
+    probe = (
+        "import sys; sys.argv = ['relay', '--version']\n"
+        "from relay.cli import main\n"
+        "assert main() == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith('relay.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said, loaded = done.stdout.splitlines()
+    assert said.startswith("relay 0.")
+    assert "relay.commands.output" not in loaded and "relay.protocol" not in loaded, loaded
+    best = 10.0
+    for module in ("relay", "relay.cli", "relay"):
+        start = time.monotonic()
+        fast = relay_module(module, "--version")
+        best = min(best, time.monotonic() - start)
+        assert fast.returncode == 0 and fast.stdout == said + "\n", fast.stderr
+    assert best < 0.2, best
+
+
+def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("join", "--interval", "0", "--scheduler", "none"),
+            "argument --interval: '0' is not a whole number of at least 60",
+        ),
+        (
+            ("join", "--step-timeout", "0", "--scheduler", "none"),
+            "argument --step-timeout: '0' is not a number of more than 0 s",
+        ),
+        (
+            ("join", "--step-timeout", "-5", "--scheduler", "none"),
+            "argument --step-timeout: '-5' is not a number of more than 0 s",
+        ),
+        (
+            ("result", "3", "--timeout", "0"),
+            "argument --timeout: '0' is not a number of more than 0 s",
+        ),
+        (("result", "3", "--poll", "0"), "argument --poll: '0' is not a number of at least 0.1 s"),
+        (
+            ("result", "3", "--poll", "nan"),
+            "argument --poll: 'nan' is not a number of at least 0.1 s",
+        ),
+    ],
+)
+def test_numbers_out_of_bounds_are_refused_with_the_limit(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """`--interval 0` on join silently became 300, `--step-timeout -5` was saved as is."""
+    done = relay(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line == f"relay: `relay {args[0]}`: {said} — see `relay {args[0]} --help`"
+    assert list(tmp_path.iterdir()) == []
+
+
+def git_in(where: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    done = subprocess.run(
+        ["git", *args], cwd=where, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def a_clone(where: Path) -> Path:
+    """A git repository with one commit (what a person's clone looks like to relay)."""
+    where.mkdir()
+    git_in(where, "init", "-q", "-b", "main")
+    (where / "README.md").write_text("mine\n")
+    git_in(where, "add", "-A")
+    git_in(where, "commit", "-qm", "mine")
+    return where
+
+
+def snapshot(where: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(where)): p.read_bytes() for p in where.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("kind", ["clone", "files", "file"])
+def test_demo_keep_refuses_a_folder_that_holds_something(tmp_path: Path, kind: str) -> None:
+    """`relay demo --keep DIR` wrote into any folder, a git clone included."""
+    if kind == "clone":
+        keep = a_clone(tmp_path / "proj")
+        said = f"relay: --keep {keep} is a git clone: relay writes only into a new or empty folder"
+    elif kind == "files":
+        keep = tmp_path / "notes"
+        keep.mkdir()
+        (keep / "todo.txt").write_text("x\n")
+        said = f"relay: --keep {keep} is not empty (todo.txt): relay writes only into a new or"
+        said += " empty folder"
+    else:
+        keep = tmp_path / "a-file"
+        keep.write_text("x\n")
+        said = f"relay: --keep {keep} is a file, not a folder"
+    before = snapshot(tmp_path)
+    done = relay("demo", "--keep", str(keep), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"{said} — give --keep a new folder"]
+    assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
+
+
+def test_loop_goal_add_without_a_spine_says_to_init_and_writes_nothing(tmp_path: Path) -> None:
+    """It used to write docs/loop/ and commit on the person's branch."""
+    clone = a_clone(tmp_path / "proj")
+    head = git_in(clone, "rev-parse", "HEAD")
+    done = relay("loop", "goal", "add", "Parse dates", "--accept", "true", cwd=clone)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "relay: no loop in this clone yet (docs/loop/CONTRACT.md is missing)"
+        " — run `relay loop init` first, then add the goal"
+    ]
+    assert git_in(clone, "rev-parse", "HEAD") == head
+    assert git_in(clone, "status", "--porcelain", "--untracked-files=all") == ""

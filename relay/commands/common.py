@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from relay.commands.repos import add_repo_flag
 from relay.edges.github import GitHubClient
 from relay.node.apply import apply_plan
 from relay.node.context import NodeContext, client, open_node
@@ -23,6 +24,7 @@ def add_common(p: argparse.ArgumentParser, *, node: bool = True) -> None:
     p.add_argument(
         "--repo-dir", type=Path, default=None, help="the clone to act in (default: here)"
     )
+    add_repo_flag(p)
     if node:
         p.add_argument("--node", default=None, help="this node's name (default: the joined one)")
     p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or master)")

@@ -491,7 +491,8 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
 
 
 def check_keep(keep: Path) -> None:
-    """A kept demo's folder must not hold another demo (its hub's data would clash)."""
+    """A kept demo's folder must be new or empty: not another demo (its hub's data would
+    clash), not a clone, not anyone's files."""
     if (keep / "hub").exists():
         pid = keep / "hub.pid"
         running = (
@@ -500,6 +501,9 @@ def check_keep(keep: Path) -> None:
             else ""
         )
         raise RelayError(f"{keep} already holds a demo{running}: pick a new --keep folder")
+    from relay.commands.bounds import empty_folder
+
+    empty_folder("--keep", keep)  # never into someone's files, a clone least of all
 
 
 def tell_kept(demo: Demo, keep: Path) -> None:

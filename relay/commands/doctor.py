@@ -64,6 +64,11 @@ class Check:
 def register(sub: Any) -> None:
     """Add `doctor`."""
     p: argparse.ArgumentParser = sub.add_parser("doctor", help="check this node's watcher")
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="mend what can be mended here: re-create a watcher entry the scheduler lost",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -299,6 +304,7 @@ def run(args: argparse.Namespace) -> Output:
     _fetch_quietly(args)  # the roster as the remote has it now (an admission since join)
     ctx = context(args)
     record = load(ctx.state, ctx.node)
+    mended = mend_entry(ctx, record) if args.fix else []
     actions = [run_async(lambda: key_reach(ctx))] if in_actions(os.environ) else []
     checks = [
         check_git(),
@@ -311,7 +317,36 @@ def run(args: argparse.Namespace) -> Output:
         *(Check(n, Status(s), d, f) for n, s, d, f in loop_checks(ctx.root)),
     ]
     failed = [c.name for c in checks if c.status is Status.FAIL]
-    lines = [c.line() for c in checks]
+    lines = [*mended, *(c.line() for c in checks)]
     lines.append(f"{len(failed)} check(s) failed" if failed else f"{ctx.node}: all checks passed")
-    data = {"node": ctx.node, "ok": not failed, "checks": [asdict(c) for c in checks]}
+    data = {
+        "node": ctx.node,
+        "ok": not failed,
+        "checks": [asdict(c) for c in checks],
+        "fixed": mended,
+    }
     return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
+
+
+def mend_entry(
+    ctx: NodeContext, record: WatcherRecord | None, seam: Seam | None = None
+) -> list[str]:
+    """`relay doctor --fix`: the entry this clone registered (and did not tear down) is
+    gone from the OS scheduler: register exactly that entry again (its nonce and all, so
+    its passes still count as the scheduler's) and verify it. What was done, in words;
+    nothing when there was nothing to mend."""
+    from relay.watchers.registration import install
+
+    if record is None or not record.active:
+        return []
+    sched = (seam or Seam()).of(record)
+    try:
+        if sched.verify(record.spec()).ok:
+            return []
+        check = install(sched, record.spec())
+    except RelayError as err:
+        return [f"fix: could not re-create the {record.scheduler} entry of {ctx.node}: {err}"]
+    return [
+        f"fixed: re-created the {record.scheduler} entry of {ctx.node} (every"
+        f" {record.interval}s): {check.detail}"
+    ]

@@ -18,6 +18,14 @@ Web pages for people, at github.com's paths (open the base URL in a browser; sig
 /login with a token for private repositories): <owner>/<repo>/issues, .../issues/<n>,
 <owner>/<repo>, .../tree/<ref>/<path>, .../blob/<ref>/<path> and .../raw/<ref>/<path>.
 
+Git: every repository is also served over smart HTTP at BASE/OWNER/REPO.git (clone, fetch,
+push) with the same tokens as the password (any user name) and the API's access rules.
+
+`relay hub --help-all` adds the internals: fault injection, limits, admin endpoints.
+"""
+
+# What `relay hub --help-all` adds to the description: the internals tests and benchmarks use.
+INTERNALS = """\
 Admin endpoints (for a token from `relay hub token LOGIN --admin` only; others get 404):
   GET|POST|DELETE /_hub/faults    read, set ({"spec": "..."}) or clear faults
   GET|DELETE      /_hub/requests  request counters by method, path and status
@@ -40,10 +48,17 @@ Rate limit: each user has --rate-limit requests an hour across all of its tokens
 installation has its own budget; anonymous callers 60 per address), as on GitHub.
 Secondary limit: --content-limit content-creating requests a minute and an hour per user
 (GitHub's 80/500); past it a 403 names the secondary rate limit, with Retry-After.
-
-Git: every repository is also served over smart HTTP at BASE/OWNER/REPO.git (clone, fetch,
-push) with the same tokens as the password (any user name) and the API's access rules.
 """
+
+# The options `relay hub --help` leaves to `--help-all` (tests, benchmarks, transitions).
+INTERNAL_FLAGS = (
+    "--rate-limit",
+    "--content-limit",
+    "--api-only",
+    "--strict-git",
+    "--app-user",
+    "--faults",
+)
 
 
 HUB_PORT = 8080  # not the webhook receiver's 8787: a node and a hub share one machine
@@ -138,7 +153,9 @@ def register(sub: Any) -> None:
         help="transitional: GET /user answers an App installation token as its bot (GitHub"
         " answers 403 'Resource not accessible by integration', the default here too)",
     )
-    p.add_argument("--faults", default="", metavar="SPEC", help="inject faults (see above)")
+    p.add_argument(
+        "--faults", default="", metavar="SPEC", help="inject faults (see the fault spec above)"
+    )
     p.add_argument(
         "--detach",
         action="store_true",
@@ -151,6 +168,14 @@ def register(sub: Any) -> None:
         help="the envelope (url, pid with --detach) as one line once it serves",
     )
     p.set_defaults(func=serve)
+    from relay.commands.helptext import hide_internals
+
+    internals = {a.option_strings[0]: str(a.help) for a in p._actions if a.option_strings}
+    hide_internals(
+        p,
+        full_description=f"{DESCRIPTION}\n{INTERNALS}",
+        internals={flag: internals[flag] for flag in INTERNAL_FLAGS},
+    )
     inner = p.add_subparsers(dest="hub_verb", metavar="token|repo")
     t = inner.add_parser("token", help="create LOGIN if new and print a fresh token")
     t.add_argument("login", metavar="LOGIN")

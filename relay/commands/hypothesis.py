@@ -7,13 +7,14 @@ from typing import Any
 
 from relay.commands.common import add_common, plan_on_issue
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.protocol import Outcome, plan_hypothesis
 
 
 def register(sub: Any) -> None:
     """Add `hypothesis`."""
     p: argparse.ArgumentParser = sub.add_parser("hypothesis", help="record a hypothesis")
-    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue number")
     p.add_argument("text", help="the hypothesis, in one sentence")
     p.add_argument(
         "--outcome",

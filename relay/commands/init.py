@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
     """Add `init`."""
     p: argparse.ArgumentParser = sub.add_parser("init", help="set relay up in a repository")
     p.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
-    p.add_argument("--repo", default=None, help="OWNER/NAME when the remote is not on GitHub")
+    p.add_argument("-R", "--repo", default=None, help="OWNER/NAME when the remote is not on GitHub")
     p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or GitHub)")
     p.add_argument("--node", default=None, help="this node's name (default: the host name)")
     p.add_argument("--accounts", default=None, help="logins that give instructions (comma list)")

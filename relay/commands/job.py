@@ -7,6 +7,7 @@ from typing import Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.node.apply import apply_plan
 from relay.node.context import client
 from relay.protocol import plan_open_job
@@ -32,7 +33,7 @@ def register(sub: Any) -> None:
         "repair",
         help="write a job's body again from this controller's own record (after tampering)",
     )
-    rp.add_argument("issue", type=int, help="the job's issue number")
+    rp.add_argument("issue", type=issue_number, help="the job's issue number")
     add_common(rp)
     rp.set_defaults(func=run_repair)
 

@@ -21,9 +21,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from relay.commands.bounds import number, whole
 from relay.commands.common import run_async
 from relay.commands.init import default_node_name, os_name, words
 from relay.commands.output import Output
+from relay.commands.repos import add_repo_flag, remember_clone
 from relay.edges.github import GitHubClient
 from relay.edges.local import NodeConfig
 from relay.errors import ConfigError, LocalUsageError
@@ -60,12 +62,16 @@ def register(sub: Any) -> None:
     """Add `join`."""
     p: argparse.ArgumentParser = sub.add_parser("join", help="make this clone a relay node")
     p.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
+    add_repo_flag(p)
     p.add_argument("--node", default=None, help="this node's name (default: the host name)")
     p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or master)")
     p.add_argument("--accounts", default=None, help="logins whose TASKs this node obeys")
     p.add_argument("--scheduler", default=None, help="watcher backend, or `none` to decline")
     p.add_argument(
-        "--interval", type=int, default=None, help="seconds between scheduled passes (300)"
+        "--interval",
+        type=whole(MIN_INTERVAL),
+        default=None,
+        help=f"seconds between scheduled passes (300; {MIN_INTERVAL} at the least)",
     )
     p.add_argument(
         "--at-boot",
@@ -97,7 +103,12 @@ def register(sub: Any) -> None:
         " use and shown",
     )
     p.add_argument("--on-result", default=None, help="controller's hook when a result returns")
-    p.add_argument("--step-timeout", type=float, default=None, help="seconds a step may run")
+    p.add_argument(
+        "--step-timeout",
+        type=number(0, unit="s", above=True),
+        default=None,
+        help="seconds a step may run",
+    )
     p.add_argument(
         "--webhook",
         default=None,
@@ -211,6 +222,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             await asyncio.to_thread(registration.set_column, ctx, scheduler, message)
         lines.append(f"watcher: {scheduler}")
         save_config(args, ctx, scheduler, account=(await gh.current_user()).id)
+        remember_clone(ctx.root, ctx.repo)  # so `-R OWNER/NAME` finds it from anywhere
         if args.webhook:
             from relay.edges.github.webhooks import register_webhook
 

@@ -404,6 +404,11 @@ def run_goal_add(args: argparse.Namespace) -> Output:
     """Append a goal; print its id."""
     tree = _root(args)
     spine = Spine(tree.root)
+    if spine.read(CONTRACT_NAME) is None:  # no spine: nothing is written, nothing committed
+        raise ConfigError(
+            f"no loop in this clone yet ({CONTRACT_NAME} is missing)",
+            hint="run `relay loop init` first, then add the goal",
+        )
     doc = spine.goals()
     title = " ".join(args.title.split())
     accept = (args.accept or "").strip()

@@ -21,6 +21,7 @@ from relay.commands.common import (
     with_issue,
 )
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.edges.github import GitHubClient
 from relay.errors import RelayError
 from relay.node.apply import apply_plan, publish_edit
@@ -32,7 +33,7 @@ from relay.protocol.planners import handover_entry
 def register(sub: Any) -> None:
     """Add `resolve`."""
     p: argparse.ArgumentParser = sub.add_parser("resolve", help="resolve and close a job")
-    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue number")
     p.add_argument("--summary", required=True, help="what was found or done")
     p.add_argument(
         "--force",

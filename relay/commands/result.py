@@ -8,8 +8,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from relay.commands.bounds import number
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.errors import Interrupted, LocalUsageError, RemoteProtocolError, RemoteUnavailable
 from relay.node.context import NodeContext, client
 from relay.node.observe import load_issue
@@ -23,16 +25,16 @@ from relay.protocol.thread import NotAJob, Thread, read_thread
 def register(sub: Any) -> None:
     """Add `result`."""
     p: argparse.ArgumentParser = sub.add_parser("result", help="show a job's newest result")
-    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue number")
     p.add_argument("--wait", action="store_true", help="wait for the outstanding task's result")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=number(0, unit="s", above=True),
         default=None,
         help="seconds to wait at most (default: as long as the TASK may take — each step to"
         " its timeout, once the worker claims it — plus time for the watcher to pick it up)",
     )
-    p.add_argument("--poll", type=float, default=2.0, help="seconds between looks")
+    p.add_argument("--poll", type=number(0.1, unit="s"), default=2.0, help="seconds between looks")
     add_common(p, node=False)
     p.set_defaults(func=run)
 

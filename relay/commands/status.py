@@ -91,7 +91,9 @@ def local_watchers(ctx: NodeContext) -> list[dict[str, Any]]:
     from relay.edges.local import SCHEDULER
     from relay.watchers.registration import records
 
-    passes = ctx.state.passes()  # oldest first: the newest wins
+    # oldest first: the newest wins; "?" was an older relay's name for a pass that failed
+    # in a clone that had not joined, which is no node's
+    passes = [p for p in ctx.state.passes() if p.node != "?"]
     last = {p.node: p for p in passes}
     scheduled = {p.node: p for p in passes if p.started_by == SCHEDULER}
     known = {r.node: r for r in records(ctx.state)}
@@ -195,7 +197,10 @@ def run(args: argparse.Namespace) -> Output:
     lines += [f"  not followed: {note}" for note in ctx.trust.notes]
     beat = ctx.state.heartbeat()
     watchers = local_watchers(ctx)
-    lines += watcher_lines(watchers)
+    if ctx.config is None and not watchers:
+        lines.append("this clone has not joined: run `relay join` to make it a node")
+    else:
+        lines += watcher_lines(watchers)
     data = {
         "jobs": rows,
         "nodes": [n.model_dump(mode="json") for n in ctx.master.nodes],

@@ -7,6 +7,7 @@ from typing import Any
 
 from relay.commands.common import add_common, plan_on_issue
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.protocol import plan_strike
 from relay.protocol.labels import Label
 
@@ -14,7 +15,7 @@ from relay.protocol.labels import Label
 def register(sub: Any) -> None:
     """Add `strike`."""
     p: argparse.ArgumentParser = sub.add_parser("strike", help="count a failed round trip")
-    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue number")
     p.add_argument("--hypothesis", type=int, default=None, help="H number (default: newest)")
     add_common(p)
     p.set_defaults(func=run)

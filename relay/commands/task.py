@@ -7,6 +7,7 @@ from typing import Any
 
 from relay.commands.common import add_common, context, refuse_rolled_back, run_async, with_issue
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.edges.github import GitHubClient
 from relay.node.apply import apply_plan
 from relay.protocol import Issue, plan_task
@@ -17,7 +18,7 @@ from relay.protocol.snapshot import LabelEvent
 def register(sub: Any) -> None:
     """Add `task`."""
     p: argparse.ArgumentParser = sub.add_parser("task", help="post the next TASK of a job")
-    p.add_argument("issue", type=int, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue number")
     p.add_argument("--step", action="append", required=True, help="a command (repeatable)")
     p.add_argument("--objective", default=None, help="this task's objective (default: job's)")
     p.add_argument("--capture", default="", help="what the worker must capture")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
+from relay.commands.repos import issue_number
 from relay.errors import LocalUsageError, RelayError
 
 if TYPE_CHECKING:
@@ -21,11 +22,18 @@ def register(sub: Any) -> None:
     """Add `watch`."""
     p: argparse.ArgumentParser = sub.add_parser("watch", help="take this node's turns")
     p.add_argument("--once", action="store_true", help="run one pass and exit")
-    p.add_argument("--interval", type=float, default=60.0, help="seconds between passes")
-    p.add_argument("--issue", type=int, default=None, help="only look at this issue")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=60.0,
+        help="seconds between passes (at least 5; 1 against a hub on this machine)",
+    )
+    p.add_argument("--issue", type=issue_number, default=None, help="only look at this issue")
     p.add_argument("--webhook", action="store_true", help="receive webhooks instead of polling")
     p.add_argument("--listen", default="127.0.0.1:8787", help="HOST:PORT for --webhook")
-    p.add_argument("--reconcile", type=float, default=180.0, help="seconds between full passes")
+    p.add_argument(
+        "--reconcile", type=float, default=180.0, help="seconds between full passes (webhook)"
+    )
     p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
     p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
     p.add_argument("--log", type=Path, default=None, metavar="FILE", help="also append to FILE")
@@ -78,7 +86,9 @@ def record_failure(args: argparse.Namespace, err: RelayError) -> None:
         state = NodeState.for_clone(args.repo_dir or Path.cwd())
         now = datetime.now(UTC)
         config = state.load_config()
-        node = args.node or (config.node if config else "?")
+        node = args.node or (config.node if config else None)
+        if node is None:  # a clone that never joined has no node whose pass this was
+            return
         outcome = f"error: {redacted(str(err))}"[:300]
         by = starter(args, state, node)
         state.log_pass(PassRecord(at=now, node=node, outcome=outcome, started_by=by))
@@ -118,8 +128,10 @@ def dispatch(args: argparse.Namespace) -> Output:
             record_failure(args, err)
         raise
     if args.webhook:
+        from relay.commands.bounds import check_poll
         from relay.edges.local import webhook_secret
 
+        check_poll("--reconcile", args.reconcile, ctx.api_url)
         host, port = listen_address(args.listen)
         secret, _source = webhook_secret(ctx.state)  # RELAY_WEBHOOK_SECRET, else the node's
         run_async(
@@ -150,8 +162,10 @@ def dispatch(args: argparse.Namespace) -> Output:
                 )
             )
         )
+    from relay.commands.bounds import check_poll
     from relay.node.progress import Progress, install
 
+    check_poll("--interval", args.interval, ctx.api_url)
     install(Progress())  # a long step says so; an idle loop says it is alive, now and then
     alive = Alive(ctx.node, args.interval)
     ended = until_unbound(ctx)
@@ -162,12 +176,17 @@ def dispatch(args: argparse.Namespace) -> Output:
             data={"node": ctx.node, "stopped": True},
             exit_status=stopped_status(),
         )
+    # as a scheduled pass would: no job binds the node, so its scheduler entry goes too
+    from relay.watchers.registration import on_teardown
+
+    torn = run_async(lambda: on_teardown(ctx))
     return Output(
         lines=(
             f"no open job binds {ctx.node} any more: watching on this machine has ended"
             " (run `relay watch` again, or `relay join`, for a new job)",
+            *torn,
         ),
-        data={"node": ctx.node, "ended": True},
+        data={"node": ctx.node, "ended": True, "teardown": torn},
     )
 
 

@@ -491,7 +491,21 @@ class Clone:
         except _git_error() as exc:
             if self._host and any(mark in str(exc) for mark in _NEEDS_CREDENTIALS):
                 raise _credentials_refused(*self._host) from exc
+            if self._host and self._host[1] and _not_found(str(exc)):
+                raise self._no_access() from exc
             raise _classify(args[0], exc) from exc
+
+    def _no_access(self) -> ConfigError:
+        """A 404 from the remote to a request that carried a token: the repository exists
+        for others, or not at all; either way this token cannot see it (GitHub answers a
+        private repository's outsiders with the same 404)."""
+        slug = parse_remote_url(self._origin or "")
+        name = str(slug) if slug is not None else (self._origin or "the remote")
+        return ConfigError(
+            f"the token has no access to {name}",
+            hint=f"use a token of an account that can read {name} (RELAY_TOKEN), or check"
+            " the remote's name (`git remote -v`)",
+        )
 
     def _abort_rebase(self) -> None:
         with contextlib.suppress(_git_error()):
@@ -550,9 +564,20 @@ def as_relay_error(exc: BaseException) -> RelayError | None:
     return ConfigError(f"`{command}` failed: {first or 'git gave no reason'}")
 
 
+def _not_found(said: str) -> bool:
+    """Whether git said the remote answered 404 (``repository '...' not found``)."""
+    return bool(re.search(r"repository '[^']*' not found|Repository not found", said))
+
+
 def _classify(verb: str, exc: Exception) -> Exception:
     """Map a failed git network command to relay's errors by what git said."""
     said = str(exc)
+    host = re.search(r"Could not resolve host: ([^\s']+)", said)
+    if host:
+        return RemoteUnavailable(
+            f"git {verb}: cannot resolve {host.group(1)}",
+            hint="check the remote's URL (`git remote -v`) and this machine's network",
+        )
     lines = [ln.strip().strip("'") for ln in said.splitlines()]
     first = next(
         (ln for ln in lines if ln.startswith(("fatal:", "error:", "remote:"))),

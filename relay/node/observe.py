@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from relay.edges.github import GitHubClient, models
 from relay.edges.github.threads import ThreadCache, threads_owner
 from relay.edges.local import NodeState
+from relay.errors import ConfigError, RelayError
 from relay.protocol import (
     Comment,
     Issue,
@@ -90,9 +91,29 @@ def local_records(state: NodeState) -> LocalRecords:
 
 
 async def load_issue(gh: GitHubClient, number: int) -> Issue:
-    """One issue with all its comments (both asked at once)."""
-    issue, comments = await asyncio.gather(gh.get_issue(number), gh.list_comments(number))
+    """One issue with all its comments (both asked at once). A 404 for an issue of a
+    repository the token can see means the number is wrong, and is said so."""
+    try:
+        issue, comments = await asyncio.gather(gh.get_issue(number), gh.list_comments(number))
+    except ConfigError as err:
+        if not _answered_404(err):
+            raise
+        try:
+            await gh.get_repo()
+        except RelayError:
+            raise err from err.__cause__  # the repository itself is out of sight
+        raise ConfigError(
+            f"no issue #{number} in {gh.repo}", hint="`relay status` lists its open jobs"
+        ) from err
     return to_issue(issue, comments)
+
+
+def _answered_404(err: RelayError) -> bool:
+    """Whether the API's answer under ``err`` was a 404."""
+    import gidgethub
+
+    cause = err.__cause__
+    return isinstance(cause, gidgethub.HTTPException) and int(cause.status_code) == 404
 
 
 def thread_cache(gh: GitHubClient, state: NodeState) -> ThreadCache:

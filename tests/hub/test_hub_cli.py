@@ -66,7 +66,7 @@ def test_a_login_github_would_not_allow_is_refused(tmp_path: Path, login: str) -
 
 
 def test_help_documents_the_late_faults_and_the_budget() -> None:
-    out = relay("hub", "--help")
+    out = relay("hub", "--help-all")
     assert out.returncode == 0
     for words in ("drop_after=P", "502_after=P", "--rate-limit", "committed"):
         assert words in out.stdout

@@ -99,8 +99,12 @@ def test_token_prints_only_the_token_and_creates_the_user(tmp_path: Any) -> None
     assert (tmp_path / "hub.sqlite3").exists()
 
 
-def test_help_documents_the_faults_and_admin_endpoints() -> None:
-    argv = [sys.executable, "-m", "relay.cli", "hub", "--help"]
+def test_help_all_documents_the_faults_and_admin_endpoints() -> None:
+    """`relay hub --help` is what a person needs; the internals are in --help-all."""
+    argv = [sys.executable, "-m", "relay.cli", "hub", "--help-all"]
     out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout
+    short = subprocess.run([*argv[:-1], "--help"], capture_output=True, text=True, timeout=60)
     for needle in ("--faults", "/_hub/faults", "/_hub/requests", "retry_after", "--admin"):
         assert needle in out
+        assert needle not in short.stdout
+    assert "--help-all" in short.stdout and "--data" in short.stdout

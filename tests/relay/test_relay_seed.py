@@ -95,7 +95,7 @@ def test_a_passing_verification_task_lets_the_job_resolve(world: World, job: int
 def test_the_foreground_watch_ends_when_no_open_job_binds_the_node(world: World, job: int) -> None:
     """It takes the turns while the job is open and ends, saying so, once it is closed."""
     w = world.worker
-    argv = w.argv("watch", "--interval", "0.3", "--node", WORKER, as_node=False)
+    argv = w.argv("watch", "--interval", "1", "--node", WORKER, as_node=False)
     proc = subprocess.Popen(argv, env=w.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
     try:

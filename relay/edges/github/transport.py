@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import random
+import socket
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -280,6 +281,13 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
         # what went wrong in words, never an exception class's name
         if isinstance(exc, aiohttp.ClientSSLError):
             reason = "TLS handshake failed"
+        elif isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
+            exc.os_error, socket.gaierror
+        ):  # no address for the name: the error's number (-2) says nothing to a person
+            return RemoteUnavailable(
+                f"cannot resolve {exc.host}: no address for the API at {self.base_url}",
+                hint="check the URL (--api, RELAY_API_URL) and this machine's network",
+            )
         elif isinstance(exc, aiohttp.ClientConnectorError):
             number = exc.os_error.errno
             reason = (os.strerror(number) if number else "connection failed").lower()
