@@ -311,6 +311,32 @@ def test_numbers_out_of_bounds_are_refused_with_the_limit(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("init", "--iterations", "-1", "--yes"), "--iterations: '-1' is not a whole number"
+         " of at least 1"),
+        (("init", "--coverage-floor", "120", "--yes"), "--coverage-floor: '120' is not a"
+         " percentage (0 to 100)"),
+        (("init", "--retries", "-2", "--yes"), "--retries: '-2' is not a whole number of at"
+         " least 0"),
+        (("run", "--maker", "true", "--max-iterations", "0"), "--max-iterations: '0' is not a"
+         " whole number of at least 1"),
+    ],
+)  # fmt: skip
+def test_the_loops_numbers_out_of_bounds_write_nothing(
+    tmp_path: Path, args: tuple[str, ...], said: str
+) -> None:
+    """`relay loop init --iterations -1` wrote docs/loop/ with a contract it then refused."""
+    git_in(tmp_path, "init", "-q")
+    done = relay("loop", *args, cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    command = f"relay loop {args[0]}"
+    assert line == f"relay: `{command}`: argument {said} — see `{command} --help`"
+    assert [p.name for p in tmp_path.iterdir()] == [".git"]
+
+
 def git_in(where: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
     env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")

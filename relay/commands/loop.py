@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from relay.commands.bounds import whole
 from relay.commands.output import Output, say
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, LocalUsageError, RelayError
@@ -70,6 +71,14 @@ from relay.ratchet.judge import Options
 PROJECT_FILES = ("pyproject.toml", "Makefile", "package.json", "Cargo.toml", "go.mod")
 
 
+def percent(text: str) -> int:
+    """argparse type: a whole percentage, 0 to 100."""
+    value = whole(0)(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (0 to 100)")
+    return value
+
+
 def register(sub: Any) -> None:
     """Add `loop` and its sub-verbs."""
     p: argparse.ArgumentParser = sub.add_parser("loop", help="work a backlog of goals")
@@ -90,11 +99,11 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="coverage.py's JSON report, written by a gate",
     )
-    q.add_argument("--iterations", type=int, default=None, help="iterations per run")
+    q.add_argument("--iterations", type=whole(1), default=None, help="iterations per run")
     q.add_argument("--wall-clock", default=None, metavar="DURATION", help="wall clock per run")
-    q.add_argument("--retries", type=int, default=None, help="retries per failure")
+    q.add_argument("--retries", type=whole(0), default=None, help="retries per failure")
     q.add_argument(
-        "--coverage-floor", type=int, default=None, metavar="PCT", help="triage: files below"
+        "--coverage-floor", type=percent, default=None, metavar="PCT", help="triage: files below"
     )
     q.add_argument("--yes", action="store_true", help="take the proposed gates without asking")
     env_flags(q)
@@ -110,7 +119,9 @@ def register(sub: Any) -> None:
     q.add_argument("--metric", default=None, metavar="CMD", help="prints a number, last line")
     q.add_argument("--direction", choices=("up", "down"), default=None, help="of the metric")
     q.add_argument("--threshold", default=None, metavar="PCT", help="percent to beat (5 or 5%%)")
-    q.add_argument("--runs", type=int, default=None, metavar="N", help="runs; the median counts")
+    q.add_argument(
+        "--runs", type=whole(1), default=None, metavar="N", help="runs; the median counts"
+    )
     q.add_argument(
         "--metric-files",
         action="append",
@@ -152,7 +163,7 @@ def register(sub: Any) -> None:
     q.add_argument("--checker", action="append", default=[], metavar="CMD", help="a checker")
     q.add_argument("--verifier", default=None, metavar="CMD", help="judges the stop condition")
     q.add_argument("--goal", default=None, metavar="ID", help="work only this goal")
-    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--max-iterations", type=whole(1), default=None, metavar="N")
     q.add_argument("--wall-clock", default=None, metavar="DURATION", help="e.g. 30m, 8h")
     q.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     q.add_argument("--red-team", action="append", default=[], metavar="CMD", help="red team")
@@ -168,14 +179,14 @@ def register(sub: Any) -> None:
     q.set_defaults(func=run_triage)
     q = verbs.add_parser("schedule", help="run triage and the loop every day at HH:MM")
     q.add_argument("--at", default=None, metavar="HH:MM", help="the time of day (local)")
-    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--max-iterations", type=whole(1), default=None, metavar="N")
     q.add_argument("--remove", action="store_true", help="remove the scheduled entry")
     q.add_argument("--scheduler", default=None, help="launchd, task-scheduler, cron, systemd")
     env_flags(q)
     common(q)
     q.set_defaults(func=run_schedule)
     q = verbs.add_parser("scheduled", help="what the schedule runs: triage, then a bounded run")
-    q.add_argument("--max-iterations", type=int, default=None, metavar="N")
+    q.add_argument("--max-iterations", type=whole(1), default=None, metavar="N")
     q.add_argument("--env-file", default=None, metavar="PATH", help="the recorded environment")
     common(q)
     q.set_defaults(func=run_scheduled)
