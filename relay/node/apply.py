@@ -45,6 +45,7 @@ from relay.protocol import (
     NotifyResult,
     PostNotice,
     ReclaimTask,
+    ReopenJob,
     ReportHalfDone,
     SendResult,
     Snapshot,
@@ -97,6 +98,9 @@ class Applier:
                 await self._send(action)
             case CloseJob():
                 await self._close(action)
+            case ReopenJob():
+                await self.gh.update_issue(action.issue, state="open")
+                self.lines.append(f"#{action.issue}: opened again (closed by an outsider)")
             case Wait(bare=True):
                 self.ctx.state.mark_bare(
                     issue=action.issue, task=action.task, now=datetime.now(UTC)

@@ -68,6 +68,7 @@ def to_issue(issue: models.Issue, comments: Iterable[models.Comment]) -> Issue:
         author=to_user(issue.user),
         body=issue.body,
         comments=tuple(to_comment(c) for c in comments),
+        closed_by=to_user(issue.closed_by) if issue.closed_by is not None else None,
     )
 
 
@@ -154,6 +155,10 @@ async def observe(
             or tampered_with(i.body, node, author=i.user.id, master=master, issue=i.number)
         )
     ]
+    if only is None:  # a job this node bound last pass and no longer open: who closed it?
+        gone = sorted(cache.numbers() - {i.number for i in bound})
+        closed = await asyncio.gather(*(gh.get_issue(n) for n in gone[:20]))
+        bound += [i for i in closed if i.state == "closed"]
     known = {i.number: cache.comments(i) for i in bound}
     changed = [i for i in bound if known[i.number] is None]
     for issue, comments in zip(
@@ -164,8 +169,14 @@ async def observe(
     if read_now is not None:
         read_now.update(i.number for i in changed)
         read_now.update(i.number for i in bound if i.number == only)
-    if only is None:
-        cache.keep({i.number for i in bound})
+    if only is None:  # a job an outsider closed is opened again: look at it next pass too
+        ours = {a.id for n in master.nodes for a in n.accounts}
+        kept = {
+            i.number
+            for i in bound
+            if i.state != "closed" or (i.closed_by is not None and i.closed_by.id not in ours)
+        }
+        cache.keep(kept)
     cache.save(state.threads_path)
     snapshot = Snapshot(
         master=master,

@@ -150,6 +150,14 @@ class CloseJob(_Action):
     event: Event = Event.RESOLVE
 
 
+class ReopenJob(_Action):
+    """Open again a job someone who may not decide it closed (no closure of relay's): its
+    controller's account reopens the issue, so the job does not stall in silence."""
+
+    kind: Literal["reopen-job"] = "reopen-job"
+    issue: int
+
+
 class KeepWatcher(_Action):
     """No open job binds this node yet, but its watcher is new: keep it for the first job
     until ``until`` (then a pass with still no job tears it down)."""
@@ -225,6 +233,7 @@ Action = (
     | MoveBaton
     | SendResult
     | CloseJob
+    | ReopenJob
     | Wait
     | ReclaimTask
     | KeepWatcher

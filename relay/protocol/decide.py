@@ -58,6 +58,7 @@ from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
     claimed_unseen,
+    closed_by_outsider,
     outsider_may_have,
     rolled_back,
     tampered_notice,
@@ -120,6 +121,7 @@ def decide(snapshot: Snapshot, node: str, now: datetime) -> list[Action]:
         moved = any(isinstance(a, MoveBaton) or _is_frozen_notice(a) for a in turn)
         if moved or any(a.kind == "ignore" and "outsider" in a.reason for a in undone):
             actions += _outsider_moves(thread, snapshot, node)
+    actions += _closed(snapshot, node)
     if bound or snapshot.partial:  # a pass that saw one issue cannot know nothing binds
         return actions
     return [*actions, _unbound(snapshot, node, now)]
@@ -274,6 +276,21 @@ def _untrusted_account(thread: Thread, snapshot: Snapshot, node: str) -> list[Ac
         f" accounts with `relay join --node {node} --accounts ...`."
     )
     return [ignore, PostNotice(issue=number, key=key, reason=reason, body=body)]
+
+
+def _closed(snapshot: Snapshot, node: str) -> list[Action]:
+    """The jobs that left the open list since the last pass (observe reads them once):
+    one closed by someone who may not decide it is opened again."""
+    actions: list[Action] = []
+    for issue in snapshot.issues:
+        if issue.state != "closed":
+            continue
+        try:
+            thread = read_thread(issue, snapshot.master)
+        except (NotAJob, MessageRejected):
+            continue
+        actions += closed_by_outsider(thread, snapshot, node)
+    return actions
 
 
 def _threads(snapshot: Snapshot) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:

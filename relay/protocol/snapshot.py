@@ -56,6 +56,7 @@ class Issue(BaseModel):
     author: User
     body: str = ""
     comments: tuple[Comment, ...] = ()
+    closed_by: User | None = None  # read only for a job that left the open list
 
 
 class Reaction(BaseModel):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from relay.protocol.actions import Action, Ignore, PostNotice
+from relay.protocol.actions import Action, Ignore, PostNotice, ReopenJob
 from relay.protocol.baton import State
 from relay.protocol.body import STRIKE_LIMIT
 from relay.protocol.labels import Label
@@ -282,3 +282,27 @@ def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
     known = {m for m in range(1, task) if thread.taken(m)}
     known |= {m for n, m in snapshot.local.claims if n == number and m < task}
     return claims[-1] if len(claims) > len(known) else None
+
+
+def closed_by_outsider(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
+    """A job closed with no closure of relay's, by an account that is neither a node of the
+    job nor an instruction account (a collaborator with triage access): its controller opens
+    it again and names her once; the job does not stall in silence. Closed by one of the
+    job's own people, it stays closed (a person decided)."""
+    closer = thread.issue.closed_by
+    if node != thread.job.controller or thread.closure is not None or closer is None:
+        return []
+    if closer.id in party_ids(thread.job, snapshot.master):
+        return []
+    number, who = thread.issue.number, closer.login[:60]
+    reason = f"{who} closed the job, and {who} may not decide it; opened again"
+    actions: list[Action] = [ReopenJob(issue=number)]
+    key = f"closed-by:{closer.id}:{thread.job.revision}"
+    if (number, key) not in snapshot.local.notices:
+        body = (
+            f"**relay:** `{who}` closed this job, but `{who}` is neither a node of it nor one"
+            f" of its instruction accounts, so `{node}` opened it again. Only `relay resolve"
+            f" {number}` on the controller (or one of its people closing it) ends a job."
+        )
+        actions.append(PostNotice(issue=number, key=key, reason=reason, body=body))
+    return actions

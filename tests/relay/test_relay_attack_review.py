@@ -152,6 +152,30 @@ def test_an_outsiders_needs_human_is_named_and_not_followed(
     assert done.returncode != 0 and "needs:human" in world.labels(job)
 
 
+def test_a_job_an_outsider_closes_is_opened_again_and_she_is_named(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The threat table gives triage "close issues": her closing the job must not stall it
+    in silence. The controller opens it again and names her once; the TASK then runs."""
+    mallory(world, monkeypatch)
+    marker = tmp_path / "RAN"
+    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.controller.ok("watch", "--once")  # its watcher has read the job
+    world.api(f"/issues/{job}", "PATCH", {"state": "closed"}, login=STRANGER)
+    world.controller.ok("watch", "--once")
+    assert world.issue(job)["state"] == "open"
+    world.api(f"/issues/{job}", "PATCH", {"state": "closed"}, login=STRANGER)  # again
+    for node in (world.controller, world.worker):
+        node.ok("watch", "--once")
+    said = [c["body"] for c in world.comments(job) if f"`{STRANGER}` closed this job" in c["body"]]
+    assert len(said) == 1 and world.issue(job)["state"] == "open"
+    assert runs(marker) == 1
+    # one of the job's own people closing it decides: it stays closed
+    world.api(f"/issues/{job}", "PATCH", {"state": "closed"})
+    world.controller.ok("watch", "--once")
+    assert world.issue(job)["state"] == "closed"
+
+
 def test_state_files_are_private_after_a_pass(world: World, job: int) -> None:
     """Issue, smaller breaks: state, lock and cache files are 0600 in a 0700 directory."""
     world.controller.ok("task", str(job), "--step", "git --version")

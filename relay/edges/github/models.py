@@ -56,6 +56,7 @@ class Issue(_Model):
     created_at: datetime
     updated_at: datetime
     closed_at: datetime | None = None
+    closed_by: User | None = None  # on a single issue's answer only, as GitHub sends it
     html_url: str = ""
     comments: int = 0
     pull_request: dict[str, Any] | None = None

@@ -86,6 +86,10 @@ class ThreadCache:
             self._entries[issue.number] = entry
             self.dirty = True
 
+    def numbers(self) -> set[int]:
+        """The issues whose threads are kept (those that bound this node last pass)."""
+        return set(self._entries)
+
     def keep(self, numbers: set[int]) -> None:
         """Forget every issue but ``numbers`` (those open and binding this node now)."""
         gone = set(self._entries) - numbers
