@@ -14,15 +14,18 @@ rm``); force pushes and remote branch deletion (``git push --force``, ``-f``, ``
 settings, caches, secrets no commit restores); writing disks (``dd of=/dev/…``, ``>
 /dev/sda``, ``mkfs``, ``format``, ``diskpart``, ``fdisk``, ``parted``, ``wipefs``),
 ``shred``, ``truncate``; ``chmod/chown -R``, ``sed -i``, ``mv`` or ``unlink`` of a path
-outside the work tree; ``rsync --delete``; registry, service and scheduled-task changes
-(``reg add/delete``, ``sc delete/config``, ``systemctl stop/disable/mask``, ``launchctl
-unload/bootout``, ``service X stop``, ``schtasks /delete``); package removal (apt, dnf,
-yum, pip, ``npm -g``, brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given to a
-database client (psql, mysql, sqlite3, …, in its arguments or piped to it); ``docker
+outside the work tree; writing a file outside it (``> ~/.bashrc``, ``tee``, ``dd of=``,
+``cp``/``mv``/``ln``/``install`` into it, ``tar x -C /``, ``unzip -d ~``; ``/tmp`` is
+scratch); ``git config --global``; firewall and account changes (``iptables -F``, ``nft
+flush``, ``useradd``, ``passwd``); ``rsync --delete``; registry, service and scheduled-task
+changes (``reg add/delete``, ``sc delete/config``, ``systemctl stop/disable/mask``,
+``launchctl unload/bootout``, ``service X stop``, ``schtasks /delete``); package removal
+(apt, dnf, yum, pip, ``npm -g``, brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given
+to a database client (psql, mysql, sqlite3, …, in its arguments or piped to it); ``docker
 system prune``, ``docker rm -f``, ``kubectl delete``, ``terraform destroy``, ``gh
-repo/release delete``; ``shutdown``, ``reboot``, ``kill -9 -1``; and any command the
-shared scope lists under "Destructive commands" (its leading words: ``make release``
-matches ``make -j4 release``; a script matches by file name).
+repo/release delete``; ``shutdown``, ``reboot``, ``kill -9 -1``; and any command the shared
+scope lists under "Destructive commands" (its leading words: ``make release`` matches
+``make -j4 release``; a script matches by file name).
 
 Not destructive: work inside the work tree relay checked out — ``rm -f build/out.o``,
 ``rm file.txt``, ``git reset --hard`` and ``git clean -fd`` there (relay's own clone;
@@ -30,21 +33,25 @@ either is destructive with ``git -C`` pointing elsewhere), ``git push``, ``pip i
 Quoted text given to a program is data (``echo "rm -rf /"``, ``grep DROP schema.sql``),
 except where it is code: ``sh -c``/``bash -c``, ``eval``, ``cmd /c``, ``powershell
 -Command`` (and ``-EncodedCommand``), ``su -c``, ``ssh host …``, ``$(…)`` and backticks,
-``find -exec``, and text piped into a shell or ``Invoke-Expression``.
+``find -exec`` (``{}`` read as the place searched), ``<(…)``, git's ``-c alias.x='!…'``
+and command-valued keys, and text given to a shell on its input: piped, a here-string
+(``bash <<< '…'``) or a here-document (its body in the step), or ``Invoke-Expression``.
 
 How a step is read: commands are split at ``&&``, ``||``, ``;``, ``|``, ``&``, parentheses
 and braces; prefixes (``sudo``, ``env``, ``xargs``, ``nohup``, ``time``, ``timeout``,
-``nice``, ``VAR=value``, …) are skipped; a program is known by its file name whatever its
-directory, quotes, case or ``.exe``, or by a variable the step sets (``R=rm; $R -rf``,
-``set R=rd``, ``$c = 'Remove-Item'``). A POSIX step is read with :mod:`shlex`; when shlex
-cannot (an open quote), the step is judged on its words: every known program name in it
-starts a command. A step with no shell named is read both as POSIX sh and as cmd.exe. Every
-scan is linear in the step (at most 1000 characters), nested code at most four deep; a
-step nested deeper is destructive. Interpreter one-liners (``python -c``, ``node -e``, …)
-and code the step cannot show (``curl … | sh``, ``$(…) -rf /``) are read by
-:mod:`relay.protocol.destructive_code`. This reads the usual ways to write commands, no
-proof: a script the step only names is judged by what shows.
-"""
+``nice``, ``VAR=value``, …) are skipped, and those that run a command of their own (``env
+-S '…'``, ``watch``, ``npx``) read it; a newline ends a command. A program is known by its
+file name whatever its directory, quotes (``$'\\x72m'`` too), case or ``.exe``, or by a
+variable the step sets (``R=rm; $R -rf``, ``R=r; ${R}m``, ``set R=rd``, ``$c =
+'Remove-Item'``); one named by a variable the step does not set is destructive. A POSIX
+step is read with :mod:`shlex`; when shlex cannot (an open quote), the step is judged on
+its words: every known program name in it starts a command. A step with no shell named is
+read both as POSIX sh and as cmd.exe. Every scan is linear in the step (at most 1000
+characters), nested code at most four deep; a step nested deeper is destructive.
+Interpreter one-liners (``python -c``, ``node -e``, …) and code the step cannot show
+(``curl … | sh``, ``$(…) -rf /``) are read by :mod:`relay.protocol.destructive_code`. This
+reads the usual ways to write commands, no proof: a script the step only names is judged by
+what shows."""
 
 from __future__ import annotations
 

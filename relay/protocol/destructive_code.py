@@ -1,11 +1,14 @@
 """Code a step runs that is not shell: interpreter one-liners, and text it cannot read.
 
-``python -c``, ``node -e``, ``perl -e``, ``ruby -e`` and ``php -r`` carry code in another
-language. It is read by its calls only: a well-known delete call (``shutil.rmtree``,
-``os.remove``, ``fs.rmSync``, ``File::Path`` ``rmtree``, ``FileUtils.rm_rf``, …) is
-destructive wherever it points, since its path is an expression; the strings handed to a
-shell call (``os.system``, ``subprocess.*``, ``execSync``, ``system``, backticks) are
-returned for :mod:`relay.protocol.destructive` to read as shell.
+``python -c``, ``node -e``, ``perl -e``, ``ruby -e``, ``php -r`` and ``awk``'s program
+carry code in another language (as does text printed into one: ``python3 - <<< '…'``). It
+is read by its calls only: a well-known delete call (``shutil.rmtree``, ``os.remove``,
+``fs.rmSync``, ``File::Path`` ``rmtree``, ``FileUtils.rm_rf``, …) is destructive wherever
+it points, since its path is an expression; the strings handed to a shell call
+(``os.system``, ``subprocess.*``, ``execSync``, ``system``, backticks) are returned for
+:mod:`relay.protocol.destructive` to read as shell (perl's ``qx{}``/``qq()`` and ruby's
+``%x()`` are strings too, and awk's ``print | "cmd"``); a shell call given anything but
+literals (``os.system(cmd)``) runs what cannot be read, so is destructive.
 
 Code the step does not show cannot be judged by what shows, so running it is destructive:
 a shell or interpreter that reads its program from a pipe fed by anything but ``echo`` or
