@@ -14,15 +14,18 @@ rm``); force pushes and remote branch deletion (``git push --force``, ``-f``, ``
 settings, caches, secrets no commit restores); writing disks (``dd of=/dev/…``, ``>
 /dev/sda``, ``mkfs``, ``format``, ``diskpart``, ``fdisk``, ``parted``, ``wipefs``),
 ``shred``, ``truncate``; ``chmod/chown -R``, ``sed -i``, ``mv`` or ``unlink`` of a path
-outside the work tree; ``rsync --delete``; registry, service and scheduled-task changes
-(``reg add/delete``, ``sc delete/config``, ``systemctl stop/disable/mask``, ``launchctl
-unload/bootout``, ``service X stop``, ``schtasks /delete``); package removal (apt, dnf,
-yum, pip, ``npm -g``, brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given to a
-database client (psql, mysql, sqlite3, …, in its arguments or piped to it); ``docker
+outside the work tree; writing a file outside it (``> ~/.bashrc``, ``tee``, ``dd of=``,
+``cp``/``mv``/``ln``/``install`` into it, ``tar x -C /``, ``unzip -d ~``; ``/tmp`` is
+scratch); ``git config --global``; firewall and account changes (``iptables -F``, ``nft
+flush``, ``useradd``, ``passwd``); ``rsync --delete``; registry, service and scheduled-task
+changes (``reg add/delete``, ``sc delete/config``, ``systemctl stop/disable/mask``,
+``launchctl unload/bootout``, ``service X stop``, ``schtasks /delete``); package removal
+(apt, dnf, yum, pip, ``npm -g``, brew, choco, winget, …); SQL ``DROP``/``TRUNCATE`` given
+to a database client (psql, mysql, sqlite3, …, in its arguments or piped to it); ``docker
 system prune``, ``docker rm -f``, ``kubectl delete``, ``terraform destroy``, ``gh
-repo/release delete``; ``shutdown``, ``reboot``, ``kill -9 -1``; and any command the
-shared scope lists under "Destructive commands" (its leading words: ``make release``
-matches ``make -j4 release``; a script matches by file name).
+repo/release delete``; ``shutdown``, ``reboot``, ``kill -9 -1``; and any command the shared
+scope lists under "Destructive commands" (its leading words: ``make release`` matches
+``make -j4 release``; a script matches by file name).
 
 Not destructive: work inside the work tree relay checked out — ``rm -f build/out.o``,
 ``rm file.txt``, ``git reset --hard`` and ``git clean -fd`` there (relay's own clone;
@@ -30,28 +33,41 @@ either is destructive with ``git -C`` pointing elsewhere), ``git push``, ``pip i
 Quoted text given to a program is data (``echo "rm -rf /"``, ``grep DROP schema.sql``),
 except where it is code: ``sh -c``/``bash -c``, ``eval``, ``cmd /c``, ``powershell
 -Command`` (and ``-EncodedCommand``), ``su -c``, ``ssh host …``, ``$(…)`` and backticks,
-``find -exec``, and text piped into a shell or ``Invoke-Expression``.
+``find -exec`` (``{}`` read as the place searched), ``<(…)``, git's ``-c alias.x='!…'``
+and command-valued keys, and text given to a shell on its input: piped, a here-string
+(``bash <<< '…'``) or a here-document (its body in the step), or ``Invoke-Expression``.
 
 How a step is read: commands are split at ``&&``, ``||``, ``;``, ``|``, ``&``, parentheses
 and braces; prefixes (``sudo``, ``env``, ``xargs``, ``nohup``, ``time``, ``timeout``,
-``nice``, ``VAR=value``, …) are skipped; a program is known by its file name whatever its
-directory, quotes, case or ``.exe``, or by a variable the step sets (``R=rm; $R -rf``,
-``set R=rd``, ``$c = 'Remove-Item'``). A POSIX step is read with :mod:`shlex`; when shlex
-cannot (an open quote), the step is judged on its words: every known program name in it
-starts a command. A step with no shell named is read both as POSIX sh and as cmd.exe. Every
-scan is linear in the step (at most 1000 characters), nested code at most four deep; a
-step nested deeper is destructive. Interpreter one-liners (``python -c``, ``node -e``, …)
-and code the step cannot show (``curl … | sh``, ``$(…) -rf /``) are read by
-:mod:`relay.protocol.destructive_code`. This reads the usual ways to write commands, no
-proof: a script the step only names is judged by what shows.
-"""
+``nice``, ``VAR=value``, …) are skipped, and those that run a command of their own (``env
+-S '…'``, ``watch``, ``npx``) read it; a newline ends a command. A program is known by its
+file name whatever its directory, quotes (``$'\\x72m'`` too), case or ``.exe``, or by a
+variable the step sets (``R=rm; $R -rf``, ``R=r; ${R}m``, ``set R=rd``, ``$c =
+'Remove-Item'``); one named by a variable the step does not set is destructive. A POSIX
+step is read with :mod:`shlex`; when shlex cannot (an open quote), the step is judged on
+its words: every known program name in it starts a command. A step with no shell named is
+read both as POSIX sh and as cmd.exe. Every scan is linear in the step (at most 1000
+characters), nested code at most four deep; a step nested deeper is destructive.
+Interpreter one-liners (``python -c``, ``node -e``, …) and code the step cannot show
+(``curl … | sh``, ``$(…) -rf /``) are read by :mod:`relay.protocol.destructive_code`. This
+reads the usual ways to write commands, no proof: a script the step only names is judged by
+what shows."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from functools import lru_cache
 
-from relay.protocol.destructive_code import one_liner, substituted, unread_input
+from relay.protocol.destructive_code import (
+    language,
+    one_liner,
+    piped_code,
+    printed,
+    stdin_code,
+    substituted,
+    unread_input,
+)
 from relay.protocol.destructive_rules import (
     PWSH,
     SHELLS,
@@ -61,8 +77,8 @@ from relay.protocol.destructive_rules import (
     names,
     outside,
     sql_reason,
+    writes_outside,
 )
-from relay.protocol.destructive_rules import system_path as _system_path
 from relay.protocol.destructive_system import rule_for
 from relay.protocol.messages import TaskMsg
 
@@ -79,6 +95,8 @@ _WRAPPERS: dict[str, frozenset[str]] = {  # prefix -> its options that take a va
     "sudo": names("-u -g -h -p -C -U -r -t -D"),
     "doas": frozenset({"-u", "-C"}),
     "env": frozenset({"-u", "-C", "-S"}),
+    "watch": names("-n --interval -d"),
+    "npx": names("-p --package -c --call"),
     "xargs": names("-I -i -n -P -L -l -s -d -E -e -a"),
     "nice": frozenset({"-n"}),
     "ionice": frozenset({"-c", "-n", "-p"}),
@@ -93,12 +111,16 @@ _WRAPPERS: dict[str, frozenset[str]] = {  # prefix -> its options that take a va
 }
 _ONE_ARG = frozenset({"timeout", "chroot"})  # a prefix with one argument before the command
 _ESCAPES = {"sh": "\\", "powershell": "`"}
-_OPS = frozenset(";&|()<>{}")
-_CMD_OPS = frozenset("&|()<>")  # cmd.exe: ';' and braces are plain characters
+_OPS = frozenset(";&|()<>{}\n")
+_CMD_OPS = frozenset("&|()<>\n")  # cmd.exe: ';' and braces are plain characters
 _CODE = frozenset({"find", "eval", "iex", "invoke-expression", "cmd", "su", "ssh"})
 _PROGRAMS = SHELLS | PWSH | _WRAPPERS.keys() | _ONE_ARG | _CODE
 _BUDGET = 60_000  # characters read for one step, nested code included
 TOO_COMPLEX = "nested too deep to be read safely"
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?!])\}?")
+_PACKAGE_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_READERS = SHELLS | {"source", "."}
 
 
 @lru_cache(maxsize=2048)
@@ -147,8 +169,11 @@ def _name(word: str) -> str:
 def _tokens(text: str, dialect: str) -> tuple[list[tuple[str, bool]], bool]:
     """(word, is_operator) pairs, and whether the text parsed (else its words only)."""
     if dialect != "cmd":
-        punctuation = "();<>|&" + ("{}" if dialect == "powershell" else "")  # sh: ${X}
+        punctuation = "();<>|&\n" + ("{}" if dialect == "powershell" else "")  # sh: ${X}
+        if dialect == "sh":
+            text = text.replace("\\\n", " ")  # a continued line
         lexer = shlex.shlex(text, posix=True, punctuation_chars=punctuation)
+        lexer.whitespace = " \t\r"  # a newline ends a command, as ';' does
         lexer.whitespace_split = True
         lexer.commenters = ""
         lexer.escape = _ESCAPES[dialect]
@@ -196,24 +221,181 @@ def _loose(
     return found
 
 
+_C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+              "t": "\t", "v": "\v"}  # fmt: skip
+_C_NUMBERS = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}
+
+
+def _ansi_c(text: str) -> str:
+    """Each ``$'…'`` (bash's ANSI-C quoting: ``$'\\x72\\x6d' -rf ~`` is ``rm -rf ~``) as
+    the plain quoted text it stands for."""
+    if "$'" not in text:
+        return text
+    out: list[str] = []
+    quote, index, size = "", 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\\" and quote != "'":
+            out.append(text[index : index + 2])
+            index += 2
+            continue
+        if not quote and text.startswith("$'", index):
+            decoded, index = _c_string(text, index + 2)
+            out.append(shlex.quote(decoded))
+            continue
+        if quote or char in "'\"":
+            quote = "" if char == quote else quote or char
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _c_string(text: str, index: int) -> tuple[str, int]:
+    """The text of a ``$'…'`` whose body starts at ``index``, and where it ends."""
+    out: list[str] = []
+    size = len(text)
+    while index < size and text[index] != "'":
+        char = text[index]
+        index += 1
+        if char != "\\" or index >= size:
+            out.append(char)
+            continue
+        code = text[index]
+        index += 1
+        if code in _C_NUMBERS or code in "01234567":
+            base, most = _C_NUMBERS.get(code, (8, 3))
+            start = index - 1 if base == 8 else index
+            digits = "01234567" if base == 8 else "0123456789abcdefABCDEF"
+            end = start
+            while end < size and end - start < most and text[end] in digits:
+                end += 1
+            number = int(text[start:end], base) if end > start else None
+            out.append(chr(number) if number is not None and number < 0x110000 else code)
+            index = end
+        elif code == "c" and index < size:
+            out.append(chr(ord(text[index]) & 0x1F))
+            index += 1
+        else:
+            out.append(_C_ESCAPES.get(code, code))
+    return "".join(out), index + 1
+
+
+def _heredocs(text: str) -> str:
+    """Each here-document (``bash <<EOF`` … ``EOF``) as a here-string of its body, so
+    the reader hands the body to its command as it does piped text. A body whose
+    delimiter is not quoted keeps its ``$(…)`` (the shell runs them): it is double-quoted."""
+    if "<<" not in text:
+        return text
+    out: list[str] = []
+    pending: list[tuple[bool, bool, str, int]] = []  # (<<-, quoted, delimiter, slot in out)
+    quote, index, size = "", 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\\" and quote != "'":
+            out.append(text[index : index + 2])
+            index += 2
+            continue
+        if quote or char in "'\"":
+            quote = "" if char == quote else quote or char
+        elif text.startswith("<<<", index):
+            out.append("<<<")
+            index += 3
+            continue
+        elif (match := _HEREDOC.match(text, index)) is not None:
+            dash, quoted, delimiter = match.groups()
+            pending.append((bool(dash), bool(quoted), delimiter, len(out)))
+            out.append("")
+            index = match.end()
+            continue
+        elif char == "\n" and pending:
+            index = _bodies(text, index + 1, pending, out)
+            pending = []
+            out.append("\n")
+            continue
+        out.append(char)
+        index += 1
+    _bodies(text, size, pending, out)
+    return "".join(out)
+
+
+def _bodies(
+    text: str, index: int, pending: list[tuple[bool, bool, str, int]], out: list[str]
+) -> int:
+    """Read the bodies of the here-documents a line opened, from ``index``; where they end."""
+    for dash, quoted, delimiter, slot in pending:
+        body: list[str] = []
+        while index < len(text):
+            end = text.find("\n", index)
+            end = len(text) if end < 0 else end
+            line, index = text[index:end], end + 1
+            if (line.lstrip("\t") if dash else line) == delimiter:
+                break
+            body.append(line)
+        joined = "\n".join(body)
+        escaped = joined.replace("\\", "\\\\").replace('"', '\\"')
+        out[slot] = "<<< " + (shlex.quote(joined) if quoted else f'"{escaped}"')
+    return index
+
+
+def _process_substitutions(tokens: list[tuple[str, bool]]) -> list[tuple[list[str], str]]:
+    """Every ``<(…)`` and ``>(…)``: the words of the command it stands in, and its code."""
+    found: list[tuple[list[str], str]] = []
+    command: list[str] = []
+    index = 0
+    while index < len(tokens):
+        text, is_op = tokens[index]
+        index += 1
+        if not is_op:
+            command.append(text)
+        elif text.endswith(("<(", ">(")):
+            depth, inner = 1, []
+            while index < len(tokens) and depth:
+                word, op = tokens[index]
+                depth += word.count("(") - word.count(")") if op else 0
+                inner.append(word if op or not depth else shlex.quote(word))
+                index += 1
+            found.append((command[:], " ".join(inner[:-1] if not depth else inner)))
+        elif not set(text) <= set("<>&"):
+            command = []
+    return found
+
+
+def _expand(word: str, values: dict[str, str]) -> str | None:
+    """A command's name with the step's variables put in (``${R}m`` with ``R=r`` is
+    ``rm``), or None when one of them is not set by the step (its value is unknown)."""
+    unknown = "\0"
+    out = _VARIABLE.sub(lambda m: values.get(m.group(1).lower(), unknown), word)
+    return None if unknown in out or "$" in out else out
+
+
 def _pipelines(tokens: list[tuple[str, bool]]) -> tuple[list[list[list[str]]], list[str]]:
-    """Commands grouped in pipelines, and every redirection target (``> /dev/sda``)."""
+    """Commands grouped in pipelines, and every target written by a redirection (``>
+    /dev/sda``, ``>> ~/.bashrc``). A here-string (``bash <<< 'rm -rf ~'``) is read as
+    ``printf`` piped into its command, so a shell or interpreter reads it as code."""
     pipelines: list[list[list[str]]] = [[[]]]
     targets: list[str] = []
-    redirect = False
-    for text, is_op in tokens:
-        if not is_op:
-            if redirect:
+    redirect = ""
+    for raw, is_op in tokens:
+        text = raw.replace("\n", "") if is_op else raw
+        text = ">" if is_op and text == ">|" else text  # >| overwrites, as > does
+        if is_op and not text:  # a newline: the next command
+            pipelines.append([[]])
+            redirect = ""
+        elif not is_op:
+            if redirect == "<<<":
+                pipelines[-1].insert(len(pipelines[-1]) - 1, ["printf", text])
+            elif ">" in redirect:
                 targets.append(text)
-            else:
+            elif not redirect:
                 pipelines[-1][-1].append(text)
-            redirect = False
+            redirect = ""
         elif set(text) <= set("<>&") and set(text) & set("<>"):
-            redirect = True
+            redirect = text
         elif text in ("|", "|&"):
             pipelines[-1].append([])
         else:
             pipelines.append([[]])
+            redirect = ""
     return [[c for c in p if c] for p in pipelines if any(p)], targets
 
 
@@ -231,6 +413,22 @@ def _options_end(words: list[str], index: int, name: str) -> int:
     return index
 
 
+def _env_split(args: list[str]) -> list[str] | None:
+    """The command ``env -S 'cmd args'`` runs (its string split into words), or None."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        arg = args[index]
+        if arg in ("-S", "--split-string") and index + 1 < len(args):
+            return [*_words(args[index + 1]), *args[index + 2 :]]
+        if arg.startswith(("-S", "--split-string=")):
+            return [
+                *_words(arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]),
+                *args[index + 1 :],
+            ]
+        index += 2 if arg in ("-u", "-C", "--unset", "--chdir") else 1
+    return None
+
+
 def _unwrap(words: list[str]) -> list[str]:
     """``words`` without the prefixes that run the rest as a command (sudo, env, …)."""
     index = 0
@@ -239,6 +437,22 @@ def _unwrap(words: list[str]) -> list[str]:
         name = _name(word)
         if "=" in word and word.split("=", 1)[0].isidentifier():
             index += 1  # VAR=value
+        elif name == "env" and (split := _env_split(words[index + 1 :])) is not None:
+            words, index = split, 0  # env -S 'rm -rf /srv'
+        elif name == "watch":  # watch joins its arguments and runs them with sh -c
+            rest = words[_options_end(words, index + 1, name) :]
+            exact = set(words[index + 1 :]) & {"-x", "--exec"}
+            return rest if exact else ["sh", "-c", " ".join(rest)]
+        elif name in _PACKAGE_RUNNERS or (
+            name in ("npm", "pnpm", "yarn", "bun")
+            and words[index + 1 : index + 2] in (["exec"], ["x"], ["dlx"])
+        ):
+            start = index + (1 if name in _PACKAGE_RUNNERS else 2)
+            rest = words[_options_end(words, start, "npx") :]
+            calls = [
+                words[i + 1] for i in range(start, len(words) - 1) if words[i] in ("-c", "--call")
+            ]
+            return ["sh", "-c", calls[0]] if calls else rest
         elif name in _WRAPPERS or name in _ONE_ARG:
             index = _options_end(words, index + 1, name) + (1 if name in _ONE_ARG else 0)
         else:
@@ -258,6 +472,8 @@ class _Reader:
         self.spent += len(text) + 1
         if self.spent > _BUDGET or depth > _DEPTH:
             raise _TooComplex
+        if dialect == "sh":
+            text = _heredocs(_ansi_c(text))
         if dialect == "sh" and ("$(" in text or "`" in text):
             why, rewritten = substituted(text)  # $(printf rm) -rf /, bash -c "$(curl …)"
             if why is None and rewritten is not None:
@@ -267,8 +483,12 @@ class _Reader:
         tokens, parsed = _tokens(text, dialect)
         pipelines, targets = _pipelines(tokens)
         for target in targets:
-            if _system_path(target):
+            if writes_outside(target):
                 return f"overwrites {target[:40]} (> {target[:40]})"
+        for words, inner in _process_substitutions(tokens) if dialect == "sh" else []:
+            why = self.judge(inner, dialect, depth + 1) or self.sourced(words, inner, depth)
+            if why is not None:
+                return why
         for pipeline in pipelines:
             why = self.pipeline(pipeline, dialect, depth, parsed=parsed)
             if why is not None:
@@ -312,6 +532,20 @@ class _Reader:
             return "recursive removal (Get-ChildItem -Recurse | Remove-Item)"
         return None
 
+    def sourced(self, words: list[str], inner: str, depth: int) -> str | None:
+        """Why a shell or interpreter that runs ``<(…)`` as its program is destructive:
+        code it cannot read, unless the substitution only prints words, read in its place."""
+        words = _unwrap(words)
+        name = _name(words[0]) if words else ""
+        if name not in _READERS and language(name) is None:
+            return None
+        shown = printed(inner)
+        if shown is None:
+            return f"runs code it cannot read ({name} <({inner.strip()[:30]}))"
+        if name in _READERS:
+            return self.judge(shown, "sh", depth + 1)
+        return stdin_code(name, shown)[0]
+
     def assign(self, words: list[str]) -> list[str]:
         """Note the variables a command sets (``R=rm``, ``export R=rm``, ``set R=rm``,
         ``$R = 'rm'``), so a later ``$R``, ``${R}`` or ``%R%`` is read as its value."""
@@ -342,7 +576,16 @@ class _Reader:
             return None, ""
         value = self.values.get(words[0].lower().strip("${}%()"))
         if value is not None and words[0][:1] in "$%":
+            if dialect == "sh" and ("$" in value or "`" in value):  # X=$(printf rm); $X
+                return f"runs a command named by a variable it cannot read ({words[0][:30]})", ""
             words = [*_words(value)[:20], *words[1:]]
+        if dialect == "sh" and "$(" not in words[0] and _VARIABLE.search(words[0]):
+            expanded = _expand(words[0], self.values)
+            if expanded is None:
+                return f"runs a command named by a variable it cannot read ({words[0][:30]})", ""
+            words = [*_words(expanded)[:20], *words[1:]]
+            if not words:
+                return None, ""
         head, args = (words or [""])[0], words[1:]
         if dialect == "cmd" and "/" in head and not head.startswith("/"):
             first, _, switches = head.partition("/")  # rd/s/q
@@ -350,6 +593,9 @@ class _Reader:
                 head, args = first, ["/" + switches, *args]
         name = _name(head)
         why, shell = one_liner(name, args)  # python -c, node -e, perl -e, ruby -e
+        if why is None:
+            why, piped = piped_code(name, args, before)  # echo '…' | python3 -
+            shell += piped
         why = why or unread_input(name, args, before, dialect)
         if why is not None:
             return why, name
@@ -360,7 +606,10 @@ class _Reader:
         if name == "find":
             if "-delete" in args:
                 return "recursive removal (find -delete)", name
-            for run in find_runs(args):
+            starts = [a for a in args[: _first_test(args)]]
+            place = next((p for p in starts if outside(p)), starts[0] if starts else ".")
+            for run in find_runs(args):  # find ~ -exec rm -f {} + removes in ~
+                run = [w.replace("{}", place) for w in run]
                 why, _ = self.command(run, dialect, depth + 1, [])
                 if why is not None:
                     return why, name
@@ -370,10 +619,17 @@ class _Reader:
         why = rule(args) if rule is not None else None
         if why is None:
             why = _listed(name, args, self.extra)
-        if why is None and name in ("tee", "cp", "copy", "set-content", "out-file"):
-            targets = args[-1:] if name in ("cp", "copy") else args
-            why = next((f"overwrites {a[:40]} ({name})" for a in targets if _system_path(a)), None)
+        if why is None and name in ("tee", "set-content", "out-file", "add-content"):
+            why = next((f"overwrites {a[:40]} ({name})" for a in args if writes_outside(a)), None)
         return why, name
+
+
+def _first_test(args: list[str]) -> int:
+    """Where ``find``'s start paths end: at its first test, action or bracket."""
+    for index, arg in enumerate(args):
+        if arg.startswith(("-", "(", "!", ")")):
+            return index
+    return len(args)
 
 
 def _script(head: str) -> bool:

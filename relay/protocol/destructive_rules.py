@@ -105,6 +105,19 @@ def outside(path: str) -> bool:
     return ".." in low.split("/")
 
 
+def writes_outside(path: str) -> bool:
+    """Whether writing ``path`` overwrites something outside the work tree: a disk, a
+    system file, or any file in home or an absolute path (``> ~/.bashrc``), but not the
+    harmless devices (``/dev/null``) nor scratch space (``/tmp/x``)."""
+    low = path.lower().replace("\\", "/")
+    if system_path(path):
+        return True
+    if low.startswith(_KEEP_DEVICES) or low in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+        return False
+    scratch = low.startswith(("/tmp/", "$tmpdir/", "${tmpdir}/")) and ".." not in low.split("/")
+    return outside(path) and not scratch
+
+
 def disk_device(path: str) -> bool:
     """Whether writing to ``path`` writes a device (a disk), not a file."""
     low = path.lower()
@@ -178,6 +191,10 @@ def _git(args: list[str]) -> str | None:
     ]
     places += [a.split("=", 1)[1] for a in args if a.startswith(("--git-dir=", "--work-tree="))]
     away = any(outside(p) for p in places)
+    for index, arg in enumerate(args[:-1]):
+        key, _, value = args[index + 1].partition("=")
+        if arg == "-c" and key.lower() == "core.hookspath" and outside(value):
+            return "runs hooks it cannot read (git -c core.hooksPath outside the work tree)"
     words = positional(args, valued)
     if not words:
         return None
@@ -200,13 +217,59 @@ def _git(args: list[str]) -> str | None:
             return "git clean outside the work tree"
     if sub == "reset" and "--hard" in long_flags(rest) and away:
         return "git reset --hard outside the work tree"
+    if sub == "config":
+        return _git_config(rest)
     return None
+
+
+_CONFIG_READS = names(
+    "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope"
+    " --get-color --get-colorbool --name-only get list"
+)
+
+
+def _git_config(args: list[str]) -> str | None:
+    """``git config --global``/``--system``, or ``--file`` outside: the configuration
+    of every repository of the machine (hooks, editors, ssh commands), not the work tree's."""
+    files = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
+    files += [a.split("=", 1)[1] for a in args if a.startswith("--file=")]
+    wide = {"--global", "--system"} & set(args) or any(outside(f) for f in files)
+    if wide and not _CONFIG_READS & set(args):
+        return "changes git's configuration outside the work tree (git config --global)"
+    return None
+
+
+_GIT_COMMAND_KEYS = names(
+    "core.pager core.editor core.sshcommand core.fsmonitor core.askpass sequence.editor"
+    " diff.external gpg.program gpg.ssh.program pager.log pager.diff pager.show"
+    " credential.helper uploadpack.packobjectshook"
+)
+
+
+def _git_code(args: list[str]) -> list[tuple[str, str]]:
+    """The shell code ``git -c key=value`` makes git run: an alias (``!cmd`` is shell; a
+    plain one is git again), and keys whose value is a command (``core.pager``, filters)."""
+    found: list[tuple[str, str]] = []
+    for index, arg in enumerate(args[:-1]):
+        if arg != "-c":
+            continue
+        key, _, value = args[index + 1].partition("=")
+        key = key.lower()
+        if key.startswith("alias."):
+            found.append((value[1:], "sh") if value.startswith("!") else (f"git {value}", "sh"))
+        elif key in _GIT_COMMAND_KEYS or key.endswith(
+            (".clean", ".smudge", ".process", ".textconv", ".driver", ".command")
+        ):
+            found.append((value.removeprefix("!"), "sh"))
+    return found
 
 
 def _dd(args: list[str]) -> str | None:
     for arg in args:
         if arg.lower().startswith("of=") and disk_device(arg[3:]):
             return f"writes a device (dd of={arg[3:][:40]})"
+        if arg.lower().startswith("of=") and writes_outside(arg[3:]):
+            return f"overwrites {arg[3:][:40]} (dd of=)"
     return None
 
 
@@ -265,11 +328,14 @@ def code_of(name: str, args: list[str], before: list[str]) -> list[tuple[str, st
             if arg == "--command" or (len(arg) > 1 and arg[0] == "-" != arg[1] and "c" in arg):
                 rest = [a for a in args[index + 1 :] if a != "--"]
                 return [(rest[0], "sh")] if rest else []
-        if name in SHELLS and before and not positional(args):  # echo '…' | sh
+        stdin = not positional(args) or "s" in short_flags(args)
+        if name in SHELLS and before and stdin:  # echo '…' | sh, bash -s x <<< '…'
             return [(" ".join(before[1:]), "sh")]
         return []
     if name == "eval":
         return [(" ".join(args), "sh")]
+    if name == "git":
+        return _git_code(args)
     if name in ("iex", "invoke-expression"):
         return [(" ".join(args or before[1:] or before[:1]), "powershell")]
     if name == "cmd":

@@ -14,7 +14,7 @@ from relay.protocol.destructive_rules import (
     registry_path,
     short_flags,
     slash,
-    system_path,
+    writes_outside,
 )
 
 
@@ -221,9 +221,70 @@ def _mv(args: list[str]) -> str | None:
     sources = paths if set(args) & {"-t", "--target-directory"} else paths[:-1]
     if any(outside(p) for p in sources):
         return "moves something outside the work tree (mv)"
-    if paths and system_path(paths[-1]):
-        return f"overwrites {paths[-1][:40]} (mv)"
+    return _mv_target(args, "mv")
+
+
+def _tar(args: list[str]) -> str | None:
+    """Extracting into a directory outside the work tree (``-C /``), or keeping the
+    archive's absolute paths (``-P``)."""
+    first = args[0] if args and not args[0].startswith("-") else ""
+    flags = short_flags(args) | set(first)
+    longs = long_flags(args)
+    if not ("x" in flags or longs & {"--extract", "--get"}):
+        return None
+    places = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory")]
+    places += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+    places += [a[2:] for a in args if a.startswith("-C") and len(a) > 2]
+    if "C" in set(first) and len(args) >= 3:  # tar xfC a.tar /dir (old style, in order)
+        places += args[1:]
+    if any(writes_outside(p) for p in places):
+        return "extracts outside the work tree (tar -C)"
+    if "P" in flags or "--absolute-names" in longs:
+        return "extracts absolute paths (tar -P)"
     return None
+
+
+def _unzip(args: list[str]) -> str | None:
+    places = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"]
+    if any(writes_outside(p) for p in places):
+        return "extracts outside the work tree (unzip -d)"
+    return None
+
+
+def _copy(program: str) -> Rule:
+    """``cp``, ``install``, ``ln``: destructive by the destination (the last path, or
+    ``-t``'s) outside the work tree."""
+    return lambda args: _mv_target(args, program)
+
+
+def _mv_target(args: list[str], program: str) -> str | None:
+    """Whether a move or copy writes its destination outside the work tree."""
+    valued = names("-t --target-directory -S --suffix -m --mode -o --owner -g --group")
+    paths = positional(args, valued)
+    targets = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")]
+    targets += [a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")]
+    for target in targets or (paths[-1:] if len(paths) >= 2 else []):
+        if writes_outside(target):
+            return f"overwrites {target[:40]} outside the work tree ({program})"
+    return None
+
+
+_FIREWALL_WRITES = names(
+    "--flush --delete-chain --zero --delete --policy --append --insert --replace --new-chain"
+    " --rename-chain"
+)
+
+
+def _iptables(args: list[str]) -> str | None:
+    if set("FXZDPAIRNE") & short_flags(args) or _FIREWALL_WRITES & long_flags(args):
+        return "firewall change (iptables -F)"
+    return None
+
+
+def _passwd(args: list[str]) -> str | None:
+    if "S" in short_flags(args) or "--status" in long_flags(args):
+        return None
+    return "account change (passwd)"
 
 
 def _unlink(args: list[str]) -> str | None:
@@ -250,6 +311,11 @@ _SYSTEMCTL_VALUED = names(
 )
 _VERBS: dict[str, tuple[str, str]] = {  # program: (its destructive verbs, what they do)
     "reg": ("delete add import restore copy load unload", "registry change"),
+    "nft": ("flush delete add insert replace create destroy", "firewall change"),
+    "ufw": (
+        "disable reset delete deny reject allow limit insert prepend route default",
+        "firewall change",
+    ),
     "sc": ("delete config stop create failure sdset", _SERVICE),
     "launchctl": ("unload remove bootout disable kill", _SERVICE),
     "rc-update": ("del delete", _SERVICE),
@@ -298,6 +364,15 @@ _ALWAYS: dict[str, str] = {  # program: what it does, whatever its arguments
         "shuts the machine down",
     ),
     "killall5": "kills every process",
+    **dict.fromkeys(names("iptables-restore ip6tables-restore nft-restore"), "firewall change"),
+    **dict.fromkeys(
+        names(
+            "userdel useradd usermod groupdel groupadd groupmod deluser adduser delgroup addgroup"
+            " chpasswd chsh chfn gpasswd newusers vipw visudo"
+        ),
+        "account change",
+    ),
+    **dict.fromkeys(names("rimraf del-cli"), "recursive removal"),
 }
 RULES: dict[str, Rule] = {
     **FILE_RULES,
@@ -325,7 +400,9 @@ RULES: dict[str, Rule] = {
     "net": _net, "schtasks": _schtasks, "crontab": _crontab, "wmic": _wmic, "dpkg": _dpkg,
     "rpm": _rpm, "pacman": _pacman, "uv": _uv, "msiexec": _msiexec, "kill": _kill,
     "rsync": _rsync, "sed": _sed, "gsed": _sed, "mv": _mv, "move-item": _mv, "unlink": _unlink,
-    "gh": _gh,
+    "gh": _gh, "tar": _tar, "bsdtar": _tar, "gtar": _tar, "unzip": _unzip,
+    **{name: _copy(name) for name in ("cp", "install", "ln", "copy", "copy-item")},
+    "iptables": _iptables, "ip6tables": _iptables, "passwd": _passwd,
 }  # fmt: skip
 
 
