@@ -27,6 +27,7 @@ from relay.protocol.roster import (
     Member,
     Revision,
     RosterRejected,
+    change_digest,
     differences,
     fingerprint,
     next_revision,
@@ -60,9 +61,13 @@ def register(sub: Any) -> None:
     )
     sp.add_argument(
         "--yes",
-        action="store_true",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIGEST",
         help="sign the differences listed (without it they are only listed: anyone with push"
-        " access may have edited LOOP.md, so read them first)",
+        " access may have edited LOOP.md, so read them first); with the change set's DIGEST"
+        " the listing printed, only while LOOP.md and the roster still give that change set",
     )
     add_common(sp)
     sp.set_defaults(func=run_sign)
@@ -239,7 +244,9 @@ def _confirmed(request: JoinRequest) -> bool:
 def run_sign(args: argparse.Namespace) -> Output:
     """Sign what a person edited in LOOP.md's node table (instruction accounts, admins are
     not read from it) and shared scope as the next revision; keys come only from the roster
-    and the nodes themselves."""
+    and the nodes themselves. The listing names every change and a digest of the set;
+    ``--yes DIGEST`` signs only that set, so an edit pushed after the listing is not signed
+    unread."""
     ctx = context(args, pull=True)
     base = _admin(ctx)
     file_master = ctx.file_master
@@ -248,16 +255,31 @@ def run_sign(args: argparse.Namespace) -> Output:
     said = differences(file_master, base)
     if not said:
         return Output(lines=("the node table and scope match the signed roster",), data={})
-    if not args.yes:
+    listed = change_digest(base, said)
+    expected: str | None = args.yes
+    if expected is None:
         lines = (
-            "LOOP.md differs from the signed roster; these would be signed:",
+            f"LOOP.md differs from the signed roster; change set {listed} would be signed:",
             *(f"  {s}" for s in said),
             "read them (anyone with push access can edit LOOP.md), then run"
-            " `relay nodes sign --yes`",
+            f" `relay nodes sign --yes {listed}`",
         )
-        return Output(lines=lines, data={"revision": None, "differences": said}, exit_status=1)
+        data: dict[str, object] = {"revision": None, "differences": said, "digest": listed}
+        return Output(lines=lines, data=data, exit_status=1)
+    if expected and expected != listed:
+        raise ConfigError(
+            f"LOOP.md or the roster changed since change set {expected} was listed"
+            f" (it is {listed} now); nothing was signed",
+            hint="run `relay nodes sign` again and read what it lists",
+        )
 
     def change(tip: Revision) -> Revision:
+        if change_digest(tip, differences(file_master, tip)) != listed:
+            raise ConfigError(
+                f"the roster moved on while change set {listed} was being signed; nothing"
+                " was signed",
+                hint="run `relay nodes sign` again and read what it lists",
+            )
         rows = {n.name: n for n in file_master.nodes}
         members = tuple(
             m.model_copy(update={"accounts": rows[m.name].accounts}) if m.name in rows else m
@@ -275,5 +297,10 @@ def run_sign(args: argparse.Namespace) -> Output:
         )
 
     made = publish_revision(ctx, change, f"relay: {ctx.node} signs the node table")
-    lines = (f"signed roster revision {made.revision}:", *(f"  {s}" for s in said))
-    return Output(lines=lines, data={"revision": made.revision, "differences": said})
+    lines = (
+        f"signed roster revision {made.revision}, change set {listed}:",
+        *(f"  {s}" for s in said),
+    )
+    return Output(
+        lines=lines, data={"revision": made.revision, "differences": said, "digest": listed}
+    )

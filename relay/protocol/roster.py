@@ -358,34 +358,79 @@ def overlay(master: Master, revision: Revision, *, repository: str, api_url: str
 
 
 def differences(master: Master, revision: Revision) -> list[str]:
-    """How the file's section differs from the signed roster, in words (each difference is
-    data: it is shown, never followed)."""
+    """How the file's section differs from the signed roster, in words that name each
+    change: the accounts added and removed (login and id), the scope entries, the lines of
+    the instructions. ``relay nodes sign`` signs exactly these, so an admin reads what a
+    pusher's edit brings along (each difference is data: it is shown, never followed)."""
     said: list[str] = []
     rows = {n.name: n for n in master.nodes}
     for member in revision.members:
         row = rows.pop(member.name, None)
-        ids = {a.id for a in member.accounts}
         if row is None:
-            said.append(f"{member.name} is missing from the node table")
-            continue
-        what = [
-            name
-            for name, same in (
-                ("instruction accounts", {a.id for a in row.accounts} == ids),
-                ("public key", parse_keys(row.public_key) == parse_keys(member.keys)),
+            admin = " (an admin)" if member.admin else ""
+            said.append(
+                f"{member.name}{admin} is missing from the node table: signing removes it"
+                " from the roster"
             )
-            if not same
-        ]
-        if what:
-            said.append(f"{member.name}'s {' and '.join(what)} differ from the signed roster")
+            continue
+        ids = {a.id for a in member.accounts}
+        if {a.id for a in row.accounts} != ids:
+            added = [f"{a.login} ({a.id})" for a in row.accounts if a.id not in ids]
+            now = {a.id for a in row.accounts}
+            removed = [f"{a.login} ({a.id})" for a in member.accounts if a.id not in now]
+            said.append(
+                f"{member.name}'s instruction accounts differ from the signed roster:"
+                + _changes(added, removed)
+            )
+        if parse_keys(row.public_key) != parse_keys(member.keys):
+            said.append(
+                f"{member.name}'s public key differs from the signed roster (not signed: keys"
+                " come from the roster and the nodes themselves)"
+            )
     # a row the roster does not list grants nothing (a machine waiting to be admitted)
-    if master.scope != revision.scope:
-        said.append("the shared scope differs from the signed roster")
+    for setting in Scope.model_fields:
+        old, new = getattr(revision.scope, setting), getattr(master.scope, setting)
+        if old == new:
+            continue
+        if isinstance(old, tuple) and isinstance(new, tuple):
+            added = [repr(v) for v in new if v not in old]
+            removed = [repr(v) for v in old if v not in new]
+            change = _changes(added, removed) if added or removed else f" reordered as {new!r}"
+        else:
+            change = f" {_word(old)} becomes {_word(new)}"
+        said.append(f"the shared scope's {setting} differs from the signed roster:{change}")
     if (master.data_branch or None) != revision.data_branch:
-        said.append("the data branch differs from the signed roster")
+        said.append(
+            "the data branch differs from the signed roster:"
+            f" {revision.data_branch or '(none)'} becomes {master.data_branch or '(none)'}"
+        )
     if revision.watcher_prompt is not None and master.watcher_prompt != revision.watcher_prompt:
-        said.append("the watcher instructions differ from the signed roster")
+        old_lines = revision.watcher_prompt.splitlines()
+        new_lines = (master.watcher_prompt or "").splitlines()
+        added = [repr(line) for line in new_lines if line not in old_lines]
+        removed = [repr(line) for line in old_lines if line not in new_lines]
+        change = _changes(added, removed) if added or removed else " its lines are reordered"
+        said.append(f"the watcher instructions differ from the signed roster:{change}")
     return said
+
+
+def _changes(added: list[str], removed: list[str]) -> str:
+    """`` adds a, b; removes c`` (each part only when it has entries)."""
+    parts = [f"{verb} {', '.join(items)}" for verb, items in (("adds", added), ("removes", removed))
+             if items]  # fmt: skip
+    return " " + "; ".join(parts)
+
+
+def _word(value: object) -> str:
+    """A scope setting as LOOP.md writes it (an enum by its value)."""
+    return str(getattr(value, "value", value))
+
+
+def change_digest(base: Revision, said: list[str]) -> str:
+    """A short name for one change set: the differences listed against ``base``. ``relay
+    nodes sign --yes DIGEST`` signs only while LOOP.md and the roster still give this one."""
+    text = json.dumps([digest(base), said], separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 REQUEST_FORMAT = "relay-join-request"

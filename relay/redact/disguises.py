@@ -2,19 +2,29 @@
 
 ``literals`` finds a secret value as written and in the encodings a tool writes it in. A
 step that wants it in the log gets past those by printing it differently: one character
-per line (``fold -w1``), spaced (``t o k e n``), reversed (``rev``), upper-cased, rot13,
-as base64 or hex wrapped at some width (``base64 -w 76``, ``xxd -p``) and starting at any
-byte of a longer blob, as base32, or with every character escaped (``\\u0074``, ``%74``).
+per line (``fold -w1``), spaced (``t o k e n``, or with NO-BREAK SPACEs), reversed
+(``rev``), upper-cased, rot13, as base64 or hex wrapped at some width (``base64 -w 76``,
+``xxd -p``) and starting at any byte of a longer blob, as base32, reversed and then hex
+(``rev | xxd -p``), or with every character escaped (``\\u0074``, ``\\U00000074``,
+``%74``). A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
+secret of its own (``with_bodies``), in every one of those forms.
 
 So the value is looked for once whitespace is taken out, in each of those transforms: the
 forms are worked out once, when the redactor is built, and one RE2 regex matches them all
-with whitespace (line breaks included) between two characters — linear time, whatever the
-log holds. A match counts when no gap in it is longer than ``MAX_GAP`` bytes (checked on
-the match: a regex that counted the bytes of every gap would be too large for RE2's DFA
-once a node has a few secrets). A base64 (base32) form is the value encoded at each of
-the three (five) byte offsets it may sit at in a longer blob, less the edge characters that
-mix in the neighbouring bytes. Text forms are matched in any case (a character past ASCII
-in its lower and upper case), base64 as written.
+with whitespace between two characters — any character ``str.isspace`` calls whitespace,
+line breaks and Unicode spaces included — in linear time, whatever the log holds. A match
+counts when no gap in it is longer than ``MAX_GAP`` bytes (checked on the match: a regex
+that counted the bytes of every gap would be too large for RE2's DFA once a node has a few
+secrets). A base64 (base32) form is the value encoded at each of the three (five) byte
+offsets it may sit at in a longer blob, less the edge characters that mix in the
+neighbouring bytes. Text forms are matched in any case (a character past ASCII in its lower
+and upper case), base64 as written.
+
+A step may also print the secret in pieces, each on a line of its own behind a label
+(``part1: <first half>`` / ``part2: <second half>``): ``Pieces`` masks any run of at least
+``MIN_PIECE`` consecutive characters of a token-shaped secret that stands as a word of its
+own in the text (see there for why that threshold and those conditions). A piece is on one
+line, so no stream cut falls inside one (short of a line longer than a window).
 
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
@@ -40,8 +50,28 @@ MAX_GAP = 6
 # Longer values (a key file in a variable) keep the exact forms alone: their disguised
 # forms would make a match longer than a stream's overlap (32 KiB).
 MAX_DISGUISED_LEN = 256
-_GAP = rb"\s*"
-_TOO_WIDE = re2.compile(rb"\s{%d}" % (MAX_GAP + 1))  # RE2's \s: tab, line breaks, space
+
+
+def _latin1() -> re2.Options:
+    """Options that read a pattern and a text as bytes (Latin-1), as the forms' regex does."""
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    return options
+
+
+# One whitespace character as ``str.isspace`` says, in UTF-8 (the regexes read bytes as
+# Latin-1, so a character past ASCII is its bytes; ``(?-i:`` keeps a case-folding form
+# from folding those bytes into others).
+_WS = (
+    rb"(?-i:[\t-\r\x1c-\x20]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    rb"|\xe2\x81\x9f|\xe3\x80\x80)"
+)
+_GAP = _WS + b"*"
+# A gap wider than MAX_GAP bytes has at least three characters (none is over three bytes):
+# such runs are the candidates, and their length in bytes decides.
+_WIDE_CANDIDATE = re2.compile(_WS + b"{3,}", _latin1())
+# Well-known token prefixes: the part after one is printed alone by ``${TOKEN#ghp_}``.
+KNOWN_PREFIXES = ("github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "npm_")
 
 
 def _aligned(raw: bytes, encode: str, bits: int) -> Iterator[str]:
@@ -52,6 +82,26 @@ def _aligned(raw: bytes, encode: str, bits: int) -> Iterator[str]:
         data = b"\0" * shift + raw
         text = (base64.b64encode(data) if encode == "64" else base64.b32encode(data)).decode()
         yield text.rstrip("=")[(8 * shift + bits - 1) // bits : 8 * (shift + len(raw)) // bits]
+
+
+def with_bodies(secrets: Iterable[str]) -> tuple[str, ...]:
+    """``secrets`` and, for each that starts with a well-known token prefix, its secret part
+    alone (``${TOKEN#ghp_}`` prints it): that part is as much a secret as the whole."""
+    found = set(secrets)
+    for value in list(found):
+        prefix = next((p for p in KNOWN_PREFIXES if value.startswith(p)), None)
+        if prefix is not None and len(value) - len(prefix) >= MIN_SECRET_LEN:
+            found.add(value[len(prefix) :])
+    return tuple(sorted(found))
+
+
+def _too_wide(text: bytes, start: int, end: int) -> int:
+    """The end of the first whitespace run in ``text[start:end]`` longer than ``MAX_GAP``
+    bytes; -1 when there is none."""
+    for run in _WIDE_CANDIDATE.finditer(text, start, end):
+        if run.end() - run.start() > MAX_GAP:
+            return run.end()
+    return -1
 
 
 def _u_escapes(value: str) -> str:
@@ -68,6 +118,8 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     bare = "".join(value.split())
     rot = codecs.encode(bare, "rot13")
     any_case = {bare, bare[::-1], rot, rot[::-1], raw.hex(), _u_escapes(value)}
+    any_case |= {bare[::-1].encode().hex(), raw.hex()[::-1]}  # ``rev | xxd -p``, and after
+    any_case.add("".join(f"\\U{ord(c):08x}" for c in value))  # Python's long escape
     any_case.add("".join(f"%{b:02x}" for b in raw))
     any_case.update(_aligned(raw, "32", 5))
     as_written: set[str] = set()
@@ -121,6 +173,77 @@ def _compile(pattern: bytes) -> Searcher:
     return searcher(re2.compile(pattern, options))
 
 
+# Pieces: 12 characters of a token drawn from 62 is 71 bits, no log holds them by chance,
+# and a token cut in two (a 40-character ``ghp_`` token in halves) leaves pieces this long.
+MIN_PIECE = 12
+# A secret whose pieces may be masked: token-shaped (a URL's or a sentence's pieces are
+# words any log has: ``https://sent``).
+_TOKEN_SHAPED = re2.compile(rb"[A-Za-z0-9_.+/=-]+")
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Runs of ``MIN_PIECE`` or more consecutive characters of a token-shaped secret, as a
+    word of the text: each end at the text's edge, a non-word byte, or the secret's own end.
+
+    Only pieces with a letter and a digit are looked for (a run of letters alone may be a
+    word, the token's prefix is one), and a piece inside a longer word is left alone: those
+    two keep ordinary text (identifiers, hashes, base64) from ever matching. One RE2 regex
+    finds each piece's first ``MIN_PIECE`` characters; a find is stretched along the secret
+    at most its length either way, so a log costs linear time."""
+
+    search: Searcher
+    at: dict[bytes, tuple[tuple[bytes, int], ...]]  # a piece's start: (secret, offset) each
+
+    @classmethod
+    def build(cls, secrets: Iterable[bytes]) -> Pieces | None:
+        at: dict[bytes, list[tuple[bytes, int]]] = {}
+        for raw in secrets:
+            if len(raw) <= MIN_PIECE or not _TOKEN_SHAPED.fullmatch(raw):
+                continue
+            for k in range(len(raw) - MIN_PIECE + 1):
+                gram = raw[k : k + MIN_PIECE]
+                letters = any(chr(b).isalpha() for b in gram)
+                if letters and any(chr(b).isdigit() for b in gram):
+                    at.setdefault(gram, []).append((raw, k))
+        if not at:
+            return None
+        pattern = b"|".join(re2.escape(gram) for gram in sorted(at))
+        return cls(_compile(pattern), {g: tuple(v) for g, v in at.items()})
+
+    def spans(self, text: bytes, pos: int) -> Iterator[tuple[int, int]]:
+        stop = len(text)
+        while pos < stop:
+            s = self.search(text, pos, stop)[0][0]
+            if s < 0:
+                return
+            run = max(
+                (self._stretch(text, s, raw, k) for raw, k in self.at[text[s : s + MIN_PIECE]]),
+                key=lambda r: r[1] - r[0],
+            )
+            if run[2]:
+                yield run[0], run[1]
+                pos = run[1]
+            else:
+                pos = s + 1
+
+    @staticmethod
+    def _stretch(text: bytes, s: int, raw: bytes, k: int) -> tuple[int, int, bool]:
+        """The run through ``text[s:]`` = ``raw[k:]``'s first piece, as far as both agree
+        either way, and whether it stands as a word of its own."""
+        back = 0
+        while back < min(s, k) and text[s - back - 1] == raw[k - back - 1]:
+            back += 1
+        ahead = MIN_PIECE
+        while ahead < min(len(text) - s, len(raw) - k) and text[s + ahead] == raw[k + ahead]:
+            ahead += 1
+        lo, hi = s - back, s + ahead
+        left = lo == 0 or k - back == 0 or text[lo - 1] not in _WORD_BYTES
+        right = hi == len(text) or k + ahead == len(raw) or text[hi] not in _WORD_BYTES
+        return lo, hi, left and right
+
+
 @dataclass(frozen=True)
 class Disguises:
     """Every disguised form of this node's secrets, as one regex over a block's bytes."""
@@ -130,6 +253,7 @@ class Disguises:
     # a form: RE2 takes seconds to compile them as one alternation).
     opens: tuple[Searcher, ...]
     reach: int  # bytes in the longest match (the most whitespace in every gap)
+    pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
 
     @classmethod
     def build(cls, secrets: Iterable[str]) -> Disguises | None:
@@ -151,12 +275,16 @@ class Disguises:
         if not whole:
             return None
         opens = tuple(_compile(start) for start in starts)
-        return cls(_compile(b"|".join(whole)), opens, reach + MAX_GAP)
+        pieces = Pieces.build(value.encode() for value in set(secrets))
+        return cls(_compile(b"|".join(whole)), opens, reach + MAX_GAP, pieces)
 
     def spans(self, block: bytes, start: int = 0) -> Iterator[Span]:
-        """Every match at or after ``start``."""
+        """Every match at or after ``start``, and every piece."""
         for s, e in self._matches(block, start, len(block)):
             yield s, e, Kind.OWN_SECRET
+        if self.pieces is not None:
+            for s, e in self.pieces.spans(block, start):
+                yield s, e, Kind.OWN_SECRET
 
     def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
@@ -166,7 +294,7 @@ class Disguises:
             s, e = self.search(text, pos, stop)[0]
             if s < 0:
                 return
-            if _TOO_WIDE.search(text, s, e) is None:
+            if _too_wide(text, s, e) < 0:
                 yield s, e
             pos = s + 1
 
@@ -175,8 +303,8 @@ class Disguises:
         match that more text may finish (a complete match counts too: more whitespace and
         characters could make it another); -1 when nowhere."""
         pos = max(0, floor, len(text) - self.reach)
-        for wide in _TOO_WIDE.finditer(text, pos):  # no match goes on over a wide gap
-            pos = wide.end()
+        while (wide := _too_wide(text, pos, len(text))) >= 0:  # no match goes on over one
+            pos = wide
         size = len(text)
         found = [at for search in self.opens if (at := search(text, pos, size)[0][0]) >= 0]
         return min(found, default=-1)

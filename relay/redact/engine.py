@@ -11,6 +11,7 @@ except this node's own secret values, which no exception un-masks.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import re2
 
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
-from relay.redact.disguises import Disguises
+from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.formats import SCANNER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -139,6 +140,8 @@ class Engine:
     ) -> None:
         """``node_hosts``: the node table's names, whose fully qualified forms are redacted
         as hosts; ``prefilter=False`` runs every rule over every line (the tests compare)."""
+        # A token's secret part without its prefix is a secret too (``${TOKEN#ghp_}``).
+        facts = dataclasses.replace(facts, secrets=with_bodies(facts.secrets))
         hosts = node_host_rule(tuple(node_hosts))
         self.rules: tuple[Rule, ...] = (
             *TOKEN_RULES,

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay.redact import MachineFacts, Redactor
-from relay.redact.disguises import MAX_GAP, Disguises
+from relay.redact.disguises import MAX_GAP, MIN_PIECE, Disguises, with_bodies
 from relay.redact.literals import BORING_VALUES
 
 TOKEN = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
@@ -209,10 +209,12 @@ def test_other_base64_and_hex_blobs_are_left_alone() -> None:
 
 
 def test_words_that_share_a_start_with_the_secret_are_left_alone() -> None:
-    """Only the whole secret is masked: its start, or the secret less a character, is text."""
+    """A disguise is masked whole: its start, or the secret less a character, is text; a
+    plain piece only from ``MIN_PIECE`` characters on, and only as a word of its own."""
     for text in (
-        TOKEN[:-1],
-        TOKEN[1:],
+        TOKEN[: MIN_PIECE - 1],
+        TOKEN[-MIN_PIECE + 1 :],
+        "x" + TOKEN[3:20] + "y",  # inside a longer word
         " ".join(TOKEN[:-1]),
         "\n".join(TOKEN[:12]) + "\nxyz",
         TOKEN[:-1].upper() + "!",
@@ -261,3 +263,81 @@ def test_a_flushed_stream_keeps_back_only_what_may_be_the_start_of_the_secret() 
     stream = REDACTOR.open()
     assert stream.feed("got r\n") + stream.flush() == ""  # "r": the secret's first letter
     assert stream.feed("ok\n") + stream.flush() == "got r\nok\n"
+
+
+GH_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"
+SPACES = "\u00a0\u2003\u3000\u202f\u2028\x0b\x1c"  # whitespace to str.isspace, past " "
+
+
+@pytest.mark.parametrize("space", list(SPACES), ids=[f"U+{ord(c):04X}" for c in SPACES])
+def test_the_secret_spaced_with_any_unicode_whitespace(space: str) -> None:
+    printed = TRANSFORMS["plain"](TOKEN)
+    text = f"got: <{space.join(TOKEN)}>\n"
+    out = REDACTOR.redact(text)
+    assert out == f"got: <{PLACEHOLDER}>\n" or PLACEHOLDER in out, out
+    assert printed.text not in "".join(ch for ch in out if not ch.isspace())
+
+
+def test_unicode_whitespace_past_the_gap_ends_the_match() -> None:
+    """The gap is counted in bytes: four NO-BREAK SPACEs (eight bytes) are too wide."""
+    far = ("\u00a0" * 4).join(TOKEN)
+    assert REDACTOR.redact(far) == far
+
+
+def own(secret: str) -> Redactor:
+    """The redactor every log goes through, with ``secret`` as this node's token."""
+    from relay.node.redaction import build_redactor
+
+    return build_redactor(None, secret)
+
+
+# the reviewed ways a step printed the node's own token past the transforms above
+GH_DISGUISED = {
+    "nbsp-spaced": "\u00a0".join(GH_TOKEN),
+    "without-prefix": GH_TOKEN[4:],
+    "without-prefix-spaced": " ".join(GH_TOKEN[4:]),
+    "folded-with-prefix": f"part1: {GH_TOKEN[:20]}\npart2: {GH_TOKEN[20:]}",
+    "in-thirds": f"a={GH_TOKEN[:13]} b={GH_TOKEN[13:26]} c={GH_TOKEN[26:]}",
+    "U-escapes": "".join(f"\\U{ord(c):08x}" for c in GH_TOKEN),
+    "reversed-hex": GH_TOKEN[::-1].encode().hex(),
+    "hex-reversed": GH_TOKEN.encode().hex()[::-1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GH_DISGUISED))
+def test_the_nodes_own_token_in_the_reviewed_disguises(name: str) -> None:
+    out = own(GH_TOKEN).redact(f"step says:\n{GH_DISGUISED[name]}\ndone\n")
+    assert out.startswith("step says:\n") and out.endswith("\ndone\n"), out
+    flat = "".join(ch for ch in out if not ch.isspace())
+    pieces = {GH_TOKEN[i : i + 10] for i in range(len(GH_TOKEN) - 10)}
+    forms = pieces | {p[::-1].encode().hex() for p in pieces}
+    forms |= {"".join(f"\\U{ord(c):08x}" for c in p) for p in pieces}
+    assert not [p for p in forms if p in flat], out
+
+
+def test_a_tokens_secret_part_is_a_secret_of_its_own() -> None:
+    assert with_bodies(["ghp_abcdefgh12", "github_pat_11AB_cd3"]) == (
+        "11AB_cd3",
+        "abcdefgh12",
+        "ghp_abcdefgh12",
+        "github_pat_11AB_cd3",
+    )
+    assert with_bodies(["ghs_abc", "plainvalue"]) == ("ghs_abc", "plainvalue")  # too short
+
+
+def test_pieces_are_left_alone_when_short_wordlike_or_inside_a_word() -> None:
+    """Pieces: ``MIN_PIECE`` characters at least, a letter and a digit among them, a word
+    of their own; and only of a token-shaped secret (a URL's pieces are any log's words)."""
+    redactor = own(GH_TOKEN)
+    for text in (
+        f"short {GH_TOKEN[5 : 5 + MIN_PIECE - 1]} piece",
+        f"commit 9f{GH_TOKEN[8:24]}c0ffee in a hash",
+        f"{GH_TOKEN[:4]} is GitHub's prefix",
+    ):
+        assert redactor.redact(text + "\n") == text + "\n"
+    url = "https://sentry.example.com/12345678"
+    assert own(url).redact("see https://sentry.example.com/9\n") == (
+        "see https://sentry.example.com/9\n"
+    )
+    text = clean_lines(random.Random(7), 100_000)
+    assert redactor.redact(text) == text

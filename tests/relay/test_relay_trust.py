@@ -446,6 +446,45 @@ def test_a_waiting_join_request_is_never_swapped_and_sign_lists_before_it_signs(
     assert world.remote_head() == head
 
 
+def test_sign_names_each_change_and_signs_only_the_change_set_it_listed(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`relay nodes sign` names the accounts a hand edit adds (login and id) and a digest of
+    the change set; `--yes DIGEST` refuses once LOOP.md has moved on since the listing (her
+    second push, between the admin's reading and signing), and signs what it listed."""
+    eve = mallory(world, monkeypatch)
+    me = world.api(f"/collaborators/{STRANGER}/permission")["user"]
+    push_edit(world, eve, "docs/loop/LOOP.md", add_me(world), "add a colleague to the worker")
+    listed = world.controller.run("nodes", "sign", "--json")
+    assert listed.returncode == 1, listed.stderr
+    first = data_of(listed.stdout)
+    said = " ".join(first["differences"])
+    assert f"{WORKER}'s instruction accounts differ" in said
+    assert f"{STRANGER} ({me['id']})" in said.partition("; removes")[0]  # among those added
+    text = world.controller.run("nodes", "sign").stdout
+    assert f"relay nodes sign --yes {first['digest']}" in text and STRANGER in text
+    # her second push: octo out of the worker's row, after the admin read the listing
+    push_edit(
+        world,
+        eve,
+        "docs/loop/LOOP.md",
+        lambda loop: loop.replace(f" octo (1), {STRANGER} (", f" {STRANGER} ("),
+        "tidy the worker's row",
+    )
+    head = world.remote_head()
+    refused = world.controller.run("nodes", "sign", "--yes", first["digest"])
+    assert refused.returncode != 0 and "changed since change set" in refused.stderr
+    assert world.remote_head() == head  # nothing signed
+    again = data_of(world.controller.run("nodes", "sign", "--json").stdout)
+    assert again["digest"] != first["digest"]
+    assert "octo (1)" not in " ".join(again["differences"])
+    signed = world.controller.ok("nodes", "sign", "--yes", again["digest"])
+    assert f"change set {again['digest']}" in signed
+    member = parse_chain(world.remote_file(ROSTER_PATH))[-1].member(WORKER)
+    assert member is not None and [a.login for a in member.accounts] == [STRANGER]
+    assert world.controller.ok("nodes", "sign", "--yes").startswith("the node table and scope")
+
+
 def test_a_roster_planted_before_an_upgrade_is_not_trusted(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
