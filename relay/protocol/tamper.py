@@ -116,24 +116,21 @@ def parked_by_outsider(
         h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses
     ):
         return None
-    number = thread.issue.number
-    put = [
-        e
-        for e in events
-        if e.issue == number and e.label == Label.NEEDS_HUMAN.value and e.action == "labeled"
-    ]
-    if not put:
+    newest = _newest_in(events, thread.issue.number, Label.NEEDS_HUMAN.value, "labeled")
+    if newest is None:
         return None
-    newest = max(put, key=lambda e: (e.at, e.id))
     return None if newest.actor.id in party_ids(thread.job, master) else newest
 
 
 def _newest(snapshot: Snapshot, number: int, label: str, action: str) -> LabelEvent | None:
-    found = [
-        e
-        for e in snapshot.label_events
-        if e.issue == number and e.label == label and e.action == action
-    ]
+    return _newest_in(snapshot.label_events, number, label, action)
+
+
+def _newest_in(
+    events: tuple[LabelEvent, ...], number: int, label: str, action: str
+) -> LabelEvent | None:
+    """The newest event that added (or removed) ``label`` on issue ``number``."""
+    found = [e for e in events if e.issue == number and e.label == label and e.action == action]
     return max(found, key=lambda e: (e.at, e.id)) if found else None
 
 
@@ -145,15 +142,9 @@ def unparked_by_outsider(
     controller obeys is who decides to go on): then the job stays parked."""
     if not any(h.strikes >= STRIKE_LIMIT for h in thread.job.hypotheses):
         return None
-    number = thread.issue.number
-    removed = [
-        e
-        for e in events
-        if e.issue == number and e.label == Label.NEEDS_HUMAN.value and e.action == "unlabeled"
-    ]
-    if not removed:
+    newest = _newest_in(events, thread.issue.number, Label.NEEDS_HUMAN.value, "unlabeled")
+    if newest is None:
         return None
-    newest = max(removed, key=lambda e: (e.at, e.id))
     row = master.node(thread.job.controller)
     return None if row is not None and row.trusts(newest.actor.id) else newest
 
