@@ -216,10 +216,26 @@ def test_every_verb_that_acts_on_a_repository_takes_dash_r() -> None:
         for path, parser, leaf in tree(build_parser([]))
         if leaf
         and "--repo-dir" in parser._option_string_actions
-        and path[0] != "loop"
         and "-R" not in parser._option_string_actions
     ]
     assert missing == []
+
+
+def test_the_loop_finds_its_clone_by_dash_r(tmp_path: Path) -> None:
+    """`relay loop status -R OWNER/NAME` acts on the clone of that repository; another
+    repository's name is one line and exit 2."""
+    clone = tmp_path / "proj"
+    clone.mkdir()
+    git_in(clone, "init", "-q", "-b", "main")
+    git_in(clone, "remote", "add", "origin", "https://github.com/octo/proj.git")
+    (clone / "README.md").write_text("proj\n")
+    git_in(clone, "add", "-A")
+    git_in(clone, "commit", "-qm", "proj")
+    assert relay("loop", "init", "--yes", "--gate", "true", cwd=clone).returncode == 0
+    assert relay("loop", "status", "-R", "octo/proj", cwd=clone).returncode == 0
+    other = relay("loop", "status", "-R", "octo/other", cwd=clone)
+    assert other.returncode == 2 and len(other.stderr.splitlines()) == 1
+    assert "no clone of octo/other" in other.stderr
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from typing import Any
 
 from relay.commands.bounds import whole
 from relay.commands.output import Output, say
+from relay.commands.repos import add_repo_flag
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import (
@@ -87,6 +88,7 @@ def register(sub: Any) -> None:
 
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--repo-dir", type=Path, default=None, help="the clone (default: here)")
+        add_repo_flag(q)
         q.add_argument("--json", action="store_true", help="machine-readable output")
 
     q = verbs.add_parser("init", help="write the loop's spine under docs/loop/")
