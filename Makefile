@@ -53,9 +53,10 @@ lint-workflows: $(STAMP) tools
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Test files run in parallel (one worker a core by default; a file's tests stay together so
-# its module fixtures, such as a hub, start once).
-PYTEST_WORKERS ?= auto
+# Test files run in parallel, a file's tests together so its module fixtures (such as a hub)
+# start once. Three workers: most tests wait on processes (hubs, git, watchers), so on two
+# cores a third worker fills the time the others wait (measured: 9m38s against 11m06s).
+PYTEST_WORKERS ?= 3
 
 unit: $(STAMP) tools
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
