@@ -8,8 +8,9 @@ from typing import Any
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
+from relay.edges.github import GitHubClient
 from relay.node.apply import apply_plan
-from relay.node.context import client
+from relay.node.context import NodeContext, client
 from relay.protocol import plan_open_job
 
 
@@ -103,7 +104,7 @@ def run_repair(args: argparse.Namespace) -> Output:
     return Output(lines=(line,), data={"issue": args.issue})
 
 
-async def _repost(gh: Any, ctx: Any, number: int, kept: str | None) -> str | None:
+async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | None) -> str | None:
     """Post the controller's kept TASK again under a new number when its comment is gone
     and it never ran; what was done, in words (None: nothing to do)."""
     from relay.node.observe import load_issue

@@ -31,12 +31,14 @@ from relay.protocol import (
     Snapshot,
     User,
     WatcherFacts,
+    approval_jobs,
     approvals_wanted,
     baton_events_wanted,
     claim_ref,
     claim_refs_wanted,
 )
 from relay.protocol.snapshot import LabelEvent, Reaction
+from relay.protocol.tamper import closer_is_outsider
 from relay.protocol.thread import binds, tampered_with
 
 SKEW_SECONDS = 5  # how far this machine's clock may run ahead of the API's
@@ -170,13 +172,13 @@ async def observe(
         read_now.update(i.number for i in changed)
         read_now.update(i.number for i in bound if i.number == only)
     if only is None:  # a job an outsider closed is opened again: look at it next pass too
-        ours = {a.id for n in master.nodes for a in n.accounts}
-        kept = {
+        closers = {i.number: i.closed_by.id for i in bound if i.closed_by is not None}
+        open_or_reopened = [
             i.number
             for i in bound
-            if i.state != "closed" or (i.closed_by is not None and i.closed_by.id not in ours)
-        }
-        cache.keep(kept)
+            if i.state != "closed" or closer_is_outsider(closers.get(i.number), master)
+        ]
+        cache.keep(set(open_or_reopened))
     cache.save(state.threads_path)
     snapshot = Snapshot(
         master=master,
@@ -196,7 +198,7 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     wanted = sorted(claim_refs_wanted(snapshot, node))
     asked = sorted(approvals_wanted(snapshot, node))
     moved = sorted(baton_events_wanted(snapshot, node, datetime.now(UTC)))
-    waiting = sorted({_issue_of(snapshot, comment_id) for comment_id in asked} - {0})
+    waiting = sorted(approval_jobs(snapshot, node))
     found, reacted, evented, edits = await asyncio.gather(
         asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
@@ -228,13 +230,6 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         "ever_edited": ever_edited,
     }
     return snapshot.model_copy(update=update)
-
-
-def _issue_of(snapshot: Snapshot, comment_id: int) -> int:
-    """The issue holding ``comment_id`` in the snapshot (0: none)."""
-    return next(
-        (i.number for i in snapshot.issues if any(c.id == comment_id for c in i.comments)), 0
-    )
 
 
 def to_label_events(number: int, listed: Iterable[models.IssueEvent]) -> list[LabelEvent]:

@@ -32,6 +32,7 @@ from relay.protocol.baton import Event, IllegalTransition, Role, State, transiti
 from relay.protocol.body import JobBody, Outcome, parse_body, render_body
 from relay.protocol.decide import (
     NotInNodeTable,
+    approval_jobs,
     approvals_wanted,
     baton_events_wanted,
     claim_refs_wanted,
@@ -122,6 +123,7 @@ __all__ = [
     "Wait",
     "WatcherFacts",
     "add_node",
+    "approval_jobs",
     "approvals_wanted",
     "baton_events_wanted",
     "claim_ref",

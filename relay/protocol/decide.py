@@ -535,14 +535,26 @@ def _awaiting_approval(thread: Thread, snapshot: Snapshot, message: TaskMsg) -> 
 def approvals_wanted(snapshot: Snapshot, node: str) -> frozenset[int]:
     """The TASK comments whose reactions a pass must read: the outstanding TASKs this node
     (as the worker) is about to take that wait for a person's approval. One request each."""
-    wanted, scope = set(), snapshot.master.scope
+    return frozenset(comment for _, comment in _awaiting_approval_tasks(snapshot, node))
+
+
+def approval_jobs(snapshot: Snapshot, node: str) -> frozenset[int]:
+    """The jobs of :func:`approvals_wanted`'s TASKs: whose comments GitHub must say were
+    ever edited (an approval edited within its second looks unedited to REST)."""
+    return frozenset(issue for issue, _ in _awaiting_approval_tasks(snapshot, node))
+
+
+def _awaiting_approval_tasks(snapshot: Snapshot, node: str) -> list[tuple[int, int]]:
+    """(issue, TASK comment id) of each outstanding TASK this node is about to take that
+    waits for a person's approval."""
+    wanted, scope = [], snapshot.master.scope
     for thread in bound_threads(snapshot, node):
         entry = thread.tasks.get(thread.last_task)
         if thread.state != State.AWAITING_WORKER or thread.job.worker != node or entry is None:
             continue
         if isinstance(entry.message, TaskMsg) and needs_approval(entry.message, scope):
-            wanted.add(entry.comment.id)
-    return frozenset(wanted)
+            wanted.append((thread.issue.number, entry.comment.id))
+    return wanted
 
 
 def _send_result(thread: Thread, task: int) -> SendResult:

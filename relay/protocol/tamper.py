@@ -275,6 +275,14 @@ def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
     return claims[-1] if len(claims) > len(known) else None
 
 
+def closer_is_outsider(closer: int | None, master: Master) -> bool:
+    """Whether the account (id) that closed a job is no node's and no instruction
+    account's: then the job will be opened again, so a pass keeps reading it."""
+    return closer is not None and all(
+        closer not in {a.id for a in n.accounts} for n in master.nodes
+    )
+
+
 def closed_by_outsider(thread: Thread, snapshot: Snapshot, node: str) -> list[Action]:
     """A job closed with no closure of relay's, by an account that is neither a node of the
     job nor an instruction account (a collaborator with triage access): its controller opens

@@ -18,6 +18,7 @@ from relay.protocol import (
     PostNotice,
     TaskMsg,
     User,
+    approval_jobs,
     approvals_wanted,
     decide,
     plan_open_job,
@@ -106,6 +107,8 @@ def test_a_persons_thumbs_up_on_the_task_approves_it_and_is_read_only_then() -> 
     snapshot = world.snapshot(WORKER)
     assert approvals_wanted(snapshot, WORKER) == {task_comment}
     assert approvals_wanted(snapshot, CONTROLLER) == frozenset()
+    assert approval_jobs(snapshot, WORKER) == {number}  # its edits are asked of GraphQL
+    assert approval_jobs(snapshot, CONTROLLER) == frozenset()
     for who, runs in ((BOB, True), (ROBOT, False), (CAROL, True)):
         reacted = snapshot.model_copy(
             update={
@@ -255,3 +258,11 @@ def test_relay_task_refuses_a_destructive_build_task_without_the_flag() -> None:
     tasked = task(True)
     world.run_plan(tasked, CONTROLLER)
     assert [a.kind for a in world.pass_of(WORKER)] == ["ignore", "post-notice"]
+
+
+def test_only_a_job_closed_by_an_outsider_is_read_again() -> None:
+    from relay.protocol.tamper import closer_is_outsider
+
+    assert closer_is_outsider(999_999, MASTER)
+    assert not closer_is_outsider(ALICE.id, MASTER)  # an instruction account of a node
+    assert not closer_is_outsider(None, MASTER)
