@@ -5,7 +5,10 @@ Prints examples, seconds and unexpected failures (goal: 0) per parser."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -56,3 +59,16 @@ def main() -> None:
             print(f"{'':>16}{line}")
     goal = "met" if total_bad == 0 else "NOT met"
     print(f"unexpected failures in all parsers: {total_bad}  [goal 0: {goal}]")
+    interleavings()
+
+
+def interleavings() -> None:
+    """The protocol's interleavings state machine at the full size (`make test` runs 80)."""
+    count = os.environ.get("RELAY_BENCH_INTERLEAVINGS", "1000")
+    test = Path(__file__).resolve().parent.parent / "tests/protocol/test_protocol_interleavings.py"
+    started = time.perf_counter()
+    argv = [sys.executable, "-m", "pytest", "-q", str(test)]
+    done = subprocess.run(argv, env={**os.environ, "RELAY_INTERLEAVINGS": count}, check=False)
+    seconds = time.perf_counter() - started
+    verdict = "pass" if done.returncode == 0 else "FAIL"
+    print(f"protocol interleavings: {count} examples in {seconds:.1f} s: {verdict}")

@@ -54,6 +54,7 @@ Secondary limit: --content-limit content-creating requests a minute and an hour 
 INTERNAL_FLAGS = (
     "--rate-limit",
     "--content-limit",
+    "--content-window",
     "--api-only",
     "--strict-git",
     "--app-user",
@@ -134,6 +135,14 @@ def register(sub: Any) -> None:
         metavar="PER_MINUTE/PER_HOUR",
         help="secondary limit: content-creating requests (POST, PATCH, PUT, DELETE) per user"
         " a minute and an hour (default 80/500, GitHub's; 0/0 turns it off for tests)",
+    )
+    p.add_argument(
+        "--content-window",
+        type=positive,
+        default=60,
+        metavar="SECONDS",
+        help="how long the secondary limit's minute lasts (default 60, GitHub's; tests"
+        " shorten it so a wait they provoke ends sooner)",
     )
     p.add_argument(
         "--api-only",
@@ -220,6 +229,7 @@ def serve(args: argparse.Namespace) -> Output:
             str(_data_dir(args)),
         ]
         again += ["--rate-limit", str(args.rate_limit), "--content-limit", f"{minute}/{hour}"]
+        again += ["--content-window", str(args.content_window)]
         again += ["--faults", args.faults, *(["--api-only"] if args.api_only else [])]
         again += ["--app-user"] if args.app_user else []
         return detach(_data_dir(args), again)
@@ -228,6 +238,7 @@ def serve(args: argparse.Namespace) -> Output:
         faults=FaultSpec.parse(args.faults),
         rate_limit=args.rate_limit,
         content_limits=args.content_limit,
+        content_window=args.content_window,
         strict_git=args.strict_git or not args.api_only,
         app_user=args.app_user,
     )

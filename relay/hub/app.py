@@ -250,10 +250,12 @@ def build_app(
     content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR),
     strict_git: bool = False,
     app_user: bool = False,
+    content_window: int = 60,
 ) -> web.Application:
     """The hub application over the store in ``data_dir`` (closed on cleanup);
     ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it),
-    ``content_limits`` the secondary limit per minute and per hour (0: none), and
+    ``content_limits`` the secondary limit per minute and per hour (0: none; its minute
+    lasts ``content_window`` seconds, shorter only in tests), and
     ``strict_git`` makes every repository's refs its git's, even before the first push, and
     ``app_user`` lets ``GET /user`` answer an App installation (GitHub refuses it)."""
     store = Store.open(data_dir)
@@ -268,6 +270,7 @@ def build_app(
         app_user=app_user,
         git_backend=backend(),
         content_limits=content_limits,
+        content_window=content_window,
     )
     page_paths = set()
     for method, path, handler in ALL_ROUTES + ADMIN_ROUTES + pages.ROUTES:

@@ -72,6 +72,7 @@ class Options:
     faults: FaultSpec = field(default_factory=FaultSpec)
     rate_limit: int = 5000
     content_limits: tuple[int, int] = (80, 500)
+    content_window: int = 60
     strict_git: bool = False
     app_user: bool = False
 
@@ -109,6 +110,7 @@ async def _serve_claimed(
         faults=options.faults,
         rate_limit=options.rate_limit,
         content_limits=options.content_limits,
+        content_window=options.content_window,
         strict_git=options.strict_git,
         app_user=options.app_user,
     )

@@ -150,6 +150,7 @@ class Hub:
     hosted: set[int] = field(default_factory=set)
     content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR)
     content: dict[str, deque[float]] = field(default_factory=dict)
+    content_window: int = 60  # the secondary limit's minute, in seconds (tests shorten it)
 
     def content_wait(self, key: str, now: float) -> int:
         """Seconds until ``key`` may create content again (0: now, and it is counted);
@@ -164,9 +165,10 @@ class Hub:
         if per_hour and len(seen) >= per_hour:
             return max(int(seen[0] + 3600 - now) + 1, 1)
         if per_minute:
-            recent = [t for t in seen if t > now - 60][-per_minute:]
+            minute = self.content_window
+            recent = [t for t in seen if t > now - minute][-per_minute:]
             if len(recent) >= per_minute:
-                return max(int(recent[0] + 60 - now) + 1, 1)
+                return max(int(recent[0] + minute - now) + 1, 1)
         seen.append(now)
         return 0
 

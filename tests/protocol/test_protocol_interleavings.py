@@ -11,6 +11,8 @@ the job is not stuck.
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -338,8 +340,9 @@ class Interleavings(RuleBasedStateMachine):
         assert len(self.world.notifications) == len(set(self.world.notifications))
 
 
+# `make test` tries 80 interleavings; `make bench` (bench/bench_fuzz.py) tries 1,000.
 Interleavings.TestCase.settings = settings(
-    max_examples=200,
+    max_examples=int(os.environ.get("RELAY_INTERLEAVINGS", "80")),
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
