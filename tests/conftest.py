@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -45,6 +46,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("relay-tests")
+
+# A suite started in the background by a shell (`make test &`) inherits SIGINT ignored, and
+# every process it starts would too: the Ctrl-C tests would then test nothing of relay's.
+# Ctrl-C is restored here, before the workers and the processes under test are started.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
