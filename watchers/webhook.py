@@ -25,11 +25,13 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
+from relay.protocol.relevance import Delivery, Relevance
 from relay.watchers.deliveries import DEFAULT_ISSUE_INTERVAL, Coalescer, DeliveryLog
 from relay.watchers.once import PassReport, Printer, print_report
 
@@ -63,6 +65,11 @@ class WebhookEvent:
     sender_login: str | None
     label: str | None
     comment_id: int | None
+    # what the payload says of the issue and the comment, for :func:`concerns` (data)
+    issue_body: str | None = None
+    labels: tuple[str, ...] = ()
+    comment_author_id: int | None = None
+    comment_body: str | None = None
 
     @classmethod
     def from_payload(cls, *, event: str, delivery_id: str, data: Any) -> WebhookEvent:
@@ -70,6 +77,8 @@ class WebhookEvent:
         if not isinstance(data, Mapping):
             raise RemoteProtocolError(f"delivery {delivery_id}: the payload is not a JSON object")
         issue, sender = _obj(data, "issue"), _obj(data, "sender")
+        comment = _obj(data, "comment")
+        labels = issue.get("labels")
         return cls(
             delivery_id=delivery_id,
             event=event,
@@ -80,7 +89,30 @@ class WebhookEvent:
             sender_id=_int(sender, "id"),
             sender_login=_str(sender, "login"),
             label=_str(_obj(data, "label"), "name"),
-            comment_id=_int(_obj(data, "comment"), "id"),
+            comment_id=_int(comment, "id"),
+            issue_body=_str(issue, "body"),
+            labels=tuple(
+                name
+                for label in (labels if isinstance(labels, list) else [])
+                if isinstance(label, Mapping) and (name := _str(label, "name")) is not None
+            ),
+            comment_author_id=_int(_obj(comment, "user"), "id"),
+            comment_body=_str(comment, "body"),
+        )
+
+    def delivery(self) -> Delivery:
+        """The delivery as the protocol's relevance rule reads it."""
+        return Delivery(
+            event=self.event,
+            action=self.action,
+            issue=self.issue_number,
+            is_pull_request=self.is_pull_request,
+            body=self.issue_body,
+            labels=self.labels,
+            sender=self.sender_id,
+            label=self.label,
+            comment_author=self.comment_author_id,
+            comment_body=self.comment_body,
         )
 
 
@@ -112,6 +144,8 @@ def secret_from_env(environ: Mapping[str, str] | None = None) -> str:
 
 OnEvent = Callable[[WebhookEvent], Awaitable[None]]
 Reconcile = Callable[[], Awaitable[None]]
+Concerns = Callable[[WebhookEvent], Relevance]
+"""Whether a delivery calls for a pass, decided before any request (relay.protocol.relevance)."""
 
 
 class Receiver:
@@ -124,10 +158,12 @@ class Receiver:
         on_event: OnEvent,
         reconcile: Reconcile,
         issue_interval: float = DEFAULT_ISSUE_INTERVAL,
+        concerns: Concerns | None = None,
     ) -> None:
         self.secret = secret
         self.on_event = on_event
         self.reconcile = reconcile
+        self.concerns = concerns
         self.deliveries = DeliveryLog()
         self.tasks: set[asyncio.Task[None]] = set()
         self.passes = Coalescer(self._run_handler, self._spawn, interval=issue_interval)
@@ -179,6 +215,11 @@ class Receiver:
             )
         except RemoteProtocolError as err:
             return web.Response(status=400, text=str(err))
+        if self.concerns is not None:
+            relevance = self.concerns(parsed)
+            if relevance.issue is None:
+                log.info("delivery %s: ignored (%s)", event.delivery_id, relevance.why)
+                return web.Response(status=202, text=f"ignored: {relevance.why}")
         if not self.passes.submit(parsed):
             return web.Response(status=202, text="accepted: folded into the pending pass")
         return web.Response(status=202, text="accepted")
@@ -237,10 +278,12 @@ def build_app(
     reconcile_interval: float = DEFAULT_RECONCILE_INTERVAL,
     path: str = "/{tail:.*}",
     issue_interval: float = DEFAULT_ISSUE_INTERVAL,
+    concerns: Concerns | None = None,
 ) -> web.Application:
     """The receiver as an aiohttp application: POST deliveries to `path` (by default any
     path, so the URL registered with `relay join --webhook` may have one of its own);
-    at most one pass per issue starts every ``issue_interval`` seconds."""
+    at most one pass per issue starts every ``issue_interval`` seconds; with ``concerns``,
+    only deliveries it says can concern the node start one."""
     from aiohttp import web
 
     if not secret:
@@ -251,7 +294,11 @@ def build_app(
             hint="give the seconds between full passes, e.g. 180",
         )
     receiver = Receiver(
-        secret=secret, on_event=on_event, reconcile=reconcile, issue_interval=issue_interval
+        secret=secret,
+        on_event=on_event,
+        reconcile=reconcile,
+        issue_interval=issue_interval,
+        concerns=concerns,
     )
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post(path, receiver.handle)
@@ -277,6 +324,40 @@ async def start(app: web.Application, *, host: str, port: int) -> tuple[web.AppR
     await web.TCPSite(runner, host, port).start()
     bound_host, bound_port = runner.addresses[0][:2]
     return runner, f"http://{bound_host}:{bound_port}"
+
+
+class _Known:
+    """The jobs the node bound when it last read them (its thread cache), read from disk
+    only when the relevance rule asks (most deliveries are decided without them)."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
+        self._numbers: set[int] | None = None
+
+    def _load(self) -> set[int]:
+        if self._numbers is None:
+            from relay.edges.github.threads import ThreadCache, threads_owner
+
+            owner = threads_owner(api_url=self.ctx.api_url, repo=self.ctx.repo)
+            self._numbers = ThreadCache.load(self.ctx.state.threads_path, owner=owner).numbers()
+        return self._numbers
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._load()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def node_concerns(ctx: NodeContext, event: WebhookEvent) -> Relevance:
+    """Whether a delivery can concern the node: the protocol's rule over the payload, the
+    roster the node trusts now and the jobs it bound; no request."""
+    from relay.protocol.relevance import pass_for
+
+    return pass_for(event.delivery(), node=ctx.node, master=ctx.master, known=_Known(ctx))
 
 
 # Seconds to wait before trying again when another process of this node holds its lock:
@@ -323,7 +404,11 @@ async def serve_webhook(
             after(await run_pass(ctx, started_by="webhook"))
 
     app = build_app(
-        secret=secret, on_event=on_event, reconcile=reconcile, reconcile_interval=reconcile_interval
+        secret=secret,
+        on_event=on_event,
+        reconcile=reconcile,
+        reconcile_interval=reconcile_interval,
+        concerns=partial(node_concerns, ctx),
     )
     try:
         runner, url = await start(app, host=host, port=port)

@@ -125,13 +125,14 @@ def node_env(token: str, **extra: str) -> dict[str, str]:
     return {**os.environ, "RELAY_TOKEN": token, **extra}
 
 
-def issue_payload(number: int, repo: str) -> bytes:
-    """A minimal issue_comment delivery naming one issue."""
+def issue_payload(issue: dict[str, Any], repo: str) -> bytes:
+    """An issue_comment delivery about ``issue`` (as the API returned it): its author
+    edited a comment, which the receiver always passes on (an edit may be tampering)."""
     data = {
-        "action": "created",
-        "issue": {"number": number, "body": ""},
-        "comment": {"id": 1, "body": "hi"},
+        "action": "edited",
+        "issue": issue,
+        "comment": {"id": 1, "body": "hi", "user": issue["user"]},
         "repository": {"full_name": repo},
-        "sender": {"id": 1, "login": "octo"},
+        "sender": issue["user"],
     }
     return json.dumps(data).encode()

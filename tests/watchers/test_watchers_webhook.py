@@ -200,6 +200,7 @@ def test_issue_events_reach_the_pass_with_their_fields() -> None:
 
     assert run(scenario()) == [202, 202]
     by_id = {event.delivery_id: event for event in recorder.events}
+    issue = json.loads(labeled)["issue"]
     assert by_id["a"] == WebhookEvent(
         delivery_id="a",
         event="issues",
@@ -211,6 +212,14 @@ def test_issue_events_reach_the_pass_with_their_fields() -> None:
         sender_login="ada-controller",
         label="awaiting:worker",
         comment_id=None,
+        issue_body=issue["body"],
+        labels=tuple(label["name"] for label in issue["labels"]),
+    )
+    assert by_id["a"].labels == ("awaiting:worker",)
+    comment = json.loads(commented)["comment"]
+    assert (by_id["b"].comment_author_id, by_id["b"].comment_body) == (
+        comment["user"]["id"],
+        comment["body"],
     )
     assert (by_id["b"].event, by_id["b"].action, by_id["b"].comment_id) == (
         "issue_comment",
