@@ -57,6 +57,7 @@ class Trip:
     writes: int
     passes: dict[str, int]
     third: int = 0  # requests the node no job binds made
+    node_writes: dict[str, int] = field(default_factory=dict)  # content-creating, by node
     rows: list[tuple[str, str, int]] = field(default_factory=list)
 
 
@@ -107,15 +108,17 @@ def code_at(rev: str | None) -> Iterator[str | None]:
     if found.returncode != 0:
         yield None
         return
-    saved = os.environ.get("PYTHONPATH")
+    saved, here = os.environ.get("PYTHONPATH"), os.getcwd()
     with tempfile.TemporaryDirectory(prefix="relay-bench-before-") as tmp:
-        archive = subprocess.run(["git", "archive", rev, "relay"], cwd=repo,
-                                 capture_output=True, check=True)  # fmt: skip
+        archive = subprocess.run(["git", "archive", rev, "relay", "watchers", "schedulers"],
+                                 cwd=repo, capture_output=True, check=True)  # fmt: skip
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         os.environ["PYTHONPATH"] = tmp
+        os.chdir(tmp)  # `python -m` puts the working directory first on the path
         try:
             yield found.stdout.strip()
         finally:
+            os.chdir(here)
             if saved is None:
                 os.environ.pop("PYTHONPATH", None)
             else:
@@ -173,16 +176,38 @@ def measure(root: Path, *, runs: int = RUNS) -> list[Trip]:
                 raise RuntimeError(f"TASK {task}: the wire settled with the baton away")
             passes = {n.name: len(passes_since(n, since)) for n in nodes}
             third_cost = sum(p["requests"] for p in passes_since(third, since))
+            writes = sum(r[2] for r in rows if r[0] in WRITES)
+            # each pass logs its own writes; the rest are `relay task`'s, the controller's
+            by_node = {n.name: sum(p.get("writes", 0) for p in passes_since(n, since))
+                       for n in (c, w)}  # fmt: skip
+            by_node[c.name] += writes - sum(by_node.values())
             trips.append(
                 Trip(
                     requests=sum(r[2] for r in rows),
-                    writes=sum(r[2] for r in rows if r[0] in WRITES),
+                    writes=writes,
                     passes=passes,
                     third=third_cost,
+                    node_writes=by_node,
                     rows=rows,
                 )
             )
         return trips
+
+
+def sustained_lines(trips: list[Trip]) -> list[str]:
+    """Round trips an hour each way of running the nodes sustains under GitHub's
+    content-creating limit (500 an hour, per account or per App installation)."""
+    writes = median([t.writes for t in trips])
+    split = {n: median([t.node_writes[n] for t in trips]) for n in trips[0].node_writes}
+    busiest = max(split.values())
+    shown = ", ".join(f"{n} {v:.0f}" for n, v in split.items())
+    return [
+        f"content-creating requests per round trip by node: {shown}",
+        f"round trips an hour under GitHub's {CONTENT_PER_HOUR} content-creating requests an"
+        f" hour: one account for every node {sustained(writes, 1)} (all jobs together);"
+        f" an account or a GitHub App per node {int(CONTENT_PER_HOUR / busiest)} per"
+        " controller-worker pair (its busiest node's share), and as many more as pairs",
+    ]
 
 
 def median(values: list[int]) -> float:
@@ -237,7 +262,8 @@ def main(root: Path | None = None) -> None:
             os.environ.pop("RELAY_WEBHOOK_SECRET", None)
         else:
             os.environ["RELAY_WEBHOOK_SECRET"] = saved
-    lines = []
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    lines = [f"load average (1, 5, 15 min) at the end: {load}"]
     for label, trips in results.items():
         lines += report(label, trips)
         lines.append(f"{label}: the requests of the last round trip:")
@@ -258,12 +284,7 @@ def main(root: Path | None = None) -> None:
             f"after/before: requests {requests / old:.2f}, content-creating"
             f" {writes / old_writes:.2f}"
         )
-    lines.append(
-        f"round trips an hour under GitHub's {CONTENT_PER_HOUR} content-creating requests an"
-        f" hour per account, at {writes:.0f} a round trip: one account for all nodes"
-        f" {sustained(writes, 1)}; an account (or a GitHub App) per node, the worker's share"
-        f" the larger: see the split above"
-    )
+    lines += sustained_lines(after)
     print("\n".join(lines), flush=True)
 
 

@@ -54,6 +54,7 @@ class PassReport:
     tasks: list[TaskReport] = field(default_factory=list)
     requests: int = 0
     not_modified: int = 0
+    writes: int = 0  # of the requests, the content-creating ones
     retries: int = 0
     lost_answers_found: int = 0
     seconds: float = 0.0
@@ -185,6 +186,7 @@ async def _pass(
             stats = gh.stats
             report.requests += stats.requests
             report.not_modified = stats.not_modified
+            report.writes = stats.writes
             report.retries = stats.retries
             report.lost_answers_found = stats.found_after_loss
             if verbose and stats.retries:
@@ -260,6 +262,7 @@ def _record(report: PassReport) -> PassRecord:
         outcome=report.outcome,
         requests=report.requests,
         not_modified=report.not_modified,
+        writes=report.writes,
         seconds=round(report.seconds, 3),
         started_by=report.started_by,
     )

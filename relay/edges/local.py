@@ -106,6 +106,7 @@ class PassRecord(_Frozen):
     outcome: str
     requests: int = 0
     not_modified: int = 0
+    writes: int = 0  # content-creating requests (GitHub's secondary limit counts them)
     seconds: float = 0.0
     # Who started it: "scheduler" (the OS entry), "person" (`relay watch --once`), "loop",
     # "webhook", "actions"; None from an older relay. Only the scheduler's passes are the

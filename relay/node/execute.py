@@ -381,7 +381,9 @@ async def _run_and_answer(
         body = ctx.sign(render_message(result))
     # kept before anything is posted: a failure from here on is finished by a later pass
     ctx.state.save_outbox(issue=action.issue, task=task.task, body=body)
-    await send_result(gh, ctx, issue=action.issue, task=task.task, body=body, post=True)
+    # composed by this pass a moment ago: it cannot be among the comments yet (a POST whose
+    # answer is lost is looked for by the client itself), so it is posted without a search
+    await send_result(gh, ctx, issue=action.issue, task=task.task, body=body, post=True, fresh=True)
     await move_baton(gh, action.issue, expect=action.claimed, to=action.done)
     ctx.state.clear_outbox(issue=action.issue, task=task.task)
     seconds = (datetime.now(UTC) - started).total_seconds()
@@ -486,11 +488,19 @@ async def finish_draft(ctx: NodeContext, *, issue: int, task: int, token: str) -
 
 
 async def send_result(
-    gh: GitHubClient, ctx: NodeContext, *, issue: int, task: int, body: str, post: bool
+    gh: GitHubClient,
+    ctx: NodeContext,
+    *,
+    issue: int,
+    task: int,
+    body: str,
+    post: bool,
+    fresh: bool = False,
 ) -> None:
     """Post a kept RESULT — unless one of the newest comments already is it (a POST whose
-    answer was lost) — and record the task as answered."""
-    if post and not await _already_posted(gh, issue, body):
+    answer was lost, by a pass that died; not looked for when ``fresh``: this pass composed
+    it) — and record the task as answered."""
+    if post and (fresh or not await _already_posted(gh, issue, body)):
         await gh.create_comment(issue, body)
     status = _status_of(body)
     ctx.state.finish_claim(issue=issue, task=task, outcome=status, now=datetime.now(UTC))

@@ -77,6 +77,7 @@ class WireStats:
     waited: float = 0.0
     lost_answers: int = 0  # POSTs whose answer was lost (dropped, 5xx) and were retried
     found_after_loss: int = 0  # of those, the ones found already done: not posted again
+    writes: int = 0  # content-creating requests (POST, PATCH, PUT, DELETE; no GraphQL query)
 
 
 @dataclass
@@ -248,6 +249,8 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
     ) -> Answer | None:
         """One request; None after a retryable connection failure (and its wait)."""
         self.stats.requests += 1
+        if method.upper() in WRITES and not url.rstrip("/").endswith("/graphql"):
+            self.stats.writes += 1
         try:
             answer = await super()._request(method, url, headers, body)
         except (TimeoutError, aiohttp.ClientError) as exc:
