@@ -58,7 +58,7 @@ class Trip:
     passes: dict[str, int]
     third: int = 0  # requests the node no job binds made
     node_writes: dict[str, int] = field(default_factory=dict)  # content-creating, by node
-    rows: list[tuple[str, str, int]] = field(default_factory=list)
+    rows: list[tuple[str, str, int, int]] = field(default_factory=list)
 
 
 class Counter:
@@ -68,14 +68,18 @@ class Counter:
         argv = ["hub", "token", "bench-admin", "--admin", "--data", str(hub.data)]
         self.hub, self.admin = hub, d.relay_cmd(argv, env=os.environ).strip()
 
-    def rows(self) -> list[tuple[str, str, int]]:
+    def rows(self) -> list[tuple[str, str, int, int]]:
         found = self.hub.api("GET", "/_hub/requests", self.admin)["requests"]
-        return [(r["method"], r["path"], r["count"]) for r in found if ".git/" not in r["path"]]
+        return [
+            (r["method"], r["path"], r["status"], r["count"])
+            for r in found
+            if ".git/" not in r["path"]
+        ]
 
     def reset(self) -> None:
         self.hub.api("DELETE", "/_hub/requests", self.admin)
 
-    def settled(self, quiet: float = 1.5) -> list[tuple[str, str, int]]:
+    def settled(self, quiet: float = 1.5) -> list[tuple[str, str, int, int]]:
         """The counters once no request came for ``quiet`` seconds."""
         last, since = self.rows(), time.monotonic()
         while time.monotonic() - since < quiet:
@@ -176,14 +180,14 @@ def measure(root: Path, *, runs: int = RUNS) -> list[Trip]:
                 raise RuntimeError(f"TASK {task}: the wire settled with the baton away")
             passes = {n.name: len(passes_since(n, since)) for n in nodes}
             third_cost = sum(p["requests"] for p in passes_since(third, since))
-            writes = sum(r[2] for r in rows if r[0] in WRITES)
+            writes = sum(r[3] for r in rows if r[0] in WRITES)
             # each pass logs its own writes; the rest are `relay task`'s, the controller's
             by_node = {n.name: sum(p.get("writes", 0) for p in passes_since(n, since))
                        for n in (c, w)}  # fmt: skip
             by_node[c.name] += writes - sum(by_node.values())
             trips.append(
                 Trip(
-                    requests=sum(r[2] for r in rows),
+                    requests=sum(r[3] for r in rows),
                     writes=writes,
                     passes=passes,
                     third=third_cost,
@@ -236,7 +240,10 @@ def report(label: str, trips: list[Trip]) -> list[str]:
 
 def requests_of(trip: Trip) -> list[str]:
     """The requests of one round trip, for people; content-creating ones marked."""
-    return [f"    {m} {p} x{n}{'  (content)' if m in WRITES else ''}" for m, p, n in trip.rows]
+    return [
+        f"    {m} {p} {status} x{n}{'  (content)' if m in WRITES else ''}"
+        for m, p, status, n in trip.rows
+    ]
 
 
 def main(root: Path | None = None) -> None:

@@ -71,3 +71,45 @@ def test_a_delivery_for_another_nodes_job_makes_no_request(
     assert passes(node.clone) == before + 1
     logged = NodeState.for_clone(node.clone).passes()[-1]
     assert logged.requests == sum(theirs.values()), (logged, theirs)
+
+
+def test_a_payload_that_lies_costs_a_pass_and_runs_nothing(
+    world: World, watchers: Watchers, tmp_path: Path
+) -> None:
+    """The payload is only ever a reason to look: a signed delivery saying a plain issue is
+    the worker's job with a TASK waiting makes it read that issue, find no job, and do
+    nothing."""
+    import json
+    import uuid
+
+    from events_world import deliver, sign
+
+    w = world.worker
+    port, secret = free_port(), "worker secret"
+    with w.monkeypatch.context() as m:
+        m.setenv("RELAY_WEBHOOK_SECRET", secret)
+        w.call("join", "--webhook", f"http://127.0.0.1:{port}/")
+    job = world.issue(world.open_job())  # a real job: its body is what the lie borrows
+    plain = world.api("/issues", "POST", {"title": "Just an issue", "body": "Nothing here."})
+    watch = watchers.start(
+        w.clone, node=w.name, port=port, env=node_env(w.token, RELAY_WEBHOOK_SECRET=secret),
+        log=tmp_path / "w",
+    )  # fmt: skip
+    before = passes(w.clone)
+    lie = {
+        "action": "labeled",
+        "issue": {**job, "number": plain["number"], "labels": [{"name": "awaiting:worker"}]},
+        "label": {"name": "awaiting:worker"},
+        "repository": {"full_name": world.repo},
+        "sender": job["user"],
+    }
+    body = json.dumps(lie).encode()
+    head = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": str(uuid.uuid4())}
+    assert (
+        deliver(watch.url + "/", body, {**head, "X-Hub-Signature-256": sign(secret, body)}) == 202
+    )
+    wait_until(lambda: passes(w.clone) > before, what="the pass the lie caused")
+    logged = NodeState.for_clone(w.clone).passes()[-1]
+    assert logged.outcome == "idle", logged
+    assert world.claim_refs() == {}
+    assert world.comments(plain["number"]) == [] and world.comments(job["number"]) == []
