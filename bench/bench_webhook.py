@@ -29,7 +29,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -246,7 +245,7 @@ def requests_of(trip: Trip) -> list[str]:
     ]
 
 
-def main(root: Path | None = None) -> None:
+def main() -> None:
     """Measure before and after in temporary directories and print the figures."""
     before = os.environ.get("RELAY_BENCH_BEFORE", BEFORE) or None
     saved = os.environ.get("RELAY_WEBHOOK_SECRET")
@@ -296,4 +295,4 @@ def main(root: Path | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
