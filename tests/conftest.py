@@ -141,10 +141,11 @@ class HubProcess:
             self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
-        if "http://" not in first:
+        scheme = "https://" if "https://" in first else "http://"  # https: `relay hub --tls`
+        if scheme not in first:
             self.stop()
             raise RuntimeError(f"hub did not start: {first!r}; log: {self.log.read_text()}")
-        self.url = first[first.index("http://") :].split()[0]
+        self.url = first[first.index(scheme) :].split()[0]
         if not self.admin_token:
             self.admin_token = self.token("hub-admin", admin=True)
         return self

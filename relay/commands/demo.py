@@ -191,7 +191,8 @@ def _detached(argv: list[str], log: Path) -> tuple[subprocess.Popen[str], str]:
     while time.monotonic() < deadline and proc.poll() is None:
         first, newline, _ = log.read_text().partition("\n")
         if newline:  # the hub's first line says where it listens
-            return proc, next((w for w in first.split() if w.startswith("http://")), "")
+            urls = (w for w in first.split() if w.startswith(("http://", "https://")))
+            return proc, next(urls, "")
         time.sleep(0.05)
     return proc, ""
 

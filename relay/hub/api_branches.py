@@ -66,7 +66,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
     for line in head.splitlines():
         key, _, value = line.partition(" ")
         fields.setdefault(key, []).append(value)
-    api = f"{acc.base}/repos/{acc.full}"
+    api, web = f"{acc.base}/repos/{acc.full}", render.web_of(acc.base)
 
     def person(key: str) -> dict[str, str] | None:
         value = (fields.get(key) or [""])[0]
@@ -82,7 +82,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
     return {
         "sha": sha, "node_id": render.node_id("Commit", int(sha[:8], 16)),
         "url": f"{api}/commits/{sha}",
-        "html_url": f"{acc.base}/{acc.full}/commit/{sha}",
+        "html_url": f"{web}/{acc.full}/commit/{sha}",
         "comments_url": f"{api}/commits/{sha}/comments",
         "commit": {
             "url": f"{api}/git/commits/{sha}", "author": person("author"),
@@ -91,7 +91,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
         },
         "author": None, "committer": None,
         "parents": [
-            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{acc.base}/{acc.full}/commit/{p}"}
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/{acc.full}/commit/{p}"}
             for p in fields.get("parent", [])
         ],
     }  # fmt: skip

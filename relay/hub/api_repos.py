@@ -32,6 +32,7 @@ from relay.hub.web import (
     paging,
     read_object,
     reply,
+    route_path,
     viewer,
 )
 
@@ -116,9 +117,7 @@ def repo_access(
 
 def _is_issue_route(request: web.Request) -> bool:
     """Whether the route is one of the ``/repos/{o}/{r}/issues...`` family."""
-    resource = request.match_info.route.resource
-    path = resource.canonical if resource is not None else ""
-    return path.startswith("/repos/{owner}/{repo}/issues")
+    return route_path(request).startswith("/repos/{owner}/{repo}/issues")
 
 
 async def get_user(request: web.Request) -> web.Response:
@@ -373,7 +372,7 @@ def _invitation(
         "created_at": render.stamp(now_us()),
         "expired": False,
         "url": f"{acc.base}/user/repository_invitations/{ident}",
-        "html_url": f"{acc.base}/{acc.full}/invitations",
+        "html_url": f"{render.web_of(acc.base)}/{acc.full}/invitations",
     }
 
 
@@ -401,3 +400,52 @@ _OTHER_LIMITS = {
     "scim": 15000, "dependency_snapshots": 100, "dependency_sbom": 100, "audit_log": 1750,
     "audit_log_streaming": 15, "code_search": 10,
 }  # fmt: skip
+
+
+_ROOT_LINKS = {
+    "current_user_url": "/user",
+    "current_user_authorizations_html_url": "@/settings/connections/applications{/client_id}",
+    "authorizations_url": "/authorizations",
+    "code_search_url": "/search/code?q={query}{&page,per_page,sort,order}",
+    "commit_search_url": "/search/commits?q={query}{&page,per_page,sort,order}",
+    "emails_url": "/user/emails",
+    "emojis_url": "/emojis",
+    "events_url": "/events",
+    "feeds_url": "/feeds",
+    "followers_url": "/user/followers",
+    "following_url": "/user/following{/target}",
+    "gists_url": "/gists{/gist_id}",
+    "hub_url": "/hub",
+    "issue_search_url": "/search/issues?q={query}{&page,per_page,sort,order}",
+    "issues_url": "/issues",
+    "keys_url": "/user/keys",
+    "label_search_url": "/search/labels?q={query}&repository_id={repository_id}{&page,per_page}",
+    "notifications_url": "/notifications",
+    "organization_url": "/orgs/{org}",
+    "organization_repositories_url": "/orgs/{org}/repos{?type,page,per_page,sort}",
+    "organization_teams_url": "/orgs/{org}/teams",
+    "public_gists_url": "/gists/public",
+    "rate_limit_url": "/rate_limit",
+    "repository_url": "/repos/{owner}/{repo}",
+    "repository_search_url": "/search/repositories?q={query}{&page,per_page,sort,order}",
+    "current_user_repositories_url": "/user/repos{?type,page,per_page,sort}",
+    "starred_url": "/user/starred{/owner}{/repo}",
+    "starred_gists_url": "/gists/starred",
+    "topic_search_url": "/search/topics?q={query}{&page,per_page}",
+    "user_url": "/users/{user}",
+    "user_organizations_url": "/user/orgs",
+    "user_repositories_url": "/users/{user}/repos{?type,page,per_page,sort}",
+    "user_search_url": "/search/users?q={query}{&page,per_page,sort,order}",
+}
+
+
+async def root(request: web.Request) -> web.Response:
+    """``GET /api/v3/``: a GitHub Enterprise Server's API root, the URL templates of its
+    API (``@`` marks a page's URL); `gh auth status` reads its token's scopes here."""
+    base = origin(request)
+    web_base = render.web_of(base)
+    links = {
+        key: web_base + path[1:] if path.startswith("@") else base + path
+        for key, path in _ROOT_LINKS.items()
+    }
+    return reply(links)

@@ -34,11 +34,13 @@ from relay.hub.web import (
     API_ROOTS,
     CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
+    GHES_PREFIX,
     HUB,
     PAGE_PATHS,
     RATE_LIMIT,
     ApiError,
     Hub,
+    api_path,
     hub_of,
     no_content,
     read_object,
@@ -143,12 +145,19 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
-ALL_ROUTES = (
+REST_ROUTES = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
-    + api_git.ROUTES + api_graphql.ROUTES
 )  # fmt: skip
-"""Every public route: the API's, the hooks', the environments', the Apps', git's and
-GraphQL's (the conformance test checks each is listed in its table)."""
+"""The REST API's routes, served at the root (api.github.com's shape) and again under
+``/api/v3`` (GitHub Enterprise Server's shape)."""
+ENTERPRISE_ROUTES = (
+    ("GET", GHES_PREFIX, api_repos.root),
+    ("GET", GHES_PREFIX + "/", api_repos.root),
+    *((method, GHES_PREFIX + path, handler) for method, path, handler in REST_ROUTES),
+)
+ALL_ROUTES = REST_ROUTES + ENTERPRISE_ROUTES + api_git.ROUTES + api_graphql.ROUTES
+"""Every public route: the REST API's (in both shapes), git's and GraphQL's (the
+conformance test checks each is listed in its table)."""
 
 _DOCS_ROOT = "https://docs.github.com/rest/"
 _DOC_PAGE: dict[object, str] = {
@@ -157,6 +166,7 @@ _DOC_PAGE: dict[object, str] = {
     api_repos.create_repo: "repos/repos#create-a-repository-for-the-authenticated-user",
     api_repos.list_my_repos: "repos/repos#list-repositories-for-the-authenticated-user",
     api_repos.rate_limit: "rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
+    api_repos.root: "meta/meta#github-api-root",
     api_repos.get_repo: "repos/repos#get-a-repository",
     api_repos.update_repo: "repos/repos#update-a-repository",
     api_repos.get_permission: "collaborators/collaborators#get-repository-permissions-for-a-user",
@@ -222,13 +232,13 @@ def doc_pages(app: web.Application) -> dict[tuple[str, str], str]:
         method, handler = route.method, route.handler
         if method == "HEAD":
             continue  # the middleware looks a HEAD up as its GET
-        path = route.resource.canonical if route.resource is not None else ""
+        path = api_path(route.resource.canonical) if route.resource is not None else ""
         page = _DOC_PAGE.get(handler)
         if "/reactions" in path:
             kind = "comments" if "/comments/" in path else "issues"
             page = _REACTION_PAGES[(method, kind)]
         if page is not None:
-            out[(method, path)] = _DOCS_ROOT + page
+            out[(method, path)] = _DOCS_ROOT + page  # under /api/v3 too: the same path
     return out
 
 

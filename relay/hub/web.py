@@ -37,6 +37,7 @@ MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id in a path names nothin
 MAX_PAGE = 10**9  # a page past every list is an empty list, never an overflow
 ISSUES_DOCS = "https://docs.github.com/v3/issues/"
 GRAPHQL_PATHS = frozenset({"/graphql", "/api/graphql"})  # api.github.com's and GHES's
+GHES_PREFIX = "/api/v3"  # GitHub Enterprise Server's REST API root (the hub serves both)
 GRAPHQL_KEY = "graphql:"  # a rate key's prefix for its GraphQL budget
 
 
@@ -215,8 +216,27 @@ def one_row(request: web.Request, sql: str, args: tuple[Any, ...]) -> dict[str, 
 
 
 def origin(request: web.Request) -> str:
-    """The base URL the client used, so rendered URLs point back at this hub."""
-    return f"{request.scheme}://{request.host}"
+    """The API base URL the client used, so rendered URLs point back at this hub: its
+    origin, with ``/api/v3`` when the client came as to a GitHub Enterprise Server."""
+    root = f"{request.scheme}://{request.host}"
+    return root + GHES_PREFIX if is_enterprise(request.path) else root
+
+
+def is_enterprise(path: str) -> bool:
+    """Whether a path is under GitHub Enterprise Server's ``/api/v3``."""
+    return path == GHES_PREFIX or path.startswith(GHES_PREFIX + "/")
+
+
+def api_path(path: str) -> str:
+    """A path as api.github.com has it (``/api/v3/repos/o/r`` is ``/repos/o/r``)."""
+    return (path[len(GHES_PREFIX) :] or "/") if is_enterprise(path) else path
+
+
+def route_path(request: web.Request) -> str:
+    """The canonical path of the route serving a request, as api.github.com's (one route
+    table serves both shapes); "" when no route matched."""
+    resource = request.match_info.route.resource
+    return api_path(resource.canonical) if resource is not None else ""
 
 
 def viewer(request: web.Request) -> dict[str, Any]:
@@ -321,7 +341,7 @@ def paged(request: web.Request, items: list[Any], total: int) -> web.Response:
 
 def _link(request: web.Request, page: int, rel: str) -> str:
     url = request.rel_url.update_query(page=str(page))
-    return f'<{origin(request)}{url.raw_path_qs}>; rel="{rel}"'
+    return f'<{request.scheme}://{request.host}{url.raw_path_qs}>; rel="{rel}"'
 
 
 def parse_since(request: web.Request) -> int | None:

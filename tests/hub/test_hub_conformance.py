@@ -45,6 +45,7 @@ COMMENT = R + "/issues/comments/{comment_id}"
 HOOK = R + "/hooks/{hook_id}"
 ENV = R + "/environments/{environment_name}"
 EVENTS = "issue events: each by its own model"
+GHES = "/api/v3"
 GRAPHQL = "GraphQL: GitHub's schema, checked by tests/hub/test_hub_graphql.py"
 
 TABLE: dict[tuple[str, str], Any] = {
@@ -122,6 +123,8 @@ TABLE: dict[tuple[str, str], Any] = {
     ("POST", "/logout"): PAGE,
     ("POST", "/graphql"): GRAPHQL,
     ("POST", "/api/graphql"): GRAPHQL,
+    ("GET", GHES): "Root",
+    ("GET", GHES + "/"): "Root",
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": "LabeledIssueEvent",
@@ -144,13 +147,21 @@ def model_of(spec: str, models: Any) -> Any:
 
 
 def served_routes(data: Path) -> set[tuple[str, str]]:
-    """``(method, path)`` of every public route of a hub application (HEAD mirrors GET)."""
+    """``(method, path)`` of every public route of a hub application (HEAD mirrors GET);
+    a route under GitHub Enterprise Server's ``/api/v3`` counts as its api.github.com twin,
+    which must exist (the Enterprise shape serves the same API, nothing less or more)."""
     app = build_app(data)
-    found = set()
+    found, enterprise = set(), set()
     for route in app.router.routes():
         path = route.resource.canonical if route.resource is not None else ""
-        if route.method != "HEAD" and not path.startswith("/_hub/"):
+        if route.method == "HEAD" or path.startswith("/_hub/"):
+            continue
+        if path.startswith(GHES + "/") and path not in (GHES + "/",):
+            enterprise.add((route.method, path.removeprefix(GHES)))
+        else:
             found.add((route.method, path))
+    rest = {(m, p) for m, p in found if not p.startswith(("/{owner}", "/api/", "/graphql"))}
+    assert enterprise == rest - {(m, p) for m, p in rest if TABLE.get((m, p)) == PAGE}
     return found
 
 
@@ -229,6 +240,8 @@ def test_every_route_answers_in_githubs_shapes(
     check("GET", "/user", "/user")
     bob_user = check("GET", "/users/{login}", "/users/bob")
     check("GET", "/rate_limit", "/rate_limit")
+    for root in (GHES, GHES + "/"):  # GitHub Enterprise Server's API root
+        assert check("GET", root, root)["repository_url"].endswith("/api/v3/repos/{owner}/{repo}")
     check("POST", "/user/repos", "/user/repos", {"name": name}, status=201)
     check("GET", "/user/repos", "/user/repos")
     check("GET", R, r)
