@@ -236,6 +236,15 @@ def git_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     proc.stop()
 
 
+@pytest.fixture(scope="session")
+def tls_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One `relay hub --tls` (HTTPS with its own CA in DATA/tls/ca.pem), refs its git's: a
+    GitHub Enterprise Server's shape, its API also at ``URL/api/v3`` (gh, relay --api)."""
+    proc = start_hub(tmp_path_factory.mktemp("tls-hub") / "data", api_only=False, extra=("--tls",))
+    yield proc
+    proc.stop()
+
+
 @pytest.fixture
 def fresh_hub(tmp_path: Path) -> Iterator[HubProcess]:
     """A hub of the test's own (for restarts, faults and counters)."""

@@ -221,8 +221,9 @@ def git(*args: str, cwd: Path, auth: Mapping[str, str] | None = None) -> str:
 
 
 def git_url(api_url: str, repo: str) -> str:
-    """Where the hub (as GitHub) serves a repository's git: ``<base>/<owner>/<repo>.git``."""
-    return f"{api_url.rstrip('/')}/{repo}.git"
+    """Where the hub (as GitHub) serves a repository's git: ``<base>/<owner>/<repo>.git``,
+    the base without a GitHub Enterprise Server's ``/api/v3``."""
+    return f"{api_url.rstrip('/').removesuffix('/api/v3')}/{repo}.git"
 
 
 def git_auth(url: str, token: str) -> dict[str, str]:
