@@ -212,7 +212,8 @@ def test_gh_api_graphql_answers_what_rest_says(shape: Shape) -> None:
     assert issue["state"] == rest["state"].upper()
     assert issue["author"]["login"] == rest["user"]["login"]
     assert issue["comments"]["totalCount"] == rest["comments"] == 2
-    assert [(c["body"], c["databaseId"], c["author"]["login"]) for c in issue["comments"]["nodes"]] == [
+    nodes = issue["comments"]["nodes"]
+    assert [(c["body"], c["databaseId"], c["author"]["login"]) for c in nodes] == [
         (c["body"], c["id"], c["user"]["login"]) for c in comments
     ]
     bad = shape.gh("api", "graphql", "-f", "query={ viewer { nope } }", ok=False)
