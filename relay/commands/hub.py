@@ -166,6 +166,12 @@ def register(sub: Any) -> None:
         "--faults", default="", metavar="SPEC", help="inject faults (see the fault spec above)"
     )
     p.add_argument(
+        "--invitations",
+        action="store_true",
+        help="a new collaborator is invited and collaborates once they accept"
+        " (PATCH /user/repository_invitations/ID), as on GitHub (default: added at once)",
+    )
+    p.add_argument(
         "--tls",
         action="store_true",
         help="serve HTTPS with a certificate from a CA of the hub's own (its certificate in"
@@ -241,6 +247,7 @@ def serve(args: argparse.Namespace) -> Output:
         again += ["--faults", args.faults, *(["--api-only"] if args.api_only else [])]
         again += ["--app-user"] if args.app_user else []
         again += ["--tls"] if args.tls else []
+        again += ["--invitations"] if args.invitations else []
         return detach(_data_dir(args), again)
 
     options = Options(
@@ -251,6 +258,7 @@ def serve(args: argparse.Namespace) -> Output:
         strict_git=args.strict_git or not args.api_only,
         app_user=args.app_user,
         tls=args.tls,
+        invitations=args.invitations,
     )
     announce = None
     if args.json:

@@ -13,7 +13,7 @@ from aiohttp import web
 from relay.hub.api_refs import bare_of
 from relay.hub.api_repos import repo_access
 from relay.hub.git import SERVICES, serve_cgi
-from relay.hub.web import ApiError, Role, hub_of
+from relay.hub.web import ApiError, Moved, Role, hub_of
 
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}
 PREFIX = "/{owner}/{repo:[^/]+?}.git/"
@@ -39,6 +39,10 @@ async def service(request: web.Request) -> web.StreamResponse:
     who = request.get("viewer")
     try:
         acc = repo_access(request)
+    except Moved as moved:  # a renamed repository: git follows GitHub's redirect
+        query = f"?{request.query_string}" if request.query_string else ""
+        where = f"{request.scheme}://{request.host}/{moved.full}.git/{tail}{query}"
+        return web.Response(status=moved.status, headers={"Location": where})
     except ApiError as err:
         if err.status != 404:
             raise

@@ -3,6 +3,7 @@ repository-scoped handler starts with (:func:`repo_access`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -19,10 +20,12 @@ from relay.hub.web import (
     ROLE_NAMES,
     ApiError,
     Role,
+    api_path,
     check_text,
     created,
     hub_of,
     invalid,
+    moved_to,
     need,
     no_content,
     not_found,
@@ -30,12 +33,25 @@ from relay.hub.web import (
     origin,
     paged,
     paging,
+    path_int,
     read_object,
     reply,
     route_path,
     viewer,
 )
 
+# The labels GitHub gives every new repository (name, color, description), ``default: true``.
+DEFAULT_LABELS = (
+    ("bug", "d73a4a", "Something isn't working"),
+    ("documentation", "0075ca", "Improvements or additions to documentation"),
+    ("duplicate", "cfd3d7", "This issue or pull request already exists"),
+    ("enhancement", "a2eeef", "New feature or request"),
+    ("good first issue", "7057ff", "Good for newcomers"),
+    ("help wanted", "008672", "Extra attention is needed"),
+    ("invalid", "e4e669", "This doesn't seem right"),
+    ("question", "d876e3", "Further information is requested"),
+    ("wontfix", "ffffff", "This will not be worked on"),
+)
 USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
@@ -85,20 +101,31 @@ def repo_access(
     *,
     owner: str | None = None,
     name: str | None = None,
+    ident: int | None = None,
 ) -> RepoAccess:
-    """Resolve ``{owner}/{repo}`` for the caller: 404 if hidden, 403 if the role is short."""
+    """Resolve ``{owner}/{repo}`` (or ``/repositories/{id}``) for the caller: 404 if hidden,
+    403 if the role is short; a repository's old name (it was renamed) is GitHub's redirect."""
     who: dict[str, Any] | None = request.get("viewer")
-    data = one_row(
-        request,
+    select = (
         "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
         " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
-        " WHERE u.login = ? AND r.name = ?",
-        (
-            who["id"] if who else None,
-            owner or request.match_info["owner"],
-            name or request.match_info["repo"],
-        ),
     )
+    me = who["id"] if who else None
+    if ident is None and owner is None and name is None and "repository_id" in request.match_info:
+        ident = path_int(request, "repository_id")
+    if ident is not None:
+        data = one_row(request, select + " WHERE r.id = ?", (me, ident))
+    else:
+        owner = owner or request.match_info["owner"]
+        name = name or request.match_info["repo"]
+        found = (
+            hub_of(request)
+            .store.db.execute(select + " WHERE u.login = ? AND r.name = ?", (me, owner, name))
+            .fetchone()
+        )
+        if found is None:
+            raise _moved_or_missing(request, owner, name)
+        data = dict(found)
     if who is not None and who["id"] == data["owner_id"]:
         role = Role.ADMIN
     elif data["permission"] is not None:
@@ -113,6 +140,31 @@ def repo_access(
         viewer(request)
         need(role, wanted)
     return RepoAccess(data, hub_of(request).store.user(data["owner_id"]), role, origin(request))
+
+
+def _moved_or_missing(request: web.Request, owner: str, name: str) -> ApiError:
+    """GitHub's redirect for a repository's old name (301 for a read, 307 for a write, to
+    ``/repositories/{id}/...``), or 404; a hidden repository is 404 under any name."""
+    moved = (
+        hub_of(request)
+        .store.db.execute(
+            "SELECT m.repo_id FROM repo_redirects m JOIN users u ON u.id = m.owner_id"
+            " WHERE u.login = ? AND m.name = ?",
+            (owner, name),
+        )
+        .fetchone()
+    )
+    if moved is None or "owner" not in request.match_info:
+        return not_found()
+    ident = int(moved[0])
+    try:
+        now = repo_access(request, ident=ident)
+    except ApiError:
+        return not_found()
+    prefix = f"/repos/{request.match_info['owner']}/{request.match_info['repo']}"
+    rest = api_path(request.path).removeprefix(prefix)
+    query = f"?{request.query_string}" if request.query_string else ""
+    return moved_to(request, f"{origin(request)}/repositories/{ident}{rest}{query}", now.full)
 
 
 def _is_issue_route(request: web.Request) -> bool:
@@ -187,6 +239,11 @@ async def create_repo(request: web.Request) -> web.Response:
             (me["id"], name, int(bool(data.get("private"))), description, now, now),
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
+        db.executemany(
+            "INSERT INTO labels (repo_id, name, color, description, is_default)"
+            " VALUES (?, ?, ?, ?, 1)",
+            [(cur.lastrowid, *label) for label in DEFAULT_LABELS],
+        )
     acc = repo_access(request, owner=me["login"], name=name)
     bare = Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
     if data.get("auto_init"):  # GitHub's first commit: a README named after the repository
@@ -259,7 +316,27 @@ def _repo_changes(data: dict[str, Any]) -> dict[str, Any]:
             changes[flag] = int(data[flag])
     if "description" in data:
         changes["description"] = check_text("Repository", "description", data["description"])
+    settings = {}
+    for key, default in render.MERGE_SETTINGS.items():
+        if key not in data:
+            continue
+        value = data[key]
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise invalid("Repository", key, "invalid", f"{key} must be a boolean")
+        if isinstance(default, str) and value not in _SETTING_CHOICES[key]:
+            raise invalid("Repository", key, "invalid", f"{key} is not one of the choices")
+        settings[key] = value
+    if settings:
+        changes["settings"] = settings
     return changes
+
+
+_SETTING_CHOICES = {
+    "squash_merge_commit_title": ("PR_TITLE", "COMMIT_OR_PR_TITLE"),
+    "squash_merge_commit_message": ("PR_BODY", "COMMIT_MESSAGES", "BLANK"),
+    "merge_commit_title": ("PR_TITLE", "MERGE_MESSAGE"),
+    "merge_commit_message": ("PR_BODY", "PR_TITLE", "BLANK"),
+}
 
 
 async def update_repo(request: web.Request) -> web.Response:
@@ -272,6 +349,9 @@ async def update_repo(request: web.Request) -> web.Response:
     if name == acc.row["name"]:
         changes.pop("name", None)
     store = hub_of(request).store
+    if "settings" in changes:
+        old = json.loads(acc.row.get("settings") or "{}")
+        changes["settings"] = json.dumps({**old, **changes["settings"]}, sort_keys=True)
     if changes:
         changes["updated_at"] = now_us()
         cols = ", ".join(f"{column} = ?" for column in changes)
@@ -280,6 +360,11 @@ async def update_repo(request: web.Request) -> web.Response:
             if "name" in changes and db.execute(taken, (acc.owner["id"], name)).fetchone():
                 raise invalid("Repository", "name", "custom", "name already exists on this account")
             db.execute(f"UPDATE repos SET {cols} WHERE id = ?", (*changes.values(), acc.id))
+            if "name" in changes:  # the old name now redirects, as on GitHub
+                db.execute(
+                    "INSERT OR REPLACE INTO repo_redirects VALUES (?, ?, ?)",
+                    (acc.owner["id"], acc.row["name"], acc.id),
+                )
             store.record("repository", "edited", actor_id=viewer(request)["id"], repo_id=acc.id)
     fresh = repo_access(request, owner=acc.owner["login"], name=name)
     return reply(repo_object(request, fresh))
@@ -338,6 +423,19 @@ async def put_collaborator(request: web.Request) -> web.Response:
     if target["id"] == acc.owner["id"]:
         raise ApiError(422, "Repository owner cannot be a collaborator")
     store, me = hub_of(request).store, viewer(request)
+    if (
+        hub_of(request).invitations
+        and _role_of(request, acc, target) in ("none", "read")
+        and not (
+            store.db.execute(
+                "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                (acc.id, target["id"]),
+            ).fetchone()
+        )
+    ):  # GitHub's way: an invitation, pending until the invitee accepts it
+        from relay.hub.api_invitations import invitation_object, invite
+
+        return created(invitation_object(request, acc, invite(request, acc, target, permission)))
     with store.write() as db:
         existed = db.execute(
             "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
@@ -351,7 +449,7 @@ async def put_collaborator(request: web.Request) -> web.Response:
     if existed:
         return no_content()
     invitation = _invitation(request, acc, entry.id, target=target, permission=permission)
-    return reply(invitation, 201)
+    return created(invitation)
 
 
 def _invitation(

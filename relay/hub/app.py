@@ -18,6 +18,7 @@ from relay.hub import (
     api_git,
     api_graphql,
     api_hooks,
+    api_invitations,
     api_issues,
     api_labels,
     api_refs,
@@ -40,7 +41,7 @@ from relay.hub.web import (
     RATE_LIMIT,
     ApiError,
     Hub,
-    api_path,
+    canonical_path,
     hub_of,
     no_content,
     read_object,
@@ -94,6 +95,7 @@ ROUTES = (
     ("POST", R + "/git/refs", api_refs.create_ref),
     ("GET", R + "/git/ref/{ref:.+}", api_refs.get_ref),
     ("GET", R + "/git/refs", api_refs.list_refs),
+    ("GET", R + "/git/refs/", api_refs.list_refs),  # GitHub lists every ref here too
     ("GET", R + "/git/refs/{ref:.+}", api_refs.get_refs),
     ("GET", R + "/git/matching-refs/{ref:.+}", api_refs.matching_refs),
     ("PATCH", R + "/git/refs/{ref:.+}", api_refs.update_ref),
@@ -145,9 +147,15 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
-REST_ROUTES = (
+_REST = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
+    + api_invitations.ROUTES
 )  # fmt: skip
+REST_ROUTES = _REST + tuple(
+    (method, r"/repositories/{repository_id:\d+}" + path.removeprefix(R), handler)
+    for method, path, handler in _REST
+    if path.startswith(R)
+)
 """The REST API's routes, served at the root (api.github.com's shape) and again under
 ``/api/v3`` (GitHub Enterprise Server's shape)."""
 ENTERPRISE_ROUTES = (
@@ -213,6 +221,7 @@ _DOC_PAGE: dict[object, str] = {
     api_hooks.update_hook: "repos/webhooks#update-a-repository-webhook",
     api_hooks.delete_hook: "repos/webhooks#delete-a-repository-webhook",
     **api_environments.DOC_PAGES,
+    **api_invitations.DOC_PAGES,
 }
 _REACTION_PAGES = {
     ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",
@@ -232,7 +241,7 @@ def doc_pages(app: web.Application) -> dict[tuple[str, str], str]:
         method, handler = route.method, route.handler
         if method == "HEAD":
             continue  # the middleware looks a HEAD up as its GET
-        path = api_path(route.resource.canonical) if route.resource is not None else ""
+        path = canonical_path(route.resource.canonical) if route.resource is not None else ""
         page = _DOC_PAGE.get(handler)
         if "/reactions" in path:
             kind = "comments" if "/comments/" in path else "issues"
@@ -261,6 +270,7 @@ def build_app(
     strict_git: bool = False,
     app_user: bool = False,
     content_window: int = 60,
+    invitations: bool = False,
 ) -> web.Application:
     """The hub application over the store in ``data_dir`` (closed on cleanup);
     ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it),
@@ -281,6 +291,7 @@ def build_app(
         git_backend=backend(),
         content_limits=content_limits,
         content_window=content_window,
+        invitations=invitations,
     )
     page_paths = set()
     for method, path, handler in ALL_ROUTES + ADMIN_ROUTES + pages.ROUTES:
@@ -296,6 +307,7 @@ def build_app(
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
     api_environments.install(store)
+    api_invitations.install(store)
 
     async def close_store(_app: web.Application) -> None:
         store.close()

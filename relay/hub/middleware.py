@@ -149,6 +149,11 @@ def _etag(body: object) -> str:
     return f'W/"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
 
 
+def _strong_etag(body: object) -> str:
+    data = body if isinstance(body, bytes) else b""
+    return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+
+
 def _matches(header: str | None, etag: str) -> bool:
     if not header:
         return False
@@ -168,11 +173,36 @@ def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
         return False
 
 
+# The first segments of api.github.com's paths (and GitHub Enterprise Server's ``admin``,
+# ``manage``, ``setup``): GitHub reserves them as account names, so a path under one is the
+# API's, answered with its JSON 404 and rate-limit headers when the hub does not serve it,
+# never with a web page's HTML (``/orgs/x`` is no repository page).
+GITHUB_API_ROOTS = frozenset({
+    "admin", "advisories", "app", "app-manifests", "applications", "apps", "assignments",
+    "authorizations", "classrooms", "codes_of_conduct", "credentials", "emojis", "enterprise",
+    "enterprises", "events", "feeds", "gists", "gitignore", "installation", "issues",
+    "licenses", "manage", "markdown", "marketplace_listing", "meta", "networks",
+    "notifications", "octocat", "organizations", "orgs", "projects", "rate_limit",
+    "reactions", "repos", "repositories", "scim", "search", "setup", "teams", "user", "users",
+    "versions", "zen",
+})  # fmt: skip
+
+
+def _root(request: web.Request) -> str:
+    return request.path.split("/")[1] if request.path.startswith("/") else ""
+
+
 def _page_path(request: web.Request) -> bool:
     """Whether a path no route serves is a browser's (outside the API's roots), to be
     answered with the pages' HTML 404 rather than the API's JSON."""
-    root = request.path.split("/")[1] if request.path.startswith("/") else ""
-    return request.method in ("GET", "HEAD") and root not in request.app[API_ROOTS]
+    root = _root(request)
+    api = root in request.app[API_ROOTS] or root in GITHUB_API_ROOTS
+    return request.method in ("GET", "HEAD") and not api
+
+
+async def _unserved(request: web.Request) -> web.StreamResponse:
+    """An API path the hub does not serve: GitHub's JSON 404."""
+    raise ApiError(404, "Not Found")
 
 
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
@@ -243,9 +273,12 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         return await _git(request, handler, hub)
     resource = request.match_info.route.resource
     if resource is not None and resource.canonical in request.app[PAGE_PATHS]:
-        from relay.hub.pages import serve
+        if _root(request) in GITHUB_API_ROOTS:  # /orgs/x looks like a repository page
+            handler = _unserved
+        else:
+            from relay.hub.pages import serve
 
-        return await serve(request, handler, hub)
+            return await serve(request, handler, hub)
     if resource is None and _page_path(request):  # e.g. /OWNER/REPO/pulls: a page, not JSON
         from relay.hub.pages import serve, unserved
 
@@ -355,6 +388,8 @@ async def _conditional(
             return web.Response(
                 status=304, headers={"ETag": etag, "Last-Modified": resp.headers["Last-Modified"]}
             )
+    elif resp.status in (200, 201) and isinstance(resp, web.Response) and resp.body:
+        resp.headers["ETag"] = _strong_etag(resp.body)  # a write's answer: GitHub's is strong
     if api_path(request.path) != FREE_PATH:
         win.used += request.get("cost", 1)  # a GraphQL query's cost is its own
     return resp

@@ -138,9 +138,31 @@ def repo(
         "created_at": stamp(row["created_at"]), "updated_at": stamp(row["updated_at"]),
         "pushed_at": stamp(row["updated_at"]), "network_count": 0, "subscribers_count": 0,
     }  # fmt: skip
+    settings = json.loads(row.get("settings") or "{}")
+    out.update({name: settings.get(name, default) for name, default in MERGE_SETTINGS.items()})
+    out["temp_clone_token"] = _clone_token(row) if row["private"] and permissions else ""
+    if owner.get("type") == "Organization":
+        out["organization"] = user_row(base, owner)
     if permissions is not None:
         out["permissions"] = permissions
     return out
+
+
+MERGE_SETTINGS: dict[str, bool | str] = {
+    "allow_squash_merge": True, "allow_merge_commit": True, "allow_rebase_merge": True,
+    "allow_auto_merge": False, "delete_branch_on_merge": False, "allow_update_branch": False,
+    "use_squash_pr_title_as_default": False, "squash_merge_commit_title": "COMMIT_OR_PR_TITLE",
+    "squash_merge_commit_message": "COMMIT_MESSAGES", "merge_commit_title": "MERGE_MESSAGE",
+    "merge_commit_message": "PR_TITLE",
+}  # fmt: skip
+"""A repository's pull-request settings and GitHub's defaults for a new one (``PATCH``
+sets them; the hub has no pull requests, so they change nothing else)."""
+
+
+def _clone_token(row: dict[str, Any]) -> str:
+    """A stand-in for the short-lived token GitHub gives readers of a private repository."""
+    seed = f"{row['id']}:{row['created_at']}".encode()
+    return base64.b32encode(zlib.crc32(seed).to_bytes(4, "big") * 5).decode().rstrip("=")
 
 
 def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +173,7 @@ def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
         "url": f"{base}/repos/{full}/labels/{quote(row['name'], safe='')}",
         "name": row["name"],
         "color": row["color"],
-        "default": False,
+        "default": bool(row.get("is_default")),
         "description": row["description"],
         "archived_at": None,
         "archived_by": None,

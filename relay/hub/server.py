@@ -76,6 +76,7 @@ class Options:
     content_window: int = 60
     strict_git: bool = False
     app_user: bool = False
+    invitations: bool = False  # collaborators accept an invitation first, as on GitHub
     tls: bool = False  # HTTPS with a certificate of the hub's own CA (relay/hub/tls.py)
 
 
@@ -115,6 +116,7 @@ async def _serve_claimed(
         content_window=options.content_window,
         strict_git=options.strict_git,
         app_user=options.app_user,
+        invitations=options.invitations,
     )
     context = None
     if options.tls:

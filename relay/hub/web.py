@@ -96,6 +96,34 @@ class ApiError(RelayError):
         )
 
 
+REDIRECT_DOCS = "https://docs.github.com/v3/#http-redirects"
+
+
+class Moved(ApiError):
+    """GitHub's redirect for a renamed repository: 301 for a read, 307 for a write, the
+    new URL in ``Location`` and in the body's ``url``."""
+
+    def __init__(self, status: int, url: str, full: str = "") -> None:
+        message = "Moved Permanently" if status == 301 else "Temporary Redirect"
+        super().__init__(status, message, headers={"Location": url}, docs=REDIRECT_DOCS)
+        self.url, self.full = url, full  # full: the repository's new owner/name
+
+    def response(self) -> web.Response:
+        body = {"message": self.message, "url": self.url, "documentation_url": self.docs}
+        return web.Response(
+            status=self.status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            charset="utf-8",
+            headers=self.headers,
+        )
+
+
+def moved_to(request: web.Request, url: str, full: str = "") -> Moved:
+    """The redirect a request for a repository's old name gets (307 keeps a write's method)."""
+    return Moved(301 if request.method in ("GET", "HEAD") else 307, url, full)
+
+
 def not_found() -> ApiError:
     """GitHub's 404 for anything missing or hidden."""
     return ApiError(404, "Not Found")
@@ -152,6 +180,7 @@ class Hub:
     content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR)
     content: dict[str, deque[float]] = field(default_factory=dict)
     content_window: int = 60  # the secondary limit's minute, in seconds (tests shorten it)
+    invitations: bool = False  # a collaborator must accept (GitHub's way), not added at once
 
     def content_wait(self, key: str, now: float) -> int:
         """Seconds until ``key`` may create content again (0: now, and it is counted);
@@ -234,9 +263,21 @@ def api_path(path: str) -> str:
 
 def route_path(request: web.Request) -> str:
     """The canonical path of the route serving a request, as api.github.com's (one route
-    table serves both shapes); "" when no route matched."""
+    table serves both shapes), ``/repositories/{id}...`` as its ``/repos/{owner}/{repo}...``
+    twin; "" when no route matched."""
     resource = request.match_info.route.resource
-    return api_path(resource.canonical) if resource is not None else ""
+    return canonical_path(resource.canonical) if resource is not None else ""
+
+
+BY_ID = "/repositories/{repository_id}"  # GitHub's path to a repository by id
+
+
+def canonical_path(path: str) -> str:
+    """A route's path as api.github.com names its operation (see :func:`route_path`)."""
+    path = api_path(path)
+    if path == BY_ID or path.startswith(BY_ID + "/"):
+        return "/repos/{owner}/{repo}" + path[len(BY_ID) :]
+    return path
 
 
 def viewer(request: web.Request) -> dict[str, Any]:

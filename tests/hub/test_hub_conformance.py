@@ -46,6 +46,8 @@ HOOK = R + "/hooks/{hook_id}"
 ENV = R + "/environments/{environment_name}"
 EVENTS = "issue events: each by its own model"
 GHES = "/api/v3"
+BY_ID = "/repositories/{repository_id}"
+INVITES = "invitations: test_invitation_routes_answer_in_githubs_shapes (a hub that invites)"
 GRAPHQL = "GraphQL: GitHub's schema, checked by tests/hub/test_hub_graphql.py"
 
 TABLE: dict[tuple[str, str], Any] = {
@@ -125,6 +127,22 @@ TABLE: dict[tuple[str, str], Any] = {
     ("POST", "/api/graphql"): GRAPHQL,
     ("GET", GHES): "Root",
     ("GET", GHES + "/"): "Root",
+    ("GET", R + "/git/refs/"): "[GitRef]",
+    ("GET", R + "/invitations"): INVITES,
+    ("PATCH", R + "/invitations/{invitation_id}"): INVITES,
+    ("DELETE", R + "/invitations/{invitation_id}"): INVITES,
+    ("GET", "/user/repository_invitations"): INVITES,
+    ("PATCH", "/user/repository_invitations/{invitation_id}"): INVITES,
+    ("DELETE", "/user/repository_invitations/{invitation_id}"): INVITES,
+}
+INVITATION_MODELS = {
+    ("GET", R + "/invitations"): "[RepositoryInvitation]",
+    ("PATCH", R + "/invitations/{invitation_id}"): "RepositoryInvitation",
+    ("DELETE", R + "/invitations/{invitation_id}"): NO_CONTENT,
+    ("GET", "/user/repository_invitations"): "[RepositoryInvitation]",
+    ("PATCH", "/user/repository_invitations/{invitation_id}"): NO_CONTENT,
+    ("DELETE", "/user/repository_invitations/{invitation_id}"): NO_CONTENT,
+    ("PUT", R + "/collaborators/{user}"): "RepositoryInvitation",
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": "LabeledIssueEvent",
@@ -149,19 +167,25 @@ def model_of(spec: str, models: Any) -> Any:
 def served_routes(data: Path) -> set[tuple[str, str]]:
     """``(method, path)`` of every public route of a hub application (HEAD mirrors GET);
     a route under GitHub Enterprise Server's ``/api/v3`` counts as its api.github.com twin,
-    which must exist (the Enterprise shape serves the same API, nothing less or more)."""
+    which must exist (the Enterprise shape serves the same API, nothing less or more), and
+    a route under ``/repositories/{repository_id}`` as its ``/repos/{owner}/{repo}`` twin."""
     app = build_app(data)
-    found, enterprise = set(), set()
+    found, enterprise, by_id = set(), set(), set()
     for route in app.router.routes():
         path = route.resource.canonical if route.resource is not None else ""
         if route.method == "HEAD" or path.startswith("/_hub/"):
             continue
         if path.startswith(GHES + "/") and path not in (GHES + "/",):
             enterprise.add((route.method, path.removeprefix(GHES)))
+        elif path.startswith(BY_ID):
+            by_id.add((route.method, R + path.removeprefix(BY_ID)))
         else:
             found.add((route.method, path))
     rest = {(m, p) for m, p in found if not p.startswith(("/{owner}", "/api/", "/graphql"))}
+    rest |= {(m, BY_ID + p.removeprefix(R)) for m, p in by_id}
     assert enterprise == rest - {(m, p) for m, p in rest if TABLE.get((m, p)) == PAGE}
+    # every route of a repository by name is served by its id too, and nothing else
+    assert by_id == {(m, p) for m, p in found if p == R or p.startswith(R + "/")}
     return found
 
 
@@ -177,6 +201,7 @@ class Checker:
     def __init__(self, api: Any, token: str, version: str) -> None:
         self.api, self.token, self.version = api, token, version
         self.models, self.seen = VERSIONS[version][0], set[tuple[str, str]]()
+        self.models_by_route: dict[tuple[str, str], str] = {}
 
     def parse(self, spec: str, body: Any) -> None:
         """Validate ``body`` with the model ``spec`` names in this version's description."""
@@ -189,7 +214,7 @@ class Checker:
         version = {"X-GitHub-Api-Version": self.version}
         answer: Answer = self.api(token or self.token, method, path, body, version)
         assert answer.status == status, (method, path, answer.body)
-        model = TABLE[(method, route)]
+        model = self.models_by_route.get((method, route)) or TABLE[(method, route)]
         if status >= 400:
             self.parse(ERRORS[status], answer.body)
             assert answer.body["documentation_url"].startswith("https://docs.github.com/rest/")
@@ -352,6 +377,7 @@ def test_every_route_answers_in_githubs_shapes(
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": sha}, status=201)
     check("GET", R + "/git/ref/{ref}", f"{r}/git/ref/relay/claims/1")
     check("GET", R + "/git/refs", refs)
+    assert check("GET", R + "/git/refs/", refs + "/") == check("GET", R + "/git/refs", refs)
     check("GET", R + "/git/refs/{ref}", f"{refs}/relay/claims/1")
     check("GET", R + "/git/matching-refs/{ref}", f"{r}/git/matching-refs/relay/")
     check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
@@ -380,6 +406,7 @@ def test_every_route_answers_in_githubs_shapes(
     assert me["slug"] == app["slug"] and me["owner"]["login"] == hub_owner(full)
     check.seen.add(("GET", "/app"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
+    check.seen |= {route for route, spec in TABLE.items() if spec == INVITES}
     assert check.seen == set(TABLE), set(TABLE) - check.seen
     check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
 
@@ -448,3 +475,43 @@ def test_githubkits_typed_client_works_against_the_hub(
     # endpoint lacks closed/reopened events (GitHub sends them): checked in EVENT_MODELS
     closed = gh.rest.issues.update("alice", name, issue.number, state="closed").parsed_data
     assert (closed.state, closed.closed_by and closed.closed_by.login) == ("closed", "alice")
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_invitation_routes_answer_in_githubs_shapes(
+    hub_factory: Any, http: Any, version: str
+) -> None:
+    hub = hub_factory(extra=("--invitations",))
+    owner, guest = hub.token("owner"), hub.token("guest")
+
+    def api(token: str, method: str, path: str, body: Any = None, headers: Any = None) -> Answer:
+        return http(hub.url, token, method, path, body, headers)
+
+    check = Checker(api, owner, version)
+    check.models_by_route = INVITATION_MODELS
+    r = "/repos/owner/invited"
+    assert api(owner, "POST", "/user/repos", {"name": "invited", "private": True}).status == 201
+    made = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/guest", {}, status=201)
+    listed = check("GET", R + "/invitations", f"{r}/invitations")
+    assert [i["id"] for i in listed] == [made["id"]]
+    one = f"{r}/invitations/{made['id']}"
+    changed = check("PATCH", R + "/invitations/{invitation_id}", one, {"permissions": "maintain"})
+    assert changed["permissions"] == "maintain"
+    mine = check("GET", "/user/repository_invitations", "/user/repository_invitations", token=guest)
+    assert [i["id"] for i in mine] == [made["id"]]
+    route = "/user/repository_invitations/{invitation_id}"
+    check("PATCH", route, f"/user/repository_invitations/{made['id']}", status=204, token=guest)
+    again = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bystander-{version}",
+                  {}, status=404)  # fmt: skip
+    assert again["message"] == "Not Found"
+    hub.token(f"third-{version}")
+    third = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/third-{version}", {},
+                  status=201)  # fmt: skip
+    check("DELETE", R + "/invitations/{invitation_id}", f"{r}/invitations/{third['id']}",
+          status=204)  # fmt: skip
+    hub.token(f"fourth-{version}")
+    fourth = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/fourth-{version}", {},
+                   status=201)  # fmt: skip
+    check("DELETE", route, f"/user/repository_invitations/{fourth['id']}", status=204,
+          token=hub.token(f"fourth-{version}"))  # fmt: skip
+    assert check.seen >= {route for route, spec in TABLE.items() if spec == INVITES}
