@@ -52,6 +52,7 @@ DEFAULT_LABELS = (
     ("question", "d876e3", "Further information is requested"),
     ("wontfix", "ffffff", "This will not be worked on"),
 )
+LOGIN_RULE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")  # GitHub's
 USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
@@ -126,12 +127,17 @@ def repo_access(
         if found is None:
             raise _moved_or_missing(request, owner, name)
         data = dict(found)
+    store = hub_of(request).store
     if who is not None and who["id"] == data["owner_id"]:
         role = Role.ADMIN
     elif data["permission"] is not None:
         role = ROLE_NAMES[data["permission"]]
     else:
         role = Role.NONE if data["private"] else Role.PULL
+    if store.user(data["owner_id"])["type"] == "Organization":  # its owners, members, teams
+        from relay.hub.api_orgs import org_role, team_role
+
+        role = max(role, org_role(store, data["owner_id"], me), team_role(store, data["id"], me))
     if role == Role.NONE:
         raise not_found()
     if not data["has_issues"] and _is_issue_route(request):
@@ -220,6 +226,12 @@ def _creation_failed(code: str, message: str | None = None) -> ApiError:
 
 async def create_repo(request: web.Request) -> web.Response:
     """``POST /user/repos``: 201, or 422 when the name is missing, malformed or taken."""
+    return await create_owned_repo(request, viewer(request))
+
+
+async def create_owned_repo(request: web.Request, owner: dict[str, Any]) -> web.Response:
+    """Create a repository ``owner`` (the caller, or an organisation) owns: 201, or 422
+    when the name is missing, malformed or taken."""
     me = viewer(request)
     data = await read_object(request)
     name = data.get("name")
@@ -231,12 +243,12 @@ async def create_repo(request: web.Request) -> web.Response:
     store, now = hub_of(request).store, now_us()
     with store.write() as db:
         taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
-        if db.execute(taken, (me["id"], name)).fetchone():
+        if db.execute(taken, (owner["id"], name)).fetchone():
             raise _creation_failed("custom", "name already exists on this account")
         cur = db.execute(
             "INSERT INTO repos (owner_id, name, private, description, default_branch,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, 'main', ?, ?)",
-            (me["id"], name, int(bool(data.get("private"))), description, now, now),
+            (owner["id"], name, int(bool(data.get("private"))), description, now, now),
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
         db.executemany(
@@ -244,7 +256,7 @@ async def create_repo(request: web.Request) -> web.Response:
             " VALUES (?, ?, ?, ?, 1)",
             [(cur.lastrowid, *label) for label in DEFAULT_LABELS],
         )
-    acc = repo_access(request, owner=me["login"], name=name)
+    acc = repo_access(request, owner=owner["login"], name=name)
     bare = Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
     if data.get("auto_init"):  # GitHub's first commit: a README named after the repository
         bare.seed_readme(name, author=me["login"], email=f"{me['login']}@users.noreply.hub")

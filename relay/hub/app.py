@@ -21,6 +21,7 @@ from relay.hub import (
     api_invitations,
     api_issues,
     api_labels,
+    api_orgs,
     api_refs,
     api_repos,
     apps,
@@ -149,7 +150,7 @@ async def reset_requests(request: web.Request) -> web.Response:
 
 _REST = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
-    + api_invitations.ROUTES
+    + api_invitations.ROUTES + api_orgs.ROUTES
 )  # fmt: skip
 REST_ROUTES = _REST + tuple(
     (method, r"/repositories/{repository_id:\d+}" + path.removeprefix(R), handler)
@@ -222,6 +223,7 @@ _DOC_PAGE: dict[object, str] = {
     api_hooks.delete_hook: "repos/webhooks#delete-a-repository-webhook",
     **api_environments.DOC_PAGES,
     **api_invitations.DOC_PAGES,
+    **api_orgs.DOC_PAGES,
 }
 _REACTION_PAGES = {
     ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",
@@ -308,6 +310,7 @@ def build_app(
     apps.install(store)
     api_environments.install(store)
     api_invitations.install(store)
+    api_orgs.install(store)
 
     async def close_store(_app: web.Application) -> None:
         store.close()

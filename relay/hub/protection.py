@@ -77,7 +77,7 @@ def normalise(body: dict[str, Any], *, org_owned: bool = False) -> dict[str, Any
         out["required_pull_request_reviews"] = None
     if body["restrictions"] is not None and not org_owned:
         raise BadSettings("Only organization repositories can have users and team restrictions")
-    out["restrictions"] = None
+    out["restrictions"] = None  # an organisation's names are checked by the caller (api_orgs)
     for flag in FLAGS:
         value = body.get(flag)
         if value is not None and not isinstance(value, bool):

@@ -128,6 +128,19 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", GHES): "Root",
     ("GET", GHES + "/"): "Root",
     ("GET", R + "/git/refs/"): "[GitRef]",
+    ("POST", "/admin/organizations"): "OrganizationSimple",
+    ("GET", "/orgs/{org}"): "OrganizationFull",
+    ("GET", "/orgs/{org}/members"): "[SimpleUser]",
+    ("GET", "/orgs/{org}/memberships/{username}"): "OrgMembership",
+    ("PUT", "/orgs/{org}/memberships/{username}"): "OrgMembership",
+    ("DELETE", "/orgs/{org}/memberships/{username}"): NO_CONTENT,
+    ("POST", "/orgs/{org}/repos"): "FullRepository",
+    ("GET", "/orgs/{org}/repos"): "[MinimalRepository]",
+    ("POST", "/orgs/{org}/teams"): "TeamFull",
+    ("GET", "/orgs/{org}/teams"): "[Team]",
+    ("GET", "/orgs/{org}/teams/{team_slug}"): "TeamFull",
+    ("PUT", "/orgs/{org}/teams/{team_slug}/memberships/{username}"): "TeamMembership",
+    ("PUT", "/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}"): NO_CONTENT,
     ("GET", R + "/invitations"): INVITES,
     ("PATCH", R + "/invitations/{invitation_id}"): INVITES,
     ("DELETE", R + "/invitations/{invitation_id}"): INVITES,
@@ -351,6 +364,11 @@ def test_every_route_answers_in_githubs_shapes(
              "required_pull_request_reviews": {"required_approving_review_count": 1}}  # fmt: skip
     check("PUT", R + "/branches/{branch}/protection", protect, rules)
     check("PUT", R + "/branches/{branch}/protection", protect, {}, status=422)
+    users = {**rules, "restrictions": {"users": ["bob"], "teams": []}}  # a user's repository
+    refused = check("PUT", R + "/branches/{branch}/protection", protect, users, status=422)
+    assert (
+        refused["message"] == "Only organization repositories can have users and team restrictions"
+    )
     check("GET", R + "/branches/{branch}/protection", protect)
     check("GET", R + "/branches", f"{r}/branches")
     assert check("GET", R + "/branches/{branch}", f"{r}/branches/main")["protected"] is True
@@ -383,6 +401,7 @@ def test_every_route_answers_in_githubs_shapes(
     check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
     check("DELETE", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", status=204)
 
+    check_organisations(check, hub, tmp_path, unique, alice, bob)
     app, auth = installation_token(hub, full)
 
     async def exchange() -> dict[str, Any]:
@@ -409,6 +428,57 @@ def test_every_route_answers_in_githubs_shapes(
     check.seen |= {route for route, spec in TABLE.items() if spec == INVITES}
     assert check.seen == set(TABLE), set(TABLE) - check.seen
     check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
+
+
+def check_organisations(
+    check: Checker, hub: Any, tmp_path: Path, unique: str, alice: str, bob: str
+) -> None:
+    """An organisation made by the hub's admin, its members and a team, a repository it
+    owns, and branch protection restricted to a user and a team of it."""
+    org = f"org-{unique}-{check.version[:4]}"
+    body = {"login": org, "admin": "alice"}
+    check("POST", "/admin/organizations", "/admin/organizations", body, status=404, token=alice)
+    check("POST", "/admin/organizations", "/admin/organizations", body, status=201,
+          token=hub.admin_token)  # fmt: skip
+    o = f"/orgs/{org}"
+    assert check("GET", "/orgs/{org}", o)["login"] == org
+    check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob", status=404)
+    made = check("PUT", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob",
+                 {"role": "member"})  # fmt: skip
+    assert (made["state"], made["role"]) == ("active", "member")
+    check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob")
+    assert [u["login"] for u in check("GET", "/orgs/{org}/members", f"{o}/members")] == [
+        "alice", "bob",
+    ]  # fmt: skip
+    team = check("POST", "/orgs/{org}/teams", f"{o}/teams", {"name": "Relay Nodes"}, status=201)
+    assert team["slug"] == "relay-nodes"
+    check("GET", "/orgs/{org}/teams", f"{o}/teams")
+    t = f"{o}/teams/relay-nodes"
+    check("GET", "/orgs/{org}/teams/{team_slug}", t)
+    check("PUT", "/orgs/{org}/teams/{team_slug}/memberships/{username}", f"{t}/memberships/bob",
+          {"role": "member"})  # fmt: skip
+    repo = check("POST", "/orgs/{org}/repos", f"{o}/repos", {"name": "work", "private": True},
+                 status=201)  # fmt: skip
+    assert repo["organization"]["login"] == org and repo["owner"]["type"] == "Organization"
+    check("GET", "/orgs/{org}/repos", f"{o}/repos")
+    check("PUT", "/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}",
+          f"{t}/repos/{org}/work", {"permission": "push"}, status=204)  # fmt: skip
+    bob_sees = check.api(bob, "GET", f"/repos/{org}/work")
+    assert bob_sees.status == 200 and bob_sees.body["permissions"]["push"] is True
+    push_commit(hub.url, alice, f"{org}/work", tmp_path / "org")
+    protect = f"/repos/{org}/work/branches/main/protection"
+    rules = {"required_status_checks": None, "enforce_admins": False,
+             "required_pull_request_reviews": None,
+             "restrictions": {"users": ["bob"], "teams": ["relay-nodes"]}}  # fmt: skip
+    put = check("PUT", R + "/branches/{branch}/protection", protect, rules)
+    assert [u["login"] for u in put["restrictions"]["users"]] == ["bob"]
+    assert [x["slug"] for x in put["restrictions"]["teams"]] == ["relay-nodes"]
+    got = check("GET", R + "/branches/{branch}/protection", protect)
+    assert got["restrictions"] == put["restrictions"]
+    wrong = {**rules, "restrictions": {"users": [], "teams": ["nobody"]}}
+    check("PUT", R + "/branches/{branch}/protection", protect, wrong, status=422)
+    check("DELETE", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob", status=204)
+    assert check.api(bob, "GET", f"/repos/{org}/work").status == 404
 
 
 def hub_owner(full: str) -> str:
