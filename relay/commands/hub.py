@@ -21,6 +21,10 @@ Web pages for people, at github.com's paths (open the base URL in a browser; sig
 Git: every repository is also served over smart HTTP at BASE/OWNER/REPO.git (clone, fetch,
 push) with the same tokens as the password (any user name) and the API's access rules.
 
+GitHub Enterprise Server's shape: the API also at BASE/api/v3 and GraphQL at
+BASE/api/graphql; with --tls over HTTPS (its CA in DATA/tls/ca.pem), so that
+`eval "$(relay hub env gh LOGIN)"` points the gh CLI at the hub.
+
 `relay hub --help-all` adds the internals: fault injection, limits, admin endpoints.
 """
 
