@@ -224,6 +224,8 @@ _DOC_PAGE: dict[object, str] = {
     **api_environments.DOC_PAGES,
     **api_invitations.DOC_PAGES,
     **api_orgs.DOC_PAGES,
+    apps.get_app: "apps/apps#get-the-authenticated-app",
+    apps.create_access_token: "apps/apps#create-an-installation-access-token-for-an-app",
 }
 _REACTION_PAGES = {
     ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",

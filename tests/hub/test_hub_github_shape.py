@@ -18,6 +18,7 @@ import pytest
 from conftest import get_text, git, git_url, push_commit
 
 from relay.hub.api_repos import DEFAULT_LABELS
+from relay.hub.web import PAGE_PATHS, canonical_path
 
 MERGE_FIELDS = {
     "allow_squash_merge": True, "allow_merge_commit": True, "allow_rebase_merge": True,
@@ -254,3 +255,32 @@ def test_the_enterprise_prefix_serves_the_same_api_with_its_urls(
     root = api(alice, "GET", "/api/v3/")
     assert root.body["current_user_url"] == f"{hub.url}/api/v3/user"
     assert root.body["current_user_authorizations_html_url"].startswith(f"{hub.url}/settings/")
+
+
+def test_every_api_route_names_its_operations_documentation_page(tmp_path: Path) -> None:
+    from relay.hub.app import build_app
+    from relay.hub.middleware import DOC_PAGES
+
+    app = build_app(tmp_path / "data")
+    pages = app[DOC_PAGES]
+    missing = set()
+    for route in app.router.routes():
+        path = route.resource.canonical if route.resource is not None else ""
+        skip = ("/_hub/", "/graphql", "/api/graphql", "/{owner}/{repo}.git")
+        if route.method == "HEAD" or path.startswith(skip) or path in app[PAGE_PATHS]:
+            continue
+        page = pages.get((route.method, canonical_path(path)))
+        if page is None or not page.startswith("https://docs.github.com/rest/") or "#" not in page:
+            missing.add((route.method, path))
+    assert missing == set()
+
+
+def test_relay_hub_env_gh_refuses_a_plain_http_hub_in_one_line(hub: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "hub", "env", "gh", "alice", "--data",
+         str(hub.data_dir)], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and done.stdout == ""
+    said = done.stderr.strip().splitlines()
+    assert said[0].startswith(f"relay: the hub at {hub.url} serves plain HTTP")
+    assert any("relay hub --tls" in line for line in said)
