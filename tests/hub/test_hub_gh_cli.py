@@ -185,6 +185,16 @@ def test_gh_label_list_and_repo_view_match_rest(shape: Shape) -> None:
     assert "name:\talice/thread" in text
 
 
+def test_gh_repo_clone_fetches_the_hubs_git(shape: Shape, tmp_path: Path) -> None:
+    where = tmp_path / "thread"
+    shape.gh("repo", "clone", "alice/thread", str(where))
+    assert (where / "README.md").read_text().startswith("# thread")
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert shape.get("/repos/alice/thread/branches/main")["commit"]["sha"] == head
+
+
 def test_gh_api_graphql_answers_what_rest_says(shape: Shape) -> None:
     _, made, _ = shape.rest("POST", "/repos/alice/thread/issues", {"title": "Q", "body": "?"})
     number = made["number"]
