@@ -162,6 +162,10 @@ def test_a_renamed_repository_redirects_as_github_does(
     remote = git("ls-remote", git_url(hub.url, f"alice/{old}", alice)).stdout
     assert "refs/heads/main" in remote
 
+    # its pages move with it
+    status, headers, _ = _unfollowed(hub.url, alice, "GET", f"/alice/{old}/issues?state=open")
+    assert status == 301 and headers["location"] == f"/alice/{new}/issues?state=open"
+
     # a name reused by a new repository is that repository's from then on
     api(alice, "POST", "/user/repos", {"name": old})
     assert api(alice, "GET", f"/repos/alice/{old}").body["id"] != made["id"]
@@ -181,7 +185,8 @@ def _unfollowed(url: str, token: str, method: str, path: str) -> tuple[int, dict
         conn.request(method, path, body, {"Authorization": f"token {token}"})
         resp = conn.getresponse()
         raw = resp.read()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, json.loads(raw)
+        data = json.loads(raw) if raw.startswith(b"{") else raw
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
     finally:
         conn.close()
 
