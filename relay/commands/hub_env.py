@@ -56,7 +56,7 @@ def gh_environment(url: str, token: str, ca: Path) -> dict[str, str]:
 
 def _running(data: Path | None) -> tuple[str, Path]:
     """The URL and data folder of the hub to point at: the one serving ``--data``, else the
-    one hub of this user's that runs."""
+    one hub of this user's that runs (or the one of them serving HTTPS)."""
     from relay.hub.running import running_hubs, serving
 
     if data is not None:
@@ -67,6 +67,9 @@ def _running(data: Path | None) -> tuple[str, Path]:
             )
         return found.url, found.data
     hubs = running_hubs()
+    secure = [h for h in hubs if h.url.startswith("https://")]
+    if len(hubs) > 1 and len(secure) == 1:  # the one gh can reach
+        hubs = secure
     if len(hubs) != 1:
         said = "no hub of yours runs" if not hubs else f"{len(hubs)} hubs of yours run"
         raise LocalUsageError(
