@@ -89,7 +89,8 @@ Theory of operation:
   they accept; by default added at once) and ``api_orgs``: organisations made by an admin
   of the hub (``POST /admin/organizations``), owners and members, teams with roles on the
   organisation's repositories, and branch-protection ``restrictions`` naming its users and
-  teams (a user's repository gets GitHub's 422).
+  teams, who alone may then push to the branch, by git or the refs API (a user's
+  repository gets GitHub's 422).
 
 Admin endpoints (only for a token made with ``relay hub token LOGIN --admin``; any other
 caller gets 404, as for anything it may not see):
@@ -125,8 +126,8 @@ faulted or counted.
 
 Known differences from GitHub: adding a collaborator grants access at once unless the hub
 runs with ``--invitations`` (GitHub sends an invitation the invitee must accept), and an
-organisation's membership is active at once; protection ``restrictions`` are stored and
-shown but a push is not checked against them; the ``ETag`` of a write answer is the hub's
+organisation's membership is active at once; protection ``restrictions`` name users and
+teams only (no Apps); the ``ETag`` of a write answer is the hub's
 own digest (GitHub's differs); the rate-limit and secondary-limit budgets live in
 memory and start afresh when the hub restarts; the git host serves only the smart
 protocol over HTTP (no SSH, no ``git://``) and no other git endpoints of the REST API

@@ -55,6 +55,12 @@ async def service(request: web.Request) -> web.StreamResponse:
     bare = bare_of(request, acc.id)
     user = who["login"] if who is not None and push else None
     extra = hook_env(acc.role >= Role.ADMIN) if push else None
+    if extra is not None:  # the protected branches whose restrictions leave the pusher out
+        from relay.hub.api_orgs import restricted_branches
+        from relay.hub.protection import load
+
+        shut = restricted_branches(hub.store, load(bare.path), who)
+        extra["RELAY_HUB_RESTRICTED"] = ",".join(shut)
     resp = await serve_cgi(request, hub.git_backend, bare, tail, user, extra)
     if push:
         hub.hosted.discard(acc.id)  # re-read: the push may be the repository's first

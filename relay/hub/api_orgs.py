@@ -438,6 +438,35 @@ def restriction_names(store: Store, acc: RepoAccess, restrictions: Any) -> dict[
     return out
 
 
+def may_push(store: Store, user: dict[str, Any] | None, names: dict[str, list[str]]) -> bool:
+    """Whether a protection's ``restrictions`` let ``user`` push: they are named, or are in
+    a named team of the organisation."""
+    if user is None:
+        return False
+    if user["login"].lower() in {n.lower() for n in names.get("users", [])}:
+        return True
+    teams = names.get("teams", [])
+    if not teams:
+        return False
+    marks = ",".join("?" * len(teams))
+    row = store.db.execute(
+        f"SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id"
+        f" WHERE tm.user_id = ? AND t.slug IN ({marks})",
+        (user["id"], *teams),
+    ).fetchone()
+    return row is not None
+
+
+def restricted_branches(
+    store: Store, branches: dict[str, Any], user: dict[str, Any] | None
+) -> list[str]:
+    """The protected branches whose restrictions leave ``user`` out."""
+    return sorted(
+        name for name, settings in branches.items()
+        if settings.get("restrictions") and not may_push(store, user, settings["restrictions"])
+    )  # fmt: skip
+
+
 def render_restrictions(
     request: web.Request, acc: RepoAccess, url: str, names: dict[str, list[str]]
 ) -> dict[str, Any]:

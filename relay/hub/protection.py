@@ -124,11 +124,24 @@ def summary(settings: dict[str, Any] | None) -> dict[str, Any]:
     return {"enabled": settings is not None, "required_status_checks": required}
 
 
+RESTRICTED = (
+    "You're not authorized to push to this branch. Visit"
+    " https://docs.github.com/articles/about-protected-branches/ for more information."
+)
+
+
 def refusals(
-    settings: dict[str, Any] | None, *, old: str, new: str, admin: bool, fast_forward: bool
+    settings: dict[str, Any] | None,
+    *,
+    old: str,
+    new: str,
+    admin: bool,
+    fast_forward: bool,
+    allowed: bool = True,
 ) -> list[str]:
     """Why GitHub would refuse moving a branch from ``old`` to ``new`` (all-zero: created
-    or deleted); empty when it may move. Pure: the caller says whether it fast-forwards."""
+    or deleted); empty when it may move. Pure: the caller says whether it fast-forwards
+    and whether the pusher is among the users and teams the ``restrictions`` allow."""
     if settings is None:
         return []
     zero = "0" * 40
@@ -137,6 +150,8 @@ def refusals(
     if admin and not settings["enforce_admins"]:
         return []
     reasons: list[str] = []
+    if settings.get("restrictions") and not allowed:
+        reasons.append(RESTRICTED)
     if new == zero:
         if not settings.get("allow_deletions"):
             reasons.append("Cannot delete this protected branch")

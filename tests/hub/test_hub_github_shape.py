@@ -289,3 +289,43 @@ def test_relay_hub_env_gh_refuses_a_plain_http_hub_in_one_line(hub: Any) -> None
     said = done.stderr.strip().splitlines()
     assert said[0].startswith(f"relay: the hub at {hub.url} serves plain HTTP")
     assert any("relay hub --tls" in line for line in said)
+
+
+def test_protection_restrictions_decide_who_may_push_to_an_org_branch(
+    hub: Any, api: Any, alice: str, unique: str, tmp_path: Path
+) -> None:
+    org = f"rorg-{unique}"
+    made = api(hub.admin_token, "POST", "/admin/organizations", {"login": org, "admin": "alice"})
+    assert made.status == 201 and made.headers["location"] == made.body["url"]
+    member, outsider = hub.token(f"m-{unique}"), hub.token(f"o-{unique}")
+    o = f"/orgs/{org}"
+    api(alice, "POST", f"{o}/teams", {"name": "pushers"})
+    api(alice, "PUT", f"{o}/teams/pushers/memberships/m-{unique}", {"role": "member"})
+    api(alice, "POST", f"{o}/repos", {"name": "guarded"})
+    full = f"{org}/guarded"
+    api(alice, "PUT", f"{o}/teams/pushers/repos/{full}", {"permission": "push"})
+    api(alice, "PUT", f"/repos/{full}/collaborators/o-{unique}", {"permission": "push"})
+    first = push_commit(hub.url, alice, full, tmp_path / "a")
+    rules = {"required_status_checks": None, "enforce_admins": False,
+             "required_pull_request_reviews": None,
+             "restrictions": {"users": [], "teams": ["pushers"]}}  # fmt: skip
+    put = api(alice, "PUT", f"/repos/{full}/branches/main/protection", rules)
+    assert put.status == 200, put.body
+
+    clone = tmp_path / "clone"
+    git("clone", "-q", git_url(hub.url, full, outsider), str(clone))
+    (clone / "more").write_text("x\n")
+    git("add", "more", cwd=clone)
+    git("commit", "-qm", "more", cwd=clone)
+    second = git("rev-parse", "HEAD", cwd=clone).stdout.strip()
+    refused = git("push", git_url(hub.url, full, outsider), "HEAD:main", cwd=clone, check=False)
+    assert refused.returncode != 0
+    assert "GH006: Protected branch update failed for refs/heads/main." in refused.stderr
+    assert "You're not authorized to push to this branch." in refused.stderr
+    moved = api(outsider, "PATCH", f"/repos/{full}/git/refs/heads/main", {"sha": second})
+    assert moved.status == 422 and moved.body["message"].startswith("You're not authorized")
+    assert api(alice, "GET", f"/repos/{full}/git/ref/heads/main").body["object"]["sha"] == first
+
+    pushed = git("push", git_url(hub.url, full, member), "HEAD:main", cwd=clone, check=False)
+    assert pushed.returncode == 0, pushed.stderr  # a member of the named team
+    assert api(alice, "GET", f"/repos/{full}/git/ref/heads/main").body["object"]["sha"] == second
