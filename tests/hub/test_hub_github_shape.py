@@ -30,7 +30,8 @@ MERGE_FIELDS = {
 
 
 @pytest.mark.parametrize(
-    "path", ["/orgs/x/hooks", "/search/issues?q=a", "/repositories/1/nope", "/gists", "/api/v3/nope"]
+    "path",
+    ["/orgs/x/hooks", "/search/issues?q=a", "/repositories/1/nope", "/gists", "/api/v3/nope"],
 )
 def test_an_api_path_the_hub_does_not_serve_is_githubs_json_404(
     api: Any, alice: str, path: str
