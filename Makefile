@@ -20,7 +20,8 @@ $(STAMP): $(RUNTIME) pyproject.toml
 
 # The scheduler tests drive the real crontab (Debian's cron package provides it); the page
 # tests read the hub's pages in a real headless browser (Debian's chromium); actionlint
-# checks the workflows' shell with shellcheck. Installed when missing, as root on Linux;
+# checks the workflows' shell with shellcheck; the GitHub CLI (Debian's gh) is driven against
+# the hub in GitHub Enterprise Server's shape. Installed when missing, as root on Linux;
 # elsewhere the tests that need them say how and skip.
 tools:
 	@command -v crontab >/dev/null || [ "$$(uname)" != Linux ] || \
@@ -34,6 +35,9 @@ tools:
 	@command -v shellcheck >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" != 0 ] || \
 	  { (apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || \
 	    echo "make: could not install shellcheck; install it (apt-get install shellcheck) and re-run"; }
+	@command -v gh >/dev/null || [ "$$(uname)" != Linux ] || [ "$$(id -u)" != 0 ] || \
+	  { (apt-get update -qq && apt-get install -y -qq gh) >/dev/null 2>&1 || \
+	    echo "make: could not install gh; the gh tests will be skipped (apt-get install gh)"; }
 
 demo: $(RUNTIME)
 	$(BIN)/relay demo

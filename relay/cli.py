@@ -119,7 +119,7 @@ class Parser(argparse.ArgumentParser):
 SUB_VERBS: dict[str, tuple[str, ...]] = {
     "job": ("open", "repair"),
     "nodes": ("approve", "sign", "key"),
-    "hub": ("token", "repo"),
+    "hub": ("token", "repo", "env"),
     "loop": ("init", "goal", "status", "next", "check", "run"),
 }
 

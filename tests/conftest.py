@@ -148,10 +148,11 @@ class HubProcess:
             self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
-        if "http://" not in first:
+        scheme = "https://" if "https://" in first else "http://"  # https: `relay hub --tls`
+        if scheme not in first:
             self.stop()
             raise RuntimeError(f"hub did not start: {first!r}; log: {self.log.read_text()}")
-        self.url = first[first.index("http://") :].split()[0]
+        self.url = first[first.index(scheme) :].split()[0]
         if not self.admin_token:
             self.admin_token = self.token("hub-admin", admin=True)
         return self
@@ -238,6 +239,15 @@ def git_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     tests/watchers_e2e) use it as their ``hub``, their remote being its git; the API
     suites keep ``hub``, whose repositories nobody pushes to accept refs at any sha."""
     proc = start_hub(tmp_path_factory.mktemp("git-hub") / "data", api_only=False)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One `relay hub --tls` (HTTPS with its own CA in DATA/tls/ca.pem), refs its git's: a
+    GitHub Enterprise Server's shape, its API also at ``URL/api/v3`` (gh, relay --api)."""
+    proc = start_hub(tmp_path_factory.mktemp("tls-hub") / "data", api_only=False, extra=("--tls",))
     yield proc
     proc.stop()
 

@@ -276,6 +276,10 @@ class World:
         """Call the hub as ``login`` under /repos/OWNER/NAME."""
         return api(f"{self.hub.url}/repos/{self.repo}{path}", self.tokens(login), method, body)
 
+    def made_labels(self) -> list[dict[str, Any]]:
+        """The repository's labels other than the nine GitHub gives every new one."""
+        return [label for label in self.api("/labels?per_page=100") if not label["default"]]
+
     def issue(self, number: int) -> dict[str, Any]:
         found: dict[str, Any] = self.api(f"/issues/{number}")
         return found

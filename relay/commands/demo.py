@@ -191,7 +191,8 @@ def _detached(argv: list[str], log: Path) -> tuple[subprocess.Popen[str], str]:
     while time.monotonic() < deadline and proc.poll() is None:
         first, newline, _ = log.read_text().partition("\n")
         if newline:  # the hub's first line says where it listens
-            return proc, next((w for w in first.split() if w.startswith("http://")), "")
+            urls = (w for w in first.split() if w.startswith(("http://", "https://")))
+            return proc, next(urls, "")
         time.sleep(0.05)
     return proc, ""
 
@@ -220,8 +221,9 @@ def git(*args: str, cwd: Path, auth: Mapping[str, str] | None = None) -> str:
 
 
 def git_url(api_url: str, repo: str) -> str:
-    """Where the hub (as GitHub) serves a repository's git: ``<base>/<owner>/<repo>.git``."""
-    return f"{api_url.rstrip('/')}/{repo}.git"
+    """Where the hub (as GitHub) serves a repository's git: ``<base>/<owner>/<repo>.git``,
+    the base without a GitHub Enterprise Server's ``/api/v3``."""
+    return f"{api_url.rstrip('/').removesuffix('/api/v3')}/{repo}.git"
 
 
 def git_auth(url: str, token: str) -> dict[str, str]:

@@ -128,6 +128,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "relay hub repo list",
         "relay hub repo list --api http://127.0.0.1:8080 --json",
     ),
+    "hub env": (
+        "relay hub env gh alice             # eval its output: gh then uses the hub",
+        "relay hub env gh --token ghp_example --data ./hub --json",
+    ),
     "demo": (
         "relay demo                          # about a minute, nothing left behind",
         "relay demo --keep ~/relay-demo      # keep the files and the hub to read the pages",

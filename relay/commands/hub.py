@@ -21,6 +21,10 @@ Web pages for people, at github.com's paths (open the base URL in a browser; sig
 Git: every repository is also served over smart HTTP at BASE/OWNER/REPO.git (clone, fetch,
 push) with the same tokens as the password (any user name) and the API's access rules.
 
+GitHub Enterprise Server's shape: the API also at BASE/api/v3 and GraphQL at
+BASE/api/graphql; with --tls over HTTPS (its CA in DATA/tls/ca.pem), so that
+`eval "$(relay hub env gh LOGIN)"` points the gh CLI at the hub.
+
 `relay hub --help-all` adds the internals: fault injection, limits, admin endpoints.
 """
 
@@ -166,6 +170,19 @@ def register(sub: Any) -> None:
         "--faults", default="", metavar="SPEC", help="inject faults (see the fault spec above)"
     )
     p.add_argument(
+        "--invitations",
+        action="store_true",
+        help="a new collaborator is invited and collaborates once they accept"
+        " (PATCH /user/repository_invitations/ID), as on GitHub (default: added at once)",
+    )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a certificate from a CA of the hub's own (its certificate in"
+        " DATA/tls/ca.pem, for clients to trust), as a GitHub Enterprise Server: the API at"
+        " BASE/api/v3 too, GraphQL at BASE/api/graphql; `relay hub env gh` sets gh up for it",
+    )
+    p.add_argument(
         "--detach",
         action="store_true",
         help="return once the hub serves, leaving it running in the background (its pid in"
@@ -185,7 +202,7 @@ def register(sub: Any) -> None:
         full_description=f"{DESCRIPTION}\n{INTERNALS}",
         internals={flag: internals[flag] for flag in INTERNAL_FLAGS},
     )
-    inner = p.add_subparsers(dest="hub_verb", metavar="token|repo")
+    inner = p.add_subparsers(dest="hub_verb", metavar="token|repo|env")
     t = inner.add_parser("token", help="create LOGIN if new and print a fresh token")
     t.add_argument("login", metavar="LOGIN")
     t.add_argument("--data", type=Path, default=argparse.SUPPRESS, help="data directory")
@@ -197,9 +214,10 @@ def register(sub: Any) -> None:
     )
     t.add_argument("--json", action="store_true", help="machine-readable output")
     t.set_defaults(func=token)
-    from relay.commands import hub_repo
+    from relay.commands import hub_env, hub_repo
 
     hub_repo.register(inner)
+    hub_env.register(inner)
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -232,6 +250,8 @@ def serve(args: argparse.Namespace) -> Output:
         again += ["--content-window", str(args.content_window)]
         again += ["--faults", args.faults, *(["--api-only"] if args.api_only else [])]
         again += ["--app-user"] if args.app_user else []
+        again += ["--tls"] if args.tls else []
+        again += ["--invitations"] if args.invitations else []
         return detach(_data_dir(args), again)
 
     options = Options(
@@ -241,6 +261,8 @@ def serve(args: argparse.Namespace) -> Output:
         content_window=args.content_window,
         strict_git=args.strict_git or not args.api_only,
         app_user=args.app_user,
+        tls=args.tls,
+        invitations=args.invitations,
     )
     announce = None
     if args.json:

@@ -85,7 +85,7 @@ def _session(args: argparse.Namespace) -> Any:
 
 def git_url(api_url: str, slug: str) -> str:
     """Where the hub serves the repository's git (GitHub's own shape on github.com)."""
-    base = api_url.rstrip("/")
+    base = api_url.rstrip("/").removesuffix("/api/v3")  # a GitHub Enterprise Server's git
     if base == "https://api.github.com":
         base = "https://github.com"
     return f"{base}/{slug}.git"

@@ -73,6 +73,25 @@ Theory of operation:
   ``FORBIDDEN``…), a budget of its own (``x-ratelimit-resource: graphql``) charged by
   GitHub's cost arithmetic; only mutations count toward the secondary limit.
 
+- GitHub Enterprise Server's shape: every REST route is served under ``/api/v3`` too (its
+  answers' API URLs under it, the ``html_url`` fields and git at the origin's root), with the API
+  root at ``/api/v3/``; ``--tls`` serves HTTPS with a server certificate from a CA of the
+  hub's own (``tls``; the CA in ``DATA/tls/ca.pem``), so that ``gh`` reaches the hub as an
+  Enterprise host (``relay hub env gh``). A classic token's answers say its scopes
+  (``X-OAuth-Scopes``, ``X-Accepted-OAuth-Scopes``), which ``gh auth status`` checks.
+- What other clients meet on GitHub: a JSON 404 with rate-limit headers for every API path
+  the hub does not serve (``/orgs/x`` too; pages keep their HTML 404), a strong ``ETag`` on
+  write answers, ``Location`` on a 201, GitHub's nine default labels on a new repository,
+  the merge settings, ``temp_clone_token`` and ``organization`` in the repository object,
+  every repository route also at ``/repositories/{id}``, and a rename's old name answering
+  301 (reads) or 307 (writes) to ``/repositories/{id}/...``, for git and pages too.
+- ``api_invitations`` (``--invitations``: a collaborator is invited and collaborates once
+  they accept; by default added at once) and ``api_orgs``: organisations made by an admin
+  of the hub (``POST /admin/organizations``), owners and members, teams with roles on the
+  organisation's repositories, and branch-protection ``restrictions`` naming its users and
+  teams, who alone may then push to the branch, by git or the refs API (a user's
+  repository gets GitHub's 422).
+
 Admin endpoints (only for a token made with ``relay hub token LOGIN --admin``; any other
 caller gets 404, as for anything it may not see):
 
@@ -105,8 +124,11 @@ makes a naive retry post a duplicate comment or find its own claim taken. Shares
 probabilities in [0, 1]; one draw per request, in arrival order. Admin requests are never
 faulted or counted.
 
-Known differences from GitHub: adding a collaborator grants access at once (GitHub sends
-an invitation the invitee must accept); the rate-limit and secondary-limit budgets live in
+Known differences from GitHub: adding a collaborator grants access at once unless the hub
+runs with ``--invitations`` (GitHub sends an invitation the invitee must accept), and an
+organisation's membership is active at once; protection ``restrictions`` name users and
+teams only (no Apps); the ``ETag`` of a write answer is the hub's
+own digest (GitHub's differs); the rate-limit and secondary-limit budgets live in
 memory and start afresh when the hub restarts; the git host serves only the smart
 protocol over HTTP (no SSH, no ``git://``) and no other git endpoints of the REST API
 (commits, trees, blobs, contents); ``/rate_limit`` reports full budgets for the resources

@@ -66,7 +66,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
     for line in head.splitlines():
         key, _, value = line.partition(" ")
         fields.setdefault(key, []).append(value)
-    api = f"{acc.base}/repos/{acc.full}"
+    api, web = f"{acc.base}/repos/{acc.full}", render.web_of(acc.base)
 
     def person(key: str) -> dict[str, str] | None:
         value = (fields.get(key) or [""])[0]
@@ -82,7 +82,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
     return {
         "sha": sha, "node_id": render.node_id("Commit", int(sha[:8], 16)),
         "url": f"{api}/commits/{sha}",
-        "html_url": f"{acc.base}/{acc.full}/commit/{sha}",
+        "html_url": f"{web}/{acc.full}/commit/{sha}",
         "comments_url": f"{api}/commits/{sha}/comments",
         "commit": {
             "url": f"{api}/git/commits/{sha}", "author": person("author"),
@@ -91,7 +91,7 @@ async def _commit(acc: RepoAccess, bare: Bare, sha: str) -> dict[str, Any]:
         },
         "author": None, "committer": None,
         "parents": [
-            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{acc.base}/{acc.full}/commit/{p}"}
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{web}/{acc.full}/commit/{p}"}
             for p in fields.get("parent", [])
         ],
     }  # fmt: skip
@@ -109,7 +109,7 @@ async def get_branch(request: web.Request) -> web.Response:
     url, protection_url = _urls(acc, branch)
     return reply({
         "name": branch, "commit": await _commit(acc, bare, sha),
-        "_links": {"self": url, "html": f"{acc.base}/{acc.full}/tree/{branch}"},
+        "_links": {"self": url, "html": f"{render.web_of(acc.base)}/{acc.full}/tree/{branch}"},
         "protected": settings is not None, "protection": protection.summary(settings),
         "protection_url": protection_url,
     })  # fmt: skip
@@ -132,7 +132,7 @@ async def get_protection(request: web.Request) -> web.Response:
     settings = protection.load(bare.path).get(branch)
     if settings is None:
         raise ApiError(404, "Branch not protected", docs=docs)
-    return reply(protection.render(_urls(acc, branch)[1], settings))
+    return reply(_rendered(request, acc, branch, settings))
 
 
 async def put_protection(request: web.Request) -> web.Response:
@@ -140,14 +140,35 @@ async def put_protection(request: web.Request) -> web.Response:
     docs = PROTECTION_DOCS + "#update-branch-protection"
     acc, bare, branch = _guarded(request, Role.ADMIN, docs)
     try:
-        settings = protection.normalise(await read_object(request))
-    except protection.BadSettings as err:
+        body = await read_object(request)
+        org_owned = acc.owner["type"] == "Organization"
+        settings = protection.normalise(body, org_owned=org_owned)
+        if org_owned and body["restrictions"] is not None:  # users and teams of the org
+            from relay.hub.api_orgs import restriction_names
+
+            store = hub_of(request).store
+            settings["restrictions"] = restriction_names(store, acc, body["restrictions"])
+    except (protection.BadSettings, ValueError) as err:
         raise ApiError(422, str(err), docs=docs) from None
     branches = protection.load(bare.path)
     branches[branch] = settings
     protection.save(bare.path, branches, git_env())
     _record(request, acc, "protected", branch)
-    return reply(protection.render(_urls(acc, branch)[1], settings))
+    return reply(_rendered(request, acc, branch, settings))
+
+
+def _rendered(
+    request: web.Request, acc: RepoAccess, branch: str, settings: dict[str, Any]
+) -> dict[str, Any]:
+    """The protection object, with the restrictions' users and teams when there are any."""
+    url = _urls(acc, branch)[1]
+    out = protection.render(url, settings)
+    if settings.get("restrictions"):
+        from relay.hub.api_orgs import render_restrictions
+
+        names = settings["restrictions"]
+        out["restrictions"] = render_restrictions(request, acc, url + "/restrictions", names)
+    return out
 
 
 async def delete_protection(request: web.Request) -> web.Response:

@@ -20,6 +20,7 @@ from relay.hub.store import Store, now_us
 from relay.hub.web import (
     ApiError,
     Role,
+    api_path,
     check_body,
     created,
     hub_of,
@@ -63,17 +64,26 @@ def render_comments(
     return out
 
 
-def _list(request: web.Request, acc: RepoAccess, where: str, args: list[Any]) -> web.Response:
+def _list(
+    request: web.Request, acc: RepoAccess, where: str, args: list[Any], *, sortable: bool = False
+) -> web.Response:
     since = parse_since(request)
     if since is not None:
         where += " AND c.updated_at >= ?"
         args.append(since)
-    direction = "desc" if request.query.get("direction") == "desc" else "asc"
+    order = "c.id"
+    sort = request.query.get("sort") if sortable else None
+    if sort is not None:  # GitHub: direction is ignored without sort
+        if sort not in ("created", "updated"):
+            raise invalid("IssueComment", "sort", "invalid", "sort must be created or updated")
+        column = "c.created_at" if sort == "created" else "c.updated_at"
+        direction = "asc" if request.query.get("direction") == "asc" else "desc"
+        order = f"{column} {direction}, c.id {direction}"
     page, per_page = paging(request)
     db = hub_of(request).store.db
     total = db.execute(f"SELECT COUNT(*) FROM comments c WHERE {where}", args).fetchone()[0]
     rows = db.execute(
-        f"{_COMMENT_SELECT} WHERE {where} ORDER BY c.id {direction} LIMIT ? OFFSET ?",
+        f"{_COMMENT_SELECT} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
         (*args, per_page, (page - 1) * per_page),
     )
     return paged(request, render_comments(request, acc, [dict(r) for r in rows]), total)
@@ -87,9 +97,10 @@ async def list_comments(request: web.Request) -> web.Response:
 
 
 async def list_repo_comments(request: web.Request) -> web.Response:
-    """``GET /repos/{o}/{r}/issues/comments`` (``since``, ``direction``, paging)."""
+    """``GET /repos/{o}/{r}/issues/comments`` (``since``, ``sort`` and, with it,
+    ``direction``, paging; by id, oldest first, without ``sort``)."""
     acc = repo_access(request)
-    return _list(request, acc, "c.repo_id = ?", [acc.id])
+    return _list(request, acc, "c.repo_id = ?", [acc.id], sortable=True)
 
 
 async def create_comment(request: web.Request) -> web.Response:
@@ -228,7 +239,11 @@ async def create_reaction(request: web.Request) -> web.Response:
     if not isinstance(content, str) or content not in render.REACTIONS:
         raise invalid("Reaction", "content", "invalid")
     found, existing = react(hub_of(request).store, acc, me, subject, row, content)
-    return reply(render.reaction(acc.base, found, me), 200 if existing else 201)
+    resp = reply(render.reaction(acc.base, found, me), 200 if existing else 201)
+    if not existing:  # GitHub names the new reaction, as for every 201
+        where = api_path(request.path.rstrip("/"))  # the base has GHES's prefix, if any
+        resp.headers["Location"] = f"{acc.base}{where}/{found['id']}"
+    return resp
 
 
 def react(

@@ -127,11 +127,11 @@ def render_environment(
     policy = row["branch_policy"]
     if policy is not None:
         rules.append(rule("branch_policy"))
-    name = quote(row["name"], safe="")
+    name, web = quote(row["name"], safe=""), render.web_of(base)
     return {
         "id": ident, "node_id": render.node_id("Environment", ident), "name": row["name"],
         "url": f"{base}/repos/{acc.full}/environments/{name}",
-        "html_url": f"{base}/{acc.full}/deployments/activity_log?environments_filter={name}",
+        "html_url": f"{web}/{acc.full}/deployments/activity_log?environments_filter={name}",
         "created_at": render.stamp(row["created_at"]),
         "updated_at": render.stamp(row["updated_at"]),
         "protection_rules": rules,

@@ -13,7 +13,7 @@ from aiohttp import web
 from relay.hub.api_refs import bare_of
 from relay.hub.api_repos import repo_access
 from relay.hub.git import SERVICES, serve_cgi
-from relay.hub.web import ApiError, Role, hub_of
+from relay.hub.web import ApiError, Moved, Role, hub_of
 
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}
 PREFIX = "/{owner}/{repo:[^/]+?}.git/"
@@ -39,6 +39,10 @@ async def service(request: web.Request) -> web.StreamResponse:
     who = request.get("viewer")
     try:
         acc = repo_access(request)
+    except Moved as moved:  # a renamed repository: git follows GitHub's redirect
+        query = f"?{request.query_string}" if request.query_string else ""
+        where = f"{request.scheme}://{request.host}/{moved.full}.git/{tail}{query}"
+        return web.Response(status=moved.status, headers={"Location": where})
     except ApiError as err:
         if err.status != 404:
             raise
@@ -51,6 +55,12 @@ async def service(request: web.Request) -> web.StreamResponse:
     bare = bare_of(request, acc.id)
     user = who["login"] if who is not None and push else None
     extra = hook_env(acc.role >= Role.ADMIN) if push else None
+    if extra is not None:  # the protected branches whose restrictions leave the pusher out
+        from relay.hub.api_orgs import restricted_branches
+        from relay.hub.protection import load
+
+        shut = restricted_branches(hub.store, load(bare.path), who)
+        extra["RELAY_HUB_RESTRICTED"] = ",".join(shut)
     resp = await serve_cgi(request, hub.git_backend, bare, tail, user, extra)
     if push:
         hub.hosted.discard(acc.id)  # re-read: the push may be the repository's first

@@ -38,7 +38,9 @@ DOCS = "https://docs.github.com/rest/git/refs"
 EMPTY = "Git Repository is empty."
 
 
-def refused(bare: Bare, name: str, *, old: str, new: str, admin: bool) -> list[str]:
+def refused(
+    bare: Bare, name: str, *, old: str, new: str, admin: bool, pusher: Any = None, store: Any = None
+) -> list[str]:
     """Why moving ``name`` from ``old`` to ``new`` breaks its branch's protection (none for
     a ref that is no protected branch); the API answers the first, as GitHub does."""
     if not name.startswith("refs/heads/"):
@@ -47,12 +49,24 @@ def refused(bare: Bare, name: str, *, old: str, new: str, admin: bool) -> list[s
     if settings is None:
         return []
     ff = ZERO not in (old, new) and bare.is_ancestor(old, new)
-    return protection.refusals(settings, old=old, new=new, admin=admin, fast_forward=ff)
+    allowed = True
+    if settings.get("restrictions") and store is not None:
+        from relay.hub.api_orgs import may_push
+
+        allowed = may_push(store, pusher, settings["restrictions"])
+    return protection.refusals(
+        settings, old=old, new=new, admin=admin, fast_forward=ff, allowed=allowed
+    )
 
 
-def _guard(bare: Bare, acc: RepoAccess, name: str, old: str, new: str, docs: str) -> None:
+def _guard(
+    request: web.Request, bare: Bare, acc: RepoAccess, name: str, old: str, new: str, docs: str
+) -> None:
     """422 with GitHub's reason when the branch's protection refuses this move."""
-    why = refused(bare, name, old=old, new=new, admin=acc.role >= Role.ADMIN)
+    who, store = request.get("viewer"), hub_of(request).store
+    why = refused(
+        bare, name, old=old, new=new, admin=acc.role >= Role.ADMIN, pusher=who, store=store
+    )
     if why:
         raise ApiError(422, why[0], docs=docs)
 
@@ -232,7 +246,7 @@ async def update_ref(request: web.Request) -> web.Response:
             raise ApiError(422, "Object does not exist", docs=docs)
         if data.get("force") is not True and not bare.is_ancestor(old, sha):
             raise ApiError(422, "Update is not a fast forward", docs=docs)
-        _guard(bare, acc, name, old, sha, docs)
+        _guard(request, bare, acc, name, old, sha, docs)
         if not bare.update(name, sha, old):
             raise ApiError(422, "Reference cannot be updated", docs=docs)
     _record(request, acc, "push", name)
@@ -256,7 +270,7 @@ async def delete_ref(request: web.Request) -> web.Response:
         return no_content()
     old = bare.ref(name)
     if old is not None:
-        _guard(bare, acc, name, old, ZERO, docs)
+        _guard(request, bare, acc, name, old, ZERO, docs)
     if old is None or not bare.update(name, ZERO, old):
         raise ApiError(422, "Reference does not exist", docs=docs)
     _record(request, acc, "delete", name)

@@ -3,6 +3,7 @@ repository-scoped handler starts with (:func:`repo_access`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -19,10 +20,12 @@ from relay.hub.web import (
     ROLE_NAMES,
     ApiError,
     Role,
+    api_path,
     check_text,
     created,
     hub_of,
     invalid,
+    moved_to,
     need,
     no_content,
     not_found,
@@ -30,11 +33,26 @@ from relay.hub.web import (
     origin,
     paged,
     paging,
+    path_int,
     read_object,
     reply,
+    route_path,
     viewer,
 )
 
+# The labels GitHub gives every new repository (name, color, description), ``default: true``.
+DEFAULT_LABELS = (
+    ("bug", "d73a4a", "Something isn't working"),
+    ("documentation", "0075ca", "Improvements or additions to documentation"),
+    ("duplicate", "cfd3d7", "This issue or pull request already exists"),
+    ("enhancement", "a2eeef", "New feature or request"),
+    ("good first issue", "7057ff", "Good for newcomers"),
+    ("help wanted", "008672", "Extra attention is needed"),
+    ("invalid", "e4e669", "This doesn't seem right"),
+    ("question", "d876e3", "Further information is requested"),
+    ("wontfix", "ffffff", "This will not be worked on"),
+)
+LOGIN_RULE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")  # GitHub's
 USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
@@ -84,26 +102,42 @@ def repo_access(
     *,
     owner: str | None = None,
     name: str | None = None,
+    ident: int | None = None,
 ) -> RepoAccess:
-    """Resolve ``{owner}/{repo}`` for the caller: 404 if hidden, 403 if the role is short."""
+    """Resolve ``{owner}/{repo}`` (or ``/repositories/{id}``) for the caller: 404 if hidden,
+    403 if the role is short; a repository's old name (it was renamed) is GitHub's redirect."""
     who: dict[str, Any] | None = request.get("viewer")
-    data = one_row(
-        request,
+    select = (
         "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
         " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
-        " WHERE u.login = ? AND r.name = ?",
-        (
-            who["id"] if who else None,
-            owner or request.match_info["owner"],
-            name or request.match_info["repo"],
-        ),
     )
+    me = who["id"] if who else None
+    if ident is None and owner is None and name is None and "repository_id" in request.match_info:
+        ident = path_int(request, "repository_id")
+    if ident is not None:
+        data = one_row(request, select + " WHERE r.id = ?", (me, ident))
+    else:
+        owner = owner or request.match_info["owner"]
+        name = name or request.match_info["repo"]
+        found = (
+            hub_of(request)
+            .store.db.execute(select + " WHERE u.login = ? AND r.name = ?", (me, owner, name))
+            .fetchone()
+        )
+        if found is None:
+            raise _moved_or_missing(request, owner, name)
+        data = dict(found)
+    store = hub_of(request).store
     if who is not None and who["id"] == data["owner_id"]:
         role = Role.ADMIN
     elif data["permission"] is not None:
         role = ROLE_NAMES[data["permission"]]
     else:
         role = Role.NONE if data["private"] else Role.PULL
+    if store.user(data["owner_id"])["type"] == "Organization":  # its owners, members, teams
+        from relay.hub.api_orgs import org_role, team_role
+
+        role = max(role, org_role(store, data["owner_id"], me), team_role(store, data["id"], me))
     if role == Role.NONE:
         raise not_found()
     if not data["has_issues"] and _is_issue_route(request):
@@ -114,11 +148,34 @@ def repo_access(
     return RepoAccess(data, hub_of(request).store.user(data["owner_id"]), role, origin(request))
 
 
+def _moved_or_missing(request: web.Request, owner: str, name: str) -> ApiError:
+    """GitHub's redirect for a repository's old name (301 for a read, 307 for a write, to
+    ``/repositories/{id}/...``), or 404; a hidden repository is 404 under any name."""
+    moved = (
+        hub_of(request)
+        .store.db.execute(
+            "SELECT m.repo_id FROM repo_redirects m JOIN users u ON u.id = m.owner_id"
+            " WHERE u.login = ? AND m.name = ?",
+            (owner, name),
+        )
+        .fetchone()
+    )
+    if moved is None or "owner" not in request.match_info:
+        return not_found()
+    ident = int(moved[0])
+    try:
+        now = repo_access(request, ident=ident)
+    except ApiError:
+        return not_found()
+    prefix = f"/repos/{request.match_info['owner']}/{request.match_info['repo']}"
+    rest = api_path(request.path).removeprefix(prefix)
+    query = f"?{request.query_string}" if request.query_string else ""
+    return moved_to(request, f"{origin(request)}/repositories/{ident}{rest}{query}", now.full)
+
+
 def _is_issue_route(request: web.Request) -> bool:
     """Whether the route is one of the ``/repos/{o}/{r}/issues...`` family."""
-    resource = request.match_info.route.resource
-    path = resource.canonical if resource is not None else ""
-    return path.startswith("/repos/{owner}/{repo}/issues")
+    return route_path(request).startswith("/repos/{owner}/{repo}/issues")
 
 
 async def get_user(request: web.Request) -> web.Response:
@@ -169,6 +226,12 @@ def _creation_failed(code: str, message: str | None = None) -> ApiError:
 
 async def create_repo(request: web.Request) -> web.Response:
     """``POST /user/repos``: 201, or 422 when the name is missing, malformed or taken."""
+    return await create_owned_repo(request, viewer(request))
+
+
+async def create_owned_repo(request: web.Request, owner: dict[str, Any]) -> web.Response:
+    """Create a repository ``owner`` (the caller, or an organisation) owns: 201, or 422
+    when the name is missing, malformed or taken."""
     me = viewer(request)
     data = await read_object(request)
     name = data.get("name")
@@ -180,15 +243,20 @@ async def create_repo(request: web.Request) -> web.Response:
     store, now = hub_of(request).store, now_us()
     with store.write() as db:
         taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
-        if db.execute(taken, (me["id"], name)).fetchone():
+        if db.execute(taken, (owner["id"], name)).fetchone():
             raise _creation_failed("custom", "name already exists on this account")
         cur = db.execute(
             "INSERT INTO repos (owner_id, name, private, description, default_branch,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, 'main', ?, ?)",
-            (me["id"], name, int(bool(data.get("private"))), description, now, now),
+            (owner["id"], name, int(bool(data.get("private"))), description, now, now),
         )
         store.record("repository", "created", actor_id=me["id"], repo_id=cur.lastrowid)
-    acc = repo_access(request, owner=me["login"], name=name)
+        db.executemany(
+            "INSERT INTO labels (repo_id, name, color, description, is_default)"
+            " VALUES (?, ?, ?, ?, 1)",
+            [(cur.lastrowid, *label) for label in DEFAULT_LABELS],
+        )
+    acc = repo_access(request, owner=owner["login"], name=name)
     bare = Bare(bare_path(hub_of(request).data_dir, acc.id)).ensure()
     if data.get("auto_init"):  # GitHub's first commit: a README named after the repository
         bare.seed_readme(name, author=me["login"], email=f"{me['login']}@users.noreply.hub")
@@ -260,7 +328,27 @@ def _repo_changes(data: dict[str, Any]) -> dict[str, Any]:
             changes[flag] = int(data[flag])
     if "description" in data:
         changes["description"] = check_text("Repository", "description", data["description"])
+    settings = {}
+    for key, default in render.MERGE_SETTINGS.items():
+        if key not in data:
+            continue
+        value = data[key]
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise invalid("Repository", key, "invalid", f"{key} must be a boolean")
+        if isinstance(default, str) and value not in _SETTING_CHOICES[key]:
+            raise invalid("Repository", key, "invalid", f"{key} is not one of the choices")
+        settings[key] = value
+    if settings:
+        changes["settings"] = settings
     return changes
+
+
+_SETTING_CHOICES = {
+    "squash_merge_commit_title": ("PR_TITLE", "COMMIT_OR_PR_TITLE"),
+    "squash_merge_commit_message": ("PR_BODY", "COMMIT_MESSAGES", "BLANK"),
+    "merge_commit_title": ("PR_TITLE", "MERGE_MESSAGE"),
+    "merge_commit_message": ("PR_BODY", "PR_TITLE", "BLANK"),
+}
 
 
 async def update_repo(request: web.Request) -> web.Response:
@@ -273,6 +361,9 @@ async def update_repo(request: web.Request) -> web.Response:
     if name == acc.row["name"]:
         changes.pop("name", None)
     store = hub_of(request).store
+    if "settings" in changes:
+        old = json.loads(acc.row.get("settings") or "{}")
+        changes["settings"] = json.dumps({**old, **changes["settings"]}, sort_keys=True)
     if changes:
         changes["updated_at"] = now_us()
         cols = ", ".join(f"{column} = ?" for column in changes)
@@ -281,6 +372,11 @@ async def update_repo(request: web.Request) -> web.Response:
             if "name" in changes and db.execute(taken, (acc.owner["id"], name)).fetchone():
                 raise invalid("Repository", "name", "custom", "name already exists on this account")
             db.execute(f"UPDATE repos SET {cols} WHERE id = ?", (*changes.values(), acc.id))
+            if "name" in changes:  # the old name now redirects, as on GitHub
+                db.execute(
+                    "INSERT OR REPLACE INTO repo_redirects VALUES (?, ?, ?)",
+                    (acc.owner["id"], acc.row["name"], acc.id),
+                )
             store.record("repository", "edited", actor_id=viewer(request)["id"], repo_id=acc.id)
     fresh = repo_access(request, owner=acc.owner["login"], name=name)
     return reply(repo_object(request, fresh))
@@ -339,6 +435,19 @@ async def put_collaborator(request: web.Request) -> web.Response:
     if target["id"] == acc.owner["id"]:
         raise ApiError(422, "Repository owner cannot be a collaborator")
     store, me = hub_of(request).store, viewer(request)
+    if (
+        hub_of(request).invitations
+        and _role_of(request, acc, target) in ("none", "read")
+        and not (
+            store.db.execute(
+                "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                (acc.id, target["id"]),
+            ).fetchone()
+        )
+    ):  # GitHub's way: an invitation, pending until the invitee accepts it
+        from relay.hub.api_invitations import invitation_object, invite
+
+        return created(invitation_object(request, acc, invite(request, acc, target, permission)))
     with store.write() as db:
         existed = db.execute(
             "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
@@ -352,7 +461,7 @@ async def put_collaborator(request: web.Request) -> web.Response:
     if existed:
         return no_content()
     invitation = _invitation(request, acc, entry.id, target=target, permission=permission)
-    return reply(invitation, 201)
+    return created(invitation)
 
 
 def _invitation(
@@ -373,7 +482,7 @@ def _invitation(
         "created_at": render.stamp(now_us()),
         "expired": False,
         "url": f"{acc.base}/user/repository_invitations/{ident}",
-        "html_url": f"{acc.base}/{acc.full}/invitations",
+        "html_url": f"{render.web_of(acc.base)}/{acc.full}/invitations",
     }
 
 
@@ -401,3 +510,52 @@ _OTHER_LIMITS = {
     "scim": 15000, "dependency_snapshots": 100, "dependency_sbom": 100, "audit_log": 1750,
     "audit_log_streaming": 15, "code_search": 10,
 }  # fmt: skip
+
+
+_ROOT_LINKS = {
+    "current_user_url": "/user",
+    "current_user_authorizations_html_url": "@/settings/connections/applications{/client_id}",
+    "authorizations_url": "/authorizations",
+    "code_search_url": "/search/code?q={query}{&page,per_page,sort,order}",
+    "commit_search_url": "/search/commits?q={query}{&page,per_page,sort,order}",
+    "emails_url": "/user/emails",
+    "emojis_url": "/emojis",
+    "events_url": "/events",
+    "feeds_url": "/feeds",
+    "followers_url": "/user/followers",
+    "following_url": "/user/following{/target}",
+    "gists_url": "/gists{/gist_id}",
+    "hub_url": "/hub",
+    "issue_search_url": "/search/issues?q={query}{&page,per_page,sort,order}",
+    "issues_url": "/issues",
+    "keys_url": "/user/keys",
+    "label_search_url": "/search/labels?q={query}&repository_id={repository_id}{&page,per_page}",
+    "notifications_url": "/notifications",
+    "organization_url": "/orgs/{org}",
+    "organization_repositories_url": "/orgs/{org}/repos{?type,page,per_page,sort}",
+    "organization_teams_url": "/orgs/{org}/teams",
+    "public_gists_url": "/gists/public",
+    "rate_limit_url": "/rate_limit",
+    "repository_url": "/repos/{owner}/{repo}",
+    "repository_search_url": "/search/repositories?q={query}{&page,per_page,sort,order}",
+    "current_user_repositories_url": "/user/repos{?type,page,per_page,sort}",
+    "starred_url": "/user/starred{/owner}{/repo}",
+    "starred_gists_url": "/gists/starred",
+    "topic_search_url": "/search/topics?q={query}{&page,per_page}",
+    "user_url": "/users/{user}",
+    "user_organizations_url": "/user/orgs",
+    "user_repositories_url": "/users/{user}/repos{?type,page,per_page,sort}",
+    "user_search_url": "/search/users?q={query}{&page,per_page,sort,order}",
+}
+
+
+async def root(request: web.Request) -> web.Response:
+    """``GET /api/v3/``: a GitHub Enterprise Server's API root, the URL templates of its
+    API (``@`` marks a page's URL); `gh auth status` reads its token's scopes here."""
+    base = origin(request)
+    web_base = render.web_of(base)
+    links = {
+        key: web_base + path[1:] if path.startswith("@") else base + path
+        for key, path in _ROOT_LINKS.items()
+    }
+    return reply(links)

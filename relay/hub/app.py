@@ -18,8 +18,10 @@ from relay.hub import (
     api_git,
     api_graphql,
     api_hooks,
+    api_invitations,
     api_issues,
     api_labels,
+    api_orgs,
     api_refs,
     api_repos,
     apps,
@@ -34,11 +36,13 @@ from relay.hub.web import (
     API_ROOTS,
     CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
+    GHES_PREFIX,
     HUB,
     PAGE_PATHS,
     RATE_LIMIT,
     ApiError,
     Hub,
+    canonical_path,
     hub_of,
     no_content,
     read_object,
@@ -92,6 +96,7 @@ ROUTES = (
     ("POST", R + "/git/refs", api_refs.create_ref),
     ("GET", R + "/git/ref/{ref:.+}", api_refs.get_ref),
     ("GET", R + "/git/refs", api_refs.list_refs),
+    ("GET", R + "/git/refs/", api_refs.list_refs),  # GitHub lists every ref here too
     ("GET", R + "/git/refs/{ref:.+}", api_refs.get_refs),
     ("GET", R + "/git/matching-refs/{ref:.+}", api_refs.matching_refs),
     ("PATCH", R + "/git/refs/{ref:.+}", api_refs.update_ref),
@@ -143,12 +148,25 @@ async def reset_requests(request: web.Request) -> web.Response:
     return no_content()
 
 
-ALL_ROUTES = (
+_REST = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
-    + api_git.ROUTES + api_graphql.ROUTES
+    + api_invitations.ROUTES + api_orgs.ROUTES
 )  # fmt: skip
-"""Every public route: the API's, the hooks', the environments', the Apps', git's and
-GraphQL's (the conformance test checks each is listed in its table)."""
+REST_ROUTES = _REST + tuple(
+    (method, r"/repositories/{repository_id:\d+}" + path.removeprefix(R), handler)
+    for method, path, handler in _REST
+    if path.startswith(R)
+)
+"""The REST API's routes, served at the root (api.github.com's shape) and again under
+``/api/v3`` (GitHub Enterprise Server's shape)."""
+ENTERPRISE_ROUTES = (
+    ("GET", GHES_PREFIX, api_repos.root),
+    ("GET", GHES_PREFIX + "/", api_repos.root),
+    *((method, GHES_PREFIX + path, handler) for method, path, handler in REST_ROUTES),
+)
+ALL_ROUTES = REST_ROUTES + ENTERPRISE_ROUTES + api_git.ROUTES + api_graphql.ROUTES
+"""Every public route: the REST API's (in both shapes), git's and GraphQL's (the
+conformance test checks each is listed in its table)."""
 
 _DOCS_ROOT = "https://docs.github.com/rest/"
 _DOC_PAGE: dict[object, str] = {
@@ -157,6 +175,7 @@ _DOC_PAGE: dict[object, str] = {
     api_repos.create_repo: "repos/repos#create-a-repository-for-the-authenticated-user",
     api_repos.list_my_repos: "repos/repos#list-repositories-for-the-authenticated-user",
     api_repos.rate_limit: "rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user",
+    api_repos.root: "meta/meta#github-api-root",
     api_repos.get_repo: "repos/repos#get-a-repository",
     api_repos.update_repo: "repos/repos#update-a-repository",
     api_repos.get_permission: "collaborators/collaborators#get-repository-permissions-for-a-user",
@@ -203,6 +222,10 @@ _DOC_PAGE: dict[object, str] = {
     api_hooks.update_hook: "repos/webhooks#update-a-repository-webhook",
     api_hooks.delete_hook: "repos/webhooks#delete-a-repository-webhook",
     **api_environments.DOC_PAGES,
+    **api_invitations.DOC_PAGES,
+    **api_orgs.DOC_PAGES,
+    apps.get_app: "apps/apps#get-the-authenticated-app",
+    apps.create_access_token: "apps/apps#create-an-installation-access-token-for-an-app",
 }
 _REACTION_PAGES = {
     ("GET", "comments"): "reactions/reactions#list-reactions-for-an-issue-comment",
@@ -222,13 +245,13 @@ def doc_pages(app: web.Application) -> dict[tuple[str, str], str]:
         method, handler = route.method, route.handler
         if method == "HEAD":
             continue  # the middleware looks a HEAD up as its GET
-        path = route.resource.canonical if route.resource is not None else ""
+        path = canonical_path(route.resource.canonical) if route.resource is not None else ""
         page = _DOC_PAGE.get(handler)
         if "/reactions" in path:
             kind = "comments" if "/comments/" in path else "issues"
             page = _REACTION_PAGES[(method, kind)]
         if page is not None:
-            out[(method, path)] = _DOCS_ROOT + page
+            out[(method, path)] = _DOCS_ROOT + page  # under /api/v3 too: the same path
     return out
 
 
@@ -251,6 +274,7 @@ def build_app(
     strict_git: bool = False,
     app_user: bool = False,
     content_window: int = 60,
+    invitations: bool = False,
 ) -> web.Application:
     """The hub application over the store in ``data_dir`` (closed on cleanup);
     ``rate_limit`` is each user's hourly budget (GitHub's 5,000 unless a bench lifts it),
@@ -271,6 +295,7 @@ def build_app(
         git_backend=backend(),
         content_limits=content_limits,
         content_window=content_window,
+        invitations=invitations,
     )
     page_paths = set()
     for method, path, handler in ALL_ROUTES + ADMIN_ROUTES + pages.ROUTES:
@@ -286,6 +311,8 @@ def build_app(
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
     api_environments.install(store)
+    api_invitations.install(store)
+    api_orgs.install(store)
 
     async def close_store(_app: web.Application) -> None:
         store.close()

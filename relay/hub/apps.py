@@ -235,10 +235,11 @@ async def get_app(request: web.Request) -> web.Response:
         or db.execute("SELECT * FROM users WHERE id = ?", (app["bot_id"],)).fetchone()
     )
     base = origin(request)
+    web = render.web_of(base)
     body = {
         "id": app["id"], "slug": app["slug"], "node_id": render.node_id("App", app["id"]),
-        "name": app["slug"], "description": "", "external_url": f"{base}/apps/{app['slug']}",
-        "html_url": f"{base}/apps/{app['slug']}", "owner": render.user_row(base, dict(owner)),
+        "name": app["slug"], "description": "", "external_url": f"{web}/apps/{app['slug']}",
+        "html_url": f"{web}/apps/{app['slug']}", "owner": render.user_row(base, dict(owner)),
         "created_at": render.stamp(app["created_at"]),
         "updated_at": render.stamp(app["created_at"]),
         "permissions": PERMISSIONS, "events": [], "installations_count": count,

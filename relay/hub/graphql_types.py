@@ -303,10 +303,13 @@ class Ref:
 class Label:
     """GitHub's ``Label``."""
 
-    isDefault = False
-
     def __init__(self, store: Store, acc: RepoAccess, row: dict[str, Any]) -> None:
         self.store, self.acc, self.row = store, acc, row
+
+    @property
+    def isDefault(self) -> bool:
+        """Whether it is one of the labels GitHub gives every new repository."""
+        return bool(self.row.get("is_default"))
 
     @property
     def id(self) -> str:

@@ -33,6 +33,8 @@ from relay.hub.web import (
     ApiError,
     Hub,
     RateWindow,
+    api_path,
+    route_path,
 )
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -56,6 +58,12 @@ _STATIC_HEADERS = {
     "Vary": "Accept, Authorization, Cookie, X-GitHub-OTP",
     "X-GitHub-Media-Type": "github.v3; format=json",
 }
+# The scopes a classic token of the hub's holds: everything the hub serves, which is what
+# `gh auth status` looks for (repo and read:org, or an org scope that includes it); an
+# admin token is also a site administrator's, as on GitHub Enterprise Server.
+CLASSIC_SCOPES = "admin:org, admin:repo_hook, delete_repo, gist, repo, user, workflow"
+ADMIN_SCOPES = CLASSIC_SCOPES + ", site_admin"
+CLASSIC_PREFIXES = ("ghp_", "gho_")  # fine-grained and App tokens have permissions, no scopes
 ADMIN_PREFIX = "/_hub/"
 FREE_PATH = "/rate_limit"
 APP_PREFIX = "/app/"  # GitHub App endpoints authenticate with the App's JWT (relay/hub/apps.py)
@@ -107,7 +115,7 @@ def authenticate(request: web.Request, hub: Hub) -> str:
         owner is None
         and token
         and scheme.lower() == "bearer"
-        and (request.path + "/").startswith(APP_PREFIX)
+        and (api_path(request.path) + "/").startswith(APP_PREFIX)
     ):
         request["viewer"], request["admin"], request["jwt"] = None, False, token  # apps.py checks
         key = request["rate_key"] = f"jwt:{token[-24:]}"
@@ -115,13 +123,35 @@ def authenticate(request: web.Request, hub: Hub) -> str:
     if owner is None:
         raise ApiError(401, "Bad credentials")
     request["viewer"], request["admin"] = owner
+    if token and token.startswith(CLASSIC_PREFIXES):  # GitHub tells only these their scopes
+        request["scopes"] = ADMIN_SCOPES if owner[1] else CLASSIC_SCOPES
     key = request["rate_key"] = _rate_key(owner[0])
     return key
+
+
+def accepted_scopes(path: str) -> str:
+    """``X-Accepted-OAuth-Scopes``: the scopes GitHub checks for an operation on ``path``
+    (an api.github.com path), by the kind of thing it names."""
+    parts = path.split("/")
+    if parts[1:2] == ["repos"] and parts[4:5] == ["hooks"]:
+        return "admin:repo_hook, read:repo_hook, repo, write:repo_hook"
+    if parts[1:2] in (["repos"], ["repositories"]) or parts[1:3] == ["user", "repos"]:
+        return "repo"
+    if parts[1:2] in (["orgs"], ["admin"]) or parts[1:3] == ["user", "orgs"]:
+        return "admin:org, read:org, repo, user, write:org"
+    if parts[1:2] in (["user"], ["users"]):
+        return "user" if len(parts) <= 3 else "repo, user"
+    return ""
 
 
 def _etag(body: object) -> str:
     data = body if isinstance(body, bytes) else b""
     return f'W/"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+
+
+def _strong_etag(body: object) -> str:
+    data = body if isinstance(body, bytes) else b""
+    return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
 
 
 def _matches(header: str | None, etag: str) -> bool:
@@ -143,11 +173,36 @@ def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
         return False
 
 
+# The first segments of api.github.com's paths (and GitHub Enterprise Server's ``admin``,
+# ``manage``, ``setup``): GitHub reserves them as account names, so a path under one is the
+# API's, answered with its JSON 404 and rate-limit headers when the hub does not serve it,
+# never with a web page's HTML (``/orgs/x`` is no repository page).
+GITHUB_API_ROOTS = frozenset({
+    "admin", "advisories", "app", "app-manifests", "applications", "apps", "assignments",
+    "authorizations", "classrooms", "codes_of_conduct", "credentials", "emojis", "enterprise",
+    "enterprises", "events", "feeds", "gists", "gitignore", "installation", "issues",
+    "licenses", "manage", "markdown", "marketplace_listing", "meta", "networks",
+    "notifications", "octocat", "organizations", "orgs", "projects", "rate_limit",
+    "reactions", "repos", "repositories", "scim", "search", "setup", "teams", "user", "users",
+    "versions", "zen",
+})  # fmt: skip
+
+
+def _root(request: web.Request) -> str:
+    return request.path.split("/")[1] if request.path.startswith("/") else ""
+
+
 def _page_path(request: web.Request) -> bool:
     """Whether a path no route serves is a browser's (outside the API's roots), to be
     answered with the pages' HTML 404 rather than the API's JSON."""
-    root = request.path.split("/")[1] if request.path.startswith("/") else ""
-    return request.method in ("GET", "HEAD") and root not in request.app[API_ROOTS]
+    root = _root(request)
+    api = root in request.app[API_ROOTS] or root in GITHUB_API_ROOTS
+    return request.method in ("GET", "HEAD") and not api
+
+
+async def _unserved(request: web.Request) -> web.StreamResponse:
+    """An API path the hub does not serve: GitHub's JSON 404."""
+    raise ApiError(404, "Not Found")
 
 
 def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
@@ -167,8 +222,7 @@ def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
 def _docs_page(request: web.Request, err: ApiError) -> ApiError:
     """Point a default ``documentation_url`` at the endpoint's own page, as GitHub does."""
     if err.docs == DOCS:
-        resource = request.match_info.route.resource
-        path = resource.canonical if resource is not None else ""
+        path = route_path(request)
         method = "GET" if request.method == "HEAD" else request.method
         err.docs = request.app[DOC_PAGES].get((method, path), DOCS)
     return err
@@ -219,9 +273,12 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         return await _git(request, handler, hub)
     resource = request.match_info.route.resource
     if resource is not None and resource.canonical in request.app[PAGE_PATHS]:
-        from relay.hub.pages import serve
+        if _root(request) in GITHUB_API_ROOTS:  # /orgs/x looks like a repository page
+            handler = _unserved
+        else:
+            from relay.hub.pages import serve
 
-        return await serve(request, handler, hub)
+            return await serve(request, handler, hub)
     if resource is None and _page_path(request):  # e.g. /OWNER/REPO/pulls: a page, not JSON
         from relay.hub.pages import serve, unserved
 
@@ -236,7 +293,7 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     win: RateWindow | None = None
     try:
         key = authenticate(request, hub)
-        graphql = request.path in GRAPHQL_PATHS
+        graphql = api_path(request.path) in GRAPHQL_PATHS
         win = hub.window(GRAPHQL_KEY + key if graphql else key)
         request["rate_window"] = win
         resp = await _serve(request, handler, win, fault)
@@ -254,6 +311,9 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     if fault is Fault.E502_AFTER:
         resp = _fault_answer(fault, 0)
     _stamp(resp, win)
+    if (scopes := request.get("scopes")) is not None:
+        resp.headers["X-OAuth-Scopes"] = scopes
+        resp.headers["X-Accepted-OAuth-Scopes"] = accepted_scopes(api_path(request.path))
     hub.count(request.method, request.path, resp.status)
     return resp
 
@@ -264,13 +324,14 @@ async def _serve(
     """A fault that strikes before the handler, the primary-limit 403, or the answer."""
     if fault is not None and fault is not Fault.SLOW and fault not in AFTER_FAULTS:
         return _fault_answer(fault, request.app[HUB].faults.spec.retry_after)
-    if win.used >= win.limit and request.path != FREE_PATH:
+    path = api_path(request.path)
+    if win.used >= win.limit and path != FREE_PATH:
         return _exhausted(request)
     version = request.headers.get("X-GitHub-Api-Version")
     if version is not None and version not in API_VERSIONS:
         return _unknown_version(version)
-    content = request.path not in GRAPHQL_PATHS  # GraphQL: its mutations only (api_graphql)
-    if request.method in MUTATIONS and content and not request.path.startswith(APP_PREFIX):
+    content = path not in GRAPHQL_PATHS  # GraphQL: its mutations only (api_graphql)
+    if request.method in MUTATIONS and content and not path.startswith(APP_PREFIX):
         wait = request.app[HUB].content_wait(request["rate_key"], time.monotonic())
         if wait:
             win.used += 1
@@ -327,7 +388,9 @@ async def _conditional(
             return web.Response(
                 status=304, headers={"ETag": etag, "Last-Modified": resp.headers["Last-Modified"]}
             )
-    if request.path != FREE_PATH:
+    elif resp.status in (200, 201) and isinstance(resp, web.Response) and resp.body:
+        resp.headers["ETag"] = _strong_etag(resp.body)  # a write's answer: GitHub's is strong
+    if api_path(request.path) != FREE_PATH:
         win.used += request.get("cost", 1)  # a GraphQL query's cost is its own
     return resp
 

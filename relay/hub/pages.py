@@ -34,7 +34,7 @@ from relay.hub.api_labels import labels_of
 from relay.hub.api_refs import bare_of
 from relay.hub.api_repos import RepoAccess, repo_access
 from relay.hub.git import Bare
-from relay.hub.web import ApiError, Hub, hub_of
+from relay.hub.web import ApiError, Hub, Moved, hub_of
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -114,6 +114,11 @@ def access(request: web.Request) -> RepoAccess:
     """The repository of the path as the visitor may see it, or the 404 page."""
     try:
         return repo_access(request)
+    except Moved as moved:  # a renamed repository's pages move with it, as on github.com
+        rest = request.path.split("/", 3)[3:]
+        where = "/".join(["", moved.full, *rest])
+        query = f"?{request.query_string}" if request.query_string else ""
+        raise web.HTTPMovedPermanently(where + query) from None
     except ApiError:
         raise missing() from None
 

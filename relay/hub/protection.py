@@ -77,7 +77,7 @@ def normalise(body: dict[str, Any], *, org_owned: bool = False) -> dict[str, Any
         out["required_pull_request_reviews"] = None
     if body["restrictions"] is not None and not org_owned:
         raise BadSettings("Only organization repositories can have users and team restrictions")
-    out["restrictions"] = None
+    out["restrictions"] = None  # an organisation's names are checked by the caller (api_orgs)
     for flag in FLAGS:
         value = body.get(flag)
         if value is not None and not isinstance(value, bool):
@@ -124,11 +124,24 @@ def summary(settings: dict[str, Any] | None) -> dict[str, Any]:
     return {"enabled": settings is not None, "required_status_checks": required}
 
 
+RESTRICTED = (
+    "You're not authorized to push to this branch. Visit"
+    " https://docs.github.com/articles/about-protected-branches/ for more information."
+)
+
+
 def refusals(
-    settings: dict[str, Any] | None, *, old: str, new: str, admin: bool, fast_forward: bool
+    settings: dict[str, Any] | None,
+    *,
+    old: str,
+    new: str,
+    admin: bool,
+    fast_forward: bool,
+    allowed: bool = True,
 ) -> list[str]:
     """Why GitHub would refuse moving a branch from ``old`` to ``new`` (all-zero: created
-    or deleted); empty when it may move. Pure: the caller says whether it fast-forwards."""
+    or deleted); empty when it may move. Pure: the caller says whether it fast-forwards
+    and whether the pusher is among the users and teams the ``restrictions`` allow."""
     if settings is None:
         return []
     zero = "0" * 40
@@ -137,6 +150,8 @@ def refusals(
     if admin and not settings["enforce_admins"]:
         return []
     reasons: list[str] = []
+    if settings.get("restrictions") and not allowed:
+        reasons.append(RESTRICTED)
     if new == zero:
         if not settings.get("allow_deletions"):
             reasons.append("Cannot delete this protected branch")

@@ -5,7 +5,8 @@ for the commands ``receive.procReceiveRefs`` names and speaks pkt-lines with it:
 it refuses is answered ``ng <ref> protected branch hook declined`` after GitHub's
 ``GH006`` lines on stderr (git shows them as ``remote: error: ...``); any other is handed
 back to git (``option fall-through``), which updates it as usual. The hub passes who pushes
-in ``RELAY_HUB_ADMIN`` (``1`` for an administrator of the repository).
+in ``RELAY_HUB_ADMIN`` (``1`` for an administrator of the repository) and the branches
+whose ``restrictions`` leave the pusher out in ``RELAY_HUB_RESTRICTED`` (comma-separated).
 """
 
 from __future__ import annotations
@@ -60,10 +61,14 @@ def main() -> int:
         commands.append(line.split(" ", 2))
     branches = protection.load(Path(os.environ.get("GIT_DIR", ".")))
     admin = os.environ.get("RELAY_HUB_ADMIN") == "1"
+    shut = set(filter(None, os.environ.get("RELAY_HUB_RESTRICTED", "").split(",")))
     for old, new, ref in commands:
-        settings = branches.get(ref.removeprefix("refs/heads/"))
+        branch = ref.removeprefix("refs/heads/")
+        settings = branches.get(branch)
         ff = old != ZERO and new != ZERO and _fast_forward(old, new)
-        why = protection.refusals(settings, old=old, new=new, admin=admin, fast_forward=ff)
+        why = protection.refusals(
+            settings, old=old, new=new, admin=admin, fast_forward=ff, allowed=branch not in shut
+        )
         if why:
             sys.stderr.write(f"error: GH006: Protected branch update failed for {ref}.\n")
             for reason in why:

@@ -42,6 +42,15 @@ def stamp(us: int | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(us // 1_000_000))
 
 
+GHES_PREFIX = "/api/v3"  # a GitHub Enterprise Server's REST API lives under it
+
+
+def web_of(base: str) -> str:
+    """Where people (and git) find what an API base serves: the same origin, without
+    GitHub Enterprise Server's ``/api/v3`` (api.github.com's hub shape has none)."""
+    return base.removesuffix(GHES_PREFIX)
+
+
 def node_id(kind: str, ident: int) -> str:
     """An opaque, stable global id in the style of GitHub's legacy node ids."""
     return base64.b64encode(f"0{len(kind)}:{kind}{ident}".encode()).decode()
@@ -50,11 +59,11 @@ def node_id(kind: str, ident: int) -> str:
 @lru_cache(maxsize=4096)
 def user(base: str, ident: int, login: str, kind: str = "User") -> dict[str, Any]:
     """A simple-user object; cached, so callers must not mutate it."""
-    api = f"{base}/users/{login}"
+    api, web = f"{base}/users/{login}", web_of(base)
     return {
         "login": login, "id": ident, "node_id": node_id(kind, ident),
-        "avatar_url": f"{base}/avatars/u/{ident}", "gravatar_id": "", "url": api,
-        "html_url": f"{base}/{login}", "followers_url": f"{api}/followers",
+        "avatar_url": f"{web}/avatars/u/{ident}", "gravatar_id": "", "url": api,
+        "html_url": f"{web}/{login}", "followers_url": f"{api}/followers",
         "following_url": f"{api}/following{{/other_user}}",
         "gists_url": f"{api}/gists{{/gist_id}}",
         "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
@@ -102,20 +111,21 @@ def repo(
     """A full repository object."""
     full = f"{owner['login']}/{row['name']}"
     api = f"{base}/repos/{full}"
-    host = base.split("://", 1)[-1]
+    web = web_of(base)
+    host = web.split("://", 1)[-1]
     urls = {f"{k}_url": f"{api}/{k}" for k in _REPO_URLS}
     templated = {f"{k}_url": f"{api}/{p}{{/{v}}}" for k, p, v in _REPO_TEMPLATES}
     open_issues = row.get("open_issues", 0)
     out: dict[str, Any] = {
         "id": row["id"], "node_id": node_id("Repository", row["id"]), "name": row["name"],
         "full_name": full, "private": bool(row["private"]), "owner": user_row(base, owner),
-        "html_url": f"{base}/{full}", "description": row["description"], "fork": False,
+        "html_url": f"{web}/{full}", "description": row["description"], "fork": False,
         "url": api, **urls, **templated,
         "archive_url": f"{api}/{{archive_format}}{{/ref}}",
         "compare_url": f"{api}/compare/{{base}}...{{head}}",
         "contents_url": f"{api}/contents/{{+path}}",
         "git_url": f"git://{host}/{full}.git", "ssh_url": f"git@{host}:{full}.git",
-        "clone_url": f"{base}/{full}.git", "svn_url": f"{base}/{full}", "mirror_url": None,
+        "clone_url": f"{web}/{full}.git", "svn_url": f"{web}/{full}", "mirror_url": None,
         "homepage": None, "size": 0, "stargazers_count": 0, "watchers_count": 0,
         "language": None, "has_issues": bool(row.get("has_issues", 1)), "has_projects": True,
         "has_downloads": True,
@@ -128,9 +138,31 @@ def repo(
         "created_at": stamp(row["created_at"]), "updated_at": stamp(row["updated_at"]),
         "pushed_at": stamp(row["updated_at"]), "network_count": 0, "subscribers_count": 0,
     }  # fmt: skip
+    settings = json.loads(row.get("settings") or "{}")
+    out.update({name: settings.get(name, default) for name, default in MERGE_SETTINGS.items()})
+    out["temp_clone_token"] = _clone_token(row) if row["private"] and permissions else ""
+    if owner.get("type") == "Organization":
+        out["organization"] = user_row(base, owner)
     if permissions is not None:
         out["permissions"] = permissions
     return out
+
+
+MERGE_SETTINGS: dict[str, bool | str] = {
+    "allow_squash_merge": True, "allow_merge_commit": True, "allow_rebase_merge": True,
+    "allow_auto_merge": False, "delete_branch_on_merge": False, "allow_update_branch": False,
+    "use_squash_pr_title_as_default": False, "squash_merge_commit_title": "COMMIT_OR_PR_TITLE",
+    "squash_merge_commit_message": "COMMIT_MESSAGES", "merge_commit_title": "MERGE_MESSAGE",
+    "merge_commit_message": "PR_TITLE",
+}  # fmt: skip
+"""A repository's pull-request settings and GitHub's defaults for a new one (``PATCH``
+sets them; the hub has no pull requests, so they change nothing else)."""
+
+
+def _clone_token(row: dict[str, Any]) -> str:
+    """A stand-in for the short-lived token GitHub gives readers of a private repository."""
+    seed = f"{row['id']}:{row['created_at']}".encode()
+    return base64.b32encode(zlib.crc32(seed).to_bytes(4, "big") * 5).decode().rstrip("=")
 
 
 def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +173,7 @@ def label(base: str, full: str, row: dict[str, Any]) -> dict[str, Any]:
         "url": f"{base}/repos/{full}/labels/{quote(row['name'], safe='')}",
         "name": row["name"],
         "color": row["color"],
-        "default": False,
+        "default": bool(row.get("is_default")),
         "description": row["description"],
         "archived_at": None,
         "archived_by": None,
@@ -175,7 +207,7 @@ def issue(
     out = {
         "url": api, "repository_url": f"{base}/repos/{full}",
         "labels_url": f"{api}/labels{{/name}}", "comments_url": f"{api}/comments",
-        "events_url": f"{api}/events", "html_url": f"{base}/{full}/issues/{number}",
+        "events_url": f"{api}/events", "html_url": f"{web_of(base)}/{full}/issues/{number}",
         "id": row["id"], "node_id": node_id("Issue", row["id"]), "number": number,
         "title": row["title"], "user": user_row(base, author),
         "labels": [label(base, full, lab) for lab in labels], "state": row["state"],
@@ -208,7 +240,7 @@ def comment(
     ident = row["id"]
     api = f"{base}/repos/{full}/issues/comments/{ident}"
     return {
-        "url": api, "html_url": f"{base}/{full}/issues/{number}#issuecomment-{ident}",
+        "url": api, "html_url": f"{web_of(base)}/{full}/issues/{number}#issuecomment-{ident}",
         "issue_url": f"{base}/repos/{full}/issues/{number}", "id": ident,
         "node_id": node_id("IssueComment", ident), "user": user_row(base, author),
         "created_at": stamp(row["created_at"]), "updated_at": stamp(row["updated_at"]),

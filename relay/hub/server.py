@@ -58,11 +58,12 @@ def create_token(data_dir: Path, login: str, *, admin: bool = False, long: bool 
         store.close()
 
 
-def base_url(host: str, port: int) -> str:
+def base_url(host: str, port: int, *, tls: bool = False) -> str:
     """The URL clients use; a wildcard bind is reached through loopback."""
     if host in ("0.0.0.0", "", "::"):
         host = "127.0.0.1"
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    scheme = "https" if tls else "http"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Options:
     content_window: int = 60
     strict_git: bool = False
     app_user: bool = False
+    invitations: bool = False  # collaborators accept an invitation first, as on GitHub
+    tls: bool = False  # HTTPS with a certificate of the hub's own CA (relay/hub/tls.py)
 
 
 async def serve(
@@ -113,19 +116,28 @@ async def _serve_claimed(
         content_window=options.content_window,
         strict_git=options.strict_git,
         app_user=options.app_user,
+        invitations=options.invitations,
     )
+    context = None
+    if options.tls:
+        from relay.hub.tls import prepare
+
+        context = prepare(data_dir, host).context()
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
+    site = web.TCPSite(runner, host, port, shutdown_timeout=1.0, ssl_context=context)
     try:
         await site.start()
     except OSError as err:
         await runner.cleanup()
         raise _bind_error(err, host=host, port=port) from None
-    url = base_url(host, runner.addresses[0][1])
+    url = base_url(host, runner.addresses[0][1], tls=options.tls)
     held.publish(url)  # before the first line: whoever reads it finds the pid file
     if announce is None:
-        print(f"relay hub serving {url} (data: {data_dir})", flush=True)
+        from relay.hub.tls import ca_path
+
+        trust = f", CA for clients: {ca_path(data_dir)}" if options.tls else ""
+        print(f"relay hub serving {url} (data: {data_dir}{trust})", flush=True)
     else:
         announce(url)
     await _wait_for_stop()

@@ -71,6 +71,9 @@ CREATE TABLE IF NOT EXISTS journal (
   action TEXT NOT NULL, actor_id INTEGER NOT NULL, issue_id INTEGER, comment_id INTEGER,
   label_name TEXT, label_color TEXT, detail TEXT, created_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS journal_issue ON journal (issue_id, id);
+CREATE TABLE IF NOT EXISTS repo_redirects (
+  owner_id INTEGER NOT NULL, name TEXT NOT NULL COLLATE NOCASE, repo_id INTEGER NOT NULL,
+  PRIMARY KEY (owner_id, name));
 """
 
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
@@ -142,6 +145,12 @@ class Store:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(repos)")}
         if "has_issues" not in columns:
             self.db.execute("ALTER TABLE repos ADD COLUMN has_issues INTEGER NOT NULL DEFAULT 1")
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(labels)")}
+        if "is_default" not in columns:  # one of GitHub's default labels (``default``)
+            self.db.execute("ALTER TABLE labels ADD COLUMN is_default INTEGER NOT NULL DEFAULT 0")
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(repos)")}
+        if "settings" not in columns:  # merge settings and the like, as a JSON object
+            self.db.execute("ALTER TABLE repos ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'")
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(issues)")}
         if "locked" not in columns:
             self.db.execute("ALTER TABLE issues ADD COLUMN locked INTEGER NOT NULL DEFAULT 0")

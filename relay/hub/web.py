@@ -37,6 +37,7 @@ MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id in a path names nothin
 MAX_PAGE = 10**9  # a page past every list is an empty list, never an overflow
 ISSUES_DOCS = "https://docs.github.com/v3/issues/"
 GRAPHQL_PATHS = frozenset({"/graphql", "/api/graphql"})  # api.github.com's and GHES's
+GHES_PREFIX = "/api/v3"  # GitHub Enterprise Server's REST API root (the hub serves both)
 GRAPHQL_KEY = "graphql:"  # a rate key's prefix for its GraphQL budget
 
 
@@ -95,6 +96,34 @@ class ApiError(RelayError):
         )
 
 
+REDIRECT_DOCS = "https://docs.github.com/v3/#http-redirects"
+
+
+class Moved(ApiError):
+    """GitHub's redirect for a renamed repository: 301 for a read, 307 for a write, the
+    new URL in ``Location`` and in the body's ``url``."""
+
+    def __init__(self, status: int, url: str, full: str = "") -> None:
+        message = "Moved Permanently" if status == 301 else "Temporary Redirect"
+        super().__init__(status, message, headers={"Location": url}, docs=REDIRECT_DOCS)
+        self.url, self.full = url, full  # full: the repository's new owner/name
+
+    def response(self) -> web.Response:
+        body = {"message": self.message, "url": self.url, "documentation_url": self.docs}
+        return web.Response(
+            status=self.status,
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+            charset="utf-8",
+            headers=self.headers,
+        )
+
+
+def moved_to(request: web.Request, url: str, full: str = "") -> Moved:
+    """The redirect a request for a repository's old name gets (307 keeps a write's method)."""
+    return Moved(301 if request.method in ("GET", "HEAD") else 307, url, full)
+
+
 def not_found() -> ApiError:
     """GitHub's 404 for anything missing or hidden."""
     return ApiError(404, "Not Found")
@@ -151,6 +180,7 @@ class Hub:
     content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR)
     content: dict[str, deque[float]] = field(default_factory=dict)
     content_window: int = 60  # the secondary limit's minute, in seconds (tests shorten it)
+    invitations: bool = False  # a collaborator must accept (GitHub's way), not added at once
 
     def content_wait(self, key: str, now: float) -> int:
         """Seconds until ``key`` may create content again (0: now, and it is counted);
@@ -215,8 +245,39 @@ def one_row(request: web.Request, sql: str, args: tuple[Any, ...]) -> dict[str, 
 
 
 def origin(request: web.Request) -> str:
-    """The base URL the client used, so rendered URLs point back at this hub."""
-    return f"{request.scheme}://{request.host}"
+    """The API base URL the client used, so rendered URLs point back at this hub: its
+    origin, with ``/api/v3`` when the client came as to a GitHub Enterprise Server."""
+    root = f"{request.scheme}://{request.host}"
+    return root + GHES_PREFIX if is_enterprise(request.path) else root
+
+
+def is_enterprise(path: str) -> bool:
+    """Whether a path is under GitHub Enterprise Server's ``/api/v3``."""
+    return path == GHES_PREFIX or path.startswith(GHES_PREFIX + "/")
+
+
+def api_path(path: str) -> str:
+    """A path as api.github.com has it (``/api/v3/repos/o/r`` is ``/repos/o/r``)."""
+    return (path[len(GHES_PREFIX) :] or "/") if is_enterprise(path) else path
+
+
+def route_path(request: web.Request) -> str:
+    """The canonical path of the route serving a request, as api.github.com's (one route
+    table serves both shapes), ``/repositories/{id}...`` as its ``/repos/{owner}/{repo}...``
+    twin; "" when no route matched."""
+    resource = request.match_info.route.resource
+    return canonical_path(resource.canonical) if resource is not None else ""
+
+
+BY_ID = "/repositories/{repository_id}"  # GitHub's path to a repository by id
+
+
+def canonical_path(path: str) -> str:
+    """A route's path as api.github.com names its operation (see :func:`route_path`)."""
+    path = api_path(path)
+    if path == BY_ID or path.startswith(BY_ID + "/"):
+        return "/repos/{owner}/{repo}" + path[len(BY_ID) :]
+    return path
 
 
 def viewer(request: web.Request) -> dict[str, Any]:
@@ -321,7 +382,7 @@ def paged(request: web.Request, items: list[Any], total: int) -> web.Response:
 
 def _link(request: web.Request, page: int, rel: str) -> str:
     url = request.rel_url.update_query(page=str(page))
-    return f'<{origin(request)}{url.raw_path_qs}>; rel="{rel}"'
+    return f'<{request.scheme}://{request.host}{url.raw_path_qs}>; rel="{rel}"'
 
 
 def parse_since(request: web.Request) -> int | None:

@@ -45,6 +45,9 @@ COMMENT = R + "/issues/comments/{comment_id}"
 HOOK = R + "/hooks/{hook_id}"
 ENV = R + "/environments/{environment_name}"
 EVENTS = "issue events: each by its own model"
+GHES = "/api/v3"
+BY_ID = "/repositories/{repository_id}"
+INVITES = "invitations: test_invitation_routes_answer_in_githubs_shapes (a hub that invites)"
 GRAPHQL = "GraphQL: GitHub's schema, checked by tests/hub/test_hub_graphql.py"
 
 TABLE: dict[tuple[str, str], Any] = {
@@ -122,6 +125,37 @@ TABLE: dict[tuple[str, str], Any] = {
     ("POST", "/logout"): PAGE,
     ("POST", "/graphql"): GRAPHQL,
     ("POST", "/api/graphql"): GRAPHQL,
+    ("GET", GHES): "Root",
+    ("GET", GHES + "/"): "Root",
+    ("GET", R + "/git/refs/"): "[GitRef]",
+    ("POST", "/admin/organizations"): "OrganizationSimple",
+    ("GET", "/orgs/{org}"): "OrganizationFull",
+    ("GET", "/orgs/{org}/members"): "[SimpleUser]",
+    ("GET", "/orgs/{org}/memberships/{username}"): "OrgMembership",
+    ("PUT", "/orgs/{org}/memberships/{username}"): "OrgMembership",
+    ("DELETE", "/orgs/{org}/memberships/{username}"): NO_CONTENT,
+    ("POST", "/orgs/{org}/repos"): "FullRepository",
+    ("GET", "/orgs/{org}/repos"): "[MinimalRepository]",
+    ("POST", "/orgs/{org}/teams"): "TeamFull",
+    ("GET", "/orgs/{org}/teams"): "[Team]",
+    ("GET", "/orgs/{org}/teams/{team_slug}"): "TeamFull",
+    ("PUT", "/orgs/{org}/teams/{team_slug}/memberships/{username}"): "TeamMembership",
+    ("PUT", "/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}"): NO_CONTENT,
+    ("GET", R + "/invitations"): INVITES,
+    ("PATCH", R + "/invitations/{invitation_id}"): INVITES,
+    ("DELETE", R + "/invitations/{invitation_id}"): INVITES,
+    ("GET", "/user/repository_invitations"): INVITES,
+    ("PATCH", "/user/repository_invitations/{invitation_id}"): INVITES,
+    ("DELETE", "/user/repository_invitations/{invitation_id}"): INVITES,
+}
+INVITATION_MODELS = {
+    ("GET", R + "/invitations"): "[RepositoryInvitation]",
+    ("PATCH", R + "/invitations/{invitation_id}"): "RepositoryInvitation",
+    ("DELETE", R + "/invitations/{invitation_id}"): NO_CONTENT,
+    ("GET", "/user/repository_invitations"): "[RepositoryInvitation]",
+    ("PATCH", "/user/repository_invitations/{invitation_id}"): NO_CONTENT,
+    ("DELETE", "/user/repository_invitations/{invitation_id}"): NO_CONTENT,
+    ("PUT", R + "/collaborators/{user}"): "RepositoryInvitation",
 }
 EVENT_MODELS: dict[str, Any] = {
     "labeled": "LabeledIssueEvent",
@@ -144,13 +178,27 @@ def model_of(spec: str, models: Any) -> Any:
 
 
 def served_routes(data: Path) -> set[tuple[str, str]]:
-    """``(method, path)`` of every public route of a hub application (HEAD mirrors GET)."""
+    """``(method, path)`` of every public route of a hub application (HEAD mirrors GET);
+    a route under GitHub Enterprise Server's ``/api/v3`` counts as its api.github.com twin,
+    which must exist (the Enterprise shape serves the same API, nothing less or more), and
+    a route under ``/repositories/{repository_id}`` as its ``/repos/{owner}/{repo}`` twin."""
     app = build_app(data)
-    found = set()
+    found, enterprise, by_id = set(), set(), set()
     for route in app.router.routes():
         path = route.resource.canonical if route.resource is not None else ""
-        if route.method != "HEAD" and not path.startswith("/_hub/"):
+        if route.method == "HEAD" or path.startswith("/_hub/"):
+            continue
+        if path.startswith(GHES + "/") and path not in (GHES + "/",):
+            enterprise.add((route.method, path.removeprefix(GHES)))
+        elif path.startswith(BY_ID):
+            by_id.add((route.method, R + path.removeprefix(BY_ID)))
+        else:
             found.add((route.method, path))
+    rest = {(m, p) for m, p in found if not p.startswith(("/{owner}", "/api/", "/graphql"))}
+    rest |= {(m, BY_ID + p.removeprefix(R)) for m, p in by_id}
+    assert enterprise == rest - {(m, p) for m, p in rest if TABLE.get((m, p)) == PAGE}
+    # every route of a repository by name is served by its id too, and nothing else
+    assert by_id == {(m, p) for m, p in found if p == R or p.startswith(R + "/")}
     return found
 
 
@@ -166,6 +214,7 @@ class Checker:
     def __init__(self, api: Any, token: str, version: str) -> None:
         self.api, self.token, self.version = api, token, version
         self.models, self.seen = VERSIONS[version][0], set[tuple[str, str]]()
+        self.models_by_route: dict[tuple[str, str], str] = {}
 
     def parse(self, spec: str, body: Any) -> None:
         """Validate ``body`` with the model ``spec`` names in this version's description."""
@@ -178,7 +227,7 @@ class Checker:
         version = {"X-GitHub-Api-Version": self.version}
         answer: Answer = self.api(token or self.token, method, path, body, version)
         assert answer.status == status, (method, path, answer.body)
-        model = TABLE[(method, route)]
+        model = self.models_by_route.get((method, route)) or TABLE[(method, route)]
         if status >= 400:
             self.parse(ERRORS[status], answer.body)
             assert answer.body["documentation_url"].startswith("https://docs.github.com/rest/")
@@ -229,6 +278,8 @@ def test_every_route_answers_in_githubs_shapes(
     check("GET", "/user", "/user")
     bob_user = check("GET", "/users/{login}", "/users/bob")
     check("GET", "/rate_limit", "/rate_limit")
+    for root in (GHES, GHES + "/"):  # GitHub Enterprise Server's API root
+        assert check("GET", root, root)["repository_url"].endswith("/api/v3/repos/{owner}/{repo}")
     check("POST", "/user/repos", "/user/repos", {"name": name}, status=201)
     check("GET", "/user/repos", "/user/repos")
     check("GET", R, r)
@@ -313,6 +364,11 @@ def test_every_route_answers_in_githubs_shapes(
              "required_pull_request_reviews": {"required_approving_review_count": 1}}  # fmt: skip
     check("PUT", R + "/branches/{branch}/protection", protect, rules)
     check("PUT", R + "/branches/{branch}/protection", protect, {}, status=422)
+    users = {**rules, "restrictions": {"users": ["bob"], "teams": []}}  # a user's repository
+    refused = check("PUT", R + "/branches/{branch}/protection", protect, users, status=422)
+    assert (
+        refused["message"] == "Only organization repositories can have users and team restrictions"
+    )
     check("GET", R + "/branches/{branch}/protection", protect)
     check("GET", R + "/branches", f"{r}/branches")
     assert check("GET", R + "/branches/{branch}", f"{r}/branches/main")["protected"] is True
@@ -339,11 +395,13 @@ def test_every_route_answers_in_githubs_shapes(
     check("POST", R + "/git/refs", refs, {"ref": "refs/relay/claims/1", "sha": sha}, status=201)
     check("GET", R + "/git/ref/{ref}", f"{r}/git/ref/relay/claims/1")
     check("GET", R + "/git/refs", refs)
+    assert check("GET", R + "/git/refs/", refs + "/") == check("GET", R + "/git/refs", refs)
     check("GET", R + "/git/refs/{ref}", f"{refs}/relay/claims/1")
     check("GET", R + "/git/matching-refs/{ref}", f"{r}/git/matching-refs/relay/")
     check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
     check("DELETE", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", status=204)
 
+    check_organisations(check, hub, tmp_path, unique, alice, bob)
     app, auth = installation_token(hub, full)
 
     async def exchange() -> dict[str, Any]:
@@ -367,8 +425,60 @@ def test_every_route_answers_in_githubs_shapes(
     assert me["slug"] == app["slug"] and me["owner"]["login"] == hub_owner(full)
     check.seen.add(("GET", "/app"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
+    check.seen |= {route for route, spec in TABLE.items() if spec == INVITES}
     assert check.seen == set(TABLE), set(TABLE) - check.seen
     check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])
+
+
+def check_organisations(
+    check: Checker, hub: Any, tmp_path: Path, unique: str, alice: str, bob: str
+) -> None:
+    """An organisation made by the hub's admin, its members and a team, a repository it
+    owns, and branch protection restricted to a user and a team of it."""
+    org = f"org-{unique}-{check.version[:4]}"
+    body = {"login": org, "admin": "alice"}
+    check("POST", "/admin/organizations", "/admin/organizations", body, status=404, token=alice)
+    check("POST", "/admin/organizations", "/admin/organizations", body, status=201,
+          token=hub.admin_token)  # fmt: skip
+    o = f"/orgs/{org}"
+    assert check("GET", "/orgs/{org}", o)["login"] == org
+    check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob", status=404)
+    made = check("PUT", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob",
+                 {"role": "member"})  # fmt: skip
+    assert (made["state"], made["role"]) == ("active", "member")
+    check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob")
+    assert [u["login"] for u in check("GET", "/orgs/{org}/members", f"{o}/members")] == [
+        "alice", "bob",
+    ]  # fmt: skip
+    team = check("POST", "/orgs/{org}/teams", f"{o}/teams", {"name": "Relay Nodes"}, status=201)
+    assert team["slug"] == "relay-nodes"
+    check("GET", "/orgs/{org}/teams", f"{o}/teams")
+    t = f"{o}/teams/relay-nodes"
+    check("GET", "/orgs/{org}/teams/{team_slug}", t)
+    check("PUT", "/orgs/{org}/teams/{team_slug}/memberships/{username}", f"{t}/memberships/bob",
+          {"role": "member"})  # fmt: skip
+    repo = check("POST", "/orgs/{org}/repos", f"{o}/repos", {"name": "work", "private": True},
+                 status=201)  # fmt: skip
+    assert repo["organization"]["login"] == org and repo["owner"]["type"] == "Organization"
+    check("GET", "/orgs/{org}/repos", f"{o}/repos")
+    check("PUT", "/orgs/{org}/teams/{team_slug}/repos/{owner}/{repo}",
+          f"{t}/repos/{org}/work", {"permission": "push"}, status=204)  # fmt: skip
+    bob_sees = check.api(bob, "GET", f"/repos/{org}/work")
+    assert bob_sees.status == 200 and bob_sees.body["permissions"]["push"] is True
+    push_commit(hub.url, alice, f"{org}/work", tmp_path / "org")
+    protect = f"/repos/{org}/work/branches/main/protection"
+    rules = {"required_status_checks": None, "enforce_admins": False,
+             "required_pull_request_reviews": None,
+             "restrictions": {"users": ["bob"], "teams": ["relay-nodes"]}}  # fmt: skip
+    put = check("PUT", R + "/branches/{branch}/protection", protect, rules)
+    assert [u["login"] for u in put["restrictions"]["users"]] == ["bob"]
+    assert [x["slug"] for x in put["restrictions"]["teams"]] == ["relay-nodes"]
+    got = check("GET", R + "/branches/{branch}/protection", protect)
+    assert got["restrictions"] == put["restrictions"]
+    wrong = {**rules, "restrictions": {"users": [], "teams": ["nobody"]}}
+    check("PUT", R + "/branches/{branch}/protection", protect, wrong, status=422)
+    check("DELETE", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob", status=204)
+    assert check.api(bob, "GET", f"/repos/{org}/work").status == 404
 
 
 def hub_owner(full: str) -> str:
@@ -435,3 +545,43 @@ def test_githubkits_typed_client_works_against_the_hub(
     # endpoint lacks closed/reopened events (GitHub sends them): checked in EVENT_MODELS
     closed = gh.rest.issues.update("alice", name, issue.number, state="closed").parsed_data
     assert (closed.state, closed.closed_by and closed.closed_by.login) == ("closed", "alice")
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_invitation_routes_answer_in_githubs_shapes(
+    hub_factory: Any, http: Any, version: str
+) -> None:
+    hub = hub_factory(extra=("--invitations",))
+    owner, guest = hub.token("owner"), hub.token("guest")
+
+    def api(token: str, method: str, path: str, body: Any = None, headers: Any = None) -> Answer:
+        return http(hub.url, token, method, path, body, headers)
+
+    check = Checker(api, owner, version)
+    check.models_by_route = INVITATION_MODELS
+    r = "/repos/owner/invited"
+    assert api(owner, "POST", "/user/repos", {"name": "invited", "private": True}).status == 201
+    made = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/guest", {}, status=201)
+    listed = check("GET", R + "/invitations", f"{r}/invitations")
+    assert [i["id"] for i in listed] == [made["id"]]
+    one = f"{r}/invitations/{made['id']}"
+    changed = check("PATCH", R + "/invitations/{invitation_id}", one, {"permissions": "maintain"})
+    assert changed["permissions"] == "maintain"
+    mine = check("GET", "/user/repository_invitations", "/user/repository_invitations", token=guest)
+    assert [i["id"] for i in mine] == [made["id"]]
+    route = "/user/repository_invitations/{invitation_id}"
+    check("PATCH", route, f"/user/repository_invitations/{made['id']}", status=204, token=guest)
+    again = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bystander-{version}",
+                  {}, status=404)  # fmt: skip
+    assert again["message"] == "Not Found"
+    hub.token(f"third-{version}")
+    third = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/third-{version}", {},
+                  status=201)  # fmt: skip
+    check("DELETE", R + "/invitations/{invitation_id}", f"{r}/invitations/{third['id']}",
+          status=204)  # fmt: skip
+    hub.token(f"fourth-{version}")
+    fourth = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/fourth-{version}", {},
+                   status=201)  # fmt: skip
+    check("DELETE", route, f"/user/repository_invitations/{fourth['id']}", status=204,
+          token=hub.token(f"fourth-{version}"))  # fmt: skip
+    assert check.seen >= {route for route, spec in TABLE.items() if spec == INVITES}

@@ -234,7 +234,7 @@ def test_repository_issues_filter_and_page_like_rest(
         waiting: issues(first: 1, labels: ["awaiting:worker"],
                         orderBy: {field: CREATED_AT, direction: DESC}) {
           totalCount nodes { number } pageInfo { hasNextPage } }
-        labels(first: 10) { nodes { name color } } label(name: "AWAITING:WORKER") { name } } }""",
+        labels(first: 30) { nodes { name color } } label(name: "AWAITING:WORKER") { name } } }""",
             o=owner, n=name)["repository"]  # fmt: skip
     rest_repo = api(alice, "GET", f"/repos/{repo}").body
     assert (got["name"], got["nameWithOwner"], got["url"]) == (
@@ -249,9 +249,9 @@ def test_repository_issues_filter_and_page_like_rest(
     assert got["waiting"]["nodes"] == [{"number": rest_waiting[0]["number"]}]
     assert got["waiting"]["pageInfo"]["hasNextPage"] is True
     rest_labels = api(alice, "GET", f"/repos/{repo}/labels").body
-    assert [(x["name"], x["color"]) for x in got["labels"]["nodes"]] == [
+    assert sorted((x["name"], x["color"]) for x in got["labels"]["nodes"]) == sorted(
         (x["name"], x["color"]) for x in rest_labels
-    ]
+    )  # GraphQL's default order is by creation, REST's by name
     assert got["label"] == {"name": "awaiting:worker"}
 
 

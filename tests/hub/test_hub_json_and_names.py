@@ -64,4 +64,5 @@ def test_a_rename_moves_the_name_and_refuses_one_taken(api: Any, alice: str, uni
     moved = api(alice, "PATCH", f"/repos/alice/a-{unique}", {"name": f"c-{unique}"})
     assert moved.status == 200 and moved.body["name"] == f"c-{unique}", moved.body
     assert api(alice, "GET", f"/repos/alice/c-{unique}").status == 200
-    assert api(alice, "GET", f"/repos/alice/a-{unique}").status == 404
+    followed = api(alice, "GET", f"/repos/alice/a-{unique}")  # GitHub's 301, followed
+    assert followed.status == 200 and followed.body["name"] == f"c-{unique}"

@@ -14,10 +14,10 @@ def test_repository_labels_issue_comments_reactions(repo: Any, api: Any, alice: 
     assert (repo.private, repo.default_branch, repo.visibility) == (False, "main", "public")
     assert repo.permissions.admin and repo.permissions.push
     repo.create_label("awaiting:worker", "0e8a16", "the worker's turn")
-    repo.create_label("bug", "d73a4a")
-    issue = repo.create_issue("First job", body="objective", labels=["awaiting:worker", "bug"])
+    repo.create_label("flaky", "d73a4a")  # not one of GitHub's defaults the repository has
+    issue = repo.create_issue("First job", body="objective", labels=["awaiting:worker", "flaky"])
     assert issue.number == 1 and issue.state == "open" and issue.user.login == "alice"
-    assert sorted(lab.name for lab in issue.labels) == ["awaiting:worker", "bug"]
+    assert sorted(lab.name for lab in issue.labels) == ["awaiting:worker", "flaky"]
     first = issue.create_comment("TASK 1")
     issue.create_comment("RESULT 1")
     assert [c.body for c in issue.get_comments()] == ["TASK 1", "RESULT 1"]
@@ -33,9 +33,13 @@ def test_repository_labels_issue_comments_reactions(repo: Any, api: Any, alice: 
 
 
 def test_duplicate_label_is_422_already_exists(repo: Any) -> None:
-    repo.create_label("bug", "d73a4a")
+    repo.create_label("flaky", "d73a4a")
     with pytest.raises(github.GithubException) as err:
-        repo.create_label("BUG", "000000")
+        repo.create_label("FLAKY", "000000")
+    assert err.value.status == 422
+    assert err.value.data["errors"][0]["code"] == "already_exists"
+    with pytest.raises(github.GithubException) as err:
+        repo.create_label("Bug", "000000")  # one of GitHub's defaults: there already
     assert err.value.status == 422
     assert err.value.data["errors"][0]["code"] == "already_exists"
 

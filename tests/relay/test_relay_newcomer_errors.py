@@ -123,7 +123,7 @@ def test_ctrl_c_in_the_wizard_leaves_at_once_with_nothing_written(blank: World) 
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1] == "relay: interrupted"
     assert not (clone / "docs" / "loop").exists()
-    assert blank.api("/labels") == []
+    assert blank.made_labels() == []
     after = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True)
     assert after.stdout == head.stdout
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
@@ -145,7 +145,7 @@ def test_without_git_on_the_path_one_line(blank: World, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert one_line(done).startswith("relay: git is not installed or not on the PATH — install git")
     assert not (blank.controller.clone / "docs" / "loop").exists()
-    assert blank.api("/labels") == []
+    assert blank.made_labels() == []
 
 
 def test_demo_without_git_says_why_the_hub_did_not_start(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def test_the_wizard_answered_no_changes_nothing(blank: World) -> None:
     done = blank.controller.run(*init_args(blank), stdin="\n\n\n\n\nno\n")
     assert done.returncode == 1 and "nothing was changed" in done.stdout
     assert blank.frozen() == before
-    assert blank.api("/labels") == []
+    assert blank.made_labels() == []
     assert not (blank.controller.clone / "docs").exists()
 
 

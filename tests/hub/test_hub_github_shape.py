@@ -1,0 +1,332 @@
+"""What other clients meet on GitHub and now on the hub: JSON 404s for every API path it
+does not serve, ETags and Locations on writes, GitHub's default labels and repository
+fields, repositories by id, renames with GitHub's redirects (API and git), the
+repository-wide comment list's sort, the token's scopes, and the Enterprise ``/api/v3``."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from conftest import get_text, git, git_url, push_commit
+
+from relay.hub.api_repos import DEFAULT_LABELS
+from relay.hub.web import PAGE_PATHS, canonical_path
+
+MERGE_FIELDS = {
+    "allow_squash_merge": True, "allow_merge_commit": True, "allow_rebase_merge": True,
+    "allow_auto_merge": False, "delete_branch_on_merge": False, "allow_update_branch": False,
+    "use_squash_pr_title_as_default": False, "squash_merge_commit_title": "COMMIT_OR_PR_TITLE",
+    "squash_merge_commit_message": "COMMIT_MESSAGES", "merge_commit_title": "MERGE_MESSAGE",
+    "merge_commit_message": "PR_TITLE",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/orgs/x/hooks", "/search/issues?q=a", "/repositories/1/nope", "/gists", "/api/v3/nope"],
+)
+def test_an_api_path_the_hub_does_not_serve_is_githubs_json_404(
+    api: Any, alice: str, path: str
+) -> None:
+    got = api(alice, "GET", path)
+    assert got.status == 404 and got.headers["content-type"].startswith("application/json")
+    assert got.body == {
+        "message": "Not Found", "documentation_url": "https://docs.github.com/rest",
+        "status": "404",
+    }  # fmt: skip
+    assert int(got.headers["x-ratelimit-remaining"]) < int(got.headers["x-ratelimit-limit"])
+    assert got.headers["x-ratelimit-resource"] == "core"
+
+
+def test_a_page_the_hub_does_not_serve_keeps_its_html_404(hub: Any) -> None:
+    status, kind, _ = get_text(hub.url, "/alice/nothing-here/pulls")
+    assert status == 404 and kind.startswith("text/html")
+
+
+def test_write_answers_carry_an_etag_and_201s_a_location(
+    api: Any, alice: str, bob: str, unique: str
+) -> None:
+    made = api(alice, "POST", "/user/repos", {"name": f"shape-{unique}"})
+    assert made.status == 201 and made.headers["location"] == made.body["url"]
+    assert re.fullmatch(r'"[0-9a-f]{32}"', made.headers["etag"])  # a strong tag, as GitHub's
+    r = f"/repos/alice/shape-{unique}"
+    issue = api(alice, "POST", f"{r}/issues", {"title": "t"})
+    edited = api(alice, "PATCH", f"{r}/issues/{issue.body['number']}", {"body": "b"})
+    assert edited.status == 200 and edited.headers["etag"] != issue.headers["etag"]
+    reaction = api(alice, "POST", f"{r}/issues/{issue.body['number']}/reactions", {"content": "+1"})
+    assert reaction.status == 201
+    assert reaction.headers["location"] == (f"{issue.body['url']}/reactions/{reaction.body['id']}")
+    again = api(alice, "POST", f"{r}/issues/{issue.body['number']}/reactions", {"content": "+1"})
+    assert again.status == 200 and "location" not in again.headers
+    invited = api(alice, "PUT", f"{r}/collaborators/bob", {})
+    assert invited.status == 201 and invited.headers["location"] == invited.body["url"]
+    assert api(bob, "GET", r).status == 200  # the hub's default: added at once
+
+
+def test_a_new_repository_has_githubs_nine_default_labels(
+    api: Any, alice: str, unique: str
+) -> None:
+    r = f"/repos/alice/labels-{unique}"
+    api(alice, "POST", "/user/repos", {"name": f"labels-{unique}"})
+    listed = api(alice, "GET", f"{r}/labels").body
+    assert [(x["name"], x["color"], x["description"], x["default"]) for x in listed] == [
+        (*label, True) for label in DEFAULT_LABELS
+    ]
+    mine = api(alice, "POST", f"{r}/labels", {"name": "relay:job", "color": "0e8a16"}).body
+    assert mine["default"] is False
+
+
+def test_the_repository_has_githubs_merge_settings_and_patch_sets_them(
+    api: Any, alice: str, bob: str, unique: str
+) -> None:
+    r = f"/repos/alice/merge-{unique}"
+    made = api(alice, "POST", "/user/repos", {"name": f"merge-{unique}", "private": True}).body
+    assert {k: made[k] for k in MERGE_FIELDS} == MERGE_FIELDS
+    assert made["temp_clone_token"] and "organization" not in made
+    changed = api(
+        alice, "PATCH", r, {"allow_merge_commit": False, "merge_commit_title": "PR_TITLE"}
+    )
+    assert changed.status == 200
+    assert (changed.body["allow_merge_commit"], changed.body["merge_commit_title"]) == (
+        False, "PR_TITLE",
+    )  # fmt: skip
+    assert api(alice, "GET", r).body["allow_squash_merge"] is True
+    bad = api(alice, "PATCH", r, {"merge_commit_title": "WHATEVER"})
+    assert bad.status == 422 and bad.body["errors"][0]["field"] == "merge_commit_title"
+    bad = api(alice, "PATCH", r, {"allow_rebase_merge": "no"})
+    assert bad.status == 422 and bad.body["errors"][0]["field"] == "allow_rebase_merge"
+
+
+def test_a_repository_is_served_by_its_id(api: Any, alice: str, bob: str, unique: str) -> None:
+    made = api(alice, "POST", "/user/repos", {"name": f"byid-{unique}", "private": True}).body
+    by_id = f"/repositories/{made['id']}"
+    assert api(alice, "GET", by_id).body["full_name"] == f"alice/byid-{unique}"
+    patched = api(alice, "PATCH", by_id, {"description": "by id"})
+    assert patched.status == 200 and patched.body["description"] == "by id"
+    issue = api(alice, "POST", f"{by_id}/issues", {"title": "through the id"})
+    assert issue.status == 201 and issue.body["url"].endswith(
+        f"/repos/alice/byid-{unique}/issues/1"
+    )
+    assert [i["title"] for i in api(alice, "GET", f"{by_id}/issues").body] == ["through the id"]
+    assert api(bob, "GET", by_id).status == 404  # hidden by id as by name
+    refused = api(alice, "GET", f"{by_id}/issues/99")
+    assert refused.body["documentation_url"].endswith("issues/issues#get-an-issue")
+
+
+def test_refs_with_a_trailing_slash_lists_every_ref(
+    hub: Any, api: Any, alice: str, unique: str, tmp_path: Path
+) -> None:
+    api(alice, "POST", "/user/repos", {"name": f"refs-{unique}"})
+    full = f"alice/refs-{unique}"
+    sha = push_commit(hub.url, alice, full, tmp_path)
+    api(alice, "POST", f"/repos/{full}/git/refs", {"ref": "refs/relay/claims/1", "sha": sha})
+    slash = api(alice, "GET", f"/repos/{full}/git/refs/")
+    assert slash.status == 200
+    assert [x["ref"] for x in slash.body] == ["refs/heads/main", "refs/relay/claims/1"]
+    assert slash.body == api(alice, "GET", f"/repos/{full}/git/refs").body
+
+
+def test_a_renamed_repository_redirects_as_github_does(
+    hub: Any, api: Any, alice: str, bob: str, unique: str, tmp_path: Path
+) -> None:
+    old, new = f"old-{unique}", f"new-{unique}"
+    made = api(alice, "POST", "/user/repos", {"name": old}).body
+    push_commit(hub.url, alice, f"alice/{old}", tmp_path)
+    renamed = api(alice, "PATCH", f"/repos/alice/{old}", {"name": new})
+    assert renamed.status == 200 and renamed.body["full_name"] == f"alice/{new}"
+    base = f"{hub.url}/repositories/{made['id']}"
+
+    status, headers, body = _unfollowed(
+        hub.url, alice, "GET", f"/repos/alice/{old}/issues?state=all"
+    )
+    assert status == 301 and headers["location"] == f"{base}/issues?state=all"
+    assert body["message"] == "Moved Permanently" and body["url"] == f"{base}/issues?state=all"
+    status, headers, body = _unfollowed(hub.url, alice, "POST", f"/repos/alice/{old}/issues")
+    assert status == 307 and headers["location"] == f"{base}/issues"
+    assert body["message"] == "Temporary Redirect"
+    status, headers, _ = _unfollowed(hub.url, alice, "GET", f"/api/v3/repos/alice/{old}")
+    assert status == 301 and headers["location"] == f"{hub.url}/api/v3/repositories/{made['id']}"
+    assert api(alice, "GET", f"/repos/alice/{old}").body["full_name"] == f"alice/{new}"  # followed
+    assert api(alice, "GET", f"/repos/alice/{new}").status == 200
+
+    # git: the old URL is redirected to the new one, as GitHub's git host does
+    cloned = git("clone", "-q", git_url(hub.url, f"alice/{old}", alice), str(tmp_path / "c"))
+    assert cloned.returncode == 0
+    remote = git("ls-remote", git_url(hub.url, f"alice/{old}", alice)).stdout
+    assert "refs/heads/main" in remote
+
+    # its pages move with it
+    status, headers, _ = _unfollowed(hub.url, alice, "GET", f"/alice/{old}/issues?state=open")
+    assert status == 301 and headers["location"] == f"/alice/{new}/issues?state=open"
+
+    # a name reused by a new repository is that repository's from then on
+    api(alice, "POST", "/user/repos", {"name": old})
+    assert api(alice, "GET", f"/repos/alice/{old}").body["id"] != made["id"]
+    # a private repository's old name tells a stranger nothing
+    api(alice, "POST", "/user/repos", {"name": f"secret-{unique}", "private": True})
+    api(alice, "PATCH", f"/repos/alice/secret-{unique}", {"name": f"secret2-{unique}"})
+    assert api(bob, "GET", f"/repos/alice/secret-{unique}").status == 404
+
+
+def _unfollowed(url: str, token: str, method: str, path: str) -> tuple[int, dict[str, str], Any]:
+    """One request whose redirect is not followed (urllib follows a GET's): status,
+    lowercased headers, JSON body."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        body = b"{}" if method != "GET" else None
+        conn.request(method, path, body, {"Authorization": f"token {token}"})
+        resp = conn.getresponse()
+        raw = resp.read()
+        data = json.loads(raw) if raw.startswith(b"{") else raw
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+    finally:
+        conn.close()
+
+
+def test_repository_comments_sort_and_direction_as_github_applies_them(
+    api: Any, alice: str, unique: str
+) -> None:
+    r = f"/repos/alice/sort-{unique}"
+    api(alice, "POST", "/user/repos", {"name": f"sort-{unique}"})
+    one = api(alice, "POST", f"{r}/issues", {"title": "1"}).body["number"]
+    ids = [
+        api(alice, "POST", f"{r}/issues/{one}/comments", {"body": str(n)}).body["id"]
+        for n in range(3)
+    ]
+    api(alice, "PATCH", f"{r}/issues/comments/{ids[0]}", {"body": "edited"})
+
+    def order(query: str) -> list[int]:
+        return [c["id"] for c in api(alice, "GET", f"{r}/issues/comments{query}").body]
+
+    assert order("") == ids  # oldest first
+    assert order("?direction=desc") == ids  # direction is ignored without sort
+    assert order("?sort=created") == ids[::-1]  # with sort, newest first by default
+    assert order("?sort=created&direction=asc") == ids
+    assert order("?sort=updated&direction=desc")[0] == ids[0]  # the edited one
+    assert api(alice, "GET", f"{r}/issues/comments?sort=size").status == 422
+    per_issue = [
+        c["id"]
+        for c in api(alice, "GET", f"{r}/issues/{one}/comments?sort=created&direction=desc").body
+    ]
+    assert per_issue == ids  # the per-issue list has no sort
+
+
+def test_a_classic_token_says_its_scopes_and_a_fine_grained_one_none(
+    hub: Any, api: Any, alice: str, http: Any
+) -> None:
+    got = api(alice, "GET", "/repos/alice/nothing")
+    scopes = got.headers["x-oauth-scopes"].split(", ")
+    assert {"repo", "admin:org", "workflow"} <= set(scopes)
+    assert got.headers["x-accepted-oauth-scopes"] == "repo"
+    assert api(alice, "GET", "/user").headers["x-accepted-oauth-scopes"] == "user"
+    long = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "hub", "token", "carol", "--long", "--data",
+         str(hub.data_dir)], capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    fine = http(hub.url, long, "GET", "/user")
+    assert fine.status == 200 and "x-oauth-scopes" not in fine.headers
+
+
+def test_the_enterprise_prefix_serves_the_same_api_with_its_urls(
+    hub: Any, api: Any, alice: str, unique: str
+) -> None:
+    r = f"/api/v3/repos/alice/ghes-{unique}"
+    made = api(alice, "POST", "/api/v3/user/repos", {"name": f"ghes-{unique}"})
+    assert made.status == 201 and made.headers["location"] == f"{hub.url}{r}"
+    assert made.body["html_url"] == f"{hub.url}/alice/ghes-{unique}"
+    assert made.body["clone_url"] == f"{hub.url}/alice/ghes-{unique}.git"
+    assert made.body["owner"]["url"] == f"{hub.url}/api/v3/users/alice"
+    for n in range(3):
+        api(alice, "POST", f"{r}/issues", {"title": f"i{n}"})
+    page = api(alice, "GET", f"{r}/issues?per_page=1")
+    assert f'<{hub.url}{r}/issues?per_page=1&page=2>; rel="next"' in page.headers["link"]
+    assert page.body[0]["url"] == f"{hub.url}{r}/issues/3"
+    assert page.body[0]["html_url"] == f"{hub.url}/alice/ghes-{unique}/issues/3"
+    same = api(alice, "GET", f"/repos/alice/ghes-{unique}/issues?per_page=1").body[0]
+    assert same["url"] == f"{hub.url}/repos/alice/ghes-{unique}/issues/3"
+    assert {k: v for k, v in same.items() if "url" not in k and k not in ("user", "reactions")} == {
+        k: v for k, v in page.body[0].items() if "url" not in k and k not in ("user", "reactions")
+    }
+    missing = api(alice, "GET", f"{r}/issues/99")
+    assert missing.body["documentation_url"].endswith("issues/issues#get-an-issue")
+    root = api(alice, "GET", "/api/v3/")
+    assert root.body["current_user_url"] == f"{hub.url}/api/v3/user"
+    assert root.body["current_user_authorizations_html_url"].startswith(f"{hub.url}/settings/")
+
+
+def test_every_api_route_names_its_operations_documentation_page(tmp_path: Path) -> None:
+    from relay.hub.app import build_app
+    from relay.hub.middleware import DOC_PAGES
+
+    app = build_app(tmp_path / "data")
+    pages = app[DOC_PAGES]
+    missing = set()
+    for route in app.router.routes():
+        path = route.resource.canonical if route.resource is not None else ""
+        skip = ("/_hub/", "/graphql", "/api/graphql", "/{owner}/{repo}.git")
+        if route.method == "HEAD" or path.startswith(skip) or path in app[PAGE_PATHS]:
+            continue
+        page = pages.get((route.method, canonical_path(path)))
+        if page is None or not page.startswith("https://docs.github.com/rest/") or "#" not in page:
+            missing.add((route.method, path))
+    assert missing == set()
+
+
+def test_relay_hub_env_gh_refuses_a_plain_http_hub_in_one_line(hub: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "relay.cli", "hub", "env", "gh", "alice", "--data",
+         str(hub.data_dir)], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and done.stdout == ""
+    said = done.stderr.strip().splitlines()
+    assert said[0].startswith(f"relay: the hub at {hub.url} serves plain HTTP")
+    assert any("relay hub --tls" in line for line in said)
+
+
+def test_protection_restrictions_decide_who_may_push_to_an_org_branch(
+    hub: Any, api: Any, alice: str, unique: str, tmp_path: Path
+) -> None:
+    org = f"rorg-{unique}"
+    made = api(hub.admin_token, "POST", "/admin/organizations", {"login": org, "admin": "alice"})
+    assert made.status == 201 and made.headers["location"] == made.body["url"]
+    member, outsider = hub.token(f"m-{unique}"), hub.token(f"o-{unique}")
+    o = f"/orgs/{org}"
+    api(alice, "POST", f"{o}/teams", {"name": "pushers"})
+    api(alice, "PUT", f"{o}/teams/pushers/memberships/m-{unique}", {"role": "member"})
+    api(alice, "POST", f"{o}/repos", {"name": "guarded"})
+    full = f"{org}/guarded"
+    api(alice, "PUT", f"{o}/teams/pushers/repos/{full}", {"permission": "push"})
+    api(alice, "PUT", f"/repos/{full}/collaborators/o-{unique}", {"permission": "push"})
+    first = push_commit(hub.url, alice, full, tmp_path / "a")
+    rules = {"required_status_checks": None, "enforce_admins": False,
+             "required_pull_request_reviews": None,
+             "restrictions": {"users": [], "teams": ["pushers"]}}  # fmt: skip
+    put = api(alice, "PUT", f"/repos/{full}/branches/main/protection", rules)
+    assert put.status == 200, put.body
+
+    clone = tmp_path / "clone"
+    git("clone", "-q", git_url(hub.url, full, outsider), str(clone))
+    (clone / "more").write_text("x\n")
+    git("add", "more", cwd=clone)
+    git("commit", "-qm", "more", cwd=clone)
+    second = git("rev-parse", "HEAD", cwd=clone).stdout.strip()
+    refused = git("push", git_url(hub.url, full, outsider), "HEAD:main", cwd=clone, check=False)
+    assert refused.returncode != 0
+    assert "GH006: Protected branch update failed for refs/heads/main." in refused.stderr
+    assert "You're not authorized to push to this branch." in refused.stderr
+    moved = api(outsider, "PATCH", f"/repos/{full}/git/refs/heads/main", {"sha": second})
+    assert moved.status == 422 and moved.body["message"].startswith("You're not authorized")
+    assert api(alice, "GET", f"/repos/{full}/git/ref/heads/main").body["object"]["sha"] == first
+
+    pushed = git("push", git_url(hub.url, full, member), "HEAD:main", cwd=clone, check=False)
+    assert pushed.returncode == 0, pushed.stderr  # a member of the named team
+    assert api(alice, "GET", f"/repos/{full}/git/ref/heads/main").body["object"]["sha"] == second
