@@ -13,7 +13,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from relay.edges.github import GitHubClient
@@ -22,7 +22,7 @@ from relay.edges.local import PassRecord
 from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
-from relay.node.execute import TaskReport, run_limits
+from relay.node.execute import run_limits
 from relay.node.observe import closed_since, observe, refresh, to_user
 from relay.node.redaction import redact_lines
 from relay.protocol import (
@@ -35,31 +35,16 @@ from relay.protocol import (
     User,
     Wait,
     WatcherFacts,
+    baton_events_wanted,
     decide,
     wants_ended_check,
 )
 from relay.protocol.decide import high_water
+from relay.watchers import quiet
+from relay.watchers.report import PassReport as PassReport
 
 TeardownHook = Callable[[NodeContext], Awaitable[list[str]]]
 _QUIET = (Ignore, Wait, TearDown, KeepWatcher)
-
-
-@dataclass
-class PassReport:
-    """What one pass did: lines for people, tasks run, wire counts, and its outcome."""
-
-    node: str
-    outcome: str = "idle"
-    lines: list[str] = field(default_factory=list)
-    tasks: list[TaskReport] = field(default_factory=list)
-    requests: int = 0
-    not_modified: int = 0
-    writes: int = 0  # of the requests, the content-creating ones
-    retries: int = 0
-    lost_answers_found: int = 0
-    seconds: float = 0.0
-    teardown: bool = False
-    started_by: str | None = None
 
 
 def busy(actions: list[Action]) -> bool:
@@ -87,12 +72,14 @@ async def run_pass(
     started = time.monotonic()
     report = PassReport(node=ctx.node, started_by=started_by)
     counts: list[str] = []  # composed by relay from issue numbers alone: nothing to redact
+    steady = Steady()
     with ctx.state.pass_lock(ctx.node) as lock:
         try:
             if not lock.held:
                 report.outcome = "busy"
                 report.lines.append(lock.busy_message(ctx.node))
                 return report
+            steady.before = quiet.inputs_digest(ctx.root, ctx.state.root)
             exchanged = ctx.app.requests if ctx.app is not None else 0
             token = token or ctx.token()
             if ctx.app is not None:  # an App's token exchange is part of the pass's cost
@@ -105,6 +92,7 @@ async def run_pass(
                 on_teardown=on_teardown,
                 verbose=verbose,
                 find_account=find_account,
+                steady=steady,
             )
         except RelayError as err:  # the heartbeat says why, for `relay doctor`
             report.outcome = f"error: {err}"[:300]
@@ -120,7 +108,41 @@ async def run_pass(
             report.seconds = time.monotonic() - started
             if lock.held:
                 ctx.state.log_pass(_record(report))
+                with contextlib.suppress(Exception):  # a marker is a shortcut, never a failure
+                    quiet.remember(
+                        ctx,
+                        report,
+                        before=steady.before,
+                        until=steady.until,
+                        token=secret,
+                        eligible=issue is None and not verbose and not find_account,
+                    )
     return report
+
+
+@dataclass
+class Steady:
+    """What the idle pass's marker needs of a full pass: the digest of its inputs before it
+    ran, and until when its quiet decision holds (None: it acted, or it will change)."""
+
+    before: str | None = None
+    until: datetime | None = None
+
+
+def steady_until(
+    snapshot: Snapshot, node: str, actions: list[Action], now: datetime
+) -> datetime | None:
+    """Until when a quiet decision stays the same, asking nothing more: decide() at a later
+    moment gives the same actions and wants no more facts (see quiet.holds_until)."""
+
+    def same(later: datetime) -> bool:
+        return (
+            decide(snapshot, node, later) == actions
+            and not wants_ended_check(snapshot, node, later)
+            and not baton_events_wanted(snapshot, node, later)
+        )
+
+    return quiet.holds_until(same, now)
 
 
 async def _pass(
@@ -132,6 +154,7 @@ async def _pass(
     on_teardown: TeardownHook | None,
     verbose: bool,
     find_account: bool = False,
+    steady: Steady | None = None,
 ) -> list[str]:
     """Observe, decide, apply; returns the lines that count comments taken as data."""
     if ctx.master.node(ctx.node) is None:
@@ -146,7 +169,8 @@ async def _pass(
             snapshot = await _observe(gh, ctx, issue=issue, read_now=read_now)
             if find_account:
                 snapshot = snapshot.model_copy(update={"acting": await acting_account(gh)})
-            actions = decide(snapshot, ctx.node, datetime.now(UTC))
+            decided_at = datetime.now(UTC)
+            actions = decide(snapshot, ctx.node, decided_at)
             ctx.state.record_seen(*high_water(snapshot, ctx.node))
             if busy(actions):
                 # act on threads read now, not on the cache (an edit may not show in the list)
@@ -178,6 +202,8 @@ async def _pass(
             report.lines += applier.lines
             report.tasks += applier.tasks
             report.outcome = "acted" if busy(actions) else "idle"
+            if steady is not None and not busy(actions):
+                steady.until = steady_until(snapshot, ctx.node, actions, decided_at)
             if applier.teardown and on_teardown is not None:
                 report.teardown = True
                 report.lines += await on_teardown(ctx)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from relay.commands.repos import add_repo_flag
-from relay.edges.github import GitHubClient
-from relay.node.apply import apply_plan
-from relay.node.context import NodeContext, client, open_node
-from relay.node.observe import load_issue
-from relay.protocol import Issue
-from relay.protocol.planners import Plan
+
+if TYPE_CHECKING:  # loaded when a verb runs, not when its parser is built
+    from relay.edges.github import GitHubClient
+    from relay.node.context import NodeContext
+    from relay.protocol import Issue
+    from relay.protocol.planners import Plan
 
 T = TypeVar("T")
 
@@ -35,6 +34,8 @@ def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = Fa
     """Open the node the flags name; ``pull`` first fetches (so a node that joined since is
     known: the spine is read at the remote's tip) and fast-forwards the person's clone
     when that is safe; their commits and edits never block a verb, nor are rebased."""
+    from relay.node.context import open_node
+
     if pull:
         from relay.edges.git import Clone
 
@@ -49,6 +50,7 @@ def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = Fa
 
 def run_async(make: Callable[[], Awaitable[T]]) -> T:
     """Run one coroutine to completion from a synchronous verb."""
+    import asyncio
 
     async def main() -> T:
         return await make()
@@ -60,6 +62,9 @@ async def with_issue(
     ctx: NodeContext, number: int, body: Callable[[GitHubClient, Issue], Awaitable[T]]
 ) -> T:
     """Open the API, load one issue with its comments, and hand both to ``body``."""
+    from relay.node.context import client
+    from relay.node.observe import load_issue
+
     async with client(ctx) as gh:
         issue = await load_issue(gh, number)
         return await body(gh, issue)
@@ -90,6 +95,8 @@ def plan_on_issue(
 ) -> Plan:
     """Pull, load the issue ``args.issue``, plan purely with ``make`` (given the issue, the
     node and the caller's numeric account id), carry the plan out; the plan."""
+    from relay.node.apply import apply_plan
+
     ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:

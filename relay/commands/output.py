@@ -17,8 +17,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from relay.protocol.wire import show_controls
-
 if TYPE_CHECKING:
     from relay.errors import RelayError
 
@@ -62,7 +60,12 @@ def for_people(text: str) -> str:
     tabs of relay's own layout written out (``\\x1b``), every bidirectional or zero-width
     one as ``[U+XXXX]``. A job title, a comment or a step's output comes from outside:
     it may not recolour, retitle or clear the terminal, nor read backwards. The one door
-    every line meant for a person goes through (JSON escapes them itself)."""
+    every line meant for a person goes through (JSON escapes them itself). A line of
+    printable ASCII has none of them, and is printed without loading the protocol."""
+    if text.isascii() and text.isprintable():
+        return text
+    from relay.protocol.wire import show_controls
+
     return show_controls(text, keep="\n\t")
 
 

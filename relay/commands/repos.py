@@ -160,7 +160,7 @@ def wanted_repo(args: argparse.Namespace) -> str | None:
 def find_clone(args: argparse.Namespace) -> None:
     """Point ``args.repo_dir`` at a clone of the repository the line names (``-R`` or an
     issue URL): --repo-dir if it is one, else this clone, else one that joined it here."""
-    from relay.edges.local import clone_root
+    from relay.edges.statefile import clone_root
     from relay.errors import RelayError
 
     wanted = wanted_repo(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,17 +58,18 @@ def listen_address(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> Output:
     """Dispatch; with --log, the lines (or the error) are appended to the log as well,
     since Task Scheduler keeps no output of the passes it starts."""
-    from relay.watchers.scheduled_token import append_log
-
     try:
         result = dispatch(args)
     except RelayError as err:
         if args.log is not None:
             from relay.node.redaction import redacted
+            from relay.watchers.scheduled_token import append_log
 
             append_log(args.log, [f"relay: {redacted(str(err))}"])
         raise
     if args.log is not None:
+        from relay.watchers.scheduled_token import append_log
+
         append_log(args.log, list(result.lines) or ["nothing to do"])
     return result
 
@@ -107,6 +109,12 @@ def starter(args: argparse.Namespace, state: NodeState, node: str) -> str:
 
 def dispatch(args: argparse.Namespace) -> Output:
     """Dispatch to the watcher the flags ask for."""
+    if args.once and args.event is None and not args.webhook:
+        from relay.watchers.quiet import quiet_pass
+
+        quick = quiet_pass(args)  # nothing changed since an idle pass: one request, a 304
+        if quick is not None:
+            return pass_result(quick)
     from relay.watchers import github_actions, poll, webhook
     from relay.watchers.once import run_pass
     from relay.watchers.scheduled_token import scheduled_token
@@ -264,8 +272,8 @@ def pass_result(report: Any) -> Output:
 
 def stopped_status() -> int:
     """The exit status of a watch whose running TASK was stopped by a signal and answered
-    `stopped` (128 + the signal, as a shell reports it); 0 when none was."""
-    from relay.edges.steps import stop_requested
-
-    signum = stop_requested()
+    `stopped` (128 + the signal, as a shell reports it); 0 when none was (and none can
+    have been when no step was ever loaded, as in an idle pass)."""
+    steps = sys.modules.get("relay.edges.steps")
+    signum = steps.stop_requested() if steps is not None else 0
     return 128 + signum if signum else 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from relay.edges.files import write_state
-from relay.edges.local import SCHEMA_VERSION, read_versioned
+from relay.edges.statefile import SCHEMA_VERSION, read_versioned
 
 # gidgethub's cache value: (etag, last-modified, decoded body, next-page URL).
 Entry = tuple[str | None, str | None, Any, str | None]
