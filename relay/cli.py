@@ -7,16 +7,19 @@ Each verb module exposes ``register(subparsers)`` which adds its parser and sets
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from relay.commands.helptext import add_examples, did_you_mean, epilog, version_only
 from relay.errors import LocalUsageError, RelayError
 
+TYPE_CHECKING = False  # typing's constant without loading typing (mypy reads it the same)
 if TYPE_CHECKING:  # loaded when a verb runs: `relay --version` imports none of it
+    from typing import Any, NoReturn
+
     from relay.commands.output import Output
 
 # Verb modules, imported lazily so that `relay watch --once` does not pay for the hub.
@@ -40,6 +43,30 @@ VERBS: tuple[str, ...] = (
     "loop",
     "completion",
 )
+
+
+# Each verb's one line in `relay --help`, as its module registers it (a test holds them
+# equal): the top-level help lists the verbs without importing a single verb module.
+SUMMARIES: dict[str, str] = {
+    "init": "set relay up in a repository",
+    "join": "make this clone a relay node",
+    "job": "open a job (one issue)",
+    "task": "post the next TASK of a job",
+    "watch": "take this node's turns",
+    "result": "show a job's newest result",
+    "hypothesis": "record a hypothesis",
+    "strike": "count a failed round trip",
+    "resolve": "resolve and close a job",
+    "status": "jobs, batons and nodes",
+    "doctor": "check this node's watcher",
+    "leave": "remove this node's watcher",
+    "nodes": "the signed roster: members, keys, join requests",
+    "redact": "redact secrets and personal data from a log (stdin to stdout)",
+    "hub": "serve a local GitHub for relay",
+    "demo": "run relay end to end on a local hub",
+    "loop": "work a backlog of goals",
+    "completion": "print a shell completion script",
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -124,9 +151,13 @@ SUB_VERBS: dict[str, tuple[str, ...]] = {
 }
 
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """Build the parser; only the verb named in ``argv`` is imported (all of them for help),
-    so that a scheduled `relay watch --once` does not pay for the hub or the wizard."""
+def build_parser(
+    argv: Sequence[str] | None = None, *, lazy: bool = False
+) -> argparse.ArgumentParser:
+    """Build the parser; only the verb named in ``argv`` is imported, so that a scheduled
+    `relay watch --once` does not pay for the hub or the wizard. A line that names no verb
+    (`relay --help`, a mistyped verb) loads them all, unless ``lazy``: then each is listed
+    by its summary, and none is imported (what the command line does)."""
     from relay import __version__
 
     parser = Parser(
@@ -143,12 +174,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = [w for w in words[:1] if w in VERBS] or list(VERBS)
     parser.verb = " ".join(words[:1]) if words[:1] == chosen else ""
+    if lazy and not parser.verb:  # the verb a flag came before (`relay --json status`), if any
+        chosen = [w for w in words if w in VERBS][:1]
     parser.words = Parser.line = words
     for verb in VERBS:
         if verb in chosen:
             importlib.import_module(f"relay.commands.{verb}").register(sub)
         else:
-            sub.add_parser(verb, help=f"see `relay {verb} --help`")
+            sub.add_parser(verb, help=SUMMARIES[verb] if lazy else f"see `relay {verb} --help`")
     add_examples(parser)
     return parser
 
@@ -176,19 +209,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(words: list[str], *, json_output: bool, command: str) -> int:
-    from relay.commands.output import envelope, error_entry, render, say, write_json
-    from relay.node.redaction import redacted
-
     repo_dir = None
     try:
         try:
-            args = build_parser(words).parse_args(words)
+            args = build_parser(words, lazy=True).parse_args(words)
             if getattr(args, "find_clone", False):  # -R OWNER/NAME, or an issue's URL
                 from relay.commands.repos import find_clone
 
                 find_clone(args)
             repo_dir = getattr(args, "repo_dir", None)
             result: Output = args.func(args)
+            from relay.commands.output import render  # after the parser: `--help` needs none
+
             render(result, json_output=json_output, command=command)
             return result.exit_status
         except Exception as exc:  # git missing, or a git command no edge expected to fail
@@ -199,6 +231,8 @@ def _run(words: list[str], *, json_output: bool, command: str) -> int:
                 raise
             raise mapped from exc
     except RelayError as err:
+        from relay.commands.output import envelope, error_entry, say, write_json
+        from relay.node.redaction import redacted
 
         def clean(text: str) -> str:
             return redacted(text, repo_dir=repo_dir)
@@ -242,16 +276,13 @@ def stop_steps_on_signals() -> None:
     """A scheduler stops a pass with SIGTERM: take its running steps down with it, so
     nothing runs on unsupervised after the next pass reports the task half-done."""
     import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
 
     def stop(signum: int, _frame: object) -> None:
         kill_steps()
         raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, stop)
+    with contextlib.suppress(ValueError):  # not the main thread: its handlers are not ours
+        signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,10 +9,12 @@ Imports nothing of relay's, so `relay --version` and the parser stay cheap.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without loading typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Two or three examples for each command, by its words after `relay` ("" is `relay`
 # itself). Each line is a command a person may paste; a `#` starts what it does.
@@ -231,6 +233,8 @@ def _has_subs(parser: argparse.ArgumentParser) -> bool:
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """ "did you mean `X`?" for the nearest of ``choices``, or nothing (flags compared
     without their dashes, which every flag shares)."""
+    import difflib
+
     names = {choice.lstrip("-"): choice for choice in choices}
     near = difflib.get_close_matches(word.lstrip("-"), list(names), n=1, cutoff=0.6)
     return f"did you mean `{names[near[0]]}`?" if near else ""
