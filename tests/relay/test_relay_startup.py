@@ -1,0 +1,180 @@
+"""What a command loads before it answers: the idle pass, `relay --version`, `relay --help`.
+
+Not timed (bench/bench_startup.py measures): each runs as a real process under a probe that
+records, at exit, every module the process imported and every TLS context it made. A later
+change that pulls a heavy module onto one of these paths (the aiohttp client, the pydantic
+models, the git library, a verb's module) fails here, naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from worlds import Node, World
+
+from relay.edges.local import NodeState
+
+# Run the CLI, then write what the process loaded: the modules, and the TLS contexts made
+# (ssl.SSLContext is counted from the start, before relay is imported).
+PROBE = """
+import atexit, json, os, ssl, sys
+made = []
+original = ssl.SSLContext.__new__
+def counted(cls, *args, **kwargs):
+    made.append(cls.__name__)
+    return original(cls, *args, **kwargs)
+ssl.SSLContext.__new__ = counted
+def report():
+    with open(os.environ["STARTUP_PROBE_OUT"], "w") as out:
+        json.dump({"modules": sorted(sys.modules), "tls_contexts": len(made)}, out)
+atexit.register(report)
+from relay.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+# What no idle pass may load: the API client and its TLS set-up, the models, git, asyncio
+HEAVY = (
+    "aiohttp",
+    "gidgethub",
+    "yarl",
+    "multidict",
+    "pydantic",
+    "pydantic_core",
+    "git",  # GitPython
+    "filelock",
+    "asyncio",
+    "relay.protocol",
+    "relay.edges.local",
+    "relay.edges.git",
+    "relay.edges.github.client",
+    "relay.edges.github.session",
+    "relay.edges.github.transport",
+    "relay.node.context",
+    "relay.node.observe",
+    "relay.watchers.once",
+    "relay.watchers.registration",
+)
+
+
+def probe(tmp_path: Path, *args: str, env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """Run `relay ARGS` under the probe; what it loaded, and what it printed."""
+    out = tmp_path / f"probe-{len(list(tmp_path.glob('probe-*')))}.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        env={**env, "STARTUP_PROBE_OUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"relay {args}: {done.stderr} {done.stdout}"
+    return json.loads(out.read_text()), done.stdout
+
+
+def loaded(found: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """The modules of ``names`` (or under them) that the process imported."""
+    modules: list[str] = found["modules"]
+    return [m for m in modules if any(m == n or m.startswith(f"{n}.") for n in names)]
+
+
+def idle_pass(tmp_path: Path, node: Node, *flags: str, **env: str) -> tuple[dict[str, Any], str]:
+    args = ("watch", "--once", *flags, "--repo-dir", str(node.clone))
+    return probe(tmp_path, *args, env={**node.env(), **env})
+
+
+def last_pass(node: Node) -> dict[str, Any]:
+    record = NodeState.for_clone(node.clone).heartbeat()
+    assert record is not None
+    return record.model_dump(mode="json")
+
+
+def list_requests(world: World) -> int:
+    """How many GETs of the issue list the hub has answered for this repository."""
+    path = f"/repos/{world.repo}/issues"
+    rows = world.hub.requests()  # type: ignore[attr-defined]  # the session's HubProcess
+    return sum(r["count"] for r in rows if r["method"] == "GET" and r["path"] == path)
+
+
+def test_an_idle_pass_loads_neither_the_client_nor_the_models_nor_git(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """One world, in order: the full pass; the idle pass after an idle one (the lock and one
+    304); a scheduler's flags; a changed input (a variable the protocol reads, a state
+    file) making the next pass a full one; news read by the full pass with the answer the
+    idle check got."""
+    worker = world.worker
+    full, said = idle_pass(tmp_path, worker)
+    assert "nothing to do" in said
+    # the probe sees what a full pass loads: this test can fail
+    assert loaded(full, ("aiohttp", "pydantic", "relay.protocol"))
+    assert full["tls_contexts"] >= 1, "aiohttp makes its TLS contexts when imported"
+    idle_pass(tmp_path, worker)  # an idle pass after an idle one: the marker is left
+    state = NodeState.for_clone(worker.clone)
+    assert (state.root / "quiet.json").is_file()
+
+    quick, said = idle_pass(tmp_path, worker)
+    assert said.strip() == f"{worker.name}: nothing to do"
+    assert loaded(quick, HEAVY) == [], "the idle pass loaded them"
+    assert quick["tls_contexts"] == 0, "no TLS context for an http API, none at import"
+    record = last_pass(worker)
+    assert (record["outcome"], record["requests"], record["not_modified"]) == ("idle", 1, 1)
+    assert record["started_by"] == "person"
+
+    # `--scheduled` with no registration in place is a person's pass, fast or full
+    quick, _ = idle_pass(tmp_path, worker, "--scheduled", "--nonce", "x")
+    assert loaded(quick, HEAVY) == []
+    assert last_pass(worker)["started_by"] == "person"
+
+    # the marker stands for the inputs it was made from
+    beat = {"RELAY_HEARTBEAT_SECONDS": "120"}
+    changed, said = idle_pass(tmp_path, worker, **beat)
+    assert "nothing to do" in said
+    assert loaded(changed, ("pydantic",)), "a changed variable is a full pass"
+    state.mark_notice(issue=job, key="probe", now=datetime.now(UTC))
+    changed, _ = idle_pass(tmp_path, worker, **beat)
+    assert loaded(changed, ("pydantic",)), "a changed state file is a full pass"
+    assert (state.root / "quiet.json").is_file()
+
+    # news: the check gets a 200, which the full pass takes as its own answer
+    world.controller.ok("task", str(job), "--step", "echo hello")
+    before = list_requests(world)
+    full, said = idle_pass(tmp_path, worker, **beat)
+    assert "RESULT 1 posted" in said, said
+    assert list_requests(world) == before + 1, "the list was asked once, not twice"
+    assert last_pass(worker)["outcome"] == "acted"
+    assert not (state.root / "quiet.json").exists(), "an acting pass leaves no marker"
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_load_no_verb(flag: str, tmp_path: Path) -> None:
+    found, said = probe(tmp_path, flag, env=dict(os.environ))
+    assert said.startswith("relay ") or "usage: relay" in said
+    verbs = [m for m in loaded(found, ("relay.commands",)) if m != "relay.commands.helptext"]
+    assert verbs in ([], ["relay.commands"]), f"`relay {flag}` loaded {verbs}"
+    assert loaded(found, HEAVY) == []
+    assert found["tls_contexts"] == 0
+    if flag == "--help":
+        for verb in ("watch", "task", "loop", "hub"):
+            assert f"    {verb}" in said
+
+
+def test_the_top_level_help_says_what_each_verb_module_says() -> None:
+    """The summaries `relay --help` lists without loading the verbs are the verbs' own."""
+    import argparse
+
+    from relay.cli import SUMMARIES, VERBS, build_parser
+
+    whole = build_parser([])
+    sub = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    own = {choice.dest: choice.help for choice in sub._choices_actions}
+    assert set(SUMMARIES) == set(VERBS)
+    assert own == SUMMARIES
+    lazy = build_parser(["--help"], lazy=True)
+    assert lazy.format_help() == whole.format_help()
