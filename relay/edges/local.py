@@ -8,7 +8,8 @@ Times are passed in by the caller (timezone-aware UTC), never read here.
 Files: ``config.json`` (the node's settings), ``claims.json`` (tasks this node claimed and
 how they ended), ``notified.json`` (results the controller hook has already seen),
 ``passes.jsonl`` (the pass log; its last line is the heartbeat), ``etag-cache.json`` (the
-GitHub client's conditional-request cache), ``token`` (optional, mode 0600) and
+GitHub client's conditional-request cache), ``quiet.json`` (what an idle pass needs to
+stand for the last full one: relay.watchers.quiet), ``token`` (optional, mode 0600) and
 ``locks/<node>.lock`` (one pass at a time per repository and node).
 """
 

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import aiohttp
-import gidgethub.aiohttp
-
 from relay.edges.github.primed import take
+from relay.edges.github.tls import deferred_contexts
 from relay.errors import RemoteUnavailable
+
+with deferred_contexts():  # aiohttp's TLS contexts read the trust store when they connect
+    import aiohttp
+    import gidgethub.aiohttp
 
 API_VERSION = "2022-11-28"
 Sleep = Callable[[float], Awaitable[None]]
