@@ -6,9 +6,9 @@ protocol's models and the clone's git to find that out; this module finds it out
 standard library. A full pass that was idle, asked for nothing but the issue list, and left
 every input as it found it, leaves a marker (``quiet.json`` in the node's state): a digest
 of everything it read besides the API (the node's state files, the clone's refs and spine
-files, the ``RELAY_*`` variables, the node, API, repository and token), the list's URL and
-ETag, the lines it printed, and how long its decision holds without anything changing (the
-protocol's time rules: a lease that lapses, a watcher's grace).
+files, the ``RELAY_*`` variables, the node, API, repository, token and relay's version),
+the list's URL and ETag, the lines it printed, and how long its decision holds without
+anything changing (the protocol's time rules: a lease that lapses, a watcher's grace).
 
 ``relay watch --once`` then tries :func:`quiet_pass` first: the same inputs, within that
 time, under the node's pass lock, and the list with the stored ETag answered 304 — the
@@ -103,11 +103,13 @@ def _files(top: Path) -> list[Path]:
 
 
 def marker_key(*, node: str, api_url: str, repo: str, token: str, digest: str) -> str:
-    """What a marker is good for: this node, API, repository and token, and these inputs."""
+    """What a marker is good for: this node, API, repository and token, these inputs, and
+    this relay (another version may decide otherwise)."""
     from relay.edges.github.cache import cache_owner
 
     owner = cache_owner(api_url=api_url.rstrip("/"), token=token)
-    return hashlib.sha256(json.dumps([node, api_url, repo, owner, digest]).encode()).hexdigest()
+    facts = [__version__, node, api_url, repo, owner, digest]
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()
 
 
 def issues_url(api_url: str, repo: str) -> str:
