@@ -17,6 +17,7 @@ PASS_KEYS = {
     "tasks",
     "requests",
     "not_modified",
+    "writes",  # of the requests, the content-creating ones
     "retries",
     "lost_answers_found",
     "seconds",
