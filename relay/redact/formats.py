@@ -210,6 +210,27 @@ def _letters_and_digits(skip: int) -> Callable[[bytes], bool]:
     return check
 
 
+def _tail_random(n: int) -> Callable[[bytes], bool]:
+    """The last ``n`` characters hold letters and digits both (a random id, not a word)."""
+    return _letters_and_digits_tail(n)
+
+
+def _letters_and_digits_tail(n: int) -> Callable[[bytes], bool]:
+    def check(token: bytes) -> bool:
+        body = token[-n:]
+        return any(97 <= c <= 122 for c in body) and any(48 <= c <= 57 for c in body)
+
+    return check
+
+
+def _ifttt_key(token: bytes) -> bool:
+    """IFTTT's maker key: the last path segment, 22 or more random characters."""
+    key = token.rsplit(b"/", 1)[-1]
+    upper = any(65 <= c <= 90 for c in key)
+    lower = any(97 <= c <= 122 for c in key)
+    return len(key) >= 22 and upper and lower
+
+
 # OneSignal's keys are lower-case base32 (RFC 4648 without padding).
 B32_LOWER = "abcdefghijklmnopqrstuvwxyz234567"
 
@@ -230,7 +251,7 @@ FORMATS: tuple[Format, ...] = (
     _f("gitlab-feed-token", "glft-", Run(B64URL, 20, 80)),
     _f("gitlab-oauth-secret", "gloas-", Run(B64URL, 64)),
     _f("gitlab-scim-token", "glsoat-", Run(B64URL, 20, 80)),
-    _f("gitlab-ci-job-token", "glcbt-", Run(HEX_MIXED, 1, 5), "_", Run(B64URL, 20, 80)),
+    _f("gitlab-ci-job-token", "glcbt-", Run(B62, 1, 5), "_", Run(B64URL, 20, 80)),
     _f("gitlab-incoming-mail-token", "glimt-", Run(B64URL, 25)),
     _f("gitlab-agent-token", "glagent-", Run(B64URL, 50, 80)),
     _f("gitlab-feature-flag-token", "glffct-", Run(B64URL, 20, 80)),
@@ -242,13 +263,15 @@ FORMATS: tuple[Format, ...] = (
     _f("sonarqube-token", ("sqp_", "sqa_", "squ_"), Run(HEX, 40)),
     _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX, 40)),
     _f("octopus-deploy-key", "API-", Run(UPPER_ALNUM, 26)),
-    _f("harness-token", ("pat.", "sat."), Run(B64URL, 22), ".", Run(HEX, 24), ".",
+    _f("harness-token", ("pat.", "sat."), Run(B64URL, 22), ".", Run(B62, 24), ".",
        Run(B62, 20)),
     _f("jfrog-api-key", "AKCp", Run(B62, 69)),
     _f("jfrog-identity-token", "cmVmdGtuOjAxOj", Run(B62, 50)),
+    # JFrog reference tokens: base64 of ``reftkn:01:…``, 64 characters in all.
+    _f("jfrog-reference-token", "cmVmd", Run(B62, 59), kind="jfrog-identity-token"),
     _f("nuget-api-key", "oy2", Run(LOWER_ALNUM, 43)),
     _f("rubygems-token", "rubygems_", Run(HEX, 48)),
-    _f("clojars-token", "CLOJARS_", Run(LOWER_ALNUM, 60)),
+    _f("clojars-token", "CLOJARS_", Run(B62, 60)),
     _f("packagist-token", ("packagist_uut_", "packagist_out_", "packagist_ouu_"),
        Run(HEX, 68)),
     _f("npm-token", "npm_", Run(B62, 36), checksum="crc32-base62"),
@@ -278,7 +301,7 @@ FORMATS: tuple[Format, ...] = (
     _f("linear-api-key", "lin_api_", Run(B62, 40)),
     _f("linear-oauth-token", "lin_oauth_", Run(HEX, 64)),
     _f("launchdarkly-key", ("api-", "sdk-", "mob-"), *_uuid()),
-    _f("intra42-secret", "s-s4t2", ("ud-", "af-"), Run(HEX, 64)),
+    _f("intra42-secret", "s-s4t2", ("ud-", "af-"), Run(HEX_MIXED, 64)),
     _f("settlemint-token", "sm_", ("pat_", "aat_", "sat_"), Run(B62, 16)),
     _f("ubidots-token", "BBFF-", Run(B62, 30)),
     _f("defined-networking-key", "dnkey-", Run(LOWER_ALNUM + "=_-", 26), "-",
@@ -295,10 +318,10 @@ FORMATS: tuple[Format, ...] = (
     _f("doppler-token", "dp.", ("pt.", "st.", "sa.", "ct.", "scim.", "audit."),
        Run(B62, 40, 44)),
     _f("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
-       Run(B64URL + ".", 32, 64)),
+       Run(B64URL + ".=", 32, 64)),
     _f("supabase-token", "sbp_", Run(HEX, 40)),
     _f("supabase-secret-key", "sb_secret_", Run(B64URL, 31)),
-    _f("dynatrace-token", "dt0c01.", Run(UPPER_ALNUM, 24), ".", Run(UPPER_ALNUM, 64)),
+    _f("dynatrace-token", "dt0c01.", Run(B62, 24), ".", Run(B62, 64)),
     _f("new-relic-user-key", "NRAK-", Run(UPPER_ALNUM, 27)),
     _f("new-relic-insert-key", "NRII-", Run(B64URL, 32)),
     _f("new-relic-browser-key", "NRJS-", Run(HEX, 19)),
@@ -308,23 +331,26 @@ FORMATS: tuple[Format, ...] = (
     _f("grafana-api-key", "eyJrIjoi", Run(B64, 70, 400), Run("=", 0, 2)),
     _f("sentry-org-token", "sntrys_eyJ", Run(B64URL + "+/=", 60, 400)),
     _f("sentry-user-token", "sntryu_", Run(HEX, 64)),
-    _f("postman-api-key", "PMAK-", Run(HEX, 24), "-", Run(HEX, 34)),
+    _f("postman-api-key", "PMAK-", Run(HEX_MIXED, 24), "-", Run(HEX_MIXED, 34)),
     _f("age-secret-key", "AGE-SECRET-KEY-1", Run(BECH32, 58)),
     _f("vault-service-token", "hvs.", Run(B64URL, 24, 200)),
     _f("vault-batch-token", "hvb.", Run(B64URL, 100, 300)),
     _f("vault-recovery-token", "hvr.", Run(B64URL, 24, 200)),
     _f("onepassword-service-token", "ops_eyJ", Run(B64, 250, 4000), Run("=", 0, 3)),
+    _f("onepassword-secret-key-v2", "A3-", Run(UPPER_ALNUM, 6), "-", Run(UPPER_ALNUM, 6), "-",
+       Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-",
+       Run(UPPER_ALNUM, 5), kind="onepassword-secret-key"),
     _f("onepassword-secret-key", "A3-", Run(UPPER_ALNUM, 6), "-", Run(UPPER_ALNUM, 11), "-",
        Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5)),
     _f("openshift-token", "sha256~", Run(B64URL, 43)),
     # Authress service client keys: four dotted parts, the third opening with "acc".
     _f("authress-access-key", ("authress_", "scauth_", "ext_", "sc_"), Run(B62, 5, 30), ".",
-       Run(B62, 4, 6), ".acc", ("_", "-"), Run(LOWER_ALNUM + "-", 10, 32), ".",
+       Run(B62, 4, 6), ".acc", ("_", "-"), Run(B62 + "-", 10, 32), ".",
        Run(B64URL + "+/=", 30, 120)),
     # Data Center and self-hosted forges, CI and code quality
     _f("bitbucket-data-center-token", "BBDC-", Run(B64URL + "+/@", 40, 50)),
     _f("sonarcloud-token", "sqco_", Run(B62, 59)),
-    _f("sourcegraph-legacy-token", "sgp_", Run(HEX, 40), kind="sourcegraph-token"),
+    _f("sourcegraph-legacy-token", "sgp_", Run(HEX_MIXED, 40), kind="sourcegraph-token"),
     _f("sourcegraph-cody-token", "slk_", Run(HEX, 64)),
     _f("crates-io-token", "cio", Run(B62, 32), check=_random_after(3)),
     _f("dependency-track-key", "odt_", Run(B62, 32, 255)),
@@ -448,11 +474,13 @@ FORMATS: tuple[Format, ...] = (
     _f("square-token", ("sq0atp-", "sq0csp-"), Run(B64URL, 22, 43)),
     _f("woocommerce-key", ("ck_", "cs_"), Run(HEX, 40)),
     _f("facebook-access-token", "EAA", Run(B62, 100, 255)),
-    _f("square-access-token", "EAAA", Run(B64URL, 60)),
+    _f("square-access-token", "EAAA", Run(B64URL, 22, 60), check=_random_after(4)),
     _f("braintree-token", "access_token$", ("production$", "sandbox$"), Run(LOWER_ALNUM, 16),
        "$", Run(HEX, 32)),
-    _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX, 32), "-X"),
-    _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX, 40)),
+    _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX_MIXED, 32), "-X"),
+    _f("flutterwave-encryption-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX_MIXED, 12),
+       kind="flutterwave-secret-key"),
+    _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX_MIXED, 40)),
     # Twitch stream keys: live_, the account number, a random part. Before the other live_
     # rows, whose alphabets would take its underscore.
     _f("twitch-stream-key", "live_", Run(DIGITS, 8, 12), "_", Run(B62, 30, 36)),
@@ -481,33 +509,73 @@ FORMATS: tuple[Format, ...] = (
     # Slack tokens go on with digits (a team or user id): ``xoxo-party.jpg`` is a file name.
     _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 1, 13),
        Run(B62 + "-", 9, 250), kind="slack-token"),
+    # Legacy workspace and app tokens may go on with letters: random base62 then.
+    _f("slack-legacy-token", "xox", ("a-", "r-"), Run(B62, 8, 48), kind="slack-token",
+       check=_random_after(5)),
     _f("slack-app-token", "xapp-", Run(DIGITS, 1), "-", Run(B62 + "-", 10, 200),
        kind="slack-token"),
     # Configuration tokens: ``xoxe.`` before a bot or user token's prefix and one digit.
     _f("slack-config-access-token", "xoxe.", ("xoxb-", "xoxp-"), Run(DIGITS, 1), "-",
        Run(UPPER_ALNUM + LOWER, 163, 166), kind="slack-token"),
-    _f("slack-webhook", "https://hooks.slack.com/", ("services/", "workflows/", "triggers/"),
+    _f("slack-webhook", ("https://hooks.slack.com/", "http://hooks.slack.com/", "hooks.slack.com/"),
+       ("services/", "workflows/", "triggers/"),
        Run(B62 + "_/+-", 20, 300), kind="slack-webhook"),
-    _f("discord-webhook", "https://", ("discord.com", "discordapp.com"), "/api/webhooks/",
+    _f("discord-webhook", ("discord.com", "discordapp.com", "ptb.discord.com",
+                           "canary.discord.com"),
+       ("/api/webhooks/", "/api/v6/webhooks/", "/api/v7/webhooks/", "/api/v8/webhooks/",
+        "/api/v9/webhooks/", "/api/v10/webhooks/"),
        Run(DIGITS, 17, 20), "/", Run(B64URL, 60, 68)),
-    _f("teams-webhook", Run(LOWER_ALNUM + "-", 1, 63), ".webhook.office.com/webhookb2/",
-       *_uuid(), "@", *_uuid(),
-       "/IncomingWebhook/", Run(HEX, 32), "/", *_uuid()),
-    _f("zapier-webhook", "https://hooks.zapier.com/hooks/catch/", Run(DIGITS, 5, 10), "/",
-       Run(LOWER_ALNUM, 5, 10)),
+    # Rows that open with ``/`` or ``.`` are path parts: their host stands before them.
+    # Teams' connectors: two ids, a hex id, an id, and (since 2024) ``/V2`` and a signature.
+    _f("teams-webhook-v2", "webhook.office.com/webhookb2/",
+       *_uuid(LOWER_ALNUM), "@", *_uuid(LOWER_ALNUM), "/IncomingWebhook/",
+       Run(LOWER_ALNUM, 32), "/", *_uuid(LOWER_ALNUM), "/V2", Run(B64URL, 43),
+       kind="teams-webhook-v2"),
+    _f("teams-webhook", "webhook.office.com/webhookb2/",
+       *_uuid(LOWER_ALNUM), "@", *_uuid(LOWER_ALNUM),
+       "/IncomingWebhook/", Run(LOWER_ALNUM, 32), "/", *_uuid(LOWER_ALNUM)),
+    _f("zapier-webhook", "hooks.zapier.com/hooks/", ("catch/", "standard/"), Run(DIGITS, 5, 10),
+       "/", Run(B62, 5, 32)),
+    _f("ifttt-webhook", "maker.ifttt.com/", ("use/", "trigger/"),
+       Run(B64URL + "/", 22, 200), check=_ifttt_key),
+    _f("pagerduty-integration-url", "events.", ("pagerduty.com", "eu.pagerduty.com"),
+       "/integration/", Run(HEX_MIXED, 32)),
+    _f("telegram-bot-url", "api.telegram.org/", ("bot", "file/bot"), Run(DIGITS, 5, 16), ":",
+       Run(B64URL, 30, 40), kind="telegram-bot-token"),
+    # Mattermost's incoming hooks: ``/hooks/`` and 26 lower-case letters and digits on any
+    # host; Rocket.Chat's: an id of 17 and a token of 48.
+    _f("mattermost-webhook", "/hooks/", Run(LOWER_ALNUM, 26),
+       check=_tail_random(26)),
+    _f("rocketchat-webhook", "/hooks/", Run(B62, 17), "/",
+       Run(B62, 48)),
+    _f("feishu-webhook", ("open.feishu.cn", "open.larksuite.com"), "/open-apis/bot/v2/hook/",
+       Run(LOWER_ALNUM + "-", 20, 40)),
+    _f("netlify-build-hook", "api.netlify.com/build_hooks/", Run(HEX, 24)),
+    _f("vercel-deploy-hook", "api.vercel.com/v1/integrations/deploy/", Run(B64URL, 8, 40), "/",
+       Run(B62, 8, 20)),
+    _f("flowdock-token-url", "api.flowdock.com/", ("v1/messages/chat/", "v1/messages/team_inbox/",
+                                                 "messages/chat/", "messages/team_inbox/"),
+       Run(HEX, 32)),
+    _f("webhook-site-url", "webhook.site/", *_uuid()),
+    # Any service's ``/webhook/<uuid>`` (n8n, Node-RED, self-hosted hubs): the id is the key.
+    _f("uuid-webhook", ("/webhook/", "/webhooks/", "/hook/", "/webhook-test/"),
+       *_uuid(HEX_MIXED)),
     _f("discord-bot-token", Run("MNO", 1), Run(B64URL, 23, 25), ".", Run(B64URL, 6), ".",
        Run(B64URL, 27, 38), anchor_parts=3),  # dot, six, dot, 27: dotted names seldom are
     _f("telegram-bot-token", Run(DIGITS, 8, 10), ":AA", Run(B64URL, 33)),
-    _f("twilio-api-key", "SK", Run(HEX, 32)),
+    _f("twilio-api-key", "SK", Run(HEX_MIXED, 32)),
     _f("sendgrid-key", "SG.", Run(B64URL, 22), ".", Run(B64URL, 43)),
-    _f("brevo-key", ("xkeysib-", "xsmtpsib-"), Run(HEX, 64), "-", Run(B62, 16)),
+    _f("sendgrid-key-any", "SG.", Run(B64URL + "=.", 66, 69), kind="sendgrid-key",
+       check=_random_after(3)),
+    _f("brevo-key", ("xkeysib-", "xsmtpsib-"), Run(HEX_MIXED, 64), "-", Run(B62, 16)),
     _f("mailchimp-key", Run(HEX, 32), "-us", Run(DIGITS, 1, 2)),
     _f("mailgun-key", "key-", Run(HEX, 32)),
     _f("hubspot-token", "pat-", ("na1-", "eu1-"), *_uuid()),
     _f("twitter-bearer-token", "AAAAAAAAAAAAAAAAAAAAA", Run(B62 + "%", 80, 120)),
     _f("adafruit-key", "aio_", Run(B62, 28)),
-    _f("teams-legacy-webhook", "outlook.office.com/webhook/", *_uuid(), "@", *_uuid(),
-       "/IncomingWebhook/", Run(HEX, 32), "/", *_uuid(), kind="teams-webhook"),
+    _f("teams-legacy-webhook", ("outlook.office.com/webhook/", "outlook.office365.com/webhook/"),
+       *_uuid(LOWER_ALNUM), "@", *_uuid(LOWER_ALNUM), "/IncomingWebhook/",
+       Run(LOWER_ALNUM, 32), "/", *_uuid(LOWER_ALNUM), kind="teams-webhook"),
     _f("tines-webhook", Run(LOWER_ALNUM + "-", 1, 63), ".tines.com/webhook/", Run(LOWER_ALNUM, 32),
        "/", Run(LOWER_ALNUM, 32)),
     _f("mailersend-token", "mlsn.", Run(HEX, 64)),
@@ -655,7 +723,7 @@ class FormatScanner:
 
     def _at(self, block: bytes, hs: int) -> Found | None:
         """The first row, in table order, whose whole shape matches around the anchor at hs."""
-        glued = hs > 0 and block[hs - 1] in WORD
+        glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
         candidates = [] if glued else self._by_byte.get(block[hs], [])  # glued: refused anyway
         size = len(block)
         for offset in self._offsets:
@@ -702,7 +770,7 @@ class FormatScanner:
             s, e = spans[0]
             if s < 0:
                 return None
-        if s > 0 and block[s - 1] in WORD:
+        if s > 0 and block[s - 1] in WORD and block[s] in WORD:
             return None  # inside a longer word: "xoxo-party", "TASK0123…"
         if e < len(block) and block[e] in _ALNUM:
             return None  # a longer run than the format allows: a hash, not this key
