@@ -37,6 +37,7 @@ from relay.redact.prefilter import Prefilter
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
+from relay.redact.values import is_not_secret
 
 # The ssh user of the big forges is not anyone's address.
 DEFAULT_ALLOWED: tuple[str, ...] = (r"git@[A-Za-z0-9.\-]+",)
@@ -220,7 +221,7 @@ class Engine:
                 continue
             found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
         # Last, so that where a named rule agrees with a rule above, the latter's kind stands.
-        found.extend(NAMED.spans(block, lowered, start))
+        found.extend(s for s in NAMED.spans(block, lowered, start) if not _not_secret(block, s))
         found.extend(self._literals.spans(block, lowered, start))
         found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         return found
@@ -260,7 +261,18 @@ def _stands_in(block: bytes, span: Span) -> bool:
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
-    return is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False)
+    if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
+        return True
+    return _not_secret(block, span)
+
+
+def _not_secret(block: bytes, span: Span) -> bool:
+    """A named value that its name's meaning or its own shape says is no secret (see
+    ``values``); only plain secret finds are judged, not a line's rest (``LineBudget``)."""
+    start, end, kind = span
+    if kind != Kind.SECRET or end - start > _LONGEST_VALUE:
+        return False
+    return is_not_secret(block, start, end)
 
 
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:

@@ -261,7 +261,7 @@ FORMATS: tuple[Format, ...] = (
     _f("circleci-token", "CCIPAT_", Run(B62, 22), "_", Run(HEX, 40)),
     _f("buildkite-token", "bkua_", Run(HEX, 40)),
     _f("sonarqube-token", ("sqp_", "sqa_", "squ_"), Run(HEX, 40)),
-    _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX, 40)),
+    _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX_MIXED, 40)),
     _f("octopus-deploy-key", "API-", Run(UPPER_ALNUM, 26)),
     _f("harness-token", ("pat.", "sat."), Run(B64URL, 22), ".", Run(B62, 24), ".",
        Run(B62, 20)),
@@ -477,8 +477,10 @@ FORMATS: tuple[Format, ...] = (
     _f("square-access-token", "EAAA", Run(B64URL, 22, 60), check=_random_after(4)),
     _f("braintree-token", "access_token$", ("production$", "sandbox$"), Run(LOWER_ALNUM, 16),
        "$", Run(HEX, 32)),
-    _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX_MIXED, 32), "-X"),
-    _f("flutterwave-encryption-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(HEX_MIXED, 12),
+    _f("flutterwave-secret-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(B62, 32), "-X"),
+    # The public key is for the browser, but scanners flag it: a log has no need of it.
+    _f("flutterwave-public-key", "FLWPUBK", Run("_TEST", 0, 5), "-", Run(B62, 32), "-X"),
+    _f("flutterwave-encryption-key", "FLWSECK", Run("_TEST", 0, 5), "-", Run(B62, 12),
        kind="flutterwave-secret-key"),
     _f("shippo-token", "shippo_", ("live_", "test_"), Run(HEX_MIXED, 40)),
     # Twitch stream keys: live_, the account number, a random part. Before the other live_
@@ -507,10 +509,14 @@ FORMATS: tuple[Format, ...] = (
        ("gems.contribsys.com", "enterprise.contribsys.com")),
     # Messaging, mail, webhooks
     # Slack tokens go on with digits (a team or user id): ``xoxo-party.jpg`` is a file name.
-    _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 1, 13),
-       Run(B62 + "-", 9, 250), kind="slack-token"),
+    # Slack's tokens: a team or user id of eight to thirteen digits first (``xoxb-12345-…`` is
+    # a document's), then more ids and a random part; refresh tokens a digit and 140 more.
+    _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 8, 13),
+       "-", Run(B62 + "-", 8, 250), kind="slack-token"),
+    _f("slack-refresh-token", "xoxe-", Run(DIGITS, 1), "-", Run(B62, 140, 150),
+       kind="slack-token"),
     # Legacy workspace and app tokens may go on with letters: random base62 then.
-    _f("slack-legacy-token", "xox", ("a-", "r-"), Run(B62, 8, 48), kind="slack-token",
+    _f("slack-legacy-token", "xox", ("a-", "r-"), Run(B62 + "-", 8, 48), kind="slack-token",
        check=_random_after(5)),
     _f("slack-app-token", "xapp-", Run(DIGITS, 1), "-", Run(B62 + "-", 10, 200),
        kind="slack-token"),
@@ -562,6 +568,9 @@ FORMATS: tuple[Format, ...] = (
        *_uuid(HEX_MIXED)),
     _f("discord-bot-token", Run("MNO", 1), Run(B64URL, 23, 25), ".", Run(B64URL, 6), ".",
        Run(B64URL, 27, 38), anchor_parts=3),  # dot, six, dot, 27: dotted names seldom are
+    # Facebook's app access tokens: the app's id, a bar (or %7C in a URL), the app's secret.
+    _f("facebook-app-token", Run(DIGITS, 15, 16), ("|", "%7C", "%7c"), Run(B64URL, 27, 40),
+       check=_random_after(17)),
     _f("telegram-bot-token", Run(DIGITS, 8, 10), ":AA", Run(B64URL, 33)),
     _f("twilio-api-key", "SK", Run(HEX_MIXED, 32)),
     _f("sendgrid-key", "SG.", Run(B64URL, 22), ".", Run(B64URL, 43)),
@@ -774,6 +783,8 @@ class FormatScanner:
             return None  # inside a longer word: "xoxo-party", "TASK0123…"
         if e < len(block) and block[e] in _ALNUM:
             return None  # a longer run than the format allows: a hash, not this key
+        if e < len(block) and block[e] in b"#*":
+            return _FILLER  # the rest is masked (``xoxp-…-####``): a document's example
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
         # The placeholder test reads the runs alone: a format's own literals are no filler.

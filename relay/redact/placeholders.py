@@ -10,6 +10,7 @@ itself holds as a secret is masked whatever it looks like (see ``engine``).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 # Filler: x, X, 0, *, #, dots, dashes and underscores, with a run of four (or three of the
@@ -24,8 +25,17 @@ FILLER_SHARE = 0.9
 # (each long or delimited, so that a random body holds one with odds of one in millions).
 _WORDS = re.compile(
     rb"(?i:your[_\-]|[_\-]here\b|placeholder|redacted|changeme|change_me|dummy|insert[_\-]"
-    rb"|replace[_\-]?me|example[_\-]?key)"
+    rb"|replace[_\-]?me|example[_\-]?key|example|randomstring|random[_\-]string"
+    rb"|(?:string|token|key|secret|value)here)"
 )
+# Ascending runs (``123456789``, ``abcdefgh``): seven in a row, which random text holds with
+# odds of one in billions.
+_ASCENDING = re.compile(
+    rb"(?i:0123456|1234567|2345678|3456789|abcdefg|bcdefgh|cdefghi|defghij|efghijk|fghijkl"
+    rb"|ghijklm|hijklmn|ijklmno|jklmnop|klmnopq|lmnopqr|mnopqrs|nopqrst|opqrstu|pqrstuv"
+    rb"|qrstuvw|rstuvwx|stuvwxy|tuvwxyz)"
+)
+MAX_PERIOD = 4  # ``123123123…``, ``abababab``: a short unit repeated is a document's filler
 MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones is filler
 
 
@@ -34,11 +44,38 @@ def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
     template's word (a token never holds one; a password may)."""
     if len(body) >= 8 and len(set(body)) < MIN_DISTINCT:
         return True
+    if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body)):
+        return True
     if _FILLER_RUN.search(body):
         filler = len(body) - len(body.translate(None, _FILLER_CHARS))
         if filler >= FILLER_SHARE * len(body):
             return True
     return bool(words and _WORDS.search(body))
+
+
+def _mostly_ascending(body: bytes) -> bool:
+    """Half the body or more is ascending runs of four or more (``123456789…``,
+    ``abcdefgh…``), and one of seven at least: a document's stand-in, not random text (a
+    real id may open with ``1234567890``; the rest of it is then random)."""
+    if not _ASCENDING.search(body):
+        return False
+    covered, run = 0, 1
+    lowered = body.lower()
+    for a, b in itertools.pairwise(lowered):
+        if b == a + 1:
+            run += 1
+            continue
+        covered += run if run >= 4 else 0
+        run = 1
+    covered += run if run >= 4 else 0
+    return 2 * covered >= len(body)
+
+
+def _periodic(body: bytes) -> bool:
+    """The body is one short unit repeated: digits (``12312312…``) or a pair (``abab…``).
+    (A mixed unit repeated, ``Ab1Ab1…``, is the tests' stand-in for a token: kept a token.)"""
+    most = MAX_PERIOD if body.isdigit() else 2
+    return any(body[p:] == body[:-p] for p in range(1, most + 1) if len(body) > 2 * p)
 
 
 # A whole value that refers to a secret kept elsewhere, or masks one.

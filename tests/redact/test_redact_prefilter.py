@@ -87,7 +87,7 @@ SINGLE = (
     "+ aws configure set x_key V{n}",
     "+ mysql -h db -uroot -pS3cr3t{n} app",
     "clone https://ci:pa55{n}@git.example.org/r",
-    "-H 'bearer abcdefgh{n}'",
+    "-H 'bearer qwkrtzmh{n}'",
     "<name>db.secret</name>\n\n  <value>x{n}</value>",
     "cloudflare => 'Xk3jd8sKq9Lm2Pz7{n}'",
     'heroku := "Xk3jd8sKq9 Lm2Pz7{n}"',

@@ -1,0 +1,192 @@
+"""Whether a value that a name calls secret is one: judged by the name's meaning and the
+value's shape, not by lists of examples.
+
+A name is a secret's when its last word is a secret word (``DB_PASSWORD``, ``apiKey``,
+``client_secret_prod``), not when it merely holds one (``foreignKey``, ``key_length``,
+``token_endpoint``, ``secretRef``). ``key`` and ``token`` name secrets unless the word before
+says whose they are (``bucket_key``, ``partition_key``, ``public_key``, ``page_token``).
+
+A value is no secret when it is a reference or an expression (``X25519.key_length``,
+``settings.CLIENT_SECRET``, ``os.getenv(``, ``$2``, ``!Ref Param``), markup
+(``<xsd:element …``), a boolean or a small number, a host, a plain URL or a version, or a
+placeholder (``test``, ``example``, a run of one character, a repeated pattern, ascending
+digits). Only the finds of the rules that read names go through here (``Kind.SECRET``):
+the format table's tokens are judged by their own shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from relay.redact.placeholders import is_reference, looks_like_placeholder
+
+# What stands before a value: its name, maybe a closing quote or bracket, the separator, and
+# an opening quote (``"bucket_key": "``, ``key_length = ``, ``ACCESS_KEY:=``).
+_NAME_BEFORE = re.compile(
+    rb"([A-Za-z0-9_.\-]{1,80})\\{0,3}[\"']?\]?[ \t]*"
+    rb"(?:=>|:{1,3}=|\?=|\+=|\.=|=|:)[ \t]*(?:!!?[A-Za-z]+[ \t]+)?\\{0,3}[\"'`]?$"
+)
+_WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# Words after the meaning that only say which one (``password_prod``, ``SECRET_KEY_BASE``).
+_QUALIFIERS = frozenset(
+    b"value val data b64 base64 hex raw str string enc encoded encrypted plain plaintext "
+    b"cleartext clear text default prod production dev development staging stage test qa "
+    b"live local old new current next prev ci main base v x".split()
+)
+# Names that say nothing of their own: an XML attribute's ``value=`` follows ``key="…"``.
+_NEUTRAL = frozenset(b"value val v data content text default".split())
+# A name's last word that means a secret (a word that ends in one of the long ones, too:
+# ``dbpassword``, ``accesstoken``).
+_SECRET_EXACT = frozenset(
+    b"key pwd pass auth authorization salt jwt dsn sas psk hmac otp pin pat sig seed creds cred "
+    b"apikey authkey authtoken".split()
+)
+_SECRET_ENDS = (
+    b"password", b"passwd", b"passphrase", b"passcode", b"secret", b"secrets", b"token",
+    b"apikey", b"credential", b"credentials", b"signature", b"cookie", b"session", b"bearer",
+    b"mnemonic", b"privatekey", b"secretkey", b"accesskey", b"masterkey", b"signingkey",
+    b"licensekey", b"encryptionkey",
+)  # fmt: skip
+# Whose ``key`` or ``token`` is no secret: a database's, a map's, a cache's, a public one,
+# a page's, a tokenizer's.
+_NOT_SECRET_OWNERS = frozenset(
+    b"foreign primary sort partition bucket cache hash range row column object map dict "
+    b"lookup group shard sharding idempotency dedup dedupe composite unique natural "
+    b"surrogate translation i18n message locale label field attribute attr prop property "
+    b"entry item element node record event state public publishable pub host known list "
+    b"tag metadata meta param query order join lock trace span request correlation cursor "
+    b"page pagination continuation sync cancellation cancel pad eos bos unk sep cls mask "
+    b"eof start end special s3 file path route registry storage_class sql index".split()
+)
+_VENDORS = frozenset(
+    b"cloudflare heroku stripe github gitlab slack twilio sendgrid mailgun mailchimp datadog "
+    b"sentry npm pypi docker aws azure gcp openai anthropic shopify okta auth0 vault discord "
+    b"telegram firebase algolia pusher mapbox newrelic pagerduty snyk vercel netlify "
+    b"supabase digitalocean linode hetzner huggingface postman grafana databricks notion "
+    b"linear jira atlassian bitbucket circleci".split()
+)
+
+_BOOLEAN = frozenset(b"true false yes no on off null none nil undefined nan empty".split())
+_PLACEHOLDER_WORDS = frozenset(
+    b"test testing tests example examples sample demo dummy foo bar baz foobar fake mock "
+    b"todo tbd fixme abc abc123 xyz value secret password passwd pass token changeme "
+    b"placeholder string".split()
+)
+_SMALL_NUMBER = re.compile(rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?")
+_POSITIONAL = re.compile(rb"\$(?:[0-9@*#?!$\-]|\{[0-9]+\})[}\"']*")
+_MARKUP = re.compile(rb"<[A-Za-z/!?]")
+_TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
+_SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
+_DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
+_CALL = re.compile(_SEGMENT + rb"(?:\." + _SEGMENT + rb")*\(")
+_HOST = re.compile(rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+(?::[0-9]{1,5})?(?:/[^\s]*)?")
+_URL = re.compile(rb"(?i:https?|wss?|ftp)://[^\s@/]+(?:/[^\s@?#]*)?")
+_VERSION = re.compile(rb"[0-9]+\.[0-9]+\.[0-9]+|-(?:SNAPSHOT|RELEASE)\b")
+# A variable's name as the value: snake case with a secret word for one of its parts
+# (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
+_SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+_CAMEL = re.compile(rb"[a-z]+(?:[A-Z][a-z]+){1,3}")
+_SECRET_PARTS = frozenset(b"pubkey password passwd secret token key apikey api auth".split())
+# Type words between a name and its ``=`` (``API_KEY: Final = …``, ``apiKey string = …``).
+_TYPES = frozenset(b"final str string optional secretstr bytes classvar any var let const".split())
+_NAME_LEFT = re.compile(rb"([A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*:?[ \t]*$")
+
+
+def _random_segment(value: bytes) -> bool:
+    """A piece of 16 or more characters with upper, lower and digit: a token's part."""
+    for piece in re.split(rb"[./:\-]", value):
+        mixed = re.search(rb"[A-Z]", piece) and re.search(rb"[a-z]", piece)
+        if len(piece) >= 16 and mixed and re.search(rb"[0-9]", piece):
+            return True
+    return False
+
+
+def name_words(name: bytes) -> list[bytes]:
+    """A name's words, lower-cased: ``PuttyPassword`` -> putty, password."""
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def name_is_secret(name: bytes) -> bool | None:
+    """Whether the name means a secret; None when it says nothing (``value``, a number)."""
+    words = name_words(name)
+    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
+        words.pop()
+    if not words or (len(words) == 1 and words[0] in _NEUTRAL):
+        return None
+    last = words[-1]
+    before = words[-2] if len(words) > 1 else b""
+    if words[-3:] == [b"access", b"key", b"id"]:
+        return True  # AWS's key id: half of a credential pair, and what scanners look for
+    if last in _VENDORS:
+        return True
+    if last in (b"key", b"token", b"keys", b"tokens") and before in _NOT_SECRET_OWNERS:
+        return False
+    if before in (b"public", b"pub", b"publishable"):
+        return False
+    return last in _SECRET_EXACT or last.endswith(_SECRET_ENDS)
+
+
+def name_before(block: bytes, start: int) -> bytes | None:
+    """The name that a value at ``start`` is assigned to on its line, if a separator says so."""
+    line = block.rfind(b"\n", 0, start) + 1
+    m = _NAME_BEFORE.search(block, max(line, start - 160), start)
+    if m is None:
+        return None
+    sep = block[m.end(1) : m.end()]
+    if b":" in sep and b"=" not in sep and not re.search(rb"[\"'\]]|:[ \t]", sep):
+        return None  # ``admin:pw`` (a user and a password), not ``key: value``
+    name = m.group(1)
+    if name.lower() in _TYPES:
+        left = _NAME_LEFT.search(block, max(line, start - 160), m.start(1))
+        return left.group(1) if left else None
+    return name
+
+
+def value_is_not_secret(value: bytes) -> bool:
+    """The value's shape says it is no secret (see the module docstring)."""
+    v = value.strip().lstrip(b"\\").strip(b"\"'`")
+    if not v:
+        return True
+    lowered = v.lower()
+    if lowered in _BOOLEAN or lowered in _PLACEHOLDER_WORDS:
+        return True
+    if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
+        return True
+    if _MARKUP.match(v) or _TAG.match(v) or _CALL.match(v):
+        return True
+    if _DOTTED.fullmatch(v) and not _random_segment(v):
+        return True
+    if (_HOST.fullmatch(v) or _URL.fullmatch(v)) and not _random_segment(v):
+        return True
+    if _VERSION.search(v) and v.count(b".") >= 2:
+        return True
+    variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
+    if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
+        return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
+    return looks_like_placeholder(v) or _one_char_run(v)
+
+
+def _one_char_run(value: bytes) -> bool:
+    """``yyy``, ``000``: one character repeated."""
+    return len(value) >= 3 and len(set(value)) == 1
+
+
+def is_not_secret(block: bytes, start: int, end: int) -> bool:
+    """A named rule's find at ``block[start:end]`` that is no secret: its name does not mean
+    one, or its value's shape says so."""
+    if value_is_not_secret(block[start:end]):
+        return True
+    name = name_before(block, start)
+    if name is None:
+        return False
+    if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
+        return True  # <entry key="…">: the key's name, not a key
+    return name_is_secret(name) is False
+
+
+def _in_tag_attribute(block: bytes, start: int) -> bool:
+    """The value is an attribute's inside an open markup tag on its line."""
+    line = block.rfind(b"\n", 0, start) + 1
+    head = block[line:start]
+    lt = head.rfind(b"<")
+    return lt >= 0 and head.rfind(b">") < lt
