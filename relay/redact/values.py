@@ -30,8 +30,8 @@ _WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # Words after the meaning that only say which one (``password_prod``, ``SECRET_KEY_BASE``).
 _QUALIFIERS = frozenset(
     b"value val data b64 base64 hex raw str string enc encoded encrypted plain plaintext "
-    b"cleartext clear text default prod production dev development staging stage test qa "
-    b"live local old new current next prev ci main base v x".split()
+    b"cleartext clear default prod production dev development staging stage qa "
+    b"live local old new current ci main base v x".split()
 )
 # Names that say nothing of their own: an XML attribute's ``value=`` follows ``key="…"``.
 _NEUTRAL = frozenset(b"value val v data content text default".split())
@@ -47,6 +47,22 @@ _SECRET_ENDS = (
     b"mnemonic", b"privatekey", b"secretkey", b"accesskey", b"masterkey", b"signingkey",
     b"licensekey", b"encryptionkey",
 )  # fmt: skip
+# A name's last word that says it is something about a secret, not the secret: its length,
+# its URL, where it is kept, what it is called (``key_length``, ``token_endpoint``,
+# ``secretRef``, ``key_down_event``, ``X-API-Name``, ``COMMUNICATION_API_VERSION``).
+_PROPERTIES = frozenset(
+    b"length len size count num number limit max min type types kind name names id ids "
+    b"index idx url uri urls endpoint host port path file filename dir directory ref "
+    b"reference event events handler callback listener version ver format fmt field fields "
+    b"column label prefix suffix pattern regex policy mode method provider source store "
+    b"class enabled required expire expires expiry expiration ttl timeout header headers "
+    b"param params arg args flag option options config configuration settings setting "
+    b"helper util utils manager generator validator schema template hint description desc "
+    b"title message msg error err exception status state check rotation age created updated "
+    b"time date timestamp strength complexity iterations rounds algorithm alg input box "
+    b"button form prompt placeholder visible visibility toggle reset change changed forgot "
+    b"down up press pressed released binding bindings map mapping lookup location".split()
+)
 # Whose ``key`` or ``token`` is no secret: a database's, a map's, a cache's, a public one,
 # a page's, a tokenizer's.
 _NOT_SECRET_OWNERS = frozenset(
@@ -107,7 +123,9 @@ def name_words(name: bytes) -> list[bytes]:
 
 
 def name_is_secret(name: bytes) -> bool | None:
-    """Whether the name means a secret; None when it says nothing (``value``, a number)."""
+    """Whether the name means a secret: False when its last word is something about one (a
+    length, a URL, an event) or names a key or token that is no secret (a database's, a
+    public one); None when it does not say (``value``, ``my_password_super_secure``)."""
     words = name_words(name)
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
@@ -121,9 +139,9 @@ def name_is_secret(name: bytes) -> bool | None:
         return True
     if last in (b"key", b"token", b"keys", b"tokens") and before in _NOT_SECRET_OWNERS:
         return False
-    if before in (b"public", b"pub", b"publishable"):
+    if before in (b"public", b"pub", b"publishable") or last in _PROPERTIES:
         return False
-    return last in _SECRET_EXACT or last.endswith(_SECRET_ENDS)
+    return True if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS) else None
 
 
 def name_before(block: bytes, start: int) -> bytes | None:
