@@ -231,6 +231,9 @@ def _ifttt_key(token: bytes) -> bool:
     return len(key) >= 22 and upper and lower
 
 
+# What a password may hold in a connection string: printable ASCII but the separators.
+_PASSWORD_CHARS = "".join(chr(c) for c in range(33, 127) if chr(c) not in "@/\\\"'`<>;")
+
 # OneSignal's keys are lower-case base32 (RFC 4648 without padding).
 B32_LOWER = "abcdefghijklmnopqrstuvwxyz234567"
 
@@ -406,7 +409,7 @@ FORMATS: tuple[Format, ...] = (
     _f("cloudflare-origin-ca-key", "v1.0-", Run(HEX, 24), "-", Run(HEX, 146)),
     _f("dropbox-short-lived-token", "sl.", Run(B64URL, 130, 160)),
     _f("dropbox-long-lived-token", Run(LOWER_ALNUM, 11), "AAAAAAAAAA", Run(B64URL + "=", 43)),
-    _f("azure-sas-signature", "sig=", Run(B62 + "%+/", 43, 80)),
+    _f("azure-sas-signature", "sig=", Run(B64URL + "%+/", 43, 80)),
     _f("firebase-cloud-messaging-key", "AAAA", Run(B64URL, 7), ":", Run(B64URL, 140)),
     _f("salesforce-token", "00D", Run(B62, 12, 15), "!", Run(B62 + "._", 80, 120)),
     _f("salesforce-refresh-token", "5AEP861", Run(B62 + "._=", 80, 300)),
@@ -563,6 +566,11 @@ FORMATS: tuple[Format, ...] = (
                                                  "messages/chat/", "messages/team_inbox/"),
        Run(HEX, 32)),
     _f("webhook-site-url", "webhook.site/", *_uuid()),
+    _f("wecom-webhook", "qyapi.weixin.qq.com/cgi-bin/webhook/send?key=", *_uuid(HEX_MIXED)),
+    # Oracle's thin driver: ``jdbc:oracle:thin:user/password@//host:port/service``.
+    _f("oracle-jdbc-credentials", "jdbc:oracle:", ("thin:", "oci:", "oci8:"),
+       Run(B64URL + ".$", 1, 64), "/", Run(_PASSWORD_CHARS, 4, 128), "@",
+       kind="url-credentials"),
     # Any service's ``/webhook/<uuid>`` (n8n, Node-RED, self-hosted hubs): the id is the key.
     _f("uuid-webhook", ("/webhook/", "/webhooks/", "/hook/", "/webhook-test/"),
        *_uuid(HEX_MIXED)),

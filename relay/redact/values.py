@@ -98,6 +98,8 @@ _CALL = re.compile(_SEGMENT + rb"(?:\." + _SEGMENT + rb")*\(")
 _HOST = re.compile(rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+(?::[0-9]{1,5})?(?:/[^\s]*)?")
 _URL = re.compile(rb"(?i:https?|wss?|ftp)://[^\s@/]+(?:/[^\s@?#]*)?")
 _VERSION = re.compile(rb"[0-9]+\.[0-9]+\.[0-9]+|-(?:SNAPSHOT|RELEASE)\b")
+# A value shown masked or cut short: a run of mask characters, or dots at its end.
+_MASKED = re.compile(rb"#{4}|\*{4}|\.{3}$|\xe2\x80\xa6$")
 # A variable's name as the value: snake case with a secret word for one of its parts
 # (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
 _SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
@@ -178,6 +180,8 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _VERSION.search(v) and v.count(b".") >= 2:
         return True
+    if _MASKED.search(v) or b"::" in v:
+        return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
     variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value

@@ -1,0 +1,714 @@
+# ruff: noqa: E501 - a table of line templates, each kept on one line to be read as a line
+"""The field's test data, written anew: secrets of every self-identifying format the public
+scanners know, in every kind of line, and lines that hold none, from real code and logs.
+
+Independent of ``relay.redact``: the shapes below are written from the public rule sets'
+facts (gitleaks' rules, trufflehog's detectors, detect-secrets' plugins, the vendors' own
+documents: prefix, length, alphabet), not read from the format table, so that the
+measurement says what the table misses. Each secret is synthetic, made from a seed.
+
+Kinds of secret line (``Case.kind``):
+
+- ``bare``: a self-identifying token alone on a line;
+- ``prose``: the same in a sentence;
+- ``code``: in a code sample, as an argument or a literal, under no secret name;
+- ``config``: in a config line under a neutral name (``value:``, ``default =``);
+- ``url``: in a URL's path or query under a neutral name;
+- ``named``: a value of any shape (a token, a random key, a password) under a secret's name,
+  in every syntax (shell, YAML, JSON, XML, code, flags, headers, Docker, PowerShell);
+- ``webhook``: a chat, incident or automation service's URL, which is the credential;
+- ``connection``: a database's or a queue's connection string with its password;
+- ``transform``: this node's own secret as a step may print it (reversed, re-cased, spaced,
+  folded, base64/base32/hex at any alignment and wrapped across lines, rot13, ``\\uXXXX``,
+  ``%XX``).
+
+Lines that hold no secret (``Clean.family``) are made from templates of real code and logs:
+identifiers that hold secret words, hashes, UUIDs, base64 of ordinary data, version strings,
+URLs, documented placeholders, references.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import json
+import random
+import string
+import urllib.parse
+from dataclasses import dataclass
+
+B62 = string.ascii_letters + string.digits
+ALPHABETS = {
+    "A": B62,
+    "a": string.ascii_lowercase + string.digits,
+    "U": string.ascii_uppercase + string.digits,
+    "h": "0123456789abcdef",
+    "H": "0123456789ABCDEF",
+    "X": "0123456789abcdefABCDEF",
+    "D": string.digits,
+    "L": string.ascii_letters,
+    "l": string.ascii_lowercase,
+    "u": B62 + "-_",
+    "b": B62 + "+/",
+    "Z": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    "z": "abcdefghijklmnopqrstuvwxyz234567",
+    "B": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+}
+OWN_SECRET = "Relay-n0de-S3cret-7Qx9Lm2Vb8"
+
+
+def fill(template: str, rng: random.Random) -> str:
+    """``{36A}`` is 36 base62 characters, ``{8-10D}`` 8 to 10 digits, ``{uuid}`` a UUID."""
+    out, i = [], 0
+    while i < len(template):
+        if template[i] != "{":
+            out.append(template[i])
+            i += 1
+            continue
+        j = template.index("}", i)
+        spec = template[i + 1 : j]
+        i = j + 1
+        if spec == "uuid":
+            h = "".join(rng.choices("0123456789abcdef", k=32))
+            out.append(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}")
+            continue
+        count, code = spec[:-1], spec[-1]
+        low, _, high = count.partition("-")
+        n = rng.randint(int(low), int(high or low))
+        chars = ALPHABETS[code]
+        while True:
+            value = "".join(rng.choices(chars, k=n))
+            # a random part of eight or more has both cases and a digit where its alphabet
+            # does (what a generator gives, and what an issuer's tokens show)
+            if n < 8 or code not in "AbuL" or _mixed(value, code):
+                break
+        out.append(value)
+    return "".join(out)
+
+
+def _mixed(value: str, code: str) -> bool:
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    digit = any(c.isdigit() for c in value) or code == "L"
+    return upper and lower and digit
+
+
+# Self-identifying formats: (name, template). Written from the public rule sets' facts.
+FORMATS: tuple[tuple[str, str], ...] = (
+    ("github-pat", "ghp_{36A}"),
+    ("github-oauth", "gho_{36A}"),
+    ("github-user-to-server", "ghu_{36A}"),
+    ("github-server-to-server", "ghs_{36A}"),
+    ("github-refresh", "ghr_{36A}"),
+    ("github-fine-grained", "github_pat_11{20U}_{59A}"),
+    ("gitlab-pat", "glpat-{20u}"),
+    ("gitlab-pat-routable", "glpat-{27-40u}.01.{9a}"),
+    ("gitlab-pipeline-trigger", "glptt-{40h}"),
+    ("gitlab-runner-registration", "GR1348941{20u}"),
+    ("gitlab-runner-auth", "glrt-{20u}"),
+    ("gitlab-deploy", "gldt-{20u}"),
+    ("gitlab-feed", "glft-{20u}"),
+    ("gitlab-oauth-secret", "gloas-{64u}"),
+    ("gitlab-scim", "glsoat-{20u}"),
+    ("gitlab-ci-job", "glcbt-{1-5A}_{20u}"),
+    ("gitlab-incoming-mail", "glimt-{25u}"),
+    ("gitlab-agent", "glagent-{50u}"),
+    ("gitlab-feature-flag", "glffct-{20u}"),
+    ("bitbucket-app-password", "ATBB{32A}"),
+    ("atlassian-api-token", "ATATT3{186u}"),
+    ("aws-access-key-id", "AKIA{16Z}"),
+    ("aws-temp-access-key-id", "ASIA{16Z}"),
+    ("aws-session-token", "IQoJb3JpZ2luX2Vj{300b}"),
+    ("aws-bedrock-long-lived", "ABSKQmVkcm9ja0FQSUtleS1{120b}"),
+    ("google-api-key", "AIza{35u}"),
+    ("google-oauth-secret", "GOCSPX-{28u}"),
+    ("google-oauth-access", "ya29.{120u}"),
+    ("google-oauth-refresh", "1//0{60u}"),
+    ("azure-ad-client-secret", "{3A}8Q~{34A}"),
+    ("azure-devops-pat", "{76A}AZDO{4A}"),
+    ("alibaba-access-key", "LTAI{20A}"),
+    ("tencent-secret-id", "AKID{32A}"),
+    ("digitalocean-pat", "dop_v1_{64h}"),
+    ("digitalocean-oauth", "doo_v1_{64h}"),
+    ("digitalocean-refresh", "dor_v1_{64h}"),
+    ("databricks", "dapi{32h}"),
+    ("cloudflare-origin-ca", "v1.0-{24h}-{146h}"),
+    ("dropbox-short-lived", "sl.{135u}"),
+    ("scaleway", "SCW{17U}"),
+    ("yandex-api-key", "AQVN{36u}"),
+    ("heroku-v2", "HRKU-AA{58u}"),
+    ("npm", "npm_{36A}"),
+    ("pypi", "pypi-AgEIcHlwaS5vcmc{70u}"),
+    ("rubygems", "rubygems_{48h}"),
+    ("nuget", "oy2{43a}"),
+    ("clojars", "CLOJARS_{60a}"),
+    ("docker-hub-pat", "dckr_pat_{27u}"),
+    ("jfrog-api-key", "AKCp{69A}"),
+    ("jfrog-reference", "cmVmdGtuOjAxOj{50A}"),
+    ("terraform-cloud", "{14A}.atlasv1.{67u}"),
+    ("pulumi", "pul-{40h}"),
+    ("vercel", "vcp_{24A}"),
+    ("netlify", "nfp_{36A}"),
+    ("fly-access", "fo1_{43u}"),
+    ("fly-macaroon", "fm2_{150b}"),
+    ("doppler", "dp.pt.{43A}"),
+    ("doppler-service", "dp.st.{43A}"),
+    ("planetscale", "pscale_tkn_{43u}"),
+    ("planetscale-password", "pscale_pw_{43u}"),
+    ("supabase", "sbp_{40h}"),
+    ("vault-service", "hvs.{95u}"),
+    ("vault-batch", "hvb.{150u}"),
+    ("onepassword-service", "ops_eyJ{260b}"),
+    ("onepassword-secret-key", "A3-{6U}-{11U}-{5U}-{5U}-{5U}"),
+    ("age", "AGE-SECRET-KEY-1{58B}"),
+    ("postman", "PMAK-{24h}-{34h}"),
+    ("grafana-cloud", "glc_{80b}"),
+    ("grafana-service-account", "glsa_{32A}_{8h}"),
+    ("sentry-user", "sntryu_{64h}"),
+    ("new-relic-user", "NRAK-{27U}"),
+    ("new-relic-insert", "NRII-{32u}"),
+    ("new-relic-browser", "NRJS-{19h}"),
+    ("dynatrace", "dt0c01.{24U}.{64U}"),
+    ("linear", "lin_api_{40A}"),
+    ("notion", "ntn_{11D}{35A}"),
+    ("notion-legacy", "secret_{43A}"),
+    ("airtable-pat", "pat{14A}.{64h}"),
+    ("contentful", "CFPAT-{43u}"),
+    ("figma", "figd_{40u}"),
+    ("shopify-access", "shpat_{32h}"),
+    ("shopify-custom", "shpca_{32h}"),
+    ("shopify-private", "shppa_{32h}"),
+    ("shopify-shared-secret", "shpss_{32h}"),
+    ("stripe-live", "sk_live_{24-99A}"),
+    ("stripe-test", "sk_test_{24-99A}"),
+    ("stripe-restricted", "rk_live_{24-99A}"),
+    ("stripe-webhook-secret", "whsec_{32A}"),
+    ("square-access", "EAAA{60u}"),
+    ("square-oauth-secret", "sq0csp-{43u}"),
+    ("square-application", "sq0atp-{22u}"),
+    ("braintree", "access_token$production${16a}${32h}"),
+    ("flutterwave-secret", "FLWSECK_TEST-{32h}-X"),
+    ("duffel", "duffel_live_{43u}"),
+    ("easypost", "EZAK{54A}"),
+    ("shippo", "shippo_live_{40h}"),
+    ("plaid-access", "access-production-{uuid}"),
+    ("mapbox-secret", "sk.eyJ{80u}.{22u}"),
+    ("slack-bot", "xoxb-{10-13D}-{10-13D}-{24A}"),
+    ("slack-user", "xoxp-{10-13D}-{10-13D}-{10-13D}-{32h}"),
+    ("slack-app", "xapp-1-A{10U}-{13D}-{64h}"),
+    ("slack-config", "xoxe.xoxp-1-{164U}"),
+    ("slack-refresh", "xoxe-1-{146U}"),
+    ("discord-bot", "MT{22u}.{6u}.{38u}"),
+    ("telegram-bot", "{8-10D}:AA{33u}"),
+    ("twilio-api-key", "SK{32h}"),
+    ("sendgrid", "SG.{22u}.{43u}"),
+    ("sendinblue", "xkeysib-{64h}-{16A}"),
+    ("mailchimp", "{32h}-us{1-2D}"),
+    ("mailgun", "key-{32h}"),
+    ("hubspot-pat", "pat-na1-{uuid}"),
+    ("twitter-bearer", "AAAAAAAAAAAAAAAAAAAAA{90A}"),
+    ("facebook-page-token", "EAAC{120A}"),
+    ("adafruit", "aio_{28A}"),
+    ("mailersend", "mlsn.{64h}"),
+    ("openai-project", "sk-proj-{156u}"),
+    ("openai-legacy", "sk-{20A}T3BlbkFJ{20A}"),
+    ("openai-svcacct", "sk-svcacct-{74u}T3BlbkFJ{74u}"),
+    ("anthropic", "sk-ant-api03-{93u}AA"),
+    ("anthropic-admin", "sk-ant-admin01-{93u}AA"),
+    ("huggingface", "hf_{34L}"),
+    ("huggingface-org", "api_org_{34L}"),
+    ("groq", "gsk_{52A}"),
+    ("replicate", "r8_{37A}"),
+    ("perplexity", "pplx-{48A}"),
+    ("xai", "xai-{80A}"),
+    ("langsmith", "lsv2_pt_{32h}_{10h}"),
+    ("pinecone", "pcsk_{60A}"),
+    ("nvidia", "nvapi-{64u}"),
+    ("deepseek", "sk-{32h}"),
+    ("openrouter", "sk-or-v1-{64h}"),
+    ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{60u}.{43u}"),
+    ("private-key-openssh-header", "-----BEGIN OPENSSH PRIVATE KEY-----"),
+    ("infracost", "ico-{32A}"),
+    ("prefect", "pnu_{36A}"),
+    ("readme", "rdme_{70a}"),
+    ("scalingo", "tk-us-{48u}"),
+    ("sourcegraph", "sgp_{16h}_{40h}"),
+    ("sonarqube", "squ_{40h}"),
+    ("buildkite", "bkua_{40h}"),
+    ("octopus", "API-{26U}"),
+    ("harness", "pat.{22u}.{24A}.{20A}"),
+    ("intra42", "s-s4t2ud-{64h}"),
+    ("maxmind", "{6A}_{29A}_mmk"),
+    ("clickhouse", "4b1d{38A}"),
+    ("authress", "sc_{10a}.{5a}.acc_{26a}.{60b}"),
+    ("settlemint", "sm_pat_{16A}"),
+    ("frameio", "fio-u-{64u}"),
+    ("typeform", "tfp_{59a}"),
+    ("defined-networking", "dnkey-{26a}-{52a}"),
+    ("openshift", "sha256~{43u}"),
+    ("lob", "live_{35h}"),
+    ("gocardless", "live_{40u}"),
+    ("twitch-stream", "live_{9D}_{30A}"),
+    ("zoho", "1000.{32h}.{32h}"),
+    ("tailscale", "tskey-auth-{15A}-{30A}"),
+    ("posthog", "phx_{43A}"),
+    ("rootly", "rootly_{64h}"),
+    ("mongodb-atlas-sa", "mdb_sa_sk_{40u}"),
+    ("aiven", "AVNS_{22u}"),
+)
+
+WEBHOOKS: tuple[tuple[str, str], ...] = (
+    ("slack", "https://hooks.slack.com/services/T{8-10U}/B{8-10U}/{24A}"),
+    ("slack-workflow", "https://hooks.slack.com/workflows/T{9U}/A{10U}/{18D}/{24A}"),
+    ("slack-trigger", "https://hooks.slack.com/triggers/T{9U}/{13D}/{32h}"),
+    ("discord", "https://discord.com/api/webhooks/{18-19D}/{68u}"),
+    ("discordapp", "https://discordapp.com/api/webhooks/{18D}/{68u}"),
+    ("discord-versioned", "https://discord.com/api/v10/webhooks/{19D}/{68u}"),
+    (
+        "teams",
+        "https://{5-10l}.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{32h}/{uuid}",
+    ),
+    (
+        "teams-v2",
+        "https://{5-10l}.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{32h}/{uuid}"
+        "/V2{43u}",
+    ),
+    (
+        "teams-legacy",
+        "https://outlook.office.com/webhook/{uuid}@{uuid}/IncomingWebhook/{32h}/{uuid}",
+    ),
+    (
+        "power-automate",
+        "https://prod-{2D}.westeurope.logic.azure.com:443/workflows/{32h}/triggers/manual/paths/"
+        "invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig={43u}",
+    ),
+    (
+        "google-chat",
+        "https://chat.googleapis.com/v1/spaces/AAAA{7u}/messages?key=AIza{35u}&token={43u}",
+    ),
+    ("pagerduty", "https://events.pagerduty.com/integration/{32h}/enqueue"),
+    ("opsgenie", "https://api.opsgenie.com/v1/json/integrations/webhooks/prometheus?apiKey={uuid}"),
+    ("zapier", "https://hooks.zapier.com/hooks/catch/{7-8D}/{6-7a}/"),
+    ("ifttt", "https://maker.ifttt.com/trigger/{5-12l}/with/key/{22u}"),
+    ("ifttt-use", "https://maker.ifttt.com/use/{22u}"),
+    ("mattermost", "https://chat.{5-10l}.com/hooks/{26a}"),
+    ("rocketchat", "https://rocket.{5-10l}.org/hooks/{17A}/{48A}"),
+    ("telegram", "https://api.telegram.org/bot{9-10D}:AA{33u}/sendMessage"),
+    ("feishu", "https://open.feishu.cn/open-apis/bot/v2/hook/{uuid}"),
+    ("dingtalk", "https://oapi.dingtalk.com/robot/send?access_token={64h}"),
+    ("wecom", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={uuid}"),
+    ("netlify-build-hook", "https://api.netlify.com/build_hooks/{24h}"),
+    ("vercel-deploy-hook", "https://api.vercel.com/v1/integrations/deploy/prj_{28A}/{10A}"),
+    ("n8n", "https://n8n.{5-10l}.io/webhook/{uuid}"),
+    ("datadog-intake", "https://http-intake.logs.datadoghq.com/api/v2/logs?dd-api-key={32h}"),
+    ("sentry-dsn", "https://{32h}@o{6-7D}.ingest.sentry.io/{7D}"),
+    ("twilio-basic", "https://AC{32h}:{32h}@api.twilio.com/2010-04-01/Accounts"),
+)
+
+CONNECTIONS: tuple[tuple[str, str], ...] = (
+    ("postgres", "postgres://app:{P}@db.internal:5432/app"),
+    ("postgresql", "postgresql://svc_ro:{P}@10.0.3.12:5432/analytics?sslmode=require"),
+    ("mysql", "mysql://root:{P}@mysql:3306/shop"),
+    ("mariadb", "mariadb://admin:{P}@maria.prod:3306/crm"),
+    ("mongodb", "mongodb://admin:{P}@mongo-0:27017,mongo-1:27017/app?replicaSet=rs0"),
+    ("mongodb-srv", "mongodb+srv://app-user:{P}@cluster0.{5a}.mongodb.net/prod?retryWrites=true"),
+    ("redis", "redis://:{P}@cache:6379/0"),
+    ("rediss", "rediss://default:{P}@redis-{5D}.c1.us-east-1-2.ec2.cloud.redislabs.com:{5D}"),
+    ("amqp", "amqp://worker:{P}@rabbitmq:5672/%2F"),
+    ("amqps", "amqps://svc:{P}@b-{uuid}.mq.eu-west-1.amazonaws.com:5671"),
+    ("mssql", "mssql://sa:{P}@sql01:1433/master"),
+    (
+        "sqlserver-ado",
+        "Server=tcp:sql01.database.windows.net,1433;Database=app;User ID=app;Password={P};Encrypt=True;",
+    ),
+    ("sqlserver-pwd", "Data Source=db01;Initial Catalog=Shop;User Id=app;Pwd={P};"),
+    ("jdbc-mysql", "jdbc:mysql://db:3306/shop?user=root&password={P}&useSSL=false"),
+    ("jdbc-postgres", "jdbc:postgresql://db:5432/shop?user=app&password={P}"),
+    ("jdbc-sqlserver", "jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password={P};"),
+    ("oracle", "jdbc:oracle:thin:scott/{P}@//ora.internal:1521/ORCLPDB1"),
+    (
+        "azure-storage",
+        "DefaultEndpointsProtocol=https;AccountName={8l};AccountKey={86b}==;EndpointSuffix=core.windows.net",
+    ),
+    (
+        "azure-service-bus",
+        "Endpoint=sb://{8l}.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={43b}=",
+    ),
+    ("clickhouse", "clickhouse://default:{P}@ch:9000/default"),
+    ("neo4j", "neo4j+s://neo4j:{P}@{8a}.databases.neo4j.io"),
+    ("cassandra", "cassandra://cass:{P}@node1:9042/ks"),
+    ("snowflake", "snowflake://jsmith:{P}@myorg-acct/db/schema?warehouse=wh"),
+    ("elasticsearch", "https://elastic:{P}@es.internal:9200"),
+    ("ftp", "ftp://deploy:{P}@ftp.example.net/pub"),
+    ("libpq-keywords", "host=db.internal port=5432 user=app password={P} dbname=app"),
+    (
+        "kafka-jaas",
+        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="svc" password="{P}";',
+    ),
+)
+
+# Named syntaxes: (syntax, name). ``{v}`` is the value.
+NAMED: tuple[str, ...] = (
+    "API_KEY={v}",
+    'export GITHUB_TOKEN="{v}"',
+    "DB_PASSWORD={v}",
+    "  password: {v}",
+    "  api_key: '{v}'",
+    '  "token": "{v}",',
+    '{{"client_secret":"{v}"}}',
+    "<password>{v}</password>",
+    "<apiKey>{v}</apiKey>",
+    '<add key="StorageAccountKey" value="{v}" />',
+    "--token {v}",
+    "--password={v}",
+    "Authorization: Bearer {v}",
+    "X-API-Key: {v}",
+    'curl -H "Authorization: token {v}" https://api.example.net/v1/me',
+    'secret_key = "{v}"',
+    "SECRET_KEY = '{v}'",
+    'const apiKey = "{v}";',
+    'String password = "{v}";',
+    'apiToken := "{v}"',
+    '$env:API_TOKEN = "{v}"',
+    "set ACCESS_TOKEN={v}",
+    "ENV NPM_TOKEN={v}",
+    "docker run -e POSTGRES_PASSWORD={v} postgres:16",
+    'os.environ["API_KEY"] = "{v}"',
+    "private_key_passphrase = {v}",
+    "auth_token: {v}",
+    "client_secret={v}&grant_type=client_credentials",
+    "the api token is {v}",
+    "mysql -u root -p{v} app",
+    "aws configure set aws_secret_access_key {v}",
+)
+
+PROSE = (
+    "Rotated the leaked credential {t} this morning, please revoke it.",
+    "I think the value {t} was pasted into the channel by mistake.",
+    "found {t} in the build output",
+    "ERROR request failed using {t} (403)",
+)
+CODE = (
+    'client = Client("{t}")',
+    "const c = new Api('{t}');",
+    "init({{ key: '{t}' }})",
+    'cfg.Set("auth", "{t}")',
+    "    return '{t}'",
+    "headers.append(('X-Custom', '{t}'))",
+)
+CONFIG = (
+    "value: {t}",
+    'default = "{t}"',
+    "  - {t}",
+    "<value>{t}</value>",
+    "| prod | {t} | ok |",
+)
+URLS = (
+    "GET https://api.example.net/v1/items/{t} 200",
+    "https://example.org/callback?state=ok&t={t}",
+    "curl -s https://internal.example.com/fetch/{t}/latest",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One line (or block) that holds secrets that must not survive redaction."""
+
+    kind: str
+    family: str
+    text: str
+    secrets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Clean:
+    """One line that holds no secret and must come out unchanged."""
+
+    family: str
+    text: str
+
+
+def _password(rng: random.Random) -> str:
+    while True:
+        value = "".join(rng.choices(B62 + "!@#%^*_-", k=rng.randint(12, 24)))
+        if _mixed(value, "A") and any(c in "!@#%^*_-" for c in value):
+            return value
+
+
+def _named_values(rng: random.Random) -> list[tuple[str, str]]:
+    return [
+        ("random-base62", fill("{32A}", rng)),
+        ("random-hex", fill("{40h}", rng)),
+        ("random-base64", fill("{40b}", rng)),
+        ("password", _password(rng)),
+        ("token-format", fill(rng.choice(FORMATS)[1], rng)),
+    ]
+
+
+def secret_cases(seed: int = 28) -> list[Case]:
+    """Every format in every kind of line, webhooks, connection strings, named values and
+    this node's secret in its transforms."""
+    rng = random.Random(seed)
+    cases: list[Case] = []
+    for name, template in FORMATS:
+        if template.startswith("-----"):
+            continue  # key blocks: their own case below
+        for kind, forms in (
+            ("bare", ("{t}",)),
+            ("prose", PROSE),
+            ("code", CODE),
+            ("config", CONFIG),
+            ("url", URLS),
+        ):
+            token = fill(template, rng)
+            form = rng.choice(forms)
+            cases.append(Case(kind, name, form.format(t=token), (token,)))
+    for syntax in NAMED:
+        for family, value in _named_values(rng):
+            cases.append(Case("named", family, syntax.format(v=value), (value,)))
+    for name, template in WEBHOOKS:
+        for form in ("{t}", "SLACK_NOTIFY={t}", "curl -X POST -d @msg.json {t}",
+                     "  url: {t}", "posting the report to {t} failed: 429"):  # fmt: skip
+            url = fill(template, rng)
+            secret = _webhook_secret(url)
+            cases.append(Case("webhook", name, form.format(t=url), (secret,)))
+    for name, template in CONNECTIONS:
+        for form in ("{t}", 'DATABASE_URL="{t}"', "  dsn: {t}", "connecting to {t} ..."):
+            password = _password(rng).replace("@", "#").replace(";", "_")
+            value = fill(template.replace("{P}", "\x00"), rng).replace("\x00", password)
+            secret = password if "{P}" in template else _longest_run(value)
+            cases.append(Case("connection", name, form.format(t=value), (secret,)))
+    key = base64.b64encode(rng.randbytes(400)).decode()
+    block = "\n".join(
+        ["-----BEGIN OPENSSH PRIVATE KEY-----"]
+        + [key[i : i + 70] for i in range(0, len(key), 70)]
+        + ["-----END OPENSSH PRIVATE KEY-----"]
+    )
+    cases.append(Case("bare", "private-key-block", block, (key[70:140],)))
+    cases.extend(transform_cases(OWN_SECRET))
+    return cases
+
+
+def _webhook_secret(url: str) -> str:
+    """The part of a webhook URL that is the credential: its last long random piece."""
+    pieces = [p for p in _split_url(url) if len(p) >= 16]
+    return max(pieces, key=len)
+
+
+def _split_url(url: str) -> list[str]:
+    out, cur = [], ""
+    for c in url:
+        if c in "/?&=@:":
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return [*out, cur]
+
+
+def _longest_run(value: str) -> str:
+    runs = [r for r in value.replace("=", ";").split(";") if r]
+    return max(runs, key=len)
+
+
+def transform_cases(secret: str) -> list[Case]:
+    """This node's secret as a step may print it to get past a plain match."""
+    raw = secret.encode()
+    out: list[tuple[str, str, str]] = [
+        ("plain", f"using {secret} now", secret),
+        ("reversed", f"+ echo {secret[::-1]}", secret[::-1]),
+        ("upper", f"+ echo {secret.upper()}", secret.upper()),
+        ("lower", f"value={secret.lower()} done", secret.lower()),
+        ("spaced", " ".join(secret), " ".join(secret)),
+        ("dotted", ".".join(secret), ".".join(secret)),
+        ("folded", f"part one {secret[:13]}\n{secret[13:]} part two", secret[:13]),
+        ("rot13", f"+ echo {codecs.encode(secret, 'rot13')}", codecs.encode(secret, "rot13")),
+        ("unicode-escapes", "".join(f"\\u{ord(c):04x}" for c in secret), f"\\u{ord(secret[5]):04x}" * 0 + "".join(f"\\u{ord(c):04x}" for c in secret[4:12])),
+        ("percent", "".join(f"%{b:02X}" for b in raw), "".join(f"%{b:02X}" for b in raw[4:12])),
+        ("url-quoted", "next=" + urllib.parse.quote_plus(secret + "&x"), urllib.parse.quote_plus(secret)),
+        ("json-escaped", json.dumps({"cmd": f'echo "{secret}"'}), secret),
+        ("hex", raw.hex(), raw.hex()),
+        ("hex-upper", raw.hex().upper(), raw.hex().upper()),
+        ("base32", base64.b32encode(raw).decode().rstrip("="), base64.b32encode(raw).decode()[:32]),
+    ]  # fmt: skip
+    for shift in range(3):
+        lead = b"user=ci;"[: 5 + shift] + b":"
+        data = lead + raw + b";mode=release"
+        encoded = base64.b64encode(data).decode()
+        inner = _b64_inner(len(lead), len(raw), encoded)
+        out.append((f"base64-offset-{shift}", f"echo {encoded} | base64 -d", inner))
+        wrapped = "\n".join(encoded[i : i + 20] for i in range(0, len(encoded), 20))
+        out.append((f"base64-wrapped-{shift}", wrapped, inner))
+    url64 = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    out.append(("base64url", f"state={url64}", url64))
+    return [Case("transform", name, text, (needle,)) for name, text, needle in out]
+
+
+def _b64_inner(offset: int, size: int, encoded: str) -> str:
+    """The base64 characters that encode only the secret's bytes (whole groups inside it)."""
+    first_group = -(-offset // 3)
+    last_group = (offset + size) // 3
+    return encoded[first_group * 4 : last_group * 4]
+
+
+# --- lines that hold no secret ---------------------------------------------------------
+
+
+def _hex(rng: random.Random, n: int) -> str:
+    return "".join(rng.choices("0123456789abcdef", k=n))
+
+
+def _uuid(rng: random.Random) -> str:
+    return fill("{uuid}", rng)
+
+
+def _b64_of_text(rng: random.Random) -> str:
+    texts = (
+        '{"name":"web","replicas":3,"image":"nginx:1.25"}',
+        "hello world, this is a build artifact manifest",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n",
+        '{"alg":"none","typ":"JWT"}',
+        "The quick brown fox jumps over the lazy dog " * 2,
+        "#!/bin/sh\nset -eu\nmake -j4 all\n",
+    )
+    return base64.b64encode(rng.choice(texts).encode()).decode()
+
+
+_WORDS = ("parser", "cache", "index", "worker", "session", "router", "loader", "token_stream",
+          "auth_service", "keyring", "secret_store", "password_reset", "api_gateway")  # fmt: skip
+
+
+def clean_lines(seed: int = 28, count: int = 1200) -> list[Clean]:
+    """Lines from real code and logs that hold no secret (see the module docstring)."""
+    rng = random.Random(seed)
+    makers = _clean_makers()
+    out: list[Clean] = []
+    i = 0
+    while len(out) < count:
+        family, make = makers[i % len(makers)]
+        out.append(Clean(family, make(rng)))
+        i += 1
+    return out
+
+
+def _clean_makers() -> list[tuple[str, object]]:
+    w = _WORDS
+    h = _hex
+    return [
+        ("hash", lambda r: f"commit {h(r, 40)}"),
+        ("hash", lambda r: f"Merge: {h(r, 7)} {h(r, 7)}"),
+        ("hash", lambda r: f"{h(r, 64)}  dist/app-{r.randint(1, 9)}.{r.randint(0, 20)}.{r.randint(0, 9)}.tar.gz"),
+        ("hash", lambda r: f"sha256:{h(r, 64)}: Pull complete"),
+        ("hash", lambda r: f"Digest: sha256:{h(r, 64)}"),
+        ("hash", lambda r: f"{h(r, 32)}  README.md"),
+        ("hash", lambda r: f"HEAD is now at {h(r, 7)} Fix flaky test in {r.choice(w)}"),
+        ("hash", lambda r: f"Cache restored from key: Linux-pip-{h(r, 64)}"),
+        ("hash", lambda r: f"cache key: node-cache-Linux-x64-npm-{h(r, 64)}"),
+        ("hash", lambda r: f"  ETag: \"{h(r, 32)}\""),
+        ("hash", lambda r: f"[INFO] Uploaded artifact {r.choice(w)}.jar (sha1 {h(r, 40)})"),
+        ("uuid", lambda r: f"request_id={_uuid(r)} status=200 duration={r.randint(1, 900)}ms"),
+        ("uuid", lambda r: f"  uid: {_uuid(r)}"),
+        ("uuid", lambda r: f"Created job {_uuid(r)} in queue {r.choice(w)}"),
+        ("uuid", lambda r: f"trace_id={h(r, 32)} span_id={h(r, 16)}"),
+        ("uuid", lambda r: f"X-Request-Id: {_uuid(r)}"),
+        ("uuid", lambda r: f"correlationId: \"{_uuid(r)}\""),
+        ("base64", lambda r: f"echo {_b64_of_text(r)} | base64 -d"),
+        ("base64", lambda r: f'  "integrity": "sha512-{base64.b64encode(r.randbytes(64)).decode()}",'),
+        ("base64", lambda r: f"github.com/{r.choice(w)}/{r.choice(w)} v{r.randint(0, 3)}.{r.randint(0, 30)}.{r.randint(0, 9)} h1:{base64.b64encode(r.randbytes(32)).decode()}"),
+        ("base64", lambda r: f"  config.json: {_b64_of_text(r)}"),
+        ("base64", lambda r: f"Content-MD5: {base64.b64encode(r.randbytes(16)).decode()}"),
+        ("base64", lambda r: f"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB{base64.b64encode(r.randbytes(24)).decode()}"),
+        ("version", lambda r: f"Python {r.randint(3, 3)}.{r.randint(8, 13)}.{r.randint(0, 12)}"),
+        ("version", lambda r: f"go version go1.{r.randint(18, 23)}.{r.randint(0, 9)} linux/amd64"),
+        ("version", lambda r: f"Successfully installed {r.choice(w)}-{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 9)} urllib3-2.2.{r.randint(0, 3)}"),
+        ("version", lambda r: f"npm WARN deprecated {r.choice(w)}@{r.randint(0, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)}: no longer supported"),
+        ("version", lambda r: f"  Compiling {r.choice(w)} v0.{r.randint(0, 30)}.{r.randint(0, 9)}"),
+        ("version", lambda r: f"COMMUNICATION_API_VERSION=rc0.{r.randint(1, 20)}.0_2024{r.randint(10, 12)}{r.randint(10, 28)}_{r.randint(1000, 2359)}-SNAPSHOT"),
+        ("version", lambda r: f"Using Gradle 8.{r.randint(0, 9)}.{r.randint(0, 3)}, Kotlin 1.9.{r.randint(0, 25)}, JVM 17.0.{r.randint(1, 12)}+{r.randint(1, 12)}"),
+        ("version", lambda r: f"image: ghcr.io/example/{r.choice(w)}:v{r.randint(1, 4)}.{r.randint(0, 20)}.{r.randint(0, 9)}"),
+        ("url", lambda r: f"https://github.com/example/{r.choice(w)}/blob/{h(r, 40)}/src/main.py#L{r.randint(1, 400)}"),
+        ("url", lambda r: f"https://cdn.jsdelivr.net/npm/{r.choice(w)}@{r.randint(1, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)}/dist/index.min.js"),
+        ("url", lambda r: f"Downloading https://files.pythonhosted.org/packages/{h(r, 2)}/{h(r, 2)}/{h(r, 60)}/{r.choice(w)}-1.0.0-py3-none-any.whl"),
+        ("url", lambda r: f"https://storage.googleapis.com/builds/{r.choice(w)}/{h(r, 40)}.tar.gz"),
+        ("url", lambda r: f"see https://docs.example.com/en/stable/{r.choice(w)}.html#configuring-the-{r.choice(w)}"),
+        ("url", lambda r: f"https://registry.npmjs.org/{r.choice(w)}/-/{r.choice(w)}-{r.randint(1, 9)}.{r.randint(0, 9)}.0.tgz"),
+        ("url", lambda r: f"remote: https://gitlab.example.com/group/{r.choice(w)}/-/merge_requests/{r.randint(1, 9000)}"),
+        ("url", lambda r: "https://hooks.slack.com/services/TXXXXXXXX/BXXXXXXXX/XXXXXXXXXXXXXXXXXXXXXXXX"),
+        ("url", lambda r: f"https://youtube.com/watch?v={fill('{11u}', r)}"),
+        ("identifier", lambda r: "key_length = XSalsa20.key_length"),
+        ("identifier", lambda r: "secret_length = X25519.secret_length"),
+        ("identifier", lambda r: f'foreignKey: "{r.choice(w)}_id"'),
+        ("identifier", lambda r: f'"bucket_key": "reports/{r.randint(2019, 2026)}/{r.choice(w)}-{r.randint(1, 9)}.csv"'),
+        ("identifier", lambda r: f"key_down_event=KeyboardEvent{r.randint(1, 300)}"),
+        ("identifier", lambda r: f"PuttyPassword={r.randint(0, 1)}"),
+        ("identifier", lambda r: f'<entry key="{r.choice(w)}.{r.choice(w)}.v{r.randint(1, 9)}_setting" value="enabled" />'),
+        ("identifier", lambda r: "    token_type = \"Bearer\""),
+        ("identifier", lambda r: f"max_tokens={r.randint(16, 8192)} temperature=0.{r.randint(0, 9)}"),
+        ("identifier", lambda r: f"  secretName: {r.choice(w).replace('_', '-')}-tls"),
+        ("identifier", lambda r: "  passwordPolicy: strict"),
+        ("identifier", lambda r: "private final TokenService tokenService;"),
+        ("identifier", lambda r: "def get_api_key(name: str) -> str:"),
+        ("identifier", lambda r: "    if len(password) < MIN_PASSWORD_LENGTH:"),
+        ("identifier", lambda r: "public_key = serialization.load_pem_public_key(data)"),
+        ("identifier", lambda r: "apiKey: config.apiKey,"),
+        ("identifier", lambda r: "client_secret = settings.CLIENT_SECRET"),
+        ("identifier", lambda r: "pub const X509_pubkey_st = struct_X509_pubkey_st;"),
+        ("identifier", lambda r: "token_endpoint = \"https://oauth2.googleapis.com/token\""),
+        ("identifier", lambda r: "  secretRef: db-credentials"),
+        ("identifier", lambda r: f"sort_key = \"{r.choice(w)}#{r.randint(1000, 9999)}\""),
+        ("identifier", lambda r: f"partition_key: tenant-{r.randint(1, 999)}"),
+        ("identifier", lambda r: "CancellationToken cancellationToken = default;"),
+        ("identifier", lambda r: "password_hash = bcrypt.hashpw(password, bcrypt.gensalt())"),
+        ("identifier", lambda r: f"[{r.choice(w)}] session_timeout = {r.randint(10, 3600)}"),
+        ("identifier", lambda r: "auth_method = \"oidc\""),
+        ("identifier", lambda r: f"  api_version: \"2023-{r.randint(10, 12)}-01\""),
+        ("identifier", lambda r: "X-API-Name: internal-billing-api"),
+        ("identifier", lambda r: f"dev.credentials.url=dev-lb{r.randint(1, 9)}.api.example.com:{r.randint(1024, 9999)}"),
+        ("identifier", lambda r: "SUMO_ACCESS_KEY=${SUMO_ACCESS_KEY:=$2}"),
+        ("identifier", lambda r: 'curl -sL --user "$1:$2" "$3" > "$4"'),
+        ("identifier", lambda r: '"password": "<xsd:element name=\\"password\\" type=\\"xsd:string\\"/>"'),
+        ("identifier", lambda r: "api_key: !Ref ApiKeyParameter"),
+        ("identifier", lambda r: "password: ENC[AES256_GCM,data:Tr7o=,iv:1=,tag:2=,type:str]"),
+        ("placeholder", lambda r: "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"),
+        ("placeholder", lambda r: "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ("placeholder", lambda r: "export GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("placeholder", lambda r: "xoxb-12345-abcd234"),
+        ("placeholder", lambda r: "SLACK_TOKEN=xoxb-xxxxxxxxx-xxxxxxxxxx-xxxxxxxxxxxx"),
+        ("placeholder", lambda r: "xoxe.xoxp-1-RANDOMSTRINGHERE"),
+        ("placeholder", lambda r: '"token": "xoxp-572370529330-573807301142-572331691188-####################"'),
+        ("placeholder", lambda r: "GR134894112312312312312312312"),
+        ("placeholder", lambda r: "api_key: <your-api-key>"),
+        ("placeholder", lambda r: "password: ${DB_PASSWORD}"),
+        ("placeholder", lambda r: "token: ${{ secrets.GITHUB_TOKEN }}"),
+        ("placeholder", lambda r: "  password: \"********\""),
+        ("placeholder", lambda r: "STRIPE_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("placeholder", lambda r: 'api_key = "your-api-key-here"'),
+        ("placeholder", lambda r: "token = \"12345678\""),
+        ("placeholder", lambda r: "AIzaSyabcdefghijklmnopqrstuvwxyz1234567"),
+        ("placeholder", lambda r: 'secret_key => "sk_abcdefghijklmnopqrstuvwxyz123",'),
+        ("placeholder", lambda r: "password = None"),
+        ("placeholder", lambda r: 'api_key = ""'),
+        ("placeholder", lambda r: "export OPENAI_API_KEY=sk-..."),
+        ("placeholder", lambda r: "Authorization: Bearer $TOKEN"),
+        ("placeholder", lambda r: "password: true"),
+        ("placeholder", lambda r: "curl -u 'test:test' https://localhost:8080/api"),
+        ("placeholder", lambda r: "postgres://user:${DB_PASSWORD}@db:5432/app"),
+        ("placeholder", lambda r: "password=changeme"),
+        ("log", lambda r: f"{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)} INFO  Token refreshed for {r.choice(w)}, expires in {r.randint(60, 3600)}s"),
+        ("log", lambda r: "Generated RSA key pair (2048 bits) for ephemeral signing"),
+        ("log", lambda r: f"tests/test_{r.choice(w)}.py::test_{r.choice(w)}_{r.randint(1, 99)} PASSED"),
+        ("log", lambda r: f"\tat com.example.{r.choice(w)}.TokenValidator.validate(TokenValidator.java:{r.randint(10, 400)})"),
+        ("log", lambda r: f"[{r.randint(1, 99):2d}%] Building CXX object src/CMakeFiles/{r.choice(w)}.dir/key_store.cpp.o"),
+        ("log", lambda r: f"web-{h(r, 10)}-{fill('{5a}', r)}   1/1   Running   0   {r.randint(1, 59)}m"),
+        ("log", lambda r: f"arn:aws:iam::{fill('{12D}', r)}:role/ci-deploy"),
+        ("log", lambda r: "  + id = (known after apply)"),
+        ("log", lambda r: f"Run actions/checkout@{h(r, 40)}"),
+        ("log", lambda r: f"The key fingerprint is SHA256:{base64.b64encode(r.randbytes(32)).decode().rstrip('=')}."),
+        ("log", lambda r: f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{base64.b64encode(r.randbytes(32)).decode()} ci@runner"),
+        ("log", lambda r: f"Authenticated as ci-bot (id {r.randint(10000, 99999)}) with scopes repo, workflow"),
+        ("log", lambda r: f"pk_live_{fill('{24A}', r)}"),
+        ("log", lambda r: f"Stripe.setPublishableKey('pk_test_{fill('{24A}', r)}')"),
+        ("log", lambda r: f"copy xoxo-party-photos-{r.randint(2015, 2025)}.jpg to /srv/media"),
+        ("log", lambda r: f"TASK{h(r, 32)} finished"),
+        ("log", lambda r: f"2026-11-{r.randint(10, 28)}T{r.randint(10, 23)}:{r.randint(10, 59)}:00Z session={r.choice(w)} key=F{r.randint(1, 12)} pressed"),
+    ]  # fmt: skip
