@@ -181,7 +181,7 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
             return None  # a token the format table names itself
         key_at = _KEY_INDEX.get(name)
         key = None if key_at is None else _group(lowered, spans[key_at])
-        if name == "x" and key is not None:
+        if name == "x" and key is not None and key_at is not None:
             # the element's whole name: ``<apiKey>`` is read as ``api`` then the word ``key``
             key_start = spans[key_at][0]
             key = lowered[lowered.rfind(b"<", 0, key_start) + 1 : spans[key_at][1]]
