@@ -20,6 +20,7 @@ import re2
 
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES
+from relay.redact.code import CODE_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.formats import SCANNER
 from relay.redact.linear import Searcher
@@ -147,6 +148,7 @@ class Engine:
         self.rules: tuple[Rule, ...] = (
             *TOKEN_RULES,
             *ASSIGNMENT_RULES,
+            *CODE_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
             *((hosts,) if hosts else ()),

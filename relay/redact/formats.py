@@ -339,6 +339,9 @@ FORMATS: tuple[Format, ...] = (
     _f("vault-service-token", "hvs.", Run(B64URL, 24, 200)),
     _f("vault-batch-token", "hvb.", Run(B64URL, 100, 300)),
     _f("vault-recovery-token", "hvr.", Run(B64URL, 24, 200)),
+    # Vault's tokens before 1.10: ``s.`` and 24 random base62 (both cases and a digit).
+    _f("vault-legacy-token", "s.", Run(B62, 24), check=_random_after(2),
+       kind="vault-service-token"),
     _f("onepassword-service-token", "ops_eyJ", Run(B64, 250, 4000), Run("=", 0, 3)),
     _f("onepassword-secret-key-v2", "A3-", Run(UPPER_ALNUM, 6), "-", Run(UPPER_ALNUM, 6), "-",
        Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-", Run(UPPER_ALNUM, 5), "-",
@@ -384,6 +387,7 @@ FORMATS: tuple[Format, ...] = (
     _f("honeycomb-key", ("hcaik_", "hcaic_"), Run(LOWER_ALNUM, 58)),
     _f("zuplo-key", "zpka_", Run(HEX, 32), "_", Run(HEX, 8)),
     # Clouds
+    _f("aws-access-key-id-a3t", "A3T", Run(UPPER_ALNUM, 17), kind="aws-access-key"),
     _f("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), Run(UPPER_ALNUM, 16),
        kind="aws-access-key", placeholders=("AKIAXXXXXXXXXXXXXXXX", "AKIA0000000000000000",
                                     "AKIAIOSFODNN7EXAMPLE")),  # AWS's documented example
@@ -581,6 +585,8 @@ FORMATS: tuple[Format, ...] = (
        check=_random_after(17)),
     _f("telegram-bot-token", Run(DIGITS, 8, 10), ":AA", Run(B64URL, 33)),
     _f("twilio-api-key", "SK", Run(HEX_MIXED, 32)),
+    # An account's SID and its auth token, as a client's basic credentials print them.
+    _f("twilio-account-credentials", "AC", Run(HEX, 32), ":", Run(HEX, 32)),
     _f("sendgrid-key", "SG.", Run(B64URL, 22), ".", Run(B64URL, 43)),
     _f("sendgrid-key-any", "SG.", Run(B64URL + "=.", 66, 69), kind="sendgrid-key",
        check=_random_after(3)),

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import re2
 
+from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.linear import Searcher, searcher
 from relay.redact.named import STRONG, VENDORS, WEAK
 
@@ -112,6 +113,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b
     r"-pass(?:in|out)?[ \t]+['\"]?pass:",  # shell: openssl -pass pass:…
     r"smbclient[ \t][^\n]*-(?:u|-user)",  # shell: smbclient -U user%password
+    *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
 )
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5

@@ -1,0 +1,92 @@
+"""Secrets that code names in the syntaxes the assignment rules do not read.
+
+``assignments`` reads ``name = value`` and ``name: value``. Code also compares a secret
+(``if (password == "…")``, ``if ("…" === api_key)``), declares one as an array or an
+Objective-C string (``char secret[33] = "…"``, ``password = @"…"``), passes one to a
+constructor or a setter (``std::string secret("…")``, ``secret.assign("…")``), puts one in
+a map under its name (``config.put("password", "…")``, ``setProperty("DB_PASSWORD", "…")``),
+or sets one in a Dockerfile (``ENV DB_PASSWORD …``), a YAML tag (``password: !!str …``) or
+a Go raw string (``apiKey := `…```). Each rule opens with the name (or the quote before the
+value, for a comparison written value first) and takes the quoted value only; the engine
+then judges the name's meaning and the value's shape as for every named find (``values``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from relay.redact.rules import Found, Kind, Rule, rule
+
+# A name that holds a secret word (its meaning is judged later, in ``values``).
+WORDS = rb"(?:password|passwd|passphrase|secret|token|api_?key|credential|pwd)"
+NAME = WORDS + rb"[a-z0-9_]{0,40}"
+_COMPARE = rb"[ \t]*(?:[=!]==?)[ \t]*"
+
+
+def _value(block: bytes, m: re.Match[bytes]) -> Found:
+    """The quoted value's span."""
+    for group in ("v", "w"):
+        if group in m.re.groupindex:
+            start, end = m.span(group)
+            if end > start:
+                return start, end
+    return None
+
+
+def _quoted(n: int) -> bytes:
+    """A value in double or single quotes, its groups numbered ``n``."""
+    return rb"(?:\"(?P<v%d>[^\"\r\n]{4,1000})\"|'(?P<w%d>[^'\r\n]{4,1000})')" % (n, n)
+
+
+PATTERN = (
+    # name == "value", name.assign("value"), name("value"), name[33] = "value", name = @"…",
+    # name "value";, "name", "value" (a map's entry), name: !!str value, name := `value`
+    NAME
+    + rb"(?:"
+    + _COMPARE
+    + _quoted(1)
+    + rb"|(?:\.(?:assign|set|append))?\([ \t]*"
+    + _quoted(2)
+    + rb"|[ \t]*\[[0-9]*\][ \t]*=[ \t]*@?"
+    + _quoted(3)
+    + rb"|[ \t]*=[ \t]*@\"(?P<v4>[^\"\r\n]{4,1000})\""
+    + rb"|[ \t]+\"(?P<v5>[^\"\r\n]{4,1000})\"[ \t]*;"
+    + rb"|[\"'][ \t]*,[ \t]*"
+    + _quoted(6)
+    + rb"|[ \t]*:[ \t]*!![a-z]+[ \t]+(?P<v7>[^\s#]{4,1000})"
+    + rb"|[ \t]*:=[ \t]*`(?P<v8>[^`\r\n]{4,1000})`"
+    + rb")"
+)
+_GROUPS = ("v1", "w1", "v2", "w2", "v3", "w3", "v4", "v5", "v6", "w6", "v7", "v8")
+
+
+def _any_value(block: bytes, m: re.Match[bytes]) -> Found:
+    for group in _GROUPS:
+        start, end = m.span(group)
+        if end > start:
+            return start, end
+    return None
+
+
+# "value" == name: the quote opens the rule.
+REVERSED = rb"(?:\"(?P<v>[^\"\r\n]{4,1000})\"|'(?P<w>[^'\r\n]{4,1000})')" + _COMPARE + NAME
+# ENV NAME value (a Dockerfile's older form, without ``=``)
+DOCKER_ENV = rb"env[ \t]+[a-z0-9_]{0,40}" + NAME + rb"[ \t]+(?P<v>[^\s=\"'][^\s]{3,1000})"
+
+# Where each rule can match, for RE2 to find before ``re`` reads the match (counted values
+# in one RE2 program would be too large to run as a DFA).
+_SEEK = (
+    WORDS + rb"[a-z0-9_]*(?:[ \t]*[=!]==?[ \t]*[\"']|(?:\.(?:assign|set|append))?\([ \t]*[\"']"
+    rb"|[ \t]*\[[0-9]*\][ \t]*=|[ \t]*=[ \t]*@\"|[ \t]+\"|[\"'][ \t]*,|[ \t]*:[ \t]*!!"
+    rb"|[ \t]*:=[ \t]*`)"
+)
+_SEEK_REVERSED = rb"(?:\"[^\"\r\n]{4}[^\"\r\n]*\"|'[^'\r\n]{4}[^'\r\n]*')" + _COMPARE + WORDS
+_SEEK_ENV = rb"env[ \t]+[a-z0-9_]*" + WORDS
+
+CODE_RULES: tuple[Rule, ...] = (
+    rule(Kind.SECRET, PATTERN, lower=True, check=_any_value, seek=_SEEK),
+    rule(Kind.SECRET, REVERSED, lower=True, check=_value, seek=_SEEK_REVERSED),
+    rule(Kind.SECRET, DOCKER_ENV, lower=True, check=_value, seek=_SEEK_ENV),
+)
+# The prefilter's supersets of these rules: each matches the line of every find.
+SUPERSETS: tuple[str, ...] = tuple(p.decode() for p in (_SEEK, _SEEK_REVERSED, _SEEK_ENV))
