@@ -562,6 +562,11 @@ def transform_cases(secret: str) -> list[Case]:
         ("json-escaped", json.dumps({"cmd": f'echo "{secret}"'}), secret),
         ("hex", raw.hex(), raw.hex()),
         ("hex-upper", raw.hex().upper(), raw.hex().upper()),
+        ("hex-colons", ":".join(f"{b:02x}" for b in raw), ":".join(f"{b:02x}" for b in raw[4:12])),
+        ("hex-escapes", "".join(f"\\x{b:02x}" for b in raw), "".join(f"\\x{b:02x}" for b in raw[4:12])),
+        ("hex-c-array", ", ".join(f"0x{b:02x}" for b in raw), ", ".join(f"0x{b:02x}" for b in raw[4:12])),
+        ("hex-dump", "\n".join(raw[i : i + 8].hex(" ") for i in range(0, len(raw), 8)), raw[8:16].hex(" ")),
+        ("dashed", "-".join(secret), "-".join(secret[4:12])),
         ("base32", base64.b32encode(raw).decode().rstrip("="), base64.b32encode(raw).decode()[:32]),
     ]  # fmt: skip
     for shift in range(3):
