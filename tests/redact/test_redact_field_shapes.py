@@ -1,0 +1,124 @@
+"""The shapes the field's scanners test with: webhook URLs, code syntaxes, false alarms by
+shape (the name's meaning, references, markup, placeholders), this node's secret with
+separators. One line each; the whole corpus is measured in ``bench/bench_redact_field``."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay.redact import MachineFacts, Redactor
+from relay.redact.values import name_is_secret, value_is_not_secret
+
+REDACTOR = Redactor(max_redacted_share=1.0)
+UUID = "3f6e2b1a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        (
+            f"https://contoso.webhook.office.com/webhookb2/{UUID}@{TENANT}/IncomingWebhook/"
+            f"9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d/{UUID}",
+            "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d",
+        ),
+        (
+            "https://events.pagerduty.com/integration/0f3e9a1c5b2d4f6e8a0c1b3d5f7e9a2c/enqueue",
+            "0f3e9a1c5b2d4f6e8a0c1b3d5f7e9a2c",
+        ),
+        ("https://maker.ifttt.com/trigger/done/with/key/k9Xq2WbL7mZ4tR8vN1cY5h", "k9Xq2WbL7m"),
+        ("url: https://chat.example.com/hooks/xz3ab8ckd7fymj4ghpq5r1s9tw", "xz3ab8ckd7fym"),
+        (
+            "curl https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe",
+            "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+        ),
+        ("https://discord.com/api/v10/webhooks/123456789012345678/" + "aB3" * 22, "aB3aB3aB3"),
+        (f"https://open.feishu.cn/open-apis/bot/v2/hook/{UUID}", UUID),
+        (f"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={UUID}", UUID),
+        ("jdbc:oracle:thin:scott/Tiger9#Secret@//db:1521/ORCL", "Tiger9#Secret"),
+    ],
+)
+def test_webhook_urls_and_connection_strings_lose_their_credential(line: str, secret: str) -> None:
+    assert secret not in REDACTOR.redact(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if (password == "Kq8vZ2mW9xLp") {',
+        'if ("Kq8vZ2mW9xLp" === api_key) {',
+        'password "Kq8vZ2mW9xLp";',
+        'char secret[25] = "Kq8vZ2mW9xLp";',
+        'std::string secret("Kq8vZ2mW9xLp");',
+        'config.put("password", "Kq8vZ2mW9xLp");',
+        'System.setProperty("DB_PASSWORD", "Kq8vZ2mW9xLp")',
+        "ENV DB_PASSWORD Kq8vZ2mW9xLp",
+        "password: !!str Kq8vZ2mW9xLp",
+        "apiKey := `Kq8vZ2mW9xLp`",
+        "<apiKey>Kq8vZ2mW9xLp</apiKey>",
+    ],
+)
+def test_code_names_a_secret_in_comparisons_calls_and_declarations(line: str) -> None:
+    assert "Kq8vZ2mW9xLp" not in REDACTOR.redact(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'foreignKey: "customer_id"',
+        "key_length = XSalsa20.key_length",
+        '"bucket_key": "SalesResults-1.2"',
+        "key_down_event=KeyboardEvent123",
+        "PuttyPassword=0",
+        '<entry key="jetbrains.mps.v8_elimination" value="executed" />',
+        "xoxb-12345-abcd234",
+        "xoxe.xoxp-1-RANDOMSTRINGHERE",
+        "xoxp-572370529330-573807301142-572331691188-####################",
+        "SUMO_ACCESS_KEY=${SUMO_ACCESS_KEY:=$2}",
+        '"password": "<xsd:element name=\\"password\\" type=\\"xsd:string\\"/>"',
+        "GR134894112312312312312312312",
+        'public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',
+        "apiKey: config.apiKey,",
+        "token_endpoint = https://oauth2.googleapis.com/token",
+        "api_key: !Ref ApiKeyParameter",
+        "export OPENAI_API_KEY=sk-...",
+        "arn:aws:iam::123456789012:role/ci-deploy",
+        'curl -sL --user "$1:$2" "$3"',
+        "AIzaSyabcdefghijklmnopqrstuvwxyz1234567",
+    ],
+)
+def test_a_line_that_only_looks_secret_is_kept(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+def test_the_name_s_last_word_says_what_it_holds() -> None:
+    assert name_is_secret(b"DB_PASSWORD") is True
+    assert name_is_secret(b"apiKey") is True
+    assert name_is_secret(b"SECRET_KEY_BASE") is True
+    assert name_is_secret(b"key_length") is False
+    assert name_is_secret(b"foreignKey") is False
+    assert name_is_secret(b"tokenEndpoint") is False
+    assert name_is_secret(b"my_password_super_secure") is None  # does not say: judged by value
+
+
+def test_a_value_s_shape_says_when_it_is_no_secret() -> None:
+    for value in (b"true", b"0", b"$2", b"X25519.key_length", b"<xsd:element", b"12345678"):
+        assert value_is_not_secret(value), value
+    for value in (b"Kq8vZ2mW9xLp", b"hunter2-Zq", b"9f3c2a7e51b0d846"):
+        assert not value_is_not_secret(value), value
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        ".".join("Relay-n0de-S3cret-7Qx9"),
+        "-".join("Relay-n0de-S3cret-7Qx9"),
+        ":".join(f"{b:02x}" for b in b"Relay-n0de-S3cret-7Qx9"),
+        "".join(f"\\x{b:02x}" for b in b"Relay-n0de-S3cret-7Qx9"),
+        ", ".join(f"0x{b:02x}" for b in b"Relay-n0de-S3cret-7Qx9"),
+    ],
+)
+def test_this_node_s_secret_with_a_separator_between_characters_is_masked(form: str) -> None:
+    redactor = Redactor(MachineFacts(secrets=("Relay-n0de-S3cret-7Qx9",)))
+    assert "[redacted:own-secret]" in redactor.redact(form + "\n")
+    assert redactor.redact("version 1.2.3-rc.4 of a-b-c\n") == "version 1.2.3-rc.4 of a-b-c\n"
