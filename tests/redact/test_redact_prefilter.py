@@ -97,6 +97,12 @@ SINGLE = (
     'os.environ["API_TOKEN"] = "v{n}"',
     'apiKey string = "v{n}"',
     "sshpass -pS3cr3t{n} ssh host",
+    'if ("Kq8vZ2mW{n}x" === api_key) {{',
+    'std::string secret("Kq8vZ2mW{n}x");',
+    'char secret[25] = "Kq8vZ2mW{n}x";',
+    'config.put("password", "Kq8vZ2mW{n}x");',
+    "ENV DB_PASSWORD Kq8vZ2mW{n}x",
+    'password "Kq8vZ2mW{n}x";',
 )
 
 
