@@ -66,20 +66,7 @@ _WS = (
     rb"(?-i:[\t-\r\x1c-\x20]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80)"
 )
-# Or one separator among the whitespace: ``t.o.k.e.n`` (``sed 's/./&./g'``), ``t-o-k``,
-# hex bytes as ``72:65``, ``\x72\x65`` or ``0x72, 0x65``.
-_SEPARATOR = rb"(?:[.,:;|/_\-]|\\x|,?[ ]?0x)"
-MAX_SEPARATOR = 4  # the longest separator, in bytes
 _GAP = _WS + b"*"
-_SEP_GAP = _WS + b"*(?:" + _SEPARATOR + _WS + b"*)?"
-
-
-def _gap(form: str) -> bytes:
-    """The gap between a form's characters: with a separator, but in the escaped forms
-    (``\\u0074``, ``%74``: whose matches would grow too long to bound a stream's cut)."""
-    return _GAP if "\\" in form or "%" in form else _SEP_GAP
-
-
 # A gap wider than MAX_GAP bytes has at least three characters (none is over three bytes):
 # such runs are the candidates, and their length in bytes decides.
 _WIDE_CANDIDATE = re2.compile(_WS + b"{3,}", _latin1())
@@ -161,20 +148,19 @@ def _longest(form: str) -> int:
     """Bytes in the longest text a form matches (each character's longest case, each gap
     at its widest)."""
     size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
-    widest = MAX_GAP + (MAX_SEPARATOR if _gap(form) is _SEP_GAP else 0)
-    return size + (len(form) - 1) * widest
+    return size + (len(form) - 1) * MAX_GAP
 
 
 def _spaced(form: str) -> bytes:
-    """``form`` with whitespace (and a separator) between characters."""
-    return _gap(form).join(_char(char) for char in form)
+    """``form`` with whitespace between characters."""
+    return _GAP.join(_char(char) for char in form)
 
 
 def _spaced_prefix(form: str) -> bytes:
     """Any non-empty start of ``form``, spaced as ``_spaced`` spaces it."""
     pattern = b""
     for char in reversed(form):
-        pattern = _char(char) + (b"(?:" + _gap(form) + pattern + b")?" if pattern else b"")
+        pattern = _char(char) + (b"(?:" + _GAP + pattern + b")?" if pattern else b"")
     return pattern
 
 
@@ -283,7 +269,7 @@ class Disguises:
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
                 whole.append(b"(?i:" + _spaced(form) + b")" if fold else _spaced(form))
-                start = _spaced_prefix(form) + _gap(form) + rb"\z"
+                start = _spaced_prefix(form) + _GAP + rb"\z"
                 starts.append(b"(?i:" + start + b")" if fold else start)
                 reach = max(reach, _longest(form))
         if not whole:
