@@ -263,6 +263,8 @@ def _stands_in(block: bytes, span: Span) -> bool:
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
+    if value.startswith((b"$(", b"${", b"`")):
+        return True  # a command's or a variable's expansion, cut at its first blank
     if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
         return True
     return _not_secret(block, span)

@@ -44,7 +44,7 @@ def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
     template's word (a token never holds one; a password may)."""
     if len(body) >= 8 and len(set(body)) < MIN_DISTINCT:
         return True
-    if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body)):
+    if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
         return True
     if _FILLER_RUN.search(body):
         filler = len(body) - len(body.translate(None, _FILLER_CHARS))
@@ -69,6 +69,18 @@ def _mostly_ascending(body: bytes) -> bool:
         run = 1
     covered += run if run >= 4 else 0
     return 2 * covered >= len(body)
+
+
+_RUN = re.compile(rb"(.)\1{3,}")
+
+
+def _mostly_runs(body: bytes) -> bool:
+    """Half the body or more is runs of four or more of one character
+    (``5555555dAAAAA7777777CcccC…``): typed by hand, never drawn at random. Runs of the
+    filler characters do not count: a body that is filler and some real characters
+    (``11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask."""
+    runs = (m for m in _RUN.finditer(body) if body[m.start()] not in _FILLER_CHARS)
+    return 2 * sum(m.end() - m.start() for m in runs) >= len(body)
 
 
 def _periodic(body: bytes) -> bool:

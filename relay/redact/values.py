@@ -100,6 +100,8 @@ _URL = re.compile(rb"(?i:https?|wss?|ftp)://[^\s@/]+(?:/[^\s@?#]*)?")
 _VERSION = re.compile(rb"[0-9]+\.[0-9]+\.[0-9]+|-(?:SNAPSHOT|RELEASE)\b")
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
 _MASKED = re.compile(rb"#{4}|\*{4}|\.{3}$|\xe2\x80\xa6$")
+# Words joined by separators and ending with one: a token's prefix with nothing after it.
+_FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
 # A variable's name as the value: snake case with a secret word for one of its parts
 # (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
 _SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
@@ -180,6 +182,8 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _VERSION.search(v) and v.count(b".") >= 2:
         return True
+    if _FRAGMENT.fullmatch(v):
+        return True  # ``sm_pat_``: a token's prefix alone
     if _MASKED.search(v) or b"::" in v:
         return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
     variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
@@ -198,6 +202,8 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     one, or its value's shape says so."""
     if value_is_not_secret(block[start:end]):
         return True
+    if block[end - 1 : end] == b">" and _in_tag_attribute(block, start):
+        return True  # ``<user:password>``: a template's slot
     name = name_before(block, start)
     if name is None:
         return False

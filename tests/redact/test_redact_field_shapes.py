@@ -85,6 +85,10 @@ def test_code_names_a_secret_in_comparisons_calls_and_declarations(line: str) ->
         "arn:aws:iam::123456789012:role/ci-deploy",
         'curl -sL --user "$1:$2" "$3"',
         "AIzaSyabcdefghijklmnopqrstuvwxyz1234567",
+        "sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa",
+        "curl -u <user:password> https://localhost",
+        'curl -H "Authorization: Bearer $(gcloud auth print-access-token)" https://x',
+        'nonMatchingToken := "sm_pat_',
     ],
 )
 def test_a_line_that_only_looks_secret_is_kept(line: str) -> None:
