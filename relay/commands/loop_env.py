@@ -316,9 +316,22 @@ def schedule_checks(root: Path) -> list[tuple[str, str, str, str]]:
     """`relay doctor`'s checks of the loop's schedule: every gate run the scheduler's way
     (none in a clone with no recorded environment)."""
     from relay.ratchet.files import Spine
+    from relay.ratchet.sandbox import NAMESPACES, level
 
     try:
         contract: Contract | None = Spine(root).contract()
     except RelayError:
         contract = None
-    return gate_checks(root, contract)
+    if contract is None:
+        return gate_checks(root, contract)
+    if level() == NAMESPACES:
+        said = "namespaces: the maker cannot see this clone, its remotes or HOME's credentials"
+        boundary = ("loop maker boundary", "ok", said, "")
+    else:
+        said = (
+            "env-level only: no user namespace here, so a maker that looks can reach this"
+            " clone and HOME's files (it still runs in a clone of its own, without credentials)"
+        )
+        fix = "allow unprivileged user namespaces (kernel.unprivileged_userns_clone=1) for more"
+        boundary = ("loop maker boundary", "warn", said, fix)
+    return [boundary, *gate_checks(root, contract)]

@@ -244,11 +244,19 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 
 # relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
+BOUNDARY_SOURCE = (
+    "relay: a clone of its own, no credential in its environment; namespaces also hide the"
+    " person's clone, its remotes and HOME's credential files, env-level only cannot"
+)
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
 
 
 def run_bounds(
-    contract: Contract, *, max_iterations: int | None, wall_clock: float | None
+    contract: Contract,
+    *,
+    max_iterations: int | None,
+    wall_clock: float | None,
+    boundary: str = "",
 ) -> Bounds:
     """Every bound a run under ``contract`` applies, and where each comes from."""
     b = contract.budget
@@ -281,4 +289,6 @@ def run_bounds(
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
         Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]
+    if boundary:
+        found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
     return Bounds(tuple(found))

@@ -47,6 +47,11 @@ def role_secrets(role: str) -> dict[str, str]:
     return dict(_ROLE_SECRETS.get(role, {}))
 
 
+def handed_secrets() -> dict[str, list[str]]:
+    """The names of the secrets handed to each role (role -> names), never their values."""
+    return {role: list(values) for role, values in _ROLE_SECRETS.items()}
+
+
 def role_of(env_name: str, who: str = "") -> str:
     """The role a command handed a file runs as: the maker gets the brief; a review goes
     to a checker, the verifier or the red team."""
