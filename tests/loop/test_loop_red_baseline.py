@@ -304,3 +304,38 @@ def test_an_optimisation_is_measured_interleaved_and_reports_its_coverage(tmp_pa
     assert "noise " in kept["gates"] and "over 3 interleaved runs each" in kept["gates"]
     ledger = project.read("docs/loop/EXPERIMENTS.md")
     assert "interleaved runs each; baseline" in ledger
+
+
+def test_a_test_file_that_cannot_be_collected_is_a_failing_check_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """One test file that fails to import does not stop the run: it is a failing check
+    named for the file, the other tests still run and are compared, and the other goals
+    are worked."""
+    project = make_project(tmp_path)
+    broken = "from calc import mean\n\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n"
+    plant(project, {"tests/test_mean.py": broken}, "a test of a function not written yet")
+    triaged = project.loop("triage")
+    assert [e["finding"] for e in triaged.data["enqueued"]] == ["test tests/test_mean.py"], triaged
+    assert "neither enqueued nor retired" not in project.read("docs/loop/BOARD.md")
+    # G1 (mul) is worked on the red baseline; a maker that also breaks add is caught
+    breaks = CALC_MUL.replace("a + b", "a - b")
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n"
+        "if BRIEF.startswith('# G1'):\n"
+        f"    put('src/calc.py', {breaks!r} if n == 1 else {CALC_MUL!r})\n"
+        f"    put('tests/test_mul.py', {TEST_MUL!r})\n"
+        "else:\n"
+        "    text = pathlib.Path('src/calc.py').read_text()\n"
+        "    put('src/calc.py', text + '\\n\\ndef mean(xs):\\n    return sum(xs) / len(xs)\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0, ran
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"], ran
+    [(goal, attempt, _)] = failures(project)  # the baseline's ImportError is in the output too
+    assert (goal, attempt) == ("G1", 1)
+    text = project.read("docs/loop/state/failures.md")
+    assert "- test tests/test_calc.py::test_add" in text
+    assert ran.data["kept"][1]["gates"].endswith("failing checks 1 -> 0")
+    assert project.clean()
