@@ -256,10 +256,17 @@ def test_a_goals_acceptance_is_its_gate_narrowed_to_the_one_finding() -> None:
     assert narrowed("ruff check . && mypy", "src/a.py") == "ruff check . && mypy src/a.py"
     found = lint_findings(RUFF_FULL, gate="ruff check --no-cache .")
     assert [(f.key, f.accept) for f in found] == [
-        ("lint src/calc.py F401", "ruff check --no-cache src/calc.py"),
-        ("lint src/other.py E741", "ruff check --no-cache src/other.py"),
+        ("lint src/calc.py F401", "ruff check --no-cache --select F401 src/calc.py"),
+        ("lint src/other.py E741", "ruff check --no-cache --select E741 src/other.py"),
         ("lint src/broken.py invalid-syntax", "ruff check --no-cache src/broken.py"),
     ]
+    # one code at a time: the gate's own selection gives way to the finding's code
+    assert (
+        narrowed("ruff check --select F,UP --line-length 100 .", "a.py", select="UP009")
+        == "ruff check --line-length 100 --select UP009 a.py"
+    )
+    assert narrowed("flake8 --select=E src", "a.py", select="E501") == "flake8 --select E501 a.py"
+    assert narrowed("ruff format --check .", "a.py", select="F401") == "ruff format --check a.py"
 
 
 def test_triage_retires_nothing_it_could_not_observe_and_says_so_on_the_board() -> None:

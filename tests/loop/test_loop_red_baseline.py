@@ -58,7 +58,7 @@ def test_triage_then_run_fixes_a_red_build(tmp_path: Path) -> None:
         ("G2", "lint src/calc.py F401"),
     ], triaged
     goals = parse_goals(project.read("docs/loop/GOALS.md")).goals
-    assert goals[1].accept == f"{PY} -m ruff check --no-cache src/calc.py"
+    assert goals[1].accept == f"{PY} -m ruff check --no-cache --select F401 src/calc.py"
     # G1's maker fixes the code and adds a test to the existing test file (leaving the
     # lint finding, the baseline's, alone); G2's removes the unused import
     maker = project.script(
@@ -339,3 +339,26 @@ def test_a_test_file_that_cannot_be_collected_is_a_failing_check_of_its_own(
     assert "- test tests/test_calc.py::test_add" in text
     assert ran.data["kept"][1]["gates"].endswith("failing checks 1 -> 0")
     assert project.clean()
+
+
+def test_a_lint_goal_is_kept_when_its_own_code_is_fixed_in_a_file_with_others(
+    tmp_path: Path,
+) -> None:
+    """A file with two lint findings is two goals: each is accepted on its own code, so a
+    maker that fixes exactly that code is kept, the other finding left for its own goal."""
+    project = make_project(tmp_path, accept=None, retries=0)
+    two = "import os\n\n\ndef add(a, b):\n    unused = 1\n    return a + b\n"
+    plant(project, {"src/calc.py": two}, "two lint findings in one file")
+    enqueued = project.loop("triage").data["enqueued"]
+    assert [e["finding"] for e in enqueued] == ["lint src/calc.py F401", "lint src/calc.py F841"]
+    maker = project.script(
+        "maker",
+        "text = pathlib.Path('src/calc.py').read_text()\n"
+        "if 'F401' in BRIEF.splitlines()[0]:\n"
+        "    put('src/calc.py', text.replace('import os\\n\\n\\n', ''))\n"
+        "else:\n"
+        "    put('src/calc.py', text.replace('    unused = 1\\n', ''))\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"], ran
+    assert failures(project) == [] and project.read("src/calc.py") == CALC
