@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,7 +95,7 @@ def check_passed(
                 hint=f"name {name} with --pass-secret instead (NAME[:ROLE]): kept for that role"
                 " alone",
             )
-    record([], environ=environ, which={}, interpreter_dir="", pass_env=pass_env, secrets=secrets)
+    record([], environ=environ, which={}, pass_env=pass_env, secrets=secrets)
     return secrets
 
 
@@ -125,7 +124,6 @@ def record_env(
         commands,
         environ=source,
         which=which,
-        interpreter_dir=str(Path(sys.executable).absolute().parent),
         pass_env=[n for n in names if n not in {s.name for s in secrets}],
         secrets=secrets,
         when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),

@@ -148,7 +148,6 @@ def record(
     *,
     environ: Mapping[str, str],
     which: Mapping[str, str | None],
-    interpreter_dir: str,
     pass_env: Sequence[str] = (),
     secrets: Sequence[Secret] = (),
     when: str = "",
@@ -156,8 +155,9 @@ def record(
 ) -> RunEnv:
     """The RunEnv for ``commands`` (gates and roles), given where each of their programs
     resolves now (``which``: program -> absolute path or None). The PATH is the
-    directories those programs were found in, in the inherited PATH's order, then relay's
-    interpreter's, then the system's: never the whole inherited PATH."""
+    directories those programs were found in, in the inherited PATH's order, then the
+    system's: never the whole inherited PATH, nor relay's own interpreter's folder (a gate
+    must run the project's tools, not relay's; relay starts itself by its full path)."""
     inherited = [p for p in environ.get("PATH", "").split(sep) if p]
     found: list[str] = []
     resolved: list[tuple[str, str]] = []
@@ -172,7 +172,7 @@ def record(
     order = {d: i for i, d in enumerate(inherited)}
     dirs = sorted(dict.fromkeys(found), key=lambda d: order.get(d, len(order)))
     system = SYSTEM_PATH if sep == ":" else ()  # Windows: its own folders are on PATH
-    path = tuple(dict.fromkeys([*dirs, interpreter_dir, *system]))
+    path = tuple(dict.fromkeys([*dirs, *system]))
     missing = [n for n in pass_env if n not in environ]
     if missing:
         raise LocalUsageError(
