@@ -295,3 +295,22 @@ def test_the_contract_is_read_again_every_iteration(tmp_path: Path) -> None:
     assert "the contract changed; this iteration runs under the new one" in heard
     assert "- Gate timeout: 9m (the contract)" in project.read("docs/loop/BOARD.md")
     assert project.clean()
+
+
+def test_a_schedule_whose_roles_cannot_start_is_refused_and_nothing_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = "`` relay loop run --maker relay-no-such-agent --checker codex:review ``"
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, run))
+    project.git("commit", "-qam", "an agent CLI this machine does not have")
+    before, env_file = crontab(), project.read(".git/relay/loop/loop-env.json")
+    ran = project.loop("schedule", "--at", "03:00", "--scheduler", "cron")
+    assert ran.status == 2 and len(ran.errors) == 1, ran
+    message = ran.errors[0]["message"]
+    assert message == (
+        "the maker command `relay-no-such-agent` cannot run: relay-no-such-agent is not on PATH"
+    )
+    assert crontab() == before and project.read(".git/relay/loop/loop-env.json") == env_file
