@@ -618,7 +618,7 @@ class Ratchet:
     def pause(self, goal: Goal, row: BoardRow, decision: Suspend) -> str:
         """A usage limit with a reset time: the goal stays in progress, the resume is
         registered, and the run stops (the board and handover are current first)."""
-        until = decision.until.strftime("%Y-%m-%d %H:%M:%SZ")
+        until = decision.until.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
         if self.suspend is None:
             why = f"{decision.what} until {until}, and no scheduler can resume the run"
             self.state.escalated = True
