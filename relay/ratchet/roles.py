@@ -33,6 +33,7 @@ from relay.loop.agents import (
     program_of,
     read_run,
     review_cites,
+    script_of,
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
@@ -278,6 +279,11 @@ def command_problem(command: str, *, cwd: Path) -> str | None:
         return f"it cannot be read as a command line ({err})"
     if program is None:
         return None
+    script = script_of(command) if agent is None else None
+    if script is not None:
+        where = Path(script) if Path(script).is_absolute() else cwd / script
+        if not where.is_file():
+            return f"{script} (the script {Path(program).name} is handed) does not exist"
     if os.sep in program or (os.altsep and os.altsep in program):
         where = (cwd / program).resolve() if not Path(program).is_absolute() else Path(program)
         if not where.exists():

@@ -499,6 +499,15 @@ def test_a_maker_that_does_not_exist_is_one_line_and_commits_nothing(
     for role in (["--checker", "no-such-reviewer-cli"], ["--verifier", "gemini"]):
         ran = project.loop("run", "--maker", "true", *role, "--dry-run")
         assert ran.status == 2 and "is not on PATH" in ran.errors[0]["message"], ran
+    # a script handed to an interpreter is checked too, not only the interpreter
+    for wrapped in ("sh ./nothere.sh", f"{sys.executable} -u agents/gone.py"):
+        ran = project.loop("run", "--maker", wrapped, *flags)
+        assert ran.status == 2 and len(ran.errors) == 1, ran
+        assert ran.errors[0]["message"].startswith(f"the maker command `{wrapped}` cannot run: ")
+        assert "does not exist" in ran.errors[0]["message"]
+        assert project.git("rev-parse", "HEAD") == before
+    ran = project.loop("run", "--maker", f"{sys.executable} -c 'pass'", "--dry-run")
+    assert ran.status == 0, ran  # inline code has no script to find
 
 
 GH = """
