@@ -496,10 +496,11 @@ class Judge:
         added: Sequence[str] = (),
     ) -> tuple[Outcome, Measure | None]:
         """The gates in a fresh worktree of the candidate, judged against the baseline.
-        Tests may grow and be fixed, never be weakened: a test the baseline had must still
-        exist, and an edited test file's baseline copy is swapped in for a second run of
-        the gates, where nothing may be worse than at the baseline (unless the goal
-        declared ``--may-edit-tests``)."""
+        Tests may grow, never be weakened: a test function the baseline had must still
+        exist with the code the baseline wrote (unless the goal declared
+        ``--may-edit-tests``), and a test file whose other code (helpers, imports) changed
+        has its baseline copy swapped in for a second run of the gates, where nothing may
+        be worse than at the baseline."""
         edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
                  for p in tests]  # fmt: skip
         self.edited_tests[:] = [n for e in edits for n in (*e.removed, *e.edited)]
