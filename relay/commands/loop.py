@@ -754,7 +754,10 @@ def run_schedule(args: argparse.Namespace) -> Output:
         raise LocalUsageError("--max-iterations must be at least 1")
     contract = contract_ready(Spine(root))
     u.contract_run_args(contract)  # refused now, not at 3 a.m.
-    from relay.commands.loop_env import check_passed
+    from relay.commands.loop_env import check_passed, role_commands
+    from relay.ratchet.roles import check_commands
+
+    check_commands(role_commands(contract), cwd=root)  # a role that cannot start: not tonight
 
     check_passed(args.pass_env, args.pass_secret, os.environ)
     refuse_above_ceiling(args.max_iterations, contract)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,7 +95,7 @@ def check_passed(
                 hint=f"name {name} with --pass-secret instead (NAME[:ROLE]): kept for that role"
                 " alone",
             )
-    record([], environ=environ, which={}, interpreter_dir="", pass_env=pass_env, secrets=secrets)
+    record([], environ=environ, which={}, pass_env=pass_env, secrets=secrets)
     return secrets
 
 
@@ -125,7 +124,6 @@ def record_env(
         commands,
         environ=source,
         which=which,
-        interpreter_dir=str(Path(sys.executable).absolute().parent),
         pass_env=[n for n in names if n not in {s.name for s in secrets}],
         secrets=secrets,
         when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
@@ -316,9 +314,22 @@ def schedule_checks(root: Path) -> list[tuple[str, str, str, str]]:
     """`relay doctor`'s checks of the loop's schedule: every gate run the scheduler's way
     (none in a clone with no recorded environment)."""
     from relay.ratchet.files import Spine
+    from relay.ratchet.sandbox import NAMESPACES, level
 
     try:
         contract: Contract | None = Spine(root).contract()
     except RelayError:
         contract = None
-    return gate_checks(root, contract)
+    if contract is None:
+        return gate_checks(root, contract)
+    if level() == NAMESPACES:
+        said = "namespaces: the maker cannot see this clone, its remotes or HOME's credentials"
+        boundary = ("loop maker boundary", "ok", said, "")
+    else:
+        said = (
+            "env-level only: no user namespace here, so a maker that looks can reach this"
+            " clone and HOME's files (it still runs in a clone of its own, without credentials)"
+        )
+        fix = "allow unprivileged user namespaces (kernel.unprivileged_userns_clone=1) for more"
+        boundary = ("loop maker boundary", "warn", said, fix)
+    return [boundary, *gate_checks(root, contract)]

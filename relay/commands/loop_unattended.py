@@ -343,10 +343,10 @@ def triage(
     found: list[t.Finding] = []
     unknown: dict[str, str] = {}
     timeout = 600.0
-    from relay.ratchet.measure import log_gate
+    from relay.ratchet.measure import gate_env, log_gate
 
     for gate in contract.gates:
-        done = run_step(gate.command, cwd=root, timeout=timeout)
+        done = run_step(gate.command, cwd=root, timeout=timeout, env=gate_env())
         log_gate(gate, done, where=root)
         words = f"{gate.name} {gate.command}".lower()
         kind, read = "", t.lint_findings

@@ -153,42 +153,8 @@ class WorkTree:
             with contextlib.suppress(Exception):
                 self.git("worktree", "prune")
 
-    @contextlib.contextmanager
-    def on_branch(self, commit: str, branch: str) -> Iterator[Path]:
-        """A worktree of relay's own outside the clone, on ``branch`` made afresh at
-        ``commit`` (a stopped run's is taken over); removed afterwards with its branch."""
-        self._drop_stale(branch)
-        parent = Path(tempfile.mkdtemp(prefix="relay-attempt-"))
-        where = parent / "tree"
-        self.git("worktree", "add", "-f", "-q", "-B", branch, str(where), commit)
-        try:
-            yield where
-        finally:
-            with contextlib.suppress(Exception):
-                self.git("worktree", "remove", "--force", str(where))
-            shutil.rmtree(parent, ignore_errors=True)
-            with contextlib.suppress(Exception):
-                self.git("worktree", "prune")
-            with contextlib.suppress(Exception):
-                self.git("branch", "-D", branch)
-
-    def _drop_stale(self, branch: str) -> None:
-        """Remove the worktree a stopped run left on ``branch``, folder and all."""
-        with contextlib.suppress(Exception):
-            self.git("worktree", "prune")
-        listing = self.git("worktree", "list", "--porcelain")
-        for block in listing.split("\n\n"):
-            lines = block.splitlines()
-            if f"branch refs/heads/{branch}" not in lines or not lines[0].startswith("worktree "):
-                continue
-            stale = Path(lines[0].removeprefix("worktree "))
-            with contextlib.suppress(Exception):
-                self.git("worktree", "remove", "--force", str(stale))
-            if stale.name == "tree" and stale.parent.name.startswith("relay-attempt-"):
-                shutil.rmtree(stale.parent, ignore_errors=True)
-
     def take(self, source: Path, paths: Sequence[str]) -> None:
-        """Make ``paths`` in this tree what they are under ``source`` (another worktree):
+        """Make ``paths`` in this tree what they are under ``source`` (the maker's clone):
         written with their mode, or removed where ``source`` has none."""
         for path in paths:
             src, dst = source / path, self.root / path

@@ -383,6 +383,33 @@ def program_of(command: str) -> str | None:
     return None if first in _BUILTINS else first
 
 
+_INTERPRETERS = re.compile(
+    r"^(sh|bash|dash|zsh|ksh|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|uv)$"
+)
+_INLINE = frozenset(("-c", "-e", "-m", "--eval", "-E", "eval", "-p", "--print"))
+
+
+def script_of(command: str) -> str | None:
+    """The script file a command hands to a known interpreter (``sh ./maker.sh``,
+    ``python3 -u agent.py``, ``node maker.js``, ``uv run maker.py``), None when there is
+    none (inline code, a module, another program); ValueError when it cannot be split."""
+    words = list(_after_assignments(shlex.split(command)))
+    if not words or not _INTERPRETERS.match(words[0].rsplit("/", 1)[-1]):
+        return None
+    rest = words[1:]
+    if words[0].rsplit("/", 1)[-1] == "uv":
+        if not rest or rest[0] != "run":
+            return None
+        rest = rest[1:]
+    for word in rest:
+        if word in _INLINE:
+            return None
+        if word.startswith("-"):
+            continue
+        return word
+    return None
+
+
 def _after_assignments(words: Sequence[str]) -> Iterator[str]:
     started = False
     for word in words:

@@ -48,7 +48,7 @@ VERIFIER_RULES = (
     "- relay re-runs every gate itself in a fresh worktree of your change; what you report"
     " is not taken on faith.",
     "- Tests may grow and be fixed, never be weakened: every test the baseline has must"
-    " still exist and pass; add new tests in any test file.",
+    " still exist, unedited, and pass; fix the code, and add new tests in any test file.",
     "- Do not commit and do not push: relay commits what is kept (commits you make are"
     " folded into the candidate), and you have no credential to push with.",
 )
@@ -162,9 +162,10 @@ def tests_rule(goal: Goal) -> list[str]:
             "tests may be added anywhere. Check that no test was weakened to pass.",
         ]
     return [
-        "Tests may grow and be fixed, never be weakened: new tests may be added in any file;",
-        "every test the baseline had must still exist and, if it passed, still pass as the",
-        "baseline wrote it (relay re-runs the baseline's copy of an edited test file).",
+        "Tests may grow, never be weakened: new tests may be added in any file; every test",
+        "function the baseline had must still exist with the code the baseline wrote (one",
+        "edited is refused, a failing one too: fix the code), and relay re-runs the",
+        "baseline's copy of a test file whose helpers or imports changed.",
     ]
 
 

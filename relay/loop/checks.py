@@ -228,15 +228,20 @@ def unknown(gates: Iterable[GateChecks]) -> list[GateChecks]:
 # --- tests may grow, never be weakened ---
 
 
+SUPPORT = "<support>"  # tests_in's key for the module's code that is no test function
+
+
 def tests_in(text: str) -> dict[str, str] | None:
     """A Python test module's test functions (``test_*`` at module level and in
-    ``Test*`` classes) by qualified name, each with a dump of its code; None when the
-    text is not Python relay can parse."""
+    ``Test*`` classes) by qualified name, each with a dump of its code, and under
+    ``SUPPORT`` the rest of the module (imports, helpers, fixtures, a class's other
+    methods); None when the text is not Python relay can parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     found: dict[str, str] = {}
+    rest: list[ast.stmt] = []  # what is not a test: imports, helpers, fixtures
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
             "test"
@@ -248,6 +253,11 @@ def tests_in(text: str) -> dict[str, str] | None:
                     item, ast.FunctionDef | ast.AsyncFunctionDef
                 ) and item.name.startswith("test"):
                     found[f"{node.name}::{item.name}"] = ast.dump(item, include_attributes=False)
+                else:
+                    rest.append(item)
+        else:
+            rest.append(node)
+    found[SUPPORT] = "\n".join(ast.dump(n, include_attributes=False) for n in rest)
     return found
 
 
@@ -260,7 +270,8 @@ class SuiteChange:
     edited: tuple[str, ...] = ()  # node ids of baseline tests whose code changed
     added: tuple[str, ...] = ()
     readable: bool = True  # False: not Python relay parses; judged by swapping the file
-    helper: bool = False  # a changed file of the tests with no test of its own (helpers)
+    helper: bool = False  # helpers changed: a file with no test of its own, or the code
+    # around a test file's tests (imports, fixtures, helpers), which its tests lean on
 
 
 def suite_change(path: str, before: str, after: str | None) -> SuiteChange:
@@ -274,12 +285,13 @@ def suite_change(path: str, before: str, after: str | None) -> SuiteChange:
     def node(name: str) -> str:
         return f"{path}::{name}"
 
+    support = was.pop(SUPPORT, "") != now.pop(SUPPORT, "")
     return SuiteChange(
         path,
         removed=tuple(node(n) for n in was if n not in now),
         edited=tuple(node(n) for n in was if n in now and now[n] != was[n]),
         added=tuple(node(n) for n in now if n not in was),
-        helper=not was and before != after,
+        helper=(not was and before != after) or (bool(was) and support),
     )
 
 
@@ -293,6 +305,17 @@ def swap_needed(change: SuiteChange) -> bool:
 def weakened(changes: Iterable[SuiteChange]) -> list[str]:
     """One line for each baseline test a change removed (tests may grow, never shrink)."""
     return [f"{node} is a test the baseline had; it is gone" for c in changes for node in c.removed]
+
+
+def rewritten(changes: Iterable[SuiteChange]) -> list[str]:
+    """One line for each baseline test whose code a change edited: a test the baseline
+    had runs as the baseline wrote it (a red one included: editing it to match a bug is
+    weakening it), unless the goal declared --may-edit-tests."""
+    return [
+        f"{node} is a test the baseline had; its code was edited"
+        for c in changes
+        for node in c.edited
+    ]
 
 
 def baseline_failing(gates: Mapping[str, GateChecks]) -> list[str]:

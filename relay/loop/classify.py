@@ -100,14 +100,29 @@ def instruction_shaped(text: str, *, quoted: str = "") -> str | None:
     ``quoted`` (the diff under review) holds too is the reviewer quoting the change, not an
     instruction: a diff that adds ``System:`` to a prompt template may be discussed."""
     said = {_bare(line) for line in quoted.splitlines()} - {""}
+    diff = _squash(" ".join(said))
     for match in _INSTRUCTION.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.end())
         line = _bare(text[start : len(text) if end < 0 else end])
         if said and any(line in q or q in line for q in said if len(q) >= 8 or q == line):
             continue
+        # part of a line quoted: the phrase and what follows it, to the closing quote or
+        # an ellipsis, is the diff's own text
+        rest = text[match.start() : len(text) if end < 0 else end]
+        fragment = _squash(_QUOTE_END.split(rest, maxsplit=1)[0])
+        if diff and len(fragment) >= 8 and fragment in diff:
+            continue
         return match.group(0).strip()
     return None
+
+
+_QUOTE_END = re.compile(r"[\"'`\u201d\u2019\u2026]|\.\.\.")
+
+
+def _squash(text: str) -> str:
+    """Text compared as words: lower case, one space between words."""
+    return " ".join(text.lower().split())
 
 
 def _bare(line: str) -> str:

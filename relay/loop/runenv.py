@@ -148,7 +148,6 @@ def record(
     *,
     environ: Mapping[str, str],
     which: Mapping[str, str | None],
-    interpreter_dir: str,
     pass_env: Sequence[str] = (),
     secrets: Sequence[Secret] = (),
     when: str = "",
@@ -156,8 +155,9 @@ def record(
 ) -> RunEnv:
     """The RunEnv for ``commands`` (gates and roles), given where each of their programs
     resolves now (``which``: program -> absolute path or None). The PATH is the
-    directories those programs were found in, in the inherited PATH's order, then relay's
-    interpreter's, then the system's: never the whole inherited PATH."""
+    directories those programs were found in, in the inherited PATH's order, then the
+    system's: never the whole inherited PATH, nor relay's own interpreter's folder (a gate
+    must run the project's tools, not relay's; relay starts itself by its full path)."""
     inherited = [p for p in environ.get("PATH", "").split(sep) if p]
     found: list[str] = []
     resolved: list[tuple[str, str]] = []
@@ -172,7 +172,7 @@ def record(
     order = {d: i for i, d in enumerate(inherited)}
     dirs = sorted(dict.fromkeys(found), key=lambda d: order.get(d, len(order)))
     system = SYSTEM_PATH if sep == ":" else ()  # Windows: its own folders are on PATH
-    path = tuple(dict.fromkeys([*dirs, interpreter_dir, *system]))
+    path = tuple(dict.fromkeys([*dirs, *system]))
     missing = [n for n in pass_env if n not in environ]
     if missing:
         raise LocalUsageError(
@@ -244,11 +244,19 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 
 # relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
+BOUNDARY_SOURCE = (
+    "relay: a clone of its own, no credential in its environment; namespaces also hide the"
+    " person's clone, its remotes and HOME's credential files, env-level only cannot"
+)
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
 
 
 def run_bounds(
-    contract: Contract, *, max_iterations: int | None, wall_clock: float | None
+    contract: Contract,
+    *,
+    max_iterations: int | None,
+    wall_clock: float | None,
+    boundary: str = "",
 ) -> Bounds:
     """Every bound a run under ``contract`` applies, and where each comes from."""
     b = contract.budget
@@ -281,4 +289,6 @@ def run_bounds(
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
         Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]
+    if boundary:
+        found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
     return Bounds(tuple(found))

@@ -55,7 +55,8 @@ def lint_findings(output: str, *, gate: str) -> list[Finding]:
         path, code = finding.path, finding.code
         key = f"lint {path} {code}"
         if key not in seen:
-            seen[key] = Finding("lint", key, f"Fix {code} in {path}", narrowed(gate, path))
+            accept = narrowed(gate, path, select=code)
+            seen[key] = Finding("lint", key, f"Fix {code} in {path}", accept)
     return list(seen.values())
 
 
@@ -79,10 +80,15 @@ _VALUE_OPTIONS = frozenset((
 _SHELL = frozenset(("&&", "||", ";", "|", ">", "<", "2>&1"))
 
 
-def narrowed(gate: str, target: str) -> str:
+_CODE = re.compile(r"[A-Z]+[0-9]+")
+
+
+def narrowed(gate: str, target: str, *, select: str = "") -> str:
     """The gate narrowed to one target (a test's node id, a file): the paths it names
     (``.``, ``tests/``) give way to the target, so that a goal's acceptance does not wait
-    on every other finding of a red gate. A command relay cannot read is appended to."""
+    on every other finding of a red gate; with ``select`` (a lint code), a linter's check
+    is narrowed to that code too (the file's other findings are other goals). A command
+    relay cannot read is appended to."""
     appended = f"{gate} {shlex.quote(target)}"
     try:
         words = shlex.split(gate)
@@ -94,14 +100,26 @@ def narrowed(gate: str, target: str) -> str:
     if tool is None or any(w in _SHELL for w in words):
         return appended
     kept, value, sub = words[: tool + 1], False, words[tool].endswith("ruff")
+    linter = words[tool].rsplit("/", 1)[-1] in ("ruff", "flake8")
+    dropping = False
     for word in words[tool + 1 :]:
+        if dropping:  # the value of a --select relay replaces
+            dropping = False
+            continue
+        if select and word in ("--select", "--extend-select") and not value:
+            dropping = True
+            continue
+        if select and word.startswith(("--select=", "--extend-select=")) and not value:
+            continue
         if value or word.startswith("-"):
             kept.append(word)
             value = not value and word in _VALUE_OPTIONS
         elif sub and word in ("check", "format"):
             kept.append(word)
+            linter = linter and word == "check"
         sub = False
-    return shlex.join([*kept, target])
+    narrow = ["--select", select] if select and linter and _CODE.fullmatch(select) else []
+    return shlex.join([*kept, *narrow, target])
 
 
 def coverage_findings(files: Mapping[str, float], *, floor: int, report_gate: str) -> list[Finding]:

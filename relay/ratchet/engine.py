@@ -333,7 +333,14 @@ class Ratchet:
 
         text = self.spine.read(BOARD_NAME) or ""
         o = self.options
-        bounds = run_bounds(self.contract, max_iterations=o.max_iterations, wall_clock=o.wall_clock)
+        from relay.ratchet.sandbox import level
+
+        bounds = run_bounds(
+            self.contract,
+            max_iterations=o.max_iterations,
+            wall_clock=o.wall_clock,
+            boundary=level(),
+        )
         new = with_bounds(text, bounds)
         if new != text:
             self.spine.write(BOARD_NAME, new)
@@ -611,7 +618,7 @@ class Ratchet:
     def pause(self, goal: Goal, row: BoardRow, decision: Suspend) -> str:
         """A usage limit with a reset time: the goal stays in progress, the resume is
         registered, and the run stops (the board and handover are current first)."""
-        until = decision.until.strftime("%Y-%m-%d %H:%M:%SZ")
+        until = decision.until.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
         if self.suspend is None:
             why = f"{decision.what} until {until}, and no scheduler can resume the run"
             self.state.escalated = True
@@ -769,6 +776,9 @@ class Ratchet:
         mended = checks_delta(base.checks, after.checks)
         if mended:
             gates += f"; {mended}"
+        if goal.may_edit_tests and self.judge.edited_tests:
+            edited = ", ".join(self.judge.edited_tests[:5])
+            gates += f"; baseline tests changed under --may-edit-tests: {edited}"
         cover = coverage_delta(base.coverage, after.coverage)
         changes = self._goal_changes(baseline)
         explained = self.judge.explanation(goal, attempt)

@@ -9,17 +9,20 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from relay.edges.worktree import WorkTree
-from relay.loop.agents import Signal, maker_failed
+from relay.loop.agents import Signal, maker_failed, parse_role
 from relay.loop.briefs import BriefFacts, render_brief, render_evidence, render_review
 from relay.loop.checks import (
     SuiteChange,
     baseline_failing,
+    rewritten,
     suite_change,
     swap_needed,
     weakened,
@@ -64,6 +67,7 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
+from relay.ratchet.sandbox import ATTEMPT_RECORD, EXPLAIN_FILE, PRIVATE, hidden_paths, standalone
 
 EXPLAIN_NAME = "what-changed.md"
 EXPLAIN_CHARS = 4000
@@ -162,6 +166,7 @@ class Judge:
     gate_timeout: float
     checker_timeout: float = 600.0
     ballots: list[Ballot] = field(default_factory=list)  # the last security panel's
+    edited_tests: list[str] = field(default_factory=list)  # the last verified candidate's
 
     @property
     def root(self) -> Path:
@@ -192,52 +197,63 @@ class Judge:
     ) -> tuple[Outcome, Measure | None]:
         """Run the maker once (for at most ``limit`` seconds, what is left of the wall
         clock) and judge what it left."""
-        brief = self.work / "brief.md"
-        brief.parent.mkdir(parents=True, exist_ok=True)
         timeout = max(1.0, min(self.maker_timeout, limit))
         explain = self.explain_path(goal, attempt)
         if explain.parent.exists():  # a stopped run's leftovers explain nothing of this one
             shutil.rmtree(explain.parent)
         explain.parent.mkdir(parents=True)
-        facts = replace(
-            self._facts(goal, attempt, last, rewind, base),
-            budget=timeout,
-            cannot=str(self.cannot),
-            explain=str(explain),
-        )
-        brief.write_text(render_brief(facts), encoding="utf-8")
         head = self.tree.head()
         git_state = GitState.of(self.tree)
         had = self.tree.changes(baseline.untracked)
         before = self.tree.candidate(had, "the tree before the attempt")
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
-        with self.tree.on_branch(before, loop_branch) as where:
+        moved: str | None = None
+        with standalone(
+            self.root, before, loop_branch, hidden=self.hidden(), record=self.work / ATTEMPT_RECORD
+        ) as box:
+            facts = replace(
+                self._facts(goal, attempt, last, rewind, base),
+                budget=timeout,
+                cannot=str(box.cannot),
+                explain=str(box.explain),
+            )
+            box.brief.write_text(render_brief(facts), encoding="utf-8")
             ran = run_role(
                 self.options.maker,
-                brief,
+                box.brief,
                 maker=True,
                 env_name=BRIEF_ENV,
-                cwd=where,
+                cwd=box.tree,
                 timeout=timeout,
                 work=self.work,
                 label=f"{goal.id}-attempt-{attempt}-maker",
                 on_start=self._started,
-                cannot=self.cannot,
+                cannot=box.cannot,
                 credentials=self.credentialed("maker"),
-                explain=explain,
+                explain=box.explain,
+                sandbox=box,
             )
             self._ended()
-            made = WorkTree.open(where)
-            moved = branch_moved(f"refs/heads/{loop_branch}", made.branch())
-            if moved is None:
-                # a maker that commits has its commits folded into the candidate: its branch
-                # goes back and what they held stays in its tree, to be judged like any edit
+            said = _read(box.explain).strip()
+            if not said and parse_role(self.options.maker) is not None:
+                said = self._final_message(ran.reading.text)
+            explain.write_text(said, encoding="utf-8")
+            escaped = self._escaped(head, before, had, baseline)
+            if escaped is None:
+                made = WorkTree.open(box.tree)
+                moved = branch_moved(f"refs/heads/{loop_branch}", made.branch())
+            if escaped is None and moved is None:
+                # the candidate is only what changed in the maker's own tree: its commits
+                # are folded (its branch goes back, what they held stays in its tree)
                 made.undo_commits_since(before)
-                taken = made.changes(())
+                taken = [p for p in made.changes(()) if p not in PRIVATE]
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
-                    self.tree.take(where, taken)
+                    self.tree.take(box.tree, taken)
+        if escaped is not None:
+            git_state.put_back(self.tree, refs=False)
+            return escaped, None
         done, reading = ran.done, ran.reading
         if moved is not None or theirs:
             git_state.put_back(self.tree, refs=False)
@@ -246,9 +262,6 @@ class Judge:
             else:
                 what = f"wrote {', '.join(theirs)}, which the person had left untracked"
             return Failed(Category.PROTECTED, what, what + "; nothing of it was taken"), None
-        # the clone's branch moves only when relay keeps a change: a commit made there
-        # meanwhile goes back too, its changes kept in the tree
-        self.tree.undo_commits_since(head)
         meta_touched = git_state.put_back(self.tree, refs=False)
         if reading.signal is Signal.WALL and reading.until is not None:
             self._put_back(before, had, baseline)  # the wall leaves nothing behind either
@@ -275,9 +288,50 @@ class Judge:
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
         return self._judge(goal, baseline, base, explain)
 
+    def hidden(self) -> tuple[Path, ...]:
+        """What the maker's process must not see: this clone, its git directory, the
+        remotes that are folders here, and the credential files of HOME."""
+        common = Path(self.tree.git("rev-parse", "--git-common-dir").strip())
+        common = common if common.is_absolute() else self.root / common
+        urls: list[str] = []
+        for name in self.tree.git("remote").split():
+            with contextlib.suppress(Exception):
+                urls += self.tree.git("remote", "get-url", "--all", name).split()
+                urls += self.tree.git("remote", "get-url", "--push", "--all", name).split()
+        return hidden_paths(self.root, common, urls, os.environ)
+
+    def _escaped(self, head: str, before: str, had: list[str], baseline: Baseline) -> Failed | None:
+        """The person's clone must not change while the maker runs (the maker has a tree
+        of its own): what changed there fails the attempt, is put back and never taken."""
+        now = self.tree.changes(baseline.untracked)
+        paths = sorted(set(now) ^ set(had))
+        snapshot = self.tree.candidate(now, "the tree after the attempt")
+        if self.tree.tree_of(snapshot) != self.tree.tree_of(before):
+            diff = self.tree.git("diff", "--name-only", "--no-renames", "-z", before, snapshot)
+            paths = sorted({*paths, *(p for p in diff.split("\0") if p)})
+        moved = self.tree.head() != head
+        if not paths and not moved:
+            return None
+        self.tree.undo_commits_since(head)
+        self._put_back(before, had, baseline)
+        said = ", ".join(paths[:5]) or "its branch"
+        what = f"the person's clone changed during the attempt ({said})"
+        why = (
+            f"{what}; the maker works in a clone of its own and only what changed there is"
+            " its candidate. Relay put the person's clone back; nothing of it was taken."
+            + (" A commit was made on the person's branch and undone." if moved else "")
+        )
+        return Failed(Category.PROTECTED, what, why)
+
+    @staticmethod
+    def _final_message(text: str) -> str:
+        """An agent's final message, as its structured output gives it: the explanation
+        when the maker wrote no file (a CLI confined to its workspace may not)."""
+        return text.strip()[:EXPLAIN_CHARS]
+
     def explain_path(self, goal: Goal, attempt: int) -> Path:
-        """Where the maker writes what it changed and why: the attempt's own state
-        directory, outside the work tree (it is no change of the goal's)."""
+        """Where relay keeps what the maker said it changed and why (the maker writes it
+        in its own tree, at a path the candidate never holds; relay copies it here)."""
         return self.work / "attempts" / f"{goal.id}-{attempt}" / EXPLAIN_NAME
 
     def explanation(self, goal: Goal, attempt: int) -> str:
@@ -348,7 +402,8 @@ class Judge:
         if not _read(explain).strip():
             what = "the maker left no account of what it changed and why"
             why = (
-                f"the change passed the gates, but {explain} is empty or missing; a change"
+                f"the change passed the gates, but the maker wrote nothing to {EXPLAIN_FILE} in"
+                " its tree (the file RELAY_LOOP_EXPLAIN names) and no final message; a change"
                 " nobody explained is not kept (write two or three lines: what changed, why)"
             )
             return Failed(Category.UNEXPLAINED, what, why), here
@@ -441,19 +496,28 @@ class Judge:
         added: Sequence[str] = (),
     ) -> tuple[Outcome, Measure | None]:
         """The gates in a fresh worktree of the candidate, judged against the baseline.
-        Tests may grow and be fixed, never be weakened: a test the baseline had must still
-        exist, and an edited test file's baseline copy is swapped in for a second run of
-        the gates, where nothing may be worse than at the baseline (unless the goal
-        declared ``--may-edit-tests``)."""
+        Tests may grow, never be weakened: a test function the baseline had must still
+        exist with the code the baseline wrote (unless the goal declared
+        ``--may-edit-tests``), and a test file whose other code (helpers, imports) changed
+        has its baseline copy swapped in for a second run of the gates, where nothing may
+        be worse than at the baseline."""
         edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
                  for p in tests]  # fmt: skip
+        self.edited_tests[:] = [n for e in edits for n in (*e.removed, *e.edited)]
         if not goal.may_edit_tests:
-            gone = weakened(edits)
-            if gone:
-                what = f"{len(gone)} test(s) the baseline had are gone ({gone[0]})"
-                why = "\n".join(f"- {g}" for g in gone) + (
-                    "\nTests may grow and be fixed, never be weakened: keep every test the"
-                    " baseline had (a goal that must change them declares --may-edit-tests)."
+            gone, edited = weakened(edits), rewritten(edits)
+            if gone or edited:
+                what = (
+                    f"{len(gone)} test(s) the baseline had are gone ({gone[0]})"
+                    if gone
+                    else f"{len(edited)} test(s) the baseline had were edited ({edited[0]})"
+                )
+                why = "\n".join(f"- {g}" for g in [*gone, *edited]) + (
+                    "\nTests may grow, never be weakened: every test function the baseline had"
+                    " must still exist with the code the baseline wrote, and a failing test the"
+                    " goal targets must pass on the candidate as the baseline wrote it. Fix the"
+                    " code and add new tests anywhere; a goal that must change a test declares"
+                    " --may-edit-tests (recorded, and shown to the checkers)."
                 )
                 return Failed(Category.TEST, what, why), None
         swapped = [] if goal.may_edit_tests else [e.path for e in edits if swap_needed(e)]

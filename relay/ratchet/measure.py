@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,26 @@ def hand_to_roles(secrets: Mapping[str, Mapping[str, str]]) -> None:
 def role_secrets(role: str) -> dict[str, str]:
     """The secrets the person handed to ``role`` (for its command alone)."""
     return dict(_ROLE_SECRETS.get(role, {}))
+
+
+# pytest stops at a test file it cannot import unless told to go on: told so, that file
+# is one failing check (its ERROR line) and every other test still runs and is compared
+GO_ON = "--continue-on-collection-errors"
+
+
+def gate_env() -> dict[str, str]:
+    """The environment a gate runs in: ours, with pytest told to go on past a file it
+    cannot collect (PYTEST_ADDOPTS; harmless to every other tool)."""
+    env = dict(os.environ)
+    opts = env.get("PYTEST_ADDOPTS", "")
+    if GO_ON not in opts.split():
+        env["PYTEST_ADDOPTS"] = f"{opts} {GO_ON}".strip()
+    return env
+
+
+def handed_secrets() -> dict[str, list[str]]:
+    """The names of the secrets handed to each role (role -> names), never their values."""
+    return {role: list(values) for role, values in _ROLE_SECRETS.items()}
 
 
 def role_of(env_name: str, who: str = "") -> str:
@@ -195,7 +216,7 @@ def measure(
     checks: list[GateChecks] = []
     failure: Failed | None = None
     for gate in gates:
-        done = run_step(gate.command, cwd=where, timeout=timeout)
+        done = run_step(gate.command, cwd=where, timeout=timeout, env=gate_env())
         log_gate(gate, done, where=where)
         results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
         now = read_gate(

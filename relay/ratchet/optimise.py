@@ -82,6 +82,7 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
+from relay.ratchet.sandbox import ATTEMPT_RECORD, PRIVATE, standalone
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -267,18 +268,19 @@ def _attempt(
         protected=run.contract.protected,
         gates=tuple(g.command for g in run.contract.gates),
     )
-    brief = judge.work / "brief.md"
-    brief.parent.mkdir(parents=True, exist_ok=True)
     text = render_optimise_brief(
         facts, baseline=fmt(value), ledger=ledger_lines(rows, goal=goal.id), refused=refused
     )
-    brief.write_text(text, encoding="utf-8")
     head = run.tree.head()
-    with run.tree.fresh(head) as where:
+    branch = f"relay-loop/{goal.id}"
+    record = judge.work / ATTEMPT_RECORD
+    with standalone(run.root, head, branch, hidden=judge.hidden(), record=record) as box:
+        where = box.tree
+        box.brief.write_text(text, encoding="utf-8")
         git_state = GitState.of(run.tree)
         ran = run_role(
             judge.options.maker,
-            brief,
+            box.brief,
             maker=True,
             env_name=BRIEF_ENV,
             cwd=where,
@@ -286,8 +288,9 @@ def _attempt(
             work=judge.work,
             label=f"{goal.id}-attempt-{number}-maker",
             on_start=judge._started,
-            cannot=judge.cannot,
+            cannot=box.cannot,
             credentials=judge.credentialed("maker"),
+            sandbox=box,
         )
         done, reading = ran.done, ran.reading
         judge._ended()
@@ -320,7 +323,7 @@ def _attempt(
             return Attempt(Failed(Category.METRIC, what, why), idea)
         tree = WorkTree.open(where)
         tree.undo_commits_since(head)
-        changes = tree.changes(())
+        changes = [p for p in tree.changes(()) if p not in PRIVATE]
         bad = _protected(run, tree, changes)
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
@@ -336,6 +339,9 @@ def _attempt(
         if not changes:
             return Attempt(Failed(Category.METRIC, "the maker changed nothing", ""), idea)
         made = tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        # the candidate's objects come into the person's clone by relay's hand alone
+        tree.git("update-ref", "refs/relay/candidate", made)
+        run.tree.git("fetch", "-q", "--no-tags", str(where), "refs/relay/candidate")
         after = measure(
             where,
             run.contract.gates,

@@ -33,10 +33,12 @@ from relay.loop.agents import (
     program_of,
     read_run,
     review_cites,
+    script_of,
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
-from relay.ratchet.measure import role_of, role_secrets
+from relay.ratchet.measure import handed_secrets, role_of, role_secrets
+from relay.ratchet.sandbox import Sandbox
 
 TRANSCRIPTS = "transcripts"
 NO_PUSH_URL = "relay-loop-no-push://a-role-cannot-push"
@@ -55,6 +57,16 @@ WITHHELD = (
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_GLOBAL",
     "GIT_CONFIG_SYSTEM",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CREDENTIAL_HELPER",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "PWD",
+    "OLDPWD",
 )
 _TOKENISH = re.compile(
     r"^RELAY_.*(TOKEN|SECRET|KEY)|^GIT_CONFIG_(KEY|VALUE)_\d+$|^GIT_CONFIG_COUNT$"
@@ -70,16 +82,47 @@ class RoleRun:
     transcript: Path
 
 
-def role_env(cwd: Path, work: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a role runs in: ours without any credential, with git refusing
-    every transport and every remote's push URL pointing nowhere, and ``gh`` pointed at
-    an empty configuration."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()}
+def named_secrets(work: Path) -> dict[str, tuple[str, ...]]:
+    """Every secret the person named for a role (``--pass-secret NAME[:ROLE]``), and the
+    roles it is for: the recorded env file's and those handed to this process."""
+    from relay.loop.runenv import ENV_FILE, parse_runenv
+
+    found: dict[str, tuple[str, ...]] = {}
+    try:
+        recorded = parse_runenv((work / ENV_FILE).read_text(encoding="utf-8"))
+    except OSError:
+        recorded = None
+    for secret in recorded.secrets if recorded else ():
+        found[secret.name] = secret.roles
+    for role, names in handed_secrets().items():
+        for name in names:
+            found[name] = tuple(dict.fromkeys([*found.get(name, ()), role]))
+    return found
+
+
+def role_env(
+    cwd: Path,
+    work: Path,
+    base: Mapping[str, str] | None = None,
+    *,
+    role: str = "maker",
+    home: Path | None = None,
+) -> dict[str, str]:
+    """The environment a role runs in: ours without any credential (nor another role's
+    named secret), a scratch HOME with an empty git configuration (``home``; one under
+    ``work`` when not given), git refusing every transport and every remote's push URL
+    pointing nowhere, and ``gh`` pointed at an empty configuration."""
+    from relay.ratchet.sandbox import scratch_home
+
+    source = os.environ if base is None else base
+    env = dict(source.items())
     for name in list(env):
         if name in WITHHELD or _TOKENISH.match(name):
             del env[name]
-    empty = work / "no-credentials"
-    (empty / "gh").mkdir(parents=True, exist_ok=True)
+    for name, roles in named_secrets(work).items():
+        if role not in roles:
+            env.pop(name, None)
+    home = scratch_home(home or work / "role-home", source.get("HOME"))
     config: list[tuple[str, str]] = [
         ("credential.helper", ""),  # an empty value clears every helper configured before
         ("core.askPass", ""),
@@ -90,11 +133,13 @@ def role_env(cwd: Path, work: Path, base: Mapping[str, str] | None = None) -> di
     for number, (key, value) in enumerate(config):
         env[f"GIT_CONFIG_KEY_{number}"] = key
         env[f"GIT_CONFIG_VALUE_{number}"] = value
+    env["HOME"] = str(home)
+    env["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_ALLOW_PROTOCOL"] = "relay-loop-none"  # git's own list: no transport at all
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_SSH_COMMAND"] = "false"
-    env["GH_CONFIG_DIR"] = str(empty / "gh")
+    env["GH_CONFIG_DIR"] = str(home / ".config" / "gh")
     env["GH_PROMPT_DISABLED"] = "1"
     return env
 
@@ -119,18 +164,22 @@ def run_role(
     credentials: bool = False,
     role: str | None = None,
     explain: Path | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RoleRun:
     """Run one role on its file (the brief, the review file, the evidence): a built-in
     agent through its adapter, any other command with the file as its last argument and
     in ``env_name``. The maker may leave its reason for not doing the goal in ``cannot``
     (the file the brief and ``RELAY_LOOP_CANNOT`` name). With ``credentials`` (the
     contract authorises them for this role) it runs in relay's own environment, less
-    relay's token."""
+    relay's token. In a ``sandbox`` (the maker's) its scratch HOME is the role's, and its
+    process runs behind the sandbox's boundary (``Sandbox.wrap``)."""
     agent = parse_role(spec)
+    role = role or ("maker" if maker else "checker")
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ) if credentials else role_env(cwd, work)
-    env.update(role_secrets(role or ("maker" if maker else "checker")))  # that role's alone
+    home = sandbox.home if sandbox else None
+    env = dict(os.environ) if credentials else role_env(cwd, work, role=role, home=home)
+    env.update(role_secrets(role))  # that role's alone
     env[env_name] = str(path)
     if cannot is not None:
         cannot.unlink(missing_ok=True)
@@ -141,10 +190,11 @@ def run_role(
         command = f"{spec} {quote_arg(str(path))}"
     else:
         agent = mode_for(agent, maker=maker)
-        history = transcripts / f"{label}.history"
-        history.mkdir(exist_ok=True)
+        history = (sandbox.history if sandbox else transcripts) / f"{label}.history"
+        history.mkdir(parents=True, exist_ok=True)
         command = command_line(invocation(agent, str(path), history=str(history)))
-    done = run_step(command, cwd=cwd, timeout=timeout, env=env, on_start=on_start)
+    wrapped = sandbox.wrap(command) if sandbox and not credentials else command
+    done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=on_start)
     transcript = transcripts / f"{label}.log"
     transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
     reason = None
@@ -229,6 +279,11 @@ def command_problem(command: str, *, cwd: Path) -> str | None:
         return f"it cannot be read as a command line ({err})"
     if program is None:
         return None
+    script = script_of(command) if agent is None else None
+    if script is not None:
+        where = Path(script) if Path(script).is_absolute() else cwd / script
+        if not where.is_file():
+            return f"{script} (the script {Path(program).name} is handed) does not exist"
     if os.sep in program or (os.altsep and os.altsep in program):
         where = (cwd / program).resolve() if not Path(program).is_absolute() else Path(program)
         if not where.exists():

@@ -15,6 +15,7 @@ from relay.loop.checks import (
     mypy_findings,
     pytest_failures,
     read_gate,
+    rewritten,
     ruff_findings,
     suite_change,
     swap_needed,
@@ -189,7 +190,11 @@ def test_tests_may_grow_but_a_baseline_test_removed_or_edited_is_told() -> None:
     restyled = BEFORE.replace("add(1, 2) == 3", "add(1,  2)  ==  3  # one and two").replace(
         "1\n", "2\n"
     )
-    assert not swap_needed(suite_change("tests/test_calc.py", BEFORE, restyled))
+    restyled_only = BEFORE.replace("add(1, 2) == 3", "add(1,  2)  ==  3  # one and two")
+    assert not swap_needed(suite_change("tests/test_calc.py", BEFORE, restyled_only))
+    helped = suite_change("tests/test_calc.py", BEFORE, restyled)
+    assert helped.edited == () and helped.helper and swap_needed(helped)  # tests lean on it
+    assert rewritten([helped]) == []
     weaker = BEFORE.replace("== 0", "is not None").replace("def test_add", "def test_plus")
     change = suite_change("tests/test_calc.py", BEFORE, weaker)
     assert change.removed == ("tests/test_calc.py::test_add",)
@@ -197,6 +202,9 @@ def test_tests_may_grow_but_a_baseline_test_removed_or_edited_is_told() -> None:
     assert change.added == ("tests/test_calc.py::test_plus",) and swap_needed(change)
     assert weakened([change]) == [
         "tests/test_calc.py::test_add is a test the baseline had; it is gone"
+    ]
+    assert rewritten([change]) == [
+        "tests/test_calc.py::TestMore::test_zero is a test the baseline had; its code was edited"
     ]
     unreadable = suite_change("tests/test_calc.py", BEFORE, "def (:\n")
     assert not unreadable.readable and swap_needed(unreadable) and weakened([unreadable]) == []
@@ -248,10 +256,17 @@ def test_a_goals_acceptance_is_its_gate_narrowed_to_the_one_finding() -> None:
     assert narrowed("ruff check . && mypy", "src/a.py") == "ruff check . && mypy src/a.py"
     found = lint_findings(RUFF_FULL, gate="ruff check --no-cache .")
     assert [(f.key, f.accept) for f in found] == [
-        ("lint src/calc.py F401", "ruff check --no-cache src/calc.py"),
-        ("lint src/other.py E741", "ruff check --no-cache src/other.py"),
+        ("lint src/calc.py F401", "ruff check --no-cache --select F401 src/calc.py"),
+        ("lint src/other.py E741", "ruff check --no-cache --select E741 src/other.py"),
         ("lint src/broken.py invalid-syntax", "ruff check --no-cache src/broken.py"),
     ]
+    # one code at a time: the gate's own selection gives way to the finding's code
+    assert (
+        narrowed("ruff check --select F,UP --line-length 100 .", "a.py", select="UP009")
+        == "ruff check --line-length 100 --select UP009 a.py"
+    )
+    assert narrowed("flake8 --select=E src", "a.py", select="E501") == "flake8 --select E501 a.py"
+    assert narrowed("ruff format --check .", "a.py", select="F401") == "ruff format --check a.py"
 
 
 def test_triage_retires_nothing_it_could_not_observe_and_says_so_on_the_board() -> None:

@@ -63,8 +63,10 @@ def test_an_unexplained_change_fails_and_the_healed_one_carries_its_account(
     brief = project.seen("maker", 1)
     assert "## Say what changed and why" in brief
     where = brief.split("write two or three lines to `", 1)[1].split("`", 1)[0]
-    assert where.endswith("/attempts/G1-1/what-changed.md") and ".git" in where
-    assert not Path(where).is_relative_to(project.root / "src")
+    # in the maker's own tree (a CLI confined to its workspace can write it), never taken
+    assert where.endswith("/tree/.relay-explain.md")
+    assert not Path(where).is_relative_to(project.root)
+    assert ".relay-explain.md" not in project.git("log", "--name-only", "--format=")
     _, [failed] = parse_failures(project.read("docs/loop/state/failures.md"))
     assert (failed.goal, failed.attempt, failed.category) == ("G1", 1, "unexplained")
     assert failed.what == "the maker left no account of what it changed and why"
@@ -193,3 +195,32 @@ def test_a_goal_whose_path_an_area_later_covers_is_critical_before_its_maker_run
     assert project.calls("maker") == 0 and project.clean()
     bad = project.loop("goal", "add", "Out", "--accept", "true", "--path", "../elsewhere")
     assert bad.status != 0 and "is not a path inside the repository" in bad.errors[0]["message"]
+
+
+def test_an_agent_confined_to_its_workspace_explains_itself_in_its_final_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built-in agent that writes no explanation file (a CLI sandboxed to its workspace,
+    or one that only answers) is explained by its final message, read from its structured
+    output; the kept entry and commit carry it."""
+    from test_loop_agents import claude_stream, stand_in
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    stand_in(
+        bin_dir,
+        "claude",
+        f"""
+        put("src/calc.py", {CALC_MUL!r})
+        put("tests/test_mul.py", {TEST_MUL!r})
+        print({claude_stream("Added mul(a, b) beside add, with its own test.", tools=3)!r})
+        """,
+    )
+    project = make_project(tmp_path)
+    ran = project.loop("run", "--maker", "claude")
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    message = project.git("log", "-1", "--format=%B", "--grep", "^G1: ")
+    assert "Added mul(a, b) beside add, with its own test." in message
+    [kept] = [e for e in entries(project) if "Kept on attempt 1" in e]
+    assert "Added mul(a, b) beside add, with its own test." in kept

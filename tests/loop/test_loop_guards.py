@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
-from test_loop_ratchet import GOOD, alive, board_row, failures, iterations, unchanged_since_setup
+from test_loop_ratchet import (
+    GOOD,
+    alive,
+    board_row,
+    failures,
+    iterations,
+    maker_group,
+    unchanged_since_setup,
+)
 
 from relay.loop.goals import GoalState
 
@@ -56,8 +64,10 @@ def test_a_maker_that_deletes_or_weakens_a_test_is_not_kept(tmp_path: Path) -> N
     assert project.read("src/calc.py") == CALC
     assert categories(project) == ["protected path touched", "test"]
     assert "tests/test_calc.py` is a test the baseline had" in failures_text(project)
-    # the weakened test passes in the maker's tree; the fresh re-run uses the baseline's
-    assert "in a fresh worktree of the candidate" in failures_text(project)
+    # the weakened test passes in the maker's tree; an edited baseline test is refused
+    assert "tests/test_calc.py::test_add is a test the baseline had; its code was edited" in (
+        failures_text(project)
+    )
 
 
 def failures_text(project: Project) -> str:
@@ -111,7 +121,7 @@ def test_a_new_branch_is_left_alone_and_the_goal_lands_on_the_run_branch(tmp_pat
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert project.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
-    assert project.git("log", "-1", "--format=%s", "evil").strip() == "evil"
+    assert project.git("branch", "--list", "evil") == ""  # it went with the maker's own clone
     assert "G1: Multiply" in project.subjects() and project.clean()
     assert categories(project) == ["protected path touched"]
     said = "switched the checkout from refs/heads/relay-loop/G1 to refs/heads/evil"
@@ -140,30 +150,55 @@ def test_an_existing_branch_keeps_its_commits(tmp_path: Path) -> None:
     assert board_row(project)[:3] == (GoalState.OPEN, 1, 1)
 
 
-def test_hooks_and_info_exclude_are_put_back(tmp_path: Path) -> None:
+def test_hooks_and_info_exclude_are_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no namespace hides the person's clone (env-level only), a maker that finds
+    its .git and changes its machinery has it put back, and the attempt fails."""
+    from relay.ratchet import sandbox
+
+    monkeypatch.setattr(sandbox, "level", lambda: sandbox.ENV_ONLY)
     project = make_project(tmp_path, retries=1)
     exclude = project.root / ".git/info/exclude"
     before = exclude.read_bytes()
     hooked = tmp_path / "hooked"
+    git = str(project.root / ".git")
     maker = project.script(
         "maker",
         "n = count('maker')\n" + GOOD + "if n == 1:\n"
-        "    import subprocess\n"  # its worktree's .git is a file: it finds the clone's
-        "    git = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
-        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
-        "    h = pathlib.Path(git, 'hooks/pre-commit')\n"
+        f"    h = pathlib.Path({git!r}, 'hooks/pre-commit')\n"
         f"    h.write_text('#!/bin/sh\\ntouch {hooked}\\n')\n"
         "    h.chmod(0o755)\n"
-        "    open(pathlib.Path(git, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n"
-        "    put('tests/conftest.py', 'import pytest\\n')\n",
+        f"    open(pathlib.Path({git!r}, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n",
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert not (project.root / ".git/hooks/pre-commit").exists() and not hooked.exists()
-    assert exclude.read_bytes() == before
-    assert not (project.root / "tests/conftest.py").exists() and project.clean()
+    assert exclude.read_bytes() == before and project.clean()
     assert categories(project) == ["protected path touched"]
     assert "`.git/hooks/pre-commit` is the clone's own machinery" in failures_text(project)
+
+
+def test_the_makers_own_git_machinery_goes_with_its_clone(tmp_path: Path) -> None:
+    """The maker's .git is its own clone's: what it does to its hooks and excludes touches
+    nothing of the person's, and a file it hides from git is no part of the candidate."""
+    project = make_project(tmp_path, retries=1)
+    exclude = project.root / ".git/info/exclude"
+    before = exclude.read_bytes()
+    maker = project.script(
+        "maker",
+        GOOD + "import subprocess\n"
+        "git = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
+        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
+        "pathlib.Path(git, 'hooks/pre-commit').write_text('#!/bin/sh\\nexit 1\\n')\n"
+        "open(pathlib.Path(git, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n"
+        "put('tests/conftest.py', 'import pytest\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert not (project.root / ".git/hooks/pre-commit").exists()
+    assert exclude.read_bytes() == before and failures(project) == []
+    assert not (project.root / "tests/conftest.py").exists() and project.clean()
 
 
 def test_relay_commits_run_no_hook(tmp_path: Path) -> None:
@@ -189,12 +224,13 @@ def test_a_second_run_on_the_clone_is_refused(tmp_path: Path) -> None:
     while not pid_file.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert pid_file.exists(), proc.communicate()
+    group = maker_group(project)
     second = project.loop("run", "--maker", project.script("maker", GOOD))
     assert second.status != 0 and "in progress" in second.errors[0]["message"]
     assert project.calls("maker") == 0
     proc.send_signal(signal.SIGTERM)  # stopped, the run stops its maker on the way out
     proc.communicate(timeout=30)
-    assert not alive(int(pid_file.read_text()))
+    assert not alive(group)
 
 
 def test_a_transient_failure_leaves_nothing_and_a_line_529_is_no_overload(tmp_path: Path) -> None:

@@ -236,7 +236,8 @@ def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     state, detail, fix = found["loop gate test"]
     assert status == 1 and state == "fail", found
     assert detail.startswith(f"`{TEST_GATE}` cannot run the scheduler's way: exited ")
-    assert "No module named 'projdep'" in detail, detail  # relay's own python is not the venv's
+    assert "python: not found" in detail, detail  # relay's own python is never the gates'
+
     assert "\n" not in detail and "state/gates/doctor-" in detail
     assert "--pass-env" in fix and "relay loop schedule" in fix
 
@@ -294,3 +295,22 @@ def test_the_contract_is_read_again_every_iteration(tmp_path: Path) -> None:
     assert "the contract changed; this iteration runs under the new one" in heard
     assert "- Gate timeout: 9m (the contract)" in project.read("docs/loop/BOARD.md")
     assert project.clean()
+
+
+def test_a_schedule_whose_roles_cannot_start_is_refused_and_nothing_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = "`` relay loop run --maker relay-no-such-agent --checker codex:review ``"
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, run))
+    project.git("commit", "-qam", "an agent CLI this machine does not have")
+    before, env_file = crontab(), project.read(".git/relay/loop/loop-env.json")
+    ran = project.loop("schedule", "--at", "03:00", "--scheduler", "cron")
+    assert ran.status == 2 and len(ran.errors) == 1, ran
+    message = ran.errors[0]["message"]
+    assert message == (
+        "the maker command `relay-no-such-agent` cannot run: relay-no-such-agent is not on PATH"
+    )
+    assert crontab() == before and project.read(".git/relay/loop/loop-env.json") == env_file

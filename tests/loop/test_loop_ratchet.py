@@ -291,12 +291,13 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     assert pid_file.exists(), proc.communicate()
     proc.send_signal(signal.SIGKILL)  # the run dies with no chance to clean up
     proc.wait()
-    orphan = int(pid_file.read_text())
+    orphan = maker_group(project)  # the maker's group, as relay wrote it down
     assert alive(orphan)  # the dead run's maker runs on, unsupervised
     assert board_row(project)[0] is GoalState.IN_PROGRESS
-    # the dead run's half-done work is in the maker's own worktree, never in the clone
+    # the dead run's half-done work is in the maker's own clone, never in the person's
     assert project.clean() and project.read("src/calc.py") == CALC
-    [stale] = [w for w in project.git("worktree", "list").splitlines() if "relay-loop/G1" in w]
+    stale = Path(project.read(".git/relay/loop/attempt.dir").strip())
+    assert (stale / "tree/src/half.py").exists()
     # had it died while recording, it would also have left uncommitted bookkeeping
     board = project.read("docs/loop/BOARD.md")
     project.write("docs/loop/BOARD.md", board.replace("| in progress |", "| done |"))
@@ -311,9 +312,9 @@ def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
     again = project.loop("run", "--maker", project.script("maker2", GOOD))
     assert again.data["kept"] == [] and again.data["stopped"] == "all goals are done"
-    # the stale worktree went with the attempt that took it over: no loop branch is left
+    # the stale attempt folder went when the next attempt began: no loop branch is left
     assert project.git("branch", "--list", "relay-loop/*") == ""
-    assert not Path(stale.split()[0]).exists()
+    assert not stale.exists()
 
 
 @pytest.mark.skipif(os.name == "nt", reason="signals are POSIX")
@@ -335,7 +336,8 @@ def test_a_stopped_run_puts_its_attempt_back_and_resumes_cleanly(
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert pid_file.exists(), proc.communicate()
-        maker = int(pid_file.read_text())
+        maker = maker_group(project)
+        stale = Path(project.read(".git/relay/loop/attempt.dir").strip())
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -344,7 +346,7 @@ def test_a_stopped_run_puts_its_attempt_back_and_resumes_cleanly(
             proc.wait()
     assert proc.returncode == 128 + sig, err
     assert "G1: stopped; its attempt was put back" in err, err
-    assert not alive(maker)
+    assert not alive(maker) and not stale.exists()  # nothing left in the temporary folder
     assert project.clean() and not (project.root / "src/half.py").exists()
     assert project.read("src/calc.py") == CALC
     assert board_row(project)[0] is GoalState.IN_PROGRESS  # HEAD's board: it resumes
@@ -352,6 +354,12 @@ def test_a_stopped_run_puts_its_attempt_back_and_resumes_cleanly(
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
     assert [s for s in project.subjects() if s.startswith("G1:")] == ["G1: Multiply"]
+
+
+def maker_group(project: Project) -> int:
+    """The running maker's process group, as relay writes it down (the maker's own pid is
+    its namespace's, where relay can make one)."""
+    return int(project.read(".git/relay/loop/maker.pid").split()[0])
 
 
 def alive(pid: int) -> bool:
@@ -426,13 +434,12 @@ def test_an_injection_shaped_review_is_discarded_and_asked_again(tmp_path: Path)
 
 def test_the_verifier_reruns_the_gates_in_a_fresh_worktree(tmp_path: Path) -> None:
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
-    # the change leans on an ignored file, which the maker writes into the clone itself (its
-    # brief's path names it): the change passes there and nowhere else
+    # the change leans on an ignored file the person's clone holds (a build left it): the
+    # change passes there and nowhere else
+    project.write("build/impl.py", "def mul(a, b):\n    return a * b\n")
     leaning = "import sys\nsys.path.insert(0, 'build')\nfrom impl import mul  # noqa: E402,F401\n"
     maker = project.script(
         "maker",
-        "clone = pathlib.Path(os.environ['RELAY_LOOP_BRIEF']).parents[3]\n"
-        "put(clone / 'build/impl.py', 'def mul(a, b):\\n    return a * b\\n')\n"
         f"put('src/calc.py', {CALC + chr(10) + leaning!r})\n"
         f"put('tests/test_mul.py', {TEST_MUL!r})\n",
     )

@@ -58,7 +58,7 @@ def test_triage_then_run_fixes_a_red_build(tmp_path: Path) -> None:
         ("G2", "lint src/calc.py F401"),
     ], triaged
     goals = parse_goals(project.read("docs/loop/GOALS.md")).goals
-    assert goals[1].accept == f"{PY} -m ruff check --no-cache src/calc.py"
+    assert goals[1].accept == f"{PY} -m ruff check --no-cache --select F401 src/calc.py"
     # G1's maker fixes the code and adds a test to the existing test file (leaving the
     # lint finding, the baseline's, alone); G2's removes the unused import
     maker = project.script(
@@ -190,7 +190,7 @@ def test_a_baseline_test_is_kept_unless_the_goal_may_edit_tests(tmp_path: Path) 
     assert other.read("tests/test_calc.py") == renamed
 
 
-def test_an_edited_baseline_test_runs_as_the_baseline_wrote_it_and_the_swap_is_said(
+def test_an_edited_baseline_test_is_refused_and_a_changed_helper_is_swapped(
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path, retries=0)
@@ -204,12 +204,75 @@ def test_an_edited_baseline_test_runs_as_the_baseline_wrote_it_and_the_swap_is_s
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [] and project.read("src/calc.py") == CALC
     text = project.read("docs/loop/state/failures.md")
-    assert (
-        "in a fresh worktree of the candidate, with the baseline's copy of `tests/test_calc.py`"
-        " swapped in: test" in text
+    assert "1 test(s) the baseline had were edited (tests/test_calc.py::test_add is a" in text
+    assert "must pass on the candidate as the baseline wrote it" in text
+    # what the tests lean on (the module around them) is run as the baseline wrote it
+    (tmp_path / "helper").mkdir()
+    other = make_project(tmp_path / "helper", retries=0)
+    shadow = TEST_CALC.replace("from calc import add\n", "def add(a, b):\n    return 3\n")
+    maker = other.script(
+        "maker",
+        f"put('src/calc.py', {broken!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"put('tests/test_calc.py', {shadow!r})\n",
     )
-    assert "the goal edited tests/test_calc.py::test_add, which the baseline had" in text
-    assert "- test tests/test_calc.py::test_add" not in text  # the baseline passed: plain failure
+    ran = other.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and other.read("src/calc.py") == CALC
+    text = other.read("docs/loop/state/failures.md")
+    assert "with the baseline's copy of `tests/test_calc.py` swapped in: test" in text, text
+    assert "the goal changed `tests/test_calc.py`, which the baseline's tests use" in text
+
+
+TOTAL = "def total(xs):\n    return sum(xs) + 1\n"
+TEST_TOTAL = (
+    "from calc import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n\n\n"
+    "def test_empty():\n    assert total([]) == 0\n"
+)
+
+
+def test_a_red_test_is_never_edited_to_match_the_bug(tmp_path: Path) -> None:
+    """A failing test triage enqueues is fixed in the code: editing its expectations to
+    what the bug returns is refused, whatever the failing-check count says."""
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+    plant(project, {"src/calc.py": TOTAL, "tests/test_calc.py": TEST_TOTAL}, "total is off by one")
+    enqueued = project.loop("triage").data["enqueued"]
+    assert [e["goal"] for e in enqueued] == ["G1", "G2"], enqueued
+    to_the_bug = TEST_TOTAL.replace("== 3", "== 4").replace("== 0", "== 1")
+    maker = project.script("maker", f"put('tests/test_calc.py', {to_the_bug!r})\n")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert project.read("tests/test_calc.py") == TEST_TOTAL
+    text = project.read("docs/loop/state/failures.md")
+    assert "test(s) the baseline had were edited (tests/test_calc.py::test_total" in text
+    # the fix in the code is kept, the tests as the baseline wrote them
+    fixed = project.script("fixer", f"put('src/calc.py', {TOTAL.replace(' + 1', '')!r})\n")
+    ran = project.loop("run", "--maker", fixed)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("tests/test_calc.py") == TEST_TOTAL
+
+
+def test_a_test_is_not_weakened_across_two_goals(tmp_path: Path) -> None:
+    """Goal A loosens a baseline assertion with the code unchanged; goal B would then
+    break the code behind it. A is refused, so B's break is caught by the real test."""
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+
+    def has(path: str, text: str) -> str:
+        code = f"import sys; sys.exit({text!r} not in open({path!r}).read())"
+        return f"{PY} -c {shlex.quote(code)}"
+
+    project.loop("goal", "add", "Tidy the tests", "--accept", has("tests/test_calc.py", "tidy"))
+    project.loop("goal", "add", "Simplify add", "--accept", has("src/calc.py", "return 0"))
+    loose = "# tidy\n" + TEST_CALC.replace("== 3", "is not None")
+    maker = project.script(
+        "maker",
+        "if 'Tidy' in BRIEF.splitlines()[0]:\n"
+        f"    put('tests/test_calc.py', {loose!r})\n"
+        "else:\n"
+        "    put('src/calc.py', 'def add(a, b):\\n    return 0\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert project.read("tests/test_calc.py") == TEST_CALC and project.read("src/calc.py") == CALC
+    assert {f[0] for f in failures(project)} == {"G1", "G2"}
 
 
 def test_an_optimisation_is_measured_interleaved_and_reports_its_coverage(tmp_path: Path) -> None:
@@ -241,3 +304,61 @@ def test_an_optimisation_is_measured_interleaved_and_reports_its_coverage(tmp_pa
     assert "noise " in kept["gates"] and "over 3 interleaved runs each" in kept["gates"]
     ledger = project.read("docs/loop/EXPERIMENTS.md")
     assert "interleaved runs each; baseline" in ledger
+
+
+def test_a_test_file_that_cannot_be_collected_is_a_failing_check_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """One test file that fails to import does not stop the run: it is a failing check
+    named for the file, the other tests still run and are compared, and the other goals
+    are worked."""
+    project = make_project(tmp_path)
+    broken = "from calc import mean\n\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n"
+    plant(project, {"tests/test_mean.py": broken}, "a test of a function not written yet")
+    triaged = project.loop("triage")
+    assert [e["finding"] for e in triaged.data["enqueued"]] == ["test tests/test_mean.py"], triaged
+    assert "neither enqueued nor retired" not in project.read("docs/loop/BOARD.md")
+    # G1 (mul) is worked on the red baseline; a maker that also breaks add is caught
+    breaks = CALC_MUL.replace("a + b", "a - b")
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n"
+        "if BRIEF.startswith('# G1'):\n"
+        f"    put('src/calc.py', {breaks!r} if n == 1 else {CALC_MUL!r})\n"
+        f"    put('tests/test_mul.py', {TEST_MUL!r})\n"
+        "else:\n"
+        "    text = pathlib.Path('src/calc.py').read_text()\n"
+        "    put('src/calc.py', text + '\\n\\ndef mean(xs):\\n    return sum(xs) / len(xs)\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0, ran
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"], ran
+    [(goal, attempt, _)] = failures(project)  # the baseline's ImportError is in the output too
+    assert (goal, attempt) == ("G1", 1)
+    text = project.read("docs/loop/state/failures.md")
+    assert "- test tests/test_calc.py::test_add" in text
+    assert ran.data["kept"][1]["gates"].endswith("failing checks 1 -> 0")
+    assert project.clean()
+
+
+def test_a_lint_goal_is_kept_when_its_own_code_is_fixed_in_a_file_with_others(
+    tmp_path: Path,
+) -> None:
+    """A file with two lint findings is two goals: each is accepted on its own code, so a
+    maker that fixes exactly that code is kept, the other finding left for its own goal."""
+    project = make_project(tmp_path, accept=None, retries=0)
+    two = "import os\n\n\ndef add(a, b):\n    unused = 1\n    return a + b\n"
+    plant(project, {"src/calc.py": two}, "two lint findings in one file")
+    enqueued = project.loop("triage").data["enqueued"]
+    assert [e["finding"] for e in enqueued] == ["lint src/calc.py F401", "lint src/calc.py F841"]
+    maker = project.script(
+        "maker",
+        "text = pathlib.Path('src/calc.py').read_text()\n"
+        "if 'F401' in BRIEF.splitlines()[0]:\n"
+        "    put('src/calc.py', text.replace('import os\\n\\n\\n', ''))\n"
+        "else:\n"
+        "    put('src/calc.py', text.replace('    unused = 1\\n', ''))\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"], ran
+    assert failures(project) == [] and project.read("src/calc.py") == CALC

@@ -309,3 +309,22 @@ def test_the_schedule_runs_triage_and_a_bounded_run_daily(
     assert list((Path(os.environ["HOME"]) / ".cache/relay/cron").glob("*.sh")) == []
     again = project.loop("schedule", "--remove", "--scheduler", "cron")
     assert again.status == 0 and again.data["had"] is False
+
+
+def test_a_reset_time_in_another_zone_is_shown_in_utc(tmp_path: Path, real_crontab: None) -> None:
+    """A reset said at +09:00 is the same instant in UTC on the report and the board (not
+    its Tokyo wall-clock time with a Z after it)."""
+    from datetime import timezone
+
+    project = make_project(tmp_path)
+    tokyo = timezone(timedelta(hours=9))
+    reset = (datetime.now(UTC) + timedelta(minutes=30)).replace(microsecond=0).astimezone(tokyo)
+    said = f"RELAY_LOOP_RESET_AT={reset.isoformat()}"
+    assert said.endswith("+09:00")
+    maker = project.script("maker", f"print({said!r})\nsys.exit(75)\n")
+    ran = project.loop("run", "--maker", maker, "--scheduler", "cron")
+    assert ran.status == 0, ran
+    in_utc = f"{reset.astimezone(UTC):%Y-%m-%d %H:%M:%S}Z"
+    assert f"until {in_utc}" in ran.data["stopped"], ran.data["stopped"]
+    row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
+    assert row.notes.endswith(f"resets {in_utc}"), row.notes

@@ -73,22 +73,27 @@ def test_metric_files_go_with_a_metric(tmp_path: Path) -> None:
     assert ran.status == 2 and "--metric-files go with --metric" in str(ran.errors), ran
 
 
-def test_an_optimisation_maker_cannot_act_through_the_clones_git(tmp_path: Path) -> None:
+def test_an_optimisation_maker_cannot_act_through_the_clones_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no namespace hides the person's clone (env-level only), a maker that finds
+    it and acts through its git has it all put back."""
+    from relay.ratchet import sandbox
+
+    monkeypatch.setattr(sandbox, "level", lambda: sandbox.ENV_ONLY)
     project = metric_project(tmp_path)
     config = project.read(".git/config")
     maker = project.script(
         "maker",
-        """
+        f"""
         import subprocess
         n = count("maker")
+        CLONE = {str(project.root)!r}
         if n == 1:
-            common = subprocess.run(
-                ["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True
-            ).stdout.strip()
-            put(common + "/hooks/pre-commit", "#!/bin/sh\\nexit 1\\n")
-            subprocess.run(["git", "config", "user.name", "the maker"], check=True)
-            subprocess.run(["git", "branch", "maker-was-here"], check=True)
-            subprocess.run(["git", "tag", "maker-tag"], check=True)
+            put(CLONE + "/.git/hooks/pre-commit", "#!/bin/sh\\nexit 1\\n")
+            subprocess.run(["git", "-C", CLONE, "config", "user.name", "the maker"], check=True)
+            subprocess.run(["git", "-C", CLONE, "branch", "maker-was-here"], check=True)
+            subprocess.run(["git", "-C", CLONE, "tag", "maker-tag"], check=True)
             put("cost.txt", "50\\n")
             print("IDEA: through git")
         else:
@@ -142,7 +147,13 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
     from contextlib import redirect_stderr, redirect_stdout
 
     from relay.cli import main
+    from relay.ratchet.sandbox import NAMESPACES, level
 
+    boundary = (
+        ("ok", "namespaces: the maker cannot see this clone, its remotes or HOME's credentials")
+        if level() == NAMESPACES
+        else ("warn", found_env_only())
+    )
     project = make_project(tmp_path, accept=None)
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -157,7 +168,15 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
             "skip",
             "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them",
         ),
+        "loop maker boundary": boundary,
     }
+
+
+def found_env_only() -> str:
+    return (
+        "env-level only: no user namespace here, so a maker that looks can reach this clone"
+        " and HOME's files (it still runs in a clone of its own, without credentials)"
+    )
 
 
 def test_triage_retires_a_goal_whose_finding_is_gone(tmp_path: Path) -> None:

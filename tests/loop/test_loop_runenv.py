@@ -46,12 +46,10 @@ def test_the_path_holds_where_the_programs_were_found_and_no_more() -> None:
         ["npm test", "python -m pytest", "gone --now", ".venv/bin/python -V"],
         environ=environ,
         which={**which, ".venv/bin/python": "/clone/.venv/bin/python"},
-        interpreter_dir="/relay/bin",
     )
     assert got.path == (
         "/home/p/.venv/bin",
         "/opt/node/bin",
-        "/relay/bin",
         "/usr/local/bin",
         "/usr/bin",
         "/bin",
@@ -75,7 +73,7 @@ def test_secrets_go_to_their_roles_alone() -> None:
     text = runenv.render()
     assert "a-value" not in text and parse_runenv(text) == runenv
     with pytest.raises(LocalUsageError, match="not set in this shell"):
-        record(["true"], environ={}, which={}, interpreter_dir="/b", secrets=[Secret("A", ())])
+        record(["true"], environ={}, which={}, secrets=[Secret("A", ())])
 
 
 def test_every_bound_is_on_the_board() -> None:
@@ -151,11 +149,10 @@ def test_a_windows_path_is_recorded_with_its_own_separator() -> None:
         ["pytest -q"],
         environ=environ,
         which={"pytest": r"C:\proj\.venv\Scripts\pytest.exe"},
-        interpreter_dir=r"C:\relay\Scripts",
         sep=";",
     )
-    assert got.path == (r"C:\proj\.venv\Scripts", r"C:\relay\Scripts")
-    assert got.environment({}, sep=";")["PATH"] == r"C:\proj\.venv\Scripts;C:\relay\Scripts"
+    assert got.path == (r"C:\proj\.venv\Scripts",)  # relay's own folder is never the gates'
+    assert got.environment({}, sep=";")["PATH"] == r"C:\proj\.venv\Scripts"
 
 
 def test_each_command_handed_a_file_runs_as_its_role() -> None:
@@ -190,3 +187,25 @@ def test_gate_logs_keep_the_newest_folders_of_each_kind(tmp_path: Path) -> None:
         .endswith("result: passed (exit 0, 0.1s)\n\nall fine\n")
     )
     assert (folder / ".gitignore").read_text() == "*\n"
+
+
+def test_relays_own_tools_are_not_the_gates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gate whose program only relay's own environment has (ruff, here) is recorded as
+    not found, and runs the scheduler's way as the person's shell would: not at all."""
+    import sys
+
+    from relay.commands.loop_env import record_env
+    from relay.edges.steps import run_step
+    from relay.ratchet.files import Spine
+
+    project = make_project(tmp_path, accept=None, gates=("ruff --version",))
+    shell = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    if any((Path(d) / "ruff").exists() for d in shell["PATH"].split(":")):
+        pytest.skip("this machine has ruff on its system PATH")
+    got = record_env(project.root, Spine(project.root).contract(), environ=shell)
+    assert str(Path(sys.executable).absolute().parent) not in got.path
+    assert dict(got.resolved)["ruff"] == ""
+    done = run_step("ruff --version", cwd=project.root, timeout=30, env=got.environment(shell))
+    assert done.exit_code == 127

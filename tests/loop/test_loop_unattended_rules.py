@@ -195,7 +195,9 @@ def test_triage_reads_failing_tests_lint_types_and_markers() -> None:
     lint = lint_findings(
         "src/a.py:3:1: F401 `os` imported but unused\nsrc/a.py:9:1: F401 x\n", gate="ruff check"
     )
-    assert [(f.key, f.accept) for f in lint] == [("lint src/a.py F401", "ruff check src/a.py")]
+    assert [(f.key, f.accept) for f in lint] == [
+        ("lint src/a.py F401", "ruff check --select F401 src/a.py")
+    ]
     types = type_findings("src/a.py:4: error: Incompatible types  [assignment]\n", gate="mypy")
     assert [f.key for f in types] == ["type src/a.py"]
     marks = marker_findings({"src/a.py": "x = 1  # TODO: speed this up\n", "img.png": "TODO"})

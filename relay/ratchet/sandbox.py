@@ -1,0 +1,240 @@
+"""The maker's sandbox: a standalone clone of relay's own under relay's temporary folder
+(no remote, no credential configuration, not a worktree of the person's clone), a scratch
+HOME with an empty git configuration, and, where Linux lets an unprivileged process make
+user and mount namespaces, the person's clone, its local remotes, relay's secrets and the
+real HOME's credential files hidden behind empty mounts for the maker's process tree
+(which also sees a /proc of its own, so no parent's working directory leads back).
+
+Ground rules: a same-user process cannot be stopped by environment variables alone, so the
+boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
+where they cannot be made (``relay doctor`` and BOARD.md say which).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
+NAMESPACES = "namespaces"
+ENV_ONLY = "env-level only"
+EXPLAIN_FILE = ".relay-explain.md"  # in the maker's tree, never part of the candidate
+CANNOT_FILE = ".relay-cannot.md"
+PRIVATE = (EXPLAIN_FILE, CANNOT_FILE)
+# what a real HOME keeps that could ship a change: git's, gh's, ssh's, the keyrings', relay's
+HOME_SECRETS = (
+    ".git-credentials",
+    ".gitconfig",
+    ".netrc",
+    ".ssh",
+    ".gnupg",
+    ".config/gh",
+    ".config/git",
+    ".config/hub",
+    ".config/relay",
+    ".local/share/keyrings",
+    ".password-store",
+    ".docker",
+    ".aws",
+)
+# what an agent CLI keeps of its own login in HOME: linked into the scratch HOME so that
+# `claude`, `codex`, `gemini` and `aider` still find their own configuration
+AGENT_HOMES = (".claude", ".claude.json", ".codex", ".gemini", ".aider.conf.yml", ".config/claude")
+_ENTER = """\
+set -e
+for d in $RELAY_HIDE_DIRS; do mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; done
+for f in $RELAY_HIDE_FILES; do mount --bind /dev/null "$f"; done
+unset RELAY_HIDE_DIRS RELAY_HIDE_FILES
+exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
+"""
+
+
+@functools.cache
+def level() -> str:
+    """How far the maker's boundary goes on this machine: NAMESPACES when an unprivileged
+    user and mount namespace can be made and a folder hidden in it, else ENV_ONLY."""
+    if os.name != "posix" or shutil.which("unshare") is None or not Path("/bin/sh").exists():
+        return ENV_ONLY
+    with tempfile.TemporaryDirectory(prefix="relay-probe-") as tmp:
+        hide = Path(tmp) / "hidden"
+        hide.mkdir()
+        (hide / "secret").write_text("x", encoding="utf-8")
+        script = Path(tmp) / "enter.sh"
+        script.write_text(_ENTER, encoding="utf-8")
+        probe = f"test ! -e {shlex.quote(str(hide / 'secret'))}"
+        argv = [*_outer(), "/bin/sh", str(script), *_ids(), probe]
+        env = {**os.environ, "RELAY_HIDE_DIRS": str(hide), "RELAY_HIDE_FILES": ""}
+        try:
+            done = subprocess.run(argv, env=env, capture_output=True, timeout=20, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return ENV_ONLY
+    return NAMESPACES if done.returncode == 0 else ENV_ONLY
+
+
+def _outer() -> list[str]:
+    return ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc"]
+
+
+def _ids() -> list[str]:
+    return [str(os.getuid()), str(os.getgid())]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Where one attempt's maker runs: its folder (outside every clone), its tree (the
+    standalone clone), its scratch HOME, and what its process must not see."""
+
+    folder: Path
+    tree: Path
+    home: Path
+    hidden: tuple[Path, ...]
+    level: str
+
+    @property
+    def brief(self) -> Path:
+        return self.folder / "brief.md"
+
+    @property
+    def explain(self) -> Path:
+        return self.tree / EXPLAIN_FILE
+
+    @property
+    def cannot(self) -> Path:
+        return self.tree / CANNOT_FILE
+
+    @property
+    def history(self) -> Path:
+        return self.folder / "history"
+
+    def wrap(self, command: str) -> str:
+        """``command`` as the maker runs it: inside the namespaces where they hold (each
+        hidden folder behind an empty tmpfs, each hidden file behind /dev/null)."""
+        if self.level != NAMESPACES:
+            return command
+        script = self.folder / "enter.sh"
+        script.write_text(_ENTER, encoding="utf-8")
+        dirs = [p for p in self.hidden if p.is_dir()]
+        files = [p for p in self.hidden if p.exists() and not p.is_dir()]
+        hide = (
+            f"RELAY_HIDE_DIRS={shlex.quote(' '.join(map(str, dirs)))} "
+            f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))}"
+        )
+        argv = [*_outer(), "/bin/sh", str(script), *_ids(), command]
+        return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+
+
+def hidden_paths(
+    clone: Path, common: Path, remotes: Sequence[str], environ: Mapping[str, str]
+) -> tuple[Path, ...]:
+    """What the maker's process must not see: the person's clone and its git directory,
+    the remotes that are folders on this machine, the real HOME's credential files, the
+    login session's runtime folder (keyrings, agents) and the SSH agent's socket. Only what
+    exists, resolved, and nothing that would hide the whole filesystem or a parent of the
+    temporary folder the maker works in."""
+    homes = {environ.get("HOME", ""), str(Path.home())}
+    found: list[Path] = [clone, common]
+    for url in remotes:
+        local = url.removeprefix("file://")
+        if local.startswith("/") or local.startswith("."):
+            found.append((clone / local) if local.startswith(".") else Path(local))
+    for home in filter(None, homes):
+        found += [Path(home) / name for name in HOME_SECRETS]
+    runtime = environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+    found.append(Path(runtime))
+    if environ.get("SSH_AUTH_SOCK"):
+        found.append(Path(environ["SSH_AUTH_SOCK"]))
+    temp = Path(tempfile.gettempdir()).resolve()
+    kept: list[Path] = []
+    for each in found:
+        try:
+            real = each.resolve()
+        except OSError:
+            continue
+        if not real.exists() and not real.is_symlink():
+            continue
+        if real == Path(real.anchor) or real == temp or temp.is_relative_to(real):
+            continue
+        if " " in str(real) or real in kept:  # the mount list is space-separated
+            continue
+        kept.append(real)
+    # what lies inside a hidden folder is hidden with it (and could not be mounted over)
+    outer = [p for p in kept if not any(p != q and p.is_relative_to(q) for q in kept if q.is_dir())]
+    return tuple(outer)
+
+
+def scratch_home(home: Path, real_home: str | None) -> Path:
+    """A HOME with an empty git configuration and the agents' own configuration linked in."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text("", encoding="utf-8")
+    (home / ".config" / "gh").mkdir(parents=True, exist_ok=True)
+    if real_home:
+        for name in AGENT_HOMES:
+            source, link = Path(real_home) / name, home / name
+            if source.exists() and not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(OSError):
+                    link.symlink_to(source)
+    return home
+
+
+@contextlib.contextmanager
+def standalone(
+    source: Path,
+    commit: str,
+    branch: str,
+    *,
+    hidden: Sequence[Path],
+    record: Path | None = None,
+) -> Iterator[Sandbox]:
+    """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
+    temporary folder (objects hard-linked, no remote, the maker's private files excluded),
+    with its scratch HOME; removed afterwards. ``record`` keeps the folder's path while it
+    exists, so that a killed run's folder goes when the next attempt starts."""
+    if record is not None:
+        drop_stale(record)
+    folder = Path(tempfile.mkdtemp(prefix="relay-attempt-"))
+    tree = folder / "tree"
+    if record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(f"{folder}\n", encoding="utf-8")
+    try:
+        git = ["git", "-c", f"core.hooksPath={os.devnull}"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
+        run([*git, "clone", "-q", "--local", "--no-checkout", str(source), str(tree)])
+        run([*git, "-C", str(tree), "remote", "remove", "origin"])
+        run([*git, "-C", str(tree), "checkout", "-q", "-f", "-B", branch, commit])
+        identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
+        for key, value in identity:
+            run([*git, "-C", str(tree), "config", key, value])
+        exclude = tree / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as out:
+            out.write("".join(f"/{name}\n" for name in PRIVATE))
+        home = scratch_home(folder / "home", os.environ.get("HOME"))
+        yield Sandbox(folder, tree, home, tuple(hidden), level())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if record is not None:
+            record.unlink(missing_ok=True)
+
+
+def drop_stale(record: Path) -> None:
+    """Remove the attempt folder a killed run left (``record`` names it), once its maker
+    is stopped: only a folder of relay's own, under the temporary folder."""
+    try:
+        stale = Path(record.read_text(encoding="utf-8").strip())
+    except OSError:
+        return
+    temp = Path(tempfile.gettempdir()).resolve()
+    if stale.name.startswith("relay-attempt-") and stale.resolve().parent == temp:
+        shutil.rmtree(stale, ignore_errors=True)
+    record.unlink(missing_ok=True)
