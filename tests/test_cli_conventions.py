@@ -259,11 +259,10 @@ def test_an_issue_is_its_number_hash_number_or_url(
     assert build_parser(words).parse_args(words).issue == number
 
 
-def test_version_loads_no_verb_and_answers_at_once() -> None:
-    """`relay --version` imports none of the verbs (nor the protocol) and answers in under
-    0.2 s, the interpreter's start included (the best of three, so load does not decide)."""
-    import time
-
+def test_version_loads_no_verb_and_answers_the_same_every_way() -> None:
+    """`relay --version` imports none of the verbs (nor the protocol), and every way of
+    starting relay says the same; how fast it answers is bench/bench_startup.py's figure,
+    and tests/relay/test_relay_startup.py holds its import list."""
     probe = (
         "import sys; sys.argv = ['relay', '--version']\n"
         "from relay.cli import main\n"
@@ -275,13 +274,9 @@ def test_version_loads_no_verb_and_answers_at_once() -> None:
     said, loaded = done.stdout.splitlines()
     assert said.startswith("relay 0.")
     assert "relay.commands.output" not in loaded and "relay.protocol" not in loaded, loaded
-    best = 10.0
-    for module in ("relay", "relay.cli", "relay"):
-        start = time.monotonic()
+    for module in ("relay", "relay.cli"):
         fast = relay_module(module, "--version")
-        best = min(best, time.monotonic() - start)
         assert fast.returncode == 0 and fast.stdout == said + "\n", fast.stderr
-    assert best < 0.2, best
 
 
 def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
