@@ -359,3 +359,46 @@ def _tool_word(tool: str) -> str:
 def roles_named(roster: Roster, names: Sequence[str]) -> tuple[RoleSpec, ...]:
     """The roster's roles among ``names``, in the roster's order."""
     return tuple(r for r in roster.roles if r.name in names)
+
+
+# --- the run's panel, from the roster ---
+
+CHECKER_ROLES = ("code-reviewer", "security-auditor", "test-engineer")
+
+
+@dataclass(frozen=True)
+class RunPanel:
+    """What `relay loop run` takes from the roster when no ``--maker`` is given: the
+    maker's local command or its node, the checkers, the verifier, the red team."""
+
+    maker: str | None
+    maker_node: str | None
+    checkers: tuple[str, ...]
+    verifier: str | None
+    red_team: tuple[str, ...]
+    checker_names: tuple[str, ...] = ()
+
+
+def _local(role: RoleSpec | None) -> str | None:
+    if role is None or role.backend not in (BackendKind.COMMAND, BackendKind.AGENT):
+        return None
+    return role.target
+
+
+def run_panel(roster: Roster) -> RunPanel:
+    """The roles relay runs itself (a command or an agent adapter), by what they do: every
+    grading role but the verifier and the red team checks; a maker on a node is sent there."""
+    maker = roster.get(MAKER)
+    node = maker.target if maker is not None and maker.backend is BackendKind.NODE else None
+    checkers = [
+        (r.name, _local(r)) for r in roster.grading() if r.name not in ("verifier", "red-team")
+    ]  # fmt: skip
+    red = _local(roster.get("red-team"))
+    return RunPanel(
+        maker=_local(maker),
+        maker_node=node,
+        checkers=tuple(c for _, c in checkers if c),
+        verifier=_local(roster.get("verifier")),
+        red_team=(red,) if red else (),
+        checker_names=tuple(n for n, c in checkers if c),
+    )

@@ -223,19 +223,21 @@ class Ratchet:
             checker_timeout=seconds(budget.checker_timeout) or 600.0,
         )
         self.state = RunState(started=time.monotonic())
+        self.may_push = True  # a goal's own worktree (parallel makers) never pushes
         refuse_bad_panel(options)
 
     # --- the run ---
 
-    def run(self) -> Report:
+    def run(self, loop: Callable[[], str] | None = None) -> Report:
         """Work the goals until done, out of budget or escalated; end with the report. One
-        run at a time per clone; a maker still running when relay is stopped is stopped."""
+        run at a time per clone; a maker still running when relay is stopped is stopped.
+        ``loop`` works the goals (one at a time when not given; parallel makers give theirs)."""
         from relay.ratchet.measure import gate_log
 
         with self._one_run(), _stopped_by_term(), gate_log(self.root, "run") as log:
             self.gate_log = log
             try:
-                return self._run()
+                return self._run(loop or self._loop)
             finally:
                 stop_orphan(self.judge.work / MAKER_PID)
 
@@ -257,7 +259,7 @@ class Ratchet:
         finally:
             lock.release()
 
-    def _run(self) -> Report:
+    def _run(self, loop: Callable[[], str]) -> Report:
         stopped_maker = stop_orphan(self.judge.work / MAKER_PID)
         if stopped_maker is not None:
             self.say(f"stopped the maker a stopped run left running (group {stopped_maker})")
@@ -265,7 +267,7 @@ class Ratchet:
         if self.options.resume and self._nothing_to_do():
             return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
         self._write_bounds()
-        stopped = self._loop()
+        stopped = loop()
         report = Report(
             objective=self.contract.objective,
             iterations=self.state.iterations,
@@ -823,7 +825,7 @@ class Ratchet:
 
     def _push_kept(self, goal: Goal) -> bool:
         """Push what was kept when the contract authorises it; whether it went."""
-        if "push" not in self.contract.authorised:
+        if "push" not in self.contract.authorised or not self.may_push:
             return False
         try:
             self.tree.push()

@@ -24,7 +24,7 @@ from relay.loop.checks import (
     swap_needed,
     weakened,
 )
-from relay.loop.classify import Category, Verdict, diagnosis
+from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
@@ -35,6 +35,7 @@ from relay.loop.guard import (
     refs_changed,
     spine_touched,
 )
+from relay.loop.parallel import reduce_reviews
 from relay.loop.ratchet import (
     Declined,
     Failed,
@@ -53,6 +54,7 @@ from relay.loop.revise import (
     security_verdict,
 )
 from relay.loop.risks import area_paths
+from relay.loop.threads import ThreadState
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -64,6 +66,7 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
+from relay.ratchet.threads import ThreadStore
 
 EXPLAIN_NAME = "what-changed.md"
 EXPLAIN_CHARS = 4000
@@ -147,6 +150,12 @@ class Options:
     wall_clock: float | None = None
     red_team: tuple[str, ...] = ()
     resume: bool = False
+    checker_names: tuple[str, ...] = ()  # the roster's names of the checkers, in order
+
+    def checker_name(self, number: int) -> str:
+        """The ``number``-th checker's role name (its roster name, else checker-N)."""
+        names = self.checker_names
+        return names[number - 1] if number <= len(names) else f"checker-{number}"
 
 
 @dataclass(frozen=True)
@@ -212,6 +221,9 @@ class Judge:
         before = self.tree.candidate(had, "the tree before the attempt")
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
+        store = ThreadStore.of(self.root)
+        for number in range(1, len(self.options.checkers) + 1):
+            store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
         with self.tree.on_branch(before, loop_branch) as where:
             ran = run_role(
                 self.options.maker,
@@ -226,6 +238,7 @@ class Judge:
                 cannot=self.cannot,
                 credentials=self.credentialed("maker"),
                 explain=explain,
+                thread=("maker", goal.id),
             )
             self._ended()
             made = WorkTree.open(where)
@@ -381,7 +394,10 @@ class Judge:
         return texts
 
     def _panel(self, goal: Goal, candidate: str, here: Measure, *, why: str = "") -> Failed | None:
+        """Every checker reviews the diff; the reducer (declared before the fan-out) merges
+        their findings, and a blocking finding from any of them blocks."""
         diff = self.tree.diff(candidate)
+        answers: list[tuple[str, Review]] = []
         for number, command in enumerate(self.options.checkers, start=1):
             path = self.work / f"review-{number}.md"
 
@@ -394,11 +410,14 @@ class Judge:
                 command, write, cwd=self.root, timeout=self.checker_timeout,
                 who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
                 credentials=self.credentialed("checker"),
+                thread=(self.options.checker_name(number), goal.id),
             )  # fmt: skip
-            if got.verdict is Verdict.BLOCK:
-                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
-                return Failed(Category.CHECKER, f"checker {number} blocked", findings)
-        return None
+            answers.append((f"checker {number}", got))
+        reduced = reduce_reviews(answers)
+        if not reduced.blocked:
+            return None
+        findings = "\n".join(reduced.lines()) or "- (no findings given)"
+        return Failed(Category.CHECKER, f"{', '.join(reduced.blockers)} blocked", findings)
 
     def _security(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
         """The security panel: every checker again as a ballot, and each red-team command
