@@ -94,6 +94,7 @@ from relay.loop.revise import (
     with_entries,
 )
 from relay.loop.risks import critical_areas
+from relay.loop.threads import THREADS_DIR
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
@@ -103,6 +104,7 @@ from relay.ratchet.measure import (
     stop_orphan,
 )
 from relay.ratchet.roles import check_commands, role_commands
+from relay.ratchet.threads import ThreadStore
 
 RUN_LOCK = "run.lock"
 NOTHING_TO_RESUME = "resume: nothing left to do"
@@ -115,7 +117,13 @@ BOOKKEEPING = (
     RULES_NAME,
     HANDOVER_NAME,
     EXPERIMENTS_NAME,
+    THREADS_DIR,  # the roles' threads, copied in with every bookkeeping commit
 )
+
+
+def is_bookkeeping(path: str) -> bool:
+    """Whether relay writes ``path`` for its own records (never a goal's change)."""
+    return path in BOOKKEEPING or path.startswith(THREADS_DIR + "/")
 
 
 class RemoteVerifier(Protocol):
@@ -298,7 +306,7 @@ class Ratchet:
             return
         if not any(r.state is GoalState.IN_PROGRESS for r in parse_board(at_head).rows):
             return
-        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        dirty = [p for p in self.tree.tracked_changes() if is_bookkeeping(p)]
         if dirty:
             self.tree.revert(dirty)
             self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
@@ -454,7 +462,7 @@ class Ratchet:
         goal in progress and whose handover says how it resumes."""
         stop_orphan(self.judge.work / MAKER_PID)
         self._revert_goal(baseline)
-        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        dirty = [p for p in self.tree.tracked_changes() if is_bookkeeping(p)]
         if dirty:
             self.tree.revert(dirty)
         self.say(f"{goal.id}: stopped; its attempt was put back (`relay loop run` resumes it)")
@@ -513,7 +521,7 @@ class Ratchet:
 
     def _goal_changes(self, baseline: Baseline) -> list[str]:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""
-        return [p for p in self.tree.changes(baseline.untracked) if p not in BOOKKEEPING]
+        return [p for p in self.tree.changes(baseline.untracked) if not is_bookkeeping(p)]
 
     def _attempts(self, goal: Goal, row: BoardRow, baseline: Baseline, base: Measure) -> str | None:
         progress = Progress()
@@ -915,6 +923,7 @@ class Ratchet:
     def _write_board(self, row: BoardRow) -> None:
         board: Board = self.spine.board()
         self.spine.write(BOARD_NAME, render_board(board.with_row(row)))
+        ThreadStore.of(self.root).copy_into(self.root)  # committed with the board
 
     def _log(self, entry: Iteration) -> None:
         head, rows = self.spine.log()
