@@ -191,6 +191,9 @@ def register(sub: Any) -> None:
     q = verbs.add_parser("roles", help="the roster: each role's backend, model and tools")
     common(q)
     q.set_defaults(func=run_roles)
+    from relay.commands.loop_nodes import register_make_here
+
+    register_make_here(verbs, common)
     q = verbs.add_parser("interrupt", help="stop one role's work; the run goes on")
     q.add_argument("role", help="the role (maker, code-reviewer, ...)")
     q.add_argument("--goal", default=None, metavar="ID", help="only its work on this goal")
@@ -813,9 +816,21 @@ def run_run(args: argparse.Namespace) -> Output:
         if makers > 1 or args.group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
+            make = None
             if node is not None:
-                raise LocalUsageError(f"a maker on a node ({node}) cannot run yet")
-            fanout = Fanout(ratchet, makers=makers, group=args.group)
+                from relay.commands.loop_nodes import node_maker
+                from relay.loop.jobs import unauthorised
+
+                missing = unauthorised(ratchet.contract.authorised)
+                if missing:
+                    said = " and ".join(f"`{m}`" for m in missing)
+                    raise ConfigError(
+                        f"the maker is the node {node}, but the contract does not authorise {said}",
+                        hint="add them under ## Authorised irreversible actions in CONTRACT.md",
+                    )
+
+                make = node_maker(root, ratchet, node, wait=verify_wait)
+            fanout = Fanout(ratchet, makers=makers, group=args.group, make=make)
             report = ratchet.run(fanout.loop)
         else:
             report = ratchet.run()

@@ -211,10 +211,9 @@ class Ratchet:
         self.options = options
         self.say = say
         self.contract = contract_ready(self.spine)
-        check_commands(
-            role_commands(options.maker, options.checkers, options.verifier, options.red_team),
-            cwd=self.root,
-        )
+        roles = role_commands(options.maker, options.checkers, options.verifier, options.red_team)
+        # no maker command: the maker is another node (a parallel run's own maker)
+        check_commands([r for r in roles if r != ("maker", "")], cwd=self.root)
         budget = self.contract.budget
         self.budget = options.max_iterations or budget.iterations or 0
         self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")

@@ -74,6 +74,7 @@ class Fanout:
         self.makers = makers
         self.group = group
         self.make = make or self.make_in_worktree
+        self.remote = make is not None  # the maker is elsewhere: it makes a goal again
         self.lock = threading.Lock()
         self.group_start = ""
         self.options = main.options  # the run's own: landing swaps the main line's maker
@@ -187,8 +188,9 @@ class Fanout:
 
     # --- bringing a candidate onto the main line ---
 
-    def land(self, candidate: Candidate) -> str | None:
-        """Bring a finished goal onto the main line; a reason when the run must stop."""
+    def land(self, candidate: Candidate, *, again: bool = False) -> str | None:
+        """Bring a finished goal onto the main line; a reason when the run must stop.
+        A goal made again (``again``) is not made a third time."""
         r = self.main
         goal = r.spine.goals().get(candidate.goal)
         if goal is None:
@@ -210,7 +212,7 @@ class Fanout:
                 f"{goal.id}: its candidate no longer applies on the main line ({head[:10]});"
                 " made again there"
             )
-            return r._goal(goal, row, resumed=False)
+            return self._remake(goal, row, again=again)
         if how is Landing.REJUDGE:
             r.say(f"{goal.id}: the main line moved to {head[:10]}; its candidate is judged there")
         stop = self._judge_candidate(goal, row, patch, candidate.explanation)
@@ -221,7 +223,18 @@ class Fanout:
         r.state.set_aside.discard(goal.id)
         if after.state is GoalState.BLOCKED:
             return None
-        return r._goal(goal, after, resumed=False)
+        return self._remake(goal, after, again=again)
+
+    def _remake(self, goal: Goal, row: BoardRow, *, again: bool) -> str | None:
+        """Make the goal again on the main line's baseline: by the local maker there, or by
+        the remote maker from the main line's HEAD (once)."""
+        r = self.main
+        if not self.remote:
+            return r._goal(goal, row, resumed=False)
+        if again:
+            r.state.set_aside.add(goal.id)
+            return None
+        return self.land(self.make(goal, r.tree.head()), again=True)
 
     def _judge_candidate(
         self, goal: Goal, row: BoardRow, patch: Path, explanation: str
