@@ -37,8 +37,9 @@ from relay.loop.parallel import (
     ready_goals,
     reduce_reviews,
 )
-from relay.loop.ratchet import only_goal_reason
-from relay.ratchet.engine import BOOKKEEPING, Ratchet
+from relay.loop.ratchet import Kept, only_goal_reason
+from relay.loop.records import HANDOVER_NAME, Iteration, goal_entry
+from relay.ratchet.engine import BOOKKEEPING, Ratchet, now_text
 from relay.ratchet.measure import measure
 from relay.ratchet.roles import TRANSCRIPTS
 
@@ -56,6 +57,9 @@ class Candidate:
     patch: str
     explanation: str
     stopped: str
+    kept: Kept | None = None  # what its worktree kept: gates and coverage as judged there
+    message: str = ""  # the kept commit's message in its worktree
+    paths: tuple[str, ...] = ()  # the goal's own paths the patch changes
 
 
 class Fanout:
@@ -167,15 +171,23 @@ class Fanout:
             report = sub.run()
             tree = WorkTree.open(where)
             row = sub.spine.board().row_of(goal)
-            patch, explanation = "", ""
-            if row.state is GoalState.DONE and tree.head() != base:
-                changed = tree.git("diff", "--name-only", "--no-renames", "-z", base, "HEAD")
+            patch, explanation, message = "", "", ""
+            paths: list[str] = []
+            kept = next((k for k in report.kept if k.goal == goal.id), None)
+            if row.state is GoalState.DONE and tree.head() != base and kept is not None:
+                changed = tree.git("diff", "--name-only", "--no-renames", "-z", base, kept.commit)
                 paths = candidate_paths(p for p in changed.split("\0") if p)
                 if paths:
-                    patch = tree.git("diff", "--binary", "--no-color", base, "HEAD", "--", *paths)
+                    patch = tree.git(
+                        "diff", "--binary", "--no-color", base, kept.commit, "--", *paths
+                    )
                 explanation = sub.judge.explanation(goal, row.attempts)
+                message = tree.git("log", "-1", "--format=%B", kept.commit).strip()
             _keep_transcripts(sub.judge.work / TRANSCRIPTS, r.judge.work / TRANSCRIPTS)
-            return Candidate(goal.id, base, row, patch, explanation, report.stopped)
+            return Candidate(
+                goal.id, base, row, patch, explanation, report.stopped, kept, message,
+                tuple(paths),
+            )  # fmt: skip
         finally:
             with self.lock:
                 with contextlib.suppress(Exception):
@@ -213,6 +225,8 @@ class Fanout:
                 " made again there"
             )
             return self._remake(goal, row, again=again)
+        if how is Landing.JUDGED and candidate.kept is not None and candidate.paths:
+            return self._land_as_judged(goal, row, candidate, patch)
         if how is Landing.REJUDGE:
             r.say(f"{goal.id}: the main line moved to {head[:10]}; its candidate is judged there")
         stop = self._judge_candidate(goal, row, patch, candidate.explanation)
@@ -224,6 +238,46 @@ class Fanout:
         if after.state is GoalState.BLOCKED:
             return None
         return self._remake(goal, after, again=again)
+
+    def _land_as_judged(
+        self, goal: Goal, row: BoardRow, candidate: Candidate, patch: Path
+    ) -> str | None:
+        """The main line is still the commit the candidate was judged on in its worktree,
+        so the tree it lands as is the tree the gates, the panel and the verifier passed:
+        it is committed as judged, with the main line's own record of it."""
+        r = self.main
+        kept = candidate.kept
+        assert kept is not None
+        r.tree.git("apply", "--whitespace=nowarn", str(patch))
+        r.state.iterations += 1
+        iteration = r._next_iteration()
+        r._log(
+            Iteration(
+                iteration, goal.id, candidate.row.attempts, "kept", "", candidate.base[:10],
+                kept.coverage, now_text(),
+            )
+        )  # fmt: skip
+        what = (
+            f"Kept as judged in its own worktree from {candidate.base[:10]}, still the main"
+            f" line's HEAD: {kept.gates}; line coverage {kept.coverage}."
+            + (f"\n\n{candidate.explanation}" if candidate.explanation else "")
+        )
+        r.spine.write(
+            HANDOVER_NAME,
+            r.spine.handover()
+            + goal_entry(goal=goal.id, title=goal.title, what=what, when=now_text()),
+        )
+        done = replace(
+            row, state=GoalState.DONE, attempts=candidate.row.attempts, verdict="kept",
+            notes=kept.gates,
+        )  # fmt: skip
+        r._write_board(done)
+        message = candidate.message or f"{goal.id}: {goal.title}"
+        sha = r.tree.commit([*candidate.paths, *BOOKKEEPING], message) or ""
+        r.state.kept.append(Kept(goal.id, goal.title, sha, kept.gates, kept.coverage))
+        r.say(f"{goal.id}: kept as {sha[:10]} (as judged in its worktree: {kept.gates})")
+        r._push_kept(goal)
+        return None
 
     def _remake(self, goal: Goal, row: BoardRow, *, again: bool) -> str | None:
         """Make the goal again on the main line's baseline: by the local maker there, or by

@@ -56,6 +56,11 @@ for path, text in WRITES[goal].items():
 """
 
 
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 def _accept(name: str) -> str:
     return f"{PY} -m pytest -q -p no:cacheprovider tests/test_{name}.py"
 
@@ -77,7 +82,7 @@ def five_goals(tmp_path: Path) -> Project:
     return project
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(400)
 def test_parallel_makers_land_in_dependency_order_and_nothing_untested(tmp_path: Path) -> None:
     project = five_goals(tmp_path)
     start = project.git("rev-parse", "HEAD").strip()
