@@ -182,10 +182,10 @@ def reduce_reviews(reviews: Sequence[tuple[str, Review]]) -> Reduced:
         for text in texts:
             shown = " ".join(text.split())
             key = shown.lower()
-            _, names, blocking, first = merged.get(key, (shown, [], False, position))
+            shown, names, blocking, first = merged.get(key, (shown, [], False, position))
             if who not in names:
                 names.append(who)
-            merged[key] = (shown, names, blocking or blocks, first)
+            merged[key] = (shown, names, blocking or blocks, first)  # as first raised
     ranked = sorted(merged.values(), key=lambda m: (not m[2], -len(m[1]), m[3]))
     findings = tuple(Finding(text, tuple(names), b) for text, names, b, _ in ranked)
     return Reduced(bool(blockers), blockers, findings)

@@ -195,3 +195,115 @@ def test_check_names_a_missing_instructions_file() -> None:
     assert [str(p) for p in check_roster(roster, exists={"docs/m.md": False})] == [
         "maker: its instructions file docs/m.md does not exist"
     ]
+
+
+# --- parallel makers' decisions, the reducer, threads ---
+
+from relay.loop.classify import Review, Verdict  # noqa: E402
+from relay.loop.goals import Board, BoardRow, Goal, GoalState  # noqa: E402
+from relay.loop.parallel import (  # noqa: E402
+    Landing,
+    candidate_paths,
+    landing,
+    landing_order,
+    makers_for,
+    ready_goals,
+    reduce_reviews,
+)
+from relay.loop.threads import (  # noqa: E402
+    Status,
+    Thread,
+    ThreadState,
+    brief_part,
+    parse_status,
+    parse_thread,
+    render_status,
+    render_thread,
+    to_interrupt,
+    with_entry,
+)
+
+FIVE = (
+    Goal("G1", "one", "true"),
+    Goal("G2", "two", "true"),
+    Goal("G3", "three", "true"),
+    Goal("G4", "four", "true"),
+    Goal("G5", "five", "true", depends=("G2", "G4")),
+)
+
+
+def _board(**states: GoalState) -> Board:
+    return Board("", tuple(BoardRow(g, g, state=s) for g, s in states.items()))
+
+
+def test_ready_goals_fill_the_free_makers_and_hold_a_goal_at_its_barrier() -> None:
+    ready = ready_goals(FIVE, _board(), running=(), slots=3)
+    assert [g.id for g in ready.start] == ["G1", "G2", "G3"]
+    assert ready.waiting == ("G5 waits on G2, G4",)
+    ready = ready_goals(FIVE, _board(G2=GoalState.DONE), running=("G1", "G3"), slots=1)
+    assert [g.id for g in ready.start] == ["G4"]
+    ready = ready_goals(FIVE, _board(G2=GoalState.DONE), running=("G4",), slots=3)
+    assert "G5" not in [g.id for g in ready.start]  # G4 runs, not yet kept
+    both = _board(G2=GoalState.DONE, G4=GoalState.DONE, G1=GoalState.DONE, G3=GoalState.DONE)
+    assert [g.id for g in ready_goals(FIVE, both, running=(), slots=3).start] == ["G5"]
+    # set aside, blocked, and an optimisation goal that runs alone once nothing else does
+    ready = ready_goals(FIVE, _board(G1=GoalState.BLOCKED), running=(), skip=("G2",), slots=9)
+    assert [g.id for g in ready.start] == ["G3", "G4"]
+    metric = (Goal("G1", "faster", "", metric="echo 1"), Goal("G2", "two", "true"))
+    assert ready_goals(metric, _board(), running=(), slots=3).alone == metric[0]
+    assert ready_goals(metric, _board(), running=("G2",), slots=3).alone is None
+    grouped = (Goal("G1", "a", "true", group="x"), Goal("G2", "b", "true"))
+    assert [g.id for g in ready_goals(grouped, _board(), running=(), slots=3, group="x").start] == [
+        "G1"
+    ]
+
+
+def test_candidates_land_after_their_dependencies_and_as_the_baseline_allows() -> None:
+    assert landing_order(["G5", "G4", "G2"], FIVE) == ["G2", "G4", "G5"]
+    assert landing_order(["G3", "G1"], FIVE) == ["G1", "G3"]
+    assert landing(base="a", head="a", applies=True) is Landing.JUDGED
+    assert landing(base="a", head="b", applies=True) is Landing.REJUDGE
+    assert landing(base="a", head="b", applies=False) is Landing.REMAKE
+    assert candidate_paths(
+        ["src/x.py", "docs/loop/BOARD.md", "docs/loop/state/iteration-log.md", "docs/loop/GOALS.md"]
+    ) == ["docs/loop/GOALS.md", "src/x.py"]
+    assert (makers_for(None, None), makers_for(None, 4), makers_for(2, 4)) == (1, 4, 2)
+
+
+def test_the_reducer_blocks_on_any_block_and_ranks_shared_findings_first() -> None:
+    reduced = reduce_reviews(
+        [
+            ("code-reviewer", Review(Verdict.APPROVE, ("naming is odd",))),
+            ("security-auditor", Review(Verdict.BLOCK, ("token logged", "Naming is  odd"))),
+            ("test-engineer", Review(None, discarded="no verdict")),
+        ]
+    )
+    assert reduced.blocked and reduced.blockers == ("security-auditor", "test-engineer")
+    assert [(f.text, f.raised_by, f.blocking) for f in reduced.findings] == [
+        ("naming is odd", ("code-reviewer", "security-auditor"), True),
+        ("token logged", ("security-auditor",), True),
+        ("no verdict", ("test-engineer",), True),
+    ]
+    clear = reduce_reviews([("a", Review(Verdict.APPROVE)), ("b", Review(Verdict.APPROVE))])
+    assert not clear.blocked and clear.findings == ()
+
+
+def test_a_thread_round_trips_and_its_brief_part_quotes_the_findings_first() -> None:
+    thread = Thread("code-reviewer", "G3")
+    assert brief_part(thread) == ""
+    for kind, text in (
+        ("asked", "# Review G3"),
+        ("flagged", "```\nsql injection"),
+        ("asked", "again"),
+    ):
+        thread = with_entry(thread, kind, text, when="2026-01-01T00:00:00Z")
+    assert parse_thread(render_thread(thread)) == thread
+    part = brief_part(thread)
+    assert part.index("Flagged at step 2") < part.index("Step 3, asked")
+    assert "sql injection" in part and thread.last_line() == "asked: again"
+    status = Status("maker", "G3", ThreadState.RUNNING, "2026-01-01T00:00:00Z", pgid=42)
+    assert parse_status("maker", "G3", render_status(status)) == status
+    assert parse_status("maker", "G3", "half") is None
+    idle = Status("maker", "G4", ThreadState.IDLE, "t")
+    assert to_interrupt([status, idle], "maker", None) == [status]
+    assert to_interrupt([status, idle], "maker", "G4") == []
