@@ -757,19 +757,6 @@ def run_run(args: argparse.Namespace) -> Output:
             raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
     if args.max_iterations is not None and args.max_iterations < 1:
         raise LocalUsageError("--max-iterations must be at least 1")
-    panel = _roster_panel(args)
-    options = Options(
-        maker=args.maker or panel.maker or "",
-        checkers=tuple(args.checker) if args.maker else (*panel.checkers, *args.checker),
-        verifier=args.verifier if args.maker else (args.verifier or panel.verifier),
-        goal=args.goal,
-        max_iterations=args.max_iterations,
-        wall_clock=wall,
-        red_team=tuple(args.red_team) if args.maker else (*panel.red_team, *args.red_team),
-        resume=args.resume,
-        checker_names=() if args.maker else panel.checker_names,
-    )
-    node = None if args.maker else panel.maker_node
     from relay.commands import loop_unattended as u
 
     if args.resume and not args.dry_run:
@@ -787,6 +774,19 @@ def run_run(args: argparse.Namespace) -> Output:
 
         apply_env(root, Path(args.env_file))
     refuse_above_ceiling(args.max_iterations, contract_ready(Spine(root)))
+    panel = _roster_panel(args)
+    options = Options(
+        maker=args.maker or panel.maker or "",
+        checkers=tuple(args.checker) if args.maker else (*panel.checkers, *args.checker),
+        verifier=args.verifier if args.maker else (args.verifier or panel.verifier),
+        goal=args.goal,
+        max_iterations=args.max_iterations,
+        wall_clock=wall,
+        red_team=tuple(args.red_team) if args.maker else (*panel.red_team, *args.red_team),
+        resume=args.resume,
+        checker_names=() if args.maker else panel.checker_names,
+    )
+    node = None if args.maker else panel.maker_node
     if args.dry_run:
         refuse_bad_panel(options)
         from relay.ratchet.roles import check_commands, role_commands
@@ -812,8 +812,9 @@ def run_run(args: argparse.Namespace) -> Output:
             remote=u.RelayJobs(root, wait=verify_wait),
             suspend=u.Resumer(root, u.run_args(args), scheduler=args.scheduler),
         )
-        makers = makers_for(args.parallel, ratchet.contract.budget.makers)
-        if makers > 1 or args.group is not None or node is not None:
+        makers = makers_for(getattr(args, "parallel", None), ratchet.contract.budget.makers)
+        group = getattr(args, "group", None)
+        if makers > 1 or group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
             make = None
@@ -830,7 +831,7 @@ def run_run(args: argparse.Namespace) -> Output:
                     )
 
                 make = node_maker(root, ratchet, node, wait=verify_wait)
-            fanout = Fanout(ratchet, makers=makers, group=args.group, make=make)
+            fanout = Fanout(ratchet, makers=makers, group=group, make=make)
             report = ratchet.run(fanout.loop)
         else:
             report = ratchet.run()
@@ -990,6 +991,8 @@ def run_scheduled(args: argparse.Namespace) -> Output:
         register_run.add_argument(flag, action="append", default=[])
     register_run.add_argument("--max-iterations", type=int, default=None)
     register_run.add_argument("--verify-wait", default="30m")
+    register_run.add_argument("--parallel", type=int, default=None)
+    register_run.add_argument("--group", default=None)
     try:
         given = parser.parse_args(["run", *words])
     except SystemExit:

@@ -75,9 +75,9 @@ def render_thread(thread: Thread) -> str:
 def parse_thread(text: str, *, name: str = THREADS_DIR) -> Thread:
     """A thread file as a model; SpineFileError names the line relay cannot read."""
     lines = list(enumerate(text.splitlines(), start=1))
-    if not lines or not re.fullmatch(r"# (\S+) on (G[1-9][0-9]*)", lines[0][1]):
+    if not lines or not re.fullmatch(r"# (\S+) on (\S+)", lines[0][1]):
         raise SpineFileError(name, 1, "a thread starts with `# ROLE on GOAL`")
-    role, goal = lines[0][1][2:].split(" on ")
+    role, goal = lines[0][1][2:].split(" on ", 1)
     entries: list[Entry] = []
     index = 1
     while index < len(lines):
