@@ -147,7 +147,7 @@ SUB_VERBS: dict[str, tuple[str, ...]] = {
     "job": ("open", "repair"),
     "nodes": ("approve", "sign", "key"),
     "hub": ("token", "repo", "env"),
-    "loop": ("init", "goal", "status", "next", "check", "run"),
+    "loop": ("init", "goal", "status", "next", "check", "run", "roles", "interrupt", "make-here"),
 }
 
 

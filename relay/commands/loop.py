@@ -45,6 +45,7 @@ from relay.loop.goals import (
     render_board,
     render_goals,
 )
+from relay.loop.parallel import makers_for
 from relay.loop.ratchet import refuse_bad_panel
 from relay.loop.risks import (
     HISTORY_DEPTH,
@@ -56,6 +57,7 @@ from relay.loop.risks import (
     propose_areas,
     with_areas,
 )
+from relay.loop.roster import Roster, RunPanel, check_roster, parse_roster, run_panel
 from relay.loop.spine import (
     LOOP_NAME,
     Proposal,
@@ -161,7 +163,9 @@ def register(sub: Any) -> None:
     q.set_defaults(func=run_check)
 
     q = verbs.add_parser("run", help="work the goals: maker, gates, checkers, verifier")
-    q.add_argument("--maker", required=True, metavar="CMD", help="the maker's command")
+    q.add_argument(
+        "--maker", default=None, metavar="CMD", help="the maker's command (default: the roster's)"
+    )
     q.add_argument("--checker", action="append", default=[], metavar="CMD", help="a checker")
     q.add_argument("--verifier", default=None, metavar="CMD", help="judges the stop condition")
     q.add_argument("--goal", default=None, metavar="ID", help="work only this goal")
@@ -173,8 +177,28 @@ def register(sub: Any) -> None:
     q.add_argument("--scheduler", default=None, help="the scheduler a resume is registered with")
     q.add_argument("--verify-wait", default="30m", metavar="DURATION", help="wait for a RESULT")
     q.add_argument("--env-file", default=None, help=argparse.SUPPRESS)  # a scheduler entry's
+    q.add_argument(
+        "--parallel",
+        type=whole(1),
+        default=None,
+        metavar="N",
+        help="makers at once, each goal in its own worktree (default: Concurrent makers)",
+    )
+    q.add_argument("--group", default=None, metavar="G", help="work one group of GOALS.md")
     common(q)
     q.set_defaults(func=run_run)
+
+    q = verbs.add_parser("roles", help="the roster: each role's backend, model and tools")
+    common(q)
+    q.set_defaults(func=run_roles)
+    from relay.commands.loop_nodes import register_make_here
+
+    register_make_here(verbs, common)
+    q = verbs.add_parser("interrupt", help="stop one role's work; the run goes on")
+    q.add_argument("role", help="the role (maker, code-reviewer, ...)")
+    q.add_argument("--goal", default=None, metavar="ID", help="only its work on this goal")
+    common(q)
+    q.set_defaults(func=run_interrupt)
 
     q = verbs.add_parser("triage", help="run the gates, scan, and enqueue what needs doing")
     common(q)
@@ -534,6 +558,12 @@ def run_status(args: argparse.Namespace) -> Output:
     ] or ["no goals yet: `relay loop goal add TITLE --accept CMD`"]
     counts = {s.value: sum(r["state"] == s.value for r in rows) for s in GoalState}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()))
+    threads = _threads(spine.root)
+    if threads:
+        lines.append("threads:")
+        lines += [
+            f"  {t['role']:<17} {t['goal']:<5} {t['state']:<8} {t['last'] or '-'}" for t in threads
+        ]
     from relay.commands.loop_unattended import resume_state
 
     record, problems = resume_state(spine.root)
@@ -548,7 +578,25 @@ def run_status(args: argparse.Namespace) -> Output:
         }
         lines.append(f"resume pending: {record.scheduler} at {record.at} ({record.reason})")
         lines += [f"  problem: {p}" for p in problems]
-    return Output(lines=tuple(lines), data={"goals": rows, "counts": counts, "resume": resume})
+    data = {"goals": rows, "counts": counts, "resume": resume, "threads": threads}
+    return Output(lines=tuple(lines), data=data)
+
+
+def _threads(root: Path) -> list[dict[str, Any]]:
+    """Each role's thread on each goal: running, idle or waiting, with its last line."""
+    from relay.ratchet.threads import ThreadStore
+
+    store = ThreadStore.of(root)
+    return [
+        {
+            "role": s.role,
+            "goal": s.goal,
+            "state": s.state.value,
+            "since": s.since,
+            "last": store.read(s.role, s.goal).last_line()[:100],
+        }
+        for s in store.statuses()
+    ]
 
 
 def run_next(args: argparse.Namespace) -> Output:
@@ -572,6 +620,7 @@ def run_check(args: argparse.Namespace) -> Output:
     """Check the run contract; refuse it naming the field that is wrong."""
     spine = Spine(_root(args).root)
     contract = contract_ready(spine)
+    roster = _roster(spine.root)
     b = contract.budget
     return Output(
         lines=(
@@ -589,11 +638,114 @@ def run_check(args: argparse.Namespace) -> Output:
                 "concurrent_makers": b.makers,
             },
             "authorised": list(contract.authorised),
+            "roles": [r.name for r in roster.roles],
         },
     )
 
 
 # --- run ---
+
+
+def _roster(root: Path) -> Roster:
+    """The roster LOOP.md declares, refused (naming the role) when it cannot run."""
+    spine = Spine(root)
+    roster = parse_roster(spine.read(LOOP_NAME))
+    exists = {
+        r.instructions: (root / r.instructions).is_file() for r in roster.roles if r.instructions
+    }
+    problems = check_roster(roster, exists=exists)
+    if problems:
+        raise ConfigError(
+            f"the roster in {LOOP_NAME} cannot run: " + "; ".join(map(str, problems)),
+            hint="fix the ## Roles section by hand, then run `relay loop check`",
+        )
+    return roster
+
+
+def _roster_panel(args: argparse.Namespace) -> RunPanel:
+    """The roles a run takes from the roster; refused when there is no maker at all."""
+    root = _root(args).root
+    panel = run_panel(_roster(root))
+    if args.maker is None and panel.maker is None and panel.maker_node is None:
+        raise LocalUsageError(
+            "no maker: pass --maker CMD, or declare one in LOOP.md's ## Roles"
+            " (- maker: command `CMD`, agent claude or node NAME)"
+        )
+    return panel
+
+
+def run_interrupt(args: argparse.Namespace) -> Output:
+    """Stop one role's work (its process group) without stopping the run; the run goes on
+    and the goal is taken up again from the spine."""
+    import signal
+
+    from relay.loop.threads import to_interrupt
+    from relay.ratchet.threads import ThreadStore
+
+    root = _root(args).root
+    found = to_interrupt(ThreadStore.of(root).statuses(), args.role, args.goal)
+    stopped: list[dict[str, Any]] = []
+    for status in found:
+        if status.pgid is None:
+            continue
+        try:
+            os.killpg(status.pgid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        except PermissionError as err:
+            raise ConfigError(
+                f"cannot stop the {status.role} on {status.goal} (group {status.pgid}): {err}",
+                hint="stop it as the user who runs the loop",
+            ) from None
+        stopped.append({"role": status.role, "goal": status.goal, "pgid": status.pgid})
+    if not stopped:
+        where = f" on {args.goal}" if args.goal else ""
+        raise LocalUsageError(
+            f"the {args.role} is not running{where}; `relay loop status` shows each role's thread"
+        )
+    lines = [f"stopped the {s['role']} on {s['goal']} (process group {s['pgid']})" for s in stopped]
+    return Output(lines=tuple(lines), data={"stopped": stopped})
+
+
+def run_roles(args: argparse.Namespace) -> Output:
+    """The roster: each role's backend, model, instructions, tools and limits."""
+    root = _root(args).root
+    roster = parse_roster(Spine(root).read(LOOP_NAME))
+    exists = {
+        r.instructions: (root / r.instructions).is_file() for r in roster.roles if r.instructions
+    }
+    problems = [str(p) for p in check_roster(roster, exists=exists)]
+    rows = [
+        {
+            "name": r.name,
+            "backend": r.backend.value,
+            "target": r.target,
+            "model": r.model,
+            "instructions": r.instructions,
+            "tools": list(r.tools),
+            "limits": dict(r.limits.items()),
+            "grades": r.grades,
+        }
+        for r in roster.roles
+    ]
+    lines = [
+        f"{r.name:<17} {r.backend_text()}"
+        + (f"  model {r.model}" if r.model else "")
+        + (f"  instructions {r.instructions}" if r.instructions else "")
+        + (f"  tools {', '.join(r.tools)}" if r.tools else "")
+        + (
+            f"  limits {', '.join(f'{k} {v}' for k, v in r.limits.items())}"
+            if r.limits.items()
+            else ""
+        )
+        for r in roster.roles
+    ] or [f"no roster in {LOOP_NAME}: the roles come from `relay loop run --maker/--checker`"]
+    lines += [f"problem: {p}" for p in problems]
+    return Output(
+        lines=tuple(lines),
+        data={"roles": rows, "problems": problems},
+        exit_status=1 if problems else 0,
+    )
 
 
 def run_run(args: argparse.Namespace) -> Output:
@@ -605,16 +757,6 @@ def run_run(args: argparse.Namespace) -> Output:
             raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
     if args.max_iterations is not None and args.max_iterations < 1:
         raise LocalUsageError("--max-iterations must be at least 1")
-    options = Options(
-        maker=args.maker,
-        checkers=tuple(args.checker),
-        verifier=args.verifier,
-        goal=args.goal,
-        max_iterations=args.max_iterations,
-        wall_clock=wall,
-        red_team=tuple(args.red_team),
-        resume=args.resume,
-    )
     from relay.commands import loop_unattended as u
 
     if args.resume and not args.dry_run:
@@ -632,6 +774,19 @@ def run_run(args: argparse.Namespace) -> Output:
 
         apply_env(root, Path(args.env_file))
     refuse_above_ceiling(args.max_iterations, contract_ready(Spine(root)))
+    panel = _roster_panel(args)
+    options = Options(
+        maker=args.maker or panel.maker or "",
+        checkers=tuple(args.checker) if args.maker else (*panel.checkers, *args.checker),
+        verifier=args.verifier if args.maker else (args.verifier or panel.verifier),
+        goal=args.goal,
+        max_iterations=args.max_iterations,
+        wall_clock=wall,
+        red_team=tuple(args.red_team) if args.maker else (*panel.red_team, *args.red_team),
+        resume=args.resume,
+        checker_names=() if args.maker else panel.checker_names,
+    )
+    node = None if args.maker else panel.maker_node
     if args.dry_run:
         refuse_bad_panel(options)
         from relay.ratchet.roles import check_commands, role_commands
@@ -650,13 +805,36 @@ def run_run(args: argparse.Namespace) -> Output:
             say(f"relay loop: {line}")
 
     try:
-        report = Ratchet(
+        ratchet = Ratchet(
             root,
             options,
             say=tell,
             remote=u.RelayJobs(root, wait=verify_wait),
             suspend=u.Resumer(root, u.run_args(args), scheduler=args.scheduler),
-        ).run()
+        )
+        makers = makers_for(getattr(args, "parallel", None), ratchet.contract.budget.makers)
+        group = getattr(args, "group", None)
+        if makers > 1 or group is not None or node is not None:
+            from relay.ratchet.parallel import Fanout
+
+            make = None
+            if node is not None:
+                from relay.commands.loop_nodes import node_maker
+                from relay.loop.jobs import unauthorised
+
+                missing = unauthorised(ratchet.contract.authorised)
+                if missing:
+                    said = " and ".join(f"`{m}`" for m in missing)
+                    raise ConfigError(
+                        f"the maker is the node {node}, but the contract does not authorise {said}",
+                        hint="add them under ## Authorised irreversible actions in CONTRACT.md",
+                    )
+
+                make = node_maker(root, ratchet, node, wait=verify_wait)
+            fanout = Fanout(ratchet, makers=makers, group=group, make=make)
+            report = ratchet.run(fanout.loop)
+        else:
+            report = ratchet.run()
     except ConfigError as err:
         if args.resume and "in progress on this clone" in err.message:
             return Output(lines=(), data={"resumed": False, "why": err.message})
@@ -816,6 +994,8 @@ def run_scheduled(args: argparse.Namespace) -> Output:
         register_run.add_argument(flag, action="append", default=[])
     register_run.add_argument("--max-iterations", type=int, default=None)
     register_run.add_argument("--verify-wait", default="30m")
+    register_run.add_argument("--parallel", type=int, default=None)
+    register_run.add_argument("--group", default=None)
     try:
         given = parser.parse_args(["run", *words])
     except SystemExit:

@@ -139,7 +139,7 @@ class RelayJobs:
 
 def run_args(args: argparse.Namespace) -> list[str]:
     """`relay loop run`'s arguments as given (for the resume to run them again)."""
-    words = ["loop", "run", "--maker", args.maker]
+    words = ["loop", "run", *(["--maker", args.maker] if args.maker else [])]
     for command in args.checker:
         words += ["--checker", command]
     for command in getattr(args, "red_team", []) or []:
@@ -151,6 +151,8 @@ def run_args(args: argparse.Namespace) -> list[str]:
         ("--wall-clock", args.wall_clock),
         ("--scheduler", getattr(args, "scheduler", None)),
         ("--verify-wait", getattr(args, "verify_wait", None)),
+        ("--parallel", getattr(args, "parallel", None)),
+        ("--group", getattr(args, "group", None)),
     ):
         if value is not None:
             words += [flag, str(value)]

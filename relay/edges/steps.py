@@ -228,7 +228,9 @@ def run_step(
 
     started = time.monotonic()
     try:
-        proc = _spawn(command, cwd=cwd, env=child_env(env), shell=shell)
+        with _SPAWNING:  # a step another thread sweeps after never takes this one for its own
+            proc = _spawn(command, cwd=cwd, env=child_env(env), shell=shell)
+            _LIVE.add(proc)
     except FileNotFoundError:
         said = f"relay: the shell {shell!r} is not installed on this node (not on its PATH)\n"
         return StepOutcome(
@@ -238,7 +240,6 @@ def run_step(
     job = contain(proc)  # Windows: the step's tree dies with this pass, whatever ends it
     adopting = adopt_orphans()  # Linux: what the step detaches becomes our child
     before = children() if adopting else set()
-    _LIVE.add(proc)
     if on_start is not None:
         on_start(proc.pid)
     capture = _Capture(cap)
@@ -258,7 +259,8 @@ def run_step(
     finally:
         _LIVE.discard(proc)
         release(job)
-    swept = sweep_detached(before, keep={p.pid for p in _LIVE}) if adopting else []
+    with _SPAWNING:
+        swept = sweep_detached(before, keep={p.pid for p in _LIVE}) if adopting else []
     reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
     output, dropped = capture.text()
     if swept:
@@ -450,6 +452,7 @@ def _kill_tree(proc: subprocess.Popen[bytes], *, grace: float) -> None:
     proc.wait()
 
 
+_SPAWNING = threading.Lock()  # a step's start, and the sweep after another ends
 _SUBREAPER: list[bool] = []  # once per process: whether it could become a subreaper
 
 
@@ -497,7 +500,7 @@ def sweep_detached(before: set[int], *, keep: set[int]) -> list[int]:
     mine = os.getsid(0)
     gained = children() - before - keep
     alive = children(zombies=False)
-    stopped, ended = [], [pid for pid in gained if pid not in alive]
+    stopped, ended = [], [pid for pid in gained if pid not in alive and _other_session(pid, mine)]
     for pid in sorted(gained & alive):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if os.getsid(pid) == mine:
@@ -510,6 +513,15 @@ def sweep_detached(before: set[int], *, keep: set[int]) -> list[int]:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
     return stopped
+
+
+def _other_session(pid: int, mine: int) -> bool:
+    """Whether an ended child was in a session other than this process's: only such a one
+    was detached by a step; one of ours (another thread's git) is reaped by its own wait."""
+    try:
+        return os.getsid(pid) != mine
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:

@@ -14,6 +14,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from relay.edges.git import Clone
 # every git command relay runs here runs no hook: a maker could have installed one
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
 GIT_META = ("hooks", "info", "config")
+
+_WORKTREES = threading.RLock()
 
 
 class WorkTree:
@@ -32,7 +35,12 @@ class WorkTree:
         self.root = clone.root
 
     def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
-        """One local git command, with hooks off."""
+        """One local git command, with hooks off. Worktree commands run one at a time in
+        this process: two ``git worktree add`` at once can pick the same admin directory
+        (parallel makers add several)."""
+        if args and args[0] == "worktree":
+            with _WORKTREES:
+                return self.clone.local(*NO_HOOKS, *args, env=env, identity=identity)
         return self.clone.local(*NO_HOOKS, *args, env=env, identity=identity)
 
     @classmethod

@@ -71,6 +71,7 @@ class Goal:
     finding: str | None = None  # what triage found, so that it is enqueued only once
     may_edit_tests: bool = False  # may change the baseline's tests (not only add new ones)
     paths: tuple[str, ...] = ()  # the paths the goal declares it works on
+    group: str | None = None  # the group `relay loop run --group` works as one
 
     @property
     def optimises(self) -> bool:
@@ -192,6 +193,7 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         verify_on=_word(fields.get("Verify on")),
         finding=_word(fields.get("Finding")),
         paths=tuple((_command(fields.get("Paths"), name, "the goal's paths") or "").split()),
+        group=_word(fields.get("Group")),
     )
 
 
@@ -208,6 +210,7 @@ GOAL_FIELDS = (
     "Finding",
     "May edit tests",
     "Paths",
+    "Group",
 )
 
 
@@ -295,6 +298,8 @@ def render_goal(goal: Goal) -> str:
         lines.append(f"- Paths: {code_span(' '.join(goal.paths))}")
     if goal.depends:
         lines.append(f"- Depends on: {', '.join(goal.depends)}")
+    if goal.group:
+        lines.append(f"- Group: {goal.group}")
     if goal.security:
         lines.append("- Security-critical: yes")
     if goal.may_edit_tests:

@@ -94,6 +94,7 @@ from relay.loop.revise import (
     with_entries,
 )
 from relay.loop.risks import critical_areas
+from relay.loop.threads import THREADS_DIR
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
@@ -103,6 +104,7 @@ from relay.ratchet.measure import (
     stop_orphan,
 )
 from relay.ratchet.roles import check_commands, role_commands
+from relay.ratchet.threads import ThreadStore
 
 RUN_LOCK = "run.lock"
 NOTHING_TO_RESUME = "resume: nothing left to do"
@@ -115,7 +117,13 @@ BOOKKEEPING = (
     RULES_NAME,
     HANDOVER_NAME,
     EXPERIMENTS_NAME,
+    THREADS_DIR,  # the roles' threads, copied in with every bookkeeping commit
 )
+
+
+def is_bookkeeping(path: str) -> bool:
+    """Whether relay writes ``path`` for its own records (never a goal's change)."""
+    return path in BOOKKEEPING or path.startswith(THREADS_DIR + "/")
 
 
 class RemoteVerifier(Protocol):
@@ -203,10 +211,9 @@ class Ratchet:
         self.options = options
         self.say = say
         self.contract = contract_ready(self.spine)
-        check_commands(
-            role_commands(options.maker, options.checkers, options.verifier, options.red_team),
-            cwd=self.root,
-        )
+        roles = role_commands(options.maker, options.checkers, options.verifier, options.red_team)
+        # no maker command: the maker is another node (a parallel run's own maker)
+        check_commands([r for r in roles if r != ("maker", "")], cwd=self.root)
         budget = self.contract.budget
         self.budget = options.max_iterations or budget.iterations or 0
         self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
@@ -223,19 +230,21 @@ class Ratchet:
             checker_timeout=seconds(budget.checker_timeout) or 600.0,
         )
         self.state = RunState(started=time.monotonic())
+        self.may_push = True  # a goal's own worktree (parallel makers) never pushes
         refuse_bad_panel(options)
 
     # --- the run ---
 
-    def run(self) -> Report:
+    def run(self, loop: Callable[[], str] | None = None) -> Report:
         """Work the goals until done, out of budget or escalated; end with the report. One
-        run at a time per clone; a maker still running when relay is stopped is stopped."""
+        run at a time per clone; a maker still running when relay is stopped is stopped.
+        ``loop`` works the goals (one at a time when not given; parallel makers give theirs)."""
         from relay.ratchet.measure import gate_log
 
         with self._one_run(), _stopped_by_term(), gate_log(self.root, "run") as log:
             self.gate_log = log
             try:
-                return self._run()
+                return self._run(loop or self._loop)
             finally:
                 stop_orphan(self.judge.work / MAKER_PID)
 
@@ -257,7 +266,7 @@ class Ratchet:
         finally:
             lock.release()
 
-    def _run(self) -> Report:
+    def _run(self, loop: Callable[[], str]) -> Report:
         stopped_maker = stop_orphan(self.judge.work / MAKER_PID)
         if stopped_maker is not None:
             self.say(f"stopped the maker a stopped run left running (group {stopped_maker})")
@@ -265,7 +274,7 @@ class Ratchet:
         if self.options.resume and self._nothing_to_do():
             return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
         self._write_bounds()
-        stopped = self._loop()
+        stopped = loop()
         report = Report(
             objective=self.contract.objective,
             iterations=self.state.iterations,
@@ -296,7 +305,7 @@ class Ratchet:
             return
         if not any(r.state is GoalState.IN_PROGRESS for r in parse_board(at_head).rows):
             return
-        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        dirty = [p for p in self.tree.tracked_changes() if is_bookkeeping(p)]
         if dirty:
             self.tree.revert(dirty)
             self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
@@ -459,7 +468,7 @@ class Ratchet:
         goal in progress and whose handover says how it resumes."""
         stop_orphan(self.judge.work / MAKER_PID)
         self._revert_goal(baseline)
-        dirty = [p for p in self.tree.tracked_changes() if p in BOOKKEEPING]
+        dirty = [p for p in self.tree.tracked_changes() if is_bookkeeping(p)]
         if dirty:
             self.tree.revert(dirty)
         self.say(f"{goal.id}: stopped; its attempt was put back (`relay loop run` resumes it)")
@@ -518,7 +527,7 @@ class Ratchet:
 
     def _goal_changes(self, baseline: Baseline) -> list[str]:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""
-        return [p for p in self.tree.changes(baseline.untracked) if p not in BOOKKEEPING]
+        return [p for p in self.tree.changes(baseline.untracked) if not is_bookkeeping(p)]
 
     def _attempts(self, goal: Goal, row: BoardRow, baseline: Baseline, base: Measure) -> str | None:
         progress = Progress()
@@ -833,7 +842,7 @@ class Ratchet:
 
     def _push_kept(self, goal: Goal) -> bool:
         """Push what was kept when the contract authorises it; whether it went."""
-        if "push" not in self.contract.authorised:
+        if "push" not in self.contract.authorised or not self.may_push:
             return False
         try:
             self.tree.push()
@@ -923,6 +932,7 @@ class Ratchet:
     def _write_board(self, row: BoardRow) -> None:
         board: Board = self.spine.board()
         self.spine.write(BOARD_NAME, render_board(board.with_row(row)))
+        ThreadStore.of(self.root).copy_into(self.root)  # committed with the board
 
     def _log(self, entry: Iteration) -> None:
         head, rows = self.spine.log()

@@ -9,8 +9,6 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +25,7 @@ from relay.loop.checks import (
     swap_needed,
     weakened,
 )
-from relay.loop.classify import Category, Verdict, diagnosis
+from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
@@ -38,6 +36,7 @@ from relay.loop.guard import (
     refs_changed,
     spine_touched,
 )
+from relay.loop.parallel import reduce_reviews
 from relay.loop.ratchet import (
     Declined,
     Failed,
@@ -56,6 +55,7 @@ from relay.loop.revise import (
     security_verdict,
 )
 from relay.loop.risks import area_paths
+from relay.loop.threads import ThreadState
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -67,7 +67,8 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
-from relay.ratchet.sandbox import ATTEMPT_RECORD, EXPLAIN_FILE, PRIVATE, hidden_paths, standalone
+from relay.ratchet.sandbox import ATTEMPT_RECORD, EXPLAIN_FILE, PRIVATE, hidden_for, standalone
+from relay.ratchet.threads import ThreadStore
 
 EXPLAIN_NAME = "what-changed.md"
 EXPLAIN_CHARS = 4000
@@ -151,6 +152,12 @@ class Options:
     wall_clock: float | None = None
     red_team: tuple[str, ...] = ()
     resume: bool = False
+    checker_names: tuple[str, ...] = ()  # the roster's names of the checkers, in order
+
+    def checker_name(self, number: int) -> str:
+        """The ``number``-th checker's role name (its roster name, else checker-N)."""
+        names = self.checker_names
+        return names[number - 1] if number <= len(names) else f"checker-{number}"
 
 
 @dataclass(frozen=True)
@@ -209,6 +216,9 @@ class Judge:
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
         moved: str | None = None
+        store = ThreadStore.of(self.root)
+        for number in range(1, len(self.options.checkers) + 1):
+            store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
         with standalone(
             self.root, before, loop_branch, hidden=self.hidden(), record=self.work / ATTEMPT_RECORD
         ) as box:
@@ -233,6 +243,8 @@ class Judge:
                 credentials=self.credentialed("maker"),
                 explain=box.explain,
                 sandbox=box,
+                thread=("maker", goal.id),
+                threads_root=self.root,
             )
             self._ended()
             said = _read(box.explain).strip()
@@ -291,14 +303,7 @@ class Judge:
     def hidden(self) -> tuple[Path, ...]:
         """What the maker's process must not see: this clone, its git directory, the
         remotes that are folders here, and the credential files of HOME."""
-        common = Path(self.tree.git("rev-parse", "--git-common-dir").strip())
-        common = common if common.is_absolute() else self.root / common
-        urls: list[str] = []
-        for name in self.tree.git("remote").split():
-            with contextlib.suppress(Exception):
-                urls += self.tree.git("remote", "get-url", "--all", name).split()
-                urls += self.tree.git("remote", "get-url", "--push", "--all", name).split()
-        return hidden_paths(self.root, common, urls, os.environ)
+        return hidden_for(self.root)
 
     def _escaped(self, head: str, before: str, had: list[str], baseline: Baseline) -> Failed | None:
         """The person's clone must not change while the maker runs (the maker has a tree
@@ -436,7 +441,10 @@ class Judge:
         return texts
 
     def _panel(self, goal: Goal, candidate: str, here: Measure, *, why: str = "") -> Failed | None:
+        """Every checker reviews the diff; the reducer (declared before the fan-out) merges
+        their findings, and a blocking finding from any of them blocks."""
         diff = self.tree.diff(candidate)
+        answers: list[tuple[str, Review]] = []
         for number, command in enumerate(self.options.checkers, start=1):
             path = self.work / f"review-{number}.md"
 
@@ -449,11 +457,14 @@ class Judge:
                 command, write, cwd=self.root, timeout=self.checker_timeout,
                 who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
                 credentials=self.credentialed("checker"),
+                thread=(self.options.checker_name(number), goal.id),
             )  # fmt: skip
-            if got.verdict is Verdict.BLOCK:
-                findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
-                return Failed(Category.CHECKER, f"checker {number} blocked", findings)
-        return None
+            answers.append((f"checker {number}", got))
+        reduced = reduce_reviews(answers)
+        if not reduced.blocked:
+            return None
+        findings = "\n".join(reduced.lines()) or "- (no findings given)"
+        return Failed(Category.CHECKER, f"{', '.join(reduced.blockers)} blocked", findings)
 
     def _security(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
         """The security panel: every checker again as a ballot, and each red-team command

@@ -37,8 +37,10 @@ from relay.loop.agents import (
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
+from relay.loop.threads import ThreadState, brief_part
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
 from relay.ratchet.sandbox import Sandbox
+from relay.ratchet.threads import ThreadStore
 
 TRANSCRIPTS = "transcripts"
 NO_PUSH_URL = "relay-loop-no-push://a-role-cannot-push"
@@ -165,6 +167,8 @@ def run_role(
     role: str | None = None,
     explain: Path | None = None,
     sandbox: Sandbox | None = None,
+    thread: tuple[str, str] | None = None,
+    threads_root: Path | None = None,
 ) -> RoleRun:
     """Run one role on its file (the brief, the review file, the evidence): a built-in
     agent through its adapter, any other command with the file as its last argument and
@@ -172,9 +176,29 @@ def run_role(
     (the file the brief and ``RELAY_LOOP_CANNOT`` name). With ``credentials`` (the
     contract authorises them for this role) it runs in relay's own environment, less
     relay's token. In a ``sandbox`` (the maker's) its scratch HOME is the role's, and its
-    process runs behind the sandbox's boundary (``Sandbox.wrap``)."""
+    process runs behind the sandbox's boundary (``Sandbox.wrap``). With ``thread`` (the
+    role's name and the goal) the file carries the role's thread on the goal, and what it
+    was asked and answered is added to it; the threads live with ``threads_root``'s clone
+    (the person's, never the maker's own)."""
     agent = parse_role(spec)
     role = role or ("maker" if maker else "checker")
+    store = ThreadStore.of(threads_root or cwd) if thread is not None else None
+    notify = on_start
+    if store is not None and thread is not None:
+        earlier = brief_part(store.read(*thread))
+        asked = path.read_text(encoding="utf-8", errors="replace")
+        if earlier:
+            path.write_text(asked.rstrip("\n") + "\n\n" + earlier, encoding="utf-8")
+        store.append(*thread, "asked", _gist(asked))
+        where, named = store, thread
+
+        def record(pgid: int) -> None:
+            where.set(*named, ThreadState.RUNNING, pgid=pgid)
+            if on_start is not None:
+                on_start(pgid)
+
+        notify = record
+
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
     home = sandbox.home if sandbox else None
@@ -194,7 +218,11 @@ def run_role(
         history.mkdir(parents=True, exist_ok=True)
         command = command_line(invocation(agent, str(path), history=str(history)))
     wrapped = sandbox.wrap(command) if sandbox and not credentials else command
-    done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=on_start)
+    try:
+        done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=notify)
+    finally:
+        if store is not None and thread is not None:
+            store.set(*thread, ThreadState.IDLE)
     transcript = transcripts / f"{label}.log"
     transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
     reason = None
@@ -212,7 +240,21 @@ def run_role(
             now=datetime.now(UTC),
             local=datetime.now().astimezone().tzinfo or UTC,
         )
+    if store is not None and thread is not None:
+        said = reading.text if agent is not None else done.output
+        store.append(*thread, "answered", f"{reading.signal.value}: {reading.what}\n{_tail(said)}")
     return RoleRun(done, reading, transcript)
+
+
+def _gist(text: str, lines: int = 6) -> str:
+    """What a role was asked, in short: the brief's first lines."""
+    kept = [ln for ln in text.splitlines() if ln.strip()][:lines]
+    return "\n".join(kept)
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    """What a role said last."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def review(
@@ -226,6 +268,7 @@ def review(
     diff: str | None,
     env_name: str,
     credentials: bool = False,
+    thread: tuple[str, str] | None = None,
 ) -> tuple[Review, int]:
     """Ask one checker (or the verifier, or a red-team member) for a verdict. A review is
     discarded when it has no verdict, carries instruction-shaped text that is not quoted
@@ -239,6 +282,7 @@ def review(
         ran = run_role(
             command, path, maker=False, env_name=env_name, cwd=cwd, timeout=timeout,
             work=work, label=label, credentials=credentials, role=role_of(env_name, who),
+            thread=thread,
         )  # fmt: skip
         reading = ran.reading
         if reading.signal is not Signal.DONE and parse_role(command) is not None:
@@ -251,6 +295,8 @@ def review(
         if got.verdict is not None and diff is not None and not review_cites(said, diff):
             got = Review(None, discarded="it cites no file and line of the diff")
         if got.verdict is not None:
+            if thread is not None and got.findings:
+                ThreadStore.of(cwd).append(*thread, "flagged", "\n".join(got.findings))
             return got, asked
         last = got.discarded or "no verdict"
     return Review(Verdict.BLOCK, (f"{who}'s review was discarded twice: {last}",)), 2

@@ -170,6 +170,24 @@ def hidden_paths(
     return tuple(outer)
 
 
+def hidden_for(clone: Path) -> tuple[Path, ...]:
+    """:func:`hidden_paths` for ``clone`` as git describes it: its common git directory
+    and every remote URL (fetch and push) that is a folder on this machine."""
+
+    def git(*args: str) -> str:
+        argv = ["git", *args]
+        done = subprocess.run(argv, cwd=clone, capture_output=True, text=True, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    common = Path(git("rev-parse", "--git-common-dir").strip() or ".git")
+    common = common if common.is_absolute() else clone / common
+    urls: list[str] = []
+    for name in git("remote").split():
+        urls += git("remote", "get-url", "--all", name).split()
+        urls += git("remote", "get-url", "--push", "--all", name).split()
+    return hidden_paths(clone, common, urls, os.environ)
+
+
 def scratch_home(home: Path, real_home: str | None) -> Path:
     """A HOME with an empty git configuration and the agents' own configuration linked in."""
     home.mkdir(parents=True, exist_ok=True)

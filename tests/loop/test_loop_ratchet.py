@@ -91,6 +91,8 @@ def test_a_passing_change_is_one_commit_and_the_board_says_done(tmp_path: Path) 
         "docs/loop/handover.md",
         "docs/loop/state/baseline.md",
         "docs/loop/state/iteration-log.md",
+        "docs/loop/state/threads/checker-1/G1.md",  # each role's thread on the goal
+        "docs/loop/state/threads/maker/G1.md",
         "src/calc.py",
         "tests/test_mul.py",
     ]

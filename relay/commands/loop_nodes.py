@@ -1,0 +1,232 @@
+"""A maker on another node: the roster's ``- maker: node NAME``.
+
+The controller pushes the candidate's base commit to a branch of its own, opens a relay
+job for the node and posts a TASK whose step is ``relay loop make-here GOAL`` on that
+branch, with the diff and the maker's account as the TASK's artifacts; the node's
+watcher runs it in its own clone (its configured maker: ``RELAY_LOOP_MAKER``), and its
+signed RESULT lists each artifact's sha256 while the redacted files are committed to the
+data branch. The controller takes the diff only when the committed file is exactly the
+one the signed RESULT names (a tampered, redacted or missing diff is refused), and the
+main line judges it with its own gates like any candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from relay.commands.output import Output
+from relay.errors import ConfigError, LocalUsageError, RelayError
+from relay.loop.goals import BoardRow, Goal, GoalState
+from relay.ratchet.engine import Ratchet
+from relay.ratchet.parallel import Candidate
+
+MAKER_ENV = "RELAY_LOOP_MAKER"  # the node's own maker: a command or an agent adapter
+_BLOB = re.compile(r"/blob/([0-9a-f]{7,40})/")
+
+
+def diff_name(goal: str) -> str:
+    return f"relay-loop-{goal}.diff"
+
+
+def account_name(goal: str) -> str:
+    return f"relay-loop-{goal}.md"
+
+
+def taken_artifact(record: dict[str, Any], data: bytes | None) -> str | None:
+    """Why an artifact that came back cannot be taken (None: it can): it was withheld or
+    not committed, or the committed file is not the one the signed RESULT hashed (changed
+    after the worker found it, by redaction or by anyone)."""
+    if data is None:
+        note = str(record.get("note") or "it was not committed")
+        return f"{record.get('path')} did not come back ({note})"
+    if hashlib.sha256(data).hexdigest() != record.get("sha256"):
+        return (
+            f"{record.get('path')} is not the file the signed RESULT names (its sha256"
+            " differs: changed after the worker found it); refused"
+        )
+    return None
+
+
+class NodeMaker:
+    """``Fanout``'s maker for a goal whose maker is a node."""
+
+    def __init__(self, root: Path, main: Ratchet, node: str, *, wait: float) -> None:
+        from relay.commands.loop_unattended import RelayJobs
+
+        self.root = root
+        self.main = main
+        self.node = node
+        self.wait = wait
+        self.jobs = RelayJobs(root, wait=wait)
+
+    def __call__(self, goal: Goal, base: str) -> Candidate:
+        try:
+            patch, account = self._make(goal, base)
+        except RelayError as err:
+            return self._failed(goal, base, f"the maker on {self.node}: {err.message}")
+        if patch is None:
+            return self._failed(goal, base, account)
+        row = BoardRow(goal.id, goal.title, state=GoalState.DONE, verdict="made")
+        return Candidate(goal.id, base, row, patch, account, "")
+
+    def _failed(self, goal: Goal, base: str, why: str) -> Candidate:
+        self.main.say(f"{goal.id}: {why}")
+        row = BoardRow(goal.id, goal.title, state=GoalState.OPEN, verdict="node maker", notes=why)
+        return Candidate(goal.id, base, row, "", "", why)
+
+    def _make(self, goal: Goal, base: str) -> tuple[str | None, str]:
+        from relay.node.context import open_node
+
+        branch = f"relay-loop/make-{goal.id.lower()}"
+        ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+        ctx.clone._network("push", "--force", "origin", f"{base}:refs/heads/{branch}")
+        opened = self.jobs._verb(
+            "job", "open", "--worker", self.node,
+            "--title", f"relay loop {goal.id} maker: {goal.title}",
+            "--objective", f"Make {goal.id} ({goal.title}) on {self.node} from {base[:10]}:"
+            f" run its maker on {branch} and return the diff.",
+            "--kind", "verification",
+        )  # fmt: skip
+        job = int(opened["issue"])
+        self.main.say(f"{goal.id}: sent to {self.node} as job #{job} (from {base[:10]})")
+        self.jobs._verb(
+            "task", str(job),
+            "--step", f"relay loop make-here {goal.id}",
+            "--checkout", branch,
+            "--scope", "test",
+            "--artifact", diff_name(goal.id),
+            "--artifact", account_name(goal.id),
+            "--objective", f"Run this node's maker on {goal.id} at {base[:10]} and bring back"
+            " its diff.",
+        )  # fmt: skip
+        data = self.jobs._verb(
+            "result", str(job), "--wait", "--timeout", str(self.wait), "--poll", "2",
+            timeout=self.wait + 120,
+        )  # fmt: skip
+        result = data.get("result") or {}
+        status = str(result.get("status", "half-done"))
+        summary = str(result.get("summary", result.get("known", "")))
+        try:
+            self.jobs.resolve(job, f"{goal.id}: the maker on {self.node} answered {status}")
+        except RelayError as err:
+            self.main.say(f"{goal.id}: job #{job} stays open ({err.message})")
+        if status != "done":
+            return None, f"the maker on {self.node} answered {status} (job #{job}): {summary}"
+        records = {str(a.get("path")): a for a in result.get("artifacts") or []}
+        got: dict[str, bytes | None] = {}
+        for name in (diff_name(goal.id), account_name(goal.id)):
+            record = records.get(name)
+            if record is None:
+                return None, f"the RESULT of job #{job} lists no {name}"
+            got[name] = self._committed(record)
+            why = taken_artifact(record, got[name])
+            if why is not None:
+                return None, why
+        patch = (got[diff_name(goal.id)] or b"").decode("utf-8")
+        account = (got[account_name(goal.id)] or b"").decode("utf-8")
+        if not patch.strip():
+            return None, f"the maker on {self.node} changed nothing (job #{job})"
+        return patch, account
+
+    def _committed(self, record: dict[str, Any]) -> bytes | None:
+        """The artifact as committed on the data branch, read at the commit its URL names."""
+        url = str(record.get("url") or "")
+        found = _BLOB.search(url)
+        if found is None:
+            return None
+        sha, path = found.group(1), url[found.end() :]
+        from relay.node.context import open_node
+
+        ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+        try:
+            ctx.clone._network("fetch", "-q", "origin")
+        except RelayError:
+            return None
+        shown = subprocess.run(
+            ["git", "show", f"{sha}:{path}"], cwd=self.root, capture_output=True, check=False
+        )
+        return shown.stdout if shown.returncode == 0 else None
+
+
+def node_maker(root: Path, main: Ratchet, node: str, *, wait: float) -> NodeMaker:
+    return NodeMaker(root, main, node, wait=wait)
+
+
+# --- the node's side ---
+
+
+def run_make_here(args: argparse.Namespace) -> Output:
+    """On the node, as a TASK's step in its clone: run this node's maker on the goal and
+    leave its diff and its account as the TASK's artifacts."""
+    from relay.loop.agents import Signal
+    from relay.ratchet.files import Spine
+    from relay.ratchet.measure import BRIEF_ENV
+    from relay.ratchet.roles import run_role
+    from relay.ratchet.sandbox import PRIVATE, hidden_for, standalone
+
+    root = (args.repo_dir or Path.cwd()).resolve()
+    maker = os.environ.get(MAKER_ENV, "").strip()
+    if not maker:
+        raise ConfigError(
+            f"this node has no maker: set {MAKER_ENV} to its command (or claude, codex, ...)",
+            hint=f"set {MAKER_ENV} in the environment the node's watcher runs in",
+        )
+    goal = Spine(root).goals().get(args.goal)
+    if goal is None:
+        raise LocalUsageError(f"there is no goal {args.goal} in GOALS.md at this commit")
+    work = Path(tempfile.mkdtemp(prefix="relay-node-maker-"))
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    # the maker works as it does at home: in a clone of its own, behind the same boundary
+    # (this clone, its git directory, relay's token and the credentials of HOME hidden)
+    with standalone(root, head, f"relay-node-maker/{goal.id}", hidden=hidden_for(root)) as box:
+        box.brief.write_text(
+            f"# {goal.id}: {goal.title}\n\nAcceptance command: `{goal.accept}`\n\n"
+            "Edit the work tree so that the acceptance command passes and every test still"
+            " does; do not commit. Write what you changed and why to the file"
+            " RELAY_LOOP_EXPLAIN names.\n",
+            encoding="utf-8",
+        )
+        ran = run_role(
+            maker, box.brief, maker=True, env_name=BRIEF_ENV, cwd=box.tree,
+            timeout=float(args.timeout), work=work, label=f"{goal.id}-node-maker",
+            explain=box.explain, sandbox=box, thread=("maker", goal.id), threads_root=root,
+        )  # fmt: skip
+        if ran.reading.signal is not Signal.DONE:
+            said = "\n".join(ran.done.output.strip().splitlines()[-15:])
+            raise ConfigError(f"the maker did not finish: {ran.reading.what}\n{said}")
+        account = box.explain.read_text(encoding="utf-8") if box.explain.is_file() else ""
+        for name in PRIVATE:
+            (box.tree / name).unlink(missing_ok=True)
+        subprocess.run(["git", "reset", "-q", "--soft", head], cwd=box.tree, check=True)
+        subprocess.run(["git", "add", "-N", "--", "."], cwd=box.tree, check=True)
+        diff = subprocess.run(
+            ["git", "diff", "--binary", "--no-color", head], cwd=box.tree,
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    outputs = (diff_name(goal.id), account_name(goal.id))
+    for name in outputs:
+        (root / name).unlink(missing_ok=True)
+    (root / outputs[0]).write_text(diff, encoding="utf-8")
+    (root / outputs[1]).write_text(account or f"{goal.id}: {goal.title}\n", encoding="utf-8")
+    files = len(re.findall(r"^diff --git ", diff, flags=re.MULTILINE))
+    return Output(
+        lines=(f"{goal.id}: the maker changed {files} file(s); the diff is {outputs[0]}",),
+        data={"goal": goal.id, "files": files, "diff": outputs[0]},
+    )
+
+
+def register_make_here(verbs: Any, common: Any) -> None:
+    q = verbs.add_parser("make-here", help="on a node: run its maker on a goal (a TASK's step)")
+    q.add_argument("goal", help="the goal's id")
+    q.add_argument("--timeout", default="1800", help="seconds the maker may take")
+    common(q)
+    q.set_defaults(func=run_make_here)

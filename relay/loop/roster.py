@@ -1,0 +1,404 @@
+"""The roster: the loop's roles as the ``## Roles`` section of LOOP.md declares them, each
+with its backend, model, instructions file, tools and limits; read and written purely, and
+checked before a run (the maker never grades, every role has a backend, and only the
+coordinator may hold a shipping permission).
+
+Ground rules: the section is for people first. Its prose is carried through as it is;
+a role is one list item ``- NAME: BACKEND`` (a lower-case name, then ``command `CMD```,
+``agent claude``, ``node NAME`` or ``managed-agent [ID]``) followed by indented
+``  - Field: value`` lines. A section with no role item is an empty roster (the roles come
+from the command line, as before). :func:`render_section` of a parsed section is the text
+it was read from when that text is in the canonical shape.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from relay.errors import SpineFileError
+from relay.loop.agents import parse_role
+from relay.loop.markdown import Section, body_lines, code_span, find, parse_code_span, sections
+
+LOOP_NAME = "docs/loop/LOOP.md"
+HEADING = "Roles"
+# the roles the design names, in the order they are shown; a person may add any other
+COORDINATOR = "coordinator"
+MAKER = "maker"
+KNOWN_ROLES = (
+    COORDINATOR,
+    MAKER,
+    "code-reviewer",
+    "security-auditor",
+    "test-engineer",
+    "red-team",
+    "verifier",
+)
+# roles that never grade: the maker makes, the coordinator owns the spine
+NOT_GRADING = frozenset({COORDINATOR, MAKER})
+# permissions that ship: only the coordinator may hold one, behind a person's confirmation
+SHIPPING = frozenset({"push", "merge", "deploy", "release", "publish"})
+_ROLE = re.compile(r"^- ([a-z][a-z0-9-]*): (.+)$")
+_FIELD = re.compile(r"^ {2,}- ([A-Za-z][A-Za-z ]*): (.*)$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_DURATION = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|m|h|d)$")
+FIELDS = ("Model", "Instructions", "Tools", "Limits")
+LIMIT_KEYS = ("timeout", "retries", "turns", "copies")
+
+
+class BackendKind(enum.StrEnum):
+    """What runs a role."""
+
+    COMMAND = "command"  # any command: the brief's path is its last argument
+    AGENT = "agent"  # one of the built-in agent adapters (claude, codex, gemini, aider)
+    NODE = "node"  # another relay node, sent the brief as a TASK
+    MANAGED = "managed-agent"  # a Managed Agents agent (its id once created)
+    NONE = "none"  # declared with no backend: refused by :func:`check_roster`
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far one role may go: a timeout per run (a duration), retries per goal, agent
+    turns, and how many copies of it may run at once (parallel makers)."""
+
+    timeout: str | None = None
+    retries: int | None = None
+    turns: int | None = None
+    copies: int | None = None
+
+    def items(self) -> list[tuple[str, str]]:
+        """The limits that are set, as (key, value) in a fixed order."""
+        found = [(k, getattr(self, k)) for k in LIMIT_KEYS]
+        return [(k, str(v)) for k, v in found if v is not None]
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """One role of the roster: its name, what runs it (``backend`` and its ``target``: the
+    command line, the adapter spec, the node's name or the managed agent's id, empty when
+    not created yet), the model where the backend has one, the instructions file, the
+    tools or permissions it is given, and its limits."""
+
+    name: str
+    backend: BackendKind
+    target: str = ""
+    model: str | None = None
+    instructions: str | None = None
+    tools: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def grades(self) -> bool:
+        """Whether the role judges a maker's work (every role but maker and coordinator)."""
+        return self.name not in NOT_GRADING
+
+    def identity(self) -> tuple[str, str] | None:
+        """What the role *is*, for the maker-also-grades rule: the same command, the same
+        agent adapter (whatever its mode), the same node or the same managed agent id."""
+        if self.backend is BackendKind.NONE:
+            return None
+        if self.backend is BackendKind.COMMAND:
+            return ("command", " ".join(self.target.split()))
+        if self.backend is BackendKind.AGENT:
+            agent = parse_role(self.target)
+            return ("agent", agent.name if agent else self.target)
+        if self.backend is BackendKind.MANAGED and not self.target:
+            return None  # not created yet: each role becomes its own agent
+        return (self.backend.value, self.target)
+
+    def backend_text(self) -> str:
+        """The backend as the roster line states it."""
+        if self.backend is BackendKind.NONE:
+            return "(none)"
+        if self.backend is BackendKind.COMMAND:
+            return f"command {code_span(self.target)}"
+        return f"{self.backend.value} {self.target}".rstrip()
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The ``## Roles`` section: its prose (kept as written) and its roles in order."""
+
+    intro: str = ""
+    roles: tuple[RoleSpec, ...] = ()
+
+    def get(self, name: str) -> RoleSpec | None:
+        """The role named ``name``, or None."""
+        return next((r for r in self.roles if r.name == name), None)
+
+    def grading(self) -> tuple[RoleSpec, ...]:
+        """The roles that judge the maker's work."""
+        return tuple(r for r in self.roles if r.grades)
+
+    def with_role(self, role: RoleSpec) -> Roster:
+        """The roster with ``role`` replacing the one of its name, or appended."""
+        if self.get(role.name) is None:
+            return replace(self, roles=(*self.roles, role))
+        return replace(self, roles=tuple(role if r.name == role.name else r for r in self.roles))
+
+
+# --- reading ---
+
+
+def parse_backend(text: str, *, name: str = LOOP_NAME, line: int = 1) -> tuple[BackendKind, str]:
+    """A roster line's backend: ``command `CMD```, ``agent SPEC``, ``node NAME``,
+    ``managed-agent [ID]`` or ``(none)``."""
+    text = text.strip()
+    if text in ("(none)", "none", ""):
+        return BackendKind.NONE, ""
+    word, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if word == "command":
+        command = parse_code_span(rest)
+        if command is None or not command.strip():
+            raise SpineFileError(name, line, "a command backend reads command `CMD`")
+        return BackendKind.COMMAND, command
+    if word == "agent":
+        if parse_role(rest) is None:
+            raise SpineFileError(
+                name, line, "an agent backend names an adapter: claude, codex, gemini or aider"
+            )
+        return BackendKind.AGENT, rest
+    if word == "node":
+        if not _NAME.match(rest):
+            raise SpineFileError(name, line, "a node backend reads node NAME")
+        return BackendKind.NODE, rest
+    if word == BackendKind.MANAGED.value:
+        if rest and not _NAME.match(rest):
+            raise SpineFileError(name, line, "a managed agent backend reads managed-agent [ID]")
+        return BackendKind.MANAGED, rest
+    raise SpineFileError(
+        name,
+        line,
+        "a role's backend is command `CMD`, agent NAME, node NAME, managed-agent [ID] or (none)",
+    )
+
+
+def parse_limits(text: str, *, name: str = LOOP_NAME, line: int = 1) -> Limits:
+    """``timeout 30m, retries 3, turns 40, copies 3`` as limits."""
+    values: dict[str, object] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part or part == "(none)":
+            continue
+        key, _, value = part.partition(" ")
+        value = value.strip()
+        if key not in LIMIT_KEYS or key in values:
+            raise SpineFileError(
+                name, line, f"a limit is one of {', '.join(LIMIT_KEYS)}, each once: {part}"
+            )
+        if key == "timeout":
+            if not _DURATION.match(value):
+                raise SpineFileError(name, line, "timeout is a duration (30m, 2h)")
+            values[key] = value
+        else:
+            if not value.isdigit() or int(value) < (1 if key == "copies" else 0):
+                raise SpineFileError(name, line, f"{key} is a whole number")
+            values[key] = int(value)
+    return replace(Limits(), **values)  # type: ignore[arg-type]
+
+
+def parse_roster_section(part: Section, *, name: str = LOOP_NAME) -> Roster:
+    """The roster a ``## Roles`` section declares (prose kept as the intro)."""
+    lines = body_lines(part)
+    start = next((i for i, (_, text) in enumerate(lines) if _ROLE.match(text)), len(lines))
+    intro = "\n".join(text for _, text in lines[:start])
+    roles: list[RoleSpec] = []
+    current: dict[str, object] | None = None
+    for number, text in lines[start:]:
+        role = _ROLE.match(text)
+        if role is not None:
+            if current is not None:
+                roles.append(_role(current))
+            if any(r.name == role.group(1) for r in roles):
+                raise SpineFileError(name, number, f"the role {role.group(1)} is declared twice")
+            kind, target = parse_backend(role.group(2), name=name, line=number)
+            current = {"name": role.group(1), "backend": kind, "target": target}
+            continue
+        if not text.strip():
+            continue
+        found = _FIELD.match(text)
+        if found is None or current is None or found.group(1) not in FIELDS:
+            raise SpineFileError(
+                name,
+                number,
+                "after the first role, the roster has only roles (- name: backend) and"
+                f" their fields (  - {': ...,  - '.join(FIELDS)}: ...)",
+            )
+        key, value = found.group(1).lower(), found.group(2).strip()
+        if key in current:
+            raise SpineFileError(name, number, f"{found.group(1)} is given twice")
+        if key == "instructions":
+            path = parse_code_span(value)
+            if path is None:
+                raise SpineFileError(name, number, "Instructions is a path in backticks")
+            current[key] = path
+        elif key == "tools":
+            current[key] = tuple(t.strip() for t in value.split(",") if t.strip() != "(none)")
+            if any(not t for t in current[key]):  # type: ignore[attr-defined]
+                raise SpineFileError(name, number, "Tools is a comma-separated list")
+        elif key == "limits":
+            current[key] = parse_limits(value, name=name, line=number)
+        else:
+            current[key] = value or None
+    if current is not None:
+        roles.append(_role(current))
+    return Roster(intro=intro.strip("\n"), roles=tuple(roles))
+
+
+def _role(values: dict[str, object]) -> RoleSpec:
+    return RoleSpec(**values)  # type: ignore[arg-type]
+
+
+def parse_roster(loop_text: str | None, *, name: str = LOOP_NAME) -> Roster:
+    """The roster LOOP.md declares; an absent file or section is an empty roster."""
+    parts = sections(loop_text or "")
+    index = find(parts, HEADING)
+    return Roster() if index is None else parse_roster_section(parts[index], name=name)
+
+
+# --- writing ---
+
+
+def render_role(role: RoleSpec) -> str:
+    """One role's list item."""
+    lines = [f"- {role.name}: {role.backend_text()}"]
+    if role.model:
+        lines.append(f"  - Model: {role.model}")
+    if role.instructions:
+        lines.append(f"  - Instructions: {code_span(role.instructions)}")
+    if role.tools:
+        lines.append(f"  - Tools: {', '.join(role.tools)}")
+    limits = role.limits.items()
+    if limits:
+        lines.append(f"  - Limits: {', '.join(f'{k} {v}' for k, v in limits)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_section(roster: Roster) -> str:
+    """The whole ``## Roles`` section."""
+    parts = ["## Roles\n"]
+    if roster.intro:
+        parts.append(f"\n{roster.intro}\n")
+    if roster.roles:
+        parts.append("\n" + "".join(render_role(r) for r in roster.roles))
+    return "".join(parts)
+
+
+def with_roster(loop_text: str, roster: Roster) -> str:
+    """LOOP.md with its ``## Roles`` section replaced by ``roster`` (appended when it has
+    none); every other section kept byte for byte."""
+    parts = sections(loop_text)
+    index = find(parts, HEADING)
+    body = render_section(roster)
+    if index is None:
+        text = loop_text if loop_text.endswith("\n") or not loop_text else loop_text + "\n"
+        return f"{text}\n{body}"
+    after = "".join(p.text for p in parts[index + 1 :])
+    return "".join(p.text for p in parts[:index]) + body + ("\n" if after else "") + after
+
+
+# --- checking ---
+
+
+@dataclass(frozen=True)
+class RosterProblem:
+    """Why a roster cannot run: the role and what is wrong with it."""
+
+    role: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.problem}"
+
+
+def check_roster(
+    roster: Roster, *, exists: Mapping[str, bool] | None = None
+) -> list[RosterProblem]:
+    """What keeps the roster from running: a role with no backend, a grading role that is
+    the maker (the same command, agent adapter, node or agent id), a shipping permission
+    on any role but the coordinator, an instructions file that does not exist (when
+    ``exists`` says so), a maker given as a managed agent with several copies but no
+    backend."""
+    found: list[RosterProblem] = []
+    for role in roster.roles:
+        if role.backend is BackendKind.NONE:
+            found.append(RosterProblem(role.name, "it has no backend; name a command, an"
+                                       " agent, a node or a managed agent"))  # fmt: skip
+        shipping = sorted(t for t in role.tools if _tool_word(t) in SHIPPING)
+        if shipping and role.name != COORDINATOR:
+            found.append(RosterProblem(
+                role.name,
+                f"it holds a shipping permission ({', '.join(shipping)}); only the"
+                " coordinator may, behind a person's confirmation",
+            ))  # fmt: skip
+        if role.instructions and exists is not None and not exists.get(role.instructions, True):
+            found.append(RosterProblem(
+                role.name, f"its instructions file {role.instructions} does not exist"
+            ))  # fmt: skip
+    maker = roster.get(MAKER)
+    mine = maker.identity() if maker is not None else None
+    if mine is not None:
+        for role in roster.grading():
+            if role.identity() == mine:
+                found.append(RosterProblem(
+                    role.name,
+                    f"it is the maker ({mine[0]} {mine[1]}) and would grade its own work;"
+                    " give it another backend",
+                ))  # fmt: skip
+    return found
+
+
+def _tool_word(tool: str) -> str:
+    """A tool's first word, lower-cased (``push to origin`` is push; ``git-push`` is push)."""
+    word = tool.strip().lower().split(" ")[0] if tool.strip() else ""
+    return word.removeprefix("git-").removeprefix("git_")
+
+
+def roles_named(roster: Roster, names: Sequence[str]) -> tuple[RoleSpec, ...]:
+    """The roster's roles among ``names``, in the roster's order."""
+    return tuple(r for r in roster.roles if r.name in names)
+
+
+# --- the run's panel, from the roster ---
+
+CHECKER_ROLES = ("code-reviewer", "security-auditor", "test-engineer")
+
+
+@dataclass(frozen=True)
+class RunPanel:
+    """What `relay loop run` takes from the roster when no ``--maker`` is given: the
+    maker's local command or its node, the checkers, the verifier, the red team."""
+
+    maker: str | None
+    maker_node: str | None
+    checkers: tuple[str, ...]
+    verifier: str | None
+    red_team: tuple[str, ...]
+    checker_names: tuple[str, ...] = ()
+
+
+def _local(role: RoleSpec | None) -> str | None:
+    if role is None or role.backend not in (BackendKind.COMMAND, BackendKind.AGENT):
+        return None
+    return role.target
+
+
+def run_panel(roster: Roster) -> RunPanel:
+    """The roles relay runs itself (a command or an agent adapter), by what they do: every
+    grading role but the verifier and the red team checks; a maker on a node is sent there."""
+    maker = roster.get(MAKER)
+    node = maker.target if maker is not None and maker.backend is BackendKind.NODE else None
+    checkers = [
+        (r.name, _local(r)) for r in roster.grading() if r.name not in ("verifier", "red-team")
+    ]  # fmt: skip
+    red = _local(roster.get("red-team"))
+    return RunPanel(
+        maker=_local(maker),
+        maker_node=node,
+        checkers=tuple(c for _, c in checkers if c),
+        verifier=_local(roster.get("verifier")),
+        red_team=(red,) if red else (),
+        checker_names=tuple(n for n, c in checkers if c),
+    )

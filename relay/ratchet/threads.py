@@ -1,0 +1,114 @@
+"""The roles' threads on disk: live under the clone's common git directory (shared by
+every worktree a parallel run makes, so `relay loop status` and `relay loop interrupt`
+see each role wherever it runs), and copied under the spine's state
+(``docs/loop/state/threads/``) with the main line's bookkeeping commits.
+
+Ground rules: a thread is appended to under a lock, never rewritten; a status file is
+written whole (temp file, then rename), so a reader never sees half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from relay.loop.threads import (
+    THREADS_DIR,
+    Status,
+    Thread,
+    ThreadState,
+    parse_status,
+    parse_thread,
+    render_status,
+    render_thread,
+    with_entry,
+)
+
+_LOCK = threading.Lock()
+
+
+def now_word() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def common_dir(root: Path) -> Path:
+    """The clone's common git directory (the same from any of its worktrees)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(done.stdout.strip())
+
+
+@dataclass(frozen=True)
+class ThreadStore:
+    """The live threads of one clone."""
+
+    where: Path  # <common git dir>/relay/loop/threads
+
+    @classmethod
+    def of(cls, root: Path) -> ThreadStore:
+        return cls(common_dir(root) / "relay" / "loop" / "threads")
+
+    def _file(self, role: str, goal: str) -> Path:
+        return self.where / role / f"{goal}.md"
+
+    def read(self, role: str, goal: str) -> Thread:
+        path = self._file(role, goal)
+        if not path.is_file():
+            return Thread(role, goal)
+        return parse_thread(path.read_text(encoding="utf-8"), name=str(path))
+
+    def append(self, role: str, goal: str, kind: str, text: str) -> None:
+        """One more entry on the role's thread on the goal."""
+        with _LOCK:
+            thread = with_entry(self.read(role, goal), kind, text, when=now_word())
+            path = self._file(role, goal)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write(path, render_thread(thread))
+
+    def set(self, role: str, goal: str, state: ThreadState, *, pgid: int | None = None) -> None:
+        """The role's work on the goal is now ``state``."""
+        path = self.where / role / f"{goal}.status"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, render_status(Status(role, goal, state, now_word(), pgid)))
+
+    def statuses(self) -> list[Status]:
+        """Every role's status on every goal, by role then goal."""
+        found: list[Status] = []
+        if not self.where.is_dir():
+            return found
+        for path in sorted(self.where.glob("*/*.status")):
+            got = parse_status(path.parent.name, path.stem, path.read_text(encoding="utf-8"))
+            if got is not None:
+                found.append(got)
+        return found
+
+    def copy_into(self, root: Path) -> list[str]:
+        """Copy every thread under the spine's state in ``root``; the paths written."""
+        written: list[str] = []
+        if not self.where.is_dir():
+            return written
+        with _LOCK:
+            for path in sorted(self.where.glob("*/*.md")):
+                rel = f"{THREADS_DIR}/{path.parent.name}/{path.name}"
+                target = root / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.is_file() or target.read_bytes() != path.read_bytes():
+                    shutil.copyfile(path, target)
+                    written.append(rel)
+        return written
+
+
+def _write(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)

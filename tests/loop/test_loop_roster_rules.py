@@ -1,0 +1,309 @@
+"""The roster in LOOP.md's ``## Roles``: read and written purely (each round-trips exactly,
+the prose kept), and checked: a maker that also grades, a role with no backend, a shipping
+permission on any role but the coordinator are refused, naming the role."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from relay.errors import SpineFileError
+from relay.loop.roster import (
+    BackendKind,
+    Limits,
+    RoleSpec,
+    Roster,
+    check_roster,
+    parse_roster,
+    render_section,
+    with_roster,
+)
+from relay.loop.spine import extend_loop
+
+ROSTER = """\
+## Roles
+
+Who does what; the maker never grades.
+
+- coordinator: command `relay-coordinator`
+  - Tools: push, merge
+- maker: node win-desktop
+  - Model: claude-sonnet-4-5
+  - Instructions: `docs/loop/roles/maker.md`
+  - Tools: edit, bash
+  - Limits: timeout 30m, retries 3, copies 3
+- code-reviewer: agent codex:review
+  - Limits: turns 20
+- security-auditor: managed-agent agent_011CZ
+- red-team: command `python3 red.py --hard`
+- verifier: managed-agent
+"""
+
+
+def test_a_canonical_roster_round_trips_byte_for_byte() -> None:
+    roster = parse_roster(ROSTER)
+    assert render_section(roster) == ROSTER
+    maker = roster.get("maker")
+    assert maker == RoleSpec(
+        "maker",
+        BackendKind.NODE,
+        "win-desktop",
+        model="claude-sonnet-4-5",
+        instructions="docs/loop/roles/maker.md",
+        tools=("edit", "bash"),
+        limits=Limits(timeout="30m", retries=3, copies=3),
+    )
+    assert roster.get("red-team") == RoleSpec(
+        "red-team", BackendKind.COMMAND, "python3 red.py --hard"
+    )
+    assert [r.name for r in roster.grading()] == [
+        "code-reviewer", "security-auditor", "red-team", "verifier"
+    ]  # fmt: skip
+    assert check_roster(roster) == []
+
+
+def test_the_default_roles_prose_is_an_empty_roster_and_survives_a_roster_being_added() -> None:
+    loop = extend_loop(None)
+    assert parse_roster(loop) == Roster(intro=parse_roster(loop).intro)
+    assert parse_roster(loop).roles == ()
+    assert with_roster(loop, parse_roster(loop)) == loop
+    added = parse_roster(loop).with_role(RoleSpec("maker", BackendKind.AGENT, "claude"))
+    text = with_roster(loop, added)
+    assert "- **Maker**: the command given to `relay loop run --maker`" in text
+    assert "- maker: agent claude\n\n## Iteration\n" in text
+    assert parse_roster(text) == added
+    # every other section byte for byte
+    assert text.replace("- maker: agent claude\n\n", "", 1) == loop
+
+
+_names = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)
+_words = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,10}", fullmatch=True)
+_backends = st.one_of(
+    st.tuples(
+        st.just(BackendKind.COMMAND),
+        st.from_regex(r"[a-z./][a-z0-9 ./`-]{0,20}[a-z]", fullmatch=True),
+    ),
+    st.tuples(
+        st.just(BackendKind.AGENT), st.sampled_from(["claude", "codex:review", "aider:make"])
+    ),
+    st.tuples(st.just(BackendKind.NODE), _words),
+    st.tuples(st.just(BackendKind.MANAGED), st.one_of(st.just(""), _words)),
+    st.tuples(st.just(BackendKind.NONE), st.just("")),
+)
+_limits = st.builds(
+    Limits,
+    timeout=st.one_of(st.none(), st.sampled_from(["30m", "2h", "90s"])),
+    retries=st.one_of(st.none(), st.integers(0, 9)),
+    turns=st.one_of(st.none(), st.integers(0, 99)),
+    copies=st.one_of(st.none(), st.integers(1, 20)),
+)
+
+
+@st.composite
+def _rosters(draw: st.DrawFn) -> Roster:
+    names = draw(st.lists(_names, unique=True, max_size=6))
+    roles = []
+    for name in names:
+        kind, target = draw(_backends)
+        roles.append(RoleSpec(
+            name, kind, target,
+            model=draw(st.one_of(st.none(), _words)),
+            instructions=draw(st.one_of(st.none(), st.just(f"docs/loop/roles/{name}.md"))),
+            tools=tuple(draw(st.lists(_words, max_size=3))),
+            limits=draw(_limits),
+        ))  # fmt: skip
+    intro = draw(st.sampled_from(["", "Who does what.", "Line one.\n\n- **Maker**: prose"]))
+    return Roster(intro=intro, roles=tuple(roles))
+
+
+@given(_rosters())
+def test_any_roster_round_trips(roster: Roster) -> None:
+    text = render_section(roster)
+    assert parse_roster(text) == roster
+    assert render_section(parse_roster(text)) == text
+    loop = with_roster(extend_loop(None), roster)
+    assert parse_roster(loop) == roster
+    assert with_roster(loop, roster) == loop
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("- maker: command python3 make.py", "command `CMD`"),
+        ("- maker: agent gpt", "an agent backend names an adapter"),
+        ("- maker: robot arm", "a role's backend is"),
+        ("- maker: agent claude\n  - Limits: timeout soon", "timeout is a duration"),
+        ("- maker: agent claude\n  - Limits: speed 3", "a limit is one of"),
+        ("- maker: agent claude\n  - Colour: red", "their fields"),
+        ("- maker: agent claude\n- maker: agent codex", "declared twice"),
+        ("- maker: agent claude\n  - Instructions: maker.md", "a path in backticks"),
+    ],
+)
+def test_a_hand_edit_relay_cannot_read_names_the_line(line: str, problem: str) -> None:
+    with pytest.raises(SpineFileError, match=problem) as err:
+        parse_roster(f"# Loop\n\n## Roles\n\nProse.\n\n{line}\n")
+    assert err.value.name == "docs/loop/LOOP.md"
+    assert err.value.line >= 7
+
+
+def _problems(text: str) -> list[str]:
+    return [str(p) for p in check_roster(parse_roster("## Roles\n\n" + text))]
+
+
+def test_check_refuses_a_maker_that_also_grades() -> None:
+    assert _problems(
+        "- maker: command `./make.sh  --fast`\n- verifier: command `./make.sh --fast`\n"
+    ) == [
+        "verifier: it is the maker (command ./make.sh --fast) and would grade its own work;"
+        " give it another backend"
+    ]
+    # the same adapter in another mode is the same agent
+    assert _problems("- maker: agent claude\n- code-reviewer: agent claude:review\n")[0].startswith(
+        "code-reviewer: it is the maker (agent claude)"
+    )
+    assert _problems("- maker: managed-agent agent_1\n- red-team: managed-agent agent_1\n")
+    assert _problems("- maker: node win\n- test-engineer: node win\n")
+    # a person's own grading role counts as grading
+    assert _problems("- maker: node win\n- style-judge: node win\n")
+    # different backends, and managed agents not created yet, are different roles
+    assert _problems("- maker: agent claude\n- code-reviewer: agent codex\n") == []
+    assert _problems("- maker: managed-agent\n- verifier: managed-agent\n") == []
+    assert _problems("- maker: node win\n- coordinator: node win\n") == []
+
+
+def test_check_refuses_a_role_with_no_backend_and_shipping_outside_the_coordinator() -> None:
+    assert _problems("- maker: (none)\n") == [
+        "maker: it has no backend; name a command, an agent, a node or a managed agent"
+    ]
+    found = _problems(
+        "- coordinator: command `c`\n  - Tools: push, merge, deploy\n"
+        "- maker: command `m`\n  - Tools: edit, git-push\n"
+        "- verifier: command `v`\n  - Tools: Deploy to prod\n"
+    )
+    assert found == [
+        "maker: it holds a shipping permission (git-push); only the coordinator may, behind a"
+        " person's confirmation",
+        "verifier: it holds a shipping permission (Deploy to prod); only the coordinator may,"
+        " behind a person's confirmation",
+    ]
+
+
+def test_check_names_a_missing_instructions_file() -> None:
+    roster = parse_roster("## Roles\n\n- maker: agent claude\n  - Instructions: `docs/m.md`\n")
+    assert check_roster(roster, exists={"docs/m.md": True}) == []
+    assert [str(p) for p in check_roster(roster, exists={"docs/m.md": False})] == [
+        "maker: its instructions file docs/m.md does not exist"
+    ]
+
+
+# --- parallel makers' decisions, the reducer, threads ---
+
+from relay.loop.classify import Review, Verdict  # noqa: E402
+from relay.loop.goals import Board, BoardRow, Goal, GoalState  # noqa: E402
+from relay.loop.parallel import (  # noqa: E402
+    Landing,
+    candidate_paths,
+    landing,
+    landing_order,
+    makers_for,
+    ready_goals,
+    reduce_reviews,
+)
+from relay.loop.threads import (  # noqa: E402
+    Status,
+    Thread,
+    ThreadState,
+    brief_part,
+    parse_status,
+    parse_thread,
+    render_status,
+    render_thread,
+    to_interrupt,
+    with_entry,
+)
+
+FIVE = (
+    Goal("G1", "one", "true"),
+    Goal("G2", "two", "true"),
+    Goal("G3", "three", "true"),
+    Goal("G4", "four", "true"),
+    Goal("G5", "five", "true", depends=("G2", "G4")),
+)
+
+
+def _board(**states: GoalState) -> Board:
+    return Board("", tuple(BoardRow(g, g, state=s) for g, s in states.items()))
+
+
+def test_ready_goals_fill_the_free_makers_and_hold_a_goal_at_its_barrier() -> None:
+    ready = ready_goals(FIVE, _board(), running=(), slots=3)
+    assert [g.id for g in ready.start] == ["G1", "G2", "G3"]
+    assert ready.waiting == ("G5 waits on G2, G4",)
+    ready = ready_goals(FIVE, _board(G2=GoalState.DONE), running=("G1", "G3"), slots=1)
+    assert [g.id for g in ready.start] == ["G4"]
+    ready = ready_goals(FIVE, _board(G2=GoalState.DONE), running=("G4",), slots=3)
+    assert "G5" not in [g.id for g in ready.start]  # G4 runs, not yet kept
+    both = _board(G2=GoalState.DONE, G4=GoalState.DONE, G1=GoalState.DONE, G3=GoalState.DONE)
+    assert [g.id for g in ready_goals(FIVE, both, running=(), slots=3).start] == ["G5"]
+    # set aside, blocked, and an optimisation goal that runs alone once nothing else does
+    ready = ready_goals(FIVE, _board(G1=GoalState.BLOCKED), running=(), skip=("G2",), slots=9)
+    assert [g.id for g in ready.start] == ["G3", "G4"]
+    metric = (Goal("G1", "faster", "", metric="echo 1"), Goal("G2", "two", "true"))
+    assert ready_goals(metric, _board(), running=(), slots=3).alone == metric[0]
+    assert ready_goals(metric, _board(), running=("G2",), slots=3).alone is None
+    grouped = (Goal("G1", "a", "true", group="x"), Goal("G2", "b", "true"))
+    assert [g.id for g in ready_goals(grouped, _board(), running=(), slots=3, group="x").start] == [
+        "G1"
+    ]
+
+
+def test_candidates_land_after_their_dependencies_and_as_the_baseline_allows() -> None:
+    assert landing_order(["G5", "G4", "G2"], FIVE) == ["G2", "G4", "G5"]
+    assert landing_order(["G3", "G1"], FIVE) == ["G1", "G3"]
+    assert landing(base="a", head="a", applies=True) is Landing.JUDGED
+    assert landing(base="a", head="b", applies=True) is Landing.REJUDGE
+    assert landing(base="a", head="b", applies=False) is Landing.REMAKE
+    assert candidate_paths(
+        ["src/x.py", "docs/loop/BOARD.md", "docs/loop/state/iteration-log.md", "docs/loop/GOALS.md"]
+    ) == ["docs/loop/GOALS.md", "src/x.py"]
+    assert (makers_for(None, None), makers_for(None, 4), makers_for(2, 4)) == (1, 4, 2)
+
+
+def test_the_reducer_blocks_on_any_block_and_ranks_shared_findings_first() -> None:
+    reduced = reduce_reviews(
+        [
+            ("code-reviewer", Review(Verdict.APPROVE, ("naming is odd",))),
+            ("security-auditor", Review(Verdict.BLOCK, ("token logged", "Naming is  odd"))),
+            ("test-engineer", Review(None, discarded="no verdict")),
+        ]
+    )
+    assert reduced.blocked and reduced.blockers == ("security-auditor", "test-engineer")
+    assert [(f.text, f.raised_by, f.blocking) for f in reduced.findings] == [
+        ("naming is odd", ("code-reviewer", "security-auditor"), True),
+        ("token logged", ("security-auditor",), True),
+        ("no verdict", ("test-engineer",), True),
+    ]
+    clear = reduce_reviews([("a", Review(Verdict.APPROVE)), ("b", Review(Verdict.APPROVE))])
+    assert not clear.blocked and clear.findings == ()
+
+
+def test_a_thread_round_trips_and_its_brief_part_quotes_the_findings_first() -> None:
+    thread = Thread("code-reviewer", "G3")
+    assert brief_part(thread) == ""
+    for kind, text in (
+        ("asked", "# Review G3"),
+        ("flagged", "```\nsql injection"),
+        ("asked", "again"),
+    ):
+        thread = with_entry(thread, kind, text, when="2026-01-01T00:00:00Z")
+    assert parse_thread(render_thread(thread)) == thread
+    part = brief_part(thread)
+    assert part.index("Flagged at step 2") < part.index("Step 3, asked")
+    assert "sql injection" in part and thread.last_line() == "asked: again"
+    status = Status("maker", "G3", ThreadState.RUNNING, "2026-01-01T00:00:00Z", pgid=42)
+    assert parse_status("maker", "G3", render_status(status)) == status
+    assert parse_status("maker", "G3", "half") is None
+    idle = Status("maker", "G4", ThreadState.IDLE, "t")
+    assert to_interrupt([status, idle], "maker", None) == [status]
+    assert to_interrupt([status, idle], "maker", "G4") == []
