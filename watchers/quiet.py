@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +49,8 @@ MARKER = "quiet.json"
 # state the pass writes every time or that is checked otherwise (the ETag cache, through
 # the list's entry): not inputs of the decision
 NOT_INPUTS = frozenset({"passes.jsonl", "etag-cache.json", MARKER, "locks"})
+WORK_TREES = frozenset({"worktree", "worktrees"})  # relay's checkouts of the project
+BIG_FILE = 1 << 20  # bytes: a state file bigger than this is digested by its stat
 # what the master section and the roster are read from when the remote has neither
 SPINE_FILES = ("docs/loop/LOOP.md", "docs/loop/relay/roster.json")
 PASS_LOG_KEEP = 200  # as relay.edges.local
@@ -64,8 +67,17 @@ HORIZONS = (3600.0, 600.0, 60.0)  # seconds a quiet decision is tested to hold f
 
 def inputs_digest(root: Path, state: Path) -> str | None:
     """A digest of everything a pass reads besides the API and the clock, or None when the
-    clone keeps its refs in a way this does not read (a linked worktree, reftable): then
-    every pass is a full one."""
+    clone keeps its refs in a way this does not read (a linked worktree, reftable), or
+    when anything cannot be read as a plain file: then every pass is a full one. The fast
+    path is a shortcut, never a failure: what a pusher can put in relay's work tree (a link
+    to /dev/zero, a socket, a FIFO, a file of gigabytes) is never read."""
+    try:
+        return _digest(root, state)
+    except (OSError, ValueError):
+        return None
+
+
+def _digest(root: Path, state: Path) -> str | None:
     git = state.parent
     if (git / "commondir").exists() or (git / "reftable").exists():
         return None
@@ -73,9 +85,18 @@ def inputs_digest(root: Path, state: Path) -> str | None:
 
     def add(name: str, path: Path) -> None:
         try:
-            data = path.read_bytes()
+            facts = path.lstat()
         except (FileNotFoundError, NotADirectoryError):
-            data = b"\0absent"
+            digest.update(f"{name}\0absent\0".encode())
+            return
+        if not stat.S_ISREG(facts.st_mode):  # a link, socket, FIFO or device: never opened
+            digest.update(f"{name}\0{facts.st_mode}\0{facts.st_mtime_ns}\0".encode())
+            return
+        if facts.st_size > BIG_FILE:  # what relay keeps is small; a big file is named by its stat
+            seen = (facts.st_size, facts.st_mtime_ns, facts.st_ino, facts.st_ctime_ns)
+            digest.update(f"{name}\0big\0{seen}\0".encode())
+            return
+        data = path.read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
 
@@ -95,9 +116,15 @@ def inputs_digest(root: Path, state: Path) -> str | None:
 
 
 def _files(top: Path) -> list[Path]:
-    """Every file under ``top``, sorted (none when it is absent)."""
+    """Every file under ``top``, sorted (none when it is absent), leaving out the work
+    trees relay checks out there (a folder holding ``.git``): a project's files and build
+    caches are no input of a pass's decision, and a pusher writes them."""
     found = []
-    for folder, _dirs, names in os.walk(top):
+    for folder, dirs, names in os.walk(top, followlinks=False):
+        if ".git" in names or ".git" in dirs:
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d not in WORK_TREES]
         found += [Path(folder) / name for name in names]
     return sorted(found)
 

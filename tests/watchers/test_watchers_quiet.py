@@ -7,6 +7,9 @@ model's answer, so the two cannot drift apart. Pure: temporary directories, no h
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -130,3 +133,35 @@ def test_the_inputs_digest_moves_with_state_refs_and_settings(
     assert len(seen) == 5, "each read input moved the digest"
     (root / ".git" / "commondir").write_text("../..")
     assert quiet.inputs_digest(root, state) is None, "a linked worktree: always a full pass"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and sockets are POSIX")
+def test_what_a_pusher_leaves_in_relays_work_tree_is_never_read(tmp_path: Path) -> None:
+    """A commit checked out in relay's work tree may hold a link to /dev/zero, a FIFO, a
+    socket or a huge file: the digest neither reads nor waits on them, so no pass fails or
+    hangs on what a pusher wrote. State files that are not plain files are named, not read."""
+    root = tmp_path / "clone"
+    state = root / ".git" / "relay"
+    tree = state / "worktree"
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text("gitdir: elsewhere\n")
+    (tree / "zero").symlink_to("/dev/zero")
+    os.mkfifo(tree / "fifo")
+    held = socket.socket(socket.AF_UNIX)
+    with contextlib.suppress(OSError):  # a socket's path has a short limit on some systems
+        held.bind(str(tree / "sock"))
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (state / "seen.json").write_text("{}")
+    try:
+        first = quiet.inputs_digest(root, state)
+        assert first is not None
+        (tree / "big.bin").write_bytes(b"\0" * (quiet.BIG_FILE + 1))
+        assert quiet.inputs_digest(root, state) == first, "the work tree is no input"
+        (state / "zero").symlink_to("/dev/zero")  # in the state folder itself: named, not read
+        os.mkfifo(state / "fifo")
+        named = quiet.inputs_digest(root, state)
+        assert named is not None and named != first
+        (state / "huge.json").write_bytes(b"{" * (quiet.BIG_FILE + 1))
+        assert quiet.inputs_digest(root, state) not in (None, named)
+    finally:
+        held.close()
