@@ -72,6 +72,14 @@ API_VERSIONS = ("2022-11-28", "2026-03-10")  # the versions GitHub serves, oldes
 GIT_PATH = re.compile(r"^/[^/]+/[^/]+\.git/")  # git, not the API
 MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
+VERSIONED: web.AppKey[frozenset[object]] = web.AppKey("versioned", frozenset)
+"""The GET handlers whose answer is a function of the store, the request's path and query,
+its origin, and its headers named in ``_VARY`` alone: the ETag such an answer had is kept,
+with the store's version it was made at, in ``ETAGS``, so that while no write has moved the
+version a conditional GET is answered 304 from there, without rendering."""
+ETAGS: web.AppKey[dict[str, tuple[int, str]]] = web.AppKey("etags", dict)
+ETAGS_KEPT = 4096  # requests whose ETag is kept; past it they are forgotten and re-rendered
+_VARY = ("Authorization", "Cookie", "Accept", "X-GitHub-Api-Version")
 
 
 def _credential(scheme: str, value: str) -> str | None:
@@ -154,11 +162,21 @@ def _strong_etag(body: object) -> str:
     return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
 
 
-def _matches(header: str | None, etag: str) -> bool:
+def _etag_key(request: web.Request) -> str:
+    """What, besides the store, a versioned GET's answer depends on: the origin its URLs
+    are rendered with, the path and query, the credentials and the headers of ``_VARY``."""
+    headers = request.headers
+    return "\n".join(
+        [request.scheme, request.host, request.path_qs, *[headers.get(n, "") for n in _VARY]]
+    )
+
+
+def _matches(header: str | None, etag: str, *, star: bool = True) -> bool:
+    """Whether ``If-None-Match`` names ``etag`` (weakly) or, with ``star``, is ``*``."""
     if not header:
         return False
-    bare = etag.removeprefix("W/")
-    return any(tag.strip().removeprefix("W/") in (bare, "*") for tag in header.split(","))
+    tags = (etag.removeprefix("W/"), "*") if star else (etag.removeprefix("W/"),)
+    return any(tag.strip().removeprefix("W/") in tags for tag in header.split(","))
 
 
 def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
@@ -377,10 +395,28 @@ async def _git(request: web.Request, handler: Handler, hub: Hub) -> web.StreamRe
 async def _conditional(
     request: web.Request, handler: Handler, win: RateWindow
 ) -> web.StreamResponse:
-    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304."""
+    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304 — before the
+    handler runs when the ETag it was last answered with is kept for the store's current
+    version. An ETag is always the hash of the bytes a 200 carries, so the 304 is given
+    exactly when the body would be the same (a memo cannot make it differ: it is used
+    only while no write has happened since it was made)."""
+    get = request.method in ("GET", "HEAD")
+    key, version, kept, known = "", -1, request.app[ETAGS], ""
+    if get and request.match_info.handler in request.app[VERSIONED]:
+        version = request.app[HUB].store.version  # read before the answer is made
+        key = _etag_key(request)
+        seen = kept.get(key)
+        if seen is not None and seen[0] == version and version >= 0:
+            known = seen[1]  # no write since this request was last answered: the same bytes
+            if _matches(request.headers.get("If-None-Match"), known, star=False):
+                return web.Response(status=304, headers={"ETag": known})
     resp = await _answer(request, handler)
-    if request.method in ("GET", "HEAD") and resp.status == 200 and isinstance(resp, web.Response):
-        etag = _etag(resp.body)
+    if get and resp.status == 200 and isinstance(resp, web.Response):
+        etag = known or _etag(resp.body)
+        if key and version >= 0 and not known:
+            if len(kept) >= ETAGS_KEPT:
+                kept.clear()
+            kept[key] = (version, etag)
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
         resp.headers["ETag"] = etag
