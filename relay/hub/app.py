@@ -30,7 +30,7 @@ from relay.hub import (
 )
 from relay.hub.faults import Faults, FaultSpec
 from relay.hub.git import backend
-from relay.hub.middleware import DOC_PAGES, ETAGS, VERSIONED, hub_middleware
+from relay.hub.middleware import ANSWERS, DOC_PAGES, VERSIONED, Answers, hub_middleware
 from relay.hub.store import Store
 from relay.hub.web import (
     API_ROOTS,
@@ -112,9 +112,9 @@ VERSIONED_GETS = frozenset(
         api_comments.list_reactions,
     }
 )  # fmt: skip
-"""The GETs whose answer reads the store alone (not git, not the clock, not a window): the
-ETag each answered is kept with the store's version, so a 304 is answered without rendering
-until a write moves the version. Any other GET renders to compute its ETag."""
+"""The GETs whose answer reads the store alone (not git, not the clock, not a window): each
+answer is kept with the store's version, so until a write moves the version the same GET is
+answered (304 or 200) without rendering. Any other GET renders, and hashes for its ETag."""
 
 
 async def get_faults(request: web.Request) -> web.Response:
@@ -322,7 +322,7 @@ def build_app(
     app[API_ROOTS] = frozenset(path.split("/")[1] for _, path, _ in api)
     app[DOC_PAGES] = doc_pages(app)
     app[VERSIONED] = VERSIONED_GETS
-    app[ETAGS] = {}
+    app[ANSWERS] = Answers()
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
     api_environments.install(store)

@@ -18,9 +18,11 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from relay.hub.faults import AFTER_FAULTS, Fault
 from relay.hub.web import (
@@ -74,11 +76,34 @@ MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
 VERSIONED: web.AppKey[frozenset[object]] = web.AppKey("versioned", frozenset)
 """The GET handlers whose answer is a function of the store, the request's path and query,
-its origin, and its headers named in ``_VARY`` alone: the ETag such an answer had is kept,
-with the store's version it was made at, in ``ETAGS``, so that while no write has moved the
-version a conditional GET is answered 304 from there, without rendering."""
-ETAGS: web.AppKey[dict[str, tuple[int, str]]] = web.AppKey("etags", dict)
-ETAGS_KEPT = 4096  # requests whose ETag is kept; past it they are forgotten and re-rendered
+its origin, and its headers named in ``_VARY`` alone: each such answer is kept, with the
+store's version it was made at, in ``ANSWERS``, so that while no write has moved the version
+the same request is answered from there, a 304 or the same bytes, without rendering."""
+
+
+@dataclass
+class Answers:
+    """The versioned GETs' last answers, by :func:`_answer_key`; bounded in count and bytes
+    (past either, all are forgotten and the next of each is rendered again)."""
+
+    kept: dict[str, tuple[int, str, bytes, CIMultiDict[str]]] = field(default_factory=dict)
+    size: int = 0
+    max_count: int = 4096
+    max_bytes: int = 32 * 1024 * 1024
+
+    def keep(self, key: str, version: int, etag: str, resp: web.Response) -> None:
+        body = resp.body
+        if not isinstance(body, bytes):
+            return
+        if len(self.kept) >= self.max_count or self.size + len(body) > self.max_bytes:
+            self.kept.clear()
+            self.size = 0
+        old = self.kept.get(key)
+        self.size += len(body) - (len(old[2]) if old else 0)
+        self.kept[key] = (version, etag, body, CIMultiDict(resp.headers))
+
+
+ANSWERS: web.AppKey[Answers] = web.AppKey("answers", Answers)
 _VARY = ("Authorization", "Cookie", "Accept", "X-GitHub-Api-Version")
 
 
@@ -162,7 +187,7 @@ def _strong_etag(body: object) -> str:
     return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
 
 
-def _etag_key(request: web.Request) -> str:
+def _answer_key(request: web.Request) -> str:
     """What, besides the store, a versioned GET's answer depends on: the origin its URLs
     are rendered with, the path and query, the credentials and the headers of ``_VARY``."""
     headers = request.headers
@@ -395,28 +420,32 @@ async def _git(request: web.Request, handler: Handler, hub: Hub) -> web.StreamRe
 async def _conditional(
     request: web.Request, handler: Handler, win: RateWindow
 ) -> web.StreamResponse:
-    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304 — before the
-    handler runs when the ETag it was last answered with is kept for the store's current
-    version. An ETag is always the hash of the bytes a 200 carries, so the 304 is given
-    exactly when the body would be the same (a memo cannot make it differ: it is used
-    only while no write has happened since it was made)."""
+    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304. A versioned GET
+    kept for the store's current version is answered from what was kept, without rendering:
+    no write has happened since, so the bytes would be the same. An ETag is always the hash
+    of the bytes a 200 carries, so a 304 is given exactly when the body is unchanged."""
     get = request.method in ("GET", "HEAD")
-    key, version, kept, known = "", -1, request.app[ETAGS], ""
+    key, version = "", -1
+    seen: tuple[int, str, bytes, CIMultiDict[str]] | None = None
     if get and request.match_info.handler in request.app[VERSIONED]:
         version = request.app[HUB].store.version  # read before the answer is made
-        key = _etag_key(request)
-        seen = kept.get(key)
-        if seen is not None and seen[0] == version and version >= 0:
-            known = seen[1]  # no write since this request was last answered: the same bytes
-            if _matches(request.headers.get("If-None-Match"), known, star=False):
-                return web.Response(status=304, headers={"ETag": known})
-    resp = await _answer(request, handler)
+        key = _answer_key(request)
+        seen = request.app[ANSWERS].kept.get(key)
+        if seen is not None and (seen[0] != version or version < 0):
+            seen = None
+    if seen is not None:
+        if _matches(request.headers.get("If-None-Match"), seen[1], star=False):
+            return web.Response(status=304, headers={"ETag": seen[1]})
+        resp: web.StreamResponse = web.Response(body=seen[2], headers=seen[3])
+    else:
+        resp = await _answer(request, handler)
     if get and resp.status == 200 and isinstance(resp, web.Response):
-        etag = known or _etag(resp.body)
-        if key and version >= 0 and not known:
-            if len(kept) >= ETAGS_KEPT:
-                kept.clear()
-            kept[key] = (version, etag)
+        if seen is not None:
+            etag = seen[1]
+        else:
+            etag = _etag(resp.body)
+            if key and version >= 0:
+                request.app[ANSWERS].keep(key, version, etag, resp)
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
         resp.headers["ETag"] = etag
