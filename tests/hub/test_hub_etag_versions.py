@@ -22,14 +22,14 @@ from tests.conftest import HubProcess, start_hub
 
 REPO = "/repos/alice/props"
 ISSUES = (1, 2)
-LABELS = ("bug", "ready", "later")
+LABELS = ("stage-a", "stage-b", "stage-c")
 REACTIONS = ("+1", "heart", "eyes")
 READS = (
     REPO,
     f"{REPO}/labels",
-    f"{REPO}/labels/bug",
+    f"{REPO}/labels/stage-a",
     f"{REPO}/issues",
-    f"{REPO}/issues?state=all&labels=bug",
+    f"{REPO}/issues?state=all&labels=stage-a",
     f"{REPO}/issues/comments",
     f"{REPO}/collaborators/bob/permission",
     f"{REPO}/collaborators/carol/permission",
