@@ -206,8 +206,9 @@ class Store:
 
     @property
     def version(self) -> int:
-        """How many write transactions the store has seen: a GET's answer can change only
-        when this does, so the hub derives ETags from it without rendering the answer.
+        """How many write transactions the store has seen: an answer read from the store
+        can change only when this does, so the hub keeps answers by it (no rendering, no
+        hashing, until the next write); -1 while a transaction is open (keep nothing).
 
         Kept in memory, and read again from the store only when SQLite says another
         connection committed (``data_version``) or when this one changed rows outside
