@@ -1,7 +1,12 @@
-"""Hub throughput: requests per second for a GET answered 200, a GET answered 304, a POST
-of a comment and the web page of a 50-comment thread (200, and 304 for a refresh of an
-unchanged one), with 1 and 8 concurrent clients, beside a bare aiohttp handler that answers
-the same bytes, measured in the same run; the ratio is the hub's cost over the framework's.
+"""Hub throughput: requests per second for a GET of 20 comments answered 200 and 304, a GET
+of an issue answered 200 and 304, a POST of a comment and the web page of a 50-comment
+thread (200, and 304 for a refresh of an unchanged one), with 1 and 8 concurrent clients,
+beside a bare aiohttp handler that answers the same bytes, measured in the same run; the
+ratio is the hub's throughput over the framework's (issue 29's goal: at least 0.5 for the
+GET of 20 comments and for the POST). Runs are paired (hub and bare back to back, which goes
+first alternating) and each cell reports the median of the pairs' ratios and their spread
+(lowest–highest); a 304's cost is set beside a 200's of the same list the same way, and the
+machine's load is printed before and after.
 
 Both servers run as subprocesses (the hub exactly as ``relay hub --port 0``); the load comes
 from aiohttp clients in this process. Each cell is the median of several timed runs. The hub
@@ -14,6 +19,7 @@ Run: ``python -m bench.bench_hub`` (or ``python -m bench`` for every benchmark).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -33,6 +39,9 @@ RATE_LIMIT = 10**9  # the bench's one user must never meet the hourly budget
 ISSUE = "/repos/bench/bench/issues/1"
 THREAD = "/bench/bench/issues/2"  # the web page of a thread of PAGE_COMMENTS comments
 PAGE_COMMENTS = 50
+COMMENTS = "/repos/bench/bench/issues/3/comments"  # a list of LIST_COMMENTS comments
+LIST_COMMENTS = 20
+GOAL = 0.5  # issue 29: the hub serves at least half a bare aiohttp server's throughput
 
 
 @dataclass(frozen=True)
@@ -44,15 +53,28 @@ class Scenario:
     status: int
     conditional: bool = False
     page: bool = False
+    listing: bool = False
+    fresh: bool = False  # a query no earlier request had: the hub renders it (none kept)
 
     @property
     def path(self) -> str:
         if self.page:
             return THREAD
+        if self.listing:
+            return COMMENTS
         return f"{ISSUE}/comments" if self.method == "POST" else ISSUE
 
+    def etag(self, hub: Hub) -> str:
+        """The If-None-Match a conditional request sends."""
+        return hub.page_etag if self.page else hub.list_etag if self.listing else hub.etag
 
+
+LIST_200 = Scenario("20 comments", "GET", 200, listing=True)
+LIST_304 = Scenario("20 cmts 304", "GET", 304, conditional=True, listing=True)
+LIST_RENDERED = Scenario("20 cmts fresh", "GET", 200, listing=True, fresh=True)
 SCENARIOS = (
+    LIST_200,
+    LIST_304,
     Scenario("GET 200", "GET", 200),
     Scenario("GET 304", "GET", 304, conditional=True),
     Scenario("POST comment", "POST", 201),
@@ -120,6 +142,10 @@ class Hub:
         for i in range(1, PAGE_COMMENTS + 1):
             path = "/repos/bench/bench/issues/2/comments"
             request(self.url, self.token, "POST", path, {"body": comment_body(i)})
+        request(self.url, self.token, "POST", "/repos/bench/bench/issues", {"title": "a list"})
+        for i in range(1, LIST_COMMENTS + 1):
+            request(self.url, self.token, "POST", COMMENTS, {"body": comment_body(i)})
+        self.listing, self.list_etag = request(self.url, self.token, "GET", COMMENTS)
         self.page, self.page_etag, self.page_csp = fetch_page(self.url, self.token, THREAD)
 
 
@@ -129,6 +155,7 @@ def bare_app(payload: dict[str, str]) -> Any:
 
     body, etag, posted = payload["get"].encode(), payload["etag"], payload["post"].encode()
     page, page_etag = payload["page"].encode(), payload["page_etag"]
+    listing, list_etag = payload["list"].encode(), payload["list_etag"]
 
     async def get(request: web.Request) -> web.Response:
         if request.headers.get("If-None-Match") == etag:
@@ -141,6 +168,12 @@ def bare_app(payload: dict[str, str]) -> Any:
             return web.Response(status=304, headers=headers)
         return web.Response(body=page, content_type="text/html", headers=headers)
 
+    async def get_list(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == list_etag:
+            return web.Response(status=304, headers={"ETag": list_etag})
+        headers = {"ETag": list_etag}
+        return web.Response(body=listing, content_type="application/json", headers=headers)
+
     async def post(request: web.Request) -> web.Response:
         await request.read()
         return web.Response(status=201, body=posted, content_type="application/json")
@@ -149,6 +182,7 @@ def bare_app(payload: dict[str, str]) -> Any:
     app.router.add_get(ISSUE, get)
     app.router.add_post(f"{ISSUE}/comments", post)
     app.router.add_get(THREAD, get_page)
+    app.router.add_get(COMMENTS, get_list)
     return app
 
 
@@ -177,15 +211,17 @@ async def load(url: str, scenario: Scenario, *, hub: Hub, clients: int) -> float
     connector = aiohttp.TCPConnector(limit=clients)
     async with aiohttp.ClientSession(connector=connector) as session:
         target = f"{url}{scenario.path}"
+        fresh = itertools.count()
 
         async def worker(deadline: float) -> int:
             headers = {"Authorization": f"token {hub.token}"}
             if scenario.conditional:
-                headers["If-None-Match"] = hub.page_etag if scenario.page else hub.etag
+                headers["If-None-Match"] = scenario.etag(hub)
             done = 0
             while time.perf_counter() < deadline:
+                where = f"{target}?per_page=30&n={next(fresh)}" if scenario.fresh else target
                 async with session.request(
-                    scenario.method, target, data=data, headers=headers
+                    scenario.method, where, data=data, headers=headers
                 ) as resp:
                     await resp.read()
                     if resp.status != scenario.status:
@@ -199,17 +235,33 @@ async def load(url: str, scenario: Scenario, *, hub: Hub, clients: int) -> float
         return sum(counts) / (time.perf_counter() - started)
 
 
-def measure(hub: Hub, bare_url: str, scenario: Scenario, clients: int) -> tuple[float, float]:
-    """Median requests/s of the hub and of the bare handler, runs interleaved."""
-    hub_runs, bare_runs = [], []
-    for _ in range(RUNS):
-        hub_runs.append(asyncio.run(load(hub.url, scenario, hub=hub, clients=clients)))
-        bare_runs.append(asyncio.run(load(bare_url, scenario, hub=hub, clients=clients)))
-    return statistics.median(hub_runs), statistics.median(bare_runs)
+Arm = tuple[str, Scenario]  # a server's URL and the request it is sent
 
 
-def run(workdir: Path) -> list[dict[str, Any]]:
-    """Measure every scenario at every concurrency; return the rows of the table."""
+def paired(hub: Hub, a: Arm, b: Arm, clients: int) -> tuple[list[float], list[float]]:
+    """RUNS paired runs of ``a`` and ``b`` back to back, which goes first alternating, so
+    that a change in the machine's load meets both arms alike: requests/s of each."""
+    a_runs, b_runs = [], []
+    for i in range(RUNS):
+        first, second = (a, b) if i % 2 == 0 else (b, a)
+        one = asyncio.run(load(first[0], first[1], hub=hub, clients=clients))
+        two = asyncio.run(load(second[0], second[1], hub=hub, clients=clients))
+        a_runs.append(one if i % 2 == 0 else two)
+        b_runs.append(two if i % 2 == 0 else one)
+    return a_runs, b_runs
+
+
+def cell(name: str, clients: int, a_runs: list[float], b_runs: list[float]) -> dict[str, Any]:
+    """Medians of both arms and of the pairs' ratios (a over b), with the ratios' spread."""
+    ratios = sorted(x / y for x, y in zip(a_runs, b_runs, strict=True))
+    return {"scenario": name, "clients": clients, "hub": statistics.median(a_runs),
+            "bare": statistics.median(b_runs), "ratio": statistics.median(ratios),
+            "low": ratios[0], "high": ratios[-1]}  # fmt: skip
+
+
+def run(workdir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Measure every scenario at every concurrency against the bare server, and a 304's
+    cost against a 200's; return both tables' rows."""
     hub = Hub(workdir)
     payload = workdir / "bare.json"
     post = json.dumps({**hub.issue, "body": "bench comment"})
@@ -218,39 +270,68 @@ def run(workdir: Path) -> list[dict[str, Any]]:
             {
                 "get": json.dumps(hub.issue), "etag": hub.etag, "post": post,
                 "page": hub.page, "page_etag": hub.page_etag, "page_csp": hub.page_csp,
+                "list": json.dumps(hub.listing), "list_etag": hub.list_etag,
             }
         )
     )  # fmt: skip
     bare, bare_url = spawn([sys.executable, "-m", "bench.bench_hub", "--bare", str(payload)])
-    rows = []
+    rows, costs = [], []
     try:
+        for clients in CLIENTS:
+            # per request, a 304's time over a 200's: the inverse of the throughputs' ratio;
+            # the 200 answered again as kept, and the 200 rendered (a query not seen before)
+            for ok_scenario in (LIST_200, LIST_RENDERED):
+                ok_arm, not_modified_arm = (hub.url, ok_scenario), (hub.url, LIST_304)
+                ok, not_modified = paired(hub, ok_arm, not_modified_arm, clients)
+                costs.append(cell(ok_scenario.name, clients, ok, not_modified))
         for scenario in SCENARIOS:
             for clients in CLIENTS:
-                hub_rps, bare_rps = measure(hub, bare_url, scenario, clients)
-                rows.append({"scenario": scenario.name, "clients": clients, "hub": hub_rps,
-                             "bare": bare_rps, "ratio": hub_rps / bare_rps})  # fmt: skip
+                hub_runs, bare_runs = paired(
+                    hub, (hub.url, scenario), (bare_url, scenario), clients
+                )
+                rows.append(cell(scenario.name, clients, hub_runs, bare_runs))
     finally:
         for proc in (hub.proc, bare):
             proc.terminate()
             proc.wait(timeout=10)
-    return rows
+    return rows, costs
 
 
-def report(rows: list[dict[str, Any]]) -> None:
-    """Print the table for people."""
-    print(f"hub throughput: requests/s, median of {RUNS} runs of {SECONDS:.1f} s each "
-          f"({os.cpu_count()} CPUs; servers and client share them)")  # fmt: skip
-    print(f"{'request':<14}{'clients':>8}{'hub':>10}{'bare':>10}{'hub/bare':>10}{'ms/req':>9}")
+def report(rows: list[dict[str, Any]], costs: list[dict[str, Any]], loads: list[float]) -> None:
+    """Print the tables for people, and the goals met or not."""
+    print(f"hub throughput: requests/s, median of {RUNS} paired runs of {SECONDS:.1f} s each "
+          f"({os.cpu_count()} CPUs, shared by the servers and the client; load average "
+          f"{loads[0]:.2f} before, {loads[1]:.2f} after)")  # fmt: skip
+    print(f"{'request':<14}{'clients':>8}{'hub':>8}{'bare':>8}{'hub/bare':>10}"
+          f"{'spread':>13}{'ms/req':>8}")  # fmt: skip
     for r in rows:
         per = 1000 * r["clients"] / r["hub"]
-        print(f"{r['scenario']:<14}{r['clients']:>8}{r['hub']:>10.0f}{r['bare']:>10.0f}"
-              f"{r['ratio']:>10.2f}{per:>9.2f}")  # fmt: skip
+        spread = f"{r['low']:.2f}-{r['high']:.2f}"
+        print(f"{r['scenario']:<14}{r['clients']:>8}{r['hub']:>8.0f}{r['bare']:>8.0f}"
+              f"{r['ratio']:>10.2f}{spread:>13}{per:>8.2f}")  # fmt: skip
+    for c in costs:
+        what = "rendered" if c["scenario"] == LIST_RENDERED.name else "answered as kept"
+        print(f"a 304's cost over a 200's {what} (GET of {LIST_COMMENTS} comments, "
+              f"{c['clients']} client(s)): {c['ratio']:.2f} "
+              f"(spread {c['low']:.2f}-{c['high']:.2f})")  # fmt: skip
+    for name in (LIST_200.name, "POST comment"):
+        ratios = [r["ratio"] for r in rows if r["scenario"] == name]
+        if not ratios:
+            continue
+        worst = min(ratios)
+        verdict = "met" if worst >= GOAL else "NOT met"
+        print(
+            f"goal: {name} >= {GOAL} of bare aiohttp at every concurrency: {verdict}"
+            f" (lowest median {worst:.2f})"
+        )
 
 
 def main() -> None:
     """Run the benchmark and print the table."""
     with tempfile.TemporaryDirectory(prefix="relay-bench-hub-") as tmp:
-        report(run(Path(tmp)))
+        before = os.getloadavg()[0]
+        rows, costs = run(Path(tmp))
+        report(rows, costs, [before, os.getloadavg()[0]])
 
 
 if __name__ == "__main__":

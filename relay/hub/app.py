@@ -30,7 +30,7 @@ from relay.hub import (
 )
 from relay.hub.faults import Faults, FaultSpec
 from relay.hub.git import backend
-from relay.hub.middleware import DOC_PAGES, hub_middleware
+from relay.hub.middleware import ANSWERS, DOC_PAGES, VERSIONED, Answers, hub_middleware
 from relay.hub.store import Store
 from relay.hub.web import (
     API_ROOTS,
@@ -102,6 +102,19 @@ ROUTES = (
     ("PATCH", R + "/git/refs/{ref:.+}", api_refs.update_ref),
     ("DELETE", R + "/git/refs/{ref:.+}", api_refs.delete_ref),
 )
+
+VERSIONED_GETS = frozenset(
+    {
+        api_repos.get_repo, api_repos.get_permission, api_labels.list_labels,
+        api_labels.get_label, api_labels.list_issue_labels, api_issues.list_issues,
+        api_issues.get_issue, api_comments.list_repo_comments, api_comments.get_event,
+        api_comments.get_comment, api_comments.list_comments, api_comments.list_events,
+        api_comments.list_reactions,
+    }
+)  # fmt: skip
+"""The GETs whose answer reads the store alone (not git, not the clock, not a window): each
+answer is kept with the store's version, so until a write moves the version the same GET is
+answered (304 or 200) without rendering. Any other GET renders, and hashes for its ETag."""
 
 
 async def get_faults(request: web.Request) -> web.Response:
@@ -308,6 +321,8 @@ def build_app(
     api = ALL_ROUTES + ADMIN_ROUTES
     app[API_ROOTS] = frozenset(path.split("/")[1] for _, path, _ in api)
     app[DOC_PAGES] = doc_pages(app)
+    app[VERSIONED] = VERSIONED_GETS
+    app[ANSWERS] = Answers()
     hooks.install(app, store)  # before close_store: the senders stop first
     apps.install(store)
     api_environments.install(store)

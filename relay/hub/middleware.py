@@ -18,9 +18,11 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from relay.hub.faults import AFTER_FAULTS, Fault
 from relay.hub.web import (
@@ -72,6 +74,37 @@ API_VERSIONS = ("2022-11-28", "2026-03-10")  # the versions GitHub serves, oldes
 GIT_PATH = re.compile(r"^/[^/]+/[^/]+\.git/")  # git, not the API
 MUTATIONS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 DOC_PAGES: web.AppKey[dict[tuple[str, str], str]] = web.AppKey("doc_pages", dict)
+VERSIONED: web.AppKey[frozenset[object]] = web.AppKey("versioned", frozenset)
+"""The GET handlers whose answer is a function of the store, the request's path and query,
+its origin, and its headers named in ``_VARY`` alone: each such answer is kept, with the
+store's version it was made at, in ``ANSWERS``, so that while no write has moved the version
+the same request is answered from there, a 304 or the same bytes, without rendering."""
+
+
+@dataclass
+class Answers:
+    """The versioned GETs' last answers, by :func:`_answer_key`; bounded in count and bytes
+    (past either, all are forgotten and the next of each is rendered again)."""
+
+    kept: dict[str, tuple[int, str, bytes, CIMultiDict[str]]] = field(default_factory=dict)
+    size: int = 0
+    max_count: int = 4096
+    max_bytes: int = 32 * 1024 * 1024
+
+    def keep(self, key: str, version: int, etag: str, resp: web.Response) -> None:
+        body = resp.body
+        if not isinstance(body, bytes):
+            return
+        if len(self.kept) >= self.max_count or self.size + len(body) > self.max_bytes:
+            self.kept.clear()
+            self.size = 0
+        old = self.kept.get(key)
+        self.size += len(body) - (len(old[2]) if old else 0)
+        self.kept[key] = (version, etag, body, CIMultiDict(resp.headers))
+
+
+ANSWERS: web.AppKey[Answers] = web.AppKey("answers", Answers)
+_VARY = ("Authorization", "Cookie", "Accept", "X-GitHub-Api-Version")
 
 
 def _credential(scheme: str, value: str) -> str | None:
@@ -154,11 +187,21 @@ def _strong_etag(body: object) -> str:
     return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
 
 
-def _matches(header: str | None, etag: str) -> bool:
+def _answer_key(request: web.Request) -> str:
+    """What, besides the store, a versioned GET's answer depends on: the origin its URLs
+    are rendered with, the path and query, the credentials and the headers of ``_VARY``."""
+    headers = request.headers
+    return "\n".join(
+        [request.scheme, request.host, request.path_qs, *[headers.get(n, "") for n in _VARY]]
+    )
+
+
+def _matches(header: str | None, etag: str, *, star: bool = True) -> bool:
+    """Whether ``If-None-Match`` names ``etag`` (weakly) or, with ``star``, is ``*``."""
     if not header:
         return False
-    bare = etag.removeprefix("W/")
-    return any(tag.strip().removeprefix("W/") in (bare, "*") for tag in header.split(","))
+    tags = (etag.removeprefix("W/"), "*") if star else (etag.removeprefix("W/"),)
+    return any(tag.strip().removeprefix("W/") in tags for tag in header.split(","))
 
 
 def _unmodified(request: web.Request, resp: web.StreamResponse) -> bool:
@@ -377,10 +420,32 @@ async def _git(request: web.Request, handler: Handler, hub: Hub) -> web.StreamRe
 async def _conditional(
     request: web.Request, handler: Handler, win: RateWindow
 ) -> web.StreamResponse:
-    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304."""
-    resp = await _answer(request, handler)
-    if request.method in ("GET", "HEAD") and resp.status == 200 and isinstance(resp, web.Response):
-        etag = _etag(resp.body)
+    """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304. A versioned GET
+    kept for the store's current version is answered from what was kept, without rendering:
+    no write has happened since, so the bytes would be the same. An ETag is always the hash
+    of the bytes a 200 carries, so a 304 is given exactly when the body is unchanged."""
+    get = request.method in ("GET", "HEAD")
+    key, version = "", -1
+    seen: tuple[int, str, bytes, CIMultiDict[str]] | None = None
+    if get and request.match_info.handler in request.app[VERSIONED]:
+        version = request.app[HUB].store.version  # read before the answer is made
+        key = _answer_key(request)
+        seen = request.app[ANSWERS].kept.get(key)
+        if seen is not None and (seen[0] != version or version < 0):
+            seen = None
+    if seen is not None:
+        if _matches(request.headers.get("If-None-Match"), seen[1], star=False):
+            return web.Response(status=304, headers={"ETag": seen[1]})
+        resp: web.StreamResponse = web.Response(body=seen[2], headers=seen[3])
+    else:
+        resp = await _answer(request, handler)
+    if get and resp.status == 200 and isinstance(resp, web.Response):
+        if seen is not None:
+            etag = seen[1]
+        else:
+            etag = _etag(resp.body)
+            if key and version >= 0:
+                request.app[ANSWERS].keep(key, version, etag, resp)
         if _matches(request.headers.get("If-None-Match"), etag):
             return web.Response(status=304, headers={"ETag": etag})
         resp.headers["ETag"] = etag

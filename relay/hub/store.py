@@ -125,6 +125,9 @@ class Store:
     listeners: list[Callable[[JournalEntry], None]] = field(default_factory=list)
     _pending: list[JournalEntry] = field(default_factory=list)
     _users: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _version: int = 0
+    _data_version: int = -1
+    _changes: int = -1
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,6 +142,7 @@ class Store:
             self.db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
 
     def _add_columns(self) -> None:
         """Bring a store made by an older hub up to date (columns added since)."""
@@ -183,11 +187,48 @@ class Store:
             self.db.execute("ROLLBACK")
             self._pending.clear()
             raise
+        self._bump()
         self.db.execute("COMMIT")
+        self._changes = self.db.total_changes
         entries, self._pending = self._pending, []
         for entry in entries:
             for listener in self.listeners:
                 listener(entry)
+
+    def _bump(self) -> None:
+        """Count one write, inside its transaction, in the store itself (so the count
+        survives a restart and another process's writes count too)."""
+        row = self.db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'version'"
+            " RETURNING value"
+        ).fetchone()
+        self._version = int(row[0])
+
+    @property
+    def version(self) -> int:
+        """How many write transactions the store has seen: an answer read from the store
+        can change only when this does, so the hub keeps answers by it (no rendering, no
+        hashing, until the next write); -1 while a transaction is open (keep nothing).
+
+        Kept in memory, and read again from the store only when SQLite says another
+        connection committed (``data_version``) or when this one changed rows outside
+        :meth:`write` (``total_changes``: such a change is counted as one more write)."""
+        if self.db.in_transaction:  # a write under way: its answer is not cached
+            return -1
+        if self.db.total_changes != self._changes:
+            stray = self._changes != -1
+            if stray:
+                self.db.execute("BEGIN IMMEDIATE")
+                self._bump()
+                self.db.execute("COMMIT")
+            self._changes = self.db.total_changes
+            if stray:
+                return self._version
+        data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if data_version != self._data_version:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            self._version, self._data_version = int(row[0]), data_version
+        return self._version
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
         """Append what a mutation did to the journal (inside its transaction)."""

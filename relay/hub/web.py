@@ -298,7 +298,7 @@ def reply(data: Any, status: int = 200) -> web.Response:
         charset="utf-8",
     )
     if isinstance(data, dict) and isinstance(data.get("updated_at"), str):
-        stamp = datetime.strptime(data["updated_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        stamp = datetime.fromisoformat(data["updated_at"])  # ``...Z``; strptime costs 300x
         resp.headers["Last-Modified"] = format_datetime(stamp, usegmt=True)
     return resp
 
