@@ -296,12 +296,17 @@ class Fanout:
         """Judge the candidate on the main line as the maker's work: a one-attempt pass
         whose maker applies the patch and gives the worktree maker's account."""
         r = self.main
-        account = r.judge.work / f"candidate-{goal.id}.md"
+        # the applier runs where every maker runs, behind the maker's boundary, which hides
+        # this clone's git directory: its files live in a folder of their own
+        folder = Path(tempfile.mkdtemp(prefix="relay-land-"))
+        account = folder / f"candidate-{goal.id}.md"
         account.write_text(explanation or f"{goal.id}: {goal.title}", encoding="utf-8")
-        script = r.judge.work / LAND_SCRIPT.format(goal=goal.id)
+        applied = folder / patch.name
+        shutil.copyfile(patch, applied)
+        script = folder / LAND_SCRIPT.format(goal=goal.id)
         script.write_text(
             "#!/bin/sh\n"
-            f"git apply --whitespace=nowarn {shlex.quote(str(patch))} || exit 1\n"
+            f"git apply --whitespace=nowarn {shlex.quote(str(applied))} || exit 1\n"
             f'cp {shlex.quote(str(account))} "$RELAY_LOOP_EXPLAIN"\n',
             encoding="utf-8",
         )
@@ -316,6 +321,7 @@ class Fanout:
             r.options = options
             r.judge = replace(r.judge, options=options)
             r.retries = retries
+            shutil.rmtree(folder, ignore_errors=True)
 
     def not_kept(self, goal: Goal, row: BoardRow, candidate: Candidate) -> str | None:
         """A goal its worktree did not keep: its row there comes onto the main board, and
