@@ -34,9 +34,40 @@ def test_dash_r_finds_this_clone_or_one_that_joined(world: World, job: int, tmp_
     elsewhere.mkdir()
     here = relay_in(c.clone, "status", "-R", world.repo, env=c.env())
     assert here.returncode == 0 and f"#{job} " in here.stdout, here.stderr
-    # from a folder that is no clone: the clone that joined last is found
+    # from a folder that is no clone: a clone that joined is found (status only reads)
     there = relay_in(elsewhere, "status", "--repo", world.repo, env=c.env())
     assert there.returncode == 0 and f"#{job} " in there.stdout, there.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_dash_r_with_two_joined_clones_names_them_instead_of_guessing(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """Was: the clone that joined last was taken, whichever node the verb needed."""
+    c, w = world.controller, world.worker
+    before = world.frozen(job)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    task = ("task", str(job), "-R", world.repo, "--step", "echo picked")
+    done = relay_in(elsewhere, *task, env=c.env())
+    assert done.returncode == 2
+    error = one_line_error(done)
+    assert error.startswith(f"relay: 2 clones of {world.repo} joined on this machine: "), error
+    assert f"{c.clone} (node {c.name})" in error and f"{w.clone} (node {w.name})" in error
+    assert (
+        error.endswith("run relay in the clone you mean, or pass --repo-dir PATH")
+        and f"add --node {c.name}" in error
+    ), error
+    assert world.frozen(job) == before and list(elsewhere.iterdir()) == []
+    wrong = relay_in(elsewhere, *task, "--node", "nobody", env=c.env())
+    assert wrong.returncode == 2
+    assert one_line_error(wrong).startswith(
+        f"relay: no clone of {world.repo} joined on this machine as node 'nobody': "
+    )
+    assert world.frozen(job) == before
+    chosen = relay_in(elsewhere, *task, "--node", c.name, env=c.env())
+    assert chosen.returncode == 0, chosen.stderr
+    assert world.heads(job)[-1].startswith("### TASK ")
     assert list(elsewhere.iterdir()) == []
 
 
