@@ -131,6 +131,23 @@ def test_a_token_without_access_is_said_so(world: World, job: int) -> None:
     assert world.frozen(job) == before and git("rev-parse", "HEAD", cwd=c.clone) == head
 
 
+def test_every_verb_says_a_token_has_no_access(world: World, job: int) -> None:
+    """`watch --once`, `result` and `doctor` said "not found ...; check the repository name"."""
+    c, w = world.controller, world.worker
+    before = world.frozen(job)
+    stranger = world.tokens(STRANGER)
+    said = f"the token has no access to {world.repo}"
+    for node, verb in ((w, ("watch", "--once")), (c, ("result", str(job)))):
+        done = node.run(*verb, env=node.env(token=stranger))
+        assert done.returncode == 2, (verb, done.stdout, done.stderr)
+        assert one_line_error(done).startswith(f"relay: {said} — "), verb
+    doctor = c.run("doctor", env=c.env(token=stranger))
+    assert doctor.returncode != 0
+    assert said in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr
+    assert "check the repository name" not in doctor.stdout + doctor.stderr
+    assert world.frozen(job) == before
+
+
 def test_a_name_that_does_not_resolve_is_said_so(world: World, job: int) -> None:
     """Was "cannot reach the API ... (unknown error -2)"."""
     c = world.controller
