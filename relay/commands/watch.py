@@ -25,15 +25,15 @@ def register(sub: Any) -> None:
     p.add_argument("--once", action="store_true", help="run one pass and exit")
     p.add_argument(
         "--interval",
-        type=float,
+        type=_seconds,
         default=60.0,
-        help="seconds between passes (at least 5; 1 against a hub on this machine)",
+        help="seconds between passes (at least 5; 1 against a hub on this machine; at most 86400)",
     )
     p.add_argument("--issue", type=issue_number, default=None, help="only look at this issue")
     p.add_argument("--webhook", action="store_true", help="receive webhooks instead of polling")
     p.add_argument("--listen", default="127.0.0.1:8787", help="HOST:PORT for --webhook")
     p.add_argument(
-        "--reconcile", type=float, default=180.0, help="seconds between full passes (webhook)"
+        "--reconcile", type=_seconds, default=180.0, help="seconds between full passes (webhook)"
     )
     p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
     p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
@@ -42,6 +42,14 @@ def register(sub: Any) -> None:
     p.add_argument("--nonce", default=None, help=argparse.SUPPRESS)  # the entry's own proof
     add_common(p)
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """argparse type for a poll's seconds: a number from 0 to a day (the floor for the API
+    polled is checked once its URL is known: bounds.check_poll)."""
+    from relay.commands.bounds import POLL_CEILING, number
+
+    return number(0, unit="s", maximum=POLL_CEILING)(text)
 
 
 def listen_address(text: str) -> tuple[str, int]:
