@@ -298,19 +298,19 @@ def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
         ),
         (
             ("watch", "--interval", "inf"),
-            "argument --interval: 'inf' is not a number from 0 to 86400 s",
+            "argument --interval: 'inf' is not a number of at most 86400 s",
         ),
         (
             ("watch", "--interval", "1e9"),
-            "argument --interval: '1e9' is not a number from 0 to 86400 s",
+            "argument --interval: '1e9' is not a number of at most 86400 s",
         ),
         (
             ("watch", "--interval", "1e400"),
-            "argument --interval: '1e400' is not a number from 0 to 86400 s",
+            "argument --interval: '1e400' is not a number of at most 86400 s",
         ),
         (
             ("watch", "--webhook", "--reconcile", "inf"),
-            "argument --reconcile: 'inf' is not a number from 0 to 86400 s",
+            "argument --reconcile: 'inf' is not a number of at most 86400 s",
         ),
         (
             ("join", "--step-timeout", "0", "--scheduler", "none"),

@@ -45,11 +45,19 @@ def register(sub: Any) -> None:
 
 
 def _seconds(text: str) -> float:
-    """argparse type for a poll's seconds: a number from 0 to a day (the floor for the API
-    polled is checked once its URL is known: bounds.check_poll)."""
-    from relay.commands.bounds import POLL_CEILING, number
+    """argparse type for a poll's seconds: a number of at most a day (the floor, which
+    depends on the API polled, is checked once its URL is known: bounds.check_poll)."""
+    import math
 
-    return number(0, unit="s", maximum=POLL_CEILING)(text)
+    from relay.commands.bounds import POLL_CEILING
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value <= POLL_CEILING:  # NaN and infinity too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of at most {POLL_CEILING:g} s")
+    return value
 
 
 def listen_address(text: str) -> tuple[str, int]:

@@ -195,6 +195,29 @@ def test_a_failed_pass_in_a_clone_that_never_joined_is_no_node(blank: World) -> 
     assert "?:" not in said and "  ?" not in said
 
 
+def test_a_fresh_clone_says_it_trusts_no_roster_yet(world: World, job: int) -> None:
+    """In a clone that never joined, `relay status` called every job "opened by octo, not
+    an instruction account" (octo is one), and `relay watch --once --node NAME` said NAME
+    "is not in the node table" (it is); that pass then showed in status."""
+    fresh = world.clone("fresh-clone")
+    w = world.worker
+    env = w.env()
+    status = relay_in(fresh, "status", env=env)
+    assert status.returncode == 0, status.stderr
+    assert f"#{job} " in status.stdout
+    assert "not an instruction account" not in status.stdout, status.stdout
+    assert "this clone trusts no roster yet — run `relay join`" in status.stdout
+    done = relay_in(fresh, "watch", "--once", "--node", w.name, env=env)
+    assert done.returncode == 2
+    assert one_line_error(done) == (
+        f"relay: this clone trusts no roster yet, so node {w.name!r} cannot act in it"
+        f" — run `relay join --node {w.name}` in {fresh}"
+    )
+    assert NodeState.for_clone(fresh).passes() == []  # no pass recorded for it
+    again = relay_in(fresh, "status", env=env)
+    assert w.name + ":" not in again.stdout.split("roster:")[-1], again.stdout
+
+
 def test_watch_interval_below_the_floor_is_refused(world: World) -> None:
     """`relay watch --interval 0` used to send thousands of requests a minute."""
     w = world.worker
