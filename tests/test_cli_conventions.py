@@ -135,6 +135,19 @@ def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
             " — did you mean `--interval`?",
         ),
         (
+            ("watch", "-once"),
+            "relay: `relay watch`: unrecognized arguments: -once — did you mean `--once`?",
+        ),
+        (
+            ("status", "--JSON"),
+            "relay: `relay status`: unrecognized arguments: --JSON — did you mean `--json`?",
+        ),
+        (  # `relay result #3` unquoted: the shell drops `#3`
+            ("result",),
+            "relay: `relay result`: the following arguments are required: issue — give its"
+            " number, 12 (an unquoted #12 is a comment to the shell: write '#12')",
+        ),
+        (
             ("task", "#x", "--step", "ls"),
             "relay: `relay task`: argument issue: '#x' is not an issue: give its number (12 or"
             " #12) or its URL (https://github.com/OWNER/NAME/issues/12) — see `relay task --help`",
