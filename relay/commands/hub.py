@@ -230,6 +230,7 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 def serve(args: argparse.Namespace) -> Output:
     """Serve until interrupted (or, with --detach, start serving and return)."""
+    from relay.errors import LocalUsageError
     from relay.hub.faults import FaultSpec
     from relay.hub.server import Options, run
 
@@ -272,7 +273,16 @@ def serve(args: argparse.Namespace) -> Output:
             document = envelope("hub", data={"url": url}, exit_code=0, errors=[])
             print(json.dumps(document, sort_keys=True), flush=True)
 
-    url = run(_data_dir(args), host=args.host, port=args.port, options=options, announce=announce)
+    data = _data_dir(args)
+    made = not data.exists()
+    try:
+        url = run(data, host=args.host, port=args.port, options=options, announce=announce)
+    except LocalUsageError:  # e.g. its port taken: a folder made for it is not left behind
+        if made:
+            import shutil
+
+            shutil.rmtree(data, ignore_errors=True)
+        raise
     return Output(lines=("relay hub stopped",), data={"url": url}, announced=args.json)
 
 

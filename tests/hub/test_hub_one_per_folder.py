@@ -213,3 +213,25 @@ def test_a_data_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
         f"relay: cannot take {tmp_path / 'a-file' / 'sub' / 'hub.pid'}: Not a directory"
         " — pass a --data folder you can write"
     ]
+
+
+@pytest.mark.parametrize("how", ["foreground", "--detach"])
+def test_a_taken_port_is_one_line_exit_2_and_leaves_no_data_folder(
+    tmp_path: Path, how: str
+) -> None:
+    """The foreground hub left hub.sqlite3 in the new folder; --detach left hub.log and
+    exited 1 where the foreground exited 2."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        data = tmp_path / "new-data"
+        flags = ["--detach"] if how == "--detach" else []
+        done = relay("hub", "--port", str(port), "--data", str(data), *flags)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"relay: cannot listen on 127.0.0.1:{port}: "), line
+    assert "pick another --port" in line
+    assert not data.exists()
