@@ -91,6 +91,9 @@ class Parser(argparse.ArgumentParser):
             parser = self.named_parser()
         where = "" if prog == "relay" else f"`{prog}`: "
         hint = self.nearest(message, parser, prog) or f"see `{prog} --help`"
+        if re.match(r"the following arguments are required: (.*, )?issue\b", message):
+            # `relay result #3` unquoted: the shell took `#3` for a comment
+            hint = "give its number, 12 (an unquoted #12 is a comment to the shell: write '#12')"
         choice = re.match(r"argument \S+: (invalid choice: '[^']*')", message)
         if choice and hint.startswith("did you mean"):  # the choices are in the hint's place
             message = choice.group(1)
@@ -104,7 +107,8 @@ class Parser(argparse.ArgumentParser):
             near = did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
             return near.replace("`", f"`{prog} ", 1) if near else ""
         if message.startswith("unrecognized arguments: "):
-            flags = [w.partition("=")[0] for w in message.split()[2:] if w.startswith("--")]
+            words = message.split()[2:]  # `-once` too: a flag typed with one dash
+            flags = [w.partition("=")[0] for w in words if w.startswith("-") and w != "-"]
             helps = ("--help", "--help-all")
             known = [
                 f for f in parser._option_string_actions if f.startswith("--") and f not in helps

@@ -135,6 +135,19 @@ def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
             " — did you mean `--interval`?",
         ),
         (
+            ("watch", "-once"),
+            "relay: `relay watch`: unrecognized arguments: -once — did you mean `--once`?",
+        ),
+        (
+            ("status", "--JSON"),
+            "relay: `relay status`: unrecognized arguments: --JSON — did you mean `--json`?",
+        ),
+        (  # `relay result #3` unquoted: the shell drops `#3`
+            ("result",),
+            "relay: `relay result`: the following arguments are required: issue — give its"
+            " number, 12 (an unquoted #12 is a comment to the shell: write '#12')",
+        ),
+        (
             ("task", "#x", "--step", "ls"),
             "relay: `relay task`: argument issue: '#x' is not an issue: give its number (12 or"
             " #12) or its URL (https://github.com/OWNER/NAME/issues/12) — see `relay task --help`",
@@ -290,7 +303,27 @@ def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     [
         (
             ("join", "--interval", "0", "--scheduler", "none"),
-            "argument --interval: '0' is not a whole number of at least 60",
+            "argument --interval: '0' is not a whole number from 60 to 86400",
+        ),
+        (  # cron silently made it daily
+            ("join", "--interval", "99999999", "--scheduler", "none"),
+            "argument --interval: '99999999' is not a whole number from 60 to 86400",
+        ),
+        (
+            ("watch", "--interval", "inf"),
+            "argument --interval: 'inf' is not a number of at most 86400 s",
+        ),
+        (
+            ("watch", "--interval", "1e9"),
+            "argument --interval: '1e9' is not a number of at most 86400 s",
+        ),
+        (
+            ("watch", "--interval", "1e400"),
+            "argument --interval: '1e400' is not a number of at most 86400 s",
+        ),
+        (
+            ("watch", "--webhook", "--reconcile", "inf"),
+            "argument --reconcile: 'inf' is not a number of at most 86400 s",
         ),
         (
             ("join", "--step-timeout", "0", "--scheduler", "none"),
@@ -392,6 +425,40 @@ def test_demo_keep_refuses_a_folder_that_holds_something(tmp_path: Path, kind: s
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"{said} — give --keep a new folder"]
     assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
+
+
+@pytest.mark.parametrize("kind", ["under-a-file", "cannot-be-made", "empty-word", "old-demo"])
+def test_demo_keep_refuses_a_folder_it_cannot_use_in_one_line(tmp_path: Path, kind: str) -> None:
+    """`--keep FILE/sub` and `--keep /proc/nope/x` gave tracebacks; `--keep ""` was called
+    "--keep . is a git clone"; a demo folder whose hub had stopped was said to have one
+    running (from the pid it left), with exit 1."""
+    if kind == "under-a-file":
+        (tmp_path / "a-file").write_text("x\n")
+        keep = str(tmp_path / "a-file" / "sub")
+        said = f"relay: cannot make --keep {keep}: Not a directory — give --keep a folder you"
+        said += " can write"
+    elif kind == "cannot-be-made":
+        keep = "/proc/nope/x"
+        said = f"relay: cannot make --keep {keep}: No such file or directory — give --keep a"
+        said += " folder you can write"
+    elif kind == "empty-word":
+        keep = ""
+        said = "relay: `relay demo`: argument --keep: give --keep a folder, e.g. --keep"
+        said += " ./relay-demo — see `relay demo --help`"
+    else:  # a kept demo whose hub was stopped: its data stays, its pid file is gone
+        old = tmp_path / "old-demo"
+        (old / "hub").mkdir(parents=True)
+        (old / "hub" / "hub.pid").write_text("999999\n")  # no hub holds it
+        keep = str(old)
+        said = f"relay: --keep {keep} already holds a demo — give --keep a new folder"
+    before = snapshot(tmp_path)
+    done = relay("demo", "--keep", keep, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [said]
+    assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {"under-a-file": ["a-file"], "old-demo": ["old-demo"]}.get(kind, [])
+    )
 
 
 def test_loop_goal_add_without_a_spine_says_to_init_and_writes_nothing(tmp_path: Path) -> None:

@@ -106,7 +106,8 @@ async def run_pass(
             if report.outcome.startswith("error: "):
                 report.outcome = redact_lines(ctx, [report.outcome], token=secret)[0]
             report.seconds = time.monotonic() - started
-            if lock.held:
+            # a clone that never joined (no config, no roster) has no node to record for
+            if lock.held and (ctx.config is not None or ctx.trust.revision is not None):
                 ctx.state.log_pass(_record(report))
                 with contextlib.suppress(Exception):  # a marker is a shortcut, never a failure
                     quiet.remember(
@@ -163,6 +164,11 @@ async def _pass(
         with contextlib.suppress(ConfigError):
             await asyncio.to_thread(ctx.clone.refresh)
             ctx.reload_master()
+        if ctx.trust.revision is None and ctx.master.node(ctx.node) is None:
+            raise ConfigError(  # the file's table may name it: no table is followed yet
+                f"this clone trusts no roster yet, so node {ctx.node!r} cannot act in it",
+                hint=f"run `relay join --node {ctx.node}` in {ctx.root}",
+            )
     async with client(ctx, token=token) as gh:
         try:
             read_now: set[int] = set()

@@ -19,6 +19,8 @@ from relay.errors import ConfigError
 from relay.node.context import NodeContext
 from relay.watchers.registration import WatcherRecord
 
+# what gh also answers `gh auth token` from, set in a shell and never in a scheduler's entry
+GH_SHELL_VARS = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_CONFIG_DIR")
 SAVE_TOKEN_HINT = "run `relay join --save-token` (or `--save-token keyring`) where relay works"
 
 
@@ -70,10 +72,12 @@ def runs_logged_out(record: WatcherRecord | None) -> bool:
 
 
 def scheduled_routes(ctx: NodeContext, record: WatcherRecord | None) -> list[Route]:
-    """The token routes of a scheduled pass for this node."""
+    """The token routes of a scheduled pass for this node: without this shell's token
+    variables (relay's and gh's own), with the entry's PATH."""
     from relay.edges.github.credentials import TOKEN_ENV_VARS, token_routes
 
-    env = {k: v for k, v in os.environ.items() if k not in TOKEN_ENV_VARS}
+    shell_only = {*TOKEN_ENV_VARS, *GH_SHELL_VARS}
+    env = {k: v for k, v in os.environ.items() if k not in shell_only}
     if record is not None:
         env["PATH"] = dict(record.entry["environment"]).get("PATH", env.get("PATH", ""))
     return token_routes(api_url=ctx.api_url, token_file=ctx.state.token_path, env=env, app=ctx.app)

@@ -19,14 +19,30 @@ from relay.errors import LocalUsageError
 # hour (a pass costs a few), a hub on this machine has no one else to serve.
 POLL_FLOOR = 5.0
 HUB_POLL_FLOOR = 1.0
+# and at the most: a day between passes (a larger number is a typo, and a watcher that
+# never looks again would hold its jobs' batons unanswered)
+POLL_CEILING = 86400.0
 
 
 def number(
-    minimum: float, *, whole: bool = False, unit: str = "", above: bool = False
+    minimum: float,
+    *,
+    whole: bool = False,
+    unit: str = "",
+    above: bool = False,
+    maximum: float = math.inf,
 ) -> Callable[[str], float]:
-    """argparse type: a number of at least ``minimum`` (more than it, with ``above``)."""
+    """argparse type: a number of at least ``minimum`` (more than it, with ``above``) and
+    at most ``maximum``; infinity and NaN never."""
     kind = "a whole number" if whole else "a number"
-    limit = f"{'more than' if above else 'at least'} {minimum:g}{f' {unit}' if unit else ''}"
+    unit_word = f" {unit}" if unit else ""
+    limit = f"of {'more than' if above else 'at least'} {minimum:g}{unit_word}"
+    if not math.isinf(maximum):
+        limit = (
+            f"of more than {minimum:g} and at most {maximum:g}{unit_word}"
+            if above
+            else f"from {minimum:g} to {maximum:g}{unit_word}"
+        )
 
     def parse(text: str) -> float:
         try:
@@ -37,18 +53,19 @@ def number(
             math.isnan(value)
             or math.isinf(value)
             or value < minimum
+            or value > maximum
             or (above and value == minimum)
         ):
-            raise argparse.ArgumentTypeError(f"{text!r} is not {kind} of {limit}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind} {limit}")
         return int(value) if whole else value
 
     parse.__name__ = kind
     return parse
 
 
-def whole(minimum: int) -> Callable[[str], int]:
-    """argparse type: a whole number of at least ``minimum``."""
-    parse = number(minimum, whole=True)
+def whole(minimum: int, maximum: float = math.inf) -> Callable[[str], int]:
+    """argparse type: a whole number of at least ``minimum`` (and at most ``maximum``)."""
+    parse = number(minimum, whole=True, maximum=maximum)
     return lambda text: int(parse(text))
 
 

@@ -23,7 +23,7 @@ def add_common(p: argparse.ArgumentParser, *, node: bool = True) -> None:
     p.add_argument(
         "--repo-dir", type=Path, default=None, help="the clone to act in (default: here)"
     )
-    add_repo_flag(p)
+    add_repo_flag(p, any_clone=not node)
     if node:
         p.add_argument("--node", default=None, help="this node's name (default: the joined one)")
     p.add_argument("--api", default=None, help="API base URL (default: RELAY_API_URL or master)")

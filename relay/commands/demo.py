@@ -471,19 +471,14 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
         if keep is not None:
             check_keep(keep)
         root.mkdir(parents=True, exist_ok=True)
-        try:
-            with running_hub(root / "hub", detach=keep is not None) as hub:
-                if keep is not None:  # known at once: even a demo killed midway says its hub
-                    (keep / "hub.pid").write_text(f"{hub.proc.pid}\n")
-                demo = setup(root, hub, say)
-                demo.kept = keep is not None
-                scripted(demo)
-                print_thread(demo)
-                measure_loop(demo)
-        except BaseException:  # stopped or failed: its hub was stopped with it
-            if keep is not None:
-                (keep / "hub.pid").unlink(missing_ok=True)
-            raise
+        # the hub keeps its own pid in DIR/hub/hub.pid while it runs, and removes it when
+        # it stops (with the demo, if the demo stops or fails)
+        with running_hub(root / "hub", detach=keep is not None) as hub:
+            demo = setup(root, hub, say)
+            demo.kept = keep is not None
+            scripted(demo)
+            print_thread(demo)
+            measure_loop(demo)
         say("\ntimings:")
         for what, seconds in demo.timings.items():
             say(f"  {what}: {seconds:.2f}s")
@@ -494,18 +489,33 @@ def run_demo(say: Say, *, keep: Path | None = None) -> dict[str, float]:
 
 def check_keep(keep: Path) -> None:
     """A kept demo's folder must be new or empty: not another demo (its hub's data would
-    clash), not a clone, not anyone's files."""
-    if (keep / "hub").exists():
-        pid = keep / "hub.pid"
-        running = (
-            f" (its hub may still run: {stop_command(int(pid.read_text()))})"
-            if (pid.exists() and pid.read_text().strip().isdigit())
-            else ""
-        )
-        raise RelayError(f"{keep} already holds a demo{running}: pick a new --keep folder")
+    clash), not a clone, not anyone's files; and it must be a folder relay can make."""
     from relay.commands.bounds import empty_folder
+    from relay.errors import LocalUsageError
 
+    if (keep / "hub").is_dir():
+        from relay.hub.running import serving
+
+        hub = serving(keep / "hub")  # a pid left by a hub that stopped is no hub
+        running = f" (its hub still runs: {stop_command(hub.pid)})" if hub is not None else ""
+        raise LocalUsageError(
+            f"--keep {keep} already holds a demo{running}", hint="give --keep a new folder"
+        )
     empty_folder("--keep", keep)  # never into someone's files, a clone least of all
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise LocalUsageError(
+            f"cannot make --keep {keep}: {err.strerror or err}",
+            hint="give --keep a folder you can write",
+        ) from None
+
+
+def keep_folder(text: str) -> Path:
+    """argparse type for --keep: a folder's path, never the empty word (it would be ".")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give --keep a folder, e.g. --keep ./relay-demo")
+    return Path(text)
 
 
 def tell_kept(demo: Demo, keep: Path) -> None:
@@ -513,7 +523,6 @@ def tell_kept(demo: Demo, keep: Path) -> None:
     repository is private, so the owner's token is left (readable by this user only) for
     signing in."""
     pid = demo.hub.proc.pid
-    (keep / "hub.pid").write_text(f"{pid}\n")
     token_file = keep / "hub-token"
     token_file.touch(mode=0o600)
     token_file.write_text(demo.controller.token + "\n")
@@ -553,7 +562,7 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("demo", help="run relay end to end on a local hub")
     p.add_argument(
         "--keep",
-        type=Path,
+        type=keep_folder,
         default=None,
         help="keep the demo's files in this folder, and its hub running to read the pages",
     )

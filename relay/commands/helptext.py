@@ -232,11 +232,11 @@ def _has_subs(parser: argparse.ArgumentParser) -> bool:
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """ "did you mean `X`?" for the nearest of ``choices``, or nothing (flags compared
-    without their dashes, which every flag shares)."""
+    without their dashes, which every flag shares, and in any case: `--JSON`)."""
     import difflib
 
-    names = {choice.lstrip("-"): choice for choice in choices}
-    near = difflib.get_close_matches(word.lstrip("-"), list(names), n=1, cutoff=0.6)
+    names = {choice.lstrip("-").lower(): choice for choice in choices}
+    near = difflib.get_close_matches(word.lstrip("-").lower(), list(names), n=1, cutoff=0.6)
     return f"did you mean `{names[near[0]]}`?" if near else ""
 
 

@@ -230,6 +230,7 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 def serve(args: argparse.Namespace) -> Output:
     """Serve until interrupted (or, with --detach, start serving and return)."""
+    from relay.errors import LocalUsageError
     from relay.hub.faults import FaultSpec
     from relay.hub.server import Options, run
 
@@ -272,18 +273,29 @@ def serve(args: argparse.Namespace) -> Output:
             document = envelope("hub", data={"url": url}, exit_code=0, errors=[])
             print(json.dumps(document, sort_keys=True), flush=True)
 
-    url = run(_data_dir(args), host=args.host, port=args.port, options=options, announce=announce)
+    data = _data_dir(args)
+    made = not data.exists()
+    try:
+        url = run(data, host=args.host, port=args.port, options=options, announce=announce)
+    except LocalUsageError:  # e.g. its port taken: a folder made for it is not left behind
+        if made:
+            import shutil
+
+            shutil.rmtree(data, ignore_errors=True)
+        raise
     return Output(lines=("relay hub stopped",), data={"url": url}, announced=args.json)
 
 
 def token_data_dir(args: argparse.Namespace) -> tuple[Path, str]:
     """The database a token is minted in, and what to tell the person about it ("" when
     they named it): ``--data``; else the folder of the running hub ``RELAY_API_URL`` names,
-    or of the one hub running when it names none; else the default, said aloud, since the
-    hub they use will refuse a token from a database it does not serve."""
+    or of the one hub running when it names none; else, with no hub running, the default
+    (said aloud). Refused when RELAY_API_URL names no running hub of theirs, or several
+    run and none is named: a token in a database no hub serves is refused where it is used."""
     import os
 
     from relay.edges.github.credentials import API_URL_ENV
+    from relay.errors import LocalUsageError
     from relay.hub.running import hub_for, running_hubs
     from relay.hub.server import default_data_dir
 
@@ -291,20 +303,27 @@ def token_data_dir(args: argparse.Namespace) -> tuple[Path, str]:
         return _data_dir(args), ""
     api = os.environ.get(API_URL_ENV, "").strip()
     found = hub_for(api) if api else None
-    if found is None and not api:
-        hubs = running_hubs()
-        found = hubs[0] if len(hubs) == 1 else None
+    hubs = running_hubs() if found is None else [found]
+    if found is None and not api and len(hubs) == 1:
+        found = hubs[0]
     if found is not None:
         return found.data, f"the token is for the hub at {found.url} (--data {found.data})"
+    choices = "; ".join(f"--data {hub.data} for {hub.url}" for hub in hubs)
+    if api:
+        running = f" (running: {choices})" if hubs else " (none of yours runs)"
+        raise LocalUsageError(
+            f"no running hub of yours serves {API_URL_ENV}={api}{running}",
+            hint="pass --data with the folder the hub you use serves",
+        )
+    if hubs:
+        raise LocalUsageError(
+            f"{len(hubs)} hubs of yours run: {choices}",
+            hint=f"pass --data to say which (or set {API_URL_ENV} to its URL)",
+        )
     default = default_data_dir()
-    why = (
-        f"no running hub of yours serves {API_URL_ENV}={api}"
-        if api
-        else "no single running hub of yours to take it from"
-    )
     return default, (
-        f"the token is in the default database {default} ({why});"
-        " pass --data with the folder your hub serves if that is another"
+        f"the token is in the default database {default} (no running hub of yours to take it"
+        " from); pass --data with the folder your hub serves if that is another"
     )
 
 

@@ -162,15 +162,27 @@ def detach(data: Path, argv: list[str]) -> Output:
     running = serving(check_data_dir(data))
     if running is not None:  # refused before its log is touched
         raise refusal(running)
+    made = not data.exists()
     data.mkdir(parents=True, exist_ok=True)
     log = data / "hub.log"
     proc, url = _detached([sys.executable, "-m", "relay.cli", *argv], log)
     if not url:
         said = log.read_text().strip().splitlines()
-        proc.kill()
-        proc.wait()
+        import subprocess
+
+        try:  # it said why and is ending: its exit status says whose mistake it was
+            code: int | None = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+            proc.kill()
+            proc.wait()
         why = said[-1].removeprefix("relay: ") if said else "the hub did not start"
-        raise RelayError(why, hint=f"see {log}")
+        if made:  # a folder made for a hub that never served: nothing is left half-written
+            import shutil
+
+            shutil.rmtree(data, ignore_errors=True)
+            raise (LocalUsageError if code == 2 else RelayError)(why)
+        raise (LocalUsageError if code == 2 else RelayError)(why, hint=f"see {log}")
     # the hub itself wrote DATA/hub.pid before its first line, and removes it when it stops
     return Output(
         lines=(

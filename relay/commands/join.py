@@ -69,9 +69,9 @@ def register(sub: Any) -> None:
     p.add_argument("--scheduler", default=None, help="watcher backend, or `none` to decline")
     p.add_argument(
         "--interval",
-        type=whole(MIN_INTERVAL),
+        type=whole(MIN_INTERVAL, MAX_INTERVAL),
         default=None,
-        help=f"seconds between scheduled passes (300; {MIN_INTERVAL} at the least)",
+        help=f"seconds between scheduled passes (300; from {MIN_INTERVAL} to {MAX_INTERVAL})",
     )
     p.add_argument(
         "--at-boot",

@@ -2,9 +2,9 @@
 issue's URL.
 
 ``-R`` chooses the clone a verb acts in: the current one when it is a clone of that
-repository, else one that joined it on this machine (remembered by `relay join`), else
-one line saying what to do. An issue's URL names its repository too, and must name the
-one the verb acts on. Nothing here talks to the network.
+repository, else the one that joined it on this machine (remembered by `relay join`; of
+several, the one ``--node`` names), else one line saying what to do. An issue's URL
+names its repository too, and must name the one the verb acts on. Nothing here talks to the network.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ def repo_slug(text: str) -> str:
     return word
 
 
-def add_repo_flag(p: argparse.ArgumentParser) -> None:
-    """``-R/--repo OWNER/NAME``: act on that repository's clone (see :func:`find_clone`)."""
+def add_repo_flag(p: argparse.ArgumentParser, *, any_clone: bool = False) -> None:
+    """``-R/--repo OWNER/NAME``: act on that repository's clone (see :func:`find_clone`);
+    ``any_clone``: the verb only reads, as no node, so any joined clone will do."""
     p.add_argument(
         "-R",
         "--repo",
@@ -73,7 +74,7 @@ def add_repo_flag(p: argparse.ArgumentParser) -> None:
         metavar="OWNER/NAME",
         help="the repository to act on: this clone if it is one, else a clone that joined it",
     )
-    p.set_defaults(find_clone=True)
+    p.set_defaults(find_clone=True, any_clone=any_clone)
 
 
 def saved_clones_path() -> Path:
@@ -157,9 +158,59 @@ def wanted_repo(args: argparse.Namespace) -> str | None:
     return wanted or named
 
 
+def joined_clones(wanted: str) -> list[tuple[Path, str | None]]:
+    """The clones of ``wanted`` that joined on this machine, newest first, each with the
+    node it joined as (None: not known)."""
+    from relay.edges.local import NodeState
+
+    found: list[tuple[Path, str | None]] = []
+    for saved in saved_clones().get(wanted.lower(), []):
+        path = Path(saved)
+        if any(path == p for p, _ in found) or not path.is_dir():
+            continue
+        if wanted.lower() not in clone_repos(path):
+            continue
+        node = None
+        with contextlib.suppress(Exception):
+            config = NodeState.for_clone(path).load_config()
+            node = config.node if config is not None else None
+        found.append((path, node))
+    return found
+
+
+def _choose(
+    args: argparse.Namespace, wanted: str, found: list[tuple[Path, str | None]]
+) -> list[tuple[Path, str | None]]:
+    """Of several joined clones, the one ``--node`` names; else one line naming them all
+    (acting as whichever joined last would be a guess at which node the person meant)."""
+    node = getattr(args, "node", None)
+    if node:
+        mine = [(p, n) for p, n in found if n == node]
+        if mine:
+            return mine[:1]
+    listed = ", ".join(f"{p} (node {n or '?'})" for p, n in found)
+    nodes = [n for _, n in found if n]
+    if node:
+        raise LocalUsageError(
+            f"no clone of {wanted} joined on this machine as node {node!r}: {listed}",
+            hint=f"give --node {' or --node '.join(nodes) or 'NAME'}, or run relay in the clone",
+        )
+    choose = (
+        f"add --node {' or --node '.join(nodes)} to choose one, "
+        if hasattr(args, "node") and nodes
+        else ""
+    )
+    raise LocalUsageError(
+        f"{len(found)} clones of {wanted} joined on this machine: {listed}",
+        hint=f"{choose}run relay in the clone you mean, or pass --repo-dir PATH",
+    )
+
+
 def find_clone(args: argparse.Namespace) -> None:
     """Point ``args.repo_dir`` at a clone of the repository the line names (``-R`` or an
-    issue URL): --repo-dir if it is one, else this clone, else one that joined it here."""
+    issue URL): --repo-dir if it is one, else this clone, else the one that joined it here
+    (of several, the one --node names, else the line is refused, naming them; a verb that
+    only reads takes the newest)."""
     from relay.edges.statefile import clone_root
     from relay.errors import RelayError
 
@@ -187,11 +238,12 @@ def find_clone(args: argparse.Namespace) -> None:
     if here is not None and wanted.lower() in clone_repos(here):
         args.repo_dir = here
         return
-    for saved in saved_clones().get(wanted.lower(), []):
-        path = Path(saved)
-        if path.is_dir() and wanted.lower() in clone_repos(path):
-            args.repo_dir = path
-            return
+    found = joined_clones(wanted)
+    if len(found) > 1 and not getattr(args, "any_clone", False):
+        found = _choose(args, wanted, found)
+    if found:
+        args.repo_dir = found[0][0]
+        return
     names = sorted(clone_repos(here)) if here is not None else []
     this = f" (this clone is {', '.join(names)})" if names else ""
     raise LocalUsageError(

@@ -36,6 +36,9 @@ def age(then: datetime, now: datetime) -> str:
     return f"{seconds}s"
 
 
+NO_ROSTER = "this clone trusts no roster yet — run `relay join`"
+
+
 async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
     """Every open relay job with its binding, baton and newest task."""
     now = datetime.now(UTC)
@@ -47,7 +50,10 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
             try:
                 thread = read_thread(await load_issue(gh, found.number), ctx.master)
             except MessageRejected as err:
-                rows.append({"issue": found.number, "title": found.title, "error": err.reason})
+                # with no roster trusted, no account is an instruction account here: that,
+                # not the job, is what to mend
+                why = err.reason if ctx.trust.revision is not None else NO_ROSTER
+                rows.append({"issue": found.number, "title": found.title, "error": why})
                 continue
             task = thread.last_task
             entry = thread.task_entry(task)  # an edited TASK still has its comment

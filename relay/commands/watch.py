@@ -25,15 +25,15 @@ def register(sub: Any) -> None:
     p.add_argument("--once", action="store_true", help="run one pass and exit")
     p.add_argument(
         "--interval",
-        type=float,
+        type=_seconds,
         default=60.0,
-        help="seconds between passes (at least 5; 1 against a hub on this machine)",
+        help="seconds between passes (at least 5; 1 against a hub on this machine; at most 86400)",
     )
     p.add_argument("--issue", type=issue_number, default=None, help="only look at this issue")
     p.add_argument("--webhook", action="store_true", help="receive webhooks instead of polling")
     p.add_argument("--listen", default="127.0.0.1:8787", help="HOST:PORT for --webhook")
     p.add_argument(
-        "--reconcile", type=float, default=180.0, help="seconds between full passes (webhook)"
+        "--reconcile", type=_seconds, default=180.0, help="seconds between full passes (webhook)"
     )
     p.add_argument("--event", default=None, help="a GitHub Actions event file (with --once)")
     p.add_argument("-v", "--verbose", action="store_true", help="say why each comment is data")
@@ -42,6 +42,22 @@ def register(sub: Any) -> None:
     p.add_argument("--nonce", default=None, help=argparse.SUPPRESS)  # the entry's own proof
     add_common(p)
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """argparse type for a poll's seconds: a number of at most a day (the floor, which
+    depends on the API polled, is checked once its URL is known: bounds.check_poll)."""
+    import math
+
+    from relay.commands.bounds import POLL_CEILING
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value <= POLL_CEILING:  # NaN and infinity too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of at most {POLL_CEILING:g} s")
+    return value
 
 
 def listen_address(text: str) -> tuple[str, int]:

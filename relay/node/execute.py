@@ -345,11 +345,13 @@ async def execute(
     ``token`` is the one this pass acts with, masked wherever it might show."""
     started = datetime.now(UTC)
     # from the claim on, Ctrl-C stops the TASK, never the pass that must answer it
-    with stopping(f"TASK {action.task.task} on #{action.issue}"):
+    with stopping(f"TASK {action.task.task} on #{action.issue}") as leave:
         held = await claim(gh, ctx, action)
         if held is None:
             return None
-        return await _run_and_answer(gh, ctx, action, held, started=started, token=token)
+        return await _run_and_answer(
+            gh, ctx, action, held, started=started, token=token, leave=leave
+        )
 
 
 async def _run_and_answer(
@@ -360,9 +362,12 @@ async def _run_and_answer(
     *,
     started: datetime,
     token: str,
+    leave: Leave | None = None,
 ) -> TaskReport:
     """Run the claimed TASK and answer it (a run stopped on the node is answered too)."""
     task = action.task
+    leave = leave or Leave()
+    leave.hold()  # a third Ctrl-C waits until the log so far is kept
     beating = asyncio.create_task(heartbeat(gh, ctx, held, limits=run_limits(ctx)))
     try:
         run = await asyncio.to_thread(run_task, ctx, task)
@@ -373,6 +378,7 @@ async def _run_and_answer(
     draft = safe_draft(ctx, task, run, token=token)
     # kept before the log is pushed: a pass killed from here on is finished by the next
     ctx.state.save_draft(issue=action.issue, task=task.task, draft=_draft_json(draft))
+    leave.release()  # leaves now if a third Ctrl-C came while the draft was made
     try:
         result = await publish_draft(ctx, draft, token=token)
         body = ctx.sign(render_message(result))
@@ -390,21 +396,64 @@ async def _run_and_answer(
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
 
 
+class Leave:
+    """When a third Ctrl-C may leave: at once, except while a claimed TASK's steps run and
+    their draft is not yet kept (leaving then would lose the log so far and answer the
+    TASK as half-done); a third signal in that span leaves as soon as the draft is kept."""
+
+    def __init__(self, what: str = "") -> None:
+        self.what = what
+        self.holding = False
+        self.asked = 0  # the signal that asked to leave while holding (0: none)
+
+    def hold(self) -> None:
+        self.holding = True
+
+    def now(self, signum: int) -> None:
+        """A third signal: leave at once, or once the draft is kept (said on stderr)."""
+        if self.holding:
+            if not self.asked:
+                self.asked = signum
+                _tell(
+                    f"relay: leaving as soon as the log so far of {self.what} is kept;"
+                    " the next pass posts its RESULT"
+                )
+            return
+        _leave(signum)
+
+    def release(self) -> None:
+        """The draft is kept: a leave asked meanwhile happens now."""
+        self.holding = False
+        if self.asked:
+            _tell(f"relay: left before posting the RESULT of {self.what}; the next pass posts it")
+            _leave(self.asked)
+
+
+def _leave(signum: int) -> None:
+    import signal
+
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise SystemExit(128 + signum)
+
+
 @contextlib.contextmanager
-def stopping(what: str) -> Iterator[None]:
+def stopping(what: str) -> Iterator[Leave]:
     """While a claimed TASK runs and is answered: Ctrl-C or SIGTERM stops it instead of
     relay. The first passes the signal on to the running step (killed a few seconds later,
     steps.stop_grace) and runs no later step, so the RESULT says ``stopped``; the second
-    kills the step at once; a third leaves at once (a kept draft is finished by the next
-    pass). Each is said on stderr in one line. Only the main thread can hold signals: elsewhere (a
-    test's thread) nothing changes."""
+    kills the step at once (when none runs, it leaves as a third does); a third leaves
+    (once the steps' draft is kept, which the next pass finishes: never before, or the log
+    so far would be lost). Each is said on stderr in one line. Only the main thread can
+    hold signals: elsewhere (a test's thread) nothing changes."""
     import signal
     import threading
 
     from relay.edges.steps import request_stop, steps_running, stop_grace
 
+    leave = Leave(what)
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield leave
         return
     asked = [0]
 
@@ -420,22 +469,22 @@ def stopping(what: str) -> Iterator[None]:
                 if running
                 else "no further step runs"
             )
+            again = "to kill the step at once" if running else "leaves now"
             _tell(
                 f"relay: stopping {what}: {now}; the RESULT will say `stopped`"
-                f" ({key} again to kill the step at once)"
+                f" ({key} again {again})"
             )
-        elif asked[0] == 2:
+        elif asked[0] == 2 and steps_running():
             request_stop(signum, force=True)
             _tell(f"relay: killed the step; posting the RESULT of {what} ({key} again leaves now)")
-        else:
-            if signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            raise SystemExit(128 + signum)
+        else:  # a third, or a second when no step runs to be killed
+            request_stop(signum, force=True)
+            leave.now(signum)
 
     signals = [signal.SIGINT, signal.SIGTERM]
     old = {sig: signal.signal(sig, stop) for sig in signals}
     try:
-        yield
+        yield leave
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

@@ -85,7 +85,7 @@ def test_account_repo_and_permission(hub: Any, owner: tuple[str, str, str]) -> N
 
 def test_missing_repo_and_wrong_token_say_what_to_do(hub: Any, owner: tuple[str, str, str]) -> None:
     login, token, _ = owner
-    with pytest.raises(ConfigError, match=f"repository {login}/nope: not found in {login}/nope"):
+    with pytest.raises(ConfigError, match=f"the token has no access to {login}/nope"):
         with_client(hub, token, f"{login}/nope", lambda gh: gh.get_repo())
     with pytest.raises(ConfigError) as err:
         with_client(hub, "not-a-token", None, lambda gh: gh.current_user())

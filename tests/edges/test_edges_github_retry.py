@@ -237,9 +237,18 @@ def test_401_says_how_to_fix_the_token() -> None:
     )
 
 
-def test_404_on_the_repo_names_it() -> None:
-    with pytest.raises(ConfigError, match=r"repository octo/relay: not found in octo/relay"):
+def test_404_on_the_repo_says_the_token_has_no_access() -> None:
+    with pytest.raises(ConfigError) as err:
         run([answer(404, {"message": "Not Found"})], lambda gh: gh.get_repo())
+    assert str(err.value).startswith("the token has no access to octo/relay — ")
+
+
+def test_404_on_an_issue_of_a_repo_in_sight_says_not_found() -> None:
+    """The repository answers (one request more): the 404 was the issue's own."""
+    seen = {"full_name": "octo/relay"}
+    with pytest.raises(ConfigError) as err:
+        run([answer(404, {"message": "Not Found"}), answer(200, seen)], lambda gh: gh.get_issue(7))
+    assert "not found in octo/relay" in str(err.value), err.value
 
 
 def test_ref_races_are_answers_other_422s_are_errors() -> None:

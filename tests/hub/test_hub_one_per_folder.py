@@ -157,10 +157,39 @@ def test_hub_token_without_data_or_a_running_hub_says_which_database(tmp_path: P
     default = home / "relay" / "hub"
     assert done.stderr.startswith(f"relay: the token is in the default database {default} ")
     assert "pass --data" in done.stderr and len(done.stderr.splitlines()) == 1
-    stray = relay(
-        "hub", "token", "alice", XDG_DATA_HOME=str(home), RELAY_API_URL="http://127.0.0.1:9"
-    )
-    assert "no running hub of yours serves RELAY_API_URL=http://127.0.0.1:9" in stray.stderr
+
+
+@pytest.mark.parametrize("api", ["http://127.0.0.1:9", "https://api.github.com"])
+def test_hub_token_for_a_url_no_hub_of_yours_serves_is_refused(tmp_path: Path, api: str) -> None:
+    """It minted into the default database, which no hub serves, and exited 0."""
+    home = tmp_path / "xdg"
+    stray = relay("hub", "token", "alice", XDG_DATA_HOME=str(home), RELAY_API_URL=api)
+    assert stray.returncode == 2 and stray.stdout == ""
+    assert stray.stderr.splitlines() == [
+        f"relay: no running hub of yours serves RELAY_API_URL={api} (none of yours runs)"
+        " — pass --data with the folder the hub you use serves"
+    ]
+    assert not (home / "relay" / "hub").exists()  # no database was made
+
+
+def test_hub_token_with_two_hubs_running_and_none_named_is_refused(
+    first: tuple[Path, int, str], tmp_path: Path
+) -> None:
+    data, _, url = first
+    other = (tmp_path / "hub-b").resolve()
+    pid, other_url = detached(other)
+    try:
+        done = relay("hub", "token", "alice")
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("relay: ") and " hubs of yours run: " in line, line
+        assert f"--data {data} for {url}" in line and f"--data {other} for {other_url}" in line
+        assert line.endswith(" — pass --data to say which (or set RELAY_API_URL to its URL)")
+        named = relay("hub", "token", "alice", RELAY_API_URL=other_url)
+        assert named.returncode == 0 and whoami(other_url, named.stdout.strip()) == 200
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        assert wait_gone(pid)
 
 
 def test_hub_repo_with_a_token_of_another_database_names_the_hubs_folder(
@@ -184,3 +213,25 @@ def test_a_data_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
         f"relay: cannot take {tmp_path / 'a-file' / 'sub' / 'hub.pid'}: Not a directory"
         " — pass a --data folder you can write"
     ]
+
+
+@pytest.mark.parametrize("how", ["foreground", "--detach"])
+def test_a_taken_port_is_one_line_exit_2_and_leaves_no_data_folder(
+    tmp_path: Path, how: str
+) -> None:
+    """The foreground hub left hub.sqlite3 in the new folder; --detach left hub.log and
+    exited 1 where the foreground exited 2."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        data = tmp_path / "new-data"
+        flags = ["--detach"] if how == "--detach" else []
+        done = relay("hub", "--port", str(port), "--data", str(data), *flags)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"relay: cannot listen on 127.0.0.1:{port}: "), line
+    assert "pick another --port" in line
+    assert not data.exists()

@@ -34,9 +34,40 @@ def test_dash_r_finds_this_clone_or_one_that_joined(world: World, job: int, tmp_
     elsewhere.mkdir()
     here = relay_in(c.clone, "status", "-R", world.repo, env=c.env())
     assert here.returncode == 0 and f"#{job} " in here.stdout, here.stderr
-    # from a folder that is no clone: the clone that joined last is found
+    # from a folder that is no clone: a clone that joined is found (status only reads)
     there = relay_in(elsewhere, "status", "--repo", world.repo, env=c.env())
     assert there.returncode == 0 and f"#{job} " in there.stdout, there.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_dash_r_with_two_joined_clones_names_them_instead_of_guessing(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """Was: the clone that joined last was taken, whichever node the verb needed."""
+    c, w = world.controller, world.worker
+    before = world.frozen(job)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    task = ("task", str(job), "-R", world.repo, "--step", "echo picked")
+    done = relay_in(elsewhere, *task, env=c.env())
+    assert done.returncode == 2
+    error = one_line_error(done)
+    assert error.startswith(f"relay: 2 clones of {world.repo} joined on this machine: "), error
+    assert f"{c.clone} (node {c.name})" in error and f"{w.clone} (node {w.name})" in error
+    assert (
+        error.endswith("run relay in the clone you mean, or pass --repo-dir PATH")
+        and f"add --node {c.name}" in error
+    ), error
+    assert world.frozen(job) == before and list(elsewhere.iterdir()) == []
+    wrong = relay_in(elsewhere, *task, "--node", "nobody", env=c.env())
+    assert wrong.returncode == 2
+    assert one_line_error(wrong).startswith(
+        f"relay: no clone of {world.repo} joined on this machine as node 'nobody': "
+    )
+    assert world.frozen(job) == before
+    chosen = relay_in(elsewhere, *task, "--node", c.name, env=c.env())
+    assert chosen.returncode == 0, chosen.stderr
+    assert world.heads(job)[-1].startswith("### TASK ")
     assert list(elsewhere.iterdir()) == []
 
 
@@ -100,6 +131,23 @@ def test_a_token_without_access_is_said_so(world: World, job: int) -> None:
     assert world.frozen(job) == before and git("rev-parse", "HEAD", cwd=c.clone) == head
 
 
+def test_every_verb_says_a_token_has_no_access(world: World, job: int) -> None:
+    """`watch --once`, `result` and `doctor` said "not found ...; check the repository name"."""
+    c, w = world.controller, world.worker
+    before = world.frozen(job)
+    stranger = world.tokens(STRANGER)
+    said = f"the token has no access to {world.repo}"
+    for node, verb in ((w, ("watch", "--once")), (c, ("result", str(job)))):
+        done = node.run(*verb, env=node.env(token=stranger))
+        assert done.returncode == 2, (verb, done.stdout, done.stderr)
+        assert one_line_error(done).startswith(f"relay: {said} — "), verb
+    doctor = c.run("doctor", env=c.env(token=stranger))
+    assert doctor.returncode != 0
+    assert said in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr
+    assert "check the repository name" not in doctor.stdout + doctor.stderr
+    assert world.frozen(job) == before
+
+
 def test_a_name_that_does_not_resolve_is_said_so(world: World, job: int) -> None:
     """Was "cannot reach the API ... (unknown error -2)"."""
     c = world.controller
@@ -145,6 +193,29 @@ def test_a_failed_pass_in_a_clone_that_never_joined_is_no_node(blank: World) -> 
     said = w.ok("status")
     assert "this clone has not joined: run `relay join` to make it a node" in said
     assert "?:" not in said and "  ?" not in said
+
+
+def test_a_fresh_clone_says_it_trusts_no_roster_yet(world: World, job: int) -> None:
+    """In a clone that never joined, `relay status` called every job "opened by octo, not
+    an instruction account" (octo is one), and `relay watch --once --node NAME` said NAME
+    "is not in the node table" (it is); that pass then showed in status."""
+    fresh = world.clone("fresh-clone")
+    w = world.worker
+    env = w.env()
+    status = relay_in(fresh, "status", env=env)
+    assert status.returncode == 0, status.stderr
+    assert f"#{job} " in status.stdout
+    assert "not an instruction account" not in status.stdout, status.stdout
+    assert "this clone trusts no roster yet — run `relay join`" in status.stdout
+    done = relay_in(fresh, "watch", "--once", "--node", w.name, env=env)
+    assert done.returncode == 2
+    assert one_line_error(done) == (
+        f"relay: this clone trusts no roster yet, so node {w.name!r} cannot act in it"
+        f" — run `relay join --node {w.name}` in {fresh}"
+    )
+    assert NodeState.for_clone(fresh).passes() == []  # no pass recorded for it
+    again = relay_in(fresh, "status", env=env)
+    assert w.name + ":" not in again.stdout.split("roster:")[-1], again.stdout
 
 
 def test_watch_interval_below_the_floor_is_refused(world: World) -> None:

@@ -313,3 +313,26 @@ def test_ctrl_c_stops_a_result_wait_cleanly(world: World, job: int) -> None:
     ], wait.lines
     assert world.comments(job) == before
     assert world.labels(job) == {"awaiting:worker"}
+
+
+def test_a_fast_third_ctrl_c_leaves_only_once_the_log_so_far_is_kept(
+    world: World, job: int, step_group: Path
+) -> None:
+    long = post_long_task(world, job, step_group, trap=True)
+    watch = start_watch(world.worker, "--once", RELAY_STOP_GRACE="120")
+    pgid = into_the_long_step(world, job, watch, step_group)
+    watch.proc.send_signal(signal.SIGINT)
+    wait_until(lambda: watch.said("relay: stopping") is not None, timeout=20, what="stopping")
+    watch.proc.send_signal(signal.SIGINT)  # kills the step; the third comes right after
+    time.sleep(0.05)  # (two signals at once would be delivered as one)
+    watch.proc.send_signal(signal.SIGINT)
+    status, out, _ = watch.end(timeout=60)
+    assert status == 130, watch.lines
+    assert not group_alive(pgid)
+    if "RESULT 1 posted" not in out:  # it left before posting: the draft was kept first
+        assert watch.said("relay: left before posting the RESULT of TASK 1"), watch.lines
+        done = world.worker.run("watch", "--once")
+        assert done.returncode == 0, done.stderr
+        assert "half-done" not in done.stdout, done.stdout
+    stopped_result(world, job, long, by="Ctrl-C")
+    next_pass_leaves_it(world, job)

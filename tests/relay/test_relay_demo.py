@@ -50,7 +50,7 @@ def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeptDemo]:
     finally:
         tempfile.tempdir = saved
     text = "\n".join(said)
-    pid = int((root / "kept" / "hub.pid").read_text())
+    pid = int((root / "kept" / "hub" / "hub.pid").read_text())  # the hub's own
     url = re.search(r"the hub keeps running at (http://\S+) ", text)
     token = (root / "kept" / "hub-token").read_text().strip()
     try:
@@ -78,8 +78,12 @@ def test_a_kept_demo_leaves_its_hub_running_and_says_how_to_stop_it(
     assert os.stat(kept_demo.keep / "hub-token").st_mode & 0o077 == 0
     with urllib.request.urlopen(f"{kept_demo.url}/", timeout=10) as answer:
         assert answer.status == 200  # the demo is over; its hub still answers
-    with pytest.raises(d.RelayError, match="already holds a demo"):
+    with pytest.raises(d.RelayError) as err:
         d.run_demo(lambda _line: None, keep=kept_demo.keep)
+    assert str(err.value) == (
+        f"--keep {kept_demo.keep} already holds a demo (its hub still runs: kill"
+        f" {kept_demo.pid}) — give --keep a new folder"
+    )
 
 
 def test_the_demos_thread_reads_in_a_browser_as_on_github(
@@ -231,7 +235,7 @@ def test_a_kept_demo_interrupted_midway_stops_its_hub_and_says_so(tmp_path: Path
             lambda: "posted TASK 1" in log.read_text() or proc.poll() is not None, timeout=600
         )
         assert started and proc.poll() is None, log.read_text()
-        hub_pid = int((keep / "hub.pid").read_text())
+        hub_pid = int((keep / "hub" / "hub.pid").read_text())  # the hub's own, from its start
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=120) == 130, log.read_text()
         said = log.read_text()
@@ -241,14 +245,14 @@ def test_a_kept_demo_interrupted_midway_stops_its_hub_and_says_so(tmp_path: Path
         assert _until(lambda: not _group_members(proc.pid), timeout=30), (
             f"the demo left processes behind: {_group_members(proc.pid)}"
         )
-        assert not (keep / "hub.pid").exists()  # its hub is gone: no pid to point at
+        assert not (keep / "hub" / "hub.pid").exists()  # its hub is gone: no pid to point at
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if not hub_pid and (keep / "hub.pid").exists():
+        if not hub_pid and (keep / "hub" / "hub.pid").exists():
             with contextlib.suppress(ValueError):
-                hub_pid = int((keep / "hub.pid").read_text())
+                hub_pid = int((keep / "hub" / "hub.pid").read_text())
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         if hub_pid and _alive(hub_pid):

@@ -74,3 +74,26 @@ def test_gh_is_a_route_only_when_it_has_a_token_for_the_nodes_host(
     assert "scheduled passes ask `gh auth token` for their token" in said
     assert status == {"token for scheduled passes": "ok", "token": "ok"}, detail
     assert "from gh auth token works" in detail["token"]
+
+
+def test_gh_answering_from_this_shells_variables_is_no_route_for_a_scheduled_pass(
+    world: World, real_crontab: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gh also answers from GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN and GH_CONFIG_DIR;
+    a scheduled pass has none of this shell's variables, so doctor said OK for a token the
+    pass then did not find."""
+    world.open_job()
+    host = urlsplit(world.hub.url).hostname or ""
+    for name in ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_CONFIG_DIR"):
+        # a gh that has a token for the host only while the variable is set
+        gh_on_path(
+            tmp_path,
+            monkeypatch,
+            f'if [ -n "${name}" ] && [ "$*" = "auth token --hostname {host}" ]; then'
+            f" echo {world.worker.token}; exit 0; fi\n{LOGGED_OUT}",
+        )
+        monkeypatch.setenv(name, world.worker.token if "TOKEN" in name else str(tmp_path))
+        said, status, detail = join_and_doctor(world)
+        assert "a scheduled pass will find no token" in said, (name, said)
+        assert status["token for scheduled passes"] == "fail", (name, detail)
+        monkeypatch.delenv(name)

@@ -77,3 +77,13 @@ def map_http_error(
             f"the API at {api_url} kept failing on {what} (HTTP {status}); try again later"
         )
     return RemoteProtocolError(f"the API at {api_url} refused {what} (HTTP {status}: {message})")
+
+
+def no_access(repo: str) -> ConfigError:
+    """A 404 for the repository itself: GitHub answers an outsider of a private repository
+    as it answers a name that does not exist, so the token cannot see it either way."""
+    return ConfigError(
+        f"the token has no access to {repo}",
+        hint=f"use a token of an account that can read {repo} (RELAY_TOKEN), or check the"
+        " repository's name (the remote's, or `relay init --repo OWNER/NAME`)",
+    )

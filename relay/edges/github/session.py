@@ -107,7 +107,26 @@ class ApiSession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.close()
+        try:
+            if isinstance(exc, ConfigError) and _is_404(exc) and await self._out_of_sight():
+                from relay.edges.github.errors import no_access
+
+                raise no_access(self.repo or "") from exc
+        finally:
+            await self.close()
+
+    async def _out_of_sight(self) -> bool:
+        """After a 404: whether the bound repository itself is hidden from this token (one
+        more request), so every verb says so instead of "not found ... check the name"."""
+        if not self.repo or self._api is None:
+            return False
+        try:
+            await self._wire.getitem(self._repo_path)
+        except gidgethub.HTTPException as err:
+            return int(err.status_code) == 404
+        except Exception:  # unreachable now: the first error says what is true
+            return False
+        return False
 
     async def close(self) -> None:
         """Close the session and write the ETag cache; safe to call twice."""
@@ -239,3 +258,9 @@ class ApiSession:
             raise RemoteProtocolError(
                 f"the API at {self.api_url} sent an unexpected shape for {what}"
             ) from exc
+
+
+def _is_404(err: BaseException) -> bool:
+    """Whether the API's answer under a relay error was a 404."""
+    cause = err.__cause__
+    return isinstance(cause, gidgethub.HTTPException) and int(cause.status_code) == 404
