@@ -171,6 +171,18 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "relay loop run --maker 'claude -p' --dry-run",
         "relay loop run --maker 'claude -p' --checker 'make lint' --wall-clock 8h",
     ),
+    "loop roles": (
+        "relay loop roles",
+        "relay loop roles --json",
+    ),
+    "loop make-here": (
+        "RELAY_LOOP_MAKER='claude -p' relay loop make-here G3   # as a TASK's step on a node",
+        "relay loop make-here G3 --timeout 900",
+    ),
+    "loop interrupt": (
+        "relay loop interrupt code-reviewer",
+        "relay loop interrupt maker --goal G3",
+    ),
     "loop triage": (
         "relay loop triage",
         "relay loop triage --json",
