@@ -65,6 +65,7 @@ from relay.hub.graphql_types import (
     Issue,
     IssueComment,
     Label,
+    Organization,
     Reaction,
     Repository,
     User,
@@ -414,12 +415,23 @@ class Root:
         """The caller (a ``User``, also for an App's bot, as GitHub types ``viewer``)."""
         return User(self.ctx, self.ctx.me)
 
-    def repository(self, _info: Any, owner: str, name: str, **_: Any) -> Repository:
-        """The repository ``owner/name``."""
+    def repository(
+        self, _info: Any, owner: str, name: str, followRenames: bool = True
+    ) -> Repository:
+        """The repository ``owner/name``, or the one renamed from it unless told not to."""
         acc = self.ctx.repo(owner, name)
+        if acc is None and followRenames:
+            acc = self.ctx.renamed(owner, name)
         if acc is None:
             raise not_found(f"Could not resolve to a Repository with the name '{owner}/{name}'.")
         return Repository(self.ctx, acc)
+
+    def organization(self, _info: Any, login: str) -> Organization:
+        """The organisation ``login``."""
+        row = self.ctx.store.user_by_login(login)
+        if row is None or row["type"] != "Organization":
+            raise not_found(f"Could not resolve to an Organization with the login of '{login}'.")
+        return Organization(self.ctx, row)
 
     def node(self, _info: Any, id: str) -> Any:
         """Any node by its global id."""

@@ -104,6 +104,16 @@ class Ctx:
         self.repos[acc.id] = acc
         return acc
 
+    def renamed(self, owner: str, name: str) -> RepoAccess | None:
+        """The repository an old ``owner/name`` now redirects to (GitHub follows a rename
+        for ``repository(followRenames: true)``, the default), if the caller may see it."""
+        row = self.store.db.execute(
+            "SELECT m.repo_id FROM repo_redirects m JOIN users u ON u.id = m.owner_id"
+            " WHERE u.login = ? AND m.name = ?",
+            (owner, name),
+        ).fetchone()
+        return None if row is None else self.repo_by_id(int(row[0]))
+
     def repo_by_id(self, repo_id: int) -> RepoAccess | None:
         """The repository with this database id, if the caller may see it."""
         if repo_id not in self.repos:
@@ -115,12 +125,15 @@ class Ctx:
             self.repos[repo_id] = None if row is None else self.repo(row["login"], row["name"])
         return self.repos[repo_id]
 
-    def actor(self, user_id: int | None) -> User | Bot | None:
-        """The ``Actor`` for a user id: a ``Bot`` for an App's installation, else a ``User``."""
+    def actor(self, user_id: int | None) -> User | Bot | Organization | None:
+        """The ``Actor`` for an account id: a ``Bot`` for an App's installation, an
+        ``Organization`` for an organisation, else a ``User``."""
         if user_id is None:
             return None
         row = self.store.user(user_id)
-        return Bot(self, row) if row["type"] == "Bot" else User(self, row)
+        if row["type"] == "Bot":
+            return Bot(self, row)
+        return Organization(self, row) if row["type"] == "Organization" else User(self, row)
 
 
 def _int_arg(value: Any, name: str, what: str) -> int | None:
@@ -286,6 +299,12 @@ class Bot(Actor):
     """GitHub's ``Bot``: an App installation's actor."""
 
 
+class Organization(Actor):
+    """GitHub's ``Organization``: the owner of org-owned repositories."""
+
+    name = None  # the hub keeps no display names
+
+
 class Ref:
     """A branch, as ``defaultBranchRef`` names it."""
 
@@ -378,8 +397,10 @@ class Repository:
         return self.acc.full
 
     @property
-    def owner(self) -> User:
-        """The owning user."""
+    def owner(self) -> User | Organization:
+        """The owning user or organisation."""
+        if self.acc.owner["type"] == "Organization":
+            return Organization(self.ctx, self.acc.owner)
         return User(self.ctx, self.acc.owner)
 
     @property
@@ -562,7 +583,7 @@ class UserContentEdit:
         return node_id("UserContentEdit", self.ident)
 
     @property
-    def editor(self) -> User | Bot | None:
+    def editor(self) -> User | Bot | Organization | None:
         """Who made the edit."""
         return self.ctx.actor(self.editor_id)
 
@@ -603,7 +624,7 @@ class Commented:
         return str(self.row["body"] or "")
 
     @property
-    def author(self) -> User | Bot | None:
+    def author(self) -> User | Bot | Organization | None:
         """Who wrote it."""
         return self.ctx.actor(self.row["user_id"])
 
@@ -640,7 +661,7 @@ class Commented:
         return self._edits
 
     @property
-    def editor(self) -> User | Bot | None:
+    def editor(self) -> User | Bot | Organization | None:
         """Who last edited the body (null when nobody has)."""
         edits = self.edits()
         return edits[0].editor if edits else None
@@ -890,7 +911,7 @@ class Reaction:
         return stamp(self.row["created_at"])
 
     @property
-    def user(self) -> User | Bot | None:
+    def user(self) -> User | Bot | Organization | None:
         """Who left it."""
         return self.ctx.actor(self.row["user_id"])
 
@@ -934,7 +955,7 @@ class Event:
         return node_id(type(self).__name__, self.row["id"])
 
     @property
-    def actor(self) -> User | Bot | None:
+    def actor(self) -> User | Bot | Organization | None:
         """Who did it."""
         return self.ctx.actor(self.row["actor_id"])
 
@@ -1013,9 +1034,9 @@ def find_node(ctx: Ctx, text: str) -> Any:
         return None
     kind, ident = parsed
     db = ctx.store.db
-    if kind in ("User", "Bot"):
-        row = db.execute("SELECT id FROM users WHERE id = ?", (ident,)).fetchone()
-        return None if row is None else ctx.actor(ident)
+    if kind in ("User", "Bot", "Organization"):
+        row = db.execute("SELECT type FROM users WHERE id = ?", (ident,)).fetchone()
+        return None if row is None or row[0] != kind else ctx.actor(ident)
     table = {"Repository": "repos", "Issue": "issues", "IssueComment": "comments",
              "Label": "labels"}.get(kind)  # fmt: skip
     if kind in _EVENT_KINDS or kind == "IssueEvent":

@@ -294,6 +294,10 @@ def _exhausted(request: web.Request) -> web.Response:
     """GitHub's primary-limit 403 (``x-ratelimit-remaining`` will read 0)."""
     who = request.get("viewer")
     name = f"user ID {who['id']}" if who else f"{request.remote}"
+    if api_path(request.path) in GRAPHQL_PATHS:  # GraphQL: a 200 with GitHub's error
+        error = {"type": "RATE_LIMIT", "code": "graphql_rate_limit",
+                 "message": f"API rate limit already exceeded for {name}."}  # fmt: skip
+        return web.json_response({"errors": [error]})
     docs = LIMITS_DOCS + "#about-primary-rate-limits"
     return ApiError(403, f"API rate limit exceeded for {name}.", docs=docs).response()
 

@@ -486,9 +486,9 @@ def test_an_unknown_field_gets_githubs_error_shape(hub: Any, alice: str) -> None
     assert "Nonesuch isn't a defined input type (on $t)" in [
         e["message"] for e in untyped.body["errors"]
     ]
-    fragment = gql(hub.url, alice, "{ viewer { ... on Organization { login } } }")
+    fragment = gql(hub.url, alice, "{ viewer { ... on Mannequin { login } } }")
     assert fragment.body["errors"][0]["message"] == (
-        "No such type Organization, so it can't be a fragment condition"
+        "No such type Mannequin, so it can't be a fragment condition"
     )
     extra = gql(hub.url, alice, "{ viewer { avatarUrl(width: 3) } }")
     assert extra.body["errors"][0]["extensions"]["code"] == "argumentNotAccepted"
@@ -749,3 +749,70 @@ def test_only_mutations_count_toward_the_secondary_limit(
     assert bad.status == 200 and bad.body == {
         "errors": [{"message": "A query attribute must be specified and must be a string."}]
     }
+
+
+def test_repository_follows_a_rename_unless_told_not_to(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], hub: Any, alice: str,
+    unique: str,
+) -> None:  # fmt: skip
+    """GitHub's ``repository(followRenames: true)`` (the default) finds a renamed repository
+    by its old name; ``followRenames: false`` does not."""
+    old, new = f"old-{unique}", f"new-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": old}).status == 201
+    assert api(alice, "PATCH", f"/repos/alice/{old}", {"name": new}).status == 200
+    query = 'query($n: String!) { repository(owner: "alice", name: $n) { name nameWithOwner } }'
+    assert q(alice, query, n=old)["repository"] == {"name": new, "nameWithOwner": f"alice/{new}"}
+    strict = gql(hub.url, alice, query.replace("name: $n)", "name: $n, followRenames: false)"),
+                 {"n": old})  # fmt: skip
+    assert strict.body["data"] == {"repository": None}
+    assert strict.body["errors"][0]["type"] == "NOT_FOUND"
+
+
+def test_a_query_over_the_budget_is_githubs_graphql_rate_limit_error(
+    hub_factory: Callable[..., Any],
+) -> None:
+    """Past the GraphQL budget GitHub answers 200 with a ``RATE_LIMIT`` error (not REST's
+    403), ``x-ratelimit-remaining`` 0 on the graphql resource."""
+    own = hub_factory(extra=("--rate-limit", "2"))
+    token = own.token("erin")
+    for _ in range(2):
+        assert data(gql(own.url, token, "{ viewer { login } }"))["viewer"]["login"] == "erin"
+    over = gql(own.url, token, "{ viewer { login } }")
+    user_id = call(own.url, token, "GET", "/user").body["id"]
+    assert over.status == 200, over.body
+    assert over.body == {"errors": [{
+        "type": "RATE_LIMIT", "code": "graphql_rate_limit",
+        "message": f"API rate limit already exceeded for user ID {user_id}.",
+    }]}  # fmt: skip
+    assert over.headers["x-ratelimit-resource"] == "graphql"
+    assert over.headers["x-ratelimit-remaining"] == "0"
+
+
+def test_an_org_owned_repository_has_an_organization_owner(
+    hub: Any, api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str,
+    unique: str,
+) -> None:  # fmt: skip
+    """GitHub's ``Organization`` (a ``RepositoryOwner`` and ``Node``): the owner of an
+    org-owned repository, found by ``node(id)`` and ``organization(login)``."""
+    org = f"gorg-{unique}"
+    made = api(hub.admin_token, "POST", "/admin/organizations", {"login": org, "admin": "alice"})
+    assert made.status == 201
+    assert api(alice, "POST", f"/orgs/{org}/repos", {"name": "svc"}).status == 201
+    rest = api(alice, "GET", f"/orgs/{org}").body
+    got = q(
+        alice,
+        """query($o: String!) { repository(owner: $o, name: "svc") {
+        owner { __typename id login url ... on Organization { databaseId name } } } }""",
+        o=org,
+    )
+    owner = got["repository"]["owner"]
+    assert owner["__typename"] == "Organization" and owner["id"] == rest["node_id"]
+    assert (owner["login"], owner["databaseId"]) == (org, rest["id"])
+    assert owner["url"] == rest["html_url"]
+    again = q(alice, "query($id: ID!) { node(id: $id) { __typename ... on Organization"
+              " { login } } }", id=rest["node_id"])  # fmt: skip
+    assert again["node"] == {"__typename": "Organization", "login": org}
+    by_login = q(alice, "query($o: String!) { organization(login: $o) { login id } }", o=org)
+    assert by_login["organization"] == {"login": org, "id": rest["node_id"]}
+    user = q(alice, "{ repositoryOwner: viewer { __typename } }")
+    assert user["repositoryOwner"]["__typename"] == "User"
