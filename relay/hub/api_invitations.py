@@ -2,9 +2,9 @@
 (``/user/repository_invitations``: list, accept, decline).
 
 On GitHub ``PUT /repos/{o}/{r}/collaborators/{user}`` invites; the user collaborates once
-they accept. A hub started with ``--invitations`` does the same; by default it adds the
-collaborator at once (the suites and the demo act as the invitee straight away), and then
-no invitation is ever pending, so these lists are empty.
+they accept. A hub started with ``--invitations`` does the same; by default the invitation is
+made and accepted at once (the suites and the demo act as the invitee straight away): the
+201 answers a real invitation, none is ever pending, so these lists are empty.
 """
 
 from __future__ import annotations

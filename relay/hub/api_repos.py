@@ -57,7 +57,6 @@ USER_DOCS = "https://docs.github.com/rest/users/users#get-the-authenticated-user
 _REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _LEGACY = {"push": "write", "maintain": "write", "triage": "read", "pull": "read"}
 _ROLE_NAME = {"pull": "read", "push": "write"}
-_INVITATION = {"pull": "read", "push": "write"}  # an invitation names roles as the UI does
 
 
 @dataclass
@@ -421,6 +420,119 @@ async def get_permission(request: web.Request) -> web.Response:
     return reply({"permission": _LEGACY.get(role_name, role_name), "role_name": role, "user": user})
 
 
+PUSH_TO_VIEW = "Must have push access to view repository collaborators."
+
+
+def _access_of(request: web.Request, acc: RepoAccess, user: dict[str, Any]) -> Role:
+    """The role ``user`` has on the repository (owner, collaborator, organisation, team);
+    NONE when only a public repository's read access is theirs."""
+    if user["id"] == acc.owner["id"]:
+        return Role.ADMIN
+    store = hub_of(request).store
+    row = store.db.execute(
+        "SELECT permission FROM collaborators WHERE repo_id = ? AND user_id = ?",
+        (acc.id, user["id"]),
+    ).fetchone()
+    role = ROLE_NAMES.get(row[0], Role.NONE) if row else Role.NONE
+    if acc.owner["type"] == "Organization":
+        from relay.hub.api_orgs import org_role, team_role
+
+        role = max(role, org_role(store, acc.owner["id"], user["id"]),
+                   team_role(store, acc.id, user["id"]))  # fmt: skip
+    return role
+
+
+_ROLE_OF_RANK = {Role.ADMIN: "admin", Role.MAINTAIN: "maintain", Role.PUSH: "write",
+                 Role.TRIAGE: "triage", Role.PULL: "read"}  # fmt: skip
+
+
+def _collaborator(acc: RepoAccess, user: dict[str, Any], role: Role) -> dict[str, Any]:
+    """GitHub's collaborator object: the user, its permissions and its role's name."""
+    return {
+        **render.user_row(acc.base, user),
+        "permissions": {n: role >= r for n, r in ROLE_NAMES.items()},
+        "role_name": _ROLE_OF_RANK[role],
+    }
+
+
+_AFFILIATIONS = ("outside", "direct", "all")
+
+
+async def list_collaborators(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/collaborators`` (push access): everyone with access beyond a
+    public repository's read, the owner first, then by login; ``affiliation`` (``all``,
+    ``direct``: added to the repository itself, ``outside``: direct and not a member of the
+    owning organisation) and ``permission`` (the least role) filter it."""
+    acc = repo_access(request)
+    if acc.role < Role.PUSH:
+        raise ApiError(403, PUSH_TO_VIEW)
+    affiliation = request.query.get("affiliation", "all")
+    if affiliation not in _AFFILIATIONS:
+        raise invalid("Collaborator", "affiliation", "invalid")
+    wanted = request.query.get("permission")
+    if wanted is not None and wanted not in ROLE_NAMES:
+        raise invalid("Collaborator", "permission", "invalid")
+    store = hub_of(request).store
+    direct = [r[0] for r in store.db.execute(
+        "SELECT user_id FROM collaborators WHERE repo_id = ?", (acc.id,))]  # fmt: skip
+    ids: list[int] = list(direct)
+    members: set[int] = set()
+    if acc.owner["type"] == "Organization":
+        members = {r[0] for r in store.db.execute(
+            "SELECT user_id FROM org_members WHERE org_id = ?", (acc.owner["id"],))}  # fmt: skip
+        teams = store.db.execute(
+            "SELECT tm.user_id FROM team_members tm JOIN team_repos tr ON tr.team_id = tm.team_id"
+            " WHERE tr.repo_id = ?", (acc.id,))  # fmt: skip
+        ids += [*members, *(r[0] for r in teams)]
+    else:
+        ids.insert(0, acc.owner["id"])
+    if affiliation != "all":
+        ids = [i for i in direct if affiliation == "direct" or i not in members]
+    found = []
+    for ident in dict.fromkeys(ids):
+        user = store.user(ident)
+        role = _access_of(request, acc, user)
+        if role > Role.NONE and (wanted is None or role >= ROLE_NAMES[wanted]):
+            found.append((ident != acc.owner["id"], user["login"].lower(), user, role))
+    found.sort(key=lambda f: (f[0], f[1]))
+    page, per_page = paging(request)
+    chosen = found[(page - 1) * per_page : page * per_page]
+    return paged(request, [_collaborator(acc, u, r) for _, _, u, r in chosen], len(found))
+
+
+async def check_collaborator(request: web.Request) -> web.Response:
+    """``GET /repos/{o}/{r}/collaborators/{user}`` (push access): 204 when the user has
+    access beyond a public repository's read, else 404."""
+    acc = repo_access(request)
+    if acc.role < Role.PUSH:
+        raise ApiError(403, PUSH_TO_VIEW)
+    target = hub_of(request).store.user_by_login(request.match_info["user"])
+    if target is None or _access_of(request, acc, target) == Role.NONE:
+        raise not_found()
+    return no_content()
+
+
+async def remove_collaborator(request: web.Request) -> web.Response:
+    """``DELETE /repos/{o}/{r}/collaborators/{user}`` (admin, or the collaborator leaving):
+    204; the user's pending invitation to the repository is withdrawn too."""
+    acc = repo_access(request)
+    me = viewer(request)
+    target = _target_user(request)
+    if target["id"] != me["id"]:
+        need(acc.role, Role.ADMIN)
+    store = hub_of(request).store
+    with store.write() as db:
+        gone = db.execute(
+            "DELETE FROM collaborators WHERE repo_id = ? AND user_id = ?", (acc.id, target["id"])
+        ).rowcount
+        db.execute(
+            "DELETE FROM invitations WHERE repo_id = ? AND invitee_id = ?", (acc.id, target["id"])
+        )
+        if gone:
+            store.record("member", "removed", actor_id=me["id"], repo_id=acc.id)
+    return no_content()
+
+
 async def put_collaborator(request: web.Request) -> web.Response:
     """``PUT /repos/{o}/{r}/collaborators/{user}``: 201 with the (auto-accepted)
     invitation when new, 204 when the user already collaborates."""
@@ -434,6 +546,8 @@ async def put_collaborator(request: web.Request) -> web.Response:
         raise ApiError(422, f"Invalid permission: {permission}")
     if target["id"] == acc.owner["id"]:
         raise ApiError(422, "Repository owner cannot be a collaborator")
+    from relay.hub.api_invitations import invitation_object, invite
+
     store, me = hub_of(request).store, viewer(request)
     if (
         hub_of(request).invitations
@@ -445,45 +559,28 @@ async def put_collaborator(request: web.Request) -> web.Response:
             ).fetchone()
         )
     ):  # GitHub's way: an invitation, pending until the invitee accepts it
-        from relay.hub.api_invitations import invitation_object, invite
-
         return created(invitation_object(request, acc, invite(request, acc, target, permission)))
+    existed = store.db.execute(
+        "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?", (acc.id, target["id"])
+    ).fetchone()
+    if existed:
+        with store.write() as db:
+            db.execute(
+                "UPDATE collaborators SET permission = ? WHERE repo_id = ? AND user_id = ?",
+                (permission, acc.id, target["id"]),
+            )
+        return no_content()
+    # by default the invitation is real (its id is the invitations table's) and accepted
+    # at once, as if the invitee had accepted it straight away
+    row = invite(request, acc, target, permission)
     with store.write() as db:
-        existed = db.execute(
-            "SELECT 1 FROM collaborators WHERE repo_id = ? AND user_id = ?",
-            (acc.id, target["id"]),
-        ).fetchone()
+        db.execute("DELETE FROM invitations WHERE id = ?", (row["id"],))
         db.execute(
             "INSERT OR REPLACE INTO collaborators VALUES (?, ?, ?)",
             (acc.id, target["id"], permission),
         )
-        entry = store.record("member", "added", actor_id=me["id"], repo_id=acc.id)
-    if existed:
-        return no_content()
-    invitation = _invitation(request, acc, entry.id, target=target, permission=permission)
-    return created(invitation)
-
-
-def _invitation(
-    request: web.Request,
-    acc: RepoAccess,
-    ident: int,
-    *,
-    target: dict[str, Any],
-    permission: str,
-) -> dict[str, Any]:
-    return {
-        "id": ident,
-        "node_id": render.node_id("RepositoryInvitation", ident),
-        "repository": repo_object(request, acc),
-        "invitee": render.user_row(acc.base, target),
-        "inviter": render.user_row(acc.base, viewer(request)),
-        "permissions": _INVITATION.get(permission, permission),
-        "created_at": render.stamp(now_us()),
-        "expired": False,
-        "url": f"{acc.base}/user/repository_invitations/{ident}",
-        "html_url": f"{render.web_of(acc.base)}/{acc.full}/invitations",
-    }
+        store.record("member", "added", actor_id=me["id"], repo_id=acc.id)
+    return created(invitation_object(request, acc, row))
 
 
 async def rate_limit(request: web.Request) -> web.Response:

@@ -62,7 +62,10 @@ ROUTES = (
     ("GET", R, api_repos.get_repo),
     ("PATCH", R, api_repos.update_repo),
     ("GET", R + "/collaborators/{user}/permission", api_repos.get_permission),
+    ("GET", R + "/collaborators", api_repos.list_collaborators),
+    ("GET", R + "/collaborators/{user}", api_repos.check_collaborator),
     ("PUT", R + "/collaborators/{user}", api_repos.put_collaborator),
+    ("DELETE", R + "/collaborators/{user}", api_repos.remove_collaborator),
     ("GET", R + "/labels", api_labels.list_labels),
     ("POST", R + "/labels", api_labels.create_label),
     ("GET", R + "/labels/{name:.+}", api_labels.get_label),
@@ -192,7 +195,12 @@ _DOC_PAGE: dict[object, str] = {
     api_repos.get_repo: "repos/repos#get-a-repository",
     api_repos.update_repo: "repos/repos#update-a-repository",
     api_repos.get_permission: "collaborators/collaborators#get-repository-permissions-for-a-user",
+    api_repos.list_collaborators: "collaborators/collaborators#list-repository-collaborators",
+    api_repos.check_collaborator: (
+        "collaborators/collaborators#check-if-a-user-is-a-repository-collaborator"
+    ),
     api_repos.put_collaborator: "collaborators/collaborators#add-a-repository-collaborator",
+    api_repos.remove_collaborator: "collaborators/collaborators#remove-a-repository-collaborator",
     api_labels.list_labels: "issues/labels#list-labels-for-a-repository",
     api_labels.create_label: "issues/labels#create-a-label",
     api_labels.get_label: "issues/labels#get-a-label",

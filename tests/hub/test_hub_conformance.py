@@ -60,6 +60,9 @@ TABLE: dict[tuple[str, str], Any] = {
     ("PATCH", R): "FullRepository",
     ("GET", R + "/collaborators/{user}/permission"): "RepositoryCollaboratorPermission",
     ("PUT", R + "/collaborators/{user}"): "RepositoryInvitation",
+    ("GET", R + "/collaborators"): "[Collaborator]",
+    ("GET", R + "/collaborators/{user}"): NO_CONTENT,
+    ("DELETE", R + "/collaborators/{user}"): NO_CONTENT,
     ("GET", R + "/labels"): "[Label]",
     ("POST", R + "/labels"): "Label",
     ("GET", R + "/labels/{name}"): "Label",
@@ -286,6 +289,9 @@ def test_every_route_answers_in_githubs_shapes(
     check("PATCH", R, r, {"description": "conformance"})
     check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bob", {}, status=201)
     check("GET", R + "/collaborators/{user}/permission", f"{r}/collaborators/bob/permission")
+    check("GET", R + "/collaborators", f"{r}/collaborators")
+    check("GET", R + "/collaborators/{user}", f"{r}/collaborators/bob", status=204)
+    check("GET", R + "/collaborators/{user}", f"{r}/collaborators/nobody-{unique}", status=404)
     hook = check("POST", R + "/hooks", f"{r}/hooks",
                  hook_body(sink.url, ["issues", "issue_comment"]), status=201)  # fmt: skip
     check("GET", R + "/hooks", f"{r}/hooks")
@@ -425,6 +431,8 @@ def test_every_route_answers_in_githubs_shapes(
     assert me["slug"] == app["slug"] and me["owner"]["login"] == hub_owner(full)
     check.seen.add(("GET", "/app"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
+    check("DELETE", R + "/collaborators/{user}", f"{r}/collaborators/bob", status=204)
+    check("GET", R + "/collaborators/{user}", f"{r}/collaborators/bob", status=404)
     check.seen |= {route for route, spec in TABLE.items() if spec == INVITES}
     assert check.seen == set(TABLE), set(TABLE) - check.seen
     check_payloads(sink, VERSIONS[version][1], repo_id=check("GET", R, r)["id"])

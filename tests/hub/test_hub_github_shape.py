@@ -330,3 +330,63 @@ def test_protection_restrictions_decide_who_may_push_to_an_org_branch(
     pushed = git("push", git_url(hub.url, full, member), "HEAD:main", cwd=clone, check=False)
     assert pushed.returncode == 0, pushed.stderr  # a member of the named team
     assert api(alice, "GET", f"/repos/{full}/git/ref/heads/main").body["object"]["sha"] == second
+
+
+def test_collaborators_are_listed_checked_and_removed_as_on_github(
+    hub: Any, api: Any, alice: str, bob: str, unique: str
+) -> None:
+    """``GET .../collaborators`` (the owner first), ``GET .../collaborators/{u}`` (204 or
+    404), both for push access only, and ``DELETE`` by an admin or by the collaborator."""
+    r = f"/repos/alice/collab-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": f"collab-{unique}"}).status == 201
+    carol = hub.token(f"carol-{unique}")
+    assert api(alice, "PUT", f"{r}/collaborators/bob", {"permission": "push"}).status == 201
+    assert api(alice, "PUT", f"{r}/collaborators/carol-{unique}", {"permission": "triage"}).status
+    listed = api(alice, "GET", f"{r}/collaborators")
+    assert listed.status == 200
+    assert [(c["login"], c["role_name"]) for c in listed.body] == [
+        ("alice", "admin"), ("bob", "write"), (f"carol-{unique}", "triage"),
+    ]  # fmt: skip
+    assert listed.body[1]["permissions"] == {
+        "admin": False, "maintain": False, "push": True, "triage": True, "pull": True,
+    }  # fmt: skip
+    pushers = api(alice, "GET", f"{r}/collaborators?permission=push").body
+    assert [c["login"] for c in pushers] == ["alice", "bob"]
+    assert api(bob, "GET", f"{r}/collaborators/bob").status == 204  # a write collaborator
+    assert api(bob, "GET", f"{r}/collaborators/alice").status == 204
+    nobody = api(alice, "GET", f"{r}/collaborators/nobody-{unique}")
+    assert nobody.status == 404 and nobody.body["message"] == "Not Found"
+    for path in (f"{r}/collaborators", f"{r}/collaborators/bob"):
+        refused = api(carol, "GET", path)  # triage is not push
+        assert refused.status == 403
+        assert refused.body["message"] == "Must have push access to view repository collaborators."
+    assert api(bob, "DELETE", f"{r}/collaborators/carol-{unique}").status == 403  # not admin
+    assert api(carol, "DELETE", f"{r}/collaborators/carol-{unique}").status == 204  # leaves
+    assert api(alice, "DELETE", f"{r}/collaborators/bob").status == 204
+    assert api(alice, "GET", f"{r}/collaborators/bob").status == 404
+    assert [c["login"] for c in api(alice, "GET", f"{r}/collaborators").body] == ["alice"]
+    assert api(bob, "POST", f"{r}/labels", {"name": "x"}).status == 403  # no longer writes
+
+
+def test_the_default_invitation_is_a_real_one_accepted_at_once(
+    hub: Any, api: Any, alice: str, unique: str
+) -> None:
+    """Without ``--invitations`` the 201's invitation is a real invitation (its own ids, in
+    sequence whatever else happens between), accepted at once: none stays pending, and a
+    second PUT for a collaborator answers 204 and changes the role."""
+    r = f"/repos/alice/inv-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": f"inv-{unique}"}).status == 201
+    first_user, second_user = hub.token(f"i1-{unique}"), hub.token(f"i2-{unique}")
+    first = api(alice, "PUT", f"{r}/collaborators/i1-{unique}", {"permission": "pull"})
+    assert first.status == 201 and first.headers["location"] == first.body["url"]
+    assert first.body["permissions"] == "read" and first.body["invitee"]["login"] == f"i1-{unique}"
+    api(alice, "POST", f"{r}/issues", {"title": "meanwhile"})  # other writes in between
+    second = api(alice, "PUT", f"{r}/collaborators/i2-{unique}", {"permission": "push"})
+    assert second.status == 201 and second.body["id"] == first.body["id"] + 1
+    assert first.body["url"].endswith(f"/user/repository_invitations/{first.body['id']}")
+    assert api(alice, "GET", f"{r}/invitations").body == []
+    assert api(first_user, "GET", "/user/repository_invitations").body == []
+    assert api(second_user, "POST", f"{r}/labels", {"name": f"l-{unique}"}).status == 201
+    again = api(alice, "PUT", f"{r}/collaborators/i1-{unique}", {"permission": "push"})
+    assert again.status == 204
+    assert api(first_user, "POST", f"{r}/labels", {"name": f"m-{unique}"}).status == 201
