@@ -17,12 +17,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Answer, get_text, git, git_url, push_commit
 from gidgethub.aiohttp import GitHubAPI
 from githubkit_schemas.v2022_11_28 import models as m2022
 from githubkit_schemas.v2022_11_28.webhooks import WebhookNamespace as w2022
 from githubkit_schemas.v2026_03_10 import models as m2026
 from githubkit_schemas.v2026_03_10.webhooks import WebhookNamespace as w2026
+from hubcalls import Answer, get_text, git, git_url, push_commit
 from pydantic import TypeAdapter
 from test_hub_hooks import Receiver, hook_body
 from test_hub_tokens import _key_pair

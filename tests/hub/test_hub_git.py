@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import get_text, git, git_url, push_commit
+from hubcalls import get_text, git, git_url, push_commit
 
 
 def ls_remote(url: str) -> dict[str, str]:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Answer, call
 from graphql import (
     GraphQLEnumType,
     GraphQLInputObjectType,
@@ -23,6 +22,7 @@ from graphql import (
     GraphQLUnionType,
     build_schema,
 )
+from hubcalls import Answer, call
 from test_hub_hooks import Receiver, hook_body
 
 from relay.hub.api_graphql import schema as hub_schema

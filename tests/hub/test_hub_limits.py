@@ -16,7 +16,7 @@ from typing import Any
 
 import github
 import pytest
-from conftest import push_commit
+from hubcalls import push_commit
 from worlds import stop_process
 
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used")

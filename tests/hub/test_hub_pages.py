@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from browser import Browser
-from conftest import git, git_url
+from hubcalls import git, git_url
 
 MARKS = "Object.keys(document.documentElement.dataset).filter(k => k.startsWith('pwned'))"
 PAYLOAD = """Ordinary words stay.

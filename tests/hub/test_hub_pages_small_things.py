@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from browser import Browser
-from conftest import git, git_url
+from hubcalls import git, git_url
 
 from relay.protocol.messages import ClaimMsg, render_message
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import git, git_url, push_commit
+from hubcalls import git, git_url, push_commit
 
 PR_ONLY = {
     "required_status_checks": None,

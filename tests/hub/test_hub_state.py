@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from conftest import push_commit
+from hubcalls import push_commit
 
 
 def test_state_survives_a_restart(fresh_hub: Any, client: Any, tmp_path: Path) -> None:
