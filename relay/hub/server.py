@@ -53,6 +53,13 @@ def create_token(data_dir: Path, login: str, *, admin: bool = False, long: bool 
         )
     store = Store.open(check_data_dir(data_dir))
     try:
+        found = store.user_by_login(login)
+        if found is not None and found["type"] != "User":  # GitHub's can't sign in either
+            what = "an organisation" if found["type"] == "Organization" else "an App's bot"
+            raise LocalUsageError(
+                f"{login} is {what}, which cannot sign in or hold a token, as on GitHub",
+                hint="make a token for a person (for an organisation, one of its members)",
+            )
         return store.create_token(login, admin=admin, long=long)
     finally:
         store.close()

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import get_text, git, git_url, push_commit
+from hubcalls import get_text, git, git_url, push_commit
 
 from relay.hub.api_repos import DEFAULT_LABELS
 from relay.hub.web import PAGE_PATHS, canonical_path
@@ -390,3 +390,19 @@ def test_the_default_invitation_is_a_real_one_accepted_at_once(
     again = api(alice, "PUT", f"{r}/collaborators/i1-{unique}", {"permission": "push"})
     assert again.status == 204
     assert api(first_user, "POST", f"{r}/labels", {"name": f"m-{unique}"}).status == 201
+
+
+def test_an_organisation_gets_no_token(hub: Any, api: Any, alice: str, unique: str) -> None:
+    """GitHub's organisations cannot sign in: `relay hub token ORG` refuses in one line and
+    makes nothing, so no token can act as the organisation."""
+    org = f"notok-{unique}"
+    made = api(hub.admin_token, "POST", "/admin/organizations", {"login": org, "admin": "alice"})
+    assert made.status == 201
+    argv = [sys.executable, "-m", "relay.cli", "hub", "token", org, "--data", str(hub.data_dir)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(
+        f"relay: {org} is an organisation, which cannot sign in or hold a token, as on GitHub"
+    )
+    assert api(hub.admin_token, "GET", f"/orgs/{org}").body["type"] == "Organization"
