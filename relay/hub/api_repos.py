@@ -367,11 +367,13 @@ async def update_repo(request: web.Request) -> web.Response:
         changes["updated_at"] = now_us()
         cols = ", ".join(f"{column} = ?" for column in changes)
         with store.write() as db:
-            taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ?"
-            if "name" in changes and db.execute(taken, (acc.owner["id"], name)).fetchone():
+            taken = "SELECT 1 FROM repos WHERE owner_id = ? AND name = ? AND id != ?"
+            if "name" in changes and db.execute(taken, (acc.owner["id"], name, acc.id)).fetchone():
                 raise invalid("Repository", "name", "custom", "name already exists on this account")
             db.execute(f"UPDATE repos SET {cols} WHERE id = ?", (*changes.values(), acc.id))
-            if "name" in changes:  # the old name now redirects, as on GitHub
+            # the old name now redirects, as on GitHub (a change of case needs none: names
+            # are found whatever their case)
+            if "name" in changes and name.lower() != acc.row["name"].lower():
                 db.execute(
                     "INSERT OR REPLACE INTO repo_redirects VALUES (?, ?, ?)",
                     (acc.owner["id"], acc.row["name"], acc.id),

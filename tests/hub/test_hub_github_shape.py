@@ -406,3 +406,20 @@ def test_an_organisation_gets_no_token(hub: Any, api: Any, alice: str, unique: s
         f"relay: {org} is an organisation, which cannot sign in or hold a token, as on GitHub"
     )
     assert api(hub.admin_token, "GET", f"/orgs/{org}").body["type"] == "Organization"
+
+
+def test_a_repository_may_be_renamed_to_another_case_of_its_name(
+    api: Any, alice: str, unique: str
+) -> None:
+    """GitHub allows a rename that only changes case (its own name is not "taken"), while a
+    name another repository of the owner has is still refused."""
+    low = f"case-{unique}"
+    assert api(alice, "POST", "/user/repos", {"name": low}).status == 201
+    assert api(alice, "POST", "/user/repos", {"name": f"other-{unique}"}).status == 201
+    upper = low.upper()
+    renamed = api(alice, "PATCH", f"/repos/alice/{low}", {"name": upper})
+    assert renamed.status == 200 and renamed.body["name"] == upper
+    assert api(alice, "GET", f"/repos/alice/{low}").body["full_name"] == f"alice/{upper}"
+    clash = api(alice, "PATCH", f"/repos/alice/{upper}", {"name": f"OTHER-{unique}"})
+    assert clash.status == 422
+    assert clash.body["errors"][0]["message"] == "name already exists on this account"
