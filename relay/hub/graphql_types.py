@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -1099,11 +1100,70 @@ class SearchFilter:
     nothing: bool = False  # a qualifier no issue on the hub can meet (is:pr, assignee:x)
 
 
-def parse_search(text: str) -> SearchFilter:
-    """The SQL conditions (over ``issues i``) an issue search asks for. Qualifiers: repo:,
-    is:/type: (issue, pr, open, closed), state:, label: (commas: any of), -label:, author:,
-    mentions:, assignee: and no:assignee, sort:FIELD-DIRECTION, in:title/body; any other
-    token is a word every match must hold in its title or body, as GitHub reads it."""
+_RANGE = re.compile(r"^(>=|<=|>|<)?(.+)$")
+
+
+def _bounds(value: str, parse: Callable[[str, bool], int | None]) -> list[tuple[str, int]] | None:
+    """GitHub's range syntax (``N``, ``>N``, ``>=N``, ``<N``, ``<=N``, ``A..B``, ``A..*``,
+    ``*..B``) as SQL comparisons; None when it is not one. ``parse(text, end)`` reads one
+    bound (``end``: the bound closes a range, so a day means the day's last moment)."""
+    if ".." in value:
+        low, _, high = value.partition("..")
+        out = []
+        for text, op, end in ((low, ">=", False), (high, "<=", True)):
+            if text != "*":
+                got = parse(text, end)
+                if got is None:
+                    return None
+                out.append((op, got))
+        return out
+    match = _RANGE.match(value)
+    if match is None:
+        return None
+    op, text = match[1], match[2]
+    if op is None:  # one value: for a day, that whole day
+        start, stop = parse(text, False), parse(text, True)
+        if start is None or stop is None:
+            return None
+        return [(">=", start), ("<=", stop)]
+    got = parse(text, op in (">", "<="))
+    return None if got is None else [(op, got)]
+
+
+def _count(text: str, _end: bool) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+def _moment(text: str, end: bool) -> int | None:
+    """A search date (``YYYY-MM-DD`` or an ISO 8601 time) in microseconds since the epoch;
+    a bare date closing a range is its day's last microsecond."""
+    from datetime import UTC, datetime, timedelta
+
+    try:
+        if len(text) == 10:
+            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+            when = day + timedelta(days=1) - timedelta(microseconds=1) if end else day
+        else:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(when.timestamp() * 1_000_000)
+
+
+_DATES = {"created": "i.created_at", "updated": "i.updated_at", "closed": "i.closed_at"}
+_USER_ID = "(SELECT id FROM users WHERE login = ?)"
+
+
+def parse_search(text: str, me: str = "") -> SearchFilter:
+    """The SQL conditions (over ``issues i``) an issue search asks for, with the qualifiers
+    gh and people use: repo:, user:/org: (the owner), is:/type: (issue, pr, open, closed,
+    locked, unlocked), state:, reason:, label: (commas: any of), no:label, no:assignee,
+    author:, assignee:, mentions:, commenter:, involves: (``@me``: the caller), in:title/
+    body/comments, comments: and created:/updated:/closed: with GitHub's ranges, and
+    sort:FIELD-DIRECTION; a leading ``-`` negates a qualifier. Anything else (an unknown
+    qualifier too, as GitHub reads it) is a word every match must hold."""
     import shlex
 
     try:
@@ -1116,49 +1176,79 @@ def parse_search(text: str) -> SearchFilter:
         "EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id"
         " WHERE il.issue_id = i.id AND l.name IN ({}))"
     )
+    commented = "EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = i.id AND c.user_id = "
+
+    def add(clause: str, params: list[Any], negate: bool) -> None:
+        found.where.append(f"NOT ({clause})" if negate else clause)
+        found.params.extend(params)
+
     for token in tokens:
         key, colon, value = token.partition(":")
         key = key.lower()
+        negate = key.startswith("-")
+        key = key.removeprefix("-")
+        login = me if value.lower() == "@me" else value
+        lowered = value.lower()
         if not colon or not value:
             words.append(token)
-        elif key == "repo":
+        elif key == "repo" and not negate:
             found.repos.append(value)
-        elif key in ("is", "type", "state") and value.lower() in ("open", "closed"):
-            found.where.append("i.state = ?")
-            found.params.append(value.lower())
-        elif key in ("is", "type") and value.lower() in ("pr", "pull-request", "merged"):
-            found.nothing = True
-        elif key in ("is", "type") and value.lower() == "issue":
-            continue
-        elif key in ("label", "-label"):
+        elif key in ("user", "org"):
+            add("i.repo_id IN (SELECT r.id FROM repos r JOIN users u ON u.id = r.owner_id"
+                " WHERE u.login = ?)", [login], negate)  # fmt: skip
+        elif key in ("is", "type", "state") and lowered in ("open", "closed"):
+            add("i.state = ?", [lowered], negate)
+        elif key == "is" and lowered in ("locked", "unlocked"):
+            add("i.locked = ?", [int(lowered == "locked")], negate)
+        elif key in ("is", "type") and lowered in ("pr", "pull-request", "merged", "unmerged"):
+            found.nothing = found.nothing or not negate
+        elif key in ("is", "type") and lowered == "issue":
+            found.nothing = found.nothing or negate
+        elif key == "reason":
+            reason = lowered.replace(" ", "_").replace('"', "")
+            add("coalesce(i.state_reason, '') = ?", [reason], negate)
+        elif key == "label":
             names = [v for v in value.split(",") if v]
-            clause = label_sql.format(",".join("?" * len(names)))
-            found.where.append(clause if key == "label" else f"NOT {clause}")
-            found.params += names
+            add(label_sql.format(",".join("?" * len(names))), names, negate)
+        elif key == "no" and lowered == "label":
+            add("NOT EXISTS (SELECT 1 FROM issue_labels il WHERE il.issue_id = i.id)", [], negate)
+        elif key == "no" and lowered in ("assignee", "milestone", "project"):
+            found.nothing = found.nothing or negate  # the hub assigns nobody
         elif key == "author":
-            found.where.append("i.user_id = (SELECT id FROM users WHERE login = ?)")
-            found.params.append(value)
-        elif key == "mentions":
-            found.where.append(
-                "(i.body LIKE ? OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = i.id"
-                " AND c.body LIKE ?))"
-            )
-            found.params += [f"%@{value}%"] * 2
+            add(f"i.user_id = {_USER_ID}", [login], negate)
         elif key == "assignee":
-            found.nothing = True  # the hub assigns nobody
-        elif key == "no" and value.lower() in ("assignee", "milestone", "project"):
-            continue
+            found.nothing = found.nothing or not negate  # the hub assigns nobody
+        elif key == "mentions":
+            add("(i.body LIKE ? OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = i.id"
+                " AND c.body LIKE ?))", [f"%@{login}%"] * 2, negate)  # fmt: skip
+        elif key == "commenter":
+            add(commented + f"{_USER_ID})", [login], negate)
+        elif key == "involves":
+            add(f"(i.user_id = {_USER_ID} OR {commented}{_USER_ID}) OR i.body LIKE ?)",
+                [login, login, f"%@{login}%"], negate)  # fmt: skip
+        elif key == "comments" and (bounds := _bounds(value, _count)) is not None:
+            for op, number in bounds:
+                add(f"i.comments {op} ?", [number], negate)
+        elif key in _DATES and (bounds := _bounds(value, _moment)) is not None:
+            clause = " AND ".join(f"{_DATES[key]} {op} ?" for op, _ in bounds)
+            add(f"({clause})", [moment for _, moment in bounds], negate)
         elif key == "sort":
-            name, _, direction = value.lower().partition("-")
+            name, _, direction = lowered.partition("-")
             if name in _SEARCH_SORTS:
                 way = "ASC" if direction == "asc" else "DESC"
                 found.order = f"{_SEARCH_SORTS[name]} {way}, i.id {way}"
         elif key == "in":
-            fields = [f"i.{v}" for v in value.lower().split(",") if v in ("title", "body")]
+            fields = [f"i.{v}" for v in lowered.split(",") if v in ("title", "body", "comments")]
         else:
             words.append(token)
     for word in words:
-        either = " OR ".join(f"instr(lower(coalesce({f}, '')), lower(?)) > 0" for f in fields)
+        either = " OR ".join(
+            "EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = i.id AND"
+            " instr(lower(c.body), lower(?)) > 0)"
+            if f == "i.comments"
+            else f"instr(lower(coalesce({f}, '')), lower(?)) > 0"
+            for f in fields
+        )
         found.where.append(f"({either or '0'})")
         found.params += [word] * len(fields)
     return found
@@ -1176,7 +1266,7 @@ class SearchResultItemConnection(Connection):
 def search(ctx: Ctx, info: Info, query: str, args: dict[str, Any]) -> Connection:
     """Issues the caller may see that match a GitHub search text, newest first unless
     ``sort:`` says otherwise."""
-    found = parse_search(query)
+    found = parse_search(query, ctx.me["login"])
     repos: list[RepoAccess] = []
     if found.repos:
         for full in found.repos:

@@ -816,3 +816,58 @@ def test_an_org_owned_repository_has_an_organization_owner(
     assert by_login["organization"] == {"login": org, "id": rest["node_id"]}
     user = q(alice, "{ repositoryOwner: viewer { __typename } }")
     assert user["repositoryOwner"]["__typename"] == "User"
+
+
+def test_search_reads_the_qualifiers_gh_and_people_use(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, bob: str,
+    repo: str,
+) -> None:  # fmt: skip
+    """``no:label``, ``user:``/``org:``, ``@me``, ``commenter:``, ``involves:``,
+    ``comments:`` and ``created:`` ranges, ``in:comments``, ``is:locked``, ``reason:`` and
+    negation, each compared with what REST lists for the same issues."""
+    owner = repo.split("/")[0]
+    made = [
+        api(alice, "POST", f"/repos/{repo}/issues", {"title": f"t{n}", **extra}).body
+        for n, extra in enumerate([{"labels": ["x"]}, {}, {}, {"body": "ping @bob"}])
+    ]
+    one, two, three, four = (m["number"] for m in made)
+    for body in ("first", "needle here"):
+        api(bob, "POST", f"/repos/{repo}/issues/{two}/comments", {"body": body})
+    api(alice, "PUT", f"/repos/{repo}/issues/{three}/lock", {"lock_reason": "resolved"})
+    api(alice, "PATCH", f"/repos/{repo}/issues/{four}",
+        {"state": "closed", "state_reason": "not_planned"})  # fmt: skip
+
+    def searched(text: str, token: str = alice) -> list[int]:
+        got = q(
+            token,
+            "query($q: String!) { search(type: ISSUE, first: 50, query: $q) {"
+            " issueCount nodes { ... on Issue { number } } } }",
+            q=f"repo:{repo} {text}",
+        )
+        numbers = [n["number"] for n in got["search"]["nodes"]]
+        assert got["search"]["issueCount"] == len(numbers)
+        return sorted(numbers)  # fmt: skip
+
+    everything = sorted(
+        i["number"] for i in api(alice, "GET", f"/repos/{repo}/issues?state=all").body
+    )
+    unlabelled = [n for n in everything if n != one]
+    assert searched("no:label") == unlabelled and searched("-no:label") == [one]
+    assert searched(f"user:{owner}") == everything == searched(f"org:{owner}")
+    assert searched("user:somebody-else") == []
+    assert searched("author:@me") == everything and searched("author:@me", bob) == []
+    assert searched("commenter:bob") == [two] and searched("commenter:@me", bob) == [two]
+    assert searched("-commenter:bob") == [one, three, four]
+    assert searched("involves:bob") == [two, four] and searched("mentions:@me", bob) == [four]
+    assert searched("comments:>1") == [two] and searched("comments:0") == [one, three, four]
+    assert searched("comments:1..5") == [two] and searched("comments:<=0") == [one, three, four]
+    created = api(alice, "GET", f"/repos/{repo}/issues/{one}").body["created_at"][:10]
+    assert searched(f"created:{created}") == everything
+    assert searched(f"created:>={created}") == everything and searched(f"created:<{created}") == []
+    assert searched("created:2001-01-01..2001-12-31") == []
+    assert searched(f"created:{created}..*") == everything
+    assert searched("needle in:comments") == [two] and searched("needle") == []
+    assert searched("is:locked") == [three] and searched("is:unlocked") == [one, two, four]
+    assert searched('reason:"not planned"') == [four] and searched("is:closed") == [four]
+    assert searched("-label:x is:open") == [two, three]
+    assert searched("no:assignee") == everything and searched("-no:assignee") == []
