@@ -276,15 +276,21 @@ def _variable_errors(
 # --- cost, as GitHub computes it ---------------------------------------------------------
 
 
+MAX_NODES = 500_000  # GitHub's most nodes one query may ask for
+
+
 def query_cost(
     document: DocumentNode, operation: OperationDefinitionNode, variables: dict[str, Any]
-) -> tuple[int, int]:
-    """``(cost, nodes)``: the requests each connection needs (its parents' page sizes
-    multiplied), summed, over 100, rounded, at least 1; and the most nodes it may return."""
+) -> tuple[int, int, str | None]:
+    """``(cost, nodes, over)``: the requests each connection needs (its parents' page sizes
+    multiplied), summed, over 100, rounded, at least 1; the most nodes it may return; and
+    GitHub's words for a query asking for more than ``MAX_NODES`` (else None), naming the
+    connection the count passes the limit at."""
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
     requests = nodes = 0
+    over: str | None = None
 
     def size(node: FieldNode) -> int:
         for arg in node.arguments or ():
@@ -302,13 +308,19 @@ def query_cost(
         return 0
 
     def walk(selections: SelectionSetNode | None, multiplier: int, seen: frozenset[str]) -> None:
-        nonlocal requests, nodes
+        nonlocal requests, nodes, over
         for sel in selections.selections if selections else ():
             if isinstance(sel, FieldNode):
                 page = size(sel)
                 if page:  # a connection: one request per parent item
                     requests += multiplier
                     nodes += multiplier * page
+                    if nodes > MAX_NODES and over is None:
+                        over = (
+                            f"By the time this query traverses to the {sel.name.value}"
+                            f" connection, it is requesting up to {nodes:,} possible nodes"
+                            f" which exceeds the maximum limit of {MAX_NODES:,}."
+                        )
                 walk(sel.selection_set, multiplier * page if page else multiplier, seen)
             elif isinstance(sel, InlineFragmentNode):
                 walk(sel.selection_set, multiplier, seen)
@@ -318,7 +330,7 @@ def query_cost(
                     walk(found.selection_set, multiplier, seen | {sel.name.value})
 
     walk(operation.selection_set, 1, frozenset())
-    return max(round(requests / 100), 1), nodes
+    return max(round(requests / 100), 1), nodes, over
 
 
 # --- the endpoint ------------------------------------------------------------------------
@@ -362,7 +374,9 @@ async def graphql(request: web.Request) -> web.Response:
         return _answer({"errors": [{"message": message}]})
     if bad := _variable_errors(operation, variables):
         return _answer({"errors": bad})
-    cost, nodes = query_cost(document, operation, variables)
+    cost, nodes, over = query_cost(document, operation, variables)
+    if over is not None:  # refused before it runs, as GitHub refuses it
+        return _answer({"errors": [{"type": "MAX_NODE_LIMIT_EXCEEDED", "message": over}]})
     request["cost"] = cost
     if operation.operation is OperationType.MUTATION:
         wait = hub_of(request).content_wait(request["rate_key"], time.monotonic())

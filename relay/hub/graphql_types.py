@@ -180,6 +180,10 @@ def window(info: Info, total: int, args: dict[str, Any]) -> tuple[int, int]:
     what = info.field_name
     first = _int_arg(args.get("first"), "first", what)
     last = _int_arg(args.get("last"), "last", what)
+    if first is not None and last is not None:
+        raise GraphQLError(
+            f"Passing both `first` and `last` to paginate the `{what}` connection is not supported."
+        )
     if first is None and last is None:
         if _wants_items(info):
             raise GraphQLError(

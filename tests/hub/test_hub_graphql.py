@@ -871,3 +871,37 @@ def test_search_reads_the_qualifiers_gh_and_people_use(
     assert searched('reason:"not planned"') == [four] and searched("is:closed") == [four]
     assert searched("-label:x is:open") == [two, three]
     assert searched("no:assignee") == everything and searched("-no:assignee") == []
+
+
+def test_githubs_node_limit_and_one_way_pagination(hub: Any, alice: str, repo: str) -> None:
+    """A query that may ask for more than 500,000 nodes is refused before it runs, naming
+    the connection where the count passes the limit; ``first`` with ``last`` is refused."""
+    owner, name = repo.split("/")
+    huge = gql(
+        hub.url,
+        alice,
+        """query { search(type: ISSUE, first: 100, query: "is:issue") {
+        nodes { ... on Issue { comments(first: 100) { nodes {
+        reactionGroups { reactors(first: 100) { totalCount } } } } } } } }""",
+    )
+    assert huge.status == 200 and huge.body == {"errors": [{
+        "type": "MAX_NODE_LIMIT_EXCEEDED",
+        "message": "By the time this query traverses to the reactors connection, it is"
+        " requesting up to 1,010,100 possible nodes which exceeds the maximum limit of 500,000.",
+    }]}  # fmt: skip
+    within = gql(
+        hub.url,
+        alice,
+        """query { search(type: ISSUE, first: 100, query: "is:issue") {
+        nodes { ... on Issue { comments(first: 100) { nodes {
+        reactionGroups { reactors(first: 40) { totalCount } } } } } } } }""",
+    )
+    assert "errors" not in within.body, within.body  # 410,100 nodes
+    both = gql(hub.url, alice, "query($o: String!, $n: String!) { repository(owner: $o,"
+               " name: $n) { issues(first: 1, last: 1) { nodes { number } } } }",
+               {"o": owner, "n": name})  # fmt: skip
+    assert both.body["data"] == {"repository": None}  # issues is non-null: its null rises
+    assert both.body["errors"][0]["message"] == (
+        "Passing both `first` and `last` to paginate the `issues` connection is not supported."
+    )
+    assert both.body["errors"][0]["path"] == ["repository", "issues"]
