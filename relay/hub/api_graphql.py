@@ -75,10 +75,9 @@ from relay.hub.graphql_types import (
     stamp,
 )
 from relay.hub.graphql_types import search as search_issues
-from relay.hub.middleware import SECONDARY_DOCS, SECONDARY_MESSAGE
+from relay.hub.middleware import GRAPHQL_DOCS, SECONDARY_DOCS, SECONDARY_MESSAGE
 from relay.hub.web import ApiError, Role, check_body, hub_of, read_json
 
-GRAPHQL_DOCS = "https://docs.github.com/graphql"
 AUTH_DOCS = GRAPHQL_DOCS + "/guides/forming-calls-with-graphql#authenticating-with-graphql"
 NO_QUERY = "A query attribute must be specified and must be a string."
 

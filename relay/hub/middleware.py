@@ -43,6 +43,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 LIMITS_DOCS = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
 SECONDARY_DOCS = LIMITS_DOCS + "#about-secondary-rate-limits"
+GRAPHQL_DOCS = "https://docs.github.com/graphql"
 SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try"
     " again. If you reach out to GitHub Support for help, please include the request ID."
@@ -153,8 +154,9 @@ def authenticate(request: web.Request, hub: Hub) -> str:
         request["viewer"], request["admin"], request["jwt"] = None, False, token  # apps.py checks
         key = request["rate_key"] = f"jwt:{token[-24:]}"
         return key
-    if owner is None:
-        raise ApiError(401, "Bad credentials")
+    if owner is None:  # GraphQL's 401 points at the GraphQL docs, as GitHub's does
+        graphql = api_path(request.path) in GRAPHQL_PATHS
+        raise ApiError(401, "Bad credentials", docs=GRAPHQL_DOCS if graphql else DOCS)
     request["viewer"], request["admin"] = owner
     if token and token.startswith(CLASSIC_PREFIXES):  # GitHub tells only these their scopes
         request["scopes"] = ADMIN_SCOPES if owner[1] else CLASSIC_SCOPES

@@ -549,8 +549,17 @@ def test_graphql_needs_a_token_and_has_its_own_budget(
                      {"Authorization": ""})  # fmt: skip
     assert anonymous.status == 401
     assert anonymous.body["message"] == "This endpoint requires you to be authenticated."
+    assert anonymous.body["documentation_url"] == (
+        "https://docs.github.com/graphql/guides/forming-calls-with-graphql"
+        "#authenticating-with-graphql"
+    )
     bad = gql(hub.url, "ghp_" + "x" * 36, "{ viewer { login } }")
-    assert bad.status == 401 and bad.body["message"] == "Bad credentials"
+    assert bad.status == 401 and bad.body == {
+        "message": "Bad credentials", "documentation_url": "https://docs.github.com/graphql",
+        "status": "401",
+    }  # fmt: skip
+    rest = call(hub.url, "ghp_" + "x" * 36, "GET", "/user")
+    assert rest.body["documentation_url"] == "https://docs.github.com/rest"
     core_before = api(alice, "GET", "/rate_limit").body["resources"]
     first = gql(hub.url, alice, "{ viewer { login } }")
     assert first.headers["x-ratelimit-resource"] == "graphql"
