@@ -261,7 +261,8 @@ def _apply(store: Store, issue: dict[str, Any], changes: dict[str, Any], *, acto
         store.record("issues", "renamed", actor_id=actor_id, detail=rename, **where)
     if state in ("open", "closed"):
         action = "closed" if state == "closed" else "reopened"
-        store.record("issues", action, actor_id=actor_id, **where)
+        reason = changes.get("state_reason") if state == "closed" else None
+        store.record("issues", action, actor_id=actor_id, detail=reason, **where)
 
 
 LOCK_REASONS = ("off-topic", "too heated", "resolved", "spam")

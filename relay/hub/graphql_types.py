@@ -42,7 +42,8 @@ _PERMISSION = {
 }  # fmt: skip
 TIMELINE_ACTIONS = {
     "labeled": "LABELED_EVENT", "unlabeled": "UNLABELED_EVENT", "closed": "CLOSED_EVENT",
-    "reopened": "REOPENED_EVENT", "renamed": "RENAMED_TITLE_EVENT",
+    "reopened": "REOPENED_EVENT", "renamed": "RENAMED_TITLE_EVENT", "locked": "LOCKED_EVENT",
+    "unlocked": "UNLOCKED_EVENT",
 }  # fmt: skip
 
 
@@ -998,7 +999,25 @@ class UnlabeledEvent(LabeledEvent):
 class ClosedEvent(Event):
     """The issue closed."""
 
-    stateReason = None  # the journal keeps no reason per event
+    @property
+    def stateReason(self) -> str | None:
+        """Why, as this close said (null for a close recorded before reasons were kept)."""
+        reason = self.row.get("detail")
+        return reason.upper() if reason else None
+
+
+class LockedEvent(Event):
+    """The conversation locked."""
+
+    @property
+    def lockReason(self) -> str | None:
+        """Why, if a reason was given (``too heated`` is ``TOO_HEATED``)."""
+        reason = self.row.get("detail")
+        return reason.upper().replace(" ", "_").replace("-", "_") if reason else None
+
+
+class UnlockedEvent(Event):
+    """The conversation unlocked."""
 
 
 class ReopenedEvent(Event):
@@ -1023,7 +1042,8 @@ class RenamedTitleEvent(Event):
 
 _EVENTS: dict[str, type[Event]] = {
     "labeled": LabeledEvent, "unlabeled": UnlabeledEvent, "closed": ClosedEvent,
-    "reopened": ReopenedEvent, "renamed": RenamedTitleEvent,
+    "reopened": ReopenedEvent, "renamed": RenamedTitleEvent, "locked": LockedEvent,
+    "unlocked": UnlockedEvent,
 }  # fmt: skip
 
 

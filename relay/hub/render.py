@@ -273,7 +273,7 @@ def event(base: str, full: str, row: dict[str, Any], actor: dict[str, Any]) -> d
     if row["label_name"] is not None:
         out["label"] = {"name": row["label_name"], "color": row["label_color"]}
     if row["action"] in ("closed", "reopened"):
-        out["state_reason"] = "reopened" if row["action"] == "reopened" else None
+        out["state_reason"] = "reopened" if row["action"] == "reopened" else row["detail"]
     if row["action"] == "renamed":
         out["rename"] = json.loads(row["detail"])
     if row["action"] == "locked":

@@ -914,3 +914,37 @@ def test_githubs_node_limit_and_one_way_pagination(hub: Any, alice: str, repo: s
         "Passing both `first` and `last` to paginate the `issues` connection is not supported."
     )
     assert both.body["errors"][0]["path"] == ["repository", "issues"]
+
+
+def test_closed_and_locked_events_say_why_as_rest_does(
+    api: Callable[..., Answer], q: Callable[..., dict[str, Any]], alice: str, repo: str
+) -> None:
+    """A close's reason stays on its event (GraphQL's ``ClosedEvent.stateReason``, REST's
+    ``state_reason``), and locking shows in the timeline as ``LockedEvent``/``UnlockedEvent``
+    as REST's events list ``locked``/``unlocked``."""
+    made = api(alice, "POST", f"/repos/{repo}/issues", {"title": "t"}).body
+    n, ident = made["number"], made["node_id"]
+    q(alice, "mutation($i: ID!) { closeIssue(input: {issueId: $i, stateReason: NOT_PLANNED})"
+      " { issue { state } } }", i=ident)  # fmt: skip
+    q(alice, "mutation($i: ID!) { reopenIssue(input: {issueId: $i}) { issue { state } } }",
+      i=ident)  # fmt: skip
+    api(alice, "PATCH", f"/repos/{repo}/issues/{n}", {"state": "closed"})  # completed
+    api(alice, "PUT", f"/repos/{repo}/issues/{n}/lock", {"lock_reason": "too heated"})
+    api(alice, "DELETE", f"/repos/{repo}/issues/{n}/lock")
+    got = q(alice, """query($i: ID!) { node(id: $i) { ... on Issue { timelineItems(first: 20) {
+        nodes { __typename ... on ClosedEvent { stateReason } ... on ReopenedEvent { stateReason }
+        ... on LockedEvent { lockReason actor { login } } ... on UnlockedEvent { createdAt }
+        } } } } }""", i=ident)  # fmt: skip
+    items = got["node"]["timelineItems"]["nodes"]
+    assert [i["__typename"] for i in items] == [
+        "ClosedEvent", "ReopenedEvent", "ClosedEvent", "LockedEvent", "UnlockedEvent",
+    ]  # fmt: skip
+    assert [i.get("stateReason") for i in items[:3]] == ["NOT_PLANNED", "REOPENED", "COMPLETED"]
+    assert items[3] == {"__typename": "LockedEvent", "lockReason": "TOO_HEATED",
+                        "actor": {"login": "alice"}}  # fmt: skip
+    rest = api(alice, "GET", f"/repos/{repo}/issues/{n}/events").body
+    assert [(e["event"], e.get("state_reason"), e.get("lock_reason")) for e in rest] == [
+        ("closed", "not_planned", None), ("reopened", "reopened", None),
+        ("closed", "completed", None), ("locked", None, "too heated"), ("unlocked", None, None),
+    ]  # fmt: skip
+    assert items[4]["createdAt"] == rest[4]["created_at"]
