@@ -2,12 +2,16 @@
 ``POST /admin/organizations``), their members, their teams (as far as branch-protection
 restrictions and repository access need them) and the repositories they own.
 
+Membership follows GitHub: an owner's ``PUT .../memberships/{user}`` (or adding an outsider
+to a team) invites; the membership is ``pending``, gives nothing, and turns ``active`` when
+the user accepts it (``PATCH /user/memberships/orgs/{org}`` ``{"state": "active"}``).
+Memberships are concealed: outsiders see no members.
+
 An organisation is an account (a ``users`` row of type ``Organization``), so its
 repositories are ``/repos/{org}/{name}`` like anyone's. Access follows GitHub: an owner
 (``admin`` member) administers every repository of the organisation, a member reads them
 (the default base permission, ``read``), a team's members have the role the team was
-given on a repository, and outsiders see only public ones. Known difference: a membership
-is active at once (GitHub sends an invitation the user accepts).
+given on a repository, and outsiders see only public ones.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from relay.hub.web import (
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS org_members (
   org_id INTEGER NOT NULL, user_id INTEGER NOT NULL, role TEXT NOT NULL,
-  PRIMARY KEY (org_id, user_id));
+  state TEXT NOT NULL DEFAULT 'active', PRIMARY KEY (org_id, user_id));
 CREATE TABLE IF NOT EXISTS teams (
   id INTEGER PRIMARY KEY AUTOINCREMENT, org_id INTEGER NOT NULL, name TEXT NOT NULL,
   slug TEXT NOT NULL COLLATE NOCASE, description TEXT, privacy TEXT NOT NULL,
@@ -56,8 +60,11 @@ ORG_DOCS = "https://docs.github.com/rest/orgs/"
 
 
 def install(store: Store) -> None:
-    """Create the tables (idempotent)."""
+    """Create the tables (idempotent; an older data folder's members are all active)."""
     store.db.executescript(SCHEMA)
+    columns = {r[1] for r in store.db.execute("PRAGMA table_info(org_members)")}
+    if "state" not in columns:
+        store.db.execute("ALTER TABLE org_members ADD COLUMN state TEXT NOT NULL DEFAULT 'active'")
 
 
 def org_role(store: Store, org_id: int, user_id: int | None) -> Role:
@@ -66,7 +73,8 @@ def org_role(store: Store, org_id: int, user_id: int | None) -> Role:
     if user_id is None:
         return Role.NONE
     row = store.db.execute(
-        "SELECT role FROM org_members WHERE org_id = ? AND user_id = ?", (org_id, user_id)
+        "SELECT role FROM org_members WHERE org_id = ? AND user_id = ? AND state = 'active'",
+        (org_id, user_id),
     ).fetchone()
     if row is None:
         return Role.NONE
@@ -79,6 +87,8 @@ def team_role(store: Store, repo_id: int, user_id: int | None) -> Role:
         return Role.NONE
     rows = store.db.execute(
         "SELECT tr.permission FROM team_repos tr JOIN team_members tm ON tm.team_id = tr.team_id"
+        " JOIN teams t ON t.id = tr.team_id JOIN org_members m ON m.org_id = t.org_id"
+        " AND m.user_id = tm.user_id AND m.state = 'active'"
         " WHERE tr.repo_id = ? AND tm.user_id = ?",
         (repo_id, user_id),
     )
@@ -149,7 +159,10 @@ async def create_org(request: web.Request) -> web.Response:
             "INSERT INTO users (login, type, created_at) VALUES (?, 'Organization', ?)",
             (login, now_us()),
         )
-        db.execute("INSERT INTO org_members VALUES (?, ?, 'admin')", (cur.lastrowid, first["id"]))
+        db.execute(
+            "INSERT INTO org_members (org_id, user_id, role) VALUES (?, ?, 'admin')",
+            (cur.lastrowid, first["id"]),
+        )
     org = store.user_by_login(login)
     assert org is not None
     return created(org_object(request, org, full=False))
@@ -160,12 +173,20 @@ async def get_org(request: web.Request) -> web.Response:
     return reply(org_object(request, _org(request), full=True))
 
 
+def _member_row(store: Store, org_id: int, user_id: int) -> dict[str, Any] | None:
+    """The membership row (role and state, active or pending), or None."""
+    row = store.db.execute(
+        "SELECT role, state FROM org_members WHERE org_id = ? AND user_id = ?", (org_id, user_id)
+    ).fetchone()
+    return None if row is None else dict(row)
+
+
 def _membership(request: web.Request, org: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
-    role = org_role(hub_of(request).store, org["id"], user["id"])
+    row = _member_row(hub_of(request).store, org["id"], user["id"]) or {}
     base = origin(request)
     return {
         "url": f"{base}/orgs/{org['login']}/memberships/{user['login']}",
-        "state": "active", "role": "admin" if role == Role.ADMIN else "member",
+        "state": row.get("state", "active"), "role": row.get("role", "member"),
         "organization_url": f"{base}/orgs/{org['login']}",
         "organization": org_object(request, org, full=False),
         "user": render.user_row(base, user),
@@ -182,9 +203,12 @@ def _user(request: web.Request) -> dict[str, Any]:
 async def get_membership(request: web.Request) -> web.Response:
     """``GET /orgs/{org}/memberships/{username}``: 404 for a non-member."""
     org, user = _org(request), _user(request)
-    viewer(request)
-    if org_role(hub_of(request).store, org["id"], user["id"]) == Role.NONE:
+    me = viewer(request)
+    store = hub_of(request).store
+    if _member_row(store, org["id"], user["id"]) is None:
         raise not_found()
+    if me["id"] != user["id"] and org_role(store, org["id"], me["id"]) == Role.NONE:
+        raise not_found()  # memberships are concealed from outsiders
     return reply(_membership(request, org, user))
 
 
@@ -196,11 +220,57 @@ async def set_membership(request: web.Request) -> web.Response:
     if role not in ("member", "admin"):
         raise invalid("Membership", "role", "invalid")
     store = hub_of(request).store
-    with store.write() as db:
+    with store.write() as db:  # a new member is invited (pending); a member's role changes
         db.execute(
-            "INSERT OR REPLACE INTO org_members VALUES (?, ?, ?)", (org["id"], user["id"], role)
+            "INSERT INTO org_members (org_id, user_id, role, state) VALUES (?, ?, ?, 'pending')"
+            " ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role",
+            (org["id"], user["id"], role),
         )
     return reply(_membership(request, org, user))
+
+
+async def my_memberships(request: web.Request) -> web.Response:
+    """``GET /user/memberships/orgs`` (``state``: active or pending): the caller's."""
+    me = viewer(request)
+    state = request.query.get("state")
+    if state not in (None, "active", "pending"):
+        raise invalid("Membership", "state", "invalid")
+    store = hub_of(request).store
+    rows = store.db.execute(
+        "SELECT org_id FROM org_members WHERE user_id = ? AND (? IS NULL OR state = ?)"
+        " ORDER BY org_id",
+        (me["id"], state, state),
+    ).fetchall()
+    items = [_membership(request, store.user(r[0]), me) for r in rows]
+    page, per_page = paging(request)
+    return paged(request, items[(page - 1) * per_page : page * per_page], len(items))
+
+
+def _my_membership(request: web.Request) -> tuple[dict[str, Any], dict[str, Any]]:
+    org, me = _org(request), viewer(request)
+    if _member_row(hub_of(request).store, org["id"], me["id"]) is None:
+        raise not_found()
+    return org, me
+
+
+async def my_membership(request: web.Request) -> web.Response:
+    """``GET /user/memberships/orgs/{org}``: the caller's membership (404: none)."""
+    org, me = _my_membership(request)
+    return reply(_membership(request, org, me))
+
+
+async def accept_membership(request: web.Request) -> web.Response:
+    """``PATCH /user/memberships/orgs/{org}`` ``{"state": "active"}``: accept the invitation."""
+    org, me = _my_membership(request)
+    if (await read_object(request)).get("state") != "active":
+        raise invalid("Membership", "state", "invalid")
+    store = hub_of(request).store
+    with store.write() as db:
+        db.execute(
+            "UPDATE org_members SET state = 'active' WHERE org_id = ? AND user_id = ?",
+            (org["id"], me["id"]),
+        )
+    return reply(_membership(request, org, me))
 
 
 async def remove_membership(request: web.Request) -> web.Response:
@@ -224,11 +294,15 @@ async def list_members(request: web.Request) -> web.Response:
     """``GET /orgs/{org}/members``, by login."""
     org = _org(request)
     store = hub_of(request).store
-    rows = store.db.execute(
-        "SELECT u.* FROM org_members m JOIN users u ON u.id = m.user_id WHERE m.org_id = ?"
-        " ORDER BY u.login COLLATE NOCASE",
-        (org["id"],),
-    ).fetchall()
+    me = request.get("viewer")
+    if me is None or org_role(store, org["id"], me["id"]) == Role.NONE:
+        rows = []  # outsiders see public members only, and every membership is concealed
+    else:
+        rows = store.db.execute(
+            "SELECT u.* FROM org_members m JOIN users u ON u.id = m.user_id WHERE m.org_id = ?"
+            " AND m.state = 'active' ORDER BY u.login COLLATE NOCASE",
+            (org["id"],),
+        ).fetchall()
     page, per_page = paging(request)
     base = origin(request)
     items = [render.user_row(base, dict(r)) for r in rows]
@@ -384,13 +458,16 @@ async def set_team_membership(request: web.Request) -> web.Response:
     store = hub_of(request).store
     with store.write() as db:
         db.execute(
-            "INSERT OR IGNORE INTO org_members VALUES (?, ?, 'member')", (org["id"], user["id"])
+            "INSERT OR IGNORE INTO org_members (org_id, user_id, role, state)"
+            " VALUES (?, ?, 'member', 'pending')",
+            (org["id"], user["id"]),
         )
         db.execute(
             "INSERT OR REPLACE INTO team_members VALUES (?, ?, ?)", (team["id"], user["id"], role)
         )
     url = f"{origin(request)}/teams/{team['id']}/memberships/{user['login']}"
-    return reply({"url": url, "role": role, "state": "active"})
+    state = (_member_row(store, org["id"], user["id"]) or {}).get("state", "active")
+    return reply({"url": url, "role": role, "state": state})
 
 
 async def set_team_repo(request: web.Request) -> web.Response:
@@ -501,6 +578,9 @@ ROUTES = (
     ("GET", "/orgs/{org}/memberships/{username}", get_membership),
     ("PUT", "/orgs/{org}/memberships/{username}", set_membership),
     ("DELETE", "/orgs/{org}/memberships/{username}", remove_membership),
+    ("GET", "/user/memberships/orgs", my_memberships),
+    ("GET", "/user/memberships/orgs/{org}", my_membership),
+    ("PATCH", "/user/memberships/orgs/{org}", accept_membership),
     ("POST", "/orgs/{org}/repos", create_org_repo),
     ("GET", "/orgs/{org}/repos", list_org_repos),
     ("POST", "/orgs/{org}/teams", create_team),
@@ -516,6 +596,11 @@ DOC_PAGES: dict[object, str] = {
     get_membership: "orgs/members#get-organization-membership-for-a-user",
     set_membership: "orgs/members#set-organization-membership-for-a-user",
     remove_membership: "orgs/members#remove-organization-membership-for-a-user",
+    my_memberships: "orgs/members#list-organization-memberships-for-the-authenticated-user",
+    my_membership: "orgs/members#get-an-organization-membership-for-the-authenticated-user",
+    accept_membership: (
+        "orgs/members#update-an-organization-membership-for-the-authenticated-user"
+    ),
     create_org_repo: "repos/repos#create-an-organization-repository",
     list_org_repos: "repos/repos#list-organization-repositories",
     create_team: "teams/teams#create-a-team",

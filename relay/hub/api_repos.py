@@ -481,7 +481,8 @@ async def list_collaborators(request: web.Request) -> web.Response:
     members: set[int] = set()
     if acc.owner["type"] == "Organization":
         members = {r[0] for r in store.db.execute(
-            "SELECT user_id FROM org_members WHERE org_id = ?", (acc.owner["id"],))}  # fmt: skip
+            "SELECT user_id FROM org_members WHERE org_id = ? AND state = 'active'",
+            (acc.owner["id"],))}  # fmt: skip
         teams = store.db.execute(
             "SELECT tm.user_id FROM team_members tm JOIN team_repos tr ON tr.team_id = tm.team_id"
             " WHERE tr.repo_id = ?", (acc.id,))  # fmt: skip

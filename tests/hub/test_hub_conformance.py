@@ -137,6 +137,9 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", "/orgs/{org}/memberships/{username}"): "OrgMembership",
     ("PUT", "/orgs/{org}/memberships/{username}"): "OrgMembership",
     ("DELETE", "/orgs/{org}/memberships/{username}"): NO_CONTENT,
+    ("GET", "/user/memberships/orgs"): "[OrgMembership]",
+    ("GET", "/user/memberships/orgs/{org}"): "OrgMembership",
+    ("PATCH", "/user/memberships/orgs/{org}"): "OrgMembership",
     ("POST", "/orgs/{org}/repos"): "FullRepository",
     ("GET", "/orgs/{org}/repos"): "[MinimalRepository]",
     ("POST", "/orgs/{org}/teams"): "TeamFull",
@@ -453,7 +456,15 @@ def check_organisations(
     check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob", status=404)
     made = check("PUT", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob",
                  {"role": "member"})  # fmt: skip
-    assert (made["state"], made["role"]) == ("active", "member")
+    assert (made["state"], made["role"]) == ("pending", "member")  # invited, as on GitHub
+    assert [u["login"] for u in check("GET", "/orgs/{org}/members", f"{o}/members")] == ["alice"]
+    mine = check("GET", "/user/memberships/orgs", "/user/memberships/orgs?state=pending",
+                 token=bob)  # fmt: skip
+    assert [m["organization"]["login"] for m in mine] == [org]
+    check("GET", "/user/memberships/orgs/{org}", f"/user/memberships/orgs/{org}", token=bob)
+    accepted = check("PATCH", "/user/memberships/orgs/{org}", f"/user/memberships/orgs/{org}",
+                     {"state": "active"}, token=bob)  # fmt: skip
+    assert accepted["state"] == "active"
     check("GET", "/orgs/{org}/memberships/{username}", f"{o}/memberships/bob")
     assert [u["login"] for u in check("GET", "/orgs/{org}/members", f"{o}/members")] == [
         "alice", "bob",

@@ -301,7 +301,10 @@ def test_protection_restrictions_decide_who_may_push_to_an_org_branch(
     member, outsider = hub.token(f"m-{unique}"), hub.token(f"o-{unique}")
     o = f"/orgs/{org}"
     api(alice, "POST", f"{o}/teams", {"name": "pushers"})
-    api(alice, "PUT", f"{o}/teams/pushers/memberships/m-{unique}", {"role": "member"})
+    invited = api(alice, "PUT", f"{o}/teams/pushers/memberships/m-{unique}", {"role": "member"})
+    assert invited.body["state"] == "pending"  # an outsider is invited to the organisation
+    joined = api(member, "PATCH", f"/user/memberships/orgs/{org}", {"state": "active"})
+    assert joined.status == 200 and joined.body["state"] == "active"
     api(alice, "POST", f"{o}/repos", {"name": "guarded"})
     full = f"{org}/guarded"
     api(alice, "PUT", f"{o}/teams/pushers/repos/{full}", {"permission": "push"})
@@ -423,3 +426,31 @@ def test_a_repository_may_be_renamed_to_another_case_of_its_name(
     clash = api(alice, "PATCH", f"/repos/alice/{upper}", {"name": f"OTHER-{unique}"})
     assert clash.status == 422
     assert clash.body["errors"][0]["message"] == "name already exists on this account"
+
+
+def test_an_org_membership_is_pending_until_accepted_and_concealed(
+    hub: Any, api: Any, alice: str, unique: str
+) -> None:
+    """GitHub's organisation invitations: a pending member reads nothing of the
+    organisation's private repositories until they accept; outsiders see no members."""
+    org = f"pend-{unique}"
+    assert api(hub.admin_token, "POST", "/admin/organizations",
+               {"login": org, "admin": "alice"}).status == 201  # fmt: skip
+    assert api(alice, "POST", f"/orgs/{org}/repos", {"name": "inner", "private": True}).status
+    dan, eve = hub.token(f"dan-{unique}"), hub.token(f"eve-{unique}")
+    invited = api(alice, "PUT", f"/orgs/{org}/memberships/dan-{unique}", {"role": "member"})
+    assert invited.status == 200 and invited.body["state"] == "pending"
+    assert api(dan, "GET", f"/repos/{org}/inner").status == 404  # pending: nothing yet
+    assert api(dan, "GET", f"/user/memberships/orgs/{org}").body["state"] == "pending"
+    assert api(eve, "GET", f"/user/memberships/orgs/{org}").status == 404
+    refused = api(dan, "PATCH", f"/user/memberships/orgs/{org}", {"state": "pending"})
+    assert refused.status == 422
+    assert api(dan, "PATCH", f"/user/memberships/orgs/{org}", {"state": "active"}).status == 200
+    assert api(dan, "GET", f"/repos/{org}/inner").status == 200
+    assert [m["login"] for m in api(dan, "GET", f"/orgs/{org}/members").body] == [
+        "alice", f"dan-{unique}",
+    ]  # fmt: skip
+    assert api(eve, "GET", f"/orgs/{org}/members").body == []  # concealed from outsiders
+    assert api(eve, "GET", f"/orgs/{org}/memberships/dan-{unique}").status == 404
+    again = api(alice, "PUT", f"/orgs/{org}/memberships/dan-{unique}", {"role": "admin"})
+    assert (again.body["state"], again.body["role"]) == ("active", "admin")  # a role change
