@@ -41,7 +41,8 @@ def register(inner: Any) -> None:
 
 def gh_environment(url: str, token: str, ca: Path) -> dict[str, str]:
     """The variables ``gh`` (and the git it runs) reads to use the hub at ``url`` as a
-    GitHub Enterprise Server whose certificate comes from the CA in ``ca``."""
+    GitHub Enterprise Server whose certificate comes from a CA in ``ca`` (a bundle of the
+    system's CAs and the hub's)."""
     parts = urlsplit(url)
     host = parts.netloc
     return {
@@ -52,6 +53,33 @@ def gh_environment(url: str, token: str, ca: Path) -> dict[str, str]:
         "GH_PROMPT_DISABLED": "1",
         "GH_NO_UPDATE_NOTIFIER": "1",
     }
+
+
+# Where distributions keep the system's trusted CAs (Debian/Ubuntu, Fedora/RHEL, Alpine/BSD)
+SYSTEM_BUNDLES = (
+    Path("/etc/ssl/certs/ca-certificates.crt"),
+    Path("/etc/pki/tls/certs/ca-bundle.crt"),
+    Path("/etc/ssl/cert.pem"),
+)
+BUNDLE_FILE = "ca-bundle.pem"
+
+
+def ca_bundle(ca: Path, system: tuple[Path, ...] = SYSTEM_BUNDLES) -> Path:
+    """A file of the system's trusted CAs followed by the hub's, written beside the hub's
+    CA: ``SSL_CERT_FILE`` replaces the system's list, and gh (or git) pointed at the hub
+    alone could no longer reach any other host."""
+    import ssl
+
+    found = [p for p in (*system, Path(ssl.get_default_verify_paths().openssl_cafile)) if p]
+    bundle = ca.with_name(BUNDLE_FILE)
+    trusted = next((p for p in found if p.is_file() and p.resolve() != bundle.resolve()), None)
+    text = trusted.read_text() if trusted is not None else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    partial = bundle.with_name(BUNDLE_FILE + ".partial")
+    partial.write_text(text + ca.read_text())
+    partial.replace(bundle)  # whole or not at all
+    return bundle
 
 
 def _running(data: Path | None) -> tuple[str, Path]:
@@ -97,6 +125,6 @@ def env(args: argparse.Namespace) -> Output:
             hint="name a LOGIN to mint one for (`relay hub env gh alice`) or pass --token",
         )
     token = args.token or create_token(data, args.login)
-    variables = gh_environment(url, token, ca_path(data))
+    variables = gh_environment(url, token, ca_bundle(ca_path(data)))
     lines = tuple(f"export {name}={shlex.quote(value)}" for name, value in variables.items())
     return Output(lines=lines, data={"url": url, "env": variables})

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from relay.commands.hub_env import SYSTEM_BUNDLES
+
 GH = shutil.which("gh")
 pytestmark = pytest.mark.skipif(
     GH is None, reason="gh is missing: install it (apt-get install gh, or `make tools`)"
@@ -92,7 +94,16 @@ def test_env_names_the_hub_as_an_enterprise_host(shape: Shape) -> None:
     host = shape.hub.url.removeprefix("https://")
     assert shape.env["GH_HOST"] == host
     assert shape.env["SSL_CERT_FILE"] == shape.env["GIT_SSL_CAINFO"] == str(shape.ca)
-    assert shape.ca == shape.hub.data_dir / "tls" / "ca.pem"
+    # a bundle: the system's CAs (gh and git still reach other hosts), then the hub's own
+    assert shape.ca == shape.hub.data_dir / "tls" / "ca-bundle.pem"
+    bundle, own = shape.ca.read_text(), (shape.hub.data_dir / "tls" / "ca.pem").read_text()
+    assert bundle.endswith(own)
+    system = next((p for p in SYSTEM_BUNDLES if p.is_file()), None)
+    if system is not None:
+        assert bundle.startswith(system.read_text().rstrip("\n"))
+        assert bundle.count("BEGIN CERTIFICATE") == system.read_text().count(
+            "BEGIN CERTIFICATE"
+        ) + own.count("BEGIN CERTIFICATE")
     status, root, headers = shape.rest("GET", "/")
     assert status == 200 and root["repository_url"] == shape.api + "/repos/{owner}/{repo}"
     assert "repo" in headers["x-oauth-scopes"].split(", ")
