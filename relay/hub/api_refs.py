@@ -78,7 +78,7 @@ def _check_sha(sha: object, docs: str) -> str:
 
 
 def _path_ref(request: web.Request) -> str:
-    return "refs/" + request.match_info["ref"].removeprefix("refs/")
+    return "refs/" + request.match_info.get("ref", "").removeprefix("refs/")
 
 
 def bare_of(request: web.Request, repo_id: int) -> Bare:

@@ -102,6 +102,7 @@ ROUTES = (
     ("GET", R + "/git/refs/", api_refs.list_refs),  # GitHub lists every ref here too
     ("GET", R + "/git/refs/{ref:.+}", api_refs.get_refs),
     ("GET", R + "/git/matching-refs/{ref:.+}", api_refs.matching_refs),
+    ("GET", R + "/git/matching-refs/", api_refs.matching_refs),  # an empty prefix: every ref
     ("PATCH", R + "/git/refs/{ref:.+}", api_refs.update_ref),
     ("DELETE", R + "/git/refs/{ref:.+}", api_refs.delete_ref),
 )

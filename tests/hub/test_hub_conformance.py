@@ -98,6 +98,7 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", R + "/git/refs"): "[GitRef]",
     ("GET", R + "/git/refs/{ref}"): "GitRef",
     ("GET", R + "/git/matching-refs/{ref}"): "[GitRef]",
+    ("GET", R + "/git/matching-refs/"): "[GitRef]",
     ("PATCH", R + "/git/refs/{ref}"): "GitRef",
     ("DELETE", R + "/git/refs/{ref}"): NO_CONTENT,
     ("GET", R + "/branches"): "[ShortBranch]",
@@ -407,6 +408,9 @@ def test_every_route_answers_in_githubs_shapes(
     assert check("GET", R + "/git/refs/", refs + "/") == check("GET", R + "/git/refs", refs)
     check("GET", R + "/git/refs/{ref}", f"{refs}/relay/claims/1")
     check("GET", R + "/git/matching-refs/{ref}", f"{r}/git/matching-refs/relay/")
+    every = check("GET", R + "/git/matching-refs/", f"{r}/git/matching-refs/")
+    assert every == check("GET", R + "/git/refs", refs)  # an empty prefix matches every ref
+    assert {x["ref"] for x in every} >= {"refs/heads/main", "refs/relay/claims/1"}
     check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
     check("DELETE", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", status=204)
 
