@@ -18,6 +18,7 @@ from relay.hub.web import (
     GRAPHQL_KEY,
     ISSUES_DOCS,
     ROLE_NAMES,
+    SEARCH_KEY,
     ApiError,
     Role,
     api_path,
@@ -591,6 +592,7 @@ async def rate_limit(request: web.Request) -> web.Response:
     key = request.get("rate_key", "")
     windows = {"core": hub_of(request).window(key)}
     windows["graphql"] = hub_of(request).window(GRAPHQL_KEY + key)
+    windows["search"] = hub_of(request).window(SEARCH_KEY + key)
     resources = {
         name: {"limit": win.limit, "used": win.used, "remaining": win.limit - win.used,
                "reset": win.reset, "resource": name}
@@ -605,7 +607,7 @@ async def rate_limit(request: web.Request) -> web.Response:
 
 
 _OTHER_LIMITS = {
-    "search": 30, "integration_manifest": 5000, "source_import": 100,
+    "integration_manifest": 5000, "source_import": 100,
     "code_scanning_upload": 1000, "code_scanning_autofix": 10, "actions_runner_registration": 10000,
     "scim": 15000, "dependency_snapshots": 100, "dependency_sbom": 100, "audit_log": 1750,
     "audit_log_streaming": 15, "code_search": 10,

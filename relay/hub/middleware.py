@@ -32,6 +32,8 @@ from relay.hub.web import (
     GRAPHQL_PATHS,
     HUB,
     PAGE_PATHS,
+    SEARCH_KEY,
+    SEARCH_PATH,
     ApiError,
     Hub,
     RateWindow,
@@ -342,8 +344,9 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     win: RateWindow | None = None
     try:
         key = authenticate(request, hub)
-        graphql = api_path(request.path) in GRAPHQL_PATHS
-        win = hub.window(GRAPHQL_KEY + key if graphql else key)
+        path = api_path(request.path)
+        graphql, search = path in GRAPHQL_PATHS, path.startswith(SEARCH_PATH)
+        win = hub.window(GRAPHQL_KEY + key if graphql else SEARCH_KEY + key if search else key)
         request["rate_window"] = win
         resp = await _serve(request, handler, win, fault)
     except ApiError as err:

@@ -39,6 +39,8 @@ ISSUES_DOCS = "https://docs.github.com/v3/issues/"
 GRAPHQL_PATHS = frozenset({"/graphql", "/api/graphql"})  # api.github.com's and GHES's
 GHES_PREFIX = "/api/v3"  # GitHub Enterprise Server's REST API root (the hub serves both)
 GRAPHQL_KEY = "graphql:"  # a rate key's prefix for its GraphQL budget
+SEARCH_KEY = "search:"  # and for its search budget (30 a minute, 10 without a token)
+SEARCH_PATH = "/search/"
 
 
 class Role(IntEnum):
@@ -211,14 +213,18 @@ class Hub:
         """The caller's current rate-limit window, rolled over each hour. The key names a
         user (all of a user's tokens share one budget, as on GitHub), an App installation
         or, for anonymous callers, an address (``ip:...``, 60 an hour); GraphQL's budget is
-        apart from the REST one, under the same key behind ``graphql:``, as on GitHub."""
+        apart from the REST one, under the same key behind ``graphql:``, and search's behind
+        ``search:`` (30 a minute), as on GitHub."""
         now = int(time.time())
         win = self.windows.get(key)
         if win is None or win.reset <= now:
-            anonymous = key.startswith(("ip:", "jwt:"))
+            search = key.startswith(SEARCH_KEY)
+            anonymous = key.removeprefix(SEARCH_KEY).startswith(("ip:", "jwt:"))
             limit = ANONYMOUS_LIMIT if anonymous else self.rate_limit
             resource = "graphql" if key.startswith(GRAPHQL_KEY) else "core"
-            win = RateWindow(reset=now + 3600, limit=limit, resource=resource)
+            if search:  # GitHub's search budget is by the minute
+                limit, resource = (10 if anonymous else 30), "search"
+            win = RateWindow(reset=now + (60 if search else 3600), limit=limit, resource=resource)
             self.windows[key] = win
         return win
 

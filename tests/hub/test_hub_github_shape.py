@@ -43,7 +43,7 @@ def test_an_api_path_the_hub_does_not_serve_is_githubs_json_404(
         "status": "404",
     }  # fmt: skip
     assert int(got.headers["x-ratelimit-remaining"]) < int(got.headers["x-ratelimit-limit"])
-    assert got.headers["x-ratelimit-resource"] == "core"
+    assert got.headers["x-ratelimit-resource"] == ("search" if "/search/" in path else "core")
 
 
 def test_a_page_the_hub_does_not_serve_keeps_its_html_404(hub: Any) -> None:
@@ -454,3 +454,20 @@ def test_an_org_membership_is_pending_until_accepted_and_concealed(
     assert api(eve, "GET", f"/orgs/{org}/memberships/dan-{unique}").status == 404
     again = api(alice, "PUT", f"/orgs/{org}/memberships/dan-{unique}", {"role": "admin"})
     assert (again.body["state"], again.body["role"]) == ("active", "admin")  # a role change
+
+
+def test_search_paths_count_against_githubs_search_budget(hub: Any, api: Any) -> None:
+    """``/search/...`` has its own budget (``x-ratelimit-resource: search``, 30 a minute),
+    apart from core's, and ``/rate_limit`` reports it."""
+    token = hub.token("searcher")
+    core = api(token, "GET", "/rate_limit").body["resources"]["core"]["used"]
+    first = api(token, "GET", "/search/issues?q=a")
+    assert first.headers["x-ratelimit-resource"] == "search"
+    assert first.headers["x-ratelimit-limit"] == "30"
+    used = int(first.headers["x-ratelimit-used"])
+    second = api(token, "GET", "/search/issues?q=b")
+    assert int(second.headers["x-ratelimit-used"]) == used + 1
+    assert int(second.headers["x-ratelimit-reset"]) - int(first.headers["x-ratelimit-reset"]) <= 1
+    resources = api(token, "GET", "/rate_limit").body["resources"]
+    assert resources["search"]["used"] == used + 1 and resources["search"]["limit"] == 30
+    assert resources["core"]["used"] == core  # search is apart from core
