@@ -14,6 +14,7 @@ from relay.errors import LocalUsageError
 from relay.hub import (
     api_branches,
     api_comments,
+    api_contents,
     api_environments,
     api_git,
     api_graphql,
@@ -167,7 +168,7 @@ async def reset_requests(request: web.Request) -> web.Response:
 
 _REST = (
     ROUTES + api_branches.ROUTES + api_hooks.ROUTES + api_environments.ROUTES + apps.ROUTES
-    + api_invitations.ROUTES + api_orgs.ROUTES
+    + api_invitations.ROUTES + api_orgs.ROUTES + api_contents.ROUTES
 )  # fmt: skip
 REST_ROUTES = _REST + tuple(
     (method, r"/repositories/{repository_id:\d+}" + path.removeprefix(R), handler)
@@ -246,6 +247,7 @@ _DOC_PAGE: dict[object, str] = {
     **api_environments.DOC_PAGES,
     **api_invitations.DOC_PAGES,
     **api_orgs.DOC_PAGES,
+    **api_contents.DOC_PAGES,
     apps.get_app: "apps/apps#get-the-authenticated-app",
     apps.create_access_token: "apps/apps#create-an-installation-access-token-for-an-app",
 }

@@ -9,6 +9,7 @@ Both API versions GitHub serves are checked, each with its own description's mod
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -99,6 +100,9 @@ TABLE: dict[tuple[str, str], Any] = {
     ("GET", R + "/git/refs/{ref}"): "GitRef",
     ("GET", R + "/git/matching-refs/{ref}"): "[GitRef]",
     ("GET", R + "/git/matching-refs/"): "[GitRef]",
+    ("GET", R + "/readme"): "ContentFile",
+    ("GET", R + "/contents/{path}"): "ContentFile",
+    ("GET", R + "/contents/"): "[ContentDirectoryItems]",
     ("PATCH", R + "/git/refs/{ref}"): "GitRef",
     ("DELETE", R + "/git/refs/{ref}"): NO_CONTENT,
     ("GET", R + "/branches"): "[ShortBranch]",
@@ -413,6 +417,13 @@ def test_every_route_answers_in_githubs_shapes(
     assert {x["ref"] for x in every} >= {"refs/heads/main", "refs/relay/claims/1"}
     check("PATCH", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", {"sha": sha})
     check("DELETE", R + "/git/refs/{ref}", f"{refs}/relay/claims/1", status=204)
+    readme = check("GET", R + "/readme", f"{r}/readme")
+    assert readme["path"] == "README" and readme["encoding"] == "base64"
+    assert base64.b64decode(readme["content"]).decode().startswith(full)  # push_commit wrote it
+    assert check("GET", R + "/contents/{path}", f"{r}/contents/README") == readme
+    listed = check("GET", R + "/contents/", f"{r}/contents/")
+    assert [(x["name"], x["type"], x["sha"]) for x in listed] == [("README", "file", readme["sha"])]
+    check("GET", R + "/contents/{path}", f"{r}/contents/nothing-here", status=404)
 
     check_organisations(check, hub, tmp_path, unique, alice, bob)
     app, auth = installation_token(hub, full)
