@@ -28,30 +28,40 @@ import re
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from graphql import (
+    ArgumentNode,
     DocumentNode,
     ExecutionResult,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
+    GraphQLInputObjectType,
     GraphQLInterfaceType,
     GraphQLSchema,
     GraphQLUnionType,
     InlineFragmentNode,
+    ObjectFieldNode,
+    ObjectValueNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
+    TypeInfo,
+    TypeInfoVisitor,
+    Visitor,
     build_schema,
     execute,
+    get_named_type,
     get_operation_ast,
     parse,
     validate,
+    visit,
 )
 from graphql.execution.values import get_variable_values
 from graphql.language import VariableNode, print_ast
@@ -148,6 +158,79 @@ def _paths(document: DocumentNode) -> dict[int, list[str]]:
     return out
 
 
+@dataclass(frozen=True)
+class _Value:
+    """Where a literal value sits: its path, the field or input object it is given to, the
+    argument's name there and the type it must have."""
+
+    path: list[str]
+    owner_kind: str  # "Field" or "InputObject"
+    owner: str
+    argument: str
+    expected: str
+
+
+def _values(document: DocumentNode, paths: dict[int, list[str]]) -> dict[int, _Value]:
+    """Each literal argument value of a document (by node id), as graphql-ruby names it."""
+    info = TypeInfo(schema())
+    out: dict[int, _Value] = {}
+
+    class Walk(Visitor):
+        def enter_argument(self, node: ArgumentNode, *args: Any) -> None:
+            ancestors = args[3] if len(args) > 3 else []
+            field = next((a for a in reversed(ancestors) if isinstance(a, FieldNode)), None)
+            out[id(node.value)] = _Value(
+                paths.get(id(node), [node.name.value]), "Field",
+                field.name.value if field else "", node.name.value, str(info.get_input_type()),
+            )  # fmt: skip
+
+        def enter_object_field(self, node: ObjectFieldNode, *args: Any) -> None:
+            ancestors = args[3] if len(args) > 3 else []
+            holder = next((a for a in reversed(ancestors) if isinstance(a, ObjectValueNode)), None)
+            parent = info.get_parent_input_type()
+            above = out.get(id(holder)) if holder is not None else None
+            out[id(node.value)] = _Value(
+                [*(above.path if above else []), node.name.value], "InputObject",
+                get_named_type(parent).name if parent else "", node.name.value,
+                str(info.get_input_type()),
+            )  # fmt: skip
+
+    visit(document, TypeInfoVisitor(info, Walk()))
+    return out
+
+
+_MISSING_INPUT = re.compile(
+    r"^Expected value of type '([^']+)' to include required field '([^']+)'"
+)
+_BAD_ENUM = re.compile(r"^Value '([^']+)' does not exist in '([^']+)' enum\.")
+_BAD_LITERAL = re.compile(r"^\w+ cannot represent a non[- ]\w+ value: (.+)$")
+_TOKENS = {
+    "{": "LCURLY", "}": "RCURLY", "(": "LPAREN", ")": "RPAREN", "[": "LBRACKET",
+    "]": "RBRACKET", ":": "COLON", "!": "BANG", "$": "VAR_SIGN", "@": "DIR_SIGN",
+    "...": "ELLIPSIS", "=": "EQUALS", "|": "PIPE", "&": "AMP",
+}  # fmt: skip
+_FOUND = re.compile(r"found (<EOF>|'([^']*)'|(Name|Int|Float|String|BlockString) (.*))\.$")
+
+
+def _syntax_error(err: GraphQLError) -> dict[str, Any]:
+    """A parse error in graphql-ruby's (GitHub's) words: ``Parse error on "}" (RCURLY) at
+    [1, 2]``, or ``Unexpected end of document``."""
+    locations = [{"line": loc.line, "column": loc.column} for loc in err.locations or ()]
+    match = _FOUND.search(err.message)
+    where = f" at [{locations[0]['line']}, {locations[0]['column']}]" if locations else ""
+    if match is None:
+        message = f"Parse error{where}"
+    elif match[1] == "<EOF>":  # graphql-ruby gives no place for it
+        return {"message": "Unexpected end of document", "locations": []}
+    elif match[2] is not None:
+        message = f'Parse error on "{match[2]}" ({_TOKENS.get(match[2], "UNKNOWN_CHAR")}){where}'
+    else:
+        kind = {"Name": "IDENTIFIER", "Int": "INT", "Float": "FLOAT"}.get(match[3], "STRING")
+        text = match[4].strip("'\"")
+        message = f'Parse error on "{text}" ({kind}){where}'
+    return {"message": message, "locations": locations}
+
+
 def _variable_types(document: DocumentNode) -> dict[int, str]:
     """The variable each named type of a variable definition belongs to (by node id)."""
     out: dict[int, str] = {}
@@ -162,12 +245,38 @@ def _variable_types(document: DocumentNode) -> dict[int, str]:
 
 
 def _validation_error(
-    err: GraphQLError, paths: dict[int, list[str]], variables: dict[int, str] | None = None
+    err: GraphQLError,
+    paths: dict[int, list[str]],
+    variables: dict[int, str] | None = None,
+    values: dict[int, _Value] | None = None,
 ) -> dict[str, Any]:
     """A graphql-core validation error in GitHub's words, with its path and code."""
-    variables = variables or {}
+    variables, values = variables or {}, values or {}
     message, extensions = err.message, None
-    if match := _UNDEFINED_FIELD.match(message):
+    value = values.get(id(err.nodes[0])) if err.nodes else None
+    if (match := _MISSING_INPUT.match(message)) and err.nodes:
+        kind, name = match.groups()
+        found = schema().type_map.get(kind)
+        expected = str(found.fields[name].type) if isinstance(found, GraphQLInputObjectType) else ""
+        message = f"Argument '{name}' on InputObject '{kind}' is required. Expected type {expected}"
+        extensions = {"code": "missingRequiredInputObjectAttribute", "argumentName": name,
+                      "argumentType": expected, "inputObjectType": kind}  # fmt: skip
+        if value is not None:
+            paths = {**paths, id(err.nodes[0]): [*value.path, name]}
+    elif (
+        value is not None
+        and err.nodes
+        and ((match := _BAD_ENUM.match(message)) or (match := _BAD_LITERAL.match(message)))
+    ):
+        shown = print_ast(err.nodes[0])
+        message = (
+            f"Argument '{value.argument}' on {value.owner_kind} '{value.owner}' has an invalid"
+            f" value ({shown}). Expected type '{value.expected}'."
+        )
+        extensions = {"code": "argumentLiteralsIncompatible", "typeName": value.owner_kind,
+                      "argumentName": value.argument}  # fmt: skip
+        paths = {**paths, id(err.nodes[0]): value.path}
+    elif match := _UNDEFINED_FIELD.match(message):
         field, kind = match.groups()
         message = f"Field '{field}' doesn't exist on type '{kind}'"
         extensions = {"code": "undefinedField", "typeName": kind, "fieldName": field}
@@ -234,7 +343,12 @@ def _from_api(err: ApiError, info_field: str, me: dict[str, Any]) -> GraphQLErro
         )
     if err.status == 404:
         return not_found(err.message)
-    detail = [e.get("message") or f"{e.get('field')} is {e.get('code')}" for e in err.errors or []]
+    detail = [
+        e.get("message")
+        or (f"{str(e.get('field')).capitalize()} can't be blank" if e.get("code") == "missing_field"
+            else f"{e.get('field')} is {e.get('code')}")
+        for e in err.errors or []
+    ]  # fmt: skip
     return GraphQLError(
         "; ".join(str(d) for d in detail) or err.message, extensions={"type": "UNPROCESSABLE"}
     )
@@ -359,11 +473,12 @@ async def graphql(request: web.Request) -> web.Response:
     try:
         document = parse(data["query"])
     except GraphQLError as err:
-        return _answer({"errors": [_validation_error(err, {})]})
+        return _answer({"errors": [_syntax_error(err)]})
     errors = [e for e in validate(schema(), document) if not _SHAPES_DIFFER.search(e.message)]
     if errors:
         paths, types = _paths(document), _variable_types(document)
-        return _answer({"errors": [_validation_error(e, paths, types) for e in errors]})
+        values = _values(document, paths)
+        return _answer({"errors": [_validation_error(e, paths, types, values) for e in errors]})
     name = data.get("operationName") if isinstance(data.get("operationName"), str) else None
     operation = get_operation_ast(document, name)
     if operation is None:

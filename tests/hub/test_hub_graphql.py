@@ -948,3 +948,45 @@ def test_closed_and_locked_events_say_why_as_rest_does(
         ("closed", "completed", None), ("locked", None, "too heated"), ("unlocked", None, None),
     ]  # fmt: skip
     assert items[4]["createdAt"] == rest[4]["created_at"]
+
+
+def test_invalid_documents_get_githubs_graphql_ruby_words(hub: Any, alice: str, repo: str) -> None:
+    """What GitHub's graphql-ruby says of a missing input field, a bad enum or literal, and
+    a syntax error (not graphql-core's words), with GitHub's paths and codes."""
+    missing = gql(hub.url, alice, 'mutation { createIssue(input: {repositoryId: "x"})'
+                  " { clientMutationId } }")  # fmt: skip
+    assert missing.body == {"errors": [{
+        "path": ["mutation", "createIssue", "input", "title"],
+        "extensions": {"code": "missingRequiredInputObjectAttribute", "argumentName": "title",
+                       "argumentType": "String!", "inputObjectType": "CreateIssueInput"},
+        "locations": [{"line": 1, "column": 31}],
+        "message": "Argument 'title' on InputObject 'CreateIssueInput' is required."
+        " Expected type String!",
+    }]}  # fmt: skip
+    enum = gql(hub.url, alice, 'mutation { closeIssue(input: {issueId: "x", stateReason: WRONG})'
+               " { clientMutationId } }")  # fmt: skip
+    (error,) = enum.body["errors"]
+    assert error["message"] == (
+        "Argument 'stateReason' on InputObject 'CloseIssueInput' has an invalid value (WRONG)."
+        " Expected type 'IssueClosedStateReason'."
+    )
+    assert error["path"] == ["mutation", "closeIssue", "input", "stateReason"]
+    assert error["extensions"] == {
+        "code": "argumentLiteralsIncompatible",
+        "typeName": "InputObject",
+        "argumentName": "stateReason",
+    }
+    literal = gql(hub.url, alice, "{ rateLimit(dryRun: 3) { cost } }")
+    assert literal.body["errors"][0]["message"] == (
+        "Argument 'dryRun' on Field 'rateLimit' has an invalid value (3). Expected type 'Boolean'."
+    )
+    syntax = gql(hub.url, alice, "query ( { x }")
+    assert syntax.body == {"errors": [{"message": 'Parse error on "{" (LCURLY) at [1, 9]',
+                                       "locations": [{"line": 1, "column": 9}]}]}  # fmt: skip
+    ended = gql(hub.url, alice, "{ viewer { login }")
+    assert ended.body == {"errors": [{"message": "Unexpected end of document", "locations": []}]}
+    made = call(hub.url, alice, "GET", f"/repos/{repo}").body["node_id"]
+    blank = gql(hub.url, alice, 'mutation($r: ID!) { createIssue(input: {repositoryId: $r,'
+                ' title: ""}) { issue { number } } }', {"r": made})  # fmt: skip
+    assert blank.body["errors"][0]["type"] == "UNPROCESSABLE"
+    assert blank.body["errors"][0]["message"] == "Title can't be blank"
