@@ -449,6 +449,20 @@ def test_every_route_answers_in_githubs_shapes(
     assert me["slug"] == app["slug"] and me["owner"]["login"] == hub_owner(full)
     check.seen.add(("GET", "/app"))
     check("DELETE", HOOK, f"{r}/hooks/{hook['id']}", status=204)
+    # the twins: by id (/repositories/{id}/...) and in the Enterprise shape (/api/v3/...)
+    # answer in the same shapes as the routes they mirror
+    ident = check("GET", R, r)["id"]
+    for twin in (f"/repositories/{ident}", f"{GHES}{r}"):
+        assert check("GET", R, twin)["id"] == ident
+        check("GET", R + "/issues", f"{twin}/issues")
+        check("GET", ISSUE, f"{twin}/issues/{issue['number']}")
+        check("GET", R + "/labels", f"{twin}/labels")
+        check("GET", R + "/git/refs", f"{twin}/git/refs")
+        check("POST", ISSUE + "/comments", f"{twin}/issues/{issue['number']}/comments",
+              {"body": "twin"}, status=201)  # fmt: skip
+        check("GET", ISSUE, f"{twin}/issues/999999", status=404)
+    check("GET", "/user", f"{GHES}/user")
+    check("GET", "/rate_limit", f"{GHES}/rate_limit")
     check("DELETE", R + "/collaborators/{user}", f"{r}/collaborators/bob", status=204)
     check("GET", R + "/collaborators/{user}", f"{r}/collaborators/bob", status=404)
     check.seen |= {route for route, spec in TABLE.items() if spec == INVITES}
@@ -604,7 +618,11 @@ def test_invitation_routes_answer_in_githubs_shapes(
     mine = check("GET", "/user/repository_invitations", "/user/repository_invitations", token=guest)
     assert [i["id"] for i in mine] == [made["id"]]
     route = "/user/repository_invitations/{invitation_id}"
+    assert api(guest, "GET", r).status == 404  # a pending invitation gives nothing yet
     check("PATCH", route, f"/user/repository_invitations/{made['id']}", status=204, token=guest)
+    seen = api(guest, "GET", r)  # accepted: the private repository, with the invited role
+    assert seen.status == 200 and seen.body["permissions"]["maintain"] is True
+    assert seen.body["permissions"]["admin"] is False
     again = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/bystander-{version}",
                   {}, status=404)  # fmt: skip
     assert again["message"] == "Not Found"
@@ -616,6 +634,10 @@ def test_invitation_routes_answer_in_githubs_shapes(
     hub.token(f"fourth-{version}")
     fourth = check("PUT", R + "/collaborators/{user}", f"{r}/collaborators/fourth-{version}", {},
                    status=201)  # fmt: skip
+    fourth_user = hub.token(f"fourth-{version}")
     check("DELETE", route, f"/user/repository_invitations/{fourth['id']}", status=204,
-          token=hub.token(f"fourth-{version}"))  # fmt: skip
+          token=fourth_user)  # fmt: skip
+    assert api(fourth_user, "GET", r).status == 404  # declined: still no access
+    assert api(fourth_user, "GET", "/user/repository_invitations").body == []
+    assert api(owner, "GET", f"{r}/invitations").body == []
     assert check.seen >= {route for route, spec in TABLE.items() if spec == INVITES}

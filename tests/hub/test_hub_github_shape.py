@@ -17,9 +17,20 @@ from urllib.parse import urlsplit
 import pytest
 from hubcalls import get_text, git, git_url, push_commit
 
-from relay.hub.api_repos import DEFAULT_LABELS
 from relay.hub.web import PAGE_PATHS, canonical_path
 
+# the labels GitHub gives every new repository, as its API lists them (name, colour, description)
+GITHUB_DEFAULT_LABELS = (
+    ("bug", "d73a4a", "Something isn't working"),
+    ("documentation", "0075ca", "Improvements or additions to documentation"),
+    ("duplicate", "cfd3d7", "This issue or pull request already exists"),
+    ("enhancement", "a2eeef", "New feature or request"),
+    ("good first issue", "7057ff", "Good for newcomers"),
+    ("help wanted", "008672", "Extra attention is needed"),
+    ("invalid", "e4e669", "This doesn't seem right"),
+    ("question", "d876e3", "Further information is requested"),
+    ("wontfix", "ffffff", "This will not be worked on"),
+)
 MERGE_FIELDS = {
     "allow_squash_merge": True, "allow_merge_commit": True, "allow_rebase_merge": True,
     "allow_auto_merge": False, "delete_branch_on_merge": False, "allow_update_branch": False,
@@ -60,7 +71,15 @@ def test_write_answers_carry_an_etag_and_201s_a_location(
     r = f"/repos/alice/shape-{unique}"
     issue = api(alice, "POST", f"{r}/issues", {"title": "t"})
     edited = api(alice, "PATCH", f"{r}/issues/{issue.body['number']}", {"body": "b"})
-    assert edited.status == 200 and edited.headers["etag"] != issue.headers["etag"]
+    assert edited.status == 200
+    # GitHub's tag names the representation: the write's equals what a GET then answers,
+    # and a client may revalidate with it at once
+    again = api(alice, "GET", f"{r}/issues/{issue.body['number']}")
+    assert again.body == edited.body  # (a read's tag is weak, W/"...", as GitHub's)
+    assert again.headers["etag"].removeprefix("W/") == edited.headers["etag"]
+    fresh = api(alice, "GET", f"{r}/issues/{issue.body['number']}",
+                headers={"If-None-Match": edited.headers["etag"]})  # fmt: skip
+    assert fresh.status == 304
     reaction = api(alice, "POST", f"{r}/issues/{issue.body['number']}/reactions", {"content": "+1"})
     assert reaction.status == 201
     assert reaction.headers["location"] == (f"{issue.body['url']}/reactions/{reaction.body['id']}")
@@ -78,7 +97,7 @@ def test_a_new_repository_has_githubs_nine_default_labels(
     api(alice, "POST", "/user/repos", {"name": f"labels-{unique}"})
     listed = api(alice, "GET", f"{r}/labels").body
     assert [(x["name"], x["color"], x["description"], x["default"]) for x in listed] == [
-        (*label, True) for label in DEFAULT_LABELS
+        (*label, True) for label in GITHUB_DEFAULT_LABELS
     ]
     mine = api(alice, "POST", f"{r}/labels", {"name": "relay:job", "color": "0e8a16"}).body
     assert mine["default"] is False
