@@ -15,7 +15,7 @@ $(RUNTIME): pyproject.toml
 	touch $(RUNTIME)
 
 $(STAMP): $(RUNTIME) pyproject.toml
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,agents]'
 	touch $(STAMP)
 
 # The scheduler tests drive the real crontab (Debian's cron package provides it); the page
