@@ -185,8 +185,14 @@ def register(sub: Any) -> None:
         help="makers at once, each goal in its own worktree (default: Concurrent makers)",
     )
     q.add_argument("--group", default=None, metavar="G", help="work one group of GOALS.md")
+    q.add_argument("--backend", default=None, choices=("managed-agents",), help="who makes")
+    q.add_argument("--ask-on", type=whole(1), default=None, metavar="JOB", help="the relay job")
+    q.add_argument("--ask-wait", type=float, default=1800.0, metavar="SECONDS", help="for a person")
     common(q)
     q.set_defaults(func=run_run)
+    from relay.commands import loop_managed
+
+    loop_managed.register(verbs, common)
 
     q = verbs.add_parser("roles", help="the roster: each role's backend, model and tools")
     common(q)
@@ -578,7 +584,17 @@ def run_status(args: argparse.Namespace) -> Output:
         }
         lines.append(f"resume pending: {record.scheduler} at {record.at} ({record.reason})")
         lines += [f"  problem: {p}" for p in problems]
-    data = {"goals": rows, "counts": counts, "resume": resume, "threads": threads}
+    from relay.commands.loop_managed import status_threads
+
+    said, managed = status_threads(spine.root)
+    lines += said
+    data = {
+        "goals": rows,
+        "counts": counts,
+        "resume": resume,
+        "threads": threads,
+        "managed_threads": managed,
+    }
     return Output(lines=tuple(lines), data=data)
 
 
@@ -750,6 +766,12 @@ def run_roles(args: argparse.Namespace) -> Output:
 
 def run_run(args: argparse.Namespace) -> Output:
     """Run the ratchet (or print its plan under --dry-run)."""
+    if args.backend == "managed-agents":
+        from relay.commands.loop_managed import run_managed
+
+        return run_managed(args)
+    if args.maker is None:
+        raise LocalUsageError("relay loop run needs --maker CMD (or --backend managed-agents)")
     wall = None
     if args.wall_clock is not None:
         wall = seconds(args.wall_clock)

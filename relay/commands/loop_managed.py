@@ -1,0 +1,476 @@
+"""`relay loop roster create --backend managed-agents`, `relay loop run --backend
+managed-agents` and a managed thread's interrupt: the HTTP around relay.loop.managed's
+decisions, through the official ``anthropic`` SDK (the ``relay-bot[agents]`` extra),
+imported only when one of these runs.
+
+A run starts one session of the coordinator, gives it the spine and the contract, and
+reads the primary thread's events: each worth saying goes to BOARD.md, each thread's
+status is mirrored for `relay loop status`, a worker's ``always_ask`` request goes to a
+person (a comment on the relay job ``--ask-on`` names, or the terminal) and their answer
+back as the tool confirmation, and a claim that a goal is done is judged by relay's own
+ratchet — gates, ratchet, spine — like any maker's change, its verdict sent back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from relay.commands.output import Output, say
+from relay.errors import ConfigError, LocalUsageError
+from relay.loop import managed as m
+from relay.loop.contract import CONTRACT_NAME
+from relay.loop.goals import BOARD_NAME, GOALS_NAME
+from relay.loop.spine import LOOP_NAME
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+SDK_HINT = "install the extra: pip install 'relay-bot[agents]'"
+# the maker the ratchet runs for a claim: apply the coordinator's diff, say what it was
+APPLY = (
+    "import os, shutil, subprocess, sys\n"
+    "subprocess.run(['git', 'apply', '--whitespace=nowarn', sys.argv[1]], check=True)\n"
+    "shutil.copyfile(sys.argv[2], os.environ['RELAY_LOOP_EXPLAIN'])\n"
+)
+
+
+def sdk_client() -> Anthropic:
+    """The SDK's client (ANTHROPIC_BASE_URL, when set, is where it goes)."""
+    if not os.environ.get(KEY_ENV):
+        raise ConfigError(
+            f"{KEY_ENV} is not set", hint="set it to a Claude API key to use managed agents"
+        )
+    try:
+        import anthropic
+    except ImportError:
+        raise ConfigError("the anthropic SDK is not installed", hint=SDK_HINT) from None
+    return anthropic.Anthropic(max_retries=2)
+
+
+def _state(root: Path) -> m.State:
+    path = root / m.STATE_NAME
+    return m.load_state(path.read_text(encoding="utf-8") if path.exists() else None)
+
+
+def _save(root: Path, state: m.State) -> None:
+    from relay.edges.files import write_atomic
+
+    path = root / m.STATE_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, state.dump().encode("utf-8"))
+
+
+def _api(what: str, call: Callable[[], Any]) -> Any:
+    """One SDK call; its failure as a one-line error naming what was asked."""
+    import anthropic
+
+    try:
+        return call()
+    except anthropic.APIStatusError as err:
+        raise ConfigError(f"the Managed Agents API refused {what}: {err.message}") from None
+    except anthropic.APIConnectionError:
+        base = os.environ.get("ANTHROPIC_BASE_URL", "the Claude API")
+        raise ConfigError(f"could not reach {base} to {what}") from None
+
+
+# --- the roster ---
+
+
+def roles_for(root: Path) -> tuple[m.ManagedRole, ...]:
+    """The roles to make agents of: LOOP.md's ``## Roles`` when it names managed ones,
+    else relay's default roster."""
+    return m.DEFAULT_ROLES
+
+
+def run_roster_create(args: argparse.Namespace) -> Output:
+    """One agent per role, a coordinator whose roster lists them, an environment; their
+    ids recorded in the spine's state."""
+    if args.backend != m.BACKEND:
+        raise LocalUsageError(f"--backend {args.backend!r}: only {m.BACKEND} makes agents")
+    root = _root(args)
+    roles = roles_for(root)
+    for role in roles:
+        m.check_roster([m.agent_params(role)])  # refused before anything is created
+    if len(roles) + 1 > m.MAX_ROSTER:
+        raise LocalUsageError(f"{len(roles)} roles: a coordinator's roster holds {m.MAX_ROSTER}")
+    client = sdk_client()
+    state = _state(root)
+    env = _api(
+        "to create an environment",
+        lambda: client.beta.environments.create(
+            name="relay loop", description="where relay's roster works"
+        ),
+    )
+    ids: dict[str, str] = {}
+    for role in roles:
+        params = m.agent_params(role)
+        agent = _api(
+            f"to create the {role.name} agent",
+            lambda params=params: client.beta.agents.create(**params),  # type: ignore[misc]
+        )
+        ids[role.name] = agent.id
+    bad = m.maker_grades(ids, roles)
+    if bad:
+        raise ConfigError(f"the maker's agent also grades as {', '.join(bad)}")
+    params = m.coordinator_params(ids, model=args.model or m.DEFAULT_MODEL)
+    coordinator = _api("to create the coordinator", lambda: client.beta.agents.create(**params))
+    held = [a for a in [coordinator] if m.shipping_tools(m.tool_names(a.model_dump()))]
+    if held:  # what the API made is checked too, not only what was asked
+        raise ConfigError("the coordinator came back holding a shipping tool")
+    state.environment, state.coordinator, state.agents = env.id, coordinator.id, ids
+    state.session, state.threads = "", {}
+    _save(root, state)
+    lines = [f"{name}: {agent}" for name, agent in ids.items()]
+    lines.append(f"coordinator: {coordinator.id} (roster of {len(m.roster_ids(params))})")
+    lines.append(f"recorded in {m.STATE_NAME}")
+    return Output(
+        lines=tuple(lines),
+        data={
+            "agents": ids,
+            "coordinator": coordinator.id,
+            "environment": env.id,
+            "roster": m.roster_ids(params),
+        },
+    )
+
+
+def _root(args: argparse.Namespace) -> Path:
+    from relay.edges.worktree import WorkTree
+
+    try:
+        return WorkTree.open((args.repo_dir or Path.cwd()).resolve()).root
+    except Exception:
+        raise ConfigError("not inside a git clone", hint="run it in the project's clone") from None
+
+
+# --- a person's answer ---
+
+
+class Asker(Protocol):
+    def ask(self, request: m.Request) -> tuple[str, str] | None: ...
+
+
+class NoPerson:
+    """No person to ask: the request is denied, saying so."""
+
+    def ask(self, request: m.Request) -> tuple[str, str] | None:
+        return ("deny", "no person to ask: run with --ask-on JOB or in a terminal")
+
+
+class Terminal:
+    """An interactive run: the request is printed and the answer read from the terminal."""
+
+    def ask(self, request: m.Request) -> tuple[str, str] | None:
+        print(request.ask_text(), file=sys.stderr)
+        print("allow or deny[: why]? ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline().strip()
+        if not line:
+            return None
+        word, _, why = line.partition(":")
+        word = word.strip().lower()
+        if word in ("allow", "deny"):
+            return word, why.strip()
+        return m.parse_answer(line, request.tool_use_id)
+
+
+class JobComments:
+    """The request as a comment on a relay job; the answer is the first later comment, by
+    an account that may write to the repository, that answers it."""
+
+    def __init__(self, root: Path, issue: int, *, wait: float, poll: float = 1.0) -> None:
+        self.root, self.issue, self.wait, self.poll = root, issue, wait, poll
+
+    def ask(self, request: m.Request) -> tuple[str, str] | None:
+        from relay.commands.common import run_async
+        from relay.node.context import client, open_node
+
+        ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+
+        async def go() -> tuple[str, str] | None:
+            import asyncio
+
+            async with client(ctx) as gh:
+                posted = await gh.create_comment(self.issue, request.ask_text())
+                until = time.monotonic() + self.wait
+                allowed: dict[str, bool] = {}
+                while time.monotonic() < until:
+                    for c in await gh.list_comments(self.issue):
+                        if c.id <= posted.id:
+                            continue
+                        found = m.parse_answer(c.body, request.tool_use_id)
+                        if found is None:
+                            continue
+                        login = c.user.login
+                        if login not in allowed:
+                            level = (await gh.collaborator_permission(login)).permission
+                            allowed[login] = level in ("admin", "maintain", "write")
+                        if allowed[login]:
+                            return found
+                    await asyncio.sleep(self.poll)
+            return None
+
+        return run_async(go)
+
+
+# --- the run ---
+
+
+def _first_message(root: Path) -> str:
+    """The spine and the contract, as the coordinator's first message."""
+    parts = ["Work the goals of this loop. The spine follows."]
+    for name in (LOOP_NAME, GOALS_NAME, CONTRACT_NAME):
+        path = root / name
+        if path.exists():
+            parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8')}")
+    return "\n\n".join(parts)
+
+
+class ManagedRun:
+    """One session of the coordinator, followed until its work has ended."""
+
+    def __init__(
+        self,
+        root: Path,
+        client: Anthropic,
+        asker: Asker,
+        *,
+        tell: Callable[[str], None],
+    ) -> None:
+        from relay.edges.worktree import WorkTree
+        from relay.ratchet.files import Spine
+
+        self.root, self.client, self.asker, self.tell = root, client, asker, tell
+        self.tree = WorkTree.open(root)
+        self.spine = Spine(root)
+        self.state = _state(root)
+        self.lines: list[str] = []
+        self.kept: list[str] = []
+        self.refused: list[str] = []
+        self.asked: list[dict[str, str]] = []
+
+    def run(self) -> Output:
+        st = self.state
+        if not st.coordinator or not st.environment:
+            raise ConfigError(
+                "no managed roster is recorded",
+                hint="run `relay loop roster create --backend managed-agents` first",
+            )
+        sessions = self.client.beta.sessions
+        session = _api(
+            "to start a session",
+            lambda: sessions.create(
+                agent=st.coordinator,
+                environment_id=st.environment,
+                title=f"relay loop {self.root.name}",
+                metadata={"relay": "loop"},
+            ),
+        )
+        st.session, st.threads = session.id, {}
+        self._save()
+        self.tell(f"session {session.id} started")
+        # the stream is open before the first message, so that no event is missed
+        stream = _api("to stream the session", lambda: sessions.events.stream(session.id))
+        self._send(
+            {
+                "type": "user.message",
+                "content": [{"type": "text", "text": _first_message(self.root)}],
+            }
+        )
+        turns = 1
+        with stream:
+            for event in stream:
+                data = event.model_dump(mode="json")
+                turns += self._handle(data)
+                kind = data.get("type")
+                if (
+                    kind == "session.status_idle"
+                    and (data.get("stop_reason") or {}).get("type") == "end_turn"
+                ):
+                    turns -= 1
+                    if turns <= 0:
+                        break
+                if kind in ("session.status_terminated", "session.deleted"):
+                    break
+        self._save(commit="loop: the managed session's board")
+        return Output(
+            lines=(
+                f"session {session.id}: kept {', '.join(self.kept) or 'nothing'}",
+                *[f"not kept: {r}" for r in self.refused],
+            ),
+            data={
+                "session": session.id,
+                "kept": self.kept,
+                "refused": self.refused,
+                "asked": self.asked,
+                "threads": {t.id: t.status for t in st.threads.values()},
+            },
+        )
+
+    def _send(self, event: dict[str, Any]) -> None:
+        sid = self.state.session
+        _api(
+            f"to send {event['type']}",
+            lambda: self.client.beta.sessions.events.send(sid, events=[event]),  # type: ignore[list-item]
+        )
+
+    def _handle(self, data: dict[str, Any]) -> int:
+        """One event of the primary thread; the new turns it started (a verdict sent)."""
+        line = m.board_line(data)
+        changed = m.thread_update(self.state, data)
+        if line is not None:
+            self.lines.append(line)
+            self.tell(line)
+        if line is not None or changed:
+            self._save()
+        request = m.permission_request(data)
+        if request is not None:
+            answer = self.asker.ask(request)
+            event = m.confirmation(request, answer)
+            self.asked.append(
+                {
+                    "tool_use_id": request.tool_use_id,
+                    "thread": request.thread,
+                    "result": str(event["result"]),
+                }
+            )
+            self._send(event)
+        found = m.claim(data)
+        if found is None:
+            return 0
+        kept, why = self._judge(found)
+        (self.kept if kept else self.refused).append(found.goal if kept else f"{found.goal}: {why}")
+        self._send(m.verdict_message(found.goal, kept, why))
+        return 1
+
+    def _save(self, commit: str | None = None) -> None:
+        """The state and the board as they stand; committed before relay's ratchet judges
+        (it refuses a dirty tree) and when the run ends."""
+        _save(self.root, self.state)
+        board = self.spine.need(BOARD_NAME)
+        board = m.with_threads(m.with_session(board, self.state.session, self.lines), self.state)
+        self.spine.write(BOARD_NAME, board)
+        if commit:
+            self.tree.commit([BOARD_NAME, m.STATE_NAME], commit)
+
+    def _judge(self, found: m.Claim) -> tuple[bool, str]:
+        """A claim judged by relay's own ratchet: its diff is the maker's change."""
+        from relay.ratchet.engine import Ratchet
+        from relay.ratchet.judge import Options
+
+        if not found.diff.strip():
+            return False, "the claim carried no diff"
+        self._save(commit=f"loop: {found.goal} claimed done by the managed coordinator")
+        work = self.root / ".git" / "relay-managed"
+        work.mkdir(parents=True, exist_ok=True)
+        patch, said = work / f"{found.goal}.diff", work / f"{found.goal}.said"
+        patch.write_text(found.diff, encoding="utf-8")
+        said.write_text(found.said + "\n", encoding="utf-8")
+        maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
+        options = Options(maker=maker, goal=found.goal, max_iterations=1)
+        report = Ratchet(self.root, options, say=self.tell).run()
+        if any(k.goal == found.goal for k in report.kept):
+            return True, ""
+        why = next((r for r in report.reverted if found.goal in r), report.stopped)
+        return False, why
+
+
+def run_managed(args: argparse.Namespace) -> Output:
+    """`relay loop run --backend managed-agents`."""
+    root = _root(args)
+    if args.ask_on:
+        asker: Asker = JobComments(root, args.ask_on, wait=args.ask_wait)
+    elif sys.stdin.isatty() and not args.json:
+        asker = Terminal()
+    else:
+        asker = NoPerson()
+
+    def tell(line: str) -> None:
+        if not args.json:
+            say(f"relay loop: {line}")
+
+    return ManagedRun(root, sdk_client(), asker, tell=tell).run()
+
+
+# --- interrupt ---
+
+
+def interrupt_managed(root: Path, role: str) -> Output:
+    """Stop one role's managed thread(s) without stopping the run: ``user.interrupt``
+    naming the thread, then the thread archived."""
+    state = _state(root)
+    if not state.session:
+        raise ConfigError("no managed session is recorded", hint="start one with `relay loop run`")
+    threads = [t for t in m.threads_of(state, role) if t.status != "terminated"]
+    if not threads:
+        raise LocalUsageError(f"no open thread of {role} in session {state.session}")
+    client = sdk_client()
+    sessions = client.beta.sessions
+    done = []
+    for t in threads:
+        event = {"type": "user.interrupt", "session_thread_id": t.id}
+        _api(
+            f"to interrupt {t.id}",
+            lambda event=event: sessions.events.send(state.session, events=[event]),  # type: ignore[misc]
+        )
+        archived = None
+        for _ in range(50):  # an interrupted thread goes idle; only then may it be archived
+            got = _api(
+                f"to read {t.id}",
+                lambda t=t: sessions.threads.retrieve(t.id, session_id=state.session),  # type: ignore[misc]
+            )
+            if got.status != "running":
+                archived = _api(
+                    f"to archive {t.id}",
+                    lambda t=t: sessions.threads.archive(t.id, session_id=state.session),  # type: ignore[misc]
+                )
+                break
+            time.sleep(0.2)
+        t.status = "archived" if archived is not None else "interrupted"
+        done.append({"thread": t.id, "status": t.status})
+    _save(root, state)
+    return Output(
+        lines=tuple(f"{role}: {d['thread']} {d['status']}" for d in done),
+        data={"role": role, "session": state.session, "threads": done},
+    )
+
+
+def status_threads(root: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The managed threads `relay loop status` shows: role, status, last line."""
+    path = root / m.STATE_NAME
+    if not path.exists():
+        return [], []
+    state = _state(root)
+    rows = [
+        {"role": t.role, "thread": t.id, "status": t.status, "last": t.last}
+        for t in state.threads.values()
+    ]
+    lines = [f"  {r['role']:<16} {r['status']:<10} {r['thread']}  {r['last']}" for r in rows]
+    return (["managed threads:", *lines] if lines else []), rows
+
+
+# --- the verbs ---
+
+
+def register(verbs: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """`relay loop roster create` and `relay loop interrupt`."""
+    roster = verbs.add_parser("roster", help="the roster's agents: `relay loop roster create`")
+    roster_verbs = roster.add_subparsers(dest="roster_verb", metavar="ACTION")
+    roster_verbs.required = True
+    q = roster_verbs.add_parser("create", help="create one agent per role and a coordinator")
+    q.add_argument("--backend", required=True, choices=(m.BACKEND,))
+    q.add_argument("--model", default=None, help=f"the coordinator's model ({m.DEFAULT_MODEL})")
+    common(q)
+    q.set_defaults(func=run_roster_create)
+
+
+def run_interrupt(args: argparse.Namespace) -> Output:
+    """`relay loop interrupt ROLE` for a managed run."""
+    return interrupt_managed(_root(args), args.role)
