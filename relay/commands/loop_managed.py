@@ -182,8 +182,9 @@ class Terminal:
 
 
 class JobComments:
-    """The request as a comment on a relay job; the answer is the first later comment, by
-    an account that may write to the repository, that answers it."""
+    """The request as a comment on a relay job; the answer is the first later comment that
+    answers it by an account that gives this node instructions (the trusted roster's
+    instruction accounts, by numeric id: a collaborator who may merely write is not one)."""
 
     def __init__(self, root: Path, issue: int, *, wait: float, poll: float = 1.0) -> None:
         self.root, self.issue, self.wait, self.poll = root, issue, wait, poll
@@ -193,6 +194,12 @@ class JobComments:
         from relay.node.context import client, open_node
 
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+        row = ctx.master.node(ctx.node) if ctx.node else None
+        if row is None:
+            raise ConfigError(
+                "this clone is not a node of the relay, so no person can be asked on a job",
+                hint="run `relay join` here, or run interactively without --ask-on",
+            )
 
         async def go() -> tuple[str, str] | None:
             import asyncio
@@ -200,19 +207,12 @@ class JobComments:
             async with client(ctx) as gh:
                 posted = await gh.create_comment(self.issue, request.ask_text())
                 until = time.monotonic() + self.wait
-                allowed: dict[str, bool] = {}
                 while time.monotonic() < until:
                     for c in await gh.list_comments(self.issue):
-                        if c.id <= posted.id:
+                        if c.id <= posted.id or not row.trusts(c.user.id):
                             continue
                         found = m.parse_answer(c.body, request.tool_use_id)
-                        if found is None:
-                            continue
-                        login = c.user.login
-                        if login not in allowed:
-                            level = (await gh.collaborator_permission(login)).permission
-                            allowed[login] = level in ("admin", "maintain", "write")
-                        if allowed[login]:
+                        if found is not None:
                             return found
                     await asyncio.sleep(self.poll)
             return None

@@ -122,6 +122,7 @@ def _models() -> dict[str, Any]:
     )
     from anthropic.types.beta.sessions import (
         BetaManagedAgentsSendSessionEvents,
+        BetaManagedAgentsSessionEvent,
         BetaManagedAgentsSessionThread,
         BetaManagedAgentsStreamSessionEvents,
     )
@@ -134,6 +135,7 @@ def _models() -> dict[str, Any]:
         "thread": BetaManagedAgentsSessionThread,
         "sent": BetaManagedAgentsSendSessionEvents,
         "event": TypeAdapter(BetaManagedAgentsStreamSessionEvents),
+        "listed": TypeAdapter(BetaManagedAgentsSessionEvent),
     }
 
 
@@ -156,7 +158,8 @@ def _extras(model: Any, where: str = "") -> list[str]:
 def answer(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` once the SDK's ``kind`` model accepts it whole (no undeclared field)."""
     adapter = _models()[kind]
-    model = adapter.validate_python(data) if kind == "event" else adapter.model_validate(data)
+    adapted = kind in ("event", "listed")
+    model = adapter.validate_python(data) if adapted else adapter.model_validate(data)
     extra = _extras(model)
     if extra:
         raise AssertionError(f"the stand-in answered fields the SDK does not know: {extra}")
@@ -760,6 +763,15 @@ async def get_thread(request: web.Request) -> web.Response:
     return web.json_response(s.thread_data(s.thread(sim, request.match_info["thread_id"]), sim))
 
 
+async def list_events(request: web.Request) -> web.Response:
+    """A session's (the primary thread's) or one thread's events so far, oldest first."""
+    s = _standin(request)
+    sim = s.session(request.match_info["session_id"])
+    tid = request.match_info.get("thread_id")
+    t = s.thread(sim, tid) if tid else sim.primary
+    return web.json_response({"data": [answer("listed", e) for e in t.events], "next_page": None})
+
+
 async def archive_thread(request: web.Request) -> web.Response:
     s = _standin(request)
     sim = s.session(request.match_info["session_id"])
@@ -820,6 +832,8 @@ def make_app(script: dict[str, Any], *, api_key: str | None = None) -> web.Appli
     r.add_get("/v1/sessions/{session_id}/events/stream", session_stream)
     r.add_get("/v1/sessions/{session_id}/threads", list_threads)
     r.add_get("/v1/sessions/{session_id}/threads/{thread_id}", get_thread)
+    r.add_get("/v1/sessions/{session_id}/events", list_events)
+    r.add_get("/v1/sessions/{session_id}/threads/{thread_id}/events", list_events)
     r.add_post("/v1/sessions/{session_id}/threads/{thread_id}/archive", archive_thread)
     r.add_get("/v1/sessions/{session_id}/threads/{thread_id}/stream", thread_stream)
     r.add_get("/_standin/requests", _requests)
