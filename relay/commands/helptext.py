@@ -170,6 +170,19 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "loop run": (
         "relay loop run --maker 'claude -p' --dry-run",
         "relay loop run --maker 'claude -p' --checker 'make lint' --wall-clock 8h",
+        "relay loop run --backend managed-agents --ask-on 12",
+    ),
+    "loop roster": (
+        "relay loop roster create --backend managed-agents",
+        "relay loop roster create --backend managed-agents --json",
+    ),
+    "loop roster create": (
+        "relay loop roster create --backend managed-agents",
+        "relay loop roster create --backend managed-agents --model claude-opus-4-8",
+    ),
+    "loop interrupt": (
+        "relay loop interrupt code-reviewer",
+        "relay loop interrupt maker --json",
     ),
     "loop roles": (
         "relay loop roles",
