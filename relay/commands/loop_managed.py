@@ -84,10 +84,26 @@ def _api(what: str, call: Callable[[], Any]) -> Any:
 # --- the roster ---
 
 
-def roles_for(root: Path) -> tuple[m.ManagedRole, ...]:
-    """The roles to make agents of: LOOP.md's ``## Roles`` when it names managed ones,
-    else relay's default roster."""
-    return m.DEFAULT_ROLES
+def roles_for(root: Path) -> tuple[tuple[m.ManagedRole, ...], str | None]:
+    """The roles to make agents of (LOOP.md's ``## Roles`` when it names managed ones,
+    else relay's default roster) and the coordinator's model when the roster names one."""
+    import importlib
+
+    try:
+        roster = importlib.import_module("relay.loop.roster")
+    except ImportError:  # no roster in this relay: the default one
+        return m.DEFAULT_ROLES, None
+    loop = root / LOOP_NAME
+    specs = roster.parse_roster(loop.read_text(encoding="utf-8") if loop.exists() else None).roles
+    texts: dict[str, str] = {}
+    for spec in specs:
+        path = root / (spec.instructions or "")
+        if spec.instructions and path.is_file():
+            texts[spec.instructions] = path.read_text(encoding="utf-8")
+    try:
+        return m.from_specs(specs, texts)
+    except m.RosterError as err:
+        raise ConfigError(str(err), hint=f"edit `## Roles` in {LOOP_NAME}") from None
 
 
 def run_roster_create(args: argparse.Namespace) -> Output:
@@ -96,9 +112,12 @@ def run_roster_create(args: argparse.Namespace) -> Output:
     if args.backend != m.BACKEND:
         raise LocalUsageError(f"--backend {args.backend!r}: only {m.BACKEND} makes agents")
     root = _root(args)
-    roles = roles_for(root)
-    for role in roles:
-        m.check_roster([m.agent_params(role)])  # refused before anything is created
+    roles, model = roles_for(root)
+    try:
+        for role in roles:
+            m.check_roster([m.agent_params(role)])  # refused before anything is created
+    except m.RosterError as err:
+        raise ConfigError(str(err), hint=f"edit `## Roles` in {LOOP_NAME}") from None
     if len(roles) + 1 > m.MAX_ROSTER:
         raise LocalUsageError(f"{len(roles)} roles: a coordinator's roster holds {m.MAX_ROSTER}")
     client = sdk_client()
@@ -120,7 +139,7 @@ def run_roster_create(args: argparse.Namespace) -> Output:
     bad = m.maker_grades(ids, roles)
     if bad:
         raise ConfigError(f"the maker's agent also grades as {', '.join(bad)}")
-    params = m.coordinator_params(ids, model=args.model or m.DEFAULT_MODEL)
+    params = m.coordinator_params(ids, model=args.model or model or m.DEFAULT_MODEL)
     coordinator = _api("to create the coordinator", lambda: client.beta.agents.create(**params))
     held = [a for a in [coordinator] if m.shipping_tools(m.tool_names(a.model_dump()))]
     if held:  # what the API made is checked too, not only what was asked

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from relay.loop.markdown import find, row, sections
 
@@ -92,6 +92,70 @@ DEFAULT_ROLES: tuple[ManagedRole, ...] = (
         grades=True,
     ),
 )
+
+
+class SpecLike(Protocol):
+    """What a role of LOOP.md's ``## Roles`` (relay.loop.roster's RoleSpec) carries."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> Any: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
+
+
+MANAGED_KIND = "managed-agent"  # the backend a role of the roster names for this
+
+
+def from_specs(
+    specs: Sequence[SpecLike], instructions: Mapping[str, str]
+) -> tuple[tuple[ManagedRole, ...], str | None]:
+    """The managed roles a roster declares (each with the text of its instructions file,
+    when ``instructions`` has it), and the coordinator's model; no managed role: relay's
+    default roster. A tool is an agent tool's name, ``(ask)`` or ``ask`` after it putting
+    it under ``always_ask``; a shipping word is refused whoever holds it."""
+    by_name = {r.name: r for r in DEFAULT_ROLES}
+    roles: list[ManagedRole] = []
+    coordinator_model: str | None = None
+    for spec in specs:
+        if str(spec.backend) != MANAGED_KIND:
+            continue
+        if spec.name == "coordinator":
+            coordinator_model = spec.model
+            continue
+        base = by_name.get(spec.name, ManagedRole(spec.name, grades=spec.name != "maker"))
+        tools: list[str] = []
+        ask: list[str] = []
+        for entry in spec.tools:
+            words = entry.lower().replace("(", " ").replace(")", " ").replace(":", " ").split()
+            if not words:
+                continue
+            tool = words[0].removeprefix("git-").removeprefix("git_")
+            if shipping_tools([tool]):
+                raise RosterError(
+                    f"role {spec.name}: {entry!r} ships; push, merge and deploy are given to"
+                    " no managed agent (shipping stays a person's, through relay)"
+                )
+            tools.append(tool)
+            if "ask" in words[1:]:
+                ask.append(tool)
+        text = instructions.get(spec.instructions or "", "") if spec.instructions else ""
+        roles.append(
+            replace(
+                base,
+                model=spec.model or base.model,
+                instructions=text or base.instructions,
+                tools=tuple(tools) or base.tools,
+                ask=tuple(ask) if tools else base.ask,
+            )
+        )
+    return (tuple(roles) or DEFAULT_ROLES), coordinator_model
+
 
 COORDINATOR_SYSTEM = """\
 You coordinate relay's build loop. The spine (LOOP.md, GOALS.md, CONTRACT.md) is in the

@@ -182,8 +182,10 @@ def test_a_run_streams_to_the_board_and_its_claim_is_judged_by_relays_gates(
     [denial] = api.sent("user.tool_confirmation")
     assert denial["tool_use_id"] == asked["tool_use_id"] and "no person" in denial["deny_message"]
     verdicts = [e["content"][0]["text"] for e in api.sent("user.message")[1:]]
-    assert verdicts == ["relay did not keep G1: the claim carried no diff",
-                        "relay kept G1: its gates passed."]  # fmt: skip
+    assert verdicts == [
+        "relay did not keep G1: the claim carried no diff",
+        "relay kept G1: its gates passed.",
+    ]
     board = project.read("docs/loop/BOARD.md")
     lines = m.session_lines(board)
     assert "coordinator: DONE G1" in lines and "coordinator: All goals are done." in lines
@@ -306,13 +308,20 @@ def test_a_permission_request_reaches_a_person_through_a_relay_job(
     env = c.env(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=KEY)
     made = subprocess.run(
         c.argv("loop", "roster", "create", "--backend", "managed-agents", "--json"),
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     run = subprocess.Popen(
         c.argv("loop", "run", "--backend", "managed-agents", "--ask-on", str(job), "--json"),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     answered = threading.Event()
 
     def person() -> None:
@@ -324,10 +333,14 @@ def test_a_permission_request_reaches_a_person_through_a_relay_job(
                 if comment["body"].startswith("**Permission asked**"):
                     tool_use_id = comment["body"].split("`allow ", 1)[1].split("`", 1)[0]
                     world.stranger_comment(job, f"allow {tool_use_id}")
-                    world.api(f"/issues/{job}/comments", "POST",
-                              {"body": "allow sevt_not_this_one"})  # fmt: skip
-                    world.api(f"/issues/{job}/comments", "POST",
-                              {"body": f"deny {tool_use_id}: tests only"})  # fmt: skip
+                    world.api(
+                        f"/issues/{job}/comments", "POST", {"body": "allow sevt_not_this_one"}
+                    )
+                    world.api(
+                        f"/issues/{job}/comments",
+                        "POST",
+                        {"body": f"deny {tool_use_id}: tests only"},
+                    )
                     answered.set()
                     return
             time.sleep(0.5)

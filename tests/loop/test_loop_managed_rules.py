@@ -5,6 +5,7 @@ and answered, a coordinator's claim, and each thread's mirrored status."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -149,3 +150,45 @@ def test_thread_status_is_mirrored() -> None:
     again = m.with_session(board, "sesn_1", ["a", "b", "c"])
     assert m.session_lines(again) == ["a", "b", "c"] and again.count("## Managed threads") == 1
     assert "| code-reviewer | sthr_9 | waiting |" in again
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A role of LOOP.md's ``## Roles`` as the roster reads it."""
+
+    name: str
+    backend: str
+    model: str | None = None
+    instructions: str | None = None
+    tools: tuple[str, ...] = ()
+
+
+def test_the_roster_in_the_spine_decides_the_managed_roles() -> None:
+    specs = [
+        Spec("coordinator", "managed-agent", model="claude-opus-5"),
+        Spec(
+            "maker",
+            "managed-agent",
+            "claude-sonnet-5",
+            "agents/maker.md",
+            ("read", "edit", "write", "bash (ask)"),
+        ),
+        Spec("code-reviewer", "managed-agent", tools=("read", "grep")),
+        Spec("red-team", "command", tools=("read",)),  # not a managed agent: left out
+    ]
+    roles, model = m.from_specs(specs, {"agents/maker.md": "Make the goal pass."})
+    assert model == "claude-opus-5"
+    maker, reviewer = roles
+    assert (maker.name, maker.model, maker.instructions) == (
+        "maker",
+        "claude-sonnet-5",
+        "Make the goal pass.",
+    )
+    assert maker.tools == ("read", "edit", "write", "bash") and maker.ask == ("bash",)
+    assert reviewer.grades and not maker.grades and reviewer.model == m.DEFAULT_MODEL
+    params = m.agent_params(maker)
+    validate_params("agent", params)
+    assert m.tool_names(params) == ["bash", "edit", "read", "write"]
+    with pytest.raises(m.RosterError, match="ships"):
+        m.from_specs([Spec("maker", "managed-agent", tools=("read", "git-push"))], {})
+    assert m.from_specs([Spec("maker", "command")], {}) == (m.DEFAULT_ROLES, None)
