@@ -14,6 +14,7 @@ ratchet — gates, ratchet, spine — like any maker's change, its verdict sent 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -262,6 +263,7 @@ class ManagedRun:
         asker: Asker,
         *,
         tell: Callable[[str], None],
+        wall_clock: float | None = None,
     ) -> None:
         from relay.edges.worktree import WorkTree
         from relay.ratchet.files import Spine
@@ -271,6 +273,7 @@ class ManagedRun:
         self.spine = Spine(root)
         self.state = _state(root)
         self.lines: list[str] = []
+        self.deadline = time.monotonic() + (wall_clock or float("inf"))
         self.kept: list[str] = []
         self.refused: list[str] = []
         self.asked: list[dict[str, str]] = []
@@ -304,20 +307,26 @@ class ManagedRun:
             }
         )
         turns = 1
-        with stream:
-            for event in stream:
-                data = event.model_dump(mode="json")
-                turns += self._handle(data)
-                kind = data.get("type")
-                if (
-                    kind == "session.status_idle"
-                    and (data.get("stop_reason") or {}).get("type") == "end_turn"
-                ):
-                    turns -= 1
-                    if turns <= 0:
+        ended = False
+        try:
+            with stream:
+                for event in stream:
+                    data = event.model_dump(mode="json")
+                    turns += self._handle(data)
+                    kind = data.get("type")
+                    stop = (data.get("stop_reason") or {}).get("type")
+                    if kind == "session.status_idle" and stop == "end_turn":
+                        turns -= 1
+                    if turns <= 0 or kind in ("session.status_terminated", "session.deleted"):
+                        ended = True
                         break
-                if kind in ("session.status_terminated", "session.deleted"):
-                    break
+                    if time.monotonic() > self.deadline:
+                        self.tell("the wall clock is spent: every thread is interrupted")
+                        break
+        finally:
+            if not ended:  # stopped early (the wall clock, an error): nothing works on
+                with contextlib.suppress(ConfigError):
+                    self._send({"type": "user.interrupt"})
         self._save(commit="loop: the managed session's board")
         return Output(
             lines=(
@@ -415,7 +424,14 @@ def run_managed(args: argparse.Namespace) -> Output:
         if not args.json:
             say(f"relay loop: {line}")
 
-    return ManagedRun(root, sdk_client(), asker, tell=tell).run()
+    wall = None
+    if args.wall_clock is not None:
+        from relay.loop.contract import seconds
+
+        wall = seconds(args.wall_clock)
+        if wall is None:
+            raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
+    return ManagedRun(root, sdk_client(), asker, tell=tell, wall_clock=wall).run()
 
 
 # --- interrupt ---

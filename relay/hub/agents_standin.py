@@ -250,6 +250,7 @@ class SessionSim:
     inbox: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
     pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
+    script: dict[str, Any] = field(default_factory=dict)  # the turns it was created under
 
 
 class Standin:
@@ -408,7 +409,7 @@ class Standin:
         }
         answer("session", data)
         primary = ThreadSim(_id("sthr"), agent, None)
-        sim = SessionSim(sid, data, agent, primary, {primary.id: primary})
+        sim = SessionSim(sid, data, agent, primary, {primary.id: primary}, script=self.script)
         self.sessions[sid] = sim
         sim.runner = asyncio.get_running_loop().create_task(self._run(sim))
         for event in params.get("initial_events") or []:
@@ -477,7 +478,7 @@ class Standin:
 
     def send_events(self, sim: SessionSim, body: dict[str, Any]) -> dict[str, Any]:
         params = validate_params("events", body)
-        self.requests.append(params)
+        self.requests.append({"session": sim.id, **params})
         sent = [self._user_event(sim, e) for e in params["events"]]
         return answer("sent", {"data": sent})
 
@@ -523,7 +524,7 @@ class Standin:
 
     async def _run(self, sim: SessionSim) -> None:
         """Each user message starts the next turn of the script."""
-        turns = list(self.script.get("turns") or [])
+        turns = list(sim.script.get("turns") or [])
         names: dict[str, ThreadSim] = {}
         for turn in turns:
             await sim.inbox.get()
@@ -643,7 +644,8 @@ class Standin:
             sim.pending[event["id"]] = future
             stop = {"type": "requires_action", "event_ids": [event["id"]]}
             self._status(sim, t, "idle", stop)
-            if t.parent is not None:
+            busy = any(w.status == "running" for w in sim.threads.values() if w.parent is not None)
+            if t.parent is not None and not busy:  # the session is idle once no worker runs
                 self.emit(sim, sim.primary, {"type": "session.status_idle", "stop_reason": stop})
             got = await future
             if got.get("result") == "interrupted":
@@ -813,6 +815,12 @@ async def thread_stream(request: web.Request) -> web.StreamResponse:
     return await _sse(request, s.thread(sim, request.match_info["thread_id"]))
 
 
+async def _script(request: web.Request) -> web.Response:
+    """Script the agents of the sessions created from now on (not part of the API)."""
+    _standin(request).script = dict(await _body(request))
+    return web.json_response({})
+
+
 async def _requests(request: web.Request) -> web.Response:
     """What relay sent (the tests' window onto the stand-in; not part of the API)."""
     return web.json_response(_standin(request).requests)
@@ -837,6 +845,7 @@ def make_app(script: dict[str, Any], *, api_key: str | None = None) -> web.Appli
     r.add_post("/v1/sessions/{session_id}/threads/{thread_id}/archive", archive_thread)
     r.add_get("/v1/sessions/{session_id}/threads/{thread_id}/stream", thread_stream)
     r.add_get("/_standin/requests", _requests)
+    r.add_post("/_standin/script", _script)
     return app
 
 
