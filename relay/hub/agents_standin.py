@@ -577,19 +577,7 @@ class Standin:
             running = sum(
                 t.status == "running" and t.archived_at is None for t in sim.threads.values()
             )
-            if running >= MAX_THREADS:
-                self.emit(
-                    sim,
-                    sim.primary,
-                    {
-                        "type": "session.error",
-                        "error": {
-                            "type": "unknown_error",
-                            "message": "at most 25 threads run at once",
-                            "retry_status": {"type": "terminal"},
-                        },
-                    },
-                )
+            if running >= MAX_THREADS:  # the coordinator's spawn fails; no thread is made
                 return
             t = ThreadSim(_id("sthr"), agent, sim.primary.id)
             sim.threads[t.id] = t
@@ -605,6 +593,8 @@ class Standin:
             )
             self._status(sim, t, "running")
             return
+        if "in" in step and step["in"] not in names:
+            return  # its spawn was refused
         where = names[step["in"]] if "in" in step else sim.primary
         if where.interrupted.is_set():
             return

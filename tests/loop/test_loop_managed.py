@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import managed_standin
 import pytest
@@ -183,3 +184,75 @@ def test_interrupt_stops_one_role_and_archives_its_thread(
     assert others and all(t.archived_at is None for t in others)  # only that role stopped
     board = project.read("docs/loop/BOARD.md")
     assert "coordinator: the reviewer stopped; carrying on" in m.session_lines(board)
+
+
+# --- the stand-in holds the documented limits (a difference from the API is a bug) ---
+
+
+def roster_of(client: Any, n: int) -> list[str]:
+    made = [client.beta.agents.create(**m.agent_params(m.ManagedRole(f"r{i}"))) for i in range(n)]
+    return [a.id for a in made]
+
+
+def test_the_standin_refuses_what_the_api_refuses(standin: Callable[..., Standin]) -> None:
+    import anthropic
+
+    api = standin([])
+    client = api.client()
+    ids = roster_of(client, 21)
+    coordinator = {"name": "c", "model": m.DEFAULT_MODEL}
+    with pytest.raises(anthropic.BadRequestError, match="1-20"):
+        client.beta.agents.create(**coordinator, multiagent={"type": "coordinator", "agents": ids})
+    lead = client.beta.agents.create(
+        **coordinator, multiagent={"type": "coordinator", "agents": ids[:2]}
+    )
+    with pytest.raises(anthropic.BadRequestError, match="may not itself have multiagent"):
+        client.beta.agents.create(
+            **coordinator, multiagent={"type": "coordinator", "agents": [lead.id]}
+        )
+    with pytest.raises(anthropic.BadRequestError, match="not distinct"):
+        client.beta.agents.create(
+            **coordinator, multiagent={"type": "coordinator", "agents": [ids[0], ids[0]]}
+        )
+    with pytest.raises(anthropic.BadRequestError, match="Extra inputs"):
+        client.beta.agents.create(**coordinator, extra_body={"callable_agents": ids[:1]})
+    with pytest.raises(anthropic.BadRequestError, match="beta header"):
+        client.beta.agents.create(**coordinator, extra_headers={"anthropic-beta": "other"})
+    with pytest.raises(anthropic.AuthenticationError):
+        client.with_options(api_key="wrong").beta.agents.retrieve(lead.id)
+
+
+def test_the_standin_holds_the_thread_limit_and_the_archive_rules(
+    standin: Callable[..., Standin],
+) -> None:
+    import anthropic
+
+    api = standin([[{"spawn": "r0", "as": f"m{i}"} for i in range(26)]])
+    client = api.client()
+    [maker] = roster_of(client, 1)  # named "relay r0"
+    lead = client.beta.agents.create(
+        name="c", model=m.DEFAULT_MODEL, multiagent={"type": "coordinator", "agents": [maker]}
+    )
+    env = client.beta.environments.create(name="limits")
+    session = client.beta.sessions.create(agent=lead.id, environment_id=env.id)
+    seen: list[Any] = []
+    with client.beta.sessions.events.stream(session.id) as stream:
+        client.beta.sessions.events.send(
+            session.id,
+            events=[{"type": "user.message", "content": [{"type": "text", "text": "go"}]}],
+        )
+        for event in stream:
+            seen.append(event)
+            if event.type == "session.status_idle":
+                break
+    created = [e for e in seen if e.type == "session.thread_created"]
+    threads = list(client.beta.sessions.threads.list(session.id))
+    assert len(created) == m.MAX_THREADS - 1  # the primary is the 25th running thread
+    assert len(threads) == m.MAX_THREADS
+    primary = next(t for t in threads if t.parent_thread_id is None)
+    running = next(t for t in threads if t.parent_thread_id is not None)
+    assert running.status == "running"
+    with pytest.raises(anthropic.BadRequestError, match="primary"):
+        client.beta.sessions.threads.archive(primary.id, session_id=session.id)
+    with pytest.raises(anthropic.BadRequestError, match="interrupt it first"):
+        client.beta.sessions.threads.archive(running.id, session_id=session.id)
