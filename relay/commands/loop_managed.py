@@ -443,7 +443,7 @@ def interrupt_managed(root: Path, role: str) -> Output:
     state = _state(root)
     if not state.session:
         raise ConfigError("no managed session is recorded", hint="start one with `relay loop run`")
-    threads = [t for t in m.threads_of(state, role) if t.status != "terminated"]
+    threads = [t for t in m.threads_of(state, role) if t.status not in ("terminated", "archived")]
     if not threads:
         raise LocalUsageError(f"no open thread of {role} in session {state.session}")
     client = sdk_client()
@@ -506,6 +506,23 @@ def register(verbs: Any, common: Callable[[argparse.ArgumentParser], None]) -> N
     q.set_defaults(func=run_roster_create)
 
 
+def managed_interrupt(root: Path, role: str) -> Output | None:
+    """`relay loop interrupt ROLE`'s managed branch: the role's open threads in the
+    recorded session interrupted and archived; None when the role has none there (its work
+    is a local process, a node's job, or not running)."""
+    state = _state(root)
+    if not state.session or not [
+        t for t in m.threads_of(state, role) if t.status not in ("terminated", "archived")
+    ]:
+        return None
+    return interrupt_managed(root, role)
+
+
 def run_interrupt(args: argparse.Namespace) -> Output:
     """`relay loop interrupt ROLE` for a managed run."""
-    return interrupt_managed(_root(args), args.role)
+    done = managed_interrupt(_root(args), args.role)
+    if done is None:
+        raise LocalUsageError(
+            f"the {args.role} has no open managed thread; `relay loop status` shows each thread"
+        )
+    return done

@@ -184,6 +184,8 @@ def test_interrupt_stops_one_role_and_archives_its_thread(
     assert others and all(t.archived_at is None for t in others)  # only that role stopped
     board = project.read("docs/loop/BOARD.md")
     assert "coordinator: the reviewer stopped; carrying on" in m.session_lines(board)
+    again = project.loop("interrupt", "code-reviewer")  # archived: nothing left to stop
+    assert again.status != 0 and "no open managed thread" in again.errors[0]["message"]
 
 
 # --- the stand-in holds the documented limits (a difference from the API is a bug) ---
