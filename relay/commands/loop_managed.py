@@ -243,9 +243,11 @@ class JobComments:
 # --- the run ---
 
 
-def _first_message(root: Path) -> str:
+def _first_message(root: Path, only: str | None = None) -> str:
     """The spine and the contract, as the coordinator's first message."""
     parts = ["Work the goals of this loop. The spine follows."]
+    if only:
+        parts[0] = f"Work only goal {only} of this loop. The spine follows."
     for name in (LOOP_NAME, GOALS_NAME, CONTRACT_NAME):
         path = root / name
         if path.exists():
@@ -264,6 +266,8 @@ class ManagedRun:
         *,
         tell: Callable[[str], None],
         wall_clock: float | None = None,
+        goal: str | None = None,
+        max_claims: int | None = None,
     ) -> None:
         from relay.edges.worktree import WorkTree
         from relay.ratchet.files import Spine
@@ -274,6 +278,7 @@ class ManagedRun:
         self.state = _state(root)
         self.lines: list[str] = []
         self.deadline = time.monotonic() + (wall_clock or float("inf"))
+        self.goal, self.max_claims, self.judged = goal, max_claims, 0
         self.kept: list[str] = []
         self.refused: list[str] = []
         self.asked: list[dict[str, str]] = []
@@ -303,9 +308,11 @@ class ManagedRun:
         self._send(
             {
                 "type": "user.message",
-                "content": [{"type": "text", "text": _first_message(self.root)}],
+                "content": [{"type": "text", "text": _first_message(self.root, self.goal)}],
             }
         )
+        import anthropic
+
         turns = 1
         ended = False
         try:
@@ -323,6 +330,14 @@ class ManagedRun:
                     if time.monotonic() > self.deadline:
                         self.tell("the wall clock is spent: every thread is interrupted")
                         break
+                    if self.max_claims is not None and self.judged >= self.max_claims:
+                        self.tell("--max-iterations claims judged: every thread is interrupted")
+                        break
+        except anthropic.APIError as err:
+            raise ConfigError(
+                f"the session's stream broke: {err}",
+                hint="`relay loop status` shows where it stood; run it again",
+            ) from None
         finally:
             if not ended:  # stopped early (the wall clock, an error): nothing works on
                 with contextlib.suppress(ConfigError):
@@ -373,7 +388,11 @@ class ManagedRun:
         found = m.claim(data)
         if found is None:
             return 0
-        kept, why = self._judge(found)
+        why = m.not_judged(found, only=self.goal, judged=self.judged, budget=self.max_claims)
+        kept = False
+        if not why:
+            self.judged += 1
+            kept, why = self._judge(found)
         (self.kept if kept else self.refused).append(found.goal if kept else f"{found.goal}: {why}")
         self._send(m.verdict_message(found.goal, kept, why))
         return 1
@@ -393,8 +412,6 @@ class ManagedRun:
         from relay.ratchet.engine import Ratchet
         from relay.ratchet.judge import Options
 
-        if not found.diff.strip():
-            return False, "the claim carried no diff"
         self._save(commit=f"loop: {found.goal} claimed done by the managed coordinator")
         work = self.root / ".git" / "relay-managed"
         work.mkdir(parents=True, exist_ok=True)
@@ -431,7 +448,30 @@ def run_managed(args: argparse.Namespace) -> Output:
         wall = seconds(args.wall_clock)
         if wall is None:
             raise LocalUsageError(f"--wall-clock {args.wall_clock!r} is not a duration (30m, 8h)")
-    return ManagedRun(root, sdk_client(), asker, tell=tell, wall_clock=wall).run()
+    if args.dry_run:
+        state = _state(root)
+        if not state.coordinator:
+            raise ConfigError(
+                "no managed roster is recorded",
+                hint="run `relay loop roster create --backend managed-agents` first",
+            )
+        lines = [f"a session of coordinator {state.coordinator} in {state.environment}"]
+        lines += [f"  {name}: {agent}" for name, agent in state.agents.items()]
+        lines.append("nothing is started under --dry-run")
+        return Output(
+            lines=tuple(lines),
+            data={"coordinator": state.coordinator, "agents": state.agents, "started": False},
+        )
+    run = ManagedRun(
+        root,
+        sdk_client(),
+        asker,
+        tell=tell,
+        wall_clock=wall,
+        goal=args.goal,
+        max_claims=args.max_iterations,
+    )
+    return run.run()
 
 
 # --- interrupt ---

@@ -490,6 +490,18 @@ def claim(event: Mapping[str, Any]) -> Claim | None:
     return Claim(goal=done.group(1), diff=fence.group(1) if fence else "", said=said)
 
 
+def not_judged(found: Claim, *, only: str | None, judged: int, budget: int | None) -> str:
+    """Why a claim is refused before relay judges it ("" when it is judged): another goal
+    than the run's ``--goal``, the run's judgements spent, no diff to judge."""
+    if only is not None and found.goal != only:
+        return f"this run works only {only}"
+    if budget is not None and judged >= budget:
+        return f"this run judges at most {budget} claim(s) (--max-iterations)"
+    if not found.diff.strip():
+        return "the claim carried no diff"
+    return ""
+
+
 def verdict_message(goal: str, kept: bool, why: str) -> dict[str, Any]:
     """relay's verdict on a claim, as the user.message the coordinator reads."""
     text = f"relay kept {goal}: its gates passed." if kept else f"relay did not keep {goal}: {why}"

@@ -104,6 +104,8 @@ def test_a_run_streams_to_the_board_and_its_claim_is_judged_by_relays_gates(
         ]
     )
     assert project.loop("roster", "create", "--backend", "managed-agents").status == 0
+    plan = project.loop("run", "--backend", "managed-agents", "--dry-run")
+    assert plan.status == 0 and plan.data["started"] is False
     before = project.subjects()
     ran = project.loop("run", "--backend", "managed-agents")
     assert ran.status == 0, ran

@@ -192,3 +192,12 @@ def test_the_roster_in_the_spine_decides_the_managed_roles() -> None:
     with pytest.raises(m.RosterError, match="ships"):
         m.from_specs([Spec("maker", "managed-agent", tools=("read", "git-push"))], {})
     assert m.from_specs([Spec("maker", "command")], {}) == (m.DEFAULT_ROLES, None)
+
+
+def test_which_claims_relay_judges() -> None:
+    found = m.Claim("G2", "--- a/x\n+++ b/x\n", "said")
+    assert m.not_judged(found, only=None, judged=0, budget=None) == ""
+    assert m.not_judged(found, only="G1", judged=0, budget=None) == "this run works only G1"
+    assert "at most 2 claim(s)" in m.not_judged(found, only=None, judged=2, budget=2)
+    empty = m.Claim("G2", "  \n", "said")
+    assert m.not_judged(empty, only="G2", judged=0, budget=3) == "the claim carried no diff"
