@@ -130,6 +130,7 @@ def run_roster_create(args: argparse.Namespace) -> Output:
         ),
     )
     ids: dict[str, str] = {}
+    made: list[Any] = []
     for role in roles:
         params = m.agent_params(role)
         agent = _api(
@@ -137,14 +138,15 @@ def run_roster_create(args: argparse.Namespace) -> Output:
             lambda params=params: client.beta.agents.create(**params),  # type: ignore[misc]
         )
         ids[role.name] = agent.id
+        made.append(agent)
     bad = m.maker_grades(ids, roles)
     if bad:
         raise ConfigError(f"the maker's agent also grades as {', '.join(bad)}")
     params = m.coordinator_params(ids, model=args.model or model or m.DEFAULT_MODEL)
     coordinator = _api("to create the coordinator", lambda: client.beta.agents.create(**params))
-    held = [a for a in [coordinator] if m.shipping_tools(m.tool_names(a.model_dump()))]
+    held = [a.name for a in [*made, coordinator] if m.shipping_tools(m.tool_names(a.model_dump()))]
     if held:  # what the API made is checked too, not only what was asked
-        raise ConfigError("the coordinator came back holding a shipping tool")
+        raise ConfigError(f"{', '.join(held)} came back holding a shipping tool")
     state.environment, state.coordinator, state.agents = env.id, coordinator.id, ids
     state.session, state.threads = "", {}
     _save(root, state)
