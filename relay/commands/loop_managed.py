@@ -69,6 +69,16 @@ def _save(root: Path, state: m.State) -> None:
     write_atomic(path, state.dump().encode("utf-8"))
 
 
+def _locked(root: Path) -> Any:
+    """The lock of the state file: the run and `relay loop interrupt` both rewrite it."""
+    from filelock import FileLock
+
+    git = root / ".git"
+    where = git if git.is_dir() else root / m.STATE_NAME.rpartition("/")[0]
+    where.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(where / "relay-managed.lock"), timeout=60)
+
+
 def _api(what: str, call: Callable[[], Any]) -> Any:
     """One SDK call; its failure as a one-line error naming what was asked."""
     import anthropic
@@ -401,8 +411,13 @@ class ManagedRun:
 
     def _save(self, commit: str | None = None) -> None:
         """The state and the board as they stand; committed before relay's ratchet judges
-        (it refuses a dirty tree) and when the run ends."""
-        _save(self.root, self.state)
+        (it refuses a dirty tree) and when the run ends. A thread `relay loop interrupt`
+        archived meanwhile (the file says so) stays archived."""
+        with _locked(self.root):
+            for tid, t in _state(self.root).threads.items():
+                if t.status == "archived" and tid in self.state.threads:
+                    self.state.threads[tid].status = "archived"
+            _save(self.root, self.state)
         board = self.spine.need(BOARD_NAME)
         board = m.with_threads(m.with_session(board, self.state.session, self.lines), self.state)
         self.spine.write(BOARD_NAME, board)
@@ -498,7 +513,8 @@ def interrupt_managed(root: Path, role: str) -> Output:
             lambda event=event: sessions.events.send(state.session, events=[event]),  # type: ignore[misc]
         )
         archived = None
-        for _ in range(50):  # an interrupted thread goes idle; only then may it be archived
+        until = time.monotonic() + 30
+        while time.monotonic() < until:  # an interrupted thread goes idle; then it is archived
             got = _api(
                 f"to read {t.id}",
                 lambda t=t: sessions.threads.retrieve(t.id, session_id=state.session),  # type: ignore[misc]
@@ -510,9 +526,13 @@ def interrupt_managed(root: Path, role: str) -> Output:
                 )
                 break
             time.sleep(0.2)
-        t.status = "archived" if archived is not None else "interrupted"
-        done.append({"thread": t.id, "status": t.status})
-    _save(root, state)
+        done.append({"thread": t.id, "status": "archived" if archived else "interrupted"})
+    with _locked(root):  # the run writes this file too: change only these threads
+        latest = _state(root)
+        for d in done:
+            if d["thread"] in latest.threads:
+                latest.threads[d["thread"]].status = d["status"]
+        _save(root, latest)
     return Output(
         lines=tuple(f"{role}: {d['thread']} {d['status']}" for d in done),
         data={"role": role, "session": state.session, "threads": done},

@@ -526,6 +526,8 @@ def thread_update(state: State, event: Mapping[str, Any]) -> bool:
         return False
     if kind in THREAD_STATUS:
         known = state.threads.get(tid) or Thread(tid, role_of_agent(str(event.get("agent_name"))))
+        if known.status == "archived":
+            return False  # an archived thread's last events change nothing
         status = THREAD_STATUS[kind]
         if status == "idle" and _stop(event) == "requires_action":
             status = "waiting"
