@@ -354,6 +354,7 @@ class ManagedRun:
             if not ended:  # stopped early (the wall clock, an error): nothing works on
                 with contextlib.suppress(ConfigError):
                     self._send({"type": "user.interrupt"})
+        self._reconcile()
         self._save(commit="loop: the managed session's board")
         return Output(
             lines=(
@@ -368,6 +369,22 @@ class ManagedRun:
                 "threads": {t.id: t.status for t in st.threads.values()},
             },
         )
+
+    def _reconcile(self) -> None:
+        """Each thread's status as the API lists it at the end (what the stream's condensed
+        view left out: a thread made or archived outside it)."""
+        sid = self.state.session
+        listed = _api(
+            "to list the threads", lambda: list(self.client.beta.sessions.threads.list(sid))
+        )
+        for thread in listed:
+            if thread.parent_thread_id is None:
+                continue  # the primary thread is the coordinator's, the board's own section
+            name = getattr(thread.agent, "name", "") or str(thread.agent.type)
+            known = self.state.threads.setdefault(
+                thread.id, m.Thread(thread.id, m.role_of_agent(name))
+            )
+            known.status = "archived" if thread.archived_at is not None else str(thread.status)
 
     def _send(self, event: dict[str, Any]) -> None:
         sid = self.state.session
