@@ -224,6 +224,7 @@ class JobComments:
     def ask(self, request: m.Request) -> tuple[str, str] | None:
         from relay.commands.common import run_async
         from relay.node.context import client, open_node
+        from relay.node.redaction import redactor_for
 
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
         row = ctx.master.node(ctx.node) if ctx.node else None
@@ -237,7 +238,8 @@ class JobComments:
             import asyncio
 
             async with client(ctx) as gh:
-                posted = await gh.create_comment(self.issue, request.ask_text())
+                said = redactor_for(ctx, ctx.token().value).redact(request.ask_text())
+                posted = await gh.create_comment(self.issue, said)
                 until = time.monotonic() + self.wait
                 while time.monotonic() < until:
                     for c in await gh.list_comments(self.issue):
@@ -291,6 +293,7 @@ class ManagedRun:
         self.lines: list[str] = []
         self.deadline = time.monotonic() + (wall_clock or float("inf"))
         self.goal, self.max_claims, self.judged = goal, max_claims, 0
+        self.redactor: Any = None
         self.kept: list[str] = []
         self.refused: list[str] = []
         self.asked: list[dict[str, str]] = []
@@ -370,6 +373,15 @@ class ManagedRun:
             },
         )
 
+    def _redact(self, text: str) -> str:
+        """``text`` through relay's redaction (this machine's facts and secrets, and the
+        repository's own patterns), built once a run."""
+        if self.redactor is None:
+            from relay.node.redaction import redactor_here
+
+            self.redactor = redactor_here(self.root)
+        return str(self.redactor.redact(text))
+
     def _reconcile(self) -> None:
         """Each thread's status as the API lists it at the end (what the stream's condensed
         view left out: a thread made or archived outside it)."""
@@ -396,7 +408,12 @@ class ManagedRun:
     def _handle(self, data: dict[str, Any]) -> int:
         """One event of the primary thread; the new turns it started (a verdict sent)."""
         line = m.board_line(data)
+        if line is not None:  # the board is committed, and may be pushed: no secret on it
+            line = self._redact(line)
         changed = m.thread_update(self.state, data)
+        mine = self.state.threads.get(str(data.get("session_thread_id") or ""))
+        if changed and mine is not None and mine.last:
+            mine.last = self._redact(mine.last)
         if line is not None:
             self.lines.append(line)
             self.tell(line)

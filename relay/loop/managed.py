@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from relay.loop.markdown import find, row, sections
+from relay.loop.markdown import code_span, find, row, sections
 
 BETA = "managed-agents-2026-04-01"
 TOOLSET = "agent_toolset_20260401"
@@ -425,7 +425,8 @@ class Request:
         """The request as a person reads it (a job comment or a terminal prompt)."""
         where = f"thread {self.thread}" if self.thread else "the coordinator"
         return (
-            f"**Permission asked** by {where}: `{self.tool}` — `{self.summary}`\n\n"
+            f"**Permission asked** by {where}: {code_span(self.tool)} —"
+            f" {code_span(self.summary)}\n\n"
             f"Answer with a comment `allow {self.tool_use_id}` or"
             f" `deny {self.tool_use_id}: why`."
         )

@@ -25,6 +25,9 @@ standin_process = managed_standin.standin_process  # the fixtures, shared
 standin = managed_standin.standin
 
 
+LEAK = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a token-shaped secret an agent says
+
+
 def mul_diff(root: Path) -> str:
     """The change that makes G1 pass, as a coordinator's diff (made in the clone, then
     undone, so the tree is as it was)."""
@@ -100,7 +103,7 @@ def test_a_run_streams_to_the_board_and_its_claim_is_judged_by_relays_gates(
                 {"say": "DONE G1\nno diff this time"},
             ],
             [done("G1", diff)],
-            [{"say": "All goals are done."}],
+            [{"say": f"All goals are done; pushed with {LEAK}"}],
         ]
     )
     assert project.loop("roster", "create", "--backend", "managed-agents").status == 0
@@ -124,7 +127,9 @@ def test_a_run_streams_to_the_board_and_its_claim_is_judged_by_relays_gates(
     ]
     board = project.read("docs/loop/BOARD.md")
     lines = m.session_lines(board)
-    assert "coordinator: DONE G1" in lines and "coordinator: All goals are done." in lines
+    assert "coordinator: DONE G1" in lines
+    [last] = [ln for ln in lines if ln.startswith("coordinator: All goals are done")]
+    assert LEAK not in board and LEAK[:8] not in last  # redacted, as any text relay posts
     assert any(ln.startswith("maker thread sthr_") for ln in lines)
     assert any("permission asked in sthr_" in ln and "git push" in ln for ln in lines)
     assert "| G1 | Multiply | done |" in board
