@@ -267,3 +267,26 @@ def test_the_standin_holds_the_thread_limit_and_the_archive_rules(
         client.beta.sessions.threads.archive(primary.id, session_id=session.id)
     with pytest.raises(anthropic.BadRequestError, match="interrupt it first"):
         client.beta.sessions.threads.archive(running.id, session_id=session.id)
+
+
+def test_an_interactive_run_asks_on_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from relay.commands.loop_managed import NoPerson, Terminal
+
+    request = m.Request("sevt_7", "sthr_3", "bash", "make deploy")
+    for typed, expected in (
+        ("allow\n", ("allow", "")),
+        ("deny: not tonight\n", ("deny", "not tonight")),
+        ("deny sevt_7: later\n", ("deny", "later")),
+        ("\n", None),  # no answer: the confirmation denies, saying nobody answered
+    ):
+        monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+        assert Terminal().ask(request) == expected
+        assert "`make deploy`" in capsys.readouterr().err
+    assert NoPerson().ask(request) == (
+        "deny",
+        "no person to ask: run with --ask-on JOB or in a terminal",
+    )
