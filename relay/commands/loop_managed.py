@@ -124,13 +124,12 @@ def run_roster_create(args: argparse.Namespace) -> Output:
         raise LocalUsageError(f"--backend {args.backend!r}: only {m.BACKEND} makes agents")
     root = _root(args)
     roles, model = roles_for(root)
-    try:
+    try:  # everything refused before anything is created
         for role in roles:
-            m.check_roster([m.agent_params(role)])  # refused before anything is created
+            m.check_roster([m.agent_params(role)])
+        m.coordinator_params({r.name: f"agent_{n}" for n, r in enumerate(roles)})
     except m.RosterError as err:
         raise ConfigError(str(err), hint=f"edit `## Roles` in {LOOP_NAME}") from None
-    if len(roles) + 1 > m.MAX_ROSTER:
-        raise LocalUsageError(f"{len(roles)} roles: a coordinator's roster holds {m.MAX_ROSTER}")
     client = sdk_client()
     state = _state(root)
     env = _api(
