@@ -699,6 +699,11 @@ def run_interrupt(args: argparse.Namespace) -> Output:
     from relay.ratchet.threads import ThreadStore
 
     root = _root(args).root
+    from relay.commands.loop_managed import managed_interrupt
+
+    managed = managed_interrupt(root, args.role)  # a managed thread: interrupt and archive
+    if managed is not None:
+        return managed
     found = to_interrupt(ThreadStore.of(root).statuses(), args.role, args.goal)
     stopped: list[dict[str, Any]] = []
     for status in found:

@@ -463,14 +463,20 @@ class ManagedRun:
         from relay.ratchet.judge import Options
 
         self._save(commit=f"loop: {found.goal} claimed done by the managed coordinator")
-        work = self.root / ".git" / "relay-managed"
-        work.mkdir(parents=True, exist_ok=True)
-        patch, said = work / f"{found.goal}.diff", work / f"{found.goal}.said"
-        patch.write_text(found.diff, encoding="utf-8")
-        said.write_text(found.said + "\n", encoding="utf-8")
-        maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
-        options = Options(maker=maker, goal=found.goal, max_iterations=1)
-        report = Ratchet(self.root, options, say=self.tell).run()
+        import shutil
+        import tempfile
+
+        # outside the clone: the maker's sandbox hides the person's clone, .git and all
+        work = Path(tempfile.mkdtemp(prefix="relay-managed-"))
+        try:
+            patch, said = work / f"{found.goal}.diff", work / f"{found.goal}.said"
+            patch.write_text(found.diff, encoding="utf-8")
+            said.write_text(found.said + "\n", encoding="utf-8")
+            maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
+            options = Options(maker=maker, goal=found.goal, max_iterations=1)
+            report = Ratchet(self.root, options, say=self.tell).run()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         if any(k.goal == found.goal for k in report.kept):
             return True, ""
         why = next((r for r in report.reverted if found.goal in r), report.stopped)
@@ -611,13 +617,3 @@ def managed_interrupt(root: Path, role: str) -> Output | None:
     ]:
         return None
     return interrupt_managed(root, role)
-
-
-def run_interrupt(args: argparse.Namespace) -> Output:
-    """`relay loop interrupt ROLE` for a managed run."""
-    done = managed_interrupt(_root(args), args.role)
-    if done is None:
-        raise LocalUsageError(
-            f"the {args.role} has no open managed thread; `relay loop status` shows each thread"
-        )
-    return done
