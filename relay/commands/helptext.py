@@ -180,12 +180,6 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "relay loop roster create --backend managed-agents",
         "relay loop roster create --backend managed-agents --model claude-opus-4-8",
     ),
-    "loop roles": ("relay loop roles", "relay loop roles --json"),
-    "loop make-here": ("relay loop make-here G3", "relay loop make-here G3 --timeout 600"),
-    "loop interrupt": (
-        "relay loop interrupt code-reviewer",
-        "relay loop interrupt maker --json",
-    ),
     "loop roles": (
         "relay loop roles",
         "relay loop roles --json",
