@@ -177,12 +177,18 @@ class Engine:
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
-    def warm(self) -> None:
+    def warm(self, sample: bytes = b"") -> None:
         """Compile every rule and row now (each is compiled when first needed otherwise), so
-        that processes forked from this one share them instead of each compiling its own."""
+        that processes forked from this one share them instead of each compiling its own.
+
+        RE2 builds its automata's states as the text asks for them, which costs more than
+        the search on a process's first megabytes: a scan of ``sample`` builds the states
+        text like it needs once, here, for every process forked after it."""
         for r in (*self.rules, *self.extra):
             r.regex  # noqa: B018 - compiled on first use
         SCANNER.compile_all()
+        if sample:
+            self.scan(sample)
 
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context).

@@ -31,6 +31,8 @@ PIECE = 4 << 20  # bytes per piece: the last to finish keeps the rest waiting th
 MIN_PARALLEL = 4 * PIECE  # below this a file is redacted in this process
 _SEARCH = 64 << 10  # how far around a planned cut to look (longer than any key block)
 _READ = 1 << 20
+_SAMPLE = 1 << 20  # how much of the file the parent scans before forking (see ``_sample``)
+_SAMPLES = 16
 _LINE_START = re.compile(rb"\n(?=[^ \t\r\n|])")
 _MARKER = re.compile(rb"(?i)-----(begin|end) [a-z0-9 ]{0,40}private key(?: block)?-----")
 
@@ -144,6 +146,19 @@ def _redact_piece(start: int, end: int, in_key: bool = False) -> tuple[str, Tall
     return target, stream.tally, stream.ended_in_key
 
 
+def _sample(fd: int, size: int) -> bytes:
+    """Whole lines from ``_SAMPLES`` places spread over the file, ``_SAMPLE`` bytes in all:
+    what the forked processes will read, for the parent to build the automata's states on."""
+    parts = []
+    each = _SAMPLE // _SAMPLES
+    for k in range(_SAMPLES):
+        chunk = _pread(fd, each, k * max(0, size - each) // max(1, _SAMPLES - 1))
+        first, last = chunk.find(b"\n") + 1, chunk.rfind(b"\n") + 1
+        if 0 < first < last:
+            parts.append(chunk[first:last])
+    return b"".join(parts)
+
+
 def cores() -> int:
     """The cores this process may run on (a container's share, not the machine's)."""
     if hasattr(os, "sched_getaffinity"):
@@ -177,13 +192,14 @@ def redact_file(
         needles = redactor.multiline_needles
         disguises = redactor.disguises
         pieces = plan(lambda offset, n: _pread(fd, n, offset), size, piece, needles, disguises)
+        sample = _sample(fd, size)
     finally:
         os.close(fd)
     jobs = min(jobs, len(pieces))
     total = Tally()
     context = multiprocessing.get_context(method)
     if context.get_start_method() == "fork":
-        redactor.warm()  # compiled once here, not once in each process
+        redactor.warm(sample)  # compiled, and its automata built, once here, not in each
         _WORKER["parent"] = redactor
     # An executor, not a Pool: a process that dies (the kernel's OOM killer) breaks it
     # with an error here, where a Pool would wait for the lost piece for ever.

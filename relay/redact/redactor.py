@@ -88,9 +88,10 @@ class Redactor:
         """This node's secrets folded, wrapped, re-encoded (a cut must not split one)."""
         return self._engine.disguises
 
-    def warm(self) -> None:
-        """Compile every rule now (before forking processes that redact; see ``Engine``)."""
-        self._engine.warm()
+    def warm(self, sample: bytes = b"") -> None:
+        """Compile every rule now (before forking processes that redact; see ``Engine``),
+        and build their automata's states on ``sample``, text like what they will read."""
+        self._engine.warm(sample)
 
     def open(
         self, *, overlap: int | None = None, context: bytes = b"", in_key: bool = False

@@ -319,3 +319,30 @@ def _children(pid: int) -> list[int]:
             if stat[1] == str(pid):
                 out.append(int(name))
     return out
+
+
+def test_the_warming_sample_is_whole_lines_from_across_the_file(tmp_path: Path) -> None:
+    """The parent builds the automata on lines from the whole file, never on half a line."""
+    from relay.redact.parallel import _SAMPLE, _sample
+
+    lines = [f"line {n:07d} of the log\n".encode() for n in range(400_000)]
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(lines))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        sample = _sample(fd, path.stat().st_size)
+    finally:
+        os.close(fd)
+    assert 0 < len(sample) <= _SAMPLE
+    kept = sample.splitlines(keepends=True)
+    every = set(lines)
+    assert all(line in every for line in kept)
+    numbers = [int(line.split()[1]) for line in kept]
+    assert numbers[0] < 10_000 and numbers[-1] > 390_000  # the start and the end both
+    tiny = tmp_path / "tiny.log"
+    tiny.write_bytes(b"no line end")
+    fd = os.open(tiny, os.O_RDONLY)
+    try:
+        assert _sample(fd, tiny.stat().st_size) == b""
+    finally:
+        os.close(fd)
