@@ -14,18 +14,20 @@ each is done and deleted: memory stays bounded, and the text crosses no pipe.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import re
 import signal
 import tempfile
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from relay.redact.disguises import Disguises
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
+
+if TYPE_CHECKING:  # the pool's modules load only when a file is redacted in pieces
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PIECE = 4 << 20  # bytes per piece: the last to finish keeps the rest waiting that long
 MIN_PARALLEL = 4 * PIECE  # below this a file is redacted in this process
@@ -197,6 +199,9 @@ def redact_file(
         os.close(fd)
     jobs = min(jobs, len(pieces))
     total = Tally()
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context(method)
     if context.get_start_method() == "fork":
         redactor.warm(sample)  # compiled, and its automata built, once here, not in each
