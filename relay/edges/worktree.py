@@ -126,6 +126,27 @@ class WorkTree:
             tree = self.git("write-tree", env=env).strip()
         return self.git("commit-tree", tree, "-p", "HEAD", "-m", message, identity=True).strip()
 
+    def common_dir(self) -> Path:
+        """The clone's common git directory, absolute."""
+        common = Path(self.git("rev-parse", "--git-common-dir").strip())
+        return common if common.is_absolute() else (self.root / common)
+
+    def changed_under(self, tree: Path, base: str, skip: Sequence[str] = ()) -> list[str]:
+        """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
+        ``skip``. Hashed with this clone's own git directory and a private index: the
+        maker's git directory, configuration and attributes are never read, so nothing it
+        set there (an fsmonitor, a filter, a hook) runs in relay; its commits are folded,
+        since only the files count."""
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git(*off, *own, "read-tree", base, env=env)
+            self.git(*off, *own, "add", "-A", "--", ":/", env=env)
+            made = self.git(*off, *own, "write-tree", env=env).strip()
+        out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
+        return sorted(p for p in out.split("\0") if p and p not in skip)
+
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
         return self.git("rev-parse", f"{commit}^{{tree}}").strip()

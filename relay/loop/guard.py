@@ -60,6 +60,25 @@ NODE_FREE = frozenset(
     }
 )
 GIT_META = ("hooks/", "info/", "config")
+# comments that switch a checker off for a whole file: a new one weakens a gate as surely
+# as an edited configuration does
+FILE_WIDE_SUPPRESSIONS = (
+    "# ruff: noqa",
+    "# flake8: noqa",
+    "# pylint: skip-file",
+    "# pylint: disable-all",
+    "# mypy: ignore-errors",
+    "# type: ignore",
+    "# pyright: basic",
+    "# pyright: ignore",
+    "# pytype: skip-file",
+    "/* eslint-disable */",
+    "// eslint-disable",
+    "/* eslint-disable",
+    "// @ts-nocheck",
+)
+_SUPPRESSIONS = tuple(s.lower() for s in FILE_WIDE_SUPPRESSIONS)
+SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
 def is_test_file(path: str) -> bool:
@@ -90,18 +109,30 @@ def gate_definition_touched(
     at_baseline: Sequence[str],
     deleted: Sequence[str],
     texts: Mapping[str, tuple[str | None, str | None]],
+    may_edit_tests: bool = False,
 ) -> list[tuple[str, str]]:
     """(path, why) for each change that would weaken the gates: a gate-definition file
     changed, pyproject.toml's ``[tool]`` tables or package.json's scripts and settings
-    changed, or a test that existed at the baseline deleted. ``at_baseline`` is the
-    baseline commit's files, ``deleted`` the changed paths that are gone; ``texts`` holds
-    (before, after) of pyproject.toml and package.json when they changed."""
+    changed, a test that existed at the baseline deleted, and (unless the goal declared
+    ``may_edit_tests``) a new gate-definition file (a new pytest.ini can deselect a test,
+    a new ruff.toml select nothing) or a new file-wide suppression comment (``# ruff:
+    noqa``). ``at_baseline`` is the baseline commit's files, ``deleted`` the changed paths
+    that are gone; ``texts`` holds (before, after) of pyproject.toml and package.json when
+    they changed, and of every other changed source file the suppressions are looked for in."""
     known, gone = set(at_baseline), set(deleted)
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
         if name in GATE_FILES and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
+        elif name in GATE_FILES and path not in gone and not may_edit_tests:
+            found.append(
+                (path, f"`{path}` is a new file that defines how the gates run"
+                 " (a goal that must add one declares --may-edit-tests)")
+            )  # fmt: skip
+        elif not may_edit_tests and path in texts and suppressions_added(*texts[path]):
+            said = suppressions_added(*texts[path])[0]
+            found.append((path, f"`{path}` gained `{said}`, which switches a gate off for it"))
         elif name == "pyproject.toml" and path in texts:
             before, after = texts[path]
             if _toml_part(before, "tool") != _toml_part(after, "tool"):
@@ -113,6 +144,18 @@ def gate_definition_touched(
         elif path in known and path in gone and is_test_file(path):
             found.append((path, f"`{path}` is a test the baseline had; never delete one"))
     return found
+
+
+def suppressions_added(before: str | None, after: str | None) -> list[str]:
+    """The file-wide suppression comments ``after`` holds on a line of its own that
+    ``before`` did not (the text of each, as written)."""
+
+    def found(text: str | None) -> list[str]:
+        lines = (ln.strip() for ln in (text or "").splitlines())
+        return [ln for ln in lines if ln.lower().startswith(_SUPPRESSIONS)]
+
+    had = {ln.lower() for ln in found(before)}
+    return [ln for ln in found(after) if ln.lower() not in had]
 
 
 def _toml_part(text: str | None, key: str) -> object:

@@ -29,6 +29,7 @@ from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
+    SOURCE_SUFFIXES,
     branch_moved,
     gate_definition_touched,
     git_meta_changed,
@@ -67,7 +68,17 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
-from relay.ratchet.sandbox import ATTEMPT_RECORD, EXPLAIN_FILE, PRIVATE, hidden_for, standalone
+from relay.ratchet.sandbox import (
+    ATTEMPT_RECORD,
+    EXPLAIN_FILE,
+    PRIVATE,
+    clone_secrets,
+    hidden_for,
+    maker_branch,
+    read_private,
+    redact_secrets,
+    standalone,
+)
 from relay.ratchet.threads import ThreadStore
 
 EXPLAIN_NAME = "what-changed.md"
@@ -247,19 +258,18 @@ class Judge:
                 threads_root=self.root,
             )
             self._ended()
-            said = _read(box.explain).strip()
+            said = read_private(box.explain, self.secrets()).strip()
             if not said and parse_role(self.options.maker) is not None:
-                said = self._final_message(ran.reading.text)
+                said = redact_secrets(self._final_message(ran.reading.text), self.secrets())
             explain.write_text(said, encoding="utf-8")
             escaped = self._escaped(head, before, had, baseline)
             if escaped is None:
-                made = WorkTree.open(box.tree)
-                moved = branch_moved(f"refs/heads/{loop_branch}", made.branch())
+                moved = branch_moved(f"refs/heads/{loop_branch}", maker_branch(box.tree))
             if escaped is None and moved is None:
-                # the candidate is only what changed in the maker's own tree: its commits
-                # are folded (its branch goes back, what they held stays in its tree)
-                made.undo_commits_since(before)
-                taken = [p for p in made.changes(()) if p not in PRIVATE]
+                # the candidate is only what the maker's tree holds, hashed with relay's
+                # own git directory (the maker's git directory and configuration are never
+                # used): its commits are thereby folded
+                taken = self.tree.changed_under(box.tree, before, skip=PRIVATE)
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
                     self.tree.take(box.tree, taken)
@@ -285,7 +295,7 @@ class Judge:
             self._put_back(before, had, baseline)
             return Declined(reading.what), None
         changes = self.tree.changes(baseline.untracked)
-        bad = self._protected(changes)
+        bad = self._protected(changes, goal)
         if bad or meta_touched:
             self.tree.revert(sorted({path for path, _ in bad}))
             what = "; ".join([*meta_touched, *(why for _, why in bad)])
@@ -299,6 +309,10 @@ class Judge:
             what = maker_failed(reading)
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
         return self._judge(goal, baseline, base, explain)
+
+    def secrets(self) -> list[str]:
+        """The secrets relay keeps in this clone's git directory (never in a role's text)."""
+        return clone_secrets(self.tree.common_dir())
 
     def hidden(self) -> tuple[Path, ...]:
         """What the maker's process must not see: this clone, its git directory, the
@@ -365,7 +379,7 @@ class Judge:
                 return
             self.tree.restore_to(before, paths)
 
-    def _protected(self, changes: list[str]) -> list[tuple[str, str]]:
+    def _protected(self, changes: list[str], goal: Goal | None = None) -> list[tuple[str, str]]:
         """What the changes touch that no maker may: the contract's protected paths, the
         spine relay keeps, and what defines the gates."""
         deleted = [p for p in changes if not (self.root / p).exists()]
@@ -374,6 +388,9 @@ class Judge:
             for p in changes
             if Path(p).name in ("pyproject.toml", "package.json")
         }
+        for p in changes:  # where a file-wide suppression comment could be added
+            if p.endswith(SOURCE_SUFFIXES) and p not in deleted and p not in texts:
+                texts[p] = (self.tree.show("HEAD", p), _read(self.root / p))
         loop_md = None
         if LOOP_FILE in changes:
             loop_md = loop_md_touched(self.tree.show("HEAD", LOOP_FILE), self.spine.read(LOOP_FILE))
@@ -382,7 +399,11 @@ class Judge:
             *touched(changes, self.contract, texts=self._texts(changes)),
             *spine_touched(changes),
             *gate_definition_touched(
-                changes, at_baseline=self.tree.files_at("HEAD"), deleted=deleted, texts=texts
+                changes,
+                at_baseline=self.tree.files_at("HEAD"),
+                deleted=deleted,
+                texts=texts,
+                may_edit_tests=goal is not None and goal.may_edit_tests,
             ),
         ]
 

@@ -11,6 +11,7 @@ under the loop's state (``.git/relay/loop/transcripts/``), never in the work tre
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -39,7 +40,7 @@ from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
 from relay.loop.threads import ThreadState, brief_part
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
-from relay.ratchet.sandbox import Sandbox
+from relay.ratchet.sandbox import Sandbox, clone_secrets, read_private
 from relay.ratchet.threads import ThreadStore
 
 TRANSCRIPTS = "transcripts"
@@ -226,9 +227,11 @@ def run_role(
     transcript = transcripts / f"{label}.log"
     transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
     reason = None
-    if cannot is not None and cannot.is_file():
-        reason = cannot.read_text(encoding="utf-8", errors="replace")
-        cannot.unlink()
+    if cannot is not None:  # read only as a regular file of the maker's own, redacted
+        kept = clone_secrets((threads_root / ".git") if threads_root else Path(os.devnull))
+        reason = read_private(cannot, [*kept, *role_secrets(role).values()]) or None
+        with contextlib.suppress(OSError):  # a folder there is the maker's, left as it is
+            cannot.unlink(missing_ok=True)
     if done.timed_out:
         reading = Reading(Signal.FAILED, "it ran past its timeout", text=done.output)
     else:

@@ -17,6 +17,7 @@ import functools
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ ENV_ONLY = "env-level only"
 EXPLAIN_FILE = ".relay-explain.md"  # in the maker's tree, never part of the candidate
 CANNOT_FILE = ".relay-cannot.md"
 PRIVATE = (EXPLAIN_FILE, CANNOT_FILE)
+PRIVATE_CAP = 64 * 1024  # what relay reads of a file the maker wrote for it
 # what a real HOME keeps that could ship a change: git's, gh's, ssh's, the keyrings', relay's
 HOME_SECRETS = (
     ".git-credentials",
@@ -213,8 +215,9 @@ def standalone(
     record: Path | None = None,
 ) -> Iterator[Sandbox]:
     """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
-    temporary folder (objects hard-linked, no remote, the maker's private files excluded),
-    with its scratch HOME; removed afterwards. ``record`` keeps the folder's path while it
+    temporary folder (objects copied, never hard-linked to ``source``'s, which a maker
+    could rewrite in place; no remote; the maker's private files excluded), with its
+    scratch HOME; removed afterwards. ``record`` keeps the folder's path while it
     exists, so that a killed run's folder goes when the next attempt starts."""
     if record is not None:
         drop_stale(record)
@@ -227,7 +230,8 @@ def standalone(
         git = ["git", "-c", f"core.hooksPath={os.devnull}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
-        run([*git, "clone", "-q", "--local", "--no-checkout", str(source), str(tree)])
+        copied = ("--local", "--no-hardlinks", "--no-checkout")
+        run([*git, "clone", "-q", *copied, str(source), str(tree)])
         run([*git, "-C", str(tree), "remote", "remove", "origin"])
         run([*git, "-C", str(tree), "checkout", "-q", "-f", "-B", branch, commit])
         identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
@@ -243,6 +247,90 @@ def standalone(
         shutil.rmtree(folder, ignore_errors=True)
         if record is not None:
             record.unlink(missing_ok=True)
+
+
+def read_private(path: Path, secrets: Sequence[str] = ()) -> str:
+    """A file the maker wrote for relay (its account of the change, its reason for not
+    doing a goal), read only where it is a regular file of its own (see
+    :func:`read_regular`), NULs dropped, and redacted (the machine's secrets and
+    ``secrets``) before it can reach a commit message, the spine or the output."""
+    text = read_regular(path).decode("utf-8", errors="replace").replace("\0", "")
+    return redact_secrets(text, secrets) if text else ""
+
+
+def read_regular(path: Path, cap: int = PRIVATE_CAP) -> bytes:
+    """At most ``cap`` bytes of ``path`` where it is a regular file with no other hard
+    link, every folder on the way and the file opened without following a link; b""
+    otherwise (a maker could leave a link to relay's token, /proc or a FIFO there)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    dirs = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0)
+    path = Path(os.path.abspath(path))
+    data = b""
+    opened: list[int] = []
+    try:
+        fd = os.open(path.anchor, dirs)
+        opened.append(fd)
+        for part in path.parts[1:-1]:
+            fd = os.open(part, dirs, dir_fd=fd)
+            opened.append(fd)
+        fd = os.open(path.name, flags, dir_fd=fd)
+        opened.append(fd)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return b""
+        while len(data) < cap:
+            got = os.read(fd, cap - len(data))
+            if not got:
+                break
+            data += got
+    except OSError:
+        return b""
+    finally:
+        for each in opened:
+            os.close(each)
+    return data
+
+
+def maker_branch(tree: Path) -> str | None:
+    """The branch the maker's clone has checked out, read from its HEAD file as a regular
+    file (never through git, which would run what the maker configured)."""
+    head = read_regular(tree / ".git" / "HEAD", 4096).decode("utf-8", errors="replace")
+    return head.strip().removeprefix("ref: ").strip() if head.startswith("ref: ") else None
+
+
+def clone_secrets(common: Path) -> list[str]:
+    """The secrets relay keeps in a clone's git directory (its node token, the roles'
+    named secrets), so that nothing a role writes for relay can carry them out."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        found.append((common / "relay" / "token").read_text(encoding="utf-8").strip())
+    with contextlib.suppress(OSError, ValueError):
+        import json
+
+        kept = json.loads((common / "relay" / "loop" / "loop-secrets.json").read_text("utf-8"))
+        stack = [kept]
+        while stack:
+            each = stack.pop()
+            if isinstance(each, str):
+                found.append(each)
+            elif isinstance(each, dict):
+                stack += list(each.values())
+            elif isinstance(each, list):
+                stack += each
+    return [s for s in found if len(s) >= 6]
+
+
+def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` through relay's redaction: the machine's facts and secret-named variables,
+    and ``secrets`` (relay's token, the roles' named secrets) masked like any secret."""
+    from relay.redact import Redactor, gather_facts
+
+    for secret in sorted(filter(None, (s.strip() for s in secrets)), key=len, reverse=True):
+        text = text.replace(secret, "<secret>")
+    try:
+        return Redactor(gather_facts()).redact(text)
+    except Exception:  # the explicit secrets are gone already; never lose the text itself
+        return text
 
 
 def drop_stale(record: Path) -> None:

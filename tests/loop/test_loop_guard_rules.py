@@ -15,6 +15,7 @@ from relay.loop.guard import (
     is_test_file,
     orphan_group,
     spine_touched,
+    suppressions_added,
 )
 
 
@@ -75,3 +76,30 @@ def test_an_orphan_is_stopped_only_when_it_is_ours() -> None:
     assert orphan_group("4242 100\n", "999") is None  # the pid is someone else's now
     assert orphan_group("4242 -\n", "999") == 4242
     assert orphan_group("garbage", None) is None and orphan_group("1 -", None) is None
+
+
+def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
+    """A new pytest.ini, ruff.toml or conftest.py, and a new `# ruff: noqa` line, weaken
+    the gates; --may-edit-tests lets a new gate file or suppression through, never an
+    edited baseline one."""
+    base = ["src/calc.py", "setup.cfg", "tests/test_calc.py"]
+    new = ["pytest.ini", "ruff.toml", "sub/.coveragerc", "tests/conftest.py"]
+    texts = {"src/calc.py": ("x = 1\n", "# ruff: noqa\nx = 1\n")}
+    found = gate_definition_touched(
+        [*new, "src/calc.py"], at_baseline=base, deleted=[], texts=texts
+    )
+    assert [p for p, _ in found] == [*new, "src/calc.py"]
+    assert "gained `# ruff: noqa`" in found[-1][1]
+    allowed = gate_definition_touched(
+        [*new, "src/calc.py", "setup.cfg"],
+        at_baseline=base,
+        deleted=[],
+        texts=texts,
+        may_edit_tests=True,
+    )
+    assert [p for p, _ in allowed] == ["tests/conftest.py", "setup.cfg"]
+    assert suppressions_added("# ruff: noqa\n", "# ruff: noqa\nimport os\n") == []
+    assert suppressions_added("", "  # Flake8: NOQA\n// @ts-nocheck\nx = 1  # noqa\n") == [
+        "# Flake8: NOQA",
+        "// @ts-nocheck",
+    ]

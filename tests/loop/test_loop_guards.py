@@ -181,7 +181,8 @@ def test_hooks_and_info_exclude_are_put_back(
 
 def test_the_makers_own_git_machinery_goes_with_its_clone(tmp_path: Path) -> None:
     """The maker's .git is its own clone's: what it does to its hooks and excludes touches
-    nothing of the person's, and a file it hides from git is no part of the candidate."""
+    nothing of the person's; relay reads its files, never its git directory, so a file it
+    hides from its own git is still part of the candidate."""
     project = make_project(tmp_path, retries=1)
     exclude = project.root / ".git/info/exclude"
     before = exclude.read_bytes()
@@ -191,14 +192,15 @@ def test_the_makers_own_git_machinery_goes_with_its_clone(tmp_path: Path) -> Non
         "git = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
         " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
         "pathlib.Path(git, 'hooks/pre-commit').write_text('#!/bin/sh\\nexit 1\\n')\n"
-        "open(pathlib.Path(git, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n"
-        "put('tests/conftest.py', 'import pytest\\n')\n",
+        "open(pathlib.Path(git, 'info/exclude'), 'a').write('NOTES.md\\n')\n"
+        "put('NOTES.md', 'hidden from its own git\\n')\n",
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert not (project.root / ".git/hooks/pre-commit").exists()
     assert exclude.read_bytes() == before and failures(project) == []
-    assert not (project.root / "tests/conftest.py").exists() and project.clean()
+    assert project.git("show", "HEAD:NOTES.md") == "hidden from its own git\n"
+    assert project.clean()
 
 
 def test_relay_commits_run_no_hook(tmp_path: Path) -> None:
