@@ -20,8 +20,9 @@ from pathlib import Path
 
 from relay.edges.git import Clone
 
-# every git command relay runs here runs no hook: a maker could have installed one
-NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
+# every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
+# its candidate, run by the gates) could have installed one
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()

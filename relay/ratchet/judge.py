@@ -411,6 +411,7 @@ class Judge:
         self, goal: Goal, baseline: Baseline, base: Measure, explain: Path
     ) -> tuple[Outcome, Measure | None]:
         changes = self.tree.changes(baseline.untracked)
+        machinery = GitState.of(self.tree)
         made = self.tree.candidate(changes, "the maker's changes")
         here = measure(
             self.root,
@@ -420,6 +421,10 @@ class Judge:
             stop_at_failure=True,
             against=base,
         )
+        reached = self._machinery(machinery, "its gates")  # before relay runs git again
+        if reached:
+            self._put_back(made, changes, baseline)
+            return reached, here
         # what the gates themselves wrote (bytecode, caches) is not the goal's
         self._put_back(made, changes, baseline)
         failed = here.failure or coverage_failure(base.coverage, here.coverage)
@@ -452,6 +457,20 @@ class Judge:
                 why = "a checker or the verifier edited the tree; only the maker may"
                 return Failed(Category.CRASH, what, why), fresh
         return outcome, fresh
+
+    def _machinery(self, state: GitState, during: str) -> Failed | None:
+        """The clone's hooks, info files and config as ``state`` had them: what the
+        candidate's code changed there while ``during`` ran is put back at once (before
+        relay runs git again, which would run it) and fails the attempt."""
+        touched = state.put_back(self.tree, refs=False)
+        if not touched:
+            return None
+        what = f"the candidate changed the clone's own git machinery during {during}"
+        why = (
+            "; ".join(touched) + ". Relay put it back; the candidate's code (its tests"
+            " included) may not change the clone's git directory."
+        )
+        return Failed(Category.PROTECTED, what, why)
 
     def _texts(self, changes: list[str]) -> dict[str, tuple[str | None, str | None]]:
         texts = {}
@@ -553,6 +572,7 @@ class Judge:
                 )
                 return Failed(Category.TEST, what, why), None
         swapped = [] if goal.may_edit_tests else [e.path for e in edits if swap_needed(e)]
+        machinery = GitState.of(self.tree)
         with self.tree.fresh(candidate) as where:
             fresh = measure(
                 where,
@@ -562,6 +582,9 @@ class Judge:
                 stop_at_failure=True,
                 against=base,
             )
+            reached = self._machinery(machinery, "the fresh re-run of its gates")
+            if reached:
+                return reached, fresh
             failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
             if failed:
                 return replace(
@@ -578,6 +601,9 @@ class Judge:
                     against=base,
                     new_tests=[*added, *(n for e in edits for n in e.added)],
                 )
+                reached = self._machinery(machinery, "the re-run with the baseline's tests")
+                if reached:
+                    return reached, again
                 if again.failure:
                     return swap_failure(again.failure, edits, swapped), again
         if self.options.verifier:

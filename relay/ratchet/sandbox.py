@@ -54,7 +54,14 @@ _ENTER = """\
 set -e
 for d in $RELAY_HIDE_DIRS; do mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; done
 for f in $RELAY_HIDE_FILES; do mount --bind /dev/null "$f"; done
-unset RELAY_HIDE_DIRS RELAY_HIDE_FILES
+for d in $RELAY_KEEP_DIRS; do mount --bind "$d" "$d"; done
+for d in $RELAY_RO_DIRS; do
+  keep=$(findmnt -no OPTIONS -T "$d" | tr ',' '\n' | grep -xE 'nosuid|nodev|noexec' \
+    | tr '\n' ',' || true)
+  mount --rbind "$d" "$d"
+  mount -o "remount,bind,ro,$keep" "$d"
+done
+unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
@@ -125,12 +132,40 @@ class Sandbox:
         script.write_text(_ENTER, encoding="utf-8")
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
+        keep, ro = read_only_for(self.folder, os.environ.get("HOME"))
         hide = (
             f"RELAY_HIDE_DIRS={shlex.quote(' '.join(map(str, dirs)))} "
-            f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))}"
+            f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))} "
+            f"RELAY_KEEP_DIRS={shlex.quote(' '.join(map(str, keep)))} "
+            f"RELAY_RO_DIRS={shlex.quote(' '.join(map(str, ro)))}"
         )
         argv = [*_outer(), "/bin/sh", str(script), *_ids(), command]
         return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+
+
+def read_only_for(folder: Path, home: str | None) -> tuple[list[Path], list[Path]]:
+    """What the maker may read but never write (the real HOME, this interpreter's prefix
+    and its base, /etc and the cron spools, where a write would run later in relay, a gate
+    or cron), and what inside them stays writable (the agents' own configuration, which
+    the scratch HOME links to). Nothing that holds ``folder`` (the maker's own)."""
+    import sys
+
+    wanted = [home or "", sys.prefix, sys.base_prefix, "/etc", "/var/spool/cron"]
+    mine = folder.resolve()
+    ro: list[Path] = []
+    for name in filter(None, wanted):
+        real = Path(name).resolve()
+        if not real.is_dir() or real == Path(real.anchor) or " " in str(real):
+            continue
+        if mine.is_relative_to(real) or real in ro:
+            continue
+        ro.append(real)
+    keep: list[Path] = []
+    for name in AGENT_HOMES if home else ():
+        real = (Path(home or "") / name).resolve()
+        if real.exists() and " " not in str(real) and any(real.is_relative_to(r) for r in ro):
+            keep.append(real)
+    return keep, ro
 
 
 def hidden_paths(

@@ -6,6 +6,8 @@ reason) are read only as regular files, redacted, never through a link."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -205,3 +207,93 @@ def test_a_new_gate_file_or_file_wide_suppression_is_a_gate_change(
     ), failures
     assert project.read("src/calc.py") == project.git("show", "HEAD:src/calc.py")
     assert not (project.root / "pytest.ini").exists() and project.clean()
+
+
+def test_a_gate_that_changes_the_clones_git_machinery_is_put_back_and_fails(
+    tmp_path: Path,
+) -> None:
+    """A new test whose import sets core.fsmonitor and writes a pre-commit hook in the
+    clone its gates run in: both are put back before relay runs git again (the payload
+    never runs), and the attempt fails."""
+    project = make_project(tmp_path, retries=0)
+    marker = tmp_path / "payload-ran"
+    payload = tmp_path / "scripts" / "payload.sh"
+    payload.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    payload.chmod(0o755)
+    reach = (
+        "import pathlib, subprocess\n"
+        "common = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
+        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
+        f"subprocess.run(['git', 'config', 'core.fsmonitor', {str(payload)!r}])\n"
+        "hook = pathlib.Path(common, 'hooks', 'pre-commit')\n"
+        f"hook.write_text('#!/bin/sh\\n' + {str(payload)!r} + '\\n')\n"
+        "hook.chmod(0o755)\n\n\n"
+        "def test_nothing():\n    assert True\n"
+    )
+    maker = project.script(
+        "maker",
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"put('tests/test_zz_reach.py', {reach!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    config = (project.root / ".git/config").read_text()
+    assert "fsmonitor" not in config and not (project.root / ".git/hooks/pre-commit").exists()
+    assert not marker.exists()
+    assert "git machinery" in project.read("docs/loop/state/failures.md")
+    assert project.clean()
+
+
+def test_the_maker_cannot_write_where_relay_gates_or_cron_would_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind namespaces the real HOME, this interpreter's prefix and /etc are read-only
+    for the maker (a .bashrc, a .pth or a cron file would run later outside its box), while
+    an agent's own configuration folder in HOME stays writable."""
+    import sys
+
+    from relay.ratchet.sandbox import NAMESPACES, level
+
+    if level() != NAMESPACES:
+        pytest.skip("this machine cannot make user and mount namespaces")
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".bashrc").write_text("# the person's\n")
+    monkeypatch.setenv("HOME", str(home))
+    found = tmp_path / "found.json"
+    probe = Path(sys.prefix) / "relay-maker-probe.pth"
+    targets = [str(home / ".bashrc"), str(home / "new-file"), str(probe), "/etc/relay-probe"]
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker",
+        f"""
+        import json
+        wrote = {{}}
+        for path in {targets!r}:
+            try:
+                with open(path, "a") as out:
+                    out.write("touch /tmp/owned\\n")
+                wrote[path] = True
+            except OSError:
+                wrote[path] = False
+        real_home = {str(home)!r}
+        try:
+            pathlib.Path(real_home, ".claude", "session.json").write_text("{{}}")
+            wrote["agent"] = True
+        except OSError:
+            wrote["agent"] = False
+        pathlib.Path({str(found)!r}).write_text(json.dumps(wrote))
+        put("src/calc.py", {CALC_MUL!r})
+        put("tests/test_mul.py", {TEST_MUL!r})
+        """,
+    )
+    try:
+        ran = project.loop("run", "--maker", maker)
+    finally:
+        for left in (probe, Path("/etc/relay-probe")):  # what a breach would leave
+            with contextlib.suppress(OSError):
+                left.unlink(missing_ok=True)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    wrote = json.loads(found.read_text())
+    assert wrote == {**dict.fromkeys(targets, False), "agent": True}, wrote
+    assert (home / ".bashrc").read_text() == "# the person's\n"
