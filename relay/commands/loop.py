@@ -813,7 +813,8 @@ def run_run(args: argparse.Namespace) -> Output:
         resume=args.resume,
         checker_names=() if args.maker else panel.checker_names,
     )
-    node = None if args.maker else panel.maker_node
+    nodes = () if args.maker else panel.maker_nodes
+    node = nodes[0] if nodes else None
     if args.dry_run:
         refuse_bad_panel(options)
         from relay.ratchet.roles import check_commands, role_commands
@@ -841,23 +842,29 @@ def run_run(args: argparse.Namespace) -> Output:
         )
         makers = makers_for(getattr(args, "parallel", None), ratchet.contract.budget.makers)
         group = getattr(args, "group", None)
+        if nodes:
+            from relay.loop.parallel import node_makers as node_slots
+
+            asked = getattr(args, "parallel", None) or ratchet.contract.budget.makers
+            makers = node_slots(asked or len(nodes), nodes)
         if makers > 1 or group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
             make = None
             if node is not None:
-                from relay.commands.loop_nodes import node_maker
+                from relay.commands.loop_nodes import node_makers
                 from relay.loop.jobs import unauthorised
 
                 missing = unauthorised(ratchet.contract.authorised)
                 if missing:
                     said = " and ".join(f"`{m}`" for m in missing)
                     raise ConfigError(
-                        f"the maker is the node {node}, but the contract does not authorise {said}",
+                        f"the maker is the node {', '.join(nodes)}, but the contract does not"
+                        f" authorise {said}",
                         hint="add them under ## Authorised irreversible actions in CONTRACT.md",
                     )
 
-                make = node_maker(root, ratchet, node, wait=verify_wait)
+                make = node_makers(root, ratchet, nodes, wait=verify_wait)
             fanout = Fanout(ratchet, makers=makers, group=group, make=make)
             report = ratchet.run(fanout.loop)
         else:

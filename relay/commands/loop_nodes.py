@@ -159,6 +159,46 @@ def node_maker(root: Path, main: Ratchet, node: str, *, wait: float) -> NodeMake
     return NodeMaker(root, main, node, wait=wait)
 
 
+class NodePool:
+    """``Fanout``'s maker when the maker is several nodes (``node a, node b``): each goal
+    goes to one free node (:func:`relay.loop.parallel.assign_nodes`); a goal with none free
+    waits for one."""
+
+    def __init__(self, root: Path, main: Ratchet, nodes: tuple[str, ...], *, wait: float):
+        import threading
+
+        self.nodes = nodes
+        self.makers = {n: NodeMaker(root, main, n, wait=wait) for n in nodes}
+        self.busy: dict[str, str] = {}  # node -> goal
+        self.free = threading.Condition()
+        self.log: list[tuple[str, str]] = []  # (goal, node), in the order sent
+
+    def __call__(self, goal: Goal, base: str) -> Candidate:
+        from relay.loop.parallel import assign_nodes
+
+        with self.free:
+            while not (chosen := assign_nodes([goal.id], self.nodes, self.busy)):
+                self.free.wait()
+            node = chosen[goal.id]
+            self.busy[node] = goal.id
+            self.log.append((goal.id, node))
+        try:
+            return self.makers[node](goal, base)
+        finally:
+            with self.free:
+                del self.busy[node]
+                self.free.notify_all()
+
+
+def node_makers(
+    root: Path, main: Ratchet, nodes: tuple[str, ...], *, wait: float
+) -> NodeMaker | NodePool:
+    """One node's maker, or a pool of them."""
+    if len(nodes) == 1:
+        return NodeMaker(root, main, nodes[0], wait=wait)
+    return NodePool(root, main, nodes, wait=wait)
+
+
 # --- the node's side ---
 
 

@@ -135,6 +135,22 @@ def candidate_paths(paths: Iterable[str]) -> list[str]:
     )
 
 
+def assign_nodes(
+    goals: Sequence[str], nodes: Sequence[str], busy: Iterable[str] = ()
+) -> dict[str, str]:
+    """Which node makes which goal: each goal, in order, to one free node (the nodes in the
+    roster's order, those not ``busy``); a goal with no free node left is not assigned and
+    waits for one."""
+    free = [n for n in dict.fromkeys(nodes) if n not in set(busy)]
+    return dict(zip(goals, free, strict=False))
+
+
+def node_makers(asked: int, nodes: Sequence[str]) -> int:
+    """How many goals fan out at once when the makers are nodes: no more than the nodes,
+    since each node works one goal at a time."""
+    return max(1, min(asked, len(set(nodes)))) if nodes else max(1, asked)
+
+
 def makers_for(asked: int | None, contract_makers: int | None) -> int:
     """How many makers work at once: ``--parallel`` when given, else the contract's
     "Concurrent makers", else one."""

@@ -5,7 +5,8 @@ coordinator may hold a shipping permission).
 
 Ground rules: the section is for people first. Its prose is carried through as it is;
 a role is one list item ``- NAME: BACKEND`` (a lower-case name, then ``command `CMD```,
-``agent claude``, ``node NAME`` or ``managed-agent [ID]``) followed by indented
+``agent claude``, ``node NAME`` (several: ``node a, node b``) or ``managed-agent [ID]``)
+followed by indented
 ``  - Field: value`` lines. A section with no role item is an empty roster (the roles come
 from the command line, as before). :func:`render_section` of a parsed section is the text
 it was read from when that text is in the canonical shape.
@@ -89,6 +90,12 @@ class RoleSpec:
     tools: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
 
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes a node-backed role runs on (``node a, node b``), in the order given."""
+        if self.backend is not BackendKind.NODE:
+            return ()
+        return tuple(n.strip() for n in self.target.split(",") if n.strip())
+
     @property
     def grades(self) -> bool:
         """Whether the role judges a maker's work (every role but maker and coordinator)."""
@@ -114,6 +121,8 @@ class RoleSpec:
             return "(none)"
         if self.backend is BackendKind.COMMAND:
             return f"command {code_span(self.target)}"
+        if self.backend is BackendKind.NODE:
+            return ", ".join(f"node {n}" for n in self.nodes())
         return f"{self.backend.value} {self.target}".rstrip()
 
 
@@ -162,9 +171,15 @@ def parse_backend(text: str, *, name: str = LOOP_NAME, line: int = 1) -> tuple[B
             )
         return BackendKind.AGENT, rest
     if word == "node":
-        if not _NAME.match(rest):
-            raise SpineFileError(name, line, "a node backend reads node NAME")
-        return BackendKind.NODE, rest
+        # several nodes make at once: ``node a, node b`` (each goal goes to one free node)
+        names = [p.strip().removeprefix("node ").strip() for p in f"node {rest}".split(",")]
+        if not all(_NAME.match(n) for n in names) or not all(
+            p.strip().startswith("node ") for p in f"node {rest}".split(",")
+        ):
+            raise SpineFileError(name, line, "a node backend reads node NAME (or node A, node B)")
+        if len(set(names)) != len(names):
+            raise SpineFileError(name, line, "a node backend names each node once")
+        return BackendKind.NODE, ", ".join(names)
     if word == BackendKind.MANAGED.value:
         if rest and not _NAME.match(rest):
             raise SpineFileError(name, line, "a managed agent backend reads managed-agent [ID]")
@@ -341,10 +356,13 @@ def check_roster(
     mine = maker.identity() if maker is not None else None
     if mine is not None:
         for role in roster.grading():
-            if role.identity() == mine:
+            # a node among the maker's nodes is the maker, whatever else is listed
+            shared = sorted(set(role.nodes()) & set(maker.nodes() if maker else ()))
+            same = ("node", ", ".join(shared)) if shared else mine
+            if role.identity() == mine or shared:
                 found.append(RosterProblem(
                     role.name,
-                    f"it is the maker ({mine[0]} {mine[1]}) and would grade its own work;"
+                    f"it is the maker ({same[0]} {same[1]}) and would grade its own work;"
                     " give it another backend",
                 ))  # fmt: skip
     return found
@@ -372,11 +390,12 @@ class RunPanel:
     maker's local command or its node, the checkers, the verifier, the red team."""
 
     maker: str | None
-    maker_node: str | None
+    maker_node: str | None  # the first of maker_nodes
     checkers: tuple[str, ...]
     verifier: str | None
     red_team: tuple[str, ...]
     checker_names: tuple[str, ...] = ()
+    maker_nodes: tuple[str, ...] = ()  # every node the maker runs on (``node a, node b``)
 
 
 def _local(role: RoleSpec | None) -> str | None:
@@ -389,7 +408,8 @@ def run_panel(roster: Roster) -> RunPanel:
     """The roles relay runs itself (a command or an agent adapter), by what they do: every
     grading role but the verifier and the red team checks; a maker on a node is sent there."""
     maker = roster.get(MAKER)
-    node = maker.target if maker is not None and maker.backend is BackendKind.NODE else None
+    nodes = maker.nodes() if maker is not None else ()
+    node = nodes[0] if nodes else None
     checkers = [
         (r.name, _local(r)) for r in roster.grading() if r.name not in ("verifier", "red-team")
     ]  # fmt: skip
@@ -401,4 +421,60 @@ def run_panel(roster: Roster) -> RunPanel:
         verifier=_local(roster.get("verifier")),
         red_team=(red,) if red else (),
         checker_names=tuple(n for n, c in checkers if c),
+        maker_nodes=nodes,
     )
+
+
+# --- what applies to each role's runs ---
+
+
+@dataclass(frozen=True)
+class RoleSettings:
+    """What the roster sets for one role's runs: the model passed to its agent adapter,
+    the instructions file whose text heads its brief, its timeout in seconds and its
+    retries per goal (None: the contract's)."""
+
+    model: str | None = None
+    instructions: str | None = None
+    timeout: float | None = None
+    retries: int | None = None
+
+
+def duration_seconds(text: str) -> float:
+    """A limit's duration (``20m``, ``1.5h``, ``500ms``) in seconds."""
+    found = re.match(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)$", text.strip())
+    if found is None:
+        raise ValueError(f"not a duration: {text}")
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}[found.group(2)]
+    return float(found.group(1)) * scale
+
+
+def role_settings(roster: Roster) -> dict[str, RoleSettings]:
+    """Each role's settings, by the name its thread carries (``maker``, ``code-reviewer``):
+    only the roles that set something."""
+    found: dict[str, RoleSettings] = {}
+    for role in roster.roles:
+        timeout = role.limits.timeout
+        settings = RoleSettings(
+            model=role.model,
+            instructions=role.instructions,
+            timeout=duration_seconds(timeout) if timeout else None,
+            retries=role.limits.retries,
+        )
+        if settings != RoleSettings():
+            found[role.name] = settings
+    return found
+
+
+def applies_text(settings: RoleSettings) -> str:
+    """What applies to a role's runs, in one line for `relay loop roles`."""
+    parts = []
+    if settings.model:
+        parts.append(f"model {settings.model} (to its agent)")
+    if settings.instructions:
+        parts.append(f"{settings.instructions} heads its brief")
+    if settings.timeout is not None:
+        parts.append(f"each run stopped after {settings.timeout:g}s")
+    if settings.retries is not None:
+        parts.append(f"{settings.retries} retries per goal")
+    return "; ".join(parts)

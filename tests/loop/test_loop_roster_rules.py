@@ -88,6 +88,10 @@ _backends = st.one_of(
         st.just(BackendKind.AGENT), st.sampled_from(["claude", "codex:review", "aider:make"])
     ),
     st.tuples(st.just(BackendKind.NODE), _words),
+    st.tuples(
+        st.just(BackendKind.NODE),
+        st.lists(_words, min_size=2, max_size=3, unique=True).map(", ".join),
+    ),
     st.tuples(st.just(BackendKind.MANAGED), st.one_of(st.just(""), _words)),
     st.tuples(st.just(BackendKind.NONE), st.just("")),
 )
@@ -307,3 +311,67 @@ def test_a_thread_round_trips_and_its_brief_part_quotes_the_findings_first() -> 
     idle = Status("maker", "G4", ThreadState.IDLE, "t")
     assert to_interrupt([status, idle], "maker", None) == [status]
     assert to_interrupt([status, idle], "maker", "G4") == []
+
+
+def test_several_maker_nodes_read_well_round_trip_and_reach_the_run_panel() -> None:
+    from relay.loop.roster import run_panel
+
+    text = "## Roles\n\n- maker: node win-desktop, node mac-studio\n- verifier: agent codex\n"
+    roster = parse_roster(text)
+    maker = roster.get("maker")
+    assert maker is not None and maker.nodes() == ("win-desktop", "mac-studio")
+    assert render_section(roster) == text
+    panel = run_panel(roster)
+    assert panel.maker_nodes == ("win-desktop", "mac-studio")
+    assert panel.maker_node == "win-desktop" and panel.maker is None
+    for bad, problem in [
+        ("node a, b", "node A, node B"),
+        ("node a, node a", "each node once"),
+        ("node a,", "node A, node B"),
+    ]:
+        with pytest.raises(SpineFileError, match=problem):
+            parse_roster(f"## Roles\n\n- maker: {bad}\n")
+    # a grading role on one of the maker's nodes would grade the maker's own work
+    assert _problems("- maker: node a, node b\n- verifier: node b\n") == [
+        "verifier: it is the maker (node b) and would grade its own work; give it another backend"
+    ]
+
+
+def test_goals_go_each_to_one_free_node_in_the_rosters_order() -> None:
+    from relay.loop.parallel import assign_nodes, node_makers
+
+    nodes = ("win-desktop", "mac-studio", "pi")
+    assert assign_nodes(["G1", "G2"], nodes) == {"G1": "win-desktop", "G2": "mac-studio"}
+    assert assign_nodes(["G3", "G4"], nodes, busy={"win-desktop"}) == {
+        "G3": "mac-studio",
+        "G4": "pi",
+    }
+    assert assign_nodes(["G5"], nodes, busy=set(nodes)) == {}  # it waits for a free node
+    assert assign_nodes(["G1", "G2", "G3", "G4"], nodes[:2]) == {
+        "G1": "win-desktop",
+        "G2": "mac-studio",
+    }
+    assert node_makers(5, nodes[:2]) == 2  # a node works one goal at a time
+    assert node_makers(1, nodes) == 1
+    assert node_makers(3, ()) == 3
+
+
+def test_the_roles_settings_are_what_the_roster_sets() -> None:
+    from relay.loop.roster import RoleSettings, applies_text, duration_seconds, role_settings
+
+    roster = parse_roster(ROSTER)
+    got = role_settings(roster)
+    assert got["maker"] == RoleSettings(
+        model="claude-sonnet-4-5",
+        instructions="docs/loop/roles/maker.md",
+        timeout=1800.0,
+        retries=3,
+    )
+    assert "red-team" not in got and "coordinator" not in got  # nothing set for them
+    assert applies_text(got["maker"]) == (
+        "model claude-sonnet-4-5 (to its agent); docs/loop/roles/maker.md heads its brief;"
+        " each run stopped after 1800s; 3 retries per goal"
+    )
+    assert duration_seconds("20m") == 1200.0 and duration_seconds("500ms") == 0.5
+    with pytest.raises(ValueError):
+        duration_seconds("soon")
