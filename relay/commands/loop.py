@@ -57,7 +57,15 @@ from relay.loop.risks import (
     propose_areas,
     with_areas,
 )
-from relay.loop.roster import Roster, RunPanel, check_roster, parse_roster, run_panel
+from relay.loop.roster import (
+    Roster,
+    RunPanel,
+    applies_text,
+    check_roster,
+    parse_roster,
+    role_settings,
+    run_panel,
+)
 from relay.loop.spine import (
     LOOP_NAME,
     Proposal,
@@ -691,8 +699,9 @@ def _roster_panel(args: argparse.Namespace) -> RunPanel:
 
 
 def run_interrupt(args: argparse.Namespace) -> Output:
-    """Stop one role's work (its process group) without stopping the run; the run goes on
-    and the goal is taken up again from the spine."""
+    """Stop one role's work (its process group, or its node's job) without stopping the
+    run; the run goes on and the goal is taken up again from the spine, open, with no
+    attempt counted against it (a person's stop is not a failure)."""
     import signal
 
     from relay.loop.threads import to_interrupt
@@ -704,11 +713,16 @@ def run_interrupt(args: argparse.Namespace) -> Output:
     managed = managed_interrupt(root, args.role)  # a managed thread: interrupt and archive
     if managed is not None:
         return managed
-    found = to_interrupt(ThreadStore.of(root).statuses(), args.role, args.goal)
+    store = ThreadStore.of(root)
+    found = to_interrupt(store.statuses(), args.role, args.goal)
     stopped: list[dict[str, Any]] = []
     for status in found:
+        if status.job is not None and status.pgid is None:
+            stopped.append(_stop_node_job(root, store, status))
+            continue
         if status.pgid is None:
             continue
+        store.interrupt(status.role, status.goal)  # read as a person's stop, not a failure
         try:
             os.killpg(status.pgid, signal.SIGTERM)
         except ProcessLookupError:
@@ -724,8 +738,25 @@ def run_interrupt(args: argparse.Namespace) -> Output:
         raise LocalUsageError(
             f"the {args.role} is not running{where}; `relay loop status` shows each role's thread"
         )
-    lines = [f"stopped the {s['role']} on {s['goal']} (process group {s['pgid']})" for s in stopped]
+    lines = [
+        f"stopped the {s['role']} on {s['goal']} "
+        + (f"(job #{s['job']} on its node)" if "job" in s else f"(process group {s['pgid']})")
+        for s in stopped
+    ]
     return Output(lines=tuple(lines), data={"stopped": stopped})
+
+
+def _stop_node_job(root: Path, store: Any, status: Any) -> dict[str, Any]:
+    """Stop a role's job on another node the way relay stops a job: it is resolved (closed)
+    with a person's reason, so its node takes no further step and the run stops waiting."""
+    from relay.commands.loop_unattended import RelayJobs
+
+    store.interrupt(status.role, status.goal)  # the run reads it as a person's stop
+    job = int(status.job)
+    RelayJobs(root, wait=60).resolve(
+        job, f"{status.goal}: the {status.role} was stopped by a person (relay loop interrupt)"
+    )
+    return {"role": status.role, "goal": status.goal, "job": job}
 
 
 def run_roles(args: argparse.Namespace) -> Output:
@@ -736,8 +767,10 @@ def run_roles(args: argparse.Namespace) -> Output:
         r.instructions: (root / r.instructions).is_file() for r in roster.roles if r.instructions
     }
     problems = [str(p) for p in check_roster(roster, exists=exists)]
+    applies = role_settings(roster)
     rows = [
         {
+            "applies": applies_text(applies[r.name]) if r.name in applies else "",
             "name": r.name,
             "backend": r.backend.value,
             "target": r.target,
@@ -759,6 +792,7 @@ def run_roles(args: argparse.Namespace) -> Output:
             if r.limits.items()
             else ""
         )
+        + (f"\n{'':<17} applies: {applies_text(applies[r.name])}" if r.name in applies else "")
         for r in roster.roles
     ] or [f"no roster in {LOOP_NAME}: the roles come from `relay loop run --maker/--checker`"]
     lines += [f"problem: {p}" for p in problems]

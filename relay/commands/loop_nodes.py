@@ -28,6 +28,8 @@ from relay.ratchet.engine import Ratchet
 from relay.ratchet.parallel import Candidate
 
 MAKER_ENV = "RELAY_LOOP_MAKER"  # the node's own maker: a command or an agent adapter
+INTERRUPTED = "interrupted: a person stopped the maker (relay loop interrupt)"
+WAIT_SPELL = 5.0  # seconds of each wait for the RESULT, between looks for an interrupt
 _BLOB = re.compile(r"/blob/([0-9a-f]{7,40})/")
 
 
@@ -71,6 +73,10 @@ class NodeMaker:
             patch, account = self._make(goal, base)
         except RelayError as err:
             return self._failed(goal, base, f"the maker on {self.node}: {err.message}")
+        if patch is None and account == INTERRUPTED:
+            self.main.say(f"{goal.id}: the maker on {self.node} was stopped by a person")
+            row = BoardRow(goal.id, goal.title, state=GoalState.OPEN, verdict="interrupted")
+            return Candidate(goal.id, base, row, "", "", INTERRUPTED)
         if patch is None:
             return self._failed(goal, base, account)
         row = BoardRow(goal.id, goal.title, state=GoalState.DONE, verdict="made")
@@ -106,10 +112,9 @@ class NodeMaker:
             "--objective", f"Run this node's maker on {goal.id} at {base[:10]} and bring back"
             " its diff.",
         )  # fmt: skip
-        data = self.jobs._verb(
-            "result", str(job), "--wait", "--timeout", str(self.wait), "--poll", "2",
-            timeout=self.wait + 120,
-        )  # fmt: skip
+        data = self._wait(goal, job)
+        if data is None:
+            return None, INTERRUPTED
         result = data.get("result") or {}
         status = str(result.get("status", "half-done"))
         summary = str(result.get("summary", result.get("known", "")))
@@ -134,6 +139,37 @@ class NodeMaker:
         if not patch.strip():
             return None, f"the maker on {self.node} changed nothing (job #{job})"
         return patch, account
+
+    def _wait(self, goal: Goal, job: int) -> dict[str, Any] | None:
+        """The job's RESULT, waited for in short spells so that a person's `relay loop
+        interrupt maker --goal G` (which closes the job) ends the wait: None then."""
+        import time
+
+        from relay.loop.threads import ThreadState
+        from relay.ratchet.threads import ThreadStore
+
+        store = ThreadStore.of(self.root)
+        store.set("maker", goal.id, ThreadState.RUNNING, job=str(job))
+        deadline = time.monotonic() + self.wait
+        try:
+            while True:
+                if store.interrupted("maker", goal.id):
+                    return None
+                spell = max(1.0, min(WAIT_SPELL, deadline - time.monotonic()))
+                try:
+                    data: dict[str, Any] = self.jobs._verb(
+                        "result", str(job), "--wait", "--timeout", f"{spell:.0f}", "--poll", "1",
+                        timeout=spell + 120,
+                    )  # fmt: skip
+                except RelayError as err:
+                    if "no result" not in err.message or time.monotonic() >= deadline:
+                        raise
+                    continue
+                if store.interrupted("maker", goal.id):
+                    return None
+                return data
+        finally:
+            store.set("maker", goal.id, ThreadState.IDLE)
 
     def _committed(self, record: dict[str, Any]) -> bytes | None:
         """The artifact as committed on the data branch, read at the commit its URL names."""

@@ -56,6 +56,7 @@ class Signal(enum.StrEnum):
     CANNOT = "cannot"  # it says it cannot do this: the goal goes to a person, no strike
     TRANSIENT = "transient"  # interrupted (rate limit, overload): retried, nothing spent
     WALL = "wall"  # a usage wall with a reset time: the run pauses until then
+    STOPPED = "stopped"  # a person stopped it (`relay loop interrupt`): the goal reopens, no strike
 
 
 @dataclass(frozen=True)
@@ -100,27 +101,34 @@ def mode_for(agent: Agent, *, maker: bool) -> Agent:
     return agent if agent.mode else Agent(agent.name, "make" if maker else "review")
 
 
-def invocation(agent: Agent, brief: str, *, history: str) -> Invocation:
+# each CLI's flag for the model it runs (the roster's ``Model:``)
+MODEL_FLAGS = {"claude": "--model", "codex": "--model", "gemini": "--model", "aider": "--model"}
+
+
+def invocation(agent: Agent, brief: str, *, history: str, model: str | None = None) -> Invocation:
     """The CLI's headless invocation for ``brief`` (a file path): the brief is its
     standard input (no argument-length limit), its output the structured form it has.
-    ``history`` is a directory outside the work tree for what a CLI keeps of a session."""
+    ``history`` is a directory outside the work tree for what a CLI keeps of a session;
+    ``model`` is passed with the CLI's own model flag."""
     review = agent.mode == "review"
+    chosen = [MODEL_FLAGS[agent.name], model] if model else []
     if agent.name == "claude":
         tools = "Read,Grep,Glob" if review else "Read,Grep,Glob,Edit,Write,Bash"
-        argv = ["claude", "-p", "--output-format", "stream-json", "--verbose"]
+        argv = ["claude", "-p", "--output-format", "stream-json", "--verbose", *chosen]
         argv += ["--allowedTools", tools]
         argv += ["--permission-mode", "default" if review else "acceptEdits"]
         return Invocation(tuple(argv), brief)
     if agent.name == "codex":
         sandbox = "read-only" if review else "workspace-write"
-        argv = ["codex", "exec", "--json", "--sandbox", sandbox, "--skip-git-repo-check", "-"]
+        argv = ["codex", "exec", "--json", *chosen, "--sandbox", sandbox]
+        argv += ["--skip-git-repo-check", "-"]
         return Invocation(tuple(argv), brief)
     if agent.name == "gemini":
         prompt = "Follow the brief given on standard input."
-        argv = ["gemini", "-p", prompt, "--output-format", "json"]
+        argv = ["gemini", "-p", prompt, "--output-format", "json", *chosen]
         argv += ["--approval-mode", "default" if review else "auto_edit"]
         return Invocation(tuple(argv), brief)
-    argv = ["aider", "--message-file", brief, "--yes-always", "--no-auto-commits"]
+    argv = ["aider", *chosen, "--message-file", brief, "--yes-always", "--no-auto-commits"]
     argv += ["--no-gitignore", "--no-check-update", "--analytics-disable", "--no-pretty"]
     argv += ["--chat-history-file", f"{history}/aider.chat.md"]
     argv += ["--input-history-file", f"{history}/aider.input"]

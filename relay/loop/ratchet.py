@@ -62,6 +62,13 @@ class Transient:
 
 
 @dataclass(frozen=True)
+class Stopped:
+    """A person stopped the maker (`relay loop interrupt`): no attempt is spent."""
+
+    what: str
+
+
+@dataclass(frozen=True)
 class Wall:
     """The maker hit a usage or rate limit whose reset time its output names."""
 
@@ -76,7 +83,7 @@ class Declined:
     reason: str
 
 
-Outcome = Passed | Failed | Transient | Wall | Declined
+Outcome = Passed | Failed | Transient | Wall | Declined | Stopped
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,15 @@ class HandOff:
     reason: str
 
 
-Decision = Keep | Backoff | Escalate | Retry | EndPass | Suspend | HandOff
+@dataclass(frozen=True)
+class Reopen:
+    """A person stopped the maker: the goal's changes are put back and it is open again,
+    with no strike and no attempt counted; the run goes on and takes it up from the spine."""
+
+    what: str
+
+
+Decision = Keep | Backoff | Escalate | Retry | EndPass | Suspend | HandOff | Reopen
 
 
 def after_attempt(
@@ -148,6 +163,8 @@ def after_attempt(
         return Suspend(outcome.until, outcome.what)
     if isinstance(outcome, Declined):
         return HandOff(outcome.reason)
+    if isinstance(outcome, Stopped):
+        return Reopen(outcome.what)
     if isinstance(outcome, Transient):
         tries = progress.transient + 1
         if tries >= MAX_TRANSIENT:

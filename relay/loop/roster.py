@@ -478,3 +478,17 @@ def applies_text(settings: RoleSettings) -> str:
     if settings.retries is not None:
         parts.append(f"{settings.retries} retries per goal")
     return "; ".join(parts)
+
+
+def settings_for(roster: Roster, name: str, spec: str) -> RoleSettings | None:
+    """The settings that apply when the role ``name`` runs ``spec``: the roster's role of
+    that name when ``spec`` is what the roster says it runs (a ``--maker`` given on the
+    command line is not the roster's maker), or when the role is a node's (on the node,
+    its own maker runs the role); None otherwise."""
+    role = roster.get(name)
+    if role is None:
+        return None
+    same = " ".join(spec.split()) == " ".join(role.target.split())
+    if not same and role.backend is not BackendKind.NODE:
+        return None
+    return role_settings(Roster(roles=(role,))).get(name, RoleSettings())

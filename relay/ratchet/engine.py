@@ -52,6 +52,7 @@ from relay.loop.ratchet import (
     Outcome,
     Passed,
     Progress,
+    Reopen,
     Report,
     Retry,
     Suspend,
@@ -217,7 +218,7 @@ class Ratchet:
         budget = self.contract.budget
         self.budget = options.max_iterations or budget.iterations or 0
         self.wall = options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
-        self.retries = budget.retries or 0
+        self.retries = self._retries(budget.retries)
         self.backoff = seconds(budget.backoff) or 0.0
         self.judge = Judge(
             tree=self.tree,
@@ -310,6 +311,17 @@ class Ratchet:
             self.tree.revert(dirty)
             self.say(f"put back the bookkeeping a stopped run left ({', '.join(dirty)})")
 
+    def _retries(self, contract: int | None) -> int:
+        """Retries per goal: the roster's maker limit (``Limits: retries N``) when it sets
+        one for the maker this run runs, else the contract's."""
+        from relay.ratchet.roles import roster_settings
+
+        maker = self.options.maker
+        mine = roster_settings(self.root, "maker", maker) if maker else None
+        if mine is not None and mine.retries is not None:
+            return mine.retries
+        return contract or 0
+
     def _reread(self) -> None:
         """The contract as it stands now, every iteration: a person's edit between
         iterations (a gate, a budget, a protected path) counts from the next one."""
@@ -320,7 +332,7 @@ class Ratchet:
         budget = contract.budget
         self.budget = self.options.max_iterations or budget.iterations or 0
         self.wall = self.options.wall_clock or seconds(budget.wall_clock or "") or float("inf")
-        self.retries = budget.retries or 0
+        self.retries = self._retries(budget.retries)
         self.backoff = seconds(budget.backoff) or 0.0
         self.judge = replace(
             self.judge,
@@ -578,6 +590,16 @@ class Ratchet:
             if isinstance(decision, HandOff):
                 self._revert_goal(baseline)
                 self.hand_off(goal, row, decision.reason)
+                return None
+            if isinstance(decision, Reopen):
+                self._revert_goal(baseline)
+                self.say(f"{goal.id}: {decision.what}; open again, no attempt counted")
+                self._mark(
+                    row,
+                    state=GoalState.OPEN,
+                    note=f"interrupted: {decision.what}",
+                    message=f"loop: {goal.id} interrupted",
+                )
                 return None
             self.state.iterations += 1
             iteration = self._next_iteration()

@@ -43,6 +43,7 @@ from relay.loop.ratchet import (
     Failed,
     Outcome,
     Passed,
+    Stopped,
     Transient,
     Wall,
     coverage_delta,
@@ -291,6 +292,9 @@ class Judge:
         if reading.signal is Signal.TRANSIENT:
             self._put_back(before, had, baseline)  # an interruption leaves nothing behind
             return Transient(reading.what), None
+        if reading.signal is Signal.STOPPED:  # a person's stop: nothing kept, no strike
+            self._put_back(before, had, baseline)
+            return Stopped(reading.what), None
         if reading.signal is Signal.CANNOT:
             self._put_back(before, had, baseline)
             return Declined(reading.what), None

@@ -211,6 +211,8 @@ class Fanout:
         row = board.row_of(goal)
         if row.state is GoalState.DONE:
             return None
+        if not candidate.patch and candidate.stopped.startswith("interrupted"):
+            return self.reopened(goal, row, candidate)
         if not candidate.patch:
             return self.not_kept(goal, row, candidate)
         head = r.tree.head()
@@ -322,6 +324,15 @@ class Fanout:
             r.judge = replace(r.judge, options=options)
             r.retries = retries
             shutil.rmtree(folder, ignore_errors=True)
+
+    def reopened(self, goal: Goal, row: BoardRow, candidate: Candidate) -> str | None:
+        """A goal whose maker a person stopped: open again on the main board with no
+        attempt or pass counted; it is not set aside, so the run takes it up again."""
+        r = self.main
+        r._write_board(replace(row, state=GoalState.OPEN, notes=candidate.stopped))
+        r.tree.commit(list(BOOKKEEPING), f"loop: {goal.id} interrupted")
+        r.say(f"{goal.id}: {candidate.stopped}; open again, no attempt counted")
+        return None
 
     def not_kept(self, goal: Goal, row: BoardRow, candidate: Candidate) -> str | None:
         """A goal its worktree did not keep: its row there comes onto the main board, and

@@ -38,7 +38,8 @@ from relay.loop.agents import (
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
-from relay.loop.threads import ThreadState, brief_part
+from relay.loop.roster import RoleSettings
+from relay.loop.threads import ThreadState, brief_part, role_word
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
 from relay.ratchet.sandbox import Sandbox, clone_secrets, read_private
 from relay.ratchet.threads import ThreadStore
@@ -183,6 +184,19 @@ def run_role(
     (the person's, never the maker's own)."""
     agent = parse_role(spec)
     role = role or ("maker" if maker else "checker")
+    settings = roster_settings(threads_root or cwd, thread[0] if thread else role, spec)
+    if settings is not None and settings.timeout is not None:
+        timeout = min(timeout, settings.timeout)
+    if settings is not None and settings.instructions:
+        # the role's instructions file heads its brief (read from the person's clone)
+        given = (threads_root or cwd) / settings.instructions
+        if given.is_file():
+            said = given.read_text(encoding="utf-8", errors="replace").strip()
+            asked = path.read_text(encoding="utf-8", errors="replace")
+            path.write_text(
+                f"## Your instructions ({settings.instructions})\n\n{said}\n\n{asked}",
+                encoding="utf-8",
+            )
     store = ThreadStore.of(threads_root or cwd) if thread is not None else None
     notify = on_start
     if store is not None and thread is not None:
@@ -217,7 +231,8 @@ def run_role(
         agent = mode_for(agent, maker=maker)
         history = (sandbox.history if sandbox else transcripts) / f"{label}.history"
         history.mkdir(parents=True, exist_ok=True)
-        command = command_line(invocation(agent, str(path), history=str(history)))
+        model = settings.model if settings is not None else None
+        command = command_line(invocation(agent, str(path), history=str(history), model=model))
     wrapped = sandbox.wrap(command) if sandbox and not credentials else command
     try:
         done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=notify)
@@ -232,7 +247,9 @@ def run_role(
         reason = read_private(cannot, [*kept, *role_secrets(role).values()]) or None
         with contextlib.suppress(OSError):  # a folder there is the maker's, left as it is
             cannot.unlink(missing_ok=True)
-    if done.timed_out:
+    if store is not None and thread is not None and store.interrupted(*thread):
+        reading = Reading(Signal.STOPPED, "a person stopped it (relay loop interrupt)")
+    elif done.timed_out:
         reading = Reading(Signal.FAILED, "it ran past its timeout", text=done.output)
     else:
         reading = read_run(
@@ -247,6 +264,23 @@ def run_role(
         said = reading.text if agent is not None else done.output
         store.append(*thread, "answered", f"{reading.signal.value}: {reading.what}\n{_tail(said)}")
     return RoleRun(done, reading, transcript)
+
+
+def roster_settings(root: Path, name: str, spec: str) -> RoleSettings | None:
+    """What the roster in ``root``'s LOOP.md sets for the role ``name`` running ``spec``
+    (None: no roster, no such role, or a roster relay cannot read, which the run itself
+    refuses before any role runs)."""
+    from relay.errors import SpineFileError
+    from relay.loop.roster import LOOP_NAME, parse_roster, settings_for
+
+    loop = root / LOOP_NAME
+    if not loop.is_file():
+        return None
+    try:
+        roster = parse_roster(loop.read_text(encoding="utf-8", errors="replace"))
+    except SpineFileError:
+        return None
+    return settings_for(roster, role_word(name), spec)
 
 
 def _gist(text: str, lines: int = 6) -> str:

@@ -75,11 +75,35 @@ class ThreadStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write(path, render_thread(thread))
 
-    def set(self, role: str, goal: str, state: ThreadState, *, pgid: int | None = None) -> None:
-        """The role's work on the goal is now ``state``."""
+    def set(
+        self,
+        role: str,
+        goal: str,
+        state: ThreadState,
+        *,
+        pgid: int | None = None,
+        job: str | None = None,
+    ) -> None:
+        """The role's work on the goal is now ``state`` (run by ``pgid`` or node job ``job``)."""
         path = self.where / role / f"{goal}.status"
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write(path, render_status(Status(role, goal, state, now_word(), pgid)))
+        _write(path, render_status(Status(role, goal, state, now_word(), pgid, job)))
+
+    def interrupt(self, role: str, goal: str) -> None:
+        """Mark the role's work on the goal as stopped by a person, before it is stopped,
+        so the run reads its end as a person's stop, not a failure."""
+        path = self.where / role / f"{goal}.interrupted"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, now_word() + "\n")
+
+    def interrupted(self, role: str, goal: str) -> bool:
+        """Whether a person stopped the role's work on the goal (the mark is taken)."""
+        path = self.where / role / f"{goal}.interrupted"
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def statuses(self) -> list[Status]:
         """Every role's status on every goal, by role then goal."""

@@ -1,6 +1,7 @@
 """Threads that remember, on a real project: a reviewer's thread carries the finding it
 flagged into its next brief on the same goal (and is kept under the spine's state), and
-`relay loop interrupt maker --goal G1` stops that maker mid-goal while the run goes on."""
+`relay loop interrupt maker --goal G1` stops that maker mid-goal while the run goes on (a
+person's stop, not a failed attempt)."""
 
 from __future__ import annotations
 
@@ -96,7 +97,10 @@ def test_interrupt_stops_one_role_mid_goal_and_the_run_goes_on(tmp_path: Path) -
             run.kill()
             run.wait()
     assert run.returncode == 0, err
-    assert "G1: attempt 1 failed" in err, err
+    # a person's stop is not a failed attempt: the goal is open again, no strike counted
+    assert "G1: attempt 1 failed" not in err, err
+    assert "G1: a person stopped it (relay loop interrupt); open again" in err, err
+    assert "loop: G1 interrupted" in project.subjects()
     # the goal was taken up again from the spine: G1 kept on its next attempt, G2 too
     assert project.calls("G1") == 2 and project.calls("G2") == 1
     subjects = project.subjects()
