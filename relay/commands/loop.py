@@ -740,23 +740,23 @@ def run_interrupt(args: argparse.Namespace) -> Output:
         )
     lines = [
         f"stopped the {s['role']} on {s['goal']} "
-        + (f"(job #{s['job']} on its node)" if "job" in s else f"(process group {s['pgid']})")
+        + (
+            f"(job #{s['job']}: the run stops waiting for it and closes it when its node answers)"
+            if "job" in s
+            else f"(process group {s['pgid']})"
+        )
         for s in stopped
     ]
     return Output(lines=tuple(lines), data={"stopped": stopped})
 
 
 def _stop_node_job(root: Path, store: Any, status: Any) -> dict[str, Any]:
-    """Stop a role's job on another node the way relay stops a job: it is resolved (closed)
-    with a person's reason, so its node takes no further step and the run stops waiting."""
-    from relay.commands.loop_unattended import RelayJobs
-
-    store.interrupt(status.role, status.goal)  # the run reads it as a person's stop
-    job = int(status.job)
-    RelayJobs(root, wait=60).resolve(
-        job, f"{status.goal}: the {status.role} was stopped by a person (relay loop interrupt)"
-    )
-    return {"role": status.role, "goal": status.goal, "job": job}
+    """Stop a role's job on another node: the run stops waiting for it now and reads it as
+    a person's stop; a claimed step is its worker's until it answers (the baton), so the
+    run closes the job with the person's reason once its node answers, taking nothing
+    from that answer."""
+    store.interrupt(status.role, status.goal)
+    return {"role": status.role, "goal": status.goal, "job": int(status.job)}
 
 
 def run_roles(args: argparse.Namespace) -> Output:

@@ -114,6 +114,7 @@ class NodeMaker:
         )  # fmt: skip
         data = self._wait(goal, job)
         if data is None:
+            self._close_later(goal, job)
             return None, INTERRUPTED
         result = data.get("result") or {}
         status = str(result.get("status", "half-done"))
@@ -170,6 +171,28 @@ class NodeMaker:
                 return data
         finally:
             store.set("maker", goal.id, ThreadState.IDLE)
+
+    def _close_later(self, goal: Goal, job: int) -> None:
+        """Close a job a person stopped once its node answers (the controller cannot take a
+        claimed step back from its worker); nothing of the answer is taken. The thread is
+        not a daemon: the run's process ends only after the job is closed or the wait ends."""
+        import threading
+
+        def close() -> None:
+            why = f"{goal.id}: the maker on {self.node} was stopped by a person"
+            try:
+                self.jobs._verb(
+                    "result", str(job), "--wait", "--timeout", str(self.wait), "--poll", "2",
+                    timeout=self.wait + 120,
+                )  # fmt: skip
+                self.jobs._verb(
+                    "resolve", str(job), "--summary", f"{why}; its answer was not taken",
+                    "--force", f"{why} (relay loop interrupt)",
+                )  # fmt: skip
+            except RelayError as err:
+                self.main.say(f"{goal.id}: job #{job} stays open ({err.message})")
+
+        threading.Thread(target=close, name=f"close-{job}", daemon=False).start()
 
     def _committed(self, record: dict[str, Any]) -> bytes | None:
         """The artifact as committed on the data branch, read at the commit its URL names."""

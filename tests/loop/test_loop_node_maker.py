@@ -153,3 +153,100 @@ def test_a_maker_on_another_node_brings_back_a_diff_that_is_judged_here(
     g2 = next(line for line in board.splitlines() if line.startswith("| G2 "))
     assert "not the file the signed RESULT names" in g2 or "did not come back" in g2, g2
     assert git("status", "--porcelain", "--untracked-files=no", cwd=root) == ""
+
+
+def slow_worker_maker(tmp_path: Path) -> str:
+    """A worker maker whose first run on G1 takes long (a person stops it); later runs
+    add mul() and its test at once."""
+    script = tmp_path / "slow-worker-maker.py"
+    started = tmp_path / "slow-started"
+    script.write_text(
+        "import os, pathlib, sys, time\n"
+        f"started = pathlib.Path({str(started)!r})\n"
+        "if not started.exists():\n"
+        "    started.write_text('')\n"
+        "    time.sleep(25)\n"
+        f"pathlib.Path('src/calc.py').write_text({CALC_MUL!r})\n"
+        f"pathlib.Path('tests/test_mul.py').write_text({TEST_MUL!r})\n"
+        "pathlib.Path(os.environ['RELAY_LOOP_EXPLAIN']).write_text('G1: made on the worker')\n"
+    )
+    return f"{PY} {shlex.quote(str(script))}"
+
+
+@pytest.mark.timeout(600)
+def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
+    world: World, tmp_path: Path
+) -> None:
+    import subprocess
+    import time
+
+    c = world.controller
+    root = c.clone
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "the calc project", cwd=root)
+    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
+    contract = (root / "docs/loop/CONTRACT.md").read_text()
+    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
+        "## Authorised irreversible actions\n\n(none)",
+        "## Authorised irreversible actions\n\n- push\n- open a relay job",
+    )
+    (root / "docs/loop/CONTRACT.md").write_text(contract)
+    loop = (root / "docs/loop/LOOP.md").read_text()
+    loop = loop.replace("## Iteration\n", f"- maker: node {WORKER}\n\n## Iteration\n", 1)
+    (root / "docs/loop/LOOP.md").write_text(loop)
+    git("commit", "-qam", "the maker is the worker node", cwd=root)
+    git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
+    c.call("loop", "goal", "add", "Multiply", "--accept", accept)
+
+    stop = threading.Event()
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = world.worker.env(RELAY_LOOP_MAKER=slow_worker_maker(tmp_path), PATH=path)
+
+    def passes() -> None:
+        while not stop.is_set():
+            world.worker.run("watch", "--once", env=env)
+            stop.wait(0.5)
+
+    worker = threading.Thread(target=passes, daemon=True)
+    worker.start()
+    run = subprocess.Popen(
+        c.argv("loop", "run", "--verify-wait", "240s", "--json"),
+        env=c.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "slow-started").exists():
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        status = data_of(c.run("loop", "status", "--json").stdout)
+        running = [t for t in status["threads"] if t["state"] == "running"]
+        assert [(t["role"], t["goal"]) for t in running] == [("maker", "G1")], status
+        stopped = c.run("loop", "interrupt", "maker", "--goal", "G1", "--json")
+        assert stopped.returncode == 0, (stopped.stdout, stopped.stderr)
+        (first,) = data_of(stopped.stdout)["stopped"]
+        assert first["goal"] == "G1" and first["job"] > 0
+        out, err = run.communicate(timeout=500)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        stop.set()
+        worker.join(timeout=120)
+    assert run.returncode == 0, (out, err)
+    report = data_of(out)
+    # the run went on: G1 was sent again, made and kept; the stop counted as no attempt
+    assert [k["goal"] for k in report["kept"]] == ["G1"], report
+    log = git("log", "--format=%s", cwd=root).splitlines()
+    assert "loop: G1 interrupted" in log and "G1: Multiply" in log
+    assert report["reverted"] == [] and report["blocked"] == [], report  # no failure counted
+    # the stopped job is closed with the person's reason
+    job = world.api(f"/issues/{first['job']}")
+    assert job["state"] == "closed", (world.heads(first["job"]), err[-3000:])
+    assert (root / "src/calc.py").read_text() == CALC_MUL
