@@ -693,7 +693,8 @@ def _roster_panel(args: argparse.Namespace) -> RunPanel:
     if args.maker is None and panel.maker is None and panel.maker_node is None:
         raise LocalUsageError(
             "no maker: pass --maker CMD, or declare one in LOOP.md's ## Roles"
-            " (- maker: command `CMD`, agent claude or node NAME)"
+            " (- maker: command `CMD`, agent claude or node NAME), or run with"
+            " --backend managed-agents"
         )
     return panel
 
@@ -809,8 +810,6 @@ def run_run(args: argparse.Namespace) -> Output:
         from relay.commands.loop_managed import run_managed
 
         return run_managed(args)
-    if args.maker is None:
-        raise LocalUsageError("relay loop run needs --maker CMD (or --backend managed-agents)")
     wall = None
     if args.wall_clock is not None:
         wall = seconds(args.wall_clock)
