@@ -160,9 +160,9 @@ def test_loop_json_keys(tmp_path: Path) -> None:
         "problems",
     }
     assert loop("goal", "add", "T", "--accept", "true") == {"goal": "G1"}
-    assert set(loop("status")) == {"goals", "counts", "resume"}
+    assert set(loop("status")) == {"goals", "counts", "resume", "threads", "managed_threads"}
     assert set(loop("next")) == {"goal", "title", "reason"}
-    assert set(loop("check")) == {"ok", "gates", "protected", "budget", "authorised"}
+    assert set(loop("check")) == {"ok", "gates", "protected", "budget", "authorised", "roles"}
     plan = loop("run", "--maker", "true", "--dry-run")
     assert set(plan) == {"plan"} and set(plan["plan"]) == {
         "goals",
