@@ -255,15 +255,23 @@ class Pieces:
 
 @dataclass(frozen=True)
 class _Form:
-    """One disguised form: its pattern (spaced, folded or not), compiled when first needed."""
+    """One disguised form, its regex written and compiled when first needed (the regexes
+    of every form of 16 secrets, spaced, take megabytes as text alone): the whole form
+    (anchored at a start the prefilter found), or a start of it then whitespace to the end."""
 
-    pattern: bytes
+    form: str
+    fold: bool
     cache: list[Searcher]
-    anchored: bool = True
+    opening: bool = False
 
     def search(self) -> Searcher:
         if not self.cache:
-            self.cache.append(_compile(self.pattern, anchored=self.anchored, max_mem=_FORM_MEM))
+            if self.opening:
+                pattern = _spaced_prefix(self.form) + _GAP + rb"\z"
+            else:
+                pattern = _spaced(self.form)
+            pattern = b"(?i:" + pattern + b")" if self.fold else pattern
+            self.cache.append(_compile(pattern, anchored=not self.opening, max_mem=_FORM_MEM))
         return self.cache[0]
 
 
@@ -316,13 +324,10 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                whole = b"(?i:" + _spaced(form) + b")" if fold else _spaced(form)
-                forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(whole, []))
+                forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(form, fold, []))
                 head = _spaced(form[:PREFIX])
                 heads.add(b"(?i:" + head + b")" if fold else head)
-                start = _spaced_prefix(form) + _GAP + rb"\z"
-                opening = _Form(b"(?i:" + start + b")" if fold else start, [], anchored=False)
-                starts.append((form.lower(), opening))
+                starts.append((form.lower(), _Form(form, fold, [], opening=True)))
                 reach = max(reach, _longest(form))
         if not forms:
             return None
