@@ -248,10 +248,54 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
     }
 
 
+OWN_SECRET_COUNTS = (0, 4, 8, 16)
+OWN_SECRET_MB = 20
+
+
+def own_secret_values(count: int) -> dict[str, str]:
+    """``count`` secret-named variables of 36 random characters each (a CI job's tokens)."""
+    import random
+
+    rng = random.Random(SEED + count)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    return {
+        f"BENCH_{i}_TOKEN": "".join(rng.choice(alphabet) for _ in range(36)) for i in range(count)
+    }
+
+
+def own_secrets_scaling(workdir: Path, *, corpus_mb: int = OWN_SECRET_MB) -> dict[str, Any]:
+    """``relay redact -j 1`` over one log with 0, 4, 8 and 16 of this node's own secrets in
+    its environment: peak RSS, CPU rate and whether RE2 wrote anything to stderr, one run
+    each (the machine's load printed with them)."""
+    source = workdir / "own.log"
+    write_corpus(source, size=corpus_mb << 20, seed=SEED)
+    size_mb = source.stat().st_size / 1e6
+    pycache = workdir / "pycache"
+    warm_bytecode(pycache)
+    root = Path(__file__).resolve().parent.parent
+    figures: dict[str, Any] = {"corpus_mb": round(size_mb, 1), "load": os.getloadavg()}
+    for count in OWN_SECRET_COUNTS:
+        env = {**installed_env(pycache), **own_secret_values(count)}
+        command = [sys.executable, "-m", "relay.cli", "redact", "-j", "1", str(source)]
+        errors = workdir / f"own-{count}.err"
+        with open(os.devnull, "wb") as sink, open(errors, "wb") as err:
+            child = subprocess.Popen(command, stdout=sink, stderr=err, env=env, cwd=root)
+            _, status, usage = os.wait4(child.pid, 0)
+        if status != 0:
+            raise RuntimeError(f"relay redact failed: {errors.read_text()}")
+        figures[f"own_{count}"] = {
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "mb_per_cpu_s": round(size_mb / (usage.ru_utime + usage.ru_stime), 1),
+            "stderr_bytes": errors.stat().st_size,
+        }
+    return figures
+
+
 def main() -> None:
     """Run the redaction benchmark and print its figures and verdicts."""
     with tempfile.TemporaryDirectory(prefix="relay-bench-redact-") as tmp:
         figures = run(Path(tmp))
+        figures["own_secrets"] = own_secrets_scaling(Path(tmp))
     print("bench_redact:", json.dumps(figures, indent=2))
     # CPU-time rates too: on a machine shared with other work, wall-clock rates say more
     # about the neighbours than about the code.

@@ -164,13 +164,22 @@ def _spaced_prefix(form: str) -> bytes:
     return pattern
 
 
-def _compile(pattern: bytes) -> Searcher:
+# Characters of a form the first search looks for: with the gaps between them, few enough
+# for a small DFA over every form of 16 secrets, enough that ordinary text rarely has one.
+PREFIX = 8
+# RE2's memory for the forms' starts and for one form: enough that the DFA never runs out
+# (RE2 would log it and fall back to a slower engine), and no more.
+_HEADS_MEM = 32 << 20
+_FORM_MEM = 2 << 20
+
+
+def _compile(pattern: bytes, *, anchored: bool = False, max_mem: int = 8 << 20) -> Searcher:
     options = re2.Options()
     options.never_capture = True
     options.longest_match = True
-    options.max_mem = 64 << 20
+    options.max_mem = max_mem
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options))
+    return searcher(re2.compile(pattern, options), anchored=anchored)
 
 
 # Pieces: 12 characters of a token drawn from 62 is 71 bits, no log holds them by chance,
@@ -245,13 +254,59 @@ class Pieces:
 
 
 @dataclass(frozen=True)
-class Disguises:
-    """Every disguised form of this node's secrets, as one regex over a block's bytes."""
+class _Form:
+    """One disguised form, its regex written and compiled when first needed (the regexes
+    of every form of 16 secrets, spaced, take megabytes as text alone): the whole form
+    (anchored at a start the prefilter found), or a start of it then whitespace to the end."""
 
-    search: Searcher
+    form: str
+    fold: bool
+    cache: list[Searcher]
+    opening: bool = False
+
+    def search(self) -> Searcher:
+        if not self.cache:
+            if self.opening:
+                pattern = _spaced_prefix(self.form) + _GAP + rb"\z"
+            else:
+                pattern = _spaced(self.form)
+            pattern = b"(?i:" + pattern + b")" if self.fold else pattern
+            self.cache.append(_compile(pattern, anchored=not self.opening, max_mem=_FORM_MEM))
+        return self.cache[0]
+
+
+def _may_open(end: str, form: str) -> bool:
+    """Whether some end of ``end`` (text, whitespace out, lower case) is a start of ``form``
+    (lower case): only then may a form's start close the text."""
+    last = end[-1]
+    at = form.find(last, 0, len(end))
+    while at >= 0:
+        if end.endswith(form[: at + 1]):
+            return True
+        at = form.find(last, at + 1, len(end))
+    return False
+
+
+def _key(text: bytes) -> str:
+    """A prefilter find, or a form's start, without whitespace and case: the forms to try."""
+    return "".join(text.decode("utf-8", "replace").split()).lower()
+
+
+@dataclass(frozen=True)
+class Disguises:
+    """Every disguised form of this node's secrets: one small regex over a block's bytes
+    finds the first ``PREFIX`` characters of any form (with whitespace between them), and
+    only where it finds one are the forms that start so tried, anchored there.
+
+    One alternation of every whole form grows with the secrets until RE2's DFA runs out of
+    memory (and falls back to a slower engine, logging it): a node with six 36-character
+    secrets did. The starts' regex stays small, and a log rarely holds one by chance."""
+
+    search: Searcher  # the forms' starts
+    forms: dict[str, tuple[_Form, ...]]  # by start (``_key``): the forms that begin so
     # For each form, a start of it and then only whitespace, to the text's end (one regex
     # a form: RE2 takes seconds to compile them as one alternation).
-    opens: tuple[Searcher, ...]
+    opens: tuple[tuple[str, _Form], ...]  # each form in lower case, and its start's regex
     reach: int  # bytes in the longest match (the most whitespace in every gap)
     pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
 
@@ -259,8 +314,9 @@ class Disguises:
     def build(cls, secrets: Iterable[str]) -> Disguises | None:
         """The forms of each secret that ``literals`` masks and that is ``MAX_DISGUISED_LEN``
         characters long at most; None when there are none."""
-        whole: list[bytes] = []
-        starts: list[bytes] = []
+        forms: dict[str, list[_Form]] = {}
+        heads: set[bytes] = set()
+        starts: list[tuple[str, _Form]] = []
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -268,15 +324,17 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                whole.append(b"(?i:" + _spaced(form) + b")" if fold else _spaced(form))
-                start = _spaced_prefix(form) + _GAP + rb"\z"
-                starts.append(b"(?i:" + start + b")" if fold else start)
+                forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(form, fold, []))
+                head = _spaced(form[:PREFIX])
+                heads.add(b"(?i:" + head + b")" if fold else head)
+                starts.append((form.lower(), _Form(form, fold, [], opening=True)))
                 reach = max(reach, _longest(form))
-        if not whole:
+        if not forms:
             return None
-        opens = tuple(_compile(start) for start in starts)
         pieces = Pieces.build(value.encode() for value in set(secrets))
-        return cls(_compile(b"|".join(whole)), opens, reach + MAX_GAP, pieces)
+        search = _compile(b"|".join(sorted(heads)), max_mem=_HEADS_MEM)
+        found = {k: tuple(v) for k, v in forms.items()}
+        return cls(search, found, tuple(starts), reach + MAX_GAP, pieces)
 
     def spans(self, block: bytes, start: int = 0) -> Iterator[Span]:
         """Every match at or after ``start``, and every piece."""
@@ -289,14 +347,27 @@ class Disguises:
     def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
         too (the search goes on from the byte after a match's start): a secret half masked
-        is a secret leaked."""
+        is a secret leaked. At each start of a form, the longest match of those forms."""
         while pos < stop:
             s, e = self.search(text, pos, stop)[0]
             if s < 0:
                 return
-            if _too_wide(text, s, e) < 0:
-                yield s, e
+            end = -1
+            for form in self._starting(_key(text[s:e])):
+                end = max(end, form.search()(text, s, min(stop, s + self.reach))[0][1])
+            if end >= 0 and _too_wide(text, s, end) < 0:
+                yield s, end
             pos = s + 1
+
+    def _starting(self, key: str) -> Iterator[_Form]:
+        """The forms whose start ``key`` (a find of the starts' regex) or a start of it is;
+        every form when it holds a character past ASCII (its cases may fold otherwise)."""
+        if not key.isascii():
+            for group in self.forms.values():
+                yield from group
+            return
+        for size in range(1, len(key) + 1):
+            yield from self.forms.get(key[:size], ())
 
     def open_at(self, text: bytes, floor: int) -> int:
         """Where, at or after ``floor``, the text from there to its end is the start of a
@@ -306,7 +377,13 @@ class Disguises:
         while (wide := _too_wide(text, pos, len(text))) >= 0:  # no match goes on over one
             pos = wide
         size = len(text)
-        found = [at for search in self.opens if (at := search(text, pos, size)[0][0]) >= 0]
+        tail = text[pos:]
+        if tail.isascii():  # only forms the text's end may start: each compiled when needed
+            end = "".join(tail.decode().split()).lower()
+            opens = [o for form, o in self.opens if end and _may_open(end, form)]
+        else:
+            opens = [o for _, o in self.opens]
+        found = [at for o in opens if (at := o.search()(text, pos, size)[0][0]) >= 0]
         return min(found, default=-1)
 
     def crossing(self, text: bytes, at: int) -> int:
