@@ -202,7 +202,7 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     one, or its value's shape says so."""
     if value_is_not_secret(block[start:end]):
         return True
-    if block[end - 1 : end] == b">" and _in_tag_attribute(block, start):
+    if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
     name = name_before(block, start)
     if name is None:
@@ -210,6 +210,17 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
     return name_is_secret(name) is False
+
+
+_SLOT_HEAD = re.compile(rb"<[A-Za-z_][\w.-]*:")
+
+
+def _in_slot(block: bytes, start: int) -> bool:
+    """The value closes a template's slot opened just before it on its line (``<user:``,
+    no space between): ``<--password VALUE>`` is a flag and its value, not a slot."""
+    line = block.rfind(b"\n", 0, start) + 1
+    lt = block.rfind(b"<", line, start)
+    return lt >= 0 and _SLOT_HEAD.fullmatch(block, lt, start) is not None
 
 
 def _in_tag_attribute(block: bytes, start: int) -> bool:

@@ -110,3 +110,15 @@ def test_a_value_s_shape_says_when_it_is_no_secret() -> None:
         assert value_is_not_secret(value), value
     for value in (b"Kq8vZ2mW9xLp", b"hunter2-Zq", b"9f3c2a7e51b0d846"):
         assert not value_is_not_secret(value), value
+
+
+def test_a_flag_inside_angle_brackets_is_no_template_slot() -> None:
+    """``<user:password>`` is a template's slot and kept; ``<--password VALUE>`` is a flag
+    with its value (a one-line log folds a command line into brackets), and is masked."""
+    from relay.node.redaction import build_redactor
+
+    redactor = build_redactor(None)
+    assert "OSEA3eUzT6jx" not in redactor.redact("x ; <--password OSEA3eUzT6jx> ; y")
+    assert (
+        redactor.redact("postgres://<user:password>@db/app") == "postgres://<user:password>@db/app"
+    )
