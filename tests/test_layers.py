@@ -26,7 +26,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "relay.hub": ("relay.hub", "relay.errors"),
     "relay.redact": ("relay.redact", "relay.errors"),
     "relay.loop": ("relay.loop", "relay.protocol", "relay.errors"),
-    "relay.ratchet": ("relay.ratchet", "relay.loop", "relay.edges", "relay.errors"),
+    # the ratchet writes what makers say into the spine, through redaction as the node does
+    "relay.ratchet": ("relay.ratchet", "relay.loop", "relay.edges", "relay.redact", "relay.errors"),
     "relay.node": ("relay.node", "relay.protocol", "relay.edges", "relay.redact", "relay.errors"),
     "relay.schedulers": ("relay.schedulers", "relay.errors", "relay.edges.files"),
     # the error tree and the package root are what everyone may import: they import nothing

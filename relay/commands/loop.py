@@ -806,7 +806,7 @@ def run_roles(args: argparse.Namespace) -> Output:
 
 def run_run(args: argparse.Namespace) -> Output:
     """Run the ratchet (or print its plan under --dry-run)."""
-    if args.backend == "managed-agents":
+    if getattr(args, "backend", None) == "managed-agents":
         from relay.commands.loop_managed import run_managed
 
         return run_managed(args)
