@@ -308,14 +308,21 @@ real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009
 # (`--dist loadfile`), so a slow file handed out last would run alone at the end while the
 # other workers wait. The slowest seen in `--durations` on 2 cores; the rest keep their order.
 SLOW_FIRST = (
+    "loop/test_loop_agents.py",
+    "relay/test_relay_trust.py",
+    "loop/test_loop_ratchet.py",
+    "relay/test_relay_soak.py",
+    "loop/test_loop_red_baseline.py",
+    "loop/test_loop_managed.py",
+    "loop/test_loop_node_maker.py",
+    "loop/test_loop_parallel.py",
+    "relay/test_relay_attack_review.py",
     "edges/test_edges_github_hub.py",
     "protocol/test_protocol_interleavings.py",
-    "relay/test_relay_soak.py",
     "events/test_events_bench.py",
     "relay/test_relay_demo.py",
     "watchers_e2e/test_watchers_e2e_cron.py",
     "loop/test_loop_third_party.py",
-    "relay/test_relay_trust.py",
     "relay/test_relay_progress.py",
     "loop/test_loop_verify_on.py",
 )
