@@ -10,10 +10,17 @@ import os
 import random
 import string
 import subprocess
+import sys
 from pathlib import Path
 
-from conftest import relay_command
 from test_redact_disguises import wrap
+
+
+def relay_command(*args: str) -> list[str]:
+    """argv running the `relay` CLI with this interpreter (as the suites' conftest does; a
+    module of its own here, since `conftest` names another file when suites run together)."""
+    return [sys.executable, "-m", "relay.cli", *args]
+
 
 COUNT = 16
 
