@@ -330,7 +330,6 @@ def test_a_fast_third_ctrl_c_leaves_only_once_the_log_so_far_is_kept(
     assert status == 130, watch.lines
     assert not group_alive(pgid)
     if "RESULT 1 posted" not in out:  # it left before posting: the draft was kept first
-        assert watch.said("relay: left before posting the RESULT of TASK 1"), watch.lines
         done = world.worker.run("watch", "--once")
         assert done.returncode == 0, done.stderr
         assert "half-done" not in done.stdout, done.stdout
