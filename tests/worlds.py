@@ -370,3 +370,18 @@ def key_of(node: Node, name: str | None = None) -> str:
     key = NodeState.for_clone(node.clone).signing_key(name or node.name)
     assert key is not None, f"{node.clone} holds no key for {name or node.name}"
     return fingerprint(public_key_of(key))
+
+
+def loop_world(
+    root: Path, hub: HubLike, tokens: Tokens, *, name: str, monkeypatch: pytest.MonkeyPatch
+) -> World:
+    """A world for the loop's suites: no token or node from this shell, git with no global or
+    system configuration, pytest without the plugins installed around it."""
+    for var in ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "RELAY_API_URL", "RELAY_NODE"):
+        monkeypatch.delenv(var, raising=False)
+    empty = root / "gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    return make_world(root, hub, tokens, name=name, monkeypatch=monkeypatch)

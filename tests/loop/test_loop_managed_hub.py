@@ -15,7 +15,7 @@ import managed_standin
 import pytest
 from loop_project import FILES, TEST_GATE
 from managed_standin import KEY, Standin
-from worlds import OWNER, HubLike, Tokens, World, data_of, git, make_world
+from worlds import OWNER, HubLike, Tokens, World, data_of, git, loop_world
 
 standin_process = managed_standin.standin_process  # the fixtures, shared
 standin = managed_standin.standin
@@ -34,13 +34,7 @@ def world(
     unique: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> World:
-    for name in ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "RELAY_API_URL", "RELAY_NODE"):
-        monkeypatch.delenv(name, raising=False)
-    empty = tmp_path / "gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    made = make_world(tmp_path, git_hub, tokens, name=f"managed-{unique}", monkeypatch=monkeypatch)
+    made = loop_world(tmp_path, git_hub, tokens, name=f"managed-{unique}", monkeypatch=monkeypatch)
     made.init()
     made.join_both()
     return made

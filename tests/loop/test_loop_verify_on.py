@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, FILES, TEST_GATE, TEST_MUL
-from worlds import WORKER, HubLike, Tokens, World, data_of, git, make_world
+from worlds import WORKER, HubLike, Tokens, World, data_of, git, loop_world
 
 from relay.loop.goals import GoalState, parse_board
 from relay.loop.jobs import Job, parse_jobs
@@ -44,14 +44,7 @@ def world(
     unique: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> World:
-    for name in ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "RELAY_API_URL", "RELAY_NODE"):
-        monkeypatch.delenv(name, raising=False)
-    empty = tmp_path / "gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    made = make_world(tmp_path, git_hub, tokens, name=f"loop-{unique}", monkeypatch=monkeypatch)
+    made = loop_world(tmp_path, git_hub, tokens, name=f"loop-{unique}", monkeypatch=monkeypatch)
     made.init()
     made.join_both()
     return made
