@@ -238,8 +238,15 @@ def _run(words: list[str], *, json_output: bool, command: str) -> int:
         from relay.commands.output import envelope, error_entry, say, write_json
         from relay.node.redaction import redacted
 
+        typed = {f"relaytyped{i}x": word for i, word in enumerate(err.typed) if word}
+
         def clean(text: str) -> str:
-            return redacted(text, repo_dir=repo_dir)
+            for mark, word in typed.items():
+                text = text.replace(word, mark)
+            text = redacted(text, repo_dir=repo_dir)
+            for mark, word in typed.items():
+                text = text.replace(mark, word)
+            return text
 
         # the message may quote paths and command output, so it is redacted; the hint is
         # relay's own words (what to run, which flag), never redacted into nonsense

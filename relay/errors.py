@@ -14,9 +14,14 @@ class RelayError(Exception):
     code: str = "relay-error"
     exit_status: int = 1
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = None, typed: tuple[str, ...] = ()
+    ) -> None:
         self.message = message
         self.hint = hint
+        # words of the person's own command line the message quotes (an address, a port):
+        # shown as typed, since masking what she just typed only hides which one is wrong
+        self.typed = typed
         super().__init__(message if hint is None else f"{message} — {hint}")
 
 

@@ -158,7 +158,8 @@ def _bind_error(err: OSError, *, host: str, port: int) -> LocalUsageError:
         hint = "pick another --port (0 picks a free one)"
     else:
         hint = "use an address of this machine with --host (default 127.0.0.1)"
-    return LocalUsageError(f"cannot listen on {host}:{port}: {err.strerror or err}", hint=hint)
+    message = f"cannot listen on {host}:{port}: {err.strerror or err}"
+    return LocalUsageError(message, hint=hint, typed=(host,))
 
 
 async def _wait_for_stop() -> None:

@@ -235,3 +235,13 @@ def test_a_taken_port_is_one_line_exit_2_and_leaves_no_data_folder(
     assert line.startswith(f"relay: cannot listen on 127.0.0.1:{port}: "), line
     assert "pick another --port" in line
     assert not data.exists()
+
+
+def test_an_address_not_of_this_machine_is_named_as_typed(tmp_path: Path) -> None:
+    """The redactor masked the address the person typed ("cannot listen on <ip>:0"), so
+    the line did not say which address was wrong."""
+    done = relay("hub", "--host", "192.0.2.7", "--port", "0", "--data", str(tmp_path / "d"))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("relay: cannot listen on 192.0.2.7:0: "), line
+    assert "with --host" in line
