@@ -196,6 +196,11 @@ def register(sub: Any) -> None:
     q.add_argument("--backend", default=None, choices=("managed-agents",), help="who makes")
     q.add_argument("--ask-on", type=whole(1), default=None, metavar="JOB", help="the relay job")
     q.add_argument("--ask-wait", type=float, default=1800.0, metavar="SECONDS", help="for a person")
+    q.add_argument(
+        "--allow-env-only",
+        action="store_true",
+        help="start a maker even where its boundary is env-level only (no namespaces)",
+    )
     common(q)
     q.set_defaults(func=run_run)
     from relay.commands import loop_managed
@@ -833,7 +838,8 @@ def run_run(args: argparse.Namespace) -> Output:
         from relay.commands.loop_env import apply_env
 
         apply_env(root, Path(args.env_file))
-    refuse_above_ceiling(args.max_iterations, contract_ready(Spine(root)))
+    contract = contract_ready(Spine(root))
+    refuse_above_ceiling(args.max_iterations, contract)
     panel = _roster_panel(args)
     options = Options(
         maker=args.maker or panel.maker or "",
@@ -857,6 +863,8 @@ def run_run(args: argparse.Namespace) -> Output:
             cwd=root,
         )
         return _plan(root, options)
+    if not nodes:
+        refuse_env_only(args, contract)
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")
@@ -910,6 +918,23 @@ def run_run(args: argparse.Namespace) -> Output:
         return Output(lines=(), data={**report.data(), "resumed": False})
     status = 1 if report.stopped.startswith("escalation") else 0
     return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
+
+
+def refuse_env_only(args: argparse.Namespace, contract: Contract) -> None:
+    """Refuse to start a maker behind an env-level-only boundary unless the person said
+    so: --allow-env-only by hand; the contract's authorisation for a run nobody starts by
+    hand (a scheduled run's parser has no such flag; a resume is unattended)."""
+    from relay.loop.guard import env_only_refusal
+    from relay.ratchet.sandbox import ENV_ONLY, level
+
+    why = env_only_refusal(
+        level() == ENV_ONLY,
+        allowed=bool(getattr(args, "allow_env_only", False)),
+        authorised=contract.authorised,
+        unattended=bool(args.resume) or not hasattr(args, "allow_env_only"),
+    )
+    if why is not None:
+        raise ConfigError(why)
 
 
 # --- triage and the schedule ---

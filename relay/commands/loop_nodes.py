@@ -280,6 +280,18 @@ def run_make_here(args: argparse.Namespace) -> Output:
     goal = Spine(root).goals().get(args.goal)
     if goal is None:
         raise LocalUsageError(f"there is no goal {args.goal} in GOALS.md at this commit")
+    from relay.loop.guard import env_only_refusal
+    from relay.ratchet.sandbox import ENV_ONLY, level
+
+    contract = Spine(root).contract()
+    refused = env_only_refusal(
+        level() == ENV_ONLY,
+        allowed=False,
+        authorised=contract.authorised if contract is not None else (),
+        unattended=True,  # a TASK's step: nobody is there to say --allow-env-only
+    )
+    if refused is not None:
+        raise ConfigError(refused)
     work = Path(tempfile.mkdtemp(prefix="relay-node-maker-"))
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True

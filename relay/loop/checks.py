@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -117,6 +118,9 @@ class GateChecks:
     failing: tuple[tuple[str, int], ...] = ()
     why: str = ""  # why it did not run, or how it failed without naming a check
     partial: bool = False  # it stopped early: the checks it names are not all that fail
+    # every test the gate's pytest ran, with its outcome (from its JUnit XML report); None
+    # when the gate wrote no report (not pytest, or told to write its own elsewhere)
+    tests: tuple[tuple[str, str], ...] | None = None
 
     @property
     def known(self) -> bool:
@@ -148,23 +152,98 @@ class GateChecks:
 
 
 def read_gate(
-    gate: str, *, output: str, exit_code: int | None, timed_out: bool, timeout: float = 0.0
+    gate: str,
+    *,
+    output: str,
+    exit_code: int | None,
+    timed_out: bool,
+    timeout: float = 0.0,
+    junit: str | None = None,
 ) -> GateChecks:
     """One gate's run as checks: a timeout or a command the shell could not run is a gate
-    that did not run; a failure is itemised from its output."""
+    that did not run; a failure is itemised from its output. ``junit`` is the JUnit XML
+    report its pytest wrote, if any: which tests ran at all."""
     if timed_out:
         return GateChecks(gate, ran=False, passed=False, why=f"ran past {timeout:.0f}s")
     if exit_code is None or exit_code in NOT_RUN_EXITS:
         last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
         how = f"exit {exit_code}" + (f": {last[:160]}" if last else "")
         return GateChecks(gate, ran=False, passed=False, why=how)
+    tests = junit_tests(junit) if junit is not None else None
     if exit_code == 0:
-        return GateChecks(gate, ran=True, passed=True)
+        return GateChecks(gate, ran=True, passed=True, tests=tests)
     counted = tuple(sorted(Counter(f.id for f in findings(output)).items()))
     stopped = any(_STOPPED.match(line.strip()) for line in output.splitlines())
     return GateChecks(
-        gate, ran=True, passed=False, failing=counted, why=f"exit {exit_code}", partial=stopped
+        gate,
+        ran=True,
+        passed=False,
+        failing=counted,
+        why=f"exit {exit_code}",
+        partial=stopped,
+        tests=tests,
     )
+
+
+# a test's outcomes in a JUnit XML report, worst last; "ran" ones were called at all
+_OUTCOMES = ("passed", "skipped", "failed", "error")
+RAN = frozenset({"passed", "failed", "error"})
+NOT_RUN_MARK = "did not run"  # in every line that says a test or a gate did not run
+
+
+def junit_tests(xml: str) -> tuple[tuple[str, str], ...] | None:
+    """Every test case a pytest JUnit XML report names, by node id (``file::Class::name``
+    where the report says the file, else ``classname::name``), with its outcome: passed,
+    skipped (xfail included), failed or error; a file that failed to collect is no test
+    case. None when the text is no such report."""
+    try:
+        root = ElementTree.fromstring(xml)
+    except (ElementTree.ParseError, ValueError):
+        return None
+    if root.tag not in ("testsuites", "testsuite"):
+        return None
+    found: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        if not case.get("classname"):  # a file that could not be collected: no test
+            continue  # (its ERROR line in the summary is a failing check of its own)
+        node = _node_id(case.get("file"), case.get("classname", ""), case.get("name", ""))
+        outcome = "passed"
+        for child in case:
+            tag = {"failure": "failed", "error": "error", "skipped": "skipped"}.get(child.tag)
+            if tag is not None and _OUTCOMES.index(tag) > _OUTCOMES.index(outcome):
+                outcome = tag
+        if node in found and _OUTCOMES.index(found[node]) > _OUTCOMES.index(outcome):
+            outcome = found[node]
+        found[node] = outcome
+    return tuple(sorted(found.items()))
+
+
+def _node_id(file: str | None, classname: str, name: str) -> str:
+    """pytest's node id of a JUnit test case: the report writes the file (xunit1) and the
+    dotted module and classes (``tests.test_calc.TestA``) it was made from."""
+    if file and file.endswith(".py"):
+        module = file[:-3].replace("/", ".")
+        if classname == module or classname.startswith(module + "."):
+            classes = [c for c in classname[len(module) :].split(".") if c]
+            return "::".join([file, *classes, name])
+    return f"{classname}::{name}" if classname else name
+
+
+def not_run(base: GateChecks | None, now: GateChecks, *, excused: Iterable[str] = ()) -> list[str]:
+    """The tests ``base`` (the gate at the baseline) ran that ``now`` did not run at all
+    (not collected, deselected, or skipped), one line each: a baseline test that did not
+    run is failing, never passing. Empty when either run wrote no report, or ``now``
+    stopped early (that is worse of its own). ``excused`` are tests a goal that declared
+    --may-edit-tests removed."""
+    if base is None or base.tests is None or now.tests is None or now.partial:
+        return []
+    there = dict(now.tests)
+    spared = set(excused)
+    return [
+        f"test {node} {NOT_RUN_MARK} (it {'passed' if was == 'passed' else 'ran'} at the baseline)"
+        for node, was in base.tests
+        if was in RAN and there.get(node) not in RAN and node not in spared
+    ]
 
 
 def excused(check: str, tests: Iterable[str]) -> bool:
@@ -175,21 +254,29 @@ def excused(check: str, tests: Iterable[str]) -> bool:
     )
 
 
-def worse(base: GateChecks | None, now: GateChecks, *, new_tests: Iterable[str] = ()) -> list[str]:
+def worse(
+    base: GateChecks | None,
+    now: GateChecks,
+    *,
+    new_tests: Iterable[str] = (),
+    excused_gone: Iterable[str] = (),
+) -> list[str]:
     """How ``now`` is worse than ``base`` (the same gate at the baseline), one line each;
     empty when it is not. A gate that did not run, or failed naming no check, is worse
     unless it passes; a check failing more often than at the baseline is worse, but for
-    the ``new_tests`` (the candidate's own, in a run that judges only the baseline's)."""
+    the ``new_tests`` (the candidate's own, in a run that judges only the baseline's); a
+    test the baseline ran that did not run is worse, but for ``excused_gone``."""
+    missing = not_run(base, now, excused=excused_gone)
     if now.passed:
-        return []
+        return missing
     if not now.ran:
         return [f"{now.gate} did not run ({now.why})"]
     if now.partial:
         return [f"{now.gate} {now.unknown_why()}; relay cannot tell whether it got worse"]
     if not now.failing:
-        return [f"{now.gate} failed ({now.why}) and its output names no failing check"]
+        return [f"{now.gate} failed ({now.why}) and its output names no failing check", *missing]
     if base is None or not base.known:
-        return [f"{now.gate} failed, and its baseline cannot be compared"]
+        return [f"{now.gate} failed, and its baseline cannot be compared", *missing]
     was = dict(base.failing)
     lines = []
     spared = tuple(new_tests)
@@ -199,7 +286,7 @@ def worse(base: GateChecks | None, now: GateChecks, *, new_tests: Iterable[str] 
         before = was.get(check, 0)
         if count > before:
             lines.append(check if before == 0 else f"{check} ({before} -> {count})")
-    return lines
+    return lines + missing
 
 
 def fixed(base: GateChecks, now: GateChecks) -> list[str]:

@@ -35,7 +35,15 @@ DEFAULT_PROTECTED = (
 ROLES = ("maker", "checker", "verifier", "red team")
 # "maker credentials": the maker keeps the tokens, credential helpers and SSH agent every
 # role is otherwise run without (relay still refuses what it does not commit itself)
-AUTHORISABLE = ("push", "open a relay job", *(f"{role} credentials" for role in ROLES))
+# "env-level only maker": a run with no person there to say --allow-env-only (scheduled,
+# resumed, a node's) may start a maker where namespaces cannot be made
+ENV_ONLY_MAKER = "env-level only maker"
+AUTHORISABLE = (
+    "push",
+    "open a relay job",
+    *(f"{role} credentials" for role in ROLES),
+    ENV_ONLY_MAKER,
+)
 # a run's iterations are capped here unless the contract raises the ceiling with a reason
 DEFAULT_CEILING = 50
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")

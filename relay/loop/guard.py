@@ -14,6 +14,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
+from relay.loop.contract import ENV_ONLY_MAKER
 from relay.loop.goals import BOARD_NAME, GOALS_NAME
 from relay.loop.records import HANDOVER_NAME
 
@@ -36,6 +37,9 @@ GATE_FILES = frozenset(
         "setup.cfg",
         "tox.ini",
         "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
         ".coveragerc",
         "noxfile.py",
         "mypy.ini",
@@ -44,10 +48,16 @@ GATE_FILES = frozenset(
         ".ruff.toml",
         ".flake8",
         ".pylintrc",
+        "pylintrc",
+        "pyrightconfig.json",
         "conftest.py",
         ".pre-commit-config.yaml",
+        # run by Python itself at start-up, before any gate's own code
+        "sitecustomize.py",
+        "usercustomize.py",
     }
 )
+STARTUP_SUFFIXES = (".pth",)  # a site directory's .pth lines run at every start-up
 # package.json keys a maker may change (what the project depends on, not how it is gated)
 NODE_FREE = frozenset(
     {
@@ -92,6 +102,84 @@ def is_test_file(path: str) -> bool:
     )
 
 
+def defines_gates(path: str) -> bool:
+    """Whether ``path`` is a file that defines how a gate runs or what it collects (a
+    pyproject.toml only through its ``[tool]`` tables, which ``gate_definition_touched``
+    compares)."""
+    name = PurePosixPath(path).name
+    return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
+
+
+def is_test_module(path: str) -> bool:
+    """Whether pytest would import ``path`` of its own accord: a test module, a
+    conftest.py, or a package's ``__init__.py`` in a test folder (imported with its tests)."""
+    name = PurePosixPath(path).name
+    if name in ("conftest.py", "__init__.py"):
+        return is_test_file(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def baseline_suite(
+    changes: Sequence[str],
+    *,
+    at_baseline: Sequence[str],
+    may_edit_tests: bool = False,
+    texts: Mapping[str, tuple[str | None, str | None]] | None = None,
+) -> tuple[list[str], list[str]]:
+    """What the re-run that judges the candidate's code against the baseline's tests and
+    gate configuration does to a fresh tree of the candidate: (put back as the baseline
+    has them, remove). Every changed file that defines the gates is put back (removed
+    when new), and so is every changed test file the baseline had (but with
+    ``may_edit_tests``, whose edits are the goal's); every new test file is removed (with
+    ``may_edit_tests``, every new file pytest would import: the goal's new helpers stay
+    for its edited tests). A pyproject.toml is put back when its ``[tool]`` tables
+    (``texts`` holds its before and after) differ."""
+    known = set(at_baseline)
+    put: list[str] = []
+    gone: list[str] = []
+    for path in changes:
+        name = PurePosixPath(path).name
+        if name == "pyproject.toml":
+            before, after = (texts or {}).get(path, (None, ""))
+            gated = _toml_part(before, "tool") != _toml_part(after, "tool")
+        else:
+            gated = defines_gates(path)
+        if path in known:
+            if gated or (is_test_file(path) and not may_edit_tests):
+                put.append(path)
+        elif gated or (is_test_module(path) if may_edit_tests else is_test_file(path)):
+            gone.append(path)
+    return put, gone
+
+
+ALLOW_ENV_ONLY = "--allow-env-only"
+
+
+def env_only_refusal(
+    env_only: bool, *, allowed: bool, authorised: Sequence[str], unattended: bool
+) -> str | None:
+    """Why a maker may not start, or None. Where the maker's boundary is env-level only
+    (no namespaces), a maker (a command or an agent) that looks can reach the person's
+    clone and HOME's credentials, so it runs only when the person said so: with
+    --allow-env-only by hand, or, for a run nobody starts by hand (scheduled, resumed, a
+    node's), with the contract's authorisation."""
+    if not env_only or ENV_ONLY_MAKER in authorised:
+        return None
+    where = "the maker's boundary here is env-level only (no user namespaces), so a maker"
+    where += " that looks can reach this clone and HOME's credentials"
+    if unattended:
+        return (
+            f"{where}; an unattended run starts one only when CONTRACT.md lists"
+            f" `- {ENV_ONLY_MAKER}` under ## Authorised irreversible actions"
+        )
+    if allowed:
+        return None
+    return (
+        f"{where}; run again with {ALLOW_ENV_ONLY} to accept that (or list"
+        f" `- {ENV_ONLY_MAKER}` under the contract's ## Authorised irreversible actions)"
+    )
+
+
 def spine_touched(changes: Sequence[str]) -> list[tuple[str, str]]:
     """(path, why) for each spine file relay keeps that the changes touch."""
     found = []
@@ -123,9 +211,10 @@ def gate_definition_touched(
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
-        if name in GATE_FILES and (path in known or name == "conftest.py"):
+        gated = defines_gates(path)
+        if gated and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
-        elif name in GATE_FILES and path not in gone and not may_edit_tests:
+        elif gated and path not in gone and not may_edit_tests:
             found.append(
                 (path, f"`{path}` is a new file that defines how the gates run"
                  " (a goal that must add one declares --may-edit-tests)")

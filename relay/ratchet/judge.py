@@ -22,7 +22,6 @@ from relay.loop.checks import (
     baseline_failing,
     rewritten,
     suite_change,
-    swap_needed,
     weakened,
 )
 from relay.loop.classify import Category, Review, Verdict, diagnosis
@@ -30,6 +29,7 @@ from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
     SOURCE_SUFFIXES,
+    baseline_suite,
     branch_moved,
     gate_definition_touched,
     git_meta_changed,
@@ -100,10 +100,15 @@ RED_TEAM_NOTE = (
 )
 
 
-def swap_failure(failed: Failed, edits: list[SuiteChange], swapped: list[str]) -> Failed:
-    """A failure of the re-run with the baseline's copy of edited test files swapped in,
-    saying which files were swapped and why."""
+def swap_failure(
+    failed: Failed, edits: list[SuiteChange], swapped: list[str], left_out: Sequence[str] = ()
+) -> Failed:
+    """A failure of the re-run that judges the candidate's code against the baseline's
+    tests and gate configuration: the baseline's copy of ``swapped`` put in, the
+    candidate's new ``left_out`` files (its own tests, new gate configuration) taken out,
+    saying which and why."""
     files = ", ".join(f"`{p}`" for p in swapped)
+    gone = ", ".join(f"`{p}`" for p in left_out[:8]) + (" and more" if len(left_out) > 8 else "")
     edited = [n for e in edits if e.path in swapped for n in e.edited]
     helpers = [f"`{e.path}`" for e in edits if e.path in swapped and e.helper]
     because = (
@@ -111,16 +116,18 @@ def swap_failure(failed: Failed, edits: list[SuiteChange], swapped: list[str]) -
         if edited
         else f"the goal changed {', '.join(helpers)}, which the baseline's tests use"
         if helpers
-        else "relay cannot tell its tests apart"
+        else "the baseline's tests and gate configuration judge the candidate's code"
     )
-    what = (
-        f"in a fresh worktree of the candidate, with the baseline's copy of {files} swapped"
-        f" in: {failed.what}"
-    )
+    how = f"the baseline's copy of {files} swapped in" if swapped else "the baseline's tests"
+    if left_out:
+        how += f" and the goal's new {gone} left out"
+    what = f"in a fresh worktree of the candidate, with {how}: {failed.what}"
     note = (
-        f"Relay swapped in the baseline's copy of {files} for this re-run ({because}): the"
-        " baseline's tests must still pass as the baseline wrote them. Fix the code, not the"
-        " test, or declare the goal --may-edit-tests if the test itself is wrong.\n\n"
+        f"Relay re-ran the gates with {how} ({because}): the baseline's tests must still"
+        " run and pass as the baseline wrote them, under the baseline's gate configuration,"
+        " whatever the goal's own new tests and files do. Fix the code, not the tests or"
+        " their configuration, or declare the goal --may-edit-tests if a test itself is"
+        " wrong.\n\n"
     )
     return replace(failed, what=what, diagnosis=note + failed.diagnosis)
 
@@ -417,6 +424,16 @@ class Judge:
         changes = self.tree.changes(baseline.untracked)
         machinery = GitState.of(self.tree)
         made = self.tree.candidate(changes, "the maker's changes")
+        # a baseline test the change removed is judged (and named) by the verification
+        # below, not as a test that did not run
+        removed = [
+            n
+            for p in changes
+            if is_test_file(p) and p.endswith(".py") and self.tree.in_head(p)
+            for n in suite_change(
+                p, self.tree.show("HEAD", p) or "", _read(self.root / p) or None
+            ).removed
+        ]
         here = measure(
             self.root,
             self.gates(goal),
@@ -424,6 +441,7 @@ class Judge:
             coverage_report=self.contract.coverage_report,
             stop_at_failure=True,
             against=base,
+            excused_gone=removed,
         )
         reached = self._machinery(machinery, "its gates")  # before relay runs git again
         if reached:
@@ -453,7 +471,7 @@ class Judge:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
         added = [p for p in changes if is_test_file(p) and not self.tree.in_head(p)]
-        outcome, fresh = self._verify(goal, candidate, base, tests, added)
+        outcome, fresh = self._verify(goal, candidate, base, tests, added, changes)
         if isinstance(outcome, Passed):
             again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
             if self.tree.tree_of(again) != self.tree.tree_of(candidate):
@@ -549,13 +567,16 @@ class Judge:
         base: Measure,
         tests: list[str],
         added: Sequence[str] = (),
+        changes: Sequence[str] = (),
     ) -> tuple[Outcome, Measure | None]:
         """The gates in a fresh worktree of the candidate, judged against the baseline.
         Tests may grow, never be weakened: a test function the baseline had must still
         exist with the code the baseline wrote (unless the goal declared
-        ``--may-edit-tests``), and a test file whose other code (helpers, imports) changed
-        has its baseline copy swapped in for a second run of the gates, where nothing may
-        be worse than at the baseline."""
+        ``--may-edit-tests``), and when the goal changed any test or gate file, a second
+        fresh tree of the candidate gets the baseline's copy of every such file and loses
+        the goal's new tests and gate files: there nothing may be worse than at the
+        baseline, no baseline test may go unrun, and no check may fail that the
+        candidate's own run passed."""
         edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
                  for p in tests]  # fmt: skip
         self.edited_tests[:] = [n for e in edits for n in (*e.removed, *e.edited)]
@@ -575,7 +596,8 @@ class Judge:
                     " --may-edit-tests (recorded, and shown to the checkers)."
                 )
                 return Failed(Category.TEST, what, why), None
-        swapped = [] if goal.may_edit_tests else [e.path for e in edits if swap_needed(e)]
+        # a goal that may edit tests may remove one of the baseline's, too
+        excused = [n for e in edits for n in e.removed] if goal.may_edit_tests else []
         machinery = GitState.of(self.tree)
         with self.tree.fresh(candidate) as where:
             fresh = measure(
@@ -585,6 +607,7 @@ class Judge:
                 coverage_report=self.contract.coverage_report,
                 stop_at_failure=True,
                 against=base,
+                excused_gone=excused,
             )
             reached = self._machinery(machinery, "the fresh re-run of its gates")
             if reached:
@@ -594,8 +617,29 @@ class Judge:
                 return replace(
                     failed, what=f"in a fresh worktree of the candidate: {failed.what}"
                 ), fresh
-            if swapped:
+        texts = {
+            p: (self.tree.show("HEAD", p), self.tree.show(candidate, p))
+            for p in changes
+            if Path(p).name == "pyproject.toml"
+        }
+        swapped, left_out = baseline_suite(
+            changes,
+            at_baseline=self.tree.files_at("HEAD"),
+            may_edit_tests=goal.may_edit_tests,
+            texts=texts,
+        )
+        if swapped or left_out:
+            # the candidate's code judged by the baseline's tests and gate configuration
+            # alone, in a tree of its own (nothing the first run wrote is there): a new
+            # test module, conftest or configuration cannot pass a baseline test for it
+            with self.tree.fresh(candidate) as where:
                 self.tree.overlay(where, "HEAD", swapped)
+                for new in left_out:
+                    target = where / new
+                    if target.is_dir() and not target.is_symlink():
+                        shutil.rmtree(target)
+                    else:
+                        target.unlink(missing_ok=True)
                 again = measure(
                     where,
                     self.contract.gates,
@@ -604,12 +648,14 @@ class Judge:
                     stop_at_failure=True,
                     against=base,
                     new_tests=[*added, *(n for e in edits for n in e.added)],
+                    also=fresh,
+                    excused_gone=excused,
                 )
                 reached = self._machinery(machinery, "the re-run with the baseline's tests")
                 if reached:
                     return reached, again
                 if again.failure:
-                    return swap_failure(again.failure, edits, swapped), again
+                    return swap_failure(again.failure, edits, swapped, left_out), again
         if self.options.verifier:
             path = self.work / "evidence.md"
             cover = coverage_delta(base.coverage, fresh.coverage)

@@ -13,13 +13,15 @@ import contextvars
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
-from relay.loop.checks import GateChecks, read_gate, worse
+from relay.loop.checks import NOT_RUN_MARK, GateChecks, read_gate, worse
 from relay.loop.classify import Category, classify_gate, diagnosis
 from relay.loop.contract import Gate
 from relay.loop.guard import orphan_group
@@ -53,14 +55,31 @@ def role_secrets(role: str) -> dict[str, str]:
 GO_ON = "--continue-on-collection-errors"
 
 
-def gate_env() -> dict[str, str]:
+JUNIT_CAP = 32 * 1024 * 1024  # what relay reads of a gate's JUnit XML report
+
+
+def gate_env(junit: Path | None = None) -> dict[str, str]:
     """The environment a gate runs in: ours, with pytest told to go on past a file it
-    cannot collect (PYTEST_ADDOPTS; harmless to every other tool)."""
+    cannot collect and, given ``junit``, to write there which tests it ran (a JUnit XML
+    report that names each test's file) (PYTEST_ADDOPTS; harmless to every other tool)."""
     env = dict(os.environ)
     opts = env.get("PYTEST_ADDOPTS", "")
     if GO_ON not in opts.split():
-        env["PYTEST_ADDOPTS"] = f"{opts} {GO_ON}".strip()
+        opts = f"{opts} {GO_ON}".strip()
+    if junit is not None:
+        opts += f" --junitxml={junit} -o junit_family=xunit1"
+    env["PYTEST_ADDOPTS"] = opts
     return env
+
+
+def read_junit(path: Path) -> str | None:
+    """The JUnit XML report a gate's pytest wrote at ``path``, None when it wrote none."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(JUNIT_CAP + 1)
+    except OSError:
+        return None
+    return None if len(data) > JUNIT_CAP else data.decode("utf-8", errors="replace")
 
 
 def handed_secrets() -> dict[str, list[str]]:
@@ -202,13 +221,17 @@ def measure(
     stop_at_failure: bool,
     against: Measure | None = None,
     new_tests: Sequence[str] = (),
+    also: Measure | None = None,
+    excused_gone: Sequence[str] = (),
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards.
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
     worse than at the baseline: a new failing check (but for ``new_tests``, the candidate's
-    own tests in a run that judges the baseline's), or a gate that cannot be compared."""
+    own tests in a run that judges the baseline's), a test the baseline ran that did not
+    run (but for ``excused_gone``), or a gate that cannot be compared. With ``also`` (the
+    candidate's own run) a gate is worse, too, where it fails a check that run passed."""
     report = where / coverage_report if coverage_report else None
     if report is not None:
         report.unlink(missing_ok=True)  # a stale report must not pass for a fresh one
@@ -216,7 +239,13 @@ def measure(
     checks: list[GateChecks] = []
     failure: Failed | None = None
     for gate in gates:
-        done = run_step(gate.command, cwd=where, timeout=timeout, env=gate_env())
+        folder = Path(tempfile.mkdtemp(prefix="relay-junit-"))
+        try:
+            junit = folder / "report.xml"
+            done = run_step(gate.command, cwd=where, timeout=timeout, env=gate_env(junit))
+            report_text = read_junit(junit)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         log_gate(gate, done, where=where)
         results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
         now = read_gate(
@@ -225,16 +254,22 @@ def measure(
             exit_code=done.exit_code,
             timed_out=done.timed_out,
             timeout=timeout,
+            junit=report_text,
         )
         checks.append(now)
-        if done.ok or failure is not None:
+        if failure is not None:
             continue
         if against is None or gate.name == "accept":
-            failure = gate_failure(gate, done, timeout=timeout)
+            if not done.ok:
+                failure = gate_failure(gate, done, timeout=timeout)
         else:
             base = against.checks_of(gate.name)
-            new = worse(base, now, new_tests=new_tests)
-            if new and (base is None or base.passed):
+            new = worse(base, now, new_tests=new_tests, excused_gone=excused_gone)
+            own = also.checks_of(gate.name) if also is not None else None
+            if own is not None and own.known:
+                new += [w for w in worse(own, now) if w not in new and NOT_RUN_MARK not in w]
+            plain = not done.ok and (base is None or base.passed)
+            if new and plain and not any(NOT_RUN_MARK in w for w in new):
                 failure = gate_failure(gate, done, timeout=timeout)
             elif new:
                 failure = gate_failure(gate, done, timeout=timeout, worse=new)

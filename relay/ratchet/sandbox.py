@@ -66,10 +66,23 @@ exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
 
-@functools.cache
+# RELAY_SANDBOX=env makes relay act as where namespaces cannot be made (for tests and to
+# diagnose the env-level-only path on a machine that has them); it never raises the level
+FORCE_ENV = "RELAY_SANDBOX"
+
+
 def level() -> str:
     """How far the maker's boundary goes on this machine: NAMESPACES when an unprivileged
-    user and mount namespace can be made and a folder hidden in it, else ENV_ONLY."""
+    user and mount namespace can be made and a folder hidden in it, else ENV_ONLY (and
+    ENV_ONLY whenever RELAY_SANDBOX=env)."""
+    if os.environ.get(FORCE_ENV, "").strip().lower() == "env":
+        return ENV_ONLY
+    return _probe()
+
+
+@functools.cache
+def _probe() -> str:
+    """Whether the namespaces hold here (tried once a process: it starts processes)."""
     if os.name != "posix" or shutil.which("unshare") is None or not Path("/bin/sh").exists():
         return ENV_ONLY
     with tempfile.TemporaryDirectory(prefix="relay-probe-") as tmp:

@@ -218,7 +218,10 @@ def test_an_edited_baseline_test_is_refused_and_a_changed_helper_is_swapped(
     ran = other.loop("run", "--maker", maker)
     assert ran.data["kept"] == [] and other.read("src/calc.py") == CALC
     text = other.read("docs/loop/state/failures.md")
-    assert "with the baseline's copy of `tests/test_calc.py` swapped in: test" in text, text
+    assert (
+        "with the baseline's copy of `tests/test_calc.py` swapped in and the goal's new"
+        " `tests/test_mul.py` left out: test" in text
+    ), text
     assert "the goal changed `tests/test_calc.py`, which the baseline's tests use" in text
 
 
