@@ -48,7 +48,10 @@ VERIFIER_RULES = (
     "- relay re-runs every gate itself in a fresh worktree of your change; what you report"
     " is not taken on faith.",
     "- Tests may grow and be fixed, never be weakened: every test the baseline has must"
-    " still exist, unedited, and pass; fix the code, and add new tests in any test file.",
+    " still exist, unedited, run and pass; fix the code, and add new tests in any test file.",
+    "- relay also runs the baseline's tests under the baseline's gate configuration against"
+    " your code, without your new test modules, conftest or configuration files: they"
+    " count only as new tests, never for the baseline's.",
     "- Do not commit and do not push: relay commits what is kept (commits you make are"
     " folded into the candidate), and you have no credential to push with.",
 )
@@ -165,7 +168,7 @@ def tests_rule(goal: Goal) -> list[str]:
         "Tests may grow, never be weakened: new tests may be added in any file; every test",
         "function the baseline had must still exist with the code the baseline wrote (one",
         "edited is refused, a failing one too: fix the code), and relay re-runs the",
-        "baseline's copy of a test file whose helpers or imports changed.",
+        "baseline's tests and gate files against your code without your new test modules.",
     ]
 
 

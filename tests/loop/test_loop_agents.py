@@ -696,7 +696,7 @@ def test_what_changes_in_the_persons_clone_fails_the_attempt(
         put({str(project.root / "src/calc.py")!r}, "broken = True\\n")
         """,
     )
-    ran = project.loop("run", "--maker", maker)
+    ran = project.loop("run", "--maker", maker, "--allow-env-only")
     assert ran.data["kept"] == [], ran
     failures = project.read("docs/loop/state/failures.md")
     assert "the person's clone changed during the attempt (ESCAPED.txt, src/calc.py)" in failures

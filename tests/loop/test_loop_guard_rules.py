@@ -7,9 +7,14 @@ from datetime import UTC, datetime
 import pytest
 
 from relay.loop.agents import Signal, read_contract
+from relay.loop.checks import GateChecks, junit_tests, not_run, read_gate, worse
 from relay.loop.classify import is_transient
+from relay.loop.contract import ENV_ONLY_MAKER
 from relay.loop.guard import (
+    ALLOW_ENV_ONLY,
+    baseline_suite,
     branch_moved,
+    env_only_refusal,
     gate_definition_touched,
     git_meta_changed,
     is_test_file,
@@ -103,3 +108,116 @@ def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
         "# Flake8: NOQA",
         "// @ts-nocheck",
     ]
+
+
+def test_start_up_files_and_hidden_pytest_configuration_are_gate_files() -> None:
+    new = [".pytest.ini", "pytest.toml", "src/sitecustomize.py", "usercustomize.py", "x.pth"]
+    found = gate_definition_touched(new, at_baseline=["src/calc.py"], deleted=[], texts={})
+    assert [p for p, _ in found] == new
+    assert all("is a new file that defines how the gates run" in why for _, why in found)
+
+
+def test_the_baselines_suite_is_what_the_baseline_had() -> None:
+    """The re-run that judges the candidate's code gets the baseline's copy of every
+    changed test and gate file and loses the goal's new tests and gate files; a goal
+    that may edit tests keeps its edits and its new helpers, never its new test modules."""
+    base = ["src/calc.py", "tests/test_calc.py", "tests/helpers.py", "pyproject.toml", "tox.ini"]
+    changes = [
+        "src/calc.py",
+        "src/new.py",
+        "tests/test_calc.py",
+        "tests/helpers.py",
+        "tox.ini",
+        "tests/test_0_plugin.py",
+        "tests/__init__.py",
+        "tests/data.json",
+        "pytest.ini",
+        "src/calc/test_inline.py",
+        "pyproject.toml",
+    ]
+    tool = '[project]\nname = "x"\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    same = {"pyproject.toml": (tool, tool.replace('"x"', '"y"'))}
+    put, gone = baseline_suite(changes, at_baseline=base, texts=same)
+    assert put == ["tests/test_calc.py", "tests/helpers.py", "tox.ini"]
+    assert gone == [
+        "tests/test_0_plugin.py",
+        "tests/__init__.py",
+        "tests/data.json",
+        "pytest.ini",
+        "src/calc/test_inline.py",
+    ]
+    deselect = {"pyproject.toml": (tool, tool.replace('"-q"', '"--deselect t"'))}
+    put, gone = baseline_suite(changes, at_baseline=base, texts=deselect, may_edit_tests=True)
+    assert put == ["tox.ini", "pyproject.toml"]
+    assert gone == [
+        "tests/test_0_plugin.py",
+        "tests/__init__.py",
+        "pytest.ini",
+        "src/calc/test_inline.py",
+    ]
+
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.test_m" name="test_a" file="tests/test_m.py" line="1" />
+<testcase classname="tests.test_m.TestB" name="test_c" file="tests/test_m.py" line="3" />
+<testcase classname="tests.test_m" name="test_p[2]" file="tests/test_m.py" line="5">
+<failure message="assert 2 == 1">x</failure></testcase>
+<testcase classname="tests.test_m" name="test_s" file="tests/test_m.py" line="7">
+<skipped type="pytest.skip" message="no">x</skipped></testcase>
+<testcase classname="" name="tests.test_bad" time="0.000"><error message="collection">x</error>
+</testcase></testsuite></testsuites>"""
+
+
+def test_a_junit_report_names_each_test_by_its_node_id() -> None:
+    assert junit_tests(JUNIT) == (
+        ("tests/test_m.py::TestB::test_c", "passed"),
+        ("tests/test_m.py::test_a", "passed"),
+        ("tests/test_m.py::test_p[2]", "failed"),
+        ("tests/test_m.py::test_s", "skipped"),
+    )
+    assert junit_tests("not xml <") is None and junit_tests("<html></html>") is None
+
+
+def test_a_baseline_test_that_did_not_run_is_failing() -> None:
+    base = read_gate("test", output="", exit_code=0, timed_out=False, junit=JUNIT)
+    gone = JUNIT.replace('name="test_a"', 'name="test_a_renamed"')
+    skipped = JUNIT.replace('name="test_c" file="tests/test_m.py" line="3" />', (
+        'name="test_c" file="tests/test_m.py" line="3"><skipped message="s">x</skipped>'
+        "</testcase>"
+    ))  # fmt: skip
+    now = read_gate("test", output="", exit_code=0, timed_out=False, junit=gone)
+    assert worse(base, now) == [
+        "test tests/test_m.py::test_a did not run (it passed at the baseline)"
+    ]
+    assert worse(base, now, excused_gone=["tests/test_m.py::test_a"]) == []
+    now = read_gate("test", output="", exit_code=0, timed_out=False, junit=skipped)
+    assert not_run(base, now) == [
+        "test tests/test_m.py::TestB::test_c did not run (it passed at the baseline)"
+    ]
+    # a failing test of the baseline that stops running is not fixed: it did not run
+    red = JUNIT.replace('name="test_p[2]"', 'name="test_p[3]"')
+    now = read_gate("test", output="", exit_code=0, timed_out=False, junit=red)
+    assert not_run(base, now) == [
+        "test tests/test_m.py::test_p[2] did not run (it ran at the baseline)"
+    ]
+    # with no report on either side (not pytest), nothing is said
+    assert not_run(GateChecks("test", ran=True, passed=True), now) == []
+    out = "FAILED tests/test_m.py::test_a - assert 0\n"
+    failing = read_gate("test", output=out, exit_code=1, timed_out=False, junit=gone)
+    assert worse(base, failing) == [
+        "test tests/test_m.py::test_a",
+        "test tests/test_m.py::test_a did not run (it passed at the baseline)",
+    ]
+
+
+def test_an_env_level_only_maker_runs_only_when_the_person_said_so() -> None:
+    refused = env_only_refusal(True, allowed=False, authorised=(), unattended=False)
+    assert refused is not None and ALLOW_ENV_ONLY in refused and "\n" not in refused
+    assert env_only_refusal(True, allowed=True, authorised=(), unattended=False) is None
+    assert env_only_refusal(False, allowed=False, authorised=(), unattended=True) is None
+    unattended = env_only_refusal(True, allowed=True, authorised=("push",), unattended=True)
+    assert unattended is not None and f"`- {ENV_ONLY_MAKER}`" in unattended
+    assert ALLOW_ENV_ONLY not in unattended
+    assert (
+        env_only_refusal(True, allowed=False, authorised=(ENV_ONLY_MAKER,), unattended=True) is None
+    )

@@ -171,7 +171,7 @@ def test_hooks_and_info_exclude_are_put_back(
         "    h.chmod(0o755)\n"
         f"    open(pathlib.Path({git!r}, 'info/exclude'), 'a').write('tests/conftest.py\\n')\n",
     )
-    ran = project.loop("run", "--maker", maker)
+    ran = project.loop("run", "--maker", maker, "--allow-env-only")
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert not (project.root / ".git/hooks/pre-commit").exists() and not hooked.exists()
     assert exclude.read_bytes() == before and project.clean()

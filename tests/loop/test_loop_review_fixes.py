@@ -101,7 +101,7 @@ def test_an_optimisation_maker_cannot_act_through_the_clones_git(
             print("IDEA: a real saving")
         """,
     )
-    ran = project.loop("run", "--maker", maker)
+    ran = project.loop("run", "--maker", maker, "--allow-env-only")
     assert ran.status == 0, ran
     _, rows = parse_experiments(project.read("docs/loop/EXPERIMENTS.md"))
     assert [(r.idea, r.outcome) for r in rows] == [
