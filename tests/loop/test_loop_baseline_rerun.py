@@ -13,9 +13,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, PY, TEST_GATE, Project, make_project
+from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
 from test_loop_ratchet import failures
 
+from relay.loop.contract import ENV_ONLY_MAKER
 from relay.loop.guard import ALLOW_ENV_ONLY
 
 
@@ -32,6 +33,7 @@ HAS_MUL = f"{PY} -c " + shlex.quote(
 )
 MUL_BROKEN = CALC_MUL.replace("a + b", "a - b")
 PUT_BROKEN = f"put('src/calc.py', {MUL_BROKEN!r})\n"
+PUT_MUL = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 MORE_TESTS = TEST_CALC + "\n\ndef test_add_zero():\n    assert add(0, 5) == 5\n"
 # collected first (its name sorts first), it switches every test's run off at import
@@ -58,7 +60,7 @@ def by_goal(cases: dict[str, str]) -> str:
 
 
 def test_test_modules_the_maker_adds_cannot_pass_the_baselines_tests(tmp_path: Path) -> None:
-    project = make_project(tmp_path, accept=None, retries=0)
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
     goals(project, "Plugin", "Setup")
     maker = project.script(
         "maker",
@@ -117,7 +119,7 @@ def test_new_gate_configuration_and_suppressions_are_refused_and_an_unrun_test_f
     nothing and a file-wide ``# ruff: noqa`` are refused as they are; a goal that declared
     --may-edit-tests may add a pytest.ini, but the baseline test it deselects did not run,
     and a test that did not run is failing."""
-    project = make_project(tmp_path, accept=None, retries=0)
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
     project.write("tests/test_calc.py", MORE_TESTS)  # deselecting test_add leaves one test
     project.git("commit", "-qam", "one more test")
     goals(project, "Deselect", "Select nothing", "No lint here")
@@ -158,14 +160,8 @@ def test_an_env_level_only_boundary_starts_no_maker_unless_allowed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RELAY_SANDBOX", "env")
-    project = make_project(tmp_path)
-    maker = project.script(
-        "maker",
-        "count('maker')\nput('src/calc.py', open('src/calc.py').read() + "
-        "'\\n\\ndef mul(a, b):\\n    return a * b\\n')\n"
-        "put('tests/test_mul.py', 'from calc import mul\\n\\n\\ndef test_mul():\\n"
-        "    assert mul(2, 3) == 6\\n')\n",
-    )
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    maker = project.script("maker", f"count('maker')\n{PUT_MUL}")
     before = project.subjects()
     refused = project.loop("run", "--maker", maker)
     assert refused.status != 0 and project.calls("maker") == 0, refused
@@ -175,4 +171,33 @@ def test_an_env_level_only_boundary_starts_no_maker_unless_allowed(
     assert project.subjects() == before and project.clean()
     ran = project.loop("run", "--maker", maker, ALLOW_ENV_ONLY)
     assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.calls("maker") == 1
+
+
+def test_an_unattended_run_at_env_level_only_needs_the_contracts_word(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the schedule runs has no person to say --allow-env-only: the contract says it."""
+    monkeypatch.setenv("RELAY_SANDBOX", "env")
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    maker = project.script("maker", f"count('maker')\n{PUT_MUL}")
+    contract = project.read("docs/loop/CONTRACT.md")
+    run_line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    command = maker.replace("'", "")
+    contract = contract.replace(run_line, f"`` relay loop run --maker '{command}' ``")
+    project.write("docs/loop/CONTRACT.md", contract)
+    project.git("commit", "-qam", "the run command the schedule uses")
+    before = project.subjects()
+    refused = project.loop("scheduled")
+    assert refused.status != 0 and project.calls("maker") == 0, refused
+    message = refused.errors[0]["message"]
+    assert f"`- {ENV_ONLY_MAKER}`" in message and ALLOW_ENV_ONLY not in message, message
+    none = "## Authorised irreversible actions\n\n(none)\n"
+    assert none in contract
+    allowed = contract.replace(none, none.replace("(none)", f"- {ENV_ONLY_MAKER}"))
+    project.write("docs/loop/CONTRACT.md", allowed)
+    assert project.subjects() == before  # the refused run committed nothing
+    project.git("commit", "-qam", "a maker may run at env-level only")
+    ran = project.loop("scheduled")
+    assert ran.status == 0 and [k["goal"] for k in ran.data["run"]["kept"]] == ["G1"], ran
     assert project.calls("maker") == 1
