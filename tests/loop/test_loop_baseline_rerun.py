@@ -4,8 +4,7 @@ test module the maker adds that switches pytest's test runs off, or that patches
 under test before the real tests import it, a new pytest.ini that deselects a baseline
 test, a new ruff.toml that selects nothing, and a file-wide ``# ruff: noqa`` are never
 kept; a baseline test that did not run counts as failing; a genuine fix with a new test in
-an existing test file still is kept. Where the maker's boundary is env-level only, `relay
-loop run` starts no maker unless the person says --allow-env-only."""
+an existing test file still is kept."""
 
 from __future__ import annotations
 
@@ -13,11 +12,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
+from loop_project import CALC, CALC_MUL, PY, TEST_GATE, Project, make_project
 from test_loop_ratchet import failures
-
-from relay.loop.contract import ENV_ONLY_MAKER
-from relay.loop.guard import ALLOW_ENV_ONLY
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +29,6 @@ HAS_MUL = f"{PY} -c " + shlex.quote(
 )
 MUL_BROKEN = CALC_MUL.replace("a + b", "a - b")
 PUT_BROKEN = f"put('src/calc.py', {MUL_BROKEN!r})\n"
-PUT_MUL = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 MORE_TESTS = TEST_CALC + "\n\ndef test_add_zero():\n    assert add(0, 5) == 5\n"
 # collected first (its name sorts first), it switches every test's run off at import
@@ -154,50 +149,3 @@ def test_new_gate_configuration_and_suppressions_are_refused_and_an_unrun_test_f
     assert "`ruff.toml` is a new file that defines how the gates run" in text
     assert "`src/calc.py` gained `# ruff: noqa`" in text
     assert "test tests/test_calc.py::test_add did not run (it passed at the baseline)" in text, text
-
-
-def test_an_env_level_only_boundary_starts_no_maker_unless_allowed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RELAY_SANDBOX", "env")
-    project = make_project(tmp_path, gates=(TEST_GATE,))
-    maker = project.script("maker", f"count('maker')\n{PUT_MUL}")
-    before = project.subjects()
-    refused = project.loop("run", "--maker", maker)
-    assert refused.status != 0 and project.calls("maker") == 0, refused
-    [error] = refused.errors
-    assert "env-level only" in error["message"] and ALLOW_ENV_ONLY in error["message"], error
-    assert "\n" not in error["message"]
-    assert project.subjects() == before and project.clean()
-    ran = project.loop("run", "--maker", maker, ALLOW_ENV_ONLY)
-    assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    assert project.calls("maker") == 1
-
-
-def test_an_unattended_run_at_env_level_only_needs_the_contracts_word(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What the schedule runs has no person to say --allow-env-only: the contract says it."""
-    monkeypatch.setenv("RELAY_SANDBOX", "env")
-    project = make_project(tmp_path, gates=(TEST_GATE,))
-    maker = project.script("maker", f"count('maker')\n{PUT_MUL}")
-    contract = project.read("docs/loop/CONTRACT.md")
-    run_line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
-    command = maker.replace("'", "")
-    contract = contract.replace(run_line, f"`` relay loop run --maker '{command}' ``")
-    project.write("docs/loop/CONTRACT.md", contract)
-    project.git("commit", "-qam", "the run command the schedule uses")
-    before = project.subjects()
-    refused = project.loop("scheduled")
-    assert refused.status != 0 and project.calls("maker") == 0, refused
-    message = refused.errors[0]["message"]
-    assert f"`- {ENV_ONLY_MAKER}`" in message and ALLOW_ENV_ONLY not in message, message
-    none = "## Authorised irreversible actions\n\n(none)\n"
-    assert none in contract
-    allowed = contract.replace(none, none.replace("(none)", f"- {ENV_ONLY_MAKER}"))
-    project.write("docs/loop/CONTRACT.md", allowed)
-    assert project.subjects() == before  # the refused run committed nothing
-    project.git("commit", "-qam", "a maker may run at env-level only")
-    ran = project.loop("scheduled")
-    assert ran.status == 0 and [k["goal"] for k in ran.data["run"]["kept"]] == ["G1"], ran
-    assert project.calls("maker") == 1
