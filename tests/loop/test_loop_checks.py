@@ -393,3 +393,21 @@ def test_a_pytest_run_that_stopped_early_names_too_little_to_compare() -> None:
         "test stopped early (exit 1: -x, --maxfail or an error while collecting), so it does not"
         " name every failing check; relay cannot tell whether it got worse"
     ]
+
+
+def test_each_gate_says_which_tests_ran_unless_the_project_turned_junit_off(
+    tmp_path: Path,
+) -> None:
+    """Relay asks a gate's pytest for a JUnit report of the tests it ran; a project whose
+    gate turns the junitxml plugin off still runs its gate, with nothing said of its tests."""
+    from relay.loop.contract import Gate
+    from relay.ratchet.measure import measure
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    pytest_ = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    gates = [Gate("test", pytest_), Gate("off", f"{pytest_} -p no:junitxml")]
+    ran = measure(tmp_path, gates, timeout=120, coverage_report=None, stop_at_failure=False)
+    assert [r.passed for r in ran.results] == [True, True], ran
+    assert [c.tests for c in ran.checks] == [(("tests/test_a.py::test_a", "passed"),), None]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tests"]  # no report left behind
