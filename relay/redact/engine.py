@@ -170,9 +170,7 @@ class Engine:
         folds += [(name.lower().encode(), True) for name in node_hosts if name]
         plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds)
         self._prefilter = (
-            Prefilter(folds, ansi=bool(self._own), anchors=SCANNER.search.pattern)
-            if plain
-            else None
+            Prefilter(folds, ansi=bool(self._own), anchors=SCANNER.anchor_search) if plain else None
         )
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)

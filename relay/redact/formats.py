@@ -716,14 +716,19 @@ class FormatScanner:
             key = (entry.offset, entry.literal[0])
             self._run_at[key] = (*self._run_at.get(key, ()), entry)
         self._offsets = sorted({a.offset for a in self._run_first})
-        self.search = re2.compile("|".join(anchors).encode(), _options(capture=False))
-        self._search = searcher(self.search)
+        # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
+        # would, and it reads lines that are not UTF-8 as the prefilter does, which runs this
+        # same search over the whole block (its automaton's states serve both).
+        options = _options(capture=False)
+        options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+        self.search = re2.compile("|".join(anchors).encode(), options)
+        self.anchor_search: Searcher = searcher(self.search)
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
         done = start
         size = len(block)
-        search = self._search
+        search = self.anchor_search
         budget = LineBudget(block)
         pos = start
         while pos < size:

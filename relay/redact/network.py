@@ -14,7 +14,7 @@ The version rule: a dotted quad whose parts are 0-255 is a version, and kept, wh
   name joined to it by ``-`` or ``/`` (``foo-2.3.4.5``, ``Firefox/115.0.2.1``; not ``@``,
   as in ``root@203.0.113.9``);
 - or it follows the name of a build tool and blanks (``cmake 3.28.1.0``, ``SDK 8.0.100.1``,
-  ``libfoo 1.2.3.4``; see ``_PRODUCTS``), with no port or prefix length after the quad
+  ``libfoo 1.2.3.4``; see ``PRODUCTS``), with no port or prefix length after the quad
   (``:5432``, ``/24``), and the quad is not in a private or link-local range (``10.``,
   ``172.16-31.``, ``192.168.``, ``169.254.``, ``100.64-127.``). After any other word
   (``admin 203.0.113.9``, ``Ready 34.123.45.67``) a quad is an address.
@@ -94,7 +94,7 @@ _NOT_VERSION = b"".join(
 # starting "lib" or ending "sdk"/"runtime") make a bare quad after them a version: after
 # any other word (``admin 203.0.113.9``, ``Ready 34.123.45.67``) it is an address. Servers
 # (nginx, redis, postgres …) are left out: their names are followed by addresses as often.
-_PRODUCTS = frozenset(
+PRODUCTS = frozenset(
     b"""
     python python3 py pypy node nodejs npm npx yarn pnpm deno bun cmake make ninja meson
     gnu gcc g++ cc clang clang++ llvm lld ld rustc cargo rustup go golang java javac jdk jre
@@ -131,7 +131,7 @@ def _after_name(block: bytes, start: int, end: int) -> bool:
     if stop == start or word == stop or (word > 0 and block[word - 1] not in _NAME_EDGE):
         return False
     name = block[word:stop].lower()
-    return name in _PRODUCTS or name.startswith(b"lib") or name.endswith((b"sdk", b"runtime"))
+    return name in PRODUCTS or name.startswith(b"lib") or name.endswith((b"sdk", b"runtime"))
 
 
 def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> bool:

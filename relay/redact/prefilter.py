@@ -44,6 +44,79 @@ import re2
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.linear import Searcher, searcher
 from relay.redact.named import STRONG, VENDORS, WEAK
+from relay.redact.network import PRODUCTS
+
+Trie = dict[str, "Trie"]
+_NAME_CHAR = "abcdefghijklmnopqrstuvwxyz0123456789_+-"
+
+
+def _not_words(words: Iterable[bytes]) -> str:
+    """A regex for any run of name characters (``[a-z0-9_+-]``, read case-insensitively)
+    except one of ``words``: a trie of the words' beginnings, left either by a character
+    the trie has not there (then any name characters: one loop that every such exit
+    shares, so the automaton gains few states) or by ending where no word ends."""
+    trie: Trie = {}
+    for word in words:
+        node = trie
+        for char in word.decode():
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+    short = _ends(trie, root=True)
+    loop = f"{_exits(trie)}[a-z0-9_+\\-]*"
+    return f"(?:{loop}|{short})" if short else f"(?:{loop})"
+
+
+def _exits(node: Trie) -> str:
+    """The beginnings below ``node`` followed by a character that no word has there."""
+    children = sorted(c for c in node if c)
+    other = "[" + "".join(_char(c) for c in _NAME_CHAR if c not in children) + "]"
+    return "(?:" + "|".join([other, *(_char(c) + _exits(node[c]) for c in children)]) + ")"
+
+
+def _ends(node: Trie, *, root: bool = False) -> str | None:
+    """The beginnings below ``node`` that are no word; None when every one is."""
+    below = ((c, _ends(node[c])) for c in sorted(c for c in node if c))
+    parts = [_char(c) + rest for c, rest in below if rest is not None]
+    if not root and "" not in node:
+        parts.append("")
+    return "(?:" + "|".join(parts) + ")" if parts else None
+
+
+def _char(c: str) -> str:
+    """One name character as a regex."""
+    return "\\" + c if c in "+-" else c
+
+
+def _ipv4_superset() -> str:
+    """Every line on which the IPv4 rule (``network``) can find an address: a quad at a
+    word's edge, except where the rule's version rule keeps it whatever the octets are —
+    after a version operator (``>=68.0.2.1``), a name joined by ``-`` or ``/``
+    (``index-2.3.4.2``, ``Firefox/115.0.2.1``), or a tool's name and one blank (``cmake
+    3.28.1.4``, ``version 10.2.0.1``) unless the quad is private or has a port after it.
+    Those are most of a build log's dotted quads, and the rule would refuse each."""
+    quad = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
+    name = r"[a-z0-9_+\-]"
+    kept = sorted({*PRODUCTS, *_VERSION_WORDS})
+    leads = (
+        r"^|[^a-z0-9_. /=\-\t]",  # a line's start, punctuation
+        r"(?:^|[^a-z])/",
+        r"(?:^|[^<>=!~])=",
+        r"(?:^|[^a-z0-9])-",
+        r"(?:^|[^a-z0-9_+\-])[ \t]+",  # blanks after no name
+        rf"{name}[ \t]{{2,}}",  # blanks after a name (the rule reads at most eight)
+        rf"(?:^|[ \t\r\n(\[]){_not_words(kept)}[ \t]",  # a name that keeps no quad
+        rf"[^a-z0-9_+\- \t\r\n(\[]{name}+[ \t]",  # a name glued to punctuation
+    )
+    # after a tool's name: a private quad, or one with a port (a version word keeps both)
+    unless = rf"(?:^|[ \t\r\n(\[]){_not_words(_VERSION_WORDS)}[ \t]"
+    private = r"(?:10|100|169|172|192)\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
+    port = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}[:/][0-9]"
+    after_name = f"{unless}(?:{private}|{port})"
+    return f"(?:{'|'.join(leads)}){quad}|{after_name}"
+
+
+_VERSION_WORDS = (b"version", b"ver", b"release", b"build", b"rev", b"revision")
+_IPV4 = _ipv4_superset()
 
 # Every word that starts a name any rule reads: the assignment rules' keywords and the
 # named rules' words (vendors included).
@@ -88,7 +161,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"\"[ \t]+value=\"",
     r"<name>|</name>|<value>",
     # named and assignments: a flag named by a word (``--api-key``, ``-token``)
-    rf"-[a-z0-9\-]{{0,40}}(?:{_SECRET_WORDS}|api-key)",
+    # (unbounded: a counted run after each dash would multiply the automaton's states)
+    rf"-[a-z0-9\-]*(?:{_SECRET_WORDS}|api-key)",
     # named: a word, a separator, at most three short words, then a long value
     rf"(?:{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     r"(?:[a-z]{1,12}[ \t]+){0,3}[a-z0-9+/_\-.~]{10}",
@@ -99,10 +173,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"-----end ",  # engine: a key's end whose BEGIN line is gone
     r"-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-",  # network: a MAC with dashes
     r"(?:mysql|login|sshpass)[^\n]*-p",  # shell: -pSECRET after mysql or sshpass, -p after a login
-    # network: IPv4, at a word's edge, not after "version " nor a name's "/" (which the rule
-    # refuses too: ``Firefox/115.0.2.1``)
-    r"(?:^|[^a-z0-9_. /]|(?:^|[^a-z])/|(?:^|[^n]) |(?:^|[^o])n |(?:^|[^i])on "
-    r"|(?:^|[^s])ion |(?:^|[^r])sion |(?:^|[^e])rsion )[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
+    _IPV4,  # network: IPv4 where the version rule does not keep it (see ``_ipv4_superset``)
     r"(?:^|[^g-z_])::(?:[^g-z_]|$)",  # network: IPv6 with ::
     r":[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:",  # network: IPv6, MAC
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
@@ -155,56 +226,40 @@ class Prefilter:
     """The one pass that says which lines of a block any rule could match."""
 
     def __init__(
-        self, literals: Iterable[tuple[bytes, bool]], *, ansi: bool, anchors: bytes = b""
+        self,
+        literals: Iterable[tuple[bytes, bool]],
+        *,
+        ansi: bool,
+        anchors: Searcher | None = None,
     ) -> None:
         """``literals``: this node's needles and whether each is matched in any case;
         ``ansi``: look for colour codes too (an own secret may be split by them);
-        ``anchors``: the format table's anchors, matched as written (the table then reads
-        the kept lines only, and the block is read once for both)."""
+        ``anchors``: the format table's own search for its anchors (the table then reads
+        the kept lines only). It is a second pass rather than a part of this one: one
+        automaton for both would need a state for each mix of their half-read words (it
+        grew past 20 MB on a build log), and the table's search keeps the states it builds
+        here for its own scan of the kept lines."""
         parts = [f"(?i:{'|'.join(RULE_SUPERSETS)})".encode()]
-        if anchors:
-            parts.append(anchors)
         for needle, fold in literals:
             quoted = re2.escape(needle)
             parts.append(b"(?i:" + quoted + b")" if fold else quoted)
         if ansi:
             parts.append(rb"\x1b\[")
-        self._search = compile_latin1(b"|".join(parts))
+        self._searches = (compile_latin1(b"|".join(parts)), *((anchors,) if anchors else ()))
 
     def ranges(self, block: bytes, most: int | None = None) -> list[tuple[int, int]] | None:
         """The hit lines as merged ``(start, end)`` ranges, each line with its line break;
         None as soon as they cover more than ``most`` bytes (the caller scans the block
         whole then, so a block of hit lines is not walked line by line to its end)."""
-        search = self._search
-        size = len(block)
-        out: list[tuple[int, int]] = []
-        pos = 0
-        covered = 0  # bytes of the ranges closed so far
-        limit = size if most is None else most
-        while pos < size:
-            s, e = search(block, pos, size)[0]
-            if s < 0:
-                break
-            start = block.rfind(b"\n", 0, s) + 1
-            end = block.find(b"\n", max(e - 1, s))
-            end = size if end < 0 else end + 1
-            if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
-                out[-1] = (out[-1][0], end)
-            else:
-                if out:
-                    covered += out[-1][1] - out[-1][0]
-                out.append((start, end))
-            if most is not None:
-                kept = covered + out[-1][1] - out[-1][0]
-                # Past the first stretch, a block whose hits so far cover more of it than
-                # the share allows will too: stop walking its lines (a block of nothing but
-                # hits would otherwise be walked line by line to half its length).
-                if kept > limit or (end > _EARLY and kept > MAX_SHARE * end):
-                    return None
-            # The rest of a hit line is kept whatever else it holds; the next search starts
-            # at its line break, which a superset may read as the next line's left edge.
-            pos = max(end - 1, pos + 1)
-        return out
+        found: list[tuple[int, int]] = []
+        for search in self._searches:
+            some = _ranges(search, block, most)
+            if some is None:
+                return None
+            found = _union(found, some, block) if found else some
+        if most is not None and sum(e - s for s, e in found) > most:
+            return None
+        return found
 
     def lines(self, block: bytes) -> Lines | None:
         """The hit lines joined, or None when they are most of the block."""
@@ -224,6 +279,53 @@ class Prefilter:
             origins.append(s)
             at += e - s
         return Lines(b"".join(pieces), starts, origins)
+
+
+def _ranges(search: Searcher, block: bytes, most: int | None) -> list[tuple[int, int]] | None:
+    """The lines ``search`` hits, as merged ranges (see ``Prefilter.ranges``)."""
+    size = len(block)
+    out: list[tuple[int, int]] = []
+    pos = 0
+    covered = 0  # bytes of the ranges closed so far
+    limit = size if most is None else most
+    while pos < size:
+        s, e = search(block, pos, size)[0]
+        if s < 0:
+            break
+        start = block.rfind(b"\n", 0, s) + 1
+        end = block.find(b"\n", max(e - 1, s))
+        end = size if end < 0 else end + 1
+        if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
+            out[-1] = (out[-1][0], end)
+        else:
+            if out:
+                covered += out[-1][1] - out[-1][0]
+            out.append((start, end))
+        if most is not None:
+            kept = covered + out[-1][1] - out[-1][0]
+            # Past the first stretch, a block whose hits so far cover more of it than
+            # the share allows will too: stop walking its lines (a block of nothing but
+            # hits would otherwise be walked line by line to half its length).
+            if kept > limit or (end > _EARLY and kept > MAX_SHARE * end):
+                return None
+        # The rest of a hit line is kept whatever else it holds; the next search starts
+        # at its line break, which a superset may read as the next line's left edge.
+        pos = max(end - 1, pos + 1)
+    return out
+
+
+def _union(
+    one: list[tuple[int, int]], other: list[tuple[int, int]], block: bytes
+) -> list[tuple[int, int]]:
+    """Two passes' ranges as one list, in order, those that overlap or that only blanks
+    separate joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(one + other):
+        if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _joins(block: bytes, end: int, start: int) -> bool:

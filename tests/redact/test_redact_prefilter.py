@@ -154,3 +154,40 @@ def test_extra_patterns_read_the_whole_block_and_leave_the_prefilter_on() -> Non
     assert scan == whole.scan(block)
     kinds = {kind for _, _, kind in scan.spans}
     assert {"ticket", "scope-1", "host"} <= kinds, kinds
+
+
+# The IPv4 part leaves out the quads the version rule keeps whatever they are (after a
+# tool's name, a version word, an operator, a name joined by "-" or "/"): each context,
+# with public and private quads, with and without a port, must read the same either way.
+_QUAD_LEADS = ("gnu ", "GNU ", "cmake ", "g++ ", "g++  ", "(gcc ", '"gcc ', "@gcc ", "gnux ",
+               "gn ", "admin ", "version ", "build\t", "myversion ", "libfoo ", "dotnetsdk ",
+               "x>=", "a=", "host=", "q-", " -", "Firefox/", "/", "", "v", "ip ")  # fmt: skip
+_QUADS = ("203.0.113.9", "10.1.2.3", "100.64.1.2", "172.16.0.4", "192.168.1.9", "13.2.0.8")
+_QUAD_TAILS = ("", ":5432", "/24", " ok", "-rc1", ".5")
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    lead=st.sampled_from(_QUAD_LEADS),
+    quad=st.sampled_from(_QUADS),
+    tail=st.sampled_from(_QUAD_TAILS),
+    seed=st.integers(0, 2**16),
+)
+def test_the_ipv4_part_keeps_every_quad_the_version_rule_does_not(
+    lead: str, quad: str, tail: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    line = f"{lead}{quad}{tail}"
+    block = (clean_lines(rng, 2000) + line + "\n" + clean_lines(rng, 2000)).encode()
+    assert WITH.scan(block) == WITHOUT.scan(block), line
+
+
+def test_a_build_logs_versions_are_not_kept() -> None:
+    assert WITH._prefilter is not None
+    for line in (
+        "-- The CXX compiler identification is GNU 13.2.0.8; cmake 3.28.1.4",
+        "Collecting setuptools>=68.0.2.1 (from index-2.3.4.2)",
+        "driver version 10.2.0.67 (build 67)",
+    ):
+        lines = WITH._prefilter.lines((line + "\n").encode() * 3)
+        assert lines is not None and lines.text == b"", line
