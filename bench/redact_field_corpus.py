@@ -315,6 +315,7 @@ WEBHOOKS: tuple[tuple[str, str], ...] = (
     ("feishu", "https://open.feishu.cn/open-apis/bot/v2/hook/{uuid}"),
     ("dingtalk", "https://oapi.dingtalk.com/robot/send?access_token={64h}"),
     ("wecom", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={uuid}"),
+    ("webex", "https://webexapis.com/v1/webhooks/incoming/Y2lzY29zcGFyazovL3VzL1dFQkhPT0sv{48u}"),
     ("netlify-build-hook", "https://api.netlify.com/build_hooks/{24h}"),
     ("vercel-deploy-hook", "https://api.vercel.com/v1/integrations/deploy/prj_{28A}/{10A}"),
     ("n8n", "https://n8n.{5-10l}.io/webhook/{uuid}"),
@@ -413,6 +414,10 @@ NAMED: tuple[str, ...] = (
     "PGPASSWORD={v} psql -h db -U app",
     "sshpass -p {v} ssh deploy@host",
     "Cookie: session={v}; theme=dark",
+    "define('AUTH_KEY', '{v}');",
+    "define( 'NONCE_SALT', '{v}' );",
+    "cat <<EOF > app.yml\npassword: {v}\nEOF",
+    "cat > .env <<'EOF'\nDB_PASSWORD={v}\nEOF",
 )
 
 PROSE = (
@@ -511,6 +516,13 @@ def secret_cases(seed: int = 28) -> list[Case]:
             value = fill(template.replace("{P}", "\x00"), rng).replace("\x00", password)
             secret = password if "{P}" in template else _longest_run(value)
             cases.append(Case("connection", name, form.format(t=value), (secret,)))
+    for names in (("config.json", "tls.crt"), ("app-settings", "settings.yaml")):
+        values = [base64.b64encode(rng.randbytes(rng.randint(24, 60))).decode() for _ in names]
+        entries = "".join(f"\n  {n}: {v}" for n, v in zip(names, values, strict=True))
+        manifest = (
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\ndata:{entries}"
+        )
+        cases.append(Case("config", "kubernetes-secret-data", manifest, tuple(values)))
     key = base64.b64encode(rng.randbytes(400)).decode()
     block = "\n".join(
         ["-----BEGIN OPENSSH PRIVATE KEY-----"]
@@ -732,6 +744,14 @@ def _clean_makers() -> list[tuple[str, object]]:
         ("placeholder", lambda r: "curl -u 'test:test' https://localhost:8080/api"),
         ("placeholder", lambda r: "postgres://user:${DB_PASSWORD}@db:5432/app"),
         ("placeholder", lambda r: "password=changeme"),
+        ("identifier", lambda r: f"password_auth: {r.choice(['enabled', 'disabled', 'required'])}"),
+        ("identifier", lambda r: "Set-Cookie: cookie_consent=accepted; Path=/; Max-Age=31536000"),
+        ("identifier", lambda r: 'password = getpass.getpass("Password: ")'),
+        ("identifier", lambda r: "sqlalchemy.url = postgresql://app:%(DB_PASSWORD)s@db/app"),
+        ("identifier", lambda r: '"DB_PASSWORD": "@Microsoft.KeyVault(SecretUri=https://kv-app.vault.azure.net/secrets/db-password/)"'),
+        ("identifier", lambda r: f'kms_key_id = "arn:aws:kms:eu-west-1:{fill("{12D}", r)}:key/{_uuid(r)}"'),
+        ("identifier", lambda r: "define('AUTH_KEY', 'put your unique phrase here');"),
+        ("identifier", lambda r: f"data:\n  log_level: debug\n  checksum: {_hex(r, 40)}"),
         ("log", lambda r: f"{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)} INFO  Token refreshed for {r.choice(w)}, expires in {r.randint(60, 3600)}s"),
         ("log", lambda r: "Generated RSA key pair (2048 bits) for ephemeral signing"),
         ("log", lambda r: f"tests/test_{r.choice(w)}.py::test_{r.choice(w)}_{r.randint(1, 99)} PASSED"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from relay.redact.rules import Found, Kind, Rule, rule
+from relay.redact.values import name_is_secret, name_words
 
 # A name that holds a secret word (its meaning is judged later, in ``values``).
 WORDS = rb"(?:password|passwd|passphrase|secret|token|api_?key|credential|pwd)"
@@ -73,6 +74,30 @@ REVERSED = rb"(?:\"(?P<v>[^\"\r\n]{4,1000})\"|'(?P<w>[^'\r\n]{4,1000})')" + _COM
 # ENV NAME value (a Dockerfile's older form, without ``=``)
 DOCKER_ENV = rb"env[ \t]+[a-z0-9_]{0,40}" + NAME + rb"[ \t]+(?P<v>[^\s=\"'][^\s]{3,1000})"
 
+# A constant or a map entry named by a key or a salt, the name quoted before the value:
+# PHP's ``define('AUTH_KEY', '…')`` (WordPress's keys and salts), ``put("signing_key", "…")``.
+# The quoted name is read back from the word and judged whole (``sort_key`` is no secret).
+ENTRY = rb"(?P<word>key|salt)[\"'][ \t]*,[ \t]*" + _quoted(9)
+_SEEK_ENTRY = rb"(?:key|salt)[\"'][ \t]*,[ \t]*[\"']"
+_ENTRY_NAME = re.compile(rb"[a-z0-9_.\-]{1,80}")
+
+
+def _entry(block: bytes, m: re.Match[bytes]) -> Found:
+    """The value of an entry whose quoted name, of two words or more, means a secret."""
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    quote = max(block.rfind(b'"', line, m.start()), block.rfind(b"'", line, m.start()))
+    name = block[quote + 1 : m.end("word")]
+    if quote < 0 or not _ENTRY_NAME.fullmatch(name.lower()):
+        return None
+    if len(name_words(name)) < 2 or name_is_secret(name) is not True:
+        return None  # ``get('key', …)``: a lookup's own key
+    for group in ("v9", "w9"):
+        start, end = m.span(group)
+        if end > start:
+            return start, end
+    return None
+
+
 # Where each rule can match, for RE2 to find before ``re`` reads the match (counted values
 # in one RE2 program would be too large to run as a DFA).
 _SEEK = (
@@ -93,6 +118,7 @@ SUPERSETS: tuple[str, ...] = (
     ).decode(),
     (rb"[=!]=[= \t]*[a-z0-9_]*" + WORDS).decode(),
     _SEEK_ENV.decode(),
+    _SEEK_ENTRY.decode(),
 )
 
 # Each rule runs only on a block that its superset matches in (one RE2 set for every gate).
@@ -114,4 +140,5 @@ CODE_RULES: tuple[Rule, ...] = (
         seek=_SEEK_ENV,
         gate=SUPERSETS[2].encode(),
     ),
+    rule(Kind.SECRET, ENTRY, lower=True, check=_entry, seek=_SEEK_ENTRY, gate=_SEEK_ENTRY),
 )

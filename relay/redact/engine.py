@@ -31,6 +31,7 @@ from relay.redact.literals import (
     ansi_split_spans,
     build_literals,
 )
+from relay.redact.manifests import MANIFEST_RULES
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES, node_host_rule
 from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
@@ -149,6 +150,7 @@ class Engine:
             *TOKEN_RULES,
             *ASSIGNMENT_RULES,
             *CODE_RULES,
+            *MANIFEST_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
             *((hosts,) if hosts else ()),

@@ -571,6 +571,9 @@ FORMATS: tuple[Format, ...] = (
        Run(HEX, 32)),
     _f("webhook-site-url", "webhook.site/", *_uuid()),
     _f("wecom-webhook", "qyapi.weixin.qq.com/cgi-bin/webhook/send?key=", *_uuid(HEX_MIXED)),
+    # Webex's incoming webhooks: the id is base64 of ``ciscospark://us/WEBHOOK/<uuid>``.
+    _f("webex-webhook", ("webexapis.com", "api.ciscospark.com"), "/v1/webhooks/incoming/",
+       Run(B64URL + "=", 40, 200)),
     # Oracle's thin driver: ``jdbc:oracle:thin:user/password@//host:port/service``.
     _f("oracle-jdbc-credentials", "jdbc:oracle:", ("thin:", "oci:", "oci8:"),
        Run(B64URL + ".$", 1, 64), "/", Run(_PASSWORD_CHARS, 4, 128), "@",

@@ -92,7 +92,7 @@ def _periodic(body: bytes) -> bool:
 
 # A whole value that refers to a secret kept elsewhere, or masks one.
 REFERENCE = re.compile(
-    rb"\$\{\{[^\r\n]*?\}\}|\$\{[^}\r\n]*\}|\$\([^)\r\n]*\)|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%"
+    rb"%\([A-Za-z_][A-Za-z0-9_.]*\)[sdifrx]|\$\{\{[^\r\n]*?\}\}|\$\{[^}\r\n]*\}|\$\([^)\r\n]*\)|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%"
     rb"|`[^`\r\n]*`|(?:var|local|data|module|secrets|env|vars|inputs|steps|needs)\.[A-Za-z_][\w.\-\[\]\"']*"
     rb"|\{\{.*\}\}|<[^<>\r\n]*>|\[(?i:redacted|masked|hidden|filtered|secret|removed)[^\]\r\n]*\]"
     rb"|\*+|#+|x{3,}|X{3,}|\.\.\.|(?i:<?redacted>?|masked|hidden|\(hidden\)|none|null|nil)"

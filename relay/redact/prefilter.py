@@ -43,6 +43,7 @@ import re2
 
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.linear import Searcher, searcher
+from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 
@@ -135,6 +136,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     rf"(?:^|\n)[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:[ \t]*"
     r"(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
     r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
+    # manifests: a ``data:`` map and its indented lines (a Kubernetes Secret's values)
+    MANIFEST_SUPERSET,
     # assignments: HCL's variable block, to its default
     r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
     # assignments: a table row named by its first cell, and the separator below a header

@@ -83,6 +83,30 @@ _VENDORS = frozenset(
 )
 
 _BOOLEAN = frozenset(b"true false yes no on off null none nil undefined nan empty".split())
+# A setting's state: what a switch, a consent or a requirement is set to, never a credential
+# (``password_auth: enabled``, ``cookie_consent=accepted``, ``password_login: disabled``).
+_STATES = frozenset(
+    b"enabled disabled enable disable required optional accepted rejected declined allowed "
+    b"denied granted revoked active inactive expired pending unset auto automatic manual "
+    b"always never supported unsupported ignored skipped".split()
+)
+# What closes a call or a literal, alone where a value would be: the rest of a prompt's line
+# (``getpass("Password: ")``), code, not a value.
+_CLOSERS = re.compile(rb"[)\]};,]+")
+# A cookie's or a setting's own pair as the value (``Set-Cookie: cookie_consent=accepted``):
+# judged by what its value is.
+_PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
+# Prose where a value goes (``put your unique phrase here``, ``ask the admin for it``): four
+# words or more of letters and single spaces, two of them words that only a sentence has
+# (``My Sql pw``, ``correct horse battery staple`` are passwords).
+_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z']+){3,}[.!?]?")
+_SENTENCE_WORDS = frozenset(
+    b"a an the your you my our their to here there is are be of for with in on at from see "
+    b"please enter use set by as it this that same above below not ask".split()
+)
+# An Amazon resource name: what a resource is called (a KMS key, a secret in Secrets
+# Manager), not what it holds.
+_ARN = re.compile(rb"arn:aws[a-z\-]*:[a-z0-9\-]+:[a-z0-9\-]*:(?:[0-9]{12}|aws)?:")
 _PLACEHOLDER_WORDS = frozenset(
     b"test testing tests example examples sample demo dummy foo bar baz foobar fake mock "
     b"todo tbd fixme abc abc123 xyz value secret password passwd pass token changeme "
@@ -170,8 +194,16 @@ def value_is_not_secret(value: bytes) -> bool:
     if not v:
         return True
     lowered = v.lower()
-    if lowered in _BOOLEAN or lowered in _PLACEHOLDER_WORDS:
+    if lowered in _BOOLEAN or lowered in _STATES or lowered in _PLACEHOLDER_WORDS:
         return True
+    if _CLOSERS.fullmatch(v) or _ARN.match(v):
+        return True
+    if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
+        return True
+    if (pair := _PAIR.fullmatch(v)) and value_is_not_secret(pair.group(1)):
+        return True
+    # ``@Microsoft.KeyVault(SecretUri=…)``, ``@Variables.DbPassword``: a platform's reference
+    v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
     if _MARKUP.match(v) or _TAG.match(v) or _CALL.match(v):
@@ -192,6 +224,11 @@ def value_is_not_secret(value: bytes) -> bool:
     return looks_like_placeholder(v) or _one_char_run(v)
 
 
+def _sentence_words(lowered: bytes) -> int:
+    """How many of a value's words are words that only a sentence has."""
+    return sum(w in _SENTENCE_WORDS for w in lowered.rstrip(b".!?").split())
+
+
 def _one_char_run(value: bytes) -> bool:
     """``yyy``, ``000``: one character repeated."""
     return len(value) >= 3 and len(set(value)) == 1
@@ -204,6 +241,8 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
+    if _in_arn(block, start):
+        return True  # ``arn:aws:kms:…:key/…``: a resource's name, read from its "aws:"
     name = name_before(block, start)
     if name is None:
         return False
@@ -229,3 +268,16 @@ def _in_tag_attribute(block: bytes, start: int) -> bool:
     head = block[line:start]
     lt = head.rfind(b"<")
     return lt >= 0 and head.rfind(b">") < lt
+
+
+_ARN_EDGE = re.compile(rb"[\s\"'=(,\[]")
+
+
+def _in_arn(block: bytes, start: int) -> bool:
+    """The value lies inside an Amazon resource name begun on its line before it."""
+    line = block.rfind(b"\n", 0, start) + 1
+    head = block[max(line, start - 200) : start]
+    at = head.rfind(b"arn:")
+    if at < 0 or (at > 0 and not _ARN_EDGE.match(head, at - 1)):
+        return False
+    return _ARN.match(head + block[start : start + 80], at) is not None

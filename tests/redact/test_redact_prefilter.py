@@ -51,6 +51,8 @@ NAMED = (
     "curl -s -u admin:{v} https://x{n}.example.org | redis-cli -a {v} ping",
     "htpasswd -bB /etc/htpasswd user{n} {v}",
     "{v}\n=Ab3d\n-----END PGP PRIVATE KEY BLOCK-----",
+    "define('AUTH_KEY', '{v}');",
+    "kind: Secret\ndata:\n  tls.key: QUFBQUFBQUFBQUFB{v}\n\n  app.conf: {v}",
 )
 
 
@@ -103,6 +105,8 @@ SINGLE = (
     'config.put("password", "Kq8vZ2mW{n}x");',
     "ENV DB_PASSWORD Kq8vZ2mW{n}x",
     'password "Kq8vZ2mW{n}x";',
+    "define('NONCE_SALT', 'Kq8vZ2mW{n}x');",
+    "data:\n  ca.crt: TUlJQ2pDQ0FYUUNDUUQ4{n}QUFBQUFB==",
 )
 
 
