@@ -418,6 +418,8 @@ NAMED: tuple[str, ...] = (
     "define( 'NONCE_SALT', '{v}' );",
     "cat <<EOF > app.yml\npassword: {v}\nEOF",
     "cat > .env <<'EOF'\nDB_PASSWORD={v}\nEOF",
+    "cat <<EOF > ~/.netrc\nmachine api.example.com login ci password {v}\nEOF",
+    "cat <<EOF | docker login -u ci --password-stdin registry.example.com\n{v}\nEOF",
 )
 
 PROSE = (
@@ -751,6 +753,8 @@ def _clean_makers() -> list[tuple[str, object]]:
         ("identifier", lambda r: '"DB_PASSWORD": "@Microsoft.KeyVault(SecretUri=https://kv-app.vault.azure.net/secrets/db-password/)"'),
         ("identifier", lambda r: f'kms_key_id = "arn:aws:kms:eu-west-1:{fill("{12D}", r)}:key/{_uuid(r)}"'),
         ("identifier", lambda r: "define('AUTH_KEY', 'put your unique phrase here');"),
+        ("placeholder", lambda r: "machine api.example.com login ci password ${NETRC_PASSWORD}"),
+        ("identifier", lambda r: "cat <<EOF | docker login -u ci --password-stdin\n${REGISTRY_TOKEN}\nEOF"),
         ("identifier", lambda r: f"data:\n  log_level: debug\n  checksum: {_hex(r, 40)}"),
         ("log", lambda r: f"{r.randint(10, 23)}:{r.randint(10, 59)}:{r.randint(10, 59)} INFO  Token refreshed for {r.choice(w)}, expires in {r.randint(60, 3600)}s"),
         ("log", lambda r: "Generated RSA key pair (2048 bits) for ephemeral signing"),

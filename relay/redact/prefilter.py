@@ -46,6 +46,8 @@ from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
+from relay.redact.shell import NETRC_SUPERSET
+from relay.redact.shell import STDIN_SUPERSET as SHELL_STDIN_SUPERSET
 
 Trie = dict[str, "Trie"]
 _NAME_CHAR = "abcdefghijklmnopqrstuvwxyz0123456789_+-"
@@ -138,6 +140,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
     # manifests: a ``data:`` map and its indented lines (a Kubernetes Secret's values)
     MANIFEST_SUPERSET,
+    # shell: a here-document's first line (a password fed to a command's standard input)
+    SHELL_STDIN_SUPERSET,
     # assignments: HCL's variable block, to its default
     r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
     # assignments: a table row named by its first cell, and the separator below a header
@@ -182,6 +186,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
     r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
     r"configure[ \t]+set[ \t]",  # shell: aws configure set
+    NETRC_SUPERSET,  # shell: a .netrc entry
     r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
     r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass
     r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b

@@ -194,6 +194,36 @@ def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return _user_password(block, m, flags=(b"-U", b"--user"), attached=(), separator=b"%")
 
 
+# A .netrc entry (as ``cat <<EOF > ~/.netrc`` writes it): ``machine HOST login USER password
+# VALUE``, its tokens apart by blanks; ``default`` stands for any machine.
+NETRC = (
+    rb"(?:machine[ \t]+[^\s]+|default)(?:[ \t]+(?:login|account|port)[ \t]+[^\s]+)*"
+    rb"[ \t]+password[ \t]+" + _VALUE
+)
+NETRC_SUPERSET = r"(?:machine[ \t]|default[ \t])[^\n]*[ \t]password[ \t]"
+# A here-document fed to a command that reads a password on its standard input (``cat <<EOF
+# | docker login --password-stdin``, ``chpasswd <<EOF``): its first line is the secret.
+STDIN_HEREDOC = rb"(?P<head><<-?[ \t]*['\"]?(?P<tag>[a-z_][a-z0-9_]*)['\"]?)[^\n]*\n(?P<pw>[^\n]+)"
+_STDIN_READER = re.compile(
+    rb"password-stdin|pass-stdin|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
+)
+STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
+
+
+def _heredoc_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The here-document's first line, when the command on the ``<<`` line reads a password
+    from it, and that line is not already the document's end."""
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    if not _STDIN_READER.search(block[line : m.start("pw") - 1].lower()):
+        return None
+    start, end = m.span("pw")
+    end -= block[end - 1 : end] == b"\r"
+    body = block[start:end].strip(b" \t")
+    if not body or body.lower() == m.group("tag") or stands_in(block, start, end):
+        return None
+    return start, end
+
+
 SHELL_RULES: tuple[Rule, ...] = (
     rule(
         Kind.SECRET,
@@ -213,5 +243,14 @@ SHELL_RULES: tuple[Rule, ...] = (
         lower=True,
         check=_value,
         gate=rb"configure[ \t]+set[ \t]",
+    ),
+    rule(Kind.SECRET, NETRC, lower=True, check=_value, gate=NETRC_SUPERSET.encode()),
+    rule(
+        Kind.SECRET,
+        STDIN_HEREDOC,
+        lower=True,
+        check=_heredoc_span,
+        gate=rb"<<[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)"
+        rb"|(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)[^\n]*<<",
     ),
 )

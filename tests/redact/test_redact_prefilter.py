@@ -106,6 +106,8 @@ SINGLE = (
     "ENV DB_PASSWORD Kq8vZ2mW{n}x",
     'password "Kq8vZ2mW{n}x";',
     "define('NONCE_SALT', 'Kq8vZ2mW{n}x');",
+    "cat <<EOF | docker login -u ci --password-stdin\nKq8vZ2mW{n}x\nEOF",
+    "machine h{n}.example.org login ci password Kq8{n}",
     "data:\n  ca.crt: TUlJQ2pDQ0FYUUNDUUQ4{n}QUFBQUFB==",
 )
 

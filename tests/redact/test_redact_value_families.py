@@ -54,6 +54,9 @@ KEPT = (
     # a lookup's own key, and a key that is no secret
     "value = settings.get('key', 'fallback-value')",
     "cache.put('partition_key', 'tenant-42-shard')",
+    # a here-document no password reader reads, and one whose first line is its end
+    "cat <<EOF > motd\nWelcome to the build host\nEOF",
+    "cat <<EOF | docker login -u bot --password-stdin\nEOF",
 )
 
 
@@ -79,6 +82,10 @@ def _secrets() -> list[tuple[str, str]]:
             f"{data[0]}\n  ca.pem: {data[1]}\ntype: kubernetes.io/tls",
             data[1],
         ),
+        (f"printf 'ok'\nmachine git.example.org login bot password {password} port 443", password),
+        (f"default login anonymous password {password}", password),
+        (f"docker login ghcr.io -u bot --password-stdin <<'TOKEN'\n{password}\nTOKEN", password),
+        (f"sudo chpasswd <<EOF\nops:{password}\nEOF", password),
         (f"kind: Secret\nmetadata:\n  name: x\ndata:\n    endpoint-config: {data[2]}", data[2]),
         (f"  data:\n    settings.json: {data[0]}", data[0]),
     ]
