@@ -67,6 +67,12 @@ _WS = (
     rb"|\xe2\x81\x9f|\xe3\x80\x80)"
 )
 _GAP = _WS + b"*"
+# The starts' regex reads a gap as any run of the bytes those characters are made of: a
+# superset (each start it finds is held to the whole form, gaps and all, by the form's own
+# regex), one class where the exact gap is an alternation of byte sequences — spelt out
+# between every two characters of every start of 16 secrets, it cost megabytes of parsed
+# regex, and states.
+_HEAD_GAP = rb"(?-i:[\t-\r\x1c-\x20\x80-\x8a\x9a\x9f\xa0\xa8\xa9\xaf\xc2\xe1-\xe3]*)"
 # A gap wider than MAX_GAP bytes has at least three characters (none is over three bytes):
 # such runs are the candidates, and their length in bytes decides.
 _WIDE_CANDIDATE = re2.compile(_WS + b"{3,}", _latin1())
@@ -151,9 +157,9 @@ def _longest(form: str) -> int:
     return size + (len(form) - 1) * MAX_GAP
 
 
-def _spaced(form: str) -> bytes:
-    """``form`` with whitespace between characters."""
-    return _GAP.join(_char(char) for char in form)
+def _spaced(form: str, gap: bytes = _GAP) -> bytes:
+    """``form`` with whitespace (``gap``) between characters."""
+    return gap.join(_char(char) for char in form)
 
 
 def _spaced_prefix(form: str) -> bytes:
@@ -325,7 +331,7 @@ class Disguises:
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(form, fold, []))
-                head = _spaced(form[:PREFIX])
+                head = _spaced(form[:PREFIX], _HEAD_GAP)
                 heads.add(b"(?i:" + head + b")" if fold else head)
                 starts.append((form.lower(), _Form(form, fold, [], opening=True)))
                 reach = max(reach, _longest(form))

@@ -169,10 +169,12 @@ class Engine:
         # and a stream keeps such needles whole across its windows.
         folds = [(lit.needle, lit.lower) for lit in self.literals]
         self.multiline_needles = tuple(n for n, _ in folds if b"\n" in n)
-        folds += [(name.lower().encode(), True) for name in node_hosts if name]
+        hosts_folded = [(name.lower().encode(), True) for name in node_hosts if name]
+        folds += hosts_folded
         plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds)
+        passes = (SCANNER.anchor_search, *self._literals.passes)
         self._prefilter = (
-            Prefilter(folds, ansi=bool(self._own), anchors=SCANNER.anchor_search) if plain else None
+            Prefilter(hosts_folded, ansi=bool(self._own), passes=passes) if plain else None
         )
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)

@@ -633,7 +633,7 @@ class Found:
 
 _FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled with filler
 _FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a line holds
-_ANCHOR_RUN = 6  # characters of the body that an anchor asks for after the prefix
+_ANCHOR_RUN = 4  # characters of the body that an anchor asks for after the prefix
 
 
 @dataclass(frozen=True)

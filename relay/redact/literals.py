@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import re2
 
+from relay.redact.linear import Searcher, searcher
 from relay.redact.rules import WORD, Kind, Span
 
 # A value shorter than this, or one of these words, would mangle ordinary text.
@@ -259,7 +260,13 @@ class LiteralScanner:
         options = re2.Options()
         options.never_capture = True
         options.max_mem = 32 << 20
+        # Every byte a character (Latin-1), as the prefilter reads a block: it runs this same
+        # search over the whole block (its automaton's states serve both). A needle's case
+        # folds byte by byte then, which only widens the search; each find is compared.
+        options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self._search = re2.compile(b"|".join(alternatives), options) if alternatives else None
+        # The prefilter's pass over a block for the literals (none without literals).
+        self.passes: tuple[Searcher, ...] = (searcher(self._search),) if self._search else ()
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every place a literal occurs at or after ``start`` with clean edges."""

@@ -238,22 +238,23 @@ class Prefilter:
         literals: Iterable[tuple[bytes, bool]],
         *,
         ansi: bool,
-        anchors: Searcher | None = None,
+        passes: Iterable[Searcher] = (),
     ) -> None:
-        """``literals``: this node's needles and whether each is matched in any case;
-        ``ansi``: look for colour codes too (an own secret may be split by them);
-        ``anchors``: the format table's own search for its anchors (the table then reads
-        the kept lines only). It is a second pass rather than a part of this one: one
-        automaton for both would need a state for each mix of their half-read words (it
-        grew past 20 MB on a build log), and the table's search keeps the states it builds
-        here for its own scan of the kept lines."""
+        """``literals``: needles (the node table's hosts) and whether each is matched in any
+        case; ``ansi``: look for colour codes too (an own secret may be split by them);
+        ``passes``: searches of their own whose hit lines are kept too — the format table's
+        for its anchors, the literal scanner's for this node's secrets (each then reads the
+        kept lines only). Each is a pass of its own rather than a part of this one: one
+        automaton for all would need a state for each mix of their half-read words (it grew
+        past 20 MB on a build log), and each search keeps the states it builds here for its
+        own scan of the kept lines."""
         parts = [f"(?i:{'|'.join(RULE_SUPERSETS)})".encode()]
         for needle, fold in literals:
             quoted = re2.escape(needle)
             parts.append(b"(?i:" + quoted + b")" if fold else quoted)
         if ansi:
             parts.append(rb"\x1b\[")
-        self._searches = (compile_latin1(b"|".join(parts)), *((anchors,) if anchors else ()))
+        self._searches = (compile_latin1(b"|".join(parts)), *passes)
 
     def ranges(self, block: bytes, most: int | None = None) -> list[tuple[int, int]] | None:
         """The hit lines as merged ``(start, end)`` ranges, each line with its line break;
