@@ -41,6 +41,7 @@ from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
 from relay.redact.values import is_not_secret
 
+_FEW_NEEDLES = 8
 # The ssh user of the big forges is not anyone's address.
 DEFAULT_ALLOWED: tuple[str, ...] = (r"git@[A-Za-z0-9.\-]+",)
 
@@ -170,12 +171,13 @@ class Engine:
         folds = [(lit.needle, lit.lower) for lit in self.literals]
         self.multiline_needles = tuple(n for n, _ in folds if b"\n" in n)
         hosts_folded = [(name.lower().encode(), True) for name in node_hosts if name]
-        folds += hosts_folded
-        plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds)
-        passes = (SCANNER.anchor_search, *self._literals.passes)
-        self._prefilter = (
-            Prefilter(hosts_folded, ansi=bool(self._own), passes=passes) if plain else None
-        )
+        plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds + hosts_folded)
+        # A few needles (the user's name and home) cost the supersets' pass little; many
+        # (this node's secrets in every encoding) are a pass of their own, the scanner's.
+        few = len(folds) <= _FEW_NEEDLES
+        needles = hosts_folded + (folds if few else [])
+        passes = (SCANNER.anchor_search, *(() if few else self._literals.passes))
+        self._prefilter = Prefilter(needles, ansi=bool(self._own), passes=passes) if plain else None
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
 
