@@ -200,6 +200,12 @@ NETRC = (
     rb"(?:machine[ \t]+[^\s]+|default)(?:[ \t]+(?:login|account|port)[ \t]+[^\s]+)*"
     rb"[ \t]+password[ \t]+" + _VALUE
 )
+# Where one is, for RE2 to find before ``re`` reads it (a line of ``login`` pairs without
+# a password would otherwise be read again from each ``machine``).
+_SEEK_NETRC = (
+    rb"(?:machine[ \t]+[^\s]+|default)(?:[ \t]+(?:login|account|port)[ \t]+[^\s]+)*"
+    rb"[ \t]+password[ \t]+[^\s'\"\-]"
+)
 NETRC_SUPERSET = r"(?:machine[ \t]|default[ \t])[^\n]*[ \t]password[ \t]"
 # A here-document fed to a command that reads a password on its standard input (``cat <<EOF
 # | docker login --password-stdin``, ``chpasswd <<EOF``): its first line is the secret.
@@ -244,7 +250,14 @@ SHELL_RULES: tuple[Rule, ...] = (
         check=_value,
         gate=rb"configure[ \t]+set[ \t]",
     ),
-    rule(Kind.SECRET, NETRC, lower=True, check=_value, gate=NETRC_SUPERSET.encode()),
+    rule(
+        Kind.SECRET,
+        NETRC,
+        lower=True,
+        check=_value,
+        seek=_SEEK_NETRC,
+        gate=NETRC_SUPERSET.encode(),
+    ),
     rule(
         Kind.SECRET,
         STDIN_HEREDOC,

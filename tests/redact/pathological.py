@@ -74,6 +74,12 @@ HAND_WRITTEN: dict[str, bytes] = {
     "htpasswd": b"htpasswd -b ",
     "table-dashes": b"| token | a |\n---",
     "cache-key": b"Cache restored from key: L",
+    # a .netrc line whose password never comes, here-documents on a password reader's line,
+    # a constant named by a key whose value never closes, a Secret's map of unending values
+    "netrc": b"machine a login b account c ",
+    "heredoc-stdin": b"<<a --password-stdin ",
+    "php-define": b"define('auth_key', 'a",
+    "secret-data": b"data:\n  a: QUJDRUZH",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",

@@ -28,7 +28,9 @@ def test_a_pathological_line_is_read_through_and_a_secret_after_it_still_goes(na
     out += stream.finish()
     assert out.count("\n") == data.count(b"\n")
     assert TOKEN not in out
-    if name != "begin-key":  # a key block with no END hides the rest of the log, on purpose
+    # A key block with no END hides the rest of the log, and a here-document fed to a
+    # password reader its first line, on purpose.
+    if name not in ("begin-key", "heredoc-stdin"):
         assert out.endswith("then [redacted:github-token] end\n")
     assert stream.report.bytes_in == len(data)
 
