@@ -888,10 +888,16 @@ def run_run(args: argparse.Namespace) -> Output:
 
             asked = getattr(args, "parallel", None) or ratchet.contract.budget.makers
             makers = node_slots(asked or len(nodes), nodes)
+        from relay.loop.roster import makers_allowed
+
+        roster = parse_roster(Spine(root).read(LOOP_NAME))
+        makers, capped = makers_allowed(roster, makers, maker=None if nodes else options.maker)
+        if capped:
+            tell(capped)
         if makers > 1 or group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
-            make = None
+            make: Any = None
             if node is not None:
                 from relay.commands.loop_nodes import node_makers
                 from relay.loop.jobs import unauthorised

@@ -256,11 +256,28 @@ class JobComments:
 # --- the run ---
 
 
+def maker_copies(root: Path) -> int:
+    """How many making threads may run at once: the roster maker's ``Limits: copies N``,
+    else as many as a session runs beside its primary thread."""
+    from relay.loop.roster import MAKER, parse_roster
+
+    loop = root / LOOP_NAME
+    roster = parse_roster(loop.read_text(encoding="utf-8") if loop.exists() else None)
+    maker = roster.get(MAKER)
+    copies = maker.limits.copies if maker is not None else None
+    return min(copies or m.MAX_THREADS - 1, m.MAX_THREADS - 1)
+
+
 def _first_message(root: Path, only: str | None = None) -> str:
     """The spine and the contract, as the coordinator's first message."""
     parts = ["Work the goals of this loop. The spine follows."]
     if only:
         parts[0] = f"Work only goal {only} of this loop. The spine follows."
+    copies = maker_copies(root)
+    parts[0] += (
+        f" At most {copies} maker threads (the maker's agent or copies of yourself) may work"
+        " at once; relay interrupts any beyond."
+    )
     for name in (LOOP_NAME, GOALS_NAME, CONTRACT_NAME):
         path = root / name
         if path.exists():
@@ -296,6 +313,8 @@ class ManagedRun:
         self.kept: list[str] = []
         self.refused: list[str] = []
         self.asked: list[dict[str, str]] = []
+        self.copies = maker_copies(root)
+        self.capped: list[str] = []  # making threads relay interrupted past the copies
 
     def run(self) -> Output:
         st = self.state
@@ -368,6 +387,7 @@ class ManagedRun:
                 "kept": self.kept,
                 "refused": self.refused,
                 "asked": self.asked,
+                "capped": self.capped,
                 "threads": {t.id: t.status for t in st.threads.values()},
             },
         )
@@ -410,6 +430,16 @@ class ManagedRun:
         if line is not None:  # the board is committed, and may be pushed: no secret on it
             line = self._redact(line)
         changed = m.thread_update(self.state, data)
+        if data.get("type") == "session.thread_created":
+            for tid in m.over_copies(self.state, self.copies):
+                if tid in self.capped:
+                    continue
+                self.capped.append(tid)
+                self.tell(
+                    f"thread {tid} interrupted: the maker runs at most {self.copies} copies at"
+                    f" once (LOOP.md's roster: Limits: copies {self.copies})"
+                )
+                self._send({"type": "user.interrupt", "session_thread_id": tid})
         mine = self.state.threads.get(str(data.get("session_thread_id") or ""))
         if changed and mine is not None and mine.last:
             mine.last = self._redact(mine.last)
