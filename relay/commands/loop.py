@@ -912,7 +912,8 @@ def run_run(args: argparse.Namespace) -> Output:
                     )
 
                 make = node_makers(root, ratchet, nodes, wait=verify_wait)
-            fanout = Fanout(ratchet, makers=makers, group=group, make=make)
+            settle = make.settle if make is not None else None
+            fanout = Fanout(ratchet, makers=makers, group=group, make=make, settle=settle)
             report = ratchet.run(fanout.loop)
         else:
             report = ratchet.run()
