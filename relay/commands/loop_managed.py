@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,8 +44,14 @@ APPLY = (
 
 
 def sdk_client() -> Anthropic:
-    """The SDK's client (ANTHROPIC_BASE_URL, when set, is where it goes)."""
-    if not os.environ.get(KEY_ENV):
+    """The SDK's client (ANTHROPIC_BASE_URL, when set, is where it goes). The key is this
+    shell's, or in a scheduled run the secret handed to the maker (`relay loop schedule
+    --pass-secret ANTHROPIC_API_KEY`): the managed roster is the maker, and the key never
+    enters the environment the gates inherit."""
+    from relay.ratchet.measure import role_secrets
+
+    key = os.environ.get(KEY_ENV) or role_secrets("maker").get(KEY_ENV)
+    if not key:
         raise ConfigError(
             f"{KEY_ENV} is not set", hint="set it to a Claude API key to use managed agents"
         )
@@ -53,7 +59,30 @@ def sdk_client() -> Anthropic:
         import anthropic
     except ImportError:
         raise ConfigError("the anthropic SDK is not installed", hint=SDK_HINT) from None
-    return anthropic.Anthropic(max_retries=2)
+    return anthropic.Anthropic(api_key=key, max_retries=2)
+
+
+def schedule_ready(root: Path, pass_secret: Sequence[str]) -> None:
+    """A schedule whose runs use the managed roster is refused now, not at 3 a.m., when no
+    roster is recorded or its key would not reach the fired run (a secret of the maker's,
+    named now or recorded by an earlier schedule)."""
+    from relay.commands.loop_env import read_env
+    from relay.loop.runenv import parse_secret
+
+    if not _state(root).coordinator:
+        raise ConfigError(
+            "no managed roster is recorded",
+            hint="run `relay loop roster create --backend managed-agents` first",
+        )
+    named = [parse_secret(s) for s in pass_secret]
+    recorded = read_env(root)
+    named += list(recorded.secrets) if recorded is not None else []
+    if not any(s.name == KEY_ENV and "maker" in s.roles for s in named):
+        raise LocalUsageError(
+            f"a scheduled managed run needs {KEY_ENV}, and it is not passed",
+            hint=f"add --pass-secret {KEY_ENV} (kept in the OS keyring or a 0600 file, for the"
+            " managed roster alone)",
+        )
 
 
 def _state(root: Path) -> m.State:
