@@ -520,13 +520,15 @@ def run_panel(roster: Roster) -> RunPanel:
 @dataclass(frozen=True)
 class RoleSettings:
     """What the roster sets for one role's runs: the model passed to its agent adapter,
-    the instructions file whose text heads its brief, its timeout in seconds and its
-    retries per goal (None: the contract's)."""
+    the instructions file whose text heads its brief, its timeout in seconds, its
+    retries per goal (None: the contract's), its turns on a goal and its copies."""
 
     model: str | None = None
     instructions: str | None = None
     timeout: float | None = None
     retries: int | None = None
+    turns: int | None = None  # times it is asked on one goal, at most
+    copies: int | None = None  # makers at once, at most
 
 
 def duration_seconds(text: str) -> float:
@@ -549,6 +551,8 @@ def role_settings(roster: Roster) -> dict[str, RoleSettings]:
             instructions=role.instructions,
             timeout=duration_seconds(timeout) if timeout else None,
             retries=role.limits.retries,
+            turns=role.limits.turns,
+            copies=role.limits.copies,
         )
         if settings != RoleSettings():
             found[role.name] = settings
@@ -566,6 +570,10 @@ def applies_text(settings: RoleSettings) -> str:
         parts.append(f"each run stopped after {settings.timeout:g}s")
     if settings.retries is not None:
         parts.append(f"{settings.retries} retries per goal")
+    if settings.turns is not None:
+        parts.append(f"asked at most {settings.turns} times on a goal, then the goal is blocked")
+    if settings.copies is not None:
+        parts.append(f"at most {settings.copies} at once")
     return "; ".join(parts)
 
 

@@ -366,11 +366,15 @@ def test_the_roles_settings_are_what_the_roster_sets() -> None:
         instructions="docs/loop/roles/maker.md",
         timeout=1800.0,
         retries=3,
+        copies=1,
     )
     assert "red-team" not in got and "coordinator" not in got  # nothing set for them
     assert applies_text(got["maker"]) == (
         "model claude-sonnet-4-5 (to its agent); docs/loop/roles/maker.md heads its brief;"
-        " each run stopped after 1800s; 3 retries per goal"
+        " each run stopped after 1800s; 3 retries per goal; at most 1 at once"
+    )
+    assert applies_text(got["code-reviewer"]) == (
+        "asked at most 20 times on a goal, then the goal is blocked"
     )
     assert duration_seconds("20m") == 1200.0 and duration_seconds("500ms") == 0.5
     with pytest.raises(ValueError):
