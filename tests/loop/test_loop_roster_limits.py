@@ -1,9 +1,9 @@
 """The roster's limits hold where they apply, on a real project with scripted roles: a
 maker out of its `turns` on a goal stops there, the goal blocked for a person with the
-reason, and the run goes on; `copies` caps the parallel makers (no more makers run at
-once than it says); a managed maker's copies cap its threads in a session (the one
-beyond is interrupted, against the stand-in of the Managed Agents API); and `relay loop
-check` refuses limits that cannot hold."""
+reason, and the run goes on; a managed maker's copies cap its threads in a session (the
+one beyond is interrupted, against the stand-in of the Managed Agents API); and `relay
+loop check` refuses limits that cannot hold. (`copies` of a local maker:
+test_loop_roster_copies.py.)"""
 
 from __future__ import annotations
 
@@ -72,44 +72,6 @@ def test_a_maker_out_of_turns_stops_on_its_goal_and_the_run_goes_on(tmp_path: Pa
     assert [k["goal"] for k in ran.data["kept"]] == ["G2"]
     assert project.calls("G2") == 1 and project.clean()
     assert "loop: G1 out of turns" in project.subjects()
-
-
-def test_copies_cap_the_makers_that_run_at_once(tmp_path: Path) -> None:
-    project = make_project(tmp_path, gates=(TEST_GATE,), accept=None)
-    for title, name in (("Alpha", "alpha"), ("Beta", "beta"), ("Gamma", "gamma")):
-        accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_{name}.py"
-        assert project.loop("goal", "add", title, "--accept", accept).status == 0
-    maker = project.script(
-        "maker",
-        """
-        import re, time
-        names = {"G1": "alpha", "G2": "beta", "G3": "gamma"}
-        goal = re.search(r"^# (G[0-9]+):", BRIEF, re.M).group(1)
-        with open(SCRIPTS / "spans.log", "a") as f:
-            f.write(f"start {time.monotonic():.3f}\\n")
-        time.sleep(2)
-        name = names[goal]
-        put(f"src/{name}.py", f"def {name}():\\n    return {name!r}\\n")
-        put(f"tests/test_{name}.py", f"from {name} import {name}\\n\\n\\ndef test_it():\\n    assert {name}() == {name!r}\\n")
-        with open(SCRIPTS / "spans.log", "a") as f:
-            f.write(f"end {time.monotonic():.3f}\\n")
-        """,  # noqa: E501
-    )
-    with_roles(project, f"- maker: command `{maker}`\n  - Limits: copies 2\n")
-    ran = project.loop("run", "--parallel", "3")
-    assert ran.status == 0, ran
-    assert sorted(k["goal"] for k in ran.data["kept"]) == ["G1", "G2", "G3"], ran
-    events = sorted(
-        (float(t), 1 if kind == "start" else -1)
-        for kind, t in (
-            ln.split() for ln in (project.scripts / "spans.log").read_text().splitlines()
-        )
-    )
-    at_once, most = 0, 0
-    for _, step in events:
-        at_once += step
-        most = max(most, at_once)
-    assert most == 2, events  # never three, though --parallel 3 asked for three
 
 
 def test_check_refuses_limits_that_cannot_hold(tmp_path: Path) -> None:
