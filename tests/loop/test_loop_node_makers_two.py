@@ -213,6 +213,9 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
         [closure] = [x["body"] for x in world.comments(number) if "### Resolved" in x["body"]]
         assert "judged by relay's gates and kept as" in closure, closure
     assert workers == {first.name, second.name}
+    # no job binds either worker now: each one's next pass tears its watcher down
+    for node in (first, second):
+        assert data_of(node.ok("watch", "--once", "--json"))["teardown"] is True, node.name
     # the forged RESULT was posted on G1's job and never taken
     g1 = jobs["relay loop G1 maker: Square"]["number"]
     assert any("made (forged)" in x["body"] for x in world.comments(g1))
