@@ -227,14 +227,33 @@ def register(sub: Any) -> None:
     q.add_argument("--max-iterations", type=whole(1), default=None, metavar="N")
     q.add_argument("--remove", action="store_true", help="remove the scheduled entry")
     q.add_argument("--scheduler", default=None, help="launchd, task-scheduler, cron, systemd")
+    backend_flags(q)
     env_flags(q)
     common(q)
     q.set_defaults(func=run_schedule)
     q = verbs.add_parser("scheduled", help="what the schedule runs: triage, then a bounded run")
     q.add_argument("--max-iterations", type=whole(1), default=None, metavar="N")
     q.add_argument("--env-file", default=None, metavar="PATH", help="the recorded environment")
+    backend_flags(q)
     common(q)
     q.set_defaults(func=run_scheduled)
+
+
+def backend_flags(q: argparse.ArgumentParser) -> None:
+    """Who makes in a scheduled run: the contract's run command, or the managed roster."""
+    q.add_argument(
+        "--backend",
+        default=None,
+        choices=("managed-agents",),
+        help="fired runs use the Managed Agents roster (`relay loop roster create`)",
+    )
+    q.add_argument(
+        "--ask-on",
+        type=whole(1),
+        default=None,
+        metavar="JOB",
+        help="the relay job a managed run asks a person on (permission requests)",
+    )
 
 
 def env_flags(q: argparse.ArgumentParser) -> None:
@@ -888,10 +907,16 @@ def run_run(args: argparse.Namespace) -> Output:
 
             asked = getattr(args, "parallel", None) or ratchet.contract.budget.makers
             makers = node_slots(asked or len(nodes), nodes)
+        from relay.loop.roster import makers_allowed
+
+        roster = parse_roster(Spine(root).read(LOOP_NAME))
+        makers, capped = makers_allowed(roster, makers, maker=None if nodes else options.maker)
+        if capped:
+            tell(capped)
         if makers > 1 or group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
-            make = None
+            make: Any = None
             if node is not None:
                 from relay.commands.loop_nodes import node_makers
                 from relay.loop.jobs import unauthorised
@@ -906,7 +931,8 @@ def run_run(args: argparse.Namespace) -> Output:
                     )
 
                 make = node_makers(root, ratchet, nodes, wait=verify_wait)
-            fanout = Fanout(ratchet, makers=makers, group=group, make=make)
+            settle = make.settle if make is not None else None
+            fanout = Fanout(ratchet, makers=makers, group=group, make=make, settle=settle)
             report = ratchet.run(fanout.loop)
         else:
             report = ratchet.run()
@@ -1023,7 +1049,13 @@ def run_schedule(args: argparse.Namespace) -> Output:
     if args.max_iterations is not None and args.max_iterations < 1:
         raise LocalUsageError("--max-iterations must be at least 1")
     contract = contract_ready(Spine(root))
-    u.contract_run_args(contract)  # refused now, not at 3 a.m.
+    managed = args.backend == "managed-agents"
+    if managed:  # the managed roster makes: its record and its key, checked now
+        from relay.commands.loop_managed import schedule_ready
+
+        schedule_ready(root, args.pass_secret)
+    else:
+        u.contract_run_args(contract)  # refused now, not at 3 a.m.
     from relay.commands.loop_env import check_passed, role_commands
     from relay.ratchet.roles import check_commands
 
@@ -1034,7 +1066,9 @@ def run_schedule(args: argparse.Namespace) -> Output:
     when = When(daily=parse_hhmm(args.at))
     backend = timed(choose(override=args.scheduler), when)
     recorded = record_env(root, contract, pass_env=args.pass_env, pass_secret=args.pass_secret)
-    entry = u.schedule_entry(root, max_iterations=args.max_iterations)
+    entry = u.schedule_entry(
+        root, max_iterations=args.max_iterations, backend=args.backend, ask_on=args.ask_on
+    )
     old = u.saved_schedule(root)
     if old is not None and old[0].label == entry.label and old[0] != entry:
         backend.teardown(old[0])  # the same label, another rendering: replaced, not doubled
@@ -1054,6 +1088,8 @@ def run_schedule(args: argparse.Namespace) -> Output:
             "label": entry.label,
             "scheduler": backend.describe(),
             "at": args.at,
+            "backend": args.backend,
+            "argv": list(entry.argv),
             "env_file": str(env_path(root)),
             "path": list(recorded.path),
             "passed": [n for n, _ in recorded.variables],
@@ -1074,7 +1110,14 @@ def run_scheduled(args: argparse.Namespace) -> Output:
 
         apply_env(root, Path(args.env_file))
     contract = contract_ready(Spine(root))
-    words = contract_run_args(contract)
+    managed = getattr(args, "backend", None) == "managed-agents"
+    if managed:  # the managed roster makes: the run command's bounds, if it has any
+        try:
+            words = contract_run_args(contract)
+        except LocalUsageError:
+            words = []
+    else:
+        words = contract_run_args(contract)
     refuse_above_ceiling(args.max_iterations, contract)
     triaged = run_triage(args)
     parser = argparse.ArgumentParser(prog="relay loop run", add_help=False)
@@ -1088,13 +1131,18 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     register_run.add_argument("--verify-wait", default="30m")
     register_run.add_argument("--parallel", type=int, default=None)
     register_run.add_argument("--group", default=None)
+    register_run.add_argument("--backend", default=None, choices=("managed-agents",))
+    register_run.add_argument("--ask-on", type=int, default=None)
+    register_run.add_argument("--ask-wait", type=float, default=1800.0)
     try:
         given = parser.parse_args(["run", *words])
     except SystemExit:
         raise LocalUsageError(
             "the contract's `## Run command` has flags `run` does not take"
         ) from None
-    if not given.maker:
+    given.backend = getattr(args, "backend", None) or given.backend
+    given.ask_on = getattr(args, "ask_on", None) or given.ask_on
+    if not given.maker and given.backend is None:
         raise LocalUsageError("the contract's `## Run command` names no --maker")
     given.max_iterations = args.max_iterations or given.max_iterations
     for name, value in (("repo_dir", args.repo_dir), ("json", args.json), ("dry_run", False)):

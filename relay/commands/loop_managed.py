@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,8 +44,14 @@ APPLY = (
 
 
 def sdk_client() -> Anthropic:
-    """The SDK's client (ANTHROPIC_BASE_URL, when set, is where it goes)."""
-    if not os.environ.get(KEY_ENV):
+    """The SDK's client (ANTHROPIC_BASE_URL, when set, is where it goes). The key is this
+    shell's, or in a scheduled run the secret handed to the maker (`relay loop schedule
+    --pass-secret ANTHROPIC_API_KEY`): the managed roster is the maker, and the key never
+    enters the environment the gates inherit."""
+    from relay.ratchet.measure import role_secrets
+
+    key = os.environ.get(KEY_ENV) or role_secrets("maker").get(KEY_ENV)
+    if not key:
         raise ConfigError(
             f"{KEY_ENV} is not set", hint="set it to a Claude API key to use managed agents"
         )
@@ -53,7 +59,30 @@ def sdk_client() -> Anthropic:
         import anthropic
     except ImportError:
         raise ConfigError("the anthropic SDK is not installed", hint=SDK_HINT) from None
-    return anthropic.Anthropic(max_retries=2)
+    return anthropic.Anthropic(api_key=key, max_retries=2)
+
+
+def schedule_ready(root: Path, pass_secret: Sequence[str]) -> None:
+    """A schedule whose runs use the managed roster is refused now, not at 3 a.m., when no
+    roster is recorded or its key would not reach the fired run (a secret of the maker's,
+    named now or recorded by an earlier schedule)."""
+    from relay.commands.loop_env import read_env
+    from relay.loop.runenv import parse_secret
+
+    if not _state(root).coordinator:
+        raise ConfigError(
+            "no managed roster is recorded",
+            hint="run `relay loop roster create --backend managed-agents` first",
+        )
+    named = [parse_secret(s) for s in pass_secret]
+    recorded = read_env(root)
+    named += list(recorded.secrets) if recorded is not None else []
+    if not any(s.name == KEY_ENV and "maker" in s.roles for s in named):
+        raise LocalUsageError(
+            f"a scheduled managed run needs {KEY_ENV}, and it is not passed",
+            hint=f"add --pass-secret {KEY_ENV} (kept in the OS keyring or a 0600 file, for the"
+            " managed roster alone)",
+        )
 
 
 def _state(root: Path) -> m.State:
@@ -256,11 +285,28 @@ class JobComments:
 # --- the run ---
 
 
+def maker_copies(root: Path) -> int:
+    """How many making threads may run at once: the roster maker's ``Limits: copies N``,
+    else as many as a session runs beside its primary thread."""
+    from relay.loop.roster import MAKER, parse_roster
+
+    loop = root / LOOP_NAME
+    roster = parse_roster(loop.read_text(encoding="utf-8") if loop.exists() else None)
+    maker = roster.get(MAKER)
+    copies = maker.limits.copies if maker is not None else None
+    return min(copies or m.MAX_THREADS - 1, m.MAX_THREADS - 1)
+
+
 def _first_message(root: Path, only: str | None = None) -> str:
     """The spine and the contract, as the coordinator's first message."""
     parts = ["Work the goals of this loop. The spine follows."]
     if only:
         parts[0] = f"Work only goal {only} of this loop. The spine follows."
+    copies = maker_copies(root)
+    parts[0] += (
+        f" At most {copies} maker threads (the maker's agent or copies of yourself) may work"
+        " at once; relay interrupts any beyond."
+    )
     for name in (LOOP_NAME, GOALS_NAME, CONTRACT_NAME):
         path = root / name
         if path.exists():
@@ -296,6 +342,8 @@ class ManagedRun:
         self.kept: list[str] = []
         self.refused: list[str] = []
         self.asked: list[dict[str, str]] = []
+        self.copies = maker_copies(root)
+        self.capped: list[str] = []  # making threads relay interrupted past the copies
 
     def run(self) -> Output:
         st = self.state
@@ -368,6 +416,7 @@ class ManagedRun:
                 "kept": self.kept,
                 "refused": self.refused,
                 "asked": self.asked,
+                "capped": self.capped,
                 "threads": {t.id: t.status for t in st.threads.values()},
             },
         )
@@ -410,6 +459,16 @@ class ManagedRun:
         if line is not None:  # the board is committed, and may be pushed: no secret on it
             line = self._redact(line)
         changed = m.thread_update(self.state, data)
+        if data.get("type") == "session.thread_created":
+            for tid in m.over_copies(self.state, self.copies):
+                if tid in self.capped:
+                    continue
+                self.capped.append(tid)
+                self.tell(
+                    f"thread {tid} interrupted: the maker runs at most {self.copies} copies at"
+                    f" once (LOOP.md's roster: Limits: copies {self.copies})"
+                )
+                self._send({"type": "user.interrupt", "session_thread_id": tid})
         mine = self.state.threads.get(str(data.get("session_thread_id") or ""))
         if changed and mine is not None and mine.last:
             mine.last = self._redact(mine.last)

@@ -67,29 +67,70 @@ class NodeMaker:
         self.node = node
         self.wait = wait
         self.jobs = RelayJobs(root, wait=wait)
+        self.opened: dict[str, int] = {}  # goal -> the job it was sent as, until made
+        self.answered: dict[int, str] = {}  # job -> the status its RESULT gave
+        self.sent: set[int] = set()  # every job this node was sent
+
+    def turns_spent(self, goal: Goal) -> str | None:
+        """Why the node maker has no turn left on ``goal`` (None: it has): each time a goal
+        is sent to a node is one of the maker's turns, kept on its thread here."""
+        from relay.loop.roster import LOOP_NAME, MAKER, parse_roster, turns_spent
+        from relay.ratchet.threads import ThreadStore
+
+        thread = ThreadStore.of(self.root).read(MAKER, goal.id)
+        asked = sum(1 for e in thread.entries if e.kind == "asked")
+        roster = parse_roster(self.main.spine.read(LOOP_NAME))
+        return turns_spent(roster, {MAKER: asked}, goal=goal.id, running=[MAKER])
 
     def __call__(self, goal: Goal, base: str) -> Candidate:
+        spent = self.turns_spent(goal)
+        if spent is not None:
+            self.main.say(f"{goal.id}: {spent}")
+            row = BoardRow(
+                goal.id, goal.title, state=GoalState.BLOCKED, verdict="turns", notes=spent
+            )
+            return Candidate(goal.id, base, row, "", "", spent)
         try:
             patch, account = self._make(goal, base)
         except RelayError as err:
-            return self._failed(goal, base, f"the maker on {self.node}: {err.message}")
+            why = f"the maker on {self.node}: {err.message}"
+            return self._failed(goal, base, why, job=self.opened.pop(goal.id, 0))
         if patch is None and account == INTERRUPTED:
             self.main.say(f"{goal.id}: the maker on {self.node} was stopped by a person")
             row = BoardRow(goal.id, goal.title, state=GoalState.OPEN, verdict="interrupted")
             return Candidate(goal.id, base, row, "", "", INTERRUPTED)
+        job = self.opened.pop(goal.id, 0)
         if patch is None:
-            return self._failed(goal, base, account)
+            return self._failed(goal, base, account, job=job)
         row = BoardRow(goal.id, goal.title, state=GoalState.DONE, verdict="made")
-        return Candidate(goal.id, base, row, patch, account, "")
+        return Candidate(goal.id, base, row, patch, account, "", job=job)
 
-    def _failed(self, goal: Goal, base: str, why: str) -> Candidate:
+    def _failed(self, goal: Goal, base: str, why: str, *, job: int = 0) -> Candidate:
         self.main.say(f"{goal.id}: {why}")
         row = BoardRow(goal.id, goal.title, state=GoalState.OPEN, verdict="node maker", notes=why)
-        return Candidate(goal.id, base, row, "", "", why)
+        return Candidate(goal.id, base, row, "", "", why, job=job)
+
+    def settle(self, candidate: Candidate, verdict: str) -> None:
+        """End the node's job once relay has judged what it brought back (kept or not),
+        the way every finished job ends: resolved, labelled and closed, so the node's
+        watcher goes when no other job needs it. Its TASK is the job's verification TASK:
+        a ``done`` RESULT lets it resolve; any other answer is resolved with the reason."""
+        job = candidate.job
+        summary = f"{candidate.goal}: made on {self.node}; {verdict}"
+        force = () if self.answered.get(job) == "done" else ("--force", summary)
+        try:
+            self.jobs._verb("resolve", str(job), "--summary", summary, *force)
+        except RelayError as err:
+            self.main.say(f"{candidate.goal}: job #{job} stays open ({err.message})")
+        else:
+            self.main.say(f"{candidate.goal}: job #{job} on {self.node} resolved ({verdict})")
 
     def _make(self, goal: Goal, base: str) -> tuple[str | None, str]:
+        from relay.loop.roster import MAKER
         from relay.node.context import open_node
+        from relay.ratchet.threads import ThreadStore
 
+        store = ThreadStore.of(self.root)
         branch = f"relay-loop/make-{goal.id.lower()}"
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
         ctx.clone._network("push", "--force", "origin", f"{base}:refs/heads/{branch}")
@@ -101,6 +142,9 @@ class NodeMaker:
             "--kind", "verification",
         )  # fmt: skip
         job = int(opened["issue"])
+        self.opened[goal.id] = job
+        self.sent.add(job)
+        store.append(MAKER, goal.id, "asked", f"sent to {self.node} as job #{job} from {base[:10]}")
         self.main.say(f"{goal.id}: sent to {self.node} as job #{job} (from {base[:10]})")
         self.jobs._verb(
             "task", str(job),
@@ -109,20 +153,19 @@ class NodeMaker:
             "--scope", "test",
             "--artifact", diff_name(goal.id),
             "--artifact", account_name(goal.id),
+            "--verification",  # the job's stopping condition: its RESULT lets resolve close it
             "--objective", f"Run this node's maker on {goal.id} at {base[:10]} and bring back"
             " its diff.",
         )  # fmt: skip
         data = self._wait(goal, job)
         if data is None:
+            self.opened.pop(goal.id, None)  # closed by _close_later once its node answers
             self._close_later(goal, job)
             return None, INTERRUPTED
         result = data.get("result") or {}
         status = str(result.get("status", "half-done"))
         summary = str(result.get("summary", result.get("known", "")))
-        try:
-            self.jobs.resolve(job, f"{goal.id}: the maker on {self.node} answered {status}")
-        except RelayError as err:
-            self.main.say(f"{goal.id}: job #{job} stays open ({err.message})")
+        self.answered[job] = status
         if status != "done":
             return None, f"the maker on {self.node} answered {status} (job #{job}): {summary}"
         records = {str(a.get("path")): a for a in result.get("artifacts") or []}
@@ -247,6 +290,12 @@ class NodePool:
             with self.free:
                 del self.busy[node]
                 self.free.notify_all()
+
+    def settle(self, candidate: Candidate, verdict: str) -> None:
+        """End the job of the node that made ``candidate`` (:meth:`NodeMaker.settle`)."""
+        for maker in self.makers.values():
+            if candidate.job in maker.sent:
+                maker.settle(candidate, verdict)
 
 
 def node_makers(

@@ -420,15 +420,26 @@ def contract_run_args(contract: Contract) -> list[str]:
     return rest
 
 
-def schedule_entry(root: Path, *, max_iterations: int | None) -> Any:
+def schedule_entry(
+    root: Path,
+    *,
+    max_iterations: int | None,
+    backend: str | None = None,
+    ask_on: int | None = None,
+) -> Any:
     """The daily entry: `relay loop scheduled` in ``root``, in the recorded environment
-    (the env file it names)."""
+    (the env file it names); with ``backend`` (managed-agents) the fired run uses it, and
+    asks a person on the relay job ``ask_on``."""
     from relay.commands.loop_env import env_path
     from relay.schedulers.oneshot import DAILY_PREFIX, timed_entry
 
     words = ["loop", "scheduled", "--repo-dir", str(root), "--env-file", str(env_path(root))]
     if max_iterations is not None:
         words += ["--max-iterations", str(max_iterations)]
+    if backend is not None:
+        words += ["--backend", backend]
+    if ask_on is not None:
+        words += ["--ask-on", str(ask_on)]
     return timed_entry(
         prefix=DAILY_PREFIX,
         clone=root,

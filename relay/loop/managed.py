@@ -546,6 +546,19 @@ def running_threads(state: State) -> int:
     return sum(t.status in ("running", "waiting") for t in state.threads.values())
 
 
+MAKING = ("maker", "coordinator")  # a maker's threads: its agent's, and the coordinator's copies
+
+
+def over_copies(state: State, copies: int) -> list[str]:
+    """The making threads past the maker's ``copies`` (its roster limit; at most
+    MAX_THREADS - 1 beside the primary thread): the newest running ones beyond the cap,
+    which relay interrupts so that no more than ``copies`` make at once."""
+    cap = max(1, min(copies, MAX_THREADS - 1))
+    making = [t.id for t in state.threads.values() if t.role in MAKING]
+    running = [tid for tid in making if state.threads[tid].status in ("running", "waiting")]
+    return running[cap:]
+
+
 def threads_of(state: State, role: str) -> list[Thread]:
     """The role's threads still open (not archived, not terminated), newest last."""
     return [t for t in state.threads.values() if t.role == role and t.status != "archived"]

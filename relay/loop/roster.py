@@ -334,8 +334,7 @@ def check_roster(
     """What keeps the roster from running: a role with no backend, a grading role that is
     the maker (the same command, agent adapter, node or agent id), a shipping permission
     on any role but the coordinator, an instructions file that does not exist (when
-    ``exists`` says so), a maker given as a managed agent with several copies but no
-    backend."""
+    ``exists`` says so), and limits that cannot hold (:func:`check_limits`)."""
     found: list[RosterProblem] = []
     for role in roster.roles:
         if role.backend is BackendKind.NONE:
@@ -365,7 +364,97 @@ def check_roster(
                     f"it is the maker ({same[0]} {same[1]}) and would grade its own work;"
                     " give it another backend",
                 ))  # fmt: skip
+    return found + check_limits(roster)
+
+
+# the documented limits of managed-agents-2026-04-01 (relay.loop.managed holds them too)
+MANAGED_ROSTER = 20  # agents in a coordinator's roster
+MANAGED_THREADS = 25  # session threads at once: the primary thread and its workers
+
+
+def check_limits(roster: Roster) -> list[RosterProblem]:
+    """What is wrong with the roster's limits: ``turns 0`` (the role could never run),
+    ``copies`` on a role that does not make (only makers run in copies), a maker on
+    nodes with more copies than nodes (a node works one goal at a time), a managed maker
+    with more copies than a session runs threads beside its primary thread, and a managed
+    roster of more agents than a coordinator's roster holds (its maker's ``self`` counted)."""
+    found: list[RosterProblem] = []
+    for role in roster.roles:
+        turns, copies = role.limits.turns, role.limits.copies
+        if turns == 0:
+            found.append(RosterProblem(role.name, "turns 0: it could never run; give it 1 or more"))
+        if copies is None:
+            continue
+        if role.name != MAKER:
+            found.append(RosterProblem(
+                role.name, f"copies {copies}: only the maker runs in copies (parallel makers)"
+            ))  # fmt: skip
+        elif role.backend is BackendKind.NODE and copies > len(role.nodes()):
+            found.append(RosterProblem(
+                role.name,
+                f"copies {copies} on {len(role.nodes())} node(s): a node makes one goal at a"
+                " time; list more nodes or lower copies",
+            ))  # fmt: skip
+        elif role.backend is BackendKind.MANAGED and copies > MANAGED_THREADS - 1:
+            found.append(RosterProblem(
+                role.name,
+                f"copies {copies}: a Managed Agents session runs at most {MANAGED_THREADS}"
+                f" threads at once, its primary thread one of them (at most"
+                f" {MANAGED_THREADS - 1} copies)",
+            ))  # fmt: skip
+    managed = [r for r in roster.roles if r.backend is BackendKind.MANAGED]
+    agents = len([r for r in managed if r.name != COORDINATOR])
+    maker = roster.get(MAKER)
+    selves = 1 if maker is not None and maker.backend is BackendKind.MANAGED else 0
+    if agents + selves > MANAGED_ROSTER:
+        found.append(RosterProblem(
+            COORDINATOR,
+            f"its Managed Agents roster would hold {agents + selves} agents ({agents} roles"
+            f"{' and the maker as self' if selves else ''}); a coordinator's roster holds at"
+            f" most {MANAGED_ROSTER}: merge roles",
+        ))  # fmt: skip
     return found
+
+
+def makers_allowed(roster: Roster, asked: int, *, maker: str | None = None) -> tuple[int, str]:
+    """How many makers work at once under the maker's ``copies`` limit, and the line that
+    says so when it lowers ``asked`` ("" when it does not). ``maker`` is the command the
+    run's maker is (a ``--maker`` given on the command line is not the roster's: its limit
+    does not apply); None for the roster's own maker (a node or a managed agent)."""
+    role = roster.get(MAKER)
+    if role is None or role.limits.copies is None:
+        return asked, ""
+    if maker is not None and " ".join(maker.split()) != " ".join(role.target.split()):
+        return asked, ""
+    copies = role.limits.copies
+    if asked <= copies:
+        return asked, ""
+    return copies, (
+        f"{copies} makers at once, not {asked}: the roster's maker runs at most"
+        f" {copies} copies (Limits: copies {copies})"
+    )
+
+
+def turns_spent(
+    roster: Roster, asked: Mapping[str, int], *, goal: str, running: Sequence[str]
+) -> str | None:
+    """Why the goal cannot be worked again (None: it can): the first role, in the roster's
+    order, among those the run runs (``running``: their names) whose ``turns`` limit is
+    used up on this goal (``asked``: how many times each was asked on it, from its
+    thread). A turn is one time the role is asked on the goal; the count lives with the
+    role's thread, so it holds across runs."""
+    for role in roster.roles:
+        limit = role.limits.turns
+        if limit is None or role.name not in running:
+            continue
+        used = asked.get(role.name, 0)
+        if used >= limit:
+            return (
+                f"{role.name} has used its {limit} turn{'s' if limit != 1 else ''} on {goal}"
+                f" ({used} asked; LOOP.md's roster: Limits: turns {limit}): raise the limit"
+                " or split the goal"
+            )
+    return None
 
 
 def _tool_word(tool: str) -> str:
@@ -431,13 +520,15 @@ def run_panel(roster: Roster) -> RunPanel:
 @dataclass(frozen=True)
 class RoleSettings:
     """What the roster sets for one role's runs: the model passed to its agent adapter,
-    the instructions file whose text heads its brief, its timeout in seconds and its
-    retries per goal (None: the contract's)."""
+    the instructions file whose text heads its brief, its timeout in seconds, its
+    retries per goal (None: the contract's), its turns on a goal and its copies."""
 
     model: str | None = None
     instructions: str | None = None
     timeout: float | None = None
     retries: int | None = None
+    turns: int | None = None  # times it is asked on one goal, at most
+    copies: int | None = None  # makers at once, at most
 
 
 def duration_seconds(text: str) -> float:
@@ -460,6 +551,8 @@ def role_settings(roster: Roster) -> dict[str, RoleSettings]:
             instructions=role.instructions,
             timeout=duration_seconds(timeout) if timeout else None,
             retries=role.limits.retries,
+            turns=role.limits.turns,
+            copies=role.limits.copies,
         )
         if settings != RoleSettings():
             found[role.name] = settings
@@ -477,6 +570,10 @@ def applies_text(settings: RoleSettings) -> str:
         parts.append(f"each run stopped after {settings.timeout:g}s")
     if settings.retries is not None:
         parts.append(f"{settings.retries} retries per goal")
+    if settings.turns is not None:
+        parts.append(f"asked at most {settings.turns} times on a goal, then the goal is blocked")
+    if settings.copies is not None:
+        parts.append(f"at most {settings.copies} at once")
     return "; ".join(parts)
 
 

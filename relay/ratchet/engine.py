@@ -322,6 +322,37 @@ class Ratchet:
             return mine.retries
         return contract or 0
 
+    def _turns_spent(self, goal: Goal) -> str | None:
+        """Why a role of the roster has no turn left on ``goal`` (its ``Limits: turns N``),
+        counted from the role's thread; None when each role this run runs has one left."""
+        from relay.loop.roster import LOOP_NAME, MAKER, parse_roster, settings_for, turns_spent
+
+        try:
+            roster = parse_roster(self.spine.read(LOOP_NAME))
+        except RelayError:
+            return None  # a roster relay cannot read is refused before any role runs
+        if not any(r.limits.turns is not None for r in roster.roles):
+            return None
+        running = list(self.options.checker_names)
+        maker = self.options.maker
+        if maker and settings_for(roster, MAKER, maker) is not None:
+            running.append(MAKER)
+        store = ThreadStore.of(self.root)
+        asked = {
+            name: sum(1 for e in store.read(name, goal.id).entries if e.kind == "asked")
+            for name in running
+        }
+        return turns_spent(roster, asked, goal=goal.id, running=running)
+
+    def out_of_turns(self, goal: Goal, row: BoardRow, why: str) -> None:
+        """A role has used its turns on the goal: the goal is blocked for a person with
+        the reason, set aside for the run, and the run goes on with the other goals."""
+        self.state.questions.append(f"{goal.id}: {why}")
+        self.state.blocked.append((goal.id, why))
+        self.state.set_aside.add(goal.id)
+        self.say(f"{goal.id}: {why}")
+        self._mark(row, state=GoalState.BLOCKED, note=why, message=f"loop: {goal.id} out of turns")
+
     def _reread(self) -> None:
         """The contract as it stands now, every iteration: a person's edit between
         iterations (a gate, a budget, a protected path) counts from the next one."""
@@ -558,6 +589,11 @@ class Ratchet:
                     message=f"loop: {goal.id} stopped",
                 )
                 return reason
+            spent = self._turns_spent(goal)
+            if spent is not None:
+                self._revert_goal(baseline)
+                self.out_of_turns(goal, row, spent)
+                return None
             attempt = row.attempts + 1
             left = self.wall - (time.monotonic() - self.state.started)
             outcome, evidence = self.judge.attempt(

@@ -60,6 +60,7 @@ class Candidate:
     kept: Kept | None = None  # what its worktree kept: gates and coverage as judged there
     message: str = ""  # the kept commit's message in its worktree
     paths: tuple[str, ...] = ()  # the goal's own paths the patch changes
+    job: int = 0  # the relay job a node made it under (0: made here), ended once judged
 
 
 class Fanout:
@@ -73,8 +74,11 @@ class Fanout:
         makers: int,
         group: str | None = None,
         make: Callable[[Goal, str], Candidate] | None = None,
+        settle: Callable[[Candidate, str], None] | None = None,
     ) -> None:
         self.main = main
+        self.settle = settle  # ends a candidate's node job with relay's verdict on it
+        self.settled: set[int] = set()
         self.makers = makers
         self.group = group
         self.make = make or self.make_in_worktree
@@ -202,18 +206,35 @@ class Fanout:
 
     def land(self, candidate: Candidate, *, again: bool = False) -> str | None:
         """Bring a finished goal onto the main line; a reason when the run must stop.
-        A goal made again (``again``) is not made a third time."""
+        A goal made again (``again``) is not made a third time. A node's job ends with
+        relay's verdict on what it made, whatever the verdict (even a stop)."""
+        try:
+            return self._land(candidate, again=again)
+        finally:
+            self._settle(candidate, "the run stopped before judging it")
+
+    def _settle(self, candidate: Candidate, verdict: str) -> None:
+        """End the candidate's node job once, saying relay's verdict."""
+        if self.settle is None or not candidate.job or candidate.job in self.settled:
+            return
+        self.settled.add(candidate.job)
+        self.settle(candidate, verdict)
+
+    def _land(self, candidate: Candidate, *, again: bool) -> str | None:
         r = self.main
         goal = r.spine.goals().get(candidate.goal)
         if goal is None:
+            self._settle(candidate, "not judged: its goal is no longer in GOALS.md")
             return None
         board = r.spine.board()
         row = board.row_of(goal)
         if row.state is GoalState.DONE:
+            self._settle(candidate, "not judged: the goal was already done")
             return None
         if not candidate.patch and candidate.stopped.startswith("interrupted"):
             return self.reopened(goal, row, candidate)
         if not candidate.patch:
+            self._settle(candidate, f"not kept, nothing to judge: {candidate.stopped}")
             return self.not_kept(goal, row, candidate)
         head = r.tree.head()
         patch = r.judge.work / f"candidate-{goal.id}.patch"
@@ -226,6 +247,7 @@ class Fanout:
                 f"{goal.id}: its candidate no longer applies on the main line ({head[:10]});"
                 " made again there"
             )
+            self._settle(candidate, f"not kept: its diff no longer applies on {head[:10]}")
             return self._remake(goal, row, again=again)
         if how is Landing.JUDGED and candidate.kept is not None and candidate.paths:
             return self._land_as_judged(goal, row, candidate, patch)
@@ -233,6 +255,21 @@ class Fanout:
             r.say(f"{goal.id}: the main line moved to {head[:10]}; its candidate is judged there")
         stop = self._judge_candidate(goal, row, patch, candidate.explanation)
         after = r.spine.board().row_of(goal)
+        if after.state is GoalState.DONE:
+            kept = next((k for k in reversed(r.state.kept) if k.goal == goal.id), None)
+            self._settle(
+                candidate,
+                f"judged by relay's gates and kept as {kept.commit[:10]}"
+                if kept is not None
+                else "judged by relay's gates and kept",
+            )
+        else:
+            self._settle(
+                candidate,
+                f"judged by relay's gates and not kept ({after.verdict or after.state.value}"
+                + (f": {after.notes[:200]}" if after.notes else "")
+                + ")",
+            )
         if stop is not None or after.state is GoalState.DONE:
             return stop
         r.say(f"{goal.id}: its candidate does not pass on the main line; made again there")

@@ -146,6 +146,16 @@ def test_a_maker_on_another_node_brings_back_a_diff_that_is_judged_here(
     g2 = next(line for line in board.splitlines() if line.startswith("| G2 "))
     assert "not the file the signed RESULT names" in g2 or "did not come back" in g2, g2
     assert git("status", "--porcelain", "--untracked-files=no", cwd=root) == ""
+    # once judged (kept or refused), each maker job ends as every finished job does:
+    # a closure, the resolved label, closed; no job is left to keep the worker's watcher
+    g2_job = by_title["relay loop G2 maker: Token"]
+    for number, verdict in ((g1, "kept as"), (g2_job, "not kept")):
+        job = world.issue(number)
+        assert job["state"] == "closed", (number, world.heads(number))
+        assert "resolved" in world.labels(number), world.labels(number)
+        [closure] = [c["body"] for c in world.comments(number) if "### Resolved" in c["body"]]
+        assert verdict in closure, closure
+    assert not [i for i in world.api("/issues?state=open") if "maker" in i["title"]]
 
 
 def slow_worker_maker(tmp_path: Path) -> str:

@@ -32,7 +32,7 @@ Who does what; the maker never grades.
   - Model: claude-sonnet-4-5
   - Instructions: `docs/loop/roles/maker.md`
   - Tools: edit, bash
-  - Limits: timeout 30m, retries 3, copies 3
+  - Limits: timeout 30m, retries 3, copies 1
 - code-reviewer: agent codex:review
   - Limits: turns 20
 - security-auditor: managed-agent agent_011CZ
@@ -52,7 +52,7 @@ def test_a_canonical_roster_round_trips_byte_for_byte() -> None:
         model="claude-sonnet-4-5",
         instructions="docs/loop/roles/maker.md",
         tools=("edit", "bash"),
-        limits=Limits(timeout="30m", retries=3, copies=3),
+        limits=Limits(timeout="30m", retries=3, copies=1),
     )
     assert roster.get("red-team") == RoleSpec(
         "red-team", BackendKind.COMMAND, "python3 red.py --hard"
@@ -366,12 +366,93 @@ def test_the_roles_settings_are_what_the_roster_sets() -> None:
         instructions="docs/loop/roles/maker.md",
         timeout=1800.0,
         retries=3,
+        copies=1,
     )
     assert "red-team" not in got and "coordinator" not in got  # nothing set for them
     assert applies_text(got["maker"]) == (
         "model claude-sonnet-4-5 (to its agent); docs/loop/roles/maker.md heads its brief;"
-        " each run stopped after 1800s; 3 retries per goal"
+        " each run stopped after 1800s; 3 retries per goal; at most 1 at once"
+    )
+    assert applies_text(got["code-reviewer"]) == (
+        "asked at most 20 times on a goal, then the goal is blocked"
     )
     assert duration_seconds("20m") == 1200.0 and duration_seconds("500ms") == 0.5
     with pytest.raises(ValueError):
         duration_seconds("soon")
+
+
+# --- the roster's limits: turns and copies ---
+
+from relay.loop.managed import State as ManagedState  # noqa: E402
+from relay.loop.managed import Thread as ManagedThread  # noqa: E402
+from relay.loop.managed import over_copies  # noqa: E402
+from relay.loop.roster import makers_allowed, turns_spent  # noqa: E402
+
+
+def test_check_refuses_limits_that_cannot_hold() -> None:
+    assert _problems("- maker: command `m`\n  - Limits: turns 0\n") == [
+        "maker: turns 0: it could never run; give it 1 or more"
+    ]
+    assert _problems("- code-reviewer: agent codex\n  - Limits: copies 2\n") == [
+        "code-reviewer: copies 2: only the maker runs in copies (parallel makers)"
+    ]
+    assert _problems("- maker: node a, node b\n  - Limits: copies 3\n")[0].startswith(
+        "maker: copies 3 on 2 node(s): a node makes one goal at a time"
+    )
+    assert _problems("- maker: node a, node b\n  - Limits: copies 2, turns 4\n") == []
+    assert _problems("- maker: managed-agent\n  - Limits: copies 24\n") == []
+    assert "at most 24 copies" in _problems("- maker: managed-agent\n  - Limits: copies 25\n")[0]
+    # a coordinator's roster holds 20 agents: 19 managed roles and the maker's self is 20
+    roles = "- maker: managed-agent\n" + "".join(f"- role-{n}: managed-agent\n" for n in range(18))
+    assert _problems(roles) == []
+    over = _problems(roles + "- role-18: managed-agent\n")
+    assert over == [
+        "coordinator: its Managed Agents roster would hold 21 agents (20 roles and the maker"
+        " as self); a coordinator's roster holds at most 20: merge roles"
+    ]
+
+
+def test_copies_cap_the_makers_of_the_rosters_maker_only() -> None:
+    roster = parse_roster("## Roles\n\n- maker: command `./m.sh`\n  - Limits: copies 2\n")
+    assert makers_allowed(roster, 3, maker="./m.sh") == (
+        2,
+        "2 makers at once, not 3: the roster's maker runs at most 2 copies (Limits: copies 2)",
+    )
+    assert makers_allowed(roster, 2, maker="./m.sh") == (2, "")
+    assert makers_allowed(roster, 4, maker="./other.sh") == (4, "")  # --maker: not the roster's
+    nodes = parse_roster("## Roles\n\n- maker: node a, node b\n  - Limits: copies 1\n")
+    assert makers_allowed(nodes, 2)[0] == 1
+    assert makers_allowed(parse_roster("## Roles\n\n- maker: command `m`\n"), 5) == (5, "")
+
+
+def test_a_role_out_of_turns_names_itself_the_goal_and_the_limit() -> None:
+    roster = parse_roster(
+        "## Roles\n\n- maker: command `m`\n  - Limits: turns 3\n"
+        "- code-reviewer: agent codex\n  - Limits: turns 1\n"
+    )
+    running = ["maker", "code-reviewer"]
+    assert turns_spent(roster, {"maker": 2}, goal="G1", running=running) is None
+    assert turns_spent(roster, {"maker": 3}, goal="G1", running=running) == (
+        "maker has used its 3 turns on G1 (3 asked; LOOP.md's roster: Limits: turns 3):"
+        " raise the limit or split the goal"
+    )
+    said = turns_spent(roster, {"maker": 1, "code-reviewer": 1}, goal="G2", running=running)
+    assert said is not None and said.startswith("code-reviewer has used its 1 turn on G2")
+    # a role this run does not run (a --maker given on the command line) is not held to it
+    assert turns_spent(roster, {"maker": 9}, goal="G1", running=["code-reviewer"]) is None
+
+
+def test_making_threads_past_the_copies_are_the_newest_running_ones() -> None:
+    state = ManagedState()
+    for tid, role, status in (
+        ("t1", "maker", "running"),
+        ("t2", "code-reviewer", "running"),
+        ("t3", "coordinator", "waiting"),  # a copy of the coordinator makes too
+        ("t4", "maker", "idle"),
+        ("t5", "maker", "running"),
+        ("t6", "maker", "running"),
+    ):
+        state.threads[tid] = ManagedThread(tid, role, status)
+    assert over_copies(state, 2) == ["t5", "t6"]
+    assert over_copies(state, 4) == []
+    assert over_copies(state, 0) == ["t3", "t5", "t6"]  # at least one always makes
