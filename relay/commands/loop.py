@@ -701,13 +701,28 @@ def _roster(root: Path) -> Roster:
     exists = {
         r.instructions: (root / r.instructions).is_file() for r in roster.roles if r.instructions
     }
-    problems = check_roster(roster, exists=exists)
+    problems = check_roster(roster, exists=exists, root=str(root), nodes=_node_names(root, roster))
     if problems:
         raise ConfigError(
             f"the roster in {LOOP_NAME} cannot run: " + "; ".join(map(str, problems)),
             hint="fix the ## Roles section by hand, then run `relay loop check`",
         )
     return roster
+
+
+def _node_names(root: Path, roster: Roster) -> frozenset[str] | None:
+    """The node table's names when a role runs on a node (None when none does): a node
+    the table does not list is refused before anything is pushed; no relay set up here
+    is an empty table."""
+    if not any(r.nodes() for r in roster.roles):
+        return None
+    from relay.node.spine import read_master
+
+    try:
+        master = read_master(root)
+    except RelayError:
+        return frozenset()
+    return frozenset(n.name for n in master.nodes)
 
 
 def _roster_panel(args: argparse.Namespace) -> RunPanel:
@@ -791,7 +806,8 @@ def run_roles(args: argparse.Namespace) -> Output:
     exists = {
         r.instructions: (root / r.instructions).is_file() for r in roster.roles if r.instructions
     }
-    problems = [str(p) for p in check_roster(roster, exists=exists)]
+    nodes = _node_names(root, roster)
+    problems = [str(p) for p in check_roster(roster, exists=exists, root=str(root), nodes=nodes)]
     applies = role_settings(roster)
     rows = [
         {
@@ -874,7 +890,7 @@ def run_run(args: argparse.Namespace) -> Output:
     nodes = () if args.maker else panel.maker_nodes
     node = nodes[0] if nodes else None
     if args.dry_run:
-        refuse_bad_panel(options)
+        refuse_bad_panel(options, root=str(root))
         from relay.ratchet.roles import check_commands, role_commands
 
         check_commands(

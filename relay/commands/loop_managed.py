@@ -344,6 +344,7 @@ class ManagedRun:
         self.asked: list[dict[str, str]] = []
         self.copies = maker_copies(root)
         self.capped: list[str] = []  # making threads relay interrupted past the copies
+        self.panel: Any = None
 
     def run(self) -> Output:
         st = self.state
@@ -352,6 +353,7 @@ class ManagedRun:
                 "no managed roster is recorded",
                 hint="run `relay loop roster create --backend managed-agents` first",
             )
+        self.panel = _panel(self.root)  # a roster that cannot run is refused before a session
         sessions = self.client.beta.sessions
         session = _api(
             "to start a session",
@@ -492,7 +494,15 @@ class ManagedRun:
         found = m.claim(data)
         if found is None:
             return 0
-        why = m.not_judged(found, only=self.goal, judged=self.judged, budget=self.max_claims)
+        from relay.loop.parallel import waits_on
+
+        goals = self.spine.goals().goals
+        goal = next((g for g in goals if g.id == found.goal), None)
+        why = m.not_judged(
+            found, only=self.goal, judged=self.judged, budget=self.max_claims,
+            known=goal is not None,
+            pending=waits_on(goal, goals, self.spine.board()) if goal is not None else (),
+        )  # fmt: skip
         kept = False
         if not why:
             self.judged += 1
@@ -532,7 +542,13 @@ class ManagedRun:
             patch.write_text(found.diff, encoding="utf-8")
             said.write_text(found.said + "\n", encoding="utf-8")
             maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
-            options = Options(maker=maker, goal=found.goal, max_iterations=1)
+            # the same panel as any maker's: the roster's checkers, verifier and red team
+            panel = self.panel or _panel(self.root)
+            options = Options(
+                maker=maker, goal=found.goal, max_iterations=1, checkers=panel.checkers,
+                verifier=panel.verifier, red_team=panel.red_team,
+                checker_names=panel.checker_names,
+            )  # fmt: skip
             report = Ratchet(self.root, options, say=self.tell).run()
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -540,6 +556,15 @@ class ManagedRun:
             return True, ""
         why = next((r for r in report.reverted if found.goal in r), report.stopped)
         return False, why
+
+
+def _panel(root: Path) -> Any:
+    """The roster's roles relay runs itself (its checkers, verifier and red team), which
+    judge a coordinator's claim like any maker's work."""
+    from relay.commands.loop import _roster
+    from relay.loop.roster import run_panel
+
+    return run_panel(_roster(root))
 
 
 def run_managed(args: argparse.Namespace) -> Output:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from relay.loop.markdown import code_span, find, row, sections
+from relay.loop.tools import runs_commands, ships
 
 BETA = "managed-agents-2026-04-01"
 TOOLSET = "agent_toolset_20260401"
@@ -28,7 +29,6 @@ STATE_NAME = "docs/loop/state/managed.json"
 BACKEND = "managed-agents"
 # the tools of agent_toolset_20260401 a role may be given
 AGENT_TOOLS = ("bash", "edit", "read", "write", "glob", "grep", "web_fetch", "web_search")
-SHIPPING = ("push", "merge", "deploy", "release", "publish")
 DEFAULT_MODEL = "claude-opus-4-8"
 SESSION_SECTION = "Managed session"
 THREADS_SECTION = "Managed threads"
@@ -118,7 +118,8 @@ def from_specs(
     """The managed roles a roster declares (each with the text of its instructions file,
     when ``instructions`` has it), and the coordinator's model; no managed role: relay's
     default roster. A tool is an agent tool's name, ``(ask)`` or ``ask`` after it putting
-    it under ``always_ask``; a shipping word is refused whoever holds it."""
+    it under ``always_ask``, as is any tool that runs commands (``bash``: it could push);
+    a shipping word is refused whoever holds it."""
     by_name = {r.name: r for r in DEFAULT_ROLES}
     roles: list[ManagedRole] = []
     coordinator_model: str | None = None
@@ -135,14 +136,14 @@ def from_specs(
             words = entry.lower().replace("(", " ").replace(")", " ").replace(":", " ").split()
             if not words:
                 continue
-            tool = words[0].removeprefix("git-").removeprefix("git_")
-            if shipping_tools([tool]):
+            tool = words[0]
+            if ships(entry):
                 raise RosterError(
                     f"role {spec.name}: {entry!r} ships; push, merge and deploy are given to"
                     " no managed agent (shipping stays a person's, through relay)"
                 )
             tools.append(tool)
-            if "ask" in words[1:]:
+            if "ask" in words[1:] or runs_commands(tool):
                 ask.append(tool)
         text = instructions.get(spec.instructions or "", "") if spec.instructions else ""
         roles.append(
@@ -173,8 +174,9 @@ class RosterError(ValueError):
 
 
 def shipping_tools(names: Iterable[str]) -> list[str]:
-    """The names among ``names`` that ship (push, merge, deploy and the like)."""
-    return [n for n in names if any(word in n.lower() for word in SHIPPING)]
+    """The names among ``names`` that ship (push, merge, deploy and the like): the roster
+    check's own rule (relay.loop.tools.ships)."""
+    return [n for n in names if ships(n)]
 
 
 def toolset(role: ManagedRole) -> dict[str, Any]:
@@ -186,11 +188,12 @@ def toolset(role: ManagedRole) -> dict[str, Any]:
             f"role {role.name}: no agent tool named {', '.join(unknown)}"
             f" (the toolset has {', '.join(AGENT_TOOLS)})"
         )
+    asked = {*role.ask, *(t for t in role.tools if runs_commands(t))}
     configs = [
         {
             "name": name,
             "enabled": True,
-            "permission_policy": {"type": "always_ask" if name in role.ask else "always_allow"},
+            "permission_policy": {"type": "always_ask" if name in asked else "always_allow"},
         }
         for name in role.tools
     ]
@@ -491,11 +494,28 @@ def claim(event: Mapping[str, Any]) -> Claim | None:
     return Claim(goal=done.group(1), diff=fence.group(1) if fence else "", said=said)
 
 
-def not_judged(found: Claim, *, only: str | None, judged: int, budget: int | None) -> str:
+def not_judged(
+    found: Claim,
+    *,
+    only: str | None,
+    judged: int,
+    budget: int | None,
+    known: bool = True,
+    pending: Sequence[str] = (),
+) -> str:
     """Why a claim is refused before relay judges it ("" when it is judged): another goal
-    than the run's ``--goal``, the run's judgements spent, no diff to judge."""
+    than the run's ``--goal``, a goal GOALS.md does not have (``known``), a goal held at
+    the barrier (``pending``: its dependencies not done on the board), the run's
+    judgements spent, no diff to judge."""
     if only is not None and found.goal != only:
         return f"this run works only {only}"
+    if not known:
+        return f"there is no goal {found.goal} in GOALS.md"
+    if pending:
+        return (
+            f"{found.goal} waits on {', '.join(pending)}: a goal is judged only when every"
+            " goal it depends on is done"
+        )
     if budget is not None and judged >= budget:
         return f"this run judges at most {budget} claim(s) (--max-iterations)"
     if not found.diff.strip():

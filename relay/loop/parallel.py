@@ -87,6 +87,12 @@ def ready_goals(
     return Ready(tuple(ready[: max(0, slots)]), None, tuple(waiting))
 
 
+def waits_on(goal: Goal, goals: Sequence[Goal], board: Board) -> list[str]:
+    """The goals ``goal`` depends on that are not done on the board (the barrier)."""
+    rows = {g.id: board.row_of(g) for g in goals}
+    return [d for d in goal.depends if d not in rows or rows[d].state is not GoalState.DONE]
+
+
 def landing_order(finished: Iterable[str], goals: Sequence[Goal]) -> list[str]:
     """The finished candidates in the order they are brought onto the main line: a goal
     after every goal it depends on, otherwise in GOALS.md order."""

@@ -20,6 +20,7 @@ from typing import Protocol
 from relay.errors import LocalUsageError
 from relay.loop.classify import Category, is_finding
 from relay.loop.goals import Board, GoalState
+from relay.loop.programs import same_program
 from relay.loop.records import Failure, GateResult, Rule
 
 BLOCK_AFTER_PASSES = 3
@@ -353,11 +354,12 @@ class Panel(Protocol):
     def verifier(self) -> str | None: ...
 
 
-def refuse_bad_panel(options: Panel) -> None:
-    """The maker never judges its own work: refuse it as a checker or the verifier."""
-    maker = " ".join(options.maker.split())
+def refuse_bad_panel(options: Panel, *, root: str = "") -> None:
+    """The maker never judges its own work: refuse it as a checker or the verifier, however
+    its program is spelt (``sh tools/m.sh`` is ``./tools/m.sh``; ``claude -p`` is the
+    ``claude`` adapter); ``root`` is the clone's absolute path."""
     for command in (*options.checkers, options.verifier or ""):
-        if command and " ".join(command.split()) == maker:
+        if same_program(command, options.maker, root=root):
             raise LocalUsageError(
                 "the maker's command cannot be a checker or the verifier",
                 hint="give --checker a different command (someone else judges the work)",

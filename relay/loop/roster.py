@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from relay.errors import SpineFileError
 from relay.loop.agents import parse_role
 from relay.loop.markdown import Section, body_lines, code_span, find, parse_code_span, sections
+from relay.loop.programs import program_of
+from relay.loop.tools import shipping as shipping_tools
 
 LOOP_NAME = "docs/loop/LOOP.md"
 HEADING = "Roles"
@@ -39,9 +41,11 @@ KNOWN_ROLES = (
 )
 # roles that never grade: the maker makes, the coordinator owns the spine
 NOT_GRADING = frozenset({COORDINATOR, MAKER})
-# permissions that ship: only the coordinator may hold one, behind a person's confirmation
-SHIPPING = frozenset({"push", "merge", "deploy", "release", "publish"})
-_ROLE = re.compile(r"^- ([a-z][a-z0-9-]*): (.+)$")
+# permissions that ship (relay.loop.tools.ships): only the coordinator may hold one,
+# behind a person's confirmation
+_ROLE = re.compile(r"^- ([a-z][a-z0-9-]*):(?: (.*))?$")
+# a known role written in another shape (``- Maker: …``, ``* maker: …``): refused, never prose
+_ROLE_LIKE = re.compile(r"^[-*+] +([A-Za-z][A-Za-z0-9_-]*) *:(.*)$")
 _FIELD = re.compile(r"^ {2,}- ([A-Za-z][A-Za-z ]*): (.*)$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _DURATION = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|m|h|d)$")
@@ -101,16 +105,15 @@ class RoleSpec:
         """Whether the role judges a maker's work (every role but maker and coordinator)."""
         return self.name not in NOT_GRADING
 
-    def identity(self) -> tuple[str, str] | None:
-        """What the role *is*, for the maker-also-grades rule: the same command, the same
-        agent adapter (whatever its mode), the same node or the same managed agent id."""
+    def identity(self, *, root: str = "") -> tuple[str, str] | None:
+        """What the role *is*, for the maker-also-grades rule: the same program (a command
+        however spelt, ``sh tools/m.sh`` or ``./tools//m.sh``; an agent adapter, whatever
+        its mode, is its CLI's program), the same node or the same managed agent id.
+        ``root``: the clone's absolute path, where a script's absolute path is relative."""
         if self.backend is BackendKind.NONE:
             return None
-        if self.backend is BackendKind.COMMAND:
-            return ("command", " ".join(self.target.split()))
-        if self.backend is BackendKind.AGENT:
-            agent = parse_role(self.target)
-            return ("agent", agent.name if agent else self.target)
+        if self.backend in (BackendKind.COMMAND, BackendKind.AGENT):
+            return ("program", program_of(self.target, root=root))
         if self.backend is BackendKind.MANAGED and not self.target:
             return None  # not created yet: each role becomes its own agent
         return (self.backend.value, self.target)
@@ -217,6 +220,13 @@ def parse_limits(text: str, *, name: str = LOOP_NAME, line: int = 1) -> Limits:
 def parse_roster_section(part: Section, *, name: str = LOOP_NAME) -> Roster:
     """The roster a ``## Roles`` section declares (prose kept as the intro)."""
     lines = body_lines(part)
+    for number, text in lines:
+        like = _ROLE_LIKE.match(text)
+        if like is not None and not _ROLE.match(text) and like.group(1).lower() in KNOWN_ROLES:
+            raise SpineFileError(
+                name, number, f"a role reads `- {like.group(1).lower()}: BACKEND` (a dash, the"
+                " name in lower case); write it so, or it is no role"
+            )  # fmt: skip
     start = next((i for i, (_, text) in enumerate(lines) if _ROLE.match(text)), len(lines))
     intro = "\n".join(text for _, text in lines[:start])
     roles: list[RoleSpec] = []
@@ -228,7 +238,7 @@ def parse_roster_section(part: Section, *, name: str = LOOP_NAME) -> Roster:
                 roles.append(_role(current))
             if any(r.name == role.group(1) for r in roles):
                 raise SpineFileError(name, number, f"the role {role.group(1)} is declared twice")
-            kind, target = parse_backend(role.group(2), name=name, line=number)
+            kind, target = parse_backend(role.group(2) or "", name=name, line=number)
             current = {"name": role.group(1), "backend": kind, "target": target}
             continue
         if not text.strip():
@@ -329,18 +339,24 @@ class RosterProblem:
 
 
 def check_roster(
-    roster: Roster, *, exists: Mapping[str, bool] | None = None
+    roster: Roster,
+    *,
+    exists: Mapping[str, bool] | None = None,
+    root: str = "",
+    nodes: Collection[str] | None = None,
 ) -> list[RosterProblem]:
     """What keeps the roster from running: a role with no backend, a grading role that is
-    the maker (the same command, agent adapter, node or agent id), a shipping permission
-    on any role but the coordinator, an instructions file that does not exist (when
-    ``exists`` says so), and limits that cannot hold (:func:`check_limits`)."""
+    the maker (the same program however spelt, agent adapter, node or agent id; ``root``
+    is the clone's absolute path), a shipping permission on any role but the coordinator,
+    an instructions file that does not exist (when ``exists`` says so), a node that is
+    not in the node table (when ``nodes`` lists it), and limits that cannot hold
+    (:func:`check_limits`)."""
     found: list[RosterProblem] = []
     for role in roster.roles:
         if role.backend is BackendKind.NONE:
             found.append(RosterProblem(role.name, "it has no backend; name a command, an"
                                        " agent, a node or a managed agent"))  # fmt: skip
-        shipping = sorted(t for t in role.tools if _tool_word(t) in SHIPPING)
+        shipping = sorted(shipping_tools(role.tools))
         if shipping and role.name != COORDINATOR:
             found.append(RosterProblem(
                 role.name,
@@ -351,14 +367,21 @@ def check_roster(
             found.append(RosterProblem(
                 role.name, f"its instructions file {role.instructions} does not exist"
             ))  # fmt: skip
+        unknown = [n for n in role.nodes() if nodes is not None and n not in nodes]
+        if unknown:
+            found.append(RosterProblem(
+                role.name,
+                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in the node"
+                " table; run `relay join` on that machine, or name a node `relay nodes` lists",
+            ))  # fmt: skip
     maker = roster.get(MAKER)
-    mine = maker.identity() if maker is not None else None
+    mine = maker.identity(root=root) if maker is not None else None
     if mine is not None:
         for role in roster.grading():
             # a node among the maker's nodes is the maker, whatever else is listed
             shared = sorted(set(role.nodes()) & set(maker.nodes() if maker else ()))
             same = ("node", ", ".join(shared)) if shared else mine
-            if role.identity() == mine or shared:
+            if role.identity(root=root) == mine or shared:
                 found.append(RosterProblem(
                     role.name,
                     f"it is the maker ({same[0]} {same[1]}) and would grade its own work;"
@@ -455,12 +478,6 @@ def turns_spent(
                 " or split the goal"
             )
     return None
-
-
-def _tool_word(tool: str) -> str:
-    """A tool's first word, lower-cased (``push to origin`` is push; ``git-push`` is push)."""
-    word = tool.strip().lower().split(" ")[0] if tool.strip() else ""
-    return word.removeprefix("git-").removeprefix("git_")
 
 
 def roles_named(roster: Roster, names: Sequence[str]) -> tuple[RoleSpec, ...]:

@@ -232,7 +232,7 @@ class Ratchet:
         )
         self.state = RunState(started=time.monotonic())
         self.may_push = True  # a goal's own worktree (parallel makers) never pushes
-        refuse_bad_panel(options)
+        refuse_bad_panel(options, root=str(self.root))
 
     # --- the run ---
 

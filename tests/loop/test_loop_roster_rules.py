@@ -159,12 +159,12 @@ def test_check_refuses_a_maker_that_also_grades() -> None:
     assert _problems(
         "- maker: command `./make.sh  --fast`\n- verifier: command `./make.sh --fast`\n"
     ) == [
-        "verifier: it is the maker (command ./make.sh --fast) and would grade its own work;"
+        "verifier: it is the maker (program make.sh) and would grade its own work;"
         " give it another backend"
     ]
     # the same adapter in another mode is the same agent
     assert _problems("- maker: agent claude\n- code-reviewer: agent claude:review\n")[0].startswith(
-        "code-reviewer: it is the maker (agent claude)"
+        "code-reviewer: it is the maker (program claude)"
     )
     assert _problems("- maker: managed-agent agent_1\n- red-team: managed-agent agent_1\n")
     assert _problems("- maker: node win\n- test-engineer: node win\n")

@@ -1,0 +1,189 @@
+"""The roster's checks, however a role is spelt: the maker's program under another
+spelling still grades its own work (``sh tools/m.sh``, ``./tools//m.sh``, its absolute
+path, ``claude -p`` for ``agent claude``); a shipping permission anywhere in a tool's
+words is refused; a role with an empty backend is refused, not prose; a node the table
+does not list is refused; a managed role's shell waits for a person; a claim held at the
+barrier says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay.errors import LocalUsageError, SpineFileError
+from relay.loop import managed as m
+from relay.loop.goals import Board, BoardRow, Goal, GoalState
+from relay.loop.parallel import waits_on
+from relay.loop.programs import program_of, same_program
+from relay.loop.ratchet import refuse_bad_panel
+from relay.loop.roster import BackendKind, check_roster, parse_roster
+from relay.loop.tools import runs_commands, ships
+
+ROOT = "/home/me/proj"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "./tools/maker.sh",
+        "tools/maker.sh",
+        "sh tools/maker.sh",
+        "bash -e ./tools/maker.sh --fast",
+        "./tools//maker.sh",
+        "tools/../tools/maker.sh",
+        f"{ROOT}/tools/maker.sh",
+        "env FOO=1 tools/maker.sh",
+        "FOO=1 sh -c ./tools/maker.sh",
+        "/usr/bin/env -u HOME bash tools/maker.sh",
+    ],
+)
+def test_one_script_under_every_spelling_is_one_program(spelling: str) -> None:
+    assert program_of(spelling, root=ROOT) == "tools/maker.sh"
+    assert same_program(spelling, "./tools/maker.sh", root=ROOT)
+
+
+def test_interpreters_and_adapters_resolve_to_their_program() -> None:
+    assert program_of("python3 -u tools/review.py", root=ROOT) == "tools/review.py"
+    assert program_of("/opt/venv/bin/python -W ignore tools/review.py") == "tools/review.py"
+    assert program_of("python -m mypkg.review") == "-m mypkg.review"
+    assert program_of("agent claude:review".removeprefix("agent ")) == "claude"
+    assert same_program("claude -p --output-format json", "claude:review")
+    assert same_program("codex", "codex exec --json")
+    # other programs, other modules, other inline scripts, another tree: not the same
+    assert not same_program("tools/maker.sh", "tools/review.sh", root=ROOT)
+    assert not same_program("python -m a.make", "python -m a.review")
+    assert not same_program("sh -c 'echo made > f'", "sh -c 'echo VERDICT: approve'")
+    assert not same_program("/elsewhere/tools/maker.sh", "tools/maker.sh", root=ROOT)
+    assert not same_program("claude", "codex")
+    assert not same_program("", "")
+
+
+def _problems(text: str, **kw: object) -> list[str]:
+    roster = parse_roster("## Roles\n\n" + text)
+    return [str(p) for p in check_roster(roster, root=ROOT, **kw)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("maker", "grader"),
+    [
+        ("command `./tools/maker.sh`", "command `sh tools/maker.sh`"),
+        ("command `./tools/maker.sh`", "command `tools/maker.sh`"),
+        ("command `./tools/maker.sh`", f"command `{ROOT}/tools/maker.sh`"),
+        ("command `./tools/maker.sh`", "command `./tools//maker.sh`"),
+        ("command `claude -p`", "agent claude:review"),
+        ("agent claude", "command `claude -p --model x`"),
+    ],
+)
+def test_check_refuses_the_maker_grading_under_another_spelling(maker: str, grader: str) -> None:
+    found = _problems(f"- maker: {maker}\n- code-reviewer: {grader}\n")
+    assert len(found) == 1 and found[0].startswith("code-reviewer: it is the maker (program ")
+
+
+def test_the_run_refuses_the_maker_as_checker_under_another_spelling() -> None:
+    class Panel:
+        maker = "./tools/maker.sh"
+        checkers = ("python3 tools/review.py", f"bash {ROOT}/tools/maker.sh")
+        verifier = None
+
+    with pytest.raises(LocalUsageError, match="cannot be a checker"):
+        refuse_bad_panel(Panel(), root=ROOT)
+    Panel.checkers = ("python3 tools/review.py",)
+    refuse_bad_panel(Panel(), root=ROOT)
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "push", "git push", "git-push", "Push", "gh pr merge", "merge-to-main", "deploy:prod",
+        "force-push", "gh release create", "merge_pr", "bash (push)", "mergePR", "automerge",
+        "publish to pypi", "npm publish", "ship it", "Deploy to prod",
+    ],
+)  # fmt: skip
+def test_a_shipping_word_anywhere_ships(tool: str) -> None:
+    assert ships(tool)
+    assert m.shipping_tools([tool]) == [tool]  # the managed path's rule is the same one
+    found = _problems(f"- maker: command `m`\n  - Tools: read, {tool}\n")
+    assert found == [
+        f"maker: it holds a shipping permission ({tool}); only the coordinator may, behind a"
+        " person's confirmation"
+    ]
+    assert _problems(f"- coordinator: command `c`\n  - Tools: {tool}\n") == []
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["read", "edit", "write", "bash", "test", "grep", "glob", "web_search", "emergency-stop",
+     "pytest -q", "git diff", "git log"],
+)  # fmt: skip
+def test_reading_editing_and_testing_do_not_ship(tool: str) -> None:
+    assert not ships(tool)
+    assert _problems(f"- maker: command `m`\n  - Tools: {tool}\n") == []
+
+
+def test_a_shell_is_a_tool_that_runs_commands() -> None:
+    assert runs_commands("bash") and runs_commands("shell (ask)") and runs_commands("sh")
+    assert not runs_commands("read") and not runs_commands("edit")
+
+
+@pytest.mark.parametrize("line", ["- maker:", "- maker: ", "- maker: (none)"])
+def test_a_role_with_an_empty_backend_is_refused(line: str) -> None:
+    roster = parse_roster(f"## Roles\n\n{line}\n- verifier: command `v`\n")
+    assert roster.get("maker") is not None
+    assert roster.get("maker").backend is BackendKind.NONE  # type: ignore[union-attr]
+    assert _problems(f"{line}\n") == [
+        "maker: it has no backend; name a command, an agent, a node or a managed agent"
+    ]
+
+
+@pytest.mark.parametrize(
+    "line", ["- Maker: agent claude", "* maker: agent claude", "+ verifier: command `v`"]
+)
+def test_a_role_in_another_shape_is_named_not_taken_as_prose(line: str) -> None:
+    with pytest.raises(SpineFileError, match="a role reads `- "):
+        parse_roster(f"# Loop\n\n## Roles\n\nProse.\n\n{line}\n")
+    # prose bullets that name no role stay prose
+    assert parse_roster("## Roles\n\n- Note: the maker never grades.\n").roles == ()
+
+
+def test_check_refuses_a_node_the_table_does_not_list() -> None:
+    text = "- maker: node win, node ghost\n- verifier: node mac\n"
+    assert _problems(text, nodes={"win", "ghost", "mac"}) == []
+    assert _problems(text, nodes={"win", "mac"}) == [
+        "maker: ghost is not in the node table; run `relay join` on that machine, or name a"
+        " node `relay nodes` lists"
+    ]
+    assert _problems(text, nodes=set())[1].startswith("verifier: mac is not in the node table")
+    assert _problems(text) == []  # no table given: not checked
+
+
+def test_a_managed_role_with_a_shell_asks_a_person_for_it() -> None:
+    spec = parse_roster("## Roles\n\n- code-reviewer: managed-agent\n  - Tools: read, bash\n")
+    roles, _ = m.from_specs(spec.roles, {})
+    assert roles[0].ask == ("bash",)
+    configs = m.toolset(roles[0])["configs"]
+    assert {c["name"]: c["permission_policy"]["type"] for c in configs} == {
+        "read": "always_allow",
+        "bash": "always_ask",
+    }
+    # even a role built without asking gets its shell under always_ask
+    plain = m.ManagedRole("red-team", tools=("read", "bash"))
+    assert [c["permission_policy"]["type"] for c in m.toolset(plain)["configs"]] == [
+        "always_allow",
+        "always_ask",
+    ]
+    with pytest.raises(m.RosterError, match="ships"):
+        m.from_specs(
+            parse_roster("## Roles\n\n- maker: managed-agent\n  - Tools: gh pr merge\n").roles, {}
+        )
+
+
+def test_a_claim_held_at_the_barrier_says_so() -> None:
+    goals = (Goal("G1", "one", "true"), Goal("G2", "two", "true", depends=("G1",)))
+    board = Board("", (BoardRow("G1", "one"),))
+    assert waits_on(goals[1], goals, board) == ["G1"]
+    assert waits_on(goals[0], goals, board) == []
+    found = m.Claim("G2", "diff --git a/x b/x\n", "made")
+    why = m.not_judged(found, only=None, judged=0, budget=None, pending=["G1"])
+    assert why == "G2 waits on G1: a goal is judged only when every goal it depends on is done"
+    assert "no goal G2" in m.not_judged(found, only=None, judged=0, budget=None, known=False)
+    done = Board("", (BoardRow("G1", "one", state=GoalState.DONE),))
+    assert waits_on(goals[1], goals, done) == []
