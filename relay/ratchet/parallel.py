@@ -39,9 +39,11 @@ from relay.loop.parallel import (
 )
 from relay.loop.ratchet import Kept, only_goal_reason
 from relay.loop.records import HANDOVER_NAME, Iteration, goal_entry
+from relay.loop.threads import THREADS_DIR
 from relay.ratchet.engine import BOOKKEEPING, Ratchet, now_text
 from relay.ratchet.measure import measure
 from relay.ratchet.roles import TRANSCRIPTS
+from relay.ratchet.threads import ThreadStore
 
 LAND_SCRIPT = "land-{goal}.sh"
 
@@ -233,6 +235,11 @@ class Fanout:
             return None
         if not candidate.patch and candidate.stopped.startswith("interrupted"):
             return self.reopened(goal, row, candidate)
+        if not candidate.patch and candidate.row.state is GoalState.DONE:
+            # done in its worktree with no change (already met there): the main line checks
+            # it on its own baseline, where it is marked done or worked, never taken on trust
+            r.say(f"{goal.id}: done in its worktree with no change; checked on the main line")
+            return r._goal(goal, row, resumed=False)
         if not candidate.patch:
             self._settle(candidate, f"not kept, nothing to judge: {candidate.stopped}")
             return self.not_kept(goal, row, candidate)
@@ -451,9 +458,47 @@ class Fanout:
         why = f"the checker panel blocks group {self.group}'s whole change: " + "; ".join(
             f.text for f in reduced.findings if f.blocking
         )
+        self.take_back_group(goals, why, [who for who, _ in answers])
         r.state.questions.append(why)
         r.state.escalated = True
         return f"escalation: {why}"
+
+    def take_back_group(self, goals: tuple[Goal, ...], why: str, checkers: list[str]) -> None:
+        """A group whose whole change the panel blocks does not stay on the main line: its
+        change is taken back in one commit, its goals are open again with the finding in
+        their notes and in each checker's thread on each goal (the next brief carries it)."""
+        r = self.main
+        changed = r.tree.git("diff", "--name-only", "--no-renames", "-z", self.group_start, "HEAD")
+        paths = [
+            p for p in candidate_paths(x for x in changed.split("\0") if x)
+            if p not in BOOKKEEPING and not p.startswith(THREADS_DIR + "/")
+        ]  # fmt: skip
+        for path in paths:
+            if r.tree.git("ls-tree", "--name-only", self.group_start, "--", path).strip():
+                r.tree.git("checkout", self.group_start, "--", path)
+            else:
+                (r.root / path).unlink(missing_ok=True)
+        store = ThreadStore.of(r.root)
+        names = [r.options.checker_name(n) for n in range(1, len(checkers) + 1)]
+        for goal in goals:
+            for name in names:
+                store.append(name, goal.id, "flagged", why)
+        board = r.spine.board()
+        note = f"reopened: group {self.group}'s whole change was blocked; taken back"
+        for goal in goals:
+            r._write_board(replace(board.row_of(goal), state=GoalState.OPEN, notes=note))
+            board = r.spine.board()
+        r.tree.commit(
+            [*paths, *BOOKKEEPING],
+            f"loop: group {self.group} taken back (the checker panel blocks its whole change)",
+        )
+        for goal in goals:
+            r.state.kept[:] = [k for k in r.state.kept if k.goal != goal.id]
+            r.state.reverted.append(f"{goal.id}: {note}")
+        r.say(
+            f"group {self.group}: its change is taken back and"
+            f" {', '.join(g.id for g in goals)} are open again ({why})"
+        )
 
 
 def _applies(root: Path, patch: Path) -> bool:

@@ -198,3 +198,38 @@ def make_project(
     if accept is not None:
         assert project.loop("goal", "add", "Multiply", "--accept", accept).data == {"goal": "G1"}
     return project
+
+
+def goals_project(
+    tmp_path: Path, goals: list[tuple[str, str, tuple[str, ...], str | None]]
+) -> Project:
+    """The project with only the test gate, no retries, and these goals: (title, accept
+    command, dependencies, group or None)."""
+    from dataclasses import replace
+
+    from relay.loop.goals import render_goals as _render_goals
+    from relay.ratchet.files import Spine as _Spine
+
+    project = make_project(tmp_path, gates=(TEST_GATE,), retries=0, accept=None)
+    for title, accept, deps, _ in goals:
+        args = ["goal", "add", title, "--accept", accept]
+        for dep in deps:
+            args += ["--depends", dep]
+        assert project.loop(*args).status == 0
+    doc = _Spine(project.root).goals()
+    groups = [group for _, _, _, group in goals]
+    grouped = tuple(replace(g, group=groups[i]) for i, g in enumerate(doc.goals))
+    text = _render_goals(replace(doc, goals=grouped))  # `- Group:` as a person writes it
+    project.write("docs/loop/GOALS.md", text)
+    if any(groups):
+        project.git("commit", "-q", "-am", "goals grouped")
+    return project
+
+
+def board_rows(project: Project) -> dict[str, tuple[Any, str]]:
+    """Each goal's state and notes on the board."""
+    from relay.ratchet.files import Spine as _Spine
+
+    spine = _Spine(project.root)
+    board = spine.board()
+    return {g.id: (board.row_of(g).state, board.row_of(g).notes) for g in spine.goals().goals}
