@@ -632,10 +632,13 @@ def run_status(args: argparse.Namespace) -> Output:
 
 def _threads(root: Path) -> list[dict[str, Any]]:
     """Each role's thread on each goal: running, idle or waiting, with its last line."""
+    from relay.loop.threads import thread_keys
     from relay.ratchet.threads import ThreadStore
 
     store = ThreadStore.of(root)
-    return [
+    store.reconcile(root)  # a fresh clone's threads are the spine's
+    statuses = store.statuses()
+    found = [
         {
             "role": s.role,
             "goal": s.goal,
@@ -643,8 +646,22 @@ def _threads(root: Path) -> list[dict[str, Any]]:
             "since": s.since,
             "last": store.read(s.role, s.goal).last_line()[:100],
         }
-        for s in store.statuses()
+        for s in statuses
     ]
+    seen = {(s.role, s.goal) for s in statuses}
+    keys = thread_keys([(g.id, g.group) for g in Spine(root).goals().goals])
+    found += [  # threads with no work recorded on this machine: idle
+        {
+            "role": role,
+            "goal": goal,
+            "state": "idle",
+            "since": "",
+            "last": store.read(role, goal).last_line()[:100],
+        }
+        for role, goal in store.threads()
+        if (role, goal) not in seen and goal in keys
+    ]
+    return found
 
 
 def run_next(args: argparse.Namespace) -> Output:

@@ -10,6 +10,7 @@ words, fenced, never as instructions. The clock is always given.
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,26 @@ _ENTRY = re.compile(r"^### (\d+)\. (asked|answered|flagged) \((.+)\)$")
 def thread_path(role: str, goal: str) -> str:
     """Where a role's thread on a goal is kept, under the spine's state."""
     return f"{THREADS_DIR}/{role}/{goal}.md"
+
+
+def goal_stamp(goal_id: str, title: str, accept: str) -> str:
+    """What a goal *is*, for its threads: a goal id used again for another goal (another
+    title or acceptance) does not inherit the threads of the one before."""
+    return hashlib.sha256(f"{goal_id}\n{title}\n{accept}".encode()).hexdigest()[:16]
+
+
+def thread_keys(goals: Sequence[tuple[str, str | None]]) -> frozenset[str]:
+    """The keys threads may have in a spine whose GOALS.md holds ``goals`` (id, group):
+    each goal's id and ``group-G`` for each group; any other thread is another history's."""
+    return frozenset(
+        [g for g, _ in goals] + [f"group-{group}" for _, group in goals if group is not None]
+    )
+
+
+def continues(spine: str, live: str) -> bool:
+    """Whether a live thread continues the spine's copy of it (threads only grow, so the
+    spine's text is where the live one starts); otherwise the spine's is the truth."""
+    return live.startswith(spine)
 
 
 def role_word(who: str) -> str:

@@ -233,6 +233,7 @@ class Ratchet:
         self.state = RunState(started=time.monotonic())
         self.may_push = True  # a goal's own worktree (parallel makers) never pushes
         refuse_bad_panel(options, root=str(self.root))
+        ThreadStore.of(self.root).reconcile(self.root)  # the spine's threads are the source
 
     # --- the run ---
 

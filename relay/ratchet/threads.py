@@ -22,10 +22,13 @@ from relay.loop.threads import (
     Status,
     Thread,
     ThreadState,
+    continues,
+    goal_stamp,
     parse_status,
     parse_thread,
     render_status,
     render_thread,
+    thread_keys,
     with_entry,
 )
 
@@ -116,13 +119,53 @@ class ThreadStore:
                 found.append(got)
         return found
 
+    def reconcile(self, root: Path) -> None:
+        """Make the spine in ``root`` (its HEAD's ``docs/loop/state/threads``) the source:
+        a thread the spine has and the live store lacks or contradicts (a fresh clone,
+        another history) is taken from the spine; the live threads of a goal id now used
+        for another goal (another title or acceptance) are dropped, so it inherits none."""
+        goals = _goals(root)
+        if goals is None:
+            return
+        with _LOCK:
+            stamps = self.where / ".goals"
+            for goal_id, stamp in goals.stamps.items():
+                mark = stamps / goal_id
+                was = mark.read_text(encoding="utf-8").strip() if mark.is_file() else None
+                if was is not None and was != stamp:
+                    for old in self.where.glob(f"*/{goal_id}.*"):
+                        old.unlink(missing_ok=True)
+                if was != stamp:
+                    mark.parent.mkdir(parents=True, exist_ok=True)
+                    _write(mark, stamp + "\n")
+            spine = root / THREADS_DIR
+            for path in sorted(spine.glob("*/*.md")) if spine.is_dir() else ():
+                if path.stem not in goals.keys:
+                    continue
+                live = self._file(path.parent.name, path.stem)
+                text = path.read_text(encoding="utf-8")
+                have = live.read_text(encoding="utf-8") if live.is_file() else None
+                if have is None or not continues(text, have):
+                    live.parent.mkdir(parents=True, exist_ok=True)
+                    _write(live, text)
+
+    def threads(self) -> list[tuple[str, str]]:
+        """Every live thread, as (role, goal), by role then goal."""
+        if not self.where.is_dir():
+            return []
+        return [(p.parent.name, p.stem) for p in sorted(self.where.glob("*/*.md"))]
+
     def copy_into(self, root: Path) -> list[str]:
-        """Copy every thread under the spine's state in ``root``; the paths written."""
+        """Copy the threads of the goals (and groups) ``root``'s GOALS.md holds under its
+        spine's state (never another history's); the paths written."""
         written: list[str] = []
         if not self.where.is_dir():
             return written
+        goals = _goals(root)
         with _LOCK:
             for path in sorted(self.where.glob("*/*.md")):
+                if goals is not None and path.stem not in goals.keys:
+                    continue
                 rel = f"{THREADS_DIR}/{path.parent.name}/{path.name}"
                 target = root / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +173,28 @@ class ThreadStore:
                     shutil.copyfile(path, target)
                     written.append(rel)
         return written
+
+
+@dataclass(frozen=True)
+class _Goals:
+    stamps: dict[str, str]  # goal id: what the goal is (relay.loop.threads.goal_stamp)
+    keys: frozenset[str]  # the thread keys the spine may hold
+
+
+def _goals(root: Path) -> _Goals | None:
+    """The goals ``root``'s GOALS.md holds (None when it cannot be read: nothing is
+    filtered or dropped on a guess)."""
+    from relay.errors import RelayError
+    from relay.ratchet.files import Spine
+
+    try:
+        goals = Spine(root).goals().goals
+    except (RelayError, OSError):
+        return None
+    return _Goals(
+        {g.id: goal_stamp(g.id, g.title, g.accept) for g in goals},
+        thread_keys([(g.id, g.group) for g in goals]),
+    )
 
 
 def _write(path: Path, text: str) -> None:

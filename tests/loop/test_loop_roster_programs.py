@@ -16,6 +16,7 @@ from relay.loop.parallel import waits_on
 from relay.loop.programs import program_of, same_program
 from relay.loop.ratchet import refuse_bad_panel
 from relay.loop.roster import BackendKind, check_roster, parse_roster
+from relay.loop.threads import continues, goal_stamp, thread_keys
 from relay.loop.tools import runs_commands, ships
 
 ROOT = "/home/me/proj"
@@ -187,3 +188,15 @@ def test_a_claim_held_at_the_barrier_says_so() -> None:
     assert "no goal G2" in m.not_judged(found, only=None, judged=0, budget=None, known=False)
     done = Board("", (BoardRow("G1", "one", state=GoalState.DONE),))
     assert waits_on(goals[1], goals, done) == []
+
+
+def test_a_thread_belongs_to_one_goal_and_one_history() -> None:
+    one = goal_stamp("G1", "Multiply", "pytest tests/test_mul.py")
+    assert one == goal_stamp("G1", "Multiply", "pytest tests/test_mul.py")
+    assert one != goal_stamp("G1", "Negate", "pytest tests/test_mul.py")
+    assert one != goal_stamp("G1", "Multiply", "pytest tests/test_neg.py")
+    assert thread_keys([("G1", "a"), ("G2", None), ("G3", "a")]) == {
+        "G1", "G2", "G3", "group-a"
+    }  # fmt: skip
+    assert continues("# maker on G1\n", "# maker on G1\n\n### 1. asked (t)\n")
+    assert not continues("# maker on G1\n\n### 1. asked (t)\n", "# maker on G1\n")
