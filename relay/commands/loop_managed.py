@@ -188,9 +188,13 @@ def run_roster_create(args: argparse.Namespace) -> Output:
     state.environment, state.coordinator, state.agents = env.id, coordinator.id, ids
     state.session, state.threads = "", {}
     _save(root, state)
+    from relay.edges.worktree import WorkTree
+
+    # committed at once: the ids are the spine's, and a later run refuses a dirty tree
+    WorkTree.open(root).commit([m.STATE_NAME], "loop: the managed roster's agents")
     lines = [f"{name}: {agent}" for name, agent in ids.items()]
     lines.append(f"coordinator: {coordinator.id} (roster of {len(m.roster_ids(params))})")
-    lines.append(f"recorded in {m.STATE_NAME}")
+    lines.append(f"recorded in {m.STATE_NAME} and committed")
     return Output(
         lines=tuple(lines),
         data={

@@ -33,9 +33,10 @@ BACKLOG = "Backlog"
 BOARD_SECTION = "Goals"
 GOAL_ID = re.compile(r"G[1-9][0-9]*")
 BACKLOG_INTRO = (
-    "Worked by `relay loop run` one at a time, in this order, each done when its acceptance\n"
-    "command passes and every gate holds. `relay loop goal add` appends here; edit by hand\n"
-    "between runs if you like, keeping each goal's shape.\n"
+    "Worked by `relay loop run` in this order (independent goals several at once with\n"
+    "`--parallel N`, a goal only after every goal it depends on), each done when its\n"
+    "acceptance command passes and every gate holds. `relay loop goal add` appends here;\n"
+    "edit by hand between runs if you like, keeping each goal's shape.\n"
 )
 BOARD_INTRO = (
     "Each goal of GOALS.md as `relay loop` left it: open, in progress, done or blocked, with\n"
