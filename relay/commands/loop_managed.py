@@ -558,7 +558,9 @@ class ManagedRun:
             shutil.rmtree(work, ignore_errors=True)
         if any(k.goal == found.goal for k in report.kept):
             return True, ""
-        why = next((r for r in report.reverted if found.goal in r), report.stopped)
+        row = next((r for r in self.spine.board().rows if r.goal == found.goal), None)
+        board = f"{row.verdict}: {row.notes}".strip(": ") if row is not None and row.verdict else ""
+        why = next((r for r in report.reverted if found.goal in r), board or report.stopped)
         return False, why
 
 
