@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from relay.errors import SpineFileError
 from relay.loop.agents import parse_role
 from relay.loop.markdown import Section, body_lines, code_span, find, parse_code_span, sections
-from relay.loop.programs import program_of
+from relay.loop.programs import program_of, same_program
 from relay.loop.tools import shipping as shipping_tools
 
 LOOP_NAME = "docs/loop/LOOP.md"
@@ -447,7 +447,7 @@ def makers_allowed(roster: Roster, asked: int, *, maker: str | None = None) -> t
     role = roster.get(MAKER)
     if role is None or role.limits.copies is None:
         return asked, ""
-    if maker is not None and " ".join(maker.split()) != " ".join(role.target.split()):
+    if maker is not None and not same_program(maker, role.target):
         return asked, ""
     copies = role.limits.copies
     if asked <= copies:
@@ -602,7 +602,7 @@ def settings_for(roster: Roster, name: str, spec: str) -> RoleSettings | None:
     role = roster.get(name)
     if role is None:
         return None
-    same = " ".join(spec.split()) == " ".join(role.target.split())
+    same = same_program(spec, role.target)
     if not same and role.backend is not BackendKind.NODE:
         return None
     return role_settings(Roster(roles=(role,))).get(name, RoleSettings())

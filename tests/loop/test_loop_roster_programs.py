@@ -200,3 +200,17 @@ def test_a_thread_belongs_to_one_goal_and_one_history() -> None:
     }  # fmt: skip
     assert continues("# maker on G1\n", "# maker on G1\n\n### 1. asked (t)\n")
     assert not continues("# maker on G1\n\n### 1. asked (t)\n", "# maker on G1\n")
+
+
+def test_the_copies_limit_and_settings_follow_the_makers_program_not_its_spelling() -> None:
+    """A --maker spelt otherwise than the roster's maker skipped its copies and its
+    settings: the same program is the same maker."""
+    from relay.loop.roster import MAKER, makers_allowed, parse_roster, settings_for
+
+    roster = parse_roster(
+        "## Roles\n\n- maker: command `./tools/maker.sh`\n  - Limits: copies 2, turns 3\n"
+    )
+    assert makers_allowed(roster, 3, maker="sh tools/maker.sh")[0] == 2
+    assert makers_allowed(roster, 3, maker="./tools/other.sh")[0] == 3
+    assert settings_for(roster, MAKER, "bash ./tools//maker.sh") is not None
+    assert settings_for(roster, MAKER, "./tools/other.sh") is None
