@@ -172,11 +172,21 @@ class HubProcess:
         return self.start()
 
     def token(self, login: str, *, admin: bool = False) -> str:
-        """A fresh token for ``login`` from `relay hub token` (creating the user if new)."""
-        argv = relay_command("hub", "token", login, "--data", str(self.data_dir))
+        """A fresh token for ``login`` from `relay hub token` (creating the user if new),
+        run in this process: a setup step every hub and world takes, where a process would
+        cost its start-up each time (tests/hub runs the verb as a process)."""
+        import contextlib
+        import io
+
+        from relay.cli import main
+
+        argv = ["hub", "token", login, "--data", str(self.data_dir)]
         argv += ["--admin"] if admin else []
-        out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
-        return out.stdout.strip()
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(argv)
+        assert status == 0, f"relay hub token {login} -> {status}: {err.getvalue()}"
+        return out.getvalue().strip()
 
     def admin(self, method: str, path: str, body: Any = None) -> Any:
         """Call an admin endpoint and return its JSON (None for 204)."""
