@@ -334,6 +334,7 @@ SLOW_FIRST = (
     "relay/test_relay_attack_review.py",
     "relay/test_relay_ctrl_c.py",
     "loop/test_loop_node_maker.py",
+    "loop/test_loop_node_makers_two.py",
     "relay/test_relay_cli_habits.py",
     "relay/test_relay_controller.py",
     "relay/test_relay_newcomer_errors.py",
