@@ -101,8 +101,8 @@ def test_a_protected_default_branch_sends_relay_to_its_own_branch(blank: World) 
     data = git("show", f"relay-data:{LOOP}", cwd=world.bare)
     assert parse_master(data).data_branch == "relay-data"
     w.ok("join", "--node", WORKER, "--scheduler", "none")  # finds the branch by itself
-    c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
-    c.ok("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))  # on relay's branch too
+    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    c.call("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))  # on relay's branch too
     job = world.open_job()
     c.call("task", str(job), "--step", "git --version")
     done = w.run("watch", "--once")
@@ -187,7 +187,7 @@ def test_an_edit_to_the_spine_does_not_block_job_open_and_status_reads_the_fresh
     (c.clone / LOOP).write_text((c.clone / LOOP).read_text() + "\na person's note\n")
     n9 = _extra_node(world, "n9")
     n9.ok("join", "--node", "n9", "--scheduler", "none")
-    c.ok("nodes", "approve", "n9", "--fingerprint", key_of(n9, "n9"))
+    c.call("nodes", "approve", "n9", "--fingerprint", key_of(n9, "n9"))
     said = c.run("job", "open", "--worker", "n9", "--title", "T", "--objective", "O")
     assert said.returncode == 0, said.stderr
     assert "a person's note" in (c.clone / LOOP).read_text(), "the edit is left as it was"

@@ -127,7 +127,7 @@ def test_the_executor_gets_the_sections_prompt_for_its_node_and_the_task_as_quot
     )
     git("commit", "-qam", "our own agent prompt", cwd=c.clone)
     git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
-    c.ok("nodes", "sign", "--yes")  # the agent's instructions are trust data: the admin signs them
+    c.call("nodes", "sign", "--yes")  # the agent prompt is trust data: the admin signs it
     seen = tmp_path / "seen.md"
     agent = tmp_path / "agent.py"
     agent.write_text(f"import shutil, sys\nshutil.copy(sys.argv[-1], {str(seen)!r})\n")
@@ -160,8 +160,8 @@ def test_init_ends_by_opening_the_first_job_whose_worker_joins_after(blank: Worl
     assert blank.issue(number)["title"] == "Build fails"
     c.call("watch", "--once", "--node", CONTROLLER)  # a worker not yet joined breaks nothing
     w.ok("join", "--node", WORKER, "--scheduler", "none")
-    c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
-    c.ok("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))
+    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    c.call("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))
     c.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
     w.call("watch", "--once", "--node", WORKER)
     assert blank.heads(number)[-1].startswith("### RESULT 1 · done"), blank.heads(number)
@@ -222,7 +222,7 @@ def test_binary_artifacts_are_committed_when_the_master_section_allows(
     )
     git("commit", "-qam", "commit binary artifacts", cwd=c.clone)
     git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
-    c.ok("nodes", "sign", "--yes")  # the shared scope is trust data: the admin signs the edit
+    c.call("nodes", "sign", "--yes")  # the shared scope is trust data: the admin signs the edit
     make = "open('core.bin', 'wb').write(bytes(300))"
     c.call("task", str(job), "--step", f'"{PY}" -c "{make}"', "--artifact", "core.bin")
     world.worker.call("watch", "--once", "--node", WORKER)
@@ -244,7 +244,7 @@ def test_utf16_and_cp850_artifacts_are_redacted_as_text_even_when_binaries_are_c
     )
     git("commit", "-qam", "commit binary artifacts", cwd=c.clone)
     git("push", "-q", "origin", "HEAD:main", cwd=c.clone, auth=world.git_auth())
-    c.ok("nodes", "sign", "--yes")  # the shared scope is trust data: the admin signs the edit
+    c.call("nodes", "sign", "--yes")  # the shared scope is trust data: the admin signs the edit
     token = world.worker.token
     make = (
         "import pathlib;"
