@@ -61,9 +61,13 @@ typecheck: $(STAMP)
 # start once. Three workers: most tests wait on processes (hubs, git, watchers), so on two
 # cores a third worker fills the time the others wait (measured: 9m38s against 11m06s).
 PYTEST_WORKERS ?= 3
+# pytest-xdist hands out files with the most tests first unless told not to: the slow
+# end-to-end files (few tests each) would start last and run alone at the end; the
+# suite's own order (tests/conftest.py's SLOW_FIRST) starts them first.
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 unit: $(STAMP) tools
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest $(XDIST)
 
 test: lint lint-workflows typecheck unit
 
@@ -81,7 +85,7 @@ SLOW_IN_FAST := tests/protocol/test_protocol_interleavings.py \
 	tests/redact/test_redact_parallel.py tests/redact/test_redact_cli.py
 
 test-fast: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(FAST_TESTS) \
+	$(BIN)/pytest $(XDIST) $(FAST_TESTS) \
 	  $(addprefix --ignore=,$(SLOW_IN_FAST))
 
 bench: $(STAMP)

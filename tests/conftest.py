@@ -172,11 +172,21 @@ class HubProcess:
         return self.start()
 
     def token(self, login: str, *, admin: bool = False) -> str:
-        """A fresh token for ``login`` from `relay hub token` (creating the user if new)."""
-        argv = relay_command("hub", "token", login, "--data", str(self.data_dir))
+        """A fresh token for ``login`` from `relay hub token` (creating the user if new),
+        run in this process: a setup step every hub and world takes, where a process would
+        cost its start-up each time (tests/hub runs the verb as a process)."""
+        import contextlib
+        import io
+
+        from relay.cli import main
+
+        argv = ["hub", "token", login, "--data", str(self.data_dir)]
         argv += ["--admin"] if admin else []
-        out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
-        return out.stdout.strip()
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(argv)
+        assert status == 0, f"relay hub token {login} -> {status}: {err.getvalue()}"
+        return out.getvalue().strip()
 
     def admin(self, method: str, path: str, body: Any = None) -> Any:
         """Call an admin endpoint and return its JSON (None for 204)."""
@@ -305,26 +315,43 @@ real_crontab = getattr(_scheduler_fixtures(), "real_crontab")  # noqa: B009
 
 
 # The files that take longest start first: the suite runs one file per worker at a time
-# (`--dist loadfile`), so a slow file handed out last would run alone at the end while the
-# other workers wait. The slowest seen in `--durations` on 2 cores; the rest keep their order.
+# (`--dist loadfile`, `--no-loadscope-reorder` so that xdist keeps this order), so a slow
+# file handed out last would run alone at the end while the other workers wait. Ordered
+# by each file's wall time in a whole run on 2 cores (mostly waits on hubs and passes);
+# the rest keep their order.
 SLOW_FIRST = (
-    "loop/test_loop_agents.py",
     "relay/test_relay_trust.py",
-    "loop/test_loop_ratchet.py",
+    "relay/test_relay_seed.py",
     "relay/test_relay_soak.py",
-    "loop/test_loop_red_baseline.py",
-    "loop/test_loop_managed.py",
-    "loop/test_loop_node_maker.py",
+    "watchers_e2e/test_watchers_e2e_review.py",
+    "relay/test_relay_own_tree.py",
+    "relay/test_relay_hardening.py",
     "loop/test_loop_parallel.py",
-    "relay/test_relay_attack_review.py",
-    "edges/test_edges_github_hub.py",
     "protocol/test_protocol_interleavings.py",
-    "events/test_events_bench.py",
+    "watchers_e2e/test_watchers_e2e_doctor.py",
     "relay/test_relay_demo.py",
+    "events/test_events_actions.py",
+    "relay/test_relay_attack_review.py",
+    "relay/test_relay_ctrl_c.py",
+    "loop/test_loop_node_maker.py",
+    "loop/test_loop_node_makers_two.py",
+    "relay/test_relay_cli_habits.py",
+    "relay/test_relay_controller.py",
+    "relay/test_relay_newcomer_errors.py",
+    "loop/test_loop_ratchet.py",
+    "events/test_events_bench.py",
     "watchers_e2e/test_watchers_e2e_cron.py",
+    "events/test_events_webhook_e2e.py",
+    "relay/test_relay_watch.py",
     "loop/test_loop_third_party.py",
-    "relay/test_relay_progress.py",
     "loop/test_loop_verify_on.py",
+    "relay/test_relay_bad_inputs.py",
+    "loop/test_loop_red_baseline.py",
+    "relay/test_relay_setup.py",
+    "loop/test_loop_guards.py",
+    "watchers_e2e/test_watchers_e2e_join.py",
+    "loop/test_loop_unattended.py",
+    "loop/test_loop_agents.py",
 )
 WORLDS_FIRST = ("loop", "relay", "watchers_e2e", "events", "hub", "edges", "watchers")
 

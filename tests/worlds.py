@@ -153,26 +153,31 @@ class Node:
         """Run a verb with --json; its parsed output."""
         return data_of(self.ok(*args, "--json"))
 
-    def call(self, *args: str) -> str:
+    def call(self, *args: str, **extra: str) -> str:
         """Run a verb in-process (fast); its stdout. Fails the test on a non-zero exit."""
-        done = self.invoke(*args)
+        done = self.invoke(*args, **extra)
         assert done.returncode == 0, (
             f"relay {args} -> {done.returncode}: {done.stderr} {done.stdout[-2000:]}"
         )
         return done.stdout
 
-    def invoke(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    def invoke(
+        self, *args: str, token: str | None = None, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``relay.cli.main`` in this process with this node's token (or ``token``;
-        "" for none), capturing what it prints."""
+        "" for none) and the variables ``extra`` ("" unsets one), capturing what it prints.
+        A process costs its start-up (half a CPU-second): tests about what a verb does, not
+        about the process, run it here; each verb keeps tests that run it as a process."""
         from relay.cli import main
 
         out, err = io.StringIO(), io.StringIO()
         value = self.token if token is None else token
         with self.monkeypatch.context() as m:
-            if value:
-                m.setenv("RELAY_TOKEN", value)
-            else:
-                m.delenv("RELAY_TOKEN", raising=False)
+            for name, setting in {"RELAY_TOKEN": value, **extra}.items():
+                if setting:
+                    m.setenv(name, setting)
+                else:
+                    m.delenv(name, raising=False)
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status = main([*args, "--repo-dir", str(self.clone)])
         return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())

@@ -81,7 +81,7 @@ def worker_passes(world: World, tmp_path: Path) -> Iterator[None]:
     def passes() -> None:
         while not stop.is_set():
             world.worker.run("watch", "--once", env=env)
-            stop.wait(0.5)
+            stop.wait(2)  # a pass costs a process: no busier than a person would poll
 
     thread = threading.Thread(target=passes, daemon=True)
     thread.start()
@@ -212,7 +212,7 @@ def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
     def passes() -> None:
         while not stop.is_set():
             world.worker.run("watch", "--once", env=env)
-            stop.wait(0.5)
+            stop.wait(2)  # a pass costs a process: no busier than a person would poll
 
     worker = threading.Thread(target=passes, daemon=True)
     worker.start()

@@ -101,7 +101,7 @@ def two_workers(world: World, tmp_path: Path) -> Iterator[tuple[Node, Node, Path
         env = node.env(RELAY_LOOP_MAKER=maker, PATH=path)
         while not stop.is_set():
             node.run("watch", "--once", env=env)
-            stop.wait(0.5)
+            stop.wait(2)  # a pass costs a process: no busier than a person would poll
 
     threads = [
         threading.Thread(target=passes, args=(n,), daemon=True) for n in (world.worker, second)

@@ -39,7 +39,7 @@ def test_a_same_second_edit_of_a_persons_comment_never_approves(
         world.api(path, "DELETE")  # the second turned over: try the next comment
     else:
         pytest.skip("never landed an edit within the second")
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 0, "a comment carol never wrote approved a destructive TASK"
 
 
@@ -53,8 +53,8 @@ def test_deleted_evidence_and_a_rewritten_history_never_run_a_task_twice(
     (an Actions node, `fetch-depth: 0`) finds no trace and runs the task again."""
     eve = mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.worker.ok("watch", "--once")
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
     for comment in world.comments(job):
         if comment["body"].startswith(("### Claim", "### RESULT")):
@@ -64,7 +64,7 @@ def test_deleted_evidence_and_a_rewritten_history_never_run_a_task_twice(
     logged = git("log", "-1", "--format=%H", "origin/main", "--", log_path(job, 1), cwd=eve.clone)
     assert logged.strip()
     as_login(world, STRANGER, "push", "-qf", "origin", f"{logged.strip()}^:main", cwd=eve.clone)
-    world.controller.ok("watch", "--once", "--verbose")  # the controller's own account
+    world.controller.call("watch", "--once", "--verbose")  # the controller's own account
     assert world.labels(job) == {"awaiting:worker"}
     # the Actions runner: a fresh clone, the node key from its environment, the pin
     fresh = world.clone("runner")
@@ -135,18 +135,18 @@ def test_an_outsiders_needs_human_is_named_and_not_followed(
     mallory(world, monkeypatch)
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]}, login=STRANGER)
     for _ in range(2):
-        world.controller.ok("watch", "--once")
+        world.controller.call("watch", "--once")
     named = [
         c["body"] for c in world.comments(job) if f"`{STRANGER}` added `needs:human`" in c["body"]
     ]
     assert len(named) == 1
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.controller.call("task", str(job), "--step", appends(marker))
     assert "needs:human" not in world.labels(job)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
     # a person the controller obeys parks it: that stands
-    world.controller.ok("watch", "--once")
+    world.controller.call("watch", "--once")
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]})
     done = world.controller.run("task", str(job), "--step", "true")
     assert done.returncode != 0 and "needs:human" in world.labels(job)
@@ -159,27 +159,27 @@ def test_a_job_an_outsider_closes_is_opened_again_and_she_is_named(
     in silence. The controller opens it again and names her once; the TASK then runs."""
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.controller.ok("watch", "--once")  # its watcher has read the job
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.controller.call("watch", "--once")  # its watcher has read the job
     world.api(f"/issues/{job}", "PATCH", {"state": "closed"}, login=STRANGER)
-    world.controller.ok("watch", "--once")
+    world.controller.call("watch", "--once")
     assert world.issue(job)["state"] == "open"
     world.api(f"/issues/{job}", "PATCH", {"state": "closed"}, login=STRANGER)  # again
     for node in (world.controller, world.worker):
-        node.ok("watch", "--once")
+        node.call("watch", "--once")
     said = [c["body"] for c in world.comments(job) if f"`{STRANGER}` closed this job" in c["body"]]
     assert len(said) == 1 and world.issue(job)["state"] == "open"
     assert runs(marker) == 1
     # one of the job's own people closing it decides: it stays closed
     world.api(f"/issues/{job}", "PATCH", {"state": "closed"})
-    world.controller.ok("watch", "--once")
+    world.controller.call("watch", "--once")
     assert world.issue(job)["state"] == "closed"
 
 
 def test_state_files_are_private_after_a_pass(world: World, job: int) -> None:
     """Issue, smaller breaks: state, lock and cache files are 0600 in a 0700 directory."""
-    world.controller.ok("task", str(job), "--step", "git --version")
-    world.worker.ok("watch", "--once")
+    world.controller.call("task", str(job), "--step", "git --version")
+    world.worker.call("watch", "--once")
     root = NodeState.for_clone(world.worker.clone).root
     loose = [
         f"{p.relative_to(root)} {p.stat().st_mode & 0o777:o}"
@@ -195,9 +195,9 @@ def test_c1_controls_in_a_title_reach_no_terminal(world: World) -> None:
     """Issue, smaller breaks: every C0/C1 control and bidi character is shown escaped in
     CLI output. An 8-bit CSI (U+009B) is a C1 control."""
     job = world.open_job(title="Build \x9b2J\x9b31mfails \u2066x\u2069 \x1b]0;t\x07")
-    world.controller.ok("task", str(job), "--step", "git --version")
-    world.worker.ok("watch", "--once")
-    out = world.controller.ok("status") + world.controller.ok("result", str(job))
+    world.controller.call("task", str(job), "--step", "git --version")
+    world.worker.call("watch", "--once")
+    out = world.controller.ok("status") + world.controller.call("result", str(job))
     raw = [hex(ord(ch)) for ch in out if ch in "\x9b\x1b\x07\u2066\u2069"]
     assert not raw, raw
 

@@ -30,7 +30,7 @@ def test_an_account_removed_from_the_table_gives_no_more_instructions(
     world: World, job: int
 ) -> None:
     c, w = world.controller, world.worker
-    c.ok("task", str(job), "--step", "echo STALE-TRUST-RAN")
+    c.call("task", str(job), "--step", "echo STALE-TRUST-RAN")
     # the worker's clone has not pulled yet; the table on the remote no longer trusts octo
     loop = c.clone / "docs/loop/LOOP.md"
     text = loop.read_text()
@@ -51,7 +51,7 @@ def test_an_account_removed_from_the_table_gives_no_more_instructions(
 
 def test_labels_added_while_a_task_runs_are_kept(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    c.ok("task", str(job), "--step", f'"{PY}" -c "import time; time.sleep(2)"')
+    c.call("task", str(job), "--step", f'"{PY}" -c "import time; time.sleep(2)"')
     proc = start(w, "watch", "--once")
     deadline = time.monotonic() + 30
     while "working" not in world.labels(job) and time.monotonic() < deadline:
@@ -68,7 +68,7 @@ def test_a_stopped_pass_takes_its_running_step_with_it(
     c, w = world.controller, world.worker
     marker = tmp_path / "after-the-step"
     step = f'"{PY}" -c "import time; time.sleep(3); open({str(marker)!r}, \'w\')"'
-    c.ok("task", str(job), "--step", step)
+    c.call("task", str(job), "--step", step)
     proc = start(w, "watch", "--once")
     deadline = time.monotonic() + 30
     while "working" not in world.labels(job) and time.monotonic() < deadline:
@@ -83,7 +83,7 @@ def test_a_stopped_pass_takes_its_running_step_with_it(
 
 def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    c.ok("task", str(job), "--step", "git --version", "--checkout", "no-such-branch")
+    c.call("task", str(job), "--step", "git --version", "--checkout", "no-such-branch")
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
@@ -96,7 +96,7 @@ def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -
 def test_a_branch_task_leaves_the_clone_on_its_own_branch(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     git("push", "-q", "origin", "main:feature", cwd=c.clone, auth=world.git_auth())
-    c.ok("task", str(job), "--step", "git rev-parse --abbrev-ref HEAD", "--checkout", "feature")
+    c.call("task", str(job), "--step", "git rev-parse --abbrev-ref HEAD", "--checkout", "feature")
     assert w.run("watch", "--once").returncode == 0
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
     assert "\nfeature\n" in log
@@ -108,7 +108,7 @@ def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int
     (w.clone / "local.txt").write_text("a person's work in progress\n")
     git("add", "local.txt", cwd=w.clone)
     git("commit", "-qm", "local work", cwd=w.clone)
-    c.ok("task", str(job), "--step", "test ! -e local.txt")
+    c.call("task", str(job), "--step", "test ! -e local.txt")
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
@@ -119,7 +119,7 @@ def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int
 
 def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: int) -> None:
     c, w = world.controller, world.worker
-    c.ok("task", str(job), "--step", "echo scribble >> README.md")
+    c.call("task", str(job), "--step", "echo scribble >> README.md")
     assert w.run("watch", "--once").returncode == 0
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result
@@ -127,7 +127,7 @@ def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: in
     assert "scribble" not in (w.clone / "README.md").read_text()  # the person's tree
     # the scribble is dropped before the next TASK, which runs
     c.call("watch", "--once")
-    c.ok("task", str(job), "--step", "! grep -q scribble README.md")
+    c.call("task", str(job), "--step", "! grep -q scribble README.md")
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
     second = world.comments(job)[-1]["body"]
@@ -144,7 +144,7 @@ def test_the_claims_lease_covers_every_step_running_to_its_timeout(world: World,
 
     c, w = world.controller, world.worker
     w.ok("join", "--step-timeout", "3600")
-    c.ok("task", str(job), "--step", "true", "--step", "true", "--step", "true")
+    c.call("task", str(job), "--step", "true", "--step", "true", "--step", "true")
     assert w.run("watch", "--once").returncode == 0
     bodies = [x["body"] for x in world.comments(job) if x["body"].startswith("### Claim")]
     assert len(bodies) == 1

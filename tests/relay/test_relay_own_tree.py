@@ -43,14 +43,14 @@ def _untouched(clone: Any, expected: dict[str, str]) -> None:
 def test_a_dirty_working_clone_on_both_sides(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     mine, theirs = _dirty(c.clone), _dirty(w.clone)
-    c.ok("task", str(job), "--step", "cat README.md", "--step", "test ! -e scratch.txt")
+    c.call("task", str(job), "--step", "cat README.md", "--step", "test ! -e scratch.txt")
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result  # not `blocked`
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
     assert "a person's edit" not in log  # the steps ran at the commit, not in the person's tree
-    c.ok("watch", "--once")
+    c.call("watch", "--once")
     assert world.labels(job) == {"awaiting:controller"}
     _untouched(c.clone, mine)
     _untouched(w.clone, theirs)
@@ -101,10 +101,10 @@ def test_a_protected_default_branch_sends_relay_to_its_own_branch(blank: World) 
     data = git("show", f"relay-data:{LOOP}", cwd=world.bare)
     assert parse_master(data).data_branch == "relay-data"
     w.ok("join", "--node", WORKER, "--scheduler", "none")  # finds the branch by itself
-    c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
-    c.ok("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))  # on relay's branch too
+    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
+    c.call("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))  # on relay's branch too
     job = world.open_job()
-    c.ok("task", str(job), "--step", "git --version")
+    c.call("task", str(job), "--step", "git --version")
     done = w.run("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
@@ -158,9 +158,9 @@ def test_an_unpushed_commit_and_an_edit_do_not_block_the_controller_nor_get_reba
     c, w = world.controller, world.worker
     mine = _local_commit(c.clone)
     edits = _dirty(c.clone)
-    c.ok("task", str(job), "--step", "git --version")
+    c.call("task", str(job), "--step", "git --version")
     assert w.run("watch", "--once").returncode == 0
-    c.ok("watch", "--once")
+    c.call("watch", "--once")
     said = c.run("task", str(job), "--step", "true")
     assert said.returncode == 0, said.stderr
     assert git("rev-parse", "HEAD", cwd=c.clone).strip() == mine, "the commit was rebased"
@@ -170,10 +170,10 @@ def test_an_unpushed_commit_and_an_edit_do_not_block_the_controller_nor_get_reba
 def test_a_clean_clone_with_one_local_commit_is_not_rebased(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     mine = _local_commit(c.clone)
-    c.ok("task", str(job), "--step", "git --version")
+    c.call("task", str(job), "--step", "git --version")
     assert w.run("watch", "--once").returncode == 0  # the remote moves on: a log
-    c.ok("watch", "--once")
-    c.ok("task", str(job), "--step", "true")
+    c.call("watch", "--once")
+    c.call("task", str(job), "--step", "true")
     assert git("rev-parse", "HEAD", cwd=c.clone).strip() == mine, "the commit was rebased"
     assert git("rev-parse", "HEAD~1", cwd=c.clone).strip() != world.remote_head()
 
@@ -187,7 +187,7 @@ def test_an_edit_to_the_spine_does_not_block_job_open_and_status_reads_the_fresh
     (c.clone / LOOP).write_text((c.clone / LOOP).read_text() + "\na person's note\n")
     n9 = _extra_node(world, "n9")
     n9.ok("join", "--node", "n9", "--scheduler", "none")
-    c.ok("nodes", "approve", "n9", "--fingerprint", key_of(n9, "n9"))
+    c.call("nodes", "approve", "n9", "--fingerprint", key_of(n9, "n9"))
     said = c.run("job", "open", "--worker", "n9", "--title", "T", "--objective", "O")
     assert said.returncode == 0, said.stderr
     assert "a person's note" in (c.clone / LOOP).read_text(), "the edit is left as it was"

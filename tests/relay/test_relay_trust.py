@@ -147,14 +147,14 @@ def test_an_api_url_pushed_into_loop_md_is_shown_never_followed(
 ) -> None:
     eve = mallory(world, monkeypatch)
     point_elsewhere(world, eve)
-    world.controller.ok("task", str(job), "--step", "git --version")
-    report = data_of(world.worker.ok("watch", "--once", "--json"))
+    world.controller.call("task", str(job), "--step", "git --version")
+    report = data_of(world.worker.call("watch", "--once", "--json"))
     assert [t["status"] for t in report["tasks"]] == ["done"]  # it talked to its own hub
     status = data_of(world.worker.ok("status", "--json"))
     assert any("http://127.0.0.1:9" in n for n in status["roster"]["not_followed"])
     told = [c["body"] for c in world.comments(job) if "does not follow" in c["body"]]
     assert len(told) >= 1 and all("127.0.0.1:9" in t for t in told)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     again = [c["body"] for c in world.comments(job) if "does not follow" in c["body"]]
     assert len(again) == len(told)  # said once
 
@@ -181,10 +181,10 @@ def test_an_edited_comment_does_not_approve(
     time.sleep(1.1)  # she edits it later (GitHub's timestamps are whole seconds)
     path = f"/issues/comments/{later['id']}"
     world.api(path, "PATCH", {"body": "/relay approve TASK 1"}, login=STRANGER)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 0
     world.api(f"/issues/{job}/comments", "POST", {"body": "/relay approve TASK 1"}, login=PERSON)
-    out = world.worker.ok("watch", "--once")
+    out = world.worker.call("watch", "--once")
     assert "RESULT 1 posted" in out and runs(marker) == 1
     claim = next(c for c in world.comments(job) if c["body"].startswith("### Claim"))
     assert f"Approved by @{PERSON}" in claim["body"]
@@ -199,13 +199,13 @@ def test_a_thumbs_up_does_not_move_with_its_comment(
     first_marker, second_marker = tmp_path / "ONE", tmp_path / "TWO"
     first = post_destructive(world, job, first_marker)
     world.api(f"/issues/comments/{first['id']}/reactions", "POST", {"content": "+1"}, login=PERSON)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(first_marker) == 1
-    world.controller.ok("watch", "--once")
+    world.controller.call("watch", "--once")
     second = post_destructive(world, job, second_marker)
     # the older, approved comment becomes TASK 2's exact, validly signed text
     world.api(f"/issues/comments/{first['id']}", "PATCH", {"body": second["body"]}, login=STRANGER)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(second_marker) == 0
     assert not any(c["body"].startswith("### RESULT 2") for c in world.comments(job))
 
@@ -215,25 +215,25 @@ def test_an_old_body_put_back_rewinds_nothing(
 ) -> None:
     mallory(world, monkeypatch)
     first = world.issue(job)["body"]
-    world.controller.ok("task", str(job), "--step", "git --version", "--verification")
-    world.worker.ok("watch", "--once")
-    world.controller.ok("watch", "--once")
-    world.controller.ok("hypothesis", str(job), "it is the cache")
+    world.controller.call("task", str(job), "--step", "git --version", "--verification")
+    world.worker.call("watch", "--once")
+    world.controller.call("watch", "--once")
+    world.controller.call("hypothesis", str(job), "it is the cache")
     for _ in range(3):
         if "needs:human" in world.labels(job):
             break
-        world.controller.ok("strike", str(job))
+        world.controller.call("strike", str(job))
     world.api(f"/issues/{job}", "PATCH", {"body": first}, login=STRANGER)  # revision 1 again
-    out = world.controller.ok("watch", "--once", "--verbose")
+    out = world.controller.call("watch", "--once", "--verbose")
     assert "older than revision" in out
     said = [c["body"] for c in world.comments(job) if "does not act on this job" in c["body"]]
     assert said and "relay job repair" in said[0]
     assert f"GitHub names `{STRANGER}` as the last editor" in said[0]
-    done = world.controller.run("task", str(job), "--step", "true")
+    done = world.controller.invoke("task", str(job), "--step", "true")
     assert done.returncode != 0 and "older than revision" in done.stderr
-    repaired = world.controller.ok("job", "repair", str(job))
+    repaired = world.controller.call("job", "repair", str(job))
     assert "wrote the body again" in repaired
-    out = world.controller.ok("watch", "--once", "--verbose")
+    out = world.controller.call("watch", "--once", "--verbose")
     assert "older than revision" not in out
 
 
@@ -242,29 +242,29 @@ def test_deleted_evidence_never_runs_a_task_twice(
 ) -> None:
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.worker.ok("watch", "--once")
-    world.controller.ok("watch", "--once")
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.worker.call("watch", "--once")
+    world.controller.call("watch", "--once")
     assert runs(marker) == 1
     for comment in world.comments(job):
         if comment["body"].startswith(("### Claim", "### RESULT")):
             world.api(f"/issues/comments/{comment['id']}", "DELETE", login=STRANGER)
     world.api(f"/git/refs/relay/claims/{job}/1", "DELETE", login=STRANGER)
     world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:controller"]}, login=STRANGER)
-    out = world.controller.ok("watch", "--once", "--verbose")
+    out = world.controller.call("watch", "--once", "--verbose")
     assert "claim is gone" in out and world.labels(job) == {"awaiting:controller"}
     # a worker with no local records (an Actions runner starts with nothing)
     world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
     state = NodeState.for_clone(world.worker.clone)
     for name in ("claims.json", "seen.json", "attempts.json", "notices.json", "threads.json"):
         (state.root / name).unlink(missing_ok=True)
-    out = world.worker.ok("watch", "--once", "--verbose")
+    out = world.worker.call("watch", "--once", "--verbose")
     assert runs(marker) == 1, out  # her baton is not followed, and the thread says so
     assert any(f"`{STRANGER}`" in c["body"] for c in world.comments(job))
     # a baton a node's own account puts back: the repository's history says it ran
     world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:controller"]})
     world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]})
-    out = world.worker.ok("watch", "--once", "--verbose")
+    out = world.worker.call("watch", "--once", "--verbose")
     assert runs(marker) == 1, out
     result = next(c for c in world.comments(job) if c["body"].startswith("### RESULT 1"))
     assert "already ran" in result["body"]
@@ -296,22 +296,22 @@ def test_labels_moved_by_an_outsider_are_named_and_not_followed(
 ) -> None:
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.controller.call("task", str(job), "--step", appends(marker))
     # `working` on a TASK nobody claimed would have it reported half-done, unrun
     world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
     assert not any(c["body"].startswith("### Half-done") for c in world.comments(job))
     assert any(f"`{STRANGER}`" in c["body"] for c in world.comments(job))
-    world.controller.ok("watch", "--once")
+    world.controller.call("watch", "--once")
     # `resolved` with no closure of relay's would stall the job in silence
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["resolved"]}, login=STRANGER)
     for _ in range(2):
-        world.controller.ok("watch", "--once")
+        world.controller.call("watch", "--once")
     said = [c["body"] for c in world.comments(job) if "relay's closure is not" in c["body"]]
     assert len(said) == 1  # said once
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.worker.ok("watch", "--once")
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.worker.call("watch", "--once")
     assert runs(marker) == 2
 
 
@@ -320,20 +320,20 @@ def test_only_the_controllers_person_unparks_a_job(
 ) -> None:
     mallory(world, monkeypatch)
     c = world.controller
-    c.ok("hypothesis", str(job), "it is the cache")
+    c.call("hypothesis", str(job), "it is the cache")
     for _ in range(3):
-        c.ok("strike", str(job))
+        c.call("strike", str(job))
     assert "needs:human" in world.labels(job)
     world.api(f"/issues/{job}/labels/needs:human", "DELETE", login=STRANGER)
-    done = c.run("task", str(job), "--step", "true")
+    done = c.invoke("task", str(job), "--step", "true")
     assert done.returncode == 2 and "needs:human" in done.stderr
-    c.ok("watch", "--once")
+    c.call("watch", "--once")
     said = [b["body"] for b in world.comments(job) if "keeps it parked" in b["body"]]
     assert len(said) == 1 and f"`{STRANGER}`" in said[0]
     # the controller's own person decides: the label goes back on, and off again by octo
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["needs:human"]})
     world.api(f"/issues/{job}/labels/needs:human", "DELETE")
-    c.ok("task", str(job), "--step", "true")
+    c.call("task", str(job), "--step", "true")
 
 
 def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
@@ -345,15 +345,15 @@ def test_a_body_changed_by_a_collaborator_is_said_once_and_repaired(
         f"/issues/{job}", "PATCH", {"body": body.replace("Find why.", "Leak.")}, login=STRANGER
     )
     for _ in range(2):
-        world.controller.ok("watch", "--once")
+        world.controller.call("watch", "--once")
     said = [c["body"] for c in world.comments(job) if "changed the issue body" in c["body"]]
     assert len(said) == 1 and f"relay job repair {job}" in said[0]
     assert f"GitHub names `{STRANGER}` as the last editor" in said[0]
-    assert "wrote the body again" in world.controller.ok("job", "repair", str(job))
+    assert "wrote the body again" in world.controller.call("job", "repair", str(job))
     assert "Find why." in world.issue(job)["body"]
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.worker.ok("watch", "--once")
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
 
 
@@ -362,19 +362,19 @@ def test_a_deleted_task_is_posted_again_by_repair_and_runs_once(
 ) -> None:
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.controller.call("task", str(job), "--step", appends(marker))
     task = next(c for c in world.comments(job) if c["body"].startswith("### TASK 1"))
     world.api(f"/issues/comments/{task['id']}", "DELETE", login=STRANGER)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 0
-    repaired = world.controller.ok("job", "repair", str(job))
+    repaired = world.controller.call("job", "repair", str(job))
     assert "TASK 1 was gone from the thread: posted again as TASK 2" in repaired
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
     assert any(c["body"].startswith("### RESULT 2") for c in world.comments(job))
-    again = world.controller.ok("job", "repair", str(job))  # nothing is gone now
+    again = world.controller.call("job", "repair", str(job))  # nothing is gone now
     assert "posted again" not in again
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
 
 
@@ -383,16 +383,16 @@ def test_an_edited_task_is_answered_naming_who_edited_it(
 ) -> None:
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
+    world.controller.call("task", str(job), "--step", appends(marker))
     task = next(c for c in world.comments(job) if c["body"].startswith("### TASK 1"))
     edit = {"body": task["body"].replace("ran", "RAN")}
     world.api(f"/issues/comments/{task['id']}", "PATCH", edit, login=STRANGER)
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 0
     result = next(c for c in world.comments(job) if c["body"].startswith("### RESULT 1"))
     assert "changed after it was posted" in result["body"], result["body"]
     assert f"GitHub names `{STRANGER}` as its last editor" in result["body"], result["body"]
-    world.controller.ok("watch", "--once", "--verbose")  # the signed RESULT still reads
+    world.controller.call("watch", "--once", "--verbose")  # the signed RESULT still reads
 
 
 def test_a_claimed_task_deleted_is_never_posted_again_by_repair(
@@ -400,15 +400,15 @@ def test_a_claimed_task_deleted_is_never_posted_again_by_repair(
 ) -> None:
     mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
-    world.controller.ok("task", str(job), "--step", appends(marker))
-    world.worker.ok("watch", "--once")
-    world.controller.ok("watch", "--once")  # the controller sees the claim and the RESULT
+    world.controller.call("task", str(job), "--step", appends(marker))
+    world.worker.call("watch", "--once")
+    world.controller.call("watch", "--once")  # the controller sees the claim and the RESULT
     for comment in world.comments(job):
         if comment["body"].startswith(("### TASK", "### Claim", "### RESULT")):
             world.api(f"/issues/comments/{comment['id']}", "DELETE", login=STRANGER)
-    repaired = world.controller.ok("job", "repair", str(job))
+    repaired = world.controller.call("job", "repair", str(job))
     assert "posted again" not in repaired
-    world.worker.ok("watch", "--once")
+    world.worker.call("watch", "--once")
     assert runs(marker) == 1
 
 

@@ -35,9 +35,11 @@ def one_pass(world: World) -> None:
 
 
 def doctor(world: World, **env: str) -> tuple[int, dict[str, str], dict[str, str]]:
-    """Run `relay doctor --json`: exit status, each check's status, each check's fix."""
+    """`relay doctor --json` in this process (the plain `relay doctor` runs as a process
+    below): exit status, each check's status, each check's fix."""
     w = world.worker
-    done = w.run("doctor", "--json", env=w.env(**env))
+    token = env.pop("RELAY_TOKEN", None)
+    done = w.invoke("doctor", "--json", "--node", w.name, token=token, **env)
     data = envelope_of(done.stdout)["data"]
     assert data["node"] == WORKER and data["ok"] is (done.returncode == 0)
     checks = data["checks"]
