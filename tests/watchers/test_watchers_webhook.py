@@ -7,7 +7,6 @@ import hashlib
 import hmac
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -253,21 +252,19 @@ def test_answer_comes_at_once_while_the_pass_is_still_running() -> None:
     body = payload("issues_labeled.json")
     recorder = Recorder()
 
-    async def scenario() -> tuple[int, float, list[str], list[str]]:
+    async def scenario() -> tuple[int, list[str], list[str]]:
+        # the pass waits on the gate until after the answer: an answer at all is at once
         recorder.gate = asyncio.Event()
         async with receiver(recorder) as (session, url):
-            started = time.perf_counter()
             status, _ = await deliver(session, url, body, signature=sign(SECRET, body))
-            elapsed = time.perf_counter() - started
             await settle()
             unfinished = list(recorder.finished)
             recorder.gate.set()
             await settle()
-            return status, elapsed, unfinished, list(recorder.finished)
+            return status, unfinished, list(recorder.finished)
 
-    status, elapsed, while_blocked, after = run(scenario())
+    status, while_blocked, after = run(scenario())
     assert status == 202
-    assert elapsed < 0.5, f"answered after {elapsed:.3f} s"
     assert while_blocked == [] and after == ["d-1"]
 
 
