@@ -34,12 +34,12 @@ def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = Fa
     """Open the node the flags name; ``pull`` first fetches (so a node that joined since is
     known: the spine is read at the remote's tip) and fast-forwards the person's clone
     when that is safe; their commits and edits never block a verb, nor are rebased."""
-    from relay.node.context import open_node
-
-    if pull:
+    if pull:  # before the node's modules load: the fetch is the verb's first request
         from relay.edges.git import Clone
 
         Clone.open((args.repo_dir or Path.cwd()).resolve()).refresh()
+    from relay.node.context import open_node
+
     return open_node(
         repo_dir=args.repo_dir,
         node=getattr(args, "node", None),
@@ -95,9 +95,8 @@ def plan_on_issue(
 ) -> Plan:
     """Pull, load the issue ``args.issue``, plan purely with ``make`` (given the issue, the
     node and the caller's numeric account id), carry the plan out; the plan."""
+    ctx = context(args, pull=True)  # the fetch first: the planner's modules load after it
     from relay.node.apply import apply_plan
-
-    ctx = context(args, pull=True)
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
         refuse_rolled_back(ctx, issue)

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, plan_on_issue
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
-from relay.protocol import Outcome, plan_hypothesis
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.node.context import NodeContext
+    from relay.protocol import Issue
+    from relay.protocol.planners import Plan
+
+# relay.protocol.Outcome's values (a test holds them equal): the parser is built without
+# loading the protocol's models
+OUTCOMES = ("untested", "confirmed", "refuted", "inconclusive")
 
 
 def register(sub: Any) -> None:
@@ -18,8 +26,8 @@ def register(sub: Any) -> None:
     p.add_argument("text", help="the hypothesis, in one sentence")
     p.add_argument(
         "--outcome",
-        choices=[o.value for o in Outcome],
-        default=Outcome.UNTESTED.value,
+        choices=OUTCOMES,
+        default=OUTCOMES[0],
         help="what testing it showed so far",
     )
     add_common(p)
@@ -28,13 +36,20 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Output:
     """Write the hypothesis (or its new outcome) into the issue body."""
-    outcome = Outcome(args.outcome)
-    plan_on_issue(
-        args,
-        lambda issue, ctx, caller: plan_hypothesis(
-            issue, ctx.master, node=ctx.node, text=args.text, outcome=outcome, caller=caller
-        ),
-    )
+
+    def plan(issue: Issue, ctx: NodeContext, caller: int) -> Plan:
+        from relay.protocol import Outcome, plan_hypothesis
+
+        return plan_hypothesis(
+            issue,
+            ctx.master,
+            node=ctx.node,
+            text=args.text,
+            outcome=Outcome(args.outcome),
+            caller=caller,
+        )
+
+    plan_on_issue(args, plan)
     return Output(
         lines=(f"#{args.issue}: hypothesis recorded ({args.outcome})",),
         data={"issue": args.issue, "outcome": args.outcome},

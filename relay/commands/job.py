@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
-from relay.edges.github import GitHubClient
-from relay.node.apply import apply_plan
-from relay.node.context import NodeContext, client
-from relay.protocol import plan_open_job
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.edges.github import GitHubClient
+    from relay.node.context import NodeContext
 
 
 def register(sub: Any) -> None:
@@ -42,6 +42,10 @@ def register(sub: Any) -> None:
 def run_open(args: argparse.Namespace) -> Output:
     """Open the issue with its body and baton; print its number."""
     ctx = context(args, pull=True)
+    from relay.node.apply import apply_plan
+    from relay.node.context import client
+    from relay.protocol import plan_open_job
+
     plan = plan_open_job(
         ctx.master,
         controller=ctx.node,
@@ -72,6 +76,8 @@ def run_repair(args: argparse.Namespace) -> Output:
     from relay.protocol.body import render_body
 
     ctx = context(args, pull=True)
+    from relay.node.context import client
+
     kept, _task = ctx.state.kept_job(args.issue)
     if kept is None:
         raise ConfigError(
@@ -107,6 +113,7 @@ def run_repair(args: argparse.Namespace) -> Output:
 async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | None) -> str | None:
     """Post the controller's kept TASK again under a new number when its comment is gone
     and it never ran; what was done, in words (None: nothing to do)."""
+    from relay.node.apply import apply_plan
     from relay.node.observe import load_issue
     from relay.protocol import TaskMsg, parse_message, plan_task
     from relay.protocol.baton import State

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.node.context import NodeContext
+    from relay.protocol import Issue
+    from relay.protocol.planners import Plan
 
 from relay.commands.common import add_common, plan_on_issue
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
-from relay.protocol import plan_strike
-from relay.protocol.labels import Label
 
 
 def register(sub: Any) -> None:
@@ -23,12 +26,17 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Output:
     """Count the strike; on the third, escalate to needs:human."""
-    plan = plan_on_issue(
-        args,
-        lambda issue, ctx, caller: plan_strike(
+
+    def plan(issue: Issue, ctx: NodeContext, caller: int) -> Plan:
+        from relay.protocol import plan_strike
+
+        return plan_strike(
             issue, ctx.master, node=ctx.node, hypothesis=args.hypothesis, caller=caller
-        ),
-    )
-    parked = plan.labels is not None and Label.NEEDS_HUMAN.value in plan.labels
+        )
+
+    done = plan_on_issue(args, plan)
+    from relay.protocol.labels import Label
+
+    parked = done.labels is not None and Label.NEEDS_HUMAN.value in done.labels
     line = "parked on needs:human" if parked else "strike counted"
     return Output(lines=(f"#{args.issue}: {line}",), data={"issue": args.issue, "parked": parked})

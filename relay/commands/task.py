@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, refuse_rolled_back, run_async, with_issue
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
-from relay.edges.github import GitHubClient
-from relay.node.apply import apply_plan
-from relay.protocol import Issue, plan_task
-from relay.protocol.planners import Plan
-from relay.protocol.snapshot import LabelEvent
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.edges.github import GitHubClient
+    from relay.protocol import Issue
+    from relay.protocol.planners import Plan
+    from relay.protocol.snapshot import LabelEvent
 
 
 def register(sub: Any) -> None:
@@ -74,6 +75,8 @@ async def parked_events(gh: GitHubClient, issue: Issue) -> tuple[LabelEvent, ...
 def run(args: argparse.Namespace) -> Output:
     """Plan the TASK purely (as the calling account), then post it; the baton moves last."""
     ctx = context(args, pull=True)
+    from relay.node.apply import apply_plan
+    from relay.protocol import plan_task
 
     async def body(gh: GitHubClient, issue: Issue) -> Plan:
         refuse_rolled_back(ctx, issue)

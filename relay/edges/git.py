@@ -172,7 +172,7 @@ class Clone:
             from filelock import FileLock
 
             from relay.edges.files import private_file
-            from relay.edges.local import git_dir
+            from relay.edges.statefile import git_dir
 
             path = git_dir(self.root) / "relay" / "git.lock"
             private_file(path)  # 0600 in the node's 0700 state: no other account holds it

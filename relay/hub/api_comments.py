@@ -42,11 +42,11 @@ EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened", "renamed", "locke
 
 
 def render_comments(
-    request: web.Request, acc: RepoAccess, rows: list[dict[str, Any]]
+    request: web.Request, acc: RepoAccess, rows: list[dict[str, Any]], *, new: bool = False
 ) -> list[dict[str, Any]]:
-    """Comment objects, with reaction counts batched."""
+    """Comment objects, with reaction counts batched (``new``: made just now, so none)."""
     store = hub_of(request).store
-    counts = reaction_counts(store, "comment", [row["id"] for row in rows])
+    counts = {} if new else reaction_counts(store, "comment", [row["id"] for row in rows])
     out = []
     for row in rows:
         author = store.user(row["user_id"])
@@ -114,7 +114,7 @@ async def create_comment(request: web.Request) -> web.Response:
         raise invalid("IssueComment", "body", "missing_field")
     body = check_body("IssueComment", data["body"])
     row = add_comment(hub_of(request).store, acc, me, issue, body or "")
-    return created(render_comments(request, acc, [row])[0])
+    return created(render_comments(request, acc, [row], new=True)[0])
 
 
 def add_comment(

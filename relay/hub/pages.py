@@ -273,6 +273,12 @@ async def thread(request: web.Request) -> web.Response:
     return page(views.thread_page(chrome(request, acc, "issues"), data))
 
 
+VERSIONED_PAGES = frozenset({issues, thread})
+"""The pages made from the store alone (its rows; not git, not the clock), for the visitor
+the request's credentials name: each is kept with the store's version, and until a write
+moves it the same request is answered (304 or 200) without rendering."""
+
+
 # --- files --------------------------------------------------------------------------------
 
 
@@ -502,29 +508,55 @@ def sign_in(request: web.Request, hub: Hub) -> None:
 
 
 async def serve(request: web.Request, handler: Handler, hub: Hub) -> web.StreamResponse:
-    """Answer one page request: sign in, render, make it conditional, stamp the headers."""
+    """Answer one page request: sign in, render, make it conditional, stamp the headers.
+    A page of :data:`VERSIONED_PAGES` kept for the store's current version is answered from
+    what was kept (a 304, or the same bytes) without rendering, as the API's GETs are."""
+    from relay.hub.middleware import ANSWERS, _answer_key
+
     sign_in(request, hub)
+    get = request.method in ("GET", "HEAD")
+    key, version = "", -1
+    seen: tuple[int, str, bytes, Any] | None = None
+    if get and request.match_info.handler in VERSIONED_PAGES:
+        version = hub.store.version  # read before the page is made
+        key = "page\n" + _answer_key(request)
+        seen = request.app[ANSWERS].kept.get(key)
+        if seen is not None and (seen[0] != version or version < 0):
+            seen = None
+    if seen is not None:
+        resp: web.StreamResponse = web.Response(body=seen[2], headers=seen[3])
+    else:
+        resp, rendered = await _render(request, handler)
+        if not rendered:
+            key = ""  # an error page or a redirect is made again each time
+    if get and resp.status == 200 and isinstance(resp, web.Response):
+        etag = seen[1] if seen is not None else resp.headers.get("ETag") or _etag(resp.body)
+        resp.headers["ETag"] = etag
+        if seen is None and key and version >= 0 and "Set-Cookie" not in resp.headers:
+            request.app[ANSWERS].keep(key, version, etag, resp)
+        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            resp = web.Response(status=304, headers={"ETag": etag})
+    for name, value in _SECURITY.items():
+        resp.headers.setdefault(name, value)
+    hub.count(request.method, request.path, resp.status)
+    return resp
+
+
+async def _render(request: web.Request, handler: Handler) -> tuple[web.StreamResponse, bool]:
+    """The page the handler makes, and whether it made it (False: an error page, or a
+    redirect, stands in its place)."""
     try:
-        resp: web.StreamResponse = await handler(request)
+        return await handler(request), True
     except PageError as err:
-        resp = page(views.message_page(chrome(request), err.status, err.title, err.text))
+        return page(views.message_page(chrome(request), err.status, err.title, err.text)), False
     except web.HTTPException as exc:
         if exc.status >= 400:
             raise
-        resp = exc  # a redirect
+        return exc, False  # a redirect
     except Exception:
         traceback.print_exc(file=sys.stderr)
         failed = views.message_page(chrome(request), 500, "Server Error", "Something broke.")
-        resp = page(failed)
-    if request.method in ("GET", "HEAD") and resp.status == 200 and isinstance(resp, web.Response):
-        etag = resp.headers.get("ETag") or _etag(resp.body)
-        resp.headers["ETag"] = etag
-        if etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
-            resp = web.Response(status=304, headers={"ETag": etag})
-    for key, value in _SECURITY.items():
-        resp.headers.setdefault(key, value)
-    hub.count(request.method, request.path, resp.status)
-    return resp
+        return page(failed), False
 
 
 def _etag(body: object) -> str:

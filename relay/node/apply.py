@@ -224,11 +224,11 @@ class Applier:
             )
         if body is None:
             return
+        move = None if action.expect is None or action.to is None else (action.expect, action.to)
         await send_result(
-            self.gh, self.ctx, issue=action.issue, task=action.task, body=body, post=action.post
-        )
-        if action.expect is not None and action.to is not None:
-            await move_baton(self.gh, action.issue, expect=action.expect, to=action.to)
+            self.gh, self.ctx, issue=action.issue, task=action.task, body=body,
+            post=action.post, move=move,
+        )  # fmt: skip
         self.ctx.state.clear_outbox(issue=action.issue, task=action.task)
         said = "posted and handed back" if action.post else "handed back"
         self.lines.append(f"#{action.issue}: the kept RESULT {action.task} was {said}")

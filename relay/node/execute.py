@@ -287,7 +287,8 @@ class Claimed:
 async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Claimed | None:
     """Take the task: attempt nonce, claim ref, local record, claim comment, baton. None:
     another runner claimed it first. (No 👀 on the TASK: the claim comment and the baton
-    say the same, and a round trip stays within eight writes.)
+    say the same, and a round trip stays within six writes: the claim comment and its baton
+    move are one request, as are the RESULT and its move.)
 
     The nonce is kept before the ref is created, so a ref this node made is its own even
     when the answer was lost or the pass was killed before the record (the next pass takes
@@ -308,9 +309,9 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
         issue=issue, task=number, node=ctx.node, now=datetime.now(UTC), nonce=nonce
     )
     message = action.claim.model_copy(update={"nonce": nonce})
-    posted = await gh.create_comment(issue, ctx.sign(render_message(message)))
-    await move_baton(gh, issue, expect=action.expect, to=action.claimed)
-    return Claimed(message, posted.id)
+    body = ctx.sign(render_message(message))
+    posted = await comment_then_move(gh, issue, body, expect=action.expect, to=action.claimed)
+    return Claimed(message, posted)
 
 
 def _takeover_open(ctx: NodeContext, issue: int, task: int) -> bool:
@@ -389,8 +390,10 @@ async def _run_and_answer(
     ctx.state.save_outbox(issue=action.issue, task=task.task, body=body)
     # composed by this pass a moment ago: it cannot be among the comments yet (a POST whose
     # answer is lost is looked for by the client itself), so it is posted without a search
-    await send_result(gh, ctx, issue=action.issue, task=task.task, body=body, post=True, fresh=True)
-    await move_baton(gh, action.issue, expect=action.claimed, to=action.done)
+    await send_result(
+        gh, ctx, issue=action.issue, task=task.task, body=body, post=True, fresh=True,
+        move=(action.claimed, action.done),
+    )  # fmt: skip
     ctx.state.clear_outbox(issue=action.issue, task=task.task)
     seconds = (datetime.now(UTC) - started).total_seconds()
     return TaskReport(action.issue, task.task, result.status, seconds, result.log_url)
@@ -545,12 +548,20 @@ async def send_result(
     body: str,
     post: bool,
     fresh: bool = False,
+    move: tuple[Label, Label] | None = None,
 ) -> None:
     """Post a kept RESULT — unless one of the newest comments already is it (a POST whose
     answer was lost, by a pass that died; not looked for when ``fresh``: this pass composed
-    it) — and record the task as answered."""
+    it) — and record the task as answered. ``move``: then move the baton from the first
+    label to the second (with the comment, in one request, when it is posted here)."""
     if post and (fresh or not await _already_posted(gh, issue, body)):
-        await gh.create_comment(issue, body)
+        if move is not None:
+            await comment_then_move(gh, issue, body, expect=move[0], to=move[1])
+            move = None
+        else:
+            await gh.create_comment(issue, body)
+    if move is not None:
+        await move_baton(gh, issue, expect=move[0], to=move[1])
     status = _status_of(body)
     ctx.state.finish_claim(issue=issue, task=task, outcome=status, now=datetime.now(UTC))
 
@@ -717,6 +728,36 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
     """The RESULT of a run: the log redacted and pushed, and every word of the comment
     that came from the machine (commands, errors, paths) redacted as well."""
     return await publish_draft(ctx, draft_result(ctx, task, run, token=token), token=token)
+
+
+async def comment_then_move(
+    gh: GitHubClient, number: int, body: str, *, expect: Label, to: Label
+) -> int:
+    """Post ``body``, then move the baton from ``expect`` to ``to`` (as :func:`move_baton`):
+    one content-creating request where GitHub's GraphQL takes both, the comment first and
+    the labels after it in the same mutation; else the two REST writes. The comment's id.
+
+    Whatever the GraphQL answer leaves undone is done over REST: a comment it did not post
+    is posted (never twice: a lost answer is looked for), a baton it did not move is moved."""
+    issue = await gh.get_issue(number)
+    labels = tuple(label.name for label in issue.labels)
+    if expect in batons_in(labels) and issue.node_id:
+        ids = {label.name: label.node_id for label in issue.labels}
+        wanted = with_baton(labels, to)
+        for name in wanted:
+            if not ids.get(name):
+                ids[name] = await gh.label_node_id(name) or ""
+        if all(ids.get(name) for name in wanted):
+            made, moved = await gh.comment_and_relabel(
+                number, body, issue_id=issue.node_id, label_ids=[ids[n] for n in wanted]
+            )
+            if made is not None:
+                if not moved:
+                    await move_baton(gh, number, expect=expect, to=to)
+                return made
+    posted = await gh.create_comment(number, body)
+    await move_baton(gh, number, expect=expect, to=to)
+    return posted.id
 
 
 async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label) -> bool:

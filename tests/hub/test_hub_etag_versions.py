@@ -42,9 +42,15 @@ READS = (
     f"{REPO}/issues/1/labels",
     f"{REPO}/issues/1/events",
     f"{REPO}/issues/1/reactions",
+    "/alice/props/issues",  # the web pages made from the store alone: kept as the API's
+    "/alice/props/issues?q=is%3Aopen+label%3Astage-a",
+    "/alice/props/issues/1",
+    "/alice/props/issues/2",
 )
 
-BOB_READS = (REPO, f"{REPO}/issues/1", f"{REPO}/collaborators/bob/permission")
+BOB_READS = (
+    REPO, f"{REPO}/issues/1", f"{REPO}/collaborators/bob/permission", "/alice/props/issues/1"
+)  # fmt: skip
 
 
 def send(

@@ -50,6 +50,30 @@ def test_a_lost_answer_to_the_claim_ref_is_this_nodes_claim(world: World, job: i
     assert state.attempts() == {}
 
 
+def test_a_lost_answer_to_a_comment_with_its_baton_posts_it_once_and_moves_the_baton(
+    world: World, job: int
+) -> None:
+    """The claim and the RESULT each go with their baton move in one request (a GraphQL
+    mutation): when its answer is lost after it was done (a 502, a dropped connection),
+    the comment found is the answer, nothing is posted twice, and the baton ends where it
+    would have."""
+    c, w = world.controller, world.worker
+    for fault in ("502_after", "drop_after"):
+        c.call("task", str(job), "--step", "python -V")
+        world.hub.set_faults(f"{fault}=1,on=POST:/graphql")  # type: ignore[attr-defined]
+        try:
+            out = w.call("watch", "--once")
+            struck = world.hub.admin("GET", "/_hub/faults")["injected"]  # type: ignore[attr-defined]
+        finally:
+            world.hub.clear_faults()  # type: ignore[attr-defined]
+        assert struck == 2, f"{fault}: the claim's and the RESULT's answers were both lost"
+        assert "posted (done" in out, out
+        n = len(claims(world, job))
+        assert n == len(results(world, job)), [x["body"][:20] for x in world.comments(job)]
+        assert world.labels(job) == {"awaiting:controller"}
+    assert len(claims(world, job)) == 2 and len(results(world, job)) == 2
+
+
 def test_a_pass_killed_after_creating_the_claim_ref_is_finished_by_the_next(
     world: World, job: int
 ) -> None:

@@ -2,7 +2,7 @@
 
 An idle pass is one conditional request (the open-issue list, answered 304) whatever the
 number of open jobs; a change is read for the changed job alone. A round trip (TASK ->
-claim -> RESULT -> the controller notified) makes at most eight write requests.
+claim -> RESULT -> the controller notified) makes at most six write requests.
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ def writes(world: World) -> dict[str, int]:
     return {m: sum(r["count"] for r in rows if r["method"] == m) for m in WRITES}
 
 
+def graphql_writes(world: World) -> int:
+    """The GraphQL requests the hub has answered (relay sends only mutations there)."""
+    hub: Any = world.hub
+    return sum(r["count"] for r in hub.requests() if r["path"] == "/graphql")
+
+
 def test_an_idle_pass_is_one_request_at_one_and_at_twelve_open_jobs(world: World) -> None:
     first = world.open_job()
     idle_pass(world)  # reads the new job's thread, fills the caches
@@ -47,10 +53,10 @@ def test_an_idle_pass_is_one_request_at_one_and_at_twelve_open_jobs(world: World
     assert world.labels(first) == {"awaiting:controller"}  # nothing was the worker's turn
 
 
-def test_a_round_trip_makes_at_most_eight_writes(world: World, job: int) -> None:
+def test_a_round_trip_makes_at_most_six_writes(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     c.ok("watch", "--once")  # the controller's idle pass before the TASK
-    before = writes(world)
+    before, before_graphql = writes(world), graphql_writes(world)
     c.ok("task", str(job), "--step", "git --version")
     w.ok("watch", "--once", "--node", WORKER)
     c.ok("watch", "--once")
@@ -58,9 +64,21 @@ def test_a_round_trip_makes_at_most_eight_writes(world: World, job: int) -> None
     made = {m: after[m] - before[m] for m in WRITES}
     assert world.heads(job)[-1].startswith("### RESULT 1")
     assert world.labels(job) == {"awaiting:controller"}
-    # TASK comment + body/baton PATCH; claim ref, claim comment, baton, RESULT, baton;
-    # the controller's "Current state" PATCH
-    assert sum(made.values()) <= 8, made
+    # TASK comment + body/baton PATCH; claim ref, claim comment with its baton, RESULT
+    # with its baton (a GraphQL mutation each: comment, then labels); the controller's
+    # "Current state" PATCH
+    assert sum(made.values()) <= 6, made
+    assert graphql_writes(world) - before_graphql == 2, "claim and RESULT: one request each"
+    # what the thread shows a person is what it showed: the claim, the RESULT, and each
+    # of the baton's moves (labeled, then unlabeled), in that order
+    heads = world.heads(job)
+    moves = [(e["event"], e["label"]["name"]) for e in world.api(f"/issues/{job}/events")
+             if e["event"] in ("labeled", "unlabeled")]  # fmt: skip
+    assert [h.split(" ·")[0] for h in heads] == ["### TASK 1", "### Claim", "### RESULT 1"]
+    assert moves[-4:] == [
+        ("labeled", "working"), ("unlabeled", "awaiting:worker"),
+        ("labeled", "awaiting:controller"), ("unlabeled", "working"),
+    ]  # fmt: skip
 
 
 def test_a_comment_edited_in_place_is_read_again_before_the_node_acts(

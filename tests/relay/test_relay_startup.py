@@ -221,3 +221,73 @@ def test_the_top_level_help_says_what_each_verb_module_says() -> None:
     assert own == SUMMARIES
     lazy = build_parser(["--help"], lazy=True)
     assert lazy.format_help() == whole.format_help()
+
+
+# Run the CLI; at its first request (an API connection, or a git that talks to the remote)
+# write what the process had loaded by then. The verb then goes on as it would.
+FIRST_REQUEST_PROBE = """
+import json, os, sys
+NETWORK_GIT = {"fetch", "pull", "push", "ls-remote", "clone"}
+seen = []
+def hook(event, args):
+    if seen:
+        return
+    if event == "socket.connect" or (
+        event == "subprocess.Popen" and NETWORK_GIT & set(map(str, args[1] or ()))
+    ):
+        seen.append(event)
+        with open(os.environ["STARTUP_PROBE_OUT"], "w") as out:
+            json.dump({"modules": sorted(sys.modules), "event": event}, out)
+sys.addaudithook(hook)
+from relay.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+# What a verb that fetches first (the clone pulled, then the node opened) may have loaded by
+# its fetch: git's library and its lock, not the API client, the models or the protocol.
+BEFORE_THE_FETCH = tuple(n for n in HEAVY if n not in ("git", "filelock", "relay.edges.git"))
+
+
+def first_request(tmp_path: Path, node: Node, *args: str) -> tuple[dict[str, Any], str]:
+    """Run `relay ARGS` in ``node``'s clone under the probe; what it loaded by its first
+    request, and what it printed (the verb must succeed)."""
+    out = tmp_path / f"first-{len(list(tmp_path.glob('first-*')))}.json"
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_REQUEST_PROBE, *args, "--repo-dir", str(node.clone)],
+        env={**node.env(), "STARTUP_PROBE_OUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"relay {args}: {done.stderr} {done.stdout}"
+    return json.loads(out.read_text()), done.stdout
+
+
+def test_a_verb_that_fetches_first_loads_no_client_models_or_protocol_before_it(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """`relay hypothesis`, `strike`, `task` and `job open` pull the clone before anything
+    else: by that fetch they have loaded git's library, not the rest (which loads while
+    nothing waits on the network). Each verb then does its work as always."""
+    controller, n = world.controller, str(job)
+    for args, done in (
+        (("hypothesis", n, "the cache is stale"), "hypothesis recorded"),
+        (("strike", n), "strike counted"),
+        (("task", n, "--step", "true"), f"posted TASK 1 on #{job}"),
+        (("job", "open", "--worker", world.worker.name, "--title", "t", "--objective", "o"),
+         "opened job #"),
+    ):  # fmt: skip
+        found, said = first_request(tmp_path, controller, *args)
+        assert done in said, said
+        assert found["event"] == "subprocess.Popen", f"`relay {args[0]}` fetches first"
+        assert loaded(found, BEFORE_THE_FETCH) == [], f"`relay {' '.join(args[:2])}`"
+        assert loaded(found, ("git",)), "the probe sees the fetch's library: this can fail"
+
+
+def test_the_hypothesis_parser_offers_the_protocols_outcomes() -> None:
+    """`relay hypothesis --outcome` lists its choices without loading the protocol."""
+    from relay.commands.hypothesis import OUTCOMES
+    from relay.protocol import Outcome
+
+    assert tuple(o.value for o in Outcome) == OUTCOMES

@@ -34,6 +34,13 @@ from relay.errors import LocalUsageError, RemoteProtocolError
 
 REF_EXISTS = "reference already exists"
 LOOK_BACK = timedelta(minutes=15)  # how far back a lost POST's comment is looked for
+# a comment and then the issue's labels, in one request (GitHub runs a mutation's fields in
+# order): what a baton move that goes with a comment costs
+RELABEL = (
+    "mutation($issue:ID!,$body:String!,$labels:[ID!]){"
+    "addComment(input:{subjectId:$issue,body:$body}){commentEdge{node{databaseId}}}"
+    "updateIssue(input:{id:$issue,labelIds:$labels}){issue{number}}}"
+)
 
 
 def _already_exists(exc: gidgethub.HTTPException) -> bool:
@@ -71,6 +78,12 @@ def _unreadable(exc: gidgethub.HTTPException) -> bool:
 def _absent(exc: gidgethub.HTTPException) -> bool:
     text = str(exc.args[0]).lower() if exc.args else ""
     return int(exc.status_code) == 404 or (int(exc.status_code) == 422 and "does not exist" in text)
+
+
+def _no_graphql(exc: gidgethub.HTTPException) -> bool:
+    """A GraphQL endpoint that is missing or refuses the request as such (not a token's
+    refusal, not a rate limit): nothing was done, and REST can do it."""
+    return int(exc.status_code) in (400, 404, 410, 422)
 
 
 def _ref_path(ref: str) -> str:
@@ -313,18 +326,65 @@ class GitHubClient(ApiSession):
         started = datetime.fromtimestamp(self._clock(), UTC)
 
         async def posted() -> Any:
-            since = iso(started - LOOK_BACK)
-            recent = await self._get_all(path, what, since=since)
-            wanted = body.replace("\r\n", "\n")
-            same = [
-                c
-                for c in recent
-                if isinstance(c, dict) and str(c.get("body", "")).replace("\r\n", "\n") == wanted
-            ]
-            return same[-1] if same else None
+            return await self._posted_comment(number, body, started)
 
         made = await self._send("POST", path, what, {"body": body}, probe=posted)
         return self._one(Comment, made, what)
+
+    async def _posted_comment(self, number: int, body: str, started: datetime) -> Any:
+        """The newest comment on the issue with ``body``, posted since ``started`` (what a
+        POST whose answer was lost may have created), or None."""
+        what = f"the comments of issue #{number}"
+        path = f"{self._repo_path}/issues/{number}/comments"
+        recent = await self._get_all(path, what, since=iso(started - LOOK_BACK))
+        wanted = body.replace("\r\n", "\n")
+        same = [
+            c
+            for c in recent
+            if isinstance(c, dict) and str(c.get("body", "")).replace("\r\n", "\n") == wanted
+        ]
+        return same[-1] if same else None
+
+    async def comment_and_relabel(
+        self, number: int, body: str, *, issue_id: str, label_ids: Sequence[str]
+    ) -> tuple[int | None, bool]:
+        """Post ``body`` on the issue, then set its labels to ``label_ids``: one request, a
+        GraphQL mutation whose two fields GitHub runs in order (one content-creating
+        request where REST needs two). The comment's id (None: it was not posted) and
+        whether the labels were set. A lost answer is looked for as :meth:`create_comment`
+        looks: a comment found is the answer, the labels then unknown (False)."""
+        what = f"a comment on issue #{number}"
+        started = datetime.fromtimestamp(self._clock(), UTC)
+        variables = {"issue": issue_id, "body": body, "labels": list(label_ids)}
+
+        async def posted() -> Any:
+            found = await self._posted_comment(number, body, started)
+            if found is None:
+                return None
+            node = {"databaseId": found.get("id")}
+            return {"data": {"addComment": {"commentEdge": {"node": node}}, "updateIssue": None}}
+
+        payload = {"query": RELABEL, "variables": variables}
+        answer = await self._send(
+            "POST", self.graphql_url, what, payload, probe=posted, allow=_no_graphql
+        )
+        if answer is DECLINED:  # no GraphQL here (nothing was done): the caller uses REST
+            return None, False
+        data = answer.get("data") if isinstance(answer, dict) else None
+        data = data if isinstance(data, dict) else {}
+        edge = (data.get("addComment") or {}).get("commentEdge") or {}
+        made = (edge.get("node") or {}).get("databaseId")
+        moved = bool((data.get("updateIssue") or {}).get("issue"))
+        return (int(made) if isinstance(made, int) else None), moved
+
+    async def label_node_id(self, name: str) -> str | None:
+        """GraphQL's id of the repository's label ``name`` (None: no such label)."""
+        what = f"label {name!r}"
+        path = f"{self._repo_path}/labels/{_name(name)}"
+        found = await self._get(path, what, allow=_absent)
+        if found is DECLINED:
+            return None
+        return self._one(Label, found, what).node_id or None
 
     async def update_comment(self, comment_id: int, body: str) -> Comment:
         what = f"comment {comment_id}"

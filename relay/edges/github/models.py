@@ -40,12 +40,14 @@ class Repo(_Model):
 
 class Label(_Model):
     name: str
+    node_id: str = ""  # GraphQL's id for it (a mutation names labels by it)
     color: str = ""
     description: str | None = None
 
 
 class Issue(_Model):
     id: int
+    node_id: str = ""  # GraphQL's id for it
     number: int
     title: str
     body: Text = ""

@@ -108,6 +108,15 @@ def write_interval(api_url: str, policy: RetryPolicy) -> float:
     return 1.0 if is_github(api_url) else 0.0
 
 
+def is_mutation(body: bytes) -> bool:
+    """Whether a GraphQL request's body is a mutation (content-creating; a query is not)."""
+    try:
+        query = json.loads(body).get("query", "")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(query, str) and query.lstrip().startswith("mutation")
+
+
 def _message(body: bytes) -> str:
     try:
         data = json.loads(body)
@@ -252,7 +261,9 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
     ) -> Answer | None:
         """One request; None after a retryable connection failure (and its wait)."""
         self.stats.requests += 1
-        if method.upper() in WRITES and not url.rstrip("/").endswith("/graphql"):
+        if method.upper() in WRITES and (
+            not url.rstrip("/").endswith("/graphql") or is_mutation(body)
+        ):
             self.stats.writes += 1
         answer = take(method, url)  # the idle check already asked (relay.watchers.quiet)
         if answer is not None:
