@@ -148,6 +148,20 @@ class WorkTree:
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         return sorted(p for p in out.split("\0") if p and p not in skip)
 
+    def candidate_from(self, tree: Path, base: str, paths: Sequence[str], message: str) -> str:
+        """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)
+        have them, off every branch, hashed with this clone's own git directory and a
+        private index (nothing of the maker's git directory is read or run)."""
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git(*off, *own, "read-tree", base, env=env)
+            if paths:
+                self.git(*off, *own, "add", "-A", "--", *paths, env=env)
+            made = self.git(*off, *own, "write-tree", env=env).strip()
+        return self.git("commit-tree", made, "-p", base, "-m", message, identity=True).strip()
+
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
         return self.git("rev-parse", f"{commit}^{{tree}}").strip()
@@ -307,10 +321,18 @@ class WorkTree:
 
     def overlay(self, where: Path, commit: str, paths: Sequence[str]) -> None:
         """Write ``paths`` as ``commit`` holds them into the tree at ``where``."""
+        inside = where.resolve()
         for path in paths:
             data = self.git("show", f"{commit}:{path}")
             target = where / path
             target.parent.mkdir(parents=True, exist_ok=True)
+            # the tree's code ran before: a link it left must not lead relay's write out
+            if not target.parent.resolve().is_relative_to(inside):
+                raise ValueError(f"{path} leads out of {where}")
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.is_dir():
+                shutil.rmtree(target)
             target.write_text(data, encoding="utf-8")
 
     def push(self) -> None:

@@ -101,7 +101,6 @@ from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
     MAKER_PID,
     Measure,
-    measure,
     stop_orphan,
 )
 from relay.ratchet.roles import check_commands, role_commands
@@ -457,13 +456,7 @@ class Ratchet:
 
             return optimise(self, goal, row, resumed=resumed)
         kept_untracked = self._settle(goal, resumed=resumed)
-        base = measure(
-            self.root,
-            self.judge.gates(goal),
-            timeout=self.judge.gate_timeout,
-            coverage_report=self.contract.coverage_report,
-            stop_at_failure=False,
-        )
+        base = self.judge.baseline(goal)  # in sandboxed clones of HEAD, kept per tree
         blind = unknown(base.checks[1:])
         if blind:
             said = "; ".join(c.said() for c in blind)

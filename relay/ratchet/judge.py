@@ -1,6 +1,8 @@
 """Judging one attempt: run the maker on its brief, then the protected paths, the
-acceptance command and the gates, the coverage comparison, the checker panel, and relay's
-own re-run in a fresh worktree of the candidate commit, with the optional verifier.
+acceptance command and the gates (run once, in a sandboxed clone of the candidate commit:
+the candidate's code never runs in the person's clone), the coverage comparison, the
+checker panel, the tests' honesty, with the optional verifier (every role grading in a
+sandboxed clone of its own).
 
 Ground rules: the first thing that fails is the attempt's outcome, with its category and
 diagnosis; a transient failure of the maker is told apart so that it costs nothing; only
@@ -9,8 +11,10 @@ the maker edits the tree (a tree that changed while it was judged fails).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -73,8 +77,10 @@ from relay.ratchet.sandbox import (
     ATTEMPT_RECORD,
     EXPLAIN_FILE,
     PRIVATE,
+    Sandbox,
     clone_secrets,
     hidden_for,
+    judged,
     maker_branch,
     read_private,
     redact_secrets,
@@ -121,7 +127,7 @@ def swap_failure(
     how = f"the baseline's copy of {files} swapped in" if swapped else "the baseline's tests"
     if left_out:
         how += f" and the goal's new {gone} left out"
-    what = f"in a fresh worktree of the candidate, with {how}: {failed.what}"
+    what = f"in a fresh clone of the candidate, with {how}: {failed.what}"
     note = (
         f"Relay re-ran the gates with {how} ({because}): the baseline's tests must still"
         " run and pass as the baseline wrote them, under the baseline's gate configuration,"
@@ -193,6 +199,7 @@ class Judge:
     checker_timeout: float = 600.0
     ballots: list[Ballot] = field(default_factory=list)  # the last security panel's
     edited_tests: list[str] = field(default_factory=list)  # the last verified candidate's
+    measured: dict[tuple[str, ...], Measure] = field(default_factory=dict)  # baselines, by tree
 
     @property
     def root(self) -> Path:
@@ -330,6 +337,56 @@ class Judge:
         remotes that are folders here, and the credential files of HOME."""
         return hidden_for(self.root)
 
+    @contextlib.contextmanager
+    def boxed(self, commit: str, *, graders: bool = False) -> Iterator[Sandbox]:
+        """A standalone clone of ``commit`` behind the maker's boundary, where the gates
+        run the candidate's code and the roles grade it (with ``graders``, read-only):
+        never the person's clone, whose git directory, remotes and secrets it hides."""
+        with judged(self.root, commit, hidden=self.hidden(), graders=graders) as box:
+            yield box
+
+    def measure_at(
+        self, commit: str, gates: Sequence[Gate], *, coverage_report: str | None
+    ) -> Measure:
+        """Every gate on ``commit`` (a baseline), each run to its end in a sandboxed clone
+        of it. The result is kept by the commit's tree (relay's own bookkeeping aside)
+        and the gates, and reused while neither changes: a baseline is measured once."""
+        from relay.ratchet.engine import is_bookkeeping
+
+        listing = self.tree.git("ls-tree", "-r", "-z", commit).split("\0")
+        kept = "\0".join(e for e in listing if e and not is_bookkeeping(e.partition("\t")[2]))
+        key = (
+            hashlib.sha256(kept.encode("utf-8", "surrogateescape")).hexdigest(),
+            coverage_report or "",
+            *(f"{g.name}\0{g.command}" for g in gates),
+        )
+        if key in self.measured:
+            return self.measured[key]
+        with self.boxed(commit) as box:
+            got = measure(
+                box.tree,
+                gates,
+                timeout=self.gate_timeout,
+                coverage_report=coverage_report,
+                stop_at_failure=False,
+                box=box,
+                work=self.work,
+            )
+        if len(self.measured) >= 8:
+            self.measured.clear()
+        self.measured[key] = got
+        return got
+
+    def baseline(self, goal: Goal) -> Measure:
+        """The acceptance command and every gate on HEAD, in sandboxed clones of it (the
+        gates' results reused while the baseline's tree and the gates are the same)."""
+        head = self.tree.head()
+        accept = self.measure_at(head, self.gates(goal)[:1], coverage_report=None)
+        gates = self.contract.gates
+        return accept.then(
+            self.measure_at(head, gates, coverage_report=self.contract.coverage_report)
+        )
+
     def _escaped(self, head: str, before: str, had: list[str], baseline: Baseline) -> Failed | None:
         """The person's clone must not change while the maker runs (the maker has a tree
         of its own): what changed there fails the attempt, is put back and never taken."""
@@ -423,7 +480,7 @@ class Judge:
     ) -> tuple[Outcome, Measure | None]:
         changes = self.tree.changes(baseline.untracked)
         machinery = GitState.of(self.tree)
-        made = self.tree.candidate(changes, "the maker's changes")
+        candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
         # a baseline test the change removed is judged (and named) by the verification
         # below, not as a test that did not run
         removed = [
@@ -434,24 +491,41 @@ class Judge:
                 p, self.tree.show("HEAD", p) or "", _read(self.root / p) or None
             ).removed
         ]
-        here = measure(
-            self.root,
-            self.gates(goal),
-            timeout=self.gate_timeout,
-            coverage_report=self.contract.coverage_report,
-            stop_at_failure=True,
-            against=base,
-            excused_gone=removed,
-        )
-        reached = self._machinery(machinery, "its gates")  # before relay runs git again
-        if reached:
-            self._put_back(made, changes, baseline)
-            return reached, here
-        # what the gates themselves wrote (bytecode, caches) is not the goal's
-        self._put_back(made, changes, baseline)
-        failed = here.failure or coverage_failure(base.coverage, here.coverage)
-        if failed:
-            return failed, here
+        # the candidate's code runs once, in a sandboxed clone of the candidate (the
+        # verifier's fresh re-run), never in the person's clone
+        with self.boxed(candidate) as box:
+            here = measure(
+                box.tree,
+                self.gates(goal),
+                timeout=self.gate_timeout,
+                coverage_report=self.contract.coverage_report,
+                stop_at_failure=True,
+                against=base,
+                excused_gone=removed,
+                box=box,
+                work=self.work,
+            )
+            reached = self._machinery(machinery, "its gates")  # before relay runs git again
+            if reached:
+                return reached, here
+            failed = here.failure or coverage_failure(base.coverage, here.coverage)
+            if failed:
+                return failed, here
+            return self._graded(goal, baseline, base, explain, changes, candidate, here)
+
+    def _graded(
+        self,
+        goal: Goal,
+        baseline: Baseline,
+        base: Measure,
+        explain: Path,
+        changes: list[str],
+        candidate: str,
+        here: Measure,
+    ) -> tuple[Outcome, Measure | None]:
+        """What follows the candidate's passing gates (``here``, run in a sandboxed clone
+        of ``candidate``): its account, the checker panel, the security panel, the tests'
+        honesty and the verifier."""
         if not _read(explain).strip():
             what = "the maker left no account of what it changed and why"
             why = (
@@ -460,7 +534,6 @@ class Judge:
                 " nobody explained is not kept (write two or three lines: what changed, why)"
             )
             return Failed(Category.UNEXPLAINED, what, why), here
-        candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
         blocked = self._panel(goal, candidate, here, why=_read(explain))
         if blocked:
             return blocked, here
@@ -471,7 +544,7 @@ class Judge:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
         added = [p for p in changes if is_test_file(p) and not self.tree.in_head(p)]
-        outcome, fresh = self._verify(goal, candidate, base, tests, added, changes)
+        outcome, fresh = self._verify(goal, candidate, base, tests, added, changes, fresh=here)
         if isinstance(outcome, Passed):
             again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
             if self.tree.tree_of(again) != self.tree.tree_of(candidate):
@@ -515,12 +588,14 @@ class Judge:
                 path.write_text(text, encoding="utf-8")
                 return path
 
-            got, _ = review(
-                command, write, cwd=self.root, timeout=self.checker_timeout,
-                who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
-                credentials=self.credentialed("checker"),
-                thread=(self.options.checker_name(number), goal.id),
-            )  # fmt: skip
+            with self.boxed(candidate, graders=True) as box:  # a clone of its own each
+                got, _ = review(
+                    command, write, cwd=box.tree, timeout=self.checker_timeout,
+                    who=f"checker {number}", work=self.work, diff=diff, env_name=REVIEW_ENV,
+                    credentials=self.credentialed("checker"),
+                    thread=(self.options.checker_name(number), goal.id), sandbox=box,
+                    threads_root=self.root,
+                )  # fmt: skip
             answers.append((f"checker {number}", got))
         reduced = reduce_reviews(answers)
         if not reduced.blocked:
@@ -545,11 +620,12 @@ class Judge:
                 path.write_text(text, encoding="utf-8")
                 return path
 
-            got, _ = review(
-                command, write, cwd=self.root, timeout=self.checker_timeout, who=who,
-                work=self.work, diff=diff, env_name=REVIEW_ENV,
-                credentials=self.credentialed(role),
-            )  # fmt: skip
+            with self.boxed(candidate, graders=True) as box:
+                got, _ = review(
+                    command, write, cwd=box.tree, timeout=self.checker_timeout, who=who,
+                    work=self.work, diff=diff, env_name=REVIEW_ENV,
+                    credentials=self.credentialed(role), sandbox=box, threads_root=self.root,
+                )  # fmt: skip
             ballots.append(Ballot(who, role, got))
         verdict = security_verdict(ballots)
         self.ballots.extend(ballots)
@@ -568,8 +644,11 @@ class Judge:
         tests: list[str],
         added: Sequence[str] = (),
         changes: Sequence[str] = (),
+        *,
+        fresh: Measure,
     ) -> tuple[Outcome, Measure | None]:
-        """The gates in a fresh worktree of the candidate, judged against the baseline.
+        """The candidate's gates (``fresh``, run in ``box``, a fresh sandboxed clone of the
+        candidate), judged against the baseline.
         Tests may grow, never be weakened: a test function the baseline had must still
         exist with the code the baseline wrote (unless the goal declared
         ``--may-edit-tests``), and when the goal changed any test or gate file, a second
@@ -599,24 +678,8 @@ class Judge:
         # a goal that may edit tests may remove one of the baseline's, too
         excused = [n for e in edits for n in e.removed] if goal.may_edit_tests else []
         machinery = GitState.of(self.tree)
-        with self.tree.fresh(candidate) as where:
-            fresh = measure(
-                where,
-                self.gates(goal),
-                timeout=self.gate_timeout,
-                coverage_report=self.contract.coverage_report,
-                stop_at_failure=True,
-                against=base,
-                excused_gone=excused,
-            )
-            reached = self._machinery(machinery, "the fresh re-run of its gates")
-            if reached:
-                return reached, fresh
-            failed = fresh.failure or coverage_failure(base.coverage, fresh.coverage)
-            if failed:
-                return replace(
-                    failed, what=f"in a fresh worktree of the candidate: {failed.what}"
-                ), fresh
+        # ``fresh``: the candidate's gates as they ran once, in a fresh sandboxed clone of
+        # the candidate commit (the first run is the verifier's re-run)
         texts = {
             p: (self.tree.show("HEAD", p), self.tree.show(candidate, p))
             for p in changes
@@ -630,10 +693,15 @@ class Judge:
         )
         if swapped or left_out:
             # the candidate's code judged by the baseline's tests and gate configuration
-            # alone, in a tree of its own (nothing the first run wrote is there): a new
-            # test module, conftest or configuration cannot pass a baseline test for it
-            with self.tree.fresh(candidate) as where:
-                self.tree.overlay(where, "HEAD", swapped)
+            # alone, in a sandboxed clone of its own (nothing the first run wrote is there):
+            # a new test module, conftest or configuration cannot pass a baseline test for it
+            with self.boxed(candidate) as second:
+                where = second.tree
+                try:
+                    self.tree.overlay(where, "HEAD", swapped)
+                except ValueError as err:  # the candidate holds a link there
+                    what = f"the candidate's tree leads the baseline's tests out of it ({err})"
+                    return Failed(Category.PROTECTED, what, what), fresh
                 for new in left_out:
                     target = where / new
                     if target.is_dir() and not target.is_symlink():
@@ -650,6 +718,8 @@ class Judge:
                     new_tests=[*added, *(n for e in edits for n in e.added)],
                     also=fresh,
                     excused_gone=excused,
+                    box=second,
+                    work=self.work,
                 )
                 reached = self._machinery(machinery, "the re-run with the baseline's tests")
                 if reached:
@@ -665,17 +735,20 @@ class Judge:
                 path.write_text(text, encoding="utf-8")
                 return path
 
-            got, _ = review(
-                self.options.verifier,
-                write,
-                cwd=self.root,
-                timeout=self.checker_timeout,
-                who="the verifier",
-                work=self.work,
-                diff=None,
-                env_name=REVIEW_ENV,
-                credentials=self.credentialed("verifier"),
-            )
+            with self.boxed(candidate, graders=True) as graded:
+                got, _ = review(
+                    self.options.verifier,
+                    write,
+                    cwd=graded.tree,
+                    timeout=self.checker_timeout,
+                    who="the verifier",
+                    work=self.work,
+                    diff=None,
+                    env_name=REVIEW_ENV,
+                    credentials=self.credentialed("verifier"),
+                    sandbox=graded,
+                    threads_root=self.root,
+                )
             if got.verdict is Verdict.BLOCK:
                 findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
                 return Failed(Category.CHECKER, "the verifier blocked", findings), fresh

@@ -16,9 +16,10 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
 from relay.loop.checks import NOT_RUN_MARK, GateChecks, read_gate, worse
@@ -28,10 +29,14 @@ from relay.loop.guard import orphan_group
 from relay.loop.ratchet import Failed
 from relay.loop.records import GateResult
 
+if TYPE_CHECKING:
+    from relay.ratchet.sandbox import Sandbox
+
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
 MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
 GATE_LOGS = "docs/loop/state/gates"  # each run's gate output, one folder a run (git ignores it)
+COVERAGE_CAP = 256 * 1024 * 1024  # what relay reads of a coverage report
 KEEP_LOGS = 30  # folders of each kind (run, triage, doctor) kept; said on BOARD.md's bounds
 
 # The secrets a scheduled run hands to each role (loaded from the node's store by
@@ -75,13 +80,29 @@ def gate_env(junit: Path | None = None) -> dict[str, str]:
 
 
 def read_junit(path: Path) -> str | None:
-    """The JUnit XML report a gate's pytest wrote at ``path``, None when it wrote none."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(JUNIT_CAP + 1)
-    except OSError:
+    """The JUnit XML report a gate's pytest wrote at ``path``, None when it wrote none (or
+    left something else there: a link, a FIFO; the candidate's code wrote it)."""
+    from relay.ratchet.sandbox import read_regular
+
+    data = read_regular(path, JUNIT_CAP + 1)
+    if not data or len(data) > JUNIT_CAP:
         return None
-    return None if len(data) > JUNIT_CAP else data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def boxed_env(box: Sandbox, work: Path, junit: Path | None = None) -> dict[str, str]:
+    """The environment a gate runs in behind the boundary: :func:`gate_env` without any
+    credential or named secret (as a role runs without them), with the box's scratch
+    HOME and git refusing every transport."""
+    from relay.ratchet.roles import role_env
+
+    env = role_env(box.tree, work, gate_env(junit), role="gate", home=box.home)
+    real = os.environ.get("HOME")
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        # under the real HOME (read-only in the box): the tools' defaults, in the box's HOME
+        if real and env.get(name, "").startswith(real.rstrip("/") + "/"):
+            del env[name]
+    return env
 
 
 def handed_secrets() -> dict[str, list[str]]:
@@ -184,6 +205,16 @@ class Measure:
     def checks_of(self, name: str) -> GateChecks | None:
         return next((c for c in self.checks if c.gate == name), None)
 
+    def then(self, rest: Measure) -> Measure:
+        """This measure's gates followed by ``rest``'s (run apart, on the same commit):
+        the first failure in that order, ``rest``'s coverage when it read one."""
+        return Measure(
+            self.results + rest.results,
+            self.failure or rest.failure,
+            rest.coverage if rest.coverage is not None else self.coverage,
+            self.checks + rest.checks,
+        )
+
 
 def process_start(pid: int) -> str | None:
     """When process ``pid`` started (clock ticks since boot, from /proc), None when it is
@@ -225,8 +256,12 @@ def measure(
     new_tests: Sequence[str] = (),
     also: Measure | None = None,
     excused_gone: Sequence[str] = (),
+    box: Sandbox | None = None,
+    work: Path | None = None,
 ) -> Measure:
-    """Run the gates in order in ``where``; the coverage report is read afterwards.
+    """Run the gates in order in ``where``; the coverage report is read afterwards. In a
+    ``box`` (``where`` is its tree) each gate runs behind the box's boundary, in an
+    environment with no credential (``work``: the loop's, for the secrets named there).
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
@@ -241,12 +276,19 @@ def measure(
     checks: list[GateChecks] = []
     failure: Failed | None = None
     for gate in gates:
-        folder = Path(tempfile.mkdtemp(prefix="relay-junit-"))
+        # in a box, the report's folder is the box's (the gate's process writes it there)
+        folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
             junit = folder / "report.xml"
-            done = run_step(gate.command, cwd=where, timeout=timeout, env=gate_env(junit))
+            command = box.wrap(gate.command) if box is not None else gate.command
+
+            def env_for(xml: Path | None) -> dict[str, str]:
+                return boxed_env(box, work or where, xml) if box else gate_env(xml)
+
+            done = run_step(command, cwd=where, timeout=timeout, env=env_for(junit))
             if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
-                done = run_step(gate.command, cwd=where, timeout=timeout, env=gate_env())
+                done = run_step(command, cwd=where, timeout=timeout, env=env_for(None))
+            done = replace(done, command=gate.command)
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -304,8 +346,10 @@ def read_coverage(report: Path | None) -> float | None:
     """Line coverage from coverage.py's JSON report, None when there is none."""
     if report is None:
         return None
-    try:
-        doc = json.loads(report.read_text(encoding="utf-8"))
+    from relay.ratchet.sandbox import read_regular
+
+    try:  # a regular file only: the candidate's code wrote it (a link or FIFO reads nothing)
+        doc = json.loads(read_regular(report, COVERAGE_CAP).decode("utf-8", errors="replace"))
         totals = doc["totals"]
         covered, statements = totals["covered_lines"], totals["num_statements"]
         return 100.0 if statements == 0 else round(100.0 * covered / statements, 2)

