@@ -313,11 +313,18 @@ def node_makers(
 def run_make_here(args: argparse.Namespace) -> Output:
     """On the node, as a TASK's step in its clone: run this node's maker on the goal and
     leave its diff and its account as the TASK's artifacts."""
+    from relay.edges.worktree import WorkTree
     from relay.loop.agents import Signal
     from relay.ratchet.files import Spine
     from relay.ratchet.measure import BRIEF_ENV
     from relay.ratchet.roles import run_role
-    from relay.ratchet.sandbox import PRIVATE, hidden_for, standalone
+    from relay.ratchet.sandbox import (
+        PRIVATE,
+        clone_secrets,
+        hidden_for,
+        read_private,
+        standalone,
+    )
 
     root = (args.repo_dir or Path.cwd()).resolve()
     maker = os.environ.get(MAKER_ENV, "").strip()
@@ -342,6 +349,7 @@ def run_make_here(args: argparse.Namespace) -> Output:
     if refused is not None:
         raise ConfigError(refused)
     work = Path(tempfile.mkdtemp(prefix="relay-node-maker-"))
+    tree = WorkTree.open(root)
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -363,15 +371,12 @@ def run_make_here(args: argparse.Namespace) -> Output:
         if ran.reading.signal is not Signal.DONE:
             said = "\n".join(ran.done.output.strip().splitlines()[-15:])
             raise ConfigError(f"the maker did not finish: {ran.reading.what}\n{said}")
-        account = box.explain.read_text(encoding="utf-8") if box.explain.is_file() else ""
-        for name in PRIVATE:
-            (box.tree / name).unlink(missing_ok=True)
-        subprocess.run(["git", "reset", "-q", "--soft", head], cwd=box.tree, check=True)
-        subprocess.run(["git", "add", "-N", "--", "."], cwd=box.tree, check=True)
-        diff = subprocess.run(
-            ["git", "diff", "--binary", "--no-color", head], cwd=box.tree,
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+        account = read_private(box.explain, clone_secrets(tree.common_dir()))
+        # the maker's files, hashed with this clone's git directory: nothing the maker
+        # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded
+        changes = tree.changed_under(box.tree, head, skip=PRIVATE)
+        made = tree.candidate_from(box.tree, head, changes, f"{goal.id}: node maker")
+        diff = tree.git("diff", "--binary", "--no-color", "--no-ext-diff", head, made)
     outputs = (diff_name(goal.id), account_name(goal.id))
     for name in outputs:
         (root / name).unlink(missing_ok=True)

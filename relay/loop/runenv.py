@@ -245,8 +245,9 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 # relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
 BOUNDARY_SOURCE = (
-    "relay: a clone of its own, no credential in its environment; namespaces also hide the"
-    " person's clone, its remotes and HOME's credential files, env-level only cannot"
+    "relay: the maker, the gates and the grading roles each in a clone of relay's own, no"
+    " credential in their environment; namespaces also hide the person's clone, its remotes"
+    " and HOME's credential files, env-level only cannot"
 )
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
 

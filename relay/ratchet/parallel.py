@@ -41,7 +41,6 @@ from relay.loop.ratchet import Kept, only_goal_reason
 from relay.loop.records import HANDOVER_NAME, Iteration, goal_entry
 from relay.loop.threads import THREADS_DIR
 from relay.ratchet.engine import BOOKKEEPING, Ratchet, now_text
-from relay.ratchet.measure import measure
 from relay.ratchet.roles import TRANSCRIPTS
 from relay.ratchet.threads import ThreadStore
 
@@ -423,13 +422,8 @@ class Fanout:
         from relay.ratchet.roles import review
 
         diff = r.tree.git("diff", "--no-color", self.group_start, "HEAD")
-        here = measure(
-            r.root,
-            list(r.contract.gates),
-            timeout=r.judge.gate_timeout,
-            coverage_report=None,
-            stop_at_failure=False,
-        )
+        head = r.tree.head()  # the group's whole change: its gates in a sandboxed clone
+        here = r.judge.measure_at(head, list(r.contract.gates), coverage_report=None)
         group_goal = Goal(
             id=goals[0].id,
             title=f"group {self.group}: " + "; ".join(f"{g.id} {g.title}" for g in goals),
@@ -444,12 +438,14 @@ class Fanout:
                 path.write_text(text, encoding="utf-8")
                 return path
 
-            got, _ = review(
-                command, write, cwd=r.root, timeout=r.judge.checker_timeout,
-                who=f"checker {number}", work=r.judge.work, diff=diff, env_name=REVIEW_ENV,
-                credentials=r.judge.credentialed("checker"),
-                thread=(r.options.checker_name(number), f"group-{self.group}"),
-            )  # fmt: skip
+            with r.judge.boxed(head, graders=True) as box:
+                got, _ = review(
+                    command, write, cwd=box.tree, timeout=r.judge.checker_timeout,
+                    who=f"checker {number}", work=r.judge.work, diff=diff, env_name=REVIEW_ENV,
+                    credentials=r.judge.credentialed("checker"),
+                    thread=(r.options.checker_name(number), f"group-{self.group}"),
+                    sandbox=box, threads_root=r.root,
+                )  # fmt: skip
             answers.append((f"checker {number}", got))
         reduced = reduce_reviews(answers)
         if not reduced.blocked:
