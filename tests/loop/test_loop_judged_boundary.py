@@ -18,7 +18,7 @@ from relay.ratchet.sandbox import NAMESPACES, level
 
 TOKEN = "relay-node-token-7c2d5e"
 
-pytestmark = pytest.mark.skipif(
+needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
 )
 
@@ -91,6 +91,7 @@ def held(project: Project, origin: Path, before: str, home: Path) -> None:
     assert (home / ".bashrc").read_text() == "# the person's\n"
 
 
+@needs_namespaces
 def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,6 +127,7 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     assert project.clean()
 
 
+@needs_namespaces
 def test_a_checker_reaches_nothing_and_a_kept_change_lands_in_the_persons_clone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +165,7 @@ def test_a_checker_reaches_nothing_and_a_kept_change_lands_in_the_persons_clone(
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
 
 
+@needs_namespaces
 def test_an_optimisation_goal_measures_in_sandboxed_clones_and_keeps_in_the_persons(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,3 +195,20 @@ def test_an_optimisation_goal_measures_in_sandboxed_clones_and_keeps_in_the_pers
     assert project.read("cost.txt") == "60\n" and project.clean()
     assert "cost.txt" in project.git("show", "--name-only", "--format=", "HEAD~1")
     assert project.git("show", "HEAD~1:cost.txt") == "60\n"
+
+
+def test_the_baselines_gates_run_once_while_its_tree_is_the_same(tmp_path: Path) -> None:
+    """Two goals worked from the same tree (the first fails, and relay's bookkeeping is
+    all that changes): the contract's gates run once on the baseline, in a clone of
+    relay's own, and each goal's acceptance command on its own."""
+    project = make_project(tmp_path, retries=0)
+    fails = f'{PY} -c "raise SystemExit(1)"'
+    assert project.loop("goal", "add", "Never", "--accept", fails).data == {"goal": "G2"}
+    maker = project.script("maker", "count('maker')\n")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.calls("maker") == 2, ran
+    logs = sorted((project.root / "docs/loop/state/gates").glob("run-*/*.log"))
+    heads = [p.read_text().splitlines()[:3] for p in logs]
+    gates = [h[0].removeprefix("gate: ") for h in heads]
+    assert gates == ["accept", "test", "lint", "accept", "accept", "accept"], gates
+    assert all("/relay-judge-" in h[2] for h in heads), heads
