@@ -83,6 +83,7 @@ from relay.ratchet.sandbox import (
     judged,
     maker_branch,
     read_private,
+    read_regular,
     redact_secrets,
     standalone,
 )
@@ -97,6 +98,15 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _taken(path: Path) -> str | None:
+    """A file the candidate holds, as relay's guards read it: a regular file of its own
+    (a link to /dev/zero, a FIFO or relay's token reads as ""), None when it is gone."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    data = read_regular(path, 16 * 1024 * 1024)
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 RED_TEAM_NOTE = (
@@ -452,16 +462,17 @@ class Judge:
         spine relay keeps, and what defines the gates."""
         deleted = [p for p in changes if not (self.root / p).exists()]
         texts = {
-            p: (self.tree.show("HEAD", p), self.spine.read(p))
+            p: (self.tree.show("HEAD", p), _taken(self.root / p))
             for p in changes
             if Path(p).name in ("pyproject.toml", "package.json")
         }
         for p in changes:  # where a file-wide suppression comment could be added
             if p.endswith(SOURCE_SUFFIXES) and p not in deleted and p not in texts:
-                texts[p] = (self.tree.show("HEAD", p), _read(self.root / p))
+                texts[p] = (self.tree.show("HEAD", p), _taken(self.root / p))
         loop_md = None
         if LOOP_FILE in changes:
-            loop_md = loop_md_touched(self.tree.show("HEAD", LOOP_FILE), self.spine.read(LOOP_FILE))
+            was = self.tree.show("HEAD", LOOP_FILE)
+            loop_md = loop_md_touched(was, _taken(self.root / LOOP_FILE))
         return [
             *([(LOOP_FILE, loop_md)] if loop_md else []),
             *touched(changes, self.contract, texts=self._texts(changes)),
@@ -572,7 +583,7 @@ class Judge:
         for entry in self.contract.protected:
             path, heading = split_protected(entry)
             if heading is not None and path in changes:
-                texts[path] = (self.tree.show("HEAD", path), self.spine.read(path))
+                texts[path] = (self.tree.show("HEAD", path), _taken(self.root / path))
         return texts
 
     def _panel(self, goal: Goal, candidate: str, here: Measure, *, why: str = "") -> Failed | None:

@@ -212,3 +212,19 @@ def test_the_baselines_gates_run_once_while_its_tree_is_the_same(tmp_path: Path)
     gates = [h[0].removeprefix("gate: ") for h in heads]
     assert gates == ["accept", "test", "lint", "accept", "accept", "accept"], gates
     assert all("/relay-judge-" in h[2] for h in heads), heads
+
+
+def test_a_candidate_file_linked_to_an_endless_device_is_read_as_nothing(tmp_path: Path) -> None:
+    """A source file the maker leaves as a link to /dev/zero: relay's guards read the
+    candidate's files as regular files of their own, so the link reads as nothing and the
+    run goes on (following it would read for ever)."""
+    project = make_project(tmp_path, retries=0)
+    maker = project.script(
+        "maker",
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        "pathlib.Path('web').mkdir()\n"
+        "os.symlink('/dev/zero', 'web/app.js')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("src/calc.py") == CALC_MUL and project.clean()
