@@ -498,9 +498,7 @@ class Judge:
             n
             for p in changes
             if is_test_file(p) and p.endswith(".py") and self.tree.in_head(p)
-            for n in suite_change(
-                p, self.tree.show("HEAD", p) or "", _read(self.root / p) or None
-            ).removed
+            for n in suite_change(p, self.tree.show("HEAD", p) or "", _taken(self.root / p)).removed
         ]
         # the candidate's code runs once, in a sandboxed clone of the candidate (the
         # verifier's fresh re-run), never in the person's clone
