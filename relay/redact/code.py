@@ -113,7 +113,8 @@ _SEEK_ENV = rb"env[ \t]+[a-z0-9_]*" + WORDS
 # that the one pass over every line stays as fast.
 SUPERSETS: tuple[str, ...] = (
     (
-        WORDS + rb"[a-z0-9_]*(?:(?:\.(?:assign|set|append))?\(|[ \t]*\[[0-9]*\][ \t]*=|[ \t]+\""
+        WORDS + rb"[a-z0-9_]*(?:(?:\.(?:assign|set|append))?\([ \t]*[\"']"
+        rb"|[ \t]*\[[0-9]*\][ \t]*=|[ \t]+\""
         rb"|[\"'][ \t]*,)"
     ).decode(),
     (rb"[=!]=[= \t]*[a-z0-9_]*" + WORDS).decode(),

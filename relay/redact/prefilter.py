@@ -118,6 +118,19 @@ def _ipv4_superset() -> str:
     return f"(?:{'|'.join(leads)}){quad}|{after_name}"
 
 
+def _digit(klass: str) -> str:
+    """The start of the named rules' value that holds a digit and has eight characters at
+    least (``named._digit``): what must be there for the rule to match at all."""
+    return f"(?:{klass}{{7,}}[0-9]|{klass}*[0-9]{klass}{{7}})"
+
+
+# The named rules' value characters (see ``named``): quoted three ways, and bare.
+_DQ, _SQ, _BQ = r'[^"\\\r\n]', r"[^'\r\n]", r"[^`\r\n]"
+_BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
+_BARE = r"""[^\s"'&,;<>(){}\[\]\\]"""
+# A type annotation glued to the name's colon, before ``=`` (``api_token:str = "…"``).
+_ANNOTATION = r"(?:typing\.)?(?:final|classvar|optional|str|bytes|secretstr)"
+
 _VERSION_WORDS = (b"version", b"ver", b"release", b"build", b"rev", b"revision")
 _IPV4 = _ipv4_superset()
 
@@ -155,13 +168,16 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # Authorization: …, key covers <add key="…")
     # (not a plural, ``max_tokens=``, nor a scope, ``test_token.py::test_1``, which every
     # rule refuses and many a log line holds)
-    rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?"
-    r"\\{0,3}[\"']?[ \t]*(?:=|:[^:]|:$)",
+    # (nor a bare value glued to a colon, ``File.java:98``, ``token_stream:1.2``, which the
+    # rules read as a reference, not a setting, unless the name is quoted: ``"token":x``)
+    rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?\\{{0,3}}"
+    rf"(?:[\"']:|[\"']?[ \t]*(?:=|:(?:[ \t\"'\\=|>!&]|$|{_ANNOTATION})))",
     # (the named rules' other words go on only past a separator: ``SessionService.java:12``)
-    # (and a value of eight characters at least: ``src/session_1.c:12:5:`` has none)
+    # (and a value of eight characters at least, with a digit, as the rule asks:
+    # ``src/session_1.c:12:5:`` and ``session: processed 5 items`` have none)
     rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=>|:=|=|:)"
-    r"[ \t]*(?:\\*\"[^\"\\\r\n]{8}|'[^'\r\n]{8}"
-    r"|[^\s\"'&,;<>(){}\[\]\\:][^\s\"'&,;<>(){}\[\]\\]{7})",
+    rf"[ \t]*(?:\\*\"{_digit(_DQ)}|'{_digit(_SQ)}|`{_digit(_BQ)}"
+    rf"|{_BARE_FIRST}{_BARE}{{6,}}[0-9]|(?:{_BARE_FIRST}{_BARE}*)?[0-9]{_BARE}{{7}})",
     r"authorization[\"']?[ \t]*[:=]",  # the header takes any credential after it
     # named: an element named by a word, a name/value pair, and the two lines of one
     rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})[^<>\n]*>[^<\n]+</",
