@@ -210,6 +210,7 @@ class Pieces:
 
     search: Searcher
     at: dict[bytes, tuple[tuple[bytes, int], ...]]  # a piece's start: (secret, offset) each
+    pattern: bytes  # every piece's start, for a search shared with the forms' starts
 
     @classmethod
     def build(cls, secrets: Iterable[bytes]) -> Pieces | None:
@@ -225,7 +226,7 @@ class Pieces:
         if not at:
             return None
         pattern = b"|".join(re2.escape(gram) for gram in sorted(at))
-        return cls(_compile(pattern), {g: tuple(v) for g, v in at.items()})
+        return cls(_compile(pattern), {g: tuple(v) for g, v in at.items()}, pattern)
 
     def spans(self, text: bytes, pos: int) -> Iterator[tuple[int, int]]:
         stop = len(text)
@@ -233,15 +234,20 @@ class Pieces:
             s = self.search(text, pos, stop)[0][0]
             if s < 0:
                 return
-            run = max(
-                (self._stretch(text, s, raw, k) for raw, k in self.at[text[s : s + MIN_PIECE]]),
-                key=lambda r: r[1] - r[0],
-            )
-            if run[2]:
+            run = self.run_at(text, s)
+            if run is not None and run[2]:
                 yield run[0], run[1]
                 pos = run[1]
             else:
                 pos = s + 1
+
+    def run_at(self, text: bytes, s: int) -> tuple[int, int, bool] | None:
+        """The longest run through the piece that starts at ``s`` and whether it stands as a
+        word of its own; None when no piece starts there."""
+        starts = self.at.get(text[s : s + MIN_PIECE])
+        if starts is None:
+            return None
+        return max((self._stretch(text, s, raw, k) for raw, k in starts), key=lambda r: r[1] - r[0])
 
     @staticmethod
     def _stretch(text: bytes, s: int, raw: bytes, k: int) -> tuple[int, int, bool]:
@@ -315,6 +321,10 @@ class Disguises:
     opens: tuple[tuple[str, _Form], ...]  # each form in lower case, and its start's regex
     reach: int  # bytes in the longest match (the most whitespace in every gap)
     pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
+    # The starts' regex at a place, and one search for a start or a piece: a block is read
+    # once for both (each pass over every byte of a log costs as much as the other).
+    head_at: Searcher | None = None
+    either: Searcher | None = None
 
     @classmethod
     def build(cls, secrets: Iterable[str]) -> Disguises | None:
@@ -338,17 +348,44 @@ class Disguises:
         if not forms:
             return None
         pieces = Pieces.build(value.encode() for value in set(secrets))
-        search = _compile(b"|".join(sorted(heads)), max_mem=_HEADS_MEM)
+        pattern = b"|".join(sorted(heads))
+        search = _compile(pattern, max_mem=_HEADS_MEM)
+        head_at = either = None
+        if pieces is not None:
+            head_at = _compile(pattern, anchored=True, max_mem=_HEADS_MEM)
+            either = _compile(pattern + b"|" + pieces.pattern, max_mem=_HEADS_MEM)
         found = {k: tuple(v) for k, v in forms.items()}
-        return cls(search, found, tuple(starts), reach + MAX_GAP, pieces)
+        return cls(search, found, tuple(starts), reach + MAX_GAP, pieces, head_at, either)
 
     def spans(self, block: bytes, start: int = 0) -> Iterator[Span]:
-        """Every match at or after ``start``, and every piece."""
-        for s, e in self._matches(block, start, len(block)):
-            yield s, e, Kind.OWN_SECRET
-        if self.pieces is not None:
-            for s, e in self.pieces.spans(block, start):
+        """Every match at or after ``start``, and every piece: one search finds where a form
+        or a piece starts, and each is then read there, each from where its own search
+        would have gone on (a form's start's next byte; a piece's run's end)."""
+        pieces, head_at, either = self.pieces, self.head_at, self.either
+        if pieces is None or head_at is None or either is None:
+            for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET
+            return
+        stop = len(block)
+        heads_from = pieces_from = pos = start
+        while pos < stop:
+            s = either(block, pos, stop)[0][0]
+            if s < 0:
+                return
+            if s >= heads_from:
+                e = head_at(block, s, stop)[0][1]
+                end = -1 if e < 0 else self._form_end(block, s, e, stop)
+                if end >= 0 and _too_wide(block, s, end) < 0:
+                    yield s, end, Kind.OWN_SECRET
+                heads_from = s + 1
+            if s >= pieces_from:
+                run = pieces.run_at(block, s)
+                if run is not None and run[2]:
+                    yield run[0], run[1], Kind.OWN_SECRET
+                    pieces_from = run[1]
+                else:
+                    pieces_from = s + 1
+            pos = min(heads_from, pieces_from)
 
     def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
@@ -358,12 +395,17 @@ class Disguises:
             s, e = self.search(text, pos, stop)[0]
             if s < 0:
                 return
-            end = -1
-            for form in self._starting(_key(text[s:e])):
-                end = max(end, form.search()(text, s, min(stop, s + self.reach))[0][1])
+            end = self._form_end(text, s, e, stop)
             if end >= 0 and _too_wide(text, s, end) < 0:
                 yield s, end
             pos = s + 1
+
+    def _form_end(self, text: bytes, s: int, e: int, stop: int) -> int:
+        """The end of the longest form that the start ``text[s:e]`` opens; -1 when none."""
+        end = -1
+        for form in self._starting(_key(text[s:e])):
+            end = max(end, form.search()(text, s, min(stop, s + self.reach))[0][1])
+        return end
 
     def _starting(self, key: str) -> Iterator[_Form]:
         """The forms whose start ``key`` (a find of the starts' regex) or a start of it is;
