@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import dataclasses
 import random
 import string
 from collections.abc import Callable
@@ -341,3 +342,19 @@ def test_pieces_are_left_alone_when_short_wordlike_or_inside_a_word() -> None:
     )
     text = clean_lines(random.Random(7), 100_000)
     assert redactor.redact(text) == text
+
+
+def test_one_search_for_starts_and_pieces_finds_what_two_find() -> None:
+    """A few secrets' forms' starts and pieces are found in one pass over a block; every
+    find is the one that a pass for each makes, overlapping and adjacent ones included."""
+    disguises = Disguises.build(with_bodies([GH_TOKEN, TOKEN]))
+    assert disguises is not None and disguises.either is not None
+    apart = dataclasses.replace(disguises, either=None, head_at=None)
+    rng = random.Random(11)
+    parts = [*GH_DISGUISED.values(), GH_TOKEN, TOKEN, GH_TOKEN[3:20], TOKEN[::-1], "x y"]
+    for _ in range(40):
+        text = " | ".join(rng.choice(parts) for _ in range(rng.randrange(1, 8)))
+        text = clean_lines(rng, 2_000) + text + GH_TOKEN[5:30] + TOKEN.upper() + "\n"
+        block = text.encode()
+        assert sorted(disguises.spans(block)) == sorted(apart.spans(block)), text
+    assert sorted(disguises.spans(block, 1000)) == sorted(apart.spans(block, 1000))
