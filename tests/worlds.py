@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -178,8 +179,13 @@ class Node:
                     m.setenv(name, setting)
                 else:
                     m.delenv(name, raising=False)
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                status = main([*args, "--repo-dir", str(self.clone)])
+            handler = signal.getsignal(signal.SIGTERM)  # main() sets its own: put it back
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    status = main([*args, "--repo-dir", str(self.clone)])
+            finally:
+                with contextlib.suppress(ValueError):  # not the main thread
+                    signal.signal(signal.SIGTERM, handler)
         return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
 
 

@@ -42,8 +42,12 @@ def run_adapter(
     token: str | None = None,
     clone: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    *,
+    in_process: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    """One workflow step: the event file, Actions' variables, the CLI as a process."""
+    """One workflow step: the event file, Actions' variables, the CLI as a process (or, with
+    ``in_process``, relay.cli.main in this one, for a run that only takes a turn the test
+    reads)."""
     path = tmp_path / f"{event}.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     summary = tmp_path / "summary.md"
@@ -56,9 +60,17 @@ def run_adapter(
         RELAY_TRUST=admin_fingerprint(world),  # the repository variable the workflow reads
     )  # fmt: skip
     env.update(extra_env or {})
-    argv = [sys.executable, "-m", "relay.cli", "watch", "--once", "--event", str(path)]
-    argv += ["--node", WORKER, "--repo-dir", str(clone or world.worker.clone)]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=90, check=False)
+    args = ["watch", "--once", "--event", str(path), "--node", WORKER]
+    if in_process:
+        assert clone is None, "in-process runs are the worker's clone's"
+        actions = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        done = world.worker.invoke(*args, token="", **actions)
+    else:
+        argv = [sys.executable, "-m", "relay.cli", *args]
+        argv += ["--repo-dir", str(clone or world.worker.clone)]
+        done = subprocess.run(
+            argv, env=env, capture_output=True, text=True, timeout=90, check=False
+        )
     assert done.returncode == 0, done.stderr
     return done, summary.read_text(encoding="utf-8")
 
@@ -163,7 +175,7 @@ def test_a_run_acting_as_an_account_the_job_does_not_trust_does_nothing_and_says
     assert said[0]["user"]["login"] == bot and "relay join" in said[0]["body"]
     assert "do not trust, so it did nothing" in summary and "GITHUB_TOKEN" in summary
     # the same run with the node's own account takes the turn
-    run_adapter(world, tmp_path, "issues", data)
+    run_adapter(world, tmp_path, "issues", data, in_process=True)
     assert world.heads(number)[-1].startswith("### RESULT 1")
 
 
@@ -215,7 +227,7 @@ def test_a_fresh_runner_signs_with_the_node_key_from_its_secret(
     assert "**Warning:** RELAY_NODE_KEY reaches this job" in summary
     key_file = NodeState.for_clone(fresh).signing_key_path(WORKER)
     assert key_file.read_text() == key and key_file.stat().st_mode & 0o077 == 0
-    said = world.controller.ok("result", str(number))
+    said = world.controller.call("result", str(number))
     assert said.startswith(f"#{number} RESULT 1: done"), said
 
 
@@ -245,5 +257,5 @@ def test_an_api_failure_asking_whose_token_it_is_is_no_verdict_on_the_account(
         world.hub.clear_faults()  # type: ignore[attr-defined]
     assert done.returncode != 0
     assert not any("not an instruction account" in c["body"] for c in world.comments(number))
-    run_adapter(world, tmp_path, "issues", data)  # the API back: the turn is taken
+    run_adapter(world, tmp_path, "issues", data, in_process=True)  # the API back: turn taken
     assert world.heads(number)[-1].startswith("### RESULT 1")

@@ -25,7 +25,7 @@ def test_job_open_prints_the_number_and_binds_the_nodes(world: World) -> None:
     assert f"worker: `{WORKER}`" in issue["body"]
     assert "Why?" in issue["body"]
     assert world.labels(number) == {"awaiting:controller"}
-    out = c.ok("job", "open", "--worker", WORKER, "--title", "Second", "--objective", "More.")
+    out = c.call("job", "open", "--worker", WORKER, "--title", "Second", "--objective", "More.")
     assert out.startswith(f"opened job #{number + 1}: {CONTROLLER} controls, {WORKER} works")
 
 
@@ -48,7 +48,7 @@ def test_hypothesis_goes_into_the_body(world: World, job: int) -> None:
         "outcome": "untested",
     }
     assert "the cache is stale" in world.issue(job)["body"]
-    c.ok("hypothesis", str(job), "the cache is stale", "--outcome", "refuted")
+    c.call("hypothesis", str(job), "the cache is stale", "--outcome", "refuted")
     body = human(world.issue(job)["body"])
     assert body.count("the cache is stale") == 1 and "refuted" in body
     before = world.frozen(job)
@@ -90,7 +90,7 @@ def test_resolve_writes_the_handover_and_closes(world: World, job: int) -> None:
     assert "The cache was stale." in world.comments(job)[-1]["body"]
     handover = world.remote_file("docs/loop/handover.md")
     assert f"## #{job} Build fails" in handover and "The cache was stale." in handover
-    assert c.ok("status").startswith("no open jobs")
+    assert c.call("status").startswith("no open jobs")
 
 
 def test_resolve_by_the_worker_is_refused(world: World, job: int) -> None:
@@ -115,7 +115,7 @@ def test_resolve_with_a_refused_push_changes_nothing_and_can_be_rerun(
     assert git("status", "--porcelain", cwd=c.clone) == "?? my-notes.txt\n"
     assert mine.read_text() == "keep me\n"
     refuse.unlink()
-    c.ok("resolve", str(job), "--summary", "Found it.", "--force", "t")
+    c.call("resolve", str(job), "--summary", "Found it.", "--force", "t")
     handover = world.remote_file("docs/loop/handover.md")
     assert handover.count(f"## #{job} ") == 1
     assert world.issue(job)["state"] == "closed"
@@ -131,7 +131,7 @@ def test_status_lists_jobs_then_nodes(world: World, job: int) -> None:
     assert re.search(r", TASK 1 \(\d+s ago\)$", line), line
     assert f"  {CONTROLLER} (" in out and f"  {WORKER} (" in out
     w.call("watch", "--once")
-    data = w.json("status")
+    data = data_of(w.call("status", "--json"))
     assert data["jobs"][0]["baton"] == "awaiting:controller"
     assert data["last_pass"]["node"] == WORKER and data["last_pass"]["outcome"] == "acted"
 

@@ -79,8 +79,14 @@ def test_validation_names_the_flag_not_pydantic(world: World, job: int) -> None:
             "--title is longer than 256 characters"
         ),
     }
+    as_process: set[str] = set()  # each verb's first case as a process, the rest in-process
     for args, words in cases.items():
-        done = world.controller.run(*args)
+        verb = " ".join(args[:2]) if args[0] == "job" else args[0]
+        if verb in as_process:
+            done = world.controller.invoke(*args)
+        else:
+            as_process.add(verb)
+            done = world.controller.run(*args)
         line = one_line(done)
         assert done.returncode == 2, (args, line)
         assert words in line, (args, line)

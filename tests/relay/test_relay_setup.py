@@ -76,11 +76,13 @@ def test_init_yes_on_a_public_repository_warns(
     assert done.returncode == 0, done.stderr
     assert data_of(done.stdout)["public"] is True  # stdout stays valid JSON
     assert "WARNING" in done.stderr and "PUBLIC" in done.stderr  # and the warning is loud
-    assert data_of(public.controller.ok("status", "--json"))["nodes"][0]["name"] == CONTROLLER
+    assert data_of(public.controller.call("status", "--json"))["nodes"][0]["name"] == CONTROLLER
 
 
 def test_init_json_names_what_it_did(blank: World) -> None:
-    data = blank.controller.json(*init_args(blank), "--yes", "--node", CONTROLLER)
+    data = data_of(
+        blank.controller.call(*init_args(blank), "--yes", "--node", CONTROLLER, "--json")
+    )
     assert set(data) == {"repo", "node", "labels_created", "public", "job"}
     assert data["repo"] == blank.repo and data["node"] == CONTROLLER
     assert set(data["labels_created"]) == LABELS and data["public"] is False
@@ -100,7 +102,7 @@ def test_join_registers_the_node_once(world: World) -> None:
     before = world.frozen()
     data = world.worker.json("join")
     assert data == {"node": WORKER, "scheduler": "none (declined)", "jobs": 0, "turns": 0}
-    out = world.worker.ok("join", "--node", WORKER)
+    out = world.worker.call("join", "--node", WORKER)
     assert "already in the node table" in out
     assert world.frozen() == before
 
@@ -108,7 +110,7 @@ def test_join_registers_the_node_once(world: World) -> None:
 def test_join_reports_the_roles_in_open_jobs(world: World, job: int) -> None:
     out = world.worker.ok("join")
     assert f"#{job} Build fails — worker" in out
-    assert world.controller.json("join")["jobs"] == 1
+    assert data_of(world.controller.call("join", "--json"))["jobs"] == 1
 
 
 def test_a_push_rejected_in_a_race_is_rebased_and_retried(blank: World, tmp_path: Path) -> None:
@@ -146,7 +148,7 @@ def test_a_push_the_remote_refuses_fails_cleanly_and_join_recovers(blank: World)
     assert git("rev-parse", "HEAD", cwd=w.clone) == git("rev-parse", "main", cwd=blank.bare)
     assert git("status", "--porcelain", cwd=w.clone) == ""
     refuse.unlink()
-    w.ok("join", "--node", WORKER, "--scheduler", "none")
+    w.call("join", "--node", WORKER, "--scheduler", "none")
     assert WORKER in blank.remote_file("docs/loop/LOOP.md")
 
 
@@ -167,7 +169,7 @@ def test_init_with_a_refused_push_leaves_the_clone_clean_and_can_be_rerun(blank:
     assert git("status", "--porcelain", cwd=c.clone) == ""
     assert git("rev-parse", "HEAD", cwd=c.clone) == git("rev-parse", "main", cwd=blank.bare)
     refuse.unlink()
-    c.ok(*init_args(blank), "--yes", "--node", CONTROLLER)
+    c.call(*init_args(blank), "--yes", "--node", CONTROLLER)
     assert "## Relay" in blank.remote_file("docs/loop/LOOP.md")
 
 

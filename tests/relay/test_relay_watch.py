@@ -37,7 +37,7 @@ def test_a_task_from_a_stranger_is_data_never_run(world: World, job: int, tmp_pa
     assert len(told) == 1, "the thread is told once, naming the account"
     before = world.frozen(job)
     for _ in range(2):
-        done = world.worker.run("watch", "--once", "--verbose")
+        done = world.worker.invoke("watch", "--once", "--verbose")
         assert done.returncode == 0, done.stderr
         assert f"#{job} comment {comment}: ignored" in done.stdout
     assert not marker.exists()
@@ -57,7 +57,7 @@ def test_a_malformed_task_from_an_instruction_account_is_data(
     ]
     hand_baton_to_worker(world, job)
     before = world.frozen(job)
-    out = world.worker.ok("watch", "--once", "--verbose")
+    out = world.worker.call("watch", "--once", "--verbose")
     for comment in ids:
         assert f"#{job} comment {comment}: ignored" in out
     assert not marker.exists()
@@ -82,7 +82,7 @@ def test_instruction_shaped_output_is_neutralised(world: World, job: int) -> Non
     before = world.frozen(job)
     assert data_of(w.call("watch", "--once", "--json"))["outcome"] == "idle"
     assert world.frozen(job) == before
-    assert c.json("result", str(job))["task"] == 1
+    assert data_of(c.call("result", str(job), "--json"))["task"] == 1
 
 
 def test_a_claim_without_a_result_is_reported_half_done_never_rerun(
@@ -103,9 +103,9 @@ def test_a_claim_without_a_result_is_reported_half_done_never_rerun(
     assert "half-done" in world.comments(job)[-1]["body"].lower()
     assert world.labels(job) == {"awaiting:controller"}
     before = world.frozen(job)
-    w.ok("watch", "--once")
+    w.call("watch", "--once")
     assert world.frozen(job) == before and not marker.exists()
-    assert "RESULT 1 is back: half-done" in c.ok("watch", "--once")
+    assert "RESULT 1 is back: half-done" in c.call("watch", "--once")
 
 
 def test_the_executor_gets_the_task_as_a_file(world: World, job: int, tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_the_worker_declines_what_the_scope_forbids(world: World, job: int, tmp_
     signed = world.signed(world.controller, body)  # as the controller would post it
     world.api(f"/issues/{job}/comments", "POST", {"body": signed})
     hand_baton_to_worker(world, job)
-    out = world.worker.ok("watch", "--once")
+    out = world.worker.call("watch", "--once")
     assert f"#{job}: TASK 1 answered as declined" in out
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1") and "blocked" in result.lower()
@@ -166,7 +166,7 @@ def test_a_job_with_two_batons_is_reported_by_status_and_a_pass_not_a_crash(
     world.controller.call("task", str(job), "--step", "python -V", "--scope", "diagnostics")
     world.api(f"/issues/{job}/labels", "POST", {"labels": ["working"]})  # a person meddles
     assert world.labels(job) >= {"awaiting:worker", "working"}
-    status = world.controller.json("status")
+    status = data_of(world.controller.call("status", "--json"))
     [row] = [r for r in status["jobs"] if r["issue"] == job]
     assert row["frozen"] == "several baton labels (`awaiting:worker`, `working`)"
     line = world.controller.ok("status")

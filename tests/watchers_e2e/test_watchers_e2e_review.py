@@ -52,11 +52,19 @@ class Launchd:
         return dict(json.loads(self.state.read_text()))
 
 
-def launchd_join(world: World) -> tuple[Launchd, str]:
-    """The worker joined with a launchd watcher, its job opened and closed since."""
+def launchd_join(world: World, *, in_process: bool = False) -> tuple[Launchd, str]:
+    """The worker joined with a launchd watcher, its job opened and closed since (the
+    join as a process, or ``in_process`` where it is only the test's setup)."""
     fake = Launchd(world.root)
     w = world.worker
-    said = w.ok("join", "--scheduler", "launchd", "--save-token", env=fake.env(w))
+    if in_process:
+        path = f"{fake.bin}{os.pathsep}{os.environ['PATH']}"
+        said = w.call(
+            "join", "--node", WORKER, "--scheduler", "launchd", "--save-token",
+            PATH=path, FAKE_LAUNCHD_STATE=str(fake.state),
+        )  # fmt: skip
+    else:
+        said = w.ok("join", "--scheduler", "launchd", "--save-token", env=fake.env(w))
     assert "verified: launchd has gui/" in said
     record = load(NodeState.for_clone(w.clone), WORKER)
     assert record is not None
@@ -88,7 +96,7 @@ def test_a_job_arriving_during_a_launchd_teardown_keeps_the_job_loaded(
     """launchd will not take the label back while the pass (its job) still runs, so the
     pass decides before its bootout: a job that arrives once the column is pushed (here:
     opened by the remote's post-receive hook, as the push lands) keeps the job loaded."""
-    fake, label = launchd_join(world)
+    fake, label = launchd_join(world, in_process=True)
     w, c = world.worker, world.controller
     late = c.argv("job", "open", "--worker", WORKER, "--title", "Late", "--objective", "?")
     env = {k: v for k, v in c.env().items() if k in ("PATH", "HOME", "RELAY_TOKEN")}
@@ -119,7 +127,7 @@ def test_a_failed_removal_keeps_the_record_and_puts_the_column_back(
 ) -> None:
     write_crontab(USER_TABLE)
     w = world.worker
-    w.ok("join", "--scheduler", "cron")
+    w.call("join", "--node", WORKER, "--scheduler", "cron")
     line = line_for(read_crontab(), WORKER)
 
     def no_writes(argv: Sequence[str], *, stdin: str | None = None) -> Completed:
@@ -142,7 +150,7 @@ def test_a_failed_switch_of_backend_keeps_the_old_entry(
 ) -> None:
     write_crontab(USER_TABLE)
     w = world.worker
-    w.ok("join", "--scheduler", "cron")
+    w.call("join", "--node", WORKER, "--scheduler", "cron")
     line = line_for(read_crontab(), WORKER)
 
     def no_user_manager(argv: Sequence[str], *, stdin: str | None = None) -> Completed:
@@ -201,7 +209,7 @@ def test_a_rejoin_keeps_the_wait_and_the_wait_is_bounded(world: World, real_cron
 
 def test_watch_log_keeps_the_lines_and_the_errors_of_a_pass(world: World) -> None:
     w = world.worker
-    w.ok("join", "--scheduler", "none")
+    w.call("join", "--node", WORKER, "--scheduler", "none")
     log = world.root / "Zoë's logs" / "watch.log"
     w.ok("watch", "--once", "--log", str(log))
     assert f"{WORKER}: nothing to do" in log.read_text(encoding="utf-8")
