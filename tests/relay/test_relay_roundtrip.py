@@ -84,7 +84,7 @@ def test_task_then_worker_pass_then_controller_pass(world: World, job: int, tmp_
     assert "RESULT 1 came back done" in after["issue"][0]
     assert {**after, "issue": after["issue"][1:]} == {**before, "issue": before["issue"][1:]}
 
-    shown = c.json("result", str(job))
+    shown = data_of(c.call("result", str(job), "--json"))
     assert shown["issue"] == job and shown["task"] == 1
     assert shown["result"]["status"] == "done" and shown["result"]["node"] == WORKER
     assert c.ok("result", str(job), "--wait").startswith(f"#{job} RESULT 1: done")
