@@ -154,6 +154,23 @@ class Node:
         """Run a verb with --json; its parsed output."""
         return data_of(self.ok(*args, "--json"))
 
+    def watch_until(self, stop: Any, env: dict[str, str], interval: str = "2") -> None:
+        """The node's foreground `relay watch --interval` (a pass every ``interval`` seconds)
+        until ``stop`` (a threading.Event) is set; a watch that ends (no open job binds the
+        node any more) is started again. One process's start-up serves many passes."""
+        while not stop.is_set():
+            proc = subprocess.Popen(
+                self.argv("watch", "--interval", interval),
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            while proc.poll() is None and not stop.wait(0.5):
+                pass
+            if proc.poll() is None:
+                stop_process(proc)
+            stop.wait(float(interval))
+
     def call(self, *args: str, **extra: str) -> str:
         """Run a verb in-process (fast); its stdout. Fails the test on a non-zero exit."""
         done = self.invoke(*args, **extra)

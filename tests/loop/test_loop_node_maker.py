@@ -72,18 +72,13 @@ def worker_maker(tmp_path: Path) -> str:
 
 @pytest.fixture
 def worker_passes(world: World, tmp_path: Path) -> Iterator[None]:
-    """The worker's watcher, real passes one after another, with its own maker and relay
-    on its PATH."""
+    """The worker's watcher, a person's foreground `relay watch` passing every 2 s, with
+    its own maker and relay on its PATH."""
     stop = threading.Event()
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     env = world.worker.env(RELAY_LOOP_MAKER=worker_maker(tmp_path), PATH=path)
 
-    def passes() -> None:
-        while not stop.is_set():
-            world.worker.run("watch", "--once", env=env)
-            stop.wait(2)  # a pass costs a process: no busier than a person would poll
-
-    thread = threading.Thread(target=passes, daemon=True)
+    thread = threading.Thread(target=world.worker.watch_until, args=(stop, env), daemon=True)
     thread.start()
     yield
     stop.set()
@@ -116,7 +111,7 @@ def test_a_maker_on_another_node_brings_back_a_diff_that_is_judged_here(
     accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
     c.call("loop", "goal", "add", "Multiply", "--accept", accept)
     c.call("loop", "goal", "add", "Token", "--accept", f"{PY} -c 'import src.token'")
-    roles = data_of(c.run("loop", "roles", "--json").stdout)
+    roles = data_of(c.call("loop", "roles", "--json"))
     assert [(r["name"], r["backend"], r["target"]) for r in roles["roles"]] == [
         ("maker", "node", WORKER)
     ]
@@ -209,12 +204,7 @@ def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     env = world.worker.env(RELAY_LOOP_MAKER=slow_worker_maker(tmp_path), PATH=path)
 
-    def passes() -> None:
-        while not stop.is_set():
-            world.worker.run("watch", "--once", env=env)
-            stop.wait(2)  # a pass costs a process: no busier than a person would poll
-
-    worker = threading.Thread(target=passes, daemon=True)
+    worker = threading.Thread(target=world.worker.watch_until, args=(stop, env), daemon=True)
     worker.start()
     run = subprocess.Popen(
         c.argv("loop", "run", "--verify-wait", "240s", "--json"),
@@ -228,7 +218,7 @@ def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
         while not (tmp_path / "slow-started").exists():
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.2)
-        status = data_of(c.run("loop", "status", "--json").stdout)
+        status = data_of(c.call("loop", "status", "--json"))
         running = [t for t in status["threads"] if t["state"] == "running"]
         assert [(t["role"], t["goal"]) for t in running] == [("maker", "G1")], status
         stopped = c.run("loop", "interrupt", "maker", "--goal", "G1", "--json")

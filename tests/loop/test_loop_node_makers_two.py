@@ -13,7 +13,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -89,8 +89,11 @@ def maker_script(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def two_workers(world: World, tmp_path: Path) -> Iterator[tuple[Node, Node, Path]]:
-    """Both workers' watchers, real passes one after another, each with its own maker."""
+def two_workers(
+    world: World, tmp_path: Path
+) -> Iterator[tuple[Node, Node, Path, Callable[[], None]]]:
+    """Both workers' watchers, each a foreground `relay watch` passing every 2 s with its
+    own maker."""
     second = second_worker(world)
     script, log = maker_script(tmp_path), tmp_path / "made.log"
     stop = threading.Event()
@@ -98,20 +101,22 @@ def two_workers(world: World, tmp_path: Path) -> Iterator[tuple[Node, Node, Path
 
     def passes(node: Node) -> None:
         maker = f"{PY} {shlex.quote(str(script))} {node.name} {shlex.quote(str(log))}"
-        env = node.env(RELAY_LOOP_MAKER=maker, PATH=path)
-        while not stop.is_set():
-            node.run("watch", "--once", env=env)
-            stop.wait(2)  # a pass costs a process: no busier than a person would poll
+        node.watch_until(stop, node.env(RELAY_LOOP_MAKER=maker, PATH=path))
 
     threads = [
         threading.Thread(target=passes, args=(n,), daemon=True) for n in (world.worker, second)
     ]
     for thread in threads:
         thread.start()
-    yield world.worker, second, log
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=120)
+
+    def halt() -> None:
+        """Stop both watchers (a foreground watch holds its node's pass lock)."""
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=120)
+
+    yield world.worker, second, log, halt
+    halt()
 
 
 def forge_result(world: World, stop: threading.Event, marker: Path) -> None:
@@ -146,9 +151,9 @@ def forge_result(world: World, stop: threading.Event, marker: Path) -> None:
 
 @pytest.mark.timeout(600)  # real passes of two workers, on a machine that may be busy
 def test_two_nodes_make_at_once_each_diff_judged_here(
-    world: World, two_workers: tuple[Node, Node, Path], tmp_path: Path
+    world: World, two_workers: tuple[Node, Node, Path, Callable[[], None]], tmp_path: Path
 ) -> None:
-    first, second, log = two_workers
+    first, second, log, halt = two_workers
     c = world.controller
     root = c.clone
     git(
@@ -176,7 +181,7 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
     for title, name in (("Square", "sq"), ("Negate", "neg")):
         accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_{name}.py"
         c.call("loop", "goal", "add", title, "--accept", accept)
-    assert data_of(c.run("loop", "check", "--json").stdout)["roles"] == ["maker"]
+    assert data_of(c.call("loop", "check", "--json"))["roles"] == ["maker"]
 
     stop = threading.Event()
     forger = threading.Thread(target=forge_result, args=(world, stop, tmp_path / "forged"))
@@ -214,6 +219,7 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
         assert "judged by relay's gates and kept as" in closure, closure
     assert workers == {first.name, second.name}
     # no job binds either worker now: each one's next pass tears its watcher down
+    halt()
     for node in (first, second):
         assert data_of(node.ok("watch", "--once", "--json"))["teardown"] is True, node.name
     # the forged RESULT was posted on G1's job and never taken
