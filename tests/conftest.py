@@ -93,6 +93,15 @@ def _not_in_actions() -> Iterator[None]:
         os.environ["GITHUB_ACTIONS"] = was
 
 
+@pytest.fixture(autouse=True)
+def _own_sigterm() -> Iterator[None]:
+    """relay.cli.main run in the test's process (an in-process verb, a hub's token) sets a
+    SIGTERM handler of its own: each test leaves the process's handler as it found it."""
+    handler = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, handler)
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """A real headless Chromium (from the OS packages; `make tools` installs it)."""
