@@ -90,16 +90,21 @@ def _probe() -> str:
         hide = Path(tmp) / "hidden"
         hide.mkdir()
         (hide / "secret").write_text("x", encoding="utf-8")
-        script = Path(tmp) / "enter.sh"
-        script.write_text(_ENTER, encoding="utf-8")
         probe = f"test ! -e {shlex.quote(str(hide / 'secret'))}"
-        argv = [*_outer(), "/bin/sh", str(script), *_ids(), probe]
+        argv = [*_outer(), *_enter(), *_ids(), probe]
         env = {**os.environ, "RELAY_HIDE_DIRS": str(hide), "RELAY_HIDE_FILES": ""}
         try:
             done = subprocess.run(argv, env=env, capture_output=True, timeout=20, check=False)
         except (OSError, subprocess.SubprocessError):
             return ENV_ONLY
     return NAMESPACES if done.returncode == 0 else ENV_ONLY
+
+
+def _enter() -> list[str]:
+    """The script that sets up the mounts, given to the shell as its command line: never
+    a file, which code run in an earlier box could have swapped for a link that relay's
+    write would follow onto any file of the person's."""
+    return ["/bin/sh", "-c", _ENTER, "relay-enter"]
 
 
 def _outer() -> list[str]:
@@ -143,8 +148,6 @@ class Sandbox:
         hidden folder behind an empty tmpfs, each hidden file behind /dev/null)."""
         if self.level != NAMESPACES:
             return command
-        script = self.folder / "enter.sh"
-        script.write_text(_ENTER, encoding="utf-8")
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         keep, ro = read_only_for(self.folder, os.environ.get("HOME"))
@@ -155,8 +158,24 @@ class Sandbox:
             f"RELAY_KEEP_DIRS={shlex.quote(' '.join(map(str, keep)))} "
             f"RELAY_RO_DIRS={shlex.quote(' '.join(map(str, ro)))}"
         )
-        argv = [*_outer(), "/bin/sh", str(script), *_ids(), command]
+        argv = [*_outer(), *_enter(), *_ids(), command]
         return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/var/lib", "/srv")
+
+
+def relay_sources() -> list[str]:
+    """Where relay's own code and its interpreter's import path live (an editable install
+    or a run from a source checkout is outside the interpreter's prefix): a write there
+    would run in relay's next command, outside every box."""
+    import sys
+
+    import relay
+
+    found = [str(Path(relay.__file__).resolve().parent.parent)]
+    found += [p for p in sys.path if p and Path(p).is_dir()]
+    return found
 
 
 def read_only_for(folder: Path, home: str | None) -> tuple[list[Path], list[Path]]:
@@ -167,6 +186,10 @@ def read_only_for(folder: Path, home: str | None) -> tuple[list[Path], list[Path
     import sys
 
     wanted = [home or "", sys.prefix, sys.base_prefix, "/etc", "/var/spool/cron"]
+    wanted += relay_sources()
+    # as root (uid 0 inside the namespace maps to root outside) the system's own folders
+    # are writable: a `git` or `mount` planted in /usr/local/bin would run in relay
+    wanted += [d for d in SYSTEM_DIRS if os.access(d, os.W_OK)]
     mine = folder.resolve()
     ro: list[Path] = []
     for name in filter(None, wanted):

@@ -7,16 +7,21 @@ in their environment. What is kept still lands in the person's clone, by relay's
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, PY, TEST_MUL, Project, make_project
 from test_loop_unattended import METRIC, approve, with_cost
 
+import relay
 from relay.ratchet.sandbox import NAMESPACES, level
 
 TOKEN = "relay-node-token-7c2d5e"
+RELAY_CODE = str(Path(relay.__file__).resolve().parent)
+VICTIM = Path(tempfile.gettempdir()) / f"relay-boundary-victim-{os.getpid()}.txt"
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -53,6 +58,13 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
     return (
         "import json, os, pathlib, subprocess\n"
         "got = {}\n"
+        "def wrote(path):\n"
+        "    try:\n"
+        "        path.write_text('owned')\n"
+        "    except OSError:\n"
+        "        return False\n"
+        "    path.unlink()\n"
+        "    return True\n"
         "def ran(*argv, **kw):\n"
         "    return subprocess.run(argv, capture_output=True, text=True, **kw).returncode == 0\n"
         "try:\n"
@@ -70,11 +82,21 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
         "except OSError:\n"
         "    got['bashrc'] = False\n"
         "got['env'] = sorted(k for k in os.environ if 'TOKEN' in k)\n"
+        # relay's own code (an editable install), a system folder (as root), and the
+        # script a later box's mounts were once read from, swapped for a link
+        f"got['relay_code'] = wrote(pathlib.Path({RELAY_CODE!r}) / 'pwned_{who}.py')\n"
+        f"got['system'] = wrote(pathlib.Path('/usr/local/bin/relay-pwned-{who}'))\n"
+        "try:\n"
+        f"    os.symlink({str(VICTIM)!r}, pathlib.Path.cwd().parent / 'enter.sh')\n"
+        "except OSError:\n"
+        "    pass\n"
         f"pathlib.Path({str(found)!r}).write_text(json.dumps(got))\n"
     )
 
 
 NOTHING = {
+    "relay_code": False,
+    "system": False,
     "token": None,
     "push_origin": False,
     "push_path": False,
@@ -89,6 +111,12 @@ def held(project: Project, origin: Path, before: str, home: Path) -> None:
     assert refs(origin) == before
     assert "owned" not in (project.root / ".git" / "config").read_text()
     assert (home / ".bashrc").read_text() == "# the person's\n"
+    assert VICTIM.read_text() == "the person's file\n"  # no write followed a planted link
+
+
+@pytest.fixture(autouse=True)
+def _victim() -> None:
+    VICTIM.write_text("the person's file\n")
 
 
 @needs_namespaces
