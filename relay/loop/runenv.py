@@ -34,6 +34,47 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 _RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
+# a variable whose name says it holds a credential: the name's last words, by shape
+_CREDENTIAL_NAME = re.compile(
+    r"(?:(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)"  # PGPASSWORD too
+    r"|(?:^|_)(?:PASS|PWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|PAT|COOKIE|KEY))"
+    r"(?:_[A-Z0-9]+)?$",
+    re.IGNORECASE,
+)
+# the agent CLIs' own logins: an agent role needs its provider's key to work at all
+AGENT_KEYS = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENROUTER_API_KEY",
+        "MISTRAL_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "GROQ_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+    }
+)
+
+
+def credential_names(names: Sequence[str], *, role: str, passed: Sequence[str] = ()) -> list[str]:
+    """The variables of ``names`` a ``role``'s process must not get: every name shaped
+    like a credential (``TWINE_PASSWORD``, ``NPM_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) but
+    those the person handed it (``passed``: her ``--pass-env``/``--pass-secret`` names for
+    it) and, for a role (never a gate: a gate runs the candidate's code), the agent CLIs'
+    own keys. PATH-like and relay's own names are no credentials (``PWD`` is the shell's
+    folder, ``PASS`` alone a count)."""
+    keep = set(passed) | (AGENT_KEYS if role != "gate" else set())
+    return [
+        n
+        for n in names
+        if n not in keep and n not in ("PWD", "OLDPWD") and _CREDENTIAL_NAME.search(n)
+    ]
+
+
 def programs(command: str) -> list[str]:
     """The programs a shell command runs: the first word of each simple command, after any
     ``NAME=value`` assignments and ``env``/``exec``/``time``; in order, once each."""

@@ -104,6 +104,18 @@ def named_secrets(work: Path) -> dict[str, tuple[str, ...]]:
     return found
 
 
+def passed_variables(work: Path) -> list[str]:
+    """The variables the person passed for the gates (``--pass-env NAME``, recorded in
+    the env file): hers to hand on, whatever their names say."""
+    from relay.loop.runenv import ENV_FILE, parse_runenv
+
+    try:
+        recorded = parse_runenv((work / ENV_FILE).read_text(encoding="utf-8"))
+    except OSError:
+        return []
+    return [name for name, _ in recorded.variables] if recorded else []
+
+
 def role_env(
     cwd: Path,
     work: Path,
@@ -123,9 +135,15 @@ def role_env(
     for name in list(env):
         if name in WITHHELD or _TOKENISH.match(name):
             del env[name]
-    for name, roles in named_secrets(work).items():
+    named = named_secrets(work)
+    for name, roles in named.items():
         if role not in roles:
             env.pop(name, None)
+    from relay.loop.runenv import credential_names
+
+    passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
+    for name in credential_names(list(env), role=role, passed=passed):
+        del env[name]  # the person's other logins: TWINE_PASSWORD, NPM_TOKEN, cloud keys
     home = scratch_home(home or work / "role-home", source.get("HOME"))
     config: list[tuple[str, str]] = [
         ("credential.helper", ""),  # an empty value clears every helper configured before

@@ -57,6 +57,7 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
     clone, token = str(project.root), str(project.root / ".git" / "relay" / "token")
     return (
         "import json, os, pathlib, subprocess\n"
+        "WORDS = ('TOKEN', 'PASSWORD', 'SECRET')\n"
         "got = {}\n"
         "def wrote(path):\n"
         "    try:\n"
@@ -81,7 +82,7 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
         "    got['bashrc'] = True\n"
         "except OSError:\n"
         "    got['bashrc'] = False\n"
-        "got['env'] = sorted(k for k in os.environ if 'TOKEN' in k)\n"
+        "got['env'] = sorted(k for k in os.environ if any(w in k for w in WORDS))\n"
         # relay's own code (an editable install), a system folder (as root), and the
         # script a later box's mounts were once read from, swapped for a link
         f"got['relay_code'] = wrote(pathlib.Path({RELAY_CODE!r}) / 'pwned_{who}.py')\n"
@@ -132,6 +133,8 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     (home / ".bashrc").write_text("# the person's\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("RELAY_TOKEN", TOKEN)
+    for name in ("TWINE_PASSWORD", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(name, "the-persons-login-5f1e")  # her other logins: not a gate's
     project = make_project(tmp_path, retries=0)
     origin, before = with_origin_and_token(project, tmp_path)
     found = tmp_path / "scripts" / "found.json"

@@ -352,3 +352,26 @@ def test_a_file_below_the_coverage_floor_is_a_finding_whose_check_is_real(tmp_pa
         )
         done = subprocess.run(found[0].accept, shell=True, cwd=tmp_path, check=False)
         assert done.returncode == status
+
+
+def test_a_gate_gets_no_credential_and_a_role_only_its_agents_key_and_what_it_was_passed() -> None:
+    """A gate runs the candidate's code: the person's other logins (a package index's
+    password, a registry token, cloud keys) stayed in its environment and could be sent
+    anywhere. Names are read by shape; what the person passed stays."""
+    from relay.loop.runenv import credential_names
+
+    names = [
+        "TWINE_PASSWORD", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
+        "GITLAB_TOKEN", "MY_SERVICE_API_KEY", "ANTHROPIC_API_KEY", "DB_PASS", "PGPASSWORD",
+        "MYSQL_PWD",
+        "PATH", "HOME", "PWD", "LANG", "DATABASE_URL", "KEYBOARD_LAYOUT", "TOKENIZERS_PARALLELISM",
+        "BYPASS_CACHE", "VIRTUAL_ENV", "PYTEST_ADDOPTS",
+    ]  # fmt: skip
+    logins = {
+        "TWINE_PASSWORD", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
+        "GITLAB_TOKEN", "MY_SERVICE_API_KEY", "DB_PASS", "PGPASSWORD", "MYSQL_PWD",
+    }  # fmt: skip
+    assert set(credential_names(names, role="gate")) == logins | {"ANTHROPIC_API_KEY"}
+    assert set(credential_names(names, role="maker")) == logins
+    passed = credential_names(names, role="gate", passed=["AWS_SECRET_ACCESS_KEY"])
+    assert "AWS_SECRET_ACCESS_KEY" not in passed and "NPM_TOKEN" in passed
