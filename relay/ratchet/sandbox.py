@@ -46,7 +46,53 @@ HOME_SECRETS = (
     ".password-store",
     ".docker",
     ".aws",
+    # the package indexes', the clusters', the clouds' and the shells' own
+    ".pypirc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".nuget/NuGet/NuGet.Config",
+    ".kube",
+    ".azure",
+    ".config/gcloud",
+    ".terraform.d",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".local/share/fish/fish_history",
 )
+# folders and files a variable names instead of HOME's default place (gh's, git's, the
+# clouds'): hidden wherever the variable points
+SECRET_PLACES_ENV = (
+    "GH_CONFIG_DIR",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_CONFIG",
+    "AZURE_CONFIG_DIR",
+    "KUBECONFIG",
+    "DOCKER_CONFIG",
+    "NPM_CONFIG_USERCONFIG",
+    "PIP_CONFIG_FILE",
+    "NETRC",
+    "PGPASSFILE",
+    "HISTFILE",
+    "PASSWORD_STORE_DIR",
+    "GNUPGHOME",
+)
+# what lies under XDG_CONFIG_HOME when it is not HOME/.config
+XDG_SECRETS = ("gh", "git", "hub", "relay", "gcloud", "containers/auth.json")
 # what an agent CLI keeps of its own login in HOME: linked into the scratch HOME so that
 # `claude`, `codex`, `gemini` and `aider` still find their own configuration
 AGENT_HOMES = (".claude", ".claude.json", ".codex", ".gemini", ".aider.conf.yml", ".config/claude")
@@ -223,6 +269,10 @@ def hidden_paths(
             found.append((clone / local) if local.startswith(".") else Path(local))
     for home in filter(None, homes):
         found += [Path(home) / name for name in HOME_SECRETS]
+    if environ.get("XDG_CONFIG_HOME"):
+        found += [Path(environ["XDG_CONFIG_HOME"]) / name for name in XDG_SECRETS]
+    for name in SECRET_PLACES_ENV:
+        found += [Path(p) for p in environ.get(name, "").split(os.pathsep) if p.strip()]
     runtime = environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     found.append(Path(runtime))
     if environ.get("SSH_AUTH_SOCK"):
@@ -288,6 +338,7 @@ def standalone(
     hidden: Sequence[Path],
     record: Path | None = None,
     prefix: str = "relay-attempt-",
+    agents: bool = True,
 ) -> Iterator[Sandbox]:
     """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
     temporary folder (objects copied, never hard-linked to ``source``'s, which a maker
@@ -316,7 +367,7 @@ def standalone(
         exclude.parent.mkdir(parents=True, exist_ok=True)
         with exclude.open("a", encoding="utf-8") as out:
             out.write("".join(f"/{name}\n" for name in PRIVATE))
-        home = scratch_home(folder / "home", os.environ.get("HOME"))
+        home = scratch_home(folder / "home", os.environ.get("HOME") if agents else None)
         yield Sandbox(folder, tree, home, tuple(hidden), level())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -333,10 +384,23 @@ def judged(
     scratch HOME, no remote), so that nothing its code or a role does reaches the
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
     its tree is read-only for the role's process too (a checker reads, never writes)."""
+    if not graders:  # the candidate's code needs no agent's login, nor a way to its hooks
+        hidden = (*hidden, *agent_places(os.environ.get("HOME")))
     with standalone(
-        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-"
+        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-", agents=graders
     ) as box:
         yield replace(box, read_only=(box.tree,)) if graders else box
+
+
+def agent_places(home: str | None) -> list[Path]:
+    """The agent CLIs' own folders and files in the real HOME (their logins, settings,
+    hooks and standing instructions), as they are on disk."""
+    found: list[Path] = []
+    for name in AGENT_HOMES if home else ():
+        place = Path(home or "") / name
+        if place.exists() and " " not in str(place.resolve()):
+            found.append(place.resolve())
+    return found
 
 
 def read_private(path: Path, secrets: Sequence[str] = ()) -> str:

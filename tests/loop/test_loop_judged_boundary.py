@@ -83,6 +83,16 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
         "except OSError:\n"
         "    got['bashrc'] = False\n"
         "got['env'] = sorted(k for k in os.environ if any(w in k for w in WORDS))\n"
+        # an agent's login and hooks, gh's hosts where GH_CONFIG_DIR puts them, .pypirc
+        "def read(path):\n"
+        "    try:\n"
+        "        return pathlib.Path(path).read_text() or None\n"
+        "    except OSError:\n"
+        "        return None\n"
+        f"got['agent_login'] = read({str(home / '.codex' / 'auth.json')!r})\n"
+        f"got['agent_hooks'] = wrote(pathlib.Path({str(home / '.claude' / 'hooks.json')!r}))\n"
+        f"got['gh_hosts'] = read({str(home.parent / 'ghconf' / 'hosts.yml')!r})\n"
+        f"got['pypirc'] = read({str(home / '.pypirc')!r})\n"
         # relay's own code (an editable install), a system folder (as root), and the
         # script a later box's mounts were once read from, swapped for a link
         f"got['relay_code'] = wrote(pathlib.Path({RELAY_CODE!r}) / 'pwned_{who}.py')\n"
@@ -96,6 +106,10 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
 
 
 NOTHING = {
+    "agent_login": None,
+    "agent_hooks": False,
+    "gh_hosts": None,
+    "pypirc": None,
     "relay_code": False,
     "system": False,
     "token": None,
@@ -135,6 +149,15 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     monkeypatch.setenv("RELAY_TOKEN", TOKEN)
     for name in ("TWINE_PASSWORD", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.setenv(name, "the-persons-login-5f1e")  # her other logins: not a gate's
+    for name, text in {  # her logins on disk: an agent's, gh's (elsewhere), a package index's
+        ".codex/auth.json": '{"key": "sk-agent-login"}',
+        ".claude/settings.json": "{}",
+        ".pypirc": "[pypi]\npassword = pypi-login\n",
+        "../ghconf/hosts.yml": "github.com:\n  oauth_token: gho_login\n",
+    }.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "ghconf"))
     project = make_project(tmp_path, retries=0)
     origin, before = with_origin_and_token(project, tmp_path)
     found = tmp_path / "scripts" / "found.json"
@@ -152,6 +175,7 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     assert ran.data["kept"] == [], ran
     assert json.loads(found.read_text()) == NOTHING
     held(project, origin, before, home)
+    assert not (home / ".claude" / "hooks.json").exists()
     failures = project.read("docs/loop/state/failures.md")
     assert "test_reached_out" in failures and TOKEN not in failures
     assert project.read("src/calc.py") == project.git("show", "HEAD:src/calc.py")
