@@ -107,7 +107,8 @@ for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
   mount -o "remount,bind,ro,$keep" "$d"
 done
-unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS
+if [ -n "${RELAY_LOOPBACK:-}" ]; then ip link set lo up 2>/dev/null || true; fi
+unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS RELAY_LOOPBACK
 here=$(pwd -P); cd / && cd "$here"  # the folder as the mounts made it (a read-only tree)
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -172,6 +173,9 @@ class Sandbox:
     hidden: tuple[Path, ...]
     level: str
     read_only: tuple[Path, ...] = ()  # what its process may read but not write (a grader's tree)
+    # False for the candidate's code (its gates): a network of its own with loopback only,
+    # so nothing it reads can be sent anywhere (an agent role needs its provider's API)
+    network: bool = True
 
     @property
     def brief(self) -> Path:
@@ -204,7 +208,10 @@ class Sandbox:
             f"RELAY_KEEP_DIRS={shlex.quote(' '.join(map(str, keep)))} "
             f"RELAY_RO_DIRS={shlex.quote(' '.join(map(str, ro)))}"
         )
-        argv = [*_outer(), *_enter(), *_ids(), command]
+        outer = _outer() if self.network else [*_outer(), "--net"]
+        if not self.network:
+            hide += " RELAY_LOOPBACK=1"
+        argv = [*outer, *_enter(), *_ids(), command]
         return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
 
 
@@ -389,7 +396,7 @@ def judged(
     with standalone(
         source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-", agents=graders
     ) as box:
-        yield replace(box, read_only=(box.tree,)) if graders else box
+        yield replace(box, read_only=(box.tree,)) if graders else replace(box, network=False)
 
 
 def agent_places(home: str | None) -> list[Path]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -161,8 +162,25 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     project = make_project(tmp_path, retries=0)
     origin, before = with_origin_and_token(project, tmp_path)
     found = tmp_path / "scripts" / "found.json"
+    found_net = tmp_path / "scripts" / "found-net.json"
+    listening = socket.socket()  # a service of the person's on this machine's loopback
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    port = listening.getsockname()[1]
     module = (
-        reach(project, origin, home, found, "gate") + "\n\n"
+        reach(project, origin, home, found, "gate") + "import socket\n"
+        "def connects(port):\n"
+        "    try:\n"
+        "        socket.create_connection(('127.0.0.1', port), timeout=3).close()\n"
+        "        return True\n"
+        "    except OSError:\n"
+        "        return False\n"
+        "own = socket.socket()\n"
+        "own.bind(('127.0.0.1', 0))\n"
+        "own.listen()\n"
+        f"net = {{'host': connects({port}), 'loopback': connects(own.getsockname()[1])}}\n"
+        f"pathlib.Path({str(found_net)!r}).write_text(json.dumps(net))\n"
+        "\n\n"
         "def test_reached_out():\n"
         "    assert got['token'], 'nothing to take: the box held'\n"
     )
@@ -176,6 +194,9 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     assert json.loads(found.read_text()) == NOTHING
     held(project, origin, before, home)
     assert not (home / ".claude" / "hooks.json").exists()
+    listening.close()
+    # the gates have a network of their own: their own loopback works, the host's is not there
+    assert json.loads(found_net.read_text()) == {"host": False, "loopback": True}
     failures = project.read("docs/loop/state/failures.md")
     assert "test_reached_out" in failures and TOKEN not in failures
     assert project.read("src/calc.py") == project.git("show", "HEAD:src/calc.py")
