@@ -1181,6 +1181,9 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     for name, value in (("repo_dir", args.repo_dir), ("json", args.json), ("dry_run", False)):
         setattr(given, name, value)
     given.resume = False
+    given.scheduled = True  # nobody watches it: a managed run without a checker is refused
+    if managed:
+        given.maker = None  # the managed roster makes; the run command gives the rest
     given.env_file = None  # applied above, once
     ran = run_run(given)
     return Output(

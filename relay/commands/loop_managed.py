@@ -331,6 +331,10 @@ class ManagedRun:
         wall_clock: float | None = None,
         goal: str | None = None,
         max_claims: int | None = None,
+        checkers: Sequence[str] = (),
+        verifier: str | None = None,
+        red_team: Sequence[str] = (),
+        unattended: bool = False,
     ) -> None:
         from relay.edges.worktree import WorkTree
         from relay.ratchet.files import Spine
@@ -349,6 +353,10 @@ class ManagedRun:
         self.copies = maker_copies(root)
         self.capped: list[str] = []  # making threads relay interrupted past the copies
         self.panel: Any = None
+        # the run's own --checker, --verifier and --red-team, beside the roster's
+        self.extra = (tuple(checkers), verifier, tuple(red_team))
+        self.unattended = unattended
+        self.unjudged = ""
 
     def run(self) -> Output:
         st = self.state
@@ -357,7 +365,7 @@ class ManagedRun:
                 "no managed roster is recorded",
                 hint="run `relay loop roster create --backend managed-agents` first",
             )
-        self.panel = _panel(self.root)  # a roster that cannot run is refused before a session
+        self.panel = self._full_panel()  # a roster that cannot run is refused before a session
         sessions = self.client.beta.sessions
         session = _api(
             "to start a session",
@@ -423,9 +431,32 @@ class ManagedRun:
                 "refused": self.refused,
                 "asked": self.asked,
                 "capped": self.capped,
+                "unjudged": self.unjudged,
                 "threads": {t.id: t.status for t in st.threads.values()},
             },
         )
+
+    def _full_panel(self) -> Any:
+        """The roster's roles relay runs itself and the run's own flags: what judges each
+        claim. With none (every reviewer a managed agent, the coordinator's own), an
+        unattended run is refused before a session starts; an attended one is told."""
+        from dataclasses import replace
+
+        panel = _panel(self.root)
+        checkers, verifier, red = self.extra
+        panel = replace(
+            panel,
+            checkers=(*panel.checkers, *checkers),
+            verifier=verifier or panel.verifier,
+            red_team=(*panel.red_team, *red),
+        )
+        why = m.unjudged(panel.checkers, panel.verifier)
+        if why and self.unattended:
+            raise ConfigError(f"an unattended managed run is refused: {why}")
+        if why and not self.unjudged:
+            self.unjudged = why
+            self.tell(why)
+        return panel
 
     def _redact(self, text: str) -> str:
         """``text`` through relay's redaction (this machine's facts and secrets, and the
@@ -547,7 +578,7 @@ class ManagedRun:
             said.write_text(found.said + "\n", encoding="utf-8")
             maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
             # the same panel as any maker's: the roster's checkers, verifier and red team
-            panel = self.panel or _panel(self.root)
+            panel = self.panel or self._full_panel()
             options = Options(
                 maker=maker, goal=found.goal, max_iterations=1, checkers=panel.checkers,
                 verifier=panel.verifier, red_team=panel.red_team,
@@ -576,6 +607,13 @@ def _panel(root: Path) -> Any:
 def run_managed(args: argparse.Namespace) -> Output:
     """`relay loop run --backend managed-agents`."""
     root = _root(args)
+    refused = m.run_flags_refused(
+        maker=getattr(args, "maker", None),
+        parallel=getattr(args, "parallel", None),
+        group=getattr(args, "group", None),
+    )
+    if refused:
+        raise LocalUsageError(refused)
     if args.ask_on:
         asker: Asker = JobComments(root, args.ask_on, wait=args.ask_wait)
     elif sys.stdin.isatty() and not args.json:
@@ -616,6 +654,10 @@ def run_managed(args: argparse.Namespace) -> Output:
         wall_clock=wall,
         goal=args.goal,
         max_claims=args.max_iterations,
+        checkers=tuple(getattr(args, "checker", None) or ()),
+        verifier=getattr(args, "verifier", None),
+        red_team=tuple(getattr(args, "red_team", None) or ()),
+        unattended=bool(getattr(args, "resume", False) or getattr(args, "scheduled", False)),
     )
     return run.run()
 

@@ -622,3 +622,43 @@ def with_threads(text: str, state: State) -> str:
     table += [row([t.role, t.id, t.status, t.last or "-"]) for t in state.threads.values()]
     body = f"Session threads of `{state.session}`, mirrored as relay reads them.\n\n"
     return _with_section(text, THREADS_SECTION, body + "\n".join(table))
+
+
+# --- what a managed run takes from `relay loop run`'s flags ---
+
+
+def run_flags_refused(*, maker: str | None, parallel: int | None, group: str | None) -> str:
+    """Why `relay loop run --backend managed-agents` refuses its flags ("" when it takes
+    them): the coordinator makes, so --maker names nobody; it fans goals out to its own
+    copies (LOOP.md's ``Limits: copies N`` on the maker), so --parallel cannot be honoured;
+    it works every open goal, so --group cannot be honoured either. A flag relay cannot
+    honour is refused, never dropped."""
+    if maker:
+        return (
+            "--maker cannot be given with --backend managed-agents: the managed coordinator"
+            " makes; drop --maker"
+        )
+    if parallel is not None:
+        return (
+            "--parallel cannot be given with --backend managed-agents: the coordinator runs"
+            " its maker copies (set `Limits: copies N` on the maker in LOOP.md); drop --parallel"
+        )
+    if group is not None:
+        return (
+            "--group cannot be given with --backend managed-agents: the coordinator works"
+            " every open goal; use --goal ID for one goal, or run without the backend"
+        )
+    return ""
+
+
+def unjudged(checkers: Sequence[str], verifier: str | None) -> str:
+    """What a managed run says when no grading role relay runs itself judges the
+    coordinator's claims ("" when one does): the roster's managed reviewers are the
+    coordinator's own agents, so a claim would be judged by the gates alone."""
+    if checkers or verifier:
+        return ""
+    return (
+        "no checker or verifier that relay runs itself judges the coordinator's claims (the"
+        " roster's managed reviewers are the coordinator's own agents): only the gates judge"
+        " them; give --checker/--verifier or a command/agent role in LOOP.md's ## Roles"
+    )

@@ -58,3 +58,52 @@ def test_a_claim_waits_at_the_barrier_and_goes_through_the_roster_checker(
     assert verdicts[1].startswith("relay did not keep G2: G2 waits on G1")
     assert not (project.root / "tests/test_mul.py").exists()  # nothing untested landed
     assert project.clean()
+
+
+def test_a_managed_run_honours_its_checker_and_verifier_and_refuses_what_it_cannot(
+    tmp_path: Path, standin: Callable[..., Standin]
+) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    blocker = project.script(
+        "blocker",
+        'count("blocker")\nprint(cite())\n'
+        'print(\'{"verdict": "block", "findings": ["mul has no docstring"]}\')\n',
+    )
+    diff = mul_diff(project.root)
+    api = standin([[done("G1", diff)], [{"say": "stopping"}]])
+    assert project.loop("roster", "create", "--backend", "managed-agents").status == 0
+    before = project.subjects()
+    # what the coordinator cannot honour is refused in one line, before any session
+    for flags, word in (
+        (("--parallel", "3"), "--parallel"),
+        (("--group", "zz"), "--group"),
+        (("--maker", blocker), "--maker"),
+    ):
+        refused = project.loop("run", "--backend", "managed-agents", *flags)
+        assert refused.status != 0, refused
+        [error] = refused.errors
+        assert error["message"].startswith(f"{word} cannot be given with --backend"), error
+    assert project.subjects() == before and project.calls("blocker") == 0
+    # the run's own checker and verifier judge the claim, as they would any maker's
+    ran = project.loop(
+        "run", "--backend", "managed-agents", "--checker", blocker, "--verifier", blocker
+    )
+    assert ran.status == 0, ran
+    assert ran.data["kept"] == [] and ran.data["unjudged"] == "", ran.data
+    assert ran.data["refused"][0].startswith("G1: checker block"), ran.data
+    assert project.calls("blocker") >= 1
+    assert not (project.root / "tests/test_mul.py").exists()  # nothing untested landed
+    verdicts = [e["content"][0]["text"] for e in api.sent("user.message", ran.data["session"])]
+    assert verdicts[1].startswith("relay did not keep G1"), verdicts
+    assert project.clean()
+
+
+def test_a_managed_run_with_no_checker_of_relays_own_says_so(
+    tmp_path: Path, standin: Callable[..., Standin]
+) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    standin([[{"say": "nothing to do"}]])
+    assert project.loop("roster", "create", "--backend", "managed-agents").status == 0
+    ran = project.loop("run", "--backend", "managed-agents")  # every reviewer is managed
+    assert ran.status == 0, ran
+    assert ran.data["unjudged"].startswith("no checker or verifier that relay runs itself")

@@ -75,6 +75,17 @@ def test_a_scheduled_run_uses_the_managed_backend(
     real_crontab: None,
 ) -> None:
     project = make_project(tmp_path, gates=(TEST_GATE,))
+    # the contract's run command: its checker judges the managed claims (its maker is the
+    # roster's coordinator, so --maker is not used); without it the unattended run is refused
+    passer = project.script(
+        "passer",
+        ('count("passer")\nprint(cite())\nprint(\'{"verdict": "approve", "findings": []}\')\n'),
+    )
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = f"`` relay loop run --maker {shlex.quote(passer)} --checker {shlex.quote(passer)} ``"
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, run))
+    project.git("commit", "-qam", "the run command the schedule uses")
     diff = mul_diff(project.root)
     api = standin([[{"say": f"DONE G1\nAdded mul() and its test.\n```diff\n{diff}```\n"}]])
     schedule = ("schedule", "--at", "02:30", "--scheduler", "cron", "--backend", "managed-agents")
@@ -116,3 +127,4 @@ def test_a_scheduled_run_uses_the_managed_backend(
     sid = session.split("`")[1]
     assert api.sent("user.message", sid), session  # relay spoke to that session
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
+    assert project.calls("passer") >= 1  # the contract's checker judged the claim
