@@ -20,7 +20,7 @@ from typing import Protocol
 from relay.errors import LocalUsageError
 from relay.loop.classify import Category, is_finding
 from relay.loop.goals import Board, GoalState
-from relay.loop.programs import same_program
+from relay.loop.programs import shared_program
 from relay.loop.records import Failure, GateResult, Rule
 
 BLOCK_AFTER_PASSES = 3
@@ -352,17 +352,25 @@ class Panel(Protocol):
     def checkers(self) -> tuple[str, ...]: ...
     @property
     def verifier(self) -> str | None: ...
+    @property
+    def red_team(self) -> tuple[str, ...]: ...
 
 
 def refuse_bad_panel(options: Panel, *, root: str = "") -> None:
-    """The maker never judges its own work: refuse it as a checker or the verifier, however
-    its program is spelt (``sh tools/m.sh`` is ``./tools/m.sh``; ``claude -p`` is the
-    ``claude`` adapter); ``root`` is the clone's absolute path."""
-    for command in (*options.checkers, options.verifier or ""):
-        if same_program(command, options.maker, root=root):
+    """The maker never judges its own work: refuse it as a checker, the verifier or the red
+    team, however its program is spelt or wrapped (``timeout 60 sh tools/m.sh`` runs
+    ``./tools/m.sh``; ``claude -p`` is the ``claude`` adapter); ``root`` is the clone's
+    absolute path."""
+    grading = [("checker", c) for c in options.checkers]
+    grading += [("verifier", options.verifier or "")]
+    grading += [("red-team", c) for c in options.red_team]
+    for flag, command in grading:
+        program = shared_program(command, options.maker, root=root)
+        if program is not None:
             raise LocalUsageError(
-                "the maker's command cannot be a checker or the verifier",
-                hint="give --checker a different command (someone else judges the work)",
+                f"the --{flag} `{command}` runs the maker's program ({program}): the maker"
+                " cannot be a checker, the verifier or the red team",
+                hint=f"give --{flag} a different command (someone else judges the work)",
             )
 
 

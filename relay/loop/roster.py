@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from relay.errors import SpineFileError
 from relay.loop.agents import parse_role
 from relay.loop.markdown import Section, body_lines, code_span, find, parse_code_span, sections
-from relay.loop.programs import program_of, same_program
+from relay.loop.programs import program_of, same_program, shared_program
 from relay.loop.tools import shipping as shipping_tools
 
 LOOP_NAME = "docs/loop/LOOP.md"
@@ -381,7 +381,12 @@ def check_roster(
             # a node among the maker's nodes is the maker, whatever else is listed
             shared = sorted(set(role.nodes()) & set(maker.nodes() if maker else ()))
             same = ("node", ", ".join(shared)) if shared else mine
-            if role.identity(root=root) == mine or shared:
+            theirs = role.identity(root=root)
+            if maker is not None and mine[0] == "program" and theirs and theirs[0] == "program":
+                # any program of the grader's line that the maker's runs (wrapped or not)
+                program = shared_program(maker.target, role.target, root=root)
+                same, theirs = ("program", program or ""), mine if program else theirs
+            if theirs == mine or shared:
                 found.append(RosterProblem(
                     role.name,
                     f"it is the maker ({same[0]} {same[1]}) and would grade its own work;"

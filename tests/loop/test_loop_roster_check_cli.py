@@ -36,6 +36,16 @@ def _with_roles(project: Project, roles: str) -> None:
             "- maker: command `./tools/maker.sh`\n  - Tools: read, gh pr merge\n",
             "maker: it holds a shipping permission (gh pr merge)",
         ),
+        (
+            "- maker: command `./tools/maker.sh`\n"
+            "- code-reviewer: command `cd tools && timeout 600 ./maker.sh --review`\n",
+            "code-reviewer: it is the maker (program tools/maker.sh)",
+        ),
+        (
+            "- maker: command `./tools/maker.sh`\n"
+            "- red-team: command `true; nice -n 5 /usr/bin/time -v tools/maker.sh`\n",
+            "red-team: it is the maker (program tools/maker.sh)",
+        ),
         ("- maker:\n- verifier: command `v`\n", "maker: it has no backend"),
         ("- maker: node ghost\n", "maker: ghost is not in the node table"),
     ],
@@ -58,4 +68,30 @@ def test_check_roles_and_run_refuse_the_broken_roster(
         ran = project.loop(*args)
         assert ran.status != 0 and problem in ran.errors[0]["message"], ran
     assert project.git("branch", "-a") == branches  # nothing pushed nor branched
+    assert project.clean()
+
+
+@pytest.mark.parametrize(
+    ("flag", "grader"),
+    [
+        ("--checker", "timeout 60 ./tools/maker.sh"),
+        ("--verifier", "cd tools && exec ./maker.sh"),
+        ("--red-team", "./tools/maker.sh"),
+        ("--red-team", "bash -c 'nohup tools/maker.sh | cat'"),
+    ],
+)
+def test_run_refuses_a_wrapped_maker_in_any_grading_flag(
+    tmp_path: Path, flag: str, grader: str
+) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,))
+    (project.root / "tools").mkdir()
+    (project.root / "tools/maker.sh").write_text("#!/bin/sh\nexit 0\n")
+    (project.root / "tools/maker.sh").chmod(0o755)
+    project.git("add", "tools")
+    project.git("commit", "-q", "-m", "a maker")
+    for args in (("run", "--dry-run"), ("run",)):
+        ran = project.loop(*args, "--maker", "./tools/maker.sh", flag, grader)
+        assert ran.status != 0, ran
+        message = ran.errors[0]["message"]
+        assert message.startswith(f"the {flag} `{grader}` runs the maker's program"), message
     assert project.clean()

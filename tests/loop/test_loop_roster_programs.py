@@ -11,9 +11,10 @@ import pytest
 
 from relay.errors import LocalUsageError, SpineFileError
 from relay.loop import managed as m
+from relay.loop.agents import parse_role
 from relay.loop.goals import Board, BoardRow, Goal, GoalState
 from relay.loop.parallel import waits_on
-from relay.loop.programs import program_of, same_program
+from relay.loop.programs import program_of, programs_of, same_program, shared_program
 from relay.loop.ratchet import refuse_bad_panel
 from relay.loop.roster import BackendKind, check_roster, parse_roster
 from relay.loop.threads import continues, goal_stamp, thread_keys
@@ -45,7 +46,7 @@ def test_one_script_under_every_spelling_is_one_program(spelling: str) -> None:
 def test_interpreters_and_adapters_resolve_to_their_program() -> None:
     assert program_of("python3 -u tools/review.py", root=ROOT) == "tools/review.py"
     assert program_of("/opt/venv/bin/python -W ignore tools/review.py") == "tools/review.py"
-    assert program_of("python -m mypkg.review") == "-m mypkg.review"
+    assert program_of("python -m mypkg.review") == "mypkg/review.py"  # a module is its file
     assert program_of("agent claude:review".removeprefix("agent ")) == "claude"
     assert same_program("claude -p --output-format json", "claude:review")
     assert same_program("codex", "codex exec --json")
@@ -83,11 +84,22 @@ def test_the_run_refuses_the_maker_as_checker_under_another_spelling() -> None:
     class Panel:
         maker = "./tools/maker.sh"
         checkers = ("python3 tools/review.py", f"bash {ROOT}/tools/maker.sh")
-        verifier = None
+        verifier: str | None = None
+        red_team: tuple[str, ...] = ()
 
     with pytest.raises(LocalUsageError, match="cannot be a checker"):
         refuse_bad_panel(Panel(), root=ROOT)
     Panel.checkers = ("python3 tools/review.py",)
+    refuse_bad_panel(Panel(), root=ROOT)
+    # wrapped, or as the verifier or the red team: still the maker
+    Panel.verifier = "timeout 60 ./tools/maker.sh"
+    with pytest.raises(LocalUsageError, match=r"--verifier .* \(tools/maker.sh\)"):
+        refuse_bad_panel(Panel(), root=ROOT)
+    Panel.verifier = None
+    Panel.red_team = ("cd tools; nice -n 19 ./maker.sh --attack",)
+    with pytest.raises(LocalUsageError, match="--red-team"):
+        refuse_bad_panel(Panel(), root=ROOT)
+    Panel.red_team = ("./tools/attack.sh",)
     refuse_bad_panel(Panel(), root=ROOT)
 
 
@@ -214,3 +226,81 @@ def test_the_copies_limit_and_settings_follow_the_makers_program_not_its_spellin
     assert makers_allowed(roster, 3, maker="./tools/other.sh")[0] == 3
     assert settings_for(roster, MAKER, "bash ./tools//maker.sh") is not None
     assert settings_for(roster, MAKER, "./tools/other.sh") is None
+
+
+# the maker's line and lines that run it in one of their simple commands, behind wrappers
+# (the roles run under /bin/sh -c, so each of these runs the maker's program)
+@pytest.mark.parametrize(
+    ("maker", "grader"),
+    [
+        ("./tools/maker.sh", "timeout 600 ./tools/maker.sh"),
+        ("./tools/maker.sh", "timeout --kill-after=5s -s TERM 10m tools/maker.sh --review"),
+        ("./tools/maker.sh", "nice ./tools/maker.sh"),
+        ("./tools/maker.sh", "nice -n 19 ionice -c 3 tools/maker.sh"),
+        ("./tools/maker.sh", "cd tools && ./maker.sh"),
+        ("./tools/maker.sh", "cd tools/sub && ../maker.sh"),
+        ("./tools/maker.sh", f"cd {ROOT} && exec tools/maker.sh"),
+        ("./tools/maker.sh", "true && ./tools/maker.sh"),
+        ("./tools/maker.sh", "./tools/lint.sh || ./tools/maker.sh"),
+        ("./tools/maker.sh", "git diff HEAD~1 | ./tools/maker.sh"),
+        ("./tools/maker.sh", "./tools/review.sh\n./tools/maker.sh"),
+        ("./tools/maker.sh", "/usr/bin/time -v -o t.txt ./tools/maker.sh"),
+        ("./tools/maker.sh", "time -p ./tools/maker.sh"),
+        ("./tools/maker.sh", "bash --rcfile x tools/maker.sh"),
+        ("./tools/maker.sh", "bash -o pipefail -ec 'cd tools; ./maker.sh | cat'"),
+        ("./tools/maker.sh", "A=1 B=2 nohup stdbuf -oL ./tools/maker.sh > log 2>&1"),
+        ("./tools/maker.sh", "echo G1 | xargs -n 1 -P 2 ./tools/maker.sh"),
+        ("./tools/maker.sh", "verdict=$(./tools/maker.sh) && echo $verdict"),
+        ("./tools/maker.sh", "echo `tools/maker.sh`"),
+        ("./tools/maker.sh", "(cd tools; sudo -u ci ./maker.sh)"),
+        ("timeout 60 ./tools/maker.sh", "tools/maker.sh"),
+        ("python3 tools/m.py", "uv run --with x python tools/m.py"),
+        ("python3 tools/m.py", "poetry run python -u tools/m.py"),
+        ("python3 -m tools.maker", "python3 tools/maker.py"),
+        ("python3 -m tools.maker", "python -m tools.maker.__main__"),
+        ("python3 tools/maker/__main__.py", "uv run python -m tools.maker"),
+        ("agent claude", "/usr/local/bin/claude -p"),
+        ("agent claude", "npx claude"),
+        ("agent claude:make", "npx -y claude --print"),
+        ("agent codex", "uvx --from openai-codex codex exec"),
+        ("agent gemini", "env -u HOME gemini -p review"),
+        ("command `claude -p`", "pipx run claude"),
+    ],
+)
+def test_a_wrapped_maker_still_grades_its_own_work(maker: str, grader: str) -> None:
+    maker, grader = (w.removeprefix("agent ").removeprefix("command `").rstrip("`")
+                     for w in (maker, grader))  # fmt: skip
+    assert shared_program(maker, grader, root=ROOT) is not None, (maker, grader)
+    assert shared_program(grader, maker, root=ROOT) is not None  # either way round
+    if "\n" in grader or "`" in grader:
+        return  # no roster line holds it: a --checker can
+    line = f"- maker: command `{maker}`\n- code-reviewer: command `{grader}`\n"
+    if parse_role(maker) is not None:
+        line = f"- maker: agent {maker}\n- code-reviewer: command `{grader}`\n"
+    found = _problems(line)
+    assert len(found) == 1 and found[0].startswith("code-reviewer: it is the maker"), found
+
+
+@pytest.mark.parametrize(
+    ("maker", "grader"),
+    [
+        ("./tools/maker.sh", "timeout 600 ./tools/review.sh"),
+        ("./tools/maker.sh", "cd tools && ./review.sh"),
+        ("./tools/maker.sh && git add -A", "git diff | ./tools/review.sh"),  # git is neutral
+        ("./tools/maker.sh", "echo maker.sh; true"),
+        ("./tools/maker.sh", "cd elsewhere && ./maker.sh"),  # elsewhere/maker.sh
+        ("python3 -m tools.maker", "python3 -m tools.review"),
+        ("python3 -c 'import make'", "python3 -c 'import review'"),
+        ("agent claude", "npx codex"),
+        ("agent claude", "/opt/bin/claude-review"),
+        ("/elsewhere/tools/maker.sh", f"{ROOT}/tools/maker.sh"),
+    ],
+)
+def test_other_programs_behind_the_same_wrappers_are_not_the_maker(maker: str, grader: str) -> None:
+    assert shared_program(maker, grader, root=ROOT) is None, programs_of(grader, root=ROOT)
+
+
+def test_a_line_s_programs_are_read_in_order_once() -> None:
+    line = "cd tools && FOO=1 ./a.sh | timeout 5 ./b.sh; ./a.sh && bash -c 'python -m c.d'"
+    assert programs_of(line, root=ROOT) == ["tools/a.sh", "tools/b.sh", "tools/c/d.py"]
+    assert program_of("true && timeout 9 ./tools/maker.sh", root=ROOT) == "tools/maker.sh"
