@@ -77,6 +77,14 @@ class WorkTree:
         created = [p for p in self.untracked() if p not in keep]
         return sorted({*self.tracked_changes(), *created})
 
+    def _holds_files(self, path: str) -> bool:
+        """Whether ``path`` is a file, or a directory with a file somewhere under it (git
+        tracks no empty directory: naming one to commit fails)."""
+        where = self.root / path
+        if not where.is_dir() or where.is_symlink():
+            return where.exists() or where.is_symlink()
+        return any(not p.is_dir() or p.is_symlink() for p in where.rglob("*"))
+
     def in_head(self, path: str) -> bool:
         """Whether ``path`` is a file of HEAD."""
         try:
@@ -219,7 +227,7 @@ class WorkTree:
     def commit(self, paths: Sequence[str], message: str) -> str | None:
         """Commit exactly ``paths`` (new, changed or deleted) with no hook run; the sha,
         None if unchanged."""
-        present = [p for p in paths if (self.root / p).exists() or self.in_head(p)]
+        present = [p for p in paths if self._holds_files(p) or self.in_head(p)]
         if not present:
             return None
         with self.clone.git_lock:
