@@ -211,3 +211,42 @@ def reduce_reviews(reviews: Sequence[tuple[str, Review]]) -> Reduced:
     ranked = sorted(merged.values(), key=lambda m: (not m[2], -len(m[1]), m[3]))
     findings = tuple(Finding(text, tuple(names), b) for text, names, b, _ in ranked)
     return Reduced(bool(blockers), blockers, findings)
+
+
+# --- a group's whole change ---
+
+
+def taken_back_subject(group: str) -> str:
+    """The subject of the commit that takes a blocked group's change back."""
+    return f"loop: group {group} taken back (the checker panel blocks its whole change)"
+
+
+@dataclass(frozen=True)
+class GroupChange:
+    """A group's whole change on the main line: the commit before its first kept goal
+    and the kept commits of its goals, oldest first."""
+
+    base: str
+    kept: tuple[str, ...]
+
+
+def group_change(
+    history: Sequence[tuple[str, str, str]], goals: Sequence[Goal], group: str
+) -> GroupChange | None:
+    """The group's whole change from the main line's history (``history``: first-parent,
+    newest first, each commit's sha, first parent and subject), however many runs kept its
+    goals: back from HEAD to the last time the group was taken back, the kept commits of
+    its goals (subject ``ID: title``, so a reused id with another title is not one); None
+    when none was kept."""
+    subjects = {f"{g.id}: {g.title}" for g in goals}
+    kept: list[str] = []
+    base = ""
+    for sha, parent, subject in history:
+        if subject == taken_back_subject(group):
+            break
+        if subject in subjects:
+            kept.append(sha)
+            base = parent
+    if not kept or not base:
+        return None
+    return GroupChange(base=base, kept=tuple(reversed(kept)))

@@ -36,6 +36,7 @@ from relay.loop.parallel import (
     landing_order,
     ready_goals,
     reduce_reviews,
+    taken_back_subject,
 )
 from relay.loop.ratchet import Kept, only_goal_reason
 from relay.loop.records import HANDOVER_NAME, Iteration, goal_entry
@@ -85,7 +86,6 @@ class Fanout:
         self.make = make or self.make_in_worktree
         self.remote = make is not None  # the maker is elsewhere: it makes a goal again
         self.lock = threading.Lock()
-        self.group_start = ""
         self.options = main.options  # the run's own: landing swaps the main line's maker
 
     # --- the loop ---
@@ -93,7 +93,6 @@ class Fanout:
     def loop(self) -> str:
         """Start ready goals up to the makers, land what finishes, until nothing is left."""
         r = self.main
-        self.group_start = r.tree.head()
         r.say(f"{self.makers} makers at once; {REDUCER}")
         running: dict[str, Future[Candidate]] = {}
         said_waiting: set[str] = set()
@@ -414,14 +413,15 @@ class Fanout:
         board = r.spine.board()
         if not goals or any(board.row_of(g).state is not GoalState.DONE for g in goals):
             return None
-        if not r.options.checkers or r.tree.head() == self.group_start:
+        change = self._group_change(goals)
+        if not r.options.checkers or change is None:
             return None
         from relay.loop.briefs import render_review
         from relay.loop.contract import Gate
         from relay.ratchet.measure import REVIEW_ENV
         from relay.ratchet.roles import review
 
-        diff = r.tree.git("diff", "--no-color", self.group_start, "HEAD")
+        diff = r.tree.git("diff", "--no-color", change.base, "HEAD", "--", *change.paths)
         head = r.tree.head()  # the group's whole change: its gates in a sandboxed clone
         here = r.judge.measure_at(head, list(r.contract.gates), coverage_report=None)
         group_goal = Goal(
@@ -454,24 +454,48 @@ class Fanout:
         why = f"the checker panel blocks group {self.group}'s whole change: " + "; ".join(
             f.text for f in reduced.findings if f.blocking
         )
-        self.take_back_group(goals, why, [who for who, _ in answers])
+        self.take_back_group(goals, why, [who for who, _ in answers], change)
         r.state.questions.append(why)
         r.state.escalated = True
         return f"escalation: {why}"
 
-    def take_back_group(self, goals: tuple[Goal, ...], why: str, checkers: list[str]) -> None:
-        """A group whose whole change the panel blocks does not stay on the main line: its
-        change is taken back in one commit, its goals are open again with the finding in
-        their notes and in each checker's thread on each goal (the next brief carries it)."""
+    def _group_change(self, goals: tuple[Goal, ...]) -> _Change | None:
+        """The group's whole change on the main line (every run's part of it, from the
+        commit before its first kept goal), with the paths its kept commits touched."""
+        from relay.loop.parallel import group_change
+
         r = self.main
-        changed = r.tree.git("diff", "--name-only", "--no-renames", "-z", self.group_start, "HEAD")
+        log = r.tree.git("log", "--first-parent", "--format=%H%x00%P%x00%s", "HEAD")
+        history = []
+        for line in log.splitlines():
+            sha, parents, subject = [*line.split("\0"), "", ""][:3]
+            history.append((sha, (parents.split() or [""])[0], subject))
+        found = group_change(history, goals, self.group or "")
+        if found is None:
+            return None
+        paths: list[str] = []
+        for sha in found.kept:
+            touched = r.tree.git("diff-tree", "--no-commit-id", "--name-only", "--no-renames",
+                                 "-r", "-z", "--root", sha)  # fmt: skip
+            paths += [p for p in touched.split("\0") if p and p not in paths]
         paths = [
-            p for p in candidate_paths(x for x in changed.split("\0") if x)
+            p for p in candidate_paths(paths)
             if p not in BOOKKEEPING and not p.startswith(THREADS_DIR + "/")
         ]  # fmt: skip
+        return _Change(found.base, tuple(paths)) if paths else None
+
+    def take_back_group(
+        self, goals: tuple[Goal, ...], why: str, checkers: list[str], change: _Change
+    ) -> None:
+        """A group whose whole change the panel blocks does not stay on the main line: its
+        change (every run's part) is taken back in one commit, its goals are open again
+        with the finding in their notes and in each checker's thread on each goal (the
+        next brief carries it)."""
+        r = self.main
+        paths = list(change.paths)
         for path in paths:
-            if r.tree.git("ls-tree", "--name-only", self.group_start, "--", path).strip():
-                r.tree.git("checkout", self.group_start, "--", path)
+            if r.tree.git("ls-tree", "--name-only", change.base, "--", path).strip():
+                r.tree.git("checkout", change.base, "--", path)
             else:
                 (r.root / path).unlink(missing_ok=True)
         store = ThreadStore.of(r.root)
@@ -484,10 +508,7 @@ class Fanout:
         for goal in goals:
             r._write_board(replace(board.row_of(goal), state=GoalState.OPEN, notes=note))
             board = r.spine.board()
-        r.tree.commit(
-            [*paths, *BOOKKEEPING],
-            f"loop: group {self.group} taken back (the checker panel blocks its whole change)",
-        )
+        r.tree.commit([*paths, *BOOKKEEPING], taken_back_subject(self.group or ""))
         for goal in goals:
             r.state.kept[:] = [k for k in r.state.kept if k.goal != goal.id]
             r.state.reverted.append(f"{goal.id}: {note}")
@@ -495,6 +516,14 @@ class Fanout:
             f"group {self.group}: its change is taken back and"
             f" {', '.join(g.id for g in goals)} are open again ({why})"
         )
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A group's whole change: the commit before it and the paths it touched."""
+
+    base: str
+    paths: tuple[str, ...]
 
 
 def _applies(root: Path, patch: Path) -> bool:

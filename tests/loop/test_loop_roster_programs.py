@@ -304,3 +304,26 @@ def test_a_line_s_programs_are_read_in_order_once() -> None:
     line = "cd tools && FOO=1 ./a.sh | timeout 5 ./b.sh; ./a.sh && bash -c 'python -m c.d'"
     assert programs_of(line, root=ROOT) == ["tools/a.sh", "tools/b.sh", "tools/c/d.py"]
     assert program_of("true && timeout 9 ./tools/maker.sh", root=ROOT) == "tools/maker.sh"
+
+
+def test_a_group_s_whole_change_spans_runs_back_to_its_last_take_back() -> None:
+    from relay.loop.parallel import group_change, taken_back_subject
+
+    goals = (Goal("G1", "Mul", "true", group="a"), Goal("G2", "Beta", "true", group="a"))
+    history = [  # newest first: sha, first parent, subject
+        ("h6", "h5", "loop: run report (done)"),
+        ("h5", "h4", "G2: Beta"),
+        ("h4", "h3", "G3: Delta"),
+        ("h3", "h2", "G1: Mul"),
+        ("h2", "h1", taken_back_subject("a")),
+        ("h1", "h0", "G1: Mul"),  # before the take-back: not part of it any more
+    ]
+    change = group_change(history, goals, "a")
+    assert change is not None and (change.base, change.kept) == ("h2", ("h3", "h5"))
+    # a reused id with another title, another group's take-back, nothing kept
+    assert group_change([("x2", "x1", "G1: Other")], goals, "a") is None
+    other = [("y3", "y2", "G2: Beta"), ("y2", "y1", taken_back_subject("b"))]
+    assert group_change([*other, ("y1", "y0", "G1: Mul")], goals, "a") == (
+        type(change)(base="y0", kept=("y1", "y3"))
+    )
+    assert group_change([], goals, "a") is None
