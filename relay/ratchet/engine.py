@@ -231,6 +231,9 @@ class Ratchet:
         )
         self.state = RunState(started=time.monotonic())
         self.may_push = True  # a goal's own worktree (parallel makers) never pushes
+        # goals whose next pass re-judges a candidate made within its turns: that pass
+        # spends none (a sequential run would have judged it once)
+        self.turns_waived: set[str] = set()
         refuse_bad_panel(options, root=str(self.root))
         ThreadStore.of(self.root).reconcile(self.root)  # the spine's threads are the source
 
@@ -332,6 +335,9 @@ class Ratchet:
         except RelayError:
             return None  # a roster relay cannot read is refused before any role runs
         if not any(r.limits.turns is not None for r in roster.roles):
+            return None
+        if goal.id in self.turns_waived:
+            self.turns_waived.discard(goal.id)
             return None
         running = list(self.options.checker_names)
         maker = self.options.maker

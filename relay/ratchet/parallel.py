@@ -359,9 +359,13 @@ class Fanout:
         r.options = replace(options, maker=maker)
         r.judge = replace(r.judge, options=r.options)
         r.retries = 0  # the same patch twice is the same verdict
+        # the candidate was made and judged within its roles' turns: judging it again on
+        # the moved main line is that turn's, not a new one
+        r.turns_waived.add(goal.id)
         try:
             return r._goal(goal, row, resumed=False)
         finally:
+            r.turns_waived.discard(goal.id)
             r.options = options
             r.judge = replace(r.judge, options=options)
             r.retries = retries
