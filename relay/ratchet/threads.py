@@ -33,6 +33,8 @@ from relay.loop.threads import (
 )
 
 _LOCK = threading.Lock()
+# what the live store keeps beside a thread: how much is committed, the role's work on it
+_BESIDE = (".committed", ".status", ".interrupted")
 
 
 def now_word() -> str:
@@ -139,6 +141,18 @@ class ThreadStore:
                     mark.parent.mkdir(parents=True, exist_ok=True)
                     _write(mark, stamp + "\n")
             spine = root / THREADS_DIR
+            if _main_tree(root):  # a goal's own worktree may lag the main line: not there
+                for live in sorted(self.where.glob("*/*.md")) if self.where.is_dir() else ():
+                    copy = spine / live.parent.name / live.name
+                    held = copy.read_text(encoding="utf-8") if copy.is_file() else None
+                    committed = _committed(live)
+                    if committed is None or not live.is_file():
+                        continue  # never committed: a run's entry not yet on the main line
+                    mine = live.read_text(encoding="utf-8")
+                    if held is None or not held.startswith(mine[:committed]):
+                        # committed in a history HEAD does not hold (reset away)
+                        for gone in (live, *[live.with_suffix(x) for x in _BESIDE]):
+                            gone.unlink(missing_ok=True)
             for path in sorted(spine.glob("*/*.md")) if spine.is_dir() else ():
                 if path.stem not in goals.keys:
                     continue
@@ -148,6 +162,7 @@ class ThreadStore:
                 if have is None or not continues(text, have):
                     live.parent.mkdir(parents=True, exist_ok=True)
                     _write(live, text)
+                    _write(live.with_suffix(".committed"), f"{len(text)}\n")
 
     def threads(self) -> list[tuple[str, str]]:
         """Every live thread, as (role, goal), by role then goal."""
@@ -162,6 +177,7 @@ class ThreadStore:
         if not self.where.is_dir():
             return written
         goals = _goals(root)
+        main = _main_tree(root)
         with _LOCK:
             for path in sorted(self.where.glob("*/*.md")):
                 if goals is not None and path.stem not in goals.keys:
@@ -172,7 +188,32 @@ class ThreadStore:
                 if not target.is_file() or target.read_bytes() != path.read_bytes():
                     shutil.copyfile(path, target)
                     written.append(rel)
+                if main:  # on the main line's spine now: a history without it drops it
+                    size = len(path.read_text(encoding="utf-8"))
+                    _write(path.with_suffix(".committed"), f"{size}\n")
         return written
+
+
+def _committed(live: Path) -> int | None:
+    """How much of a live thread (its first characters) went onto the main line's spine;
+    None when none of it has."""
+    mark = live.with_suffix(".committed")
+    try:
+        return int(mark.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _main_tree(root: Path) -> bool:
+    """Whether ``root`` is the clone's main work tree (not a goal's own worktree)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-dir"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode == 0 and Path(done.stdout.strip()) == common_dir(root)
 
 
 @dataclass(frozen=True)

@@ -79,3 +79,28 @@ def test_threads_are_read_back_from_the_spine_and_a_reused_id_inherits_none(
     maker = project.read("docs/loop/state/threads/maker/G1.md")
     assert "Multiply" not in maker and "Negate" in maker
     assert project.clean()
+
+
+@pytest.mark.timeout(300)
+def test_a_thread_of_a_history_reset_away_is_dropped_for_the_same_goal(tmp_path: Path) -> None:
+    project = make_project(tmp_path, gates=(TEST_GATE,), retries=1, accept=None)
+    accept = "grep -q 'def mul' src/calc.py"
+    assert project.loop("goal", "add", "Multiply", "--accept", accept).status == 0
+    added = project.git("rev-parse", "HEAD").strip()
+    checker = project.script("checker", FLAG_ONCE)
+    ran = project.loop("run", "--maker", project.script("maker", GOOD), "--checker", checker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert "mul has no docstring" in project.read("docs/loop/state/threads/checker-1/G1.md")
+
+    # the same goal, its history reset to where it was added: that review never happened
+    project.git("reset", "-q", "--hard", added)
+    status = project.loop("status")
+    assert ("checker-1", "G1") not in {(t["role"], t["goal"]) for t in status.data["threads"]}
+    approve = project.script(
+        "approver", 'count("approver")\nprint(cite())\nprint(\'{"verdict": "approve"}\')\n'
+    )
+    again = project.loop("run", "--maker", project.script("maker2", GOOD), "--checker", approve)
+    assert [k["goal"] for k in again.data["kept"]] == ["G1"], again
+    assert "mul has no docstring" not in project.seen("approver", 1)
+    assert "mul has no docstring" not in project.read("docs/loop/state/threads/checker-1/G1.md")
+    assert project.clean()
