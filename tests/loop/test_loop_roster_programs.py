@@ -135,6 +135,30 @@ def test_reading_editing_and_testing_do_not_ship(tool: str) -> None:
 def test_a_shell_is_a_tool_that_runs_commands() -> None:
     assert runs_commands("bash") and runs_commands("shell (ask)") and runs_commands("sh")
     assert not runs_commands("read") and not runs_commands("edit")
+    for shell in ("fish", "pwsh", "PowerShell", "cmd", "python", "code_execution", "tcsh"):
+        assert runs_commands(shell), shell
+
+
+# a CLI that reaches what is shipped to, whole or changing it: it ships
+@pytest.mark.parametrize(
+    "tool",
+    ["kubectl apply", "terraform apply", "twine upload", "helm upgrade", "helm install x",
+     "gh", "git", "shipping", "Shipped", "kubectl delete pod", "pulumi up", "aws s3 cp",
+     "docker", "scp", "rsync -a out/ host:", "ansible-playbook site.yml", "fly", "tofu"],
+)  # fmt: skip
+def test_a_cli_that_reaches_what_is_shipped_ships(tool: str) -> None:
+    assert ships(tool)
+    found = _problems(f"- code-reviewer: command `r`\n  - Tools: read, {tool}\n")
+    assert len(found) == 1 and "shipping permission" in found[0], found
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["git diff", "gh pr view", "kubectl get pods", "terraform plan", "helm list",
+     "twine check dist/*", "docker build .", "cargo test", "npm test", "aws sts whoami"],
+)  # fmt: skip
+def test_the_same_cli_narrowed_to_reading_does_not_ship(tool: str) -> None:
+    assert not ships(tool)
 
 
 @pytest.mark.parametrize("line", ["- maker:", "- maker: ", "- maker: (none)"])
