@@ -892,6 +892,11 @@ def run_run(args: argparse.Namespace) -> Output:
         apply_env(root, Path(args.env_file))
     contract = contract_ready(Spine(root))
     refuse_above_ceiling(args.max_iterations, contract)
+    from relay.loop.parallel import unknown_group
+
+    no_group = unknown_group(Spine(root).goals().goals, getattr(args, "group", None))
+    if no_group:
+        raise LocalUsageError(no_group)
     panel = _roster_panel(args)
     options = Options(
         maker=args.maker or panel.maker or "",

@@ -41,6 +41,15 @@ def in_group(goals: Sequence[Goal], group: str | None) -> tuple[Goal, ...]:
     return tuple(goals) if group is None else tuple(g for g in goals if g.group == group)
 
 
+def unknown_group(goals: Sequence[Goal], group: str | None) -> str:
+    """Why ``--group`` names nothing to work ("" when GOALS.md has the group)."""
+    if group is None or any(g.group == group for g in goals):
+        return ""
+    known = sorted({g.group for g in goals if g.group})
+    listed = f"its groups: {', '.join(known)}" if known else "it has no groups"
+    return f"there is no group {group} in GOALS.md ({listed}); add `- Group: {group}` to a goal"
+
+
 @dataclass(frozen=True)
 class Ready:
     """What to start now: goals to fan out, or one goal to run alone on the main line

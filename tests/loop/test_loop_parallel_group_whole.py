@@ -71,3 +71,14 @@ def test_a_group_finished_without_group_is_reviewed_by_run_group(tmp_path: Path)
     assert not (project.root / "src/mul.py").exists()
     assert board_rows(project)["G3"][0] is GoalState.DONE
     assert project.clean()
+
+
+def test_run_group_refuses_a_group_goals_md_does_not_have(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    maker = project.script("maker", MAKER)
+    for args in (("--dry-run",), ()):
+        ran = project.loop("run", "--maker", maker, "--group", "zz", *args)
+        assert ran.status != 0, ran
+        message = ran.errors[0]["message"]
+        assert message.startswith("there is no group zz in GOALS.md (its groups: a)"), message
+    assert project.calls("G1") == 0 and project.clean()

@@ -351,3 +351,14 @@ def test_a_group_s_whole_change_spans_runs_back_to_its_last_take_back() -> None:
         type(change)(base="y0", kept=("y1", "y3"))
     )
     assert group_change([], goals, "a") is None
+
+
+def test_a_group_no_goal_has_is_named_as_missing() -> None:
+    from relay.loop.parallel import unknown_group
+
+    goals = (Goal("G1", "Mul", "true", group="a"), Goal("G2", "Beta", "true", group="b"))
+    assert unknown_group(goals, "a") == "" and unknown_group(goals, None) == ""
+    assert unknown_group(goals, "zz") == (
+        "there is no group zz in GOALS.md (its groups: a, b); add `- Group: zz` to a goal"
+    )
+    assert "it has no groups" in unknown_group((Goal("G1", "Mul", "true"),), "zz")
