@@ -45,7 +45,9 @@ NOT_GRADING = frozenset({COORDINATOR, MAKER})
 # behind a person's confirmation
 _ROLE = re.compile(r"^- ([a-z][a-z0-9-]*):(?: (.*))?$")
 # a known role written in another shape (``- Maker: …``, ``* maker: …``): refused, never prose
-_ROLE_LIKE = re.compile(r"^[-*+] +([A-Za-z][A-Za-z0-9_-]*) *:(.*)$")
+# a role in another shape: another bullet or a numbered item, any case, spaces around
+_ROLE_LIKE = re.compile(r"^\s*(?:[-*+]|\d+[.)]) +([A-Za-z][A-Za-z0-9_-]*) *:(.*)$")
+_BACKEND_LIKE = re.compile(r"^\s*(?:command\b|agent\b|node\b|managed-agent\b|\(none\))")
 _FIELD = re.compile(r"^ {2,}- ([A-Za-z][A-Za-z ]*): (.*)$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _DURATION = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|m|h|d)$")
@@ -222,7 +224,10 @@ def parse_roster_section(part: Section, *, name: str = LOOP_NAME) -> Roster:
     lines = body_lines(part)
     for number, text in lines:
         like = _ROLE_LIKE.match(text)
-        if like is not None and not _ROLE.match(text) and like.group(1).lower() in KNOWN_ROLES:
+        named = like is not None and (
+            like.group(1).lower() in KNOWN_ROLES or _BACKEND_LIKE.match(like.group(2))
+        )
+        if like is not None and named and not _ROLE.match(text):
             raise SpineFileError(
                 name, number, f"a role reads `- {like.group(1).lower()}: BACKEND` (a dash, the"
                 " name in lower case); write it so, or it is no role"

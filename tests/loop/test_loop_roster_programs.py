@@ -172,13 +172,18 @@ def test_a_role_with_an_empty_backend_is_refused(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["- Maker: agent claude", "* maker: agent claude", "+ verifier: command `v`"]
-)
+    "line",
+    ["- Maker: agent claude", "* maker: agent claude", "+ verifier: command `v`",
+     "1. maker: command `x`", "2) code-reviewer: agent codex", "  - maker: command `x`",
+     "- perf-Reviewer: command `p`", "3. perf-reviewer: node win-desktop",
+     "- maker : command `x`"],
+)  # fmt: skip
 def test_a_role_in_another_shape_is_named_not_taken_as_prose(line: str) -> None:
     with pytest.raises(SpineFileError, match="a role reads `- "):
         parse_roster(f"# Loop\n\n## Roles\n\nProse.\n\n{line}\n")
     # prose bullets that name no role stay prose
     assert parse_roster("## Roles\n\n- Note: the maker never grades.\n").roles == ()
+    assert parse_roster("## Roles\n\n1. First: the spine, then the roles.\n").roles == ()
 
 
 def test_check_refuses_a_node_the_table_does_not_list() -> None:
