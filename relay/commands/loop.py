@@ -1092,6 +1092,10 @@ def run_schedule(args: argparse.Namespace) -> Output:
         from relay.commands.loop_managed import schedule_ready
 
         schedule_ready(root, args.pass_secret)
+        if args.ask_on:  # the person it asks is reachable: checked now, not mid-session
+            from relay.commands.loop_managed import JobComments
+
+            JobComments(root, args.ask_on, wait=0).ready()
     else:
         u.contract_run_args(contract)  # refused now, not at 3 a.m.
     from relay.commands.loop_env import check_passed, role_commands

@@ -253,18 +253,32 @@ class JobComments:
     def __init__(self, root: Path, issue: int, *, wait: float, poll: float = 1.0) -> None:
         self.root, self.issue, self.wait, self.poll = root, issue, wait, poll
 
-    def ask(self, request: m.Request) -> tuple[str, str] | None:
-        from relay.commands.common import run_async
-        from relay.node.context import client, open_node
-        from relay.node.redaction import redactor_for
+    def ready(self) -> tuple[Any, Any]:
+        """This clone's node and its row in the node table: refused (before a session, or
+        when the run is scheduled) if the clone is no node of the relay."""
+        from relay.errors import RelayError
+        from relay.node.context import open_node
 
-        ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
-        row = ctx.master.node(ctx.node) if ctx.node else None
+        why = ""
+        try:
+            ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
+            row = ctx.master.node(ctx.node) if ctx.node else None
+        except RelayError as err:
+            row, why = None, f" ({err.message})"
         if row is None:
             raise ConfigError(
-                "this clone is not a node of the relay, so no person can be asked on a job",
+                f"--ask-on {self.issue}: this clone is not a node of the relay, so no person"
+                f" can be asked on a job{why}",
                 hint="run `relay join` here, or run interactively without --ask-on",
             )
+        return ctx, row
+
+    def ask(self, request: m.Request) -> tuple[str, str] | None:
+        from relay.commands.common import run_async
+        from relay.node.context import client
+        from relay.node.redaction import redactor_for
+
+        ctx, row = self.ready()
 
         async def go() -> tuple[str, str] | None:
             import asyncio
@@ -615,7 +629,10 @@ def run_managed(args: argparse.Namespace) -> Output:
     if refused:
         raise LocalUsageError(refused)
     if args.ask_on:
-        asker: Asker = JobComments(root, args.ask_on, wait=args.ask_wait)
+        on_job = JobComments(root, args.ask_on, wait=args.ask_wait)
+        if not args.dry_run:
+            on_job.ready()  # a person can be asked: checked before a session starts
+        asker: Asker = on_job
     elif sys.stdin.isatty() and not args.json:
         asker = Terminal()
     else:

@@ -96,10 +96,16 @@ def test_a_scheduled_run_uses_the_managed_backend(
     keyless = project.loop(*schedule)
     assert keyless.status != 0, keyless
     assert "needs ANTHROPIC_API_KEY" in keyless.errors[0]["message"]
+    # a job to ask a person on, from a clone that is no relay node: refused now
+    nobody = project.loop(*schedule, "--pass-secret", "ANTHROPIC_API_KEY", "--ask-on", "5")
+    assert nobody.status != 0, nobody
+    assert "--ask-on 5: this clone is not a node of the relay" in nobody.errors[0]["message"]
     assert crontab() == []
 
+    # the fired run runs the relay under test (a PYTHONPATH that points at it goes along)
+    code = ("--pass-env", "PYTHONPATH") if os.environ.get("PYTHONPATH") else ()
     ran = project.loop(
-        *schedule, "--pass-secret", "ANTHROPIC_API_KEY", "--pass-env", "ANTHROPIC_BASE_URL"
+        *schedule, "--pass-secret", "ANTHROPIC_API_KEY", "--pass-env", "ANTHROPIC_BASE_URL", *code
     )
     assert ran.status == 0, ran
     assert ran.data["backend"] == "managed-agents"
@@ -127,4 +133,4 @@ def test_a_scheduled_run_uses_the_managed_backend(
     sid = session.split("`")[1]
     assert api.sent("user.message", sid), session  # relay spoke to that session
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
-    assert project.calls("passer") >= 1  # the contract's checker judged the claim
+    assert project.calls("passer") >= 1, said[-4000:]  # the contract's checker judged it
