@@ -50,15 +50,30 @@ LOOP_SECTIONS: tuple[tuple[str, str], ...] = (
         "- **Checker panel**: each `--checker` command reviews the diff and the gate results\n"
         "  and answers with a JSON verdict on its last line. A checker is never the maker.\n"
         "- **Verifier**: relay itself re-runs the gates on the candidate commit in a fresh\n"
-        "  worktree; an optional `--verifier` command then judges the stopping condition.\n",
+        "  worktree; an optional `--verifier` command then judges the stopping condition.\n"
+        "\n"
+        "A roster, below this prose, gives each role its backend, one line a role: a dash,\n"
+        "the role (maker, code-reviewer, security-auditor, test-engineer, red-team,\n"
+        "verifier, coordinator, or one of your own), a colon, then `command` and the\n"
+        "command in backticks, `agent NAME` (claude, codex, gemini, aider), `node NAME`\n"
+        "(several: `node a, b`) or `managed-agent`. Indented items under a role set its\n"
+        "`Model:`, `Instructions:` (a file), `Tools:` and `Limits:` (timeout, retries,\n"
+        "turns, copies). A grading role never runs the maker's program (however wrapped),\n"
+        "node or agent, and only the coordinator holds a shipping tool: `relay loop roles`\n"
+        "shows the roster and `relay loop check` refuses one that breaks these.\n",
     ),
     (
         "Iteration",
-        "One goal at a time, in dependency order: record the baseline, run the maker, run the\n"
-        "gates (the acceptance command, every contract gate, the coverage comparison, the\n"
-        "protected paths), ask the checkers, verify in a fresh worktree; keep the change as\n"
-        "one commit on a pass, or record the failure and let the maker heal it, and revert\n"
-        "the goal's changes when its retries are spent.\n",
+        "Goals are worked in dependency order: one at a time, or with `--parallel N` (the\n"
+        "contract's Concurrent makers) several independent goals at once, each in its own\n"
+        "worktree, a goal waiting until every goal it depends on is kept. For each goal:\n"
+        "record the baseline, run the maker, run the gates (the acceptance command, every\n"
+        "contract gate, the coverage comparison, the protected paths), ask the checkers,\n"
+        "verify in a fresh worktree; keep the change as one commit on the main line on a\n"
+        "pass (a candidate made on an older main line is judged again on the new one), or\n"
+        "record the failure and let the maker heal it, and revert the goal's changes when\n"
+        "its retries are spent. `--group G` works one group, then the checkers review the\n"
+        "group's whole change once more.\n",
     ),
     (
         "Guardrails",

@@ -367,3 +367,13 @@ def test_a_group_no_goal_has_is_named_as_missing() -> None:
         "there is no group zz in GOALS.md (its groups: a, b); add `- Group: zz` to a goal"
     )
     assert "it has no groups" in unknown_group((Goal("G1", "Mul", "true"),), "zz")
+
+
+def test_a_new_loop_md_describes_the_roster_and_parallel_makers_and_holds_no_role() -> None:
+    from relay.loop.spine import extend_loop
+
+    text = extend_loop(None)
+    assert "One goal at a time" not in text and "--parallel N" in text
+    assert "`Limits:`" in text and "`node NAME`" in text
+    assert parse_roster(text).roles == ()  # the prose describes roles, declares none
+    assert check_roster(parse_roster(text)) == []
