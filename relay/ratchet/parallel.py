@@ -96,6 +96,29 @@ class Fanout:
         r.say(f"{self.makers} makers at once; {REDUCER}")
         running: dict[str, Future[Candidate]] = {}
         said_waiting: set[str] = set()
+        try:
+            stop = self._fan(running, said_waiting)
+        except BaseException:
+            # the pool has waited for the makers already running: a node's job whose
+            # candidate was never judged is ended all the same, saying so
+            for future in running.values():
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    with contextlib.suppress(Exception):
+                        self._settle(future.result(), "the run stopped before judging it")
+            raise
+        if stop is not None:
+            return stop
+        goals = in_group(r.spine.goals().goals, self.group)
+        board = r.spine.board()
+        chosen = next_goal(goals, board, skip=r.state.set_aside, only=r.options.goal)
+        reason = only_goal_reason(r.options.goal, board, chosen.reason)
+        if self.group is not None:
+            reason = self.review_group(goals) or reason
+        return reason
+
+    def _fan(self, running: dict[str, Future[Candidate]], said_waiting: set[str]) -> str | None:
+        """Start ready goals up to the makers and land what finishes; the stop reason."""
+        r = self.main
         stop: str | None = None
         with ThreadPoolExecutor(max_workers=self.makers) as pool:
             try:
@@ -143,15 +166,7 @@ class Fanout:
                 for future in running.values():
                     future.cancel()
                 raise
-        if stop is not None:
-            return stop
-        goals = in_group(r.spine.goals().goals, self.group)
-        board = r.spine.board()
-        chosen = next_goal(goals, board, skip=r.state.set_aside, only=r.options.goal)
-        reason = only_goal_reason(r.options.goal, board, chosen.reason)
-        if self.group is not None:
-            reason = self.review_group(goals) or reason
-        return reason
+        return stop
 
     # --- one goal in its own worktree ---
 
