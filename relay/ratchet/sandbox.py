@@ -224,9 +224,7 @@ def relay_sources() -> list[str]:
     would run in relay's next command, outside every box."""
     import sys
 
-    import relay
-
-    found = [str(Path(relay.__file__).resolve().parent.parent)]
+    found = [str(Path(__file__).resolve().parents[2])]  # the folder that holds relay/
     found += [p for p in sys.path if p and Path(p).is_dir()]
     return found
 
