@@ -10,7 +10,9 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
@@ -71,23 +73,42 @@ NODE_FREE = frozenset(
 )
 GIT_META = ("hooks/", "info/", "config")
 # comments that switch a checker off for a whole file: a new one weakens a gate as surely
-# as an edited configuration does
+# as an edited configuration does (what each tool reads, as people write it)
 FILE_WIDE_SUPPRESSIONS = (
     "# ruff: noqa",
     "# flake8: noqa",
     "# pylint: skip-file",
     "# pylint: disable-all",
+    "# pylint: disable=all",
     "# mypy: ignore-errors",
     "# type: ignore",
     "# pyright: basic",
     "# pyright: ignore",
     "# pytype: skip-file",
+    "# pragma: no cover",
     "/* eslint-disable */",
     "// eslint-disable",
     "/* eslint-disable",
     "// @ts-nocheck",
 )
-_SUPPRESSIONS = tuple(s.lower() for s in FILE_WIDE_SUPPRESSIONS)
+# matched by shape, whatever the spacing and case: on a line of their own (the tools
+# read them there), but coverage's pragma anywhere (it drops the line or block it ends)
+_OWN_LINE = re.compile(
+    r"""^(?:
+      \#\s*(?:ruff|flake8)\s*:\s*noqa\b
+    | \#\s*pylint\s*:\s*(?:skip-file|disable-all|disable\s*=\s*(?:all\b|[^#]*\ball\b))
+    | \#\s*mypy\s*:                       # any inline configuration weakens or bends it
+    | \#\s*type\s*:\s*ignore\b
+    | \#\s*pyright\s*:(?!\s*strict\s*$)
+    | \#\s*pytype\s*:\s*(?:skip-file|disable)
+    | (?:/\*|//)\s*eslint-disable(?![-\w])
+    | (?:/\*|//)\s*eslint\s+[^*]*\boff\b
+    | (?:/\*|//)\s*@ts-nocheck\b
+    | (?:/\*|//)\s*jshint\s+ignore\s*:\s*start
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ANYWHERE = re.compile(r"#\s*pragma[:\s]?\s*no\s*(?:cover|branch)\b", re.IGNORECASE)
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
@@ -236,15 +257,26 @@ def gate_definition_touched(
 
 
 def suppressions_added(before: str | None, after: str | None) -> list[str]:
-    """The file-wide suppression comments ``after`` holds on a line of its own that
-    ``before`` did not (the text of each, as written)."""
+    """The file-wide suppression comments ``after`` holds that ``before`` did not (by
+    shape, whatever their spacing or case: ``#ruff:noqa``, ``# Flake8 : NOQA``; coverage's
+    ``# pragma: no cover`` on any line), each as written (its line, stripped)."""
 
     def found(text: str | None) -> list[str]:
         lines = (ln.strip() for ln in (text or "").splitlines())
-        return [ln for ln in lines if ln.lower().startswith(_SUPPRESSIONS)]
+        return [ln for ln in lines if _OWN_LINE.match(ln) or _ANYWHERE.search(ln)]
 
-    had = {ln.lower() for ln in found(before)}
-    return [ln for ln in found(after) if ln.lower() not in had]
+    had = Counter(_shape(ln) for ln in found(before))
+    added: list[str] = []
+    for line in found(after):
+        if had[_shape(line)] > 0:
+            had[_shape(line)] -= 1
+        else:
+            added.append(line)
+    return added
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\s+", "", line).lower()
 
 
 def _toml_part(text: str | None, key: str) -> object:
