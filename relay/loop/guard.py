@@ -123,12 +123,54 @@ def is_test_file(path: str) -> bool:
     )
 
 
+# a distribution's metadata in the clone: `python -m pytest` puts the clone on sys.path,
+# so pytest loads the plugins an entry_points.txt there names, before any test runs
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+# the gates' own tools: a new module of that name where the gates import from (the clone,
+# or its src/) would be imported in their place
+GATE_TOOLS = frozenset(
+    {
+        "pytest",
+        "_pytest",
+        "pluggy",
+        "iniconfig",
+        "py",
+        "coverage",
+        "pytest_cov",
+        "xdist",
+        "hypothesis",
+        "mypy",
+        "ruff",
+        "flake8",
+        "pylint",
+        "pyright",
+        "tox",
+        "nox",
+    }
+)
+
+
 def defines_gates(path: str) -> bool:
     """Whether ``path`` is a file that defines how a gate runs or what it collects (a
     pyproject.toml only through its ``[tool]`` tables, which ``gate_definition_touched``
-    compares)."""
-    name = PurePosixPath(path).name
+    compares), or one the gates' tools load of their own accord (a distribution's
+    metadata: its entry points are pytest plugins)."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    if name == "entry_points.txt" or any(p.endswith(METADATA_SUFFIXES) for p in parts[:-1]):
+        return True
     return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
+
+
+def shadows_a_tool(path: str) -> bool:
+    """Whether ``path``, as a new file, is a module the gates would import in place of
+    their own tool: ``pytest.py``, ``_pytest/__init__.py``, ``coverage.py`` at the
+    clone's top or in its ``src/``."""
+    parts = PurePosixPath(path).parts
+    parts = parts[1:] if parts[:1] == ("src",) else parts
+    if len(parts) == 1 and parts[0].endswith(".py"):
+        return parts[0][:-3] in GATE_TOOLS
+    return len(parts) == 2 and parts[1] == "__init__.py" and parts[0] in GATE_TOOLS
 
 
 def is_test_module(path: str) -> bool:
@@ -164,7 +206,7 @@ def baseline_suite(
             before, after = (texts or {}).get(path, (None, ""))
             gated = _toml_part(before, "tool") != _toml_part(after, "tool")
         else:
-            gated = defines_gates(path)
+            gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
         if path in known:
             if gated or (is_test_file(path) and not may_edit_tests):
                 put.append(path)
@@ -232,7 +274,7 @@ def gate_definition_touched(
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
-        gated = defines_gates(path)
+        gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
         if gated and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
         elif gated and path not in gone and not may_edit_tests:

@@ -286,3 +286,28 @@ def test_line_level_comments_and_strict_settings_are_not_file_wide() -> None:
     # a second copy of a pragma the baseline had once is a new one
     one = "a()  # pragma: no cover\n"
     assert suppressions_added(one, one + one) == ["a()  # pragma: no cover"]
+
+
+def test_a_distributions_metadata_and_a_module_shadowing_a_gate_tool_define_the_gates() -> None:
+    new = [
+        "calc_tools-0.1.dist-info/entry_points.txt",
+        "calc_tools-0.1.dist-info/METADATA",
+        "src/calc.egg-info/PKG-INFO",
+        "vendor/entry_points.txt",
+        "pytest.py",
+        "src/_pytest/__init__.py",
+        "coverage.py",
+    ]
+    ok = ["src/calc.py", "src/pytest_helpers.py", "docs/pytest.py", "src/calc/pytest.py"]
+    found = gate_definition_touched([*new, *ok], at_baseline=ok[:1], deleted=[], texts={})
+    assert [p for p, _ in found] == new
+    assert all("new file that defines how the gates run" in why for _, why in found)
+    allowed = gate_definition_touched(
+        new, at_baseline=[], deleted=[], texts={}, may_edit_tests=True
+    )
+    assert allowed == []
+    # the re-run with the baseline's tests leaves them out even for such a goal
+    assert baseline_suite(new, at_baseline=[], may_edit_tests=True) == ([], new)
+    # a project whose own package has such a name keeps working on it
+    assert gate_definition_touched(["src/_pytest/python.py"], at_baseline=["src/_pytest/python.py"],
+                                   deleted=[], texts={}) == []  # fmt: skip
