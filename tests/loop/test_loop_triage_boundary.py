@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
-from test_loop_judged_boundary import NOTHING, held, reach, with_origin_and_token
+from test_loop_judged_boundary import NOTHING, VICTIM, held, reach, with_origin_and_token
 
 from relay.ratchet.sandbox import NAMESPACES, level
 
@@ -25,6 +25,7 @@ needs_namespaces = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    VICTIM.write_text("the person's file\n")  # what held() reads: no write followed a link
 
 
 def reached(where: Path) -> list[dict[str, object]]:
