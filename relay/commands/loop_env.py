@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.files import write_private, write_state
-from relay.edges.steps import run_step
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import Contract
 from relay.loop.runenv import (
@@ -252,7 +251,8 @@ def cron_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]
 
 def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, str, str]]:
     """`relay doctor`'s proof of the schedule: each gate run once as the scheduler will
-    (cron's minimal environment, then the env file), as (name, status, detail, fix)."""
+    (cron's minimal environment, then the env file, then the maker's boundary, in a
+    sandboxed clone of HEAD), as (name, status, detail, fix)."""
     if os.name == "nt":
         return []
     try:
@@ -266,15 +266,19 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
     if saved_schedule(root) is None and pending(root) is None:
         said = "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them"
         return [("loop gates", "skip", said, "")]
-    from relay.ratchet.measure import gate_log, log_gate
+    from relay.commands.loop_unattended import work_dir
+    from relay.ratchet.measure import gate_log, head_box, log_gate, run_boxed
 
     env = runenv.environment(cron_environment())
     checks: list[tuple[str, str, str, str]] = []
     redo = "run `relay loop schedule --at HH:MM` again from the shell the gates work in"
-    with gate_log(root, "doctor") as log:
+    # as a scheduled run's gates run: in the scheduler's environment, then behind the
+    # maker's boundary, in a sandboxed clone of HEAD (kept changes are a maker's code)
+    with gate_log(root, "doctor") as log, head_box(root) as box:
         for gate in contract.gates:
-            done = run_step(gate.command, cwd=root, timeout=DOCTOR_GATE_TIMEOUT, env=env)
-            log_gate(gate, done, where=root)
+            timeout = DOCTOR_GATE_TIMEOUT
+            done = run_boxed(box, gate, timeout=timeout, work=work_dir(root), base=env)
+            log_gate(gate, done, where=box.tree)
             name = f"loop gate {gate.name}"
             if done.ok:
                 said = f"runs the scheduler's way ({done.duration:.1f}s)"

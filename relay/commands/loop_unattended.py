@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from relay.edges.local import git_dir
-from relay.edges.steps import run_step
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import CONTRACT_NAME, Contract
 from relay.loop.goals import Goal
@@ -336,39 +335,43 @@ def resume_checks(root: Path) -> list[tuple[str, str, str, str]]:
 def triage(
     root: Path, contract: Contract, goals: Sequence[Goal]
 ) -> tuple[list[Any], dict[str, str]]:
-    """Run the gates and scan the repository; every finding (new or not), and the kinds of
-    finding triage could not observe (a gate that did not run, or failed naming nothing:
-    unknown, never read as fixed)."""
+    """Run the gates (in a sandboxed clone of HEAD behind the maker's boundary: HEAD
+    holds kept changes a maker wrote, whose code never runs in the person's clone) and
+    scan the repository; every finding (new or not), and the kinds of finding triage
+    could not observe (a gate that did not run, or failed naming nothing: unknown, never
+    read as fixed)."""
     from relay.loop import triage as t
     from relay.loop.checks import read_gate
+    from relay.ratchet.measure import head_box, log_gate, run_boxed
 
     found: list[t.Finding] = []
     unknown: dict[str, str] = {}
     timeout = 600.0
-    from relay.ratchet.measure import gate_env, log_gate
-
-    for gate in contract.gates:
-        done = run_step(gate.command, cwd=root, timeout=timeout, env=gate_env())
-        log_gate(gate, done, where=root)
-        words = f"{gate.name} {gate.command}".lower()
-        kind, read = "", t.lint_findings
-        if "pytest" in words or gate.name.startswith("test"):
-            kind, read = "test", t.failing_tests
-        elif any(k in words for k in ("mypy", "pyright", "type")):
-            kind, read = "type", t.type_findings
-        elif any(k in words for k in ("ruff", "lint", "flake8")):
-            kind, read = "lint", t.lint_findings
-        if not kind or done.ok:
-            continue
-        got = read(done.output, gate=gate.command)
-        found += got
-        checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
-                           timed_out=done.timed_out, timeout=timeout)  # fmt: skip
-        if not got or checks.partial:  # what it did not name may still fail
-            unknown[kind] = f"`{gate.command}` {checks.unknown_why() or 'named nothing'}"
+    files: dict[str, float] = {}
+    with head_box(root) as box:
+        for gate in contract.gates:
+            done = run_boxed(box, gate, timeout=timeout, work=work_dir(root))
+            log_gate(gate, done, where=box.tree)
+            words = f"{gate.name} {gate.command}".lower()
+            kind, read = "", t.lint_findings
+            if "pytest" in words or gate.name.startswith("test"):
+                kind, read = "test", t.failing_tests
+            elif any(k in words for k in ("mypy", "pyright", "type")):
+                kind, read = "type", t.type_findings
+            elif any(k in words for k in ("ruff", "lint", "flake8")):
+                kind, read = "lint", t.lint_findings
+            if not kind or done.ok:
+                continue
+            got = read(done.output, gate=gate.command)
+            found += got
+            checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
+                               timed_out=done.timed_out, timeout=timeout)  # fmt: skip
+            if not got or checks.partial:  # what it did not name may still fail
+                unknown[kind] = f"`{gate.command}` {checks.unknown_why() or 'named nothing'}"
+        if contract.coverage_report:
+            files = _coverage_files(box.tree / contract.coverage_report)
     floor = contract.budget.coverage_floor
     if contract.coverage_report and floor is not None:
-        files = _coverage_files(root / contract.coverage_report)
         runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
         found += t.coverage_findings(files, floor=floor, report_gate=runner)
     found += t.marker_findings(_texts(root))
@@ -376,8 +379,12 @@ def triage(
 
 
 def _coverage_files(report: Path) -> dict[str, float]:
+    """Each file's coverage in the report the gates wrote (a regular file only: the
+    candidate's code wrote it; a link or a FIFO reads as nothing)."""
+    from relay.ratchet.sandbox import read_regular
+
     try:
-        doc = json.loads(report.read_text(encoding="utf-8"))
+        doc = json.loads(read_regular(report, 256 * 1024 * 1024).decode("utf-8", "replace"))
         return {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return {}

@@ -11,12 +11,14 @@ is kept.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from relay.edges.git import Clone
 
@@ -26,6 +28,87 @@ NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+
+
+def _kind(top: Path, path: str) -> str:
+    """What ``path`` is under ``top``, no link followed on the way: "file", "link", "dir",
+    "other" (a FIFO, a device), or "gone" (missing, or under a link or a file: git sees
+    no such path there)."""
+    try:
+        with _parent(top, path, create=False) as fd:
+            if fd is None:
+                return "gone"
+            mode = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "gone"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "gone"
+        raise
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _open_parent(top: Path, path: str, *, create: bool) -> int | None:
+    fd = os.open(top, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for part in PurePosixPath(path).parts[:-1]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            try:
+                inner = os.open(part, _DIR, dir_fd=fd)
+            except OSError as err:
+                if create or err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                    raise
+                os.close(fd)
+                return None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def _parent(top: Path, path: str, *, create: bool) -> Iterator[int | None]:
+    """The folder holding ``path`` under ``top``, opened one component at a time without
+    following a link (with ``create``, made where missing, and an error where one is a
+    link); None when it is missing or a link or a file (nothing of the tree is there)."""
+    fd = _open_parent(top, path, create=create)
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _copy(source: Path, path: str, into: int, name: str) -> None:
+    """Copy the regular file ``path`` under ``source`` (opened without following a link)
+    to ``name`` in the folder ``into``, a new file with its permission bits."""
+    with _parent(source, path, create=False) as src:
+        assert src is not None
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=src)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"`{path}` is not a regular file in the candidate")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+        out = os.open(name, flags, stat.S_IMODE(info.st_mode) & 0o777, dir_fd=into)
+        try:
+            while chunk := os.read(fd, 1024 * 1024):
+                os.write(out, chunk)
+            os.fchmod(out, stat.S_IMODE(info.st_mode) & 0o777)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
 
 
 class WorkTree:
@@ -207,22 +290,81 @@ class WorkTree:
 
     def take(self, source: Path, paths: Sequence[str]) -> None:
         """Make ``paths`` in this tree what they are under ``source`` (the maker's clone):
-        written with their mode, or removed where ``source`` has none."""
+        written with their mode, or removed where ``source`` has none. Never through a
+        link, on either side: ValueError, before anything is written, when a path's
+        folder here is a link (or not a folder) the take does not replace, when the
+        candidate holds a link that leads out of the tree (or into ``.git``), or a
+        folder it replaces still holds files the candidate does not account for."""
+        wanted = set(paths)
+        kinds = {path: _kind(source, path) for path in paths}
         for path in paths:
-            src, dst = source / path, self.root / path
-            if src.is_symlink() or src.is_file():
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                if dst.is_symlink() or dst.is_file():
-                    dst.unlink()
-                elif dst.is_dir():
-                    shutil.rmtree(dst)
-                if src.is_symlink():
-                    dst.symlink_to(os.readlink(src))
+            why = self._refusal(source, path, kinds[path], wanted)
+            if why is not None:
+                raise ValueError(why)
+        gone = [p for p in paths if kinds[p] not in ("file", "link")]
+        made = [p for p in paths if kinds[p] in ("file", "link")]
+        for path in sorted(gone, key=lambda p: -len(PurePosixPath(p).parts)):
+            with _parent(self.root, path, create=False) as fd:
+                if fd is None:
+                    continue
+                name = PurePosixPath(path).name
+                with contextlib.suppress(FileNotFoundError):
+                    if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        os.unlink(name, dir_fd=fd)
+            self._prune_empty((self.root / path).parent)
+        for path in sorted(made, key=lambda p: len(PurePosixPath(p).parts)):
+            name = PurePosixPath(path).name
+            with _parent(self.root, path, create=True) as fd:
+                assert fd is not None
+                with contextlib.suppress(FileNotFoundError):
+                    if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        shutil.rmtree(name, dir_fd=fd)
+                    else:
+                        os.unlink(name, dir_fd=fd)
+                if kinds[path] == "link":
+                    with _parent(source, path, create=False) as src:
+                        assert src is not None
+                        os.symlink(os.readlink(name, dir_fd=src), name, dir_fd=fd)
                 else:
-                    shutil.copy2(src, dst)
-            elif dst.is_symlink() or dst.is_file():
-                dst.unlink()
-                self._prune_empty(dst.parent)
+                    _copy(source, path, fd, name)
+
+    def _refusal(self, source: Path, path: str, kind: str, wanted: set[str]) -> str | None:
+        """Why ``path`` cannot be taken from ``source`` as it is (``kind``), or None."""
+        if kind == "other":
+            return f"`{path}` is neither a file, a link nor a folder in the candidate"
+        if kind == "link":
+            with _parent(source, path, create=False) as src:
+                assert src is not None
+                target = os.readlink(PurePosixPath(path).name, dir_fd=src)
+            lands = os.path.normpath(os.path.join(os.path.dirname(path), target))
+            head = PurePosixPath(lands).parts[0] if lands else ""
+            if os.path.isabs(target) or head in ("..", ".git"):
+                return f"`{path}` is a link to `{target}`, out of the tree or into .git"
+        parts = PurePosixPath(path).parts
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            try:
+                mode = os.lstat(self.root / folder).st_mode
+            except FileNotFoundError:
+                break
+            if stat.S_ISDIR(mode):
+                continue
+            if folder in wanted:  # the take removes it first (the candidate has a folder)
+                break
+            what = "a link" if stat.S_ISLNK(mode) else "not a folder"
+            return f"`{folder}` is {what} in the clone: relay writes nothing through it"
+        here = self.root / path
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return None
+        if stat.S_ISDIR(mode) and kind in ("file", "link"):
+            for top, dirs, files in os.walk(here):
+                for each in (*files, *(d for d in dirs if (Path(top) / d).is_symlink())):
+                    rel = (Path(top) / each).relative_to(self.root).as_posix()
+                    if rel not in wanted:
+                        return f"`{path}` replaces a folder that still holds `{rel}`"
+        return None
 
     def commit(self, paths: Sequence[str], message: str) -> str | None:
         """Commit exactly ``paths`` (new, changed or deleted) with no hook run; the sha,

@@ -10,7 +10,9 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
@@ -71,23 +73,42 @@ NODE_FREE = frozenset(
 )
 GIT_META = ("hooks/", "info/", "config")
 # comments that switch a checker off for a whole file: a new one weakens a gate as surely
-# as an edited configuration does
+# as an edited configuration does (what each tool reads, as people write it)
 FILE_WIDE_SUPPRESSIONS = (
     "# ruff: noqa",
     "# flake8: noqa",
     "# pylint: skip-file",
     "# pylint: disable-all",
+    "# pylint: disable=all",
     "# mypy: ignore-errors",
     "# type: ignore",
     "# pyright: basic",
     "# pyright: ignore",
     "# pytype: skip-file",
+    "# pragma: no cover",
     "/* eslint-disable */",
     "// eslint-disable",
     "/* eslint-disable",
     "// @ts-nocheck",
 )
-_SUPPRESSIONS = tuple(s.lower() for s in FILE_WIDE_SUPPRESSIONS)
+# matched by shape, whatever the spacing and case: on a line of their own (the tools
+# read them there), but coverage's pragma anywhere (it drops the line or block it ends)
+_OWN_LINE = re.compile(
+    r"""^(?:
+      \#\s*(?:ruff|flake8)\s*:\s*noqa\b
+    | \#\s*pylint\s*:\s*(?:skip-file|disable-all|disable\s*=\s*(?:all\b|[^#]*\ball\b))
+    | \#\s*mypy\s*:                       # any inline configuration weakens or bends it
+    | \#\s*type\s*:\s*ignore\b
+    | \#\s*pyright\s*:(?!\s*strict\s*$)
+    | \#\s*pytype\s*:\s*(?:skip-file|disable)
+    | (?:/\*|//)\s*eslint-disable(?![-\w])
+    | (?:/\*|//)\s*eslint\s+[^*]*\boff\b
+    | (?:/\*|//)\s*@ts-nocheck\b
+    | (?:/\*|//)\s*jshint\s+ignore\s*:\s*start
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ANYWHERE = re.compile(r"#\s*pragma[:\s]?\s*no\s*(?:cover|branch)\b", re.IGNORECASE)
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
@@ -102,12 +123,54 @@ def is_test_file(path: str) -> bool:
     )
 
 
+# a distribution's metadata in the clone: `python -m pytest` puts the clone on sys.path,
+# so pytest loads the plugins an entry_points.txt there names, before any test runs
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+# the gates' own tools: a new module of that name where the gates import from (the clone,
+# or its src/) would be imported in their place
+GATE_TOOLS = frozenset(
+    {
+        "pytest",
+        "_pytest",
+        "pluggy",
+        "iniconfig",
+        "py",
+        "coverage",
+        "pytest_cov",
+        "xdist",
+        "hypothesis",
+        "mypy",
+        "ruff",
+        "flake8",
+        "pylint",
+        "pyright",
+        "tox",
+        "nox",
+    }
+)
+
+
 def defines_gates(path: str) -> bool:
     """Whether ``path`` is a file that defines how a gate runs or what it collects (a
     pyproject.toml only through its ``[tool]`` tables, which ``gate_definition_touched``
-    compares)."""
-    name = PurePosixPath(path).name
+    compares), or one the gates' tools load of their own accord (a distribution's
+    metadata: its entry points are pytest plugins)."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    if name == "entry_points.txt" or any(p.endswith(METADATA_SUFFIXES) for p in parts[:-1]):
+        return True
     return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
+
+
+def shadows_a_tool(path: str) -> bool:
+    """Whether ``path``, as a new file, is a module the gates would import in place of
+    their own tool: ``pytest.py``, ``_pytest/__init__.py``, ``coverage.py`` at the
+    clone's top or in its ``src/``."""
+    parts = PurePosixPath(path).parts
+    parts = parts[1:] if parts[:1] == ("src",) else parts
+    if len(parts) == 1 and parts[0].endswith(".py"):
+        return parts[0][:-3] in GATE_TOOLS
+    return len(parts) == 2 and parts[1] == "__init__.py" and parts[0] in GATE_TOOLS
 
 
 def is_test_module(path: str) -> bool:
@@ -143,7 +206,7 @@ def baseline_suite(
             before, after = (texts or {}).get(path, (None, ""))
             gated = _toml_part(before, "tool") != _toml_part(after, "tool")
         else:
-            gated = defines_gates(path)
+            gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
         if path in known:
             if gated or (is_test_file(path) and not may_edit_tests):
                 put.append(path)
@@ -211,7 +274,7 @@ def gate_definition_touched(
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
-        gated = defines_gates(path)
+        gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
         if gated and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
         elif gated and path not in gone and not may_edit_tests:
@@ -236,15 +299,26 @@ def gate_definition_touched(
 
 
 def suppressions_added(before: str | None, after: str | None) -> list[str]:
-    """The file-wide suppression comments ``after`` holds on a line of its own that
-    ``before`` did not (the text of each, as written)."""
+    """The file-wide suppression comments ``after`` holds that ``before`` did not (by
+    shape, whatever their spacing or case: ``#ruff:noqa``, ``# Flake8 : NOQA``; coverage's
+    ``# pragma: no cover`` on any line), each as written (its line, stripped)."""
 
     def found(text: str | None) -> list[str]:
         lines = (ln.strip() for ln in (text or "").splitlines())
-        return [ln for ln in lines if ln.lower().startswith(_SUPPRESSIONS)]
+        return [ln for ln in lines if _OWN_LINE.match(ln) or _ANYWHERE.search(ln)]
 
-    had = {ln.lower() for ln in found(before)}
-    return [ln for ln in found(after) if ln.lower() not in had]
+    had = Counter(_shape(ln) for ln in found(before))
+    added: list[str] = []
+    for line in found(after):
+        if had[_shape(line)] > 0:
+            had[_shape(line)] -= 1
+        else:
+            added.append(line)
+    return added
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\s+", "", line).lower()
 
 
 def _toml_part(text: str | None, key: str) -> object:

@@ -252,6 +252,7 @@ class Judge:
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
         moved: str | None = None
+        refused: str | None = None
         store = ThreadStore.of(self.root)
         for number in range(1, len(self.options.checkers) + 1):
             store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
@@ -297,15 +298,20 @@ class Judge:
                 taken = self.tree.changed_under(box.tree, before, skip=PRIVATE)
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
-                    self.tree.take(box.tree, taken)
+                    try:  # refused before anything is written: nothing is taken
+                        self.tree.take(box.tree, taken)
+                    except ValueError as err:
+                        refused = str(err)
         if escaped is not None:
             git_state.put_back(self.tree, refs=False)
             return escaped, None
         done, reading = ran.done, ran.reading
-        if moved is not None or theirs:
+        if moved is not None or theirs or refused is not None:
             git_state.put_back(self.tree, refs=False)
             if moved is not None:
                 what = f"{moved}; relay discarded its worktree"
+            elif refused is not None:
+                what = f"relay cannot take the candidate into the clone: {refused}"
             else:
                 what = f"wrote {', '.join(theirs)}, which the person had left untracked"
             return Failed(Category.PROTECTED, what, what + "; nothing of it was taken"), None

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -65,11 +66,12 @@ JUNIT_CAP = 32 * 1024 * 1024  # what relay reads of a gate's JUnit XML report
 _NO_JUNIT = "unrecognized arguments: --junitxml"
 
 
-def gate_env(junit: Path | None = None) -> dict[str, str]:
-    """The environment a gate runs in: ours, with pytest told to go on past a file it
-    cannot collect and, given ``junit``, to write there which tests it ran (a JUnit XML
-    report that names each test's file) (PYTEST_ADDOPTS; harmless to every other tool)."""
-    env = dict(os.environ)
+def gate_env(junit: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a gate runs in: ours (or ``base``, the scheduler's), with pytest
+    told to go on past a file it cannot collect and, given ``junit``, to write there which
+    tests it ran (a JUnit XML report that names each test's file) (PYTEST_ADDOPTS;
+    harmless to every other tool)."""
+    env = dict(os.environ if base is None else base)
     opts = env.get("PYTEST_ADDOPTS", "")
     if GO_ON not in opts.split():
         opts = f"{opts} {GO_ON}".strip()
@@ -90,19 +92,47 @@ def read_junit(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def boxed_env(box: Sandbox, work: Path, junit: Path | None = None) -> dict[str, str]:
-    """The environment a gate runs in behind the boundary: :func:`gate_env` without any
-    credential or named secret (as a role runs without them), with the box's scratch
-    HOME and git refusing every transport."""
+def boxed_env(
+    box: Sandbox, work: Path, junit: Path | None = None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a gate runs in behind the boundary: :func:`gate_env` (of ``base``
+    when given) without any credential or named secret (as a role runs without them),
+    with the box's scratch HOME and git refusing every transport."""
     from relay.ratchet.roles import role_env
 
-    env = role_env(box.tree, work, gate_env(junit), role="gate", home=box.home)
-    real = os.environ.get("HOME")
+    env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
+    real = (os.environ if base is None else base).get("HOME")
     for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         # under the real HOME (read-only in the box): the tools' defaults, in the box's HOME
         if real and env.get(name, "").startswith(real.rstrip("/") + "/"):
             del env[name]
     return env
+
+
+@contextlib.contextmanager
+def head_box(root: Path) -> Iterator[Sandbox]:
+    """A sandboxed clone of ``root``'s HEAD behind the maker's boundary: where triage and
+    `relay doctor` run the gates. What HEAD holds is code a maker wrote (a kept change),
+    so it never runs in the person's clone, beside relay's token, the remotes and the
+    real HOME's credentials."""
+    from relay.ratchet.sandbox import hidden_for, judged
+
+    done = subprocess.run(
+        ["git", "-c", f"core.hooksPath={os.devnull}", "rev-parse", "--verify", "HEAD"],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    with judged(root, done.stdout.strip(), hidden=hidden_for(root)) as box:
+        yield box
+
+
+def run_boxed(
+    box: Sandbox, gate: Gate, *, timeout: float, work: Path, base: Mapping[str, str] | None = None
+) -> StepOutcome:
+    """``gate`` run once in ``box``'s tree behind its boundary, in :func:`boxed_env` (of
+    ``base``, the scheduler's environment, when given)."""
+    env = boxed_env(box, work, None, base)
+    done = run_step(box.wrap(gate.command), cwd=box.tree, timeout=timeout, env=env)
+    return replace(done, command=gate.command)
 
 
 def handed_secrets() -> dict[str, list[str]]:

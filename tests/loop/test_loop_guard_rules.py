@@ -221,3 +221,93 @@ def test_an_env_level_only_maker_runs_only_when_the_person_said_so() -> None:
     assert (
         env_only_refusal(True, allowed=False, authorised=(ENV_ONLY_MAKER,), unattended=True) is None
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "#ruff:noqa",
+        "#ruff: noqa",
+        "# ruff:noqa",
+        "# ruff : noqa",
+        "#  RUFF:NOQA: F401",
+        "#flake8:noqa",
+        "# flake8 : NoQA",
+        "#mypy:ignore-errors",
+        "# mypy: ignore_errors=True",
+        "# mypy: allow-untyped-defs",
+        "#type:ignore",
+        "# type : ignore[misc]",
+        "# pylint:skip-file",
+        "# pylint: disable=all",
+        "# pylint: disable = C0114, all",
+        "# pyright: basic",
+        "#pyright:ignore",
+        "# pyright: reportGeneralTypeIssues=false",
+        "# pytype: skip-file",
+        "/*eslint-disable*/",
+        "/* eslint-disable no-undef */",
+        "//eslint-disable",
+        "//  @ts-nocheck",
+        "x = slow()  # pragma: no cover",
+        "if debug:  #pragma:no cover",
+        "else:  # PRAGMA NO COVER",
+        "def f():  # pragma: no branch",
+    ],
+)
+def test_a_file_wide_suppression_is_found_whatever_its_spacing_and_case(line: str) -> None:
+    before = "import os\n\nX = 1\n"
+    after = (
+        f"{line}\n{before}"
+        if not line.startswith(("x ", "if", "else", "def"))
+        else (before + line + "\n")
+    )
+    assert suppressions_added(before, after) == [line.strip()]
+    assert suppressions_added(after, after) == []  # what the baseline had already
+    found = gate_definition_touched(
+        ["src/calc.py"],
+        at_baseline=["src/calc.py"],
+        deleted=[],
+        texts={"src/calc.py": (before, after)},
+    )
+    assert found and "switches a gate off" in found[0][1]
+
+
+def test_line_level_comments_and_strict_settings_are_not_file_wide() -> None:
+    text = (
+        "import os  # noqa: F401\n"
+        "x = 1  # type: ignore[assignment]\n"
+        "# pyright: strict\n"
+        "// eslint-disable-next-line no-undef\n"
+        "foo(); // eslint-disable-line\n"
+        "# a note about ruff: it is fast\n"
+    )
+    assert suppressions_added("", text) == []
+    # a second copy of a pragma the baseline had once is a new one
+    one = "a()  # pragma: no cover\n"
+    assert suppressions_added(one, one + one) == ["a()  # pragma: no cover"]
+
+
+def test_a_distributions_metadata_and_a_module_shadowing_a_gate_tool_define_the_gates() -> None:
+    new = [
+        "calc_tools-0.1.dist-info/entry_points.txt",
+        "calc_tools-0.1.dist-info/METADATA",
+        "src/calc.egg-info/PKG-INFO",
+        "vendor/entry_points.txt",
+        "pytest.py",
+        "src/_pytest/__init__.py",
+        "coverage.py",
+    ]
+    ok = ["src/calc.py", "src/pytest_helpers.py", "docs/pytest.py", "src/calc/pytest.py"]
+    found = gate_definition_touched([*new, *ok], at_baseline=ok[:1], deleted=[], texts={})
+    assert [p for p, _ in found] == new
+    assert all("new file that defines how the gates run" in why for _, why in found)
+    allowed = gate_definition_touched(
+        new, at_baseline=[], deleted=[], texts={}, may_edit_tests=True
+    )
+    assert allowed == []
+    # the re-run with the baseline's tests leaves them out even for such a goal
+    assert baseline_suite(new, at_baseline=[], may_edit_tests=True) == ([], new)
+    # a project whose own package has such a name keeps working on it
+    assert gate_definition_touched(["src/_pytest/python.py"], at_baseline=["src/_pytest/python.py"],
+                                   deleted=[], texts={}) == []  # fmt: skip

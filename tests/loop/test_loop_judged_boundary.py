@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from loop_project import CALC_MUL, PY, TEST_MUL, Project, make_project
+from loop_project import CALC, CALC_MUL, PY, TEST_MUL, Project, make_project
 from test_loop_unattended import METRIC, approve, with_cost
 
 import relay
@@ -291,9 +291,9 @@ def test_the_baselines_gates_run_once_while_its_tree_is_the_same(tmp_path: Path)
 
 
 def test_a_candidate_file_linked_to_an_endless_device_is_read_as_nothing(tmp_path: Path) -> None:
-    """A source file the maker leaves as a link to /dev/zero: relay's guards read the
-    candidate's files as regular files of their own, so the link reads as nothing and the
-    run goes on (following it would read for ever)."""
+    """A source file the maker leaves as a link to /dev/zero: relay never follows it
+    (following it would read for ever); a link out of the tree is not taken into the
+    person's clone, so the attempt fails, with nothing taken, and the run goes on."""
     project = make_project(tmp_path, retries=0)
     maker = project.script(
         "maker",
@@ -302,5 +302,7 @@ def test_a_candidate_file_linked_to_an_endless_device_is_read_as_nothing(tmp_pat
         "os.symlink('/dev/zero', 'web/app.js')\n",
     )
     ran = project.loop("run", "--maker", maker)
-    assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    assert project.read("src/calc.py") == CALC_MUL and project.clean()
+    assert ran.status == 0 and ran.data["kept"] == [], ran
+    failures = project.read("docs/loop/state/failures.md")
+    assert "`web/app.js` is a link to `/dev/zero`" in failures, failures
+    assert project.read("src/calc.py") == CALC and project.clean()

@@ -1,0 +1,117 @@
+"""Taking a candidate into the person's clone never writes or removes through a link: a
+candidate that turns a tracked folder into a link out of the tree (``data -> ../victim``)
+is refused before anything is written, as is a write under a link the person's clone
+holds; a link that stays inside the tree is taken as it is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from loop_project import TEST_GATE, make_project
+
+from relay.edges.worktree import WorkTree
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def pair(tmp_path: Path) -> tuple[WorkTree, Path]:
+    """A person's clone tracking data/keep.txt, and a maker's copy of it."""
+    clone = tmp_path / "clone"
+    (clone / "data").mkdir(parents=True)
+    (clone / "data" / "keep.txt").write_text("kept\n")
+    (clone / "app.py").write_text("x = 1\n")
+    git("init", "-q", "-b", "main", cwd=clone)
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
+    maker = tmp_path / "box" / "tree"
+    maker.parent.mkdir()
+    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    return WorkTree.open(clone), maker
+
+
+def test_a_folder_turned_into_a_link_out_of_the_tree_is_refused_with_nothing_written(
+    tmp_path: Path,
+) -> None:
+    tree, maker = pair(tmp_path)
+    victim = maker.parent / "victim"  # ../victim from the maker's tree
+    victim.mkdir()
+    (victim / "keep.txt").write_text("echo payload\n")
+    subprocess.run(["rm", "-rf", str(maker / "data")], check=True)
+    (maker / "data").symlink_to("../victim")
+    (maker / "app.py").write_text("x = 2\n")
+    taken = tree.changed_under(maker, tree.head())
+    assert set(taken) == {"app.py", "data", "data/keep.txt"}
+    beside = tmp_path / "victim"  # ../victim from the person's clone
+    with pytest.raises(ValueError, match=r"`data` is a link to `\.\./victim`"):
+        tree.take(maker, taken)
+    assert not beside.exists() and not os.path.islink(tree.root / "data")
+    assert (tree.root / "data" / "keep.txt").read_text() == "kept\n"
+    assert (tree.root / "app.py").read_text() == "x = 1\n"  # nothing half-written
+    assert git("status", "--porcelain", cwd=tree.root) == ""
+
+
+def test_a_write_or_removal_under_a_link_the_clone_holds_is_refused(tmp_path: Path) -> None:
+    tree, maker = pair(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("the person's\n")
+    (tree.root / ".git" / "info" / "exclude").write_text("/build\n")
+    (tree.root / "build").symlink_to(outside)  # the person's own, ignored
+    (maker / "build").mkdir()
+    (maker / "build" / "keep.txt").write_text("payload\n")
+    with pytest.raises(ValueError, match="`build` is a link in the clone"):
+        tree.take(maker, ["build/keep.txt"])
+    assert (outside / "keep.txt").read_text() == "the person's\n"
+    with pytest.raises(ValueError, match="`build` is a link in the clone"):
+        tree.take(tmp_path / "empty", ["build/keep.txt"])  # a removal through it
+    assert (outside / "keep.txt").read_text() == "the person's\n"
+
+
+def test_a_link_inside_the_tree_and_a_file_into_a_new_folder_are_taken(tmp_path: Path) -> None:
+    tree, maker = pair(tmp_path)
+    subprocess.run(["rm", "-rf", str(maker / "data")], check=True)
+    (maker / "store").mkdir()
+    (maker / "store" / "keep.txt").write_text("moved\n")
+    (maker / "data").symlink_to("store")
+    (maker / "run.sh").write_text("#!/bin/sh\n")
+    (maker / "run.sh").chmod(0o755)
+    taken = tree.changed_under(maker, tree.head())
+    tree.take(maker, taken)
+    assert os.readlink(tree.root / "data") == "store"
+    assert (tree.root / "store" / "keep.txt").read_text() == "moved\n"
+    assert os.access(tree.root / "run.sh", os.X_OK)
+    assert sorted(tree.changes([])) == sorted(taken)
+
+
+def test_the_loop_refuses_a_candidate_that_links_a_tracked_folder_out_of_the_clone(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,), accept=None)
+    project.write("data/keep.txt", "kept\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "data")
+    added = project.loop("goal", "add", "Touch", "--accept", "test -f src/extra.py")
+    assert added.data == {"goal": "G1"}
+    maker = project.script(
+        "maker",
+        "import shutil\n"
+        "os.makedirs('../victim', exist_ok=True)\n"
+        "pathlib.Path('../victim/keep.txt').write_text('echo PWNED\\n')\n"
+        "shutil.rmtree('data')\n"
+        "os.symlink('../victim', 'data')\n"
+        "put('src/extra.py', 'Y = 1\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert not (tmp_path / "victim").exists()
+    assert not (project.root / "data").is_symlink()
+    assert project.read("data/keep.txt") == "kept\n"
+    assert not (project.root / "src" / "extra.py").exists()
+    assert "relay cannot take the candidate" in project.read("docs/loop/state/failures.md"), ran
+    assert project.clean()
