@@ -319,7 +319,6 @@ def run_make_here(args: argparse.Namespace) -> Output:
     from relay.ratchet.measure import BRIEF_ENV
     from relay.ratchet.roles import run_role
     from relay.ratchet.sandbox import (
-        PRIVATE,
         clone_secrets,
         hidden_for,
         read_private,
@@ -374,7 +373,7 @@ def run_make_here(args: argparse.Namespace) -> Output:
         account = read_private(box.explain, clone_secrets(tree.common_dir()))
         # the maker's files, hashed with this clone's git directory: nothing the maker
         # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded
-        changes = tree.changed_under(box.tree, head, skip=PRIVATE)
+        changes = tree.changed_under(box.tree, head, skip=box.private)
         made = tree.candidate_from(box.tree, head, changes, f"{goal.id}: node maker")
         diff = tree.git("diff", "--binary", "--no-color", "--no-ext-diff", head, made)
     outputs = (diff_name(goal.id), account_name(goal.id))

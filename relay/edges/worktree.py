@@ -228,7 +228,8 @@ class WorkTree:
         ``skip``. Hashed with this clone's own git directory and a private index: the
         maker's git directory, configuration and attributes are never read, so nothing it
         set there (an fsmonitor, a filter, a hook) runs in relay; its commits are folded,
-        since only the files count."""
+        since only the files count. A ``skip`` entry is skipped with all it holds (the
+        sandbox's mount points of, or links to, the person's environments)."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
@@ -237,7 +238,10 @@ class WorkTree:
             self.git(*off, *own, "add", "-A", "--", ":/", env=env)
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
-        return sorted(p for p in out.split("\0") if p and p not in skip)
+        inside = tuple(f"{name}/" for name in skip)
+        return sorted(
+            p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
+        )
 
     def candidate_from(self, tree: Path, base: str, paths: Sequence[str], message: str) -> str:
         """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)

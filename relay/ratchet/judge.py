@@ -76,7 +76,6 @@ from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import (
     ATTEMPT_RECORD,
     EXPLAIN_FILE,
-    PRIVATE,
     Sandbox,
     clone_secrets,
     hidden_for,
@@ -295,7 +294,7 @@ class Judge:
                 # the candidate is only what the maker's tree holds, hashed with relay's
                 # own git directory (the maker's git directory and configuration are never
                 # used): its commits are thereby folded
-                taken = self.tree.changed_under(box.tree, before, skip=PRIVATE)
+                taken = self.tree.changed_under(box.tree, before, skip=box.private)
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
                     try:  # refused before anything is written: nothing is taken

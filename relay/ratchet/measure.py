@@ -106,7 +106,7 @@ def boxed_env(
         # under the real HOME (read-only in the box): the tools' defaults, in the box's HOME
         if real and env.get(name, "").startswith(real.rstrip("/") + "/"):
             del env[name]
-    return env
+    return box.env(env)
 
 
 @contextlib.contextmanager

@@ -83,7 +83,7 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
-from relay.ratchet.sandbox import ATTEMPT_RECORD, PRIVATE, Sandbox, read_regular, standalone
+from relay.ratchet.sandbox import ATTEMPT_RECORD, Sandbox, read_regular, standalone
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -337,7 +337,7 @@ def _attempt(
             return Attempt(Failed(Category.METRIC, what, why), idea)
         # the maker's files, hashed with relay's own git directory (the maker's git
         # directory and configuration are never used): its commits are thereby folded
-        changes = run.tree.changed_under(where, head, skip=PRIVATE)
+        changes = run.tree.changed_under(where, head, skip=box.private)
         bad = _protected(run, where, changes)
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)

@@ -242,6 +242,8 @@ def run_role(
         shutil.copyfile(path, handed)
         path = handed
     env = dict(os.environ) if credentials else role_env(cwd, work, role=role, home=home)
+    if sandbox is not None and not credentials:
+        env = sandbox.env(env)  # env-level only: the candidate's code before the person's
     env.update(role_secrets(role))  # that role's alone
     env[env_name] = str(path)
     if cannot is not None:

@@ -98,18 +98,33 @@ XDG_SECRETS = ("gh", "git", "hub", "relay", "gcloud", "containers/auth.json")
 AGENT_HOMES = (".claude", ".claude.json", ".codex", ".gemini", ".aider.conf.yml", ".config/claude")
 _ENTER = """\
 set -e
+ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
+  keep=$(findmnt -no OPTIONS -T "$1" | tr ',' '\\n' | grep -xE 'nosuid|nodev|noexec' \\
+    | tr '\\n' ',' || true)
+  mount -o "remount,bind,ro,$keep" "$1"
+}
+for n in $RELAY_SHOW_DIRS; do  # the person's environments, read-only, in relay's clone
+  mount --rbind "$RELAY_SHOW_AT/$n" "$RELAY_TREE/$n"
+  ro "$RELAY_TREE/$n"
+done
 for d in $RELAY_HIDE_DIRS; do mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; done
 for f in $RELAY_HIDE_FILES; do mount --bind /dev/null "$f"; done
 for d in $RELAY_KEEP_DIRS; do mount --bind "$d" "$d"; done
 for d in $RELAY_RO_DIRS; do
-  keep=$(findmnt -no OPTIONS -T "$d" | tr ',' '\n' | grep -xE 'nosuid|nodev|noexec' \
-    | tr '\n' ',' || true)
   mount --rbind "$d" "$d"
-  mount -o "remount,bind,ro,$keep" "$d"
+  ro "$d"
 done
 if [ -n "${RELAY_LOOPBACK:-}" ]; then ip link set lo up 2>/dev/null || true; fi
+here=$(pwd -P)
+if [ -n "${RELAY_SHOW_AT:-}" ]; then  # relay's clone at the person's clone's path
+  mount --rbind "$RELAY_TREE" "$RELAY_SHOW_AT"
+  case "$here" in
+    "$RELAY_TREE" | "$RELAY_TREE"/*) here="$RELAY_SHOW_AT${here#"$RELAY_TREE"}" ;;
+  esac
+fi
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS RELAY_LOOPBACK
-here=$(pwd -P); cd / && cd "$here"  # the folder as the mounts made it (a read-only tree)
+unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE
+cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
@@ -176,6 +191,16 @@ class Sandbox:
     # False for the candidate's code (its gates): a network of its own with loopback only,
     # so nothing it reads can be sent anywhere (an agent role needs its provider's API)
     network: bool = True
+    # the person's clone, where (in namespaces) its process sees the tree instead, and the
+    # environment folders at its top (virtualenvs, node_modules) shown read-only in the tree
+    shown_at: Path | None = None
+    exposed: tuple[str, ...] = ()
+
+    @property
+    def private(self) -> tuple[str, ...]:
+        """What of the tree is never part of the candidate: the maker's files for relay
+        and the person's environments shown in it."""
+        return (*PRIVATE, *self.exposed)
 
     @property
     def brief(self) -> Path:
@@ -202,17 +227,58 @@ class Sandbox:
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         keep, ro = read_only_for(self.folder, os.environ.get("HOME"))
         ro += [p for p in self.read_only if p.is_dir() and " " not in str(p)]
+        # what lies in a hidden folder cannot be mounted (the tmpfs covers it): relay's own
+        # interpreter in the person's .venv is read-only there as one of its environments
+        ro = [p for p in ro if not any(p.is_relative_to(d) for d in dirs)]
         hide = (
             f"RELAY_HIDE_DIRS={shlex.quote(' '.join(map(str, dirs)))} "
             f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))} "
             f"RELAY_KEEP_DIRS={shlex.quote(' '.join(map(str, keep)))} "
             f"RELAY_RO_DIRS={shlex.quote(' '.join(map(str, ro)))}"
         )
+        shown = self.shown_at
+        if shown is not None and shown.is_dir() and shown in dirs:
+            shows = [n for n in self.exposed if (self.tree / n).is_dir()]
+            hide += (
+                f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
+                f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
+                f" RELAY_SHOW_DIRS={shlex.quote(' '.join(shows))}"
+            )
         outer = _outer() if self.network else [*_outer(), "--net"]
         if not self.network:
             hide += " RELAY_LOOPBACK=1"
         argv = [*outer, *_enter(), *_ids(), command]
         return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+
+    def python_path(self) -> list[str]:
+        """Env-level only (no mounts): where the candidate's code lies in the tree for each
+        path the exposed virtualenvs' ``.pth`` files add inside the person's clone (an
+        editable install's ``src``), so that a gate run with the person's virtualenv
+        imports the candidate's code before the person's (PYTHONPATH comes first)."""
+        if self.level == NAMESPACES or self.shown_at is None:
+            return []
+        clone = self.shown_at
+        found: list[str] = []
+        for name in self.exposed:
+            for pth in sorted((clone / name).glob("lib*/python*/site-packages/*.pth")):
+                with contextlib.suppress(OSError):
+                    for line in pth.read_text(encoding="utf-8", errors="replace").splitlines():
+                        entry = Path(line.strip())
+                        if not line.strip() or line.startswith(("#", "import")):
+                            continue
+                        if entry.is_absolute() and entry.is_relative_to(clone):
+                            mapped = str(self.tree / entry.relative_to(clone))
+                            if mapped not in found:
+                                found.append(mapped)
+        return found
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with :meth:`python_path` first on PYTHONPATH (env-level only)."""
+        first = self.python_path()
+        if first:
+            rest = env.get("PYTHONPATH", "")
+            env["PYTHONPATH"] = os.pathsep.join([*first, *filter(None, [rest])])
+        return env
 
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/var/lib", "/srv")
@@ -256,6 +322,28 @@ def read_only_for(folder: Path, home: str | None) -> tuple[list[Path], list[Path
         if real.exists() and " " not in str(real) and any(real.is_relative_to(r) for r in ro):
             keep.append(real)
     return keep, ro
+
+
+# what may sit at the top of a person's clone, untracked, that the project's commands run
+# from: a virtualenv (a folder with pyvenv.cfg) or node's packages
+ENVIRONMENT_DIRS = ("node_modules",)
+
+
+def environment_folders(clone: Path, tree: Path) -> tuple[str, ...]:
+    """The untracked environment folders at the top of the person's ``clone`` (each a
+    virtualenv with a pyvenv.cfg, or node_modules) that ``tree`` (relay's clone of it)
+    does not hold: what the sandbox shows read-only at the same place in ``tree``."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(clone.iterdir()):
+            name = entry.name
+            if " " in name or name == ".git" or os.path.lexists(tree / name):
+                continue
+            if not entry.is_dir():
+                continue
+            if name in ENVIRONMENT_DIRS or (entry / "pyvenv.cfg").is_file():
+                found.append(name)
+    return tuple(found)
 
 
 def hidden_paths(
@@ -368,12 +456,22 @@ def standalone(
         identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
         for key, value in identity:
             run([*git, "-C", str(tree), "config", key, value])
+        shown = source.resolve()
+        exposed = environment_folders(shown, tree)
+        at = level()
         exclude = tree / ".git" / "info" / "exclude"
         exclude.parent.mkdir(parents=True, exist_ok=True)
         with exclude.open("a", encoding="utf-8") as out:
             out.write("".join(f"/{name}\n" for name in PRIVATE))
+            # the mount points of the person's environments: never part of the candidate
+            out.write("".join(f"/{name}\n" for name in exposed))
+        for name in exposed:  # a mount point in namespaces; a link where none is made
+            if at == NAMESPACES:
+                (tree / name).mkdir()
+            else:
+                (tree / name).symlink_to(shown / name, target_is_directory=True)
         home = scratch_home(folder / "home", os.environ.get("HOME") if agents else None)
-        yield Sandbox(folder, tree, home, tuple(hidden), level())
+        yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if record is not None:

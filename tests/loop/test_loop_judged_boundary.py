@@ -191,7 +191,9 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     )
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [], ran
-    assert json.loads(found.read_text()) == NOTHING
+    # the gate's `git -C <clone> config` writes relay's clone of the candidate, shown at the
+    # person's clone's path (held() shows the person's configuration untouched)
+    assert json.loads(found.read_text()) == {**NOTHING, "config": True}
     held(project, origin, before, home)
     assert not (home / ".claude" / "hooks.json").exists()
     listening.close()
