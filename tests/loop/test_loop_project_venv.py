@@ -211,3 +211,18 @@ def test_env_level_only_gates_use_the_persons_venv_with_the_candidates_code_firs
     assert ".venv" not in project.git("log", "--name-only", "--format=")
     (project.root / ".venv" / "planted.py").unlink(missing_ok=True)  # no boundary here
     assert project.clean()
+
+
+def test_only_untracked_environment_folders_at_the_top_are_shown(tmp_path: Path) -> None:
+    """A folder with a pyvenv.cfg (whatever its name) and node_modules are shown; a plain
+    folder, a file, .git and a name relay's clone already holds (tracked) are not."""
+    from relay.ratchet.sandbox import environment_folders
+
+    clone, tree = tmp_path / "clone", tmp_path / "tree"
+    for name in ("venv", "env", ".venv", "node_modules", "docs", ".git", "tracked"):
+        (clone / name).mkdir(parents=True)
+    for name in ("venv", ".venv", "tracked"):
+        (clone / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (clone / "README").write_text("x\n")
+    (tree / "tracked").mkdir(parents=True)
+    assert environment_folders(clone, tree) == (".venv", "node_modules", "venv")
