@@ -555,7 +555,8 @@ try:
     parent_cwd = os.readlink(f"/proc/{os.getppid()}/cwd")
 except OSError:
     pass
-clone_from_env = [v for v in os.environ.values() if CLONE in v]
+# PWD: the maker works at the clone's path, where its namespace shows its own tree
+clone_from_env = [v for k, v in os.environ.items() if CLONE in v and k != "PWD"]
 token_routes = [common + "/relay/token", "../.git/relay/token", "../../.git/relay/token",
                 CLONE + "/.git/relay/token", CLONE + "/.git/relay/loop/loop-secrets.json",
                 f"/proc/{os.getppid()}/cwd/.git/relay/token",
@@ -659,8 +660,10 @@ def test_a_maker_finds_no_way_to_ship(
     assert got["unset_gh"][0] != 0 and "gho_" not in got["unset_gh"][1]
     assert "ghp_" not in got["credential"][1] and "ghp_" not in got["unset_credential"][1]
     assert not any(got["files"].values()), got["files"]  # nothing there, or empty
-    assert got["clone_in_env"] == [] and got["parent_cwd"] != str(project.root)
-    assert got["wrote"] is False
+    # the clone's path shows the maker's own tree (no token through it, above): a write
+    # there is the maker's change, taken into the candidate by relay
+    assert got["clone_in_env"] == [] and got["parent_cwd"] == str(project.root.resolve())
+    assert got["wrote"] is True
     heads = subprocess.run(
         ["git", "for-each-ref", "--format=%(refname)"], cwd=remote, capture_output=True,
         text=True, check=True,
@@ -668,8 +671,8 @@ def test_a_maker_finds_no_way_to_ship(
     assert heads == ["refs/heads/main"]  # nothing the maker pushed
     subjects = project.subjects()
     assert "maker's own" not in subjects and "G1: Multiply" in subjects  # folded, by relay
-    assert "ESCAPED.txt" not in project.git("ls-tree", "-r", "--name-only", "HEAD")
-    assert not (project.root / "ESCAPED.txt").exists() and project.clean()
+    assert "ESCAPED.txt" in project.git("show", "--name-only", "--format=", "HEAD~1")
+    assert project.clean()
     pushed = subprocess.run(
         ["git", "log", "--format=%s", "main"], cwd=remote, capture_output=True, text=True,
         check=True,
