@@ -102,6 +102,18 @@ def _own_sigterm() -> Iterator[None]:
     signal.signal(signal.SIGTERM, handler)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_keyring() -> None:
+    """keyring picks its backend once a process (PYTHON_KEYRING_BACKEND read then): a verb
+    run in the test's process left the choice of an earlier test's environment, where a
+    relay process reads its own."""
+    import sys
+
+    core = sys.modules.get("keyring.core")
+    if core is not None:
+        core._keyring_backend = None  # type: ignore[attr-defined]
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """A real headless Chromium (from the OS packages; `make tools` installs it)."""

@@ -101,15 +101,15 @@ def test_the_loop_refuses_a_candidate_that_links_a_tracked_folder_out_of_the_clo
     maker = project.script(
         "maker",
         "import shutil\n"
-        "os.makedirs('../victim', exist_ok=True)\n"
-        "pathlib.Path('../victim/keep.txt').write_text('echo PWNED\\n')\n"
         "shutil.rmtree('data')\n"
         "os.symlink('../victim', 'data')\n"
         "put('src/extra.py', 'Y = 1\\n')\n",
     )
+    victim = tmp_path / "victim"  # beside the clone: where a write through the link lands
+    victim.mkdir()
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [], ran
-    assert not (tmp_path / "victim").exists()
+    assert list(victim.iterdir()) == []  # relay wrote nothing through the maker's link
     assert not (project.root / "data").is_symlink()
     assert project.read("data/keep.txt") == "kept\n"
     assert not (project.root / "src" / "extra.py").exists()
