@@ -18,7 +18,10 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worlds import World
 
 PY = shlex.quote(sys.executable)
 TEST_GATE = f"{PY} -m pytest -q -p no:cacheprovider"
@@ -233,3 +236,32 @@ def board_rows(project: Project) -> dict[str, tuple[Any, str]]:
     spine = _Spine(project.root)
     board = spine.board()
     return {g.id: (board.row_of(g).state, board.row_of(g).notes) for g in spine.goals().goals}
+
+
+def node_maker_project(world: World, roster: str) -> Path:
+    """The calc project in the controller's clone, ``relay loop init`` with the test gate,
+    a contract that lets relay push and open jobs (a short back-off), ``roster`` (the
+    ``## Roles`` lines naming nodes as makers) in LOOP.md, pushed: where a node makes."""
+    from worlds import git as world_git
+
+    c = world.controller
+    root = c.clone
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    world_git("add", "-A", cwd=root)
+    world_git("commit", "-qm", "the calc project", cwd=root)
+    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
+    contract = (root / "docs/loop/CONTRACT.md").read_text()
+    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
+        "## Authorised irreversible actions\n\n(none)",
+        "## Authorised irreversible actions\n\n- push\n- open a relay job",
+    )
+    (root / "docs/loop/CONTRACT.md").write_text(contract)
+    loop = (root / "docs/loop/LOOP.md").read_text()
+    (root / "docs/loop/LOOP.md").write_text(
+        loop.replace("## Iteration\n", roster + "## Iteration\n", 1)
+    )
+    world_git("commit", "-qam", "the makers are nodes", cwd=root)
+    world_git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    return root

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loop_project import FILES, TEST_GATE
+from loop_project import node_maker_project
 from worlds import WORKER, HubLike, Tokens, World, data_of, git, loop_world
 
 from relay.protocol import render_message
@@ -79,23 +79,7 @@ def forger(world: World) -> Iterator[list[int]]:
 def test_an_unsigned_or_replayed_result_is_never_taken(world: World, forger: list[int]) -> None:
     c = world.controller
     root = c.clone
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "the calc project", cwd=root)
-    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
-    contract = (root / "docs/loop/CONTRACT.md").read_text()
-    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
-        "## Authorised irreversible actions\n\n(none)",
-        "## Authorised irreversible actions\n\n- push\n- open a relay job",
-    )
-    (root / "docs/loop/CONTRACT.md").write_text(contract)
-    loop = (root / "docs/loop/LOOP.md").read_text()
-    loop = loop.replace("## Iteration\n", f"- maker: node {WORKER}\n\n## Iteration\n", 1)
-    (root / "docs/loop/LOOP.md").write_text(loop)
-    git("commit", "-qam", "the maker is the worker node", cwd=root)
-    git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    node_maker_project(world, f"- maker: node {WORKER}\n\n")
     c.call("loop", "goal", "add", "Multiply", "--accept", PY_ACCEPT)
     c.timeout = 200
     started = time.monotonic()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loop_project import CALC_MUL, FILES, TEST_GATE, TEST_MUL
+from loop_project import CALC_MUL, TEST_MUL, node_maker_project
 from worlds import WORKER, HubLike, Tokens, World, data_of, git, loop_world
 
 from relay.commands.loop_nodes import taken_artifact
@@ -91,23 +91,7 @@ def test_a_maker_on_another_node_brings_back_a_diff_that_is_judged_here(
 ) -> None:
     c = world.controller
     root = c.clone
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "the calc project", cwd=root)
-    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
-    contract = (root / "docs/loop/CONTRACT.md").read_text()
-    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
-        "## Authorised irreversible actions\n\n(none)",
-        "## Authorised irreversible actions\n\n- push\n- open a relay job",
-    )
-    (root / "docs/loop/CONTRACT.md").write_text(contract)
-    loop = (root / "docs/loop/LOOP.md").read_text()
-    loop = loop.replace("## Iteration\n", f"- maker: node {WORKER}\n\n## Iteration\n", 1)
-    (root / "docs/loop/LOOP.md").write_text(loop)
-    git("commit", "-qam", "the maker is the worker node", cwd=root)
-    git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    node_maker_project(world, f"- maker: node {WORKER}\n\n")
     accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
     c.call("loop", "goal", "add", "Multiply", "--accept", accept)
     c.call("loop", "goal", "add", "Token", "--accept", f"{PY} -c 'import src.token'")
@@ -180,23 +164,7 @@ def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
 
     c = world.controller
     root = c.clone
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "the calc project", cwd=root)
-    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
-    contract = (root / "docs/loop/CONTRACT.md").read_text()
-    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
-        "## Authorised irreversible actions\n\n(none)",
-        "## Authorised irreversible actions\n\n- push\n- open a relay job",
-    )
-    (root / "docs/loop/CONTRACT.md").write_text(contract)
-    loop = (root / "docs/loop/LOOP.md").read_text()
-    loop = loop.replace("## Iteration\n", f"- maker: node {WORKER}\n\n## Iteration\n", 1)
-    (root / "docs/loop/LOOP.md").write_text(loop)
-    git("commit", "-qam", "the maker is the worker node", cwd=root)
-    git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    node_maker_project(world, f"- maker: node {WORKER}\n\n")
     accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
     c.call("loop", "goal", "add", "Multiply", "--accept", accept)
 

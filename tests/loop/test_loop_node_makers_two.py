@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from loop_project import FILES, TEST_GATE
+from loop_project import node_maker_project
 from worlds import WORKER, HubLike, Node, Tokens, World, data_of, git, loop_world
 
 PY = shlex.quote(sys.executable)
@@ -159,25 +159,8 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
     git(
         "pull", "-q", "--rebase", "origin", "main", cwd=root, auth=world.git_auth()
     )  # the admission
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git("add", "-A", cwd=root)
-    git("commit", "-qm", "the calc project", cwd=root)
-    c.call("loop", "init", "--gate", TEST_GATE, "--retries", "0")
-    contract = (root / "docs/loop/CONTRACT.md").read_text()
-    contract = contract.replace("backoff: 30s", "backoff: 10ms").replace(
-        "## Authorised irreversible actions\n\n(none)",
-        "## Authorised irreversible actions\n\n- push\n- open a relay job",
-    )
-    (root / "docs/loop/CONTRACT.md").write_text(contract)
-    loop = (root / "docs/loop/LOOP.md").read_text()
     roster = f"- maker: node {first.name}, node {second.name}\n  - Limits: copies 2\n\n"
-    (root / "docs/loop/LOOP.md").write_text(
-        loop.replace("## Iteration\n", roster + "## Iteration\n", 1)
-    )
-    git("commit", "-qam", "the makers are two worker nodes", cwd=root)
-    git("push", "-q", "origin", "HEAD:main", cwd=root, auth=world.git_auth())
+    node_maker_project(world, roster)
     for title, name in (("Square", "sq"), ("Negate", "neg")):
         accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_{name}.py"
         c.call("loop", "goal", "add", title, "--accept", accept)
