@@ -110,7 +110,7 @@ def _lex(command: str) -> list[str]:
         return text.replace("\n", " ; ").split()
 
 
-def _simple_commands(command: str) -> list[list[str]]:
+def simple_commands(command: str) -> list[list[str]]:
     """The simple commands of a shell line, each as its words (redirections dropped)."""
     found: list[list[str]] = [[]]
     words = _lex(command)
@@ -227,7 +227,7 @@ def programs_of(command: str, *, root: str = "", cwd: str = "") -> list[str]:
     if agent is not None:
         return [agent.name]
     found: list[str] = []
-    for words in _simple_commands(command):
+    for words in simple_commands(command):
         if words[0] in ("cd", "pushd"):
             target = words[1] if len(words) > 1 else ""
             if not target or target == "-" or target.startswith(("~", "$")):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -76,27 +75,21 @@ def credential_names(names: Sequence[str], *, role: str, passed: Sequence[str] =
 
 
 def programs(command: str) -> list[str]:
-    """The programs a shell command runs: the first word of each simple command, after any
-    ``NAME=value`` assignments and ``env``/``exec``/``time``; in order, once each."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        words = command.split()
+    """The programs a shell command runs: the first word of each simple command (read as
+    :mod:`relay.loop.programs` reads a role's line), after any ``NAME=value`` assignments,
+    options and ``env``/``exec``/``time``; in order, once each, as typed (the PATH finds
+    them so)."""
+    from relay.loop.programs import simple_commands
+
     found: list[str] = []
-    expect = True
-    for word in words:
-        if word in _OPERATORS or set(word) <= set(";&|()"):
-            expect = True
-            continue
-        if not expect:
-            continue
-        if _ASSIGNMENT.fullmatch(word) or word in _SHELL_WORDS or word.startswith("-"):
-            continue
-        if word not in found:
-            found.append(word)
-        expect = False
+    for words in simple_commands(command):
+        first = next(
+            (w for w in words if not _ASSIGNMENT.fullmatch(w) and w not in _SHELL_WORDS
+             and not w.startswith("-") and w not in _OPERATORS),
+            None,
+        )  # fmt: skip
+        if first is not None and first not in found:
+            found.append(first)
     return found
 
 
