@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,10 @@ MAKER_ENV = "RELAY_LOOP_MAKER"  # the node's own maker: a command or an agent ad
 INTERRUPTED = "interrupted: a person stopped the maker (relay loop interrupt)"
 WAIT_SPELL = 5.0  # seconds of each wait for the RESULT, between looks for an interrupt
 _BLOB = re.compile(r"/blob/([0-9a-f]{7,40})/")
+# One git network call at a time in the controller's clone: node makers run in threads,
+# and two fetches at once race for the same remote-tracking refs' locks (one then fails,
+# and a diff that did come back would read as missing).
+_CLONE_GIT = threading.Lock()
 
 
 def diff_name(goal: str) -> str:
@@ -133,7 +138,8 @@ class NodeMaker:
         store = ThreadStore.of(self.root)
         branch = f"relay-loop/make-{goal.id.lower()}"
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
-        ctx.clone._network("push", "--force", "origin", f"{base}:refs/heads/{branch}")
+        with _CLONE_GIT:
+            ctx.clone._network("push", "--force", "origin", f"{base}:refs/heads/{branch}")
         opened = self.jobs._verb(
             "job", "open", "--worker", self.node,
             "--title", f"relay loop {goal.id} maker: {goal.title}",
@@ -219,7 +225,6 @@ class NodeMaker:
         """Close a job a person stopped once its node answers (the controller cannot take a
         claimed step back from its worker); nothing of the answer is taken. The thread is
         not a daemon: the run's process ends only after the job is closed or the wait ends."""
-        import threading
 
         def close() -> None:
             why = f"{goal.id}: the maker on {self.node} was stopped by a person"
@@ -247,14 +252,29 @@ class NodeMaker:
         from relay.node.context import open_node
 
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)
-        try:
-            ctx.clone._network("fetch", "-q", "origin")
-        except RelayError:
+        if not self._fetched(ctx.clone):
             return None
         shown = subprocess.run(
             ["git", "show", f"{sha}:{path}"], cwd=self.root, capture_output=True, check=False
         )
         return shown.stdout if shown.returncode == 0 else None
+
+    @staticmethod
+    def _fetched(clone: Any) -> bool:
+        """Fetch origin, one fetch at a time, again after a short wait when it fails (a
+        verb's own git call in this clone may hold a ref's lock for a moment)."""
+        import time
+
+        for attempt in range(3):
+            with _CLONE_GIT:
+                try:
+                    clone._network("fetch", "-q", "origin")
+                except RelayError:
+                    pass
+                else:
+                    return True
+            time.sleep(0.5 * (attempt + 1))
+        return False
 
 
 def node_maker(root: Path, main: Ratchet, node: str, *, wait: float) -> NodeMaker:
@@ -267,7 +287,6 @@ class NodePool:
     waits for one."""
 
     def __init__(self, root: Path, main: Ratchet, nodes: tuple[str, ...], *, wait: float):
-        import threading
 
         self.nodes = nodes
         self.makers = {n: NodeMaker(root, main, n, wait=wait) for n in nodes}
