@@ -26,9 +26,10 @@ Theory of operation:
   GitHub's); an App installation has its own, anonymous callers 60 per address. A handler's
   unexpected exception becomes GitHub's JSON ``{"message": "Server Error"}`` 500, still
   stamped, with the traceback logged once to standard error. An ETag is the hash of the
-  body a 200 carries; the store counts its write transactions (``Store.version``, kept in
-  ``meta``), and a GET that reads the store alone (``app.VERSIONED_GETS``) is kept with the
-  version it was answered at, so until the next write the same request is answered — 304
+  body a 200 carries; the store counts its write transactions (``Store.version``, in
+  memory, with other processes' commits seen through SQLite's ``data_version``), and a GET
+  that reads the store alone (``app.VERSIONED_GETS``) is kept with the version it was
+  answered at, so until the next write the same request is answered — 304
   or 200 — without rendering.
 - Refused as GitHub refuses them: an ``X-GitHub-Api-Version`` other than ``2022-11-28`` or
   ``2026-03-10`` (400; none means 2022-11-28); more content-creating requests (POST, PATCH,

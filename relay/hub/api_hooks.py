@@ -105,6 +105,7 @@ async def create_hook(request: web.Request) -> web.Response:
             " active, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
             (acc.id, *cols.values(), now, now),
         )
+    request.app[HOOKS].forget()
     row = dict(store.db.execute("SELECT * FROM hooks WHERE id = ?", (cur.lastrowid,)).fetchone())
     hook = render_hook(acc.base, acc.full, row)
     ping = {
@@ -139,6 +140,7 @@ async def update_hook(request: web.Request) -> web.Response:
             f"UPDATE hooks SET {sets}, updated_at = ? WHERE id = ?",
             (*cols.values(), now_us(), old["id"]),
         )
+    request.app[HOOKS].forget()
     return reply(render_hook(acc.base, acc.full, _hook(request, acc)))
 
 
@@ -148,6 +150,7 @@ async def delete_hook(request: web.Request) -> web.Response:
     row = _hook(request, acc)
     with hub_of(request).store.write() as db:
         db.execute("DELETE FROM hooks WHERE id = ?", (row["id"],))
+    request.app[HOOKS].forget()
     return no_content()
 
 

@@ -122,6 +122,19 @@ class Deliveries:
     queues: dict[int, asyncio.Queue[Delivery]] = field(default_factory=dict)
     senders: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     session: aiohttp.ClientSession | None = None
+    hooked: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def hooks_of(self, repo_id: int) -> list[dict[str, Any]]:
+        """A repository's hooks, kept between writes to them (every write to the store
+        asks, and most repositories have none: no query for each)."""
+        rows = self.hooked.get(repo_id)
+        if rows is None:
+            rows = self.hooked[repo_id] = hook_rows(self.store, repo_id)
+        return rows
+
+    def forget(self) -> None:
+        """A hook was added, changed or deleted: read them again when next asked."""
+        self.hooked.clear()
 
     def enqueue(self, delivery: Delivery) -> None:
         """Queue a delivery behind the hook's earlier ones (never waits)."""
@@ -165,6 +178,7 @@ class Deliveries:
             "UPDATE hooks SET last_code = ?, last_status = ?, last_message = ? WHERE id = ?",
             (*outcome, delivery.hook_id),
         )
+        self.forget()
 
     async def idle(self) -> None:
         """Wait until every queued delivery was attempted (for tests and shutdown)."""
@@ -277,13 +291,12 @@ def on_entry(entry: JournalEntry) -> None:
     actions = DELIVERED.get(entry.kind)
     if request is None or actions is None or entry.action not in actions or entry.repo_id is None:
         return
-    hub = hub_of(request)
-    rows = [r for r in hook_rows(hub.store, entry.repo_id) if _wants(r, entry.kind)]
+    deliveries = request.app[HOOKS]
+    rows = [r for r in deliveries.hooks_of(entry.repo_id) if _wants(r, entry.kind)]
     if not rows:
         return
     acc = delivery_access(request, entry.repo_id)
     payload = _issue_payload(request, acc, entry, request.get("hook_snapshot"))
-    deliveries = request.app[HOOKS]
     for row in rows:
         deliveries.enqueue(
             Delivery(
@@ -320,7 +333,7 @@ def _snapshot_comment(request: web.Request) -> None:
         (comment_id,),
     ).fetchone()
     if row is not None and any(
-        _wants(r, "issue_comment") for r in hook_rows(store, row["repo_id"])
+        _wants(r, "issue_comment") for r in request.app[HOOKS].hooks_of(row["repo_id"])
     ):
         request["hook_snapshot"] = render_comments(
             request, delivery_access(request, row["repo_id"]), [dict(row)]

@@ -146,7 +146,6 @@ class Store:
             self.db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
 
     def _add_columns(self) -> None:
         """Bring a store made by an older hub up to date (columns added since)."""
@@ -235,13 +234,10 @@ class Store:
                 listener(entry)
 
     def _bump(self) -> None:
-        """Count one write, inside its transaction, in the store itself (so the count
-        survives a restart and another process's writes count too)."""
-        row = self.db.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'version'"
-            " RETURNING value"
-        ).fetchone()
-        self._version = int(row[0])
+        """Count one write of this connection's. The count lives in memory, not in the
+        store: it keys answers kept in memory (lost with the process anyway), and a row
+        bumped in every transaction was one more page in each commit's log."""
+        self._version += 1
 
     @property
     def version(self) -> int:
@@ -249,24 +245,24 @@ class Store:
         can change only when this does, so the hub keeps answers by it (no rendering, no
         hashing, until the next write); -1 while a transaction is open (keep nothing).
 
-        Kept in memory, and read again from the store only when SQLite says another
-        connection committed (``data_version``) or when this one changed rows outside
-        :meth:`write` (``total_changes``: such a change is counted as one more write)."""
+        Counted in memory: one for each of this connection's transactions, and one more
+        whenever SQLite says another connection committed (``data_version``, e.g. ``relay
+        hub token`` run beside a serving hub) or this one changed rows outside :meth:`write`
+        (``total_changes``)."""
         if self.db.in_transaction:  # a write under way: its answer is not cached
             return -1
         if self.db.total_changes != self._changes:
             stray = self._changes != -1
             if stray:
-                self.db.execute("BEGIN IMMEDIATE")
                 self._bump()
-                self.db.execute("COMMIT")
             self._changes = self.db.total_changes
             if stray:
                 return self._version
         data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
-        if data_version != self._data_version:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            self._version, self._data_version = int(row[0]), data_version
+        if data_version != self._data_version:  # another connection committed
+            if self._data_version != -1:
+                self._bump()
+            self._data_version = data_version
         return self._version
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
