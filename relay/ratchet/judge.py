@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -90,6 +92,18 @@ from relay.ratchet.threads import ThreadStore
 
 EXPLAIN_NAME = "what-changed.md"
 EXPLAIN_CHARS = 4000
+MEASURED_FILE = "measured.json"  # green baselines' gate results, by tree and gates
+KEPT_ON_DISK = 8
+
+
+def _disk_entries(path: Path) -> list[dict[str, object]]:
+    """The green measures kept in ``path`` (none when it is missing or unreadable)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    got = doc.get("measured") if isinstance(doc, dict) else None
+    return [e for e in got if isinstance(e, dict)] if isinstance(got, list) else []
 
 
 def _read(path: Path) -> str:
@@ -365,18 +379,14 @@ class Judge:
     ) -> Measure:
         """Every gate on ``commit`` (a baseline), each run to its end in a sandboxed clone
         of it. The result is kept by the commit's tree (relay's own bookkeeping aside)
-        and the gates, and reused while neither changes: a baseline is measured once."""
-        from relay.ratchet.engine import is_bookkeeping
-
-        listing = self.tree.git("ls-tree", "-r", "-z", commit).split("\0")
-        kept = "\0".join(e for e in listing if e and not is_bookkeeping(e.partition("\t")[2]))
-        key = (
-            hashlib.sha256(kept.encode("utf-8", "surrogateescape")).hexdigest(),
-            coverage_report or "",
-            *(f"{g.name}\0{g.command}" for g in gates),
-        )
-        if key in self.measured:
-            return self.measured[key]
+        and the gates, and reused while neither changes: a baseline is measured once, and
+        a kept candidate's green run (its gates ran in a fresh clone of that tree) is the
+        next baseline's. Green results are kept on disk too, beside the briefs (inside
+        the git directory, which no maker sees), so the next run reuses them."""
+        key = self._measure_key(commit, gates, coverage_report)
+        got = self.measured.get(key) or self._kept_on_disk(key)
+        if got is not None:
+            return got
         with self.boxed(commit) as box:
             got = measure(
                 box.tree,
@@ -387,10 +397,64 @@ class Judge:
                 box=box,
                 work=self.work,
             )
+        self._remember(key, got)
+        return got
+
+    def _measure_key(
+        self, commit: str, gates: Sequence[Gate], coverage_report: str | None
+    ) -> tuple[str, ...]:
+        from relay.loop.goals import GOALS_NAME
+        from relay.ratchet.engine import is_bookkeeping
+
+        # relay's records and the goals list (a goal added or marked done) are no gate's input
+        listing = self.tree.git("ls-tree", "-r", "-z", commit).split("\0")
+        kept = "\0".join(
+            e
+            for e in listing
+            if e and not is_bookkeeping(path := e.partition("\t")[2]) and path != GOALS_NAME
+        )
+        return (
+            hashlib.sha256(kept.encode("utf-8", "surrogateescape")).hexdigest(),
+            coverage_report or "",
+            *(f"{g.name}\0{g.command}" for g in gates),
+        )
+
+    def _remember(self, key: tuple[str, ...], got: Measure) -> None:
+        """Keep a measure for its tree and gates (a green one on disk as well)."""
         if len(self.measured) >= 8:
             self.measured.clear()
         self.measured[key] = got
-        return got
+        if not got.green:
+            return
+        path = self.work / MEASURED_FILE
+        entries = [e for e in _disk_entries(path) if e.get("key") != list(key)]
+        entries = [*entries[-(KEPT_ON_DISK - 1) :], {"key": list(key), **got.to_json()}]
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=path.parent, prefix=path.name, delete=False
+            ) as partial:  # a name of its own: parallel judges share the folder
+                partial.write(json.dumps({"measured": entries}))
+            Path(partial.name).replace(path)
+
+    def _kept_on_disk(self, key: tuple[str, ...]) -> Measure | None:
+        for entry in _disk_entries(self.work / MEASURED_FILE):
+            if entry.get("key") == list(key):
+                got = Measure.from_json(entry)
+                if got is not None:
+                    self.measured[key] = got
+                return got
+        return None
+
+    def _kept_candidate(self, goal: Goal, candidate: str, here: Measure) -> None:
+        """A passing candidate's run, its gates less the acceptance command, kept as the
+        measure of its tree: once kept, the candidate is the next goal's baseline."""
+        gates = self.contract.gates
+        if len(here.results) != len(gates) + 1 or len(here.checks) != len(gates) + 1:
+            return
+        rest = Measure(here.results[1:], None, here.coverage, here.checks[1:])
+        if rest.green:
+            self._remember(self._measure_key(candidate, gates, self.contract.coverage_report), rest)
 
     def baseline(self, goal: Goal) -> Measure:
         """The acceptance command and every gate on HEAD, in sandboxed clones of it (the
@@ -525,7 +589,10 @@ class Judge:
             failed = here.failure or coverage_failure(base.coverage, here.coverage)
             if failed:
                 return failed, here
-            return self._graded(goal, baseline, base, explain, changes, candidate, here)
+            outcome, fresh = self._graded(goal, baseline, base, explain, changes, candidate, here)
+            if isinstance(outcome, Passed):
+                self._kept_candidate(goal, candidate, here)
+            return outcome, fresh
 
     def _graded(
         self,

@@ -245,6 +245,44 @@ class Measure:
             self.checks + rest.checks,
         )
 
+    @property
+    def green(self) -> bool:
+        """Every gate ran and passed (what a baseline may be kept as, on disk)."""
+        return self.failure is None and all(r.passed for r in self.results)
+
+    def to_json(self) -> dict[str, object]:
+        """A green measure as JSON (see :meth:`from_json`)."""
+        return {
+            "results": [[r.name, r.command, r.passed, r.seconds] for r in self.results],
+            "coverage": self.coverage,
+            "checks": [
+                [c.gate, c.ran, c.passed, [list(f) for f in c.failing], c.why, c.partial,
+                 None if c.tests is None else [list(t) for t in c.tests]]
+                for c in self.checks
+            ],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: object) -> Measure | None:
+        """A green measure written by :meth:`to_json`, or None for anything else."""
+        try:
+            assert isinstance(doc, dict)
+            results = tuple(
+                GateResult(str(n), str(c), bool(p), float(t)) for n, c, p, t in doc["results"]
+            )
+            checks = tuple(
+                GateChecks(
+                    str(g), bool(r), bool(p), tuple((str(i), int(k)) for i, k in f), str(w),
+                    bool(part), None if t is None else tuple((str(a), str(b)) for a, b in t),
+                )
+                for g, r, p, f, w, part, t in doc["checks"]
+            )  # fmt: skip
+            cov = doc["coverage"]
+            got = cls(results, None, None if cov is None else float(cov), checks)
+        except (AssertionError, KeyError, TypeError, ValueError):
+            return None
+        return got if got.green else None
+
 
 def process_start(pid: int) -> str | None:
     """When process ``pid`` started (clock ticks since boot, from /proc), None when it is
