@@ -469,14 +469,31 @@ class Clone:
     def _identity_args(self) -> list[str]:
         """``-c`` options for the parts of the git identity that are not configured."""
         args: list[str] = []
-        for key, env_name, fallback in (
+        wanted = (
             ("user.name", "GIT_AUTHOR_NAME", FALLBACK_NAME),
             ("user.email", "GIT_AUTHOR_EMAIL", FALLBACK_EMAIL),
-        ):
-            if os.environ.get(env_name) or self._config(key):
+        )
+        if all(os.environ.get(env_name) for _, env_name, _ in wanted):
+            return args
+        configured = self._identity_config()  # one git process for both keys
+        for key, env_name, fallback in wanted:
+            if os.environ.get(env_name) or configured.get(key):
                 continue
             args += ["-c", f"{key}={fallback}"]
         return args
+
+    def _identity_config(self) -> dict[str, str]:
+        """The configured ``user.name`` and ``user.email`` (the last value of each)."""
+        try:
+            out = self._git("config", "--get-regexp", r"^user\.(name|email)$")
+        except _git_error():
+            return {}
+        found: dict[str, str] = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            if value.strip():
+                found[key.lower()] = value.strip()
+        return found
 
     def _config(self, key: str) -> str | None:
         try:

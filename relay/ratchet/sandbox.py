@@ -450,12 +450,11 @@ def standalone(
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
         copied = ("--local", "--no-hardlinks", "--no-checkout")
-        run([*git, "clone", "-q", *copied, str(source), str(tree)])
+        identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
+        written = [w for key, value in identity for w in ("--config", f"{key}={value}")]
+        run([*git, "clone", "-q", *copied, *written, str(source), str(tree)])
         run([*git, "-C", str(tree), "remote", "remove", "origin"])
         run([*git, "-C", str(tree), "checkout", "-q", "-f", "-B", branch, commit])
-        identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
-        for key, value in identity:
-            run([*git, "-C", str(tree), "config", key, value])
         shown = source.resolve()
         exposed = environment_folders(shown, tree)
         at = level()
