@@ -140,6 +140,8 @@ def main() -> None:
     ratio = statistics.median(ratios)
     print(f"kept iteration less the maker, over the gates by hand: median {ratio:.2f}x"
           f" (spread {ratios[0]:.2f}-{ratios[-1]:.2f})")  # fmt: skip
+    own = statistics.median(w - m - h for w, m, h in zip(loop, makers, hand, strict=True))
+    print(f"the loop's own time beside one run of the gates and the maker: median {own:.2f} s")
     print(f"one iteration's anatomy: {starts} git processes, the gate set run {sets:g}"
           f" time(s), the acceptance command {accepts} time(s)")  # fmt: skip
     verdict = "met" if ratio <= GOAL else "NOT met"

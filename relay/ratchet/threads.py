@@ -9,6 +9,7 @@ written whole (temp file, then rename), so a reader never sees half of one.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -41,8 +42,10 @@ def now_word() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=64)
 def common_dir(root: Path) -> Path:
-    """The clone's common git directory (the same from any of its worktrees)."""
+    """The clone's common git directory (the same from any of its worktrees), asked of git
+    once per folder in a process (a run asks at every thread it reads or writes)."""
     done = subprocess.run(
         ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
         cwd=root,
