@@ -476,7 +476,13 @@ def adopt_orphans() -> bool:
 def children(*, zombies: bool = True) -> set[int]:
     """This process's children, from ``/proc`` (Linux); ``zombies``: with those that ended
     and wait to be reaped."""
-    me, found = os.getpid(), set[int]()
+    return {pid for pid, state in _child_states().items() if zombies or state != "Z"}
+
+
+def _child_states() -> dict[int, str]:
+    """This process's children and their states (``Z``: ended, not yet reaped), in one
+    reading of ``/proc``."""
+    me, found = str(os.getpid()), dict[int, str]()
     try:
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -488,8 +494,8 @@ def children(*, zombies: bool = True) -> set[int]:
             fields = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if len(fields) > 1 and fields[1] == str(me) and (zombies or fields[0] != "Z"):
-            found.add(int(pid))
+        if len(fields) > 1 and fields[1] == me:
+            found[int(pid)] = fields[0]
     return found
 
 
@@ -498,8 +504,9 @@ def sweep_detached(before: set[int], *, keep: set[int]) -> list[int]:
     gained during the step (adopted as their subreaper) that are in a session other than
     its own. Returns their pids."""
     mine = os.getsid(0)
-    gained = children() - before - keep
-    alive = children(zombies=False)
+    states = _child_states()  # one reading of /proc for both sets
+    gained = set(states) - before - keep
+    alive = {pid for pid, state in states.items() if state != "Z"}
     stopped, ended = [], [pid for pid in gained if pid not in alive and _other_session(pid, mine)]
     for pid in sorted(gained & alive):
         with contextlib.suppress(ProcessLookupError, PermissionError):
