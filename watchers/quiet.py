@@ -34,7 +34,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode, urljoin, urlsplit
+from urllib.parse import quote, urlencode, urljoin
 
 from relay import __version__
 from relay.edges.statefile import SCHEMA_VERSION, clone_root, git_dir, read_versioned
@@ -54,10 +54,6 @@ BIG_FILE = 1 << 20  # bytes: a state file bigger than this is digested by its st
 # what the master section and the roster are read from when the remote has neither
 SPINE_FILES = ("docs/loop/LOOP.md", "docs/loop/relay/roster.json")
 PASS_LOG_KEEP = 200  # as relay.edges.local
-TIMEOUT = 30.0  # seconds for the exchange, as the full client's
-API_VERSION = "2022-11-28"  # as relay.edges.github.transport
-ACCEPT = "application/vnd.github.v3+json"  # gidgethub's default
-ENCODINGS = "gzip, deflate"  # what aiohttp asks for
 NONCE_FLAG = "--nonce"  # as relay.schedulers.entry
 HORIZONS = (3600.0, 600.0, 60.0)  # seconds a quiet decision is tested to hold for
 
@@ -320,44 +316,11 @@ def conditional_get(
     """GET ``url`` as the full client does (gidgethub's headers, the API version, the
     conditional ones); the status, headers (lower-cased) and body (decoded as aiohttp
     would). An https URL gets a TLS context made now, for this connection."""
-    import http.client
+    from relay.edges.github.primed import get, request_headers
 
-    parts = urlsplit(url)
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        import ssl
-
-        connection = http.client.HTTPSConnection(
-            parts.hostname or "", parts.port, timeout=TIMEOUT, context=ssl.create_default_context()
-        )
-    else:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=TIMEOUT)
-    headers = {
-        "user-agent": f"relay/{__version__}",
-        "accept": ACCEPT,
-        "authorization": f"token {token}",
-        "content-length": "0",
-        "x-github-api-version": API_VERSION,
-        "accept-encoding": ENCODINGS,
-    }
-    if etag is not None:
-        headers["if-none-match"] = etag
-    if last_modified is not None:
-        headers["if-modified-since"] = last_modified
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
-    try:
-        connection.request("GET", target, headers=headers)
-        answer = connection.getresponse()
-        body = answer.read()
-        got = {name.lower(): value for name, value in answer.getheaders()}
-    finally:
-        connection.close()
-    coding = got.get("content-encoding", "").lower()
-    if body and coding in ("gzip", "deflate"):
-        import zlib
-
-        body = zlib.decompress(body, 47 if coding == "gzip" else 15)
-    return answer.status, got, body
+    agent = f"relay/{__version__}"
+    headers = request_headers(token, etag=etag, last_modified=last_modified, agent=agent)
+    return get(url, headers)
 
 
 def started_by(state: Path, node: str, nonce: str | None) -> str:

@@ -19,18 +19,15 @@ import enum
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
-from relay.commands.loop_unattended import resume_checks
 from relay.commands.output import Output
-from relay.commands.status import age
-from relay.edges.local import SCHEDULER
 from relay.errors import RelayError, RemoteUnavailable
-from relay.node.context import NodeContext, client
-from relay.schedulers import entry_nonce
-from relay.watchers.registration import DECLINED, Seam, WatcherRecord, load
-from relay.watchers.scheduled_token import pass_token, token_route
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.node.context import NodeContext
+    from relay.watchers.registration import Seam, WatcherRecord
 
 STALE_INTERVALS = 3  # a pass older than this many intervals means the scheduler stopped
 DUE_SLACK = 60  # seconds a fresh watcher's first pass may come after its interval
@@ -77,6 +74,7 @@ def check_entry(
     ctx: NodeContext, record: WatcherRecord | None, *, seam: Seam | None = None
 ) -> Check:
     """The OS scheduler holds the entry this clone registered, and something runs it."""
+    from relay.watchers.registration import DECLINED, Seam
 
     row = ctx.master.node(ctx.node)
     if record is None or not record.active:
@@ -117,6 +115,10 @@ def check_entry(
 def check_last_pass(ctx: NodeContext, record: WatcherRecord | None, now: datetime) -> Check:
     """The node's newest pass in this clone is recent and succeeded: with a watcher, the
     newest the scheduler started (a person's `relay watch --once` is no heartbeat)."""
+    from relay.commands.status import age
+    from relay.edges.local import SCHEDULER
+    from relay.schedulers import entry_nonce
+
     active = record is not None and record.active
     logs = f"; its errors go to {error_log(record)}" if record else ""
     passes = [p for p in ctx.state.passes() if p.node == ctx.node]
@@ -170,6 +172,8 @@ def error_log(record: WatcherRecord) -> str:
 
 def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Check:
     """A scheduled pass (which carries no token) will find one at run time."""
+    from relay.watchers.scheduled_token import token_route
+
     if record is None or not record.active:
         return Check("token for scheduled passes", Status.SKIP, "no watcher registered")
     ok, said = token_route(ctx, record)
@@ -186,7 +190,9 @@ def check_scheduled_token(ctx: NodeContext, record: WatcherRecord | None) -> Che
 async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Check]:
     """The token works (GET /user; an App: GET /app) and the five labels exist. With a
     watcher, the token checked is the one its scheduled passes will find, not this shell's."""
+    from relay.node.context import client
     from relay.protocol.labels import Label
+    from relay.watchers.scheduled_token import pass_token
 
     skipped = Check("labels", Status.SKIP, "needs a working token")
     scheduled = record is not None and record.active
@@ -216,6 +222,7 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
 def loop_checks(root: Path) -> list[tuple[str, str, str, str]]:
     """The loop's checks: its pending resume, then each gate run the scheduler's way."""
     from relay.commands.loop_env import schedule_checks
+    from relay.commands.loop_unattended import resume_checks
 
     return [*resume_checks(root), *schedule_checks(root)]
 
@@ -248,12 +255,23 @@ def loop_only(args: argparse.Namespace) -> Output | None:
     return Output(lines=tuple(lines), data=data, exit_status=1 if failed else 0)
 
 
+def _joined(args: argparse.Namespace) -> bool:
+    """Whether the clone has joined as a node (its saved config), found without loading
+    the node: a joined clone is fetched before anything else."""
+    from relay.edges.statefile import clone_root, git_dir
+
+    try:
+        return (git_dir(clone_root(args.repo_dir or Path.cwd())) / "relay/config.json").is_file()
+    except RelayError:
+        return False
+
+
 def _fetch_quietly(args: argparse.Namespace) -> None:
     """Fetch when the remote answers; the checks below say what is wrong when it does not."""
     from pathlib import Path
 
     from relay.errors import RelayError
-    from relay.node.context import open_clone
+    from relay.node.clone import open_clone
 
     try:
         open_clone((args.repo_dir or Path.cwd()).resolve(), api=args.api).refresh()
@@ -294,14 +312,19 @@ def check_git() -> Check:
 
 def run(args: argparse.Namespace) -> Output:
     """Run every check; non-zero exit when any fails."""
+    joined = _joined(args)
+    if joined:  # the fetch first: the checks' modules load after it
+        _fetch_quietly(args)  # the roster as the remote has it now (an admission since join)
     only = loop_only(args)
     if only is not None:
         return only
     import os
 
     from relay.watchers.actions_environment import in_actions, key_reach
+    from relay.watchers.registration import load
 
-    _fetch_quietly(args)  # the roster as the remote has it now (an admission since join)
+    if not joined:
+        _fetch_quietly(args)
     ctx = context(args)
     record = load(ctx.state, ctx.node)
     mended = mend_entry(ctx, record) if args.fix else []
@@ -335,7 +358,7 @@ def mend_entry(
     gone from the OS scheduler: register exactly that entry again (its nonce and all, so
     its passes still count as the scheduler's) and verify it. What was done, in words;
     nothing when there was nothing to mend."""
-    from relay.watchers.registration import install
+    from relay.watchers.registration import Seam, install
 
     if record is None or not record.active:
         return []

@@ -13,28 +13,15 @@ import argparse
 import subprocess
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context
 from relay.commands.output import Output
 from relay.errors import ConfigError, LocalUsageError
-from relay.node.context import LOOP_PATH, NodeContext
-from relay.node.trust import publish_revision
-from relay.protocol import Node, add_node, has_section, parse_master
-from relay.protocol.roster import (
-    REQUESTS_DIR,
-    JoinRequest,
-    Member,
-    Revision,
-    RosterRejected,
-    change_digest,
-    differences,
-    fingerprint,
-    next_revision,
-    parse_request,
-    request_path,
-    with_member,
-)
+
+if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
+    from relay.node.context import NodeContext
+    from relay.protocol.roster import JoinRequest, Revision
 
 
 def register(sub: Any) -> None:
@@ -81,6 +68,7 @@ def register(sub: Any) -> None:
 def run_key(args: argparse.Namespace) -> Output:
     """The fingerprint of the key this clone holds for its node: what the admin passes to
     `relay nodes approve NAME --fingerprint` after reading it out on this machine."""
+    from relay.protocol.roster import fingerprint
     from relay.protocol.signatures import public_key_of
 
     ctx = context(args)
@@ -94,6 +82,8 @@ def run_key(args: argparse.Namespace) -> Output:
 def requests(ctx: NodeContext) -> list[JoinRequest]:
     """The join requests on the branch whose node the roster does not list (or lists with
     no key), each verified against the key it carries; unreadable ones are skipped."""
+    from relay.protocol.roster import REQUESTS_DIR, RosterRejected, parse_request
+
     branch = ctx.master.data_branch
     ref = f"refs/remotes/origin/{branch or 'HEAD'}"
     listed = subprocess.run(
@@ -115,13 +105,16 @@ def requests(ctx: NodeContext) -> list[JoinRequest]:
 
 def _request_text(ctx: NodeContext, name: str) -> str | None:
     from relay.node.spine import read_spine_file
+    from relay.protocol.roster import request_path
 
     return read_spine_file(ctx.root, request_path(name), branch=ctx.master.data_branch)
 
 
 def run_list(args: argparse.Namespace) -> Output:
     """The roster this node trusts, the requests waiting and what is not followed."""
-    ctx = context(args, need_node=False, pull=True)
+    ctx = context(args, need_node=False, pull=True)  # the fetch first: the roster's after it
+    from relay.protocol.roster import fingerprint
+
     revision = ctx.trust.revision
     if revision is None:
         lines = ["this clone trusts no roster yet: run `relay join`", *ctx.trust.notes]
@@ -166,7 +159,19 @@ def _admin(ctx: NodeContext) -> Revision:
 
 def run_approve(args: argparse.Namespace) -> Output:
     """Admit the node that asked to join: a revision adding it, signed by this admin."""
-    ctx = context(args, pull=True)
+    ctx = context(args, pull=True)  # the fetch first: the roster's modules load after it
+    from relay.node.context import LOOP_PATH
+    from relay.node.trust import publish_revision
+    from relay.protocol import Node, add_node, has_section, parse_master
+    from relay.protocol.roster import (
+        Member,
+        RosterRejected,
+        fingerprint,
+        next_revision,
+        parse_request,
+        with_member,
+    )
+
     _admin(ctx)
     text = _request_text(ctx, args.name)
     if text is None:
@@ -227,6 +232,8 @@ def run_approve(args: argparse.Namespace) -> Output:
 def _confirmed(request: JoinRequest) -> bool:
     """A person at a terminal says the request's key is the one its `relay join` printed
     (False with no terminal: a script names the fingerprint)."""
+    from relay.protocol.roster import fingerprint
+
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
     accounts = ", ".join(str(a) for a in request.accounts) or "none"
@@ -247,7 +254,10 @@ def run_sign(args: argparse.Namespace) -> Output:
     and the nodes themselves. The listing names every change and a digest of the set;
     ``--yes DIGEST`` signs only that set, so an edit pushed after the listing is not signed
     unread."""
-    ctx = context(args, pull=True)
+    ctx = context(args, pull=True)  # the fetch first: the roster's modules load after it
+    from relay.node.trust import publish_revision
+    from relay.protocol.roster import change_digest, differences, next_revision
+
     base = _admin(ctx)
     file_master = ctx.file_master
     if file_master is None:

@@ -10,9 +10,8 @@ first, entry after) and a closing comment on the job says so.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import (
     add_common,
@@ -22,12 +21,12 @@ from relay.commands.common import (
 )
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
-from relay.edges.github import GitHubClient
 from relay.errors import RelayError
-from relay.node.apply import apply_plan, publish_edit
-from relay.node.context import HANDOVER_PATH, NodeContext, client
-from relay.protocol import Issue, plan_resolve
-from relay.protocol.planners import handover_entry
+
+if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on their way
+    from relay.edges.github import GitHubClient
+    from relay.node.context import NodeContext
+    from relay.protocol import Issue
 
 
 def register(sub: Any) -> None:
@@ -47,6 +46,10 @@ def register(sub: Any) -> None:
 
 def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) -> None:
     """Append the closure to docs/loop/handover.md, commit and push (retrying)."""
+    from relay.node.apply import publish_edit
+    from relay.node.context import HANDOVER_PATH
+    from relay.protocol.planners import handover_entry
+
     entry = handover_entry(issue=issue.number, title=issue.title, summary=summary, when=now)
 
     def append(old: str | None) -> str:
@@ -58,7 +61,15 @@ def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) 
 
 def run(args: argparse.Namespace) -> Output:
     """Plan the closure purely, write the handover, then post, relabel and close."""
+    from relay.commands.early import issue_paths, start
+
+    start(args, *issue_paths(args.issue), top=("/user",))  # they travel while relay loads
     ctx = context(args)
+    import asyncio
+
+    from relay.node.apply import apply_plan
+    from relay.protocol import plan_resolve
+
     now = datetime.now(UTC)
 
     async def body(gh: GitHubClient, issue: Issue) -> None:
@@ -93,6 +104,7 @@ def closing_note(node: str, scheduler: str) -> str:
 
 async def close_watcher(ctx: NodeContext, issue: int) -> list[str]:
     """The controller's last open job is closed: tear its watcher down, say so on the job."""
+    from relay.node.context import client
     from relay.watchers import registration
 
     record = registration.load(ctx.state, ctx.node)

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.bounds import number
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
 from relay.commands.repos import issue_number
 from relay.errors import Interrupted, LocalUsageError, RemoteProtocolError, RemoteUnavailable
-from relay.node.context import NodeContext, client
-from relay.node.observe import load_issue
-from relay.node.progress import duration
-from relay.protocol import HalfDoneMsg, ResultMsg
-from relay.protocol.labels import batons_in
-from relay.protocol.messages import ClaimMsg
-from relay.protocol.thread import NotAJob, Thread, read_thread
+
+if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on their way
+    from relay.node.context import NodeContext
+    from relay.protocol import HalfDoneMsg, ResultMsg
+    from relay.protocol.thread import Thread
 
 
 def register(sub: Any) -> None:
@@ -47,6 +44,10 @@ async def newest(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDo
 
 async def look(ctx: NodeContext, number: int) -> tuple[int, ResultMsg | HalfDoneMsg | None, Thread]:
     """The newest task number, its answer if any, and the thread they were read from."""
+    from relay.node.context import client
+    from relay.node.observe import load_issue
+    from relay.protocol.thread import NotAJob, read_thread
+
     async with client(ctx) as gh:
         try:
             thread = read_thread(await load_issue(gh, number), ctx.master)
@@ -73,6 +74,8 @@ def wait_deadline(thread: Thread, task: int, since: datetime) -> datetime:
     """Until when `result --wait` waits by default: once claimed, the claim's lease (long
     enough for every step to run to its timeout) and a little more; before that, PICK_UP
     from the TASK's posting, the time a running watcher takes to claim it."""
+    from relay.protocol.messages import ClaimMsg
+
     claim = thread.claims.get(task)
     if claim is not None and isinstance(claim.message, ClaimMsg):
         return claim.message.lease_until + timedelta(seconds=ANSWER_MARGIN)
@@ -86,6 +89,8 @@ def wait_deadline(thread: Thread, task: int, since: datetime) -> datetime:
 def waiting_for(thread: Thread, task: int, now: datetime) -> tuple[str, str]:
     """What the wait is for, in words: (phase, line). Pure, for the progress line."""
     from relay.node.progress import duration
+    from relay.protocol.labels import batons_in
+    from relay.protocol.messages import ClaimMsg
 
     worker = thread.job.worker
     baton = next((b.value for b in batons_in(thread.issue.labels)), "")
@@ -108,7 +113,9 @@ def waiting_for(thread: Thread, task: int, now: datetime) -> tuple[str, str]:
 async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any]:
     """Look until the newest task has an answer or the timeout passes, saying what the
     wait is for on standard error."""
-    from relay.node.progress import Progress
+    import asyncio
+
+    from relay.node.progress import Progress, duration
 
     progress = Progress()
     started, since = time.monotonic(), datetime.now(UTC)
@@ -141,6 +148,9 @@ async def wait_for(ctx: NodeContext, args: argparse.Namespace) -> tuple[int, Any
 
 def run(args: argparse.Namespace) -> Output:
     """Print the newest RESULT (or half-done report), or say that none has come."""
+    from relay.commands.early import issue_paths, start
+
+    start(args, *issue_paths(args.issue))  # they travel while relay loads
     ctx = context(args, need_node=False)
     try:
         task, answer = run_async(lambda: wait_for(ctx, args))
@@ -161,6 +171,8 @@ def run(args: argparse.Namespace) -> Output:
             data={"issue": args.issue, "task": task, "result": None},
             exit_status=1,
         )
+    from relay.protocol import ResultMsg
+
     data = answer.model_dump(mode="json")
     if isinstance(answer, ResultMsg):
         lines = [f"#{args.issue} RESULT {task}: {answer.status.value} — {answer.summary}"]

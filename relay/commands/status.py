@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
 from relay.commands.output import Output
-from relay.node.context import NodeContext, client
-from relay.node.observe import load_issue
-from relay.protocol.baton import State, baton_of, baton_problem
-from relay.protocol.thread import read_thread
-from relay.protocol.wire import MARKER, MessageRejected, show_invisible
+
+if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on their way
+    from relay.node.context import NodeContext
+
+# the open-issue list as `GitHubClient.list_issues(state="open")` asks for it
+OPEN_ISSUES = "/issues?state=open&sort=updated&direction=desc&per_page=100"
 
 
 def register(sub: Any) -> None:
@@ -41,6 +42,12 @@ NO_ROSTER = "this clone trusts no roster yet — run `relay join`"
 
 async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
     """Every open relay job with its binding, baton and newest task."""
+    from relay.node.context import client
+    from relay.node.observe import load_issue
+    from relay.protocol.baton import State, baton_of, baton_problem
+    from relay.protocol.thread import read_thread
+    from relay.protocol.wire import MARKER, MessageRejected
+
     now = datetime.now(UTC)
     rows = []
     async with client(ctx) as gh:
@@ -78,6 +85,8 @@ async def jobs(ctx: NodeContext) -> list[dict[str, Any]]:
 
 def job_line(row: dict[str, Any]) -> str:
     """One job for people."""
+    from relay.protocol.wire import show_invisible
+
     if "error" in row:
         return f"#{row['issue']} {show_invisible(row['title'])}: unreadable ({row['error']})"
     age_of = f" ({row['task_age']} ago)" if row.get("task_age") else ""
@@ -187,6 +196,9 @@ def _fetch(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> Output:
     """List jobs, then nodes, then this clone's watchers and their last passes."""
+    from relay.commands.early import start
+
+    start(args, OPEN_ISSUES)  # the list travels while the clone is fetched and relay loads
     stale = _fetch(args)
     ctx = context(args, need_node=False)
     rows = run_async(lambda: jobs(ctx))

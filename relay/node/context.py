@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from relay.edges.git import Clone
 from relay.edges.github.appauth import from_env
 from relay.edges.github.credentials import Token, api_base_url, find_token
 from relay.edges.local import NodeConfig, NodeState, clone_root
 from relay.errors import ConfigError
+from relay.node.clone import open_clone as open_clone
+from relay.node.clone import web_base as web_base
 from relay.node.spine import LOOP_PATH as LOOP_PATH
 from relay.node.spine import read_loop as read_loop
 from relay.node.spine import read_master as read_master
@@ -114,46 +115,6 @@ class NodeContext:
     def html_url(self, path: str) -> str:
         """A web URL under this repository (GitHub's scheme on github.com, the hub's here)."""
         return f"{web_base(self.api_url)}/{self.repo}/{path.lstrip('/')}"
-
-
-def open_clone(path: Path, *, api: str | None = None) -> Clone:
-    """The clone at ``path`` opened before its node context (`init`, `join`'s first pull).
-    Git gets the node's token (any route, a GitHub App's included) for the API that
-    ``--api``, ``RELAY_API_URL``, the saved node config or the clone's master section names;
-    when none does (a fresh clone's first join), ``RELAY_TOKEN`` for the origin."""
-    clone = Clone.open(path)
-    state = NodeState.for_clone(clone.root)
-    url = api or os.environ.get("RELAY_API_URL")
-    if not url:
-        config = state.load_config()
-        url = config.api_url if config else None
-    if not url:
-        try:
-            url = read_master(clone.root).api_url
-        except (ConfigError, ValueError):
-            return clone
-    api_url = api_base_url(url)
-    app = from_env()
-
-    def token() -> str | None:
-        try:
-            return find_token(api_url=api_url, token_file=state.token_path, app=app).value
-        except ConfigError:
-            return None
-
-    clone.token = token
-    clone.token_scope = web_base(api_url)
-    return clone
-
-
-def web_base(api_url: str) -> str:
-    """Where people read what the API serves: github.com for the cloud, /api/v3 cut for GHES."""
-    parts = urlsplit(api_url.rstrip("/"))
-    if parts.hostname == "api.github.com":
-        return "https://github.com"
-    if parts.path.endswith("/api/v3"):
-        return f"{parts.scheme}://{parts.netloc}{parts.path[: -len('/api/v3')]}"
-    return api_url.rstrip("/")
 
 
 def node_name(flag: str | None, config: NodeConfig | None) -> str:

@@ -118,6 +118,7 @@ IDLE_MAY_LOAD = set(
         "relay.edges.github",
         "relay.edges.github.cache",
         "relay.edges.github.credentials",
+        "relay.edges.github.primed",
         "relay.edges.statefile",
         "relay.errors",
         "relay.watchers",
@@ -248,9 +249,11 @@ sys.exit(main(sys.argv[1:]))
 BEFORE_THE_FETCH = tuple(n for n in HEAVY if n not in ("git", "filelock", "relay.edges.git"))
 
 
-def first_request(tmp_path: Path, node: Node, *args: str) -> tuple[dict[str, Any], str]:
+def first_request(
+    tmp_path: Path, node: Node, *args: str, ok: bool = True
+) -> tuple[dict[str, Any], str]:
     """Run `relay ARGS` in ``node``'s clone under the probe; what it loaded by its first
-    request, and what it printed (the verb must succeed)."""
+    request, and what it printed (``ok``: the verb must succeed)."""
     out = tmp_path / f"first-{len(list(tmp_path.glob('first-*')))}.json"
     done = subprocess.run(
         [sys.executable, "-c", FIRST_REQUEST_PROBE, *args, "--repo-dir", str(node.clone)],
@@ -260,7 +263,7 @@ def first_request(tmp_path: Path, node: Node, *args: str) -> tuple[dict[str, Any
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, f"relay {args}: {done.stderr} {done.stdout}"
+    assert done.returncode == 0 or not ok, f"relay {args}: {done.stderr} {done.stdout}"
     return json.loads(out.read_text()), done.stdout
 
 
@@ -291,3 +294,57 @@ def test_the_hypothesis_parser_offers_the_protocols_outcomes() -> None:
     from relay.protocol import Outcome
 
     assert tuple(o.value for o in Outcome) == OUTCOMES
+
+
+# What a verb that reads first (`status`, `result`, `resolve`) may have loaded when its first
+# GET goes out (sent as it starts, from a thread, with the standard library): relay's light
+# modules, by name; not the client, the models, the protocol, git, or asyncio.
+EARLY_MAY_LOAD = IDLE_MAY_LOAD - {"relay.commands.watch", "relay.watchers", "relay.watchers.quiet",
+                                  "relay.watchers.report"} | {
+    "relay.commands.early",
+    "relay.commands.bounds",
+    "relay.commands.result",
+    "relay.commands.resolve",
+    "relay.commands.status",
+}  # fmt: skip
+
+
+def gets(world: World, path: str) -> int:
+    """How many GETs of ``path`` (under the repository) the hub has answered."""
+    full = f"/repos/{world.repo}{path}"
+    rows = world.hub.requests()  # type: ignore[attr-defined]  # the session's HubProcess
+    return sum(r["count"] for r in rows if r["method"] == "GET" and r["path"] == full)
+
+
+def test_a_verb_that_reads_first_sends_its_gets_before_loading_the_client(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """`relay status`, `result` and `resolve` send their first GETs as they start, before
+    the client, the models and the protocol load; the client takes those answers as its own
+    (each asked once, not twice), and each verb does its work as always. `relay nodes` and
+    `relay doctor` fetch the clone first, with git's library only."""
+    controller, worker, n = world.controller, world.worker, str(job)
+    controller.ok("task", n, "--step", "echo hello")
+    worker.ok("watch", "--once")
+    issue, comments = f"/issues/{job}", f"/issues/{job}/comments"
+    for args, done, asked in (
+        (("status",), f"#{job} ", ("/issues",)),
+        (("result", n), f"#{job} RESULT 1: done", (issue, comments)),
+        (("resolve", n, "--summary", "done", "--force", "a probe"), "resolved and closed",
+         (issue, comments)),
+    ):  # fmt: skip
+        before = {path: gets(world, path) for path in asked}
+        found, said = first_request(tmp_path, controller, *args)
+        assert done in said, said
+        assert found["event"] == "socket.connect", f"`relay {args[0]}` asks the API first"
+        assert loaded(found, HEAVY) == [], f"`relay {args[0]}`"
+        extra = beyond_stdlib(found) - EARLY_MAY_LOAD
+        assert not extra, f"`relay {args[0]}` loaded {' '.join(sorted(extra))}"
+        for path in asked:  # the early answer was the client's: one request, not two
+            assert gets(world, path) == before[path] + 1, (args[0], path)
+    for node, args in ((controller, ("nodes",)), (worker, ("doctor",))):
+        found, said = first_request(tmp_path, node, *args, ok=False)
+        assert "roster" in said, said
+        assert found["event"] == "subprocess.Popen", f"`relay {args[0]}` fetches first"
+        assert loaded(found, BEFORE_THE_FETCH) == [], f"`relay {args[0]}`"
+        assert loaded(found, ("git",)), "the probe sees the fetch's library: this can fail"

@@ -265,15 +265,15 @@ class WireAPI(gidgethub.aiohttp.GitHubAPI):
             not url.rstrip("/").endswith("/graphql") or is_mutation(body)
         ):
             self.stats.writes += 1
-        answer = take(method, url)  # the idle check already asked (relay.watchers.quiet)
-        if answer is not None:
-            return answer
-        try:
-            answer = await super()._request(method, url, headers, body)
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            if not await self._may_retry_connection(exc, attempt, budget):
-                raise self._unreachable(exc) from exc
-            return None
+        # asked already: by the idle check (relay.watchers.quiet), or as the verb started
+        answer = await take(method, url, headers)
+        if answer is None:
+            try:
+                answer = await super()._request(method, url, headers, body)
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                if not await self._may_retry_connection(exc, attempt, budget):
+                    raise self._unreachable(exc) from exc
+                return None
         if answer[0] == 304:
             self.stats.not_modified += 1
         return answer
