@@ -210,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `relay status | head`: the reader has gone, as Unix tools do
         sys.stderr.close()
         return 141
+    finally:  # answers kept for this command's client (GETs sent early) are not the next one's
+        primed = sys.modules.get("relay.edges.github.primed")
+        if primed is not None:
+            primed.forget()
 
 
 def _run(words: list[str], *, json_output: bool, command: str) -> int:
