@@ -121,6 +121,7 @@ class GateChecks:
     # every test the gate's pytest ran, with its outcome (from its JUnit XML report); None
     # when the gate wrote no report (not pytest, or told to write its own elsewhere)
     tests: tuple[tuple[str, str], ...] | None = None
+    tampered: str = ""  # the line that says its test run cannot be trusted: it does not pass
 
     @property
     def known(self) -> bool:
@@ -159,10 +160,12 @@ def read_gate(
     timed_out: bool,
     timeout: float = 0.0,
     junit: str | None = None,
+    tampered: str = "",
 ) -> GateChecks:
     """One gate's run as checks: a timeout or a command the shell could not run is a gate
     that did not run; a failure is itemised from its output. ``junit`` is the JUnit XML
-    report its pytest wrote, if any: which tests ran at all."""
+    report its pytest wrote, if any: which tests ran at all. ``tampered`` is the line that
+    says its test run cannot be trusted (from relay's pytest plugin): it does not pass."""
     if timed_out:
         return GateChecks(gate, ran=False, passed=False, why=f"ran past {timeout:.0f}s")
     if exit_code is None or exit_code in NOT_RUN_EXITS:
@@ -170,6 +173,8 @@ def read_gate(
         how = f"exit {exit_code}" + (f": {last[:160]}" if last else "")
         return GateChecks(gate, ran=False, passed=False, why=how)
     tests = junit_tests(junit) if junit is not None else None
+    if tampered:
+        return GateChecks(gate, True, False, why=tampered, tests=tests, tampered=tampered)
     if exit_code == 0:
         return GateChecks(gate, ran=True, passed=True, tests=tests)
     counted = tuple(sorted(Counter(f.id for f in findings(output)).items()))
@@ -266,6 +271,8 @@ def worse(
     unless it passes; a check failing more often than at the baseline is worse, but for
     the ``new_tests`` (the candidate's own, in a run that judges only the baseline's); a
     test the baseline ran that did not run is worse, but for ``excused_gone``."""
+    if now.tampered:
+        return [f"{now.gate}: {now.tampered}"]
     missing = not_run(base, now, excused=excused_gone)
     if now.passed:
         return missing

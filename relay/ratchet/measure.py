@@ -29,6 +29,7 @@ from relay.loop.contract import Gate
 from relay.loop.guard import orphan_group
 from relay.loop.ratchet import Failed
 from relay.loop.records import GateResult
+from relay.loop.tamper import tampered
 
 if TYPE_CHECKING:
     from relay.ratchet.sandbox import Sandbox
@@ -348,20 +349,17 @@ def measure(
         folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
             junit = folder / "report.xml"
-            command = box.wrap(gate.command) if box is not None else gate.command
-
-            def env_for(xml: Path | None) -> dict[str, str]:
-                return boxed_env(box, work or where, xml) if box else gate_env(xml)
-
-            done = run_step(command, cwd=where, timeout=timeout, env=env_for(junit))
+            done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work)
             if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
-                done = run_step(command, cwd=where, timeout=timeout, env=env_for(None))
-            done = replace(done, command=gate.command)
+                done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work)
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+        if tamper:
+            said = f"{done.output.rstrip()}\n\n[relay] {tamper}\n"
+            done = replace(done, output=said)
         log_gate(gate, done, where=where)
-        results.append(GateResult(gate.name, gate.command, done.ok, done.duration))
+        results.append(GateResult(gate.name, gate.command, done.ok and not tamper, done.duration))
         now = read_gate(
             gate.name,
             output=done.output,
@@ -369,11 +367,14 @@ def measure(
             timed_out=done.timed_out,
             timeout=timeout,
             junit=report_text,
+            tampered=tamper,
         )
         checks.append(now)
         if failure is not None:
             continue
-        if against is None or gate.name == "accept":
+        if tamper:
+            failure = tamper_failure(gate, done, tamper)
+        elif against is None or gate.name == "accept":
             if not done.ok:
                 failure = gate_failure(gate, done, timeout=timeout)
         else:
@@ -390,6 +391,57 @@ def measure(
         if failure is not None and stop_at_failure:
             break
     return Measure(tuple(results), failure, read_coverage(report), tuple(checks))
+
+
+def _guarded(
+    gate: Gate,
+    where: Path,
+    junit: Path | None,
+    *,
+    timeout: float,
+    box: Sandbox | None,
+    work: Path | None,
+) -> tuple[StepOutcome, str]:
+    """``gate`` run once with relay's pytest plugin loaded into any pytest it runs (its
+    module read-only in the box); its outcome, and why its test run cannot be trusted
+    ("" when it can, or it ran no pytest)."""
+    from relay.ratchet.guard_run import pytest_guard
+
+    with pytest_guard(box.folder if box else None) as guard:
+        if box is not None:
+            runner = replace(box, read_only=(*box.read_only, guard.plugin_dir))
+            command, env = runner.wrap(gate.command), boxed_env(box, work or where, junit)
+        else:
+            command, env = gate.command, gate_env(junit)
+        done = run_step(command, cwd=where, timeout=timeout, env=guard.env(env))
+        done = replace(done, command=gate.command)
+        files = guard.written()
+    wrote = junit is not None and read_junit(junit) is not None
+    why = tampered(
+        files,
+        guard.keys,
+        command=gate.command,
+        exit_code=done.exit_code,
+        timed_out=done.timed_out,
+        wrote_junit=wrote,
+        output=done.output,
+        module=guard.module,
+    )
+    return done, why
+
+
+def tamper_failure(gate: Gate, done: StepOutcome, why: str) -> Failed:
+    """A gate whose test run was tampered with, as a failure: whatever it exited, it did
+    not pass, and the person reads why in one line."""
+    how = f"exited {done.exit_code}"
+    what = f"{gate.name} (`{gate.command}`) {how}, but {why}"
+    said = (
+        f"{why}.\nrelay's pytest plugin saw the code under test change how pytest runs or"
+        " reports tests (or end the run early), or could not vouch for the run; the gate"
+        " does not pass, and the change is not kept. Leave pytest's own workings alone.\n\n"
+        + diagnosis(done.output)
+    )
+    return Failed(Category.TEST, what, said)
 
 
 def gate_failure(

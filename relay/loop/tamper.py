@@ -1,0 +1,147 @@
+"""Whether a gate's pytest run can be trusted: the verdicts relay's pytest plugin wrote
+(``relay/ratchet/pytest_guard.py``), read against the gate's exit.
+
+Ground rules: code under test can switch pytest off from inside (replace how a test runs
+or is reported, register a plugin that rewrites reports, end the process at import with a
+clean exit). A pytest gate whose run relay's plugin did not sign off as untouched does not
+pass, whatever its exit code says: one line says what was seen, for a person to act on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+TAMPERED = "the test run was tampered with"
+CANARY_OK = "failed as it must"
+NO_RUN = "not needed (no test runs)"
+_SHELL = frozenset(("&&", "||", ";", "|", "&"))
+_PYTEST_WORD = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class GuardKeys:
+    """What relay handed one run of a gate's plugin: the key that signs its verdicts and
+    the token its canary test must fail with."""
+
+    key: str
+    token: str
+
+
+def names_pytest(command: str) -> bool:
+    """Whether a gate's command runs pytest itself (``pytest``, ``py.test``, ``python -m
+    pytest``, ``coverage run -m pytest``, a path to one): its run must be signed off."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return bool(_PYTEST_WORD.search(command))
+    return any(w.rsplit("/", 1)[-1] in ("pytest", "py.test") for w in words)
+
+
+def simple(command: str) -> bool:
+    """Whether ``command`` is one program run, with no shell list or pipe: its exit is
+    pytest's own."""
+    try:
+        return not any(w in _SHELL for w in shlex.split(command))
+    except ValueError:
+        return False
+
+
+def signed(text: str, key: str) -> dict[str, object] | None:
+    """One verdict file's record when its signature is relay's key's, else None."""
+    body, _, rest = text.partition("\n")
+    mac = rest.strip()
+    want = hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()
+    if not mac or not hmac.compare_digest(mac, want):
+        return None
+    try:
+        record = json.loads(body)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def tampered(
+    files: Sequence[str],
+    keys: GuardKeys,
+    *,
+    command: str,
+    exit_code: int | None,
+    timed_out: bool,
+    wrote_junit: bool,
+    output: str = "",
+    module: str = "",
+) -> str:
+    """The one line that says why a gate's pytest run cannot be trusted ("" when it can,
+    or when the gate ran no pytest): ``files`` are the verdict files relay's plugin (the
+    module ``module``) wrote, one per pytest process, xdist's workers included. A run
+    that named pytest or wrote a JUnit report must have signed verdicts, each finished,
+    untouched, with its canary failing with the token."""
+    if module and not files and f'Error importing plugin "{module}"' in output:
+        return (
+            "relay's pytest plugin could not be imported: the gate's command replaces"
+            " PYTHONPATH; add to it instead (PYTHONPATH=src:$PYTHONPATH), or use pytest's"
+            " pythonpath setting"
+        )
+    why = _why(files, keys, command=command, exit_code=exit_code, timed_out=timed_out,
+               wrote_junit=wrote_junit)  # fmt: skip
+    return tamper_line(why) if why else ""
+
+
+def _why(
+    files: Sequence[str],
+    keys: GuardKeys,
+    *,
+    command: str,
+    exit_code: int | None,
+    timed_out: bool,
+    wrote_junit: bool,
+) -> str:
+    """What was seen of a run that was tampered with ("" when nothing was)."""
+    if timed_out:
+        return ""  # it did not run to the end: a gate that did not run, said as such
+    expected = names_pytest(command) or wrote_junit
+    if not files:
+        if expected:
+            if wrote_junit:
+                return "a JUnit report was written, but relay's plugin signed off no pytest run"
+            return "pytest ran without relay's guard plugin (no verdict was written)"
+        return ""
+    records = []
+    for text in files:
+        record = signed(text, keys.key)
+        if record is None or record.get("token") != keys.token:
+            return "a verdict file of relay's guard plugin was forged or altered"
+        records.append(record)
+    for record in records:
+        if record.get("state") != "finished":
+            return (
+                f"pytest (process {record.get('pid')}) ended before its session finished"
+                " (the process was ended at import or crashed)"
+            )
+    for record in records:
+        problems = record.get("problems")
+        if isinstance(problems, list) and problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return f"{problems[0]}{more}"
+    for record in records:
+        canary = record.get("canary")
+        if canary not in (CANARY_OK, NO_RUN):
+            said = "pytest's verdicts were switched off"
+            return f"relay's canary test (which must fail) {canary}: {said}"
+    top = [r for r in records if not r.get("worker")]
+    if exit_code == 0 and len(top) == 1 and simple(command):
+        status = top[0].get("exitstatus")
+        if isinstance(status, int) and status != 0:
+            return f"pytest's session ended with exit status {status} but the process exited 0"
+    return ""
+
+
+def tamper_line(reason: str) -> str:
+    """The one line a person reads: what relay saw, and what it means."""
+    return f"{TAMPERED}: {reason}"

@@ -1,0 +1,108 @@
+"""Loading relay's pytest plugin (``pytest_guard.py``) into a gate's pytest: a copy of it
+under a random module name in a read-only folder outside the judged tree, named with
+``-p`` before anything else pytest loads, its settings handed over in the environment
+(which the plugin removes at load), and its verdicts written to a folder no one can list.
+
+The verdicts are judged by :func:`relay.loop.tamper.tampered` (pure).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from relay.loop.tamper import GuardKeys
+
+ENV = "RELAY_PYTEST_GUARD"  # the plugin's settings (it removes them at load)
+SOURCE = Path(__file__).with_name("pytest_guard.py")
+VERDICT_CAP = 64 * 1024  # what relay reads of one verdict file
+
+
+@dataclass(frozen=True)
+class PytestGuard:
+    """One gate run's plugin: its folder (outside the tree), the read-only folder its
+    module lies in, the folder its verdicts go to, and the secrets it was handed."""
+
+    folder: Path
+    plugin_dir: Path
+    verdicts: Path
+    module: str
+    name: str
+    canary: str
+    keys: GuardKeys
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with the plugin loaded first by any pytest that reads it (a program
+        that is no pytest ignores all three)."""
+        opts = env.get("PYTEST_ADDOPTS", "")
+        env["PYTEST_ADDOPTS"] = f"-p {self.module} {opts}".strip()
+        paths = [env.get("PYTHONPATH", ""), str(self.plugin_dir)]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        env[ENV] = json.dumps(
+            {
+                "folder": str(self.verdicts),
+                "name": self.name,
+                "key": self.keys.key,
+                "token": self.keys.token,
+                "canary": self.canary,
+            }
+        )
+        return env
+
+    def written(self) -> list[str]:
+        """The verdict files the run's pytest processes wrote (regular files only)."""
+        from relay.ratchet.sandbox import read_regular
+
+        with contextlib.suppress(OSError):
+            os.chmod(self.verdicts, 0o700)
+        try:
+            names = sorted(
+                p.name
+                for p in self.verdicts.iterdir()
+                if p.name.startswith(f"{self.name}-") and p.name.endswith(".json")
+            )
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            data = read_regular(self.verdicts / name, VERDICT_CAP)
+            found.append(data.decode("utf-8", errors="replace"))
+        return found
+
+
+@contextlib.contextmanager
+def pytest_guard(parent: Path | None) -> Iterator[PytestGuard]:
+    """A fresh plugin for one run of a gate, under ``parent`` (the box's folder; the
+    temporary folder when None); removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="relay-guard-", dir=parent))
+    plugin_dir, verdicts = folder / "plugin", folder / "out"
+    module = f"_relay_guard_{secrets.token_hex(6)}"
+    try:
+        plugin_dir.mkdir()
+        verdicts.mkdir()
+        path = plugin_dir / f"{module}.py"
+        path.write_text(SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+        path.chmod(0o444)
+        plugin_dir.chmod(0o555)
+        verdicts.chmod(0o300)  # written to by name, never listed, by the gate's process
+        yield PytestGuard(
+            folder,
+            plugin_dir,
+            verdicts,
+            module,
+            name=secrets.token_hex(8),
+            canary=f"test_{secrets.token_hex(6)}",
+            keys=GuardKeys(key=secrets.token_hex(32), token=secrets.token_hex(16)),
+        )
+    finally:
+        for each in (plugin_dir, verdicts):
+            with contextlib.suppress(OSError):
+                each.chmod(0o700)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,335 @@
+"""The pytest plugin relay loads into a gate's pytest (``-p``, before any conftest or test
+module is imported): it keeps code under test from switching pytest's verdicts off.
+
+relay copies this file, under a random module name, into a read-only folder outside the
+judged tree and names it in the gate's environment; it imports nothing of relay's (it runs
+in the project's interpreter). Without ``RELAY_PYTEST_GUARD`` in the environment (a pytest
+that a test starts) it does nothing. With it, it removes the variable from the process's
+environment at load and:
+
+- records what pytest and pluggy define (each function and class attribute, each
+  function's code) and every plugin registered, with where it was registered from; at the
+  session's end anything replaced, a hook implementation added behind pluggy's back, a
+  plugin registered by code in the project (not a conftest.py) or one of pytest's own
+  plugins unregistered is tampering;
+- runs a canary test with a random name before the first test, through pytest's own run
+  functions but reported nowhere (not in the output, the counts or any JUnit report): it
+  must fail with a random token, else pytest's runs were switched off;
+- writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
+  once at load ("started") and again at the session's end: a run cut short at import
+  (``os._exit``) leaves only the first.
+
+Code under test runs in the same process and can in principle find and undo any of this;
+the plugin raises the cost of tampering and makes the usual ways of it visible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENV = "RELAY_PYTEST_GUARD"
+
+# what pytest and pluggy run a test and report it with: every function and class
+# attribute of these modules is recorded at load and compared at the session's end
+WATCHED = (
+    "_pytest.runner",
+    "_pytest.reports",
+    "_pytest.python",
+    "_pytest.main",
+    "_pytest.nodes",
+    "_pytest.terminal",
+    "_pytest.junitxml",
+    "_pytest.skipping",
+    "_pytest.outcomes",
+    "_pytest.unittest",
+    "_pytest.fixtures",
+    "_pytest.config",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "pluggy._callers",
+)
+# pytest's own plugins that count and report outcomes: unregistering one is tampering
+CORE_PLUGINS = frozenset(
+    {"_pytest.runner", "_pytest.python", "_pytest.main", "_pytest.reports", "_pytest.skipping"}
+)
+CORE_TYPES = ("Session", "TerminalReporter", "LogXML")
+
+_MISSING = object()
+
+
+_RAW = os.environ.pop(ENV, None)  # a pytest a test starts runs unguarded
+
+
+def _load(raw: str | None) -> dict[str, Any] | None:
+    """relay's settings for this process; None when relay set none."""
+    if not raw:
+        return None
+    try:
+        settings = json.loads(raw)
+    except ValueError:
+        return None
+    return settings if isinstance(settings, dict) else None
+
+
+_SETTINGS = _load(_RAW)
+
+
+def _sign(key: str, body: str) -> str:
+    return hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()
+
+
+def _snapshot() -> dict[tuple[str, str], tuple[Any, Any]]:
+    """Every function and class attribute of the watched modules, and each function's
+    code: (module, dotted name) -> (object, code)."""
+    found: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for name in WATCHED:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr, value in list(vars(module).items()):
+            if callable(value) and getattr(value, "__module__", None) == name:
+                found[(name, attr)] = (value, getattr(value, "__code__", None))
+                if isinstance(value, type):
+                    for key, member in list(vars(value).items()):
+                        if not callable(member) and not hasattr(type(member), "__get__"):
+                            continue  # data, which pytest itself sets (a warning shown)
+                        func = getattr(member, "__func__", getattr(member, "fget", member))
+                        found[(name, f"{attr}.{key}")] = (member, getattr(func, "__code__", None))
+    return found
+
+
+def _live(key: tuple[str, str]) -> tuple[Any, Any]:
+    """What ``key`` (module, dotted name) holds now, and its code; _MISSING when gone."""
+    module = sys.modules.get(key[0])
+    owner: Any = module
+    *path, last = key[1].split(".")
+    for part in path:
+        owner = vars(owner).get(part, _MISSING) if owner is not None else _MISSING
+        if owner is _MISSING:
+            return _MISSING, None
+    value = vars(owner).get(last, _MISSING) if owner is not None else _MISSING
+    func = getattr(value, "__func__", getattr(value, "fget", value))
+    return value, getattr(func, "__code__", None)
+
+
+def _changed(before: dict[tuple[str, str], tuple[Any, Any]]) -> list[str]:
+    """What of ``before`` was replaced or removed, or added to a watched class, since."""
+    found = []
+    for key, (value, code) in before.items():
+        now, now_code = _live(key)
+        if now is _MISSING:
+            found.append(f"{key[0]}.{key[1]} was removed")
+        elif now is not value or now_code is not code:
+            found.append(f"{key[0]}.{key[1]} was replaced")
+    classes = {(m, n.split(".")[0]) for m, n in before if "." in n}
+    for key in _snapshot():
+        if key not in before and "." in key[1] and (key[0], key[1].split(".")[0]) in classes:
+            found.append(f"{key[0]}.{key[1]} was added")
+    return found
+
+
+class Guard:
+    """The plugin's state for one pytest process."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.folder = Path(str(settings["folder"]))
+        self.name = str(settings["name"])
+        self.key = str(settings["key"])
+        self.token = str(settings["token"])
+        self.canary_name = str(settings["canary"])
+        self.here = os.path.realpath(__file__)
+        self.before = _snapshot()
+        self.impls: dict[int, tuple[Any, Any]] = {}  # each hook implementation registered
+        self.suspect: dict[int, str] = {}  # plugin id -> where in the project it came from
+        self.core: dict[int, str] = {}  # pytest's own counting plugins at the start
+        self.root = os.path.realpath(os.getcwd())
+        self.canary = "did not run"
+        self.problems: list[str] = []
+        self.hooks: dict[str, Any] = {}
+        self.manager: Any = None
+        self.collectonly = False
+        self.inner: Any = None
+        self.write("started")
+
+    # --- the verdict ---
+
+    def write(self, state: str, **more: Any) -> None:
+        body = json.dumps({"pid": os.getpid(), "state": state, "token": self.token, **more})
+        path = self.folder / f"{self.name}-{os.getpid()}.json"
+        temp = self.folder / f".{self.name}-{os.getpid()}.tmp"
+        with contextlib.suppress(OSError):
+            temp.write_text(body + "\n" + _sign(self.key, body) + "\n", encoding="utf-8")
+            os.replace(temp, path)
+
+    # --- plugins ---
+
+    def registered(self, plugin: object, manager: Any) -> None:
+        """Record ``plugin``'s hook implementations, and where in the project (outside a
+        conftest.py) the code that registered it lies, if anywhere."""
+        if self.manager is None:
+            self.manager = manager
+            self.inner = getattr(manager, "_inner_hookexec", None)
+        for caller in manager.get_hookcallers(plugin) or ():
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    self.impls[id(impl)] = (impl, impl.function)
+        where = self.registered_from()
+        if where:
+            self.suspect[id(plugin)] = where
+
+    def registered_from(self) -> str:
+        """The first frame on the stack in the project's code (not a conftest.py, nor an
+        installed package): where a plugin was registered from, if from there."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            file = frame.f_code.co_filename
+            if not file.startswith("<"):  # code with no file: execnet's, frozen importlib
+                real = os.path.realpath(file)
+                parts = Path(real).parts
+                inside = real.startswith(self.root + os.sep)
+                installed = "site-packages" in parts or "dist-packages" in parts
+                ours = real == self.here
+                if inside and not installed and not ours and Path(real).name != "conftest.py":
+                    return os.path.relpath(real, self.root)
+            frame = frame.f_back  # type: ignore[assignment]
+        return ""
+
+    def start(self, config: pytest.Config) -> None:
+        """What the run starts with (before any conftest or test module is imported)."""
+        manager = config.pluginmanager
+        self.manager = manager
+        self.inner = getattr(manager, "_inner_hookexec", None)
+        self.hooks = dict(vars(manager.hook))
+        self.before = _snapshot()
+        self.collectonly = bool(getattr(config.known_args_namespace, "collectonly", False))
+        for plugin in manager.get_plugins():
+            name = getattr(plugin, "__name__", "") or type(plugin).__name__
+            if name in CORE_PLUGINS or type(plugin).__name__ in CORE_TYPES:
+                self.core[id(plugin)] = name
+
+    def hook_problems(self) -> list[str]:
+        manager = self.manager
+        if manager is None:
+            return ["pytest's plugin manager was never seen"]
+        found = []
+        if getattr(manager, "_inner_hookexec", None) is not self.inner:
+            found.append("pluggy's hook runner was replaced")
+        now = vars(manager.hook)
+        for name, caller in self.hooks.items():
+            if now.get(name) is not caller:
+                found.append(f"the hook {name} was replaced")
+        plugins = {id(p) for p in manager.get_plugins()}
+        for ident, name in self.core.items():
+            if ident not in plugins:
+                found.append(f"pytest's {name} plugin was unregistered")
+        for name, caller in now.items():
+            for impl in caller.get_hookimpls():
+                seen = self.impls.get(id(impl))
+                if seen is None or seen[0] is not impl or seen[1] is not impl.function:
+                    found.append(f"an implementation of {name} was added behind pytest's back")
+                elif id(impl.plugin) in self.suspect:
+                    where = self.suspect[id(impl.plugin)]
+                    found.append(f"{where} registered a plugin that implements {name}")
+        return found
+
+    # --- the canary ---
+
+    def loop_starts(self, session: pytest.Session) -> None:
+        """Before the first test: the canary runs (unless no test will)."""
+        option = session.config.option
+        if bool(option.collectonly) != self.collectonly:
+            self.problems.append("pytest was switched to collecting only")
+        if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
+            self.canary = "not needed (no test runs)"
+        else:
+            self.run_canary(session)
+
+    def run_canary(self, session: pytest.Session) -> None:
+        """Run the canary through pytest's own run functions, reported nowhere; it must
+        fail with the token."""
+        from _pytest.runner import runtestprotocol
+
+        token = self.token
+
+        def canary() -> None:
+            raise AssertionError(token)
+
+        canary.__name__ = self.canary_name
+        item = pytest.Function.from_parent(session, name=self.canary_name, callobj=canary)
+        item.fixturenames = []  # none of the project's fixtures, autouse ones included
+        following = session.items[0] if session.items else None
+        try:
+            reports = runtestprotocol(item, log=False, nextitem=following)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # pytest's outcomes are BaseExceptions: a finding
+            self.canary = f"raised {type(error).__name__}"
+            return
+        calls = [r for r in reports if getattr(r, "when", "") == "call"]
+        if not calls:
+            self.canary = "did not run"
+        elif not calls[0].failed:
+            self.canary = str(calls[0].outcome)
+        elif token not in str(calls[0].longrepr):
+            self.canary = "failed without its token"
+        else:
+            self.canary = "failed as it must"
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        problems = [*self.problems, *_changed(self.before), *self.hook_problems()]
+        self.write(
+            "finished",
+            canary=self.canary,
+            problems=problems[:20],
+            exitstatus=int(exitstatus),
+            testsfailed=int(getattr(session, "testsfailed", 0)),
+            collected=len(getattr(session, "items", ()) or ()),
+            worker=os.environ.get("PYTEST_XDIST_WORKER", ""),
+        )
+
+
+GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None
+
+
+if GUARD is not None:
+    _guard = GUARD
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_plugin_registered(plugin: object, manager: Any) -> None:
+        _guard.registered(plugin, manager)
+
+    def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+        # after pytest's own early patches (tryfirst), before the conftests (trylast)
+        _guard.start(early_config)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(session: pytest.Session) -> Any:
+        _guard.loop_starts(session)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_sessionstart(session: pytest.Session) -> Any:
+        # xdist starts its workers here: each is guarded too (with its own verdict file),
+        # so relay's settings are in the environment while they start, and only then
+        spawns = bool(getattr(session.config.option, "numprocesses", None))
+        if spawns and _RAW:
+            os.environ[ENV] = _RAW
+        try:
+            yield
+        finally:
+            os.environ.pop(ENV, None)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+        _guard.finish(session, exitstatus)
