@@ -10,8 +10,9 @@ environment at load and:
 - records what pytest and pluggy define (each function and class attribute, each
   function's code) and every plugin registered, with where it was registered from; at the
   session's end anything replaced, a hook implementation added behind pluggy's back, a
-  plugin registered by code in the project (not a conftest.py) or one of pytest's own
-  plugins unregistered is tampering;
+  plugin registered by the code under test (not a test, a conftest.py or a test helper:
+  relay's re-run takes those from the baseline) or one of pytest's own plugins
+  unregistered is tampering;
 - runs a canary test with a random name before the first test, through pytest's own run
   functions but reported nowhere (not in the output, the counts or any JUnit report): it
   must fail with a random token, else pytest's runs were switched off;
@@ -139,6 +140,18 @@ def _changed(before: dict[tuple[str, str], tuple[Any, Any]]) -> list[str]:
     return found
 
 
+def _test_or_installed(path: str) -> bool:
+    """Whether ``path`` (in the project) is a test (in a tests folder, or named like one,
+    a conftest.py included) or an installed package's (a virtualenv in the project)."""
+    parts = Path(path).parts
+    name = parts[-1]
+    if any(p in ("site-packages", "dist-packages") for p in parts):
+        return True
+    if any(p in ("tests", "test", "testing") for p in parts[:-1]):
+        return True
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+
+
 class Guard:
     """The plugin's state for one pytest process."""
 
@@ -189,19 +202,19 @@ class Guard:
             self.suspect[id(plugin)] = where
 
     def registered_from(self) -> str:
-        """The first frame on the stack in the project's code (not a conftest.py, nor an
-        installed package): where a plugin was registered from, if from there."""
+        """The first frame on the stack in the project's code under test (not its tests
+        and their helpers, which relay's re-run takes from the baseline, nor an installed
+        package): where a plugin was registered from, if from there."""
         frame = sys._getframe(2)
         while frame is not None:
             file = frame.f_code.co_filename
             if not file.startswith("<"):  # code with no file: execnet's, frozen importlib
                 real = os.path.realpath(file)
-                parts = Path(real).parts
                 inside = real.startswith(self.root + os.sep)
-                installed = "site-packages" in parts or "dist-packages" in parts
-                ours = real == self.here
-                if inside and not installed and not ours and Path(real).name != "conftest.py":
-                    return os.path.relpath(real, self.root)
+                if inside and real != self.here:
+                    where = os.path.relpath(real, self.root)
+                    if not _test_or_installed(where):
+                        return where
             frame = frame.f_back  # type: ignore[assignment]
         return ""
 

@@ -1,6 +1,7 @@
 """The verifier judges the candidate's code by the baseline's tests and gate configuration.
 On a real repository with real pytest and ruff as gates and makers that are scripts: a
-test module the maker adds that switches pytest's test runs off, or that patches the code
+test module the maker adds that switches pytest's test runs off (which relay's pytest
+plugin refuses in the candidate's own run already), or that patches the code
 under test before the real tests import it, a new pytest.ini that deselects a baseline
 test, a new ruff.toml that selects nothing, and a file-wide ``# ruff: noqa`` are never
 kept; a baseline test that did not run counts as failing; a genuine fix with a new test in
@@ -35,6 +36,7 @@ MORE_TESTS = TEST_CALC + "\n\ndef test_add_zero():\n    assert add(0, 5) == 5\n"
 PLUGIN = "import _pytest.python\n\n_pytest.python.Function.runtest = lambda self: None\n"
 # collected before tests/test_calc.py, it mends the code under test for the real tests
 SETUP = "import calc\n\ncalc.add = lambda a, b: a + b\n\n\ndef test_setup():\n    pass\n"
+SWITCHED_OFF = "the test run was tampered with: _pytest.python.Function.runtest was replaced"
 DESELECT = "[pytest]\npythonpath = src\naddopts = --deselect tests/test_calc.py::test_add\n"
 
 
@@ -71,7 +73,7 @@ def test_test_modules_the_maker_adds_cannot_pass_the_baselines_tests(tmp_path: P
     assert project.read("src/calc.py") == CALC and project.clean()
     assert [(g, c) for g, _, c in failures(project)] == [("G1", "test"), ("G2", "test")]
     text = project.read("docs/loop/state/failures.md")
-    assert "the goal's new `tests/test_0_plugin.py` left out: test" in text, text
+    assert f"{SWITCHED_OFF}\n" in text, text
     assert "the goal's new `tests/test_aaa_setup.py` left out: test" in text, text
     assert "FAILED tests/test_calc.py::test_add" in text
     assert (project.root / "tests/test_calc.py").read_text() == TEST_CALC
@@ -81,9 +83,8 @@ def test_a_red_test_is_not_passed_by_a_plugin_and_a_real_fix_with_a_new_test_is_
     tmp_path: Path,
 ) -> None:
     """On a red baseline (test_add fails), a plugin module the maker adds makes the whole
-    suite pass on the candidate; with the baseline's tests alone test_add still fails, as
-    at the baseline, so no gate is worse than there, but the candidate's own run passed it:
-    not kept. The real fix, with a new test in the existing test file, is kept."""
+    suite pass on the candidate: relay's pytest plugin sees pytest switched off, not kept.
+    The real fix, with a new test in the existing test file, is kept."""
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
     project.write("src/calc.py", BROKEN)
     project.git("commit", "-qam", "add is broken")
@@ -101,8 +102,7 @@ def test_a_red_test_is_not_passed_by_a_plugin_and_a_real_fix_with_a_new_test_is_
     assert [k["goal"] for k in ran.data["kept"]] == ["G2"], ran
     assert [(g, c) for g, _, c in failures(project)] == [("G1", "test")]
     text = project.read("docs/loop/state/failures.md")
-    assert "the goal's new `tests/test_0_plugin.py` left out" in text, text
-    assert "- test tests/test_calc.py::test_add" in text
+    assert f"{SWITCHED_OFF}\n" in text, text
     assert project.read("src/calc.py") == CALC and project.read("tests/test_calc.py") == MORE_TESTS
     assert not (project.root / "tests/test_0_plugin.py").exists() and project.clean()
 
