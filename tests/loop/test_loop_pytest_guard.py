@@ -230,8 +230,8 @@ def test_honest_runs_pass_as_they_are_and_a_tampered_xdist_worker_does_not(tmp_p
     """A conftest.py with an autouse fixture and a hook of its own, xdist's workers,
     coverage.py running pytest, the person's own --junitxml and a gate that is no pytest
     all pass as they are, with the canary in no count, output or report; a red test is
-    the one failing check; the same code patching pytest under xdist is caught in the
-    worker that ran it."""
+    the one failing check; a command that replaces PYTHONPATH is told what to do; the
+    code patching pytest under xdist is caught in the worker that ran it."""
     from loop_project import LINT_GATE
 
     from relay.loop.contract import Gate
@@ -263,6 +263,11 @@ def test_honest_runs_pass_as_they_are_and_a_tampered_xdist_worker_does_not(tmp_p
         assert not checks.tampered and checks.failing == (
             ("test tests/test_calc.py::test_add", 1),
         ), checks
+
+    # a command that replaces PYTHONPATH is told how to let relay's plugin load
+    own_path = [Gate("own-path", f"PYTHONPATH=src {PLAIN}")]
+    got = measure(honest, own_path, timeout=120, coverage_report=None, stop_at_failure=False)
+    assert got.failure is not None and "PYTHONPATH=src:$PYTHONPATH" in got.failure.what, got
 
     patched = tree(tmp_path / "patched", RUNTEST + BROKEN)
     got = measure(patched, gates[1:2], timeout=120, coverage_report=None, stop_at_failure=False)
