@@ -147,7 +147,7 @@ def _test_or_installed(path: str) -> bool:
     name = parts[-1]
     if any(p in ("site-packages", "dist-packages") for p in parts):
         return True
-    if any(p in ("tests", "test", "testing") for p in parts[:-1]):
+    if any(p in ("tests", "test", "__tests__") for p in parts[:-1]):  # as relay's guard reads
         return True
     return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
