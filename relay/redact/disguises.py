@@ -181,6 +181,14 @@ _HEADS_MEM = 32 << 20
 # two (16 secrets: 2 MB more at the peak), so they are searched apart.
 _ONE_PASS_PIECES = 128
 _FORM_MEM = 2 << 20
+# RE2 needs room for twenty of a DFA's states before it searches at all, and a state holds
+# an entry for each instruction: a form's program grows with its regex, and a form of a
+# secret past ASCII (each character in its cases, ``\U0001f511`` ten characters with a
+# gap between each) outgrew 2 MB, and RE2 logged "DFA out of memory" and fell back to its
+# slower engine. Measured, each form's regex (from 3 kB to 280 kB) needed at most 134
+# bytes for each of its bytes; the budget is a ceiling, spent only on states a search
+# builds, and a form's search reads no more than ``reach`` bytes.
+_FORM_MEM_PER_BYTE = 160
 
 
 def _compile(pattern: bytes, *, anchored: bool = False, max_mem: int = 8 << 20) -> Searcher:
@@ -291,7 +299,8 @@ class _Form:
             else:
                 pattern = _spaced(self.form)
             pattern = b"(?i:" + pattern + b")" if self.fold else pattern
-            self.cache.append(_compile(pattern, anchored=not self.opening, max_mem=_FORM_MEM))
+            budget = max(_FORM_MEM, _FORM_MEM_PER_BYTE * len(pattern))
+            self.cache.append(_compile(pattern, anchored=not self.opening, max_mem=budget))
         return self.cache[0]
 
 

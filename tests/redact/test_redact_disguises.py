@@ -358,3 +358,19 @@ def test_one_search_for_starts_and_pieces_finds_what_two_find() -> None:
         block = text.encode()
         assert sorted(disguises.spans(block)) == sorted(apart.spans(block)), text
     assert sorted(disguises.spans(block, 1000)) == sorted(apart.spans(block, 1000))
+
+
+def test_a_secret_past_ascii_in_every_transform_side_by_side_logs_nothing(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Where a secret past ASCII starts, every form of every secret is tried (its cases
+    may fold otherwise), the largest too (``\\U0000…`` ten characters for each one, a gap
+    between each two): each form's automaton gets room for its states, so RE2 never runs
+    out of memory, logs it on stderr and falls back to its slower engine."""
+    redactor = Redactor(MachineFacts(secrets=(TOKEN, WIDE)))  # fresh: no automaton built
+    shown = [TRANSFORMS[name](WIDE).text for name in sorted(TRANSFORMS)]
+    text = "printed: " + " | ".join(shown) + "\n" + "\n".join(" ".join(s) for s in shown) + "\n"
+    out = redactor.redact(text)
+    for printed in shown:
+        assert "".join(printed.split()) not in "".join(out.split())
+    assert "out of memory" not in capfd.readouterr().err
