@@ -264,7 +264,10 @@ class LiteralScanner:
         # search over the whole block (its automaton's states serve both). A needle's case
         # folds byte by byte then, which only widens the search; each find is compared.
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-        self._search = re2.compile(b"|".join(alternatives), options) if alternatives else None
+        # The alternation alone, for a search that finds these places with others.
+        self.pattern = b"|".join(alternatives)
+        self._longest = max((len(lit.needle) for lit in self.literals), default=0)
+        self._search = re2.compile(self.pattern, options) if alternatives else None
         # The prefilter's pass over a block for the literals (none without literals).
         self.passes: tuple[Searcher, ...] = (searcher(self._search),) if self._search else ()
 
@@ -278,6 +281,20 @@ class LiteralScanner:
             pos = at + 1
             for lit in (*self._exact.get(block[at], ()), *self._folded.get(lowered[at], ())):
                 yield from _literal_at(lit, block, lowered, at)
+
+    def at(self, block: bytes, at: int) -> Iterator[Span]:
+        """The literals that occur at ``at`` with clean edges (a place another search found:
+        the disguises', which reads the whole block for this node's secrets and these)."""
+        exact = self._exact.get(block[at], ())
+        folded = self._folded.get(block[at] | 0x20 if 65 <= block[at] <= 90 else block[at], ())
+        if not exact and not folded:
+            return
+        base = max(0, at - 1)  # the byte before, for the left edge; one past, for the right
+        piece = block[base : at + self._longest + 1]
+        lowered = piece.lower() if folded else piece
+        for lit in (*exact, *folded):
+            for s, e, kind in _literal_at(lit, piece, lowered, at - base):
+                yield s + base, e + base, kind
 
 
 def _literal_at(lit: Literal, block: bytes, lowered: bytes, at: int) -> Iterator[Span]:

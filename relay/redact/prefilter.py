@@ -26,7 +26,9 @@ Why the result is the same as scanning the whole block:
 - key blocks, which span lines, are stretched on the whole block afterwards (``engine``).
 
 This node's own literals and the node table's host names are in the prefilter too (a
-value that holds a line break turns the prefilter off). Extra patterns from the master
+value that holds a line break turns the prefilter off), unless this node has secrets: then
+the disguises' pass over the whole block finds the literals with the disguised forms, in one
+read of every byte for both (see ``engine``). Extra patterns from the master
 section may be any regex, across lines too: they are not in it, and read the whole block.
 The regex is compiled for Latin-1, so that every byte is a character (a line that is not
 valid UTF-8 is still matched), and case-insensitively where the rules read the lowered

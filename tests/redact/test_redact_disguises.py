@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from relay.redact import MachineFacts, Redactor
 from relay.redact.disguises import MAX_GAP, MIN_PIECE, Disguises, with_bodies
-from relay.redact.literals import BORING_VALUES
+from relay.redact.literals import BORING_VALUES, LiteralScanner, build_literals
 
 TOKEN = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
 TRICKY = 'n0de/Own+se"cret=4a7f'
@@ -374,3 +374,28 @@ def test_a_secret_past_ascii_in_every_transform_side_by_side_logs_nothing(
     for printed in shown:
         assert "".join(printed.split()) not in "".join(out.split())
     assert "out of memory" not in capfd.readouterr().err
+
+
+def test_the_disguises_pass_finds_every_literal_the_literals_own_search_finds() -> None:
+    """This node's secrets as written and encoded, its user, home and host are found in
+    the disguises' one pass over a block: the same spans, overlapping, glued to a word and
+    in another case included, as the literals' own search and the disguises' apart."""
+    facts = MachineFacts(
+        user="alice", home="/home/alice", hosts=("build-07",), secrets=(TRICKY, GH_TOKEN)
+    )
+    scanner = LiteralScanner(build_literals(facts))
+    joined = Disguises.build(with_bodies(facts.secrets), also=scanner.pattern)
+    apart = Disguises.build(with_bodies(facts.secrets))
+    assert joined is not None and apart is not None and joined.with_also
+    needles = [lit.needle.decode() for lit in scanner.literals]
+    rng = random.Random(28)
+    for _ in range(60):
+        picks = [rng.choice(needles) for _ in range(rng.randrange(1, 6))]
+        picks = [p.upper() if rng.random() < 0.3 else p for p in picks]
+        glue = rng.choice(["", " ", "x", "/", "\n", "="])
+        text = clean_lines(rng, 1_500) + glue.join(picks) + glue + picks[0][:5] + "\n"
+        block = text.encode()
+        for start in (0, len(block) // 2):
+            found = set(joined.spans(block, start, scanner.at))
+            want = set(apart.spans(block, start)) | set(scanner.spans(block, block.lower(), start))
+            assert found == want, text
