@@ -158,11 +158,11 @@ def _pump(
     """Copy the source through the redactor to ``sink`` (standard output by default)."""
     out = sink or sys.stdout.buffer
     while chunk := _read(source, name):
-        _write(stream.feed(chunk), out)
+        _write(stream.feed_bytes(chunk), out)
         if len(chunk) < READ_SIZE:  # slow input (a pipe, a terminal): pass lines on now
-            _write(stream.flush(), out)
+            _write(stream.flush_bytes(), out)
             out.flush()
-    _write(stream.finish(), out)
+    _write(stream.finish_bytes(), out)
     out.flush()
 
 

@@ -143,8 +143,8 @@ def _redact_piece(start: int, end: int, in_key: bool = False) -> tuple[str, Tall
             if not chunk:
                 break
             pos += len(chunk)
-            out.write(stream.feed(chunk).encode())
-        out.write(stream.finish().encode())
+            out.write(stream.feed_bytes(chunk))
+        out.write(stream.finish_bytes())
     return target, stream.tally, stream.ended_in_key
 
 

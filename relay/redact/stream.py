@@ -155,6 +155,31 @@ class StreamRedactor:
 
     def feed(self, chunk: bytes | str) -> str:
         """Take the next piece of the log; return whatever redacted text is ready."""
+        return self._decode(self._feed(chunk), final=False)
+
+    def flush(self) -> str:
+        """Emit every complete line buffered so far (for interactive input)."""
+        return self._decode(self._flush(), final=False)
+
+    def finish(self) -> str:
+        """The rest of the redacted text, once the input has ended."""
+        return self._decode(self._finish(), final=True)
+
+    def feed_bytes(self, chunk: bytes) -> bytes:
+        """``feed``, as the UTF-8 bytes a file or a pipe takes: an ASCII text (most logs)
+        is passed on as it is, not decoded and encoded again (the same bytes, counted the
+        same)."""
+        return self._encoded(self._feed(chunk), final=False)
+
+    def flush_bytes(self) -> bytes:
+        """``flush``, as UTF-8 bytes (see ``feed_bytes``)."""
+        return self._encoded(self._flush(), final=False)
+
+    def finish_bytes(self) -> bytes:
+        """``finish``, as UTF-8 bytes (see ``feed_bytes``)."""
+        return self._encoded(self._finish(), final=True)
+
+    def _feed(self, chunk: bytes | str) -> bytes:
         data = chunk.encode() if isinstance(chunk, str) else chunk
         self._in += len(data)
         if b"\0" in data:  # memchr; counting every chunk would be a full extra pass
@@ -165,21 +190,18 @@ class StreamRedactor:
             out.append(self._round(final=False))
         del self._buf[: self._pos]  # once per feed, so a huge chunk costs no quadratic copy
         self._pos = 0
-        return self._decode(b"".join(out), final=False)
+        return b"".join(out)
 
-    def flush(self) -> str:
-        """Emit every complete line buffered so far (for interactive input)."""
+    def _flush(self) -> bytes:
         if self._buf.rfind(b"\n", self._pos) < 0 and not self._in_key:
-            return ""
+            return b""
         out = self._round(final=False, eager=True)
         del self._buf[: self._pos]
         self._pos = 0
-        return self._decode(out, final=False)
+        return out
 
-    def finish(self) -> str:
-        """The rest of the redacted text, once the input has ended."""
-        out = self._round(final=True) if len(self._buf) > self._pos or self._in_key else b""
-        return self._decode(out, final=True)
+    def _finish(self) -> bytes:
+        return self._round(final=True) if len(self._buf) > self._pos or self._in_key else b""
 
     @property
     def tally(self) -> Tally:
@@ -192,6 +214,14 @@ class StreamRedactor:
     def report(self) -> RedactionReport:
         """Counts so far, and whether the output may be published."""
         return self.tally.report(self._max_share)
+
+    def _encoded(self, data: bytes, *, final: bool) -> bytes:
+        """``data`` as valid UTF-8: as it is when it is ASCII and no character is half
+        read; else through the decoder, as ``_decode`` reads it, and encoded again."""
+        if data.isascii() and not self._decoder.getstate()[0]:
+            self._out += len(data)
+            return data
+        return self._decode(data, final=final).encode()
 
     def _decode(self, data: bytes, *, final: bool) -> str:
         text = self._decoder.decode(data, final)

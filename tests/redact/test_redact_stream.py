@@ -152,3 +152,41 @@ def test_stream_api_yields_pieces_and_a_final_report() -> None:
     assert stream.report.bytes_in == sum(
         len(c.encode() if isinstance(c, str) else c) for c in chunks
     )
+
+
+def test_the_bytes_a_stream_gives_are_its_text_encoded_and_counted_alike() -> None:
+    """``feed_bytes`` and ``finish_bytes`` (what ``relay redact`` writes) give the text that
+    ``feed`` and ``finish`` give, as UTF-8, with the same report: an ASCII window passed on
+    as it is; characters split by a window's cut (a line longer than a window is cut
+    inside it) and bytes that are no UTF-8 at all read by the decoder as text."""
+    cut = OVERLAP  # a long line is cut inside it, about here
+    lines = [
+        b"plain ascii line\n",
+        "caf\u00e9 \u2603 ok\n".encode(),
+        b"\xff\xfe not utf-8\n",
+        b"token=ghp_" + b"a1B2c3D4" * 5 + b"\n",
+        b"a" * cut + "\u00e9".encode() * cut + b"\n",  # characters over a cut
+    ]
+    for size in (1 << 20, 4096, 7):
+        data = b"".join(lines)
+        as_text, as_bytes = REDACTOR.open(), REDACTOR.open()
+        text, raw = [], []
+        for at in range(0, len(data), size):
+            text += [as_text.feed(data[at : at + size]), as_text.flush()]
+            raw += [as_bytes.feed_bytes(data[at : at + size]), as_bytes.flush_bytes()]
+        text.append(as_text.finish())
+        raw.append(as_bytes.finish_bytes())
+        assert b"".join(raw) == "".join(text).encode(), size
+        assert as_bytes.tally == as_text.tally
+
+
+def test_ascii_after_half_a_character_goes_through_the_decoder() -> None:
+    """Text cut after a character's lead byte (a window cut inside a long line): the ASCII
+    that comes next is decoded after it, as ``feed`` decodes it (the lead byte becomes a
+    replacement character there, not at the end of the text)."""
+    as_text, as_bytes = REDACTOR.open(), REDACTOR.open()
+    pieces = [b"abc\xc3", b"xyz\n", b"more\n"]
+    text = "".join(as_text._decode(p, final=False) for p in pieces)
+    raw = b"".join(as_bytes._encoded(p, final=False) for p in pieces)
+    assert raw == text.encode() == "abc\ufffdxyz\nmore\n".encode()
+    assert as_bytes.tally == as_text.tally
