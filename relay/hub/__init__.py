@@ -14,8 +14,11 @@ Theory of operation:
   own process; WAL and a busy timeout make that safe.
 - Every mutation goes through ``Store.record`` which appends one row to the ``journal``
   table (kind, action, actor, issue, comment, label) and then calls the hub's listeners
-  after the transaction commits. Issue events (``labeled``, ``closed``…) are read from the
-  journal; webhooks can subscribe to the same listeners.
+  after the write (webhook deliveries are queued only once it is committed). The writes of
+  the API requests served in one turn of the event loop share one transaction and one
+  COMMIT (each a savepoint of it), and each of those requests answers only after it.
+  Issue events (``labeled``, ``closed``…) are read from the journal; webhooks subscribe
+  to the same listeners.
 - ``middleware`` authenticates (``Authorization: token T``, ``Bearer T`` or Basic
   ``login:T``; any length — ``relay hub token --long`` mints 93-character tokens and App
   installation tokens are ``ghs_<app id>_<JWT-like>``, several hundred), injects faults,

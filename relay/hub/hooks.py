@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import hashlib
 import hmac
 import json
@@ -298,12 +299,11 @@ def on_entry(entry: JournalEntry) -> None:
     acc = delivery_access(request, entry.repo_id)
     payload = _issue_payload(request, acc, entry, request.get("hook_snapshot"))
     for row in rows:
-        deliveries.enqueue(
-            Delivery(
-                row["id"], row["url"], row["content_type"], row["secret"], entry.kind, payload,
-                target_id=entry.repo_id,
-            )
+        delivery = Delivery(
+            row["id"], row["url"], row["content_type"], row["secret"], entry.kind, payload,
+            target_id=entry.repo_id,
         )  # fmt: skip
+        deliveries.store.after_commit(functools.partial(deliveries.enqueue, delivery))
 
 
 @web.middleware

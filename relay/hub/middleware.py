@@ -25,6 +25,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from relay.hub.faults import AFTER_FAULTS, Fault
+from relay.hub.store import GROUPED
 from relay.hub.web import (
     API_ROOTS,
     DOCS,
@@ -348,7 +349,12 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         graphql, search = path in GRAPHQL_PATHS, path.startswith(SEARCH_PATH)
         win = hub.window(GRAPHQL_KEY + key if graphql else SEARCH_KEY + key if search else key)
         request["rate_window"] = win
-        resp = await _serve(request, handler, win, fault)
+        grouped = GROUPED.set(True)  # this request's writes may share one COMMIT
+        try:
+            resp = await _serve(request, handler, win, fault)
+        finally:
+            GROUPED.reset(grouped)
+        await hub.store.settled()  # answered only once what it read or wrote is committed
     except ApiError as err:
         resp = err.response()
         if win is None and err.status == 401:  # GitHub counts a bad token to the address

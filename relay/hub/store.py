@@ -4,12 +4,16 @@ The server uses one connection from the event-loop thread and never awaits insid
 transaction, so writes are serialised by construction. ``relay hub token`` may write from
 another process at the same time: WAL plus ``BEGIN IMMEDIATE`` and a busy timeout cover it.
 Every mutation calls :meth:`Store.record`, the single place where "what happened" is kept
-(issue events are read from it; webhooks will subscribe to :attr:`Store.listeners`).
+(issue events are read from it; webhooks subscribe to :attr:`Store.listeners`). API
+requests served in the same turn of the event loop share one transaction and its COMMIT,
+each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import hashlib
 import secrets
 import sqlite3
@@ -79,6 +83,11 @@ CREATE TABLE IF NOT EXISTS repo_redirects (
   PRIMARY KEY (owner_id, name));
 """
 
+GROUPED: contextvars.ContextVar[bool] = contextvars.ContextVar("grouped", default=False)
+"""Set while an API request is served: its writes may share a transaction (and its
+COMMIT) with the writes of the other requests served in the same turn of the event loop;
+the request is answered only after :meth:`Store.settled`."""
+
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
 _JOURNAL_COLUMNS = ("repo_id", "issue_id", "comment_id", "label_name", "label_color", "detail")
 
@@ -132,6 +141,8 @@ class Store:
     _data_version: int = -1
     _changes: int = -1
     _checkpoints: tuple[threading.Event, threading.Thread] | None = None
+    _group: asyncio.Future[None] | None = None
+    _after: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,6 +195,7 @@ class Store:
             stop.set()
             thread.join(timeout=30)
             self._checkpoints = None
+            self.flush()
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.close()
@@ -217,10 +229,46 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; journal listeners run only after it commits."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One write; journal listeners run after it, and what they defer with
+        :meth:`after_commit` only once it is committed.
+
+        Inside an API request (:data:`GROUPED`) the write is a savepoint of a transaction
+        the requests of this turn of the event loop share: it is committed by :meth:`flush`
+        at the loop's next turn, one COMMIT for them all, and each request waits for it
+        (:meth:`settled`) before it answers. Any other write commits on its own, as does
+        the shared transaction first when one is open."""
+        if not GROUPED.get():
+            self.flush()
+            with self._transaction():
+                yield self.db
+            return
+        if self._group is None:
+            self.db.execute("BEGIN IMMEDIATE")
+            loop = asyncio.get_running_loop()
+            self._group = loop.create_future()
+            loop.call_soon(self.flush)
+        mark = len(self._pending)
+        self.db.execute("SAVEPOINT write")
         try:
             yield self.db
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK TO write")
+                self.db.execute("RELEASE write")
+            del self._pending[mark:]
+            raise
+        self.db.execute("RELEASE write")
+        self._bump()
+        entries = self._pending[mark:]
+        del self._pending[mark:]
+        self._notify(entries)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """A write transaction of its own, committed before the listeners run."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
         except BaseException:
             self.db.execute("ROLLBACK")
             self._pending.clear()
@@ -229,9 +277,48 @@ class Store:
         self.db.execute("COMMIT")
         self._changes = self.db.total_changes
         entries, self._pending = self._pending, []
+        self._notify(entries)
+
+    def _notify(self, entries: list[JournalEntry]) -> None:
         for entry in entries:
             for listener in self.listeners:
                 listener(entry)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once the writes made so far are committed (now, if they are)."""
+        if self._group is None:
+            action()
+        else:
+            self._after.append(action)
+
+    def flush(self) -> None:
+        """Commit the shared transaction, if one is open, and wake the requests that wait
+        for it (with the error, should the COMMIT fail: then none of its writes was kept)."""
+        group, self._group = self._group, None
+        if group is None:
+            return
+        after, self._after = self._after, []
+        try:
+            if not self.db.in_transaction:  # SQLite rolled it back on an error
+                raise sqlite3.OperationalError("the shared write transaction was rolled back")
+            self.db.execute("COMMIT")
+        except sqlite3.Error as err:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            self._pending.clear()
+            group.set_exception(err)
+            group.exception()  # every waiter raises it; none is left unretrieved
+            return
+        self._changes = self.db.total_changes
+        group.set_result(None)
+        for action in after:
+            action()
+
+    async def settled(self) -> None:
+        """Wait until the shared transaction, if one is open, is committed (raises the
+        COMMIT's error if it failed): a request answers only what is durable."""
+        if self._group is not None:
+            await asyncio.shield(self._group)
 
     def _bump(self) -> None:
         """Count one write of this connection's. The count lives in memory, not in the
