@@ -189,13 +189,13 @@ class Store:
 
     def close(self) -> None:
         """Close the connection (after the background checkpoints, if any, have stopped
-        and the log is written back)."""
+        and the log is written back); the shared transaction, if open, is committed first."""
+        self.flush()
         if self._checkpoints is not None:
             stop, thread = self._checkpoints
             stop.set()
             thread.join(timeout=30)
             self._checkpoints = None
-            self.flush()
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.close()
