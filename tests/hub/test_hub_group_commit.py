@@ -67,3 +67,45 @@ def test_concurrent_comments_are_committed_before_their_answers(
     assert [c["id"] for c in listed] == sorted(ids)
     after = api(alice, "GET", f"/repos/alice/{unique}/issues/{issue['number']}").body
     assert after["comments"] == CLIENTS * PER_CLIENT
+
+
+async def _mixed(hub: HubProcess, token: str, repo: str, number: int) -> list[int]:
+    """Each client comments, creates the same label as every other, and comments again:
+    the refused creations (422 inside a shared transaction) must undo only themselves."""
+    headers = {"Authorization": f"token {token}"}
+    statuses: list[int] = []
+
+    async def client(session: aiohttp.ClientSession, n: int) -> None:
+        for what in ("comment", "label", "comment"):
+            path, body = (
+                (f"{repo}/issues/{number}/comments", {"body": f"{n} {what}"})
+                if what == "comment"
+                else (f"{repo}/labels", {"name": "same-for-all", "color": "ededed"})
+            )
+            async with session.post(f"{hub.url}{path}", json=body, headers=headers) as resp:
+                await resp.read()
+                if what == "label":
+                    statuses.append(resp.status)
+                assert resp.status in ((201, 422) if what == "label" else (201,))
+
+    connector = aiohttp.TCPConnector(limit=CLIENTS)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        await asyncio.gather(*(client(session, n) for n in range(CLIENTS)))
+    return statuses
+
+
+def test_a_refused_write_in_a_shared_commit_undoes_only_itself(
+    hub: HubProcess, api: Any, alice: str, unique: str
+) -> None:
+    api(alice, "POST", "/user/repos", {"name": unique})
+    repo = f"/repos/alice/{unique}"
+    issue = api(alice, "POST", f"{repo}/issues", {"title": "mixed"}).body
+    statuses = asyncio.run(_mixed(hub, alice, repo, issue["number"]))
+    assert sorted(statuses) == [201] + [422] * (CLIENTS - 1)
+    labels = [lab["name"] for lab in api(alice, "GET", f"{repo}/labels").body]
+    assert labels.count("same-for-all") == 1
+    comments = api(alice, "GET", f"{repo}/issues/{issue['number']}/comments?per_page=100").body
+    assert sorted(c["body"] for c in comments) == sorted(
+        f"{n} comment" for n in range(CLIENTS) for _ in range(2)
+    )
+    assert api(alice, "GET", f"{repo}/issues/{issue['number']}").body["comments"] == 2 * CLIENTS
