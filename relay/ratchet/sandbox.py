@@ -143,6 +143,7 @@ for s in $RELAY_SHARES; do
   i=$((i + 1))
   mkdir -p "$s"
   mount --rbind "$RELAY_BOX/shared/$i" "$s"
+  case " $RELAY_SHOWN " in *" $s "*) ro "$s" ;; esac  # relay's own, read-only
 done
 for d in $RELAY_HIDE_DIRS; do
   if [ -d "$d" ]; then mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; fi
@@ -186,7 +187,7 @@ EOF
 set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
-unset RELAY_BOX RELAY_BOX_IN
+unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN
 cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -300,6 +301,10 @@ class Sandbox:
         box = self.folder.resolve()
         temp, private = temporary_roots(box)
         shares = shared_folders(box, self.hidden)
+        shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
+        for each in path_folders(os.environ.get("PATH", ""), [temp, *private], box, self.hidden):
+            if each not in shares and each not in shown_here:
+                shown_here.append(each)
         ro = [p for p in self.read_only if p.is_dir() and " " not in str(p)]
         writable = [temp, *private, *shares]
         shown = self.shown_at
@@ -317,7 +322,8 @@ class Sandbox:
             "RELAY_BOX_IN": [box.relative_to(temp)],
             "RELAY_TEMP": [temp],
             "RELAY_PRIVATE": private,
-            "RELAY_SHARES": shares,
+            "RELAY_SHARES": [*shares, *shown_here],
+            "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
         }
         hide = " ".join(f"{k}={shlex.quote(' '.join(map(str, v)))}" for k, v in given.items())
@@ -383,6 +389,46 @@ def temporary_roots(box: Path) -> tuple[Path, list[Path]]:
     temp = next((r for r in roots if parent.is_relative_to(r)), parent)
     others = [r for r in roots if not r.is_relative_to(temp) and not temp.is_relative_to(r)]
     return temp, others
+
+
+# relay's own folders a box's command reads (a landing's applier and its patch): shown
+# read-only, at their own path, in every box made while they are listed
+_SHOWN: list[Path] = []
+
+
+@contextlib.contextmanager
+def showing(folder: Path) -> Iterator[None]:
+    """``folder`` (relay's own, in the machine's temporary folder, which a box does not
+    see) shown read-only in every box made meanwhile."""
+    real = folder.resolve()
+    _SHOWN.append(real)
+    try:
+        yield
+    finally:
+        _SHOWN.remove(real)
+
+
+def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[Path]) -> list[Path]:
+    """The folders on ``path`` (the programs the person runs) that lie in one of the
+    machine's temporary folders, ``temps``, which a box sees as its own: shown read-only
+    at their own path. Never one that holds the box's folder or a hidden path, or lies
+    in one."""
+    found: list[Path] = []
+    for part in path.split(os.pathsep):
+        if not part.strip() or not os.path.isabs(part):
+            continue
+        with contextlib.suppress(OSError):
+            real = Path(part).resolve()
+            if not real.is_dir() or " " in str(real) or real in found or real in temps:
+                continue
+            if not any(real.is_relative_to(t) for t in temps):
+                continue
+            if box.is_relative_to(real) or any(
+                real.is_relative_to(h) or h.is_relative_to(real) for h in hidden
+            ):
+                continue
+            found.append(real)
+    return found
 
 
 def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:

@@ -264,7 +264,7 @@ def test_the_maker_cannot_write_where_relay_gates_or_cron_would_run_it(
     (home / ".claude").mkdir(parents=True)
     (home / ".bashrc").write_text("# the person's\n")
     monkeypatch.setenv("HOME", str(home))
-    found = tmp_path / "found.json"
+    found = tmp_path / "scripts" / "found.json"  # shared with the boxes (conftest)
     probe = Path(sys.prefix) / "relay-maker-probe.pth"
     targets = [str(home / ".bashrc"), str(home / "new-file"), str(probe), "/etc/relay-probe"]
     project = make_project(tmp_path)
