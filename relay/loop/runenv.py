@@ -29,8 +29,9 @@ _SHELL_WORDS = frozenset({"env", "exec", "time", "nohup", "command", "builtin", 
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "!"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-# relay's own: what a scheduled process needs to start relay itself, kept as it is
-_RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# relay's own: what a scheduled process needs to start relay itself, and the folders the
+# person shares with its boxes, kept as they are
+_RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "RELAY_SANDBOX_SHARE")
 
 
 # a variable whose name says it holds a credential: the name's last words, by shape

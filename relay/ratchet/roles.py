@@ -232,7 +232,7 @@ def run_role(
         history.mkdir(parents=True, exist_ok=True)
         model = settings.model if settings is not None else None
         command = command_line(invocation(agent, str(path), history=str(history), model=model))
-    wrapped = sandbox.wrap(command) if sandbox and not credentials else command
+    wrapped = sandbox.wrap(command, env) if sandbox and not credentials else command
     try:
         done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=notify)
     finally:

@@ -2,8 +2,11 @@
 (no remote, no credential configuration, not a worktree of the person's clone), a scratch
 HOME with an empty git configuration, and, where Linux lets an unprivileged process make
 user and mount namespaces, the person's clone, its local remotes, relay's secrets and the
-real HOME's credential files hidden behind empty mounts for the maker's process tree
-(which also sees a /proc of its own, so no parent's working directory leads back).
+real HOME's credential files and the agent CLIs' folders hidden behind empty mounts for
+the maker's process tree (which also sees a /proc of its own, so no parent's working
+directory leads back), a /tmp of its own that holds its own box folder alone, and every
+other folder outside its tree and scratch read-only, so that nothing it writes outlives
+the box. An agent role gets a copy of its own CLI's login in its scratch HOME.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -290,10 +293,12 @@ class Sandbox:
         """The box's own temporary folder (its /tmp in namespaces, its TMPDIR always)."""
         return self.folder / "tmp"
 
-    def wrap(self, command: str) -> str:
+    def wrap(self, command: str, env: Mapping[str, str] | None = None) -> str:
         """``command`` as the maker runs it: inside the namespaces where they hold, with a
         /tmp of its own, each hidden folder behind an empty tmpfs, each hidden file behind
-        /dev/null, and every other folder outside its box read-only."""
+        /dev/null, and every other folder outside its box read-only. ``env`` is the
+        environment it runs in (ours when not given): its PATH's folders in the machine's
+        temporary folder are shown read-only."""
         if self.level != NAMESPACES:
             return command
         dirs = [p for p in self.hidden if p.is_dir()]
@@ -302,7 +307,8 @@ class Sandbox:
         temp, private = temporary_roots(box)
         shares = shared_folders(box, self.hidden)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
-        for each in path_folders(os.environ.get("PATH", ""), [temp, *private], box, self.hidden):
+        path = (os.environ if env is None else env).get("PATH", "")
+        for each in path_folders(path, [temp, *private], box, self.hidden):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
         ro = [p for p in self.read_only if p.is_dir() and " " not in str(p)]
