@@ -417,14 +417,16 @@ def showing(folder: Path) -> Iterator[None]:
 def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[Path]) -> list[Path]:
     """The folders on ``path`` (the programs the person runs) that lie in one of the
     machine's temporary folders, ``temps``, which a box sees as its own: shown read-only
-    at their own path. Never one that holds the box's folder or a hidden path, or lies
-    in one."""
+    at their own path (a virtualenv's ``bin``: the whole virtualenv). Never one that holds
+    the box's folder or a hidden path, or lies in one."""
     found: list[Path] = []
     for part in path.split(os.pathsep):
         if not part.strip() or not os.path.isabs(part):
             continue
         with contextlib.suppress(OSError):
             real = Path(part).resolve()
+            if (real.parent / "pyvenv.cfg").is_file():  # a virtualenv's bin: the virtualenv
+                real = real.parent
             if not real.is_dir() or " " in str(real) or real in found or real in temps:
                 continue
             if not any(real.is_relative_to(t) for t in temps):
