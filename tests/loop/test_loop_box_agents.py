@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from loop_project import CALC_MUL, TEST_MUL, make_project
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
 from test_loop_agents import TURN_DONE, claude_stream, seen, stand_in
 
 from relay.ratchet.sandbox import NAMESPACES, level
@@ -79,7 +79,7 @@ def test_agent_roles_work_on_copies_of_their_own_logins_and_the_real_ones_stay_t
     before = snapshot(home)
     monkeypatch.setenv("HOME", str(home))
     real = str(home)
-    project = make_project(tmp_path, retries=0)
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     gate_probe = (
         "import json\nimport os\nimport pathlib\n\n" + PROBE + "got = {\n"
         f"    'real_login': read({real!r} + '/.claude/.credentials.json'),\n"
@@ -193,7 +193,7 @@ def test_a_role_without_an_agent_gets_no_agents_login(
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).write_text(text)
     monkeypatch.setenv("HOME", str(home))
-    project = make_project(tmp_path, retries=0)
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     saw = project.scripts / "saw.json"
     maker = project.script(
         "maker",

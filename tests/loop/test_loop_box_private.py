@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, TEST_MUL, make_project
+from loop_project import CALC, CALC_MUL, TEST_GATE, TEST_MUL, make_project
 
 from relay.ratchet.sandbox import NAMESPACES, SHARE_ENV, level
 
@@ -74,7 +74,7 @@ def test_a_box_sees_no_other_box_and_leaves_nothing_in_the_machines_temporary_fo
         (other / "tree" / "src").mkdir(parents=True)
         (other / "tree" / "src" / "calc.py").write_text(CALC)
         (other / "report.xml").write_text("<testsuite tests='1'/>\n")
-        project = make_project(tmp_path, retries=0)
+        project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
         mark = uuid.uuid4().hex
         planted = [host / f"relay-planted-{mark}", Path(f"/var/tmp/relay-planted-{mark}")]
         planted += [Path(f"/dev/shm/relay-planted-{mark}"), tmp_path / f"beside-{mark}"]
@@ -128,7 +128,7 @@ def test_outside_the_temporary_folders_the_clones_parents_and_its_environments_a
     """The person's clone where it usually is (not under HOME, not in /tmp): the maker and
     the gates cannot write beside it, nor make a folder next to it, nor write the
     project's virtualenv or node_modules, which they can still read."""
-    project = make_project(outside_temp, retries=0)
+    project = make_project(outside_temp, retries=0, gates=(TEST_GATE,))
     monkeypatch.setenv(SHARE_ENV, str(project.scripts))
     venv, modules = project.root / ".venv", project.root / "node_modules"
     (venv / "lib").mkdir(parents=True)
