@@ -579,6 +579,7 @@ class ManagedRun:
         """A claim judged by relay's own ratchet: its diff is the maker's change."""
         from relay.ratchet.engine import Ratchet
         from relay.ratchet.judge import Options
+        from relay.ratchet.sandbox import showing
 
         self._save(commit=f"loop: {found.goal} claimed done by the managed coordinator")
         import shutil
@@ -598,7 +599,8 @@ class ManagedRun:
                 verifier=panel.verifier, red_team=panel.red_team,
                 checker_names=panel.checker_names,
             )  # fmt: skip
-            report = Ratchet(self.root, options, say=self.tell).run()
+            with showing(work):  # a box's /tmp is its own: shown read-only in the boxes
+                report = Ratchet(self.root, options, say=self.tell).run()
         finally:
             shutil.rmtree(work, ignore_errors=True)
         if any(k.goal == found.goal for k in report.kept):

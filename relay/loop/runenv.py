@@ -29,8 +29,9 @@ _SHELL_WORDS = frozenset({"env", "exec", "time", "nohup", "command", "builtin", 
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "!"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-# relay's own: what a scheduled process needs to start relay itself, kept as it is
-_RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# relay's own: what a scheduled process needs to start relay itself, and the folders the
+# person shares with its boxes, kept as they are
+_RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "RELAY_SANDBOX_SHARE")
 
 
 # a variable whose name says it holds a credential: the name's last words, by shape
@@ -39,6 +40,49 @@ _CREDENTIAL_NAME = re.compile(
     r"|(?:^|_)(?:PASS|PWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|PAT|COOKIE|KEY))"
     r"(?:_[A-Z0-9]+)?$",
     re.IGNORECASE,
+)
+# never a role's nor a gate's, whatever the person passed: relay's own and the forges'
+# tokens (relay.edges.steps' HIDDEN_ENV among them), every way git or ssh could be handed
+# a credential or pointed at another repository, the session's bus, the shell's folders
+NEVER_PASSED = frozenset(
+    {
+        "RELAY_TOKEN",
+        "RELAY_GIT_TOKEN",
+        "RELAY_APP_PRIVATE_KEY",
+        "RELAY_APP_PRIVATE_KEY_FILE",
+        "RELAY_WEBHOOK_SECRET",
+        "RELAY_NODE_KEY",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GH_ENTERPRISE_TOKEN",
+        "GITHUB_ENTERPRISE_TOKEN",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "SSH_AUTH_SOCK",
+        "SSH_AGENT_PID",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CREDENTIAL_HELPER",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "PWD",
+        "OLDPWD",
+        # the agent CLIs' own folders (hidden in a box; an agent role's points at its copy)
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+    }
+)
+# relay's own secrets by shape, and git configuration handed through the environment
+_NEVER_SHAPE = re.compile(
+    r"^RELAY_.*(?:TOKEN|SECRET|KEY)|^GIT_CONFIG_(?:KEY|VALUE)_\d+$|^GIT_CONFIG_COUNT$"
 )
 # the agent CLIs' own logins: an agent role needs its provider's key to work at all
 AGENT_KEYS = frozenset(
@@ -60,17 +104,21 @@ AGENT_KEYS = frozenset(
 
 
 def credential_names(names: Sequence[str], *, role: str, passed: Sequence[str] = ()) -> list[str]:
-    """The variables of ``names`` a ``role``'s process must not get: every name shaped
-    like a credential (``TWINE_PASSWORD``, ``NPM_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) but
-    those the person handed it (``passed``: her ``--pass-env``/``--pass-secret`` names for
-    it) and, for a role (never a gate: a gate runs the candidate's code), the agent CLIs'
-    own keys. PATH-like and relay's own names are no credentials (``PWD`` is the shell's
-    folder, ``PASS`` alone a count)."""
+    """The variables of ``names`` a ``role``'s process (``"gate"``: the candidate's code)
+    must not get. The one rule for every box: relay's and the forges' tokens and git's
+    and ssh's ways to a credential (:data:`NEVER_PASSED`, ``RELAY_*TOKEN|SECRET|KEY``,
+    ``GIT_CONFIG_*``) always; every other name shaped like a credential
+    (``TWINE_PASSWORD``, ``NPM_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) but those the person
+    handed it (``passed``: her ``--pass-env``/``--pass-secret`` names for it) and, for a
+    role (never a gate), the agent CLIs' own keys. PATH-like and relay's own names are no
+    credentials (``PASS`` alone is a count)."""
     keep = set(passed) | (AGENT_KEYS if role != "gate" else set())
     return [
         n
         for n in names
-        if n not in keep and n not in ("PWD", "OLDPWD") and _CREDENTIAL_NAME.search(n)
+        if n in NEVER_PASSED
+        or _NEVER_SHAPE.match(n)
+        or (n not in keep and _CREDENTIAL_NAME.search(n))
     ]
 
 
@@ -280,8 +328,9 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
 BOUNDARY_SOURCE = (
     "relay: the maker, the gates and the grading roles each in a clone of relay's own, no"
-    " credential in their environment; namespaces also hide the person's clone, its remotes"
-    " and HOME's credential files, env-level only cannot"
+    " credential in their environment; namespaces also hide the person's clone, its remotes,"
+    " HOME's credential files and the agent CLIs' folders, give each box a /tmp of its own"
+    " and make the rest read-only; env-level only cannot"
 )
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"
 

@@ -132,7 +132,7 @@ def run_boxed(
     """``gate`` run once in ``box``'s tree behind its boundary, in :func:`boxed_env` (of
     ``base``, the scheduler's environment, when given)."""
     env = boxed_env(box, work, None, base)
-    done = run_step(box.wrap(gate.command), cwd=box.tree, timeout=timeout, env=env)
+    done = run_step(box.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
     return replace(done, command=gate.command)
 
 
@@ -410,10 +410,11 @@ def _guarded(
     with pytest_guard(box.folder if box else None) as guard:
         if box is not None:
             runner = replace(box, read_only=(*box.read_only, guard.plugin_dir))
-            command, env = runner.wrap(gate.command), boxed_env(box, work or where, junit)
+            env = guard.env(boxed_env(box, work or where, junit))
+            command = runner.wrap(gate.command, env)
         else:
-            command, env = gate.command, gate_env(junit)
-        done = run_step(command, cwd=where, timeout=timeout, env=guard.env(env))
+            command, env = gate.command, guard.env(gate_env(junit))
+        done = run_step(command, cwd=where, timeout=timeout, env=env)
         done = replace(done, command=gate.command)
         files = guard.written()
     wrote = junit is not None and os.path.lexists(junit)  # only pytest writes one there

@@ -95,7 +95,7 @@ def _run_metric(goal: Goal, box: Sandbox, work: Path, *, trial: float) -> StepOu
     """One run of the goal's metric in ``box`` (a sandboxed clone), behind its boundary."""
     assert goal.metric is not None
     env = boxed_env(box, work)
-    return run_step(box.wrap(goal.metric), cwd=box.tree, timeout=trial, env=env)
+    return run_step(box.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
 
 
 def measure_metric(

@@ -43,6 +43,7 @@ from relay.loop.records import HANDOVER_NAME, Iteration, goal_entry
 from relay.loop.threads import THREADS_DIR
 from relay.ratchet.engine import BOOKKEEPING, Ratchet, now_text
 from relay.ratchet.roles import TRANSCRIPTS
+from relay.ratchet.sandbox import showing
 from relay.ratchet.threads import ThreadStore
 
 LAND_SCRIPT = "land-{goal}.sh"
@@ -378,7 +379,8 @@ class Fanout:
         # the moved main line is that turn's, not a new one
         r.turns_waived.add(goal.id)
         try:
-            return r._goal(goal, row, resumed=False)
+            with showing(folder):  # the machine's /tmp is not the box's: shown read-only
+                return r._goal(goal, row, resumed=False)
         finally:
             r.turns_waived.discard(goal.id)
             r.options = options

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from relay.edges.steps import HIDDEN_ENV, StepOutcome, quote_arg, run_step
+from relay.edges.steps import StepOutcome, quote_arg, run_step
 from relay.errors import ConfigError
 from relay.loop.agents import (
     CANNOT_ENV,
@@ -41,40 +41,11 @@ from relay.loop.classify import Review, Verdict, parse_review
 from relay.loop.roster import RoleSettings
 from relay.loop.threads import ThreadState, brief_part, role_word
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
-from relay.ratchet.sandbox import Sandbox, clone_secrets, read_private
+from relay.ratchet.sandbox import Sandbox, agent_login, clone_secrets, read_private
 from relay.ratchet.threads import ThreadStore
 
 TRANSCRIPTS = "transcripts"
 NO_PUSH_URL = "relay-loop-no-push://a-role-cannot-push"
-# the environment a role never sees: relay's and the forges' tokens, every way git or ssh
-# could be handed a credential
-WITHHELD = (
-    *HIDDEN_ENV,
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "SSH_AUTH_SOCK",
-    "SSH_AGENT_PID",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CREDENTIAL_HELPER",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "PWD",
-    "OLDPWD",
-)
-_TOKENISH = re.compile(
-    r"^RELAY_.*(TOKEN|SECRET|KEY)|^GIT_CONFIG_(KEY|VALUE)_\d+$|^GIT_CONFIG_COUNT$"
-)
 
 
 @dataclass(frozen=True)
@@ -125,26 +96,23 @@ def role_env(
     home: Path | None = None,
 ) -> dict[str, str]:
     """The environment a role runs in: ours without any credential (nor another role's
-    named secret), a scratch HOME with an empty git configuration (``home``; one under
-    ``work`` when not given), git refusing every transport and every remote's push URL
+    named secret: :func:`relay.loop.runenv.credential_names`), a scratch HOME with an
+    empty git configuration and nothing of the real one's (``home``; one under ``work``
+    when not given), git refusing every transport and every remote's push URL
     pointing nowhere, and ``gh`` pointed at an empty configuration."""
+    from relay.loop.runenv import credential_names
     from relay.ratchet.sandbox import scratch_home
 
     source = os.environ if base is None else base
     env = dict(source.items())
-    for name in list(env):
-        if name in WITHHELD or _TOKENISH.match(name):
-            del env[name]
     named = named_secrets(work)
     for name, roles in named.items():
         if role not in roles:
             env.pop(name, None)
-    from relay.loop.runenv import credential_names
-
     passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
     for name in credential_names(list(env), role=role, passed=passed):
-        del env[name]  # the person's other logins: TWINE_PASSWORD, NPM_TOKEN, cloud keys
-    home = scratch_home(home or work / "role-home", source.get("HOME"))
+        del env[name]  # relay's tokens, git's and ssh's ways, the person's other logins
+    home = scratch_home(home or work / "role-home")
     config: list[tuple[str, str]] = [
         ("credential.helper", ""),  # an empty value clears every helper configured before
         ("core.askPass", ""),
@@ -234,7 +202,10 @@ def run_role(
 
     transcripts = work / TRANSCRIPTS
     transcripts.mkdir(parents=True, exist_ok=True)
-    home = sandbox.home if sandbox else None
+    scratch: Path | None = None
+    if sandbox is None and agent is not None and not credentials:  # its login's copy goes
+        scratch = Path(tempfile.mkdtemp(prefix="relay-role-home-"))
+    home = sandbox.home if sandbox else scratch
     if sandbox is not None and not path.resolve().is_relative_to(sandbox.folder.resolve()):
         # the role's file as its process can read it: a copy in its box (the original
         # lies in the person's git directory, which the box hides)
@@ -244,6 +215,8 @@ def run_role(
     env = dict(os.environ) if credentials else role_env(cwd, work, role=role, home=home)
     if sandbox is not None and not credentials:
         env = sandbox.env(env)  # env-level only: the candidate's code before the person's
+    if agent is not None and not credentials:  # a copy of its own CLI's login, no other's
+        env.update(agent_login(Path(env["HOME"]), agent.name, os.environ))
     env.update(role_secrets(role))  # that role's alone
     env[env_name] = str(path)
     if cannot is not None:
@@ -259,12 +232,14 @@ def run_role(
         history.mkdir(parents=True, exist_ok=True)
         model = settings.model if settings is not None else None
         command = command_line(invocation(agent, str(path), history=str(history), model=model))
-    wrapped = sandbox.wrap(command) if sandbox and not credentials else command
+    wrapped = sandbox.wrap(command, env) if sandbox and not credentials else command
     try:
         done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=notify)
     finally:
         if store is not None and thread is not None:
             store.set(*thread, ThreadState.IDLE)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     transcript = transcripts / f"{label}.log"
     transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
     reason = None

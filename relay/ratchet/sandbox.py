@@ -2,8 +2,11 @@
 (no remote, no credential configuration, not a worktree of the person's clone), a scratch
 HOME with an empty git configuration, and, where Linux lets an unprivileged process make
 user and mount namespaces, the person's clone, its local remotes, relay's secrets and the
-real HOME's credential files hidden behind empty mounts for the maker's process tree
-(which also sees a /proc of its own, so no parent's working directory leads back).
+real HOME's credential files and the agent CLIs' folders hidden behind empty mounts for
+the maker's process tree (which also sees a /proc of its own, so no parent's working
+directory leads back), a /tmp of its own that holds its own box folder alone, and every
+other folder outside its tree and scratch read-only, so that nothing it writes outlives
+the box. An agent role gets a copy of its own CLI's login in its scratch HOME.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -93,13 +96,33 @@ SECRET_PLACES_ENV = (
 )
 # what lies under XDG_CONFIG_HOME when it is not HOME/.config
 XDG_SECRETS = ("gh", "git", "hub", "relay", "gcloud", "containers/auth.json")
-# what an agent CLI keeps of its own login in HOME: linked into the scratch HOME so that
-# `claude`, `codex`, `gemini` and `aider` still find their own configuration
+# what an agent CLI keeps of its own in HOME (its login, settings, hooks, standing
+# instructions, sessions): hidden in every box, whatever the role
 AGENT_HOMES = (".claude", ".claude.json", ".codex", ".gemini", ".aider.conf.yml", ".config/claude")
+# the folders a variable names instead of HOME's (hidden too; an agent role's copy of its
+# own is pointed at by the same variable)
+AGENT_DIR_ENV = {".claude": "CLAUDE_CONFIG_DIR", ".codex": "CODEX_HOME"}
+# what each agent CLI needs of them to log in: copied into its role's scratch HOME (never
+# the real folder, which a role could plant a hook or an "always approve" in)
+AGENT_LOGINS = {
+    "claude": (".claude/.credentials.json", ".claude/settings.json", ".claude.json"),
+    "codex": (".codex/auth.json", ".codex/config.toml"),
+    "gemini": (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json"),
+    "aider": (".aider.conf.yml",),
+}
+AGENT_LOGIN_CAP = 16 * 1024 * 1024
+# the machine's shared temporary folders: each box has its own (the one holding relay's
+# box folders is the box's scratch folder, the others an empty tmpfs)
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
+# folders the person shares with every box, writable, at their own path (a maker's logs,
+# a cache): ``os.pathsep``-separated; nothing else outside the box is writable
+SHARE_ENV = "RELAY_SANDBOX_SHARE"
 _ENTER = """\
 set -e
 ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
-  keep=$(findmnt -no OPTIONS -T "$1" | tr ',' '\\n' | grep -xE 'nosuid|nodev|noexec' \\
+  opts=${2:-$(findmnt -no OPTIONS -T "$1")}
+  keep=$(printf '%s\\n' "$opts" | tr ',' '\\n' \\
+    | grep -xE 'nosuid|nodev|noexec|noatime|nodiratime|relatime|strictatime' \\
     | tr '\\n' ',' || true)
   mount -o "remount,bind,ro,$keep" "$1"
 }
@@ -107,9 +130,30 @@ for n in $RELAY_SHOW_DIRS; do  # the person's environments, read-only, in relay'
   mount --rbind "$RELAY_SHOW_AT/$n" "$RELAY_TREE/$n"
   ro "$RELAY_TREE/$n"
 done
-for d in $RELAY_HIDE_DIRS; do mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; done
-for f in $RELAY_HIDE_FILES; do mount --bind /dev/null "$f"; done
-for d in $RELAY_KEEP_DIRS; do mount --bind "$d" "$d"; done
+i=0
+for s in $RELAY_SHARES; do  # the person's shares, carried past the private temporary folder
+  i=$((i + 1))
+  mkdir -p "$RELAY_BOX/shared/$i"
+  mount --rbind "$s" "$RELAY_BOX/shared/$i"
+done
+# a private temporary folder: the box's scratch, with the box's own folder at its own path
+mkdir -p "$RELAY_BOX/tmp/$RELAY_BOX_IN"
+mount --rbind "$RELAY_BOX" "$RELAY_BOX/tmp/$RELAY_BOX_IN"
+mount --rbind "$RELAY_BOX/tmp" "$RELAY_TEMP"
+for d in $RELAY_PRIVATE; do mount -t tmpfs -o mode=1777 relay-tmp "$d"; done
+i=0
+for s in $RELAY_SHARES; do
+  i=$((i + 1))
+  mkdir -p "$s"
+  mount --rbind "$RELAY_BOX/shared/$i" "$s"
+  case " $RELAY_SHOWN " in *" $s "*) ro "$s" ;; esac  # relay's own, read-only
+done
+for d in $RELAY_HIDE_DIRS; do
+  if [ -d "$d" ]; then mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; fi
+done
+for f in $RELAY_HIDE_FILES; do
+  if [ -e "$f" ]; then mount --bind /dev/null "$f"; fi
+done
 for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
   ro "$d"
@@ -117,13 +161,36 @@ done
 if [ -n "${RELAY_LOOPBACK:-}" ]; then ip link set lo up 2>/dev/null || true; fi
 here=$(pwd -P)
 if [ -n "${RELAY_SHOW_AT:-}" ]; then  # relay's clone at the person's clone's path
+  mkdir -p "$RELAY_SHOW_AT"
   mount --rbind "$RELAY_TREE" "$RELAY_SHOW_AT"
   case "$here" in
     "$RELAY_TREE" | "$RELAY_TREE"/*) here="$RELAY_SHOW_AT${here#"$RELAY_TREE"}" ;;
   esac
 fi
-unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_KEEP_DIRS RELAY_RO_DIRS RELAY_LOOPBACK
-unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE
+for p in /proc/sys /proc/sysrq-trigger; do  # the kernel's settings, whoever the box runs as
+  if [ -e "$p" ]; then
+    mount --bind "$p" "$p"
+    ro "$p"
+  fi
+done
+# everything else read-only: the person's folders, the clone's parents, the system's
+set -f
+mounts=$(cut -d' ' -f5,6 /proc/self/mountinfo)
+while read -r at opts; do
+  case "$at" in *\\\\*) at=$(printf '%b' "$at") ;; esac  # \\040 is a space
+  case "$at" in /proc | /proc/* | /dev | /dev/*) continue ;; esac
+  mine=
+  for w in $RELAY_WRITABLE; do
+    case "$at" in "$w" | "$w"/*) mine=1 ;; esac
+  done
+  if [ -z "$mine" ] && [ -e "$at" ]; then ro "$at" "$opts"; fi
+done <<EOF
+$mounts
+EOF
+set +f
+unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
+unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
+unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN
 cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -149,14 +216,17 @@ def _probe() -> str:
     if os.name != "posix" or shutil.which("unshare") is None or not Path("/bin/sh").exists():
         return ENV_ONLY
     with tempfile.TemporaryDirectory(prefix="relay-probe-") as tmp:
-        hide = Path(tmp) / "hidden"
-        hide.mkdir()
+        folder = Path(tmp) / "box"
+        hide = folder / "tree" / "hidden"
+        hide.mkdir(parents=True)
         (hide / "secret").write_text("x", encoding="utf-8")
-        probe = f"test ! -e {shlex.quote(str(hide / 'secret'))}"
-        argv = [*_outer(), *_enter(), *_ids(), probe]
-        env = {**os.environ, "RELAY_HIDE_DIRS": str(hide), "RELAY_HIDE_FILES": ""}
+        box = Sandbox(folder, folder / "tree", folder / "home", (hide,), NAMESPACES)
+        tree = shlex.quote(str(box.tree))
+        probe = box.wrap(f"test -d {tree} && test ! -e {shlex.quote(str(hide / 'secret'))}")
         try:
-            done = subprocess.run(argv, env=env, capture_output=True, timeout=20, check=False)
+            done = subprocess.run(
+                ["/bin/sh", "-c", probe], cwd=box.tree, capture_output=True, timeout=20, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             return ENV_ONLY
     return NAMESPACES if done.returncode == 0 else ENV_ONLY
@@ -218,27 +288,52 @@ class Sandbox:
     def history(self) -> Path:
         return self.folder / "history"
 
-    def wrap(self, command: str) -> str:
-        """``command`` as the maker runs it: inside the namespaces where they hold (each
-        hidden folder behind an empty tmpfs, each hidden file behind /dev/null)."""
+    @property
+    def tmp(self) -> Path:
+        """The box's own temporary folder (its /tmp in namespaces, its TMPDIR always)."""
+        return self.folder / "tmp"
+
+    def wrap(self, command: str, env: Mapping[str, str] | None = None) -> str:
+        """``command`` as the maker runs it: inside the namespaces where they hold, with a
+        /tmp of its own, each hidden folder behind an empty tmpfs, each hidden file behind
+        /dev/null, and every other folder outside its box read-only. ``env`` is the
+        environment it runs in (ours when not given): its PATH's folders in the machine's
+        temporary folder are shown read-only."""
         if self.level != NAMESPACES:
             return command
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
-        keep, ro = read_only_for(self.folder, os.environ.get("HOME"))
-        ro += [p for p in self.read_only if p.is_dir() and " " not in str(p)]
-        # what lies in a hidden folder cannot be mounted (the tmpfs covers it): relay's own
-        # interpreter in the person's .venv is read-only there as one of its environments
-        ro = [p for p in ro if not any(p.is_relative_to(d) for d in dirs)]
-        hide = (
-            f"RELAY_HIDE_DIRS={shlex.quote(' '.join(map(str, dirs)))} "
-            f"RELAY_HIDE_FILES={shlex.quote(' '.join(map(str, files)))} "
-            f"RELAY_KEEP_DIRS={shlex.quote(' '.join(map(str, keep)))} "
-            f"RELAY_RO_DIRS={shlex.quote(' '.join(map(str, ro)))}"
-        )
+        box = self.folder.resolve()
+        temp, private = temporary_roots(box)
+        shares = shared_folders(box, self.hidden)
+        shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
+        path = (os.environ if env is None else env).get("PATH", "")
+        for each in path_folders(path, [temp, *private], box, self.hidden):
+            if each not in shares and each not in shown_here:
+                shown_here.append(each)
+        ro = [p for p in self.read_only if p.is_dir() and " " not in str(p)]
+        writable = [temp, *private, *shares]
         shown = self.shown_at
+        shows: list[str] = []
         if shown is not None and shown.is_dir() and shown in dirs:
             shows = [n for n in self.exposed if (self.tree / n).is_dir()]
+            writable.append(shown)
+        else:
+            shown = None
+        given = {
+            "RELAY_HIDE_DIRS": dirs,
+            "RELAY_HIDE_FILES": files,
+            "RELAY_RO_DIRS": ro,
+            "RELAY_BOX": [box],
+            "RELAY_BOX_IN": [box.relative_to(temp)],
+            "RELAY_TEMP": [temp],
+            "RELAY_PRIVATE": private,
+            "RELAY_SHARES": [*shares, *shown_here],
+            "RELAY_SHOWN": shown_here,
+            "RELAY_WRITABLE": writable,
+        }
+        hide = " ".join(f"{k}={shlex.quote(' '.join(map(str, v)))}" for k, v in given.items())
+        if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
                 f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
@@ -273,7 +368,11 @@ class Sandbox:
         return found
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` with :meth:`python_path` first on PYTHONPATH (env-level only)."""
+        """``env`` with the box's own temporary folder as TMPDIR and (env-level only)
+        :meth:`python_path` first on PYTHONPATH."""
+        self.tmp.mkdir(exist_ok=True)
+        for name in ("TMPDIR", "TMP", "TEMP"):  # never the machine's shared one
+            env[name] = str(self.tmp)
         first = self.python_path()
         if first:
             rest = env.get("PYTHONPATH", "")
@@ -281,47 +380,83 @@ class Sandbox:
         return env
 
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/var/lib", "/srv")
+def temporary_roots(box: Path) -> tuple[Path, list[Path]]:
+    """The shared temporary folder that holds ``box`` (the outermost of /tmp, /var/tmp and
+    /dev/shm holding it, else its parent), which the box sees as its own scratch folder,
+    and the other shared ones, each an empty tmpfs in the box: no box sees another's
+    folder, nor anything else a process of the machine left there."""
+    roots: list[Path] = []
+    for name in SHARED_TEMP:
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if real.is_dir() and " " not in str(real) and real not in roots:
+                roots.append(real)
+    parent = box.parent
+    temp = next((r for r in roots if parent.is_relative_to(r)), parent)
+    others = [r for r in roots if not r.is_relative_to(temp) and not temp.is_relative_to(r)]
+    return temp, others
 
 
-def relay_sources() -> list[str]:
-    """Where relay's own code and its interpreter's import path live (an editable install
-    or a run from a source checkout is outside the interpreter's prefix): a write there
-    would run in relay's next command, outside every box."""
-    import sys
+# relay's own folders a box's command reads (a landing's applier and its patch): shown
+# read-only, at their own path, in every box made while they are listed
+_SHOWN: list[Path] = []
 
-    found = [str(Path(__file__).resolve().parents[2])]  # the folder that holds relay/
-    found += [p for p in sys.path if p and Path(p).is_dir()]
+
+@contextlib.contextmanager
+def showing(folder: Path) -> Iterator[None]:
+    """``folder`` (relay's own, in the machine's temporary folder, which a box does not
+    see) shown read-only in every box made meanwhile."""
+    real = folder.resolve()
+    _SHOWN.append(real)
+    try:
+        yield
+    finally:
+        _SHOWN.remove(real)
+
+
+def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[Path]) -> list[Path]:
+    """The folders on ``path`` (the programs the person runs) that lie in one of the
+    machine's temporary folders, ``temps``, which a box sees as its own: shown read-only
+    at their own path (a virtualenv's ``bin``: the whole virtualenv). Never one that holds
+    the box's folder or a hidden path, or lies in one."""
+    found: list[Path] = []
+    for part in path.split(os.pathsep):
+        if not part.strip() or not os.path.isabs(part):
+            continue
+        with contextlib.suppress(OSError):
+            real = Path(part).resolve()
+            if (real.parent / "pyvenv.cfg").is_file():  # a virtualenv's bin: the virtualenv
+                real = real.parent
+            if not real.is_dir() or " " in str(real) or real in found or real in temps:
+                continue
+            if not any(real.is_relative_to(t) for t in temps):
+                continue
+            if box.is_relative_to(real) or any(
+                real.is_relative_to(h) or h.is_relative_to(real) for h in hidden
+            ):
+                continue
+            found.append(real)
     return found
 
 
-def read_only_for(folder: Path, home: str | None) -> tuple[list[Path], list[Path]]:
-    """What the maker may read but never write (the real HOME, this interpreter's prefix
-    and its base, /etc and the cron spools, where a write would run later in relay, a gate
-    or cron), and what inside them stays writable (the agents' own configuration, which
-    the scratch HOME links to). Nothing that holds ``folder`` (the maker's own)."""
-    import sys
-
-    wanted = [home or "", sys.prefix, sys.base_prefix, "/etc", "/var/spool/cron"]
-    wanted += relay_sources()
-    # as root (uid 0 inside the namespace maps to root outside) the system's own folders
-    # are writable: a `git` or `mount` planted in /usr/local/bin would run in relay
-    wanted += [d for d in SYSTEM_DIRS if os.access(d, os.W_OK)]
-    mine = folder.resolve()
-    ro: list[Path] = []
-    for name in filter(None, wanted):
-        real = Path(name).resolve()
-        if not real.is_dir() or real == Path(real.anchor) or " " in str(real):
+def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:
+    """The folders the person shares with every box (``RELAY_SANDBOX_SHARE``), writable at
+    their own path: only existing folders that neither hold nor lie in a hidden path or
+    the box, and never the filesystem's root."""
+    found: list[Path] = []
+    for part in os.environ.get(SHARE_ENV, "").split(os.pathsep):
+        if not part.strip():
             continue
-        if mine.is_relative_to(real) or real in ro:
-            continue
-        ro.append(real)
-    keep: list[Path] = []
-    for name in AGENT_HOMES if home else ():
-        real = (Path(home or "") / name).resolve()
-        if real.exists() and " " not in str(real) and any(real.is_relative_to(r) for r in ro):
-            keep.append(real)
-    return keep, ro
+        with contextlib.suppress(OSError):
+            real = Path(part).resolve()
+            if not real.is_dir() or real == Path(real.anchor) or " " in str(real):
+                continue
+            near = [*hidden, box]
+            if any(real.is_relative_to(h) or h.is_relative_to(real) for h in near):
+                continue
+            if real not in found:
+                found.append(real)
+    return found
 
 
 # what may sit at the top of a person's clone, untracked, that the project's commands run
@@ -351,9 +486,10 @@ def hidden_paths(
 ) -> tuple[Path, ...]:
     """What the maker's process must not see: the person's clone and its git directory,
     the remotes that are folders on this machine, the real HOME's credential files, the
-    login session's runtime folder (keyrings, agents) and the SSH agent's socket. Only what
-    exists, resolved, and nothing that would hide the whole filesystem or a parent of the
-    temporary folder the maker works in."""
+    login session's runtime folder (keyrings, agents), the SSH agent's socket and the agent
+    CLIs' own folders (an agent role gets a copy of its own login: :func:`agent_login`).
+    Only what exists, resolved, and nothing that would hide the whole filesystem or a
+    parent of the temporary folder the maker works in."""
     homes = {environ.get("HOME", ""), str(Path.home())}
     found: list[Path] = [clone, common]
     for url in remotes:
@@ -361,7 +497,9 @@ def hidden_paths(
         if local.startswith("/") or local.startswith("."):
             found.append((clone / local) if local.startswith(".") else Path(local))
     for home in filter(None, homes):
-        found += [Path(home) / name for name in HOME_SECRETS]
+        found += [Path(home) / name for name in (*HOME_SECRETS, *AGENT_HOMES)]
+    for name in AGENT_DIR_ENV.values():
+        found += [Path(environ[name])] if environ.get(name, "").strip() else []
     if environ.get("XDG_CONFIG_HOME"):
         found += [Path(environ["XDG_CONFIG_HOME"]) / name for name in XDG_SECRETS]
     for name in SECRET_PLACES_ENV:
@@ -407,19 +545,43 @@ def hidden_for(clone: Path) -> tuple[Path, ...]:
     return hidden_paths(clone, common, urls, os.environ)
 
 
-def scratch_home(home: Path, real_home: str | None) -> Path:
-    """A HOME with an empty git configuration and the agents' own configuration linked in."""
+def scratch_home(home: Path) -> Path:
+    """A HOME with an empty git configuration and nothing of the real one's."""
     home.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text("", encoding="utf-8")
     (home / ".config" / "gh").mkdir(parents=True, exist_ok=True)
-    if real_home:
-        for name in AGENT_HOMES:
-            source, link = Path(real_home) / name, home / name
-            if source.exists() and not link.exists():
-                link.parent.mkdir(parents=True, exist_ok=True)
-                with contextlib.suppress(OSError):
-                    link.symlink_to(source)
     return home
+
+
+def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Copy into the scratch ``home`` what ``agent``'s CLI logs in with (its own login
+    and settings files, from the real HOME or the folder its variable names), each a
+    regular file of at most 16 MiB, 0600; the variables that point the CLI at the copy.
+    What the role writes there goes with its box: nothing reaches the real folder."""
+    real = environ.get("HOME", "")
+    said: dict[str, str] = {}
+    for name in AGENT_LOGINS.get(agent, ()):
+        top, _, rest = name.partition("/")
+        variable = AGENT_DIR_ENV.get(top, "")
+        if rest and environ.get(variable, "").strip():
+            source = Path(environ[variable]) / rest
+            said[variable] = str(home / top)
+        elif real:
+            source = Path(real) / name
+        else:
+            continue
+        data = read_regular(source, AGENT_LOGIN_CAP)
+        if not data:
+            continue
+        target = home / name
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(target, flags, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    return said
 
 
 @contextlib.contextmanager
@@ -431,7 +593,6 @@ def standalone(
     hidden: Sequence[Path],
     record: Path | None = None,
     prefix: str = "relay-attempt-",
-    agents: bool = True,
 ) -> Iterator[Sandbox]:
     """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
     temporary folder (objects copied, never hard-linked to ``source``'s, which a maker
@@ -469,7 +630,8 @@ def standalone(
                 (tree / name).mkdir()
             else:
                 (tree / name).symlink_to(shown / name, target_is_directory=True)
-        home = scratch_home(folder / "home", os.environ.get("HOME") if agents else None)
+        home = scratch_home(folder / "home")
+        (folder / "tmp").mkdir()
         yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -486,23 +648,10 @@ def judged(
     scratch HOME, no remote), so that nothing its code or a role does reaches the
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
     its tree is read-only for the role's process too (a checker reads, never writes)."""
-    if not graders:  # the candidate's code needs no agent's login, nor a way to its hooks
-        hidden = (*hidden, *agent_places(os.environ.get("HOME")))
     with standalone(
-        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-", agents=graders
+        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-"
     ) as box:
         yield replace(box, read_only=(box.tree,)) if graders else replace(box, network=False)
-
-
-def agent_places(home: str | None) -> list[Path]:
-    """The agent CLIs' own folders and files in the real HOME (their logins, settings,
-    hooks and standing instructions), as they are on disk."""
-    found: list[Path] = []
-    for name in AGENT_HOMES if home else ():
-        place = Path(home or "") / name
-        if place.exists() and " " not in str(place.resolve()):
-            found.append(place.resolve())
-    return found
 
 
 def read_private(path: Path, secrets: Sequence[str] = ()) -> str:

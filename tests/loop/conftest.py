@@ -4,6 +4,10 @@ in the test's temporary folder, never the person's."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,3 +19,29 @@ def _own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _shared_with_boxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's scripts and stand-in executables (``scripts/``, ``bin/``) are shared with
+    every box, as a person shares a folder (``RELAY_SANDBOX_SHARE``): a scripted maker
+    counts its calls there; nothing else outside its box is writable or, in the machine's
+    temporary folder, even there."""
+    shared = [str(tmp_path / "scripts"), str(tmp_path / "bin")]
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", os.pathsep.join(shared))
+
+
+@pytest.fixture
+def outside_temp() -> Iterator[Path]:
+    """A folder outside the machine's temporary folders (beside this checkout), where a
+    person's HOME or clone usually is: in a box the private /tmp does not cover it, so
+    only the box's read-only rule and its hidden paths keep it the person's."""
+    base = Path(__file__).resolve().parents[3]
+    temps = [Path(t).resolve() for t in ("/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir())]
+    if not os.access(base, os.W_OK) or any(base.is_relative_to(t) for t in temps):
+        pytest.skip(f"no writable folder outside the temporary folders here ({base})")
+    where = Path(tempfile.mkdtemp(prefix=".relay-box-test-", dir=base))
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

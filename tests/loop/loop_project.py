@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -177,6 +178,10 @@ def make_project(
     root, scripts = tmp_path / "calc", tmp_path / "scripts"
     root.mkdir()
     scripts.mkdir()
+    # the scripts share their folder with the boxes (as a person shares one); the loop
+    # tests' conftest puts the variable back after each test
+    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
+    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(scripts)]))
     for name, text in FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")

@@ -633,7 +633,7 @@ def test_a_maker_finds_no_way_to_ship(
     project.write("docs/loop/CONTRACT.md", authorised)
     project.git("commit", "-qam", "the loop may push")
     project.git("push", "-q", "origin", "HEAD:refs/heads/main")
-    found = tmp_path / "found.json"
+    found = tmp_path / "scripts" / "found.json"  # shared with the boxes (conftest)
     names = ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "RELAY_GIT_TOKEN", "SSH_AUTH_SOCK",
              "GIT_ASKPASS", "SSH_ASKPASS", "CHECKER_KEY")  # fmt: skip
     head = (
@@ -733,7 +733,7 @@ def test_the_contract_can_let_the_maker_keep_its_credentials(
     )
     project.git("commit", "-qam", "the maker may use the person's credentials")
     assert project.loop("check").status == 0
-    found = tmp_path / "found.json"
+    found = tmp_path / "scripts" / "found.json"  # shared with the boxes (conftest)
     maker = project.script(
         "maker",
         f"""

@@ -251,8 +251,9 @@ def test_the_maker_cannot_write_where_relay_gates_or_cron_would_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Behind namespaces the real HOME, this interpreter's prefix and /etc are read-only
-    for the maker (a .bashrc, a .pth or a cron file would run later outside its box), while
-    an agent's own configuration folder in HOME stays writable."""
+    for the maker (a .bashrc, a .pth or a cron file would run later outside its box), and
+    an agent's own configuration folder in HOME is not there at all (an agent role works
+    on a copy of its login in its box's scratch HOME)."""
     import sys
 
     from relay.ratchet.sandbox import NAMESPACES, level
@@ -263,7 +264,7 @@ def test_the_maker_cannot_write_where_relay_gates_or_cron_would_run_it(
     (home / ".claude").mkdir(parents=True)
     (home / ".bashrc").write_text("# the person's\n")
     monkeypatch.setenv("HOME", str(home))
-    found = tmp_path / "found.json"
+    found = tmp_path / "scripts" / "found.json"  # shared with the boxes (conftest)
     probe = Path(sys.prefix) / "relay-maker-probe.pth"
     targets = [str(home / ".bashrc"), str(home / "new-file"), str(probe), "/etc/relay-probe"]
     project = make_project(tmp_path)
@@ -298,5 +299,6 @@ def test_the_maker_cannot_write_where_relay_gates_or_cron_would_run_it(
                 left.unlink(missing_ok=True)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     wrote = json.loads(found.read_text())
-    assert wrote == {**dict.fromkeys(targets, False), "agent": True}, wrote
+    assert wrote == {**dict.fromkeys(targets, False), "agent": False}, wrote
     assert (home / ".bashrc").read_text() == "# the person's\n"
+    assert list((home / ".claude").iterdir()) == []

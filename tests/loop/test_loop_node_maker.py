@@ -55,7 +55,8 @@ def world(
 def worker_maker(tmp_path: Path) -> str:
     """The worker's own maker: G1 adds mul() and its test; G2 leaves a token-shaped string
     in its change, which the worker's redaction changes on the way back."""
-    script = tmp_path / "worker-maker.py"
+    script = tmp_path / "scripts" / "worker-maker.py"  # shared with the boxes (conftest)
+    script.parent.mkdir(exist_ok=True)
     script.write_text(
         "import os, pathlib, re, sys\n"
         "brief = pathlib.Path(sys.argv[-1]).read_text()\n"
@@ -140,8 +141,9 @@ def test_a_maker_on_another_node_brings_back_a_diff_that_is_judged_here(
 def slow_worker_maker(tmp_path: Path) -> str:
     """A worker maker whose first run on G1 takes long (a person stops it); later runs
     add mul() and its test at once."""
-    script = tmp_path / "slow-worker-maker.py"
-    started = tmp_path / "slow-started"
+    script = tmp_path / "scripts" / "slow-worker-maker.py"  # shared with the boxes (conftest)
+    script.parent.mkdir(exist_ok=True)
+    started = tmp_path / "scripts" / "slow-started"
     script.write_text(
         "import os, pathlib, sys, time\n"
         f"started = pathlib.Path({str(started)!r})\n"
@@ -183,7 +185,7 @@ def test_interrupting_a_maker_on_a_node_closes_its_job_and_the_run_goes_on(
     )
     try:
         deadline = time.monotonic() + 240
-        while not (tmp_path / "slow-started").exists():
+        while not (tmp_path / "scripts" / "slow-started").exists():
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.2)
         status = data_of(c.call("loop", "status", "--json"))

@@ -64,7 +64,8 @@ def maker_script(tmp_path: Path) -> Path:
     """Each node's maker: it says which node made which goal (made.log), waits (up to a
     minute) until the other node's maker has started too, so that a pass means the two
     really made at once, and for G1 until the test has posted its forged RESULT."""
-    script = tmp_path / "node-maker.py"
+    script = tmp_path / "scripts" / "node-maker.py"  # shared with the boxes (conftest)
+    script.parent.mkdir(exist_ok=True)
     script.write_text(
         "import os, pathlib, re, sys, time\n"
         "node, log = sys.argv[1], pathlib.Path(sys.argv[2])\n"
@@ -95,7 +96,7 @@ def two_workers(
     """Both workers' watchers, each a foreground `relay watch` passing every 2 s with its
     own maker."""
     second = second_worker(world)
-    script, log = maker_script(tmp_path), tmp_path / "made.log"
+    script, log = maker_script(tmp_path), tmp_path / "scripts" / "made.log"
     stop = threading.Event()
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
@@ -167,7 +168,9 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
     assert data_of(c.call("loop", "check", "--json"))["roles"] == ["maker"]
 
     stop = threading.Event()
-    forger = threading.Thread(target=forge_result, args=(world, stop, tmp_path / "forged"))
+    forger = threading.Thread(
+        target=forge_result, args=(world, stop, tmp_path / "scripts" / "forged")
+    )
     forger.start()
     c.timeout = 500
     try:

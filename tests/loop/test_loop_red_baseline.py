@@ -283,7 +283,7 @@ def test_an_optimisation_is_measured_interleaved_and_reports_its_coverage(tmp_pa
     A/B/A/B, the baseline and the candidate drift alike, and the log shows the order."""
     project = make_project(tmp_path, accept=None, coverage=True)
     plant(project, {"cost.txt": "100\n"}, "the cost the metric reads")
-    log = tmp_path / "metric.log"
+    log = project.scripts / "metric.log"  # shared with the boxes (conftest)
     code = (
         f"import pathlib; log = pathlib.Path({str(log)!r}); cost = int(open('cost.txt').read());"
         " n = len(log.read_text().split()) if log.exists() else 0;"

@@ -43,7 +43,7 @@ def test_a_kept_test_reaches_nothing_when_triage_and_doctor_run_the_gates(
     monkeypatch.setenv("HOME", str(home))
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     origin, before = with_origin_and_token(project, tmp_path)
-    out = tmp_path / "reached"
+    out = project.scripts / "reached"  # shared with the boxes (the loop tests' conftest)
     out.mkdir()
     # an honest-looking test whose import tries every way out, and acts where relay's
     # token is beside it (the person's clone)

@@ -371,7 +371,31 @@ def test_a_gate_gets_no_credential_and_a_role_only_its_agents_key_and_what_it_wa
         "TWINE_PASSWORD", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
         "GITLAB_TOKEN", "MY_SERVICE_API_KEY", "DB_PASS", "PGPASSWORD", "MYSQL_PWD",
     }  # fmt: skip
+    logins |= {"PWD"}  # not a credential, but the person's folder: never a box's
     assert set(credential_names(names, role="gate")) == logins | {"ANTHROPIC_API_KEY"}
     assert set(credential_names(names, role="maker")) == logins
     passed = credential_names(names, role="gate", passed=["AWS_SECRET_ACCESS_KEY"])
     assert "AWS_SECRET_ACCESS_KEY" not in passed and "NPM_TOKEN" in passed
+
+
+def test_one_rule_withholds_relays_tokens_and_gits_ways_from_every_role_and_gate() -> None:
+    """The rule the roles and the gates share: relay's own and the forges' tokens (every
+    name relay's steps hide), git's and ssh's ways to a credential and another repository,
+    and the agent CLIs' folders are withheld whatever the person passed; an agent's own key
+    goes to a role, never a gate; what she passed by name goes where she passed it."""
+    from relay.edges.steps import HIDDEN_ENV
+    from relay.loop.runenv import credential_names
+
+    never = [
+        *HIDDEN_ENV, "GH_ENTERPRISE_TOKEN", "RELAY_FOO_SECRET", "GIT_ASKPASS", "SSH_AUTH_SOCK",
+        "GIT_SSH_COMMAND", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0",
+        "GIT_DIR", "GIT_CONFIG_GLOBAL", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OLDPWD",
+    ]  # fmt: skip
+    for role in ("maker", "checker", "gate"):
+        assert credential_names(never, role=role, passed=never) == never, role
+    keys = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"]
+    assert credential_names(keys, role="maker") == []
+    assert credential_names(keys, role="checker") == []
+    assert credential_names(keys, role="gate") == keys
+    assert credential_names(["DEPLOY_KEY", "PIP_INDEX_URL"], role="gate") == ["DEPLOY_KEY"]
+    assert credential_names(["DEPLOY_KEY"], role="maker", passed=["DEPLOY_KEY"]) == []

@@ -92,7 +92,8 @@ def set_up_project(world: World) -> Path:
 
 
 def maker(tmp_path: Path) -> str:
-    script = tmp_path / "maker.py"
+    script = tmp_path / "scripts" / "maker.py"  # shared with the boxes (conftest)
+    script.parent.mkdir(exist_ok=True)
     script.write_text(
         "import os, pathlib\n"
         f"pathlib.Path('src/calc.py').write_text({CALC_MUL!r})\n"
