@@ -308,6 +308,7 @@ class Sandbox:
         shares = shared_folders(box, self.hidden)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         path = (os.environ if env is None else env).get("PATH", "")
+        path = os.pathsep.join([path, *named_folders(command)])
         for each in path_folders(path, [temp, *private], box, self.hidden):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
@@ -437,6 +438,17 @@ def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[P
                 continue
             found.append(real)
     return found
+
+
+def named_folders(command: str) -> list[str]:
+    """The folders of the files a command names by absolute path (``--maker
+    /tmp/agents/maker.sh``): shown like its PATH's, so a script the person keeps in a
+    temporary folder still runs in the box."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
 
 
 def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:

@@ -179,3 +179,29 @@ def test_outside_the_temporary_folders_the_clones_parents_and_its_environments_a
     now = {p: p.read_text() for p in (*venv.rglob("*"), *modules.rglob("*")) if p.is_file()}
     assert now == before
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
+
+
+@needs_namespaces
+def test_a_maker_the_person_keeps_in_a_temporary_folder_runs_and_cannot_change_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--maker /tmp/…/maker.py`, a folder not shared with the boxes: the box shows the
+    folder of a file the command names, read-only, so the maker runs (and is kept) but
+    cannot rewrite itself for the next attempt."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    monkeypatch.delenv(SHARE_ENV, raising=False)
+    own = tmp_path / "mine"
+    own.mkdir()
+    maker = own / "maker.py"
+    maker.write_text(
+        "import os, pathlib, sys\n"
+        "pathlib.Path(os.environ['RELAY_LOOP_EXPLAIN']).write_text('mul, with its test')\n"
+        f"me = pathlib.Path({str(maker)!r})\n"
+        "try:\n    me.write_text('# rewritten\\n')\nexcept OSError:\n    pass\n"
+        f"pathlib.Path('src/calc.py').write_text({CALC_MUL!r})\n"
+        f"pathlib.Path('tests/test_mul.py').write_text({TEST_MUL!r})\n"
+    )
+    before = maker.read_text()
+    ran = project.loop("run", "--maker", f"python3 {maker}")
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert maker.read_text() == before
