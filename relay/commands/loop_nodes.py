@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -367,34 +368,37 @@ def run_make_here(args: argparse.Namespace) -> Output:
     if refused is not None:
         raise ConfigError(refused)
     work = Path(tempfile.mkdtemp(prefix="relay-node-maker-"))
-    tree = WorkTree.open(root)
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    # the maker works as it does at home: in a clone of its own, behind the same boundary
-    # (this clone, its git directory, relay's token and the credentials of HOME hidden)
-    with standalone(root, head, f"relay-node-maker/{goal.id}", hidden=hidden_for(root)) as box:
-        box.brief.write_text(
-            f"# {goal.id}: {goal.title}\n\nAcceptance command: `{goal.accept}`\n\n"
-            "Edit the work tree so that the acceptance command passes and every test still"
-            " does; do not commit. Write what you changed and why to the file"
-            " RELAY_LOOP_EXPLAIN names.\n",
-            encoding="utf-8",
-        )
-        ran = run_role(
-            maker, box.brief, maker=True, env_name=BRIEF_ENV, cwd=box.tree,
-            timeout=float(args.timeout), work=work, label=f"{goal.id}-node-maker",
-            explain=box.explain, sandbox=box, thread=("maker", goal.id), threads_root=root,
-        )  # fmt: skip
-        if ran.reading.signal is not Signal.DONE:
-            said = "\n".join(ran.done.output.strip().splitlines()[-15:])
-            raise ConfigError(f"the maker did not finish: {ran.reading.what}\n{said}")
-        account = read_private(box.explain, clone_secrets(tree.common_dir()))
-        # the maker's files, hashed with this clone's git directory: nothing the maker
-        # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded
-        changes = tree.changed_under(box.tree, head, skip=box.private)
-        made = tree.candidate_from(box.tree, head, changes, f"{goal.id}: node maker")
-        diff = tree.git("diff", "--binary", "--no-color", "--no-ext-diff", head, made)
+    try:  # the maker's transcripts go with the step: nothing piles up in /tmp
+        tree = WorkTree.open(root)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        # the maker works as it does at home: in a clone of its own, behind the same boundary
+        # (this clone, its git directory, relay's token and the credentials of HOME hidden)
+        with standalone(root, head, f"relay-node-maker/{goal.id}", hidden=hidden_for(root)) as box:
+            box.brief.write_text(
+                f"# {goal.id}: {goal.title}\n\nAcceptance command: `{goal.accept}`\n\n"
+                "Edit the work tree so that the acceptance command passes and every test still"
+                " does; do not commit. Write what you changed and why to the file"
+                " RELAY_LOOP_EXPLAIN names.\n",
+                encoding="utf-8",
+            )
+            ran = run_role(
+                maker, box.brief, maker=True, env_name=BRIEF_ENV, cwd=box.tree,
+                timeout=float(args.timeout), work=work, label=f"{goal.id}-node-maker",
+                explain=box.explain, sandbox=box, thread=("maker", goal.id), threads_root=root,
+            )  # fmt: skip
+            if ran.reading.signal is not Signal.DONE:
+                said = "\n".join(ran.done.output.strip().splitlines()[-15:])
+                raise ConfigError(f"the maker did not finish: {ran.reading.what}\n{said}")
+            account = read_private(box.explain, clone_secrets(tree.common_dir()))
+            # the maker's files, hashed with this clone's git directory: nothing the maker
+            # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded
+            changes = tree.changed_under(box.tree, head, skip=box.private)
+            made = tree.candidate_from(box.tree, head, changes, f"{goal.id}: node maker")
+            diff = tree.git("diff", "--binary", "--no-color", "--no-ext-diff", head, made)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     outputs = (diff_name(goal.id), account_name(goal.id))
     for name in outputs:
         (root / name).unlink(missing_ok=True)
