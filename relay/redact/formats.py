@@ -634,6 +634,8 @@ class Found:
 _FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled with filler
 _FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a line holds
 _ANCHOR_RUN = 4  # characters of the body that an anchor asks for after the prefix
+_KEY_BYTES = 4  # bytes of a hit past the run-first rows' literals that pick its candidates
+_MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an anchor)
 
 
 @dataclass(frozen=True)
@@ -719,6 +721,11 @@ class FormatScanner:
             key = (entry.offset, entry.literal[0])
             self._run_at[key] = (*self._run_at.get(key, ()), entry)
         self._offsets = sorted({a.offset for a in self._run_first})
+        # A hit's candidates by its first bytes (whether it is glued to a word before it,
+        # then ``_KEY_BYTES`` past the run-first rows' literals): a dict look-up instead
+        # of a list built and walked for every hit; filled as hits come, up to a bound.
+        self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
+        self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
         # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
         # would, and it reads lines that are not UTF-8 as the prefilter does, which runs this
         # same search over the whole block (its automaton's states serve both).
@@ -752,14 +759,29 @@ class FormatScanner:
             else:
                 pos = hs + 1  # another row's anchor may start inside this one's hit
 
+    def _candidates_at(self, glued: bool, head: bytes) -> tuple[_Anchor, ...]:
+        """The rows whose literal may be at a hit that opens with ``head`` (``glued``: right
+        after a word character): the rows that open with their literal, in table order
+        (none when glued: refused anyway), then those that open with a run."""
+        out = [
+            a
+            for a in (() if glued else self._by_byte.get(head[0], ()))
+            if a.literal[: len(head)] == head[: len(a.literal)]
+        ]
+        for offset in self._offsets:
+            if offset < len(head):
+                out += self._run_at.get((offset, head[offset]), ())
+        return tuple(out)
+
     def _at(self, block: bytes, hs: int) -> Found | None:
         """The first row, in table order, whose whole shape matches around the anchor at hs."""
         glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
-        candidates = [] if glued else self._by_byte.get(block[hs], [])  # glued: refused anyway
-        size = len(block)
-        for offset in self._offsets:
-            if hs + offset < size:
-                candidates = [*candidates, *self._run_at.get((offset, block[hs + offset]), ())]
+        key = (glued, block[hs : hs + self._key_bytes])
+        candidates = self._candidates.get(key)
+        if candidates is None:
+            candidates = self._candidates_at(*key)
+            if len(self._candidates) < _MOST_KEYS:
+                self._candidates[key] = candidates
         for anchor in candidates:
             at = hs + anchor.offset
             if not block.startswith(anchor.literal, at):

@@ -13,28 +13,46 @@ from __future__ import annotations
 import itertools
 import re
 
+import re2
+
+from relay.redact.linear import Searcher, searcher
+
 # Filler: x, X, 0, *, #, dots, dashes and underscores, with a run of four (or three of the
 # symbols). A body is filler when nine in ten of its characters are: a format's own
 # separators and letters (``Q~``, ``-us``, ``NRAL``) may remain. A body that is partly real
 # (``github_pat_11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask, and
 # is redacted. A random body is never nine tenths filler.
-_FILLER_RUN = re.compile(rb"x{4}|X{4}|0{4}|\*{3}|#{3}|\.{3}")
+_FILLER_RUNS = (b"xxxx", b"XXXX", b"0000", b"***", b"###", b"...")  # each a C search
 _FILLER_CHARS = b"xX*#0._-"
 FILLER_SHARE = 0.9
 # Words that only a template or a document puts where a token goes.
 # (each long or delimited, so that a random body holds one with odds of one in millions).
-_WORDS = re.compile(
+_WORDS = (
     rb"(?i:your[_\-]|[_\-]here\b|placeholder|redacted|changeme|change_me|dummy|insert[_\-]"
     rb"|replace[_\-]?me|example[_\-]?key|example|randomstring|random[_\-]string"
     rb"|(?:string|token|key|secret|value)here)"
 )
 # Ascending runs (``123456789``, ``abcdefgh``): seven in a row, which random text holds with
 # odds of one in billions.
-_ASCENDING = re.compile(
+_ASCENDING = (
     rb"(?i:0123456|1234567|2345678|3456789|abcdefg|bcdefgh|cdefghi|defghij|efghijk|fghijkl"
     rb"|ghijklm|hijklmn|ijklmno|jklmnop|klmnopq|lmnopqr|mnopqrs|nopqrst|opqrstu|pqrstuv"
     rb"|qrstuvw|rstuvwx|stuvwxy|tuvwxyz)"
 )
+
+
+def _latin1(pattern: bytes) -> Searcher:
+    """``pattern`` searched by RE2, every byte a character: one pass in C over a body, where
+    Python's ``re`` tries each alternative at each byte (what ``re`` finds, since the
+    patterns are ASCII and fold ASCII letters only, as ``re`` does on bytes)."""
+    options = re2.Options()
+    options.never_capture = True
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    return searcher(re2.compile(pattern, options))
+
+
+_WORDS_SEARCH = _latin1(_WORDS)
+_ASCENDING_SEARCH = _latin1(_ASCENDING)
 MAX_PERIOD = 4  # ``123123123…``, ``abababab``: a short unit repeated is a document's filler
 MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones is filler
 
@@ -46,18 +64,18 @@ def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
         return True
     if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
         return True
-    if _FILLER_RUN.search(body):
+    if any(run in body for run in _FILLER_RUNS):
         filler = len(body) - len(body.translate(None, _FILLER_CHARS))
         if filler >= FILLER_SHARE * len(body):
             return True
-    return bool(words and _WORDS.search(body))
+    return words and _WORDS_SEARCH(body, 0, len(body))[0][0] >= 0
 
 
 def _mostly_ascending(body: bytes) -> bool:
     """Half the body or more is ascending runs of four or more (``123456789…``,
     ``abcdefgh…``), and one of seven at least: a document's stand-in, not random text (a
     real id may open with ``1234567890``; the rest of it is then random)."""
-    if not _ASCENDING.search(body):
+    if _ASCENDING_SEARCH(body, 0, len(body))[0][0] < 0:
         return False
     covered, run = 0, 1
     lowered = body.lower()
