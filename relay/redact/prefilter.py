@@ -55,17 +55,26 @@ Trie = dict[str, "Trie"]
 _NAME_CHAR = "abcdefghijklmnopqrstuvwxyz0123456789_+-"
 
 
-def _not_words(words: Iterable[bytes]) -> str:
+def _not_words(words: Iterable[bytes], prefixes: Iterable[tuple[bytes, int]] = ()) -> str:
     """A regex for any run of name characters (``[a-z0-9_+-]``, read case-insensitively)
     except one of ``words``: a trie of the words' beginnings, left either by a character
     the trie has not there (then any name characters: one loop that every such exit
-    shares, so the automaton gains few states) or by ending where no word ends."""
+    shares, so the automaton gains few states) or by ending where no word ends.
+
+    ``prefixes``: beginnings whose every name is refused too, up to the given number of
+    characters after the prefix (a longer name is read as any other)."""
     trie: Trie = {}
     for word in words:
         node = trie
         for char in word.decode():
             node = node.setdefault(char, {})
         node[""] = {}  # a word ends here
+    for prefix, most in prefixes:
+        node = trie
+        for char in prefix.decode():
+            node = node.setdefault(char, {})
+        assert not node, "a prefix that is a word's beginning"
+        node["*"] = {str(most): {}}  # every name from here, up to ``most`` more characters
     short = _ends(trie, root=True)
     loop = f"{_exits(trie)}[a-z0-9_+\\-]*"
     return f"(?:{loop}|{short})" if short else f"(?:{loop})"
@@ -73,6 +82,8 @@ def _not_words(words: Iterable[bytes]) -> str:
 
 def _exits(node: Trie) -> str:
     """The beginnings below ``node`` followed by a character that no word has there."""
+    if "*" in node:  # a refused prefix: only a name longer than it refuses leaves it
+        return f"[a-z0-9_+\\-]{{{int(next(iter(node['*']))) + 1}}}"
     children = sorted(c for c in node if c)
     other = "[" + "".join(_char(c) for c in _NAME_CHAR if c not in children) + "]"
     return "(?:" + "|".join([other, *(_char(c) + _exits(node[c]) for c in children)]) + ")"
@@ -80,6 +91,8 @@ def _exits(node: Trie) -> str:
 
 def _ends(node: Trie, *, root: bool = False) -> str | None:
     """The beginnings below ``node`` that are no word; None when every one is."""
+    if "*" in node:
+        return None  # a refused prefix: each short name below it is refused
     below = ((c, _ends(node[c])) for c in sorted(c for c in node if c))
     parts = [_char(c) + rest for c, rest in below if rest is not None]
     if not root and "" not in node:
@@ -101,7 +114,9 @@ def _ipv4_superset() -> str:
     Those are most of a build log's dotted quads, and the rule would refuse each."""
     quad = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
     name = r"[a-z0-9_+\-]"
-    kept = sorted({*PRODUCTS, *_VERSION_WORDS})
+    # (names that start with "lib" or are "sdk" or "runtime" keep a quad as products do:
+    # ``libfoo 1.2.3.4``, ``.NET SDK 8.0.100.1``; the rule reads 40 characters of a name)
+    kept = sorted({*PRODUCTS, *_VERSION_WORDS, b"sdk", b"runtime"})
     leads = (
         r"^|[^a-z0-9_. /=\-\t]",  # a line's start, punctuation
         r"(?:^|[^a-z])/",
@@ -109,7 +124,7 @@ def _ipv4_superset() -> str:
         r"(?:^|[^a-z0-9])-",
         r"(?:^|[^a-z0-9_+\-])[ \t]+",  # blanks after no name
         rf"{name}[ \t]{{2,}}",  # blanks after a name (the rule reads at most eight)
-        rf"(?:^|[ \t\r\n(\[]){_not_words(kept)}[ \t]",  # a name that keeps no quad
+        rf"(?:^|[ \t\r\n(\[]){_not_words(kept, _LIB)}[ \t]",  # a name that keeps no quad
         rf"[^a-z0-9_+\- \t\r\n(\[]{name}+[ \t]",  # a name glued to punctuation
     )
     # after a tool's name: a private quad, or one with a port (a version word keeps both)
@@ -133,6 +148,8 @@ _BARE = r"""[^\s"'&,;<>(){}\[\]\\]"""
 # A type annotation glued to the name's colon, before ``=`` (``api_token:str = "…"``).
 _ANNOTATION = r"(?:typing\.)?(?:final|classvar|optional|str|bytes|secretstr)"
 
+# A name the version rule reads (40 characters at most) that opens with "lib" keeps a quad.
+_LIB = ((b"lib", 40 - len(b"lib")),)
 _VERSION_WORDS = (b"version", b"ver", b"release", b"build", b"rev", b"revision")
 _IPV4 = _ipv4_superset()
 

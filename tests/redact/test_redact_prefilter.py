@@ -167,7 +167,9 @@ def test_extra_patterns_read_the_whole_block_and_leave_the_prefilter_on() -> Non
 # with public and private quads, with and without a port, must read the same either way.
 _QUAD_LEADS = ("gnu ", "GNU ", "cmake ", "g++ ", "g++  ", "(gcc ", '"gcc ', "@gcc ", "gnux ",
                "gn ", "admin ", "version ", "build\t", "myversion ", "libfoo ", "dotnetsdk ",
-               "x>=", "a=", "host=", "q-", " -", "Firefox/", "/", "", "v", "ip ")  # fmt: skip
+               "x>=", "a=", "host=", "q-", " -", "Firefox/", "/", "", "v", "ip ", "SDK ",
+               "runtime ", "runtimes ", "mylib ", "lib ", "li ", "lib" + "a" * 37 + " ",
+               "lib" + "a" * 38 + " ", "x LIB" + "b" * 38 + " ")  # fmt: skip
 _QUADS = ("203.0.113.9", "10.1.2.3", "100.64.1.2", "172.16.0.4", "192.168.1.9", "13.2.0.8")
 _QUAD_TAILS = ("", ":5432", "/24", " ok", "-rc1", ".5")
 
@@ -194,6 +196,7 @@ def test_a_build_logs_versions_are_not_kept() -> None:
         "-- The CXX compiler identification is GNU 13.2.0.8; cmake 3.28.1.4",
         "Collecting setuptools>=68.0.2.1 (from index-2.3.4.2)",
         "driver version 10.2.0.67 (build 67)",
+        "Mozilla/5.0 Firefox/115.0.2.1 .NET SDK 8.0.100.1 libfoo 1.2.3.1",
     ):
         lines = WITH._prefilter.lines((line + "\n").encode() * 3)
         assert lines is not None and lines.text == b"", line
