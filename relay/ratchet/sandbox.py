@@ -74,6 +74,26 @@ HOME_SECRETS = (
     ".mysql_history",
     ".node_repl_history",
     ".local/share/fish/fish_history",
+    # other tools' logins: pip's and poetry's indexes, keyrings.alt's plaintext keyring,
+    # the storage and cloud CLIs', 1Password's, helm's registries, Firebase's and npm
+    # tools' stored logins, PHP's and Pulumi's
+    ".pip/pip.conf",
+    ".config/pip/pip.conf",
+    ".config/pypoetry/auth.toml",
+    ".local/share/python_keyring",
+    ".config/rclone",
+    ".s3cfg",
+    ".boto",
+    ".config/configstore",
+    ".config/op",
+    ".op",
+    ".config/helm",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".pulumi/credentials.json",
+    ".databrickscfg",
+    ".config/doctl",
+    ".oci",
 )
 # folders and files a variable names instead of HOME's default place (gh's, git's, the
 # clouds'): hidden wherever the variable points
@@ -93,12 +113,56 @@ SECRET_PLACES_ENV = (
     "HISTFILE",
     "PASSWORD_STORE_DIR",
     "GNUPGHOME",
+    "RCLONE_CONFIG",
+    "S3CMD_CONFIG",
+    "BOTO_CONFIG",
+    "POETRY_CONFIG_DIR",
+    "HELM_CONFIG_HOME",
+    "HELM_REGISTRY_CONFIG",
+    "OP_CONFIG_DIR",
+    "VAULT_CONFIG_PATH",
+    "TF_CLI_CONFIG_FILE",
 )
+# the files a variable's folder holds in place of HOME's (cargo's and gradle's logins;
+# the rest of those folders, the caches and registries, a build needs)
+SECRET_FILES_ENV = {
+    "CARGO_HOME": ("credentials", "credentials.toml"),
+    "GRADLE_USER_HOME": ("gradle.properties",),
+}
 # what lies under XDG_CONFIG_HOME when it is not HOME/.config
-XDG_SECRETS = ("gh", "git", "hub", "relay", "gcloud", "containers/auth.json")
+XDG_SECRETS = (
+    "gh",
+    "git",
+    "hub",
+    "relay",
+    "gcloud",
+    "containers/auth.json",
+    "github-copilot",
+    "pip/pip.conf",
+    "pypoetry/auth.toml",
+    "rclone",
+    "configstore",
+    "op",
+    "helm",
+    "composer/auth.json",
+    "doctl",
+    "opencode",
+)
+# what lies under XDG_DATA_HOME when it is not HOME/.local/share
+XDG_DATA_SECRETS = ("keyrings", "python_keyring", "opencode", "fish/fish_history")
 # what an agent CLI keeps of its own in HOME (its login, settings, hooks, standing
 # instructions, sessions): hidden in every box, whatever the role
-AGENT_HOMES = (".claude", ".claude.json", ".codex", ".gemini", ".aider.conf.yml", ".config/claude")
+AGENT_HOMES = (
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".gemini",
+    ".aider.conf.yml",
+    ".config/claude",
+    ".config/github-copilot",  # Copilot's login: a GitHub token (gho_) that can push
+    ".config/opencode",
+    ".local/share/opencode",
+)
 # the folders a variable names instead of HOME's (hidden too; an agent role's copy of its
 # own is pointed at by the same variable)
 AGENT_DIR_ENV = {".claude": "CLAUDE_CONFIG_DIR", ".codex": "CODEX_HOME"}
@@ -514,8 +578,13 @@ def hidden_paths(
         found += [Path(environ[name])] if environ.get(name, "").strip() else []
     if environ.get("XDG_CONFIG_HOME"):
         found += [Path(environ["XDG_CONFIG_HOME"]) / name for name in XDG_SECRETS]
+    if environ.get("XDG_DATA_HOME"):
+        found += [Path(environ["XDG_DATA_HOME"]) / name for name in XDG_DATA_SECRETS]
     for name in SECRET_PLACES_ENV:
         found += [Path(p) for p in environ.get(name, "").split(os.pathsep) if p.strip()]
+    for name, files in SECRET_FILES_ENV.items():
+        if environ.get(name, "").strip():
+            found += [Path(environ[name]) / each for each in files]
     runtime = environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     found.append(Path(runtime))
     if environ.get("SSH_AUTH_SOCK"):
