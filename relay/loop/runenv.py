@@ -101,24 +101,78 @@ AGENT_KEYS = frozenset(
         "AZURE_OPENAI_API_KEY",
     }
 )
+# whose key is whose: a role gets its own adapter's alone (aider speaks to every provider)
+AGENT_KEYS_OF = {
+    "claude": frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}),
+    "codex": frozenset({"OPENAI_API_KEY", "CODEX_API_KEY", "AZURE_OPENAI_API_KEY"}),
+    "gemini": frozenset({"GEMINI_API_KEY", "GOOGLE_API_KEY"}),
+    "aider": AGENT_KEYS,
+}
+# a name that says it holds a login wherever the word stands: a signed token, a database's
+# or an error tracker's connection string, a cookie, a session
+_CREDENTIAL_WORD = re.compile(
+    r"JWT|DSN|COOKIE|SESSION|BEARER|CONNECTION_?STRING|CONN_?STR", re.IGNORECASE
+)
+# the CI's logins whose names say nothing: the workflow's OIDC token and the runner's own
+CREDENTIAL_NAMES = frozenset(
+    {
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_RUNTIME_URL",
+        "ACTIONS_RESULTS_URL",
+        "ACTIONS_CACHE_URL",
+    }
+)
+# a value that carries a login whatever its name: a URL with a user (and a password) in
+# it (``PIP_INDEX_URL``, ``DATABASE_URL``, ``HTTPS_PROXY``), a JWT, a token by its prefix
+_CREDENTIAL_VALUE = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\."
+    r"|(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-ant-[A-Za-z0-9_-]{20,}"
+    r"|sk-[A-Za-z0-9_-]{32,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|npm_[A-Za-z0-9]{30,}"
+    r"|pypi-[A-Za-z0-9_-]{50,})"
+)
 
 
-def credential_names(names: Sequence[str], *, role: str, passed: Sequence[str] = ()) -> list[str]:
+def credential_names(
+    names: Sequence[str],
+    *,
+    role: str,
+    passed: Sequence[str] = (),
+    agent: str | None = None,
+    values: Mapping[str, str] | None = None,
+) -> list[str]:
     """The variables of ``names`` a ``role``'s process (``"gate"``: the candidate's code)
     must not get. The one rule for every box: relay's and the forges' tokens and git's
     and ssh's ways to a credential (:data:`NEVER_PASSED`, ``RELAY_*TOKEN|SECRET|KEY``,
-    ``GIT_CONFIG_*``) always; every other name shaped like a credential
-    (``TWINE_PASSWORD``, ``NPM_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) but those the person
-    handed it (``passed``: her ``--pass-env``/``--pass-secret`` names for it) and, for a
-    role (never a gate), the agent CLIs' own keys. PATH-like and relay's own names are no
-    credentials (``PASS`` alone is a count)."""
-    keep = set(passed) | (AGENT_KEYS if role != "gate" else set())
+    ``GIT_CONFIG_*``) always; every other credential but those the person handed it
+    (``passed``: her ``--pass-env``/``--pass-secret`` names for it) and, for a role run
+    by an agent CLI's adapter (``agent``; never a gate, nor a plain command), that CLI's
+    own keys. A credential is a name shaped like one (``TWINE_PASSWORD``, ``NPM_TOKEN``,
+    ``AWS_SECRET_ACCESS_KEY``, ``SENTRY_DSN``, ``CI_JOB_JWT``), the CI's own logins, or
+    a value (``values``) that carries one: a URL with a user in it, a JWT, a known
+    token's prefix. PATH-like and relay's own names are no credentials (``PASS`` alone is
+    a count)."""
+    own = AGENT_KEYS_OF.get(agent or "", frozenset()) if role != "gate" else frozenset()
+    keep = set(passed) | own
+    given = values or {}
     return [
         n
         for n in names
         if n in NEVER_PASSED
         or _NEVER_SHAPE.match(n)
-        or (n not in keep and _CREDENTIAL_NAME.search(n))
+        or (
+            n not in keep
+            and (
+                n in AGENT_KEYS
+                or n in CREDENTIAL_NAMES
+                or _CREDENTIAL_NAME.search(n)
+                or _CREDENTIAL_WORD.search(n)
+                or _CREDENTIAL_VALUE.search(given.get(n, ""))
+            )
+        )
     ]
 
 

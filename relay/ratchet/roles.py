@@ -94,12 +94,14 @@ def role_env(
     *,
     role: str = "maker",
     home: Path | None = None,
+    agent: str | None = None,
 ) -> dict[str, str]:
     """The environment a role runs in: ours without any credential (nor another role's
     named secret: :func:`relay.loop.runenv.credential_names`), a scratch HOME with an
     empty git configuration and nothing of the real one's (``home``; one under ``work``
     when not given), git refusing every transport and every remote's push URL
-    pointing nowhere, and ``gh`` pointed at an empty configuration."""
+    pointing nowhere, and ``gh`` pointed at an empty configuration. ``agent``: the
+    adapter the role runs by (its CLI's own key stays), None for a plain command."""
     from relay.loop.runenv import credential_names
     from relay.ratchet.sandbox import scratch_home
 
@@ -110,7 +112,7 @@ def role_env(
         if role not in roles:
             env.pop(name, None)
     passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
-    for name in credential_names(list(env), role=role, passed=passed):
+    for name in credential_names(list(env), role=role, passed=passed, agent=agent, values=env):
         del env[name]  # relay's tokens, git's and ssh's ways, the person's other logins
     home = scratch_home(home or work / "role-home")
     config: list[tuple[str, str]] = [
@@ -212,7 +214,11 @@ def run_role(
         handed = sandbox.folder / path.name
         shutil.copyfile(path, handed)
         path = handed
-    env = dict(os.environ) if credentials else role_env(cwd, work, role=role, home=home)
+    env = (
+        dict(os.environ)
+        if credentials
+        else role_env(cwd, work, role=role, home=home, agent=agent.name if agent else None)
+    )
     if sandbox is not None and not credentials:
         env = sandbox.env(env)  # env-level only: the candidate's code before the person's
     if agent is not None and not credentials:  # a copy of its own CLI's login, no other's

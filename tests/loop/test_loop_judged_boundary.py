@@ -94,6 +94,8 @@ def reach(project: Project, origin: Path, home: Path, found: Path, who: str) -> 
         f"got['agent_hooks'] = wrote(pathlib.Path({str(home / '.claude' / 'hooks.json')!r}))\n"
         f"got['gh_hosts'] = read({str(home.parent / 'ghconf' / 'hosts.yml')!r})\n"
         f"got['pypirc'] = read({str(home / '.pypirc')!r})\n"
+        # a login carried by a variable's value, whatever its name (a URL's password)
+        "got['by_value'] = sorted(k for k, v in os.environ.items() if 'hunter2' in v)\n"
         # relay's own code (an editable install), a system folder (as root), and the
         # script a later box's mounts were once read from, swapped for a link
         f"got['relay_code'] = wrote(pathlib.Path({RELAY_CODE!r}) / 'pwned_{who}.py')\n"
@@ -111,6 +113,7 @@ NOTHING = {
     "agent_hooks": False,
     "gh_hosts": None,
     "pypirc": None,
+    "by_value": [],
     "relay_code": False,
     "system": False,
     "token": None,
@@ -159,9 +162,12 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).write_text(text)
     monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "ghconf"))
+    monkeypatch.setenv("PIP_INDEX_URL", "https://me:hunter2@pypi.example.com/simple")
+    monkeypatch.setenv("HTTPS_PROXY", "http://me:hunter2@proxy.example:3128")
     project = make_project(tmp_path, retries=0)
     origin, before = with_origin_and_token(project, tmp_path)
     found = tmp_path / "scripts" / "found.json"
+    maker_env = tmp_path / "scripts" / "maker-env.json"
     found_net = tmp_path / "scripts" / "found-net.json"
     listening = socket.socket()  # a service of the person's on this machine's loopback
     listening.bind(("127.0.0.1", 0))
@@ -187,13 +193,18 @@ def test_a_test_module_the_maker_adds_reaches_nothing_of_the_persons(
     maker = project.script(
         "maker",
         f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
-        f"put('tests/test_zz_reach.py', {module!r})\n",
+        f"put('tests/test_zz_reach.py', {module!r})\n"
+        # a plain command maker: no agent CLI's key, no login carried by a value
+        "import json, os\n"
+        f"open({str(maker_env)!r}, 'w').write(json.dumps(sorted(k for k, v in os.environ.items()"
+        " if 'API_KEY' in k or 'hunter2' in v)))\n",
     )
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [], ran
     # the gate's `git -C <clone> config` writes relay's clone of the candidate, shown at the
     # person's clone's path (held() shows the person's configuration untouched)
     assert json.loads(found.read_text()) == {**NOTHING, "config": True}
+    assert json.loads(maker_env.read_text()) == []
     held(project, origin, before, home)
     assert not (home / ".claude" / "hooks.json").exists()
     listening.close()

@@ -373,7 +373,8 @@ def test_a_gate_gets_no_credential_and_a_role_only_its_agents_key_and_what_it_wa
     }  # fmt: skip
     logins |= {"PWD"}  # not a credential, but the person's folder: never a box's
     assert set(credential_names(names, role="gate")) == logins | {"ANTHROPIC_API_KEY"}
-    assert set(credential_names(names, role="maker")) == logins
+    assert set(credential_names(names, role="maker", agent="claude")) == logins
+    assert set(credential_names(names, role="maker")) == logins | {"ANTHROPIC_API_KEY"}
     passed = credential_names(names, role="gate", passed=["AWS_SECRET_ACCESS_KEY"])
     assert "AWS_SECRET_ACCESS_KEY" not in passed and "NPM_TOKEN" in passed
 
@@ -394,8 +395,114 @@ def test_one_rule_withholds_relays_tokens_and_gits_ways_from_every_role_and_gate
     for role in ("maker", "checker", "gate"):
         assert credential_names(never, role=role, passed=never) == never, role
     keys = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"]
-    assert credential_names(keys, role="maker") == []
-    assert credential_names(keys, role="checker") == []
-    assert credential_names(keys, role="gate") == keys
+    assert credential_names(keys, role="maker", agent="aider") == []
+    assert credential_names(keys, role="checker", agent="claude") == ["OPENAI_API_KEY"]
+    assert credential_names(keys, role="gate", agent="claude") == keys
     assert credential_names(["DEPLOY_KEY", "PIP_INDEX_URL"], role="gate") == ["DEPLOY_KEY"]
     assert credential_names(["DEPLOY_KEY"], role="maker", passed=["DEPLOY_KEY"]) == []
+
+
+def test_an_agents_key_goes_to_its_own_adapters_role_alone() -> None:
+    """A plain command maker (``sh tools/m.sh``) got every agent CLI's key, and a claude
+    role got OpenAI's: each adapter's role keeps its own CLI's keys, nothing else does,
+    unless the person passed the key to it by name."""
+    from relay.loop.runenv import AGENT_KEYS, credential_names
+
+    keys = sorted(AGENT_KEYS)
+    assert credential_names(keys, role="maker") == keys  # a plain command
+    claude = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
+    assert set(keys) - set(credential_names(keys, role="maker", agent="claude")) == claude
+    codex = {"OPENAI_API_KEY", "CODEX_API_KEY", "AZURE_OPENAI_API_KEY"}
+    assert set(keys) - set(credential_names(keys, role="verifier", agent="codex")) == codex
+    gemini = {"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+    assert set(keys) - set(credential_names(keys, role="red-team", agent="gemini")) == gemini
+    assert credential_names(keys, role="gate", agent="aider") == keys
+    mine = credential_names(keys, role="maker", passed=["ANTHROPIC_API_KEY"])
+    assert "ANTHROPIC_API_KEY" not in mine and "OPENAI_API_KEY" in mine
+
+
+def test_a_credential_carried_by_value_or_by_a_word_in_the_name_is_withheld() -> None:
+    """Names that do not end like a credential reached the maker and the gates with one
+    in them: a package index's, a database's and a proxy's URL with a password, the CI's
+    signed tokens, an error tracker's DSN. A value with a user in its URL, a JWT or a
+    known token's prefix is withheld whatever its name; an honest gate's variables stay;
+    what the person passed by name stays."""
+    from relay.loop.runenv import credential_names
+
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOnggIn0.c2lnbmF0dXJl"
+    values = {
+        "PIP_INDEX_URL": "https://me:s3cret@pypi.example.com/simple",
+        "PIP_EXTRA_INDEX_URL": "https://pypi.org/simple https://tok@corp.example/simple",
+        "DATABASE_URL": "postgres://app:hunter2@db:5432/app",
+        "HTTPS_PROXY": "http://u:p@proxy:3128",
+        "ALL_PROXY": "socks5://u:p@proxy:1080",
+        "REDIS_URL": "redis://:pw@cache:6379/0",
+        "ID_TOKEN_VALUE": jwt,
+        "BUILD_NOTE": "pushed with ghp_" + "a1B2" * 9,
+        "AWS_ID": "AKIA" + "ABCDEFGHIJKLMNOP",
+        "CI_JOB_JWT": "x", "CI_JOB_JWT_V2": "x", "SENTRY_DSN": "x", "APP_DSN": "x",
+        "SESSION_COOKIE_VALUE": "x", "BROWSER_SESSION": "x", "JWT_SIGNING": "x",
+        "ACTIONS_ID_TOKEN_REQUEST_URL": "https://pipelines.example/idtoken",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "x", "ACTIONS_RUNTIME_TOKEN": "x",
+        "AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https;AccountKey=x",
+    }  # fmt: skip
+    honest = {
+        "PATH": "/usr/bin:/bin", "HOME": "/tmp/box-home", "LANG": "C.UTF-8",
+        "PIP_INDEX_URL_PLAIN": "https://pypi.org/simple", "NO_PROXY": "localhost,127.0.0.1",
+        "HTTP_PROXY_PLAIN": "http://proxy:3128", "VIRTUAL_ENV": "/srv/p/.venv",
+        "PYTEST_ADDOPTS": "-q", "PS1": "\\u@\\h:\\w$ ", "EMAIL": "me@example.com",
+        "SSH_URL": "ssh-keygen is not a url", "SK": "sk-short",
+    }  # fmt: skip
+    every = {**values, **honest}
+    for role, agent in (("gate", None), ("maker", None), ("checker", "claude")):
+        withheld = credential_names(list(every), role=role, agent=agent, values=every)
+        assert set(withheld) == set(values), role
+    kept = credential_names(list(values), role="gate", passed=["PIP_INDEX_URL"], values=values)
+    assert "PIP_INDEX_URL" not in kept and "DATABASE_URL" in kept
+
+
+def test_every_box_hides_the_other_tools_logins_in_home_and_where_xdg_puts_them(
+    tmp_path: Path,
+) -> None:
+    """The maker read a Copilot login (a gho_ token that can push), pip's and poetry's
+    index passwords, keyrings.alt's plaintext keyring, rclone's, Firebase's, opencode's
+    and s3cmd's logins: none was on the list. Each is hidden in HOME, where
+    XDG_CONFIG_HOME/XDG_DATA_HOME put it, and where its own variable does."""
+    from relay.ratchet.sandbox import hidden_paths
+
+    home, config, data, cargo = (tmp_path / n for n in ("home", "cfg", "data", "cargo"))
+    in_home = [
+        ".config/github-copilot/hosts.json", ".config/github-copilot/apps.json",
+        ".pip/pip.conf", ".config/pip/pip.conf", ".config/pypoetry/auth.toml",
+        ".local/share/python_keyring/keyring_pass.cfg", ".config/rclone/rclone.conf",
+        ".config/configstore/firebase-tools.json", ".local/share/opencode/auth.json", ".s3cfg",
+        ".config/hub", ".git-credentials", ".config/gcloud/credentials.db", ".azure/x",
+        ".aws/credentials", ".docker/config.json", ".terraform.d/credentials.tfrc.json",
+        ".config/helm/registry/config.json", ".vault-token", ".cargo/credentials.toml",
+        ".cargo/credentials", ".gem/credentials", ".m2/settings.xml",
+        ".gradle/gradle.properties", ".netrc", ".config/op/config", ".password-store/a.gpg",
+        ".gnupg/private-keys-v1.d/k.key", ".boto",
+    ]  # fmt: skip
+    in_config = ["github-copilot/hosts.json", "pip/pip.conf", "pypoetry/auth.toml", "rclone/x"]
+    in_data = ["python_keyring/keyring_pass.cfg", "opencode/auth.json", "keyrings/login"]
+    everything = [
+        *(home / n for n in in_home), *(config / n for n in in_config),
+        *(data / n for n in in_data), cargo / "credentials.toml", tmp_path / "rclone.conf",
+    ]  # fmt: skip
+    kept = [home / ".cargo/registry/index", home / ".local/share/virtualenvs/x", cargo / "bin/x"]
+    kept += [home / ".config/pip/other.conf", home / ".gradle/caches/x", config / "git2/x"]
+    for path in [*everything, *kept]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("secret")
+    clone = tmp_path / "clone"
+    environ = {
+        "HOME": str(home), "XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data),
+        "CARGO_HOME": str(cargo), "RCLONE_CONFIG": str(tmp_path / "rclone.conf"),
+    }  # fmt: skip
+    hidden = hidden_paths(clone, clone / ".git", [], environ)
+
+    def covered(path: Path) -> bool:
+        return any(path.resolve().is_relative_to(h) for h in hidden)
+
+    assert [p for p in everything if not covered(p)] == []
+    assert [p for p in kept if covered(p)] == []
