@@ -151,7 +151,8 @@ if [ -n "${RELAY_DEV:-}" ]; then  # a /dev of its own: no disk, console, loop de
   ln -s /proc/self/fd/0 "$d/stdin"
   ln -s /proc/self/fd/1 "$d/stdout"
   ln -s /proc/self/fd/2 "$d/stderr"
-  mount --move "$d" /dev
+  mount --rbind "$d" /dev  # (a move reports a failure in a user namespace, though done)
+  umount -l "$d"
   rmdir "$d"
 fi
 for n in $RELAY_SHOW_DIRS; do  # the person's environments, read-only, in relay's clone
