@@ -6,7 +6,9 @@ real HOME's credential files and the agent CLIs' folders hidden behind empty mou
 the maker's process tree (which also sees a /proc of its own, so no parent's working
 directory leads back), a /tmp of its own that holds its own box folder alone, and every
 other folder outside its tree and scratch read-only, so that nothing it writes outlives
-the box. An agent role gets a copy of its own CLI's login in its scratch HOME.
+the box. The machine's service sockets (under /run) are hidden behind /dev/null, since a
+read-only folder does not stop connect(), and /dev holds the harmless devices alone. An
+agent role gets a copy of its own CLI's login in its scratch HOME.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -26,6 +28,8 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from relay.errors import LocalUsageError
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
 NAMESPACES = "namespaces"
@@ -183,6 +187,9 @@ SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
 SHARE_ENV = "RELAY_SANDBOX_SHARE"
 _ENTER = """\
 set -e
+set -f  # the lists are one path a line: split on newlines alone, never globbed
+IFS='
+'
 ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
   opts=${2:-$(findmnt -no OPTIONS -T "$1")}
   keep=$(printf '%s\\n' "$opts" | tr ',' '\\n' \\
@@ -190,6 +197,28 @@ ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace
     | tr '\\n' ',' || true)
   mount -o "remount,bind,ro,$keep" "$1"
 }
+if [ -n "${RELAY_DEV:-}" ]; then  # a /dev of its own: no disk, console, loop device or kvm
+  d="$RELAY_BOX/dev"
+  mkdir "$d"
+  mount -t tmpfs -o mode=0755,size=64k,nosuid,noexec relay-dev "$d"
+  for n in null zero full random urandom tty; do
+    if [ -e "/dev/$n" ]; then
+      touch "$d/$n"
+      mount --bind "/dev/$n" "$d/$n"
+    fi
+  done
+  mkdir "$d/pts" "$d/shm"
+  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 relay-pts "$d/pts" 2>/dev/null || true
+  mount -t tmpfs -o mode=1777,nosuid,nodev relay-shm "$d/shm"
+  ln -s pts/ptmx "$d/ptmx"
+  ln -s /proc/self/fd "$d/fd"
+  ln -s /proc/self/fd/0 "$d/stdin"
+  ln -s /proc/self/fd/1 "$d/stdout"
+  ln -s /proc/self/fd/2 "$d/stderr"
+  mount --rbind "$d" /dev  # (a move reports a failure in a user namespace, though done)
+  umount -l "$d"
+  rmdir "$d"
+fi
 for n in $RELAY_SHOW_DIRS; do  # the person's environments, read-only, in relay's clone
   mount --rbind "$RELAY_SHOW_AT/$n" "$RELAY_TREE/$n"
   ro "$RELAY_TREE/$n"
@@ -206,17 +235,23 @@ mount --rbind "$RELAY_BOX" "$RELAY_BOX/tmp/$RELAY_BOX_IN"
 mount --rbind "$RELAY_BOX/tmp" "$RELAY_TEMP"
 for d in $RELAY_PRIVATE; do mount -t tmpfs -o mode=1777 relay-tmp "$d"; done
 i=0
+nl='
+'
 for s in $RELAY_SHARES; do
   i=$((i + 1))
   mkdir -p "$s"
   mount --rbind "$RELAY_BOX/shared/$i" "$s"
-  case " $RELAY_SHOWN " in *" $s "*) ro "$s" ;; esac  # relay's own, read-only
+  case "$nl$RELAY_SHOWN$nl" in *"$nl$s$nl"*) ro "$s" ;; esac  # relay's own, read-only
 done
 for d in $RELAY_HIDE_DIRS; do
   if [ -d "$d" ]; then mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; fi
 done
 for f in $RELAY_HIDE_FILES; do
   if [ -e "$f" ]; then mount --bind /dev/null "$f"; fi
+done
+for d in $RELAY_SOCKET_DIRS; do  # the machine's sockets (docker's, systemd's, databases')
+  left=$(find "$d" -type s ! -exec mount --bind /dev/null {} \\; -print 2>/dev/null || true)
+  if [ -n "$left" ]; then echo "relay: cannot hide the socket $left" >&2; exit 1; fi
 done
 for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
@@ -238,9 +273,8 @@ for p in /proc/sys /proc/sysrq-trigger; do  # the kernel's settings, whoever the
   fi
 done
 # everything else read-only: the person's folders, the clone's parents, the system's
-set -f
 mounts=$(cut -d' ' -f5,6 /proc/self/mountinfo)
-while read -r at opts; do
+while IFS=' ' read -r at opts; do
   case "$at" in *\\\\*) at=$(printf '%b' "$at") ;; esac  # \\040 is a space
   case "$at" in /proc | /proc/* | /dev | /dev/*) continue ;; esac
   mine=
@@ -254,7 +288,7 @@ EOF
 set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
-unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN
+unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV
 cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -376,7 +410,7 @@ class Sandbox:
         for each in path_folders(path, [temp, *private], box, self.hidden):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
-        ro = [p for p in self.read_only if p.is_dir() and " " not in str(p)]
+        ro = [p for p in self.read_only if p.is_dir()]
         writable = [temp, *private, *shares]
         shown = self.shown_at
         shows: list[str] = []
@@ -396,13 +430,22 @@ class Sandbox:
             "RELAY_SHARES": [*shares, *shown_here],
             "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
+            "RELAY_SOCKET_DIRS": socket_folders(),
         }
-        hide = " ".join(f"{k}={shlex.quote(' '.join(map(str, v)))}" for k, v in given.items())
+        for named in (*(p for v in given.values() for p in v), self.tree.resolve(), shown):
+            if "\n" in str(named or ""):
+                raise LocalUsageError(
+                    f"cannot make a box for a path with a line break in it ({str(named)!r}):"
+                    " rename or move it"
+                )
+        hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
+        if not box.is_relative_to("/dev"):
+            hide += " RELAY_DEV=1"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
                 f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
-                f" RELAY_SHOW_DIRS={shlex.quote(' '.join(shows))}"
+                f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
         outer = _outer() if self.network else [*_outer(), "--net"]
         if not self.network:
@@ -454,12 +497,28 @@ def temporary_roots(box: Path) -> tuple[Path, list[Path]]:
     for name in SHARED_TEMP:
         with contextlib.suppress(OSError):
             real = Path(name).resolve()
-            if real.is_dir() and " " not in str(real) and real not in roots:
+            if real.is_dir() and "\n" not in str(real) and real not in roots:
                 roots.append(real)
     parent = box.parent
     temp = next((r for r in roots if parent.is_relative_to(r)), parent)
     others = [r for r in roots if not r.is_relative_to(temp) and not temp.is_relative_to(r)]
     return temp, others
+
+
+# where the machine keeps its services' sockets (docker's, systemd's, a database's): a
+# read-only folder does not stop connect(), so each socket there is hidden behind /dev/null
+SOCKET_DIRS = ("/run", "/var/run", "/var/lib/docker", "/var/lib/containerd")
+
+
+def socket_folders() -> list[Path]:
+    """The folders of :data:`SOCKET_DIRS` that exist, resolved, each once."""
+    found: list[Path] = []
+    for name in SOCKET_DIRS:
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if real.is_dir() and real not in found:
+                found.append(real)
+    return found
 
 
 # relay's own folders a box's command reads (a landing's applier and its patch): shown
@@ -492,7 +551,7 @@ def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[P
             real = Path(part).resolve()
             if (real.parent / "pyvenv.cfg").is_file():  # a virtualenv's bin: the virtualenv
                 real = real.parent
-            if not real.is_dir() or " " in str(real) or real in found or real in temps:
+            if not real.is_dir() or "\n" in str(real) or real in found or real in temps:
                 continue
             if not any(real.is_relative_to(t) for t in temps):
                 continue
@@ -525,7 +584,7 @@ def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:
             continue
         with contextlib.suppress(OSError):
             real = Path(part).resolve()
-            if not real.is_dir() or real == Path(real.anchor) or " " in str(real):
+            if not real.is_dir() or real == Path(real.anchor) or "\n" in str(real):
                 continue
             near = [*hidden, box]
             if any(real.is_relative_to(h) or h.is_relative_to(real) for h in near):
@@ -548,7 +607,7 @@ def environment_folders(clone: Path, tree: Path) -> tuple[str, ...]:
     with contextlib.suppress(OSError):
         for entry in sorted(clone.iterdir()):
             name = entry.name
-            if " " in name or name == ".git" or os.path.lexists(tree / name):
+            if "\n" in name or name == ".git" or os.path.lexists(tree / name):
                 continue
             if not entry.is_dir():
                 continue
@@ -600,7 +659,7 @@ def hidden_paths(
             continue
         if real == Path(real.anchor) or real == temp or temp.is_relative_to(real):
             continue
-        if " " in str(real) or real in kept:  # the mount list is space-separated
+        if real in kept:
             continue
         kept.append(real)
     # what lies inside a hidden folder is hidden with it (and could not be mounted over)

@@ -8,15 +8,18 @@ node_modules are readable but never writable."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, TEST_GATE, TEST_MUL, make_project
+from loop_project import CALC, CALC_MUL, TEST_GATE, TEST_MUL, Project, make_project
 
-from relay.ratchet.sandbox import NAMESPACES, SHARE_ENV, level
+from relay.errors import LocalUsageError
+from relay.ratchet.sandbox import NAMESPACES, SHARE_ENV, Sandbox, level
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -205,3 +208,124 @@ def test_a_maker_the_person_keeps_in_a_temporary_folder_runs_and_cannot_change_i
     ran = project.loop("run", "--maker", f"python3 {maker}")
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert maker.read_text() == before
+
+
+def probe_both(project: Project, body: str, name: str) -> tuple[dict[str, object], ...]:
+    """Run ``body`` in the maker and, through a test module it adds, in the gates; the
+    run keeps G1; what each saw."""
+    scripts = project.scripts
+    record = "pathlib.Path({!r}).write_text(json.dumps(got))\n"
+    module = gate_module(body + record.format(str(scripts / "gate-saw.json")))
+    maker = project.script(
+        "maker",
+        PROBE
+        + body
+        + record.format(str(scripts / "maker-saw.json"))
+        + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        + f"put('tests/test_zz_{name}.py', {module!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    return tuple(json.loads((scripts / f"{w}-saw.json").read_text()) for w in ("maker", "gate"))
+
+
+@needs_namespaces
+def test_a_clone_whose_path_has_a_space_is_hidden_all_the_same(outside_temp: Path) -> None:
+    """A clone under "x sp/": its git directory (relay's token) is hidden like any other,
+    and the run works."""
+    (outside_temp / "x sp").mkdir()
+    project = make_project(outside_temp / "x sp", retries=0, gates=(TEST_GATE,))
+    (project.root / ".git" / "relay").mkdir(parents=True, exist_ok=True)
+    token = project.root / ".git" / "relay" / "token"
+    token.write_text("relay-node-token\n")
+    body = (
+        "got = {\n"
+        f"    'token': read({str(token)!r}),\n"
+        f"    'listed': sorted(os.listdir({str(project.root / '.git')!r})),\n"
+        f"    'beside': wrote({str(outside_temp / 'x sp' / 'beside.txt')!r}),\n"
+        "}\n"
+    )
+    for got in probe_both(project, body, "space"):
+        assert got["token"] is None and "relay" not in got["listed"], got
+        assert got["beside"] is False, got
+    assert token.read_text() == "relay-node-token\n"
+    assert project.read("src/calc.py") == CALC_MUL and project.clean()
+
+
+@needs_namespaces
+def test_no_box_reaches_a_socket_the_machine_listens_on(tmp_path: Path) -> None:
+    """A service's socket under /run (as docker's or a database's): neither the maker
+    nor the gates can connect to it, though a read-only folder does not stop connect()."""
+    if not os.access("/run", os.W_OK):
+        pytest.skip("/run is not writable here")
+    where = Path(tempfile.mkdtemp(prefix="relay-test-", dir="/run"))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(where / "service.sock"))
+        listener.listen(4)
+        listener.setblocking(False)
+        project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+        body = (
+            "import socket\n"
+            "def reach(path):\n"
+            "    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            "    try:\n"
+            "        s.connect(path)\n"
+            "        return True\n"
+            "    except OSError:\n"
+            "        return False\n"
+            "    finally:\n"
+            "        s.close()\n"
+            f"got = {{'reached': reach({str(where / 'service.sock')!r})}}\n"
+        )
+        for got in probe_both(project, body, "socket"):
+            assert got == {"reached": False}, got
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+        # the socket is still the machine's, reachable outside the boxes
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.connect(str(where / "service.sock"))
+        probe.close()
+    finally:
+        listener.close()
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@needs_namespaces
+def test_a_box_has_the_harmless_devices_alone(tmp_path: Path) -> None:
+    """In every box /dev holds null, zero, random and their like: no loop device, disk or
+    console opens for writing, even where relay runs as root; /dev/null still works."""
+    blocks = sorted(str(p) for p in Path("/dev").iterdir() if p.is_block_device())[:2]
+    devices = [d for d in ("/dev/loop-control", "/dev/console", *blocks) if os.path.exists(d)]
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    body = (
+        "def opened(path):\n"
+        "    try:\n"
+        "        os.close(os.open(path, os.O_RDWR))\n"
+        "        return True\n"
+        "    except OSError:\n"
+        "        return False\n"
+        "got = {\n"
+        f"    'devices': [opened(d) for d in {devices!r}],\n"
+        "    'null': wrote('/dev/null'),\n"
+        "    'random': len(open('/dev/urandom', 'rb').read(8)),\n"
+        "    'listed': sorted(os.listdir('/dev')),\n"
+        "}\n"
+    )
+    for got in probe_both(project, body, "dev"):
+        assert got["devices"] == [False] * len(devices), got
+        assert got["null"] is True and got["random"] == 8, got
+        listed = got["listed"]
+        assert isinstance(listed, list) and "null" in listed and "loop-control" not in listed, got
+    assert project.read("src/calc.py") == CALC_MUL and project.clean()
+
+
+def test_a_path_with_a_line_break_is_refused_never_left_visible(tmp_path: Path) -> None:
+    """The box's lists are one path a line: a hidden folder whose name holds a line break
+    cannot be listed, so no box is made rather than one that shows it."""
+    folder = tmp_path / "box"
+    secret = tmp_path / "odd\nname"
+    secret.mkdir()
+    box = Sandbox(folder, folder / "tree", folder / "home", (secret,), NAMESPACES)
+    with pytest.raises(LocalUsageError, match="line break"):
+        box.wrap("true")
