@@ -191,11 +191,15 @@ set -f  # the lists are one path a line: split on newlines alone, never globbed
 IFS='
 '
 ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
-  opts=${2:-$(findmnt -no OPTIONS -T "$1")}
-  keep=$(printf '%s\\n' "$opts" | tr ',' '\\n' \\
-    | grep -xE 'nosuid|nodev|noexec|noatime|nodiratime|relatime|strictatime' \\
-    | tr '\\n' ',' || true)
-  mount -o "remount,bind,ro,$keep" "$1"
+  opts=${2:-$(findmnt -no OPTIONS -T "$1" || true)} keep=  # split here: no process a word
+  was=$IFS IFS=,
+  for o in $opts; do
+    case $o in
+      nosuid | nodev | noexec | noatime | nodiratime | relatime | strictatime) keep="$keep,$o" ;;
+    esac
+  done
+  IFS=$was
+  mount -o "remount,bind,ro$keep" "$1"
 }
 if [ -n "${RELAY_DEV:-}" ]; then  # a /dev of its own: no disk, console, loop device or kvm
   d="$RELAY_BOX/dev"

@@ -1,0 +1,81 @@
+"""The box's read-only binds: a folder the box must only read stays read-only in it when it
+lies on a nosuid,nodev,noexec mount (the flags a user namespace locks are kept), and when
+it lies under another read-only folder, whether the two share a mount or a mount lies
+between them.
+
+The mounts are made in a user and mount namespace of the test's own, where relay's box is
+then made as it is on a machine with such mounts: it inherits them, flags locked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from relay.ratchet import sandbox
+
+# run in the test's namespace: make the mounts, then relay's box, and try to write
+INSIDE = """
+import json, subprocess, sys
+from pathlib import Path
+from relay.ratchet import sandbox
+root, mounts, ro, probes = Path(sys.argv[1]), *map(json.loads, sys.argv[2:])
+for where in mounts:
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "nosuid,nodev,noexec", "relay-test", where],
+                   check=True)
+for where in ro:
+    Path(where).mkdir(parents=True, exist_ok=True)
+box = sandbox.Sandbox(root, root / "tree", root / "home", (), sandbox.NAMESPACES,
+                      read_only=tuple(map(Path, ro)))
+try_all = "; ".join(
+    f"if touch {p}/x 2>/dev/null; then echo WROTE {p}; fi; findmnt -no OPTIONS -T {p} | tail -1"
+    for p in probes
+)
+done = subprocess.run(box.wrap(try_all), shell=True, capture_output=True, text=True,
+                      cwd=root / "tree")
+print(json.dumps({"code": done.returncode, "out": done.stdout, "err": done.stderr}))
+"""
+
+
+def in_a_namespace(root: Path, mounts: list[Path], ro: list[Path], probes: list[Path]) -> dict:
+    (root / "tree").mkdir(parents=True)
+    (root / "home").mkdir()
+    for where in (*mounts, *ro):
+        where.mkdir(parents=True, exist_ok=True)
+    argv = ["unshare", "--user", "--map-root-user", "--mount", sys.executable, "-c"]
+    argv += [textwrap.dedent(INSIDE), str(root)]
+    argv += [json.dumps([str(p) for p in paths]) for paths in (mounts, ro, probes)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    found: dict = json.loads(done.stdout)
+    assert found["code"] == 0, found["err"]
+    return found
+
+
+needs_namespaces = pytest.mark.skipif(
+    sandbox.level() != sandbox.NAMESPACES, reason="no user namespaces here"
+)
+
+
+@needs_namespaces
+def test_a_read_only_folder_on_a_locked_mount_is_read_only_in_the_box(tmp_path: Path) -> None:
+    locked = tmp_path / "box" / "locked"  # in the box's folder: the box sees no other of /tmp
+    found = in_a_namespace(tmp_path / "box", [locked], [locked], [locked])
+    assert "WROTE" not in found["out"], found
+    flags = set(found["out"].split()[-1].split(","))  # the top mount: the box's bind
+    assert {"ro", "nosuid", "nodev", "noexec"} <= flags, found
+
+
+@needs_namespaces
+def test_nested_read_only_folders_are_read_only_with_or_without_a_mount_between(
+    tmp_path: Path,
+) -> None:
+    outer = tmp_path / "box" / "outer"  # in the box's folder: the box sees no other of /tmp
+    mounted = outer / "mounted"
+    same, beyond = outer / "same" / "deep", mounted / "deep"
+    found = in_a_namespace(tmp_path / "box", [mounted], [outer, same, beyond], [same, beyond])
+    assert "WROTE" not in found["out"], found
+    assert found["out"].split().count("ro,nosuid,nodev,noexec,relatime") == 1, found  # beyond
