@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, FILES, TEST_GATE, TEST_MUL
-from worlds import WORKER, HubLike, Tokens, World, data_of, git, loop_world
+from worlds import WORKER, HubLike, Tokens, World, data_of, git, loop_world, stop_process
 
 from relay.loop.goals import GoalState, parse_board
 from relay.loop.jobs import Job, parse_jobs
@@ -52,14 +52,27 @@ def world(
 
 @pytest.fixture
 def worker_passes(world: World) -> Iterator[dict[str, str]]:
-    """The worker's watcher: real passes, one after another, until the test is done. The
-    dict is the extra environment of its passes."""
+    """The worker's watcher: real passes, a second apart, until the test is done. The dict
+    is the extra environment of its passes. One foreground `relay watch` serves many
+    passes (a process a pass would cost its start-up each second); it is started again
+    when it ends (no open job binds the node) or the environment changes (between
+    rounds, when the worker has nothing to do)."""
     extra: dict[str, str] = {}
     stop = threading.Event()
 
     def passes() -> None:
         while not stop.is_set():
-            world.worker.run("watch", "--once", env=world.worker.env(**extra))
+            seen = dict(extra)
+            proc = subprocess.Popen(
+                world.worker.argv("watch", "--interval", "1"),
+                env=world.worker.env(**seen),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            while proc.poll() is None and not stop.wait(0.2) and extra == seen:
+                pass
+            if proc.poll() is None:
+                stop_process(proc)
             stop.wait(0.5)
 
     thread = threading.Thread(target=passes, daemon=True)
