@@ -137,11 +137,16 @@ def test_every_verb_says_a_token_has_no_access(world: World, job: int) -> None:
     before = world.frozen(job)
     stranger = world.tokens(STRANGER)
     said = f"the token has no access to {world.repo}"
-    for node, verb in ((w, ("watch", "--once")), (c, ("result", str(job)))):
-        done = node.run(*verb, env=node.env(token=stranger))
+    for n, (node, verb) in enumerate(((w, ("watch", "--once")), (c, ("result", str(job))))):
+        # the first as a process; the other in this process (a start-up is half a CPU-s)
+        done = (
+            node.run(*verb, env=node.env(token=stranger))
+            if n == 0
+            else node.invoke(*verb, token=stranger)
+        )
         assert done.returncode == 2, (verb, done.stdout, done.stderr)
         assert one_line_error(done).startswith(f"relay: {said} — "), verb
-    doctor = c.run("doctor", env=c.env(token=stranger))
+    doctor = c.invoke("doctor", token=stranger)
     assert doctor.returncode != 0
     assert said in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr
     assert "check the repository name" not in doctor.stdout + doctor.stderr
@@ -173,8 +178,10 @@ def test_a_wrong_issue_number_is_said_so(world: World, job: int) -> None:
     """Was "not found in OWNER/NAME ...; check the repository name"."""
     c = world.controller
     before = world.frozen(job)
-    for args in (("result", "999"), ("task", "#999", "--step", "ls"), ("strike", "999")):
-        done = c.run(*args)
+    for n, args in enumerate(
+        (("result", "999"), ("task", "#999", "--step", "ls"), ("strike", "999"))
+    ):
+        done = c.run(*args) if n == 0 else c.invoke(*args)  # the first as a process
         assert done.returncode == 2, args
         assert one_line_error(done) == (
             f"relay: no issue #999 in {world.repo} — `relay status` lists its open jobs"
