@@ -139,7 +139,7 @@ def test_status_shows_each_local_watchers_last_pass(world: World, real_crontab: 
     assert "watchers in this clone:" in said
     line = next(x for x in said.splitlines() if x.strip().startswith(f"{WORKER}:"))
     assert "cron entry, every 300s" in line and "idle" in line and "requests" in line
-    data = data_of(world.worker.ok("status", "--json", as_node=False))
+    data = data_of(world.worker.call("status", "--json"))  # the same, in this process
     (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
     assert mine["active"] and mine["scheduler"] == "cron"
     assert mine["last_pass"]["outcome"] == "idle"
@@ -253,7 +253,7 @@ def test_status_asks_the_scheduler_not_the_nodes_own_record(
     said = world.worker.ok("status", as_node=False)
     line = next(x for x in said.splitlines() if x.strip().startswith(f"{WORKER}:"))
     assert "MISSING, cron says: the crontab has no line # relay:" in line
-    data = data_of(world.worker.ok("status", "--json", as_node=False))
+    data = data_of(world.worker.call("status", "--json"))  # the same, in this process
     (mine,) = [row for row in data["watchers"] if row["node"] == WORKER]
     assert mine["entry"]["ok"] is False and mine["last_pass"]["started_by"] == "scheduler"
 
