@@ -108,6 +108,7 @@ def failing(project: Project, commit: str) -> set[str]:
         git("worktree", "remove", "--force", str(tree), cwd=project.root)
 
 
+@pytest.mark.timeout(400)  # a whole scheduled run (20 s alone) waited for up to 300 s
 def test_a_scheduled_run_fixes_a_real_projects_red_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
