@@ -9,6 +9,7 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import tomllib
@@ -57,6 +58,11 @@ GATE_FILES = frozenset(
         # run by Python itself at start-up, before any gate's own code
         "sitecustomize.py",
         "usercustomize.py",
+        # what the linters skip: ruff honours .gitignore and .ignore (git's own exclude
+        # lies under .git/info, kept by GIT_META), so `src/*.py` there blinds the lint gate
+        ".gitignore",
+        ".ignore",
+        ".rgignore",
     }
 )
 STARTUP_SUFFIXES = (".pth",)  # a site directory's .pth lines run at every start-up
@@ -109,6 +115,35 @@ _OWN_LINE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _ANYWHERE = re.compile(r"#\s*pragma[:\s]?\s*no\s*(?:cover|branch)\b", re.IGNORECASE)
+# comments that switch a checker off for the line they end (or the next): a new finding
+# hidden by one is as new as one left in sight
+_LINE_LEVEL = re.compile(
+    r"""(?:
+      \#\s*noqa\b
+    | \#\s*type\s*:\s*ignore\b
+    | \#\s*pyright\s*:\s*ignore\b
+    | \#\s*pylint\s*:\s*disable\b
+    | \#\s*nosec\b
+    | \#\s*pytype\s*:\s*disable\b
+    | (?://|/\*)\s*eslint-disable-(?:next-)?line\b
+    | (?://|/\*)\s*@ts-(?:ignore|expect-error)\b
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# files that run when a person opens the project (an editor's tasks, an agent's hooks and
+# instructions, direnv, CI): outside any box, with the person's credentials
+OPENS_WITH_PROJECT = frozenset(
+    {".envrc", "AGENTS.md", "CLAUDE.md", ".cursorrules", ".vscode/tasks.json",
+     ".vscode/settings.json", ".vscode/launch.json"}
+)  # fmt: skip
+OPENS_WITH_FOLDERS = (
+    ".claude/",
+    ".cursor/",
+    ".idea/",
+    ".devcontainer/",
+    ".github/workflows/",
+    ".github/actions/",
+)
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
@@ -299,13 +334,19 @@ def gate_definition_touched(
 
 
 def suppressions_added(before: str | None, after: str | None) -> list[str]:
-    """The file-wide suppression comments ``after`` holds that ``before`` did not (by
-    shape, whatever their spacing or case: ``#ruff:noqa``, ``# Flake8 : NOQA``; coverage's
-    ``# pragma: no cover`` on any line), each as written (its line, stripped)."""
+    """The suppression comments ``after`` holds that ``before`` did not (by shape,
+    whatever their spacing or case): file-wide ones (``#ruff:noqa``, ``# Flake8 : NOQA``;
+    coverage's ``# pragma: no cover`` on any line) and line-level ones ending a line the
+    change added (``x = 1  # NOQA: E741``, ``# type: ignore[arg-type]``), each as written
+    (its line, stripped). A line the baseline had, suppression and all, is not counted."""
 
     def found(text: str | None) -> list[str]:
         lines = (ln.strip() for ln in (text or "").splitlines())
-        return [ln for ln in lines if _OWN_LINE.match(ln) or _ANYWHERE.search(ln)]
+        return [
+            ln
+            for ln in lines
+            if _OWN_LINE.match(ln) or _ANYWHERE.search(ln) or _LINE_LEVEL.search(ln)
+        ]
 
     had = Counter(_shape(ln) for ln in found(before))
     added: list[str] = []
@@ -315,6 +356,57 @@ def suppressions_added(before: str | None, after: str | None) -> list[str]:
         else:
             added.append(line)
     return added
+
+
+def opens_with_project(path: str) -> bool:
+    """Whether ``path`` is a file that runs (or instructs an agent) when a person opens
+    the project: an editor's tasks, an agent's hooks, direnv, CI workflows, at any depth
+    for AGENTS.md and CLAUDE.md (agents read nested ones too)."""
+    name = PurePosixPath(path).name
+    if path in OPENS_WITH_PROJECT or name in ("AGENTS.md", "CLAUDE.md", ".envrc"):
+        return True
+    return path.startswith(OPENS_WITH_FOLDERS)
+
+
+def project_hooks_touched(
+    changes: Sequence[str], *, declared: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """(path, why) for each change to a file that runs when a person opens the project,
+    but those the goal declares among its paths (a path, a folder ending in ``/`` or a
+    glob): no maker's edit there is kept unless a person said the goal is about it."""
+    found = []
+    for path in changes:
+        if not opens_with_project(path) or _declared(path, declared):
+            continue
+        why = (
+            f"`{path}` runs when a person opens the project (outside any box); a goal that"
+            " must change it lists it among its paths"
+        )
+        found.append((path, why))
+    return found
+
+
+UNREVIEWED_TEST_EDITS = "tests edited under --may-edit-tests need a checker or a person's review"
+
+
+def unreviewed_test_edits(
+    edited: Sequence[str], *, may_edit_tests: bool, checkers: int
+) -> str | None:
+    """Why a candidate goes to a person, or None: a goal that may edit tests is recorded
+    *and reviewed*, so baseline tests it changed or removed (``edited``) with no checker
+    configured to read them are never kept on the gates alone (a weakened assertion
+    passes every gate)."""
+    if not may_edit_tests or not edited or checkers > 0:
+        return None
+    shown = ", ".join(edited[:3]) + (", ..." if len(edited) > 3 else "")
+    return f"{UNREVIEWED_TEST_EDITS} (changed: {shown}); none is configured"
+
+
+def _declared(path: str, declared: Sequence[str]) -> bool:
+    return any(
+        path == d or (d.endswith("/") and path.startswith(d)) or fnmatch.fnmatchcase(path, d)
+        for d in declared
+    )
 
 
 def _shape(line: str) -> str:

@@ -79,9 +79,11 @@ class Wall:
 
 @dataclass(frozen=True)
 class Declined:
-    """The maker says it cannot do this goal (exit 3, or its reason file): why."""
+    """The goal goes to a person: the maker says it cannot do it (exit 3, or its reason
+    file), or relay holds a candidate no gate can judge (``said`` says which): why."""
 
     reason: str
+    said: str = "the maker cannot do this"
 
 
 Outcome = Passed | Failed | Transient | Wall | Declined | Stopped
@@ -136,6 +138,7 @@ class HandOff:
     blocked with no strike, and the run goes on with the other goals."""
 
     reason: str
+    said: str = "the maker cannot do this"
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def after_attempt(
     if isinstance(outcome, Wall):
         return Suspend(outcome.until, outcome.what)
     if isinstance(outcome, Declined):
-        return HandOff(outcome.reason)
+        return HandOff(outcome.reason, outcome.said)
     if isinstance(outcome, Stopped):
         return Reopen(outcome.what)
     if isinstance(outcome, Transient):

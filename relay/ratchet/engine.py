@@ -625,7 +625,7 @@ class Ratchet:
                 return self.escalate(goal, row, decision.reason)
             if isinstance(decision, HandOff):
                 self._revert_goal(baseline)
-                self.hand_off(goal, row, decision.reason)
+                self.hand_off(goal, row, decision.reason, said=decision.said)
                 return None
             if isinstance(decision, Reopen):
                 self._revert_goal(baseline)
@@ -672,10 +672,13 @@ class Ratchet:
         self._mark(row, state=GoalState.OPEN, note=reason, message=f"loop: {goal.id} escalated")
         return f"escalation: {reason}"
 
-    def hand_off(self, goal: Goal, row: BoardRow, reason: str) -> None:
-        """The maker says it cannot do the goal: the goal is blocked with its reason for a
-        person, no attempt or pass is counted against it, and the run goes on."""
-        why = f"the maker cannot do this: {reason}"
+    def hand_off(
+        self, goal: Goal, row: BoardRow, reason: str, *, said: str = "the maker cannot do this"
+    ) -> None:
+        """The maker says it cannot do the goal (or relay holds what no gate can judge):
+        the goal is blocked with its reason for a person, no attempt or pass is counted
+        against it, and the run goes on."""
+        why = f"{said}: {reason}"
         self.state.questions.append(f"{goal.id}: {why}")
         self.state.blocked.append((goal.id, why))
         self.state.set_aside.add(goal.id)

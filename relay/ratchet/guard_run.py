@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,16 +58,16 @@ class PytestGuard:
         return env
 
     def written(self) -> list[str]:
-        """The verdict files the run's pytest processes wrote (regular files only)."""
+        """The verdict files the run's pytest processes wrote (regular files only), read
+        through the verdict folder itself: a link the run left in its place is refused,
+        never followed (nothing outside relay's folder is listed or chmodded)."""
         from relay.ratchet.sandbox import read_regular
 
-        with contextlib.suppress(OSError):
-            os.chmod(self.verdicts, 0o700)
         try:
             names = sorted(
-                p.name
-                for p in self.verdicts.iterdir()
-                if p.name.startswith(f"{self.name}-") and p.name.endswith(".json")
+                name
+                for name in _own_listing(self.folder, self.verdicts.name)
+                if name.startswith(f"{self.name}-") and name.endswith(".json")
             )
         except OSError:
             return []
@@ -75,6 +76,41 @@ class PytestGuard:
             data = read_regular(self.verdicts / name, VERDICT_CAP)
             found.append(data.decode("utf-8", errors="replace"))
         return found
+
+
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_PATH = getattr(os, "O_PATH", 0) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _own_dir(folder: Path, name: str, mode: int) -> int:
+    """An open descriptor of ``folder/name``, a real folder (neither it nor ``folder`` a
+    link: OSError then), set to ``mode`` first (it may be unreadable until then): through
+    an O_PATH descriptor of it where there is one, never through a path a link can
+    replace."""
+    top = os.open(folder, _DIR)
+    try:
+        if hasattr(os, "O_PATH") and Path("/proc/self/fd").is_dir():
+            held = os.open(name, _PATH, dir_fd=top)
+            try:
+                os.chmod(f"/proc/self/fd/{held}", mode)  # the folder held, not a name
+            finally:
+                os.close(held)
+        else:
+            if not stat.S_ISDIR(os.stat(name, dir_fd=top, follow_symlinks=False).st_mode):
+                raise NotADirectoryError(name)
+            os.chmod(name, mode, dir_fd=top)
+        return os.open(name, _DIR, dir_fd=top)
+    finally:
+        os.close(top)
+
+
+def _own_listing(folder: Path, name: str) -> list[str]:
+    """The names in ``folder/name`` (made listable first), never through a link."""
+    fd = _own_dir(folder, name, 0o700)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -104,10 +140,13 @@ def pytest_guard(parent: Path | None) -> Iterator[PytestGuard]:
     finally:
         for each in (plugin_dir, verdicts):
             with contextlib.suppress(OSError):
-                each.chmod(0o700)
+                os.close(_own_dir(folder, each.name, 0o700))  # a link there: left alone
         # in a box, the plugin stays until the box goes: a later gate of the same box
-        # (`coverage json` after `coverage run -m pytest`) reads the source of what ran
-        shutil.rmtree(verdicts if parent is not None else folder, ignore_errors=True)
+        # (`coverage json` after `coverage run -m pytest`) reads the source of what ran;
+        # rmtree never follows a link
+        gone = verdicts if parent is not None else folder
+        if not folder.is_symlink() and not gone.is_symlink():
+            shutil.rmtree(gone, ignore_errors=True)
 
 
 def uncovered(source: str) -> str:

@@ -40,8 +40,10 @@ from relay.loop.guard import (
     gate_definition_touched,
     git_meta_changed,
     is_test_file,
+    project_hooks_touched,
     refs_changed,
     spine_touched,
+    unreviewed_test_edits,
 )
 from relay.loop.parallel import reduce_reviews
 from relay.loop.ratchet import (
@@ -553,6 +555,7 @@ class Judge:
                 texts=texts,
                 may_edit_tests=goal is not None and goal.may_edit_tests,
             ),
+            *project_hooks_touched(changes, declared=goal.paths if goal is not None else ()),
         ]
 
     def _judge(
@@ -740,6 +743,13 @@ class Judge:
         edits = [suite_change(p, self.tree.show("HEAD", p) or "", self.tree.show(candidate, p))
                  for p in tests]  # fmt: skip
         self.edited_tests[:] = [n for e in edits for n in (*e.removed, *e.edited)]
+        unreviewed = unreviewed_test_edits(
+            self.edited_tests,
+            may_edit_tests=goal.may_edit_tests,
+            checkers=len(self.options.checkers),
+        )
+        if unreviewed:
+            return Declined(unreviewed, said="held for a person"), None  # put back
         if not goal.may_edit_tests:
             gone, edited = weakened(edits), rewritten(edits)
             if gone or edited:

@@ -25,7 +25,7 @@ from relay.loop.checks import unknown
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
-from relay.loop.guard import gate_definition_touched, spine_touched
+from relay.loop.guard import gate_definition_touched, project_hooks_touched, spine_touched
 from relay.loop.metric import (
     EXPERIMENTS_NAME,
     KEPT,
@@ -338,7 +338,7 @@ def _attempt(
         # the maker's files, hashed with relay's own git directory (the maker's git
         # directory and configuration are never used): its commits are thereby folded
         changes = run.tree.changed_under(where, head, skip=box.private)
-        bad = _protected(run, where, changes)
+        bad = _protected(run, where, changes, declared=goal.paths)
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
             return Attempt(Failed(Category.PROTECTED, what, "discarded with its clone"), idea)
@@ -394,7 +394,9 @@ def _attempt(
     return tried
 
 
-def _protected(run: Ratchet, where: Path, changes: list[str]) -> list[tuple[str, str]]:
+def _protected(
+    run: Ratchet, where: Path, changes: list[str], *, declared: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
     """What no maker may change, judged on the maker's files (under ``where``, read as
     its own regular files) against HEAD."""
     tree = run.tree
@@ -410,6 +412,7 @@ def _protected(run: Ratchet, where: Path, changes: list[str]) -> list[tuple[str,
         *gate_definition_touched(
             changes, at_baseline=tree.files_at("HEAD"), deleted=deleted, texts=texts
         ),
+        *project_hooks_touched(changes, declared=declared),
     ]
 
 

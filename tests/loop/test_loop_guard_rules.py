@@ -18,9 +18,12 @@ from relay.loop.guard import (
     gate_definition_touched,
     git_meta_changed,
     is_test_file,
+    opens_with_project,
     orphan_group,
+    project_hooks_touched,
     spine_touched,
     suppressions_added,
+    unreviewed_test_edits,
 )
 
 
@@ -107,6 +110,7 @@ def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
     assert suppressions_added("", "  # Flake8: NOQA\n// @ts-nocheck\nx = 1  # noqa\n") == [
         "# Flake8: NOQA",
         "// @ts-nocheck",
+        "x = 1  # noqa",
     ]
 
 
@@ -273,16 +277,16 @@ def test_a_file_wide_suppression_is_found_whatever_its_spacing_and_case(line: st
     assert found and "switches a gate off" in found[0][1]
 
 
-def test_line_level_comments_and_strict_settings_are_not_file_wide() -> None:
+def test_strict_settings_and_notes_are_no_suppression_but_line_level_ones_are() -> None:
+    assert suppressions_added("", "# pyright: strict\n# a note about ruff: it is fast\n") == []
     text = (
         "import os  # noqa: F401\n"
         "x = 1  # type: ignore[assignment]\n"
-        "# pyright: strict\n"
         "// eslint-disable-next-line no-undef\n"
         "foo(); // eslint-disable-line\n"
-        "# a note about ruff: it is fast\n"
     )
-    assert suppressions_added("", text) == []
+    assert suppressions_added("", text) == text.splitlines()
+    assert suppressions_added(text, text) == []
     # a second copy of a pragma the baseline had once is a new one
     one = "a()  # pragma: no cover\n"
     assert suppressions_added(one, one + one) == ["a()  # pragma: no cover"]
@@ -311,3 +315,108 @@ def test_a_distributions_metadata_and_a_module_shadowing_a_gate_tool_define_the_
     # a project whose own package has such a name keeps working on it
     assert gate_definition_touched(["src/_pytest/python.py"], at_baseline=["src/_pytest/python.py"],
                                    deleted=[], texts={}) == []  # fmt: skip
+
+
+def test_ignore_files_are_gate_files() -> None:
+    """ruff skips what .gitignore or .ignore name, tracked or not: `src/*.py` there
+    switches the lint gate off, so an edited one (at any depth) is a gate change and a
+    new one needs --may-edit-tests, as for any gate file."""
+    base = ["src/calc.py", ".gitignore", "pkg/.gitignore"]
+    changes = [".gitignore", "pkg/.gitignore", ".ignore", "sub/.rgignore", "src/calc.py"]
+    found = gate_definition_touched(changes, at_baseline=base, deleted=[], texts={})
+    assert [p for p, _ in found] == changes[:4]
+    assert "defines how the gates run" in found[0][1]
+    allowed = gate_definition_touched(
+        changes, at_baseline=base, deleted=[], texts={}, may_edit_tests=True
+    )
+    assert [p for p, _ in allowed] == [".gitignore", "pkg/.gitignore"]
+    put, gone = baseline_suite(changes, at_baseline=base)
+    assert put == [".gitignore", "pkg/.gitignore"] and gone == [".ignore", "sub/.rgignore"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import os  # noqa",
+        "l = 1  # noqa: E741, F841",
+        "x = f()  #NOQA:E501",
+        "y: int = g()  # type: ignore[assignment]",
+        "y = g()  # Type:Ignore",
+        "z = h()  # pyright: ignore[reportGeneralTypeIssues]",
+        "if debug:  # pragma: no cover",
+        "q = 1  # pylint: disable=unused-variable",
+        "a = b  // eslint-disable-line",
+        "// @ts-ignore",
+    ],
+)
+def test_line_level_suppressions_on_added_lines_are_gate_changes(line: str) -> None:
+    before = "import sys\nx = 1\n"
+    after = f"import sys\n{line}\nx = 1\n"
+    assert suppressions_added(before, after) == [line]
+    found = gate_definition_touched(
+        ["src/calc.py"], at_baseline=["src/calc.py"], deleted=[],
+        texts={"src/calc.py": (before, after)},
+    )  # fmt: skip
+    assert [p for p, _ in found] == ["src/calc.py"] and "switches a gate off" in found[0][1]
+
+
+def test_the_baselines_own_line_suppressions_are_not_counted() -> None:
+    before = "import os  # noqa: F401\nv = w()  # type: ignore\n"
+    after = "import re\nimport os  # noqa: F401\nv = w()  # type: ignore\nu = 2\n"
+    assert suppressions_added(before, after) == []
+    assert suppressions_added("a = 1  # noqa\n", "a = 1  # noqa\nb = 2  # noqa\n") == [
+        "b = 2  # noqa"
+    ]  # a second one is new, though the same comment
+    assert suppressions_added("x = 1\n", "x = 1  # the noqa rule\n") == []
+
+
+def test_files_that_run_when_the_project_opens_are_protected() -> None:
+    """An editor's tasks, an agent's hooks and instructions, direnv, CI: they run outside
+    any box with the person's credentials, so a maker's change to one is put back unless
+    the goal lists the path."""
+    hooks = [
+        ".claude/settings.json",
+        ".claude/commands/ship.md",
+        ".envrc",
+        ".vscode/tasks.json",
+        ".vscode/settings.json",
+        ".idea/runConfigurations/x.xml",
+        ".devcontainer/devcontainer.json",
+        "AGENTS.md",
+        "pkg/CLAUDE.md",
+        ".cursorrules",
+        ".github/workflows/ci.yml",
+    ]
+    plain = [
+        "src/calc.py",
+        "README.md",
+        ".vscode-notes.md",
+        "docs/AGENTS.txt",
+        ".github/CODEOWNERS",
+    ]
+    assert all(opens_with_project(p) for p in hooks)
+    assert not any(opens_with_project(p) for p in plain)
+    found = project_hooks_touched([*plain, *hooks])
+    assert [p for p, _ in found] == hooks
+    assert "runs when a person opens the project" in found[0][1]
+    declared = project_hooks_touched(
+        hooks, declared=(".github/workflows/", "AGENTS.md", ".vscode/*")
+    )
+    assert [p for p, _ in declared] == [
+        p for p in hooks if p not in (".github/workflows/ci.yml", "AGENTS.md")
+        and not p.startswith(".vscode/")
+    ]  # fmt: skip
+
+
+def test_test_edits_under_may_edit_tests_need_a_reviewer() -> None:
+    """Recorded *and reviewed*: a goal that may edit tests and changed a baseline test goes
+    to a person when no checker reads the change."""
+    edited = ["tests/test_calc.py::test_total", "tests/test_calc.py::test_sum"]
+    why = unreviewed_test_edits(edited, may_edit_tests=True, checkers=0)
+    assert why is not None and why.startswith(
+        "tests edited under --may-edit-tests need a checker or a person's review"
+    )
+    assert "tests/test_calc.py::test_total" in why
+    assert unreviewed_test_edits(edited, may_edit_tests=True, checkers=1) is None
+    assert unreviewed_test_edits([], may_edit_tests=True, checkers=0) is None
+    assert unreviewed_test_edits(edited, may_edit_tests=False, checkers=0) is None

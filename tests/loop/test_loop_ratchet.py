@@ -439,7 +439,7 @@ def test_the_gates_run_once_in_a_fresh_clone_of_the_candidate(tmp_path: Path) ->
     # the change leans on an ignored file the person's clone holds (a build left it): the
     # change passes there and nowhere else
     project.write("build/impl.py", "def mul(a, b):\n    return a * b\n")
-    leaning = "import sys\nsys.path.insert(0, 'build')\nfrom impl import mul  # noqa: E402,F401\n"
+    leaning = "import sys\nsys.path.insert(0, 'build')\nfrom impl import mul\n"
     maker = project.script(
         "maker",
         f"put('src/calc.py', {CALC + chr(10) + leaning!r})\n"
@@ -493,7 +493,8 @@ def test_the_iteration_budget_stops_the_run_and_leaves_the_tree_as_it_was(tmp_pa
     assert ran.data["iterations"] == 2 and project.clean() and unchanged_since_setup(project)
     assert not (project.root / "hidden").exists()
     assert board_row(project)[0] is GoalState.OPEN
-    assert [c for _, _, c in failures(project)] == ["import", "import"]
+    # an edited .gitignore is a gate file (ruff skips what it names): put back as such
+    assert [c for _, _, c in failures(project)] == ["protected path touched"] * 2
 
 
 def test_nothing_is_pushed_unless_the_contract_authorises_it(tmp_path: Path) -> None:

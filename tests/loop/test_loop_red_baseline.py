@@ -190,6 +190,26 @@ def test_a_baseline_test_is_kept_unless_the_goal_may_edit_tests(tmp_path: Path) 
     assert other.read("tests/test_calc.py") == renamed
 
 
+def test_tests_edited_under_may_edit_tests_with_no_checker_go_to_a_person(
+    tmp_path: Path,
+) -> None:
+    """Recorded *and reviewed*: with no checker to read the edited tests, a weakened
+    assertion would pass every gate, so the candidate is put back and the goal blocked."""
+    weak = TEST_CALC_MUL.replace("== 3", "is not None")
+    edit = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_calc.py', {weak!r})\n"
+    project = make_project(tmp_path, retries=0, accept=None)
+    added = project.loop("goal", "add", "Multiply", "--accept", ACCEPT_IN_CALC, "--may-edit-tests")
+    assert added.data == {"goal": "G1"}, added
+    ran = project.loop("run", "--maker", project.script("maker", edit))
+    assert ran.data["kept"] == [], ran
+    assert [b["goal"] for b in ran.data["blocked"]] == ["G1"], ran
+    why = ran.data["blocked"][0]["blocker"]
+    assert "tests edited under --may-edit-tests need a checker or a person's review" in why
+    assert "tests/test_calc.py::test_add" in why
+    assert project.read("tests/test_calc.py") == TEST_CALC and project.read("src/calc.py") == CALC
+    assert project.clean()
+
+
 def test_an_edited_baseline_test_is_refused_and_a_changed_helper_is_swapped(
     tmp_path: Path,
 ) -> None:
