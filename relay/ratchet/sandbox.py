@@ -24,6 +24,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -410,7 +411,7 @@ class Sandbox:
         shares = shared_folders(box, self.hidden)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         path = (os.environ if env is None else env).get("PATH", "")
-        path = os.pathsep.join([path, *named_folders(command)])
+        path = os.pathsep.join([path, *named_folders(command), *own_folders()])
         for each in path_folders(path, [temp, *private], box, self.hidden):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
@@ -565,6 +566,12 @@ def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[P
                 continue
             found.append(real)
     return found
+
+
+def own_folders() -> list[str]:
+    """relay's own interpreter (its virtualenv) and import path: where relay itself lies in
+    a temporary folder (a clone of relay's in /tmp), a box shows it read-only as well."""
+    return [str(Path(sys.executable).parent), *(p for p in sys.path if p)]
 
 
 def named_folders(command: str) -> list[str]:
