@@ -17,8 +17,8 @@ def written_back(path: Path) -> int:
     main = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
         return int(main.execute("SELECT COUNT(*) FROM tokens").fetchone()[0])
-    except sqlite3.OperationalError:  # not even the table is written back yet
-        return 0
+    except sqlite3.DatabaseError:  # not even the table written back yet, or a checkpoint
+        return 0  # writing pages while this immutable read looks (a torn read: look again)
     finally:
         main.close()
 
