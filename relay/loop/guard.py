@@ -239,7 +239,7 @@ def baseline_suite(
         name = PurePosixPath(path).name
         if name == "pyproject.toml":
             before, after = (texts or {}).get(path, (None, ""))
-            gated = _toml_part(before, "tool") != _toml_part(after, "tool")
+            gated = _toml_gated(before) != _toml_gated(after)
         else:
             gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
         if path in known:
@@ -322,8 +322,11 @@ def gate_definition_touched(
             found.append((path, f"`{path}` gained `{said}`, which switches a gate off for it"))
         elif name == "pyproject.toml" and path in texts:
             before, after = texts[path]
-            if _toml_part(before, "tool") != _toml_part(after, "tool"):
-                found.append((path, f"`{path}` [tool] tables define how the gates run"))
+            if _toml_gated(before) != _toml_gated(after):
+                found.append(
+                    (path, f"`{path}` [tool] tables and pytest11 entry points define how the"
+                     " gates run")
+                )  # fmt: skip
         elif name == "package.json" and path in texts:
             before, after = texts[path]
             if _node_gated(before) != _node_gated(after):
@@ -420,6 +423,16 @@ def _toml_part(text: str | None, key: str) -> object:
         return tomllib.loads(text).get(key)
     except tomllib.TOMLDecodeError:
         return text  # unreadable: any change to the text counts
+
+
+def _toml_gated(text: str | None) -> object:
+    """What of a pyproject.toml defines the gates: its ``[tool]`` tables, and the
+    ``pytest11`` entry points that make the project a pytest plugin once installed (a
+    gate that installs the project first loads them into every pytest)."""
+    doc = _toml_part(text, "project")
+    points = doc.get("entry-points", {}) if isinstance(doc, dict) else doc
+    plugins = points.get("pytest11") if isinstance(points, dict) else points
+    return (_toml_part(text, "tool"), plugins)
 
 
 def _node_gated(text: str | None) -> object:

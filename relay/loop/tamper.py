@@ -5,6 +5,11 @@ Ground rules: code under test can switch pytest off from inside (replace how a t
 or is reported, register a plugin that rewrites reports, end the process at import with a
 clean exit). A pytest gate whose run relay's plugin did not sign off as untouched does not
 pass, whatever its exit code says: one line says what was seen, for a person to act on.
+
+What it cannot do: the plugin and its key live in the process it judges, so code under
+test can find it and sign a clean verdict, or simply behave differently under test. That
+is read from the change's text instead (``reach.py``: such a change is held for a person);
+this check stays as defence in depth against what that reading misses.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from relay.loop.ratchet import (
     Wall,
     coverage_delta,
 )
+from relay.loop.reach import COMPILED_SUFFIXES, Reach, held_reason, reaches_in
 from relay.loop.records import Baseline, Failure, handover_entries
 from relay.loop.revise import (
     LOOP_FILE,
@@ -122,6 +123,21 @@ def _taken(path: Path) -> str | None:
         return None
     data = read_regular(path, 16 * 1024 * 1024)
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Reach]:
+    """What the lines ``candidate`` added to its Python files (and any compiled module
+    it holds) reach into: the test runner, relay's guard, the process
+    (``relay/loop/reach.py``)."""
+    present = set(tree.files_at(candidate))
+    texts: dict[str, tuple[str | None, str | None]] = {}
+    for path in changes:
+        if path.endswith(COMPILED_SUFFIXES):
+            texts[path] = (None, "" if path in present else None)
+        elif path.endswith(".py"):
+            after = tree.show(candidate, path) if path in present else None
+            texts[path] = (tree.show("HEAD", path), after)
+    return reaches_in(changes, texts)
 
 
 RED_TEAM_NOTE = (
@@ -618,12 +634,14 @@ class Judge:
                 " nobody explained is not kept (write two or three lines: what changed, why)"
             )
             return Failed(Category.UNEXPLAINED, what, why), here
-        blocked = self._panel(goal, candidate, here, why=_read(explain))
+        reached = reaching(self.tree, changes, candidate)
+        said = [r.said() for r in reached]
+        blocked = self._panel(goal, candidate, here, why=_read(explain), reached=said)
         if blocked:
             return blocked, here
         self.ballots.clear()
         if is_security_critical(goal.security, changes, self.critical_paths()):
-            breached = self._security(goal, candidate, here)
+            breached = self._security(goal, candidate, here, reached=said)
             if breached:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
@@ -635,6 +653,8 @@ class Judge:
                 what = "the work tree changed while the candidate was judged"
                 why = "a checker or the verifier edited the tree; only the maker may"
                 return Failed(Category.CRASH, what, why), fresh
+            if reached:  # the gates' verdict cannot vouch for it, nor can the checkers
+                return Declined(held_reason(reached), said="held for a person"), fresh
         return outcome, fresh
 
     def _machinery(self, state: GitState, during: str) -> Failed | None:
@@ -659,7 +679,15 @@ class Judge:
                 texts[path] = (self.tree.show("HEAD", path), _taken(self.root / path))
         return texts
 
-    def _panel(self, goal: Goal, candidate: str, here: Measure, *, why: str = "") -> Failed | None:
+    def _panel(
+        self,
+        goal: Goal,
+        candidate: str,
+        here: Measure,
+        *,
+        why: str = "",
+        reached: Sequence[str] = (),
+    ) -> Failed | None:
         """Every checker reviews the diff; the reducer (declared before the fan-out) merges
         their findings, and a blocking finding from any of them blocks."""
         diff = self.tree.diff(candidate)
@@ -668,7 +696,9 @@ class Judge:
             path = self.work / f"review-{number}.md"
 
             def write(again: bool, path: Path = path) -> Path:
-                text = render_review(goal, diff=diff, results=here.results, again=again, why=why)
+                text = render_review(
+                    goal, diff=diff, results=here.results, again=again, why=why, reached=reached
+                )
                 path.write_text(text, encoding="utf-8")
                 return path
 
@@ -687,7 +717,9 @@ class Judge:
         findings = "\n".join(reduced.lines()) or "- (no findings given)"
         return Failed(Category.CHECKER, f"{', '.join(reduced.blockers)} blocked", findings)
 
-    def _security(self, goal: Goal, candidate: str, here: Measure) -> Failed | None:
+    def _security(
+        self, goal: Goal, candidate: str, here: Measure, *, reached: Sequence[str] = ()
+    ) -> Failed | None:
         """The security panel: every checker again as a ballot, and each red-team command
         asked to breach the invariant (its ``block`` is a breach found)."""
         diff = self.tree.diff(candidate)
@@ -698,7 +730,9 @@ class Judge:
             path = self.work / f"security-{who.replace(' ', '-')}.md"
 
             def write(again: bool, path: Path = path, role: str = role) -> Path:
-                text = render_review(goal, diff=diff, results=here.results, again=again)
+                text = render_review(
+                    goal, diff=diff, results=here.results, again=again, reached=reached
+                )
                 if role == "red team":
                     text = RED_TEAM_NOTE + text
                 path.write_text(text, encoding="utf-8")

@@ -13,6 +13,7 @@ every attempt is a row of EXPERIMENTS.md, kept, reverted or refused.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +64,7 @@ from relay.loop.ratchet import (
     coverage_delta,
     gates_delta,
 )
+from relay.loop.reach import held_reason
 from relay.loop.records import (
     BASELINE_NAME,
     HANDOVER_NAME,
@@ -73,7 +75,7 @@ from relay.loop.records import (
     render_baseline,
 )
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
-from relay.ratchet.judge import GitState
+from relay.ratchet.judge import GitState, reaching
 from relay.ratchet.measure import (
     BRIEF_ENV,
     REVIEW_ENV,
@@ -381,14 +383,18 @@ def _attempt(
     if not moved.improved:
         what = f"the metric did not move enough: {moved.text}"
         return Attempt(Failed(Category.METRIC, what, what), idea, fmt(result))
-    blocked = _panel(run, goal, made, after)
+    reached = reaching(run.tree, changes, made)
+    said = [r.said() for r in reached]
+    blocked = _panel(run, goal, made, after, reached=said)
     if blocked is not None:
         return Attempt(blocked, idea, fmt(result))
     run.judge.ballots.clear()
     if is_security_critical(goal.security, changes, run.contract.security_critical):
-        breached = run.judge._security(goal, made, after)
+        breached = run.judge._security(goal, made, after, reached=said)
         if breached is not None:
             return Attempt(breached, idea, fmt(result))
+    if reached:  # a metric code can special-case is no measure: a person reads it
+        return Attempt(Declined(held_reason(reached), said="held for a person"), idea, fmt(result))
     tried = Attempt(Passed(), idea, fmt(result))
     tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
     return tried
@@ -425,7 +431,9 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _panel(run: Ratchet, goal: Goal, made: str, after: Measure) -> Failed | None:
+def _panel(
+    run: Ratchet, goal: Goal, made: str, after: Measure, *, reached: Sequence[str] = ()
+) -> Failed | None:
     """Each checker reviews the candidate, in a read-only sandboxed clone of it."""
     diff = run.tree.diff(made)
     for number, command in enumerate(run.options.checkers, start=1):
@@ -433,7 +441,8 @@ def _panel(run: Ratchet, goal: Goal, made: str, after: Measure) -> Failed | None
 
         def write(again: bool, path: Path = path) -> Path:
             path.write_text(
-                render_review(goal, diff=diff, results=after.results, again=again), encoding="utf-8"
+                render_review(goal, diff=diff, results=after.results, again=again, reached=reached),
+                encoding="utf-8",
             )
             return path
 

@@ -1,0 +1,558 @@
+"""Code that reaches into the test runner or the process instead of doing the work.
+
+Ground rules: relay's pytest plugin (``relay/ratchet/pytest_guard.py``) runs in the same
+process as the code it judges, so that code can find the plugin and forge its verdict,
+and, more simply, code can special-case being under test (``if "pytest" in sys.modules:
+return 6``), which no check made at run time can see. So the candidate's text is read
+too: a change whose added lines reach into pytest, its plugin manager, relay's guard, the
+interpreter's module table, frames, the garbage collector, tracing hooks, raw memory or
+the process's exit, or that names the test runner in a string, is never kept on the
+gates alone: it goes to a person with the file, line and construct (a hold, not a strike:
+such code can be honest, and a wrong rule must not be taught).
+
+What is read: each changed Python file's new text with ``ast``, against the baseline's:
+a construct the baseline already had (the same construct, the same code, anywhere in the
+file) is credited, so moving code or a baseline that uses ``importlib`` costs nothing;
+what is left is what the change added (the lines it added, or an old line an added
+alias gives a new meaning). Names are followed through aliases
+(``import sys as s``, ``from sys import modules as m``), ``getattr`` with a literal or
+folded name (``getattr(sys, "mod" + "ules")``), ``__import__``/``importlib.import_module``
+with one, ``sys.modules["..."]``, ``vars(m)``/``m.__dict__`` and re-exports (``os.sys``).
+A compiled module (``.pyc``, ``.so``) is always held: Python runs it, relay cannot read it.
+
+Test code (``is_test_file``, and every ``conftest.py``) gets a subset: tests legitimately
+import pytest, patch ``sys.modules``, import by name and ``eval``; what no test needs is
+to touch pytest's and pluggy's internals (``_pytest``, ``pluggy``; their public names are
+in ``pytest``), relay's guard, the garbage collector's object walks, tracing and audit
+hooks, ``ctypes``, ``os._exit`` or ``__subclasses__``. (The baseline's tests are judged
+again as the baseline wrote them, which is the main defence against a test file.)
+
+What it cannot do: see intent. A determined author can compute names from data this
+rule cannot fold; the HMAC guard and the re-run with the baseline's tests stay as
+defence in depth, and the README says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from relay.loop.guard import is_test_file
+
+# modules (and their attributes) no test needs either: pytest's and pluggy's internals
+# (pytest's public API is ``pytest``), raw memory, the collector's object walks, tracing
+# and audit hooks, and ending the process behind pytest's back
+EVERYWHERE = (
+    "_pytest",
+    "pluggy",
+    "ctypes",
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "os._exit",
+    "sys.settrace",
+    "sys.setprofile",
+    "sys.addaudithook",
+    "sys.monitoring",
+    "threading.settrace",
+    "threading.setprofile",
+    "threading.settrace_all_threads",
+    "threading.setprofile_all_threads",
+)
+# ... and what code under test has no business with: the test runner itself, the module
+# table, frames and stacks, import machinery, code objects, exit hooks, dynamic code
+SOURCE_ONLY = (
+    "pytest",
+    "sys.modules",
+    "sys._getframe",
+    "sys._current_frames",
+    "sys.gettrace",
+    "sys.getprofile",
+    "sys.meta_path",
+    "sys.path_hooks",
+    "sys.orig_argv",
+    "inspect.currentframe",
+    "inspect.stack",
+    "inspect.trace",
+    "inspect.getouterframes",
+    "inspect.getinnerframes",
+    "traceback.walk_stack",
+    "traceback.extract_stack",
+    "traceback.format_stack",
+    "traceback.print_stack",
+    "atexit",
+    "runpy",
+    "marshal",
+    "importlib.util",
+    "importlib.machinery",
+    "pickle.load",
+    "pickle.loads",
+    "types.CodeType",
+    "types.FunctionType",
+    "builtins.__import__",
+    "builtins.exec",
+    "builtins.eval",
+)
+# attributes that lead from any object to code, frames or every class, whatever it is
+ATTRS_EVERYWHERE = frozenset({"__subclasses__"})
+ATTRS_SOURCE = frozenset(
+    {"__globals__", "__code__", "__closure__", "__builtins__", "f_back", "f_globals",
+     "f_locals", "f_builtins", "f_code", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+)  # fmt: skip
+# modules whose attributes a computed ``getattr`` (or ``__dict__``) could reach into
+WATCHED = frozenset(
+    {"sys", "os", "gc", "inspect", "builtins", "importlib", "traceback", "threading",
+     "types", "ctypes", "_pytest", "pytest", "pluggy", "atexit"}
+)  # fmt: skip
+# words a string may not hold (case-insensitively): the runner, its settings, relay's guard
+WORDS_SOURCE = ("pytest", "pluggy", "conftest", "relay_guard")
+WORDS_TESTS = ("_pytest.", "pluggy.", "relay_guard", "relay_pytest")
+_PROC = re.compile(r"/proc/.*(?:mem|maps|cmdline|environ)")
+_IMPORTERS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
+_GETTERS = frozenset(
+    {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"}
+)
+_SCOPES = frozenset({"builtins.globals", "builtins.locals", "builtins.vars"})
+_WRITERS = frozenset(
+    {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
+)
+_BUILTIN_NAMES = frozenset(
+    {"__import__", "exec", "eval", "compile", "getattr", "setattr", "delattr", "hasattr",
+     "globals", "locals", "vars"}
+)  # fmt: skip
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_READ_AS = frozenset({"utf-8", "utf8", "ascii", "us-ascii", "latin-1", "latin1", "iso-8859-1"})
+HELD = "the change reaches into the test runner or the process"
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One construct found: where (``line`` 0 for a whole file) and what."""
+
+    path: str
+    line: int
+    what: str
+
+    def said(self) -> str:
+        """``path:line: what``, as a person reads it."""
+        return f"{self.path}:{self.line}: {self.what}" if self.line else f"{self.path}: {self.what}"
+
+
+def is_test_code(path: str) -> bool:
+    """Whether ``path`` is test code for this rule: a test file, or any conftest.py."""
+    return is_test_file(path) or PurePosixPath(path).name == "conftest.py"
+
+
+def lines_of(text: str) -> list[str]:
+    """``text``'s lines as Python numbers them (``\n``, ``\r\n``, ``\r``; never a form
+    feed or U+2028, which ``str.splitlines`` would also split at)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def added_lines(before: str | None, after: str) -> frozenset[int]:
+    """The 1-based numbers of the lines of ``after`` that ``before`` did not have there
+    (all of them for a new file)."""
+    new = lines_of(after)
+    if before is None:
+        return frozenset(range(1, len(new) + 1))
+    matcher = difflib.SequenceMatcher(None, lines_of(before), new, autojunk=False)
+    return frozenset(
+        n + 1
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for n in range(j1, j2)
+    )
+
+
+def reaches(path: str, before: str | None, after: str | None) -> list[Reach]:
+    """What the change to ``path`` (a Python source) makes it reach into, by line;
+    none when the file is gone or unchanged. Each construct the baseline's text already
+    had (the same construct in the same code) is credited once for each time it had it,
+    the baseline's own lines first: what is left is new, on an added line or on a line
+    the baseline had whose meaning an added line changed (``import sys as x`` above an
+    old ``x.modules``)."""
+    if after is None:
+        return []
+    added = added_lines(before, after)
+    if not added:
+        return []
+    test = is_test_code(path)
+    found = _cookie(path, after, added)
+    try:
+        now = _scan(after, test)
+    except (SyntaxError, ValueError, RecursionError) as err:
+        # fail closed: what relay cannot read (newer syntax than relay's Python, nesting
+        # too deep) could reach anything
+        said = getattr(err, "msg", None) or type(err).__name__
+        what = f"relay cannot read it ({said}), so what it reaches is unseen"
+        return [*found, Reach(path, min(added), what)]
+    try:
+        credit = Counter(key for _, key, _ in _scan(before, test)) if before else Counter()
+    except (SyntaxError, ValueError, RecursionError):
+        credit = Counter()
+    left = []
+    for each in now:  # the baseline's own lines use their credit first
+        if not each[2] & added and credit[each[1]] > 0:
+            credit[each[1]] -= 1
+        else:
+            left.append(each)
+    for line, key, _ in left:
+        if credit[key] > 0:
+            credit[key] -= 1
+        else:
+            found.append(Reach(path, line, key[0]))
+    return sorted(found, key=lambda r: r.line)
+
+
+def reaches_in(
+    changes: Sequence[str], texts: Mapping[str, tuple[str | None, str | None]]
+) -> list[Reach]:
+    """Every finding of the change: ``texts`` holds (before, after) of each changed
+    Python source (other files are not read here; ``guard.py`` judges the ones that
+    configure the gates); a changed compiled module that is there afterwards is one."""
+    found: list[Reach] = []
+    for path in changes:
+        if path.endswith(COMPILED_SUFFIXES) and texts.get(path, (None, ""))[1] is not None:
+            found.append(Reach(path, 0, "a compiled module (Python runs it; no one can read it)"))
+        elif path in texts and path.endswith(".py"):
+            found.extend(reaches(path, *texts[path]))
+    return found
+
+
+def held_reason(found: Sequence[Reach]) -> str:
+    """The one line a person reads when a change is held for reaching in."""
+    first = found[0].said()
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (
+        f"{HELD}: {first}{more}; the gates cannot vouch for such code, so nothing of it was"
+        " kept: a person reads it and decides"
+    )
+
+
+def _cookie(path: str, text: str, added: frozenset[int]) -> list[Reach]:
+    """A source encoding relay does not read the text with (``# coding: utf-7``): Python
+    would run other code than the text this rule reads."""
+    for n, line in enumerate(lines_of(text)[:2], start=1):
+        got = _COOKIE.match(line)
+        if got and n in added and got.group(1).lower().replace("_", "-") not in _READ_AS:
+            return [Reach(path, n, f"a source encoding relay does not read ({got.group(1)})")]
+    return []
+
+
+# --- the scan ---
+
+Key = tuple[str, str]  # (construct, the code that holds it): what the baseline is credited
+
+
+def _scan(text: str, test: bool) -> list[tuple[int, Key, frozenset[int]]]:
+    """(line, key, the lines its code spans) for each construct in ``text``."""
+    tree = ast.parse(text)
+    scan = _Scan(test, tree)
+    scan.walk(tree)
+    return scan.found
+
+
+def _span(node: ast.AST) -> frozenset[int]:
+    start = getattr(node, "lineno", 0)
+    return frozenset(range(start, (getattr(node, "end_lineno", None) or start) + 1))
+
+
+def _matches(qual: str, entries: Sequence[str]) -> str | None:
+    for entry in entries:
+        if qual == entry or qual.startswith(entry + "."):
+            return entry
+    return None
+
+
+def _rebased(qual: str) -> str:
+    """A watched module reached through another's namespace (``os.sys``,
+    ``logging.sys.modules``) is that module."""
+    parts = qual.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        if parts[n] in WATCHED and parts[n] not in ("types",):
+            return ".".join(parts[n:])
+    return qual
+
+
+def fold(node: ast.AST) -> str | None:
+    """The string an expression of literals comes to (``"mod" + "ules"``, ``f"a{'b'}"``,
+    ``"".join(["a", "b"])``, ``"selud"[::-1]``, ``chr(95)``), or None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = fold(node.left), fold(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        text, times = fold(node.left), node.right
+        if text is not None and isinstance(times, ast.Constant) and isinstance(times.value, int):
+            return text * min(times.value, 64)
+        return None
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            fold(v.value) if isinstance(v, ast.FormattedValue) else fold(v) for v in node.values
+        ]
+        return "".join(p for p in parts if p is not None) if None not in parts else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        text = fold(node.value)
+        nums: list[int | None] = []
+        for bound in (node.slice.lower, node.slice.upper, node.slice.step):
+            value = _int(bound)
+            if (bound is not None and value is None) or (value == 0 and bound is node.slice.step):
+                return None
+            nums.append(value)
+        return None if text is None else text[slice(*nums)]
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "join" and len(node.args) == 1:
+            sep, items = fold(func.value), node.args[0]
+            if sep is not None and isinstance(items, (ast.List, ast.Tuple)):
+                parts = [fold(e) for e in items.elts]
+                return sep.join(p for p in parts if p is not None) if None not in parts else None
+        if isinstance(func, ast.Attribute) and func.attr in ("lower", "upper") and not node.args:
+            text = fold(func.value)
+            return None if text is None else getattr(text, func.attr)()
+        if isinstance(func, ast.Name) and func.id == "chr" and len(node.args) == 1:
+            code = _int(node.args[0])
+            return chr(code) if code is not None and 0 <= code < 0x110000 else None
+    return None
+
+
+def _int(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    return None
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _Scan:
+    """One file's constructs; names are followed through the whole file's imports
+    (scopes are not told apart: an alias anywhere counts everywhere)."""
+
+    def __init__(self, test: bool, tree: ast.Module) -> None:
+        self.test = test
+        self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY)
+        self.attrs = ATTRS_EVERYWHERE if test else ATTRS_EVERYWHERE | ATTRS_SOURCE
+        self.words = WORDS_TESTS if test else WORDS_SOURCE
+        self.aliases: dict[str, str] = {}
+        self.module_names: set[str] = set()
+        self.bound: set[str] = set()
+        self.found: list[tuple[int, Key, frozenset[int]]] = []
+        self._seen: set[tuple[int, str]] = set()
+        self.docstrings: set[int] = set()
+        self.type_checking_bound = False
+        for node in ast.walk(tree):
+            self._learn(node)
+
+    def _learn(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.aliases[alias.asname] = alias.name
+                    self.module_names.add(alias.asname)
+                else:
+                    top = alias.name.split(".")[0]
+                    self.aliases[top] = top
+                    self.module_names.add(top)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            self.bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            self.type_checking_bound |= node.id == "TYPE_CHECKING"
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    self.docstrings.add(id(stmt.value))
+
+    # what an expression names: a dotted path from a module, or None
+    def qual(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            if node.id in self.aliases:
+                return _rebased(self.aliases[node.id])
+            if node.id in ("__builtins__", "builtins"):
+                return "builtins"
+            if node.id in _BUILTIN_NAMES and node.id not in self.bound:
+                return f"builtins.{node.id}"
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.qual(node.value)
+            return _rebased(f"{base}.{node.attr}") if base else None
+        if isinstance(node, ast.Call) and node.args:
+            func = self.qual(node.func)
+            if func in _IMPORTERS:
+                return fold(node.args[0])
+            if func == "builtins.getattr" and len(node.args) >= 2:
+                base, name = self.qual(node.args[0]), fold(node.args[1])
+                return _rebased(f"{base}.{name}") if base and name else None
+            if func == "builtins.vars" and len(node.args) == 1:
+                base = self.qual(node.args[0])
+                return f"{base}.__dict__" if base else None
+            return None
+        if isinstance(node, ast.Subscript):
+            base, key = self.qual(node.value), fold(node.slice)
+            if base == "sys.modules" and key:
+                return _rebased(key)
+            if base and base.endswith(".__dict__") and key:
+                return _rebased(f"{base[: -len('.__dict__')]}.{key}")
+        return None
+
+    def walk(self, node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node.test) and not self.type_checking_bound:
+            for orelse in node.orelse:  # what only a type checker reads never runs
+                self.walk(orelse)
+            return
+        for child in ast.iter_child_nodes(node):
+            self.walk(child)
+        self.check(node)
+
+    def add(self, node: ast.AST, what: str) -> None:
+        line = getattr(node, "lineno", 0)
+        if (line, what) in self._seen:  # an outer node repeats what its inner one said
+            return
+        self._seen.add((line, what))
+        self.found.append((line, (what, ast.dump(node)), _span(node)))
+
+    def check(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                hit = _matches(alias.name, self.modules)
+                if not hit and not self.test and alias.name.startswith(("pytest", "_pytest")):
+                    hit = "a pytest plugin"
+                if hit:
+                    self.add(node, f"imports {alias.name} ({hit})")
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = node.module if alias.name == "*" else f"{node.module}.{alias.name}"
+                hit = _matches(_rebased(full), self.modules)
+                if alias.name == "*" and node.module.split(".")[0] in WATCHED and not self.test:
+                    hit = hit or f"from {node.module} import *"
+                if hit or (alias.name in self.attrs):
+                    self.add(node, f"imports {full} ({hit or alias.name})")
+        elif isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            self._named(node)
+        if isinstance(node, (ast.Attribute,)) and node.attr in self.attrs:
+            self.add(node, f"uses .{node.attr}")
+        if isinstance(node, ast.Call):
+            self._call(node)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            self._writes(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not self.test:
+            self._hook(node)
+        if isinstance(node, ast.expr) and id(node) not in self.docstrings:
+            self._words(node)
+
+    def _hook(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name.startswith("pytest_"):  # code under test as a pytest plugin
+            self.add(node, f"defines the pytest hook {node.name}")
+
+    def _named(self, node: ast.expr) -> None:
+        q = self.qual(node)
+        if not q:
+            return
+        hit = _matches(q, self.modules)
+        if hit:
+            self.add(node, f"uses {hit}")
+        if isinstance(node, ast.Name) and node.id == "__builtins__" and not self.test:
+            self.add(node, "uses __builtins__")
+        parts = q.split(".")
+        if len(parts) > 1 and parts[-1] in self.attrs:
+            self.add(node, f"uses .{parts[-1]}")
+        if not self.test and parts[0] in WATCHED and "__dict__" in parts[1:]:
+            self.add(node, f"uses {parts[0]}.__dict__")
+        if q == "builtins.compile" and "compile" not in self.bound and not self.test:
+            self.add(node, "uses builtins.compile")
+
+    def _call(self, node: ast.Call) -> None:
+        func = self.qual(node.func)
+        if func in _IMPORTERS and not self.test and not (node.args and fold(node.args[0])):
+            self.add(node, f"{func} with a computed name")  # a literal one is judged by name
+        if func in _GETTERS and len(node.args) >= 2:
+            base, name = self.qual(node.args[0]), fold(node.args[1])
+            if name in self.attrs:
+                self.add(node, f"uses .{name}")
+            elif name is None and base and base.split(".")[0] in WATCHED and not self.test:
+                self.add(node, f"{func.split('.')[1]} on {base} with a computed name")
+            if func == "builtins.setattr" and not self.test and self._module(node.args[0]):
+                self.add(node, f"setattr on the module {self.qual(node.args[0])}")
+        writer = isinstance(node.func, ast.Attribute) and node.func.attr in _WRITERS
+        scope = self._scope(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        if writer and scope and not self.test:
+            self.add(node, f"writes through {scope}()")
+
+    def _writes(self, node: ast.stmt) -> None:
+        if self.test:
+            return
+        targets: list[ast.expr]
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            return
+        for target in _flat(targets):
+            if isinstance(target, ast.Name) and target.id == "pytest_plugins":
+                self.add(target, "sets pytest_plugins")
+            elif isinstance(target, ast.Attribute) and self._module(target.value):
+                self.add(target, f"writes {self.qual(target.value)}.{target.attr} (a module's)")
+            elif isinstance(target, ast.Subscript):
+                scope = self._scope(target.value)
+                if scope:
+                    self.add(target, f"writes through {scope}()")
+                elif self.qual(target.value) in ("builtins", "builtins.__dict__"):
+                    self.add(target, "writes builtins")
+
+    def _module(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a module: one the file imports whole, or one looked up."""
+        if isinstance(node, ast.Name):
+            return node.id in self.module_names or node.id == "__builtins__"
+        q = self.qual(node)
+        looked_up = isinstance(node, ast.Call | ast.Subscript)
+        return q is not None and (q.split(".")[0] in WATCHED or looked_up)
+
+    def _scope(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call):
+            q = self.qual(node.func)
+            if q in _SCOPES:
+                return q.split(".")[1]
+        return None
+
+    def _words(self, node: ast.expr) -> None:
+        text = fold(node)
+        if not text:
+            return
+        low = text.lower()
+        for word in self.words:
+            if word in low:
+                self.add(node, f"a string naming {word!r}")
+                return
+        if not self.test and _PROC.search(low):
+            self.add(node, "a string naming the process's /proc files")
+
+
+def _flat(targets: list[ast.expr]) -> Iterator[ast.expr]:
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from _flat(list(target.elts))
+        elif isinstance(target, ast.Starred):
+            yield from _flat([target.value])
+        else:
+            yield target

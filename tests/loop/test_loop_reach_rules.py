@@ -1,0 +1,284 @@
+"""What a change's added lines reach into (relay/loop/reach.py), read without running
+anything: the ways code under test finds the test runner, relay's guard or the process,
+obfuscated or not, are found; ordinary code, and what the baseline already had, is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay.loop.guard import gate_definition_touched
+from relay.loop.reach import (
+    HELD,
+    Reach,
+    added_lines,
+    fold,
+    held_reason,
+    reaches,
+    reaches_in,
+)
+
+BASE = "def total(xs):\n    return sum(xs)\n"
+# src/calc.py of the forgery that was kept with "3/3 gates pass": it finds relay's guard
+# plugin in sys.modules and has it sign a clean verdict
+FORGERY = """\
+import sys as _s
+
+for _n, _m in list(_s.modules.items()):
+    _g = getattr(_m, "GUARD", None) if _n.startswith("_relay_guard_") else None
+    if _g is not None:
+        _s.modules["_pytest.python"].Function.runtest = lambda self: None
+        _g.finish = lambda session, exitstatus, _g=_g: _g.write("finished", problems=[])
+        break
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    return 42
+"""
+
+
+def found(text: str, path: str = "src/calc.py", before: str | None = None) -> list[str]:
+    return [r.what for r in reaches(path, before, text)]
+
+
+def test_the_forgery_that_passed_every_gate_is_found_line_by_line() -> None:
+    got = reaches("src/calc.py", BASE, FORGERY)
+    said = [r.said() for r in got]
+    assert said[0] == "src/calc.py:3: uses sys.modules", said
+    assert "src/calc.py:4: a string naming 'relay_guard'" in said
+    assert "src/calc.py:6: uses _pytest" in said
+    assert held_reason(got).startswith(f"{HELD}: src/calc.py:3: uses sys.modules (and ")
+
+
+# (source, what must be found) in code under test: every spelling of the same reach
+SOURCE_POSITIVE = [
+    ("import sys\nsys.modules\n", "uses sys.modules"),
+    ("import sys as s\ns.modules\n", "uses sys.modules"),
+    ("from sys import modules as m\n", "imports sys.modules (sys.modules)"),
+    ("import sys\nx = getattr(sys, 'mod' + 'ules')\n", "uses sys.modules"),
+    ("import sys\nx = getattr(sys, ''.join(['mo', 'dules']))\n", "uses sys.modules"),
+    ("import sys\nx = getattr(sys, f\"{'mod'}ules\")\n", "uses sys.modules"),
+    ("import sys\nx = getattr(sys, 'seludom'[::-1])\n", "uses sys.modules"),
+    ("import sys\nx = getattr(sys, name)\n", "getattr on sys with a computed name"),
+    ("m = __import__('sy' + 's').modules\n", "uses sys.modules"),
+    ("m = __import__('sys')\n", "uses builtins.__import__"),
+    ("import importlib\nimportlib.import_module('sys').modules\n", "uses sys.modules"),
+    ("import importlib\nimportlib.import_module(n)\n", "import_module with a computed name"),
+    ("import os\nos.sys.modules\n", "uses sys.modules"),
+    ("import sys\nsys.__dict__['modules']\n", "uses sys.modules"),
+    ("import sys\nvars(sys)['modules']\n", "uses sys.modules"),
+    ("import sys\nf = sys._getframe(1)\n", "uses sys._getframe"),
+    ("import sys\nsys.settrace(None)\n", "uses sys.settrace"),
+    ("import sys\nsys.setprofile(None)\n", "uses sys.setprofile"),
+    ("import sys\nsys.addaudithook(print)\n", "uses sys.addaudithook"),
+    ("import gc\ngc.get_objects()\n", "uses gc.get_objects"),
+    ("from gc import get_referrers\n", "imports gc.get_referrers (gc.get_referrers)"),
+    ("import ctypes\n", "imports ctypes (ctypes)"),
+    ("import inspect\ninspect.stack()\n", "uses inspect.stack"),
+    ("import inspect\ninspect.currentframe().f_back\n", "uses inspect.currentframe"),
+    ("import os\nos._exit(0)\n", "uses os._exit"),
+    ("from os import _exit as bye\n", "imports os._exit (os._exit)"),
+    ("import atexit\n", "imports atexit (atexit)"),
+    ("import builtins\nbuiltins.open = None\n", "writes builtins.open (a module's)"),
+    ("__builtins__['len'] = None\n", "uses __builtins__"),
+    ("exec('x = 1')\n", "uses builtins.exec"),
+    ("run = eval\n", "uses builtins.eval"),
+    ("code = compile('1', 'f', 'eval')\n", "uses builtins.compile"),
+    ("globals()['x'] = 1\n", "writes through globals()"),
+    ("vars().update(x=1)\n", "writes through vars()"),
+    ("x = ().__class__.__base__.__subclasses__()\n", "uses .__subclasses__"),
+    ("x = getattr(object, '__subcl' + 'asses__')()\n", "uses .__subclasses__"),
+    ("def f():\n    pass\n\n\nf.__globals__\n", "uses .__globals__"),
+    ("def f():\n    pass\n\n\nf.__code__ = None\n", "uses .__code__"),
+    ("import calc\nsetattr(calc, 'total', None)\n", "setattr on the module calc"),
+    ("import pytest\n", "imports pytest (pytest)"),
+    ("import pytest_cov\n", "imports pytest_cov (a pytest plugin)"),
+    ("from _pytest.python import Function\n", "imports _pytest.python.Function (_pytest)"),
+    ("import pluggy\n", "imports pluggy (pluggy)"),
+    ("import os\nif os.environ.get('PYTEST_CURRENT_TEST'):\n    x = 6\n", "naming 'pytest'"),
+    ("import os\nx = os.getenv('PYTEST_' + 'XDIST_WORKER')\n", "a string naming 'pytest'"),
+    ("import sys\nif 'py' + 'test' in sys.modules:\n    pass\n", "a string naming 'pytest'"),
+    ("x = 'conftest.py'\n", "a string naming 'conftest'"),
+    ("x = 'PYT' 'EST'.lower()\n", "a string naming 'pytest'"),
+    ("x = chr(95) + 'relay_guard'\n", "a string naming 'relay_guard'"),
+    ("x = open('/proc/self/mem')\n", "a string naming the process's /proc files"),
+    ("def pytest_runtest_call(item):\n    pass\n", "defines the pytest hook pytest_runtest_call"),
+    ("pytest_plugins = ['calc']\n", "sets pytest_plugins"),
+    ("import runpy\n", "imports runpy (runpy)"),
+    ("import marshal\n", "imports marshal (marshal)"),
+    ("import pickle\npickle.loads(b'')\n", "uses pickle.loads"),
+    ("import types\ntypes.FunctionType(c, {})\n", "uses types.FunctionType"),
+    ("from importlib import util\n", "imports importlib.util (importlib.util)"),
+    ("from sys import *\n", "imports sys (from sys import *)"),
+    ("import threading\nthreading.settrace(None)\n", "uses threading.settrace"),
+    ("import sys\nsys.meta_path.insert(0, x)\n", "uses sys.meta_path"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), SOURCE_POSITIVE)
+def test_each_way_to_reach_in_is_found_in_code_under_test(text: str, what: str) -> None:
+    assert any(what in w for w in found(text)), found(text)
+
+
+SOURCE_NEGATIVE = [
+    BASE,
+    "import re\nPATTERN = re.compile('a+')\n",
+    "import os\npath = os.path.join('a', 'b')\nhome = os.environ.get('HOME')\n",
+    "import sys\nprint(sys.argv, file=sys.stderr)\nsys.exit(1)\n",
+    "import json\nimport importlib.metadata\nv = importlib.metadata.version('calc')\n",
+    "import importlib\nplugin = importlib.import_module('json')\n",
+    "import inspect\nsig = inspect.signature(len)\n",
+    "import gc\ngc.collect()\n",
+    "def total(xs):\n    '''Sum of xs, as pytest checks it.'''\n    return sum(xs)\n",
+    "class A:\n    def compile(self):\n        return self\n\n\nA().compile()\n",
+    "def compile(x):\n    return x\n\n\ncompile(1)\n",
+    "x = getattr(obj, name, None)\nsetattr(obj, name, 1)\n",
+    "d = dict(vars(args))\nd['x'] = 1\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from _pytest.fixtures import Foo\n",
+    "import typing\nif typing.TYPE_CHECKING:\n    import pytest\n",
+    "import types\nns = types.SimpleNamespace(a=1)\n",
+    "self_test = 'a test of itself'\n",
+]
+
+
+@pytest.mark.parametrize("text", SOURCE_NEGATIVE)
+def test_ordinary_code_reaches_nothing(text: str) -> None:
+    assert found(text) == []
+
+
+def test_a_type_checking_flag_the_file_sets_itself_hides_nothing() -> None:
+    text = "TYPE_CHECKING = True\nif TYPE_CHECKING:\n    import _pytest.python\n"
+    assert found(text) == ["imports _pytest.python (_pytest)"]
+
+
+TEST_POSITIVE = [
+    ("import _pytest.python\n", "imports _pytest.python (_pytest)"),
+    ("from pluggy import HookimplMarker\n", "imports pluggy.HookimplMarker (pluggy)"),
+    ("import gc\nfor o in gc.get_objects():\n    pass\n", "uses gc.get_objects"),
+    ("import os\nos._exit(0)\n", "uses os._exit"),
+    ("import sys\nsys.settrace(None)\n", "uses sys.settrace"),
+    ("import ctypes\n", "imports ctypes (ctypes)"),
+    ("x = object.__subclasses__()\n", "uses .__subclasses__"),
+    ("import sys\nm = sys.modules['_relay_guard_x']\n", "a string naming 'relay_guard'"),
+    (
+        "def test_a(monkeypatch):\n    monkeypatch.setattr('_pytest.python.Function.runtest', 1)\n",
+        "a string naming '_pytest.'",
+    ),
+    ("import sys\nx = getattr(sys, 'set' + 'trace')\n", "uses sys.settrace"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), TEST_POSITIVE)
+@pytest.mark.parametrize("path", ["tests/test_calc.py", "tests/helpers.py", "conftest.py"])
+def test_tests_are_held_only_for_what_no_test_needs(text: str, what: str, path: str) -> None:
+    assert any(what in w for w in found(text, path)), found(text, path)
+
+
+TEST_NEGATIVE = [
+    "import pytest\n\n\n@pytest.fixture\ndef calc():\n    return 1\n",
+    "import sys\n\n\ndef test_a(monkeypatch):\n    monkeypatch.delitem(sys.modules, 'calc')\n",
+    "import importlib\nmod = importlib.import_module(name)\nimportlib.reload(mod)\n",
+    "def test_a():\n    assert eval('1 + 1') == 2\n    assert globals()['__name__'] != 'pytest'\n",
+    "import os\n\n\ndef test_b():\n    assert os.environ.get('PYTEST_CURRENT_TEST')\n",
+    "import inspect\nframe = inspect.currentframe()\n",
+    "pytest_plugins = ['pytester']\n",
+    "def pytest_configure(config):\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("text", TEST_NEGATIVE)
+def test_what_tests_do_every_day_is_not_held(text: str) -> None:
+    assert found(text, "tests/test_calc.py") == []
+
+
+def test_only_added_lines_count_and_the_baseline_is_credited() -> None:
+    base = "import importlib\n\n\ndef load(name):\n    return importlib.import_module(name)\n"
+    # the baseline's own use, moved below a new function: credited
+    moved = "import importlib\n\n\ndef first():\n    return 1\n\n\n" + (
+        "def load(name):\n    return importlib.import_module(name)\n"
+    )
+    assert found(moved, before=base) == []
+    # a second use of the same construct is new
+    twice = base + "\n\ndef again(name):\n    return importlib.import_module(name)\n"
+    got = reaches("src/calc.py", base, twice)
+    assert [(r.line, r.what) for r in got] == [
+        (9, "importlib.import_module with a computed name")
+    ], got
+    # an unchanged file, or one whose changed lines reach nothing, reaches nothing
+    assert found(base, before=base) == []
+    assert found(base + "\nX = 1\n", before=base) == []
+    assert found("", before=base) == [] and reaches("src/calc.py", base, None) == []
+
+
+def test_added_lines_are_those_the_baseline_did_not_have() -> None:
+    assert added_lines(None, "a\nb\n") == {1, 2}
+    assert added_lines("a\nb\nc\n", "a\nx\nc\nd\n") == {2, 4}
+    assert added_lines("a\n", "a\n") == frozenset()
+
+
+def test_what_relay_cannot_read_is_held_not_guessed() -> None:
+    # newer syntax than relay's parser, or a source encoding that runs other text
+    got = reaches("src/calc.py", BASE, BASE + "\nmatch x:\n    case 1 if (y := ):\n        pass\n")
+    assert len(got) == 1 and "relay cannot read it" in got[0].what, got
+    cookie = "# -*- coding: utf-7 -*-\n" + BASE
+    assert found(cookie, before=BASE)[0] == "a source encoding relay does not read (utf-7)"
+    assert found("# -*- coding: utf-8 -*-\n" + BASE, before=BASE) == []
+
+
+def test_compiled_modules_are_always_held_and_other_files_ignored() -> None:
+    texts = {
+        "src/__pycache__/calc.cpython-311.pyc": (None, ""),
+        "src/calc.so": (None, ""),
+        "src/gone.pyc": ("", None),
+        "README.md": (None, "import sys\nsys.modules\n"),
+        "src/calc.py": (BASE, FORGERY),
+    }
+    got = reaches_in(list(texts), texts)
+    paths = [r.path for r in got]
+    assert paths[:2] == ["src/__pycache__/calc.cpython-311.pyc", "src/calc.so"], got
+    assert "src/gone.pyc" not in paths and "README.md" not in paths
+    assert got[1].said() == "src/calc.so: a compiled module (Python runs it; no one can read it)"
+    assert Reach("a.py", 3, "x").said() == "a.py:3: x"
+
+
+def test_folding_stops_where_literals_end() -> None:
+    from ast import parse
+
+    def f(src: str) -> str | None:
+        node = parse(src, mode="eval").body
+        return fold(node)
+
+    assert f("'a' + 'b' * 2") == "abb"
+    assert f("'abc'[1:]") == "bc"
+    assert f("'abc'[::0]") is None  # never raises
+    assert f("'a' + x") is None and f("x.join(['a'])") is None and f("chr(x)") is None
+
+
+def test_a_pyproject_that_makes_the_project_a_pytest_plugin_defines_the_gates() -> None:
+    before = '[project]\nname = "calc"\n'
+    after = before + '\n[project.entry-points.pytest11]\ncalc = "calc"\n'
+    other = before + '\n[project.scripts]\ncalc = "calc:main"\n'
+    texts = {"pyproject.toml": (before, after)}
+    got = gate_definition_touched(["pyproject.toml"], at_baseline=["pyproject.toml"], deleted=[],
+                                  texts=texts)  # fmt: skip
+    assert got and "pytest11 entry points" in got[0][1], got
+    texts = {"pyproject.toml": (before, other)}
+    assert gate_definition_touched(["pyproject.toml"], at_baseline=["pyproject.toml"], deleted=[],
+                                   texts=texts) == []  # fmt: skip
+
+
+def test_an_old_line_an_added_alias_gives_a_new_meaning_is_found() -> None:
+    base = "def names(x):\n    return list(x.modules)\n"
+    after = "import sys as x\n\n\n" + base
+    assert [(r.line, r.what) for r in reaches("src/calc.py", base, after)] == [
+        (5, "uses sys.modules")
+    ]
+
+
+def test_lines_are_counted_as_python_counts_them() -> None:
+    # a form feed or U+2028 in a comment does not shift where the added line is
+    base = "X = 1  # a\x0cb\u2028c\nY = 2\n"
+    after = base + "import ctypes\n"
+    assert [(r.line, r.what) for r in reaches("src/calc.py", base, after)] == [
+        (3, "imports ctypes (ctypes)")
+    ]
