@@ -97,7 +97,13 @@ SOURCE_ONLY = (
     "builtins.__import__",
     "builtins.exec",
     "builtins.eval",
+    "__main__",
 )
+# modules that code under test never hands around as a value
+ESCAPES = frozenset(
+    {"sys", "gc", "inspect", "builtins", "importlib", "os", "ctypes", "traceback",
+     "threading", "_pytest", "pytest", "pluggy", "__main__"}
+)  # fmt: skip
 # attributes that lead from any object to code, frames or every class, whatever it is
 ATTRS_EVERYWHERE = frozenset({"__subclasses__"})
 ATTRS_SOURCE = frozenset(
@@ -406,7 +412,25 @@ class _Scan:
             if func == "builtins.vars" and len(node.args) == 1:
                 base = self.qual(node.args[0])
                 return f"{base}.__dict__" if base else None
-            return None
+            return self._looked_up(node)
+        return self._indexed(node)
+
+    def _looked_up(self, node: ast.Call) -> str | None:
+        """``m.__getattribute__("x")``, ``object.__getattribute__(m, "x")`` and
+        ``operator.attrgetter("x")(m)``: ``m.x``."""
+        func, base, name = node.func, None, None
+        if isinstance(func, ast.Attribute) and func.attr in ("__getattribute__", "__getattr__"):
+            if len(node.args) == 1:
+                base, name = self.qual(func.value), fold(node.args[0])
+            elif len(node.args) == 2:
+                base, name = self.qual(node.args[0]), fold(node.args[1])
+        elif isinstance(func, ast.Call) and func.args and len(node.args) == 1:
+            getter = self.qual(func.func) == "operator.attrgetter"
+            base = self.qual(node.args[0]) if getter else None
+            name = fold(func.args[0]) if getter else None
+        return _rebased(f"{base}.{name}") if base and name else None
+
+    def _indexed(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Subscript):
             base, key = self.qual(node.value), fold(node.slice)
             if base == "sys.modules" and key:
@@ -415,14 +439,40 @@ class _Scan:
                 return _rebased(f"{base[: -len('.__dict__')]}.{key}")
         return None
 
-    def walk(self, node: ast.AST) -> None:
+    def walk(self, node: ast.AST, parent: ast.AST | None = None) -> None:
         if isinstance(node, ast.If) and _type_checking(node.test) and not self.type_checking_bound:
             for orelse in node.orelse:  # what only a type checker reads never runs
-                self.walk(orelse)
+                self.walk(orelse, node)
             return
         for child in ast.iter_child_nodes(node):
-            self.walk(child)
+            self.walk(child, node)
         self.check(node)
+        if isinstance(node, ast.expr) and not self.test:
+            self._escapes(node, parent)
+
+    def _escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
+        """A watched module handed around as a value (``s = sys``, ``f(sys)``,
+        ``[sys][0]``): where it goes cannot be followed, so that is a finding itself."""
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            return
+        q = self.qual(node)
+        if q is None or q not in ESCAPES:
+            return
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return  # ``sys.x``: judged by what it names
+        if isinstance(parent, ast.Call) and node in parent.args[:2]:
+            func = self.qual(parent.func)
+            looked = isinstance(parent.func, ast.Attribute) and parent.func.attr in (
+                "__getattribute__",
+                "__getattr__",
+            )
+            if func in _GETTERS or func == "builtins.vars" or looked:
+                return  # ``getattr(sys, ...)``: judged by the name it looks up
+            if isinstance(parent.func, ast.Call) and self.qual(parent.func.func) == (
+                "operator.attrgetter"
+            ):
+                return
+        self.add(node, f"hands the module {q} around (where it goes cannot be followed)")
 
     def add(self, node: ast.AST, what: str) -> None:
         line = getattr(node, "lineno", 0)

@@ -112,6 +112,16 @@ SOURCE_POSITIVE = [
     ("from sys import *\n", "imports sys (from sys import *)"),
     ("import threading\nthreading.settrace(None)\n", "uses threading.settrace"),
     ("import sys\nsys.meta_path.insert(0, x)\n", "uses sys.meta_path"),
+    ("import sys\nm = sys.__getattribute__('modules')\n", "uses sys.modules"),
+    ("import sys\nm = object.__getattribute__(sys, 'modules')\n", "uses sys.modules"),
+    ("import operator, sys\nm = operator.attrgetter('modules')(sys)\n", "uses sys.modules"),
+    ("import sys\n_s = sys\n_s.modules\n", "hands the module sys around"),
+    ("import sys\nx = [sys][0].modules\n", "hands the module sys around"),
+    ("import sys\n\n\ndef f(s=sys):\n    return s.modules\n", "hands the module sys around"),
+    ("import gc\nlook = gc\n", "hands the module gc around"),
+    ("import importlib\ns = importlib.import_module('sys')\n", "hands the module sys around"),
+    ("import sys\ng = getattr\ng(sys, 'modules')\n", "hands the module sys around"),
+    ("import __main__\n", "imports __main__ (__main__)"),
 ]
 
 
@@ -138,6 +148,8 @@ SOURCE_NEGATIVE = [
     "import typing\nif typing.TYPE_CHECKING:\n    import pytest\n",
     "import types\nns = types.SimpleNamespace(a=1)\n",
     "self_test = 'a test of itself'\n",
+    "import os\nimport sys\n\nprint(os.getcwd(), file=sys.stderr)\nx = getattr(sys, 'argv')\n",
+    "import os\nif __name__ == '__main__':\n    os.makedirs('a', exist_ok=True)\n",
 ]
 
 
