@@ -66,6 +66,7 @@ GATE_FILES = frozenset(
     }
 )
 STARTUP_SUFFIXES = (".pth",)  # a site directory's .pth lines run at every start-up
+STARTUP_PACKAGES = frozenset({"sitecustomize", "usercustomize"})
 # package.json keys a maker may change (what the project depends on, not how it is gated)
 NODE_FREE = frozenset(
     {
@@ -194,6 +195,8 @@ def defines_gates(path: str) -> bool:
     name = parts[-1] if parts else ""
     if name == "entry_points.txt" or any(p.endswith(METADATA_SUFFIXES) for p in parts[:-1]):
         return True
+    if any(p in STARTUP_PACKAGES for p in parts[:-1]):
+        return True  # sitecustomize/__init__.py runs at start-up as sitecustomize.py does
     return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
 
 

@@ -294,3 +294,10 @@ def test_lines_are_counted_as_python_counts_them() -> None:
     assert [(r.line, r.what) for r in reaches("src/calc.py", base, after)] == [
         (3, "imports ctypes (ctypes)")
     ]
+
+
+def test_a_start_up_hook_as_a_package_defines_the_gates_as_its_module_does() -> None:
+    for path in ("src/sitecustomize/__init__.py", "usercustomize/hook.py", "sitecustomize.py"):
+        got = gate_definition_touched([path], at_baseline=[], deleted=[], texts={})
+        assert got and "defines how the gates run" in got[0][1], (path, got)
+    assert gate_definition_touched(["src/customize.py"], at_baseline=[], deleted=[], texts={}) == []
