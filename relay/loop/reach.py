@@ -232,13 +232,15 @@ def reaches_in(
     return found
 
 
-def held_reason(found: Sequence[Reach]) -> str:
-    """The one line a person reads when a change is held for reaching in."""
+def held_reason(found: Sequence[Reach], commit: str = "") -> str:
+    """The one line a person reads when a change is held for reaching in (``commit``:
+    the candidate, which stays readable in the clone's objects though nothing is kept)."""
     first = found[0].said()
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    read = f" (`git show {commit[:12]}`)" if commit else ""
     return (
         f"{HELD}: {first}{more}; the gates cannot vouch for such code, so nothing of it was"
-        " kept: a person reads it and decides"
+        f" kept: a person reads it{read} and decides"
     )
 
 

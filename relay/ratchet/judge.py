@@ -654,7 +654,7 @@ class Judge:
                 why = "a checker or the verifier edited the tree; only the maker may"
                 return Failed(Category.CRASH, what, why), fresh
             if reached:  # the gates' verdict cannot vouch for it, nor can the checkers
-                return Declined(held_reason(reached), said="held for a person"), fresh
+                return Declined(held_reason(reached, candidate), said="held for a person"), fresh
         return outcome, fresh
 
     def _machinery(self, state: GitState, during: str) -> Failed | None:

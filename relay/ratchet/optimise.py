@@ -394,7 +394,8 @@ def _attempt(
         if breached is not None:
             return Attempt(breached, idea, fmt(result))
     if reached:  # a metric code can special-case is no measure: a person reads it
-        return Attempt(Declined(held_reason(reached), said="held for a person"), idea, fmt(result))
+        held = Declined(held_reason(reached, made), said="held for a person")
+        return Attempt(held, idea, fmt(result))
     tried = Attempt(Passed(), idea, fmt(result))
     tried.commit, tried.changes, tried.after, tried.moved = made, changes, after, moved.text
     return tried

@@ -85,6 +85,9 @@ def test_code_that_reaches_into_the_runner_is_held_for_a_person_and_honest_code_
     rows = {line.split("|")[1].strip(): line for line in board.splitlines() if "| G" in line}
     assert "| blocked |" in rows["G1"] and f"{held}: src/calc.py:3: uses sys.modules" in rows["G1"]
     assert "| blocked |" in rows["G2"] and f"{held}: src/calc.py:5: a string naming" in rows["G2"]
+    # the held candidate stays readable in the clone, though nothing of it was kept
+    shown = rows["G1"].split("(`git show ")[1].split("`)")[0]
+    assert "_relay_guard_" in project.git("show", f"{shown}:src/calc.py")
     handover = project.read("docs/loop/handover.md")
     assert f"G1: {held}" in handover and f"G2: {held}" in handover, handover
     # a hold is not a strike: nothing is taught from it
