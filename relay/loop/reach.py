@@ -35,7 +35,6 @@ defence in depth, and the README says so.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -163,18 +162,18 @@ def lines_of(text: str) -> list[str]:
 
 
 def added_lines(before: str | None, after: str) -> frozenset[int]:
-    """The 1-based numbers of the lines of ``after`` that ``before`` did not have there
-    (all of them for a new file)."""
+    """The 1-based numbers of the lines of ``after`` that ``before`` did not have (all of
+    them for a new file): each line's text counted against the baseline's, so a moved
+    line is not added (linear, whatever the size of the file)."""
     new = lines_of(after)
-    if before is None:
-        return frozenset(range(1, len(new) + 1))
-    matcher = difflib.SequenceMatcher(None, lines_of(before), new, autojunk=False)
-    return frozenset(
-        n + 1
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for n in range(j1, j2)
-    )
+    had = Counter(lines_of(before)) if before is not None else Counter()
+    added = []
+    for number, line in enumerate(new, start=1):
+        if had[line] > 0:
+            had[line] -= 1
+        else:
+            added.append(number)
+    return frozenset(added)
 
 
 def reaches(path: str, before: str | None, after: str | None) -> list[Reach]:
