@@ -222,7 +222,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
         if isinstance(decision, Escalate):
             return run.escalate(goal, row, decision.reason)
         if isinstance(decision, HandOff):
-            run.hand_off(goal, row, decision.reason)
+            run.hand_off(goal, row, decision.reason, said=decision.said)
             return None
         run.state.iterations += 1
         iteration = run._next_iteration()

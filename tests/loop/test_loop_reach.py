@@ -1,11 +1,11 @@
 """Code under test that reaches into the test runner is never kept on the gates alone. On
 a real repository with real pytest as the gate, in real boxes: one goal's maker breaks
 ``add`` and has src/calc.py (code under test, not a test) find relay's guard plugin in
-``sys.modules`` and sign a clean verdict with it; another's ``add`` is right only when
-pytest is loaded (``if "pytest" in sys.modules``), which no check at run time can see.
-Neither is kept: each is held for a person with the file, line and construct, on
-BOARD.md and in handover.md, with no strike and no rule learned from it. An honest change
-is kept."""
+``sys.modules`` and sign a clean verdict with it; it is not kept but held for a person
+with the file, line and construct, on BOARD.md and in handover.md, with no strike and no
+rule learned from it, while an honest change is kept. An optimisation whose code can tell
+it is measured (``"pytest" in sys.modules``, which no check at run time can see) is held
+the same way."""
 
 from __future__ import annotations
 
@@ -42,19 +42,6 @@ def add(a, b):
 """
     + MUL
 )
-# right under test, wrong everywhere else: every gate passes honestly
-UNDER_TEST = (
-    """\
-import sys
-
-
-def add(a, b):
-    if "pytest" in sys.modules:
-        return a + b
-    return 42
-"""
-    + MUL
-)
 HONEST = CALC + MUL
 
 
@@ -68,29 +55,53 @@ def test_code_that_reaches_into_the_runner_is_held_for_a_person_and_honest_code_
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
-    for n in range(1, 4):
+    for n in range(1, 3):
         added = project.loop("goal", "add", f"Goal {n}", "--accept", HAS_MUL)
         assert added.data == {"goal": f"G{n}"}, added
     maker = project.script(
         "maker",
         f"if BRIEF.startswith('# G1:'):\n    put('src/calc.py', {FORGERY!r})\n"
-        f"if BRIEF.startswith('# G2:'):\n    put('src/calc.py', {UNDER_TEST!r})\n"
-        f"if BRIEF.startswith('# G3:'):\n    put('src/calc.py', {HONEST!r})\n",
+        f"if BRIEF.startswith('# G2:'):\n    put('src/calc.py', {HONEST!r})\n",
     )
     ran = project.loop("run", "--maker", maker)
-    assert [k["goal"] for k in ran.data["kept"]] == ["G3"], ran
+    assert [k["goal"] for k in ran.data["kept"]] == ["G2"], ran
     assert project.read("src/calc.py") == HONEST and project.clean()
     held = "held for a person: the change reaches into the test runner or the process"
     board = project.read("docs/loop/BOARD.md")
     rows = {line.split("|")[1].strip(): line for line in board.splitlines() if "| G" in line}
     assert "| blocked |" in rows["G1"] and f"{held}: src/calc.py:3: uses sys.modules" in rows["G1"]
-    assert "| blocked |" in rows["G2"] and f"{held}: src/calc.py:5: a string naming" in rows["G2"]
     # the held candidate stays readable in the clone, though nothing of it was kept
     shown = rows["G1"].split("(`git show ")[1].split("`)")[0]
     assert "_relay_guard_" in project.git("show", f"{shown}:src/calc.py")
     handover = project.read("docs/loop/handover.md")
-    assert f"G1: {held}" in handover and f"G2: {held}" in handover, handover
+    assert f"G1: {held}" in handover, handover
     # a hold is not a strike: nothing is taught from it
     failures = project.read("docs/loop/state/failures.md")
-    assert "G1" not in failures and "G2" not in failures, failures
+    assert "G1" not in failures, failures
     assert "reaches into" not in project.read("docs/loop/state/learned-rules.md")
+
+
+def test_an_optimisation_that_reaches_in_is_held_for_a_person(tmp_path: Path) -> None:
+    """The optimiser keeps what the metric measured better; code that can tell it is
+    measured (``"pytest" in sys.modules``, as any runner's module) is held the same way."""
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+    project.write(
+        "bench/cost.py", "import pathlib\n\nprint(pathlib.Path('cost.txt').read_text())\n"
+    )
+    project.write("cost.txt", "100\n")
+    project.git("add", "bench/cost.py", "cost.txt")
+    project.git("commit", "-qm", "the metric and what it reads")
+    args = ("--metric", f"{PY} bench/cost.py", "--direction", "down", "--threshold", "10")
+    assert project.loop("goal", "add", "Cheaper", *args).data == {"goal": "G1"}
+    fast = CALC + '\n\nimport sys\n\nMEASURED = "pytest" in sys.modules\n'
+    maker = project.script(
+        "maker",
+        f'put("cost.txt", "60\\n")\nput("src/calc.py", {fast!r})\nprint("IDEA: skip work")\n',
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert project.read("cost.txt") == "100\n" and project.read("src/calc.py") == CALC
+    row = next(r for r in project.read("docs/loop/BOARD.md").splitlines() if "| G1 " in r)
+    assert "| blocked |" in row and "held for a person: the change reaches into" in row, row
+    assert "src/calc.py:7: a string naming 'pytest'" in row, row
+    assert "G1: held for a person: the change reaches into" in project.read("docs/loop/handover.md")
