@@ -97,6 +97,8 @@ SOURCE_ONLY = (
     "builtins.exec",
     "builtins.eval",
     "__main__",
+    "sys.path",
+    "zipimport",
 )
 # modules that code under test never hands around as a value
 ESCAPES = frozenset(
@@ -117,7 +119,10 @@ WATCHED = frozenset(
 # words a string may not hold (case-insensitively): the runner, its settings, relay's guard
 WORDS_SOURCE = ("pytest", "pluggy", "conftest", "relay_guard")
 WORDS_TESTS = ("_pytest.", "pluggy.", "relay_guard", "relay_pytest")
+# a process's own files: /proc/self/environ still holds what was removed from os.environ
+# (relay's guard settings among it), /proc/<pid>/mem its memory
 _PROC = re.compile(r"/proc/.*(?:mem|maps|cmdline|environ)")
+_PROC_SOURCE = re.compile(r"^(?:/proc(?:/.*)?|proc|environ|cmdline|mem)$")
 _IMPORTERS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
 _GETTERS = frozenset(
     {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"}
@@ -544,6 +549,9 @@ class _Scan:
                 self.add(node, f"{func.split('.')[1]} on {base} with a computed name")
             if func == "builtins.setattr" and not self.test and self._module(node.args[0]):
                 self.add(node, f"setattr on the module {self.qual(node.args[0])}")
+        on = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if isinstance(on, ast.Name) and on.id == "__path__" and not self.test:
+            self.add(node, "changes the package's __path__ (where its modules come from)")
         writer = isinstance(node.func, ast.Attribute) and node.func.attr in _WRITERS
         scope = self._scope(node.func.value) if isinstance(node.func, ast.Attribute) else None
         if writer and scope and not self.test:
@@ -562,6 +570,8 @@ class _Scan:
         for target in _flat(targets):
             if isinstance(target, ast.Name) and target.id == "pytest_plugins":
                 self.add(target, "sets pytest_plugins")
+            elif isinstance(target, ast.Name) and target.id == "__path__" and not _extends(node):
+                self.add(target, "sets the package's __path__ (where its modules come from)")
             elif isinstance(target, ast.Attribute) and self._module(target.value):
                 self.add(target, f"writes {self.qual(target.value)}.{target.attr} (a module's)")
             elif isinstance(target, ast.Subscript):
@@ -595,8 +605,15 @@ class _Scan:
             if word in low:
                 self.add(node, f"a string naming {word!r}")
                 return
-        if not self.test and _PROC.search(low):
+        if _PROC.search(low) or (not self.test and _PROC_SOURCE.match(low)):
             self.add(node, "a string naming the process's /proc files")
+
+
+def _extends(node: ast.stmt) -> bool:
+    """``__path__ = pkgutil.extend_path(__path__, __name__)``: a namespace package's idiom."""
+    value = getattr(node, "value", None)
+    func = value.func if isinstance(value, ast.Call) else None
+    return isinstance(func, ast.Attribute) and func.attr == "extend_path"
 
 
 def _flat(targets: list[ast.expr]) -> Iterator[ast.expr]:

@@ -122,6 +122,12 @@ SOURCE_POSITIVE = [
     ("import importlib\ns = importlib.import_module('sys')\n", "hands the module sys around"),
     ("import sys\ng = getattr\ng(sys, 'modules')\n", "hands the module sys around"),
     ("import __main__\n", "imports __main__ (__main__)"),
+    ("x = open('/proc/self/' + 'environ').read()\n", "naming the process's /proc files"),
+    ("import os\np = os.path.join('/', 'proc', str(os.getppid()))\n", "the process's /proc"),
+    ("import sys\nsys.path.insert(0, 'data.bin')\n", "uses sys.path"),
+    ("import zipimport\n", "imports zipimport (zipimport)"),
+    ("__path__.append('data.bin')\n", "changes the package's __path__"),
+    ("__path__ = ['elsewhere']\n", "sets the package's __path__"),
 ]
 
 
@@ -150,6 +156,8 @@ SOURCE_NEGATIVE = [
     "self_test = 'a test of itself'\n",
     "import os\nimport sys\n\nprint(os.getcwd(), file=sys.stderr)\nx = getattr(sys, 'argv')\n",
     "import os\nif __name__ == '__main__':\n    os.makedirs('a', exist_ok=True)\n",
+    "import pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)\n",
+    "status = 'processing'\nroot = '/srv/proc-data'\n",
 ]
 
 
@@ -177,6 +185,7 @@ TEST_POSITIVE = [
         "a string naming '_pytest.'",
     ),
     ("import sys\nx = getattr(sys, 'set' + 'trace')\n", "uses sys.settrace"),
+    ("key = open('/proc/self/environ').read()\n", "naming the process's /proc files"),
 ]
 
 
