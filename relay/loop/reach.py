@@ -265,7 +265,9 @@ Key = tuple[str, str]  # (construct, the code that holds it): what the baseline 
 
 def _scan(text: str, test: bool) -> list[tuple[int, Key, frozenset[int]]]:
     """(line, key, the lines its code spans) for each construct in ``text``."""
-    tree = ast.parse(text)
+    # as bytes, so that Python's own reading applies (its coding cookie; git's text of a
+    # file that is not UTF-8 holds its bytes as surrogates)
+    tree = ast.parse(text.encode("utf-8", "surrogateescape"))
     scan = _Scan(test, tree)
     scan.walk(tree)
     return scan.found

@@ -625,7 +625,10 @@ class Judge:
     ) -> tuple[Outcome, Measure | None]:
         """What follows the candidate's passing gates (``here``, run in a sandboxed clone
         of ``candidate``): its account, the checker panel, the security panel, the tests'
-        honesty and the verifier."""
+        honesty and the verifier. A change whose added code reaches into the test runner or
+        the process (``relay/loop/reach.py``) is shown to the checkers as such and, when
+        all of that passes, held for a person: the gates cannot vouch for such code, and a
+        checker's approval is not a person's."""
         if not _read(explain).strip():
             what = "the maker left no account of what it changed and why"
             why = (

@@ -244,6 +244,9 @@ def test_what_relay_cannot_read_is_held_not_guessed() -> None:
     cookie = "# -*- coding: utf-7 -*-\n" + BASE
     assert found(cookie, before=BASE)[0] == "a source encoding relay does not read (utf-7)"
     assert found("# -*- coding: utf-8 -*-\n" + BASE, before=BASE) == []
+    # a Latin-1 file as git shows it (its bytes kept as surrogates) is read as Python does
+    latin = '# -*- coding: latin-1 -*-\nX = "\udce9"\nimport sys\nsys.modules\n'
+    assert found(latin) == ["uses sys.modules"]
 
 
 def test_compiled_modules_are_always_held_and_other_files_ignored() -> None:
