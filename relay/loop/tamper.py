@@ -6,10 +6,15 @@ or is reported, register a plugin that rewrites reports, end the process at impo
 clean exit). A pytest gate whose run relay's plugin did not sign off as untouched does not
 pass, whatever its exit code says: one line says what was seen, for a person to act on.
 
-What it cannot do: the plugin and its key live in the process it judges, so code under
-test can find it and sign a clean verdict, or simply behave differently under test. That
-is read from the change's text instead (``reach.py``: such a change is held for a person);
-this check stays as defence in depth against what that reading misses.
+The key and the canary's token reach the plugin in a one-shot file it removes before any
+of the project's code runs (never in an environment, whose start-up copy
+``/proc/<pid>/environ`` keeps). What it cannot do: the plugin and its key live in the
+process it judges, so code under test can find them in its memory and sign a clean
+verdict, or simply behave differently under test; code that runs before pytest (a
+``sitecustomize``, a coverage plugin, an earlier command of the same gate) can read the
+file before the plugin does. That is read from the change's text instead (``reach.py``:
+such a change is held for a person); this check stays as defence in depth against what
+that reading misses.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from dataclasses import dataclass
 TAMPERED = "the test run was tampered with"
 CANARY_OK = "failed as it must"
 NO_RUN = "not needed (no test runs)"
+# what relay's plugin says (its import fails) when a second pytest of a gate finds its
+# one-shot settings already taken
+SETTINGS_TAKEN = "relay's pytest guard settings were already taken"
 _SHELL = frozenset(("&&", "||", ";", "|", "&"))
 _PYTEST_WORD = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$)")
 
@@ -86,49 +94,57 @@ def tampered(
     or when the gate ran no pytest): ``files`` are the verdict files relay's plugin (the
     module ``module``) wrote, one per pytest process, xdist's workers included. A run
     that named pytest or wrote a JUnit report must have signed verdicts, each finished,
-    untouched, with its canary failing with the token."""
+    untouched, with its canary failing with the token, and one from each xdist worker
+    the main process handed the settings to."""
+    if module and SETTINGS_TAKEN in output:
+        return (
+            "relay's pytest plugin stopped a second pytest run: the gate's command runs"
+            " pytest more than once, and relay signs off one run a gate; give each pytest"
+            " run a gate of its own"
+        )
     if module and not files and f'Error importing plugin "{module}"' in output:
         return (
             "relay's pytest plugin could not be imported: the gate's command replaces"
             " PYTHONPATH; add to it instead (PYTHONPATH=src:$PYTHONPATH), or use pytest's"
             " pythonpath setting"
         )
-    why = _why(files, keys, command=command, exit_code=exit_code, timed_out=timed_out,
-               wrote_junit=wrote_junit)  # fmt: skip
+    if timed_out:
+        return ""  # it did not run to the end: a gate that did not run, said as such
+    if not files:
+        why = _unsigned(expected=names_pytest(command) or wrote_junit, wrote_junit=wrote_junit)
+    else:
+        records = [signed(text, keys.key) for text in files]
+        if any(r is None or r.get("token") != keys.token for r in records):
+            why = "a verdict file of relay's guard plugin was forged or altered"
+        else:
+            why = _seen([r for r in records if r is not None], exit_code, simple(command))
     return tamper_line(why) if why else ""
 
 
-def _why(
-    files: Sequence[str],
-    keys: GuardKeys,
-    *,
-    command: str,
-    exit_code: int | None,
-    timed_out: bool,
-    wrote_junit: bool,
-) -> str:
-    """What was seen of a run that was tampered with ("" when nothing was)."""
-    if timed_out:
-        return ""  # it did not run to the end: a gate that did not run, said as such
-    expected = names_pytest(command) or wrote_junit
-    if not files:
-        if expected:
-            if wrote_junit:
-                return "a JUnit report was written, but relay's plugin signed off no pytest run"
-            return "pytest ran without relay's guard plugin (no verdict was written)"
+def _unsigned(*, expected: bool, wrote_junit: bool) -> str:
+    """What a run that left no verdict at all was ("" when no pytest was expected)."""
+    if not expected:
         return ""
-    records = []
-    for text in files:
-        record = signed(text, keys.key)
-        if record is None or record.get("token") != keys.token:
-            return "a verdict file of relay's guard plugin was forged or altered"
-        records.append(record)
+    if wrote_junit:
+        return "a JUnit report was written, but relay's plugin signed off no pytest run"
+    return "pytest ran without relay's guard plugin (no verdict was written)"
+
+
+def _seen(records: Sequence[dict[str, object]], exit_code: int | None, single: bool) -> str:
+    """What the signed verdicts say was done to the run ("" when nothing was): ``single``
+    when the gate's command is one program, whose exit is pytest's own."""
     for record in records:
         if record.get("state") != "finished":
             return (
                 f"pytest (process {record.get('pid')}) ended before its session finished"
                 " (the process was ended at import or crashed)"
             )
+    workers = {r.get("worker") for r in records}
+    for record in records:
+        handed = record.get("handed")
+        for worker in handed if isinstance(handed, list) else ():
+            if worker not in workers:
+                return f"xdist's worker {worker} ran without relay's guard plugin (no verdict)"
     for record in records:
         problems = record.get("problems")
         if isinstance(problems, list) and problems:
@@ -140,7 +156,7 @@ def _why(
             said = "pytest's verdicts were switched off"
             return f"relay's canary test (which must fail) {canary}: {said}"
     top = [r for r in records if not r.get("worker")]
-    if exit_code == 0 and len(top) == 1 and simple(command):
+    if exit_code == 0 and len(top) == 1 and single:
         status = top[0].get("exitstatus")
         if isinstance(status, int) and status != 0:
             return f"pytest's session ended with exit status {status} but the process exited 0"

@@ -1,7 +1,11 @@
 """Loading relay's pytest plugin (``pytest_guard.py``) into a gate's pytest: a copy of it
 under a random module name in a read-only folder outside the judged tree, named with
-``-p`` before anything else pytest loads, its settings handed over in the environment
-(which the plugin removes at load), and its verdicts written to a folder no one can list.
+``-p`` before anything else pytest loads, its settings (the key that signs its verdicts,
+the canary's name and token) in a one-shot 0600 file whose path alone is in the
+environment (the plugin reads and removes it at load, before any of the project's code
+runs; relay removes one no pytest claimed), and its verdicts written to a folder no one
+can list. The file lies in that folder, which the gate's process can write to by name (in
+a box, the box's own folder, which it sees at the same path) but never list.
 
 The verdicts are judged by :func:`relay.loop.tamper.tampered` (pure).
 """
@@ -21,7 +25,7 @@ from pathlib import Path
 
 from relay.loop.tamper import GuardKeys
 
-ENV = "RELAY_PYTEST_GUARD"  # the plugin's settings (it removes them at load)
+ENV = "RELAY_PYTEST_GUARD"  # the path of the plugin's settings file (it removes both at load)
 SOURCE = Path(__file__).with_name("pytest_guard.py")
 VERDICT_CAP = 64 * 1024  # what relay reads of one verdict file
 
@@ -29,11 +33,13 @@ VERDICT_CAP = 64 * 1024  # what relay reads of one verdict file
 @dataclass(frozen=True)
 class PytestGuard:
     """One gate run's plugin: its folder (outside the tree), the read-only folder its
-    module lies in, the folder its verdicts go to, and the secrets it was handed."""
+    module lies in, the folder its verdicts go to, the one-shot file its settings are
+    handed over in, and the secrets it was handed."""
 
     folder: Path
     plugin_dir: Path
     verdicts: Path
+    settings: Path
     module: str
     name: str
     canary: str
@@ -41,20 +47,13 @@ class PytestGuard:
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` with the plugin loaded first by any pytest that reads it (a program
-        that is no pytest ignores all three)."""
+        that is no pytest ignores all three): the path of its settings, never the
+        settings themselves."""
         opts = env.get("PYTEST_ADDOPTS", "")
         env["PYTEST_ADDOPTS"] = f"-p {self.module} {opts}".strip()
         paths = [env.get("PYTHONPATH", ""), str(self.plugin_dir)]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
-        env[ENV] = json.dumps(
-            {
-                "folder": str(self.verdicts),
-                "name": self.name,
-                "key": self.keys.key,
-                "token": self.keys.token,
-                "canary": self.canary,
-            }
-        )
+        env[ENV] = str(self.settings)
         return env
 
     def written(self) -> list[str]:
@@ -116,27 +115,31 @@ def _own_listing(folder: Path, name: str) -> list[str]:
 @contextlib.contextmanager
 def pytest_guard(parent: Path | None) -> Iterator[PytestGuard]:
     """A fresh plugin for one run of a gate, under ``parent`` (the box's folder; the
-    temporary folder when None); removed afterwards."""
+    temporary folder when None); removed afterwards (its settings file with its verdicts,
+    whether a pytest claimed it or not)."""
     folder = Path(tempfile.mkdtemp(prefix="relay-guard-", dir=parent))
     plugin_dir, verdicts = folder / "plugin", folder / "out"
     module = f"_relay_guard_{secrets.token_hex(6)}"
     try:
         plugin_dir.mkdir()
-        verdicts.mkdir()
+        verdicts.mkdir(mode=0o700)
         path = plugin_dir / f"{module}.py"
         path.write_text(uncovered(SOURCE.read_text(encoding="utf-8")), encoding="utf-8")
         path.chmod(0o444)
         plugin_dir.chmod(0o555)
-        verdicts.chmod(0o300)  # written to by name, never listed, by the gate's process
-        yield PytestGuard(
+        guard = PytestGuard(
             folder,
             plugin_dir,
             verdicts,
+            verdicts / f"settings-{secrets.token_hex(16)}",  # no verdict's name
             module,
             name=secrets.token_hex(8),
             canary=f"test_{secrets.token_hex(6)}",
             keys=GuardKeys(key=secrets.token_hex(32), token=secrets.token_hex(16)),
         )
+        _write_settings(guard)
+        verdicts.chmod(0o300)  # written to by name, never listed, by the gate's process
+        yield guard
     finally:
         for each in (plugin_dir, verdicts):
             with contextlib.suppress(OSError):
@@ -147,6 +150,27 @@ def pytest_guard(parent: Path | None) -> Iterator[PytestGuard]:
         gone = verdicts if parent is not None else folder
         if not folder.is_symlink() and not gone.is_symlink():
             shutil.rmtree(gone, ignore_errors=True)
+
+
+def _write_settings(guard: PytestGuard) -> None:
+    """The plugin's settings, in a new 0600 file of relay's (never through a link)."""
+    body = json.dumps(
+        {
+            "folder": str(guard.verdicts),
+            "name": guard.name,
+            "key": guard.keys.key,
+            "token": guard.keys.token,
+            "canary": guard.canary,
+        }
+    ).encode()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(guard.settings, flags, 0o600)
+    try:
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def uncovered(source: str) -> str:

@@ -5,7 +5,14 @@ relay copies this file, under a random module name, into a read-only folder outs
 judged tree and names it in the gate's environment; it imports nothing of relay's (it runs
 in the project's interpreter). Without ``RELAY_PYTEST_GUARD`` in the environment (a pytest
 that a test starts) it does nothing. With it, it removes the variable from the process's
-environment at load and:
+environment at load, reads relay's settings from the one-shot file the variable names and
+removes that file, before any conftest or test module is imported: the environment (and
+the kernel's copy of it, ``/proc/<pid>/environ``, which keeps what ``os.environ`` lost)
+never holds the key or the token, only the path of a file that is gone. A second pytest
+started with the same environment (two in one gate) finds the file gone and refuses to
+run. xdist's workers get the settings from their main process in ``workerinput`` (sent
+over xdist's own channel, never in an environment or a file), and the main process's
+verdict names each worker it handed them to. Then it:
 
 - records what pytest and pluggy define (each function and class attribute, each
   function's code) and every plugin registered, with where it was registered from; at the
@@ -32,6 +39,7 @@ import hmac
 import importlib
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,7 +76,52 @@ CORE_TYPES = ("Session", "TerminalReporter", "LogXML")
 _MISSING = object()
 
 
-_RAW = os.environ.pop(ENV, None)  # a pytest a test starts runs unguarded
+WORKER_KEY = "relay_pytest_guard"  # in xdist's workerinput: the settings, for a worker
+TAKEN = "relay's pytest guard settings were already taken: this gate runs pytest more than once"
+SETTINGS_CAP = 64 * 1024
+
+
+def _claim(path: str) -> str | None:
+    """The settings relay wrote to ``path``, read once: the file is removed before it is
+    read (a regular file only; None when it is gone or is none)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # gone before any of the project's code runs
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = b""
+        while len(data) < SETTINGS_CAP:
+            chunk = os.read(fd, SETTINGS_CAP - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data.decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _from_xdist() -> str | None:
+    """In an xdist worker: the settings its main process put in ``workerinput``, taken out
+    of it. The plugin is imported while xdist's worker code (run as ``__channelexec__``)
+    reads its arguments, before it hands ``workerinput`` to pytest's config."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "__channelexec__":
+            given = frame.f_globals.get("workerinput")
+            if isinstance(given, dict):
+                raw = given.pop(WORKER_KEY, None)
+                return raw if isinstance(raw, str) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _load(raw: str | None) -> dict[str, Any] | None:
@@ -82,6 +135,12 @@ def _load(raw: str | None) -> dict[str, Any] | None:
     return settings if isinstance(settings, dict) else None
 
 
+_PATH = os.environ.pop(ENV, None)  # a pytest a test starts runs unguarded
+_RAW = _claim(_PATH) if _PATH else _from_xdist()
+if _PATH and _RAW is None:
+    # another pytest of the same gate took them (or something before pytest did): this
+    # run could not be signed off, so it does not run at all
+    raise ImportError(f"{TAKEN}; give each pytest run a gate of its own")
 _SETTINGS = _load(_RAW)
 
 
@@ -161,6 +220,8 @@ class Guard:
         self.key = str(settings["key"])
         self.token = str(settings["token"])
         self.canary_name = str(settings["canary"])
+        self.raw = json.dumps(settings)  # what xdist's workers are handed
+        self.handed: list[str] = []  # the workers handed it
         self.here = os.path.realpath(__file__)
         self.before = _snapshot()
         self.impls: dict[int, tuple[Any, Any]] = {}  # each hook implementation registered
@@ -256,6 +317,13 @@ class Guard:
                     found.append(f"{where} registered a plugin that implements {name}")
         return found
 
+    def hand_over(self, node: Any) -> None:
+        """An xdist worker about to start: its settings go in its ``workerinput``."""
+        given = getattr(node, "workerinput", None)
+        if isinstance(given, dict):
+            given[WORKER_KEY] = self.raw
+            self.handed.append(str(given.get("workerid", "")))
+
     # --- the canary ---
 
     def loop_starts(self, session: pytest.Session) -> None:
@@ -309,6 +377,7 @@ class Guard:
             testsfailed=int(getattr(session, "testsfailed", 0)),
             collected=len(getattr(session, "items", ()) or ()),
             worker=os.environ.get("PYTEST_XDIST_WORKER", ""),
+            handed=self.handed,
         )
 
 
@@ -331,17 +400,10 @@ if GUARD is not None:
         _guard.loop_starts(session)
         yield
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_sessionstart(session: pytest.Session) -> Any:
-        # xdist starts its workers here: each is guarded too (with its own verdict file),
-        # so relay's settings are in the environment while they start, and only then
-        spawns = bool(getattr(session.config.option, "numprocesses", None))
-        if spawns and _RAW:
-            os.environ[ENV] = _RAW
-        try:
-            yield
-        finally:
-            os.environ.pop(ENV, None)
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(node: Any) -> None:
+        # xdist (main process): a worker is set up
+        _guard.hand_over(node)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

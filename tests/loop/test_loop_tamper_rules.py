@@ -57,6 +57,12 @@ def test_an_honest_run_and_gates_that_run_no_pytest_are_not_tampered_with() -> N
             "ended before its session finished",
         ),
         (
+            [verdict(**FINE, handed=["gw0", "gw1"]), verdict(**FINE, worker="gw0")],
+            PYTEST,
+            False,
+            "xdist's worker gw1 ran without relay's guard plugin",
+        ),
+        (
             [verdict(**{**FINE, "problems": ["_pytest.runner.call_and_report was replaced"]})],
             PYTEST,
             False,
@@ -86,6 +92,19 @@ def test_a_gate_that_replaces_pythonpath_is_told_how_to_let_the_plugin_load() ->
     got = tampered([], KEYS, command="PYTHONPATH=src pytest", exit_code=4, timed_out=False,
                    wrote_junit=False, output=said, module="_relay_guard_ab12")  # fmt: skip
     assert got.startswith("relay's pytest plugin could not be imported") and "$PYTHONPATH" in got
+
+
+def test_a_gate_that_runs_pytest_twice_is_told_to_give_each_run_a_gate() -> None:
+    from relay.loop.tamper import SETTINGS_TAKEN
+    from relay.ratchet.guard_run import SOURCE
+
+    assert SETTINGS_TAKEN in SOURCE.read_text(encoding="utf-8")  # what the plugin says
+    said = f'ERROR: Error importing plugin "_relay_guard_ab12": {SETTINGS_TAKEN}: this gate ...'
+    twice = f"{PYTEST} && {PYTEST}"
+    got = tampered([verdict(**FINE)], KEYS, command=twice, exit_code=4, timed_out=False,
+                   wrote_junit=False, output=said, module="_relay_guard_ab12")  # fmt: skip
+    assert "runs pytest more than once" in got and "a gate of its own" in got, got
+    assert judge([verdict(**FINE, handed=["gw0"]), verdict(**FINE, worker="gw0")]) == ""
 
 
 def test_names_pytest() -> None:
