@@ -136,6 +136,82 @@ _CREDENTIAL_VALUE = re.compile(
 )
 
 
+# the variables of relay's environment that pass into a box (a role's or a gate's): the
+# system's and the locale's, the terminal's, Python's and pytest's, relay's own for the
+# role; every other is dropped unless the person passed it by name (``--pass-env``), so a
+# login no list foresaw never reaches one. HOME and the temporary folders are the box's.
+BOX_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "COLORTERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "COLUMNS",
+        "LINES",
+        "TZ",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "VIRTUAL_ENV",
+        "SOURCE_DATE_EPOCH",
+        # where the machine's certificates are, and its proxy (one with a login in its
+        # URL is withheld by value: :func:`credential_names`)
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+    }
+)
+BOX_PREFIXES = ("LC_", "PYTHON", "PYTEST_", "COVERAGE_", "RELAY_LOOP_")
+BOX_REFUSED = frozenset({"PYTHONSTARTUP"})  # a file of HOME's an interactive Python runs
+# what an agent CLI reads of its own besides its key (its endpoint, model, options): for
+# its adapter's role alone (its keys among them: :data:`AGENT_KEYS_OF`)
+AGENT_PREFIXES = {
+    "claude": ("ANTHROPIC_", "CLAUDE_"),
+    "codex": ("OPENAI_", "CODEX_", "AZURE_OPENAI_"),
+    "gemini": ("GEMINI_", "GOOGLE_"),
+    "aider": ("AIDER_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "OPENROUTER_"),
+}
+
+
+def box_names(
+    names: Sequence[str], *, role: str, passed: Sequence[str] = (), agent: str | None = None
+) -> list[str]:
+    """The variables of ``names`` that pass into a ``role``'s box (``"gate"``: the
+    candidate's code): :data:`BOX_NAMES` and :data:`BOX_PREFIXES`' (never
+    :data:`BOX_REFUSED`), those the person passed for it (``passed``), and, for a role
+    run by an agent CLI's adapter (``agent``; never a gate), that CLI's own
+    (:data:`AGENT_PREFIXES`, :data:`AGENT_KEYS_OF`). An allow-list: what it keeps still
+    goes through :func:`credential_names`."""
+    mine = AGENT_PREFIXES.get(agent or "", ()) if role != "gate" else ()
+    keys = AGENT_KEYS_OF.get(agent or "", frozenset()) if role != "gate" else frozenset()
+    given = set(passed)
+    return [
+        n
+        for n in names
+        if n in given
+        or n in keys
+        or (n not in BOX_REFUSED and (n in BOX_NAMES or n.startswith(BOX_PREFIXES)))
+        or (bool(mine) and n.startswith(mine))
+    ]
+
+
 def credential_names(
     names: Sequence[str],
     *,
@@ -382,8 +458,9 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
 BOUNDARY_SOURCE = (
     "relay: the maker, the gates and the grading roles each in a clone of relay's own, no"
-    " credential in their environment; namespaces also hide the person's clone, its remotes,"
-    " HOME's credential files and the agent CLIs' folders, give each box a /tmp of its own"
+    " credential and only an allow-list of variables in their environment; namespaces also"
+    " hide the person's clone, its remotes and the agent CLIs' folders, show the real HOME"
+    " empty but for what a role runs from, give each box a /tmp of its own"
     " and make the rest read-only; env-level only cannot"
 )
 OUTPUT_KEPT = "256 KiB of each command's output (its head and tail)"

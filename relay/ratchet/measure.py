@@ -102,12 +102,7 @@ def boxed_env(
     from relay.ratchet.roles import role_env
 
     env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
-    real = (os.environ if base is None else base).get("HOME")
-    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
-        # under the real HOME (read-only in the box): the tools' defaults, in the box's HOME
-        if real and env.get(name, "").startswith(real.rstrip("/") + "/"):
-            del env[name]
-    return box.env(env)
+    return box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
 
 
 @contextlib.contextmanager

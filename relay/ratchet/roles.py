@@ -96,22 +96,26 @@ def role_env(
     home: Path | None = None,
     agent: str | None = None,
 ) -> dict[str, str]:
-    """The environment a role runs in: ours without any credential (nor another role's
-    named secret: :func:`relay.loop.runenv.credential_names`), a scratch HOME with an
+    """The environment a role runs in: of ours only what a box needs, what the person
+    passed and the role's own agent's (:func:`relay.loop.runenv.box_names`), without any
+    credential (nor another role's named secret:
+    :func:`relay.loop.runenv.credential_names`), a scratch HOME with an
     empty git configuration and nothing of the real one's (``home``; one under ``work``
     when not given), git refusing every transport and every remote's push URL
     pointing nowhere, and ``gh`` pointed at an empty configuration. ``agent``: the
     adapter the role runs by (its CLI's own key stays), None for a plain command."""
-    from relay.loop.runenv import credential_names
+    from relay.loop.runenv import box_names, credential_names
     from relay.ratchet.sandbox import scratch_home
 
     source = os.environ if base is None else base
-    env = dict(source.items())
     named = named_secrets(work)
+    passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
+    # an allow-list: what a box needs, what the person passed, the role's own agent's
+    kept = box_names(list(source), role=role, passed=passed, agent=agent)
+    env = {name: source[name] for name in kept}
     for name, roles in named.items():
         if role not in roles:
             env.pop(name, None)
-    passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
     for name in credential_names(list(env), role=role, passed=passed, agent=agent, values=env):
         del env[name]  # relay's tokens, git's and ssh's ways, the person's other logins
     home = scratch_home(home or work / "role-home")

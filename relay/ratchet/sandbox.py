@@ -2,8 +2,9 @@
 (no remote, no credential configuration, not a worktree of the person's clone), a scratch
 HOME with an empty git configuration, and, where Linux lets an unprivileged process make
 user and mount namespaces, the person's clone, its local remotes, relay's secrets and the
-real HOME's credential files and the agent CLIs' folders hidden behind empty mounts for
-the maker's process tree (which also sees a /proc of its own, so no parent's working
+agent CLIs' folders hidden behind empty mounts, and the real HOME empty but for what the
+command runs from (shown read-only; the credential files listed here stay hidden in it),
+for the maker's process tree (which also sees a /proc of its own, so no parent's working
 directory leads back), a /tmp of its own that holds its own box folder alone, and every
 other folder outside its tree and scratch read-only, so that nothing it writes outlives
 the box. The machine's service sockets (under /run) are hidden behind /dev/null, since a
@@ -239,6 +240,18 @@ mkdir -p "$RELAY_BOX/tmp/$RELAY_BOX_IN"
 mount --rbind "$RELAY_BOX" "$RELAY_BOX/tmp/$RELAY_BOX_IN"
 mount --rbind "$RELAY_BOX/tmp" "$RELAY_TEMP"
 for d in $RELAY_PRIVATE; do mount -t tmpfs -o mode=1777 relay-tmp "$d"; done
+for h in $RELAY_HOMES; do  # the real HOME, empty (what a role needs is shown below)
+  (
+    cd "$RELAY_TEMP"  # held while HOME is covered: a temporary folder in it comes back
+    mount -t tmpfs -o mode=0700,nosuid,nodev relay-home "$h"
+    case "$RELAY_TEMP/" in
+      "$h"/*)
+        mkdir -p "$RELAY_TEMP"
+        mount --no-canonicalize --rbind . "$RELAY_TEMP"
+        ;;
+    esac
+  )
+done
 i=0
 nl='
 '
@@ -293,7 +306,7 @@ EOF
 set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
-unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV
+unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV RELAY_HOMES
 cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -399,24 +412,33 @@ class Sandbox:
     def wrap(self, command: str, env: Mapping[str, str] | None = None) -> str:
         """``command`` as the maker runs it: inside the namespaces where they hold, with a
         /tmp of its own, each hidden folder behind an empty tmpfs, each hidden file behind
-        /dev/null, and every other folder outside its box read-only. ``env`` is the
-        environment it runs in (ours when not given): its PATH's folders in the machine's
-        temporary folder are shown read-only."""
+        /dev/null, the real HOME empty, and every other folder outside its box read-only.
+        ``env`` is the environment it runs in (ours when not given): its PATH's folders in
+        the machine's temporary folder or in HOME, the folders of the programs the command
+        runs and of the files it names, relay's own and the interpreter the clone's
+        virtualenv was made from are shown read-only (:func:`path_folders`)."""
         if self.level != NAMESPACES:
             return command
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         box = self.folder.resolve()
         temp, private = temporary_roots(box)
-        shares = shared_folders(box, self.hidden)
+        # the real HOME, empty: only what a role needs of it is shown (read-only) again
+        real = real_homes()
+        homes = emptied_homes(real, [temp, *private], [*private, *kept_places()])
+        seen = [h for h in real if h in homes or h.is_relative_to(temp)]
+        shares = shared_folders(box, self.hidden, seen)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         path = (os.environ if env is None else env).get("PATH", "")
-        path = os.pathsep.join([path, *named_folders(command), *own_folders()])
-        for each in path_folders(path, [temp, *private], box, self.hidden):
+        programs = program_folders(command, path)
+        clone = self.shown_at
+        bases = [b for n in self.exposed if clone for b in venv_base(clone / n)]
+        path = os.pathsep.join([path, *named_folders(command), *programs, *bases, *own_folders()])
+        for each in path_folders(path, [temp, *private], box, self.hidden, seen):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
         ro = [p for p in self.read_only if p.is_dir()]
-        writable = [temp, *private, *shares]
+        writable = [temp, *private, *homes, *shares]
         shown = self.shown_at
         shows: list[str] = []
         if shown is not None and shown.is_dir() and shown in dirs:
@@ -432,6 +454,7 @@ class Sandbox:
             "RELAY_BOX_IN": [box.relative_to(temp)],
             "RELAY_TEMP": [temp],
             "RELAY_PRIVATE": private,
+            "RELAY_HOMES": homes,
             "RELAY_SHARES": [*shares, *shown_here],
             "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
@@ -526,6 +549,12 @@ def socket_folders() -> list[Path]:
     return found
 
 
+def kept_places() -> list[Path]:
+    """What a box keeps at its own path, which an emptied HOME must not hold: the
+    machine's devices, processes and sockets."""
+    return [Path("/dev"), Path("/proc"), *socket_folders()]
+
+
 # relay's own folders a box's command reads (a landing's applier and its patch): shown
 # read-only, at their own path, in every box made while they are listed
 _SHOWN: list[Path] = []
@@ -543,35 +572,173 @@ def showing(folder: Path) -> Iterator[None]:
         _SHOWN.remove(real)
 
 
-def path_folders(path: str, temps: Sequence[Path], box: Path, hidden: Sequence[Path]) -> list[Path]:
+def path_folders(
+    path: str,
+    temps: Sequence[Path],
+    box: Path,
+    hidden: Sequence[Path],
+    homes: Sequence[Path] = (),
+) -> list[Path]:
     """The folders on ``path`` (the programs the person runs) that lie in one of the
-    machine's temporary folders, ``temps``, which a box sees as its own: shown read-only
-    at their own path (a virtualenv's ``bin``: the whole virtualenv). Never one that holds
-    the box's folder or a hidden path, or lies in one."""
+    machine's temporary folders, ``temps``, which a box sees as its own, or in a real
+    HOME, ``homes``, which a box sees empty: shown read-only at their own path. A
+    virtualenv's ``bin`` is the whole virtualenv, and the interpreter it was made from
+    (its ``pyvenv.cfg``'s ``home``) comes with it; in a HOME, a version manager's or
+    toolchain's folder is the whole folder (``~/.pyenv/shims``: ``~/.pyenv``), and
+    ``~/.local/bin`` brings ``~/.local/lib`` (what ``pip --user`` installed). Never a
+    HOME itself nor a folder holding one, the box's folder or one that lies in a hidden
+    path; in a temporary folder never one that holds a hidden path either (in a HOME
+    what it holds of them is hidden after it is shown)."""
     found: list[Path] = []
-    for part in path.split(os.pathsep):
-        if not part.strip() or not os.path.isabs(part):
+    roots = [*temps, *homes]
+    todo = [p for p in path.split(os.pathsep) if p.strip() and os.path.isabs(p)]
+    seen: set[str] = set()
+    while todo:
+        part = todo.pop(0)
+        if part in seen:
             continue
+        seen.add(part)
         with contextlib.suppress(OSError):
             real = Path(part).resolve()
             if (real.parent / "pyvenv.cfg").is_file():  # a virtualenv's bin: the virtualenv
                 real = real.parent
-            if not real.is_dir() or "\n" in str(real) or real in found or real in temps:
+            if (real / "pyvenv.cfg").is_file():
+                todo += venv_base(real)
+            home = next((h for h in homes if real.is_relative_to(h)), None)
+            if home is not None and real != home:
+                real, more = _home_whole(real, home)
+                todo += [str(m) for m in more]
+            if not real.is_dir() or "\n" in str(real) or real in found or real in roots:
                 continue
-            if not any(real.is_relative_to(t) for t in temps):
+            if not any(real.is_relative_to(t) for t in roots):
                 continue
-            if box.is_relative_to(real) or any(
-                real.is_relative_to(h) or h.is_relative_to(real) for h in hidden
-            ):
+            if box.is_relative_to(real) or any(h.is_relative_to(real) for h in homes):
+                continue
+            if any(real.is_relative_to(h) for h in hidden):
+                continue
+            if home is None and any(h.is_relative_to(real) for h in hidden):
                 continue
             found.append(real)
-    return found
+    # what lies in a folder shown is shown with it
+    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+
+
+# the folders in a HOME where a version manager or a toolchain keeps what its PATH
+# entries run (shims, versions, toolchains): shown whole; what else a toolchain needs
+TOOL_HOMES = {
+    ".pyenv": (),
+    ".rbenv": (),
+    ".nodenv": (),
+    ".goenv": (),
+    ".jenv": (),
+    ".nvm": (),
+    ".volta": (),
+    ".bun": (),
+    ".deno": (),
+    ".asdf": (),
+    ".sdkman": (),
+    ".cargo": (".rustup",),
+    ".rustup": (),
+    ".local/pipx": (),
+    ".local/share/pipx": (),
+    ".local/bin": (".local/lib",),
+}
+
+
+def _home_whole(real: Path, home: Path) -> tuple[Path, list[Path]]:
+    """``real`` (a folder in ``home``) as a box shows it: a tool's folder whole, with the
+    folders that tool needs beside it (:data:`TOOL_HOMES`); a package in ``node_modules``
+    whole; else ``real`` itself."""
+    for name, more in TOOL_HOMES.items():
+        if real.is_relative_to(home / name):
+            return home / name, [home / m for m in more]
+    parts = real.parts
+    if "node_modules" in parts:  # a package's bin: the package (``@scope/name`` too)
+        at = len(parts) - 1 - parts[::-1].index("node_modules")
+        keep = at + (3 if at + 1 < len(parts) and parts[at + 1].startswith("@") else 2)
+        return Path(*parts[: min(keep, len(parts))]), []
+    return real, []
+
+
+def venv_base(venv: Path) -> list[str]:
+    """The prefix of the interpreter a virtualenv was made from (``pyvenv.cfg``'s ``home``,
+    its ``bin``): a virtualenv's ``python`` is a link to it."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()[:32]:
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and os.path.isabs(value.strip()):
+                base = Path(value.strip())
+                return [str(base.parent if base.name in ("bin", "Scripts") else base)]
+    return []
 
 
 def own_folders() -> list[str]:
-    """relay's own interpreter (its virtualenv) and import path: where relay itself lies in
-    a temporary folder (a clone of relay's in /tmp), a box shows it read-only as well."""
-    return [str(Path(sys.executable).parent), *(p for p in sys.path if p)]
+    """relay's own interpreter (its virtualenv, and the installation it was made from) and
+    import path: where relay itself lies in a temporary folder (a clone of relay's in
+    /tmp) or in HOME (``pipx``'s, a virtualenv in ``~``), a box shows it read-only."""
+    executable = Path(sys.executable)
+    folders = [str(executable.parent), sys.base_prefix, sys.prefix]
+    with contextlib.suppress(OSError):
+        folders.append(str(executable.resolve().parent))  # a virtualenv's link, followed
+    return [*folders, *(p for p in sys.path if p)]
+
+
+def program_folders(command: str, path: str) -> list[str]:
+    """The folders of the programs ``command`` runs as ``path`` finds them, each link
+    followed (``~/.local/bin/claude`` is a link into ``~/.local/share``), and of the
+    interpreter a script's ``#!`` line names by absolute path."""
+    from relay.loop.runenv import programs
+
+    found: list[str] = []
+    for program in programs(command):
+        where = shutil.which(program, path=path) if "/" not in program else program
+        if not where or not os.path.isabs(where):
+            continue
+        with contextlib.suppress(OSError):
+            real = Path(where).resolve()
+            found += [os.path.dirname(where), str(real.parent)]
+            with real.open("rb") as script:
+                head = script.read(256).split(b"\n", 1)[0]
+            if head.startswith(b"#!"):
+                words = head[2:].decode("utf-8", errors="replace").split()
+                if words and os.path.isabs(words[0]):
+                    found.append(os.path.dirname(words[0]))
+                    found.append(str(Path(words[0]).resolve().parent))
+    return found
+
+
+def real_homes(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The person's real HOME (HOME's and the password database's, when they differ),
+    resolved, each once: what every box sees empty."""
+    names = [(os.environ if environ is None else environ).get("HOME", "")]
+    with contextlib.suppress(ImportError, KeyError, OSError):
+        import pwd
+
+        names.append(pwd.getpwuid(os.getuid()).pw_dir)
+    found: list[Path] = []
+    for name in filter(None, (n.strip() for n in names)):
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if real.is_dir() and real not in found:
+                found.append(real)
+    return found
+
+
+def emptied_homes(homes: Sequence[Path], temps: Sequence[Path], keep: Sequence[Path]) -> list[Path]:
+    """The ``homes`` a box covers with an empty folder: not one in a temporary folder (the
+    box's own /tmp covers it already), nor the filesystem's root or a folder holding
+    what a box keeps at its own path (``keep``: the other temporary folders, /dev, /proc,
+    the machine's sockets), nor one inside another."""
+    found: list[Path] = []
+    for home in homes:
+        if home == Path(home.anchor) or "\n" in str(home):
+            continue
+        if any(home.is_relative_to(t) for t in temps):
+            continue
+        if any(k.is_relative_to(home) for k in keep):
+            continue
+        found.append(home)
+    return [h for h in found if not any(h != o and h.is_relative_to(o) for o in found)]
 
 
 def named_folders(command: str) -> list[str]:
@@ -585,10 +752,11 @@ def named_folders(command: str) -> list[str]:
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
 
 
-def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:
+def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()) -> list[Path]:
     """The folders the person shares with every box (``RELAY_SANDBOX_SHARE``), writable at
     their own path: only existing folders that neither hold nor lie in a hidden path or
-    the box, and never the filesystem's root."""
+    the box, never one holding a real HOME (``homes``: a box sees them empty), and never
+    the filesystem's root."""
     found: list[Path] = []
     for part in os.environ.get(SHARE_ENV, "").split(os.pathsep):
         if not part.strip():
@@ -599,6 +767,8 @@ def shared_folders(box: Path, hidden: Sequence[Path]) -> list[Path]:
                 continue
             near = [*hidden, box]
             if any(real.is_relative_to(h) or h.is_relative_to(real) for h in near):
+                continue
+            if any(h.is_relative_to(real) for h in homes):
                 continue
             if real not in found:
                 found.append(real)

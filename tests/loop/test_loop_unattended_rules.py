@@ -506,3 +506,31 @@ def test_every_box_hides_the_other_tools_logins_in_home_and_where_xdg_puts_them(
 
     assert [p for p in everything if not covered(p)] == []
     assert [p for p in kept if covered(p)] == []
+
+
+def test_a_box_gets_only_the_variables_on_its_list_what_was_passed_and_its_agents_own() -> None:
+    """The deny-lists kept missing logins (a DSN, a CI token, a variable named after
+    nothing): a box gets an allow-list of ours instead, PATH, the locale, Python's and
+    relay's own for the role; the names the person passed; an agent role its own CLI's
+    settings and key, no other's; a gate never an agent's."""
+    from relay.loop.runenv import box_names
+
+    names = [
+        "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER", "TMPDIR", "VIRTUAL_ENV",
+        "PYTHONPATH", "PYTHONSTARTUP", "PYTEST_ADDOPTS", "RELAY_LOOP_BRIEF",
+        "DATABASE_URL", "SENTRY_DSN", "SOME_RANDOM_SECRETLESS_NAME", "XDG_CONFIG_HOME",
+        "CALC_MODE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+        "RELAY_SANDBOX_SHARE", "AWS_PROFILE",
+    ]  # fmt: skip
+    ours = [
+        "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER", "TMPDIR", "VIRTUAL_ENV",
+        "PYTHONPATH", "PYTEST_ADDOPTS", "RELAY_LOOP_BRIEF",
+    ]  # fmt: skip
+    assert box_names(names, role="gate") == ours
+    assert box_names(names, role="gate", agent="claude") == ours
+    assert box_names(names, role="maker") == ours
+    assert box_names(names, role="gate", passed=["CALC_MODE"]) == [*ours, "CALC_MODE"]
+    claude = box_names(names, role="maker", agent="claude")
+    assert claude == [*ours, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
+    codex = box_names(names, role="checker", agent="codex")
+    assert codex == [*ours, "OPENAI_API_KEY"]

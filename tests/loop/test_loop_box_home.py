@@ -1,0 +1,188 @@
+"""Every box sees the person's real HOME empty and gets only the variables it needs: a
+credential no list names (``~/.s3cfg``, some tool's ``auth.json``) and a variable no
+pattern catches (``SOME_RANDOM_SECRETLESS_NAME``) never reach a maker or a gate, while
+what a role runs from in HOME (the project's virtualenv, the interpreter it was made from,
+a version manager's folder) is shown read-only, so the gates still run.
+
+The HOME here lies outside the machine's temporary folders, as a person's does: every box
+has a /tmp of its own, so a HOME under /tmp would be hidden whatever relay did."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, level, path_folders
+
+needs_namespaces = pytest.mark.skipif(
+    level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
+)
+# a login of every kind: no deny-list names the second
+SECRETS = {
+    ".s3cfg": "[default]\naccess_key = AKIAEXAMPLEEXAMPLE00\nsecret_key = s3-secret\n",
+    ".config/whatever/auth.json": '{"token": "whatever-secret"}\n',
+    ".netrc": "machine github.com login me password netrc-secret\n",
+    ".git-credentials": "https://me:git-secret@github.com\n",
+}
+VARIABLES = {
+    "DATABASE_URL": "postgres://db.example/app",  # no login in it: only the allow-list stops it
+    "SENTRY_DSN": "x",
+    "SOME_RANDOM_SECRETLESS_NAME": "x",
+}
+PROBE = """\
+import json, os, pathlib
+
+
+def read(path):
+    try:
+        return pathlib.Path(path).read_text()
+    except OSError:
+        return None
+
+
+def wrote(path):
+    try:
+        pathlib.Path(path).write_text("owned\\n")
+        return True
+    except OSError:
+        return False
+"""
+
+
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def person_home(outside: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME outside the temporary folders with a login of each kind in it, and the
+    variables no box is given set in this process."""
+    home = outside / "home"
+    for name, text in SECRETS.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    for name, value in VARIABLES.items():
+        monkeypatch.setenv(name, value)
+    return home
+
+
+@needs_namespaces
+def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_not_given(
+    outside_temp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clone, the maker's scripts and the project's virtualenv lie in the person's
+    HOME; a gate runs the virtualenv's ``python``. The maker and the candidate's tests
+    (in the gates' box) look for the logins and the variables and find nothing; HOME
+    holds only what they run from, read-only; the virtualenv's gate runs."""
+    home = person_home(outside_temp, monkeypatch)
+    venv = home / "venvs" / "calc"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    ran_mark = home / "src" / "scripts" / "venv-gate.ran"
+    (site / "homegate.py").write_text(  # counts its runs in the shared folder
+        f"import pathlib\np = pathlib.Path({str(ran_mark)!r})\n"
+        "p.write_text(str(int(p.read_text()) + 1 if p.exists() else 1))\n"
+    )
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    (home / "src").mkdir()
+    venv_gate = "python -c 'import homegate'"
+    project = make_project(home / "src", retries=0, gates=(TEST_GATE, venv_gate))
+    body = (
+        f"HOME = {str(home)!r}\n"
+        "got = {\n"
+        f"    'files': {{n: read(HOME + '/' + n) for n in {sorted(SECRETS)!r}}},\n"
+        f"    'env': {{n: os.environ.get(n) for n in {sorted(VARIABLES)!r}}},\n"
+        "    'home': sorted(os.listdir(HOME)),\n"
+        "    'src': sorted(os.listdir(HOME + '/src')),\n"
+        f"    'venv_changed': wrote({str(site / 'homegate.py')!r}),\n"
+        "}\n"
+        "wrote(HOME + '/planted')\n"
+    )
+    record = "pathlib.Path({!r}).write_text(json.dumps(got))\n"
+    module = PROBE + body + record.format(str(project.scripts / "gate-saw.json"))
+    module += "\n\ndef test_nothing():\n    assert True\n"
+    maker = project.script(
+        "maker",
+        PROBE
+        + body
+        + record.format(str(project.scripts / "maker-saw.json"))
+        + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        + f"put('tests/test_zz_home.py', {module!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    expected = {
+        "files": dict.fromkeys(sorted(SECRETS)),
+        "env": dict.fromkeys(sorted(VARIABLES)),
+        "home": ["src", "venvs"],  # the clone and the scripts' folder, the virtualenv
+        "src": ["calc", "scripts"],
+        "venv_changed": False,
+    }
+    for who in ("maker", "gate"):
+        assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == expected, who
+    assert int(ran_mark.read_text()) >= 2  # the baseline's run and the candidate's
+    assert not (home / "planted").exists()  # what it wrote in the empty HOME went with it
+    assert all((home / name).read_text() == text for name, text in SECRETS.items())
+
+
+@needs_namespaces
+def test_a_temporary_folder_inside_home_is_still_the_boxs_own(
+    outside_temp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TMPDIR in HOME (``~/tmp``): the box's folder lies in the HOME it empties; it comes
+    back at its own path, writable, and nothing else of HOME does."""
+    home = person_home(outside_temp, monkeypatch)
+    folder = home / "tmp" / "relay-judge-home"
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir(parents=True)
+    (home / "tmp" / "another-box").mkdir()
+    box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    command = (
+        f"cat {home}/.netrc {home}/.s3cfg 2>/dev/null; ls -A {home} {home}/tmp;"
+        f" echo made > {folder}/tmp/made; pwd"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command)],
+        cwd=folder / "tree",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert "netrc-secret" not in done.stdout and "s3-secret" not in done.stdout, done.stdout
+    assert lines == [f"{home}:", "tmp", f"{home}/tmp:", folder.name, str(folder / "tree")]
+    assert (folder / "tmp" / "made").read_text() == "made\n"
+
+
+def test_what_a_box_shows_of_home_is_what_the_programs_run_from(tmp_path: Path) -> None:
+    """A PATH folder in HOME is shown, a version manager's whole (its shims need its
+    versions), a toolchain's with its partner, a virtualenv with the interpreter it was
+    made from; never HOME itself, a folder holding it or one in a hidden path; a folder
+    outside HOME and the temporary folders is left as the box finds it (read-only)."""
+    home, temp, box = tmp_path / "home", tmp_path / "tmp", tmp_path / "tmp" / "relay-judge-x"
+    made = [
+        ".pyenv/shims", ".pyenv/versions/3.12/bin", ".cargo/bin", ".rustup", ".local/bin",
+        ".local/lib", "bin", "venvs/p/bin", ".config/gh/bin", "code/node_modules/@s/cli/bin",
+    ]  # fmt: skip
+    for name in made:
+        (home / name).mkdir(parents=True)
+    box.mkdir(parents=True)
+    (home / "venvs/p/pyvenv.cfg").write_text(f"home = {home / '.pyenv/versions/3.12/bin'}\n")
+    path = [".pyenv/shims", ".cargo/bin", ".local/bin", "bin", "venvs/p/bin", ".config/gh/bin"]
+    path += ["code/node_modules/@s/cli/bin", ""]  # "": HOME itself
+    given = os.pathsep.join([*(str(home / p) for p in path), "/usr/bin", str(tmp_path)])
+    shown = path_folders(given, [temp], box, [home / ".config/gh"], [home])
+    names = sorted(str(p.relative_to(home)) for p in shown)
+    assert names == [
+        ".cargo", ".local/bin", ".local/lib", ".pyenv", ".rustup", "bin",
+        "code/node_modules/@s/cli", "venvs/p",
+    ]  # fmt: skip
