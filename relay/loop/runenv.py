@@ -178,6 +178,32 @@ BOX_NAMES = frozenset(
         "all_proxy",
     }
 )
+# where a version manager or a toolchain lies (a box shows its folder when it is in HOME)
+TOOL_VARIABLES = frozenset(
+    {
+        "PYENV_ROOT",
+        "PYENV_VERSION",
+        "RBENV_ROOT",
+        "NODENV_ROOT",
+        "NVM_DIR",
+        "NVM_BIN",
+        "VOLTA_HOME",
+        "BUN_INSTALL",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+        "GOROOT",
+        "GOPATH",
+        "GOMODCACHE",
+        "JAVA_HOME",
+        "ASDF_DIR",
+        "ASDF_DATA_DIR",
+        "SDKMAN_DIR",
+        "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+    }
+)
+BOX_NAMES = BOX_NAMES | TOOL_VARIABLES
 BOX_PREFIXES = ("LC_", "PYTHON", "PYTEST_", "COVERAGE_", "RELAY_LOOP_")
 BOX_REFUSED = frozenset({"PYTHONSTARTUP"})  # a file of HOME's an interactive Python runs
 # what an agent CLI reads of its own besides its key (its endpoint, model, options): for

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from relay.errors import LocalUsageError
+from relay.loop.runenv import TOOL_VARIABLES
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
 NAMESPACES = "namespaces"
@@ -429,11 +430,14 @@ class Sandbox:
         seen = [h for h in real if h in homes or h.is_relative_to(temp)]
         shares = shared_folders(box, self.hidden, seen)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
-        path = (os.environ if env is None else env).get("PATH", "")
+        source = os.environ if env is None else env
+        path = source.get("PATH", "")
         programs = program_folders(command, path)
+        tools = [source[n] for n in sorted(TOOL_VARIABLES) if source.get(n, "").startswith("/")]
         clone = self.shown_at
         bases = [b for n in self.exposed if clone for b in venv_base(clone / n)]
-        path = os.pathsep.join([path, *named_folders(command), *programs, *bases, *own_folders()])
+        extra = [*named_folders(command), *programs, *bases, *tools, *own_folders()]
+        path = os.pathsep.join([path, *extra])
         for each in path_folders(path, [temp, *private], box, self.hidden, seen):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
@@ -642,6 +646,7 @@ TOOL_HOMES = {
     ".local/pipx": (),
     ".local/share/pipx": (),
     ".local/bin": (".local/lib",),
+    "go": (),
 }
 
 

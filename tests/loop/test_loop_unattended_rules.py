@@ -520,17 +520,18 @@ def test_a_box_gets_only_the_variables_on_its_list_what_was_passed_and_its_agent
         "PYTHONPATH", "PYTHONSTARTUP", "PYTEST_ADDOPTS", "RELAY_LOOP_BRIEF",
         "DATABASE_URL", "SENTRY_DSN", "SOME_RANDOM_SECRETLESS_NAME", "XDG_CONFIG_HOME",
         "CALC_MODE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-        "RELAY_SANDBOX_SHARE", "AWS_PROFILE",
+        "RELAY_SANDBOX_SHARE", "AWS_PROFILE", "PYENV_ROOT", "CARGO_REGISTRY_TOKEN",
     ]  # fmt: skip
     ours = [
         "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER", "TMPDIR", "VIRTUAL_ENV",
-        "PYTHONPATH", "PYTEST_ADDOPTS", "RELAY_LOOP_BRIEF",
+        "PYTHONPATH", "PYTEST_ADDOPTS", "RELAY_LOOP_BRIEF", "PYENV_ROOT",
     ]  # fmt: skip
     assert box_names(names, role="gate") == ours
     assert box_names(names, role="gate", agent="claude") == ours
     assert box_names(names, role="maker") == ours
-    assert box_names(names, role="gate", passed=["CALC_MODE"]) == [*ours, "CALC_MODE"]
+    passed = box_names(names, role="gate", passed=["CALC_MODE"])
+    assert passed == [*ours[:12], "CALC_MODE", "PYENV_ROOT"]  # in the order they came
     claude = box_names(names, role="maker", agent="claude")
-    assert claude == [*ours, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
+    assert claude == [*ours[:12], "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "PYENV_ROOT"]
     codex = box_names(names, role="checker", agent="codex")
-    assert codex == [*ours, "OPENAI_API_KEY"]
+    assert codex == [*ours[:12], "OPENAI_API_KEY", "PYENV_ROOT"]
