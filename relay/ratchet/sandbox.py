@@ -459,7 +459,8 @@ class Sandbox:
             "RELAY_TEMP": [temp],
             "RELAY_PRIVATE": private,
             "RELAY_HOMES": homes,
-            "RELAY_SHARES": [*shares, *shown_here],
+            # outer folders first: one shown inside another is bound after it, so it stays
+            "RELAY_SHARES": sorted([*shares, *shown_here], key=lambda p: len(p.parts)),
             "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
             "RELAY_SOCKET_DIRS": socket_folders(),

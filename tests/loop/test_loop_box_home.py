@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+from loop_project import CALC_MUL, TEST_MUL, make_project
 
 from relay.ratchet.sandbox import NAMESPACES, Sandbox, level, path_folders
 
@@ -86,14 +86,17 @@ def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_no
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python*/site-packages"))
     ran_mark = home / "src" / "scripts" / "venv-gate.ran"
-    (site / "homegate.py").write_text(  # counts its runs in the shared folder
+    (site / "homegate.py").write_text(  # counts its interpreter's starts in the shared folder
         f"import pathlib\np = pathlib.Path({str(ran_mark)!r})\n"
         "p.write_text(str(int(p.read_text()) + 1 if p.exists() else 1))\n"
     )
+    # pytest as the project installed it: this interpreter's packages, through a .pth
+    packages = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "homegate.pth").write_text("\n".join([*packages, "import homegate", ""]))
     monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
     (home / "src").mkdir()
-    venv_gate = "python -c 'import homegate'"
-    project = make_project(home / "src", retries=0, gates=(TEST_GATE, venv_gate))
+    venv_gate = "python -m pytest -q -p no:cacheprovider"  # the virtualenv's, by the PATH
+    project = make_project(home / "src", retries=0, gates=(venv_gate,))
     body = (
         f"HOME = {str(home)!r}\n"
         "got = {\n"
@@ -127,7 +130,7 @@ def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_no
     }
     for who in ("maker", "gate"):
         assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == expected, who
-    assert int(ran_mark.read_text()) >= 2  # the baseline's run and the candidate's
+    assert int(ran_mark.read_text()) >= 2  # the baseline's gate and the candidate's
     assert not (home / "planted").exists()  # what it wrote in the empty HOME went with it
     assert all((home / name).read_text() == text for name, text in SECRETS.items())
 
@@ -186,3 +189,38 @@ def test_what_a_box_shows_of_home_is_what_the_programs_run_from(tmp_path: Path) 
         ".cargo", ".local/bin", ".local/lib", ".pyenv", ".rustup", "bin",
         "code/node_modules/@s/cli", "venvs/p",
     ]  # fmt: skip
+
+
+@needs_namespaces
+def test_a_folder_shared_inside_a_folder_shown_from_home_stays_writable(
+    outside_temp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH folder in HOME is shown read-only; a folder the person shares inside it
+    (``RELAY_SANDBOX_SHARE``) is bound after it, so it is still there and writable."""
+    home = person_home(outside_temp, monkeypatch)
+    tools, logs = home / "tools" / "bin", home / "tools" / "bin" / "logs"
+    logs.mkdir(parents=True)
+    (tools / "hello").write_text("#!/bin/sh\necho hello from home\n")
+    (tools / "hello").chmod(0o755)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(logs))
+    folder = tmp_path / "relay-judge-x"  # a box in the machine's temporary folder
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir(parents=True)
+    box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    command = (
+        f"hello; echo log > {logs}/run.log; touch {tools}/planted 2>/dev/null || echo read-only;"
+        f" ls -A {home}; cat {home}/.s3cfg 2>/dev/null || echo no-s3cfg"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=folder / "tree",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["hello from home", "read-only", "tools", "no-s3cfg", ""]
+    assert (logs / "run.log").read_text() == "log\n" and not (tools / "planted").exists()
