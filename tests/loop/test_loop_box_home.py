@@ -52,6 +52,15 @@ def wrote(path):
         return True
     except OSError:
         return False
+
+
+def cached():  # a tool's cache (pip's, uv's) in the box's own HOME
+    cache = pathlib.Path(os.path.expanduser("~/.cache/relay-probe"))
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        return wrote(cache / "entry") and not str(cache).startswith(HOME + "/")
+    except OSError:
+        return False
 """
 
 
@@ -105,6 +114,7 @@ def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_no
         "    'home': sorted(os.listdir(HOME)),\n"
         "    'src': sorted(os.listdir(HOME + '/src')),\n"
         f"    'venv_changed': wrote({str(site / 'homegate.py')!r}),\n"
+        "    'cache': cached(),\n"
         "}\n"
         "wrote(HOME + '/planted')\n"
     )
@@ -127,6 +137,7 @@ def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_no
         "home": ["src", "venvs"],  # the clone and the scripts' folder, the virtualenv
         "src": ["calc", "scripts"],
         "venv_changed": False,
+        "cache": True,
     }
     for who in ("maker", "gate"):
         assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == expected, who
