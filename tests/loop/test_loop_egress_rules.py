@@ -297,3 +297,20 @@ def test_the_tunnel_goes_through_relays_own_proxy_where_relay_has_one(folder: Pa
     assert refused.startswith(b"HTTP/1.1 403 "), refused
     assert len(heard) == 1 and heard[0].startswith(f"CONNECT 127.0.0.1:{port} ".encode())
     assert b"Proxy-Authorization: Basic cGVyc29uOnNAY3JldA==" in heard[0]  # person:s@cret
+
+
+def test_the_board_says_where_the_boxes_may_reach() -> None:
+    from relay.loop.runenv import run_bounds, with_bounds
+
+    contract = parse_contract(render_contract(Contract()) + CONTRACT_NETWORK)
+    board = with_bounds(
+        "# Board\n",
+        run_bounds(contract, max_iterations=None, wall_clock=None, boundary="namespaces"),
+    )
+    assert (
+        "- Network: each box its own, loopback only; HTTPS out through relay's proxy to an"
+        " agent CLI's own API hosts and maker: pypi.org, files.pythonhosted.org;"
+        " red team: 127.0.0.1:9000 (relay; the contract's `## Network access`)"
+    ) in board
+    loose = run_bounds(Contract(), max_iterations=None, wall_clock=None, boundary="env-level only")
+    assert "- Network: the machine's (env-level only)" in with_bounds("# Board\n", loose)
