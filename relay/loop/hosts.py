@@ -97,3 +97,21 @@ def forbidden_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast
+
+
+def network_note(hosts: Sequence[str]) -> str:
+    """The brief's word on the maker's network: its box has loopback alone, and HTTPS to
+    ``hosts`` (through the proxy its environment names) is all that goes out."""
+    if not hosts:
+        way = (
+            "Your box has no network beyond its own loopback: nothing you run reaches the\n"
+            "internet or this machine's services. Do not install or fetch anything; work\n"
+            "with what the project's environment already holds."
+        )
+    else:
+        listed = ", ".join(f"`{h}`" for h in hosts)
+        way = (
+            "Your box has no network beyond its own loopback but HTTPS to these hosts,\n"
+            f"through the proxy `HTTPS_PROXY` names: {listed}. Anything else is refused."
+        )
+    return f"## Network\n\n{way}\n"

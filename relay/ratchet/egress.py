@@ -176,10 +176,11 @@ class EgressProxy:
         remote: socket.socket | None = None
         try:
             try:
-                target = self._request(client)
-                remote = self._dial(*target)
+                host, port, early = self._request(client)
+                remote = self._dial(host, port)
             except Refused as refused:
-                self._say(f"relay egress: refused {refused.why}")
+                failed = "could not open" if refused.status.startswith("502") else "refused"
+                self._say(f"relay egress: {failed} {refused.why}")
                 body = f"relay: {refused.why}\n".encode()
                 client.sendall(
                     f"HTTP/1.1 {refused.status}\r\nContent-Type: text/plain\r\n"
@@ -189,6 +190,8 @@ class EgressProxy:
                 return
             self._keep(remote)
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if early:  # what the client sent before it heard the 200 (a TLS hello)
+                remote.sendall(early)
             pump = threading.Thread(target=_pump, args=(remote, client), daemon=True)
             pump.start()
             _pump(client, remote)
@@ -200,8 +203,9 @@ class EgressProxy:
                 self._drop(remote)
             self._drop(client)
 
-    def _request(self, client: socket.socket) -> tuple[str, int]:
-        """The CONNECT request's target, once the list allows it."""
+    def _request(self, client: socket.socket) -> tuple[str, int, bytes]:
+        """The CONNECT request's target, once the list allows it, and what the client sent
+        after its request head."""
         client.settimeout(_HEAD_WAIT)
         head = b""
         while b"\r\n\r\n" not in head:
@@ -212,6 +216,7 @@ class EgressProxy:
                 raise OSError("closed before its request")
             head += got
         client.settimeout(None)
+        head, _, early = head.partition(b"\r\n\r\n")
         line = head.split(b"\r\n", 1)[0].decode("latin-1")
         words = line.split()
         if len(words) != 3 or not words[2].startswith("HTTP/"):
@@ -233,7 +238,7 @@ class EgressProxy:
                 "403 Forbidden",
                 f"CONNECT {host}:{port} for {self.who}: not on its egress list ({listed})",
             )
-        return host, port
+        return host, port, early
 
     def _dial(self, host: str, port: int) -> socket.socket:
         """A connection to ``host:port``: through relay's own proxy where it has one, else

@@ -39,6 +39,7 @@ from relay.loop.agents import (
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
+from relay.loop.hosts import network_note
 from relay.loop.roster import RoleSettings
 from relay.loop.threads import ThreadState, brief_part, role_word
 from relay.ratchet.egress import SOCKET_NAME, EgressProxy, proxy_env, without_proxies
@@ -247,6 +248,9 @@ def run_role(
         env = without_proxies(env)
         model = settings.model if settings is not None else None
         hosts = egress_hosts(threads_root or cwd, role, agent.name if agent else None, model)
+        if maker:  # the brief says so: no attempt spent finding out
+            asked = path.read_text(encoding="utf-8", errors="replace")
+            path.write_text(asked.rstrip("\n") + "\n\n" + network_note(hosts), encoding="utf-8")
         if hosts:
             proxy = EgressProxy(sandbox.folder / SOCKET_NAME, hosts, who=f"the {role}").start()
             env.update(proxy_env())

@@ -199,6 +199,7 @@ def test_a_plain_maker_reaches_its_listed_host_alone_and_no_box_reaches_the_mach
         "maker",
         PROBE
         + probes(machine)
+        + "got['brief'] = BRIEF[BRIEF.index('## Network'):]\n"
         + f"open({str(scripts / 'maker-saw.json')!r}, 'w').write(json.dumps(got))\n"
         + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
         + f"put('tests/test_zz_net.py', {gate_module(machine, scripts / 'gate-saw.json')!r})\n",
@@ -211,6 +212,10 @@ def test_a_plain_maker_reaches_its_listed_host_alone_and_no_box_reaches_the_mach
     assert made["host_service"].startswith("refused:") and "403" in made["host_service"], made
     assert made["elsewhere"].startswith("refused:") and "403" in made["elsewhere"], made
     assert made["proxy"] and made["proxy"].startswith("http://127.0.0.1:"), made
+    assert (
+        f"HTTPS to these hosts,\nthrough the proxy `HTTPS_PROXY` names: `127.0.0.1:{machine.api}`"
+        in (made["brief"])
+    )
     # the gates run the candidate's code: no way out at all
     gated = json.loads((scripts / "gate-saw.json").read_text())
     assert gated == {
@@ -243,6 +248,7 @@ def test_a_plain_maker_the_contract_lists_nothing_for_has_no_way_out(
         PROBE
         + probes(machine)
         + "got['variables'] = sorted(k for k in os.environ if 'proxy' in k.lower())\n"
+        + "got['told'] = 'no network beyond its own loopback:' in BRIEF\n"
         + f"open({str(scripts / 'maker-saw.json')!r}, 'w').write(json.dumps(got))\n"
         + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n",
     )
@@ -257,5 +263,6 @@ def test_a_plain_maker_the_contract_lists_nothing_for_has_no_way_out(
         "elsewhere": "no proxy",
         "proxy": None,
         "variables": [],
+        "told": True,
     }, made
     assert machine.untouched() and machine.asked == []

@@ -213,6 +213,9 @@ def test_the_proxy_tunnels_to_a_listed_host_and_refuses_the_rest(folder: Path) -
     try:
         said = ask(proxy.path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode(), b"ping")
         assert said.startswith(b"HTTP/1.1 200 ") and said.endswith(b"PING"), said
+        # what a client sends before it hears the 200 (a TLS hello) goes through too
+        eager = ask(proxy.path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nhello".encode())
+        assert eager.startswith(b"HTTP/1.1 200 ") and eager.endswith(b"HELLO"), eager
         refused = ask(proxy.path, f"CONNECT 127.0.0.1:{elsewhere} HTTP/1.1\r\n\r\n".encode())
         assert refused.startswith(b"HTTP/1.1 403 "), refused
         plain = ask(proxy.path, b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")
