@@ -263,7 +263,12 @@ for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
   ro "$d"
 done
-if [ -n "${RELAY_LOOPBACK:-}" ]; then ip link set lo up 2>/dev/null || true; fi
+if [ -n "${RELAY_LOOPBACK:-}" ]; then  # the box's own loopback up: iproute2, else relay's python
+  ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
+s = socket.socket()
+f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b""))[:18])[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))' 2>/dev/null || true
+fi
 here=$(pwd -P)
 if [ -n "${RELAY_SHOW_AT:-}" ]; then  # relay's clone at the person's clone's path
   mkdir -p "$RELAY_SHOW_AT"
@@ -454,7 +459,7 @@ class Sandbox:
                 f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
-        hide += " RELAY_LOOPBACK=1"
+        hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
