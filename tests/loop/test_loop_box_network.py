@@ -8,6 +8,8 @@ CLIs' roles: test_loop_box_network_agent.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -24,6 +26,7 @@ from pathlib import Path
 import pytest
 from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, Project, make_project
 
+from relay.cli import main
 from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
 
 needs_namespaces = pytest.mark.skipif(
@@ -195,7 +198,7 @@ def transcript(project: Project) -> str:
 
 @needs_namespaces
 def test_a_plain_maker_reaches_its_listed_host_alone_and_no_box_reaches_the_machine(
-    tmp_path: Path, machine: Machine
+    tmp_path: Path, machine: Machine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     allow(project, f"- maker: `127.0.0.1:{machine.api}`")
@@ -209,6 +212,17 @@ def test_a_plain_maker_reaches_its_listed_host_alone_and_no_box_reaches_the_mach
         + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
         + f"put('tests/test_zz_net.py', {gate_module(machine, scripts / 'gate-saw.json')!r})\n",
     )
+    bin_dir = tmp_path / "bin"  # a codex on PATH for the dry run's check of the roles
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "codex").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    planned = io.StringIO()
+    with contextlib.redirect_stdout(planned):
+        argv = ["loop", "run", "--maker", maker, "--checker", "codex:review", "--dry-run"]
+        assert main([*argv, "--repo-dir", str(project.root)]) == 0
+    assert f"  maker ({maker}): 127.0.0.1:{machine.api}\n" in planned.getvalue()
+    assert "  checker (codex:review): api.openai.com, chatgpt.com" in planned.getvalue()
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     made = json.loads((scripts / "maker-saw.json").read_text())
