@@ -150,7 +150,12 @@ def command_line(inv: Invocation) -> str:
 API_HOSTS: dict[str, tuple[str, ...]] = {
     "claude": ("api.anthropic.com", "console.anthropic.com", "platform.claude.com"),
     "codex": ("api.openai.com", "chatgpt.com", "auth.openai.com"),
-    "gemini": ("generativelanguage.googleapis.com", "*.googleapis.com"),
+    # named one by one: all of *.googleapis.com would let a role upload to any bucket
+    "gemini": (
+        "generativelanguage.googleapis.com",  # a Gemini API key's
+        "cloudcode-pa.googleapis.com",  # a Google login's (Code Assist)
+        "oauth2.googleapis.com",  # its token refresh
+    ),
     "aider": (),  # per the model's provider: :func:`aider_hosts`
 }
 # the variables that point a CLI at another endpoint (a gateway, a proxy of the person's)
@@ -173,7 +178,7 @@ _PROVIDERS: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
     (("groq/",), "GROQ_API_KEY", ("api.groq.com",)),
     (("mistral/",), "MISTRAL_API_KEY", ("api.mistral.ai",)),
     (("xai/", "grok"), "XAI_API_KEY", ("api.x.ai",)),
-    (("vertex_ai/",), "VERTEXAI_PROJECT", ("*.googleapis.com",)),
+    (("vertex_ai/",), "VERTEXAI_PROJECT", ("aiplatform.googleapis.com", "oauth2.googleapis.com")),
     (("bedrock/",), "AWS_BEDROCK_RUNTIME", ("*.amazonaws.com",)),
 )  # fmt: skip
 
@@ -187,11 +192,28 @@ def api_hosts(
     found = list(API_HOSTS.get(agent, ()))
     if agent == "aider":
         found += aider_hosts(model, environ)
+    if agent == "gemini" and environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"):
+        found += vertex_hosts(environ)
+    if agent == "aider" and any(h == "aiplatform.googleapis.com" for h in found):
+        found += vertex_hosts(environ)
     for name in BASE_URL_ENV.get(agent, ()):
         host = url_host(environ.get(name, ""))
         if host is not None:
             found.append(host)
     return tuple(dict.fromkeys(found))
+
+
+def vertex_hosts(environ: Mapping[str, str]) -> list[str]:
+    """Vertex AI's endpoints: the global one and the location's the environment names."""
+    location = (
+        (environ.get("GOOGLE_CLOUD_LOCATION") or environ.get("VERTEXAI_LOCATION") or "")
+        .strip()
+        .lower()
+    )
+    regional = (
+        [f"{location}-aiplatform.googleapis.com"] if location.replace("-", "").isalnum() else []
+    )
+    return ["aiplatform.googleapis.com", *regional, "oauth2.googleapis.com"]
 
 
 def aider_hosts(model: str | None, environ: Mapping[str, str]) -> list[str]:

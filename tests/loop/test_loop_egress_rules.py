@@ -84,7 +84,14 @@ def test_each_adapter_lists_its_own_api_and_a_base_url_the_person_sets() -> None
         "platform.claude.com",
     )
     assert "chatgpt.com" in api_hosts("codex", {}) and "api.openai.com" in api_hosts("codex", {})
-    assert "*.googleapis.com" in api_hosts("gemini", {})
+    gemini = api_hosts("gemini", {})
+    assert "generativelanguage.googleapis.com" in gemini and "*.googleapis.com" not in gemini
+    vertex = api_hosts(
+        "gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    )
+    assert (
+        "us-central1-aiplatform.googleapis.com" in vertex and "aiplatform.googleapis.com" in vertex
+    )
     based = api_hosts("claude", {"ANTHROPIC_BASE_URL": "https://gw.example.com:8443/anthropic"})
     assert based[-1] == "gw.example.com:8443"
     assert api_hosts("codex", {"OPENAI_BASE_URL": "https://proxy.example.com/v1"})[-1] == (
