@@ -80,6 +80,7 @@ FAST_TESTS := tests/protocol tests/redact tests/schedulers \
 	tests/loop/test_loop_roster_rules.py tests/loop/test_loop_roster_programs.py \
 	tests/loop/test_loop_managed_rules.py tests/loop/test_loop_tamper_rules.py \
 	tests/loop/test_loop_box_mounts.py tests/loop/test_loop_reach_rules.py \
+	tests/loop/test_loop_egress_rules.py \
 	tests/test_layers.py tests/test_docs_text.py tests/watchers/test_watchers_quiet.py
 # within them, what runs whole processes or a long state machine waits for `make test`
 SLOW_IN_FAST := tests/protocol/test_protocol_interleavings.py \

@@ -1202,6 +1202,23 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     )
 
 
+def _network_plan(root: Path, options: Options) -> list[str]:
+    """Where each role's box may go out to: its agent CLI's API hosts and the contract's
+    ``## Network access`` (every box has loopback alone besides)."""
+    from relay.loop.agents import parse_role
+    from relay.ratchet.roles import egress_hosts
+
+    lines = ["network (each box loopback only; HTTPS out through relay's proxy to):"]
+    roles = [("maker", options.maker), *(("checker", c) for c in options.checkers)]
+    roles += [("verifier", options.verifier)] if options.verifier else []
+    roles += [("red team", c) for c in options.red_team]
+    for role, command in roles:
+        agent = parse_role(command)
+        hosts = egress_hosts(root, role, agent.name if agent else None, None)
+        lines.append(f"  {role} ({command}): {', '.join(hosts) or 'nothing'}")
+    return lines
+
+
 def _plan(root: Path, options: Options) -> Output:
     spine = Spine(root)
     contract = contract_ready(spine)
@@ -1216,6 +1233,7 @@ def _plan(root: Path, options: Options) -> Output:
     lines += ["gates:", *(f"  {g.name}: {g.command}" for g in contract.gates)]
     lines += [f"budget: {iterations} iterations, {wall} wall clock, {b.retries} retries"]
     lines += [f"maker: {options.maker}", *(f"checker: {c}" for c in options.checkers)]
+    lines += _network_plan(root, options)
     return Output(
         lines=tuple(lines),
         data={

@@ -18,7 +18,7 @@ import enum
 import json
 import re
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
@@ -141,6 +141,111 @@ def command_line(inv: Invocation) -> str:
     """The invocation as one shell command line (POSIX quoting)."""
     line = " ".join(shlex.quote(a) for a in inv.argv)
     return line if inv.stdin is None else f"{line} < {shlex.quote(inv.stdin)}"
+
+
+# --- where each CLI goes out to ---
+
+# the hosts each CLI's work needs (its model API and its login's token refresh): a box
+# lets its role out to these alone, on port 443, through relay's egress proxy
+API_HOSTS: dict[str, tuple[str, ...]] = {
+    "claude": ("api.anthropic.com", "console.anthropic.com", "platform.claude.com"),
+    "codex": ("api.openai.com", "chatgpt.com", "auth.openai.com"),
+    # named one by one: all of *.googleapis.com would let a role upload to any bucket
+    "gemini": (
+        "generativelanguage.googleapis.com",  # a Gemini API key's
+        "cloudcode-pa.googleapis.com",  # a Google login's (Code Assist)
+        "oauth2.googleapis.com",  # its token refresh
+    ),
+    "aider": (),  # per the model's provider: :func:`aider_hosts`
+}
+# the variables that point a CLI at another endpoint (a gateway, a proxy of the person's)
+BASE_URL_ENV: dict[str, tuple[str, ...]] = {
+    "claude": ("ANTHROPIC_BASE_URL",),
+    "codex": ("OPENAI_BASE_URL",),
+    "gemini": ("GOOGLE_GEMINI_BASE_URL",),
+    "aider": ("OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_API_BASE"),
+}
+# aider's model providers (its model names' prefixes and aliases), the key that selects each
+# when no model is named, and their hosts
+_PROVIDERS: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
+    (("anthropic/", "claude", "sonnet", "opus", "haiku"), "ANTHROPIC_API_KEY",
+     ("api.anthropic.com",)),
+    (("openai/", "gpt", "o1", "o3", "o4", "4o", "4", "3", "35turbo", "chatgpt"), "OPENAI_API_KEY",
+     ("api.openai.com",)),
+    (("gemini/", "gemini", "flash"), "GEMINI_API_KEY", ("generativelanguage.googleapis.com",)),
+    (("deepseek", "r1"), "DEEPSEEK_API_KEY", ("api.deepseek.com",)),
+    (("openrouter/",), "OPENROUTER_API_KEY", ("openrouter.ai",)),
+    (("groq/",), "GROQ_API_KEY", ("api.groq.com",)),
+    (("mistral/",), "MISTRAL_API_KEY", ("api.mistral.ai",)),
+    (("xai/", "grok"), "XAI_API_KEY", ("api.x.ai",)),
+    (("vertex_ai/",), "VERTEXAI_PROJECT", ("aiplatform.googleapis.com", "oauth2.googleapis.com")),
+    (("bedrock/",), "AWS_BEDROCK_RUNTIME", ("*.amazonaws.com",)),
+)  # fmt: skip
+
+
+def api_hosts(
+    agent: str, environ: Mapping[str, str], *, model: str | None = None
+) -> tuple[str, ...]:
+    """The hosts ``agent``'s CLI must reach for its work: its own (aider's: its model's
+    provider's, or with no model every provider whose key ``environ`` holds), and the host
+    of any base URL ``environ`` points it at (``https`` alone: a box's way out is CONNECT)."""
+    found = list(API_HOSTS.get(agent, ()))
+    if agent == "aider":
+        found += aider_hosts(model, environ)
+    if agent == "gemini" and environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"):
+        found += vertex_hosts(environ)
+    if agent == "aider" and any(h == "aiplatform.googleapis.com" for h in found):
+        found += vertex_hosts(environ)
+    for name in BASE_URL_ENV.get(agent, ()):
+        host = url_host(environ.get(name, ""))
+        if host is not None:
+            found.append(host)
+    return tuple(dict.fromkeys(found))
+
+
+def vertex_hosts(environ: Mapping[str, str]) -> list[str]:
+    """Vertex AI's endpoints: the global one and the location's the environment names."""
+    location = (
+        (environ.get("GOOGLE_CLOUD_LOCATION") or environ.get("VERTEXAI_LOCATION") or "")
+        .strip()
+        .lower()
+    )
+    regional = (
+        [f"{location}-aiplatform.googleapis.com"] if location.replace("-", "").isalnum() else []
+    )
+    return ["aiplatform.googleapis.com", *regional, "oauth2.googleapis.com"]
+
+
+def aider_hosts(model: str | None, environ: Mapping[str, str]) -> list[str]:
+    """The hosts of aider's model provider: the one ``model`` names, else each whose key
+    ``environ`` holds."""
+    found: list[str] = []
+    name = (model or "").strip().lower()
+    for prefixes, key, hosts in _PROVIDERS:
+        if name:
+            bare = name.split("/", 1)[0] + ("/" if "/" in name else "")
+            if any(name.startswith(p) if p.endswith("/") else bare.startswith(p) for p in prefixes):
+                return list(hosts)
+        elif environ.get(key, "").strip():
+            found += hosts
+    return found
+
+
+def url_host(url: str) -> str | None:
+    """``https://host[:port]/…`` as a listed host (``host``, or ``host:port`` off 443)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme != "https" or not parts.hostname:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if port in (None, 443):
+        return host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 # --- reading what a run said ---

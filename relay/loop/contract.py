@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from relay.errors import SpineFileError
+from relay.loop.hosts import parse_entry
 from relay.loop.markdown import Section, body_lines, code_span, parse_code_span, sections
 
 CONTRACT_NAME = "docs/loop/CONTRACT.md"
@@ -118,7 +119,14 @@ class Contract:
     budget: Budget = field(default_factory=Budget)
     authorised: tuple[str, ...] = ()
     security_critical: tuple[str, ...] = ()
+    network: tuple[tuple[str, tuple[str, ...]], ...] = ()  # each role's egress hosts
     extra: tuple[str, ...] = ()
+
+    def hosts_for(self, role: str) -> tuple[str, ...]:
+        """The hosts the contract lets ``role`` (``maker``, ``red team``…) reach from its
+        box, beyond its agent CLI's own."""
+        role = role.replace("-", " ")
+        return tuple(h for who, hosts in self.network if who == role for h in hosts)
 
 
 _FIELDS = (
@@ -139,7 +147,10 @@ _FIELDS = (
 )
 # written by relay since optimisation goals; a contract without it reads as none listed
 SECURITY_PATHS = "Security-critical paths"
-_OPTIONAL = (SECURITY_PATHS,)
+# which hosts a role's box may reach (every box has a network of its own, loopback alone;
+# an agent CLI's role reaches its own API hosts without being listed here)
+NETWORK = "Network access"
+_OPTIONAL = (SECURITY_PATHS, NETWORK)
 _BUDGET = {
     "Iterations": "iterations",
     "Wall clock": "wall_clock",
@@ -179,6 +190,7 @@ def parse_contract(text: str, *, name: str = CONTRACT_NAME) -> Contract:
         raise SpineFileError(name, 1, f"the contract has no `## {missing[0]}` section")
     extra = tuple(p.text for h, p in parts.items() if h not in (*_FIELDS, *_OPTIONAL))
     security = parts.get(SECURITY_PATHS)
+    network = parts.get(NETWORK)
     return Contract(
         objective=_prose(parts["Objective"]),
         mutable=_paths(parts["Mutable paths"], name),
@@ -195,6 +207,7 @@ def parse_contract(text: str, *, name: str = CONTRACT_NAME) -> Contract:
         budget=_budget(parts["Budget"], name),
         authorised=_bullets(parts["Authorised irreversible actions"], name),
         security_critical=_paths(security, name) if security is not None else (),
+        network=_network(network, name) if network is not None else (),
         extra=extra,
     )
 
@@ -261,6 +274,27 @@ def _gates(part: Section, name: str) -> tuple[Gate, ...]:
             raise SpineFileError(name, number, "a gate reads - name: `command`")
         gates.append(Gate(match.group(1), command))
     return tuple(gates)
+
+
+def _network(part: Section, name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``- role: host, host:port, *.host`` lines (hosts in backticks or bare)."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for number, line in _lines(part):
+        match = re.fullmatch(r"- ([a-z ]+): (.+)", line)
+        if match is None or match.group(1) not in ROLES:
+            raise SpineFileError(
+                name,
+                number,
+                f"`## {NETWORK}` reads - role: `host`, `host:port` ({', '.join(ROLES)})",
+            )
+        hosts = tuple(h.strip().strip("`").strip() for h in match.group(2).split(","))
+        for host in hosts:
+            if parse_entry(host) is None:
+                raise SpineFileError(
+                    name, number, f"{host!r} is not a host (name, *.name, name:port or an address)"
+                )
+        found.append((match.group(1), hosts))
+    return tuple(found)
 
 
 def _budget(part: Section, name: str) -> Budget:
@@ -338,9 +372,14 @@ def render_contract(contract: Contract) -> str:
         "Budget": _list(f"- {k}: {v}" for k, v in budget if v is not None),
         "Authorised irreversible actions": _list(f"- {a}" for a in contract.authorised),
         SECURITY_PATHS: _list(f"- {code_span(p)}" for p in contract.security_critical),
+        NETWORK: _list(
+            f"- {who}: {', '.join(code_span(h) for h in hosts)}" for who, hosts in contract.network
+        ),
     }
     text = TITLE + "\n" + INTRO
     for heading in (*_FIELDS, *_OPTIONAL):
+        if heading == NETWORK and not contract.network:
+            continue  # written once a person lists a host
         text += f"\n## {heading}\n\n{bodies[heading] or NONE}\n"
     return text + "".join("\n" + e.rstrip("\n") + "\n" for e in contract.extra)
 

@@ -532,4 +532,18 @@ def run_bounds(
     ]
     if boundary:
         found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
+        found.append(network_bound(contract, boxed=boundary == "namespaces"))
     return Bounds(tuple(found))
+
+
+def network_bound(contract: Contract, *, boxed: bool) -> Bound:
+    """Where the roles' boxes may reach: loopback alone, and out through relay's egress
+    proxy to an agent CLI's own API and the hosts the contract lists per role."""
+    if not boxed:
+        return Bound("Network", "the machine's (env-level only)", "relay: no namespaces here")
+    listed = "; ".join(f"{who}: {', '.join(hosts)}" for who, hosts in contract.network)
+    value = (
+        "each box its own, loopback only; HTTPS out through relay's proxy to an agent CLI's"
+        " own API hosts" + (f" and {listed}" if listed else "")
+    )
+    return Bound("Network", value, "relay; the contract's `## Network access`")

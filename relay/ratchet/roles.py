@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from relay.loop.agents import (
     CANNOT_ENV,
     Reading,
     Signal,
+    api_hosts,
     command_line,
     invocation,
     mode_for,
@@ -38,10 +39,12 @@ from relay.loop.agents import (
 )
 from relay.loop.briefs import EXPLAIN_ENV
 from relay.loop.classify import Review, Verdict, parse_review
+from relay.loop.hosts import network_note
 from relay.loop.roster import RoleSettings
 from relay.loop.threads import ThreadState, brief_part, role_word
+from relay.ratchet.egress import SOCKET_NAME, EgressProxy, proxy_env, without_proxies
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
-from relay.ratchet.sandbox import Sandbox, agent_login, clone_secrets, read_private
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, agent_login, clone_secrets, read_private
 from relay.ratchet.threads import ThreadStore
 
 TRANSCRIPTS = "transcripts"
@@ -242,16 +245,33 @@ def run_role(
         history.mkdir(parents=True, exist_ok=True)
         model = settings.model if settings is not None else None
         command = command_line(invocation(agent, str(path), history=str(history), model=model))
-    wrapped = sandbox.wrap(command, env) if sandbox and not credentials else command
+    proxy: EgressProxy | None = None
+    boxed = sandbox
+    if sandbox is not None and not credentials and sandbox.level == NAMESPACES:
+        # its own network, loopback alone: out only to its hosts, through relay's proxy
+        env = without_proxies(env)
+        model = settings.model if settings is not None else None
+        hosts = egress_hosts(threads_root or cwd, role, agent.name if agent else None, model)
+        if maker:  # the brief says so: no attempt spent finding out
+            asked = path.read_text(encoding="utf-8", errors="replace")
+            path.write_text(asked.rstrip("\n") + "\n\n" + network_note(hosts), encoding="utf-8")
+        if hosts:
+            proxy = EgressProxy(sandbox.folder / SOCKET_NAME, hosts, who=f"the {role}").start()
+            env.update(proxy_env())
+            boxed = replace(sandbox, egress=proxy.path)
+    wrapped = boxed.wrap(command, env) if boxed and not credentials else command
     try:
         done = run_step(wrapped, cwd=cwd, timeout=timeout, env=env, on_start=notify)
     finally:
+        if proxy is not None:
+            proxy.close()
         if store is not None and thread is not None:
             store.set(*thread, ThreadState.IDLE)
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     transcript = transcripts / f"{label}.log"
-    transcript.write_text(f"$ {command}\n{done.output}", encoding="utf-8")
+    refused = "".join(f"{line}\n" for line in proxy.log) if proxy is not None else ""
+    transcript.write_text(f"$ {command}\n{done.output}{refused}", encoding="utf-8")
     reason = None
     if cannot is not None:  # read only as a regular file of the maker's own, redacted
         kept = clone_secrets((threads_root / ".git") if threads_root else Path(os.devnull))
@@ -275,6 +295,19 @@ def run_role(
         said = reading.text if agent is not None else done.output
         store.append(*thread, "answered", f"{reading.signal.value}: {reading.what}\n{_tail(said)}")
     return RoleRun(done, reading, transcript)
+
+
+def egress_hosts(root: Path, role: str, agent: str | None, model: str | None) -> tuple[str, ...]:
+    """The hosts ``role``'s box may reach: its agent CLI's own (``agent``, running
+    ``model``; none for a plain command) and those ``root``'s contract lists for it."""
+    from relay.errors import SpineFileError
+    from relay.loop.contract import CONTRACT_NAME, parse_contract
+
+    found = list(api_hosts(agent, os.environ, model=model)) if agent else []
+    with contextlib.suppress(OSError, SpineFileError):
+        text = (root / CONTRACT_NAME).read_text(encoding="utf-8")
+        found += parse_contract(text).hosts_for(role)
+    return tuple(dict.fromkeys(found))
 
 
 def roster_settings(root: Path, name: str, spec: str) -> RoleSettings | None:

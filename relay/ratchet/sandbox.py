@@ -33,6 +33,7 @@ from pathlib import Path
 
 from relay.errors import LocalUsageError
 from relay.loop.runenv import TOOL_VARIABLES
+from relay.ratchet.egress import forwarder_command
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
 NAMESPACES = "namespaces"
@@ -276,7 +277,12 @@ for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
   ro "$d"
 done
-if [ -n "${RELAY_LOOPBACK:-}" ]; then ip link set lo up 2>/dev/null || true; fi
+if [ -n "${RELAY_LOOPBACK:-}" ]; then  # the box's own loopback up: iproute2, else relay's python
+  ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
+s = socket.socket()
+f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b""))[:18])[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))' 2>/dev/null || true
+fi
 here=$(pwd -P)
 if [ -n "${RELAY_SHOW_AT:-}" ]; then  # relay's clone at the person's clone's path
   mkdir -p "$RELAY_SHOW_AT"
@@ -375,9 +381,10 @@ class Sandbox:
     hidden: tuple[Path, ...]
     level: str
     read_only: tuple[Path, ...] = ()  # what its process may read but not write (a grader's tree)
-    # False for the candidate's code (its gates): a network of its own with loopback only,
-    # so nothing it reads can be sent anywhere (an agent role needs its provider's API)
-    network: bool = True
+    # every box has a network of its own, loopback alone (no host listener, no abstract
+    # socket); a role that needs the network goes out through relay's egress proxy, whose
+    # socket (in the box's folder) a forwarder inside the box reaches (relay/ratchet/egress.py)
+    egress: Path | None = None
     # the person's clone, where (in namespaces) its process sees the tree instead, and the
     # environment folders at its top (virtualenvs, node_modules) shown read-only in the tree
     shown_at: Path | None = None
@@ -480,10 +487,10 @@ class Sandbox:
                 f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
-        outer = _outer() if self.network else [*_outer(), "--net"]
-        if not self.network:
-            hide += " RELAY_LOOPBACK=1"
-        argv = [*outer, *_enter(), *_ids(), command]
+        hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"
+        if self.egress is not None:  # the forwarder to the egress proxy, then the command
+            command = f"{forwarder_command(self.egress)}\n{command}"
+        argv = [*_outer(), "--net", *_enter(), *_ids(), command]
         return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
 
     def python_path(self) -> list[str]:
@@ -978,7 +985,7 @@ def judged(
     with standalone(
         source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-"
     ) as box:
-        yield replace(box, read_only=(box.tree,)) if graders else replace(box, network=False)
+        yield replace(box, read_only=(box.tree,)) if graders else box
 
 
 def read_private(path: Path, secrets: Sequence[str] = ()) -> str:
