@@ -345,6 +345,29 @@ def block_scalar(
 _CALL = re.compile(rb"[(\[]")
 
 
+def doubled_quote_at(block: bytes, start: int, end: int) -> int:
+    """Where the first doubled quote (``""``, ``''``) in a value that its quote opened lies,
+    or -1. A quoted value is read past one (an escaped quote, as CSV and SQL write it), yet
+    the string may have ended before it (``"s3cret"" ; …``, a stray quote): a judgement that
+    the value is no secret must then hold for the part before it too, or the rest of the
+    line (``… registry.example.org``, a template's word) would vouch for a real value."""
+    quote = block[start - 1 : start] if start > 0 else b""
+    if quote not in (b'"', b"'"):
+        return -1
+    return block.find(quote * 2, start, end)
+
+
+def _stands_for_one(block: bytes, start: int, end: int) -> bool:
+    """The value is a placeholder (``${DB_PASSWORD}``, ``your_token_here``), read to its end
+    and, when it holds a doubled quote, to that quote too (see ``doubled_quote_at``)."""
+    if not (_PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end])):
+        return False
+    cut = doubled_quote_at(block, start, end)
+    if cut <= start:
+        return True
+    return bool(_PLACEHOLDER.fullmatch(block, start, cut) or named_placeholder(block[start:cut]))
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
@@ -366,21 +389,25 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
             if name == "v" and block[start:end].lower() not in _STRING_PREFIXES:
                 quote = "vq"  # (``token = f"…"``: the quote opens the value's string)
             end = value_end(block, quote, start, end)
-            if _PLACEHOLDER.fullmatch(block, start, end) or named_placeholder(block[start:end]):
+            ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
+            go_raw = bool(m.group("go")) and ticks
+            colon = name == "v" and m.group("sep") == b":"
+            # The cheap refusals first (a build log's test counts and prose lines are many):
+            # below, only a Go raw string could be kept instead.
+            if not go_raw and bare_pass and block[start:end].isdigit():
+                return None  # PASS=3 FAIL=0 counts tests
+            if not go_raw and colon and not _yaml_like(block, m, end):
+                return None  # image:tag, File.java:98, "stream: processed 5 items"
+            if _stands_for_one(block, start, end):
                 return None
-            if m.group("go") and end - start > 2 and block[start] == block[end - 1] == 96:
+            if go_raw:
                 return start + 1, end - 1  # a Go raw string: var dbPassword string = `…`
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
             if name == "v" and _CALL.match(block, end) and m.start(name) > m.end("sep"):
                 return None  # password = get_secret("db"), token = env["TOKEN"]: code
-            if bare_pass and block[start:end].isdigit():
-                return None  # PASS=3 FAIL=0 counts tests
-            if name == "v" and m.group("sep") == b":":
-                if not _yaml_like(block, m, end):
-                    return None  # image:tag, File.java:98, "stream: processed 5 items"
-                if key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
-                    end = _plain_scalar_end(block, m.start(), end)
+            if colon and key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
+                end = _plain_scalar_end(block, m.start(), end)
             return start, end
     return None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import re2
 
 from relay.errors import LocalUsageError
-from relay.redact.assignments import ASSIGNMENT_RULES
+from relay.redact.assignments import ASSIGNMENT_RULES, doubled_quote_at
 from relay.redact.code import CODE_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.formats import SCANNER
@@ -276,11 +276,21 @@ _LONGEST_VALUE = 8192
 def _stands_in(block: bytes, span: Span) -> bool:
     """A header, URL or setting whose value is a reference or filler (``Bearer ${TOKEN}``,
     ``https://ci:****@host``, ``password: xxxxxxxx``): it protects nothing to redact it.
+    A quoted value read past a doubled quote must be one before that quote too (see
+    ``assignments.doubled_quote_at``).
 
     Only filler counts here, not a template's words: a password may well say "your"."""
     start, end, kind = span
     if kind not in _CONTEXT_KINDS or end - start > _LONGEST_VALUE:
         return False  # longer than any value a rule reads: a line's rest (``LineBudget``)
+    if not _stands_in_to(block, start, end, kind):
+        return False
+    cut = doubled_quote_at(block, start, end)
+    return cut <= start or _stands_in_to(block, start, cut, kind)
+
+
+def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
+    """``_stands_in`` for the value read as ``block[start:end]``."""
     value = block[start:end]
     if kind == Kind.URL_CREDENTIALS and b":" in value:
         value = value[value.index(b":") + 1 :]
@@ -288,16 +298,20 @@ def _stands_in(block: bytes, span: Span) -> bool:
         return True  # a command's or a variable's expansion, cut at its first blank
     if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
         return True
-    return _not_secret(block, span)
+    return kind == Kind.SECRET and is_not_secret(block, start, end)
 
 
 def _not_secret(block: bytes, span: Span) -> bool:
     """A named value that its name's meaning or its own shape says is no secret (see
-    ``values``); only plain secret finds are judged, not a line's rest (``LineBudget``)."""
+    ``values``); only plain secret finds are judged, not a line's rest (``LineBudget``).
+    A quoted value read past a doubled quote is judged before that quote too."""
     start, end, kind = span
     if kind != Kind.SECRET or end - start > _LONGEST_VALUE:
         return False
-    return is_not_secret(block, start, end)
+    if not is_not_secret(block, start, end):
+        return False
+    cut = doubled_quote_at(block, start, end)
+    return cut <= start or is_not_secret(block, start, cut)
 
 
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:

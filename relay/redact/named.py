@@ -155,15 +155,20 @@ def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
     counters, versions and names are not (``/app/src/index.js``, ``test_parser_12``)."""
     if len(value) < least or is_reference(value) or looks_like_placeholder(value):
         return False
-    upper = any(65 <= c <= 90 for c in value)
-    lower = any(97 <= c <= 122 for c in value)
-    digit = any(48 <= c <= 57 for c in value)
-    bits = entropy(value)
-    if all(c in b"0123456789abcdef" for c in value) or all(c in b"0123456789ABCDEF" for c in value):
-        return len(value) >= 32 and digit and (upper or lower) and bits >= 3.0
+    # (each test one pass in C: bytes' own case mapping and deletion, not a loop per byte)
+    upper = value.lower() != value
+    lower = value.upper() != value
+    digit = len(value.translate(None, _DIGITS)) < len(value)
+    if not value.translate(None, _HEX_LOWER) or not value.translate(None, _HEX_UPPER):
+        return len(value) >= 32 and digit and (upper or lower) and entropy(value) >= 3.0
     if upper and lower and digit:
-        return bits >= 3.0
-    return (upper or lower) and digit and len(value) >= 24 and bits >= 3.8
+        return entropy(value) >= 3.0
+    return (upper or lower) and digit and len(value) >= 24 and entropy(value) >= 3.8
+
+
+_DIGITS = b"0123456789"
+_HEX_LOWER = b"0123456789abcdef"
+_HEX_UPPER = b"0123456789ABCDEF"
 
 
 def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:

@@ -22,7 +22,7 @@ from relay.redact.linear import Searcher, searcher
 # separators and letters (``Q~``, ``-us``, ``NRAL``) may remain. A body that is partly real
 # (``github_pat_11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask, and
 # is redacted. A random body is never nine tenths filler.
-_FILLER_RUNS = (b"xxxx", b"XXXX", b"0000", b"***", b"###", b"...")  # each a C search
+# (the filler runs: xxxx, XXXX, 0000, ***, ### and ..., see ``_filler_run``)
 _FILLER_CHARS = b"xX*#0._-"
 FILLER_SHARE = 0.9
 # Words that only a template or a document puts where a token goes.
@@ -64,11 +64,23 @@ def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
         return True
     if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
         return True
-    if any(run in body for run in _FILLER_RUNS):
+    if _filler_run(body):
         filler = len(body) - len(body.translate(None, _FILLER_CHARS))
         if filler >= FILLER_SHARE * len(body):
             return True
     return words and _WORDS_SEARCH(body, 0, len(body))[0][0] >= 0
+
+
+def _filler_run(body: bytes) -> bool:
+    """The body holds a run of filler (each a C search, no generator between)."""
+    return (
+        b"xxxx" in body
+        or b"XXXX" in body
+        or b"0000" in body
+        or b"***" in body
+        or b"###" in body
+        or b"..." in body
+    )
 
 
 def _mostly_ascending(body: bytes) -> bool:
@@ -97,6 +109,8 @@ def _mostly_runs(body: bytes) -> bool:
     (``5555555dAAAAA7777777CcccC…``): typed by hand, never drawn at random. Runs of the
     filler characters do not count: a body that is filler and some real characters
     (``11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask."""
+    if _RUN.search(body) is None:
+        return False  # most bodies: no run at all, read once
     runs = (m for m in _RUN.finditer(body) if body[m.start()] not in _FILLER_CHARS)
     return 2 * sum(m.end() - m.start() for m in runs) >= len(body)
 

@@ -280,3 +280,31 @@ def test_openssl_and_smbclient_pass_phrases(line: str, expected: str) -> None:
     """OpenSSL's ``pass:`` argument and smbclient's ``user%password`` hold the secret
     itself; ``file:``, ``env:`` and a user alone only say where it is."""
     assert Redactor().redact(line + "\n") == expected + "\n"
+
+
+# A quoted value with a stray quote after it (``"…""``) is read past that quote, as an
+# escaped one; what follows on the line (a host named example, a template's word, filler)
+# must not then make the whole read look like a placeholder and keep the value.
+DOUBLED_QUOTES = [
+    (
+        '"password": "NVIXuQdGnGRwttUp"" ; docker login -u ci -p OSEA3eUzT6jxjMhC7b80Wmf7 '
+        "registry.example.org",
+        "NVIXuQdGnGRwttUp",
+    ),
+    ("password = 'Sq1SecretValue9x'' ; your_token_here", "Sq1SecretValue9x"),
+    ('"api_token": "Dq1SecretValue9x"" ' + "#" * 200, "Dq1SecretValue9x"),
+    ('DB_PASSWORD="Env1SecretValue9x"" see https://example.com/docs', "Env1SecretValue9x"),
+]
+
+
+@pytest.mark.parametrize(("line", "secret"), DOUBLED_QUOTES)
+def test_a_stray_doubled_quote_lets_nothing_after_it_vouch_for_the_value(
+    line: str, secret: str
+) -> None:
+    assert secret not in redacted(f"{line}\n")
+
+
+# An escaped quote inside a template's value keeps it a template.
+def test_a_placeholder_with_a_doubled_quote_in_it_is_kept() -> None:
+    line = '"password": "your_""token""_here"\n'
+    assert redacted(line) == line

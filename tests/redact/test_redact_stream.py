@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import string
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from redact_samples import FACTS, MAKERS
 
@@ -59,8 +59,19 @@ def test_no_secret_survives_any_chunking(
         assert secret not in out
 
 
+# Found by the test below: a stray quote after a value (``"…""``) read the value on over the
+# next lines' text, joined into one line here, whose ``registry.example.org`` made it look
+# like a template's and kept it (not a window's cut: a whole text did the same).
+DOUBLED_QUOTE = (
+    b'\n"password": "NVIXuQdGnGRwttUp"" \n'
+    b"docker login -u ci -p OSEA3eUzT6jxjMhC7b80Wmf7 registry.example.org\n",
+    ["NVIXuQdGnGRwttUp", "OSEA3eUzT6jxjMhC7b80Wmf7"],
+)
+
+
 @SETTINGS
 @given(planted(), st.integers(min_value=3 * OVERLAP, max_value=6 * OVERLAP))
+@example(DOUBLED_QUOTE, 3 * OVERLAP)
 def test_secrets_on_one_huge_line_are_caught(case: tuple[bytes, list[str]], pad: int) -> None:
     """No line end for many windows: the stream must cut inside the line, safely."""
     data, secrets = case
