@@ -5,6 +5,8 @@ run by bash itself)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import shlex
 import shutil
@@ -19,11 +21,30 @@ from relay.cli import build_parser
 
 
 def relay(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    *args: str, cwd: Path | None = None, process: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "relay.cli", *args]
-    full = {**os.environ, **(env or {})}
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd, env=full)
+    """`relay ARGS` in ``cwd``: run by ``relay.cli.main`` in this process (what these tests
+    are about is the parser's and the verbs' answer), or with ``process`` as a process of
+    its own (each test keeps one: its exit code and stderr are the process's). A process
+    costs relay's start-up, half a CPU-second, where a call here costs next to nothing."""
+    if process:
+        argv = [sys.executable, "-m", "relay.cli", *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd)
+    from relay.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.chdir(cwd or Path.cwd()),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        status = main(list(args))
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
+def first(request: pytest.FixtureRequest) -> bool:
+    """Whether this is a parametrised test's first case (the one run as a process)."""
+    return min(request.node.callspec.indices.values()) == 0
 
 
 def tree(
@@ -56,7 +77,7 @@ def test_repo_is_not_taken_for_repo_dir(tmp_path: Path) -> None:
     """`relay join --repo X` used to run as `--repo-dir X`; now `--repo` is gh's `-R`: with
     no clone of X here nor joined on this machine, one line says what to do, and nothing
     is written."""
-    done = relay("join", "--repo", "octo/proj", "--scheduler", "none", cwd=tmp_path)
+    done = relay("join", "--repo", "octo/proj", "--scheduler", "none", cwd=tmp_path, process=True)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "relay: no clone of octo/proj here or joined on this machine — clone octo/proj and run"
@@ -100,7 +121,7 @@ def bash_completes(script: Path, line: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
     script = tmp_path / "relay.bash"
-    script.write_text(relay("completion", "bash").stdout)
+    script.write_text(relay("completion", "bash", process=True).stdout)
     assert "job" in bash_completes(script, "relay j")
     assert bash_completes(script, "relay hub repo ") == ["create", "list"]
     assert "--worker" in bash_completes(script, "relay job open --w")
@@ -166,9 +187,9 @@ def test_bash_completes_verbs_sub_verbs_and_flags(tmp_path: Path) -> None:
     ],
 )
 def test_usage_errors_name_the_verb_typed_and_the_flag_mistyped(
-    tmp_path: Path, args: tuple[str, ...], said: str
+    tmp_path: Path, args: tuple[str, ...], said: str, request: pytest.FixtureRequest
 ) -> None:
-    done = relay(*args, cwd=tmp_path)
+    done = relay(*args, cwd=tmp_path, process=first(request))
     assert done.returncode == 2
     assert done.stderr.splitlines() == [said], done.stderr
 
@@ -246,7 +267,7 @@ def test_the_loop_finds_its_clone_by_dash_r(tmp_path: Path) -> None:
     git_in(clone, "commit", "-qm", "proj")
     assert relay("loop", "init", "--yes", "--gate", "true", cwd=clone).returncode == 0
     assert relay("loop", "status", "-R", "octo/proj", cwd=clone).returncode == 0
-    other = relay("loop", "status", "-R", "octo/other", cwd=clone)
+    other = relay("loop", "status", "-R", "octo/other", cwd=clone, process=True)
     assert other.returncode == 2 and len(other.stderr.splitlines()) == 1
     assert "no clone of octo/other" in other.stderr
 
@@ -345,10 +366,10 @@ def relay_module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_numbers_out_of_bounds_are_refused_with_the_limit(
-    tmp_path: Path, args: tuple[str, ...], said: str
+    tmp_path: Path, args: tuple[str, ...], said: str, request: pytest.FixtureRequest
 ) -> None:
     """`--interval 0` on join silently became 300, `--step-timeout -5` was saved as is."""
-    done = relay(*args, cwd=tmp_path)
+    done = relay(*args, cwd=tmp_path, process=first(request))
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line == f"relay: `relay {args[0]}`: {said} — see `relay {args[0]} --help`"
@@ -369,11 +390,11 @@ def test_numbers_out_of_bounds_are_refused_with_the_limit(
     ],
 )  # fmt: skip
 def test_the_loops_numbers_out_of_bounds_write_nothing(
-    tmp_path: Path, args: tuple[str, ...], said: str
+    tmp_path: Path, args: tuple[str, ...], said: str, request: pytest.FixtureRequest
 ) -> None:
     """`relay loop init --iterations -1` wrote docs/loop/ with a contract it then refused."""
     git_in(tmp_path, "init", "-q")
-    done = relay("loop", *args, cwd=tmp_path)
+    done = relay("loop", *args, cwd=tmp_path, process=first(request))
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     command = f"relay loop {args[0]}"
@@ -421,7 +442,7 @@ def test_demo_keep_refuses_a_folder_that_holds_something(tmp_path: Path, kind: s
         keep.write_text("x\n")
         said = f"relay: --keep {keep} is a file, not a folder"
     before = snapshot(tmp_path)
-    done = relay("demo", "--keep", str(keep), cwd=tmp_path)
+    done = relay("demo", "--keep", str(keep), cwd=tmp_path, process=kind == "clone")
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"{said} — give --keep a new folder"]
     assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
@@ -452,7 +473,7 @@ def test_demo_keep_refuses_a_folder_it_cannot_use_in_one_line(tmp_path: Path, ki
         keep = str(old)
         said = f"relay: --keep {keep} already holds a demo — give --keep a new folder"
     before = snapshot(tmp_path)
-    done = relay("demo", "--keep", keep, cwd=tmp_path)
+    done = relay("demo", "--keep", keep, cwd=tmp_path, process=kind == "under-a-file")
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [said]
     assert snapshot(tmp_path) == before and "hub" not in done.stdout  # no hub was started
@@ -465,7 +486,7 @@ def test_loop_goal_add_without_a_spine_says_to_init_and_writes_nothing(tmp_path:
     """It used to write docs/loop/ and commit on the person's branch."""
     clone = a_clone(tmp_path / "proj")
     head = git_in(clone, "rev-parse", "HEAD")
-    done = relay("loop", "goal", "add", "Parse dates", "--accept", "true", cwd=clone)
+    done = relay("loop", "goal", "add", "Parse dates", "--accept", "true", cwd=clone, process=True)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "relay: no loop in this clone yet (docs/loop/CONTRACT.md is missing)"

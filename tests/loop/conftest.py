@@ -31,6 +31,15 @@ def _shared_with_boxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RELAY_SANDBOX_SHARE", os.pathsep.join(shared))
 
 
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gates' pytest (and any pytest a maker starts) loads no plugin installed around
+    it: the projects of these tests use none, and the suite's own (hypothesis above all)
+    would double each gate's start-up. relay's guard is named with ``-p`` and still loads;
+    a test about the person's plugins sets the variable back itself."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def outside_temp() -> Iterator[Path]:
     """A folder outside the machine's temporary folders (beside this checkout), where a

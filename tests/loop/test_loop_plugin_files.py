@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from loop_project import CALC, TEST_MUL, make_project
 
 PLUGIN = (
     '"""Helpers."""\nimport _pytest.python\n\n_pytest.python.Function.runtest = lambda self: None\n'
 )
+
+
+@pytest.fixture(autouse=True)
+def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gates' pytest loads plugins of its own accord here, as a person's does: the
+    attack is one such plugin."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
 
 
 def test_a_new_pytest_plugin_entry_point_is_refused(tmp_path: Path) -> None:

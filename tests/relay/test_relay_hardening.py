@@ -1,5 +1,9 @@
 """The worker's turn under pressure: trust revoked mid-pass, labels added while a task
-runs, a pass stopped by its scheduler, a branch that is not there, unpushed local work."""
+runs, a pass stopped by its scheduler, a branch that is not there, unpushed local work.
+
+The passes whose process is the point (its output, a pass running beside the test, a pass
+stopped by a signal) run as processes; the others' verdicts are what the pass posts, and
+they run in this process (``Node.invoke``: a process costs half a CPU-second to start)."""
 
 from __future__ import annotations
 
@@ -84,7 +88,7 @@ def test_a_stopped_pass_takes_its_running_step_with_it(
 def test_a_missing_branch_fails_the_task_with_a_result(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     c.call("task", str(job), "--step", "git --version", "--checkout", "no-such-branch")
-    done = w.run("watch", "--once")
+    done = w.invoke("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · failed"), result
@@ -97,7 +101,7 @@ def test_a_branch_task_leaves_the_clone_on_its_own_branch(world: World, job: int
     c, w = world.controller, world.worker
     git("push", "-q", "origin", "main:feature", cwd=c.clone, auth=world.git_auth())
     c.call("task", str(job), "--step", "git rev-parse --abbrev-ref HEAD", "--checkout", "feature")
-    assert w.run("watch", "--once").returncode == 0
+    assert w.invoke("watch", "--once").returncode == 0
     log = world.remote_file(f"docs/loop/relay/{job}/logs/result-001.log")
     assert "\nfeature\n" in log
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=w.clone).strip() == "main"
@@ -109,7 +113,7 @@ def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int
     git("add", "local.txt", cwd=w.clone)
     git("commit", "-qm", "local work", cwd=w.clone)
     c.call("task", str(job), "--step", "test ! -e local.txt")
-    done = w.run("watch", "--once")
+    done = w.invoke("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result  # ran at the remote's commit
@@ -120,7 +124,7 @@ def test_unpushed_local_work_is_never_published_by_a_pass(world: World, job: int
 def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: int) -> None:
     c, w = world.controller, world.worker
     c.call("task", str(job), "--step", "echo scribble >> README.md")
-    assert w.run("watch", "--once").returncode == 0
+    assert w.invoke("watch", "--once").returncode == 0
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result
     assert "left tracked files modified (README.md) in relay's own worktree" in result
@@ -128,7 +132,7 @@ def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: in
     # the scribble is dropped before the next TASK, which runs
     c.call("watch", "--once")
     c.call("task", str(job), "--step", "! grep -q scribble README.md")
-    done = w.run("watch", "--once")
+    done = w.invoke("watch", "--once")
     assert done.returncode == 0, done.stderr
     second = world.comments(job)[-1]["body"]
     assert second.startswith("### RESULT 2 · done"), second
@@ -143,9 +147,9 @@ def test_the_claims_lease_covers_every_step_running_to_its_timeout(world: World,
     from relay.protocol import ClaimMsg, parse_message
 
     c, w = world.controller, world.worker
-    w.ok("join", "--step-timeout", "3600")
+    w.call("join", "--step-timeout", "3600")
     c.call("task", str(job), "--step", "true", "--step", "true", "--step", "true")
-    assert w.run("watch", "--once").returncode == 0
+    assert w.invoke("watch", "--once").returncode == 0
     bodies = [x["body"] for x in world.comments(job) if x["body"].startswith("### Claim")]
     assert len(bodies) == 1
     claim = parse_message(bodies[0], issue=job)

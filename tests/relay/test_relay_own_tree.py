@@ -5,6 +5,12 @@ clone's git directory) and runs a worker's steps there, so a person's uncommitte
 neither stop the controller nor spend the worker's TASK, and are left as they were; a
 protected default branch sends relay to a branch of its own, which every node finds; two
 joins at once each land their row.
+
+Each verb the file is about runs as a process in one test at least (the worker's pass in a
+dirty clone, the joins at once, init on a protected branch and with --data-branch, the
+late join refused, the controller's task, job open, status); the passes and joins that
+only set a test up, or whose verdict is what they pushed, run in this process
+(``Node.call``: a process costs half a CPU-second to start).
 """
 
 from __future__ import annotations
@@ -100,12 +106,12 @@ def test_a_protected_default_branch_sends_relay_to_its_own_branch(blank: World) 
     assert "relay's branch: relay-data" in said.stdout
     data = git("show", f"relay-data:{LOOP}", cwd=world.bare)
     assert parse_master(data).data_branch == "relay-data"
-    w.ok("join", "--node", WORKER, "--scheduler", "none")  # finds the branch by itself
+    w.call("join", "--node", WORKER, "--scheduler", "none")  # finds the branch by itself
     c.call("join", "--node", CONTROLLER, "--scheduler", "none")
     c.call("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))  # on relay's branch too
     job = world.open_job()
     c.call("task", str(job), "--step", "git --version")
-    done = w.run("watch", "--once")
+    done = w.invoke("watch", "--once")
     assert done.returncode == 0, done.stderr
     result = world.comments(job)[-1]["body"]
     assert result.startswith("### RESULT 1 · done"), result
@@ -125,7 +131,7 @@ def test_init_data_branch_on_an_unprotected_repository(blank: World) -> None:
         "relay/spine"
     )
     assert LOOP not in git("ls-tree", "-r", "--name-only", "main", cwd=world.bare)
-    c.ok("join", "--node", CONTROLLER, "--scheduler", "none")
+    c.call("join", "--node", CONTROLLER, "--scheduler", "none")
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=c.clone).strip() == "main"
 
 
@@ -159,7 +165,7 @@ def test_an_unpushed_commit_and_an_edit_do_not_block_the_controller_nor_get_reba
     mine = _local_commit(c.clone)
     edits = _dirty(c.clone)
     c.call("task", str(job), "--step", "git --version")
-    assert w.run("watch", "--once").returncode == 0
+    assert w.invoke("watch", "--once").returncode == 0
     c.call("watch", "--once")
     said = c.run("task", str(job), "--step", "true")
     assert said.returncode == 0, said.stderr
@@ -171,7 +177,7 @@ def test_a_clean_clone_with_one_local_commit_is_not_rebased(world: World, job: i
     c, w = world.controller, world.worker
     mine = _local_commit(c.clone)
     c.call("task", str(job), "--step", "git --version")
-    assert w.run("watch", "--once").returncode == 0  # the remote moves on: a log
+    assert w.invoke("watch", "--once").returncode == 0  # the remote moves on: a log
     c.call("watch", "--once")
     c.call("task", str(job), "--step", "true")
     assert git("rev-parse", "HEAD", cwd=c.clone).strip() == mine, "the commit was rebased"
@@ -186,7 +192,7 @@ def test_an_edit_to_the_spine_does_not_block_job_open_and_status_reads_the_fresh
     c = world.controller
     (c.clone / LOOP).write_text((c.clone / LOOP).read_text() + "\na person's note\n")
     n9 = _extra_node(world, "n9")
-    n9.ok("join", "--node", "n9", "--scheduler", "none")
+    n9.call("join", "--node", "n9", "--scheduler", "none")
     c.call("nodes", "approve", "n9", "--fingerprint", key_of(n9, "n9"))
     said = c.run("job", "open", "--worker", "n9", "--title", "T", "--objective", "O")
     assert said.returncode == 0, said.stderr

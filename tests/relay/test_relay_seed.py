@@ -1,7 +1,11 @@
 """What the seed relay did that relay now does too: init opens the first job, join takes a
 waiting turn and updates a row's accounts, resolve wants a passing verification, the
 foreground watch ends with the node's last job, artifacts travel with a RESULT, the
-agent executor gets the master section's prompt, other nodes' host names are redacted."""
+agent executor gets the master section's prompt, other nodes' host names are redacted.
+
+Each verb keeps a test that runs it as a process (a refused join, resolve and init, the
+wizard's init, the foreground watch); where the verdict is what the verb wrote or said,
+it runs in this process (``Node.call``: a process costs half a CPU-second to start)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ PY = Path(sys.executable).as_posix()
 def test_join_takes_a_turn_that_already_waits_for_the_node(world: World, job: int) -> None:
     """A TASK posted while the worker was away is run by its join, not only listed."""
     world.controller.call("task", str(job), "--step", f'"{PY}" -c "print(42)"')
-    out = world.worker.ok("join", "--node", WORKER, "--scheduler", "none")
+    out = world.worker.call("join", "--node", WORKER, "--scheduler", "none")
     assert f"#{job}" in out and "took its turn" in out
     assert world.heads(job)[-1].startswith("### RESULT 1"), world.heads(job)
     assert world.labels(job) == {"awaiting:controller"}
@@ -28,7 +32,7 @@ def test_join_takes_a_turn_that_already_waits_for_the_node(world: World, job: in
 
 def test_join_no_turn_only_lists(world: World, job: int) -> None:
     world.controller.call("task", str(job), "--step", f'"{PY}" -c "print(42)"')
-    world.worker.ok("join", "--node", WORKER, "--scheduler", "none", "--no-turn")
+    world.worker.call("join", "--node", WORKER, "--scheduler", "none", "--no-turn")
     assert world.heads(job)[-1].startswith("### TASK 1")
 
 
@@ -36,7 +40,7 @@ def test_join_accounts_updates_the_row_of_a_node_already_in_the_table(world: Wor
     world.tokens(STRANGER)
     world.api(f"/collaborators/{STRANGER}", "PUT", {})
     head = world.remote_head()
-    world.worker.ok(
+    world.worker.call(
         "join", "--node", WORKER, "--scheduler", "none", "--accounts", f"octo,{STRANGER}"
     )
     row = parse_master(world.remote_file("docs/loop/LOOP.md")).node(WORKER)
@@ -45,7 +49,7 @@ def test_join_accounts_updates_the_row_of_a_node_already_in_the_table(world: Wor
     other = parse_master(world.remote_file("docs/loop/LOOP.md")).node(CONTROLLER)
     assert other is not None and [a.login for a in other.accounts] == ["octo"]
     again = world.remote_head()
-    world.worker.ok(
+    world.worker.call(
         "join", "--node", WORKER, "--scheduler", "none", "--accounts", f"{STRANGER},octo"
     )
     assert world.remote_head() == again, "the same accounts again change nothing"
@@ -73,7 +77,7 @@ def test_resolve_needs_a_passing_verification_or_says_why_not(world: World, job:
     c.call("task", str(job), "--verification", "--step", f'"{PY}" -c "raise SystemExit(3)"')
     assert "lets the job resolve" in world.comments(job)[-1]["body"]
     w.call("watch", "--once", "--node", WORKER)
-    line = one_line_error(c.run("resolve", str(job), "--summary", "Fixed."))
+    line = one_line_error(c.invoke("resolve", str(job), "--summary", "Fixed."))
     assert "verification TASK 1 did not pass (RESULT: failed)" in line
     c.call("resolve", str(job), "--summary", "Fixed.", "--force", "the failure is a known flake")
     closure = world.comments(job)[-1]["body"]
@@ -153,13 +157,13 @@ def test_init_ends_by_opening_the_first_job_whose_worker_joins_after(blank: Worl
     base = ("init", "--yes", "--node", CONTROLLER, "--repo", blank.repo, "--api", blank.hub.url)
     line = one_line_error(c.run(*base, "--first-job", "T", "--first-worker", CONTROLLER))
     assert "worker other than" in line
-    out = c.ok(*base, "--first-job", "Build fails", "--first-worker", WORKER,
+    out = c.call(*base, "--first-job", "Build fails", "--first-worker", WORKER,
                "--first-objective", "Find why.", "--json")  # fmt: skip
     number = data_of(out)["job"]
     assert isinstance(number, int) and blank.labels(number) == {"awaiting:controller"}
     assert blank.issue(number)["title"] == "Build fails"
     c.call("watch", "--once", "--node", CONTROLLER)  # a worker not yet joined breaks nothing
-    w.ok("join", "--node", WORKER, "--scheduler", "none")
+    w.call("join", "--node", WORKER, "--scheduler", "none")
     c.call("join", "--node", CONTROLLER, "--scheduler", "none")
     c.call("nodes", "approve", WORKER, "--fingerprint", key_of(w, WORKER))
     c.call("task", str(number), "--step", f'"{PY}" -c "print(1)"')
@@ -175,7 +179,7 @@ def test_init_asks_last_whether_to_open_the_first_job(blank: World) -> None:
     asked = done.stderr
     assert asked.index("destructive steps") < asked.index("open the first job?")
     assert asked.index("proceed?") < asked.index("open the first job?"), "the last question"
-    assert f"opened job #{data_of(c.ok('status', '--json'))['jobs'][0]['issue']}" in done.stdout
+    assert f"opened job #{data_of(c.call('status', '--json'))['jobs'][0]['issue']}" in done.stdout
     assert "opened job #" in done.stdout
 
 
