@@ -143,6 +143,8 @@ class Store:
     _checkpoints: tuple[threading.Event, threading.Thread] | None = None
     _group: asyncio.Future[None] | None = None
     _after: list[Callable[[], None]] = field(default_factory=list)
+    _watched: int = 0
+    _watched_data_version: int = -1
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -351,6 +353,37 @@ class Store:
                 self._bump()
             self._data_version = data_version
         return self._version
+
+    def watch(self, tables: tuple[str, ...]) -> None:
+        """Count every row this connection inserts, updates or deletes in ``tables`` (temporary
+        triggers, so no other connection and no file sees them): :attr:`watched` moves with
+        them, so that what is derived from those tables alone can be kept between requests
+        that write elsewhere (a new comment leaves a repository's access as it was)."""
+
+        def touched() -> None:
+            self._watched += 1
+
+        self.db.create_function("relay_touched", 0, touched)
+        present = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        for table in tables:
+            if table not in present:
+                continue
+            for op in ("INSERT", "UPDATE", "DELETE"):
+                self.db.execute(
+                    f"CREATE TEMP TRIGGER IF NOT EXISTS relay_watch_{table}_{op.lower()}"
+                    f" AFTER {op} ON main.{table} BEGIN SELECT relay_touched(); END"
+                )
+
+    @property
+    def watched(self) -> int:
+        """How often the tables given to :meth:`watch` have changed, as far as can be known:
+        a row written by this connection, or any commit of another connection's (SQLite's
+        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it."""
+        data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if data_version != self._watched_data_version:
+            self._watched_data_version = data_version
+            self._watched += 1
+        return self._watched
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
         """Append what a mutation did to the journal (inside its transaction)."""
