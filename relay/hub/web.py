@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from relay.errors import RelayError
+from relay.hub import render
 
 if TYPE_CHECKING:
     from relay.hub.faults import Faults
@@ -303,7 +304,7 @@ def reply(data: Any, status: int = 200) -> web.Response:
     headers = {"Content-Type": JSON_TYPE}
     if isinstance(data, dict) and isinstance(data.get("updated_at"), str):
         headers["Last-Modified"] = http_date(data["updated_at"])
-    return web.Response(status=status, body=json.dumps(data).encode(), headers=headers)
+    return web.Response(status=status, body=render.encode(data), headers=headers)
 
 
 JSON_TYPE = "application/json; charset=utf-8"
@@ -344,7 +345,10 @@ async def read_json(request: web.Request) -> Any:
     if not raw:
         return {}
     try:
-        data = json.loads(raw)
+        if raw[:1] == b"{" and raw[1:2] != b"\x00":  # UTF-8, as json.loads would find it
+            data = json.loads(raw.decode("utf-8", "surrogatepass"))
+        else:
+            data = json.loads(raw)
     except (ValueError, RecursionError):
         raise ApiError(400, "Problems parsing JSON") from None
     if nesting(data) > MAX_DEPTH:
