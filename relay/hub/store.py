@@ -141,7 +141,7 @@ class Store:
     _data_version: int = -1
     _changes: int = -1
     _checkpoints: tuple[threading.Event, threading.Thread] | None = None
-    _group: asyncio.Future[None] | None = None
+    _group: list[asyncio.Future[None]] | None = None  # a shared transaction's waiters
     _after: list[Callable[[], None]] = field(default_factory=list)
     _watched: int = 0
     _watched_data_version: int = -1
@@ -246,9 +246,8 @@ class Store:
             return
         if self._group is None:
             self.db.execute("BEGIN IMMEDIATE")
-            loop = asyncio.get_running_loop()
-            self._group = loop.create_future()
-            loop.call_soon(self.flush)
+            self._group = []
+            asyncio.get_running_loop().call_soon(self.flush)
         mark = len(self._pending)
         self.db.execute("SAVEPOINT write")
         try:
@@ -296,8 +295,8 @@ class Store:
     def flush(self) -> None:
         """Commit the shared transaction, if one is open, and wake the requests that wait
         for it (with the error, should the COMMIT fail: then none of its writes was kept)."""
-        group, self._group = self._group, None
-        if group is None:
+        waiters, self._group = self._group, None
+        if waiters is None:
             return
         after, self._after = self._after, []
         try:
@@ -308,19 +307,24 @@ class Store:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             self._pending.clear()
-            group.set_exception(err)
-            group.exception()  # every waiter raises it; none is left unretrieved
+            for waiter in waiters:  # every waiter raises it
+                if not waiter.done():
+                    waiter.set_exception(err)
             return
         self._changes = self.db.total_changes
-        group.set_result(None)
+        for waiter in waiters:
+            if not waiter.done():  # a request cancelled meanwhile (its client went) waits no more
+                waiter.set_result(None)
         for action in after:
             action()
 
     async def settled(self) -> None:
         """Wait until the shared transaction, if one is open, is committed (raises the
         COMMIT's error if it failed): a request answers only what is durable."""
-        if self._group is not None:
-            await asyncio.shield(self._group)
+        if self._group is not None:  # each request waits on a future of its own, so that
+            waiter = asyncio.get_running_loop().create_future()  # a cancelled one is alone
+            self._group.append(waiter)
+            await waiter
 
     def _bump(self) -> None:
         """Count one write of this connection's. The count lives in memory, not in the
