@@ -40,7 +40,13 @@ def stamp(us: int | None) -> str | None:
     """Microseconds since the epoch as GitHub's ``YYYY-MM-DDTHH:MM:SSZ`` (or None)."""
     if us is None:
         return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(us // 1_000_000))
+    return _second(us // 1_000_000)
+
+
+@lru_cache(maxsize=4096)
+def _second(seconds: int) -> str:
+    """One second since the epoch as GitHub writes it (the writes of a second share it)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 GHES_PREFIX = "/api/v3"  # a GitHub Enterprise Server's REST API lives under it

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -312,6 +313,7 @@ _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
+@lru_cache(maxsize=4096)
 def http_date(stamp: str) -> str:
     """GitHub's ``YYYY-MM-DDTHH:MM:SSZ`` as an HTTP date (``Thu, 05 Dec 2024 08:36:11 GMT``),
     what ``email.utils.format_datetime(..., usegmt=True)`` says, for a fraction of its cost."""
@@ -358,6 +360,8 @@ async def read_json(request: web.Request) -> Any:
 
 def nesting(value: Any) -> int:
     """How deep lists and dicts go inside ``value``, walked without recursion."""
+    if isinstance(value, dict) and not any(isinstance(v, (list, dict)) for v in value.values()):
+        return 1  # a flat object, as most bodies are
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
