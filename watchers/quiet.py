@@ -257,6 +257,38 @@ def quiet_pass(args: argparse.Namespace) -> PassReport | None:
         os.close(fd)  # releases the lock
 
 
+def lock_free(args: argparse.Namespace) -> bool:
+    """Whether the node's pass lock could be taken now (taken and let go at once): a full
+    pass that would find it busy asks for nothing, so nothing is sent for it early. False
+    whenever that cannot be told the cheap way (no fcntl, no node, a lock file not a file)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        state = git_dir(clone_root(args.repo_dir or Path.cwd())) / "relay"
+        config = (read_versioned(state / "config.json") or {}).get("config") or {}
+        node = args.node or config.get("node") or os.environ.get("RELAY_NODE")
+    except Exception:
+        return False
+    if not node:
+        return False
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
+    try:
+        fd = os.open(state / "locks" / f"{safe}.lock", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:  # no pass ever ran for the node here: none holds its lock
+        return state.is_dir()
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # releases the lock, if it was taken
+    return True
+
+
 def _under_lock(
     args: argparse.Namespace,
     root: Path,
@@ -310,6 +342,9 @@ def _under_lock(
     return report
 
 
+ASKED: list[str] = []  # the list's URL, once this process's idle check has asked for it
+
+
 def conditional_get(
     url: str, *, token: str, etag: str | None, last_modified: str | None
 ) -> tuple[int, dict[str, str], bytes]:
@@ -318,6 +353,7 @@ def conditional_get(
     would). An https URL gets a TLS context made now, for this connection."""
     from relay.edges.github.primed import get, request_headers
 
+    ASKED.append(url)
     agent = f"relay/{__version__}"
     headers = request_headers(token, etag=etag, last_modified=last_modified, agent=agent)
     return get(url, headers)

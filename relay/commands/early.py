@@ -25,6 +25,8 @@ from pathlib import Path
 from urllib.parse import quote, urljoin
 
 CONNECT_WAIT = 5.0  # seconds the verb waits for its early GETs' sockets before loading on
+# the open-issue list's first page as the client asks for it (a pass, `relay status`)
+OPEN_ISSUES = "/issues?state=open&sort=updated&direction=desc&per_page=100"
 
 
 def api_url_of(api_url: str, path: str) -> str:

@@ -12,13 +12,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context, run_async
+from relay.commands.early import OPEN_ISSUES  # the list as `list_issues(state="open")` asks
 from relay.commands.output import Output
 
 if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on their way
     from relay.node.context import NodeContext
-
-# the open-issue list as `GitHubClient.list_issues(state="open")` asks for it
-OPEN_ISSUES = "/issues?state=open&sort=updated&direction=desc&per_page=100"
 
 
 def register(sub: Any) -> None:

@@ -131,6 +131,7 @@ def dispatch(args: argparse.Namespace) -> Output:
         quick = quiet_pass(args)  # nothing changed since an idle pass: one request, a 304
         if quick is not None:
             return pass_result(quick)
+        send_list_early(args)
     from relay.watchers import github_actions, poll, webhook
     from relay.watchers.once import run_pass
     from relay.watchers.scheduled_token import scheduled_token
@@ -212,6 +213,22 @@ def dispatch(args: argparse.Namespace) -> Output:
         ),
         data={"node": ctx.node, "ended": True, "teardown": torn},
     )
+
+
+def send_list_early(args: argparse.Namespace) -> None:
+    """A full pass's first request is the open-issue list: send it as the pass starts, so it
+    travels while the client, the models and the protocol load (relay.commands.early; the
+    client takes the answer as its own). Not when the pass looks at one issue (it asks for
+    that one), when the idle check asked for the list already (its 200 is the client's; an
+    error is asked again by the client, as always), or when another pass holds the lock
+    (this one then asks for nothing)."""
+    from relay.watchers.quiet import ASKED, lock_free
+
+    if args.issue is not None or ASKED or not lock_free(args):
+        return
+    from relay.commands.early import OPEN_ISSUES, start
+
+    start(args, OPEN_ISSUES)
 
 
 def until_unbound(ctx: Any) -> Callable[[], Awaitable[bool]]:

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from relay.hub import render
 from relay.hub.git import Bare, bare_path
-from relay.hub.store import now_us
+from relay.hub.store import Store, now_us
 from relay.hub.web import (
     GRAPHQL_KEY,
     ISSUES_DOCS,
@@ -107,28 +107,62 @@ def repo_access(
     """Resolve ``{owner}/{repo}`` (or ``/repositories/{id}``) for the caller: 404 if hidden,
     403 if the role is short; a repository's old name (it was renamed) is GitHub's redirect."""
     who: dict[str, Any] | None = request.get("viewer")
-    select = (
-        "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
-        " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
-    )
     me = who["id"] if who else None
     if ident is None and owner is None and name is None and "repository_id" in request.match_info:
         ident = path_int(request, "repository_id")
+    hub = hub_of(request)
+    store = hub.store
     if ident is not None:
-        data = one_row(request, select + " WHERE r.id = ?", (me, ident))
+        data, role = _access_row(
+            store, me, one_row(request, _ACCESS + " WHERE r.id = ?", (me, ident))
+        )
     else:
         owner = owner or request.match_info["owner"]
         name = name or request.match_info["repo"]
-        found = (
-            hub_of(request)
-            .store.db.execute(select + " WHERE u.login = ? AND r.name = ?", (me, owner, name))
-            .fetchone()
-        )
-        if found is None:
-            raise _moved_or_missing(request, owner, name)
-        data = dict(found)
-    store = hub_of(request).store
-    if who is not None and who["id"] == data["owner_id"]:
+        watched = store.watched
+        if hub.access_at != watched:
+            hub.access.clear()
+            hub.access_at = watched
+        key = (me, owner, name)
+        kept = hub.access.get(key)
+        if kept is None:
+            found = store.db.execute(
+                _ACCESS + " WHERE u.login = ? AND r.name = ?", (me, owner, name)
+            )
+            row = found.fetchone()
+            if row is None:
+                raise _moved_or_missing(request, owner, name)
+            kept = _access_row(store, me, dict(row))
+            if not store.db.in_transaction:  # only what is committed is kept
+                if len(hub.access) >= _ACCESS_KEPT:
+                    hub.access.clear()
+                hub.access[key] = kept
+        data, role = dict(kept[0]), kept[1]
+    if role == Role.NONE:
+        raise not_found()
+    if not data["has_issues"] and _is_issue_route(request):
+        raise ApiError(410, "Issues are disabled for this repo", docs=ISSUES_DOCS)
+    if wanted > Role.PULL:
+        viewer(request)
+        need(role, wanted)
+    return RepoAccess(data, store.user(data["owner_id"]), role, origin(request))
+
+
+_ACCESS = (
+    "SELECT r.*, c.permission FROM repos r JOIN users u ON u.id = r.owner_id"
+    " LEFT JOIN collaborators c ON c.repo_id = r.id AND c.user_id = ?"
+)
+_ACCESS_KEPT = 4096  # past this many (caller, repository) pairs, all are forgotten
+ACCESS_TABLES = (
+    "users", "repos", "collaborators", "org_members", "teams", "team_members", "team_repos",
+)  # fmt: skip
+"""The tables a repository's row and a caller's role on it are read from: ``repo_access``
+keeps its answers until one of them changes (:meth:`relay.hub.store.Store.watch`)."""
+
+
+def _access_row(store: Store, me: int | None, data: dict[str, Any]) -> tuple[dict[str, Any], Role]:
+    """A repository's row and the caller's role on it (NONE: hidden from the caller)."""
+    if me is not None and me == data["owner_id"]:
         role = Role.ADMIN
     elif data["permission"] is not None:
         role = ROLE_NAMES[data["permission"]]
@@ -138,14 +172,7 @@ def repo_access(
         from relay.hub.api_orgs import org_role, team_role
 
         role = max(role, org_role(store, data["owner_id"], me), team_role(store, data["id"], me))
-    if role == Role.NONE:
-        raise not_found()
-    if not data["has_issues"] and _is_issue_route(request):
-        raise ApiError(410, "Issues are disabled for this repo", docs=ISSUES_DOCS)
-    if wanted > Role.PULL:
-        viewer(request)
-        need(role, wanted)
-    return RepoAccess(data, hub_of(request).store.user(data["owner_id"]), role, origin(request))
+    return data, role
 
 
 def _moved_or_missing(request: web.Request, owner: str, name: str) -> ApiError:

@@ -346,6 +346,7 @@ def build_app(
     api_environments.install(store)
     api_invitations.install(store)
     api_orgs.install(store)
+    store.watch(api_repos.ACCESS_TABLES)  # once every table exists: repo_access keeps answers
 
     async def close_store(_app: web.Application) -> None:
         store.close()

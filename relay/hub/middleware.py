@@ -182,14 +182,21 @@ def accepted_scopes(path: str) -> str:
     return ""
 
 
+_MD5 = hashlib.md5(usedforsecurity=False)  # copied for each ETag: OpenSSL looks MD5 up once
+
+
+def _md5(body: object) -> str:
+    digest = _MD5.copy()
+    digest.update(body if isinstance(body, bytes) else b"")
+    return digest.hexdigest()
+
+
 def _etag(body: object) -> str:
-    data = body if isinstance(body, bytes) else b""
-    return f'W/"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+    return f'W/"{_md5(body)}"'
 
 
 def _strong_etag(body: object) -> str:
-    data = body if isinstance(body, bytes) else b""
-    return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+    return f'"{_md5(body)}"'
 
 
 def _answer_key(request: web.Request) -> str:

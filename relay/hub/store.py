@@ -141,8 +141,10 @@ class Store:
     _data_version: int = -1
     _changes: int = -1
     _checkpoints: tuple[threading.Event, threading.Thread] | None = None
-    _group: asyncio.Future[None] | None = None
+    _group: list[asyncio.Future[None]] | None = None  # a shared transaction's waiters
     _after: list[Callable[[], None]] = field(default_factory=list)
+    _watched: int = 0
+    _watched_data_version: int = -1
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,9 +246,8 @@ class Store:
             return
         if self._group is None:
             self.db.execute("BEGIN IMMEDIATE")
-            loop = asyncio.get_running_loop()
-            self._group = loop.create_future()
-            loop.call_soon(self.flush)
+            self._group = []
+            asyncio.get_running_loop().call_soon(self.flush)
         mark = len(self._pending)
         self.db.execute("SAVEPOINT write")
         try:
@@ -294,8 +295,8 @@ class Store:
     def flush(self) -> None:
         """Commit the shared transaction, if one is open, and wake the requests that wait
         for it (with the error, should the COMMIT fail: then none of its writes was kept)."""
-        group, self._group = self._group, None
-        if group is None:
+        waiters, self._group = self._group, None
+        if waiters is None:
             return
         after, self._after = self._after, []
         try:
@@ -306,19 +307,24 @@ class Store:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             self._pending.clear()
-            group.set_exception(err)
-            group.exception()  # every waiter raises it; none is left unretrieved
+            for waiter in waiters:  # every waiter raises it
+                if not waiter.done():
+                    waiter.set_exception(err)
             return
         self._changes = self.db.total_changes
-        group.set_result(None)
+        for waiter in waiters:
+            if not waiter.done():  # a request cancelled meanwhile (its client went) waits no more
+                waiter.set_result(None)
         for action in after:
             action()
 
     async def settled(self) -> None:
         """Wait until the shared transaction, if one is open, is committed (raises the
         COMMIT's error if it failed): a request answers only what is durable."""
-        if self._group is not None:
-            await asyncio.shield(self._group)
+        if self._group is not None:  # each request waits on a future of its own, so that
+            waiter = asyncio.get_running_loop().create_future()  # a cancelled one is alone
+            self._group.append(waiter)
+            await waiter
 
     def _bump(self) -> None:
         """Count one write of this connection's. The count lives in memory, not in the
@@ -351,6 +357,37 @@ class Store:
                 self._bump()
             self._data_version = data_version
         return self._version
+
+    def watch(self, tables: tuple[str, ...]) -> None:
+        """Count every row this connection inserts, updates or deletes in ``tables`` (temporary
+        triggers, so no other connection and no file sees them): :attr:`watched` moves with
+        them, so that what is derived from those tables alone can be kept between requests
+        that write elsewhere (a new comment leaves a repository's access as it was)."""
+
+        def touched() -> None:
+            self._watched += 1
+
+        self.db.create_function("relay_touched", 0, touched)
+        present = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        for table in tables:
+            if table not in present:
+                continue
+            for op in ("INSERT", "UPDATE", "DELETE"):
+                self.db.execute(
+                    f"CREATE TEMP TRIGGER IF NOT EXISTS relay_watch_{table}_{op.lower()}"
+                    f" AFTER {op} ON main.{table} BEGIN SELECT relay_touched(); END"
+                )
+
+    @property
+    def watched(self) -> int:
+        """How often the tables given to :meth:`watch` have changed, as far as can be known:
+        a row written by this connection, or any commit of another connection's (SQLite's
+        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it."""
+        data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if data_version != self._watched_data_version:
+            self._watched_data_version = data_version
+            self._watched += 1
+        return self._watched
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
         """Append what a mutation did to the journal (inside its transaction)."""

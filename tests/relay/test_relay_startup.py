@@ -348,3 +348,55 @@ def test_a_verb_that_reads_first_sends_its_gets_before_loading_the_client(
         assert found["event"] == "subprocess.Popen", f"`relay {args[0]}` fetches first"
         assert loaded(found, BEFORE_THE_FETCH) == [], f"`relay {args[0]}`"
         assert loaded(found, ("git",)), "the probe sees the fetch's library: this can fail"
+
+
+# What a full pass (`relay watch --once` with work, or --verbose) may have loaded when its
+# first GET, the open-issue list, goes out: the idle pass's modules and the early GETs' ones.
+FULL_PASS_MAY_LOAD = IDLE_MAY_LOAD | {"relay.commands.early"}
+
+
+def test_a_full_pass_sends_the_list_before_loading_the_client(
+    world: World, job: int, tmp_path: Path
+) -> None:
+    """A pass with work to do sends the open-issue list as it starts, before the client,
+    the models and the protocol load; the client takes that answer as its own (the list
+    asked once per pass, not twice) and the pass does its work as always. A pass looking
+    at one issue, or one that finds another pass holding the lock, sends nothing early."""
+    controller, worker = world.controller, world.worker
+    controller.ok("task", str(job), "--step", "echo hello")
+    before = gets(world, "/issues")
+    found, said = first_request(tmp_path, worker, "watch", "--once", "--verbose")
+    assert "RESULT 1 posted" in said, said
+    assert found["event"] == "socket.connect", "the pass asks the API first"
+    assert loaded(found, HEAVY) == [], "the list went out after the client loaded"
+    extra = beyond_stdlib(found) - FULL_PASS_MAY_LOAD
+    assert not extra, f"loaded {' '.join(sorted(extra))}"
+    assert gets(world, "/issues") == before + 1, "the list was asked once, not twice"
+    assert last_pass(worker)["outcome"] == "acted"
+
+    # nothing to do now: the same
+    before = gets(world, "/issues")
+    found, said = first_request(tmp_path, worker, "watch", "--once", "--verbose")
+    assert "nothing to do" in said, said
+    assert loaded(found, HEAVY) == []
+    assert gets(world, "/issues") == before + 1
+    assert last_pass(worker)["requests"] >= 1, "the early answer is counted as the pass's"
+
+    # one issue: that issue is what the pass asks for, so nothing goes early
+    found, said = first_request(tmp_path, worker, "watch", "--once", "--issue", str(job))
+    assert loaded(found, ("aiohttp",)), "the probe sees the client by the first request"
+
+    # another pass holds the lock: this one is busy and asks for nothing, early or late
+    import fcntl
+
+    lock = NodeState.for_clone(worker.clone).root / "locks" / f"{worker.name}.lock"
+    before = gets(world, "/issues")
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [sys.executable, "-m", "relay.cli", "watch", "--once", "--verbose",
+             "--repo-dir", str(worker.clone)],
+            env=worker.env(), capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert "another relay pass is running" in done.stdout + done.stderr, done
+    assert gets(world, "/issues") == before, "a busy pass asked for the list"
