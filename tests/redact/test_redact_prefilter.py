@@ -200,3 +200,30 @@ def test_a_build_logs_versions_are_not_kept() -> None:
     ):
         lines = WITH._prefilter.lines((line + "\n").encode() * 3)
         assert lines is not None and lines.text == b"", line
+
+
+# ``key: value more`` in its shapes: a setting, or a sentence that the rules refuse.
+_COLON_KEYS = ("token_stream", "password", "db.secret", "API_TOKEN", "cookie", "apikey", "auth")
+_COLON_VALUES = (
+    "processed", "Processed", "p9ocessed", "proc+essed", "abc/def", "x=y", "!!str", "!!binary",
+    "str", "'quoted", '"q', "hunter2", "a'b", "f", "sk-live",
+)  # fmt: skip
+_COLON_TAILS = ("", " 5 items", " more words", " # note", ",", " ,x", "; next", " \x0bx", " &a")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    key=st.sampled_from(_COLON_KEYS),
+    blanks=st.sampled_from((" ", "  ", "\t", " \t ")),
+    value=st.sampled_from(_COLON_VALUES),
+    second=st.sampled_from(("", "Kq8vZ2mW7x3", "words", "x9z8IXeA7e@QU")),
+    tail=st.sampled_from(_COLON_TAILS),
+    seed=st.integers(0, 2**16),
+)
+def test_every_setting_after_a_name_and_a_colon_is_kept(
+    key: str, blanks: str, value: str, second: str, tail: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    line = f"{key}:{blanks}{value}{' ' + second if second else ''}{tail}"
+    block = (clean_lines(rng, 2000) + line + "\n" + clean_lines(rng, 2000)).encode()
+    assert WITH.scan(block) == WITHOUT.scan(block), line
