@@ -243,10 +243,19 @@ class WorkTree:
             p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
         )
 
-    def candidate_from(self, tree: Path, base: str, paths: Sequence[str], message: str) -> str:
+    def candidate_from(
+        self,
+        tree: Path,
+        base: str,
+        paths: Sequence[str],
+        message: str,
+        *,
+        parent: str | None = None,
+    ) -> str:
         """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)
-        have them, off every branch, hashed with this clone's own git directory and a
-        private index (nothing of the maker's git directory is read or run)."""
+        have them, off every branch (its parent ``parent``, else ``base``), hashed with
+        this clone's own git directory and a private index (nothing of the maker's git
+        directory is read or run)."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
@@ -255,7 +264,72 @@ class WorkTree:
             if paths:
                 self.git(*off, *own, "add", "-A", "--", *paths, env=env)
             made = self.git(*off, *own, "write-tree", env=env).strip()
-        return self.git("commit-tree", made, "-p", base, "-m", message, identity=True).strip()
+        return self.git(
+            "commit-tree", made, "-p", parent or base, "-m", message, identity=True
+        ).strip()
+
+    def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
+        """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this
+        tree as they are (see :meth:`take`), or None; nothing is written."""
+        wanted = set(paths)
+        for path in paths:
+            why = self._refusal(source, path, _kind(source, path), wanted)
+            if why is not None:
+                return why
+        return None
+
+    def carried(self, work: str, onto: str, message: str) -> str | None:
+        """``work`` (a candidate commit) carried onto ``onto``: a commit whose parent is
+        ``onto`` and whose tree is ``onto``'s with the paths ``work`` changed against its
+        own parent as ``work`` has them. None when ``onto`` changed one of those paths too
+        (a person's commit meanwhile): the work is not laid over theirs."""
+        base = f"{work}^"
+        if self.git("rev-parse", base) == self.git("rev-parse", onto):
+            return work
+        out = self.git("diff", "--name-only", "--no-renames", "-z", base, work)
+        paths = [p for p in out.split("\0") if p]
+        if paths and self.git("diff", "--name-only", "--no-renames", base, onto, "--", *paths):
+            return None
+        return self._with_paths(onto, work, paths, message, parent=onto)
+
+    def but(self, commit: str, paths: Sequence[str], message: str) -> str:
+        """``commit`` with ``paths`` as HEAD has them (put back), a new commit off the
+        branch whose parent is HEAD."""
+        return self._with_paths(commit, "HEAD", paths, message, parent="HEAD")
+
+    def _with_paths(
+        self, base: str, source: str, paths: Sequence[str], message: str, *, parent: str
+    ) -> str:
+        """A commit of ``base``'s tree with ``paths`` as ``source`` has them (removed where
+        it has none), made through a private index; its parent ``parent``."""
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", base, env=env)
+            if paths:
+                self.git("reset", "-q", source, "--", *paths, env=env)
+            tree = self.git("write-tree", env=env).strip()
+        return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
+
+    def bring(self, commit: str, paths: Sequence[str]) -> None:
+        """Make ``paths`` in the work tree and index what ``commit`` (a kept candidate)
+        holds: written by git (never through a link the tree holds), removed where the
+        commit has none. The person's tree holds no candidate before it is kept."""
+        if not paths:
+            return
+        out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+        there = sorted(p for p in out.split("\0") if p)
+        gone = [p for p in paths if p not in there]
+        if gone:
+            self.git("rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", *gone)
+            for path in gone:
+                full = self.root / path
+                if full.is_symlink() or full.is_file():
+                    full.unlink()
+                elif full.is_dir():
+                    shutil.rmtree(full)
+                self._prune_empty(full.parent)
+        if there:
+            self.git("checkout", commit, "--", *there)
 
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
