@@ -575,11 +575,12 @@ class Ratchet:
         """The kept candidate brought into the person's tree and index (the first time
         it holds anything of the goal's), for the commit that keeps it; its paths."""
         made = self.judge.held.commit
-        if made is not None:
-            paths = [p for p in self.tree.changed_in(made) if not is_bookkeeping(p)]
-            self.tree.bring(made, paths)
-            self.judge.held.commit = None
-        return self._goal_changes(baseline)
+        if made is None:
+            return self._goal_changes(baseline)
+        paths = [p for p in self.tree.changed_in(made) if not is_bookkeeping(p)]
+        self.tree.bring(made, paths)
+        self.judge.held.commit = None
+        return paths
 
     def _goal_changes(self, baseline: Baseline) -> list[str]:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""

@@ -130,6 +130,11 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
     return reaches_in(changes, texts)
 
 
+def changed(state: str) -> bool:
+    """Whether a work tree's state (:meth:`WorkTree.state`) holds any change of its own."""
+    return any(line and not line.startswith("#") for line in state.split("\0"))
+
+
 RED_TEAM_NOTE = (
     "You are the red team for a security-critical change. Try to breach the invariant the\n"
     "goal protects with this change applied. Answer block, with the breach as a finding,\n"
@@ -241,6 +246,7 @@ class Judge:
     edited_tests: list[str] = field(default_factory=list)  # the last verified candidate's
     measured: dict[tuple[str, ...], Measure] = field(default_factory=dict)  # baselines, by tree
     held: Held = field(default_factory=Held)  # the goal's work so far
+    shielded: list[tuple[Path, ...]] = field(default_factory=list)  # hidden(), once a run
 
     @property
     def root(self) -> Path:
@@ -278,8 +284,10 @@ class Judge:
         explain.parent.mkdir(parents=True)
         head = self.tree.head()
         git_state = GitState.of(self.tree)
-        had = self.tree.changes(baseline.untracked)
-        mine = self.tree.candidate(had, "the tree before the attempt")  # the person's
+        state = self.tree.state(skip=baseline.untracked)  # the person's clone, as it is
+        had = self.tree.changes(baseline.untracked) if changed(state) else []
+        # the person's tree: HEAD itself, unless it holds changes of its own
+        mine = self.tree.candidate(had, "the tree before the attempt") if had else head
         before = self._start(mine)  # the goal's work so far, on the person's tree
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
@@ -321,7 +329,7 @@ class Judge:
             if not said and parse_role(self.options.maker) is not None:
                 said = redact_secrets(self._final_message(ran.reading.text), self.secrets())
             explain.write_text(said, encoding="utf-8")
-            escaped = self._escaped(head, mine, had, baseline)
+            escaped = self._escaped(head, mine, had, baseline, state)
             if escaped is None:
                 moved = branch_moved(f"refs/heads/{loop_branch}", maker_branch(box.tree))
             if escaped is None and moved is None:
@@ -329,14 +337,12 @@ class Judge:
                 # own git directory (the maker's git directory and configuration are never
                 # used): its commits are thereby folded. It is a commit of relay's, off
                 # every branch: the person's tree and branch get it only when it is kept
-                taken = self.tree.changed_under(box.tree, before, skip=box.private)
+                taken, tree = self.tree.taken_from(box.tree, before, skip=box.private)
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
                     refused = self.tree.refusal(box.tree, taken)
                 if not theirs and refused is None:
-                    made = self.tree.candidate_from(
-                        box.tree, before, taken, f"{goal.id}: {goal.title} (candidate)", parent=head
-                    )
+                    made = self.tree.commit_tree(tree, head, f"{goal.id}: {goal.title} (candidate)")
         if escaped is not None:
             git_state.put_back(self.tree, refs=False)
             return escaped, None
@@ -361,7 +367,7 @@ class Judge:
         if reading.signal is Signal.CANNOT:
             return Declined(reading.what), None
         changes = self.tree.changed_in(made)
-        bad = self._protected(changes, made, goal)
+        bad = self._protected(changes, made, goal, head=head)
         if bad or meta_touched:
             # the rest of the change is the goal's work so far; the touched paths are not
             self.held.commit = self.tree.but(made, sorted({p for p, _ in bad}), "put back")
@@ -376,7 +382,7 @@ class Judge:
         if reading.signal is not Signal.DONE:
             what = maker_failed(reading)
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
-        return self._judge(goal, base, explain, made, changes, mine, baseline)
+        return self._judge(goal, base, explain, made, changes, state, baseline, head=head)
 
     def _start(self, mine: str) -> str:
         """Where the maker starts: the goal's work so far (a failed attempt's candidate the
@@ -396,8 +402,11 @@ class Judge:
 
     def hidden(self) -> tuple[Path, ...]:
         """What the maker's process must not see: this clone, its git directory, the
-        remotes that are folders here, and the credential files of HOME."""
-        return hidden_for(self.root)
+        remotes that are folders here, and the credential files of HOME (asked of git
+        once a run)."""
+        if not self.shielded:
+            self.shielded.append(hidden_for(self.root))
+        return self.shielded[0]
 
     @contextlib.contextmanager
     def boxed(self, commit: str, *, graders: bool = False) -> Iterator[Sandbox]:
@@ -440,7 +449,7 @@ class Judge:
         from relay.ratchet.engine import is_bookkeeping
 
         # relay's records and the goals list (a goal added or marked done) are no gate's input
-        listing = self.tree.git("ls-tree", "-r", "-z", commit).split("\0")
+        listing = self.tree.ls_tree(commit).split("\0")
         kept = "\0".join(
             e
             for e in listing
@@ -499,9 +508,13 @@ class Judge:
             self.measure_at(head, gates, coverage_report=self.contract.coverage_report)
         )
 
-    def _escaped(self, head: str, before: str, had: list[str], baseline: Baseline) -> Failed | None:
+    def _escaped(
+        self, head: str, before: str, had: list[str], baseline: Baseline, state: str
+    ) -> Failed | None:
         """The person's clone must not change while the maker runs (the maker has a tree
         of its own): what changed there fails the attempt, is put back and never taken."""
+        if self.tree.state(skip=baseline.untracked) == state:
+            return None
         now = self.tree.changes(baseline.untracked)
         paths = sorted(set(now) ^ set(had))
         snapshot = self.tree.candidate(now, "the tree after the attempt")
@@ -560,11 +573,12 @@ class Judge:
             self.tree.restore_to(before, paths)
 
     def _protected(
-        self, changes: list[str], candidate: str, goal: Goal | None = None
+        self, changes: list[str], candidate: str, goal: Goal | None = None, *, head: str
     ) -> list[tuple[str, str]]:
-        """What the changes (``candidate``'s against HEAD) touch that no maker may: the
-        contract's protected paths, the spine relay keeps, and what defines the gates."""
-        at_baseline = self.tree.files_at("HEAD")
+        """What the changes (``candidate``'s against ``head``, HEAD) touch that no maker
+        may: the contract's protected paths, the spine relay keeps, and what defines the
+        gates."""
+        at_baseline = self.tree.files_at(head)
         held = set(self.tree.files_at(candidate)) if changes else set()
         deleted = [p for p in changes if p not in held]
         show = self._shown(candidate)
@@ -600,14 +614,16 @@ class Judge:
         explain: Path,
         candidate: str,
         changes: list[str],
-        mine: str,
+        state: str,
         baseline: Baseline,
+        *,
+        head: str,
     ) -> tuple[Outcome, Measure | None]:
         """Judge ``candidate`` (relay's commit of the maker's work, off every branch):
-        ``changes`` are its paths against HEAD, ``mine`` the person's tree as the attempt
-        found it (which must not change while the candidate is judged)."""
+        ``changes`` are its paths against ``head`` (HEAD), ``state`` the person's clone as
+        the attempt found it (which must not change while the candidate is judged)."""
         machinery = GitState.of(self.tree)
-        at_head = set(self.tree.files_at("HEAD"))
+        at_head = set(self.tree.files_at(head))
         show = self._shown(candidate)
         # a baseline test the change removed is judged (and named) by the verification
         # below, not as a test that did not run
@@ -638,8 +654,9 @@ class Judge:
             if failed:
                 return failed, here
             outcome, fresh = self._graded(
-                goal, baseline, base, explain, changes, candidate, here, mine=mine, at_head=at_head
-            )
+                goal, baseline, base, explain, changes, candidate, here,
+                state=state, at_head=at_head,
+            )  # fmt: skip
             if isinstance(outcome, Passed):
                 self._kept_candidate(goal, candidate, here)
             return outcome, fresh
@@ -654,7 +671,7 @@ class Judge:
         candidate: str,
         here: Measure,
         *,
-        mine: str,
+        state: str,
         at_head: set[str],
     ) -> tuple[Outcome, Measure | None]:
         """What follows the candidate's passing gates (``here``, run in a sandboxed clone
@@ -683,10 +700,11 @@ class Judge:
                 return breached, here
         tests = [p for p in changes if is_test_file(p) and p in at_head]
         added = [p for p in changes if is_test_file(p) and p not in at_head]
-        outcome, fresh = self._verify(goal, candidate, base, tests, added, changes, fresh=here)
+        outcome, fresh = self._verify(
+            goal, candidate, base, tests, added, changes, fresh=here, at_head=at_head
+        )
         if isinstance(outcome, Passed):
-            again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
-            if self.tree.tree_of(again) != self.tree.tree_of(mine):
+            if self.tree.state(skip=baseline.untracked) != state:
                 what = "the person's work tree changed while the candidate was judged"
                 why = (
                     "a checker, the verifier or the candidate's code edited the person's clone;"
@@ -725,11 +743,7 @@ class Judge:
         """A file's text at HEAD or ``candidate`` as relay's guards read it: a regular
         file's text (a link reads as "", as a link to /dev/zero would), None when there is
         none."""
-        links = {
-            line.partition("\t")[2]
-            for line in self.tree.git("ls-tree", "-r", candidate).splitlines()
-            if line.startswith("120000 ")
-        }
+        links = {path for path, mode in self.tree.listing(candidate) if mode == "120000"}
 
         def show(commit: str, path: str) -> str | None:
             if commit == candidate and path in links:
@@ -824,6 +838,7 @@ class Judge:
         changes: Sequence[str] = (),
         *,
         fresh: Measure,
+        at_head: set[str],
     ) -> tuple[Outcome, Measure | None]:
         """The candidate's gates (``fresh``, run in ``box``, a fresh sandboxed clone of the
         candidate), judged against the baseline.
@@ -872,7 +887,7 @@ class Judge:
         }
         swapped, left_out = baseline_suite(
             changes,
-            at_baseline=self.tree.files_at("HEAD"),
+            at_baseline=sorted(at_head),
             may_edit_tests=goal.may_edit_tests,
             texts=texts,
         )
