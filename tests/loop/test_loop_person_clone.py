@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, PY, TEST_MUL, Project, make_project
+from loop_project import CALC, CALC_MUL, LINT_GATE, PY, TEST_GATE, TEST_MUL, Project, make_project
 
 from relay.loop.goals import GoalState, parse_board
 
@@ -80,8 +80,8 @@ def judged_run(project: Project, maker: str) -> tuple[dict[str, str], dict[str, 
     return during, {"head": started}, err
 
 
-def setup(tmp_path: Path) -> tuple[Project, dict[str, str]]:
-    project = make_project(tmp_path, retries=0, accept=None)
+def setup(tmp_path: Path, gate: str) -> tuple[Project, dict[str, str]]:
+    project = make_project(tmp_path, retries=0, accept=None, gates=(gate,))
     accept = accept_that_waits(project)
     assert project.loop("goal", "add", "Multiply", "--accept", accept).status == 0
     project.write("mine.txt", "the person's own untracked notes\n")
@@ -91,7 +91,7 @@ def setup(tmp_path: Path) -> tuple[Project, dict[str, str]]:
 def test_the_clone_is_untouched_while_a_candidate_is_judged_and_moves_when_kept(
     tmp_path: Path,
 ) -> None:
-    project, before = setup(tmp_path)
+    project, before = setup(tmp_path, TEST_GATE)
     maker = project.script(
         "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
     )
@@ -113,7 +113,7 @@ def test_the_clone_is_untouched_while_a_candidate_is_judged_and_moves_when_kept(
 
 
 def test_a_refused_candidate_never_reaches_the_clone(tmp_path: Path) -> None:
-    project, before = setup(tmp_path)
+    project, before = setup(tmp_path, LINT_GATE)
     lint = CALC_MUL.replace("def add", "import os\n\n\ndef add")  # an unused import: ruff fails
     maker = project.script(
         "maker", f"put('src/calc.py', {lint!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
@@ -132,3 +132,38 @@ def test_a_refused_candidate_never_reaches_the_clone(tmp_path: Path) -> None:
     assert staged.stdout == ""
     row = next(r for r in parse_board(project.read("docs/loop/BOARD.md")).rows if r.goal == "G1")
     assert row.state is not GoalState.DONE and row.verdict == "lint/format", row
+
+
+def test_the_clones_state_tells_every_change_but_the_persons_own_untracked_files(
+    tmp_path: Path,
+) -> None:
+    """What relay compares before and after a maker runs, and after a candidate is judged:
+    one `git status`, with the content of what is changed."""
+    from relay.edges.worktree import WorkTree
+
+    root = tmp_path / "clone"
+    root.mkdir()
+    (root / "a b.py").write_text("x = 1\n")
+    for args in (("init", "-q", "-b", "main"), ("add", "-A")):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+        cwd=root,
+        check=True,
+    )
+    (root / "notes.txt").write_text("mine\n")
+    tree = WorkTree.open(root)
+    clean = tree.state(skip=["notes.txt"])
+    assert tree.state(skip=["notes.txt"]) == clean
+    (root / "notes.txt").write_text("still mine\n")  # the person's own: not the goal's
+    assert tree.state(skip=["notes.txt"]) == clean
+    (root / "a b.py").write_text("x = 2\n")
+    edited = tree.state(skip=["notes.txt"])
+    assert edited != clean
+    (root / "a b.py").write_text("x = 3\n")  # a changed file changed again
+    assert tree.state(skip=["notes.txt"]) not in (clean, edited)
+    (root / "a b.py").write_text("x = 1\n")
+    (root / "new.py").write_text("")
+    assert tree.state(skip=["notes.txt"]) != clean
+    (root / "new.py").unlink()
+    assert tree.state(skip=["notes.txt"]) == clean
