@@ -1,18 +1,25 @@
 """A kept loop iteration against the gates run by hand, paired (issue 29's goal: one kept
 iteration costs at most 1.5x the gates by hand plus the maker's own time).
 
-A small real project (the calc project of ``bench_loop``: pytest and ruff as its gates) in
-a temporary git repository. Each pair runs, back to back and in alternating order:
+Two real projects, each in a temporary git repository:
+
+- tiny: the calc project of ``bench_loop`` (pytest and ruff as its gates, well under a
+  second each), where the loop's fixed costs show most;
+- real: inflection 0.5.1 as released, unpacked from its source distribution (the project
+  ``tests/loop/test_loop_third_party.py`` works on), with its own test suite and ruff's
+  pyflakes rules as its gates.
+
+Each pair runs, back to back and in alternating order:
 
 - the gates by hand: the same commands, one after the other, in the project's clone;
 - one ``relay loop run --max-iterations 1`` as a process, on a goal of its own, worked by a
-  trivial maker (it adds one function to ``src/calc.py`` and writes its account) that
-  records its own wall time, subtracted from the iteration's.
+  trivial maker (it adds one function to the project's module and writes its account)
+  that records its own wall time, subtracted from the iteration's.
 
-The ratio of each pair is (iteration - maker) / by hand; printed are both arms' medians,
-the ratios' median and spread, the machine's load before and after, and, from one more
-iteration run apart (not timed), how many git processes an iteration starts and how many
-times it ran the gate set.
+The ratio of each pair is (iteration - maker) / by hand; printed for each project are both
+arms' medians, the ratios' median and spread, the machine's load before and after, and,
+from one more iteration run apart (not timed), how many git processes an iteration starts
+(by command) and how many times it ran the gate set.
 
     python -m bench loop_ratio
 """
@@ -21,22 +28,96 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import statistics
 import subprocess
-import sys
+import tarfile
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from bench.bench_loop import GATES, PY, project, relay
+from bench.bench_loop import GATES, PY, project, relay, sh
 
 RUNS = 5
 GOAL = 1.5  # issue 29: a kept iteration <= 1.5x the gates by hand plus the maker's time
+SDIST = "inflection-0.5.1"
+SOURCE = Path(__file__).resolve().parents[1] / "build" / "sdists"
+REAL_GATES = (
+    f"{PY} -m pytest -q -p no:cacheprovider test_inflection.py",
+    f"{PY} -m ruff check --no-cache --isolated --select F inflection",
+)
 
 
-def maker(where: Path, times: Path) -> str:
-    """A maker that adds the function its goal names (f<n>) and says why, appending its
-    own wall time (seconds, from its first line to its last) to ``times``."""
+@dataclass(frozen=True)
+class Subject:
+    """A project the bench runs the loop on: how to make it, its gates, the module the
+    maker adds to and the folder to import it from."""
+
+    name: str
+    make: Callable[[Path], Path]  # makes the project under a folder; its root
+    gates: tuple[str, ...]
+    module: str  # the file the maker adds a function to
+    path: str  # the folder the acceptance command imports the module from
+
+
+def tiny(where: Path) -> Path:
+    root = where / "calc"
+    root.mkdir()
+    project(root)
+    return root
+
+
+def sdist() -> Path:
+    """inflection's source distribution: the checkout's copy (the loop tests download it
+    there), else downloaded from the package registry once."""
+    archive = SOURCE / f"{SDIST}.tar.gz"
+    if not archive.exists():
+        SOURCE.mkdir(parents=True, exist_ok=True)
+        got = subprocess.run(
+            [PY, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             "--dest", str(SOURCE), "inflection==0.5.1"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        if got.returncode != 0 or not archive.exists():
+            raise SystemExit(f"bench: {SDIST} could not be downloaded: {got.stderr[-400:]}")
+    return archive
+
+
+def real(where: Path) -> Path:
+    """inflection as released, committed, with the loop set up on its two gates."""
+    with tarfile.open(sdist()) as tar:
+        tar.extractall(where, filter="data")
+    root = where / SDIST
+    for name in ("inflection.egg-info", "docs/__pycache__"):
+        sh("rm", "-rf", str(root / name), cwd=where)
+    (root / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.name", "Upstream"),
+        ("config", "user.email", "upstream@example.invalid"),
+        ("add", "-A"),
+        ("commit", "-qm", f"{SDIST} as released"),
+    ):
+        sh("git", *args, cwd=root)
+    init = ["loop", "init", "--yes", *(w for g in REAL_GATES for w in ("--gate", g))]
+    done = relay(*init, cwd=root)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: relay loop init failed on {SDIST}: {done.stderr}")
+    return root
+
+
+SUBJECTS = (
+    Subject("tiny (calc)", tiny, GATES, "src/calc.py", "src"),
+    Subject(f"real ({SDIST})", real, REAL_GATES, "inflection/__init__.py", "."),
+)
+
+
+def maker(where: Path, times: Path, module: str) -> str:
+    """A maker that adds the function its goal names (f<n>) to ``module`` and says why,
+    appending its own wall time (seconds, from its first line to its last) to ``times``."""
     script = where / "maker.py"
     script.write_text(
         "import time\n"
@@ -44,7 +125,7 @@ def maker(where: Path, times: Path) -> str:
         "import os, pathlib, re, sys\n"
         "brief = pathlib.Path(sys.argv[-1]).read_text()\n"
         "n = re.search(r'Add f(\\d+)', brief).group(1)\n"
-        "src = pathlib.Path('src/calc.py')\n"
+        f"src = pathlib.Path({module!r})\n"
         "src.write_text(src.read_text() + f'\\n\\ndef f{n}(x):\\n    return x + {n}\\n')\n"
         "pathlib.Path(os.environ['RELAY_LOOP_EXPLAIN']).write_text(f'added f{n}\\n')\n"
         f"with open({str(times)!r}, 'a') as out:\n"
@@ -53,21 +134,24 @@ def maker(where: Path, times: Path) -> str:
     return f"{PY} {script}"
 
 
-def by_hand(root: Path) -> float:
+def by_hand(root: Path, gates: tuple[str, ...]) -> float:
     """Seconds to run the gate set by hand once (each must pass: the project is green)."""
     started = time.perf_counter()
-    for gate in GATES:
+    for gate in gates:
         done = subprocess.run(gate, shell=True, cwd=root, capture_output=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"bench: the gate {gate!r} fails by hand: {done.stdout[-400:]!r}")
     return time.perf_counter() - started
 
 
-def add_goal(root: Path, n: int) -> None:
-    accept = (
-        f"{PY} -c \"import sys; sys.path.insert(0, 'src'); import calc;"
-        f" sys.exit(not hasattr(calc, 'f{n}'))\""
+def add_goal(root: Path, n: int, subject: Subject) -> None:
+    name = Path(subject.module).with_suffix("").as_posix().removesuffix("/__init__")
+    name = name.removeprefix(f"{subject.path}/").replace("/", ".")
+    code = (
+        f"import sys; sys.path.insert(0, {subject.path!r}); import {name};"
+        f" sys.exit(not hasattr({name}, 'f{n}'))"
     )
+    accept = f"{PY} -c {shlex.quote(code)}"
     added = relay("loop", "goal", "add", f"Add f{n}", "--accept", accept, cwd=root)
     if added.returncode != 0:
         raise SystemExit(f"bench: relay loop goal add failed: {added.stderr}")
@@ -91,37 +175,49 @@ def gate_logs(root: Path) -> set[Path]:
     return set(logs.rglob("*.log")) if logs.exists() else set()
 
 
-def anatomy(root: Path, command: str, n: int, trace: Path) -> tuple[int, float, int]:
-    """One more iteration, run apart with git's trace on: the git processes it started,
-    the gate sets it ran (its gate logs, the goal's acceptance command aside) and its
-    acceptance runs."""
-    add_goal(root, n)
+def anatomy(
+    root: Path, command: str, n: int, trace: Path, subject: Subject
+) -> tuple[Counter[str], float, int]:
+    """One more iteration, run apart with git's trace on: the git processes it started (by
+    git command), the gate sets it ran (its gate logs, the goal's acceptance command
+    aside) and its acceptance runs."""
+    add_goal(root, n, subject)
     before = gate_logs(root)
     iteration(root, command, env={**os.environ, "GIT_TRACE2_EVENT": str(trace)})
     new = gate_logs(root) - before
     gates = [p for p in new if "accept" not in p.name]
-    starts = sum(1 for line in trace.read_text().splitlines() if '"event":"start"' in line)
-    return starts, len(gates) / len(GATES), len(new) - len(gates)
+    starts: Counter[str] = Counter()
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "start":
+            argv = [a for a in event.get("argv", [])[1:] if not a.startswith("-")]
+            # `-c name=value` pairs leave their value: the first word naming a command
+            words = [a for a in argv if "=" not in a and "/" not in a]
+            starts[words[0] if words else "?"] += 1
+    return starts, len(gates) / len(subject.gates), len(new) - len(gates)
 
 
-def main() -> None:
+def measure(subject: Subject) -> float:
+    """The paired runs on ``subject``, printed; the ratios' median."""
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="bench-loop-ratio-") as tmp:
-        root = Path(tmp) / "calc"
-        root.mkdir()
-        project(root)
-        times = Path(tmp) / "maker-times"
-        command = maker(Path(tmp), times)
+        root = subject.make(Path(tmp))
+        shared = Path(tmp) / "maker"  # shared with the maker's box, as a person shares one
+        shared.mkdir()
+        os.environ["RELAY_SANDBOX_SHARE"] = str(shared)
+        times = shared / "maker-times"
+        command = maker(shared, times, subject.module)
+        by_hand(root, subject.gates)  # warm: the first run compiles the project's bytecode
         hand, loop, makers, ratios = [], [], [], []
         for i in range(RUNS):
             n = i + 1
-            add_goal(root, n)
+            add_goal(root, n, subject)
             if i % 2 == 0:
-                h = by_hand(root)
+                h = by_hand(root, subject.gates)
                 w = iteration(root, command)
             else:
                 w = iteration(root, command)
-                h = by_hand(root)
+                h = by_hand(root, subject.gates)
             m = float(times.read_text().split()[-1])
             hand.append(h)
             loop.append(w)
@@ -129,12 +225,12 @@ def main() -> None:
             ratios.append((w - m) / h)
             print(f"pair {n}: by hand {h:.2f} s, iteration {w:.2f} s (maker {m:.2f} s):"
                   f" {(w - m) / h:.2f}x", flush=True)  # fmt: skip
-        starts, sets, accepts = anatomy(root, command, RUNS + 1, Path(tmp) / "trace.json")
+        starts, sets, accepts = anatomy(root, command, RUNS + 1, Path(tmp) / "trace.json", subject)
         loads.append(os.getloadavg()[0])
     ratios.sort()
     print(f"machine: {os.cpu_count()} cores, load average {loads[0]:.2f} before,"
           f" {loads[1]:.2f} after; {RUNS} pairs, order alternating")  # fmt: skip
-    print(f"gates by hand ({len(GATES)} gates): median {statistics.median(hand):.2f} s;"
+    print(f"gates by hand ({len(subject.gates)} gates): median {statistics.median(hand):.2f} s;"
           f" kept iteration: median {statistics.median(loop):.2f} s, of which the maker"
           f" {statistics.median(makers):.2f} s")  # fmt: skip
     ratio = statistics.median(ratios)
@@ -142,12 +238,23 @@ def main() -> None:
           f" (spread {ratios[0]:.2f}-{ratios[-1]:.2f})")  # fmt: skip
     own = statistics.median(w - m - h for w, m, h in zip(loop, makers, hand, strict=True))
     print(f"the loop's own time beside one run of the gates and the maker: median {own:.2f} s")
-    print(f"one iteration's anatomy: {starts} git processes, the gate set run {sets:g}"
-          f" time(s), the acceptance command {accepts} time(s)")  # fmt: skip
-    verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"goal: a kept iteration <= {GOAL}x the gates by hand plus the maker: {verdict}")
+    said = ", ".join(f"{name} {n}" for name, n in starts.most_common())
+    print(
+        f"one iteration's anatomy: {sum(starts.values())} git processes ({said}),"
+        f" the gate set run {sets:g} time(s), the acceptance command {accepts} time(s)"
+    )
+    return ratio
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    main()
+def main() -> None:
+    only = os.environ.get("BENCH_LOOP_RATIO_ONLY", "")  # "tiny" or "real": one project
+    ratios = {}
+    for subject in SUBJECTS:
+        if only and not subject.name.startswith(only):
+            continue
+        print(f"-- {subject.name} --", flush=True)
+        ratios[subject.name] = measure(subject)
+    for name, ratio in ratios.items():
+        verdict = "met" if ratio <= GOAL else "NOT met"
+        print(f"goal on {name}: a kept iteration <= {GOAL}x the gates by hand plus the maker:"
+              f" {ratio:.2f}x, {verdict}")  # fmt: skip

@@ -164,6 +164,7 @@ class Clone:
         self._origin: str | None = None
         # the host the last network command went to, and whether it carried a token
         self._host: tuple[str, bool] | None = None
+        self._identity: dict[str, str] | None = None  # user.name and .email, read once
 
     @property
     def git_lock(self) -> Any:
@@ -475,7 +476,9 @@ class Clone:
         )
         if all(os.environ.get(env_name) for _, env_name, _ in wanted):
             return args
-        configured = self._identity_config()  # one git process for both keys
+        if self._identity is None:  # one git process for both keys, once per clone
+            self._identity = self._identity_config()
+        configured = self._identity
         for key, env_name, fallback in wanted:
             if os.environ.get(env_name) or configured.get(key):
                 continue

@@ -117,6 +117,8 @@ class WorkTree:
     def __init__(self, clone: Clone) -> None:
         self.clone = clone
         self.root = clone.root
+        self._common: Path | None = None
+        self._listings: dict[str, str] = {}
 
     def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
         """One local git command, with hooks off. Worktree commands run one at a time in
@@ -219,34 +221,107 @@ class WorkTree:
         return self.git("commit-tree", tree, "-p", "HEAD", "-m", message, identity=True).strip()
 
     def common_dir(self) -> Path:
-        """The clone's common git directory, absolute."""
-        common = Path(self.git("rev-parse", "--git-common-dir").strip())
-        return common if common.is_absolute() else (self.root / common)
+        """The clone's common git directory, absolute (asked of git once: a clone's git
+        directory does not move under a run)."""
+        if self._common is None:
+            common = Path(self.git("rev-parse", "--git-common-dir").strip())
+            self._common = common if common.is_absolute() else (self.root / common)
+        return self._common
+
+    def ls_tree(self, commit: str) -> str:
+        """``git ls-tree -r -z`` of ``commit``: one git process per commit object (a full
+        sha names the same tree for ever)."""
+        got = self._listings.get(commit)
+        if got is not None:
+            return got
+        out = self.git("ls-tree", "-r", "-z", commit)
+        if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit):
+            if len(self._listings) > 64:
+                self._listings.clear()
+            self._listings[commit] = out
+        return out
+
+    def listing(self, commit: str) -> list[tuple[str, str]]:
+        """Every file of ``commit`` with its mode ("100644", "120000" for a link...)."""
+        found = []
+        for entry in self.ls_tree(commit).split("\0"):
+            if entry:
+                meta, _, path = entry.partition("\t")
+                found.append((path, meta.split(" ", 1)[0]))
+        return found
+
+    def state(self, skip: Sequence[str] = ()) -> str:
+        """The work tree as a person sees it, in one git process when nothing is changed:
+        HEAD, the branch, and each changed or new path (but ``skip``, the person's own
+        untracked files) with what its file holds now. Equal states are the same tree."""
+        out = self.git(
+            "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z",
+            "--untracked-files=all", "--ignored=no", "--no-renames",
+        )  # fmt: skip
+        mine = set(skip)
+        fields = {"1": 8, "u": 10, "?": 1}  # the fields before the path, by kind of entry
+        lines, changed = [], []
+        for entry in out.split("\0"):
+            if not entry:
+                continue
+            path = entry.split(" ", fields[entry[0]])[-1] if entry[0] in fields else ""
+            if entry[0] == "?" and path in mine:
+                continue
+            lines.append(entry)
+            full = self.root / path
+            if path and full.is_symlink():
+                lines.append(f"-> {os.readlink(full)}")
+            elif path and full.is_file():
+                changed.append(path)
+        if changed:
+            lines.append(self.git("hash-object", "--no-filters", "--", *changed))
+        return "\0".join(lines)
 
     def changed_under(self, tree: Path, base: str, skip: Sequence[str] = ()) -> list[str]:
         """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
-        ``skip``. Hashed with this clone's own git directory and a private index: the
-        maker's git directory, configuration and attributes are never read, so nothing it
-        set there (an fsmonitor, a filter, a hook) runs in relay; its commits are folded,
-        since only the files count. A ``skip`` entry is skipped with all it holds (the
-        sandbox's mount points of, or links to, the person's environments)."""
+        ``skip`` (see :meth:`taken_from`)."""
+        return self.taken_from(tree, base, skip)[0]
+
+    def taken_from(self, tree: Path, base: str, skip: Sequence[str] = ()) -> tuple[list[str], str]:
+        """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
+        ``skip``, and the tree object of ``base`` with those paths as ``tree`` has them.
+        Hashed with this clone's own git directory and a private index: the maker's git
+        directory, configuration and attributes are never read, so nothing it set there
+        (an fsmonitor, a filter, a hook) runs in relay; its commits are folded, since only
+        the files count. A ``skip`` entry is skipped with all it holds (the sandbox's
+        mount points of, or links to, the person's environments)."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+        left_out = [f":(top,literal,exclude){name}" for name in skip]
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            self.git(*off, *own, "add", "-A", "--", ":/", env=env)
+            self.git(*off, *own, "add", "-A", "--", ":/", *left_out, env=env)
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
-        return sorted(
+        paths = sorted(
             p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
         )
+        return paths, made
 
-    def candidate_from(self, tree: Path, base: str, paths: Sequence[str], message: str) -> str:
+    def commit_tree(self, tree: str, parent: str, message: str) -> str:
+        """A commit of the tree object ``tree`` on ``parent``, off every branch."""
+        return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
+
+    def candidate_from(
+        self,
+        tree: Path,
+        base: str,
+        paths: Sequence[str],
+        message: str,
+        *,
+        parent: str | None = None,
+    ) -> str:
         """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)
-        have them, off every branch, hashed with this clone's own git directory and a
-        private index (nothing of the maker's git directory is read or run)."""
+        have them, off every branch (its parent ``parent``, else ``base``), hashed with
+        this clone's own git directory and a private index (nothing of the maker's git
+        directory is read or run)."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
@@ -255,7 +330,72 @@ class WorkTree:
             if paths:
                 self.git(*off, *own, "add", "-A", "--", *paths, env=env)
             made = self.git(*off, *own, "write-tree", env=env).strip()
-        return self.git("commit-tree", made, "-p", base, "-m", message, identity=True).strip()
+        return self.git(
+            "commit-tree", made, "-p", parent or base, "-m", message, identity=True
+        ).strip()
+
+    def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
+        """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this
+        tree as they are (see :meth:`take`), or None; nothing is written."""
+        wanted = set(paths)
+        for path in paths:
+            why = self._refusal(source, path, _kind(source, path), wanted)
+            if why is not None:
+                return why
+        return None
+
+    def carried(self, work: str, onto: str, message: str) -> str | None:
+        """``work`` (a candidate commit) carried onto ``onto``: a commit whose parent is
+        ``onto`` and whose tree is ``onto``'s with the paths ``work`` changed against its
+        own parent as ``work`` has them. None when ``onto`` changed one of those paths too
+        (a person's commit meanwhile): the work is not laid over theirs."""
+        base = f"{work}^"
+        if self.git("rev-parse", base) == self.git("rev-parse", onto):
+            return work
+        out = self.git("diff", "--name-only", "--no-renames", "-z", base, work)
+        paths = [p for p in out.split("\0") if p]
+        if paths and self.git("diff", "--name-only", "--no-renames", base, onto, "--", *paths):
+            return None
+        return self._with_paths(onto, work, paths, message, parent=onto)
+
+    def but(self, commit: str, paths: Sequence[str], message: str) -> str:
+        """``commit`` with ``paths`` as HEAD has them (put back), a new commit off the
+        branch whose parent is HEAD."""
+        return self._with_paths(commit, "HEAD", paths, message, parent="HEAD")
+
+    def _with_paths(
+        self, base: str, source: str, paths: Sequence[str], message: str, *, parent: str
+    ) -> str:
+        """A commit of ``base``'s tree with ``paths`` as ``source`` has them (removed where
+        it has none), made through a private index; its parent ``parent``."""
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", base, env=env)
+            if paths:
+                self.git("reset", "-q", source, "--", *paths, env=env)
+            tree = self.git("write-tree", env=env).strip()
+        return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
+
+    def bring(self, commit: str, paths: Sequence[str]) -> None:
+        """Make ``paths`` in the work tree and index what ``commit`` (a kept candidate)
+        holds: written by git (never through a link the tree holds), removed where the
+        commit has none. The person's tree holds no candidate before it is kept."""
+        if not paths:
+            return
+        out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+        there = sorted(p for p in out.split("\0") if p)
+        gone = [p for p in paths if p not in there]
+        if gone:
+            self.git("rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", *gone)
+            for path in gone:
+                full = self.root / path
+                if full.is_symlink() or full.is_file():
+                    full.unlink()
+                elif full.is_dir():
+                    shutil.rmtree(full)
+                self._prune_empty(full.parent)
+        if there:
+            self.git("checkout", commit, "--", *there)
 
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
@@ -429,8 +569,7 @@ class WorkTree:
     def git_meta(self) -> dict[str, bytes]:
         """The clone's hooks, info files and config (by path in the git directory): what a
         maker could change to act through git itself."""
-        common = Path(self.git("rev-parse", "--git-common-dir").strip())
-        common = common if common.is_absolute() else (self.root / common)
+        common = self.common_dir()
         found: dict[str, bytes] = {}
         for name in GIT_META:
             top = common / name
@@ -442,8 +581,7 @@ class WorkTree:
 
     def put_git_meta(self, snapshot: dict[str, bytes]) -> None:
         """Put the hooks, info files and config back as ``snapshot`` has them."""
-        common = Path(self.git("rev-parse", "--git-common-dir").strip())
-        common = common if common.is_absolute() else (self.root / common)
+        common = self.common_dir()
         for rel in set(self.git_meta()) - set(snapshot):
             (common / rel).unlink(missing_ok=True)
         for rel, data in snapshot.items():
@@ -470,8 +608,7 @@ class WorkTree:
 
     def files_at(self, commit: str) -> list[str]:
         """Every file of ``commit``."""
-        out = self.git("ls-tree", "-r", "--name-only", "-z", commit)
-        return [p for p in out.split("\0") if p]
+        return [path for path, _ in self.listing(commit)]
 
     def overlay(self, where: Path, commit: str, paths: Sequence[str]) -> None:
         """Write ``paths`` as ``commit`` holds them into the tree at ``where``."""

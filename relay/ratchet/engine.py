@@ -560,13 +560,27 @@ class Ratchet:
         return untracked
 
     def _revert_goal(self, baseline: Baseline) -> None:
-        """Put back everything the goal changed. Again until nothing is left: restoring a
-        .gitignore the maker edited can reveal files it had hidden behind it."""
+        """Drop the goal's work so far (relay's commit of it, never in the person's clone)
+        and put back anything of the goal's the tree holds (a kept change a stop cut short
+        before its commit). Again until nothing is left: restoring a .gitignore can reveal
+        files it had hidden behind it."""
+        self.judge.held.commit = None
         for _ in range(3):
             changes = self._goal_changes(baseline)
             if not changes:
                 return
             self.tree.revert(changes)
+
+    def _bring_kept(self, baseline: Baseline) -> list[str]:
+        """The kept candidate brought into the person's tree and index (the first time
+        it holds anything of the goal's), for the commit that keeps it; its paths."""
+        made = self.judge.held.commit
+        if made is None:
+            return self._goal_changes(baseline)
+        paths = [p for p in self.tree.changed_in(made) if not is_bookkeeping(p)]
+        self.tree.bring(made, paths)
+        self.judge.held.commit = None
+        return paths
 
     def _goal_changes(self, baseline: Baseline) -> list[str]:
         """The goal's changes, without the bookkeeping relay itself is about to commit."""
@@ -716,12 +730,10 @@ class Ratchet:
             )
         if self.remote is None:
             return f"{goal.id} must be verified on {node}, but this run has no relay to ask"
-        changes = self._goal_changes(baseline)
-        commit = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        commit = self.judge.held.commit  # the candidate that passed here
+        assert commit is not None
         branch = branch_for(goal)
-        # the relay's verbs pull first: park the goal's changes (the candidate holds them)
         self.tree.commit(list(BOOKKEEPING), f"loop: {goal.id} goes to {node} for verification")
-        self.tree.revert(changes)
         try:
             known = open_job(parse_jobs(self.spine.read(BOARD_NAME) or ""), goal)
             issue = known.issue if known else self.remote.open(goal)
@@ -731,8 +743,6 @@ class Ratchet:
             answer = self.remote.verify(goal, job=issue, commit=commit, branch=branch)
         except RelayError as err:
             answer = Answer(0, 0, "failed", f"the relay could not verify the change: {err}")
-        finally:
-            self.tree.restore_to(commit, changes)
         passed, what, why = judged(answer, node=node)
         self.say(f"{goal.id}: {what}")
         return Passed() if passed else Failed(Category.VERIFY, what, why or what)
@@ -850,7 +860,7 @@ class Ratchet:
             edited = ", ".join(self.judge.edited_tests[:5])
             gates += f"; baseline tests changed under --may-edit-tests: {edited}"
         cover = coverage_delta(base.coverage, after.coverage)
-        changes = self._goal_changes(baseline)
+        changes = self._bring_kept(baseline)
         explained = self.judge.explanation(goal, attempt)
         self.spine.write(
             HANDOVER_NAME,

@@ -16,7 +16,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -87,7 +87,6 @@ from relay.ratchet.sandbox import (
     judged,
     maker_branch,
     read_private,
-    read_regular,
     redact_secrets,
     standalone,
 )
@@ -116,15 +115,6 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _taken(path: Path) -> str | None:
-    """A file the candidate holds, as relay's guards read it: a regular file of its own
-    (a link to /dev/zero, a FIFO or relay's token reads as ""), None when it is gone."""
-    if not path.exists() and not path.is_symlink():
-        return None
-    data = read_regular(path, 16 * 1024 * 1024)
-    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-
-
 def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Reach]:
     """What the lines ``candidate`` added to its Python files (and any compiled module
     it holds) reach into: the test runner, relay's guard, the process
@@ -138,6 +128,11 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
     return reaches_in(changes, texts)
+
+
+def changed(state: str) -> bool:
+    """Whether a work tree's state (:meth:`WorkTree.state`) holds any change of its own."""
+    return any(line and not line.startswith("#") for line in state.split("\0"))
 
 
 RED_TEAM_NOTE = (
@@ -206,6 +201,15 @@ class GitState:
         ]
 
 
+@dataclass
+class Held:
+    """The goal's work so far: relay's commit of the last attempt the ratchet did not
+    rewind (the next attempt starts from it), None when the goal starts from its baseline.
+    The person's clone never holds it; a kept one is brought there."""
+
+    commit: str | None = None
+
+
 @dataclass(frozen=True)
 class Options:
     """What `relay loop run` was asked to do."""
@@ -241,6 +245,8 @@ class Judge:
     ballots: list[Ballot] = field(default_factory=list)  # the last security panel's
     edited_tests: list[str] = field(default_factory=list)  # the last verified candidate's
     measured: dict[tuple[str, ...], Measure] = field(default_factory=dict)  # baselines, by tree
+    held: Held = field(default_factory=Held)  # the goal's work so far
+    shielded: list[tuple[Path, ...]] = field(default_factory=list)  # hidden(), once a run
 
     @property
     def root(self) -> Path:
@@ -278,12 +284,16 @@ class Judge:
         explain.parent.mkdir(parents=True)
         head = self.tree.head()
         git_state = GitState.of(self.tree)
-        had = self.tree.changes(baseline.untracked)
-        before = self.tree.candidate(had, "the tree before the attempt")
+        state = self.tree.state(skip=baseline.untracked)  # the person's clone, as it is
+        had = self.tree.changes(baseline.untracked) if changed(state) else []
+        # the person's tree: HEAD itself, unless it holds changes of its own
+        mine = self.tree.candidate(had, "the tree before the attempt") if had else head
+        before = self._start(mine)  # the goal's work so far, on the person's tree
         loop_branch = f"relay-loop/{goal.id}"
         theirs: list[str] = []
         moved: str | None = None
         refused: str | None = None
+        made: str | None = None
         store = ThreadStore.of(self.root)
         for number in range(1, len(self.options.checkers) + 1):
             store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
@@ -319,25 +329,25 @@ class Judge:
             if not said and parse_role(self.options.maker) is not None:
                 said = redact_secrets(self._final_message(ran.reading.text), self.secrets())
             explain.write_text(said, encoding="utf-8")
-            escaped = self._escaped(head, before, had, baseline)
+            escaped = self._escaped(head, mine, had, baseline, state)
             if escaped is None:
                 moved = branch_moved(f"refs/heads/{loop_branch}", maker_branch(box.tree))
             if escaped is None and moved is None:
                 # the candidate is only what the maker's tree holds, hashed with relay's
                 # own git directory (the maker's git directory and configuration are never
-                # used): its commits are thereby folded
-                taken = self.tree.changed_under(box.tree, before, skip=box.private)
+                # used): its commits are thereby folded. It is a commit of relay's, off
+                # every branch: the person's tree and branch get it only when it is kept
+                taken, tree = self.tree.taken_from(box.tree, before, skip=box.private)
                 theirs = sorted(set(taken) & set(baseline.untracked))
                 if not theirs:
-                    try:  # refused before anything is written: nothing is taken
-                        self.tree.take(box.tree, taken)
-                    except ValueError as err:
-                        refused = str(err)
+                    refused = self.tree.refusal(box.tree, taken)
+                if not theirs and refused is None:
+                    made = self.tree.commit_tree(tree, head, f"{goal.id}: {goal.title} (candidate)")
         if escaped is not None:
             git_state.put_back(self.tree, refs=False)
             return escaped, None
         done, reading = ran.done, ran.reading
-        if moved is not None or theirs or refused is not None:
+        if made is None:
             git_state.put_back(self.tree, refs=False)
             if moved is not None:
                 what = f"{moved}; relay discarded its worktree"
@@ -348,23 +358,22 @@ class Judge:
             return Failed(Category.PROTECTED, what, what + "; nothing of it was taken"), None
         meta_touched = git_state.put_back(self.tree, refs=False)
         if reading.signal is Signal.WALL and reading.until is not None:
-            self._put_back(before, had, baseline)  # the wall leaves nothing behind either
+            # the wall leaves nothing behind either (the work so far stays as it was)
             return Wall(reading.until, f"the maker hit a usage limit ({reading.what})"), None
-        if reading.signal is Signal.TRANSIENT:
-            self._put_back(before, had, baseline)  # an interruption leaves nothing behind
+        if reading.signal is Signal.TRANSIENT:  # an interruption leaves nothing behind
             return Transient(reading.what), None
         if reading.signal is Signal.STOPPED:  # a person's stop: nothing kept, no strike
-            self._put_back(before, had, baseline)
             return Stopped(reading.what), None
         if reading.signal is Signal.CANNOT:
-            self._put_back(before, had, baseline)
             return Declined(reading.what), None
-        changes = self.tree.changes(baseline.untracked)
-        bad = self._protected(changes, goal)
+        changes = self.tree.changed_in(made)
+        bad = self._protected(changes, made, goal, head=head)
         if bad or meta_touched:
-            self.tree.revert(sorted({path for path, _ in bad}))
+            # the rest of the change is the goal's work so far; the touched paths are not
+            self.held.commit = self.tree.but(made, sorted({p for p, _ in bad}), "put back")
             what = "; ".join([*meta_touched, *(why for _, why in bad)])
             return Failed(Category.PROTECTED, f"touched {what}", "put back by relay: " + what), None
+        self.held.commit = made
         if done.timed_out:
             what = f"the maker ran past its {self.maker_timeout:.0f}s timeout"
             if limit < self.maker_timeout:
@@ -373,7 +382,19 @@ class Judge:
         if reading.signal is not Signal.DONE:
             what = maker_failed(reading)
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
-        return self._judge(goal, baseline, base, explain)
+        return self._judge(goal, base, explain, made, changes, state, baseline, head=head)
+
+    def _start(self, mine: str) -> str:
+        """Where the maker starts: the goal's work so far (a failed attempt's candidate the
+        ratchet did not rewind) carried onto ``mine``, the person's tree; else ``mine``."""
+        work = self.held.commit
+        if work is None:
+            return mine
+        carried = self.tree.carried(work, mine, "the goal's work so far")
+        if carried is None:  # the person's tree moved under it: start again from theirs
+            self.held.commit = None
+            return mine
+        return carried
 
     def secrets(self) -> list[str]:
         """The secrets relay keeps in this clone's git directory (never in a role's text)."""
@@ -381,8 +402,11 @@ class Judge:
 
     def hidden(self) -> tuple[Path, ...]:
         """What the maker's process must not see: this clone, its git directory, the
-        remotes that are folders here, and the credential files of HOME."""
-        return hidden_for(self.root)
+        remotes that are folders here, and the credential files of HOME (asked of git
+        once a run)."""
+        if not self.shielded:
+            self.shielded.append(hidden_for(self.root))
+        return self.shielded[0]
 
     @contextlib.contextmanager
     def boxed(self, commit: str, *, graders: bool = False) -> Iterator[Sandbox]:
@@ -425,7 +449,7 @@ class Judge:
         from relay.ratchet.engine import is_bookkeeping
 
         # relay's records and the goals list (a goal added or marked done) are no gate's input
-        listing = self.tree.git("ls-tree", "-r", "-z", commit).split("\0")
+        listing = self.tree.ls_tree(commit).split("\0")
         kept = "\0".join(
             e
             for e in listing
@@ -484,9 +508,13 @@ class Judge:
             self.measure_at(head, gates, coverage_report=self.contract.coverage_report)
         )
 
-    def _escaped(self, head: str, before: str, had: list[str], baseline: Baseline) -> Failed | None:
+    def _escaped(
+        self, head: str, before: str, had: list[str], baseline: Baseline, state: str
+    ) -> Failed | None:
         """The person's clone must not change while the maker runs (the maker has a tree
         of its own): what changed there fails the attempt, is put back and never taken."""
+        if self.tree.state(skip=baseline.untracked) == state:
+            return None
         now = self.tree.changes(baseline.untracked)
         paths = sorted(set(now) ^ set(had))
         snapshot = self.tree.candidate(now, "the tree after the attempt")
@@ -544,29 +572,34 @@ class Judge:
                 return
             self.tree.restore_to(before, paths)
 
-    def _protected(self, changes: list[str], goal: Goal | None = None) -> list[tuple[str, str]]:
-        """What the changes touch that no maker may: the contract's protected paths, the
-        spine relay keeps, and what defines the gates."""
-        deleted = [p for p in changes if not (self.root / p).exists()]
+    def _protected(
+        self, changes: list[str], candidate: str, goal: Goal | None = None, *, head: str
+    ) -> list[tuple[str, str]]:
+        """What the changes (``candidate``'s against ``head``, HEAD) touch that no maker
+        may: the contract's protected paths, the spine relay keeps, and what defines the
+        gates."""
+        at_baseline = self.tree.files_at(head)
+        held = set(self.tree.files_at(candidate)) if changes else set()
+        deleted = [p for p in changes if p not in held]
+        show = self._shown(candidate)
         texts = {
-            p: (self.tree.show("HEAD", p), _taken(self.root / p))
+            p: (show("HEAD", p), show(candidate, p))
             for p in changes
             if Path(p).name in ("pyproject.toml", "package.json")
         }
         for p in changes:  # where a file-wide suppression comment could be added
             if p.endswith(SOURCE_SUFFIXES) and p not in deleted and p not in texts:
-                texts[p] = (self.tree.show("HEAD", p), _taken(self.root / p))
+                texts[p] = (show("HEAD", p), show(candidate, p))
         loop_md = None
         if LOOP_FILE in changes:
-            was = self.tree.show("HEAD", LOOP_FILE)
-            loop_md = loop_md_touched(was, _taken(self.root / LOOP_FILE))
+            loop_md = loop_md_touched(show("HEAD", LOOP_FILE), show(candidate, LOOP_FILE))
         return [
             *([(LOOP_FILE, loop_md)] if loop_md else []),
-            *touched(changes, self.contract, texts=self._texts(changes)),
+            *touched(changes, self.contract, texts=self._texts(changes, candidate, show)),
             *spine_touched(changes),
             *gate_definition_touched(
                 changes,
-                at_baseline=self.tree.files_at("HEAD"),
+                at_baseline=at_baseline,
                 deleted=deleted,
                 texts=texts,
                 may_edit_tests=goal is not None and goal.may_edit_tests,
@@ -575,18 +608,30 @@ class Judge:
         ]
 
     def _judge(
-        self, goal: Goal, baseline: Baseline, base: Measure, explain: Path
+        self,
+        goal: Goal,
+        base: Measure,
+        explain: Path,
+        candidate: str,
+        changes: list[str],
+        state: str,
+        baseline: Baseline,
+        *,
+        head: str,
     ) -> tuple[Outcome, Measure | None]:
-        changes = self.tree.changes(baseline.untracked)
+        """Judge ``candidate`` (relay's commit of the maker's work, off every branch):
+        ``changes`` are its paths against ``head`` (HEAD), ``state`` the person's clone as
+        the attempt found it (which must not change while the candidate is judged)."""
         machinery = GitState.of(self.tree)
-        candidate = self.tree.candidate(changes, f"{goal.id}: {goal.title} (candidate)")
+        at_head = set(self.tree.files_at(head))
+        show = self._shown(candidate)
         # a baseline test the change removed is judged (and named) by the verification
         # below, not as a test that did not run
         removed = [
             n
             for p in changes
-            if is_test_file(p) and p.endswith(".py") and self.tree.in_head(p)
-            for n in suite_change(p, self.tree.show("HEAD", p) or "", _taken(self.root / p)).removed
+            if is_test_file(p) and p.endswith(".py") and p in at_head
+            for n in suite_change(p, show("HEAD", p) or "", show(candidate, p)).removed
         ]
         # the candidate's code runs once, in a sandboxed clone of the candidate (the
         # verifier's fresh re-run), never in the person's clone
@@ -608,7 +653,10 @@ class Judge:
             failed = here.failure or coverage_failure(base.coverage, here.coverage)
             if failed:
                 return failed, here
-            outcome, fresh = self._graded(goal, baseline, base, explain, changes, candidate, here)
+            outcome, fresh = self._graded(
+                goal, baseline, base, explain, changes, candidate, here,
+                state=state, at_head=at_head,
+            )  # fmt: skip
             if isinstance(outcome, Passed):
                 self._kept_candidate(goal, candidate, here)
             return outcome, fresh
@@ -622,6 +670,9 @@ class Judge:
         changes: list[str],
         candidate: str,
         here: Measure,
+        *,
+        state: str,
+        at_head: set[str],
     ) -> tuple[Outcome, Measure | None]:
         """What follows the candidate's passing gates (``here``, run in a sandboxed clone
         of ``candidate``): its account, the checker panel, the security panel, the tests'
@@ -647,14 +698,18 @@ class Judge:
             breached = self._security(goal, candidate, here, reached=said)
             if breached:
                 return breached, here
-        tests = [p for p in changes if is_test_file(p) and self.tree.in_head(p)]
-        added = [p for p in changes if is_test_file(p) and not self.tree.in_head(p)]
-        outcome, fresh = self._verify(goal, candidate, base, tests, added, changes, fresh=here)
+        tests = [p for p in changes if is_test_file(p) and p in at_head]
+        added = [p for p in changes if is_test_file(p) and p not in at_head]
+        outcome, fresh = self._verify(
+            goal, candidate, base, tests, added, changes, fresh=here, at_head=at_head
+        )
         if isinstance(outcome, Passed):
-            again = self.tree.candidate(self.tree.changes(baseline.untracked), "recheck")
-            if self.tree.tree_of(again) != self.tree.tree_of(candidate):
-                what = "the work tree changed while the candidate was judged"
-                why = "a checker or the verifier edited the tree; only the maker may"
+            if self.tree.state(skip=baseline.untracked) != state:
+                what = "the person's work tree changed while the candidate was judged"
+                why = (
+                    "a checker, the verifier or the candidate's code edited the person's clone;"
+                    " only the maker changes anything, and only in its own tree"
+                )
                 return Failed(Category.CRASH, what, why), fresh
             if reached:  # the gates' verdict cannot vouch for it, nor can the checkers
                 return Declined(held_reason(reached, candidate), said="held for a person"), fresh
@@ -674,13 +729,29 @@ class Judge:
         )
         return Failed(Category.PROTECTED, what, why)
 
-    def _texts(self, changes: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    def _texts(
+        self, changes: list[str], candidate: str, show: Callable[[str, str], str | None]
+    ) -> dict[str, tuple[str | None, str | None]]:
         texts = {}
         for entry in self.contract.protected:
             path, heading = split_protected(entry)
             if heading is not None and path in changes:
-                texts[path] = (self.tree.show("HEAD", path), _taken(self.root / path))
+                texts[path] = (show("HEAD", path), show(candidate, path))
         return texts
+
+    def _shown(self, candidate: str) -> Callable[[str, str], str | None]:
+        """A file's text at HEAD or ``candidate`` as relay's guards read it: a regular
+        file's text (a link reads as "", as a link to /dev/zero would), None when there is
+        none."""
+        links = {path for path, mode in self.tree.listing(candidate) if mode == "120000"}
+
+        def show(commit: str, path: str) -> str | None:
+            if commit == candidate and path in links:
+                return ""
+            text = self.tree.show(commit, path)
+            return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n")
+
+        return show
 
     def _panel(
         self,
@@ -767,6 +838,7 @@ class Judge:
         changes: Sequence[str] = (),
         *,
         fresh: Measure,
+        at_head: set[str],
     ) -> tuple[Outcome, Measure | None]:
         """The candidate's gates (``fresh``, run in ``box``, a fresh sandboxed clone of the
         candidate), judged against the baseline.
@@ -815,7 +887,7 @@ class Judge:
         }
         swapped, left_out = baseline_suite(
             changes,
-            at_baseline=self.tree.files_at("HEAD"),
+            at_baseline=sorted(at_head),
             may_edit_tests=goal.may_edit_tests,
             texts=texts,
         )
