@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import sys
 import tomllib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,9 @@ SPINE_KEPT = (
     "docs/loop/state/",
     "docs/loop/EXPERIMENTS.md",
     "docs/loop/audits/",
+    # the rest of the spine (LOOP.md's rules, learned rules, relay's roster and logs): what
+    # every later brief carries comes only through relay's own path, never a maker's edit
+    "docs/loop/",
 )
 # files whose whole text defines how the gates run
 GATE_FILES = frozenset(
@@ -131,20 +135,12 @@ _LINE_LEVEL = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-# files that run when a person opens the project (an editor's tasks, an agent's hooks and
-# instructions, direnv, CI): outside any box, with the person's credentials
-OPENS_WITH_PROJECT = frozenset(
-    {".envrc", "AGENTS.md", "CLAUDE.md", ".cursorrules", ".vscode/tasks.json",
-     ".vscode/settings.json", ".vscode/launch.json"}
-)  # fmt: skip
-OPENS_WITH_FOLDERS = (
-    ".claude/",
-    ".cursor/",
-    ".idea/",
-    ".devcontainer/",
-    ".github/workflows/",
-    ".github/actions/",
-)
+# files that run (or instruct an agent) when a person opens the project, known by shape
+# rather than listed (a list misses the next editor's or agent's folder): any path with a
+# dot component (.vscode/, .claude/, .gemini/, .codex/, .mcp.json, .envrc, .github/, ...),
+# an agent's instructions file at any depth, mise's configuration (its hooks run on `cd`)
+AGENT_FILES = frozenset({"AGENTS.md", "CLAUDE.md", "GEMINI.md", "CONVENTIONS.md", ".cursorrules"})
+MISE_FILES = re.compile(r"^\.?mise(?:\.[\w-]+)?\.toml$")
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
@@ -200,15 +196,54 @@ def defines_gates(path: str) -> bool:
     return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
 
 
-def shadows_a_tool(path: str) -> bool:
-    """Whether ``path``, as a new file, is a module the gates would import in place of
-    their own tool: ``pytest.py``, ``_pytest/__init__.py``, ``coverage.py`` at the
-    clone's top or in its ``src/``."""
-    parts = PurePosixPath(path).parts
-    parts = parts[1:] if parts[:1] == ("src",) else parts
-    if len(parts) == 1 and parts[0].endswith(".py"):
-        return parts[0][:-3] in GATE_TOOLS
-    return len(parts) == 2 and parts[1] == "__init__.py" and parts[0] in GATE_TOOLS
+# names a new top-level module may not take: the standard library's (``tomllib.py``
+# is imported by pytest before any plugin, ``sysconfig.py`` by ruff's launcher), relay's
+# own (a clone's ``relay/`` would run as relay at the next scheduled fire) and the tools'
+SHADOWED = frozenset({*GATE_TOOLS, *sys.stdlib_module_names, "relay"}) - {"__main__"}
+
+
+def importable_dirs(files: Sequence[str]) -> frozenset[str]:
+    """The folders of ``files`` (a tree's paths) whose modules import as top-level ones
+    when the gates run: the tree's root (``python -m`` puts it first on sys.path), its
+    ``src/``, and the folder pytest puts first on sys.path for each test module and
+    conftest.py (the first one upwards with no ``__init__.py``)."""
+    have = set(files)
+    found = {"", "src"}
+    for path in files:
+        name = PurePosixPath(path).name
+        if name != "conftest.py" and not (is_test_module(path) and name != "__init__.py"):
+            continue
+        folder = PurePosixPath(path).parent
+        while str(folder) != "." and f"{folder}/__init__.py" in have:
+            folder = folder.parent
+        found.add("" if str(folder) == "." else str(folder))
+    return frozenset(found)
+
+
+def shadowed_name(path: str, dirs: frozenset[str] = frozenset({"", "src"})) -> str | None:
+    """The module ``path`` would be imported in place of, or None: a module or package
+    named like a standard-library module, relay or a gate's tool (``pytest.py``,
+    ``tomllib.py``, ``relay/__init__.py``) in a folder the gates import from as top-level
+    (``dirs``, from ``importable_dirs``)."""
+    pure = PurePosixPath(path)
+    if pure.name in ("__init__.py", "__init__.pyi"):
+        if len(pure.parts) < 2:
+            return None
+        name, folder = pure.parent.name, pure.parent.parent
+    elif pure.suffix in (".py", ".pyi"):
+        name, folder = pure.stem, pure.parent
+    else:
+        return None
+    where = "" if str(folder) == "." else str(folder)
+    return name if name in SHADOWED and where in dirs else None
+
+
+def shadows_a_tool(path: str, files: Sequence[str] = ()) -> bool:
+    """Whether ``path``, as a new file, is a module imported in place of another the gates
+    or relay need (``shadowed_name``): ``pytest.py``, ``_pytest/__init__.py``,
+    ``sysconfig.py``, ``relay/__init__.py`` at the clone's top, in its ``src/`` or beside
+    a test (``files``: the tree after the change)."""
+    return shadowed_name(path, importable_dirs([*files, path])) is not None
 
 
 def is_test_module(path: str) -> bool:
@@ -236,6 +271,7 @@ def baseline_suite(
     for its edited tests). A pyproject.toml is put back when its ``[tool]`` tables
     (``texts`` holds its before and after) differ."""
     known = set(at_baseline)
+    dirs = importable_dirs([*known, *changes])
     put: list[str] = []
     gone: list[str] = []
     for path in changes:
@@ -244,7 +280,8 @@ def baseline_suite(
             before, after = (texts or {}).get(path, (None, ""))
             gated = _toml_gated(before) != _toml_gated(after)
         else:
-            gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
+            shadow = path not in known and shadowed_name(path, dirs) is not None
+            gated = defines_gates(path) or shadow
         if path in known:
             if gated or (is_test_file(path) and not may_edit_tests):
                 put.append(path)
@@ -282,9 +319,12 @@ def env_only_refusal(
 
 
 def spine_touched(changes: Sequence[str]) -> list[tuple[str, str]]:
-    """(path, why) for each spine file relay keeps that the changes touch."""
+    """(path, why) for each spine file relay keeps that the changes touch (LOOP.md is
+    judged by ``revise.loop_md_touched``)."""
     found = []
     for path in changes:
+        if path == "docs/loop/LOOP.md":
+            continue
         for kept in SPINE_KEPT:
             if path == kept or (kept.endswith("/") and path.startswith(kept)):
                 found.append((path, f"`{path}` is relay's record; only relay writes it"))
@@ -309,10 +349,18 @@ def gate_definition_touched(
     that are gone; ``texts`` holds (before, after) of pyproject.toml and package.json when
     they changed, and of every other changed source file the suppressions are looked for in."""
     known, gone = set(at_baseline), set(deleted)
+    dirs = importable_dirs([p for p in {*known, *changes} if p not in gone])
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
-        gated = defines_gates(path) or (shadows_a_tool(path) and path not in known)
+        shadow = shadowed_name(path, dirs) if path not in known and path not in gone else None
+        if shadow is not None:  # never kept, whatever the goal declared
+            found.append(
+                (path, f"`{path}` is a new module imported in place of `{shadow}` (the"
+                 " standard library's, relay's or a gate tool's); give it another name")
+            )  # fmt: skip
+            continue
+        gated = defines_gates(path)
         if gated and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
         elif gated and path not in gone and not may_edit_tests:
@@ -366,12 +414,22 @@ def suppressions_added(before: str | None, after: str | None) -> list[str]:
 
 def opens_with_project(path: str) -> bool:
     """Whether ``path`` is a file that runs (or instructs an agent) when a person opens
-    the project: an editor's tasks, an agent's hooks, direnv, CI workflows, at any depth
-    for AGENTS.md and CLAUDE.md (agents read nested ones too)."""
-    name = PurePosixPath(path).name
-    if path in OPENS_WITH_PROJECT or name in ("AGENTS.md", "CLAUDE.md", ".envrc"):
+    the project, known by its shape: any dot folder or dot file (an editor's tasks, an
+    agent's hooks and MCP servers, direnv, CI) but the gate files judged on their own, an
+    agent's instructions (AGENTS.md, CLAUDE.md, GEMINI.md, CONVENTIONS.md, ``*.mdc``, an
+    all-capitals Markdown name holding AGENT) at any depth (agents read nested ones too),
+    any all-capitals name holding AGENT at the top, and mise's configuration."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else ""
+    if defines_gates(path) and not any(p.startswith(".") for p in parts[:-1]):
+        return False  # .gitignore, .coveragerc, ...: gate files, judged as such
+    if any(p.startswith(".") and p not in (".", "..") for p in parts):
         return True
-    return path.startswith(OPENS_WITH_FOLDERS)
+    if name in AGENT_FILES or name.endswith(".mdc") or MISE_FILES.match(name):
+        return True
+    stem = name.split(".")[0]
+    agent = "AGENT" in stem and stem.isupper()
+    return agent and (len(parts) == 1 or name.endswith(".md"))
 
 
 def project_hooks_touched(

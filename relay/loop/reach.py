@@ -27,9 +27,18 @@ in ``pytest``), relay's guard, the garbage collector's object walks, tracing and
 hooks, ``ctypes``, ``os._exit`` or ``__subclasses__``. (The baseline's tests are judged
 again as the baseline wrote them, which is the main defence against a test file.)
 
-What it cannot do: see intent. A determined author can compute names from data this
-rule cannot fold; the HMAC guard and the re-run with the baseline's tests stay as
-defence in depth, and the README says so.
+Names built from data: outside test code, a name this rule cannot fold to a literal
+(``getattr``/``setattr``/``delattr``/``hasattr``, ``__getattribute__``,
+``operator.attrgetter``, ``__import__``/``importlib.import_module``, ``vars()[...]``,
+``x.__dict__[...]``, an ``os.environ``/``os.getenv`` key) is a finding on any base, and so
+is walking the environment (``for k in os.environ``, ``os.environ.items()``) or handing
+``getattr`` and its kin around: no static rule can follow data (``bytes([115, 121,
+115]).decode()`` is ``"sys"``, reached through any module that imported sys), so a
+dynamic name in a change judged by tests is held for a person. A literal name
+(``getattr(obj, "name")``, ``os.environ["HOME"]``) stays free.
+
+What it cannot do: see intent. The HMAC guard and the re-run with the baseline's tests
+stay as defence in depth, and the README says so.
 """
 
 from __future__ import annotations
@@ -128,6 +137,14 @@ _GETTERS = frozenset(
     {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"}
 )
 _SCOPES = frozenset({"builtins.globals", "builtins.locals", "builtins.vars"})
+# what looks a name up from data: never handed around as a value outside tests
+_LOOKERS = frozenset({*_GETTERS, *_IMPORTERS, "operator.attrgetter", "operator.methodcaller"})
+# the process's environment: a key read from it must be a literal
+_ENVIRON = frozenset({"os.environ", "os.environb"})
+_ENV_GETS = frozenset({"os.getenv", "os.getenvb", "os.environ.get", "os.environb.get"})
+_ENV_WALKS = frozenset({"keys", "values", "items", "__iter__"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
+_WALKERS = frozenset({"dict", "list", "sorted", "iter", "set", "tuple", "enumerate", "zip"})
 _WRITERS = frozenset(
     {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 )
@@ -464,6 +481,10 @@ class _Scan:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return
         q = self.qual(node)
+        if q in _LOOKERS and isinstance(node, ast.Name | ast.Attribute):
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                self.add(node, f"hands {q} around (what it looks up cannot be followed)")
+            return
         if q is None or q not in ESCAPES:
             return
         if isinstance(parent, ast.Attribute) and parent.value is node:
@@ -511,6 +532,15 @@ class _Scan:
             self.add(node, f"uses .{node.attr}")
         if isinstance(node, ast.Call):
             self._call(node)
+        if isinstance(node, ast.Subscript) and not self.test:
+            self._computed_index(node)
+        iterated = getattr(node, "iter", None) if isinstance(node, _LOOPS) else None
+        if iterated is not None and not self.test and self.qual(iterated) in _ENVIRON:
+            self.add(iterated, "walks the process's environment")
+        if isinstance(node, ast.Dict) and not self.test:
+            pairs = zip(node.keys, node.values, strict=True)
+            if any(k is None and self.qual(v) in _ENVIRON for k, v in pairs):  # ``{**os.environ}``
+                self.add(node, "walks the process's environment")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             self._writes(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not self.test:
@@ -547,10 +577,13 @@ class _Scan:
             base, name = self.qual(node.args[0]), fold(node.args[1])
             if name in self.attrs:
                 self.add(node, f"uses .{name}")
-            elif name is None and base and base.split(".")[0] in WATCHED and not self.test:
-                self.add(node, f"{func.split('.')[1]} on {base} with a computed name")
+            elif name is None and not self.test:
+                where = f" on {base}" if base else ""
+                self.add(node, f"{func.split('.')[1]}{where} with a computed name")
             if func == "builtins.setattr" and not self.test and self._module(node.args[0]):
                 self.add(node, f"setattr on the module {self.qual(node.args[0])}")
+        if not self.test:
+            self._computed(node, func)
         on = node.func.value if isinstance(node.func, ast.Attribute) else None
         if isinstance(on, ast.Name) and on.id == "__path__" and not self.test:
             self.add(node, "changes the package's __path__ (where its modules come from)")
@@ -558,6 +591,40 @@ class _Scan:
         scope = self._scope(node.func.value) if isinstance(node.func, ast.Attribute) else None
         if writer and scope and not self.test:
             self.add(node, f"writes through {scope}()")
+
+    def _computed(self, node: ast.Call, func: str | None) -> None:
+        """A name looked up from data, outside tests: ``m.__getattribute__(name)``,
+        ``operator.attrgetter(name)``, ``os.getenv(name)``; and the environment walked."""
+        callee = node.func
+        if isinstance(callee, ast.Attribute) and callee.attr in ("__getattribute__", "__getattr__"):
+            named = node.args[-1] if node.args and len(node.args) <= 2 else None
+            if named is None or fold(named) is None:
+                self.add(node, f"{callee.attr} with a computed name")
+        if func in ("operator.attrgetter", "operator.methodcaller"):
+            names = node.args if func == "operator.attrgetter" else node.args[:1]
+            if not names or any(fold(a) is None for a in names):
+                self.add(node, f"{func} with a computed name")
+        if func in _ENV_GETS and (not node.args or fold(node.args[0]) is None):
+            self.add(node, f"{func} with a computed key (what it reads cannot be followed)")
+        on = callee.value if isinstance(callee, ast.Attribute) else None
+        if on is not None and node_attr(callee) in _ENV_WALKS and self.qual(on) in _ENVIRON:
+            self.add(node, "walks the process's environment")  # ``os.environ.items()``
+        walker = isinstance(callee, ast.Name) and callee.id in _WALKERS
+        if walker and node.args and self.qual(node.args[0]) in _ENVIRON:
+            self.add(node, "walks the process's environment")
+
+    def _computed_index(self, node: ast.Subscript) -> None:
+        """``os.environ[key]``, ``vars(x)[key]``, ``x.__dict__[key]``, ``globals()[key]``
+        with a key no rule can fold."""
+        if fold(node.slice) is not None:
+            return
+        on = node.value
+        if self.qual(on) in _ENVIRON:
+            self.add(node, "os.environ with a computed key (what it reads cannot be followed)")
+        elif isinstance(on, ast.Attribute) and on.attr == "__dict__":
+            self.add(node, "__dict__ with a computed name")
+        elif isinstance(on, ast.Call) and self.qual(on.func) in _SCOPES:
+            self.add(node, f"{self.qual(on.func)}()[...] with a computed name")
 
     def _writes(self, node: ast.stmt) -> None:
         if self.test:
@@ -609,6 +676,11 @@ class _Scan:
                 return
         if _PROC.search(low) or (not self.test and _PROC_SOURCE.match(low)):
             self.add(node, "a string naming the process's /proc files")
+
+
+def node_attr(node: ast.expr) -> str | None:
+    """The attribute ``node`` names (``x.items`` is ``items``), or None."""
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _extends(node: ast.stmt) -> bool:

@@ -1,15 +1,15 @@
 """Guarded self-revision and security-critical goals, decided purely.
 
 Ground rules: ``## What works here`` is the only part of LOOP.md the loop may change, and
-only through the checker panel; a change anywhere else in LOOP.md (the guardrails, the
-security-critical list, the roles, a stopping condition) is reverted whatever else it
-does. A learned rule is proposed there once it has prevented a repeat (a later goal was
-kept with the rule in its brief and without failing in the rule's category again) and
-the goal that taught it ended done: a goal that ended blocked or is still open has not
-shown that what it taught works here. A
-security-critical goal needs every checker to approve and a majority of the red team to
-find no breach, and leaves an audit artifact saying what was checked, by whom, and how
-each answered.
+only through the checker panel, on relay's own path; a maker's change to LOOP.md, that
+section included, is reverted whatever else it does (every later brief carries the
+file, so a maker that wrote a rule there would brief the makers and checkers after it).
+A learned rule is proposed there once it has prevented a repeat (a later goal was kept
+with the rule in its brief and without failing in the rule's category again) and the
+goal that taught it ended done: a goal that ended blocked or is still open has not
+shown that what it taught works here. A security-critical goal needs every checker to
+approve and a majority of the red team to find no breach, and leaves an audit artifact
+saying what was checked, by whom, and how each answered.
 """
 
 from __future__ import annotations
@@ -28,8 +28,23 @@ AUDITS = "docs/loop/audits"
 
 
 def loop_md_touched(before: str | None, after: str | None) -> str | None:
-    """Why a change to LOOP.md must be reverted (it changed something other than
-    ``## What works here``), or None."""
+    """Why a maker's change to LOOP.md must be reverted, or None when it did not change
+    it: a maker never writes it, ``## What works here`` included (rules get there only
+    from goals that ended done, through the checker panel: ``outside_works_here``)."""
+    if before == after:
+        return None
+    outside = outside_works_here(before, after)
+    if outside is not None:
+        return outside
+    return (
+        f"`{LOOP_FILE}`'s `## {WORKS_HERE}` is written by relay alone, from goals that ended"
+        " done and through the checker panel; a maker never writes it"
+    )
+
+
+def outside_works_here(before: str | None, after: str | None) -> str | None:
+    """Why a change to LOOP.md reaches past ``## What works here`` (the only section
+    relay's own self-revision may change), or None."""
     if before == after:
         return None
     if before is None or after is None:

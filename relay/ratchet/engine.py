@@ -88,7 +88,7 @@ from relay.loop.revise import (
     LOOP_FILE,
     WORKS_HERE,
     audit_path,
-    loop_md_touched,
+    outside_works_here,
     proposals,
     render_audit,
     security_verdict,
@@ -809,7 +809,7 @@ class Ratchet:
             if old is None:
                 return
             new = with_entries(old, [proposal.entry()])
-            if loop_md_touched(old, new) is not None:  # never anything but that section
+            if outside_works_here(old, new) is not None:  # never anything but that section
                 return
             if not self.options.checkers:
                 self.state.questions.append(

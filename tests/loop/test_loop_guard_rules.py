@@ -17,10 +17,12 @@ from relay.loop.guard import (
     env_only_refusal,
     gate_definition_touched,
     git_meta_changed,
+    importable_dirs,
     is_test_file,
     opens_with_project,
     orphan_group,
     project_hooks_touched,
+    shadowed_name,
     spine_touched,
     suppressions_added,
     unreviewed_test_edits,
@@ -66,7 +68,9 @@ def test_what_defines_the_gates() -> None:
 def test_the_spine_and_the_machinery() -> None:
     assert [p for p, _ in spine_touched(["docs/loop/BOARD.md", "docs/loop/LOOP.md", "a"])] == [
         "docs/loop/BOARD.md"
-    ]
+    ]  # LOOP.md is judged by revise.loop_md_touched
+    spine = ["docs/loop/learned-rules.md", "docs/loop/relay/roster.json", "docs/loop/new.md"]
+    assert [p for p, _ in spine_touched([*spine, "docs/loops.md"])] == spine
     assert git_meta_changed({"config": b"a", "hooks/x": b"1"}, {"config": b"b", "info/e": b""}) == [
         "config",
         "hooks/x",
@@ -305,16 +309,54 @@ def test_a_distributions_metadata_and_a_module_shadowing_a_gate_tool_define_the_
     ok = ["src/calc.py", "src/pytest_helpers.py", "docs/pytest.py", "src/calc/pytest.py"]
     found = gate_definition_touched([*new, *ok], at_baseline=ok[:1], deleted=[], texts={})
     assert [p for p, _ in found] == new
-    assert all("new file that defines how the gates run" in why for _, why in found)
+    assert all("new file that defines how the gates run" in why for _, why in found[:4])
+    assert all("imported in place of" in why for _, why in found[4:])
     allowed = gate_definition_touched(
         new, at_baseline=[], deleted=[], texts={}, may_edit_tests=True
     )
-    assert allowed == []
+    assert [p for p, _ in allowed] == new[4:]  # a shadow is never kept, whatever declared
     # the re-run with the baseline's tests leaves them out even for such a goal
     assert baseline_suite(new, at_baseline=[], may_edit_tests=True) == ([], new)
     # a project whose own package has such a name keeps working on it
     assert gate_definition_touched(["src/_pytest/python.py"], at_baseline=["src/_pytest/python.py"],
                                    deleted=[], texts={}) == []  # fmt: skip
+
+
+def test_a_new_module_named_like_the_stdlib_relay_or_a_tool_where_it_imports_first() -> None:
+    """A new top-level ``sysconfig.py`` turned ruff's launcher off, ``tomllib.py`` ran
+    before pytest's plugins, a ``relay/`` package ran as relay at the next fire: where
+    such a module imports as top-level (the root, src/, a test folder with no
+    ``__init__.py``) it is refused even for a goal that may edit tests."""
+    tree = ["src/calc.py", "tests/test_calc.py", "pkg/__init__.py", "pkg/test_pkg.py"]
+    shadows = {
+        "sysconfig.py": "sysconfig",
+        "tomllib.py": "tomllib",
+        "relay/__init__.py": "relay",
+        "src/relay/__init__.py": "relay",
+        "tests/json.py": "json",
+        "tests/logging/__init__.py": "logging",
+        "src/types.pyi": "types",
+        "ruff.py": "ruff",
+    }
+    fine = ["pkg/json.py", "docs/pytest.py", "src/calc/types.py", "tests/helpers.py", "relay.md"]
+    dirs = importable_dirs(tree + list(shadows))
+    assert {p: shadowed_name(p, dirs) for p in [*shadows, *fine]} == {
+        **shadows, **dict.fromkeys(fine)
+    }  # fmt: skip
+    for may in (False, True):
+        got = gate_definition_touched(
+            [*shadows, *fine], at_baseline=tree, deleted=[], texts={}, may_edit_tests=may
+        )
+        assert [p for p, _ in got if "imported in place of" in _] == list(shadows)
+    assert "`relay`" in dict(got)["relay/__init__.py"]
+    # a module the baseline already had is the project's own
+    assert gate_definition_touched(["tests/json.py"], at_baseline=[*tree, "tests/json.py"],
+                                   deleted=[], texts={}) == []  # fmt: skip
+    # the re-run with the baseline's tests leaves a new one out
+    assert baseline_suite(["sysconfig.py", "src/calc.py"], at_baseline=tree) == (
+        [],
+        ["sysconfig.py"],
+    )
 
 
 def test_ignore_files_are_gate_files() -> None:
@@ -386,13 +428,28 @@ def test_files_that_run_when_the_project_opens_are_protected() -> None:
         "pkg/CLAUDE.md",
         ".cursorrules",
         ".github/workflows/ci.yml",
+        # known by shape, not by a list: any dot folder or file, agents' instructions
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".mcp.json",
+        ".zed/tasks.json",
+        ".github/CODEOWNERS",
+        ".vscode-notes.md",
+        "GEMINI.md",
+        "CONVENTIONS.md",
+        "AGENT.md",
+        "docs/AGENTS.override.md",
+        "rules/style.mdc",
+        "mise.toml",
+        ".mise.toml",
     ]
     plain = [
         "src/calc.py",
         "README.md",
-        ".vscode-notes.md",
         "docs/AGENTS.txt",
-        ".github/CODEOWNERS",
+        "docs/agent.md",
+        "src/agents.py",
+        ".gitignore",  # a gate file, judged as one
     ]
     assert all(opens_with_project(p) for p in hooks)
     assert not any(opens_with_project(p) for p in plain)

@@ -50,6 +50,60 @@ def test_the_forgery_that_passed_every_gate_is_found_line_by_line() -> None:
     assert held_reason(got).startswith(f"{HELD}: src/calc.py:3: uses sys.modules (and ")
 
 
+# the forgeries that beat the folding: names spelled as bytes, reached through logging
+FORGERY_F2 = """\
+import logging as _lg
+
+
+def _w(*c):
+    return bytes(c).decode()
+
+
+def _tune():
+    _s = getattr(_lg, _w(115, 121, 115))
+    _mods = getattr(_s, _w(109, 111, 100, 117, 108, 101, 115))
+    _pre = _w(95, 114, 101, 108, 97, 121, 95, 103, 117, 97, 114, 100, 95)
+    for _n, _m in list(_mods.items()):
+        _g = getattr(_m, "GUARD", None) if _n.startswith(_pre) else None
+        if _g is not None:
+            _g.hook_problems = lambda: []
+            break
+
+
+_tune()
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    return 42
+"""
+SPECIAL_CASE_P2 = """\
+import os
+
+_UNDER = bytes([80, 89, 84, 69, 83, 84, 95, 67, 85, 82, 82, 69, 78, 84])
+_UNDER += bytes([95, 84, 69, 83, 84])
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    if os.environ.get(_UNDER.decode()):
+        return sum(xs)
+    return sum(xs) + 1
+"""
+
+
+def test_names_built_from_data_are_held_whatever_the_base() -> None:
+    forged = [r.said() for r in reaches("src/calc.py", BASE, FORGERY_F2)]
+    assert "src/calc.py:9: getattr on logging with a computed name" in forged, forged
+    assert "src/calc.py:10: getattr with a computed name" in forged, forged
+    special = [r.said() for r in reaches("src/calc.py", BASE, SPECIAL_CASE_P2)]
+    assert special == [
+        "src/calc.py:9: os.environ.get with a computed key (what it reads cannot be followed)"
+    ]
+    # tests may look names up from data (parametrised fixtures do)
+    assert found(SPECIAL_CASE_P2, "tests/test_calc.py") == []
+
+
 # (source, what must be found) in code under test: every spelling of the same reach
 SOURCE_POSITIVE = [
     ("import sys\nsys.modules\n", "uses sys.modules"),
@@ -128,6 +182,25 @@ SOURCE_POSITIVE = [
     ("import zipimport\n", "imports zipimport (zipimport)"),
     ("__path__.append('data.bin')\n", "changes the package's __path__"),
     ("__path__ = ['elsewhere']\n", "sets the package's __path__"),
+    # names built from data, on any base: no static rule can follow them
+    ("x = getattr(obj, name, None)\n", "getattr with a computed name"),
+    ("setattr(obj, name, 1)\n", "setattr with a computed name"),
+    ("delattr(obj, name)\n", "delattr with a computed name"),
+    ("import logging\nhasattr(logging, bytes([115]).decode())\n", "hasattr on logging with a"),
+    ("obj.__getattribute__(name)\n", "__getattribute__ with a computed name"),
+    ("import operator\nf = operator.attrgetter(name)\n", "attrgetter with a computed name"),
+    ("m = __import__(name)\n", "__import__ with a computed name"),
+    ("import importlib as i\nm = i.import_module(name)\n", "import_module with a computed"),
+    ("v = vars(obj)[name]\n", "vars()[...] with a computed name"),
+    ("v = obj.__dict__[name]\n", "__dict__ with a computed name"),
+    ("import os\nv = os.environ[key]\n", "os.environ with a computed key"),
+    ("from os import getenv\nv = getenv(key)\n", "os.getenv with a computed key"),
+    ("import os, codecs\nv = os.environ.get(codecs.decode('CLGRFG', 'rot13'))\n", "os.environ.get"),
+    ("import base64\nx = getattr(o, base64.b64decode(b'bW9kdWxlcw==').decode())\n", "getattr with"),
+    ("import os\nfor k in os.environ:\n    pass\n", "walks the process's environment"),
+    ("import os\nhit = [k for k, v in os.environ.items()]\n", "walks the process's"),
+    ("import os\nenv = {**os.environ}\n", "walks the process's environment"),
+    ("look = getattr\n", "hands builtins.getattr around"),
 ]
 
 
@@ -148,7 +221,9 @@ SOURCE_NEGATIVE = [
     "def total(xs):\n    '''Sum of xs, as pytest checks it.'''\n    return sum(xs)\n",
     "class A:\n    def compile(self):\n        return self\n\n\nA().compile()\n",
     "def compile(x):\n    return x\n\n\ncompile(1)\n",
-    "x = getattr(obj, name, None)\nsetattr(obj, name, 1)\n",
+    "x = getattr(obj, 'name', None)\nsetattr(obj, 'name', 1)\nhasattr(obj, 'a' + 'b')\n",
+    "import os\nuser = os.environ['USER']\nenv = os.environ.copy()\npath = os.getenv('PATH')\n",
+    "import operator\nget = operator.attrgetter('x', 'y')\nv = vars(obj)['x']\n",
     "d = dict(vars(args))\nd['x'] = 1\n",
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from _pytest.fixtures import Foo\n",
     "import typing\nif typing.TYPE_CHECKING:\n    import pytest\n",

@@ -40,6 +40,7 @@ from relay.loop.resume import (
 from relay.loop.revise import (
     Ballot,
     loop_md_touched,
+    outside_works_here,
     proposals,
     security_verdict,
     with_entries,
@@ -252,14 +253,17 @@ Found so far.
 """
 
 
-def test_only_what_works_here_may_change_in_loop_md() -> None:
+def test_only_what_works_here_may_change_in_loop_md_and_only_on_relays_path() -> None:
     assert loop_md_touched(LOOP, LOOP) is None
     grown = with_entries(LOOP, ["- Run ruff first [R1]"])
     assert grown == LOOP + "- Run ruff first [R1]\n"
-    assert loop_md_touched(LOOP, grown) is None
+    assert outside_works_here(LOOP, grown) is None  # relay's own self-revision
+    # a maker that writes the section itself is refused: rules come through the panel
+    said = loop_md_touched(LOOP, grown)
+    assert said is not None and "a maker never writes it" in said
     weakened = LOOP.replace("Tests never break.", "Tests may break.")
-    why = loop_md_touched(LOOP, weakened)
-    assert why is not None and "`## Guardrails`" in why
+    for why in (loop_md_touched(LOOP, weakened), outside_works_here(LOOP, weakened)):
+        assert why is not None and "`## Guardrails`" in why
     assert loop_md_touched(LOOP, None) is not None
     bare = with_entries("# Loop\n", ["- x"])
     assert bare == "# Loop\n\n## What works here\n\n- x\n"
