@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from relay import RELAY_MODULE
 from relay.errors import LocalUsageError
 
 DEFAULT_INTERVAL = 300
@@ -130,7 +131,7 @@ class Entry:
 def default_argv(
     python: str, clone: Path, node: str, *, log: str | None = None, nonce: str | None = None
 ) -> tuple[str, ...]:
-    """One scheduled pass: ``python -m relay.cli watch --once --scheduled`` for this clone
+    """One scheduled pass: ``python -P -m relay.cli watch --once --scheduled`` for this clone
     and node, with the registration's ``nonce``. On Windows the windowless ``pythonw.exe``
     beside the interpreter runs it (no console flashes up) and the pass appends its own
     lines to ``log``, because Task Scheduler keeps no output of its own."""
@@ -141,7 +142,7 @@ def default_argv(
         extra = ("--log", log) if log else extra
     words = ("watch", "--once", "--scheduled", "--repo-dir", str(clone), "--node", node)
     proof = (NONCE_FLAG, nonce) if nonce else ()
-    return (program, "-m", "relay.cli", *words, *proof, *extra)
+    return (program, *RELAY_MODULE, *words, *proof, *extra)
 
 
 def new_nonce() -> str:

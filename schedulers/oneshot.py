@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from relay import RELAY_MODULE
 from relay.errors import LocalUsageError
 from relay.schedulers.base import Scheduler, Verification, prepare_logs
 from relay.schedulers.cron import MAX_COMMAND, CronScheduler, marker
@@ -101,15 +102,19 @@ def timed_entry(
     python: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Entry:
-    """The entry that runs ``python -m relay.cli ARGS`` in ``clone`` (logs in ``state_dir``);
-    a PYTHONPATH relay is found through now is kept, so the entry runs this very relay."""
+    """The entry that runs ``python -P -m relay.cli ARGS`` in ``clone`` (logs in
+    ``state_dir``); a PYTHONPATH relay is found through now is kept, so the entry runs this
+    very relay, and never the clone's own ``relay/``."""
     clone, state_dir = clone.resolve(), state_dir.resolve()
     interpreter = str(Path(python or sys.executable).absolute())
     source = os.environ if environ is None else environ
-    own = (("PYTHONPATH", source["PYTHONPATH"]),) if source.get("PYTHONPATH") else ()
+    # absolute, no empty word: either would put the entry's working directory (the clone)
+    # back on sys.path, which the interpreter's ``-P`` keeps off
+    kept = [os.path.abspath(p) for p in source.get("PYTHONPATH", "").split(os.pathsep) if p]
+    own = (("PYTHONPATH", os.pathsep.join(dict.fromkeys(kept))),) if kept else ()
     return Entry(
         label=timed_label(prefix, clone),
-        argv=(interpreter, "-m", "relay.cli", *args),
+        argv=(interpreter, *RELAY_MODULE, *args),
         working_dir=str(clone),
         stdout_log=str(state_dir / f"{prefix}.log"),
         stderr_log=str(state_dir / f"{prefix}.err.log"),

@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from relay import RELAY_MODULE
 from relay.commands.output import Output
 from relay.edges.git import credential_env, origin_prefix
 from relay.errors import RelayError
@@ -94,7 +95,7 @@ def relay_cmd(args: Sequence[str], *, env: dict[str, str] | os._Environ[str]) ->
     """Run the real relay CLI as a process; RelayError with its message when it fails.
     Stopped itself (Ctrl-C, SIGTERM), the demo stops the command as a person's Ctrl-C
     would (a running step is stopped and answered), never leaving it to run on."""
-    argv = [sys.executable, "-m", "relay.cli", *args]
+    argv = [sys.executable, *RELAY_MODULE, *args]
     proc = subprocess.Popen(
         argv, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -133,7 +134,7 @@ def running_hub(data: Path, *options: str, detach: bool = False) -> Iterator[Hub
     """Start `relay hub --port 0 [OPTIONS]` (refs are git's, as on GitHub: the remote is
     the hub's git) and stop it afterwards; ``detach`` leaves it running on its own (its
     output in ``hub.log`` beside the data), for `relay demo --keep`."""
-    argv = [sys.executable, "-m", "relay.cli", "hub", "--port", "0", "--data", str(data)]
+    argv = [sys.executable, *RELAY_MODULE, "hub", "--port", "0", "--data", str(data)]
     argv += options
     # what the hub says when it cannot start; closed in the finally below, once it has run
     errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
@@ -347,7 +348,7 @@ def open_job(controller: Node, *, title: str, objective: str) -> int:
 @contextmanager
 def watching(nodes: Sequence[Node]) -> Iterator[None]:
     """`relay watch --interval 1` for each node, as a person would leave it running."""
-    argv = [sys.executable, "-m", "relay.cli", "watch", "--interval", "1", "--repo-dir"]
+    argv = [sys.executable, *RELAY_MODULE, "watch", "--interval", "1", "--repo-dir"]
     quiet = subprocess.DEVNULL
     procs = [
         subprocess.Popen([*argv, str(n.clone)], env=n.env(), stdout=quiet, stderr=quiet)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from relay import RELAY_MODULE
 from relay.commands.common import run_async
 from relay.commands.output import Output
 from relay.edges.git import RepoSlug
@@ -165,7 +166,7 @@ def detach(data: Path, argv: list[str]) -> Output:
     made = not data.exists()
     data.mkdir(parents=True, exist_ok=True)
     log = data / "hub.log"
-    proc, url = _detached([sys.executable, "-m", "relay.cli", *argv], log)
+    proc, url = _detached([sys.executable, *RELAY_MODULE, *argv], log)
     if not url:
         said = log.read_text().strip().splitlines()
         import subprocess

@@ -591,7 +591,7 @@ class ManagedRun:
             patch, said = work / f"{found.goal}.diff", work / f"{found.goal}.said"
             patch.write_text(found.diff, encoding="utf-8")
             said.write_text(found.said + "\n", encoding="utf-8")
-            maker = shlex.join([sys.executable, "-c", APPLY, str(patch), str(said)])
+            maker = shlex.join([sys.executable, "-P", "-c", APPLY, str(patch), str(said)])
             # the same panel as any maker's: the roster's checkers, verifier and red team
             panel = self.panel or self._full_panel()
             options = Options(

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from relay import RELAY_MODULE
 from relay.edges.local import git_dir
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import CONTRACT_NAME, Contract
@@ -57,7 +58,7 @@ class RelayJobs:
         self.poll = poll
 
     def _verb(self, *args: str, timeout: float = VERB_TIMEOUT) -> Any:
-        argv = [sys.executable, "-m", "relay.cli", *args, "--repo-dir", str(self.root), "--json"]
+        argv = [sys.executable, *RELAY_MODULE, *args, "--repo-dir", str(self.root), "--json"]
         try:
             done = subprocess.run(
                 argv, capture_output=True, text=True, timeout=timeout, check=False
@@ -290,7 +291,7 @@ def remove_own_resume(repo: Path, scheduler: str | None) -> str | None:
     label = timed_label(RESUME_PREFIX, repo.resolve())
     entry = Entry(
         label=label,
-        argv=(sys.executable, "-m", "relay.cli", "loop", "run", "--resume"),  # not run
+        argv=(sys.executable, *RELAY_MODULE, "loop", "run", "--resume"),  # not run
         working_dir=str(repo),
         stdout_log=os.devnull,
         stderr_log=os.devnull,

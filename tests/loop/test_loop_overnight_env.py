@@ -202,6 +202,36 @@ def test_the_cron_lines_stay_short_under_a_very_long_path(
         assert str(deep) in script_path(line).read_text()  # the paths live in the script
 
 
+def test_a_relay_package_kept_in_the_clone_never_runs_in_relays_place_when_the_entry_fires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    """The entry runs ``python -P -m relay.cli`` in the clone: a ``relay/`` the project
+    holds at its top (a kept change, say) is not on relay's sys.path, on the host."""
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    with_run_command(project, maker)
+    ran = project.loop("schedule", "--at", "01:10", "--max-iterations", "2", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    marker = tmp_path / "shadow-ran.txt"  # under the test's own /tmp: the host's, not a box's
+    shadow = (
+        f"import pathlib\nimport sys\n\npathlib.Path({str(marker)!r}).write_text(str(sys.argv))\n"
+    )
+    for name in ("relay/__init__.py", "relay/cli.py"):
+        project.write(name, shadow)
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a package of the project's own named relay")
+    [line] = crontab()
+
+    fired = fire(line)
+    assert not marker.exists(), marker.read_text()
+    errors = (project.root / ".git/relay/loop").joinpath("relay-loop.err.log")
+    assert fired.returncode == 0, fired.stderr + errors.read_text()
+    assert " -P -m relay.cli " in script_path(line).read_text(encoding="utf-8")
+    assert "G1: Multiply" in project.subjects() and project.clean()  # the entry still works
+
+
 def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:

@@ -67,7 +67,7 @@ def test_create_builds_the_watch_pass_with_absolute_paths(tmp_path: Path) -> Non
     entry = awkward_entry(tmp_path, python="/opt/py/bin/python3")
     clone = Path(entry.working_dir)
     assert entry.argv == default_argv("/opt/py/bin/python3", clone, "mac-mini")
-    assert entry.argv[1:5] == ("-m", "relay.cli", "watch", "--once")
+    assert entry.argv[1:6] == ("-P", "-m", "relay.cli", "watch", "--once")
     assert entry.interval_seconds == 300
     assert Path(entry.stdout_log).parent == tmp_path / "state dir"
     assert entry.env["PATH"].split(":")[0] == "/opt/py/bin"
@@ -198,3 +198,26 @@ def test_the_registration_s_nonce_is_on_the_command_line_every_backend_renders(
     assert f"--nonce {nonce}" in task
     older = default_argv("/usr/bin/python3", tmp_path, "mac")
     assert entry_nonce(older) is None
+
+
+@POSIX_ONLY
+def test_the_watch_pass_never_imports_a_relay_package_the_clone_holds(tmp_path: Path) -> None:
+    """The pass runs in the clone (its working directory) with ``-P``: the clone's own
+    ``relay/`` is not on sys.path, this relay answers."""
+    import subprocess
+
+    clone, marker = tmp_path / "clone", tmp_path / "shadow-ran.txt"
+    (clone / "relay").mkdir(parents=True)
+    shadow = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    for name in ("__init__.py", "cli.py"):
+        (clone / "relay" / name).write_text(shadow)
+    entry = Entry.create(clone=clone, node="n", state_dir=tmp_path, environ=dict(os.environ))
+    env = dict(entry.environment)
+    if os.environ.get("PYTHONPATH"):  # the relay under test, as the test's own run finds it
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    done = subprocess.run(
+        entry.argv, cwd=entry.working_dir, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert not marker.exists()
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "relay" in done.stderr.lower(), done.stderr  # relay's own one-line error: no clone

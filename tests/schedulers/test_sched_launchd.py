@@ -29,7 +29,7 @@ def test_plist_has_every_key_with_absolute_paths(tmp_path: Path) -> None:
     assert job["Label"] == entry.label
     assert job["ProgramArguments"] == list(entry.argv)
     assert all(p.startswith("/") for p in (job["ProgramArguments"][0], job["WorkingDirectory"]))
-    assert "relé 项目 100% it's" in job["ProgramArguments"][7]
+    assert "relé 项目 100% it's" in job["ProgramArguments"][8]
     assert job["StartInterval"] == 300
     assert job["RunAtLoad"] is True
     assert job["WorkingDirectory"] == entry.working_dir

@@ -78,7 +78,7 @@ def test_units_have_every_setting(tmp_path: Path) -> None:
     service = read_unit(units[f"{entry.label}.service"])
     timer = read_unit(units[f"{entry.label}.timer"])
     assert service["Service"]["Type"] == "oneshot"
-    assert service["Service"]["ExecStart"].startswith(f'"{entry.argv[0]}" "-m" "relay.cli"')
+    assert service["Service"]["ExecStart"].startswith(f'"{entry.argv[0]}" "-P" "-m" "relay.cli"')
     assert service["Service"]["WorkingDirectory"] == entry.working_dir.replace("%", "%%")
     assert service["Service"]["StandardOutput"] == f"append:{entry.stdout_log}"
     assert service["Service"]["StandardError"] == f"append:{entry.stderr_log}"
@@ -146,7 +146,7 @@ def test_a_program_path_systemd_refuses_is_started_through_env(tmp_path: Path) -
     assert analyze(tmp_path, paths, user=False) == (0, [])
     service = next(path for path in paths if path.suffix == ".service").read_text("utf-8")
     assert '\nExecStart="/usr/bin/env" "/' in service
-    assert 'bin \\"q\\" back\\\\slash it\'s/python" "-m" "relay.cli"' in service
+    assert 'bin \\"q\\" back\\\\slash it\'s/python" "-P" "-m" "relay.cli"' in service
 
 
 def test_register_writes_units_then_reloads_enables_and_restarts(
