@@ -273,6 +273,12 @@ for d in $RELAY_SOCKET_DIRS; do  # the machine's sockets (docker's, systemd's, d
   left=$(find "$d" -type s ! -exec mount --bind /dev/null {} \\; -print 2>/dev/null || true)
   if [ -n "$left" ]; then echo "relay: cannot hide the socket $left" >&2; exit 1; fi
 done
+for s in $RELAY_SOCKETS; do  # every other socket the machine has bound in a folder
+  if [ -S "$s" ] && ! mount --bind /dev/null "$s" 2>/dev/null && [ -S "$s" ]; then
+    echo "relay: cannot hide the socket $s" >&2
+    exit 1
+  fi
+done
 for d in $RELAY_RO_DIRS; do
   mount --rbind "$d" "$d"
   ro "$d"
@@ -314,6 +320,7 @@ set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
 unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV RELAY_HOMES
+unset RELAY_SOCKETS
 cd / && cd "$here"  # the folder as the mounts made it
 exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
@@ -471,6 +478,7 @@ class Sandbox:
             "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
             "RELAY_SOCKET_DIRS": socket_folders(),
+            "RELAY_SOCKETS": host_sockets([box, self.tree.resolve()]),
         }
         for named in (*(p for v in given.values() for p in v), self.tree.resolve(), shown):
             if "\n" in str(named or ""):
@@ -558,6 +566,28 @@ def socket_folders() -> list[Path]:
             real = Path(name).resolve()
             if real.is_dir() and real not in found:
                 found.append(real)
+    return found
+
+
+def host_sockets(own: Sequence[Path]) -> list[Path]:
+    """The unix sockets the machine has bound in a folder (``/proc/net/unix``, one read),
+    but those under :data:`SOCKET_DIRS` (hidden folder by folder) and ``own`` (the box's
+    folders): a read-only folder does not stop connect(), so each is hidden behind
+    /dev/null wherever it lies. Abstract names need nothing: the box's network is its own."""
+    try:
+        table = Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    skip = [*socket_folders(), *own]
+    found: list[Path] = []
+    for row in table.splitlines()[1:]:
+        words = row.split(None, 7)
+        if len(words) < 8 or not words[7].startswith("/"):
+            continue  # unnamed, abstract (@...), or bound relative to a folder unknown here
+        path = Path(words[7])
+        if path in found or any(path.is_relative_to(p) for p in skip):
+            continue
+        found.append(path)
     return found
 
 
@@ -849,7 +879,10 @@ def hidden_paths(
             real = each.resolve()
         except OSError:
             continue
-        if not real.exists() and not real.is_symlink():
+        try:
+            if not real.exists() and not real.is_symlink():
+                continue
+        except OSError:  # unreadable to relay (a HOME not its own): so to the box, run as it
             continue
         if real == Path(real.anchor) or real == temp or temp.is_relative_to(real):
             continue
