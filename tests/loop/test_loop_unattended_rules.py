@@ -512,6 +512,30 @@ def test_every_box_hides_the_other_tools_logins_in_home_and_where_xdg_puts_them(
     assert [p for p in kept if covered(p)] == []
 
 
+def test_a_home_relay_cannot_read_leaves_nothing_to_hide_and_no_traceback(tmp_path: Path) -> None:
+    """A HOME relay cannot stat (a user's without `su -`: HOME=/root, EACCES) is as
+    unreadable to the box, run as relay: nothing of it to hide, and no traceback. As root
+    no folder refuses, so a name too long to stat stands in (the same OSError path)."""
+    import os
+
+    from relay.ratchet.sandbox import hidden_paths
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    locked = tmp_path / "locked"
+    (locked / ".netrc").parent.mkdir()
+    (locked / ".netrc").write_text("machine x password y\n")
+    locked.chmod(0)
+    try:
+        for home in (locked, tmp_path / ("h" * 300)):
+            hidden = hidden_paths(clone, clone / ".git", [], {"HOME": str(home)})
+            assert hidden[0] == clone.resolve(), hidden
+            unseen = [h for h in hidden if h.is_relative_to(home) and os.geteuid() != 0]
+            assert unseen == [], hidden
+    finally:
+        locked.chmod(0o700)
+
+
 def test_a_box_gets_only_the_variables_on_its_list_what_was_passed_and_its_agents_own() -> None:
     """The deny-lists kept missing logins (a DSN, a CI token, a variable named after
     nothing): a box gets an allow-list of ours instead, PATH, the locale, Python's and
