@@ -179,13 +179,21 @@ def test_hooks_and_info_exclude_are_put_back(
     assert "`.git/hooks/pre-commit` is the clone's own machinery" in failures_text(project)
 
 
-def test_the_makers_own_git_machinery_goes_with_its_clone(tmp_path: Path) -> None:
+def test_the_makers_own_git_machinery_goes_with_its_clone_and_relay_runs_no_hook(
+    tmp_path: Path,
+) -> None:
     """The maker's .git is its own clone's: what it does to its hooks and excludes touches
     nothing of the person's; relay reads its files, never its git directory, so a file it
-    hides from its own git is still part of the candidate."""
+    hides from its own git is still part of the candidate. Relay's own commits run none of
+    the person's hooks (one that fails every commit is in place before the run)."""
     project = make_project(tmp_path, retries=1)
     exclude = project.root / ".git/info/exclude"
     before = exclude.read_bytes()
+    hooked = tmp_path / "hooked"
+    hook = project.root / ".git/hooks/pre-commit"
+    persons = f"#!/bin/sh\ntouch {hooked}\nexit 1\n"
+    hook.write_text(persons)  # a person's own, before the run
+    hook.chmod(0o755)
     maker = project.script(
         "maker",
         GOOD + "import subprocess\n"
@@ -197,20 +205,11 @@ def test_the_makers_own_git_machinery_goes_with_its_clone(tmp_path: Path) -> Non
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    assert not (project.root / ".git/hooks/pre-commit").exists()
+    assert not hooked.exists()  # relay's commits ran no hook
+    assert hook.read_text() == persons  # the maker's hook stayed in its own clone
     assert exclude.read_bytes() == before and failures(project) == []
     assert project.git("show", "HEAD:NOTES.md") == "hidden from its own git\n"
     assert project.clean()
-
-
-def test_relay_commits_run_no_hook(tmp_path: Path) -> None:
-    project = make_project(tmp_path)
-    hooked = tmp_path / "hooked"
-    hook = project.root / ".git/hooks/pre-commit"
-    hook.write_text(f"#!/bin/sh\ntouch {hooked}\nexit 1\n")  # a person's own, before the run
-    hook.chmod(0o755)
-    ran = project.loop("run", "--maker", project.script("maker", GOOD))
-    assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and not hooked.exists()
 
 
 def test_a_second_run_on_the_clone_is_refused(tmp_path: Path) -> None:
