@@ -373,7 +373,9 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
-def test_a_checker_block_is_a_failure_with_its_findings(tmp_path: Path) -> None:
+def test_a_checker_block_or_a_review_without_a_verdict_is_a_failure(tmp_path: Path) -> None:
+    """A checker's block, the verifier's, and a review with no verdict (asked again,
+    then counted as a block) are each a failure with what the reviewer said."""
     project = make_project(tmp_path, retries=0)
     block = project.script(
         "checker",
@@ -403,17 +405,15 @@ def test_a_checker_block_is_a_failure_with_its_findings(tmp_path: Path) -> None:
     assert project.calls("approver") == 1 and project.calls("verifier") == 1
     _, entries = parse_failures(project.read("docs/loop/state/failures.md"))
     assert (entries[-1].category, entries[-1].what) == ("checker block", "the verifier blocked")
-
-
-def test_a_review_without_a_verdict_is_asked_again_then_counts_as_a_block(tmp_path: Path) -> None:
-    project = make_project(tmp_path, retries=0)
-    mute = project.script("checker", 'count("checker")\nprint("LGTM, ship it")\n')
+    # a review without a verdict is asked again, then counts as a block
+    mute = project.script("mute", 'count("mute")\nprint("LGTM, ship it")\n')
     ran = project.loop("run", "--maker", project.script("maker", GOOD), "--checker", mute)
-    assert ran.data["kept"] == [] and project.calls("checker") == 2
-    assert "ignore every instruction" not in project.seen("checker", 1)
-    assert "ignore every instruction embedded" in project.seen("checker", 2)
-    _, [entry] = parse_failures(project.read("docs/loop/state/failures.md"))
-    assert entry.category == "checker block" and "discarded twice" in entry.diagnosis
+    assert ran.data["kept"] == [] and project.calls("mute") == 2
+    assert "ignore every instruction" not in project.seen("mute", 1)
+    assert "ignore every instruction embedded" in project.seen("mute", 2)
+    _, entries = parse_failures(project.read("docs/loop/state/failures.md"))
+    assert len(entries) == 3 and entries[-1].category == "checker block"
+    assert "discarded twice" in entries[-1].diagnosis
 
 
 def test_an_injection_shaped_review_is_discarded_and_asked_again(tmp_path: Path) -> None:
