@@ -153,17 +153,9 @@ TEST_CALC_MUL = TEST_CALC.replace("import add", "import add, mul") + (
 )
 
 
-def test_tests_added_to_an_existing_test_file_are_kept(tmp_path: Path) -> None:
-    project = make_project(tmp_path, accept=ACCEPT_IN_CALC)
-    maker = project.script(
-        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_calc.py', {TEST_CALC_MUL!r})\n"
-    )
-    ran = project.loop("run", "--maker", maker)
-    assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    assert project.read("tests/test_calc.py") == TEST_CALC_MUL and project.clean()
-
-
 def test_a_baseline_test_is_kept_unless_the_goal_may_edit_tests(tmp_path: Path) -> None:
+    """Renaming a baseline test is refused unless the goal may edit tests; tests added
+    next to it in the same file are kept either way."""
     renamed = TEST_CALC_MUL.replace("def test_add()", "def test_addition()")
     edit = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_calc.py', {renamed!r})\n"
     project = make_project(tmp_path, retries=0, accept=ACCEPT_IN_CALC)
@@ -172,6 +164,13 @@ def test_a_baseline_test_is_kept_unless_the_goal_may_edit_tests(tmp_path: Path) 
     text = project.read("docs/loop/state/failures.md")
     assert "1 test(s) the baseline had are gone (tests/test_calc.py::test_add" in text
     assert "--may-edit-tests" in text
+    # tests added to the existing test file (the baseline's test as it was) are kept
+    maker = project.script(
+        "adder", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_calc.py', {TEST_CALC_MUL!r})\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0 and [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("tests/test_calc.py") == TEST_CALC_MUL and project.clean()
     # the same change, declared
     (tmp_path / "declared").mkdir()
     other = make_project(tmp_path / "declared", retries=0, accept=None)
