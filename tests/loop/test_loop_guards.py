@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
+from loop_project import CALC, CALC_MUL, PY, TEST_MUL, Project, make_project
 from test_loop_ratchet import (
     GOOD,
     alive,
@@ -234,8 +234,18 @@ def test_a_second_run_on_the_clone_is_refused(tmp_path: Path) -> None:
     assert not alive(group)
 
 
-def test_a_transient_failure_leaves_nothing_and_a_line_529_is_no_overload(tmp_path: Path) -> None:
+def test_a_transient_failure_leaves_nothing_nor_do_the_gates_and_one_goal_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transient failure (twice) costs no attempt and leaves no file; what the gates
+    write (bytecode, with no .gitignore line for it) is not the goal's; a run limited to
+    one goal says so; a line 529 in a traceback is no overload; a dry run refuses the
+    maker as a checker."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     project = make_project(tmp_path)
+    project.write(".gitignore", ".coverage\ncoverage.json\n.pytest_cache/\n")
+    project.git("commit", "-qam", "no bytecode in .gitignore")
+    project.loop("goal", "add", "Again", "--accept", "false")
     maker = project.script(
         "maker",
         "n = count('maker')\n"
@@ -244,32 +254,23 @@ def test_a_transient_failure_leaves_nothing_and_a_line_529_is_no_overload(tmp_pa
         "    print('Error code: 529 - overloaded')\n"
         "    sys.exit(75)\n" + GOOD,
     )
-    ran = project.loop("run", "--maker", maker)
+    ran = project.loop("run", "--maker", maker, "--goal", "G1")
+    assert ran.data["stopped"] == "G1 is done (the run was limited to it by --goal)", ran
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and project.calls("maker") == 3
     assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
-    assert "src/junk.py" not in project.git("show", "--name-only", "--format=", "HEAD~1")
+    kept = project.git("show", "--name-only", "--format=", "HEAD~1").split()
+    assert "src/calc.py" in kept and not [p for p in kept if "__pycache__" in p], kept
+    assert "src/junk.py" not in kept
     assert not (project.root / "src/junk.py").exists()
+    dry = project.loop("run", "--maker", maker, "--checker", maker, "--dry-run")
+    assert dry.status == 2 and "cannot be a checker" in dry.errors[0]["message"]
     crash = project.script(
         "crash",
         "count('crash')\nprint('Traceback:\\n  File \"agent.py\", line 529, in main')\n"
         "sys.exit(1)\n",
     )
-    project.loop("goal", "add", "Again", "--accept", "false")
     project.loop("run", "--maker", crash, "--goal", "G2", "--max-iterations", "1")
     assert project.calls("crash") == 1 and categories(project) == ["runtime crash"]
-
-
-def test_what_the_gates_write_is_not_the_goals(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    project = make_project(tmp_path, gates=(TEST_GATE,))
-    project.write(".gitignore", ".coverage\ncoverage.json\n.pytest_cache/\n")
-    project.git("commit", "-qam", "no bytecode in .gitignore")
-    ran = project.loop("run", "--maker", project.script("maker", GOOD))
-    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    kept = project.git("show", "--name-only", "--format=", "HEAD~1").split()
-    assert "src/calc.py" in kept and not [p for p in kept if "__pycache__" in p], kept
 
 
 def test_init_keeps_a_crlf_loop_md_and_names_the_line_of_a_bad_byte(tmp_path: Path) -> None:
@@ -284,15 +285,3 @@ def test_init_keeps_a_crlf_loop_md_and_names_the_line_of_a_bad_byte(tmp_path: Pa
     lines = goals.read_bytes().count(b"\n")
     ran = project.loop("status")
     assert ran.status != 0 and f"GOALS.md:{lines}" in ran.errors[0]["message"], ran
-
-
-def test_a_run_of_one_goal_says_so_and_a_dry_run_refuses_the_maker_as_checker(
-    tmp_path: Path,
-) -> None:
-    project = make_project(tmp_path)
-    project.loop("goal", "add", "Other", "--accept", "false")
-    maker = project.script("maker", GOOD)
-    ran = project.loop("run", "--maker", maker, "--goal", "G1")
-    assert ran.data["stopped"] == "G1 is done (the run was limited to it by --goal)", ran
-    dry = project.loop("run", "--maker", maker, "--checker", maker, "--dry-run")
-    assert dry.status == 2 and "cannot be a checker" in dry.errors[0]["message"]
