@@ -237,10 +237,10 @@ def test_a_second_run_on_the_clone_is_refused(tmp_path: Path) -> None:
 def test_a_transient_failure_leaves_nothing_nor_do_the_gates_and_one_goal_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A transient failure (twice) costs no attempt and leaves no file; what the gates
-    write (bytecode, with no .gitignore line for it) is not the goal's; a run limited to
-    one goal says so; a line 529 in a traceback is no overload; a dry run refuses the
-    maker as a checker."""
+    """A transient failure (an overload, twice, said two ways) costs no attempt and
+    leaves no file; what the gates write (bytecode, with no .gitignore line for it) is
+    not the goal's; a run limited to one goal says so; a line 529 in a traceback is no
+    overload; a dry run refuses the maker as a checker."""
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     project = make_project(tmp_path)
     project.write(".gitignore", ".coverage\ncoverage.json\n.pytest_cache/\n")
@@ -249,15 +249,19 @@ def test_a_transient_failure_leaves_nothing_nor_do_the_gates_and_one_goal_says_s
     maker = project.script(
         "maker",
         "n = count('maker')\n"
-        "if n <= 2:\n"
+        "if n <= 2:\n"  # an overload, as two agents say it
         "    put('src/junk.py', 'import os\\n')\n"
-        "    print('Error code: 529 - overloaded')\n"
+        "    if n == 1:\n"
+        "        print('Error code: 529 - overloaded')\n"
+        "    else:\n"
+        '        print(\'Error: 529 {"type": "overloaded_error"}\')\n'
         "    sys.exit(75)\n" + GOOD,
     )
     ran = project.loop("run", "--maker", maker, "--goal", "G1")
     assert ran.data["stopped"] == "G1 is done (the run was limited to it by --goal)", ran
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and project.calls("maker") == 3
     assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
+    assert ran.data["iterations"] == 1 and board_row(project)[:3] == (GoalState.DONE, 1, 0)
     kept = project.git("show", "--name-only", "--format=", "HEAD~1").split()
     assert "src/calc.py" in kept and not [p for p in kept if "__pycache__" in p], kept
     assert "src/junk.py" not in kept

@@ -261,22 +261,6 @@ def test_a_protected_path_touched_is_put_back_and_learned(tmp_path: Path) -> Non
     assert board_row(project)[:3] == (GoalState.OPEN, 2, 1)
 
 
-def test_a_transient_overload_costs_no_attempt(tmp_path: Path) -> None:
-    project = make_project(tmp_path)
-    maker = project.script(
-        "maker",
-        "n = count('maker')\n"
-        "if n <= 2:\n"
-        '    print(\'Error: 529 {"type": "overloaded_error"}\')\n'
-        "    sys.exit(75)\n" + GOOD,
-    )
-    ran = project.loop("run", "--maker", maker)
-    assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and ran.data["iterations"] == 1
-    assert project.calls("maker") == 3
-    assert failures(project) == [] and iterations(project) == [(1, "G1", 1, "kept")]
-    assert board_row(project)[:3] == (GoalState.DONE, 1, 0)
-
-
 def test_a_killed_run_resumes_and_applies_the_goal_once(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     pid_file = project.scripts / "maker.pid"
