@@ -9,10 +9,15 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 
 from __future__ import annotations
 
+import configparser
 import fnmatch
+import functools
 import json
+import pkgutil
 import re
+import site
 import sys
+import sysconfig
 import tomllib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -139,8 +144,61 @@ _LINE_LEVEL = re.compile(
 # rather than listed (a list misses the next editor's or agent's folder): any path with a
 # dot component (.vscode/, .claude/, .gemini/, .codex/, .mcp.json, .envrc, .github/, ...),
 # an agent's instructions file at any depth, mise's configuration (its hooks run on `cd`)
-AGENT_FILES = frozenset({"AGENTS.md", "CLAUDE.md", "GEMINI.md", "CONVENTIONS.md", ".cursorrules"})
+AGENT_FILES = frozenset(
+    {
+        "AGENTS.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        "QWEN.md",
+        "CRUSH.md",
+        "WARP.md",
+        "CONVENTIONS.md",
+        ".cursorrules",
+        # agents' and editors' configurations without a dot: MCP servers are commands
+        "opencode.json",
+        "opencode.jsonc",
+        "crush.json",
+        "devcontainer.json",
+    }
+)
 MISE_FILES = re.compile(r"^\.?mise(?:\.[\w-]+)?\.toml$")
+# the configuration folders read on open whatever their files are called (``mise/``)
+OPEN_FOLDERS = frozenset({"mise"})
+# a top-level all-capitals Markdown file is an agent's instructions (``WARP.md``,
+# ``QWEN.md``, the next agent's) unless it is one of a project's usual documents
+PROJECT_DOCS = frozenset(
+    {
+        "README",
+        "CHANGELOG",
+        "CHANGES",
+        "CONTRIBUTING",
+        "CONTRIBUTORS",
+        "LICENSE",
+        "LICENCE",
+        "COPYING",
+        "SECURITY",
+        "CODE_OF_CONDUCT",
+        "AUTHORS",
+        "NOTICE",
+        "HISTORY",
+        "NEWS",
+        "MAINTAINERS",
+        "SUPPORT",
+        "GOVERNANCE",
+        "RELEASE",
+        "RELEASING",
+        "UPGRADING",
+        "MIGRATION",
+        "TODO",
+        "ROADMAP",
+        "FAQ",
+        "INSTALL",
+        "CITATION",
+    }
+)
+# new top-level files of these shapes are read by an editor or agent on open (an
+# agent's or editor's JSON settings, a workspace whose tasks run on folder open)
+NEW_TOP_OPENED = (".json", ".jsonc", ".json5", ".code-workspace")
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
@@ -200,15 +258,80 @@ def defines_gates(path: str) -> bool:
 # is imported by pytest before any plugin, ``sysconfig.py`` by ruff's launcher), relay's
 # own (a clone's ``relay/`` would run as relay at the next scheduled fire) and the tools'
 SHADOWED = frozenset({*GATE_TOOLS, *sys.stdlib_module_names, "relay"}) - {"__main__"}
+# names imported by what the interpreter itself loads, whatever list they are missing
+# from: sysconfig's build-time data (``_sysconfigdata_<abi>_<platform>``, imported by
+# name through ``sysconfig.get_path``), and the start-up hooks
+SHADOWED_PREFIXES = ("_sysconfigdata",)
+# a project's usual folders, which a badly packaged distribution may also install at the
+# top of site-packages: nothing the gates run imports them by that name
+PROJECT_FOLDERS = frozenset(
+    {"tests", "test", "testing", "docs", "doc", "examples", "scripts", "bench", "benchmarks"}
+)
+# the settings that add folders to sys.path for pytest: (file, table or section)
+PYTEST_CONFIGS = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", "tool.pytest.ini_options"),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
 
 
-def importable_dirs(files: Sequence[str]) -> frozenset[str]:
+@functools.cache
+def installed_names() -> frozenset[str]:
+    """Every top-level module the interpreter relay runs under can import apart from a
+    clone: the standard library's, the built-in ones, and what its site-packages hold
+    (pytest's plugins import ``typing_extensions``, ``pygments``, ``execnet``... by
+    name, so a clone's module of that name, first on sys.path, runs in a gate)."""
+    places = {sysconfig.get_path(k) for k in ("purelib", "platlib")}
+    places |= set(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        places.add(site.getusersitepackages())
+    found = {m.name for m in pkgutil.iter_modules(sorted(p for p in places if p))}
+    return frozenset(
+        {*SHADOWED, *sys.builtin_module_names, *(found - PROJECT_FOLDERS), *STARTUP_PACKAGES}
+    ) - {"__main__"}
+
+
+def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
+    """The folders pytest's ``pythonpath`` setting adds to sys.path, from the clone's
+    pytest configurations (``texts``: a top-level file's name to its text, or None):
+    pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, tox.ini, setup.cfg."""
+    found: list[str] = []
+    for name, section in PYTEST_CONFIGS:
+        text = texts.get(name)
+        if not text:
+            continue
+        value: object = None
+        if name.endswith(".toml"):
+            try:
+                doc: object = tomllib.loads(text)
+            except tomllib.TOMLDecodeError:
+                continue
+            for key in section.split("."):
+                doc = doc.get(key) if isinstance(doc, dict) else None
+            value = doc.get("pythonpath") if isinstance(doc, dict) else None
+        else:
+            parser = configparser.ConfigParser(interpolation=None, strict=False)
+            try:
+                parser.read_string(text)
+            except configparser.Error:
+                continue
+            value = parser.get(section, "pythonpath", fallback=None)
+        items = value.split() if isinstance(value, str) else value
+        if isinstance(items, list):
+            found += [str(PurePosixPath(str(i).strip().strip("/"))) for i in items]
+    return [("" if f == "." else f) for f in found if not f.startswith("..")]
+
+
+def importable_dirs(files: Sequence[str], pythonpath: Sequence[str] = ()) -> frozenset[str]:
     """The folders of ``files`` (a tree's paths) whose modules import as top-level ones
     when the gates run: the tree's root (``python -m`` puts it first on sys.path), its
-    ``src/``, and the folder pytest puts first on sys.path for each test module and
-    conftest.py (the first one upwards with no ``__init__.py``)."""
+    ``src/``, pytest's ``pythonpath`` entries (``config_pythonpath``), and the folder
+    pytest puts first on sys.path for each test module and conftest.py (the first one
+    upwards with no ``__init__.py``)."""
     have = set(files)
-    found = {"", "src"}
+    found = {"", "src", *pythonpath}
     for path in files:
         name = PurePosixPath(path).name
         if name != "conftest.py" and not (is_test_module(path) and name != "__init__.py"):
@@ -222,28 +345,36 @@ def importable_dirs(files: Sequence[str]) -> frozenset[str]:
 
 def shadowed_name(path: str, dirs: frozenset[str] = frozenset({"", "src"})) -> str | None:
     """The module ``path`` would be imported in place of, or None: a module or package
-    named like a standard-library module, relay or a gate's tool (``pytest.py``,
-    ``tomllib.py``, ``relay/__init__.py``) in a folder the gates import from as top-level
-    (``dirs``, from ``importable_dirs``)."""
+    named like one the interpreter can import apart from the clone (``installed_names``:
+    the standard library's, a built-in, what site-packages holds, relay, a gate's tool),
+    sysconfig's data (``_sysconfigdata_*``) or a ``.pth`` start-up file (``pytest.py``,
+    ``tomllib.py``, ``typing_extensions.py``, ``relay/__init__.py``) in a folder the
+    gates import from as top-level (``dirs``, from ``importable_dirs``)."""
     pure = PurePosixPath(path)
+    if pure.suffix == ".pth":
+        where = "" if str(pure.parent) == "." else str(pure.parent)
+        return pure.name if where in dirs else None
     if pure.name in ("__init__.py", "__init__.pyi"):
         if len(pure.parts) < 2:
             return None
         name, folder = pure.parent.name, pure.parent.parent
-    elif pure.suffix in (".py", ".pyi"):
-        name, folder = pure.stem, pure.parent
+    elif pure.suffix in (".py", ".pyi", ".so", ".pyd") or pure.name.endswith(".pyc"):
+        name, folder = pure.name.split(".")[0], pure.parent
     else:
         return None
     where = "" if str(folder) == "." else str(folder)
-    return name if name in SHADOWED and where in dirs else None
+    if where not in dirs:
+        return None
+    known = name in installed_names() or name.startswith(SHADOWED_PREFIXES)
+    return name if known else None
 
 
-def shadows_a_tool(path: str, files: Sequence[str] = ()) -> bool:
+def shadows_a_tool(path: str, files: Sequence[str] = (), pythonpath: Sequence[str] = ()) -> bool:
     """Whether ``path``, as a new file, is a module imported in place of another the gates
     or relay need (``shadowed_name``): ``pytest.py``, ``_pytest/__init__.py``,
     ``sysconfig.py``, ``relay/__init__.py`` at the clone's top, in its ``src/`` or beside
     a test (``files``: the tree after the change)."""
-    return shadowed_name(path, importable_dirs([*files, path])) is not None
+    return shadowed_name(path, importable_dirs([*files, path], pythonpath)) is not None
 
 
 def is_test_module(path: str) -> bool:
@@ -261,6 +392,7 @@ def baseline_suite(
     at_baseline: Sequence[str],
     may_edit_tests: bool = False,
     texts: Mapping[str, tuple[str | None, str | None]] | None = None,
+    pythonpath: Sequence[str] = (),
 ) -> tuple[list[str], list[str]]:
     """What the re-run that judges the candidate's code against the baseline's tests and
     gate configuration does to a fresh tree of the candidate: (put back as the baseline
@@ -269,9 +401,10 @@ def baseline_suite(
     ``may_edit_tests``, whose edits are the goal's); every new test file is removed (with
     ``may_edit_tests``, every new file pytest would import: the goal's new helpers stay
     for its edited tests). A pyproject.toml is put back when its ``[tool]`` tables
-    (``texts`` holds its before and after) differ."""
+    (``texts`` holds its before and after) differ; ``pythonpath``: pytest's setting's
+    folders (``config_pythonpath``)."""
     known = set(at_baseline)
-    dirs = importable_dirs([*known, *changes])
+    dirs = importable_dirs([*known, *changes], pythonpath)
     put: list[str] = []
     gone: list[str] = []
     for path in changes:
@@ -339,6 +472,7 @@ def gate_definition_touched(
     deleted: Sequence[str],
     texts: Mapping[str, tuple[str | None, str | None]],
     may_edit_tests: bool = False,
+    pythonpath: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """(path, why) for each change that would weaken the gates: a gate-definition file
     changed, pyproject.toml's ``[tool]`` tables or package.json's scripts and settings
@@ -349,15 +483,16 @@ def gate_definition_touched(
     that are gone; ``texts`` holds (before, after) of pyproject.toml and package.json when
     they changed, and of every other changed source file the suppressions are looked for in."""
     known, gone = set(at_baseline), set(deleted)
-    dirs = importable_dirs([p for p in {*known, *changes} if p not in gone])
+    dirs = importable_dirs([p for p in {*known, *changes} if p not in gone], pythonpath)
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
         shadow = shadowed_name(path, dirs) if path not in known and path not in gone else None
         if shadow is not None:  # never kept, whatever the goal declared
             found.append(
-                (path, f"`{path}` is a new module imported in place of `{shadow}` (the"
-                 " standard library's, relay's or a gate tool's); give it another name")
+                (path, f"`{path}` is a new module imported in place of `{shadow}` (one the"
+                 " interpreter imports from elsewhere: the standard library's, an installed"
+                 " package's, relay's or a gate tool's); give it another name")
             )  # fmt: skip
             continue
         gated = defines_gates(path)
@@ -418,7 +553,11 @@ def opens_with_project(path: str) -> bool:
     agent's hooks and MCP servers, direnv, CI) but the gate files judged on their own, an
     agent's instructions (AGENTS.md, CLAUDE.md, GEMINI.md, CONVENTIONS.md, ``*.mdc``, an
     all-capitals Markdown name holding AGENT) at any depth (agents read nested ones too),
-    any all-capitals name holding AGENT at the top, and mise's configuration."""
+    any all-capitals name holding AGENT at the top, a personal ``*.local.md`` (CLAUDE.local.md)
+    at any depth, a top-level all-capitals Markdown file that is not a usual project
+    document (QWEN.md, WARP.md: not README.md), agents' and editors' undotted settings
+    (opencode.json, crush.json, devcontainer.json, ``*.code-workspace``), and mise's
+    configuration (``mise.toml``, anything under a ``mise/`` folder)."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if defines_gates(path) and not any(p.startswith(".") for p in parts[:-1]):
@@ -427,20 +566,33 @@ def opens_with_project(path: str) -> bool:
         return True
     if name in AGENT_FILES or name.endswith(".mdc") or MISE_FILES.match(name):
         return True
+    if name.endswith((".local.md", ".code-workspace")) or OPEN_FOLDERS & set(parts[:-1]):
+        return True
     stem = name.split(".")[0]
+    caps = stem.isupper() and name.endswith(".md")
+    if caps and len(parts) == 1 and stem not in PROJECT_DOCS:
+        return True
     agent = "AGENT" in stem and stem.isupper()
     return agent and (len(parts) == 1 or name.endswith(".md"))
 
 
 def project_hooks_touched(
-    changes: Sequence[str], *, declared: Sequence[str] = ()
+    changes: Sequence[str],
+    *,
+    declared: Sequence[str] = (),
+    at_baseline: Sequence[str] | None = None,
 ) -> list[tuple[str, str]]:
     """(path, why) for each change to a file that runs when a person opens the project,
     but those the goal declares among its paths (a path, a folder ending in ``/`` or a
-    glob): no maker's edit there is kept unless a person said the goal is about it."""
+    glob): no maker's edit there is kept unless a person said the goal is about it. With
+    ``at_baseline`` (the baseline's files), a new top-level JSON file or workspace is one
+    too, whatever its name (the next agent's or editor's settings)."""
+    known = None if at_baseline is None else set(at_baseline)
     found = []
     for path in changes:
-        if not opens_with_project(path) or _declared(path, declared):
+        new_top = known is not None and path not in known and "/" not in path
+        opened = opens_with_project(path) or (new_top and path.endswith(NEW_TOP_OPENED))
+        if not opened or _declared(path, declared):
             continue
         why = (
             f"`{path}` runs when a person opens the project (outside any box); a goal that"

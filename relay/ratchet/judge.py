@@ -34,9 +34,11 @@ from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
+    PYTEST_CONFIGS,
     SOURCE_SUFFIXES,
     baseline_suite,
     branch_moved,
+    config_pythonpath,
     gate_definition_touched,
     git_meta_changed,
     is_test_file,
@@ -593,6 +595,7 @@ class Judge:
         loop_md = None
         if LOOP_FILE in changes:
             loop_md = loop_md_touched(show("HEAD", LOOP_FILE), show(candidate, LOOP_FILE))
+        pythonpath = config_pythonpath({n: show("HEAD", n) for n, _ in PYTEST_CONFIGS})
         return [
             *([(LOOP_FILE, loop_md)] if loop_md else []),
             *touched(changes, self.contract, texts=self._texts(changes, candidate, show)),
@@ -603,8 +606,13 @@ class Judge:
                 deleted=deleted,
                 texts=texts,
                 may_edit_tests=goal is not None and goal.may_edit_tests,
+                pythonpath=pythonpath,
             ),
-            *project_hooks_touched(changes, declared=goal.paths if goal is not None else ()),
+            *project_hooks_touched(
+                changes,
+                declared=goal.paths if goal is not None else (),
+                at_baseline=at_baseline,
+            ),
         ]
 
     def _judge(
@@ -890,6 +898,7 @@ class Judge:
             at_baseline=sorted(at_head),
             may_edit_tests=goal.may_edit_tests,
             texts=texts,
+            pythonpath=config_pythonpath({n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
         )
         if swapped or left_out:
             # the candidate's code judged by the baseline's tests and gate configuration

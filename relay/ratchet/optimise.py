@@ -26,7 +26,13 @@ from relay.loop.checks import unknown
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
-from relay.loop.guard import gate_definition_touched, project_hooks_touched, spine_touched
+from relay.loop.guard import (
+    PYTEST_CONFIGS,
+    config_pythonpath,
+    gate_definition_touched,
+    project_hooks_touched,
+    spine_touched,
+)
 from relay.loop.metric import (
     EXPERIMENTS_NAME,
     KEPT,
@@ -417,9 +423,13 @@ def _protected(
         *touched(changes, run.contract, texts=texts),
         *spine_touched(changes),
         *gate_definition_touched(
-            changes, at_baseline=tree.files_at("HEAD"), deleted=deleted, texts=texts
+            changes,
+            at_baseline=tree.files_at("HEAD"),
+            deleted=deleted,
+            texts=texts,
+            pythonpath=config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
         ),
-        *project_hooks_touched(changes, declared=declared),
+        *project_hooks_touched(changes, declared=declared, at_baseline=tree.files_at("HEAD")),
     ]
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -134,7 +135,7 @@ SECRET_PLACES_ENV = (
 # the files a variable's folder holds in place of HOME's (cargo's and gradle's logins;
 # the rest of those folders, the caches and registries, a build needs)
 SECRET_FILES_ENV = {
-    "CARGO_HOME": ("credentials", "credentials.toml"),
+    "CARGO_HOME": ("credentials", "credentials.toml", "config", "config.toml"),
     "GRADLE_USER_HOME": ("gradle.properties",),
 }
 # what lies under XDG_CONFIG_HOME when it is not HOME/.config
@@ -688,6 +689,83 @@ TOOL_HOMES = {
 }
 
 
+# credentials a tool's folder (shown whole) may hold at any depth: an index's or
+# registry's login (a prefix's site-wide pip.conf, nvm's node's etc/npmrc, cargo's config)
+TOOL_SECRET_NAMES = frozenset(
+    {
+        "pip.conf",
+        "pip.ini",
+        ".npmrc",
+        "npmrc",
+        ".pypirc",
+        ".netrc",
+        ".git-credentials",
+        "auth.json",
+        ".yarnrc",
+        ".yarnrc.yml",
+    }
+)
+TOOL_SECRET_SUFFIXES = (".pem", ".key")
+# cargo's registry token may sit in its config as well as its credentials
+CARGO_SECRETS = re.compile(r"^(?:config(?:\.toml)?|credentials.*)$")
+# what a tool's folder holds in bulk and no login lives in: not walked
+TOOL_BULK = frozenset(
+    {
+        "lib",
+        "lib64",
+        "include",
+        "share",
+        "bin",
+        "man",
+        "node_modules",
+        "site-packages",
+        "registry",
+        "git",
+        "toolchains",
+        "downloads",
+        "cache",
+        "pkg",
+        "src",
+        "__pycache__",
+    }
+)
+TOOL_WALK_DEPTH = 5
+TOOL_WALK_CAP = 4000  # entries read per HOME at most: a box starts in well under a second
+
+
+def tool_secrets(home: Path, cap: int = TOOL_WALK_CAP) -> list[Path]:
+    """The credential files inside the tool folders a box shows whole from ``home``
+    (:data:`TOOL_HOMES`), found by name at any depth down to :data:`TOOL_WALK_DEPTH`:
+    ``pip.conf``, ``npmrc``, ``.pypirc``, ``auth.json``, ``*.pem``/``*.key``, and
+    ``.cargo``'s ``config``/``credentials*``. A bounded walk (bulk folders such as
+    ``lib``, ``registry`` and ``node_modules`` skipped, ``cap`` entries at most)."""
+    found: list[Path] = []
+    seen = 0
+    roots = {home / name for name, more in TOOL_HOMES.items() for name in (name, *more)}
+    todo = [(root, 0) for root in sorted(roots)]
+    while todo and seen < cap:
+        folder, depth = todo.pop(0)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries[: cap - seen]:
+            seen += 1
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if depth < TOOL_WALK_DEPTH and name not in TOOL_BULK:
+                    todo.append((Path(entry.path), depth + 1))
+                continue
+            cargo = folder.name == ".cargo" and CARGO_SECRETS.match(name)
+            if cargo or name in TOOL_SECRET_NAMES or name.endswith(TOOL_SECRET_SUFFIXES):
+                found.append(Path(entry.path))
+    return found
+
+
 def _home_whole(real: Path, home: Path) -> tuple[Path, list[Path]]:
     """``real`` (a folder in ``home``) as a box shows it: a tool's folder whole, with the
     folders that tool needs beside it (:data:`TOOL_HOMES`); a package in ``node_modules``
@@ -857,6 +935,7 @@ def hidden_paths(
             found.append((clone / local) if local.startswith(".") else Path(local))
     for home in filter(None, homes):
         found += [Path(home) / name for name in (*HOME_SECRETS, *AGENT_HOMES)]
+        found += tool_secrets(Path(home))
     for name in AGENT_DIR_ENV.values():
         found += [Path(environ[name])] if environ.get(name, "").strip() else []
     if environ.get("XDG_CONFIG_HOME"):

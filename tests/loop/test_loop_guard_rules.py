@@ -14,6 +14,7 @@ from relay.loop.guard import (
     ALLOW_ENV_ONLY,
     baseline_suite,
     branch_moved,
+    config_pythonpath,
     env_only_refusal,
     gate_definition_touched,
     git_meta_changed,
@@ -122,7 +123,10 @@ def test_start_up_files_and_hidden_pytest_configuration_are_gate_files() -> None
     new = [".pytest.ini", "pytest.toml", "src/sitecustomize.py", "usercustomize.py", "x.pth"]
     found = gate_definition_touched(new, at_baseline=["src/calc.py"], deleted=[], texts={})
     assert [p for p, _ in found] == new
-    assert all("is a new file that defines how the gates run" in why for _, why in found)
+    said = dict(found)
+    assert all("is a new file that defines how the gates run" in said[p] for p in new[:2])
+    # where the interpreter imports them first, start-up files are refused outright
+    assert all("imported in place of" in said[p] for p in new[2:])
 
 
 def test_the_baselines_suite_is_what_the_baseline_had() -> None:
@@ -359,6 +363,62 @@ def test_a_new_module_named_like_the_stdlib_relay_or_a_tool_where_it_imports_fir
     )
 
 
+def test_a_new_module_named_like_anything_the_interpreter_imports_is_refused() -> None:
+    """A top-level ``_sysconfigdata__linux_x86_64-linux-gnu.py`` was imported by ruff's
+    launcher through sysconfig and switched the lint gate off for good; pytest's plugins
+    import ``typing_extensions``, ``pygments``, ``execnet`` by name. Any name the
+    interpreter can import apart from the clone (stdlib, built-in, site-packages),
+    sysconfig's data and a start-up ``.pth`` is refused where it imports first."""
+    tree = ["src/calc.py", "tests/test_calc.py"]
+    shadows = {
+        "_sysconfigdata__linux_x86_64-linux-gnu.py": "_sysconfigdata__linux_x86_64-linux-gnu",
+        "_sysconfigdata_t_darwin.py": "_sysconfigdata_t_darwin",
+        "typing_extensions.py": "typing_extensions",  # installed beside relay
+        "src/pygments/__init__.py": "pygments",
+        "tests/iniconfig.py": "iniconfig",
+        "sys.py": "sys",  # a built-in
+        "sitecustomize.py": "sitecustomize",
+        "usercustomize.py": "usercustomize",
+        "evil.pth": "evil.pth",
+        "src/pluggy.cpython-312-x86_64-linux-gnu.so": "pluggy",
+    }
+    fine = ["calc_helpers.py", "pkg/typing_extensions.py", "tests/test_more.py", "docs/x.pth"]
+    dirs = importable_dirs(tree + list(shadows))
+    assert {p: shadowed_name(p, dirs) for p in [*shadows, *fine]} == {
+        **shadows, **dict.fromkeys(fine)
+    }  # fmt: skip
+    got = gate_definition_touched(
+        [*shadows, *fine], at_baseline=tree, deleted=[], texts={}, may_edit_tests=True
+    )
+    assert [p for p, why in got if "imported in place of" in why] == list(shadows)
+    # a project's usual folders are its own, whatever a distribution installs
+    assert shadowed_name("tests/__init__.py", dirs) is None
+
+
+def test_pytests_pythonpath_setting_is_an_importable_dir() -> None:
+    """pytest's ``pythonpath`` puts its folders first on sys.path: a new module named
+    like an installed one there is imported in place of it, as at the clone's top."""
+    texts = {
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["lib", "./tools/"]\n',
+        "pytest.ini": "[pytest]\npythonpath = vendor .\n",
+        "setup.cfg": "[tool:pytest]\npythonpath = scripts\n",
+        "tox.ini": "[tox]\nenvlist = py\n",
+    }
+    assert config_pythonpath(texts) == ["vendor", "", "lib", "tools", "scripts"]
+    assert config_pythonpath({"pyproject.toml": "not = [toml", "setup.cfg": "[x"}) == []
+    assert config_pythonpath({"pytest.ini": "[pytest]\npythonpath = ../up\n"}) == []
+    paths = config_pythonpath(texts)
+    dirs = importable_dirs(["src/calc.py"], paths)
+    assert shadowed_name("lib/json.py", dirs) == "json"
+    assert shadowed_name("lib/json.py", importable_dirs(["src/calc.py"])) is None
+    got = gate_definition_touched(
+        ["tools/pytest.py"], at_baseline=["src/calc.py"], deleted=[], texts={}, pythonpath=paths
+    )
+    assert [p for p, _ in got] == ["tools/pytest.py"]
+    put, gone = baseline_suite(["lib/json.py"], at_baseline=["src/calc.py"], pythonpath=paths)
+    assert (put, gone) == ([], ["lib/json.py"])
+
+
 def test_ignore_files_are_gate_files() -> None:
     """ruff skips what .gitignore or .ignore name, tracked or not: `src/*.py` there
     switches the lint gate off, so an edited one (at any depth) is a gate change and a
@@ -442,10 +502,31 @@ def test_files_that_run_when_the_project_opens_are_protected() -> None:
         "rules/style.mdc",
         "mise.toml",
         ".mise.toml",
+        # what agents and editors read on open without a dot, by shape where there is one
+        "CLAUDE.local.md",
+        "pkg/AGENTS.local.md",
+        "QWEN.md",
+        "CRUSH.md",
+        "WARP.md",
+        "NEXTAGENT.md",
+        "opencode.json",
+        "opencode.jsonc",
+        "crush.json",
+        "mise/config.toml",
+        "mise/tasks/build",
+        "calc.code-workspace",
+        "devcontainer.json",
+        ".devcontainer.json",
     ]
     plain = [
         "src/calc.py",
         "README.md",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
+        "CODE_OF_CONDUCT.md",
+        "SECURITY.md",
+        "docs/DESIGN.md",
+        "docs/mise.md",
         "docs/AGENTS.txt",
         "docs/agent.md",
         "src/agents.py",
@@ -463,6 +544,11 @@ def test_files_that_run_when_the_project_opens_are_protected() -> None:
         p for p in hooks if p not in (".github/workflows/ci.yml", "AGENTS.md")
         and not p.startswith(".vscode/")
     ]  # fmt: skip
+    # with the baseline known, any new top-level JSON or workspace is one too
+    new = ["zed.json", "tool.jsonc", "x.code-workspace", "tsconfig.json"]
+    at = project_hooks_touched([*new, "src/x.json"], at_baseline=["tsconfig.json"])
+    assert [p for p, _ in at] == new[:3]
+    assert project_hooks_touched(new) == [("x.code-workspace", at[2][1])]
 
 
 def test_test_edits_under_may_edit_tests_need_a_reviewer() -> None:

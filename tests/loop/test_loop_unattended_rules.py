@@ -512,6 +512,47 @@ def test_every_box_hides_the_other_tools_logins_in_home_and_where_xdg_puts_them(
     assert [p for p in kept if covered(p)] == []
 
 
+def test_credentials_inside_a_tool_folder_a_box_shows_whole_are_hidden(tmp_path: Path) -> None:
+    """A box shows ~/.pyenv, ~/.nvm, ~/.cargo whole: cargo's registry token in its
+    config.toml, a prefix's site-wide pip.conf with an index password, nvm's node's
+    etc/npmrc were readable inside. They are hidden by name at any depth, the rest of
+    the folder (its interpreters, registries and packages) is not, and the walk skips
+    the bulk folders (a certifi bundle under lib/ is nobody's login)."""
+    from relay.ratchet.sandbox import hidden_paths, tool_secrets
+
+    home = tmp_path / "home"
+    secrets = [
+        ".cargo/config.toml", ".cargo/config", ".cargo/credentials.toml",
+        ".pyenv/versions/3.11.7/pip.conf", ".pyenv/versions/3.11.7/etc/pip.ini",
+        ".nvm/versions/node/v20.1.0/etc/npmrc", ".nvm/.npmrc", ".volta/tools/.pypirc",
+        ".local/pipx/venvs/x/auth.json", ".asdf/installs/x/client.pem", ".bun/id.key",
+        ".rustup/.netrc", ".sdkman/etc/.git-credentials",
+    ]  # fmt: skip
+    kept = [
+        ".pyenv/versions/3.11.7/bin/python", ".cargo/registry/index/config.toml",
+        ".pyenv/versions/3.11.7/lib/python3.11/site-packages/certifi/cacert.pem",
+        ".nvm/versions/node/v20.1.0/lib/node_modules/npm/npmrc", ".pyenv/version",
+        ".rustup/settings.toml", "projects/pip.conf",
+    ]  # fmt: skip
+    for name in [*secrets, *kept]:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("token = secret\n")
+    assert sorted(tool_secrets(home)) == sorted(home / n for n in secrets)
+    hidden = hidden_paths(tmp_path / "clone", tmp_path / "clone/.git", [], {"HOME": str(home)})
+
+    def covered(name: str) -> bool:
+        return any((home / name).resolve().is_relative_to(h) for h in hidden)
+
+    assert [n for n in secrets if not covered(n)] == []
+    assert [n for n in kept if covered(n)] == []
+    # the walk is bounded: a huge tool folder costs at most the cap
+    many = home / ".pyenv/plugins"
+    many.mkdir(parents=True)
+    for i in range(50):
+        (many / f"p{i}").mkdir()
+    assert len(tool_secrets(home, cap=20)) < len(secrets)
+
+
 def test_a_home_relay_cannot_read_leaves_nothing_to_hide_and_no_traceback(tmp_path: Path) -> None:
     """A HOME relay cannot stat (a user's without `su -`: HOME=/root, EACCES) is as
     unreadable to the box, run as relay: nothing of it to hide, and no traceback. As root
