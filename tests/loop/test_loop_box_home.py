@@ -235,3 +235,47 @@ def test_a_folder_shared_inside_a_folder_shown_from_home_stays_writable(
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == ["hello from home", "read-only", "tools", "no-s3cfg", ""]
     assert (logs / "run.log").read_text() == "log\n" and not (tools / "planted").exists()
+
+
+@needs_namespaces
+def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box(
+    outside_temp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """~/.cargo and ~/.pyenv are shown whole (their programs are on PATH): cargo's
+    registry token in its config.toml and a prefix's pip.conf were read from inside the
+    box. They are hidden; the tools beside them still run."""
+    from relay.ratchet.sandbox import hidden_paths
+
+    home = person_home(outside_temp, monkeypatch)
+    logins = [".cargo/config.toml", ".pyenv/versions/3.11.7/pip.conf"]
+    for name in logins:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("token = box-secret\n")
+    for tool in (".cargo/bin", ".pyenv/shims"):
+        (home / tool).mkdir(parents=True)
+        (home / tool / "hello").write_text(f"#!/bin/sh\necho hello from {tool}\n")
+        (home / tool / "hello").chmod(0o755)
+    folder = tmp_path / "relay-judge-x"
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir(parents=True)
+    hidden = hidden_paths(tmp_path / "clone", tmp_path / "clone/.git", [], os.environ)
+    tools = f"{home / '.cargo/bin'}{os.pathsep}{home / '.pyenv/shims'}"
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    reads = " ".join(f"cat {home / n} 2>/dev/null;" for n in logins)
+    command = f"{home}/.pyenv/shims/hello; hello; {reads}"
+    saw: dict[str, str] = {}
+    for name, hide in (("bare", ()), ("hidden", hidden)):
+        box = Sandbox(folder, folder / "tree", folder / "home", hide, NAMESPACES)
+        done = subprocess.run(
+            ["/bin/sh", "-c", box.wrap(command, env)],
+            cwd=folder / "tree",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        saw[name] = done.stdout
+    assert saw["bare"].count("box-secret") == 2  # shown whole, without the rule
+    assert saw["hidden"].split("\n") == ["hello from .pyenv/shims", "hello from .cargo/bin", ""]
