@@ -194,6 +194,17 @@ PROJECT_DOCS = frozenset(
         "FAQ",
         "INSTALL",
         "CITATION",
+        "COPYRIGHT",
+        "CREDITS",
+        "THANKS",
+        "NOTES",
+        "DESIGN",
+        "ARCHITECTURE",
+        "DEVELOPMENT",
+        "HACKING",
+        "BUILDING",
+        "USAGE",
+        "PRIVACY",
     }
 )
 # new top-level files of these shapes are read by an editor or agent on open (an
