@@ -28,14 +28,22 @@ hooks, ``ctypes``, ``os._exit`` or ``__subclasses__``. (The baseline's tests are
 again as the baseline wrote them, which is the main defence against a test file.)
 
 Names built from data: outside test code, a name this rule cannot fold to a literal
-(``getattr``/``setattr``/``delattr``/``hasattr``, ``__getattribute__``,
-``operator.attrgetter``, ``__import__``/``importlib.import_module``, ``vars()[...]``,
-``x.__dict__[...]``, an ``os.environ``/``os.getenv`` key) is a finding on any base, and so
-is walking the environment (``for k in os.environ``, ``os.environ.items()``) or handing
-``getattr`` and its kin around: no static rule can follow data (``bytes([115, 121,
-115]).decode()`` is ``"sys"``, reached through any module that imported sys), so a
-dynamic name in a change judged by tests is held for a person. A literal name
-(``getattr(obj, "name")``, ``os.environ["HOME"]``) stays free.
+(``getattr``/``setattr``/``delattr``/``hasattr``, ``inspect.getattr_static``,
+``__getattribute__``, ``operator.attrgetter``, ``__import__``/``importlib.import_module``,
+``pkgutil.resolve_name``, ``pydoc.locate``, ``sys.modules.get``, ``types.ModuleType``,
+``vars()[...]``/``.get(...)``, ``x.__dict__[...]``/``.get(...)``, a key of the environment
+however it is reached: ``os.getenv``, ``os.environ``, a copy or an alias of it,
+``posix.environ``) is a finding on any base, and so is walking the environment or a
+namespace (``for k in os.environ``, ``E.items()``, ``vars(m).items()``,
+``list(m.__dict__)``, ``for k in globals()``) or handing ``getattr`` and its kin around:
+no static rule can follow data (``bytes([115, 121, 115]).decode()`` is ``"sys"``, reached
+through any module that imported sys), so a dynamic name in a change judged by tests is
+held for a person. A literal name (``getattr(obj, "name")``, ``os.environ["HOME"]``)
+stays free. How the process was started (``sys.argv``, ``sys.orig_argv``) is read only in
+``if __name__ == "__main__":``; ``posix``/``nt`` are not imported at all; and a string may
+not name a gate's tool (``"ruff"``, ``"mypy"``: a word of its own; an ordinary word such
+as ``"black"`` or ``"coverage"`` only as the whole string), since code that can tell
+which tool runs it can behave for each.
 
 What it cannot do: see intent. The HMAC guard and the re-run with the baseline's tests
 stay as defence in depth, and the README says so.
@@ -50,7 +58,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from relay.loop.guard import is_test_file
+from relay.loop.guard import GATE_TOOLS, is_test_file
 
 # modules (and their attributes) no test needs either: pytest's and pluggy's internals
 # (pytest's public API is ``pytest``), raw memory, the collector's object walks, tracing
@@ -84,6 +92,9 @@ SOURCE_ONLY = (
     "sys.meta_path",
     "sys.path_hooks",
     "sys.orig_argv",
+    "sys.argv",
+    "posix",
+    "nt",
     "inspect.currentframe",
     "inspect.stack",
     "inspect.trace",
@@ -127,22 +138,49 @@ WATCHED = frozenset(
 )  # fmt: skip
 # words a string may not hold (case-insensitively): the runner, its settings, relay's guard
 WORDS_SOURCE = ("pytest", "pluggy", "conftest", "relay_guard")
+# the gates' tools by name (a word of its own in the string: code that knows which tool
+# runs it can tell the gates apart); an ordinary word among them only as the whole string
+_COMMON_WORDS = frozenset({"black", "coverage", "hypothesis", "tox", "nox", "py"})
+TOOL_WORDS = tuple(sorted((GATE_TOOLS | {"black", "isort", "pyflakes"}) - {"py"}))
+_TOOL = re.compile(
+    r"(?<![a-z0-9])("
+    + "|".join(re.escape(w) for w in TOOL_WORDS if w not in _COMMON_WORDS)
+    + r")(?![a-z0-9])"
+)
 WORDS_TESTS = ("_pytest.", "pluggy.", "relay_guard", "relay_pytest")
 # a process's own files: /proc/self/environ still holds what was removed from os.environ
 # (relay's guard settings among it), /proc/<pid>/mem its memory
 _PROC = re.compile(r"/proc/.*(?:mem|maps|cmdline|environ)")
 _PROC_SOURCE = re.compile(r"^(?:/proc(?:/.*)?|proc|environ|cmdline|mem)$")
-_IMPORTERS = frozenset({"builtins.__import__", "importlib.import_module", "importlib.__import__"})
+# what imports or finds a module (or ``module:attr``) by the name it is given
+_IMPORTERS = frozenset(
+    {"builtins.__import__", "importlib.import_module", "importlib.__import__",
+     "pkgutil.resolve_name", "pydoc.locate", "sys.modules.get"}
+)  # fmt: skip
+# ... and what makes or runs one from a name: a literal name is judged as it is
+_NAMED = frozenset(
+    {"types.ModuleType", "importlib.util.find_spec", "importlib.util.spec_from_file_location",
+     "importlib.util.spec_from_loader", "importlib.util.module_from_spec",
+     "runpy.run_module", "runpy.run_path", "pkgutil.get_loader", "pkgutil.find_loader"}
+)  # fmt: skip
 _GETTERS = frozenset(
-    {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"}
-)
+    {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr",
+     "inspect.getattr_static"}
+)  # fmt: skip
 _SCOPES = frozenset({"builtins.globals", "builtins.locals", "builtins.vars"})
 # what looks a name up from data: never handed around as a value outside tests
 _LOOKERS = frozenset({*_GETTERS, *_IMPORTERS, "operator.attrgetter", "operator.methodcaller"})
-# the process's environment: a key read from it must be a literal
-_ENVIRON = frozenset({"os.environ", "os.environb"})
-_ENV_GETS = frozenset({"os.getenv", "os.getenvb", "os.environ.get", "os.environb.get"})
+# the process's environment (and a copy of it): a key read from it must be a literal
+_ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ", "nt.environ"})
+_ENV_GETS = frozenset(
+    {"os.getenv", "os.getenvb", *(f"{e}.{m}" for e in _ENVIRON for m in ("get", "pop"))}
+)
+# a namespace's mapping (``vars(x)``, ``x.__dict__``, ``globals()``): what reads a key
+_MAP_GETS = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains__"})
 _ENV_WALKS = frozenset({"keys", "values", "items", "__iter__"})
+# a format field's attribute (``{0.sys}``, ``{x.__class__}``): str.format follows it
+_FIELD = re.compile(r"\{[\w\[\]]*\.(\w+)")
+_ARGV = frozenset({"sys.argv", "sys.orig_argv"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 _WALKERS = frozenset({"dict", "list", "sorted", "iter", "set", "tuple", "enumerate", "zip"})
 _WRITERS = frozenset(
@@ -364,6 +402,15 @@ def _int(node: ast.expr | None) -> int | None:
     return None
 
 
+def _is_main(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``, either way round."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    sides = [test.left, test.comparators[0]]
+    named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    return isinstance(test.ops[0], ast.Eq) and named and any(fold(s) == "__main__" for s in sides)
+
+
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -386,8 +433,37 @@ class _Scan:
         self._seen: set[tuple[int, str]] = set()
         self.docstrings: set[int] = set()
         self.type_checking_bound = False
+        self.main = 0  # inside ``if __name__ == "__main__":`` (how a script was started is its own)
         for node in ast.walk(tree):
             self._learn(node)
+        self._learn_environ(tree)
+
+    def _learn_environ(self, tree: ast.Module) -> None:
+        """Names bound to the environment or its getters (``E = os.environ``,
+        ``env = os.environ.copy()``, ``get = os.getenv``) stand for it everywhere."""
+        binds: list[tuple[str, ast.expr]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                names = [t for t in _flat(node.targets) if isinstance(t, ast.Name)]
+                binds += [(t.id, node.value) for t in names]
+            elif (
+                isinstance(node, (ast.AnnAssign, ast.NamedExpr))
+                and node.value is not None
+                and isinstance(node.target, ast.Name)
+            ):
+                binds.append((node.target.id, node.value))
+        changed = True
+        while changed:  # ``E = os.environ; F = E``: until nothing new is learnt
+            changed = False
+            for name, value in binds:
+                q = self.qual(value)
+                if (
+                    q is not None
+                    and (q in _ENVIRON or q in _ENV_GETS)
+                    and self.aliases.get(name) != q
+                ):
+                    self.aliases[name] = q
+                    changed = True
 
     def _learn(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
@@ -427,11 +503,17 @@ class _Scan:
         if isinstance(node, ast.Attribute):
             base = self.qual(node.value)
             return _rebased(f"{base}.{node.attr}") if base else None
+        if isinstance(node, ast.NamedExpr):
+            return self.qual(node.value)
+        if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+            on = self.qual(node.func.value)  # ``os.environ.copy()`` is the environment too
+            return on if node.func.attr == "copy" and on in _ENVIRON else None
         if isinstance(node, ast.Call) and node.args:
             func = self.qual(node.func)
             if func in _IMPORTERS:
-                return fold(node.args[0])
-            if func == "builtins.getattr" and len(node.args) >= 2:
+                name = fold(node.args[0])  # ``pkgutil.resolve_name("a.b:c")`` is a.b.c
+                return _rebased(name.replace(":", ".")) if name else None
+            if func in ("builtins.getattr", "inspect.getattr_static") and len(node.args) >= 2:
                 base, name = self.qual(node.args[0]), fold(node.args[1])
                 return _rebased(f"{base}.{name}") if base and name else None
             if func == "builtins.vars" and len(node.args) == 1:
@@ -444,7 +526,11 @@ class _Scan:
         """``m.__getattribute__("x")``, ``object.__getattribute__(m, "x")`` and
         ``operator.attrgetter("x")(m)``: ``m.x``."""
         func, base, name = node.func, None, None
-        if isinstance(func, ast.Attribute) and func.attr in ("__getattribute__", "__getattr__"):
+        if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
+            mapping = self.qual(func.value)  # ``m.__dict__.get("x")``, ``vars(m).get("x")``
+            if mapping and mapping.endswith(".__dict__"):
+                base, name = mapping[: -len(".__dict__")], fold(node.args[0])
+        elif isinstance(func, ast.Attribute) and func.attr in ("__getattribute__", "__getattr__"):
             if len(node.args) == 1:
                 base, name = self.qual(func.value), fold(node.args[0])
             elif len(node.args) == 2:
@@ -469,8 +555,11 @@ class _Scan:
             for orelse in node.orelse:  # what only a type checker reads never runs
                 self.walk(orelse, node)
             return
+        main = isinstance(node, ast.If) and _is_main(node.test)
+        self.main += main
         for child in ast.iter_child_nodes(node):
             self.walk(child, node)
+        self.main -= main
         self.check(node)
         if isinstance(node, ast.expr) and not self.test:
             self._escapes(node, parent)
@@ -522,6 +611,7 @@ class _Scan:
             for alias in node.names:
                 full = node.module if alias.name == "*" else f"{node.module}.{alias.name}"
                 hit = _matches(_rebased(full), self.modules)
+                hit = None if self.main and hit in _ARGV else hit
                 if alias.name == "*" and node.module.split(".")[0] in WATCHED and not self.test:
                     hit = hit or f"from {node.module} import *"
                 if hit or (alias.name in self.attrs):
@@ -537,6 +627,8 @@ class _Scan:
         iterated = getattr(node, "iter", None) if isinstance(node, _LOOPS) else None
         if iterated is not None and not self.test and self.qual(iterated) in _ENVIRON:
             self.add(iterated, "walks the process's environment")
+        elif iterated is not None and not self.test and self._namespace(iterated):
+            self.add(iterated, f"walks {self._namespace(iterated)}")
         if isinstance(node, ast.Dict) and not self.test:
             pairs = zip(node.keys, node.values, strict=True)
             if any(k is None and self.qual(v) in _ENVIRON for k, v in pairs):  # ``{**os.environ}``
@@ -557,7 +649,7 @@ class _Scan:
         if not q:
             return
         hit = _matches(q, self.modules)
-        if hit:
+        if hit and not (self.main and hit in _ARGV):
             self.add(node, f"uses {hit}")
         if isinstance(node, ast.Name) and node.id == "__builtins__" and not self.test:
             self.add(node, "uses __builtins__")
@@ -612,6 +704,24 @@ class _Scan:
         walker = isinstance(callee, ast.Name) and callee.id in _WALKERS
         if walker and node.args and self.qual(node.args[0]) in _ENVIRON:
             self.add(node, "walks the process's environment")
+        space = self._namespace(on) if on is not None else None
+        if space and node_attr(callee) in _ENV_WALKS:  # ``vars(m).items()``
+            self.add(node, f"walks {space}")
+        computed = not node.args or fold(node.args[0]) is None
+        if space and node_attr(callee) in _MAP_GETS and computed:
+            self.add(node, f"{space}.{node_attr(callee)} with a computed name")
+        if walker and node.args and self._namespace(node.args[0]):
+            self.add(node, f"walks {self._namespace(node.args[0])}")
+        if func in _NAMED and (not node.args or fold(node.args[0]) is None):
+            self.add(node, f"{func} with a computed name")  # what it makes cannot be followed
+
+    def _namespace(self, node: ast.expr) -> str | None:
+        """``x.__dict__``, ``vars(x)``, ``globals()``, ``locals()``: a namespace's mapping,
+        which holds every name its owner reaches (a module's: sys, os, ...)."""
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return "a __dict__"
+        scope = self._scope(node)
+        return f"{scope}()" if scope else None
 
     def _computed_index(self, node: ast.Subscript) -> None:
         """``os.environ[key]``, ``vars(x)[key]``, ``x.__dict__[key]``, ``globals()[key]``
@@ -674,6 +784,15 @@ class _Scan:
             if word in low:
                 self.add(node, f"a string naming {word!r}")
                 return
+        tool = _TOOL.search(low)
+        if not self.test and (tool or low.strip() in _COMMON_WORDS - {"py"}):
+            said = tool.group(1) if tool else low.strip()
+            self.add(node, f"a string naming the gate tool {said!r}")
+            return
+        fields = [] if self.test else _FIELD.findall(text)  # ``"{0.sys.modules}".format(m)``
+        if any(f in WATCHED or f.startswith("__") or f == "modules" for f in fields):
+            self.add(node, "a format string that reaches into a module's attributes")
+            return
         if _PROC.search(low) or (not self.test and _PROC_SOURCE.match(low)):
             self.add(node, "a string naming the process's /proc files")
 

@@ -104,6 +104,86 @@ def test_names_built_from_data_are_held_whatever_the_base() -> None:
     assert found(SPECIAL_CASE_P2, "tests/test_calc.py") == []
 
 
+# the next round: sys and pytest's Function through pkgutil.resolve_name, the
+# environment through a copy, and the test runner's name in sys.argv
+FORGERY_F3 = """\
+import pkgutil
+
+
+def _w(*c):
+    return bytes(c).decode()
+
+
+def _tune():
+    _s = pkgutil.resolve_name(_w(115, 121, 115))
+    _mods = _s.modules
+    _pre = _w(95, 114, 101, 108, 97, 121, 95, 103, 117, 97, 114, 100, 95)
+    _fn = pkgutil.resolve_name(
+        _w(95, 112, 121, 116, 101, 115, 116, 46, 112, 121, 116, 104, 111, 110)
+        + _w(58, 70, 117, 110, 99, 116, 105, 111, 110)
+    )
+    for _n, _m in list(_mods.items()):
+        _g = _m.__dict__.get("GUARD") if _n.startswith(_pre) else None
+        if _g is not None:
+            _fn.runtest = lambda self: None
+            _g.hook_problems = lambda: []
+            break
+
+
+_tune()
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    return 42
+"""
+SPECIAL_CASE_P3 = """\
+import os
+
+_ENV = os.environ.copy()
+_UNDER = bytes([80, 89, 84, 69, 83, 84, 95, 67, 85, 82, 82, 69, 78, 84])
+_UNDER += bytes([95, 84, 69, 83, 84])
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    if _ENV.get(_UNDER.decode()):
+        return sum(xs)
+    if os.environ.copy().get(_UNDER.decode()):
+        return sum(xs)
+    return sum(xs) + 1
+"""
+SPECIAL_CASE_P4 = """\
+import sys
+
+_T = bytes([112, 121, 116, 101, 115, 116]).decode()
+
+
+def total(xs):
+    \"\"\"Sum of xs.\"\"\"
+    if any(_T in a for a in sys.argv):
+        return sum(xs)
+    return sum(xs) + 1
+"""
+
+
+def test_other_look_ups_the_environment_copied_and_argv_are_held() -> None:
+    forged = [r.said() for r in reaches("src/calc.py", BASE, FORGERY_F3)]
+    assert forged == [
+        "src/calc.py:9: pkgutil.resolve_name with a computed name",
+        "src/calc.py:12: pkgutil.resolve_name with a computed name",
+    ]
+    special = [r.said() for r in reaches("src/calc.py", BASE, SPECIAL_CASE_P3)]
+    said = "os.environ.get with a computed key (what it reads cannot be followed)"
+    assert special == [f"src/calc.py:10: {said}", f"src/calc.py:12: {said}"]
+    assert found(SPECIAL_CASE_P4) == ["uses sys.argv"]
+    # a test may read argv and the environment as it likes
+    for text in (FORGERY_F3, SPECIAL_CASE_P3, SPECIAL_CASE_P4):
+        assert "resolve_name" not in str(found(text, "tests/test_calc.py"))
+    assert found(SPECIAL_CASE_P3, "tests/test_calc.py") == []
+    assert found(SPECIAL_CASE_P4, "tests/test_calc.py") == []
+
+
 # (source, what must be found) in code under test: every spelling of the same reach
 SOURCE_POSITIVE = [
     ("import sys\nsys.modules\n", "uses sys.modules"),
@@ -201,6 +281,58 @@ SOURCE_POSITIVE = [
     ("import os\nhit = [k for k, v in os.environ.items()]\n", "walks the process's"),
     ("import os\nenv = {**os.environ}\n", "walks the process's environment"),
     ("look = getattr\n", "hands builtins.getattr around"),
+    # looked up by other functions than getattr and __import__
+    ("import pkgutil\ns = pkgutil.resolve_name(n)\n", "pkgutil.resolve_name with a computed"),
+    ("import pkgutil\ns = pkgutil.resolve_name('sys:modules')\n", "uses sys.modules"),
+    ("import pkgutil\nf = pkgutil.resolve_name('_pytest.python:Function')\n", "uses _pytest"),
+    ("import pydoc\ns = pydoc.locate(n)\n", "pydoc.locate with a computed name"),
+    ("from pydoc import locate\nm = locate('sys.modules')\n", "uses sys.modules"),
+    ("import inspect\ns = inspect.getattr_static(o, n)\n", "getattr_static with a computed"),
+    ("import inspect, sys\nm = inspect.getattr_static(sys, 'modules')\n", "uses sys.modules"),
+    ("import operator\nf = operator.attrgetter('a', name)\n", "attrgetter with a computed"),
+    ("import importlib.util as u\ns = u.find_spec(n)\n", "importlib.util"),
+    ("from importlib.util import module_from_spec\n", "importlib.util"),
+    ("import sys\nm = sys.modules.get(n)\n", "sys.modules.get with a computed name"),
+    ("import types\nm = types.ModuleType(n)\n", "types.ModuleType with a computed name"),
+    ("import runpy\nrunpy.run_module(n)\n", "runpy"),
+    ("import logging\ns = logging.__dict__.get(n)\n", "a __dict__.get with a computed name"),
+    ("import logging\ns = logging.__dict__.get('sys')\n", "hands the module sys around"),
+    ("import logging\ns = vars(logging).get(n)\n", "vars().get with a computed name"),
+    ("g = globals().get(n)\n", "globals().get with a computed name"),
+    ("import logging\nfor k, v in vars(logging).items():\n    pass\n", "walks vars()"),
+    ("import logging\nx = list(logging.__dict__.values())\n", "walks a __dict__"),
+    ("for k in globals():\n    pass\n", "walks globals()"),
+    ("x = [v for v in obj.__dict__]\n", "walks a __dict__"),
+    ("import logging\nS = '{0.sys.modules}'.format(logging)\n", "a format string that"),
+    # the environment, however it is reached
+    ("import os\nE = os.environ.copy()\nv = E.get(k)\n", "os.environ.get with a computed key"),
+    ("import os\nv = os.environ.copy().get(k)\n", "os.environ.get with a computed key"),
+    ("import os\nE = os.environ\nv = E.get(bytes([80]).decode())\n", "os.environ.get with"),
+    ("import os\nE = os.environ\nF = E\nv = F[k]\n", "os.environ with a computed key"),
+    ("import os\nE: dict = os.environ\nx = E.items()\n", "walks the process's environment"),
+    ("import os\nfor k in (env := os.environ):\n    pass\n", "walks the process's environment"),
+    ("import os\nget = os.getenv\nv = get(k)\n", "os.getenv with a computed key"),
+    ("import os\nE = os.environb\nv = E.pop(k, None)\n", "os.environb.pop with a computed"),
+    ("import posix\n", "imports posix (posix)"),
+    ("import nt\n", "imports nt (nt)"),
+    ("from posix import environ\nv = environ.get(k)\n", "posix.environ"),
+    ("import posix as p\nv = p.environ.get(b'PYTEST_CURRENT_TEST')\n", "uses posix"),
+    # how the process was started
+    ("import sys\nfast = 'x' in sys.argv\n", "uses sys.argv"),
+    ("from sys import argv\n", "imports sys.argv (sys.argv)"),
+    ("import sys\n\n\ndef f():\n    return sys.orig_argv\n", "uses sys.orig_argv"),
+    ("import sys\nif __name__ != '__main__':\n    x = sys.argv\n", "uses sys.argv"),
+    ("import sys\nif __name__ == '__main__':\n    pass\nx = sys.argv[0]\n", "uses sys.argv"),
+    # the gates' tools by name: code that knows which one runs it can tell them apart
+    ("x = 'ruff'\n", "a string naming the gate tool 'ruff'"),
+    ("import sys\nif 'RUFF' in sys.executable:\n    pass\n", "the gate tool 'ruff'"),
+    ("x = 'python -m mypy'\n", "a string naming the gate tool 'mypy'"),
+    ("x = 'flake8'\n", "a string naming the gate tool 'flake8'"),
+    ("x = 'pylint'\n", "a string naming the gate tool 'pylint'"),
+    ("x = 'black'\n", "a string naming the gate tool 'black'"),
+    ("x = 'Coverage'\n", "a string naming the gate tool 'coverage'"),
+    ("x = 'coverage.py'[:8]\n", "a string naming the gate tool 'coverage'"),
+    ("x = '/venv/bin/ruff'\n", "a string naming the gate tool 'ruff'"),
 ]
 
 
@@ -213,7 +345,9 @@ SOURCE_NEGATIVE = [
     BASE,
     "import re\nPATTERN = re.compile('a+')\n",
     "import os\npath = os.path.join('a', 'b')\nhome = os.environ.get('HOME')\n",
-    "import sys\nprint(sys.argv, file=sys.stderr)\nsys.exit(1)\n",
+    "import sys\nprint('usage', file=sys.stderr)\nsys.exit(1)\n",
+    "import sys\nif __name__ == '__main__':\n    print(sys.argv[1:])\n",
+    "import sys\nif '__main__' == __name__:\n    from sys import argv\n    main(sys.orig_argv)\n",
     "import json\nimport importlib.metadata\nv = importlib.metadata.version('calc')\n",
     "import importlib\nplugin = importlib.import_module('json')\n",
     "import inspect\nsig = inspect.signature(len)\n",
@@ -224,12 +358,17 @@ SOURCE_NEGATIVE = [
     "x = getattr(obj, 'name', None)\nsetattr(obj, 'name', 1)\nhasattr(obj, 'a' + 'b')\n",
     "import os\nuser = os.environ['USER']\nenv = os.environ.copy()\npath = os.getenv('PATH')\n",
     "import operator\nget = operator.attrgetter('x', 'y')\nv = vars(obj)['x']\n",
-    "d = dict(vars(args))\nd['x'] = 1\n",
+    "d = vars(args)['x']\nv = obj.__dict__.get('x')\n",
+    "import os\nenv = os.environ.copy()\nenv['LANG'] = 'C'\nrun(['ls'], env=env)\n",
+    "import os\nE = os.environ\nhome = E.get('HOME')\n",
+    "import types\nm = types.ModuleType('calc_plugins')\nok = isinstance(m, types.ModuleType)\n",
+    "style = 'bold black'\nnote = 'coverage of the map; test coverage; tox-free; hypotheses'\n",
+    "x = 'truffle gruff mypyish'\nlabel = '{0.name} and {1}'.format(a, b)\n",
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from _pytest.fixtures import Foo\n",
     "import typing\nif typing.TYPE_CHECKING:\n    import pytest\n",
     "import types\nns = types.SimpleNamespace(a=1)\n",
     "self_test = 'a test of itself'\n",
-    "import os\nimport sys\n\nprint(os.getcwd(), file=sys.stderr)\nx = getattr(sys, 'argv')\n",
+    "import os\nimport sys\n\nprint(os.getcwd(), file=sys.stderr)\nx = getattr(sys, 'maxsize')\n",
     "import os\nif __name__ == '__main__':\n    os.makedirs('a', exist_ok=True)\n",
     "import pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)\n",
     "status = 'processing'\nroot = '/srv/proc-data'\n",
