@@ -563,6 +563,39 @@ class _Scan:
         self.check(node)
         if isinstance(node, ast.expr) and not self.test:
             self._escapes(node, parent)
+            self._environ_escapes(node, parent)
+
+    def _environ_escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
+        """The environment handed on (``f(os.environ, key)``, ``[os.environ]``,
+        ``self.env = os.environ``) or asked about with a computed key (``k in E``): what
+        reads it there cannot be followed. Read in place, bound to a name (followed),
+        walked (a finding of its own) or given to a child as ``env=`` it is judged."""
+        if self.qual(node) not in _ENVIRON:
+            return
+        if isinstance(parent, ast.Attribute | ast.Subscript) and parent.value is node:
+            return
+        if isinstance(parent, ast.keyword) and parent.arg == "env":
+            return
+        if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
+            return
+        if isinstance(parent, ast.AnnAssign | ast.NamedExpr) and isinstance(
+            parent.target, ast.Name
+        ):
+            return
+        unpacked = isinstance(parent, ast.Dict) and any(
+            k is None and v is node for k, v in zip(parent.keys, parent.values, strict=True)
+        )
+        walker = isinstance(parent, ast.Call) and (
+            isinstance(parent.func, ast.Name) and parent.func.id in _WALKERS
+        )
+        if isinstance(parent, _LOOPS) or unpacked or walker:
+            return  # walked: said where it is walked
+        if isinstance(parent, ast.Compare) and node is not parent.left:
+            if all(isinstance(o, ast.In | ast.NotIn) for o in parent.ops) and fold(parent.left):
+                return  # ``"HOME" in os.environ``
+            self.add(parent, "asks the process's environment with a computed key")
+            return
+        self.add(node, "hands the process's environment around (what reads it cannot be followed)")
 
     def _escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
         """A watched module handed around as a value (``s = sys``, ``f(sys)``,
