@@ -29,7 +29,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # the ratchet writes what makers say into the spine, through redaction as the node does
     "relay.ratchet": ("relay.ratchet", "relay.loop", "relay.edges", "relay.redact", "relay.errors"),
     "relay.node": ("relay.node", "relay.protocol", "relay.edges", "relay.redact", "relay.errors"),
-    "relay.schedulers": ("relay.schedulers", "relay.errors", "relay.edges.files"),
+    "relay.schedulers": (
+        "relay.schedulers",
+        "relay.errors",
+        "relay.edges.files",
+        "relay",
+    ),
     # the error tree and the package root are what everyone may import: they import nothing
     "relay.errors": (),
     "relay": (),

@@ -292,7 +292,25 @@ class WorkTree:
         mount points of, or links to, the person's environments)."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-        left_out = [f":(top,literal,exclude){name}" for name in skip]
+        # git refuses an exclusion that names a path its ignore files already leave out
+        # (a project's own `.venv/` shown at its place), so only the others are named
+        ignored: set[str] = set()
+        if skip:
+            named = [f":(top,literal){name}" for name in skip]
+            out = self.git(
+                *off,
+                *own,
+                "ls-files",
+                "-z",
+                "-o",
+                "-i",
+                "--exclude-standard",
+                "--directory",
+                "--",
+                *named,
+            )
+            ignored = {p.rstrip("/") for p in out.split("\0") if p}
+        left_out = [f":(top,literal,exclude){name}" for name in skip if name not in ignored]
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
