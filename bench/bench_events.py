@@ -145,8 +145,7 @@ def measure(root: Path, *, runs: int = RUNS, latency: float = 0.0, turn: bool = 
         procs = {}
         for n in (c, w):
             procs[n.name] = proc = start_watcher(n, ports[n.name])
-            stack.callback(proc.wait, 10)
-            stack.callback(proc.terminate)
+            stack.callback(stop, proc)
         issue = demo.issue = d.open_job(c, title="bench", objective="round trips")
         figures = Figures(seconds=[])
         for task in range(1, runs + 1):
@@ -155,11 +154,21 @@ def measure(root: Path, *, runs: int = RUNS, latency: float = 0.0, turn: bool = 
             d.wait_for(demo.baton_home, timeout=30, poll=0.02)
         if not turn:
             return figures
-        procs[w.name].terminate()
-        procs[w.name].wait(10)
+        stop(procs[w.name])
         worker_turn(demo)  # warms what a long-running watcher has warm
         figures.turn, figures.phases = worker_turn(demo)
         return figures
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM a watcher and wait for it: a pass it is in the middle of (a push on a loaded
+    machine) may take its grace; one that outlasts 60 s is killed."""
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # The worker turn's phases: what each wraps, as (owner, attribute, label).
