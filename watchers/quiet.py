@@ -235,13 +235,12 @@ def quiet_pass(args: argparse.Namespace) -> PassReport | None:
         return None
     if marker is None or not isinstance(config, dict):
         return None
-    node = args.node or config.get("node") or os.environ.get("RELAY_NODE")
+    node = _node_of(args, config)
     repo = config.get("repo")
     if not node or not repo:
         return None
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
     try:
-        fd = os.open(state / "locks" / f"{safe}.lock", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        fd = _open_lock(state, node)
     except OSError:
         return None
     try:
@@ -268,14 +267,13 @@ def lock_free(args: argparse.Namespace) -> bool:
     try:
         state = git_dir(clone_root(args.repo_dir or Path.cwd())) / "relay"
         config = (read_versioned(state / "config.json") or {}).get("config") or {}
-        node = args.node or config.get("node") or os.environ.get("RELAY_NODE")
+        node = _node_of(args, config)
     except Exception:
         return False
     if not node:
         return False
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
     try:
-        fd = os.open(state / "locks" / f"{safe}.lock", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        fd = _open_lock(state, node)
     except FileNotFoundError:  # no pass ever ran for the node here: none holds its lock
         return state.is_dir()
     except OSError:
@@ -287,6 +285,18 @@ def lock_free(args: argparse.Namespace) -> bool:
     finally:
         os.close(fd)  # releases the lock, if it was taken
     return True
+
+
+def _node_of(args: argparse.Namespace, config: dict[str, Any]) -> str | None:
+    """The node a pass runs as: --node, else the clone's joined node, else RELAY_NODE."""
+    node = args.node or config.get("node") or os.environ.get("RELAY_NODE")
+    return str(node) if node else None
+
+
+def _open_lock(state: Path, node: str) -> int:
+    """The node's pass lock file, opened (never through a link); OSError when it cannot be."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", node) or "_"
+    return os.open(state / "locks" / f"{safe}.lock", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
 
 
 def _under_lock(
