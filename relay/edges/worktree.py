@@ -624,6 +624,22 @@ class WorkTree:
                 with contextlib.suppress(Exception):
                     self.git("update-ref", "--no-deref", "-d", name)
 
+    def import_lines(self, commit: str) -> list[tuple[str, str]]:
+        """(path, line) for each line of ``commit``'s Python files that starts an import
+        (``import x``, ``from x import y``), found by one ``git grep``."""
+        try:
+            out = self.git(
+                "grep", "-I", "--null", "--no-color", "-E",
+                "-e", r"^[[:space:]]*(import|from)[[:space:]]", commit, "--", "*.py", "*.pyi",
+            )  # fmt: skip
+        except Exception:  # no line matches (git grep exits 1)
+            return []
+        found = []
+        for row in out.splitlines():
+            where, _, line = row.partition("\0")
+            found.append((where.removeprefix(f"{commit}:"), line))
+        return found
+
     def files_at(self, commit: str) -> list[str]:
         """Every file of ``commit``."""
         return [path for path, _ in self.listing(commit)]

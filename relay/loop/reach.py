@@ -45,6 +45,18 @@ not name a gate's tool (``"ruff"``, ``"mypy"``: a word of its own; an ordinary w
 as ``"black"`` or ``"coverage"`` only as the whole string), since code that can tell
 which tool runs it can behave for each.
 
+The shape (outside test code): every named look-up above is a list, and a list is beaten
+by whatever it does not name (``copyreg``, ``weakref``, ``type(m).__dict__`` bound and read
+later), so added code may also import only plain modules (``PLAIN_MODULES``: values in,
+values out), the project's own modules and the third-party ones its baseline's code
+already imports (``Plain``, computed by the driver), unless the baseline's version of the
+same file imported that module already; it may use only a few dunder names
+(``DUNDERS_READ``; any dunder method through ``super()`` but what leads to code, frames or
+classes; dunder definitions are free), never reach another module through a plain one
+(``shutil.os``, ``dataclasses.inspect``) nor a plain module's private name (``random._os``),
+and may read ``vars()``/``globals()``/``locals()`` only in place. What the shape alone finds
+is said after any more precise finding of the same change.
+
 What it cannot do: see intent. The HMAC guard and the re-run with the baseline's tests
 stay as defence in depth, and the README says so.
 """
@@ -53,8 +65,9 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -167,6 +180,7 @@ _GETTERS = frozenset(
     {"builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr",
      "inspect.getattr_static"}
 )  # fmt: skip
+_SETTERS = frozenset({"builtins.setattr", "builtins.delattr"})
 _SCOPES = frozenset({"builtins.globals", "builtins.locals", "builtins.vars"})
 # what looks a name up from data: never handed around as a value outside tests
 _LOOKERS = frozenset({*_GETTERS, *_IMPORTERS, "operator.attrgetter", "operator.methodcaller"})
@@ -195,14 +209,214 @@ _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _READ_AS = frozenset({"utf-8", "utf8", "ascii", "us-ascii", "latin-1", "latin1", "iso-8859-1"})
 HELD = "the change reaches into the test runner or the process"
 
+# The shape, outside test code: what added code may import without a person. Every other
+# module (``os``, ``sys``, ``inspect``, ``types``, ``importlib``, ``pkgutil``, ``copyreg``,
+# ``weakref``, ``pickle``, ``code``, ``operator``, ``subprocess``...) is held unless the
+# baseline's version of the same file already imported it; the project's own modules and the
+# third-party ones its baseline's code imports (``Plain``) are allowed too. Each entry allows
+# its submodules (``json.decoder``) but never a private name (``functools._lru_cache_wrapper``,
+# ``random._os``) nor another module reached through it (``logging.sys``, ``shutil.os``).
+PLAIN_MODULES = frozenset(
+    {
+        # numbers: values in, values out
+        "math", "cmath", "decimal", "fractions", "numbers", "statistics", "random",
+        # text
+        "re", "string", "textwrap", "unicodedata", "difflib", "shlex", "fnmatch",
+        # data formats and encodings (parsers and codecs of bytes and text)
+        "json", "csv", "tomllib", "html", "xml.etree", "base64", "binascii", "struct",
+        "zlib", "gzip", "bz2", "lzma", "hashlib", "hmac", "secrets", "uuid", "ipaddress",
+        "urllib.parse",
+        # dates and times
+        "datetime", "time", "calendar", "zoneinfo",
+        # containers, iteration, classes and types as the language uses them
+        "collections", "heapq", "bisect", "array", "itertools", "functools", "graphlib",
+        "enum", "dataclasses", "typing", "typing_extensions", "abc", "contextlib", "copy",
+        "pprint", "reprlib", "__future__",
+        # files by path (a path is data; the process's own files are judged as strings)
+        "pathlib", "os.path", "io", "glob", "tempfile", "shutil",
+        # diagnostics a library emits (``logging.config`` and ``logging.currentframe`` are
+        # held below: the first imports by name, the second returns a frame)
+        "logging", "warnings",
+    }
+)  # fmt: skip
+# Left off on purpose: ``operator`` (``attrgetter``/``methodcaller`` take names),
+# ``argparse`` (its ``prog`` and ``parse_args()`` read ``sys.argv``: the runner's name),
+# ``os`` (``os.path`` is plain; ``os`` holds the environment, ``_exit``, ``system``).
+# Packages an allowed submodule binds as a whole (``import xml.etree.ElementTree`` binds
+# ``xml``, whose own namespace holds only its submodules)
+PLAIN_PARENTS = frozenset({"xml", "urllib"})
+# names in plain modules that still look up, evaluate or reach what the rule holds:
+# a string annotation is code to ``typing.get_type_hints`` (and to singledispatch's
+# ``register``, which calls it), ``string.Formatter.get_field`` is getattr by name,
+# ``logging.config`` imports by name, ``logging.currentframe`` is ``sys._getframe``
+PLAIN_BUT = (
+    "typing.get_type_hints",
+    "typing.ForwardRef",
+    "typing.evaluate_forward_ref",
+    "typing_extensions.get_type_hints",
+    "typing_extensions.get_annotations",
+    "typing_extensions.ForwardRef",
+    "typing_extensions.evaluate_forward_ref",
+    "functools.singledispatch",
+    "functools.singledispatchmethod",
+    "string.Formatter",
+    "logging.config",
+    "logging.currentframe",
+)
+STDLIB = frozenset(sys.stdlib_module_names)
+# dunder names added code may use outside tests: names and strings (``__name__``), the
+# class (what it leads to, ``__mro__``, ``__subclasses__``, ``__dict__``, stays held),
+# construction, context managers, comparison and text; any other (``__dict__``,
+# ``__self__``, ``__func__``, ``__wrapped__``, ``__mro__``, ``__bases__``, ``__reduce__``,
+# ``__traceback__``, ``__annotations__``, ``__loader__``...) goes to a person
+DUNDERS_READ = frozenset(
+    {"__name__", "__qualname__", "__doc__", "__module__", "__class__", "__version__",
+     "__all__", "__members__", "__cause__", "__context__", "__file__",
+     "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__",
+     "__enter__", "__exit__", "__aenter__", "__aexit__", "__setattr__", "__delattr__",
+     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__",
+     "__str__", "__format__", "__bool__", "__len__"}
+)  # fmt: skip
+# ... set (``wrapper.__doc__ = f.__doc__``)
+DUNDERS_WRITE = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
+# ... and through ``super()`` any dunder method but what leads to code, frames or classes
+DUNDERS_HELD = frozenset(
+    {"__dict__", "__self__", "__func__", "__wrapped__", "__mro__", "__bases__", "__base__",
+     "__reduce__", "__reduce_ex__", "__traceback__", "__annotations__", "__loader__",
+     "__spec__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__",
+     "__code__", "__builtins__", "__subclasses__", "__import__"}
+)  # fmt: skip
+# a module's own dunder names read as plain names (``Path(__file__)``, ``if __name__``)
+DUNDER_NAMES = DUNDERS_READ | {"__debug__", "__path__", "__package__", "__cached__"}
+# attributes only pytest's and pluggy's objects have (a handler or reporter pytest left
+# in reach leads to its config, and from there to every plugin: relay's guard among them)
+ATTRS_RUNNER = frozenset({"pluginmanager", "_pluginmanager", "list_name_plugin", "getplugin",
+                          "_name2plugin", "get_plugins"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Plain:
+    """What added code outside tests may import beside ``PLAIN_MODULES``: the project's
+    own modules (dotted names, from ``project_modules``) and the third-party top-level
+    modules its baseline's code already imports (from ``imported_modules``)."""
+
+    own: frozenset[str] = frozenset()
+    credited: frozenset[str] = frozenset()
+
+    def tops(self) -> frozenset[str]:
+        """The project's own top-level names."""
+        return frozenset(m.split(".")[0] for m in self.own)
+
+    def leaves(self) -> frozenset[str]:
+        """The last part of each of the project's module names (``pkg.types``: types)."""
+        return frozenset(m.rsplit(".", 1)[-1] for m in self.own)
+
+
+def project_modules(files: Sequence[str], dirs: frozenset[str]) -> frozenset[str]:
+    """The dotted names of the project's own modules (``files``: the tree's paths;
+    ``dirs``: the folders the gates import from, ``guard.importable_dirs``): its Python
+    files and packages that are not test code, named from the folder they import from;
+    never a name the standard library or a gate's tool has."""
+    found: set[str] = set()
+    for path in files:
+        pure = PurePosixPath(path)
+        if pure.suffix not in (".py", ".pyi") or is_test_code(path):
+            continue
+        parts = list(pure.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        for cut in range(len(parts)):
+            where = "/".join(parts[:cut])
+            name = parts[cut:]
+            if where in dirs and name and all(p.isidentifier() for p in name):
+                found.add(".".join(name))
+    return frozenset(m for m in found if m.split(".")[0] not in STDLIB | GATE_TOOLS | {"__main__"})
+
+
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\b|import\s+([\w., \t]+))")
+
+
+def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> frozenset[str]:
+    """The third-party top-level modules non-test code imports: ``lines`` are (path, an
+    import line of that file), as ``git grep`` finds them; the standard library's, the
+    project's own (``own``), the gates' tools and private names are never credited."""
+    tops = {m.split(".")[0] for m in own}
+    found: set[str] = set()
+    for path, line in lines:
+        if is_test_code(path) or not path.endswith((".py", ".pyi")):
+            continue
+        got = _IMPORT_LINE.match(line)
+        if not got:
+            continue
+        names = [got.group(1)] if got.group(1) else got.group(2).split(",")
+        for name in names:
+            top = name.strip().split(" ")[0].split(".")[0]
+            if top.isidentifier() and not top.startswith("_"):
+                found.add(top)
+    return frozenset(found - STDLIB - GATE_TOOLS - tops - {"execnet", "relay"})
+
+
+def off_plain(module: str, plain: Plain) -> str | None:
+    """Why importing ``module`` (a dotted name) is off the plain list, or None."""
+    top = module.split(".")[0]
+    if top not in plain.tops() and top not in plain.credited and _entry(module) is None:
+        return f"imports {module}, a module off the plain list"
+    return past_plain(module, plain)
+
+
+def past_plain(dotted: str, plain: Plain) -> str | None:
+    """What ``dotted`` (``shutil.os.environ``, ``.utils.inspect``) reaches past the
+    plain module or the project's own module it starts from, or None (also when it
+    starts from neither: its import is judged)."""
+    if dotted.startswith("."):  # a relative import: the project's own package
+        rest = dotted.lstrip(".").split(".")
+        return _through("the package", rest, 0, plain, own=True)
+    parts, top = dotted.split("."), dotted.split(".")[0]
+    if top in plain.tops():
+        return _through(top, parts, 1, plain, own=True)
+    entry = None if top in plain.credited else _entry(dotted)
+    return _through(entry, parts, len(entry.split(".")), plain) if entry else None
+
+
+def _entry(dotted: str) -> str | None:
+    """The shortest prefix of ``dotted`` that ``PLAIN_MODULES`` lists, or None."""
+    parts = dotted.split(".")
+    for n in range(1, len(parts) + 1):
+        if ".".join(parts[:n]) in PLAIN_MODULES:
+            return ".".join(parts[:n])
+    return None
+
+
+def _through(
+    entry: str, parts: list[str], at: int, plain: Plain, *, own: bool = False
+) -> str | None:
+    """What ``parts`` reach past their first ``at`` (``entry``: a plain module, or the
+    project's own) that the shape holds: a private name of a plain module, or another
+    module it imported (``logging.sys``, ``dataclasses.inspect``), or None."""
+    for n in range(at, len(parts)):
+        part, sofar = parts[n], ".".join(parts[: n + 1])
+        if part.startswith("__") and part.endswith("__"):
+            return None  # a dunder: judged as one
+        if part.startswith("_") and not own:
+            return f"uses {sofar}, a private name of {entry}"
+        held = part in STDLIB and _entry(part) is None and sofar not in PLAIN_MODULES
+        if own and held and (part in plain.leaves() or sofar in plain.own):
+            held = False
+        if held:
+            return f"reaches the module {part} through {'.'.join(parts[:n]) or entry}"
+    return None
+
 
 @dataclass(frozen=True)
 class Reach:
-    """One construct found: where (``line`` 0 for a whole file) and what."""
+    """One construct found: where (``line`` 0 for a whole file) and what; ``shape``: found
+    by the plain shape alone (an import, a dunder, a namespace off the plain list), which
+    a more precise finding of the same change is said before."""
 
     path: str
     line: int
     what: str
+    shape: bool = False
 
     def said(self) -> str:
         """``path:line: what``, as a person reads it."""
@@ -236,13 +450,17 @@ def added_lines(before: str | None, after: str) -> frozenset[int]:
     return frozenset(added)
 
 
-def reaches(path: str, before: str | None, after: str | None) -> list[Reach]:
+def reaches(
+    path: str, before: str | None, after: str | None, plain: Plain = Plain()
+) -> list[Reach]:
     """What the change to ``path`` (a Python source) makes it reach into, by line;
     none when the file is gone or unchanged. Each construct the baseline's text already
     had (the same construct in the same code) is credited once for each time it had it,
     the baseline's own lines first: what is left is new, on an added line or on a line
     the baseline had whose meaning an added line changed (``import sys as x`` above an
-    old ``x.modules``)."""
+    old ``x.modules``). An import off the plain list (``plain``: what beside
+    ``PLAIN_MODULES`` is allowed) is credited whenever the baseline's file imported that
+    module at all."""
     if after is None:
         return []
     added = added_lines(before, after)
@@ -251,17 +469,23 @@ def reaches(path: str, before: str | None, after: str | None) -> list[Reach]:
     test = is_test_code(path)
     found = _cookie(path, after, added)
     try:
-        now = _scan(after, test)
+        scan = _scan(after, test, plain)
     except (SyntaxError, ValueError, RecursionError) as err:
         # fail closed: what relay cannot read (newer syntax than relay's Python, nesting
         # too deep) could reach anything
         said = getattr(err, "msg", None) or type(err).__name__
         what = f"relay cannot read it ({said}), so what it reaches is unseen"
         return [*found, Reach(path, min(added), what)]
+    now, shaped = scan.found, scan.shaped
+    had: frozenset[str] = frozenset()
     try:
-        credit = Counter(key for _, key, _ in _scan(before, test)) if before else Counter()
+        old = _scan(before, test, plain) if before else None
     except (SyntaxError, ValueError, RecursionError):
-        credit = Counter()
+        old = None
+    credit = Counter(key for _, key, _ in old.found) if old else Counter()
+    had = frozenset(old.imported) if old else had
+    # the baseline's file imported that module: any import of it is credited
+    now = [e for e in now if not (e[1][1].startswith(_MODULE) and e[1][1][len(_MODULE) :] in had)]
     left = []
     for each in now:  # the baseline's own lines use their credit first
         if not each[2] & added and credit[each[1]] > 0:
@@ -272,29 +496,32 @@ def reaches(path: str, before: str | None, after: str | None) -> list[Reach]:
         if credit[key] > 0:
             credit[key] -= 1
         else:
-            found.append(Reach(path, line, key[0]))
+            found.append(Reach(path, line, key[0], key[0] in shaped))
     return sorted(found, key=lambda r: r.line)
 
 
 def reaches_in(
-    changes: Sequence[str], texts: Mapping[str, tuple[str | None, str | None]]
+    changes: Sequence[str],
+    texts: Mapping[str, tuple[str | None, str | None]],
+    plain: Plain = Plain(),
 ) -> list[Reach]:
     """Every finding of the change: ``texts`` holds (before, after) of each changed
     Python source (other files are not read here; ``guard.py`` judges the ones that
-    configure the gates); a changed compiled module that is there afterwards is one."""
+    configure the gates); a changed compiled module that is there afterwards is one.
+    ``plain``: the project's own modules and the third-party ones its code imports."""
     found: list[Reach] = []
     for path in changes:
         if path.endswith(COMPILED_SUFFIXES) and texts.get(path, (None, ""))[1] is not None:
             found.append(Reach(path, 0, "a compiled module (Python runs it; no one can read it)"))
         elif path in texts and path.endswith(".py"):
-            found.extend(reaches(path, *texts[path]))
+            found.extend(reaches(path, *texts[path], plain))
     return found
 
 
 def held_reason(found: Sequence[Reach], commit: str = "") -> str:
     """The one line a person reads when a change is held for reaching in (``commit``:
     the candidate, which stays readable in the clone's objects though nothing is kept)."""
-    first = found[0].said()
+    first = next((r for r in found if not r.shape), found[0]).said()
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     read = f" (`git show {commit[:12]}`)" if commit else ""
     return (
@@ -316,16 +543,17 @@ def _cookie(path: str, text: str, added: frozenset[int]) -> list[Reach]:
 # --- the scan ---
 
 Key = tuple[str, str]  # (construct, the code that holds it): what the baseline is credited
+_MODULE = "module:"  # a key's code for an import off the plain list: credited by module
 
 
-def _scan(text: str, test: bool) -> list[tuple[int, Key, frozenset[int]]]:
-    """(line, key, the lines its code spans) for each construct in ``text``."""
+def _scan(text: str, test: bool, plain: Plain) -> _Scan:
+    """Each construct in ``text``: ``found`` holds (line, key, the lines its code spans)."""
     # as bytes, so that Python's own reading applies (its coding cookie; git's text of a
     # file that is not UTF-8 holds its bytes as surrogates)
     tree = ast.parse(text.encode("utf-8", "surrogateescape"))
-    scan = _Scan(test, tree)
+    scan = _Scan(test, tree, plain)
     scan.walk(tree)
-    return scan.found
+    return scan
 
 
 def _span(node: ast.AST) -> frozenset[int]:
@@ -421,10 +649,14 @@ class _Scan:
     """One file's constructs; names are followed through the whole file's imports
     (scopes are not told apart: an alias anywhere counts everywhere)."""
 
-    def __init__(self, test: bool, tree: ast.Module) -> None:
+    def __init__(self, test: bool, tree: ast.Module, plain: Plain = Plain()) -> None:
         self.test = test
-        self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY)
-        self.attrs = ATTRS_EVERYWHERE if test else ATTRS_EVERYWHERE | ATTRS_SOURCE
+        self.plain = plain
+        self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY, *PLAIN_BUT)
+        self.attrs = ATTRS_EVERYWHERE if test else ATTRS_EVERYWHERE | ATTRS_SOURCE | ATTRS_RUNNER
+        self.imported: set[str] = set()  # every module the file imports (and their parents)
+        self.raw: dict[str, str] = {}  # a name an import binds: the module path it names
+        self.shaped: set[str] = set()  # what the plain shape alone found
         self.words = WORDS_TESTS if test else WORDS_SOURCE
         self.aliases: dict[str, str] = {}
         self.module_names: set[str] = set()
@@ -466,6 +698,8 @@ class _Scan:
                     changed = True
 
     def _learn(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            self._learn_import(node)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -489,6 +723,37 @@ class _Scan:
             for stmt in node.body:
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                     self.docstrings.add(id(stmt.value))
+
+    def _learn_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """What the file imports (credit for the plain shape) and what each name an
+        import binds stands for, unrebased (``from . import x``: ``.x``)."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                self.imported.update(".".join(parts[: n + 1]) for n in range(len(parts)))
+                bound = alias.asname or parts[0]
+                self.raw[bound] = alias.name if alias.asname else parts[0]
+            return
+        base = "." * node.level + (node.module or "")
+        if node.module and not node.level:
+            parts = node.module.split(".")
+            self.imported.update(".".join(parts[: n + 1]) for n in range(len(parts)))
+        for alias in node.names:
+            if alias.name != "*":
+                sep = "" if base.endswith(".") else "."
+                self.raw[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+                if not node.level:
+                    self.imported.add(f"{base}{sep}{alias.name}")
+
+    def raw_path(self, node: ast.AST) -> str | None:
+        """The dotted path an expression names from a name an import binds, as written
+        (``logging.sys.modules``, never rebased), or None."""
+        if isinstance(node, ast.Name):
+            return self.raw.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.raw_path(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
 
     # what an expression names: a dotted path from a module, or None
     def qual(self, node: ast.AST) -> str | None:
@@ -564,6 +829,7 @@ class _Scan:
         if isinstance(node, ast.expr) and not self.test:
             self._escapes(node, parent)
             self._environ_escapes(node, parent)
+            self._namespace_escapes(node, parent)
 
     def _environ_escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
         """The environment handed on (``f(os.environ, key)``, ``[os.environ]``,
@@ -625,7 +891,9 @@ class _Scan:
                 return
         self.add(node, f"hands the module {q} around (where it goes cannot be followed)")
 
-    def add(self, node: ast.AST, what: str) -> None:
+    def add(self, node: ast.AST, what: str, *, shape: bool = False) -> None:
+        if shape:
+            self.shaped.add(what)
         line = getattr(node, "lineno", 0)
         if (line, what) in self._seen:  # an outer node repeats what its inner one said
             return
@@ -640,6 +908,8 @@ class _Scan:
                     hit = "a pytest plugin"
                 if hit:
                     self.add(node, f"imports {alias.name} ({hit})")
+                elif not self.test:
+                    self._plain_import(node, alias.name, None if alias.asname else alias.name)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 full = node.module if alias.name == "*" else f"{node.module}.{alias.name}"
@@ -649,10 +919,21 @@ class _Scan:
                     hit = hit or f"from {node.module} import *"
                 if hit or (alias.name in self.attrs):
                     self.add(node, f"imports {full} ({hit or alias.name})")
+                elif not self.test:
+                    self._plain_from(node, node.module, full)
+        elif isinstance(node, ast.ImportFrom) and not self.test:
+            base = "." * node.level + (node.module or "")
+            for alias in node.names:
+                sep = "" if base.endswith(".") else "."
+                why = past_plain(f"{base}{sep}{alias.name}", self.plain)
+                if why and alias.name != "*":
+                    self.add(node, why, shape=True)
         elif isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
             self._named(node)
         if isinstance(node, (ast.Attribute,)) and node.attr in self.attrs:
             self.add(node, f"uses .{node.attr}")
+        elif isinstance(node, ast.Attribute) and not self.test:
+            self._shape(node)
         if isinstance(node, ast.Call):
             self._call(node)
         if isinstance(node, ast.Subscript) and not self.test:
@@ -673,11 +954,90 @@ class _Scan:
         if isinstance(node, ast.expr) and id(node) not in self.docstrings:
             self._words(node)
 
+    def _plain_import(self, node: ast.Import, module: str, binds: str | None) -> None:
+        """``import module`` off the plain shape (``binds``: the name when the import
+        binds its top-level package, as ``import os.path`` binds ``os``)."""
+        why, key = off_plain(module, self.plain), module
+        top = module.split(".")[0]
+        bound = binds is not None and top != module and top not in PLAIN_PARENTS
+        if why is None and bound and off_plain(top, self.plain):
+            why, key = f"imports {module}, which binds {top}, a module off the plain list", top
+        if why:
+            self.add_module(node, why, key)
+
+    def _plain_from(self, node: ast.ImportFrom, module: str, full: str) -> None:
+        """``from module import name`` off the plain shape."""
+        why = off_plain(full, self.plain)
+        if why is None:
+            return
+        whole = off_plain(module, self.plain)
+        if whole and whole.startswith("imports "):
+            why, full = f"imports {full} from {module}, a module off the plain list", module
+        self.add_module(node, why, full)
+
+    def add_module(self, node: ast.AST, what: str, module: str) -> None:
+        """A finding credited whenever the baseline's file imported ``module``."""
+        line = getattr(node, "lineno", 0)
+        self.shaped.add(what)
+        if (line, what) not in self._seen:
+            self._seen.add((line, what))
+            self.found.append((line, (what, _MODULE + module), _span(node)))
+
+    def _shape(self, node: ast.Attribute) -> None:
+        """An attribute outside tests: a dunder off the plain list (``x.__dict__``,
+        ``f.__self__``), or a name past a plain module (``shutil.os``, ``random._os``)."""
+        name = node.attr
+        if _is_dunder(name):
+            on = node.value
+            on_super = (
+                isinstance(on, ast.Call) and isinstance(on.func, ast.Name) and on.func.id == "super"
+            )
+            if isinstance(node.ctx, ast.Load):
+                allowed = name not in DUNDERS_HELD if on_super else name in DUNDERS_READ
+            else:
+                allowed = name in DUNDERS_WRITE
+            if not allowed:
+                self.add(node, f"uses .{name}, a dunder name off the plain list", shape=True)
+            return
+        raw = self.raw_path(node)
+        why = past_plain(raw, self.plain) if raw else None
+        if why:
+            self.add(node, why, shape=True)
+
+    def _dunder_name(self, node: ast.Name) -> None:
+        """A module-level dunder read as a name (``__loader__``, ``__spec__``;
+        ``__builtins__`` is said as such)."""
+        name = node.id
+        read = isinstance(node.ctx, ast.Load) and name not in (*DUNDER_NAMES, "__builtins__")
+        if _is_dunder(name) and read:
+            self.add(node, f"uses {name}, a dunder name off the plain list", shape=True)
+
+    def _namespace_escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
+        """``vars(x)``, ``globals()``, ``locals()`` (a namespace as a mapping) anywhere
+        but read in place: bound to a name, handed on, copied or returned, it is read
+        where no rule follows (``d = vars(type(m)); d[k]``)."""
+        if not (isinstance(node, ast.Call) and self._scope(node)):
+            return
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return  # ``vars(x)["a"]``: judged by its key (``_computed_index``)
+        read = (*_MAP_GETS, *_ENV_WALKS, *_WRITERS)
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in read:
+            return  # judged by what it reads, walks or writes
+        asked = parent.ops if isinstance(parent, ast.Compare) and node is not parent.left else []
+        if asked and all(isinstance(o, ast.In | ast.NotIn) for o in asked):
+            return  # ``"a" in vars(x)``
+        if isinstance(parent, _LOOPS) or _called(parent) in _WALKERS:
+            return  # walked: said where it is walked
+        said = f"hands {self._scope(node)}() around (a namespace read where no rule follows)"
+        self.add(node, said, shape=True)
+
     def _hook(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name.startswith("pytest_"):  # code under test as a pytest plugin
             self.add(node, f"defines the pytest hook {node.name}")
 
     def _named(self, node: ast.expr) -> None:
+        if isinstance(node, ast.Name) and not self.test:
+            self._dunder_name(node)
         q = self.qual(node)
         if not q:
             return
@@ -702,6 +1062,8 @@ class _Scan:
             base, name = self.qual(node.args[0]), fold(node.args[1])
             if name in self.attrs:
                 self.add(node, f"uses .{name}")
+            elif name and not self.test:
+                self._dunder_looked_up(node, name, writes=func in _SETTERS)
             elif name is None and not self.test:
                 where = f" on {base}" if base else ""
                 self.add(node, f"{func.split('.')[1]}{where} with a computed name")
@@ -725,6 +1087,15 @@ class _Scan:
             named = node.args[-1] if node.args and len(node.args) <= 2 else None
             if named is None or fold(named) is None:
                 self.add(node, f"{callee.attr} with a computed name")
+            else:
+                self._dunder_looked_up(node, fold(named) or "", writes=False)
+        if isinstance(callee, ast.Attribute) and callee.attr in ("__setattr__", "__delattr__"):
+            at = len(node.args) - (2 if callee.attr == "__setattr__" else 1)
+            named = node.args[at] if 0 <= at < 2 else None
+            if named is None or fold(named) is None:
+                self.add(node, f"{callee.attr} with a computed name")
+            else:
+                self._dunder_looked_up(node, fold(named) or "", writes=True)
         if func in ("operator.attrgetter", "operator.methodcaller"):
             names = node.args if func == "operator.attrgetter" else node.args[:1]
             if not names or any(fold(a) is None for a in names):
@@ -747,6 +1118,13 @@ class _Scan:
             self.add(node, f"walks {self._namespace(node.args[0])}")
         if func in _NAMED and (not node.args or fold(node.args[0]) is None):
             self.add(node, f"{func} with a computed name")  # what it makes cannot be followed
+
+    def _dunder_looked_up(self, node: ast.Call, name: str, *, writes: bool) -> None:
+        """``getattr(x, "__dict__")`` is ``x.__dict__``: judged as the dunder it names."""
+        if not _is_dunder(name):
+            return
+        if name not in (DUNDERS_WRITE if writes else DUNDERS_READ):
+            self.add(node, f"uses .{name}, a dunder name off the plain list", shape=True)
 
     def _namespace(self, node: ast.expr) -> str | None:
         """``x.__dict__``, ``vars(x)``, ``globals()``, ``locals()``: a namespace's mapping,
@@ -828,6 +1206,17 @@ class _Scan:
             return
         if _PROC.search(low) or (not self.test and _PROC_SOURCE.match(low)):
             self.add(node, "a string naming the process's /proc files")
+
+
+def _called(node: ast.AST | None) -> str | None:
+    """The plain name a call calls (``list(x)``: list), or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def node_attr(node: ast.expr) -> str | None:

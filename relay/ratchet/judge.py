@@ -41,6 +41,7 @@ from relay.loop.guard import (
     config_pythonpath,
     gate_definition_touched,
     git_meta_changed,
+    importable_dirs,
     is_test_file,
     project_hooks_touched,
     refs_changed,
@@ -58,7 +59,15 @@ from relay.loop.ratchet import (
     Wall,
     coverage_delta,
 )
-from relay.loop.reach import COMPILED_SUFFIXES, Reach, held_reason, reaches_in
+from relay.loop.reach import (
+    COMPILED_SUFFIXES,
+    Plain,
+    Reach,
+    held_reason,
+    imported_modules,
+    project_modules,
+    reaches_in,
+)
 from relay.loop.records import Baseline, Failure, handover_entries
 from relay.loop.revise import (
     LOOP_FILE,
@@ -129,7 +138,17 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
         elif path.endswith(".py"):
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
-    return reaches_in(changes, texts)
+    return reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+
+
+def plain_of(tree: WorkTree, candidate: str) -> Plain:
+    """What added code may import beside the plain modules (``relay/loop/reach.py``):
+    the project's own modules, in the baseline or the candidate, where the gates import
+    from, and the third-party modules the baseline's non-test code already imports."""
+    files = sorted({*tree.files_at("HEAD"), *tree.files_at(candidate)})
+    pythonpath = config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS})
+    own = project_modules(files, importable_dirs(files, pythonpath))
+    return Plain(own, imported_modules(tree.import_lines("HEAD"), own))
 
 
 def changed(state: str) -> bool:
