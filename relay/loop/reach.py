@@ -64,6 +64,7 @@ stay as defence in depth, and the README says so.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections import Counter
@@ -303,10 +304,12 @@ class Plain:
     own: frozenset[str] = frozenset()
     credited: frozenset[str] = frozenset()
 
+    @functools.cached_property
     def tops(self) -> frozenset[str]:
         """The project's own top-level names."""
         return frozenset(m.split(".")[0] for m in self.own)
 
+    @functools.cached_property
     def leaves(self) -> frozenset[str]:
         """The last part of each of the project's module names (``pkg.types``: types)."""
         return frozenset(m.rsplit(".", 1)[-1] for m in self.own)
@@ -359,7 +362,7 @@ def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> f
 def off_plain(module: str, plain: Plain) -> str | None:
     """Why importing ``module`` (a dotted name) is off the plain list, or None."""
     top = module.split(".")[0]
-    if top not in plain.tops() and top not in plain.credited and _entry(module) is None:
+    if top not in plain.tops and top not in plain.credited and _entry(module) is None:
         return f"imports {module}, a module off the plain list"
     return past_plain(module, plain)
 
@@ -372,7 +375,7 @@ def past_plain(dotted: str, plain: Plain) -> str | None:
         rest = dotted.lstrip(".").split(".")
         return _through("the package", rest, 0, plain, own=True)
     parts, top = dotted.split("."), dotted.split(".")[0]
-    if top in plain.tops():
+    if top in plain.tops:
         return _through(top, parts, 1, plain, own=True)
     entry = None if top in plain.credited else _entry(dotted)
     return _through(entry, parts, len(entry.split(".")), plain) if entry else None
@@ -400,7 +403,7 @@ def _through(
         if part.startswith("_") and not own:
             return f"uses {sofar}, a private name of {entry}"
         held = part in STDLIB and _entry(part) is None and sofar not in PLAIN_MODULES
-        if own and held and (part in plain.leaves() or sofar in plain.own):
+        if own and held and (part in plain.leaves or sofar in plain.own):
             held = False
         if held:
             return f"reaches the module {part} through {'.'.join(parts[:n]) or entry}"
