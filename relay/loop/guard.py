@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
-import functools
 import json
-import pkgutil
 import re
-import site
 import sys
-import sysconfig
 import tomllib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from relay.loop.contract import ENV_ONLY_MAKER
@@ -288,20 +284,16 @@ PYTEST_CONFIGS = (
 )
 
 
-@functools.cache
-def installed_names() -> frozenset[str]:
+def shadow_names(site_modules: Iterable[str]) -> frozenset[str]:
     """Every top-level module the interpreter relay runs under can import apart from a
-    clone: the standard library's, the built-in ones, and what its site-packages hold
-    (pytest's plugins import ``typing_extensions``, ``pygments``, ``execnet``... by
-    name, so a clone's module of that name, first on sys.path, runs in a gate)."""
-    places = {sysconfig.get_path(k) for k in ("purelib", "platlib")}
-    places |= set(site.getsitepackages())
-    if site.ENABLE_USER_SITE:
-        places.add(site.getusersitepackages())
-    found = {m.name for m in pkgutil.iter_modules(sorted(p for p in places if p))}
-    return frozenset(
-        {*SHADOWED, *sys.builtin_module_names, *(found - PROJECT_FOLDERS), *STARTUP_PACKAGES}
-    ) - {"__main__"}
+    clone, given what its site-packages hold (``site_modules``, which the driver asks the
+    interpreter for once): the standard library's, the built-in ones, the start-up hooks
+    and those (pytest's plugins import ``typing_extensions``, ``pygments``, ``execnet``...
+    by name, so a clone's module of that name, first on sys.path, runs in a gate)."""
+    found = set(site_modules) - PROJECT_FOLDERS
+    return frozenset({*SHADOWED, *sys.builtin_module_names, *found, *STARTUP_PACKAGES}) - {
+        "__main__"
+    }
 
 
 def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
@@ -354,10 +346,11 @@ def importable_dirs(files: Sequence[str], pythonpath: Sequence[str] = ()) -> fro
     return frozenset(found)
 
 
-def shadowed_name(path: str, dirs: frozenset[str] = frozenset({"", "src"})) -> str | None:
+def shadowed_name(path: str, dirs: frozenset[str], installed: frozenset[str]) -> str | None:
     """The module ``path`` would be imported in place of, or None: a module or package
-    named like one the interpreter can import apart from the clone (``installed_names``:
-    the standard library's, a built-in, what site-packages holds, relay, a gate's tool),
+    named like one the interpreter can import apart from the clone (``installed``, from
+    ``shadow_names``: the standard library's, a built-in, what site-packages holds, relay,
+    a gate's tool),
     sysconfig's data (``_sysconfigdata_*``) or a ``.pth`` start-up file (``pytest.py``,
     ``tomllib.py``, ``typing_extensions.py``, ``relay/__init__.py``) in a folder the
     gates import from as top-level (``dirs``, from ``importable_dirs``)."""
@@ -376,16 +369,23 @@ def shadowed_name(path: str, dirs: frozenset[str] = frozenset({"", "src"})) -> s
     where = "" if str(folder) == "." else str(folder)
     if where not in dirs:
         return None
-    known = name in installed_names() or name.startswith(SHADOWED_PREFIXES)
+    known = name in installed or name.startswith(SHADOWED_PREFIXES)
     return name if known else None
 
 
-def shadows_a_tool(path: str, files: Sequence[str] = (), pythonpath: Sequence[str] = ()) -> bool:
+def shadows_a_tool(
+    path: str,
+    files: Sequence[str] = (),
+    pythonpath: Sequence[str] = (),
+    *,
+    installed: frozenset[str],
+) -> bool:
     """Whether ``path``, as a new file, is a module imported in place of another the gates
     or relay need (``shadowed_name``): ``pytest.py``, ``_pytest/__init__.py``,
     ``sysconfig.py``, ``relay/__init__.py`` at the clone's top, in its ``src/`` or beside
     a test (``files``: the tree after the change)."""
-    return shadowed_name(path, importable_dirs([*files, path], pythonpath)) is not None
+    dirs = importable_dirs([*files, path], pythonpath)
+    return shadowed_name(path, dirs, installed) is not None
 
 
 def is_test_module(path: str) -> bool:
@@ -404,6 +404,7 @@ def baseline_suite(
     may_edit_tests: bool = False,
     texts: Mapping[str, tuple[str | None, str | None]] | None = None,
     pythonpath: Sequence[str] = (),
+    installed: frozenset[str],
 ) -> tuple[list[str], list[str]]:
     """What the re-run that judges the candidate's code against the baseline's tests and
     gate configuration does to a fresh tree of the candidate: (put back as the baseline
@@ -413,7 +414,8 @@ def baseline_suite(
     ``may_edit_tests``, every new file pytest would import: the goal's new helpers stay
     for its edited tests). A pyproject.toml is put back when its ``[tool]`` tables
     (``texts`` holds its before and after) differ; ``pythonpath``: pytest's setting's
-    folders (``config_pythonpath``)."""
+    folders (``config_pythonpath``); ``installed``: the names a new module may not take
+    (``shadow_names``)."""
     known = set(at_baseline)
     dirs = importable_dirs([*known, *changes], pythonpath)
     put: list[str] = []
@@ -424,7 +426,7 @@ def baseline_suite(
             before, after = (texts or {}).get(path, (None, ""))
             gated = _toml_gated(before) != _toml_gated(after)
         else:
-            shadow = path not in known and shadowed_name(path, dirs) is not None
+            shadow = path not in known and shadowed_name(path, dirs, installed) is not None
             gated = defines_gates(path) or shadow
         if path in known:
             if gated or (is_test_file(path) and not may_edit_tests):
@@ -484,6 +486,7 @@ def gate_definition_touched(
     texts: Mapping[str, tuple[str | None, str | None]],
     may_edit_tests: bool = False,
     pythonpath: Sequence[str] = (),
+    installed: frozenset[str],
 ) -> list[tuple[str, str]]:
     """(path, why) for each change that would weaken the gates: a gate-definition file
     changed, pyproject.toml's ``[tool]`` tables or package.json's scripts and settings
@@ -492,13 +495,15 @@ def gate_definition_touched(
     a new ruff.toml select nothing) or a new file-wide suppression comment (``# ruff:
     noqa``). ``at_baseline`` is the baseline commit's files, ``deleted`` the changed paths
     that are gone; ``texts`` holds (before, after) of pyproject.toml and package.json when
-    they changed, and of every other changed source file the suppressions are looked for in."""
+    they changed, and of every other changed source file the suppressions are looked for in;
+    ``installed``: the names a new module may not take (``shadow_names``)."""
     known, gone = set(at_baseline), set(deleted)
     dirs = importable_dirs([p for p in {*known, *changes} if p not in gone], pythonpath)
     found: list[tuple[str, str]] = []
     for path in changes:
         name = PurePosixPath(path).name
-        shadow = shadowed_name(path, dirs) if path not in known and path not in gone else None
+        new = path not in known and path not in gone
+        shadow = shadowed_name(path, dirs, installed) if new else None
         if shadow is not None:  # never kept, whatever the goal declared
             found.append(
                 (path, f"`{path}` is a new module imported in place of `{shadow}` (one the"

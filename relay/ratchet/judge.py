@@ -12,9 +12,13 @@ the maker edits the tree (a tree that changed while it was judged fails).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
+import pkgutil
 import shutil
+import site
+import sysconfig
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,6 +49,7 @@ from relay.loop.guard import (
     is_test_file,
     project_hooks_touched,
     refs_changed,
+    shadow_names,
     spine_touched,
     unreviewed_test_edits,
 )
@@ -139,6 +144,17 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
     return reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+
+
+@functools.cache
+def installed_names() -> frozenset[str]:
+    """The names a new module of the clone may not take (``guard.shadow_names``), with
+    what the site-packages of the interpreter relay runs under hold: asked once."""
+    places = {sysconfig.get_path(k) for k in ("purelib", "platlib")}
+    places |= set(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        places.add(site.getusersitepackages())
+    return shadow_names(m.name for m in pkgutil.iter_modules(sorted(p for p in places if p)))
 
 
 def plain_of(tree: WorkTree, candidate: str) -> Plain:
@@ -626,6 +642,7 @@ class Judge:
                 texts=texts,
                 may_edit_tests=goal is not None and goal.may_edit_tests,
                 pythonpath=pythonpath,
+                installed=installed_names(),
             ),
             *project_hooks_touched(
                 changes,
@@ -918,6 +935,7 @@ class Judge:
             may_edit_tests=goal.may_edit_tests,
             texts=texts,
             pythonpath=config_pythonpath({n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
+            installed=installed_names(),
         )
         if swapped or left_out:
             # the candidate's code judged by the baseline's tests and gate configuration

@@ -81,7 +81,7 @@ from relay.loop.records import (
     render_baseline,
 )
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
-from relay.ratchet.judge import GitState, reaching
+from relay.ratchet.judge import GitState, installed_names, reaching
 from relay.ratchet.measure import (
     BRIEF_ENV,
     REVIEW_ENV,
@@ -428,6 +428,7 @@ def _protected(
             deleted=deleted,
             texts=texts,
             pythonpath=config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
+            installed=installed_names(),
         ),
         *project_hooks_touched(changes, declared=declared, at_baseline=tree.files_at("HEAD")),
     ]

@@ -23,11 +23,16 @@ from relay.loop.guard import (
     opens_with_project,
     orphan_group,
     project_hooks_touched,
+    shadow_names,
     shadowed_name,
     spine_touched,
     suppressions_added,
     unreviewed_test_edits,
 )
+from relay.ratchet.judge import installed_names
+
+# the names a new module may not take, as the drivers ask the interpreter for them
+INSTALLED = installed_names()
 
 
 @pytest.mark.parametrize(
@@ -53,6 +58,7 @@ def test_what_defines_the_gates() -> None:
             at_baseline=base,
             deleted=list(deleted),
             texts={k.replace("_", "."): v for k, v in texts.items()},
+            installed=INSTALLED,
         )
         return [p for p, _ in found]
 
@@ -99,7 +105,7 @@ def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
     new = ["pytest.ini", "ruff.toml", "sub/.coveragerc", "tests/conftest.py"]
     texts = {"src/calc.py": ("x = 1\n", "# ruff: noqa\nx = 1\n")}
     found = gate_definition_touched(
-        [*new, "src/calc.py"], at_baseline=base, deleted=[], texts=texts
+        [*new, "src/calc.py"], at_baseline=base, deleted=[], texts=texts, installed=INSTALLED
     )
     assert [p for p, _ in found] == [*new, "src/calc.py"]
     assert "gained `# ruff: noqa`" in found[-1][1]
@@ -109,6 +115,7 @@ def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
         deleted=[],
         texts=texts,
         may_edit_tests=True,
+        installed=INSTALLED,
     )
     assert [p for p, _ in allowed] == ["tests/conftest.py", "setup.cfg"]
     assert suppressions_added("# ruff: noqa\n", "# ruff: noqa\nimport os\n") == []
@@ -121,7 +128,9 @@ def test_new_gate_files_and_file_wide_suppressions_are_gate_changes() -> None:
 
 def test_start_up_files_and_hidden_pytest_configuration_are_gate_files() -> None:
     new = [".pytest.ini", "pytest.toml", "src/sitecustomize.py", "usercustomize.py", "x.pth"]
-    found = gate_definition_touched(new, at_baseline=["src/calc.py"], deleted=[], texts={})
+    found = gate_definition_touched(
+        new, at_baseline=["src/calc.py"], deleted=[], texts={}, installed=INSTALLED
+    )
     assert [p for p, _ in found] == new
     said = dict(found)
     assert all("is a new file that defines how the gates run" in said[p] for p in new[:2])
@@ -149,7 +158,7 @@ def test_the_baselines_suite_is_what_the_baseline_had() -> None:
     ]
     tool = '[project]\nname = "x"\n[tool.pytest.ini_options]\naddopts = "-q"\n'
     same = {"pyproject.toml": (tool, tool.replace('"x"', '"y"'))}
-    put, gone = baseline_suite(changes, at_baseline=base, texts=same)
+    put, gone = baseline_suite(changes, at_baseline=base, texts=same, installed=INSTALLED)
     assert put == ["tests/test_calc.py", "tests/helpers.py", "tox.ini"]
     assert gone == [
         "tests/test_0_plugin.py",
@@ -159,7 +168,9 @@ def test_the_baselines_suite_is_what_the_baseline_had() -> None:
         "src/calc/test_inline.py",
     ]
     deselect = {"pyproject.toml": (tool, tool.replace('"-q"', '"--deselect t"'))}
-    put, gone = baseline_suite(changes, at_baseline=base, texts=deselect, may_edit_tests=True)
+    put, gone = baseline_suite(
+        changes, at_baseline=base, texts=deselect, may_edit_tests=True, installed=INSTALLED
+    )
     assert put == ["tox.ini", "pyproject.toml"]
     assert gone == [
         "tests/test_0_plugin.py",
@@ -281,6 +292,7 @@ def test_a_file_wide_suppression_is_found_whatever_its_spacing_and_case(line: st
         at_baseline=["src/calc.py"],
         deleted=[],
         texts={"src/calc.py": (before, after)},
+        installed=INSTALLED,
     )
     assert found and "switches a gate off" in found[0][1]
 
@@ -311,19 +323,24 @@ def test_a_distributions_metadata_and_a_module_shadowing_a_gate_tool_define_the_
         "coverage.py",
     ]
     ok = ["src/calc.py", "src/pytest_helpers.py", "docs/pytest.py", "src/calc/pytest.py"]
-    found = gate_definition_touched([*new, *ok], at_baseline=ok[:1], deleted=[], texts={})
+    found = gate_definition_touched(
+        [*new, *ok], at_baseline=ok[:1], deleted=[], texts={}, installed=INSTALLED
+    )
     assert [p for p, _ in found] == new
     assert all("new file that defines how the gates run" in why for _, why in found[:4])
     assert all("imported in place of" in why for _, why in found[4:])
     allowed = gate_definition_touched(
-        new, at_baseline=[], deleted=[], texts={}, may_edit_tests=True
+        new, at_baseline=[], deleted=[], texts={}, may_edit_tests=True, installed=INSTALLED
     )
     assert [p for p, _ in allowed] == new[4:]  # a shadow is never kept, whatever declared
     # the re-run with the baseline's tests leaves them out even for such a goal
-    assert baseline_suite(new, at_baseline=[], may_edit_tests=True) == ([], new)
+    assert baseline_suite(new, at_baseline=[], may_edit_tests=True, installed=INSTALLED) == (
+        [],
+        new,
+    )
     # a project whose own package has such a name keeps working on it
     assert gate_definition_touched(["src/_pytest/python.py"], at_baseline=["src/_pytest/python.py"],
-                                   deleted=[], texts={}) == []  # fmt: skip
+                                   deleted=[], texts={}, installed=INSTALLED) == []  # fmt: skip
 
 
 def test_a_new_module_named_like_the_stdlib_relay_or_a_tool_where_it_imports_first() -> None:
@@ -344,20 +361,27 @@ def test_a_new_module_named_like_the_stdlib_relay_or_a_tool_where_it_imports_fir
     }
     fine = ["pkg/json.py", "docs/pytest.py", "src/calc/types.py", "tests/helpers.py", "relay.md"]
     dirs = importable_dirs(tree + list(shadows))
-    assert {p: shadowed_name(p, dirs) for p in [*shadows, *fine]} == {
+    assert {p: shadowed_name(p, dirs, INSTALLED) for p in [*shadows, *fine]} == {
         **shadows, **dict.fromkeys(fine)
     }  # fmt: skip
     for may in (False, True):
         got = gate_definition_touched(
-            [*shadows, *fine], at_baseline=tree, deleted=[], texts={}, may_edit_tests=may
+            [*shadows, *fine],
+            at_baseline=tree,
+            deleted=[],
+            texts={},
+            may_edit_tests=may,
+            installed=INSTALLED,
         )
         assert [p for p, _ in got if "imported in place of" in _] == list(shadows)
     assert "`relay`" in dict(got)["relay/__init__.py"]
     # a module the baseline already had is the project's own
     assert gate_definition_touched(["tests/json.py"], at_baseline=[*tree, "tests/json.py"],
-                                   deleted=[], texts={}) == []  # fmt: skip
+                                   deleted=[], texts={}, installed=INSTALLED) == []  # fmt: skip
     # the re-run with the baseline's tests leaves a new one out
-    assert baseline_suite(["sysconfig.py", "src/calc.py"], at_baseline=tree) == (
+    assert baseline_suite(
+        ["sysconfig.py", "src/calc.py"], at_baseline=tree, installed=INSTALLED
+    ) == (
         [],
         ["sysconfig.py"],
     )
@@ -384,15 +408,20 @@ def test_a_new_module_named_like_anything_the_interpreter_imports_is_refused() -
     }
     fine = ["calc_helpers.py", "pkg/typing_extensions.py", "tests/test_more.py", "docs/x.pth"]
     dirs = importable_dirs(tree + list(shadows))
-    assert {p: shadowed_name(p, dirs) for p in [*shadows, *fine]} == {
+    assert {p: shadowed_name(p, dirs, INSTALLED) for p in [*shadows, *fine]} == {
         **shadows, **dict.fromkeys(fine)
     }  # fmt: skip
     got = gate_definition_touched(
-        [*shadows, *fine], at_baseline=tree, deleted=[], texts={}, may_edit_tests=True
+        [*shadows, *fine],
+        at_baseline=tree,
+        deleted=[],
+        texts={},
+        may_edit_tests=True,
+        installed=INSTALLED,
     )
     assert [p for p, why in got if "imported in place of" in why] == list(shadows)
     # a project's usual folders are its own, whatever a distribution installs
-    assert shadowed_name("tests/__init__.py", dirs) is None
+    assert shadowed_name("tests/__init__.py", dirs, INSTALLED) is None
 
 
 def test_pytests_pythonpath_setting_is_an_importable_dir() -> None:
@@ -409,13 +438,20 @@ def test_pytests_pythonpath_setting_is_an_importable_dir() -> None:
     assert config_pythonpath({"pytest.ini": "[pytest]\npythonpath = ../up\n"}) == []
     paths = config_pythonpath(texts)
     dirs = importable_dirs(["src/calc.py"], paths)
-    assert shadowed_name("lib/json.py", dirs) == "json"
-    assert shadowed_name("lib/json.py", importable_dirs(["src/calc.py"])) is None
+    assert shadowed_name("lib/json.py", dirs, INSTALLED) == "json"
+    assert shadowed_name("lib/json.py", importable_dirs(["src/calc.py"]), INSTALLED) is None
     got = gate_definition_touched(
-        ["tools/pytest.py"], at_baseline=["src/calc.py"], deleted=[], texts={}, pythonpath=paths
+        ["tools/pytest.py"],
+        at_baseline=["src/calc.py"],
+        deleted=[],
+        texts={},
+        pythonpath=paths,
+        installed=INSTALLED,
     )
     assert [p for p, _ in got] == ["tools/pytest.py"]
-    put, gone = baseline_suite(["lib/json.py"], at_baseline=["src/calc.py"], pythonpath=paths)
+    put, gone = baseline_suite(
+        ["lib/json.py"], at_baseline=["src/calc.py"], pythonpath=paths, installed=INSTALLED
+    )
     assert (put, gone) == ([], ["lib/json.py"])
 
 
@@ -425,14 +461,16 @@ def test_ignore_files_are_gate_files() -> None:
     new one needs --may-edit-tests, as for any gate file."""
     base = ["src/calc.py", ".gitignore", "pkg/.gitignore"]
     changes = [".gitignore", "pkg/.gitignore", ".ignore", "sub/.rgignore", "src/calc.py"]
-    found = gate_definition_touched(changes, at_baseline=base, deleted=[], texts={})
+    found = gate_definition_touched(
+        changes, at_baseline=base, deleted=[], texts={}, installed=INSTALLED
+    )
     assert [p for p, _ in found] == changes[:4]
     assert "defines how the gates run" in found[0][1]
     allowed = gate_definition_touched(
-        changes, at_baseline=base, deleted=[], texts={}, may_edit_tests=True
+        changes, at_baseline=base, deleted=[], texts={}, may_edit_tests=True, installed=INSTALLED
     )
     assert [p for p, _ in allowed] == [".gitignore", "pkg/.gitignore"]
-    put, gone = baseline_suite(changes, at_baseline=base)
+    put, gone = baseline_suite(changes, at_baseline=base, installed=INSTALLED)
     assert put == [".gitignore", "pkg/.gitignore"] and gone == [".ignore", "sub/.rgignore"]
 
 
@@ -458,6 +496,7 @@ def test_line_level_suppressions_on_added_lines_are_gate_changes(line: str) -> N
     found = gate_definition_touched(
         ["src/calc.py"], at_baseline=["src/calc.py"], deleted=[],
         texts={"src/calc.py": (before, after)},
+        installed=INSTALLED,
     )  # fmt: skip
     assert [p for p, _ in found] == ["src/calc.py"] and "switches a gate off" in found[0][1]
 
@@ -563,3 +602,17 @@ def test_test_edits_under_may_edit_tests_need_a_reviewer() -> None:
     assert unreviewed_test_edits(edited, may_edit_tests=True, checkers=1) is None
     assert unreviewed_test_edits([], may_edit_tests=True, checkers=0) is None
     assert unreviewed_test_edits(edited, may_edit_tests=False, checkers=0) is None
+
+
+def test_the_names_a_new_module_may_not_take_are_handed_in_not_looked_up() -> None:
+    """The pure rule asks nothing of the interpreter: the driver lists its site-packages
+    once (``installed_names``) and hands the names in."""
+    names = shadow_names(["calc_vendor", "tests", "docs"])
+    assert {"calc_vendor", "json", "sys", "relay", "pytest", "sitecustomize"} <= names
+    assert "tests" not in names and "docs" not in names and "__main__" not in names
+    dirs = importable_dirs(["src/calc.py"])
+    assert shadowed_name("calc_vendor.py", dirs, names) == "calc_vendor"
+    assert shadowed_name("calc_vendor.py", dirs, shadow_names([])) is None
+    assert shadowed_name("_sysconfigdata_x.py", dirs, frozenset()) == "_sysconfigdata_x"
+    # what the drivers hand in holds what this interpreter has installed beside relay
+    assert {"typing_extensions", "pygments"} <= INSTALLED and shadow_names([]) <= INSTALLED

@@ -20,6 +20,10 @@ from relay.loop.reach import (
     reaches,
     reaches_in,
 )
+from relay.ratchet.judge import installed_names
+
+# the names a new module may not take, as the drivers ask the interpreter for them
+INSTALLED = installed_names()
 
 BASE = "def total(xs):\n    return sum(xs)\n"
 # src/calc.py of the forgery that was kept with "3/3 gates pass": it finds relay's guard
@@ -547,11 +551,11 @@ def test_a_pyproject_that_makes_the_project_a_pytest_plugin_defines_the_gates() 
     other = before + '\n[project.scripts]\ncalc = "calc:main"\n'
     texts = {"pyproject.toml": (before, after)}
     got = gate_definition_touched(["pyproject.toml"], at_baseline=["pyproject.toml"], deleted=[],
-                                  texts=texts)  # fmt: skip
+                                  texts=texts, installed=INSTALLED)  # fmt: skip
     assert got and "pytest11 entry points" in got[0][1], got
     texts = {"pyproject.toml": (before, other)}
     assert gate_definition_touched(["pyproject.toml"], at_baseline=["pyproject.toml"], deleted=[],
-                                   texts=texts) == []  # fmt: skip
+                                   texts=texts, installed=INSTALLED) == []  # fmt: skip
 
 
 def test_an_old_line_an_added_alias_gives_a_new_meaning_is_found() -> None:
@@ -574,10 +578,17 @@ def test_lines_are_counted_as_python_counts_them() -> None:
 
 def test_a_start_up_hook_as_a_package_defines_the_gates_as_its_module_does() -> None:
     for path in ("src/sitecustomize/__init__.py", "usercustomize/hook.py", "sitecustomize.py"):
-        got = gate_definition_touched([path], at_baseline=[], deleted=[], texts={})
+        got = gate_definition_touched(
+            [path], at_baseline=[], deleted=[], texts={}, installed=INSTALLED
+        )
         said = got[0][1] if got else ""
         assert "defines how the gates run" in said or "imported in place of" in said, got
-    assert gate_definition_touched(["src/customize.py"], at_baseline=[], deleted=[], texts={}) == []
+    assert (
+        gate_definition_touched(
+            ["src/customize.py"], at_baseline=[], deleted=[], texts={}, installed=INSTALLED
+        )
+        == []
+    )
 
 
 # The plain shape: every construct the attacks on the boundary used (24d, 24e, 24f), and
