@@ -37,7 +37,7 @@ def _kind(top: Path, path: str) -> str:
     "other" (a FIFO, a device), or "gone" (missing, or under a link or a file: git sees
     no such path there)."""
     try:
-        with _parent(top, path, create=False) as fd:
+        with _parent(top, path) as fd:
             if fd is None:
                 return "gone"
             mode = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False).st_mode
@@ -54,17 +54,14 @@ def _kind(top: Path, path: str) -> str:
     return "dir" if stat.S_ISDIR(mode) else "other"
 
 
-def _open_parent(top: Path, path: str, *, create: bool) -> int | None:
+def _open_parent(top: Path, path: str) -> int | None:
     fd = os.open(top, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         for part in PurePosixPath(path).parts[:-1]:
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=fd)
             try:
                 inner = os.open(part, _DIR, dir_fd=fd)
             except OSError as err:
-                if create or err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                if err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
                     raise
                 os.close(fd)
                 return None
@@ -77,38 +74,16 @@ def _open_parent(top: Path, path: str, *, create: bool) -> int | None:
 
 
 @contextlib.contextmanager
-def _parent(top: Path, path: str, *, create: bool) -> Iterator[int | None]:
+def _parent(top: Path, path: str) -> Iterator[int | None]:
     """The folder holding ``path`` under ``top``, opened one component at a time without
-    following a link (with ``create``, made where missing, and an error where one is a
-    link); None when it is missing or a link or a file (nothing of the tree is there)."""
-    fd = _open_parent(top, path, create=create)
+    following a link; None when it is missing or a link or a file (nothing of the tree is
+    there)."""
+    fd = _open_parent(top, path)
     try:
         yield fd
     finally:
         if fd is not None:
             os.close(fd)
-
-
-def _copy(source: Path, path: str, into: int, name: str) -> None:
-    """Copy the regular file ``path`` under ``source`` (opened without following a link)
-    to ``name`` in the folder ``into``, a new file with its permission bits."""
-    with _parent(source, path, create=False) as src:
-        assert src is not None
-        fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=src)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"`{path}` is not a regular file in the candidate")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-        out = os.open(name, flags, stat.S_IMODE(info.st_mode) & 0o777, dir_fd=into)
-        try:
-            while chunk := os.read(fd, 1024 * 1024):
-                os.write(out, chunk)
-            os.fchmod(out, stat.S_IMODE(info.st_mode) & 0o777)
-        finally:
-            os.close(out)
-    finally:
-        os.close(fd)
 
 
 class WorkTree:
@@ -354,7 +329,10 @@ class WorkTree:
 
     def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
         """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this
-        tree as they are (see :meth:`take`), or None; nothing is written."""
+        tree as they are, or None; nothing is written. Never through a link, on either
+        side: a path whose folder here is a link (or not a folder) the candidate does not
+        replace, a link in the candidate that leads out of the tree (or into ``.git``), a
+        folder it replaces that still holds files the candidate does not account for."""
         wanted = set(paths)
         for path in paths:
             why = self._refusal(source, path, _kind(source, path), wanted)
@@ -450,52 +428,12 @@ class WorkTree:
             with contextlib.suppress(Exception):
                 self.git("worktree", "prune")
 
-    def take(self, source: Path, paths: Sequence[str]) -> None:
-        """Make ``paths`` in this tree what they are under ``source`` (the maker's clone):
-        written with their mode, or removed where ``source`` has none. Never through a
-        link, on either side: ValueError, before anything is written, when a path's
-        folder here is a link (or not a folder) the take does not replace, when the
-        candidate holds a link that leads out of the tree (or into ``.git``), or a
-        folder it replaces still holds files the candidate does not account for."""
-        wanted = set(paths)
-        kinds = {path: _kind(source, path) for path in paths}
-        for path in paths:
-            why = self._refusal(source, path, kinds[path], wanted)
-            if why is not None:
-                raise ValueError(why)
-        gone = [p for p in paths if kinds[p] not in ("file", "link")]
-        made = [p for p in paths if kinds[p] in ("file", "link")]
-        for path in sorted(gone, key=lambda p: -len(PurePosixPath(p).parts)):
-            with _parent(self.root, path, create=False) as fd:
-                if fd is None:
-                    continue
-                name = PurePosixPath(path).name
-                with contextlib.suppress(FileNotFoundError):
-                    if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                        os.unlink(name, dir_fd=fd)
-            self._prune_empty((self.root / path).parent)
-        for path in sorted(made, key=lambda p: len(PurePosixPath(p).parts)):
-            name = PurePosixPath(path).name
-            with _parent(self.root, path, create=True) as fd:
-                assert fd is not None
-                with contextlib.suppress(FileNotFoundError):
-                    if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                        shutil.rmtree(name, dir_fd=fd)
-                    else:
-                        os.unlink(name, dir_fd=fd)
-                if kinds[path] == "link":
-                    with _parent(source, path, create=False) as src:
-                        assert src is not None
-                        os.symlink(os.readlink(name, dir_fd=src), name, dir_fd=fd)
-                else:
-                    _copy(source, path, fd, name)
-
     def _refusal(self, source: Path, path: str, kind: str, wanted: set[str]) -> str | None:
         """Why ``path`` cannot be taken from ``source`` as it is (``kind``), or None."""
         if kind == "other":
             return f"`{path}` is neither a file, a link nor a folder in the candidate"
         if kind == "link":
-            with _parent(source, path, create=False) as src:
+            with _parent(source, path) as src:
                 assert src is not None
                 target = os.readlink(PurePosixPath(path).name, dir_fd=src)
             lands = os.path.normpath(os.path.join(os.path.dirname(path), target))
