@@ -868,7 +868,8 @@ class _Scan:
 
     def _escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
         """A watched module handed around as a value (``s = sys``, ``f(sys)``,
-        ``[sys][0]``): where it goes cannot be followed, so that is a finding itself."""
+        ``[sys][0]``): where it goes cannot be followed, so that is a finding itself; and,
+        by the plain shape, any module an import binds (``m = logging; m.sys``)."""
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return
         q = self.qual(node)
@@ -876,7 +877,8 @@ class _Scan:
             if not (isinstance(parent, ast.Call) and parent.func is node):
                 self.add(node, f"hands {q} around (what it looks up cannot be followed)")
             return
-        if q is None or q not in ESCAPES:
+        bound = isinstance(node, ast.Name) and node.id in self.module_names
+        if q is None or (q not in ESCAPES and not bound):
             return
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return  # ``sys.x``: judged by what it names
@@ -892,7 +894,8 @@ class _Scan:
                 "operator.attrgetter"
             ):
                 return
-        self.add(node, f"hands the module {q} around (where it goes cannot be followed)")
+        said = f"hands the module {q} around (where it goes cannot be followed)"
+        self.add(node, said, shape=q not in ESCAPES)
 
     def add(self, node: ast.AST, what: str, *, shape: bool = False) -> None:
         if shape:
@@ -929,7 +932,9 @@ class _Scan:
             for alias in node.names:
                 sep = "" if base.endswith(".") else "."
                 why = past_plain(f"{base}{sep}{alias.name}", self.plain)
-                if why and alias.name != "*":
+                if alias.name == "*":
+                    self.add(node, f"imports * from {base} (names no rule can follow)", shape=True)
+                elif why:
                     self.add(node, why, shape=True)
         elif isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
             self._named(node)
@@ -969,7 +974,13 @@ class _Scan:
             self.add_module(node, why, key)
 
     def _plain_from(self, node: ast.ImportFrom, module: str, full: str) -> None:
-        """``from module import name`` off the plain shape."""
+        """``from module import name`` off the plain shape; ``from module import *`` of
+        anything but a plain module (what it binds, ``os`` or ``sys`` among its names, no
+        rule can follow)."""
+        if full == module and module.split(".")[0] in self.plain.tops | self.plain.credited:
+            star = f"imports * from {module} (names no rule can follow)"
+            self.add_module(node, star, f"{module}.*")
+            return
         why = off_plain(full, self.plain)
         if why is None:
             return

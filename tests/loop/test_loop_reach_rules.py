@@ -645,6 +645,8 @@ SHAPE_HELD = [
     ("from functools import _make_key\n", "uses functools._make_key, a private name of"),
     ("from . import os\n", "reaches the module os through the package"),
     ("from .calc import copyreg\n", "reaches the module copyreg through calc"),
+    ("import logging\nm = logging\nx = m.sys\n", "hands the module logging around"),
+    ("from .core import *\n", "imports * from .core (names no rule can follow)"),
     # what a plain module still does by name: evaluate a string annotation, look up a
     # format field, import a handler class, return a frame
     ("import typing\nh = typing.get_type_hints(C)\n", "uses typing.get_type_hints"),
@@ -793,6 +795,10 @@ def test_the_projects_own_modules_and_what_its_code_imports_are_plain() -> None:
         "hands the module os around (where it goes cannot be followed)",
     ]
     assert found("import helpers\n", plain=plain) == [f"imports helpers, {OFF}"]
+    # a star import binds whatever the module imported (its os, its sys)
+    said = "imports * from calc.core (names no rule can follow)"
+    assert found("from calc.core import *\n", plain=plain) == [said]
+    assert found("from math import *\nfrom numpy import sqrt\n", plain=plain) == []
     # the shape names only what it allows: each plain module by name
     assert "os" not in PLAIN_MODULES and "operator" not in PLAIN_MODULES
     assert {"os.path", "json", "math", "dataclasses", "collections"} <= PLAIN_MODULES
