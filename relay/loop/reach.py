@@ -235,6 +235,8 @@ PLAIN_MODULES = frozenset(
         "pprint", "reprlib", "__future__",
         # files by path (a path is data; the process's own files are judged as strings)
         "pathlib", "os.path", "io", "glob", "tempfile", "shutil",
+        # the system's constants (error numbers, file mode bits)
+        "errno", "stat",
         # diagnostics a library emits (``logging.config`` and ``logging.currentframe`` are
         # held below: the first imports by name, the second returns a frame)
         "logging", "warnings",
