@@ -1119,7 +1119,8 @@ def run_schedule(args: argparse.Namespace) -> Output:
     if not found.ok:
         backend.teardown(entry)
         raise ConfigError(f"the schedule was not registered: {found.detail}")
-    u.save_schedule(root, entry, f"{when.daily[0]:02d}:{when.daily[1]:02d}" if when.daily else "")
+    at = f"{when.daily[0]:02d}:{when.daily[1]:02d}" if when.daily else ""
+    u.save_schedule(root, entry, at, backend.describe())
     missing = [name for name, where in recorded.resolved if not where]
     lines = [f"{backend.describe()} runs triage and the loop {when.describe()} ({found.detail})"]
     lines.append(f"its environment: {env_path(root)} (`relay doctor` runs the gates in it)")
@@ -1144,13 +1145,19 @@ def run_schedule(args: argparse.Namespace) -> Output:
 def run_scheduled(args: argparse.Namespace) -> Output:
     """What the schedule runs: triage, then `relay loop run` with the contract's maker and
     checkers, bounded by --max-iterations."""
-    from relay.commands.loop_unattended import contract_run_args
+    from relay.commands.loop_unattended import contract_run_args, refresh_schedule
 
     root = _root(args).root
     if args.env_file:
         from relay.commands.loop_env import apply_env
 
         apply_env(root, Path(args.env_file))
+    refreshed = refresh_schedule(
+        root,
+        max_iterations=args.max_iterations,
+        backend=getattr(args, "backend", None),
+        ask_on=getattr(args, "ask_on", None),
+    )
     contract = contract_ready(Spine(root))
     managed = getattr(args, "backend", None) == "managed-agents"
     if managed:  # the managed roster makes: the run command's bounds, if it has any
@@ -1196,8 +1203,8 @@ def run_scheduled(args: argparse.Namespace) -> Output:
     given.env_file = None  # applied above, once
     ran = run_run(given)
     return Output(
-        lines=(*triaged.lines, *ran.lines),
-        data={"triage": triaged.data, "run": ran.data},
+        lines=(*([refreshed] if refreshed else []), *triaged.lines, *ran.lines),
+        data={"triage": triaged.data, "run": ran.data, "schedule": refreshed},
         exit_status=ran.exit_status,
     )
 

@@ -460,10 +460,12 @@ def schedule_entry(
 SCHEDULE_NAME = "schedule.json"  # the daily entry as registered, to verify and remove it
 
 
-def save_schedule(root: Path, entry: Any, at: str) -> None:
-    """Keep the daily entry as registered (`relay loop schedule --remove` names it exactly)."""
+def save_schedule(root: Path, entry: Any, at: str, scheduler: str = "") -> None:
+    """Keep the daily entry as registered (`relay loop schedule --remove` names it exactly)
+    and the scheduler that holds it."""
     spec = {
         "at": at,
+        "scheduler": scheduler,
         "label": entry.label,
         "argv": list(entry.argv),
         "working_dir": entry.working_dir,
@@ -495,6 +497,60 @@ def saved_schedule(root: Path) -> tuple[Any, str] | None:
         return entry, str(spec["at"])
     except (OSError, ValueError, KeyError, TypeError, RelayError):
         return None
+
+
+def saved_scheduler(root: Path) -> str | None:
+    """The scheduler the daily entry was registered with; None for a record that predates
+    keeping it (the scheduler is then chosen as `relay loop schedule` chose it)."""
+    try:
+        spec = json.loads((work_dir(root) / SCHEDULE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    said = spec.get("scheduler") if isinstance(spec, dict) else None
+    return said if isinstance(said, str) and said else None
+
+
+# schedulers whose register replaces an entry without stopping the pass it is running
+# (a crontab line and its script written anew; systemd's units rewritten and reloaded);
+# launchd's bootout and Task Scheduler's /F would end the very pass that re-registers
+REPLACED_IN_PASS = frozenset({"cron", "systemd"})
+
+
+def refresh_schedule(
+    root: Path, *, max_iterations: int | None, backend: str | None, ask_on: int | None
+) -> str | None:
+    """What a fired daily pass does first: when its own entry (as `relay loop schedule`
+    registered it) runs another command line than relay registers now (an entry made
+    before relay started itself with ``python -P -m relay.cli``), register it again with
+    today's, its environment as it was; the one line the pass logs says so (None when
+    nothing differs, or when this scheduler does not hold the entry). Where registering
+    would end this pass, the line says to run `relay loop schedule` again instead."""
+    from dataclasses import replace
+
+    from relay.schedulers.oneshot import When, parse_hhmm
+
+    saved = saved_schedule(root)
+    if saved is None:
+        return None
+    entry, at = saved
+    now = schedule_entry(root, max_iterations=max_iterations, backend=backend, ask_on=ask_on)
+    wanted = replace(entry, argv=(entry.argv[0], *now.argv[1:]))
+    if now.label != entry.label or wanted.argv == entry.argv:
+        return None
+    name = saved_scheduler(root)
+    sched = _backend(name, When(daily=parse_hhmm(at)))
+    if not sched.verify(entry).ok:
+        return None  # not the entry this scheduler holds (or gone): left as it is
+    if sched.describe() not in REPLACED_IN_PASS:
+        return (
+            f"the schedule {entry.label} runs an older command line; run `relay loop schedule"
+            f" --at {at}` again to register `{' '.join(now.argv[1:4])}`"
+        )
+    sched.register(wanted)
+    if not sched.verify(wanted).ok:
+        return f"the schedule {entry.label} runs an older command line; re-registering it failed"
+    save_schedule(root, wanted, at, sched.describe())
+    return f"re-registered the schedule {entry.label} to start relay as `{' '.join(now.argv[1:4])}`"
 
 
 def forget_schedule(root: Path) -> None:

@@ -232,6 +232,51 @@ def test_a_relay_package_kept_in_the_clone_never_runs_in_relays_place_when_the_e
     assert "G1: Multiply" in project.subjects() and project.clean()  # the entry still works
 
 
+def test_an_entry_made_before_relay_started_itself_with_p_is_registered_again_when_it_runs(
+    tmp_path: Path, real_crontab: None
+) -> None:
+    """An entry registered before relay ran as ``python -P -m relay.cli`` lacks ``-P``
+    until registered again: the scheduled pass finds its own entry's command line differs
+    from what relay registers now and registers it again, once, saying so in one line."""
+    from dataclasses import replace
+
+    from relay.commands.loop_unattended import save_schedule, saved_schedule
+    from relay.schedulers import CronScheduler
+    from relay.schedulers.oneshot import When, timed
+
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    with_run_command(project, maker)
+    ran = project.loop("schedule", "--at", "01:10", "--max-iterations", "2", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    saved = saved_schedule(project.root)
+    assert saved is not None
+    entry, at = saved
+    assert entry.argv[1:4] == ("-P", "-m", "relay.cli")
+    # the entry as an older relay registered it (its record names no scheduler either)
+    old = replace(entry, argv=(entry.argv[0], "-m", "relay.cli", *entry.argv[4:]))
+    timed(CronScheduler(), When(daily=(1, 10))).register(old)
+    save_schedule(project.root, old, at)
+    [line] = crontab()
+    assert " -P " not in script_path(line).read_text(encoding="utf-8")
+
+    # what the entry runs (its environment applied is another test's: it would put this
+    # test's crontab stand-in off PATH)
+    ran = project.loop("scheduled", "--max-iterations", "2")
+    said = f"re-registered the schedule {entry.label} to start relay as `-P -m relay.cli`"
+    assert ran.status == 0 and ran.data["schedule"] == said, ran
+    [again] = crontab()  # in place: still one line, the same label
+    assert again == line and " -P -m relay.cli " in script_path(line).read_text(encoding="utf-8")
+    assert saved_schedule(project.root) == (entry, at)
+    assert "G1: Multiply" in project.subjects() and project.clean()  # the pass ran too
+    # idempotent: the next pass finds nothing to change
+    ran = project.loop("scheduled", "--max-iterations", "2")
+    assert ran.status == 0 and ran.data["schedule"] is None, ran
+    assert crontab() == [line]
+
+
 def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
