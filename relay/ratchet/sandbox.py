@@ -28,7 +28,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -341,11 +341,72 @@ def level() -> str:
     return _probe()
 
 
+# what the probe's verdict rests on besides relay's own code: the boot, the kernel's
+# settings for unprivileged namespaces, and what a box shows of this process's environment
+PROBED_ON = (
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/user/max_mnt_namespaces",
+    "/proc/sys/user/max_pid_namespaces",
+    "/proc/sys/user/max_net_namespaces",
+)
+PROBED_ENV = ("HOME", "PATH", "TMPDIR", SHARE_ENV, "XDG_RUNTIME_DIR")
+PROBE_FILE = "sandbox-level"  # in relay's cache folder: the key a NAMESPACES verdict held for
+
+
+def _probe_key() -> str | None:
+    """What a probe's verdict holds for (None where the boot cannot be told apart): a new
+    boot, a kernel setting changed, another box script or environment probes again."""
+    import hashlib
+
+    facts = [str(os.getuid()), sys.executable, shutil.which("unshare") or "", _ENTER]
+    facts += [f"{name}={os.environ.get(name, '')}" for name in PROBED_ENV]
+    for name in PROBED_ON:
+        try:
+            facts.append(Path(name).read_text(encoding="utf-8").strip())
+        except OSError:
+            if name == PROBED_ON[0]:
+                return None
+            facts.append("-")
+    return hashlib.sha256("\0".join(facts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _probe_file() -> Path:
+    import platformdirs
+
+    return platformdirs.user_cache_path("relay", appauthor=False) / PROBE_FILE
+
+
 @functools.cache
 def _probe() -> str:
-    """Whether the namespaces hold here (tried once a process: it starts processes)."""
+    """Whether the namespaces hold here: tried once a boot (it starts a box's worth of
+    processes), a verdict of NAMESPACES kept in relay's cache folder for the same boot,
+    kernel settings and environment. Only that verdict is kept: a kept one that no longer
+    holds makes every box fail to start (never a lower boundary than said), and
+    ENV_ONLY is probed again each time."""
     if os.name != "posix" or shutil.which("unshare") is None or not Path("/bin/sh").exists():
         return ENV_ONLY
+    key = _probe_key()
+    path = _probe_file()
+    with contextlib.suppress(OSError):
+        if key is not None and read_regular(path, 256).decode("ascii", "replace") == key:
+            return NAMESPACES
+    got = _probe_now()
+    if got == NAMESPACES and key is not None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="ascii", dir=path.parent, prefix=PROBE_FILE, delete=False
+            ) as partial:
+                partial.write(key)
+            Path(partial.name).replace(path)
+    return got
+
+
+def _probe_now() -> str:
+    """Make a box and look from inside whether a hidden file is hidden."""
     with tempfile.TemporaryDirectory(prefix="relay-probe-") as tmp:
         folder = Path(tmp) / "box"
         hide = folder / "tree" / "hidden"
@@ -1030,6 +1091,33 @@ def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str,
     return said
 
 
+def _clone(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    clone: list[str],
+    source: Path,
+    tree: Path,
+    commit: str,
+) -> None:
+    """``source`` cloned to ``tree`` with no remote, holding ``commit`` (relay's candidate
+    is on no branch): through git's own transport, so that the objects arrive as one pack
+    of their own (copied, never linked to ``source``'s, and a handful of files to remove
+    where a copy of a clone's loose objects is hundreds of folders); where that transport
+    cannot give ``commit`` (a configuration that refuses it), the objects copied file by
+    file as before."""
+    git = clone[: clone.index("clone")]
+    try:
+        run([*clone, "--no-local", "--no-checkout", str(source), str(tree)])
+        run([*git, "-C", str(tree), "remote", "remove", "origin"])
+        has = run([*git, "-C", str(tree), "cat-file", "-e", f"{commit}^{{commit}}"], check=False)
+        if has.returncode != 0:
+            run([*git, "-C", str(tree), "fetch", "-q", "--no-tags", str(source), commit])
+        return
+    except subprocess.CalledProcessError:
+        shutil.rmtree(tree, ignore_errors=True)
+    run([*clone, "--local", "--no-hardlinks", "--no-checkout", str(source), str(tree)])
+    run([*git, "-C", str(tree), "remote", "remove", "origin"])
+
+
 @contextlib.contextmanager
 def standalone(
     source: Path,
@@ -1056,11 +1144,9 @@ def standalone(
         git = ["git", "-c", f"core.hooksPath={os.devnull}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
-        copied = ("--local", "--no-hardlinks", "--no-checkout")
         identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
         written = [w for key, value in identity for w in ("--config", f"{key}={value}")]
-        run([*git, "clone", "-q", *copied, *written, str(source), str(tree)])
-        run([*git, "-C", str(tree), "remote", "remove", "origin"])
+        _clone(run, [*git, "clone", "-q", *written], source, tree, commit)
         run([*git, "-C", str(tree), "checkout", "-q", "-f", "-B", branch, commit])
         shown = source.resolve()
         exposed = environment_folders(shown, tree)

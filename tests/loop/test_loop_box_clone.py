@@ -1,0 +1,168 @@
+"""The box's clone and the boundary's probe, as cheap as they can be without giving
+anything up.
+
+- A box's clone (the maker's tree, a fresh tree for the gates) holds the commit it is
+  made for even when that commit is on no branch (relay's candidate), on a branch of its
+  own, with no remote, the source's tags, and objects of its own: none shares a file
+  with the source's (a box could rewrite a shared one in place). Where git's transport
+  is told to refuse such a commit, the clone still holds it (the objects copied file by
+  file). The folder is gone afterwards.
+- The probe of the boundary's level runs once a boot: a NAMESPACES verdict is kept in
+  relay's cache folder for the same boot, kernel settings and environment, and another
+  environment probes again; RELAY_SANDBOX=env still says env-level only.
+- `relay loop run` loads neither the protocol's models nor pydantic.
+
+Real git repositories, real boxes where the machine makes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from relay.ratchet import sandbox
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    root = tmp_path / "source"
+    root.mkdir()
+    git("init", "-q", "-b", "main", cwd=root)
+    git("config", "user.name", "Person", cwd=root)
+    git("config", "user.email", "person@example.invalid", cwd=root)
+    (root / "a.py").write_text("A = 1\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "one", cwd=root)
+    git("tag", "v1", cwd=root)
+    git("remote", "add", "origin", "https://example.invalid/repo.git", cwd=root)
+    return root
+
+
+def off_branch(root: Path) -> str:
+    """A commit of HEAD plus one file, on no branch (as relay's candidate is)."""
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], input="B = 2\n", cwd=root,
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    index = {**os.environ, "GIT_INDEX_FILE": str(root / ".git" / "tmp-index")}
+    for args in (
+        ["read-tree", "HEAD"],
+        ["update-index", "--add", "--cacheinfo", f"100644,{blob},b.py"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=index, check=True)
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=root, env=index, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (root / ".git" / "tmp-index").unlink()
+    return git("commit-tree", tree, "-p", "HEAD", "-m", "candidate", cwd=root)
+
+
+def inodes(folder: Path) -> set[tuple[int, int]]:
+    return {(p.stat().st_dev, p.stat().st_ino) for p in folder.rglob("*") if p.is_file()}
+
+
+def check_box(source: Path, commit: str) -> None:
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        tree = box.tree
+        assert git("rev-parse", "HEAD", cwd=tree) == commit
+        assert git("symbolic-ref", "HEAD", cwd=tree) == "refs/heads/relay-loop/G1"
+        assert (tree / "b.py").read_text() == "B = 2\n" and (tree / "a.py").exists()
+        assert git("remote", cwd=tree) == "", "the box's clone has no remote"
+        assert git("tag", cwd=tree) == "v1"
+        objects = tree / ".git" / "objects"
+        assert not (objects / "info" / "alternates").exists()
+        assert not inodes(objects) & inodes(source / ".git" / "objects"), "objects shared"
+        folder = box.folder
+    assert not folder.exists()
+
+
+def test_a_box_clone_holds_a_commit_on_no_branch_with_objects_of_its_own(source: Path) -> None:
+    commit = off_branch(source)
+    check_box(source, commit)
+    assert git("status", "--porcelain", cwd=source) == "", "the source is left as it was"
+
+
+def test_where_the_transport_refuses_that_commit_its_objects_are_copied(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    # the first protocol version offers only what a ref names, and no commit beyond that
+    (home / ".gitconfig").write_text("[protocol]\n\tversion = 0\n")
+    monkeypatch.setenv("HOME", str(home))
+    commit = off_branch(source)
+    refused = subprocess.run(
+        ["git", "-c", "protocol.version=0", "fetch", "-q", str(source), commit],
+        cwd=tmp_path / "home", capture_output=True, text=True, check=False,
+        env={**os.environ, "GIT_DIR": str(tmp_path / "probe.git")},
+    )  # fmt: skip
+    assert refused.returncode != 0, "this git fetches any commit: the fallback is not reached"
+    check_box(source, commit)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """relay's cache folder of the test's own, and no verdict this process kept."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(sandbox.FORCE_ENV, raising=False)
+    sandbox._probe.cache_clear()
+    yield tmp_path / "cache" / "relay" / sandbox.PROBE_FILE
+    sandbox._probe.cache_clear()
+
+
+def probes_made(where: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The boxes the probe makes in a temporary folder of the test's own, for one look."""
+    where.mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    before = where.stat().st_mtime_ns
+    sandbox._probe.cache_clear()
+    sandbox.level()
+    return int(where.stat().st_mtime_ns != before)  # a probe's folder came and went
+
+
+needs_namespaces = pytest.mark.skipif(
+    sandbox.level() != sandbox.NAMESPACES, reason="no user namespaces here"
+)
+
+
+@needs_namespaces
+def test_the_probe_runs_once_a_boot_and_again_for_another_environment(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    assert probes_made(scratch, monkeypatch) == 1 and sandbox.level() == sandbox.NAMESPACES
+    kept = cache.read_text()
+    assert len(kept) == 64 and oct(cache.stat().st_mode)[-3:] == "600"
+    assert probes_made(scratch, monkeypatch) == 0, "a second process probed again"
+    assert sandbox.level() == sandbox.NAMESPACES
+    share = tmp_path / "shared"
+    share.mkdir()
+    monkeypatch.setenv(sandbox.SHARE_ENV, str(share))  # what a box shows changed: probe again
+    assert probes_made(scratch, monkeypatch) == 1 and cache.read_text() != kept
+    cache.write_text("0" * 64)  # a verdict for something else: never taken
+    assert probes_made(scratch, monkeypatch) == 1 and sandbox.level() == sandbox.NAMESPACES
+    monkeypatch.setenv(sandbox.FORCE_ENV, "env")
+    assert sandbox.level() == sandbox.ENV_ONLY, "a kept verdict never raises the level"
+
+
+def test_the_loop_run_loads_no_protocol_models() -> None:
+    code = (
+        "import sys, json; import relay.commands.loop, relay.ratchet.engine;"
+        " print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = set(json.loads(done.stdout))
+    assert not {"pydantic", "relay.protocol", "relay.edges.local", "aiohttp"} & loaded
