@@ -280,19 +280,59 @@ def run_step(
 def _wait(proc: subprocess.Popen[bytes], *, until: float) -> bool | None:
     """Wait for the step to end: True when it did, None when ``until`` (its timeout)
     passed, False when a stop was asked meanwhile (the step may still run)."""
-    while True:
-        if _STOP.asked.is_set():
-            return False
-        left = until - time.monotonic()
-        if left <= 0:
-            return None
-        try:
-            proc.wait(timeout=min(left, _POLL))
-        except subprocess.TimeoutExpired:
-            continue
-        # a step that failed as a stop came was ended by it (a second Ctrl-C kills the
-        # group at once, perhaps before this thread looked); one that succeeded is done
-        return not (_STOP.asked.is_set() and proc.returncode != 0)
+    ended = _ended_fd(proc)
+    try:
+        while True:
+            if _STOP.asked.is_set():
+                return False
+            left = until - time.monotonic()
+            if left <= 0:
+                return None
+            if ended is not None:  # woken the moment the step ends, not at the next look
+                with contextlib.suppress(OSError):
+                    ended.poll(min(left, _POLL) * 1000)
+                if proc.poll() is None:
+                    continue
+            else:
+                try:
+                    proc.wait(timeout=min(left, _POLL))
+                except subprocess.TimeoutExpired:
+                    continue
+            # a step that failed as a stop came was ended by it (a second Ctrl-C kills the
+            # group at once, perhaps before this thread looked); one that succeeded is done
+            return not (_STOP.asked.is_set() and proc.returncode != 0)
+    finally:
+        if ended is not None:
+            ended.close()
+
+
+class _Ended:
+    """A process's pidfd (Linux), readable once the process has ended: a wait on it ends
+    when the step does, where ``Popen.wait(timeout)`` looks again only every 50 ms."""
+
+    def __init__(self, fd: int) -> None:
+        import select
+
+        self.fd = fd
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def poll(self, milliseconds: float) -> None:
+        self.poller.poll(max(1, int(milliseconds)))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _ended_fd(proc: subprocess.Popen[bytes]) -> _Ended | None:
+    """A pidfd of ``proc`` to wait on, None where the platform has none."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None or proc.returncode is not None:
+        return None
+    try:
+        return _Ended(opener(proc.pid))
+    except OSError:
+        return None
 
 
 def _stop_tree(proc: subprocess.Popen[bytes]) -> None:
