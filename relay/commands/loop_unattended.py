@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from relay import RELAY_MODULE
-from relay.edges.local import git_dir
+from relay.edges.statefile import git_dir
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import CONTRACT_NAME, Contract
 from relay.loop.goals import Goal

@@ -38,7 +38,6 @@ from relay.loop.records import (
     render_baseline,
     render_log,
 )
-from relay.protocol.spine import BOARD, GOALS, HANDOVER, LOOP_HEAD
 
 LOOP_NAME = "docs/loop/LOOP.md"
 LOOP_SECTIONS: tuple[tuple[str, str], ...] = (
@@ -108,6 +107,8 @@ LOOP_SECTIONS: tuple[tuple[str, str], ...] = (
 
 def extend_loop(old: str | None) -> str:
     """LOOP.md with every loop section it lacks appended; the rest kept byte for byte."""
+    from relay.protocol.spine import LOOP_HEAD  # the protocol's package is heavy to load
+
     text = old if old is not None else LOOP_HEAD
     parts = sections(text)
     missing = [(h, body) for h, body in LOOP_SECTIONS if find(parts, h) is None]
@@ -119,6 +120,8 @@ def extend_loop(old: str | None) -> str:
 
 def extend_goals(old: str | None) -> str:
     """GOALS.md with a ``## Backlog`` section when it has none."""
+    from relay.protocol.spine import GOALS
+
     doc = parse_goals(old if old is not None else GOALS)
     if find(sections(old or ""), "Backlog") is not None:
         return old or ""
@@ -127,6 +130,8 @@ def extend_goals(old: str | None) -> str:
 
 def extend_board(old: str | None) -> str:
     """BOARD.md with a ``## Goals`` table when it has none."""
+    from relay.protocol.spine import BOARD
+
     text = old if old is not None else BOARD
     if find(sections(text), "Goals") is not None:
         return text
@@ -135,6 +140,8 @@ def extend_board(old: str | None) -> str:
 
 def fresh_files(contract: Contract) -> dict[str, str]:
     """The files written only when absent, keyed by their path in the repository."""
+    from relay.protocol.spine import HANDOVER
+
     return {
         "docs/loop/handover.md": HANDOVER,
         "docs/loop/CONTRACT.md": render_contract(contract),

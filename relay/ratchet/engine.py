@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from relay.edges.local import git_dir
+from relay.edges.statefile import git_dir
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, ContractError, LocalUsageError, RelayError
 from relay.loop.checks import checks_delta, unknown
