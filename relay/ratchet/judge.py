@@ -630,7 +630,9 @@ class Judge:
         loop_md = None
         if LOOP_FILE in changes:
             loop_md = loop_md_touched(show("HEAD", LOOP_FILE), show(candidate, LOOP_FILE))
-        pythonpath = config_pythonpath({n: show("HEAD", n) for n, _ in PYTEST_CONFIGS})
+        pythonpath = config_pythonpath(
+            {n: show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_baseline}
+        )  # a configuration HEAD does not hold is not asked of git
         return [
             *([(LOOP_FILE, loop_md)] if loop_md else []),
             *touched(changes, self.contract, texts=self._texts(changes, candidate, show)),
@@ -934,7 +936,9 @@ class Judge:
             at_baseline=sorted(at_head),
             may_edit_tests=goal.may_edit_tests,
             texts=texts,
-            pythonpath=config_pythonpath({n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
+            pythonpath=config_pythonpath(
+                {n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
+            ),
             installed=installed_names(),
         )
         if swapped or left_out:
