@@ -142,15 +142,18 @@ def test_the_probe_runs_once_a_boot_and_again_for_another_environment(
 ) -> None:
     scratch = tmp_path / "scratch"
     assert probes_made(scratch, monkeypatch) == 1 and sandbox.level() == sandbox.NAMESPACES
-    kept = cache.read_text()
+    [kept] = cache.read_text().split()
     assert len(kept) == 64 and oct(cache.stat().st_mode)[-3:] == "600"
     assert probes_made(scratch, monkeypatch) == 0, "a second process probed again"
     assert sandbox.level() == sandbox.NAMESPACES
-    share = tmp_path / "shared"
+    share, first = tmp_path / "shared", os.environ.get(sandbox.SHARE_ENV, "")
     share.mkdir()
     monkeypatch.setenv(sandbox.SHARE_ENV, str(share))  # what a box shows changed: probe again
-    assert probes_made(scratch, monkeypatch) == 1 and cache.read_text() != kept
-    cache.write_text("0" * 64)  # a verdict for something else: never taken
+    assert probes_made(scratch, monkeypatch) == 1 and cache.read_text().split()[0] == kept
+    assert probes_made(scratch, monkeypatch) == 0, "each environment's verdict is kept"
+    monkeypatch.setenv(sandbox.SHARE_ENV, first)
+    assert probes_made(scratch, monkeypatch) == 0, "the first environment's verdict is kept"
+    cache.write_text("0" * 64 + "\n")  # a verdict for something else: never taken
     assert probes_made(scratch, monkeypatch) == 1 and sandbox.level() == sandbox.NAMESPACES
     monkeypatch.setenv(sandbox.FORCE_ENV, "env")
     assert sandbox.level() == sandbox.ENV_ONLY, "a kept verdict never raises the level"
