@@ -17,9 +17,11 @@ Each pair runs, back to back and in alternating order:
   that records its own wall time, subtracted from the iteration's.
 
 The ratio of each pair is (iteration - maker) / by hand; printed for each project are both
-arms' medians, the ratios' median and spread, the machine's load before and after, and,
-from one more iteration run apart (not timed), how many git processes an iteration starts
-(by command) and how many times it ran the gate set.
+arms' medians, the ratios' median and spread, the machine's load before and after, the
+same ratio in CPU-seconds (every process each arm started, boxes and gates included: on a
+loaded machine the steadier figure), and, from one more iteration run apart (not timed),
+how many git processes an iteration starts (by command) and how many times it ran the
+gate set.
 
     python -m bench loop_ratio
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -134,6 +137,13 @@ def maker(where: Path, times: Path, module: str) -> str:
     return f"{PY} {script}"
 
 
+def cpu() -> float:
+    """CPU-seconds of every child process ended and waited for so far (their own children
+    counted in: a box's, a gate's)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def by_hand(root: Path, gates: tuple[str, ...]) -> float:
     """Seconds to run the gate set by hand once (each must pass: the project is green)."""
     started = time.perf_counter()
@@ -208,16 +218,23 @@ def measure(subject: Subject) -> float:
         times = shared / "maker-times"
         command = maker(shared, times, subject.module)
         by_hand(root, subject.gates)  # warm: the first run compiles the project's bytecode
-        hand, loop, makers, ratios = [], [], [], []
+        hand, loop, makers, ratios, cpus = [], [], [], [], []
         for i in range(RUNS):
             n = i + 1
             add_goal(root, n, subject)
             if i % 2 == 0:
+                c = cpu()
                 h = by_hand(root, subject.gates)
+                ch = cpu() - c
                 w = iteration(root, command)
+                cw = cpu() - c - ch
             else:
+                c = cpu()
                 w = iteration(root, command)
+                cw = cpu() - c
                 h = by_hand(root, subject.gates)
+                ch = cpu() - c - cw
+            cpus.append((cw, ch))
             m = float(times.read_text().split()[-1])
             hand.append(h)
             loop.append(w)
@@ -236,6 +253,11 @@ def measure(subject: Subject) -> float:
     ratio = statistics.median(ratios)
     print(f"kept iteration less the maker, over the gates by hand: median {ratio:.2f}x"
           f" (spread {ratios[0]:.2f}-{ratios[-1]:.2f})")  # fmt: skip
+    by_cpu = sorted(w / h for w, h in cpus)
+    print(f"in CPU-seconds: gates by hand median {statistics.median(h for _, h in cpus):.2f},"
+          f" kept iteration median {statistics.median(w for w, _ in cpus):.2f} (the maker's"
+          f" in it): median {statistics.median(by_cpu):.2f}x"
+          f" (spread {by_cpu[0]:.2f}-{by_cpu[-1]:.2f})")  # fmt: skip
     own = statistics.median(w - m - h for w, m, h in zip(loop, makers, hand, strict=True))
     print(f"the loop's own time beside one run of the gates and the maker: median {own:.2f} s")
     said = ", ".join(f"{name} {n}" for name, n in starts.most_common())
