@@ -18,6 +18,7 @@ where they cannot be made (``relay doctor`` and BOARD.md say which).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -28,6 +29,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -1092,6 +1094,30 @@ def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str,
     return said
 
 
+_REMOVING: list[threading.Thread] = []  # box folders on their way out
+
+
+def _remove_later(folder: Path) -> None:
+    """Remove a judged box's folder while relay goes on (its processes are gone with its
+    namespaces; nothing reads it again): on a slow disk, tenths of a second an iteration.
+    Every removal ends before relay does."""
+    _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
+    thread = threading.Thread(
+        target=shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, daemon=True
+    )
+    _REMOVING.append(thread)
+    thread.start()
+
+
+def _removed() -> None:
+    """Wait for the box folders still on their way out (at exit)."""
+    for thread in list(_REMOVING):
+        thread.join()
+
+
+atexit.register(_removed)
+
+
 def _clone(
     run: Callable[..., subprocess.CompletedProcess[str]],
     clone: list[str],
@@ -1104,10 +1130,11 @@ def _clone(
     of their own (copied, never linked to ``source``'s, and a handful of files to remove
     where a copy of a clone's loose objects is hundreds of folders); where that transport
     cannot give ``commit`` (a configuration that refuses it), the objects copied file by
-    file as before."""
+    file as before. No template is copied in (the person's template hooks are for the
+    person's own clones)."""
     git = clone[: clone.index("clone")]
     try:
-        run([*clone, "--no-local", "--no-checkout", str(source), str(tree)])
+        run([*clone, "--no-local", "--no-checkout", "--template=", str(source), str(tree)])
         run([*git, "-C", str(tree), "remote", "remove", "origin"])
         has = run([*git, "-C", str(tree), "cat-file", "-e", f"{commit}^{{commit}}"], check=False)
         if has.returncode != 0:
@@ -1115,7 +1142,8 @@ def _clone(
         return
     except subprocess.CalledProcessError:
         shutil.rmtree(tree, ignore_errors=True)
-    run([*clone, "--local", "--no-hardlinks", "--no-checkout", str(source), str(tree)])
+    copied = ("--local", "--no-hardlinks", "--no-checkout", "--template=")
+    run([*clone, *copied, str(source), str(tree)])
     run([*git, "-C", str(tree), "remote", "remove", "origin"])
 
 
@@ -1128,6 +1156,7 @@ def standalone(
     hidden: Sequence[Path],
     record: Path | None = None,
     prefix: str = "relay-attempt-",
+    remove_later: bool = False,
 ) -> Iterator[Sandbox]:
     """A standalone clone of ``source`` at ``commit`` on ``branch`` under relay's own
     temporary folder (objects copied, never hard-linked to ``source``'s, which a maker
@@ -1167,7 +1196,10 @@ def standalone(
         (folder / "tmp").mkdir()
         yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if remove_later and record is None:
+            _remove_later(folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
         if record is not None:
             record.unlink(missing_ok=True)
 
@@ -1182,7 +1214,7 @@ def judged(
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
     its tree is read-only for the role's process too (a checker reads, never writes)."""
     with standalone(
-        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-"
+        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-", remove_later=True
     ) as box:
         yield replace(box, read_only=(box.tree,)) if graders else box
 

@@ -169,3 +169,20 @@ def test_the_loop_run_loads_no_protocol_models() -> None:
     )
     loaded = set(json.loads(done.stdout))
     assert not {"pydantic", "relay.protocol", "relay.edges.local", "aiohttp"} & loaded
+
+
+def test_a_judged_box_is_gone_when_relay_is(source: Path) -> None:
+    """Its folder goes while relay goes on, and before relay's process ends."""
+    code = (
+        "import sys; from pathlib import Path; from relay.ratchet.sandbox import judged\n"
+        "with judged(Path(sys.argv[1]), sys.argv[2], hidden=()) as box:\n"
+        "    assert (box.tree / 'b.py').is_file()\n"
+        "    print(box.folder)\n"
+    )
+    commit = off_branch(source)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(source), commit],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    folder = Path(done.stdout.strip())
+    assert folder.name.startswith("relay-judge-") and not folder.exists()
