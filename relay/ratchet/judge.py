@@ -161,8 +161,11 @@ def plain_of(tree: WorkTree, candidate: str) -> Plain:
     """What added code may import beside the plain modules (``relay/loop/reach.py``):
     the project's own modules, in the baseline or the candidate, where the gates import
     from, and the third-party modules the baseline's non-test code already imports."""
-    files = sorted({*tree.files_at("HEAD"), *tree.files_at(candidate)})
-    pythonpath = config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS})
+    at_head = set(tree.files_at("HEAD"))
+    files = sorted({*at_head, *tree.files_at(candidate)})
+    pythonpath = config_pythonpath(
+        {n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
+    )  # a configuration HEAD does not hold is not asked of git
     own = project_modules(files, importable_dirs(files, pythonpath))
     return Plain(own, imported_modules(tree.import_lines("HEAD"), own))
 
