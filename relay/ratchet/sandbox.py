@@ -196,6 +196,10 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 _ENTER = """\
 set -e
 set -f  # the lists are one path a line: split on newlines alone, never globbed
+# the set-up's own programs where they really lie: a folder of PATH it empties comes back
+# only once what the command runs from is shown again
+given=$PATH
+PATH=${RELAY_SETUP_PATH:+$RELAY_SETUP_PATH:}$PATH
 IFS='
 '
 ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
@@ -260,6 +264,11 @@ for h in $RELAY_HOMES; do
     esac
   )
 done
+# an emptied top folder's own links, as they were (/var/run, /run/current-system): where
+# each leads is shown or not by the same rules
+printf '%s\n' "$RELAY_LINKS" | while IFS= read -r at && IFS= read -r to; do
+  ln -s "$to" "$at" 2>/dev/null || true
+done
 for d in $RELAY_PRIVATE; do  # the other shared temporary folders: the box's own, empty
   mkdir -p "$d"
   mount -t tmpfs -o mode=1777 relay-tmp "$d"
@@ -294,7 +303,7 @@ for d in $RELAY_RO_DIRS; do
   ro "$d"
 done
 if [ -n "${RELAY_LOOPBACK:-}" ]; then  # the box's own loopback up: iproute2, else relay's python
-  ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
+  PATH=$given ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
 s = socket.socket()
 f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b""))[:18])[1]
 fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))' 2>/dev/null || true
@@ -335,9 +344,11 @@ set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
 unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV RELAY_HOMES
-unset RELAY_SOCKETS
+unset RELAY_SOCKETS RELAY_SETUP_PATH RELAY_LINKS
+enter=$(command -v unshare)
+PATH=$given
 cd / && cd "$here"  # the folder as the mounts made it
-exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
+exec "$enter" --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
 
@@ -519,6 +530,9 @@ class Sandbox:
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
         hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"
+        hide += f" RELAY_SETUP_PATH={shlex.quote(setup_path(source.get('PATH', '')))}"
+        links = chr(10).join(f"{at}{chr(10)}{to}" for at, to in top_links(tops))
+        hide += f" RELAY_LINKS={shlex.quote(links)}"
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
@@ -643,6 +657,45 @@ def emptied_tops(temps: Sequence[Path], root: Path = Path("/")) -> list[Path]:
                     continue
                 found.append(path)
     return found
+
+
+def top_links(tops: Sequence[Path]) -> list[tuple[Path, str]]:
+    """The links at the top of each emptied top folder (``/var/run``, ``/var/lock``,
+    NixOS's ``/run/current-system``) and where each leads, as written: made again in the
+    box, where what they lead to is shown or not by the same rules as any path."""
+    found: list[tuple[Path, str]] = []
+    for top in tops:
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(top), key=lambda e: e.name):
+                with contextlib.suppress(OSError):
+                    if entry.is_symlink():
+                        to = os.readlink(entry.path)
+                        if "\n" not in entry.path and "\n" not in to and to:
+                            found.append((Path(entry.path), to))
+    return found
+
+
+# the programs the box's set-up runs (iproute2's ``ip`` is looked up on the command's PATH)
+SETUP_PROGRAMS = (
+    *("mount", "umount", "findmnt", "unshare"),
+    *("mkdir", "touch", "ln", "rmdir", "find", "cut"),
+)
+
+
+def setup_path(path: str) -> str:
+    """The folders where the set-up's programs (:data:`SETUP_PROGRAMS`, as ``path`` finds
+    them) really lie, links followed: first on the set-up's PATH, so that emptying a
+    folder of ``path`` (a link farm in /run or a data folder) leaves them runnable."""
+    found: list[str] = []
+    for program in SETUP_PROGRAMS:
+        where = shutil.which(program, path=path)
+        if where is None:
+            continue
+        with contextlib.suppress(OSError):
+            folder = str(Path(where).resolve().parent)
+            if folder not in found and "\n" not in folder and os.pathsep not in folder:
+                found.append(folder)
+    return os.pathsep.join(found)
 
 
 def kept_places() -> list[Path]:
