@@ -2,14 +2,17 @@
 (no remote, no credential configuration, not a worktree of the person's clone), a scratch
 HOME with an empty git configuration, and, where Linux lets an unprivileged process make
 user and mount namespaces, the person's clone, its local remotes, relay's secrets and the
-agent CLIs' folders hidden behind empty mounts, and the real HOME empty but for what the
-command runs from (shown read-only; the credential files listed here stay hidden in it),
-for the maker's process tree (which also sees a /proc of its own, so no parent's working
-directory leads back), a /tmp of its own that holds its own box folder alone, and every
-other folder outside its tree and scratch read-only, so that nothing it writes outlives
-the box. The machine's service sockets (under /run) are hidden behind /dev/null, since a
-read-only folder does not stop connect(), and /dev holds the harmless devices alone. An
-agent role gets a copy of its own CLI's login in its scratch HOME.
+agent CLIs' folders hidden behind empty mounts, and the real HOME and every folder at the
+top of / but the system's and the software's (/var, /srv, /home, /root, /run, /mnt, /work...)
+empty but for what the command runs from (shown read-only; the credential files listed
+here and those a folder shown whole holds stay hidden in it), for the maker's process tree
+(which also sees a /proc of its own, so no parent's working directory leads back), a
+/tmp of its own that holds its own box folder alone, and every other folder outside its
+tree and scratch read-only, so that nothing it writes outlives the box. A read-only folder
+does not stop connect(): emptied, those folders hold no socket bound there, in another
+network namespace or after the box started; what sockets remain in a folder shown are
+hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
+copy of its own CLI's login in its scratch HOME.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -195,6 +198,10 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 _ENTER = """\
 set -e
 set -f  # the lists are one path a line: split on newlines alone, never globbed
+# the set-up's own programs where they really lie: a folder of PATH it empties comes back
+# only once what the command runs from is shown again
+given=$PATH
+PATH=${RELAY_SETUP_PATH:+$RELAY_SETUP_PATH:}$PATH
 IFS='
 '
 ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
@@ -244,11 +251,13 @@ done
 mkdir -p "$RELAY_BOX/tmp/$RELAY_BOX_IN"
 mount --rbind "$RELAY_BOX" "$RELAY_BOX/tmp/$RELAY_BOX_IN"
 mount --rbind "$RELAY_BOX/tmp" "$RELAY_TEMP"
-for d in $RELAY_PRIVATE; do mount -t tmpfs -o mode=1777 relay-tmp "$d"; done
-for h in $RELAY_HOMES; do  # the real HOME, empty (what a role needs is shown below)
+# the real HOME and every folder at the top of / but the system's and the software's,
+# empty (what a role runs from is shown below): no socket bound there, now or later
+for h in $RELAY_HOMES; do
   (
-    cd "$RELAY_TEMP"  # held while HOME is covered: a temporary folder in it comes back
-    mount -t tmpfs -o mode=0700,nosuid,nodev relay-home "$h"
+    cd "$RELAY_TEMP"  # held while its folder is covered: a temporary folder in it comes back
+    mkdir -p "$h"  # (a HOME in a folder emptied before it)
+    mount -t tmpfs -o mode=0755,nosuid,nodev relay-empty "$h"
     case "$RELAY_TEMP/" in
       "$h"/*)
         mkdir -p "$RELAY_TEMP"
@@ -256,6 +265,15 @@ for h in $RELAY_HOMES; do  # the real HOME, empty (what a role needs is shown be
         ;;
     esac
   )
+done
+# an emptied top folder's own links, as they were (/var/run, /run/current-system): where
+# each leads is shown or not by the same rules
+printf '%s\n' "$RELAY_LINKS" | while IFS= read -r at && IFS= read -r to; do
+  ln -s "$to" "$at" 2>/dev/null || true
+done
+for d in $RELAY_PRIVATE; do  # the other shared temporary folders: the box's own, empty
+  mkdir -p "$d"
+  mount -t tmpfs -o mode=1777 relay-tmp "$d"
 done
 i=0
 nl='
@@ -287,7 +305,7 @@ for d in $RELAY_RO_DIRS; do
   ro "$d"
 done
 if [ -n "${RELAY_LOOPBACK:-}" ]; then  # the box's own loopback up: iproute2, else relay's python
-  ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
+  PATH=$given ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
 s = socket.socket()
 f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b""))[:18])[1]
 fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))' 2>/dev/null || true
@@ -315,7 +333,12 @@ while IFS=' ' read -r at opts; do
   for w in $RELAY_WRITABLE; do
     case "$at" in "$w" | "$w"/*) mine=1 ;; esac
   done
-  if [ -z "$mine" ] && [ -e "$at" ]; then ro "$at" "$opts"; fi
+  covered=
+  for e in $RELAY_HOMES; do  # a mount an emptied folder covers: gone, its path a plain folder
+    case "$at" in "$e"/*) covered=1 ;; esac  # (or one shown, read-only already, or its own)
+  done
+  if [ -n "$mine" ] || [ ! -e "$at" ]; then continue; fi
+  if [ -n "$covered" ]; then ro "$at" "$opts" 2>/dev/null || true; else ro "$at" "$opts"; fi
 done <<EOF
 $mounts
 EOF
@@ -323,9 +346,11 @@ set +f
 unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
 unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
 unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV RELAY_HOMES
-unset RELAY_SOCKETS
+unset RELAY_SOCKETS RELAY_SETUP_PATH RELAY_LINKS
+enter=$(command -v unshare)
+PATH=$given
 cd / && cd "$here"  # the folder as the mounts made it
-exec unshare --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
+exec "$enter" --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
 """
 
 
@@ -507,6 +532,12 @@ class Sandbox:
         real = real_homes()
         homes = emptied_homes(real, [temp, *private], [*private, *kept_places()])
         seen = [h for h in real if h in homes or h.is_relative_to(temp)]
+        # and every folder at the top of / but the system's and the software's, so that
+        # no socket bound there (in another network namespace, or after the box started)
+        # is reached: a read-only folder does not stop connect()
+        # (read-only once made: only the real HOME, emptied, takes what a box writes)
+        tops = emptied_tops([temp, *private])
+        emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         source = os.environ if env is None else env
@@ -517,9 +548,11 @@ class Sandbox:
         bases = [b for n in self.exposed if clone for b in venv_base(clone / n)]
         extra = [*named_folders(command), *programs, *bases, *tools, *own_folders()]
         path = os.pathsep.join([path, *extra])
-        for each in path_folders(path, [temp, *private], box, self.hidden, seen):
+        for each in path_folders(path, [temp, *private], box, self.hidden, seen, tops):
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
+        # a tool's folder shown whole holds its index's or registry's login: hidden in it
+        files += [f for f in shown_secrets(shown_here) if f not in files]
         ro = [p for p in self.read_only if p.is_dir()]
         writable = [temp, *private, *homes, *shares]
         shown = self.shown_at
@@ -537,7 +570,7 @@ class Sandbox:
             "RELAY_BOX_IN": [box.relative_to(temp)],
             "RELAY_TEMP": [temp],
             "RELAY_PRIVATE": private,
-            "RELAY_HOMES": homes,
+            "RELAY_HOMES": emptied,
             # outer folders first: one shown inside another is bound after it, so it stays
             "RELAY_SHARES": sorted([*shares, *shown_here], key=lambda p: len(p.parts)),
             "RELAY_SHOWN": shown_here,
@@ -561,6 +594,9 @@ class Sandbox:
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
         hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"
+        hide += f" RELAY_SETUP_PATH={shlex.quote(setup_path(source.get('PATH', '')))}"
+        links = chr(10).join(f"{at}{chr(10)}{to}" for at, to in top_links(tops))
+        hide += f" RELAY_LINKS={shlex.quote(links)}"
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
@@ -656,6 +692,76 @@ def host_sockets(own: Sequence[Path]) -> list[Path]:
     return found
 
 
+# the folders at the top of / a box keeps as they are, read-only: the system's, and the
+# software's (/opt, /nix, /snap, /gnu: what is installed there, never a person's data)
+SYSTEM_TOPS = frozenset(
+    {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev", "sys"}
+)
+SOFTWARE_TOPS = frozenset({"opt", "nix", "snap", "gnu"})
+
+
+def emptied_tops(temps: Sequence[Path], root: Path = Path("/")) -> list[Path]:
+    """The folders at the top of ``root`` a box sees empty (/var, /srv, /home, /root, /mnt,
+    /run, /work, any other): every folder there (not a link) but :data:`SYSTEM_TOPS`,
+    :data:`SOFTWARE_TOPS` and the temporary folders ``temps`` (a box's own already). A
+    read-only folder does not stop connect(): a socket bound in one, by a process in
+    another network namespace or after the box started, is reached unless the folder is
+    covered. What a role runs from there is shown again (:func:`path_folders`)."""
+    found: list[Path] = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            name = entry.name
+            if name in SYSTEM_TOPS or name in SOFTWARE_TOPS or "\n" in name:
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+                    continue
+                path = Path(entry.path)
+                if any(path == t or path.is_relative_to(t) for t in temps):
+                    continue
+                found.append(path)
+    return found
+
+
+def top_links(tops: Sequence[Path]) -> list[tuple[Path, str]]:
+    """The links at the top of each emptied top folder (``/var/run``, ``/var/lock``,
+    NixOS's ``/run/current-system``) and where each leads, as written: made again in the
+    box, where what they lead to is shown or not by the same rules as any path."""
+    found: list[tuple[Path, str]] = []
+    for top in tops:
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(top), key=lambda e: e.name):
+                with contextlib.suppress(OSError):
+                    if entry.is_symlink():
+                        to = os.readlink(entry.path)
+                        if "\n" not in entry.path and "\n" not in to and to:
+                            found.append((Path(entry.path), to))
+    return found
+
+
+# the programs the box's set-up runs (iproute2's ``ip`` is looked up on the command's PATH)
+SETUP_PROGRAMS = (
+    *("mount", "umount", "findmnt", "unshare"),
+    *("mkdir", "touch", "ln", "rmdir", "find", "cut"),
+)
+
+
+def setup_path(path: str) -> str:
+    """The folders where the set-up's programs (:data:`SETUP_PROGRAMS`, as ``path`` finds
+    them) really lie, links followed: first on the set-up's PATH, so that emptying a
+    folder of ``path`` (a link farm in /run or a data folder) leaves them runnable."""
+    found: list[str] = []
+    for program in SETUP_PROGRAMS:
+        where = shutil.which(program, path=path)
+        if where is None:
+            continue
+        with contextlib.suppress(OSError):
+            folder = str(Path(where).resolve().parent)
+            if folder not in found and "\n" not in folder and os.pathsep not in folder:
+                found.append(folder)
+    return os.pathsep.join(found)
+
+
 def kept_places() -> list[Path]:
     """What a box keeps at its own path, which an emptied HOME must not hold: the
     machine's devices, processes and sockets."""
@@ -685,19 +791,23 @@ def path_folders(
     box: Path,
     hidden: Sequence[Path],
     homes: Sequence[Path] = (),
+    tops: Sequence[Path] = (),
 ) -> list[Path]:
     """The folders on ``path`` (the programs the person runs) that lie in one of the
-    machine's temporary folders, ``temps``, which a box sees as its own, or in a real
-    HOME, ``homes``, which a box sees empty: shown read-only at their own path. A
-    virtualenv's ``bin`` is the whole virtualenv, and the interpreter it was made from
-    (its ``pyvenv.cfg``'s ``home``) comes with it; in a HOME, a version manager's or
-    toolchain's folder is the whole folder (``~/.pyenv/shims``: ``~/.pyenv``), and
-    ``~/.local/bin`` brings ``~/.local/lib`` (what ``pip --user`` installed). Never a
-    HOME itself nor a folder holding one, the box's folder or one that lies in a hidden
-    path; in a temporary folder never one that holds a hidden path either (in a HOME
-    what it holds of them is hidden after it is shown)."""
+    machine's temporary folders, ``temps``, which a box sees as its own, in a real HOME,
+    ``homes``, or in a folder at the top of / (``tops``: /var, /srv, /work...), which a
+    box sees empty: shown read-only at their own path. A virtualenv's ``bin`` is the
+    whole virtualenv, and the interpreter it was made from (its ``pyvenv.cfg``'s
+    ``home``) comes with it; in a HOME, a version manager's or toolchain's folder is the
+    whole folder (``~/.pyenv/shims``: ``~/.pyenv``), and ``~/.local/bin`` brings
+    ``~/.local/lib`` (what ``pip --user`` installed); in a top folder, a version
+    manager's folder is the whole folder wherever it lies (``/data/pyenv/shims``:
+    ``/data/pyenv``) and a prefix's ``bin`` the prefix (an nvm or uv Python's). Never a
+    HOME or top folder itself nor a folder holding one, the box's folder or one that lies
+    in a hidden path; in a temporary folder never one that holds a hidden path either (in
+    a HOME or top folder what it holds of them is hidden after it is shown)."""
     found: list[Path] = []
-    roots = [*temps, *homes]
+    roots = [*temps, *homes, *tops]
     todo = [p for p in path.split(os.pathsep) if p.strip() and os.path.isabs(p)]
     seen: set[str] = set()
     while todo:
@@ -712,18 +822,21 @@ def path_folders(
             if (real / "pyvenv.cfg").is_file():
                 todo += venv_base(real)
             home = next((h for h in homes if real.is_relative_to(h)), None)
+            top = next((t for t in tops if real.is_relative_to(t)), None)
             if home is not None and real != home:
                 real, more = _home_whole(real, home)
                 todo += [str(m) for m in more]
+            elif top is not None and real != top:
+                real = _top_whole(real, top)
             if not real.is_dir() or "\n" in str(real) or real in found or real in roots:
                 continue
             if not any(real.is_relative_to(t) for t in roots):
                 continue
-            if box.is_relative_to(real) or any(h.is_relative_to(real) for h in homes):
+            if box.is_relative_to(real) or any(h.is_relative_to(real) for h in [*homes, *tops]):
                 continue
             if any(real.is_relative_to(h) for h in hidden):
                 continue
-            if home is None and any(h.is_relative_to(real) for h in hidden):
+            if home is None and top is None and any(h.is_relative_to(real) for h in hidden):
                 continue
             found.append(real)
     # what lies in a folder shown is shown with it
@@ -803,10 +916,16 @@ def tool_secrets(home: Path, cap: int = TOOL_WALK_CAP) -> list[Path]:
     ``pip.conf``, ``npmrc``, ``.pypirc``, ``auth.json``, ``*.pem``/``*.key``, and
     ``.cargo``'s ``config``/``credentials*``. A bounded walk (bulk folders such as
     ``lib``, ``registry`` and ``node_modules`` skipped, ``cap`` entries at most)."""
+    roots = {home / name for name, more in TOOL_HOMES.items() for name in (name, *more)}
+    return _walk_secrets(sorted(roots), cap)
+
+
+def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
+    """The credential files under ``roots`` (see :func:`tool_secrets`), ``cap`` entries
+    read at most."""
     found: list[Path] = []
     seen = 0
-    roots = {home / name for name, more in TOOL_HOMES.items() for name in (name, *more)}
-    todo = [(root, 0) for root in sorted(roots)]
+    todo = [(root, 0) for root in roots]
     while todo and seen < cap:
         folder, depth = todo.pop(0)
         try:
@@ -828,6 +947,40 @@ def tool_secrets(home: Path, cap: int = TOOL_WALK_CAP) -> list[Path]:
             if cargo or name in TOOL_SECRET_NAMES or name.endswith(TOOL_SECRET_SUFFIXES):
                 found.append(Path(entry.path))
     return found
+
+
+def shown_secrets(folders: Sequence[Path], cap: int = TOOL_WALK_CAP) -> list[Path]:
+    """The credential files in the ``folders`` a box shows (a tool's folder whole, a
+    virtualenv, a prefix), found as :func:`tool_secrets` finds them in a HOME's: a
+    prefix's ``pip.conf``, nvm's node's ``etc/npmrc``, ``.cargo``'s ``config.toml``
+    wherever the folder lies. Each folder walked with its own ``cap``; a bulk folder
+    (``lib``, ``site-packages``) shown on its own is not walked."""
+    found: list[Path] = []
+    for folder in folders:
+        if folder.name in TOOL_BULK:
+            continue
+        found += [p for p in _walk_secrets([folder], cap) if p not in found]
+    return found
+
+
+# the names a version manager's or a toolchain's folder goes by outside a HOME (with or
+# without the dot): shown whole wherever it lies in a folder at the top of /
+TOOL_NAMES = frozenset(
+    {n.rsplit("/", 1)[-1].lstrip(".") for n in TOOL_HOMES if not n.endswith("/bin")}
+)
+
+
+def _top_whole(real: Path, top: Path) -> Path:
+    """``real`` (a folder in ``top``, a folder at the top of /) as a box shows it: the
+    outermost version manager's or toolchain's folder holding it (:data:`TOOL_NAMES`)
+    whole; a prefix's ``bin`` (not the top folder's own) the prefix; else ``real``."""
+    parts = real.relative_to(top).parts
+    for at, part in enumerate(parts):
+        if part.lstrip(".") in TOOL_NAMES:
+            return top.joinpath(*parts[: at + 1])
+    if real.name in ("bin", "sbin") and real.parent != top:
+        return real.parent
+    return real
 
 
 def _home_whole(real: Path, home: Path) -> tuple[Path, list[Path]]:

@@ -243,7 +243,8 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
 ) -> None:
     """~/.cargo and ~/.pyenv are shown whole (their programs are on PATH): cargo's
     registry token in its config.toml and a prefix's pip.conf were read from inside the
-    box. They are hidden; the tools beside them still run."""
+    box. They are hidden, whether the hidden paths name them or not (the box finds them
+    in every folder it shows); the tools and the files beside them are still there."""
     from relay.ratchet.sandbox import hidden_paths
 
     home = person_home(outside_temp, monkeypatch)
@@ -251,6 +252,7 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
     for name in logins:
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).write_text("token = box-secret\n")
+        (home / name).with_name("README").write_text("box-visible\n")
     for tool in (".cargo/bin", ".pyenv/shims"):
         (home / tool).mkdir(parents=True)
         (home / tool / "hello").write_text(f"#!/bin/sh\necho hello from {tool}\n")
@@ -261,7 +263,8 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
     hidden = hidden_paths(tmp_path / "clone", tmp_path / "clone/.git", [], os.environ)
     tools = f"{home / '.cargo/bin'}{os.pathsep}{home / '.pyenv/shims'}"
     env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
-    reads = " ".join(f"cat {home / n} 2>/dev/null;" for n in logins)
+    near = [str(Path(n).with_name("README")) for n in logins]
+    reads = " ".join(f"cat {home / n} 2>/dev/null;" for n in [*logins, *near])
     command = f"{home}/.pyenv/shims/hello; hello; {reads}"
     saw: dict[str, str] = {}
     for name, hide in (("bare", ()), ("hidden", hidden)):
@@ -277,5 +280,11 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
         )
         assert done.returncode == 0, done.stderr
         saw[name] = done.stdout
-    assert saw["bare"].count("box-secret") == 2  # shown whole, without the rule
-    assert saw["hidden"].split("\n") == ["hello from .pyenv/shims", "hello from .cargo/bin", ""]
+    for name in ("bare", "hidden"):
+        assert saw[name].split("\n") == [
+            "hello from .pyenv/shims",
+            "hello from .cargo/bin",
+            "box-visible",  # shown whole: what lies beside a login is read
+            "box-visible",
+            "",
+        ], name

@@ -9,6 +9,8 @@ then made as it is on a machine with such mounts: it inherits them, flags locked
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -79,3 +81,63 @@ def test_nested_read_only_folders_are_read_only_with_or_without_a_mount_between(
     found = in_a_namespace(tmp_path / "box", [mounted], [outer, same, beyond], [same, beyond])
     assert "WROTE" not in found["out"], found
     assert found["out"].split().count("ro,nosuid,nodev,noexec,relatime") == 1, found  # beyond
+
+
+def test_every_top_folder_but_the_systems_and_the_softwares_is_emptied(tmp_path: Path) -> None:
+    for name in ("usr", "etc", "lib64", "proc", "opt", "nix", "var", "srv", "work", "data", "tmp"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "lib").symlink_to("usr/lib")  # a link leads into a folder judged itself
+    (tmp_path / "file.sock").write_text("")
+    found = sandbox.emptied_tops([tmp_path / "tmp"], tmp_path)
+    assert found == [tmp_path / n for n in ("data", "srv", "var", "work")]
+
+
+def test_what_runs_from_a_top_folder_is_shown_as_a_tool_folder_or_a_prefix(
+    tmp_path: Path,
+) -> None:
+    """In a folder at the top of / (which a box sees empty), a version manager's folder is
+    shown whole wherever it lies (pyenv's shims, an nvm node's bin), a prefix's bin brings
+    the prefix, a virtualenv's bin the virtualenv; never the top folder itself, and never
+    a folder holding the box."""
+    top = tmp_path / "data"
+    shims = top / "tools" / "pyenv" / "shims"
+    node = top / "nvm" / "versions" / "node" / "v20"
+    uv = top / "uv" / "python" / "cpython-3.12"
+    venv = top / "venvs" / "proj"
+    bins = (shims, node / "bin", uv / "bin", venv / "bin", top / "bin", top / "box" / "bin")
+    for each in bins:
+        each.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    path = os.pathsep.join(map(str, bins))
+    box = top / "box" / "one"
+    found = sandbox.path_folders(path, [tmp_path / "tmp"], box, (), (), [top])
+    assert found == [top / "tools" / "pyenv", top / "nvm", uv, venv, top / "bin"]
+
+
+def test_a_login_in_a_shown_folder_is_found_wherever_the_folder_lies(tmp_path: Path) -> None:
+    prefix = tmp_path / "data" / "nvm" / "versions" / "node" / "v20"
+    cargo = tmp_path / "data" / ".cargo"
+    version = tmp_path / "data" / ".pyenv" / "versions" / "3.11.7"
+    logins = [prefix / "etc" / "npmrc", cargo / "config.toml", version / "pip.conf"]
+    kept = [prefix / "lib" / "node_modules" / "npm" / "npmrc", version / "bin" / "python"]
+    for each in (*logins, *kept):
+        each.parent.mkdir(parents=True, exist_ok=True)
+        each.write_text("x")
+    found = sandbox.shown_secrets([prefix.parents[2], cargo, version.parents[1]])
+    assert sorted(found) == sorted(logins)
+
+
+def test_an_emptied_top_folders_links_and_the_set_ups_programs_are_kept(tmp_path: Path) -> None:
+    """A top folder's own links are made again in the box (NixOS's PATH goes through
+    /run/current-system); the set-up's programs are run from where they really lie, so
+    a PATH that is a link farm in an emptied folder does not lose them mid-way."""
+    top = tmp_path / "run"
+    (top / "lock").mkdir(parents=True)
+    (top / "current-system").symlink_to("/nix/store/x-system")
+    assert sandbox.top_links([top]) == [(top / "current-system", "/nix/store/x-system")]
+    farm = tmp_path / "farm"
+    farm.mkdir()
+    mount = shutil.which("mount")
+    assert mount is not None
+    (farm / "mount").symlink_to(mount)
+    assert sandbox.setup_path(str(farm)) == str(Path(mount).resolve().parent)
