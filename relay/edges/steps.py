@@ -260,7 +260,8 @@ def run_step(
         _LIVE.discard(proc)
         release(job)
     with _SPAWNING:
-        swept = sweep_detached(before, keep={p.pid for p in _LIVE}) if adopting else []
+        live = {p.pid for p in _LIVE}
+        swept = sweep_detached(before, keep=live, group=proc.pid) if adopting else []
     reader.join(timeout=max(grace, 1.0))  # an escaped daemon may hold the pipe; don't wait
     output, dropped = capture.text()
     if swept:
@@ -539,24 +540,31 @@ def _child_states() -> dict[int, str]:
     return found
 
 
-def sweep_detached(before: set[int], *, keep: set[int]) -> list[int]:
+def sweep_detached(before: set[int], *, keep: set[int], group: int | None = None) -> list[int]:
     """Stop the processes a finished step detached from itself: children this process
     gained during the step (adopted as their subreaper) that are in a session other than
-    its own. Returns their pids."""
+    its own. Returns their pids. A process still in the step's own ``group`` (a ``&`` job,
+    killed with the group a moment ago but not yet gone) is reaped, not reported: it did
+    not detach."""
     mine = os.getsid(0)
     states = _child_states()  # one reading of /proc for both sets
     gained = set(states) - before - keep
     alive = {pid for pid, state in states.items() if state != "Z"}
     stopped, ended = [], [pid for pid in gained if pid not in alive and _other_session(pid, mine)]
+    leftovers: list[int] = []
     for pid in sorted(gained & alive):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             if os.getsid(pid) == mine:
                 continue  # started by this process itself, not by the step
+            if group is not None and os.getpgid(pid) == group:
+                os.kill(pid, signal.SIGKILL)  # the group's kill may not have landed yet
+                leftovers.append(pid)
+                continue
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(os.getpgid(pid), signal.SIGKILL)
             os.kill(pid, signal.SIGKILL)
             stopped.append(pid)
-    for pid in [*stopped, *ended]:  # reaped, adopted leftovers left no zombie behind
+    for pid in [*stopped, *ended, *leftovers]:  # reaped: adopted ones leave no zombie
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
     return stopped

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from relay.edges.steps import RunStatus, run_executor, run_step, run_steps
+from relay.edges.steps import RunStatus, run_executor, run_step, run_steps, sweep_detached
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the steps are POSIX sh")
 
@@ -84,6 +86,24 @@ def test_a_background_leftover_is_ended_when_its_step_ends(tmp_path: Path) -> No
     assert outcome.ok and outcome.output.strip() == "started"
     assert outcome.duration < 5, "the runner must not wait for the leftover's pipe"
     assert wait_dead(int(pidfile.read_text()))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_leftover_of_the_steps_own_group_is_reaped_not_called_detached() -> None:
+    # the moment after the step's group is killed, its `&` job may still be alive in /proc:
+    # it is the group's, not a process the step detached, so it is ended without a word
+    job = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert sweep_detached({other.pid}, keep=set(), group=job.pid) == []
+        assert wait_dead(job.pid)
+        # one in a group of its own did detach: stopped, and said
+        assert sweep_detached(set(), keep=set(), group=job.pid) == [other.pid]
+        assert wait_dead(other.pid)
+    finally:
+        for each in (job, other):
+            with contextlib.suppress(OSError):
+                os.kill(each.pid, 9)
 
 
 def test_huge_output_is_capped_to_head_and_tail(tmp_path: Path) -> None:
