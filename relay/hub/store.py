@@ -20,8 +20,7 @@ import sqlite3
 import string
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,6 +144,9 @@ class Store:
     _after: list[Callable[[], None]] = field(default_factory=list)
     _watched: int = 0
     _watched_data_version: int = -1
+    _begun: int = 0  # write transactions begun by this connection (BEGIN IMMEDIATE)
+    _watched_begun: int = -1  # the transaction ``watched`` last asked data_version in
+    _loop: asyncio.AbstractEventLoop | None = None  # the shared transaction's event loop
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,8 +231,7 @@ class Store:
         thread.start()
         self._checkpoints = (stop, thread)
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> _Write:
         """One write; journal listeners run after it, and what they defer with
         :meth:`after_commit` only once it is committed.
 
@@ -239,43 +240,48 @@ class Store:
         at the loop's next turn, one COMMIT for them all, and each request waits for it
         (:meth:`settled`) before it answers. Any other write commits on its own, as does
         the shared transaction first when one is open."""
-        if not GROUPED.get():
-            self.flush()
-            with self._transaction():
-                yield self.db
-            return
+        return _Write(self)
+
+    def _begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        self._begun += 1
+
+    def _group_write(self) -> int:
+        """Open the shared transaction if need be, and a savepoint in it; where this
+        write's journal entries start."""
         if self._group is None:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._begin()
             self._group = []
-            asyncio.get_running_loop().call_soon(self.flush)
-        mark = len(self._pending)
+            self._loop = asyncio.get_running_loop()
+            self._loop.call_soon(self.flush)
         self.db.execute("SAVEPOINT write")
-        try:
-            yield self.db
-        except BaseException:
+        return len(self._pending)
+
+    def _group_done(self, mark: int, failed: bool) -> None:
+        """Release (or undo) a write's savepoint and tell the listeners what it did."""
+        if failed:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK TO write")
                 self.db.execute("RELEASE write")
             del self._pending[mark:]
-            raise
+            return
         self.db.execute("RELEASE write")
         self._bump()
         entries = self._pending[mark:]
         del self._pending[mark:]
         self._notify(entries)
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """A write transaction of its own, committed before the listeners run."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
+    def _own_done(self, failed: bool) -> None:
+        """End a write transaction of its own: rolled back, or committed before the
+        listeners run."""
+        if failed:
             self.db.execute("ROLLBACK")
+            self._watched_begun = -1
             self._pending.clear()
-            raise
+            return
         self._bump()
         self.db.execute("COMMIT")
+        self._watched_begun = -1
         self._changes = self.db.total_changes
         entries, self._pending = self._pending, []
         self._notify(entries)
@@ -298,6 +304,7 @@ class Store:
         waiters, self._group = self._group, None
         if waiters is None:
             return
+        self._watched_begun = -1  # what comes next is asked again
         after, self._after = self._after, []
         try:
             if not self.db.in_transaction:  # SQLite rolled it back on an error
@@ -322,7 +329,8 @@ class Store:
         """Wait until the shared transaction, if one is open, is committed (raises the
         COMMIT's error if it failed): a request answers only what is durable."""
         if self._group is not None:  # each request waits on a future of its own, so that
-            waiter = asyncio.get_running_loop().create_future()  # a cancelled one is alone
+            assert self._loop is not None  # a cancelled one is alone (the loop the write saw)
+            waiter = self._loop.create_future()
             self._group.append(waiter)
             await waiter
 
@@ -382,7 +390,13 @@ class Store:
     def watched(self) -> int:
         """How often the tables given to :meth:`watch` have changed, as far as can be known:
         a row written by this connection, or any commit of another connection's (SQLite's
-        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it."""
+        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it. Inside a
+        write transaction of this connection's, asked once: no other connection can commit
+        while it holds the write lock."""
+        if self._watched_begun == self._begun and self.db.in_transaction:
+            return self._watched
+        if self.db.in_transaction:
+            self._watched_begun = self._begun
         data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if data_version != self._watched_data_version:
             self._watched_data_version = data_version
@@ -391,19 +405,18 @@ class Store:
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
         """Append what a mutation did to the journal (inside its transaction)."""
-        values = [where.get(c) for c in _JOURNAL_COLUMNS]
+        repo_id, issue_id, comment_id, label_name, label_color, detail = values = [
+            where.get(c) for c in _JOURNAL_COLUMNS
+        ]
         cur = self.db.execute(
             "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
             " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (*values, kind, action, actor_id, now_us()),
         )
         entry = JournalEntry(
-            cur.lastrowid or 0,
-            kind=kind,
-            action=action,
-            actor_id=actor_id,
-            **{c: where.get(c) for c in _JOURNAL_COLUMNS},
-        )
+            cur.lastrowid or 0, repo_id, kind, action, actor_id,
+            issue_id, comment_id, label_name, label_color, detail,
+        )  # fmt: skip
         self._pending.append(entry)
         return entry
 
@@ -451,3 +464,29 @@ class Store:
             "SELECT user_id, admin FROM tokens WHERE digest = ?", (digest(token),)
         ).fetchone()
         return None if row is None else (self.user(row["user_id"]), bool(row["admin"]))
+
+
+class _Write:
+    """:meth:`Store.write`'s context: a class rather than a generator, since every API write
+    passes it (a generator-made context manager costs several calls more per write)."""
+
+    __slots__ = ("_mark", "_store")
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._mark = -1  # where the write's journal entries start; -1: its own transaction
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self._store
+        if GROUPED.get():
+            self._mark = store._group_write()
+        else:
+            store.flush()
+            store._begin()
+        return store.db
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self._mark < 0:
+            self._store._own_done(kind is not None)
+        else:
+            self._store._group_done(self._mark, kind is not None)
