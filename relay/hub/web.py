@@ -174,6 +174,9 @@ class Hub:
     counts: dict[tuple[str, str, int], int] = field(default_factory=dict)
     windows: dict[str, RateWindow] = field(default_factory=dict)
     tokens: dict[str, tuple[dict[str, Any], bool]] = field(default_factory=dict)
+    credentials: dict[str, tuple[tuple[dict[str, Any], bool], str, str]] = field(
+        default_factory=dict
+    )  # by Authorization header: the token's owner, its scopes ("": none said), the rate key
     rate_limit: int = RATE_LIMIT
     data_dir: Path = Path()
     strict_git: bool = False
