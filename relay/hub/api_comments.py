@@ -22,9 +22,9 @@ from relay.hub.web import (
     Role,
     api_path,
     check_body,
-    created,
     hub_of,
     invalid,
+    json_answer,
     no_content,
     not_found,
     one_row,
@@ -114,7 +114,24 @@ async def create_comment(request: web.Request) -> web.Response:
         raise invalid("IssueComment", "body", "missing_field")
     body = check_body("IssueComment", data["body"])
     row = add_comment(hub_of(request).store, acc, me, issue, body or "")
-    return created(render_comments(request, acc, [row], new=True)[0])
+    resp = comment_answer(request, acc, row, 201, new=True)
+    resp.headers["Location"] = f"{acc.base}/repos/{acc.full}/issues/comments/{row['id']}"
+    return resp
+
+
+def comment_answer(
+    request: web.Request, acc: RepoAccess, row: dict[str, Any], status: int, *, new: bool = False
+) -> web.Response:
+    """One comment's answer: :func:`render_comments`' object, its bytes written directly
+    (``new``: made just now, so no reactions to count)."""
+    store = hub_of(request).store
+    counts = None if new else reaction_counts(store, "comment", [row["id"]]).get(row["id"])
+    author = store.user(row["user_id"])
+    body = render.comment_json(
+        acc.base, acc.full, row, number=row["number"], author=author,
+        association=acc.association(request, author["id"]), reactions=counts,
+    )  # fmt: skip
+    return json_answer(body, render.stamp(row["updated_at"]), status)
 
 
 def add_comment(
@@ -152,7 +169,7 @@ def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
 async def get_comment(request: web.Request) -> web.Response:
     """``GET /repos/{o}/{r}/issues/comments/{id}``."""
     acc = repo_access(request)
-    return reply(render_comments(request, acc, [comment_row(request, acc)])[0])
+    return comment_answer(request, acc, comment_row(request, acc), 200)
 
 
 def _own_or_push(request: web.Request, acc: RepoAccess, row: dict[str, Any]) -> int:
@@ -180,7 +197,7 @@ async def update_comment(request: web.Request) -> web.Response:
             issue_id=row["issue_id"], comment_id=row["id"],
             detail=json.dumps({"body": {"from": row["body"]}}),
         )  # fmt: skip
-    return reply(render_comments(request, acc, [{**row, "body": body, "updated_at": now}])[0])
+    return comment_answer(request, acc, {**row, "body": body, "updated_at": now}, 200)
 
 
 async def delete_comment(request: web.Request) -> web.Response:

@@ -327,6 +327,14 @@ def http_date(stamp: str) -> str:
     )
 
 
+def json_answer(body: bytes, updated_at: str | None, status: int = 200) -> web.Response:
+    """:func:`reply` for an object already encoded (``updated_at``: its own)."""
+    headers = {"Content-Type": JSON_TYPE}
+    if updated_at is not None:
+        headers["Last-Modified"] = http_date(updated_at)
+    return web.Response(status=status, body=body, headers=headers)
+
+
 def created(data: dict[str, Any]) -> web.Response:
     """201 with ``Location`` naming the new resource's API URL, as GitHub sends."""
     resp = reply(data, 201)
