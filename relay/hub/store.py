@@ -246,26 +246,35 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         self._begun += 1
 
-    def _group_write(self) -> int:
-        """Open the shared transaction if need be, and a savepoint in it; where this
-        write's journal entries start."""
+    def _group_write(self) -> tuple[int, bool]:
+        """Join the shared transaction: where this write's journal entries start, and
+        whether it opened the transaction. The first write has it to itself, so undoing
+        it is undoing the transaction; any later one is a savepoint in it."""
         if self._group is None:
             self._begin()
             self._group = []
             self._loop = asyncio.get_running_loop()
             self._loop.call_soon(self.flush)
+            return len(self._pending), True
         self.db.execute("SAVEPOINT write")
-        return len(self._pending)
+        return len(self._pending), False
 
-    def _group_done(self, mark: int, failed: bool) -> None:
-        """Release (or undo) a write's savepoint and tell the listeners what it did."""
+    def _group_done(self, mark: int, first: bool, failed: bool) -> None:
+        """Release (or undo) a write's savepoint, or for the first write its transaction,
+        and tell the listeners what it did."""
         if failed:
-            if self.db.in_transaction:
+            if first:  # nothing else is in it yet (no request waits on it either)
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                self._group = None
+                self._watched_begun = -1
+            elif self.db.in_transaction:
                 self.db.execute("ROLLBACK TO write")
                 self.db.execute("RELEASE write")
             del self._pending[mark:]
             return
-        self.db.execute("RELEASE write")
+        if not first:
+            self.db.execute("RELEASE write")
         self._bump()
         entries = self._pending[mark:]
         del self._pending[mark:]
@@ -470,16 +479,17 @@ class _Write:
     """:meth:`Store.write`'s context: a class rather than a generator, since every API write
     passes it (a generator-made context manager costs several calls more per write)."""
 
-    __slots__ = ("_mark", "_store")
+    __slots__ = ("_first", "_mark", "_store")
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self._mark = -1  # where the write's journal entries start; -1: its own transaction
+        self._first = False  # the first write of the shared transaction
 
     def __enter__(self) -> sqlite3.Connection:
         store = self._store
         if GROUPED.get():
-            self._mark = store._group_write()
+            self._mark, self._first = store._group_write()
         else:
             store.flush()
             store._begin()
@@ -489,4 +499,4 @@ class _Write:
         if self._mark < 0:
             self._store._own_done(kind is not None)
         else:
-            self._store._group_done(self._mark, kind is not None)
+            self._store._group_done(self._mark, self._first, kind is not None)

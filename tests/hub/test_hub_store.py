@@ -3,11 +3,13 @@ events are read from and webhooks will subscribe to — on a real SQLite file.""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from relay.hub.store import JournalEntry, Store
+from relay.hub.store import GROUPED, JournalEntry, Store
 
 
 def test_listeners_hear_each_entry_after_commit_and_never_on_rollback(tmp_path: Path) -> None:
@@ -39,3 +41,52 @@ def test_tokens_are_stored_hashed_and_survive_reopening(tmp_path: Path) -> None:
     assert owner is not None and owner[0]["login"] == "oz" and owner[1] is True
     assert again.token_owner(token + "x") is None
     again.close()
+
+
+def test_a_failed_write_in_a_shared_transaction_undoes_itself_alone(tmp_path: Path) -> None:
+    """The writes of one turn share a transaction: the first opens it (and, failing, takes
+    it back whole, as nothing else is in it yet), each later one is a savepoint in it. Any
+    that fails leaves no row and no journal entry, the others are committed together, and
+    a second connection sees them once the shared COMMIT is done."""
+    store = Store.open(tmp_path)
+    heard: list[JournalEntry] = []
+    store.listeners.append(heard.append)
+    user = store.ensure_user("nia")
+    other = sqlite3.connect(tmp_path / "hub.sqlite3")
+
+    def write(label: str, *, fail: bool = False) -> None:
+        try:
+            with store.write() as db:
+                db.execute(
+                    "INSERT INTO labels (repo_id, name, color) VALUES (1, ?, 'f00')", (label,)
+                )
+                store.record("label", "created", actor_id=user["id"], repo_id=1, label_name=label)
+                if fail:
+                    raise RuntimeError(label)
+        except RuntimeError:
+            pass
+
+    def labels() -> list[str]:
+        return [r[0] for r in other.execute("SELECT name FROM labels ORDER BY id")]
+
+    async def turn(plan: list[tuple[str, bool]]) -> None:
+        token = GROUPED.set(True)
+        try:
+            for label, fail in plan:
+                write(label, fail=fail)
+        finally:
+            GROUPED.reset(token)
+        assert labels() == seen, "nothing is visible before the shared COMMIT"
+        await store.settled()
+
+    seen: list[str] = []
+    asyncio.run(turn([("a", True), ("b", False), ("c", True), ("d", False)]))
+    seen = labels()
+    assert seen == ["b", "d"]
+    asyncio.run(turn([("e", False), ("f", True), ("g", False)]))
+    assert labels() == ["b", "d", "e", "g"]
+    assert [e.label_name for e in heard] == ["b", "d", "e", "g"]
+    journal = store.db.execute("SELECT label_name FROM journal WHERE kind = 'label'")
+    assert [r[0] for r in journal] == ["b", "d", "e", "g"]
+    other.close()
+    store.close()
