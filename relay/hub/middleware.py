@@ -280,13 +280,20 @@ def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
     headers.update(_STATIC_HEADERS)
     headers.setdefault("X-GitHub-Api-Version-Selected", API_VERSIONS[0])
     n = next(_REQUEST_IDS)
-    headers["x-github-request-id"] = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
-    if win is not None:
-        headers["x-ratelimit-limit"] = str(win.limit)
-        headers["x-ratelimit-remaining"] = str(win.limit - win.used)
-        headers["x-ratelimit-used"] = str(win.used)
-        headers["x-ratelimit-reset"] = str(win.reset)
-        headers["x-ratelimit-resource"] = win.resource
+    request_id = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
+    if win is None:
+        headers["x-github-request-id"] = request_id
+        return
+    headers.update(
+        {
+            "x-github-request-id": request_id,
+            "x-ratelimit-limit": str(win.limit),
+            "x-ratelimit-remaining": str(win.limit - win.used),
+            "x-ratelimit-used": str(win.used),
+            "x-ratelimit-reset": str(win.reset),
+            "x-ratelimit-resource": win.resource,
+        }
+    )
 
 
 def _docs_page(request: web.Request, err: ApiError) -> ApiError:

@@ -311,6 +311,15 @@ def _comment_urls(base: str, full: str) -> tuple[str, str, str]:
     )
 
 
+def _tally(counts: dict[str, int]) -> str:
+    """A reactions rollup's counts as JSON writes them (after its ``url``)."""
+    each = ", ".join(f'"{c}": {int(counts.get(c, 0))}' for c in REACTIONS)
+    return f'"total_count": {sum(counts.values())}, {each}'
+
+
+_NO_REACTIONS = _tally({})
+
+
 def _user_json(base: str, author: dict[str, Any]) -> bytes:
     made = user_row(base, author)
     kept = _ENCODED.get(id(made))
@@ -334,7 +343,7 @@ def comment_json(
     ident = int(row["id"])
     created, updated = stamp(row["created_at"]), stamp(row["updated_at"])
     counts = reactions or {}
-    tally = ", ".join(f'"{c}": {int(counts.get(c, 0))}' for c in REACTIONS)
+    tally = _NO_REACTIONS if not counts else _tally(counts)
     head = (
         f'{{"url": {api}{ident}", "html_url": {html}{int(number)}#issuecomment-{ident}",'
         f' "issue_url": {issues}{int(number)}", "id": {ident},'
@@ -345,7 +354,7 @@ def comment_json(
         f' "updated_at": {"null" if updated is None else _text(updated)},'
         f' "author_association": {_text(association)}, "body": {_text(row["body"])},'
         f' "reactions": {{"url": {api}{ident}/reactions",'
-        f' "total_count": {sum(counts.values())}, {tally}}}, "performed_via_github_app": null}}'
+        f' {tally}}}, "performed_via_github_app": null}}'
     )
     return b"".join((head.encode(), _user_json(base, author), tail.encode()))
 
