@@ -12,6 +12,7 @@ each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import hashlib
@@ -147,6 +148,7 @@ class Store:
     _begun: int = 0  # write transactions begun by this connection (BEGIN IMMEDIATE)
     _watched_begun: int = -1  # the transaction ``watched`` last asked data_version in
     _loop: asyncio.AbstractEventLoop | None = None  # the shared transaction's event loop
+    _flushing: asyncio.Handle | None = None  # its COMMIT, as scheduled on that loop
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +256,7 @@ class Store:
             self._begin()
             self._group = []
             self._loop = asyncio.get_running_loop()
-            self._loop.call_soon(self.flush)
+            self._flushing = self._loop.call_soon(self.flush)
             return len(self._pending), True
         self.db.execute("SAVEPOINT write")
         return len(self._pending), False
@@ -310,9 +312,13 @@ class Store:
     def flush(self) -> None:
         """Commit the shared transaction, if one is open, and wake the requests that wait
         for it (with the error, should the COMMIT fail: then none of its writes was kept)."""
+        self._commit()
+
+    def _commit(self) -> sqlite3.Error | None:
+        """:meth:`flush`; the COMMIT's error, if it failed (every waiter is given it)."""
         waiters, self._group = self._group, None
         if waiters is None:
-            return
+            return None
         self._watched_begun = -1  # what comes next is asked again
         after, self._after = self._after, []
         try:
@@ -326,22 +332,34 @@ class Store:
             for waiter in waiters:  # every waiter raises it
                 if not waiter.done():
                     waiter.set_exception(err)
-            return
+            return err
         self._changes = self.db.total_changes
         for waiter in waiters:
             if not waiter.done():  # a request cancelled meanwhile (its client went) waits no more
                 waiter.set_result(None)
         for action in after:
             action()
+        return None
 
     async def settled(self) -> None:
         """Wait until the shared transaction, if one is open, is committed (raises the
-        COMMIT's error if it failed): a request answers only what is durable."""
-        if self._group is not None:  # each request waits on a future of its own, so that
-            assert self._loop is not None  # a cancelled one is alone (the loop the write saw)
-            waiter = self._loop.create_future()
-            self._group.append(waiter)
-            await waiter
+        COMMIT's error if it failed): a request answers only what is durable.
+
+        When nothing but the COMMIT is left to run (no other request is under way in this
+        turn of the event loop, so none can join it), it is made at once: no waiting, and
+        no turn of the loop spent on it (a lone client's every write)."""
+        if self._group is None:
+            return
+        assert self._loop is not None and self._flushing is not None  # the loop the write saw
+        if _alone(self._loop, self._flushing):
+            self._flushing.cancel()
+            err = self._commit()
+            if err is not None:
+                raise err
+            return
+        waiter = self._loop.create_future()  # each request waits on a future of its own,
+        self._group.append(waiter)  # so that a cancelled one is alone
+        await waiter
 
     def _bump(self) -> None:
         """Count one write of this connection's. The count lives in memory, not in the
@@ -473,6 +491,13 @@ class Store:
             "SELECT user_id, admin FROM tokens WHERE digest = ?", (digest(token),)
         ).fetchone()
         return None if row is None else (self.user(row["user_id"]), bool(row["admin"]))
+
+
+def _alone(loop: asyncio.AbstractEventLoop, handle: asyncio.Handle) -> bool:
+    """Whether ``handle`` is all that ``loop`` has left to run: asyncio's queue of ready
+    callbacks (not public, hence read with care: any other loop, or any doubt, says no)."""
+    ready = getattr(loop, "_ready", None)
+    return isinstance(ready, collections.deque) and len(ready) == 1 and ready[0] is handle
 
 
 class _Write:
