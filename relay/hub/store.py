@@ -149,6 +149,7 @@ class Store:
     _watched_begun: int = -1  # the transaction ``watched`` last asked data_version in
     _loop: asyncio.AbstractEventLoop | None = None  # the shared transaction's event loop
     _flushing: asyncio.Handle | None = None  # its COMMIT, as scheduled on that loop
+    _deferred: bool = False  # the COMMIT was put off once already
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -256,7 +257,8 @@ class Store:
             self._begin()
             self._group = []
             self._loop = asyncio.get_running_loop()
-            self._flushing = self._loop.call_soon(self.flush)
+            self._flushing = self._loop.call_soon(self._flush_when_due)
+            self._deferred = False
             return len(self._pending), True
         self.db.execute("SAVEPOINT write")
         return len(self._pending), False
@@ -308,6 +310,23 @@ class Store:
             action()
         else:
             self._after.append(action)
+
+    def _flush_when_due(self) -> None:
+        """The scheduled COMMIT: put off once while requests that arrived meanwhile are
+        being read, so that they join it (queued behind them; the last to write makes it,
+        see :meth:`settled`), then made."""
+        loop = self._loop
+        if self._group is not None and not self._deferred and loop is not None:
+            ready = getattr(loop, "_ready", None)
+            if isinstance(ready, collections.deque) and ready:
+                self._deferred = True
+                loop.call_soon(self._queue_flush)
+                return
+        self._commit()
+
+    def _queue_flush(self) -> None:
+        if self._group is not None and self._loop is not None:
+            self._flushing = self._loop.call_soon(self._flush_when_due)
 
     def flush(self) -> None:
         """Commit the shared transaction, if one is open, and wake the requests that wait
