@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from relay.hub import render
+from relay.hub import hooks, render
 from relay.hub.api_issues import reaction_counts, render_issues
 from relay.hub.api_labels import issue_row
 from relay.hub.api_repos import RepoAccess, repo_access
@@ -38,6 +38,7 @@ from relay.hub.web import (
 )
 
 _COMMENT_SELECT = "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id"
+_ISSUE_REF = "SELECT id, number FROM issues WHERE repo_id = ? AND number = ?"  # all a comment needs
 EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened", "renamed", "locked", "unlocked")
 
 
@@ -108,7 +109,7 @@ async def create_comment(request: web.Request) -> web.Response:
     body."""
     acc = repo_access(request)
     me = viewer(request)
-    issue = issue_row(request, acc)
+    issue = one_row(request, _ISSUE_REF, (acc.id, path_int(request, "number")))
     data = await read_object(request)
     if data.get("body") is None:
         raise invalid("IssueComment", "body", "missing_field")
@@ -205,6 +206,7 @@ async def delete_comment(request: web.Request) -> web.Response:
     acc = repo_access(request)
     row = comment_row(request, acc)
     actor = _own_or_push(request, acc, row)
+    hooks.snapshot_comment(request, row)
     store = hub_of(request).store
     with store.write() as db:
         db.execute("DELETE FROM comments WHERE id = ?", (row["id"],))

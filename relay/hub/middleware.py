@@ -36,6 +36,7 @@ from relay.hub.web import (
     PAGE_PATHS,
     SEARCH_KEY,
     SEARCH_PATH,
+    SERVING,
     ApiError,
     Hub,
     RateWindow,
@@ -346,7 +347,16 @@ async def _drop(request: web.Request) -> web.StreamResponse:
 
 @web.middleware
 async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Serve one request the way api.github.com would (see the module docstring)."""
+    """Serve one request the way api.github.com would (see the module docstring), the
+    request reachable meanwhile from the store's listeners (:data:`SERVING`)."""
+    serving = SERVING.set(request)
+    try:
+        return await _hub(request, handler)
+    finally:
+        SERVING.reset(serving)
+
+
+async def _hub(request: web.Request, handler: Handler) -> web.StreamResponse:
     hub = request.app[HUB]
     if request.path.startswith(ADMIN_PREFIX):
         return await _admin(request, handler, hub)

@@ -9,6 +9,7 @@ defaults for a plain personal repository (``null``, ``false``, ``0``, ``[]``).
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import secrets
 import time
@@ -60,7 +61,7 @@ def web_of(base: str) -> str:
 
 def node_id(kind: str, ident: int) -> str:
     """An opaque, stable global id in the style of GitHub's legacy node ids."""
-    return base64.b64encode(f"0{len(kind)}:{kind}{ident}".encode()).decode()
+    return binascii.b2a_base64(f"0{len(kind)}:{kind}{ident}".encode(), newline=False).decode()
 
 
 @lru_cache(maxsize=4096)

@@ -7,6 +7,7 @@ a ``Link`` header, and a repository the caller may not see is a 404, never a 403
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from collections import deque
@@ -238,6 +239,11 @@ class Hub:
 
 
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+SERVING: contextvars.ContextVar[web.Request | None] = contextvars.ContextVar(
+    "hub_request", default=None
+)
+"""The request being served (set by the hub's middleware): the store's listeners, which
+render webhook payloads, reach it through this."""
 PAGE_PATHS: web.AppKey[frozenset[str]] = web.AppKey("page_paths", frozenset)
 """The canonical paths of the web pages' routes (served by ``pages``, not as the API)."""
 API_ROOTS: web.AppKey[frozenset[str]] = web.AppKey("api_roots", frozenset)
@@ -371,8 +377,12 @@ async def read_json(request: web.Request) -> Any:
 
 def nesting(value: Any) -> int:
     """How deep lists and dicts go inside ``value``, walked without recursion."""
-    if isinstance(value, dict) and not any(isinstance(v, (list, dict)) for v in value.values()):
-        return 1  # a flat object, as most bodies are
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, (list, dict)):
+                break
+        else:
+            return 1  # a flat object, as most bodies are
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
