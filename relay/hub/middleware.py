@@ -434,6 +434,8 @@ async def _serve(
             win.used += 1
             headers = {"Retry-After": str(wait)}
             return ApiError(403, SECONDARY_MESSAGE, headers=headers, docs=SECONDARY_DOCS).response()
+    if request.method in MUTATIONS:  # what it reads first is read in the shared transaction
+        request.app[HUB].store.join()
     resp = await _conditional(request, handler, win, path)
     resp.headers["X-GitHub-Api-Version-Selected"] = version or API_VERSIONS[0]
     return resp

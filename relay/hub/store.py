@@ -150,6 +150,8 @@ class Store:
     _loop: asyncio.AbstractEventLoop | None = None  # the shared transaction's event loop
     _flushing: asyncio.Handle | None = None  # its COMMIT, as scheduled on that loop
     _deferred: bool = False  # the COMMIT was put off once already
+    _unwritten: bool = False  # the shared transaction has had no write yet
+    _watched_at_begin: int = 0  # ``_watched`` when the open transaction began
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -248,30 +250,56 @@ class Store:
     def _begin(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         self._begun += 1
+        self._watched_at_begin = self._watched
+
+    def join(self) -> None:
+        """Open the shared transaction now, if none is, for a request that means to write
+        (inside an API request, :data:`GROUPED`): what it reads before it writes is read in
+        it, not each in a read transaction of its own (SQLite's locks, taken and released
+        around every statement)."""
+        if self._group is None and GROUPED.get():
+            self._open_group()
+
+    def _open_group(self) -> None:
+        self._begin()
+        self._group = []
+        self._unwritten = True
+        self._loop = asyncio.get_running_loop()
+        self._flushing = self._loop.call_soon(self._flush_when_due)
+        self._deferred = False
 
     def _group_write(self) -> tuple[int, bool]:
         """Join the shared transaction: where this write's journal entries start, and
-        whether it opened the transaction. The first write has it to itself, so undoing
-        it is undoing the transaction; any later one is a savepoint in it."""
+        whether it is its first write. The first has it to itself, so undoing it is
+        undoing the transaction; any later one is a savepoint in it."""
         if self._group is None:
-            self._begin()
-            self._group = []
-            self._loop = asyncio.get_running_loop()
-            self._flushing = self._loop.call_soon(self._flush_when_due)
-            self._deferred = False
+            self._open_group()
+        if self._unwritten:
+            self._unwritten = False
             return len(self._pending), True
         self.db.execute("SAVEPOINT write")
         return len(self._pending), False
+
+    @property
+    def watched_committed(self) -> bool:
+        """Whether what this connection reads of the tables given to :meth:`watch` is what
+        is committed: outside a transaction, or in one that has not written them (nor seen
+        another connection's commit since it began)."""
+        return not self.db.in_transaction or self._watched == self._watched_at_begin
 
     def _group_done(self, mark: int, first: bool, failed: bool) -> None:
         """Release (or undo) a write's savepoint, or for the first write its transaction,
         and tell the listeners what it did."""
         if failed:
-            if first:  # nothing else is in it yet (no request waits on it either)
+            if first:  # no other write is in it yet
                 if self.db.in_transaction:
                     self.db.execute("ROLLBACK")
-                self._group = None
                 self._watched_begun = -1
+                if self._group:  # requests that only read wait on it: it goes on, empty
+                    self._begin()
+                    self._unwritten = True
+                else:
+                    self._group = None
             elif self.db.in_transaction:
                 self.db.execute("ROLLBACK TO write")
                 self.db.execute("RELEASE write")
