@@ -90,3 +90,51 @@ def test_a_failed_write_in_a_shared_transaction_undoes_itself_alone(tmp_path: Pa
     assert [r[0] for r in journal] == ["b", "d", "e", "g"]
     other.close()
     store.close()
+
+
+def test_a_request_that_only_read_is_answered_when_the_first_write_after_it_fails(
+    tmp_path: Path,
+) -> None:
+    """A request that means to write opens the shared transaction before it reads
+    (``Store.join``): should it write nothing and wait, and the first write after it fail,
+    the transaction is taken back and goes on, so the waiter is answered and the next
+    write is committed."""
+    store = Store.open(tmp_path)
+    user = store.ensure_user("nia")
+
+    def write(label: str, *, fail: bool) -> None:
+        try:
+            with store.write() as db:
+                db.execute(
+                    "INSERT INTO labels (repo_id, name, color) VALUES (1, ?, 'f00')", (label,)
+                )
+                store.record("label", "created", actor_id=user["id"], repo_id=1, label_name=label)
+                if fail:
+                    raise RuntimeError(label)
+        except RuntimeError:
+            pass
+
+    async def reader() -> None:
+        store.join()
+        store.db.execute("SELECT COUNT(*) FROM labels").fetchone()
+        await store.settled()
+
+    async def turn() -> None:
+        token = GROUPED.set(True)
+        try:
+            waiting = asyncio.ensure_future(reader())
+            await asyncio.sleep(0)  # it joins, reads and waits
+            assert store.db.in_transaction
+            write("a", fail=True)
+            assert store.db.in_transaction, "the transaction goes on for the one waiting"
+            write("b", fail=False)
+        finally:
+            GROUPED.reset(token)
+        await store.settled()
+        await asyncio.wait_for(waiting, 5)
+
+    asyncio.run(turn())
+    other = sqlite3.connect(tmp_path / "hub.sqlite3")
+    assert [r[0] for r in other.execute("SELECT name FROM labels")] == ["b"]
+    other.close()
+    store.close()
