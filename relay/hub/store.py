@@ -1,12 +1,14 @@
 """The hub's SQLite store: schema, one-writer transactions, users, tokens, repositories.
 
 The server uses one connection from the event-loop thread and never awaits inside a
-transaction, so writes are serialised by construction. ``relay hub token`` may write from
+write, so writes are serialised by construction. ``relay hub token`` may write from
 another process at the same time: WAL plus ``BEGIN IMMEDIATE`` and a busy timeout cover it.
 Every mutation calls :meth:`Store.record`, the single place where "what happened" is kept
 (issue events are read from it; webhooks subscribe to :attr:`Store.listeners`). API
 requests served in the same turn of the event loop share one transaction and its COMMIT,
-each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`).
+each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`): durable
+as any COMMIT of SQLite's in WAL mode with ``synchronous = NORMAL`` is, through the death
+of the process (not of the machine's power).
 """
 
 from __future__ import annotations
@@ -240,11 +242,12 @@ class Store:
         """One write; journal listeners run after it, and what they defer with
         :meth:`after_commit` only once it is committed.
 
-        Inside an API request (:data:`GROUPED`) the write is a savepoint of a transaction
-        the requests of this turn of the event loop share: it is committed by :meth:`flush`
-        at the loop's next turn, one COMMIT for them all, and each request waits for it
-        (:meth:`settled`) before it answers. Any other write commits on its own, as does
-        the shared transaction first when one is open."""
+        Inside an API request (:data:`GROUPED`) the write joins a transaction the requests
+        of this turn of the event loop share: one COMMIT for them all, made by the last of
+        them to ask (:meth:`settled`) when nothing else is left to run, else at the loop's
+        next turn (or the one after, for requests that arrived meanwhile); each request
+        waits for it before it answers. Any other write commits on its own, as does the
+        shared transaction first when one is open."""
         return _Write(self)
 
     def _begin(self) -> None:
