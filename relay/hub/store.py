@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,24 @@ the request is answered only after :meth:`Store.settled`."""
 
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
 _JOURNAL_COLUMNS = ("repo_id", "issue_id", "comment_id", "label_name", "label_color", "detail")
+
+
+@lru_cache(maxsize=64)
+def _journal_insert(given: tuple[str, ...]) -> str | None:
+    """The journal's INSERT naming only the columns given (the others are NULL), or None
+    for a name it has no column for: SQLite binds a None through its slow path of
+    adapters, and a comment's entry would bind three."""
+    if not set(given) <= set(_JOURNAL_COLUMNS):
+        return None
+    columns = ", ".join((*given, "kind", "action", "actor_id", "created_at"))
+    marks = ", ".join("?" * (len(given) + 4))
+    return f"INSERT INTO journal ({columns}) VALUES ({marks})"
+
+
+_JOURNAL_INSERT = (
+    "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
+    " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+)
 
 
 def now_us() -> int:
@@ -485,11 +504,12 @@ class Store:
         repo_id, issue_id, comment_id, label_name, label_color, detail = values = [
             where.get(c) for c in _JOURNAL_COLUMNS
         ]
-        cur = self.db.execute(
-            "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
-            " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*values, kind, action, actor_id, now_us()),
-        )
+        sql = _journal_insert(tuple(where)) if None not in where.values() else None
+        if sql is None:  # a None given, or a name the journal has no column for
+            sql, given = _JOURNAL_INSERT, values
+        else:
+            given = list(where.values())
+        cur = self.db.execute(sql, (*given, kind, action, actor_id, now_us()))
         entry = JournalEntry(
             cur.lastrowid or 0, repo_id, kind, action, actor_id,
             issue_id, comment_id, label_name, label_color, detail,

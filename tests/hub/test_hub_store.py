@@ -138,3 +138,29 @@ def test_a_request_that_only_read_is_answered_when_the_first_write_after_it_fail
     assert [r[0] for r in other.execute("SELECT name FROM labels")] == ["b"]
     other.close()
     store.close()
+
+
+def test_the_journal_keeps_the_same_row_whether_a_none_is_given_or_left_out(
+    tmp_path: Path,
+) -> None:
+    """``Store.record`` names only the columns it is given a value for (a None would take
+    SQLite's slow path of adapters): the rows, and the entries the listeners hear, are the
+    same whichever way a caller says nothing."""
+    store = Store.open(tmp_path)
+    heard: list[JournalEntry] = []
+    store.listeners.append(heard.append)
+    user = store.ensure_user("nia")
+    with store.write():
+        store.record("issues", "labeled", actor_id=user["id"], repo_id=1, label_name="x")
+        store.record(
+            "issues", "labeled", actor_id=user["id"], repo_id=1, label_name="x", detail=None
+        )
+        store.record("issues", "labeled", actor_id=user["id"], label_name="x", repo_id=1)
+    rows = store.db.execute(
+        "SELECT repo_id, kind, action, actor_id, issue_id, comment_id, label_name, label_color,"
+        " detail FROM journal"
+    ).fetchall()
+    assert len(rows) == 3 and len({tuple(r) for r in rows}) == 1
+    assert tuple(rows[0]) == (1, "issues", "labeled", user["id"], None, None, "x", None, None)
+    assert len({(e.repo_id, e.label_name, e.detail, e.issue_id) for e in heard}) == 1
+    store.close()
