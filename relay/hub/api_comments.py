@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from relay.hub import render
+from relay.hub import hooks, render
 from relay.hub.api_issues import reaction_counts, render_issues
 from relay.hub.api_labels import issue_row
 from relay.hub.api_repos import RepoAccess, repo_access
@@ -22,9 +22,9 @@ from relay.hub.web import (
     Role,
     api_path,
     check_body,
-    created,
     hub_of,
     invalid,
+    json_answer,
     no_content,
     not_found,
     one_row,
@@ -38,6 +38,7 @@ from relay.hub.web import (
 )
 
 _COMMENT_SELECT = "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id"
+_ISSUE_REF = "SELECT id, number FROM issues WHERE repo_id = ? AND number = ?"  # all a comment needs
 EVENT_ACTIONS = ("labeled", "unlabeled", "closed", "reopened", "renamed", "locked", "unlocked")
 
 
@@ -108,13 +109,30 @@ async def create_comment(request: web.Request) -> web.Response:
     body."""
     acc = repo_access(request)
     me = viewer(request)
-    issue = issue_row(request, acc)
+    issue = one_row(request, _ISSUE_REF, (acc.id, path_int(request, "number")))
     data = await read_object(request)
     if data.get("body") is None:
         raise invalid("IssueComment", "body", "missing_field")
     body = check_body("IssueComment", data["body"])
     row = add_comment(hub_of(request).store, acc, me, issue, body or "")
-    return created(render_comments(request, acc, [row], new=True)[0])
+    resp = comment_answer(request, acc, row, 201, new=True)
+    resp.headers["Location"] = f"{acc.base}/repos/{acc.full}/issues/comments/{row['id']}"
+    return resp
+
+
+def comment_answer(
+    request: web.Request, acc: RepoAccess, row: dict[str, Any], status: int, *, new: bool = False
+) -> web.Response:
+    """One comment's answer: :func:`render_comments`' object, its bytes written directly
+    (``new``: made just now, so no reactions to count)."""
+    store = hub_of(request).store
+    counts = None if new else reaction_counts(store, "comment", [row["id"]]).get(row["id"])
+    author = store.user(row["user_id"])
+    body = render.comment_json(
+        acc.base, acc.full, row, number=row["number"], author=author,
+        association=acc.association(request, author["id"]), reactions=counts,
+    )  # fmt: skip
+    return json_answer(body, render.stamp(row["updated_at"]), status)
 
 
 def add_comment(
@@ -152,7 +170,7 @@ def comment_row(request: web.Request, acc: RepoAccess) -> dict[str, Any]:
 async def get_comment(request: web.Request) -> web.Response:
     """``GET /repos/{o}/{r}/issues/comments/{id}``."""
     acc = repo_access(request)
-    return reply(render_comments(request, acc, [comment_row(request, acc)])[0])
+    return comment_answer(request, acc, comment_row(request, acc), 200)
 
 
 def _own_or_push(request: web.Request, acc: RepoAccess, row: dict[str, Any]) -> int:
@@ -180,7 +198,7 @@ async def update_comment(request: web.Request) -> web.Response:
             issue_id=row["issue_id"], comment_id=row["id"],
             detail=json.dumps({"body": {"from": row["body"]}}),
         )  # fmt: skip
-    return reply(render_comments(request, acc, [{**row, "body": body, "updated_at": now}])[0])
+    return comment_answer(request, acc, {**row, "body": body, "updated_at": now}, 200)
 
 
 async def delete_comment(request: web.Request) -> web.Response:
@@ -188,6 +206,7 @@ async def delete_comment(request: web.Request) -> web.Response:
     acc = repo_access(request)
     row = comment_row(request, acc)
     actor = _own_or_push(request, acc, row)
+    hooks.snapshot_comment(request, row)
     store = hub_of(request).store
     with store.write() as db:
         db.execute("DELETE FROM comments WHERE id = ?", (row["id"],))

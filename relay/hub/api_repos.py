@@ -133,7 +133,7 @@ def repo_access(
             if row is None:
                 raise _moved_or_missing(request, owner, name)
             kept = _access_row(store, me, dict(row))
-            if not store.db.in_transaction:  # only what is committed is kept
+            if store.watched_committed:  # only what is committed is kept
                 if len(hub.access) >= _ACCESS_KEPT:
                     hub.access.clear()
                 hub.access[key] = kept

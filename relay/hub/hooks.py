@@ -24,7 +24,6 @@ webhook deliveries".
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import hashlib
 import hmac
@@ -41,7 +40,7 @@ from aiohttp import web
 from relay.hub import render
 from relay.hub.store import JournalEntry, Store
 from relay.hub.web import (
-    MAX_ID,
+    SERVING,
     Role,
     hub_of,
 )
@@ -70,9 +69,6 @@ DELIVERY_TIMEOUT = 10.0  # GitHub gives a receiver 10 s
 USER_AGENT = "GitHub-Hookshot/relay-hub"
 MASK = "********"
 ZEN = "Keep it logically awesome."
-_REQUEST: contextvars.ContextVar[web.Request | None] = contextvars.ContextVar(
-    "hub_request", default=None
-)
 
 
 @dataclass(frozen=True)
@@ -288,7 +284,7 @@ def _issue_payload(
 
 def on_entry(entry: JournalEntry) -> None:
     """Store listener: render and queue the deliveries this journal entry causes."""
-    request = _REQUEST.get()
+    request = SERVING.get()
     actions = DELIVERED.get(entry.kind)
     if request is None or actions is None or entry.action not in actions or entry.repo_id is None:
         return
@@ -306,35 +302,12 @@ def on_entry(entry: JournalEntry) -> None:
         deliveries.store.after_commit(functools.partial(deliveries.enqueue, delivery))
 
 
-@web.middleware
-async def hooks_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Make the request reachable from the store listener; keep a comment being deleted."""
-    token = _REQUEST.set(request)
-    try:
-        if request.method == "DELETE" and request.match_info.get("comment_id"):
-            _snapshot_comment(request)
-        return await handler(request)  # type: ignore[no-any-return]
-    finally:
-        _REQUEST.reset(token)
-
-
-def _snapshot_comment(request: web.Request) -> None:
-    """A deleted comment's payload must show it as it was, so render it before it goes."""
+def snapshot_comment(request: web.Request, row: dict[str, Any]) -> None:
+    """A deleted comment's payload must show it as it was: render it (when a hook of its
+    repository wants comments) before it goes."""
     from relay.hub.api_comments import render_comments
 
-    if request.path.rstrip("/").split("/")[-2] == "reactions":
-        return
-    store = hub_of(request).store
-    comment_id = int(request.match_info["comment_id"])
-    if comment_id > MAX_ID:
-        return
-    row = store.db.execute(
-        "SELECT c.*, i.number FROM comments c JOIN issues i ON i.id = c.issue_id WHERE c.id = ?",
-        (comment_id,),
-    ).fetchone()
-    if row is not None and any(
-        _wants(r, "issue_comment") for r in request.app[HOOKS].hooks_of(row["repo_id"])
-    ):
+    if any(_wants(r, "issue_comment") for r in request.app[HOOKS].hooks_of(row["repo_id"])):
         request["hook_snapshot"] = render_comments(
             request, delivery_access(request, row["repo_id"]), [dict(row)]
         )[0]

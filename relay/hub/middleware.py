@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -35,6 +36,7 @@ from relay.hub.web import (
     PAGE_PATHS,
     SEARCH_KEY,
     SEARCH_PATH,
+    SERVING,
     ApiError,
     Hub,
     RateWindow,
@@ -69,6 +71,7 @@ _STATIC_HEADERS = {
 # admin token is also a site administrator's, as on GitHub Enterprise Server.
 CLASSIC_SCOPES = "admin:org, admin:repo_hook, delete_repo, gist, repo, user, workflow"
 ADMIN_SCOPES = CLASSIC_SCOPES + ", site_admin"
+CREDENTIALS_KEPT = 4096  # Authorization headers kept with their caller (then all forgotten)
 CLASSIC_PREFIXES = ("ghp_", "gho_")  # fine-grained and App tokens have permissions, no scopes
 ADMIN_PREFIX = "/_hub/"
 FREE_PATH = "/rate_limit"
@@ -136,7 +139,15 @@ def _rate_key(user: dict[str, object]) -> str:
 def authenticate(request: web.Request, hub: Hub) -> str:
     """Set ``viewer``/``admin``/``rate_key`` on the request and return the rate key.
     401 "Bad credentials" for an unknown token, whatever its length or scheme."""
-    header = request.headers.get("Authorization", "").strip()
+    sent = request.headers.get("Authorization", "")
+    known = hub.credentials.get(sent)  # a header seen before names the same caller again
+    if known is not None:
+        request["viewer"], request["admin"] = known[0]
+        if known[1]:
+            request["scopes"] = known[1]
+        key = request["rate_key"] = known[2]
+        return key
+    header = sent.strip()
     if not header:
         request["viewer"], request["admin"] = None, False
         key = request["rate_key"] = f"ip:{request.remote}"
@@ -161,12 +172,17 @@ def authenticate(request: web.Request, hub: Hub) -> str:
         graphql = api_path(request.path) in GRAPHQL_PATHS
         raise ApiError(401, "Bad credentials", docs=GRAPHQL_DOCS if graphql else DOCS)
     request["viewer"], request["admin"] = owner
+    scopes = ""
     if token and token.startswith(CLASSIC_PREFIXES):  # GitHub tells only these their scopes
-        request["scopes"] = ADMIN_SCOPES if owner[1] else CLASSIC_SCOPES
+        scopes = request["scopes"] = ADMIN_SCOPES if owner[1] else CLASSIC_SCOPES
     key = request["rate_key"] = _rate_key(owner[0])
+    if len(hub.credentials) >= CREDENTIALS_KEPT:
+        hub.credentials.clear()
+    hub.credentials[sent] = (owner, scopes, key)
     return key
 
 
+@lru_cache(maxsize=4096)
 def accepted_scopes(path: str) -> str:
     """``X-Accepted-OAuth-Scopes``: the scopes GitHub checks for an operation on ``path``
     (an api.github.com path), by the kind of thing it names."""
@@ -265,13 +281,20 @@ def _stamp(resp: web.StreamResponse, win: RateWindow | None) -> None:
     headers.update(_STATIC_HEADERS)
     headers.setdefault("X-GitHub-Api-Version-Selected", API_VERSIONS[0])
     n = next(_REQUEST_IDS)
-    headers["x-github-request-id"] = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
-    if win is not None:
-        headers["x-ratelimit-limit"] = str(win.limit)
-        headers["x-ratelimit-remaining"] = str(win.limit - win.used)
-        headers["x-ratelimit-used"] = str(win.used)
-        headers["x-ratelimit-reset"] = str(win.reset)
-        headers["x-ratelimit-resource"] = win.resource
+    request_id = f"{n >> 16:04X}:{n & 0xFFFF:04X}:{n:06X}:{n:07X}:00000000"
+    if win is None:
+        headers["x-github-request-id"] = request_id
+        return
+    headers.update(
+        {
+            "x-github-request-id": request_id,
+            "x-ratelimit-limit": str(win.limit),
+            "x-ratelimit-remaining": str(win.limit - win.used),
+            "x-ratelimit-used": str(win.used),
+            "x-ratelimit-reset": str(win.reset),
+            "x-ratelimit-resource": win.resource,
+        }
+    )
 
 
 def _docs_page(request: web.Request, err: ApiError) -> ApiError:
@@ -324,7 +347,16 @@ async def _drop(request: web.Request) -> web.StreamResponse:
 
 @web.middleware
 async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Serve one request the way api.github.com would (see the module docstring)."""
+    """Serve one request the way api.github.com would (see the module docstring), the
+    request reachable meanwhile from the store's listeners (:data:`SERVING`)."""
+    serving = SERVING.set(request)
+    try:
+        return await _hub(request, handler)
+    finally:
+        SERVING.reset(serving)
+
+
+async def _hub(request: web.Request, handler: Handler) -> web.StreamResponse:
     hub = request.app[HUB]
     if request.path.startswith(ADMIN_PREFIX):
         return await _admin(request, handler, hub)
@@ -350,15 +382,15 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         hub.count(request.method, request.path, 0)
         return await _drop(request)
     win: RateWindow | None = None
+    path = api_path(request.path)  # asked once: _serve and _conditional are given it
     try:
         key = authenticate(request, hub)
-        path = api_path(request.path)
         graphql, search = path in GRAPHQL_PATHS, path.startswith(SEARCH_PATH)
         win = hub.window(GRAPHQL_KEY + key if graphql else SEARCH_KEY + key if search else key)
         request["rate_window"] = win
         grouped = GROUPED.set(True)  # this request's writes may share one COMMIT
         try:
-            resp = await _serve(request, handler, win, fault)
+            resp = await _serve(request, handler, win, fault, path)
         finally:
             GROUPED.reset(grouped)
         await hub.store.settled()  # answered only once what it read or wrote is committed
@@ -378,18 +410,18 @@ async def hub_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     _stamp(resp, win)
     if (scopes := request.get("scopes")) is not None:
         resp.headers["X-OAuth-Scopes"] = scopes
-        resp.headers["X-Accepted-OAuth-Scopes"] = accepted_scopes(api_path(request.path))
+        resp.headers["X-Accepted-OAuth-Scopes"] = accepted_scopes(path)
     hub.count(request.method, request.path, resp.status)
     return resp
 
 
 async def _serve(
-    request: web.Request, handler: Handler, win: RateWindow, fault: Fault | None
+    request: web.Request, handler: Handler, win: RateWindow, fault: Fault | None, path: str
 ) -> web.StreamResponse:
-    """A fault that strikes before the handler, the primary-limit 403, or the answer."""
+    """A fault that strikes before the handler, the primary-limit 403, or the answer
+    (``path``: the request's as api.github.com has it)."""
     if fault is not None and fault is not Fault.SLOW and fault not in AFTER_FAULTS:
         return _fault_answer(fault, request.app[HUB].faults.spec.retry_after)
-    path = api_path(request.path)
     if win.used >= win.limit and path != FREE_PATH:
         return _exhausted(request)
     version = request.headers.get("X-GitHub-Api-Version")
@@ -402,7 +434,9 @@ async def _serve(
             win.used += 1
             headers = {"Retry-After": str(wait)}
             return ApiError(403, SECONDARY_MESSAGE, headers=headers, docs=SECONDARY_DOCS).response()
-    resp = await _conditional(request, handler, win)
+    if request.method in MUTATIONS:  # what it reads first is read in the shared transaction
+        request.app[HUB].store.join()
+    resp = await _conditional(request, handler, win, path)
     resp.headers["X-GitHub-Api-Version-Selected"] = version or API_VERSIONS[0]
     return resp
 
@@ -440,7 +474,7 @@ async def _git(request: web.Request, handler: Handler, hub: Hub) -> web.StreamRe
 
 
 async def _conditional(
-    request: web.Request, handler: Handler, win: RateWindow
+    request: web.Request, handler: Handler, win: RateWindow, path: str
 ) -> web.StreamResponse:
     """Answer; a GET whose ``If-None-Match`` matches gets an uncharged 304. A versioned GET
     kept for the store's current version is answered from what was kept, without rendering:
@@ -477,7 +511,7 @@ async def _conditional(
             )
     elif resp.status in (200, 201) and isinstance(resp, web.Response) and resp.body:
         resp.headers["ETag"] = _strong_etag(resp.body)  # a write's answer: GitHub's is strong
-    if api_path(request.path) != FREE_PATH:
+    if path != FREE_PATH:
         win.used += request.get("cost", 1)  # a GraphQL query's cost is its own
     return resp
 

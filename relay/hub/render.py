@@ -9,6 +9,7 @@ defaults for a plain personal repository (``null``, ``false``, ``0``, ``[]``).
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import secrets
 import time
@@ -60,7 +61,7 @@ def web_of(base: str) -> str:
 
 def node_id(kind: str, ident: int) -> str:
     """An opaque, stable global id in the style of GitHub's legacy node ids."""
-    return base64.b64encode(f"0{len(kind)}:{kind}{ident}".encode()).decode()
+    return binascii.b2a_base64(f"0{len(kind)}:{kind}{ident}".encode(), newline=False).decode()
 
 
 @lru_cache(maxsize=4096)
@@ -100,8 +101,8 @@ def encode(data: Any) -> bytes:
     text = json.dumps(swapped if isinstance(data, list) else swapped[0]).encode()
     if text.count(_MARK_JSON) != sum(a is not b for a, b in zip(items, swapped, strict=True)):
         return json.dumps(data).encode()  # some other text held the mark: nothing is spliced
-    for mark, encoded in users.values():
-        text = text.replace(json.dumps(mark).encode(), encoded)
+    for n, (_, encoded) in enumerate(users.values()):  # a mark's JSON: _MARK_JSON, n, '"'
+        text = text.replace(b'%s%d"' % (_MARK_JSON, n), encoded)
     return text
 
 
@@ -295,6 +296,68 @@ def comment(
         "reactions": reaction_summary(f"{api}/reactions", reactions),
         "performed_via_github_app": None,
     }  # fmt: skip
+
+
+_text = json.encoder.encode_basestring_ascii  # a string as JSON writes it, quotes and all
+
+
+@lru_cache(maxsize=1024)
+def _comment_urls(base: str, full: str) -> tuple[str, str, str]:
+    """A repository's comment URLs up to their ids, as JSON strings without the closing
+    quote (ids and numbers are digits, which JSON writes as they are)."""
+    return (
+        _text(f"{base}/repos/{full}/issues/comments/")[:-1],
+        _text(f"{web_of(base)}/{full}/issues/")[:-1],
+        _text(f"{base}/repos/{full}/issues/")[:-1],
+    )
+
+
+def _tally(counts: dict[str, int]) -> str:
+    """A reactions rollup's counts as JSON writes them (after its ``url``)."""
+    each = ", ".join(f'"{c}": {int(counts.get(c, 0))}' for c in REACTIONS)
+    return f'"total_count": {sum(counts.values())}, {each}'
+
+
+_NO_REACTIONS = _tally({})
+
+
+def _user_json(base: str, author: dict[str, Any]) -> bytes:
+    made = user_row(base, author)
+    kept = _ENCODED.get(id(made))
+    return kept[1] if kept is not None and kept[0] is made else json.dumps(made).encode()
+
+
+def comment_json(
+    base: str,
+    full: str,
+    row: dict[str, Any],
+    *,
+    number: int,
+    author: dict[str, Any],
+    association: str,
+    reactions: dict[str, int] | None,
+) -> bytes:
+    """``json.dumps(comment(...)).encode()``, byte for byte, written straight from the row:
+    the answer to every write of a comment, made without the object, its keys escaped again
+    or the author's JSON encoded again."""
+    api, html, issues = _comment_urls(base, full)
+    ident = int(row["id"])
+    created, updated = stamp(row["created_at"]), stamp(row["updated_at"])
+    counts = reactions or {}
+    tally = _NO_REACTIONS if not counts else _tally(counts)
+    head = (
+        f'{{"url": {api}{ident}", "html_url": {html}{int(number)}#issuecomment-{ident}",'
+        f' "issue_url": {issues}{int(number)}", "id": {ident},'
+        f' "node_id": "{node_id("IssueComment", ident)}", "user": '
+    )
+    tail = (
+        f', "created_at": {"null" if created is None else _text(created)},'
+        f' "updated_at": {"null" if updated is None else _text(updated)},'
+        f' "author_association": {_text(association)}, "body": {_text(row["body"])},'
+        f' "reactions": {{"url": {api}{ident}/reactions",'
+        f' {tally}}}, "performed_via_github_app": null}}'
+    )
+    return b"".join((head.encode(), _user_json(base, author), tail.encode()))
 
 
 def reaction(base: str, row: dict[str, Any], author: dict[str, Any]) -> dict[str, Any]:

@@ -1,17 +1,20 @@
 """The hub's SQLite store: schema, one-writer transactions, users, tokens, repositories.
 
 The server uses one connection from the event-loop thread and never awaits inside a
-transaction, so writes are serialised by construction. ``relay hub token`` may write from
+write, so writes are serialised by construction. ``relay hub token`` may write from
 another process at the same time: WAL plus ``BEGIN IMMEDIATE`` and a busy timeout cover it.
 Every mutation calls :meth:`Store.record`, the single place where "what happened" is kept
 (issue events are read from it; webhooks subscribe to :attr:`Store.listeners`). API
 requests served in the same turn of the event loop share one transaction and its COMMIT,
-each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`).
+each answered once it is committed (:meth:`Store.write`, :meth:`Store.settled`): durable
+as any COMMIT of SQLite's in WAL mode with ``synchronous = NORMAL`` is, through the death
+of the process (not of the machine's power).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import hashlib
@@ -20,9 +23,9 @@ import sqlite3
 import string
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +95,24 @@ _TOKEN_ALPHABET = string.ascii_letters + string.digits
 _JOURNAL_COLUMNS = ("repo_id", "issue_id", "comment_id", "label_name", "label_color", "detail")
 
 
+@lru_cache(maxsize=64)
+def _journal_insert(given: tuple[str, ...]) -> str | None:
+    """The journal's INSERT naming only the columns given (the others are NULL), or None
+    for a name it has no column for: SQLite binds a None through its slow path of
+    adapters, and a comment's entry would bind three."""
+    if not set(given) <= set(_JOURNAL_COLUMNS):
+        return None
+    columns = ", ".join((*given, "kind", "action", "actor_id", "created_at"))
+    marks = ", ".join("?" * (len(given) + 4))
+    return f"INSERT INTO journal ({columns}) VALUES ({marks})"
+
+
+_JOURNAL_INSERT = (
+    "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
+    " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 def now_us() -> int:
     """Wall-clock time in integer microseconds (rendered to seconds, as GitHub does)."""
     return time.time_ns() // 1000
@@ -145,6 +166,13 @@ class Store:
     _after: list[Callable[[], None]] = field(default_factory=list)
     _watched: int = 0
     _watched_data_version: int = -1
+    _begun: int = 0  # write transactions begun by this connection (BEGIN IMMEDIATE)
+    _watched_begun: int = -1  # the transaction ``watched`` last asked data_version in
+    _loop: asyncio.AbstractEventLoop | None = None  # the shared transaction's event loop
+    _flushing: asyncio.Handle | None = None  # its COMMIT, as scheduled on that loop
+    _deferred: bool = False  # the COMMIT was put off once already
+    _unwritten: bool = False  # the shared transaction has had no write yet
+    _watched_at_begin: int = 0  # ``_watched`` when the open transaction began
 
     def __post_init__(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,53 +257,94 @@ class Store:
         thread.start()
         self._checkpoints = (stop, thread)
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> _Write:
         """One write; journal listeners run after it, and what they defer with
         :meth:`after_commit` only once it is committed.
 
-        Inside an API request (:data:`GROUPED`) the write is a savepoint of a transaction
-        the requests of this turn of the event loop share: it is committed by :meth:`flush`
-        at the loop's next turn, one COMMIT for them all, and each request waits for it
-        (:meth:`settled`) before it answers. Any other write commits on its own, as does
-        the shared transaction first when one is open."""
-        if not GROUPED.get():
-            self.flush()
-            with self._transaction():
-                yield self.db
-            return
+        Inside an API request (:data:`GROUPED`) the write joins a transaction the requests
+        of this turn of the event loop share: one COMMIT for them all, made by the last of
+        them to ask (:meth:`settled`) when nothing else is left to run, else at the loop's
+        next turn (or the one after, for requests that arrived meanwhile); each request
+        waits for it before it answers. Any other write commits on its own, as does the
+        shared transaction first when one is open."""
+        return _Write(self)
+
+    def _begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        self._begun += 1
+        self._watched_at_begin = self._watched
+
+    def join(self) -> None:
+        """Open the shared transaction now, if none is, for a request that means to write
+        (inside an API request, :data:`GROUPED`): what it reads before it writes is read in
+        it, not each in a read transaction of its own (SQLite's locks, taken and released
+        around every statement)."""
+        if self._group is None and GROUPED.get():
+            self._open_group()
+
+    def _open_group(self) -> None:
+        self._begin()
+        self._group = []
+        self._unwritten = True
+        self._loop = asyncio.get_running_loop()
+        self._flushing = self._loop.call_soon(self._flush_when_due)
+        self._deferred = False
+
+    def _group_write(self) -> tuple[int, bool]:
+        """Join the shared transaction: where this write's journal entries start, and
+        whether it is its first write. The first has it to itself, so undoing it is
+        undoing the transaction; any later one is a savepoint in it."""
         if self._group is None:
-            self.db.execute("BEGIN IMMEDIATE")
-            self._group = []
-            asyncio.get_running_loop().call_soon(self.flush)
-        mark = len(self._pending)
+            self._open_group()
+        if self._unwritten:
+            self._unwritten = False
+            return len(self._pending), True
         self.db.execute("SAVEPOINT write")
-        try:
-            yield self.db
-        except BaseException:
-            if self.db.in_transaction:
+        return len(self._pending), False
+
+    @property
+    def watched_committed(self) -> bool:
+        """Whether what this connection reads of the tables given to :meth:`watch` is what
+        is committed: outside a transaction, or in one that has not written them (nor seen
+        another connection's commit since it began)."""
+        return not self.db.in_transaction or self._watched == self._watched_at_begin
+
+    def _group_done(self, mark: int, first: bool, failed: bool) -> None:
+        """Release (or undo) a write's savepoint, or for the first write its transaction,
+        and tell the listeners what it did."""
+        if failed:
+            if first:  # no other write is in it yet
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                self._watched_begun = -1
+                if self._group:  # requests that only read wait on it: it goes on, empty
+                    self._begin()
+                    self._unwritten = True
+                else:
+                    self._group = None
+            elif self.db.in_transaction:
                 self.db.execute("ROLLBACK TO write")
                 self.db.execute("RELEASE write")
             del self._pending[mark:]
-            raise
-        self.db.execute("RELEASE write")
+            return
+        if not first:
+            self.db.execute("RELEASE write")
         self._bump()
         entries = self._pending[mark:]
         del self._pending[mark:]
         self._notify(entries)
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """A write transaction of its own, committed before the listeners run."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
+    def _own_done(self, failed: bool) -> None:
+        """End a write transaction of its own: rolled back, or committed before the
+        listeners run."""
+        if failed:
             self.db.execute("ROLLBACK")
+            self._watched_begun = -1
             self._pending.clear()
-            raise
+            return
         self._bump()
         self.db.execute("COMMIT")
+        self._watched_begun = -1
         self._changes = self.db.total_changes
         entries, self._pending = self._pending, []
         self._notify(entries)
@@ -292,12 +361,34 @@ class Store:
         else:
             self._after.append(action)
 
+    def _flush_when_due(self) -> None:
+        """The scheduled COMMIT: put off once while requests that arrived meanwhile are
+        being read, so that they join it (queued behind them; the last to write makes it,
+        see :meth:`settled`), then made."""
+        loop = self._loop
+        if self._group is not None and not self._deferred and loop is not None:
+            ready = getattr(loop, "_ready", None)
+            if isinstance(ready, collections.deque) and ready:
+                self._deferred = True
+                loop.call_soon(self._queue_flush)
+                return
+        self._commit()
+
+    def _queue_flush(self) -> None:
+        if self._group is not None and self._loop is not None:
+            self._flushing = self._loop.call_soon(self._flush_when_due)
+
     def flush(self) -> None:
         """Commit the shared transaction, if one is open, and wake the requests that wait
         for it (with the error, should the COMMIT fail: then none of its writes was kept)."""
+        self._commit()
+
+    def _commit(self) -> sqlite3.Error | None:
+        """:meth:`flush`; the COMMIT's error, if it failed (every waiter is given it)."""
         waiters, self._group = self._group, None
         if waiters is None:
-            return
+            return None
+        self._watched_begun = -1  # what comes next is asked again
         after, self._after = self._after, []
         try:
             if not self.db.in_transaction:  # SQLite rolled it back on an error
@@ -310,21 +401,34 @@ class Store:
             for waiter in waiters:  # every waiter raises it
                 if not waiter.done():
                     waiter.set_exception(err)
-            return
+            return err
         self._changes = self.db.total_changes
         for waiter in waiters:
             if not waiter.done():  # a request cancelled meanwhile (its client went) waits no more
                 waiter.set_result(None)
         for action in after:
             action()
+        return None
 
     async def settled(self) -> None:
         """Wait until the shared transaction, if one is open, is committed (raises the
-        COMMIT's error if it failed): a request answers only what is durable."""
-        if self._group is not None:  # each request waits on a future of its own, so that
-            waiter = asyncio.get_running_loop().create_future()  # a cancelled one is alone
-            self._group.append(waiter)
-            await waiter
+        COMMIT's error if it failed): a request answers only what is durable.
+
+        When nothing but the COMMIT is left to run (no other request is under way in this
+        turn of the event loop, so none can join it), it is made at once: no waiting, and
+        no turn of the loop spent on it (a lone client's every write)."""
+        if self._group is None:
+            return
+        assert self._loop is not None and self._flushing is not None  # the loop the write saw
+        if _alone(self._loop, self._flushing):
+            self._flushing.cancel()
+            err = self._commit()
+            if err is not None:
+                raise err
+            return
+        waiter = self._loop.create_future()  # each request waits on a future of its own,
+        self._group.append(waiter)  # so that a cancelled one is alone
+        await waiter
 
     def _bump(self) -> None:
         """Count one write of this connection's. The count lives in memory, not in the
@@ -382,7 +486,13 @@ class Store:
     def watched(self) -> int:
         """How often the tables given to :meth:`watch` have changed, as far as can be known:
         a row written by this connection, or any commit of another connection's (SQLite's
-        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it."""
+        ``data_version``; e.g. ``relay hub token`` beside a serving hub), moves it. Inside a
+        write transaction of this connection's, asked once: no other connection can commit
+        while it holds the write lock."""
+        if self._watched_begun == self._begun and self.db.in_transaction:
+            return self._watched
+        if self.db.in_transaction:
+            self._watched_begun = self._begun
         data_version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if data_version != self._watched_data_version:
             self._watched_data_version = data_version
@@ -391,19 +501,19 @@ class Store:
 
     def record(self, kind: str, action: str, *, actor_id: int, **where: Any) -> JournalEntry:
         """Append what a mutation did to the journal (inside its transaction)."""
-        values = [where.get(c) for c in _JOURNAL_COLUMNS]
-        cur = self.db.execute(
-            "INSERT INTO journal (repo_id, issue_id, comment_id, label_name, label_color,"
-            " detail, kind, action, actor_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*values, kind, action, actor_id, now_us()),
-        )
+        repo_id, issue_id, comment_id, label_name, label_color, detail = values = [
+            where.get(c) for c in _JOURNAL_COLUMNS
+        ]
+        sql = _journal_insert(tuple(where)) if None not in where.values() else None
+        if sql is None:  # a None given, or a name the journal has no column for
+            sql, given = _JOURNAL_INSERT, values
+        else:
+            given = list(where.values())
+        cur = self.db.execute(sql, (*given, kind, action, actor_id, now_us()))
         entry = JournalEntry(
-            cur.lastrowid or 0,
-            kind=kind,
-            action=action,
-            actor_id=actor_id,
-            **{c: where.get(c) for c in _JOURNAL_COLUMNS},
-        )
+            cur.lastrowid or 0, repo_id, kind, action, actor_id,
+            issue_id, comment_id, label_name, label_color, detail,
+        )  # fmt: skip
         self._pending.append(entry)
         return entry
 
@@ -451,3 +561,37 @@ class Store:
             "SELECT user_id, admin FROM tokens WHERE digest = ?", (digest(token),)
         ).fetchone()
         return None if row is None else (self.user(row["user_id"]), bool(row["admin"]))
+
+
+def _alone(loop: asyncio.AbstractEventLoop, handle: asyncio.Handle) -> bool:
+    """Whether ``handle`` is all that ``loop`` has left to run: asyncio's queue of ready
+    callbacks (not public, hence read with care: any other loop, or any doubt, says no)."""
+    ready = getattr(loop, "_ready", None)
+    return isinstance(ready, collections.deque) and len(ready) == 1 and ready[0] is handle
+
+
+class _Write:
+    """:meth:`Store.write`'s context: a class rather than a generator, since every API write
+    passes it (a generator-made context manager costs several calls more per write)."""
+
+    __slots__ = ("_first", "_mark", "_store")
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._mark = -1  # where the write's journal entries start; -1: its own transaction
+        self._first = False  # the first write of the shared transaction
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self._store
+        if GROUPED.get():
+            self._mark, self._first = store._group_write()
+        else:
+            store.flush()
+            store._begin()
+        return store.db
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self._mark < 0:
+            self._store._own_done(kind is not None)
+        else:
+            self._store._group_done(self._mark, self._first, kind is not None)

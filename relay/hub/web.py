@@ -7,6 +7,7 @@ a ``Link`` header, and a repository the caller may not see is a 404, never a 403
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from collections import deque
@@ -174,6 +175,9 @@ class Hub:
     counts: dict[tuple[str, str, int], int] = field(default_factory=dict)
     windows: dict[str, RateWindow] = field(default_factory=dict)
     tokens: dict[str, tuple[dict[str, Any], bool]] = field(default_factory=dict)
+    credentials: dict[str, tuple[tuple[dict[str, Any], bool], str, str]] = field(
+        default_factory=dict
+    )  # by Authorization header: the token's owner, its scopes ("": none said), the rate key
     rate_limit: int = RATE_LIMIT
     data_dir: Path = Path()
     strict_git: bool = False
@@ -235,6 +239,11 @@ class Hub:
 
 
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+SERVING: contextvars.ContextVar[web.Request | None] = contextvars.ContextVar(
+    "hub_request", default=None
+)
+"""The request being served (set by the hub's middleware): the store's listeners, which
+render webhook payloads, reach it through this."""
 PAGE_PATHS: web.AppKey[frozenset[str]] = web.AppKey("page_paths", frozenset)
 """The canonical paths of the web pages' routes (served by ``pages``, not as the API)."""
 API_ROOTS: web.AppKey[frozenset[str]] = web.AppKey("api_roots", frozenset)
@@ -324,6 +333,14 @@ def http_date(stamp: str) -> str:
     )
 
 
+def json_answer(body: bytes, updated_at: str | None, status: int = 200) -> web.Response:
+    """:func:`reply` for an object already encoded (``updated_at``: its own)."""
+    headers = {"Content-Type": JSON_TYPE}
+    if updated_at is not None:
+        headers["Last-Modified"] = http_date(updated_at)
+    return web.Response(status=status, body=body, headers=headers)
+
+
 def created(data: dict[str, Any]) -> web.Response:
     """201 with ``Location`` naming the new resource's API URL, as GitHub sends."""
     resp = reply(data, 201)
@@ -360,8 +377,12 @@ async def read_json(request: web.Request) -> Any:
 
 def nesting(value: Any) -> int:
     """How deep lists and dicts go inside ``value``, walked without recursion."""
-    if isinstance(value, dict) and not any(isinstance(v, (list, dict)) for v in value.values()):
-        return 1  # a flat object, as most bodies are
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, (list, dict)):
+                break
+        else:
+            return 1  # a flat object, as most bodies are
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()

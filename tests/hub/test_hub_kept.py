@@ -64,6 +64,29 @@ def test_encoded_answers_are_json_dumps_byte_for_byte(seed: int) -> None:
             assert render.encode(data) == json.dumps(data).encode()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_comment_written_from_its_row_is_json_dumps_byte_for_byte(seed: int) -> None:
+    """The answer to a comment's write is written straight from the row
+    (``render.comment_json``): the bytes of the object ``render.comment`` makes, whatever
+    the body, the origin, the repository's name, the ids and the reactions."""
+    rng = random.Random(seed)
+    texts = [*NASTY, render._MARK, '"}, "id": 1']
+    for _ in range(300):
+        author = {"id": rng.randrange(1, 4), "login": rng.choice(["alice", "bob", "c-3"]),
+                  "type": rng.choice(["User", "Bot"])}  # fmt: skip
+        at = rng.choice([0, 1_700_000_000_000_000, rng.randrange(0, 4_102_444_800_000_000)])
+        row = {"id": rng.randrange(1, 2**62), "body": rng.choice(texts) * rng.randrange(1, 3),
+               "created_at": at, "updated_at": at + rng.randrange(0, 10**9)}  # fmt: skip
+        base = rng.choice(["http://127.0.0.1:1", "https://h.example/api/v3", 'http://"é\\'])
+        full = rng.choice(["o/r", "a-b/c.d", 'ü/"'])
+        reactions = rng.choice([None, {}, {"+1": 2, "heart": 1}, {"eyes": rng.randrange(9)}])
+        kw: dict[str, Any] = {"number": rng.randrange(1, 10**6), "author": author,
+                              "association": rng.choice(["NONE", "OWNER", "COLLABORATOR"]),
+                              "reactions": reactions}  # fmt: skip
+        made = json.dumps(render.comment(base, full, row, **kw)).encode()
+        assert render.comment_json(base, full, row, **kw) == made
+
+
 def test_access_follows_collaborators_privacy_and_names(
     hub: HubProcess, api: Any, alice: str, bob: str, unique: str
 ) -> None:
