@@ -727,8 +727,8 @@ class FormatScanner:
         self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
         self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
         # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
-        # would, and it reads lines that are not UTF-8 as the prefilter does, which runs this
-        # same search over the whole block (its automaton's states serve both).
+        # would, and it reads lines that are not UTF-8 as the prefilter does. The engine
+        # runs it over the whole block, once: its hits are the table's only candidates.
         options = _options(capture=False)
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self.search = re2.compile("|".join(anchors).encode(), options)
