@@ -732,7 +732,7 @@ class FormatScanner:
         options = _options(capture=False)
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self.search = re2.compile("|".join(anchors).encode(), options)
-        self.anchor_search: Searcher = searcher(self.search)
+        self.anchor_search: Searcher = searcher(self.search, within=True)
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
@@ -805,7 +805,10 @@ class FormatScanner:
     def _compile(self, row: int) -> tuple[Searcher, Searcher]:
         """The row's regex (each run a group), as a search and as a match at a place."""
         regex = re2.compile(format_regex(self.formats[row], capture=True).encode(), _options())
-        self._strict[row] = found = (searcher(regex), searcher(regex, anchored=True))
+        self._strict[row] = found = (
+            searcher(regex, within=True),
+            searcher(regex, anchored=True, within=True),
+        )
         return found
 
     def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
@@ -813,13 +816,14 @@ class FormatScanner:
         row = anchor.row
         fmt = self.formats[row]
         strict = self._strict[row] or self._compile(row)
+        stop = min(at + self._longest[row], len(block))  # the searches read within the text
         if anchor.lead:
-            spans = strict[0](block, max(0, at - anchor.lead), at + self._longest[row])
+            spans = strict[0](block, max(0, at - anchor.lead), stop)
             s, e = spans[0]
             if s < 0 or s > at or e <= at:
                 return None
         else:
-            spans = strict[1](block, at, at + self._longest[row])
+            spans = strict[1](block, at, stop)
             s, e = spans[0]
             if s < 0:
                 return None

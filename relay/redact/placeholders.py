@@ -48,7 +48,7 @@ def _latin1(pattern: bytes) -> Searcher:
     options = re2.Options()
     options.never_capture = True
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options))
+    return searcher(re2.compile(pattern, options), within=True)  # a whole body each time
 
 
 _WORDS_SEARCH = _latin1(_WORDS)

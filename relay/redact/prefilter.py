@@ -242,7 +242,7 @@ def compile_latin1(pattern: bytes) -> Searcher:
     options.never_capture = True
     options.max_mem = 64 << 20
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options))
+    return searcher(re2.compile(pattern, options), within=True)  # ``_ranges`` reads within
 
 
 @dataclass(frozen=True)
