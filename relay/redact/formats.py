@@ -836,7 +836,10 @@ class FormatScanner:
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
         # The placeholder test reads the runs alone: a format's own literals are no filler.
-        body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
+        if len(spans) == 2:  # one run (most rows): its bytes, without a join
+            body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
+        else:
+            body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
         if fmt.checksum is not None and _checksum_holds(fmt, block, s, e):
             return Found(s, e, fmt)
         if _is_placeholder(fmt, block[s:e], body):
