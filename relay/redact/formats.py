@@ -735,11 +735,18 @@ class FormatScanner:
         self.anchor_search: Searcher = searcher(self.search, within=True)
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
-        """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
+        """Each accepted match at or after ``start``: at a token's edges, not a placeholder.
+
+        (The loop runs once a hit, thousands of times a megabyte of some logs: what it
+        calls is bound to local names once, and ``_at``'s look-up is written out here.)"""
         done = start
         size = len(block)
         search = self.anchor_search
-        budget = LineBudget(block)
+        spent = LineBudget(block).spent
+        check = self._check
+        cached = self._candidates
+        key_bytes = self._key_bytes
+        startswith = block.startswith
         pos = start
         while pos < size:
             hs, he = search(block, pos, size)[0]
@@ -748,12 +755,31 @@ class FormatScanner:
             pos = he if he > hs else hs + 1
             if hs < done:
                 continue  # inside the token found last
-            if (stop := budget.spent(hs)) >= 0:
+            if (stop := spent(hs)) >= 0:
                 yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
                 done = pos = stop + 1
                 continue
-            found = self._at(block, hs)
-            if found is not None and found.start >= done:
+            # ``_at``: the first row, in table order, whose whole shape matches here
+            glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
+            key = (glued, block[hs : hs + key_bytes])
+            candidates = cached.get(key)
+            if candidates is None:
+                candidates = self._candidates_at(*key)
+                if len(cached) < _MOST_KEYS:
+                    cached[key] = candidates
+            found = None
+            for anchor in candidates:
+                at = hs + anchor.offset
+                if not startswith(anchor.literal, at):
+                    continue
+                if anchor.before is not None and (
+                    at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
+                ):
+                    continue
+                found = check(block, anchor, at)
+                if found is not None:
+                    break  # a find, or ``_FILLER``: no other row
+            if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
                 yield found
             else:
@@ -772,30 +798,6 @@ class FormatScanner:
             if offset < len(head):
                 out += self._run_at.get((offset, head[offset]), ())
         return tuple(out)
-
-    def _at(self, block: bytes, hs: int) -> Found | None:
-        """The first row, in table order, whose whole shape matches around the anchor at hs."""
-        glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
-        key = (glued, block[hs : hs + self._key_bytes])
-        candidates = self._candidates.get(key)
-        if candidates is None:
-            candidates = self._candidates_at(*key)
-            if len(self._candidates) < _MOST_KEYS:
-                self._candidates[key] = candidates
-        for anchor in candidates:
-            at = hs + anchor.offset
-            if not block.startswith(anchor.literal, at):
-                continue
-            if anchor.before is not None and (
-                at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
-            ):
-                continue
-            found = self._check(block, anchor, at)
-            if found is _FILLER:
-                return None  # the shape is there, filled in by a document: no other row
-            if found is not None:
-                return found
-        return None
 
     def compile_all(self) -> None:
         """Every row's own regex, compiled now (see ``Engine.warm``)."""
