@@ -516,7 +516,7 @@ _TABLE_NAME = (
     rb"[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
     rb"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
 )
-_TABLE_ROW = searcher(
+_TABLE_ROW = searcher(  # read from a place within the text to its end
     re2.compile(rb"(?m:^)" + _TABLE_NAME + rb"(?P<rest>[a-z0-9_.\-]{0,40})[`*]{0,2}[ \t]*\|")
 )
 # A table's separator line (the row above it is a header): cells of dashes, each maybe with

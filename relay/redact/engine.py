@@ -186,7 +186,10 @@ class Engine:
         if self._literals_at is not None:  # the disguises' pass finds them
             few, folds = True, []
         needles = hosts_folded + (folds if few else [])
-        passes = (SCANNER.anchor_search, *(() if few else self._literals.passes))
+        # The format table is not in it: its own pass over the whole block finds its anchors
+        # and checks each where it is (a pass that kept their lines for it to search again
+        # read them twice, and left the rules more lines to read).
+        passes = () if few else self._literals.passes
         self._prefilter = Prefilter(needles, ansi=bool(self._own), passes=passes) if plain else None
         exceptions = (*DEFAULT_ALLOWED, *allowed)  # the defaults always hold
         self.allowed = _compile_allowed(exceptions)
@@ -207,9 +210,9 @@ class Engine:
     def scan(self, block: bytes, start: int = 0) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context).
 
-        Every rule and the format table read only the lines the prefilter hit (whose one
-        pass looks for the table's anchors too), when they are few (see ``prefilter``);
-        extra patterns and this node's disguised secrets read the whole block."""
+        Every rule reads only the lines the prefilter hit, when they are few (see
+        ``prefilter``); the format table, extra patterns and this node's disguised secrets
+        read the whole block (the table's anchors are its own one pass)."""
         lines = self._prefilter.lines(block) if self._prefilter and start == 0 else None
         if lines is None:
             lowered = block.lower()
@@ -218,7 +221,10 @@ class Engine:
         else:
             low = lines.text.lower()
             to_block = lines.span_to_block
-            found = [(*to_block(s, e), k) for s, e, k in self._collect(lines.text, low, 0)]
+            # The table's finds first, as ``_collect`` has them (a tie keeps the first kind).
+            found = list(SCANNER.spans(block, block, 0))
+            kept = self._collect(lines.text, low, 0, table=False)
+            found += [(*to_block(s, e), k) for s, e, k in kept]
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
@@ -233,9 +239,12 @@ class Engine:
         # An unfinished key block runs to the block's end, so it is in the last merged span.
         return Scan(tuple(spans), None if open_at is None else spans[-1][0])
 
-    def _collect(self, block: bytes, lowered: bytes, start: int) -> list[Span]:
-        """Every built-in rule's finds and the table's in ``block``, before merging."""
-        found: list[Span] = list(SCANNER.spans(block, lowered, start))
+    def _collect(
+        self, block: bytes, lowered: bytes, start: int, *, table: bool = True
+    ) -> list[Span]:
+        """Every built-in rule's finds and (``table``) the format table's in ``block``,
+        before merging."""
+        found: list[Span] = list(SCANNER.spans(block, lowered, start)) if table else []
         # One RE2 pass says which gated rules can match in this block at all.
         present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
         for i, r in enumerate(self.rules):

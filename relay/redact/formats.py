@@ -727,19 +727,26 @@ class FormatScanner:
         self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
         self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
         # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
-        # would, and it reads lines that are not UTF-8 as the prefilter does, which runs this
-        # same search over the whole block (its automaton's states serve both).
+        # would, and it reads lines that are not UTF-8 as the prefilter does. The engine
+        # runs it over the whole block, once: its hits are the table's only candidates.
         options = _options(capture=False)
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self.search = re2.compile("|".join(anchors).encode(), options)
-        self.anchor_search: Searcher = searcher(self.search)
+        self.anchor_search: Searcher = searcher(self.search, within=True)
 
     def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
-        """Each accepted match at or after ``start``: at a token's edges, not a placeholder."""
+        """Each accepted match at or after ``start``: at a token's edges, not a placeholder.
+
+        (The loop runs once a hit, thousands of times a megabyte of some logs: what it
+        calls is bound to local names once, and ``_at``'s look-up is written out here.)"""
         done = start
         size = len(block)
         search = self.anchor_search
-        budget = LineBudget(block)
+        spent = LineBudget(block).spent
+        check = self._check
+        cached = self._candidates
+        key_bytes = self._key_bytes
+        startswith = block.startswith
         pos = start
         while pos < size:
             hs, he = search(block, pos, size)[0]
@@ -748,12 +755,31 @@ class FormatScanner:
             pos = he if he > hs else hs + 1
             if hs < done:
                 continue  # inside the token found last
-            if (stop := budget.spent(hs)) >= 0:
+            if (stop := spent(hs)) >= 0:
                 yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
                 done = pos = stop + 1
                 continue
-            found = self._at(block, hs)
-            if found is not None and found.start >= done:
+            # ``_at``: the first row, in table order, whose whole shape matches here
+            glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
+            key = (glued, block[hs : hs + key_bytes])
+            candidates = cached.get(key)
+            if candidates is None:
+                candidates = self._candidates_at(*key)
+                if len(cached) < _MOST_KEYS:
+                    cached[key] = candidates
+            found = None
+            for anchor in candidates:
+                at = hs + anchor.offset
+                if not startswith(anchor.literal, at):
+                    continue
+                if anchor.before is not None and (
+                    at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
+                ):
+                    continue
+                found = check(block, anchor, at)
+                if found is not None:
+                    break  # a find, or ``_FILLER``: no other row
+            if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
                 yield found
             else:
@@ -773,30 +799,6 @@ class FormatScanner:
                 out += self._run_at.get((offset, head[offset]), ())
         return tuple(out)
 
-    def _at(self, block: bytes, hs: int) -> Found | None:
-        """The first row, in table order, whose whole shape matches around the anchor at hs."""
-        glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
-        key = (glued, block[hs : hs + self._key_bytes])
-        candidates = self._candidates.get(key)
-        if candidates is None:
-            candidates = self._candidates_at(*key)
-            if len(self._candidates) < _MOST_KEYS:
-                self._candidates[key] = candidates
-        for anchor in candidates:
-            at = hs + anchor.offset
-            if not block.startswith(anchor.literal, at):
-                continue
-            if anchor.before is not None and (
-                at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
-            ):
-                continue
-            found = self._check(block, anchor, at)
-            if found is _FILLER:
-                return None  # the shape is there, filled in by a document: no other row
-            if found is not None:
-                return found
-        return None
-
     def compile_all(self) -> None:
         """Every row's own regex, compiled now (see ``Engine.warm``)."""
         for row in range(len(self.formats)):
@@ -805,7 +807,10 @@ class FormatScanner:
     def _compile(self, row: int) -> tuple[Searcher, Searcher]:
         """The row's regex (each run a group), as a search and as a match at a place."""
         regex = re2.compile(format_regex(self.formats[row], capture=True).encode(), _options())
-        self._strict[row] = found = (searcher(regex), searcher(regex, anchored=True))
+        self._strict[row] = found = (
+            searcher(regex, within=True),
+            searcher(regex, anchored=True, within=True),
+        )
         return found
 
     def _check(self, block: bytes, anchor: _Anchor, at: int) -> Found | None:
@@ -813,13 +818,14 @@ class FormatScanner:
         row = anchor.row
         fmt = self.formats[row]
         strict = self._strict[row] or self._compile(row)
+        stop = min(at + self._longest[row], len(block))  # the searches read within the text
         if anchor.lead:
-            spans = strict[0](block, max(0, at - anchor.lead), at + self._longest[row])
+            spans = strict[0](block, max(0, at - anchor.lead), stop)
             s, e = spans[0]
             if s < 0 or s > at or e <= at:
                 return None
         else:
-            spans = strict[1](block, at, at + self._longest[row])
+            spans = strict[1](block, at, stop)
             s, e = spans[0]
             if s < 0:
                 return None
@@ -832,7 +838,10 @@ class FormatScanner:
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
         # The placeholder test reads the runs alone: a format's own literals are no filler.
-        body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
+        if len(spans) == 2:  # one run (most rows): its bytes, without a join
+            body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
+        else:
+            body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
         if fmt.checksum is not None and _checksum_holds(fmt, block, s, e):
             return Found(s, e, fmt)
         if _is_placeholder(fmt, block[s:e], body):

@@ -269,7 +269,9 @@ class LiteralScanner:
         self._longest = max((len(lit.needle) for lit in self.literals), default=0)
         self._search = re2.compile(self.pattern, options) if alternatives else None
         # The prefilter's pass over a block for the literals (none without literals).
-        self.passes: tuple[Searcher, ...] = (searcher(self._search),) if self._search else ()
+        # (``_ranges`` calls it with ends within the text)
+        passes = (searcher(self._search, within=True),) if self._search else ()
+        self.passes: tuple[Searcher, ...] = passes
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every place a literal occurs at or after ``start`` with clean edges."""

@@ -136,8 +136,10 @@ _KEY_INDEX = {name: _GROUP[key] for name, key in _KEY_OF.items()}
 # Where a match is comes from RE2's DFA alone; its groups are then read over that span
 # only. A value open to the line's end (``key=…`` for a megabyte) would otherwise have its
 # groups followed, at the slower pace that needs, across the whole line, to be refused.
-_BOUNDS = searcher(re2.compile(re.sub(r"\(\?P<\w+>", "(?:", PATTERN).encode(), _options()))
-_SEARCH_AT = searcher(REGEX, anchored=True)
+_BOUNDS = searcher(
+    re2.compile(re.sub(r"\(\?P<\w+>", "(?:", PATTERN).encode(), _options()), within=True
+)
+_SEARCH_AT = searcher(REGEX, anchored=True, within=True)  # both read within the text
 # The name word of the syntaxes that a bare ``key`` may open (``key: …``, ``key 3kJ8…``).
 _NAME_OF = {**{name: _GROUP["k1"] for name in ("a1", "a2", "a3", "a4")}, "ev": _GROUP["k6"]}
 _LONGEST_MATCH = MAX_VALUE + 512  # the longest name, separator and attributes, and a value

@@ -48,7 +48,7 @@ def _latin1(pattern: bytes) -> Searcher:
     options = re2.Options()
     options.never_capture = True
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options))
+    return searcher(re2.compile(pattern, options), within=True)  # a whole body each time
 
 
 _WORDS_SEARCH = _latin1(_WORDS)
@@ -59,15 +59,18 @@ MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones 
 
 def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
     """True when a token's body (its prefix removed) is filler or, with ``words``, a
-    template's word (a token never holds one; a password may)."""
-    if len(body) >= 8 and len(set(body)) < MIN_DISTINCT:
-        return True
-    if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
-        return True
+    template's word (a token never holds one; a password may).
+
+    Each test is enough alone; the cheapest come first (filler, a document's commonest
+    stand-in, is a few searches in C)."""
     if _filler_run(body):
         filler = len(body) - len(body.translate(None, _FILLER_CHARS))
         if filler >= FILLER_SHARE * len(body):
             return True
+    if len(body) >= 8 and len(set(body)) < MIN_DISTINCT:
+        return True
+    if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
+        return True
     return words and _WORDS_SEARCH(body, 0, len(body))[0][0] >= 0
 
 

@@ -2,13 +2,13 @@
 
 Most lines of a build log hold nothing any rule could find, yet each rule's own search, and
 the Python check on each of its near-misses, read the whole block. So one RE2 regex, the
-*prefilter*, is matched over the block first; it is the union of the format table's
-anchors (see ``formats``) and a superset of every other rule: for each rule, a
-pattern that matches on the line of every find the rule can make (where the rule's own regex
-or check refuses a shape, ``max_tokens=`` or ``version 10.2.0.1``, the superset may refuse
-it too). Only the lines
-it hits are joined into a smaller block, the rules run over that, and the spans found are
-mapped back. A block where the hits cover most of the text is scanned whole instead.
+*prefilter*, is matched over the block first; it is a superset of every rule but the
+format table (whose own one pass over the block finds its anchors, see ``formats``): for
+each rule, a pattern that matches on the line of every find the rule can make (where the
+rule's own regex or check refuses a shape, ``max_tokens=`` or ``version 10.2.0.1``, the
+superset may refuse it too). Only the lines it hits are joined into a smaller block, the
+rules run over that, and the spans found are mapped back. A block where the hits cover most
+of the text is scanned whole instead.
 
 Why the result is the same as scanning the whole block:
 
@@ -242,7 +242,7 @@ def compile_latin1(pattern: bytes) -> Searcher:
     options.never_capture = True
     options.max_mem = 64 << 20
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options))
+    return searcher(re2.compile(pattern, options), within=True)  # ``_ranges`` reads within
 
 
 @dataclass(frozen=True)
@@ -277,12 +277,11 @@ class Prefilter:
     ) -> None:
         """``literals``: needles (the node table's hosts) and whether each is matched in any
         case; ``ansi``: look for colour codes too (an own secret may be split by them);
-        ``passes``: searches of their own whose hit lines are kept too — the format table's
-        for its anchors, the literal scanner's for this node's secrets (each then reads the
-        kept lines only). Each is a pass of its own rather than a part of this one: one
-        automaton for all would need a state for each mix of their half-read words (it grew
-        past 20 MB on a build log), and each search keeps the states it builds here for its
-        own scan of the kept lines."""
+        ``passes``: searches of their own whose hit lines are kept too — the literal
+        scanner's for this node's secrets (which then reads the kept lines only). Each is a
+        pass of its own rather than a part of this one: one automaton for all would need a
+        state for each mix of their half-read words (it grew past 20 MB on a build log), and
+        each search keeps the states it builds here for its own scan of the kept lines."""
         parts = [f"(?i:{'|'.join(RULE_SUPERSETS)})".encode()]
         for needle, fold in literals:
             quoted = re2.escape(needle)

@@ -149,7 +149,8 @@ class Rule:
 
     def _compile(self) -> tuple[re.Pattern[bytes], Searcher | None]:
         seek = self._seek_pattern
-        found = None if seek is None else searcher(re2.compile(seek))
+        # (``spans`` seeks from a place within the text to its end)
+        found = None if seek is None else searcher(re2.compile(seek), within=True)
         self._compiled = compiled = (re.compile(self._pattern), found)
         return compiled
 

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay.redact import MachineFacts, Redactor
-from relay.redact.disguises import MAX_GAP, MIN_PIECE, Disguises, with_bodies
+from relay.redact.disguises import MAX_GAP, MIN_PIECE, Disguises, _too_wide, with_bodies
 from relay.redact.literals import BORING_VALUES, LiteralScanner, build_literals
 
 TOKEN = "rly.Zq7Tk9Lm2Xw4Rb8Vn1Cd5"
@@ -250,6 +250,45 @@ def test_no_match_goes_on_over_a_wide_gap() -> None:
     start = "log\n" + "\n".join(TOKEN[:9])
     assert built.open_at(f"{start}\n".encode(), 0) == 4
     assert built.open_at(f"{start}{chr(10) * (MAX_GAP + 1)}".encode(), 0) == -1
+
+
+_GAPS = [" ", "\n", "\t", "\r\n", "\u00a0", "\u2003", "\u3000", "\x1c", "\x0b", "  \n "]
+
+
+def _regex_open_at(built: Disguises, text: bytes, floor: int) -> int:
+    """``open_at`` as each form's own regex says it: a start of the form, whitespace
+    between its characters, then only whitespace to the text's end."""
+    pos = max(0, floor, len(text) - built.reach)
+    while (wide := _too_wide(text, pos, len(text))) >= 0:
+        pos = wide
+    found = [o.search()(text, pos, len(text))[0][0] for _, o in built.opens]
+    return min((at for at in found if at >= 0), default=-1)
+
+
+def test_an_unfinished_match_at_the_end_is_where_each_forms_regex_says() -> None:
+    """The ASCII forms are compared in place, not through a regex each: at every end of
+    every form, re-cased, spaced with any whitespace, after noise and with a stray byte
+    after it, the answer is the regexes' own (a secret past ASCII goes through them)."""
+    built = Disguises.build([TOKEN, GH_TOKEN, WIDE])
+    assert built is not None
+    rng = random.Random(28)
+    forms = [o.form for _, o in built.opens]
+    hits = 0
+    for _ in range(1500):
+        form = rng.choice(forms)
+        head = form[: rng.randint(1, len(form))]
+        if rng.random() < 0.5:
+            head = "".join(c.upper() if rng.random() < 0.5 else c for c in head)
+        parts = [c + (rng.choice(_GAPS) if rng.random() < 0.3 else "") for c in head]
+        noise = "".join(rng.choice("abXY09 \n\u00e9-") for _ in range(rng.randint(0, 40)))
+        text = (noise + "".join(parts) + rng.choice(["", "", " ", "\n", "\u3000"])).encode()
+        if rng.random() < 0.2:
+            text += bytes([rng.randrange(256)])
+        floor = rng.randint(0, len(text))
+        expected = _regex_open_at(built, text, floor)
+        assert built.open_at(text, floor) == expected, (text, floor)
+        hits += expected >= 0
+    assert hits > 300  # most cases end inside a form's start
 
 
 def test_a_flushed_stream_keeps_back_only_what_may_be_the_start_of_the_secret() -> None:
