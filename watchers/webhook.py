@@ -315,11 +315,15 @@ def build_app(
     return app
 
 
+SHUTDOWN_SECONDS = 3.0
+
+
 async def start(app: web.Application, *, host: str, port: int) -> tuple[web.AppRunner, str]:
     """Serve `app` on host:port (0 picks a free port); return the runner and the base URL."""
     from aiohttp import web
 
-    runner = web.AppRunner(app, access_log=None)
+    # a delivery is answered at once: an ending receiver waits a moment, not aiohttp's minute
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_SECONDS)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     bound_host, bound_port = runner.addresses[0][:2]
@@ -376,32 +380,38 @@ async def serve_webhook(
     reconcile_interval: float = 180.0,
     printer: Printer = print_report,
     ready: Callable[[str], None] | None = None,
-) -> None:
-    """Receive webhooks until cancelled, or until Ctrl-C stopped a task a pass ran (which
-    was answered `stopped`); each issue event runs the pass for that issue."""
+) -> int:
+    """Receive webhooks until cancelled, until Ctrl-C or SIGTERM stopped a task a pass ran
+    (which was answered `stopped`), or until one of them came between tasks; each issue
+    event runs the pass for that issue. The signal that ended it (0: none did)."""
     from relay.watchers.once import run_pass
     from relay.watchers.poll import stopped
 
     gate = asyncio.Lock()
     ended = asyncio.Event()
 
-    def after(report: PassReport) -> None:
-        printer(report)
-        if stopped():
+    def end_if_stopped() -> None:
+        if stopped():  # also when the stopped pass failed afterwards: the watch ends
             ended.set()
 
     async def on_event(event: WebhookEvent) -> None:
-        for delay in (*BUSY_RETRIES, None):
-            async with gate:
-                report = await run_pass(ctx, issue=event.issue_number, started_by="webhook")
-            if report.outcome != "busy" or delay is None:
-                break
-            await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
-        after(report)
+        try:
+            for delay in (*BUSY_RETRIES, None):
+                async with gate:
+                    report = await run_pass(ctx, issue=event.issue_number, started_by="webhook")
+                if report.outcome != "busy" or delay is None or stopped():
+                    break
+                await asyncio.sleep(delay)  # outside the gate: other deliveries go on meanwhile
+            printer(report)
+        finally:
+            end_if_stopped()
 
     async def reconcile() -> None:
-        async with gate:
-            after(await run_pass(ctx, started_by="webhook"))
+        try:
+            async with gate:
+                printer(await run_pass(ctx, started_by="webhook"))
+        finally:
+            end_if_stopped()
 
     app = build_app(
         secret=secret,
@@ -420,7 +430,46 @@ async def serve_webhook(
     print(f"relay watch: receiving webhooks at {url}", flush=True)
     if ready is not None:
         ready(url)
+    with ends_on_signals(ended) as signalled:
+        try:
+            await ended.wait()
+        finally:
+            await runner.cleanup()  # the passes under way are cancelled, their locks let go
+    return signalled[0] if signalled else 0
+
+
+@contextlib.contextmanager
+def ends_on_signals(ended: asyncio.Event) -> Iterator[list[int]]:
+    """While the receiver waits between tasks, SIGTERM (and Ctrl-C) end it through the
+    event loop, as a cancellation: a pass under way stops at its next wait and lets go of
+    its lock, and nothing is raised in the middle of the loop's own bookkeeping (where an
+    exception can leave it waiting for ever). A TASK's steps have handlers of their own
+    (relay.node.execute.stopping) that pass the signal on and answer `stopped`. A second
+    signal while the receiver ends does what the one before this did (relay leaves)."""
+    import signal
+    import threading
+
+    signalled: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield signalled
+        return
+    loop = asyncio.get_running_loop()
+    signals = [signal.SIGINT, signal.SIGTERM]
+    old = {sig: signal.getsignal(sig) for sig in signals}
+
+    def end(signum: int, frame: Any) -> None:
+        if signalled:  # again: as before this receiver ran
+            before = old.get(signal.Signals(signum))
+            if callable(before):
+                before(signum, frame)
+            raise SystemExit(128 + signum)
+        signalled.append(signum)
+        loop.call_soon_threadsafe(ended.set)
+
+    for sig in signals:
+        signal.signal(sig, end)
     try:
-        await ended.wait()
+        yield signalled
     finally:
-        await runner.cleanup()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -159,12 +159,13 @@ def dispatch(args: argparse.Namespace) -> Output:
         check_poll("--reconcile", args.reconcile, ctx.api_url)
         host, port = listen_address(args.listen)
         secret, _source = webhook_secret(ctx.state)  # RELAY_WEBHOOK_SECRET, else the node's
-        run_async(
+        signum = run_async(
             lambda: webhook.serve_webhook(
                 ctx, host=host, port=port, secret=secret, reconcile_interval=args.reconcile
             )
         )
-        return Output(exit_status=stopped_status())  # 0, unless a TASK was stopped
+        # 0, unless a TASK was stopped or a signal ended the receiver between tasks
+        return Output(exit_status=stopped_status() or (128 + signum if signum else 0))
     if args.once:
         from relay.watchers.registration import on_teardown
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -335,3 +336,45 @@ def test_a_fast_third_ctrl_c_leaves_only_once_the_log_so_far_is_kept(
         assert "half-done" not in done.stdout, done.stdout
     stopped_result(world, job, long, by="Ctrl-C")
     next_pass_leaves_it(world, job)
+
+
+def test_sigterm_stops_a_webhook_watch_in_the_middle_of_its_pass(
+    world: World, job: int, step_group: Path
+) -> None:
+    """`relay watch --webhook` runs its passes in the event loop's worker threads: one
+    SIGTERM stops the step and the watch, which answers `stopped` and exits promptly."""
+    long = post_long_task(world, job, step_group)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # the pass it starts with (its first reconcile) claims the TASK and runs its steps
+    watch = start_watch(
+        world.worker, "--webhook", "--listen", f"127.0.0.1:{port}", "--reconcile", "3600",
+        RELAY_WEBHOOK_SECRET="a webhook secret",
+    )  # fmt: skip
+    pgid = into_the_long_step(world, job, watch, step_group)
+    sent = time.monotonic()
+    watch.proc.send_signal(signal.SIGTERM)
+    status, out, ended = watch.end(timeout=LONG)
+    assert status == 128 + signal.SIGTERM, watch.lines
+    assert ended - sent < LONG / 2, "the watch did not exit after one SIGTERM"
+    said = watch.said("relay: stopping TASK 1 on #")
+    assert said is not None and said - sent < 5, watch.lines
+    assert "RESULT 1 posted (stopped" in out, out
+    assert not group_alive(pgid)
+    stopped_result(world, job, long, by="SIGTERM")
+    next_pass_leaves_it(world, job)
+    after = world.comments(job)
+    # between tasks (its first pass under way or done, nothing to run): it ends at once
+    idle = start_watch(
+        world.worker, "--webhook", "--listen", f"127.0.0.1:{port}", "--reconcile", "3600",
+        RELAY_WEBHOOK_SECRET="a webhook secret",
+    )  # fmt: skip
+    wait_until(lambda: idle.out, timeout=60, what="the receiver to listen")
+    time.sleep(0.3)
+    sent = time.monotonic()
+    idle.proc.send_signal(signal.SIGTERM)
+    status, _out, ended = idle.end(timeout=LONG)
+    assert status == 128 + signal.SIGTERM and ended - sent < 10, idle.lines
+    assert not [line for _, line in idle.lines if "Traceback" in line], idle.lines
+    assert world.comments(job) == after
