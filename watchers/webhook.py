@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from relay.errors import ConfigError, LocalUsageError, RemoteProtocolError
 from relay.protocol.relevance import Delivery, Relevance
 from relay.watchers.deliveries import DEFAULT_ISSUE_INTERVAL, Coalescer, DeliveryLog
-from relay.watchers.once import PassReport, Printer, print_report
+from relay.watchers.once import Printer, print_report
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -447,6 +447,7 @@ def ends_on_signals(ended: asyncio.Event) -> Iterator[list[int]]:
     (relay.node.execute.stopping) that pass the signal on and answer `stopped`. A second
     signal while the receiver ends does what the one before this did (relay leaves)."""
     import signal
+    import sys
     import threading
 
     signalled: list[int] = []
@@ -465,6 +466,10 @@ def ends_on_signals(ended: asyncio.Event) -> Iterator[list[int]]:
             raise SystemExit(128 + signum)
         signalled.append(signum)
         loop.call_soon_threadsafe(ended.set)
+        key = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            said = f"relay: stopping the webhook receiver ({key} again leaves now)\n"
+            os.write(sys.stderr.fileno(), said.encode())  # not print: the stream may be mid-write
 
     for sig in signals:
         signal.signal(sig, end)
