@@ -195,162 +195,281 @@ SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
 # folders the person shares with every box, writable, at their own path (a maker's logs,
 # a cache): ``os.pathsep``-separated; nothing else outside the box is writable
 SHARE_ENV = "RELAY_SANDBOX_SHARE"
-_ENTER = """\
-set -e
-set -f  # the lists are one path a line: split on newlines alone, never globbed
-# the set-up's own programs where they really lie: a folder of PATH it empties comes back
-# only once what the command runs from is shown again
-given=$PATH
-PATH=${RELAY_SETUP_PATH:+$RELAY_SETUP_PATH:}$PATH
-IFS='
-'
-ro() {  # a read-only bind of $1 over itself (keeping the flags a user namespace locks)
-  opts=${2:-$(findmnt -no OPTIONS -T "$1" || true)} keep=  # split here: no process a word
-  was=$IFS IFS=,
-  for o in $opts; do
-    case $o in
-      nosuid | nodev | noexec | noatime | nodiratime | relatime | strictatime) keep="$keep,$o" ;;
-    esac
-  done
-  IFS=$was
-  mount -o "remount,bind,ro$keep" "$1"
-}
-if [ -n "${RELAY_DEV:-}" ]; then  # a /dev of its own: no disk, console, loop device or kvm
-  d="$RELAY_BOX/dev"
-  mkdir "$d"
-  mount -t tmpfs -o mode=0755,size=64k,nosuid,noexec relay-dev "$d"
-  for n in null zero full random urandom tty; do
-    if [ -e "/dev/$n" ]; then
-      touch "$d/$n"
-      mount --bind "/dev/$n" "$d/$n"
-    fi
-  done
-  mkdir "$d/pts" "$d/shm"
-  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 relay-pts "$d/pts" 2>/dev/null || true
-  mount -t tmpfs -o mode=1777,nosuid,nodev relay-shm "$d/shm"
-  ln -s pts/ptmx "$d/ptmx"
-  ln -s /proc/self/fd "$d/fd"
-  ln -s /proc/self/fd/0 "$d/stdin"
-  ln -s /proc/self/fd/1 "$d/stdout"
-  ln -s /proc/self/fd/2 "$d/stderr"
-  mount --rbind "$d" /dev  # (a move reports a failure in a user namespace, though done)
-  umount -l "$d"
-  rmdir "$d"
-fi
-for n in $RELAY_SHOW_DIRS; do  # the person's environments, read-only, in relay's clone
-  mount --rbind "$RELAY_SHOW_AT/$n" "$RELAY_TREE/$n"
-  ro "$RELAY_TREE/$n"
-done
-i=0
-for s in $RELAY_SHARES; do  # the person's shares, carried past the private temporary folder
-  i=$((i + 1))
-  mkdir -p "$RELAY_BOX/shared/$i"
-  mount --rbind "$s" "$RELAY_BOX/shared/$i"
-done
-# a private temporary folder: the box's scratch, with the box's own folder at its own path
-mkdir -p "$RELAY_BOX/tmp/$RELAY_BOX_IN"
-mount --rbind "$RELAY_BOX" "$RELAY_BOX/tmp/$RELAY_BOX_IN"
-mount --rbind "$RELAY_BOX/tmp" "$RELAY_TEMP"
-# the real HOME and every folder at the top of / but the system's and the software's,
-# empty (what a role runs from is shown below): no socket bound there, now or later
-for h in $RELAY_HOMES; do
-  (
-    cd "$RELAY_TEMP"  # held while its folder is covered: a temporary folder in it comes back
-    mkdir -p "$h"  # (a HOME in a folder emptied before it)
-    mount -t tmpfs -o mode=0755,nosuid,nodev relay-empty "$h"
-    case "$RELAY_TEMP/" in
-      "$h"/*)
-        mkdir -p "$RELAY_TEMP"
-        mount --no-canonicalize --rbind . "$RELAY_TEMP"
-        ;;
-    esac
-  )
-done
-# an emptied top folder's own links, as they were (/var/run, /run/current-system): where
-# each leads is shown or not by the same rules
-printf '%s\n' "$RELAY_LINKS" | while IFS= read -r at && IFS= read -r to; do
-  ln -s "$to" "$at" 2>/dev/null || true
-done
-for d in $RELAY_PRIVATE; do  # the other shared temporary folders: the box's own, empty
-  mkdir -p "$d"
-  mount -t tmpfs -o mode=1777 relay-tmp "$d"
-done
-i=0
-nl='
-'
-for s in $RELAY_SHARES; do
-  i=$((i + 1))
-  mkdir -p "$s"
-  mount --rbind "$RELAY_BOX/shared/$i" "$s"
-  case "$nl$RELAY_SHOWN$nl" in *"$nl$s$nl"*) ro "$s" ;; esac  # relay's own, read-only
-done
-for d in $RELAY_HIDE_DIRS; do
-  if [ -d "$d" ]; then mount -t tmpfs -o ro,size=16k,mode=0500 relay-hidden "$d"; fi
-done
-for f in $RELAY_HIDE_FILES; do
-  if [ -e "$f" ]; then mount --bind /dev/null "$f"; fi
-done
-for d in $RELAY_SOCKET_DIRS; do  # the machine's sockets (docker's, systemd's, databases')
-  left=$(find "$d" -type s ! -exec mount --bind /dev/null {} \\; -print 2>/dev/null || true)
-  if [ -n "$left" ]; then echo "relay: cannot hide the socket $left" >&2; exit 1; fi
-done
-for s in $RELAY_SOCKETS; do  # every other socket the machine has bound in a folder
-  if [ -S "$s" ] && ! mount --bind /dev/null "$s" 2>/dev/null && [ -S "$s" ]; then
-    echo "relay: cannot hide the socket $s" >&2
-    exit 1
-  fi
-done
-for d in $RELAY_RO_DIRS; do
-  mount --rbind "$d" "$d"
-  ro "$d"
-done
-if [ -n "${RELAY_LOOPBACK:-}" ]; then  # the box's own loopback up: iproute2, else relay's python
-  PATH=$given ip link set lo up 2>/dev/null || "$RELAY_LOOPBACK" -I -c 'import fcntl, socket, struct
-s = socket.socket()
-f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b""))[:18])[1]
-fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))' 2>/dev/null || true
-fi
-here=$(pwd -P)
-if [ -n "${RELAY_SHOW_AT:-}" ]; then  # relay's clone at the person's clone's path
-  mkdir -p "$RELAY_SHOW_AT"
-  mount --rbind "$RELAY_TREE" "$RELAY_SHOW_AT"
-  case "$here" in
-    "$RELAY_TREE" | "$RELAY_TREE"/*) here="$RELAY_SHOW_AT${here#"$RELAY_TREE"}" ;;
-  esac
-fi
-for p in /proc/sys /proc/sysrq-trigger; do  # the kernel's settings, whoever the box runs as
-  if [ -e "$p" ]; then
-    mount --bind "$p" "$p"
-    ro "$p"
-  fi
-done
-# everything else read-only: the person's folders, the clone's parents, the system's
-mounts=$(cut -d' ' -f5,6 /proc/self/mountinfo)
-while IFS=' ' read -r at opts; do
-  case "$at" in *\\\\*) at=$(printf '%b' "$at") ;; esac  # \\040 is a space
-  case "$at" in /proc | /proc/* | /dev | /dev/*) continue ;; esac
-  mine=
-  for w in $RELAY_WRITABLE; do
-    case "$at" in "$w" | "$w"/*) mine=1 ;; esac
-  done
-  covered=
-  for e in $RELAY_HOMES; do  # a mount an emptied folder covers: gone, its path a plain folder
-    case "$at" in "$e"/*) covered=1 ;; esac  # (or one shown, read-only already, or its own)
-  done
-  if [ -n "$mine" ] || [ ! -e "$at" ]; then continue; fi
-  if [ -n "$covered" ]; then ro "$at" "$opts" 2>/dev/null || true; else ro "$at" "$opts"; fi
-done <<EOF
-$mounts
-EOF
-set +f
-unset RELAY_HIDE_DIRS RELAY_HIDE_FILES RELAY_RO_DIRS RELAY_LOOPBACK RELAY_WRITABLE
-unset RELAY_SHOW_DIRS RELAY_SHOW_AT RELAY_TREE RELAY_SHARES RELAY_PRIVATE RELAY_TEMP
-unset RELAY_BOX RELAY_BOX_IN RELAY_SHOWN RELAY_SOCKET_DIRS RELAY_DEV RELAY_HOMES
-unset RELAY_SOCKETS RELAY_SETUP_PATH RELAY_LINKS
-enter=$(command -v unshare)
-PATH=$given
-cd / && cd "$here"  # the folder as the mounts made it
-exec "$enter" --user --map-user="$1" --map-group="$2" /bin/sh -c "$3"
+# the box's set-up, run by relay's own interpreter (-I -S: no site, nothing of the
+# environment's): its mounts made by mount(2) itself, in one process, in the order a
+# box needs them (outer folders first, a mount point made inside a tmpfs before it is
+# bound, read-only once bound); then the command, as the caller, in a user namespace
+_ENTER = r"""
+import ctypes
+import os
+import signal
+import stat
+import struct
+import sys
+
+# the flags mount(8) passes for the options it is given (linux/mount.h)
+RDONLY, NOSUID, NODEV, NOEXEC, REMOUNT, BIND, REC = 1, 2, 4, 8, 32, 4096, 16384
+KEPT = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+        "relatime": 1 << 21, "strictatime": 1 << 24}
+STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
+           os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+libc = ctypes.CDLL(None, use_errno=True)
+env = os.environ
+
+
+class Failed(Exception):
+    pass
+
+
+def path(p):
+    return None if p is None else os.fsencode(p)
+
+
+def mount(source, target, kind=None, flags=0, data=None):
+    if libc.mount(path(source), path(target), path(kind), flags, path(data)) != 0:
+        err = ctypes.get_errno()
+        raise Failed(f"mount {source} on {target}: {os.strerror(err)}")
+
+
+def ro(at, words=None):
+    # a read-only bind of at over itself, keeping the flags a user namespace locks
+    keep = 0
+    if words is None:
+        try:
+            got = os.statvfs(at).f_flag
+        except OSError:
+            got = 0
+        for bit, flag in STATVFS.items():
+            keep |= flag if got & bit else 0
+    else:
+        for word in words.split(","):
+            keep |= KEPT.get(word, 0)
+    mount(None, at, None, REMOUNT | BIND | RDONLY | keep)
+
+
+def rbind(source, target):
+    mount(source, target, None, BIND | REC)
+
+
+def lines(name):
+    return [p for p in env.get(name, "").split("\n") if p]
+
+
+def under(at, folder):
+    return at == folder or at.startswith(folder + "/")
+
+
+def unescape(at):
+    if "\\" not in at:
+        return at
+    raw = os.fsencode(at)
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        if raw[i] == 92 and raw[i + 1:i + 4].isdigit() and len(raw[i + 1:i + 4]) == 3:
+            out.append(int(raw[i + 1:i + 4], 8) & 255)
+            i += 4
+        else:
+            out.append(raw[i])
+            i += 1
+    return os.fsdecode(bytes(out))
+
+
+def sockets(folder):
+    # every socket under folder (links not followed) behind /dev/null: those that stay
+    left = []
+    todo = [folder]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                todo.append(entry.path)
+            elif stat.S_ISSOCK(mode):
+                try:
+                    mount("/dev/null", entry.path, None, BIND)
+                except Failed:
+                    left.append(entry.path)
+    return left
+
+
+def is_socket(p):
+    try:
+        return stat.S_ISSOCK(os.stat(p).st_mode)
+    except OSError:
+        return False
+
+
+def setup():
+    box = env["RELAY_BOX"]
+    if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
+        d = box + "/dev"
+        os.mkdir(d)
+        mount("relay-dev", d, "tmpfs", NOSUID | NOEXEC, "mode=0755,size=64k")
+        for n in ("null", "zero", "full", "random", "urandom", "tty"):
+            if os.path.exists("/dev/" + n):
+                os.close(os.open(f"{d}/{n}", os.O_WRONLY | os.O_CREAT, 0o644))
+                mount("/dev/" + n, f"{d}/{n}", None, BIND)
+        os.mkdir(d + "/pts")
+        os.mkdir(d + "/shm")
+        try:
+            mount("relay-pts", d + "/pts", "devpts", 0, "newinstance,ptmxmode=0666,mode=0620")
+        except Failed:
+            pass
+        mount("relay-shm", d + "/shm", "tmpfs", NOSUID | NODEV, "mode=1777")
+        os.symlink("pts/ptmx", d + "/ptmx")
+        os.symlink("/proc/self/fd", d + "/fd")
+        os.symlink("/proc/self/fd/0", d + "/stdin")
+        os.symlink("/proc/self/fd/1", d + "/stdout")
+        os.symlink("/proc/self/fd/2", d + "/stderr")
+        rbind(d, "/dev")
+        if libc.umount2(path(d), 2) != 0:  # MNT_DETACH
+            raise Failed(f"umount {d}: {os.strerror(ctypes.get_errno())}")
+        os.rmdir(d)
+    tree, show_at = env.get("RELAY_TREE", ""), env.get("RELAY_SHOW_AT", "")
+    for n in lines("RELAY_SHOW_DIRS"):  # the person's environments, read-only, in relay's clone
+        rbind(f"{show_at}/{n}", f"{tree}/{n}")
+        ro(f"{tree}/{n}")
+    shares = lines("RELAY_SHARES")
+    for i, s in enumerate(shares, 1):  # the person's shares, past the private temporary folder
+        os.makedirs(f"{box}/shared/{i}", exist_ok=True)
+        rbind(s, f"{box}/shared/{i}")
+    # a private temporary folder: the box's scratch, with the box's own folder at its own path
+    temp = env["RELAY_TEMP"]
+    os.makedirs(f"{box}/tmp/{env['RELAY_BOX_IN']}", exist_ok=True)
+    rbind(box, f"{box}/tmp/{env['RELAY_BOX_IN']}")
+    rbind(box + "/tmp", temp)
+    # the real HOME and every folder at the top of / but the system's and the software's,
+    # empty (what a role runs from is shown below): no socket bound there, now or later
+    homes = lines("RELAY_HOMES")
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    for h in homes:
+        os.chdir(temp)  # held while its folder is covered: a temporary folder in it comes back
+        os.makedirs(h, exist_ok=True)
+        mount("relay-empty", h, "tmpfs", NOSUID | NODEV, "mode=0755")
+        if (temp + "/").startswith(h + "/"):
+            os.makedirs(temp, exist_ok=True)
+            rbind(".", temp)
+        os.fchdir(here)
+    # an emptied top folder's own links, as they were
+    links = env.get("RELAY_LINKS", "").split("\n")
+    for at, to in zip(links[0::2], links[1::2]):
+        try:
+            os.symlink(to, at)
+        except OSError:
+            pass
+    for d in lines("RELAY_PRIVATE"):  # the other shared temporary folders: the box's own, empty
+        os.makedirs(d, exist_ok=True)
+        mount("relay-tmp", d, "tmpfs", 0, "mode=1777")
+    shown = lines("RELAY_SHOWN")
+    for i, s in enumerate(shares, 1):
+        os.makedirs(s, exist_ok=True)
+        rbind(f"{box}/shared/{i}", s)
+        if s in shown:  # relay's own, read-only
+            ro(s)
+    for d in lines("RELAY_HIDE_DIRS"):
+        if os.path.isdir(d):
+            mount("relay-hidden", d, "tmpfs", RDONLY, "size=16k,mode=0500")
+    for f in lines("RELAY_HIDE_FILES"):
+        if os.path.exists(f):
+            mount("/dev/null", f, None, BIND)
+    for d in lines("RELAY_SOCKET_DIRS"):  # the machine's sockets (docker's, systemd's, databases')
+        left = sockets(d)
+        if left:
+            raise Failed(f"cannot hide the socket {left[0]}")
+    for s in lines("RELAY_SOCKETS"):  # every other socket the machine has bound in a folder
+        if is_socket(s):
+            try:
+                mount("/dev/null", s, None, BIND)
+            except Failed:
+                if is_socket(s):
+                    raise Failed(f"cannot hide the socket {s}") from None
+    for d in lines("RELAY_RO_DIRS"):
+        rbind(d, d)
+        ro(d)
+    if env.get("RELAY_LOOPBACK"):  # the box's own loopback up
+        try:
+            import fcntl
+            import socket
+
+            with socket.socket() as s:
+                asked = struct.pack("16sH14s", b"lo", 0, b"")
+                f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, asked)[:18])[1]
+                fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))
+        except OSError:
+            pass
+    cwd = os.getcwd()
+    if show_at:  # relay's clone at the person's clone's path
+        os.makedirs(show_at, exist_ok=True)
+        rbind(tree, show_at)
+        if under(cwd, tree):
+            cwd = show_at + cwd[len(tree):]
+    for p in ("/proc/sys", "/proc/sysrq-trigger"):  # the kernel's settings
+        if os.path.exists(p):
+            mount(p, p, None, BIND)
+            ro(p)
+    # everything else read-only: the person's folders, the clone's parents, the system's
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
+        mounts = [row.split(" ")[4:6] for row in info.read().splitlines()]
+    writable = lines("RELAY_WRITABLE")
+    for at, words in mounts:
+        at = unescape(at)
+        if under(at, "/proc") or under(at, "/dev"):
+            continue
+        if any(under(at, w) for w in writable) or not os.path.exists(at):
+            continue
+        if any(at.startswith(e + "/") for e in homes):  # covered by an emptied folder
+            try:
+                ro(at, words)
+            except Failed:
+                pass
+        else:
+            ro(at, words)
+    return cwd
+
+
+def main():
+    uid, gid, command = sys.argv[1:4]
+    try:
+        cwd = setup()
+    except (Failed, OSError) as err:
+        sys.stderr.write(f"relay: cannot set up the box: {err}\n")
+        sys.exit(1)
+    # the environment as it was given (the interpreter's own changes left out)
+    with open("/proc/self/environ", "rb") as given:
+        pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
+    drop = {b"RELAY_" + n.encode() for n in (
+        "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES "
+        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS"
+    ).split()}
+    out = {k: v for k, _, v in pairs if k not in drop}
+    given_path = os.fsdecode(out.get(b"PATH", b""))
+    setup_path = env.get("RELAY_SETUP_PATH", "")
+    enter = None
+    for folder in [*filter(None, setup_path.split(":")), *given_path.split(":")]:
+        candidate = os.path.join(folder or ".", "unshare")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            enter = candidate
+            break
+    if enter is None:
+        sys.stderr.write("relay: cannot set up the box: no unshare on PATH\n")
+        sys.exit(1)
+    os.chdir("/")
+    os.chdir(cwd)  # the folder as the mounts made it
+    out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
+    for each in (signal.SIGPIPE, signal.SIGXFSZ):  # as the command expects them
+        signal.signal(each, signal.SIG_DFL)
+    argv = [enter, "--user", f"--map-user={uid}", f"--map-group={gid}", "/bin/sh", "-c", command]
+    os.execve(enter, argv, {k: v for k, v in out.items()})
+
+
+main()
 """
 
 
@@ -453,10 +572,10 @@ def _probe_now() -> str:
 
 
 def _enter() -> list[str]:
-    """The script that sets up the mounts, given to the shell as its command line: never
+    """The script that sets up the mounts, given to relay's interpreter as its command line: never
     a file, which code run in an earlier box could have swapped for a link that relay's
     write would follow onto any file of the person's."""
-    return ["/bin/sh", "-c", _ENTER, "relay-enter"]
+    return [sys.executable, "-I", "-S", "-c", _ENTER]
 
 
 def _outer() -> list[str]:
@@ -739,7 +858,8 @@ def top_links(tops: Sequence[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-# the programs the box's set-up runs (iproute2's ``ip`` is looked up on the command's PATH)
+# the programs a box's set-up looks up where they really lie: ``unshare``, which it runs
+# last (its mounts are made by mount(2) itself), and the mount tools beside it
 SETUP_PROGRAMS = (
     *("mount", "umount", "findmnt", "unshare"),
     *("mkdir", "touch", "ln", "rmdir", "find", "cut"),
