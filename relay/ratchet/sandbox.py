@@ -434,6 +434,10 @@ def setup():
     return cwd
 
 
+def named(key):
+    return (key[:1].isalpha() or key[:1] == b"_") and key.replace(b"_", b"a").isalnum()
+
+
 def main():
     uid, gid, command = sys.argv[1:4]
     try:
@@ -448,7 +452,8 @@ def main():
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES "
         "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS"
     ).split()}
-    out = {k: v for k, _, v in pairs if k not in drop}
+    # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
+    out = {k: v for k, _, v in pairs if k not in drop and named(k)}
     given_path = os.fsdecode(out.get(b"PATH", b""))
     setup_path = env.get("RELAY_SETUP_PATH", "")
     enter = None
