@@ -1,0 +1,75 @@
+"""What a box's set-up hands the command besides its mounts: the environment it was given
+(relay's variables for the set-up gone, nothing of the set-up's own interpreter added, no
+name a shell would not pass), the folder it was started in, signals at their defaults,
+and no process or folder of the set-up's left in the box."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
+
+needs_namespaces = pytest.mark.skipif(
+    level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
+)
+
+
+@pytest.fixture
+def box() -> Iterator[Sandbox]:
+    folder = Path(tempfile.mkdtemp(prefix="relay-test-setup-"))
+    (folder / "tree" / "sub").mkdir(parents=True)
+    try:
+        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(box: Sandbox, command: str, env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)], cwd=cwd, env=env, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode("utf-8", "replace")
+
+
+@needs_namespaces
+def test_the_command_gets_the_environment_it_was_given(box: Sandbox) -> None:
+    """In the C locale the set-up's interpreter would add LC_CTYPE to its own
+    environment: the command never sees it, nor relay's RELAY_* set-up variables, nor a
+    name no shell holds; PWD is the folder the command starts in."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "KEEP_ME": "x y", "bad-name": "1"}
+    said = run(box, "env -0", env, box.tree / "sub").split("\0")
+    got = dict(e.split("=", 1) for e in said if e)
+    kept = {name: value for name, value in env.items() if name != "bad-name"}
+    assert got == {**kept, "PWD": str(box.tree / "sub"), "OLDPWD": "/"}, got
+
+
+@needs_namespaces
+def test_the_command_starts_with_no_signal_ignored(box: Sandbox) -> None:
+    """The set-up's interpreter ignores SIGPIPE and SIGXFSZ for itself: the command gets
+    them at their defaults (``yes | head`` ends, a pipeline's writer dies quietly)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
+    said = run(box, "grep SigIgn /proc/self/status; yes | head -n 1", env, box.tree)
+    ignored = int(said.split()[1], 16)
+    assert ignored & (1 << 12) == 0 and ignored & (1 << 24) == 0, said  # SIGPIPE 13, SIGXFSZ 25
+    assert said.splitlines()[1] == "y"
+
+
+@needs_namespaces
+def test_the_set_up_leaves_nothing_of_its_own_in_the_box(box: Sandbox) -> None:
+    """Once the command runs, the set-up is gone: the box's processes are the command's
+    alone, and the box's own folder holds no folder the set-up made (its /dev's is
+    unmounted and removed)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
+    said = run(box, "ls /proc | grep -c '^[0-9]'; ls -a " + str(box.folder), env, box.tree)
+    count, *names = said.split()
+    # the command's shell, ls and grep (a shell may fork one more for the pipeline)
+    assert int(count) <= 4, said
+    assert "dev" not in names, said
