@@ -1489,9 +1489,41 @@ def _decodes_params(args: ast.arguments, body: ast.AST) -> bool:
         if named not in _DECODING and not chr_map:
             continue
         used = [*node.args, *([func.value] if isinstance(func, ast.Attribute) else [])]
-        if any(isinstance(n, ast.Name) and n.id in params for u in used for n in ast.walk(u)):
+        if any(_of_params(u, params) for u in used):
             return True
     return False
+
+
+_DATA_ONLY = frozenset(
+    {"list", "tuple", "iter", "reversed", "bytes", "bytearray", "map", "chr", "ord", "int",
+     "str", "sum", "range", "zip", "sorted"}
+)  # fmt: skip
+
+
+def _of_params(node: ast.expr, params: set[str]) -> bool:
+    """Whether ``node`` is made of the parameters alone (``c``, ``*c``, ``list(c)``,
+    ``(x ^ 1 for x in c)``): what reads anything else (``sock.recv(n)``, ``rows[n]``)
+    decodes data of its own, not the codes it is handed."""
+    bound = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    seen = False
+    for each in ast.walk(node):
+        if isinstance(each, ast.Name):
+            if each.id in params:
+                seen = True
+            elif each.id not in bound and each.id not in _DATA_ONLY:
+                return False
+        elif _reads_more(each):
+            return False
+    return seen
+
+
+def _reads_more(node: ast.AST) -> bool:
+    """An attribute, item, lambda or a call of anything but a data-only builtin."""
+    if isinstance(node, ast.Attribute | ast.Subscript | ast.Lambda | ast.NamedExpr):
+        return True
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) not in _DATA_ONLY
 
 
 def _chr_comprehension(node: ast.expr) -> str | None:

@@ -944,6 +944,7 @@ HIDING = [
     ("_w = lambda *c: bytes(c).decode()\nx = _w(115) + _w(121)\n", "_w() of character codes"),
     ("def t(c):\n    return ''.join(map(chr, c))\n\n\nx = t([115, 121, 115])\n", "t() of"),
     ("def t(*c):\n    return bytes(c).decode()\n\n\nx = t(115)\n", "t() of character codes"),
+    ("def t(*c):\n    return bytes(x ^ 0 for x in list(c)).decode()\n\n\nx = t(115)\n", "t() of"),
 ]
 
 
@@ -960,7 +961,8 @@ HIDING_LOOKS_ALIKE = [
     "import base64\n\n\ndef load(blob):\n    return base64.b64decode(blob).decode()\n",
     "def text(data):\n    return bytes(data).decode()\n\n\nx = text(payload)\n",
     "def text(*c):\n    return bytes(c).decode()\n\n\nx = text(*codes)\n",
-    "def row(n):\n    return rows[n].decode()\n\n\nx = row(3)\n",
+    "def row(n):\n    return rows[n].decode()\n\n\nx = row(65)\n",
+    "def read(sock, n):\n    return sock.recv(n).decode()\n\n\nx = read(s, 64)\n",
     # bytes that are not text, and text as written
     "x = b'abc'.decode()\ny = b'\\xff'.decode('latin-1')\nz = bytes([0, 255, 27])\n",
     "HEADER = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A])\n",
