@@ -418,6 +418,23 @@ def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> f
     return frozenset(found - STDLIB - GATE_TOOLS - tops - {"execnet", "relay"})
 
 
+def imported_names(texts: Iterable[str]) -> frozenset[str]:
+    """The top-level module names ``texts`` (Python sources) import, as their import
+    lines say (``import a.b``, ``from a import b``: a; relative imports name none)."""
+    found: set[str] = set()
+    for text in texts:
+        for line in lines_of(text):
+            got = _IMPORT_LINE.match(line)
+            if not got:
+                continue
+            names = [got.group(1)] if got.group(1) else got.group(2).split(",")
+            for name in names:
+                top = name.strip().split(" ")[0].split(".")[0]
+                if top.isidentifier():
+                    found.add(top)
+    return frozenset(found)
+
+
 def off_plain(module: str, plain: Plain) -> str | None:
     """Why importing ``module`` (a dotted name) is off the plain list, or None."""
     top = module.split(".")[0]

@@ -73,6 +73,7 @@ from relay.loop.reach import (
     Reach,
     held_reason,
     imported_modules,
+    imported_names,
     project_modules,
     reaches_in,
 )
@@ -151,8 +152,13 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
     pythonpath = config_pythonpath(
         {n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
     )
+    imported = imported_names(after for _, after in texts.values() if after)
     tops = new_top_modules(
-        changes, at_baseline=at_head, present=sorted(present), pythonpath=pythonpath
+        changes,
+        at_baseline=at_head,
+        present=sorted(present),
+        pythonpath=pythonpath,
+        imported=imported,
     )
     found += [Reach(p, 0, NEW_TOP_MODULE.format(name=n)) for p, n in tops]
     return found

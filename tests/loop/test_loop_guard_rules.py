@@ -623,13 +623,15 @@ def test_the_names_a_new_module_may_not_take_are_handed_in_not_looked_up() -> No
 
 def test_any_new_top_level_module_where_the_gates_import_first_is_for_a_person() -> None:
     """A module only the gates' interpreter has (``mypy_extensions``) is on no list of
-    relay's: a new module at the top of an import folder is held whatever its name, and
-    tests and conftest.py may still be added."""
-    base = ["src/calc/__init__.py", "src/calc/core.py", "tests/test_calc.py", "app.py"]
+    relay's: a new module at the top of an import folder is held whatever its name, but
+    for the project's growth (beside its own modules, imported by the change); tests and
+    conftest.py may always be added."""
+    base = ["src/calc/__init__.py", "src/calc/core.py", "tests/test_calc.py", "setup.py"]
     new = {
-        "mypy_extensions.py": "mypy_extensions",  # the gate's own dependency, unlisted
-        "helpers.py": "helpers",
-        "src/newpkg/__init__.py": "newpkg",
+        # the clone's top holds none of the project's modules: held, imported or not
+        "mypy_extensions.py": "mypy_extensions",
+        "src/helpers.py": "helpers",  # beside the project's package, but nothing uses it
+        "src/newpkg/__init__.py": None,  # beside it and imported: the project grows
         "src/stubbed.pyi": "stubbed",
         "tests/helpers_lib/__init__.py": None,  # test code: tests may grow
         "tests/test_more.py": None,
@@ -638,8 +640,9 @@ def test_any_new_top_level_module_where_the_gates_import_first_is_for_a_person()
         "docs/notes.py": None,  # no gate imports from docs/
         "README.md": None,
     }
+    imported = frozenset({"mypy_extensions", "newpkg", "calc"})
     got = new_top_modules(
-        [*new, "app.py", "gone.py"], at_baseline=base, present=[*base, *new], pythonpath=()
+        [*new, "gone.py"], at_baseline=base, present=[*base, *new], imported=imported
     )
     assert got == [(p, n) for p, n in new.items() if n], got
     said = NEW_TOP_MODULE.format(name="mypy_extensions")
@@ -647,11 +650,18 @@ def test_any_new_top_level_module_where_the_gates_import_first_is_for_a_person()
         "a new top-level module mypy_extensions: modules at the top of an import folder can"
         " shadow what a gate imports"
     )
-    # pytest's pythonpath folders are import folders too
-    lib = new_top_modules(
-        ["lib/tool.py"], at_baseline=base, present=[*base, "lib/tool.py"], pythonpath=["lib"]
+    # a flat project grows at its top as in src/, and pytest's pythonpath folders are
+    # import folders too
+    flat = ["calc.py", "tests/test_calc.py"]
+    grown = ["neg.py", "lib/tool.py", "unused.py"]
+    got = new_top_modules(
+        grown,
+        at_baseline=flat,
+        present=[*flat, *grown],
+        pythonpath=["lib"],
+        imported=frozenset({"neg", "tool"}),
     )
-    assert lib == [("lib/tool.py", "tool")]
+    assert got == [("lib/tool.py", "tool"), ("unused.py", "unused")], got
 
 
 def test_the_installed_names_include_the_folders_a_pth_file_adds(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from relay.loop.reach import (
     fold,
     held_reason,
     imported_modules,
+    imported_names,
     project_modules,
     reaches,
     reaches_in,
@@ -1056,3 +1057,11 @@ PLAIN_BUT_LOOKS_ALIKE = [
 @pytest.mark.parametrize("text", PLAIN_BUT_LOOKS_ALIKE)
 def test_the_same_modules_used_as_written_are_not_held(text: str) -> None:
     assert found(text) == []
+
+
+def test_the_names_a_change_imports_are_read_from_its_import_lines() -> None:
+    texts = [
+        "import a.b, c as d\nfrom e.f import g\nfrom . import h\n",
+        "  import i\nx = 'import j'\n",
+    ]
+    assert imported_names(texts) == {"a", "c", "e", "i"}
