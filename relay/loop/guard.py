@@ -358,6 +358,18 @@ def shadowed_name(path: str, dirs: frozenset[str], installed: frozenset[str]) ->
     if pure.suffix == ".pth":
         where = "" if str(pure.parent) == "." else str(pure.parent)
         return pure.name if where in dirs else None
+    name = top_level_name(path, dirs)
+    if name is None:
+        return None
+    known = name in installed or name.startswith(SHADOWED_PREFIXES)
+    return name if known else None
+
+
+def top_level_name(path: str, dirs: frozenset[str]) -> str | None:
+    """The top-level module name ``path`` takes when the gates import from ``dirs``
+    (``importable_dirs``): a module (``.py``, ``.pyi``, compiled) or a package's
+    ``__init__`` directly in one of them; None for any other file."""
+    pure = PurePosixPath(path)
     if pure.name in ("__init__.py", "__init__.pyi"):
         if len(pure.parts) < 2:
             return None
@@ -366,11 +378,65 @@ def shadowed_name(path: str, dirs: frozenset[str], installed: frozenset[str]) ->
         name, folder = pure.name.split(".")[0], pure.parent
     else:
         return None
-    where = "" if str(folder) == "." else str(folder)
-    if where not in dirs:
-        return None
-    known = name in installed or name.startswith(SHADOWED_PREFIXES)
-    return name if known else None
+    return name if ("" if str(folder) == "." else str(folder)) in dirs else None
+
+
+NEW_TOP_MODULE = (
+    "a new top-level module {name}: modules at the top of an import folder can shadow what a"
+    " gate imports"
+)
+
+
+# top-level files of a project that are not its modules (a folder holding only these is
+# not where the project's modules live)
+_NOT_THE_PROJECTS = frozenset({"conftest.py", "setup.py", "noxfile.py", "fabfile.py"})
+
+
+def _module_folder(path: str) -> str:
+    """The import folder a top-level module's file sits in ("" for the clone's top):
+    ``src/calc.py`` and ``src/calc/__init__.py`` are both in ``src``."""
+    pure = PurePosixPath(path)
+    folder = pure.parent.parent if pure.name in ("__init__.py", "__init__.pyi") else pure.parent
+    return "" if str(folder) == "." else str(folder)
+
+
+def new_top_modules(
+    changes: Sequence[str],
+    *,
+    at_baseline: Sequence[str],
+    present: Sequence[str],
+    pythonpath: Sequence[str] = (),
+    imported: frozenset[str] = frozenset(),
+) -> list[tuple[str, str]]:
+    """(path, name) for each file the change adds as a top-level module of a folder the
+    gates import from first (``importable_dirs`` of the tree after it), whatever its name:
+    a gate's interpreter can import a module no list of relay's names (one only the gates'
+    environment has: ``mypy_extensions``). Only the project's growth is free: a module
+    beside the project's own top-level modules (a folder that held one at the baseline)
+    that the change's code or tests import by name (``imported``). Test files and
+    conftest.py may always be added (tests may grow)."""
+    known, now = set(at_baseline), set(present)
+    dirs = importable_dirs(sorted(now), pythonpath)
+    roots = {
+        _module_folder(p)
+        for p in known
+        if top_level_name(p, dirs) is not None
+        and not is_test_file(p)
+        and PurePosixPath(p).name not in _NOT_THE_PROJECTS
+    }
+    found = []
+    for path in changes:
+        if path in known or path not in now or is_test_file(path):
+            continue
+        if PurePosixPath(path).name == "conftest.py":
+            continue
+        name = top_level_name(path, dirs)
+        if name is None:
+            continue
+        if _module_folder(path) in roots and name in imported:
+            continue  # the project's growth, beside its own modules, and used
+        found.append((path, name))
+    return found
 
 
 def shadows_a_tool(

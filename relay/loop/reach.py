@@ -39,7 +39,16 @@ namespace (``for k in os.environ``, ``E.items()``, ``vars(m).items()``,
 no static rule can follow data (``bytes([115, 121, 115]).decode()`` is ``"sys"``, reached
 through any module that imported sys), so a dynamic name in a change judged by tests is
 held for a person. A literal name (``getattr(obj, "name")``, ``os.environ["HOME"]``)
-stays free. How the process was started (``sys.argv``, ``sys.orig_argv``) is read only in
+stays free. Plain functions that take attribute or module names are judged the same way
+(``functools.update_wrapper``/``wraps`` with ``assigned=``/``updated=`` not a literal
+tuple, logging's ``{}``-style format from data, ``module=`` from data, ``enum.global_enum``,
+contextlib's redirects subclassed, ``os.path.expandvars``/``expanduser`` of a computed
+string), and so is what opens a path hidden from its reader or built from a ``/proc``
+piece. A literal made unreadable to a person is a finding of its own: character codes
+made into text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
+the file's that decodes its arguments called with codes), ``bytes.fromhex``, ``base64`` or
+``codecs.decode`` of a literal, ``"seludom"[::-1]``; decoding data the code receives is
+free. How the process was started (``sys.argv``, ``sys.orig_argv``) is read only in
 ``if __name__ == "__main__":``; ``posix``/``nt`` are not imported at all; and a string may
 not name a gate's tool (``"ruff"``, ``"mypy"``: a word of its own; an ordinary word such
 as ``"black"`` or ``"coverage"`` only as the whole string), since code that can tell
@@ -184,12 +193,17 @@ _GETTERS = frozenset(
 _SETTERS = frozenset({"builtins.setattr", "builtins.delattr"})
 _SCOPES = frozenset({"builtins.globals", "builtins.locals", "builtins.vars"})
 # what looks a name up from data: never handed around as a value outside tests
-_LOOKERS = frozenset({*_GETTERS, *_IMPORTERS, "operator.attrgetter", "operator.methodcaller"})
+_LOOKERS = frozenset(
+    {*_GETTERS, *_IMPORTERS, "operator.attrgetter", "operator.methodcaller",
+     "os.path.expandvars", "os.path.expanduser", "functools.update_wrapper", "functools.wraps",
+     "builtins.vars", "builtins.globals", "builtins.locals"}
+)  # fmt: skip
 # the process's environment (and a copy of it): a key read from it must be a literal
 _ENVIRON = frozenset({"os.environ", "os.environb", "posix.environ", "nt.environ"})
 _ENV_GETS = frozenset(
-    {"os.getenv", "os.getenvb", *(f"{e}.{m}" for e in _ENVIRON for m in ("get", "pop"))}
-)
+    {"os.getenv", "os.getenvb", *(f"{e}.{m}" for e in _ENVIRON for m in ("get", "pop")),
+     "os.path.expandvars", "os.path.expanduser"}
+)  # fmt: skip
 # a namespace's mapping (``vars(x)``, ``x.__dict__``, ``globals()``): what reads a key
 _MAP_GETS = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains__"})
 _ENV_WALKS = frozenset({"keys", "values", "items", "__iter__"})
@@ -203,7 +217,7 @@ _WRITERS = frozenset(
 )
 _BUILTIN_NAMES = frozenset(
     {"__import__", "exec", "eval", "compile", "getattr", "setattr", "delattr", "hasattr",
-     "globals", "locals", "vars"}
+     "globals", "locals", "vars", "open"}
 )  # fmt: skip
 COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -265,8 +279,51 @@ PLAIN_BUT = (
     "string.Formatter",
     "logging.config",
     "logging.currentframe",
+    "enum.global_enum",
+)
+# ``enum.global_enum`` writes a class's members into the module its ``__module__`` names;
+# ``Enum._convert_`` reads and writes the module it is given by name; contextlib's
+# redirects swap the attribute of sys their ``_stream`` names and keep the old value in
+# ``_old_targets``: a getattr and setattr on sys by a name of the caller's
+ATTRS_PLAIN_BUT = frozenset({"_convert_", "_old_targets"})
+_REDIRECTS = frozenset({"contextlib.redirect_stdout", "contextlib.redirect_stderr"})
+# calls whose ``module=`` names the module a class claims (enum's functional API,
+# ``make_dataclass``, ``namedtuple``): what reads that module's namespace follows it
+_MODULE_KEYWORD_FREE = frozenset(
+    {"warnings.filterwarnings", "warnings.simplefilter", "warnings.warn_explicit"}
 )
 STDLIB = frozenset(sys.stdlib_module_names)
+# plain functions that get or set attributes by the names a caller hands them: judged
+# like ``getattr``/``setattr``, so their names must be a literal tuple of literal strings
+# (or the module's own defaults): (function, positions of the name tuples, keywords)
+_ATTR_TUPLES: dict[str, tuple[tuple[int, int], tuple[str, str]]] = {
+    "functools.update_wrapper": ((2, 3), ("assigned", "updated")),
+    "functools.wraps": ((1, 2), ("assigned", "updated")),
+}
+_ATTR_DEFAULTS = frozenset({"functools.WRAPPER_ASSIGNMENTS", "functools.WRAPPER_UPDATES"})
+# logging's ``{}`` style formats a record with ``str.format``, which follows attributes
+# and items by the names the format holds: a format from data is a getattr by name
+_LOG_FORMATS: dict[str, tuple[int, str, int]] = {
+    "logging.Formatter": (0, "fmt", 2),
+    "logging.basicConfig": (-1, "format", -1),
+}
+# a string made unreadable to its reader: what decodes a literal into the text it hides
+_UNHIDERS = frozenset(
+    {*(f"base64.{n}" for n in ("b64decode", "b32decode", "b32hexdecode", "b16decode",
+                               "b85decode", "a85decode", "z85decode", "urlsafe_b64decode",
+                               "standard_b64decode", "decodebytes")),
+     *(f"binascii.{n}" for n in ("unhexlify", "a2b_hex", "a2b_base64", "a2b_uu", "a2b_qp")),
+     "codecs.decode", "codecs.encode", "zlib.decompress", "gzip.decompress",
+     "bz2.decompress", "lzma.decompress"}
+)  # fmt: skip
+# what turns codes or bytes into text: a function of the file's that calls one of these
+# on its arguments is a decoder, and calling it with character codes hides a string
+_DECODING = frozenset({"bytes", "bytearray", "chr", "decode", "fromhex", "from_bytes"})
+# what opens a path: a path hidden from its reader, or built from a /proc piece, is held
+_OPENERS = frozenset(
+    {"builtins.open", "io.open", "io.FileIO", "os.open", "pathlib.Path", "pathlib.PurePath",
+     "pathlib.PosixPath", "pathlib.PurePosixPath", "codecs.open"}
+)  # fmt: skip
 # dunder names added code may use outside tests: names and strings (``__name__``), the
 # class (what it leads to, ``__mro__``, ``__subclasses__``, ``__dict__``, stays held),
 # construction, context managers, comparison and text; any other (``__dict__``,
@@ -359,6 +416,23 @@ def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> f
             if top.isidentifier() and not top.startswith("_"):
                 found.add(top)
     return frozenset(found - STDLIB - GATE_TOOLS - tops - {"execnet", "relay"})
+
+
+def imported_names(texts: Iterable[str]) -> frozenset[str]:
+    """The top-level module names ``texts`` (Python sources) import, as their import
+    lines say (``import a.b``, ``from a import b``: a; relative imports name none)."""
+    found: set[str] = set()
+    for text in texts:
+        for line in lines_of(text):
+            got = _IMPORT_LINE.match(line)
+            if not got:
+                continue
+            names = [got.group(1)] if got.group(1) else got.group(2).split(",")
+            for name in names:
+                top = name.strip().split(" ")[0].split(".")[0]
+                if top.isidentifier():
+                    found.add(top)
+    return frozenset(found)
 
 
 def off_plain(module: str, plain: Plain) -> str | None:
@@ -658,7 +732,11 @@ class _Scan:
         self.test = test
         self.plain = plain
         self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY, *PLAIN_BUT)
-        self.attrs = ATTRS_EVERYWHERE if test else ATTRS_EVERYWHERE | ATTRS_SOURCE | ATTRS_RUNNER
+        self.attrs = (
+            ATTRS_EVERYWHERE
+            if test
+            else ATTRS_EVERYWHERE | ATTRS_SOURCE | ATTRS_RUNNER | ATTRS_PLAIN_BUT
+        )
         self.imported: set[str] = set()  # every module the file imports (and their parents)
         self.raw: dict[str, str] = {}  # a name an import binds: the module path it names
         self.shaped: set[str] = set()  # what the plain shape alone found
@@ -671,9 +749,109 @@ class _Scan:
         self.docstrings: set[int] = set()
         self.type_checking_bound = False
         self.main = 0  # inside ``if __name__ == "__main__":`` (how a script was started is its own)
+        self.decoders: set[str] = set()  # the file's functions that turn codes into text
+        self.hidden_names: set[str] = set()  # names bound to a string hidden from its reader
         for node in ast.walk(tree):
             self._learn(node)
         self._learn_environ(tree)
+        if not test:
+            self._learn_hiding(tree)
+
+    def _learn_hiding(self, tree: ast.Module) -> None:
+        """The file's decoders (a function or lambda that calls ``bytes``, ``chr``,
+        ``.decode``... on its own parameters) and the names bound to a hidden string
+        (``_P = _w(47, 112)``; ``_P += ...``), wherever they are used."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if _decodes_params(node.args, node):
+                    self.decoders.add(node.name)
+            elif (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Lambda)
+                and _decodes_params(node.value.args, node.value)
+            ):
+                self.decoders.update(
+                    t.id for t in _flat(list(node.targets)) if isinstance(t, ast.Name)
+                )
+        changed = True
+        while changed:  # ``a = _w(115); b = a``: until nothing new is learnt
+            changed = False
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if not self._hidden_in(node.value):
+                        continue
+                    for target in _flat(list(targets)):
+                        if isinstance(target, ast.Name) and target.id not in self.hidden_names:
+                            self.hidden_names.add(target.id)
+                            changed = True
+
+    def _hidden_in(self, node: ast.expr) -> bool:
+        """Whether ``node`` holds a string hidden from its reader (``_hides``), or a name
+        bound to one."""
+        for each in ast.walk(node):
+            if isinstance(each, ast.Name) and each.id in self.hidden_names:
+                return True
+            if isinstance(each, ast.expr) and self._hides(each):
+                return True
+        return False
+
+    def _hides(self, node: ast.expr) -> str | None:
+        """How ``node`` makes a literal unreadable to a person, or None: character codes
+        made into text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, [...])``, a
+        decoder of the file's called with codes), a literal decoded (``bytes.fromhex``,
+        ``base64.b64decode``, ``codecs.decode(.., "rot13")``, ``b"..".decode("hex-ish")``)
+        or read backwards (``"seludom"[::-1]``). Decoding data the code receives is free."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            step = node.slice.step
+            text = isinstance(node.value, ast.Constant) and isinstance(
+                node.value.value, str | bytes
+            )
+            if step is not None and (text or fold(node.value) is not None) and _int(step) != 1:
+                return "a literal read backwards or strided"
+            return None
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) and func.id not in self.bound else None
+        first = node.args[0] if node.args else None
+        if name in ("bytes", "bytearray") and first is not None and _codes(first, least=2):
+            return f"{name}() of character codes"
+        if name == "chr" and first is not None:
+            code = _int(first)
+            spelt = chr(code) if code is not None and 32 < code < 127 else ""
+            if spelt and (spelt.isalnum() or spelt in "_./$"):
+                return f"chr({code}) spells {spelt!r}"
+        chr_map = name == "map" and len(node.args) == 2 and getattr(first, "id", None) == "chr"
+        if chr_map and _codes(node.args[1], least=2):
+            return "map(chr, ...) of character codes"
+        if isinstance(func, ast.Name) and func.id in self.decoders:
+            codes = node.args and all(_codes(a, least=1) for a in node.args)
+            if codes and not node.keywords:
+                return f"{func.id}() of character codes"
+        attr = func.attr if isinstance(func, ast.Attribute) else None
+        on = func.value if isinstance(func, ast.Attribute) else None
+        literal = first is not None and (_literal(first) or fold(first) is not None)
+        if attr == "fromhex" and isinstance(on, ast.Name) and literal:
+            return f"{on.id}.fromhex of a literal"
+        q = self.qual(func)
+        if q in _UNHIDERS and literal:
+            return f"{q} of a literal"
+        if attr == "decode" and on is not None:
+            how = fold(first) if first is not None else "utf-8"
+            plain = (how or "").lower().replace("_", "-") in (*_READ_AS, "utf-8")
+            if isinstance(on, ast.Constant) and isinstance(on.value, bytes) and not plain:
+                return f"a literal decoded as {how or 'a computed codec'}"
+            made = any(
+                isinstance(n, ast.Attribute) and n.attr in ("to_bytes", "pack")
+                for n in ast.walk(on)
+            )
+            if made and all(_literal(a) for c in ast.walk(on) if isinstance(c, ast.Call)
+                            for a in c.args):  # fmt: skip
+                return "numbers made into bytes and decoded"
+        if attr == "translate" and isinstance(on, ast.Constant) and isinstance(on.value, str):
+            return "a literal translated"
+        return None
 
     def _learn_environ(self, tree: ast.Module) -> None:
         """Names bound to the environment or its getters (``E = os.environ``,
@@ -961,8 +1139,14 @@ class _Scan:
             self._writes(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not self.test:
             self._hook(node)
+        if isinstance(node, ast.ClassDef) and not self.test:
+            self._redirect(node)
         if isinstance(node, ast.expr) and id(node) not in self.docstrings:
             self._words(node)
+        if isinstance(node, ast.expr) and not self.test:
+            how = self._hides(node) or _chr_comprehension(node)
+            if how:
+                self.add(node, f"hides a string from its reader ({how}): a person reads it")
 
     def _plain_import(self, node: ast.Import, module: str, binds: str | None) -> None:
         """``import module`` off the plain shape (``binds``: the name when the import
@@ -1047,6 +1231,14 @@ class _Scan:
         said = f"hands {self._scope(node)}() around (a namespace read where no rule follows)"
         self.add(node, said, shape=True)
 
+    def _redirect(self, node: ast.ClassDef) -> None:
+        """A subclass of contextlib's redirects: its ``_stream`` names the attribute of
+        sys it reads and swaps (``_stream = "modules"``)."""
+        for base in node.bases:
+            q = self.qual(base)
+            if q in _REDIRECTS:
+                self.add(node, f"subclasses {q} (its _stream names the sys attribute it swaps)")
+
     def _hook(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name.startswith("pytest_"):  # code under test as a pytest plugin
             self.add(node, f"defines the pytest hook {node.name}")
@@ -1087,6 +1279,7 @@ class _Scan:
                 self.add(node, f"setattr on the module {self.qual(node.args[0])}")
         if not self.test:
             self._computed(node, func)
+            self._named_by_caller(node, func)
         on = node.func.value if isinstance(node.func, ast.Attribute) else None
         if isinstance(on, ast.Name) and on.id == "__path__" and not self.test:
             self.add(node, "changes the package's __path__ (where its modules come from)")
@@ -1134,6 +1327,60 @@ class _Scan:
             self.add(node, f"walks {self._namespace(node.args[0])}")
         if func in _NAMED and (not node.args or fold(node.args[0]) is None):
             self.add(node, f"{func} with a computed name")  # what it makes cannot be followed
+
+    def _named_by_caller(self, node: ast.Call, func: str | None) -> None:
+        """Plain functions that reach what the names they are given name: ``functools.
+        update_wrapper``/``wraps`` (getattr and setattr by ``assigned``/``updated``),
+        logging's ``{}``-style format (``str.format`` follows attributes), and what opens
+        a path hidden from its reader or built from a /proc piece."""
+        for keyword in node.keywords:
+            value = keyword.value
+            own = isinstance(value, ast.Name) and value.id == "__name__"
+            named = keyword.arg == "module" and fold(value) is None and not own
+            if named and func not in _MODULE_KEYWORD_FREE:
+                self.add(node, "module= from data (a class claiming a module by its name)")
+        if func in _ATTR_TUPLES:
+            at, words = _ATTR_TUPLES[func]
+            given = [
+                (node.args[i], w) for i, w in zip(at, words, strict=True) if i < len(node.args)
+            ]
+            given += [(k.value, k.arg) for k in node.keywords if k.arg in words]
+            if any(k.arg is None for k in node.keywords) or any(
+                isinstance(a, ast.Starred) for a in node.args
+            ):
+                self.add(node, f"{func} with attribute names no rule can follow")
+            for value, word in given:
+                if self.qual(value) in _ATTR_DEFAULTS:
+                    continue
+                names = value.elts if isinstance(value, ast.Tuple | ast.List) else None
+                folded = [fold(e) for e in names] if names is not None else [None]
+                if None in folded:
+                    self.add(node, f"{func} with {word}= names no rule can follow")
+                    continue
+                for name in folded:
+                    if name in self.attrs:
+                        self.add(node, f"uses .{name}")
+                    elif name and not (word == "updated" and name == "__dict__"):
+                        self._dunder_looked_up(node, name, writes=True)
+        if func in _LOG_FORMATS:
+            fmt_at, word, style_at = _LOG_FORMATS[func]
+            fmt = node.args[fmt_at] if 0 <= fmt_at < len(node.args) else None
+            fmt = next((k.value for k in node.keywords if k.arg == word), fmt)
+            style = node.args[style_at] if 0 <= style_at < len(node.args) else None
+            style = next((k.value for k in node.keywords if k.arg == "style"), style)
+            braces = style is not None and fold(style) not in ("%", "$")
+            if braces and (fmt is None or fold(fmt) is None):
+                self.add(node, f"{func} with a {{}}-style format from data (it follows names)")
+        if func in _OPENERS and node.args:
+            path = node.args[0]
+            pieces = [
+                n.value.lower() for n in ast.walk(path)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]  # fmt: skip
+            if self._hidden_in(path):
+                self.add(node, "opens a path hidden from its reader")
+            elif any("/proc" in p or p.startswith("proc/") or p == "proc" for p in pieces):
+                self.add(node, "opens a path built from a /proc piece (the process's own files)")
 
     def _dunder_looked_up(self, node: ast.Call, name: str, *, writes: bool) -> None:
         """``getattr(x, "__dict__")`` is ``x.__dict__``: judged as the dunder it names."""
@@ -1222,6 +1469,91 @@ class _Scan:
             return
         if _PROC.search(low) or (not self.test and _PROC_SOURCE.match(low)):
             self.add(node, "a string naming the process's /proc files")
+
+
+def _codes(node: ast.expr, *, least: int) -> bool:
+    """Whether ``node`` is printable character codes: an int literal (``least`` 1), or a
+    list or tuple of at least ``least`` of them."""
+    items = node.elts if isinstance(node, ast.List | ast.Tuple) else [node]
+    if len(items) < least or (least > 1 and items == [node]):
+        return False
+    return all(
+        isinstance(i, ast.Constant) and type(i.value) is int and 32 <= i.value < 127 for i in items
+    )
+
+
+def _literal(node: ast.expr) -> bool:
+    """A literal made of constants only (``b"..."``, ``"..."``, ``(1, 2)``, ``0x73``)."""
+    return all(
+        isinstance(n, ast.Constant | ast.Tuple | ast.List | ast.Load | ast.UnaryOp | ast.USub)
+        for n in ast.walk(node)
+    )
+
+
+def _decodes_params(args: ast.arguments, body: ast.AST) -> bool:
+    """Whether a function turns its own parameters into text: ``bytes(c).decode()``,
+    ``"".join(map(chr, c))``, ``chr(c)``, ``bytes.fromhex(c)`` on a parameter."""
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    for node in ast.walk(body):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(
+            func, ast.Attribute
+        ) else None  # fmt: skip
+        chr_map = named == "map" and node.args and getattr(node.args[0], "id", None) == "chr"
+        if named not in _DECODING and not chr_map:
+            continue
+        used = [*node.args, *([func.value] if isinstance(func, ast.Attribute) else [])]
+        if any(_of_params(u, params) for u in used):
+            return True
+    return False
+
+
+_DATA_ONLY = frozenset(
+    {"list", "tuple", "iter", "reversed", "bytes", "bytearray", "map", "chr", "ord", "int",
+     "str", "sum", "range", "zip", "sorted"}
+)  # fmt: skip
+
+
+def _of_params(node: ast.expr, params: set[str]) -> bool:
+    """Whether ``node`` is made of the parameters alone (``c``, ``*c``, ``list(c)``,
+    ``(x ^ 1 for x in c)``): what reads anything else (``sock.recv(n)``, ``rows[n]``)
+    decodes data of its own, not the codes it is handed."""
+    bound = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    seen = False
+    for each in ast.walk(node):
+        if isinstance(each, ast.Name):
+            if each.id in params:
+                seen = True
+            elif each.id not in bound and each.id not in _DATA_ONLY:
+                return False
+        elif _reads_more(each):
+            return False
+    return seen
+
+
+def _reads_more(node: ast.AST) -> bool:
+    """An attribute, item, lambda or a call of anything but a data-only builtin."""
+    if isinstance(node, ast.Attribute | ast.Subscript | ast.Lambda | ast.NamedExpr):
+        return True
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) not in _DATA_ONLY
+
+
+def _chr_comprehension(node: ast.expr) -> str | None:
+    """``"".join(chr(c) for c in [115, 121, 115])``: codes walked into characters."""
+    if not isinstance(node, ast.GeneratorExp | ast.ListComp | ast.SetComp):
+        return None
+    spells = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "chr"
+        for n in ast.walk(node.elt)
+    )
+    if spells and any(_codes(g.iter, least=2) for g in node.generators):
+        return "chr() of character codes"
+    return None
 
 
 def _called(node: ast.AST | None) -> str | None:

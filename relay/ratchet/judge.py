@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import pkgutil
 import shutil
 import site
@@ -38,6 +39,7 @@ from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
 from relay.loop.goals import Goal
 from relay.loop.guard import (
+    NEW_TOP_MODULE,
     PYTEST_CONFIGS,
     SOURCE_SUFFIXES,
     baseline_suite,
@@ -47,6 +49,7 @@ from relay.loop.guard import (
     git_meta_changed,
     importable_dirs,
     is_test_file,
+    new_top_modules,
     project_hooks_touched,
     refs_changed,
     shadow_names,
@@ -70,6 +73,7 @@ from relay.loop.reach import (
     Reach,
     held_reason,
     imported_modules,
+    imported_names,
     project_modules,
     reaches_in,
 )
@@ -143,7 +147,21 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
         elif path.endswith(".py"):
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
-    return reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+    found = reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+    at_head = tree.files_at("HEAD")
+    pythonpath = config_pythonpath(
+        {n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
+    )
+    imported = imported_names(after for _, after in texts.values() if after)
+    tops = new_top_modules(
+        changes,
+        at_baseline=at_head,
+        present=sorted(present),
+        pythonpath=pythonpath,
+        imported=imported,
+    )
+    found += [Reach(p, 0, NEW_TOP_MODULE.format(name=n)) for p, n in tops]
+    return found
 
 
 @functools.cache
@@ -154,7 +172,37 @@ def installed_names() -> frozenset[str]:
     places |= set(site.getsitepackages())
     if site.ENABLE_USER_SITE:
         places.add(site.getusersitepackages())
-    return shadow_names(m.name for m in pkgutil.iter_modules(sorted(p for p in places if p)))
+    folders = site_folders(sorted(p for p in places if p))
+    return shadow_names(m.name for m in pkgutil.iter_modules(folders))
+
+
+def site_folders(places: Sequence[str]) -> list[str]:
+    """``places`` and the folders their ``.pth`` files add, as ``site.addsitedir`` reads
+    them (a line that names a folder that exists, relative to its place; ``import`` lines
+    and comments are not folders): a venv whose .pth points at another environment
+    imports that environment's modules too."""
+    found: list[str] = []
+    for place in places:
+        if place in found:
+            continue
+        found.append(place)
+        try:
+            names = sorted(n for n in os.listdir(place) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                text = Path(place, name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                line = line.rstrip()
+                if not line or line.startswith("#") or line.startswith(("import ", "import\t")):
+                    continue
+                folder = os.path.normpath(os.path.join(place, line))
+                if os.path.isdir(folder) and folder not in found:
+                    found.append(folder)
+    return found
 
 
 def plain_of(tree: WorkTree, candidate: str) -> Plain:

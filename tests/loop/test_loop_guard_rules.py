@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from relay.loop.classify import is_transient
 from relay.loop.contract import ENV_ONLY_MAKER
 from relay.loop.guard import (
     ALLOW_ENV_ONLY,
+    NEW_TOP_MODULE,
     baseline_suite,
     branch_moved,
     config_pythonpath,
@@ -20,6 +22,7 @@ from relay.loop.guard import (
     git_meta_changed,
     importable_dirs,
     is_test_file,
+    new_top_modules,
     opens_with_project,
     orphan_group,
     project_hooks_touched,
@@ -29,7 +32,7 @@ from relay.loop.guard import (
     suppressions_added,
     unreviewed_test_edits,
 )
-from relay.ratchet.judge import installed_names
+from relay.ratchet.judge import installed_names, site_folders
 
 # the names a new module may not take, as the drivers ask the interpreter for them
 INSTALLED = installed_names()
@@ -616,3 +619,58 @@ def test_the_names_a_new_module_may_not_take_are_handed_in_not_looked_up() -> No
     assert shadowed_name("_sysconfigdata_x.py", dirs, frozenset()) == "_sysconfigdata_x"
     # what the drivers hand in holds what this interpreter has installed beside relay
     assert {"typing_extensions", "pygments"} <= INSTALLED and shadow_names([]) <= INSTALLED
+
+
+def test_any_new_top_level_module_where_the_gates_import_first_is_for_a_person() -> None:
+    """A module only the gates' interpreter has (``mypy_extensions``) is on no list of
+    relay's: a new module at the top of an import folder is held whatever its name, but
+    for the project's growth (beside its own modules, imported by the change); tests and
+    conftest.py may always be added."""
+    base = ["src/calc/__init__.py", "src/calc/core.py", "tests/test_calc.py", "setup.py"]
+    new = {
+        # the clone's top holds none of the project's modules: held, imported or not
+        "mypy_extensions.py": "mypy_extensions",
+        "src/helpers.py": "helpers",  # beside the project's package, but nothing uses it
+        "src/newpkg/__init__.py": None,  # beside it and imported: the project grows
+        "src/stubbed.pyi": "stubbed",
+        "tests/helpers_lib/__init__.py": None,  # test code: tests may grow
+        "tests/test_more.py": None,
+        "conftest.py": None,
+        "src/calc/extra.py": None,  # inside the project's package
+        "docs/notes.py": None,  # no gate imports from docs/
+        "README.md": None,
+    }
+    imported = frozenset({"mypy_extensions", "newpkg", "calc"})
+    got = new_top_modules(
+        [*new, "gone.py"], at_baseline=base, present=[*base, *new], imported=imported
+    )
+    assert got == [(p, n) for p, n in new.items() if n], got
+    said = NEW_TOP_MODULE.format(name="mypy_extensions")
+    assert said == (
+        "a new top-level module mypy_extensions: modules at the top of an import folder can"
+        " shadow what a gate imports"
+    )
+    # a flat project grows at its top as in src/, and pytest's pythonpath folders are
+    # import folders too
+    flat = ["calc.py", "tests/test_calc.py"]
+    grown = ["neg.py", "lib/tool.py", "unused.py"]
+    got = new_top_modules(
+        grown,
+        at_baseline=flat,
+        present=[*flat, *grown],
+        pythonpath=["lib"],
+        imported=frozenset({"neg", "tool"}),
+    )
+    assert got == [("lib/tool.py", "tool"), ("unused.py", "unused")], got
+
+
+def test_the_installed_names_include_the_folders_a_pth_file_adds(tmp_path: Path) -> None:
+    site_dir, other, stray = tmp_path / "site", tmp_path / "shared", tmp_path / "stray"
+    for folder in (site_dir, other, stray):
+        folder.mkdir()
+    (other / "only_there.py").write_text("")
+    (site_dir / "a.pth").write_text(
+        f"# a comment\n{other}\nimport os; print('no')\n../stray\nmissing\n"
+    )
+    assert site_folders([str(site_dir)]) == [str(site_dir), str(other), str(stray)]
+    assert site_folders([str(tmp_path / "nowhere")]) == [str(tmp_path / "nowhere")]

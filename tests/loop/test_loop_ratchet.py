@@ -495,9 +495,10 @@ def test_nothing_is_pushed_unless_the_contract_authorises_it(tmp_path: Path) -> 
         if "# G1:" in BRIEF:
             put("src/calc.py", {CALC_MUL!r})
             put("tests/test_mul.py", {TEST_MUL!r})
-        else:
+        else:  # a new module the change's test imports: the project's growth
             put("src/two.py", "TWO = 2\\n")
-        """,
+            put("tests/test_two.py", "from two import TWO\\n\\n\\ndef test_two():\\n    assert TWO == 2\\n")
+        """,  # noqa: E501
     )
     ran = project.loop("run", "--maker", maker, "--goal", "G1")
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran

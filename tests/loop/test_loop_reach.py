@@ -69,6 +69,10 @@ def test_code_that_reaches_into_the_runner_is_held_for_a_person_and_honest_code_
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+    # a module the baseline has (a new top-level one would be held whatever its name)
+    project.write("src/extra.py", "X = 0\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "extra")
     for n, accept in enumerate((HAS_MUL, HAS_MUL, HAS_SUB, HAS_ARITY), start=1):
         added = project.loop("goal", "add", f"Goal {n}", "--accept", accept)
         assert added.data == {"goal": f"G{n}"}, added
