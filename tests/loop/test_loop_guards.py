@@ -186,6 +186,8 @@ def test_the_makers_own_git_machinery_goes_with_its_clone_and_relay_runs_no_hook
         "    sys.exit(0)\n"
         "git = subprocess.run(['git', 'rev-parse', '--path-format=absolute',"
         " '--git-common-dir'], capture_output=True, text=True).stdout.strip()\n"
+        "for d in ('hooks', 'info'):  # a clone made with no template has neither\n"
+        "    pathlib.Path(git, d).mkdir(exist_ok=True)\n"
         "pathlib.Path(git, 'hooks/pre-commit').write_text('#!/bin/sh\\nexit 1\\n')\n"
         "open(pathlib.Path(git, 'info/exclude'), 'a').write('NOTES.md\\n')\n"
         "put('NOTES.md', 'hidden from its own git\\n')\n",
