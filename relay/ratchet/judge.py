@@ -164,14 +164,38 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
     return found
 
 
-@functools.cache
-def installed_names() -> frozenset[str]:
+def installed_names(root: Path | None = None) -> frozenset[str]:
     """The names a new module of the clone may not take (``guard.shadow_names``), with
-    what the site-packages of the interpreter relay runs under hold: asked once."""
+    what the site-packages of the interpreter relay runs under hold and, for a clone at
+    ``root``, those of the project's own virtualenvs (its top folders with a pyvenv.cfg,
+    and the one ``VIRTUAL_ENV`` names): the gates run on the project's interpreter, whose
+    packages relay's own may lack (relay installed apart, the project in its .venv)."""
+    venvs = [str(p) for p in project_venvs(root)] if root is not None else []
+    return _installed(tuple(sorted(venvs)))
+
+
+def project_venvs(root: Path) -> list[Path]:
+    """The virtualenvs the project's gates may run on: the top folders of ``root`` with
+    a pyvenv.cfg, and the one ``VIRTUAL_ENV`` names."""
+    found: list[Path] = []
+    with contextlib.suppress(OSError):
+        found = [e for e in sorted(root.iterdir()) if (e / "pyvenv.cfg").is_file()]
+    named = os.environ.get("VIRTUAL_ENV", "")
+    if named and Path(named, "pyvenv.cfg").is_file() and Path(named) not in found:
+        found.append(Path(named))
+    return found
+
+
+@functools.cache
+def _installed(venvs: tuple[str, ...]) -> frozenset[str]:
+    """``installed_names`` for the virtualenvs given: asked once for each set."""
     places = {sysconfig.get_path(k) for k in ("purelib", "platlib")}
     places |= set(site.getsitepackages())
     if site.ENABLE_USER_SITE:
         places.add(site.getusersitepackages())
+    for venv in venvs:
+        places |= {str(p) for p in Path(venv).glob("lib*/python*/site-packages")}
+        places |= {str(p) for p in Path(venv).glob("Lib/site-packages")}
     folders = site_folders(sorted(p for p in places if p))
     return shadow_names(m.name for m in pkgutil.iter_modules(folders))
 
@@ -695,7 +719,7 @@ class Judge:
                 texts=texts,
                 may_edit_tests=goal is not None and goal.may_edit_tests,
                 pythonpath=pythonpath,
-                installed=installed_names(),
+                installed=installed_names(self.root),
             ),
             *project_hooks_touched(
                 changes,
@@ -990,7 +1014,7 @@ class Judge:
             pythonpath=config_pythonpath(
                 {n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
             ),
-            installed=installed_names(),
+            installed=installed_names(self.root),
         )
         if swapped or left_out:
             # the candidate's code judged by the baseline's tests and gate configuration

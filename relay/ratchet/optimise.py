@@ -428,7 +428,7 @@ def _protected(
             deleted=deleted,
             texts=texts,
             pythonpath=config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
-            installed=installed_names(),
+            installed=installed_names(tree.root),
         ),
         *project_hooks_touched(changes, declared=declared, at_baseline=tree.files_at("HEAD")),
     ]

@@ -674,3 +674,27 @@ def test_the_installed_names_include_the_folders_a_pth_file_adds(tmp_path: Path)
     )
     assert site_folders([str(site_dir)]) == [str(site_dir), str(other), str(stray)]
     assert site_folders([str(tmp_path / "nowhere")]) == [str(tmp_path / "nowhere")]
+
+
+def test_the_installed_names_include_the_projects_own_virtualenvs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the gates run on the project's interpreter: a package only its .venv has (relay
+    # installed apart) is a name a new top-level module may not take either
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    venv = tmp_path / ".venv"
+    site_dir = venv / "lib/python3.11/site-packages"
+    (site_dir / "only_in_the_project_venv").mkdir(parents=True)
+    (site_dir / "only_in_the_project_venv/__init__.py").write_text("")
+    (site_dir / "project_single_module.py").write_text("")
+    assert "only_in_the_project_venv" not in installed_names()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    names = installed_names(tmp_path)
+    assert {"only_in_the_project_venv", "project_single_module"} <= names
+    assert names >= INSTALLED
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "lib/python3.11/site-packages/named_by_virtual_env").mkdir(parents=True)
+    (elsewhere / "lib/python3.11/site-packages/named_by_virtual_env/__init__.py").write_text("")
+    (elsewhere / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.setenv("VIRTUAL_ENV", str(elsewhere))
+    assert "named_by_virtual_env" in installed_names(tmp_path / "no-such-clone")
