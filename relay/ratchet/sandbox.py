@@ -299,6 +299,22 @@ def sockets(folder):
     return left
 
 
+def inside(box, rel):
+    # box/rel as a real folder, made where missing, never through a link: the box folder
+    # is writable from inside an earlier box of the same candidate, whose code could have
+    # put a link where the next set-up binds (mount(2) follows links)
+    at = box
+    for part in [p for p in rel.split("/") if p]:
+        at = at + "/" + part
+        try:
+            os.mkdir(at, 0o700)
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(at).st_mode):
+            raise Failed(f"{at} is not a folder of relay's (a link or a file put there)")
+    return at
+
+
 def is_socket(p):
     try:
         return stat.S_ISSOCK(os.stat(p).st_mode)
@@ -308,6 +324,8 @@ def is_socket(p):
 
 def setup():
     box = env["RELAY_BOX"]
+    if not stat.S_ISDIR(os.lstat(box).st_mode):
+        raise Failed(f"{box} is not a folder of relay's")
     if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
         d = box + "/dev"
         os.mkdir(d)
@@ -338,13 +356,11 @@ def setup():
         ro(f"{tree}/{n}")
     shares = lines("RELAY_SHARES")
     for i, s in enumerate(shares, 1):  # the person's shares, past the private temporary folder
-        os.makedirs(f"{box}/shared/{i}", exist_ok=True)
-        rbind(s, f"{box}/shared/{i}")
+        rbind(s, inside(box, f"shared/{i}"))
     # a private temporary folder: the box's scratch, with the box's own folder at its own path
     temp = env["RELAY_TEMP"]
-    os.makedirs(f"{box}/tmp/{env['RELAY_BOX_IN']}", exist_ok=True)
-    rbind(box, f"{box}/tmp/{env['RELAY_BOX_IN']}")
-    rbind(box + "/tmp", temp)
+    rbind(box, inside(box, f"tmp/{env['RELAY_BOX_IN']}"))
+    rbind(inside(box, "tmp"), temp)
     # the real HOME and every folder at the top of / but the system's and the software's,
     # empty (what a role runs from is shown below): no socket bound there, now or later
     homes = lines("RELAY_HOMES")
@@ -373,6 +389,10 @@ def setup():
         rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
+    for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
+        staged = f"{box}/shared/{i}"
+        if libc.umount2(path(staged), 2) != 0:  # MNT_DETACH
+            raise Failed(f"umount {staged}: {os.strerror(ctypes.get_errno())}")
     for d in lines("RELAY_HIDE_DIRS"):
         if os.path.isdir(d):
             mount("relay-hidden", d, "tmpfs", RDONLY, "size=16k,mode=0500")
@@ -708,9 +728,13 @@ class Sandbox:
                     f"cannot make a box for a path with a line break in it ({str(named)!r}):"
                     " rename or move it"
                 )
+        if box.is_relative_to("/dev"):  # the box's own /dev could not be made: never the host's
+            raise LocalUsageError(
+                f"cannot make a box under /dev ({box}): set TMPDIR to a folder on a disk"
+                " (such as /tmp) for relay loop"
+            )
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
-        if not box.is_relative_to("/dev"):
-            hide += " RELAY_DEV=1"
+        hide += " RELAY_DEV=1"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"

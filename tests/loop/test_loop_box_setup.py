@@ -73,3 +73,79 @@ def test_the_set_up_leaves_nothing_of_its_own_in_the_box(box: Sandbox) -> None:
     # the command's shell, ls and grep (a shell may fork one more for the pipeline)
     assert int(count) <= 4, said
     assert "dev" not in names, said
+
+
+@needs_namespaces
+def test_a_link_put_in_the_box_folder_is_never_followed_by_the_next_set_up(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    """Boxes of one candidate share a folder its code can write: a box that swaps the
+    folder's ``tmp`` for a link to a host folder must not make the next box's /tmp that
+    host folder (mount(2) follows links): the next set-up refuses, and nothing lands."""
+    target = tmp_path / "host-folder"
+    target.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
+    folder = box.folder.resolve()
+    run(box, f"mv {folder}/tmp {folder}/tmp.old && ln -s {target} {folder}/tmp", env, box.tree)
+    assert (folder / "tmp").is_symlink()
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap("touch /tmp/landed", env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+    )
+    assert done.returncode != 0
+    assert b"not a folder of relay's" in done.stderr, done.stderr
+    assert list(target.iterdir()) == []
+    # the same for a link where the box's own folder is bound inside its /tmp
+    (folder / "tmp").unlink()
+    (folder / "tmp").mkdir()
+    inner = folder / "tmp" / folder.relative_to(Path(tempfile.gettempdir()).resolve())
+    inner.parent.mkdir(parents=True, exist_ok=True)
+    inner.symlink_to(target)
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap("true", env)], cwd=box.tree, env=env, capture_output=True
+    )
+    assert done.returncode != 0 and b"not a folder of relay's" in done.stderr, done.stderr
+    assert list(target.iterdir()) == []
+
+
+@needs_namespaces
+def test_a_folder_shown_read_only_is_reachable_nowhere_writable(box: Sandbox) -> None:
+    """A folder the box shows again read-only (a PATH folder in the temporary folder) is
+    staged under the box folder while the set-up covers its parents: the staging bind is
+    gone once it is in place, so no writable path to it is left in the box."""
+    tool = Path(tempfile.mkdtemp(prefix="relay-test-tool-"))
+    try:
+        (tool / "mytool").write_text("#!/bin/sh\necho tool\n")
+        (tool / "mytool").chmod(0o755)
+        env = {"PATH": f"{tool}:{os.environ['PATH']}", "HOME": str(box.home)}
+        folder = box.folder.resolve()
+        said = run(
+            box,
+            f"mytool; touch {tool}/x 2>/dev/null && echo wrote-shown;"
+            f" cat {folder}/shared/*/mytool 2>/dev/null && echo seen-staged;"
+            f" for d in {folder}/shared/*; do touch $d/x 2>/dev/null; done; echo end",
+            env,
+            box.tree,
+        )
+        assert said.split() == ["tool", "end"], said
+        assert not (tool / "x").exists()
+    finally:
+        shutil.rmtree(tool, ignore_errors=True)
+
+
+@needs_namespaces
+def test_a_box_folder_under_dev_is_refused_with_what_to_do() -> None:
+    """A box folder under /dev (TMPDIR=/dev/shm) could not get a /dev of its own and
+    would keep the host's, writable: refused in one line, before anything runs."""
+    from relay.errors import LocalUsageError
+
+    folder = Path(tempfile.mkdtemp(prefix="relay-test-dev-", dir="/dev/shm"))
+    try:
+        (folder / "tree").mkdir()
+        box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+        with pytest.raises(LocalUsageError, match="set TMPDIR to a folder on a disk"):
+            box.wrap("true", {"PATH": os.environ["PATH"], "HOME": str(box.home)})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
