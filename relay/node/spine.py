@@ -7,6 +7,7 @@ git library and the rest of a node's edges to read it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,55 +44,89 @@ def read_loop(root: Path) -> str | None:
     edit of the spine neither blocks relay nor stands for the shared one; the working file
     only when the remote has none (a repository relay is being set up in). When its
     master section names a data branch, the file as that branch has it: relay commits
-    the node table there, so every node reads the same. None when absent."""
+    the node table there, so every node reads the same. None when absent.
+
+    The branch checked out and the remote's branches are read from the repository's own
+    files where they can be (see ``_read_refs``), so git is started only to read a file
+    from a branch the remote has: a clone with no remote starts none."""
+    refs = _read_refs(root)
     path = root / LOOP_PATH
     local = path.read_text(encoding="utf-8") if path.is_file() else None
-    text = _at_remote_tip(root) or local
+    text = _at_remote_tip(root, refs) or local
     if text is None or not has_section(text):
-        return _find_data_branch(root) or text
+        return _find_data_branch(root, refs) or text
     try:
         branch = parse_master(text).data_branch
     except (ConfigError, ValueError):
         return text
     if not branch:
         return text
-    return _on_branch(root, branch, any_head=True) or text
+    return _on_branch(root, branch, refs, any_head=True) or text
 
 
-def _at_remote_tip(root: Path) -> str | None:
-    """LOOP.md on the remote's default branch, else on the checked-out branch's remote
-    counterpart, as last fetched (None when the remote has neither, or no such file)."""
+@dataclass(frozen=True)
+class _Refs:
+    """What ``git symbolic-ref --short HEAD`` and ``git for-each-ref refs/remotes/origin/``
+    would say: the branch checked out ('' when detached) and the remote's branch names."""
+
+    head: str
+    remote: tuple[str, ...]  # sorted, as for-each-ref lists them
+
+
+def _head(root: Path, refs: _Refs | None) -> str:
+    """The branch checked out, '' when HEAD is detached."""
+    if refs is not None:
+        return refs.head
     import subprocess
 
     head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
                           capture_output=True, text=True, check=False)  # fmt: skip
-    refs = ["refs/remotes/origin/HEAD"]
-    if head.stdout.strip():
-        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
-    for ref in refs:
-        shown = subprocess.run(
-            ["git", "show", f"{ref}:{LOOP_PATH.as_posix()}"],
-            cwd=root, capture_output=True, check=False,
-        )  # fmt: skip
-        if shown.returncode == 0:
-            return shown.stdout.decode("utf-8")
+    return head.stdout.strip()
+
+
+def _show(root: Path, ref: str, refs: _Refs | None) -> str | None:
+    """LOOP.md on ``refs/remotes/origin/<ref>``; None when absent (without starting git
+    when the remote has no such branch)."""
+    if refs is not None and ref not in refs.remote:
+        return None
+    import subprocess
+
+    shown = subprocess.run(
+        ["git", "show", f"refs/remotes/origin/{ref}:{LOOP_PATH.as_posix()}"],
+        cwd=root, capture_output=True, check=False,
+    )  # fmt: skip
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+
+
+def _at_remote_tip(root: Path, refs: _Refs | None) -> str | None:
+    """LOOP.md on the remote's default branch, else on the checked-out branch's remote
+    counterpart, as last fetched (None when the remote has neither, or no such file)."""
+    head = _head(root, refs)
+    for ref in ["HEAD", *([head] if head else [])]:
+        text = _show(root, ref, refs)
+        if text is not None:
+            return text
     return None
 
 
-def _find_data_branch(root: Path) -> str | None:
+def _find_data_branch(root: Path, refs: _Refs | None) -> str | None:
     """LOOP.md of the fetched branch whose master section names that very branch as relay's
     data branch: how a clone of a protected default branch (which has no section, since
     it refused relay's commits) learns where relay keeps its spine. None when none does."""
-    import subprocess
+    if refs is not None:
+        branches = list(refs.remote)
+    else:
+        import subprocess
 
-    listed = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    for branch in listed.stdout.split()[:100]:
+        listed = subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/"],
+            cwd=root, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        branches = listed.stdout.split()
+    for branch in branches[:100]:
         if branch == "HEAD":
             continue
-        text = _on_branch(root, branch, any_head=True)
+        text = _on_branch(root, branch, refs, any_head=True)
         if text is None or not has_section(text):
             continue
         try:
@@ -102,19 +137,104 @@ def _find_data_branch(root: Path) -> str | None:
     return None
 
 
-def _on_branch(root: Path, branch: str, *, any_head: bool = False) -> str | None:
+def _on_branch(
+    root: Path, branch: str, refs: _Refs | None = None, *, any_head: bool = False
+) -> str | None:
     """LOOP.md on ``origin/<branch>`` (None when this clone has not fetched it, or is on it)."""
-    import subprocess
-
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    if head.stdout.strip() == branch and not any_head:
+    if not any_head and _head(root, refs) == branch:
         return None
-    shown = subprocess.run(
-        ["git", "show", f"refs/remotes/origin/{branch}:{LOOP_PATH.as_posix()}"],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
-    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+    return _show(root, branch, refs)
+
+
+# Environment variables with which git reads another repository or another view of its
+# refs than the files at the clone's root say: git itself answers then.
+_GIT_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_REF_STORAGE")
+_REMOTE = "refs/remotes/origin/"
+
+
+def _read_refs(root: Path) -> _Refs | None:
+    """The branch checked out and the remote's branches, read from ``.git`` (a directory,
+    or a worktree's or submodule's ``gitdir:`` file) as git stores them: ``HEAD``, loose
+    refs and ``packed-refs``. None where that is not certain to be git's answer (another
+    ref storage, a name git would shorten otherwise, a file it cannot read): the caller
+    asks git then."""
+    import os
+
+    if any(os.environ.get(name) for name in _GIT_ENV):
+        return None
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        git_dir, common = dirs
+        if (common / "reftable").exists():
+            return None
+        packed = _packed_refs(common)
+        remote = set(_loose_refs(common, _REMOTE)) | {
+            name[len(_REMOTE) :] for name in packed if name.startswith(_REMOTE)
+        }
+        head_text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not head_text.startswith("ref:"):
+        head = ""  # detached
+    else:
+        target = head_text[4:].strip()
+        if not target.startswith("refs/heads/"):
+            return None
+        head = target[len("refs/heads/") :]
+        # --short names a branch so only when no other ref reads as the same short name
+        others = (f"refs/{head}", f"refs/tags/{head}", f"refs/remotes/{head}",
+                  f"refs/remotes/{head}/HEAD")  # fmt: skip
+        if any(name in packed or (common / name).is_file() for name in others):
+            return None
+    return _Refs(head=head, remote=tuple(sorted(remote, key=lambda n: n.encode())))
+
+
+def _git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The clone's git directory (HEAD's) and its common directory (the refs')."""
+    dot = root / ".git"
+    if dot.is_dir():
+        git_dir = dot
+    elif dot.is_file():
+        line = dot.read_text(encoding="utf-8").strip()
+        if not line.startswith("gitdir:"):
+            return None
+        git_dir = root / line[len("gitdir:") :].strip()  # an absolute path stays absolute
+    else:
+        return None
+    common = git_dir
+    pointer = git_dir / "commondir"
+    if pointer.is_file():
+        common = git_dir / pointer.read_text(encoding="utf-8").strip()
+    return git_dir, common
+
+
+def _packed_refs(common: Path) -> set[str]:
+    """The ref names ``packed-refs`` holds."""
+    try:
+        text = (common / "packed-refs").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return set()
+    names = set()
+    for line in text.splitlines():
+        if line and line[0] not in "#^":
+            _, _, name = line.partition(" ")
+            names.add(name.strip())
+    return names
+
+
+def _loose_refs(common: Path, prefix: str) -> list[str]:
+    """The loose refs under ``prefix``, named from there (``main``, ``feature/x``)."""
+    import os
+
+    base = common / prefix
+    found = []
+    for folder, _, files in os.walk(base):
+        for name in files:
+            if not name.endswith(".lock"):
+                found.append(os.path.relpath(os.path.join(folder, name), base).replace(os.sep, "/"))
+    return found
 
 
 def read_master(root: Path) -> Master:
