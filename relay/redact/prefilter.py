@@ -46,7 +46,7 @@ import re2
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
-from relay.redact.named import STRONG, VENDORS, WEAK
+from relay.redact.named import MIN_FREE_STANDING, MIN_RANDOM, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 from relay.redact.shell import NETRC_SUPERSET
 from relay.redact.shell import STDIN_SUPERSET as SHELL_STDIN_SUPERSET
@@ -141,6 +141,40 @@ def _digit(klass: str) -> str:
     return f"(?:{klass}{{7,}}[0-9]|{klass}*[0-9]{klass}{{7}})"
 
 
+def _upper_among(first: str, klass: str, least: int) -> str:
+    """The start of a value (``first``, then ``klass``: classes of ``[…]`` or ``[^…]``) of
+    ``least`` characters at least with an upper-case letter among them. Each place of the
+    first such letter is one branch, nested (``[A-Z]K{n}|k(?:[A-Z]K{n-1}|k(?:…))``, ``k``
+    not upper case), so that the automaton counts one place and one length, not every
+    subset of places a letter was at (those states ran RE2's memory past its bound)."""
+    plain_first, plain = _not_upper(first), _not_upper(klass)
+    nested = f"(?:{_UPPER}|{plain}+{_UPPER})"  # the last place of the first ``least``
+    for place in range(least - 2, 0, -1):
+        nested = f"(?:{_UPPER}{klass}{{{least - 1 - place}}}|{plain}{nested})"
+    return f"(?:{_UPPER}{klass}{{{least - 1}}}|{plain_first}{nested})"
+
+
+def _not_upper(klass: str) -> str:
+    """``klass`` without the upper-case letters (matched case-sensitively)."""
+    if klass.startswith("[^"):
+        return f"(?-i:[^{klass[2:-1]}A-Z])"
+    return f"(?-i:{klass})"  # a class of lower-case letters and symbols
+
+
+_UPPER = "(?-i:[A-Z])"
+
+
+def _random_enough(first: str, klass: str, least: int = MIN_RANDOM) -> str:
+    """The start of a named value that ``named.looks_random`` may take: ``least``
+    characters at least with an upper-case letter among them, or 24 (a shorter value must
+    mix cases). ``PASS: test_reader_840`` and ``PASS: test_resolver_840`` are neither, and
+    a build log has many such lines."""
+    return f"(?:{_upper_among(first, klass, least)}|{first}{klass}{{{_MIXED_BELOW - 1}}})"
+
+
+_MIXED_BELOW = 24  # ``named.looks_random``: a shorter value must hold both cases
+
+
 # The named rules' value characters (see ``named``): quoted three ways, and bare.
 _DQ, _SQ, _BQ = r'[^"\\\r\n]', r"[^'\r\n]", r"[^`\r\n]"
 _BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
@@ -156,6 +190,9 @@ _IPV4 = _ipv4_superset()
 # Every word that starts a name any rule reads: the assignment rules' keywords and the
 # named rules' words (vendors included).
 _KEYWORDS = "pass|secret|token|credential|cookie|pwd|key|auth"  # the assignment rules'
+_OTHER_KEYWORDS = "secret|token|credential|cookie|pwd|key|auth"  # all but ``pass``
+# The rest of a name after its keyword, as the assignment rules read it (not a plural).
+_NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
 _NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
@@ -189,32 +226,46 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # rule refuses and many a log line holds)
     # (nor a bare value glued to a colon, ``File.java:98``, ``token_stream:1.2``, which the
     # rules read as a reference, not a setting, unless the name is quoted: ``"token":x``)
-    rf"(?:{_KEYWORDS})(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)?\\{{0,3}}"
+    rf"(?:{_OTHER_KEYWORDS}|credentials|pass[a-z]){_NAME_REST}?\\{{0,3}}"
     rf"(?:[\"']:|[\"']?[ \t]*(?:=|:(?:[ \t\"'\\=|>!&]|$|{_ANNOTATION})))",
+    # (``pass`` alone, ``DB_PASS``, ``pass_1``: as a test summary's ``PASS: test_x`` and its
+    # count ``PASS=3`` say, it names a secret only set with ``=`` to more than a number, or
+    # with ``:`` quoted, after a prefix, in lower case, or before a type or ``=``)
+    rf"pass(?:[0-9_.\-]{_NAME_REST}?)?\\{{0,3}}(?:[\"'][ \t]*:|[\"']?[ \t]*(?:"
+    r"=[ \t]*(?:[^0-9\s]|[0-9]+[^0-9\s&,;<>(){}\[\]])"
+    rf"|:[ \t]*(?:=|{_ANNOTATION})))",
+    rf"(?:[^\s][_.\-]pass|(?-i:pass))(?:[0-9_.\-]{_NAME_REST}?)?\\{{0,3}}"
+    rf"[\"']?[ \t]*:(?:[ \t\"'\\=|>!&]|$|{_ANNOTATION})",
     # (the named rules' other words go on only past a separator: ``SessionService.java:12``)
     # (and a value of eight characters at least, with a digit, as the rule asks:
     # ``src/session_1.c:12:5:`` and ``session: processed 5 items`` have none)
     rf"(?:{_NAME_WORDS})(?:[_.\-0-9][a-z0-9_.\-]*)?\\{{0,3}}[\"']?[ \t]*(?:=>|:=|=|:)"
-    rf"[ \t]*(?:\\*\"{_digit(_DQ)}|'{_digit(_SQ)}|`{_digit(_BQ)}"
-    rf"|{_BARE_FIRST}{_BARE}{{6,}}[0-9]|(?:{_BARE_FIRST}{_BARE}*)?[0-9]{_BARE}{{7}})",
+    rf"[ \t]*(?:\\*\"{_random_enough(_DQ, _DQ)}|'{_random_enough(_SQ, _SQ)}"
+    rf"|`{_random_enough(_BQ, _BQ)}|{_random_enough(_BARE_FIRST, _BARE)})",
     r"authorization[\"']?[ \t]*[:=]",  # the header takes any credential after it
     # named: an element named by a word, a name/value pair, and the two lines of one
     rf"<[a-z0-9_.:\-]{{0,40}}(?:{_NAME_WORDS})[^<>\n]*>[^<\n]+</",
     r"\"[ \t]+value=\"",
+    # named: an element that a key or name attribute names (``<setting name="ApiToken"
+    # serializeAs="String">…</setting>``), whatever its other attributes are
+    r"<[a-z0-9_.:\-]{1,40}[ \t][^>\n]*(?:key|name)=\"[^\"\n]*\"[^>\n]*>[^<\n]+</",
     r"<name>|</name>|<value>",
     # named and assignments: a flag named by a word (``--api-key``, ``-token``)
     # (unbounded: a counted run after each dash would multiply the automaton's states)
     rf"-[a-z0-9\-]*(?:{_SECRET_WORDS}|api-key)",
     # named: a word, a separator, at most three short words, then a long value
     rf"(?:{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
-    r"(?:[a-z]{1,12}[ \t]+){0,3}[a-z0-9+/_\-.~]{10}",
+    r"(?:[a-z]{1,12}[ \t]+){0,3}"
+    rf"{_random_enough('[a-z0-9+/_.~]', '[a-z0-9+/_.~=-]', MIN_FREE_STANDING)}",
     r"bearer[ \t]+[a-z0-9_\-.~+/]{8}",  # tokens: Authorization's bearer
     r"://[^\s/@\"'<>]*@",  # tokens: user info in a URL
     r"%3a%2f%2f",  # tokens: a URL-encoded URL
     r"-----begin ",  # tokens: a key block (stretched to its END on the whole block)
     r"-----end ",  # engine: a key's end whose BEGIN line is gone
     r"-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-[0-9a-f]{2}-",  # network: a MAC with dashes
-    r"(?:mysql|login|sshpass)[^\n]*-p",  # shell: -pSECRET after mysql or sshpass, -p after a login
+    # shell: -pSECRET after mysql or sshpass, -p after a login (not the compilers' -pthread)
+    r"(?:mysql|login|sshpass)[^\n]*[ \t\n\r\f\v'\"(]-p"
+    r"(?:[^t]|$|t(?:[^h]|$|h(?:[^r]|$|r(?:[^e]|$|e(?:[^a]|$|a(?:[^d]|$))))))",
     _IPV4,  # network: IPv4 where the version rule does not keep it (see ``_ipv4_superset``)
     r"(?:^|[^g-z_])::(?:[^g-z_]|$)",  # network: IPv6 with ::
     r":[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:",  # network: IPv6, MAC

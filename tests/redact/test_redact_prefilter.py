@@ -109,6 +109,7 @@ SINGLE = (
     "cat <<EOF | docker login -u ci --password-stdin\nKq8vZ2mW{n}x\nEOF",
     "machine h{n}.example.org login ci password Kq8{n}",
     "data:\n  ca.crt: TUlJQ2pDQ0FYUUNDUUQ4{n}QUFBQUFB==",
+    '<setting name="ApiToken" as="S">Kq8vZ2mW{n}x</setting>',
 )
 
 
@@ -226,4 +227,95 @@ def test_every_setting_after_a_name_and_a_colon_is_kept(
     rng = random.Random(seed)
     line = f"{key}:{blanks}{value}{' ' + second if second else ''}{tail}"
     block = (clean_lines(rng, 2000) + line + "\n" + clean_lines(rng, 2000)).encode()
+    assert WITH.scan(block) == WITHOUT.scan(block), line
+
+
+def test_a_test_summary_line_is_not_kept() -> None:
+    """``PASS: test_x_12`` and ``PASS=12`` name no password, a named value shorter than the
+    named rules' least is no secret, and ``-pthread`` after ``include/mysql`` is no -p."""
+    assert WITH._prefilter is not None
+    for line in (
+        "PASS: test_reader_840 PASS=840 FAIL=0; -I/usr/include/mysql -pthread",
+        "PASS: test_lexer_12 PASS=12 FAIL=0",
+        "session: processed_123 in 0.5s; mysql client built with -pthread",
+    ):
+        lines = WITH._prefilter.lines((line + "\n").encode() * 3)
+        assert lines is not None and lines.text == b"", line
+        assert WITH.scan((line + "\n").encode()) == WITHOUT.scan((line + "\n").encode())
+
+
+# ``pass`` alone, in the shapes the assignment rules take or refuse, and named values about
+# as long as the named rules' least (16 characters, 20 for a value further on the line).
+_PASS_KEYS = ("PASS", "pass", "Pass", "DB_PASS", "db.pass", "x-PASS", "PASS_1", "bypass", "_PASS")
+_PASS_SEPARATORS = (":", ": ", "=", " = ", ":=", "=>", '": ', "': ", ": str = ", ":\t", " : ")
+_PASS_VALUES = (
+    "840", "test_reader_840", '"840"', "840x", "840'x", "840'", "Kq8vZ2mW7x3", "$(pass db)",
+    "", "'hunter2'", "840;", "\\\"840\\\"", "|", "840 more",
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.sampled_from(_PASS_KEYS),
+    sep=st.sampled_from(_PASS_SEPARATORS),
+    value=st.sampled_from(_PASS_VALUES),
+    head=st.sampled_from(("", "  ", "- ", "export ", '"', "x ")),
+    seed=st.integers(0, 2**16),
+)
+def test_every_password_set_by_pass_alone_is_kept(
+    key: str, sep: str, value: str, head: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    line = f"{head}{key}{sep}{value}"
+    block = (clean_lines(rng, 1000) + line + "\n" + clean_lines(rng, 1000)).encode()
+    assert WITH.scan(block) == WITHOUT.scan(block), line
+
+
+_NAMED_SYNTAXES = (
+    "{w}: {v}", '{w}="{v}"', "{w}='{v}'", "{w}=`{v}`", "{w} is {v}", "the {w} now {v} ok",
+    "{w}: {v}==", "{w}_id: {v}",
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    word=st.sampled_from(("pass", "session", "key", "api", "github", "token", "password")),
+    syntax=st.sampled_from(_NAMED_SYNTAXES),
+    size=st.integers(12, 26),
+    case=st.sampled_from(("lower", "mixed", "upper", "hex")),
+    seed=st.integers(0, 2**16),
+)
+def test_named_values_about_as_long_as_the_least_are_kept(
+    word: str, syntax: str, size: int, case: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    alphabet = {
+        "lower": "abcdefghijklmnopqrstuvwxyz0123456789_",
+        "mixed": "abcdefXYZKLMqrstuv0123456789",
+        "upper": "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789",
+        "hex": "0123456789abcdef",
+    }[case]
+    value = "".join(rng.choice(alphabet) for _ in range(size - 1)) + rng.choice("0123456789")
+    line = syntax.format(w=word, v=value)
+    block = (clean_lines(rng, 1000) + line + "\n" + clean_lines(rng, 1000)).encode()
+    assert WITH.scan(block) == WITHOUT.scan(block), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "mysql -uroot -pthreadS3cret app",
+        "mysql -uroot -pthread app",
+        "mysql -uroot -pthre",
+        "mysql -uroot -pt",
+        "mysql -uroot '-pS3cr3t'",
+        "mysql -uroot\x0b-pS3cr3t",
+        "sshpass -pthread9 ssh host",
+        "docker login -p thread https://r.example.org",
+        "/usr/include/mysql -pthread -pS3cr3t",
+    ],
+)
+def test_a_p_flag_after_mysql_is_kept_unless_it_is_pthread(line: str) -> None:
+    rng = random.Random(line)
+    block = (clean_lines(rng, 1000) + line + "\n" + clean_lines(rng, 1000)).encode()
     assert WITH.scan(block) == WITHOUT.scan(block), line
