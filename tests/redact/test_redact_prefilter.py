@@ -110,6 +110,7 @@ SINGLE = (
     "machine h{n}.example.org login ci password Kq8{n}",
     "data:\n  ca.crt: TUlJQ2pDQ0FYUUNDUUQ4{n}QUFBQUFB==",
     '<setting name="ApiToken" as="S">Kq8vZ2mW{n}x</setting>',
+    "APP_CREDENTIALS=Hxkqmzpab",
 )
 
 
