@@ -181,6 +181,14 @@ _BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
 _BARE = r"""[^\s"'&,;<>(){}\[\]\\]"""
 # A type annotation glued to the name's colon, before ``=`` (``api_token:str = "…"``).
 _ANNOTATION = r"(?:typing\.)?(?:final|classvar|optional|str|bytes|secretstr)"
+# After ``name:`` and blanks, a value the rules may take (``assignments._yaml_like``): a
+# quoted one, or a bare one that ends the line, a field (``,`` ``;`` ``#`` …) or its own
+# run of word characters (``…: Xk3j``, ``…: a+b``), unless more words follow a plain word.
+_PLAIN = r"(?-i:[a-z_.\-])"  # no character the rules call machine-made
+_SETTING = (
+    rf"[ \t]+(?:[\"']|[^ \t\"']{_PLAIN}*(?:$|[^a-z \t_.\-]|(?-i:[A-Z])"
+    r"|[ \t]+(?:$|[\n\r\f\v,;#})\]&])))"
+)
 
 # A name the version rule reads (40 characters at most) that opens with "lib" keeps a quad.
 _LIB = ((b"lib", 40 - len(b"lib")),)
@@ -226,8 +234,10 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # rule refuses and many a log line holds)
     # (nor a bare value glued to a colon, ``File.java:98``, ``token_stream:1.2``, which the
     # rules read as a reference, not a setting, unless the name is quoted: ``"token":x``)
+    # (nor a plain word after a colon and a blank that more words follow, ``token_stream:
+    # processed 5 items``, which the rules read as a sentence)
     rf"(?:{_OTHER_KEYWORDS}|credentials|pass[a-z]){_NAME_REST}?\\{{0,3}}"
-    rf"(?:[\"']:|[\"']?[ \t]*(?:=|:(?:[ \t\"'\\=|>!&]|$|{_ANNOTATION})))",
+    rf"(?:[\"']:|[\"']?[ \t]*(?:=|:(?:[\"'\\=|>!&]|$|[ \t]*{_ANNOTATION}|{_SETTING})))",
     # (``pass`` alone, ``DB_PASS``, ``pass_1``: as a test summary's ``PASS: test_x`` and its
     # count ``PASS=3`` say, it names a secret only set with ``=`` to more than a number, or
     # with ``:`` quoted, after a prefix, in lower case, or before a type or ``=``)
