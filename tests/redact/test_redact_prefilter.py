@@ -239,6 +239,7 @@ def test_a_test_summary_line_is_not_kept() -> None:
         "PASS: test_reader_840 PASS=840 FAIL=0; -I/usr/include/mysql -pthread",
         "PASS: test_lexer_12 PASS=12 FAIL=0",
         "session: processed_123 in 0.5s; mysql client built with -pthread",
+        "2026-11-01T00:12:10.130Z INFO  token_stream: processed 130 items (max_tokens=130)",
     ):
         lines = WITH._prefilter.lines((line + "\n").encode() * 3)
         assert lines is not None and lines.text == b"", line
