@@ -442,6 +442,10 @@ class Judge:
                 said = redact_secrets(self._final_message(ran.reading.text), self.secrets())
             explain.write_text(said, encoding="utf-8")
             escaped = self._escaped(head, mine, had, baseline, state)
+            broken = box.intact()
+            if escaped is None and broken is not None:  # read nothing through a link
+                what = f"the maker's box is not as relay made it: {broken}"
+                escaped = Failed(Category.PROTECTED, what, what + "; nothing of it was taken")
             if escaped is None:
                 moved = branch_moved(f"refs/heads/{loop_branch}", maker_branch(box.tree))
             if escaped is None and moved is None:

@@ -345,6 +345,10 @@ def _attempt(
             return Attempt(Failed(Category.METRIC, what, why), idea)
         # the maker's files, hashed with relay's own git directory (the maker's git
         # directory and configuration are never used): its commits are thereby folded
+        broken = box.intact()
+        if broken is not None:  # read nothing through a link the maker put in its box
+            what = f"the maker's box is not as relay made it: {broken}"
+            return Attempt(Failed(Category.PROTECTED, what, what + "; nothing was taken"), idea)
         changes = run.tree.changed_under(where, head, skip=box.private)
         bad = _protected(run, where, changes, declared=goal.paths)
         if bad:

@@ -326,6 +326,8 @@ def setup():
     box = env["RELAY_BOX"]
     if not stat.S_ISDIR(os.lstat(box).st_mode):
         raise Failed(f"{box} is not a folder of relay's")
+    for rel in lines("RELAY_OWN"):  # the tree and scratch HOME an earlier box could swap
+        inside(box, rel)
     if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
         d = box + "/dev"
         os.mkdir(d)
@@ -470,7 +472,7 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES "
-        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS"
+        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -638,6 +640,27 @@ class Sandbox:
         return (*PRIVATE, *self.exposed)
 
     @property
+    def owned(self) -> list[Path]:
+        """The tree and scratch HOME where they lie in the box folder (its own code can
+        rename them: they are checked, never followed, wherever relay uses them)."""
+        return [p for p in (self.tree, self.home) if p.is_relative_to(self.folder)]
+
+    def intact(self) -> str | None:
+        """Why the box folder can no longer be trusted (its tree or scratch HOME swapped
+        for a link or a file by code run in it), or None: relay then reads nothing
+        through it."""
+        for p in self.owned:
+            try:
+                mode = p.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                return f"{p.name} cannot be read ({err.strerror})"
+            if not stat.S_ISDIR(mode):
+                return f"its {p.name} folder was replaced by a link or a file"
+        return None
+
+    @property
     def brief(self) -> Path:
         return self.folder / "brief.md"
 
@@ -671,6 +694,13 @@ class Sandbox:
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         box = self.folder.resolve()
+        # the tree and scratch HOME by their names in the box folder, never resolved: an
+        # earlier box of the same folder could have swapped either for a link (the set-up
+        # refuses one, and relay reads neither through one: ``intact``)
+        own = [p.relative_to(self.folder) for p in self.owned]
+        tree = self.tree.resolve()
+        if self.tree.is_relative_to(self.folder):
+            tree = box / self.tree.relative_to(self.folder)
         temp, private = temporary_roots(box)
         # the real HOME, empty: only what a role needs of it is shown (read-only) again
         real = real_homes()
@@ -720,9 +750,10 @@ class Sandbox:
             "RELAY_SHOWN": shown_here,
             "RELAY_WRITABLE": writable,
             "RELAY_SOCKET_DIRS": socket_folders(),
-            "RELAY_SOCKETS": host_sockets([box, self.tree.resolve()]),
+            "RELAY_SOCKETS": host_sockets([box, tree]),
+            "RELAY_OWN": own,
         }
-        for named in (*(p for v in given.values() for p in v), self.tree.resolve(), shown):
+        for named in (*(p for v in given.values() for p in v), tree, shown):
             if "\n" in str(named or ""):
                 raise LocalUsageError(
                     f"cannot make a box for a path with a line break in it ({str(named)!r}):"
@@ -738,7 +769,7 @@ class Sandbox:
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
-                f" RELAY_TREE={shlex.quote(str(self.tree.resolve()))}"
+                f" RELAY_TREE={shlex.quote(str(tree))}"
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
         hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"

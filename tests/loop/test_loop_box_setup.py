@@ -149,3 +149,34 @@ def test_a_box_folder_under_dev_is_refused_with_what_to_do() -> None:
             box.wrap("true", {"PATH": os.environ["PATH"], "HOME": str(box.home)})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_namespaces
+def test_a_tree_swapped_for_a_link_is_refused_by_the_next_set_up_and_by_relay(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    """The tree (and the scratch HOME) lie in the box folder, which the box's code can
+    write: swapped for a link to a host folder, the next box must not bind that folder
+    writable at the person's clone's path, and relay must read nothing through it."""
+    target = tmp_path / "host-folder"
+    target.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
+    folder = box.folder.resolve()
+    assert box.intact() is None
+    run(box, f"mv {folder}/tree {folder}/tree.old && ln -s {target} {folder}/tree", env, folder)
+    assert box.intact() is not None and "tree" in str(box.intact())
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap("touch landed", env)], cwd=folder, env=env, capture_output=True
+    )
+    assert done.returncode != 0 and b"not a folder of relay's" in done.stderr, done.stderr
+    assert list(target.iterdir()) == []
+    (folder / "tree").unlink()
+    (folder / "tree.old").rename(folder / "tree")
+    (folder / "home").mkdir(exist_ok=True)
+    (folder / "home").rmdir()
+    (folder / "home").symlink_to(target)
+    assert box.intact() is not None and "home" in str(box.intact())
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap("true", env)], cwd=folder, env=env, capture_output=True
+    )
+    assert done.returncode != 0 and b"not a folder of relay's" in done.stderr, done.stderr
