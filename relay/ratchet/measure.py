@@ -402,6 +402,8 @@ def _guarded(
     ("" when it can, or it ran no pytest)."""
     from relay.ratchet.guard_run import pytest_guard
 
+    if box is not None:  # each gate starts from an empty scratch: one run leaves nothing
+        box.fresh_scratch()
     with pytest_guard(box.folder if box else None) as guard:
         if box is not None:
             runner = replace(box, read_only=(*box.read_only, guard.plugin_dir))

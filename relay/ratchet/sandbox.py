@@ -660,6 +660,27 @@ class Sandbox:
                 return f"its {p.name} folder was replaced by a link or a file"
         return None
 
+    def fresh_scratch(self) -> None:
+        """Empty the scratch HOME and temporary folder an earlier run in this box folder
+        wrote (links and files an earlier box put in their place are removed, never
+        followed): what one gate's run of the candidate leaves there (a ``.pth`` in the
+        user site, a tool's user configuration) must not change how the next gate runs."""
+        for place in (self.home, self.tmp):
+            if not place.is_relative_to(self.folder):
+                continue
+            try:
+                mode = place.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISDIR(mode):
+                place.unlink()
+                continue
+            for child in place.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+
     @property
     def brief(self) -> Path:
         return self.folder / "brief.md"

@@ -180,3 +180,25 @@ def test_a_tree_swapped_for_a_link_is_refused_by_the_next_set_up_and_by_relay(
         ["/bin/sh", "-c", box.wrap("true", env)], cwd=folder, env=env, capture_output=True
     )
     assert done.returncode != 0 and b"not a folder of relay's" in done.stderr, done.stderr
+
+
+def test_each_gate_starts_from_an_empty_scratch(box: Sandbox, tmp_path: Path) -> None:
+    """What one gate's run of the candidate wrote in the scratch HOME or temporary folder
+    (a .pth in the user site, a tool's user configuration) is gone before the next one,
+    and a link put in their place is removed, never followed."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    site = box.home / ".local/lib/python3/site-packages"
+    site.mkdir(parents=True)
+    (site / "evil.pth").write_text("import os\n")
+    box.tmp.mkdir(exist_ok=True)
+    (box.tmp / "left").write_text("x")
+    (box.tmp / "link").symlink_to(outside)
+    box.fresh_scratch()
+    assert list(box.home.iterdir()) == [] and list(box.tmp.iterdir()) == []
+    assert (outside / "keep").exists()
+    box.home.rmdir()
+    box.home.symlink_to(outside)
+    box.fresh_scratch()
+    assert not box.home.exists() and (outside / "keep").exists()
