@@ -44,7 +44,15 @@ from relay.loop.roster import RoleSettings
 from relay.loop.threads import ThreadState, brief_part, role_word
 from relay.ratchet.egress import SOCKET_NAME, EgressProxy, proxy_env, without_proxies
 from relay.ratchet.measure import handed_secrets, role_of, role_secrets
-from relay.ratchet.sandbox import NAMESPACES, Sandbox, agent_login, clone_secrets, read_private
+from relay.ratchet.sandbox import (
+    NAMESPACES,
+    Sandbox,
+    agent_login,
+    clone_secrets,
+    hand_in,
+    own_folder,
+    read_private,
+)
 from relay.ratchet.threads import ThreadStore
 
 TRANSCRIPTS = "transcripts"
@@ -219,7 +227,7 @@ def run_role(
         # the role's file as its process can read it: a copy in its box (the original
         # lies in the person's git directory, which the box hides)
         handed = sandbox.folder / path.name
-        shutil.copyfile(path, handed)
+        hand_in(path, handed)  # a link an earlier ask's box left there is not followed
         path = handed
     env = (
         dict(os.environ)
@@ -232,8 +240,11 @@ def run_role(
         env.update(agent_login(Path(env["HOME"]), agent.name, os.environ))
     env.update(role_secrets(role))  # that role's alone
     env[env_name] = str(path)
+    # a box folder whose tree an earlier box swapped for a link is read nothing through
+    intact = sandbox is None or sandbox.intact() is None
     if cannot is not None:
-        cannot.unlink(missing_ok=True)
+        if intact:
+            cannot.unlink(missing_ok=True)
         env[CANNOT_ENV] = str(cannot)
     if explain is not None:  # where the maker says what it changed and why
         env[EXPLAIN_ENV] = str(explain)
@@ -241,8 +252,11 @@ def run_role(
         command = f"{spec} {quote_arg(str(path))}"
     else:
         agent = mode_for(agent, maker=maker)
-        history = (sandbox.history if sandbox else transcripts) / f"{label}.history"
-        history.mkdir(parents=True, exist_ok=True)
+        if sandbox is not None:
+            history = own_folder(own_folder(sandbox.history) / f"{label}.history")
+        else:
+            history = transcripts / f"{label}.history"
+            history.mkdir(parents=True, exist_ok=True)
         model = settings.model if settings is not None else None
         command = command_line(invocation(agent, str(path), history=str(history), model=model))
     proxy: EgressProxy | None = None
@@ -273,7 +287,8 @@ def run_role(
     refused = "".join(f"{line}\n" for line in proxy.log) if proxy is not None else ""
     transcript.write_text(f"$ {command}\n{done.output}{refused}", encoding="utf-8")
     reason = None
-    if cannot is not None:  # read only as a regular file of the maker's own, redacted
+    if cannot is not None and (sandbox is None or sandbox.intact() is None):
+        # read only as a regular file of the maker's own, redacted
         kept = clone_secrets((threads_root / ".git") if threads_root else Path(os.devnull))
         reason = read_private(cannot, [*kept, *role_secrets(role).values()]) or None
         with contextlib.suppress(OSError):  # a folder there is the maker's, left as it is

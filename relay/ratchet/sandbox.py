@@ -1573,6 +1573,30 @@ def judged(
         yield replace(box, read_only=(box.tree,)) if graders else box
 
 
+def hand_in(source: Path, dest: Path) -> None:
+    """Copy ``source`` into a box folder as a new file of relay's: whatever code run in an
+    earlier box of that folder left at ``dest`` (a link to a host file, a folder) is
+    removed, never written through."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISDIR(dest.lstat().st_mode):
+            shutil.rmtree(dest)
+        else:
+            dest.unlink()
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out, source.open("rb") as given:
+        shutil.copyfileobj(given, out)
+
+
+def own_folder(path: Path) -> Path:
+    """``path`` (in a box folder) as a folder of relay's: a link or file an earlier box
+    put there is removed first, never followed."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISDIR(path.lstat().st_mode):
+            path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def read_private(path: Path, secrets: Sequence[str] = ()) -> str:
     """A file the maker wrote for relay (its account of the change, its reason for not
     doing a goal), read only where it is a regular file of its own (see

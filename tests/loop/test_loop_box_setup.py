@@ -202,3 +202,31 @@ def test_each_gate_starts_from_an_empty_scratch(box: Sandbox, tmp_path: Path) ->
     box.home.symlink_to(outside)
     box.fresh_scratch()
     assert not box.home.exists() and (outside / "keep").exists()
+
+
+def test_relay_hands_files_into_a_box_folder_through_no_link(tmp_path: Path) -> None:
+    """A checker asked again in the same box folder: the review file relay copies in
+    replaces whatever the first ask's box left at its name (a link to a host file is
+    removed, the host file untouched); a transcript folder likewise."""
+    from relay.ratchet.sandbox import hand_in, own_folder
+
+    folder, host = tmp_path / "box", tmp_path / "profile"
+    folder.mkdir()
+    host.write_text("the person's own\n")
+    review = tmp_path / "review.md"
+    review.write_text("the diff to review\n")
+    (folder / "review.md").symlink_to(host)
+    hand_in(review, folder / "review.md")
+    assert host.read_text() == "the person's own\n"
+    assert not (folder / "review.md").is_symlink()
+    assert (folder / "review.md").read_text() == "the diff to review\n"
+    (folder / "review.md").unlink()
+    (folder / "review.md").mkdir()
+    hand_in(review, folder / "review.md")
+    assert (folder / "review.md").read_text() == "the diff to review\n"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "history").symlink_to(elsewhere)
+    made = own_folder(own_folder(folder / "history") / "checker.history")
+    assert made.is_dir() and not (folder / "history").is_symlink()
+    assert list(elsewhere.iterdir()) == []
