@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -134,8 +135,10 @@ def held(project: Project, origin: Path, before: str, home: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _victim() -> None:
+def _victim() -> Iterator[None]:
     VICTIM.write_text("the person's file\n")
+    yield
+    VICTIM.unlink(missing_ok=True)
 
 
 @needs_namespaces
