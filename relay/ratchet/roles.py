@@ -51,6 +51,8 @@ from relay.ratchet.sandbox import (
     clone_secrets,
     hand_in,
     own_folder,
+    put_text,
+    read_own,
     read_private,
 )
 from relay.ratchet.threads import ThreadStore
@@ -195,18 +197,15 @@ def run_role(
         given = (threads_root or cwd) / settings.instructions
         if given.is_file():
             said = given.read_text(encoding="utf-8", errors="replace").strip()
-            asked = path.read_text(encoding="utf-8", errors="replace")
-            path.write_text(
-                f"## Your instructions ({settings.instructions})\n\n{said}\n\n{asked}",
-                encoding="utf-8",
-            )
+            asked = read_own(path)
+            put_text(path, f"## Your instructions ({settings.instructions})\n\n{said}\n\n{asked}")
     store = ThreadStore.of(threads_root or cwd) if thread is not None else None
     notify = on_start
     if store is not None and thread is not None:
         earlier = brief_part(store.read(*thread))
-        asked = path.read_text(encoding="utf-8", errors="replace")
+        asked = read_own(path)
         if earlier:
-            path.write_text(asked.rstrip("\n") + "\n\n" + earlier, encoding="utf-8")
+            put_text(path, asked.rstrip("\n") + "\n\n" + earlier)
         store.append(*thread, "asked", _gist(asked))
         where, named = store, thread
 
@@ -267,8 +266,8 @@ def run_role(
         model = settings.model if settings is not None else None
         hosts = egress_hosts(threads_root or cwd, role, agent.name if agent else None, model)
         if maker:  # the brief says so: no attempt spent finding out
-            asked = path.read_text(encoding="utf-8", errors="replace")
-            path.write_text(asked.rstrip("\n") + "\n\n" + network_note(hosts), encoding="utf-8")
+            asked = read_own(path)
+            put_text(path, asked.rstrip("\n") + "\n\n" + network_note(hosts))
         if hosts:
             proxy = EgressProxy(sandbox.folder / SOCKET_NAME, hosts, who=f"the {role}").start()
             env.update(proxy_env())

@@ -1587,6 +1587,23 @@ def hand_in(source: Path, dest: Path) -> None:
         shutil.copyfileobj(given, out)
 
 
+def put_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` as a new file put in its place (a link code in a box left
+    there is replaced, never written through)."""
+    fd, temporary = tempfile.mkstemp(prefix=".relay-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+def read_own(path: Path) -> str:
+    """A file relay wrote, read through no link (one code in a box put in its place
+    reads as an error, not as the file it points at)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as given:
+        return given.read().decode("utf-8", "replace")
+
+
 def own_folder(path: Path) -> Path:
     """``path`` (in a box folder) as a folder of relay's: a link or file an earlier box
     put there is removed first, never followed."""

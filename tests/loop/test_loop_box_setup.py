@@ -230,3 +230,19 @@ def test_relay_hands_files_into_a_box_folder_through_no_link(tmp_path: Path) -> 
     made = own_folder(own_folder(folder / "history") / "checker.history")
     assert made.is_dir() and not (folder / "history").is_symlink()
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_brief_relay_adds_to_is_read_and_written_through_no_link(tmp_path: Path) -> None:
+    """relay adds to a role's brief (its instructions, the earlier thread, its network)
+    after writing it: a link put in its place is neither read (the host file would go to
+    the role) nor written through (the host file would be overwritten)."""
+    from relay.ratchet.sandbox import put_text, read_own
+
+    host, brief = tmp_path / "secret", tmp_path / "brief.md"
+    host.write_text("the person's secret\n")
+    brief.symlink_to(host)
+    with pytest.raises(OSError):
+        read_own(brief)
+    put_text(brief, "the brief\n")
+    assert host.read_text() == "the person's secret\n"
+    assert not brief.is_symlink() and read_own(brief) == "the brief\n"
