@@ -391,6 +391,11 @@ def run_make_here(args: argparse.Namespace) -> Output:
             if ran.reading.signal is not Signal.DONE:
                 said = "\n".join(ran.done.output.strip().splitlines()[-15:])
                 raise ConfigError(f"the maker did not finish: {ran.reading.what}\n{said}")
+            broken = box.intact()
+            if broken is not None:  # read nothing through a link the maker put in its box
+                raise ConfigError(
+                    f"the maker's box is not as relay made it: {broken}; nothing was taken"
+                )
             account = read_private(box.explain, clone_secrets(tree.common_dir()))
             # the maker's files, hashed with this clone's git directory: nothing the maker
             # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded

@@ -109,6 +109,18 @@ HOME_SECRETS = (
     ".config/doctl",
     ".oci",
 )
+# the machine's password hashes: /etc is shown whole, and a box of a relay run as root
+# reads what only root may (each is hidden behind /dev/null)
+SYSTEM_SECRETS = tuple(
+    Path(p)
+    for p in (
+        "/etc/shadow",
+        "/etc/shadow-",
+        "/etc/gshadow",
+        "/etc/gshadow-",
+        "/etc/security/opasswd",
+    )
+)
 # folders and files a variable names instead of HOME's default place (gh's, git's, the
 # clouds'): hidden wherever the variable points
 SECRET_PLACES_ENV = (
@@ -653,6 +665,8 @@ class Sandbox:
             try:
                 mode = p.lstat().st_mode
             except FileNotFoundError:
+                if p == self.tree:
+                    return "its tree folder is gone"
                 continue
             except OSError as err:
                 return f"{p.name} cannot be read ({err.strerror})"
@@ -714,6 +728,7 @@ class Sandbox:
             return command
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
+        files += [p for p in SYSTEM_SECRETS if os.path.lexists(p) and p not in files]
         box = self.folder.resolve()
         # the tree and scratch HOME by their names in the box folder, never resolved: an
         # earlier box of the same folder could have swapped either for a link (the set-up

@@ -246,3 +246,18 @@ def test_a_brief_relay_adds_to_is_read_and_written_through_no_link(tmp_path: Pat
     put_text(brief, "the brief\n")
     assert host.read_text() == "the person's secret\n"
     assert not brief.is_symlink() and read_own(brief) == "the brief\n"
+
+
+@needs_namespaces
+@pytest.mark.skipif(not Path("/etc/shadow").exists(), reason="no /etc/shadow here")
+def test_the_machines_password_hashes_read_empty_in_a_box(box: Sandbox) -> None:
+    """/etc is shown whole; a relay run as root would let a box read the password hashes
+    (and copy them into its diff): each such file reads empty."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
+    said = run(box, "wc -c < /etc/shadow; echo end", env, box.tree)
+    assert said.split() == ["0", "end"], said
+
+
+def test_a_box_whose_tree_is_gone_is_not_intact(box: Sandbox) -> None:
+    shutil.rmtree(box.tree)
+    assert box.intact() == "its tree folder is gone"
