@@ -261,3 +261,31 @@ def test_the_machines_password_hashes_read_empty_in_a_box(box: Sandbox) -> None:
 def test_a_box_whose_tree_is_gone_is_not_intact(box: Sandbox) -> None:
     shutil.rmtree(box.tree)
     assert box.intact() == "its tree folder is gone"
+
+
+@needs_namespaces
+def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`relay loop make-here` hashes the maker's tree into the diff it hands back: a maker
+    that swaps its tree for a link to a host folder gets an error, and no diff carries the
+    host folder's files."""
+    from loop_project import make_project
+
+    secret = tmp_path / "host-keys"
+    secret.mkdir()
+    (secret / "id_key").write_text("HOST-KEY-MATERIAL-7731\n")
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker",
+        "t = pathlib.Path(os.environ['TMPDIR']).parent / 'tree'  # the box folder's tree\n"
+        "os.rename(t, t.parent / 'tree.old')\n"
+        f"os.symlink({str(secret)!r}, t)\n",
+    )
+    monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    ran = project.loop("make-here", "G1")
+    assert ran.status != 0, ran
+    assert any("not as relay made it" in e for e in map(str, ran.errors)), ran
+    for name in project.root.iterdir():
+        if name.is_file():
+            assert "HOST-KEY-MATERIAL" not in name.read_text(errors="replace"), name
