@@ -407,32 +407,24 @@ def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> f
     for path, line in lines:
         if is_test_code(path) or not path.endswith((".py", ".pyi")):
             continue
-        got = _IMPORT_LINE.match(line)
-        if not got:
-            continue
-        names = [got.group(1)] if got.group(1) else got.group(2).split(",")
-        for name in names:
-            top = name.strip().split(" ")[0].split(".")[0]
-            if top.isidentifier() and not top.startswith("_"):
-                found.add(top)
+        found.update(t for t in _import_tops(line) if not t.startswith("_"))
     return frozenset(found - STDLIB - GATE_TOOLS - tops - {"execnet", "relay"})
 
 
 def imported_names(texts: Iterable[str]) -> frozenset[str]:
     """The top-level module names ``texts`` (Python sources) import, as their import
     lines say (``import a.b``, ``from a import b``: a; relative imports name none)."""
-    found: set[str] = set()
-    for text in texts:
-        for line in lines_of(text):
-            got = _IMPORT_LINE.match(line)
-            if not got:
-                continue
-            names = [got.group(1)] if got.group(1) else got.group(2).split(",")
-            for name in names:
-                top = name.strip().split(" ")[0].split(".")[0]
-                if top.isidentifier():
-                    found.add(top)
-    return frozenset(found)
+    return frozenset(top for text in texts for line in lines_of(text) for top in _import_tops(line))
+
+
+def _import_tops(line: str) -> list[str]:
+    """The top-level module names one import line names (none for a relative import)."""
+    got = _IMPORT_LINE.match(line)
+    if not got:
+        return []
+    names = [got.group(1)] if got.group(1) else got.group(2).split(",")
+    tops = [name.strip().split(" ")[0].split(".")[0] for name in names]
+    return [top for top in tops if top.isidentifier()]
 
 
 def off_plain(module: str, plain: Plain) -> str | None:
