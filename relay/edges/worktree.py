@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 from relay.edges.git import Clone
+from relay.errors import ConfigError
 
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
 # its candidate, run by the gates) could have installed one
@@ -30,6 +31,16 @@ GIT_META = ("hooks", "info", "config")
 _WORKTREES = threading.RLock()
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+
+
+def _a_folder(tree: Path) -> Path:
+    """A maker's tree, read as the folder it is: never through a link put in its place
+    (code run in its box can swap the tree for one to any host folder)."""
+    if tree.is_symlink() or not tree.is_dir():
+        raise ConfigError(
+            f"{tree} is not a folder (a link or a file was put in its place): nothing was taken"
+        )
+    return tree
 
 
 def _kind(top: Path, path: str) -> str:
@@ -265,6 +276,7 @@ class WorkTree:
         (an fsmonitor, a filter, a hook) runs in relay; its commits are folded, since only
         the files count. A ``skip`` entry is skipped with all it holds (the sandbox's
         mount points of, or links to, the person's environments)."""
+        _a_folder(tree)
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         # git refuses an exclusion that names a path its ignore files already leave out
@@ -315,6 +327,7 @@ class WorkTree:
         have them, off every branch (its parent ``parent``, else ``base``), hashed with
         this clone's own git directory and a private index (nothing of the maker's git
         directory is read or run)."""
+        _a_folder(tree)
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:

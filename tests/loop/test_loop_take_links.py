@@ -9,9 +9,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from loop_project import TEST_GATE, make_project
 
 from relay.edges.worktree import WorkTree
+from relay.errors import ConfigError
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -118,3 +120,19 @@ def test_the_loop_refuses_a_candidate_that_links_a_tracked_folder_out_of_the_clo
     assert not (project.root / "src" / "extra.py").exists()
     assert "relay cannot take the candidate" in project.read("docs/loop/state/failures.md"), ran
     assert project.clean()
+
+
+def test_a_makers_tree_swapped_for_a_link_is_hashed_by_no_caller(tmp_path: Path) -> None:
+    """Whatever calls it, relay hashes a maker's tree only as the folder it is: one
+    swapped for a link to a host folder is refused, nothing of that folder taken."""
+    tree, maker = pair(tmp_path)
+    host = tmp_path / "host-keys"
+    host.mkdir()
+    (host / "id_key").write_text("HOST-KEY\n")
+    maker.rename(maker.parent / "tree.old")
+    maker.symlink_to(host)
+    head = tree.head()
+    with pytest.raises(ConfigError, match="not a folder"):
+        tree.taken_from(maker, head)
+    with pytest.raises(ConfigError, match="not a folder"):
+        tree.candidate_from(maker, head, ["id_key"], "taken")
