@@ -1589,22 +1589,17 @@ def judged(
 
 
 def hand_in(source: Path, dest: Path) -> None:
-    """Copy ``source`` into a box folder as a new file of relay's: whatever code run in an
-    earlier box of that folder left at ``dest`` (a link to a host file, a folder) is
-    removed, never written through."""
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISDIR(dest.lstat().st_mode):
-            shutil.rmtree(dest)
-        else:
-            dest.unlink()
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as out, source.open("rb") as given:
-        shutil.copyfileobj(given, out)
+    """Copy ``source`` into a box folder as a new file of relay's (:func:`put_text`)."""
+    put_text(dest, read_own(source))
 
 
 def put_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` as a new file put in its place (a link code in a box left
-    there is replaced, never written through)."""
+    """Write ``text`` to ``path`` as a new file put in its place: whatever code run in an
+    earlier box of that folder left there (a link to a host file, a folder) is replaced,
+    never written through."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISDIR(path.lstat().st_mode):
+            shutil.rmtree(path)
     fd, temporary = tempfile.mkstemp(prefix=".relay-", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
