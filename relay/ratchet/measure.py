@@ -406,7 +406,13 @@ def _guarded(
         box.fresh_scratch()
     with pytest_guard(box.folder if box else None) as guard:
         if box is not None:
-            runner = replace(box, read_only=(*box.read_only, guard.plugin_dir))
+            # its writable places in the box folder: the guard's verdicts, the report's folder
+            places = [guard.verdicts, *([junit.parent] if junit is not None else [])]
+            runner = replace(
+                box,
+                read_only=(*box.read_only, guard.plugin_dir),
+                writable=(*box.writable, *places),
+            )
             env = guard.env(boxed_env(box, work or where, junit))
             command = runner.wrap(gate.command, env)
         else:

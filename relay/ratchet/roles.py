@@ -253,6 +253,7 @@ def run_role(
         agent = mode_for(agent, maker=maker)
         if sandbox is not None:
             history = own_folder(own_folder(sandbox.history) / f"{label}.history")
+            sandbox = replace(sandbox, writable=(*sandbox.writable, history))
         else:
             history = transcripts / f"{label}.history"
             history.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,9 @@ empty but for what the command runs from (shown read-only; the credential files 
 here and those a folder shown whole holds stay hidden in it), for the maker's process tree
 (which also sees a /proc of its own, so no parent's working directory leads back), a
 /tmp of its own that holds its own box folder alone, and every other folder outside its
-tree and scratch read-only, so that nothing it writes outlives the box. A read-only folder
+tree and scratch read-only (its own box folder too, but for its tree, scratch HOME,
+temporary folder and the places relay names for it), so that nothing it writes outlives
+the box and nothing relay reads back is a link it put there. A read-only folder
 does not stop connect(): emptied, those folders hold no socket bound there, in another
 network namespace or after the box started; what sockets remain in a folder shown are
 hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
@@ -313,8 +315,8 @@ def sockets(folder):
 
 def inside(box, rel):
     # box/rel as a real folder, made where missing, never through a link: the box folder
-    # is writable from inside an earlier box of the same candidate, whose code could have
-    # put a link where the next set-up binds (mount(2) follows links)
+    # is read-only inside a box, but a link found where the set-up binds (mount(2) follows
+    # links) is refused all the same
     at = box
     for part in [p for p in rel.split("/") if p]:
         at = at + "/" + part
@@ -338,8 +340,9 @@ def setup():
     box = env["RELAY_BOX"]
     if not stat.S_ISDIR(os.lstat(box).st_mode):
         raise Failed(f"{box} is not a folder of relay's")
-    for rel in lines("RELAY_OWN"):  # the tree and scratch HOME an earlier box could swap
-        inside(box, rel)
+    for rel in lines("RELAY_OWN"):  # what the box writes: each a mount of its own, writable
+        at = inside(box, rel)  # in the box folder bound read-only below
+        rbind(at, at)
     if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
         d = box + "/dev"
         os.mkdir(d)
@@ -373,7 +376,9 @@ def setup():
         rbind(s, inside(box, f"shared/{i}"))
     # a private temporary folder: the box's scratch, with the box's own folder at its own path
     temp = env["RELAY_TEMP"]
-    rbind(box, inside(box, f"tmp/{env['RELAY_BOX_IN']}"))
+    own = inside(box, f"tmp/{env['RELAY_BOX_IN']}")
+    rbind(box, own)
+    ro(own)  # the box folder itself: no entry made, renamed or replaced there
     rbind(inside(box, "tmp"), temp)
     # the real HOME and every folder at the top of / but the system's and the software's,
     # empty (what a role runs from is shown below): no socket bound there, now or later
@@ -644,6 +649,11 @@ class Sandbox:
     # environment folders at its top (virtualenvs, node_modules) shown read-only in the tree
     shown_at: Path | None = None
     exposed: tuple[str, ...] = ()
+    # the folders in its box folder its process writes besides its tree, scratch HOME and
+    # temporary folder (a gate's report and the guard's verdicts, an agent's transcripts):
+    # the rest of the box folder is read-only to it, so that nothing relay reads back or
+    # binds there next time is a link or a file the box put in its place
+    writable: tuple[Path, ...] = ()
 
     @property
     def private(self) -> tuple[str, ...]:
@@ -734,6 +744,8 @@ class Sandbox:
         # earlier box of the same folder could have swapped either for a link (the set-up
         # refuses one, and relay reads neither through one: ``intact``)
         own = [p.relative_to(self.folder) for p in self.owned]
+        own += [Path("tmp")]
+        own += [p.relative_to(self.folder) for p in self.writable if p.is_relative_to(self.folder)]
         tree = self.tree.resolve()
         if self.tree.is_relative_to(self.folder):
             tree = box / self.tree.relative_to(self.folder)

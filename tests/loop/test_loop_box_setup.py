@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from relay.loop.contract import ENV_ONLY_MAKER
 from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
 
 needs_namespaces = pytest.mark.skipif(
@@ -79,15 +80,23 @@ def test_the_set_up_leaves_nothing_of_its_own_in_the_box(box: Sandbox) -> None:
 def test_a_link_put_in_the_box_folder_is_never_followed_by_the_next_set_up(
     box: Sandbox, tmp_path: Path
 ) -> None:
-    """Boxes of one candidate share a folder its code can write: a box that swaps the
-    folder's ``tmp`` for a link to a host folder must not make the next box's /tmp that
-    host folder (mount(2) follows links): the next set-up refuses, and nothing lands."""
+    """Boxes of one candidate share a folder: a box cannot swap the folder's ``tmp`` for a
+    link to a host folder (the box folder is read-only in it), and where one is there
+    all the same the next box's /tmp never becomes that host folder (mount(2) follows
+    links): the next set-up refuses, and nothing lands."""
     target = tmp_path / "host-folder"
     target.mkdir()
     env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
     folder = box.folder.resolve()
-    run(box, f"mv {folder}/tmp {folder}/tmp.old && ln -s {target} {folder}/tmp", env, box.tree)
-    assert (folder / "tmp").is_symlink()
+    swap = f"mv {folder}/tmp {folder}/tmp.old && ln -s {target} {folder}/tmp"
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(swap, env)], cwd=box.tree, env=env, capture_output=True
+    )
+    assert done.returncode != 0 and b"Read-only file system" in done.stderr, done.stderr
+    assert not (folder / "tmp").is_symlink()
+    # the swap made all the same (as a box of an older relay could have left it)
+    (folder / "tmp").rename(folder / "tmp.old")
+    (folder / "tmp").symlink_to(target)
     done = subprocess.run(
         ["/bin/sh", "-c", box.wrap("touch /tmp/landed", env)],
         cwd=box.tree,
@@ -155,15 +164,23 @@ def test_a_box_folder_under_dev_is_refused_with_what_to_do() -> None:
 def test_a_tree_swapped_for_a_link_is_refused_by_the_next_set_up_and_by_relay(
     box: Sandbox, tmp_path: Path
 ) -> None:
-    """The tree (and the scratch HOME) lie in the box folder, which the box's code can
-    write: swapped for a link to a host folder, the next box must not bind that folder
-    writable at the person's clone's path, and relay must read nothing through it."""
+    """The tree (and the scratch HOME) lie in the box folder, read-only to the box's code:
+    it cannot swap them for a link to a host folder; swapped all the same, the next box
+    must not bind that folder writable at the person's clone's path, and relay must
+    read nothing through it."""
     target = tmp_path / "host-folder"
     target.mkdir()
     env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
     folder = box.folder.resolve()
     assert box.intact() is None
-    run(box, f"mv {folder}/tree {folder}/tree.old && ln -s {target} {folder}/tree", env, folder)
+    swap = f"mv {folder}/tree {folder}/tree.old && ln -s {target} {folder}/tree"
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(swap, env)], cwd=folder, env=env, capture_output=True
+    )
+    assert done.returncode != 0 and b"Read-only file system" in done.stderr, done.stderr
+    assert box.intact() is None
+    (folder / "tree").rename(folder / "tree.old")
+    (folder / "tree").symlink_to(target)
     assert box.intact() is not None and "tree" in str(box.intact())
     done = subprocess.run(
         ["/bin/sh", "-c", box.wrap("touch landed", env)], cwd=folder, env=env, capture_output=True
@@ -268,8 +285,8 @@ def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`relay loop make-here` hashes the maker's tree into the diff it hands back: a maker
-    that swaps its tree for a link to a host folder gets an error, and no diff carries the
-    host folder's files."""
+    cannot swap its tree for a link to a host folder (its box folder is read-only to it):
+    it gets an error, and no diff carries the host folder's files."""
     from loop_project import make_project
 
     secret = tmp_path / "host-keys"
@@ -283,6 +300,38 @@ def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link(
         f"os.symlink({str(secret)!r}, t)\n",
     )
     monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    ran = project.loop("make-here", "G1")
+    assert ran.status != 0, ran
+    assert any("Read-only file system" in e for e in map(str, ran.errors)), ran
+    for name in project.root.iterdir():
+        if name.is_file():
+            assert "HOST-KEY-MATERIAL" not in name.read_text(errors="replace"), name
+
+
+def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link_without_namespaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no box folder is read-only (env-level only), a maker can swap its tree for a
+    link to a host folder: relay refuses the tree, and no diff carries the host's files."""
+    from loop_project import make_project
+
+    secret = tmp_path / "host-keys"
+    secret.mkdir()
+    (secret / "id_key").write_text("HOST-KEY-MATERIAL-7731\n")
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker",
+        "t = pathlib.Path(os.environ['TMPDIR']).parent / 'tree'  # the box folder's tree\n"
+        "os.rename(t, t.parent / 'tree.old')\n"
+        f"os.symlink({str(secret)!r}, t)\n",
+    )
+    monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    monkeypatch.setenv("RELAY_SANDBOX", "env")
+    none = "## Authorised irreversible actions\n\n(none)\n"
+    contract = project.read("docs/loop/CONTRACT.md")
+    allowed = contract.replace(none, none.replace("(none)", f"- {ENV_ONLY_MAKER}"))
+    project.write("docs/loop/CONTRACT.md", allowed)
+    project.git("commit", "-qam", "a maker may run at env-level only")
     ran = project.loop("make-here", "G1")
     assert ran.status != 0, ran
     assert any("not as relay made it" in e for e in map(str, ran.errors)), ran
