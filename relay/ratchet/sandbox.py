@@ -44,6 +44,8 @@ from relay.loop.runenv import TOOL_VARIABLES
 from relay.ratchet.egress import forwarder_command
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
+JUDGED_PREFIX = "relay-judge-"  # a judged box's folder, in the temporary folder
+OWNER_FILE = "relay.owner"  # in a box folder: the run it is of (pid, start, boot)
 NAMESPACES = "namespaces"
 ENV_ONLY = "env-level only"
 EXPLAIN_FILE = ".relay-explain.md"  # in the maker's tree, never part of the candidate
@@ -1547,6 +1549,7 @@ def standalone(
     if record is not None:
         drop_stale(record)
     folder = Path(tempfile.mkdtemp(prefix=prefix))
+    (folder / OWNER_FILE).write_text(_owner(), encoding="ascii")
     tree = folder / "tree"
     if record is not None:
         record.parent.mkdir(parents=True, exist_ok=True)
@@ -1593,9 +1596,11 @@ def judged(
     ``source`` at ``commit`` behind the maker's boundary (the same hidden paths, a
     scratch HOME, no remote), so that nothing its code or a role does reaches the
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
-    its tree is read-only for the role's process too (a checker reads, never writes)."""
+    its tree is read-only for the role's process too (a checker reads, never writes).
+    The judged box folders a killed run left go first (:func:`drop_stale_boxes`)."""
+    drop_stale_boxes()
     with standalone(
-        source, commit, "relay-loop/judged", hidden=hidden, prefix="relay-judge-", remove_later=True
+        source, commit, "relay-loop/judged", hidden=hidden, prefix=JUDGED_PREFIX, remove_later=True
     ) as box:
         yield replace(box, read_only=(box.tree,)) if graders else box
 
@@ -1731,3 +1736,99 @@ def drop_stale(record: Path) -> None:
     if stale.name.startswith("relay-attempt-") and stale.resolve().parent == temp:
         shutil.rmtree(stale, ignore_errors=True)
     record.unlink(missing_ok=True)
+
+
+def _boot() -> str:
+    """This boot's id ("-" where the system keeps none): a pid of another boot is no run."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip() or "-"
+    except OSError:
+        return "-"
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc's 22nd field of its
+    stat), None where no such process is; "-" where the system cannot say."""
+    try:
+        said = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None
+    except OSError:
+        return "-"
+    else:
+        fields = said.rpartition(")")[2].split()
+        return fields[19] if len(fields) > 19 else "-"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass
+    return "-"
+
+
+def _owner() -> str:
+    """This run as a box folder's owner record says it."""
+    pid = os.getpid()
+    return f"{pid} {_started(pid) or '-'} {_boot()}\n"
+
+
+def owner_gone(record: str, *, boot: str, started: str | None) -> bool:
+    """Whether the run a box folder's owner ``record`` names is over, given this ``boot``
+    and when the process of the record's pid ``started`` (None: no such process): a
+    record that is none of relay's is never over (its folder is left alone), a pid of
+    another boot is over, and a pid now of a process started at another time is another
+    process's (pids are reused)."""
+    words = record.split()
+    if len(words) != 3 or not words[0].isdigit():
+        return False
+    _, start, was = words
+    if "-" not in (boot, was) and was != boot:
+        return True
+    if started is None:
+        return True
+    return "-" not in (start, started) and start != started
+
+
+def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
+    """Remove the judged box folders a killed run of this user left in the temporary
+    folder (``temp``): a real folder of this user's whose owner record (a regular file)
+    names a run that is over. A live run's folder, a link, another user's folder or one
+    with no record of relay's is left alone. The folders removed."""
+    temp = temp or Path(tempfile.gettempdir()).resolve()
+    try:
+        entries = [e for e in os.scandir(temp) if e.name.startswith(JUDGED_PREFIX)]
+    except OSError:
+        return []
+    boot, dropped = _boot(), []
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        folder = Path(entry.path)
+        record = read_regular(folder / OWNER_FILE, 256).decode("ascii", "replace")
+        words = record.split()
+        pid = int(words[0]) if words and words[0].isdigit() else None
+        started = _started(pid) if pid is not None else "-"
+        if not owner_gone(record, boot=boot, started=started):
+            continue
+        _remove_box(folder)
+        dropped.append(folder)
+    return dropped
+
+
+def _remove_box(folder: Path) -> None:
+    """``folder`` removed, never through a link: the guard's verdict folders, which a
+    killed run left unlistable, made listable first (through no link)."""
+    from relay.ratchet.guard_run import _own_dir
+
+    with contextlib.suppress(OSError):
+        for each in os.scandir(folder):
+            if each.name.startswith("relay-guard-") and each.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.close(_own_dir(Path(each.path), "out", 0o700))
+    shutil.rmtree(folder, ignore_errors=True)
