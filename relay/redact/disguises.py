@@ -42,9 +42,11 @@ from dataclasses import dataclass
 
 import re2
 
+from relay.redact.canon import Canonical, CanonSearch, Tag, canonical, lead
 from relay.redact.linear import Searcher, searcher
-from relay.redact.literals import BORING_VALUES, MIN_SECRET_LEN
+from relay.redact.literals import ANCHOR, BORING_VALUES, MIN_SECRET_LEN, Literal
 from relay.redact.rules import Kind, Span
+from relay.redact.runs import Runs
 
 # Whitespace allowed between two characters: a CRLF and an indent, a space or two.
 MAX_GAP = 6
@@ -117,6 +119,23 @@ def _u_escapes(value: str) -> str:
     return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
 
 
+def _separated(bare: str, raw: bytes) -> set[str]:
+    """The value with a mark between its characters (``a.b.c``, ``a-b-c``), and its bytes
+    written one by one: ``61:62:63`` (``xxd``, a MAC-like dump), ``\\x61\\x62``, ``0x61, 0x62``
+    (a C array; whitespace between characters is the regex's), HTML's ``&#97;&#98;`` and
+    ``&#x61;&#x62;``."""
+    return {
+        ".".join(bare),
+        "-".join(bare),
+        ":".join(f"{b:02x}" for b in raw),
+        "".join(f"\\x{b:02x}" for b in raw),
+        ",".join(f"0x{b:02x}" for b in raw),
+        "".join(f"0x{b:02x}" for b in raw),
+        "".join(f"&#{ord(c)};" for c in bare),
+        "".join(f"&#x{ord(c):x};" for c in bare),
+    }
+
+
 def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     """The forms of ``value`` to match in any case, and those to match as written; each
     without whitespace (the regex allows it between characters) and long enough to be
@@ -128,9 +147,11 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     any_case |= {bare[::-1].encode().hex(), raw.hex()[::-1]}  # ``rev | xxd -p``, and after
     any_case.add("".join(f"\\U{ord(c):08x}" for c in value))  # Python's long escape
     any_case.add("".join(f"%{b:02x}" for b in raw))
+    any_case.update(_separated(bare, raw))
     any_case.update(_aligned(raw, "32", 5))
     as_written: set[str] = set()
-    for body in _aligned(raw, "64", 6):
+    # base64 of the value, and of the value reversed (``rev | base64``)
+    for body in (*_aligned(raw, "64", 6), *_aligned(bare[::-1].encode(), "64", 6)):
         as_written.update({body, body.replace("+", "-").replace("/", "_")})
 
     def long(forms: set[str]) -> set[str]:
@@ -154,7 +175,10 @@ def _char(char: str) -> bytes:
 def _longest(form: str) -> int:
     """Bytes in the longest text a form matches (each character's longest case, each gap
     at its widest)."""
-    size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
+    if form.isascii():  # every case of each character is one byte
+        size = len(form)
+    else:
+        size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
     return size + (len(form) - 1) * MAX_GAP
 
 
@@ -177,10 +201,10 @@ PREFIX = 8
 # RE2's memory for the forms' starts and for one form: enough that the DFA never runs out
 # (RE2 would log it and fall back to a slower engine), and no more.
 _HEADS_MEM = 32 << 20
-# Up to this many pieces (a few tokens' worth) the starts and the pieces are one search:
-# the block is read once for both. More would make their one automaton larger than the
-# two (16 secrets: 2 MB more at the peak), so they are searched apart.
-_ONE_PASS_PIECES = 128
+# What the canonical search's tags say starts at a place.
+_HEAD, _LITERAL, _PIECE, _RUN = range(4)
+# A literal with fewer canonical bytes than this is not looked for there (``unanchored``).
+_MIN_ANCHOR = 4
 _FORM_MEM = 2 << 20
 # RE2 needs room for twenty of a DFA's states before it searches at all, and a state holds
 # an entry for each instruction: a form's program grows with its regex, and a form of a
@@ -210,6 +234,10 @@ def _regex(pattern: bytes, max_mem: int) -> re2._Regexp[bytes]:
 MIN_PIECE = 12
 # A secret whose pieces may be masked: token-shaped (a URL's or a sentence's pieces are
 # words any log has: ``https://sent``).
+# The pieces are looked for by their secret's aligned blocks of this many characters: a
+# piece (``MIN_PIECE`` characters) holds a whole one, and there are fewer of them (six of a
+# 36-character token, not 25 pieces): the canonical search's cost grows with its strings.
+_PIECE_BLOCK = MIN_PIECE // 2
 _TOKEN_SHAPED = re2.compile(rb"[A-Za-z0-9_.+/=-]+")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -280,6 +308,11 @@ class Pieces:
         left = lo == 0 or k - back == 0 or text[lo - 1] not in _WORD_BYTES
         right = hi == len(text) or k + ahead == len(raw) or text[hi] not in _WORD_BYTES
         return lo, hi, left and right
+
+
+def _aligned_blocks(raw: bytes) -> range:
+    """Where each whole aligned block (``_PIECE_BLOCK`` characters) of a secret starts."""
+    return range(0, len(raw) - _PIECE_BLOCK + 1, _PIECE_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -372,41 +405,45 @@ def _key(text: bytes) -> str:
 
 @dataclass(frozen=True)
 class Disguises:
-    """Every disguised form of this node's secrets: one small regex over a block's bytes
-    finds the first ``PREFIX`` characters of any form (with whitespace between them), and
-    only where it finds one are the forms that start so tried, anchored there.
+    """Every disguised form of this node's secrets: one search of the block's canonical
+    text (``canon``) finds the first ``PREFIX`` characters of any form there, and only
+    where it finds one are the forms that start so tried in the block, anchored there (the
+    starts' regex, whitespace between characters, then each form's own).
 
     One alternation of every whole form grows with the secrets until RE2's DFA runs out of
     memory (and falls back to a slower engine, logging it): a node with six 36-character
-    secrets did. The starts' regex stays small, and a log rarely holds one by chance."""
+    secrets did. The starts' regex over the block, whitespace allowed between characters,
+    cost more the more secrets there were; the canonical text's plain strings do not."""
 
-    search: Searcher  # the forms' starts
+    search: Searcher | None  # the forms' starts (None: no secret has disguised forms)
     forms: dict[str, tuple[_Form, ...]]  # by start (``_key``): the forms that begin so
     # For each form, a start of it and then only whitespace, to the text's end (one regex
     # a form: RE2 takes seconds to compile them as one alternation).
     opens: tuple[tuple[str, _Form], ...]  # each form in lower case, and its start's regex
     reach: int  # bytes in the longest match (the most whitespace in every gap)
     pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
-    # The starts' regex at a place, and one search for a start or a piece: a block is read
-    # once for both (each pass over every byte of a log costs as much as the other).
+    # The starts' regex at a place (where the canonical search found one may be).
     head_at: Searcher | None = None
-    either: Searcher | None = None
-    # Whether ``either`` finds the pieces too (a few secrets' worth; else they are a search
-    # of their own), and whether it finds the places of ``also`` (see ``build``).
-    with_pieces: bool = True
-    with_also: bool = False
+    # The one search, in the canonical text, for every start of a form, literal, piece and
+    # run (None: each is a search of its own over the block, as the tests compare).
+    either: CanonSearch | None = None
+    runs: Runs | None = None  # the long secrets' pieces
+    unanchored: tuple[Literal, ...] = ()  # ``build``'s ``also`` that it does not find
 
     @classmethod
-    def build(cls, secrets: Iterable[str], also: bytes = b"") -> Disguises | None:
+    def build(cls, secrets: Iterable[str], also: Iterable[Literal] = ()) -> Disguises | None:
         """The forms of each secret that ``literals`` masks and that is ``MAX_DISGUISED_LEN``
-        characters long at most; None when there are none. ``also``: a Latin-1 regex of
-        other places to find in the same pass over a block (this node's secrets as
-        literals): ``spans`` hands each place it finds to its ``also`` callback, so that
-        the block is read once for all of them (measured: the literals' pass and this one,
-        0.07 s on 20 MB of the benchmark's log, one search for both 0.04 s)."""
+        characters long at most, the pieces of each token-shaped one and of each long one
+        (``runs``); None when there are none. ``also``: literals to find in the same pass
+        over a block (this node's secrets as written and encoded): ``spans`` hands each
+        place where one may start to its ``also`` callback, so that the block is read once
+        for all of them; those whose start the canonical text drops (a blank, a byte past
+        ASCII) or that are too short to look for there are ``unanchored``, for the caller
+        to find otherwise."""
         forms: dict[str, list[_Form]] = {}
         heads: set[bytes] = set()
         starts: list[tuple[str, _Form]] = []
+        anchors: list[tuple[bytes, Tag]] = []
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -420,22 +457,37 @@ class Disguises:
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
                 starts.append((form.lower(), _Form(form, fold, [], True, plain)))
                 reach = max(reach, _longest(form))
-        if not forms:
-            return None
+                # Its start in the canonical text, and how many characters before it
+                # that text drops (a form that starts past ASCII is looked for behind it).
+                dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
+                anchors.append((canonical(form.encode())[:PREFIX], (_HEAD, dropped)))
+        unanchored: list[Literal] = []
+        for lit in also:
+            key = canonical(lit.needle)
+            if len(key) < _MIN_ANCHOR:
+                unanchored.append(lit)
+            else:  # found where its first kept byte is: its bytes before that lead to it
+                anchors.append((key[:ANCHOR], (_LITERAL, lead(lit.needle))))
+        runs = Runs.build(secrets)
         pieces = Pieces.build(value.encode() for value in set(secrets))
-        pattern = b"|".join(sorted(heads))
-        regex = _regex(pattern, _HEADS_MEM)
-        search = searcher(regex)
-        head_at = either = None
-        with_pieces = pieces is not None and len(pieces.at) <= _ONE_PASS_PIECES
-        if with_pieces or also:
-            head_at = searcher(regex, anchored=True)  # the starts' automaton, at a place
-            joined = [pattern, *((pieces.pattern,) if pieces and with_pieces else ()), also]
-            either = _compile(b"|".join(p for p in joined if p), max_mem=_HEADS_MEM)
+        if pieces is not None:
+            # Every run of ``MIN_PIECE`` characters holds one of these (see ``_spans``).
+            raws = {raw for found in pieces.at.values() for raw, _ in found}
+            blocks = {raw[k : k + _PIECE_BLOCK] for raw in raws for k in _aligned_blocks(raw)}
+            anchors.extend((canonical(b), (_PIECE, lead(b))) for b in blocks)
+        if runs is not None:
+            grams = (gram for gram in runs.at if len(canonical(gram)) >= _MIN_ANCHOR)
+            anchors.extend((canonical(gram)[:ANCHOR], (_RUN, lead(gram))) for gram in grams)
+        either = CanonSearch.build(anchors)
+        if either is None and not unanchored:
+            return None
+        regex = _regex(b"|".join(sorted(heads)), _HEADS_MEM) if heads else None
+        search = None if regex is None else searcher(regex)
+        head_at = None if regex is None else searcher(regex, anchored=True)
         found = {k: tuple(v) for k, v in forms.items()}
         return cls(
             search, found, tuple(starts), reach + MAX_GAP, pieces, head_at, either,
-            with_pieces, bool(also),
+            runs, tuple(unanchored),
         )  # fmt: skip
 
     def spans(
@@ -444,57 +496,57 @@ class Disguises:
         start: int = 0,
         also: Callable[[bytes, int], Iterable[Span]] | None = None,
     ) -> Iterator[Span]:
-        """Every match at or after ``start``, and every piece: one search finds where a form
-        or a piece starts, and each is then read there, each from where its own search
-        would have gone on (a form's start's next byte; a piece's run's end). ``also``:
-        the finds at each place of ``build``'s ``also`` (without it, those are passed over)."""
-        yield from self._spans(block, start, also)
-        if self.pieces is not None and self.either is not None and not self.with_pieces:
-            for s, e in self.pieces.spans(block, start):
-                yield s, e, Kind.OWN_SECRET
-
-    def _spans(
-        self, block: bytes, start: int, also: Callable[[bytes, int], Iterable[Span]] | None
-    ) -> Iterator[Span]:
-        pieces, head_at, either = self.pieces, self.head_at, self.either
-        if head_at is None or either is None:
+        """Every match at or after ``start``, and every piece and run: one search of the
+        canonical text finds where a form, a literal, a piece or a run may start, and each
+        is then read there in the block, as written. ``also``: the finds at each place
+        where one of ``build``'s ``also`` may start (without it, those are passed over)."""
+        pieces, head_at, either, runs = self.pieces, self.head_at, self.either, self.runs
+        if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET
             for s, e in () if pieces is None else pieces.spans(block, start):
                 yield s, e, Kind.OWN_SECRET
             return
-        if not self.with_pieces:
-            pieces = None  # a search of their own (``spans``)
+        text = Canonical(block, start)
         stop = len(block)
-        heads_from = pieces_from = pos = start
-        if pieces is None:
-            pieces_from = stop  # no piece to look for: the starts (and ``also``) set the pace
-        while pos < stop:
-            s = either(block, pos, stop)[0][0]
-            if s < 0:
-                return
-            if also is not None and s >= heads_from:
-                yield from also(block, s)  # each place once: heads_from passes it below
-            if s >= heads_from:
-                e = head_at(block, s, stop)[0][1]
-                end = -1 if e < 0 else self._form_end(block, s, e, stop)
-                if end >= 0 and _too_wide(block, s, end) < 0:
-                    yield s, end, Kind.OWN_SECRET
-                heads_from = s + 1
-            if pieces is not None and s >= pieces_from:
-                run = pieces.run_at(block, s)
-                if run is not None and run[2]:
-                    yield run[0], run[1], Kind.OWN_SECRET
-                    pieces_from = run[1]
-                else:
-                    pieces_from = s + 1
-            pos = min(heads_from, pieces_from)
+        pieces_from = runs_from = start
+        tried = start - 1  # the last place a piece was tried at
+        for j, tags in either.finds(text.text):
+            at = text.origin(j)
+            for what, dropped in tags:
+                if what == _LITERAL and also is not None:
+                    if at - dropped >= start:
+                        yield from also(block, at - dropped)
+                elif what == _HEAD and head_at is not None:
+                    # A form that starts with characters the canonical text drops (past
+                    # ASCII, ``%`` or ``\\``) starts up to that many characters before.
+                    first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
+                    for s in range(first, at + 1 if not dropped else at):
+                        e = head_at(block, s, stop)[0][1]
+                        end = -1 if e < 0 else self._form_end(block, s, e, stop)
+                        if end >= 0 and _too_wide(block, s, end) < 0:
+                            yield s, end, Kind.OWN_SECRET
+                elif what == _PIECE and pieces is not None:
+                    # A piece that holds this block starts up to a block's length before
+                    # it; each place is tried once, in order, as a search for them would.
+                    first = max(at - dropped - _PIECE_BLOCK, tried + 1, pieces_from)
+                    for p in range(first, at + 1):
+                        run = pieces.run_at(block, p)
+                        if run is not None and run[2] and p >= pieces_from:
+                            yield run[0], run[1], Kind.OWN_SECRET
+                            pieces_from = run[1]
+                    tried = max(tried, at)
+                elif what == _RUN and runs is not None and at - dropped >= runs_from:
+                    found = runs.run_at(block, at - dropped)
+                    if found is not None:
+                        yield found[0], found[1], Kind.OWN_SECRET
+                        runs_from = found[1]
 
     def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
         too (the search goes on from the byte after a match's start): a secret half masked
         is a secret leaked. At each start of a form, the longest match of those forms."""
-        while pos < stop:
+        while self.search is not None and pos < stop:
             s, e = self.search(text, pos, stop)[0]
             if s < 0:
                 return

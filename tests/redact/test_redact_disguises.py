@@ -423,9 +423,9 @@ def test_the_disguises_pass_finds_every_literal_the_literals_own_search_finds() 
         user="alice", home="/home/alice", hosts=("build-07",), secrets=(TRICKY, GH_TOKEN)
     )
     scanner = LiteralScanner(build_literals(facts))
-    joined = Disguises.build(with_bodies(facts.secrets), also=scanner.pattern)
+    joined = Disguises.build(with_bodies(facts.secrets), also=scanner.literals)
     apart = Disguises.build(with_bodies(facts.secrets))
-    assert joined is not None and apart is not None and joined.with_also
+    assert joined is not None and apart is not None and not joined.unanchored
     needles = [lit.needle.decode() for lit in scanner.literals]
     rng = random.Random(28)
     for _ in range(60):
