@@ -113,9 +113,11 @@ def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:
-    """Union overlapping spans; the kind is the one that starts first (longest on a tie)."""
+    """Union overlapping spans; the kind is the one that starts first (longest on a tie,
+    and this node's own secret on a tie of both ends: a secret's bytes in hex between
+    colons are a MAC address by shape, and are named as what they are)."""
     merged: list[Span] = []
-    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1], s[2] != Kind.OWN_SECRET)):
         if merged and start < merged[-1][1]:
             last = merged[-1]
             merged[-1] = (last[0], max(last[1], end), last[2])

@@ -100,6 +100,16 @@ TRANSFORMS: dict[str, Callable[[str], Printed]] = {
     "base32-offset-2": lambda s: _b32(s, 2, 5),
     "base32-offset-3": lambda s: _b32(s, 3, 1),
     "base32-offset-4": lambda s: _b32(s, 4, 4),
+    "dotted": _whole(".".join),
+    "dashed": _whole("-".join),
+    "hex-colons": _whole(lambda s: ":".join(f"{b:02x}" for b in s.encode())),
+    "hex-escapes": _whole(lambda s: "".join(f"\\x{b:02x}" for b in s.encode())),
+    "hex-escapes-upper": _whole(lambda s: "".join(f"\\x{b:02X}" for b in s.encode())),
+    "hex-c-array": _whole(lambda s: ", ".join(f"0x{b:02x}" for b in s.encode())),
+    "html-decimal": _whole(lambda s: "".join(f"&#{ord(c)};" for c in s)),
+    "html-hex": _whole(lambda s: "".join(f"&#x{ord(c):x};" for c in s)),
+    "base64-of-reversed": lambda s: _b64(s[::-1]),
+    "base64-of-reversed-offset-2": lambda s: _b64(s[::-1], 2, 3),
 }
 
 
