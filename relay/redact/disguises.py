@@ -38,7 +38,7 @@ import base64
 import bisect
 import codecs
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import re2
 
@@ -384,17 +384,52 @@ def _origin(kept: list[int], origins: list[int], j: int) -> int:
     return origins[i] + j - kept[i]
 
 
-def _opening_suffix(text: bytes, form: bytes) -> int:
-    """The first place in ``text`` (whitespace out) from which the rest of it is a start
-    of ``form``; -1 when none. A form's bytes are its characters here (ASCII)."""
+@dataclass(frozen=True)
+class _Openings:
+    """The starts of some ASCII forms (those matched in any case, in lower case; or those
+    matched as written): by their first ``PREFIX`` characters, the forms, and one search
+    for those; and every shorter start of a form."""
+
+    heads: dict[bytes, tuple[bytes, ...]]
+    search: Searcher | None
+    shorts: frozenset[bytes]
+
+
+def _openings(opens: Iterable[tuple[str, _Form]]) -> tuple[_Openings, _Openings]:
+    """The ASCII forms' starts, those matched in any case and those as written."""
+    out: list[_Openings] = []
+    for fold in (True, False):
+        heads: dict[bytes, list[bytes]] = {}
+        shorts: set[bytes] = set()
+        for _, opening in opens:
+            plain = opening.plain
+            if plain is None or opening.fold != fold:
+                continue
+            if len(plain) >= PREFIX:
+                heads.setdefault(plain[:PREFIX], []).append(plain)
+            shorts.update(plain[:n] for n in range(1, min(PREFIX, len(plain) + 1)))
+        pattern = b"|".join(re2.escape(head) for head in sorted(heads))
+        search = _compile(pattern, max_mem=_FORM_MEM) if heads else None
+        out.append(_Openings({k: tuple(v) for k, v in heads.items()}, search, frozenset(shorts)))
+    return out[0], out[1]
+
+
+def _opening(text: bytes, index: _Openings) -> int:
+    """The first place in ``text`` from which the rest is a start of one of ``index``'s
+    forms; -1 when none."""
     size = len(text)
-    if not size or not form:
-        return -1
-    j = text.find(form[:1], max(0, size - len(form)))
-    while j >= 0:
-        if form.startswith(text[j:]):
+    pos = 0
+    while index.search is not None and pos < size:
+        j = index.search(text, pos, size)[0][0]
+        if j < 0:
+            break
+        for plain in index.heads.get(text[j : j + PREFIX], ()):
+            if size - j <= len(plain) and text.endswith(plain[: size - j]):
+                return j
+        pos = j + 1
+    for j in range(max(0, size - PREFIX + 1), size):
+        if text[j:] in index.shorts:
             return j
-        j = text.find(form[:1], j + 1)
     return -1
 
 
@@ -415,20 +450,36 @@ class Disguises:
     secrets did. The starts' regex over the block, whitespace allowed between characters,
     cost more the more secrets there were; the canonical text's plain strings do not."""
 
-    search: Searcher | None  # the forms' starts (None: no secret has disguised forms)
+    heads: bytes  # the forms' starts, whitespace between characters: a regex (``search``)
     forms: dict[str, tuple[_Form, ...]]  # by start (``_key``): the forms that begin so
     # For each form, a start of it and then only whitespace, to the text's end (one regex
     # a form: RE2 takes seconds to compile them as one alternation).
     opens: tuple[tuple[str, _Form], ...]  # each form in lower case, and its start's regex
     reach: int  # bytes in the longest match (the most whitespace in every gap)
     pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
-    # The starts' regex at a place (where the canonical search found one may be).
-    head_at: Searcher | None = None
+    # The forms by their start in the canonical text (and how many characters before it
+    # each starts): what the canonical search's start tags point at.
+    groups: tuple[tuple[int, tuple[_Form, ...]], ...] = ()
     # The one search, in the canonical text, for every start of a form, literal, piece and
     # run (None: each is a search of its own over the block, as the tests compare).
     either: CanonSearch | None = None
     runs: Runs | None = None  # the long secrets' pieces
     unanchored: tuple[Literal, ...] = ()  # ``build``'s ``also`` that it does not find
+    compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
+    # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
+    openings: list[_Openings] = field(default_factory=list)
+
+    @property
+    def search(self) -> Searcher | None:
+        """The forms' starts over a block as written (``crossing``, and each search of its
+        own): compiled when first asked for, not for the one search, which never needs it
+        (its regex spells out the gaps between the first characters of every form: for 40
+        secrets, 60 ms and 20 MB to compile)."""
+        if not self.heads:
+            return None
+        if not self.compiled:
+            self.compiled.append(searcher(_regex(self.heads, _HEADS_MEM)))
+        return self.compiled[0]
 
     @classmethod
     def build(cls, secrets: Iterable[str], also: Iterable[Literal] = ()) -> Disguises | None:
@@ -444,6 +495,7 @@ class Disguises:
         heads: set[bytes] = set()
         starts: list[tuple[str, _Form]] = []
         anchors: list[tuple[bytes, Tag]] = []
+        groups: dict[tuple[bytes, int], list[_Form]] = {}
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -451,7 +503,8 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(form, fold, []))
+                whole = _Form(form, fold, [])
+                forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 head = _spaced(form[:PREFIX], _HEAD_GAP)
                 heads.add(b"(?i:" + head + b")" if fold else head)
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
@@ -460,7 +513,9 @@ class Disguises:
                 # Its start in the canonical text, and how many characters before it
                 # that text drops (a form that starts past ASCII is looked for behind it).
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
-                anchors.append((canonical(form.encode())[:PREFIX], (_HEAD, dropped)))
+                groups.setdefault((canonical(form.encode())[:PREFIX], dropped), []).append(whole)
+        for i, (head_key, _) in enumerate(groups):
+            anchors.append((head_key, (_HEAD, i)))
         unanchored: list[Literal] = []
         for lit in also:
             key = canonical(lit.needle)
@@ -481,13 +536,11 @@ class Disguises:
         either = CanonSearch.build(anchors)
         if either is None and not unanchored:
             return None
-        regex = _regex(b"|".join(sorted(heads)), _HEADS_MEM) if heads else None
-        search = None if regex is None else searcher(regex)
-        head_at = None if regex is None else searcher(regex, anchored=True)
         found = {k: tuple(v) for k, v in forms.items()}
+        by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
-            search, found, tuple(starts), reach + MAX_GAP, pieces, head_at, either,
-            runs, tuple(unanchored),
+            b"|".join(sorted(heads)), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
+            either, runs, tuple(unanchored),
         )  # fmt: skip
 
     def spans(
@@ -500,7 +553,7 @@ class Disguises:
         canonical text finds where a form, a literal, a piece or a run may start, and each
         is then read there in the block, as written. ``also``: the finds at each place
         where one of ``build``'s ``also`` may start (without it, those are passed over)."""
-        pieces, head_at, either, runs = self.pieces, self.head_at, self.either, self.runs
+        pieces, either, runs = self.pieces, self.either, self.runs
         if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET
@@ -508,24 +561,17 @@ class Disguises:
                 yield s, e, Kind.OWN_SECRET
             return
         text = Canonical(block, start)
-        stop = len(block)
         pieces_from = runs_from = start
         tried = start - 1  # the last place a piece was tried at
         for j, tags in either.finds(text.text):
             at = text.origin(j)
+            ends: dict[int, int] = {}  # the longest form at each start, as ``_matches``
             for what, dropped in tags:
                 if what == _LITERAL and also is not None:
                     if at - dropped >= start:
                         yield from also(block, at - dropped)
-                elif what == _HEAD and head_at is not None:
-                    # A form that starts with characters the canonical text drops (past
-                    # ASCII, ``%`` or ``\\``) starts up to that many characters before.
-                    first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
-                    for s in range(first, at + 1 if not dropped else at):
-                        e = head_at(block, s, stop)[0][1]
-                        end = -1 if e < 0 else self._form_end(block, s, e, stop)
-                        if end >= 0 and _too_wide(block, s, end) < 0:
-                            yield s, end, Kind.OWN_SECRET
+                elif what == _HEAD:
+                    self._heads_at(block, start, at, self.groups[dropped], ends)
                 elif what == _PIECE and pieces is not None:
                     # A piece that holds this block starts up to a block's length before
                     # it; each place is tried once, in order, as a search for them would.
@@ -541,6 +587,30 @@ class Disguises:
                     if found is not None:
                         yield found[0], found[1], Kind.OWN_SECRET
                         runs_from = found[1]
+            for s, end in sorted(ends.items()):
+                if _too_wide(block, s, end) < 0:
+                    yield s, end, Kind.OWN_SECRET
+
+    def _heads_at(
+        self,
+        block: bytes,
+        start: int,
+        at: int,
+        group: tuple[int, tuple[_Form, ...]],
+        ends: dict[int, int],
+    ) -> None:
+        """The forms that start where the canonical text has their start, at ``at``: each
+        form's own regex, anchored there, gives its end (the longest at each start into
+        ``ends``). A form that starts with characters the canonical text drops (past
+        ASCII, ``%``, ``\\``) starts up to that many characters before ``at``."""
+        dropped, forms = group
+        first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
+        stop = len(block)
+        for s in range(first, at if dropped else at + 1):
+            for form in forms:
+                end = form.search()(block, s, min(stop, s + self.reach))[0][1]
+                if end > ends.get(s, -1):
+                    ends[s] = end
 
     def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
@@ -591,18 +661,33 @@ class Disguises:
         stripped, kept, origins = _without_whitespace(tail)
         lowered = stripped.lower()
         found = []
+        j = self._plain_opening(lowered, stripped)
+        if j >= 0:
+            found.append(pos + _origin(kept, origins, j))
         ascii_tail = tail.isascii()
         end = "".join(tail.decode().split()).lower() if ascii_tail else ""
         for form, opening in self.opens:
             if opening.plain is not None:
-                j = _opening_suffix(lowered if opening.fold else stripped, opening.plain)
-                if j >= 0:
-                    found.append(pos + _origin(kept, origins, j))
-            elif not ascii_tail or (end and _may_open(end, form)):
+                continue  # ``_plain_opening``
+            if not ascii_tail or (end and _may_open(end, form)):
                 at = opening.search()(text, pos, size)[0][0]
                 if at >= 0:
                     found.append(at)
         return min(found, default=-1)
+
+    def _plain_opening(self, lowered: bytes, stripped: bytes) -> int:
+        """The first place in ``stripped`` (a text's end, whitespace out; ``lowered``, the
+        same in lower case) from which the rest is a start of an ASCII form; -1 when none.
+
+        One search of the forms' first ``PREFIX`` characters finds the places where one
+        may start (each then compared with the forms that start so), and the last places,
+        closer to the end than that, are looked up among the forms' shorter starts: the
+        cost is the same whatever the number of forms."""
+        if not self.openings:
+            self.openings.extend(_openings(self.opens))
+        folded, exact = self.openings
+        found = (_opening(lowered, folded), _opening(stripped, exact))
+        return min((j for j in found if j >= 0), default=-1)
 
     def crossing(self, text: bytes, at: int) -> int:
         """The furthest end of a match that starts before ``at`` and ends after it; -1 when

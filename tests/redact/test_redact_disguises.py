@@ -398,7 +398,7 @@ def test_one_search_for_starts_and_pieces_finds_what_two_find() -> None:
     find is the one that a pass for each makes, overlapping and adjacent ones included."""
     disguises = Disguises.build(with_bodies([GH_TOKEN, TOKEN]))
     assert disguises is not None and disguises.either is not None
-    apart = dataclasses.replace(disguises, either=None, head_at=None)
+    apart = dataclasses.replace(disguises, either=None)
     rng = random.Random(11)
     parts = [*GH_DISGUISED.values(), GH_TOKEN, TOKEN, GH_TOKEN[3:20], TOKEN[::-1], "x y"]
     for _ in range(40):
