@@ -409,7 +409,7 @@ def _openings(opens: Iterable[tuple[str, _Form]]) -> tuple[_Openings, _Openings]
                 heads.setdefault(plain[:PREFIX], []).append(plain)
             shorts.update(plain[:n] for n in range(1, min(PREFIX, len(plain) + 1)))
         pattern = b"|".join(re2.escape(head) for head in sorted(heads))
-        search = _compile(pattern, max_mem=_FORM_MEM) if heads else None
+        search = _compile(pattern, max_mem=_HEADS_MEM) if heads else None
         out.append(_Openings({k: tuple(v) for k, v in heads.items()}, search, frozenset(shorts)))
     return out[0], out[1]
 
