@@ -5,26 +5,30 @@ step that wants it in the log gets past those by printing it differently: one ch
 per line (``fold -w1``), spaced (``t o k e n``, or with NO-BREAK SPACEs), reversed
 (``rev``), upper-cased, rot13, as base64 or hex wrapped at some width (``base64 -w 76``,
 ``xxd -p``) and starting at any byte of a longer blob, as base32, reversed and then hex
-(``rev | xxd -p``), or with every character escaped (``\\u0074``, ``\\U00000074``,
-``%74``). A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
+(``rev | xxd -p``), with a mark between characters (``t.o.k.e.n``, ``t-o-k-e-n``), with
+every character escaped (``\\u0074``, ``\\U00000074``, ``%74``, ``&#116;``, ``&#x74;``), as
+its bytes one by one (``74:6f``, ``\\x74\\x6f``, ``0x74, 0x6f``), or as the base64 of the
+value reversed. A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
 secret of its own (``with_bodies``), in every one of those forms.
 
 So the value is looked for once whitespace is taken out, in each of those transforms: the
-forms are worked out once, when the redactor is built, and one RE2 regex matches them all
-with whitespace between two characters — any character ``str.isspace`` calls whitespace,
-line breaks and Unicode spaces included — in linear time, whatever the log holds. A match
-counts when no gap in it is longer than ``MAX_GAP`` bytes (checked on the match: a regex
-that counted the bytes of every gap would be too large for RE2's DFA once a node has a few
-secrets). A base64 (base32) form is the value encoded at each of the three (five) byte
-offsets it may sit at in a longer blob, less the edge characters that mix in the
-neighbouring bytes. Text forms are matched in any case (a character past ASCII in its lower
-and upper case), base64 as written.
+forms are worked out once, when the redactor is built; one search of the block's canonical
+text (``canon``: no whitespace, no case) finds where a form may start, and there each
+form's own RE2 regex, with whitespace between two characters — any character
+``str.isspace`` calls whitespace, line breaks and Unicode spaces included — says whether it
+is one, in linear time, whatever the log holds. A match counts when no gap in it is longer
+than ``MAX_GAP`` bytes (checked on the match: a regex that counted the bytes of every gap
+would be too large for RE2's DFA once a node has a few secrets). A base64 (base32) form is
+the value encoded at each of the three (five) byte offsets it may sit at in a longer blob,
+less the edge characters that mix in the neighbouring bytes. Text forms are matched in any
+case (a character past ASCII in its lower and upper case), base64 as written.
 
 A step may also print the secret in pieces, each on a line of its own behind a label
 (``part1: <first half>`` / ``part2: <second half>``): ``Pieces`` masks any run of at least
 ``MIN_PIECE`` consecutive characters of a token-shaped secret that stands as a word of its
 own in the text (see there for why that threshold and those conditions). A piece is on one
-line, so no stream cut falls inside one (short of a line longer than a window).
+line, so no stream cut falls inside one (short of a line longer than a window). A long
+secret (a private key) is found by its pieces too, over line breaks (``runs``).
 
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
