@@ -469,7 +469,11 @@ class Disguises:
     either: CanonSearch | None = None
     runs: Runs | None = None  # the long secrets' pieces
     unanchored: tuple[Literal, ...] = ()  # ``build``'s ``also`` that it does not find
+    # The starts of the forms whose start the canonical text drops most of (a secret past
+    # ASCII): searched for in the block as written, as every form's once was.
+    weak: bytes = b""
     compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
+    weak_compiled: list[Searcher] = field(default_factory=list)  # and ``weak``'s
     # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
     openings: list[_Openings] = field(default_factory=list)
 
@@ -500,6 +504,7 @@ class Disguises:
         starts: list[tuple[str, _Form]] = []
         anchors: list[tuple[bytes, Tag]] = []
         groups: dict[tuple[bytes, int], list[_Form]] = {}
+        weak: set[bytes] = set()  # the starts of forms the canonical text keeps too little of
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -510,14 +515,19 @@ class Disguises:
                 whole = _Form(form, fold, [])
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 head = _spaced(form[:PREFIX], _HEAD_GAP)
-                heads.add(b"(?i:" + head + b")" if fold else head)
+                heads_pattern = b"(?i:" + head + b")" if fold else head
+                heads.add(heads_pattern)
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
                 starts.append((form.lower(), _Form(form, fold, [], True, plain)))
                 reach = max(reach, _longest(form))
                 # Its start in the canonical text, and how many characters before it
                 # that text drops (a form that starts past ASCII is looked for behind it).
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
-                groups.setdefault((canonical(form.encode())[:PREFIX], dropped), []).append(whole)
+                start = canonical(form.encode())[:PREFIX]
+                if len(start) < _MIN_ANCHOR:  # mostly past ASCII: a search of its own
+                    weak.add(heads_pattern)
+                else:
+                    groups.setdefault((start, dropped), []).append(whole)
         for i, (head_key, _) in enumerate(groups):
             anchors.append((head_key, (_HEAD, i)))
         unanchored: list[Literal] = []
@@ -538,13 +548,13 @@ class Disguises:
             grams = (gram for gram in runs.at if len(canonical(gram)) >= _MIN_ANCHOR)
             anchors.extend((canonical(gram)[:ANCHOR], (_RUN, lead(gram))) for gram in grams)
         either = CanonSearch.build(anchors)
-        if either is None and not unanchored:
+        if either is None and not unanchored and not weak:
             return None
         found = {k: tuple(v) for k, v in forms.items()}
         by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
             b"|".join(sorted(heads)), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
-            either, runs, tuple(unanchored),
+            either, runs, tuple(unanchored), b"|".join(sorted(weak)),
         )  # fmt: skip
 
     def spans(
@@ -594,6 +604,11 @@ class Disguises:
             for s, end in sorted(ends.items()):
                 if _too_wide(block, s, end) < 0:
                     yield s, end, Kind.OWN_SECRET
+        if self.weak:
+            if not self.weak_compiled:
+                self.weak_compiled.append(searcher(_regex(self.weak, _HEADS_MEM)))
+            for s, e in self._matches(block, start, len(block), self.weak_compiled[0]):
+                yield s, e, Kind.OWN_SECRET
 
     def _heads_at(
         self,
@@ -616,12 +631,16 @@ class Disguises:
                 if end > ends.get(s, -1):
                     ends[s] = end
 
-    def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
+    def _matches(
+        self, text: bytes, pos: int, stop: int, starts: Searcher | None = None
+    ) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
         too (the search goes on from the byte after a match's start): a secret half masked
-        is a secret leaked. At each start of a form, the longest match of those forms."""
-        while self.search is not None and pos < stop:
-            s, e = self.search(text, pos, stop)[0]
+        is a secret leaked. At each start of a form, the longest match of those forms.
+        ``starts``: a search for some forms' starts only (default: every form's)."""
+        search = self.search if starts is None else starts
+        while search is not None and pos < stop:
+            s, e = search(text, pos, stop)[0]
             if s < 0:
                 return
             end = self._form_end(text, s, e, stop)

@@ -448,3 +448,13 @@ def test_the_disguises_pass_finds_every_literal_the_literals_own_search_finds() 
             found = set(joined.spans(block, start, scanner.at))
             want = set(apart.spans(block, start)) | set(scanner.spans(block, block.lower(), start))
             assert found == want, text
+
+
+@pytest.mark.parametrize("name", ["plain", "upper", "reversed", "swapped-case", "dotted"])
+def test_a_secret_with_no_ascii_letter_is_masked_in_its_disguises(name: str) -> None:
+    """A secret the canonical search keeps too little of (every letter past ASCII) is looked
+    for in the block as written instead: masked spaced and folded as any other."""
+    secret = "пароль-секрет-ключ"
+    printed = TRANSFORMS[name](secret)
+    for shown in (printed.text, " ".join(printed.text), wrap(printed.text, 3)):
+        assert_masked(own(secret), printed, shown, "got: <", ">")
