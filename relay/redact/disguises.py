@@ -257,9 +257,16 @@ class Pieces:
     finds each piece's first ``MIN_PIECE`` characters; a find is stretched along the secret
     at most its length either way, so a log costs linear time."""
 
-    search: Searcher
     at: dict[bytes, tuple[tuple[bytes, int], ...]]  # a piece's start: (secret, offset) each
-    pattern: bytes  # every piece's start, for a search shared with the forms' starts
+    compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
+
+    @property
+    def search(self) -> Searcher:
+        """Every piece's start, over a block as written (a search of their own: the
+        canonical search finds them otherwise), compiled when first asked for."""
+        if not self.compiled:
+            self.compiled.append(_compile(b"|".join(re2.escape(g) for g in sorted(self.at))))
+        return self.compiled[0]
 
     @classmethod
     def build(cls, secrets: Iterable[bytes]) -> Pieces | None:
@@ -274,8 +281,7 @@ class Pieces:
                     at.setdefault(gram, []).append((raw, k))
         if not at:
             return None
-        pattern = b"|".join(re2.escape(gram) for gram in sorted(at))
-        return cls(_compile(pattern), {g: tuple(v) for g, v in at.items()}, pattern)
+        return cls({g: tuple(v) for g, v in at.items()})
 
     def spans(self, text: bytes, pos: int) -> Iterator[tuple[int, int]]:
         stop = len(text)
@@ -312,6 +318,13 @@ class Pieces:
         left = lo == 0 or k - back == 0 or text[lo - 1] not in _WORD_BYTES
         right = hi == len(text) or k + ahead == len(raw) or text[hi] not in _WORD_BYTES
         return lo, hi, left and right
+
+
+def _starts_search(starts: Iterable[tuple[str, bool]]) -> Searcher:
+    """One search for the forms' starts (whitespace between characters) over a block."""
+    spaced = ((_spaced(start, _HEAD_GAP), fold) for start, fold in starts)
+    pattern = b"|".join(sorted(b"(?i:" + head + b")" if fold else head for head, fold in spaced))
+    return searcher(_regex(pattern, _HEADS_MEM))
 
 
 def _aligned_blocks(raw: bytes) -> range:
@@ -454,7 +467,7 @@ class Disguises:
     secrets did. The starts' regex over the block, whitespace allowed between characters,
     cost more the more secrets there were; the canonical text's plain strings do not."""
 
-    heads: bytes  # the forms' starts, whitespace between characters: a regex (``search``)
+    heads: frozenset[tuple[str, bool]]  # each form's start, and whether it folds
     forms: dict[str, tuple[_Form, ...]]  # by start (``_key``): the forms that begin so
     # For each form, a start of it and then only whitespace, to the text's end (one regex
     # a form: RE2 takes seconds to compile them as one alternation).
@@ -471,7 +484,7 @@ class Disguises:
     unanchored: tuple[Literal, ...] = ()  # ``build``'s ``also`` that it does not find
     # The starts of the forms whose start the canonical text drops most of (a secret past
     # ASCII): searched for in the block as written, as every form's once was.
-    weak: bytes = b""
+    weak: frozenset[tuple[str, bool]] = frozenset()
     compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
     weak_compiled: list[Searcher] = field(default_factory=list)  # and ``weak``'s
     # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
@@ -486,7 +499,7 @@ class Disguises:
         if not self.heads:
             return None
         if not self.compiled:
-            self.compiled.append(searcher(_regex(self.heads, _HEADS_MEM)))
+            self.compiled.append(_starts_search(self.heads))
         return self.compiled[0]
 
     @classmethod
@@ -500,11 +513,11 @@ class Disguises:
         ASCII) or that are too short to look for there are ``unanchored``, for the caller
         to find otherwise."""
         forms: dict[str, list[_Form]] = {}
-        heads: set[bytes] = set()
+        heads: set[tuple[str, bool]] = set()  # each form's start, and whether it folds
         starts: list[tuple[str, _Form]] = []
         anchors: list[tuple[bytes, Tag]] = []
         groups: dict[tuple[bytes, int], list[_Form]] = {}
-        weak: set[bytes] = set()  # the starts of forms the canonical text keeps too little of
+        weak: set[tuple[str, bool]] = set()  # starts the canonical text keeps too little of
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -514,9 +527,7 @@ class Disguises:
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
                 whole = _Form(form, fold, [])
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
-                head = _spaced(form[:PREFIX], _HEAD_GAP)
-                heads_pattern = b"(?i:" + head + b")" if fold else head
-                heads.add(heads_pattern)
+                heads.add((form[:PREFIX], fold))
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
                 starts.append((form.lower(), _Form(form, fold, [], True, plain)))
                 reach = max(reach, _longest(form))
@@ -525,7 +536,7 @@ class Disguises:
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
                 start = canonical(form.encode())[:PREFIX]
                 if len(start) < _MIN_ANCHOR:  # mostly past ASCII: a search of its own
-                    weak.add(heads_pattern)
+                    weak.add((form[:PREFIX], fold))
                 else:
                     groups.setdefault((start, dropped), []).append(whole)
         for i, (head_key, _) in enumerate(groups):
@@ -553,8 +564,8 @@ class Disguises:
         found = {k: tuple(v) for k, v in forms.items()}
         by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
-            b"|".join(sorted(heads)), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
-            either, runs, tuple(unanchored), b"|".join(sorted(weak)),
+            frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
+            either, runs, tuple(unanchored), frozenset(weak),
         )  # fmt: skip
 
     def spans(
@@ -606,7 +617,7 @@ class Disguises:
                     yield s, end, Kind.OWN_SECRET
         if self.weak:
             if not self.weak_compiled:
-                self.weak_compiled.append(searcher(_regex(self.weak, _HEADS_MEM)))
+                self.weak_compiled.append(_starts_search(self.weak))
             for s, e in self._matches(block, start, len(block), self.weak_compiled[0]):
                 yield s, e, Kind.OWN_SECRET
 

@@ -264,29 +264,44 @@ class LiteralScanner:
             (self._folded if lit.lower else self._exact).setdefault(anchor, []).append(lit)
         # The anchor lengths there are (a needle shorter than ``ANCHOR`` is its own anchor).
         self._sizes = sorted({len(a) for a in (*self._exact, *self._folded)})
-        options = re2.Options()
-        options.never_capture = True
-        options.max_mem = 32 << 20
-        # Every byte a character (Latin-1), as the prefilter reads a block: it runs this same
-        # search over the whole block (its automaton's states serve both). A needle's case
-        # folds byte by byte then, which only widens the search; each find is compared.
-        options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         # The alternation alone, for a search that finds these places with others.
         self.pattern = b"|".join(sorted(anchors))
         self._longest = max((len(lit.needle) for lit in self.literals), default=0)
         self._longest_folded = max((len(n) for n in self._folded_needles()), default=0)
-        self._search = re2.compile(self.pattern, options) if anchors else None
-        # The prefilter's pass over a block for the literals (none without literals).
-        # (``_ranges`` calls it with ends within the text)
-        passes = (searcher(self._search, within=True),) if self._search else ()
-        self.passes: tuple[Searcher, ...] = passes
+        self._compiled: list[re2._Regexp[bytes]] = []  # ``_search``, once asked for
+
+    @property
+    def _search(self) -> re2._Regexp[bytes] | None:
+        """The anchors' search, compiled when first asked for (a scanner whose literals
+        another search finds only compares them, ``at``)."""
+        if not self.pattern:
+            return None
+        if not self._compiled:
+            options = re2.Options()
+            options.never_capture = True
+            options.max_mem = 32 << 20
+            # Every byte a character (Latin-1), as the prefilter reads a block: it runs this
+            # same search over the whole block (its automaton's states serve both). A
+            # needle's case folds byte by byte then, which only widens the search; each
+            # find is compared.
+            options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+            self._compiled.append(re2.compile(self.pattern, options))
+        return self._compiled[0]
+
+    @property
+    def passes(self) -> tuple[Searcher, ...]:
+        """The prefilter's pass over a block for the literals (none without literals).
+        (``_ranges`` calls it with ends within the text)"""
+        search = self._search
+        return () if search is None else (searcher(search, within=True),)
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every place a literal occurs at or after ``start`` with clean edges."""
-        if self._search is None:
+        search = self._search
+        if search is None:
             return
         pos = start
-        while (hit := self._search.search(block, pos)) is not None:
+        while (hit := search.search(block, pos)) is not None:
             at = hit.start()
             pos = at + 1
             for lit in self._starting(block, lowered, at):
