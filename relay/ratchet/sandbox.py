@@ -229,6 +229,9 @@ KEPT = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 204
         "relatime": 1 << 21, "strictatime": 1 << 24}
 STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
            os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+# keyctl(2)'s number on each machine Linux runs relay on
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
+          "s390x": 280, "armv7l": 311, "i686": 288}
 libc = ctypes.CDLL(None, use_errno=True)
 env = os.environ
 
@@ -505,6 +508,14 @@ def main():
             break
     if enter is None:
         sys.stderr.write("relay: cannot set up the box: no unshare on PATH\n")
+        sys.exit(1)
+    # a session keyring of its own (KEYCTL_JOIN_SESSION_KEYRING, no name: a new anonymous
+    # one): the person's login's keys are neither read nor added to from the box
+    machine = os.uname().machine
+    keyctl = KEYCTL.get(machine)
+    if keyctl is None or libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0:
+        why = os.strerror(ctypes.get_errno()) if keyctl else f"not known on {machine}"
+        sys.stderr.write(f"relay: cannot set up the box: no session keyring of its own ({why})\n")
         sys.exit(1)
     os.chdir("/")
     os.chdir(cwd)  # the folder as the mounts made it
