@@ -714,7 +714,7 @@ class Sandbox:
                 continue
             for child in place.iterdir():
                 if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child, ignore_errors=True)
+                    remove_tree(child)
                 else:
                     child.unlink(missing_ok=True)
 
@@ -1496,9 +1496,7 @@ def _remove_later(folder: Path) -> None:
     namespaces; nothing reads it again): on a slow disk, tenths of a second an iteration.
     Every removal ends before relay does."""
     _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
-    thread = threading.Thread(
-        target=shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, daemon=True
-    )
+    thread = threading.Thread(target=remove_tree, args=(folder,), daemon=True)
     _REMOVING.append(thread)
     thread.start()
 
@@ -1535,7 +1533,7 @@ def _clone(
             run([*git, "-C", str(tree), "fetch", "-q", "--no-tags", str(source), commit])
         return
     except subprocess.CalledProcessError:
-        shutil.rmtree(tree, ignore_errors=True)
+        remove_tree(tree)
     copied = ("--local", "--no-hardlinks", "--no-checkout", "--template=")
     run([*clone, *copied, str(source), str(tree)])
     run([*git, "-C", str(tree), "remote", "remove", "origin"])
@@ -1594,7 +1592,7 @@ def standalone(
         if remove_later and record is None:
             _remove_later(folder)
         else:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
         if record is not None:
             record.unlink(missing_ok=True)
 
@@ -1627,7 +1625,7 @@ def put_text(path: Path, text: str) -> None:
     never written through."""
     with contextlib.suppress(FileNotFoundError):
         if stat.S_ISDIR(path.lstat().st_mode):
-            shutil.rmtree(path)
+            remove_tree(path)
     fd, temporary = tempfile.mkstemp(prefix=".relay-", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
@@ -1745,7 +1743,7 @@ def drop_stale(record: Path) -> None:
         return
     temp = Path(tempfile.gettempdir()).resolve()
     if stale.name.startswith("relay-attempt-") and stale.resolve().parent == temp:
-        shutil.rmtree(stale, ignore_errors=True)
+        remove_tree(stale)
     record.unlink(missing_ok=True)
 
 
@@ -1842,4 +1840,51 @@ def _remove_box(folder: Path) -> None:
             if each.name.startswith("relay-guard-") and each.is_dir(follow_symlinks=False):
                 with contextlib.suppress(OSError):
                     os.close(_own_dir(Path(each.path), "out", 0o700))
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)
+
+
+def remove_tree(folder: Path) -> None:
+    """``folder`` removed as far as it can be, never through a link: a folder in it that
+    code run in a box made unlistable or unwritable (mode 000, which an ordinary user's
+    removal cannot enter) is made owner-rwx (itself, opened without following a link,
+    never what a link leads to) and the removal tried again; other errors are ignored."""
+    top = os.path.abspath(folder)
+    opened: list[bool] = []
+
+    def failed(path: str, err: BaseException) -> None:
+        if isinstance(err, PermissionError):
+            for each in (path, os.path.dirname(path)):
+                if each == top or each.startswith(top + os.sep):
+                    opened.append(_owner_rwx(each))
+
+    while True:
+        opened.clear()
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(folder, onexc=lambda _f, p, e: failed(p, e))
+        else:
+            shutil.rmtree(folder, onerror=lambda _f, p, e: failed(p, e[1]))
+        if not any(opened) or not os.path.lexists(folder):
+            return
+
+
+def _owner_rwx(path: str) -> bool:
+    """Make the folder at ``path`` (a folder of this user's, not a link) readable, writable
+    and enterable by its owner, through a descriptor of the folder itself; whether its
+    mode changed."""
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path or not os.path.isdir("/proc/self/fd"):
+        return False
+    try:
+        fd = os.open(path, o_path | os.O_NOFOLLOW | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        mode = os.fstat(fd)
+        if mode.st_uid != os.getuid() or mode.st_mode & 0o700 == 0o700:
+            return False
+        os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(mode.st_mode) | 0o700)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

@@ -1,0 +1,123 @@
+"""A box's folder goes after its run even where code run in it made folders its owner
+cannot enter or write (mode 000 in its HOME and temporary folder, 0500 in its tree): an
+ordinary user's removal cannot list such a folder, so each is made owner-rwx (never
+through a link) and the removal tried again; a link the box left to a folder outside is
+removed, never followed, and what it leads to keeps its mode.
+
+Real boxes (the maker's and a judged one), run by an ordinary user: as root the test's
+child process drops to ``nobody`` (root removes a mode-000 folder whatever its mode)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relay.ratchet.sandbox import NAMESPACES, level, remove_tree
+
+needs_namespaces = pytest.mark.skipif(
+    level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
+)
+NOBODY = 65534
+ROOT = Path(__file__).resolve().parents[2]
+# what the box's code leaves: folders no ordinary user's removal enters, and a link out
+LOCK = """
+set -e
+mkdir -p "$HOME/stay/deep" "$TMPDIR/stay" sub
+echo kept > "$HOME/stay/deep/kept.txt"
+echo kept > "$TMPDIR/stay/kept.txt"
+echo kept > sub/kept.txt
+ln -s "$OUTSIDE" "$HOME/out"
+chmod 0 "$HOME/stay/deep" "$HOME/stay" "$TMPDIR/stay"
+chmod 0500 sub
+"""
+CHILD = """
+import json, os, subprocess, sys
+from pathlib import Path
+from relay.ratchet.sandbox import level, judged, standalone
+
+work = Path(sys.argv[1])
+print(json.dumps({"level": level()}), flush=True)
+source = work / "source"
+source.mkdir()
+for args in (["init", "-q", "-b", "main"], ["-c", "user.name=P", "-c", "user.email=p@e.invalid",
+             "commit", "-q", "--allow-empty", "-m", "one"]):
+    subprocess.run(["git", *args], cwd=source, check=True)
+commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source, capture_output=True,
+                        text=True, check=True).stdout.strip()
+for made in (standalone(source, commit, "relay-loop/G1", hidden=()),
+             judged(source, commit, hidden=())):
+    with made as box:
+        env = box.env({"PATH": os.environ["PATH"], "HOME": str(box.home),
+                       "OUTSIDE": sys.argv[2]})
+        done = subprocess.run(["/bin/sh", "-c", box.wrap(sys.argv[3], env)], cwd=box.tree,
+                              env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        print(json.dumps({"folder": str(box.folder)}), flush=True)
+"""
+
+
+def as_ordinary_user() -> tuple[str, dict[str, Any], dict[str, str]]:
+    """What runs the child as an ordinary user: this interpreter as itself where it is one,
+    else as nobody, with an interpreter nobody can run (this one may lie in root's HOME)
+    importing relay and its packages from where this one does."""
+    if os.getuid() != 0:
+        return sys.executable, {}, {}
+    drop: dict[str, Any] = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    paths = sysconfig.get_paths()
+    found = {"PYTHONPATH": os.pathsep.join([str(ROOT), paths["purelib"], paths["platlib"]])}
+    for python in (sys.executable, shutil.which("python3", path="/usr/bin:/bin") or ""):
+        check = [python, "-c", "import relay.ratchet.sandbox"]
+        with contextlib.suppress(OSError):
+            if subprocess.run(check, env=found, cwd="/", check=False, **drop).returncode == 0:
+                return python, drop, found
+    pytest.skip("no interpreter here that an ordinary user can run relay with")
+
+
+@needs_namespaces
+def test_folders_a_box_locked_go_with_it_and_a_link_out_is_not_followed() -> None:
+    work = Path(tempfile.mkdtemp(prefix="relay-test-removed-"))
+    try:
+        outside = work / "outside"
+        outside.mkdir()
+        outside.chmod(0o555)
+        for each in ("home", "tmp", "cache"):
+            (work / each).mkdir()
+        if os.getuid() == 0:
+            for each in (work, work / "home", work / "tmp", work / "cache"):
+                os.chown(each, NOBODY, NOBODY)
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "XDG_"))},
+            "HOME": str(work / "home"),
+            "TMPDIR": str(work / "tmp"),
+            "XDG_CACHE_HOME": str(work / "cache"),
+        }
+        python, drop, more = as_ordinary_user()
+        code = [python, "-c", CHILD, str(work), str(outside), LOCK]
+        done = subprocess.run(
+            code, cwd=work, env={**env, **more}, capture_output=True, text=True, timeout=120,
+            **drop,
+        )  # fmt: skip
+        said = [json.loads(line) for line in done.stdout.splitlines()]
+        if said and said[0]["level"] != NAMESPACES:
+            pytest.skip("an ordinary user cannot make user and mount namespaces here")
+        assert done.returncode == 0, done.stderr
+        folders = [Path(s["folder"]) for s in said[1:]]
+        assert len(folders) == 2
+        for folder in folders:
+            assert folder.is_relative_to(work / "tmp")
+            assert not os.path.lexists(folder), f"{folder} outlived its box"
+        assert oct(outside.stat().st_mode)[-3:] == "555", "a link's target was made writable"
+    finally:
+        remove_tree(work)
+        if os.path.lexists(work):  # as root: what an ordinary user's removal left
+            subprocess.run(["rm", "-rf", str(work)], check=False)
