@@ -787,7 +787,7 @@ class Sandbox:
             if each not in shares and each not in shown_here:
                 shown_here.append(each)
         # a tool's folder shown whole holds its index's or registry's login: hidden in it
-        files += [f for f in shown_secrets(shown_here) if f not in files]
+        files += [f for f in shown_secrets([*shown_here, *shares]) if f not in files]
         ro = [p for p in self.read_only if p.is_dir()]
         writable = [temp, *private, *homes, *shares]
         shown = self.shown_at
@@ -795,6 +795,9 @@ class Sandbox:
         if shown is not None and shown.is_dir() and shown in dirs:
             shows = [n for n in self.exposed if (self.tree / n).is_dir()]
             writable.append(shown)
+            # the logins the person's environments hold (a virtualenv's pip.conf, node's
+            # .npmrc), hidden where the box sees them: in the tree
+            files += [tree / p.relative_to(shown) for p in environment_secrets(shown, shows)]
         else:
             shown = None
         given = {
@@ -1201,6 +1204,16 @@ def shown_secrets(folders: Sequence[Path], cap: int = TOOL_WALK_CAP) -> list[Pat
         if folder.name in TOOL_BULK:
             continue
         found += [p for p in _walk_secrets([folder], cap) if p not in found]
+    return found
+
+
+def environment_secrets(clone: Path, names: Sequence[str], cap: int = TOOL_WALK_CAP) -> list[Path]:
+    """The credential files in the environment folders ``names`` at the top of ``clone``
+    (a virtualenv, node_modules: :func:`environment_folders`), found as
+    :func:`shown_secrets` finds them, node_modules walked too."""
+    found: list[Path] = []
+    for name in names:
+        found += [p for p in _walk_secrets([clone / name], cap) if p not in found]
     return found
 
 
