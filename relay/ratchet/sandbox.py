@@ -1530,26 +1530,53 @@ def _clone(
     tree: Path,
     commit: str,
 ) -> None:
-    """``source`` cloned to ``tree`` with no remote, holding ``commit`` (relay's candidate
-    is on no branch): through git's own transport, so that the objects arrive as one pack
-    of their own (copied, never linked to ``source``'s, and a handful of files to remove
-    where a copy of a clone's loose objects is hundreds of folders); where that transport
-    cannot give ``commit`` (a configuration that refuses it), the objects copied file by
-    file as before. No template is copied in (the person's template hooks are for the
-    person's own clones)."""
+    """``tree`` a new repository holding ``commit``'s own history alone (relay's candidate
+    is on no branch: :func:`own_history`), with no remote and the clone command's
+    ``--config`` settings. No template is copied in (the person's template hooks are for
+    the person's own clones)."""
     git = clone[: clone.index("clone")]
-    try:
-        run([*clone, "--no-local", "--no-checkout", "--template=", str(source), str(tree)])
-        run([*git, "-C", str(tree), "remote", "remove", "origin"])
-        has = run([*git, "-C", str(tree), "cat-file", "-e", f"{commit}^{{commit}}"], check=False)
-        if has.returncode != 0:
-            run([*git, "-C", str(tree), "fetch", "-q", "--no-tags", str(source), commit])
+    settings = [clone[i + 1] for i, word in enumerate(clone[:-1]) if word == "--config"]
+    own_history(run, git, source, tree, commit)
+    with (tree / ".git" / "config").open("a", encoding="utf-8") as config:
+        for key, _, value in (s.partition("=") for s in settings):
+            section, _, name = key.partition(".")
+            quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+            config.write(f'[{section}]\n\t{name} = "{quoted}"\n')
+
+
+def own_history(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    git: list[str],
+    source: Path,
+    tree: Path,
+    commit: str,
+) -> None:
+    """``tree`` made a new repository holding ``commit``'s own history and the tags on it,
+    nothing else of ``source``'s: no other branch's or tag's objects (an unmerged,
+    embargoed branch of the person's clone never reaches a box), no remote. The objects
+    in one pack ``source``'s git writes straight into it (copied, never linked to
+    ``source``'s); from a shallow or grafted clone fetched by git's transport instead,
+    which keeps a shallow history's bounds (no tags then)."""
+    run([*git, "init", "-q", "--template=", str(tree)])
+    dot = source / ".git"
+    if not dot.is_dir():  # a linked worktree's: its clone's git directory
+        said = run([*git, "-C", str(source), "rev-parse", "--git-common-dir"]).stdout.strip()
+        dot = source / said  # relative to source where git says it so
+    if any((dot / n).exists() for n in ("shallow", "info/grafts")):
+        fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", "--update-shallow"]
+        run([*git, "-C", str(tree), *fetch, str(source), commit])
         return
-    except subprocess.CalledProcessError:
-        remove_tree(tree)
-    copied = ("--local", "--no-hardlinks", "--no-checkout", "--template=")
-    run([*clone, *copied, str(source), str(tree)])
-    run([*git, "-C", str(tree), "remote", "remove", "origin"])
+    listing = ("for-each-ref", f"--merged={commit}", "--format=%(objectname) %(refname)")
+    listed = run([*git, "-C", str(source), *listing, "refs/tags"]).stdout
+    tags = sorted(
+        (ref, sha) for sha, _, ref in (line.partition(" ") for line in listed.split("\n")) if ref
+    )
+    tips = "".join(f"{sha}\n" for sha in dict.fromkeys([commit, *(sha for _, sha in tags)]))
+    # the objects as they are (a replace ref is no object of the history's)
+    packing = ("--no-replace-objects", "-C", str(source), "pack-objects", "--revs", "-q")
+    run([*git, *packing, str(tree / ".git" / "objects" / "pack" / "pack")], input=tips)
+    packed = "".join(f"{sha} {ref}\n" for ref, sha in tags)
+    (tree / ".git" / "packed-refs").write_text(packed, encoding="utf-8")
 
 
 @contextlib.contextmanager

@@ -3,10 +3,11 @@ anything up.
 
 - A box's clone (the maker's tree, a fresh tree for the gates) holds the commit it is
   made for even when that commit is on no branch (relay's candidate), on a branch of its
-  own, with no remote, the source's tags, and objects of its own: none shares a file
-  with the source's (a box could rewrite a shared one in place). Where git's transport
-  is told to refuse such a commit, the clone still holds it (the objects copied file by
-  file). The folder is gone afterwards.
+  own, with no remote, the source's tags on its history, and objects of its own: none
+  shares a file with the source's (a box could rewrite a shared one in place). Where
+  git's transport is told to refuse such a commit, the clone still holds it. It holds
+  that commit's history alone: no other branch's or tag's objects. The folder is gone
+  afterwards.
 - The probe of the boundary's level runs once a boot: a NAMESPACES verdict is kept in
   relay's cache folder for the same boot, kernel settings and environment, and another
   environment probes again; RELAY_SANDBOX=env still says env-level only.
@@ -109,6 +110,49 @@ def test_where_the_transport_refuses_that_commit_its_objects_are_copied(
     )  # fmt: skip
     assert refused.returncode != 0, "this git fetches any commit: the fallback is not reached"
     check_box(source, commit)
+
+
+def test_a_box_holds_its_commits_history_alone_never_another_branchs_objects(
+    source: Path, tmp_path: Path
+) -> None:
+    """An unmerged branch of the person's clone (and a tag on it) brings nothing into a
+    box, whether the box is made from the clone or from a linked worktree of it; a tag
+    on the commit's own history comes with it."""
+    git("checkout", "-qb", "embargoed", cwd=source)
+    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
+    git("add", "plan.txt", cwd=source)
+    git("commit", "-qm", "EMBARGOED plan", cwd=source)
+    git("tag", "-a", "v9", "-m", "EMBARGOED release", cwd=source)
+    secret = git("rev-parse", "HEAD:plan.txt", cwd=source)
+    git("checkout", "-q", "main", cwd=source)
+    commit = off_branch(source)
+    linked = tmp_path / "linked"
+    git("worktree", "add", "-q", "--detach", str(linked), "main", cwd=source)
+    for where in (source, linked):
+        with sandbox.standalone(where, commit, "relay-loop/G1", hidden=()) as box:
+            tree = box.tree
+            assert git("rev-parse", "HEAD", cwd=tree) == commit
+            held = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)", cwd=tree)
+            assert secret not in held.split(), "the unmerged branch's file is in the box"
+            every = subprocess.run(
+                ["git", "cat-file", "--batch-all-objects", "--batch"],
+                cwd=tree, capture_output=True, check=True,
+            ).stdout  # fmt: skip
+            assert b"EMBARGOED" not in every
+            refs = git("for-each-ref", "--format=%(refname)", cwd=tree).split()
+            assert refs == ["refs/heads/relay-loop/G1", "refs/tags/v1"], refs
+            assert git("log", "--format=%s", cwd=tree).split() == ["candidate", "one"]
+
+
+def test_a_box_of_a_shallow_clone_holds_its_commit(source: Path, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    git("commit", "-q", "--allow-empty", "-m", "two", cwd=source)
+    git("clone", "-q", "--depth", "1", f"file://{source}", str(shallow), cwd=tmp_path)
+    commit = git("rev-parse", "HEAD", cwd=shallow)
+    with sandbox.standalone(shallow, commit, "relay-loop/G1", hidden=()) as box:
+        assert git("rev-parse", "HEAD", cwd=box.tree) == commit
+        assert git("log", "--format=%s", cwd=box.tree) == "two"
+        assert (box.tree / "a.py").read_text() == "A = 1\n"
 
 
 @pytest.fixture
