@@ -712,6 +712,7 @@ class Sandbox:
             if not stat.S_ISDIR(mode):
                 place.unlink()
                 continue
+            _owner_rwx(str(place))  # one the box locked: listable and writable again
             for child in place.iterdir():
                 if child.is_dir() and not child.is_symlink():
                     remove_tree(child)
@@ -1891,9 +1892,10 @@ def remove_tree(folder: Path) -> None:
     top = os.path.abspath(folder)
     opened: list[bool] = []
 
-    def failed(path: str, err: BaseException) -> None:
+    def failed(path: str | Path, err: BaseException) -> None:
         if isinstance(err, PermissionError):
-            for each in (path, os.path.dirname(path)):
+            at = os.fspath(path)  # rmtree says the folder it was given as it was given
+            for each in (at, os.path.dirname(at)):
                 if each == top or each.startswith(top + os.sep):
                     opened.append(_owner_rwx(each))
 

@@ -1,8 +1,9 @@
 """A box's folder goes after its run even where code run in it made folders its owner
-cannot enter or write (mode 000 in its HOME and temporary folder, 0500 in its tree): an
-ordinary user's removal cannot list such a folder, so each is made owner-rwx (never
-through a link) and the removal tried again; a link the box left to a folder outside is
-removed, never followed, and what it leads to keeps its mode.
+cannot enter or write (mode 000 in its HOME and temporary folder, 0500 in its tree, its
+HOME itself): an ordinary user's removal cannot list such a folder, so each is made
+owner-rwx (never through a link) and the removal tried again; a link the box left to a
+folder outside is removed, never followed, and what it leads to keeps its mode. The next
+gate's scratch is emptied all the same.
 
 Real boxes (the maker's and a judged one), run by an ordinary user: as root the test's
 child process drops to ``nobody`` (root removes a mode-000 folder whatever its mode)."""
@@ -39,6 +40,7 @@ echo kept > sub/kept.txt
 ln -s "$OUTSIDE" "$HOME/out"
 chmod 0 "$HOME/stay/deep" "$HOME/stay" "$TMPDIR/stay"
 chmod 0500 sub
+chmod 0 "$HOME"
 """
 CHILD = """
 import json, os, subprocess, sys
@@ -62,6 +64,8 @@ for made in (standalone(source, commit, "relay-loop/G1", hidden=()),
         done = subprocess.run(["/bin/sh", "-c", box.wrap(sys.argv[3], env)], cwd=box.tree,
                               env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+        box.fresh_scratch()  # the next gate's: from an empty HOME and temporary folder
+        assert not os.listdir(box.home) and not os.listdir(box.tmp)
         print(json.dumps({"folder": str(box.folder)}), flush=True)
 """
 
