@@ -79,7 +79,9 @@ _BARE = (
 )
 _WORD = _digit(r"""[^\s"']""")
 # (not opening with a dash: ``sshpass -pVALUE`` keeps its flag, the shell rule takes the value)
-_FREE = "[a-z0-9+/_.~]" + _digit(r"[a-z0-9+/_\-.~]", 9)
+_FREE_CHAR = r"[a-z0-9+/_\-.~]"
+# (its digit may be its first character: ``7UcQHprT…`` holds no other)
+_FREE = f"(?:[0-9]{_FREE_CHAR}{{8,}}|[a-z0-9+/_.~]{_digit(_FREE_CHAR, 9)})"
 
 # After the word, its name goes on only past a separator or a digit (``db_password_2``), and
 # not past a colon (``token_stream.py::test_12`` names no setting):
