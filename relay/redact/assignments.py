@@ -24,6 +24,7 @@ from relay.redact.linear import searcher
 from relay.redact.named import looks_random
 from relay.redact.placeholders import is_reference, looks_like_placeholder
 from relay.redact.rules import Found, Kind, Rule, Span, rule
+from relay.redact.values import made_part
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
@@ -345,6 +346,38 @@ def block_scalar(
 _CALL = re.compile(rb"[(\[]")
 
 
+_NAME_PATH = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+_CLOSE = re.compile(rb"[^\r\n]{0,4096}?\)")
+
+
+def _is_call(block: bytes, start: int, end: int) -> bool:
+    """``block[start:end]`` names a function that the bracket at ``end`` calls: a path of
+    names that look named (see ``values.made_part``), its bracket closed on the line."""
+    if block[end] != 40 or not _NAME_PATH.fullmatch(block, start, end):  # "("
+        return False
+    return not made_part(block[start:end]) and _CLOSE.match(block, end) is not None
+
+
+_BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")
+
+
+def _bracketed_end(block: bytes, end: int) -> int:
+    """A bare value read on past its opening brackets (not a call's), and past the closing
+    ones that close them: ``f(password=Zq8v(3W)`` ends before the call's own bracket."""
+    depth = 0
+    at = end
+    while at - end < 4096:
+        run = _BRACKETED.match(block, at)
+        stop = run.end() if run else at
+        depth += block.count(b"(", at, stop)
+        at = stop
+        if block[at : at + 1] != b")" or depth == 0:
+            return at
+        depth -= 1
+        at += 1
+    return at
+
+
 def doubled_quote_at(block: bytes, start: int, end: int) -> int:
     """Where the first doubled quote (``""``, ``''``) in a value that its quote opened lies,
     or -1. A quoted value is read past one (an escaped quote, as CSV and SQL write it), yet
@@ -404,8 +437,12 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return start + 1, end - 1  # a Go raw string: var dbPassword string = `…`
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
-            if name == "v" and _CALL.match(block, end) and m.start(name) > m.end("sep"):
-                return None  # password = get_secret("db"), token = env["TOKEN"]: code
+            if name == "v" and _CALL.match(block, end):
+                if _is_call(block, start, end) or (
+                    block[end] == 91 and m.start(name) > m.end("sep")  # "["
+                ):
+                    return None  # password = get_secret("db"), token = env["TOKEN"]: code
+                end = _bracketed_end(block, end)  # Zq8vLp(3Wn5r: a bracket in a password
             if colon and key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
                 end = _plain_scalar_end(block, m.start(), end)
             return start, end

@@ -24,7 +24,12 @@ import re2
 
 from relay.redact.formats import holds_a_format
 from relay.redact.linear import Spans, searcher
-from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_named_placeholder_value,
+    is_public,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.rules import Kind, LineBudget, Span
 
 # Words that name a secret outright: a value under them is one, whatever it looks like.
@@ -157,7 +162,7 @@ def entropy(value: bytes) -> float:
 def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
     """Machine-made: long, mixed like random text, and of high entropy. Words, paths,
     counters, versions and names are not (``/app/src/index.js``, ``test_parser_12``)."""
-    if len(value) < least or is_reference(value) or looks_like_placeholder(value):
+    if len(value) < least or is_reference(value) or is_named_placeholder_value(value):
         return False
     # (each test one pass in C: bytes' own case mapping and deletion, not a loop per byte)
     upper = value.lower() != value

@@ -10,7 +10,9 @@ A value is no secret when it is a reference or an expression (``X25519.key_lengt
 ``settings.CLIENT_SECRET``, ``os.getenv(``, ``$2``, ``!Ref Param``), markup
 (``<xsd:element …``), a boolean or a small number, a host, a plain URL or a version, or a
 placeholder (``test``, ``example``, a run of one character, a repeated pattern, ascending
-digits). Only the finds of the rules that read names go through here (``Kind.SECRET``):
+digits). Each of these holds only when the value's parts look named, not drawn: a dotted
+``Tr0ub4dor.Xk92mLq``, a host-shaped ``k9x2m.q7z3p``, ``Kx9q::2mVb``, ``Zq8vLp(3Wn5r`` and
+``MyCompanyExample2024`` are passwords (see ``made_part``, ``is_placeholder_phrase``). Only the finds of the rules that read names go through here (``Kind.SECRET``):
 the format table's tokens are judged by their own shape.
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.placeholders import is_named_placeholder_value, is_reference
 
 # What stands before a value: its name, maybe a closing quote or bracket, the separator, and
 # an opening quote (``"bucket_key": "``, ``key_length = ``, ``ACCESS_KEY:=``).
@@ -118,10 +120,21 @@ _MARKUP = re.compile(rb"<[A-Za-z/!?]")
 _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
+# A call: a name (a path of names), its bracket, and the bracket's close further on
+# (``get_secret("db")``, ``os.getenv(``); ``Zq8vLp(3Wn5r`` is a password with a bracket in it.
 _CALL = re.compile(_SEGMENT + rb"(?:\." + _SEGMENT + rb")*\(")
-_HOST = re.compile(rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+(?::[0-9]{1,5})?(?:/[^\s]*)?")
+# A host: names, the last of them a top-level domain's letters (``db.example.com:5432``);
+# ``k9x2m.q7z3p`` has no such end.
+_HOST = re.compile(
+    rb"(?:[a-z0-9][a-z0-9\-]*\.)+(?P<tld>[a-z][a-z\-]{1,24})(?::[0-9]{1,5})?(?:/[^\s]*)?"
+)
 _URL = re.compile(rb"(?i:https?|wss?|ftp)://[^\s@/]+(?:/[^\s@?#]*)?")
-_VERSION = re.compile(rb"[0-9]+\.[0-9]+\.[0-9]+|-(?:SNAPSHOT|RELEASE)\b")
+# A version, maybe after a package's name and before a release's word (``1.2.3``,
+# ``v0.12.3-rc1``, ``mysql-8.0.32``, ``2.0.0-SNAPSHOT``).
+_VERSION = re.compile(
+    rb"(?:[A-Za-z][A-Za-z_\-]*[\-@/])?v?[0-9]+(?:\.[0-9]+){2,3}(?P<tail>(?:[\-+.]?[A-Za-z0-9]+)*)"
+    rb"|[0-9]+(?:\.[0-9]+)+-(?:SNAPSHOT|RELEASE)"
+)
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
 _MASKED = re.compile(rb"#{4}|\*{4}|\.{3}$|\xe2\x80\xa6$")
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
@@ -143,6 +156,41 @@ def _random_segment(value: bytes) -> bool:
         if len(piece) >= 16 and mixed and re.search(rb"[0-9]", piece):
             return True
     return False
+
+
+# Digits, then letters, then digits again (``Tr0ub4dor``, ``k9x2m``), or in a mixed-case
+# part a digit run that a small letter follows (``Xk92mLq``): typed or drawn, not named.
+# A name keeps its digits in one run, after a word or before a capital (``X25519``,
+# ``sha256``, ``getX509Cert``, ``Base64Encoder``).
+_DIGITS_APART = re.compile(rb"[0-9][A-Za-z]+[0-9]")
+_DIGIT_THEN_SMALL = re.compile(rb"[0-9][a-z]")
+_PARTS = re.compile(rb"[A-Za-z0-9]+")
+
+
+def made_part(value: bytes) -> bool:
+    """A part of the value (between dots, colons, dashes, underscores) that no one would
+    name a thing: its digits fall apart, or follow no word in a mixed-case part."""
+    for part in _PARTS.findall(value):
+        if _DIGITS_APART.search(part):
+            return True
+        mixed = part.lower() != part and part.upper() != part
+        if mixed and _DIGIT_THEN_SMALL.search(part):
+            return True
+    return False
+
+
+def _is_call(value: bytes) -> bool:
+    """The value is a call: a name that looks named, then a bracket closed later on."""
+    m = _CALL.match(value)
+    if m is None:
+        return False
+    return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
+
+
+def _is_host(value: bytes) -> bool:
+    """A host name whose names look named (``ip-10-0-1-23.ec2.internal``)."""
+    m = _HOST.fullmatch(value)
+    return m is not None and not made_part(value[: m.end("tld")]) and not _random_segment(value)
 
 
 def name_words(name: bytes) -> list[bytes]:
@@ -206,22 +254,22 @@ def value_is_not_secret(value: bytes) -> bool:
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
-    if _MARKUP.match(v) or _TAG.match(v) or _CALL.match(v):
+    if _MARKUP.match(v) or _TAG.match(v) or _is_call(v):
         return True
-    if _DOTTED.fullmatch(v) and not _random_segment(v):
+    if _DOTTED.fullmatch(v) and not _random_segment(v) and not made_part(v):
+        return True  # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``
+    if _is_host(v) or (_URL.fullmatch(v) and not _random_segment(v)):
         return True
-    if (_HOST.fullmatch(v) or _URL.fullmatch(v)) and not _random_segment(v):
-        return True
-    if _VERSION.search(v) and v.count(b".") >= 2:
+    if (version := _VERSION.fullmatch(v)) and not made_part(version.group("tail") or b""):
         return True
     if _FRAGMENT.fullmatch(v):
         return True  # ``sm_pat_``: a token's prefix alone
-    if _MASKED.search(v) or b"::" in v:
+    if _MASKED.search(v) or (b"::" in v and not made_part(v)):
         return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
     variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
-    return looks_like_placeholder(v) or _one_char_run(v)
+    return is_named_placeholder_value(v) or _one_char_run(v)
 
 
 def _sentence_words(lowered: bytes) -> int:
