@@ -12,8 +12,9 @@ A value is no secret when it is a reference or an expression (``X25519.key_lengt
 placeholder (``test``, ``example``, a run of one character, a repeated pattern, ascending
 digits). Each of these holds only when the value's parts look named, not drawn: a dotted
 ``Tr0ub4dor.Xk92mLq``, a host-shaped ``k9x2m.q7z3p``, ``Kx9q::2mVb``, ``Zq8vLp(3Wn5r`` and
-``MyCompanyExample2024`` are passwords (see ``made_part``, ``is_placeholder_phrase``). Only the finds of the rules that read names go through here (``Kind.SECRET``):
-the format table's tokens are judged by their own shape.
+``MyCompanyExample2024`` are passwords (see ``made_part``, ``is_placeholder_phrase``).
+Only the finds of the rules that read names go through here (``Kind.SECRET``): the format
+table's tokens are judged by their own shape.
 """
 
 from __future__ import annotations
