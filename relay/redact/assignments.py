@@ -19,12 +19,12 @@ from collections.abc import Iterator
 
 import re2
 
+from relay.redact.expressions import made_part
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
 from relay.redact.named import looks_random
 from relay.redact.placeholders import is_reference, looks_like_placeholder
 from relay.redact.rules import Found, Kind, Rule, Span, rule
-from relay.redact.values import made_part
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
@@ -223,6 +223,17 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
 
 
 _STRING_PREFIXES = frozenset(b"r b u f rb br fr rf".split())
+_QUOTED_BY = {34: "dq", 39: "sq"}
+_FIELD = re.compile(rb"\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}")
+_PATTERN_SYNTAX = re.compile(rb"\\[dswbDSWB]|\[[^\]]*\][+*?{]|\(\?[:P<=!]|\]\+")
+
+
+def _code_string(prefix: bytes, text: bytes) -> bool:
+    """A prefixed string that is code's: an f-string with a field, a raw string written as a
+    regular expression (a class or an escape quantified)."""
+    if b"f" in prefix and _FIELD.search(text):
+        return True
+    return b"r" in prefix and _PATTERN_SYNTAX.search(text) is not None
 
 
 class _LastRun:
@@ -348,6 +359,21 @@ _CALL = re.compile(rb"[(\[]")
 
 _NAME_PATH = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 _CLOSE = re.compile(rb"[^\r\n]{0,4096}?\)")
+_OPEN_TO_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
+
+
+def _closes_the_key(block: bytes, key_at: int, sep_at: int, value_at: int) -> bool:
+    """The quote before the value closes a string that the key is inside (``print("shlex:
+    token=" + repr(t))``, ``'Cookie:' header``): an odd count of that quote between the
+    line's start and the separator (a JSON key's own quotes are two)."""
+    if block[value_at : value_at + 1] not in _AFTER_A_STRING:
+        return False  # ``X="… password="*-2*c2g…"``: a value quoted inside a string
+    quote = block[value_at - 1]
+    line = block.rfind(b"\n", 0, key_at) + 1
+    return block.count(quote, line, sep_at) % 2 == 1
+
+
+_AFTER_A_STRING = frozenset((b" ", b"\t", b",", b")", b";", b"+", b"]", b"%", b"."))
 
 
 def _is_call(block: bytes, start: int, end: int) -> bool:
@@ -355,7 +381,15 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
     names that look named (see ``values.made_part``), its bracket closed on the line."""
     if block[end] != 40 or not _NAME_PATH.fullmatch(block, start, end):  # "("
         return False
-    return not made_part(block[start:end]) and _CLOSE.match(block, end) is not None
+    if made_part(block[start:end]):
+        return False
+    # closed on the line, or its arguments run on below it, or a method's, or a string's
+    return bool(
+        _CLOSE.match(block, end)
+        or _OPEN_TO_LINE_END.match(block, end + 1)
+        or b"." in block[start:end]
+        or block[end + 1 : end + 2] in (b'"', b"'")
+    )
 
 
 _BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")
@@ -415,12 +449,21 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     for name in ("eq", "dq", "sq", "bs", "v"):
         start, end = m.span(name)
         if end > start:
+            if name in ("dq", "sq") and _closes_the_key(block, m.start(), m.start("sep"), start):
+                return None  # print("token=" + t), 'Cookie:' header: the quote ends a string
             if name == "bs":
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
                 return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
             if name == "v" and block[start:end].lower() not in _STRING_PREFIXES:
                 quote = "vq"  # (``token = f"…"``: the quote opens the value's string)
+            elif name == "v" and block[end : end + 1] in (b'"', b"'"):
+                prefix = block[start:end].lower()
+                name = quote = _QUOTED_BY[block[end]]
+                start = end = end + 1
+                end = value_end(block, quote, start, end)
+                if _code_string(prefix, block[start:end]):
+                    return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
@@ -438,9 +481,13 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
             if name == "v" and _CALL.match(block, end):
-                if _is_call(block, start, end) or (
-                    block[end] == 91 and m.start(name) > m.end("sep")  # "["
-                ):
+                subscript = (
+                    block[end] == 91
+                    and (  # "["
+                        m.start(name) > m.end("sep") or block[end + 1 : end + 2] in (b'"', b"'")
+                    )
+                )
+                if _is_call(block, start, end) or subscript:
                     return None  # password = get_secret("db"), token = env["TOKEN"]: code
                 end = _bracketed_end(block, end)  # Zq8vLp(3Wn5r: a bracket in a password
             if colon and key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
@@ -493,6 +540,7 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
+_METAVAR = re.compile(rb"[A-Z][A-Z_]+(?::[A-Za-z_]+)?")
 _WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
 
 
@@ -504,8 +552,10 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     stop = found.end() if found else end
     if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
-    word = block[end:stop]
-    if stop - end <= 8 and word.isalpha() and word.islower():
+    word = block[end:stop].rstrip(b"`'\".,;:)")
+    if len(word) < 3 or _METAVAR.fullmatch(word):
+        return None  # ``--token V``, ``--pass-secret NAME:ROLE``: a usage line's names
+    if len(word) <= 8 and word.isalpha() and word.islower():
         return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop
 

@@ -159,7 +159,7 @@ def is_public(value: bytes) -> bool:
 _TEMPLATE_WORDS = frozenset(
     b"your here placeholder redacted changeme change me dummy insert replace example examples "
     b"sample samples randomstring random fake mock foo bar baz foobar todo tbd fixme xxx "
-    b"test testing tests demo".split()
+    b"test testing tests demo not something blah".split()
 )
 _PLAIN_WORDS = frozenset(
     b"my the a an to of for goes put enter add set new some own real actual generated "
@@ -168,18 +168,25 @@ _PLAIN_WORDS = frozenset(
     b"here auth credential credentials id name it this that with".split()
 )
 _VOCABULARY = _TEMPLATE_WORDS | _PLAIN_WORDS
+_WHOSE = frozenset(b"user username a an the".split())
+_SECRET_NAMES = frozenset(
+    b"secret secrets password passwd pass pwd passphrase token key apikey credential".split()
+)
 _LONGEST_WORD = max(map(len, _VOCABULARY))
 _PHRASE_PARTS = re.compile(rb"[a-z]+|[0-9]+")
-_PHRASE_SHAPE = re.compile(rb"[A-Za-z0-9_\-. !\"']{3,80}")
+_PHRASE_SHAPE = re.compile(rb"[A-Za-z0-9_\-. !\"':%]{3,80}")
 
 
 def is_placeholder_phrase(value: bytes) -> bool:
     """The value is essentially a template's word: its letters are only template and plain
     words (run together or apart), one a template's at least, and its digits a short or an
-    ascending number (``your_token_here``, ``examplekey``, ``changeme123``, ``Dummy-Secret``)."""
+    ascending number (``your_token_here``, ``examplekey``, ``changeme123``, ``Dummy-Secret``);
+    or it is only a secret's own name and whose it is (``pass``, ``user:passwd``)."""
     if _PHRASE_SHAPE.fullmatch(value) is None:
         return False
-    template = False
+    template = named = False
+    plain = True
+    count = 0
     for part in _PHRASE_PARTS.findall(value.lower()):
         if part.isdigit():
             if len(part) > 4 and not _mostly_ascending(part):
@@ -189,7 +196,12 @@ def is_placeholder_phrase(value: bytes) -> bool:
         if words is None:
             return False
         template = template or any(w in _TEMPLATE_WORDS for w in words)
-    return template
+        count += len(words)
+        named = named or any(w in _SECRET_NAMES for w in words)
+        plain = plain and all(w in _SECRET_NAMES or w in _WHOSE for w in words)
+    # Plain words alone make a template too when they are the secret's own name or more
+    # than one word (``pass``, ``user:passwd``, ``a secret``); ``admin`` alone does not.
+    return template or (named and plain)
 
 
 def _segment(run: bytes) -> list[bytes] | None:

@@ -21,6 +21,15 @@ from __future__ import annotations
 
 import re
 
+from relay.redact.expressions import (
+    bare,
+    is_annotation,
+    is_expression_around,
+    is_first_of_arguments,
+    is_format_template,
+    is_same_variable,
+    made_part,
+)
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 
 # What stands before a value: its name, maybe a closing quote or bracket, the separator, and
@@ -30,6 +39,11 @@ _NAME_BEFORE = re.compile(
     rb"(?:=>|:{1,3}=|\?=|\+=|\.=|=|:)[ \t]*(?:!!?[A-Za-z]+[ \t]+)?\\{0,3}[\"'`]?$"
 )
 _WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# A name compared with a value, or called with it (a constructor, a setter).
+_NAME_USED = re.compile(
+    rb"([A-Za-z0-9_.]{1,80}?)(?:[ \t]*[=!]==?[ \t]*|(?:\.(?:assign|set|append))?\([ \t]*"
+    rb"|[\"'][ \t]*,[ \t]*)[\"']$"
+)
 # Words after the meaning that only say which one (``password_prod``, ``SECRET_KEY_BASE``).
 _QUALIFIERS = frozenset(
     b"value val data b64 base64 hex raw str string enc encoded encrypted plain plaintext "
@@ -85,7 +99,11 @@ _VENDORS = frozenset(
     b"linear jira atlassian bitbucket circleci".split()
 )
 
-_BOOLEAN = frozenset(b"true false yes no on off null none nil undefined nan empty".split())
+_BOOLEAN = frozenset(
+    b"true false yes no on off null none nil undefined nan empty".split()
+    # an Authorization header's scheme with no credential after it (``"Basic " + …``)
+    + b"basic bearer digest negotiate".split()
+)
 # A setting's state: what a switch, a consent or a requirement is set to, never a credential
 # (``password_auth: enabled``, ``cookie_consent=accepted``, ``password_login: disabled``).
 _STATES = frozenset(
@@ -95,14 +113,18 @@ _STATES = frozenset(
 )
 # What closes a call or a literal, alone where a value would be: the rest of a prompt's line
 # (``getpass("Password: ")``), code, not a value.
-_CLOSERS = re.compile(rb"[)\]};,]+")
+_CLOSERS = re.compile(rb"[)\]};,]+:?|[,)][ \t)][^\r\n]*")
 # A cookie's or a setting's own pair as the value (``Set-Cookie: cookie_consent=accepted``):
 # judged by what its value is.
 _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # Prose where a value goes (``put your unique phrase here``, ``ask the admin for it``): four
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
-_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z']+){3,}[.!?]?")
+_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
+# A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
+_SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
+# An HTTP header's name: capitalised words joined by dashes (``Proxy-Authorization``).
+_HEADER_NAME = re.compile(rb"[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
 _SENTENCE_WORDS = frozenset(
     b"a an the your you my our their to here there is are be of for with in on at from see "
     b"please enter use set by as it this that same above below not ask".split()
@@ -123,7 +145,7 @@ _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
 # A call: a name (a path of names), its bracket, and the bracket's close further on
 # (``get_secret("db")``, ``os.getenv(``); ``Zq8vLp(3Wn5r`` is a password with a bracket in it.
-_CALL = re.compile(_SEGMENT + rb"(?:\." + _SEGMENT + rb")*\(")
+_CALL = re.compile(_SEGMENT + rb"(?:\[[^\]\s]{1,40}\])?(?:\." + _SEGMENT + rb")*\(")
 # A host: names, the last of them a top-level domain's letters (``db.example.com:5432``);
 # ``k9x2m.q7z3p`` has no such end.
 _HOST = re.compile(
@@ -137,14 +159,18 @@ _VERSION = re.compile(
     rb"|[0-9]+(?:\.[0-9]+)+-(?:SNAPSHOT|RELEASE)"
 )
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
-_MASKED = re.compile(rb"#{4}|\*{4}|\.{3}$|\xe2\x80\xa6$")
+_MASKED = re.compile(rb"#{4}|\*{4}|\.{3}[)\]}]?$|\xe2\x80\xa6$|(?<=[0-9a-f])x{3,}$")
+_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
 _FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
 # A variable's name as the value: snake case with a secret word for one of its parts
 # (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
 _SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 _CAMEL = re.compile(rb"[a-z]+(?:[A-Z][a-z]+){1,3}")
-_SECRET_PARTS = frozenset(b"pubkey password passwd secret token key apikey api auth".split())
+_SECRET_PARTS = frozenset(
+    b"pubkey password passwd secret token key apikey api auth cookie cookies credential "
+    b"credentials passphrase".split()
+)
 # Type words between a name and its ``=`` (``API_KEY: Final = …``, ``apiKey string = …``).
 _TYPES = frozenset(b"final str string optional secretstr bytes classvar any var let const".split())
 _NAME_LEFT = re.compile(rb"([A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*:?[ \t]*$")
@@ -155,27 +181,6 @@ def _random_segment(value: bytes) -> bool:
     for piece in re.split(rb"[./:\-]", value):
         mixed = re.search(rb"[A-Z]", piece) and re.search(rb"[a-z]", piece)
         if len(piece) >= 16 and mixed and re.search(rb"[0-9]", piece):
-            return True
-    return False
-
-
-# Digits, then letters, then digits again (``Tr0ub4dor``, ``k9x2m``), or in a mixed-case
-# part a digit run that a small letter follows (``Xk92mLq``): typed or drawn, not named.
-# A name keeps its digits in one run, after a word or before a capital (``X25519``,
-# ``sha256``, ``getX509Cert``, ``Base64Encoder``).
-_DIGITS_APART = re.compile(rb"[0-9][A-Za-z]+[0-9]")
-_DIGIT_THEN_SMALL = re.compile(rb"[0-9][a-z]")
-_PARTS = re.compile(rb"[A-Za-z0-9]+")
-
-
-def made_part(value: bytes) -> bool:
-    """A part of the value (between dots, colons, dashes, underscores) that no one would
-    name a thing: its digits fall apart, or follow no word in a mixed-case part."""
-    for part in _PARTS.findall(value):
-        if _DIGITS_APART.search(part):
-            return True
-        mixed = part.lower() != part and part.upper() != part
-        if mixed and _DIGIT_THEN_SMALL.search(part):
             return True
     return False
 
@@ -218,15 +223,36 @@ def name_is_secret(name: bytes) -> bool | None:
         return False
     if before in (b"public", b"pub", b"publishable") or last in _PROPERTIES:
         return False
-    return True if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS) else None
+    if last in _PLURALS:
+        return False  # ``tokens``, ``keys``: a list of them, or a count
+    if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS):
+        return True
+    return False if _word_after_the_secret(last) else None
+
+
+_PLURALS = frozenset(b"tokens keys passwords cookies".split())
+_STEMS = (b"password", b"passwd", b"secret", b"token", b"cookie", b"credential")
+
+
+def _word_after_the_secret(word: bytes) -> bool:
+    """A secret's word run on into another (``tokeneater``, ``passwordless``,
+    ``secretsmanager``): the name means that other thing."""
+    for stem in _STEMS:
+        at = word.rfind(stem)
+        rest = word[at + len(stem) :] if at >= 0 else b""
+        if len(rest) >= 3 and rest not in _QUALIFIERS and rest not in (b"s", b"key"):
+            return True
+    return False
 
 
 def name_before(block: bytes, start: int) -> bytes | None:
-    """The name that a value at ``start`` is assigned to on its line, if a separator says so."""
+    """The name that a value at ``start`` is assigned to, compared with or passed to on its
+    line (``token_type == '…'``, ``InvalidToken("…")``), if a separator says so."""
     line = block.rfind(b"\n", 0, start) + 1
     m = _NAME_BEFORE.search(block, max(line, start - 160), start)
     if m is None:
-        return None
+        used = _NAME_USED.search(block, max(line, start - 160), start)
+        return None if used is None else used.group(1)
     sep = block[m.end(1) : m.end()]
     if b":" in sep and b"=" not in sep and not re.search(rb"[\"'\]]|:[ \t]", sep):
         return None  # ``admin:pw`` (a user and a password), not ``key: value``
@@ -249,6 +275,10 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
         return True
+    if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v):
+        return True  # ``InvalidToken("Signature did not match digest.")``: a message
+    if len(v) < 3 or (len(v) <= 3 and not v.isalnum() and not any(map(_ALNUM.__contains__, v))):
+        return True  # ``token = v``, ``split_token = ".."``: too short to be anyone's
     if (pair := _PAIR.fullmatch(v)) and value_is_not_secret(pair.group(1)):
         return True
     # ``@Microsoft.KeyVault(SecretUri=…)``, ``@Variables.DbPassword``: a platform's reference
@@ -257,7 +287,7 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _MARKUP.match(v) or _TAG.match(v) or _is_call(v):
         return True
-    if _DOTTED.fullmatch(v) and not _random_segment(v) and not made_part(v):
+    if _DOTTED.fullmatch(v) and not made_part(v):
         return True  # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``
     if _is_host(v) or (_URL.fullmatch(v) and not _random_segment(v)):
         return True
@@ -271,6 +301,18 @@ def value_is_not_secret(value: bytes) -> bool:
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
     return is_named_placeholder_value(v) or _one_char_run(v)
+
+
+def value_is_code(value: bytes) -> bool:
+    """A header's credential that is code or a mask where the value goes
+    (``self.headers.get(``, ``...}``): the narrow part of ``value_is_not_secret``."""
+    v = value.strip()
+    made = made_part(v)
+    return bool(
+        _CLOSERS.fullmatch(v)
+        or _MASKED.search(v)
+        or (not made and (_is_call(v) or _DOTTED.fullmatch(v)))
+    )
 
 
 def _sentence_words(lowered: bytes) -> int:
@@ -292,12 +334,32 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``<user:password>``: a template's slot
     if _in_arn(block, start):
         return True  # ``arn:aws:kms:…:key/…``: a resource's name, read from its "aws:"
+    made = made_part(block[start:end])
+    if is_annotation(block, start, end, made=made) or is_expression_around(
+        block, start, end, made=made
+    ):
+        return True  # ``auth: BasicAuth | None``, ``TOKEN = CHAR ^ CTL``: code
+    if is_format_template(block, start, end) or is_first_of_arguments(block, start, end):
+        return True  # ``'%s:%s' % (user, pw)``, ``get_password("system", "user")``
     name = name_before(block, start)
     if name is None:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
+    if bare(block, start) and not made and is_same_variable(name, block[start:end]):
+        return True  # ``self._cookie_jar = cookie_jar``: a variable handed on
+    if (
+        bare(block, start)
+        and not made
+        and _RECEIVER.match(name)
+        and _IDENT.fullmatch(block[start:end])
+    ):
+        return True  # ``self.token = nextchar``: an object's field set from a variable
     return name_is_secret(name) is False
+
+
+_RECEIVER = re.compile(rb"(?:self|this|cls)\.")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 _SLOT_HEAD = re.compile(rb"<[A-Za-z_][\w.-]*:")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from relay.redact import Redactor
+from relay.redact.expressions import made_part
 from relay.redact.placeholders import is_placeholder_phrase
-from relay.redact.values import made_part
 
 REDACTOR = Redactor()
 MARK = "[redacted:secret]"
@@ -95,7 +95,11 @@ def test_a_part_is_made_when_its_digits_fall_apart(part: bytes, made: bool) -> N
         (b"changeme123", True),
         (b"MyCompanyExample2024", False),
         (b"dummyPass-Kx9q2", False),
-        (b"password", False),  # a template's word must be there
+        (b"password", True),  # a secret's own name, as a template's default
+        (b"user:passwd", True),
+        (b"a%20secret", True),
+        (b"admin", False),  # a plain word that names no secret: a weak password
+        (b"MySecretPassword", False),
         (b"example73914862", False),  # a long number that is no filler
     ],
 )

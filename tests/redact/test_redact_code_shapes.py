@@ -1,0 +1,115 @@
+"""Code that names a secret without holding one, family by family, as third-party Python
+and the standard library write it (``python -m bench redact_realcode`` counts them over
+whole packages). Each family's kept lines stand beside a secret in a look-alike syntax,
+which is still redacted: the rule reads shape, not the examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.bench_redact_realcode import changed_lines
+from relay.redact import MachineFacts, Redactor
+
+REDACTOR = Redactor(MachineFacts(user="runner", home="/home/runner"), max_redacted_share=1.0)
+R = "[redacted:secret]"
+SECRET = "Xk9qLmZw2VbN7rTp4sYh"
+
+# family -> lines of code that hold no secret
+KEPT = {
+    "type annotation": (
+        "    auth: BasicAuth | None",
+        "    proxy_auth: BasicAuth | None = None,",
+        "        auth: AuthTypes | UseClientDefault = USE_CLIENT_DEFAULT,",
+        "    backend_class: type[AsyncBackend], token: object",
+        "    token: EventLoopToken = threadlocals.current_token",
+        "    private_key: ed25519.Ed25519PrivateKey,",
+        "    __installation_authorization: InstallationAuthorization | None = None",
+    ),
+    "a variable of its own name": (
+        "        self._cookie_jar = cookie_jar",
+        "_DHPrivateKey = DHPrivateKey",
+        "    env['HTTP_COOKIE'] = cookie_str",
+        "        self.token = nextchar",
+    ),
+    "an expression": (
+        "TOKEN = CHAR ^ CTL ^ SEPARATORS",
+        "        auth = await self._loop.run_in_executor(",
+        "    username = password = host = None",
+        "        proxy, auth = val",
+        "        tmp_cookie_jar = _UnlimitedCookieJar(",
+        "            password=parts['password'],",
+        "    authorization = authorization[1].encode('ascii')",
+        "MLKEM768X25519PrivateKey = rust_openssl.mlkem.MLKEM768X25519PrivateKey",
+        "Ed25519PublicKey.register(rust_openssl.ed25519.Ed25519PublicKey)",
+    ),
+    "a string that code builds": (
+        "    user_pass = '%s:%s' % (unquote(user), unquote(password))",
+        "    credentials = '{0}:{1}'.format(user, passwd).encode()",
+        "        auth_val = 'Digest %s' % auth",
+        '    auth_str = f", auth={auth!r}" if auth else ""',
+        '_TOKEN: Final[str] = rf"[{_TCHAR}]+"',
+        '    _non_token_end_matcher = re.compile(r"[^{}]+".format(',
+    ),
+    "a key inside a string the quote closes": (
+        "def unix_getpass(prompt='Password: ', stream=None):",
+        '        print("shlex: token=" + repr(raw))',
+        "        Sets an appropriate 'Cookie:' HTTP header on the `Request`.",
+    ),
+    "names compared, listed or passed": (
+        "            if token.token_type == 'mime-parameters':",
+        "    __slots__ = ('scheme', 'user', 'password', 'host', 'tld', 'port')",
+        "__all__ = ('Context', 'ContextVar', 'Token', 'copy_context')",
+        "           'total_ordering', 'cache', 'cmp_to_key', 'lru_cache', 'reduce',",
+        "           'HTTPPasswordMgr', 'HTTPPasswordMgrWithDefaultRealm',",
+        '>>> keyring.set_password("system", "username", "password")',
+        "    tokenize(readline, tokeneater=printtoken)",
+    ),
+    "a message, a header's name, a document's example": (
+        '            raise InvalidToken("Supplied HOTP value does not match.")',
+        '        raise TokenError("EOF in multi-line statement", strstart)',
+        'DetachedSignature = "Don\'t embed data in the PKCS7 structure"',
+        '    proxy_auth_hdr = "Proxy-Authorization"',
+        '_SK_END = b"-----END OPENSSH PRIVATE KEY-----"',
+        '#   "token": "v1.1f699f1069f60xxx",',
+        "e.g. `pass` in `https://user:pass@host:port/path?query#fragment`",
+        "    >>> splitpasswd('user:passwd')",
+        "    relay join --save-token keyring` (the OS keyring)",
+        "    relay run --pass-secret ANTHROPIC_API_KEY:maker",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "line", [pytest.param(line, id=f"{family}: {line.strip()[:40]}") for family, lines in
+             KEPT.items() for line in lines]
+)  # fmt: skip
+def test_code_that_names_a_secret_is_kept(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+# The same syntaxes holding a secret: still redacted.
+LEAKS = (
+    (f"    auth: {SECRET}", f"    auth: {R}"),
+    (f"        self._cookie_jar = {SECRET}", f"        self._cookie_jar = {R}"),
+    (f"TOKEN = {SECRET} ^ CTL", f"TOKEN = {R} ^ CTL"),
+    (f"    user_pass = '{SECRET}' % (user,)", f"    user_pass = '{R}' % (user,)"),
+    (f'    token = b"{SECRET}"', f'    token = b"{R}"'),
+    (f'    password = "{SECRET}" + suffix', f'    password = "{R}" + suffix'),
+    (f'if token == "{SECRET}":', f'if token == "{R}":'),
+    (f'config.put("password", "{SECRET}")', f'config.put("password", "{R}")'),
+    (f'user.set_password("{SECRET}")', f'user.set_password("{R}")'),
+    (f"    proxy, auth = {SECRET}", f"    proxy, auth = {R}"),
+    (f"https://user:{SECRET}@host/", "https://[redacted:url-credentials]@host/"),
+    (f"relay join --save-token {SECRET}", f"relay join --save-token {R}"),
+)
+
+
+@pytest.mark.parametrize(("line", "expected"), LEAKS)
+def test_a_secret_in_the_same_syntax_is_redacted(line: str, expected: str) -> None:
+    assert REDACTOR.redact(line + "\n") == expected + "\n"
+
+
+def test_the_real_code_bench_counts_lines_where_a_secret_was_found() -> None:
+    before = "a\nuser = me@example.org\ntoken = x\n"
+    after = "a\nuser = <email>\ntoken = [redacted:secret]\n"
+    assert changed_lines(before, after) == [(3, "token = x", "token = [redacted:secret]")]
