@@ -1,11 +1,13 @@
 """False alarms on real code that holds no secret: Python's standard library and the
-third-party packages of this project's environment, and the packages' own documents (their
-read-me and change log, as each ships it in its metadata).
+third-party packages of this project's environment, the packages' own documents (their
+read-me and change log, as each ships it in its metadata), and the change logs and news
+that the system's packages install under ``/usr/share/doc`` (where there are any).
 
 Each file is redacted whole, as ``relay redact`` would a log holding it; a line is a false
 alarm when a secret is found in it (``changed_lines``). Tests and test data are left out
 (they hold keys on purpose). ``site`` is the set the shape rules were written against;
-``stdlib`` and ``documents`` are held out, to show whether a rule generalises or only fits.
+``stdlib``, ``documents`` and ``changelogs`` are held out, to show whether a rule
+generalises or only fits.
 
 Run: ``python -m bench redact_realcode`` (``--misses`` lists every changed line, grouped by
 file).
@@ -13,6 +15,8 @@ file).
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import sys
 import sysconfig
@@ -23,6 +27,7 @@ from pathlib import Path
 from relay.redact import MachineFacts, Redactor
 
 FACTS = MachineFacts(user="runner", home="/home/runner", hosts=("fv-az123-456",))
+SYSTEM_DOCS = Path("/usr/share/doc")
 SITE_PACKAGES = (
     "aiohttp", "pydantic", "pydantic_core", "gidgethub", "cryptography", "git", "github",
     "httpx", "h11", "yarl", "multidict", "anyio", "attr",
@@ -51,7 +56,29 @@ def sets() -> dict[str, list[Path]]:
         "site": [p for name in SITE_PACKAGES for p in _sources(site / name)],
         "stdlib": list(_sources(stdlib)),
         "documents": sorted(site.glob("*.dist-info/METADATA")),
+        "changelogs": _distinct(
+            sorted({*SYSTEM_DOCS.glob("*/changelog*.gz"), *SYSTEM_DOCS.glob("*/NEWS*.gz")})
+        ),
     }
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """The first of each set of files with the same bytes (one source package installs the
+    same change log under each of its binary packages' names)."""
+    seen: set[bytes] = set()
+    out = []
+    for path in paths:
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        if digest not in seen:
+            seen.add(digest)
+            out.append(path)
+    return out
+
+
+def read(path: Path) -> str:
+    """A file's text (a change log is gzipped)."""
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return data.decode("utf-8", errors="replace")
 
 
 _SECRET_MARK = "[redacted:"
@@ -80,7 +107,7 @@ def measure(files: list[Path], redactor: Redactor) -> dict[str, object]:
     size, changed, privacy = 0, [], 0
     started = time.perf_counter()
     for path in files:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read(path)
         size += len(text)
         after = redactor.redact(text)
         changed += [(path, *line) for line in changed_lines(text, after)]
@@ -108,7 +135,7 @@ def main() -> int:
         met = met and int(figures["changed_lines"]) <= CHANGED_GOAL  # type: ignore[call-overload]
         if "--misses" in sys.argv:
             for path, n, before, after in changed:  # type: ignore[attr-defined]
-                where = path.relative_to(site) if path.is_relative_to(site) else path.name
+                where = path.relative_to(site) if path.is_relative_to(site) else path
                 print(f"  {where}:{n}: {before.strip()[:110]}\n    -> {after.strip()[:110]}")
     print(f"  {'met' if met else 'MISSED'}: at most {CHANGED_GOAL} changed lines in each set")
     return 0 if met else 1

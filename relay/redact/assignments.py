@@ -23,7 +23,11 @@ from relay.redact.expressions import made_part
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
 from relay.redact.named import looks_random
-from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_named_placeholder_value,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.rules import Found, Kind, Rule, Span, rule
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
@@ -136,6 +140,20 @@ def stands_in(block: bytes, start: int, end: int) -> bool:
     """True when ``block[start:end]`` stands for a secret without being one (``$VAR``, an
     earlier redaction), so that redacting twice changes nothing."""
     return _PLACEHOLDER.fullmatch(block, start, end) is not None
+
+
+def _prose_after_equals(block: bytes, m: re.Match[bytes], start: int, end: int) -> bool:
+    """``name= word more words``: a blank after ``=``, a lower-case word, then another: a
+    sentence that mentions a setting, not a setting (its value ends its line)."""
+    return (
+        start > m.end("sep")
+        and block[start:end].isalpha()
+        and block[start:end].islower()
+        and (
+            (_PROSE.match(block, end) is not None and block[end + 1 : end + 2].islower())
+            or block[end : end + 1] in (b".", b",")
+        )
+    )
 
 
 def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
@@ -474,6 +492,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # PASS=3 FAIL=0 counts tests
             if not go_raw and colon and not _yaml_like(block, m, end):
                 return None  # image:tag, File.java:98, "stream: processed 5 items"
+            if name == "v" and not colon and _prose_after_equals(block, m, start, end):
+                return None  # "the option --passphrase= can be empty"
             if _stands_for_one(block, start, end):
                 return None
             if go_raw:
@@ -540,6 +560,7 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
+_SENTENCE_GOES_ON = re.compile(rb"[.,;:]|[ \t]+[a-z]")
 _METAVAR = re.compile(rb"[A-Z][A-Z_]+(?::[A-Za-z_]+)?")
 _WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
 
@@ -552,9 +573,13 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     stop = found.end() if found else end
     if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
+    if is_named_placeholder_value(block[end:stop].rstrip(b"`'\".,;:)")):
+        return None  # ``--change-passphrase your-user-id``
     word = block[end:stop].rstrip(b"`'\".,;:)")
-    if len(word) < 3 or _METAVAR.fullmatch(word):
-        return None  # ``--token V``, ``--pass-secret NAME:ROLE``: a usage line's names
+    if len(word) < 3 or _METAVAR.fullmatch(word) or word.lstrip(b"(")[:1] == b"-":
+        return None  # ``--token V``, ``--pass-secret NAME:ROLE``, ``(-r)``: usage's names
+    if word.isalpha() and word.islower() and _SENTENCE_GOES_ON.match(block, end + len(word)):
+        return None  # ``--password respectively.``, ``--password description to the``
     if len(word) <= 8 and word.isalpha() and word.islower():
         return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop

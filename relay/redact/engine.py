@@ -318,7 +318,8 @@ def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
     if kind == Kind.AUTHORIZATION:
         # ``authorization = self.headers.get(``, ``…_authorization: Authorization | None``
         made = made_part(value)
-        return value_is_code(value) or is_annotation(block, start, end, made=made)
+        prose = value.isalpha() and value.islower()  # ``fix Authorization: Basic parsing``
+        return prose or value_is_code(value) or is_annotation(block, start, end, made=made)
     return kind == Kind.SECRET and is_not_secret(block, start, end)
 
 

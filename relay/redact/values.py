@@ -160,6 +160,7 @@ _VERSION = re.compile(
 )
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
 _MASKED = re.compile(rb"#{4}|\*{4}|\.{3}[)\]}]?$|\xe2\x80\xa6$|(?<=[0-9a-f])x{3,}$")
+_FLAG_NAME = re.compile(rb"--[a-z][a-z0-9\-]*")  # ``"--remove-key"``: an option's name
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
 _FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
@@ -208,6 +209,8 @@ def name_is_secret(name: bytes) -> bool | None:
     """Whether the name means a secret: False when its last word is something about one (a
     length, a URL, an event) or names a key or token that is no secret (a database's, a
     public one); None when it does not say (``value``, ``my_password_super_secure``)."""
+    if _is_a_file(name):
+        return False  # ``sm/passphrase.h: Likewise.``, ``git-auth-leak.diff``: a file
     words = name_words(name)
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
@@ -245,6 +248,20 @@ def _word_after_the_secret(word: bytes) -> bool:
     return False
 
 
+_EXTENSION = re.compile(rb"[^.]\.([a-z0-9]{1,8})$")
+
+
+def _is_a_file(name: bytes) -> bool:
+    """The name ends in a file's extension: a short word after a dot that names no secret
+    and says no more of which one (``.h``, ``.scm``, ``.dpatch``; not ``smtp.pass``,
+    ``db.password.prod``)."""
+    m = _EXTENSION.search(name)
+    if m is None:
+        return False
+    ext = m.group(1)
+    return not (ext in _SECRET_EXACT or ext.endswith(_SECRET_ENDS) or ext in _QUALIFIERS)
+
+
 def name_before(block: bytes, start: int) -> bytes | None:
     """The name that a value at ``start`` is assigned to, compared with or passed to on its
     line (``token_type == '…'``, ``InvalidToken("…")``), if a separator says so."""
@@ -271,7 +288,7 @@ def value_is_not_secret(value: bytes) -> bool:
     lowered = v.lower()
     if lowered in _BOOLEAN or lowered in _STATES or lowered in _PLACEHOLDER_WORDS:
         return True
-    if _CLOSERS.fullmatch(v) or _ARN.match(v):
+    if _CLOSERS.fullmatch(v) or _ARN.match(v) or _FLAG_NAME.fullmatch(v):
         return True
     if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
         return True

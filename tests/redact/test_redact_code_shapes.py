@@ -76,6 +76,22 @@ KEPT = {
         "    relay join --save-token keyring` (the OS keyring)",
         "    relay run --pass-secret ANTHROPIC_API_KEY:maker",
     ),
+    "a change log's entry": (
+        "        * sm/passphrase.h: Likewise.",
+        "        - debian/patches/hurd-i386/git-auth-leak.diff: Refreshed.",
+        "        tofu/conflicting/1C005AF3-secret.gpg, tofu/conflicting/1C005AF3-1.txt,",
+        "  * Add new upstream signing key 19882D92DDA4C400C22C0D56CC2AF4472167BE03",
+        "        Added gnutls_x509_crq_get_signature_oid and gnutls_x509_crq_get_pk_oid",
+        "        44bd9561 fix signature for VP8RecordCoeffTokens()",
+        "        --user and --password respectively.  Renamed ftp_acc and ftp_pass",
+        "        * src/groupadd.c: Add missing -p, --password description to the",
+        "        --remove-password (-r), --restrict (-R), --administrators (-A),",
+        "        gpg: The option --passphrase= can be empty.",
+        "        (gpg --change-passphrase your-user-id).",
+        '        (opts): Add "--install-key", "--remove-key" and "-C".',
+        "  * #759: OpenID Connect - fix Authorization: Basic parsing",
+        "        Third try to fix access. Followup 6879efc2c1596d11a6a6ad296f80063b558d5e0f",
+    ),
 }
 
 
@@ -101,6 +117,10 @@ LEAKS = (
     (f"    proxy, auth = {SECRET}", f"    proxy, auth = {R}"),
     (f"https://user:{SECRET}@host/", "https://[redacted:url-credentials]@host/"),
     (f"relay join --save-token {SECRET}", f"relay join --save-token {R}"),
+    (f"        * sm/passphrase: {SECRET}", f"        * sm/passphrase: {R}"),
+    (f"  the signing key {SECRET}x9", f"  the signing key {R}"),
+    (f"  --password {SECRET} respectively", f"  --password {R} respectively"),
+    (f"  fix Authorization: Basic {SECRET}", "  fix Authorization: Basic [redacted:authorization]"),
 )
 
 
