@@ -34,16 +34,20 @@ from relay.redact.rules import Found, Kind, Rule, Span, rule
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
 # ``auth`` shares its pass with the Authorization header.
 _KEYWORDS: tuple[bytes, ...] = (
-    rb"pass(?:w(?:or)?d|phrase|(?![a-z]))",
+    rb"pass(?:w(?:or)?d|phrase|code|(?![a-z]))",
     rb"secret",
     rb"token",
     rb"credential",
     rb"cookie",
     rb"pwd",
+    rb"pw(?![a-z])",
 )
 # The keywords most logs never hold, whose pass a block without them skips (see ``engine``).
-_GATES = {rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"}
-_KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
+_GATES = {
+    **{rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"},
+    rb"pw(?![a-z])": rb"(?:[^a-z0-9]|^)pw(?:[^a-z]|$)",
+}
+_KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client|master)[_\-]?$")
 
 # Key endings that name something about a secret rather than the secret itself
 # (``max_tokens``, ``token_url``, ``password_file``; a plural, but not ``pass`` nor
@@ -453,11 +457,21 @@ def _stands_for_one(block: bytes, start: int, end: int) -> bool:
     return bool(_PLACEHOLDER.fullmatch(block, start, cut) or named_placeholder(block[start:cut]))
 
 
+_A_PATH = re.compile(rb"[\"']?(?:/|~|[A-Za-z]:\\|\$|\.{1,2}/|%)")
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
+    glued = m.start() > 0 and chr(block[m.start() - 1]).isalnum()
+    if key[:2] == b"pw" and key[2:3] != b"d" and glued:
+        return None  # ``npw=``, ``IPW``: another word; ``PW=`` and ``DB_PW=`` name a password
     if key[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
-        return None  # PWD is the working directory; DB_PWD is a password
+        at = m.end("sep")
+        while block[at : at + 1] in (b" ", b"\t"):
+            at += 1
+        if glued or _A_PATH.match(block, at):
+            return None  # PWD is the working directory; DB_PWD and Pwd=… are passwords
     bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p")
     if bare_pass and not _bare_pass(block, m):
         return None

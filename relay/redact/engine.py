@@ -21,6 +21,7 @@ import re2
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES, doubled_quote_at
 from relay.redact.code import CODE_RULES
+from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.expressions import is_annotation, made_part
 from relay.redact.formats import SCANNER
@@ -161,6 +162,7 @@ class Engine:
             *MANIFEST_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
+            *COMMAND_RULES,
             *((hosts,) if hosts else ()),
         )
         # Extra patterns may be any regex, across lines too: each reads the whole block, in

@@ -32,7 +32,7 @@ P_FLAG = (
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
 _MYSQL = re.compile(rb"(?:^|[^\w\-./])(?:[^\s\-]\S*/)?mysql[a-z]*[ \t]")
 _LOGIN = re.compile(
-    rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)"
+    rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras|az)"
     rb"[ \t]+login[ \t]"
 )
 

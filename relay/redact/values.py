@@ -123,8 +123,9 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 _PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
 # A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
 _SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
-# An HTTP header's name: capitalised words joined by dashes (``Proxy-Authorization``).
-_HEADER_NAME = re.compile(rb"[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
+# An HTTP header's name or a PowerShell command's (``Proxy-Authorization``,
+# ``ConvertTo-SecureString``): capitalised words joined by dashes.
+_HEADER_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:-[A-Z][a-z]+(?:[A-Z][a-z]+)*)+")
 _SENTENCE_WORDS = frozenset(
     b"a an the your you my our their to here there is are be of for with in on at from see "
     b"please enter use set by as it this that same above below not ask".split()
