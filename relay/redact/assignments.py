@@ -153,10 +153,7 @@ def _prose_after_equals(block: bytes, m: re.Match[bytes], start: int, end: int) 
         start > m.end("sep")
         and block[start:end].isalpha()
         and block[start:end].islower()
-        and (
-            (_PROSE.match(block, end) is not None and block[end + 1 : end + 2].islower())
-            or block[end : end + 1] in (b".", b",")
-        )
+        and (_PROSE.match(block, end) is not None or block[end : end + 1] in (b".", b","))
     )
 
 

@@ -122,6 +122,10 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
 _PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
 # A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
+# ``"done."``, ``Updated.``: a word that ends a sentence
+_LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
+# ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
+_STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
 _SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
 # An HTTP header's name or a PowerShell command's (``Proxy-Authorization``,
 # ``ConvertTo-SecureString``): capitalised words joined by dashes.
@@ -161,6 +165,7 @@ _VERSION = re.compile(
 )
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
 _MASKED = re.compile(rb"#{4}|\*{4}|\.{3}[)\]}]?$|\xe2\x80\xa6$|(?<=[0-9a-f])x{3,}$")
+_WORD = re.compile(rb"[a-z]{2,12}")  # a plain word in small letters
 _FLAG_NAME = re.compile(rb"--[a-z][a-z0-9\-]*")  # ``"--remove-key"``: an option's name
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
@@ -293,12 +298,16 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
         return True
-    if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v):
+    if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
         return True  # ``InvalidToken("Signature did not match digest.")``: a message
+    if _STATUS.fullmatch(v):
+        return True  # ``gnutls_reauth: ADDED``: a status, a constant
     if len(v) < 3 or (len(v) <= 3 and not v.isalnum() and not any(map(_ALNUM.__contains__, v))):
         return True  # ``token = v``, ``split_token = ".."``: too short to be anyone's
-    if (pair := _PAIR.fullmatch(v)) and value_is_not_secret(pair.group(1)):
-        return True
+    if (pair := _PAIR.fullmatch(v)) and (
+        value_is_not_secret(pair.group(1)) or _WORD.fullmatch(pair.group(1))
+    ):
+        return True  # ``Cookie: rocky=road``: a cookie set to a word, as documents show
     # ``@Microsoft.KeyVault(SecretUri=…)``, ``@Variables.DbPassword``: a platform's reference
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
@@ -322,13 +331,15 @@ def value_is_not_secret(value: bytes) -> bool:
 
 
 def value_is_code(value: bytes) -> bool:
-    """A header's credential that is code or a mask where the value goes
-    (``self.headers.get(``, ``...}``): the narrow part of ``value_is_not_secret``."""
+    """A header's credential that is code, a link or a mask where the value goes
+    (``self.headers.get(``, ``...}``, ``https://docs…``): the narrow part of
+    ``value_is_not_secret``."""
     v = value.strip()
     made = made_part(v)
     return bool(
         _CLOSERS.fullmatch(v)
         or _MASKED.search(v)
+        or (_URL.fullmatch(v) and not _random_segment(v))
         or (not made and (_is_call(v) or _DOTTED.fullmatch(v)))
     )
 

@@ -91,6 +91,15 @@ KEPT = {
         '        (opts): Add "--install-key", "--remove-key" and "-C".',
         "  * #759: OpenID Connect - fix Authorization: Basic parsing",
         "        Third try to fix access. Followup 6879efc2c1596d11a6a6ad296f80063b558d5e0f",
+        "        gnutls_session_get_master_secret: ADDED",
+        "        * signing-key: Updated.",
+        "   * Two new settings ConditionCredential= and AssertCredential= can be",
+    ),
+    "a document's example": (
+        "        Cookie: rocky=road; Path=/cookie",
+        "    # authorization: https://docs.github.com/en/rest/overview/authentication",
+        "    (`--token V`, `-pV`, `sshpass -p V`), `Authorization:` headers",
+        '    DONE_TOKEN = "done."',
     ),
 }
 
@@ -121,6 +130,9 @@ LEAKS = (
     (f"  the signing key {SECRET}x9", f"  the signing key {R}"),
     (f"  --password {SECRET} respectively", f"  --password {R} respectively"),
     (f"  fix Authorization: Basic {SECRET}", "  fix Authorization: Basic [redacted:authorization]"),
+    (f"Cookie: session={SECRET}; Path=/", f"Cookie: {R}; Path=/"),
+    (f"sshpass -p {SECRET} ssh deploy@host", f"sshpass -p {R} ssh deploy@host"),
+    (f"  ConditionCredential= {SECRET} can be", f"  ConditionCredential= {R} can be"),
 )
 
 
