@@ -454,7 +454,7 @@ def _stands_for_one(block: bytes, start: int, end: int) -> bool:
     return bool(_PLACEHOLDER.fullmatch(block, start, cut) or named_placeholder(block[start:cut]))
 
 
-_A_PATH = re.compile(rb"[\"']?(?:/|~|[A-Za-z]:\\|\$|\.{1,2}/|%)")
+_A_PATH = re.compile(rb"[\"']?(?:/|~|[A-Za-z]:\\|\$|\.{1,2}/|%[A-Za-z_]+%)")
 
 
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:

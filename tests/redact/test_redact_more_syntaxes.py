@@ -104,3 +104,9 @@ def test_a_multi_line_string_keeps_its_line_count() -> None:
     out = REDACTOR.redact(text)
     assert out.count("\n") == text.count("\n")
     assert "Xk9q" not in out and "Q7x9" not in out and out.endswith('"""\nnext = 1\n')
+
+
+@pytest.mark.parametrize("line", ["pwd: '%7xX83feJm-i@P'", "PWD=%7xX83feJm-i@P"])
+def test_a_pwd_value_that_opens_with_a_percent_is_a_password_not_a_variable(line: str) -> None:
+    assert "7xX83feJm" not in REDACTOR.redact(line + "\n")
+    assert REDACTOR.redact("PWD=%CD%\n") == "PWD=%CD%\n"
