@@ -236,8 +236,11 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
                 return None  # <name>fs.defaultFS</name>: not a secret's name
             if _STRONG_RE.search(key) and not looks_like_placeholder(value, words=False):
                 return start, end
-        if name == "ev" and (named_identifier(value) or _FINGERPRINT.fullmatch(value)):
-            return None  # ``fix signature for VP8RecordCoeffTokens()``, a key's fingerprint
+        word = value.rstrip(b".,")
+        if _FINGERPRINT.fullmatch(word) or (_SNAKE_NAME.fullmatch(word) and not made_part(word)):
+            return None  # ``GnuPG key: 0x7EC2DBB6F4DBF434``, ``key: gnutls_x509_crt_verify``
+        if name == "ev" and named_identifier(word):
+            return None  # ``fix signature for VP8RecordCoeffTokens()``
         least = MIN_FREE_STANDING if name == "ev" else MIN_RANDOM
         return (start, end) if looks_random(value, least=least) else None
     return None

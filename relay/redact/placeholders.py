@@ -167,8 +167,8 @@ _PLAIN_WORDS = frozenset(
     b"access private client app user admin root db database value string str text "
     b"here auth credential credentials id name it this that with".split()
 )
-_VOCABULARY = _TEMPLATE_WORDS | _PLAIN_WORDS
-_WHOSE = frozenset(b"user username a an the".split())
+_WHOSE = frozenset(b"user username proxy a an the".split())
+_VOCABULARY = _TEMPLATE_WORDS | _PLAIN_WORDS | _WHOSE
 _SECRET_NAMES = frozenset(
     b"secret secrets password passwd pass pwd passphrase token key apikey credential".split()
 )

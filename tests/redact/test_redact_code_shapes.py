@@ -94,6 +94,9 @@ KEPT = {
         "        gnutls_session_get_master_secret: ADDED",
         "        * signing-key: Updated.",
         "   * Two new settings ConditionCredential= and AssertCredential= can be",
+        "        + Add file (GnuPG key: 0x7EC2DBB6F4DBF434).",
+        "        doit:124: rsa pss key: gnutls_x509_crt_verify_data2      |",
+        '        http_proxy="http://proxyuser:proxypass@proxyhost:port" Patch by',
     ),
     "a document's example": (
         "        Cookie: rocky=road; Path=/cookie",
