@@ -121,11 +121,11 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
 _PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
-# A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
 # ``"done."``, ``Updated.``: a word that ends a sentence
 _LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
 # ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
 _STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
+# A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
 _SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
 # An HTTP header's name or a PowerShell command's (``Proxy-Authorization``,
 # ``ConvertTo-SecureString``): capitalised words joined by dashes.
@@ -213,8 +213,10 @@ def name_words(name: bytes) -> list[bytes]:
 
 def name_is_secret(name: bytes) -> bool | None:
     """Whether the name means a secret: False when its last word is something about one (a
-    length, a URL, an event) or names a key or token that is no secret (a database's, a
-    public one); None when it does not say (``value``, ``my_password_super_secure``)."""
+    length, a URL, an event), names a key or token that is no secret (a database's, a
+    public one), is a plural (``tokens``), runs a secret's word on into another
+    (``tokeneater``), or the name is a file's (``passphrase.h``); None when it does not say
+    (``value``, ``my_password_super_secure``)."""
     if _is_a_file(name):
         return False  # ``sm/passphrase.h: Likewise.``, ``git-auth-leak.diff``: a file
     words = name_words(name)
