@@ -397,7 +397,8 @@ _AFTER_A_STRING = frozenset((b" ", b"\t", b",", b")", b";", b"+", b"]", b"%", b"
 
 def _is_call(block: bytes, start: int, end: int) -> bool:
     """``block[start:end]`` names a function that the bracket at ``end`` calls: a path of
-    names that look named (see ``values.made_part``), its bracket closed on the line."""
+    names that look named (see ``expressions.made_part``), whose bracket is closed on the
+    line, or ends it, or follows a method's name or opens a string."""
     if block[end] != 40 or not _NAME_PATH.fullmatch(block, start, end):  # "("
         return False
     if made_part(block[start:end]):
@@ -416,7 +417,8 @@ _BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")
 
 def _bracketed_end(block: bytes, end: int) -> int:
     """A bare value read on past its opening brackets (not a call's), and past the closing
-    ones that close them: ``f(password=Zq8v(3W)`` ends before the call's own bracket."""
+    ones that close them: in ``f(password=Zq8v(3W))`` it is ``Zq8v(3W)``, and the last
+    bracket is the call's."""
     depth = 0
     at = end
     while at - end < 4096:
@@ -571,7 +573,9 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
-_SENTENCE_GOES_ON = re.compile(rb"[.,;:]|[ \t]+[a-z]")
+# After a flag's word: a stop, or two more words of a sentence (``mysql --password
+# correcthorse db`` gives one word after it, a command's argument).
+_SENTENCE_GOES_ON = re.compile(rb"[.,;:]|[ \t]+[a-z]+[ \t]+[a-z]")
 _METAVAR = re.compile(rb"[A-Z][A-Z_]+(?::[A-Za-z_]+)?")
 _WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
 

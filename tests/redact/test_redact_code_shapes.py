@@ -132,6 +132,8 @@ LEAKS = (
     (f"        * sm/passphrase: {SECRET}", f"        * sm/passphrase: {R}"),
     (f"  the signing key {SECRET}x9", f"  the signing key {R}"),
     (f"  --password {SECRET} respectively", f"  --password {R} respectively"),
+    ("mysql --password correcthorse db", f"mysql --password {R} db"),
+    ("f(password=Zq8v(3W))", f"f(password={R})"),
     (f"  fix Authorization: Basic {SECRET}", "  fix Authorization: Basic [redacted:authorization]"),
     (f"Cookie: session={SECRET}; Path=/", f"Cookie: {R}; Path=/"),
     (f"sshpass -p {SECRET} ssh deploy@host", f"sshpass -p {R} ssh deploy@host"),
