@@ -110,3 +110,12 @@ def test_a_multi_line_string_keeps_its_line_count() -> None:
 def test_a_pwd_value_that_opens_with_a_percent_is_a_password_not_a_variable(line: str) -> None:
     assert "7xX83feJm" not in REDACTOR.redact(line + "\n")
     assert REDACTOR.redact("PWD=%CD%\n") == "PWD=%CD%\n"
+
+
+def test_a_multi_line_string_among_many_ordinary_lines_is_redacted() -> None:
+    """The prefilter keeps every line of the string (its closing quotes included), as it
+    keeps a YAML block scalar's: the rules then read a block of only the lines it kept."""
+    before = "".join(f"compiling module {i} ok\n" for i in range(300))
+    after = "".join(f"linking {i}\n" for i in range(300))
+    text = before + 'password = """\nqwertyuiopasdfgh\n"""\n' + after
+    assert REDACTOR.redact(text) == before + f'password = """\n{R}\n"""\n' + after
