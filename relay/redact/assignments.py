@@ -471,7 +471,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
             at += 1
         if glued or _A_PATH.match(block, at):
             return None  # PWD is the working directory; DB_PWD and Pwd=… are passwords
-    bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p")
+    bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p", b"c")
     if bare_pass and not _bare_pass(block, m):
         return None
     sub = m.group("sub")

@@ -119,3 +119,9 @@ def test_a_multi_line_string_among_many_ordinary_lines_is_redacted() -> None:
     after = "".join(f"linking {i}\n" for i in range(300))
     text = before + 'password = """\nqwertyuiopasdfgh\n"""\n' + after
     assert REDACTOR.redact(text) == before + f'password = """\n{R}\n"""\n' + after
+
+
+@pytest.mark.parametrize("line", ["passcode=482913", "PASSCODE: 482913", "pw=48291375"])
+def test_a_numeric_passcode_is_a_secret_not_a_test_count(line: str) -> None:
+    assert "4829" not in REDACTOR.redact(line + "\n")
+    assert REDACTOR.redact("PASS=3 FAIL=0\n") == "PASS=3 FAIL=0\n"
