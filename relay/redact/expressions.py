@@ -116,7 +116,7 @@ _CONVERSION = re.compile(
     rb"%(?:\([A-Za-z_]\w*\))?[-#0 +]*[0-9]*(?:\.[0-9]*)?[sdifrxXeEgGc]|\{[A-Za-z_0-9]*\}"
 )
 _FILLED = re.compile(rb"[\"'][ \t]*(?:%[ \t]|\.format\()")
-_MORE_ARGUMENTS = re.compile(rb"[\"'][ \t]*,[ \t]*(?:[\"']|[A-Za-z_]|$)")
+_MORE_ARGUMENTS = re.compile(rb"[\"'][ \t]*,[ \t]*[\"']")  # another string after it
 _CALL_BEFORE = re.compile(rb"[A-Za-z_][\w.]*\([ \t]*[\"']$")
 
 
@@ -127,8 +127,9 @@ def is_format_template(block: bytes, start: int, end: int) -> bool:
 
 
 def is_first_of_arguments(block: bytes, start: int, end: int) -> bool:
-    """A quoted value that is a call's first argument of several (``keyring.get_password(
-    "system", "user")``): a service's or a key's name; a setter's one value stays a value."""
+    """A quoted value that is a call's first argument, another string after it
+    (``keyring.get_password("system", "user")``): a service's or a key's name; a setter's
+    value stays a value (``setPassword("…")``, ``setPassword("…", true)``)."""
     line = block.rfind(b"\n", 0, start) + 1
     return bool(
         _CALL_BEFORE.search(block, max(line, start - 120), start)

@@ -126,6 +126,7 @@ LEAKS = (
     (f'if token == "{SECRET}":', f'if token == "{R}":'),
     (f'config.put("password", "{SECRET}")', f'config.put("password", "{R}")'),
     (f'user.set_password("{SECRET}")', f'user.set_password("{R}")'),
+    (f'user.setPassword("{SECRET}", true)', f'user.setPassword("{R}", true)'),
     (f"    proxy, auth = {SECRET}", f"    proxy, auth = {R}"),
     (f"https://user:{SECRET}@host/", "https://[redacted:url-credentials]@host/"),
     (f"relay join --save-token {SECRET}", f"relay join --save-token {R}"),
