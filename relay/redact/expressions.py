@@ -79,6 +79,9 @@ def is_annotation(block: bytes, start: int, end: int, *, made: bool) -> bool:
     colon = block.rfind(b":", max(0, start - 4), start)
     if colon < 0 or block[colon + 1 : start].strip(b" \t") or made:
         return False
+    head = block[block.rfind(b"\n", 0, colon) + 1 : colon]
+    if b"{" in head and b"(" not in head:
+        return False  # ``{user: admin, password: SuperSecret, …}``: a flow map's value
     m = _TYPE.match(block, start)
     if m is None:
         return False

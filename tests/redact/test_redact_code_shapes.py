@@ -119,6 +119,7 @@ def test_code_that_names_a_secret_is_kept(line: str) -> None:
 LEAKS = (
     (f"    auth: {SECRET}", f"    auth: {R}"),
     (f"        self._cookie_jar = {SECRET}", f"        self._cookie_jar = {R}"),
+    ("{user: admin, password: SuperSecret, host: db}", f"{{user: admin, password: {R}, host: db}}"),
     (f"TOKEN = {SECRET} ^ CTL", f"TOKEN = {R} ^ CTL"),
     (f"    user_pass = '{SECRET}' % (user,)", f"    user_pass = '{R}' % (user,)"),
     (f'    token = b"{SECRET}"', f'    token = b"{R}"'),
