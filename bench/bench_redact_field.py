@@ -84,6 +84,7 @@ def main() -> int:
     print(f"  {'met' if recall_met else 'MISSED'}: recall at least {RECALL_GOAL:.0%}")
     print(f"  {'met' if alarms_met else 'MISSED'}: at most {FALSE_ALARM_GOAL} false alarms")
     if "--misses" in sys.argv:
+        print("misses and false alarms:")
         for kind, items in missed.items():  # type: ignore[attr-defined]
             for item in items:
                 print(f"MISS {kind} {item}")
