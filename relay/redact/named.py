@@ -169,12 +169,14 @@ _FINGERPRINT = re.compile(rb"(?:0x)?(?:[0-9A-F]{16}|[0-9A-F]{40})")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE_NAME = re.compile(rb"[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
 _CAMEL_PARTS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_UNSAID = re.compile(rb"^[^aeiouyAEIOUY]*$|[^aeiouyAEIOUY]{4}")
 
 
 def named_identifier(value: bytes) -> bool:
     """A name from code, not drawn characters: snake case whose parts look named, or
     CamelCase words of three letters or more (one shorter at most) around one number at
-    most. Random base62 of twenty characters reads so about once in four hundred draws."""
+    most, each a word one can say. Random base62 of twenty characters reads so about once
+    in thousands of draws."""
     if _SNAKE_NAME.fullmatch(value):
         return not made_part(value)
     if not _IDENTIFIER.fullmatch(value):
@@ -183,7 +185,13 @@ def named_identifier(value: bytes) -> bool:
     letters = [w for w in words if not w.isdigit()]
     if len(words) - len(letters) > 1 or len(letters) < 2:
         return False
-    return sum(len(w) < 3 for w in letters) <= 1 and all(len(w) <= 12 for w in letters)
+    if sum(len(w) < 3 for w in letters) > 1 or any(len(w) > 12 for w in letters):
+        return False
+    # words one can say: each part in small letters holds a vowel and no run of four
+    # consonants (``Coeff``, ``Tokens``; drawn characters give ``fzv``, ``Pwcf``), but for
+    # one short abbreviation in a name of three words at most (``XMLHttpRequest``, ``SecretStr``)
+    unsaid = [w for w in letters if not w.isupper() and _UNSAID.search(w)]
+    return not unsaid or (len(unsaid) == 1 and len(unsaid[0]) <= 4 and len(letters) <= 3)
 
 
 def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
