@@ -5,26 +5,30 @@ step that wants it in the log gets past those by printing it differently: one ch
 per line (``fold -w1``), spaced (``t o k e n``, or with NO-BREAK SPACEs), reversed
 (``rev``), upper-cased, rot13, as base64 or hex wrapped at some width (``base64 -w 76``,
 ``xxd -p``) and starting at any byte of a longer blob, as base32, reversed and then hex
-(``rev | xxd -p``), or with every character escaped (``\\u0074``, ``\\U00000074``,
-``%74``). A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
+(``rev | xxd -p``), with a mark between characters (``t.o.k.e.n``, ``t-o-k-e-n``), with
+every character escaped (``\\u0074``, ``\\U00000074``, ``%74``, ``&#116;``, ``&#x74;``), as
+its bytes one by one (``74:6f``, ``\\x74\\x6f``, ``0x74, 0x6f``), or as the base64 of the
+value reversed. A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
 secret of its own (``with_bodies``), in every one of those forms.
 
 So the value is looked for once whitespace is taken out, in each of those transforms: the
-forms are worked out once, when the redactor is built, and one RE2 regex matches them all
-with whitespace between two characters — any character ``str.isspace`` calls whitespace,
-line breaks and Unicode spaces included — in linear time, whatever the log holds. A match
-counts when no gap in it is longer than ``MAX_GAP`` bytes (checked on the match: a regex
-that counted the bytes of every gap would be too large for RE2's DFA once a node has a few
-secrets). A base64 (base32) form is the value encoded at each of the three (five) byte
-offsets it may sit at in a longer blob, less the edge characters that mix in the
-neighbouring bytes. Text forms are matched in any case (a character past ASCII in its lower
-and upper case), base64 as written.
+forms are worked out once, when the redactor is built; one search of the block's canonical
+text (``canon``: no whitespace, no case) finds where a form may start, and there each
+form's own RE2 regex, with whitespace between two characters — any character
+``str.isspace`` calls whitespace, line breaks and Unicode spaces included — says whether it
+is one, in linear time, whatever the log holds. A match counts when no gap in it is longer
+than ``MAX_GAP`` bytes (checked on the match: a regex that counted the bytes of every gap
+would be too large for RE2's DFA once a node has a few secrets). A base64 (base32) form is
+the value encoded at each of the three (five) byte offsets it may sit at in a longer blob,
+less the edge characters that mix in the neighbouring bytes. Text forms are matched in any
+case (a character past ASCII in its lower and upper case), base64 as written.
 
 A step may also print the secret in pieces, each on a line of its own behind a label
 (``part1: <first half>`` / ``part2: <second half>``): ``Pieces`` masks any run of at least
 ``MIN_PIECE`` consecutive characters of a token-shaped secret that stands as a word of its
 own in the text (see there for why that threshold and those conditions). A piece is on one
-line, so no stream cut falls inside one (short of a line longer than a window).
+line, so no stream cut falls inside one (short of a line longer than a window). A long
+secret (a private key) is found by its pieces too, over line breaks (``runs``).
 
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
@@ -38,13 +42,15 @@ import base64
 import bisect
 import codecs
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import re2
 
+from relay.redact.canon import Canonical, CanonSearch, Tag, canonical, lead
 from relay.redact.linear import Searcher, searcher
-from relay.redact.literals import BORING_VALUES, MIN_SECRET_LEN
+from relay.redact.literals import ANCHOR, BORING_VALUES, MIN_SECRET_LEN, Literal
 from relay.redact.rules import Kind, Span
+from relay.redact.runs import Runs
 
 # Whitespace allowed between two characters: a CRLF and an indent, a space or two.
 MAX_GAP = 6
@@ -117,6 +123,23 @@ def _u_escapes(value: str) -> str:
     return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
 
 
+def _separated(bare: str, raw: bytes) -> set[str]:
+    """The value with a mark between its characters (``a.b.c``, ``a-b-c``), and its bytes
+    written one by one: ``61:62:63`` (``xxd``, a MAC-like dump), ``\\x61\\x62``, ``0x61, 0x62``
+    (a C array; whitespace between characters is the regex's), HTML's ``&#97;&#98;`` and
+    ``&#x61;&#x62;``."""
+    return {
+        ".".join(bare),
+        "-".join(bare),
+        ":".join(f"{b:02x}" for b in raw),
+        "".join(f"\\x{b:02x}" for b in raw),
+        ",".join(f"0x{b:02x}" for b in raw),
+        "".join(f"0x{b:02x}" for b in raw),
+        "".join(f"&#{ord(c)};" for c in bare),
+        "".join(f"&#x{ord(c):x};" for c in bare),
+    }
+
+
 def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     """The forms of ``value`` to match in any case, and those to match as written; each
     without whitespace (the regex allows it between characters) and long enough to be
@@ -128,9 +151,11 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     any_case |= {bare[::-1].encode().hex(), raw.hex()[::-1]}  # ``rev | xxd -p``, and after
     any_case.add("".join(f"\\U{ord(c):08x}" for c in value))  # Python's long escape
     any_case.add("".join(f"%{b:02x}" for b in raw))
+    any_case.update(_separated(bare, raw))
     any_case.update(_aligned(raw, "32", 5))
     as_written: set[str] = set()
-    for body in _aligned(raw, "64", 6):
+    # base64 of the value, and of the value reversed (``rev | base64``)
+    for body in (*_aligned(raw, "64", 6), *_aligned(bare[::-1].encode(), "64", 6)):
         as_written.update({body, body.replace("+", "-").replace("/", "_")})
 
     def long(forms: set[str]) -> set[str]:
@@ -154,7 +179,10 @@ def _char(char: str) -> bytes:
 def _longest(form: str) -> int:
     """Bytes in the longest text a form matches (each character's longest case, each gap
     at its widest)."""
-    size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
+    if form.isascii():  # every case of each character is one byte
+        size = len(form)
+    else:
+        size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
     return size + (len(form) - 1) * MAX_GAP
 
 
@@ -177,10 +205,10 @@ PREFIX = 8
 # RE2's memory for the forms' starts and for one form: enough that the DFA never runs out
 # (RE2 would log it and fall back to a slower engine), and no more.
 _HEADS_MEM = 32 << 20
-# Up to this many pieces (a few tokens' worth) the starts and the pieces are one search:
-# the block is read once for both. More would make their one automaton larger than the
-# two (16 secrets: 2 MB more at the peak), so they are searched apart.
-_ONE_PASS_PIECES = 128
+# What the canonical search's tags say starts at a place.
+_HEAD, _LITERAL, _PIECE, _RUN = range(4)
+# A literal with fewer canonical bytes than this is not looked for there (``unanchored``).
+_MIN_ANCHOR = 4
 _FORM_MEM = 2 << 20
 # RE2 needs room for twenty of a DFA's states before it searches at all, and a state holds
 # an entry for each instruction: a form's program grows with its regex, and a form of a
@@ -210,6 +238,10 @@ def _regex(pattern: bytes, max_mem: int) -> re2._Regexp[bytes]:
 MIN_PIECE = 12
 # A secret whose pieces may be masked: token-shaped (a URL's or a sentence's pieces are
 # words any log has: ``https://sent``).
+# The pieces are looked for by their secret's aligned blocks of this many characters: a
+# piece (``MIN_PIECE`` characters) holds a whole one, and there are fewer of them (six of a
+# 36-character token, not 25 pieces): the canonical search's cost grows with its strings.
+_PIECE_BLOCK = MIN_PIECE // 2
 _TOKEN_SHAPED = re2.compile(rb"[A-Za-z0-9_.+/=-]+")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -225,9 +257,16 @@ class Pieces:
     finds each piece's first ``MIN_PIECE`` characters; a find is stretched along the secret
     at most its length either way, so a log costs linear time."""
 
-    search: Searcher
     at: dict[bytes, tuple[tuple[bytes, int], ...]]  # a piece's start: (secret, offset) each
-    pattern: bytes  # every piece's start, for a search shared with the forms' starts
+    compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
+
+    @property
+    def search(self) -> Searcher:
+        """Every piece's start, over a block as written (a search of their own: the
+        canonical search finds them otherwise), compiled when first asked for."""
+        if not self.compiled:
+            self.compiled.append(_compile(b"|".join(re2.escape(g) for g in sorted(self.at))))
+        return self.compiled[0]
 
     @classmethod
     def build(cls, secrets: Iterable[bytes]) -> Pieces | None:
@@ -242,8 +281,7 @@ class Pieces:
                     at.setdefault(gram, []).append((raw, k))
         if not at:
             return None
-        pattern = b"|".join(re2.escape(gram) for gram in sorted(at))
-        return cls(_compile(pattern), {g: tuple(v) for g, v in at.items()}, pattern)
+        return cls({g: tuple(v) for g, v in at.items()})
 
     def spans(self, text: bytes, pos: int) -> Iterator[tuple[int, int]]:
         stop = len(text)
@@ -280,6 +318,18 @@ class Pieces:
         left = lo == 0 or k - back == 0 or text[lo - 1] not in _WORD_BYTES
         right = hi == len(text) or k + ahead == len(raw) or text[hi] not in _WORD_BYTES
         return lo, hi, left and right
+
+
+def _starts_search(starts: Iterable[tuple[str, bool]]) -> Searcher:
+    """One search for the forms' starts (whitespace between characters) over a block."""
+    spaced = ((_spaced(start, _HEAD_GAP), fold) for start, fold in starts)
+    pattern = b"|".join(sorted(b"(?i:" + head + b")" if fold else head for head, fold in spaced))
+    return searcher(_regex(pattern, _HEADS_MEM))
+
+
+def _aligned_blocks(raw: bytes) -> range:
+    """Where each whole aligned block (``_PIECE_BLOCK`` characters) of a secret starts."""
+    return range(0, len(raw) - _PIECE_BLOCK + 1, _PIECE_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -351,17 +401,52 @@ def _origin(kept: list[int], origins: list[int], j: int) -> int:
     return origins[i] + j - kept[i]
 
 
-def _opening_suffix(text: bytes, form: bytes) -> int:
-    """The first place in ``text`` (whitespace out) from which the rest of it is a start
-    of ``form``; -1 when none. A form's bytes are its characters here (ASCII)."""
+@dataclass(frozen=True)
+class _Openings:
+    """The starts of some ASCII forms (those matched in any case, in lower case; or those
+    matched as written): by their first ``PREFIX`` characters, the forms, and one search
+    for those; and every shorter start of a form."""
+
+    heads: dict[bytes, tuple[bytes, ...]]
+    search: Searcher | None
+    shorts: frozenset[bytes]
+
+
+def _openings(opens: Iterable[tuple[str, _Form]]) -> tuple[_Openings, _Openings]:
+    """The ASCII forms' starts, those matched in any case and those as written."""
+    out: list[_Openings] = []
+    for fold in (True, False):
+        heads: dict[bytes, list[bytes]] = {}
+        shorts: set[bytes] = set()
+        for _, opening in opens:
+            plain = opening.plain
+            if plain is None or opening.fold != fold:
+                continue
+            if len(plain) >= PREFIX:
+                heads.setdefault(plain[:PREFIX], []).append(plain)
+            shorts.update(plain[:n] for n in range(1, min(PREFIX, len(plain) + 1)))
+        pattern = b"|".join(re2.escape(head) for head in sorted(heads))
+        search = _compile(pattern, max_mem=_HEADS_MEM) if heads else None
+        out.append(_Openings({k: tuple(v) for k, v in heads.items()}, search, frozenset(shorts)))
+    return out[0], out[1]
+
+
+def _opening(text: bytes, index: _Openings) -> int:
+    """The first place in ``text`` from which the rest is a start of one of ``index``'s
+    forms; -1 when none."""
     size = len(text)
-    if not size or not form:
-        return -1
-    j = text.find(form[:1], max(0, size - len(form)))
-    while j >= 0:
-        if form.startswith(text[j:]):
+    pos = 0
+    while index.search is not None and pos < size:
+        j = index.search(text, pos, size)[0][0]
+        if j < 0:
+            break
+        for plain in index.heads.get(text[j : j + PREFIX], ()):
+            if size - j <= len(plain) and text.endswith(plain[: size - j]):
+                return j
+        pos = j + 1
+    for j in range(max(0, size - PREFIX + 1), size):
+        if text[j:] in index.shorts:
             return j
-        j = text.find(form[:1], j + 1)
     return -1
 
 
@@ -372,41 +457,67 @@ def _key(text: bytes) -> str:
 
 @dataclass(frozen=True)
 class Disguises:
-    """Every disguised form of this node's secrets: one small regex over a block's bytes
-    finds the first ``PREFIX`` characters of any form (with whitespace between them), and
-    only where it finds one are the forms that start so tried, anchored there.
+    """Every disguised form of this node's secrets: one search of the block's canonical
+    text (``canon``) finds the first ``PREFIX`` characters of any form there, and only
+    where it finds one are the forms that start so tried in the block, anchored there (the
+    starts' regex, whitespace between characters, then each form's own).
 
     One alternation of every whole form grows with the secrets until RE2's DFA runs out of
     memory (and falls back to a slower engine, logging it): a node with six 36-character
-    secrets did. The starts' regex stays small, and a log rarely holds one by chance."""
+    secrets did. The starts' regex over the block, whitespace allowed between characters,
+    cost more the more secrets there were; the canonical text's plain strings do not."""
 
-    search: Searcher  # the forms' starts
+    heads: frozenset[tuple[str, bool]]  # each form's start, and whether it folds
     forms: dict[str, tuple[_Form, ...]]  # by start (``_key``): the forms that begin so
     # For each form, a start of it and then only whitespace, to the text's end (one regex
     # a form: RE2 takes seconds to compile them as one alternation).
     opens: tuple[tuple[str, _Form], ...]  # each form in lower case, and its start's regex
     reach: int  # bytes in the longest match (the most whitespace in every gap)
     pieces: Pieces | None = None  # on one line each: no stream cut falls inside one
-    # The starts' regex at a place, and one search for a start or a piece: a block is read
-    # once for both (each pass over every byte of a log costs as much as the other).
-    head_at: Searcher | None = None
-    either: Searcher | None = None
-    # Whether ``either`` finds the pieces too (a few secrets' worth; else they are a search
-    # of their own), and whether it finds the places of ``also`` (see ``build``).
-    with_pieces: bool = True
-    with_also: bool = False
+    # The forms by their start in the canonical text (and how many characters before it
+    # each starts): what the canonical search's start tags point at.
+    groups: tuple[tuple[int, tuple[_Form, ...]], ...] = ()
+    # The one search, in the canonical text, for every start of a form, literal, piece and
+    # run (None: each is a search of its own over the block, as the tests compare).
+    either: CanonSearch | None = None
+    runs: Runs | None = None  # the long secrets' pieces
+    unanchored: tuple[Literal, ...] = ()  # ``build``'s ``also`` that it does not find
+    # The starts of the forms whose start the canonical text drops most of (a secret past
+    # ASCII): searched for in the block as written, as every form's once was.
+    weak: frozenset[tuple[str, bool]] = frozenset()
+    compiled: list[Searcher] = field(default_factory=list)  # ``search``, once asked for
+    weak_compiled: list[Searcher] = field(default_factory=list)  # and ``weak``'s
+    # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
+    openings: list[_Openings] = field(default_factory=list)
+
+    @property
+    def search(self) -> Searcher | None:
+        """The forms' starts over a block as written (``crossing``, and each search of its
+        own): compiled when first asked for, not for the one search, which never needs it
+        (its regex spells out the gaps between the first characters of every form: for 40
+        secrets, 60 ms and 20 MB to compile)."""
+        if not self.heads:
+            return None
+        if not self.compiled:
+            self.compiled.append(_starts_search(self.heads))
+        return self.compiled[0]
 
     @classmethod
-    def build(cls, secrets: Iterable[str], also: bytes = b"") -> Disguises | None:
+    def build(cls, secrets: Iterable[str], also: Iterable[Literal] = ()) -> Disguises | None:
         """The forms of each secret that ``literals`` masks and that is ``MAX_DISGUISED_LEN``
-        characters long at most; None when there are none. ``also``: a Latin-1 regex of
-        other places to find in the same pass over a block (this node's secrets as
-        literals): ``spans`` hands each place it finds to its ``also`` callback, so that
-        the block is read once for all of them (measured: the literals' pass and this one,
-        0.07 s on 20 MB of the benchmark's log, one search for both 0.04 s)."""
+        characters long at most, the pieces of each token-shaped one and of each long one
+        (``runs``); None when there are none. ``also``: literals to find in the same pass
+        over a block (this node's secrets as written and encoded): ``spans`` hands each
+        place where one may start to its ``also`` callback, so that the block is read once
+        for all of them; those whose start the canonical text drops (a blank, a byte past
+        ASCII) or that are too short to look for there are ``unanchored``, for the caller
+        to find otherwise."""
         forms: dict[str, list[_Form]] = {}
-        heads: set[bytes] = set()
+        heads: set[tuple[str, bool]] = set()  # each form's start, and whether it folds
         starts: list[tuple[str, _Form]] = []
+        anchors: list[tuple[bytes, Tag]] = []
+        groups: dict[tuple[bytes, int], list[_Form]] = {}
+        weak: set[tuple[str, bool]] = set()  # starts the canonical text keeps too little of
         reach = 0
         for value in sorted(set(secrets)):
             short = len(value) < MIN_SECRET_LEN or value.lower() in BORING_VALUES
@@ -414,28 +525,47 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                forms.setdefault(_key(form[:PREFIX].encode()), []).append(_Form(form, fold, []))
-                head = _spaced(form[:PREFIX], _HEAD_GAP)
-                heads.add(b"(?i:" + head + b")" if fold else head)
+                whole = _Form(form, fold, [])
+                forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
+                heads.add((form[:PREFIX], fold))
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
                 starts.append((form.lower(), _Form(form, fold, [], True, plain)))
                 reach = max(reach, _longest(form))
-        if not forms:
-            return None
+                # Its start in the canonical text, and how many characters before it
+                # that text drops (a form that starts past ASCII is looked for behind it).
+                dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
+                start = canonical(form.encode())[:PREFIX]
+                if len(start) < _MIN_ANCHOR:  # mostly past ASCII: a search of its own
+                    weak.add((form[:PREFIX], fold))
+                else:
+                    groups.setdefault((start, dropped), []).append(whole)
+        for i, (head_key, _) in enumerate(groups):
+            anchors.append((head_key, (_HEAD, i)))
+        unanchored: list[Literal] = []
+        for lit in also:
+            key = canonical(lit.needle)
+            if len(key) < _MIN_ANCHOR:
+                unanchored.append(lit)
+            else:  # found where its first kept byte is: its bytes before that lead to it
+                anchors.append((key[:ANCHOR], (_LITERAL, lead(lit.needle))))
+        runs = Runs.build(secrets)
         pieces = Pieces.build(value.encode() for value in set(secrets))
-        pattern = b"|".join(sorted(heads))
-        regex = _regex(pattern, _HEADS_MEM)
-        search = searcher(regex)
-        head_at = either = None
-        with_pieces = pieces is not None and len(pieces.at) <= _ONE_PASS_PIECES
-        if with_pieces or also:
-            head_at = searcher(regex, anchored=True)  # the starts' automaton, at a place
-            joined = [pattern, *((pieces.pattern,) if pieces and with_pieces else ()), also]
-            either = _compile(b"|".join(p for p in joined if p), max_mem=_HEADS_MEM)
+        if pieces is not None:
+            # Every run of ``MIN_PIECE`` characters holds one of these (see ``_spans``).
+            raws = {raw for found in pieces.at.values() for raw, _ in found}
+            blocks = {raw[k : k + _PIECE_BLOCK] for raw in raws for k in _aligned_blocks(raw)}
+            anchors.extend((canonical(b), (_PIECE, lead(b))) for b in blocks)
+        if runs is not None:
+            grams = (gram for gram in runs.at if len(canonical(gram)) >= _MIN_ANCHOR)
+            anchors.extend((canonical(gram)[:ANCHOR], (_RUN, lead(gram))) for gram in grams)
+        either = CanonSearch.build(anchors)
+        if either is None and not unanchored and not weak:
+            return None
         found = {k: tuple(v) for k, v in forms.items()}
+        by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
-            search, found, tuple(starts), reach + MAX_GAP, pieces, head_at, either,
-            with_pieces, bool(also),
+            frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
+            either, runs, tuple(unanchored), frozenset(weak),
         )  # fmt: skip
 
     def spans(
@@ -444,58 +574,84 @@ class Disguises:
         start: int = 0,
         also: Callable[[bytes, int], Iterable[Span]] | None = None,
     ) -> Iterator[Span]:
-        """Every match at or after ``start``, and every piece: one search finds where a form
-        or a piece starts, and each is then read there, each from where its own search
-        would have gone on (a form's start's next byte; a piece's run's end). ``also``:
-        the finds at each place of ``build``'s ``also`` (without it, those are passed over)."""
-        yield from self._spans(block, start, also)
-        if self.pieces is not None and self.either is not None and not self.with_pieces:
-            for s, e in self.pieces.spans(block, start):
-                yield s, e, Kind.OWN_SECRET
-
-    def _spans(
-        self, block: bytes, start: int, also: Callable[[bytes, int], Iterable[Span]] | None
-    ) -> Iterator[Span]:
-        pieces, head_at, either = self.pieces, self.head_at, self.either
-        if head_at is None or either is None:
+        """Every match at or after ``start``, and every piece and run: one search of the
+        canonical text finds where a form, a literal, a piece or a run may start, and each
+        is then read there in the block, as written. ``also``: the finds at each place
+        where one of ``build``'s ``also`` may start (without it, those are passed over)."""
+        pieces, either, runs = self.pieces, self.either, self.runs
+        if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET
             for s, e in () if pieces is None else pieces.spans(block, start):
                 yield s, e, Kind.OWN_SECRET
             return
-        if not self.with_pieces:
-            pieces = None  # a search of their own (``spans``)
-        stop = len(block)
-        heads_from = pieces_from = pos = start
-        if pieces is None:
-            pieces_from = stop  # no piece to look for: the starts (and ``also``) set the pace
-        while pos < stop:
-            s = either(block, pos, stop)[0][0]
-            if s < 0:
-                return
-            if also is not None and s >= heads_from:
-                yield from also(block, s)  # each place once: heads_from passes it below
-            if s >= heads_from:
-                e = head_at(block, s, stop)[0][1]
-                end = -1 if e < 0 else self._form_end(block, s, e, stop)
-                if end >= 0 and _too_wide(block, s, end) < 0:
+        text = Canonical(block, start)
+        pieces_from = runs_from = start
+        tried = start - 1  # the last place a piece was tried at
+        for j, tags in either.finds(text.text):
+            at = text.origin(j)
+            ends: dict[int, int] = {}  # the longest form at each start, as ``_matches``
+            for what, dropped in tags:
+                if what == _LITERAL and also is not None:
+                    if at - dropped >= start:
+                        yield from also(block, at - dropped)
+                elif what == _HEAD:
+                    self._heads_at(block, start, at, self.groups[dropped], ends)
+                elif what == _PIECE and pieces is not None:
+                    # A piece that holds this block starts up to a block's length before
+                    # it; each place is tried once, in order, as a search for them would.
+                    first = max(at - dropped - _PIECE_BLOCK, tried + 1, pieces_from)
+                    for p in range(first, at + 1):
+                        run = pieces.run_at(block, p)
+                        if run is not None and run[2] and p >= pieces_from:
+                            yield run[0], run[1], Kind.OWN_SECRET
+                            pieces_from = run[1]
+                    tried = max(tried, at)
+                elif what == _RUN and runs is not None and at - dropped >= runs_from:
+                    found = runs.run_at(block, at - dropped)
+                    if found is not None:
+                        yield found[0], found[1], Kind.OWN_SECRET
+                        runs_from = found[1]
+            for s, end in sorted(ends.items()):
+                if _too_wide(block, s, end) < 0:
                     yield s, end, Kind.OWN_SECRET
-                heads_from = s + 1
-            if pieces is not None and s >= pieces_from:
-                run = pieces.run_at(block, s)
-                if run is not None and run[2]:
-                    yield run[0], run[1], Kind.OWN_SECRET
-                    pieces_from = run[1]
-                else:
-                    pieces_from = s + 1
-            pos = min(heads_from, pieces_from)
+        if self.weak:
+            if not self.weak_compiled:
+                self.weak_compiled.append(_starts_search(self.weak))
+            for s, e in self._matches(block, start, len(block), self.weak_compiled[0]):
+                yield s, e, Kind.OWN_SECRET
 
-    def _matches(self, text: bytes, pos: int, stop: int) -> Iterator[tuple[int, int]]:
+    def _heads_at(
+        self,
+        block: bytes,
+        start: int,
+        at: int,
+        group: tuple[int, tuple[_Form, ...]],
+        ends: dict[int, int],
+    ) -> None:
+        """The forms that start where the canonical text has their start, at ``at``: each
+        form's own regex, anchored there, gives its end (the longest at each start into
+        ``ends``). A form that starts with characters the canonical text drops (past
+        ASCII, ``%``, ``\\``) starts up to that many characters before ``at``."""
+        dropped, forms = group
+        first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
+        stop = len(block)
+        for s in range(first, at if dropped else at + 1):
+            for form in forms:
+                end = form.search()(block, s, min(stop, s + self.reach))[0][1]
+                if end > ends.get(s, -1):
+                    ends[s] = end
+
+    def _matches(
+        self, text: bytes, pos: int, stop: int, starts: Searcher | None = None
+    ) -> Iterator[tuple[int, int]]:
         """Every match in ``text[pos:stop]`` whose gaps are short enough; overlapping ones
         too (the search goes on from the byte after a match's start): a secret half masked
-        is a secret leaked. At each start of a form, the longest match of those forms."""
-        while pos < stop:
-            s, e = self.search(text, pos, stop)[0]
+        is a secret leaked. At each start of a form, the longest match of those forms.
+        ``starts``: a search for some forms' starts only (default: every form's)."""
+        search = self.search if starts is None else starts
+        while search is not None and pos < stop:
+            s, e = search(text, pos, stop)[0]
             if s < 0:
                 return
             end = self._form_end(text, s, e, stop)
@@ -539,18 +695,33 @@ class Disguises:
         stripped, kept, origins = _without_whitespace(tail)
         lowered = stripped.lower()
         found = []
+        j = self._plain_opening(lowered, stripped)
+        if j >= 0:
+            found.append(pos + _origin(kept, origins, j))
         ascii_tail = tail.isascii()
         end = "".join(tail.decode().split()).lower() if ascii_tail else ""
         for form, opening in self.opens:
             if opening.plain is not None:
-                j = _opening_suffix(lowered if opening.fold else stripped, opening.plain)
-                if j >= 0:
-                    found.append(pos + _origin(kept, origins, j))
-            elif not ascii_tail or (end and _may_open(end, form)):
+                continue  # ``_plain_opening``
+            if not ascii_tail or (end and _may_open(end, form)):
                 at = opening.search()(text, pos, size)[0][0]
                 if at >= 0:
                     found.append(at)
         return min(found, default=-1)
+
+    def _plain_opening(self, lowered: bytes, stripped: bytes) -> int:
+        """The first place in ``stripped`` (a text's end, whitespace out; ``lowered``, the
+        same in lower case) from which the rest is a start of an ASCII form; -1 when none.
+
+        One search of the forms' first ``PREFIX`` characters finds the places where one
+        may start (each then compared with the forms that start so), and the last places,
+        closer to the end than that, are looked up among the forms' shorter starts: the
+        cost is the same whatever the number of forms."""
+        if not self.openings:
+            self.openings.extend(_openings(self.opens))
+        folded, exact = self.openings
+        found = (_opening(lowered, folded), _opening(stripped, exact))
+        return min((j for j in found if j >= 0), default=-1)
 
     def crossing(self, text: bytes, at: int) -> int:
         """The furthest end of a match that starts before ``at`` and ends after it; -1 when

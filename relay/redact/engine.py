@@ -21,7 +21,9 @@ import re2
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES, doubled_quote_at
 from relay.redact.code import CODE_RULES
+from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
+from relay.redact.expressions import is_annotation, made_part
 from relay.redact.formats import SCANNER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -34,15 +36,19 @@ from relay.redact.literals import (
 from relay.redact.manifests import MANIFEST_RULES
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES, node_host_rule
-from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_placeholder_phrase,
+    is_public,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.prefilter import Prefilter
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
-from relay.redact.values import is_not_secret
+from relay.redact.values import is_not_secret, value_is_code
 
 _FEW_NEEDLES = 8
-_ONE_PASS_LITERALS = 64
 # The ssh user of the big forges is not anyone's address.
 DEFAULT_ALLOWED: tuple[str, ...] = (r"git@[A-Za-z0-9.\-]+",)
 
@@ -114,9 +120,11 @@ def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:
-    """Union overlapping spans; the kind is the one that starts first (longest on a tie)."""
+    """Union overlapping spans; the kind is the one that starts first (longest on a tie,
+    and this node's own secret on a tie of both ends: a secret's bytes in hex between
+    colons are a MAC address by shape, and are named as what they are)."""
     merged: list[Span] = []
-    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1], s[2] != Kind.OWN_SECRET)):
         if merged and start < merged[-1][1]:
             last = merged[-1]
             merged[-1] = (last[0], max(last[1], end), last[2])
@@ -155,6 +163,7 @@ class Engine:
             *MANIFEST_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
+            *COMMAND_RULES,
             *((hosts,) if hosts else ()),
         )
         # Extra patterns may be any regex, across lines too: each reads the whole block, in
@@ -162,30 +171,32 @@ class Engine:
         self.extra: tuple[Rule, ...] = _compile_extra(extra_patterns or {})
         self._gates, self._gate_of = _gate_set(self.rules)
         self.literals: tuple[Literal, ...] = build_literals(facts)
-        self._literals = LiteralScanner(self.literals)
         self._own = tuple(lit.needle for lit in self.literals if lit.kind == Kind.OWN_SECRET)
+        own = [lit for lit in self.literals if lit.kind == Kind.OWN_SECRET]
         # This node's secrets spaced, folded, reversed, re-encoded: one more pass over the
         # whole block (a find may cross lines), which streams and pieces never cut into.
-        # That pass finds the literals too (this node's secrets as written and encoded, its
-        # user, home and hosts): one read of every byte for both, not a pass each.
-        # (Up to a few secrets' worth: more make the one automaton larger than the two, as
-        # the pieces do; measured, 16 secrets' 96 literals: 66 MB at the peak, not 64.)
-        joined = 0 < len(self.literals) <= _ONE_PASS_LITERALS
-        also = self._literals.pattern if joined else b""
-        self.disguises = Disguises.build(facts.secrets, also=also)
-        self._literals_at = self._literals.at if self.disguises and joined else None
-        # A needle with a line break crosses lines: then every rule reads the whole block,
-        # and a stream keeps such needles whole across its windows.
-        folds = [(lit.needle, lit.lower) for lit in self.literals]
-        self.multiline_needles = tuple(n for n, _ in folds if b"\n" in n)
+        # That pass finds the secrets as written and encoded too: one read of every byte
+        # for all of them, however many (see ``canon``).
+        self.disguises = Disguises.build(facts.secrets, also=own)
+        self._own_at = None
+        if self.disguises is not None:
+            self._own_at = LiteralScanner(own).at
+            left = set(self.disguises.unanchored)
+            own = [lit for lit in own if lit in left]
+        # The user's name, home and hosts (and a secret that pass does not find): read on
+        # the lines the prefilter keeps.
+        names = [lit for lit in self.literals if lit.kind != Kind.OWN_SECRET] + own
+        self._literals = LiteralScanner(names)
+        # A stream keeps a needle with a line break whole across its windows; one in the
+        # prefilter (which reads lines) makes every rule read the whole block instead.
+        self.multiline_needles = tuple(lit.needle for lit in self.literals if b"\n" in lit.needle)
+        folds = [(lit.needle, lit.lower) for lit in names]
         hosts_folded = [(name.lower().encode(), True) for name in node_hosts if name]
-        plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds + hosts_folded)
         # A few needles (the user's name and home) cost the supersets' pass little; many
-        # (this node's secrets in every encoding) are a pass of their own, the scanner's.
+        # are a pass of their own, the scanner's.
         few = len(folds) <= _FEW_NEEDLES
-        if self._literals_at is not None:  # the disguises' pass finds them
-            few, folds = True, []
         needles = hosts_folded + (folds if few else [])
+        plain = prefilter and not any(b"\n" in n or b"\r" in n for n, _ in folds + hosts_folded)
         # The format table is not in it: its own pass over the whole block finds its anchors
         # and checks each where it is (a pass that kept their lines for it to search again
         # read them twice, and left the rules more lines to read).
@@ -229,7 +240,7 @@ class Engine:
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
         if self.disguises is not None:
-            found.extend(self.disguises.spans(block, start, self._literals_at))
+            found.extend(self.disguises.spans(block, start, self._own_at))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
@@ -253,8 +264,7 @@ class Engine:
             found.extend(s for s in r.spans(block, lowered, start) if not _stands_in(block, s))
         # Last, so that where a named rule agrees with a rule above, the latter's kind stands.
         found.extend(s for s in NAMED.spans(block, lowered, start) if not _not_secret(block, s))
-        if self._literals_at is None:  # else the disguises' pass found them (``scan``)
-            found.extend(self._literals.spans(block, lowered, start))
+        found.extend(self._literals.spans(block, lowered, start))
         found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         return found
 
@@ -307,6 +317,13 @@ def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
         return True  # a command's or a variable's expansion, cut at its first blank
     if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
         return True
+    if kind == Kind.URL_CREDENTIALS:
+        return is_placeholder_phrase(value)  # ``https://user:pass@host``: a document's
+    if kind == Kind.AUTHORIZATION:
+        # ``authorization = self.headers.get(``, ``…_authorization: Authorization | None``
+        made = made_part(value)
+        prose = value.isalpha() and value.islower()  # ``fix Authorization: Basic parsing``
+        return prose or value_is_code(value) or is_annotation(block, start, end, made=made)
     return kind == Kind.SECRET and is_not_secret(block, start, end)
 
 
@@ -386,7 +403,10 @@ def _headless_key_ends(
             # The END lines right below it go into the same span, in one match (a file of
             # END lines would otherwise be a find, and a placeholder, per line).
             past = _END_LINES.match(block, m.end()).end()  # type: ignore[union-attr]
-            out.append((_key_body_start(block, at, floor=start), past, Kind.PRIVATE_KEY))
+            first = _key_body_start(block, at, floor=start)
+            if first == at and block.rfind(b"\n", 0, at) + 1 < at:
+                continue  # ``_SK_END = b"-----END …"``: code naming the marker, no key above
+            out.append((first, past, Kind.PRIVATE_KEY))
     return out
 
 

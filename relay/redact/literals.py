@@ -60,6 +60,8 @@ GENERIC_NAMES = frozenset(
         "github",
     }
 )
+# Bytes of a literal's start that its search looks for; the rest is compared where found.
+ANCHOR = 8
 MIN_NAME_LEN = 2  # a one-letter name would hit every "a"; "vm" is a real host name
 _HOST_CHARS = WORD | frozenset(b"-")
 _PATH_CHARS = WORD | frozenset(b".-")
@@ -242,59 +244,88 @@ class LiteralScanner:
     """Every literal found in one RE2 pass, instead of one ``find`` over the block for each.
 
     This node's secret has a dozen encoded forms, each of which a ``find`` would read the
-    whole block for. One alternation of them all (case-insensitive where the literal is)
-    finds each place where some literal starts; the literals that start with that byte are
-    then compared there, with their edges. The search goes on from the next byte, not from
-    the end of the find, so that overlapping occurrences (``abcabc`` in ``abcabcabc``) are
-    all found: a secret half masked is a secret leaked."""
+    whole block for. One alternation of each literal's first ``ANCHOR`` bytes (in any case
+    where the literal is) finds each place where some literal may start; the literals that
+    start so are then compared there, with their edges. Only the anchors are in the regex:
+    the whole forms of a long secret (a 2048-bit key's thirty encodings) outgrew RE2's
+    memory, and its automaton grew with every secret. The search goes on from the next
+    byte, not from the end of the find, so that overlapping occurrences (``abcabc`` in
+    ``abcabcabc``) are all found: a secret half masked is a secret leaked."""
 
     def __init__(self, literals: Iterable[Literal]) -> None:
         self.literals = tuple(literals)
-        self._exact: dict[int, list[Literal]] = {}  # by first byte
-        self._folded: dict[int, list[Literal]] = {}  # by first byte, lowered
-        alternatives = []
+        self._exact: dict[bytes, list[Literal]] = {}  # by anchor
+        self._folded: dict[bytes, list[Literal]] = {}  # by anchor, lowered
+        anchors: set[bytes] = set()
         for lit in self.literals:
-            text = re2.escape(lit.needle)
-            alternatives.append(b"(?i:" + text + b")" if lit.lower else text)
-            (self._folded if lit.lower else self._exact).setdefault(lit.needle[0], []).append(lit)
-        options = re2.Options()
-        options.never_capture = True
-        options.max_mem = 32 << 20
-        # Every byte a character (Latin-1), as the prefilter reads a block: it runs this same
-        # search over the whole block (its automaton's states serve both). A needle's case
-        # folds byte by byte then, which only widens the search; each find is compared.
-        options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+            anchor = lit.needle[:ANCHOR]
+            text = re2.escape(anchor)
+            anchors.add(b"(?i:" + text + b")" if lit.lower else text)
+            (self._folded if lit.lower else self._exact).setdefault(anchor, []).append(lit)
+        # The anchor lengths there are (a needle shorter than ``ANCHOR`` is its own anchor).
+        self._sizes = sorted({len(a) for a in (*self._exact, *self._folded)})
         # The alternation alone, for a search that finds these places with others.
-        self.pattern = b"|".join(alternatives)
+        self.pattern = b"|".join(sorted(anchors))
         self._longest = max((len(lit.needle) for lit in self.literals), default=0)
-        self._search = re2.compile(self.pattern, options) if alternatives else None
-        # The prefilter's pass over a block for the literals (none without literals).
-        # (``_ranges`` calls it with ends within the text)
-        passes = (searcher(self._search, within=True),) if self._search else ()
-        self.passes: tuple[Searcher, ...] = passes
+        self._longest_folded = max((len(n) for n in self._folded_needles()), default=0)
+        self._compiled: list[re2._Regexp[bytes]] = []  # ``_search``, once asked for
+
+    @property
+    def _search(self) -> re2._Regexp[bytes] | None:
+        """The anchors' search, compiled when first asked for (a scanner whose literals
+        another search finds only compares them, ``at``)."""
+        if not self.pattern:
+            return None
+        if not self._compiled:
+            options = re2.Options()
+            options.never_capture = True
+            options.max_mem = 32 << 20
+            # Every byte a character (Latin-1), as the prefilter reads a block: it runs this
+            # same search over the whole block (its automaton's states serve both). A
+            # needle's case folds byte by byte then, which only widens the search; each
+            # find is compared.
+            options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+            self._compiled.append(re2.compile(self.pattern, options))
+        return self._compiled[0]
+
+    @property
+    def passes(self) -> tuple[Searcher, ...]:
+        """The prefilter's pass over a block for the literals (none without literals).
+        (``_ranges`` calls it with ends within the text)"""
+        search = self._search
+        return () if search is None else (searcher(search, within=True),)
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """Every place a literal occurs at or after ``start`` with clean edges."""
-        if self._search is None:
+        search = self._search
+        if search is None:
             return
         pos = start
-        while (hit := self._search.search(block, pos)) is not None:
+        while (hit := search.search(block, pos)) is not None:
             at = hit.start()
             pos = at + 1
-            for lit in (*self._exact.get(block[at], ()), *self._folded.get(lowered[at], ())):
+            for lit in self._starting(block, lowered, at):
                 yield from _literal_at(lit, block, lowered, at)
+
+    def _starting(self, block: bytes, lowered: bytes, at: int) -> Iterator[Literal]:
+        """The literals whose anchor is at ``at`` (``lowered``: the block in lower case, at
+        least where the anchors are read)."""
+        for size in self._sizes:
+            yield from self._exact.get(block[at : at + size], ())
+            yield from self._folded.get(lowered[at : at + size], ())
+
+    def _folded_needles(self) -> Iterator[bytes]:
+        for group in self._folded.values():
+            yield from (lit.needle for lit in group)
 
     def at(self, block: bytes, at: int) -> Iterator[Span]:
         """The literals that occur at ``at`` with clean edges (a place another search found:
         the disguises', which reads the whole block for this node's secrets and these)."""
-        exact = self._exact.get(block[at], ())
-        folded = self._folded.get(block[at] | 0x20 if 65 <= block[at] <= 90 else block[at], ())
-        if not exact and not folded:
-            return
         base = max(0, at - 1)  # the byte before, for the left edge; one past, for the right
         piece = block[base : at + self._longest + 1]
-        lowered = piece.lower() if folded else piece
-        for lit in (*exact, *folded):
+        # Only a folded literal reads the lowered text: as far as the longest of them.
+        lowered = piece[: at - base + self._longest_folded + 1].lower()
+        for lit in self._starting(piece, lowered, at - base):
             for s, e, kind in _literal_at(lit, piece, lowered, at - base):
                 yield s + base, e + base, kind
 

@@ -1,6 +1,7 @@
 """Sixteen of this node's own secrets at once: ``relay redact`` (a real process, the
 secrets in secret-named environment variables) masks each in several disguises, and RE2
-says nothing on stderr (no "DFA out of memory": the forms no longer share one regex)."""
+says nothing on stderr (no "DFA out of memory": the forms no longer share one regex);
+forty over a long log, neither."""
 
 from __future__ import annotations
 
@@ -80,3 +81,31 @@ def test_sixteen_own_secrets_each_masked_in_every_disguise_and_stderr_stays_empt
                 body = body[4:-2]
             assert body not in flat, (name, value)
     assert flat.count("[redacted:own-secret]") >= COUNT * 10
+
+
+def test_forty_own_secrets_over_a_long_log_leave_stderr_empty(tmp_path: Path) -> None:
+    """Forty secrets' forms (over a thousand) in every search ``relay redact`` makes over a
+    long log, a window's end included (where an unfinished form is looked for): each has
+    room for its automaton, so RE2 never logs "DFA out of memory" and falls back."""
+    rng = random.Random(40)
+    alphabet = string.ascii_letters + string.digits
+    secrets = {f"MANY_{i}_TOKEN": "".join(rng.choices(alphabet, k=36)) for i in range(40)}
+    printed = list(secrets.values())
+    lines = []
+    for n in range(60_000):
+        # a hex digest, an id and base64 now and then: text like the forms' starts
+        lines.append(f"[{n:05d}] step {rng.getrandbits(128):032x} id={rng.getrandbits(40):x}")
+        if n % 1000 == 0:
+            lines.append(f"token {printed[n // 1000 % 40]} used")
+    log = tmp_path / "long.log"
+    log.write_text("\n".join(lines) + "\n")
+    done = subprocess.run(
+        relay_command("redact", "-j", "1", str(log)),
+        env={**os.environ, **secrets},
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    assert b"[redacted:own-secret]" in done.stdout
+    assert not any(value.encode() in done.stdout for value in printed)
