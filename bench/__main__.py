@@ -1,5 +1,7 @@
-"""``python -m bench [NAME...]``: run every ``bench/bench_*.py`` module's ``main()`` in name
-order, or only the ones named (``hub``, ``bench_hub`` and ``bench_hub.py`` all work)."""
+"""``python -m bench [NAME...] [--FLAG...]``: run every ``bench/bench_*.py`` module's
+``main()`` in name order, or only the ones named (``hub``, ``bench_hub`` and ``bench_hub.py``
+all work). Flags (``--misses``) are left in ``sys.argv`` for the modules to read; a module
+whose ``main()`` returns a non-zero number (a goal missed) makes the run exit non-zero."""
 
 from __future__ import annotations
 
@@ -33,13 +35,19 @@ def wanted(names: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the chosen benchmarks one after another, timing each."""
-    for stem in wanted(sys.argv[1:] if argv is None else argv):
+    """Run the chosen benchmarks one after another, timing each; 1 if any missed a goal."""
+    args = sys.argv[1:] if argv is None else argv
+    missed = []
+    for stem in wanted([a for a in args if not a.startswith("-")]):
         print(f"== {stem} ==", flush=True)
         started = time.perf_counter()
-        importlib.import_module(f"bench.{stem}").main()
+        code = importlib.import_module(f"bench.{stem}").main()
         print(f"== {stem} done in {time.perf_counter() - started:.1f} s ==\n", flush=True)
-    return 0
+        if isinstance(code, int) and code != 0:
+            missed.append(stem)
+    if missed:
+        print(f"bench: goals missed by {', '.join(missed)}", file=sys.stderr)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

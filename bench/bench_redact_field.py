@@ -7,7 +7,8 @@ Each case is redacted on its own, as ``relay redact`` would a log holding it; a 
 caught when no trace of it survives (its whole text, or the part of an encoding that only
 it makes), a clean line is a false alarm when it comes out changed at all.
 
-Run: ``python -m bench redact_field`` (``--misses`` lists every miss and false alarm).
+Run: ``python -m bench redact_field`` (``--misses`` lists every miss and false alarm); it
+exits non-zero when a goal is missed.
 """
 
 from __future__ import annotations
@@ -65,23 +66,32 @@ def measure() -> dict[str, object]:
     }
 
 
-def main() -> None:
-    """Print the figures, the verdicts, and (with ``--misses``) every miss."""
+def goals_met(figures: dict[str, object]) -> tuple[bool, bool]:
+    """Whether recall reaches ``RECALL_GOAL`` and false alarms stay within the goal."""
+    recall = float(figures["recall"])  # type: ignore[arg-type]
+    alarms = int(figures["false_alarms"])  # type: ignore[call-overload]
+    return recall >= RECALL_GOAL, alarms <= FALSE_ALARM_GOAL
+
+
+def main() -> int:
+    """Print the figures, the verdicts, and (with ``--misses``) every miss; 1 when a goal
+    is missed (recall under ``RECALL_GOAL`` or more than ``FALSE_ALARM_GOAL`` alarms)."""
     figures = measure()
     missed = figures.pop("_missed")
     flagged = figures.pop("_flagged")
     print("bench_redact_field:", json.dumps(figures, indent=2))
-    recall_met = float(figures["recall"]) >= RECALL_GOAL  # type: ignore[arg-type]
-    alarms_met = int(figures["false_alarms"]) <= FALSE_ALARM_GOAL  # type: ignore[call-overload]
+    recall_met, alarms_met = goals_met(figures)
     print(f"  {'met' if recall_met else 'MISSED'}: recall at least {RECALL_GOAL:.0%}")
     print(f"  {'met' if alarms_met else 'MISSED'}: at most {FALSE_ALARM_GOAL} false alarms")
     if "--misses" in sys.argv:
+        print("misses and false alarms:")
         for kind, items in missed.items():  # type: ignore[attr-defined]
             for item in items:
                 print(f"MISS {kind} {item}")
         for item in flagged:  # type: ignore[attr-defined]
             print(f"FALSE {item}")
+    return 0 if recall_met and alarms_met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -422,6 +422,37 @@ NAMED: tuple[str, ...] = (
     "cat <<EOF | docker login -u ci --password-stdin registry.example.com\n{v}\nEOF",
 )
 
+# Named values in the syntaxes of issue 28's review: a TOML or Python multi-line string, a
+# .properties file's blank separator, tools that take a password as plain text (PowerShell,
+# a registry login fed on standard input, the Azure and GitHub CLIs), a URL-encoded pair,
+# and the short names (``PW``, ``pwd``, ``passcode``, ``master_key``). ``{u}`` is the value
+# URL-encoded.
+NAMED_MORE = (
+    'password = """{v}"""',
+    'db_password = """\n{v}\n"""',
+    "secret_token = '''{v}'''",
+    "spring.datasource.password {v}",
+    "mail.smtp.password   {v}",
+    '$cred = ConvertTo-SecureString "{v}" -AsPlainText -Force',
+    "$pw = ConvertTo-SecureString -String '{v}' -AsPlainText -Force",
+    "echo '{v}' | docker login -u ci --password-stdin registry.example.com",
+    "printf '%s' \"{v}\" | podman login --password-stdin quay.io",
+    "az login -u ci@example.com -p '{v}'",
+    "az login --service-principal -u http://app -p '{v}' --tenant contoso",
+    "gh secret set DEPLOY_TOKEN --body '{v}'",
+    'gh secret set NPM_TOKEN -b "{v}" --repo org/app',
+    "GET https://example.org/sso?next=%2Fhome&password%3D{u} 302",
+    "state=login%26user%3Dci%26pwd%3D{u}",
+    "PW={v}",
+    "DB_PW='{v}'",
+    "pwd: '{v}'",
+    "Pwd={v};",
+    "passcode={v}",
+    '"passcode": "{v}"',
+    "master_key = '{v}'",
+    "MASTER_KEY={v}",
+)
+
 PROSE = (
     "Rotated the leaked credential {t} this morning, please revoke it.",
     "I think the value {t} was pasted into the channel by mistake.",
@@ -532,6 +563,12 @@ def secret_cases(seed: int = 28) -> list[Case]:
         + ["-----END OPENSSH PRIVATE KEY-----"]
     )
     cases.append(Case("bare", "private-key-block", block, (key[70:140],)))
+    more = random.Random(seed + 1)  # its own draws: the cases above keep theirs
+    for syntax in NAMED_MORE:
+        for family, value in _named_values(more):
+            encoded = urllib.parse.quote(value, safe="")
+            secret = encoded if "{u}" in syntax else value
+            cases.append(Case("named", family, syntax.format(v=value, u=encoded), (secret,)))
     cases.extend(transform_cases(OWN_SECRET))
     return cases
 
@@ -640,7 +677,33 @@ def clean_lines(seed: int = 28, count: int = 1200) -> list[Clean]:
         family, make = makers[i % len(makers)]
         out.append(Clean(family, make(rng)))
         i += 1
-    return out
+    return out + [Clean("syntax", line) for line in CLEAN_SYNTAXES]
+
+
+# The syntaxes of ``NAMED_MORE`` holding a reference, a placeholder or no value, and the
+# working directory's ``PWD``: none is a secret.
+CLEAN_SYNTAXES = (
+    'password = """${DB_PASSWORD}"""',
+    'token_url = """https://auth.example.com/oauth/token"""',
+    'description = """The secret is rotated every 90 days."""',
+    "spring.datasource.password ${DB_PASSWORD}",
+    "mail.smtp.password.file /run/secrets/smtp",
+    "$cred = ConvertTo-SecureString $env:DEPLOY_PASSWORD -AsPlainText -Force",
+    "$secure = ConvertTo-SecureString $encrypted",
+    'echo "$REGISTRY_TOKEN" | docker login -u ci --password-stdin ghcr.io',
+    'echo "${{ secrets.GITHUB_TOKEN }}" | docker login ghcr.io -u $ --password-stdin',
+    'az login -u "$AZ_USER" -p "$AZ_PASSWORD"',
+    "az login --identity",
+    'gh secret set DEPLOY_TOKEN --body "$DEPLOY_TOKEN"',
+    "gh secret set DEPLOY_KEY < deploy_key",
+    "https://example.org/sso?next=%2Fhome&password%3D%24%7BPASSWORD%7D",
+    "PWD=/srv/build/app",
+    "pwd: /srv/app",
+    'OLDPWD="/srv/build"',
+    "PW=${PW}",
+    "passcode_length = 6",
+    "master_key_id = alias/app-master",
+)
 
 
 def _clean_makers() -> list[tuple[str, object]]:

@@ -14,7 +14,11 @@ the box and nothing relay reads back is a link it put there. A read-only folder
 does not stop connect(): emptied, those folders hold no socket bound there, in another
 network namespace or after the box started; what sockets remain in a folder shown are
 hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
-copy of its own CLI's login in its scratch HOME.
+copy of its own CLI's login in its scratch HOME. A relay run as root runs each box's
+command as root of a user namespace of its own that is :data:`BOX_ID` outside, never
+the real root: a file only root may read is unreadable in the box by its mode; its box
+folder is that user's, and what relay shows or shares with it is seen through an
+idmapped mount on which root's files are that user's.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -44,6 +48,12 @@ from relay.loop.runenv import TOOL_VARIABLES
 from relay.ratchet.egress import forwarder_command
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
+# the user and group a box of a relay run as root is outside its user namespace (a high
+# id no system or container range hands out, never nobody, whom host processes run as):
+# a file only root may read is unreadable in it by its mode, not only by a list of hidden
+# paths; the box folder is given to it at each set-up, and relay, root, reads and
+# removes it after
+BOX_ID = 2**31 - 2
 JUDGED_PREFIX = "relay-judge-"  # a judged box's folder, in the temporary folder
 OWNER_FILE = "relay.owner"  # in a box folder: the run it is of (pid, start, boot)
 NAMESPACES = "namespaces"
@@ -215,6 +225,8 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 # environment's): its mounts made by mount(2) itself, in one process, in the order a
 # box needs them (outer folders first, a mount point made inside a tmpfs before it is
 # bound, read-only once bound); then the command, as the caller, in a user namespace
+# (for relay run as root: a user namespace whose root is BOX_ID outside, the box folder
+# given to it, what is shown or shared bound through a mount that sees root's as its)
 _ENTER = r"""
 import ctypes
 import os
@@ -234,6 +246,8 @@ KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "pp
           "s390x": 280, "armv7l": 311, "i686": 288}
 libc = ctypes.CDLL(None, use_errno=True)
 env = os.environ
+DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the box's user outside
+USERNS = None  # the user namespace of its idmapped mounts, once made
 
 
 class Failed(Exception):
@@ -334,6 +348,88 @@ def inside(box, rel):
     return at
 
 
+def give(top, uid, gid):
+    # top and what it holds to uid:gid, through no link (by descriptor, a link itself
+    # left as it is), but a file with another hard link (it could be a host file's)
+    for _, _, files, fd in os.fwalk(top, follow_symlinks=False):
+        os.chown(fd, uid, gid)
+        for name in files:
+            try:
+                if os.stat(name, dir_fd=fd, follow_symlinks=False).st_nlink == 1:
+                    os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+
+
+def made(d):
+    # d made where missing; in the box's /tmp each folder made is the box's user's, who
+    # writes beside what it is shown there, as in a /tmp of its own; elsewhere (an emptied
+    # folder's) one the box's user passes through, whatever relay's umask
+    missing = []
+    at = d
+    while at not in ("", "/") and not os.path.lexists(at):
+        missing.append(at)
+        at = os.path.dirname(at)
+    os.makedirs(d, exist_ok=True)
+    if DROP:
+        for each in missing:
+            if under(each, env["RELAY_TEMP"]):
+                os.chown(each, DROP, DROP, follow_symlinks=False)
+            else:
+                os.chmod(each, 0o755, follow_symlinks=False)
+
+
+def swapped():
+    # a user namespace whose map swaps root and the box's user (every other id as it is):
+    # the idmapped mounts of what a box of a relay run as root is shown and shares
+    ready, go = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER
+        os.write(ready[1], b"1" if ok else b"0")
+        os.read(go[0], 1)
+        os._exit(0)
+    try:
+        if os.read(ready[0], 1) != b"1":
+            raise Failed("cannot make the user namespace of its idmapped mounts")
+        top = 4294967295
+        rows = f"0 {DROP} 1\n1 1 {DROP - 1}\n{DROP} 0 1\n{DROP + 1} {DROP + 1} {top - DROP - 1}\n"
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{pid}/{name}", "w") as table:
+                table.write(rows)
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
+    finally:
+        os.write(go[1], b"1")
+        os.waitpid(pid, 0)
+        for fd in (*ready, *go):
+            os.close(fd)
+
+
+def idmapped(source, target, flags=0):
+    # source bound on target (with what is mounted in it) seen through USERNS: root's
+    # files are the box's user's; where the file system cannot, a bind as it is
+    global USERNS
+    if USERNS is None:
+        USERNS = swapped()
+    fd = libc.syscall(428, -100, path(source), 1 | 0x8000 | 0o2000000)  # open_tree: a copy
+    if fd < 0:
+        raise Failed(f"open_tree {source}: {os.strerror(ctypes.get_errno())}")
+    try:
+        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0x100000 | flags, 0, 0, USERNS))
+        if libc.syscall(442, fd, b"", 0x1000 | 0x8000, attr, 32) != 0:  # mount_setattr
+            err = ctypes.get_errno()
+            if err not in (22, 95):  # EINVAL, EOPNOTSUPP: a file system with no idmapping
+                raise Failed(f"idmap {source}: {os.strerror(err)}")
+            rbind(source, target)
+            if flags & 1:
+                ro(target)
+            return
+        if libc.syscall(429, fd, b"", -100, path(target), 4) != 0:  # move_mount
+            raise Failed(f"mount {source} on {target}: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
 def is_socket(p):
     try:
         return stat.S_ISSOCK(os.stat(p).st_mode)
@@ -348,6 +444,9 @@ def setup():
     for rel in lines("RELAY_OWN"):  # what the box writes: each a mount of its own, writable
         at = inside(box, rel)  # in the box folder bound read-only below
         rbind(at, at)
+    if DROP:  # run as root: the box folder is its unprivileged user's
+        inside(box, f"tmp/{env['RELAY_BOX_IN']}")  # (with the way to it in its /tmp)
+        give(box, DROP, DROP)
     if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
         d = box + "/dev"
         os.mkdir(d)
@@ -374,8 +473,11 @@ def setup():
         os.rmdir(d)
     tree, show_at = env.get("RELAY_TREE", ""), env.get("RELAY_SHOW_AT", "")
     for n in lines("RELAY_SHOW_DIRS"):  # the person's environments, read-only, in relay's clone
-        rbind(f"{show_at}/{n}", f"{tree}/{n}")
-        ro(f"{tree}/{n}")
+        if DROP:
+            idmapped(f"{show_at}/{n}", f"{tree}/{n}", RDONLY)
+        else:
+            rbind(f"{show_at}/{n}", f"{tree}/{n}")
+            ro(f"{tree}/{n}")
     shares = lines("RELAY_SHARES")
     for i, s in enumerate(shares, 1):  # the person's shares, past the private temporary folder
         rbind(s, inside(box, f"shared/{i}"))
@@ -409,8 +511,11 @@ def setup():
         mount("relay-tmp", d, "tmpfs", 0, "mode=1777")
     shown = lines("RELAY_SHOWN")
     for i, s in enumerate(shares, 1):
-        os.makedirs(s, exist_ok=True)
-        rbind(f"{box}/shared/{i}", s)
+        made(s)
+        if DROP:  # seen as the box's user's (a share of root's is writable to it)
+            idmapped(f"{box}/shared/{i}", s, RDONLY if s in shown else 0)
+        else:
+            rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
     for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
@@ -450,7 +555,7 @@ def setup():
             pass
     cwd = os.getcwd()
     if show_at:  # relay's clone at the person's clone's path
-        os.makedirs(show_at, exist_ok=True)
+        made(show_at)
         rbind(tree, show_at)
         if under(cwd, tree):
             cwd = show_at + cwd[len(tree):]
@@ -494,7 +599,7 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES "
-        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN"
+        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -522,6 +627,16 @@ def main():
     out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
     for each in (signal.SIGPIPE, signal.SIGXFSZ):  # as the command expects them
         signal.signal(each, signal.SIG_DFL)
+    if DROP:  # relay is root: the command's user namespace is made as the box's own user,
+        try:  # with no capability left here and no way back through a set-user-ID program
+            os.setgroups([])
+            os.setgid(DROP)
+            os.setuid(DROP)
+            if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                raise OSError(ctypes.get_errno(), "no_new_privs")
+        except OSError as err:
+            sys.stderr.write(f"relay: cannot set up the box: {err}\n")
+            sys.exit(1)
     argv = [enter, "--user", f"--map-user={uid}", f"--map-group={gid}", "/bin/sh", "-c", command]
     os.execve(enter, argv, {k: v for k, v in out.items()})
 
@@ -636,10 +751,51 @@ def _enter() -> list[str]:
 
 
 def _outer() -> list[str]:
-    return ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc"]
+    """The namespaces a box's set-up runs in: relay run as root makes them with no user
+    namespace (one would map the box's root to the real one, who reads every 0600 file
+    of the machine); its command's user namespace is :data:`BOX_ID`'s instead."""
+    own = ["--mount", "--pid", "--fork", "--mount-proc"]
+    if _as_root():  # (its mounts reach no other namespace, the machine's least of all)
+        return ["unshare", *own, "--propagation", "private"]
+    return ["unshare", "--user", "--map-root-user", *own]
+
+
+@functools.cache
+def _as_root() -> bool:
+    """Whether a box's command is :data:`BOX_ID` outside its user namespace: relay is
+    root, able to make the box's namespaces with no user namespace (CAP_SYS_ADMIN), in a
+    user namespace where that user and group are (a root of a container whose map holds
+    no such id keeps the user namespace's root for its boxes, which is no real root)."""
+    if os.name != "posix" or os.getuid() != 0:
+        return False
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii", errors="replace")
+        tables = [Path(f"/proc/self/{name}").read_text(encoding="ascii") for name in MAPS]
+    except OSError:
+        return False
+    caps = next((row.split()[1] for row in status.splitlines() if row.startswith("CapEff:")), "0")
+    admin = int(caps, 16) & (1 << 21) != 0  # CAP_SYS_ADMIN
+    return admin and all(mapped(table, BOX_ID) for table in tables)
+
+
+MAPS = ("uid_map", "gid_map")
+
+
+def mapped(table: str, given: int) -> bool:
+    """Whether the id ``given`` is one of a user namespace's (``table``: its uid_map's or
+    gid_map's rows, inside, outside, count)."""
+    for row in table.splitlines():
+        words = row.split()
+        if len(words) == 3 and all(w.isdigit() for w in words):
+            inside, _, count = map(int, words)
+            if inside <= given < inside + count:
+                return True
+    return False
 
 
 def _ids() -> list[str]:
+    """Who a box's command is in its user namespace: relay's own user (root for relay run
+    as root, :data:`BOX_ID` outside)."""
     return [str(os.getuid()), str(os.getgid())]
 
 
@@ -831,6 +987,8 @@ class Sandbox:
             )
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
         hide += " RELAY_DEV=1"
+        if _as_root():
+            hide += f" RELAY_DROP={BOX_ID}"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
@@ -1857,7 +2015,7 @@ def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid not in _own_ids():
             continue
         folder = Path(entry.path)
         record = read_regular(folder / OWNER_FILE, 256).decode("ascii", "replace")
@@ -1869,6 +2027,11 @@ def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
         _remove_box(folder)
         dropped.append(folder)
     return dropped
+
+
+def _own_ids() -> tuple[int, ...]:
+    """Who owns a box folder of this user's: the user, and for root the boxes' own user."""
+    return (os.getuid(), BOX_ID) if _as_root() else (os.getuid(),)
 
 
 def _remove_box(folder: Path) -> None:

@@ -6,13 +6,14 @@ the machine's user, home, host names and secret environment variables to hand to
 
 Where the finds come from: ``formats`` (the table of self-identifying token formats, one
 RE2 pass), ``named`` and ``assignments`` (values a name calls secret, in every syntax),
-``tokens`` and ``shell`` (headers, URLs, key blocks, command lines), ``network`` (addresses),
-``literals`` (this node's own values, in every encoding) and ``disguises`` (the same values
-spaced, folded, reversed, re-cased, wrapped; a long one by its pieces, ``runs``), all found
-by one search of a block's canonical text (``canon``); ``placeholders`` says what only looks like a
-secret. ``prefilter`` picks, in one RE2 pass, the lines any rule but the table could match,
-so that the rules read only those. The package imports nothing of relay but
-``relay.errors``.
+``tokens``, ``shell`` and ``commands`` (headers, URLs, key blocks, command lines, multi-line
+strings), ``network`` (addresses), ``literals`` (this node's own values, in every encoding)
+and ``disguises`` (the same values spaced, folded, reversed, re-cased, wrapped; a long one
+by its pieces, ``runs``), all found by one search of a block's canonical text (``canon``);
+``placeholders`` says what only looks like a secret, ``values`` and ``expressions`` what a
+named value's shape and the code around it say. ``prefilter`` picks, in one RE2 pass, the
+lines any rule but the table could match, so that the rules read only those. The package
+imports nothing of relay but ``relay.errors``.
 """
 
 from __future__ import annotations

@@ -19,26 +19,35 @@ from collections.abc import Iterator
 
 import re2
 
+from relay.redact.expressions import made_part
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
 from relay.redact.named import looks_random
-from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_named_placeholder_value,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.rules import Found, Kind, Rule, Span, rule
 
 # Keywords, each its own rule so that each regex opens with a literal (see ``rules``);
 # ``key`` stands for api_key, access-key, privateKey (the word before it is checked), and
 # ``auth`` shares its pass with the Authorization header.
 _KEYWORDS: tuple[bytes, ...] = (
-    rb"pass(?:w(?:or)?d|phrase|(?![a-z]))",
+    rb"pass(?:w(?:or)?d|phrase|code|(?![a-z]))",
     rb"secret",
     rb"token",
     rb"credential",
     rb"cookie",
     rb"pwd",
+    rb"pw(?![a-z])",
 )
 # The keywords most logs never hold, whose pass a block without them skips (see ``engine``).
-_GATES = {rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"}
-_KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client)[_\-]?$")
+_GATES = {
+    **{rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"},
+    rb"pw(?![a-z])": rb"(?:[^a-z0-9]|^)pw(?:[^a-z]|$)",
+}
+_KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client|master)[_\-]?$")
 
 # Key endings that name something about a secret rather than the secret itself
 # (``max_tokens``, ``token_url``, ``password_file``; a plural, but not ``pass`` nor
@@ -137,6 +146,17 @@ def stands_in(block: bytes, start: int, end: int) -> bool:
     return _PLACEHOLDER.fullmatch(block, start, end) is not None
 
 
+def _prose_after_equals(block: bytes, m: re.Match[bytes], start: int, end: int) -> bool:
+    """``name= word more words``: a blank after ``=``, a lower-case word, then another: a
+    sentence that mentions a setting, not a setting (its value ends its line)."""
+    return (
+        start > m.end("sep")
+        and block[start:end].isalpha()
+        and block[start:end].islower()
+        and (_PROSE.match(block, end) is not None or block[end : end + 1] in (b".", b","))
+    )
+
+
 def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     """``key: value`` is a setting when the key is quoted, or when a blank follows the colon
     and the value either ends the line or looks machine-made; a plain word followed by more
@@ -222,6 +242,17 @@ VALUE_END: dict[str, re.Pattern[bytes]] = {
 
 
 _STRING_PREFIXES = frozenset(b"r b u f rb br fr rf".split())
+_QUOTED_BY = {34: "dq", 39: "sq"}
+_FIELD = re.compile(rb"\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}")
+_PATTERN_SYNTAX = re.compile(rb"\\[dswbDSWB]|\[[^\]]*\][+*?{]|\(\?[:P<=!]|\]\+")
+
+
+def _code_string(prefix: bytes, text: bytes) -> bool:
+    """A prefixed string that is code's: an f-string with a field, a raw string written as a
+    regular expression (a class or an escape quantified)."""
+    if b"f" in prefix and _FIELD.search(text):
+        return True
+    return b"r" in prefix and _PATTERN_SYNTAX.search(text) is not None
 
 
 class _LastRun:
@@ -345,6 +376,63 @@ def block_scalar(
 _CALL = re.compile(rb"[(\[]")
 
 
+_NAME_PATH = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+_CLOSE = re.compile(rb"[^\r\n]{0,4096}?\)")
+_OPEN_TO_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
+
+
+def _closes_the_key(block: bytes, key_at: int, sep_at: int, value_at: int) -> bool:
+    """The quote before the value closes a string that the key is inside (``print("shlex:
+    token=" + repr(t))``, ``'Cookie:' header``): an odd count of that quote between the
+    line's start and the separator (a JSON key's own quotes are two)."""
+    if block[value_at : value_at + 1] not in _AFTER_A_STRING:
+        return False  # ``X="… password="*-2*c2g…"``: a value quoted inside a string
+    quote = block[value_at - 1]
+    line = block.rfind(b"\n", 0, key_at) + 1
+    return block.count(quote, line, sep_at) % 2 == 1
+
+
+_AFTER_A_STRING = frozenset((b" ", b"\t", b",", b")", b";", b"+", b"]", b"%", b"."))
+
+
+def _is_call(block: bytes, start: int, end: int) -> bool:
+    """``block[start:end]`` names a function that the bracket at ``end`` calls: a path of
+    names that look named (see ``expressions.made_part``), whose bracket is closed on the
+    line, or ends it, or follows a method's name or opens a string."""
+    if block[end] != 40 or not _NAME_PATH.fullmatch(block, start, end):  # "("
+        return False
+    if made_part(block[start:end]):
+        return False
+    # closed on the line, or its arguments run on below it, or a method's, or a string's
+    return bool(
+        _CLOSE.match(block, end)
+        or _OPEN_TO_LINE_END.match(block, end + 1)
+        or b"." in block[start:end]
+        or block[end + 1 : end + 2] in (b'"', b"'")
+    )
+
+
+_BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")
+
+
+def _bracketed_end(block: bytes, end: int) -> int:
+    """A bare value read on past its opening brackets (not a call's), and past the closing
+    ones that close them: in ``f(password=Zq8v(3W))`` it is ``Zq8v(3W)``, and the last
+    bracket is the call's."""
+    depth = 0
+    at = end
+    while at - end < 4096:
+        run = _BRACKETED.match(block, at)
+        stop = run.end() if run else at
+        depth += block.count(b"(", at, stop)
+        at = stop
+        if block[at : at + 1] != b")" or depth == 0:
+            return at
+        depth -= 1
+        at += 1
+    return at
+
+
 def doubled_quote_at(block: bytes, start: int, end: int) -> int:
     """Where the first doubled quote (``""``, ``''``) in a value that its quote opened lies,
     or -1. A quoted value is read past one (an escaped quote, as CSV and SQL write it), yet
@@ -368,12 +456,22 @@ def _stands_for_one(block: bytes, start: int, end: int) -> bool:
     return bool(_PLACEHOLDER.fullmatch(block, start, cut) or named_placeholder(block[start:cut]))
 
 
+_A_PATH = re.compile(rb"[\"']?(?:/|~|[A-Za-z]:\\|\$|\.{1,2}/|%[A-Za-z_]+%)")
+
+
 def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The value's span, unless the key or the value shows it is not a secret."""
     key = m.group(0)[:6]
+    glued = m.start() > 0 and chr(block[m.start() - 1]).isalnum()
+    if key[:2] == b"pw" and key[2:3] != b"d" and glued:
+        return None  # ``npw=``, ``IPW``: another word; ``PW=`` and ``DB_PW=`` name a password
     if key[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
-        return None  # PWD is the working directory; DB_PWD is a password
-    bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p")
+        at = m.end("sep")
+        while block[at : at + 1] in (b" ", b"\t"):
+            at += 1
+        if glued or _A_PATH.match(block, at):
+            return None  # PWD is the working directory; DB_PWD and Pwd=… are passwords
+    bare_pass = key[:4] == b"pass" and key[4:5] not in (b"w", b"p", b"c")
     if bare_pass and not _bare_pass(block, m):
         return None
     sub = m.group("sub")
@@ -382,12 +480,21 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     for name in ("eq", "dq", "sq", "bs", "v"):
         start, end = m.span(name)
         if end > start:
+            if name in ("dq", "sq") and _closes_the_key(block, m.start(), m.start("sep"), start):
+                return None  # print("token=" + t), 'Cookie:' header: the quote ends a string
             if name == "bs":
                 ok = m.group("sep") == b":" and _BLOCK_INDICATOR.fullmatch(m[name])
                 return block_scalar(block, m.start(), end, m[name]) if ok else None
             quote = name + str(m.end("eqo") - m.start("eqo")) if name == "eq" else name
             if name == "v" and block[start:end].lower() not in _STRING_PREFIXES:
                 quote = "vq"  # (``token = f"…"``: the quote opens the value's string)
+            elif name == "v" and block[end : end + 1] in (b'"', b"'"):
+                prefix = block[start:end].lower()
+                name = quote = _QUOTED_BY[block[end]]
+                start = end = end + 1
+                end = value_end(block, quote, start, end)
+                if _code_string(prefix, block[start:end]):
+                    return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
@@ -398,14 +505,24 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # PASS=3 FAIL=0 counts tests
             if not go_raw and colon and not _yaml_like(block, m, end):
                 return None  # image:tag, File.java:98, "stream: processed 5 items"
+            if name == "v" and not colon and _prose_after_equals(block, m, start, end):
+                return None  # "the option --passphrase= can be empty"
             if _stands_for_one(block, start, end):
                 return None
             if go_raw:
                 return start + 1, end - 1  # a Go raw string: var dbPassword string = `…`
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
-            if name == "v" and _CALL.match(block, end) and m.start(name) > m.end("sep"):
-                return None  # password = get_secret("db"), token = env["TOKEN"]: code
+            if name == "v" and _CALL.match(block, end):
+                subscript = (
+                    block[end] == 91
+                    and (  # "["
+                        m.start(name) > m.end("sep") or block[end + 1 : end + 2] in (b'"', b"'")
+                    )
+                )
+                if _is_call(block, start, end) or subscript:
+                    return None  # password = get_secret("db"), token = env["TOKEN"]: code
+                end = _bracketed_end(block, end)  # Zq8vLp(3Wn5r: a bracket in a password
             if colon and key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
                 end = _plain_scalar_end(block, m.start(), end)
             return start, end
@@ -456,6 +573,10 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
 
+# After a flag's word: a stop, or two more words of a sentence (``mysql --password
+# correcthorse db`` gives one word after it, a command's argument).
+_SENTENCE_GOES_ON = re.compile(rb"[.,;:]|[ \t]+[a-z]+[ \t]+[a-z]")
+_METAVAR = re.compile(rb"[A-Z][A-Z_]+(?::[A-Za-z_]+)?")
 _WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
 
 
@@ -467,8 +588,14 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     stop = found.end() if found else end
     if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
-    word = block[end:stop]
-    if stop - end <= 8 and word.isalpha() and word.islower():
+    if is_named_placeholder_value(block[end:stop].rstrip(b"`'\".,;:)")):
+        return None  # ``--change-passphrase your-user-id``
+    word = block[end:stop].rstrip(b"`'\".,;:)")
+    if len(word) < 3 or _METAVAR.fullmatch(word) or word.lstrip(b"(")[:1] == b"-":
+        return None  # ``--token V``, ``--pass-secret NAME:ROLE``, ``(-r)``: usage's names
+    if word.isalpha() and word.islower() and _SENTENCE_GOES_ON.match(block, end + len(word)):
+        return None  # ``--password respectively.``, ``--password description to the``
+    if len(word) <= 8 and word.isalpha() and word.islower():
         return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop
 

@@ -65,8 +65,25 @@ def _any_value(block: bytes, m: re.Match[bytes]) -> Found:
     for group in _GROUPS:
         start, end = m.span(group)
         if end > start:
+            if group in ("v6", "w6") and _in_a_list(block, m.start(), end):
+                return None
             return start, end
     return None
+
+
+_ITEM_BEFORE = re.compile(rb",[ \t]*[\"'][A-Za-z0-9_.\-]*$")
+_ITEM_AFTER = re.compile(rb"[\"'][ \t]*,[ \t]*(?:[\"']|\r?\n|$)")
+
+
+def _in_a_list(block: bytes, name_at: int, end: int) -> bool:
+    """The quoted name and the string after it are items of a longer list (``__slots__ =
+    ('user', 'password', 'host', …)``), not a map's entry: an item comes before the name
+    or after the value."""
+    line = block.rfind(b"\n", 0, name_at) + 1
+    return bool(
+        _ITEM_BEFORE.search(block, max(line, name_at - 120), name_at)
+        or _ITEM_AFTER.match(block, end)
+    )
 
 
 # "value" == name: the quote opens the rule.
@@ -91,6 +108,8 @@ def _entry(block: bytes, m: re.Match[bytes]) -> Found:
         return None
     if len(name_words(name)) < 2 or name_is_secret(name) is not True:
         return None  # ``get('key', …)``: a lookup's own key
+    if _in_a_list(block, quote + 1, m.end()):
+        return None  # ``'cmp_to_key', 'lru_cache',``: names in a list
     for group in ("v9", "w9"):
         start, end = m.span(group)
         if end > start:

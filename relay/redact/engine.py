@@ -21,7 +21,9 @@ import re2
 from relay.errors import LocalUsageError
 from relay.redact.assignments import ASSIGNMENT_RULES, doubled_quote_at
 from relay.redact.code import CODE_RULES
+from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
+from relay.redact.expressions import is_annotation, made_part
 from relay.redact.formats import SCANNER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -34,12 +36,17 @@ from relay.redact.literals import (
 from relay.redact.manifests import MANIFEST_RULES
 from relay.redact.named import SCANNER as NAMED
 from relay.redact.network import NETWORK_RULES, node_host_rule
-from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_placeholder_phrase,
+    is_public,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.prefilter import Prefilter
 from relay.redact.rules import Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
-from relay.redact.values import is_not_secret
+from relay.redact.values import is_not_secret, value_is_code
 
 _FEW_NEEDLES = 8
 # The ssh user of the big forges is not anyone's address.
@@ -156,6 +163,7 @@ class Engine:
             *MANIFEST_RULES,
             *NETWORK_RULES,
             *SHELL_RULES,
+            *COMMAND_RULES,
             *((hosts,) if hosts else ()),
         )
         # Extra patterns may be any regex, across lines too: each reads the whole block, in
@@ -309,6 +317,13 @@ def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
         return True  # a command's or a variable's expansion, cut at its first blank
     if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
         return True
+    if kind == Kind.URL_CREDENTIALS:
+        return is_placeholder_phrase(value)  # ``https://user:pass@host``: a document's
+    if kind == Kind.AUTHORIZATION:
+        # ``authorization = self.headers.get(``, ``…_authorization: Authorization | None``
+        made = made_part(value)
+        prose = value.isalpha() and value.islower()  # ``fix Authorization: Basic parsing``
+        return prose or value_is_code(value) or is_annotation(block, start, end, made=made)
     return kind == Kind.SECRET and is_not_secret(block, start, end)
 
 
@@ -388,7 +403,10 @@ def _headless_key_ends(
             # The END lines right below it go into the same span, in one match (a file of
             # END lines would otherwise be a find, and a placeholder, per line).
             past = _END_LINES.match(block, m.end()).end()  # type: ignore[union-attr]
-            out.append((_key_body_start(block, at, floor=start), past, Kind.PRIVATE_KEY))
+            first = _key_body_start(block, at, floor=start)
+            if first == at and block.rfind(b"\n", 0, at) + 1 < at:
+                continue  # ``_SK_END = b"-----END …"``: code naming the marker, no key above
+            out.append((first, past, Kind.PRIVATE_KEY))
     return out
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import re2
 
 from relay.redact.linear import Searcher, searcher
-from relay.redact.placeholders import looks_like_placeholder
+from relay.redact.placeholders import is_named_placeholder_value, looks_like_placeholder
 from relay.redact.rules import WORD, LineBudget, Span
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -903,9 +903,9 @@ def is_named_placeholder(value: bytes) -> bool:
     (``dckr_pat_XXXX…``, ``ghp_your_token_here``)."""
     if value in _EXAMPLES:
         return True
-    body = value
-    if value.startswith(_PREFIXES):  # one C-level test; most values carry no prefix
-        body = next(value[len(p) :] for p in _PREFIXES if value.startswith(p))
+    if not value.startswith(_PREFIXES):  # one C-level test; most values carry no prefix
+        return is_named_placeholder_value(value)
+    body = next(value[len(p) :] for p in _PREFIXES if value.startswith(p))
     return len(body) >= 4 and looks_like_placeholder(body)
 
 

@@ -22,9 +22,15 @@ from collections.abc import Iterator
 
 import re2
 
+from relay.redact.expressions import made_part
 from relay.redact.formats import holds_a_format
 from relay.redact.linear import Spans, searcher
-from relay.redact.placeholders import is_public, is_reference, looks_like_placeholder
+from relay.redact.placeholders import (
+    is_named_placeholder_value,
+    is_public,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.rules import Kind, LineBudget, Span
 
 # Words that name a secret outright: a value under them is one, whatever it looks like.
@@ -79,7 +85,9 @@ _BARE = (
 )
 _WORD = _digit(r"""[^\s"']""")
 # (not opening with a dash: ``sshpass -pVALUE`` keeps its flag, the shell rule takes the value)
-_FREE = "[a-z0-9+/_.~]" + _digit(r"[a-z0-9+/_\-.~]", 9)
+_FREE_CHAR = r"[a-z0-9+/_\-.~]"
+# (its digit may be its first character: ``7UcQHprT…`` holds no other)
+_FREE = f"(?:[0-9]{_FREE_CHAR}{{8,}}|[a-z0-9+/_.~]{_digit(_FREE_CHAR, 9)})"
 
 # After the word, its name goes on only past a separator or a digit (``db_password_2``), and
 # not past a colon (``token_stream.py::test_12`` names no setting):
@@ -109,7 +117,7 @@ PATTERN = (
     # (``token 3kJ8…``, ``the api token is 3kJ8…``, ``key: "3kJ8…"``): the word, a separator,
     # at most three short words, then the value. Not across ``=``: ``key=value 3f9a…``
     # already has its value, and what follows it is the next field.
-    rf"|(?P<k6>{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
+    rf"|(?P<k6>{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{1,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     rf"(?:[a-z]{{1,12}}[ \t]+){{0,3}}(?P<ev>{_FREE}={{0,2}})"
 )
 _VALUE_GROUPS = ("a1", "a2", "a4", "a3", "x", "ex", "vv", "hv", "av", "fv", "ev")
@@ -152,11 +160,47 @@ def entropy(value: bytes) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+# A relative or absolute path to a file: folders, then a name with an extension.
+_PATH = re.compile(rb"/?(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.[a-z0-9]{1,5}")
+# An OpenPGP key's id or fingerprint, as release notes print it (public, and in capitals).
+_FINGERPRINT = re.compile(rb"(?:0x)?(?:[0-9A-F]{16}|[0-9A-F]{40})")
+# Code's names: CamelCase words (``VP8RecordCoeffTokens``), snake case in small letters or
+# in capitals (``gnutls_x509_crt_get_pk_oid``, ``GNUTLS_PRIVKEY_SIGN_FLAG``).
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_SNAKE_NAME = re.compile(rb"[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
+_CAMEL_PARTS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_UNSAID = re.compile(rb"^[^aeiouyAEIOUY]*$|[^aeiouyAEIOUY]{4}")
+
+
+def named_identifier(value: bytes) -> bool:
+    """A name from code, not drawn characters: snake case whose parts look named, or
+    CamelCase words of three letters or more (one shorter at most) around one number at
+    most, each a word one can say. Random base62 of twenty characters reads so about once
+    in thousands of draws."""
+    if _SNAKE_NAME.fullmatch(value):
+        return not made_part(value)
+    if not _IDENTIFIER.fullmatch(value):
+        return False
+    words = _CAMEL_PARTS.findall(value)
+    letters = [w for w in words if not w.isdigit()]
+    if len(words) - len(letters) > 1 or len(letters) < 2:
+        return False
+    if sum(len(w) < 3 for w in letters) > 1 or any(len(w) > 12 for w in letters):
+        return False
+    # words one can say: each part in small letters holds a vowel and no run of four
+    # consonants (``Coeff``, ``Tokens``; drawn characters give ``fzv``, ``Pwcf``), but for
+    # one short abbreviation in a name of three words at most (``XMLHttpRequest``, ``SecretStr``)
+    unsaid = [w for w in letters if not w.isupper() and _UNSAID.search(w)]
+    return not unsaid or (len(unsaid) == 1 and len(unsaid[0]) <= 4 and len(letters) <= 3)
+
+
 def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
     """Machine-made: long, mixed like random text, and of high entropy. Words, paths,
     counters, versions and names are not (``/app/src/index.js``, ``test_parser_12``)."""
-    if len(value) < least or is_reference(value) or looks_like_placeholder(value):
+    if len(value) < least or is_reference(value) or is_named_placeholder_value(value):
         return False
+    if _PATH.fullmatch(value):
+        return False  # ``tofu/conflicting/1C005AF3-1.txt``: a file's path
     # (each test one pass in C: bytes' own case mapping and deletion, not a loop per byte)
     upper = value.lower() != value
     lower = value.upper() != value
@@ -200,6 +244,11 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
                 return None  # <name>fs.defaultFS</name>: not a secret's name
             if _STRONG_RE.search(key) and not looks_like_placeholder(value, words=False):
                 return start, end
+        word = value.rstrip(b".,")
+        if _FINGERPRINT.fullmatch(word) or (_SNAKE_NAME.fullmatch(word) and not made_part(word)):
+            return None  # ``GnuPG key: 0x7EC2DBB6F4DBF434``, ``key: gnutls_x509_crt_verify``
+        if name == "ev" and named_identifier(word):
+            return None  # ``fix signature for VP8RecordCoeffTokens()``
         least = MIN_FREE_STANDING if name == "ev" else MIN_RANDOM
         return (start, end) if looks_random(value, least=least) else None
     return None

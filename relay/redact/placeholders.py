@@ -150,3 +150,87 @@ _PUBLIC = re.compile(
 def is_public(value: bytes) -> bool:
     """True when the value is a key that its owner publishes (it opens with a public prefix)."""
     return _PUBLIC.match(value) is not None
+
+
+# A template's words, and the plain words a template puts beside them (``your_api_key_here``,
+# ``insert-your-password``, ``ChangeMe123``). A value is a placeholder when it is nothing but
+# these, one of the first kind at least, and fillers (separators, a short or ascending number):
+# ``MyCompanyExample2024`` and ``dummyPass-Kx9q2`` hold a real word or random characters too.
+_TEMPLATE_WORDS = frozenset(
+    b"your here placeholder redacted changeme change me dummy insert replace example examples "
+    b"sample samples randomstring random fake mock foo bar baz foobar todo tbd fixme xxx "
+    b"test testing tests demo not something blah".split()
+)
+_PLAIN_WORDS = frozenset(
+    b"my the a an to of for goes put enter add set new some own real actual generated "
+    b"secret secrets password passwd pass pwd passphrase token tokens key keys api apikey "
+    b"access private client app user admin root db database value string str text "
+    b"here auth credential credentials id name it this that with".split()
+)
+_WHOSE = frozenset(b"user username proxy a an the".split())
+_VOCABULARY = _TEMPLATE_WORDS | _PLAIN_WORDS | _WHOSE
+_SECRET_NAMES = frozenset(
+    b"secret secrets password passwd pass pwd passphrase token key apikey credential".split()
+)
+_LONGEST_WORD = max(map(len, _VOCABULARY))
+_PHRASE_PARTS = re.compile(rb"[a-z]+|[0-9]+")
+_PHRASE_SHAPE = re.compile(rb"[A-Za-z0-9_\-. !\"':%]{3,80}")
+
+
+def is_placeholder_phrase(value: bytes) -> bool:
+    """The value is essentially a template's word: its letters are only template and plain
+    words (run together or apart), one a template's at least, and its digits a short or an
+    ascending number (``your_token_here``, ``examplekey``, ``changeme123``, ``Dummy-Secret``);
+    or it is only a secret's own name and whose it is (``pass``, ``user:passwd``)."""
+    if _PHRASE_SHAPE.fullmatch(value) is None:
+        return False
+    template = named = False
+    plain = True
+    count = 0
+    for part in _PHRASE_PARTS.findall(value.lower()):
+        if part.isdigit():
+            if len(part) > 4 and not _mostly_ascending(part):
+                return False
+            continue
+        words = _segment(part)
+        if words is None:
+            return False
+        template = template or any(w in _TEMPLATE_WORDS for w in words)
+        count += len(words)
+        named = named or any(w in _SECRET_NAMES for w in words)
+        plain = plain and all(w in _SECRET_NAMES or w in _WHOSE for w in words)
+    # Plain words alone make a template too when they are the secret's own name or more
+    # than one word (``pass``, ``user:passwd``, ``a secret``); ``admin`` alone does not.
+    return template or (named and plain)
+
+
+def _segment(run: bytes) -> list[bytes] | None:
+    """``run`` cut into words of the vocabulary (``yourpasswordhere``), or None."""
+    best: list[list[bytes] | None] = [[]] + [None] * len(run)
+    for end in range(1, len(run) + 1):
+        for start in range(max(0, end - _LONGEST_WORD), end):
+            head = best[start]
+            if head is not None and run[start:end] in _VOCABULARY:
+                best[end] = [*head, run[start:end]]
+                break
+    return best[len(run)]
+
+
+# A document marks its example value by ending it with a template's word in capitals
+# (``…bPxRfiCYEXAMPLEKEY``, ``…-RANDOMSTRINGHERE``): seven letters or more, which a random
+# tail spells with odds of one in billions.
+_MARKED_TAIL = re.compile(
+    rb"(?:EXAMPLE(?:KEY|TOKEN|SECRET)?|PLACEHOLDER|RANDOMSTRING(?:HERE)?|[A-Z]{3,}HERE|CHANGEME)$"
+)
+
+
+def is_named_placeholder_value(value: bytes) -> bool:
+    """A value under a secret's name that a template or a document holds: filler, a
+    template's phrase (see ``is_placeholder_phrase``) or a document's marked example. A
+    template's word inside random characters does not make one (``MyCompanyExample2024``
+    and ``dummyPass-Kx9q2`` are passwords)."""
+    return (
+        looks_like_placeholder(value, words=False)
+        or is_placeholder_phrase(value)
+        or _MARKED_TAIL.search(value) is not None
+    )

@@ -17,8 +17,9 @@ Why the result is the same as scanning the whole block:
   would have tried and refused there) changes no find on another line;
 - the one rule that crosses lines (``<name>…</name>`` then, after blanks, ``<value>…``) has
   both of its lines hit, and lines that only blanks separate are kept together; the finds
-  read from more than one line (a YAML block scalar's lines, an HCL variable block to its
-  default, a table row and the separator below a header) have supersets that match all of
+  read from more than one line (a YAML block scalar's lines, a triple-quoted string to its
+  closing quotes, an HCL variable block to its default, a table row and the separator
+  below a header) have supersets that match all of
   those lines, listed first so that no other part's match on the line takes their place;
 - lines that were not neighbours are joined with a barrier line (a NUL byte) that no rule
   can match or cross, and each kept line is preceded by a line break as it was;
@@ -44,6 +45,8 @@ from dataclasses import dataclass
 import re2
 
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
+from relay.redact.commands import MULTILINE_SUPERSET as COMMAND_MULTILINE
+from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, MIN_RANDOM, STRONG, VENDORS, WEAK
@@ -198,7 +201,9 @@ _IPV4 = _ipv4_superset()
 # Every word that starts a name any rule reads: the assignment rules' keywords and the
 # named rules' words (vendors included).
 _KEYWORDS = "pass|secret|token|credential|cookie|pwd|key|auth"  # the assignment rules'
-_OTHER_KEYWORDS = "secret|token|credential|cookie|pwd|key|auth"  # all but ``pass``
+_OTHER_KEYWORDS = (  # all but ``pass``, and ``pw`` as a word of its own (``DB_PW``)
+    "secret|token|credential|cookie|pwd|key|auth|(?:[^a-z0-9]|^)pw"
+)
 # The rest of a name after its keyword, as the assignment rules read it (not a plural).
 _NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
 _NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
@@ -208,6 +213,8 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 RULE_SUPERSETS: tuple[str, ...] = (
     # The rules whose find is read from more than one line come first, so that where another
     # part matches at the same place, theirs is the match and all their lines are kept.
+    # commands: a triple-quoted string to its closing quotes
+    COMMAND_MULTILINE,
     # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
     # and the indented lines below it;
     # from the line break before it (where the address parts may start too), so that no
@@ -289,6 +296,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"-pass(?:in|out)?[ \t]+['\"]?pass:",  # shell: openssl -pass pass:…
     r"smbclient[ \t][^\n]*-(?:u|-user)",  # shell: smbclient -U user%password
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
+    *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords
 )
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5

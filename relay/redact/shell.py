@@ -32,7 +32,7 @@ P_FLAG = (
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
 _MYSQL = re.compile(rb"(?:^|[^\w\-./])(?:[^\s\-]\S*/)?mysql[a-z]*[ \t]")
 _LOGIN = re.compile(
-    rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)"
+    rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras|az)"
     rb"[ \t]+login[ \t]"
 )
 
@@ -53,7 +53,9 @@ def _value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     quote = _QUOTED.get(block[start - 1]) if start > 0 else None
     if quote is not None:
         end = value_end(block, quote, start, end)
-    return None if stands_in(block, start, end) else (start, end)
+    if len(block[start:end].rstrip(b"`'\"),;.:")) < 3 or stands_in(block, start, end):
+        return None  # ``sshpass -p V``: a usage line's name for it (no one's password)
+    return start, end
 
 
 def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:

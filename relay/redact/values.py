@@ -10,15 +10,27 @@ A value is no secret when it is a reference or an expression (``X25519.key_lengt
 ``settings.CLIENT_SECRET``, ``os.getenv(``, ``$2``, ``!Ref Param``), markup
 (``<xsd:element …``), a boolean or a small number, a host, a plain URL or a version, or a
 placeholder (``test``, ``example``, a run of one character, a repeated pattern, ascending
-digits). Only the finds of the rules that read names go through here (``Kind.SECRET``):
-the format table's tokens are judged by their own shape.
+digits). Each of these holds only when the value's parts look named, not drawn: a dotted
+``Tr0ub4dor.Xk92mLq``, a host-shaped ``k9x2m.q7z3p``, ``Kx9q::2mVb``, ``Zq8vLp(3Wn5r`` and
+``MyCompanyExample2024`` are passwords (see ``made_part``, ``is_placeholder_phrase``).
+Only the finds of the rules that read names go through here (``Kind.SECRET``): the format
+table's tokens are judged by their own shape.
 """
 
 from __future__ import annotations
 
 import re
 
-from relay.redact.placeholders import is_reference, looks_like_placeholder
+from relay.redact.expressions import (
+    bare,
+    is_annotation,
+    is_expression_around,
+    is_first_of_arguments,
+    is_format_template,
+    is_same_variable,
+    made_part,
+)
+from relay.redact.placeholders import is_named_placeholder_value, is_reference
 
 # What stands before a value: its name, maybe a closing quote or bracket, the separator, and
 # an opening quote (``"bucket_key": "``, ``key_length = ``, ``ACCESS_KEY:=``).
@@ -27,6 +39,11 @@ _NAME_BEFORE = re.compile(
     rb"(?:=>|:{1,3}=|\?=|\+=|\.=|=|:)[ \t]*(?:!!?[A-Za-z]+[ \t]+)?\\{0,3}[\"'`]?$"
 )
 _WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# A name compared with a value, or called with it (a constructor, a setter).
+_NAME_USED = re.compile(
+    rb"([A-Za-z0-9_.]{1,80}?)(?:[ \t]*[=!]==?[ \t]*|(?:\.(?:assign|set|append))?\([ \t]*"
+    rb"|[\"'][ \t]*,[ \t]*)[\"']$"
+)
 # Words after the meaning that only say which one (``password_prod``, ``SECRET_KEY_BASE``).
 _QUALIFIERS = frozenset(
     b"value val data b64 base64 hex raw str string enc encoded encrypted plain plaintext "
@@ -82,7 +99,11 @@ _VENDORS = frozenset(
     b"linear jira atlassian bitbucket circleci".split()
 )
 
-_BOOLEAN = frozenset(b"true false yes no on off null none nil undefined nan empty".split())
+_BOOLEAN = frozenset(
+    b"true false yes no on off null none nil undefined nan empty".split()
+    # an Authorization header's scheme with no credential after it (``"Basic " + …``)
+    + b"basic bearer digest negotiate".split()
+)
 # A setting's state: what a switch, a consent or a requirement is set to, never a credential
 # (``password_auth: enabled``, ``cookie_consent=accepted``, ``password_login: disabled``).
 _STATES = frozenset(
@@ -92,14 +113,23 @@ _STATES = frozenset(
 )
 # What closes a call or a literal, alone where a value would be: the rest of a prompt's line
 # (``getpass("Password: ")``), code, not a value.
-_CLOSERS = re.compile(rb"[)\]};,]+")
+_CLOSERS = re.compile(rb"[)\]};,]+:?|[,)][ \t)][^\r\n]*")
 # A cookie's or a setting's own pair as the value (``Set-Cookie: cookie_consent=accepted``):
 # judged by what its value is.
 _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # Prose where a value goes (``put your unique phrase here``, ``ask the admin for it``): four
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
-_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z']+){3,}[.!?]?")
+_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
+# ``"done."``, ``Updated.``: a word that ends a sentence
+_LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
+# ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
+_STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
+# A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
+_SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
+# An HTTP header's name or a PowerShell command's (``Proxy-Authorization``,
+# ``ConvertTo-SecureString``): capitalised words joined by dashes.
+_HEADER_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:-[A-Z][a-z]+(?:[A-Z][a-z]+)*)+")
 _SENTENCE_WORDS = frozenset(
     b"a an the your you my our their to here there is are be of for with in on at from see "
     b"please enter use set by as it this that same above below not ask".split()
@@ -118,19 +148,36 @@ _MARKUP = re.compile(rb"<[A-Za-z/!?]")
 _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
-_CALL = re.compile(_SEGMENT + rb"(?:\." + _SEGMENT + rb")*\(")
-_HOST = re.compile(rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+(?::[0-9]{1,5})?(?:/[^\s]*)?")
+# A call: a name (a path of names), its bracket, and the bracket's close further on
+# (``get_secret("db")``, ``os.getenv(``); ``Zq8vLp(3Wn5r`` is a password with a bracket in it.
+_CALL = re.compile(_SEGMENT + rb"(?:\[[^\]\s]{1,40}\])?(?:\." + _SEGMENT + rb")*\(")
+# A host: names, the last of them a top-level domain's letters (``db.example.com:5432``);
+# ``k9x2m.q7z3p`` has no such end.
+_HOST = re.compile(
+    rb"(?:[a-z0-9][a-z0-9\-]*\.)+(?P<tld>[a-z][a-z\-]{1,24})(?::[0-9]{1,5})?(?:/[^\s]*)?"
+)
 _URL = re.compile(rb"(?i:https?|wss?|ftp)://[^\s@/]+(?:/[^\s@?#]*)?")
-_VERSION = re.compile(rb"[0-9]+\.[0-9]+\.[0-9]+|-(?:SNAPSHOT|RELEASE)\b")
+# A version, maybe after a package's name and before a release's word (``1.2.3``,
+# ``v0.12.3-rc1``, ``mysql-8.0.32``, ``2.0.0-SNAPSHOT``).
+_VERSION = re.compile(
+    rb"(?:[A-Za-z][A-Za-z_\-]*[\-@/])?v?[0-9]+(?:\.[0-9]+){2,3}(?P<tail>(?:[\-+.]?[A-Za-z0-9]+)*)"
+    rb"|[0-9]+(?:\.[0-9]+)+-(?:SNAPSHOT|RELEASE)"
+)
 # A value shown masked or cut short: a run of mask characters, or dots at its end.
-_MASKED = re.compile(rb"#{4}|\*{4}|\.{3}$|\xe2\x80\xa6$")
+_MASKED = re.compile(rb"#{4}|\*{4}|\.{3}[)\]}]?$|\xe2\x80\xa6$|(?<=[0-9a-f])x{3,}$")
+_WORD = re.compile(rb"[a-z]{2,12}")  # a plain word in small letters
+_FLAG_NAME = re.compile(rb"--[a-z][a-z0-9\-]*")  # ``"--remove-key"``: an option's name
+_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
 _FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
 # A variable's name as the value: snake case with a secret word for one of its parts
 # (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
 _SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 _CAMEL = re.compile(rb"[a-z]+(?:[A-Z][a-z]+){1,3}")
-_SECRET_PARTS = frozenset(b"pubkey password passwd secret token key apikey api auth".split())
+_SECRET_PARTS = frozenset(
+    b"pubkey password passwd secret token key apikey api auth cookie cookies credential "
+    b"credentials passphrase".split()
+)
 # Type words between a name and its ``=`` (``API_KEY: Final = …``, ``apiKey string = …``).
 _TYPES = frozenset(b"final str string optional secretstr bytes classvar any var let const".split())
 _NAME_LEFT = re.compile(rb"([A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*:?[ \t]*$")
@@ -145,6 +192,20 @@ def _random_segment(value: bytes) -> bool:
     return False
 
 
+def _is_call(value: bytes) -> bool:
+    """The value is a call: a name that looks named, then a bracket closed later on."""
+    m = _CALL.match(value)
+    if m is None:
+        return False
+    return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
+
+
+def _is_host(value: bytes) -> bool:
+    """A host name whose names look named (``ip-10-0-1-23.ec2.internal``)."""
+    m = _HOST.fullmatch(value)
+    return m is not None and not made_part(value[: m.end("tld")]) and not _random_segment(value)
+
+
 def name_words(name: bytes) -> list[bytes]:
     """A name's words, lower-cased: ``PuttyPassword`` -> putty, password."""
     return [w.lower() for w in _WORDS.findall(name)]
@@ -152,8 +213,12 @@ def name_words(name: bytes) -> list[bytes]:
 
 def name_is_secret(name: bytes) -> bool | None:
     """Whether the name means a secret: False when its last word is something about one (a
-    length, a URL, an event) or names a key or token that is no secret (a database's, a
-    public one); None when it does not say (``value``, ``my_password_super_secure``)."""
+    length, a URL, an event), names a key or token that is no secret (a database's, a
+    public one), is a plural (``tokens``), runs a secret's word on into another
+    (``tokeneater``), or the name is a file's (``passphrase.h``); None when it does not say
+    (``value``, ``my_password_super_secure``)."""
+    if _is_a_file(name):
+        return False  # ``sm/passphrase.h: Likewise.``, ``git-auth-leak.diff``: a file
     words = name_words(name)
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
@@ -169,15 +234,50 @@ def name_is_secret(name: bytes) -> bool | None:
         return False
     if before in (b"public", b"pub", b"publishable") or last in _PROPERTIES:
         return False
-    return True if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS) else None
+    if last in _PLURALS:
+        return False  # ``tokens``, ``keys``: a list of them, or a count
+    if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS):
+        return True
+    return False if _word_after_the_secret(last) else None
+
+
+_PLURALS = frozenset(b"tokens keys passwords cookies".split())
+_STEMS = (b"password", b"passwd", b"secret", b"token", b"cookie", b"credential")
+
+
+def _word_after_the_secret(word: bytes) -> bool:
+    """A secret's word run on into another (``tokeneater``, ``passwordless``,
+    ``secretsmanager``): the name means that other thing."""
+    for stem in _STEMS:
+        at = word.rfind(stem)
+        rest = word[at + len(stem) :] if at >= 0 else b""
+        if len(rest) >= 3 and rest not in _QUALIFIERS and rest not in (b"s", b"key"):
+            return True
+    return False
+
+
+_EXTENSION = re.compile(rb"[^.]\.([a-z0-9]{1,8})$")
+
+
+def _is_a_file(name: bytes) -> bool:
+    """The name ends in a file's extension: a short word after a dot that names no secret
+    and says no more of which one (``.h``, ``.scm``, ``.dpatch``; not ``smtp.pass``,
+    ``db.password.prod``)."""
+    m = _EXTENSION.search(name)
+    if m is None:
+        return False
+    ext = m.group(1)
+    return not (ext in _SECRET_EXACT or ext.endswith(_SECRET_ENDS) or ext in _QUALIFIERS)
 
 
 def name_before(block: bytes, start: int) -> bytes | None:
-    """The name that a value at ``start`` is assigned to on its line, if a separator says so."""
+    """The name that a value at ``start`` is assigned to, compared with or passed to on its
+    line (``token_type == '…'``, ``InvalidToken("…")``), if a separator says so."""
     line = block.rfind(b"\n", 0, start) + 1
     m = _NAME_BEFORE.search(block, max(line, start - 160), start)
     if m is None:
-        return None
+        used = _NAME_USED.search(block, max(line, start - 160), start)
+        return None if used is None else used.group(1)
     sep = block[m.end(1) : m.end()]
     if b":" in sep and b"=" not in sep and not re.search(rb"[\"'\]]|:[ \t]", sep):
         return None  # ``admin:pw`` (a user and a password), not ``key: value``
@@ -196,32 +296,54 @@ def value_is_not_secret(value: bytes) -> bool:
     lowered = v.lower()
     if lowered in _BOOLEAN or lowered in _STATES or lowered in _PLACEHOLDER_WORDS:
         return True
-    if _CLOSERS.fullmatch(v) or _ARN.match(v):
+    if _CLOSERS.fullmatch(v) or _ARN.match(v) or _FLAG_NAME.fullmatch(v):
         return True
     if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
         return True
-    if (pair := _PAIR.fullmatch(v)) and value_is_not_secret(pair.group(1)):
-        return True
+    if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
+        return True  # ``InvalidToken("Signature did not match digest.")``: a message
+    if _STATUS.fullmatch(v):
+        return True  # ``gnutls_reauth: ADDED``: a status, a constant
+    if len(v) < 3 or (len(v) <= 3 and not v.isalnum() and not any(map(_ALNUM.__contains__, v))):
+        return True  # ``token = v``, ``split_token = ".."``: too short to be anyone's
+    if (pair := _PAIR.fullmatch(v)) and (
+        value_is_not_secret(pair.group(1)) or _WORD.fullmatch(pair.group(1))
+    ):
+        return True  # ``Cookie: rocky=road``: a cookie set to a word, as documents show
     # ``@Microsoft.KeyVault(SecretUri=…)``, ``@Variables.DbPassword``: a platform's reference
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
-    if _MARKUP.match(v) or _TAG.match(v) or _CALL.match(v):
+    if _MARKUP.match(v) or _TAG.match(v) or _is_call(v):
         return True
-    if _DOTTED.fullmatch(v) and not _random_segment(v):
+    if _DOTTED.fullmatch(v) and not made_part(v):
+        return True  # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``
+    if _is_host(v) or (_URL.fullmatch(v) and not _random_segment(v)):
         return True
-    if (_HOST.fullmatch(v) or _URL.fullmatch(v)) and not _random_segment(v):
-        return True
-    if _VERSION.search(v) and v.count(b".") >= 2:
+    if (version := _VERSION.fullmatch(v)) and not made_part(version.group("tail") or b""):
         return True
     if _FRAGMENT.fullmatch(v):
         return True  # ``sm_pat_``: a token's prefix alone
-    if _MASKED.search(v) or b"::" in v:
+    if _MASKED.search(v) or (b"::" in v and not made_part(v)):
         return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
     variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
-    return looks_like_placeholder(v) or _one_char_run(v)
+    return is_named_placeholder_value(v) or _one_char_run(v)
+
+
+def value_is_code(value: bytes) -> bool:
+    """A header's credential that is code, a link or a mask where the value goes
+    (``self.headers.get(``, ``...}``, ``https://docs…``): the narrow part of
+    ``value_is_not_secret``."""
+    v = value.strip()
+    made = made_part(v)
+    return bool(
+        _CLOSERS.fullmatch(v)
+        or _MASKED.search(v)
+        or (_URL.fullmatch(v) and not _random_segment(v))
+        or (not made and (_is_call(v) or _DOTTED.fullmatch(v)))
+    )
 
 
 def _sentence_words(lowered: bytes) -> int:
@@ -243,12 +365,32 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``<user:password>``: a template's slot
     if _in_arn(block, start):
         return True  # ``arn:aws:kms:…:key/…``: a resource's name, read from its "aws:"
+    made = made_part(block[start:end])
+    if is_annotation(block, start, end, made=made) or is_expression_around(
+        block, start, end, made=made
+    ):
+        return True  # ``auth: BasicAuth | None``, ``TOKEN = CHAR ^ CTL``: code
+    if is_format_template(block, start, end) or is_first_of_arguments(block, start, end):
+        return True  # ``'%s:%s' % (user, pw)``, ``get_password("system", "user")``
     name = name_before(block, start)
     if name is None:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
+    if bare(block, start) and not made and is_same_variable(name, block[start:end]):
+        return True  # ``self._cookie_jar = cookie_jar``: a variable handed on
+    if (
+        bare(block, start)
+        and not made
+        and _RECEIVER.match(name)
+        and _IDENT.fullmatch(block[start:end])
+    ):
+        return True  # ``self.token = nextchar``: an object's field set from a variable
     return name_is_secret(name) is False
+
+
+_RECEIVER = re.compile(rb"(?:self|this|cls)\.")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 _SLOT_HEAD = re.compile(rb"<[A-Za-z_][\w.-]*:")

@@ -53,6 +53,14 @@ NAMED = (
     "{v}\n=Ab3d\n-----END PGP PRIVATE KEY BLOCK-----",
     "define('AUTH_KEY', '{v}');",
     "kind: Secret\ndata:\n  tls.key: QUFBQUFBQUFBQUFB{v}\n\n  app.conf: {v}",
+    'password = """\n{v}\nbuild line\n"""',
+    "api_token = '''{v}''' # and more",
+    "spring.datasource.password {v}",
+    '$c = ConvertTo-SecureString "{v}" -AsPlainText -Force',
+    "echo {v} | docker login --password-stdin -u ci ghcr.io",
+    "gh secret set API_TOKEN --body {v}",
+    "GET /sso?next=%2F&password%3D{v} 302",
+    "PW={v} DB_PW={v} passcode={v} master_key={v}",
 )
 
 

@@ -250,11 +250,13 @@ def test_prose_with_a_pass_is_kept(line: str) -> None:
 
 
 def test_a_string_prefix_does_not_carry_the_value_past_its_quote() -> None:
-    """``token = f"…"``: the quote is not taken as the inside of a bare value, so the line
-    reads as it did before (the lone ``f`` taken as the value is an older false positive,
-    left for its own fix)."""
+    """``token = f"…"``: the value is the prefixed string, read to its own quote and no
+    further; an f-string with a field is a template, kept (the lone ``f`` was once taken as
+    the value), while a plain prefixed string is judged as any quoted value."""
     line = 'auth = f"x-access-token:{token}@" if token else ""\n'
-    assert redacted(line) == f'auth = {R}"x-access-token:{{token}}@" if token else ""\n'
+    assert redacted(line) == line
+    line = 'token = b"Xk9qLmZw2VbN7rTp4sYh" if token else ""\n'
+    assert redacted(line) == f'token = b"{R}" if token else ""\n'
 
 
 @pytest.mark.parametrize(

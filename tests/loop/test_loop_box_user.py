@@ -1,0 +1,176 @@
+"""A box of a relay run as root is root of a user namespace of its own whose root is an
+unprivileged user outside (:data:`BOX_ID`), never the real root: a file only root may
+read is unreadable in it by its mode, whatever the lists of hidden paths say, while its
+tree, scratch HOME and temporary folder are its own to write, and relay (root) reads and
+removes what it left. A relay run as any other user runs its boxes as itself (those
+tests skip here)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from relay.ratchet import sandbox
+from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level, mapped
+
+needs_root_boxes = pytest.mark.skipif(
+    level() != NAMESPACES or not sandbox._as_root(),
+    reason="relay is not root here (or cannot make namespaces): its boxes run as itself",
+)
+
+
+@pytest.fixture
+def box() -> Iterator[Sandbox]:
+    folder = Path(tempfile.mkdtemp(prefix="relay-test-user-"))
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir()
+    (folder / "tree" / "kept.txt").write_text("relay's clone\n")
+    try:
+        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def root_only() -> Iterator[Path]:
+    """A fresh file only root may read, in /etc (which every box shows whole)."""
+    path = Path(f"/etc/relay-test-root-only-{os.getpid()}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, b"ROOT-ONLY-5521\n")
+    os.close(fd)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def run(box: Sandbox, command: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    return subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@needs_root_boxes
+def test_a_root_only_file_is_unreadable_in_a_box_of_a_root_relay(
+    box: Sandbox, root_only: Path
+) -> None:
+    done = run(
+        box,
+        f"id -u; id -g; cat {root_only} || echo denied;"
+        " cat /proc/self/uid_map;"
+        " echo made > made.txt && echo more >> kept.txt && echo wrote-tree;"
+        " echo h > $HOME/h && echo t > $TMPDIR/t && echo wrote-scratch",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "0",
+        "0",
+        "denied",
+        "0",
+        str(BOX_ID),
+        "1",
+        "wrote-tree",
+        "wrote-scratch",
+    ]
+    assert "Permission denied" in done.stderr and "ROOT-ONLY" not in done.stdout
+    # relay, root, reads what the box wrote, which is the box's user's, not root's
+    assert (box.tree / "made.txt").read_text() == "made\n"
+    assert (box.tree / "made.txt").stat().st_uid == BOX_ID
+    assert (box.home / "h").stat().st_uid == BOX_ID
+    assert (box.tree / "kept.txt").read_text() == "relay's clone\nmore\n"
+    assert root_only.stat().st_uid == 0 and root_only.stat().st_mode & 0o777 == 0o600
+
+
+@needs_root_boxes
+def test_a_hard_link_in_the_box_folder_is_not_given_to_the_box(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    """The set-up gives the box folder to the box's user file by file: a file with another
+    link (a host file's, put there by hand or a link a box could make) stays root's."""
+    secret = box.folder / "secret-elsewhere"
+    secret.write_text("ROOT-ONLY-5522\n")
+    secret.chmod(0o600)
+    (box.tree / "linked").hardlink_to(secret)
+    done = run(box, "cat linked || echo denied")
+    assert done.stdout.split() == ["denied"], done
+    assert secret.stat().st_uid == 0 and secret.stat().st_mode & 0o777 == 0o600
+
+
+@needs_root_boxes
+def test_a_root_only_share_and_tool_of_root_s_work_in_the_box(
+    box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What relay shows or shares is seen through a mount on which root's files are the
+    box's user's: a share of root's is writable in the box (what it writes there is root's,
+    as the person's own), and a tool of root's alone, in a folder of root's alone on PATH,
+    runs; the same file elsewhere, not shown, stays unreadable."""
+    private = tmp_path / "private"  # pytest's folders are root's alone (0700) too
+    share, tools = private / "share", private / "tools"
+    share.mkdir(parents=True)
+    tools.mkdir()
+    private.chmod(0o700)
+    share.chmod(0o700)
+    tools.chmod(0o700)
+    (tools / "mytool").write_text("#!/bin/sh\necho tool ran\n")
+    (tools / "mytool").chmod(0o700)
+    (share / "old.txt").write_text("root's\n")
+    (share / "old.txt").chmod(0o600)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
+    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    command = (
+        f"mytool; cat {share}/old.txt && echo more >> {share}/old.txt;"
+        f" echo new > {share}/new.txt && echo wrote-share"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:3] == ["tool ran", "root's", "wrote-share"], done
+    assert (share / "old.txt").read_text() == "root's\nmore\n"
+    assert (share / "new.txt").stat().st_uid == 0
+    assert (share / "new.txt").read_text() == "new\n"
+
+
+@needs_root_boxes
+def test_a_box_folder_given_to_the_box_s_user_is_removed_when_its_run_is_over(
+    tmp_path: Path,
+) -> None:
+    """A run killed after its box wrote leaves a folder the box's user owns (with files
+    root cannot list by mode alone): the next judged box's clean-up removes it all."""
+    folder = tmp_path / f"{sandbox.JUDGED_PREFIX}killed"
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir(parents=True)
+    (folder / sandbox.OWNER_FILE).write_text(f"{os.getpid()} 1 another-boot\n")
+    box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    done = run(box, "mkdir -p deep/er && echo x > deep/er/f && chmod 0 deep/er deep")
+    assert done.returncode == 0, done.stderr
+    assert folder.stat().st_uid == BOX_ID and (folder / "tree").stat().st_uid == BOX_ID
+    assert sandbox.drop_stale_boxes(tmp_path) == [folder]
+    assert not folder.exists()
+
+
+def test_an_id_is_a_user_namespaces_where_a_row_of_its_map_holds_it() -> None:
+    """A container's root whose map holds no box user keeps its boxes as before (its root
+    is no real root)."""
+    assert mapped("0 0 4294967295\n", BOX_ID)
+    assert not mapped("0 100000 65536\n", BOX_ID)
+    assert not mapped("0 0 1\n", BOX_ID)
+    assert not mapped(f"0 1000 1\n1 100000 {BOX_ID - 1}\n", BOX_ID)
+    assert mapped(f"0 1000 1\n1 100000 {BOX_ID}\n", BOX_ID)
