@@ -614,14 +614,6 @@ def main():
     if enter is None:
         sys.stderr.write("relay: cannot set up the box: no unshare on PATH\n")
         sys.exit(1)
-    # a session keyring of its own (KEYCTL_JOIN_SESSION_KEYRING, no name: a new anonymous
-    # one): the person's login's keys are neither read nor added to from the box
-    machine = os.uname().machine
-    keyctl = KEYCTL.get(machine)
-    if keyctl is None or libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0:
-        why = os.strerror(ctypes.get_errno()) if keyctl else f"not known on {machine}"
-        sys.stderr.write(f"relay: cannot set up the box: no session keyring of its own ({why})\n")
-        sys.exit(1)
     os.chdir("/")
     os.chdir(cwd)  # the folder as the mounts made it
     out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
@@ -637,6 +629,14 @@ def main():
         except OSError as err:
             sys.stderr.write(f"relay: cannot set up the box: {err}\n")
             sys.exit(1)
+    # a session keyring of its own (KEYCTL_JOIN_SESSION_KEYRING, no name: a new anonymous
+    # one, the box's user's): the person's login keys are neither read nor added to from it
+    machine = os.uname().machine
+    keyctl = KEYCTL.get(machine)
+    if keyctl is None or libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0:
+        why = os.strerror(ctypes.get_errno()) if keyctl else f"not known on {machine}"
+        sys.stderr.write(f"relay: cannot set up the box: no session keyring of its own ({why})\n")
+        sys.exit(1)
     argv = [enter, "--user", f"--map-user={uid}", f"--map-group={gid}", "/bin/sh", "-c", command]
     os.execve(enter, argv, {k: v for k, v in out.items()})
 
