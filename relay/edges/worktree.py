@@ -65,6 +65,40 @@ def _kind(top: Path, path: str) -> str:
     return "dir" if stat.S_ISDIR(mode) else "other"
 
 
+def _lands(top: Path, path: str) -> tuple[str, ...] | None:
+    """Where ``path`` under ``top`` leads with every link on the way followed, each read
+    within ``top`` (a link through another link is judged where it really leads, not by
+    its text): the parts below ``top`` (none for ``top`` itself), or None when it leaves
+    ``top`` (an absolute link, a ``..`` above it, or links that never end)."""
+    done: list[str] = []
+    todo = list(PurePosixPath(path).parts)
+    hops = 0
+    while todo:
+        part = todo.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not done:
+                return None
+            done.pop()
+            continue
+        here = "/".join([*done, part])
+        if _kind(top, here) != "link":  # a folder, a file, or nothing yet: taken as named
+            done.append(part)
+            continue
+        hops += 1
+        if hops > 40:  # as the kernel gives up (ELOOP)
+            return None
+        with _parent(top, here) as fd:
+            if fd is None:
+                return None
+            target = os.readlink(part, dir_fd=fd)
+        if os.path.isabs(target):
+            return None
+        todo[:0] = PurePosixPath(target).parts
+    return tuple(done)
+
+
 def _open_parent(top: Path, path: str) -> int | None:
     fd = os.open(top, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -449,9 +483,8 @@ class WorkTree:
             with _parent(source, path) as src:
                 assert src is not None
                 target = os.readlink(PurePosixPath(path).name, dir_fd=src)
-            lands = os.path.normpath(os.path.join(os.path.dirname(path), target))
-            head = PurePosixPath(lands).parts[0] if lands else ""
-            if os.path.isabs(target) or head in ("..", ".git"):
+            lands = _lands(source, path)
+            if lands is None or lands[:1] == (".git",):
                 return f"`{path}` is a link to `{target}`, out of the tree or into .git"
         parts = PurePosixPath(path).parts
         for depth in range(1, len(parts)):
