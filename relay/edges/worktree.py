@@ -15,6 +15,7 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -97,6 +98,34 @@ def _lands(top: Path, path: str) -> tuple[str, ...] | None:
             return None
         todo[:0] = PurePosixPath(target).parts
     return tuple(done)
+
+
+def _quoted(path: str) -> str:
+    """``path`` as one line of ``hash-object --stdin-paths`` (C-quoted when it holds a
+    newline or starts with a quote, which that line would otherwise mean)."""
+    if "\n" not in path and not path.startswith('"'):
+        return path
+    inner = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{inner}"'
+
+
+def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> str:
+    """One local git command (hooks off) fed ``stdin``; its output. ConfigError when it
+    fails, with git's own line."""
+    done = subprocess.run(
+        ["git", *NO_HOOKS, *args],
+        cwd=where,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        verb = next((a for a in args if a in ("hash-object", "update-index", "check-attr")), "git")
+        raise ConfigError(f"git {verb} failed on {where}: {said}")
+    return done.stdout
 
 
 def _open_parent(top: Path, path: str) -> int | None:
@@ -335,7 +364,7 @@ class WorkTree:
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            self.git(*off, *own, "add", "-A", "--", ":/", *left_out, env=env)
+            self._hash_raw(tree, base, env, [":/", *left_out])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
@@ -343,6 +372,59 @@ class WorkTree:
             p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
         )
         return paths, made
+
+    def _hash_raw(self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]) -> None:
+        """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
+        index ``env`` names (read from ``base``) as its bytes are: hashed by
+        ``hash-object --no-filters``, so no filter the person's git configures (git-lfs's
+        clean, any ``filter.<x>.clean``) runs on the maker's files on the host, whatever
+        attributes its tree declares, and no end-of-line conversion. A link is stored as
+        its text; a path gone, under a link or a folder now is removed; a FIFO or device
+        is removed (the take then refuses it); a submodule is left as ``base`` has it."""
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+        staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
+        others = self.git(
+            *off, *own, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspec,
+            env=env,
+        )  # fmt: skip
+        names: dict[str, None] = {}  # in order, once each
+        for entry in staged.split("\0"):
+            meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
+            if name and not meta.startswith("160000 "):  # a submodule stays as base has it
+                names[name] = None
+        for name in others.split("\0"):
+            if name and not name.endswith("/"):  # "x/": a nested repository, not taken
+                names[name] = None
+        zero = "0" * len(self.git("rev-parse", "--verify", f"{base}^{{tree}}").strip())
+        kinds = {name: _kind(tree, name) for name in names}
+        with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
+            hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
+            feed: list[str] = []
+            for name, kind in kinds.items():
+                if kind == "file":
+                    mode = os.lstat(tree / name).st_mode
+                    hashed.append((name, "100755" if mode & stat.S_IXUSR else "100644"))
+                    feed.append(_quoted(name))
+                elif kind == "link":
+                    with _parent(tree, name) as fd:
+                        assert fd is not None
+                        target = os.readlink(PurePosixPath(name).name, dir_fd=fd)
+                    text = Path(texts) / str(len(feed))
+                    text.write_bytes(os.fsencode(target))
+                    hashed.append((name, "120000"))
+                    feed.append(str(text))
+            shas: list[str] = []
+            if feed:
+                feed_in = "\n".join(feed) + "\n"
+                hashing = ("hash-object", "-w", "--no-filters", "--stdin-paths")
+                shas = _fed(tree, [*own, *hashing], feed_in, env).split()
+        if len(shas) != len(feed):
+            raise ConfigError(f"relay could not hash the maker's files under {tree}")
+        info = [f"0 {zero}\t{name}" for name, kind in kinds.items() if kind not in ("file", "link")]
+        info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
+        if info:
+            _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
@@ -368,7 +450,7 @@ class WorkTree:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
             if paths:
-                self.git(*off, *own, "add", "-A", "--", *paths, env=env)
+                self._hash_raw(tree, base, env, [f":(top,literal){p}" for p in paths])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         return self.git(
             "commit-tree", made, "-p", parent or base, "-m", message, identity=True
@@ -379,12 +461,38 @@ class WorkTree:
         tree as they are, or None; nothing is written. Never through a link, on either
         side: a path whose folder here is a link (or not a folder) the candidate does not
         replace, a link in the candidate that leads out of the tree (or into ``.git``), a
-        folder it replaces that still holds files the candidate does not account for."""
+        folder it replaces that still holds files the candidate does not account for, a
+        file the clone's own attributes put through a filter (git-lfs's, any other: relay
+        hashed the maker's bytes raw, where the person's git would store what the filter
+        makes of them, and it runs no filter on a maker's bytes)."""
+        filtered = self._filtered(paths)
+        if filtered is not None:
+            path, driver = filtered
+            return (
+                f"`{path}` goes through this clone's `filter={driver}` (its .gitattributes):"
+                " relay runs no filter on a maker's files, so it cannot store it as git would"
+            )
         wanted = set(paths)
         for path in paths:
             why = self._refusal(source, path, _kind(source, path), wanted)
             if why is not None:
                 return why
+        return None
+
+    def _filtered(self, paths: Sequence[str]) -> tuple[str, str] | None:
+        """The first of ``paths`` whose ``filter`` attribute, as this clone's own attributes
+        set it, names a driver, and that driver; None when none does (``git check-attr``
+        reads attributes and runs nothing)."""
+        if not paths:
+            return None
+        said = _fed(
+            self.root, ["check-attr", "-z", "--stdin", "filter"], "\0".join(paths) + "\0", {}
+        )
+        fields = said.split("\0")
+        for at in range(0, len(fields) - 2, 3):
+            path, value = fields[at], fields[at + 2]
+            if value not in ("unspecified", "unset", "set", ""):
+                return path, value
         return None
 
     def carried(self, work: str, onto: str, message: str) -> str | None:
