@@ -158,3 +158,26 @@ def test_a_tree_file_is_read_through_no_link(tmp_path: Path) -> None:
     assert read_tree_file(top, "pipe") is None  # and no hang
     assert read_tree_file(top, "../out.toml") is None
     assert read_tree_file(top, "real/f.toml", cap=2) is None
+
+
+def test_a_roles_instructions_file_is_read_through_no_link(tmp_path: Path) -> None:
+    """The roster's maker names an instructions file that is a link to a host file: the
+    maker's brief (which the maker reads in its box) carries none of the host file."""
+    project = make_project(tmp_path, gates=(TEST_GATE,), retries=0)
+    secret = project.root.parent / "secret.md"
+    secret.write_text(SECRET)
+    body = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    maker = project.script("maker", "count('maker')\n" + body)
+    (project.root / "docs/loop/roles").mkdir(parents=True)
+    os.symlink("../../../../secret.md", project.root / "docs/loop/roles/maker.md")
+    assert (project.root / "docs/loop/roles/maker.md").read_text() == SECRET
+    loop = project.read("docs/loop/LOOP.md")
+    roster = f"- maker: command `{maker}`\n  - Instructions: `docs/loop/roles/maker.md`\n"
+    project.write(
+        "docs/loop/LOOP.md", loop.replace("## Iteration\n", roster + "\n## Iteration\n", 1)
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "the roster's maker")
+    ran = project.loop("run", "--max-iterations", "1")
+    assert project.calls("maker") == 1, ran
+    assert "leak-7c1e" not in project.seen("maker", 1)
