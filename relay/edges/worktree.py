@@ -465,7 +465,7 @@ class WorkTree:
         file the clone's own attributes put through a filter (git-lfs's, any other: relay
         hashed the maker's bytes raw, where the person's git would store what the filter
         makes of them, and it runs no filter on a maker's bytes)."""
-        filtered = self._filtered(paths)
+        filtered = self._filtered([p for p in paths if _kind(source, p) == "file"])
         if filtered is not None:
             path, driver = filtered
             return (
@@ -480,9 +480,10 @@ class WorkTree:
         return None
 
     def _filtered(self, paths: Sequence[str]) -> tuple[str, str] | None:
-        """The first of ``paths`` whose ``filter`` attribute, as this clone's own attributes
-        set it, names a driver, and that driver; None when none does (``git check-attr``
-        reads attributes and runs nothing)."""
+        """The first of ``paths`` (files the candidate holds: git filters no removal and no
+        link) whose ``filter`` attribute, as this clone's own attributes set it, names a
+        driver, and that driver; None when none does (``git check-attr`` reads attributes
+        and runs nothing)."""
         if not paths:
             return None
         said = _fed(

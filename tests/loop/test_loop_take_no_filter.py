@@ -125,6 +125,8 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
             " runs no filter on a maker's files, so it cannot store it as git would"
         )
         assert tree.refusal(maker, ["app.py"]) is None
+        (maker / "data.bin").unlink()  # a removal goes through no filter
+        assert tree.refusal(maker, tree.changed_under(maker, tree.head())) is None
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
