@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import posixpath
 import shutil
 import stat
 import subprocess
@@ -64,6 +65,36 @@ def _kind(top: Path, path: str) -> str:
     if stat.S_ISREG(mode):
         return "file"
     return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
+    """:func:`_kind` of each of ``paths``, each folder on the way looked at once (a maker's
+    tree holds thousands of files; its box has ended, so nothing moves meanwhile)."""
+    under = os.path.join(top, "")
+    folders: dict[str, bool] = {"": True}  # a folder: whether it is one, no link on the way
+
+    def mode(path: str) -> int:
+        """The file's type bits: 0 when it is missing, a socket's (read as "other") when
+        it cannot be looked at (under a folder the maker left mode 000)."""
+        try:
+            return stat.S_IFMT(os.lstat(under + path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        except OSError:
+            return stat.S_IFSOCK
+
+    def folder(name: str) -> bool:
+        known = folders.get(name)
+        if known is None:
+            known = folder(posixpath.dirname(name)) and stat.S_ISDIR(mode(name))
+            folders[name] = known
+        return known
+
+    kinds = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir", 0: "gone"}
+    return {
+        path: kinds.get(mode(path), "other") if folder(posixpath.dirname(path)) else "gone"
+        for path in paths
+    }
 
 
 def _lands(top: Path, path: str) -> tuple[str, ...] | None:
@@ -389,21 +420,24 @@ class WorkTree:
             env=env,
         )  # fmt: skip
         names: dict[str, None] = {}  # in order, once each
+        tracked: set[str] = set()
+        zero = ""
         for entry in staged.split("\0"):
             meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
             if name and not meta.startswith("160000 "):  # a submodule stays as base has it
                 names[name] = None
+                tracked.add(name)
+                zero = "0" * len(meta.split(" ")[1])
         for name in others.split("\0"):
             if name and not name.endswith("/"):  # "x/": a nested repository, not taken
                 names[name] = None
-        zero = "0" * len(self.git("rev-parse", "--verify", f"{base}^{{tree}}").strip())
-        kinds = {name: _kind(tree, name) for name in names}
+        kinds = _kinds(tree, list(names))
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
             hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
             feed: list[str] = []
             for name, kind in kinds.items():
                 if kind == "file":
-                    mode = os.lstat(tree / name).st_mode
+                    mode = os.lstat(os.path.join(tree, name)).st_mode
                     hashed.append((name, "100755" if mode & stat.S_IXUSR else "100644"))
                     feed.append(_quoted(name))
                 elif kind == "link":
@@ -421,7 +455,8 @@ class WorkTree:
                 shas = _fed(tree, [*own, *hashing], feed_in, env).split()
         if len(shas) != len(feed):
             raise ConfigError(f"relay could not hash the maker's files under {tree}")
-        info = [f"0 {zero}\t{name}" for name, kind in kinds.items() if kind not in ("file", "link")]
+        gone = [name for name, kind in kinds.items() if kind not in ("file", "link")]
+        info = [f"0 {zero}\t{name}" for name in gone if name in tracked]
         info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
         if info:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)

@@ -130,3 +130,16 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
+
+
+def test_a_tracked_file_turned_into_a_fifo_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """``git add`` failed on it (the run died); relay's own hashing leaves it out of the
+    candidate and the take refuses it."""
+    tree, maker = pair(tmp_path)
+    (maker / "app.py").unlink()
+    os.mkfifo(maker / "app.py")
+    paths, made = tree.taken_from(maker, tree.head())
+    assert paths == ["app.py"] and "app.py" not in tree.files_at(made)
+    assert tree.refusal(maker, paths) == (
+        "`app.py` is neither a file, a link nor a folder in the candidate"
+    )
