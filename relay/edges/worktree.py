@@ -365,9 +365,10 @@ class WorkTree:
     def taken_from(self, tree: Path, base: str, skip: Sequence[str] = ()) -> tuple[list[str], str]:
         """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
         ``skip``, and the tree object of ``base`` with those paths as ``tree`` has them.
-        Hashed with this clone's own git directory and a private index: the maker's git
-        directory, configuration and attributes are never read, so nothing it set there
-        (an fsmonitor, a filter, a hook) runs in relay; its commits are folded, since only
+        Hashed with this clone's own git directory and a private index, each file's bytes
+        as they are (:meth:`_hash_raw`): the maker's git directory and configuration are
+        never read and no filter runs, so nothing it set (an fsmonitor, a hook, attributes
+        naming a filter of the person's) runs in relay; its commits are folded, since only
         the files count. A ``skip`` entry is skipped with all it holds (the sandbox's
         mount points of, or links to, the person's environments)."""
         _a_folder(tree)
