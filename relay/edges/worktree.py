@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import posixpath
 import shutil
 import stat
 import subprocess
@@ -86,13 +85,13 @@ def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
     def folder(name: str) -> bool:
         known = folders.get(name)
         if known is None:
-            known = folder(posixpath.dirname(name)) and stat.S_ISDIR(mode(name))
+            known = folder(os.path.dirname(name)) and stat.S_ISDIR(mode(name))
             folders[name] = known
         return known
 
     kinds = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir", 0: "gone"}
     return {
-        path: kinds.get(mode(path), "other") if folder(posixpath.dirname(path)) else "gone"
+        path: kinds.get(mode(path), "other") if folder(os.path.dirname(path)) else "gone"
         for path in paths
     }
 
