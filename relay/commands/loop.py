@@ -19,6 +19,7 @@ from typing import Any
 from relay.commands.bounds import whole
 from relay.commands.output import Output, say
 from relay.commands.repos import add_repo_flag
+from relay.edges.treefiles import read_tree_text
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import (
@@ -293,9 +294,9 @@ def _root(args: argparse.Namespace) -> WorkTree:
 def _project_files(root: Path) -> dict[str, str]:
     files = {}
     for name in PROJECT_FILES:
-        path = root / name
-        if path.is_file():
-            files[name] = path.read_text(encoding="utf-8", errors="replace")
+        text = read_tree_text(root, name, errors="replace")  # never through a link
+        if text is not None:
+            files[name] = text
     if (root / "tests").is_dir():
         files["tests/"] = ""
     return files
@@ -337,9 +338,9 @@ def _instruction_docs(root: Path) -> dict[str, str]:
     """The project's instruction files that exist, by path."""
     docs = {}
     for name in INSTRUCTION_FILES:
-        path = root / name
-        if path.is_file():
-            docs[name] = path.read_text(encoding="utf-8", errors="replace")
+        text = read_tree_text(root, name, errors="replace")  # never through a link
+        if text is not None:
+            docs[name] = text
     return docs
 
 

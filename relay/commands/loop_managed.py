@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from relay.commands.output import Output, say
+from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError, LocalUsageError
 from relay.loop import managed as m
 from relay.loop.contract import CONTRACT_NAME
@@ -86,8 +87,7 @@ def schedule_ready(root: Path, pass_secret: Sequence[str]) -> None:
 
 
 def _state(root: Path) -> m.State:
-    path = root / m.STATE_NAME
-    return m.load_state(path.read_text(encoding="utf-8") if path.exists() else None)
+    return m.load_state(read_tree_text(root, m.STATE_NAME))
 
 
 def _save(root: Path, state: m.State) -> None:
@@ -133,13 +133,12 @@ def roles_for(root: Path) -> tuple[tuple[m.ManagedRole, ...], str | None]:
         roster = importlib.import_module("relay.loop.roster")
     except ImportError:  # no roster in this relay: the default one
         return m.DEFAULT_ROLES, None
-    loop = root / LOOP_NAME
-    specs = roster.parse_roster(loop.read_text(encoding="utf-8") if loop.exists() else None).roles
+    specs = roster.parse_roster(read_tree_text(root, LOOP_NAME)).roles
     texts: dict[str, str] = {}
     for spec in specs:
-        path = root / (spec.instructions or "")
-        if spec.instructions and path.is_file():
-            texts[spec.instructions] = path.read_text(encoding="utf-8")
+        text = read_tree_text(root, spec.instructions) if spec.instructions else None
+        if spec.instructions and text is not None:  # never read through a link
+            texts[spec.instructions] = text
     try:
         return m.from_specs(specs, texts)
     except m.RosterError as err:
@@ -308,8 +307,7 @@ def maker_copies(root: Path) -> int:
     else as many as a session runs beside its primary thread."""
     from relay.loop.roster import MAKER, parse_roster
 
-    loop = root / LOOP_NAME
-    roster = parse_roster(loop.read_text(encoding="utf-8") if loop.exists() else None)
+    roster = parse_roster(read_tree_text(root, LOOP_NAME))
     maker = roster.get(MAKER)
     copies = maker.limits.copies if maker is not None else None
     return min(copies or m.MAX_THREADS - 1, m.MAX_THREADS - 1)
@@ -326,9 +324,9 @@ def _first_message(root: Path, only: str | None = None) -> str:
         " at once; relay interrupts any beyond."
     )
     for name in (LOOP_NAME, GOALS_NAME, CONTRACT_NAME):
-        path = root / name
-        if path.exists():
-            parts.append(f"## {name}\n\n{path.read_text(encoding='utf-8')}")
+        text = read_tree_text(root, name)
+        if text is not None:
+            parts.append(f"## {name}\n\n{text}")
     return "\n\n".join(parts)
 
 

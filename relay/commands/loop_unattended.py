@@ -23,6 +23,7 @@ from typing import Any
 
 from relay import RELAY_MODULE
 from relay.edges.statefile import git_dir
+from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import CONTRACT_NAME, Contract
 from relay.loop.goals import Goal
@@ -400,10 +401,9 @@ def _texts(root: Path) -> dict[str, str]:
     for path in (p for p in done.stdout.split("\0") if p):
         if path.startswith("docs/loop/"):
             continue
-        try:
-            texts[path] = (root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+        text = read_tree_text(root, path)  # a link (a maker's, kept) is never followed
+        if text is not None:
+            texts[path] = text
     return texts
 
 

@@ -15,6 +15,7 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -63,6 +64,98 @@ def _kind(top: Path, path: str) -> str:
     if stat.S_ISREG(mode):
         return "file"
     return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
+    """:func:`_kind` of each of ``paths``, each folder on the way looked at once (a maker's
+    tree holds thousands of files; its box has ended, so nothing moves meanwhile)."""
+    under = os.path.join(top, "")
+    folders: dict[str, bool] = {"": True}  # a folder: whether it is one, no link on the way
+
+    def mode(path: str) -> int:
+        """The file's type bits: 0 when it is missing, a socket's (read as "other") when
+        it cannot be looked at (under a folder the maker left mode 000)."""
+        try:
+            return stat.S_IFMT(os.lstat(under + path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        except OSError:
+            return stat.S_IFSOCK
+
+    def folder(name: str) -> bool:
+        known = folders.get(name)
+        if known is None:
+            known = folder(os.path.dirname(name)) and stat.S_ISDIR(mode(name))
+            folders[name] = known
+        return known
+
+    kinds = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir", 0: "gone"}
+    return {
+        path: kinds.get(mode(path), "other") if folder(os.path.dirname(path)) else "gone"
+        for path in paths
+    }
+
+
+def _lands(top: Path, path: str) -> tuple[str, ...] | None:
+    """Where ``path`` under ``top`` leads with every link on the way followed, each read
+    within ``top`` (a link through another link is judged where it really leads, not by
+    its text): the parts below ``top`` (none for ``top`` itself), or None when it leaves
+    ``top`` (an absolute link, a ``..`` above it, or links that never end)."""
+    done: list[str] = []
+    todo = list(PurePosixPath(path).parts)
+    hops = 0
+    while todo:
+        part = todo.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not done:
+                return None
+            done.pop()
+            continue
+        here = "/".join([*done, part])
+        if _kind(top, here) != "link":  # a folder, a file, or nothing yet: taken as named
+            done.append(part)
+            continue
+        hops += 1
+        if hops > 40:  # as the kernel gives up (ELOOP)
+            return None
+        with _parent(top, here) as fd:
+            if fd is None:
+                return None
+            target = os.readlink(part, dir_fd=fd)
+        if os.path.isabs(target):
+            return None
+        todo[:0] = PurePosixPath(target).parts
+    return tuple(done)
+
+
+def _quoted(path: str) -> str:
+    """``path`` as one line of ``hash-object --stdin-paths`` (C-quoted when it holds a
+    newline or starts with a quote, which that line would otherwise mean)."""
+    if "\n" not in path and not path.startswith('"'):
+        return path
+    inner = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{inner}"'
+
+
+def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> str:
+    """One local git command (hooks off) fed ``stdin``; its output. ConfigError when it
+    fails, with git's own line."""
+    done = subprocess.run(
+        ["git", *NO_HOOKS, *args],
+        cwd=where,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        verb = next((a for a in args if a in ("hash-object", "update-index", "check-attr")), "git")
+        raise ConfigError(f"git {verb} failed on {where}: {said}")
+    return done.stdout
 
 
 def _open_parent(top: Path, path: str) -> int | None:
@@ -271,9 +364,10 @@ class WorkTree:
     def taken_from(self, tree: Path, base: str, skip: Sequence[str] = ()) -> tuple[list[str], str]:
         """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
         ``skip``, and the tree object of ``base`` with those paths as ``tree`` has them.
-        Hashed with this clone's own git directory and a private index: the maker's git
-        directory, configuration and attributes are never read, so nothing it set there
-        (an fsmonitor, a filter, a hook) runs in relay; its commits are folded, since only
+        Hashed with this clone's own git directory and a private index, each file's bytes
+        as they are (:meth:`_hash_raw`): the maker's git directory and configuration are
+        never read and no filter runs, so nothing it set (an fsmonitor, a hook, attributes
+        naming a filter of the person's) runs in relay; its commits are folded, since only
         the files count. A ``skip`` entry is skipped with all it holds (the sandbox's
         mount points of, or links to, the person's environments)."""
         _a_folder(tree)
@@ -301,7 +395,7 @@ class WorkTree:
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            self.git(*off, *own, "add", "-A", "--", ":/", *left_out, env=env)
+            self._hash_raw(tree, base, env, [":/", *left_out])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
@@ -309,6 +403,63 @@ class WorkTree:
             p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
         )
         return paths, made
+
+    def _hash_raw(self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]) -> None:
+        """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
+        index ``env`` names (read from ``base``) as its bytes are: hashed by
+        ``hash-object --no-filters``, so no filter the person's git configures (git-lfs's
+        clean, any ``filter.<x>.clean``) runs on the maker's files on the host, whatever
+        attributes its tree declares, and no end-of-line conversion. A link is stored as
+        its text; a path gone, under a link or a folder now is removed; a FIFO or device
+        is removed (the take then refuses it); a submodule is left as ``base`` has it."""
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+        staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
+        others = self.git(
+            *off, *own, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspec,
+            env=env,
+        )  # fmt: skip
+        names: dict[str, None] = {}  # in order, once each
+        tracked: set[str] = set()
+        zero = ""
+        for entry in staged.split("\0"):
+            meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
+            if name and not meta.startswith("160000 "):  # a submodule stays as base has it
+                names[name] = None
+                tracked.add(name)
+                zero = "0" * len(meta.split(" ")[1])
+        for name in others.split("\0"):
+            if name and not name.endswith("/"):  # "x/": a nested repository, not taken
+                names[name] = None
+        kinds = _kinds(tree, list(names))
+        with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
+            hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
+            feed: list[str] = []
+            for name, kind in kinds.items():
+                if kind == "file":
+                    mode = os.lstat(os.path.join(tree, name)).st_mode
+                    hashed.append((name, "100755" if mode & stat.S_IXUSR else "100644"))
+                    feed.append(_quoted(name))
+                elif kind == "link":
+                    with _parent(tree, name) as fd:
+                        assert fd is not None
+                        target = os.readlink(PurePosixPath(name).name, dir_fd=fd)
+                    text = Path(texts) / str(len(feed))
+                    text.write_bytes(os.fsencode(target))
+                    hashed.append((name, "120000"))
+                    feed.append(str(text))
+            shas: list[str] = []
+            if feed:
+                feed_in = "\n".join(feed) + "\n"
+                hashing = ("hash-object", "-w", "--no-filters", "--stdin-paths")
+                shas = _fed(tree, [*own, *hashing], feed_in, env).split()
+        if len(shas) != len(feed):
+            raise ConfigError(f"relay could not hash the maker's files under {tree}")
+        gone = [name for name, kind in kinds.items() if kind not in ("file", "link")]
+        info = [f"0 {zero}\t{name}" for name in gone if name in tracked]
+        info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
+        if info:
+            _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
@@ -334,7 +485,7 @@ class WorkTree:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
             if paths:
-                self.git(*off, *own, "add", "-A", "--", *paths, env=env)
+                self._hash_raw(tree, base, env, [f":(top,literal){p}" for p in paths])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         return self.git(
             "commit-tree", made, "-p", parent or base, "-m", message, identity=True
@@ -345,12 +496,39 @@ class WorkTree:
         tree as they are, or None; nothing is written. Never through a link, on either
         side: a path whose folder here is a link (or not a folder) the candidate does not
         replace, a link in the candidate that leads out of the tree (or into ``.git``), a
-        folder it replaces that still holds files the candidate does not account for."""
+        folder it replaces that still holds files the candidate does not account for, a
+        file the clone's own attributes put through a filter (git-lfs's, any other: relay
+        hashed the maker's bytes raw, where the person's git would store what the filter
+        makes of them, and it runs no filter on a maker's bytes)."""
+        filtered = self._filtered([p for p in paths if _kind(source, p) == "file"])
+        if filtered is not None:
+            path, driver = filtered
+            return (
+                f"`{path}` goes through this clone's `filter={driver}` (its .gitattributes):"
+                " relay runs no filter on a maker's files, so it cannot store it as git would"
+            )
         wanted = set(paths)
         for path in paths:
             why = self._refusal(source, path, _kind(source, path), wanted)
             if why is not None:
                 return why
+        return None
+
+    def _filtered(self, paths: Sequence[str]) -> tuple[str, str] | None:
+        """The first of ``paths`` (files the candidate holds: git filters no removal and no
+        link) whose ``filter`` attribute, as this clone's own attributes set it, names a
+        driver, and that driver; None when none does (``git check-attr`` reads attributes
+        and runs nothing)."""
+        if not paths:
+            return None
+        said = _fed(
+            self.root, ["check-attr", "-z", "--stdin", "filter"], "\0".join(paths) + "\0", {}
+        )
+        fields = said.split("\0")
+        for at in range(0, len(fields) - 2, 3):
+            path, value = fields[at], fields[at + 2]
+            if value not in ("unspecified", "unset", "set", ""):
+                return path, value
         return None
 
     def carried(self, work: str, onto: str, message: str) -> str | None:
@@ -449,9 +627,8 @@ class WorkTree:
             with _parent(source, path) as src:
                 assert src is not None
                 target = os.readlink(PurePosixPath(path).name, dir_fd=src)
-            lands = os.path.normpath(os.path.join(os.path.dirname(path), target))
-            head = PurePosixPath(lands).parts[0] if lands else ""
-            if os.path.isabs(target) or head in ("..", ".git"):
+            lands = _lands(source, path)
+            if lands is None or lands[:1] == (".git",):
                 return f"`{path}` is a link to `{target}`, out of the tree or into .git"
         parts = PurePosixPath(path).parts
         for depth in range(1, len(parts)):

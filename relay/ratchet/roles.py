@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.steps import StepOutcome, quote_arg, run_step
+from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError
 from relay.loop.agents import (
     CANNOT_ENV,
@@ -194,9 +195,10 @@ def run_role(
         timeout = min(timeout, settings.timeout)
     if settings is not None and settings.instructions:
         # the role's instructions file heads its brief (read from the person's clone)
-        given = (threads_root or cwd) / settings.instructions
-        if given.is_file():
-            said = given.read_text(encoding="utf-8", errors="replace").strip()
+        # never through a link: a kept change could have made the file one to a host file
+        given = read_tree_text(threads_root or cwd, settings.instructions, errors="replace")
+        if given is not None:
+            said = given.strip()
             asked = read_own(path)
             put_text(path, f"## Your instructions ({settings.instructions})\n\n{said}\n\n{asked}")
     store = ThreadStore.of(threads_root or cwd) if thread is not None else None
@@ -332,11 +334,11 @@ def roster_settings(root: Path, name: str, spec: str) -> RoleSettings | None:
     from relay.errors import SpineFileError
     from relay.loop.roster import LOOP_NAME, parse_roster, settings_for
 
-    loop = root / LOOP_NAME
-    if not loop.is_file():
+    text = read_tree_text(root, LOOP_NAME, errors="replace")
+    if text is None:
         return None
     try:
-        roster = parse_roster(loop.read_text(encoding="utf-8", errors="replace"))
+        roster = parse_roster(text)
     except SpineFileError:
         return None
     return settings_for(roster, role_word(name), spec)

@@ -1,0 +1,145 @@
+"""Relay hashes a maker's tree with no filter of the person's git: whatever attributes
+the maker's tree declares (``*.bin filter=evil``, git-lfs's ``filter=lfs``), no clean
+filter the person's configuration defines runs on the host; the candidate holds the
+maker's bytes as they are (a link as its text, an executable bit kept)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+
+from relay.edges.worktree import WorkTree
+
+PAYLOAD = "maker-chosen bytes\r\n"
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def blob(clone: Path, where: str) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "blob", where], cwd=clone, capture_output=True, check=True
+    ).stdout
+
+
+def evil_filter(clone: Path, mark: Path) -> None:
+    """The person's repository configures a clean filter (as ``git lfs install`` does) that
+    leaves ``mark`` when it runs; also end-of-line conversion for text files."""
+    command = f"sh -c 'touch {mark}; cat'"
+    git("config", "filter.evil.clean", command, cwd=clone)
+    git("config", "core.autocrlf", "input", cwd=clone)
+
+
+def pair(tmp_path: Path) -> tuple[WorkTree, Path]:
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "app.py").write_text("x = 1\n")
+    git("init", "-q", "-b", "main", cwd=clone)
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
+    maker = tmp_path / "box" / "tree"
+    maker.parent.mkdir()
+    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    return WorkTree.open(clone), maker
+
+
+def test_taking_a_makers_tree_runs_no_filter_of_the_persons(tmp_path: Path) -> None:
+    tree, maker = pair(tmp_path)
+    mark = Path("/tmp") / f"x-{uuid.uuid4().hex}"
+    evil_filter(tree.root, mark)
+    (maker / ".gitattributes").write_text("*.bin filter=evil\n* filter=evil text\n")
+    (maker / "payload.bin").write_text(PAYLOAD)
+    (maker / "app.py").write_text("x = 2\r\n")
+    (maker / "run.sh").write_text("#!/bin/sh\n")
+    (maker / "run.sh").chmod(0o755)
+    os.symlink("app.py", maker / "alias.py")
+    try:
+        paths, made = tree.taken_from(maker, tree.head())
+        commit = tree.candidate_from(maker, tree.head(), paths, "taken")
+        assert not mark.exists()
+    finally:
+        mark.unlink(missing_ok=True)
+    assert paths == [".gitattributes", "alias.py", "app.py", "payload.bin", "run.sh"]
+    assert tree.tree_of(commit) == made
+    assert blob(tree.root, f"{made}:payload.bin") == PAYLOAD.encode()
+    assert blob(tree.root, f"{made}:app.py") == b"x = 2\r\n"  # no end-of-line conversion
+    listed = {p: mode for p, mode in tree.listing(commit)}
+    assert listed["alias.py"] == "120000" and listed["run.sh"] == "100755"
+    assert blob(tree.root, f"{made}:alias.py") == b"app.py"
+    # what the maker removed, or turned into a folder, is gone from the candidate
+    (maker / "payload.bin").unlink()
+    (maker / "app.py").unlink()
+    (maker / "app.py").mkdir()
+    (maker / "app.py" / "inner.py").write_text("y = 1\n")
+    paths, made = tree.taken_from(maker, tree.head())
+    assert "app.py/inner.py" in paths and "app.py" in paths
+    assert "payload.bin" not in tree.files_at(made) and "app.py/inner.py" in tree.files_at(made)
+
+
+def test_a_real_run_hashes_the_makers_tree_with_no_filter(tmp_path: Path) -> None:
+    """A real `relay loop run` whose maker declares ``*.bin filter=evil`` and writes a
+    .bin (no candidate needs to keep it: hashing is where the filter ran)."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    mark = Path("/tmp") / f"x-{uuid.uuid4().hex}"
+    evil_filter(project.root, mark)
+    maker = project.script(
+        "maker",
+        "put('.gitattributes', '*.bin filter=evil\\n')\n"
+        f"put('payload.bin', {PAYLOAD!r})\n"
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n",
+    )
+    try:
+        ran = project.loop("run", "--maker", maker)
+        assert ran.status == 0, ran
+        assert not mark.exists()
+    finally:
+        mark.unlink(missing_ok=True)
+    assert not (project.root / ".gitattributes").exists()
+
+
+def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path: Path) -> None:
+    """An LFS-style project (its own .gitattributes put ``*.bin`` through a filter): the
+    person's git would store what the filter makes of the maker's bytes (a pointer), relay
+    runs no filter, so a candidate that changes such a file is refused, not kept raw."""
+    tree, maker = pair(tmp_path)
+    mark = Path("/tmp") / f"x-{uuid.uuid4().hex}"
+    for where in (tree.root, maker):
+        (where / ".gitattributes").write_text("*.bin filter=evil\n")
+        (where / "data.bin").write_text("pointer\n")
+    git("add", "-A", cwd=tree.root)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lfs", cwd=tree.root)
+    evil_filter(tree.root, mark)
+    (maker / "data.bin").write_text(PAYLOAD)
+    (maker / "app.py").write_text("x = 3\n")
+    try:
+        taken = tree.changed_under(maker, tree.head())
+        assert taken == ["app.py", "data.bin"]
+        assert tree.refusal(maker, taken) == (
+            "`data.bin` goes through this clone's `filter=evil` (its .gitattributes): relay"
+            " runs no filter on a maker's files, so it cannot store it as git would"
+        )
+        assert tree.refusal(maker, ["app.py"]) is None
+        (maker / "data.bin").unlink()  # a removal goes through no filter
+        assert tree.refusal(maker, tree.changed_under(maker, tree.head())) is None
+        assert not mark.exists()
+    finally:
+        mark.unlink(missing_ok=True)
+
+
+def test_a_tracked_file_turned_into_a_fifo_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """``git add`` failed on it (the run died); relay's own hashing leaves it out of the
+    candidate and the take refuses it."""
+    tree, maker = pair(tmp_path)
+    (maker / "app.py").unlink()
+    os.mkfifo(maker / "app.py")
+    paths, made = tree.taken_from(maker, tree.head())
+    assert paths == ["app.py"] and "app.py" not in tree.files_at(made)
+    assert tree.refusal(maker, paths) == (
+        "`app.py` is neither a file, a link nor a folder in the candidate"
+    )
