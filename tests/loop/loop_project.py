@@ -72,6 +72,22 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
+def maker_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """A person's clone of one commit holding ``files``, and a maker's copy of it three
+    folders below ``tmp_path`` (``box/tree``, as a box folder holds it)."""
+    clone = tmp_path / "clone"
+    for name, text in files.items():
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_text(text)
+    git("init", "-q", "-b", "main", cwd=clone)
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
+    maker = tmp_path / "box" / "tree"
+    maker.parent.mkdir()
+    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    return clone, maker
+
+
 @dataclass
 class Ran:
     """One relay invocation: exit status, the --json envelope's data and errors, stderr."""

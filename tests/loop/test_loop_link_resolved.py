@@ -9,10 +9,9 @@ read no file through a link."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
-from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project, maker_pair
 
 from relay.edges.treefiles import read_tree_file
 from relay.edges.worktree import WorkTree
@@ -21,22 +20,9 @@ SECRET = "TODO: leak-7c1e the host's private note\n"
 DEEP = "d1/d2/d3/d4/d5/d6"
 
 
-def git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
 def pair(tmp_path: Path) -> tuple[WorkTree, Path]:
     """A person's clone and a maker's copy of it, three folders below ``tmp_path``."""
-    clone = tmp_path / "clone"
-    clone.mkdir()
-    (clone / "app.py").write_text("x = 1\n")
-    git("init", "-q", "-b", "main", cwd=clone)
-    git("add", "-A", cwd=clone)
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
-    maker = tmp_path / "box" / "tree"
-    maker.parent.mkdir()
-    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    clone, maker = maker_pair(tmp_path, {"app.py": "x = 1\n"})
     return WorkTree.open(clone), maker
 
 

@@ -10,29 +10,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from loop_project import TEST_GATE, make_project
+from loop_project import TEST_GATE, git, make_project, maker_pair
 
 from relay.edges.worktree import WorkTree
 from relay.errors import ConfigError
 
 
-def git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
 def pair(tmp_path: Path) -> tuple[WorkTree, Path]:
     """A person's clone tracking data/keep.txt, and a maker's copy of it."""
-    clone = tmp_path / "clone"
-    (clone / "data").mkdir(parents=True)
-    (clone / "data" / "keep.txt").write_text("kept\n")
-    (clone / "app.py").write_text("x = 1\n")
-    git("init", "-q", "-b", "main", cwd=clone)
-    git("add", "-A", cwd=clone)
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
-    maker = tmp_path / "box" / "tree"
-    maker.parent.mkdir()
-    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    clone, maker = maker_pair(tmp_path, {"data/keep.txt": "kept\n", "app.py": "x = 1\n"})
     return WorkTree.open(clone), maker
 
 

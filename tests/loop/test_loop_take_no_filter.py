@@ -10,16 +10,11 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, git, make_project, maker_pair
 
 from relay.edges.worktree import WorkTree
 
 PAYLOAD = "maker-chosen bytes\r\n"
-
-
-def git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def blob(clone: Path, where: str) -> bytes:
@@ -37,15 +32,8 @@ def evil_filter(clone: Path, mark: Path) -> None:
 
 
 def pair(tmp_path: Path) -> tuple[WorkTree, Path]:
-    clone = tmp_path / "clone"
-    clone.mkdir()
-    (clone / "app.py").write_text("x = 1\n")
-    git("init", "-q", "-b", "main", cwd=clone)
-    git("add", "-A", cwd=clone)
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base", cwd=clone)
-    maker = tmp_path / "box" / "tree"
-    maker.parent.mkdir()
-    git("clone", "-q", str(clone), str(maker), cwd=tmp_path)
+    """A person's clone and a maker's copy of it."""
+    clone, maker = maker_pair(tmp_path, {"app.py": "x = 1\n"})
     return WorkTree.open(clone), maker
 
 
