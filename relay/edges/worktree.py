@@ -264,6 +264,28 @@ class WorkTree:
             tree = self.git("write-tree", env=env).strip()
         return self.git("commit-tree", tree, "-p", "HEAD", "-m", message, identity=True).strip()
 
+    def loose_objects(self, cap: int) -> int:
+        """How many loose objects the clone holds, counted up to just past ``cap``."""
+        count = 0
+        try:
+            with os.scandir(self.common_dir() / "objects") as folders:
+                for folder in folders:
+                    if len(folder.name) == 2 and folder.is_dir(follow_symlinks=False):
+                        with os.scandir(folder.path) as files:
+                            count += sum(1 for _ in files)
+                    if count > cap:
+                        break
+        except OSError:
+            return 0
+        return count
+
+    def pack_loose(self) -> None:
+        """The clone's reachable loose objects packed (``git repack -d``: one new pack,
+        their loose copies removed; nothing else of the repository changes: ``-n``, no
+        server information written into the git directory's info folder, which relay
+        holds unchanged around every attempt)."""
+        self.git("repack", "-d", "-n", "-q")
+
     def common_dir(self) -> Path:
         """The clone's common git directory, absolute (asked of git once a process: a
         clone's git directory does not move under a run)."""
