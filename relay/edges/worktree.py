@@ -31,6 +31,7 @@ GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
 _SHA = re.compile(r"[0-9a-f]{40}")
+_GIT_PLACES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY")
 _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -143,7 +144,10 @@ class WorkTree:
     def _head_from_files(self) -> str | None:
         """HEAD's commit as git's files give it, None where they are anything but plain
         (git is asked then): a detached HEAD's sha, or the sha of the branch it names, from
-        the branch's loose ref file or, when there is none, from packed-refs."""
+        the branch's loose ref file or, when there is none, from packed-refs. Where git's
+        environment names another git directory, git is asked."""
+        if any(name in os.environ for name in _GIT_PLACES):
+            return None
         try:
             own = _git_dir(self.root)
             head = (own / "HEAD").read_text(encoding="utf-8").strip()

@@ -89,3 +89,16 @@ def test_a_loop_pass_over_the_tree_loads_no_gitpython(remote: Remote) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_head_named_elsewhere_by_gits_environment_is_gits(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DIR naming another repository (a hook's environment) is what git reads: so
+    does relay, which then asks git rather than read the tree's own files."""
+    tree = WorkTree.open(remote.a)
+    other = git(remote.b, "rev-parse", "HEAD")
+    commit_file(remote.a, "c.txt", "c\n", "a's own")
+    assert tree.head() != other
+    monkeypatch.setenv("GIT_DIR", str(remote.b / ".git"))
+    assert tree.head() == other
