@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import tarfile
@@ -167,9 +169,12 @@ def add_goal(root: Path, n: int, subject: Subject) -> None:
         raise SystemExit(f"bench: relay loop goal add failed: {added.stderr}")
 
 
-def iteration(root: Path, command: str, env: dict[str, str] | None = None) -> float:
-    """Seconds for one `relay loop run --max-iterations 1` that keeps its goal."""
-    argv = [PY, "-m", "relay.cli", "loop", "run", "--maker", command]
+def iteration(
+    root: Path, command: str, env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()
+) -> float:
+    """Seconds for one `relay loop run --max-iterations 1` that keeps its goal (run under
+    ``prefix``, a tracer, when given)."""
+    argv = [*prefix, PY, "-m", "relay.cli", "loop", "run", "--maker", command]
     argv += ["--max-iterations", "1", "--json", "--repo-dir", str(root)]
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False, env=env)
@@ -185,26 +190,66 @@ def gate_logs(root: Path) -> set[Path]:
     return set(logs.rglob("*.log")) if logs.exists() else set()
 
 
+# git's options that take the next word as their value (before the command's name)
+GIT_VALUED = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+
+
+def git_command(argv: list[str]) -> str:
+    """The git command an argument list runs (``status`` of ``git -c a=b -C x status``)."""
+    words = iter(argv[1:])
+    for word in words:
+        if word in GIT_VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return "?"
+
+
+def traced_starts(trace: Path) -> tuple[Counter[str], int]:
+    """From ``strace -f -e trace=execve`` output: the git processes started (by command;
+    git's own helpers, ``git-upload-pack``, by their name) and every process started."""
+    starts: Counter[str] = Counter()
+    processes = 0
+    for line in trace.read_text(errors="replace").splitlines():
+        if "execve(" not in line or "= -1 " in line or "resumed>" in line:
+            continue  # a PATH lookup that missed, or the second half of an interrupted call
+        processes += 1
+        program = line.partition('execve("')[2].partition('"')[0]
+        argv = re.findall(r'"((?:[^"\\]|\\.)*)"', line.partition("[")[2].partition("]")[0])
+        name = Path(program).name
+        if name == "git" and argv:
+            starts[git_command(argv)] += 1
+        elif name.startswith("git-"):
+            starts[name.removeprefix("git-")] += 1
+    return starts, processes
+
+
 def anatomy(
     root: Path, command: str, n: int, trace: Path, subject: Subject
-) -> tuple[Counter[str], float, int]:
-    """One more iteration, run apart with git's trace on: the git processes it started (by
-    git command), the gate sets it ran (its gate logs, the goal's acceptance command
-    aside) and its acceptance runs."""
+) -> tuple[Counter[str], float, int, int | None]:
+    """One more iteration, run apart and traced: the git processes it started (by git
+    command; with strace, every one of them, the boxes' included, and every process it
+    started; without, what git's own trace sees, which misses the boxes' own git), the
+    gate sets it ran (its gate logs, the goal's acceptance command aside) and its
+    acceptance runs."""
     add_goal(root, n, subject)
     before = gate_logs(root)
-    iteration(root, command, env={**os.environ, "GIT_TRACE2_EVENT": str(trace)})
+    strace = shutil.which("strace")
+    processes: int | None = None
+    if strace:
+        tracer = (strace, "-f", "-qq", "-s", "256", "-e", "trace=execve", "-o", str(trace))
+        iteration(root, command, prefix=tracer)
+        starts, processes = traced_starts(trace)
+    else:
+        iteration(root, command, env={**os.environ, "GIT_TRACE2_EVENT": str(trace)})
+        starts = Counter()
+        for line in trace.read_text().splitlines():
+            event = json.loads(line)
+            if event.get("event") == "start":
+                starts[git_command(event.get("argv", []))] += 1
     new = gate_logs(root) - before
     gates = [p for p in new if "accept" not in p.name]
-    starts: Counter[str] = Counter()
-    for line in trace.read_text().splitlines():
-        event = json.loads(line)
-        if event.get("event") == "start":
-            argv = [a for a in event.get("argv", [])[1:] if not a.startswith("-")]
-            # `-c name=value` pairs leave their value: the first word naming a command
-            words = [a for a in argv if "=" not in a and "/" not in a]
-            starts[words[0] if words else "?"] += 1
-    return starts, len(gates) / len(subject.gates), len(new) - len(gates)
+    return starts, len(gates) / len(subject.gates), len(new) - len(gates), processes
 
 
 def measure(subject: Subject) -> float:
@@ -242,7 +287,8 @@ def measure(subject: Subject) -> float:
             ratios.append((w - m) / h)
             print(f"pair {n}: by hand {h:.2f} s, iteration {w:.2f} s (maker {m:.2f} s):"
                   f" {(w - m) / h:.2f}x", flush=True)  # fmt: skip
-        starts, sets, accepts = anatomy(root, command, RUNS + 1, Path(tmp) / "trace.json", subject)
+        trace = Path(tmp) / "trace"
+        starts, sets, accepts, processes = anatomy(root, command, RUNS + 1, trace, subject)
         loads.append(os.getloadavg()[0])
     ratios.sort()
     print(f"machine: {os.cpu_count()} cores, load average {loads[0]:.2f} before,"
@@ -261,8 +307,13 @@ def measure(subject: Subject) -> float:
     own = statistics.median(w - m - h for w, m, h in zip(loop, makers, hand, strict=True))
     print(f"the loop's own time beside one run of the gates and the maker: median {own:.2f} s")
     said = ", ".join(f"{name} {n}" for name, n in starts.most_common())
+    every = (
+        f" (strace: every process it started, {processes} in all)"
+        if processes is not None
+        else " (git's own trace: the boxes' own git unseen)"
+    )
     print(
-        f"one iteration's anatomy: {sum(starts.values())} git processes ({said}),"
+        f"one iteration's anatomy{every}: {sum(starts.values())} git processes ({said}),"
         f" the gate set run {sets:g} time(s), the acceptance command {accepts} time(s)"
     )
     return ratio

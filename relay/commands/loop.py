@@ -211,9 +211,11 @@ def register(sub: Any) -> None:
     q = verbs.add_parser("roles", help="the roster: each role's backend, model and tools")
     common(q)
     q.set_defaults(func=run_roles)
-    from relay.commands.loop_nodes import register_make_here
-
-    register_make_here(verbs, common)
+    q = verbs.add_parser("make-here", help="on a node: run its maker on a goal (a TASK's step)")
+    q.add_argument("goal", help="the goal's id")
+    q.add_argument("--timeout", default="1800", help="seconds the maker may take")
+    common(q)
+    q.set_defaults(func=run_make_here)
     q = verbs.add_parser("interrupt", help="stop one role's work; the run goes on")
     q.add_argument("role", help="the role (maker, code-reviewer, ...)")
     q.add_argument("--goal", default=None, metavar="ID", help="only its work on this goal")
@@ -860,6 +862,14 @@ def run_roles(args: argparse.Namespace) -> Output:
         data={"roles": rows, "problems": problems},
         exit_status=1 if problems else 0,
     )
+
+
+def run_make_here(args: argparse.Namespace) -> Output:
+    """`relay loop make-here` (its module, and the parallel machinery it loads, are
+    loaded when it runs, not when any loop verb's parser is built)."""
+    from relay.commands.loop_nodes import run_make_here as make_here
+
+    return make_here(args)
 
 
 def run_run(args: argparse.Namespace) -> Output:

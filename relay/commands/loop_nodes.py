@@ -414,11 +414,3 @@ def run_make_here(args: argparse.Namespace) -> Output:
         lines=(f"{goal.id}: the maker changed {files} file(s); the diff is {outputs[0]}",),
         data={"goal": goal.id, "files": files, "diff": outputs[0]},
     )
-
-
-def register_make_here(verbs: Any, common: Any) -> None:
-    q = verbs.add_parser("make-here", help="on a node: run its maker on a goal (a TASK's step)")
-    q.add_argument("goal", help="the goal's id")
-    q.add_argument("--timeout", default="1800", help="seconds the maker may take")
-    common(q)
-    q.set_defaults(func=run_make_here)

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -193,13 +194,39 @@ class Clone:
             raise ConfigError(f"{path} is a bare repository; run relay in a working clone")
         return cls(repo)
 
+    @classmethod
+    def open_local(cls, path: Path) -> Clone:
+        """The clone containing ``path``, for work on its own tree (the build loop's): its
+        local commands run git directly, without loading GitPython (tenths of a CPU-second
+        an iteration, with the processes it starts to learn git's version); a network
+        command still goes through GitPython. Anything but a plain work tree is opened as
+        :meth:`open` opens it (and refused as it refuses it)."""
+        top = _TOPS.get(path)
+        if top is None:
+            try:
+                done = subprocess.run(
+                    ["git", "rev-parse", "--show-toplevel"],
+                    cwd=path,
+                    capture_output=True,
+                    env={**os.environ, **_PLAIN, **_NO_PROMPT},
+                    check=False,
+                )
+            except OSError:  # no git (said by GitPython's import), or no such folder
+                return cls.open(path)
+            said = done.stdout.decode(_ENCODING, "surrogateescape").strip()
+            if done.returncode != 0 or not said:
+                return cls.open(path)
+            top = _TOPS[path] = Path(said)
+        return cls(LocalRepo(top))
+
     def _git(self, *args: str, network: bool = False) -> str:
         """Run one git command; network commands get a timeout, never prompt and carry the
         token for the origin."""
         extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(self._credentials() if network else {})}}
         if network and sys.platform != "win32":
             extra["kill_after_timeout"] = NETWORK_TIMEOUT
-        return str(self.repo.git.execute(["git", *args], **extra))
+        repo = self.repo.full() if network and isinstance(self.repo, LocalRepo) else self.repo
+        return str(repo.git.execute(["git", *args], **extra))
 
     def local(
         self, *args: str, env: Mapping[str, str] | None = None, identity: bool = False
@@ -429,7 +456,7 @@ class Clone:
         try:
             return self.commit_and_push(paths, message, remote=remote)
         except (Conflict, RemoteUnavailable, ConfigError):
-            with contextlib.suppress(_git_error()):
+            with contextlib.suppress(*_git_error()):
                 self._git("reset", "-q", "--keep", head)
             raise
 
@@ -528,7 +555,7 @@ class Clone:
         )
 
     def _abort_rebase(self) -> None:
-        with contextlib.suppress(_git_error()):
+        with contextlib.suppress(*_git_error()):
             self._git("rebase", "--abort")
 
 
@@ -547,10 +574,86 @@ def _credentials_refused(host: str, sent: bool) -> ConfigError:
     return rejected_token(host) if sent else ConfigError(MISSING_TOKEN.format(url=host))
 
 
-def _git_error() -> type[Exception]:
+_TOPS: dict[Path, Path] = {}  # the work tree a folder is in, asked of git once a process
+_PLAIN = {"LANGUAGE": "C", "LC_ALL": "C"}  # git's messages in English, as GitPython asks
+_ENCODING = sys.getfilesystemencoding()
+
+
+class GitFailed(Exception):
+    """A git command run without GitPython (:class:`LocalRepo`) that exited non-zero, with
+    the fields and the text of GitPython's ``GitCommandError``, which the edges read."""
+
+    def __init__(self, command: Sequence[str], status: int, stderr: str, stdout: str) -> None:
+        self.command = list(command)
+        self.status = status
+        self.stderr = f"\n  stderr: '{stderr}'" if stderr else ""
+        self.stdout = f"\n  stdout: '{stdout}'" if stdout else ""
+        super().__init__(
+            f"Cmd('git') failed due to: exit code({status})\n  cmdline: {' '.join(self.command)}"
+            f"{self.stdout}{self.stderr}"
+        )
+
+
+class _LocalGit:
+    """GitPython's ``repo.git.execute`` for local commands, as a plain subprocess run the
+    way GitPython runs it (in the work tree, git's messages in English, stdin closed, the
+    output decoded as GitPython decodes it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def execute(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        strip_newline_in_stdout: bool = True,
+    ) -> str:
+        done = subprocess.run(
+            list(command),
+            cwd=self.root,
+            env={**os.environ, **_PLAIN, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+        out = done.stdout.decode(_ENCODING, "surrogateescape")
+        if strip_newline_in_stdout and out.endswith("\n"):
+            out = out[:-1]
+        if done.returncode != 0:
+            err = done.stderr.decode(_ENCODING, "surrogateescape").removesuffix("\n")
+            raise GitFailed(command, done.returncode, err, out)
+        return out
+
+
+class LocalRepo:
+    """What :class:`Clone` reads of a GitPython ``Repo``, for a clone opened with
+    :meth:`Clone.open_local`; the GitPython one (for network commands) made when asked."""
+
+    bare = False
+
+    def __init__(self, root: Path) -> None:
+        self.working_tree_dir = str(root)
+        self.git = _LocalGit(root)
+        self._full: Any = None
+
+    def full(self) -> Any:
+        """GitPython's ``Repo`` of the same clone."""
+        if self._full is None:
+            import git
+
+            self._full = git.Repo(self.working_tree_dir)
+        return self._full
+
+
+def _git_error() -> tuple[type[Exception], ...]:
+    """What a failed git command raises: :class:`GitFailed`, and GitPython's error once
+    GitPython is loaded (nothing raises it before; asking does not load it)."""
+    if "git" not in sys.modules:
+        return (GitFailed,)
     import git
 
-    return git.GitCommandError
+    return (git.GitCommandError, GitFailed)
 
 
 GIT_MISSING = "git is not installed or not on the PATH"
@@ -569,7 +672,9 @@ def as_relay_error(exc: BaseException) -> RelayError | None:
         "git.exe",
     ):
         return ConfigError(GIT_MISSING, hint=GIT_MISSING_HINT)
-    if type(exc).__name__ != "GitCommandError" or "git" not in sys.modules:
+    if not isinstance(exc, GitFailed) and (
+        type(exc).__name__ != "GitCommandError" or "git" not in sys.modules
+    ):
         return None
     if not isinstance(exc, _git_error()):
         return None

@@ -522,8 +522,9 @@ def children(*, zombies: bool = True) -> set[int]:
 
 def _child_states() -> dict[int, str]:
     """This process's children and their states (``Z``: ended, not yet reaped), in one
-    reading of ``/proc``."""
-    me, found = str(os.getpid()), dict[int, str]()
+    reading of ``/proc`` (each process's stat read as bytes by one system call: a step
+    reads it twice, and a machine runs hundreds of processes)."""
+    me, found = str(os.getpid()).encode(), dict[int, str]()
     try:
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -532,11 +533,16 @@ def _child_states() -> dict[int, str]:
     # ESRCH): it is no child any more. Path.glob would raise on the latter.
     for pid in pids:
         try:
-            fields = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()
+            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            fields = stat.rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
         if len(fields) > 1 and fields[1] == me:
-            found[int(pid)] = fields[0]
+            found[int(pid)] = fields[0].decode("ascii", "replace")
     return found
 
 

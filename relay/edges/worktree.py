@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -30,8 +31,20 @@ NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
+_SHA = re.compile(r"[0-9a-f]{40}")
+_GIT_PLACES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY")
+_COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
+_SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+
+
+def _git_dir(root: Path) -> Path:
+    """The work tree's own git directory: its ``.git`` folder, or the one its ``.git``
+    file names (a linked worktree's)."""
+    from relay.edges.statefile import git_dir
+
+    return git_dir(root)
 
 
 def _a_folder(tree: Path) -> Path:
@@ -196,8 +209,9 @@ class WorkTree:
     def __init__(self, clone: Clone) -> None:
         self.clone = clone
         self.root = clone.root
-        self._common: Path | None = None
         self._listings: dict[str, str] = {}
+        self._shown: dict[tuple[str, str], str | None] = {}  # (commit, path): its text
+        self._changed: dict[tuple[str, str], list[str]] = {}  # (HEAD, commit): the paths
 
     def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
         """One local git command, with hooks off. Worktree commands run one at a time in
@@ -210,12 +224,53 @@ class WorkTree:
 
     @classmethod
     def open(cls, path: Path) -> WorkTree:
-        """The work tree of the clone holding ``path``; ConfigError when there is none."""
-        return cls(Clone.open(path))
+        """The work tree of the clone holding ``path``; ConfigError when there is none (its
+        local git commands run without GitPython: :meth:`Clone.open_local`)."""
+        return cls(Clone.open_local(path))
 
     def head(self) -> str:
-        """The commit checked out."""
-        return self.clone.head_sha()
+        """The commit checked out: read from the git directory's files where they are
+        plain (HEAD naming a branch whose ref is a file, or is in packed-refs), else asked
+        of git."""
+        return self._head_from_files() or self.clone.head_sha()
+
+    def _head_from_files(self) -> str | None:
+        """HEAD's commit as git's files give it, None where they are anything but plain
+        (git is asked then): a detached HEAD's sha, or the sha of the branch it names, from
+        the branch's loose ref file or, when there is none, from packed-refs. Where git's
+        environment names another git directory, git is asked."""
+        if any(name in os.environ for name in _GIT_PLACES):
+            return None
+        try:
+            own = _git_dir(self.root)
+            head = (own / "HEAD").read_text(encoding="utf-8").strip()
+            if _SHA.fullmatch(head):
+                return head
+            ref = head.removeprefix("ref: ")
+            if ref == head or not ref.startswith("refs/heads/") or ".." in ref:
+                return None
+            common = self.common_dir()
+            if (common / "reftable").exists():  # refs kept in a reftable, not in files
+                return None
+            loose = common / ref
+            if loose.is_file():
+                sha = loose.read_text(encoding="utf-8").strip()
+                return sha if _SHA.fullmatch(sha) else None
+            packed = (common / "packed-refs").read_text(encoding="utf-8")
+        except (OSError, ValueError, ConfigError):
+            return None
+        for line in packed.splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref and _SHA.fullmatch(sha):
+                return sha
+        return None
+
+    def _pinned(self, commit: str) -> str | None:
+        """``commit`` as a full sha when it names one for ever (a full sha, or HEAD as it
+        is now), None otherwise: what a read of it may be kept by."""
+        if _SHA.fullmatch(commit):
+            return commit
+        return self._head_from_files() if commit == "HEAD" else None
 
     def has_commits(self) -> bool:
         """Whether the branch has a commit at all."""
@@ -250,7 +305,14 @@ class WorkTree:
         return any(not p.is_dir() or p.is_symlink() for p in where.rglob("*"))
 
     def in_head(self, path: str) -> bool:
-        """Whether ``path`` is a file of HEAD."""
+        """Whether ``path`` is a file (or folder) of HEAD: read in HEAD's listing when relay
+        has it already, else asked of git."""
+        head = self._pinned("HEAD")
+        listed = self._listings.get(head) if head is not None else None
+        if listed is not None and path.strip("/") not in ("", "."):
+            names = [e.partition("\t")[2] for e in listed.split("\0") if e]
+            folder = path.rstrip("/") + "/"
+            return path in names or any(n.startswith(folder) for n in names)
         try:
             self.git("cat-file", "-e", f"HEAD:{path}")
         except Exception:
@@ -299,25 +361,50 @@ class WorkTree:
             tree = self.git("write-tree", env=env).strip()
         return self.git("commit-tree", tree, "-p", "HEAD", "-m", message, identity=True).strip()
 
+    def loose_objects(self, cap: int) -> int:
+        """How many loose objects the clone holds, counted up to just past ``cap``."""
+        count = 0
+        try:
+            with os.scandir(self.common_dir() / "objects") as folders:
+                for folder in folders:
+                    if len(folder.name) == 2 and folder.is_dir(follow_symlinks=False):
+                        with os.scandir(folder.path) as files:
+                            count += sum(1 for _ in files)
+                    if count > cap:
+                        break
+        except OSError:
+            return 0
+        return count
+
+    def pack_loose(self) -> None:
+        """The clone's reachable loose objects packed (``git repack -d``: one new pack,
+        their loose copies removed; nothing else of the repository changes: ``-n``, no
+        server information written into the git directory's info folder, which relay
+        holds unchanged around every attempt)."""
+        self.git("repack", "-d", "-n", "-q")
+
     def common_dir(self) -> Path:
-        """The clone's common git directory, absolute (asked of git once: a clone's git
-        directory does not move under a run)."""
-        if self._common is None:
+        """The clone's common git directory, absolute (asked of git once a process: a
+        clone's git directory does not move under a run)."""
+        common = _COMMON.get(self.root)
+        if common is None:
             common = Path(self.git("rev-parse", "--git-common-dir").strip())
-            self._common = common if common.is_absolute() else (self.root / common)
-        return self._common
+            common = common if common.is_absolute() else (self.root / common)
+            _COMMON[self.root] = common
+        return common
 
     def ls_tree(self, commit: str) -> str:
         """``git ls-tree -r -z`` of ``commit``: one git process per commit object (a full
-        sha names the same tree for ever)."""
-        got = self._listings.get(commit)
+        sha names the same tree for ever; HEAD is read as the sha it is now)."""
+        pinned = self._pinned(commit)
+        got = self._listings.get(pinned or commit)
         if got is not None:
             return got
-        out = self.git("ls-tree", "-r", "-z", commit)
-        if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit):
+        out = self.git("ls-tree", "-r", "-z", pinned or commit)
+        if pinned is not None:
             if len(self._listings) > 64:
                 self._listings.clear()
-            self._listings[commit] = out
+            self._listings[pinned] = out
         return out
 
     def listing(self, commit: str) -> list[tuple[str, str]]:
@@ -593,16 +680,36 @@ class WorkTree:
         return self.git("diff", "--no-color", "HEAD", commit)
 
     def changed_in(self, commit: str) -> list[str]:
-        """The paths ``commit`` changes against HEAD."""
-        out = self.git("diff", "--name-only", "--no-renames", "-z", "HEAD", commit)
-        return sorted(p for p in out.split("\0") if p)
+        """The paths ``commit`` changes against HEAD (asked of git once for a commit and
+        the HEAD it is compared with)."""
+        head, pinned = self._pinned("HEAD"), self._pinned(commit)
+        key = (head, pinned) if head is not None and pinned is not None else None
+        if key is not None and key in self._changed:
+            return list(self._changed[key])
+        out = self.git("diff", "--name-only", "--no-renames", "-z", head or "HEAD", commit)
+        paths = sorted(p for p in out.split("\0") if p)
+        if key is not None:
+            if len(self._changed) > 64:
+                self._changed.clear()
+            self._changed[key] = list(paths)
+        return paths
 
     def show(self, commit: str, path: str) -> str | None:
-        """A file's text at ``commit``, or None when it has no such file."""
+        """A file's text at ``commit``, or None when it has no such file (asked of git once
+        for a commit and path: a full sha names the same file for ever)."""
+        pinned = self._pinned(commit)
+        key = (pinned, path) if pinned is not None else None
+        if key is not None and key in self._shown:
+            return self._shown[key]
         try:
-            return self.git("show", f"{commit}:{path}")
+            text: str | None = self.git("show", f"{pinned or commit}:{path}")
         except Exception:
-            return None
+            text = None
+        if key is not None:
+            if len(self._shown) >= _SHOWN_CAP:
+                self._shown.clear()
+            self._shown[key] = text
+        return text
 
     @contextlib.contextmanager
     def fresh(self, commit: str) -> Iterator[Path]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -45,6 +44,8 @@ def metric_value(output: str) -> float | None:
 
 def median(values: Sequence[float]) -> float:
     """The median of the runs (the middle one, or the mean of the middle two)."""
+    import statistics  # here: its numbers (decimal, fractions) are no other step's
+
     if not values:
         raise ValueError("no runs to take the median of")
     return float(statistics.median(values))

@@ -115,6 +115,8 @@ from relay.ratchet.threads import ThreadStore
 EXPLAIN_NAME = "what-changed.md"
 EXPLAIN_CHARS = 4000
 MEASURED_FILE = "measured.json"  # green baselines' gate results, by tree and gates
+LOOSE_FILE = "loose.count"  # the loose objects the last packing left (unreachable ones)
+LOOSE_CAP = 128  # loose objects past those before the clone's are packed
 KEPT_ON_DISK = 8
 
 
@@ -614,9 +616,33 @@ class Judge:
         if rest.green:
             self._remember(self._measure_key(candidate, gates, self.contract.coverage_report), rest)
 
+    def pack_loose(self) -> None:
+        """Pack the clone's loose objects when more than LOOSE_CAP have come since the last
+        packing: each box's repository is packed from the clone's objects, where a loose
+        one costs every box a read of its own, and the loop writes dozens an iteration
+        (git's own housekeeping waits for thousands). What a packing leaves loose (objects
+        no ref reaches, which git's own housekeeping prunes) is written down, so that it
+        alone never asks for another. Only the clone's main tree packs: the goals'
+        worktrees of a parallel run share its objects and judge at the same time."""
+        if not (self.root / ".git").is_dir():
+            return
+        path = self.work / LOOSE_FILE
+        try:
+            left = int(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            left = 0
+        if self.tree.loose_objects(left + LOOSE_CAP) <= left + LOOSE_CAP:
+            return
+        self.tree.pack_loose()
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{self.tree.loose_objects(1 << 30)}\n", encoding="utf-8")
+
     def baseline(self, goal: Goal) -> Measure:
         """The acceptance command and every gate on HEAD, in sandboxed clones of it (the
-        gates' results reused while the baseline's tree and the gates are the same)."""
+        gates' results reused while the baseline's tree and the gates are the same; the
+        clone's loose objects packed first when they are many: :meth:`pack_loose`)."""
+        self.pack_loose()
         head = self.tree.head()
         accept = self.measure_at(head, self.gates(goal)[:1], coverage_report=None)
         gates = self.contract.gates

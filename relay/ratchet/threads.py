@@ -207,8 +207,10 @@ def _committed(live: Path) -> int | None:
         return None
 
 
+@functools.lru_cache(maxsize=64)
 def _main_tree(root: Path) -> bool:
-    """Whether ``root`` is the clone's main work tree (not a goal's own worktree)."""
+    """Whether ``root`` is the clone's main work tree (not a goal's own worktree), asked
+    of git once per folder in a process."""
     done = subprocess.run(
         ["git", "rev-parse", "--path-format=absolute", "--git-dir"],
         cwd=root,

@@ -84,3 +84,36 @@ def test_only_a_green_measure_reads_back_from_disk() -> None:
     assert not failed.green
     assert Measure.from_json({"results": "nonsense"}) is None
     assert Measure.from_json(["not", "a", "measure"]) is None
+
+
+def loose(project: Project) -> int:
+    """The clone's loose objects (``git count-objects``)."""
+    return int(project.git("count-objects").split()[0])
+
+
+def test_a_run_packs_a_clones_many_loose_objects_before_its_boxes(tmp_path: Path) -> None:
+    """Each box's repository is packed from the clone's objects: a run finding more than
+    LOOSE_CAP loose ones packs them first (and writes down what stays loose, objects no
+    ref reaches); a run finding a few leaves them as they are."""
+    from relay.ratchet.judge import LOOSE_CAP, LOOSE_FILE
+
+    project = make_project(tmp_path, gates=(TEST_GATE,), retries=0, accept=has("mul"))
+    made = "".join(f"object {n}\n" for n in range(LOOSE_CAP + 20))
+    for line in made.splitlines():  # loose objects a ref reaches: notes on HEAD
+        project.git("notes", "append", "-m", line)
+    before = loose(project)
+    assert before > LOOSE_CAP
+    first = project.loop("run", "--maker", adds(project, "mul"))
+    assert [k["goal"] for k in first.data["kept"]] == ["G1"], first
+    after = loose(project)
+    assert after < LOOSE_CAP, f"{before} loose objects before the run, {after} after it"
+    kept = (project.root / ".git/relay/loop" / LOOSE_FILE).read_text()
+    assert 0 <= int(kept) < LOOSE_CAP
+    # nothing else of the git directory changed: no server information in its info folder
+    # (relay holds that folder unchanged around an attempt, a parallel one's too)
+    assert not (project.root / ".git/info/refs").exists()
+    assert project.loop("goal", "add", "Subtract", "--accept", has("sub")).status == 0
+    now = loose(project)
+    second = project.loop("run", "--maker", adds(project, "sub"))
+    assert [k["goal"] for k in second.data["kept"]] == ["G2"], second
+    assert loose(project) > now, "a few loose objects are left as they are"

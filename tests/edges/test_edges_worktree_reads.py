@@ -1,0 +1,104 @@
+"""The loop's work tree reads git without GitPython and reads each commit's files once:
+against real clones, its answers are git's own, however HEAD is kept, and move with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from edges_helpers import Remote, commit_file, git
+
+from relay.edges.git import Clone, GitFailed, LocalRepo, as_relay_error
+from relay.edges.worktree import WorkTree
+from relay.errors import ConfigError
+
+
+def test_head_is_gits_however_head_is_kept(remote: Remote, tmp_path: Path) -> None:
+    tree = WorkTree.open(remote.a)
+    assert isinstance(tree.clone.repo, LocalRepo), "the loop's clone runs git itself"
+    first = git(remote.a, "rev-parse", "HEAD")
+    assert tree.head() == first  # a branch whose ref is a loose file
+    git(remote.a, "pack-refs", "--all")
+    assert not (remote.a / ".git/refs/heads/main").exists()
+    assert tree.head() == first  # the ref only in packed-refs
+    second = commit_file(remote.a, "b.txt", "b\n", "second")
+    assert tree.head() == second  # a loose ref again, newer than the packed one
+    git(remote.a, "checkout", "-q", "--detach", first)
+    assert tree.head() == first  # a detached HEAD
+    git(remote.a, "checkout", "-q", "main")
+    linked = tmp_path / "linked"
+    git(remote.a, "worktree", "add", "-q", "-b", "side", str(linked), first)
+    other = WorkTree.open(linked)
+    assert other.root == linked.resolve()
+    assert other.head() == first  # a linked worktree: its own HEAD, the common refs
+    assert other.common_dir() == (remote.a / ".git").resolve()
+    assert tree.head() == second
+
+
+def test_reads_of_head_follow_head(remote: Remote) -> None:
+    """What HEAD holds is kept by the commit HEAD is, never by the word: a new commit
+    is read afresh."""
+    tree = WorkTree.open(remote.a)
+    assert tree.show("HEAD", "README.md") == "hello\n"
+    assert tree.show("HEAD", "notes.txt") is None
+    assert tree.in_head("README.md") and not tree.in_head("notes.txt")
+    before = tree.head()
+    assert tree.files_at("HEAD") == ["README.md"]
+    after = commit_file(remote.a, "README.md", "changed\n", "edit")
+    commit_file(remote.a, "notes.txt", "n\n", "notes")
+    assert tree.show("HEAD", "README.md") == "changed\n"
+    assert tree.show("HEAD", "notes.txt") == "n\n"
+    assert tree.files_at("HEAD") == ["README.md", "notes.txt"]
+    assert tree.in_head("notes.txt")
+    assert tree.show(before, "README.md") == "hello\n"
+    assert tree.changed_in(before) == ["README.md", "notes.txt"]
+    assert tree.changed_in(after) == ["notes.txt"]
+    git(remote.a, "reset", "-q", "--hard", after)
+    assert tree.changed_in(before) == ["README.md"]
+    assert tree.show("HEAD", "notes.txt") is None
+
+
+def test_a_failed_command_is_gits_error(remote: Remote, tmp_path: Path) -> None:
+    tree = WorkTree.open(remote.a)
+    with pytest.raises(GitFailed) as failed:
+        tree.git("rev-parse", "--verify", "no-such-branch")
+    assert failed.value.status != 0
+    mapped = as_relay_error(failed.value)
+    assert isinstance(mapped, ConfigError)
+    assert "`git -c core.hooksPath" in mapped.message
+    with pytest.raises(ConfigError, match="not inside a git clone"):
+        Clone.open_local(tmp_path)
+
+
+def test_a_loop_pass_over_the_tree_loads_no_gitpython(remote: Remote) -> None:
+    """GitPython is loaded for network commands only: its import and its processes are
+    no part of the loop's local work."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from relay.edges.worktree import WorkTree\n"
+        f"tree = WorkTree.open(Path({str(remote.a)!r}))\n"
+        "tree.show('HEAD', 'README.md'); tree.tracked_changes(); tree.untracked()\n"
+        "tree.commit(['README.md'], 'nothing to commit')\n"
+        "tree.in_head('missing.txt')\n"
+        "print('git' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_head_named_elsewhere_by_gits_environment_is_gits(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DIR naming another repository (a hook's environment) is what git reads: so
+    does relay, which then asks git rather than read the tree's own files."""
+    tree = WorkTree.open(remote.a)
+    other = git(remote.b, "rev-parse", "HEAD")
+    commit_file(remote.a, "c.txt", "c\n", "a's own")
+    assert tree.head() != other
+    monkeypatch.setenv("GIT_DIR", str(remote.b / ".git"))
+    assert tree.head() == other
