@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from relay.errors import RelayError
 
 ENVELOPE_VERSION = 1
+# What relay's own lines hold beyond printable ASCII: newlines and tabs (kept as they are),
+# the dash between an error and its hint, arrows and the times sign; none is a control or an
+# invisible character
+_OWN_LAYOUT = str.maketrans("", "", "\n\t\u2014\u2192\u00d7")
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,10 @@ def for_people(text: str) -> str:
     one as ``[U+XXXX]``. A job title, a comment or a step's output comes from outside:
     it may not recolour, retitle or clear the terminal, nor read backwards. The one door
     every line meant for a person goes through (JSON escapes them itself). A line of
-    printable ASCII has none of them, and is printed without loading the protocol."""
-    if text.isascii() and text.isprintable():
+    printable ASCII, with relay's own layout and punctuation (the dash between an error and
+    its hint), has none of them, and is printed without loading the protocol."""
+    plain = text.translate(_OWN_LAYOUT)
+    if plain.isascii() and plain.isprintable():
         return text
     from relay.protocol.wire import show_controls
 

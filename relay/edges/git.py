@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,11 @@ FALLBACK_NAME = "relay"
 FALLBACK_EMAIL = "relay@localhost"
 PUSH_ATTEMPTS = 5
 NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
+# When this process last fetched each repository's remote whole (its git directory, the
+# remote's name; a monotonic time): a publish a moment after a command's own fetch takes the
+# refs that fetch left as the remote's, since a push they miss is rejected and the publish
+# then fetches before it tries again (one fetch per command, not one per step of it)
+_FETCHED: dict[tuple[Path, str], float] = {}
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
              "cannot lock ref", "failed to update ref", "incorrect old value")  # fmt: skip
@@ -286,6 +292,24 @@ class Clone:
     def fetch(self, remote: str = "origin") -> None:
         """Fetch ``remote``; RemoteUnavailable when it cannot be reached."""
         self._network("fetch", "--prune", remote)
+        _FETCHED[(self.common_dir(), remote)] = time.monotonic()
+
+    def fetched_within(self, seconds: float, remote: str = "origin") -> bool:
+        """Whether this process fetched ``remote`` whole into this repository (this clone or
+        a worktree of it) less than ``seconds`` ago."""
+        at = _FETCHED.get((self.common_dir(), remote))
+        return at is not None and time.monotonic() - at < seconds
+
+    def common_dir(self) -> Path:
+        """The git directory this clone shares with its worktrees (where the remote's refs
+        are kept), read from the files git leaves, not from git."""
+        from relay.edges.statefile import git_dir
+
+        own = git_dir(self.root)
+        shared = own / "commondir"
+        if not shared.is_file():
+            return own.resolve()
+        return (own / shared.read_text(encoding="utf-8").strip()).resolve()
 
     @_serialised
     def refresh(self, remote: str = "origin") -> bool:

@@ -5,10 +5,11 @@ checked out. relay keeps a linked worktree of its own under the clone's git dire
 (``.git/relay/worktree``, made with ``git worktree add``; it shares the clone's objects,
 remotes and config) and works only there, detached at the remote's commit:
 
-- **publishing** (logs, the node table, the handover): check out the branch's remote tip,
-  apply each edit to the file as it is there, commit, push. A push rejected because
-  another node pushed first is not rebased: the edits are applied again on the fresh tip
-  (an edit is a function of the file's current text, so two joins each add their row);
+- **publishing** (logs, the node table, the handover): check out the branch's remote tip
+  (as a fetch of moments ago, the command's own, left it), apply each edit to the file as
+  it is there, commit, push. A push rejected because another node pushed first is not
+  rebased: the remote is fetched and the edits are applied again on the fresh tip (an edit
+  is a function of the file's current text, so two joins each add their row);
 - **steps**: check out the commit or branch the TASK names and run there.
 
 relay resets this tree freely (``checkout --force``, ``clean``): nothing in it is anyone's.
@@ -28,6 +29,9 @@ from relay.errors import ConfigError, Conflict
 
 Edit = Callable[[str | None], str]
 PUBLISH_ATTEMPTS = 8
+# A publish's first try takes the remote's refs as a fetch this recent left them (the
+# command's own, as it started): a push they miss is rejected, and the next try fetches
+RECENT_FETCH = 5.0  # seconds
 
 
 class RelayTree:
@@ -61,10 +65,14 @@ class RelayTree:
         self._tree = tree
         return tree
 
-    def remote_tip(self, branch: str, *, remote: str = "origin") -> str | None:
-        """Fetch ``remote``; the commit its ``branch`` points at, None when it has none."""
+    def remote_tip(
+        self, branch: str, *, remote: str = "origin", recent: bool = False
+    ) -> str | None:
+        """Fetch ``remote`` (unless ``recent`` and this process fetched it moments ago); the
+        commit its ``branch`` points at, None when it has none."""
         tree = self.tree()
-        tree.fetch(remote)
+        if not (recent and tree.fetched_within(RECENT_FETCH, remote)):
+            tree.fetch(remote)
         try:
             ref = f"refs/remotes/{remote}/{branch}"
             return tree.local("rev-parse", "--verify", "-q", ref).strip()
@@ -105,12 +113,15 @@ class RelayTree:
             with contextlib.suppress(Exception):
                 self._tree.local("checkout", "-q", "--detach")
 
-    def at_branch(self, branch: str, *, base: str | None = None, remote: str = "origin") -> str:
+    def at_branch(
+        self, branch: str, *, base: str | None = None, remote: str = "origin", recent: bool = False
+    ) -> str:
         """Fetch and check out ``remote``'s ``branch`` (``base``'s commit when the branch
-        does not exist yet: a new data branch starts there); the commit checked out."""
-        tip = self.remote_tip(branch, remote=remote)
+        does not exist yet: a new data branch starts there); the commit checked out.
+        ``recent``: a fetch this process made moments ago stands for the fetch."""
+        tip = self.remote_tip(branch, remote=remote, recent=recent)
         if tip is None:
-            start = self.remote_tip(base, remote=remote) if base else None
+            start = self.remote_tip(base, remote=remote, recent=True) if base else None
             if start is None:
                 raise ConfigError(
                     f"the remote has no branch {branch!r}",
@@ -135,8 +146,8 @@ class RelayTree:
         apply them again on the new tip. None when nothing changes. The clone's git lock is
         held throughout."""
         with self.clone.git_lock:
-            for _ in range(attempts):
-                self.at_branch(branch, base=base)
+            for attempt in range(attempts):
+                self.at_branch(branch, base=base, recent=attempt == 0)
                 changed = []
                 for path, edit in edits.items():
                     full = self.path / path

@@ -41,3 +41,38 @@ def test_an_edit_is_applied_to_the_file_as_the_remote_has_it(remote: Remote) -> 
     assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b")
     assert (remote.b / LOOP).read_text() == "row a\nrow b\n"
     assert not publish_edits(b, {LOOP: lambda old: old or ""}, "relay: nothing")
+
+
+def counted_fetches(repo: Path, log: Path) -> Path:
+    """Have every fetch from ``repo``'s origin go through a program that notes it first
+    (git's own ``remote.origin.uploadpack``); the file it notes them in."""
+    program = log.with_suffix(".sh")
+    program.write_text(f'#!/bin/sh\necho fetch >> "{log}"\nexec git upload-pack "$@"\n')
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    git(repo, "config", "remote.origin.uploadpack", str(program))
+    return log
+
+
+def test_a_publish_after_the_commands_fetch_fetches_again_only_when_its_push_is_refused(
+    remote: Remote, tmp_path: Path
+) -> None:
+    """A command fetches as it starts; its publish a moment later takes the refs that fetch
+    left (no second fetch). When another node pushed in between, the refused push makes the
+    publish fetch and apply its edit again on the new tip."""
+    log = counted_fetches(remote.b, tmp_path / "fetches.log")
+
+    def fetches() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    b = Clone.open(remote.b)
+    b.refresh()  # the command's own fetch, as it starts
+    assert fetches() == 1
+    assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b")
+    assert fetches() == 1, "the publish fetched again a moment after the command did"
+
+    b.refresh()
+    publish_edit(Clone.open(remote.a), LOOP, lambda old: (old or "") + "row a\n", "relay: a")
+    assert publish_edit(b, LOOP, lambda old: (old or "") + "row c\n", "relay: c")
+    assert fetches() == 3, "the refused push is followed by one fetch"
+    assert (remote.b / LOOP).read_text() == "row b\nrow a\nrow c\n"
+    assert git(remote.bare, "show", f"main:{LOOP}") == "row b\nrow a\nrow c"

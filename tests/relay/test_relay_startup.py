@@ -209,6 +209,15 @@ def test_version_and_help_load_no_verb(flag: str, tmp_path: Path) -> None:
             assert f"    {verb}" in said
 
 
+def test_a_usage_error_with_its_hint_loads_no_models_or_protocol(tmp_path: Path) -> None:
+    """A refused line says its error and the way out (`relay: ... — hint`) without loading
+    the client, the models or the protocol to print that dash."""
+    found, said = probe(tmp_path, "hub", "repo", "create", "bad", env=dict(os.environ), ok=False)
+    assert "is not OWNER/NAME \u2014 name it as OWNER/NAME" in said, said
+    heavy = ("aiohttp", "gidgethub", "pydantic", "git", "asyncio", "relay.protocol")
+    assert loaded(found, heavy) == [], " ".join(loaded(found, heavy))
+
+
 def test_the_top_level_help_says_what_each_verb_module_says() -> None:
     """The summaries `relay --help` lists without loading the verbs are the verbs' own."""
     import argparse
