@@ -43,7 +43,7 @@ from relay.redact.placeholders import (
     looks_like_placeholder,
 )
 from relay.redact.prefilter import Prefilter
-from relay.redact.rules import Kind, Rule, Span, placeholder
+from relay.redact.rules import WORD_KINDS, Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
 from relay.redact.values import is_not_secret, value_is_code
@@ -119,12 +119,20 @@ def _compile_allowed(exceptions: Iterable[str]) -> re.Pattern[bytes]:
     return _in_re2(joined) or re.compile(joined)  # type: ignore[return-value]
 
 
+def _tie_rank(kind: str) -> int:
+    """Which kind names two spans with the same ends: the lower wins."""
+    if kind == Kind.OWN_SECRET:
+        return 1
+    return 2 if kind in WORD_KINDS else 0
+
+
 def merge(spans: Iterable[Span]) -> list[Span]:
-    """Union overlapping spans; the kind is the one that starts first (longest on a tie,
-    and this node's own secret on a tie of both ends: a secret's bytes in hex between
-    colons are a MAC address by shape, and are named as what they are)."""
+    """Union overlapping spans; the kind is the one that starts first (longest on a tie;
+    on a tie of both ends a token's own format, then this node's own secret, then a word for
+    machine data: a secret's bytes in hex between colons are a MAC address by shape, and are
+    named as what they are, while a GitHub token that is also this node's keeps its name)."""
     merged: list[Span] = []
-    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1], s[2] != Kind.OWN_SECRET)):
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1], _tie_rank(s[2]))):
         if merged and start < merged[-1][1]:
             last = merged[-1]
             merged[-1] = (last[0], max(last[1], end), last[2])

@@ -56,12 +56,12 @@ class Kind(enum.StrEnum):
 
 
 # Personal and machine data read better as a word than as a redaction stamp.
-_WORDS = frozenset({Kind.USER, Kind.HOME, Kind.HOST, Kind.IP, Kind.MAC, Kind.EMAIL})
+WORD_KINDS = frozenset({Kind.USER, Kind.HOME, Kind.HOST, Kind.IP, Kind.MAC, Kind.EMAIL})
 
 
 def placeholder(kind: str) -> str:
     """The text that stands in for a redacted span of this kind."""
-    if kind in _WORDS:
+    if kind in WORD_KINDS:
         return f"<{kind}>"
     return f"[redacted:{kind}]"
 
