@@ -57,25 +57,31 @@ def _a_folder(tree: Path) -> Path:
     return tree
 
 
+# the largest file a candidate may hold: GitHub refuses a bigger one in a push, and a
+# maker's sparse file of gigabytes costs its box nothing but relay's hashing minutes
+CANDIDATE_FILE_CAP = 100 * 1024 * 1024
+
+
 def _kind(top: Path, path: str) -> str:
-    """What ``path`` is under ``top``, no link followed on the way: "file", "link", "dir",
-    "other" (a FIFO, a device), or "gone" (missing, or under a link or a file: git sees
-    no such path there)."""
+    """What ``path`` is under ``top``, no link followed on the way: "file", "big" (a file
+    over :data:`CANDIDATE_FILE_CAP`), "link", "dir", "other" (a FIFO, a device), or "gone"
+    (missing, or under a link or a file: git sees no such path there)."""
     try:
         with _parent(top, path) as fd:
             if fd is None:
                 return "gone"
-            mode = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False).st_mode
+            seen = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False)
     except (FileNotFoundError, NotADirectoryError):
         return "gone"
     except OSError as err:
         if err.errno == errno.ELOOP:
             return "gone"
         raise
+    mode = seen.st_mode
     if stat.S_ISLNK(mode):
         return "link"
     if stat.S_ISREG(mode):
-        return "file"
+        return "big" if seen.st_size > CANDIDATE_FILE_CAP else "file"
     return "dir" if stat.S_ISDIR(mode) else "other"
 
 
@@ -87,9 +93,13 @@ def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
 
     def mode(path: str) -> int:
         """The file's type bits: 0 when it is missing, a socket's (read as "other") when
-        it cannot be looked at (under a folder the maker left mode 000)."""
+        it cannot be looked at (under a folder the maker left mode 000), -1 for a file over
+        :data:`CANDIDATE_FILE_CAP`."""
         try:
-            return stat.S_IFMT(os.lstat(under + path).st_mode)
+            seen = os.lstat(under + path)
+            if stat.S_ISREG(seen.st_mode) and seen.st_size > CANDIDATE_FILE_CAP:
+                return -1
+            return stat.S_IFMT(seen.st_mode)
         except (FileNotFoundError, NotADirectoryError):
             return 0
         except OSError:
@@ -102,7 +112,7 @@ def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
             folders[name] = known
         return known
 
-    kinds = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir", 0: "gone"}
+    kinds = {stat.S_IFLNK: "link", stat.S_IFREG: "file", stat.S_IFDIR: "dir", 0: "gone", -1: "big"}
     return {
         path: kinds.get(mode(path), "other") if folder(os.path.dirname(path)) else "gone"
         for path in paths
@@ -730,6 +740,8 @@ class WorkTree:
         """Why ``path`` cannot be taken from ``source`` as it is (``kind``), or None."""
         if kind == "other":
             return f"`{path}` is neither a file, a link nor a folder in the candidate"
+        if kind == "big":
+            return f"`{path}` is over {CANDIDATE_FILE_CAP >> 20} MiB (GitHub refuses such a file)"
         if kind == "link":
             with _parent(source, path) as src:
                 assert src is not None

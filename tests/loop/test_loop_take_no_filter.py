@@ -131,3 +131,19 @@ def test_a_tracked_file_turned_into_a_fifo_is_refused_not_a_crash(tmp_path: Path
     assert tree.refusal(maker, paths) == (
         "`app.py` is neither a file, a link nor a folder in the candidate"
     )
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_hashed(tmp_path: Path) -> None:
+    """A maker's sparse file of gigabytes costs its box nothing; relay read it all (minutes)
+    and committed it. A file over the cap is never hashed: the candidate leaves it out (a
+    tracked file grown over it is refused), and the take's refusal names it."""
+    tree, maker = pair(tmp_path)
+    for name in ("big.dat", "app.py"):
+        with (maker / name).open("ab") as big:
+            big.truncate(8 * 1024**3)  # sparse: no disk used
+    paths, made = tree.taken_from(maker, tree.head())
+    assert paths == ["app.py"] and not {"big.dat", "app.py"} & set(tree.files_at(made))
+    for name in ("big.dat", "app.py"):
+        assert tree.refusal(maker, [name]) == (
+            f"`{name}` is over 100 MiB (GitHub refuses such a file)"
+        )
