@@ -512,10 +512,9 @@ def setup():
     shown = lines("RELAY_SHOWN")
     for i, s in enumerate(shares, 1):
         made(s)
-        if DROP and s in shown:  # read-only, seen as the box's user's (a tool of root's runs)
-            idmapped(f"{box}/shared/{i}", s, RDONLY)
-        else:  # a writable share as it is: what the box writes there is its user's on disk,
-            # never root's (a set-user-ID file or a capability it leaves grants nothing)
+        if DROP:  # seen as the box's user's (a share of root's is writable to it)
+            idmapped(f"{box}/shared/{i}", s, RDONLY if s in shown else 0)
+        else:
             rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
@@ -932,14 +931,6 @@ class Sandbox:
         tops = emptied_tops([temp, *private])
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
-        if _as_root():
-            for share in shares:
-                if not writable_by(share, BOX_ID):
-                    raise LocalUsageError(
-                        f"the box's user (id {BOX_ID}) cannot write {share}, shared by"
-                        f" {SHARE_ENV}: give it that user (chown {BOX_ID} {share}) or take"
-                        " it out of the share"
-                    )
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         source = os.environ if env is None else env
         path = source.get("PATH", "")
@@ -1510,15 +1501,6 @@ def named_folders(command: str) -> list[str]:
     except ValueError:
         return []
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
-
-
-def writable_by(folder: Path, uid: int) -> bool:
-    """Whether ``uid`` (in no group of the folder's) may make entries in ``folder`` by its
-    mode: its owner with write and search, or anyone with them."""
-    st = folder.stat()
-    if st.st_uid == uid:
-        return st.st_mode & 0o300 == 0o300
-    return st.st_mode & 0o003 == 0o003
 
 
 def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()) -> list[Path]:

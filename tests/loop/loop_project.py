@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from relay.ratchet.sandbox import BOX_ID
-
 if TYPE_CHECKING:
     from worlds import World
 
@@ -72,16 +70,6 @@ FILES = {
 def git(*args: str, cwd: Path) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
-
-
-def share_with_boxes(folder: Path) -> None:
-    """Name ``folder`` in RELAY_SANDBOX_SHARE, writable by the boxes' user as a person is told
-    to make it (a relay run as root runs its boxes as BOX_ID; the loop tests' conftest puts
-    the variable back after each test)."""
-    if os.getuid() == 0:
-        os.chown(folder, BOX_ID, -1)
-    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
-    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(folder)]))
 
 
 def maker_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
@@ -213,10 +201,11 @@ def make_project(
     goal: add ``mul`` with a test."""
     root, scripts = tmp_path / "calc", tmp_path / "scripts"
     root.mkdir()
-    scripts.mkdir(exist_ok=True)
+    scripts.mkdir()
     # the scripts share their folder with the boxes (as a person shares one); the loop
     # tests' conftest puts the variable back after each test
-    share_with_boxes(scripts)
+    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
+    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(scripts)]))
     for name, text in FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from relay.errors import LocalUsageError
 from relay.ratchet import sandbox
 from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level, mapped
 
@@ -110,29 +109,28 @@ def test_a_hard_link_in_the_box_folder_is_not_given_to_the_box(
 
 
 @needs_root_boxes
-def test_a_tool_of_root_s_runs_and_a_share_holds_only_the_box_user_s_files(
+def test_a_root_only_share_and_tool_of_root_s_work_in_the_box(
     box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What relay shows is seen through a read-only mount on which root's files are the box's
-    user's, so a tool of root's alone, in a folder of root's alone on PATH, runs. A share
-    is bound as it is: what the box writes there is the box's user's on disk, so a
-    set-user-ID file or a capability it leaves there grants nothing on the host; a share
-    that user cannot write is refused in one line that says what to do."""
+    """What relay shows or shares is seen through a mount on which root's files are the
+    box's user's: a share of root's is writable in the box (what it writes there is root's,
+    as the person's own), and a tool of root's alone, in a folder of root's alone on PATH,
+    runs; the same file elsewhere, not shown, stays unreadable."""
     private = tmp_path / "private"  # pytest's folders are root's alone (0700) too
     share, tools = private / "share", private / "tools"
     share.mkdir(parents=True)
     tools.mkdir()
     private.chmod(0o700)
+    share.chmod(0o700)
     tools.chmod(0o700)
     (tools / "mytool").write_text("#!/bin/sh\necho tool ran\n")
     (tools / "mytool").chmod(0o700)
+    (share / "old.txt").write_text("root's\n")
+    (share / "old.txt").chmod(0o600)
     monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
     env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    with pytest.raises(LocalUsageError, match=f"chown {BOX_ID} {share}"):
-        box.wrap("true", env)
-    os.chown(share, BOX_ID, -1)  # as the message says
     command = (
-        f"mytool; cp /bin/true {share}/sticky && chmod 4755 {share}/sticky;"
+        f"mytool; cat {share}/old.txt && echo more >> {share}/old.txt;"
         f" echo new > {share}/new.txt && echo wrote-share"
     )
     done = subprocess.run(
@@ -144,9 +142,9 @@ def test_a_tool_of_root_s_runs_and_a_share_holds_only_the_box_user_s_files(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:2] == ["tool ran", "wrote-share"], done
-    for made in ("new.txt", "sticky"):
-        assert (share / made).stat().st_uid == BOX_ID  # never root's
+    assert done.stdout.splitlines()[:3] == ["tool ran", "root's", "wrote-share"], done
+    assert (share / "old.txt").read_text() == "root's\nmore\n"
+    assert (share / "new.txt").stat().st_uid == 0
     assert (share / "new.txt").read_text() == "new\n"
 
 
