@@ -16,9 +16,11 @@ network namespace or after the box started; what sockets remain in a folder show
 hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
 copy of its own CLI's login in its scratch HOME. A relay run as root runs each box's
 command as root of a user namespace of its own that is :data:`BOX_ID` outside, never
-the real root: a file only root may read is unreadable in the box by its mode; its box
-folder is that user's, and what relay shows or shares with it is seen through an
-idmapped mount on which root's files are that user's.
+the real root: a file only root may read is unreadable in the box by its mode outside
+what relay shows or shares with it; its box folder is that user's, and what relay shows
+or shares with it is seen through an idmapped mount on which root's files are that user's
+(so a 0600 file of root's there is readable in the box, and what the box writes in a
+share is root's on disk: a share is for a person's own trusted folders).
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
