@@ -132,3 +132,18 @@ def test_the_report_names_each_format_found_with_its_count_and_never_the_secret(
     assert "sentry-user-token=1" in report
     for secret in (gitlab, shopify, sentry):
         assert secret not in report and secret not in done.stdout.decode()
+
+
+def test_home_root_is_no_path_in_a_url(tmp_path: Path) -> None:
+    """With HOME=/root (a CI container's), ``/root`` after ``scheme:/`` is a URL's user."""
+    lines = [
+        b"mysql://root:${MYSQL_ROOT_PASSWORD}@db/app",
+        b"https://root@host/",
+        b"ssh://root@host/root/x",
+        b"http://home/alice/x",
+    ]
+    done = relay(stdin=b"\n".join(lines) + b"\ncd /root/src && ls /root\n", home=Path("/root"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [*lines, b"cd <home>/src && ls <home>"]
+    url = relay(stdin=b"file:///root/x\n", home=Path("/root"))
+    assert url.stdout == b"file://<home>/x\n"
