@@ -213,6 +213,10 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 RULE_SUPERSETS: tuple[str, ...] = (
     # The rules whose find is read from more than one line come first, so that where another
     # part matches at the same place, theirs is the match and all their lines are kept.
+    # named: a name/value pair whose value may be on the next line (``- name: DB_PASSWORD``
+    # then ``value: …``), from the line break before it
+    rf"(?:^|\n)[^\n]*?(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[a-z0-9_.\-]*(?:{_SECRET_WORDS})"
+    r"[^\n]*(?:\n[ \t]*[\"']?)?value[\"']?[ \t]*[:=]",
     # commands: a triple-quoted string to its closing quotes
     COMMAND_MULTILINE,
     # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
