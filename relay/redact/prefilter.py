@@ -299,6 +299,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"htpasswd[ \t][^\n]*-[^\s]*b",  # shell: htpasswd -b
     r"-pass(?:in|out)?[ \t]+['\"]?pass:",  # shell: openssl -pass pass:…
     r"smbclient[ \t][^\n]*-(?:u|-user)",  # shell: smbclient -U user%password
+    r"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip)(?:\.exe)?[ \t][^\n]*-[pn]",  # shell: tools' flags
+    r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords
 )

@@ -59,3 +59,52 @@ PAIRS_KEPT = [
 @pytest.mark.parametrize("text", PAIRS_KEPT)
 def test_a_pair_with_no_secret_or_only_a_reference_is_kept(text: str) -> None:
     assert both_ways(text) == text
+
+
+FLAGS = [
+    (
+        "aws rds create-db-instance --master-user-password 'Correct horse 9' --engine mysql\n",
+        f"aws rds create-db-instance --master-user-password '{R}' --engine mysql\n",
+    ),
+    (
+        "sqlcmd -S db -U sa -P 'Pw!sql42' -Q \"select 1\"\n",
+        f"sqlcmd -S db -U sa -P '{R}' -Q \"select 1\"\n",
+    ),
+    ("ssh-keygen -t ed25519 -N 'kg-pass-99' -f key\n", f"ssh-keygen -t ed25519 -N '{R}' -f key\n"),
+    ("7z a -pZipPw77 out.7z dir\n", f"7z a -p{R} out.7z dir\n"),
+    ("zip -P ZipPw88 out.zip file\n", f"zip -P {R} out.zip file\n"),
+    (
+        "net use Z: \\\\fs\\share /user:DOM\\svc NetPw-4a /persistent:no\n",
+        f"net use Z: \\\\fs\\share /user:DOM\\svc {R} /persistent:no\n",
+    ),
+    ("net use \\\\fs\\share NetPw-5b /user:svc\n", f"net use \\\\fs\\share {R} /user:svc\n"),
+    (
+        "Command '['mysql', '-uroot', '-pMyPw55x', 'db']' returned non-zero exit status 1.\n",
+        f"Command '['mysql', '-uroot', '-p{R}', 'db']' returned non-zero exit status 1.\n",
+    ),
+    ("['tool', '--password', 'ArgPw66y']\n", f"['tool', '--password', '{R}']\n"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), FLAGS)
+def test_a_password_given_to_a_tools_own_flag_goes(line: str, expected: str) -> None:
+    assert both_ways(line) == expected
+
+
+FLAGS_KEPT = [
+    'sqlcmd -S db -p -Q "select 1"\n',  # sqlcmd's -p prints statistics
+    "ssh-keygen -t ed25519 -N '' -f key\n",
+    "7z a -p out.7z dir\n",  # asks at a prompt
+    "zip -r -p out.zip dir\n",
+    "unzip -P\n",
+    "net use Z: \\\\fs\\share /persistent:no\n",
+    "net use Z: \\\\fs\\share * /user:svc\n",
+    'tool --password "$DB_PASSWORD"\n',
+    "tool --password '<password>'\n",
+    "['tool', '--password', '${PW}']\n",
+]
+
+
+@pytest.mark.parametrize("line", FLAGS_KEPT)
+def test_a_flag_with_no_password_after_it_is_kept(line: str) -> None:
+    assert both_ways(line) == line
