@@ -99,7 +99,7 @@ _REST = r"(?:[_.\-0-9][a-z0-9_.\-]{0,40})?"
 # definitions, JSON. ``valueFrom:`` is another field.
 _PAIR_NAME = (
     rf"(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?"
-    rf"(?P<k8>[a-z0-9_.\-]{{0,40}}(?:{_SECRET_WORDS})[a-z0-9_.\-]{{0,40}})"
+    rf"(?P<k8>[a-z0-9_.\-]*(?:{_SECRET_WORDS})[a-z0-9_.\-]*)"
 )
 _PAIR_VALUE = (
     r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?[\"']?value[\"']?[ \t]*[:=][ \t]*"
