@@ -104,8 +104,8 @@ _TAIL = (
 FLAG_WORDS = rb"password|passphrase|secret|token|api-key"
 FLAG = (
     rb"-[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
-    rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"[ =]"
-)
+    rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"(?:[ =]|['\"],[ \t]?)"
+)  # (or the next item of a printed argument list: ``['--password', 'VALUE']``)
 # ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and
 # ``authorized-by-human: yes`` (relay's own approval line) name a person or a permission.
 _AUTH = (
@@ -582,8 +582,10 @@ _WORD_AFTER = re.compile(rb"[^ \t\r\n\"']{1,4096}")
 
 def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``--password hunter2``: the next word is the value; ``--password --verbose`` asks for it
-    at a prompt (the next word is another flag)."""
+    at a prompt (the next word is another flag). A quoted value is read to its quote."""
     end = m.end()
+    if block[end : end + 1] in (b"'", b'"'):
+        return _quoted_flag_value(block, end)
     found = _WORD_AFTER.match(block, end)
     stop = found.end() if found else end
     if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
@@ -598,6 +600,22 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if len(word) <= 8 and word.isalpha() and word.islower():
         return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop
+
+
+def _quoted_flag_value(block: bytes, quote_at: int) -> tuple[int, int] | None:
+    """``--master-user-password 'Correct horse 9'``: the inside of the quotes on the line,
+    unless it stands for the value (``"$PW"``, ``'<password>'``, ``'PASSWORD'``)."""
+    start = quote_at + 1
+    line_end = block.find(b"\n", start)
+    close = block.find(block[quote_at : quote_at + 1], start, None if line_end < 0 else line_end)
+    if close <= start or close - start > 4096:
+        return None
+    value = block[start:close]
+    if _PLACEHOLDER.fullmatch(value) or is_named_placeholder_value(value):
+        return None
+    if len(value) < 3 or _METAVAR.fullmatch(value) or value[:1] == b"-":
+        return None
+    return start, close
 
 
 # HCL's input variables: ``variable "db_password" { default = "…" }``, on one line or over the

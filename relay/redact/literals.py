@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import re2
 
 from relay.redact.linear import Searcher, searcher
-from relay.redact.rules import WORD, Kind, Span
+from relay.redact.rules import WORD, Kind, Span, after_scheme
 
 # A value shorter than this, or one of these words, would mangle ordinary text.
 MIN_SECRET_LEN = 6
@@ -197,7 +197,7 @@ def literal_spans(lit: Literal, block: bytes, lowered: bytes, start: int) -> Ite
     pos = hay.find(lit.needle, start)
     while pos >= 0:
         end = pos + size
-        clean_left = pos == 0 or hay[pos - 1] not in lit.edge
+        clean_left = (pos == 0 or hay[pos - 1] not in lit.edge) and not _after_scheme(lit, hay, pos)
         if clean_left and (end >= len(hay) or hay[end] not in lit.edge):
             yield pos, end, lit.kind
         pos = hay.find(lit.needle, pos + 1)
@@ -335,5 +335,13 @@ def _literal_at(lit: Literal, block: bytes, lowered: bytes, at: int) -> Iterator
     if not hay.startswith(lit.needle, at):
         return
     end = at + len(lit.needle)
+    if _after_scheme(lit, hay, at):
+        return
     if (at == 0 or hay[at - 1] not in lit.edge) and (end >= len(hay) or hay[end] not in lit.edge):
         yield at, end, lit.kind
+
+
+def _after_scheme(lit: Literal, hay: bytes, at: int) -> bool:
+    """A home path right after a URL's ``scheme:/`` is that URL's authority, not a path
+    (``mysql://root:pw@db`` with HOME=/root); ``file:///root/x`` is still a path."""
+    return lit.kind == Kind.HOME and after_scheme(hay, at)

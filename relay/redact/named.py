@@ -94,9 +94,23 @@ _FREE = f"(?:[0-9]{_FREE_CHAR}{{8,}}|[a-z0-9+/_.~]{_digit(_FREE_CHAR, 9)})"
 # ``passed``, ``author``, ``tokenizer`` and ``keyboard`` are other words.
 _REST = r"(?:[_.\-0-9][a-z0-9_.\-]{0,40})?"
 
+# A name/value pair's name (``name: DB_PASSWORD``, ``"Name": "DB_PASSWORD"``, ``key=…``) and
+# the ``value`` beside it, on the same line or the next: Kubernetes env lists, ECS task
+# definitions, JSON. ``valueFrom:`` is another field.
+_PAIR_NAME = (
+    rf"(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?"
+    rf"(?P<k8>[a-z0-9_.\-]*(?:{_SECRET_WORDS})[a-z0-9_.\-]*)"
+)
+_PAIR_VALUE = (
+    r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?[\"']?value[\"']?[ \t]*[:=][ \t]*"
+    r"(?:\"(?P<nv1>[^\"\r\n]+)\"|'(?P<nv2>[^'\r\n]+)'|(?P<nv3>\$\{[^\s}]{1,80}\}|[^\s\"',}\]]+))"
+)
+
 PATTERN = (
+    # - name: DB_PASSWORD / value: "…", {"name": "DB_PASSWORD", "value": "…"}
+    rf"{_PAIR_NAME}{_PAIR_VALUE}"
     # key = value, key: value, "key": "value", key := value, key => value
-    rf"(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
+    rf"|(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
     rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|`(?P<a4>{_BQ})`|(?P<a3>{_BARE}))"
     # <password>value</password>, <db:api-key attr="x">value</db:api-key>
     rf"|<[a-z0-9_.:\-]{{0,40}}(?P<k2>{_WORDS}){_REST}(?:[ \t][^>\r\n]{{0,100}})?>"
@@ -120,13 +134,15 @@ PATTERN = (
     rf"|(?P<k6>{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{1,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     rf"(?:[a-z]{{1,12}}[ \t]+){{0,3}}(?P<ev>{_FREE}={{0,2}})"
 )
-_VALUE_GROUPS = ("a1", "a2", "a4", "a3", "x", "ex", "vv", "hv", "av", "fv", "ev")
+_VALUE_GROUPS = (
+    *("nv1", "nv2", "nv3", "a1", "a2", "a4", "a3", "x", "ex", "vv", "hv", "av", "fv", "ev"),
+)
 _KEY_OF = {
     **{"a1": "k1", "a2": "k1", "a3": "k1", "a4": "k1", "x": "k2", "hv": "k3", "av": "k4"},
-    **{"fv": "k5", "ex": "k7"},
+    **{"fv": "k5", "ex": "k7", "nv1": "k8", "nv2": "k8", "nv3": "k8"},
 }
 # Where the name alone is enough: an element, a name/value pair, named by a strong word.
-_NAME_ENOUGH = frozenset({"x", "ex", "hv", "av"})
+_NAME_ENOUGH = frozenset({"x", "ex", "hv", "av", "nv1", "nv2", "nv3"})
 MIN_RANDOM = 16
 MIN_FREE_STANDING = 20  # a value that no syntax ties to the word must be longer
 

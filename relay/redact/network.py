@@ -37,6 +37,7 @@ from relay.redact.rules import (
     Kind,
     Rule,
     Skip,
+    after_scheme,
     boundary_after,
     boundary_before,
     rule,
@@ -243,6 +244,11 @@ def _drive(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return start, m.end()
 
 
+def _path_start(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``/home/<name>`` where a path starts, not a URL's host ``http://home/x``."""
+    return None if after_scheme(block, m.start()) else m.span()
+
+
 NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         Kind.IP,
@@ -274,7 +280,12 @@ NETWORK_RULES: tuple[Rule, ...] = (
         rb"(?![A-Za-z0-9\-])",
         check=_email,
     ),
-    rule(Kind.HOME, rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}", gate=rb"/(?:home|users)/"),
+    rule(
+        Kind.HOME,
+        rb"/(?:home|Users)/[A-Za-z0-9_.@\-]{1,64}",
+        check=_path_start,
+        gate=rb"/(?:home|users)/",
+    ),
     rule(
         Kind.HOME,
         rb":(?:\\\\?|/)users(?:\\\\?|/)[a-z0-9_.@\-]{1,64}",

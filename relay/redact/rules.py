@@ -222,6 +222,12 @@ def boundary_after(block: bytes, pos: int, chars: frozenset[int] = TOKEN_CHARS) 
     return pos >= len(block) or block[pos] not in chars
 
 
+def after_scheme(block: bytes, pos: int) -> bool:
+    """True when ``pos`` is where a URL's authority starts: right after ``scheme:/`` (the
+    second slash of ``://``), so ``/root`` in ``mysql://root@db`` starts no path."""
+    return pos >= 2 and block[pos - 2 : pos] == b":/"
+
+
 def group_span(m: re.Match[bytes], group: int | str) -> tuple[int, int] | None:
     """The span of a match group, or None when it did not take part or is empty."""
     start, end = m.span(group)

@@ -30,7 +30,8 @@ P_FLAG = (
     rb"(?P<pgap>[ \t]*)['\"]?" + _VALUE
 )
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
-_MYSQL = re.compile(rb"(?:^|[^\w\-./])(?:[^\s\-]\S*/)?mysql[a-z]*[ \t]")
+# (or a Python list's item: ``['mysql', '-uroot', '-pSECRET']``, as CalledProcessError prints)
+_MYSQL = re.compile(rb"(?:^|[^\w\-./])(?:[^\s\-]\S*/)?mysql[a-z]*(?:['\"],)?[ \t]")
 _LOGIN = re.compile(
     rb"(?:^|[^\w\-.])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras|az)"
     rb"[ \t]+login[ \t]"
@@ -196,6 +197,56 @@ def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return _user_password(block, m, flags=(b"-U", b"--user"), attached=(), separator=b"%")
 
 
+# Tools whose password flag names no secret, case and all (sqlcmd's ``-p`` prints
+# statistics, zip's ``-p`` keeps paths): the flags that take it as the next argument, and
+# those it may be glued to (``7z a -pSECRET``; a bare ``-p`` asks at a prompt).
+_TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
+    b"sqlcmd": ((b"-P",), (b"-P",)),
+    b"osql": ((b"-P",), (b"-P",)),
+    b"bcp": ((b"-P",), (b"-P",)),
+    b"ssh-keygen": ((b"-N", b"-P"), (b"-N", b"-P")),
+    b"7z": ((), (b"-p",)),
+    b"7za": ((), (b"-p",)),
+    b"7zr": ((), (b"-p",)),
+    b"zip": ((b"-P",), (b"-P",)),
+}
+TOOL = rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip)(?:\.exe)?[ \t]"
+
+
+def tool_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``sqlcmd -P pw``, ``ssh-keygen -N pw``, ``zip -P pw``, ``7z a -ppw``: the value of the
+    tool's own password flag."""
+    if not _command_at(block, m):
+        return None
+    name = m.group().lower().rstrip(b" \t").removesuffix(b".exe")
+    apart, glued = _TOOL_FLAGS[name]
+    args = _args(block, m.end() - 1)
+    for i, (start, end) in enumerate(args):
+        word = block[start:end]
+        if word in apart and i + 1 < len(args):
+            found = _secret(block, *args[i + 1])
+            if found is not None and block[found[0] : found[0] + 1] != b"-":
+                return found
+        elif word[:2] in glued and len(word) > 2:
+            return _secret(block, start + 2, end)
+    return None
+
+
+def net_use_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``net use Z: \\\\host\\share PASSWORD /user:DOMAIN\\name`` (or the password after
+    ``/user:…``): the first argument after the share that is no ``/`` switch; ``*`` asks."""
+    if not _command_at(block, m):
+        return None
+    shared = False
+    for start, end in _args(block, m.end() - 1):
+        word = block[start:end]
+        if word.startswith(b"\\\\"):
+            shared = True
+        elif shared and not word.startswith(b"/") and word != b"*":
+            return _secret(block, start, end)
+    return None
+
+
 # A .netrc entry (as ``cat <<EOF > ~/.netrc`` writes it): ``machine HOST login USER password
 # VALUE``, its tokens apart by blanks; ``default`` stands for any machine.
 NETRC = (
@@ -242,6 +293,8 @@ SHELL_RULES: tuple[Rule, ...] = (
     ),
     rule(Kind.SECRET, rb"smbclient[ \t]", lower=True, check=smbclient_span, gate=rb"smbclient"),
     rule(Kind.SECRET, rb"curl[ \t]", lower=True, check=curl_span, gate=rb"curl[ \t]"),
+    rule(Kind.SECRET, TOOL, lower=True, check=tool_flag_span, gate=TOOL),
+    rule(Kind.SECRET, rb"net[ \t]+use[ \t]", lower=True, check=net_use_span, gate=rb"net[ \t]+use"),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
     rule(

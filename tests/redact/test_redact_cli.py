@@ -132,3 +132,43 @@ def test_the_report_names_each_format_found_with_its_count_and_never_the_secret(
     assert "sentry-user-token=1" in report
     for secret in (gitlab, shopify, sentry):
         assert secret not in report and secret not in done.stdout.decode()
+
+
+def test_home_root_is_no_path_in_a_url(tmp_path: Path) -> None:
+    """With HOME=/root (a CI container's), ``/root`` after ``scheme:/`` is a URL's user."""
+    lines = [
+        b"mysql://root:${MYSQL_ROOT_PASSWORD}@db/app",
+        b"https://root@host/",
+        b"ssh://root@host/root/x",
+        b"http://home/alice/x",
+    ]
+    done = relay(stdin=b"\n".join(lines) + b"\ncd /root/src && ls /root\n", home=Path("/root"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [*lines, b"cd <home>/src && ls <home>"]
+    url = relay(stdin=b"file:///root/x\n", home=Path("/root"))
+    assert url.stdout == b"file://<home>/x\n"
+
+
+PEAK = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def test_a_large_file_is_redacted_in_64_mb(tmp_path: Path) -> None:
+    """A file given by name is read as a pipe is, and the prefilter's cache is bounded: the
+    peak stays under 64 MB on 20 MB of varied text (Python's own source)."""
+    source = tmp_path / "source.py"
+    with source.open("wb") as out:
+        for path in sorted(Path(os.__file__).parent.rglob("*.py")):
+            out.write(path.read_bytes())
+            if out.tell() > 20 << 20:
+                break
+    command = [sys.executable, "-m", "relay.cli", "redact", "-j", "1", str(source)]
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *command], capture_output=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 64 << 10  # kilobytes, on Linux
