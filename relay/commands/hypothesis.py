@@ -22,7 +22,7 @@ OUTCOMES = ("untested", "confirmed", "refuted", "inconclusive")
 def register(sub: Any) -> None:
     """Add `hypothesis`."""
     p: argparse.ArgumentParser = sub.add_parser("hypothesis", help="record a hypothesis")
-    p.add_argument("issue", type=issue_number, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     p.add_argument("text", help="the hypothesis, in one sentence")
     p.add_argument(
         "--outcome",

@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
         "repair",
         help="write a job's body again from this controller's own record (after tampering)",
     )
-    rp.add_argument("issue", type=issue_number, help="the job's issue number")
+    rp.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     add_common(rp)
     rp.set_defaults(func=run_repair)
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on 
 def register(sub: Any) -> None:
     """Add `resolve`."""
     p: argparse.ArgumentParser = sub.add_parser("resolve", help="resolve and close a job")
-    p.add_argument("issue", type=issue_number, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     p.add_argument("--summary", required=True, help="what was found or done")
     p.add_argument(
         "--force",

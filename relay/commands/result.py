@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # loaded when the verb runs, after its first requests are on 
 def register(sub: Any) -> None:
     """Add `result`."""
     p: argparse.ArgumentParser = sub.add_parser("result", help="show a job's newest result")
-    p.add_argument("issue", type=issue_number, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     p.add_argument("--wait", action="store_true", help="wait for the outstanding task's result")
     p.add_argument(
         "--timeout",

@@ -18,7 +18,7 @@ from relay.commands.repos import issue_number
 def register(sub: Any) -> None:
     """Add `strike`."""
     p: argparse.ArgumentParser = sub.add_parser("strike", help="count a failed round trip")
-    p.add_argument("issue", type=issue_number, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     p.add_argument("--hypothesis", type=int, default=None, help="H number (default: newest)")
     add_common(p)
     p.set_defaults(func=run)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way 
 def register(sub: Any) -> None:
     """Add `task`."""
     p: argparse.ArgumentParser = sub.add_parser("task", help="post the next TASK of a job")
-    p.add_argument("issue", type=issue_number, help="the job's issue number")
+    p.add_argument("issue", type=issue_number, help="the job's issue: 12, #12 or its URL")
     p.add_argument("--step", action="append", required=True, help="a command (repeatable)")
     p.add_argument("--objective", default=None, help="this task's objective (default: job's)")
     p.add_argument("--capture", default="", help="what the worker must capture")
