@@ -28,7 +28,8 @@ _BUILTIN_TYPES = frozenset(
 )
 _CAMEL_WORDS = re.compile(rb"[A-Z][a-z0-9]+|[A-Z]+(?![a-z])")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_WORD = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# a name's words: CamelCase parts, capitals, numbers (``VP8RecordCoeffTokens``)
+NAME_WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # After a value: another target (``user = password = None``), or an operator and an
 # operand (``CHAR ^ CTL``, ``Ignore + PlainToken``).
 _CHAINED = re.compile(rb"[ \t]*=[ \t]*[^=\s]")
@@ -106,8 +107,8 @@ def is_same_variable(name: bytes, value: bytes) -> bool:
     variable whose words are the name's, or its last ones."""
     if not _IDENTIFIER.fullmatch(value):
         return False
-    mine = [w.lower() for w in _WORD.findall(name.rsplit(b".", 1)[-1])]
-    theirs = [w.lower() for w in _WORD.findall(value.rsplit(b".", 1)[-1])]
+    mine = [w.lower() for w in NAME_WORDS.findall(name.rsplit(b".", 1)[-1])]
+    theirs = [w.lower() for w in NAME_WORDS.findall(value.rsplit(b".", 1)[-1])]
     if not mine or not theirs:
         return False
     return mine[-len(theirs) :] == theirs or theirs[-len(mine) :] == mine

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 import re2
 
-from relay.redact.expressions import made_part
+from relay.redact.expressions import NAME_WORDS, made_part
 from relay.redact.formats import holds_a_format
 from relay.redact.linear import Spans, searcher
 from relay.redact.placeholders import (
@@ -184,7 +184,6 @@ _FINGERPRINT = re.compile(rb"(?:0x)?(?:[0-9A-F]{16}|[0-9A-F]{40})")
 # in capitals (``gnutls_x509_crt_get_pk_oid``, ``GNUTLS_PRIVKEY_SIGN_FLAG``).
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _SNAKE_NAME = re.compile(rb"[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}")
-_CAMEL_PARTS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _UNSAID = re.compile(rb"^[^aeiouyAEIOUY]*$|[^aeiouyAEIOUY]{4}")
 
 
@@ -197,7 +196,7 @@ def named_identifier(value: bytes) -> bool:
         return not made_part(value)
     if not _IDENTIFIER.fullmatch(value):
         return False
-    words = _CAMEL_PARTS.findall(value)
+    words = NAME_WORDS.findall(value)
     letters = [w for w in words if not w.isdigit()]
     if len(words) - len(letters) > 1 or len(letters) < 2:
         return False
