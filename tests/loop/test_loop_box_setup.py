@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from loop_project import Project, make_project
 
 from relay.loop.contract import ENV_ONLY_MAKER
 from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
@@ -280,6 +281,31 @@ def test_a_box_whose_tree_is_gone_is_not_intact(box: Sandbox) -> None:
     assert box.intact() == "its tree folder is gone"
 
 
+def swapping_tree_for_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """A loop project whose maker swaps its box's tree for a link to a host folder of keys."""
+    secret = tmp_path / "host-keys"
+    secret.mkdir()
+    (secret / "id_key").write_text("HOST-KEY-MATERIAL-7731\n")
+    project = make_project(tmp_path)
+    maker = project.script(
+        "maker",
+        "t = pathlib.Path(os.environ['TMPDIR']).parent / 'tree'  # the box folder's tree\n"
+        "os.rename(t, t.parent / 'tree.old')\n"
+        f"os.symlink({str(secret)!r}, t)\n",
+    )
+    monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    return project
+
+
+def carries_host_keys(project: Project) -> bool:
+    """Whether a file at the top of the person's clone holds the host folder's key."""
+    return any(
+        "HOST-KEY-MATERIAL" in name.read_text(errors="replace")
+        for name in project.root.iterdir()
+        if name.is_file()
+    )
+
+
 @needs_namespaces
 def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -287,25 +313,11 @@ def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link(
     """`relay loop make-here` hashes the maker's tree into the diff it hands back: a maker
     cannot swap its tree for a link to a host folder (its box folder is read-only to it):
     it gets an error, and no diff carries the host folder's files."""
-    from loop_project import make_project
-
-    secret = tmp_path / "host-keys"
-    secret.mkdir()
-    (secret / "id_key").write_text("HOST-KEY-MATERIAL-7731\n")
-    project = make_project(tmp_path)
-    maker = project.script(
-        "maker",
-        "t = pathlib.Path(os.environ['TMPDIR']).parent / 'tree'  # the box folder's tree\n"
-        "os.rename(t, t.parent / 'tree.old')\n"
-        f"os.symlink({str(secret)!r}, t)\n",
-    )
-    monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    project = swapping_tree_for_a_link(tmp_path, monkeypatch)
     ran = project.loop("make-here", "G1")
     assert ran.status != 0, ran
     assert any("Read-only file system" in e for e in map(str, ran.errors)), ran
-    for name in project.root.iterdir():
-        if name.is_file():
-            assert "HOST-KEY-MATERIAL" not in name.read_text(errors="replace"), name
+    assert not carries_host_keys(project)
 
 
 def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link_without_namespaces(
@@ -313,19 +325,7 @@ def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link_without_namespac
 ) -> None:
     """Where no box folder is read-only (env-level only), a maker can swap its tree for a
     link to a host folder: relay refuses the tree, and no diff carries the host's files."""
-    from loop_project import make_project
-
-    secret = tmp_path / "host-keys"
-    secret.mkdir()
-    (secret / "id_key").write_text("HOST-KEY-MATERIAL-7731\n")
-    project = make_project(tmp_path)
-    maker = project.script(
-        "maker",
-        "t = pathlib.Path(os.environ['TMPDIR']).parent / 'tree'  # the box folder's tree\n"
-        "os.rename(t, t.parent / 'tree.old')\n"
-        f"os.symlink({str(secret)!r}, t)\n",
-    )
-    monkeypatch.setenv("RELAY_LOOP_MAKER", maker)
+    project = swapping_tree_for_a_link(tmp_path, monkeypatch)
     monkeypatch.setenv("RELAY_SANDBOX", "env")
     none = "## Authorised irreversible actions\n\n(none)\n"
     contract = project.read("docs/loop/CONTRACT.md")
@@ -335,6 +335,4 @@ def test_make_here_takes_nothing_from_a_tree_swapped_for_a_link_without_namespac
     ran = project.loop("make-here", "G1")
     assert ran.status != 0, ran
     assert any("not as relay made it" in e for e in map(str, ran.errors)), ran
-    for name in project.root.iterdir():
-        if name.is_file():
-            assert "HOST-KEY-MATERIAL" not in name.read_text(errors="replace"), name
+    assert not carries_host_keys(project)
