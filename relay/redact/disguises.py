@@ -153,9 +153,13 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     any_case.add("".join(f"%{b:02x}" for b in raw))
     any_case.update(_separated(bare, raw))
     any_case.update(_aligned(raw, "32", 5))
+    # UTF-16LE, as PowerShell's ``-EncodedCommand`` and .NET's ``Encoding.Unicode`` write it
+    wide = value.encode("utf-16-le")
+    any_case.add(wide.hex())
     as_written: set[str] = set()
-    # base64 of the value, and of the value reversed (``rev | base64``)
-    for body in (*_aligned(raw, "64", 6), *_aligned(bare[::-1].encode(), "64", 6)):
+    # base64 of the value, of the value reversed (``rev | base64``) and of its UTF-16LE
+    aligned = (raw, bare[::-1].encode(), wide)
+    for body in (b for data in aligned for b in _aligned(data, "64", 6)):
         as_written.update({body, body.replace("+", "-").replace("/", "_")})
 
     def long(forms: set[str]) -> set[str]:
