@@ -34,8 +34,15 @@ LEAK = 4
 def leaked(secret: str, text: str, out: str) -> list[str]:
     """The runs of ``LEAK`` characters of ``secret`` that survive in ``out`` (or in it with
     its line breaks out, for a secret that was wrapped), less those that the line holds
-    elsewhere or that a placeholder spells (``[redacted:secret]`` has ``secr``)."""
-    context = text.replace(secret, "\0") + " [redacted:] <email> <ip> <host> <user> <home>"
+    outside the secret or that a placeholder spells (``[redacted:secret]`` has ``secr``)."""
+    flat_text = text.replace("\n", "")
+    if secret in text:
+        context = text.replace(secret, "\0")
+    elif secret in flat_text:  # wrapped over lines
+        context = flat_text.replace(secret, "\0")
+    else:  # not written in one piece (a dump's groups): every run of it counts
+        context = ""
+    context += " [redacted:] <email> <ip> <host> <user> <home>"
     flat = out.replace("\n", "")
     runs = {secret[i : i + LEAK] for i in range(len(secret) - LEAK + 1)}
     kept = [r for r in runs if (r in out or r in flat) and r not in context]

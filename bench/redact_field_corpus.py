@@ -687,7 +687,33 @@ def transform_cases(secret: str) -> list[Case]:
         out.append((f"base64-wrapped-{shift}", wrapped, inner))
     url64 = base64.urlsafe_b64encode(raw).decode().rstrip("=")
     out.append(("base64url", f"state={url64}", url64))
+    # UTF-16LE, as PowerShell's -EncodedCommand takes a script
+    wide = secret.encode("utf-16-le")
+    out.append(("utf16-hex", wide.hex(), wide.hex()))
+    script = "Write-Output ".encode("utf-16-le")
+    encoded = base64.b64encode(script + wide).decode()
+    inner = _b64_inner(len(script), len(wide), encoded)
+    out.append(("utf16-base64", f"powershell -NoProfile -EncodedCommand {encoded}", inner))
+    # in labelled pieces, and as ``xxd`` dumps it (offsets, hex groups, the text beside)
+    third = len(secret) // 3
+    pieces = (secret[:third], secret[third : 2 * third], secret[2 * third :])
+    out += [
+        ("labelled-halves", f"first half: {secret[:14]}\nsecond half: {secret[14:]}", secret),
+        ("labelled-thirds", "\n".join(f"part {i}/3: {p}" for i, p in enumerate(pieces, 1)), secret),
+        ("xxd-dump", _xxd(raw), raw.hex()),
+    ]
     return [Case("transform", name, text, (needle,)) for name, text, needle in out]
+
+
+def _xxd(data: bytes) -> str:
+    """``data`` as ``xxd`` prints it: offset, eight groups of two bytes, the text."""
+    rows = []
+    for at in range(0, len(data), 16):
+        row = data[at : at + 16]
+        groups = " ".join(row[i : i + 2].hex() for i in range(0, len(row), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{at:08x}: {groups:<39}  {text}")
+    return "\n".join(rows)
 
 
 def _b64_inner(offset: int, size: int, encoded: str) -> str:
