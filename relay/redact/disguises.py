@@ -30,6 +30,9 @@ own in the text (see there for why that threshold and those conditions). A piece
 line, so no stream cut falls inside one (short of a line longer than a window). A long
 secret (a private key) is found by its pieces too, over line breaks (``runs``).
 
+A hex dump's rows (``xxd``, ``hexdump -C``) are read back into bytes and masked where they
+hold a secret or a piece of one (``dumps``).
+
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
 keeps it for the next one) and ``crossing`` where a match that runs over a cut ends. A
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 import re2
 
 from relay.redact.canon import Canonical, CanonSearch, Tag, canonical, lead
+from relay.redact.dumps import Dumps
 from relay.redact.linear import Searcher, searcher
 from relay.redact.literals import ANCHOR, BORING_VALUES, MIN_SECRET_LEN, Literal
 from relay.redact.rules import Kind, Span
@@ -493,6 +497,7 @@ class Disguises:
     weak_compiled: list[Searcher] = field(default_factory=list)  # and ``weak``'s
     # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
     openings: list[_Openings] = field(default_factory=list)
+    dumps: Dumps | None = None  # the secrets' bytes, looked for in hex dumps' rows
 
     @property
     def search(self) -> Searcher | None:
@@ -569,7 +574,7 @@ class Disguises:
         by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
             frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
-            either, runs, tuple(unanchored), frozenset(weak),
+            either, runs, tuple(unanchored), frozenset(weak), dumps=Dumps.build(secrets),
         )  # fmt: skip
 
     def spans(
@@ -583,6 +588,8 @@ class Disguises:
         is then read there in the block, as written. ``also``: the finds at each place
         where one of ``build``'s ``also`` may start (without it, those are passed over)."""
         pieces, either, runs = self.pieces, self.either, self.runs
+        for s, e in () if self.dumps is None else self.dumps.spans(block, start):
+            yield s, e, Kind.OWN_SECRET  # rows of a hex dump (``dumps``)
         if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET

@@ -1,12 +1,13 @@
 """This node's own secret in the encodings a review found a step may print it in: UTF-16LE
 (PowerShell's ``-EncodedCommand``) in hex or base64, one character escaped alone, and a
 private key longer than the disguised forms' limit reversed, in rot13, spaced out, or with
-every character escaped (``\\uXXXX``, ``%XX``)."""
+every character escaped (``\\uXXXX``, ``%XX``), and in a hex dump (``xxd``, ``hexdump -C``)."""
 
 from __future__ import annotations
 
 import base64
 import codecs
+from collections.abc import Callable
 
 import pytest
 
@@ -71,3 +72,44 @@ def test_a_long_private_key_in_a_transform_goes(shown: str) -> None:
     body = shown.split("KEY", 1)[1] if "KEY" in shown else shown
     leaked = [p for p in _pieces(body[40:-40]) if p in out and not p.isspace()]
     assert not leaked, leaked[:3]
+
+
+def _xxd(data: bytes) -> str:
+    """``data`` as ``xxd`` prints it: offset, eight groups of two bytes, the text."""
+    rows = []
+    for at in range(0, len(data), 16):
+        row = data[at : at + 16]
+        groups = " ".join(row[i : i + 2].hex() for i in range(0, len(row), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{at:08x}: {groups:<39}  {text}\n")
+    return "".join(rows)
+
+
+def _hexdump_c(data: bytes) -> str:
+    """``data`` as ``hexdump -C`` prints it: offset, sixteen bytes, the text between bars."""
+    rows = []
+    for at in range(0, len(data), 16):
+        row = data[at : at + 16]
+        left = " ".join(f"{b:02x}" for b in row[:8])
+        right = " ".join(f"{b:02x}" for b in row[8:])
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{at:08x}  {left:<23}  {right:<23}  |{text}|\n")
+    return "".join(rows) + f"{len(data):08x}\n"
+
+
+@pytest.mark.parametrize("dump", [_xxd, _hexdump_c])
+@pytest.mark.parametrize(
+    "data",
+    [f"token={OWN}\n".encode(), OWN.encode(), PEM.encode(), b"x" * 7 + PEM.encode()[100:400]],
+)
+def test_own_secret_in_a_hex_dump_goes(dump: Callable[[bytes], str], data: bytes) -> None:
+    shown = dump(data)
+    out = redacted(f"$ xxd secret.bin\n{shown}done\n")
+    rows = [line[10:20] for line in shown.splitlines() if len(line) > 20]  # hex, past the offset
+    assert rows and not [row for row in rows if row in out]
+    assert out.startswith("$ xxd secret.bin\n") and out.endswith("done\n")
+
+
+def test_a_hex_dump_without_a_secret_stays() -> None:
+    shown = _xxd(b"an ordinary file of plain text, nothing secret in it\n")
+    assert redacted(shown) == shown
