@@ -7,8 +7,9 @@ for in those: where the dump holds it whole, or a piece of ``MIN_PIECE`` bytes o
 dump that a stream's window cut, or a long secret's part), every row that holds a byte of
 it is masked whole, hex and text. A row is a line, so no find crosses one.
 
-A block with no row pays one RE2 search; the rows are read in Python only where it finds
-them, each once: linear in the text.
+A block with no row pays one RE2 search, for a literal; the rows are read in Python only
+where it finds one, each once: linear in the text. A window of a stream that starts past a
+dump's first megabyte finds its rows only from the next dump on.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ _ROW = re.compile(
     rb"[ \t]*[0-9a-f]{7,8}(?:: (?P<xxd>(?:[0-9a-f]{4} ){0,7}(?:[0-9a-f]{4}|[0-9a-f]{2}))"
     rb"|  (?P<hd>(?:[0-9a-f]{2} {1,2}){0,15}[0-9a-f]{2}))"
 )
-_ANY_ROW = re2.compile(rb"[0-9a-f]{7,8}(?:: | {2})[0-9a-f]{2}")
+# A dump's first row: its offset opens with ``000`` (below 1 MiB), which RE2 skips to at
+# memory speed; the rows after it are followed line by line, whatever their offsets.
+_FIRST_ROW = re2.compile(rb"000[0-9a-f]{4,5}(?:: | {2})[0-9a-f]{2}")
 # A piece of a secret this long is no chance: the same as a token's pieces (``disguises``).
 MIN_PIECE = 12
 
@@ -60,7 +63,7 @@ class Dumps:
 
     def spans(self, text: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
         """Every row of a dump at or after ``start`` that holds a byte of a secret."""
-        if _ANY_ROW.search(text, start) is None:
+        if _FIRST_ROW.search(text, start) is None:
             return
         for rows in _dumps(text, start):
             yield from self._masked(rows)
@@ -99,26 +102,25 @@ def _stretch(data: bytes, k: int, raw: bytes, size: int) -> int:
 
 
 def _dumps(text: bytes, start: int) -> Iterator[list[_Row]]:
-    """The runs of consecutive dump rows at or after ``start``."""
-    rows: list[_Row] = []
+    """The runs of consecutive dump rows at or after ``start``, each read once."""
     pos = start
-    while True:
-        found = _ANY_ROW.search(text, pos)
-        if found is None:
-            break
+    while (found := _FIRST_ROW.search(text, pos)) is not None:
         line = max(text.rfind(b"\n", 0, found.start()) + 1, start)
-        end = text.find(b"\n", found.start())
-        end = len(text) if end < 0 else end
-        m = _ROW.match(text, line)  # a row opens its line (an indent aside)
-        if m is None:
-            pos = end + 1 if end > found.start() else found.end()
-            continue
-        hexes = m.group("xxd") or m.group("hd")
-        row = _Row(line, end, bytes.fromhex(hexes.replace(b" ", b"").decode()))
-        if rows and rows[-1].end + 1 != line:
+        rows: list[_Row] = []
+        while line < len(text) and (row := _row_at(text, line)) is not None:
+            rows.append(row)
+            line = row.end + 1
+        if rows:
             yield rows
-            rows = []
-        rows.append(row)
-        pos = end + 1
-    if rows:
-        yield rows
+        pos = max(line, found.end())
+
+
+def _row_at(text: bytes, line: int) -> _Row | None:
+    """The dump row that the line at ``line`` is, or None (an indent may come first)."""
+    m = _ROW.match(text, line)
+    if m is None:
+        return None
+    end = text.find(b"\n", m.end())
+    end = len(text) if end < 0 else end
+    hexes = m.group("xxd") or m.group("hd")
+    return _Row(line, end, bytes.fromhex(hexes.replace(b" ", b"").decode()))
