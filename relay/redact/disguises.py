@@ -31,7 +31,8 @@ line, so no stream cut falls inside one (short of a line longer than a window). 
 secret (a private key) is found by its pieces too, over line breaks (``runs``).
 
 A hex dump's rows (``xxd``, ``hexdump -C``) are read back into bytes and masked where they
-hold a secret or a piece of one (``dumps``).
+hold a secret or a piece of one (``dumps``). A piece shorter than ``MIN_PIECE`` is masked
+where a label names it a piece (``part 2/3: …``, see ``labelled``).
 
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
@@ -51,6 +52,7 @@ import re2
 
 from relay.redact.canon import Canonical, CanonSearch, Tag, canonical, lead
 from relay.redact.dumps import Dumps
+from relay.redact.labelled import Labelled
 from relay.redact.linear import Searcher, searcher
 from relay.redact.literals import ANCHOR, BORING_VALUES, MIN_SECRET_LEN, Literal
 from relay.redact.rules import Kind, Span
@@ -498,6 +500,7 @@ class Disguises:
     # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
     openings: list[_Openings] = field(default_factory=list)
     dumps: Dumps | None = None  # the secrets' bytes, looked for in hex dumps' rows
+    labelled: Labelled | None = None  # the secrets, for pieces a label names
 
     @property
     def search(self) -> Searcher | None:
@@ -575,6 +578,7 @@ class Disguises:
         return cls(
             frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
             either, runs, tuple(unanchored), frozenset(weak), dumps=Dumps.build(secrets),
+            labelled=Labelled.build(secrets),
         )  # fmt: skip
 
     def spans(
@@ -590,6 +594,8 @@ class Disguises:
         pieces, either, runs = self.pieces, self.either, self.runs
         for s, e in () if self.dumps is None else self.dumps.spans(block, start):
             yield s, e, Kind.OWN_SECRET  # rows of a hex dump (``dumps``)
+        for s, e in () if self.labelled is None else self.labelled.spans(block, start):
+            yield s, e, Kind.OWN_SECRET  # ``first half: …`` (``labelled``)
         if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET

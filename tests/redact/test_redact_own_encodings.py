@@ -113,3 +113,30 @@ def test_own_secret_in_a_hex_dump_goes(dump: Callable[[bytes], str], data: bytes
 def test_a_hex_dump_without_a_secret_stays() -> None:
     shown = _xxd(b"an ordinary file of plain text, nothing secret in it\n")
     assert redacted(shown) == shown
+
+
+SHORT = "Kx9mQ2vLp8Zr4Tw7"  # sixteen: its halves and thirds are shorter than any piece
+SHORT_REDACTOR = Redactor(MachineFacts(secrets=(SHORT,)), max_redacted_share=1.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"first half: {SHORT[:8]}\nsecond half: {SHORT[8:]}\n",
+        f"part 1/3: {SHORT[:6]}\npart 2/3: {SHORT[6:12]}\npart 3/3: {SHORT[12:]}\n",
+        f'chunk 2 of 2 = "{SHORT[7:]}"\n',
+    ],
+)
+def test_own_secret_in_labelled_pieces_goes(text: str) -> None:
+    out = SHORT_REDACTOR.redact(text)
+    assert out.count("\n") == text.count("\n")
+    pieces = [p for p in (SHORT[:8], SHORT[8:], SHORT[:6], SHORT[6:12], SHORT[7:]) if p in text]
+    assert not [p for p in pieces if p in out]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the second half: of the match\n", f"part 1: {SHORT[:4]}\n", "chunk = 4096\n"],
+)
+def test_a_label_without_a_piece_of_a_secret_stays(text: str) -> None:
+    assert SHORT_REDACTOR.redact(text) == text
