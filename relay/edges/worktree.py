@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from relay.edges.git import Clone
@@ -211,6 +212,16 @@ def _parent(top: Path, path: str) -> Iterator[int | None]:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A maker's tree as a candidate (:meth:`WorkTree.take`): the paths it changes, the
+    tree object of the base with them, and why it cannot be taken (None when it can)."""
+
+    paths: list[str]
+    tree: str
+    refused: str | None
 
 
 class WorkTree:
@@ -492,23 +503,48 @@ class WorkTree:
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            self._hash_raw(tree, base, env, [":/", *left_out])
+            nested = self._hash_raw(tree, base, env, [":/", *left_out])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
-        paths = sorted(
-            p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
-        )
+        listed = [p for p in out.split("\0") if p]
+        paths = sorted(p for p in listed if p not in skip and not p.startswith(inside))
+        if len(paths) < len(listed):  # what a skip entry changed is no part of the tree
+            made = self._tree_with(base, made, paths)
+        # a nested repository is named too (the take refuses it: see :meth:`refusal`)
+        paths += sorted(p for p in nested if p not in skip and not p.startswith(inside))
         return paths, made
 
-    def _hash_raw(self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]) -> None:
+    def take(self, tree: Path, base: str, skip: Sequence[str] = ()) -> Taken:
+        """A maker's tree (or the clone a node's maker left) as a candidate: the paths it
+        changes against ``base`` and the tree object of them (:meth:`taken_from`), and why
+        it cannot be taken (:meth:`refusal`). Every path from a maker's files to a candidate
+        goes through here, so each is refused alike."""
+        paths, made = self.taken_from(tree, base, skip)
+        return Taken(paths, made, self.refusal(tree, paths))
+
+    def _tree_with(self, base: str, source: str, paths: Sequence[str]) -> str:
+        """The tree object of ``base`` with ``paths`` as the tree-ish ``source`` has them
+        (removed where it has none)."""
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", base, env=env)
+            if paths:
+                self.git("reset", "-q", source, "--", *paths, env=env)
+            return self.git("write-tree", env=env).strip()
+
+    def _hash_raw(
+        self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]
+    ) -> list[str]:
         """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
         index ``env`` names (read from ``base``) as its bytes are: hashed by
         ``hash-object --no-filters``, so no filter the person's git configures (git-lfs's
         clean, any ``filter.<x>.clean``) runs on the maker's files on the host, whatever
         attributes its tree declares, and no end-of-line conversion. A link is stored as
         its text; a path gone, under a link or a folder now is removed; a FIFO or device
-        is removed (the take then refuses it); a submodule is left as ``base`` has it."""
+        is removed (the take then refuses it); a submodule is left as ``base`` has it.
+        The untracked nested repositories met (git would store each as a gitlink) are
+        returned, not stored."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
@@ -517,16 +553,20 @@ class WorkTree:
             env=env,
         )  # fmt: skip
         names: dict[str, None] = {}  # in order, once each
-        tracked: set[str] = set()
+        tracked: dict[str, tuple[str, str]] = {}  # path: (mode, sha) as base has it
+        nested: list[str] = []
         zero = ""
         for entry in staged.split("\0"):
             meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
             if name and not meta.startswith("160000 "):  # a submodule stays as base has it
                 names[name] = None
-                tracked.add(name)
-                zero = "0" * len(meta.split(" ")[1])
+                mode_sha = meta.split(" ")
+                tracked[name] = (mode_sha[0], mode_sha[1])
+                zero = "0" * len(mode_sha[1])
         for name in others.split("\0"):
-            if name and not name.endswith("/"):  # "x/": a nested repository, not taken
+            if name.endswith("/"):  # "x/": a nested repository (git add: a gitlink)
+                nested.append(name.rstrip("/"))
+            elif name:
                 names[name] = None
         kinds = _kinds(tree, list(names))
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
@@ -557,6 +597,7 @@ class WorkTree:
         info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
         if info:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
+        return nested
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
@@ -597,35 +638,42 @@ class WorkTree:
         file the clone's own attributes put through a filter (git-lfs's, any other: relay
         hashed the maker's bytes raw, where the person's git would store what the filter
         makes of them, and it runs no filter on a maker's bytes)."""
-        filtered = self._filtered([p for p in paths if _kind(source, p) == "file"])
+        kinds = {p: _kind(source, p) for p in paths}
+        for path, kind in kinds.items():
+            if kind == "dir" and _kind(source, f"{path}/.git") != "gone":
+                return (
+                    f"`{path}` is a git repository of its own: relay records no gitlink to a"
+                    " commit that only the maker's box held (copy its files in without .git)"
+                )
+        filtered = self._filtered([p for p, kind in kinds.items() if kind == "file"])
         if filtered is not None:
-            path, driver = filtered
+            path, attribute, driver = filtered
             return (
-                f"`{path}` goes through this clone's `filter={driver}` (its .gitattributes):"
+                f"`{path}` goes through this clone's `{attribute}={driver}` (its .gitattributes):"
                 " relay runs no filter on a maker's files, so it cannot store it as git would"
             )
         wanted = set(paths)
-        for path in paths:
-            why = self._refusal(source, path, _kind(source, path), wanted)
+        for path, kind in kinds.items():
+            why = self._refusal(source, path, kind, wanted)
             if why is not None:
                 return why
         return None
 
-    def _filtered(self, paths: Sequence[str]) -> tuple[str, str] | None:
+    def _filtered(self, paths: Sequence[str]) -> tuple[str, str, str] | None:
         """The first of ``paths`` (files the candidate holds: git filters no removal and no
         link) whose ``filter`` attribute, as this clone's own attributes set it, names a
-        driver, and that driver; None when none does (``git check-attr`` reads attributes
-        and runs nothing)."""
+        driver (or whose ``working-tree-encoding`` names an encoding, which relay does not
+        convert), with the attribute and its value; None when none does (``git check-attr``
+        reads attributes and runs nothing)."""
         if not paths:
             return None
-        said = _fed(
-            self.root, ["check-attr", "-z", "--stdin", "filter"], "\0".join(paths) + "\0", {}
-        )
+        asked = ["check-attr", "-z", "--stdin", "filter", "working-tree-encoding"]
+        said = _fed(self.root, asked, "\0".join(paths) + "\0", {})
         fields = said.split("\0")
         for at in range(0, len(fields) - 2, 3):
-            path, value = fields[at], fields[at + 2]
+            path, attribute, value = fields[at : at + 3]
             if value not in ("unspecified", "unset", "set", ""):
-                return path, value
+                return path, attribute, value
         return None
 
     def carried(self, work: str, onto: str, message: str) -> str | None:
