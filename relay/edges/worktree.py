@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from relay.edges import lineends
 from relay.edges.git import Clone
 from relay.errors import ConfigError
 
@@ -152,6 +154,14 @@ def _lands(top: Path, path: str) -> tuple[str, ...] | None:
             return None
         todo[:0] = PurePosixPath(target).parts
     return tuple(done)
+
+
+def _blob_id(data: bytes, width: int) -> str:
+    """The id git gives a blob of ``data`` (sha-1, or sha-256 where ids are ``width`` 64)."""
+    made = hashlib.sha256() if width == 64 else hashlib.sha1()
+    made.update(b"blob %d\0" % len(data))
+    made.update(data)
+    return made.hexdigest()
 
 
 def _quoted(path: str) -> str:
@@ -537,14 +547,17 @@ class WorkTree:
         self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]
     ) -> list[str]:
         """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
-        index ``env`` names (read from ``base``) as its bytes are: hashed by
-        ``hash-object --no-filters``, so no filter the person's git configures (git-lfs's
-        clean, any ``filter.<x>.clean``) runs on the maker's files on the host, whatever
-        attributes its tree declares, and no end-of-line conversion. A link is stored as
-        its text; a path gone, under a link or a folder now is removed; a FIFO or device
-        is removed (the take then refuses it); a submodule is left as ``base`` has it.
-        The untracked nested repositories met (git would store each as a gitlink) are
-        returned, not stored."""
+        index ``env`` names (read from ``base``) as git would store it, with no filter
+        driver run: hashed by ``hash-object --no-filters``, so no filter the person's git
+        configures (git-lfs's clean, any ``filter.<x>.clean``) runs on the maker's files on
+        the host, whatever attributes its tree declares. git's own conversions, which run
+        no program, are done in-process first (:mod:`relay.edges.lineends`: end of line by
+        ``core.autocrlf`` and the ``text``/``eol`` attributes, ``ident``), and with
+        ``core.fileMode=false`` an executable bit is taken from ``base``, as ``git add``
+        does. A link is stored as its text; a path gone, under a link or a folder now is
+        removed; a FIFO or device is removed (the take then refuses it); a submodule is
+        left as ``base`` has it. The untracked nested repositories met (git would store
+        each as a gitlink) are returned, not stored."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
@@ -569,14 +582,29 @@ class WorkTree:
             elif name:
                 names[name] = None
         kinds = _kinds(tree, list(names))
+        files = [name for name, kind in kinds.items() if kind == "file"]
+        converts = self._conversions(tree, env, files)
+        exec_bits = self._config("--bool", "core.fileMode") != "false"
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
             hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
             feed: list[str] = []
             for name, kind in kinds.items():
                 if kind == "file":
                     mode = os.lstat(os.path.join(tree, name)).st_mode
-                    hashed.append((name, "100755" if mode & stat.S_IXUSR else "100644"))
-                    feed.append(_quoted(name))
+                    was = tracked.get(name, ("", ""))
+                    if exec_bits:
+                        kept = "100755" if mode & stat.S_IXUSR else "100644"
+                    else:  # git add keeps the index's bit where it trusts none
+                        kept = was[0] if was[0] in ("100644", "100755") else "100644"
+                    hashed.append((name, kept))
+                    how = converts.get(name)
+                    made = None if how is None else self._converted(tree, name, how, was[1])
+                    if made is None:
+                        feed.append(_quoted(name))
+                    else:
+                        text = Path(texts) / str(len(feed))
+                        text.write_bytes(made)
+                        feed.append(str(text))
                 elif kind == "link":
                     with _parent(tree, name) as fd:
                         assert fd is not None
@@ -598,6 +626,67 @@ class WorkTree:
         if info:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
         return nested
+
+    def _config(self, *args: str) -> str | None:
+        """A value of this clone's git configuration (``git config --get``), None when unset."""
+        try:
+            return self.git("config", *args[:-1], "--get", args[-1]).strip()
+        except Exception:
+            return None
+
+    def _conversions(
+        self, tree: Path, env: dict[str, str], files: Sequence[str]
+    ) -> dict[str, tuple[lineends.Action, bool]]:
+        """The files among ``files`` (under ``tree``) that git's own conversions could
+        change as ``git add`` stores them: the end-of-line action and whether ``ident``
+        applies, by path. The attributes are read as git add in ``tree`` reads them, its
+        ``.gitattributes`` with this clone's own configuration (``check-attr`` runs
+        nothing)."""
+        if not files:
+            return {}
+        crlf = lineends.autocrlf(self._config("core.autocrlf"))
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        asked = ["check-attr", "-z", "--stdin", *lineends.ATTRIBUTES]
+        said = _fed(tree, [*own, *asked], "\0".join(files) + "\0", env).split("\0")
+        attrs: dict[str, dict[str, str]] = {}
+        for at in range(0, len(said) - 2, 3):
+            attrs.setdefault(said[at], {})[said[at + 1]] = said[at + 2]
+        found = {}
+        for name in files:
+            given = attrs.get(name, {})
+            how = lineends.action(given, crlf)
+            ident = given.get("ident") == "set"
+            if how is not lineends.Action.NONE or ident:
+                found[name] = (how, ident)
+        return found
+
+    def _converted(
+        self, tree: Path, name: str, how: tuple[lineends.Action, bool], was: str
+    ) -> bytes | None:
+        """The file ``name`` under ``tree`` as git's own conversions store it, None when
+        they leave it as it is (read through no link; ``was``: the blob base has there)."""
+        with _parent(tree, name) as fd:
+            assert fd is not None
+            opened = os.open(PurePosixPath(name).name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd)
+        with os.fdopen(opened, "rb") as file:
+            data = file.read(CANDIDATE_FILE_CAP + 1)
+        if was and _blob_id(data, len(was)) == was:
+            return None  # the base's own bytes: unchanged, as git's status sees it
+        action, ident = how
+        index_crlf = False
+        if action is lineends.Action.AUTO and was and b"\r\n" in data:
+            index_crlf = lineends.holds_crlf(self._blob(was))
+        made = lineends.to_git(data, action, index_crlf=index_crlf, ident=ident)
+        return None if made == data else made
+
+    def _blob(self, sha: str) -> bytes:
+        """The bytes of the blob ``sha`` of this clone."""
+        return subprocess.run(
+            ["git", *NO_HOOKS, "cat-file", "blob", sha],
+            cwd=self.root,
+            capture_output=True,
+            check=True,
+        ).stdout
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
@@ -647,10 +736,16 @@ class WorkTree:
                 )
         filtered = self._filtered([p for p, kind in kinds.items() if kind == "file"])
         if filtered is not None:
-            path, attribute, driver = filtered
+            path, attribute, value = filtered
+            if attribute == "filter":
+                return (
+                    f"`{path}` goes through this clone's `filter={value}` (its .gitattributes):"
+                    " relay runs no filter on a maker's files, so it cannot store it as git would"
+                )
             return (
-                f"`{path}` goes through this clone's `{attribute}={driver}` (its .gitattributes):"
-                " relay runs no filter on a maker's files, so it cannot store it as git would"
+                f"`{path}` is re-encoded by this clone's `{attribute}={value}` (its"
+                " .gitattributes): relay does not re-encode a maker's files, so it cannot store"
+                " it as git would"
             )
         wanted = set(paths)
         for path, kind in kinds.items():
