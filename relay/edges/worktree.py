@@ -40,6 +40,7 @@ _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+_FILE = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 
 
 def _git_dir(root: Path) -> Path:
@@ -667,12 +668,16 @@ class WorkTree:
         they leave it as it is (read through no link; ``was``: the blob base has there)."""
         with _parent(tree, name) as fd:
             assert fd is not None
-            opened = os.open(PurePosixPath(name).name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd)
+            opened = os.open(PurePosixPath(name).name, _FILE, dir_fd=fd)
         with os.fdopen(opened, "rb") as file:
             data = file.read(CANDIDATE_FILE_CAP + 1)
+        action, ident = how
+        if not (action is not lineends.Action.NONE and b"\r\n" in data) and not (
+            ident and b"$Id" in data
+        ):
+            return None  # nothing a conversion would change
         if was and _blob_id(data, len(was)) == was:
             return None  # the base's own bytes: unchanged, as git's status sees it
-        action, ident = how
         index_crlf = False
         if action is lineends.Action.AUTO and was and b"\r\n" in data:
             index_crlf = lineends.holds_crlf(self._blob(was))
