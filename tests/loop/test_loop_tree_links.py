@@ -126,3 +126,32 @@ def test_init_reads_an_instructions_file_that_links_inside_the_clone(
     assert (area["name"], area["paths"]) == ("authentication", ["src/app/auth/"])
     assert "CLAUDE.md line 3" in area["found"], area
     assert "billing" not in project.read("docs/loop/LOOP.md")
+
+
+def test_the_roster_and_triage_read_a_link_inside_the_clone(tmp_path: Path) -> None:
+    """The roster's maker names ``docs/loop/roles/maker.md``, a link to the person's
+    ``AGENTS.md``: its brief carries the instructions. Triage reads a marker once, under
+    the name of the file that holds it, not again under a link's (``CLAUDE.md``)."""
+    from loop_project import CALC_MUL, TEST_GATE, TEST_MUL
+
+    project = make_project(tmp_path, gates=(TEST_GATE,), retries=0)
+    project.write("AGENTS.md", "Keep functions small.\n\nTODO: the person's own marker\n")
+    os.symlink("AGENTS.md", project.root / "CLAUDE.md")
+    (project.root / "docs/loop/roles").mkdir(parents=True)
+    os.symlink("../../../AGENTS.md", project.root / "docs/loop/roles/maker.md")
+    body = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    maker = project.script("maker", "count('maker')\n" + body)
+    loop = project.read("docs/loop/LOOP.md")
+    roster = f"- maker: command `{maker}`\n  - Instructions: `docs/loop/roles/maker.md`\n"
+    project.write(
+        "docs/loop/LOOP.md", loop.replace("## Iteration\n", roster + "\n## Iteration\n", 1)
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "the roster's maker, its instructions a link")
+    ran = project.loop("run", "--max-iterations", "1")
+    assert project.calls("maker") == 1, ran
+    assert "Keep functions small." in project.seen("maker", 1)
+    assert project.loop("triage").status == 0
+    goals = project.read("docs/loop/GOALS.md")
+    assert "Resolve the TODO in AGENTS.md" in goals, goals
+    assert "TODO in CLAUDE.md" not in goals, goals
