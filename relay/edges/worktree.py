@@ -157,6 +157,24 @@ def _lands(top: Path, path: str) -> tuple[str, ...] | None:
     return tuple(done)
 
 
+def _unreadable_git_file(tree: Path, skip: Sequence[str]) -> str | None:
+    """The first ``.gitignore`` or ``.gitattributes`` under ``tree`` (but ``skip`` and
+    ``.git``) that is neither a regular file nor a link: a FIFO there blocks the git
+    command that opens it (listing the untracked files, reading attributes) for ever.
+    No link is followed on the way."""
+    left_out = set(skip)
+    for top, dirs, files in os.walk(tree):
+        here = Path(top).relative_to(tree).as_posix()
+        at = "" if here == "." else f"{here}/"
+        dirs[:] = [d for d in dirs if d != ".git" and f"{at}{d}" not in left_out]
+        for name in (".gitignore", ".gitattributes"):
+            if name in files:
+                mode = os.lstat(os.path.join(top, name)).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                    return f"{at}{name}"
+    return None
+
+
 def _blob_id(data: bytes, width: int) -> str:
     """The id git gives a blob of ``data`` (sha-1, or sha-256 where ids are ``width`` 64)."""
     made = hashlib.sha256() if width == 64 else hashlib.sha1()
@@ -531,6 +549,10 @@ class WorkTree:
         changes against ``base`` and the tree object of them (:meth:`taken_from`), and why
         it cannot be taken (:meth:`refusal`). Every path from a maker's files to a candidate
         goes through here, so each is refused alike."""
+        odd = _unreadable_git_file(_a_folder(tree), skip)
+        if odd is not None:  # git would block opening it: nothing of the tree is asked of git
+            why = f"`{odd}` is neither a file, a link nor a folder in the candidate"
+            return Taken([odd], self.tree_of(base), why)
         paths, made = self.taken_from(tree, base, skip)
         return Taken(paths, made, self.refusal(tree, paths))
 

@@ -2,7 +2,8 @@
 refusal (:meth:`WorkTree.take`): the optimiser's (a metric goal) and a node maker's
 (`relay loop make-here`, whose diff another node judges) as the ratchet's own. A FIFO in
 place of a tracked file was taken as its deletion, a file the clone's attributes put
-through a filter was stored raw, a link leading out was stored: each is refused there,
+through a filter was stored raw, a link leading out was stored, a FIFO named
+``.gitignore`` held the take for ever (git blocks opening it): each is refused there,
 nothing kept and no diff handed back."""
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ SHAPES = {
     "filtered": (
         "put('data.bin', 'the maker raw bytes\\n')\n",
         "`data.bin` goes through this clone's `filter=evil` (its .gitattributes)",
+    ),
+    "fifo .gitignore": (  # git blocked for ever opening it
+        # (its account written first: the maker's own `git status` would block on it)
+        "if WHY:\n    explain('a FIFO\\n')\n"
+        "os.makedirs('sub', exist_ok=True)\nos.mkfifo('sub/.gitignore')\n",
+        "`sub/.gitignore` is neither a file, a link nor a folder in the candidate",
     ),
     "link out": (
         "os.symlink('../../../../../../../../../../../../etc/hostname', 'out.md')\n",
@@ -92,3 +99,18 @@ def test_a_node_maker_hands_back_no_diff_the_take_refuses(
     ran = project.loop("make-here", "G1")
     assert ran.status == 0, ran
     assert "def mul" in (project.root / "relay-loop-G1.diff").read_text()
+
+
+@pytest.mark.timeout(120)
+def test_a_fifo_git_reads_in_the_tree_stops_no_run(tmp_path: Path) -> None:
+    """The ratchet's own take: a ``.gitattributes`` FIFO (git opens it to read attributes)
+    is refused, and the run goes on to its end."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    body = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    # (the maker writes its account itself: its own `git status` would block on the FIFO)
+    maker = project.script("maker", "explain('a FIFO\\n')\nos.mkfifo('.gitattributes')\n" + body)
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0 and ran.data["kept"] == [], ran
+    failures = project.read("docs/loop/state/failures.md")
+    assert "`.gitattributes` is neither a file, a link nor a folder" in failures, failures
+    assert project.clean()
