@@ -493,11 +493,6 @@ class WorkTree:
             lines.append(self.git("hash-object", "--no-filters", "--", *changed))
         return "\0".join(lines)
 
-    def changed_under(self, tree: Path, base: str, skip: Sequence[str] = ()) -> list[str]:
-        """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
-        ``skip`` (see :meth:`taken_from`)."""
-        return self.taken_from(tree, base, skip)[0]
-
     def taken_from(self, tree: Path, base: str, skip: Sequence[str] = ()) -> tuple[list[str], str]:
         """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
         ``skip``, and the tree object of ``base`` with those paths as ``tree`` has them.
@@ -718,32 +713,6 @@ class WorkTree:
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
         return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
-
-    def candidate_from(
-        self,
-        tree: Path,
-        base: str,
-        paths: Sequence[str],
-        message: str,
-        *,
-        parent: str | None = None,
-    ) -> str:
-        """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)
-        have them, off every branch (its parent ``parent``, else ``base``), hashed with
-        this clone's own git directory and a private index (nothing of the maker's git
-        directory is read or run)."""
-        _a_folder(tree)
-        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
-        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self.git(*off, *own, "read-tree", base, env=env)
-            if paths:
-                self._hash_raw(tree, base, env, [f":(top,literal){p}" for p in paths])
-            made = self.git(*off, *own, "write-tree", env=env).strip()
-        return self.git(
-            "commit-tree", made, "-p", parent or base, "-m", message, identity=True
-        ).strip()
 
     def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
         """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this

@@ -42,7 +42,7 @@ def test_a_link_through_another_link_is_judged_where_it_leads(tmp_path: Path) ->
     chained(maker)
     assert (maker / "notes.md").read_text() == SECRET  # it really leads out
     assert os.path.normpath(os.readlink(maker / "notes.md")) == "d1/d2/d3/d4/secret.md"
-    taken = tree.changed_under(maker, tree.head())
+    taken = tree.take(maker, tree.head()).paths
     assert set(taken) == {f"{DEEP}/keep.txt", f"{DEEP}/L", "notes.md"}
     said = tree.refusal(maker, taken)
     assert said == (

@@ -50,12 +50,11 @@ def test_taking_a_makers_tree_runs_no_filter_of_the_persons(tmp_path: Path) -> N
     os.symlink("app.py", maker / "alias.py")
     try:
         paths, made = tree.taken_from(maker, tree.head())
-        commit = tree.candidate_from(maker, tree.head(), paths, "taken")
+        commit = tree.commit_tree(made, tree.head(), "taken")
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
     assert paths == [".gitattributes", "alias.py", "app.py", "payload.bin", "run.sh"]
-    assert tree.tree_of(commit) == made
     # the maker's `* text` and the person's autocrlf: git's own end-of-line conversion
     # (done in-process, no program run), as git add stores them; never the filter's
     assert blob(tree.root, f"{made}:payload.bin") == PAYLOAD.replace("\r\n", "\n").encode()
@@ -109,7 +108,7 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
     (maker / "data.bin").write_text(PAYLOAD)
     (maker / "app.py").write_text("x = 3\n")
     try:
-        taken = tree.changed_under(maker, tree.head())
+        taken = tree.take(maker, tree.head()).paths
         assert taken == ["app.py", "data.bin"]
         assert tree.refusal(maker, taken) == (
             "`data.bin` goes through this clone's `filter=evil` (its .gitattributes): relay"
@@ -117,7 +116,7 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
         )
         assert tree.refusal(maker, ["app.py"]) is None
         (maker / "data.bin").unlink()  # a removal goes through no filter
-        assert tree.refusal(maker, tree.changed_under(maker, tree.head())) is None
+        assert tree.refusal(maker, tree.take(maker, tree.head()).paths) is None
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
