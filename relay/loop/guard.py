@@ -288,27 +288,55 @@ def gate_scripts(
 ) -> frozenset[str]:
     """Every file of the tree (``files``: its paths) that a gate or acceptance command
     (``commands``) names or resolves to, and, in turn, every file such a script or
-    makefile names the same way (``read``: a file's text at the baseline, None when
-    unreadable): the program itself when it is in the tree (``./check``,
-    ``bin/lint``), the script an interpreter is given (``sh scripts/check.sh``, ``python
-    tools/lint.py``, ``python -m tools.lint``), a makefile (``make -f ci.mk``, ``make -C
-    sub``), an option's value (``--config lint.cfg``) and a path argument that is not the
-    project's source or a test (which the gates check, not define). A maker that could
+    makefile names the same way and the modules a Python script imports from its own
+    folder (``read``: a file's text at the baseline, None when unreadable): the program
+    itself when it is in the tree (``./check``, ``bin/lint``), the script an interpreter
+    is given (``sh scripts/check.sh``, ``python tools/lint.py``, ``python -m tools.lint``),
+    a makefile (``make -f ci.mk``, ``make -C sub``), an option's value (``--config
+    lint.cfg``) and a path argument that is not the project's source or a test (which the
+    gates check, not define). A maker that could
     rewrite one could pass any gate, as with a Makefile's target. ``root``: the tree's
     absolute path, for a command that names a file of it in full."""
     have = frozenset(files)
     found: set[str] = set()
-    todo = [(c, False) for c in commands]
-    while todo:
-        text, inside = todo.pop()
-        for path in _named_files(text, have, root, script=inside):
-            if path in found:
-                continue
-            found.add(path)
-            body = read(path)
-            if body and not path.endswith(SOURCE_SUFFIXES):
-                todo.append((body, True))  # a shell script's or makefile's own commands
+    queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
+    while queue:
+        path = queue.pop()
+        if path in found:
+            continue
+        found.add(path)
+        body = read(path)
+        if not body:
+            continue
+        if path.endswith(".py"):  # what a Python script imports from beside it
+            queue += _beside(path, body, have)
+        elif not path.endswith(SOURCE_SUFFIXES):  # a shell script's or makefile's commands
+            queue += _named_files(body, have, root, script=True)
     return frozenset(found)
+
+
+_IMPORTS = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\b|import\s+([\w., \t]+))", re.M)
+
+
+def _beside(script: str, text: str, have: frozenset[str]) -> list[str]:
+    """The tree's modules a Python gate script imports from its own folder (Python puts
+    a script's folder first on sys.path): ``tools/lint.py``'s ``import rules`` is
+    ``tools/rules.py``. Not for a script at the top or in ``src/``, whose neighbours are
+    the project's own modules, which the gates check."""
+    folder = str(PurePosixPath(script).parent)
+    if folder in (".", "src"):
+        return []
+    out = []
+    for match in _IMPORTS.finditer(text):
+        names = [match.group(1)] if match.group(1) else match.group(2).split(",")
+        for name in names:
+            dotted = name.strip().split(" ")[0].lstrip(".").replace(".", "/")
+            if not dotted:
+                continue
+            for cand in (f"{folder}/{dotted}.py", f"{folder}/{dotted}/__init__.py"):
+                if cand in have and not is_test_file(cand):
+                    out.append(cand)
+    return out
 
 
 def _named_files(text: str, have: frozenset[str], root: str, *, script: bool) -> list[str]:

@@ -730,6 +730,13 @@ def test_the_files_a_gate_command_runs_are_gate_files() -> None:
     assert named("env A=1 timeout 60 bash -c 'cd . && ./check'") == ["check"]
     assert named("ruff check src/calc.py --config lint.cfg") == ["lint.cfg"]
     assert named("mypy src/calc.py") == named("pytest -q tests/test_calc.py") == []
+    # a Python script's neighbours it imports (its folder is first on sys.path), not the
+    # project's modules a script at the top imports
+    texts["tools/lint.py"] = "import os\nfrom rules import NO_PRINT\nimport calc\n"
+    texts["check.py"] = "import calc\n"
+    tree += ["tools/rules.py", "calc.py", "check.py"]
+    assert named("python tools/lint.py") == ["tools/lint.py", "tools/rules.py"]
+    assert named("python check.py") == ["check.py"]
     inline = "python -I -c \"import runpy; runpy.run_path('tests/test_calc.py')['t']()\""
     assert named(inline) == named("python -m pytest -q -p no:cacheprovider") == []
     # judged as the gate-definition rule judges a Makefile: edited or new, never kept
