@@ -56,8 +56,9 @@ VERIFIER_RULES = (
     " count only as new tests, never for the baseline's.",
     "- Code that reaches into the test runner or the process (pytest's or pluggy's"
     " internals, sys.modules, frames, gc object walks, tracing hooks, os._exit, exec/eval,"
-    " a string naming pytest in non-test code) is never kept on the gates: the goal goes to"
-    " a person. Do the work instead; never special-case being under test.",
+    " a string naming pytest in non-test code, a literal absolute path outside the tree"
+    " opened or tested) is never kept on the gates: the goal goes to a person. Do the work"
+    " instead; never special-case being under test or being in relay's box.",
     "- Do not commit and do not push: relay commits what is kept (commits you make are"
     " folded into the candidate), and you have no credential to push with.",
 )

@@ -44,8 +44,10 @@ stays free. Plain functions that take attribute or module names are judged the s
 tuple, logging's ``{}``-style format from data, ``module=`` from data, ``enum.global_enum``,
 contextlib's redirects subclassed, ``os.path.expandvars``/``expanduser`` of a computed
 string), and so is what opens a path hidden from its reader or built from a ``/proc``
-piece. A literal made unreadable to a person is a finding of its own: character codes
-made into text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
+piece, or opens, stats or tests a literal absolute path outside the tree (what lies there
+differs between the box and the person's machine; ``/dev/null`` is the same everywhere).
+A literal made unreadable to a person is a finding of its own: character codes made into
+text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
 the file's that decodes its arguments called with codes), ``bytes.fromhex``, ``base64`` or
 ``codecs.decode`` of a literal, ``"seludom"[::-1]``; decoding data the code receives is
 free. How the process was started (``sys.argv``, ``sys.orig_argv``) is read only in
