@@ -202,7 +202,7 @@ def test_triage_reads_failing_tests_lint_types_and_markers() -> None:
     types = type_findings("src/a.py:4: error: Incompatible types  [assignment]\n", gate="mypy")
     assert [f.key for f in types] == ["type src/a.py"]
     marks = marker_findings({"src/a.py": "x = 1  # TODO: speed this up\n", "img.png": "TODO"})
-    assert [f.title for f in marks] == ["Resolve the TODO in src/a.py: speed this up"]
+    assert [f.title for f in marks] == ["Resolve the TODO at src/a.py:1"]
     assert marks[0].accept == "! grep -qF -- 'x = 1  # TODO: speed this up' src/a.py"
 
 
