@@ -17,10 +17,13 @@ hidden behind /dev/null, and /dev holds the harmless devices alone. An agent rol
 copy of its own CLI's login in its scratch HOME. A relay run as root runs each box's
 command as root of a user namespace of its own that is :data:`BOX_ID` outside, never
 the real root: a file only root may read is unreadable in the box by its mode outside
-what relay shows or shares with it; its box folder is that user's, and what relay shows
-or shares with it is seen through an idmapped mount on which root's files are that user's
-(so a 0600 file of root's there is readable in the box, and what the box writes in a
-share is root's on disk: a share is for a person's own trusted folders).
+what relay shows it; its box folder is that user's; what relay shows it (a tool's or
+virtualenv's folder) is seen read-only through an idmapped mount on which root's files
+are that user's (so a 0600 file of root's in a shown folder is readable there, as it was
+when boxes ran as root); a share is bound as it is and must be writable by that user
+(relay says so and stops otherwise): what the box leaves there is that user's on disk,
+never root's, so a set-user-ID file or a file capability it writes grants nothing on the
+host.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -514,9 +517,10 @@ def setup():
     shown = lines("RELAY_SHOWN")
     for i, s in enumerate(shares, 1):
         made(s)
-        if DROP:  # seen as the box's user's (a share of root's is writable to it)
-            idmapped(f"{box}/shared/{i}", s, RDONLY if s in shown else 0)
-        else:
+        if DROP and s in shown:  # read-only, seen as the box's user's (a tool of root's runs)
+            idmapped(f"{box}/shared/{i}", s, RDONLY)
+        else:  # a writable share as it is: what the box writes there is its user's on disk,
+            # never root's (a set-user-ID file or a capability it leaves grants nothing)
             rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
@@ -933,6 +937,14 @@ class Sandbox:
         tops = emptied_tops([temp, *private])
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
+        if _as_root():
+            for share in shares:
+                if not writable_by(share, BOX_ID):
+                    raise LocalUsageError(
+                        f"the box's user (id {BOX_ID}) cannot write {share}, shared by"
+                        f" {SHARE_ENV}: give it that user (chown -R {BOX_ID}"
+                        f" {shlex.quote(str(share))}) or take it out of the share"
+                    )
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         source = os.environ if env is None else env
         path = source.get("PATH", "")
@@ -1503,6 +1515,17 @@ def named_folders(command: str) -> list[str]:
     except ValueError:
         return []
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
+
+
+def writable_by(folder: Path, uid: int) -> bool:
+    """Whether ``uid`` (in its own group alone, of the same number, as a box's user is)
+    may make entries in ``folder`` by its mode: as its owner, its group or anyone."""
+    st = folder.stat()
+    if st.st_uid == uid:
+        return st.st_mode & 0o300 == 0o300
+    if st.st_gid == uid:
+        return st.st_mode & 0o030 == 0o030
+    return st.st_mode & 0o003 == 0o003
 
 
 def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()) -> list[Path]:
