@@ -11,6 +11,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,6 +179,48 @@ def test_what_a_box_leaves_in_a_share_is_its_user_s_and_makes_no_one_root(
         assert (share / "capped").stat().st_uid == BOX_ID
         got = as_nobody(str(share / "capped"), "^CapEff", "/proc/self/status")
         assert got.split() == ["CapEff:", "0000000000000000"], got
+
+
+@needs_root_boxes
+def test_a_file_of_root_s_in_a_shown_folder_is_read_by_its_bits_for_others(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    """What relay shows is bound as it is: root's files are no one's in the box, so a 0600
+    file of root's in a shown folder (a virtualenv's, a tool's) is unreadable there, while
+    a 0644 one is read and the virtualenv's tool runs; the folders above it, root's alone
+    (0700), are made by relay in the box, so they do not stand in the way."""
+    private = tmp_path / "private"
+    private.mkdir()
+    private.chmod(0o700)  # as /root is
+    done = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(private / "venv")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    tools = private / "venv" / "bin"
+    (tools / "secret.txt").write_text("ROOT-ONLY-5523\n")
+    (tools / "secret.txt").chmod(0o600)
+    (tools / "open.txt").write_text("for all\n")
+    (tools / "open.txt").chmod(0o644)
+    (tools / "mytool").write_text(f"#!{tools / 'python'}\nprint('tool ran')\n")
+    (tools / "mytool").chmod(0o755)
+    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    command = (
+        f"mytool; cat {tools}/open.txt; cat {tools}/secret.txt || echo denied;"
+        f" test -e {tools}/secret.txt && echo there"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "ROOT-ONLY-5523" not in done.stdout, done
+    assert done.stdout.splitlines() == ["tool ran", "for all", "denied", "there"], done
 
 
 @needs_root_boxes
