@@ -287,7 +287,13 @@ def refuse_above_ceiling(asked: int | None, contract: Contract) -> None:
 
 
 def _root(args: argparse.Namespace) -> WorkTree:
-    return WorkTree.open((args.repo_dir or Path.cwd()).resolve())
+    """The clone the command works on; from now on relay's own process never searches a
+    folder of it for a program (its gates and roles still do)."""
+    from relay.edges.ownpath import fence
+
+    where = (args.repo_dir or Path.cwd()).resolve()
+    fence(where)  # before git runs there
+    return WorkTree.open(where)
 
 
 # --- init ---
