@@ -485,3 +485,45 @@ def test_a_git_kept_in_a_folder_of_the_clone_on_the_shells_path_never_runs_as_re
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran.data
     logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-check.log"))
     assert logs and all("result: passed" in p.read_text() for p in logs), logs
+
+
+def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_when_the_entry_fires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    """The person's shell has PYTHONPATH=src when the schedule is made, and a
+    ``src/keyring/`` is kept (relay imports keyring for the loop's secrets): the fired run
+    never imports it, while the gates still get the PYTHONPATH recorded for them."""
+    project = make_project(tmp_path)
+    src = project.root / "src"
+    project.write(
+        "tests/test_pythonpath.py",
+        "import os\n\n\ndef test_pythonpath():\n"
+        f'    assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == {str(src)!r}\n',
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a test of the PYTHONPATH the gates get")
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    with_run_command(project, maker)
+    monkeypatch.setenv("PYTHONPATH", str(src))
+    ran = project.loop("schedule", "--at", "01:30", "--max-iterations", "2", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    marker = tmp_path / "keyring-ran.txt"
+    project.write(
+        "src/keyring/__init__.py",
+        f"import pathlib\n\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "raise ImportError('no usable keyring')\n",
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a package of the project's own named keyring (kept)")
+    [line] = crontab()
+    assert str(src) not in script_path(line).read_text(encoding="utf-8")
+
+    fired = fire(line)
+    assert not marker.exists()
+    errors = (project.root / ".git/relay/loop").joinpath("relay-loop.err.log")
+    assert fired.returncode == 0, fired.stderr + errors.read_text()
+    assert "G1: Multiply" in project.subjects() and project.clean()
+    logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-test.log"))
+    assert logs and all("result: passed" in p.read_text() for p in logs), logs
