@@ -880,6 +880,9 @@ def run_make_here(args: argparse.Namespace) -> Output:
 
 def run_run(args: argparse.Namespace) -> Output:
     """Run the ratchet (or print its plan under --dry-run)."""
+    from relay.edges.ownpath import fence
+
+    fence((args.repo_dir or Path.cwd()).resolve())  # before any git, crontab or managed run
     if getattr(args, "backend", None) == "managed-agents":
         from relay.commands.loop_managed import run_managed
 
