@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -37,9 +38,13 @@ def fenced(folder: str, fences: Sequence[Path]) -> bool:
     """Whether relay's own process must not search ``folder`` (a PATH entry): an empty or
     relative one (the working directory's, which is the clone's) or one inside a clone of
     ``fences`` (their resolved tops)."""
-    if not folder or not os.path.isabs(folder):
-        return True
-    where = _resolved(folder)
+    return not folder or not os.path.isabs(folder) or fenced_at(folder, fences)
+
+
+def fenced_at(folder: str, fences: Sequence[Path]) -> bool:
+    """Whether ``folder`` (a sys.path entry; relative ones are the working directory's)
+    lies inside a clone of ``fences``."""
+    where = _resolved(folder or os.curdir)
     return any(where == f or where.is_relative_to(f) for f in fences)
 
 
@@ -64,11 +69,16 @@ def work_tree_top(where: Path) -> Path:
 
 def fence(root: Path) -> None:
     """Relay's own process never searches a folder of the clone holding ``root`` again
-    (asked before git runs there): its PATH loses them (the boxes keep the PATH as it
-    was)."""
+    (asked before git runs there or relay imports an optional module): its PATH and its
+    sys.path lose them (the boxes keep the PATH as it was; relay's own package stays
+    where it is imported from)."""
     top = work_tree_top(_resolved(str(root)))
     if top not in _FENCES:
         _FENCES.append(top)
+    mine = Path(__file__).resolve().parents[2]  # the folder holding relay/
+    sys.path[:] = [
+        p for p in sys.path if _resolved(p or os.curdir) == mine or not fenced_at(p, _FENCES)
+    ]
     path = os.environ.get("PATH", "")
     own = own_path(path)
     if own != path:

@@ -487,6 +487,18 @@ def test_a_git_kept_in_a_folder_of_the_clone_on_the_shells_path_never_runs_as_re
     assert logs and all("result: passed" in p.read_text() for p in logs), logs
 
 
+def planted_keyring(project: Project, marker: Path) -> None:
+    """A ``src/keyring/`` kept in the clone (relay imports keyring to read the loop's
+    secrets): it says it ran, then hides as a keyring that cannot be used would."""
+    project.write(
+        "src/keyring/__init__.py",
+        f"import pathlib\n\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "raise ImportError('no usable keyring')\n",
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a package of the project's own named keyring (kept)")
+
+
 def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_when_the_entry_fires(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
@@ -510,13 +522,7 @@ def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_when_the_e
     ran = project.loop("schedule", "--at", "01:30", "--max-iterations", "2", "--scheduler", "cron")
     assert ran.status == 0, ran
     marker = tmp_path / "keyring-ran.txt"
-    project.write(
-        "src/keyring/__init__.py",
-        f"import pathlib\n\npathlib.Path({str(marker)!r}).write_text('ran')\n"
-        "raise ImportError('no usable keyring')\n",
-    )
-    project.git("add", "-A")
-    project.git("commit", "-qm", "a package of the project's own named keyring (kept)")
+    planted_keyring(project, marker)
     [line] = crontab()
     assert str(src) not in script_path(line).read_text(encoding="utf-8")
 
@@ -527,3 +533,34 @@ def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_when_the_e
     assert "G1: Multiply" in project.subjects() and project.clean()
     logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-test.log"))
     assert logs and all("result: passed" in p.read_text() for p in logs), logs
+
+
+def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_started_with_it(
+    tmp_path: Path,
+) -> None:
+    """Relay started with PYTHONPATH=src (an entry an older relay registered, or the
+    person's shell) and a ``src/keyring/`` kept: relay's own process drops the clone's
+    folders from its sys.path before it reads the env file's secrets, so it never imports
+    the project's module; the gates still get that PYTHONPATH."""
+    project = make_project(tmp_path)
+    marker = tmp_path / "keyring-ran.txt"
+    planted_keyring(project, marker)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    env_file = project.root / ".git/relay/loop/loop-env.json"
+    assert env_file.is_file()  # `relay loop init` recorded it
+    argv = [sys.executable, "-P", "-m", "relay.cli", "loop", "run", "--maker", maker]
+    argv += ["--env-file", str(env_file), "--max-iterations", "1", "--repo-dir", str(project.root)]
+    env = {
+        "HOME": os.environ["HOME"],
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(project.root / "src"),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    ran = subprocess.run(
+        argv, cwd=project.root, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert not marker.exists()
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert "G1: Multiply" in project.subjects() and project.clean()
