@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
+from relay.edges.ownpath import own_argv
 from relay.errors import ConfigError, Conflict, RelayError, RemoteUnavailable
 
 FALLBACK_NAME = "relay"
@@ -211,7 +212,7 @@ class Clone:
         if top is None:
             try:
                 done = subprocess.run(
-                    ["git", "rev-parse", "--show-toplevel"],
+                    own_argv(["git", "rev-parse", "--show-toplevel"]),
                     cwd=path,
                     capture_output=True,
                     env={**os.environ, **_PLAIN, **_NO_PROMPT},
@@ -634,7 +635,7 @@ class _LocalGit:
         strip_newline_in_stdout: bool = True,
     ) -> str:
         done = subprocess.run(
-            list(command),
+            own_argv(command),  # never a program of a clone's folder on the PATH
             cwd=self.root,
             env={**os.environ, **_PLAIN, **(env or {})},
             stdin=subprocess.DEVNULL,
