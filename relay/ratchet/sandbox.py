@@ -1644,7 +1644,13 @@ def hidden_for(clone: Path) -> tuple[Path, ...]:
         done = subprocess.run(argv, cwd=clone, capture_output=True, text=True, check=False)
         return done.stdout if done.returncode == 0 else ""
 
-    common = Path(git("rev-parse", "--git-common-dir").strip() or ".git")
+    from relay.edges.git import known_dirs
+
+    known = known_dirs(clone)  # git's answer when the clone was found, if it was
+    said = known.common if known is not None else None
+    common = Path(
+        (said if said is not None else git("rev-parse", "--git-common-dir").strip()) or ".git"
+    )
     common = common if common.is_absolute() else clone / common
     urls: list[str] = []
     for name in git("remote").split():
