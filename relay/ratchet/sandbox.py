@@ -1217,6 +1217,8 @@ def _within(path: Path, folder: Path) -> bool:
     compared as text (pathlib's own splits both into parts on each call: a wrap makes
     hundreds of such checks)."""
     inner, outer = str(path), str(folder)
+    if inner.startswith("//") or outer.startswith("//"):  # POSIX's own root: pathlib's way
+        return path.is_relative_to(folder)
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 

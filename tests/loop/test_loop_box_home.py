@@ -295,15 +295,17 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
 @given(
     st.lists(st.sampled_from(["a", "ab", "b", ".x", "a b", "é"]), max_size=4),
     st.lists(st.sampled_from(["a", "ab", "b", ".x", "a b", "é"]), max_size=4),
-    st.booleans(),
+    st.sampled_from(["", "/", "//", "///"]),
+    st.sampled_from(["/", "//", "///"]),
 )
 def test_the_folder_checks_read_paths_as_pathlib_does(
-    inner: list[str], outer: list[str], relative: bool
+    inner: list[str], outer: list[str], root: str, outer_root: str
 ) -> None:
     """The box's folder checks, made on text for speed, agree with ``is_relative_to``:
     a sibling that shares a prefix (``/ab`` beside ``/a``) is not inside, / holds every
-    absolute path, and a relative path is never inside an absolute one."""
-    path = Path(*inner) if relative else Path("/", *inner)
-    folder = Path("/", *outer)
+    absolute path, a relative path is never inside an absolute one, and POSIX's ``//`` is
+    a root of its own."""
+    path = Path(root, *inner)
+    folder = Path(outer_root, *outer)
     assert _within(path, folder) == path.is_relative_to(folder)
     assert _within(folder, path) == folder.is_relative_to(path)
