@@ -296,7 +296,7 @@ def _root(args: argparse.Namespace) -> WorkTree:
 def _project_files(root: Path) -> dict[str, str]:
     files = {}
     for name in PROJECT_FILES:
-        text = read_tree_text(root, name, errors="replace")  # never through a link
+        text = read_tree_text(root, name, errors="replace")  # never out of the tree
         if text is not None:
             files[name] = text
     if (root / "tests").is_dir():
@@ -340,7 +340,7 @@ def _instruction_docs(root: Path) -> dict[str, str]:
     """The project's instruction files that exist, by path."""
     docs = {}
     for name in INSTRUCTION_FILES:
-        text = read_tree_text(root, name, errors="replace")  # never through a link
+        text = read_tree_text(root, name, errors="replace")  # never out of the tree
         if text is not None:
             docs[name] = text
     return docs

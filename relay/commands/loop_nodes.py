@@ -399,8 +399,12 @@ def run_make_here(args: argparse.Namespace) -> Output:
             account = read_private(box.explain, clone_secrets(tree.common_dir()))
             # the maker's files, hashed with this clone's git directory: nothing the maker
             # configured in its own (a hook, an fsmonitor, a filter) runs here; commits folded
-            changes = tree.changed_under(box.tree, head, skip=box.private)
-            made = tree.candidate_from(box.tree, head, changes, f"{goal.id}: node maker")
+            taken = tree.take(box.tree, head, skip=box.private)
+            if taken.refused is not None:
+                raise ConfigError(
+                    f"relay cannot take the maker's tree: {taken.refused}; nothing was taken"
+                )
+            made = tree.commit_tree(taken.tree, head, f"{goal.id}: node maker")
             diff = tree.git("diff", "--binary", "--no-color", "--no-ext-diff", head, made)
     finally:
         shutil.rmtree(work, ignore_errors=True)

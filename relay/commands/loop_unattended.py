@@ -393,15 +393,19 @@ def _coverage_files(report: Path) -> dict[str, float]:
 
 
 def _texts(root: Path) -> dict[str, str]:
-    """The tracked files' texts, the loop's own spine left out (its goals name markers)."""
+    """The tracked files' texts, the loop's own spine left out (its goals name markers).
+    A tracked link is not read under its own name: the file it leads to, when it is one
+    of the tree's, is read under its own (one marker, one goal); nothing is read out of
+    the tree (:func:`read_tree_text`)."""
     done = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
+        ["git", "ls-files", "-s", "-z"], cwd=root, capture_output=True, text=True, check=False
     )
     texts = {}
-    for path in (p for p in done.stdout.split("\0") if p):
-        if path.startswith("docs/loop/"):
+    for entry in (e for e in done.stdout.split("\0") if e):
+        meta, _, path = entry.partition("\t")  # "mode sha stage\tpath"
+        if path.startswith("docs/loop/") or meta.startswith(("120000 ", "160000 ")):
             continue
-        text = read_tree_text(root, path)  # a link (a maker's, kept) is never followed
+        text = read_tree_text(root, path)
         if text is not None:
             texts[path] = text
     return texts

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -20,8 +21,10 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from relay.edges import lineends
 from relay.edges.git import Clone, known_dirs
 from relay.errors import ConfigError
 
@@ -37,6 +40,7 @@ _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+_FILE = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 
 
 def _git_dir(root: Path) -> Path:
@@ -153,6 +157,32 @@ def _lands(top: Path, path: str) -> tuple[str, ...] | None:
     return tuple(done)
 
 
+def _unreadable_git_file(tree: Path, skip: Sequence[str]) -> str | None:
+    """The first ``.gitignore`` or ``.gitattributes`` under ``tree`` (but ``skip`` and
+    ``.git``) that is neither a regular file nor a link: a FIFO there blocks the git
+    command that opens it (listing the untracked files, reading attributes) for ever.
+    No link is followed on the way."""
+    left_out = set(skip)
+    for top, dirs, files in os.walk(tree):
+        here = Path(top).relative_to(tree).as_posix()
+        at = "" if here == "." else f"{here}/"
+        dirs[:] = [d for d in dirs if d != ".git" and f"{at}{d}" not in left_out]
+        for name in (".gitignore", ".gitattributes"):
+            if name in files:
+                mode = os.lstat(os.path.join(top, name)).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                    return f"{at}{name}"
+    return None
+
+
+def _blob_id(data: bytes, width: int) -> str:
+    """The id git gives a blob of ``data`` (sha-1, or sha-256 where ids are ``width`` 64)."""
+    made = hashlib.sha256() if width == 64 else hashlib.sha1()
+    made.update(b"blob %d\0" % len(data))
+    made.update(data)
+    return made.hexdigest()
+
+
 def _quoted(path: str) -> str:
     """``path`` as one line of ``hash-object --stdin-paths`` (C-quoted when it holds a
     newline or starts with a quote, which that line would otherwise mean)."""
@@ -211,6 +241,16 @@ def _parent(top: Path, path: str) -> Iterator[int | None]:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A maker's tree as a candidate (:meth:`WorkTree.take`): the paths it changes, the
+    tree object of the base with them, and why it cannot be taken (None when it can)."""
+
+    paths: list[str]
+    tree: str
+    refused: str | None
 
 
 class WorkTree:
@@ -457,11 +497,6 @@ class WorkTree:
             lines.append(self.git("hash-object", "--no-filters", "--", *changed))
         return "\0".join(lines)
 
-    def changed_under(self, tree: Path, base: str, skip: Sequence[str] = ()) -> list[str]:
-        """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
-        ``skip`` (see :meth:`taken_from`)."""
-        return self.taken_from(tree, base, skip)[0]
-
     def taken_from(self, tree: Path, base: str, skip: Sequence[str] = ()) -> tuple[list[str], str]:
         """The paths whose files under ``tree`` (a maker's clone) differ from ``base``, but
         ``skip``, and the tree object of ``base`` with those paths as ``tree`` has them.
@@ -496,23 +531,55 @@ class WorkTree:
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            self._hash_raw(tree, base, env, [":/", *left_out])
+            nested = self._hash_raw(tree, base, env, [":/", *left_out])
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
-        paths = sorted(
-            p for p in out.split("\0") if p and p not in skip and not p.startswith(inside)
-        )
+        listed = [p for p in out.split("\0") if p]
+        paths = sorted(p for p in listed if p not in skip and not p.startswith(inside))
+        if len(paths) < len(listed):  # what a skip entry changed is no part of the tree
+            made = self._tree_with(base, made, paths)
+        # a nested repository is named too (the take refuses it: see :meth:`refusal`)
+        paths += sorted(p for p in nested if p not in skip and not p.startswith(inside))
         return paths, made
 
-    def _hash_raw(self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]) -> None:
+    def take(self, tree: Path, base: str, skip: Sequence[str] = ()) -> Taken:
+        """A maker's tree (or the clone a node's maker left) as a candidate: the paths it
+        changes against ``base`` and the tree object of them (:meth:`taken_from`), and why
+        it cannot be taken (:meth:`refusal`). Every path from a maker's files to a candidate
+        goes through here, so each is refused alike."""
+        odd = _unreadable_git_file(_a_folder(tree), skip)
+        if odd is not None:  # git would block opening it: nothing of the tree is asked of git
+            why = f"`{odd}` is neither a file, a link nor a folder in the candidate"
+            return Taken([odd], self.tree_of(base), why)
+        paths, made = self.taken_from(tree, base, skip)
+        return Taken(paths, made, self.refusal(tree, paths))
+
+    def _tree_with(self, base: str, source: str, paths: Sequence[str]) -> str:
+        """The tree object of ``base`` with ``paths`` as the tree-ish ``source`` has them
+        (removed where it has none)."""
+        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", base, env=env)
+            if paths:
+                self.git("reset", "-q", source, "--", *paths, env=env)
+            return self.git("write-tree", env=env).strip()
+
+    def _hash_raw(
+        self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]
+    ) -> list[str]:
         """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
-        index ``env`` names (read from ``base``) as its bytes are: hashed by
-        ``hash-object --no-filters``, so no filter the person's git configures (git-lfs's
-        clean, any ``filter.<x>.clean``) runs on the maker's files on the host, whatever
-        attributes its tree declares, and no end-of-line conversion. A link is stored as
-        its text; a path gone, under a link or a folder now is removed; a FIFO or device
-        is removed (the take then refuses it); a submodule is left as ``base`` has it."""
+        index ``env`` names (read from ``base``) as git would store it, with no filter
+        driver run: hashed by ``hash-object --no-filters``, so no filter the person's git
+        configures (git-lfs's clean, any ``filter.<x>.clean``) runs on the maker's files on
+        the host, whatever attributes its tree declares. git's own conversions, which run
+        no program, are done in-process first (:mod:`relay.edges.lineends`: end of line by
+        ``core.autocrlf`` and the ``text``/``eol`` attributes, ``ident``), and with
+        ``core.fileMode=false`` an executable bit is taken from ``base``, as ``git add``
+        does. A link is stored as its text; a path gone, under a link or a folder now is
+        removed; a FIFO or device is removed (the take then refuses it); a submodule is
+        left as ``base`` has it. The untracked nested repositories met (git would store
+        each as a gitlink) are returned, not stored."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
@@ -521,26 +588,45 @@ class WorkTree:
             env=env,
         )  # fmt: skip
         names: dict[str, None] = {}  # in order, once each
-        tracked: set[str] = set()
+        tracked: dict[str, tuple[str, str]] = {}  # path: (mode, sha) as base has it
+        nested: list[str] = []
         zero = ""
         for entry in staged.split("\0"):
             meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
             if name and not meta.startswith("160000 "):  # a submodule stays as base has it
                 names[name] = None
-                tracked.add(name)
-                zero = "0" * len(meta.split(" ")[1])
+                mode_sha = meta.split(" ")
+                tracked[name] = (mode_sha[0], mode_sha[1])
+                zero = "0" * len(mode_sha[1])
         for name in others.split("\0"):
-            if name and not name.endswith("/"):  # "x/": a nested repository, not taken
+            if name.endswith("/"):  # "x/": a nested repository (git add: a gitlink)
+                nested.append(name.rstrip("/"))
+            elif name:
                 names[name] = None
         kinds = _kinds(tree, list(names))
+        files = [name for name, kind in kinds.items() if kind == "file"]
+        converts = self._conversions(tree, env, files)
+        exec_bits = self._config("--bool", "core.fileMode") != "false"
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
             hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
             feed: list[str] = []
             for name, kind in kinds.items():
                 if kind == "file":
                     mode = os.lstat(os.path.join(tree, name)).st_mode
-                    hashed.append((name, "100755" if mode & stat.S_IXUSR else "100644"))
-                    feed.append(_quoted(name))
+                    was = tracked.get(name, ("", ""))
+                    if exec_bits:
+                        kept = "100755" if mode & stat.S_IXUSR else "100644"
+                    else:  # git add keeps the index's bit where it trusts none
+                        kept = was[0] if was[0] in ("100644", "100755") else "100644"
+                    hashed.append((name, kept))
+                    how = converts.get(name)
+                    made = None if how is None else self._converted(tree, name, how, was[1])
+                    if made is None:
+                        feed.append(_quoted(name))
+                    else:
+                        text = Path(texts) / str(len(feed))
+                        text.write_bytes(made)
+                        feed.append(str(text))
                 elif kind == "link":
                     with _parent(tree, name) as fd:
                         assert fd is not None
@@ -561,36 +647,76 @@ class WorkTree:
         info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
         if info:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
+        return nested
+
+    def _config(self, *args: str) -> str | None:
+        """A value of this clone's git configuration (``git config --get``), None when unset."""
+        try:
+            return self.git("config", *args[:-1], "--get", args[-1]).strip()
+        except Exception:
+            return None
+
+    def _conversions(
+        self, tree: Path, env: dict[str, str], files: Sequence[str]
+    ) -> dict[str, tuple[lineends.Action, bool]]:
+        """The files among ``files`` (under ``tree``) that git's own conversions could
+        change as ``git add`` stores them: the end-of-line action and whether ``ident``
+        applies, by path. The attributes are read as git add in ``tree`` reads them, its
+        ``.gitattributes`` with this clone's own configuration (``check-attr`` runs
+        nothing)."""
+        if not files:
+            return {}
+        crlf = lineends.autocrlf(self._config("core.autocrlf"))
+        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
+        asked = ["check-attr", "-z", "--stdin", *lineends.ATTRIBUTES]
+        said = _fed(tree, [*own, *asked], "\0".join(files) + "\0", env).split("\0")
+        attrs: dict[str, dict[str, str]] = {}
+        for at in range(0, len(said) - 2, 3):
+            attrs.setdefault(said[at], {})[said[at + 1]] = said[at + 2]
+        found = {}
+        for name in files:
+            given = attrs.get(name, {})
+            how = lineends.action(given, crlf)
+            ident = given.get("ident") == "set"
+            if how is not lineends.Action.NONE or ident:
+                found[name] = (how, ident)
+        return found
+
+    def _converted(
+        self, tree: Path, name: str, how: tuple[lineends.Action, bool], was: str
+    ) -> bytes | None:
+        """The file ``name`` under ``tree`` as git's own conversions store it, None when
+        they leave it as it is (read through no link; ``was``: the blob base has there)."""
+        with _parent(tree, name) as fd:
+            assert fd is not None
+            opened = os.open(PurePosixPath(name).name, _FILE, dir_fd=fd)
+        with os.fdopen(opened, "rb") as file:
+            data = file.read(CANDIDATE_FILE_CAP + 1)
+        action, ident = how
+        if not (action is not lineends.Action.NONE and b"\r\n" in data) and not (
+            ident and b"$Id" in data
+        ):
+            return None  # nothing a conversion would change
+        if was and _blob_id(data, len(was)) == was:
+            return None  # the base's own bytes: unchanged, as git's status sees it
+        index_crlf = False
+        if action is lineends.Action.AUTO and was and b"\r\n" in data:
+            index_crlf = lineends.holds_crlf(self._blob(was))
+        made = lineends.to_git(data, action, index_crlf=index_crlf, ident=ident)
+        return None if made == data else made
+
+    def _blob(self, sha: str) -> bytes:
+        """The bytes of the blob ``sha`` of this clone."""
+        return subprocess.run(
+            ["git", *NO_HOOKS, "cat-file", "blob", sha],
+            cwd=self.root,
+            capture_output=True,
+            check=True,
+        ).stdout
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """A commit of the tree object ``tree`` on ``parent``, off every branch."""
         return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
-
-    def candidate_from(
-        self,
-        tree: Path,
-        base: str,
-        paths: Sequence[str],
-        message: str,
-        *,
-        parent: str | None = None,
-    ) -> str:
-        """A commit of ``base`` plus ``paths`` as the files under ``tree`` (a maker's clone)
-        have them, off every branch (its parent ``parent``, else ``base``), hashed with
-        this clone's own git directory and a private index (nothing of the maker's git
-        directory is read or run)."""
-        _a_folder(tree)
-        own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
-        off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-        with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self.git(*off, *own, "read-tree", base, env=env)
-            if paths:
-                self._hash_raw(tree, base, env, [f":(top,literal){p}" for p in paths])
-            made = self.git(*off, *own, "write-tree", env=env).strip()
-        return self.git(
-            "commit-tree", made, "-p", parent or base, "-m", message, identity=True
-        ).strip()
 
     def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
         """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this
@@ -601,35 +727,48 @@ class WorkTree:
         file the clone's own attributes put through a filter (git-lfs's, any other: relay
         hashed the maker's bytes raw, where the person's git would store what the filter
         makes of them, and it runs no filter on a maker's bytes)."""
-        filtered = self._filtered([p for p in paths if _kind(source, p) == "file"])
+        kinds = {p: _kind(source, p) for p in paths}
+        for path, kind in kinds.items():
+            if kind == "dir" and _kind(source, f"{path}/.git") != "gone":
+                return (
+                    f"`{path}` is a git repository of its own: relay records no gitlink to a"
+                    " commit that only the maker's box held (copy its files in without .git)"
+                )
+        filtered = self._filtered([p for p, kind in kinds.items() if kind == "file"])
         if filtered is not None:
-            path, driver = filtered
+            path, attribute, value = filtered
+            if attribute == "filter":
+                return (
+                    f"`{path}` goes through this clone's `filter={value}` (its .gitattributes):"
+                    " relay runs no filter on a maker's files, so it cannot store it as git would"
+                )
             return (
-                f"`{path}` goes through this clone's `filter={driver}` (its .gitattributes):"
-                " relay runs no filter on a maker's files, so it cannot store it as git would"
+                f"`{path}` is re-encoded by this clone's `{attribute}={value}` (its"
+                " .gitattributes): relay does not re-encode a maker's files, so it cannot store"
+                " it as git would"
             )
         wanted = set(paths)
-        for path in paths:
-            why = self._refusal(source, path, _kind(source, path), wanted)
+        for path, kind in kinds.items():
+            why = self._refusal(source, path, kind, wanted)
             if why is not None:
                 return why
         return None
 
-    def _filtered(self, paths: Sequence[str]) -> tuple[str, str] | None:
+    def _filtered(self, paths: Sequence[str]) -> tuple[str, str, str] | None:
         """The first of ``paths`` (files the candidate holds: git filters no removal and no
         link) whose ``filter`` attribute, as this clone's own attributes set it, names a
-        driver, and that driver; None when none does (``git check-attr`` reads attributes
-        and runs nothing)."""
+        driver (or whose ``working-tree-encoding`` names an encoding, which relay does not
+        convert), with the attribute and its value; None when none does (``git check-attr``
+        reads attributes and runs nothing)."""
         if not paths:
             return None
-        said = _fed(
-            self.root, ["check-attr", "-z", "--stdin", "filter"], "\0".join(paths) + "\0", {}
-        )
+        asked = ["check-attr", "-z", "--stdin", "filter", "working-tree-encoding"]
+        said = _fed(self.root, asked, "\0".join(paths) + "\0", {})
         fields = said.split("\0")
         for at in range(0, len(fields) - 2, 3):
-            path, value = fields[at], fields[at + 2]
+            path, attribute, value = fields[at : at + 3]
             if value not in ("unspecified", "unset", "set", ""):
-                return path, value
+                return path, attribute, value
         return None
 
     def carried(self, work: str, onto: str, message: str) -> str | None:

@@ -455,12 +455,12 @@ class Judge:
                 # own git directory (the maker's git directory and configuration are never
                 # used): its commits are thereby folded. It is a commit of relay's, off
                 # every branch: the person's tree and branch get it only when it is kept
-                taken, tree = self.tree.taken_from(box.tree, before, skip=box.private)
-                theirs = sorted(set(taken) & set(baseline.untracked))
-                if not theirs:
-                    refused = self.tree.refusal(box.tree, taken)
+                taken = self.tree.take(box.tree, before, skip=box.private)
+                theirs = sorted(set(taken.paths) & set(baseline.untracked))
+                refused = None if theirs else taken.refused
                 if not theirs and refused is None:
-                    made = self.tree.commit_tree(tree, head, f"{goal.id}: {goal.title} (candidate)")
+                    what = f"{goal.id}: {goal.title} (candidate)"
+                    made = self.tree.commit_tree(taken.tree, head, what)
         if escaped is not None:
             git_state.put_back(self.tree, refs=False)
             return escaped, None

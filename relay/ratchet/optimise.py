@@ -349,7 +349,11 @@ def _attempt(
         if broken is not None:  # read nothing through a link the maker put in its box
             what = f"the maker's box is not as relay made it: {broken}"
             return Attempt(Failed(Category.PROTECTED, what, what + "; nothing was taken"), idea)
-        changes = run.tree.changed_under(where, head, skip=box.private)
+        taken = run.tree.take(where, head, skip=box.private)
+        if taken.refused is not None:
+            what = f"relay cannot take the candidate into the clone: {taken.refused}"
+            return Attempt(Failed(Category.PROTECTED, what, what + "; nothing was taken"), idea)
+        changes = taken.paths
         bad = _protected(run, where, changes, declared=goal.paths)
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
@@ -365,7 +369,7 @@ def _attempt(
         if not changes:
             return Attempt(Failed(Category.METRIC, "the maker changed nothing", ""), idea)
         # the candidate's objects come into the person's clone by relay's hand alone
-        made = run.tree.candidate_from(where, head, changes, f"{goal.id}: {goal.title} (candidate)")
+        made = run.tree.commit_tree(taken.tree, head, f"{goal.id}: {goal.title} (candidate)")
     # the maker's clone is gone; the candidate's code runs only in sandboxed clones
     with judge.boxed(made) as candidate:
         after = measure(

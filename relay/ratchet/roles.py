@@ -195,7 +195,7 @@ def run_role(
         timeout = min(timeout, settings.timeout)
     if settings is not None and settings.instructions:
         # the role's instructions file heads its brief (read from the person's clone)
-        # never through a link: a kept change could have made the file one to a host file
+        # never out of the tree: a kept change could have made the file a link to a host file
         given = read_tree_text(threads_root or cwd, settings.instructions, errors="replace")
         if given is not None:
             said = given.strip()

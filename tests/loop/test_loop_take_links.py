@@ -32,7 +32,7 @@ def test_a_folder_turned_into_a_link_out_of_the_tree_is_refused_with_nothing_wri
     subprocess.run(["rm", "-rf", str(maker / "data")], check=True)
     (maker / "data").symlink_to("../victim")
     (maker / "app.py").write_text("x = 2\n")
-    taken = tree.changed_under(maker, tree.head())
+    taken = tree.take(maker, tree.head()).paths
     assert set(taken) == {"app.py", "data", "data/keep.txt"}
     beside = tmp_path / "victim"  # ../victim from the person's clone
     assert (
@@ -70,7 +70,7 @@ def test_a_link_inside_the_tree_and_a_file_into_a_new_folder_are_not_refused(
     (maker / "data").symlink_to("store")
     (maker / "run.sh").write_text("#!/bin/sh\n")
     (maker / "run.sh").chmod(0o755)
-    taken = tree.changed_under(maker, tree.head())
+    taken = tree.take(maker, tree.head()).paths
     assert set(taken) == {"data", "data/keep.txt", "store/keep.txt", "run.sh"}
     assert tree.refusal(maker, taken) is None
     # a folder the candidate replaces with a file is refused while it holds others
@@ -121,4 +121,4 @@ def test_a_makers_tree_swapped_for_a_link_is_hashed_by_no_caller(tmp_path: Path)
     with pytest.raises(ConfigError, match="not a folder"):
         tree.taken_from(maker, head)
     with pytest.raises(ConfigError, match="not a folder"):
-        tree.candidate_from(maker, head, ["id_key"], "taken")
+        tree.take(maker, head)

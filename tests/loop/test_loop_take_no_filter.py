@@ -1,7 +1,8 @@
 """Relay hashes a maker's tree with no filter of the person's git: whatever attributes
 the maker's tree declares (``*.bin filter=evil``, git-lfs's ``filter=lfs``), no clean
 filter the person's configuration defines runs on the host; the candidate holds the
-maker's bytes as they are (a link as its text, an executable bit kept)."""
+maker's bytes as git would store them with no driver run (a link as its text, an
+executable bit kept, line ends as git's own text rules say)."""
 
 from __future__ import annotations
 
@@ -49,14 +50,15 @@ def test_taking_a_makers_tree_runs_no_filter_of_the_persons(tmp_path: Path) -> N
     os.symlink("app.py", maker / "alias.py")
     try:
         paths, made = tree.taken_from(maker, tree.head())
-        commit = tree.candidate_from(maker, tree.head(), paths, "taken")
+        commit = tree.commit_tree(made, tree.head(), "taken")
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
     assert paths == [".gitattributes", "alias.py", "app.py", "payload.bin", "run.sh"]
-    assert tree.tree_of(commit) == made
-    assert blob(tree.root, f"{made}:payload.bin") == PAYLOAD.encode()
-    assert blob(tree.root, f"{made}:app.py") == b"x = 2\r\n"  # no end-of-line conversion
+    # the maker's `* text` and the person's autocrlf: git's own end-of-line conversion
+    # (done in-process, no program run), as git add stores them; never the filter's
+    assert blob(tree.root, f"{made}:payload.bin") == PAYLOAD.replace("\r\n", "\n").encode()
+    assert blob(tree.root, f"{made}:app.py") == b"x = 2\n"
     listed = {p: mode for p, mode in tree.listing(commit)}
     assert listed["alias.py"] == "120000" and listed["run.sh"] == "100755"
     assert blob(tree.root, f"{made}:alias.py") == b"app.py"
@@ -106,7 +108,7 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
     (maker / "data.bin").write_text(PAYLOAD)
     (maker / "app.py").write_text("x = 3\n")
     try:
-        taken = tree.changed_under(maker, tree.head())
+        taken = tree.take(maker, tree.head()).paths
         assert taken == ["app.py", "data.bin"]
         assert tree.refusal(maker, taken) == (
             "`data.bin` goes through this clone's `filter=evil` (its .gitattributes): relay"
@@ -114,7 +116,7 @@ def test_a_file_the_persons_attributes_filter_is_refused_not_stored_raw(tmp_path
         )
         assert tree.refusal(maker, ["app.py"]) is None
         (maker / "data.bin").unlink()  # a removal goes through no filter
-        assert tree.refusal(maker, tree.changed_under(maker, tree.head())) is None
+        assert tree.refusal(maker, tree.take(maker, tree.head()).paths) is None
         assert not mark.exists()
     finally:
         mark.unlink(missing_ok=True)
