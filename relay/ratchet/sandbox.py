@@ -759,7 +759,7 @@ def _enter() -> list[str]:
 def _entry() -> str:
     """:data:`_ENTER` compiled once a run, its code object on the command line (marshal's
     format is the interpreter's own, and the box runs this very interpreter): each box then
-    starts without compiling the set-up again (compressed, it is no longer than its text)."""
+    starts without compiling the set-up again (compressed, about as long as its text)."""
     import binascii
     import marshal
     import zlib
