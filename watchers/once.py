@@ -13,8 +13,10 @@ import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from relay.edges.github import GitHubClient
 from relay.edges.github.credentials import Token
@@ -22,7 +24,7 @@ from relay.edges.local import PassRecord
 from relay.errors import ConfigError, RelayError
 from relay.node.apply import Applier
 from relay.node.context import NodeContext, client
-from relay.node.execute import run_limits
+from relay.node.execute import TaskBox, run_limits
 from relay.node.observe import closed_since, observe, refresh, to_user
 from relay.node.redaction import redact_lines
 from relay.protocol import (
@@ -203,7 +205,7 @@ async def _pass(
                     ran = await asyncio.to_thread(ran_already, ctx, snapshot)
                     snapshot = snapshot.model_copy(update={"master": master, "ran": ran})
                     actions = decide(snapshot, ctx.node, datetime.now(UTC))
-            applier = Applier(gh, ctx, snapshot, token=token.value, verbose=verbose)
+            applier = Applier(gh, ctx, snapshot, token=token.value, verbose=verbose, boxer=task_box)
             await applier.apply(actions)
             report.lines += applier.lines
             report.tasks += applier.tasks
@@ -226,6 +228,14 @@ async def _pass(
                     f"wire: {stats.retries} retries, {stats.found_after_loss} lost answers found"
                     f" (of {stats.lost_answers} lost), {stats.requests} requests"
                 )
+
+
+def task_box(root: Path, commit: str) -> AbstractContextManager[TaskBox]:
+    """The box a boxed TASK's steps run in: the loop's judged box of ``commit`` (loaded
+    only when such a TASK comes: an idle pass never imports the loop)."""
+    from relay.ratchet.measure import task_box as judged_box
+
+    return judged_box(root, commit)
 
 
 def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:

@@ -149,6 +149,8 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
         shell=old.shell,
         verification=old.verification,
         artifacts=old.artifacts,
+        commit=old.commit,
+        boxed=old.boxed,
     )
     await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)
     return f"TASK {old.task} was gone from the thread: posted again as TASK {plan.task}"

@@ -157,6 +157,7 @@ class NodeMaker:
             "task", str(job),
             "--step", f"relay loop make-here {goal.id}",
             "--checkout", branch,
+            "--commit", base,  # signed with the TASK: a branch pushed over runs nothing
             "--scope", "test",
             "--artifact", diff_name(goal.id),
             "--artifact", account_name(goal.id),
@@ -175,6 +176,13 @@ class NodeMaker:
         self.answered[job] = status
         if status != "done":
             return None, f"the maker on {self.node} answered {status} (job #{job}): {summary}"
+        ran = str(result.get("commit") or "")
+        if ran != base:  # a diff made on another commit is no diff of this base
+            at = f"at {ran[:12]}" if ran else "at no commit it names"
+            return None, (
+                f"the maker on {self.node} answered done {at}, not at {base[:12]} (job #{job});"
+                " refused"
+            )
         records = {str(a.get("path")): a for a in result.get("artifacts") or []}
         got: dict[str, bytes | None] = {}
         for name in (diff_name(goal.id), account_name(goal.id)):

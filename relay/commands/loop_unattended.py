@@ -106,6 +106,11 @@ class RelayJobs:
             *steps,
             "--checkout",
             branch,
+            # signed with the TASK: the worker runs nothing when the branch is not there
+            "--commit",
+            commit,
+            # the candidate's code runs in the worker's judged box, never beside its clone
+            "--boxed",
             "--scope",
             "test",
             "--verification",  # the job's stopping condition: its RESULT lets resolve close it
@@ -125,10 +130,12 @@ class RelayJobs:
         result = data.get("result") or {}
         return Answer(
             issue=job,
-            task=int(posted["task"]),
+            task=int(result.get("task") or data.get("task") or 0),
             status=str(result.get("status", "half-done")),
             summary=str(result.get("summary", result.get("known", ""))),
             excerpt=str(result.get("excerpt", "")),
+            commit=str(result.get("commit") or ""),
+            asked=int(posted["task"]),
         )
 
     def resolve(self, job: int, summary: str) -> None:

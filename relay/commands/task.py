@@ -46,6 +46,18 @@ def register(sub: Any) -> None:
         help="a file or glob in the worker's clone to bring back with the RESULT (repeatable)",
     )
     p.add_argument(
+        "--commit",
+        default=None,
+        metavar="SHA",
+        help="the commit --checkout's branch must be at: the worker refuses any other tip",
+    )
+    p.add_argument(
+        "--boxed",
+        action="store_true",
+        help="run the steps in the worker's judged box (a clone of --commit behind the"
+        " maker's boundary), never in its clone: for code nobody on the worker vouches for",
+    )
+    p.add_argument(
         "--verification",
         action="store_true",
         help="this TASK is the job's stopping condition: its passing RESULT lets it resolve",
@@ -97,6 +109,8 @@ def run(args: argparse.Namespace) -> Output:
             shell=args.shell,
             verification=args.verification,
             artifacts=tuple(args.artifact),
+            commit=args.commit,
+            boxed=args.boxed,
             label_events=events,
         )
         await apply_plan(gh, plan, sign=ctx.sign, ctx=ctx)

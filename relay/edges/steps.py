@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 DEFAULT_CAP = 256 * 1024  # bytes of output kept per step (head + tail)
@@ -361,17 +361,21 @@ def run_steps(
     grace: float = KILL_GRACE,
     on_start: Callable[[int], None] | None = None,
     shell: str | None = None,
+    wrap: Callable[[str], str] | None = None,
 ) -> RunOutcome:
     """Run the steps in order, each with ``timeout`` seconds; stop at the first failure,
-    or when relay is asked to stop (the steps after the interrupted one never start)."""
+    or when relay is asked to stop (the steps after the interrupted one never start).
+    ``wrap``: what each step runs as (a box around it); its outcome names the step."""
     done: list[StepOutcome] = []
     for command in steps:
         if _STOP.asked.is_set():
             return RunOutcome(RunStatus.STOPPED, tuple(done))
         outcome = run_step(
-            command, cwd=cwd, timeout=timeout, cap=cap, env=env, grace=grace,
-            on_start=on_start, shell=shell,
+            wrap(command) if wrap else command, cwd=cwd, timeout=timeout, cap=cap, env=env,
+            grace=grace, on_start=on_start, shell=shell,
         )  # fmt: skip
+        if wrap is not None:
+            outcome = replace(outcome, command=command)
         done.append(outcome)
         if outcome.stopped:
             return RunOutcome(RunStatus.STOPPED, tuple(done))

@@ -13,10 +13,11 @@ import configparser
 import fnmatch
 import json
 import re
+import shlex
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from relay.loop.contract import ENV_ONLY_MAKER
@@ -261,6 +262,209 @@ def defines_gates(path: str) -> bool:
     return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
 
 
+# programs that run the script they are given (``sh scripts/check.sh``, ``python
+# tools/lint.py``): the script is as much the gate's definition as the command is
+INTERPRETERS = re.compile(
+    r"^(?:sh|bash|dash|zsh|ksh|mksh|fish|python(?:\d+(?:\.\d+)?)?|pypy\d*|node|deno|bun|perl"
+    r"|ruby|php|lua|tclsh|Rscript|pwsh|awk|gawk|source|\.)$"
+)
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh"})
+# what runs the rest of its words as a command of its own (``env X=1 sh x.sh``)
+WRAPPERS = frozenset(
+    {"env", "exec", "command", "nice", "nohup", "time", "timeout", "xvfb-run", "stdbuf",
+     "chronic", "sudo"}
+)  # fmt: skip
+# runners whose ``run`` word is followed by the command they run (``uv run sh x.sh``)
+RUNNERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "pnpm", "yarn"})
+_MAKE_DIRS = ("GNUmakefile", "makefile", "Makefile")
+
+
+def gate_scripts(
+    commands: Iterable[str],
+    files: Iterable[str],
+    read: Callable[[str], str | None] = lambda _: None,
+    *,
+    root: str = "",
+) -> frozenset[str]:
+    """Every file of the tree (``files``: its paths) that a gate or acceptance command
+    (``commands``) names or resolves to, and, in turn, every file such a script or
+    makefile names the same way and the modules a Python script imports from its own
+    folder (``read``: a file's text at the baseline, None when unreadable): the program
+    itself when it is in the tree (``./check``, ``bin/lint``), the script an interpreter
+    is given (``sh scripts/check.sh``, ``python tools/lint.py``, ``python -m tools.lint``),
+    a makefile (``make -f ci.mk``, ``make -C sub``), an option's value (``--config
+    lint.cfg``) and a path argument that is not the project's source or a test (which the
+    gates check, not define). A maker that could
+    rewrite one could pass any gate, as with a Makefile's target. ``root``: the tree's
+    absolute path, for a command that names a file of it in full."""
+    have = frozenset(files)
+    found: set[str] = set()
+    queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
+    while queue:
+        path = queue.pop()
+        if path in found:
+            continue
+        found.add(path)
+        body = read(path)
+        if not body:
+            continue
+        if path.endswith(".py"):  # what a Python script imports from beside it
+            queue += _beside(path, body, have)
+        elif not path.endswith(SOURCE_SUFFIXES):  # a shell script's or makefile's commands
+            queue += _named_files(body, have, root, script=True)
+    return frozenset(found)
+
+
+_IMPORTS = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\b|import\s+([\w., \t]+))", re.M)
+
+
+def _beside(script: str, text: str, have: frozenset[str]) -> list[str]:
+    """The tree's modules a Python gate script imports from its own folder (Python puts
+    a script's folder first on sys.path): ``tools/lint.py``'s ``import rules`` is
+    ``tools/rules.py``. Not for a script at the top or in ``src/``, whose neighbours are
+    the project's own modules, which the gates check."""
+    folder = str(PurePosixPath(script).parent)
+    if folder in (".", "src"):
+        return []
+    out = []
+    for match in _IMPORTS.finditer(text):
+        names = [match.group(1)] if match.group(1) else match.group(2).split(",")
+        for name in names:
+            dotted = name.strip().split(" ")[0].lstrip(".").replace(".", "/")
+            if not dotted:
+                continue
+            for cand in (f"{folder}/{dotted}.py", f"{folder}/{dotted}/__init__.py"):
+                if cand in have and not is_test_file(cand):
+                    out.append(cand)
+    return out
+
+
+def _named_files(text: str, have: frozenset[str], root: str, *, script: bool) -> list[str]:
+    """The tree's files one command text names (see ``gate_scripts``), a line at a time,
+    each split as the shell splits it (quotes kept whole, ``;``, ``&&``, ``|``, ``(``
+    separating commands); ``script``: a script's or makefile's text (comments, a recipe's
+    ``@``/``-``)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#" if script else ""
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            tokens = line.split()
+        words: list[str] = []
+        for token in [*tokens, ";"]:
+            if token and all(c in "();<>|&" for c in token):
+                if words and script:
+                    words[0] = words[0].lstrip("@-+")
+                out += _words_files([w for w in words if w], have, root)
+                words = []
+            else:
+                words.append(token)
+    return out
+
+
+def _in_tree(word: str, have: frozenset[str], root: str) -> str | None:
+    """The tree's path ``word`` names, or None (``./x``, ``x``, ``/root/x``)."""
+    word = word.strip("'\"")
+    if root and word.startswith(root.rstrip("/") + "/"):
+        word = word[len(root.rstrip("/")) + 1 :]
+    if not word or word.startswith("/") or "$" in word:
+        return None
+    parts = [p for p in PurePosixPath(word).parts if p != "."]
+    if ".." in parts or not parts:
+        return None
+    path = "/".join(parts)
+    return path if path in have else None
+
+
+def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]:
+    """The tree's files one simple command's words name (see ``gate_scripts``)."""
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words = words[1:]  # X=1 before the program
+    if not words:
+        return []
+    out: list[str] = []
+    program = words[0]
+    base = program.rsplit("/", 1)[-1]
+    own = _in_tree(program, have, root)
+    if own is not None:
+        out.append(own)
+    rest = words[1:]
+    if base in WRAPPERS:
+        rest = [w for w in rest if not re.match(r"^[A-Za-z_]\w*=", w)]
+        while rest and (rest[0].startswith("-") or rest[0][:1].isdigit()):
+            rest = rest[1:]  # timeout 60, nice -n 5: options and numbers before the command
+        return out + _words_files(rest, have, root)
+    if base in RUNNERS and rest:
+        skip = 1 if rest[0] in ("run", "exec", "x") else 0
+        return out + _words_files(rest[skip:], have, root)
+    if base in ("make", "gmake"):
+        told = any(w in ("-f", "--file", "--makefile") or w.startswith(("-f", "--file=",
+                   "--makefile=")) for w in rest)  # fmt: skip
+        into = next((rest[i + 1] for i, w in enumerate(rest[:-1]) if w == "-C"), ".")
+        if not told:  # the makefile make reads by default: its recipes run the gate
+            out += [p for name in _MAKE_DIRS if (p := _in_tree(f"{into}/{name}", have, root))][:1]
+        for i, word in enumerate(rest):
+            value = None
+            if word in ("-f", "--file", "--makefile") and i + 1 < len(rest):
+                value = rest[i + 1]
+            elif word.startswith(("--file=", "--makefile=")):
+                value = word.split("=", 1)[1]
+            elif word.startswith("-f") and len(word) > 2 and not word.startswith("--"):
+                value = word[2:]
+            if value is not None and (p := _in_tree(value, have, root)) is not None:
+                out.append(p)
+        return out
+    interpreter = INTERPRETERS.match(base) is not None
+    module = False
+    given = False  # the interpreter's script is found
+    inline = False  # the next word is a shell's -c command
+    for word in rest:
+        if module:  # python -m tools.lint: the module's file in the tree
+            dotted = word.replace(".", "/")
+            out += [
+                p
+                for cand in (f"{dotted}.py", f"{dotted}/__main__.py", f"src/{dotted}.py",
+                             f"src/{dotted}/__main__.py")
+                if (p := _in_tree(cand, have, root)) is not None
+            ]  # fmt: skip
+            module, given = False, True
+            continue
+        if interpreter and not given and word in ("-m",):
+            module = True
+            continue
+        if interpreter and not given and word in ("-c", "-e", "--eval"):
+            given = True  # inline code: the words after it are its arguments
+            inline = base in SHELLS
+            continue
+        if inline:  # sh -c 'sh scripts/check.sh': a command line of its own
+            out += _named_files(word, have, root, script=False)
+            inline = False
+            continue
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        path = _in_tree(value, have, root)
+        if interpreter and not given and not word.startswith("-"):
+            given = True
+            if path is not None:
+                out.append(path)  # the script an interpreter runs, whatever its suffix
+            continue
+        if path is None or is_test_file(path):
+            continue
+        bare = "/" not in word and "." not in word  # ``ruff check``: a subcommand
+        if word.startswith("-") or not (_checked(path) or bare):
+            out.append(path)  # an option's value or a path argument that is no source
+    return out
+
+
+def _checked(path: str) -> bool:
+    """Whether a path argument is what a gate checks rather than how: the project's
+    source (``mypy src/calc.py``, ``ruff check src/calc.py``). (A bare word with neither
+    ``/`` nor ``.``, ``ruff check``, is a subcommand, whatever the tree holds.)"""
+    return path.endswith(SOURCE_SUFFIXES)
+
+
 # names a new top-level module may not take: the standard library's (``tomllib.py``
 # is imported by pytest before any plugin, ``sysconfig.py`` by ruff's launcher), relay's
 # own (a clone's ``relay/`` would run as relay at the next scheduled fire) and the tools'
@@ -471,6 +675,7 @@ def baseline_suite(
     texts: Mapping[str, tuple[str | None, str | None]] | None = None,
     pythonpath: Sequence[str] = (),
     installed: frozenset[str],
+    gate_files: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """What the re-run that judges the candidate's code against the baseline's tests and
     gate configuration does to a fresh tree of the candidate: (put back as the baseline
@@ -481,7 +686,8 @@ def baseline_suite(
     for its edited tests). A pyproject.toml is put back when its ``[tool]`` tables
     (``texts`` holds its before and after) differ; ``pythonpath``: pytest's setting's
     folders (``config_pythonpath``); ``installed``: the names a new module may not take
-    (``shadow_names``)."""
+    (``shadow_names``); ``gate_files``: the files the gates' commands run
+    (``gate_scripts``)."""
     known = set(at_baseline)
     dirs = importable_dirs([*known, *changes], pythonpath)
     put: list[str] = []
@@ -493,7 +699,7 @@ def baseline_suite(
             gated = _toml_gated(before) != _toml_gated(after)
         else:
             shadow = path not in known and shadowed_name(path, dirs, installed) is not None
-            gated = defines_gates(path) or shadow
+            gated = defines_gates(path) or path in gate_files or shadow
         if path in known:
             if gated or (is_test_file(path) and not may_edit_tests):
                 put.append(path)
@@ -553,8 +759,10 @@ def gate_definition_touched(
     may_edit_tests: bool = False,
     pythonpath: Sequence[str] = (),
     installed: frozenset[str],
+    gate_files: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """(path, why) for each change that would weaken the gates: a gate-definition file
+    (by name, or one a gate's command runs: ``gate_files``, from ``gate_scripts``)
     changed, pyproject.toml's ``[tool]`` tables or package.json's scripts and settings
     changed, a test that existed at the baseline deleted, and (unless the goal declared
     ``may_edit_tests``) a new gate-definition file (a new pytest.ini can deselect a test,
@@ -577,7 +785,7 @@ def gate_definition_touched(
                  " package's, relay's or a gate tool's); give it another name")
             )  # fmt: skip
             continue
-        gated = defines_gates(path)
+        gated = defines_gates(path) or path in gate_files
         if gated and (path in known or name == "conftest.py"):
             found.append((path, f"`{path}` defines how the gates run"))
         elif gated and path not in gone and not may_edit_tests:

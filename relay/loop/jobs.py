@@ -91,18 +91,35 @@ def with_job(text: str, job: Job) -> str:
 
 @dataclass(frozen=True)
 class Answer:
-    """A RESULT as the loop reads it."""
+    """A RESULT as the loop reads it: ``task`` the TASK it answers, ``commit`` the commit
+    its worker found the branch at and ran (signed with it; "" when it names none), and
+    ``asked`` the TASK the loop posted for this candidate (0: the same as ``task``)."""
 
     issue: int
     task: int
     status: str
     summary: str
     excerpt: str = ""
+    commit: str = ""
+    asked: int = 0
 
 
-def judged(answer: Answer, *, node: str) -> tuple[bool, str, str]:
-    """(passed, what, diagnosis) of a RESULT: ``done`` passes; anything else fails with the
+def judged(answer: Answer, *, node: str, commit: str | None = None) -> tuple[bool, str, str]:
+    """(passed, what, diagnosis) of a RESULT: ``done`` for the TASK the loop posted, run at
+    the candidate's ``commit``, passes; a ``done`` for another TASK or another commit (a
+    replayed RESULT, a branch pushed over) fails saying so; anything else fails with the
     RESULT's summary and excerpt as the diagnosis."""
+    asked = answer.asked or answer.task
+    if answer.status == "done" and answer.task != asked:
+        what = f"{node} answered TASK {answer.task}, not TASK {asked} (job #{answer.issue})"
+        return False, what, f"{what}: a RESULT for another TASK vouches for nothing here"
+    if answer.status == "done" and commit is not None and answer.commit != commit:
+        ran = f"at {answer.commit[:12]}" if answer.commit else "at no commit it names"
+        what = (
+            f"{node} answered done {ran}, not at the candidate {commit[:12]}"
+            f" (job #{answer.issue}, RESULT {answer.task})"
+        )
+        return False, what, f"{what}: only a RESULT for the candidate's own commit keeps it"
     if answer.status == "done":
         return True, f"{node} verified it (job #{answer.issue}, RESULT {answer.task})", ""
     if answer.issue <= 0:  # no job answered: relay itself failed before or while asking

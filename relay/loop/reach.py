@@ -44,8 +44,10 @@ stays free. Plain functions that take attribute or module names are judged the s
 tuple, logging's ``{}``-style format from data, ``module=`` from data, ``enum.global_enum``,
 contextlib's redirects subclassed, ``os.path.expandvars``/``expanduser`` of a computed
 string), and so is what opens a path hidden from its reader or built from a ``/proc``
-piece. A literal made unreadable to a person is a finding of its own: character codes
-made into text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
+piece, or opens, stats or tests a literal absolute path outside the tree (what lies there
+differs between the box and the person's machine; ``/dev/null`` is the same everywhere).
+A literal made unreadable to a person is a finding of its own: character codes made into
+text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
 the file's that decodes its arguments called with codes), ``bytes.fromhex``, ``base64`` or
 ``codecs.decode`` of a literal, ``"seludom"[::-1]``; decoding data the code receives is
 free. How the process was started (``sys.argv``, ``sys.orig_argv``) is read only in
@@ -324,6 +326,21 @@ _OPENERS = frozenset(
     {"builtins.open", "io.open", "io.FileIO", "os.open", "pathlib.Path", "pathlib.PurePath",
      "pathlib.PosixPath", "pathlib.PurePosixPath", "codecs.open"}
 )  # fmt: skip
+# what takes a path and looks at the file there: named with an absolute path outside the
+# tree (``open("/var/lib/dpkg/status")``), code can tell the box from the person's machine
+# and behave for each, so such an added call outside tests is held
+_PATH_TAKERS = _OPENERS | frozenset(
+    {"os.stat", "os.lstat", "os.access", "os.listdir", "os.scandir", "os.walk", "os.readlink",
+     "os.statvfs", "os.chdir", "os.path.exists", "os.path.lexists", "os.path.isfile",
+     "os.path.isdir", "os.path.islink", "os.path.ismount", "os.path.getsize",
+     "os.path.getmtime", "os.path.getctime", "os.path.getatime", "os.path.realpath",
+     "os.path.samefile", "glob.glob", "glob.iglob", "shutil.copy", "shutil.copy2",
+     "shutil.copyfile", "shutil.copytree", "shutil.disk_usage", "io.open_code"}
+)  # fmt: skip
+# what builds a path from its first piece (``os.path.join("/var", x)``)
+_JOINERS = frozenset({"os.path.join", "posixpath.join", "os.path.expanduser", "os.fspath"})
+# the absolute paths every machine has alike (nothing to tell apart)
+SAME_EVERYWHERE = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 # dunder names added code may use outside tests: names and strings (``__name__``), the
 # class (what it leads to, ``__mro__``, ``__subclasses__``, ``__dict__``, stays held),
 # construction, context managers, comparison and text; any other (``__dict__``,
@@ -746,8 +763,82 @@ class _Scan:
         for node in ast.walk(tree):
             self._learn(node)
         self._learn_environ(tree)
+        self.outside_names: dict[str, str] = {}  # names bound to a path outside the tree
         if not test:
             self._learn_hiding(tree)
+            self._learn_outside(tree)
+
+    def _learn_outside(self, tree: ast.Module) -> None:
+        """The names bound to an absolute path outside the tree (``P = "/etc/x"``, a
+        parameter's default ``path="/etc/x"``), wherever they are used."""
+        changed = True
+        while changed:  # ``a = "/etc"; b = a + "/x"``: until nothing new is learnt
+            changed = False
+            for node in ast.walk(tree):
+                pairs: list[tuple[ast.expr, ast.expr]] = []
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    pairs += [(t, node.value) for t in _flat(list(targets))]
+                elif isinstance(node, ast.arguments):
+                    given = [*node.posonlyargs, *node.args]
+                    given = given[len(given) - len(node.defaults) :]
+                    pairs += [
+                        (ast.Name(a.arg), d) for a, d in zip(given, node.defaults, strict=True)
+                    ]
+                    pairs += [
+                        (ast.Name(a.arg), d)
+                        for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True)
+                        if d is not None
+                    ]
+                for target, value in pairs:
+                    if not isinstance(target, ast.Name) or target.id in self.outside_names:
+                        continue
+                    where = self._outside(value)
+                    if where is not None:
+                        self.outside_names[target.id] = where
+                        changed = True
+
+    def _outside(self, node: ast.expr) -> str | None:
+        """The absolute path (outside the tree: the tree's own is never written literally)
+        that ``node`` starts with, or None: its first piece, through concatenation, f-strings,
+        ``%``/``.format``, ``os.path.join``, ``Path(...)``/``/`` and names bound to one.
+        ``/dev/null`` and the standard streams are the same everywhere."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if text in SAME_EVERYWHERE or not text.startswith("/"):
+                return None
+            return text
+        if isinstance(node, ast.JoinedStr):
+            first = node.values[0] if node.values else None
+            if isinstance(first, ast.Constant):
+                return self._outside(first)
+            return self._outside(first.value) if isinstance(first, ast.FormattedValue) else None
+        if isinstance(node, ast.BinOp):
+            return self._outside(node.left)
+        if isinstance(node, ast.Name):
+            return self.outside_names.get(node.id)
+        if isinstance(node, ast.NamedExpr):
+            return self._outside(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant):
+                if func.attr == "format":
+                    return self._outside(func.value)
+                if func.attr == "join" and node.args:
+                    sep = func.value.value
+                    items = node.args[0]
+                    if isinstance(items, ast.List | ast.Tuple) and items.elts:
+                        first = items.elts[0]
+                        if isinstance(sep, str) and sep.startswith("/") and fold(first) == "":
+                            return sep + "..."
+                        return self._outside(first)
+                return None
+            qual = self.qual(func)
+            if (qual in _PATH_TAKERS or qual in _JOINERS) and node.args:
+                return self._outside(node.args[0])
+            if isinstance(func, ast.Attribute) and func.attr in ("joinpath", "with_name"):
+                return self._outside(func.value)
+        return None
 
     def _learn_hiding(self, tree: ast.Module) -> None:
         """The file's decoders (a function or lambda that calls ``bytes``, ``chr``,
@@ -1363,6 +1454,14 @@ class _Scan:
             braces = style is not None and fold(style) not in ("%", "$")
             if braces and (fmt is None or fold(fmt) is None):
                 self.add(node, f"{func} with a {{}}-style format from data (it follows names)")
+        if not self.test and func in _PATH_TAKERS:
+            where = self._outside(node)
+            if where is not None:
+                self.add(
+                    node,
+                    f"looks at {where!r}, a path outside the tree (what is there differs"
+                    " between the box and a person's machine)",
+                )
         if func in _OPENERS and node.args:
             path = node.args[0]
             pieces = [

@@ -43,7 +43,10 @@ def failing_tests(output: str, *, gate: str) -> list[Finding]:
     for failure in pytest_failures(output):
         node = failure.path
         verb = "Fix the failing test" if failure.failed == "FAILED" else "Fix the erroring test"
-        found.append(Finding("test", f"test {node}", f"{verb} {node}", narrowed(gate, node)))
+        # a parametrised test's id holds its parameters' text (anyone's writing): the
+        # title names the test function only; its whole id is in the criterion
+        shown = node.split("[", 1)[0] + (" (one of its parameter sets)" if "[" in node else "")
+        found.append(Finding("test", f"test {node}", f"{verb} {shown}", narrowed(gate, node)))
     return found
 
 
@@ -147,22 +150,36 @@ def coverage_check(path: str, floor: int, report: str = "coverage.json") -> str:
 
 
 def marker_findings(texts: Mapping[str, str]) -> list[Finding]:
-    """Each ``TODO``/``FIXME`` marker, accepted when its line's text is gone from the file."""
+    """Each ``TODO``/``FIXME`` marker, accepted when its line's text is gone from the file.
+    The goal is titled by the marker's path and line only: its text is anyone's writing
+    (a kept change's, too), and a title heads every brief and review, so the text reaches
+    a maker or checker only quoted in a fence as data (``marker_text``)."""
     found = []
     for path, text in sorted(texts.items()):
-        if not path.endswith(MARKER_FILES):
+        if not path.endswith(MARKER_FILES) or not path.isprintable():
             continue
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), start=1):
             match = _MARKER.search(line)
             if match is None:
                 continue
-            said = " ".join(match.group(2).split())[:80] or "(no text)"
             stripped = line.strip()
             accept = f"! grep -qF -- {shlex.quote(stripped)} {shlex.quote(path)}"
-            key = f"marker {path} {stripped}"
-            title = f"Resolve the {match.group(1)} in {path}: {said}"
+            key = f"{MARKER_KEY}{path} {stripped}"
+            title = f"Resolve the {match.group(1)} at {path}:{number}"
             found.append(Finding("marker", key, title, accept))
     return found
+
+
+MARKER_KEY = "marker "
+
+
+def marker_text(finding: str | None) -> str | None:
+    """What a marker goal's finding (``- Finding:``) quotes, its path and the marker's
+    line, or None for any other goal: shown to a maker or checker only in a fence, as
+    data."""
+    if not finding or not finding.startswith(MARKER_KEY):
+        return None
+    return finding[len(MARKER_KEY) :]
 
 
 def new_findings(findings: Iterable[Finding], goals: Sequence[Goal]) -> list[Finding]:

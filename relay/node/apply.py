@@ -26,6 +26,7 @@ from relay.edges.github import GitHubClient
 from relay.errors import ConfigError
 from relay.node.context import NodeContext, read_master
 from relay.node.execute import (
+    Boxer,
     TaskReport,
     execute,
     finish_draft,
@@ -67,12 +68,14 @@ class Applier:
         *,
         token: str,
         verbose: bool = False,
+        boxer: Boxer | None = None,
     ) -> None:
         self.gh = gh
         self.ctx = ctx
         self.snapshot = snapshot
         self.token = token  # the one this pass acts with
         self.verbose = verbose
+        self.boxer = boxer  # where a boxed TASK runs (none: such a TASK is refused)
         self.ignored: dict[int, int] = {}
         self.lines: list[str] = []
         self.tasks: list[TaskReport] = []
@@ -149,7 +152,7 @@ class Applier:
         for said in reap(self.ctx):  # never two tasks in one working tree
             self.lines.append(f"#{action.issue}: before TASK {action.task.task}, {said}")
         self.lines.append(f"#{action.issue}: claiming TASK {action.task.task}")
-        report = await execute(self.gh, self.ctx, action, token=self.token)
+        report = await execute(self.gh, self.ctx, action, token=self.token, boxer=self.boxer)
         if report is None:
             self.lines.append(f"#{action.issue}: TASK {action.task.task} was claimed elsewhere")
             return

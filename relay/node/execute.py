@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from relay.edges.github import GitHubClient
 from relay.errors import ConfigError, RelayError
@@ -90,6 +92,24 @@ def task_text(ctx: NodeContext, task: TaskMsg) -> str:
     return agent_prompt(ctx.master, node=ctx.node, task=task)
 
 
+class TaskBox(Protocol):
+    """Where a boxed TASK's steps run: a clone of its commit behind a boundary."""
+
+    @property
+    def tree(self) -> Path: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def namespaces(self) -> bool: ...
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    def wrap(self, command: str) -> str: ...
+
+
+# makes the box of a commit of the clone at a root (the watcher hands in the loop's own)
+Boxer = Callable[[Path, str], AbstractContextManager[TaskBox]]
+
+
 @dataclass(frozen=True)
 class TaskRun:
     """What running a TASK gave: the steps' outcome, or why its branch could not be
@@ -101,13 +121,17 @@ class TaskRun:
     unmatched: tuple[str, ...] = ()  # its artifact globs that matched no file
     problems: tuple[str, ...] = ()  # what went wrong reading them, said in the RESULT
     executor: bool = False  # the node's agent command ran the TASK, not its steps
+    refused: str | None = None  # why no step ran: the branch is not at the TASK's commit
+    commit: str | None = None  # the TASK's commit, once the steps ran there
+    notes: tuple[str, ...] = ()  # what the RESULT says of where they ran (the box's level)
 
 
 def render_log(task: TaskMsg, run: TaskRun, *, node: str) -> str:
     """The full log of a run, before redaction: a header, then each step's output."""
     lines = [f"relay TASK {task.task} of #{task.issue} on {node}", ""]
-    if run.checkout_error is not None:
-        lines += [f"$ git checkout {task.checkout}", run.checkout_error, "[no step ran]", ""]
+    if run.checkout_error is not None or run.refused is not None:
+        said = run.refused or run.checkout_error or ""
+        lines += [f"$ git checkout {task.checkout}", said, "[no step ran]", ""]
     for number, step in enumerate(run.outcome.steps, start=1):
         status = "timed out" if step.timed_out else f"exit {step.exit_code}"
         if step.stopped:
@@ -138,10 +162,12 @@ def stop_word() -> str:
         return "a stop"
 
 
-def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
+def run_task(ctx: NodeContext, task: TaskMsg, *, boxer: Boxer | None = None) -> TaskRun:
     """Run the TASK in relay's own worktree (never the person's), at the branch it names or
     else at the commit the claim points at, its steps literally or through the node's
-    agent command."""
+    agent command. A TASK that names a commit runs only when its branch is there (else
+    no step runs, and the RESULT says why); a boxed one runs its steps literally in the
+    node's judged box, a clone of that commit: never beside the node's clone."""
     from relay.edges.relay_tree import RelayTree
     from relay.edges.steps import RunOutcome, RunStatus
 
@@ -149,7 +175,16 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
     try:
         try:
             if task.checkout:
-                where = _task_branch(tree, task.checkout)
+                tip = _branch_tip(tree, task.checkout)
+                if task.commit is not None and tip != task.commit:
+                    said = (
+                        f"branch `{task.checkout}` is at {tip[:12]}, not at {task.commit[:12]},"
+                        " the commit this TASK names (pushed over since it was posted?)"
+                    )
+                    return TaskRun(RunOutcome(RunStatus.FAILED, ()), refused=said)
+                if task.boxed:
+                    return _run_boxed(ctx, task, tip, boxer)
+                where = tree.on_branch(task.checkout, tip)
             else:
                 where = tree.check_out(ctx.clone.remote_sha())
         except RelayError as err:
@@ -160,14 +195,16 @@ def run_task(ctx: NodeContext, task: TaskMsg) -> TaskRun:
             found, unmatched = find_artifacts(where, task.artifacts)
         except Exception as err:  # the steps ran: nothing here may lose their RESULT
             said = f"The artifacts could not be read: {_one_line(err)}."
-            return TaskRun(outcome, problems=(said,), executor=executor)
-        return TaskRun(outcome, found=found, unmatched=unmatched, executor=executor)
+            return TaskRun(outcome, problems=(said,), executor=executor, commit=task.commit)
+        return TaskRun(
+            outcome, found=found, unmatched=unmatched, executor=executor, commit=task.commit
+        )
     finally:
         tree.release()
 
 
-def _task_branch(tree: RelayTree, branch: str) -> Path:
-    """Put relay's tree at ``branch`` as the remote has it (else as this clone has it)."""
+def _branch_tip(tree: RelayTree, branch: str) -> str:
+    """The commit ``branch`` is at as the remote has it (else as this clone has it)."""
     tip = tree.remote_tip(branch)
     if tip is None:
         try:
@@ -176,15 +213,56 @@ def _task_branch(tree: RelayTree, branch: str) -> Path:
             raise ConfigError(
                 f"cannot check out branch {branch!r}: not found locally or on origin"
             ) from None
-    return tree.on_branch(branch, tip)
+    return tip
 
 
-def _run_here(ctx: NodeContext, task: TaskMsg, where: Path) -> RunOutcome:
+def _run_boxed(ctx: NodeContext, task: TaskMsg, commit: str, boxer: Boxer | None) -> TaskRun:
+    """A boxed TASK's steps, run literally (never by the node's agent command) in a box of
+    ``commit`` that ``boxer`` makes (the loop's judged box: the node's clone, its git
+    directory, relay's secrets and the real HOME hidden, no credential in the
+    environment), as a loop's own gates run a candidate; its artifacts are read before
+    the box goes. No boxer, or a box that cannot be made: no step runs."""
+    from relay.edges.steps import RunOutcome, RunStatus
+
+    if boxer is None:
+        said = "this relay cannot make the box a boxed TASK runs in (a pass of `relay watch` can)"
+        return TaskRun(RunOutcome(RunStatus.FAILED, ()), refused=said)
+    made = False
+    try:
+        with boxer(ctx.root, commit) as box:
+            made = True
+            note = f"The steps ran in a judged box of {commit[:12]} ({box.level})."
+            if not box.namespaces:
+                note += " This machine cannot make namespaces: the box held the environment only."
+            outcome = _run_here(ctx, task, box.tree, env=box.env, wrap=box.wrap)
+            try:
+                found, unmatched = find_artifacts(box.tree, task.artifacts)
+            except Exception as err:  # the steps ran: nothing here may lose their RESULT
+                said = f"The artifacts could not be read: {_one_line(err)}."
+                return TaskRun(outcome, problems=(said,), commit=commit, notes=(note,))
+            return TaskRun(outcome, found=found, unmatched=unmatched, commit=commit, notes=(note,))
+    except (RelayError, OSError, subprocess.SubprocessError) as err:
+        if made:
+            raise
+        said = f"the box for {commit[:12]} could not be made: {_one_line(err)}"
+        return TaskRun(RunOutcome(RunStatus.FAILED, ()), checkout_error=said)
+
+
+def _run_here(
+    ctx: NodeContext,
+    task: TaskMsg,
+    where: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    wrap: Callable[[str], str] | None = None,
+) -> RunOutcome:
+    """The TASK's steps in ``where`` (each as ``wrap`` makes it, in ``env``: a box's), or,
+    unwrapped, through the node's agent command when it has one."""
     from relay.edges.steps import run_executor, run_steps
 
     limits = run_limits(ctx)
     timeout = limits.step_timeout
-    executor = ctx.config.executor if ctx.config else None
+    executor = ctx.config.executor if ctx.config and wrap is None else None
 
     from relay.node.progress import StepTicker
 
@@ -202,7 +280,10 @@ def _run_here(ctx: NodeContext, task: TaskMsg, where: Path) -> RunOutcome:
             return run_executor(
                 executor, task_text=text, cwd=where, timeout=timeout, on_start=started
             )
-        return run_steps(task.steps, cwd=where, timeout=timeout, on_start=started, shell=task.shell)
+        return run_steps(
+            task.steps, cwd=where, timeout=timeout, on_start=started, shell=task.shell,
+            env=env, wrap=wrap,
+        )  # fmt: skip
 
 
 def reap(ctx: NodeContext, *, issue: int | None = None, task: int | None = None) -> list[str]:
@@ -232,6 +313,8 @@ def summarise(task: TaskMsg, run: TaskRun) -> tuple[Status, str, int | None]:
     from relay.protocol.work import StepEnd, run_summary, stopped_summary
 
     outcome, failed = run.outcome, None
+    if run.refused is not None:
+        return run_summary(task, checkout_failed=False, failed=None, refused=run.refused)
     if run.checkout_error is None and outcome.status == RunStatus.STOPPED:
         last = outcome.steps[-1] if outcome.steps else None
         cut = None
@@ -339,11 +422,17 @@ async def heartbeat(
 
 
 async def execute(
-    gh: GitHubClient, ctx: NodeContext, action: ExecuteTask, *, token: str
+    gh: GitHubClient,
+    ctx: NodeContext,
+    action: ExecuteTask,
+    *,
+    token: str,
+    boxer: Boxer | None = None,
 ) -> TaskReport | None:
     """Claim, run, redact, publish, answer; None when another process claimed it first.
 
-    ``token`` is the one this pass acts with, masked wherever it might show."""
+    ``token`` is the one this pass acts with, masked wherever it might show; ``boxer``
+    makes the box a boxed TASK runs in (none: such a TASK runs nothing)."""
     started = datetime.now(UTC)
     # from the claim on, Ctrl-C stops the TASK, never the pass that must answer it
     with stopping(f"TASK {action.task.task} on #{action.issue}") as leave:
@@ -351,7 +440,7 @@ async def execute(
         if held is None:
             return None
         return await _run_and_answer(
-            gh, ctx, action, held, started=started, token=token, leave=leave
+            gh, ctx, action, held, started=started, token=token, leave=leave, boxer=boxer
         )
 
 
@@ -364,6 +453,7 @@ async def _run_and_answer(
     started: datetime,
     token: str,
     leave: Leave | None = None,
+    boxer: Boxer | None = None,
 ) -> TaskReport:
     """Run the claimed TASK and answer it (a run stopped on the node is answered too)."""
     task = action.task
@@ -371,7 +461,7 @@ async def _run_and_answer(
     leave.hold()  # a third Ctrl-C waits until the log so far is kept
     beating = asyncio.create_task(heartbeat(gh, ctx, held, limits=run_limits(ctx)))
     try:
-        run = await asyncio.to_thread(run_task, ctx, task)
+        run = await asyncio.to_thread(run_task, ctx, task, boxer=boxer)
     finally:
         beating.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -598,7 +688,7 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
     redactor = redactor_for(ctx, token)
     status, summary, failed = summarise(task, run)
     redacted, report = redactor.redact_with_report(render_log(task, run, node=ctx.node))
-    observations = []
+    observations = list(run.notes)
     left = _left_modified(ctx)
     if left:
         observations.append(
@@ -626,6 +716,7 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         failed_step=failed,
         artifacts=artifacts,
         task_digest=task_digest(task),
+        commit=run.commit if run.refused is None and run.checkout_error is None else None,
     )
     return Draft(result, cap_log(redacted) if report.safe else None, files)
 

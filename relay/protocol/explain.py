@@ -16,6 +16,8 @@ FLAGS: dict[str, str] = {
     "shell": "--shell",
     "fallback": "--fallback",
     "checkout": "--checkout",
+    "commit": "--commit",
+    "boxed": "--boxed",
     "title": "--title",
     "kind": "--kind",
     "worker": "--worker",
@@ -51,6 +53,7 @@ SHAPES: dict[str, str] = {
     r"^https?://[^\s`]+$": "an http(s) URL",
     r"^https?://[^\s()<>`]+$": "an http(s) URL",
     r"^[A-Za-z0-9._/-]{1,200}$": "a branch name of letters, digits and . _ / - (1 to 200)",
+    r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$": "a commit's full name (40 or 64 lower-case hex digits)",
     r"^[A-Za-z0-9._*?\[\]/ -]{1,200}$": "a path or glob in the clone of letters, digits,"
     " spaces, / and . _ - * ? [ ] (1 to 200; forward slashes)",
     r"^[A-Za-z0-9._/ -]{1,300}$": "a path in the clone of letters, digits, spaces, / and"

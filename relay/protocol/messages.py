@@ -15,7 +15,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from relay.protocol.logs import EXCERPT_LINES
 from relay.protocol.master import NAME_RE, InvalidValue
@@ -69,6 +76,7 @@ def _relative(value: str) -> str:
 
 
 CHECKOUT_RE = r"^[A-Za-z0-9._/-]{1,200}$"
+COMMIT_RE = r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$"  # a full object name (SHA-1 or SHA-256)
 
 
 def _branch_name(value: str | None) -> str | None:
@@ -168,6 +176,23 @@ class TaskMsg(Message):
     verification: bool = False
     # files (globs) the worker brings back with the RESULT besides the log
     artifacts: tuple[ArtifactGlob, ...] = Field(default=(), max_length=20)
+    # the commit the checked-out branch must be at: signed with the TASK, so a branch
+    # pushed over meanwhile is refused by the worker (no step runs), never run in its place
+    commit: str | None = Field(default=None, pattern=COMMIT_RE)
+    # the steps run in the worker's judged box (a standalone clone of ``commit`` behind the
+    # maker's boundary), never in relay's worktree beside the node's clone and secrets:
+    # for code nobody on the worker vouches for, such as a loop's candidate
+    boxed: bool = False
+
+    @model_validator(mode="after")
+    def _pinned(self) -> TaskMsg:
+        if self.commit is not None and self.checkout is None:
+            raise ValueError("a TASK that names a commit names the branch it is on (--checkout)")
+        if self.boxed and self.commit is None:
+            raise ValueError("a boxed TASK names the commit its box is a clone of (--commit)")
+        if self.boxed and self.shell not in (None, "sh"):
+            raise ValueError("a boxed TASK runs its steps in sh (no --shell of another kind)")
+        return self
 
 
 class ResultMsg(Message):
@@ -185,6 +210,10 @@ class ResultMsg(Message):
     # the digest of the TASK this answers (task_digest): an old RESULT never answers a
     # new TASK that happens to carry the same number
     task_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # the commit the steps ran at, for a TASK that names one: set only once the worker
+    # found the branch there, so the controller keeps nothing a RESULT for another
+    # commit vouches for
+    commit: str | None = Field(default=None, pattern=COMMIT_RE)
 
 
 class ClaimMsg(Message):
@@ -259,7 +288,11 @@ def _task_md(m: TaskMsg) -> list[str]:
     lines += _field("Capture", m.capture)
     lines += [f"**Scope:** {code_span(m.scope)} · **authorized-by-human:** {authorized}", ""]
     lines += _field("Fallback", m.fallback)
-    lines += [f"**Check out:** {code_span(m.checkout)}", ""] if m.checkout else []
+    if m.checkout:
+        at = f" at {code_span(m.commit)}" if m.commit else ""
+        lines += [f"**Check out:** {code_span(m.checkout)}{at}", ""]
+    if m.boxed:
+        lines += ["**Boxed:** the steps run in the worker's judged box, not in its clone.", ""]
     if m.artifacts:
         lines += ["**Artifacts:** " + ", ".join(code_span(a) for a in m.artifacts), ""]
     if m.verification:
@@ -287,6 +320,7 @@ def _result_md(m: ResultMsg) -> list[str]:
     lines = [f"### RESULT {m.task} · {m.status.value}", ""]
     verb = "did not run" if m.status == Status.BLOCKED else "ran"
     lines += [f"{code_span(m.node)} {verb} TASK {m.task}. **Log:** {log}", ""]
+    lines += [f"**Commit:** {code_span(m.commit)}", ""] if m.commit else []
     lines += _field("Summary", m.summary)
     if m.failed_step is not None:
         label = "Interrupted step" if m.status == Status.STOPPED else "Failed step"

@@ -185,6 +185,8 @@ def plan_task(
     shell: str | None = None,
     verification: bool = False,
     artifacts: tuple[str, ...] = (),
+    commit: str | None = None,
+    boxed: bool = False,
     label_events: tuple[LabelEvent, ...] = (),
 ) -> Plan:
     """Post TASK n+1, say so in the body, and pass the baton to the worker.
@@ -224,6 +226,8 @@ def plan_task(
         shell=shell,
         verification=verification,
         artifacts=artifacts,
+        commit=commit,
+        boxed=boxed,
     )
     refusal = scope_refusal(task, master.scope)
     if refusal is not None:

@@ -132,11 +132,14 @@ def stopped_summary(
 
 
 def run_summary(
-    task: TaskMsg, *, checkout_failed: bool, failed: StepEnd | None
+    task: TaskMsg, *, checkout_failed: bool, failed: StepEnd | None, refused: str | None = None
 ) -> tuple[Status, str, int | None]:
     """The RESULT's status, one-line summary and failed step, from how the run ended: the
-    branch could not be checked out (no step ran), a step failed (``failed``), or every
-    step succeeded."""
+    worker refused to run it (``refused``, why: the branch is not at the commit the TASK
+    names), the branch could not be checked out (no step ran either way), a step failed
+    (``failed``), or every step succeeded."""
+    if refused is not None:
+        return Status.BLOCKED, f"Not run: {' '.join(refused.split())}.", None
     if checkout_failed:
         return (
             Status.FAILED,

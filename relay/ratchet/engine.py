@@ -743,7 +743,7 @@ class Ratchet:
             answer = self.remote.verify(goal, job=issue, commit=commit, branch=branch)
         except RelayError as err:
             answer = Answer(0, 0, "failed", f"the relay could not verify the change: {err}")
-        passed, what, why = judged(answer, node=node)
+        passed, what, why = judged(answer, node=node, commit=commit)
         self.say(f"{goal.id}: {what}")
         return Passed() if passed else Failed(Category.VERIFY, what, why or what)
 

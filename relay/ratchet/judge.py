@@ -46,6 +46,7 @@ from relay.loop.guard import (
     branch_moved,
     config_pythonpath,
     gate_definition_touched,
+    gate_scripts,
     git_meta_changed,
     importable_dirs,
     is_test_file,
@@ -750,6 +751,7 @@ class Judge:
                 may_edit_tests=goal is not None and goal.may_edit_tests,
                 pythonpath=pythonpath,
                 installed=installed_names(self.root),
+                gate_files=self._gate_files(goal, [*at_baseline, *changes], show),
             ),
             *project_hooks_touched(
                 changes,
@@ -757,6 +759,14 @@ class Judge:
                 at_baseline=at_baseline,
             ),
         ]
+
+    def _gate_files(
+        self, goal: Goal | None, files: Sequence[str], show: Callable[[str, str], str | None]
+    ) -> frozenset[str]:
+        """The tree's files the gates' and the goal's acceptance commands run (a script, a
+        makefile, a program of the tree's), as HEAD has them: each defines a gate."""
+        commands = [g.command for g in (self.gates(goal) if goal else self.contract.gates)]
+        return gate_scripts(commands, files, lambda p: show("HEAD", p), root=str(self.root))
 
     def _judge(
         self,
@@ -1045,6 +1055,7 @@ class Judge:
                 {n: self.tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
             ),
             installed=installed_names(self.root),
+            gate_files=self._gate_files(goal, [*at_head, *changes], self.tree.show),
         )
         if swapped or left_out:
             # the candidate's code judged by the baseline's tests and gate configuration

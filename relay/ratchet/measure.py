@@ -121,6 +121,45 @@ def head_box(root: Path) -> Iterator[Sandbox]:
         yield box
 
 
+@dataclass(frozen=True)
+class TaskBox:
+    """A judged box a worker runs a boxed TASK's steps in (``relay.node.execute``'s
+    ``TaskBox``): a clone of the TASK's commit behind the maker's boundary, each step in
+    :func:`boxed_env` as a gate runs."""
+
+    box: Sandbox
+    env: dict[str, str]
+
+    @property
+    def tree(self) -> Path:
+        return self.box.tree
+
+    @property
+    def level(self) -> str:
+        return self.box.level
+
+    @property
+    def namespaces(self) -> bool:
+        from relay.ratchet.sandbox import NAMESPACES
+
+        return self.box.level == NAMESPACES
+
+    def wrap(self, command: str) -> str:
+        return self.box.wrap(command, self.env)
+
+
+@contextlib.contextmanager
+def task_box(root: Path, commit: str) -> Iterator[TaskBox]:
+    """The judged box of ``commit`` of the clone at ``root``, where a worker runs what a
+    boxed TASK (a loop's candidate, verified on another node) asks: never beside the
+    node's clone, its git directory, relay's token or the real HOME's credentials."""
+    from relay.edges.local import git_dir
+    from relay.ratchet.sandbox import hidden_for, judged
+
+    with judged(root, commit, hidden=hidden_for(root)) as box:
+        yield TaskBox(box, boxed_env(box, git_dir(root) / "relay" / "loop"))
+
+
 def run_boxed(
     box: Sandbox, gate: Gate, *, timeout: float, work: Path, base: Mapping[str, str] | None = None
 ) -> StepOutcome:

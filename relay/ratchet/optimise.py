@@ -30,6 +30,7 @@ from relay.loop.guard import (
     PYTEST_CONFIGS,
     config_pythonpath,
     gate_definition_touched,
+    gate_scripts,
     project_hooks_touched,
     spine_touched,
 )
@@ -358,7 +359,15 @@ def _attempt(
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
             return Attempt(Failed(Category.PROTECTED, what, "discarded with its clone"), idea)
-        own = metric_touched(goal.metric or "", goal.metric_files, changes)
+        runs = gate_scripts(  # what the metric's command runs in turn (a script's script)
+            [goal.metric or ""],
+            [*run.tree.files_at("HEAD"), *changes],
+            lambda p: run.tree.show("HEAD", p),
+            root=str(run.tree.root),
+        )
+        own = sorted(
+            {*metric_touched(goal.metric or "", goal.metric_files, changes), *runs & {*changes}}
+        )
         if own:
             what = f"refused: the attempt changes the metric's own files ({', '.join(own)})"
             why = (
@@ -416,11 +425,21 @@ def _attempt(
 
 
 def _protected(
-    run: Ratchet, where: Path, changes: list[str], *, declared: tuple[str, ...] = ()
+    run: Ratchet,
+    where: Path,
+    changes: list[str],
+    *,
+    declared: tuple[str, ...] = (),
 ) -> list[tuple[str, str]]:
     """What no maker may change, judged on the maker's files (under ``where``, read as
-    its own regular files) against HEAD."""
+    its own regular files) against HEAD; the files the gates' commands run define them
+    too (the metric's own files are refused by ``metric_touched``, unmeasured)."""
     tree = run.tree
+    at_head = tree.files_at("HEAD")
+    commands = [g.command for g in run.contract.gates]
+    gate_files = gate_scripts(
+        commands, [*at_head, *changes], lambda p: tree.show("HEAD", p), root=str(tree.root)
+    )
     deleted = [p for p in changes if not (where / p).exists()]
     texts = {p: (tree.show("HEAD", p), _read(where / p)) for p in changes}
     loop_md = None
@@ -432,13 +451,14 @@ def _protected(
         *spine_touched(changes),
         *gate_definition_touched(
             changes,
-            at_baseline=tree.files_at("HEAD"),
+            at_baseline=at_head,
             deleted=deleted,
             texts=texts,
             pythonpath=config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
             installed=installed_names(tree.root),
+            gate_files=gate_files,
         ),
-        *project_hooks_touched(changes, declared=declared, at_baseline=tree.files_at("HEAD")),
+        *project_hooks_touched(changes, declared=declared, at_baseline=at_head),
     ]
 
 

@@ -16,11 +16,14 @@ network namespace or after the box started; what sockets remain in a folder show
 hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
 copy of its own CLI's login in its scratch HOME. A relay run as root runs each box's
 command as root of a user namespace of its own that is :data:`BOX_ID` outside, never
-the real root: a file only root may read is unreadable in the box by its mode outside
-what relay shows or shares with it; its box folder is that user's, and what relay shows
-or shares with it is seen through an idmapped mount on which root's files are that user's
-(so a 0600 file of root's there is readable in the box, and what the box writes in a
-share is root's on disk: a share is for a person's own trusted folders).
+the real root. Its box folder is that user's; everything else it sees as it is, owners
+and modes: root's files are no one's in the box, so only their bits for others hold (a
+0600 or 0700 file of root's is unreadable there, in a folder relay shows it too: a tool's,
+a virtualenv's, relay's own); the folders above a shown one are made by relay, so one
+inside a folder of root's alone (``/root``) is reached all the same. A share is bound
+as it is and must be writable by that user (relay says so and stops otherwise): what the
+box leaves there is that user's on disk, never root's, so a set-user-ID file or a file
+capability it writes grants nothing on the host.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -228,7 +231,7 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 # box needs them (outer folders first, a mount point made inside a tmpfs before it is
 # bound, read-only once bound); then the command, as the caller, in a user namespace
 # (for relay run as root: a user namespace whose root is BOX_ID outside, the box folder
-# given to it, what is shown or shared bound through a mount that sees root's as its)
+# given to it, what is shown or shared bound as it is, with its owners and modes)
 _ENTER = r"""
 import _signal  # the C module: the signal module's enums cost an import of enum
 import ctypes
@@ -249,7 +252,6 @@ KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "pp
 libc = ctypes.CDLL(None, use_errno=True)
 env = os.environ
 DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the box's user outside
-USERNS = None  # the user namespace of its idmapped mounts, once made
 
 
 class Failed(Exception):
@@ -381,57 +383,6 @@ def made(d):
                 os.chmod(each, 0o755, follow_symlinks=False)
 
 
-def swapped():
-    # a user namespace whose map swaps root and the box's user (every other id as it is):
-    # the idmapped mounts of what a box of a relay run as root is shown and shares
-    ready, go = os.pipe(), os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        ok = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER
-        os.write(ready[1], b"1" if ok else b"0")
-        os.read(go[0], 1)
-        os._exit(0)
-    try:
-        if os.read(ready[0], 1) != b"1":
-            raise Failed("cannot make the user namespace of its idmapped mounts")
-        top = 4294967295
-        rows = f"0 {DROP} 1\n1 1 {DROP - 1}\n{DROP} 0 1\n{DROP + 1} {DROP + 1} {top - DROP - 1}\n"
-        for name in ("uid_map", "gid_map"):
-            with open(f"/proc/{pid}/{name}", "w") as table:
-                table.write(rows)
-        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
-    finally:
-        os.write(go[1], b"1")
-        os.waitpid(pid, 0)
-        for fd in (*ready, *go):
-            os.close(fd)
-
-
-def idmapped(source, target, flags=0):
-    # source bound on target (with what is mounted in it) seen through USERNS: root's
-    # files are the box's user's; where the file system cannot, a bind as it is
-    global USERNS
-    if USERNS is None:
-        USERNS = swapped()
-    fd = libc.syscall(428, -100, path(source), 1 | 0x8000 | 0o2000000)  # open_tree: a copy
-    if fd < 0:
-        raise Failed(f"open_tree {source}: {os.strerror(ctypes.get_errno())}")
-    try:
-        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0x100000 | flags, 0, 0, USERNS))
-        if libc.syscall(442, fd, b"", 0x1000 | 0x8000, attr, 32) != 0:  # mount_setattr
-            err = ctypes.get_errno()
-            if err not in (22, 95):  # EINVAL, EOPNOTSUPP: a file system with no idmapping
-                raise Failed(f"idmap {source}: {os.strerror(err)}")
-            rbind(source, target)
-            if flags & 1:
-                ro(target)
-            return
-        if libc.syscall(429, fd, b"", -100, path(target), 4) != 0:  # move_mount
-            raise Failed(f"mount {source} on {target}: {os.strerror(ctypes.get_errno())}")
-    finally:
-        os.close(fd)
-
-
 def is_socket(p):
     try:
         return stat.S_ISSOCK(os.stat(p).st_mode)
@@ -475,11 +426,8 @@ def setup():
         os.rmdir(d)
     tree, show_at = env.get("RELAY_TREE", ""), env.get("RELAY_SHOW_AT", "")
     for n in lines("RELAY_SHOW_DIRS"):  # the person's environments, read-only, in relay's clone
-        if DROP:
-            idmapped(f"{show_at}/{n}", f"{tree}/{n}", RDONLY)
-        else:
-            rbind(f"{show_at}/{n}", f"{tree}/{n}")
-            ro(f"{tree}/{n}")
+        rbind(f"{show_at}/{n}", f"{tree}/{n}")
+        ro(f"{tree}/{n}")
     shares = lines("RELAY_SHARES")
     for i, s in enumerate(shares, 1):  # the person's shares, past the private temporary folder
         rbind(s, inside(box, f"shared/{i}"))
@@ -512,12 +460,11 @@ def setup():
         os.makedirs(d, exist_ok=True)
         mount("relay-tmp", d, "tmpfs", 0, "mode=1777")
     shown = lines("RELAY_SHOWN")
-    for i, s in enumerate(shares, 1):
+    for i, s in enumerate(shares, 1):  # each as it is, owners and modes: for relay run as
+        # root, root's files are no one's in the box (only their bits for others hold), and
+        # what it writes in a share is its user's on disk, never root's
         made(s)
-        if DROP:  # seen as the box's user's (a share of root's is writable to it)
-            idmapped(f"{box}/shared/{i}", s, RDONLY if s in shown else 0)
-        else:
-            rbind(f"{box}/shared/{i}", s)
+        rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
     for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
@@ -953,6 +900,14 @@ class Sandbox:
         tops = emptied_tops([temp, *private])
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
+        if _as_root():
+            for share in shares:
+                if not writable_by(share, BOX_ID):
+                    raise LocalUsageError(
+                        f"the box's user (id {BOX_ID}) cannot write {share}, shared by"
+                        f" {SHARE_ENV}: give it that user (chown -R {BOX_ID}"
+                        f" {shlex.quote(str(share))}) or take it out of the share"
+                    )
         shown_here = [p for p in _SHOWN if p.is_dir() and p not in shares and p != box]
         source = os.environ if env is None else env
         path = source.get("PATH", "")
@@ -1203,13 +1158,31 @@ _SHOWN: list[Path] = []
 @contextlib.contextmanager
 def showing(folder: Path) -> Iterator[None]:
     """``folder`` (relay's own, in the machine's temporary folder, which a box does not
-    see) shown read-only in every box made meanwhile."""
+    see) shown read-only in every box made meanwhile. For a relay run as root, what it
+    holds now is given to the boxes' group to read (a box sees root's files by their bits
+    for others alone), and to no other user of the machine."""
     real = folder.resolve()
+    if _as_root():
+        readable_by_group(real, BOX_ID)
     _SHOWN.append(real)
     try:
         yield
     finally:
         _SHOWN.remove(real)
+
+
+def readable_by_group(top: Path, gid: int) -> None:
+    """``top`` and what it holds (no link followed) given to group ``gid``, which may read
+    and search it, and run what its owner may run; nothing more (root stays its owner)."""
+    for _, dirs, files, fd in os.fwalk(top, follow_symlinks=False):
+        os.chown(fd, -1, gid)
+        os.chmod(fd, stat.S_IMODE(os.stat(fd).st_mode) | 0o050)
+        for name in [*dirs, *files]:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                mode = stat.S_IMODE(st.st_mode) | 0o040 | (0o010 if st.st_mode & 0o100 else 0)
+                os.chown(name, -1, gid, dir_fd=fd, follow_symlinks=False)
+                os.chmod(name, mode, dir_fd=fd)
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -1535,6 +1508,17 @@ def named_folders(command: str) -> list[str]:
     except ValueError:
         return []
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
+
+
+def writable_by(folder: Path, uid: int) -> bool:
+    """Whether ``uid`` (in its own group alone, of the same number, as a box's user is)
+    may make entries in ``folder`` by its mode: as its owner, its group or anyone."""
+    st = folder.stat()
+    if st.st_uid == uid:
+        return st.st_mode & 0o300 == 0o300
+    if st.st_gid == uid:
+        return st.st_mode & 0o030 == 0o030
+    return st.st_mode & 0o003 == 0o003
 
 
 def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()) -> list[Path]:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from relay.ratchet.sandbox import BOX_ID
+
 
 @pytest.fixture(autouse=True)
 def _own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -27,8 +29,12 @@ def _shared_with_boxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     every box, as a person shares a folder (``RELAY_SANDBOX_SHARE``): a scripted maker
     counts its calls there; nothing else outside its box is writable or, in the machine's
     temporary folder, even there."""
-    shared = [str(tmp_path / "scripts"), str(tmp_path / "bin")]
-    monkeypatch.setenv("RELAY_SANDBOX_SHARE", os.pathsep.join(shared))
+    shared = [tmp_path / "scripts", tmp_path / "bin"]
+    for folder in shared:  # made writable by the boxes' user, as a person is told to
+        folder.mkdir(exist_ok=True)
+        if os.getuid() == 0:
+            os.chown(folder, BOX_ID, -1)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", os.pathsep.join(map(str, shared)))
 
 
 @pytest.fixture(autouse=True)

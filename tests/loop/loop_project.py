@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from relay.ratchet.sandbox import BOX_ID
+
 if TYPE_CHECKING:
     from worlds import World
 
@@ -70,6 +72,24 @@ FILES = {
 def git(*args: str, cwd: Path) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
+
+
+def for_boxes(path: Path) -> Path:
+    """``path`` (in a shared folder) given to the boxes' user, as a person gives a folder
+    they share: a relay run as root runs its boxes as BOX_ID, who writes nothing of
+    root's."""
+    if os.getuid() == 0:
+        os.chown(path, BOX_ID, -1)
+    return path
+
+
+def share_with_boxes(folder: Path) -> None:
+    """Name ``folder`` in RELAY_SANDBOX_SHARE, writable by the boxes' user as a person is told
+    to make it (a relay run as root runs its boxes as BOX_ID; the loop tests' conftest puts
+    the variable back after each test)."""
+    for_boxes(folder)
+    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
+    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(folder)]))
 
 
 def maker_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
@@ -201,11 +221,10 @@ def make_project(
     goal: add ``mul`` with a test."""
     root, scripts = tmp_path / "calc", tmp_path / "scripts"
     root.mkdir()
-    scripts.mkdir()
+    scripts.mkdir(exist_ok=True)
     # the scripts share their folder with the boxes (as a person shares one); the loop
     # tests' conftest puts the variable back after each test
-    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
-    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(scripts)]))
+    share_with_boxes(scripts)
     for name, text in FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")

@@ -323,7 +323,7 @@ def seen(bin_dir: Path, name: str, n: int) -> dict[str, object]:
 @pytest.fixture
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "bin"
-    where.mkdir()
+    where.mkdir(exist_ok=True)
     monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ['PATH']}")
     return where
 

@@ -59,7 +59,7 @@ def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "bin"  # shared with the boxes (the loop tests' conftest)
-    where.mkdir()
+    where.mkdir(exist_ok=True)
     monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ['PATH']}")
     return where
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from relay.ratchet.sandbox import NAMESPACES, SHARE_ENV, level, standalone
+from relay.ratchet.sandbox import BOX_ID, NAMESPACES, SHARE_ENV, level, standalone
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -64,6 +64,8 @@ def test_logins_in_the_persons_environments_and_shares_read_empty_in_a_box(
         (clone / rel).write_text(text)
     share = tmp_path / "logs"
     (share / "conf").mkdir(parents=True)
+    if os.getuid() == 0:  # writable by the boxes' user, as a person is told to make it
+        os.chown(share, BOX_ID, -1)
     (share / "conf" / "pip.conf").write_text("[global]\nindex-url = https://share-secret@x/\n")
     monkeypatch.setenv(SHARE_ENV, str(share))
     commit = git("rev-parse", "HEAD", cwd=clone)

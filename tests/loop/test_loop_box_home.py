@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from loop_project import CALC_MUL, TEST_MUL, make_project
 
-from relay.ratchet.sandbox import NAMESPACES, Sandbox, _within, level, path_folders
+from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, _within, level, path_folders
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -215,6 +215,8 @@ def test_a_folder_shared_inside_a_folder_shown_from_home_stays_writable(
     logs.mkdir(parents=True)
     (tools / "hello").write_text("#!/bin/sh\necho hello from home\n")
     (tools / "hello").chmod(0o755)
+    if os.getuid() == 0:  # writable by the boxes' user, as a person is told to make it
+        os.chown(logs, BOX_ID, -1)
     monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(logs))
     folder = tmp_path / "relay-judge-x"  # a box in the machine's temporary folder
     for name in ("tree", "home", "tmp"):

@@ -84,12 +84,13 @@ def test_nested_read_only_folders_are_read_only_with_or_without_a_mount_between(
 
 
 def test_every_top_folder_but_the_systems_and_the_softwares_is_emptied(tmp_path: Path) -> None:
+    root = tmp_path / "root"  # (the test's own folder holds the folders shared with boxes)
     for name in ("usr", "etc", "lib64", "proc", "opt", "nix", "var", "srv", "work", "data", "tmp"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "lib").symlink_to("usr/lib")  # a link leads into a folder judged itself
-    (tmp_path / "file.sock").write_text("")
-    found = sandbox.emptied_tops([tmp_path / "tmp"], tmp_path)
-    assert found == [tmp_path / n for n in ("data", "srv", "var", "work")]
+        (root / name).mkdir(parents=True)
+    (root / "lib").symlink_to("usr/lib")  # a link leads into a folder judged itself
+    (root / "file.sock").write_text("")
+    found = sandbox.emptied_tops([root / "tmp"], root)
+    assert found == [root / n for n in ("data", "srv", "var", "work")]
 
 
 def test_what_runs_from_a_top_folder_is_shown_as_a_tool_folder_or_a_prefix(

@@ -32,7 +32,7 @@ def test_an_agent_maker_reaches_its_own_api_and_nothing_else(
     """`--maker claude` with its API at a base URL of the person's: the adapter lists the
     API's host, and nothing the contract does not list beside it goes out."""
     bin_dir = tmp_path / "bin"  # shared with the boxes (the loop tests' conftest)
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"https://127.0.0.1:{machine.api}")
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))

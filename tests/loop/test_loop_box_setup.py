@@ -126,6 +126,7 @@ def test_a_folder_shown_read_only_is_reachable_nowhere_writable(box: Sandbox) ->
     staged under the box folder while the set-up covers its parents: the staging bind is
     gone once it is in place, so no writable path to it is left in the box."""
     tool = Path(tempfile.mkdtemp(prefix="relay-test-tool-"))
+    tool.chmod(0o755)  # a PATH folder anyone may search (a root relay's box is anyone)
     try:
         (tool / "mytool").write_text("#!/bin/sh\necho tool\n")
         (tool / "mytool").chmod(0o755)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from relay.errors import LocalUsageError
 from relay.ratchet import sandbox
 from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level, mapped
 
@@ -108,31 +111,55 @@ def test_a_hard_link_in_the_box_folder_is_not_given_to_the_box(
     assert secret.stat().st_uid == 0 and secret.stat().st_mode & 0o777 == 0o600
 
 
-@needs_root_boxes
-def test_a_root_only_share_and_tool_of_root_s_work_in_the_box(
-    box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What relay shows or shares is seen through a mount on which root's files are the
-    box's user's: a share of root's is writable in the box (what it writes there is root's,
-    as the person's own), and a tool of root's alone, in a folder of root's alone on PATH,
-    runs; the same file elsewhere, not shown, stays unreadable."""
-    private = tmp_path / "private"  # pytest's folders are root's alone (0700) too
-    share, tools = private / "share", private / "tools"
-    share.mkdir(parents=True)
-    tools.mkdir()
-    private.chmod(0o700)
-    share.chmod(0o700)
-    tools.chmod(0o700)
-    (tools / "mytool").write_text("#!/bin/sh\necho tool ran\n")
-    (tools / "mytool").chmod(0o700)
-    (share / "old.txt").write_text("root's\n")
-    (share / "old.txt").chmod(0o600)
-    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
-    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    command = (
-        f"mytool; cat {share}/old.txt && echo more >> {share}/old.txt;"
-        f" echo new > {share}/new.txt && echo wrote-share"
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder in /tmp every user may pass through, as a person's shared folder is: an
+    ordinary user of the host runs what a box left there."""
+    folder = Path(tempfile.mkdtemp(prefix="relay-test-share-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def as_nobody(*argv: str) -> str:
+    """What ``argv`` prints run by an ordinary user of the host (nobody)."""
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
+    return done.stdout
+
+
+@needs_root_boxes
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="no setpriv to run as nobody")
+def test_what_a_box_leaves_in_a_share_is_its_user_s_and_makes_no_one_root(
+    box: Sandbox, open_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A share is bound as it is: a set-user-ID copy of a program and a copy given a file
+    capability (``setcap``, where the machine has it), made by the box in a share, are
+    the box's user's on disk, so an ordinary user of the host who runs them is that
+    unprivileged user at most, never root, and holds no capability. A share that user
+    cannot write is refused first, in one line that says what to do."""
+    share = open_folder / "share"
+    share.mkdir()
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    with pytest.raises(LocalUsageError, match=f"id {BOX_ID}.*chown -R {BOX_ID} {share}"):
+        box.wrap("true", env)
+    os.chown(share, BOX_ID, -1)  # as the message says
+    setcap = shutil.which("setcap", path=f"{os.environ['PATH']}:/usr/sbin:/sbin")
+    command = f"cp /usr/bin/id {share}/sticky && chmod 4755 {share}/sticky"
+    if setcap:
+        command += (
+            f" && cp /usr/bin/grep {share}/capped && {setcap} cap_setuid,cap_dac_override+ep"
+            f" {share}/capped && echo capped"
+        )
+    command += f"; echo new > {share}/new.txt && echo wrote-share"
     done = subprocess.run(
         ["/bin/sh", "-c", box.wrap(command, env)],
         cwd=box.tree,
@@ -142,10 +169,58 @@ def test_a_root_only_share_and_tool_of_root_s_work_in_the_box(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:3] == ["tool ran", "root's", "wrote-share"], done
-    assert (share / "old.txt").read_text() == "root's\nmore\n"
-    assert (share / "new.txt").stat().st_uid == 0
+    assert done.stdout.split() == [*(["capped"] if setcap else []), "wrote-share"], done
+    sticky = (share / "sticky").stat()
+    assert sticky.st_mode & stat.S_ISUID and sticky.st_uid == BOX_ID  # never root's
+    assert as_nobody(str(share / "sticky"), "-u").split() == [str(BOX_ID)]
+    assert (share / "new.txt").stat().st_uid == BOX_ID
     assert (share / "new.txt").read_text() == "new\n"
+    if setcap:
+        assert (share / "capped").stat().st_uid == BOX_ID
+        got = as_nobody(str(share / "capped"), "^CapEff", "/proc/self/status")
+        assert got.split() == ["CapEff:", "0000000000000000"], got
+
+
+@needs_root_boxes
+def test_a_file_of_root_s_in_a_shown_folder_is_read_by_its_bits_for_others(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    """What relay shows is bound as it is: root's files are no one's in the box, so a 0600
+    file of root's in a shown folder (a virtualenv's, a tool's) is unreadable there, while
+    a 0644 one is read and the virtualenv's tool runs; the folders above it, root's alone
+    (0700), are made by relay in the box, so they do not stand in the way."""
+    private = tmp_path / "private"
+    private.mkdir()
+    private.chmod(0o700)  # as /root is
+    done = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(private / "venv")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    tools = private / "venv" / "bin"
+    (tools / "secret.txt").write_text("ROOT-ONLY-5523\n")
+    (tools / "secret.txt").chmod(0o600)
+    (tools / "open.txt").write_text("for all\n")
+    (tools / "open.txt").chmod(0o644)
+    (tools / "mytool").write_text(f"#!{tools / 'python'}\nprint('tool ran')\n")
+    (tools / "mytool").chmod(0o755)
+    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    command = (
+        f"mytool; cat {tools}/open.txt; cat {tools}/secret.txt || echo denied;"
+        f" test -e {tools}/secret.txt && echo there"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "ROOT-ONLY-5523" not in done.stdout, done
+    assert done.stdout.splitlines() == ["tool ran", "for all", "denied", "there"], done
 
 
 @needs_root_boxes

@@ -403,11 +403,12 @@ def test_each_gate_says_which_tests_ran_unless_the_project_turned_junit_off(
     from relay.loop.contract import Gate
     from relay.ratchet.measure import measure
 
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests/test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    root = tmp_path / "project"  # (the test's own folder holds the folders shared with boxes)
+    (root / "tests").mkdir(parents=True)
+    (root / "tests/test_a.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
     pytest_ = f"{sys.executable} -m pytest -q -p no:cacheprovider"
     gates = [Gate("test", pytest_), Gate("off", f"{pytest_} -p no:junitxml")]
-    ran = measure(tmp_path, gates, timeout=120, coverage_report=None, stop_at_failure=False)
+    ran = measure(root, gates, timeout=120, coverage_report=None, stop_at_failure=False)
     assert [r.passed for r in ran.results] == [True, True], ran
     assert [c.tests for c in ran.checks] == [(("tests/test_a.py::test_a", "passed"),), None]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tests"]  # no report left behind
+    assert sorted(p.name for p in root.iterdir()) == ["tests"]  # no report left behind

@@ -206,7 +206,7 @@ def test_an_agent_confined_to_its_workspace_explains_itself_in_its_final_message
     from test_loop_agents import claude_stream, stand_in
 
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
     stand_in(
         bin_dir,

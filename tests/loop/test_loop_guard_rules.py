@@ -19,6 +19,7 @@ from relay.loop.guard import (
     config_pythonpath,
     env_only_refusal,
     gate_definition_touched,
+    gate_scripts,
     git_meta_changed,
     importable_dirs,
     is_test_file,
@@ -698,3 +699,60 @@ def test_the_installed_names_include_the_projects_own_virtualenvs(
     (elsewhere / "pyvenv.cfg").write_text("home = /usr/bin\n")
     monkeypatch.setenv("VIRTUAL_ENV", str(elsewhere))
     assert "named_by_virtual_env" in installed_names(tmp_path / "no-such-clone")
+
+
+def test_the_files_a_gate_command_runs_are_gate_files() -> None:
+    """The script a gate runs (given to an interpreter, the program itself, a makefile
+    named or read by default, a configuration an option names, and what such a script
+    or recipe runs in turn) defines the gate as a Makefile does; the source a gate
+    checks, a test and a subcommand word do not."""
+    tree = [
+        "scripts/check.sh", "tools/lint.py", "tools/helper.sh", "tools/mod/__main__.py",
+        "check", "ci.mk", "lint.cfg", "sub/Makefile", "Makefile", "src/calc.py",
+        "tests/test_calc.py",
+    ]  # fmt: skip
+    texts = {
+        "scripts/check.sh": "#!/bin/sh\n# not tools/lint.py\nsh tools/helper.sh\n"
+        "ruff check src/calc.py\n",
+        "Makefile": "lint:\n\t@python tools/lint.py --config lint.cfg\n",
+    }  # fmt: skip
+
+    def named(command: str) -> list[str]:
+        return sorted(gate_scripts([command], tree, texts.get, root="/home/p/calc"))
+
+    assert named("sh scripts/check.sh") == ["scripts/check.sh", "tools/helper.sh"]
+    assert named("python tools/lint.py") == named("python3 -u tools/lint.py") == ["tools/lint.py"]
+    assert named("./check") == named("/home/p/calc/check") == ["check"]
+    assert named("make -f ci.mk") == named("make --file=ci.mk") == ["ci.mk"]
+    assert named("make -C sub test") == ["sub/Makefile"]
+    assert named("make lint") == ["Makefile", "lint.cfg", "tools/lint.py"]  # its recipes
+    assert named("uv run python -m tools.mod") == ["tools/mod/__main__.py"]
+    assert named("env A=1 timeout 60 bash -c 'cd . && ./check'") == ["check"]
+    assert named("ruff check src/calc.py --config lint.cfg") == ["lint.cfg"]
+    assert named("mypy src/calc.py") == named("pytest -q tests/test_calc.py") == []
+    # a Python script's neighbours it imports (its folder is first on sys.path), not the
+    # project's modules a script at the top imports
+    texts["tools/lint.py"] = "import os\nfrom rules import NO_PRINT\nimport calc\n"
+    texts["check.py"] = "import calc\n"
+    tree += ["tools/rules.py", "calc.py", "check.py"]
+    assert named("python tools/lint.py") == ["tools/lint.py", "tools/rules.py"]
+    assert named("python check.py") == ["check.py"]
+    inline = "python -I -c \"import runpy; runpy.run_path('tests/test_calc.py')['t']()\""
+    assert named(inline) == named("python -m pytest -q -p no:cacheprovider") == []
+    # judged as the gate-definition rule judges a Makefile: edited or new, never kept
+    found = gate_definition_touched(
+        ["scripts/check.sh", "src/calc.py"],
+        at_baseline=tree,
+        deleted=[],
+        texts={},
+        installed=INSTALLED,
+        gate_files=frozenset(named("sh scripts/check.sh")),
+    )
+    assert found == [("scripts/check.sh", "`scripts/check.sh` defines how the gates run")]
+    put, gone = baseline_suite(
+        ["scripts/check.sh", "src/calc.py"],
+        at_baseline=tree,
+        installed=INSTALLED,
+        gate_files=frozenset({"scripts/check.sh"}),
+    )
+    assert (put, gone) == (["scripts/check.sh"], [])

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, CALC_MUL, PY, TEST_MUL, Project, make_project
+from loop_project import CALC, CALC_MUL, PY, TEST_GATE, TEST_MUL, Project, make_project
 from test_loop_ratchet import (
     GOOD,
     alive,
@@ -284,3 +284,33 @@ def test_init_keeps_a_crlf_loop_md_and_names_the_line_of_a_bad_byte(tmp_path: Pa
     lines = goals.read_bytes().count(b"\n")
     ran = project.loop("status")
     assert ran.status != 0 and f"GOALS.md:{lines}" in ran.errors[0]["message"], ran
+
+
+def test_a_maker_that_rewrites_the_script_a_gate_runs_is_not_kept(tmp_path: Path) -> None:
+    """The lint gate is the project's own script (`sh scripts/check.sh`): a maker that
+    sets it to `exit 0` and adds what it rejects is held as a Makefile's rewrite is,
+    though the script's name is no gate file's."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    lint = "#!/bin/sh\n# the project's own lint: no print() in src\n! grep -rn 'print(' src\n"
+    project.write("scripts/check.sh", lint)
+    project.git("add", "scripts/check.sh")
+    project.git("commit", "-qm", "a lint script")
+    contract = project.read("docs/loop/CONTRACT.md")
+    gate = "-p no:cacheprovider`\n"
+    assert gate in contract
+    project.write(
+        "docs/loop/CONTRACT.md", contract.replace(gate, gate + "- lint: `sh scripts/check.sh`\n")
+    )
+    project.git("commit", "-qam", "the lint gate")
+    maker = project.script(
+        "maker",
+        GOOD
+        + "put('src/calc_debug.py', 'def show(x):\\n    print(x)\\n    return x\\n')\n"
+        + "put('scripts/check.sh', '#!/bin/sh\\nexit 0\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean()
+    assert project.read("scripts/check.sh") == lint
+    assert not (project.root / "src/calc_debug.py").exists()
+    assert categories(project) == ["protected path touched"]
+    assert "`scripts/check.sh` defines how the gates run" in board_row(project)[4]

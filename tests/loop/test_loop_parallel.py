@@ -99,14 +99,17 @@ def test_parallel_makers_land_in_dependency_order_and_nothing_untested(tmp_path:
     )
     order = [s.split(":")[0] for s in goal_commits]
     assert order.index("G5") > max(order.index("G2"), order.index("G4"))
-    # the conflicting candidate was made again on the baseline that holds G1
-    assert order.index("G3") > order.index("G1")
-    assert project.calls("G3") == 2, ran.stderr
+    # the conflicting candidate was made again on the baseline that holds the other: G1 is
+    # meant to land first (its maker is quicker), but on a loaded machine G3's may
+    first, second = sorted(("G1", "G3"), key=order.index)
+    assert project.calls(first) == 1 and project.calls(second) == 2, ran.stderr
     starts = {}
     for line in (project.scripts / "starts.log").read_text().splitlines():
         goal, n, _, subjects = line.split(" ", 3)
         starts[f"{goal} {n}"] = subjects.split("|")
-    assert "G1: Multiply" in starts["G3 2"]
+    kept_first = next(s for s in goal_commits if s.startswith(f"{first}:"))
+    assert kept_first in starts[f"{second} 2"]
+    assert kept_first not in starts[f"{second} 1"]
     # the barrier: G5's maker ran once, after G2 and G4 were on the main line
     assert project.calls("G5") == 1
     assert "G2: Beta" in starts["G5 1"] and "G4: Delta" in starts["G5 1"]

@@ -66,7 +66,7 @@ def venv_project(tmp_path: Path) -> Project:
     with the venv's pytest as its gate and one goal: add ``mul`` with a test."""
     root, scripts = tmp_path / "calc", tmp_path / "scripts"
     root.mkdir()
-    scripts.mkdir()
+    scripts.mkdir(exist_ok=True)
     for name, text in FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")

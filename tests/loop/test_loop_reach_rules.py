@@ -1065,3 +1065,49 @@ def test_the_names_a_change_imports_are_read_from_its_import_lines() -> None:
         "  import i\nx = 'import j'\n",
     ]
     assert imported_names(texts) == {"a", "c", "e", "i"}
+
+
+OUTSIDE = "a path outside the tree"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f():\n    open('/var/lib/dpkg/status').close()\n",
+        "P = '/var/lib/dpkg/status'\n\n\ndef f():\n    return open(P)\n",
+        "def f(p='/etc/passwd'):\n    return open(p)\n",
+        "def f(x):\n    return open(f'/etc/{x}')\n",
+        "def f(x):\n    return open('/etc/%s' % x)\n",
+        "from pathlib import Path\n\n\ndef f():\n    return Path('/etc/os-release').exists()\n",
+        "from pathlib import Path\n\nROOT = Path('/srv')\n",
+        "import os.path\n\n\ndef f(x):\n    return os.path.exists(os.path.join('/etc', x))\n",
+        "import os\n\n\ndef f():\n    return os.stat('/usr/bin/env')\n",
+        "import glob\n\n\ndef f():\n    return glob.glob('/home/*')\n",
+    ],
+)
+def test_code_that_looks_at_a_literal_absolute_path_is_held(text: str) -> None:
+    """A literal absolute path outside the tree, opened, stat'ed or tested (directly or
+    through a name, a default, an f-string, a join), tells the box from a person's
+    machine: what is there differs, so code can behave for each."""
+    assert any(OUTSIDE in s for s in found(text)), found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '#!/usr/bin/env python3\n# reads /etc/passwd? no\n"""See /var/lib."""\nX = 1\n',
+        "def f():\n    return open('/dev/null', 'w')\n",
+        "def f(base, name):\n    return open(base + '/' + name)\n",
+        "def f():\n    return open('data/table.csv')\n",
+        "ROUTE = '/api/users'\n",
+    ],
+)
+def test_shebangs_docstrings_comments_dev_null_and_relative_paths_are_free(text: str) -> None:
+    assert not any(OUTSIDE in s for s in found(text)), found(text)
+
+
+def test_a_test_may_name_an_absolute_path_and_the_baselines_own_is_credited() -> None:
+    text = "def test_f():\n    assert not open('/etc/hostname').closed\n"
+    assert found(text, path="tests/test_calc.py") == []
+    old = "def f():\n    return open('/etc/hostname')\n"
+    assert found(old + "\n\ndef g():\n    return 1\n", before=old) == []

@@ -225,3 +225,36 @@ def test_removing_a_schedule_that_is_not_there_says_so(tmp_path: Path) -> None:
     project = make_project(tmp_path, accept=None)
     ran = project.loop("schedule", "--remove", "--scheduler", "cron")
     assert ran.status == 0 and ran.data["had"] is False, ran
+
+
+def test_a_script_the_metrics_script_runs_is_the_metrics_own(tmp_path: Path) -> None:
+    """The metric runs `sh bench/run.sh`, which runs bench/cost.py: rewriting cost.py
+    fakes the number as surely as rewriting the command's own script."""
+    project = make_project(tmp_path, accept=None, retries=1)
+    project.write("bench/cost.py", COST_PY)
+    project.write("bench/run.sh", f"#!/bin/sh\n{PY} bench/cost.py\n")
+    project.write("cost.txt", "100\n")
+    project.git("add", "bench", "cost.txt")
+    project.git("commit", "-qm", "the metric and what it runs")
+    args = ("--metric", "sh bench/run.sh", "--direction", "down", "--threshold", "10")
+    assert project.loop("goal", "add", "Cheaper", *args).data == {"goal": "G1"}
+    maker = project.script(
+        "maker",
+        """
+        if count("maker") == 1:
+            put("bench/cost.py", "print(1)\\n")
+            print("IDEA: measure less")
+        else:
+            put("cost.txt", "60\\n")
+            print("IDEA: a real saving")
+        """,
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0, ran
+    _, rows = parse_experiments(project.read("docs/loop/EXPERIMENTS.md"))
+    assert [(r.idea, r.outcome) for r in rows] == [
+        ("measure less", "refused"),
+        ("a real saving", "kept"),
+    ]
+    assert "metric's own files (bench/cost.py)" in rows[0].why
+    assert project.read("bench/cost.py") == COST_PY

@@ -90,7 +90,7 @@ def planted(where: Path) -> Project:
     source.write_text(text.replace("\nimport re\n", "\nimport os\nimport re\n", 1))
     git("commit", "-qam", "a careless refactor", cwd=root)
     scripts = where / "scripts"
-    scripts.mkdir()
+    scripts.mkdir(exist_ok=True)
     return Project(root, scripts)
 
 

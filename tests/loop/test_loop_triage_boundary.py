@@ -12,7 +12,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
+from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, for_boxes, make_project
 from test_loop_judged_boundary import NOTHING, VICTIM, held, reach, with_origin_and_token
 
 from relay.ratchet.sandbox import NAMESPACES, level
@@ -45,6 +45,7 @@ def test_a_kept_test_reaches_nothing_when_triage_and_doctor_run_the_gates(
     origin, before = with_origin_and_token(project, tmp_path)
     out = project.scripts / "reached"  # shared with the boxes (the loop tests' conftest)
     out.mkdir()
+    for_boxes(out)
     # an honest-looking test whose import tries every way out, and acts where relay's
     # token is beside it (the person's clone)
     probe = reach(project, origin, home, Path("FOUND"), "kept").replace(

@@ -259,7 +259,7 @@ def test_triage_enqueues_a_failing_test_and_a_todo_exactly_once(tmp_path: Path) 
     ]
     goals = parse_goals(project.read("docs/loop/GOALS.md")).goals
     assert goals[0].accept == f"{TEST_GATE} tests/test_broken.py::test_broken"
-    assert goals[1].title == "Resolve the TODO in src/calc.py: support floats"
+    assert goals[1].title == "Resolve the TODO at src/calc.py:3"
     assert project.clean() and project.subjects()[-1] == "loop: triage enqueued G1, G2"
     again = project.loop("triage")
     assert again.data["enqueued"] == [] and len(again.data["findings"]) == 2

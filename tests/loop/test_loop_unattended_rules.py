@@ -5,6 +5,7 @@ job's record."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -202,7 +203,7 @@ def test_triage_reads_failing_tests_lint_types_and_markers() -> None:
     types = type_findings("src/a.py:4: error: Incompatible types  [assignment]\n", gate="mypy")
     assert [f.key for f in types] == ["type src/a.py"]
     marks = marker_findings({"src/a.py": "x = 1  # TODO: speed this up\n", "img.png": "TODO"})
-    assert [f.title for f in marks] == ["Resolve the TODO in src/a.py: speed this up"]
+    assert [f.title for f in marks] == ["Resolve the TODO at src/a.py:1"]
     assert marks[0].accept == "! grep -qF -- 'x = 1  # TODO: speed this up' src/a.py"
 
 
@@ -339,6 +340,28 @@ def test_a_result_done_is_the_pass_anything_else_a_diagnosed_failure() -> None:
     )
     assert not passed and what == "win answered failed (job #12, RESULT 2)"
     assert why == "Step 1 failed.\n\nE assert 1 == 2"
+
+
+def test_a_done_counts_only_for_the_task_posted_and_the_candidates_commit() -> None:
+    sha, other = "a" * 40, "b" * 40
+    ok = Answer(12, 2, "done", "All 1 step(s) succeeded.", commit=sha, asked=2)
+    assert judged(ok, node="win", commit=sha) == (
+        True,
+        "win verified it (job #12, RESULT 2)",
+        "",
+    )
+    # a RESULT for another commit: the branch was pushed over, or an old one replayed
+    passed, what, why = judged(replace(ok, commit=other), node="win", commit=sha)
+    assert not passed
+    assert what == (
+        "win answered done at bbbbbbbbbbbb, not at the candidate aaaaaaaaaaaa (job #12, RESULT 2)"
+    )
+    assert "only a RESULT for the candidate's own commit keeps it" in why
+    passed, what, _ = judged(replace(ok, commit=""), node="win", commit=sha)
+    assert not passed and "answered done at no commit it names" in what
+    # the newest RESULT of the job answers an older TASK (the one posted was made unreadable)
+    passed, what, _ = judged(replace(ok, task=1), node="win", commit=sha)
+    assert not passed and what == "win answered TASK 1, not TASK 2 (job #12)"
 
 
 def test_a_file_below_the_coverage_floor_is_a_finding_whose_check_is_real(tmp_path: Path) -> None:

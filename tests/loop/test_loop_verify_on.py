@@ -25,8 +25,10 @@ from relay.loop.records import parse_failures
 
 PY = shlex.quote(sys.executable)
 # passes here, fails on a node whose environment says it is the worker: "works on my machine"
+# (a RELAY_LOOP_ variable: the worker's box, like a gate's, passes only what a box needs)
+ON_WORKER = "RELAY_LOOP_TEST_ON_WORKER"
 ACCEPT = (
-    f"{PY} -c \"import os, sys; sys.exit(1 if os.environ.get('ON_WORKER') else 0)\""
+    f"{PY} -c \"import os, sys; sys.exit(1 if os.environ.get('{ON_WORKER}') else 0)\""
     f" && {PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
 )
 
@@ -129,7 +131,7 @@ def test_a_goal_is_verified_on_the_worker_fail_then_pass(
     world: World, worker_passes: dict[str, str], tmp_path: Path
 ) -> None:
     root = set_up_project(world)
-    worker_passes["ON_WORKER"] = "1"
+    worker_passes[ON_WORKER] = "1"
     first = loop_run(world, tmp_path)
     assert first["kept"] == [], first
     [reverted] = first["reverted"]
@@ -146,12 +148,15 @@ def test_a_goal_is_verified_on_the_worker_fail_then_pass(
     assert heads[0].startswith("### TASK 1") and heads[-1].startswith("### RESULT 1")
     task = world.comments(job.issue)[0]["body"]
     assert "relay-loop/g1" in task and "tests/test_mul.py" in task
+    candidate = git("rev-parse", "relay-loop/g1", cwd=world.bare).strip()
+    assert f"**Check out:** `relay-loop/g1` at `{candidate}`" in task  # signed with it
+    assert "**Boxed:**" in task
     pushed = git("show", "relay-loop/g1:tests/test_mul.py", cwd=world.bare)
     assert pushed == TEST_MUL  # the candidate, on its branch
     assert not (root / "tests/test_mul.py").exists()  # and not kept here
     assert git("status", "--porcelain", "--untracked-files=no", cwd=root) == ""
 
-    worker_passes.pop("ON_WORKER")
+    worker_passes.pop(ON_WORKER)
     second = loop_run(world, tmp_path)
     kept = second["kept"]
     assert isinstance(kept, list) and [k["goal"] for k in kept] == ["G1"], second
