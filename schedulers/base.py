@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+from relay.edges.ownpath import own_argv
 from relay.errors import RelayError
 from relay.schedulers.entry import Entry
 
@@ -59,7 +60,7 @@ def run_command(argv: Sequence[str], *, stdin: str | None = None) -> Completed:
     """
     try:
         proc = subprocess.run(
-            list(argv),
+            own_argv(argv),  # crontab, systemctl...: never one of a clone's folders
             input=None if stdin is None else encode(stdin),
             capture_output=True,
             timeout=60,

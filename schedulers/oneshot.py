@@ -103,14 +103,17 @@ def timed_entry(
     environ: Mapping[str, str] | None = None,
 ) -> Entry:
     """The entry that runs ``python -P -m relay.cli ARGS`` in ``clone`` (logs in
-    ``state_dir``); a PYTHONPATH relay is found through now is kept, so the entry runs this
-    very relay, and never the clone's own ``relay/``."""
+    ``state_dir``); of a PYTHONPATH, only the folder relay is found through now is kept,
+    so the entry runs this very relay, never the clone's own ``relay/``, and never
+    imports another module from the project's folders (its ``src/keyring``, kept from
+    a maker): the gates get the project's PYTHONPATH from the env file, relay does not."""
     clone, state_dir = clone.resolve(), state_dir.resolve()
     interpreter = str(Path(python or sys.executable).absolute())
     source = os.environ if environ is None else environ
     # absolute, no empty word: either would put the entry's working directory (the clone)
     # back on sys.path, which the interpreter's ``-P`` keeps off
-    kept = [os.path.abspath(p) for p in source.get("PYTHONPATH", "").split(os.pathsep) if p]
+    words = [os.path.abspath(p) for p in source.get("PYTHONPATH", "").split(os.pathsep) if p]
+    kept = [p for p in words if Path(p).resolve() == relay_folder()]
     own = (("PYTHONPATH", os.pathsep.join(dict.fromkeys(kept))),) if kept else ()
     return Entry(
         label=timed_label(prefix, clone),
@@ -121,6 +124,14 @@ def timed_entry(
         environment=(*safe_environment(source, interpreter=interpreter), *own),
         description=description,
     )
+
+
+def relay_folder() -> Path:
+    """The folder the running relay package is imported from (the one holding
+    ``relay/``)."""
+    import relay
+
+    return Path(relay.__file__).resolve().parent.parent
 
 
 # --- cron ---

@@ -287,7 +287,13 @@ def refuse_above_ceiling(asked: int | None, contract: Contract) -> None:
 
 
 def _root(args: argparse.Namespace) -> WorkTree:
-    return WorkTree.open((args.repo_dir or Path.cwd()).resolve())
+    """The clone the command works on; from now on relay's own process never searches a
+    folder of it for a program (its gates and roles still do)."""
+    from relay.edges.ownpath import fence
+
+    where = (args.repo_dir or Path.cwd()).resolve()
+    fence(where)  # before git runs there
+    return WorkTree.open(where)
 
 
 # --- init ---
@@ -874,6 +880,9 @@ def run_make_here(args: argparse.Namespace) -> Output:
 
 def run_run(args: argparse.Namespace) -> Output:
     """Run the ratchet (or print its plan under --dry-run)."""
+    from relay.edges.ownpath import fence
+
+    fence((args.repo_dir or Path.cwd()).resolve())  # before any git, crontab or managed run
     if getattr(args, "backend", None) == "managed-agents":
         from relay.commands.loop_managed import run_managed
 

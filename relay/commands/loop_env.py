@@ -40,6 +40,9 @@ KEYRING_SERVICE = "relay-loop"
 ROLE_FLAGS = {"--maker": "maker", "--checker": "checker", "--verifier": "verifier"}
 ROLE_FLAGS["--red-team"] = "red-team"
 DOCTOR_GATE_TIMEOUT = 600.0
+# the recorded variables relay's own interpreter never takes (the project's PYTHONPATH
+# and the like): the boxed gates and roles get them alone
+BOXED_PREFIX = "PYTHON"
 
 
 def env_path(root: Path) -> Path:
@@ -108,9 +111,11 @@ def record_env(
 ) -> RunEnv:
     """Record the env file (and keep the named secrets) from ``environ``, the shell where
     the gates work; what was recorded. Names passed before stay passed."""
+    from relay.edges.ownpath import box_environ
     from relay.loop.runenv import programs
 
-    source = dict(os.environ if environ is None else environ)
+    # the shell's own PATH, as the boxes get it (relay's own has no folder of the clone)
+    source = dict(box_environ() if environ is None else environ)
     secrets = check_passed(pass_env, pass_secret, source)
     old = read_env(root)
     kept_vars = [n for n, _ in (old.variables if old else ()) if n in source]
@@ -157,17 +162,26 @@ def read_env(root: Path, path: Path | None = None) -> RunEnv | None:
 
 
 def apply_env(root: Path, path: Path) -> RunEnv:
-    """What a scheduled process does first: the recorded PATH and variables become its
-    environment (the gates inherit them), and each role's secrets are handed to it."""
+    """What a scheduled process does first: the recorded PATH and variables become the
+    environment of the boxed gates and roles, and each role's secrets are handed to it.
+    Relay's own process takes the recorded variables but the PYTHON* ones, and the PATH
+    without any folder of the clone (:mod:`relay.edges.ownpath`): a kept ``bin/git`` or a
+    ``src/keyring`` of the project's never runs as relay on the host."""
+    from relay.edges.ownpath import fence, hand_to_boxes, own_path
     from relay.ratchet.measure import hand_to_roles
 
+    fence(root)  # before anything recorded applies
     runenv = read_env(root, path)
     if runenv is None:
         raise ConfigError(
             f"the env file {path} is missing",
             hint="run `relay loop schedule --at HH:MM` again where the gates work",
         )
-    os.environ.update(runenv.environment(os.environ, sep=os.pathsep))
+    recorded = runenv.environment(os.environ, sep=os.pathsep)
+    boxed = {n: v for n, v in recorded.items() if n == "PATH" or n.startswith(BOXED_PREFIX)}
+    os.environ.update({n: v for n, v in recorded.items() if n not in boxed})
+    os.environ["PATH"] = own_path(recorded["PATH"])
+    hand_to_boxes(boxed)
     values = SecretStore(root).values([s.name for s in runenv.secrets])
     missing = [s.name for s in runenv.secrets if s.name not in values]
     if missing:

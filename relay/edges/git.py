@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
+from relay.edges.ownpath import own_argv
 from relay.errors import ConfigError, Conflict, RelayError, RemoteUnavailable
 
 FALLBACK_NAME = "relay"
@@ -213,7 +214,7 @@ class Clone:
                 top = _learn_dirs(path)
                 if top is None:
                     done = subprocess.run(
-                        ["git", "rev-parse", "--show-toplevel"],
+                        own_argv(["git", "rev-parse", "--show-toplevel"]),
                         cwd=path,
                         capture_output=True,
                         env={**os.environ, **_PLAIN, **_NO_PROMPT},
@@ -624,8 +625,8 @@ def _learn_dirs(path: Path) -> Path | None:
     process (:func:`known_dirs`); None where git cannot say all of them in one answer (an
     older git, a path with a line break, anything but a work tree): asked apart then."""
     done = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel", "--git-common-dir", "--path-format=absolute",
-         "--git-common-dir", "--git-dir"],
+        own_argv(["git", "rev-parse", "--show-toplevel", "--git-common-dir",
+                  "--path-format=absolute", "--git-common-dir", "--git-dir"]),
         cwd=path,
         capture_output=True,
         env={**os.environ, **_PLAIN, **_NO_PROMPT},
@@ -681,7 +682,7 @@ class _LocalGit:
         strip_newline_in_stdout: bool = True,
     ) -> str:
         done = subprocess.run(
-            list(command),
+            own_argv(command),  # never a program of a clone's folder on the PATH
             cwd=self.root,
             env={**os.environ, **_PLAIN, **(env or {})},
             stdin=subprocess.DEVNULL,

@@ -468,7 +468,14 @@ def _checked(path: str) -> bool:
 # names a new top-level module may not take: the standard library's (``tomllib.py``
 # is imported by pytest before any plugin, ``sysconfig.py`` by ruff's launcher), relay's
 # own (a clone's ``relay/`` would run as relay at the next scheduled fire) and the tools'
-SHADOWED = frozenset({*GATE_TOOLS, *sys.stdlib_module_names, "relay"}) - {"__main__"}
+# and relay's optional extras, which relay's own process imports when they are there
+# (keyring for a node's token and the loop's secrets, anthropic for the managed roster): a
+# clone's module of that name would run as relay wherever the project's folders reached
+# relay's sys.path, installed here or not
+OPTIONAL_EXTRAS = frozenset({"keyring", "anthropic"})
+SHADOWED = frozenset({*GATE_TOOLS, *sys.stdlib_module_names, "relay", *OPTIONAL_EXTRAS}) - {
+    "__main__"
+}
 # names imported by what the interpreter itself loads, whatever list they are missing
 # from: sysconfig's build-time data (``_sysconfigdata_<abi>_<platform>``, imported by
 # name through ``sysconfig.get_path``), and the start-up hooks

@@ -29,8 +29,9 @@ _SHELL_WORDS = frozenset({"env", "exec", "time", "nohup", "command", "builtin", 
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "!"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-# relay's own: what a scheduled process needs to start relay itself, and the folders the
-# person shares with its boxes, kept as they are
+# recorded whatever the person names: the project's PYTHONPATH (the boxed gates' and
+# roles' alone: relay's own process never takes a PYTHON* variable of the env file), the
+# locale, and the folders the person shares with the boxes, kept as they are
 _RELAY_OWN = ("PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "RELAY_SANDBOX_SHARE")
 
 

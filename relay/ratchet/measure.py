@@ -72,7 +72,9 @@ def gate_env(junit: Path | None = None, base: Mapping[str, str] | None = None) -
     told to go on past a file it cannot collect and, given ``junit``, to write there which
     tests it ran (a JUnit XML report that names each test's file) (PYTEST_ADDOPTS;
     harmless to every other tool)."""
-    env = dict(os.environ if base is None else base)
+    from relay.edges.ownpath import box_environ
+
+    env = dict(box_environ() if base is None else base)
     opts = env.get("PYTEST_ADDOPTS", "")
     if GO_ON not in opts.split():
         opts = f"{opts} {GO_ON}".strip()

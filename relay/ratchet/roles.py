@@ -118,10 +118,11 @@ def role_env(
     when not given), git refusing every transport and every remote's push URL
     pointing nowhere, and ``gh`` pointed at an empty configuration. ``agent``: the
     adapter the role runs by (its CLI's own key stays), None for a plain command."""
+    from relay.edges.ownpath import box_environ
     from relay.loop.runenv import box_names, credential_names
     from relay.ratchet.sandbox import scratch_home
 
-    source = os.environ if base is None else base
+    source = box_environ() if base is None else base
     named = named_secrets(work)
     passed = [*(n for n, roles in named.items() if role in roles), *passed_variables(work)]
     # an allow-list: what a box needs, what the person passed, the role's own agent's
@@ -230,8 +231,10 @@ def run_role(
         handed = sandbox.folder / path.name
         hand_in(path, handed)  # a link an earlier ask's box left there is not followed
         path = handed
+    from relay.edges.ownpath import box_environ
+
     env = (
-        dict(os.environ)
+        box_environ()
         if credentials
         else role_env(cwd, work, role=role, home=home, agent=agent.name if agent else None)
     )
@@ -440,7 +443,9 @@ def command_problem(command: str, *, cwd: Path) -> str | None:
         if not where.is_file() or not os.access(where, os.X_OK):
             return f"{program} is not an executable file"
         return None
-    if shutil.which(program) is None:
+    from relay.edges.ownpath import box_environ
+
+    if shutil.which(program, path=box_environ().get("PATH")) is None:  # as its box finds it
         return f"{program} is not on PATH"
     return None
 

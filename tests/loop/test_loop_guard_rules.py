@@ -622,6 +622,34 @@ def test_the_names_a_new_module_may_not_take_are_handed_in_not_looked_up() -> No
     assert {"typing_extensions", "pygments"} <= INSTALLED and shadow_names([]) <= INSTALLED
 
 
+def test_every_module_relay_imports_only_when_installed_is_a_name_a_new_module_may_not_take() -> (
+    None
+):
+    """Relay's optional extras (keyring for the loop's secrets, anthropic for the managed
+    roster) are imported by relay's own process when they are there: a clone's
+    ``src/keyring/`` that reaches relay's sys.path would run as relay, so the name is
+    refused whether this interpreter has the extra or not. Every import relay's source
+    makes under ``except ImportError`` is on the list."""
+    import ast
+
+    optional: set[str] = set()
+    for path in sorted(Path(__file__).resolve().parents[2].joinpath("relay").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Try) or not any(
+                h.type is not None and "ImportError" in ast.dump(h.type) for h in node.handlers
+            ):
+                continue
+            for each in (n for stmt in node.body for n in ast.walk(stmt)):
+                if isinstance(each, ast.Import):
+                    optional |= {a.name.split(".")[0] for a in each.names}
+                elif isinstance(each, ast.ImportFrom) and each.level == 0 and each.module:
+                    optional.add(each.module.split(".")[0])
+    assert {"keyring", "anthropic"} <= optional
+    assert optional <= shadow_names([])  # with nothing installed at all
+    dirs = importable_dirs(["src/calc.py"])
+    assert shadowed_name("src/keyring/__init__.py", dirs, shadow_names([])) == "keyring"
+
+
 def test_any_new_top_level_module_where_the_gates_import_first_is_for_a_person() -> None:
     """A module only the gates' interpreter has (``mypy_extensions``) is on no list of
     relay's: a new module at the top of an import folder is held whatever its name, but

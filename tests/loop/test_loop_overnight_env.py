@@ -389,3 +389,178 @@ def test_a_schedule_whose_roles_cannot_start_is_refused_and_nothing_registered(
         "the maker command `relay-no-such-agent` cannot run: relay-no-such-agent is not on PATH"
     )
     assert crontab() == before and project.read(".git/relay/loop/loop-env.json") == env_file
+
+
+# --- relay's own programs and modules, apart from the project's ---
+
+
+def planted_git(project: Project, marker: Path) -> None:
+    """A ``bin/git`` kept in the clone (a maker's, say): it says it ran, then runs git."""
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    project.write(
+        "bin/git", f'#!/bin/sh\necho "$*" >> {shlex.quote(str(marker))}\nexec {real} "$@"\n'
+    )
+    (project.root / "bin/git").chmod(0o755)
+    project.git("add", "bin/git")
+    project.git("commit", "-qm", "a git of the project's own (kept)")
+
+
+def binstub_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Project, str]:
+    """The calc project with a gate run from a binstub of the clone's ``bin/`` (which the
+    person's shell finds first: direnv's ``PATH_add bin``) and its copy in a tools folder
+    outside the clone (a box sees no folder of the clone); the copy checks the gate got the
+    PATH with the clone's folder first. The PATH to set, as that shell has it."""
+    from loop_project import TEST_GATE as PROJECT_TEST_GATE
+
+    project = make_project(tmp_path, gates=(PROJECT_TEST_GATE,))
+    root, tools = project.root, tmp_path / "tools"
+    tools.mkdir()
+    clone_bin = root / "bin"
+    check = (
+        f'#!/bin/sh\ncase "$PATH" in {shlex.quote(str(clone_bin))}:*) exit 0 ;; esac\n'
+        'echo "the gate got PATH=$PATH"\nexit 1\n'
+    )
+    for where in (clone_bin / "calc-check", tools / "calc-check", tools / "calc-lint"):
+        where.parent.mkdir(exist_ok=True)
+        where.write_text(check if where.parent == tools else "#!/bin/sh\nexit 0\n")
+        where.chmod(0o755)
+    contract = project.read("docs/loop/CONTRACT.md")
+    after = "-p no:cacheprovider`\n"
+    assert after in contract
+    gate = after + "- check: `calc-lint && calc-check`\n"
+    project.write("docs/loop/CONTRACT.md", contract.replace(after, gate, 1))
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a check gate the binstub runs")
+    return project, f"{clone_bin}{os.pathsep}{tools}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_a_git_kept_in_a_folder_of_the_clone_on_the_recorded_path_never_runs_as_relay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    """The PATH recorded for the schedule leads with the clone's ``bin/`` (the gates' own
+    binstub is there) and a ``bin/git`` is kept: the fired run's own git never runs it,
+    while its gates still get the recorded PATH, the clone's folder first."""
+    project, shell_path = binstub_project(tmp_path, monkeypatch)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    with_run_command(project, maker)
+    before = os.environ["PATH"]
+    monkeypatch.setenv("PATH", shell_path)
+    ran = project.loop("schedule", "--at", "01:20", "--max-iterations", "2", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    assert ran.data["path"][0] == str(project.root / "bin"), ran.data
+    monkeypatch.setenv("PATH", before)
+    marker = tmp_path / "git-ran.txt"  # under the test's own /tmp: the host's, not a box's
+    planted_git(project, marker)
+    [line] = crontab()
+
+    fired = fire(line)
+    assert not marker.exists(), marker.read_text()
+    errors = (project.root / ".git/relay/loop").joinpath("relay-loop.err.log")
+    assert fired.returncode == 0, fired.stderr + errors.read_text()
+    assert "G1: Multiply" in project.subjects() and project.clean()
+    logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-check.log"))
+    assert logs and all("result: passed" in p.read_text() for p in logs), logs
+
+
+def test_a_git_kept_in_a_folder_of_the_clone_on_the_shells_path_never_runs_as_relay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By hand, the person's shell leads its PATH with the clone's ``bin/``, which holds a
+    kept ``bin/git``: the run's own git never runs it; its gates get that PATH."""
+    project, shell_path = binstub_project(tmp_path, monkeypatch)
+    marker = tmp_path / "git-ran.txt"
+    planted_git(project, marker)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    monkeypatch.setenv("PATH", shell_path)
+    ran = project.loop("run", "--maker", maker)
+    assert not marker.exists(), marker.read_text()
+    assert ran.status == 0, ran
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran.data
+    logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-check.log"))
+    assert logs and all("result: passed" in p.read_text() for p in logs), logs
+
+
+def planted_keyring(project: Project, marker: Path) -> None:
+    """A ``src/keyring/`` kept in the clone (relay imports keyring to read the loop's
+    secrets): it says it ran, then hides as a keyring that cannot be used would."""
+    project.write(
+        "src/keyring/__init__.py",
+        f"import pathlib\n\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "raise ImportError('no usable keyring')\n",
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a package of the project's own named keyring (kept)")
+
+
+def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_when_the_entry_fires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    """The person's shell has PYTHONPATH=src when the schedule is made, and a
+    ``src/keyring/`` is kept (relay imports keyring for the loop's secrets): the fired run
+    never imports it, while the gates still get the PYTHONPATH recorded for them."""
+    project = make_project(tmp_path)
+    src = project.root / "src"
+    project.write(
+        "tests/test_pythonpath.py",
+        "import os\n\n\ndef test_pythonpath():\n"
+        f'    assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == {str(src)!r}\n',
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a test of the PYTHONPATH the gates get")
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    with_run_command(project, maker)
+    monkeypatch.setenv("PYTHONPATH", str(src))
+    ran = project.loop("schedule", "--at", "01:30", "--max-iterations", "2", "--scheduler", "cron")
+    assert ran.status == 0, ran
+    marker = tmp_path / "keyring-ran.txt"
+    planted_keyring(project, marker)
+    [line] = crontab()
+    assert str(src) not in script_path(line).read_text(encoding="utf-8")
+
+    fired = fire(line)
+    assert not marker.exists()
+    errors = (project.root / ".git/relay/loop").joinpath("relay-loop.err.log")
+    assert fired.returncode == 0, fired.stderr + errors.read_text()
+    assert "G1: Multiply" in project.subjects() and project.clean()
+    logs = list((project.root / "docs/loop/state/gates").glob("run-*/*-test.log"))
+    assert logs and all("result: passed" in p.read_text() for p in logs), logs
+
+
+def test_a_module_kept_in_the_projects_pythonpath_never_runs_in_relay_started_with_it(
+    tmp_path: Path,
+) -> None:
+    """Relay started with PYTHONPATH=src (an entry an older relay registered, or the
+    person's shell) and a ``src/keyring/`` kept: relay's own process drops the clone's
+    folders from its sys.path before it reads the env file's secrets, so it never imports
+    the project's module; the gates still get that PYTHONPATH."""
+    project = make_project(tmp_path)
+    marker = tmp_path / "keyring-ran.txt"
+    planted_keyring(project, marker)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    env_file = project.root / ".git/relay/loop/loop-env.json"
+    assert env_file.is_file()  # `relay loop init` recorded it
+    argv = [sys.executable, "-P", "-m", "relay.cli", "loop", "run", "--maker", maker]
+    argv += ["--env-file", str(env_file), "--max-iterations", "1", "--repo-dir", str(project.root)]
+    env = {
+        "HOME": os.environ["HOME"],
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(project.root / "src"),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    ran = subprocess.run(
+        argv, cwd=project.root, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert not marker.exists()
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert "G1: Multiply" in project.subjects() and project.clean()

@@ -209,3 +209,47 @@ def test_relays_own_tools_are_not_the_gates(
     assert dict(got.resolved)["ruff"] == ""
     done = run_step("ruff --version", cwd=project.root, timeout=30, env=got.environment(shell))
     assert done.exit_code == 127
+
+
+def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_the_boxes_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--env-file``: relay's own process takes neither the recorded PYTHONPATH (the
+    project's ``src``) nor a PATH folder of the clone (its ``bin/``, where a kept ``git``
+    would be found first); the boxed gates and roles start from both, and a one-shot
+    resume entry registered from it carries no folder of the project's."""
+    from unittest import mock
+
+    import keyring
+    from keyring.backends import fail
+
+    from relay.commands.loop_env import apply_env, env_path
+    from relay.edges.files import write_state
+    from relay.edges.ownpath import box_environ
+    from relay.ratchet.measure import gate_env
+    from relay.schedulers.oneshot import timed_entry
+
+    monkeypatch.setattr(keyring.core, "_keyring_backend", fail.Keyring())  # no OS keychain
+    root = make_project(tmp_path).root
+    clone_bin, src = str(root / "bin"), str(root / "src")
+    recorded = RunEnv(
+        path=(clone_bin, "/usr/local/bin", "/usr/bin", "/bin"),
+        variables=(("PYTHONPATH", src), ("LANG", "C.UTF-8")),
+    )
+    where = env_path(root)
+    write_state(where, recorded.render().encode("utf-8"), top=where.parent)
+    with mock.patch.dict(os.environ):  # what cron gives the entry's process
+        os.environ["PATH"] = "/usr/bin:/bin"
+        os.environ.pop("PYTHONPATH", None)
+        apply_env(root, where)
+        own = dict(os.environ)
+        boxes, gate = box_environ(), gate_env()
+        entry = timed_entry(
+            prefix="relay-loop-resume", clone=root, args=["loop", "run"], state_dir=tmp_path,
+            description="the resume",
+        )  # fmt: skip
+    assert own["PATH"] == "/usr/local/bin:/usr/bin:/bin" and "PYTHONPATH" not in own
+    assert own["LANG"] == "C.UTF-8"  # relay's own variables are still its
+    assert boxes["PATH"] == os.pathsep.join(recorded.path) and boxes["PYTHONPATH"] == src
+    assert gate["PATH"].startswith(clone_bin + os.pathsep) and gate["PYTHONPATH"] == src
+    assert not [v for _, v in entry.environment if str(root) in v], entry.environment

@@ -179,7 +179,10 @@ def read_token_file(path: Path) -> Token | None:
 
 def _token_from_gh(api_url: str, env: Mapping[str, str], timeout: float) -> Token | None:
     """Ask the GitHub CLI, if installed, for its token for the API's host."""
-    gh = shutil.which("gh", path=env.get("PATH"))
+    from relay.edges.ownpath import own_path
+
+    path = own_path(env.get("PATH", os.environ.get("PATH", "")))  # never a clone's folder
+    gh = shutil.which("gh", path=path)
     if gh is None:
         return None
     argv = [gh, "auth", "token", "--hostname", gh_hostname(api_url)]
