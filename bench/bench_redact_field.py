@@ -4,8 +4,10 @@ connection strings, named values in every syntax, this node's secret in its tran
 and lines from real code and logs that hold none.
 
 Each case is redacted on its own, as ``relay redact`` would a log holding it; a secret is
-caught when no trace of it survives (its whole text, or the part of an encoding that only
-it makes), a clean line is a false alarm when it comes out changed at all.
+caught when no part of it survives: no run of ``LEAK`` characters of it (of its text, or of
+the part of an encoding that only it makes) is in the output, but for runs the line holds
+outside the secret too (a partial leak is a miss). A clean line is a false alarm when it
+comes out changed at all.
 
 Run: ``python -m bench redact_field`` (``--misses`` lists every miss and false alarm); it
 exits non-zero when a goal is missed.
@@ -25,6 +27,38 @@ FACTS = MachineFacts(
 )
 RECALL_GOAL = 0.99
 FALSE_ALARM_GOAL = 10
+# The shortest part of a secret that counts as a leak when it survives.
+LEAK = 4
+
+
+def leaked(secret: str, text: str, out: str) -> list[str]:
+    """The runs of ``LEAK`` characters of ``secret`` that survive in ``out`` (or in it with
+    its line breaks out, for a secret that was wrapped), less those that the line holds
+    outside the secret or that a placeholder spells (``[redacted:secret]`` has ``secr``)."""
+    flat_text = text.replace("\n", "")
+    if secret in text:
+        context = text.replace(secret, "\0")
+    elif secret in flat_text:  # wrapped over lines
+        context = flat_text.replace(secret, "\0")
+    else:  # not written in one piece (a dump's groups): every run of it counts
+        context = ""
+    context += " [redacted:] <email> <ip> <host> <user> <home>"
+    flat = out.replace("\n", "")
+    runs = {secret[i : i + LEAK] for i in range(len(secret) - LEAK + 1)}
+    kept = [r for r in runs if (r in out or r in flat) and r not in context]
+    return [r for r in kept if not _in_a_placeholder(r, out)]
+
+
+def _in_a_placeholder(run: str, out: str) -> bool:
+    """Every place ``run`` occurs in ``out`` is inside a ``[redacted:…]`` stamp."""
+    at = out.find(run)
+    while at >= 0:
+        opened = out.rfind("[redacted:", 0, at + 1)
+        closed = out.find("]", opened) if opened >= 0 else -1
+        if not (opened >= 0 and at + len(run) <= closed + 1):
+            return False
+        at = out.find(run, at + 1)
+    return True
 
 
 def measure() -> dict[str, object]:
@@ -35,17 +69,17 @@ def measure() -> dict[str, object]:
     missed: dict[str, list[str]] = defaultdict(list)
     for case in secret_cases():
         out = redactor.redact(case.text + "\n")
-        flat = out.replace("\n", "")
         total[case.kind] += 1
-        if any(s in out or s in flat for s in case.secrets):
-            missed[case.kind].append(f"{case.family}: {case.text[:160]}")
+        parts = [run for secret in case.secrets for run in leaked(secret, case.text, out)]
+        if parts:
+            missed[case.kind].append(f"{case.family}: {case.text[:160]} (kept {parts[:3]})")
         else:
             caught[case.kind] += 1
     alarms: Counter[str] = Counter()
     lines: Counter[str] = Counter()
     flagged: list[str] = []
     for clean in clean_lines():
-        lines[clean.family] += 1
+        lines[clean.family] += 1  # each line once: ``clean_lines`` draws no line twice
         out = redactor.redact(clean.text + "\n")
         if out != clean.text + "\n":
             alarms[clean.family] += 1

@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import time
 from collections.abc import Iterator
+from itertools import zip_longest
 from pathlib import Path
 
 from relay.redact import MachineFacts, Redactor
@@ -88,23 +89,32 @@ def changed_lines(before: str, after: str) -> list[tuple[int, str, str]]:
     """The lines where redaction found a secret (it keeps the line count), numbered from 1.
     Addresses, hosts and the user's home (``<email>``, ``<ip>``) are redacted by design in
     any text, and counted apart (``privacy_lines``)."""
-    pairs = zip(before.splitlines(), after.splitlines(), strict=False)
+    pairs = _pairs(before, after)
     return [
         (n, a, b)
         for n, (a, b) in enumerate(pairs, 1)
-        if a != b and b.count(_SECRET_MARK) > a.count(_SECRET_MARK)
+        if a != b and (b.count(_SECRET_MARK) > a.count(_SECRET_MARK) or not (a and b))
     ]
+
+
+def _pairs(before: str, after: str) -> list[tuple[str, str]]:
+    """The lines before and after side by side; where redaction changed the line count
+    (it must not), the lines past the shorter side are paired with ``""`` and so count as
+    changed, rather than being dropped."""
+    return list(zip_longest(before.splitlines(), after.splitlines(), fillvalue=""))
 
 
 def _privacy_lines(before: str, after: str) -> int:
     """How many lines changed with no secret found in them."""
-    pairs = zip(before.splitlines(), after.splitlines(), strict=False)
-    return sum(a != b and b.count(_SECRET_MARK) <= a.count(_SECRET_MARK) for a, b in pairs)
+    pairs = _pairs(before, after)
+    return sum(
+        a != b and a != "" != b and b.count(_SECRET_MARK) <= a.count(_SECRET_MARK) for a, b in pairs
+    )
 
 
 def measure(files: list[Path], redactor: Redactor) -> dict[str, object]:
     """Redact each file; count its bytes and its changed lines."""
-    size, changed, privacy = 0, [], 0
+    size, changed, privacy, recounted = 0, [], 0, 0
     started = time.perf_counter()
     for path in files:
         text = read(path)
@@ -112,11 +122,13 @@ def measure(files: list[Path], redactor: Redactor) -> dict[str, object]:
         after = redactor.redact(text)
         changed += [(path, *line) for line in changed_lines(text, after)]
         privacy += _privacy_lines(text, after)
+        recounted += text.count("\n") != after.count("\n")
     return {
         "files": len(files),
         "megabytes": round(size / 1e6, 1),
         "changed_lines": len(changed),
         "privacy_lines": privacy,
+        "files_with_line_count_changed": recounted,
         "seconds": round(time.perf_counter() - started, 1),
         "_changed": changed,
     }

@@ -24,7 +24,12 @@ Kinds of secret line (``Case.kind``):
 
 Lines that hold no secret (``Clean.family``) are made from templates of real code and logs:
 identifiers that hold secret words, hashes, UUIDs, base64 of ordinary data, version strings,
-URLs, documented placeholders, references.
+URLs, documented placeholders, references; and log, config, code and shell lines drawn from
+parts. No line is drawn twice (a template with nothing to draw counts once).
+
+Passwords hold blanks, quotes, backslashes and brackets too, written as each syntax must
+write them (escaped inside a quoted string, quoted where the syntax would leave them bare,
+percent-encoded in a URL: see ``_written`` and ``_in_connection``).
 """
 
 from __future__ import annotations
@@ -499,11 +504,54 @@ class Clean:
     text: str
 
 
+# What a person's password holds besides letters and digits: a space, quotes and a
+# backslash too (written as each syntax must write them, see ``_written``).
+PASSWORD_SYMBOLS = '!@#%^*_-.:()"\\ '
+
+
 def _password(rng: random.Random) -> str:
     while True:
-        value = "".join(rng.choices(B62 + "!@#%^*_-", k=rng.randint(12, 24)))
-        if _mixed(value, "A") and any(c in "!@#%^*_-" for c in value):
+        value = "".join(rng.choices(B62 + PASSWORD_SYMBOLS, k=rng.randint(12, 24)))
+        symbols = any(c in PASSWORD_SYMBOLS for c in value)
+        if _mixed(value, "A") and symbols and value == value.strip() and "  " not in value:
             return value
+
+
+_NEEDS_QUOTES = frozenset(' "\\()')
+
+
+def _written(syntax: str, value: str) -> tuple[str, str]:
+    """The line with ``value`` written as its syntax must write it, and the value as
+    written: escaped inside double quotes (``&quot;`` in an XML attribute), and quoted where
+    the syntax leaves it bare but it holds a blank, a quote, a backslash or a bracket."""
+    at = syntax.find("{v}")
+    before = syntax[at - 1] if at > 0 else ""
+    if syntax.count('"', 0, at) % 2 and before != '"':
+        before = '"'  # inside a string opened earlier: ``curl -H "Authorization: token {v}"``
+    if before == '"' and syntax.lstrip().startswith("<"):
+        shown = value.replace('"', "&quot;")
+    elif before == '"' and syntax[at - 3 : at] != '"""':
+        shown = value.replace("\\", "\\\\").replace('"', '\\"')
+    elif before in "'`" or syntax[at - 3 : at] == '"""' or before == ">":
+        shown = value
+    elif _NEEDS_QUOTES.intersection(value):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return syntax.format(v=f'"{escaped}"', u="{u}"), escaped
+    else:
+        shown = value
+    return syntax.format(v=shown, u="{u}"), shown
+
+
+def _in_connection(template: str, password: str) -> str:
+    """A password as a connection string holds it: percent-encoded in a URL where it must
+    be (a blank, a quote, a backslash), and without those in a keyword string."""
+    if "://" in template or "jdbc:" in template:
+        return password.replace(" ", "%20").replace('"', "%22").replace("\\", "%5C")
+    return password.replace(" ", "_").replace('"', "_").replace("\\", "_")
+
+
+# The formats whose every line is a secret (a key block's BEGIN line alone holds none).
+_TOKENS = tuple(f for f in FORMATS if not f[1].startswith("-----"))
 
 
 def _named_values(rng: random.Random) -> list[tuple[str, str]]:
@@ -512,7 +560,7 @@ def _named_values(rng: random.Random) -> list[tuple[str, str]]:
         ("random-hex", fill("{40h}", rng)),
         ("random-base64", fill("{40b}", rng)),
         ("password", _password(rng)),
-        ("token-format", fill(rng.choice(FORMATS)[1], rng)),
+        ("token-format", fill(rng.choice(_TOKENS)[1], rng)),
     ]
 
 
@@ -533,10 +581,11 @@ def secret_cases(seed: int = 28) -> list[Case]:
         ):
             token = fill(template, rng)
             form = rng.choice(forms)
-            cases.append(Case(kind, name, form.format(t=token), (token,)))
+            cases.append(Case(kind, name, form.format(t=token), (_secret_of(token),)))
     for syntax in NAMED:
         for family, value in _named_values(rng):
-            cases.append(Case("named", family, syntax.format(v=value), (value,)))
+            line, shown = _written(syntax, value)
+            cases.append(Case("named", family, line, (shown,)))
     for name, template in WEBHOOKS:
         for form in ("{t}", "SLACK_NOTIFY={t}", "curl -X POST -d @msg.json {t}",
                      "  url: {t}", "posting the report to {t} failed: 429"):  # fmt: skip
@@ -545,7 +594,7 @@ def secret_cases(seed: int = 28) -> list[Case]:
             cases.append(Case("webhook", name, form.format(t=url), (secret,)))
     for name, template in CONNECTIONS:
         for form in ("{t}", 'DATABASE_URL="{t}"', "  dsn: {t}", "connecting to {t} ..."):
-            password = _password(rng).replace("@", "#").replace(";", "_")
+            password = _in_connection(template, _password(rng).replace("@", "#").replace(";", "_"))
             value = fill(template.replace("{P}", "\x00"), rng).replace("\x00", password)
             secret = password if "{P}" in template else _longest_run(value)
             cases.append(Case("connection", name, form.format(t=value), (secret,)))
@@ -567,10 +616,18 @@ def secret_cases(seed: int = 28) -> list[Case]:
     for syntax in NAMED_MORE:
         for family, value in _named_values(more):
             encoded = urllib.parse.quote(value, safe="")
-            secret = encoded if "{u}" in syntax else value
-            cases.append(Case("named", family, syntax.format(v=value, u=encoded), (secret,)))
+            if "{u}" in syntax:
+                cases.append(Case("named", family, syntax.format(u=encoded), (encoded,)))
+                continue
+            line, shown = _written(syntax, value)
+            cases.append(Case("named", family, line, (shown,)))
     cases.extend(transform_cases(OWN_SECRET))
     return cases
+
+
+def _secret_of(token: str) -> str:
+    """The part of a token that is secret: a SAS's signature, not its version and dates."""
+    return token.split("&sig=", 1)[1] if "&sig=" in token else token
 
 
 def _webhook_secret(url: str) -> str:
@@ -630,7 +687,33 @@ def transform_cases(secret: str) -> list[Case]:
         out.append((f"base64-wrapped-{shift}", wrapped, inner))
     url64 = base64.urlsafe_b64encode(raw).decode().rstrip("=")
     out.append(("base64url", f"state={url64}", url64))
+    # UTF-16LE, as PowerShell's -EncodedCommand takes a script
+    wide = secret.encode("utf-16-le")
+    out.append(("utf16-hex", wide.hex(), wide.hex()))
+    script = "Write-Output ".encode("utf-16-le")
+    encoded = base64.b64encode(script + wide).decode()
+    inner = _b64_inner(len(script), len(wide), encoded)
+    out.append(("utf16-base64", f"powershell -NoProfile -EncodedCommand {encoded}", inner))
+    # in labelled pieces, and as ``xxd`` dumps it (offsets, hex groups, the text beside)
+    third = len(secret) // 3
+    pieces = (secret[:third], secret[third : 2 * third], secret[2 * third :])
+    out += [
+        ("labelled-halves", f"first half: {secret[:14]}\nsecond half: {secret[14:]}", secret),
+        ("labelled-thirds", "\n".join(f"part {i}/3: {p}" for i, p in enumerate(pieces, 1)), secret),
+        ("xxd-dump", _xxd(raw), raw.hex()),
+    ]
     return [Case("transform", name, text, (needle,)) for name, text, needle in out]
+
+
+def _xxd(data: bytes) -> str:
+    """``data`` as ``xxd`` prints it: offset, eight groups of two bytes, the text."""
+    rows = []
+    for at in range(0, len(data), 16):
+        row = data[at : at + 16]
+        groups = " ".join(row[i : i + 2].hex() for i in range(0, len(row), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{at:08x}: {groups:<39}  {text}")
+    return "\n".join(rows)
 
 
 def _b64_inner(offset: int, size: int, encoded: str) -> str:
@@ -672,12 +755,93 @@ def clean_lines(seed: int = 28, count: int = 1200) -> list[Clean]:
     rng = random.Random(seed)
     makers = _clean_makers()
     out: list[Clean] = []
-    i = 0
-    while len(out) < count:
-        family, make = makers[i % len(makers)]
-        out.append(Clean(family, make(rng)))
-        i += 1
+    seen: set[str] = set()
+    # Each maker once in turn, then the varied ones drawn at random: no line twice (a
+    # template that draws nothing gives one line, not one per round).
+    varied = [m for m in makers if m[0] in _VARIED_FAMILIES]
+    for family, make in [*makers, *(rng.choice(varied) for _ in range(count * 4))]:
+        line = make(rng)  # type: ignore[operator]
+        if line not in seen:
+            seen.add(line)
+            out.append(Clean(family, line))
+        if len(out) >= count:
+            break
     return out + [Clean("syntax", line) for line in CLEAN_SYNTAXES]
+
+
+_VARIED_FAMILIES = frozenset(
+    {"log", "config", "code", "shell", "hash", "uuid", "url", "version", "base64"}
+)
+_COMPONENTS = (
+    "scheduler", "api", "worker", "ingest", "billing", "auth", "gateway", "indexer", "mailer",
+    "cache", "router", "uploader", "exporter", "migrator", "webhook", "notifier", "search",
+    "reports", "sessions", "tokenizer", "keyring", "secrets-sync", "password-reset",
+)  # fmt: skip
+_VERBS = ("started", "finished", "retrying", "skipped", "queued", "loaded", "flushed",
+          "rotated", "evicted", "validated", "connected to", "listening on", "closed")  # fmt: skip
+_NOUNS = ("batch", "job", "request", "shard", "segment", "snapshot", "partition", "chunk",
+          "manifest", "token bucket", "key range", "session", "lease", "checkpoint")  # fmt: skip
+_SETTINGS = (
+    "timeout", "max_retries", "pool_size", "log_level", "region", "replicas", "port",
+    "workers", "cache_ttl", "batch_size", "key_prefix", "token_ttl", "password_min_length",
+    "session_timeout", "secret_name", "api_version", "auth_mode", "key_id", "tls_enabled",
+    "bucket", "queue", "endpoint", "base_url", "data_dir", "retention_days", "page_size",
+)  # fmt: skip
+_PATHS = ("src/app", "lib/core", "internal/auth", "pkg/store", "services/api", "cmd/tool",
+          "tests/unit", "web/static", "docs/guide", "scripts/ci")  # fmt: skip
+_EXTS = ("py", "go", "ts", "rs", "java", "rb", "c", "yaml", "json", "md")
+
+
+def _setting_value(rng: random.Random, name: str) -> str:
+    """A value a setting of that name takes that is no secret."""
+    kinds = (
+        lambda: str(rng.randint(1, 65535)),
+        lambda: rng.choice(("true", "false", "enabled", "disabled", "auto", "strict")),
+        lambda: f"{rng.randint(1, 600)}{rng.choice(('s', 'ms', 'm', 'h'))}",
+        lambda: f"/var/lib/{rng.choice(_COMPONENTS)}/{rng.choice(_NOUNS).replace(' ', '_')}",
+        lambda: (
+            f"{rng.choice(_COMPONENTS)}.{rng.choice(('internal', 'svc.cluster.local', 'example.com'))}"
+        ),
+        lambda: rng.choice(("eu-west-1", "us-east-2", "ap-south-1", "westeurope")),
+        lambda: f"https://{rng.choice(_COMPONENTS)}.example.org/v{rng.randint(1, 4)}/",
+        lambda: rng.choice(("info", "debug", "warn", "error")),
+    )
+    return rng.choice(kinds)()
+
+
+def _varied_makers() -> list[tuple[str, object]]:
+    """Lines drawn from parts, so that no two rounds give the same line."""
+    c, v, n, st = _COMPONENTS, _VERBS, _NOUNS, _SETTINGS
+
+    def stamp(r: random.Random) -> str:
+        return f"2026-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}T{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}.{r.randint(0, 999):03d}Z"
+
+    def path(r: random.Random) -> str:
+        return f"{r.choice(_PATHS)}/{r.choice(c).replace('-', '_')}_{r.choice(n).replace(' ', '_')}.{r.choice(_EXTS)}"
+
+    return [
+        ("log", lambda r: f"{stamp(r)} {r.choice(('INFO', 'DEBUG', 'WARN'))} [{r.choice(c)}] {r.choice(v)} {r.choice(n)} {r.randint(1, 99999)} in {r.randint(1, 9999)}ms"),
+        ("log", lambda r: f"[{r.choice(c)}-{r.randint(0, 9)}] {r.choice(n)} {r.randint(1, 500)}/{r.randint(500, 999)} {r.choice(v)} (attempt {r.randint(1, 5)})"),
+        ("log", lambda r: f"{path(r)}:{r.randint(1, 900)}:{r.randint(1, 80)}: warning: unused variable '{r.choice(st)}'"),
+        ("log", lambda r: f"PASSED {path(r)}::test_{r.choice(st)}_{r.randint(1, 40)} [{r.randint(1, 100)}%]"),
+        ("log", lambda r: f"  {r.choice(('Downloading', 'Installing', 'Building wheel for'))} {r.choice(c)}-{r.randint(0, 9)}.{r.randint(0, 40)}.{r.randint(0, 9)}"),
+        ("log", lambda r: f"ok  \tgithub.com/example/{r.choice(c)}/{r.choice(_PATHS).split('/')[1]}\t{r.randint(0, 9)}.{r.randint(100, 999)}s"),
+        ("log", lambda r: f"Step {r.randint(1, 30)}/{r.randint(30, 40)} : RUN make -C {r.choice(_PATHS)} {r.choice(('all', 'test', 'lint', 'dist'))}"),
+        ("log", lambda r: f"{r.choice(c)} | {stamp(r)} | {r.choice(v)} {r.choice(n)} id={r.randint(10**5, 10**9)} size={r.randint(1, 10**6)}B"),
+        ("config", lambda r: (lambda k: f"{k}: {_setting_value(r, k)}")(r.choice(st))),
+        ("config", lambda r: (lambda k: f"{k.upper()}={_setting_value(r, k)}")(r.choice(st))),
+        ("config", lambda r: (lambda k: f'  "{k}": "{_setting_value(r, k)}",')(r.choice(st))),
+        ("config", lambda r: (lambda k: f"{r.choice(c)}.{k} = {_setting_value(r, k)}")(r.choice(st))),
+        ("code", lambda r: f"    {r.choice(st)} = config.get(\"{r.choice(st)}\", {r.randint(0, 100)})"),
+        ("code", lambda r: f"def {r.choice(v).split()[0]}_{r.choice(n).replace(' ', '_')}(self, {r.choice(st)}: int = {r.randint(0, 64)}) -> None:"),
+        ("code", lambda r: f"    if {r.choice(st)} > {r.randint(1, 1000)}:  # see {path(r)}"),
+        ("code", lambda r: f"const {r.choice(st).title().replace('_', '')} = process.env.{r.choice(st).upper()} ?? {r.randint(1, 300)};"),
+        ("code", lambda r: f"import {{ {r.choice(n).title().replace(' ', '')}Service }} from './{r.choice(c)}/{r.choice(n).replace(' ', '-')}';"),
+        ("shell", lambda r: f"$ kubectl -n {r.choice(c)} rollout status deploy/{r.choice(c)} --timeout={r.randint(30, 600)}s"),
+        ("shell", lambda r: f"+ docker build -t registry.example.com/{r.choice(c)}:{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 9)} {r.choice(_PATHS)}"),
+        ("shell", lambda r: f"+ git checkout -b {r.choice(('fix', 'feat', 'chore'))}/{r.choice(c)}-{r.choice(n).replace(' ', '-')}-{r.randint(1, 999)}"),
+        ("shell", lambda r: f"+ aws s3 cp s3://builds-{r.choice(c)}/{r.randint(1000, 9999)}/{r.choice(n).replace(' ', '_')}.tar.gz ./out/"),
+    ]  # fmt: skip
 
 
 # The syntaxes of ``NAMED_MORE`` holding a reference, a placeholder or no value, and the
@@ -709,6 +873,10 @@ CLEAN_SYNTAXES = (
 def _clean_makers() -> list[tuple[str, object]]:
     w = _WORDS
     h = _hex
+    return [*_varied_makers(), *_fixed_makers(w, h)]
+
+
+def _fixed_makers(w: tuple[str, ...], h: object) -> list[tuple[str, object]]:
     return [
         ("hash", lambda r: f"commit {h(r, 40)}"),
         ("hash", lambda r: f"Merge: {h(r, 7)} {h(r, 7)}"),

@@ -756,7 +756,7 @@ def _outer() -> list[str]:
     """The namespaces a box's set-up runs in: relay run as root makes them with no user
     namespace (one would map the box's root to the real one, who reads every 0600 file
     of the machine); its command's user namespace is :data:`BOX_ID`'s instead."""
-    own = ["--mount", "--pid", "--fork", "--mount-proc"]
+    own = ["--mount", "--pid", "--ipc", "--uts", "--fork", "--mount-proc"]
     if _as_root():  # (its mounts reach no other namespace, the machine's least of all)
         return ["unshare", *own, "--propagation", "private"]
     return ["unshare", "--user", "--map-root-user", *own]

@@ -92,6 +92,8 @@ _TAIL = (
     + rb")|[\"']?)"
     rb"(?:(?:(?P<go>" + _GO_TYPE + b")|" + _ANNOTATION + rb")(?=[ \t]*=))?"
     rb"[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
+    # a YAML core tag that only says the value is a string (``password: !!str "…"``)
+    rb"(?:!!?(?:str|binary)[ \t]{1,8})?"
     # the escaped quote's backslashes are kept (``eqo``): the value ends at the same quote
     rb"(?:(?P<eqo>\\{1,3})\"(?P<eq>(?:[^\"\\\r\n]|\\[^\"\r\n]){1,4096})"
     rb"|\"(?P<dq>[^\"\r\n]{1,4096})|'(?P<sq>[^'\r\n]{1,4096})"
@@ -413,6 +415,7 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
 
 
 _BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")
+_VALUE_GOES_ON = re.compile(rb"[A-Za-z0-9!@#%^*+=~]")
 
 
 def _bracketed_end(block: bytes, end: int) -> int:
@@ -426,8 +429,14 @@ def _bracketed_end(block: bytes, end: int) -> int:
         stop = run.end() if run else at
         depth += block.count(b"(", at, stop)
         at = stop
-        if block[at : at + 1] != b")" or depth == 0:
+        if block[at : at + 1] != b")":
             return at
+        if depth == 0:
+            # ``FhLFwtmLO)ap64u``: a bracket that nothing opened, with more of the value
+            # right after it, is the password's own (a call's closes before a separator)
+            if not _VALUE_GOES_ON.match(block, at + 1):
+                return at
+            depth += 1
         depth -= 1
         at += 1
     return at

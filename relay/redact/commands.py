@@ -24,7 +24,7 @@ import urllib.parse
 from relay.redact.assignments import stands_in
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 from relay.redact.rules import Found, Kind, Rule, rule
-from relay.redact.values import name_is_secret
+from relay.redact.values import name_is_secret, sentence_words, value_is_not_secret
 
 _WORDS = rb"(?:pass|secret|token|credential|pwd|key|auth|pw(?![a-z]))"
 _NAME_CHARS = re.compile(rb"[A-Za-z0-9_.\-]*$")
@@ -140,11 +140,110 @@ GH_SECRET = (
     rb"gh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body[ =]|-b[ \t]+)[ \t]*" + _QUOTED_ARG
 )
 
+# A password in a sentence: ``the admin password is Xk9#mQ2v``, ``login with password
+# "Hunter2!x"``, ``passphrase: correct horse battery staple`` (plain words to the line's end).
+PROSE = (
+    rb"(?:pass(?:w(?:or)?d|phrase|code)(?P<pw>)|token|secret|api[ _\-]?key)"
+    rb"(?:[ \t]+(?:is|was)[ \t]+"
+    + _QUOTED_ARG
+    + rb"|[ \t]+(?:\"(?P<q2>[^\"\r\n]{4,128})\"|'(?P<q3>[^'\r\n]{4,128})')"
+    + rb"|[ \t]*(?::|=|[ \t]is|[ \t]was)[ \t]*(?P<words>[a-z]{2,12}(?:[ \-][a-z]{2,12}){2,7})"
+    + rb"[ \t]*[.!]?[ \t]*(?=\r?\n|\Z))"
+)
+_PROSE_WORD = rb"(?:pass(?:w(?:or)?d|phrase|code)|token|secret|api[ _\-]?key)[ \t:=]"
+_SENTENCE_END = b".,;:!?)"
+# ``SHA256-hashed``, ``base64-encoded``: a word that says how, joined to what
+_COMPOUND = re.compile(rb"[A-Za-z0-9]+(?:-[a-z]{3,})+")
+# ``GNUTLS_E_DECRYPTION_FAILED``: a constant's name
+_CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _password_like(value: bytes) -> bool:
+    """A word a person would choose as a password: six characters or more, letters with a
+    digit or a symbol, and no shape of a word, a number or code (``required``, ``8``,
+    ``self.password``)."""
+    if not 6 <= len(value) <= 128 or value_is_not_secret(value) or is_reference(value):
+        return False
+    if _COMPOUND.fullmatch(value) or _CONSTANT.fullmatch(value):
+        return False
+    text = value.decode("latin-1")
+    letters = any(c.isalpha() for c in text)
+    others = any(not c.isalpha() and not c.isspace() for c in text)
+    return letters and others and not is_named_placeholder_value(value)
+
+
+def _prose_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The password the sentence gives: quoted, a word that looks chosen, or a passphrase
+    of plain words in small letters (none of them one that only a sentence has) to the
+    line's end (``gtlspassword: Fix inverted assertion`` is a change log's entry)."""
+    for group in ("dq", "sq", "q2", "q3", "w"):
+        start, end = m.span(group)
+        if end > start:
+            while group == "w" and end > start and block[end - 1] in _SENTENCE_END:
+                end -= 1  # the sentence's stop, not the password's
+            return _secret_value(block, start, end) if _password_like(block[start:end]) else None
+    start, end = m.span("words")
+    words = block[start:end]
+    passphrase = m.start("pw") >= 0
+    if passphrase and end > start and words.islower() and not sentence_words(words):
+        return _secret_value(block, start, end)
+    return None
+
+
+# A .pgpass line, ``host:port:database:user:password``: the password is the line's rest.
+PGPASS = (
+    rb":(?:[0-9]{1,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:"
+    rb"(?P<v>[^\s]{1,1024})[ \t]*(?=\r?\n|\Z)"
+)
+_PGPASS_HOST = re.compile(rb"[A-Za-z0-9_.\-]{1,253}|\*")
+_NAMED_FIELD = re.compile(rb"[A-Za-z*]")
+
+
+def _pgpass_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The password, when a host opens the line and the database and the user are names
+    (a time, ``10:20:30:40:50``, has none)."""
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    if not _PGPASS_HOST.fullmatch(block, line, m.start()):
+        return None
+    fields = block[m.start() + 1 : m.start("v") - 1].split(b":")
+    if not all(_NAMED_FIELD.search(f) for f in fields[1:]):
+        return None
+    return _secret_value(block, *m.span("v"))
+
+
+# An AWS access key id and, on its line or the next, a 40-character secret with no name
+# (``AKIA… wJalr…``, a credentials CSV, two ``echo``s): the pair's other half.
+AWS_PAIR = rb"(?:akia|asia|abia|acca)[a-z0-9]{16}"
+_AWS_SECRET = re.compile(rb"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_ID = re.compile(rb"[A-Z0-9]{20}")
+
+
+def _aws_pair_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The secret beside an upper-case key id, mixed as random base64 is (a SHA-1 in hex
+    is not), unless a document marks either an example."""
+    if (
+        not _AWS_ID.fullmatch(block, m.start(), m.end())
+        or block[m.end() - 7 : m.end()] == b"EXAMPLE"
+    ):
+        return None
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    end = block.find(b"\n", m.end())
+    end = -1 if end < 0 else block.find(b"\n", end + 1)
+    for found in _AWS_SECRET.finditer(block, line, len(block) if end < 0 else end):
+        value = found.group()
+        mixed = value.lower() != value and value.upper() != value
+        if mixed and any(c in b"0123456789/+" for c in value):
+            return None if is_named_placeholder_value(value) else found.span()
+    return None
+
+
 # the multi-line string and the lines below it, to its closing quotes (listed before every
-# other superset in the prefilter, so that all its lines are kept)
+# other superset in the prefilter, so that all its lines are kept); an AWS key id and the
+# line below it
 MULTILINE_SUPERSET = (
     r"(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_.\-]*[\"']?[ \t]*=[ \t]*"
     r"(?:\"\"\"|''')(?:[^\n]*\n){0,64}?[^\n]*(?:\"\"\"|''')"
+    r"|(?:akia|asia|abia|acca)[a-z0-9]{16}[^\n]*\n[ \t]*[a-z0-9/+]{40}[ \t\r]*(?:\n|$)"
 )
 SUPERSETS: tuple[str, ...] = (
     r"\.[a-z0-9_\-]*(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_\-]*[ \t]+"
@@ -153,6 +252,10 @@ SUPERSETS: tuple[str, ...] = (
     r"convertto-securestring",
     r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)",
     r"gh[ \t]+secret[ \t]+set[ \t]",
+    r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
+    r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
+    r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s]",
+    AWS_PAIR.decode(),  # an access key id (the line below it: ``MULTILINE_SUPERSET``)
 )
 
 COMMAND_RULES: tuple[Rule, ...] = (
@@ -168,4 +271,14 @@ COMMAND_RULES: tuple[Rule, ...] = (
     ),
     rule(Kind.SECRET, PIPED, lower=True, check=_argument, gate=rb"-stdin|chpasswd"),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),
+    rule(
+        Kind.SECRET,
+        PROSE,
+        lower=True,
+        check=_prose_span,
+        gate=_PROSE_WORD,
+        seek=_PROSE_WORD,  # (an alternation first: RE2 finds where it may start)
+    ),
+    rule(Kind.SECRET, PGPASS, check=_pgpass_span, gate=rb":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:"),
+    rule(Kind.SECRET, AWS_PAIR, lower=True, check=_aws_pair_span, gate=AWS_PAIR, seek=AWS_PAIR),
 )

@@ -30,6 +30,10 @@ own in the text (see there for why that threshold and those conditions). A piece
 line, so no stream cut falls inside one (short of a line longer than a window). A long
 secret (a private key) is found by its pieces too, over line breaks (``runs``).
 
+A hex dump's rows (``xxd``, ``hexdump -C``) are read back into bytes and masked where they
+hold a secret or a piece of one (``dumps``). A piece shorter than ``MIN_PIECE`` is masked
+where a label names it a piece (``part 2/3: …``, see ``labelled``).
+
 A find may cross lines, so a stream must not cut a window inside one, nor ``parallel`` a
 file: ``open_at`` says where an unfinished match starts at the end of a window (the stream
 keeps it for the next one) and ``crossing`` where a match that runs over a cut ends. A
@@ -47,6 +51,8 @@ from dataclasses import dataclass, field
 import re2
 
 from relay.redact.canon import Canonical, CanonSearch, Tag, canonical, lead
+from relay.redact.dumps import Dumps
+from relay.redact.labelled import Labelled
 from relay.redact.linear import Searcher, searcher
 from relay.redact.literals import ANCHOR, BORING_VALUES, MIN_SECRET_LEN, Literal
 from relay.redact.rules import Kind, Span
@@ -153,9 +159,13 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     any_case.add("".join(f"%{b:02x}" for b in raw))
     any_case.update(_separated(bare, raw))
     any_case.update(_aligned(raw, "32", 5))
+    # UTF-16LE, as PowerShell's ``-EncodedCommand`` and .NET's ``Encoding.Unicode`` write it
+    wide = value.encode("utf-16-le")
+    any_case.add(wide.hex())
     as_written: set[str] = set()
-    # base64 of the value, and of the value reversed (``rev | base64``)
-    for body in (*_aligned(raw, "64", 6), *_aligned(bare[::-1].encode(), "64", 6)):
+    # base64 of the value, of the value reversed (``rev | base64``) and of its UTF-16LE
+    aligned = (raw, bare[::-1].encode(), wide)
+    for body in (b for data in aligned for b in _aligned(data, "64", 6)):
         as_written.update({body, body.replace("+", "-").replace("/", "_")})
 
     def long(forms: set[str]) -> set[str]:
@@ -489,6 +499,8 @@ class Disguises:
     weak_compiled: list[Searcher] = field(default_factory=list)  # and ``weak``'s
     # The ASCII forms' starts, in any case and as written (see ``_openings``), once needed.
     openings: list[_Openings] = field(default_factory=list)
+    dumps: Dumps | None = None  # the secrets' bytes, looked for in hex dumps' rows
+    labelled: Labelled | None = None  # the secrets, for pieces a label names
 
     @property
     def search(self) -> Searcher | None:
@@ -565,7 +577,8 @@ class Disguises:
         by_start = tuple((dropped, tuple(group)) for (_, dropped), group in groups.items())
         return cls(
             frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
-            either, runs, tuple(unanchored), frozenset(weak),
+            either, runs, tuple(unanchored), frozenset(weak), dumps=Dumps.build(secrets),
+            labelled=Labelled.build(secrets),
         )  # fmt: skip
 
     def spans(
@@ -579,6 +592,10 @@ class Disguises:
         is then read there in the block, as written. ``also``: the finds at each place
         where one of ``build``'s ``also`` may start (without it, those are passed over)."""
         pieces, either, runs = self.pieces, self.either, self.runs
+        for s, e in () if self.dumps is None else self.dumps.spans(block, start):
+            yield s, e, Kind.OWN_SECRET  # rows of a hex dump (``dumps``)
+        for s, e in () if self.labelled is None else self.labelled.spans(block, start):
+            yield s, e, Kind.OWN_SECRET  # ``first half: …`` (``labelled``)
         if either is None:  # each search of its own, over the block as written
             for s, e in self._matches(block, start, len(block)):
                 yield s, e, Kind.OWN_SECRET

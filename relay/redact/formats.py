@@ -261,7 +261,7 @@ FORMATS: tuple[Format, ...] = (
     _f("gitlab-session-cookie", "_gitlab_session=", Run(LOWER_ALNUM, 32)),
     _f("bitbucket-app-password", "ATBB", Run(B62 + "_=.-", 32)),
     _f("atlassian-api-token", ("ATATT3", "ATCTT3"), Run(B64URL + "=", 186, 200)),
-    _f("circleci-token", "CCIPAT_", Run(B62, 22), "_", Run(HEX, 40)),
+    _f("circleci-token", ("CCIPAT_", "CCIPRJ_"), Run(B62, 22), "_", Run(HEX, 40)),
     _f("buildkite-token", "bkua_", Run(HEX, 40)),
     _f("sonarqube-token", ("sqp_", "sqa_", "squ_"), Run(HEX, 40)),
     _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX_MIXED, 40)),
@@ -289,6 +289,11 @@ FORMATS: tuple[Format, ...] = (
     _f("fly-macaroon", "fm2_", Run(B64 + "=_-", 100, 4000)),
     _f("fly-macaroon-v1", ("fm1a_", "fm1r_"), Run(B64, 100, 4000), Run("=", 0, 3)),
     _f("render-token", "rnd_", Run(B62, 32)),
+    # Akamai EdgeGrid's client and access tokens: ``akab-`` and two runs of sixteen.
+    _f("akamai-edgegrid-token", "akab-", Run(LOWER_ALNUM, 16), "-", Run(LOWER_ALNUM, 16),
+       check=_letters_and_digits(5)),
+    # Resend's API keys: ``re_``, an id of eight, ``_``, a secret of twenty-four.
+    _f("resend-api-key", "re_", Run(B62, 8), "_", Run(B62, 24), check=_random_after(12)),
     _f("deno-deploy-token", ("ddp_", "ddw_"), Run(B62, 36)),
     _f("heroku-token", "HRKU-", Run(B64URL, 58, 64)),
     _f("readme-token", "rdme_", Run(LOWER_ALNUM, 70)),
@@ -318,6 +323,9 @@ FORMATS: tuple[Format, ...] = (
     _f("wakatime-key", "waka_", *_uuid()),
     _f("tailscale-key", "tskey-", ("auth-", "api-", "client-", "scim-", "webhook-"),
        Run(B62, 10, 20), "-", Run(B62, 20, 40)),
+    # A service token names its environment: ``dp.st.<env>.<key>`` (the env a slug).
+    _f("doppler-service-token", "dp.st.", Run(LOWER_ALNUM + "-_", 2, 35), ".", Run(B62, 40, 44),
+       kind="doppler-token"),
     _f("doppler-token", "dp.", ("pt.", "st.", "sa.", "ct.", "scim.", "audit."),
        Run(B62, 40, 44)),
     _f("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),

@@ -120,6 +120,10 @@ def secret_forms(value: str) -> set[str]:
         value.replace("'", "''"),  # SQL and expression strings
         value.replace('"', '""'),  # CSV, SQL identifiers
         value.replace("\\", "\\\\").replace('"', '\\"'),  # a quoted command-line argument
+        # one character escaped alone, as a JSON or shell writer may: ``\/``, ``\"``, ``\\``
+        value.replace("/", "\\/"),
+        value.replace('"', '\\"'),
+        value.replace("\\", "\\\\"),
         value.strip('"'),
         *(urllib.parse.quote(value, safe=safe) for safe in ("", "/")),  # quote() keeps "/"
         urllib.parse.quote_plus(value),

@@ -159,13 +159,13 @@ def is_public(value: bytes) -> bool:
 _TEMPLATE_WORDS = frozenset(
     b"your here placeholder redacted changeme change me dummy insert replace example examples "
     b"sample samples randomstring random fake mock foo bar baz foobar todo tbd fixme xxx "
-    b"test testing tests demo not something blah".split()
+    b"test testing tests demo not something blah sensitive".split()
 )
 _PLAIN_WORDS = frozenset(
     b"my the a an to of for goes put enter add set new some own real actual generated "
     b"secret secrets password passwd pass pwd passphrase token tokens key keys api apikey "
     b"access private client app user admin root db database value string str text "
-    b"here auth credential credentials id name it this that with".split()
+    b"here auth credential credentials id name it this that with i am is".split()
 )
 _WHOSE = frozenset(b"user username proxy a an the".split())
 _VOCABULARY = _TEMPLATE_WORDS | _PLAIN_WORDS | _WHOSE

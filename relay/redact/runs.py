@@ -20,6 +20,7 @@ fifteen times slower).
 from __future__ import annotations
 
 import base64
+import codecs
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,11 +40,20 @@ def long_forms(value: str) -> set[bytes]:
     sit at in a longer blob (``base64`` wraps at 76 columns). Its other encodings (URL,
     JSON, XML) are written on one line: ``literals`` finds them whole."""
     raw = value.encode()
-    forms = {b"".join(raw.split()), raw.hex().encode(), raw.hex().upper().encode()}
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).rstrip(b"=")
-        # Less the characters that mix in the padding or the neighbouring bytes.
-        forms.add(encoded[(shift * 8 + 5) // 6 : (8 * (shift + len(raw))) // 6])
+    bare = b"".join(raw.split())
+    forms = {bare, raw.hex().encode(), raw.hex().upper().encode()}
+    # reversed (``rev``, ``tac``), rot13, every character escaped (``\uXXXX``, ``%XX``)
+    forms |= {bare[::-1], codecs.encode(bare.decode(), "rot13").encode()}
+    forms.add("".join(f"\\u{c:04x}" for c in value.encode("utf-16-be")[::2]).encode())
+    forms.add("".join(f"\\u{ord(c):04x}" for c in value).encode())
+    forms |= {"".join(f"%{b:{case}}" for b in raw).encode() for case in ("02x", "02X")}
+    wide = value.encode("utf-16-le")  # PowerShell's ``-EncodedCommand``
+    forms.add(wide.hex().encode())
+    for data in (raw, wide):
+        for shift in range(3):
+            encoded = base64.b64encode(b"\0" * shift + data).rstrip(b"=")
+            # Less the characters that mix in the padding or the neighbouring bytes.
+            forms.add(encoded[(shift * 8 + 5) // 6 : (8 * (shift + len(data))) // 6])
     return forms
 
 
@@ -70,18 +80,43 @@ class Runs:
     def run_at(self, text: bytes, s: int) -> tuple[int, int] | None:
         """The longest run through the piece at ``s``, as ``(start, end)`` in ``text``;
         None when no piece starts there."""
-        starts = self.at.get(text[s : s + GRAM])
-        if starts is None:
-            return None
+        end = s + GRAM
+        starts = self.at.get(text[s:end])
+        if starts is None:  # the piece spaced out (``fold -w1``, ``sed 's/./& /g'``)
+            gram, end = _spaced_gram(text, s)
+            starts = self.at.get(gram)
+            if starts is None:
+                return None
         return max(
-            (_stretch(text, s, self.forms[i], k) for i, k in starts), key=lambda r: r[1] - r[0]
+            (_stretch(text, s, end, self.forms[i], k) for i, k in starts),
+            key=lambda r: r[1] - r[0],
         )
 
 
-def _stretch(text: bytes, s: int, form: bytes, k: int) -> tuple[int, int]:
-    """The run through ``text[s:]`` = ``form[k:]``'s first piece, as far as both agree
-    either way, whitespace in the text skipped (never at the run's ends)."""
-    hi, j = s + GRAM, k + GRAM
+def _spaced_gram(text: bytes, s: int) -> tuple[bytes, int]:
+    """The ``GRAM`` bytes from ``s`` on with whitespace taken out (at most ``MAX_GAP`` bytes
+    of it at a time), and where they end; fewer when a wider gap or the text's end comes
+    first."""
+    out = bytearray()
+    i, size = s, len(text)
+    if i < size and text[i] in _SPACE:
+        return b"", s  # a run starts at a character, never at a gap
+    while len(out) < GRAM and i < size:
+        gap = i
+        while i < size and text[i] in _SPACE and i - gap < MAX_GAP:
+            i += 1
+        if i >= size or text[i] in _SPACE:
+            break
+        out.append(text[i])
+        i += 1
+    return bytes(out), i
+
+
+def _stretch(text: bytes, s: int, first_end: int, form: bytes, k: int) -> tuple[int, int]:
+    """The run through ``text[s:first_end]`` = ``form[k:]``'s first piece (whitespace in
+    it taken out), as far as both agree either way, whitespace in the text skipped (never
+    at the run's ends)."""
+    hi, j = first_end, k + GRAM
     i = hi
     size = len(text)
     while j < len(form) and i < size:

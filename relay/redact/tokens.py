@@ -92,7 +92,8 @@ TOKEN_RULES: tuple[Rule, ...] = (
     ),
     rule(
         Kind.URL_CREDENTIALS,
-        rb"://(?P<info>[^\s/@\"'<>\[][^\s/@\"'<>]{0,8191})@",
+        # to the last ``@`` before the host: a password may hold a raw one (``p@ss``)
+        rb"://(?P<info>[^\s/@\"'<>\[][^\s/\"'<>]{0,8191})@",
         check=_url,
     ),
     # Lowered, so %3A and %3a alike; the user info ends at the first %40 (the @).

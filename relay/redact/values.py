@@ -110,6 +110,8 @@ _STATES = frozenset(
     b"enabled disabled enable disable required optional accepted rejected declined allowed "
     b"denied granted revoked active inactive expired pending unset auto automatic manual "
     b"always never supported unsupported ignored skipped".split()
+    # a change log's entry for a function or a constant (``gnutls_reauth: Added``)
+    + b"added removed deprecated renamed".split()
 )
 # What closes a call or a literal, alone where a value would be: the rest of a prompt's line
 # (``getpass("Password: ")``), code, not a value.
@@ -143,6 +145,21 @@ _PLACEHOLDER_WORDS = frozenset(
     b"placeholder string".split()
 )
 _SMALL_NUMBER = re.compile(rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?")
+# A type where a value goes (``password: SecretStr``, a model's field; ``Optional[str]``).
+_TYPE_VALUE = re.compile(
+    rb"(?:typing\.)?(?:Optional\[)?(?:pydantic\.)?"
+    rb"(?:Secret(?:Str|Bytes)|SecureString|str|string|String|bytes|Text)\]?(?:[ \t]*\|[ \t]*None)?"
+)
+# A grammar's rule (RFC 9110's ``token = 1*tchar``, ``*( OWS "," )``): a repetition of a
+# named rule, which no secret is written as.
+_ABNF_ITEM = (
+    rb"(?:[0-9]*\*[0-9]*(?:[a-z][a-z\-]*|[A-Z]+|\()"
+    rb"|[a-z][a-z\-]*|[A-Z]+|\"[^\"]*\"|[()/\[\]])"
+)
+_ABNF = re.compile(rb"[0-9]*\*[0-9]*(?:[a-z][a-z\-]*|[A-Z]+|\()(?:[ \t]+" + _ABNF_ITEM + rb")*")
+# A reference or an expression with a fallback (``process.env.DB_PASSWORD || ""``,
+# ``os.environ.get("X") or None``): the operand before the operator is judged.
+_FALLBACK = re.compile(rb"(?P<head>[^\s|?]+)[ \t]+(?:\|\||\?\?|or)[ \t]+(?P<tail>[^\r\n]*)")
 _POSITIONAL = re.compile(rb"\$(?:[0-9@*#?!$\-]|\{[0-9]+\})[}\"']*")
 _MARKUP = re.compile(rb"<[A-Za-z/!?]")
 _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
@@ -195,9 +212,13 @@ def _random_segment(value: bytes) -> bool:
 def _is_call(value: bytes) -> bool:
     """The value is a call: a name that looks named, then a bracket closed later on."""
     m = _CALL.match(value)
-    if m is None:
+    if m is None or _NOT_IN_A_CALL.search(value):
         return False
     return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
+
+
+# What no call's arguments hold outside a string, and a password may (``gd(bj2p1b^abhI)``).
+_NOT_IN_A_CALL = re.compile(rb"^[^\"']*[!#%^~]")
 
 
 def _is_host(value: bytes) -> bool:
@@ -236,12 +257,16 @@ def name_is_secret(name: bytes) -> bool | None:
         return False
     if last in _PLURALS:
         return False  # ``tokens``, ``keys``: a list of them, or a count
+    if last in _NOT_A_KEY:
+        return False  # ``hotkey``, ``monkey``: a word that only ends in ``key``
     if last in _SECRET_EXACT or last.endswith(_SECRET_ENDS):
         return True
     return False if _word_after_the_secret(last) else None
 
 
 _PLURALS = frozenset(b"tokens keys passwords cookies".split())
+# Words that end in ``key`` and name no key at all (a keyboard's shortcut, an animal).
+_NOT_A_KEY = frozenset(b"hotkey hotkeys monkey turkey donkey hockey jockey whiskey".split())
 _STEMS = (b"password", b"passwd", b"secret", b"token", b"cookie", b"credential")
 
 
@@ -298,7 +323,7 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _CLOSERS.fullmatch(v) or _ARN.match(v) or _FLAG_NAME.fullmatch(v):
         return True
-    if _PROSE.fullmatch(v) and _sentence_words(lowered) >= 2:
+    if _PROSE.fullmatch(v) and sentence_words(lowered) >= 2:
         return True
     if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
         return True  # ``InvalidToken("Signature did not match digest.")``: a message
@@ -316,6 +341,12 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _MARKUP.match(v) or _TAG.match(v) or _is_call(v):
         return True
+    if _TYPE_VALUE.fullmatch(v) or _ABNF.fullmatch(v):
+        return True  # ``password: SecretStr``, ``token = 1*tchar``: a type, a grammar
+    if (fallback := _FALLBACK.fullmatch(v)) and _is_reference_head(fallback.group("head")):
+        # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
+        tail = fallback.group("tail").rstrip(b";,) \t")
+        return tail.strip(b"\"'`") == b"" or value_is_not_secret(tail)
     if _DOTTED.fullmatch(v) and not made_part(v):
         return True  # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``
     if _is_host(v) or (_URL.fullmatch(v) and not _random_segment(v)):
@@ -332,6 +363,14 @@ def value_is_not_secret(value: bytes) -> bool:
     return is_named_placeholder_value(v) or _one_char_run(v)
 
 
+def _is_reference_head(head: bytes) -> bool:
+    """The operand before a fallback is code that reads a value: a dotted name, a call, a
+    variable (``process.env.X``, ``os.getenv("X")``, ``$X``), not a literal."""
+    if made_part(head):
+        return False
+    return bool(_DOTTED.fullmatch(head) or _is_call(head) or is_reference(head))
+
+
 def value_is_code(value: bytes) -> bool:
     """A header's credential that is code, a link or a mask where the value goes
     (``self.headers.get(``, ``...}``, ``https://docs…``): the narrow part of
@@ -346,7 +385,7 @@ def value_is_code(value: bytes) -> bool:
     )
 
 
-def _sentence_words(lowered: bytes) -> int:
+def sentence_words(lowered: bytes) -> int:
     """How many of a value's words are words that only a sentence has."""
     return sum(w in _SENTENCE_WORDS for w in lowered.rstrip(b".!?").split())
 
@@ -386,7 +425,23 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         and _IDENT.fullmatch(block[start:end])
     ):
         return True  # ``self.token = nextchar``: an object's field set from a variable
+    if _LEXER_WORD.fullmatch(block, start, end) and _compares_a_token(block, start, name):
+        return True  # ``if token == "lambda":``: a lexer's token, compared with its text
     return name_is_secret(name) is False
+
+
+# A token a lexer compares with a keyword or a punctuation mark's text.
+_LEXER_WORD = re.compile(rb"[a-z_]{1,12}|[^\sA-Za-z0-9]{1,3}")
+_COMPARED = re.compile(rb"[ \t]*[=!]==?[ \t]*[\"']$")
+
+
+def _compares_a_token(block: bytes, start: int, name: bytes) -> bool:
+    """The value is compared with a name whose last word is ``token`` or ``tok``."""
+    words = name_words(name)
+    if not words or words[-1] not in (b"token", b"tok", b"ttype", b"tokval"):
+        return False
+    line = block.rfind(b"\n", 0, start) + 1
+    return _COMPARED.search(block, max(line, start - 8), start) is not None
 
 
 _RECEIVER = re.compile(rb"(?:self|this|cls)\.")
