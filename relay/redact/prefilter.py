@@ -26,6 +26,11 @@ Why the result is the same as scanning the whole block:
 - checks that look before a match look no further back than its line's start;
 - key blocks, which span lines, are stretched on the whole block afterwards (``engine``).
 
+The name/value pair whose value may be on the next line has a search of its own (in the
+one automaton it made every line slower), which reads only the lines by each place of its
+word, ``value`` (every pair match ends on such a line, and starts on it or the one before),
+found first by a search for that word alone, at the speed of a literal's.
+
 This node's own literals and the node table's host names are in the prefilter too (a
 value that holds a line break turns the prefilter off), unless this node has secrets: then
 the disguises' pass over the whole block finds the literals with the disguised forms, in one
@@ -307,6 +312,9 @@ PAIR_SUPERSET = (
     rf"(?i:(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[a-z0-9_.\-]*(?:{_SECRET_WORDS})"
     r"[a-z0-9_.\-]*[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?[\"']?value[\"']?[ \t]*[:=])"
 )
+# Every match of the pair holds this word, on the line where the match ends (and starts
+# on that line or on the one before).
+PAIR_WORD = b"value"
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5
 BARRIER = b"\0\n"
@@ -369,16 +377,21 @@ class Prefilter:
             parts.append(b"(?i:" + quoted + b")" if fold else quoted)
         if ansi:
             parts.append(rb"\x1b\[")
-        pairs = compile_latin1(PAIR_SUPERSET.encode())
-        self._searches = (compile_latin1(b"|".join(parts)), pairs, *passes)
+        self._main = compile_latin1(b"|".join(parts))
+        # The pair's search reads only the lines by each place of its word, which a search
+        # for the word alone finds at the speed of a literal's (see ``_near``).
+        self._word = compile_latin1(b"(?i:" + PAIR_WORD + b")")
+        self._pairs = compile_latin1(PAIR_SUPERSET.encode())
+        self._passes_whole = tuple((search, None) for search in passes)
 
     def ranges(self, block: bytes, most: int | None = None) -> list[tuple[int, int]] | None:
         """The hit lines as merged ``(start, end)`` ranges, each line with its line break;
         None as soon as they cover more than ``most`` bytes (the caller scans the block
         whole then, so a block of hit lines is not walked line by line to its end)."""
         found: list[tuple[int, int]] = []
-        for search in self._searches:
-            some = _ranges(search, block, most)
+        near = _near(self._word, block)
+        for search, windows in ((self._main, None), (self._pairs, near), *self._passes_whole):
+            some = _ranges(search, block, most, windows) if windows != [] else []
             if some is None:
                 return None
             found = _union(found, some, block) if found else some
@@ -406,36 +419,65 @@ class Prefilter:
         return Lines(b"".join(pieces), starts, origins)
 
 
-def _ranges(search: Searcher, block: bytes, most: int | None) -> list[tuple[int, int]] | None:
-    """The lines ``search`` hits, as merged ranges (see ``Prefilter.ranges``)."""
+def _ranges(
+    search: Searcher,
+    block: bytes,
+    most: int | None,
+    windows: Iterable[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]] | None:
+    """The lines ``search`` hits, as merged ranges (see ``Prefilter.ranges``); only within
+    ``windows`` when given: ordered stretches of the block that hold every match whole."""
     size = len(block)
     out: list[tuple[int, int]] = []
-    pos = 0
     covered = 0  # bytes of the ranges closed so far
     limit = size if most is None else most
+    pos = 0
+    for first, stop in ((0, size),) if windows is None else windows:
+        pos = max(pos, first)
+        while pos < stop:
+            s, e = search(block, pos, stop)[0]
+            if s < 0:
+                break
+            start = block.rfind(b"\n", 0, s) + 1
+            end = block.find(b"\n", max(e - 1, s))
+            end = size if end < 0 else end + 1
+            if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
+                out[-1] = (out[-1][0], end)
+            else:
+                if out:
+                    covered += out[-1][1] - out[-1][0]
+                out.append((start, end))
+            if most is not None:
+                kept = covered + out[-1][1] - out[-1][0]
+                # Past the first stretch, a block whose hits so far cover more of it than
+                # the share allows will too: stop walking its lines (a block of nothing but
+                # hits would otherwise be walked line by line to half its length).
+                if kept > limit or (end > _EARLY and kept > MAX_SHARE * end):
+                    return None
+            # The rest of a hit line is kept whatever else it holds; the next search starts
+            # at its line break, which a superset may read as the next line's left edge.
+            pos = max(end - 1, pos + 1)
+    return out
+
+
+def _near(word: Searcher, block: bytes) -> list[tuple[int, int]]:
+    """From the line before each line that holds the pair's word to that line's end (its
+    line break), merged: every pair match lies in one of them."""
+    out: list[tuple[int, int]] = []
+    size = len(block)
+    pos = 0
     while pos < size:
-        s, e = search(block, pos, size)[0]
-        if s < 0:
+        at = word(block, pos, size)[0][0]
+        if at < 0:
             break
-        start = block.rfind(b"\n", 0, s) + 1
-        end = block.find(b"\n", max(e - 1, s))
-        end = size if end < 0 else end + 1
-        if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
-            out[-1] = (out[-1][0], end)
+        first = block.rfind(b"\n", 0, max(block.rfind(b"\n", 0, at), 0)) + 1
+        stop = block.find(b"\n", at)
+        stop = size if stop < 0 else stop
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], stop)
         else:
-            if out:
-                covered += out[-1][1] - out[-1][0]
-            out.append((start, end))
-        if most is not None:
-            kept = covered + out[-1][1] - out[-1][0]
-            # Past the first stretch, a block whose hits so far cover more of it than
-            # the share allows will too: stop walking its lines (a block of nothing but
-            # hits would otherwise be walked line by line to half its length).
-            if kept > limit or (end > _EARLY and kept > MAX_SHARE * end):
-                return None
-        # The rest of a hit line is kept whatever else it holds; the next search starts
-        # at its line break, which a superset may read as the next line's left edge.
-        pos = max(end - 1, pos + 1)
+            out.append((first, stop))
+        pos = stop + 1  # the line's other places of the word give the same stretch
     return out
 
 

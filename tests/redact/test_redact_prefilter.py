@@ -19,6 +19,14 @@ from redact_samples import FACTS, MAKERS, OWN_SECRET, key_block
 
 from relay.redact.engine import Engine
 from relay.redact.formats import FORMATS
+from relay.redact.prefilter import (
+    PAIR_SUPERSET,
+    RULE_SUPERSETS,
+    Prefilter,
+    _ranges,
+    _union,
+    compile_latin1,
+)
 
 HOSTS = ("mac-studio", "win-desktop")
 WITH = Engine(FACTS, node_hosts=HOSTS)
@@ -329,3 +337,54 @@ def test_a_p_flag_after_mysql_is_kept_unless_it_is_pthread(line: str) -> None:
     rng = random.Random(line)
     block = (clean_lines(rng, 1000) + line + "\n" + clean_lines(rng, 1000)).encode()
     assert WITH.scan(block) == WITHOUT.scan(block), line
+
+
+# The name/value pair's search reads only the lines by each place of its word ("value"):
+# the lines kept must be those it kept reading the whole block, wherever the word is
+# (alone, in a kept line, in a pair, across a line break, twice on a line).
+_PAIR_LINES = (
+    "- name: DB_PASSWORD",
+    "  value: Kq8vZ2mW{n}x",
+    "  value: connect 10.{n}.0.9",  # a line the main pass keeps
+    "  value: password=Kq8vZ2mW{n}x",
+    '{{"name": "api_token", "value": "Kq8vZ2mW{n}x"}}',
+    "key = secret_key{n}, Value = x",
+    "name: app_secret\n\n  VALUE: y{n}",
+    "ValueError: bad value {n}",
+    "the value is {n}; vAlUe; values",
+    "password: value{n}",
+    "token={n}value=Kq8vZ2mW",
+    "<name>db.password</name>",
+    "<value>Kq8vZ2mW{n}x</value>",
+    "name: DB_PASSWORD value: Kq8vZ2mW{n}",
+    "name: password value",
+)
+
+
+def _reference_ranges(block: bytes, most: int | None) -> list[tuple[int, int]] | None:
+    """What the prefilter kept when the pair's search read the whole block."""
+    main = compile_latin1(f"(?i:{'|'.join(RULE_SUPERSETS)})".encode())
+    pairs = compile_latin1(PAIR_SUPERSET.encode())
+    found = _ranges(main, block, most)
+    if found is None:
+        return None
+    some = _ranges(pairs, block, most)
+    if some is None:
+        return None
+    found = _union(found, some, block) if found else some
+    return None if most is not None and sum(e - s for s, e in found) > most else found
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), hits=st.integers(0, 40), share=st.booleans())
+def test_the_pair_search_by_its_word_keeps_what_a_whole_block_search_keeps(
+    seed: int, hits: int, share: bool
+) -> None:
+    rng = random.Random(seed)
+    lines = clean_lines(rng, rng.randrange(500, 4000)).splitlines()
+    for _ in range(hits):
+        at = rng.randrange(len(lines) + 1)
+        lines.insert(at, rng.choice(_PAIR_LINES).format(n=rng.randrange(100)))
+    block = ("\n".join(lines) + "\n").encode()
+    most = int(0.5 * len(block)) if share else None
+    assert Prefilter((), ansi=False).ranges(block, most) == _reference_ranges(block, most)
