@@ -22,8 +22,11 @@ and modes: root's files are no one's in the box, so only their bits for others h
 a virtualenv's, relay's own); the folders above a shown one are made by relay, so one
 inside a folder of root's alone (``/root``) is reached all the same. A share is bound
 as it is and must be writable by that user (relay says so and stops otherwise): what the
-box leaves there is that user's on disk, never root's, so a set-user-ID file or a file
-capability it writes grants nothing on the host.
+box leaves there is that user's on disk, never root's. Such a file left set-user-ID
+would make any local user who runs it that user, the owner of every later box's folder and
+processes: relay (root) clears the set-user-ID and set-group-ID bits and file capabilities
+of that user's files in each share before a box starts and once it is over (its pid
+namespace gone), and a share is nosuid and nodev inside a box.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -288,6 +291,22 @@ def rbind(source, target):
     mount(source, target, None, BIND | REC)
 
 
+def mounted():
+    # each mount's place and options, as /proc/self/mountinfo has them now
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
+        rows = [row.split(" ")[4:6] for row in info.read().splitlines()]
+    return [(unescape(at), words) for at, words in rows]
+
+
+def sealed(at, words):
+    # a share's mount again as it was (read-only too, where it was), but nosuid and nodev:
+    # nothing set-user-ID runs from it, and no device node there opens
+    keep = NOSUID | NODEV
+    for word in words.split(","):
+        keep |= KEPT.get(word, 0) | (RDONLY if word == "ro" else 0)
+    mount(None, at, None, REMOUNT | BIND | keep)
+
+
 def lines(name):
     return [p for p in env.get(name, "").split("\n") if p]
 
@@ -467,6 +486,11 @@ def setup():
         rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
+        else:  # the person's: nosuid and nodev, what it holds mounted too (before a
+            # socket or login there is hidden behind /dev/null, which must open)
+            for at, words in mounted():
+                if under(at, s) and os.path.exists(at):
+                    sealed(at, words)
     for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
         staged = f"{box}/shared/{i}"
         if libc.umount2(path(staged), 2) != 0:  # MNT_DETACH
@@ -513,11 +537,8 @@ def setup():
             mount(p, p, None, BIND)
             ro(p)
     # everything else read-only: the person's folders, the clone's parents, the system's
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
-        mounts = [row.split(" ")[4:6] for row in info.read().splitlines()]
     writable = lines("RELAY_WRITABLE")
-    for at, words in mounts:
-        at = unescape(at)
+    for at, words in mounted():
         if under(at, "/proc") or under(at, "/dev"):
             continue
         if any(under(at, w) for w in writable) or not os.path.exists(at):
@@ -592,6 +613,73 @@ def main():
 
 main()
 """
+
+
+# relay run as root, before a box starts and once it is over (its pid namespace gone, so
+# nothing of it runs): no file of the box's user's in a share keeps a set-user-ID or
+# set-group-ID bit or a file capability, which would make any local user who runs it that
+# user, the owner of every later box's folder and processes. The walk follows no link
+# (each folder by descriptor, each entry opened O_PATH|O_NOFOLLOW and judged by fstat),
+# changes regular files alone and prints how many entries it saw.
+_STRIP = r"""
+import errno
+import os
+import stat
+import sys
+
+SPECIAL = stat.S_ISUID | stat.S_ISGID
+NOFOLLOW = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def strip(top, uid):
+    seen = 0
+    for _, dirs, files, fd in os.fwalk(top, follow_symlinks=False):
+        for name in files + dirs:
+            seen += 1
+            try:
+                each = os.open(name, NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            try:
+                st = os.fstat(each)
+                if not stat.S_ISREG(st.st_mode) or uid not in (st.st_uid, st.st_gid):
+                    continue
+                at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
+                if st.st_mode & SPECIAL:
+                    os.chmod(at, stat.S_IMODE(st.st_mode) & ~SPECIAL)
+                try:
+                    os.removexattr(at, "security.capability")
+                except OSError as err:
+                    if err.errno not in (errno.ENODATA, errno.ENOTSUP):
+                        raise
+            finally:
+                os.close(each)
+    return seen
+
+
+def main():
+    uid = int(sys.argv[1])
+    seen = 0
+    try:
+        for top in sys.argv[2:]:
+            if os.path.isdir(top):
+                seen += strip(top, uid)
+    except OSError as err:
+        sys.stderr.write(f"relay: cannot clear set-user-ID files in a share: {err}\n")
+        sys.exit(1)
+    if os.environ.get("RELAY_STRIP_COUNT"):
+        sys.stderr.write(f"relay: {seen} entries seen in the shares\n")
+
+
+main()
+"""
+
+
+def strip_command(shares: Sequence[Path]) -> str:
+    """The shell command that clears, in ``shares``, what a box's user left set-user-ID,
+    set-group-ID or with a file capability (:data:`_STRIP`), run by relay's interpreter."""
+    argv = [sys.executable, "-I", "-S", "-c", _STRIP, str(BOX_ID), *map(str, shares)]
+    return " ".join(shlex.quote(a) for a in argv)
 
 
 # RELAY_SANDBOX=env makes relay act as where namespaces cannot be made (for tests and to
@@ -959,7 +1047,13 @@ class Sandbox:
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
-        return f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+        boxed = f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+        if not (_as_root() and shares):
+            return boxed
+        # the shares cleared before the box starts and once it is over (see _STRIP); the
+        # box's exit status kept, or 1 where they could not be cleared
+        strip = strip_command(shares)
+        return f"{strip} || exit 1; {boxed}\nrelay_box=$?; {strip} || exit 1; exit $relay_box"
 
     def python_path(self) -> list[str]:
         """Env-level only (no mounts): where the candidate's code lies in the tree for each
