@@ -26,7 +26,13 @@ box leaves there is that user's on disk, never root's. Such a file left set-user
 would make any local user who runs it that user, the owner of every later box's folder and
 processes: relay (root) clears the set-user-ID and set-group-ID bits and file capabilities
 of that user's files in each share before a box starts and once it is over (its pid
-namespace gone), and a share is nosuid and nodev inside a box.
+namespace gone), and a share is nosuid and nodev inside a box. While it runs, a seccomp
+filter (x86_64 and aarch64) refuses it a set-user-ID or set-group-ID mode by chmod, open
+or mknod (a folder's set-group-ID too), and openat2 and io_uring, whose modes no filter
+sees; a file capability it gives is a user namespace's (root there is that user), which
+grants nothing on the host, and is cleared after. Elsewhere a set-user-ID file of that
+user's may lie in a share while a box runs: the structural fix is an id of each box's
+own, given by a user namespace root makes, its folders under a parent only root passes.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -249,6 +255,18 @@ KEPT = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 204
         "relatime": 1 << 21, "strictatime": 1 << 24}
 STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
            os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+# what a box of a relay run as root may not do (seccomp), on the machines whose numbers
+# are known here: make a file set-user-ID or set-group-ID (chmod, fchmod, fchmodat,
+# fchmodat2, mknod, mknodat by their mode; creat, open, openat by their mode when they
+# create), nor open by openat2 or io_uring, whose modes a filter cannot see
+# (each: number, the argument of its mode, the argument of its flags or None)
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+MODED = {
+    "x86_64": [(90, 1, None), (91, 1, None), (268, 2, None), (452, 2, None), (133, 1, None),
+               (259, 2, None), (85, 1, None), (2, 2, 1), (257, 3, 2)],
+    "aarch64": [(52, 1, None), (53, 2, None), (452, 2, None), (33, 2, None), (56, 3, 2)],
+}
+UNSEEN = (437, 425)  # openat2, io_uring_setup: on both
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
@@ -553,6 +571,31 @@ def setup():
     return cwd
 
 
+def no_special_modes(machine):
+    # the classic BPF program for MODED, loaded with PR_SET_SECCOMP: another architecture's
+    # calls (i386's, x32's) fail with ENOSYS, the calls above with EPERM
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    arg = lambda i: 16 + 8 * i  # the low half of args[i] (little-endian machines alone)
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, enosys), (ld, 0, 0, 0)]
+    prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, enosys)]
+    for nr in UNSEEN:
+        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, enosys)]
+    for nr, mode, flags in MODED[machine]:
+        rest = []
+        if flags is not None:  # O_CREAT or O_TMPFILE's own bit, or allowed
+            rest += [(ld, 0, 0, arg(flags)), (jset, 0, 3, 0o100 | 0o20000000)]
+        rest += [(ld, 0, 0, arg(mode)), (jset, 0, 1, 0o6000)]
+        rest += [(ret, 0, 0, eperm), (ret, 0, 0, allow)]
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(rest), nr), *rest]
+    prog.append((ret, 0, 0, allow))
+    code = b"".join(struct.pack("HBBI", *each) for each in prog)
+    filt = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filt))
+    if libc.prctl(22, 2, ctypes.c_char_p(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
+        raise OSError(ctypes.get_errno(), "seccomp")
+
+
 def named(key):
     return (key[:1].isalpha() or key[:1] == b"_") and key.replace(b"_", b"a").isalnum()
 
@@ -596,6 +639,8 @@ def main():
             os.setuid(DROP)
             if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
                 raise OSError(ctypes.get_errno(), "no_new_privs")
+            if os.uname().machine in MODED:  # nothing of its user's set-user-ID, even now
+                no_special_modes(os.uname().machine)
         except OSError as err:
             sys.stderr.write(f"relay: cannot set up the box: {err}\n")
             sys.exit(1)
