@@ -262,6 +262,11 @@ def measure(subject: Subject) -> float:
         os.environ["RELAY_SANDBOX_SHARE"] = str(shared)
         times = shared / "maker-times"
         command = maker(shared, times, subject.module)
+        if os.getuid() == 0:  # a root relay's box is BOX_ID's, and refuses a share it cannot write
+            from relay.ratchet.sandbox import BOX_ID
+
+            for each in (shared, *shared.iterdir()):
+                os.chown(each, BOX_ID, BOX_ID)
         by_hand(root, subject.gates)  # warm: the first run compiles the project's bytecode
         hand, loop, makers, ratios, cpus = [], [], [], [], []
         for i in range(RUNS):

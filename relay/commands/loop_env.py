@@ -42,7 +42,10 @@ ROLE_FLAGS["--red-team"] = "red-team"
 DOCTOR_GATE_TIMEOUT = 600.0
 # the recorded variables relay's own interpreter never takes (the project's PYTHONPATH
 # and the like): the boxed gates and roles get them alone
-BOXED_PREFIX = "PYTHON"
+# the recorded variables relay's own process takes (its locale, its zone, the shares it
+# gives its boxes); every other one — PYTHON*, LD_*, whatever the person passed — is the
+# boxes' alone, since it could point relay's own programs at a file of the clone's
+RELAY_TAKES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ", "RELAY_SANDBOX_SHARE"})
 
 
 def env_path(root: Path) -> Path:
@@ -164,9 +167,10 @@ def read_env(root: Path, path: Path | None = None) -> RunEnv | None:
 def apply_env(root: Path, path: Path) -> RunEnv:
     """What a scheduled process does first: the recorded PATH and variables become the
     environment of the boxed gates and roles, and each role's secrets are handed to it.
-    Relay's own process takes the recorded variables but the PYTHON* ones, and the PATH
-    without any folder of the clone (:mod:`relay.edges.ownpath`): a kept ``bin/git`` or a
-    ``src/keyring`` of the project's never runs as relay on the host."""
+    Relay's own process takes only its locale, zone and shares of the recorded variables
+    (:data:`RELAY_TAKES`), and the PATH without any folder of the clone
+    (:mod:`relay.edges.ownpath`): a kept ``bin/git``, a ``src/keyring`` on PYTHONPATH or a
+    library on LD_LIBRARY_PATH of the project's never runs as relay on the host."""
     from relay.edges.ownpath import fence, hand_to_boxes, own_path
     from relay.ratchet.measure import hand_to_roles
 
@@ -178,7 +182,8 @@ def apply_env(root: Path, path: Path) -> RunEnv:
             hint="run `relay loop schedule --at HH:MM` again where the gates work",
         )
     recorded = runenv.environment(os.environ, sep=os.pathsep)
-    boxed = {n: v for n, v in recorded.items() if n == "PATH" or n.startswith(BOXED_PREFIX)}
+    named = {n for n, _ in runenv.variables}
+    boxed = {n: v for n, v in recorded.items() if n == "PATH" or (n in named - RELAY_TAKES)}
     os.environ.update({n: v for n, v in recorded.items() if n not in boxed})
     os.environ["PATH"] = own_path(recorded["PATH"])
     hand_to_boxes(boxed)

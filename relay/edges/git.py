@@ -211,19 +211,22 @@ class Clone:
         top = _TOPS.get(path)
         if top is None:
             try:
-                done = subprocess.run(
-                    own_argv(["git", "rev-parse", "--show-toplevel"]),
-                    cwd=path,
-                    capture_output=True,
-                    env={**os.environ, **_PLAIN, **_NO_PROMPT},
-                    check=False,
-                )
+                top = _learn_dirs(path)
+                if top is None:
+                    done = subprocess.run(
+                        own_argv(["git", "rev-parse", "--show-toplevel"]),
+                        cwd=path,
+                        capture_output=True,
+                        env={**os.environ, **_PLAIN, **_NO_PROMPT},
+                        check=False,
+                    )
+                    said = done.stdout.decode(_ENCODING, "surrogateescape").strip()
+                    top = Path(said) if done.returncode == 0 and said else None
             except OSError:  # no git (said by GitPython's import), or no such folder
                 return cls.open(path)
-            said = done.stdout.decode(_ENCODING, "surrogateescape").strip()
-            if done.returncode != 0 or not said:
+            if top is None:
                 return cls.open(path)
-            top = _TOPS[path] = Path(said)
+            _TOPS[path] = top
         return cls(LocalRepo(top))
 
     def _git(self, *args: str, network: bool = False) -> str:
@@ -600,6 +603,50 @@ def _credentials_refused(host: str, sent: bool) -> ConfigError:
 
 
 _TOPS: dict[Path, Path] = {}  # the work tree a folder is in, asked of git once a process
+
+
+@dataclass(frozen=True)
+class GitDirs:
+    """A work tree's git directories as git answered for it, in the process that found
+    the work tree: ``--git-common-dir`` as git prints it from the work tree (None when it
+    was asked from a folder inside, whose relative answer says nothing of the tree's),
+    and the absolute ``--git-common-dir`` and ``--git-dir``."""
+
+    common: str | None
+    absolute_common: Path
+    git_dir: Path
+
+
+_DIRS: dict[Path, GitDirs] = {}  # by work tree, learned with it (per process)
+
+
+def _learn_dirs(path: Path) -> Path | None:
+    """The work tree holding ``path``, its git directories learned in the same git
+    process (:func:`known_dirs`); None where git cannot say all of them in one answer (an
+    older git, a path with a line break, anything but a work tree): asked apart then."""
+    done = subprocess.run(
+        own_argv(["git", "rev-parse", "--show-toplevel", "--git-common-dir",
+                  "--path-format=absolute", "--git-common-dir", "--git-dir"]),
+        cwd=path,
+        capture_output=True,
+        env={**os.environ, **_PLAIN, **_NO_PROMPT},
+        check=False,
+    )  # fmt: skip
+    said = done.stdout.decode(_ENCODING, "surrogateescape").removesuffix("\n").split("\n")
+    if done.returncode != 0 or len(said) != 4 or not all(said):
+        return None
+    top = Path(said[0])
+    common = said[1] if os.path.isabs(said[1]) or Path(path) == top else None
+    _DIRS[top] = GitDirs(common, Path(said[2]), Path(said[3]))
+    return top
+
+
+def known_dirs(top: Path) -> GitDirs | None:
+    """The git directories of the work tree ``top`` where this process learned them when
+    it found the tree (:meth:`Clone.open_local`): a run asks git once, not once a module."""
+    return _DIRS.get(top)
+
+
 _PLAIN = {"LANGUAGE": "C", "LC_ALL": "C"}  # git's messages in English, as GitPython asks
 _ENCODING = sys.getfilesystemencoding()
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from relay.edges import lineends
-from relay.edges.git import Clone
+from relay.edges.git import Clone, known_dirs
 from relay.errors import ConfigError
 
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
@@ -438,7 +438,11 @@ class WorkTree:
         clone's git directory does not move under a run)."""
         common = _COMMON.get(self.root)
         if common is None:
-            common = Path(self.git("rev-parse", "--git-common-dir").strip())
+            known = known_dirs(self.root)  # git's answer when the clone was found
+            said = known.common if known is not None else None
+            common = Path(
+                said if said is not None else self.git("rev-parse", "--git-common-dir").strip()
+            )
             common = common if common.is_absolute() else (self.root / common)
             _COMMON[self.root] = common
         return common

@@ -16,8 +16,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
-from email.utils import parsedate_to_datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 RESUME_FLAG = "--resume"
 RECORD_NAME = "resume.json"  # in the loop's work directory, beside the run lock
@@ -107,6 +105,8 @@ def _retry_after(output: str, now: datetime) -> datetime | None:
         if value.isdigit():
             times.append(now + timedelta(seconds=int(value)))
             continue
+        from email.utils import parsedate_to_datetime  # when a date is said (email's stack)
+
         try:
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError):
@@ -164,6 +164,8 @@ def _named_zone(text: str | None, local: tzinfo) -> tzinfo | None:
     offset = _ABBREVIATIONS.get(text.upper())
     if offset is not None:
         return UTC if offset == 0 else timezone(timedelta(hours=offset))
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # when a zone is named (the tz data)
+
     try:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError):

@@ -242,9 +242,9 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 # (for relay run as root: a user namespace whose root is BOX_ID outside, the box folder
 # given to it, what is shown or shared bound as it is, with its owners and modes)
 _ENTER = r"""
+import _signal  # the C module: the signal module's enums cost an import of enum
 import ctypes
 import os
-import signal
 import stat
 import struct
 import sys
@@ -535,13 +535,16 @@ def setup():
         ro(d)
     if env.get("RELAY_LOOPBACK"):  # the box's own loopback up
         try:
+            import _socket  # the C module, as for signals: no enum imported
             import fcntl
-            import socket
 
-            with socket.socket() as s:
+            s = _socket.socket()
+            try:
                 asked = struct.pack("16sH14s", b"lo", 0, b"")
                 f = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, asked)[:18])[1]
                 fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", f | 1, b""))
+            finally:
+                s.close()
         except OSError:
             pass
     cwd = os.getcwd()
@@ -630,8 +633,8 @@ def main():
     os.chdir("/")
     os.chdir(cwd)  # the folder as the mounts made it
     out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
-    for each in (signal.SIGPIPE, signal.SIGXFSZ):  # as the command expects them
-        signal.signal(each, signal.SIG_DFL)
+    for each in (_signal.SIGPIPE, _signal.SIGXFSZ):  # as the command expects them
+        _signal.signal(each, _signal.SIG_DFL)
     if DROP:  # relay is root: the command's user namespace is made as the box's own user,
         try:  # with no capability left here and no way back through a set-user-ID program
             os.setgroups([])
@@ -829,7 +832,24 @@ def _enter() -> list[str]:
     """The script that sets up the mounts, given to relay's interpreter as its command line: never
     a file, which code run in an earlier box could have swapped for a link that relay's
     write would follow onto any file of the person's."""
-    return [sys.executable, "-I", "-S", "-c", _ENTER]
+    return [sys.executable, "-I", "-S", "-c", _entry()]
+
+
+@functools.cache
+def _entry() -> str:
+    """:data:`_ENTER` compiled once a run, its code object on the command line (marshal's
+    format is the interpreter's own, and the box runs this very interpreter): each box then
+    starts without compiling the set-up again (compressed, about as long as its text)."""
+    import binascii
+    import marshal
+    import zlib
+
+    code = marshal.dumps(compile(_ENTER, "<relay box set-up>", "exec"))
+    packed = binascii.b2a_base64(zlib.compress(code, 9), newline=False).decode("ascii")
+    return (
+        "import binascii, marshal, zlib\n"
+        f"exec(marshal.loads(zlib.decompress(binascii.a2b_base64({packed!r}))))"
+    )
 
 
 def _outer() -> list[str]:
@@ -1092,13 +1112,16 @@ class Sandbox:
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
-        boxed = f"env {hide} " + " ".join(shlex.quote(a) for a in argv)
+        boxed = " ".join(shlex.quote(a) for a in argv)
         if not (_as_root() and shares):
-            return boxed
-        # the shares cleared before the box starts and once it is over (see _STRIP); the
-        # box's exit status kept, or 1 where they could not be cleared
+            # the shell itself becomes the box (its assignments exported to what it execs):
+            # no process of its own, nor one for env
+            return f"{hide} exec {boxed}"
+        # the shares cleared before the box starts and once it is over (see _STRIP), so the
+        # shell stays; the box's exit status kept, or 1 where they could not be cleared
         strip = strip_command(shares)
-        return f"{strip} || exit 1; {boxed}\nrelay_box=$?; {strip} || exit 1; exit $relay_box"
+        after = f"relay_box=$?; {strip} || exit 1; exit $relay_box"
+        return f"{strip} || exit 1; {hide} {boxed}\n{after}"
 
     def python_path(self) -> list[str]:
         """Env-level only (no mounts): where the candidate's code lies in the tree for each
@@ -1302,6 +1325,16 @@ def readable_by_group(top: Path, gid: int) -> None:
                 os.chmod(name, mode, dir_fd=fd)
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """``path.is_relative_to(folder)`` for the absolute, normalised paths a box is made of,
+    compared as text (pathlib's own splits both into parts on each call: a wrap makes
+    hundreds of such checks)."""
+    inner, outer = str(path), str(folder)
+    if inner.startswith("//") or outer.startswith("//"):  # POSIX's own root: pathlib's way
+        return path.is_relative_to(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
 def path_folders(
     path: str,
     temps: Sequence[Path],
@@ -1338,8 +1371,8 @@ def path_folders(
                 real = real.parent
             if (real / "pyvenv.cfg").is_file():
                 todo += venv_base(real)
-            home = next((h for h in homes if real.is_relative_to(h)), None)
-            top = next((t for t in tops if real.is_relative_to(t)), None)
+            home = next((h for h in homes if _within(real, h)), None)
+            top = next((t for t in tops if _within(real, t)), None)
             if home is not None and real != home:
                 real, more = _home_whole(real, home)
                 todo += [str(m) for m in more]
@@ -1347,17 +1380,17 @@ def path_folders(
                 real = _top_whole(real, top)
             if not real.is_dir() or "\n" in str(real) or real in found or real in roots:
                 continue
-            if not any(real.is_relative_to(t) for t in roots):
+            if not any(_within(real, t) for t in roots):
                 continue
-            if box.is_relative_to(real) or any(h.is_relative_to(real) for h in [*homes, *tops]):
+            if _within(box, real) or any(_within(h, real) for h in [*homes, *tops]):
                 continue
-            if any(real.is_relative_to(h) for h in hidden):
+            if any(_within(real, h) for h in hidden):
                 continue
-            if home is None and top is None and any(h.is_relative_to(real) for h in hidden):
+            if home is None and top is None and any(_within(h, real) for h in hidden):
                 continue
             found.append(real)
     # what lies in a folder shown is shown with it
-    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+    return [p for p in found if not any(p != q and _within(p, q) for q in found)]
 
 
 # the folders in a HOME where a version manager or a toolchain keeps what its PATH
@@ -1737,7 +1770,13 @@ def hidden_for(clone: Path) -> tuple[Path, ...]:
         done = subprocess.run(argv, cwd=clone, capture_output=True, text=True, check=False)
         return done.stdout if done.returncode == 0 else ""
 
-    common = Path(git("rev-parse", "--git-common-dir").strip() or ".git")
+    from relay.edges.git import known_dirs
+
+    known = known_dirs(clone)  # git's answer when the clone was found, if it was
+    said = known.common if known is not None else None
+    common = Path(
+        (said if said is not None else git("rev-parse", "--git-common-dir").strip()) or ".git"
+    )
     common = common if common.is_absolute() else clone / common
     urls: list[str] = []
     for name in git("remote").split():

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from relay.edges.git import known_dirs
 from relay.loop.threads import (
     THREADS_DIR,
     Status,
@@ -45,7 +46,11 @@ def now_word() -> str:
 @functools.lru_cache(maxsize=64)
 def common_dir(root: Path) -> Path:
     """The clone's common git directory (the same from any of its worktrees), asked of git
-    once per folder in a process (a run asks at every thread it reads or writes)."""
+    once per folder in a process (a run asks at every thread it reads or writes), or
+    known from when the clone was found (:func:`relay.edges.git.known_dirs`)."""
+    known = known_dirs(root)
+    if known is not None:
+        return known.absolute_common
     done = subprocess.run(
         ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
         cwd=root,
@@ -210,7 +215,10 @@ def _committed(live: Path) -> int | None:
 @functools.lru_cache(maxsize=64)
 def _main_tree(root: Path) -> bool:
     """Whether ``root`` is the clone's main work tree (not a goal's own worktree), asked
-    of git once per folder in a process."""
+    of git once per folder in a process (or known from when the clone was found)."""
+    known = known_dirs(root)
+    if known is not None:
+        return known.git_dir == known.absolute_common
     done = subprocess.run(
         ["git", "rev-parse", "--path-format=absolute", "--git-dir"],
         cwd=root,

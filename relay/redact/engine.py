@@ -264,6 +264,8 @@ class Engine:
         """Every built-in rule's finds and (``table``) the format table's in ``block``,
         before merging."""
         found: list[Span] = list(SCANNER.spans(block, lowered, start)) if table else []
+        if start >= len(block):  # nothing to read (the prefilter kept no line): every rule
+            return found  # opens with a literal, so none runs, nor is compiled, for nothing
         # One RE2 pass says which gated rules can match in this block at all.
         present = set(_matches(self._gates, lowered)) if self._gates is not None else set()
         for i, r in enumerate(self.rules):

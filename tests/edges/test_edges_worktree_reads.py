@@ -102,3 +102,52 @@ def test_head_named_elsewhere_by_gits_environment_is_gits(
     assert tree.head() != other
     monkeypatch.setenv("GIT_DIR", str(remote.b / ".git"))
     assert tree.head() == other
+
+
+def _forget_dirs() -> None:
+    from relay.edges import git as edges_git
+    from relay.edges import worktree
+    from relay.ratchet import threads
+
+    edges_git._TOPS.clear()
+    edges_git._DIRS.clear()
+    worktree._COMMON.clear()
+    threads.common_dir.cache_clear()
+    threads._main_tree.cache_clear()
+
+
+def test_git_directories_come_with_the_work_tree(remote: Remote, tmp_path: Path) -> None:
+    """The git process that finds the work tree also says its git directories: each of
+    relay's readers gets git's own answer from it (the same as its own question to git
+    gives), for the main tree, a linked worktree and a folder inside."""
+    from relay.edges.git import known_dirs
+    from relay.ratchet import threads
+    from relay.ratchet.sandbox import hidden_for
+
+    linked = tmp_path / "linked"
+    git(remote.a, "worktree", "add", "-q", "-b", "side2", str(linked), "HEAD")
+    (remote.a / "sub").mkdir()
+    for where, top in ((remote.a, remote.a), (linked, linked), (remote.a / "sub", remote.a)):
+        _forget_dirs()
+        asked = (
+            threads.common_dir(top),
+            threads._main_tree(top),
+            WorkTree(Clone(LocalRepo(top))).common_dir(),
+            hidden_for(top),
+        )
+        _forget_dirs()
+        tree = WorkTree.open(where)
+        assert tree.root == top.resolve()
+        known = known_dirs(tree.root)
+        assert known is not None, "learned with the work tree"
+        said = git(top, "rev-parse", "--path-format=absolute", "--git-common-dir", "--git-dir")
+        assert [str(known.absolute_common), str(known.git_dir)] == said.split("\n")
+        learned = (
+            threads.common_dir(tree.root),
+            threads._main_tree(tree.root),
+            tree.common_dir(),
+            hidden_for(tree.root),
+        )
+        assert learned == asked
+        assert learned[1] is (where != linked)
+    _forget_dirs()

@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from loop_project import CALC_MUL, TEST_MUL, make_project
 
-from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level, path_folders
+from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, _within, level, path_folders
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -290,3 +292,22 @@ def test_a_login_inside_a_tool_folder_shown_from_home_is_not_readable_in_the_box
             "box-visible",
             "",
         ], name
+
+
+@given(
+    st.lists(st.sampled_from(["a", "ab", "b", ".x", "a b", "é"]), max_size=4),
+    st.lists(st.sampled_from(["a", "ab", "b", ".x", "a b", "é"]), max_size=4),
+    st.sampled_from(["", "/", "//", "///"]),
+    st.sampled_from(["/", "//", "///"]),
+)
+def test_the_folder_checks_read_paths_as_pathlib_does(
+    inner: list[str], outer: list[str], root: str, outer_root: str
+) -> None:
+    """The box's folder checks, made on text for speed, agree with ``is_relative_to``:
+    a sibling that shares a prefix (``/ab`` beside ``/a``) is not inside, / holds every
+    absolute path, a relative path is never inside an absolute one, and POSIX's ``//`` is
+    a root of its own."""
+    path = Path(root, *inner)
+    folder = Path(outer_root, *outer)
+    assert _within(path, folder) == path.is_relative_to(folder)
+    assert _within(folder, path) == folder.is_relative_to(path)

@@ -13,6 +13,7 @@ import os
 import plistlib
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -328,3 +329,24 @@ def test_a_reset_time_in_another_zone_is_shown_in_utc(tmp_path: Path, real_cront
     assert f"until {in_utc}" in ran.data["stopped"], ran.data["stopped"]
     row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
     assert row.notes.endswith(f"resets {in_utc}"), row.notes
+
+
+def test_the_loop_loads_the_date_and_zone_readers_only_for_an_output_that_names_one() -> None:
+    """`relay loop run` imports the reset-time reader with the agents' adapters; email's
+    date parser and the time zone database load only when a maker's output names a
+    date or a zone (every iteration would pay for them otherwise), and then read it."""
+    script = (
+        "import sys\n"
+        "import relay.commands.loop\n"
+        "from datetime import UTC, datetime\n"
+        "from relay.loop import resume\n"
+        "before = sorted(m for m in ('email.utils', 'zoneinfo') if m in sys.modules)\n"
+        "now = datetime(2026, 1, 1, tzinfo=UTC)\n"
+        "said = resume._retry_after('Retry-After: Thu, 01 Jan 2026 05:00:00 GMT', now)\n"
+        "zone = resume._named_zone('Europe/Paris', UTC)\n"
+        "print(before, said.isoformat(), str(zone), 'email.utils' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["[]", "2026-01-01T05:00:00+00:00", "Europe/Paris", "True"]

@@ -234,7 +234,12 @@ def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_
     clone_bin, src = str(root / "bin"), str(root / "src")
     recorded = RunEnv(
         path=(clone_bin, "/usr/local/bin", "/usr/bin", "/bin"),
-        variables=(("PYTHONPATH", src), ("LANG", "C.UTF-8")),
+        variables=(
+            ("PYTHONPATH", src),
+            ("LANG", "C.UTF-8"),
+            ("LD_LIBRARY_PATH", str(root / "lib")),  # a --pass-env of the person's
+            ("LD_PRELOAD", str(root / "lib" / "hook.so")),
+        ),
     )
     where = env_path(root)
     write_state(where, recorded.render().encode("utf-8"), top=where.parent)
@@ -249,7 +254,9 @@ def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_
             description="the resume",
         )  # fmt: skip
     assert own["PATH"] == "/usr/local/bin:/usr/bin:/bin" and "PYTHONPATH" not in own
+    assert "LD_LIBRARY_PATH" not in own and "LD_PRELOAD" not in own  # a kept .so never loads
     assert own["LANG"] == "C.UTF-8"  # relay's own variables are still its
+    assert boxes["LD_LIBRARY_PATH"] == str(root / "lib") and "LD_PRELOAD" in gate
     assert boxes["PATH"] == os.pathsep.join(recorded.path) and boxes["PYTHONPATH"] == src
     assert gate["PATH"].startswith(clone_bin + os.pathsep) and gate["PYTHONPATH"] == src
     assert not [v for _, v in entry.environment if str(root) in v], entry.environment
