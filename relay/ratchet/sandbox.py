@@ -22,8 +22,17 @@ and modes: root's files are no one's in the box, so only their bits for others h
 a virtualenv's, relay's own); the folders above a shown one are made by relay, so one
 inside a folder of root's alone (``/root``) is reached all the same. A share is bound
 as it is and must be writable by that user (relay says so and stops otherwise): what the
-box leaves there is that user's on disk, never root's, so a set-user-ID file or a file
-capability it writes grants nothing on the host.
+box leaves there is that user's on disk, never root's. Such a file left set-user-ID
+would make any local user who runs it that user, the owner of every later box's folder and
+processes: relay (root) clears the set-user-ID and set-group-ID bits and file capabilities
+of that user's files in each share before a box starts and once it is over (its pid
+namespace gone), and a share is nosuid and nodev inside a box. While it runs, a seccomp
+filter (x86_64 and aarch64) refuses it a set-user-ID or set-group-ID mode by chmod, open
+or mknod (a folder's set-group-ID too), and openat2 and io_uring, whose modes no filter
+sees; a file capability it gives is a user namespace's (root there is that user), which
+grants nothing on the host, and is cleared after. Elsewhere a set-user-ID file of that
+user's may lie in a share while a box runs: the structural fix is an id of each box's
+own, given by a user namespace root makes, its folders under a parent only root passes.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -246,6 +255,18 @@ KEPT = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 204
         "relatime": 1 << 21, "strictatime": 1 << 24}
 STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
            os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+# what a box of a relay run as root may not do (seccomp), on the machines whose numbers
+# are known here: make a file set-user-ID or set-group-ID (chmod, fchmod, fchmodat,
+# fchmodat2, mknod, mknodat by their mode; creat, open, openat by their mode when they
+# create), nor open by openat2 or io_uring, whose modes a filter cannot see
+# (each: number, the argument of its mode, the argument of its flags or None)
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+MODED = {
+    "x86_64": [(90, 1, None), (91, 1, None), (268, 2, None), (452, 2, None), (133, 1, None),
+               (259, 2, None), (85, 1, None), (2, 2, 1), (257, 3, 2)],
+    "aarch64": [(52, 1, None), (53, 2, None), (452, 2, None), (33, 2, None), (56, 3, 2)],
+}
+UNSEEN = (437, 425)  # openat2, io_uring_setup: on both
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
@@ -286,6 +307,22 @@ def ro(at, words=None):
 
 def rbind(source, target):
     mount(source, target, None, BIND | REC)
+
+
+def mounted():
+    # each mount's place and options, as /proc/self/mountinfo has them now
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
+        rows = [row.split(" ")[4:6] for row in info.read().splitlines()]
+    return [(unescape(at), words) for at, words in rows]
+
+
+def sealed(at, words):
+    # a share's mount again as it was (read-only too, where it was), but nosuid and nodev:
+    # nothing set-user-ID runs from it, and no device node there opens
+    keep = NOSUID | NODEV
+    for word in words.split(","):
+        keep |= KEPT.get(word, 0) | (RDONLY if word == "ro" else 0)
+    mount(None, at, None, REMOUNT | BIND | keep)
 
 
 def lines(name):
@@ -467,6 +504,11 @@ def setup():
         rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
+        else:  # the person's: nosuid and nodev, what it holds mounted too (before a
+            # socket or login there is hidden behind /dev/null, which must open)
+            for at, words in mounted():
+                if under(at, s) and os.path.exists(at):
+                    sealed(at, words)
     for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
         staged = f"{box}/shared/{i}"
         if libc.umount2(path(staged), 2) != 0:  # MNT_DETACH
@@ -516,11 +558,8 @@ def setup():
             mount(p, p, None, BIND)
             ro(p)
     # everything else read-only: the person's folders, the clone's parents, the system's
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
-        mounts = [row.split(" ")[4:6] for row in info.read().splitlines()]
     writable = lines("RELAY_WRITABLE")
-    for at, words in mounts:
-        at = unescape(at)
+    for at, words in mounted():
         if under(at, "/proc") or under(at, "/dev"):
             continue
         if any(under(at, w) for w in writable) or not os.path.exists(at):
@@ -533,6 +572,31 @@ def setup():
         else:
             ro(at, words)
     return cwd
+
+
+def no_special_modes(machine):
+    # the classic BPF program for MODED, loaded with PR_SET_SECCOMP: another architecture's
+    # calls (i386's, x32's) fail with ENOSYS, the calls above with EPERM
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    arg = lambda i: 16 + 8 * i  # the low half of args[i] (little-endian machines alone)
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, enosys), (ld, 0, 0, 0)]
+    prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, enosys)]
+    for nr in UNSEEN:
+        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, enosys)]
+    for nr, mode, flags in MODED[machine]:
+        rest = []
+        if flags is not None:  # O_CREAT or O_TMPFILE's own bit, or allowed
+            rest += [(ld, 0, 0, arg(flags)), (jset, 0, 3, 0o100 | 0o20000000)]
+        rest += [(ld, 0, 0, arg(mode)), (jset, 0, 1, 0o6000)]
+        rest += [(ret, 0, 0, eperm), (ret, 0, 0, allow)]
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(rest), nr), *rest]
+    prog.append((ret, 0, 0, allow))
+    code = b"".join(struct.pack("HBBI", *each) for each in prog)
+    filt = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filt))
+    if libc.prctl(22, 2, ctypes.c_char_p(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
+        raise OSError(ctypes.get_errno(), "seccomp")
 
 
 def named(key):
@@ -578,6 +642,8 @@ def main():
             os.setuid(DROP)
             if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
                 raise OSError(ctypes.get_errno(), "no_new_privs")
+            if os.uname().machine in MODED:  # nothing of its user's set-user-ID, even now
+                no_special_modes(os.uname().machine)
         except OSError as err:
             sys.stderr.write(f"relay: cannot set up the box: {err}\n")
             sys.exit(1)
@@ -595,6 +661,73 @@ def main():
 
 main()
 """
+
+
+# relay run as root, before a box starts and once it is over (its pid namespace gone, so
+# nothing of it runs): no file of the box's user's in a share keeps a set-user-ID or
+# set-group-ID bit or a file capability, which would make any local user who runs it that
+# user, the owner of every later box's folder and processes. The walk follows no link
+# (each folder by descriptor, each entry opened O_PATH|O_NOFOLLOW and judged by fstat),
+# changes regular files alone and prints how many entries it saw.
+_STRIP = r"""
+import errno
+import os
+import stat
+import sys
+
+SPECIAL = stat.S_ISUID | stat.S_ISGID
+NOFOLLOW = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def strip(top, uid):
+    seen = 0
+    for _, dirs, files, fd in os.fwalk(top, follow_symlinks=False):
+        for name in files + dirs:
+            seen += 1
+            try:
+                each = os.open(name, NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            try:
+                st = os.fstat(each)
+                if not stat.S_ISREG(st.st_mode) or uid not in (st.st_uid, st.st_gid):
+                    continue
+                at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
+                if st.st_mode & SPECIAL:
+                    os.chmod(at, stat.S_IMODE(st.st_mode) & ~SPECIAL)
+                try:
+                    os.removexattr(at, "security.capability")
+                except OSError as err:
+                    if err.errno not in (errno.ENODATA, errno.ENOTSUP):
+                        raise
+            finally:
+                os.close(each)
+    return seen
+
+
+def main():
+    uid = int(sys.argv[1])
+    seen = 0
+    try:
+        for top in sys.argv[2:]:
+            if os.path.isdir(top):
+                seen += strip(top, uid)
+    except OSError as err:
+        sys.stderr.write(f"relay: cannot clear set-user-ID files in a share: {err}\n")
+        sys.exit(1)
+    if os.environ.get("RELAY_STRIP_COUNT"):
+        sys.stderr.write(f"relay: {seen} entries seen in the shares\n")
+
+
+main()
+"""
+
+
+def strip_command(shares: Sequence[Path]) -> str:
+    """The shell command that clears, in ``shares``, what a box's user left set-user-ID,
+    set-group-ID or with a file capability (:data:`_STRIP`), run by relay's interpreter."""
+    argv = [sys.executable, "-I", "-S", "-c", _STRIP, str(BOX_ID), *map(str, shares)]
+    return " ".join(shlex.quote(a) for a in argv)
 
 
 # RELAY_SANDBOX=env makes relay act as where namespaces cannot be made (for tests and to
@@ -979,9 +1112,16 @@ class Sandbox:
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
-        # the shell itself becomes the box (its assignments exported to what it execs):
-        # no process of its own, nor one for env
-        return f"{hide} exec " + " ".join(shlex.quote(a) for a in argv)
+        boxed = " ".join(shlex.quote(a) for a in argv)
+        if not (_as_root() and shares):
+            # the shell itself becomes the box (its assignments exported to what it execs):
+            # no process of its own, nor one for env
+            return f"{hide} exec {boxed}"
+        # the shares cleared before the box starts and once it is over (see _STRIP), so the
+        # shell stays; the box's exit status kept, or 1 where they could not be cleared
+        strip = strip_command(shares)
+        after = f"relay_box=$?; {strip} || exit 1; exit $relay_box"
+        return f"{strip} || exit 1; {hide} {boxed}\n{after}"
 
     def python_path(self) -> list[str]:
         """Env-level only (no mounts): where the candidate's code lies in the tree for each
