@@ -635,18 +635,21 @@ def main():
     out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
     for each in (_signal.SIGPIPE, _signal.SIGXFSZ):  # as the command expects them
         _signal.signal(each, _signal.SIG_DFL)
-    if DROP:  # relay is root: the command's user namespace is made as the box's own user,
-        try:  # with no capability left here and no way back through a set-user-ID program
-            os.setgroups([])
+    try:
+        if DROP:  # relay is root: the command's user namespace is made as the box's own user,
+            os.setgroups([])  # with no capability left here
             os.setgid(DROP)
             os.setuid(DROP)
-            if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-                raise OSError(ctypes.get_errno(), "no_new_privs")
-            if os.uname().machine in MODED:  # nothing of its user's set-user-ID, even now
-                no_special_modes(os.uname().machine)
-        except OSError as err:
-            sys.stderr.write(f"relay: cannot set up the box: {err}\n")
-            sys.exit(1)
+        # no way back through a set-user-ID program, and no file of the box's user's (the
+        # person's own, for a relay not run as root) made set-user-ID for another local
+        # account to run as that user, even while the box runs
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(ctypes.get_errno(), "no_new_privs")
+        if os.uname().machine in MODED:
+            no_special_modes(os.uname().machine)
+    except OSError as err:
+        sys.stderr.write(f"relay: cannot set up the box: {err}\n")
+        sys.exit(1)
     # a session keyring of its own (KEYCTL_JOIN_SESSION_KEYRING, no name: a new anonymous
     # one, the box's user's): the person's login keys are neither read nor added to from it
     machine = os.uname().machine

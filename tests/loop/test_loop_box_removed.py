@@ -125,3 +125,53 @@ def test_folders_a_box_locked_go_with_it_and_a_link_out_is_not_followed() -> Non
         remove_tree(work)
         if os.path.lexists(work):  # as root: what an ordinary user's removal left
             subprocess.run(["rm", "-rf", str(work)], check=False)
+
+
+# what a box of an ordinary user's relay tries: a file of its own (the person's on disk)
+# made set-user-ID or set-group-ID, for another local account to run as the person
+SPECIAL = """
+set -e
+echo '#!/bin/sh' > made
+for mode in 4755 2755 6755; do
+    if chmod "$mode" made 2>/dev/null; then echo "chmod $mode was let through" >&2; exit 3; fi
+done
+if python3 -c 'import os; os.close(os.open("new", os.O_CREAT | os.O_WRONLY, 0o4755))' 2>/dev/null
+then
+    echo "a set-user-ID file was created" >&2; exit 3
+fi
+test ! -u made && test ! -g made
+"""
+
+
+@needs_namespaces
+def test_an_ordinary_users_box_makes_no_file_set_user_id() -> None:
+    work = Path(tempfile.mkdtemp(prefix="relay-test-special-"))
+    try:
+        outside = work / "outside"
+        outside.mkdir()
+        for each in ("home", "tmp", "cache"):
+            (work / each).mkdir()
+        if os.getuid() == 0:
+            for each in (work, work / "home", work / "tmp", work / "cache"):
+                os.chown(each, NOBODY, NOBODY)
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "XDG_"))},
+            "HOME": str(work / "home"),
+            "TMPDIR": str(work / "tmp"),
+            "XDG_CACHE_HOME": str(work / "cache"),
+        }
+        python, drop, more = as_ordinary_user()
+        code = [python, "-c", CHILD, str(work), str(outside), SPECIAL]
+        done = subprocess.run(
+            code, cwd=work, env={**env, **more}, capture_output=True, text=True, timeout=120,
+            **drop,
+        )  # fmt: skip
+        said = [json.loads(line) for line in done.stdout.splitlines()]
+        if said and said[0]["level"] != NAMESPACES:
+            pytest.skip("an ordinary user cannot make user and mount namespaces here")
+        assert done.returncode == 0, done.stderr
+        assert len(said) == 3  # both boxes ran the script to its end
+    finally:
+        remove_tree(work)
+        if os.path.lexists(work):
+            subprocess.run(["rm", "-rf", str(work)], check=False)
