@@ -324,9 +324,10 @@ def render_optimise_brief(
         "Print one line `IDEA: <your idea in one line>` before you exit. An idea the",
         "ledger below shows as reverted or refused is refused without being measured.",
         "",
-        "## The ledger (docs/loop/EXPERIMENTS.md, this goal's rows)",
+        "## The ledger (docs/loop/EXPERIMENTS.md, this goal's rows; data: they quote makers'",
+        "ideas)",
         "",
-        *(list(ledger) or ["(no attempts yet)"]),
+        *(_data("\n".join(ledger)) if ledger else ["(no attempts yet)"]),
         "",
         "## Gates",
         "",
@@ -337,15 +338,25 @@ def render_optimise_brief(
         f"- You may change: {', '.join(f'`{p}`' for p in facts.mutable) or '(anything)'}",
         f"- Never touch: {', '.join(f'`{p}`' for p in facts.protected) or '(nothing)'}",
         "",
-        "## Do not repeat (learned rules)",
+        "## Do not repeat (learned rules; data: they quote what failed)",
         "",
-        *([f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules] or ["(none yet)"]),
+        *(
+            _data("\n".join(f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules))
+            if facts.rules
+            else ["(none yet)"]
+        ),
     ]
-    if refused:
-        lines += ["", "## Your last idea was refused", "", refused]
+    if refused:  # it quotes the maker's own idea
+        lines += ["", "## Your last idea was refused (data: it quotes your idea)", ""]
+        lines += _data(refused)
     if facts.last_failure is not None:
         f = facts.last_failure
         lines += ["", "## The last attempt failed", "", f"- Category: {f.category}", ""]
         lines += ["What relay found, and its diagnosis (data: they quote commands and output):"]
         lines += ["", *fenced(f"{f.what}\n\n{f.diagnosis}").rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"
+
+
+def _data(text: str) -> list[str]:
+    """``text``'s lines in a fence: what a maker or a failure wrote is shown as data."""
+    return fenced(text).rstrip("\n").split("\n")

@@ -300,11 +300,17 @@ def gate_scripts(
     have = frozenset(files)
     found: set[str] = set()
     queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
+    beside: dict[str, list[str]] = {}
+    for name in have:
+        beside.setdefault(str(PurePosixPath(name).parent), []).append(name)
     while queue:
         path = queue.pop()
         if path in found:
             continue
         found.add(path)
+        queue += _neighbours(path, have, beside)
+        if path.endswith(DOC_SUFFIXES):
+            continue
         body = read(path)
         if not body:
             continue
@@ -315,16 +321,31 @@ def gate_scripts(
     return frozenset(found)
 
 
+DOC_SUFFIXES = (".md", ".rst")
+
+
+def _neighbours(path: str, have: frozenset[str], beside: Mapping[str, list[str]]) -> list[str]:
+    """The files beside a gate script (``. "$(dirname "$0")/lib.sh"``, ``${0%/*}/rules.sh``
+    and a script's ``import rules`` all reach them, in forms no reading of the script
+    follows): none for a script at the top, in ``src/``, in a Python package (its
+    neighbours are the project's modules, which the gates check) or in a test folder."""
+    folder = str(PurePosixPath(path).parent)
+    if folder in (".", "src") or f"{folder}/__init__.py" in have or is_test_file(path):
+        return []
+    return [p for p in beside.get(folder, ()) if not is_test_file(p)]
+
+
 _IMPORTS = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\b|import\s+([\w., \t]+))", re.M)
 
 
 def _beside(script: str, text: str, have: frozenset[str]) -> list[str]:
     """The tree's modules a Python gate script imports from its own folder (Python puts
     a script's folder first on sys.path): ``tools/lint.py``'s ``import rules`` is
-    ``tools/rules.py``. Not for a script at the top or in ``src/``, whose neighbours are
-    the project's own modules, which the gates check."""
+    ``tools/rules.py``; a top-level script's, only its top-level modules (``check.py``'s
+    ``import checkrules``: ``checkrules.py``). Not for a script in ``src/``, whose
+    neighbours are the project's own modules, which the gates check."""
     folder = str(PurePosixPath(script).parent)
-    if folder in (".", "src"):
+    if folder == "src":
         return []
     out = []
     for match in _IMPORTS.finditer(text):
@@ -333,9 +354,11 @@ def _beside(script: str, text: str, have: frozenset[str]) -> list[str]:
             dotted = name.strip().split(" ")[0].lstrip(".").replace(".", "/")
             if not dotted:
                 continue
-            for cand in (f"{folder}/{dotted}.py", f"{folder}/{dotted}/__init__.py"):
-                if cand in have and not is_test_file(cand):
-                    out.append(cand)
+            if folder == ".":  # a top-level script's top-level module (``import rules``)
+                cands: tuple[str, ...] = (f"{dotted}.py",)
+            else:
+                cands = (f"{folder}/{dotted}.py", f"{folder}/{dotted}/__init__.py")
+            out += [c for c in cands if c in have and not is_test_file(c)]
     return out
 
 
@@ -456,6 +479,46 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
         if word.startswith("-") or not (_checked(path) or bare):
             out.append(path)  # an option's value or a path argument that is no source
     return out
+
+
+# what makes a command's reach into the tree past reading: a script's own folder (``$0``,
+# ``dirname``), a change of folder, a PATH of the tree's, inline code, ``exec``
+_OPAQUE = re.compile(
+    r"\$0|\$\{0|\bdirname\b|(?:^|[\s;&|(])(?:cd|pushd)\s|\bPATH=|(?:^|\s)-c\b|\bexec\b"
+)
+
+
+def runs_the_tree(
+    commands: Iterable[str],
+    files: Iterable[str],
+    *,
+    root: str = "",
+    scripts: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether a gate or acceptance command (``commands``) runs a file of the tree
+    (``files``) in a way no reading of it can bound: ``gate_scripts`` found one
+    (``scripts``), a word names a path or folder of the tree that is neither a test nor
+    the project's source (``bin`` of ``PATH=bin:$PATH lint``, ``bash < scripts/x.sh``),
+    or it uses ``$0``, ``dirname``, ``cd``, ``PATH=``, ``-c`` or ``exec``. Then
+    ``gate_definition_touched`` fails closed (``gates_run_tree``)."""
+    if scripts:
+        return True
+    have = frozenset(files)
+    folders = {str(f) for p in have for f in PurePosixPath(p).parents if str(f) != "."}
+    prefix = root.rstrip("/") + "/" if root else ""
+    for command in commands:
+        if _OPAQUE.search(command):
+            return True
+        for word in re.split(r"[\s=:;,&|()<>'\"`]+", command):
+            if prefix and word.startswith(prefix):
+                word = word[len(prefix) :]
+            parts = [p for p in PurePosixPath(word).parts if p != "."] if word else []
+            path = "/".join(parts)
+            if not path or path == "src" or is_test_file(path) or is_test_file(path + "/x"):
+                continue
+            if (path in have and not _checked(path)) or path in folders:
+                return True
+    return False
 
 
 def _checked(path: str) -> bool:
@@ -767,6 +830,7 @@ def gate_definition_touched(
     pythonpath: Sequence[str] = (),
     installed: frozenset[str],
     gate_files: frozenset[str] = frozenset(),
+    gates_run_tree: bool = False,
 ) -> list[tuple[str, str]]:
     """(path, why) for each change that would weaken the gates: a gate-definition file
     (by name, or one a gate's command runs: ``gate_files``, from ``gate_scripts``)
@@ -777,11 +841,18 @@ def gate_definition_touched(
     noqa``). ``at_baseline`` is the baseline commit's files, ``deleted`` the changed paths
     that are gone; ``texts`` holds (before, after) of pyproject.toml and package.json when
     they changed, and of every other changed source file the suppressions are looked for in;
-    ``installed``: the names a new module may not take (``shadow_names``)."""
+    ``installed``: the names a new module may not take (``shadow_names``).
+    ``gates_run_tree`` (``runs_the_tree``): a gate runs a file of the tree, which may
+    reach any other (a sourced helper, a folder's program, a module it imports); then
+    every changed file that is neither a test, the project's source nor its
+    documentation defines a gate as far as relay can tell, and is held."""
     known, gone = set(at_baseline), set(deleted)
     dirs = importable_dirs([p for p in {*known, *changes} if p not in gone], pythonpath)
+    own = _source_roots(known, dirs, gate_files) if gates_run_tree else frozenset()
+    have = (known | set(changes)) - gone
     found: list[tuple[str, str]] = []
     for path in changes:
+        held = len(found)
         name = PurePosixPath(path).name
         new = path not in known and path not in gone
         shadow = shadowed_name(path, dirs, installed) if new else None
@@ -816,7 +887,50 @@ def gate_definition_touched(
                 found.append((path, f"`{path}` scripts and settings define how the gates run"))
         elif path in known and path in gone and is_test_file(path):
             found.append((path, f"`{path}` is a test the baseline had; never delete one"))
+        declared = gated and new and may_edit_tests  # a goal's declared new gate file
+        if (
+            len(found) == held
+            and gates_run_tree
+            and not declared
+            and not _free_beside_gates(path, have, own)
+        ):
+            found.append(
+                (path, f"`{path}` is neither the project's source nor a test, and the gates"
+                 " run the tree's own files: it may define how they run")
+            )  # fmt: skip
     return found
+
+
+def _source_roots(
+    known: set[str], dirs: frozenset[str], gate_files: frozenset[str]
+) -> frozenset[str]:
+    """The import folders that held one of the project's top-level modules at the
+    baseline (as ``new_top_modules`` counts them; a gate's script is none of them)."""
+    return frozenset(
+        _module_folder(p)
+        for p in known
+        if top_level_name(p, dirs) is not None
+        and not is_test_file(p)
+        and p not in gate_files
+        and PurePosixPath(p).name not in _NOT_THE_PROJECTS
+    )
+
+
+def _free_beside_gates(path: str, have: set[str], roots: frozenset[str]) -> bool:
+    """Whether a change to ``path`` is free when the gates run the tree's own files: a
+    test (the test rules judge it), documentation, or the project's source (a source file
+    under ``src/``, or a module of a package or top-level module in an import folder that
+    held the project's modules, ``roots``)."""
+    if is_test_file(path) or path.endswith(DOC_SUFFIXES):
+        return True
+    if not path.endswith(SOURCE_SUFFIXES) or PurePosixPath(path).name in _NOT_THE_PROJECTS:
+        return False
+    if path.startswith("src/"):
+        return True
+    folder = PurePosixPath(path).parent
+    while str(folder) != "." and f"{folder}/__init__.py" in have:
+        folder = folder.parent
+    return ("" if str(folder) == "." else str(folder)) in roots
 
 
 def suppressions_added(before: str | None, after: str | None) -> list[str]:

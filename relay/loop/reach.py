@@ -557,7 +557,7 @@ def reaches(
     test = is_test_code(path)
     found = _cookie(path, after, added)
     try:
-        scan = _scan(after, test, plain)
+        scan = _scan(after, test, plain, len(PurePosixPath(path).parts) - 1)
     except (SyntaxError, ValueError, RecursionError) as err:
         # fail closed: what relay cannot read (newer syntax than relay's Python, nesting
         # too deep) could reach anything
@@ -567,7 +567,7 @@ def reaches(
     now, shaped = scan.found, scan.shaped
     had: frozenset[str] = frozenset()
     try:
-        old = _scan(before, test, plain) if before else None
+        old = _scan(before, test, plain, len(PurePosixPath(path).parts) - 1) if before else None
     except (SyntaxError, ValueError, RecursionError):
         old = None
     credit = Counter(key for _, key, _ in old.found) if old else Counter()
@@ -634,12 +634,26 @@ Key = tuple[str, str]  # (construct, the code that holds it): what the baseline 
 _MODULE = "module:"  # a key's code for an import off the plain list: credited by module
 
 
-def _scan(text: str, test: bool, plain: Plain) -> _Scan:
-    """Each construct in ``text``: ``found`` holds (line, key, the lines its code spans)."""
+def _climbs(text: str) -> bool:
+    """Whether a relative path's ``..`` pieces take it above where it starts (the tree's
+    top, where the gates run): ``"../x"``, ``"a/../../x"``."""
+    if text.startswith("/"):
+        return False
+    level = 0
+    for piece in text.split("/"):
+        level += -1 if piece == ".." else (0 if piece in ("", ".") else 1)
+        if level < 0:
+            return True
+    return False
+
+
+def _scan(text: str, test: bool, plain: Plain, depth: int | None = None) -> _Scan:
+    """Each construct in ``text``: ``found`` holds (line, key, the lines its code spans);
+    ``depth``: how many folders deep the file lies in the tree."""
     # as bytes, so that Python's own reading applies (its coding cookie; git's text of a
     # file that is not UTF-8 holds its bytes as surrogates)
     tree = ast.parse(text.encode("utf-8", "surrogateescape"))
-    scan = _Scan(test, tree, plain)
+    scan = _Scan(test, tree, plain, depth)
     scan.walk(tree)
     return scan
 
@@ -737,8 +751,11 @@ class _Scan:
     """One file's constructs; names are followed through the whole file's imports
     (scopes are not told apart: an alias anywhere counts everywhere)."""
 
-    def __init__(self, test: bool, tree: ast.Module, plain: Plain = Plain()) -> None:
+    def __init__(
+        self, test: bool, tree: ast.Module, plain: Plain = Plain(), depth: int | None = None
+    ) -> None:
         self.test = test
+        self.depth = depth  # the file's folders below the tree's top (None: not known)
         self.plain = plain
         self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY, *PLAIN_BUT)
         self.attrs = (
@@ -805,6 +822,8 @@ class _Scan:
         ``/dev/null`` and the standard streams are the same everywhere."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
+            if _climbs(text):  # ``"../../var"``: above the tree the gates run in
+                return text
             if text in SAME_EVERYWHERE or not text.startswith("/"):
                 return None
             return text
@@ -813,10 +832,16 @@ class _Scan:
             if isinstance(first, ast.Constant):
                 return self._outside(first)
             return self._outside(first.value) if isinstance(first, ast.FormattedValue) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # ``"../" * 40``
+            return self._outside(node.left) or self._outside(node.right)
         if isinstance(node, ast.BinOp):
             return self._outside(node.left)
         if isinstance(node, ast.Name):
             return self.outside_names.get(node.id)
+        if isinstance(node, ast.Attribute) and node.attr == "anchor":  # a path's root: "/"
+            return "/"
+        if self._above_tree(node):
+            return ast.unparse(node)
         if isinstance(node, ast.NamedExpr):
             return self._outside(node.value)
         if isinstance(node, ast.Call):
@@ -838,6 +863,47 @@ class _Scan:
                 return self._outside(node.args[0])
             if isinstance(func, ast.Attribute) and func.attr in ("joinpath", "with_name"):
                 return self._outside(func.value)
+        return None
+
+    def _above_tree(self, node: ast.expr) -> bool:
+        """Whether ``node`` climbs from the file's own path above the tree's top
+        (``Path(__file__).parents[k]``, ``.parent`` or ``os.path.dirname`` beyond the
+        file's depth); outside tests only."""
+        if self.test or self.depth is None:
+            return False
+        up = self._ups(node)
+        return up is not None and up > self.depth + 1
+
+    def _ups(self, node: ast.expr) -> int | None:
+        """How many folders up from ``__file__`` ``node`` is, or None when it is not the
+        file's path climbed."""
+        if isinstance(node, ast.Name):
+            return 0 if node.id == "__file__" else None
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            inner = self._ups(node.value)
+            return None if inner is None else inner + 1
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            if node.value.attr != "parents":
+                return None
+            inner = self._ups(node.value.value)
+            k = node.slice
+            if inner is None:
+                return None
+            if isinstance(k, ast.Constant) and isinstance(k.value, int):
+                return inner + k.value + 1 if k.value >= 0 else None
+            return 10**6  # an index no reading bounds: as far as it goes
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute"):
+                return self._ups(func.value)
+            qual = self.qual(func)
+            if qual in _OPENERS and node.args:  # ``Path(__file__)``
+                return self._ups(node.args[0])
+            if qual in ("os.path.dirname", "posixpath.dirname") and node.args:
+                inner = self._ups(node.args[0])
+                return None if inner is None else inner + 1
+            if qual in ("os.path.abspath", "os.path.realpath") and node.args:
+                return self._ups(node.args[0])
         return None
 
     def _learn_hiding(self, tree: ast.Module) -> None:
@@ -1209,6 +1275,12 @@ class _Scan:
             self._call(node)
         if isinstance(node, ast.Subscript) and not self.test:
             self._computed_index(node)
+        if isinstance(node, ast.Subscript | ast.Attribute | ast.Call) and self._above_tree(node):
+            self.add(
+                node,
+                "climbs from its own file above the tree (what is there differs between the"
+                " box and a person's machine)",
+            )
         iterated = getattr(node, "iter", None) if isinstance(node, _LOOPS) else None
         if iterated is not None and not self.test and self.qual(iterated) in _ENVIRON:
             self.add(iterated, "walks the process's environment")

@@ -53,6 +53,7 @@ from relay.loop.guard import (
     new_top_modules,
     project_hooks_touched,
     refs_changed,
+    runs_the_tree,
     shadow_names,
     spine_touched,
     unreviewed_test_edits,
@@ -751,7 +752,10 @@ class Judge:
                 may_edit_tests=goal is not None and goal.may_edit_tests,
                 pythonpath=pythonpath,
                 installed=installed_names(self.root),
-                gate_files=self._gate_files(goal, [*at_baseline, *changes], show),
+                gate_files=(gates := self._gate_files(goal, [*at_baseline, *changes], show)),
+                gates_run_tree=runs_the_tree(
+                    self._commands(goal), at_baseline, root=str(self.root), scripts=gates
+                ),
             ),
             *project_hooks_touched(
                 changes,
@@ -765,8 +769,13 @@ class Judge:
     ) -> frozenset[str]:
         """The tree's files the gates' and the goal's acceptance commands run (a script, a
         makefile, a program of the tree's), as HEAD has them: each defines a gate."""
-        commands = [g.command for g in (self.gates(goal) if goal else self.contract.gates)]
-        return gate_scripts(commands, files, lambda p: show("HEAD", p), root=str(self.root))
+        return gate_scripts(
+            self._commands(goal), files, lambda p: show("HEAD", p), root=str(self.root)
+        )
+
+    def _commands(self, goal: Goal | None) -> list[str]:
+        """The gates' and the goal's acceptance commands."""
+        return [g.command for g in (self.gates(goal) if goal else self.contract.gates)]
 
     def _judge(
         self,

@@ -32,6 +32,7 @@ from relay.loop.guard import (
     gate_definition_touched,
     gate_scripts,
     project_hooks_touched,
+    runs_the_tree,
     spine_touched,
 )
 from relay.loop.metric import (
@@ -457,6 +458,9 @@ def _protected(
             pythonpath=config_pythonpath({n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS}),
             installed=installed_names(tree.root),
             gate_files=gate_files,
+            gates_run_tree=runs_the_tree(
+                commands, at_head, root=str(tree.root), scripts=gate_files
+            ),
         ),
         *project_hooks_touched(changes, declared=declared, at_baseline=at_head),
     ]

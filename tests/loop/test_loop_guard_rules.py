@@ -27,6 +27,7 @@ from relay.loop.guard import (
     opens_with_project,
     orphan_group,
     project_hooks_touched,
+    runs_the_tree,
     shadow_names,
     shadowed_name,
     spine_touched,
@@ -748,23 +749,26 @@ def test_the_files_a_gate_command_runs_are_gate_files() -> None:
     def named(command: str) -> list[str]:
         return sorted(gate_scripts([command], tree, texts.get, root="/home/p/calc"))
 
-    assert named("sh scripts/check.sh") == ["scripts/check.sh", "tools/helper.sh"]
-    assert named("python tools/lint.py") == named("python3 -u tools/lint.py") == ["tools/lint.py"]
+    # with a script, every file beside it (a script reaches its folder in forms no reading
+    # follows: ``. "$(dirname "$0")/lib.sh"``)
+    tools = ["tools/helper.sh", "tools/lint.py"]
+    assert named("sh scripts/check.sh") == ["scripts/check.sh", *tools]
+    assert named("python tools/lint.py") == named("python3 -u tools/lint.py") == tools
     assert named("./check") == named("/home/p/calc/check") == ["check"]
     assert named("make -f ci.mk") == named("make --file=ci.mk") == ["ci.mk"]
     assert named("make -C sub test") == ["sub/Makefile"]
-    assert named("make lint") == ["Makefile", "lint.cfg", "tools/lint.py"]  # its recipes
+    assert named("make lint") == ["Makefile", "lint.cfg", *tools]  # its recipes
     assert named("uv run python -m tools.mod") == ["tools/mod/__main__.py"]
     assert named("env A=1 timeout 60 bash -c 'cd . && ./check'") == ["check"]
     assert named("ruff check src/calc.py --config lint.cfg") == ["lint.cfg"]
     assert named("mypy src/calc.py") == named("pytest -q tests/test_calc.py") == []
-    # a Python script's neighbours it imports (its folder is first on sys.path), not the
-    # project's modules a script at the top imports
+    # a Python script's neighbours it imports (its folder is first on sys.path), and the
+    # top-level modules a script at the top imports (its rules may be one), not a package
     texts["tools/lint.py"] = "import os\nfrom rules import NO_PRINT\nimport calc\n"
-    texts["check.py"] = "import calc\n"
-    tree += ["tools/rules.py", "calc.py", "check.py"]
-    assert named("python tools/lint.py") == ["tools/lint.py", "tools/rules.py"]
-    assert named("python check.py") == ["check.py"]
+    texts["check.py"] = "import calc\nimport pkg\n"
+    tree += ["tools/rules.py", "calc.py", "check.py", "pkg/__init__.py"]
+    assert named("python tools/lint.py") == [*tools, "tools/rules.py"]
+    assert named("python check.py") == ["calc.py", "check.py"]
     inline = "python -I -c \"import runpy; runpy.run_path('tests/test_calc.py')['t']()\""
     assert named(inline) == named("python -m pytest -q -p no:cacheprovider") == []
     # judged as the gate-definition rule judges a Makefile: edited or new, never kept
@@ -784,3 +788,58 @@ def test_the_files_a_gate_command_runs_are_gate_files() -> None:
         gate_files=frozenset({"scripts/check.sh"}),
     )
     assert (put, gone) == (["scripts/check.sh"], [])
+
+
+def test_when_a_gate_runs_the_trees_files_only_source_tests_and_docs_are_free() -> None:
+    """What a gate's script reaches cannot all be read off it (a helper sourced from
+    ``$(dirname "$0")``, a folder put on PATH, inline code, a module a top-level script
+    imports): when a gate runs a file of the tree, every change that is neither the
+    project's source, a test nor documentation is held; with no such gate it is not."""
+    tree = [
+        "scripts/check.sh", "scripts/lib.sh", "scripts/rules.sh", "scripts/x.py",
+        "tools/run", "tools/lint.py", "tools/cfg/rules.py", "bin/lint", "check.py",
+        "checkrules.py", "lint.toml", "src/calc.py", "src/calc_util/__init__.py",
+        "tests/test_calc.py", "README.md", "docs/guide.rst", "data/cases.json",
+    ]  # fmt: skip
+    texts = {
+        "scripts/check.sh": '#!/bin/sh\n. "$(dirname "$0")/lib.sh"\nsh "${0%/*}/rules.sh"\n',
+        "tools/run": '#!/bin/sh\nexec python3 "$(dirname "$0")/lint.py"\n',
+        "tools/lint.py": "from cfg import rules\n",
+        "check.py": "import checkrules\nraise SystemExit(checkrules.run())\n",
+    }
+
+    def held(command: str, changes: list[str]) -> list[str]:
+        gates = gate_scripts([command], tree, texts.get)
+        found = gate_definition_touched(
+            changes, at_baseline=tree, deleted=[], texts={}, installed=INSTALLED,
+            gate_files=gates, gates_run_tree=runs_the_tree([command], tree, scripts=gates),
+        )  # fmt: skip
+        return [p for p, _ in found]
+
+    forms = {
+        "sh scripts/check.sh": ["scripts/lib.sh", "scripts/rules.sh"],
+        "cd scripts && sh check.sh": ["scripts/lib.sh", "scripts/check.sh"],
+        "tools/run": ["tools/lint.py", "tools/cfg/rules.py"],
+        "PATH=bin:$PATH lint": ["bin/lint"],
+        "env PATH=./bin lint": ["bin/lint"],
+        "python -c \"exec(open('scripts/x.py').read())\"": ["scripts/x.py"],
+        "python check.py": ["checkrules.py"],
+        "ruff check --config=lint.toml": ["lint.toml", "data/cases.json"],
+    }
+    honest = ["src/calc.py", "src/calc_util/__init__.py", "tests/test_calc.py", "README.md"]
+    for command, rewritten in forms.items():
+        assert runs_the_tree([command], tree, scripts=gate_scripts([command], tree, texts.get))
+        assert held(command, [*honest, "docs/guide.rst", *rewritten]) == rewritten, command
+        assert held(command, honest) == [], command
+    # a goal that declared --may-edit-tests may still add a gate file (a pytest.ini)
+    declared = gate_definition_touched(
+        ["pytest.ini", "data/new.json"], at_baseline=tree, deleted=[], texts={},
+        installed=INSTALLED, may_edit_tests=True, gates_run_tree=True,
+    )  # fmt: skip
+    assert [p for p, _ in declared] == ["data/new.json"]
+    # the usual gates run no file of the tree: a data file stays free
+    for command in ("python -m pytest -q -p no:cacheprovider", "ruff check .", "mypy src",
+                    "pytest -q tests/test_calc.py", "ruff check src/calc.py"):  # fmt: skip
+        assert not gate_scripts([command], tree, texts.get)
+        assert not runs_the_tree([command], tree), command
+        assert held(command, [*honest, "data/cases.json"]) == [], command

@@ -314,3 +314,37 @@ def test_a_maker_that_rewrites_the_script_a_gate_runs_is_not_kept(tmp_path: Path
     assert not (project.root / "src/calc_debug.py").exists()
     assert categories(project) == ["protected path touched"]
     assert "`scripts/check.sh` defines how the gates run" in board_row(project)[4]
+
+
+def test_a_maker_that_rewrites_what_a_gate_script_sources_is_not_kept(tmp_path: Path) -> None:
+    """The lint gate's script takes its rule from beside it, as shell scripts do
+    (``. "$(dirname "$0")/lib.sh"``), in a form no reading of the script follows: the
+    helper is held as the script itself is, and a change to the project's source and
+    tests alone is still kept."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    lib = "# the project's own lint: no print() in src\nlint() { ! grep -rn 'print(' \"$1\"; }\n"
+    project.write("scripts/check.sh", '#!/bin/sh\n. "$(dirname "$0")/lib.sh"\nlint src\n')
+    project.write("scripts/lib.sh", lib)
+    project.git("add", "scripts")
+    project.git("commit", "-qm", "a lint script")
+    contract = project.read("docs/loop/CONTRACT.md")
+    gate = "-p no:cacheprovider`\n"
+    project.write(
+        "docs/loop/CONTRACT.md", contract.replace(gate, gate + "- lint: `sh scripts/check.sh`\n")
+    )
+    project.git("commit", "-qam", "the lint gate")
+    maker = project.script(
+        "maker",
+        "if count('maker') == 1:\n"
+        "    put('src/calc_debug.py', 'def show(x):\\n    print(x)\\n    return x\\n')\n"
+        "    put('scripts/lib.sh', 'lint() { true; }\\n')\n" + GOOD,
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean()
+    assert project.read("scripts/lib.sh") == lib
+    assert not (project.root / "src/calc_debug.py").exists()
+    assert categories(project) == ["protected path touched"]
+    assert "`scripts/lib.sh` defines how the gates run" in board_row(project)[4]
+    ran = project.loop("run", "--maker", maker)  # the maker's second try: source and tests
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("src/calc.py") == CALC_MUL and project.read("scripts/lib.sh") == lib

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project, maker_pair
+from loop_project import CALC_MUL, PY, TEST_GATE, TEST_MUL, make_project, maker_pair
 
 from relay.edges.treefiles import read_tree_file
 from relay.edges.worktree import WorkTree
@@ -96,8 +96,11 @@ def test_the_loop_keeps_no_link_that_leads_out_through_another(tmp_path: Path) -
 
 def test_a_link_to_the_top_stops_no_run(tmp_path: Path) -> None:
     """A real run whose candidate holds ``dist/top -> ..``: inside the tree, kept (the
-    lexical check crashed the run on it, leaving the goal in progress)."""
-    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    lexical check crashed the run on it, leaving the goal in progress). (An acceptance
+    that runs the tree's own files, inline code, would hold any file but source and
+    tests: this one names the test it runs.)"""
+    accept = f"{PY} -m pytest -q -p no:cacheprovider tests/test_mul.py"
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,), accept=accept)
     top = project.script(
         "top",
         "import os\nos.makedirs('dist', exist_ok=True)\nos.symlink('..', 'dist/top')\n"

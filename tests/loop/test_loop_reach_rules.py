@@ -1106,6 +1106,44 @@ def test_shebangs_docstrings_comments_dev_null_and_relative_paths_are_free(text:
     assert not any(OUTSIDE in s for s in found(text)), found(text)
 
 
+CLIMBS = "climbs from its own file above the tree"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f():\n    return open('../' * 40 + 'var/lib/dpkg/status')\n",
+        "def f():\n    return open(40 * '../' + 'var/lib/dpkg/status')\n",
+        "UP = '../' * 40\n\n\ndef f():\n    return open(UP + 'var/lib/dpkg/status')\n",
+        "def f():\n    return open('../../../var/lib/dpkg/status')\n",
+        "def f():\n    return open('data/../../secret')\n",
+        "from pathlib import Path\n\n\ndef f():\n    return Path(Path.cwd().anchor, 'etc')\n",
+        "from pathlib import Path\n\n\ndef f():\n    return open(Path.cwd().anchor + 'etc')\n",
+    ],
+)
+def test_code_that_climbs_above_the_tree_by_a_relative_path_is_held(text: str) -> None:
+    """``..`` pieces that climb above the tree (however many) and a path's ``.anchor``
+    reach outside it as an absolute path does."""
+    assert any(OUTSIDE in s for s in found(text)), found(text)
+    assert found(text, path="tests/test_calc.py") == []
+
+
+def test_code_that_climbs_from_its_own_file_above_the_tree_is_held() -> None:
+    """``src/calc.py``'s ``Path(__file__).parents[1]`` is the tree's top; one further up,
+    by ``parents``, ``.parent`` or ``os.path.dirname``, is outside it."""
+    head = "import os\nfrom pathlib import Path\n\n\ndef f():\n    return "
+    for inside in ("Path(__file__).parents[1] / 'data.txt'", "Path(__file__).parent.parent",
+                   "os.path.dirname(os.path.dirname(__file__))"):  # fmt: skip
+        assert not any(CLIMBS in s for s in found(head + inside + "\n")), inside
+    for above in ("Path(__file__).parents[2] / 'x'",
+                  "Path(__file__).resolve().parent.parent.parent / 'x'",
+                  "os.path.dirname(os.path.dirname(os.path.dirname(__file__)))",
+                  "Path(__file__).parents[n]"):  # fmt: skip
+        assert any(CLIMBS in s for s in found(head + above + "\n")), above
+    deep = head + "Path(__file__).parents[2] / 'x'\n"
+    assert not any(CLIMBS in s for s in found(deep, path="src/calc/sub/mod.py"))
+
+
 def test_a_test_may_name_an_absolute_path_and_the_baselines_own_is_credited() -> None:
     text = "def test_f():\n    assert not open('/etc/hostname').closed\n"
     assert found(text, path="tests/test_calc.py") == []
