@@ -153,5 +153,5 @@ def test_the_roster_and_triage_read_a_link_inside_the_clone(tmp_path: Path) -> N
     assert "Keep functions small." in project.seen("maker", 1)
     assert project.loop("triage").status == 0
     goals = project.read("docs/loop/GOALS.md")
-    assert "Resolve the TODO in AGENTS.md" in goals, goals
-    assert "TODO in CLAUDE.md" not in goals, goals
+    assert "Resolve the TODO at AGENTS.md:3" in goals, goals
+    assert "CLAUDE.md" not in goals, goals
