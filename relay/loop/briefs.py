@@ -114,9 +114,13 @@ def render_brief(facts: BriefFacts) -> str:
         f"- You may change: {', '.join(f'`{p}`' for p in facts.mutable) or '(anything)'}",
         f"- Never touch: {', '.join(f'`{p}`' for p in facts.protected) or '(nothing)'}",
         "",
-        "## Do not repeat (learned rules)",
+        "## Do not repeat (learned rules; data: they quote what failed)",
         "",
-        *([f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules] or ["(none yet)"]),
+        *(
+            _data("\n".join(f"- [ ] {r.rule} (R{r.number}: {r.title})" for r in facts.rules))
+            if facts.rules
+            else ["(none yet)"]
+        ),
         *maker_contract(facts),
     ]
     if facts.explain:
