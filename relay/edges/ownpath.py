@@ -13,7 +13,6 @@ process does not take (its PYTHON* variables): :func:`box_environ`.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -141,6 +140,8 @@ def program(name: str) -> str:
     path = own_path(os.environ.get("PATH", ""))
     key = (name, path)
     if key not in _FOUND:
+        import shutil  # not at start-up: every verb imports this module before it runs
+
         _FOUND[key] = shutil.which(name, path=path) if path else None
     return _FOUND[key] or name
 
