@@ -197,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if answer is not None:  # before any verb is imported: it answers at once
         print(answer)
         return 0
+    from relay.edges.ownpath import fence_start
+
+    fence_start(repo_dir_of(words))  # before a verb's module (or an optional one) loads
     json_output = "--json" in words
     command = command_of(words)
     stop_steps_on_signals()
@@ -226,6 +229,10 @@ def _run(words: list[str], *, json_output: bool, command: str) -> int:
 
                 find_clone(args)
             repo_dir = getattr(args, "repo_dir", None)
+            if repo_dir is not None:  # found by -R: its clone is fenced as the named one is
+                from relay.edges.ownpath import fence_work_tree
+
+                fence_work_tree(repo_dir)
             result: Output = args.func(args)
             from relay.commands.output import render  # after the parser: `--help` needs none
 
@@ -261,6 +268,20 @@ def _run(words: list[str], *, json_output: bool, command: str) -> int:
         else:
             say(f"relay: {message}{f' — {hint}' if hint else ''}")
         return err.exit_status
+
+
+def repo_dir_of(words: Sequence[str]) -> str | None:
+    """The clone a line names with ``--repo-dir`` (read before any parser is built, so
+    that nothing is imported or run before its folders are fenced); None when none."""
+    found = None
+    for i, word in enumerate(words):
+        if word == "--":
+            break
+        if word == "--repo-dir" and i + 1 < len(words):
+            found = words[i + 1]
+        elif word.startswith("--repo-dir="):
+            found = word.partition("=")[2]
+    return found or None
 
 
 def command_of(words: Sequence[str]) -> str:

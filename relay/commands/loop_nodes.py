@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from relay.commands.output import Output
+from relay.edges.ownpath import program
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.goals import BoardRow, Goal, GoalState
 from relay.ratchet.engine import Ratchet
@@ -264,7 +265,10 @@ class NodeMaker:
         if not self._fetched(ctx.clone):
             return None
         shown = subprocess.run(
-            ["git", "show", f"{sha}:{path}"], cwd=self.root, capture_output=True, check=False
+            [program("git"), "show", f"{sha}:{path}"],
+            cwd=self.root,
+            capture_output=True,
+            check=False,
         )
         return shown.stdout if shown.returncode == 0 else None
 
@@ -379,7 +383,11 @@ def run_make_here(args: argparse.Namespace) -> Output:
     try:  # the maker's transcripts go with the step: nothing piles up in /tmp
         tree = WorkTree.open(root)
         head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+            [program("git"), "rev-parse", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         # the maker works as it does at home: in a clone of its own, behind the same boundary
         # (this clone, its git directory, relay's token and the credentials of HOME hidden)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from relay import RELAY_MODULE
+from relay.edges.ownpath import program
 from relay.edges.statefile import git_dir
 from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError, LocalUsageError, RelayError
@@ -405,7 +406,11 @@ def _texts(root: Path) -> dict[str, str]:
     of the tree's, is read under its own (one marker, one goal); nothing is read out of
     the tree (:func:`read_tree_text`)."""
     done = subprocess.run(
-        ["git", "ls-files", "-s", "-z"], cwd=root, capture_output=True, text=True, check=False
+        [program("git"), "ls-files", "-s", "-z"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     texts = {}
     for entry in (e for e in done.stdout.split("\0") if e):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from relay.commands.common import add_common, context
 from relay.commands.output import Output
+from relay.edges.ownpath import program
 from relay.errors import ConfigError, LocalUsageError
 
 if TYPE_CHECKING:  # loaded when the verb runs, after the fetch: not on its way to the wire
@@ -87,7 +88,7 @@ def requests(ctx: NodeContext) -> list[JoinRequest]:
     branch = ctx.master.data_branch
     ref = f"refs/remotes/origin/{branch or 'HEAD'}"
     listed = subprocess.run(
-        ["git", "ls-tree", "--name-only", f"{ref}:{REQUESTS_DIR}"],
+        [program("git"), "ls-tree", "--name-only", f"{ref}:{REQUESTS_DIR}"],
         cwd=ctx.root, capture_output=True, text=True, check=False,
     )  # fmt: skip
     names = [n.removesuffix(".json") for n in listed.stdout.split() if n.endswith(".json")]

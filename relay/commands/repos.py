@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from relay.edges.ownpath import program
 from relay.errors import LocalUsageError
 
 SLUG = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -133,7 +134,7 @@ def clone_repos(root: Path) -> set[str]:
         import subprocess
 
         url = subprocess.run(
-            ["git", "-C", str(root), "remote", "get-url", "origin"],
+            [program("git"), "-C", str(root), "remote", "get-url", "origin"],
             capture_output=True,
             text=True,
             timeout=30,

@@ -13,7 +13,6 @@ process does not take (its PYTHON* variables): :func:`box_environ`.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,6 +66,25 @@ def work_tree_top(where: Path) -> Path:
     return where
 
 
+def installed() -> tuple[Path, ...]:
+    """The folders of relay's own installation, which its sys.path keeps whatever is
+    fenced: the folder holding relay/, the standard library and the interpreter's
+    site-packages (a virtual environment inside the clone is relay's own when relay runs
+    from it)."""
+    folders = [Path(__file__).resolve().parents[2], Path(os.__file__).resolve().parent]
+    site = sys.modules.get("site")  # already imported at start-up (unless ``-S``)
+    if site is not None:
+        with_user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+        folders += [_resolved(f) for f in [*site.getsitepackages(), *with_user]]
+    return tuple(folders)
+
+
+def kept(folder: str, mine: Sequence[Path]) -> bool:
+    """Whether the sys.path entry ``folder`` is one of relay's installation ``mine``."""
+    where = _resolved(folder or os.curdir)
+    return any(where == m or (m != mine[0] and where.is_relative_to(m)) for m in mine)
+
+
 def fence(root: Path) -> None:
     """Relay's own process never searches a folder of the clone holding ``root`` again
     (asked before git runs there or relay imports an optional module): its PATH and its
@@ -75,10 +93,8 @@ def fence(root: Path) -> None:
     top = work_tree_top(_resolved(str(root)))
     if top not in _FENCES:
         _FENCES.append(top)
-    mine = Path(__file__).resolve().parents[2]  # the folder holding relay/
-    sys.path[:] = [
-        p for p in sys.path if _resolved(p or os.curdir) == mine or not fenced_at(p, _FENCES)
-    ]
+    mine = installed()
+    sys.path[:] = [p for p in sys.path if kept(p, mine) or not fenced_at(p, _FENCES)]
     path = os.environ.get("PATH", "")
     own = own_path(path)
     if own != path:
@@ -89,6 +105,34 @@ def fence(root: Path) -> None:
         _BOX_FOR[:] = [own]
 
 
+def fence_work_tree(where: Path) -> None:
+    """:func:`fence` the work tree holding ``where``, when a work tree holds it (a folder
+    outside every clone, the home folder or ``/``, is never fenced whole)."""
+    if (work_tree_top(_resolved(str(where))) / ".git").exists():
+        fence(where)
+
+
+def fence_start(repo_dir: str | None, environ: Mapping[str, str] | None = None) -> None:
+    """Fence what relay's own process searches before a verb's module is imported: the
+    work tree of ``repo_dir`` (else of the working directory; none when neither is in a
+    work tree), and every sys.path entry the PYTHONPATH or the working directory put there
+    that is not relay's installation (a clone's ``src/`` holding a module named like an
+    optional one a library tries)."""
+    env = os.environ if environ is None else environ
+    try:
+        here = _resolved(os.getcwd())
+    except OSError:  # the working directory was removed: nothing of it to search
+        here = None
+    where = _resolved(repo_dir) if repo_dir else here
+    if where is not None:
+        fence_work_tree(where)
+    handed = {_resolved(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p}
+    if here is not None:
+        handed.add(here)
+    mine = installed()
+    sys.path[:] = [p for p in sys.path if kept(p, mine) or _resolved(p or os.curdir) not in handed]
+
+
 def program(name: str) -> str:
     """``name`` (git, gh, crontab...) as relay's own process runs it: its absolute path on
     relay's own PATH outside every fenced clone, found once for that PATH; the bare name
@@ -96,6 +140,8 @@ def program(name: str) -> str:
     path = own_path(os.environ.get("PATH", ""))
     key = (name, path)
     if key not in _FOUND:
+        import shutil  # not at start-up: every verb imports this module before it runs
+
         _FOUND[key] = shutil.which(name, path=path) if path else None
     return _FOUND[key] or name
 

@@ -202,8 +202,12 @@ class _Capture:
 
 
 def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a step sees: ``base`` (default: ours) without relay's own token."""
-    env = dict(os.environ if base is None else base)
+    """The environment a step sees: ``base`` (default: ours, with the PATH as it was
+    before relay fenced its own: a signed TASK's step is the person's) without relay's
+    own token."""
+    from relay.edges.ownpath import box_environ
+
+    env = dict(box_environ() if base is None else base)
     for name in HIDDEN_ENV:
         env.pop(name, None)
     return env

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from relay.edges import lineends
 from relay.edges.git import Clone, known_dirs
+from relay.edges.ownpath import program
 from relay.errors import ConfigError
 
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
@@ -196,7 +197,7 @@ def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> s
     """One local git command (hooks off) fed ``stdin``; its output. ConfigError when it
     fails, with git's own line."""
     done = subprocess.run(
-        ["git", *NO_HOOKS, *args],
+        [program("git"), *NO_HOOKS, *args],
         cwd=where,
         input=stdin,
         capture_output=True,
@@ -708,7 +709,7 @@ class WorkTree:
     def _blob(self, sha: str) -> bytes:
         """The bytes of the blob ``sha`` of this clone."""
         return subprocess.run(
-            ["git", *NO_HOOKS, "cat-file", "blob", sha],
+            [program("git"), *NO_HOOKS, "cat-file", "blob", sha],
             cwd=self.root,
             capture_output=True,
             check=True,

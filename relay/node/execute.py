@@ -863,9 +863,14 @@ async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label)
 
 
 def on_result_env(issue: int, task: int, status: str, result_file: str) -> dict[str, str]:
-    """The environment of a controller's on-result hook."""
+    """The environment of a controller's on-result hook: relay's own (the hook runs on the
+    host, as relay does), its PATH without the fenced clone's folders or a relative entry,
+    so a bare name in the hook is never a program a maker kept there."""
+    from relay.edges.ownpath import own_path
+
     env = dict(os.environ)
     env.update(
+        PATH=own_path(os.environ.get("PATH", "")),
         RELAY_ISSUE=str(issue),
         RELAY_TASK=str(task),
         RELAY_RESULT_STATUS=status,

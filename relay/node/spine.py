@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.edges.ownpath import program
 from relay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def _head(root: Path, refs: _Refs | None) -> str:
         return refs.head
     import subprocess
 
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+    head = subprocess.run([program("git"), "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
                           capture_output=True, text=True, check=False)  # fmt: skip
     return head.stdout.strip()
 
@@ -92,7 +93,7 @@ def _show(root: Path, ref: str, refs: _Refs | None) -> str | None:
     import subprocess
 
     shown = subprocess.run(
-        ["git", "show", f"refs/remotes/origin/{ref}:{LOOP_PATH.as_posix()}"],
+        [program("git"), "show", f"refs/remotes/origin/{ref}:{LOOP_PATH.as_posix()}"],
         cwd=root, capture_output=True, check=False,
     )  # fmt: skip
     return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
@@ -119,7 +120,8 @@ def _find_data_branch(root: Path, refs: _Refs | None) -> str | None:
         import subprocess
 
         listed = subprocess.run(
-            ["git", "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/"],
+            [program("git"), "for-each-ref", "--format=%(refname:lstrip=3)",
+             "refs/remotes/origin/"],
             cwd=root, capture_output=True, text=True, check=False,
         )  # fmt: skip
         branches = listed.stdout.split()
@@ -256,7 +258,7 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     import subprocess
 
     refs = [f"refs/remotes/origin/{branch}"] if branch else []
-    head = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
+    head = subprocess.run([program("git"), "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
                           capture_output=True, text=True, check=False)  # fmt: skip
     refs.append("refs/remotes/origin/HEAD")
     if head.stdout.strip():
@@ -264,12 +266,12 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     remote_has_spine = False
     for ref in refs:
         shown = subprocess.run(
-            ["git", "show", f"{ref}:{path}"], cwd=root, capture_output=True, check=False
+            [program("git"), "show", f"{ref}:{path}"], cwd=root, capture_output=True, check=False
         )
         if shown.returncode == 0:
             return shown.stdout.decode("utf-8", errors="replace")
         probe = subprocess.run(
-            ["git", "cat-file", "-e", f"{ref}:{LOOP_PATH.as_posix()}"],
+            [program("git"), "cat-file", "-e", f"{ref}:{LOOP_PATH.as_posix()}"],
             cwd=root, capture_output=True, check=False,
         )  # fmt: skip
         remote_has_spine = remote_has_spine or probe.returncode == 0

@@ -24,6 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from relay.edges.ownpath import program
 from relay.edges.worktree import WorkTree
 from relay.loop.classify import Review
 from relay.loop.goals import BoardRow, Goal, GoalState, next_goal
@@ -550,7 +551,7 @@ class _Change:
 def _applies(root: Path, patch: Path) -> bool:
     """Whether the patch applies to the main line's tree as it is."""
     done = subprocess.run(
-        ["git", "apply", "--check", "--whitespace=nowarn", str(patch)],
+        [program("git"), "apply", "--check", "--whitespace=nowarn", str(patch)],
         cwd=root,
         capture_output=True,
         text=True,

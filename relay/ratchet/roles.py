@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from relay.edges.ownpath import program
 from relay.edges.steps import StepOutcome, quote_arg, run_step
 from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError
@@ -156,7 +157,9 @@ def role_env(
 
 
 def _remotes(cwd: Path) -> list[str]:
-    done = subprocess.run(["git", "remote"], cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [program("git"), "remote"], cwd=cwd, capture_output=True, text=True, check=False
+    )
     return [r for r in done.stdout.split() if r] if done.returncode == 0 else []
 
 

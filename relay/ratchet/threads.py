@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from relay.edges.git import known_dirs
+from relay.edges.ownpath import program
 from relay.loop.threads import (
     THREADS_DIR,
     Status,
@@ -52,7 +53,7 @@ def common_dir(root: Path) -> Path:
     if known is not None:
         return known.absolute_common
     done = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        [program("git"), "rev-parse", "--path-format=absolute", "--git-common-dir"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -220,7 +221,7 @@ def _main_tree(root: Path) -> bool:
     if known is not None:
         return known.git_dir == known.absolute_common
     done = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-dir"],
+        [program("git"), "rev-parse", "--path-format=absolute", "--git-dir"],
         cwd=root,
         capture_output=True,
         text=True,

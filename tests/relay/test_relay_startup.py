@@ -119,6 +119,7 @@ IDLE_MAY_LOAD = set(
         "relay.edges.github.cache",
         "relay.edges.github.credentials",
         "relay.edges.github.primed",
+        "relay.edges.ownpath",
         "relay.edges.statefile",
         "relay.errors",
         "relay.watchers",
