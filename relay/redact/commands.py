@@ -156,6 +156,8 @@ _SENTENCE_END = b".,;:!?)"
 _COMPOUND = re.compile(rb"[A-Za-z0-9]+(?:-[a-z]{3,})+")
 # ``GNUTLS_E_DECRYPTION_FAILED``: a constant's name
 _CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# ``the token is alice's, so…``: whose it is, a name's possessive, not the token
+_POSSESSIVE = re.compile(rb"[A-Za-z][A-Za-z0-9_.\-]*'s")
 
 
 def _password_like(value: bytes) -> bool:
@@ -164,7 +166,7 @@ def _password_like(value: bytes) -> bool:
     ``self.password``)."""
     if not 6 <= len(value) <= 128 or value_is_not_secret(value) or is_reference(value):
         return False
-    if _COMPOUND.fullmatch(value) or _CONSTANT.fullmatch(value):
+    if _COMPOUND.fullmatch(value) or _CONSTANT.fullmatch(value) or _POSSESSIVE.fullmatch(value):
         return False
     text = value.decode("latin-1")
     letters = any(c.isalpha() for c in text)

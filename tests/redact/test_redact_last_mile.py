@@ -51,6 +51,8 @@ def test_a_password_in_a_sentence_goes(line: str, secret: str) -> None:
         "- !1932 gtlspassword: Fix inverted assertion\n",
         '* gpg: the passphrase "enter again" prompt shows\n',
         "the password is ${DB_PASSWORD}\n",
+        "relay: the token is t140's, so it can create t140/proj but not x/proj\n",
+        "the token is alice's, not yours\n",
     ],
 )
 def test_a_sentence_about_a_password_stays(line: str) -> None:
