@@ -358,8 +358,9 @@ def tool_plugins(
     dirs = set(importable_dirs(sorted(have), config_pythonpath(texts)))
     modules: list[str] = []
     paths: list[str] = []
-    for command in commands:
-        modules += _pytest_p(command)
+    for command in commands:  # a pytest command's own -p (not mkdir's)
+        for part in re.split(r"&&|\|\||[;|&\n]", command):
+            modules += _pytest_p(part) if "pytest" in part else []
     todo = [n for n in texts]
     seen: set[str] = set()
     while todo:

@@ -982,6 +982,7 @@ def test_a_plugins_imports_of_the_tree_and_a_commands_plugin_define_the_gates() 
     assert tool_plugins(["python -m pytest -q -p tools.pyplug"], tree) == [
         "tools/__init__.py", "tools/pyplug.py",
     ]  # fmt: skip
+    assert tool_plugins(["mkdir -p tools && python -m pytest -q"], tree) == []
     plain = {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q -p no:cacheprovider"\n'}
     for command in ("python -m pytest -q -p no:cacheprovider", "mypy src", "ruff check ."):
         assert tool_plugins([command], tree, plain.get) == []
