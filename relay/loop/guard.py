@@ -9,6 +9,7 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 
 from __future__ import annotations
 
+import ast
 import configparser
 import fnmatch
 import json
@@ -300,6 +301,7 @@ def gate_scripts(
     have = frozenset(files)
     found: set[str] = set()
     queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
+    queue += tool_plugins(commands, have, read)
     beside: dict[str, list[str]] = {}
     for name in have:
         beside.setdefault(str(PurePosixPath(name).parent), []).append(name)
@@ -322,6 +324,234 @@ def gate_scripts(
 
 
 DOC_SUFFIXES = (".md", ".rst")
+# the settings through which a gate's tool loads code of the tree's as its own (a plugin,
+# a hook, a configuration it extends): the keys, as any of their files spells them
+_PLUGIN_KEYS = frozenset({"plugins", "load-plugins", "extension", "report"})
+_PATH_KEYS = frozenset({"extend", "paths"})  # ruff's extended configuration, flake8's folders
+# where they live: pyproject.toml's [tool] tables, an INI file's sections (.coveragerc's
+# [run], .pylintrc's [MAIN] or [MASTER])
+QUOTES = "'\""
+_TOOL_TABLES = frozenset({"mypy", "pytest", "coverage", "flake8", "pylint", "ruff"})
+_TOOL_SECTIONS = (*_TOOL_TABLES, "tool:pytest", "run", "main", "master")
+# the files those settings are read from (a pyproject.toml through its [tool] tables)
+_TOOL_CONFIGS = (
+    "pyproject.toml", "setup.cfg", "tox.ini", "mypy.ini", ".mypy.ini", "pytest.ini",
+    ".pytest.ini", "pytest.toml", ".pytest.toml", ".coveragerc", ".flake8", ".pylintrc",
+    "pylintrc", "ruff.toml", ".ruff.toml",
+)  # fmt: skip
+
+
+def tool_plugins(
+    commands: Iterable[str],
+    files: Iterable[str],
+    read: Callable[[str], str | None] = lambda _: None,
+) -> list[str]:
+    """The tree's files a gate's tool loads as its own code because its settings (at the
+    baseline: ``read``) or a gate's command name them, and the tree's modules those import
+    in turn: mypy's ``plugins``, pytest's ``-p NAME`` (in ``addopts`` or a command) and a
+    conftest.py's ``pytest_plugins``, coverage's ``plugins``, flake8's ``local-plugins``
+    (its ``paths`` and modules), pylint's ``load-plugins`` and ``init-hook``, ruff's
+    ``extend``; a module name is found through the tree's import folders. A maker that
+    could rewrite a plugin could make its gate pass anything (mypy's ``ignore_errors``)."""
+    have = frozenset(files)
+    texts = {n: read(n) for n in _TOOL_CONFIGS if n in have}
+    dirs = set(importable_dirs(sorted(have), config_pythonpath(texts)))
+    modules: list[str] = []
+    paths: list[str] = []
+    for command in commands:  # a pytest command's own -p (not mkdir's)
+        for part in re.split(r"&&|\|\||[;|&\n]", command):
+            modules += _pytest_p(part) if "pytest" in part else []
+    todo = [n for n in texts]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for key, value in _settings(name, texts.get(name) or read(name)):
+            if key == "addopts":
+                modules += _pytest_p(value)
+            elif key == "init-hook":
+                quoted = re.findall(r'"([^"]*)"', value) + re.findall(r"'([^']*)'", value)
+                words = [_plain(w) for w in quoted]
+                dirs |= {w for w in words if w and any(f.startswith(w + "/") for f in have)}
+                paths += words
+                code = "\n".join(p.strip(" " + QUOTES) for p in re.split(r"[;\n]", value))
+                modules += _imported(code)
+            elif key in _PATH_KEYS:
+                for word in re.split(r"[\s,]+", value):  # relative to their file
+                    word = _plain(f"{PurePosixPath(name).parent}/{word.strip(QUOTES)}")
+                    paths.append(word)
+                    if key == "paths":
+                        dirs.add(word)
+                    elif word in have:
+                        todo.append(word)  # ruff's extended file may extend another
+            elif key in _PLUGIN_KEYS:
+                for item in re.split(r"[\s,]+", value):
+                    item = item.split("=")[-1].split(":")[0].strip("'\"")
+                    if "/" in item or item.endswith(".py"):  # mypy puts its folder on sys.path
+                        paths.append(item)
+                        parent = str(PurePosixPath(_plain(item)).parent)
+                        dirs.add("" if parent == "." else parent)
+                    elif item:
+                        modules.append(item)
+    for conftest in sorted(p for p in have if PurePosixPath(p).name == "conftest.py"):
+        modules += _pytest_plugins(read(conftest) or "")
+    out: list[str] = []
+    for word in paths:
+        path = _plain(word)
+        if path in have:
+            out.append(path)
+        elif path:  # a folder of plugins: every file of it
+            out += [p for p in have if p.startswith(path + "/")]
+    out += [p for m in modules for p in _module_files(m, frozenset(dirs), have)]
+    # what a plugin imports of the tree's runs with it (its own folder is on sys.path)
+    queue, done = list(out), set(out)
+    while queue:
+        path = queue.pop()
+        if not path.endswith(".py"):
+            continue
+        own = str(PurePosixPath(path).parent)
+        where = frozenset({*dirs, "" if own == "." else own})
+        for name in _imported(read(path) or ""):
+            for found in _module_files(name, where, have):
+                if found not in done:
+                    done.add(found)
+                    out.append(found)
+                    queue.append(found)
+    return sorted(set(out))
+
+
+def _plain(word: str) -> str:
+    """A relative path as the tree's paths are spelled (``./a/../b/`` is ``b``; "" for
+    the top or a path outside it)."""
+    parts: list[str] = []
+    if word.startswith("/"):
+        return ""
+    for part in PurePosixPath(word).parts:
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        elif part not in (".", "/"):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
+    """(key, value) for every setting of the gates' tools in their configuration file
+    ``name`` (keys in lower case, ``_`` as ``-``; a list's items joined by a space): a
+    TOML file's tables at any depth (pyproject.toml's under ``[tool]``), an INI file's
+    sections of those tools (``_TOOL_SECTIONS``)."""
+    if not text:
+        return []
+    found: list[tuple[str, str]] = []
+    if name.endswith(".toml"):
+        try:
+            doc: object = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return [(k, text) for k in ("plugins", "addopts")]  # unreadable: its words
+        if PurePosixPath(name).name == "pyproject.toml":
+            doc = doc.get("tool") if isinstance(doc, dict) else None
+            if isinstance(doc, dict):  # another tool's table names no gate's plugin
+                doc = {k: v for k, v in doc.items() if k in _TOOL_TABLES}
+        stack = [doc]
+        while stack:
+            table = stack.pop()
+            if not isinstance(table, dict):
+                continue
+            for key, value in table.items():
+                if isinstance(value, dict):
+                    stack.append(value)
+                    continue
+                items = value if isinstance(value, list) else [value]
+                said = " ".join(str(i) for i in items if isinstance(i, str | int))
+                found.append((str(key).lower().replace("_", "-"), said))
+        return found
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return [(k, text) for k in ("plugins", "addopts")]
+    for section in parser.sections():
+        if not section.lower().startswith(_TOOL_SECTIONS):
+            continue
+        for key, value in parser.items(section, raw=True):
+            found.append((key.lower().replace("_", "-"), value or ""))
+    return found
+
+
+def _pytest_p(text: str) -> list[str]:
+    """The plugins a pytest command line or ``addopts`` loads by name (``-p NAME``,
+    ``-pNAME``; not ``-p no:NAME``, which stops one)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    out = []
+    for i, word in enumerate(words):
+        value = None
+        if word == "-p" and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith("-p") and not word.startswith("--") and len(word) > 2:
+            value = word[2:]
+        if value and not value.startswith("no:"):
+            out.append(value)
+    return out
+
+
+def _pytest_plugins(text: str) -> list[str]:
+    """The modules a conftest.py's ``pytest_plugins`` names (a string or a list of
+    them); every quoted word of it when it is no plain literal."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return re.findall(r"[\"']([\w.]+)[\"']", text) if "pytest_plugins" in text else []
+    out: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+            strings = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant)]
+            out += [s for s in strings if isinstance(s, str)]
+    return out
+
+
+def _imported(text: str) -> list[str]:
+    """The dotted names a Python text imports (``from a.b import c``: ``a.b`` and
+    ``a.b.c``, which may be a module)."""
+    out = []
+    for match in _IMPORTS.finditer(text):
+        if match.group(1):
+            base = match.group(1).lstrip(".")
+            out.append(base)
+            rest = text[match.end() :].split("\n", 1)[0].strip().strip("()")
+            for name in rest.split(","):
+                word = name.strip().split(" ")[0]
+                if word.isidentifier():
+                    out.append(f"{base}.{word}" if base else word)
+        else:
+            out += [n.strip().split(" ")[0] for n in match.group(2).split(",")]
+    return [n for n in out if n]
+
+
+def _module_files(name: str, dirs: frozenset[str], have: frozenset[str]) -> list[str]:
+    """The tree's files that importing ``name`` (dotted) runs, from any of ``dirs``: the
+    module or package, and the packages above it."""
+    parts = name.strip().split(".")
+    if not all(p.isidentifier() for p in parts):
+        return []
+    out = []
+    for folder in dirs:
+        prefix = f"{folder.strip('/')}/" if folder.strip("/.") else ""
+        cands = [f"{prefix}{'/'.join(parts[:i])}/__init__.py" for i in range(1, len(parts) + 1)]
+        cands.append(f"{prefix}{'/'.join(parts)}.py")
+        out += [c for c in cands if c in have]
+    return out
 
 
 def _neighbours(path: str, have: frozenset[str], beside: Mapping[str, list[str]]) -> list[str]:
@@ -844,8 +1074,9 @@ def gate_definition_touched(
     ``installed``: the names a new module may not take (``shadow_names``).
     ``gates_run_tree`` (``runs_the_tree``): a gate runs a file of the tree, which may
     reach any other (a sourced helper, a folder's program, a module it imports); then
-    every changed file that is neither a test, the project's source nor its
-    documentation defines a gate as far as relay can tell, and is held."""
+    every changed file that is neither a test nor the project's source (documentation
+    too: a script may read its rules from one) defines a gate as far as relay can tell,
+    and is held."""
     known, gone = set(at_baseline), set(deleted)
     dirs = importable_dirs([p for p in {*known, *changes} if p not in gone], pythonpath)
     own = _source_roots(known, dirs, gate_files) if gates_run_tree else frozenset()
@@ -918,10 +1149,11 @@ def _source_roots(
 
 def _free_beside_gates(path: str, have: set[str], roots: frozenset[str]) -> bool:
     """Whether a change to ``path`` is free when the gates run the tree's own files: a
-    test (the test rules judge it), documentation, or the project's source (a source file
+    test (the test rules judge it) or the project's source (a source file
     under ``src/``, or a module of a package or top-level module in an import folder that
-    held the project's modules, ``roots``)."""
-    if is_test_file(path) or path.endswith(DOC_SUFFIXES):
+    held the project's modules, ``roots``). Not documentation: a script that runs may read
+    its rules from any file (``"$(dirname "$0")/../docs/forbidden.md"``)."""
+    if is_test_file(path):
         return True
     if not path.endswith(SOURCE_SUFFIXES) or PurePosixPath(path).name in _NOT_THE_PROJECTS:
         return False

@@ -32,6 +32,7 @@ from relay.loop.guard import (
     shadowed_name,
     spine_touched,
     suppressions_added,
+    tool_plugins,
     unreviewed_test_edits,
 )
 from relay.ratchet.judge import installed_names, site_folders
@@ -790,11 +791,12 @@ def test_the_files_a_gate_command_runs_are_gate_files() -> None:
     assert (put, gone) == (["scripts/check.sh"], [])
 
 
-def test_when_a_gate_runs_the_trees_files_only_source_tests_and_docs_are_free() -> None:
+def test_when_a_gate_runs_the_trees_files_only_source_and_tests_are_free() -> None:
     """What a gate's script reaches cannot all be read off it (a helper sourced from
     ``$(dirname "$0")``, a folder put on PATH, inline code, a module a top-level script
-    imports): when a gate runs a file of the tree, every change that is neither the
-    project's source, a test nor documentation is held; with no such gate it is not."""
+    imports, a rule list read from ``../docs/forbidden.md``): when a gate runs a file of
+    the tree, every change that is neither the project's source nor a test is held,
+    documentation too; with no such gate it is not."""
     tree = [
         "scripts/check.sh", "scripts/lib.sh", "scripts/rules.sh", "scripts/x.py",
         "tools/run", "tools/lint.py", "tools/cfg/rules.py", "bin/lint", "check.py",
@@ -826,10 +828,11 @@ def test_when_a_gate_runs_the_trees_files_only_source_tests_and_docs_are_free() 
         "python check.py": ["checkrules.py"],
         "ruff check --config=lint.toml": ["lint.toml", "data/cases.json"],
     }
-    honest = ["src/calc.py", "src/calc_util/__init__.py", "tests/test_calc.py", "README.md"]
+    honest = ["src/calc.py", "src/calc_util/__init__.py", "tests/test_calc.py"]
+    docs = ["README.md", "docs/guide.rst"]
     for command, rewritten in forms.items():
         assert runs_the_tree([command], tree, scripts=gate_scripts([command], tree, texts.get))
-        assert held(command, [*honest, "docs/guide.rst", *rewritten]) == rewritten, command
+        assert held(command, [*honest, *docs, *rewritten]) == [*docs, *rewritten], command
         assert held(command, honest) == [], command
     # a goal that declared --may-edit-tests may still add a gate file (a pytest.ini)
     declared = gate_definition_touched(
@@ -842,4 +845,148 @@ def test_when_a_gate_runs_the_trees_files_only_source_tests_and_docs_are_free() 
                     "pytest -q tests/test_calc.py", "ruff check src/calc.py"):  # fmt: skip
         assert not gate_scripts([command], tree, texts.get)
         assert not runs_the_tree([command], tree), command
-        assert held(command, [*honest, "data/cases.json"]) == [], command
+        assert held(command, [*honest, *docs, "data/cases.json"]) == [], command
+
+
+def test_a_gate_script_that_reads_its_rules_from_the_docs_holds_the_docs() -> None:
+    """``sh scripts/check.sh`` reads the calls src must never make from
+    ``"$(dirname "$0")/../docs/forbidden.md"``, which no reading of the script follows:
+    the gates run the tree, so the emptied list is held; source and tests are not."""
+    tree = ["scripts/check.sh", "docs/forbidden.md", "src/calc.py", "tests/test_calc.py"]
+    script = '#!/bin/sh\ngrep -v "^#" "$(dirname "$0")/../docs/forbidden.md" | grep -rF -f - src\n'
+    command = "sh scripts/check.sh"
+    gates = gate_scripts([command], tree, {"scripts/check.sh": script}.get)
+    assert gates == {"scripts/check.sh"}
+
+    def held(changes: list[str]) -> list[str]:
+        found = gate_definition_touched(
+            changes, at_baseline=tree, deleted=[], texts={}, installed=INSTALLED,
+            gate_files=gates, gates_run_tree=runs_the_tree([command], tree, scripts=gates),
+        )  # fmt: skip
+        return [p for p, _ in found]
+
+    assert held(["docs/forbidden.md", "src/calc.py", "tests/test_calc.py"]) == ["docs/forbidden.md"]
+    assert held(["src/calc.py", "tests/test_calc.py"]) == []
+
+
+PLUGIN = "from mypy.plugin import Plugin\n"
+PLUGIN_FORMS: dict[str, tuple[dict[str, str], list[str]]] = {
+    # a mypy plugin by path or by module name, in each file mypy reads its settings from
+    "mypy path in pyproject": (
+        {"pyproject.toml": '[tool.mypy]\nplugins = ["src/calc_mypy.py"]\n'},
+        ["src/calc_mypy.py"],
+    ),
+    "mypy module in pyproject": (
+        {"pyproject.toml": '[tool.mypy]\nmypy_path = "src"\nplugins = ["calc_mypy:plugin"]\n'},
+        ["src/calc_mypy.py"],
+    ),
+    "mypy.ini": ({"mypy.ini": "[mypy]\nplugins = tools/typeplug.py\n"}, ["tools/typeplug.py"]),
+    "setup.cfg mypy": (
+        {"setup.cfg": "[mypy]\nplugins =\n  tools.typeplug,\n  calc_mypy\n"},
+        ["src/calc_mypy.py", "tools/__init__.py", "tools/typeplug.py"],
+    ),
+    # pytest -p in addopts (each of pytest's files) and conftest.py's pytest_plugins
+    "pytest addopts -p": (
+        {"pytest.ini": "[pytest]\naddopts = -q -p tools.pyplug -p no:cacheprovider\n"},
+        ["tools/__init__.py", "tools/pyplug.py"],
+    ),
+    "pyproject addopts -pNAME": (
+        {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = ["-ptools.pyplug"]\n'},
+        ["tools/__init__.py", "tools/pyplug.py"],
+    ),
+    "conftest pytest_plugins": (
+        {"tests/conftest.py": 'pytest_plugins = ["tools.pyplug"]\n'},
+        ["tools/__init__.py", "tools/pyplug.py"],
+    ),
+    "conftest pytest_plugins string": (
+        {"conftest.py": 'pytest_plugins = "calc_rules"\n'},
+        ["src/calc_rules.py"],
+    ),
+    # coverage's plugins, flake8's local plugins, pylint's load-plugins and init-hook
+    "coverage plugins": (
+        {".coveragerc": "[run]\nplugins = tools.covplug\n"},
+        ["tools/__init__.py", "tools/covplug.py"],
+    ),
+    "coverage in pyproject": (
+        {"pyproject.toml": '[tool.coverage.run]\nplugins = ["tools.covplug"]\n'},
+        ["tools/__init__.py", "tools/covplug.py"],
+    ),
+    "flake8 local-plugins": (
+        {".flake8": "[flake8:local-plugins]\nextension =\n X1 = xcheck:C\npaths = ./lintplug/\n"},
+        ["lintplug/helpers.py", "lintplug/xcheck.py"],
+    ),
+    "pylint load-plugins": (
+        {".pylintrc": "[MAIN]\nload-plugins = tools.pyl, calc_rules\n"},
+        ["src/calc_rules.py", "tools/__init__.py", "tools/pyl.py"],
+    ),
+    "pylint in pyproject": (
+        {"pyproject.toml": '[tool.pylint.main]\nload-plugins = ["tools.pyl"]\n'},
+        ["tools/__init__.py", "tools/pyl.py"],
+    ),
+    "pylint init-hook": (
+        {"pylintrc": "[MASTER]\ninit-hook='import sys;sys.path.append(\"lintplug\")'\n"},
+        ["lintplug/helpers.py", "lintplug/xcheck.py"],
+    ),
+    # ruff's extended configuration, and the one it extends in turn
+    "ruff extend": (
+        {
+            "ruff.toml": 'extend = "configs/ruff-base.toml"\n',
+            "configs/ruff-base.toml": 'extend = "../ruff-root.toml"\n',
+        },
+        ["configs/ruff-base.toml", "ruff-root.toml"],
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(PLUGIN_FORMS))
+def test_a_module_a_gate_tools_settings_name_defines_the_gates(form: str) -> None:
+    """A tool's plugin is the tool's own code: a maker that set mypy's ``ignore_errors``
+    in the project's mypy plugin, or made a pytest plugin deselect every test, could pass
+    any gate. Every module or path a gate tool's settings name (a module name through the
+    tree's import folders) defines the gates, with the tree's modules it imports; the
+    project's other source stays free."""
+    tree = [
+        "pyproject.toml", "src/calc.py", "src/calc_mypy.py", "src/calc_rules.py",
+        "tests/test_calc.py", "tools/__init__.py", "tools/typeplug.py", "tools/pyplug.py",
+        "tools/covplug.py", "tools/pyl.py", "lintplug/xcheck.py", "lintplug/helpers.py",
+        "configs/ruff-base.toml", "ruff-root.toml", "README.md",
+    ]  # fmt: skip
+    settings, named = PLUGIN_FORMS[form]
+    tree = sorted({*tree, *settings})
+    texts = {"src/calc_mypy.py": PLUGIN, **settings}
+    gates = gate_scripts(["python -m mypy src", "python -m pytest -q"], tree, texts.get)
+    assert sorted(gates) == named
+    changes = [*named, "src/calc.py", "tests/test_calc.py"]
+    found = gate_definition_touched(
+        changes, at_baseline=tree, deleted=[], texts={}, installed=INSTALLED,
+        gate_files=gates, gates_run_tree=runs_the_tree(["mypy src"], tree, scripts=gates),
+    )  # fmt: skip
+    assert sorted(p for p, _ in found) == named
+    assert "defines how the gates run" in found[0][1]
+
+
+def test_a_plugins_imports_of_the_tree_and_a_commands_plugin_define_the_gates() -> None:
+    """What a plugin imports of the tree runs as the plugin (its own folder first on
+    sys.path, as mypy puts a plugin's); ``pytest -p NAME`` on a gate's command loads one
+    too, and ``-p no:NAME`` loads none. With no plugin named, nothing is held."""
+    tree = ["pyproject.toml", "src/calc.py", "src/calc_mypy.py", "src/mypy_rules.py",
+            "src/rules/__init__.py", "src/rules/deep.py", "tools/__init__.py", "tools/pyplug.py",
+            "tests/test_calc.py"]  # fmt: skip
+    texts = {
+        "pyproject.toml": '[tool.mypy]\nplugins = ["src/calc_mypy.py"]\n',
+        "src/calc_mypy.py": PLUGIN + "import mypy_rules\nfrom rules import deep\n",
+    }
+    assert tool_plugins(["mypy src"], tree, texts.get) == [
+        "src/calc_mypy.py", "src/mypy_rules.py", "src/rules/__init__.py", "src/rules/deep.py",
+    ]  # fmt: skip
+    assert tool_plugins(["python -m pytest -q -p tools.pyplug"], tree) == [
+        "tools/__init__.py", "tools/pyplug.py",
+    ]  # fmt: skip
+    assert tool_plugins(["mkdir -p tools && python -m pytest -q"], tree) == []
+    plain = {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q -p no:cacheprovider"\n'}
+    for command in ("python -m pytest -q -p no:cacheprovider", "mypy src", "ruff check ."):
+        assert tool_plugins([command], tree, plain.get) == []
+        assert not gate_scripts([command], tree, plain.get)
+    # another tool's table of a pyproject.toml names no gate's plugin
+    other = {"pyproject.toml": '[tool.hatch.build]\npaths = ["src"]\nplugins = ["calc"]\n'}
+    assert tool_plugins(["mypy src"], tree, other.get) == []

@@ -189,8 +189,8 @@ def test_the_makers_own_git_machinery_goes_with_its_clone_and_relay_runs_no_hook
         "for d in ('hooks', 'info'):  # a clone made with no template has neither\n"
         "    pathlib.Path(git, d).mkdir(exist_ok=True)\n"
         "pathlib.Path(git, 'hooks/pre-commit').write_text('#!/bin/sh\\nexit 1\\n')\n"
-        "open(pathlib.Path(git, 'info/exclude'), 'a').write('NOTES.md\\n')\n"
-        "put('NOTES.md', 'hidden from its own git\\n')\n",
+        "open(pathlib.Path(git, 'info/exclude'), 'a').write('tests/NOTES.md\\n')\n"
+        "put('tests/NOTES.md', 'hidden from its own git\\n')\n",
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
@@ -203,7 +203,7 @@ def test_the_makers_own_git_machinery_goes_with_its_clone_and_relay_runs_no_hook
     assert not hooked.exists()  # relay's commits ran no hook
     assert hook.read_text() == persons  # the maker's hook stayed in its own clone
     assert exclude.read_bytes() == before
-    assert project.git("show", "HEAD:NOTES.md") == "hidden from its own git\n"
+    assert project.git("show", "HEAD:tests/NOTES.md") == "hidden from its own git\n"
     assert project.clean()
 
 
@@ -348,3 +348,50 @@ def test_a_maker_that_rewrites_what_a_gate_script_sources_is_not_kept(tmp_path: 
     ran = project.loop("run", "--maker", maker)  # the maker's second try: source and tests
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert project.read("src/calc.py") == CALC_MUL and project.read("scripts/lib.sh") == lib
+
+
+def test_a_maker_that_rewrites_the_projects_mypy_plugin_is_not_kept(tmp_path: Path) -> None:
+    """The type gate (``mypy src``) runs no file of the tree by its command, but mypy
+    loads the project's plugin (``[tool.mypy] plugins``, a file in src/): a maker that
+    sets ``ignore_errors`` there to pass a type error is held as a gate script's rewrite
+    is, and a change to the project's source and tests alone is still kept."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    plugin = (
+        "from mypy.plugin import Plugin\n\n\nclass CalcPlugin(Plugin):\n"
+        "    def get_function_hook(self, fullname):\n        return None\n\n\n"
+        "def plugin(version):\n    return CalcPlugin\n"
+    )
+    project.write("src/calc_mypy.py", plugin)
+    project.write(
+        "pyproject.toml",
+        project.read("pyproject.toml") + '\n[tool.mypy]\nplugins = ["src/calc_mypy.py"]\n',
+    )
+    project.git("add", "-A")
+    project.git("commit", "-qm", "the project's mypy plugin")
+    contract = project.read("docs/loop/CONTRACT.md")
+    gate = "-p no:cacheprovider`\n"
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(gate, gate + f"- types: `{PY} -m mypy --no-incremental src`\n"),
+    )
+    project.git("commit", "-qam", "the type gate")
+    blind = plugin.replace(
+        "class CalcPlugin(Plugin):\n",
+        "class CalcPlugin(Plugin):\n    def __init__(self, options):\n"
+        "        options.ignore_errors = True\n        super().__init__(options)\n\n",
+    )
+    wrong = CALC_MUL.replace("def mul(a, b):", "def mul(a: int, b: int) -> str:")
+    maker = project.script(
+        "maker",
+        "if count('maker') == 1:\n"
+        f"    put('src/calc.py', {wrong!r})\n    put('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"    put('src/calc_mypy.py', {blind!r})\nelse:\n" + GOOD.replace("\nput(", "\n    put("),
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [] and project.clean()
+    assert project.read("src/calc_mypy.py") == plugin and project.read("src/calc.py") == CALC
+    assert categories(project) == ["protected path touched"]
+    assert "`src/calc_mypy.py` defines how the gates run" in board_row(project)[4]
+    ran = project.loop("run", "--maker", maker)  # the maker's second try: source and tests
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("src/calc.py") == CALC_MUL and project.read("src/calc_mypy.py") == plugin
