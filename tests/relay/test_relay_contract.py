@@ -37,6 +37,7 @@ RESULT_KEYS = {
     "observations",
     "failed_step",
     "artifacts",
+    "commit",  # the commit a pinned TASK's steps ran at (null when not pinned)
 }
 
 
