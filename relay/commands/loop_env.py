@@ -40,12 +40,24 @@ KEYRING_SERVICE = "relay-loop"
 ROLE_FLAGS = {"--maker": "maker", "--checker": "checker", "--verifier": "verifier"}
 ROLE_FLAGS["--red-team"] = "red-team"
 DOCTOR_GATE_TIMEOUT = 600.0
-# the recorded variables relay's own interpreter never takes (the project's PYTHONPATH
-# and the like): the boxed gates and roles get them alone
-# the recorded variables relay's own process takes (its locale, its zone, the shares it
-# gives its boxes); every other one — PYTHON*, LD_*, whatever the person passed — is the
-# boxes' alone, since it could point relay's own programs at a file of the clone's
-RELAY_TAKES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ", "RELAY_SANDBOX_SHARE"})
+# the recorded variables relay's own process never takes, the boxes' alone: those that
+# steer which code a program loads (an interpreter's path, the dynamic linker's, git's own
+# programs and configuration, a shell's start-up file), and any whose value names a file or
+# folder of the clone (:func:`_own_variable`) — either could make relay's own programs run
+# a file a maker wrote; the rest (a service's base URL, the locale) relay's process takes
+LOADERS = ("PYTHON", "LD_", "DYLD_", "GIT_", "PERL", "RUBY", "NODE_", "GCONV_", "BASH_")
+LOADER_NAMES = frozenset({"ENV", "SHELLOPTS", "PS4", "LOCPATH", "NLSPATH"})
+
+
+def _own_variable(name: str, value: str, root: Path) -> bool:
+    """Whether relay's own process takes the recorded ``name=value`` (see
+    :data:`LOADERS`)."""
+    from relay.edges.ownpath import fenced_at, work_tree_top
+
+    if name.startswith(LOADERS) or name in LOADER_NAMES:
+        return False
+    top = [work_tree_top(root.resolve())]
+    return not any(os.path.isabs(p) and fenced_at(p, top) for p in value.split(os.pathsep))
 
 
 def env_path(root: Path) -> Path:
@@ -167,10 +179,11 @@ def read_env(root: Path, path: Path | None = None) -> RunEnv | None:
 def apply_env(root: Path, path: Path) -> RunEnv:
     """What a scheduled process does first: the recorded PATH and variables become the
     environment of the boxed gates and roles, and each role's secrets are handed to it.
-    Relay's own process takes only its locale, zone and shares of the recorded variables
-    (:data:`RELAY_TAKES`), and the PATH without any folder of the clone
-    (:mod:`relay.edges.ownpath`): a kept ``bin/git``, a ``src/keyring`` on PYTHONPATH or a
-    library on LD_LIBRARY_PATH of the project's never runs as relay on the host."""
+    Relay's own process takes the recorded variables but those that steer which code a
+    program loads or name the clone's files (:data:`LOADERS`), and the PATH without any
+    folder of the clone (:mod:`relay.edges.ownpath`): a kept ``bin/git``, a ``src/keyring``
+    on PYTHONPATH or a library on LD_LIBRARY_PATH of the project's never runs as relay on
+    the host."""
     from relay.edges.ownpath import fence, hand_to_boxes, own_path
     from relay.ratchet.measure import hand_to_roles
 
@@ -183,7 +196,11 @@ def apply_env(root: Path, path: Path) -> RunEnv:
         )
     recorded = runenv.environment(os.environ, sep=os.pathsep)
     named = {n for n, _ in runenv.variables}
-    boxed = {n: v for n, v in recorded.items() if n == "PATH" or (n in named - RELAY_TAKES)}
+    boxed = {
+        n: v
+        for n, v in recorded.items()
+        if n == "PATH" or (n in named and not _own_variable(n, v, root))
+    }
     os.environ.update({n: v for n, v in recorded.items() if n not in boxed})
     os.environ["PATH"] = own_path(recorded["PATH"])
     hand_to_boxes(boxed)

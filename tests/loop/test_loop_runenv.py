@@ -239,6 +239,8 @@ def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_
             ("LANG", "C.UTF-8"),
             ("LD_LIBRARY_PATH", str(root / "lib")),  # a --pass-env of the person's
             ("LD_PRELOAD", str(root / "lib" / "hook.so")),
+            ("TOOL_CONFIG", str(root / "conf" / "tool.toml")),  # names a file of the clone
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),  # a service's: relay's own too
         ),
     )
     where = env_path(root)
@@ -255,6 +257,8 @@ def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_
         )  # fmt: skip
     assert own["PATH"] == "/usr/local/bin:/usr/bin:/bin" and "PYTHONPATH" not in own
     assert "LD_LIBRARY_PATH" not in own and "LD_PRELOAD" not in own  # a kept .so never loads
+    assert "TOOL_CONFIG" not in own and boxes["TOOL_CONFIG"] == str(root / "conf" / "tool.toml")
+    assert own["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     assert own["LANG"] == "C.UTF-8"  # relay's own variables are still its
     assert boxes["LD_LIBRARY_PATH"] == str(root / "lib") and "LD_PRELOAD" in gate
     assert boxes["PATH"] == os.pathsep.join(recorded.path) and boxes["PYTHONPATH"] == src
