@@ -671,7 +671,9 @@ main()
 # set-group-ID bit or a file capability, which would make any local user who runs it that
 # user, the owner of every later box's folder and processes. The walk follows no link
 # (each folder by descriptor, each entry opened O_PATH|O_NOFOLLOW and judged by fstat),
-# changes regular files alone and prints how many entries it saw.
+# changes regular files alone and prints how many entries it saw. It keeps a stack, not
+# Python's recursion, so no depth a box can make stops it half-way, and a bounded number
+# of folders open (see OPEN); anything it cannot walk stops the run, named.
 _STRIP = r"""
 import errno
 import os
@@ -680,32 +682,92 @@ import sys
 
 SPECIAL = stat.S_ISUID | stat.S_ISGID
 NOFOLLOW = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPEN = 64  # folders kept open at most; one above them is opened again as ".." when due
+
+
+def clear(each, uid):
+    st = os.fstat(each)
+    if not stat.S_ISREG(st.st_mode) or uid not in (st.st_uid, st.st_gid):
+        return
+    at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
+    if st.st_mode & SPECIAL:
+        os.chmod(at, stat.S_IMODE(st.st_mode) & ~SPECIAL)
+    try:
+        os.removexattr(at, "security.capability")
+    except OSError as err:
+        if err.errno not in (errno.ENODATA, errno.ENOTSUP):
+            raise
+
+
+def where(top, stack):
+    path = "/".join([top, *(level[2] for level in stack[1:])])
+    return path if len(path) <= 200 else f"{path[:100]}...{path[-100:]} ({len(stack)} deep)"
+
+
+def walk(top, uid, stack):
+    # depth first with a stack, not recursion (no depth stops it half-way), each level
+    # [descriptor or None, names left, its name, device, inode]; past OPEN levels the
+    # highest is closed, and opened again from its child's ".." once the child is done,
+    # the same folder (device and inode) or the walk stops
+    low = 0
+    seen = 0
+    while stack:
+        level = stack[-1]
+        fd, names = level[0], level[1]
+        if not names:
+            if len(stack) > 1 and stack[-2][0] is None:
+                up = os.open("..", FOLDER, dir_fd=fd)
+                st = os.fstat(up)
+                stack[-2][0] = up
+                low -= 1
+                if (st.st_dev, st.st_ino) != tuple(stack[-2][3:]):
+                    raise OSError(errno.ESTALE, "moved while it was cleared", where(top, stack))
+            os.close(fd)
+            level[0] = None
+            stack.pop()
+            continue
+        name = names.pop()
+        seen += 1
+        try:
+            each = os.open(name, NOFOLLOW, dir_fd=fd)
+        except FileNotFoundError:
+            continue
+        try:
+            st = os.fstat(each)
+            if not stat.S_ISDIR(st.st_mode):
+                clear(each, uid)
+                continue
+            below = os.open(".", FOLDER, dir_fd=each)  # the folder judged, as opened
+        finally:
+            os.close(each)
+        stack.append([below, [], name, st.st_dev, st.st_ino])
+        stack[-1][1] = os.listdir(below)
+        if len(stack) - low > OPEN:
+            os.close(stack[low][0])
+            stack[low][0] = None
+            low += 1
+    return seen
 
 
 def strip(top, uid):
-    seen = 0
-    for _, dirs, files, fd in os.fwalk(top, follow_symlinks=False):
-        for name in files + dirs:
-            seen += 1
-            try:
-                each = os.open(name, NOFOLLOW, dir_fd=fd)
-            except FileNotFoundError:
-                continue
-            try:
-                st = os.fstat(each)
-                if not stat.S_ISREG(st.st_mode) or uid not in (st.st_uid, st.st_gid):
-                    continue
-                at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
-                if st.st_mode & SPECIAL:
-                    os.chmod(at, stat.S_IMODE(st.st_mode) & ~SPECIAL)
-                try:
-                    os.removexattr(at, "security.capability")
-                except OSError as err:
-                    if err.errno not in (errno.ENODATA, errno.ENOTSUP):
-                        raise
-            finally:
-                os.close(each)
-    return seen
+    try:
+        fd = os.open(top, FOLDER)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0  # no share there (nor a link: shares are named as resolved)
+    st = os.fstat(fd)
+    stack = [[fd, [], top, st.st_dev, st.st_ino]]
+    try:
+        stack[0][1] = os.listdir(fd)
+        return walk(top, uid, stack)
+    except OSError as err:
+        if err.filename is not None and not str(err.filename).startswith("/"):
+            err = OSError(err.errno, err.strerror, f"{where(top, stack)}/{err.filename}")
+        raise err
+    finally:
+        for level in stack:
+            if level[0] is not None:
+                os.close(level[0])
 
 
 def main():
@@ -713,8 +775,7 @@ def main():
     seen = 0
     try:
         for top in sys.argv[2:]:
-            if os.path.isdir(top):
-                seen += strip(top, uid)
+            seen += strip(top, uid)
     except OSError as err:
         sys.stderr.write(f"relay: cannot clear set-user-ID files in a share: {err}\n")
         sys.exit(1)

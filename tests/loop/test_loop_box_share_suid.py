@@ -7,6 +7,7 @@ starts and once it is over, and the share is nosuid and nodev inside the box."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import stat
 import subprocess
@@ -222,6 +223,74 @@ def test_the_box_s_exit_status_is_kept_around_the_clearing(box: Sandbox, share: 
     """The clearing after the box neither hides a failure nor makes one."""
     assert run(box, "exit 3").returncode == 3
     assert run(box, "true").returncode == 0
+
+
+def nest(top: Path, depth: int, uid: int) -> int:
+    """A folder ``depth`` deep under ``top`` (made by descriptor: its path is longer than a
+    name may be) with a set-user-ID file of ``uid``'s at the bottom, kept open to look at."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    try:
+        made = os.open("x", os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.fchown(made, uid, uid)
+    os.fchmod(made, 0o4755)
+    return made
+
+
+@needs_root_boxes
+def test_a_set_user_id_file_at_the_bottom_of_a_deep_folder_is_cleared(
+    box: Sandbox, share: Path
+) -> None:
+    """A folder nested deeper than Python's recursion goes (1,200) neither stops the
+    clearing half-way nor leaves later boxes unable to start: the file at its bottom is
+    cleared and the box runs, and so does the next."""
+    deep = share / "deep"
+    deep.mkdir()
+    made = nest(deep, 1200, BOX_ID)
+    try:
+        done = run(box, "echo ran")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["ran"], done
+        assert stat.S_IMODE(os.fstat(made).st_mode) == 0o755
+        again = run(box, "exit 3")
+        assert again.returncode == 3, again.stderr
+    finally:
+        os.close(made)
+        subprocess.run(["rm", "-rf", str(deep)], check=True, timeout=60)
+
+
+def test_the_clearing_walks_a_folder_deeper_than_descriptors_allow(tmp_path: Path) -> None:
+    """5,000 folders deep, with 100 descriptors allowed: the walk keeps a bounded number of
+    folders open and still reaches the bottom, where it clears the file."""
+    top = tmp_path / "share"
+    top.mkdir()
+    made = nest(top, 5000, os.getuid())
+
+    def few() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))
+
+    argv = [sys.executable, "-I", "-S", "-c", sandbox._STRIP, str(os.getuid()), str(top)]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env={"RELAY_STRIP_COUNT": "1"},
+            timeout=60,
+            preexec_fn=few,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "5001 entries seen" in done.stderr
+        assert stat.S_IMODE(os.fstat(made).st_mode) == 0o755
+    finally:
+        os.close(made)
+        subprocess.run(["rm", "-rf", str(top)], check=True, timeout=60)
 
 
 def test_the_clearing_walks_ten_thousand_files_in_bounded_time(tmp_path: Path) -> None:
