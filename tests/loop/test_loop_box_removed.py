@@ -87,34 +87,41 @@ def as_ordinary_user() -> tuple[str, dict[str, Any], dict[str, str]]:
     pytest.skip("no interpreter here that an ordinary user can run relay with")
 
 
+def boxes_of_an_ordinary_user(work: Path, script: str) -> list[dict[str, Any]]:
+    """Two real boxes (a maker's and a judged one) made by an ordinary user in ``work``,
+    each running ``script``: what the child said, one JSON line each."""
+    outside = work / "outside"
+    outside.mkdir()
+    outside.chmod(0o555)
+    for each in ("home", "tmp", "cache"):
+        (work / each).mkdir()
+    if os.getuid() == 0:
+        for each in (work, work / "home", work / "tmp", work / "cache"):
+            os.chown(each, NOBODY, NOBODY)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "XDG_"))},
+        "HOME": str(work / "home"),
+        "TMPDIR": str(work / "tmp"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+    }
+    python, drop, more = as_ordinary_user()
+    code = [python, "-c", CHILD, str(work), str(outside), script]
+    done = subprocess.run(
+        code, cwd=work, env={**env, **more}, capture_output=True, text=True, timeout=120, **drop,
+    )  # fmt: skip
+    said = [json.loads(line) for line in done.stdout.splitlines()]
+    if said and said[0]["level"] != NAMESPACES:
+        pytest.skip("an ordinary user cannot make user and mount namespaces here")
+    assert done.returncode == 0, done.stderr
+    return said
+
+
 @needs_namespaces
 def test_folders_a_box_locked_go_with_it_and_a_link_out_is_not_followed() -> None:
     work = Path(tempfile.mkdtemp(prefix="relay-test-removed-"))
     try:
+        said = boxes_of_an_ordinary_user(work, LOCK)
         outside = work / "outside"
-        outside.mkdir()
-        outside.chmod(0o555)
-        for each in ("home", "tmp", "cache"):
-            (work / each).mkdir()
-        if os.getuid() == 0:
-            for each in (work, work / "home", work / "tmp", work / "cache"):
-                os.chown(each, NOBODY, NOBODY)
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "XDG_"))},
-            "HOME": str(work / "home"),
-            "TMPDIR": str(work / "tmp"),
-            "XDG_CACHE_HOME": str(work / "cache"),
-        }
-        python, drop, more = as_ordinary_user()
-        code = [python, "-c", CHILD, str(work), str(outside), LOCK]
-        done = subprocess.run(
-            code, cwd=work, env={**env, **more}, capture_output=True, text=True, timeout=120,
-            **drop,
-        )  # fmt: skip
-        said = [json.loads(line) for line in done.stdout.splitlines()]
-        if said and said[0]["level"] != NAMESPACES:
-            pytest.skip("an ordinary user cannot make user and mount namespaces here")
-        assert done.returncode == 0, done.stderr
         folders = [Path(s["folder"]) for s in said[1:]]
         assert len(folders) == 2
         for folder in folders:
@@ -147,29 +154,7 @@ test ! -u made && test ! -g made
 def test_an_ordinary_users_box_makes_no_file_set_user_id() -> None:
     work = Path(tempfile.mkdtemp(prefix="relay-test-special-"))
     try:
-        outside = work / "outside"
-        outside.mkdir()
-        for each in ("home", "tmp", "cache"):
-            (work / each).mkdir()
-        if os.getuid() == 0:
-            for each in (work, work / "home", work / "tmp", work / "cache"):
-                os.chown(each, NOBODY, NOBODY)
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "XDG_"))},
-            "HOME": str(work / "home"),
-            "TMPDIR": str(work / "tmp"),
-            "XDG_CACHE_HOME": str(work / "cache"),
-        }
-        python, drop, more = as_ordinary_user()
-        code = [python, "-c", CHILD, str(work), str(outside), SPECIAL]
-        done = subprocess.run(
-            code, cwd=work, env={**env, **more}, capture_output=True, text=True, timeout=120,
-            **drop,
-        )  # fmt: skip
-        said = [json.loads(line) for line in done.stdout.splitlines()]
-        if said and said[0]["level"] != NAMESPACES:
-            pytest.skip("an ordinary user cannot make user and mount namespaces here")
-        assert done.returncode == 0, done.stderr
+        said = boxes_of_an_ordinary_user(work, SPECIAL)
         assert len(said) == 3  # both boxes ran the script to its end
     finally:
         remove_tree(work)

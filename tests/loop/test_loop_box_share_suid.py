@@ -18,26 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from root_boxes import as_nobody, box_in, needs_root_boxes, run
 
 from relay.ratchet import sandbox
-from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level
+from relay.ratchet.sandbox import BOX_ID, Sandbox
 
-needs_root_boxes = pytest.mark.skipif(
-    level() != NAMESPACES or not sandbox._as_root(),
-    reason="relay is not root here (or cannot make namespaces): its boxes run as itself",
-)
 SETCAP = shutil.which("setcap", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
 
 
 @pytest.fixture
 def box() -> Iterator[Sandbox]:
-    folder = Path(tempfile.mkdtemp(prefix="relay-test-suid-"))
-    for name in ("tree", "home", "tmp"):
-        (folder / name).mkdir()
-    try:
-        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with box_in("relay-test-suid-") as made:
+        yield made
 
 
 @pytest.fixture
@@ -54,29 +46,6 @@ def share(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield shared
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def run(box: Sandbox, command: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    return subprocess.run(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def as_nobody(*argv: str) -> str:
-    done = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout
 
 
 def capability(path: Path) -> bytes | None:

@@ -17,27 +17,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from root_boxes import as_nobody, box_in, needs_root_boxes, run
 
 from relay.errors import LocalUsageError
 from relay.ratchet import sandbox
-from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, level, mapped
-
-needs_root_boxes = pytest.mark.skipif(
-    level() != NAMESPACES or not sandbox._as_root(),
-    reason="relay is not root here (or cannot make namespaces): its boxes run as itself",
-)
+from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, mapped
 
 
 @pytest.fixture
 def box() -> Iterator[Sandbox]:
-    folder = Path(tempfile.mkdtemp(prefix="relay-test-user-"))
-    for name in ("tree", "home", "tmp"):
-        (folder / name).mkdir()
-    (folder / "tree" / "kept.txt").write_text("relay's clone\n")
-    try:
-        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with box_in("relay-test-user-") as made:
+        (made.tree / "kept.txt").write_text("relay's clone\n")
+        yield made
 
 
 @pytest.fixture
@@ -51,18 +42,6 @@ def root_only() -> Iterator[Path]:
         yield path
     finally:
         path.unlink(missing_ok=True)
-
-
-def run(box: Sandbox, command: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    return subprocess.run(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 @needs_root_boxes
@@ -121,18 +100,6 @@ def open_folder() -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def as_nobody(*argv: str) -> str:
-    """What ``argv`` prints run by an ordinary user of the host (nobody)."""
-    done = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout
 
 
 @needs_root_boxes

@@ -1,0 +1,60 @@
+"""What the tests of a root relay's boxes share: the mark that skips them where relay is
+not root, a real box in a folder of its own, a command run in it, and a command run by an
+ordinary user of the host (nobody)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from relay.ratchet import sandbox
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
+
+needs_root_boxes = pytest.mark.skipif(
+    level() != NAMESPACES or not sandbox._as_root(),
+    reason="relay is not root here (or cannot make namespaces): its boxes run as itself",
+)
+
+
+@contextmanager
+def box_in(prefix: str) -> Iterator[Sandbox]:
+    """A box with a tree, a HOME and a temporary folder, removed after."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    for name in ("tree", "home", "tmp"):
+        (folder / name).mkdir()
+    try:
+        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(box: Sandbox, command: str) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``box`` as a gate is, with its HOME and temporary folder."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    return subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def as_nobody(*argv: str) -> str:
+    """What ``argv`` prints run by an ordinary user of the host (nobody)."""
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout
