@@ -577,7 +577,7 @@ got = {
                                    PERSON_HOME + "/.config/gh/hosts.yml"]},
     "clone_in_env": clone_from_env,
     "parent_cwd": parent_cwd,
-    "wrote": write(CLONE + "/escaped.md", "out of the box"),
+    "wrote": write(CLONE + "/tests/escaped.md", "out of the box"),
 }
 pathlib.Path(FOUND).write_text(json.dumps(got))
 """
@@ -671,7 +671,7 @@ def test_a_maker_finds_no_way_to_ship(
     assert heads == ["refs/heads/main"]  # nothing the maker pushed
     subjects = project.subjects()
     assert "maker's own" not in subjects and "G1: Multiply" in subjects  # folded, by relay
-    assert "escaped.md" in project.git("show", "--name-only", "--format=", "HEAD~1")
+    assert "tests/escaped.md" in project.git("show", "--name-only", "--format=", "HEAD~1")
     assert project.clean()
     pushed = subprocess.run(
         ["git", "log", "--format=%s", "main"], cwd=remote, capture_output=True, text=True,
