@@ -328,10 +328,8 @@ def compile_latin1(pattern: bytes) -> Searcher:
     options.never_capture = True
     # Its automaton's cache fills to the budget over a long and varied log, and is most of
     # ``relay redact``'s peak memory: 64 MB took that to 66 MB on 37 MB of Python source
-    # (48 MB: 60 MB, and that source is read at 24 MB/s instead of 35). On the build log the
-    # redactor alone peaked at 64.6 MB with 48; 24 MB is as fast there (16 MB is 13% slower),
-    # but Python source is read about 10% slower than with 48.
-    options.max_mem = 24 << 20
+    # (48 MB: 60 MB, and that source is read at 24 MB/s instead of 35).
+    options.max_mem = 48 << 20
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
     return searcher(re2.compile(pattern, options), within=True)  # ``_ranges`` reads within
 
