@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from relay.edges import lineends
-from relay.edges.git import Clone, known_dirs
+from relay.edges.git import Clone, GitFailed, known_dirs
 from relay.edges.ownpath import program
 from relay.errors import ConfigError
 
@@ -431,8 +431,11 @@ class WorkTree:
         """The clone's reachable loose objects packed (``git repack -d``: one new pack,
         their loose copies removed; nothing else of the repository changes: ``-n``, no
         server information written into the git directory's info folder, which relay
-        holds unchanged around every attempt)."""
-        self.git("repack", "-d", "-n", "-q")
+        holds unchanged around every attempt). Never while a worktree is being added: its
+        HEAD names no object yet, and git's repack, reading every HEAD, stops on it; a
+        packing that fails all the same is skipped (it only saves reads; the next tries)."""
+        with _WORKTREES, contextlib.suppress(ConfigError, GitFailed):
+            self.git("repack", "-d", "-n", "-q")
 
     def common_dir(self) -> Path:
         """The clone's common git directory, absolute (asked of git once a process: a
