@@ -35,9 +35,10 @@ def box_in(prefix: str) -> Iterator[Sandbox]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def run(box: Sandbox, command: str) -> subprocess.CompletedProcess[str]:
-    """``command`` run in ``box`` as a gate is, with its HOME and temporary folder."""
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+def run(box: Sandbox, command: str, **more: str) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``box`` as a gate is, with its HOME and temporary folder (and
+    the variables ``more``)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp), **more}
     return subprocess.run(
         ["/bin/sh", "-c", box.wrap(command, env)],
         cwd=box.tree,

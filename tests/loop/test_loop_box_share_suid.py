@@ -78,16 +78,7 @@ def test_a_box_cannot_make_a_file_set_user_id_or_set_group_id(box: Sandbox, shar
         " done; install -m 4755 /usr/bin/id i 2>/dev/null && echo made || echo refused;"
         f' chmod 700 x && stat -c %a x && {sys.executable} -I -c "$MAKE"'
     )
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    env["MAKE"] = make
-    done = subprocess.run(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run(box, command, MAKE=make)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:10] == [*["refused"] * 5, "700", *["refused"] * 3, "0o755"], done
     if os.uname().machine in ("x86_64", "aarch64"):

@@ -129,14 +129,7 @@ def test_what_a_box_leaves_in_a_share_is_its_user_s_and_makes_no_one_root(
             f" {share}/capped && echo capped"
         )
     command += f"; echo new > {share}/new.txt && echo wrote-share"
-    done = subprocess.run(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run(box, command)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["refused", *(["capped"] if setcap else []), "wrote-share"], done
     sticky = (share / "sticky").stat()
