@@ -15,24 +15,28 @@ does not stop connect(): emptied, those folders hold no socket bound there, in a
 network namespace or after the box started; what sockets remain in a folder shown are
 hidden behind /dev/null, and /dev holds the harmless devices alone. An agent role gets a
 copy of its own CLI's login in its scratch HOME. A relay run as root runs each box's
-command as root of a user namespace of its own that is :data:`BOX_ID` outside, never
-the real root. Its box folder is that user's; everything else it sees as it is, owners
-and modes: root's files are no one's in the box, so only their bits for others hold (a
-0600 or 0700 file of root's is unreadable there, in a folder relay shows it too: a tool's,
-a virtualenv's, relay's own); the folders above a shown one are made by relay, so one
-inside a folder of root's alone (``/root``) is reached all the same. A share is bound
-as it is and must be writable by that user (relay says so and stops otherwise): what the
-box leaves there is that user's on disk, never root's. Such a file left set-user-ID
-would make any local user who runs it that user, the owner of every later box's folder and
-processes: relay (root) clears the set-user-ID and set-group-ID bits and file capabilities
-of that user's files in each share before a box starts and once it is over (its pid
-namespace gone), and a share is nosuid and nodev inside a box. While it runs, a seccomp
-filter (x86_64 and aarch64) refuses it a set-user-ID or set-group-ID mode by chmod, open
-or mknod (a folder's set-group-ID too), and openat2 and io_uring, whose modes no filter
-sees; a file capability it gives is a user namespace's (root there is that user), which
-grants nothing on the host, and is cleared after. Elsewhere a set-user-ID file of that
-user's may lie in a share while a box runs: the structural fix is an id of each box's
-own, given by a user namespace root makes, its folders under a parent only root passes.
+command as root of a user namespace of its own that is a user of that box's own outside
+(one of :data:`BOX_IDS`, from the pid of the process it lives under), never the real
+root nor another running box's: a process of another box, or of the boxes' shared user
+:data:`BOX_ID`, neither signals it nor reaches its files through ``/proc``. Its box
+folder is that user's; everything else it sees as it is, owners and modes: root's files
+are no one's in the box, so only their bits for others hold (a 0600 or 0700 file of
+root's is unreadable there, in a folder relay shows it too: a tool's, a virtualenv's,
+relay's own); the folders above a shown one are made by relay, so one inside a folder of
+root's alone (``/root``) is reached all the same. A share must be writable by the boxes'
+shared user, :data:`BOX_ID` (relay says so and stops otherwise), and is bound through an
+idmapped mount on which that user's files are the box's own user's: what the box leaves
+there is :data:`BOX_ID`'s on disk, never root's nor its own user's, so the next box
+(another user) changes it as its own. Where a share's file system cannot be idmapped,
+the box runs as :data:`BOX_ID` itself. A file of that user's left set-user-ID would make
+any local user who runs it that user, the owner of every share: relay (root) clears the
+set-user-ID and set-group-ID bits and file capabilities of that user's files in each
+share before a box starts, and a share is nosuid and nodev inside a box. While it runs,
+a seccomp filter (x86_64 and aarch64) refuses it a set-user-ID or set-group-ID mode by
+chmod, open or mknod (a folder's set-group-ID too), and openat2 and io_uring, whose modes
+no filter sees, so nothing is left to clear once it is over (elsewhere it is cleared then
+too); a file capability it gives is a user namespace's (root there is its user), which
+grants nothing on the host.
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -239,8 +243,9 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 # environment's): its mounts made by mount(2) itself, in one process, in the order a
 # box needs them (outer folders first, a mount point made inside a tmpfs before it is
 # bound, read-only once bound); then the command, as the caller, in a user namespace
-# (for relay run as root: a user namespace whose root is BOX_ID outside, the box folder
-# given to it, what is shown or shared bound as it is, with its owners and modes)
+# (for relay run as root: a user namespace whose root is the box's own user outside, the
+# box folder given to it, what is shown bound as it is, with its owners and modes, and
+# what is shared through an idmapped mount on which BOX_ID's files are that user's)
 _ENTER = r"""
 import _signal  # the C module: the signal module's enums cost an import of enum
 import ctypes
@@ -272,7 +277,14 @@ KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "pp
           "s390x": 280, "armv7l": 311, "i686": 288}
 libc = ctypes.CDLL(None, use_errno=True)
 env = os.environ
-DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the box's user outside
+DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the boxes' shared user and group
+# the pid outside of the process the box lives under (unique while it runs): the box's user
+# is then one of its own, BOX_ID - 1 - OUTER, whenever every share it writes can be bound
+# through an idmapped mount on which the shared user's files are that user's
+OUTER = int(env.get("RELAY_OUTER") or 0)
+USER = DROP  # who the box's command is outside, once set up
+MOUNT_ATTR = {"rdonly": 1, "nosuid": 2, "nodev": 4, "idmap": 0x100000}
+OPEN_TREE, MOUNT_SETATTR, MOVE_MOUNT = 428, 442, 429  # the same on every machine Linux has
 
 
 class Failed(Exception):
@@ -415,9 +427,76 @@ def made(d):
     if DROP:
         for each in missing:
             if under(each, env["RELAY_TEMP"]):
-                os.chown(each, DROP, DROP, follow_symlinks=False)
+                os.chown(each, USER, DROP, follow_symlinks=False)
             else:
                 os.chmod(each, 0o755, follow_symlinks=False)
+
+
+def idmap_of(uid):
+    # a user namespace (its descriptor) that maps every id to itself but DROP, which is
+    # uid (and uid, which is no one): an idmapped mount through it stores uid's files as
+    # DROP's on disk and shows DROP's as uid's; the rest as they are, so that a file of
+    # no mapped owner is never refused a write its bits allow
+    ready, go = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER
+        os.write(ready[1], b"1" if ok else b"0")
+        os.read(go[0], 1)
+        os._exit(0)
+    try:
+        if os.read(ready[0], 1) != b"1":
+            raise OSError(ctypes.get_errno(), "cannot make an idmapping")
+        top = 4294967295
+        rows = (f"0 0 {uid}\n{uid + 1} {uid + 1} {DROP - uid - 1}\n{DROP} {uid} 1\n"
+                f"{DROP + 1} {DROP + 1} {top - DROP - 1}\n")
+        with open(f"/proc/{pid}/uid_map", "w") as table:
+            table.write(rows)
+        with open(f"/proc/{pid}/gid_map", "w") as table:
+            table.write(f"0 0 {top}\n")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.write(go[1], b"1")
+        os.waitpid(pid, 0)
+        for fd in (*ready, *go):
+            os.close(fd)
+
+
+def idmapped(folders, uid):
+    # each folder as a detached copy of its mounts (held by a descriptor, moved to its place
+    # later), nosuid and nodev, through idmap_of(uid); None where one cannot be (a file
+    # system with no idmapping, an older kernel): the box then runs as DROP
+    held = {}
+    try:
+        userns = idmap_of(uid)
+    except OSError:
+        return None
+    try:
+        attr = ctypes.create_string_buffer(struct.pack(
+            "QQQQ", MOUNT_ATTR["idmap"] | MOUNT_ATTR["nosuid"] | MOUNT_ATTR["nodev"], 0, 0, userns
+        ))
+        for f in folders:
+            # OPEN_TREE_CLONE | AT_RECURSIVE | O_CLOEXEC; then AT_EMPTY_PATH | AT_RECURSIVE
+            fd = libc.syscall(OPEN_TREE, -100, path(f), 1 | 0x8000 | 0o2000000)
+            if fd < 0:
+                raise OSError(ctypes.get_errno(), f"open_tree {f}")
+            held[f] = fd
+            if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000 | 0x8000, attr, 32) != 0:
+                raise OSError(ctypes.get_errno(), f"idmap {f}")
+    except OSError:
+        for fd in held.values():
+            os.close(fd)
+        return None
+    finally:
+        os.close(userns)
+    return held
+
+
+def moved(fd, target):
+    # a detached mount (idmapped) moved to target: MOVE_MOUNT_F_EMPTY_PATH
+    if libc.syscall(MOVE_MOUNT, fd, b"", -100, path(target), 4) != 0:
+        raise Failed(f"mount on {target}: {os.strerror(ctypes.get_errno())}")
+    os.close(fd)
 
 
 def is_socket(p):
@@ -431,12 +510,28 @@ def setup():
     box = env["RELAY_BOX"]
     if not stat.S_ISDIR(os.lstat(box).st_mode):
         raise Failed(f"{box} is not a folder of relay's")
+    global USER
+    shares, shown = lines("RELAY_SHARES"), lines("RELAY_SHOWN")
+    person = [s for s in shares if s not in shown]
+    held = {}
+    if DROP:  # the person's shares cleared of what a box's user left set-user-ID (_CLEAR)
+        for s in person:
+            try:
+                strip(s, DROP)
+            except OSError as err:
+                raise Failed(f"cannot clear set-user-ID files in a share: {err}") from None
+        if OUTER:  # a user of the box's own where every share it writes can be idmapped
+            held = idmapped(person, DROP - 1 - OUTER)
+            if held is not None:
+                USER = DROP - 1 - OUTER
+            held = held or {}
+    through = set(held)
     for rel in lines("RELAY_OWN"):  # what the box writes: each a mount of its own, writable
         at = inside(box, rel)  # in the box folder bound read-only below
         rbind(at, at)
     if DROP:  # run as root: the box folder is its unprivileged user's
         inside(box, f"tmp/{env['RELAY_BOX_IN']}")  # (with the way to it in its /tmp)
-        give(box, DROP, DROP)
+        give(box, USER, DROP)
     if env.get("RELAY_DEV"):  # a /dev of its own: no disk, console, loop device or kvm
         d = box + "/dev"
         os.mkdir(d)
@@ -465,9 +560,9 @@ def setup():
     for n in lines("RELAY_SHOW_DIRS"):  # the person's environments, read-only, in relay's clone
         rbind(f"{show_at}/{n}", f"{tree}/{n}")
         ro(f"{tree}/{n}")
-    shares = lines("RELAY_SHARES")
     for i, s in enumerate(shares, 1):  # the person's shares, past the private temporary folder
-        rbind(s, inside(box, f"shared/{i}"))
+        if s not in held:  # (an idmapped one is held by its descriptor meanwhile)
+            rbind(s, inside(box, f"shared/{i}"))
     # a private temporary folder: the box's scratch, with the box's own folder at its own path
     temp = env["RELAY_TEMP"]
     own = inside(box, f"tmp/{env['RELAY_BOX_IN']}")
@@ -496,11 +591,13 @@ def setup():
     for d in lines("RELAY_PRIVATE"):  # the other shared temporary folders: the box's own, empty
         os.makedirs(d, exist_ok=True)
         mount("relay-tmp", d, "tmpfs", 0, "mode=1777")
-    shown = lines("RELAY_SHOWN")
     for i, s in enumerate(shares, 1):  # each as it is, owners and modes: for relay run as
         # root, root's files are no one's in the box (only their bits for others hold), and
         # what it writes in a share is its user's on disk, never root's
         made(s)
+        if s in held:  # through its idmapping: already nosuid and nodev, what it holds too
+            moved(held.pop(s), s)
+            continue
         rbind(f"{box}/shared/{i}", s)
         if s in shown:  # relay's own, read-only
             ro(s)
@@ -509,8 +606,10 @@ def setup():
             for at, words in mounted():
                 if under(at, s) and os.path.exists(at):
                     sealed(at, words)
-    for i in range(1, len(shares) + 1):  # the staging binds go: a share is at its place alone
+    for i, s in enumerate(shares, 1):  # the staging binds go: a share is at its place alone
         staged = f"{box}/shared/{i}"
+        if s in through:
+            continue
         if libc.umount2(path(staged), 2) != 0:  # MNT_DETACH
             raise Failed(f"umount {staged}: {os.strerror(ctypes.get_errno())}")
     for d in lines("RELAY_HIDE_DIRS"):
@@ -614,8 +713,8 @@ def main():
     with open("/proc/self/environ", "rb") as given:
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
-        "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES "
-        "PRIVATE TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP"
+        "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -639,7 +738,7 @@ def main():
         if DROP:  # relay is root: the command's user namespace is made as the box's own user,
             os.setgroups([])  # with no capability left here
             os.setgid(DROP)
-            os.setuid(DROP)
+            os.setuid(USER)
         # no way back through a set-user-ID program, and no file of the box's user's (the
         # person's own, for a relay not run as root) made set-user-ID for another local
         # account to run as that user, even while the box runs
@@ -674,11 +773,10 @@ main()
 # changes regular files alone and prints how many entries it saw. It keeps a stack, not
 # Python's recursion, so no depth a box can make stops it half-way, and a bounded number
 # of folders open (see OPEN); anything it cannot walk stops the run, named.
-_STRIP = r"""
+_CLEAR = r"""
 import errno
 import os
 import stat
-import sys
 
 SPECIAL = stat.S_ISUID | stat.S_ISGID
 NOFOLLOW = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -768,6 +866,12 @@ def strip(top, uid):
         for level in stack:
             if level[0] is not None:
                 os.close(level[0])
+"""
+
+_STRIP = (
+    _CLEAR
+    + r"""
+import sys
 
 
 def main():
@@ -785,6 +889,11 @@ def main():
 
 main()
 """
+)
+
+
+# the machines whose boxes the set-up's seccomp filter holds (MODED's in _ENTER)
+FILTERED = frozenset({"x86_64", "aarch64"})
 
 
 def strip_command(shares: Sequence[Path]) -> str:
@@ -908,7 +1017,7 @@ def _entry() -> str:
     import marshal
     import zlib
 
-    code = marshal.dumps(compile(_ENTER, "<relay box set-up>", "exec"))
+    code = marshal.dumps(compile(_CLEAR + _ENTER, "<relay box set-up>", "exec"))
     packed = binascii.b2a_base64(zlib.compress(code, 9), newline=False).decode("ascii")
     return (
         "import binascii, marshal, zlib\n"
@@ -945,18 +1054,34 @@ def _as_root() -> bool:
 
 
 MAPS = ("uid_map", "gid_map")
+PIDS = 2**22  # the most a pid can be (PID_MAX_LIMIT)
+# the users a root relay's boxes run as, each its own: BOX_ID - 1 - the pid outside of the
+# process the box lives under (so none is another running box's), BOX_ID itself where a
+# share cannot be idmapped
+BOX_IDS = range(BOX_ID - 1 - PIDS, BOX_ID + 1)
 
 
-def mapped(table: str, given: int) -> bool:
-    """Whether the id ``given`` is one of a user namespace's (``table``: its uid_map's or
-    gid_map's rows, inside, outside, count)."""
+def mapped(table: str, given: int, count: int = 1) -> bool:
+    """Whether the ids ``given`` to ``given + count - 1`` are one of a user namespace's
+    (``table``: its uid_map's or gid_map's rows, inside, outside, count)."""
     for row in table.splitlines():
         words = row.split()
         if len(words) == 3 and all(w.isdigit() for w in words):
-            inside, _, count = map(int, words)
-            if inside <= given < inside + count:
+            inside, _, length = map(int, words)
+            if inside <= given and given + count <= inside + length:
                 return True
     return False
+
+
+@functools.cache
+def _own_users() -> bool:
+    """Whether a root relay's boxes each run as a user of their own (:data:`BOX_IDS`):
+    where the user namespace relay runs in maps them all (the machine's always does)."""
+    try:
+        table = Path("/proc/self/uid_map").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return mapped(table, BOX_IDS.start, len(BOX_IDS))
 
 
 def _ids() -> list[str]:
@@ -1115,7 +1240,8 @@ class Sandbox:
         extra = [*named_folders(command), *programs, *bases, *tools, *own_folders()]
         path = os.pathsep.join([path, *extra])
         for each in path_folders(path, [temp, *private], box, self.hidden, seen, tops):
-            if each not in shares and each not in shown_here:
+            # (one in a share is seen through it, as the box may write it: never over it)
+            if each not in shown_here and not any(each.is_relative_to(s) for s in shares):
                 shown_here.append(each)
         # a tool's folder shown whole holds its index's or registry's login: hidden in it
         files += [f for f in shown_secrets([*shown_here, *shares]) if f not in files]
@@ -1161,8 +1287,8 @@ class Sandbox:
             )
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
         hide += " RELAY_DEV=1"
-        if _as_root():
-            hide += f" RELAY_DROP={BOX_ID}"
+        if _as_root():  # (the shell's pid: the process the box lives under, see _ENTER)
+            hide += f" RELAY_DROP={BOX_ID}" + (" RELAY_OUTER=$$" if _own_users() else "")
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
@@ -1177,15 +1303,16 @@ class Sandbox:
             command = f"{forwarder_command(self.egress)}\n{command}"
         argv = [*_outer(), "--net", *_enter(), *_ids(), command]
         boxed = " ".join(shlex.quote(a) for a in argv)
-        if not (_as_root() and shares):
+        if not (_as_root() and shares) or os.uname().machine in FILTERED:
             # the shell itself becomes the box (its assignments exported to what it execs):
-            # no process of its own, nor one for env
+            # no process of its own, nor one for env. (A root relay's set-up clears the
+            # shares before the box starts; on a machine whose boxes the seccomp filter
+            # holds, none can make a set-user-ID file there, so nothing is left to clear.)
             return f"{hide} exec {boxed}"
-        # the shares cleared before the box starts and once it is over (see _STRIP), so the
+        # elsewhere the shares are cleared once the box is over too (see _STRIP), so the
         # shell stays; the box's exit status kept, or 1 where they could not be cleared
-        strip = strip_command(shares)
-        after = f"relay_box=$?; {strip} || exit 1; exit $relay_box"
-        return f"{strip} || exit 1; {hide} {boxed}\n{after}"
+        after = f"relay_box=$?; {strip_command(shares)} || exit 1; exit $relay_box"
+        return f"{hide} {boxed}\n{after}"
 
     def python_path(self) -> list[str]:
         """Env-level only (no mounts): where the candidate's code lies in the tree for each
@@ -2243,7 +2370,7 @@ def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid not in _own_ids():
+        if not stat.S_ISDIR(info.st_mode) or not _own_id(info.st_uid):
             continue
         folder = Path(entry.path)
         record = read_regular(folder / OWNER_FILE, 256).decode("ascii", "replace")
@@ -2257,9 +2384,10 @@ def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
     return dropped
 
 
-def _own_ids() -> tuple[int, ...]:
-    """Who owns a box folder of this user's: the user, and for root the boxes' own user."""
-    return (os.getuid(), BOX_ID) if _as_root() else (os.getuid(),)
+def _own_id(uid: int) -> bool:
+    """Whether ``uid`` owns box folders of this user's: the user, and for root the boxes'
+    own users."""
+    return uid == os.getuid() or (uid in BOX_IDS and _as_root())
 
 
 def _remove_box(folder: Path) -> None:

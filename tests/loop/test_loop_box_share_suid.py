@@ -87,15 +87,16 @@ def test_a_box_cannot_make_a_file_set_user_id_or_set_group_id(box: Sandbox, shar
 
 @needs_root_boxes
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="no setpriv to run as nobody")
-def test_nothing_of_the_box_s_user_in_a_share_is_set_user_id_once_a_box_is_over(
+def test_nothing_of_the_box_s_user_in_a_share_is_set_user_id_when_the_next_box_starts(
     box: Sandbox, share: Path
 ) -> None:
-    """What the box's user's files in a share became while a box ran (set there by any
+    """What the boxes' user's files in a share became while a box ran (set there by any
     process of that user's, in or out of the box: here root stands for one) is cleared
-    once it is over: set-user-ID, set-group-ID (one deep in a folder) and a file capability
-    the box gave (as root of its user namespace): nobody who runs one stays nobody. What is
-    not the box's user's (a set-user-ID file of root's the person keeps there, a link to
-    one outside) is left as it is, and no link is followed."""
+    before the next box's command runs (and, on a machine whose boxes no seccomp filter
+    holds, once the box is over): set-user-ID, set-group-ID (one deep in a folder) and a
+    file capability the box gave (as root of its user namespace): nobody who runs one
+    stays nobody. What is not that user's (a set-user-ID file of root's the person keeps
+    there, a link to one outside) is left as it is, and no link is followed."""
     outside = share.parent / "root-suid"
     shutil.copy("/usr/bin/id", outside)
     outside.chmod(0o4755)
@@ -134,6 +135,8 @@ def test_nothing_of_the_box_s_user_in_a_share_is_set_user_id_once_a_box_is_over(
     assert running.returncode == 0, err
     if SETCAP:
         assert "cap_setuid" in out, out
+    following = run(box, "true")
+    assert following.returncode == 0, following.stderr
     for made in ("sticky", "a/b/deep"):
         st = (share / made).stat()
         assert st.st_uid == BOX_ID and stat.S_IMODE(st.st_mode) == 0o755, (made, oct(st.st_mode))

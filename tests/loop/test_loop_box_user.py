@@ -1,5 +1,6 @@
 """A box of a relay run as root is root of a user namespace of its own whose root is an
-unprivileged user outside (:data:`BOX_ID`), never the real root: a file only root may
+unprivileged user outside, the box's own (one of :data:`BOX_IDS`), never the real root
+nor another running box's (test_loop_box_own_user): a file only root may
 read is unreadable in it by its mode, whatever the lists of hidden paths say, while its
 tree, scratch HOME and temporary folder are its own to write, and relay (root) reads and
 removes what it left. A relay run as any other user runs its boxes as itself (those
@@ -21,7 +22,7 @@ from root_boxes import as_nobody, box_in, needs_root_boxes, run
 
 from relay.errors import LocalUsageError
 from relay.ratchet import sandbox
-from relay.ratchet.sandbox import BOX_ID, NAMESPACES, Sandbox, mapped
+from relay.ratchet.sandbox import BOX_ID, BOX_IDS, NAMESPACES, Sandbox, mapped
 
 
 @pytest.fixture
@@ -56,21 +57,15 @@ def test_a_root_only_file_is_unreadable_in_a_box_of_a_root_relay(
         " echo h > $HOME/h && echo t > $TMPDIR/t && echo wrote-scratch",
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [
-        "0",
-        "0",
-        "denied",
-        "0",
-        str(BOX_ID),
-        "1",
-        "wrote-tree",
-        "wrote-scratch",
-    ]
+    words = done.stdout.split()
+    outside = int(words[4])  # the box's own user: none of the boxes' shared one, nor root
+    assert words == ["0", "0", "denied", "0", str(outside), "1", "wrote-tree", "wrote-scratch"]
+    assert outside in BOX_IDS and outside != BOX_ID
     assert "Permission denied" in done.stderr and "ROOT-ONLY" not in done.stdout
     # relay, root, reads what the box wrote, which is the box's user's, not root's
     assert (box.tree / "made.txt").read_text() == "made\n"
-    assert (box.tree / "made.txt").stat().st_uid == BOX_ID
-    assert (box.home / "h").stat().st_uid == BOX_ID
+    assert (box.tree / "made.txt").stat().st_uid == outside
+    assert (box.home / "h").stat().st_uid == outside
     assert (box.tree / "kept.txt").read_text() == "relay's clone\nmore\n"
     assert root_only.stat().st_uid == 0 and root_only.stat().st_mode & 0o777 == 0o600
 
@@ -199,7 +194,8 @@ def test_a_box_folder_given_to_the_box_s_user_is_removed_when_its_run_is_over(
     box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
     done = run(box, "mkdir -p deep/er && echo x > deep/er/f && chmod 0 deep/er deep")
     assert done.returncode == 0, done.stderr
-    assert folder.stat().st_uid == BOX_ID and (folder / "tree").stat().st_uid == BOX_ID
+    owner = folder.stat().st_uid
+    assert owner in BOX_IDS and (folder / "tree").stat().st_uid == owner
     assert sandbox.drop_stale_boxes(tmp_path) == [folder]
     assert not folder.exists()
 
@@ -212,3 +208,6 @@ def test_an_id_is_a_user_namespaces_where_a_row_of_its_map_holds_it() -> None:
     assert not mapped("0 0 1\n", BOX_ID)
     assert not mapped(f"0 1000 1\n1 100000 {BOX_ID - 1}\n", BOX_ID)
     assert mapped(f"0 1000 1\n1 100000 {BOX_ID}\n", BOX_ID)
+    assert mapped("0 0 4294967295\n", BOX_IDS.start, len(BOX_IDS))
+    assert not mapped(f"0 0 {BOX_ID + 1}\n", BOX_IDS.start, len(BOX_IDS) + 1)
+    assert not mapped(f"0 0 {BOX_IDS.start}\n{BOX_IDS.start} 7 9\n", BOX_IDS.start, 10)

@@ -1,0 +1,164 @@
+"""Each box of a relay run as root runs as a user of its own (one of :data:`BOX_IDS`, from
+the pid outside of the process it lives under), never the boxes' shared user
+(:data:`BOX_ID`), who owns what they leave in a share on disk. A process of that shared
+user's — which any local account would be who ran a set-user-ID file a box once left in a
+share — neither signals a running box, nor reads or writes its files through
+``/proc/PID/root`` or its box folder, nor another box's; and two boxes that run at once are
+two users, while a share stays the boxes' to write in turn."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from root_boxes import box_in, needs_root_boxes, run
+
+from relay.ratchet.sandbox import BOX_ID, BOX_IDS, Sandbox
+
+pytestmark = [
+    needs_root_boxes,
+    pytest.mark.skipif(shutil.which("setpriv") is None, reason="no setpriv to run as a user"),
+]
+
+
+@pytest.fixture
+def share(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A person's share, the boxes' shared user's as relay's refusal asks."""
+    folder = Path(tempfile.mkdtemp(prefix="relay-test-own-share-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    shared = folder / "share"
+    shared.mkdir()
+    os.chown(shared, BOX_ID, BOX_ID)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(shared))
+    try:
+        yield shared
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def outside_user(pid: int) -> int:
+    """The real user outside of host process ``pid``."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    return int(next(row.split()[1] for row in status.splitlines() if row.startswith("Uid:")))
+
+
+def waiting(box: Sandbox, marker: str, share: Path) -> subprocess.Popen[str]:
+    """A box that writes a secret in its tree and a file in the share, says it is ready
+    and waits for ``go`` in the share (its sleeping process named by ``marker``)."""
+    command = (
+        f"echo BOX-SECRET-{marker} > secret.txt && chmod 600 secret.txt"
+        f" && echo {marker} >> {share}/log && exec python3 -c 'import os, time, sys\n"
+        'open(sys.argv[2], "w").close()\n'
+        f"while not os.path.exists(sys.argv[1]): time.sleep(0.05)'"
+        f" {share}/go {share}/ready-{marker} {marker}"
+    )
+    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+    return subprocess.Popen(
+        ["/bin/sh", "-c", box.wrap(command, env)],
+        cwd=box.tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def host_pid(marker: str) -> int:
+    """The host pid of the box's process whose command line ends with ``marker``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"python3" in argv[0] and argv[-2:] == [marker.encode(), b""]:
+            return int(entry.name)
+    raise AssertionError(f"no box process for {marker}")
+
+
+def as_shared_user(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` run on the host as the boxes' shared user."""
+    ids = [f"--reuid={BOX_ID}", f"--regid={BOX_ID}", "--clear-groups"]
+    return subprocess.run(
+        ["setpriv", *ids, *argv], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def test_two_boxes_at_once_are_two_users_none_the_shared_one_and_unreachable_by_it(
+    share: Path,
+) -> None:
+    with box_in("relay-test-own-a-") as one, box_in("relay-test-own-b-") as two:
+        first, second = waiting(one, "mark-a", share), waiting(two, "mark-b", share)
+        try:
+            deadline = time.monotonic() + 60
+            while not all((share / f"ready-{m}").exists() for m in ("mark-a", "mark-b")):
+                assert first.poll() is None and second.poll() is None, (
+                    first.communicate(),
+                    second.communicate(),
+                )
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            pids = [host_pid("mark-a"), host_pid("mark-b")]
+            users = [outside_user(p) for p in pids]
+            assert users[0] != users[1] and all(u in BOX_IDS and u != BOX_ID for u in users)
+            assert [one.folder.stat().st_uid, two.folder.stat().st_uid] == users
+            for pid, box in zip(pids, (one, two), strict=True):
+                secret = f"/proc/{pid}/root{box.tree}/secret.txt"
+                for argv in (
+                    ["cat", secret],
+                    ["sh", "-c", f"echo FLIP > {secret}"],
+                    ["cat", str(box.tree / "secret.txt")],
+                    ["kill", "-STOP", str(pid)],
+                    ["ls", f"/proc/{pid}/cwd/"],
+                ):
+                    done = as_shared_user(*argv)
+                    assert done.returncode != 0 and "BOX-SECRET" not in done.stdout, (argv, done)
+                assert outside_user(pid) in users
+            # and a box of its own user cannot reach the other either (here: its user, on
+            # the host)
+            done = subprocess.run(
+                [
+                    "setpriv",
+                    f"--reuid={users[0]}",
+                    f"--regid={BOX_ID}",
+                    "--clear-groups",
+                    "cat",
+                    f"/proc/{pids[1]}/root{two.tree}/secret.txt",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert done.returncode != 0 and "BOX-SECRET" not in done.stdout, done
+        finally:
+            (share / "go").touch()
+            for each in (first, second):
+                _, err = each.communicate(timeout=60)
+                assert each.returncode == 0, err
+        assert (one.tree / "secret.txt").read_text() == "BOX-SECRET-mark-a\n"
+        assert (two.tree / "secret.txt").read_text() == "BOX-SECRET-mark-b\n"
+    # the share is written by both, and stays the shared user's on disk
+    log = share / "log"
+    assert sorted(log.read_text().split()) == ["mark-a", "mark-b"]
+    assert log.stat().st_uid == BOX_ID
+
+
+def test_what_one_box_leaves_in_a_share_the_next_box_changes(share: Path) -> None:
+    """A cache in a share (made by one box, as its own user) is the next box's to change
+    and remove, though the two are different users: on disk it is the shared user's."""
+    with box_in("relay-test-own-c-") as box:
+        made = run(box, f"mkdir -p {share}/cache/a && echo 1 > {share}/cache/a/f && id -u")
+        assert made.returncode == 0, made.stderr
+        again = run(box, f"echo 2 >> {share}/cache/a/f && mv {share}/cache/a {share}/cache/b")
+        assert again.returncode == 0, again.stderr
+        gone = run(box, f"rm -r {share}/cache && echo removed")
+        assert gone.stdout.split() == ["removed"], gone
+    assert not (share / "cache").exists()
