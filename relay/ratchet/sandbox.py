@@ -656,6 +656,9 @@ def setup():
         if os.path.exists(p):
             mount(p, p, None, BIND)
             ro(p)
+    for p in ("/proc/keys", "/proc/key-users"):  # the keys its user may view: the person's
+        if os.path.exists(p):  # names of keys (a login's, a mount's), for a relay not root
+            mount("/dev/null", p, None, BIND)
     # everything else read-only: the person's folders, the clone's parents, the system's
     writable = lines("RELAY_WRITABLE")
     for at, words in mounted():

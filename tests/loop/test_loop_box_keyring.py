@@ -1,6 +1,7 @@
 """A box has a session keyring of its own: the keys a person's login left in theirs
 (pam_keyinit's session keyring, a Kerberos or CIFS login's key) are not read from a box,
-and a key a box adds is gone with it, never planted in the person's.
+nor listed by name (its /proc/keys is empty), and a key a box adds is gone with it, never
+planted in the person's.
 
 A real box, run by a process that joins a fresh session keyring of its own first (the
 test's keyring, not the one this test runs under), through keyctl(2) itself."""
@@ -109,6 +110,7 @@ def test_a_box_neither_reads_nor_plants_a_key_in_the_persons_session_keyring(
     assert said["key"] > 0 and said["still"] == SECRET, said
     assert said["rc"] == 0, said["err"]
     inside = json.loads(said["box"])
+    assert inside["keys"] == "", "the box listed the keys its user may view"
     assert inside["found"] < 0, "the box found the person's session key"
     assert inside["read"] is None, "the box read the person's session key"
     assert SECRET not in said["box"]
