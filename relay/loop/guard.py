@@ -253,14 +253,17 @@ def defines_gates(path: str) -> bool:
     """Whether ``path`` is a file that defines how a gate runs or what it collects (a
     pyproject.toml only through its ``[tool]`` tables, which ``gate_definition_touched``
     compares), or one the gates' tools load of their own accord (a distribution's
-    metadata: its entry points are pytest plugins)."""
+    metadata: its entry points are pytest plugins; a JavaScript tool's configuration,
+    ``node_gates.NODE_CONFIG``)."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if name == "entry_points.txt" or any(p.endswith(METADATA_SUFFIXES) for p in parts[:-1]):
         return True
     if any(p in STARTUP_PACKAGES for p in parts[:-1]):
         return True  # sitecustomize/__init__.py runs at start-up as sitecustomize.py does
-    return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
+    from relay.loop.node_gates import is_node_config
+
+    return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES) or is_node_config(name)
 
 
 # programs that run the script they are given (``sh scripts/check.sh``, ``python
@@ -298,8 +301,13 @@ def gate_scripts(
     gates check, not define). A maker that could
     rewrite one could pass any gate, as with a Makefile's target. ``root``: the tree's
     absolute path, for a command that names a file of it in full."""
+    from relay.loop.node_gates import package_scripts
+
     have = frozenset(files)
     found: set[str] = set()
+    commands = list(commands)
+    package = read("package.json") if "package.json" in have else None
+    commands += package_scripts(commands, package)  # ``npm test``: the script it runs
     queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
     queue += tool_plugins(commands, have, read)
     beside: dict[str, list[str]] = {}
@@ -327,18 +335,26 @@ DOC_SUFFIXES = (".md", ".rst")
 # the settings through which a gate's tool loads code of the tree's as its own (a plugin,
 # a hook, a configuration it extends): the keys, as any of their files spells them
 _PLUGIN_KEYS = frozenset({"plugins", "load-plugins", "extension", "report"})
-_PATH_KEYS = frozenset({"extend", "paths"})  # ruff's extended configuration, flake8's folders
+# ruff's and pyright's extended configuration, flake8's folders, pyright's stubs
+_PATH_KEYS = frozenset({"extend", "extends", "paths", "stubpath"})
 # where they live: pyproject.toml's [tool] tables, an INI file's sections (.coveragerc's
 # [run], .pylintrc's [MAIN] or [MASTER])
 QUOTES = "'\""
-_TOOL_TABLES = frozenset({"mypy", "pytest", "coverage", "flake8", "pylint", "ruff"})
+_TOOL_TABLES = frozenset(
+    {"mypy", "pytest", "coverage", "flake8", "pylint", "ruff", "pyright", "basedpyright"}
+)
 _TOOL_SECTIONS = (*_TOOL_TABLES, "tool:pytest", "run", "main", "master")
 # the files those settings are read from (a pyproject.toml through its [tool] tables)
 _TOOL_CONFIGS = (
     "pyproject.toml", "setup.cfg", "tox.ini", "mypy.ini", ".mypy.ini", "pytest.ini",
     ".pytest.ini", "pytest.toml", ".pytest.toml", ".coveragerc", ".flake8", ".pylintrc",
-    "pylintrc", "ruff.toml", ".ruff.toml",
+    "pylintrc", "ruff.toml", ".ruff.toml", "pyrightconfig.json",
 )  # fmt: skip
+# pyright's settings: the configuration it extends (read in turn), and its stubs' folder
+# (a stub there is read in place of the module: ``typings`` when none is named)
+_EXTENDS_KEYS = frozenset({"extend", "extends"})
+_STUB_KEYS = frozenset({"stubpath"})
+_PYRIGHT_STUBS = "typings"
 
 
 def tool_plugins(
@@ -363,6 +379,7 @@ def tool_plugins(
             modules += _pytest_p(part) if "pytest" in part else []
     todo = [n for n in texts]
     seen: set[str] = set()
+    stubs = False  # pyright's stubs' folder named
     while todo:
         name = todo.pop()
         if name in seen:
@@ -379,13 +396,14 @@ def tool_plugins(
                 code = "\n".join(p.strip(" " + QUOTES) for p in re.split(r"[;\n]", value))
                 modules += _imported(code)
             elif key in _PATH_KEYS:
+                stubs = stubs or key in _STUB_KEYS
                 for word in re.split(r"[\s,]+", value):  # relative to their file
                     word = _plain(f"{PurePosixPath(name).parent}/{word.strip(QUOTES)}")
                     paths.append(word)
                     if key == "paths":
                         dirs.add(word)
-                    elif word in have:
-                        todo.append(word)  # ruff's extended file may extend another
+                    elif word in have and key in _EXTENDS_KEYS:
+                        todo.append(word)  # an extended file may extend another
             elif key in _PLUGIN_KEYS:
                 for item in re.split(r"[\s,]+", value):
                     item = item.split("=")[-1].split(":")[0].strip("'\"")
@@ -397,6 +415,8 @@ def tool_plugins(
                         modules.append(item)
     for conftest in sorted(p for p in have if PurePosixPath(p).name == "conftest.py"):
         modules += _pytest_plugins(read(conftest) or "")
+    if not stubs and _pyright(texts):
+        paths.append(_PYRIGHT_STUBS)  # pyright's stubs' folder when none is named
     out: list[str] = []
     for word in paths:
         path = _plain(word)
@@ -405,6 +425,9 @@ def tool_plugins(
         elif path:  # a folder of plugins: every file of it
             out += [p for p in have if p.startswith(path + "/")]
     out += [p for m in modules for p in _module_files(m, frozenset(dirs), have)]
+    from relay.loop.node_gates import node_gate_files
+
+    out += node_gate_files(have, read)  # a JavaScript tool's setup files, imported rules
     # what a plugin imports of the tree's runs with it (its own folder is on sys.path)
     queue, done = list(out), set(out)
     while queue:
@@ -446,28 +469,21 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
     if not text:
         return []
     found: list[tuple[str, str]] = []
+    if name.endswith(".json"):  # pyrightconfig.json (comments and trailing commas allowed)
+        doc = _jsonc(text)
+        if doc is None:
+            return [(k, text) for k in ("extends", "stubpath")]  # unreadable: its words
+        return _table_settings(doc)
     if name.endswith(".toml"):
         try:
-            doc: object = tomllib.loads(text)
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return [(k, text) for k in ("plugins", "addopts")]  # unreadable: its words
         if PurePosixPath(name).name == "pyproject.toml":
             doc = doc.get("tool") if isinstance(doc, dict) else None
             if isinstance(doc, dict):  # another tool's table names no gate's plugin
                 doc = {k: v for k, v in doc.items() if k in _TOOL_TABLES}
-        stack = [doc]
-        while stack:
-            table = stack.pop()
-            if not isinstance(table, dict):
-                continue
-            for key, value in table.items():
-                if isinstance(value, dict):
-                    stack.append(value)
-                    continue
-                items = value if isinstance(value, list) else [value]
-                said = " ".join(str(i) for i in items if isinstance(i, str | int))
-                found.append((str(key).lower().replace("_", "-"), said))
-        return found
+        return _table_settings(doc)
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -479,6 +495,47 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
         for key, value in parser.items(section, raw=True):
             found.append((key.lower().replace("_", "-"), value or ""))
     return found
+
+
+def _table_settings(doc: object) -> list[tuple[str, str]]:
+    """(key, value) for every setting of a parsed TOML or JSON document, its tables at any
+    depth (keys in lower case, ``_`` as ``-``; a list's items joined by a space)."""
+    found: list[tuple[str, str]] = []
+    stack = [doc]
+    while stack:
+        table = stack.pop()
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if isinstance(value, dict):
+                stack.append(value)
+                continue
+            items = value if isinstance(value, list) else [value]
+            said = " ".join(str(i) for i in items if isinstance(i, str | int))
+            found.append((str(key).lower().replace("_", "-"), said))
+    return found
+
+
+def _jsonc(text: str) -> object | None:
+    """JSON with comments and trailing commas, as pyright reads its configuration; None
+    when it is not even that."""
+    bare = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text,
+                  flags=re.DOTALL)  # fmt: skip
+    bare = re.sub(r",(\s*[}\]])", r"\1", bare)
+    try:
+        doc: object = json.loads(bare)
+    except ValueError:
+        return None
+    return doc
+
+
+def _pyright(texts: Mapping[str, str | None]) -> bool:
+    """Whether the tree configures pyright (pyrightconfig.json, pyproject.toml's
+    ``[tool.pyright]`` or ``[tool.basedpyright]``)."""
+    if "pyrightconfig.json" in texts:
+        return True
+    tool = _toml_part(texts.get("pyproject.toml"), "tool")
+    return isinstance(tool, dict) and bool({"pyright", "basedpyright"} & set(tool))
 
 
 def _pytest_p(text: str) -> list[str]:
