@@ -324,8 +324,12 @@ def gate_scripts(
         body = read(path)
         if not body:
             continue
-        if path.endswith(".py"):  # what a Python script imports from beside it
+        if path.endswith(".py"):  # what a Python script imports from beside it, and runs
             queue += _beside(path, body, have)
+            for line in _py_commands(body):
+                queue += _named_files(line, have, root, script=False)
+        elif path.endswith((".ini", ".cfg")):  # tox's commands, each an INI value
+            queue += _named_files(_ini_values(body), have, root, script=True)
         elif not path.endswith(SOURCE_SUFFIXES):  # a shell script's or makefile's commands
             queue += _named_files(body, have, root, script=True)
     return frozenset(found)
@@ -710,6 +714,8 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
     if base in RUNNERS and rest:
         skip = 1 if rest[0] in ("run", "exec", "x") else 0
         return out + _words_files(rest[skip:], have, root)
+    if base in RUNS_A_FILE:
+        return out + _runner_file(base, rest, have, root)
     if base in ("make", "gmake"):
         told = any(w in ("-f", "--file", "--makefile") or w.startswith(("-f", "--file=",
                    "--makefile=")) for w in rest)  # fmt: skip
@@ -732,6 +738,8 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
     given = False  # the interpreter's script is found
     inline = False  # the next word is a shell's -c command
     for word in rest:
+        if module and word in RUNS_A_FILE:  # python -m tox: tox.ini's commands
+            return out + _runner_file(word, rest[rest.index(word) + 1 :], have, root)
         if module:  # python -m tools.lint: the module's file in the tree
             dotted = word.replace(".", "/")
             out += [
@@ -766,6 +774,66 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
         if word.startswith("-") or not (_checked(path) or bare):
             out.append(path)  # an option's value or a path argument that is no source
     return out
+
+
+# runners that run what a file of the tree defines (tox.ini's commands, noxfile.py's
+# sessions): (the option naming another file, its long form, the file read by default)
+RUNS_A_FILE = {
+    "tox": (("-c",), ("--conf",), "tox.ini"),
+    "nox": (("-f",), ("--noxfile", "--nox-file"), "noxfile.py"),
+}
+
+
+def _runner_file(tool: str, rest: list[str], have: frozenset[str], root: str) -> list[str]:
+    """The file tox or nox reads its commands from (``-c``/``-f`` or the default)."""
+    short, long, default = RUNS_A_FILE[tool]
+    told = default
+    for i, word in enumerate(rest):
+        if word in (*short, *long) and i + 1 < len(rest):
+            told = rest[i + 1]
+        elif word.startswith(tuple(f"{o}=" for o in long)):
+            told = word.split("=", 1)[1]
+    found = _in_tree(told, have, root)
+    return [found] if found is not None else []
+
+
+def _ini_values(text: str) -> str:
+    """An INI file's lines as commands: ``commands = python x.py`` is ``python x.py``,
+    a continuation line itself; tox's ``{toxinidir}/`` is the tree's top."""
+    lines = [re.sub(r"^\s*[\w.:-]+\s*=\s*", "", line) for line in text.splitlines()]
+    return re.sub(r"\{(?:toxinidir|tox_root)\}/", "", "\n".join(lines))
+
+
+def _py_commands(text: str) -> list[str]:
+    """The command lines a Python gate script runs by literal words
+    (``subprocess.run(["sh", "x.sh"])``, ``os.system("sh x.sh")``, nox's
+    ``session.run("python", "tools/a.py")``); none when it cannot be parsed (its imports
+    are still followed). What it only reads (``open("data.txt")``) is not a command."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in _RUNS_COMMANDS:
+            continue
+        first = node.args[0]
+        items = list(first.elts) if isinstance(first, ast.List | ast.Tuple) else node.args
+        words = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+        if len(words) == len(items):
+            out.append(words[0] if len(words) == 1 else shlex.join(words))
+    return out
+
+
+# what runs a command from Python: subprocess's, os's, nox's session
+_RUNS_COMMANDS = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput",
+     "getstatusoutput", "run_always", "run_install", "run_in_venv"}
+)  # fmt: skip
 
 
 # what makes a command's reach into the tree past reading: a script's own folder (``$0``,

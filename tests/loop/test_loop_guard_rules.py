@@ -1032,6 +1032,40 @@ def test_a_javascript_tools_configuration_defines_the_gates_and_npm_runs_its_scr
     assert not gate_scripts(["npx jest", "python -m pytest -q"], tree, texts.get)
 
 
+def test_what_tox_and_nox_run_and_what_a_python_gate_script_names_define_the_gates() -> None:
+    """``tox`` runs tox.ini's commands and ``nox`` noxfile.py's sessions: the files those
+    run define the gate, as a Makefile's recipes do; so does what a Python gate script
+    runs by literal words (``subprocess.run(["sh", ...])``, ``os.system(...)``), not what it
+    only reads. A conftest.py or a start-up file at any depth is a gate file."""
+    tree = ["tox.ini", "noxfile.py", "tools/lint.py", "scripts/check.sh", "extra/more.sh",
+            "rules.txt", "data.txt", "ci/tox.ini", "src/calc.py", "tests/test_calc.py"]  # fmt: skip
+    texts = {
+        "tox.ini": "[tox]\nenv_list = lint\n\n[testenv:lint]\ncommands =\n"
+        "    python tools/lint.py\n    sh {toxinidir}/scripts/check.sh\n",
+        "ci/tox.ini": "[testenv]\ncommands = sh scripts/check.sh\n",
+        "noxfile.py": "import nox\n\n\n@nox.session\ndef lint(session):\n"
+        '    session.run("python", "tools/lint.py")\n    session.run("sh", "scripts/check.sh")\n',
+        "tools/lint.py": 'import os, subprocess\nsubprocess.run(["sh", "extra/more.sh"])\n'
+        'os.system("sh rules.txt")\nDATA = open("data.txt").read()\n',
+    }
+    runs = ["extra/more.sh", "rules.txt", "scripts/check.sh", "tools/lint.py"]
+    for command, own in (
+        ("tox -e lint", "tox.ini"),
+        ("python -m tox -e lint", "tox.ini"),
+        ("nox -s lint", "noxfile.py"),
+        ("python -m nox --noxfile noxfile.py -s lint", "noxfile.py"),
+    ):
+        assert sorted(gate_scripts([command], tree, texts.get)) == sorted([*runs, own]), command
+    assert sorted(gate_scripts(["tox -c ci/tox.ini"], tree, texts.get)) == [
+        "ci/tox.ini", "scripts/check.sh",
+    ]  # fmt: skip
+    nested = ["src/calc/conftest.py", "lib/site/extra.pth", "pkg/sitecustomize.py"]
+    found = gate_definition_touched(
+        nested, at_baseline=["src/calc/__init__.py"], deleted=[], texts={}, installed=INSTALLED
+    )
+    assert [p for p, _ in found] == nested
+
+
 def test_a_plugins_imports_of_the_tree_and_a_commands_plugin_define_the_gates() -> None:
     """What a plugin imports of the tree runs as the plugin (its own folder first on
     sys.path, as mypy puts a plugin's); ``pytest -p NAME`` on a gate's command loads one
