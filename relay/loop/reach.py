@@ -230,6 +230,10 @@ COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _READ_AS = frozenset({"utf-8", "utf8", "ascii", "us-ascii", "latin-1", "latin1", "iso-8859-1"})
 HELD = "the change reaches into the test runner or the process"
+STUB_BESIDE = (
+    "a stub beside the module it stands for (type checkers read it in place of the"
+    " module's code, so their gate no longer checks that code)"
+)
 
 # The shape, outside test code: what added code may import without a person. Every other
 # module (``os``, ``sys``, ``inspect``, ``types``, ``importlib``, ``pkgutil``, ``copyreg``,
@@ -644,6 +648,19 @@ def reaches_in(
         elif path in texts and path.endswith(".py"):
             found.extend(reaches(path, *texts[path], plain))
     return found
+
+
+def stubs_beside(changes: Sequence[str], present: Iterable[str]) -> list[Reach]:
+    """A stub (``.pyi``) the change adds or edits beside the module it stands for
+    (``src/calc.pyi`` by ``src/calc.py``, both in the candidate, ``present``): mypy and
+    pyright read a stub in place of its module, so the type gate no longer checks the
+    module's code, whatever the stub declares."""
+    have = frozenset(present)
+    return [
+        Reach(path, 0, STUB_BESIDE)
+        for path in changes
+        if path.endswith(".pyi") and path in have and path[:-1] in have
+    ]
 
 
 def held_reason(found: Sequence[Reach], commit: str = "") -> str:

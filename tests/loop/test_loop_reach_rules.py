@@ -20,6 +20,7 @@ from relay.loop.reach import (
     project_modules,
     reaches,
     reaches_in,
+    stubs_beside,
 )
 from relay.ratchet.judge import installed_names
 
@@ -1259,3 +1260,20 @@ def test_a_test_may_name_an_absolute_path_and_the_baselines_own_is_credited() ->
     assert found(text, path="tests/test_calc.py") == []
     old = "def f():\n    return open('/etc/hostname')\n"
     assert found(old + "\n\ndef g():\n    return 1\n", before=old) == []
+
+
+def test_a_stub_beside_the_module_it_stands_for_is_held() -> None:
+    """mypy and pyright read ``calc.pyi`` in place of ``calc.py``: the type gate would no
+    longer check the module's code. A stub for a compiled module, or with no module
+    beside it, is free."""
+    present = ["src/calc.py", "src/calc.pyi", "src/pkg/__init__.py", "src/pkg/__init__.pyi",
+               "src/fast.pyi", "src/fast.so", "README.md"]  # fmt: skip
+    changes = ["src/calc.pyi", "src/pkg/__init__.pyi", "src/fast.pyi", "src/calc.py"]
+    said = [r.said() for r in stubs_beside(changes, present)]
+    assert said == [
+        "src/calc.pyi: a stub beside the module it stands for (type checkers read it in place"
+        " of the module's code, so their gate no longer checks that code)",
+        "src/pkg/__init__.pyi: a stub beside the module it stands for (type checkers read it"
+        " in place of the module's code, so their gate no longer checks that code)",
+    ]
+    assert stubs_beside(["src/calc.pyi"], ["src/calc.py"]) == []  # deleted: nothing read
