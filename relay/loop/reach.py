@@ -965,8 +965,12 @@ class _Scan:
             return self._outside(node.left)
         if isinstance(node, ast.Name):
             return self.outside_names.get(node.id)
-        if isinstance(node, ast.Attribute) and node.attr == "anchor":  # a path's root: "/"
+        if isinstance(node, ast.Attribute) and node.attr in ("anchor", "root"):  # "/"
             return "/"
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            parts = node.value.attr == "parts" and self._ups(node.value.value) is not None
+            if parts and _int(node.slice) in (0, None):
+                return "/"  # an absolute path's first part: its root
         if isinstance(node, ast.Attribute) and node.attr in ("parent", "parents"):
             return self._outside(node.value)
         if isinstance(node, ast.Subscript) and self.qual(node.value) in _ENVIRON:
@@ -1102,7 +1106,7 @@ class _Scan:
             if inner is None:
                 return None
             if isinstance(k, ast.Constant) and isinstance(k.value, int):
-                return inner + k.value + 1 if k.value >= 0 else None
+                return inner + k.value + 1 if k.value >= 0 else 10**6  # [-1]: the root
             return 10**6  # an index no reading bounds: as far as it goes
         if isinstance(node, ast.Call):
             func = node.func
@@ -1401,6 +1405,8 @@ class _Scan:
             self.walk(child, node)
         self.main -= main
         self.check(node)
+        if isinstance(node, ast.Attribute) and not self.test:
+            self._parents_walked(node, parent)
         outer = isinstance(node, ast.BinOp) and _is_div(node) and not _is_div(parent)
         if outer and isinstance(node, ast.expr) and not self.test:  # ``Path("a") / ".."``
             self._looks_outside(node)
@@ -1408,6 +1414,17 @@ class _Scan:
             self._escapes(node, parent)
             self._environ_escapes(node, parent)
             self._namespace_escapes(node, parent)
+
+    def _parents_walked(self, node: ast.Attribute, parent: ast.AST | None) -> None:
+        """``Path(__file__).parents`` (or the working folder's) anywhere but indexed in
+        place: walked, listed or handed on, it reaches up to the root."""
+        indexed = isinstance(parent, ast.Subscript) and parent.value is node
+        if node.attr == "parents" and not indexed and self._ups(node.value) is not None:
+            self.add(
+                node,
+                "walks its own file's or the working folder's parents up to the root (what"
+                " is there differs between the box and a person's machine)",
+            )
 
     def _environ_escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
         """The environment handed on (``f(os.environ, key)``, ``[os.environ]``,

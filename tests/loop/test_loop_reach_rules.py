@@ -1213,6 +1213,23 @@ def test_code_that_climbs_from_the_working_folder_or_by_pieces_is_held(body: str
     assert any("above the tree" in s for s in said), said
 
 
+def test_code_that_reaches_the_root_from_its_own_file_or_the_working_folder_is_held() -> None:
+    """``parents[-1]`` is the root, and so is an absolute path's first part; walking the
+    parents (``for d in Path(__file__).parents``) reaches it too. An index in the tree
+    and a path of the project's own stay free."""
+    head = f"{PATH_IMPORTS}\n\ndef f(p):\n    "
+    for body in ("return Path(__file__).parents[-1].exists()",
+                 "return open(Path.cwd().parts[0] + 'etc')",
+                 "return [d for d in Path(__file__).resolve().parents if (d / '.box').exists()]",
+                 "return list(Path.cwd().parents)"):  # fmt: skip
+        said = found(head + body + "\n", before=PATH_IMPORTS)
+        assert said and all(ELSEWHERE in s for s in said), (body, said)
+    for body in ("return Path(__file__).parents[1] / 'data'",
+                 "return [q for q in Path(p).parents]",
+                 "return Path(__file__).parent.parts"):  # fmt: skip
+        assert found(head + body + "\n", before=PATH_IMPORTS) == [], body
+
+
 @pytest.mark.parametrize(
     "text",
     [
