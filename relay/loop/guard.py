@@ -910,6 +910,10 @@ PYTEST_CONFIGS = (
     ("pyproject.toml", "tool.pytest.ini_options"),
     ("tox.ini", "pytest"),
     ("setup.cfg", "tool:pytest"),
+    # the type checkers' import folders: mypy's ``mypy_path``, pyright's ``extraPaths``
+    ("mypy.ini", "mypy"),
+    (".mypy.ini", "mypy"),
+    ("pyrightconfig.json", ""),
 )
 
 
@@ -928,11 +932,16 @@ def shadow_names(site_modules: Iterable[str]) -> frozenset[str]:
 def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
     """The folders pytest's ``pythonpath`` setting adds to sys.path, from the clone's
     pytest configurations (``texts``: a top-level file's name to its text, or None):
-    pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, tox.ini, setup.cfg."""
+    pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, tox.ini, setup.cfg; and
+    the folders the type checkers import from (mypy's ``mypy_path``, pyright's
+    ``extraPaths``): a new module at their top is read in place of the one it is named
+    like, as one on sys.path is imported."""
     found: list[str] = []
+    for name in dict.fromkeys(n for n, _ in PYTEST_CONFIGS):
+        found += _checker_paths(name, texts.get(name))
     for name, section in PYTEST_CONFIGS:
         text = texts.get(name)
-        if not text:
+        if not text or not section or name in ("mypy.ini", ".mypy.ini"):
             continue
         value: object = None
         if name.endswith(".toml"):
@@ -954,6 +963,45 @@ def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
         if isinstance(items, list):
             found += [str(PurePosixPath(str(i).strip().strip("/"))) for i in items]
     return [("" if f == "." else f) for f in found if not f.startswith("..")]
+
+
+def _checker_paths(name: str, text: str | None) -> list[str]:
+    """The import folders a type checker's configuration ``name`` adds (mypy's
+    ``mypy_path``, ``:`` or ``,`` between them; pyright's and basedpyright's
+    ``extraPaths``, each execution environment's too), as relative paths."""
+    if not text:
+        return []
+    words: list[object] = []
+    if name == "pyrightconfig.json" or name == "pyproject.toml":
+        doc = _jsonc(text) if name.endswith(".json") else _toml_part(text, "tool")
+        tables = [doc] if name.endswith(".json") else []
+        if isinstance(doc, dict) and name == "pyproject.toml":
+            tables = [doc.get("pyright"), doc.get("basedpyright")]
+            mypy = doc.get("mypy")
+            words += [mypy.get("mypy_path")] if isinstance(mypy, dict) else []
+        for table in tables:
+            if not isinstance(table, dict):
+                continue
+            envs = table.get("executionEnvironments")
+            for each in [table, *(envs if isinstance(envs, list) else [])]:
+                paths = each.get("extraPaths") if isinstance(each, dict) else None
+                words += paths if isinstance(paths, list) else []
+    elif name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return []
+        words.append(parser.get("mypy", "mypy_path", fallback=None))
+    out: list[str] = []
+    for word in words:
+        items = word if isinstance(word, list) else re.split(r"[:,\n]", str(word or ""))
+        for item in items:
+            item = str(item).strip().replace("$MYPY_CONFIG_FILE_DIR/", "")
+            plain = _plain(item) if item else ""
+            if plain or item in (".", "./"):
+                out.append(plain)
+    return out
 
 
 def importable_dirs(files: Sequence[str], pythonpath: Sequence[str] = ()) -> frozenset[str]:

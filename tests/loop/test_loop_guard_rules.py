@@ -461,6 +461,28 @@ def test_pytests_pythonpath_setting_is_an_importable_dir() -> None:
     assert (put, gone) == ([], ["lib/json.py"])
 
 
+def test_the_type_checkers_import_folders_are_importable_dirs() -> None:
+    """mypy's ``mypy_path`` and pyright's ``extraPaths`` (each execution environment's
+    too) are where the type checkers find modules: a new stub there named like an
+    installed package is read in its place, so it is refused as one on sys.path is."""
+    texts = {
+        "mypy.ini": "[mypy]\nmypy_path = stubs:$MYPY_CONFIG_FILE_DIR/more, ../up\n",
+        "pyrightconfig.json": '{"extraPaths": ["libs"], // comment\n'
+        ' "executionEnvironments": [{"root": "app", "extraPaths": ["vendor/x"]}]}',
+        "pyproject.toml": '[tool.basedpyright]\nextraPaths = ["third"]\n'
+        '[tool.mypy]\nmypy_path = "typ"\n',
+    }
+    paths = config_pythonpath(texts)
+    assert sorted(paths) == ["libs", "more", "stubs", "third", "typ", "vendor/x"]
+    new = ["stubs/requests.pyi", "vendor/x/json.py", "libs/typing_extensions/__init__.pyi"]
+    got = gate_definition_touched(
+        new, at_baseline=["src/calc.py"], deleted=[], texts={}, pythonpath=paths,
+        installed=INSTALLED | {"requests"},
+    )  # fmt: skip
+    assert [p for p, _ in got] == new
+    assert all("imported in place of" in why for _, why in got)
+
+
 def test_ignore_files_are_gate_files() -> None:
     """ruff skips what .gitignore or .ignore name, tracked or not: `src/*.py` there
     switches the lint gate off, so an edited one (at any depth) is a gate change and a
