@@ -253,14 +253,17 @@ def defines_gates(path: str) -> bool:
     """Whether ``path`` is a file that defines how a gate runs or what it collects (a
     pyproject.toml only through its ``[tool]`` tables, which ``gate_definition_touched``
     compares), or one the gates' tools load of their own accord (a distribution's
-    metadata: its entry points are pytest plugins)."""
+    metadata: its entry points are pytest plugins; a JavaScript tool's configuration,
+    ``node_gates.NODE_CONFIG``)."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     if name == "entry_points.txt" or any(p.endswith(METADATA_SUFFIXES) for p in parts[:-1]):
         return True
     if any(p in STARTUP_PACKAGES for p in parts[:-1]):
         return True  # sitecustomize/__init__.py runs at start-up as sitecustomize.py does
-    return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES)
+    from relay.loop.node_gates import is_node_config
+
+    return name in GATE_FILES or name.endswith(STARTUP_SUFFIXES) or is_node_config(name)
 
 
 # programs that run the script they are given (``sh scripts/check.sh``, ``python
@@ -298,8 +301,13 @@ def gate_scripts(
     gates check, not define). A maker that could
     rewrite one could pass any gate, as with a Makefile's target. ``root``: the tree's
     absolute path, for a command that names a file of it in full."""
+    from relay.loop.node_gates import package_scripts
+
     have = frozenset(files)
     found: set[str] = set()
+    commands = list(commands)
+    package = read("package.json") if "package.json" in have else None
+    commands += package_scripts(commands, package)  # ``npm test``: the script it runs
     queue = [p for c in commands for p in _named_files(c, have, root, script=False)]
     queue += tool_plugins(commands, have, read)
     beside: dict[str, list[str]] = {}
@@ -316,8 +324,12 @@ def gate_scripts(
         body = read(path)
         if not body:
             continue
-        if path.endswith(".py"):  # what a Python script imports from beside it
+        if path.endswith(".py"):  # what a Python script imports from beside it, and runs
             queue += _beside(path, body, have)
+            for line in _py_commands(body):
+                queue += _named_files(line, have, root, script=False)
+        elif path.endswith((".ini", ".cfg")):  # tox's commands, each an INI value
+            queue += _named_files(_ini_values(body), have, root, script=True)
         elif not path.endswith(SOURCE_SUFFIXES):  # a shell script's or makefile's commands
             queue += _named_files(body, have, root, script=True)
     return frozenset(found)
@@ -327,18 +339,26 @@ DOC_SUFFIXES = (".md", ".rst")
 # the settings through which a gate's tool loads code of the tree's as its own (a plugin,
 # a hook, a configuration it extends): the keys, as any of their files spells them
 _PLUGIN_KEYS = frozenset({"plugins", "load-plugins", "extension", "report"})
-_PATH_KEYS = frozenset({"extend", "paths"})  # ruff's extended configuration, flake8's folders
+# ruff's and pyright's extended configuration, flake8's folders, pyright's stubs
+_PATH_KEYS = frozenset({"extend", "extends", "paths", "stubpath"})
 # where they live: pyproject.toml's [tool] tables, an INI file's sections (.coveragerc's
 # [run], .pylintrc's [MAIN] or [MASTER])
 QUOTES = "'\""
-_TOOL_TABLES = frozenset({"mypy", "pytest", "coverage", "flake8", "pylint", "ruff"})
+_TOOL_TABLES = frozenset(
+    {"mypy", "pytest", "coverage", "flake8", "pylint", "ruff", "pyright", "basedpyright"}
+)
 _TOOL_SECTIONS = (*_TOOL_TABLES, "tool:pytest", "run", "main", "master")
 # the files those settings are read from (a pyproject.toml through its [tool] tables)
 _TOOL_CONFIGS = (
     "pyproject.toml", "setup.cfg", "tox.ini", "mypy.ini", ".mypy.ini", "pytest.ini",
     ".pytest.ini", "pytest.toml", ".pytest.toml", ".coveragerc", ".flake8", ".pylintrc",
-    "pylintrc", "ruff.toml", ".ruff.toml",
+    "pylintrc", "ruff.toml", ".ruff.toml", "pyrightconfig.json",
 )  # fmt: skip
+# pyright's settings: the configuration it extends (read in turn), and its stubs' folder
+# (a stub there is read in place of the module: ``typings`` when none is named)
+_EXTENDS_KEYS = frozenset({"extend", "extends"})
+_STUB_KEYS = frozenset({"stubpath"})
+_PYRIGHT_STUBS = "typings"
 
 
 def tool_plugins(
@@ -363,6 +383,7 @@ def tool_plugins(
             modules += _pytest_p(part) if "pytest" in part else []
     todo = [n for n in texts]
     seen: set[str] = set()
+    stubs = False  # pyright's stubs' folder named
     while todo:
         name = todo.pop()
         if name in seen:
@@ -379,13 +400,14 @@ def tool_plugins(
                 code = "\n".join(p.strip(" " + QUOTES) for p in re.split(r"[;\n]", value))
                 modules += _imported(code)
             elif key in _PATH_KEYS:
+                stubs = stubs or key in _STUB_KEYS
                 for word in re.split(r"[\s,]+", value):  # relative to their file
                     word = _plain(f"{PurePosixPath(name).parent}/{word.strip(QUOTES)}")
                     paths.append(word)
                     if key == "paths":
                         dirs.add(word)
-                    elif word in have:
-                        todo.append(word)  # ruff's extended file may extend another
+                    elif word in have and key in _EXTENDS_KEYS:
+                        todo.append(word)  # an extended file may extend another
             elif key in _PLUGIN_KEYS:
                 for item in re.split(r"[\s,]+", value):
                     item = item.split("=")[-1].split(":")[0].strip("'\"")
@@ -397,6 +419,8 @@ def tool_plugins(
                         modules.append(item)
     for conftest in sorted(p for p in have if PurePosixPath(p).name == "conftest.py"):
         modules += _pytest_plugins(read(conftest) or "")
+    if not stubs and _pyright(texts):
+        paths.append(_PYRIGHT_STUBS)  # pyright's stubs' folder when none is named
     out: list[str] = []
     for word in paths:
         path = _plain(word)
@@ -405,6 +429,9 @@ def tool_plugins(
         elif path:  # a folder of plugins: every file of it
             out += [p for p in have if p.startswith(path + "/")]
     out += [p for m in modules for p in _module_files(m, frozenset(dirs), have)]
+    from relay.loop.node_gates import node_gate_files
+
+    out += node_gate_files(have, read)  # a JavaScript tool's setup files, imported rules
     # what a plugin imports of the tree's runs with it (its own folder is on sys.path)
     queue, done = list(out), set(out)
     while queue:
@@ -446,28 +473,21 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
     if not text:
         return []
     found: list[tuple[str, str]] = []
+    if name.endswith(".json"):  # pyrightconfig.json (comments and trailing commas allowed)
+        doc = _jsonc(text)
+        if doc is None:
+            return [(k, text) for k in ("extends", "stubpath")]  # unreadable: its words
+        return _table_settings(doc)
     if name.endswith(".toml"):
         try:
-            doc: object = tomllib.loads(text)
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return [(k, text) for k in ("plugins", "addopts")]  # unreadable: its words
         if PurePosixPath(name).name == "pyproject.toml":
             doc = doc.get("tool") if isinstance(doc, dict) else None
             if isinstance(doc, dict):  # another tool's table names no gate's plugin
                 doc = {k: v for k, v in doc.items() if k in _TOOL_TABLES}
-        stack = [doc]
-        while stack:
-            table = stack.pop()
-            if not isinstance(table, dict):
-                continue
-            for key, value in table.items():
-                if isinstance(value, dict):
-                    stack.append(value)
-                    continue
-                items = value if isinstance(value, list) else [value]
-                said = " ".join(str(i) for i in items if isinstance(i, str | int))
-                found.append((str(key).lower().replace("_", "-"), said))
-        return found
+        return _table_settings(doc)
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -479,6 +499,47 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
         for key, value in parser.items(section, raw=True):
             found.append((key.lower().replace("_", "-"), value or ""))
     return found
+
+
+def _table_settings(doc: object) -> list[tuple[str, str]]:
+    """(key, value) for every setting of a parsed TOML or JSON document, its tables at any
+    depth (keys in lower case, ``_`` as ``-``; a list's items joined by a space)."""
+    found: list[tuple[str, str]] = []
+    stack = [doc]
+    while stack:
+        table = stack.pop()
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if isinstance(value, dict):
+                stack.append(value)
+                continue
+            items = value if isinstance(value, list) else [value]
+            said = " ".join(str(i) for i in items if isinstance(i, str | int))
+            found.append((str(key).lower().replace("_", "-"), said))
+    return found
+
+
+def _jsonc(text: str) -> object | None:
+    """JSON with comments and trailing commas, as pyright reads its configuration; None
+    when it is not even that."""
+    bare = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text,
+                  flags=re.DOTALL)  # fmt: skip
+    bare = re.sub(r",(\s*[}\]])", r"\1", bare)
+    try:
+        doc: object = json.loads(bare)
+    except ValueError:
+        return None
+    return doc
+
+
+def _pyright(texts: Mapping[str, str | None]) -> bool:
+    """Whether the tree configures pyright (pyrightconfig.json, pyproject.toml's
+    ``[tool.pyright]`` or ``[tool.basedpyright]``)."""
+    if "pyrightconfig.json" in texts:
+        return True
+    tool = _toml_part(texts.get("pyproject.toml"), "tool")
+    return isinstance(tool, dict) and bool({"pyright", "basedpyright"} & set(tool))
 
 
 def _pytest_p(text: str) -> list[str]:
@@ -653,6 +714,8 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
     if base in RUNNERS and rest:
         skip = 1 if rest[0] in ("run", "exec", "x") else 0
         return out + _words_files(rest[skip:], have, root)
+    if base in RUNS_A_FILE:
+        return out + _runner_file(base, rest, have, root)
     if base in ("make", "gmake"):
         told = any(w in ("-f", "--file", "--makefile") or w.startswith(("-f", "--file=",
                    "--makefile=")) for w in rest)  # fmt: skip
@@ -675,6 +738,8 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
     given = False  # the interpreter's script is found
     inline = False  # the next word is a shell's -c command
     for word in rest:
+        if module and word in RUNS_A_FILE:  # python -m tox: tox.ini's commands
+            return out + _runner_file(word, rest[rest.index(word) + 1 :], have, root)
         if module:  # python -m tools.lint: the module's file in the tree
             dotted = word.replace(".", "/")
             out += [
@@ -709,6 +774,66 @@ def _words_files(words: list[str], have: frozenset[str], root: str) -> list[str]
         if word.startswith("-") or not (_checked(path) or bare):
             out.append(path)  # an option's value or a path argument that is no source
     return out
+
+
+# runners that run what a file of the tree defines (tox.ini's commands, noxfile.py's
+# sessions): (the option naming another file, its long form, the file read by default)
+RUNS_A_FILE = {
+    "tox": (("-c",), ("--conf",), "tox.ini"),
+    "nox": (("-f",), ("--noxfile", "--nox-file"), "noxfile.py"),
+}
+
+
+def _runner_file(tool: str, rest: list[str], have: frozenset[str], root: str) -> list[str]:
+    """The file tox or nox reads its commands from (``-c``/``-f`` or the default)."""
+    short, long, default = RUNS_A_FILE[tool]
+    told = default
+    for i, word in enumerate(rest):
+        if word in (*short, *long) and i + 1 < len(rest):
+            told = rest[i + 1]
+        elif word.startswith(tuple(f"{o}=" for o in long)):
+            told = word.split("=", 1)[1]
+    found = _in_tree(told, have, root)
+    return [found] if found is not None else []
+
+
+def _ini_values(text: str) -> str:
+    """An INI file's lines as commands: ``commands = python x.py`` is ``python x.py``,
+    a continuation line itself; tox's ``{toxinidir}/`` is the tree's top."""
+    lines = [re.sub(r"^\s*[\w.:-]+\s*=\s*", "", line) for line in text.splitlines()]
+    return re.sub(r"\{(?:toxinidir|tox_root)\}/", "", "\n".join(lines))
+
+
+def _py_commands(text: str) -> list[str]:
+    """The command lines a Python gate script runs by literal words
+    (``subprocess.run(["sh", "x.sh"])``, ``os.system("sh x.sh")``, nox's
+    ``session.run("python", "tools/a.py")``); none when it cannot be parsed (its imports
+    are still followed). What it only reads (``open("data.txt")``) is not a command."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in _RUNS_COMMANDS:
+            continue
+        first = node.args[0]
+        items = list(first.elts) if isinstance(first, ast.List | ast.Tuple) else node.args
+        words = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+        if len(words) == len(items):
+            out.append(words[0] if len(words) == 1 else shlex.join(words))
+    return out
+
+
+# what runs a command from Python: subprocess's, os's, nox's session
+_RUNS_COMMANDS = frozenset(
+    {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput",
+     "getstatusoutput", "run_always", "run_install", "run_in_venv"}
+)  # fmt: skip
 
 
 # what makes a command's reach into the tree past reading: a script's own folder (``$0``,
@@ -785,6 +910,10 @@ PYTEST_CONFIGS = (
     ("pyproject.toml", "tool.pytest.ini_options"),
     ("tox.ini", "pytest"),
     ("setup.cfg", "tool:pytest"),
+    # the type checkers' import folders: mypy's ``mypy_path``, pyright's ``extraPaths``
+    ("mypy.ini", "mypy"),
+    (".mypy.ini", "mypy"),
+    ("pyrightconfig.json", ""),
 )
 
 
@@ -803,11 +932,16 @@ def shadow_names(site_modules: Iterable[str]) -> frozenset[str]:
 def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
     """The folders pytest's ``pythonpath`` setting adds to sys.path, from the clone's
     pytest configurations (``texts``: a top-level file's name to its text, or None):
-    pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, tox.ini, setup.cfg."""
+    pytest.ini, pyproject.toml's ``[tool.pytest.ini_options]``, tox.ini, setup.cfg; and
+    the folders the type checkers import from (mypy's ``mypy_path``, pyright's
+    ``extraPaths``): a new module at their top is read in place of the one it is named
+    like, as one on sys.path is imported."""
     found: list[str] = []
+    for name in dict.fromkeys(n for n, _ in PYTEST_CONFIGS):
+        found += _checker_paths(name, texts.get(name))
     for name, section in PYTEST_CONFIGS:
         text = texts.get(name)
-        if not text:
+        if not text or not section or name in ("mypy.ini", ".mypy.ini"):
             continue
         value: object = None
         if name.endswith(".toml"):
@@ -829,6 +963,45 @@ def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
         if isinstance(items, list):
             found += [str(PurePosixPath(str(i).strip().strip("/"))) for i in items]
     return [("" if f == "." else f) for f in found if not f.startswith("..")]
+
+
+def _checker_paths(name: str, text: str | None) -> list[str]:
+    """The import folders a type checker's configuration ``name`` adds (mypy's
+    ``mypy_path``, ``:`` or ``,`` between them; pyright's and basedpyright's
+    ``extraPaths``, each execution environment's too), as relative paths."""
+    if not text:
+        return []
+    words: list[object] = []
+    if name == "pyrightconfig.json" or name == "pyproject.toml":
+        doc = _jsonc(text) if name.endswith(".json") else _toml_part(text, "tool")
+        tables = [doc] if name.endswith(".json") else []
+        if isinstance(doc, dict) and name == "pyproject.toml":
+            tables = [doc.get("pyright"), doc.get("basedpyright")]
+            mypy = doc.get("mypy")
+            words += [mypy.get("mypy_path")] if isinstance(mypy, dict) else []
+        for table in tables:
+            if not isinstance(table, dict):
+                continue
+            envs = table.get("executionEnvironments")
+            for each in [table, *(envs if isinstance(envs, list) else [])]:
+                paths = each.get("extraPaths") if isinstance(each, dict) else None
+                words += paths if isinstance(paths, list) else []
+    elif name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return []
+        words.append(parser.get("mypy", "mypy_path", fallback=None))
+    out: list[str] = []
+    for word in words:
+        items = word if isinstance(word, list) else re.split(r"[:,\n]", str(word or ""))
+        for item in items:
+            item = str(item).strip().replace("$MYPY_CONFIG_FILE_DIR/", "")
+            plain = _plain(item) if item else ""
+            if plain or item in (".", "./"):
+                out.append(plain)
+    return out
 
 
 def importable_dirs(files: Sequence[str], pythonpath: Sequence[str] = ()) -> frozenset[str]:

@@ -3,8 +3,10 @@
 goes to, the TASK's steps, and what a RESULT means for the attempt.
 
 Ground rules: the controller (the loop) authors the change; the worker only checks out
-the branch, runs the acceptance command and reports. RESULT ``done`` is the pass, any
-other status a failure whose diagnosis is the RESULT's summary and excerpt. Nothing is
+the branch, runs the acceptance command and reports. RESULT ``done`` is the pass,
+``blocked`` (the worker ran nothing: its branch pushed over, no box) goes to a person with
+no strike, any other status is a failure whose diagnosis is the RESULT's summary and
+excerpt. Nothing is
 pushed and no job is opened unless the contract authorises both.
 """
 
@@ -130,6 +132,18 @@ def judged(answer: Answer, *, node: str, commit: str | None = None) -> tuple[boo
     if answer.excerpt.strip():
         diagnosis += "\n\n" + answer.excerpt.strip()
     return False, what, diagnosis
+
+
+def not_run(answer: Answer, *, node: str) -> str | None:
+    """Why a RESULT goes to a person rather than counting against the maker, or None: a
+    ``blocked`` one says the worker ran nothing (the branch pushed over since the TASK was
+    posted, a box it cannot make, a TASK it declined, an answer edited after posting), so
+    nothing in it judges the maker's change, and a branch someone else pushed over is for
+    a person to look into, not a strike nor a rule to learn."""
+    if answer.status != "blocked" or answer.issue <= 0:
+        return None
+    said = " ".join(answer.summary.split()) or "it gave no reason"
+    return f"{node} ran nothing (job #{answer.issue}, RESULT {answer.task}): {said}"
 
 
 def task_steps(goal: Goal) -> tuple[str, ...]:

@@ -45,7 +45,12 @@ tuple, logging's ``{}``-style format from data, ``module=`` from data, ``enum.gl
 contextlib's redirects subclassed, ``os.path.expandvars``/``expanduser`` of a computed
 string), and so is what opens a path hidden from its reader or built from a ``/proc``
 piece, or opens, stats or tests a literal absolute path outside the tree (what lies there
-differs between the box and the person's machine; ``/dev/null`` is the same everywhere).
+differs between the box and the person's machine; ``/dev/null`` is the same everywhere), or
+a path that comes to one without being written so: ``..`` pieces above the tree's top
+(``os.pardir`` is ``..``; every piece of a join counts, an absolute one starts over), the
+file's or the working folder's parents past it, the home folder (``Path.home()``,
+``expanduser("~")``), the shared temporary folder, a value of the environment
+(``os.environ["HOME"] + "/x"``); and so is finding a host program by name (``shutil.which``).
 A literal made unreadable to a person is a finding of its own: character codes made into
 text (``bytes([115, 121, 115])``, ``chr(115)``, ``map(chr, ...)``, a function of
 the file's that decodes its arguments called with codes), ``bytes.fromhex``, ``base64`` or
@@ -79,7 +84,7 @@ import functools
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -225,6 +230,10 @@ COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _READ_AS = frozenset({"utf-8", "utf8", "ascii", "us-ascii", "latin-1", "latin1", "iso-8859-1"})
 HELD = "the change reaches into the test runner or the process"
+STUB_BESIDE = (
+    "a stub beside the module it stands for (type checkers read it in place of the"
+    " module's code, so their gate no longer checks that code)"
+)
 
 # The shape, outside test code: what added code may import without a person. Every other
 # module (``os``, ``sys``, ``inspect``, ``types``, ``importlib``, ``pkgutil``, ``copyreg``,
@@ -338,7 +347,42 @@ _PATH_TAKERS = _OPENERS | frozenset(
      "shutil.copyfile", "shutil.copytree", "shutil.disk_usage", "io.open_code"}
 )  # fmt: skip
 # what builds a path from its first piece (``os.path.join("/var", x)``)
-_JOINERS = frozenset({"os.path.join", "posixpath.join", "os.path.expanduser", "os.fspath"})
+_JOINERS = frozenset(
+    {"os.path.join", "posixpath.join", "os.path.expanduser", "posixpath.expanduser",
+     "os.path.expandvars", "posixpath.expandvars", "os.fspath", "os.path.abspath",
+     "os.path.normpath", "posixpath.abspath", "posixpath.normpath", "posixpath.realpath"}
+)  # fmt: skip
+# ... from all its pieces, as ``os.path.join`` does (``..`` climbs, an absolute one starts over)
+_PATH_CLASSES = frozenset(
+    {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
+)
+_JOIN_CALLS = _PATH_CLASSES | {"os.path.join", "posixpath.join"}
+# the pieces of a path the os module names: read as the text they stand for
+# (``os.path.join(os.pardir, os.pardir)`` is ``"../.."``)
+_PATH_WORDS = {
+    f"{m}.{name}": text
+    for m in ("os", "os.path", "posixpath")
+    for name, text in (("pardir", ".."), ("curdir", "."), ("sep", "/"))
+}
+# what names a folder outside the tree without a path: the home folder (``Path.home()``,
+# ``expanduser("~")``) and the shared temporary folder (a fresh ``mkdtemp`` is empty alike
+# everywhere; what ``gettempdir`` holds is not)
+_HOMES = frozenset({f"{c}.home" for c in _PATH_CLASSES})
+_TEMPDIRS = frozenset({"tempfile.gettempdir", "tempfile.gettempdirb"})
+# what names the working folder (the tree's top, where the gates run)
+_CWDS = frozenset({"os.getcwd", "os.getcwdb", *(f"{c}.cwd" for c in _PATH_CLASSES)})
+_EXPANDERS = frozenset(
+    {"os.path.expanduser", "posixpath.expanduser", "os.path.expandvars", "posixpath.expandvars"}
+)
+# a path's methods that keep it where it is (``Path("/etc").resolve()``)
+_PATH_KEEPS = frozenset(
+    {"resolve", "absolute", "expanduser", "joinpath", "with_name", "with_stem", "with_suffix"}
+)
+_RESOLVERS = frozenset({"os.path.abspath", "os.path.realpath", "posixpath.abspath",
+                        "posixpath.realpath"})  # fmt: skip
+# what finds a host program by name: what is installed differs between the box and a
+# person's machine, so code can tell them apart by it
+_WHICH = frozenset({"shutil.which"})
 # the absolute paths every machine has alike (nothing to tell apart)
 SAME_EVERYWHERE = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 # dunder names added code may use outside tests: names and strings (``__name__``), the
@@ -606,6 +650,19 @@ def reaches_in(
     return found
 
 
+def stubs_beside(changes: Sequence[str], present: Iterable[str]) -> list[Reach]:
+    """A stub (``.pyi``) the change adds or edits beside the module it stands for
+    (``src/calc.pyi`` by ``src/calc.py``, both in the candidate, ``present``): mypy and
+    pyright read a stub in place of its module, so the type gate no longer checks the
+    module's code, whatever the stub declares."""
+    have = frozenset(present)
+    return [
+        Reach(path, 0, STUB_BESIDE)
+        for path in changes
+        if path.endswith(".pyi") and path in have and path[:-1] in have
+    ]
+
+
 def held_reason(found: Sequence[Reach], commit: str = "") -> str:
     """The one line a person reads when a change is held for reaching in (``commit``:
     the candidate, which stays readable in the clone's objects though nothing is kept)."""
@@ -645,6 +702,47 @@ def _climbs(text: str) -> bool:
         if level < 0:
             return True
     return False
+
+
+def _outside_text(text: str) -> str | None:
+    """``text`` when it names a path outside the tree: absolute (but ``/dev/null`` and the
+    standard streams, alike everywhere) or climbing above the tree's top."""
+    if _climbs(text):  # ``"../../var"``: above the tree the gates run in
+        return text
+    if text in SAME_EVERYWHERE or not text.startswith("/"):
+        return None
+    return text
+
+
+def _join_texts(parts: Sequence[str]) -> str:
+    """``parts`` joined as ``os.path.join`` joins them (an absolute one starts over)."""
+    text = ""
+    for part in parts:
+        text = part if part.startswith("/") or not text else f"{text.rstrip('/')}/{part}"
+    return text
+
+
+def _spread(node: ast.expr) -> list[ast.expr]:
+    """What ``*node`` hands a call, when it is a literal list (``*[".."] * 9``)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        times = _int(node.right)
+        items = _spread(node.left)
+        return items * min(times, 64) if times is not None and times > 0 else [node]
+    return list(node.elts) if isinstance(node, ast.List | ast.Tuple) else [node]
+
+
+def _joined_items(
+    sep: object, items: ast.expr, outside: Callable[[ast.expr], str | None]
+) -> str | None:
+    """``_outside`` of ``sep.join(items)`` (``"/".join(["", "etc"])``,
+    ``"/".join([".."] * 9)``): judged by its first item."""
+    elts = _spread(items)
+    if elts == [items] or not elts:
+        return None
+    first = elts[0]
+    if isinstance(sep, str) and sep.startswith("/") and fold(first) == "":
+        return sep + "..."
+    return outside(first)
 
 
 def _scan(text: str, test: bool, plain: Plain, depth: int | None = None) -> _Scan:
@@ -732,6 +830,10 @@ def _int(node: ast.expr | None) -> int | None:
     return None
 
 
+def _is_div(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+
+
 def _is_main(test: ast.expr) -> bool:
     """``__name__ == "__main__"``, either way round."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
@@ -745,6 +847,26 @@ def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
     )
+
+
+class _PathWords(ast.NodeTransformer):
+    """Reads ``os.pardir``, ``os.curdir`` and ``os.sep`` (however imported) as the text
+    they stand for, so that what folds a path folds them too."""
+
+    def __init__(self, scan: _Scan) -> None:
+        self.scan = scan
+
+    def _word(self, node: ast.Name | ast.Attribute) -> ast.AST:
+        text = _PATH_WORDS.get(self.scan.qual(node) or "")
+        if text is None or not isinstance(node.ctx, ast.Load):
+            return self.generic_visit(node)
+        return ast.copy_location(ast.Constant(text), node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self._word(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        return self._word(node)
 
 
 class _Scan:
@@ -782,6 +904,7 @@ class _Scan:
         self._learn_environ(tree)
         self.outside_names: dict[str, str] = {}  # names bound to a path outside the tree
         if not test:
+            _PathWords(self).visit(tree)
             self._learn_hiding(tree)
             self._learn_outside(tree)
 
@@ -816,17 +939,21 @@ class _Scan:
                         changed = True
 
     def _outside(self, node: ast.expr) -> str | None:
-        """The absolute path (outside the tree: the tree's own is never written literally)
-        that ``node`` starts with, or None: its first piece, through concatenation, f-strings,
-        ``%``/``.format``, ``os.path.join``, ``Path(...)``/``/`` and names bound to one.
+        """The path outside the tree (the tree's own is never written literally) that
+        ``node`` starts with or comes to, or None: an absolute one, one whose ``..`` climb
+        above the tree's top, the home folder (``~``), the shared temporary folder or a
+        value of the environment (``$HOME``); through concatenation, f-strings,
+        ``%``/``.format``, every piece of ``os.path.join``/``Path(...)``/``/``/``joinpath``
+        (``os.pardir`` read as ``..``), a path's methods and names bound to one.
         ``/dev/null`` and the standard streams are the same everywhere."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-            if _climbs(text):  # ``"../../var"``: above the tree the gates run in
-                return text
-            if text in SAME_EVERYWHERE or not text.startswith("/"):
-                return None
-            return text
+        text = fold(node)
+        if text is not None:
+            return _outside_text(text)
+        if self._above_tree(node):
+            return ast.unparse(node)
+        pieces = self._pieces(node)
+        if len(pieces) > 1:
+            return self._joined_outside(pieces)
         if isinstance(node, ast.JoinedStr):
             first = node.values[0] if node.values else None
             if isinstance(first, ast.Constant):
@@ -838,47 +965,136 @@ class _Scan:
             return self._outside(node.left)
         if isinstance(node, ast.Name):
             return self.outside_names.get(node.id)
-        if isinstance(node, ast.Attribute) and node.attr == "anchor":  # a path's root: "/"
+        if isinstance(node, ast.Attribute) and node.attr in ("anchor", "root"):  # "/"
             return "/"
-        if self._above_tree(node):
-            return ast.unparse(node)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            parts = node.value.attr == "parts" and self._ups(node.value.value) is not None
+            if parts and _int(node.slice) in (0, None):
+                return "/"  # an absolute path's first part: its root
+        if isinstance(node, ast.Attribute) and node.attr in ("parent", "parents"):
+            return self._outside(node.value)
+        if isinstance(node, ast.Subscript) and self.qual(node.value) in _ENVIRON:
+            return f"${fold(node.slice) or '...'}"  # ``os.environ["HOME"]``
+        if isinstance(node, ast.Subscript):
+            return self._outside(node.value)  # ``p.parents[0]``
         if isinstance(node, ast.NamedExpr):
             return self._outside(node.value)
         if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant):
-                if func.attr == "format":
-                    return self._outside(func.value)
-                if func.attr == "join" and node.args:
-                    sep = func.value.value
-                    items = node.args[0]
-                    if isinstance(items, ast.List | ast.Tuple) and items.elts:
-                        first = items.elts[0]
-                        if isinstance(sep, str) and sep.startswith("/") and fold(first) == "":
-                            return sep + "..."
-                        return self._outside(first)
-                return None
-            qual = self.qual(func)
-            if (qual in _PATH_TAKERS or qual in _JOINERS) and node.args:
-                return self._outside(node.args[0])
-            if isinstance(func, ast.Attribute) and func.attr in ("joinpath", "with_name"):
+            return self._outside_call(node)
+        return None
+
+    def _outside_call(self, node: ast.Call) -> str | None:
+        """``_outside`` of a call: what a path taker or builder is given, what a path's
+        method keeps (``.resolve()``), the home and temporary folders, the environment."""
+        func = node.func
+        qual = self.qual(func)
+        attr = func.attr if isinstance(func, ast.Attribute) else None
+        first = node.args[0] if node.args else None
+        if qual in _HOMES:
+            return "~"
+        if qual in _TEMPDIRS:
+            return "$TMPDIR"
+        if qual in _ENV_GETS and qual not in _EXPANDERS:  # ``os.environ.get("HOME")``
+            return f"${(fold(first) if first is not None else None) or '...'}"
+        method = qual not in _EXPANDERS and attr == "expanduser" and not node.args
+        if method and isinstance(func, ast.Attribute):
+            qual, first = "os.path.expanduser", func.value  # ``Path("~").expanduser()``
+        if qual in _EXPANDERS and first is not None:
+            text = self._text(first)
+            if text is None and method:
+                return "~"  # ``Path(x).expanduser()``: x may start with ~
+            if text is None:
+                return None  # ``expanduser(x)``: a computed key, a finding of its own
+            if qual.endswith("user") and text.startswith("~"):
+                return "~"
+            if qual.endswith("vars") and "$" in text:
+                return text
+            return self._outside(first)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant):
+            if func.attr == "format":
                 return self._outside(func.value)
+            if func.attr == "join" and node.args:
+                return _joined_items(func.value.value, node.args[0], self._outside)
+            return None
+        if qual in _PATH_TAKERS or qual in _JOINERS:  # every path it is given
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                where = self._outside(arg.value if isinstance(arg, ast.Starred) else arg)
+                if where is not None:
+                    return where
+            return None
+        if not isinstance(func, ast.Attribute):
+            return None
+        if attr in ("glob", "rglob") and first is not None:  # ``p.glob("../../*")``
+            return self._outside(first) or self._outside(func.value)
+        return self._outside(func.value) if attr in _PATH_KEEPS else None
+
+    def _pieces(self, node: ast.expr) -> list[ast.expr]:
+        """The pieces a path joins (``os.path.join(a, b)``, ``Path(a, b)``, ``a / b``,
+        ``p.joinpath(a, b)``, ``*[os.pardir] * 9``), or ``[node]`` for anything else."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return [*self._pieces(node.left), *self._pieces(node.right)]
+        if not isinstance(node, ast.Call) or node.keywords:
+            return [node]
+        func = node.func
+        if self.qual(func) in _JOIN_CALLS:
+            given: list[ast.expr] = []
+        elif isinstance(func, ast.Attribute) and func.attr == "joinpath":
+            given = self._pieces(func.value)
+        else:
+            return [node]
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                given.extend(_spread(arg.value))
+            else:
+                given.extend(self._pieces(arg))
+        return given
+
+    def _text(self, node: ast.expr) -> str | None:
+        """The text a path of literal pieces comes to (``Path()`` is ``""``), or None."""
+        parts = [fold(p) for p in self._pieces(node)]
+        if None in parts:
+            return None
+        return _join_texts([p for p in parts if p is not None])
+
+    def _joined_outside(self, pieces: list[ast.expr]) -> str | None:
+        """``_outside`` of a path's pieces joined: a piece outside on its own (an absolute
+        one starts over, ``Path("data", HOME)``), or the literal pieces climbing above the
+        tree (``os.path.join("a", "..", "..")``); a piece no rule folds (``x``) leaves
+        what follows it unjudged until an absolute one."""
+        text: str | None = ""
+        for n, piece in enumerate(pieces):
+            part = fold(piece)
+            if part is None:
+                where = self._outside(piece)
+                if where is not None:
+                    return where
+                text = None
+            elif part.startswith("/") or n == 0:
+                text = part
+            elif text is not None:
+                text = _join_texts([text, part])
+            if text is not None and _outside_text(text) is not None:
+                return text
         return None
 
     def _above_tree(self, node: ast.expr) -> bool:
-        """Whether ``node`` climbs from the file's own path above the tree's top
-        (``Path(__file__).parents[k]``, ``.parent`` or ``os.path.dirname`` beyond the
-        file's depth); outside tests only."""
+        """Whether ``node`` climbs from the file's own path or the working folder above
+        the tree's top (``Path(__file__).parents[k]``, ``.parent``, ``os.path.dirname`` or
+        ``..`` pieces beyond the file's depth; ``Path.cwd().parent``); outside tests only."""
         if self.test or self.depth is None:
             return False
         up = self._ups(node)
         return up is not None and up > self.depth + 1
 
     def _ups(self, node: ast.expr) -> int | None:
-        """How many folders up from ``__file__`` ``node`` is, or None when it is not the
-        file's path climbed."""
+        """How many folders up from ``__file__`` ``node`` is (the working folder, the
+        tree's top, is ``depth + 1``), or None when it is not the file's path or the working
+        folder climbed."""
         if isinstance(node, ast.Name):
             return 0 if node.id == "__file__" else None
+        pieces = self._pieces(node)
+        if len(pieces) > 1:
+            return self._climbed(self._ups(pieces[0]), pieces[1:])
         if isinstance(node, ast.Attribute) and node.attr == "parent":
             inner = self._ups(node.value)
             return None if inner is None else inner + 1
@@ -890,21 +1106,52 @@ class _Scan:
             if inner is None:
                 return None
             if isinstance(k, ast.Constant) and isinstance(k.value, int):
-                return inner + k.value + 1 if k.value >= 0 else None
+                return inner + k.value + 1 if k.value >= 0 else 10**6  # [-1]: the root
             return 10**6  # an index no reading bounds: as far as it goes
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute"):
-                return self._ups(func.value)
             qual = self.qual(func)
+            if qual in _CWDS and self.depth is not None:
+                return self.depth + 1
+            if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute"):
+                return self._resolved(func.value)
             if qual in _OPENERS and node.args:  # ``Path(__file__)``
                 return self._ups(node.args[0])
             if qual in ("os.path.dirname", "posixpath.dirname") and node.args:
                 inner = self._ups(node.args[0])
                 return None if inner is None else inner + 1
-            if qual in ("os.path.abspath", "os.path.realpath") and node.args:
-                return self._ups(node.args[0])
+            if qual in _RESOLVERS and node.args:
+                return self._resolved(node.args[0])
         return None
+
+    def _resolved(self, node: ast.expr) -> int | None:
+        """``_ups`` of ``node`` made absolute: a relative path of literal pieces starts
+        at the working folder (``Path(".").resolve().parent``)."""
+        up = self._ups(node)
+        text = self._text(node) if up is None and self.depth is not None else None
+        if text is None or text.startswith("/") or self.depth is None:
+            return up
+        return self._climbed(self.depth + 1, [ast.Constant(text)])
+
+    def _climbed(self, up: int | None, pieces: list[ast.expr]) -> int | None:
+        """``up`` moved by the pieces joined to it (``..`` one up, a name one down);
+        past the tree's top at any point is as far as it goes."""
+        if up is None or self.depth is None:
+            return None
+        for piece in pieces:
+            part = fold(piece)
+            if part is None:
+                if self._outside(piece) is not None:
+                    return 10**6
+                up -= 1  # a folder below, as code that joins a name means it
+                continue
+            if part.startswith("/"):
+                return None  # an absolute piece starts over: judged as such
+            for each in part.split("/"):
+                up += 1 if each == ".." else 0 if each in ("", ".") else -1
+                if up > self.depth + 1:
+                    return 10**6
+        return up
 
     def _learn_hiding(self, tree: ast.Module) -> None:
         """The file's decoders (a function or lambda that calls ``bytes``, ``chr``,
@@ -1158,10 +1405,26 @@ class _Scan:
             self.walk(child, node)
         self.main -= main
         self.check(node)
+        if isinstance(node, ast.Attribute) and not self.test:
+            self._parents_walked(node, parent)
+        outer = isinstance(node, ast.BinOp) and _is_div(node) and not _is_div(parent)
+        if outer and isinstance(node, ast.expr) and not self.test:  # ``Path("a") / ".."``
+            self._looks_outside(node)
         if isinstance(node, ast.expr) and not self.test:
             self._escapes(node, parent)
             self._environ_escapes(node, parent)
             self._namespace_escapes(node, parent)
+
+    def _parents_walked(self, node: ast.Attribute, parent: ast.AST | None) -> None:
+        """``Path(__file__).parents`` (or the working folder's) anywhere but indexed in
+        place: walked, listed or handed on, it reaches up to the root."""
+        indexed = isinstance(parent, ast.Subscript) and parent.value is node
+        if node.attr == "parents" and not indexed and self._ups(node.value) is not None:
+            self.add(
+                node,
+                "walks its own file's or the working folder's parents up to the root (what"
+                " is there differs between the box and a person's machine)",
+            )
 
     def _environ_escapes(self, node: ast.expr, parent: ast.AST | None) -> None:
         """The environment handed on (``f(os.environ, key)``, ``[os.environ]``,
@@ -1276,10 +1539,11 @@ class _Scan:
         if isinstance(node, ast.Subscript) and not self.test:
             self._computed_index(node)
         if isinstance(node, ast.Subscript | ast.Attribute | ast.Call) and self._above_tree(node):
+            named = any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node))
             self.add(
                 node,
-                "climbs from its own file above the tree (what is there differs between the"
-                " box and a person's machine)",
+                f"climbs from {'its own file' if named else 'the working folder'} above the tree"
+                " (what is there differs between the box and a person's machine)",
             )
         iterated = getattr(node, "iter", None) if isinstance(node, _LOOPS) else None
         if iterated is not None and not self.test and self.qual(iterated) in _ENVIRON:
@@ -1416,6 +1680,12 @@ class _Scan:
             self.add(node, f"uses {parts[0]}.__dict__")
         if q == "builtins.compile" and "compile" not in self.bound and not self.test:
             self.add(node, "uses builtins.compile")
+        if q in _WHICH and not self.test:
+            self.add(
+                node,
+                f"finds a host program by name ({q}: what is installed differs between the"
+                " box and a person's machine)",
+            )
 
     def _call(self, node: ast.Call) -> None:
         func = self.qual(node.func)
@@ -1526,14 +1796,10 @@ class _Scan:
             braces = style is not None and fold(style) not in ("%", "$")
             if braces and (fmt is None or fold(fmt) is None):
                 self.add(node, f"{func} with a {{}}-style format from data (it follows names)")
-        if not self.test and func in _PATH_TAKERS:
-            where = self._outside(node)
-            if where is not None:
-                self.add(
-                    node,
-                    f"looks at {where!r}, a path outside the tree (what is there differs"
-                    " between the box and a person's machine)",
-                )
+        attr = node_attr(node.func)
+        looks = func in _PATH_TAKERS or func in _HOMES or func in _EXPANDERS
+        if not self.test and (looks or attr in ("expanduser", "glob", "rglob", "joinpath")):
+            self._looks_outside(node)
         if func in _OPENERS and node.args:
             path = node.args[0]
             pieces = [
@@ -1544,6 +1810,16 @@ class _Scan:
                 self.add(node, "opens a path hidden from its reader")
             elif any("/proc" in p or p.startswith("proc/") or p == "proc" for p in pieces):
                 self.add(node, "opens a path built from a /proc piece (the process's own files)")
+
+    def _looks_outside(self, node: ast.expr) -> None:
+        """A path outside the tree looked at, opened or built (``_outside``)."""
+        where = self._outside(node)
+        if where is not None:
+            self.add(
+                node,
+                f"looks at {where!r}, a path outside the tree (what is there differs"
+                " between the box and a person's machine)",
+            )
 
     def _dunder_looked_up(self, node: ast.Call, name: str, *, writes: bool) -> None:
         """``getattr(x, "__dict__")`` is ``x.__dict__``: judged as the dunder it names."""

@@ -37,12 +37,22 @@ from relay.loop.goals import (
     parse_board,
     render_board,
 )
-from relay.loop.jobs import Answer, Job, branch_for, judged, open_job, parse_jobs, unauthorised
+from relay.loop.jobs import (
+    Answer,
+    Job,
+    branch_for,
+    judged,
+    not_run,
+    open_job,
+    parse_jobs,
+    unauthorised,
+)
 from relay.loop.markdown import sections
 from relay.loop.metric import EXPERIMENTS_NAME
 from relay.loop.ratchet import (
     Backoff,
     Decision,
+    Declined,
     EndPass,
     Escalate,
     Failed,
@@ -719,8 +729,9 @@ class Ratchet:
         return f"paused: {decision.what} until {until}; {registered}"
 
     def _remote(self, goal: Goal, baseline: Baseline) -> Outcome | str:
-        """Verify the candidate on ``goal.verify_on`` through a relay job: an outcome, or
-        the reason a person is needed (not authorised, no relay)."""
+        """Verify the candidate on ``goal.verify_on`` through a relay job: an outcome (the
+        worker ran nothing: held for a person, no strike), or the reason a person is needed
+        before anything is asked (not authorised, no relay)."""
         node = goal.verify_on or ""
         missing = unauthorised(self.contract.authorised)
         if missing:
@@ -743,6 +754,10 @@ class Ratchet:
             answer = self.remote.verify(goal, job=issue, commit=commit, branch=branch)
         except RelayError as err:
             answer = Answer(0, 0, "failed", f"the relay could not verify the change: {err}")
+        held = not_run(answer, node=node)
+        if held is not None:  # nothing ran: not the maker's attempt, a person's question
+            self.say(f"{goal.id}: {held}")
+            return Declined(held, said="held for a person")
         passed, what, why = judged(answer, node=node, commit=commit)
         self.say(f"{goal.id}: {what}")
         return Passed() if passed else Failed(Category.VERIFY, what, why or what)

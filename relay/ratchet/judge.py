@@ -78,6 +78,7 @@ from relay.loop.reach import (
     imported_names,
     project_modules,
     reaches_in,
+    stubs_beside,
 )
 from relay.loop.records import Baseline, Failure, handover_entries
 from relay.loop.revise import (
@@ -142,7 +143,7 @@ def _read(path: Path) -> str:
 def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Reach]:
     """What the lines ``candidate`` added to its Python files (and any compiled module
     it holds) reach into: the test runner, relay's guard, the process
-    (``relay/loop/reach.py``)."""
+    (``relay/loop/reach.py``); and a stub it puts beside a module, read in its place."""
     present = set(tree.files_at(candidate))
     texts: dict[str, tuple[str | None, str | None]] = {}
     for path in changes:
@@ -152,6 +153,7 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
     found = reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+    found += stubs_beside(changes, present)
     at_head = tree.files_at("HEAD")
     pythonpath = config_pythonpath(
         {n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}

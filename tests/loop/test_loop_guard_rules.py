@@ -461,6 +461,28 @@ def test_pytests_pythonpath_setting_is_an_importable_dir() -> None:
     assert (put, gone) == ([], ["lib/json.py"])
 
 
+def test_the_type_checkers_import_folders_are_importable_dirs() -> None:
+    """mypy's ``mypy_path`` and pyright's ``extraPaths`` (each execution environment's
+    too) are where the type checkers find modules: a new stub there named like an
+    installed package is read in its place, so it is refused as one on sys.path is."""
+    texts = {
+        "mypy.ini": "[mypy]\nmypy_path = stubs:$MYPY_CONFIG_FILE_DIR/more, ../up\n",
+        "pyrightconfig.json": '{"extraPaths": ["libs"], // comment\n'
+        ' "executionEnvironments": [{"root": "app", "extraPaths": ["vendor/x"]}]}',
+        "pyproject.toml": '[tool.basedpyright]\nextraPaths = ["third"]\n'
+        '[tool.mypy]\nmypy_path = "typ"\n',
+    }
+    paths = config_pythonpath(texts)
+    assert sorted(paths) == ["libs", "more", "stubs", "third", "typ", "vendor/x"]
+    new = ["stubs/requests.pyi", "vendor/x/json.py", "libs/typing_extensions/__init__.pyi"]
+    got = gate_definition_touched(
+        new, at_baseline=["src/calc.py"], deleted=[], texts={}, pythonpath=paths,
+        installed=INSTALLED | {"requests"},
+    )  # fmt: skip
+    assert [p for p, _ in got] == new
+    assert all("imported in place of" in why for _, why in got)
+
+
 def test_ignore_files_are_gate_files() -> None:
     """ruff skips what .gitignore or .ignore name, tracked or not: `src/*.py` there
     switches the lint gate off, so an edited one (at any depth) is a gate change and a
@@ -927,6 +949,46 @@ PLUGIN_FORMS: dict[str, tuple[dict[str, str], list[str]]] = {
         {"pylintrc": "[MASTER]\ninit-hook='import sys;sys.path.append(\"lintplug\")'\n"},
         ["lintplug/helpers.py", "lintplug/xcheck.py"],
     ),
+    # pyright's extended configuration (comments and trailing commas allowed), and its
+    # stubs' folder: named, or ``typings`` when none is (a stub is read in place of the
+    # module it stands for)
+    "pyright extends": (
+        {
+            "pyrightconfig.json": '{\n  // the base\n  "extends": "./pyright/base.json",\n}\n',
+            "pyright/base.json": '{"stubPath": "../stubs", "strict": ["src"]}\n',
+        },
+        ["pyright/base.json", "stubs/calc.pyi"],
+    ),
+    "pyright in pyproject": (
+        {"pyproject.toml": "[tool.pyright]\nreportMissingImports = false\n"},
+        ["typings/calc.pyi"],
+    ),
+    "basedpyright stubPath": (
+        {"pyproject.toml": '[tool.basedpyright]\nstubPath = "stubs"\n'},
+        ["stubs/calc.pyi"],
+    ),
+    # jest's setup files (and what they require), eslint's imported rules and extended
+    # configurations; a folder jest searches (``roots``) is the project's, not a setup file
+    "jest in package.json": (
+        {
+            "package.json": '{"jest": {"setupFiles": ["<rootDir>/tools/jest-setup.js"],'
+            ' "globalSetup": "./tools/global", "roots": ["<rootDir>/src"]}}',
+            "tools/jest-setup.js": "require('./jest-helpers');\n",
+        },
+        ["tools/global.js", "tools/jest-helpers.js", "tools/jest-setup.js"],
+    ),
+    "eslint flat config": (
+        {
+            "eslint.config.js": "import local from './eslint-rules';\n"
+            "import base from './lint/eslint-base.mjs';\nexport default [local, base];\n",
+            "eslint-rules/index.js": "module.exports = require('./no-bad');\n",
+        },
+        ["eslint-rules/index.js", "eslint-rules/no-bad.js", "lint/eslint-base.mjs"],
+    ),
+    "eslintrc extends": (
+        {".eslintrc.yml": "extends:\n  - ./lint/eslint-base.mjs\nplugins: [local]\n"},
+        ["lint/eslint-base.mjs"],
+    ),
     # ruff's extended configuration, and the one it extends in turn
     "ruff extend": (
         {
@@ -949,7 +1011,9 @@ def test_a_module_a_gate_tools_settings_name_defines_the_gates(form: str) -> Non
         "pyproject.toml", "src/calc.py", "src/calc_mypy.py", "src/calc_rules.py",
         "tests/test_calc.py", "tools/__init__.py", "tools/typeplug.py", "tools/pyplug.py",
         "tools/covplug.py", "tools/pyl.py", "lintplug/xcheck.py", "lintplug/helpers.py",
-        "configs/ruff-base.toml", "ruff-root.toml", "README.md",
+        "configs/ruff-base.toml", "ruff-root.toml", "README.md", "typings/calc.pyi",
+        "stubs/calc.pyi", "src/index.js", "tools/jest-helpers.js", "tools/global.js",
+        "eslint-rules/no-bad.js", "lint/eslint-base.mjs",
     ]  # fmt: skip
     settings, named = PLUGIN_FORMS[form]
     tree = sorted({*tree, *settings})
@@ -963,6 +1027,65 @@ def test_a_module_a_gate_tools_settings_name_defines_the_gates(form: str) -> Non
     )  # fmt: skip
     assert sorted(p for p, _ in found) == named
     assert "defines how the gates run" in found[0][1]
+
+
+def test_a_javascript_tools_configuration_defines_the_gates_and_npm_runs_its_scripts() -> None:
+    """eslint's, jest's, TypeScript's... configuration files define the gates by name at
+    any depth (the project's own modules do not); a gate that runs ``npm test`` runs
+    package.json's scripts, so what they run defines it too; a TypeScript configuration
+    holds what it extends, never the source it compiles."""
+    new = ["eslint.config.mjs", "packages/a/.eslintrc.json", "jest.config.ts",
+           "tsconfig.base.json", "vitest.config.mts", ".prettierrc"]  # fmt: skip
+    free = ["src/eslint.js", "src/config.js", "src/jest.ts"]
+    found = gate_definition_touched(
+        [*new, *free], at_baseline=["src/calc.js"], deleted=[], texts={}, installed=INSTALLED
+    )
+    assert [p for p, _ in found] == new
+    tree = ["package.json", "tools/run-tests.js", "scripts/lint.sh", "src/index.js",
+            "tsconfig.json", "tsconfig.base.json"]  # fmt: skip
+    texts = {
+        "package.json": '{"scripts": {"test": "node tools/run-tests.js && npm run lint",'
+        ' "lint": "sh scripts/lint.sh"}}',
+        "tsconfig.json": '{"extends": "./tsconfig.base.json", "files": ["./src/index.js"]}',
+    }
+    for command in ("npm test", "yarn lint", "pnpm run test", "CI=1 npm test -- --ci"):
+        gates = gate_scripts([command], tree, texts.get)
+        assert sorted(gates) == ["scripts/lint.sh", "tools/run-tests.js"], command
+    assert not gate_scripts(["npx jest", "python -m pytest -q"], tree, texts.get)
+
+
+def test_what_tox_and_nox_run_and_what_a_python_gate_script_names_define_the_gates() -> None:
+    """``tox`` runs tox.ini's commands and ``nox`` noxfile.py's sessions: the files those
+    run define the gate, as a Makefile's recipes do; so does what a Python gate script
+    runs by literal words (``subprocess.run(["sh", ...])``, ``os.system(...)``), not what it
+    only reads. A conftest.py or a start-up file at any depth is a gate file."""
+    tree = ["tox.ini", "noxfile.py", "tools/lint.py", "scripts/check.sh", "extra/more.sh",
+            "rules.txt", "data.txt", "ci/tox.ini", "src/calc.py", "tests/test_calc.py"]  # fmt: skip
+    texts = {
+        "tox.ini": "[tox]\nenv_list = lint\n\n[testenv:lint]\ncommands =\n"
+        "    python tools/lint.py\n    sh {toxinidir}/scripts/check.sh\n",
+        "ci/tox.ini": "[testenv]\ncommands = sh scripts/check.sh\n",
+        "noxfile.py": "import nox\n\n\n@nox.session\ndef lint(session):\n"
+        '    session.run("python", "tools/lint.py")\n    session.run("sh", "scripts/check.sh")\n',
+        "tools/lint.py": 'import os, subprocess\nsubprocess.run(["sh", "extra/more.sh"])\n'
+        'os.system("sh rules.txt")\nDATA = open("data.txt").read()\n',
+    }
+    runs = ["extra/more.sh", "rules.txt", "scripts/check.sh", "tools/lint.py"]
+    for command, own in (
+        ("tox -e lint", "tox.ini"),
+        ("python -m tox -e lint", "tox.ini"),
+        ("nox -s lint", "noxfile.py"),
+        ("python -m nox --noxfile noxfile.py -s lint", "noxfile.py"),
+    ):
+        assert sorted(gate_scripts([command], tree, texts.get)) == sorted([*runs, own]), command
+    assert sorted(gate_scripts(["tox -c ci/tox.ini"], tree, texts.get)) == [
+        "ci/tox.ini", "scripts/check.sh",
+    ]  # fmt: skip
+    nested = ["src/calc/conftest.py", "lib/site/extra.pth", "pkg/sitecustomize.py"]
+    found = gate_definition_touched(
+        nested, at_baseline=["src/calc/__init__.py"], deleted=[], texts={}, installed=INSTALLED
+    )
+    assert [p for p, _ in found] == nested
 
 
 def test_a_plugins_imports_of_the_tree_and_a_commands_plugin_define_the_gates() -> None:

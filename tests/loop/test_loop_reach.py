@@ -169,3 +169,22 @@ def test_code_that_looks_at_an_absolute_path_outside_the_tree_is_held(tmp_path: 
     assert "src/calc_real.py:3: looks at '/var/lib/dpkg/status'" in row, row
     # a hold is not a strike
     assert "G1" not in project.read("docs/loop/state/failures.md")
+
+
+def test_a_stub_beside_a_module_is_held_for_a_person(tmp_path: Path) -> None:
+    """A stub beside src/calc.py is what mypy and pyright read in its place: however the
+    code under it changes, a type gate passes it. Held for a person, as a reach is."""
+    project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
+    stub = "def add(a: object, b: object) -> object: ...\n"
+    maker = project.script(
+        "maker",
+        f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"put('src/calc.pyi', {stub!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert project.read("src/calc.py") == CALC and project.clean()
+    row = next(r for r in project.read("docs/loop/BOARD.md").splitlines() if "| G1 " in r)
+    assert "| blocked |" in row and "held for a person" in row, row
+    assert "src/calc.pyi: a stub beside the module it stands for" in row, row
+    assert "G1" not in project.read("docs/loop/state/failures.md")

@@ -20,6 +20,7 @@ from relay.loop.reach import (
     project_modules,
     reaches,
     reaches_in,
+    stubs_beside,
 )
 from relay.ratchet.judge import installed_names
 
@@ -47,6 +48,8 @@ def total(xs):
 
 
 OFF = "a module off the plain list"
+OUTSIDE = "a path outside the tree"
+ELSEWHERE = "(what is there differs between the box and a person's machine)"
 HID = "hides a string from its reader"
 
 
@@ -1002,7 +1005,10 @@ def test_environment_reads_by_expansion_and_proc_paths_built_from_pieces_are_hel
         assert found(base + text, before=base) == [
             f"{text[4:].split('(')[0]} with a computed key (what it reads cannot be followed)"
         ], found(base + text, before=base)
-    assert found(base + "p = os.path.expanduser('~/.cache')\n", before=base) == []
+    # a literal key is followed: what it comes to, the home folder, is outside the tree
+    home = found(base + "p = os.path.expanduser('~/.cache')\n", before=base)
+    assert home == [f"looks at '~', {OUTSIDE} {ELSEWHERE}"], home
+    assert found(base + "p = os.path.expanduser('data/x')\n", before=base) == []
     assert "hands os.path.expandvars around" in str(found(base + "f = os.path.expandvars\n"))
     for text in (
         "x = open('/' + where + '/proc/' + pid + '/status').read()\n",
@@ -1065,9 +1071,6 @@ def test_the_names_a_change_imports_are_read_from_its_import_lines() -> None:
         "  import i\nx = 'import j'\n",
     ]
     assert imported_names(texts) == {"a", "c", "e", "i"}
-
-
-OUTSIDE = "a path outside the tree"
 
 
 @pytest.mark.parametrize(
@@ -1144,8 +1147,150 @@ def test_code_that_climbs_from_its_own_file_above_the_tree_is_held() -> None:
     assert not any(CLIMBS in s for s in found(deep, path="src/calc/sub/mod.py"))
 
 
+# the baseline's file already imported these: what is judged is the path, not the shape
+PATH_IMPORTS = "import os\nimport os.path\nimport posixpath\nimport shutil\nimport tempfile\n" + (
+    "from pathlib import Path\nfrom os.path import pardir, join\nfrom shutil import which\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "open(os.path.join(os.pardir, os.pardir, 'etc', 'passwd'))",
+        "open(join(pardir, pardir, 'etc'))",
+        "os.listdir(posixpath.pardir)",
+        "open((os.pardir + os.sep) * 30 + 'etc')",
+        "open(f'{os.pardir}/{os.pardir}/etc')",
+        "open(os.path.join(*[os.pardir] * 9, 'etc'))",
+        "open(os.sep.join([os.pardir] * 9))",
+        "open(os.path.join('data', '..', '..', 'etc'))",
+        "Path('data', '..', '..', 'etc').read_text()",
+        "(Path('data') / '..' / '..' / 'etc').read_text()",
+        "Path('data').joinpath('..', '..').exists()",
+        "Path('data', '/etc/passwd').read_text()",
+        "open(os.path.join(os.sep, 'etc', 'passwd'))",
+        "open(os.path.expanduser('~/.bashrc'))",
+        "(Path.home() / '.bashrc').exists()",
+        "Path('~').expanduser().exists()",
+        "open(os.path.expandvars('$HOME/.bashrc'))",
+        "open(os.environ['HOME'] + '/.bashrc')",
+        "Path(os.getenv('HOME'), '.bashrc').exists()",
+        "open(os.path.join(tempfile.gettempdir(), 'marker'))",
+        "sorted(Path('.').glob('../../*'))",
+        "glob.glob('*', root_dir='/etc')",
+        "shutil.copy('x', os.pardir)",
+    ],
+)
+def test_code_that_reaches_outside_the_tree_without_an_absolute_literal_is_held(
+    body: str,
+) -> None:
+    """``os.pardir`` is ``..``, every piece of a join counts (an absolute one starts
+    over), and the home folder, the shared temporary folder and the environment's values
+    lie outside the tree as an absolute path does."""
+    text = f"{PATH_IMPORTS}import glob\n\n\ndef f():\n    return {body}\n"
+    said = found(text, before=f"{PATH_IMPORTS}import glob\n")
+    assert said and all(OUTSIDE in s for s in said), said
+    assert found(text, path="tests/test_calc.py", before=PATH_IMPORTS) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Path('.').resolve().parent.exists()",
+        "os.listdir(os.path.dirname(os.getcwd()))",
+        "Path.cwd().parent.exists()",
+        "Path('x').resolve().parents[1].exists()",
+        "open(os.path.join(os.path.dirname(__file__), '..', '..', 'etc'))",
+        "open(os.path.join(os.path.dirname(__file__), *[os.pardir] * 5))",
+        "Path(__file__).parent.joinpath('..', '..', '..').exists()",
+    ],
+)
+def test_code_that_climbs_from_the_working_folder_or_by_pieces_is_held(body: str) -> None:
+    """The working folder is the tree's top: one up from it is outside, and so are
+    ``..`` pieces joined to the file's own folder beyond its depth."""
+    text = f"{PATH_IMPORTS}\n\ndef f():\n    return {body}\n"
+    said = found(text, before=PATH_IMPORTS)
+    assert any("above the tree" in s for s in said), said
+
+
+def test_code_that_reaches_the_root_from_its_own_file_or_the_working_folder_is_held() -> None:
+    """``parents[-1]`` is the root, and so is an absolute path's first part; walking the
+    parents (``for d in Path(__file__).parents``) reaches it too. An index in the tree
+    and a path of the project's own stay free."""
+    head = f"{PATH_IMPORTS}\n\ndef f(p):\n    "
+    for body in ("return Path(__file__).parents[-1].exists()",
+                 "return open(Path.cwd().parts[0] + 'etc')",
+                 "return [d for d in Path(__file__).resolve().parents if (d / '.box').exists()]",
+                 "return list(Path.cwd().parents)"):  # fmt: skip
+        said = found(head + body + "\n", before=PATH_IMPORTS)
+        assert said and all(ELSEWHERE in s for s in said), (body, said)
+    for body in ("return Path(__file__).parents[1] / 'data'",
+                 "return [q for q in Path(p).parents]",
+                 "return Path(__file__).parent.parts"):  # fmt: skip
+        assert found(head + body + "\n", before=PATH_IMPORTS) == [], body
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f():\n    return which('git')\n",
+        "def f():\n    return shutil.which('git')\n",
+        "def f():\n    return getattr(shutil, 'which')('git')\n",
+        "LOOK = shutil.which\n",
+    ],
+)
+def test_code_that_finds_a_host_program_by_name_is_held(text: str) -> None:
+    """What is installed differs between the box and a person's machine."""
+    said = found(PATH_IMPORTS + text, before=PATH_IMPORTS)
+    assert any("finds a host program by name (shutil.which" in s for s in said), said
+    assert found(PATH_IMPORTS + text, path="tests/test_calc.py", before=PATH_IMPORTS) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "open(os.path.join(os.path.dirname(__file__), 'data', 'x.json'))",
+        "(Path(__file__).parent / 'data').read_text()",
+        "os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))",
+        "Path.cwd() / 'out'",
+        "os.path.relpath(p, os.getcwd())",
+        "Path(p).resolve().parent",
+        "Path('.').resolve()",
+        "(Path('docs') / '..' / 'README.md').read_text()",
+        "os.path.normpath(os.path.join(p, '..'))",
+        "Path(p, '..', 'x')",
+        "os.sep.join(p)",
+        "p / 2",
+        "os.environ['HOME']",
+        "open(os.devnull, 'w')",
+        "sorted(Path(p).glob('*.py'))",
+        "os.path.expanduser('data/x')",
+    ],
+)
+def test_paths_inside_the_tree_or_unknown_stay_free(body: str) -> None:
+    text = f"{PATH_IMPORTS}\n\ndef f(p):\n    return {body}\n"
+    assert found(text, before=PATH_IMPORTS) == []
+
+
 def test_a_test_may_name_an_absolute_path_and_the_baselines_own_is_credited() -> None:
     text = "def test_f():\n    assert not open('/etc/hostname').closed\n"
     assert found(text, path="tests/test_calc.py") == []
     old = "def f():\n    return open('/etc/hostname')\n"
     assert found(old + "\n\ndef g():\n    return 1\n", before=old) == []
+
+
+def test_a_stub_beside_the_module_it_stands_for_is_held() -> None:
+    """mypy and pyright read ``calc.pyi`` in place of ``calc.py``: the type gate would no
+    longer check the module's code. A stub for a compiled module, or with no module
+    beside it, is free."""
+    present = ["src/calc.py", "src/calc.pyi", "src/pkg/__init__.py", "src/pkg/__init__.pyi",
+               "src/fast.pyi", "src/fast.so", "README.md"]  # fmt: skip
+    changes = ["src/calc.pyi", "src/pkg/__init__.pyi", "src/fast.pyi", "src/calc.py"]
+    said = [r.said() for r in stubs_beside(changes, present)]
+    assert said == [
+        "src/calc.pyi: a stub beside the module it stands for (type checkers read it in place"
+        " of the module's code, so their gate no longer checks that code)",
+        "src/pkg/__init__.pyi: a stub beside the module it stands for (type checkers read it"
+        " in place of the module's code, so their gate no longer checks that code)",
+    ]
+    assert stubs_beside(["src/calc.pyi"], ["src/calc.py"]) == []  # deleted: nothing read

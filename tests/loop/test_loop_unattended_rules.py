@@ -14,7 +14,7 @@ import pytest
 from relay.errors import SpineFileError
 from relay.loop.classify import Review, Verdict
 from relay.loop.goals import Goal, GoalsFile, parse_goals, render_goals
-from relay.loop.jobs import Answer, Job, judged, open_job, parse_jobs, with_job
+from relay.loop.jobs import Answer, Job, judged, not_run, open_job, parse_jobs, with_job
 from relay.loop.metric import (
     EXPERIMENTS_HEAD,
     Experiment,
@@ -340,6 +340,18 @@ def test_a_result_done_is_the_pass_anything_else_a_diagnosed_failure() -> None:
     )
     assert not passed and what == "win answered failed (job #12, RESULT 2)"
     assert why == "Step 1 failed.\n\nE assert 1 == 2"
+
+
+def test_a_result_that_ran_nothing_goes_to_a_person_not_against_the_maker() -> None:
+    """A worker that finds the branch pushed over (or cannot make its box) answers
+    ``blocked`` and runs nothing: no step judged the maker's change."""
+    said = "Not run: branch `relay-loop/g1` is at bbbbbbbbbbbb, not at aaaaaaaaaaaa."
+    held = not_run(Answer(12, 2, "blocked", said, asked=2), node="win")
+    assert held == f"win ran nothing (job #12, RESULT 2): {said}"
+    for status in ("done", "failed", "partial", "stopped"):
+        assert not_run(Answer(12, 2, status, "Step 1 failed."), node="win") is None
+    # relay itself failed before any job answered: said as such, by ``judged``
+    assert not_run(Answer(0, 0, "blocked", "no relay"), node="win") is None
 
 
 def test_a_done_counts_only_for_the_task_posted_and_the_candidates_commit() -> None:

@@ -5,7 +5,8 @@ beside its clone, its git directory or its HOME; and a collaborator who can push
 branches, and pushes hers over the candidate's branch the moment the loop pushes it,
 runs nothing on the worker and gets nothing kept: the TASK is signed with the
 candidate's commit, the worker refuses any other tip in one line, and the loop keeps a
-candidate only on a RESULT that names its commit."""
+candidate only on a RESULT that names its commit; a worker that ran nothing sends the goal
+to a person, never a strike against the maker."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from pathlib import Path
 import pytest
 from loop_project import CALC_MUL, TEST_MUL
 from test_loop_verify_on import set_up_project, tokens, worker_passes, world
-from worlds import World, data_of
+from worlds import WORKER, World, data_of
 
 from relay.loop.goals import GoalState, parse_board
 from relay.loop.jobs import parse_jobs
+from relay.loop.records import parse_failures
 from relay.ratchet.sandbox import NAMESPACES, level
 
 __all__ = ["tokens", "worker_passes", "world"]  # the fixtures, shared with the happy path
@@ -147,10 +149,17 @@ def test_a_branch_pushed_over_runs_nothing_on_the_worker_and_keeps_nothing(
     assert done, "the branch was never pushed over"
     assert not marker.exists(), marker.read_text()  # her code never ran
     assert report["kept"] == [], report
-    [reverted] = report["reverted"]
-    assert isinstance(reverted, str) and "answered blocked" in reverted, reverted
+    # no step judged the maker's change: it goes to a person, with no strike and no rule
+    assert report["reverted"] == [], report
+    [blocked] = report["blocked"]
+    assert isinstance(blocked, dict) and blocked["goal"] == "G1", report
+    why = str(blocked["blocker"])
+    assert why.startswith(f"held for a person: {WORKER} ran nothing (job #"), why
+    assert f"is at {done[0][:12]}, not at" in why, why
     board = (root / "docs/loop/BOARD.md").read_text()
-    assert parse_board(board).rows[0].state is not GoalState.DONE
+    assert parse_board(board).rows[0].state is GoalState.BLOCKED
+    failures = root / "docs/loop/state/failures.md"  # what rules are learned from
+    assert not failures.exists() or parse_failures(failures.read_text())[1] == ()
     log = subprocess.run(
         ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
