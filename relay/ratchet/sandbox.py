@@ -272,6 +272,7 @@ MODED = {
     "aarch64": [(52, 1, None), (53, 2, None), (452, 2, None), (33, 2, None), (56, 3, 2)],
 }
 UNSEEN = (437, 425)  # openat2, io_uring_setup: on both
+KEYED = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}  # add_key, request_key, keyctl
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
@@ -677,8 +678,8 @@ def setup():
 
 
 def no_special_modes(machine):
-    # the classic BPF program for MODED, loaded with PR_SET_SECCOMP: another architecture's
-    # calls (i386's, x32's) fail with ENOSYS, the calls above with EPERM
+    # the classic BPF program for MODED and KEYED, loaded with PR_SET_SECCOMP: another
+    # architecture's calls (i386's, x32's) fail with ENOSYS, the calls above with EPERM
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     arg = lambda i: 16 + 8 * i  # the low half of args[i] (little-endian machines alone)
@@ -686,6 +687,8 @@ def no_special_modes(machine):
     prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, enosys)]
     for nr in UNSEEN:
         prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, enosys)]
+    for nr in KEYED[machine]:
+        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, eperm)]
     for nr, mode, flags in MODED[machine]:
         rest = []
         if flags is not None:  # O_CREAT or O_TMPFILE's own bit, or allowed
@@ -742,13 +745,6 @@ def main():
             os.setgroups([])  # with no capability left here
             os.setgid(DROP)
             os.setuid(USER)
-        # no way back through a set-user-ID program, and no file of the box's user's (the
-        # person's own, for a relay not run as root) made set-user-ID for another local
-        # account to run as that user, even while the box runs
-        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-            raise OSError(ctypes.get_errno(), "no_new_privs")
-        if os.uname().machine in MODED:
-            no_special_modes(os.uname().machine)
     except OSError as err:
         sys.stderr.write(f"relay: cannot set up the box: {err}\n")
         sys.exit(1)
@@ -759,6 +755,19 @@ def main():
     if keyctl is None or libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), None) < 0:
         why = os.strerror(ctypes.get_errno()) if keyctl else f"not known on {machine}"
         sys.stderr.write(f"relay: cannot set up the box: no session keyring of its own ({why})\n")
+        sys.exit(1)
+    try:
+        # no way back through a set-user-ID program, and no file of the box's user's (the
+        # person's own, for a relay not run as root) made set-user-ID for another local
+        # account to run as that user, even while the box runs; and no key reached at all
+        # (the filter refuses keyctl, add_key and request_key): a box of a relay not run as
+        # root is the person's user, whose own keys it could find by serial, link and read
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(ctypes.get_errno(), "no_new_privs")
+        if machine in MODED:
+            no_special_modes(machine)
+    except OSError as err:
+        sys.stderr.write(f"relay: cannot set up the box: {err}\n")
         sys.exit(1)
     argv = [enter, "--user", f"--map-user={uid}", f"--map-group={gid}", "/bin/sh", "-c", command]
     os.execve(enter, argv, {k: v for k, v in out.items()})

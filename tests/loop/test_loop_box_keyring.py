@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
+from test_loop_box_removed import ROOT, as_ordinary_user
 
-from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
+from relay.ratchet.sandbox import NAMESPACES, level
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -54,14 +51,20 @@ def held(ring):  # the keys a keyring links (KEYCTL_READ of a keyring: their ids
     raw = read(ring) or b""
     return sorted(int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4))
 """
-# what a box's code tries: find and read the person's key, list what it may see, plant keys
+# what a box's code tries: find and read the person's keys (by search, by their serials
+# as a scan of every serial would find them, by linking the person's user keyring into its
+# own session keyring to possess it), list what it may see, plant keys
 INSIDE = (
     KEYS
     + """
-import json
+import json, sys
+serials = [int(s) for s in sys.argv[1:]]
 found = keyctl(10, -3, b"user", b"relay-test-login", 0)  # KEYCTL_SEARCH the session's
 said = {"found": found, "read": None, "keys": open("/proc/keys").read()}
-for key in [found, *(int(l.split()[0], 16) for l in said["keys"].splitlines())]:
+buf = ctypes.create_string_buffer(256)
+said["described"] = [keyctl(6, key, buf, 256) for key in serials]  # KEYCTL_DESCRIBE
+said["linked"] = keyctl(8, -4, -3)  # KEYCTL_LINK the user keyring into the session's
+for key in [found, *serials, *(int(l.split()[0], 16) for l in said["keys"].splitlines())]:
     got = read(key) if key > 0 else None
     if got and SECRET.encode() in got:
         said["read"] = got.decode()
@@ -69,50 +72,69 @@ said["planted"] = [add("relay-test-planted", "from the box", ring) for ring in (
 print(json.dumps(said))
 """.replace("SECRET", repr(SECRET))
 )
-# the person: a fresh session keyring holding a login's key, then the box, then a look
+# the person (the test's user, or an ordinary one): a fresh session keyring and the user's
+# keyring each holding a login's key, then a real box made by relay as that person, then
+# a look
 OUTSIDE = (
     KEYS
     + """
-import json, subprocess, sys
+import json, shlex, shutil, subprocess, sys, tempfile
+from pathlib import Path
+from relay.ratchet.sandbox import NAMESPACES, Sandbox
+
 assert keyctl(1, b"relay-test-session") > 0  # KEYCTL_JOIN_SESSION_KEYRING
-key = add("relay-test-login", SECRET, -3)
+assert keyctl(8, -4, -3) == 0  # the user keyring linked from it, as a login's is
+keys = [add("relay-test-login", SECRET, ring) for ring in (-3, -4)]
 before = {ring: held(ring) for ring in (-3, -4)}
-done = subprocess.run(["/bin/sh", "-c", sys.argv[1]], capture_output=True, text=True)
+folder = Path(tempfile.mkdtemp(prefix="relay-test-keys-"))
+(folder / "tree").mkdir()
+box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home)}
+inside = " ".join(shlex.quote(w) for w in [sys.executable, "-I", "-S", "-c", sys.argv[1]])
+command = box.wrap(inside + " " + " ".join(map(str, keys)), env)
+done = subprocess.run(["/bin/sh", "-c", command], cwd=box.tree, env=env,
+                      capture_output=True, text=True)
+shutil.rmtree(folder, ignore_errors=True)
 after = {ring: held(ring) for ring in (-3, -4)}
-print(json.dumps({"key": key, "box": done.stdout, "err": done.stderr, "rc": done.returncode,
-                  "unchanged": before == after, "still": read(key).decode()}))
+print(json.dumps({"keys": keys, "box": done.stdout, "err": done.stderr, "rc": done.returncode,
+                  "unchanged": before == after, "still": [read(k).decode() for k in keys]}))
+for key in keys:
+    keyctl(3, key)  # KEYCTL_REVOKE: the user keyring outlives this process
 """.replace("SECRET", repr(SECRET))
 )
 
 
-@pytest.fixture
-def box() -> Iterator[Sandbox]:
-    folder = Path(tempfile.mkdtemp(prefix="relay-test-keys-"))
-    (folder / "tree").mkdir()
-    try:
-        yield Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+def keys_around_a_box(ordinary: bool) -> dict[str, Any]:
+    """What the person saw of a real box run among their keys: as this test's user, or as
+    an ordinary user of the host (nobody, where this test is root)."""
+    python, drop, more = as_ordinary_user() if ordinary else (sys.executable, {}, {})
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **more}
+    done = subprocess.run(
+        [python, "-c", OUTSIDE, INSIDE],
+        cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False, **drop,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said: dict[str, Any] = json.loads(done.stdout)
+    return said
 
 
 @needs_namespaces
 @pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"), reason="keyctl's number")
-def test_a_box_neither_reads_nor_plants_a_key_in_the_persons_session_keyring(
-    box: Sandbox,
-) -> None:
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
-    command = box.wrap(f"{sys.executable} -I -S -c {shlex.quote(INSIDE)}", env)
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", OUTSIDE, command],
-        cwd=box.tree, env=env, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    said = json.loads(done.stdout)
-    assert said["key"] > 0 and said["still"] == SECRET, said
+@pytest.mark.parametrize("ordinary", [False, True], ids=["this-user", "ordinary-user"])
+def test_a_box_neither_reads_nor_plants_a_key_of_the_persons(ordinary: bool) -> None:
+    """Nothing of a key reaches the box: not by search, not by the serials (as a scan of
+    every serial would find them), not by linking the person's user keyring into its own
+    session keyring (which would make it their keys' possessor), nor by /proc/keys; and it
+    adds none (the seccomp filter refuses keyctl, add_key and request_key: EPERM)."""
+    said = keys_around_a_box(ordinary)
+    assert all(k > 0 for k in said["keys"]) and said["still"] == [SECRET, SECRET], said
     assert said["rc"] == 0, said["err"]
     inside = json.loads(said["box"])
     assert inside["keys"] == "", "the box listed the keys its user may view"
     assert inside["found"] < 0, "the box found the person's session key"
-    assert inside["read"] is None, "the box read the person's session key"
+    assert all(d < 0 for d in inside["described"]), "the box described the person's keys"
+    assert inside["linked"] < 0, "the box linked the person's user keyring"
+    assert inside["read"] is None, "the box read the person's key"
     assert SECRET not in said["box"]
-    assert inside["planted"][0] > 0, "a box's own session keyring takes a key"
+    assert inside["planted"] == [-1, -1], "the box added a key (EPERM expected)"
     assert said["unchanged"], "a key the box added is in the person's keyrings"
