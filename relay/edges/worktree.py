@@ -32,6 +32,10 @@ from relay.errors import ConfigError
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
 # its candidate, run by the gates) could have installed one
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
+# a commit of relay's starts no housekeeping of git's (``git maintenance run --auto``, a
+# process each commit): relay packs the clone's loose objects itself
+# (:meth:`WorkTree.pack_loose`, when the judge counts many)
+NO_HOUSEKEEPING = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
@@ -933,6 +937,7 @@ class WorkTree:
             if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
                 return None
             self.git(
+                *NO_HOUSEKEEPING,
                 "commit",
                 "--no-verify",
                 "-q",

@@ -3,6 +3,7 @@ against real clones, its answers are git's own, however HEAD is kept, and move w
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,25 @@ def test_git_directories_come_with_the_work_tree(remote: Remote, tmp_path: Path)
         assert learned == asked
         assert learned[1] is (where != linked)
     _forget_dirs()
+
+
+def _housekeeping(trace: Path) -> list[list[str]]:
+    """The ``git maintenance`` and ``git gc`` processes git's own trace saw start."""
+    starts = [json.loads(line) for line in trace.read_text().splitlines()]
+    argvs = [s["argv"] for s in starts if s.get("event") == "start"]
+    return [a for a in argvs if "maintenance" in a or "gc" in a]
+
+
+def test_relays_commit_starts_no_housekeeping_of_gits(
+    remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit of relay's starts no ``git maintenance``/``gc --auto`` process (one per
+    commit otherwise): relay packs the clone itself. A plain commit, the control, does."""
+    tree = WorkTree.open(remote.a)
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    (remote.a / "notes.txt").write_text("n\n")
+    assert tree.commit(["notes.txt"], "notes") == tree.head()
+    assert _housekeeping(trace) == []
+    commit_file(remote.a, "more.txt", "m\n", "more")
+    assert _housekeeping(trace), "a plain commit starts git's housekeeping"
