@@ -18,9 +18,10 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -43,6 +44,7 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 _GIT_PLACES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY")
 _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
+_ENCODING = sys.getfilesystemencoding()  # how git's output is read (as GitPython reads it)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 _FILE = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
@@ -871,6 +873,50 @@ class WorkTree:
                 self._shown.clear()
             self._shown[key] = text
         return text
+
+    def show_all(self, wanted: Iterable[tuple[str, str]]) -> None:
+        """Files' texts (commit, path) read ahead in one git process (``cat-file
+        --batch``), kept as :meth:`show` keeps them, so that reading several costs one
+        process, not one each. Only what :meth:`show` would keep is read: a full sha's
+        regular file or link, or its absence; anything else (a folder, a path a batch
+        line cannot carry) is left to :meth:`show`."""
+        asked: dict[tuple[str, str], None] = {}
+        for commit, path in wanted:
+            pinned = self._pinned(commit)
+            if pinned is None or (pinned, path) in self._shown or {"\n", "\r"} & set(path):
+                continue  # (git reads a batch line up to its end, less a CR before it)
+            asked[(pinned, path)] = None
+        if len(asked) < 2:  # one file is one process either way
+            return
+        lines = "".join(f"{sha}:{path}\n" for sha, path in asked)
+        done = subprocess.run(
+            [program("git"), *NO_HOOKS, "cat-file", "--batch"],
+            cwd=self.root,
+            input=lines.encode(_ENCODING, "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            return  # each is asked of git alone, as before
+        if len(self._shown) + len(asked) > _SHOWN_CAP:
+            self._shown.clear()
+        out, at = done.stdout, 0
+        for key in asked:
+            end = out.find(b"\n", at)
+            if end < 0:
+                return
+            header = out[at:end].decode(_ENCODING, "surrogateescape")
+            at = end + 1
+            if header.endswith(" missing"):
+                self._shown[key] = None
+                continue
+            kind, _, size = header.rpartition(" ")
+            if not size.isdigit() or kind.count(" ") != 1:
+                return  # not the shape asked for: the rest is read alone
+            body = out[at : at + int(size)]
+            at += int(size) + 1  # the contents, then a newline
+            if kind.endswith(" blob"):
+                self._shown[key] = body.decode(_ENCODING, "surrogateescape")
 
     @contextlib.contextmanager
     def fresh(self, commit: str) -> Iterator[Path]:

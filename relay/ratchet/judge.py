@@ -726,6 +726,19 @@ class Judge:
         held = set(self.tree.files_at(candidate)) if changes else set()
         deleted = [p for p in changes if p not in held]
         show = self._shown(candidate)
+        self.tree.show_all(  # what is read below, in one process
+            [
+                *(
+                    (c, p)
+                    for p in changes
+                    if p.endswith(SOURCE_SUFFIXES)
+                    or p == LOOP_FILE
+                    or Path(p).name in ("pyproject.toml", "package.json")
+                    for c in ("HEAD", candidate)
+                ),
+                *(("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_baseline),
+            ]
+        )
         texts = {
             p: (show("HEAD", p), show(candidate, p))
             for p in changes

@@ -174,3 +174,46 @@ def test_relays_commit_starts_no_housekeeping_of_gits(
     assert _housekeeping(trace) == []
     commit_file(remote.a, "more.txt", "m\n", "more")
     assert _housekeeping(trace), "a plain commit starts git's housekeeping"
+
+
+_STARTED: list[list[str]] = []  # the processes a read started, while one is counted
+
+
+def _count_starts(event: str, args: tuple[object, ...]) -> None:
+    if event == "subprocess.Popen" and _STARTED:
+        _STARTED[-1].append(str(args[1]))
+
+
+sys.addaudithook(_count_starts)
+
+
+def test_files_read_ahead_in_one_process_are_what_each_read_alone_gives(
+    remote: Remote,
+) -> None:
+    """Several files read ahead (``show_all``) cost one git process, and then read as
+    each read alone reads: a file, a link, a missing path, bytes that are no UTF-8, a
+    name with spaces; a folder is left to the read alone (git shows its listing)."""
+    a = remote.a
+    (a / "docs").mkdir()
+    (a / "docs/a b.txt").write_text("spaced\n")
+    (a / "raw.bin").write_bytes(b"\xff\xfe no utf-8\n")
+    (a / "link").symlink_to("README.md")
+    git(a, "add", "docs", "raw.bin", "link")
+    commit = commit_file(a, "empty.txt", "", "more")
+    names = ["README.md", "docs/a b.txt", "raw.bin", "link", "empty.txt", "none.txt", "docs"]
+    alone = WorkTree.open(a)
+    expected = {n: alone.show(commit, n) for n in names}
+    assert expected["docs"] is not None and "a b.txt" in expected["docs"]
+    assert expected["none.txt"] is None and expected["empty.txt"] == ""
+    ahead = WorkTree.open(a)
+    _STARTED.append([])
+    try:
+        ahead.show_all([(commit, n) for n in names] + [("HEAD", "README.md")])
+        read = {n: ahead.show(commit, n) for n in names if n != "docs"}
+        head = ahead.show("HEAD", "README.md")
+    finally:
+        started = _STARTED.pop()
+    assert len(started) == 1 and "cat-file" in started[0]
+    assert read == {n: t for n, t in expected.items() if n != "docs"}
+    assert head == expected["README.md"]
+    assert ahead.show(commit, "docs") == expected["docs"]
