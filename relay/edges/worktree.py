@@ -190,6 +190,18 @@ def _blob_id(data: bytes, width: int) -> str:
     return made.hexdigest()
 
 
+def _plain(path: str) -> bool:
+    """Whether ``path`` names a place in a tree as it is: relative, no magic, no ``.`` or
+    ``..``, no empty part (a folder's may end with ``/``)."""
+    parts = path.removesuffix("/").split("/")
+    return (
+        not path.startswith(":")
+        and "\\" not in path
+        and "" not in parts
+        and not ({".", ".."} & set(parts))
+    )
+
+
 def _quoted(path: str) -> str:
     """``path`` as one line of ``hash-object --stdin-paths`` (C-quoted when it holds a
     newline or starts with a quote, which that line would otherwise mean)."""
@@ -819,8 +831,7 @@ class WorkTree:
         commit has none. The person's tree holds no candidate before it is kept."""
         if not paths:
             return
-        out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
-        there = sorted(p for p in out.split("\0") if p)
+        there = self._files_under(commit, paths)
         gone = [p for p in paths if p not in there]
         if gone:
             self.git("rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", *gone)
@@ -833,6 +844,22 @@ class WorkTree:
                 self._prune_empty(full.parent)
         if there:
             self.git("checkout", commit, "--", *there)
+
+    def _files_under(self, commit: str, paths: Sequence[str]) -> list[str]:
+        """The files of ``commit`` that ``paths`` name, themselves or within them, sorted
+        (``git ls-tree -r --name-only``'s answer, whose paths are literal): taken from the
+        commit's listing when a full sha names it (:meth:`ls_tree`, read once a commit)
+        and every path is a plain one of the tree's, else asked of git."""
+        pinned = self._pinned(commit)
+        if pinned is None or not all(_plain(p) for p in paths):
+            out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+            return sorted(p for p in out.split("\0") if p)
+        named = {p.rstrip("/") for p in paths}
+        return sorted(
+            f
+            for f in self.files_at(pinned)
+            if f in named or any(str(up) in named for up in PurePosixPath(f).parents)
+        )
 
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""

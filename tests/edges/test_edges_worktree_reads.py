@@ -217,3 +217,28 @@ def test_files_read_ahead_in_one_process_are_what_each_read_alone_gives(
     assert read == {n: t for n, t in expected.items() if n != "docs"}
     assert head == expected["README.md"]
     assert ahead.show(commit, "docs") == expected["docs"]
+
+
+def test_the_files_paths_name_are_git_ls_trees_answer(remote: Remote) -> None:
+    """What a kept candidate's paths name in it (``bring``) is read from the commit's
+    listing, and is what ``git ls-tree`` answers: a file, a folder with or without its
+    slash, a name that looks like a pattern (git takes it literally), one it lacks."""
+    a = remote.a
+    (a / "src/pkg").mkdir(parents=True)
+    for name in ("src/pkg/m.py", "src/x.py", "src*", "srcx"):
+        (a / name).write_text(f"{name}\n")
+    git(a, "add", "-A")
+    commit = commit_file(a, "README.md", "edited\n", "tree")
+    tree = WorkTree.open(a)
+    for paths in (
+        ["src/x.py"],
+        ["src"],
+        ["src/"],
+        ["src/pkg", "README.md"],
+        ["src*"],
+        ["src/*.py"],
+        ["none.txt", "src/pkg/m.py"],
+        ["sr"],
+    ):
+        said = git(a, "ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+        assert tree._files_under(commit, paths) == sorted(p for p in said.split("\0") if p)
