@@ -1149,3 +1149,22 @@ def test_a_test_may_name_an_absolute_path_and_the_baselines_own_is_credited() ->
     assert found(text, path="tests/test_calc.py") == []
     old = "def f():\n    return open('/etc/hostname')\n"
     assert found(old + "\n\ndef g():\n    return 1\n", before=old) == []
+
+
+def test_a_kept_files_scan_serves_the_next_change_and_finds_the_same() -> None:
+    """A kept candidate's file is the next change's baseline: its scan is kept and used
+    again (one scan, not two), and what the next change is found to reach is what a
+    scan from nothing finds."""
+    from relay.loop.reach import _scan
+
+    second = BASE + "\n\ndef f1(x):\n    return x + 1\n"
+    third = second + FORGERY
+    _scan.cache_clear()
+    reaches("src/calc.py", BASE, second)
+    before = _scan.cache_info()
+    found = [r.said() for r in reaches("src/calc.py", second, third)]
+    after = _scan.cache_info()
+    assert after.hits == before.hits + 1 and after.misses == before.misses + 1
+    _scan.cache_clear()
+    assert found == [r.said() for r in reaches("src/calc.py", second, third)]
+    assert found, "the forgery added on top is found"
