@@ -946,7 +946,10 @@ class Judge:
         reached: Sequence[str] = (),
     ) -> Failed | None:
         """Every checker reviews the diff; the reducer (declared before the fan-out) merges
-        their findings, and a blocking finding from any of them blocks."""
+        their findings, and a blocking finding from any of them blocks (with none, nothing
+        blocks, and the diff is not asked of git)."""
+        if not self.options.checkers:
+            return None
         diff = self.tree.diff(candidate)
         answers: list[tuple[str, Review]] = []
         for number, command in enumerate(self.options.checkers, start=1):
