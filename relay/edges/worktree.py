@@ -18,9 +18,10 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -32,6 +33,10 @@ from relay.errors import ConfigError
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
 # its candidate, run by the gates) could have installed one
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
+# a commit of relay's starts no housekeeping of git's (``git maintenance run --auto``, a
+# process each commit): relay packs the clone's loose objects itself
+# (:meth:`WorkTree.pack_loose`, when the judge counts many)
+NO_HOUSEKEEPING = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
@@ -39,6 +44,7 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 _GIT_PLACES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY")
 _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
+_ENCODING = sys.getfilesystemencoding()  # how git's output is read (as GitPython reads it)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 _FILE = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
@@ -182,6 +188,18 @@ def _blob_id(data: bytes, width: int) -> str:
     made.update(b"blob %d\0" % len(data))
     made.update(data)
     return made.hexdigest()
+
+
+def _plain(path: str) -> bool:
+    """Whether ``path`` names a place in a tree as it is: relative, no magic, no ``.`` or
+    ``..``, no empty part (a folder's may end with ``/``)."""
+    parts = path.removesuffix("/").split("/")
+    return (
+        not path.startswith(":")
+        and "\\" not in path
+        and "" not in parts
+        and not ({".", ".."} & set(parts))
+    )
 
 
 def _quoted(path: str) -> str:
@@ -813,8 +831,7 @@ class WorkTree:
         commit has none. The person's tree holds no candidate before it is kept."""
         if not paths:
             return
-        out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
-        there = sorted(p for p in out.split("\0") if p)
+        there = self._files_under(commit, paths)
         gone = [p for p in paths if p not in there]
         if gone:
             self.git("rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", *gone)
@@ -827,6 +844,22 @@ class WorkTree:
                 self._prune_empty(full.parent)
         if there:
             self.git("checkout", commit, "--", *there)
+
+    def _files_under(self, commit: str, paths: Sequence[str]) -> list[str]:
+        """The files of ``commit`` that ``paths`` name, themselves or within them, sorted
+        (``git ls-tree -r --name-only``'s answer, whose paths are literal): taken from the
+        commit's listing when a full sha names it (:meth:`ls_tree`, read once a commit)
+        and every path is a plain one of the tree's, else asked of git."""
+        pinned = self._pinned(commit)
+        if pinned is None or not all(_plain(p) for p in paths):
+            out = self.git("ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+            return sorted(p for p in out.split("\0") if p)
+        named = {p.rstrip("/") for p in paths}
+        return sorted(
+            f
+            for f in self.files_at(pinned)
+            if f in named or any(str(up) in named for up in PurePosixPath(f).parents)
+        )
 
     def tree_of(self, commit: str) -> str:
         """The tree object ``commit`` records."""
@@ -867,6 +900,50 @@ class WorkTree:
                 self._shown.clear()
             self._shown[key] = text
         return text
+
+    def show_all(self, wanted: Iterable[tuple[str, str]]) -> None:
+        """Files' texts (commit, path) read ahead in one git process (``cat-file
+        --batch``), kept as :meth:`show` keeps them, so that reading several costs one
+        process, not one each. Only what :meth:`show` would keep is read: a full sha's
+        regular file or link, or its absence; anything else (a folder, a path a batch
+        line cannot carry) is left to :meth:`show`."""
+        asked: dict[tuple[str, str], None] = {}
+        for commit, path in wanted:
+            pinned = self._pinned(commit)
+            if pinned is None or (pinned, path) in self._shown or {"\n", "\r"} & set(path):
+                continue  # (git reads a batch line up to its end, less a CR before it)
+            asked[(pinned, path)] = None
+        if len(asked) < 2:  # one file is one process either way
+            return
+        lines = "".join(f"{sha}:{path}\n" for sha, path in asked)
+        done = subprocess.run(
+            [program("git"), *NO_HOOKS, "cat-file", "--batch"],
+            cwd=self.root,
+            input=lines.encode(_ENCODING, "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            return  # each is asked of git alone, as before
+        if len(self._shown) + len(asked) > _SHOWN_CAP:
+            self._shown.clear()
+        out, at = done.stdout, 0
+        for key in asked:
+            end = out.find(b"\n", at)
+            if end < 0:
+                return
+            header = out[at:end].decode(_ENCODING, "surrogateescape")
+            at = end + 1
+            if header.endswith(" missing"):
+                self._shown[key] = None
+                continue
+            kind, _, size = header.rpartition(" ")
+            if not size.isdigit() or kind.count(" ") != 1:
+                return  # not the shape asked for: the rest is read alone
+            body = out[at : at + int(size)]
+            at += int(size) + 1  # the contents, then a newline
+            if kind.endswith(" blob"):
+                self._shown[key] = body.decode(_ENCODING, "surrogateescape")
 
     @contextlib.contextmanager
     def fresh(self, commit: str) -> Iterator[Path]:
@@ -933,6 +1010,7 @@ class WorkTree:
             if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
                 return None
             self.git(
+                *NO_HOUSEKEEPING,
                 "commit",
                 "--no-verify",
                 "-q",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 from relay.loop.classify import TRANSIENT_EXIT
+from relay.loop.patterns import later
 from relay.loop.resume import HORIZON, reset_time
 
 AGENTS = ("claude", "codex", "gemini", "aider")
@@ -34,17 +35,17 @@ _SPEC = re.compile(rf"^({'|'.join(AGENTS)})(?::({'|'.join(MODES)}))?$")
 _RESET_LINE = re.compile(rf"^\s*{RESET_AT}\s*=\s*(\S+)\s*$", re.MULTILINE)
 # what the CLIs' own error reports say about an interruption (read only from the error
 # they report, never from the agent's work)
-_TRANSIENT = re.compile(
+_TRANSIENT = later(
     r"\b(?:429|503|529)\b|overloaded|rate[ _-]?limit|too many requests"
     r"|resource[ _]exhausted|quota|temporarily unavailable|service unavailable",
     re.IGNORECASE,
 )
-_WALL = re.compile(
+_WALL = later(
     r"usage limit|hit your (?:usage )?limit|limit reached|quota|resource[ _]exhausted"
     r"|rate[ _-]?limit|too many requests|\b429\b",
     re.IGNORECASE,
 )
-_CLAUDE_EPOCH = re.compile(r"usage limit reached\|(\d{9,11})", re.IGNORECASE)
+_CLAUDE_EPOCH = later(r"usage limit reached\|(\d{9,11})", re.IGNORECASE)
 _CODEX_TOOLS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
 
 
@@ -316,13 +317,13 @@ def _limited(
     said: str, *, who: str, exit_code: int | None, now: datetime, local: tzinfo
 ) -> Reading | None:
     """The CLI's own error report as a wall (a reset time it names) or an interruption."""
-    epoch = _CLAUDE_EPOCH.search(said)
+    epoch = _CLAUDE_EPOCH().search(said)
     until = datetime.fromtimestamp(int(epoch.group(1)), UTC) if epoch else None
-    if until is None and _WALL.search(said):
+    if until is None and _WALL().search(said):
         until = reset_time(said, now, local=local)
     if until is not None and now < until <= now + HORIZON:
         return Reading(Signal.WALL, f"{who} hit a usage limit (exit {exit_code})", until=until)
-    if _TRANSIENT.search(said):
+    if _TRANSIENT().search(said):
         return Reading(Signal.TRANSIENT, f"{who}: {_first_line(said)}")
     return None
 
@@ -382,7 +383,7 @@ def _claude(exit_code: int | None, output: str, now: datetime, local: tzinfo) ->
     said = _text(result.get("result"))
     errored = bool(result.get("is_error")) or str(result.get("subtype", "success")) != "success"
     limited = _limited(said, who="claude", exit_code=exit_code, now=now, local=local)
-    if limited is not None and (errored or _CLAUDE_EPOCH.search(said)):
+    if limited is not None and (errored or _CLAUDE_EPOCH().search(said)):
         return limited
     if errored or exit_code not in (0, None):
         what = f"claude ended {result.get('subtype', 'in error')}: {_first_line(said)}"
@@ -458,7 +459,7 @@ def _gemini(exit_code: int | None, output: str, now: datetime, local: tzinfo) ->
     return Reading(Signal.FAILED, how.strip(), text=text, tools=tools)
 
 
-_AIDER_ERROR = re.compile(
+_AIDER_ERROR = later(
     r"^.*litellm\.(?:RateLimitError|ServiceUnavailableError|APIError|InternalServerError)\b.*$",
     re.MULTILINE,
 )
@@ -467,7 +468,7 @@ _AIDER_ERROR = re.compile(
 def _aider(exit_code: int | None, output: str, now: datetime, local: tzinfo) -> Reading:
     """Aider has no structured output: its litellm error lines are its signals (a
     ``litellm.RateLimitError`` or an overloaded ``APIError``); its text is the answer."""
-    errors = "\n".join(m.group(0) for m in _AIDER_ERROR.finditer(output))
+    errors = "\n".join(m.group(0) for m in _AIDER_ERROR().finditer(output))
     if errors:
         limited = _limited(errors, who="aider", exit_code=exit_code, now=now, local=local)
         if limited is not None:

@@ -13,16 +13,18 @@ import json
 import re
 from dataclasses import dataclass
 
+from relay.loop.patterns import later
+
 DIAGNOSIS_LINES = 40
 DIAGNOSIS_CHARS = 4000
 TRANSIENT_EXIT = 75  # EX_TEMPFAIL
 _IMPORT = re.compile(
     r"ModuleNotFoundError|ImportError|cannot import name|No module named", re.IGNORECASE
 )
-_FINDING = re.compile(
+_FINDING = later(
     r"^[A-Z]{1,4}\d{2,4}\b|^\S+:\d+(:\d+)?[: ]|^\s*--> |\b(error|Error|FAILED|failed)\b|^E\s{2,}"
 )
-_INSTRUCTION = re.compile(
+_INSTRUCTION = later(
     r"^\s*(system|assistant|developer)\s*:"
     r"|ignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\s+(instructions|prompts?)"
     r"|disregard\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)"
@@ -83,7 +85,7 @@ def diagnosis(output: str) -> str:
     if len(lines) > DIAGNOSIS_LINES:
         edge = DIAGNOSIS_LINES // 4
         middle = lines[edge:-edge]
-        keys = [line for line in middle if _FINDING.search(line)][: DIAGNOSIS_LINES - 2 * edge]
+        keys = [line for line in middle if _FINDING().search(line)][: DIAGNOSIS_LINES - 2 * edge]
         cut = len(middle) - len(keys)
         lines = [*lines[:edge], *keys, f"... ({cut} lines cut) ...", *lines[-edge:]]
     text = "\n".join(lines)
@@ -92,7 +94,7 @@ def diagnosis(output: str) -> str:
 
 def is_finding(line: str) -> bool:
     """Whether an output line names a finding: a rule code, a path:line, an error."""
-    return bool(_FINDING.search(line))
+    return bool(_FINDING().search(line))
 
 
 def instruction_shaped(text: str, *, quoted: str = "") -> str | None:
@@ -101,7 +103,7 @@ def instruction_shaped(text: str, *, quoted: str = "") -> str | None:
     instruction: a diff that adds ``System:`` to a prompt template may be discussed."""
     said = {_bare(line) for line in quoted.splitlines()} - {""}
     diff = _squash(" ".join(said))
-    for match in _INSTRUCTION.finditer(text):
+    for match in _INSTRUCTION().finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.end())
         line = _bare(text[start : len(text) if end < 0 else end])
@@ -110,14 +112,14 @@ def instruction_shaped(text: str, *, quoted: str = "") -> str | None:
         # part of a line quoted: the phrase and what follows it, to the closing quote or
         # an ellipsis, is the diff's own text
         rest = text[match.start() : len(text) if end < 0 else end]
-        fragment = _squash(_QUOTE_END.split(rest, maxsplit=1)[0])
+        fragment = _squash(_QUOTE_END().split(rest, maxsplit=1)[0])
         if diff and len(fragment) >= 8 and fragment in diff:
             continue
         return match.group(0).strip()
     return None
 
 
-_QUOTE_END = re.compile(r"[\"'`\u201d\u2019\u2026]|\.\.\.")
+_QUOTE_END = later(r"[\"'`\u201d\u2019\u2026]|\.\.\.")
 
 
 def _squash(text: str) -> str:

@@ -745,9 +745,12 @@ def _joined_items(
     return outside(first)
 
 
+@functools.lru_cache(maxsize=8)
 def _scan(text: str, test: bool, plain: Plain, depth: int | None = None) -> _Scan:
     """Each construct in ``text``: ``found`` holds (line, key, the lines its code spans);
-    ``depth``: how many folders deep the file lies in the tree."""
+    ``depth``: how many folders deep the file lies in the tree. Kept for the same
+    arguments (the scan reads nothing else, and no one changes a scan once made): a kept
+    candidate's file is the next iteration's baseline, scanned once, not twice."""
     # as bytes, so that Python's own reading applies (its coding cookie; git's text of a
     # file that is not UTF-8 holds its bytes as surrogates)
     tree = ast.parse(text.encode("utf-8", "surrogateescape"))

@@ -17,17 +17,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
+from relay.loop.patterns import later
+
 RESUME_FLAG = "--resume"
 RECORD_NAME = "resume.json"  # in the loop's work directory, beside the run lock
 MARGIN = timedelta(seconds=60)
 HORIZON = timedelta(days=7)  # a "reset" further off than this is not believed
-_WALL = re.compile(
+_WALL = later(
     r"usage[ _-]?limit|rate[ _-]?limit|quota|limit (?:reached|exceeded)|too many requests"
     r"|\b429\b|retry-after|out of (?:credits|tokens)",
     re.IGNORECASE,
 )
-_RETRY_AFTER = re.compile(r"retry-after\s*[:=]\s*\"?([^\r\n\"]+)", re.IGNORECASE)
-_ISO = re.compile(
+_RETRY_AFTER = later(r"retry-after\s*[:=]\s*\"?([^\r\n\"]+)", re.IGNORECASE)
+_ISO = later(
     r"(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
     r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?",
     re.IGNORECASE,
@@ -44,25 +46,25 @@ _ZONE = (
     + "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
     + r"|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b\s*\)?)?"
 )
-_CLOCK = re.compile(
+_CLOCK = later(
     r"(?:\breset(?:s|ting)?\b|\bagain at\b)[^\n\d]{0,20}?(?:at\s+)?"
     r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?![\d/-])" + _ZONE,
     re.IGNORECASE,
 )
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_DATED = re.compile(
+_DATED = later(
     r"(?:\breset(?:s|ting)?\b|\bagain at\b)\s+(?:at\s+|on\s+)?"
     rf"({'|'.join(_MONTHS)})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s*(?:(\d{{4}}),?\s*)?"
     r"(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?" + _ZONE,
     re.IGNORECASE,
 )
 _AMOUNT = r"\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b"
-_IN = re.compile(
+_IN = later(
     rf"(?:try again|retry|resets?|available again)\s+in\s+({_AMOUNT}"
     rf"(?:(?:\s*,\s*|\s+and\s+|\s+){_AMOUNT})*)",
     re.IGNORECASE,
 )
-_EPOCH = re.compile(r"reset[\w-]*\"?\s*[:=]\s*\"?(\d{10})\b", re.IGNORECASE)
+_EPOCH = later(r"reset[\w-]*\"?\s*[:=]\s*\"?(\d{10})\b", re.IGNORECASE)
 _UNIT = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
@@ -70,7 +72,7 @@ def usage_wall(
     *, exit_code: int | None, output: str, now: datetime, local: tzinfo = UTC
 ) -> datetime | None:
     """When a usage or rate limit resets, when a failed run's error says so; else None."""
-    if exit_code == 0 or not _WALL.search(output):
+    if exit_code == 0 or not _WALL().search(output):
         return None
     reset = reset_time(output, now, local=local)
     if reset is None or reset <= now or reset - now > HORIZON:
@@ -100,7 +102,7 @@ def reset_time(output: str, now: datetime, *, local: tzinfo = UTC) -> datetime |
 
 def _retry_after(output: str, now: datetime) -> datetime | None:
     times = []
-    for match in _RETRY_AFTER.finditer(output):
+    for match in _RETRY_AFTER().finditer(output):
         value = match.group(1).strip()
         if value.isdigit():
             times.append(now + timedelta(seconds=int(value)))
@@ -120,7 +122,7 @@ def _iso(output: str, local: tzinfo) -> datetime | None:
     for line in output.splitlines():
         if not re.search(r"reset|retry|again|until|limit", line, re.IGNORECASE):
             continue
-        for m in _ISO.finditer(line):
+        for m in _ISO().finditer(line):
             day, hour, minute, second, zone = m.groups()
             try:
                 base = datetime.fromisoformat(f"{day}T{int(hour):02d}:{minute}:{second or '00'}")
@@ -142,7 +144,7 @@ def _zone(text: str | None, local: tzinfo) -> tzinfo:
 
 def _relative(output: str, now: datetime) -> datetime | None:
     times = []
-    for match in _IN.finditer(output):
+    for match in _IN().finditer(output):
         total = 0.0
         for amount, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([dhms])", match.group(1).lower()):
             total += float(amount) * _UNIT[unit]
@@ -152,7 +154,7 @@ def _relative(output: str, now: datetime) -> datetime | None:
 
 
 def _epoch(output: str) -> datetime | None:
-    times = [datetime.fromtimestamp(int(m.group(1)), UTC) for m in _EPOCH.finditer(output)]
+    times = [datetime.fromtimestamp(int(m.group(1)), UTC) for m in _EPOCH().finditer(output)]
     return max(times) if times else None
 
 
@@ -189,7 +191,7 @@ def _clock(output: str, now: datetime, local: tzinfo) -> datetime | None:
     """ "resets at 5pm" / "resets 17:30 (UTC)" / "resets 4:50am (Europe/Rome)": the next
     such time after ``now``, in the zone it names."""
     times = []
-    for match in _CLOCK.finditer(output):
+    for match in _CLOCK().finditer(output):
         hour, minute, half, zone_name = match.groups()
         at_hour = _hour(hour, minute, half)
         zone = _named_zone(zone_name, local)
@@ -207,7 +209,7 @@ def _dated(output: str, now: datetime, local: tzinfo) -> datetime | None:
     """ "try again at Jul 5th, 2026 8:19 PM" / "resets Feb 7, 11am (Asia/Seoul)": that day
     and time in the zone it names (this year, or the next when that day is past)."""
     times = []
-    for match in _DATED.finditer(output):
+    for match in _DATED().finditer(output):
         month, day, year, hour, minute, half, zone_name = match.groups()
         at_hour = _hour(hour, minute, half or None) if (half or minute) else None
         zone = _named_zone(zone_name, local)

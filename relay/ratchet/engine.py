@@ -396,9 +396,6 @@ class Ratchet:
         person is editing is left alone, and the run refuses the dirty tree as ever)."""
         from relay.loop.runenv import run_bounds, with_bounds
 
-        if BOARD_NAME in self.tree.tracked_changes():
-            return
-
         text = self.spine.read(BOARD_NAME) or ""
         o = self.options
         from relay.ratchet.sandbox import level
@@ -410,7 +407,8 @@ class Ratchet:
             boundary=level(),
         )
         new = with_bounds(text, bounds)
-        if new != text:
+        # git is asked whether a person is editing the board only when there is a change
+        if new != text and BOARD_NAME not in self.tree.tracked_changes():
             self.spine.write(BOARD_NAME, new)
             self.tree.commit([BOARD_NAME], "loop: the bounds of this run on the board")
 

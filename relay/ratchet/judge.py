@@ -298,21 +298,28 @@ class GitState:
     which a maker could change to act through git after its attempt is gone."""
 
     meta: dict[str, bytes]
-    refs: dict[str, str]
+    refs: dict[str, str] | None  # None: not read (nothing puts them back)
 
     @classmethod
-    def of(cls, tree: WorkTree) -> GitState:
-        return cls(tree.git_meta(), tree.refs())
+    def of(cls, tree: WorkTree, *, refs: bool = True) -> GitState:
+        """The machinery as it is now; its refs only with ``refs`` (one ``git for-each-ref``,
+        for a snapshot whose refs are put back)."""
+        return cls(tree.git_meta(), tree.refs() if refs else None)
 
     def put_back(self, tree: WorkTree, *, own: str | None = None, refs: bool = True) -> list[str]:
         """Put back what the maker changed (with ``refs``, its refs too, but ``own``, the
         branch relay resets itself); one line each for what it was. Used by every kind of
         attempt."""
+        if refs and self.refs is None:
+            raise ValueError("this snapshot of the clone's machinery did not read its refs")
         meta = git_meta_changed(self.meta, tree.git_meta())
         if meta:
             tree.put_git_meta(self.meta)
-        moved = refs_changed(self.refs, tree.refs(), own=own) if refs else []
-        tree.put_refs(self.refs, moved)
+        moved = (
+            refs_changed(self.refs, tree.refs(), own=own) if self.refs is not None and refs else []
+        )
+        if self.refs is not None:
+            tree.put_refs(self.refs, moved)
         return [
             *(f"`.git/{p}` is the clone's own machinery" for p in meta),
             *(f"the ref `{r}` is the clone's own" for r in moved),
@@ -401,7 +408,7 @@ class Judge:
             shutil.rmtree(explain.parent)
         explain.parent.mkdir(parents=True)
         head = self.tree.head()
-        git_state = GitState.of(self.tree)
+        git_state = GitState.of(self.tree, refs=False)  # its refs are never put back
         state = self.tree.state(skip=baseline.untracked)  # the person's clone, as it is
         had = self.tree.changes(baseline.untracked) if changed(state) else []
         # the person's tree: HEAD itself, unless it holds changes of its own
@@ -728,6 +735,19 @@ class Judge:
         held = set(self.tree.files_at(candidate)) if changes else set()
         deleted = [p for p in changes if p not in held]
         show = self._shown(candidate)
+        self.tree.show_all(  # what is read below, in one process
+            [
+                *(
+                    (c, p)
+                    for p in changes
+                    if p.endswith(SOURCE_SUFFIXES)
+                    or p == LOOP_FILE
+                    or Path(p).name in ("pyproject.toml", "package.json")
+                    for c in ("HEAD", candidate)
+                ),
+                *(("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_baseline),
+            ]
+        )
         texts = {
             p: (show("HEAD", p), show(candidate, p))
             for p in changes
@@ -794,7 +814,7 @@ class Judge:
         """Judge ``candidate`` (relay's commit of the maker's work, off every branch):
         ``changes`` are its paths against ``head`` (HEAD), ``state`` the person's clone as
         the attempt found it (which must not change while the candidate is judged)."""
-        machinery = GitState.of(self.tree)
+        machinery = GitState.of(self.tree, refs=False)  # its refs are never put back
         at_head = set(self.tree.files_at(head))
         show = self._shown(candidate)
         # a baseline test the change removed is judged (and named) by the verification
@@ -935,7 +955,10 @@ class Judge:
         reached: Sequence[str] = (),
     ) -> Failed | None:
         """Every checker reviews the diff; the reducer (declared before the fan-out) merges
-        their findings, and a blocking finding from any of them blocks."""
+        their findings, and a blocking finding from any of them blocks (with none, nothing
+        blocks, and the diff is not asked of git)."""
+        if not self.options.checkers:
+            return None
         diff = self.tree.diff(candidate)
         answers: list[tuple[str, Review]] = []
         for number, command in enumerate(self.options.checkers, start=1):
@@ -1049,7 +1072,7 @@ class Judge:
                 return Failed(Category.TEST, what, why), None
         # a goal that may edit tests may remove one of the baseline's, too
         excused = [n for e in edits for n in e.removed] if goal.may_edit_tests else []
-        machinery = GitState.of(self.tree)
+        machinery = GitState.of(self.tree, refs=False)  # its refs are never put back
         # ``fresh``: the candidate's gates as they ran once, in a fresh sandboxed clone of
         # the candidate commit (the first run is the verifier's re-run)
         texts = {

@@ -478,7 +478,10 @@ def _read(path: Path) -> str | None:
 def _panel(
     run: Ratchet, goal: Goal, made: str, after: Measure, *, reached: Sequence[str] = ()
 ) -> Failed | None:
-    """Each checker reviews the candidate, in a read-only sandboxed clone of it."""
+    """Each checker reviews the candidate, in a read-only sandboxed clone of it (with none,
+    the diff is not asked of git)."""
+    if not run.options.checkers:
+        return None
     diff = run.tree.diff(made)
     for number, command in enumerate(run.options.checkers, start=1):
         path = run.judge.work / f"review-{number}.md"

@@ -2093,7 +2093,7 @@ def own_history(
         run([*git, "-C", str(tree), *fetch, str(source), commit])
         return
     listing = ("for-each-ref", f"--merged={commit}", "--format=%(objectname) %(refname)")
-    listed = run([*git, "-C", str(source), *listing, "refs/tags"]).stdout
+    listed = "" if _tagless(dot) else run([*git, "-C", str(source), *listing, "refs/tags"]).stdout
     tags = sorted(
         (ref, sha) for sha, _, ref in (line.partition(" ") for line in listed.split("\n")) if ref
     )
@@ -2103,6 +2103,28 @@ def own_history(
     run([*git, *packing, str(tree / ".git" / "objects" / "pack" / "pack")], input=tips)
     packed = "".join(f"{sha} {ref}\n" for ref, sha in tags)
     (tree / ".git" / "packed-refs").write_text(packed, encoding="utf-8")
+
+
+def _tagless(common: Path) -> bool:
+    """Whether the git directory ``common`` surely holds no tag, as its files say (no
+    process): no loose one under ``refs/tags``, none in ``packed-refs``, and refs kept as
+    files (a reftable's are asked of git)."""
+    try:
+        if any((common / n).exists() for n in ("reftable", "commondir")):
+            return False
+        if any((common / "refs" / "tags").iterdir()):
+            return False
+    except FileNotFoundError:
+        pass  # no folder of tags
+    except OSError:
+        return False
+    try:
+        with (common / "packed-refs").open("rb") as packed:
+            return not any(b" refs/tags/" in line for line in packed)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

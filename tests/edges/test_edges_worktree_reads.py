@@ -3,6 +3,7 @@ against real clones, its answers are git's own, however HEAD is kept, and move w
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,93 @@ def test_git_directories_come_with_the_work_tree(remote: Remote, tmp_path: Path)
         assert learned == asked
         assert learned[1] is (where != linked)
     _forget_dirs()
+
+
+def _housekeeping(trace: Path) -> list[list[str]]:
+    """The ``git maintenance`` and ``git gc`` processes git's own trace saw start."""
+    starts = [json.loads(line) for line in trace.read_text().splitlines()]
+    argvs = [s["argv"] for s in starts if s.get("event") == "start"]
+    return [a for a in argvs if "maintenance" in a or "gc" in a]
+
+
+def test_relays_commit_starts_no_housekeeping_of_gits(
+    remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit of relay's starts no ``git maintenance``/``gc --auto`` process (one per
+    commit otherwise): relay packs the clone itself. A plain commit, the control, does."""
+    tree = WorkTree.open(remote.a)
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    (remote.a / "notes.txt").write_text("n\n")
+    assert tree.commit(["notes.txt"], "notes") == tree.head()
+    assert _housekeeping(trace) == []
+    commit_file(remote.a, "more.txt", "m\n", "more")
+    assert _housekeeping(trace), "a plain commit starts git's housekeeping"
+
+
+_STARTED: list[list[str]] = []  # the processes a read started, while one is counted
+
+
+def _count_starts(event: str, args: tuple[object, ...]) -> None:
+    if event == "subprocess.Popen" and _STARTED:
+        _STARTED[-1].append(str(args[1]))
+
+
+sys.addaudithook(_count_starts)
+
+
+def test_files_read_ahead_in_one_process_are_what_each_read_alone_gives(
+    remote: Remote,
+) -> None:
+    """Several files read ahead (``show_all``) cost one git process, and then read as
+    each read alone reads: a file, a link, a missing path, bytes that are no UTF-8, a
+    name with spaces; a folder is left to the read alone (git shows its listing)."""
+    a = remote.a
+    (a / "docs").mkdir()
+    (a / "docs/a b.txt").write_text("spaced\n")
+    (a / "raw.bin").write_bytes(b"\xff\xfe no utf-8\n")
+    (a / "link").symlink_to("README.md")
+    git(a, "add", "docs", "raw.bin", "link")
+    commit = commit_file(a, "empty.txt", "", "more")
+    names = ["README.md", "docs/a b.txt", "raw.bin", "link", "empty.txt", "none.txt", "docs"]
+    alone = WorkTree.open(a)
+    expected = {n: alone.show(commit, n) for n in names}
+    assert expected["docs"] is not None and "a b.txt" in expected["docs"]
+    assert expected["none.txt"] is None and expected["empty.txt"] == ""
+    ahead = WorkTree.open(a)
+    _STARTED.append([])
+    try:
+        ahead.show_all([(commit, n) for n in names] + [("HEAD", "README.md")])
+        read = {n: ahead.show(commit, n) for n in names if n != "docs"}
+        head = ahead.show("HEAD", "README.md")
+    finally:
+        started = _STARTED.pop()
+    assert len(started) == 1 and "cat-file" in started[0]
+    assert read == {n: t for n, t in expected.items() if n != "docs"}
+    assert head == expected["README.md"]
+    assert ahead.show(commit, "docs") == expected["docs"]
+
+
+def test_the_files_paths_name_are_git_ls_trees_answer(remote: Remote) -> None:
+    """What a kept candidate's paths name in it (``bring``) is read from the commit's
+    listing, and is what ``git ls-tree`` answers: a file, a folder with or without its
+    slash, a name that looks like a pattern (git takes it literally), one it lacks."""
+    a = remote.a
+    (a / "src/pkg").mkdir(parents=True)
+    for name in ("src/pkg/m.py", "src/x.py", "src*", "srcx"):
+        (a / name).write_text(f"{name}\n")
+    git(a, "add", "-A")
+    commit = commit_file(a, "README.md", "edited\n", "tree")
+    tree = WorkTree.open(a)
+    for paths in (
+        ["src/x.py"],
+        ["src"],
+        ["src/"],
+        ["src/pkg", "README.md"],
+        ["src*"],
+        ["src/*.py"],
+        ["none.txt", "src/pkg/m.py"],
+        ["sr"],
+    ):
+        said = git(a, "ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
+        assert tree._files_under(commit, paths) == sorted(p for p in said.split("\0") if p)

@@ -94,6 +94,20 @@ def test_a_box_clone_holds_a_commit_on_no_branch_with_objects_of_its_own(source:
     assert git("status", "--porcelain", cwd=source) == "", "the source is left as it was"
 
 
+def test_a_box_holds_the_tags_however_the_source_keeps_them(source: Path) -> None:
+    """Tags only in packed-refs reach the box as loose ones do; a source with no tag at
+    all (nothing under refs/tags, none packed) gives a box with none."""
+    commit = off_branch(source)
+    git("pack-refs", "--all", cwd=source)
+    assert not any((source / ".git/refs/tags").iterdir()), "the tag is packed"
+    check_box(source, commit)
+    git("tag", "-d", "v1", cwd=source)
+    assert sandbox._tagless(source / ".git")
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        assert git("tag", cwd=box.tree) == ""
+        assert git("rev-parse", "HEAD", cwd=box.tree) == commit
+
+
 def test_where_the_transport_refuses_that_commit_its_objects_are_copied(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

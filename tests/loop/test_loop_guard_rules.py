@@ -1113,3 +1113,35 @@ def test_a_plugins_imports_of_the_tree_and_a_commands_plugin_define_the_gates() 
     # another tool's table of a pyproject.toml names no gate's plugin
     other = {"pyproject.toml": '[tool.hatch.build]\npaths = ["src"]\nplugins = ["calc"]\n'}
     assert tool_plugins(["mypy src"], tree, other.get) == []
+
+
+def test_a_snapshot_of_the_machinery_without_its_refs_puts_back_the_rest_and_no_ref(
+    tmp_path: Path,
+) -> None:
+    """The judge's snapshots of the clone's machinery read no refs (it never puts them
+    back): a hook written meanwhile is still put back, and asking such a snapshot to put
+    refs back is refused rather than done with refs it never read."""
+    import subprocess
+
+    from relay.edges.worktree import WorkTree
+    from relay.ratchet.judge import GitState
+
+    root = tmp_path / "clone"
+    root.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(
+            ["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", *args],
+            cwd=root, check=True, capture_output=True,
+        )  # fmt: skip
+    tree = WorkTree.open(root)
+    snapshot = GitState.of(tree, refs=False)
+    assert snapshot.refs is None and GitState.of(tree).refs == {"refs/heads/main": tree.head()}
+    hook = root / ".git/hooks/pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    assert snapshot.put_back(tree, refs=False) == [
+        "`.git/hooks/pre-commit` is the clone's own machinery"
+    ]
+    assert not hook.exists()
+    with pytest.raises(ValueError, match="did not read its refs"):
+        snapshot.put_back(tree)

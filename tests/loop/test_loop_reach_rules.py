@@ -1294,3 +1294,22 @@ def test_a_stub_beside_the_module_it_stands_for_is_held() -> None:
         " in place of the module's code, so their gate no longer checks that code)",
     ]
     assert stubs_beside(["src/calc.pyi"], ["src/calc.py"]) == []  # deleted: nothing read
+
+
+def test_a_kept_files_scan_serves_the_next_change_and_finds_the_same() -> None:
+    """A kept candidate's file is the next change's baseline: its scan is kept and used
+    again (one scan, not two), and what the next change is found to reach is what a
+    scan from nothing finds."""
+    from relay.loop.reach import _scan
+
+    second = BASE + "\n\ndef f1(x):\n    return x + 1\n"
+    third = second + FORGERY
+    _scan.cache_clear()
+    reaches("src/calc.py", BASE, second)
+    before = _scan.cache_info()
+    found = [r.said() for r in reaches("src/calc.py", second, third)]
+    after = _scan.cache_info()
+    assert after.hits == before.hits + 1 and after.misses == before.misses + 1
+    _scan.cache_clear()
+    assert found == [r.said() for r in reaches("src/calc.py", second, third)]
+    assert found, "the forgery added on top is found"
