@@ -520,7 +520,7 @@ def setup():
             try:
                 strip(s, DROP)
             except OSError as err:
-                raise Failed(f"cannot clear set-user-ID files in a share: {err}") from None
+                raise Failed(f"cannot clear a share of what a box left open: {err}") from None
         if OUTER:  # a user of the box's own where every share it writes can be idmapped
             held = idmapped(person, DROP - 1 - OUTER)
             if held is not None:
@@ -796,18 +796,30 @@ FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 OPEN = 64  # folders kept open at most; one above them is opened again as ".." when due
 
 
-def clear(each, uid):
+def clear(each, uid, name):
+    # what the boxes' user (uid) left open to another local account: a set-user-ID or
+    # set-group-ID bit or a file capability (a regular file's), write access for others or
+    # an access list (a file's or a folder's); an entry of any other user's but root's is
+    # refused (another local account wrote there, while a box had opened a folder to it)
     st = os.fstat(each)
-    if not stat.S_ISREG(st.st_mode) or uid not in (st.st_uid, st.st_gid):
+    if st.st_uid not in (uid, 0):
+        why = f"it holds an entry of user {st.st_uid}'s, not the boxes': remove it or chown it"
+        raise OSError(errno.EPERM, why, name)
+    regular, folder = stat.S_ISREG(st.st_mode), stat.S_ISDIR(st.st_mode)
+    if not (regular or folder) or uid not in (st.st_uid, st.st_gid):
         return
     at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
-    if st.st_mode & SPECIAL:
-        os.chmod(at, stat.S_IMODE(st.st_mode) & ~SPECIAL)
-    try:
-        os.removexattr(at, "security.capability")
-    except OSError as err:
-        if err.errno not in (errno.ENODATA, errno.ENOTSUP):
-            raise
+    mode = stat.S_IMODE(st.st_mode)
+    kept = mode & ~(SPECIAL if regular else 0) & ~(0o002 if st.st_uid == uid else 0)
+    if kept != mode:
+        os.chmod(at, kept)
+    names = ["system.posix_acl_access", "system.posix_acl_default"]
+    for name in ["security.capability", *names] if regular else names:
+        try:
+            os.removexattr(at, name)
+        except OSError as err:
+            if err.errno not in (errno.ENODATA, errno.ENOTSUP):
+                raise
 
 
 def where(top, stack):
@@ -845,8 +857,8 @@ def walk(top, uid, stack):
             continue
         try:
             st = os.fstat(each)
+            clear(each, uid, name)
             if not stat.S_ISDIR(st.st_mode):
-                clear(each, uid)
                 continue
             below = os.open(".", FOLDER, dir_fd=each)  # the folder judged, as opened
         finally:
@@ -868,6 +880,7 @@ def strip(top, uid):
     st = os.fstat(fd)
     stack = [[fd, [], top, st.st_dev, st.st_ino]]
     try:
+        clear(fd, uid, top)
         stack[0][1] = os.listdir(fd)
         return walk(top, uid, stack)
     except OSError as err:
@@ -893,7 +906,7 @@ def main():
         for top in sys.argv[2:]:
             seen += strip(top, uid)
     except OSError as err:
-        sys.stderr.write(f"relay: cannot clear set-user-ID files in a share: {err}\n")
+        sys.stderr.write(f"relay: cannot clear a share of what a box left open: {err}\n")
         sys.exit(1)
     if os.environ.get("RELAY_STRIP_COUNT"):
         sys.stderr.write(f"relay: {seen} entries seen in the shares\n")
@@ -1855,13 +1868,12 @@ def named_folders(command: str) -> list[str]:
 
 def writable_by(folder: Path, uid: int) -> bool:
     """Whether ``uid`` (in its own group alone, of the same number, as a box's user is)
-    may make entries in ``folder`` by its mode: as its owner, its group or anyone."""
+    may make entries in ``folder`` by its mode: as its owner or its group (a folder anyone
+    may write is never a share: :func:`shared_folders`)."""
     st = folder.stat()
     if st.st_uid == uid:
         return st.st_mode & 0o300 == 0o300
-    if st.st_gid == uid:
-        return st.st_mode & 0o030 == 0o030
-    return st.st_mode & 0o003 == 0o003
+    return st.st_gid == uid and st.st_mode & 0o030 == 0o030
 
 
 def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()) -> list[Path]:
@@ -1882,8 +1894,21 @@ def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()
                 continue
             if any(h.is_relative_to(real) for h in homes):
                 continue
+            if real.stat().st_mode & 0o002:
+                raise LocalUsageError(
+                    f"{real}, shared by {SHARE_ENV}, is writable by every local account: any"
+                    " of them could change what a box runs from it; take write access from"
+                    f" others (chmod -R o-w {shlex.quote(str(real))}) or take it out of the share"
+                )
             if real not in found:
                 found.append(real)
+    for one in found:  # a box could swap what lies between the two for a link out
+        for other in found:
+            if one != other and one.is_relative_to(other):
+                raise LocalUsageError(
+                    f"{SHARE_ENV} names {one} inside {other}, which every box may change:"
+                    f" name {other} alone"
+                )
     return found
 
 

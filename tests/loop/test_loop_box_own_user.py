@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from root_boxes import box_in, needs_root_boxes, run
 
+from relay.errors import LocalUsageError
 from relay.ratchet.sandbox import BOX_ID, BOX_IDS, Sandbox
 
 pytestmark = [
@@ -162,3 +164,66 @@ def test_what_one_box_leaves_in_a_share_the_next_box_changes(share: Path) -> Non
         gone = run(box, f"rm -r {share}/cache && echo removed")
         assert gone.stdout.split() == ["removed"], gone
     assert not (share / "cache").exists()
+
+
+def test_shares_one_inside_another_or_open_to_everyone_are_refused(
+    share: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A box could swap a folder between a share and one named inside it for a link to any
+    folder of the host: the inner one is refused, in one line; so is a share every local
+    account may write (any of them could change what a box runs from it)."""
+    inner = share / "x" / "sub"
+    inner.mkdir(parents=True)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE", f"{share}:{inner}")
+    with box_in("relay-test-own-d-") as box:
+        with pytest.raises(LocalUsageError, match=f"names {inner} inside {share}.*name {share}"):
+            box.wrap("true", dict(os.environ))
+        monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
+        share.chmod(0o777)
+        with pytest.raises(LocalUsageError, match=r"writable by every local account.*chmod -R o-w"):
+            box.wrap("true", dict(os.environ))
+
+
+def test_what_a_box_opened_in_a_share_to_others_is_closed_before_the_next(share: Path) -> None:
+    """A box gives a folder and a file in the share write access for others and a default
+    access list that gives it to what is made there: before the next box starts, both are
+    taken back, and nobody (an ordinary user of the host) writes nothing there."""
+    # a default access list giving others rwx, as setfacl -d -m o::rwx writes it (named
+    # users of the host are not the box's to name)
+    acl = (
+        "import os, struct, sys; e = [(1, 7, 2**32 - 1), (4, 7, 2**32 - 1), (32, 7, 2**32 - 1)];"
+        " v = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *x) for x in e);"
+        " os.setxattr(sys.argv[1], 'system.posix_acl_default', v)"
+    )
+    with box_in("relay-test-own-e-") as box:
+        command = f"mkdir -p {share}/open && touch {share}/open/f && chmod 777 {share}/open"
+        command += f' && chmod 666 {share}/open/f && {sys.executable} -c "{acl}" {share}/open'
+        done = run(box, command)
+        assert done.returncode == 0, done.stderr
+        assert (share / "open").stat().st_mode & 0o777 == 0o777
+        assert "system.posix_acl_default" in os.listxattr(share / "open")
+        nxt = run(box, f"stat -c %a {share}/open {share}/open/f")
+        assert nxt.returncode == 0, nxt.stderr
+        assert nxt.stdout.split() == ["775", "664"], nxt
+    assert not os.listxattr(share / "open")
+    wrote = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "touch", f"{share}/open/x"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert wrote.returncode != 0 and not (share / "open" / "x").exists(), wrote
+
+
+def test_an_entry_of_another_user_in_a_share_stops_the_next_box(share: Path) -> None:
+    """What another local account wrote in a share (while a box had opened it) is refused
+    before any box runs again: one line naming the user and what to do."""
+    planted = share / "planted"
+    planted.write_text("#!/bin/sh\necho poisoned\n")
+    os.chown(planted, 1000, 1000)
+    with box_in("relay-test-own-f-") as box:
+        done = run(box, "echo ran")
+    assert done.returncode != 0 and "ran" not in done.stdout, done
+    line = done.stderr.strip()
+    assert "\n" not in line and "user 1000's" in line and "planted" in line, line
