@@ -912,6 +912,7 @@ def run_run(args: argparse.Namespace) -> Output:
         apply_env(root, Path(args.env_file))
     contract = contract_ready(Spine(root))
     refuse_above_ceiling(args.max_iterations, contract)
+    refuse_shared_judges(Spine(root), contract)
     from relay.loop.parallel import unknown_group
 
     no_group = unknown_group(Spine(root).goals().goals, getattr(args, "group", None))
@@ -1002,6 +1003,20 @@ def run_run(args: argparse.Namespace) -> Output:
         return Output(lines=(), data={**report.data(), "resumed": False})
     status = 1 if report.stopped.startswith("escalation") else 0
     return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
+
+
+def refuse_shared_judges(spine: Spine, contract: Contract) -> None:
+    """LocalUsageError, before anything runs, where a gate, an acceptance or a metric runs a
+    file from a folder shared with every box: a maker's box could change it."""
+    from relay.ratchet.sandbox import refuse_shared_programs
+
+    path = os.environ.get("PATH", "")
+    for gate in contract.gates:
+        refuse_shared_programs(gate.command, path)
+    for goal in spine.goals().goals:
+        refuse_shared_programs(goal.accept, path, f"{goal.id}'s acceptance")
+        if goal.metric:
+            refuse_shared_programs(goal.metric, path, f"{goal.id}'s metric")
 
 
 def refuse_env_only(args: argparse.Namespace, contract: Contract) -> None:

@@ -1866,6 +1866,50 @@ def named_folders(command: str) -> list[str]:
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
 
 
+def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
+    """What ``command`` runs (as ``path`` finds each program, links followed) or names by
+    absolute path that lies in a folder shared with every box (``RELAY_SANDBOX_SHARE``),
+    with that folder: (file, share)."""
+    from relay.loop.runenv import programs
+
+    shares: list[Path] = []
+    for part in filter(None, (p.strip() for p in os.environ.get(SHARE_ENV, "").split(os.pathsep))):
+        with contextlib.suppress(OSError):
+            shares.append(Path(part).resolve())
+    if not shares:
+        return []
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    files = [w for w in words if os.path.isabs(w)]
+    for program in programs(command):
+        where = shutil.which(program, path=path) if "/" not in program else program
+        if where:
+            files.append(where)
+    found: list[tuple[Path, Path]] = []
+    for each in files:
+        with contextlib.suppress(OSError, ValueError):
+            for name in dict.fromkeys([Path(os.path.abspath(each)), Path(each).resolve()]):
+                share = next((s for s in shares if name.is_relative_to(s)), None)
+                if share is not None and (name, share) not in found:
+                    found.append((name, share))
+    return found
+
+
+def refuse_shared_programs(command: str, path: str, what: str = "the gate") -> None:
+    """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's: what judges
+    a candidate) runs or names a file in a shared folder: every box writes there, a
+    maker's too, so it could change what judges its own change."""
+    found = shared_programs(command, path)
+    if found:
+        name, share = found[0]
+        raise LocalUsageError(
+            f"{what} `{command}` runs {name}, in {share}, which {SHARE_ENV} shares with every"
+            " box (a maker's too, which could change it): move it out of the share"
+        )
+
+
 def writable_by(folder: Path, uid: int) -> bool:
     """Whether ``uid`` (in its own group alone, of the same number, as a box's user is)
     may make entries in ``folder`` by its mode: as its owner or its group (a folder anyone

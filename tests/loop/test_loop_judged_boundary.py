@@ -272,7 +272,8 @@ def test_an_optimisation_goal_measures_in_sandboxed_clones_and_keeps_in_the_pers
     with_cost(project)
     origin, before = with_origin_and_token(project, tmp_path)
     found = tmp_path / "scripts" / "found.json"
-    probe = project.scripts / "probe.py"
+    probe = tmp_path / "judges" / "probe.py"  # never in a share: every box writes there
+    probe.parent.mkdir()
     probe.write_text(reach(project, origin, home, found, "metric"))
     metric = f"{PY} {probe} && {METRIC}"
     added = project.loop(

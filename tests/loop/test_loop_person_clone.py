@@ -27,7 +27,9 @@ def accept_that_waits(project: Project) -> str:
     """An acceptance command that fails at the baseline (no ``mul``) and, on a candidate,
     says so in the shared scripts folder and waits for the test's go before running the
     goal's test."""
-    path = project.scripts / "accept_wait.py"
+    judges = project.scripts.parent / "judges"  # never in a share: every box writes there
+    judges.mkdir(exist_ok=True)
+    path = judges / "accept_wait.py"
     path.write_text(
         "import pathlib, subprocess, sys, time\n"
         f"SCRIPTS = pathlib.Path({str(project.scripts)!r})\n"
