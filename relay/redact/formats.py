@@ -646,6 +646,8 @@ _FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a
 _ANCHOR_RUN = 4  # characters of the body that an anchor asks for after the prefix
 _KEY_BYTES = 4  # bytes of a hit past the run-first rows' literals that pick its candidates
 _MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an anchor)
+_MOST_VERDICTS = 4096  # tokens whose checksum-or-placeholder verdict is kept
+_VERDICT_BYTES = 96  # and how long each may be (a few hundred kilobytes at most in all)
 
 
 @dataclass(frozen=True)
@@ -736,6 +738,12 @@ class FormatScanner:
         # of a list built and walked for every hit; filled as hits come, up to a bound.
         self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
         self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
+        # Whether a row's token is a find (its checksum holds, or it is no placeholder), by
+        # the row and the token's text (which decide its runs too: the rows' regexes hold no
+        # assertion): a log prints the same example or masked value again and again
+        # (``AKIAXXXXXXXXXXXXXXXX`` on every step), and the placeholder test costs more than
+        # the search that found it. Short tokens only, up to a bound.
+        self._verdicts: dict[tuple[int, bytes], bool] = {}
         # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
         # would, and it reads lines that are not UTF-8 as the prefilter does. The engine
         # runs it over the whole block, once: its hits are the table's only candidates.
@@ -847,16 +855,22 @@ class FormatScanner:
             return _FILLER  # the rest is masked (``xoxp-…-####``): a document's example
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
-        # The placeholder test reads the runs alone: a format's own literals are no filler.
-        if len(spans) == 2:  # one run (most rows): its bytes, without a join
-            body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
-        else:
-            body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
-        if fmt.checksum is not None and _checksum_holds(fmt, block, s, e):
-            return Found(s, e, fmt)
-        if _is_placeholder(fmt, block[s:e], body):
-            return _FILLER
-        return Found(s, e, fmt)
+        token = block[s:e]
+        verdicts = self._verdicts
+        key = (row, token)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            # The placeholder test reads the runs alone: a format's own literals are no filler.
+            if len(spans) == 2:  # one run (most rows): its bytes, without a join
+                body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
+            else:
+                body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
+            verdict = (
+                fmt.checksum is not None and _checksum_holds(fmt, block, s, e)
+            ) or not _is_placeholder(fmt, token, body)
+            if len(verdicts) < _MOST_VERDICTS and e - s <= _VERDICT_BYTES:
+                verdicts[key] = verdict
+        return Found(s, e, fmt) if verdict else _FILLER
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """The engine's interface (see ``rules.Rule.spans``)."""
