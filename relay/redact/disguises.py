@@ -355,6 +355,9 @@ class _Form:
     # An opening form of ASCII characters, as bytes (lower case when folded): ``open_at``
     # compares it in place instead of compiling its regex.
     plain: bytes | None = None
+    # An ASCII form in canonical text (``canon``): what any match of it is there, whatever
+    # its gaps and case, since the canonical text drops every byte a gap may hold.
+    canon: bytes = b""
 
     def search(self) -> Searcher:
         if not self.cache:
@@ -537,7 +540,9 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                whole = _Form(form, fold, [])
+                # (a character past ASCII may have a case in ASCII: ``ı`` and ``I``)
+                canon = canonical(form.encode()) if form.isascii() else b""
+                whole = _Form(form, fold, [], canon=canon)
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 heads.add((form[:PREFIX], fold))
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
@@ -613,7 +618,7 @@ class Disguises:
                     if at - dropped >= start:
                         yield from also(block, at - dropped)
                 elif what == _HEAD:
-                    self._heads_at(block, start, at, self.groups[dropped], ends)
+                    self._heads_at(block, start, at, self.groups[dropped], ends, text.text, j)
                 elif what == _PIECE and pieces is not None:
                     # A piece that holds this block starts up to a block's length before
                     # it; each place is tried once, in order, as a search for them would.
@@ -645,16 +650,27 @@ class Disguises:
         at: int,
         group: tuple[int, tuple[_Form, ...]],
         ends: dict[int, int],
+        canon: bytes,
+        j: int,
     ) -> None:
-        """The forms that start where the canonical text has their start, at ``at``: each
-        form's own regex, anchored there, gives its end (the longest at each start into
-        ``ends``). A form that starts with characters the canonical text drops (past
-        ASCII, ``%``, ``\\``) starts up to that many characters before ``at``."""
+        """The forms that start where the canonical text has their start, at ``at`` (``j``
+        in ``canon``): each form's own regex, anchored there, gives its end (the longest at
+        each start into ``ends``). A form that starts with characters the canonical text
+        drops (past ASCII, ``%``, ``\\``) starts up to that many characters before ``at``.
+
+        An ASCII form is one at a start only if the canonical text from there goes on with
+        the whole form (a match's bytes, whatever its gaps and case, are the form there): a
+        compare in place, where its regex (compiled when first asked for, tens of kilobytes
+        for a spaced form) would refuse a start that a log holds by chance (``\\u006f…``,
+        the start of many secrets' escaped forms, in a test's output)."""
         dropped, forms = group
         first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
         stop = len(block)
         for s in range(first, at if dropped else at + 1):
+            here = j - len(canonical(block[s:at]))  # where ``s`` is in the canonical text
             for form in forms:
+                if form.canon and not canon.startswith(form.canon, here):
+                    continue
                 end = form.search()(block, s, min(stop, s + self.reach))[0][1]
                 if end > ends.get(s, -1):
                     ends[s] = end
