@@ -253,6 +253,7 @@ MIN_PIECE = 12
 # 36-character token, not 25 pieces): the canonical search's cost grows with its strings.
 _PIECE_BLOCK = MIN_PIECE // 2
 _TOKEN_SHAPED = re2.compile(rb"[A-Za-z0-9_.+/=-]+")
+_DIGITS = b"0123456789"
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -286,8 +287,9 @@ class Pieces:
                 continue
             for k in range(len(raw) - MIN_PIECE + 1):
                 gram = raw[k : k + MIN_PIECE]
-                letters = any(chr(b).isalpha() for b in gram)
-                if letters and any(chr(b).isdigit() for b in gram):
+                # (ASCII, token-shaped: a letter has two cases, a digit is one of ten bytes)
+                letters = gram.lower() != gram.upper()
+                if letters and len(gram.translate(None, _DIGITS)) < MIN_PIECE:
                     at.setdefault(gram, []).append((raw, k))
         if not at:
             return None
@@ -504,6 +506,9 @@ class Disguises:
     openings: list[_Openings] = field(default_factory=list)
     dumps: Dumps | None = None  # the secrets' bytes, looked for in hex dumps' rows
     labelled: Labelled | None = None  # the secrets, for pieces a label names
+    # The forms past ASCII in ``opens``: those ``open_at`` runs the start's regex of (the
+    # others are compared in place, and most nodes' secrets have no such form).
+    unplain: tuple[tuple[str, _Form], ...] = ()
 
     @property
     def search(self) -> Searcher | None:
@@ -584,6 +589,7 @@ class Disguises:
             frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
             either, runs, tuple(unanchored), frozenset(weak), dumps=Dumps.build(secrets),
             labelled=Labelled.build(secrets),
+            unplain=tuple((form, opening) for form, opening in starts if opening.plain is None),
         )  # fmt: skip
 
     def spans(
@@ -731,11 +737,11 @@ class Disguises:
         j = self._plain_opening(lowered, stripped)
         if j >= 0:
             found.append(pos + _origin(kept, origins, j))
+        if not self.unplain:
+            return min(found, default=-1)
         ascii_tail = tail.isascii()
         end = "".join(tail.decode().split()).lower() if ascii_tail else ""
-        for form, opening in self.opens:
-            if opening.plain is not None:
-                continue  # ``_plain_opening``
+        for form, opening in self.unplain:  # the others: ``_plain_opening``
             if not ascii_tail or (end and _may_open(end, form)):
                 at = opening.search()(text, pos, size)[0][0]
                 if at >= 0:
