@@ -545,9 +545,9 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
+                full = canonical(form.encode())
                 # (a character past ASCII may have a case in ASCII: ``ı`` and ``I``)
-                canon = canonical(form.encode()) if form.isascii() else b""
-                whole = _Form(form, fold, [], canon=canon)
+                whole = _Form(form, fold, [], canon=full if form.isascii() else b"")
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 heads.add((form[:PREFIX], fold))
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
@@ -556,7 +556,7 @@ class Disguises:
                 # Its start in the canonical text, and how many characters before it
                 # that text drops (a form that starts past ASCII is looked for behind it).
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
-                start = canonical(form.encode())[:PREFIX]
+                start = full[:PREFIX]
                 if len(start) < _MIN_ANCHOR:  # mostly past ASCII: a search of its own
                     weak.add((form[:PREFIX], fold))
                 else:
