@@ -28,8 +28,10 @@ Why the result is the same as scanning the whole block:
 
 The name/value pair whose value may be on the next line has a search of its own (in the
 one automaton it made every line slower), which reads only the lines by each place of its
-word, ``value`` (every pair match ends on such a line, and starts on it or the one before),
-found first by a search for that word alone, at the speed of a literal's.
+word, ``value`` (every pair match ends on such a line, and starts on it or the one before):
+the engine has the format table's one pass over the block find those places with its
+anchors (``formats.FormatScanner.finds``), and a search for the word alone finds them where
+no such pass gave them.
 
 This node's own literals and the node table's host names are in the prefilter too (a
 value that holds a line break turns the prefilter off), unless this node has secrets: then
