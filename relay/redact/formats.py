@@ -649,8 +649,8 @@ _MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an
 # Every match of the prefilter's name/value pair holds this word (see ``prefilter``), and
 # this table's one pass finds its places too.
 PAIR_WORD = b"value"
-_MOST_VERDICTS = 4096  # tokens whose checksum-or-placeholder verdict is kept
-_VERDICT_BYTES = 96  # and how long each may be (a few hundred kilobytes at most in all)
+_MOST_VERDICTS = 1024  # tokens whose checksum-or-placeholder verdict is kept
+_VERDICT_BYTES = 96  # and how long each may be (two hundred kilobytes at most in all)
 
 
 @dataclass(frozen=True)
