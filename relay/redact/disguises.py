@@ -253,6 +253,7 @@ MIN_PIECE = 12
 # 36-character token, not 25 pieces): the canonical search's cost grows with its strings.
 _PIECE_BLOCK = MIN_PIECE // 2
 _TOKEN_SHAPED = re2.compile(rb"[A-Za-z0-9_.+/=-]+")
+_DIGITS = b"0123456789"
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -286,8 +287,9 @@ class Pieces:
                 continue
             for k in range(len(raw) - MIN_PIECE + 1):
                 gram = raw[k : k + MIN_PIECE]
-                letters = any(chr(b).isalpha() for b in gram)
-                if letters and any(chr(b).isdigit() for b in gram):
+                # (ASCII, token-shaped: a letter has two cases, a digit is one of ten bytes)
+                letters = gram.lower() != gram.upper()
+                if letters and len(gram.translate(None, _DIGITS)) < MIN_PIECE:
                     at.setdefault(gram, []).append((raw, k))
         if not at:
             return None
@@ -355,6 +357,9 @@ class _Form:
     # An opening form of ASCII characters, as bytes (lower case when folded): ``open_at``
     # compares it in place instead of compiling its regex.
     plain: bytes | None = None
+    # An ASCII form in canonical text (``canon``): what any match of it is there, whatever
+    # its gaps and case, since the canonical text drops every byte a gap may hold.
+    canon: bytes = b""
 
     def search(self) -> Searcher:
         if not self.cache:
@@ -501,6 +506,9 @@ class Disguises:
     openings: list[_Openings] = field(default_factory=list)
     dumps: Dumps | None = None  # the secrets' bytes, looked for in hex dumps' rows
     labelled: Labelled | None = None  # the secrets, for pieces a label names
+    # The forms past ASCII in ``opens``: those ``open_at`` runs the start's regex of (the
+    # others are compared in place, and most nodes' secrets have no such form).
+    unplain: tuple[tuple[str, _Form], ...] = ()
 
     @property
     def search(self) -> Searcher | None:
@@ -537,7 +545,9 @@ class Disguises:
                 continue
             any_case, as_written = disguised_forms(value)
             for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
-                whole = _Form(form, fold, [])
+                full = canonical(form.encode())
+                # (a character past ASCII may have a case in ASCII: ``ı`` and ``I``)
+                whole = _Form(form, fold, [], canon=full if form.isascii() else b"")
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 heads.add((form[:PREFIX], fold))
                 plain = (form.lower() if fold else form).encode() if form.isascii() else None
@@ -546,7 +556,7 @@ class Disguises:
                 # Its start in the canonical text, and how many characters before it
                 # that text drops (a form that starts past ASCII is looked for behind it).
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
-                start = canonical(form.encode())[:PREFIX]
+                start = full[:PREFIX]
                 if len(start) < _MIN_ANCHOR:  # mostly past ASCII: a search of its own
                     weak.add((form[:PREFIX], fold))
                 else:
@@ -579,6 +589,7 @@ class Disguises:
             frozenset(heads), found, tuple(starts), reach + MAX_GAP, pieces, by_start,
             either, runs, tuple(unanchored), frozenset(weak), dumps=Dumps.build(secrets),
             labelled=Labelled.build(secrets),
+            unplain=tuple((form, opening) for form, opening in starts if opening.plain is None),
         )  # fmt: skip
 
     def spans(
@@ -613,7 +624,7 @@ class Disguises:
                     if at - dropped >= start:
                         yield from also(block, at - dropped)
                 elif what == _HEAD:
-                    self._heads_at(block, start, at, self.groups[dropped], ends)
+                    self._heads_at(block, start, at, self.groups[dropped], ends, text.text, j)
                 elif what == _PIECE and pieces is not None:
                     # A piece that holds this block starts up to a block's length before
                     # it; each place is tried once, in order, as a search for them would.
@@ -645,16 +656,27 @@ class Disguises:
         at: int,
         group: tuple[int, tuple[_Form, ...]],
         ends: dict[int, int],
+        canon: bytes,
+        j: int,
     ) -> None:
-        """The forms that start where the canonical text has their start, at ``at``: each
-        form's own regex, anchored there, gives its end (the longest at each start into
-        ``ends``). A form that starts with characters the canonical text drops (past
-        ASCII, ``%``, ``\\``) starts up to that many characters before ``at``."""
+        """The forms that start where the canonical text has their start, at ``at`` (``j``
+        in ``canon``): each form's own regex, anchored there, gives its end (the longest at
+        each start into ``ends``). A form that starts with characters the canonical text
+        drops (past ASCII, ``%``, ``\\``) starts up to that many characters before ``at``.
+
+        An ASCII form is one at a start only if the canonical text from there goes on with
+        the whole form (a match's bytes, whatever its gaps and case, are the form there): a
+        compare in place, where its regex (compiled when first asked for, tens of kilobytes
+        for a spaced form) would refuse a start that a log holds by chance (``\\u006f…``,
+        the start of many secrets' escaped forms, in a test's output)."""
         dropped, forms = group
         first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
         stop = len(block)
         for s in range(first, at if dropped else at + 1):
+            here = j - len(canonical(block[s:at]))  # where ``s`` is in the canonical text
             for form in forms:
+                if form.canon and not canon.startswith(form.canon, here):
+                    continue
                 end = form.search()(block, s, min(stop, s + self.reach))[0][1]
                 if end > ends.get(s, -1):
                     ends[s] = end
@@ -715,11 +737,11 @@ class Disguises:
         j = self._plain_opening(lowered, stripped)
         if j >= 0:
             found.append(pos + _origin(kept, origins, j))
+        if not self.unplain:
+            return min(found, default=-1)
         ascii_tail = tail.isascii()
         end = "".join(tail.decode().split()).lower() if ascii_tail else ""
-        for form, opening in self.opens:
-            if opening.plain is not None:
-                continue  # ``_plain_opening``
+        for form, opening in self.unplain:  # the others: ``_plain_opening``
             if not ascii_tail or (end and _may_open(end, form)):
                 at = opening.search()(text, pos, size)[0][0]
                 if at >= 0:

@@ -232,16 +232,25 @@ class Engine:
         Every rule reads only the lines the prefilter hit, when they are few (see
         ``prefilter``); the format table, extra patterns and this node's disguised secrets
         read the whole block (the table's anchors are its own one pass)."""
-        lines = self._prefilter.lines(block) if self._prefilter and start == 0 else None
+        table: list[Span] | None = None
+        lines = None
+        if self._prefilter is not None and start == 0:
+            # The table's finds first, as ``_collect`` has them (a tie keeps the first kind),
+            # and in the same pass the places of the word that the prefilter's name/value
+            # pair needs (see ``FormatScanner.finds``).
+            words: list[int] = []
+            table = [(f.start, f.end, f.fmt.label) for f in SCANNER.finds(block, 0, words)]
+            lines = self._prefilter.lines(block, words)
         if lines is None:
             lowered = block.lower()
-            found = self._collect(block, lowered, start)
+            found = self._collect(block, lowered, start, table=table is None)
+            if table is not None:
+                found = table + found
             ends = _end_markers(lowered, start)
         else:
             low = lines.text.lower()
             to_block = lines.span_to_block
-            # The table's finds first, as ``_collect`` has them (a tie keeps the first kind).
-            found = list(SCANNER.spans(block, block, 0))
+            found = table or []
             kept = self._collect(lines.text, low, 0, table=False)
             found += [(*to_block(s, e), k) for s, e, k in kept]
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]

@@ -646,6 +646,11 @@ _FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a
 _ANCHOR_RUN = 4  # characters of the body that an anchor asks for after the prefix
 _KEY_BYTES = 4  # bytes of a hit past the run-first rows' literals that pick its candidates
 _MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an anchor)
+# Every match of the prefilter's name/value pair holds this word (see ``prefilter``), and
+# this table's one pass finds its places too.
+PAIR_WORD = b"value"
+_MOST_VERDICTS = 1024  # tokens whose checksum-or-placeholder verdict is kept
+_VERDICT_BYTES = 96  # and how long each may be (two hundred kilobytes at most in all)
 
 
 @dataclass(frozen=True)
@@ -697,7 +702,8 @@ def _anchor_regex(fmt: Format) -> tuple[int, str]:
 class FormatScanner:
     """Every row of the table, found in one RE2 pass over its anchors, then checked whole."""
 
-    def __init__(self, formats: tuple[Format, ...] = FORMATS) -> None:
+    def __init__(self, formats: tuple[Format, ...] = FORMATS, word: bytes = PAIR_WORD) -> None:
+        """``word``: a word (ASCII) whose places, in any case, ``finds`` gives too."""
         self.formats = formats
         # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
         # rows, and compiling all of them is most of a short run's start-up.
@@ -736,6 +742,12 @@ class FormatScanner:
         # of a list built and walked for every hit; filled as hits come, up to a bound.
         self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
         self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
+        # Whether a row's token is a find (its checksum holds, or it is no placeholder), by
+        # the row and the token's text (which decide its runs too: the rows' regexes hold no
+        # assertion): a log prints the same example or masked value again and again
+        # (``AKIAXXXXXXXXXXXXXXXX`` on every step), and the placeholder test costs more than
+        # the search that found it. Short tokens only, up to a bound.
+        self._verdicts: dict[tuple[int, bytes], bool] = {}
         # Every byte a character (Latin-1): the anchors are ASCII, so this finds what UTF-8
         # would, and it reads lines that are not UTF-8 as the prefilter does. The engine
         # runs it over the whole block, once: its hits are the table's only candidates.
@@ -743,15 +755,35 @@ class FormatScanner:
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self.search = re2.compile("|".join(anchors).encode(), options)
         self.anchor_search: Searcher = searcher(self.search, within=True)
+        self._anchor_at: Searcher = searcher(self.search, anchored=True, within=True)
+        # The word's places are found in the same pass (see ``finds``): the anchors' regex
+        # and the word, one literal more among them, which costs the pass nothing
+        # measurable, where a search of its own read the block once more.
+        self._word = word.lower()
+        self._word_first = frozenset((self._word[0], word.upper()[0])) if word else frozenset()
+        if word:
+            pattern = self.search.pattern + b"|(?i:" + re2.escape(word) + b")"
+            self.anchor_search = searcher(re2.compile(pattern, options), within=True)
 
-    def finds(self, block: bytes, start: int = 0) -> Iterator[Found]:
+    def finds(
+        self, block: bytes, start: int = 0, words: list[int] | None = None
+    ) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder.
+        ``words``: where the scanner's word starts, found in the same pass, added in order
+        as the finds are read (all of them once they are read to their end).
 
         (The loop runs once a hit, thousands of times a megabyte of some logs: what it
-        calls is bound to local names once, and ``_at``'s look-up is written out here.)"""
+        calls is bound to local names once, and ``_at``'s look-up is written out here.)
+
+        The pass finds the word too, after every anchor: a place where the word starts and
+        no anchor does is passed over (the next search finds the anchor that the anchors'
+        own search would), and where the loop skips bytes after an anchor (the rest of its
+        hit, of a token found, of a flooded line), the word is looked for there."""
         done = start
         size = len(block)
         search = self.anchor_search
+        anchor_at = self._anchor_at
+        word, first, wide = self._word, self._word_first, len(self._word)
         spent = LineBudget(block).spent
         check = self._check
         cached = self._candidates
@@ -762,12 +794,22 @@ class FormatScanner:
             hs, he = search(block, pos, size)[0]
             if hs < 0:
                 return
+            if block[hs] in first and block[hs : hs + wide].lower() == word:
+                if words is not None:
+                    words.append(hs)
+                if anchor_at(block, hs, size)[0][0] < 0:
+                    pos = hs + 1
+                    continue  # the word, and no anchor here
             pos = he if he > hs else hs + 1
             if hs < done:
+                if words is not None:
+                    _places(block, hs + 1, pos, word, words)
                 continue  # inside the token found last
             if (stop := spent(hs)) >= 0:
                 yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
                 done = pos = stop + 1
+                if words is not None:
+                    _places(block, hs + 1, pos, word, words)
                 continue
             # ``_at``: the first row, in table order, whose whole shape matches here
             glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
@@ -791,6 +833,8 @@ class FormatScanner:
                     break  # a find, or ``_FILLER``: no other row
             if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
+                if words is not None:
+                    _places(block, hs + 1, pos, word, words)
                 yield found
             else:
                 pos = hs + 1  # another row's anchor may start inside this one's hit
@@ -847,21 +891,38 @@ class FormatScanner:
             return _FILLER  # the rest is masked (``xoxp-…-####``): a document's example
         if fmt.check is not None and not fmt.check(block[s:e]):
             return None
-        # The placeholder test reads the runs alone: a format's own literals are no filler.
-        if len(spans) == 2:  # one run (most rows): its bytes, without a join
-            body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
-        else:
-            body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
-        if fmt.checksum is not None and _checksum_holds(fmt, block, s, e):
-            return Found(s, e, fmt)
-        if _is_placeholder(fmt, block[s:e], body):
-            return _FILLER
-        return Found(s, e, fmt)
+        token = block[s:e]
+        verdicts = self._verdicts
+        key = (row, token)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            # The placeholder test reads the runs alone: a format's own literals are no filler.
+            if len(spans) == 2:  # one run (most rows): its bytes, without a join
+                body = block[spans[1][0] : spans[1][1]] if spans[1][1] > spans[1][0] else b""
+            else:
+                body = b"".join([block[a:b] for a, b in spans[1:] if b > a])
+            verdict = (
+                fmt.checksum is not None and _checksum_holds(fmt, block, s, e)
+            ) or not _is_placeholder(fmt, token, body)
+            if len(verdicts) < _MOST_VERDICTS and e - s <= _VERDICT_BYTES:
+                verdicts[key] = verdict
+        return Found(s, e, fmt) if verdict else _FILLER
 
     def spans(self, block: bytes, lowered: bytes, start: int) -> Iterator[Span]:
         """The engine's interface (see ``rules.Rule.spans``)."""
         for found in self.finds(block, start):
             yield found.start, found.end, found.fmt.label
+
+
+def _places(block: bytes, start: int, stop: int, word: bytes, out: list[int]) -> None:
+    """Add each place in ``[start, stop)`` where ``word`` (lower case) starts, in any case."""
+    if stop <= start:
+        return
+    low = block[start : stop + len(word) - 1].lower()
+    at = low.find(word)
+    while at >= 0:
+        out.append(start + at)
+        at = low.find(word, at + 1)
 
 
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")

@@ -28,8 +28,10 @@ Why the result is the same as scanning the whole block:
 
 The name/value pair whose value may be on the next line has a search of its own (in the
 one automaton it made every line slower), which reads only the lines by each place of its
-word, ``value`` (every pair match ends on such a line, and starts on it or the one before),
-found first by a search for that word alone, at the speed of a literal's.
+word, ``value`` (every pair match ends on such a line, and starts on it or the one before):
+the engine has the format table's one pass over the block find those places with its
+anchors (``formats.FormatScanner.finds``), and a search for the word alone finds them where
+no such pass gave them.
 
 This node's own literals and the node table's host names are in the prefilter too (a
 value that holds a line break turns the prefilter off), unless this node has secrets: then
@@ -44,7 +46,7 @@ block, which only widens it.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import re2
@@ -52,6 +54,7 @@ import re2
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import MULTILINE_SUPERSET as COMMAND_MULTILINE
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
+from relay.redact.formats import PAIR_WORD
 from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, MIN_RANDOM, STRONG, VENDORS, WEAK
@@ -312,9 +315,8 @@ PAIR_SUPERSET = (
     rf"(?i:(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?[a-z0-9_.\-]*(?:{_SECRET_WORDS})"
     r"[a-z0-9_.\-]*[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?[\"']?value[\"']?[ \t]*[:=])"
 )
-# Every match of the pair holds this word, on the line where the match ends (and starts
-# on that line or on the one before).
-PAIR_WORD = b"value"
+# Every match of the pair holds ``PAIR_WORD`` (``value``), on the line where the match ends
+# (and starts on that line or on the one before).
 # Past this share of a block hit, scanning it whole is cheaper than joining the lines.
 MAX_SHARE = 0.5
 BARRIER = b"\0\n"
@@ -384,12 +386,16 @@ class Prefilter:
         self._pairs = compile_latin1(PAIR_SUPERSET.encode())
         self._passes_whole = tuple((search, None) for search in passes)
 
-    def ranges(self, block: bytes, most: int | None = None) -> list[tuple[int, int]] | None:
+    def ranges(
+        self, block: bytes, most: int | None = None, words: Sequence[int] | None = None
+    ) -> list[tuple[int, int]] | None:
         """The hit lines as merged ``(start, end)`` ranges, each line with its line break;
         None as soon as they cover more than ``most`` bytes (the caller scans the block
-        whole then, so a block of hit lines is not walked line by line to its end)."""
+        whole then, so a block of hit lines is not walked line by line to its end).
+        ``words``: every place where the pair's word starts, in order, when another pass
+        found them (the format table's, see ``formats.FormatScanner.finds``)."""
         found: list[tuple[int, int]] = []
-        near = _near(self._word, block)
+        near = _near(self._word, block) if words is None else _near_places(block, words)
         for search, windows in ((self._main, None), (self._pairs, near), *self._passes_whole):
             some = _ranges(search, block, most, windows) if windows != [] else []
             if some is None:
@@ -399,9 +405,10 @@ class Prefilter:
             return None
         return found
 
-    def lines(self, block: bytes) -> Lines | None:
-        """The hit lines joined, or None when they are most of the block."""
-        ranges = self.ranges(block, int(MAX_SHARE * len(block)))
+    def lines(self, block: bytes, words: Sequence[int] | None = None) -> Lines | None:
+        """The hit lines joined, or None when they are most of the block (``words``: see
+        ``ranges``)."""
+        ranges = self.ranges(block, int(MAX_SHARE * len(block)), words)
         if ranges is None:
             return None
         pieces: list[bytes] = []
@@ -478,6 +485,25 @@ def _near(word: Searcher, block: bytes) -> list[tuple[int, int]]:
         else:
             out.append((first, stop))
         pos = stop + 1  # the line's other places of the word give the same stretch
+    return out
+
+
+def _near_places(block: bytes, places: Iterable[int]) -> list[tuple[int, int]]:
+    """``_near``'s stretches from every place where the word starts, in order: each line
+    that holds one (the first place on a line stands for the others, as there)."""
+    out: list[tuple[int, int]] = []
+    size = len(block)
+    stop = -1
+    for at in places:
+        if at <= stop:
+            continue  # on the line just taken
+        first = block.rfind(b"\n", 0, max(block.rfind(b"\n", 0, at), 0)) + 1
+        stop = block.find(b"\n", at)
+        stop = size if stop < 0 else stop
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], stop)
+        else:
+            out.append((first, stop))
     return out
 
 

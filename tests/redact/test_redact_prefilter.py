@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from redact_samples import FACTS, MAKERS, OWN_SECRET, key_block
 
 from relay.redact.engine import Engine
-from relay.redact.formats import FORMATS
+from relay.redact.formats import FORMATS, SCANNER, FormatScanner
 from relay.redact.prefilter import (
     PAIR_SUPERSET,
+    PAIR_WORD,
     RULE_SUPERSETS,
     Prefilter,
     _ranges,
@@ -388,3 +389,43 @@ def test_the_pair_search_by_its_word_keeps_what_a_whole_block_search_keeps(
     block = ("\n".join(lines) + "\n").encode()
     most = int(0.5 * len(block)) if share else None
     assert Prefilter((), ansi=False).ranges(block, most) == _reference_ranges(block, most)
+
+
+# The word where the format table's pass must find it too: in a token the table finds or
+# refuses, right after an anchor, at an anchor's own start, after a flooded line's anchors.
+_WORD_LINES = (
+    *_PAIR_LINES,
+    "ghp_VALUEa1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P {n}",
+    "ghp_a1B2AKIAVALUEc3D4e5F6g7H8i9J0k1L2m3N {n}",
+    "xoxb-value-{n} AKIAVALUEVALUEVALUEVA sk_live_ValueValue{n}",
+    "ghp_valu" + "e{n}",
+    "glpat-" + "VaLuE" * 4 + " value",
+    "ghp_xxxx " * 70 + "value {n}",
+    "eyJvalue{n}.eyJvalue.x value",
+)
+
+
+_ANCHORS_ALONE = FormatScanner(word=b"")  # the table's pass without the word
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), hits=st.integers(0, 40), share=st.booleans())
+def test_the_tables_pass_finds_every_line_of_the_pairs_word(
+    seed: int, hits: int, share: bool
+) -> None:
+    rng = random.Random(seed)
+    lines = clean_lines(rng, rng.randrange(500, 4000)).splitlines()
+    for _ in range(hits):
+        at = rng.randrange(len(lines) + 1)
+        lines.insert(at, rng.choice(_WORD_LINES).format(n=rng.randrange(100)))
+    block = ("\n".join(lines) + "\n").encode()
+    words: list[int] = []
+    assert list(SCANNER.finds(block, 0, words)) == list(_ANCHORS_ALONE.finds(block, 0))
+    lowered = block.lower()
+    every = [i for i in range(len(block)) if lowered.startswith(PAIR_WORD, i)]
+    line_of = [lowered.count(b"\n", 0, at) for at in every]
+    assert sorted({lowered.count(b"\n", 0, at) for at in words}) == sorted(set(line_of))
+    assert words == sorted(words)
+    most = int(0.5 * len(block)) if share else None
+    prefilter = Prefilter((), ansi=False)
+    assert prefilter.ranges(block, most, words) == prefilter.ranges(block, most)
