@@ -280,7 +280,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 env = os.environ
 DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the boxes' shared user and group
 # the pid outside of the process the box lives under (unique while it runs): the box's user
-# is then one of its own, BOX_ID - 1 - OUTER, whenever every share it writes can be bound
+# is then one of its own, RELAY_USERS - OUTER, whenever every share it writes can be bound
 # through an idmapped mount on which the shared user's files are that user's
 OUTER = int(env.get("RELAY_OUTER") or 0)
 USER = DROP  # who the box's command is outside, once set up
@@ -522,9 +522,9 @@ def setup():
             except OSError as err:
                 raise Failed(f"cannot clear a share of what a box left open: {err}") from None
         if OUTER:  # a user of the box's own where every share it writes can be idmapped
-            held = idmapped(person, DROP - 1 - OUTER)
+            held = idmapped(person, int(env["RELAY_USERS"]) - OUTER)
             if held is not None:
-                USER = DROP - 1 - OUTER
+                USER = int(env["RELAY_USERS"]) - OUTER
             held = held or {}
     through = set(held)
     for rel in lines("RELAY_OWN"):  # what the box writes: each a mount of its own, writable
@@ -720,7 +720,7 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
-        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER"
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER USERS"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -1080,10 +1080,12 @@ def _as_root() -> bool:
 
 MAPS = ("uid_map", "gid_map")
 PIDS = 2**22  # the most a pid can be (PID_MAX_LIMIT)
-# the users a root relay's boxes run as, each its own: BOX_ID - 1 - the pid outside of the
-# process the box lives under (so none is another running box's), BOX_ID itself where a
-# share cannot be idmapped
-BOX_IDS = range(BOX_ID - 1 - PIDS, BOX_ID + 1)
+# the users a root relay's boxes run as, each its own: USERS_TOP - the pid outside of the
+# process the box lives under (so none is another running box's; BOX_ID itself where a
+# share cannot be idmapped), all below systemd's foreign range (2147352576-2147418111),
+# which a container manager may hand to a container's processes
+USERS_TOP = 2147352575
+BOX_IDS = range(USERS_TOP - PIDS, USERS_TOP)
 
 
 def mapped(table: str, given: int, count: int = 1) -> bool:
@@ -1313,7 +1315,8 @@ class Sandbox:
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
         hide += " RELAY_DEV=1"
         if _as_root():  # (the shell's pid: the process the box lives under, see _ENTER)
-            hide += f" RELAY_DROP={BOX_ID}" + (" RELAY_OUTER=$$" if _own_users() else "")
+            own = f" RELAY_USERS={USERS_TOP} RELAY_OUTER=$$" if _own_users() else ""
+            hide += f" RELAY_DROP={BOX_ID}{own}"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
@@ -2490,7 +2493,7 @@ def drop_stale_boxes(temp: Path | None = None) -> list[Path]:
 def _own_id(uid: int) -> bool:
     """Whether ``uid`` owns box folders of this user's: the user, and for root the boxes'
     own users."""
-    return uid == os.getuid() or (uid in BOX_IDS and _as_root())
+    return uid == os.getuid() or ((uid in BOX_IDS or uid == BOX_ID) and _as_root())
 
 
 def _remove_box(folder: Path) -> None:

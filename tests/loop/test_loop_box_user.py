@@ -209,5 +209,5 @@ def test_an_id_is_a_user_namespaces_where_a_row_of_its_map_holds_it() -> None:
     assert not mapped(f"0 1000 1\n1 100000 {BOX_ID - 1}\n", BOX_ID)
     assert mapped(f"0 1000 1\n1 100000 {BOX_ID}\n", BOX_ID)
     assert mapped("0 0 4294967295\n", BOX_IDS.start, len(BOX_IDS))
-    assert not mapped(f"0 0 {BOX_ID + 1}\n", BOX_IDS.start, len(BOX_IDS) + 1)
+    assert not mapped(f"0 0 {BOX_IDS.stop - 1}\n", BOX_IDS.start, len(BOX_IDS))
     assert not mapped(f"0 0 {BOX_IDS.start}\n{BOX_IDS.start} 7 9\n", BOX_IDS.start, 10)
