@@ -167,11 +167,9 @@ def run_boxed(
 ) -> StepOutcome:
     """``gate`` run once in ``box``'s tree behind its boundary, in :func:`boxed_env` (of
     ``base``, the scheduler's environment, when given)."""
-    from relay.ratchet.sandbox import refuse_shared_programs
-
     env = boxed_env(box, work, None, base)
-    refuse_shared_programs(gate.command, env.get("PATH", ""))
-    done = run_step(box.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
+    unshared = replace(box, shared=False)  # what judges sees no share: every maker's box wrote it
+    done = run_step(unshared.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
     return replace(done, command=gate.command)
 
 
@@ -445,7 +443,6 @@ def _guarded(
     module read-only in the box); its outcome, and why its test run cannot be trusted
     ("" when it can, or it ran no pytest)."""
     from relay.ratchet.guard_run import pytest_guard
-    from relay.ratchet.sandbox import refuse_shared_programs
 
     if box is not None:  # each gate starts from an empty scratch: one run leaves nothing
         box.fresh_scratch()
@@ -457,9 +454,9 @@ def _guarded(
                 box,
                 read_only=(*box.read_only, guard.plugin_dir),
                 writable=(*box.writable, *places),
+                shared=False,  # what judges sees no share: every maker's box wrote there
             )
             env = guard.env(boxed_env(box, work or where, junit))
-            refuse_shared_programs(gate.command, env.get("PATH", ""))
             command = runner.wrap(gate.command, env)
         else:
             command, env = gate.command, guard.env(gate_env(junit))

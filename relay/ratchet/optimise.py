@@ -93,13 +93,7 @@ from relay.ratchet.measure import (
     measure,
 )
 from relay.ratchet.roles import review, run_role
-from relay.ratchet.sandbox import (
-    ATTEMPT_RECORD,
-    Sandbox,
-    read_regular,
-    refuse_shared_programs,
-    standalone,
-)
+from relay.ratchet.sandbox import ATTEMPT_RECORD, Sandbox, read_regular, standalone
 
 if TYPE_CHECKING:
     from relay.ratchet.engine import Ratchet
@@ -111,8 +105,8 @@ def _run_metric(goal: Goal, box: Sandbox, work: Path, *, trial: float) -> StepOu
     """One run of the goal's metric in ``box`` (a sandboxed clone), behind its boundary."""
     assert goal.metric is not None
     env = boxed_env(box, work)
-    refuse_shared_programs(goal.metric, env.get("PATH", ""), "the metric")
-    return run_step(box.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
+    unshared = replace(box, shared=False)  # what judges sees no share: every maker's box wrote it
+    return run_step(unshared.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
 
 
 def measure_metric(

@@ -239,6 +239,9 @@ SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
 # folders the person shares with every box, writable, at their own path (a maker's logs,
 # a cache): ``os.pathsep``-separated; nothing else outside the box is writable
 SHARE_ENV = "RELAY_SANDBOX_SHARE"
+# of those, the ones what judges a candidate (its gates, acceptance and metric) sees too:
+# every other share is behind an empty folder there, since every maker's box writes it
+JUDGED_SHARE_ENV = "RELAY_SANDBOX_SHARE_JUDGES"
 # the box's set-up, run by relay's own interpreter (-I -S: no site, nothing of the
 # environment's): its mounts made by mount(2) itself, in one process, in the order a
 # box needs them (outer folders first, a mount point made inside a tmpfs before it is
@@ -515,12 +518,12 @@ def setup():
     shares, shown = lines("RELAY_SHARES"), lines("RELAY_SHOWN")
     person = [s for s in shares if s not in shown]
     held = {}
-    if DROP:  # the person's shares cleared of what a box's user left set-user-ID (_CLEAR)
-        for s in person:
-            try:
-                strip(s, DROP)
-            except OSError as err:
-                raise Failed(f"cannot clear a share of what a box left open: {err}") from None
+    for s in person:  # cleared of what a box's user left open to others (_CLEAR): the boxes'
+        try:  # user's, or (a relay not run as root) the person's, root here
+            strip(s, DROP or 0)
+        except OSError as err:
+            raise Failed(f"cannot clear a share of what a box left open: {err}") from None
+    if DROP:
         if OUTER:  # a user of the box's own where every share it writes can be idmapped
             held = idmapped(person, int(env["RELAY_USERS"]) - OUTER)
             if held is not None:
@@ -806,11 +809,16 @@ def clear(each, uid, name):
         why = f"it holds an entry of user {st.st_uid}'s, not the boxes': remove it or chown it"
         raise OSError(errno.EPERM, why, name)
     regular, folder = stat.S_ISREG(st.st_mode), stat.S_ISDIR(st.st_mode)
+    if regular and st.st_nlink > 1:  # a file of a virtualenv installed from a shared cache:
+        why = "it holds a file with another link (a package cache a virtualenv installs"
+        why += " from?), which a box could change through it: share no such folder"
+        raise OSError(errno.EPERM, why, name)
     if not (regular or folder) or uid not in (st.st_uid, st.st_gid):
         return
     at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
     mode = stat.S_IMODE(st.st_mode)
-    kept = mode & ~(SPECIAL if regular else 0) & ~(0o002 if st.st_uid == uid else 0)
+    opened = 0o002 | (0o020 if st.st_gid != uid else 0)  # others', a group's not the boxes'
+    kept = mode & ~(SPECIAL if regular else 0) & ~(opened if st.st_uid == uid else 0)
     if kept != mode:
         os.chmod(at, kept)
     names = ["system.posix_acl_access", "system.posix_acl_default"]
@@ -1141,6 +1149,9 @@ class Sandbox:
     # the rest of the box folder is read-only to it, so that nothing relay reads back or
     # binds there next time is a link or a file the box put in its place
     writable: tuple[Path, ...] = ()
+    # whether its process sees the person's shares: never where a candidate is judged (its
+    # gates, acceptance, metric), since every maker's box writes them
+    shared: bool = True
 
     @property
     def private(self) -> tuple[str, ...]:
@@ -1249,6 +1260,12 @@ class Sandbox:
         tops = emptied_tops([temp, *private])
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
+        unshared: list[Path] = []
+        if not self.shared:  # each behind an empty folder, with what is shown in it
+            judged = named_shares(JUDGED_SHARE_ENV)
+            unshared = [s for s in shares if s not in judged]
+            shares = [s for s in shares if s in judged]
+            dirs += [s for s in unshared if s not in dirs]
         if _as_root():
             for share in shares:
                 if not writable_by(share, BOX_ID):
@@ -1268,7 +1285,8 @@ class Sandbox:
         path = os.pathsep.join([path, *extra])
         for each in path_folders(path, [temp, *private], box, self.hidden, seen, tops):
             # (one in a share is seen through it, as the box may write it: never over it)
-            if each not in shown_here and not any(each.is_relative_to(s) for s in shares):
+            inside = any(each.is_relative_to(s) for s in (*shares, *unshared))
+            if each not in shown_here and not inside:
                 shown_here.append(each)
         # a tool's folder shown whole holds its index's or registry's login: hidden in it
         files += [f for f in shown_secrets([*shown_here, *shares]) if f not in files]
@@ -1315,8 +1333,8 @@ class Sandbox:
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
         hide += " RELAY_DEV=1"
         if _as_root():  # (the shell's pid: the process the box lives under, see _ENTER)
-            own = f" RELAY_USERS={USERS_TOP} RELAY_OUTER=$$" if _own_users() else ""
-            hide += f" RELAY_DROP={BOX_ID}{own}"
+            users = f" RELAY_USERS={USERS_TOP} RELAY_OUTER=$$" if _own_users() else ""
+            hide += f" RELAY_DROP={BOX_ID}{users}"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"
@@ -1869,16 +1887,22 @@ def named_folders(command: str) -> list[str]:
     return [os.path.dirname(w) for w in words if os.path.isabs(w) and os.path.isfile(w)]
 
 
+def named_shares(name: str = SHARE_ENV) -> list[Path]:
+    """The folders the variable ``name`` lists, resolved (those that resolve at all)."""
+    found: list[Path] = []
+    for part in filter(None, (p.strip() for p in os.environ.get(name, "").split(os.pathsep))):
+        with contextlib.suppress(OSError):
+            found.append(Path(part).resolve())
+    return found
+
+
 def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
     """What ``command`` runs (as ``path`` finds each program, links followed) or names by
     absolute path that lies in a folder shared with every box (``RELAY_SANDBOX_SHARE``),
     with that folder: (file, share)."""
     from relay.loop.runenv import programs
 
-    shares: list[Path] = []
-    for part in filter(None, (p.strip() for p in os.environ.get(SHARE_ENV, "").split(os.pathsep))):
-        with contextlib.suppress(OSError):
-            shares.append(Path(part).resolve())
+    shares = named_shares()
     if not shares:
         return []
     try:
@@ -1941,7 +1965,9 @@ def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()
                 continue
             if any(h.is_relative_to(real) for h in homes):
                 continue
-            if real.stat().st_mode & 0o002:
+            own = BOX_ID if _as_root() else os.getuid()  # (the set-up clears what it owns)
+            st = real.stat()
+            if st.st_mode & 0o002 and st.st_uid != own:
                 raise LocalUsageError(
                     f"{real}, shared by {SHARE_ENV}, is writable by every local account: any"
                     " of them could change what a box runs from it; take write access from"

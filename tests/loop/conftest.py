@@ -26,7 +26,8 @@ def _own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 @pytest.fixture(autouse=True)
 def _shared_with_boxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The test's scripts and stand-in executables (``scripts/``, ``bin/``) are shared with
-    every box, as a person shares a folder (``RELAY_SANDBOX_SHARE``): a scripted maker
+    every box, judges' too, as a person shares a folder (``RELAY_SANDBOX_SHARE``,
+    ``RELAY_SANDBOX_SHARE_JUDGES``): a scripted maker
     counts its calls there; nothing else outside its box is writable or, in the machine's
     temporary folder, even there."""
     shared = [tmp_path / "scripts", tmp_path / "bin"]
@@ -35,6 +36,9 @@ def _shared_with_boxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         if os.getuid() == 0:
             os.chown(folder, BOX_ID, -1)
     monkeypatch.setenv("RELAY_SANDBOX_SHARE", os.pathsep.join(map(str, shared)))
+    # what judges a candidate sees them too: the tests' probes report through them (a
+    # judged box sees no other share: test_loop_shared_gate)
+    monkeypatch.setenv("RELAY_SANDBOX_SHARE_JUDGES", os.pathsep.join(map(str, shared)))
 
 
 @pytest.fixture(autouse=True)

@@ -88,8 +88,9 @@ def share_with_boxes(folder: Path) -> None:
     to make it (a relay run as root runs its boxes as BOX_ID; the loop tests' conftest puts
     the variable back after each test)."""
     for_boxes(folder)
-    shared = os.environ.get("RELAY_SANDBOX_SHARE", "")
-    os.environ["RELAY_SANDBOX_SHARE"] = os.pathsep.join(filter(None, [shared, str(folder)]))
+    for name in ("RELAY_SANDBOX_SHARE", "RELAY_SANDBOX_SHARE_JUDGES"):  # judges' too: probes
+        shared = os.environ.get(name, "")  # report through it
+        os.environ[name] = os.pathsep.join(filter(None, [shared, str(folder)]))
 
 
 def maker_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:

@@ -179,9 +179,15 @@ def test_shares_one_inside_another_or_open_to_everyone_are_refused(
         with pytest.raises(LocalUsageError, match=f"names {inner} inside {share}.*name {share}"):
             box.wrap("true", dict(os.environ))
         monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(share))
+        os.chown(share, 0, 0)  # the person's, open to all: the person must close it
         share.chmod(0o777)
         with pytest.raises(LocalUsageError, match=r"writable by every local account.*chmod -R o-w"):
             box.wrap("true", dict(os.environ))
+        os.chown(share, BOX_ID, BOX_ID)  # the boxes' user's, opened by a box: closed again
+        share.chmod(0o1777)
+        done = run(box, "true")
+        assert done.returncode == 0, done.stderr
+        assert share.stat().st_mode & 0o7777 == 0o1775
 
 
 def test_what_a_box_opened_in_a_share_to_others_is_closed_before_the_next(share: Path) -> None:
@@ -227,3 +233,25 @@ def test_an_entry_of_another_user_in_a_share_stops_the_next_box(share: Path) -> 
     assert done.returncode != 0 and "ran" not in done.stdout, done
     line = done.stderr.strip()
     assert "\n" not in line and "user 1000's" in line and "planted" in line, line
+
+
+def test_a_file_with_another_link_or_a_folder_a_group_writes_is_handled(share: Path) -> None:
+    """A file in a share with a second link (a virtualenv installed from a shared package
+    cache by hard links: a box would change the virtualenv through the share) stops the
+    next box in one line; write access a box gave a group other than the boxes' is taken
+    back (that group's members are other local accounts)."""
+    (share / "group").mkdir()
+    os.chown(share / "group", BOX_ID, 100)
+    (share / "group").chmod(0o2775)
+    with box_in("relay-test-own-g-") as box:
+        done = run(box, f"stat -c %a {share}/group")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["2755"], done
+        venv = share.parent / "venv-file"
+        venv.write_text("print('the virtualenv')\n")
+        os.link(venv, share / "cached")
+        os.chown(share / "cached", BOX_ID, BOX_ID)
+        stopped = run(box, "echo ran")
+    assert stopped.returncode != 0 and "ran" not in stopped.stdout, stopped
+    line = stopped.stderr.strip()
+    assert "\n" not in line and "another link" in line and "cached" in line, line

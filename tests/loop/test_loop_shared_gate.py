@@ -12,7 +12,12 @@ import pytest
 from loop_project import PY, TEST_GATE, make_project
 
 from relay.errors import LocalUsageError
-from relay.ratchet.sandbox import SHARE_ENV, refuse_shared_programs, shared_programs
+from relay.ratchet.sandbox import (
+    JUDGED_SHARE_ENV,
+    SHARE_ENV,
+    refuse_shared_programs,
+    shared_programs,
+)
 
 
 def test_a_program_found_through_a_shared_folder_or_named_in_one_is_found(
@@ -56,3 +61,34 @@ def test_a_run_whose_gate_lies_in_a_share_stops_before_any_maker(tmp_path: Path)
     assert f"runs {gate}, in {scripts}" in said and "move it out of the share" in said, ran
     assert project.calls("maker") == 0
     assert project.subjects() == before and project.clean()
+
+
+def test_what_judges_a_candidate_sees_no_share_a_maker_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The maker's box writes the share; the candidate's acceptance (kept out of the share,
+    as relay asks) finds nothing there: a judged box has each share behind an empty
+    folder unless the person lists it in RELAY_SANDBOX_SHARE_JUDGES."""
+    judges = tmp_path / "judges"
+    judges.mkdir()
+    seen = judges / "seen.py"
+    scripts = tmp_path / "scripts"
+    seen.write_text(
+        "import pathlib, sys\n"
+        f"share = pathlib.Path({str(scripts)!r})\n"
+        "touched = '# touched' in pathlib.Path('src/calc.py').read_text()\n"
+        "sys.exit(0 if touched and not list(share.glob('*')) else 1)\n"
+    )
+    project = make_project(tmp_path, accept=f"{PY} {seen}")
+    monkeypatch.delenv(JUDGED_SHARE_ENV)
+    maker = project.script(
+        "maker",
+        "count('maker')\n"
+        "(SCRIPTS / 'from-maker').write_text('a maker was here')\n"
+        "put('src/calc.py', open('src/calc.py').read() + '\\n# touched\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0, ran
+    assert project.calls("maker") >= 1, ran
+    assert (scripts / "from-maker").exists(), ran
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
