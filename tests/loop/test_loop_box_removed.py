@@ -160,3 +160,59 @@ def test_an_ordinary_users_box_makes_no_file_set_user_id() -> None:
         remove_tree(work)
         if os.path.lexists(work):
             subprocess.run(["rm", "-rf", str(work)], check=False)
+
+
+# a box of an ordinary user's relay opens a folder and a file of the person's share to
+# every local account; the next box (the same relay) looks at them
+OPENED = """
+import os, subprocess, sys
+from pathlib import Path
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
+
+work = Path(sys.argv[1])
+share = work / "share"
+os.environ["RELAY_SANDBOX_SHARE"] = str(share)
+os.environ.pop("RELAY_SANDBOX_SHARE_JUDGES", None)
+folder = work / "tmp" / "box"
+for name in ("tree", "home", "tmp"):
+    (folder / name).mkdir(parents=True)
+box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+for command in (
+    f"mkdir -p {share}/sub && touch {share}/sub/f"
+    f" && chmod 777 {share}/sub && chmod 666 {share}/sub/f",
+    f"stat -c %a {share}/sub {share}/sub/f",
+):
+    done = subprocess.run(["/bin/sh", "-c", box.wrap(command, env)], cwd=box.tree, env=env,
+                          capture_output=True, text=True)
+    print(level(), done.returncode, done.stdout.split(), done.stderr.strip())
+"""
+
+
+@needs_namespaces
+def test_what_a_box_of_an_ordinary_user_opened_in_a_share_is_closed_before_the_next() -> None:
+    """The person's share is theirs on disk: a folder and a file a box made writable by
+    every local account are theirs no longer before the next box starts (the same walk a
+    root relay's set-up makes, as the person)."""
+    work = Path(tempfile.mkdtemp(prefix="relay-test-opened-"))
+    try:
+        work.chmod(0o755)
+        for each in ("tmp", "share"):
+            (work / each).mkdir()
+        if os.getuid() == 0:
+            for each in (work, work / "tmp", work / "share"):
+                os.chown(each, NOBODY, NOBODY)
+        python, drop, more = as_ordinary_user()
+        env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work / "tmp")}
+        done = subprocess.run(
+            [python, "-c", OPENED, str(work)], cwd=work, env={**env, **more},
+            capture_output=True, text=True, timeout=120, **drop,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows = [line.split(" ", 2) for line in done.stdout.splitlines()]
+        if rows and rows[0][0] != NAMESPACES:
+            pytest.skip("an ordinary user cannot make user and mount namespaces here")
+        assert [r[1] for r in rows] == ["0", "0"], done.stdout
+        assert rows[1][2].startswith("['775', '664']"), done.stdout
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
