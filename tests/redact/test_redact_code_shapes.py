@@ -98,6 +98,16 @@ KEPT = {
         "        doit:124: rsa pss key: gnutls_x509_crt_verify_data2      |",
         '        http_proxy="http://proxyuser:proxypass@proxyhost:port" Patch by',
     ),
+    "a name from code in a change log": (
+        "        * Rename _libssh2_ecdsa_key_get_curve_type to _libssh2_ecdsa_get_curve_type",
+        "  * Rename _gnutls_pubkey_get_hash_algo to _gnutls_pubkey_hash_algo",
+        "        This API wraps xcb_render_composite_glyphs_8/16/32, making them usable.",
+        "  the key wraps gnutls_cipher_encrypt_8/16/32",
+        "    - ALSA: emu10k1: Fix out of bounds access in snd_emu10k1_pcm_channel_alloc()",
+        "  api in the sd_bus_message_read_array() call",
+        "        regenerate subset api test result SourceHanSans-Regular.41,4C2E.retaingids.otf",
+        "  auth for DejaVuSans-Bold.2024",
+    ),
     "a document's example": (
         "        Cookie: rocky=road; Path=/cookie",
         "    # authorization: https://docs.github.com/en/rest/overview/authentication",
@@ -140,6 +150,10 @@ LEAKS = (
     (f"Cookie: session={SECRET}; Path=/", f"Cookie: {R}; Path=/"),
     (f"sshpass -p {SECRET} ssh deploy@host", f"sshpass -p {R} ssh deploy@host"),
     (f"  ConditionCredential= {SECRET} can be", f"  ConditionCredential= {R} can be"),
+    (f"  * Rename the key to _{SECRET}", f"  * Rename the key to {R}"),
+    (f"  This API wraps {SECRET}/16/32, making", f"  This API wraps {R}, making"),
+    (f"  Fix out of bounds access in {SECRET}()", f"  Fix out of bounds access in {R}()"),
+    (f"  api test result {SECRET}-Regular.41,4C2E", f"  api test result {R},4C2E"),
 )
 
 
