@@ -108,6 +108,12 @@ KEPT = {
         "        regenerate subset api test result SourceHanSans-Regular.41,4C2E.retaingids.otf",
         "  auth for DejaVuSans-Bold.2024",
     ),
+    "a setting named in a sentence": (
+        '        "name" and "token: variables, as well as from the return value.',
+        '  "key: lines, as read from the file.',
+        "        systemd-nspawn command line, using new --set-credential= and",
+        "  run --password= foo",
+    ),
     "a document's example": (
         "        Cookie: rocky=road; Path=/cookie",
         "    # authorization: https://docs.github.com/en/rest/overview/authentication",
@@ -154,6 +160,11 @@ LEAKS = (
     (f"  This API wraps {SECRET}/16/32, making", f"  This API wraps {R}, making"),
     (f"  Fix out of bounds access in {SECRET}()", f"  Fix out of bounds access in {R}()"),
     (f"  api test result {SECRET}-Regular.41,4C2E", f"  api test result {R},4C2E"),
+    (f'  and "token: {SECRET}, as well as from', f'  and "token: {R}, as well as from'),
+    ("{token: hunter, user: bob}", f"{{token: {R}, user: bob}}"),
+    (f"  using new --set-credential={SECRET} and", f"  using new --set-credential={R} and"),
+    (f"  using new --set-credential= {SECRET} and", f"  using new --set-credential= {R} and"),
+    ("  password= hunter2", f"  password= {R}"),
 )
 
 
