@@ -92,6 +92,9 @@ KEPT = {
         "  * #759: OpenID Connect - fix Authorization: Basic parsing",
         "        Third try to fix access. Followup 6879efc2c1596d11a6a6ad296f80063b558d5e0f",
         "        gnutls_session_get_master_secret: ADDED",
+        "   GNUTLS_BAG_SECRET: ADDED to gnutls/pkcs12.h.",
+        "   gnutls_authz_send_callback_func: ADD, callback prototypes.",
+        "   gnutls_x509_privkey_export: REMOVED, use the new export.",
         "        * signing-key: Updated.",
         "   * Two new settings ConditionCredential= and AssertCredential= can be",
         "        + Add file (GnuPG key: 0x7EC2DBB6F4DBF434).",
@@ -165,6 +168,8 @@ LEAKS = (
     (f"  using new --set-credential={SECRET} and", f"  using new --set-credential={R} and"),
     (f"  using new --set-credential= {SECRET} and", f"  using new --set-credential= {R} and"),
     ("  password= hunter2", f"  password= {R}"),
+    ("   GNUTLS_BAG_SECRET: X9KQ2PLMZ to gnutls/pkcs12.h.", f"   GNUTLS_BAG_SECRET: {R}"),
+    ("   DB_SECRET: ADDED to2x/pkcs12.h", f"   DB_SECRET: {R}"),
 )
 
 
