@@ -159,6 +159,32 @@ def _prose_after_equals(block: bytes, m: re.Match[bytes], start: int, end: int) 
     )
 
 
+# A command line's flag up to its ``=``: ``--set-credential``, ``-token``.
+_FLAG_HEAD = re.compile(rb"(?m)(?:^|[\s\"'`(])--?[A-Za-z0-9][A-Za-z0-9_.\-]{0,80}")
+
+
+def _empty_flag(block: bytes, m: re.Match[bytes], start: int) -> bool:
+    """``--flag= word``: a blank after a flag's ``=`` leaves the flag empty (a shell splits
+    there), and the word after it is the next argument or the sentence going on."""
+    sep = m.start("sep")
+    if start == m.end("sep") or block[sep : sep + 1] != b"=" or block[sep - 1] in b" \t":
+        return False
+    floor = max(block.rfind(b"\n", 0, sep) + 1, sep - 82)
+    return any(h.end() == sep for h in _FLAG_HEAD.finditer(block, floor, sep))
+
+
+# A sentence going on after a comma: ``, as well as``.
+_CLAUSE = re.compile(rb",[ \t]+[a-z]+[ \t]+[a-z]")
+
+
+def _word_in_a_sentence(block: bytes, start: int, end: int) -> bool:
+    """``token: word, more words``: one word in small letters after ``name:``, then a comma
+    and a clause, is prose that names a setting (an object literal's comma is followed by
+    the next key, ``token: abc123, user: bob``)."""
+    value = block[start:end]
+    return value.isalpha() and value.islower() and _CLAUSE.match(block, end) is not None
+
+
 def _yaml_like(block: bytes, m: re.Match[bytes], end: int) -> bool:
     """``key: value`` is a setting when the key is quoted, or when a blank follows the colon
     and the value either ends the line or looks machine-made; a plain word followed by more
@@ -516,6 +542,10 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # image:tag, File.java:98, "stream: processed 5 items"
             if name == "v" and not colon and _prose_after_equals(block, m, start, end):
                 return None  # "the option --passphrase= can be empty"
+            if name == "v" and not colon and _empty_flag(block, m, start):
+                return None  # "new --set-credential= and": the blank ends the flag
+            if colon and _word_in_a_sentence(block, start, end):
+                return None  # '"name" and "token: variables, as well as from …"'
             if _stands_for_one(block, start, end):
                 return None
             if go_raw:

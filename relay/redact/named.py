@@ -209,6 +209,32 @@ def named_identifier(value: bytes) -> bool:
     return not unsaid or (len(unsaid) == 1 and len(unsaid[0]) <= 4 and len(letters) <= 3)
 
 
+# A name's variants after it (``xcb_render_glyphs_8/16/32``), and a private name's leading
+# underscores (``_libssh2_ecdsa_get_curve_type``): the name is what is left.
+_VARIANTS = re.compile(rb"(?:/[A-Za-z0-9]{1,3})+$")
+
+
+def _snake_name(word: bytes) -> bool:
+    """Snake case whose parts look named, less its leading underscores and its variants."""
+    word = _VARIANTS.sub(b"", word).lstrip(b"_")
+    return _SNAKE_NAME.fullmatch(word) is not None and not made_part(word)
+
+
+# A part of a file's or a font's name: a word one can say, or a short number.
+_SAID = re.compile(rb"[A-Z]?[a-z]{2,}|[0-9]{1,4}")
+_NAME_PARTS = re.compile(rb"[-.]")
+
+
+def _named_parts(word: bytes) -> bool:
+    """Names joined by dashes and dots (``SourceHanSans-Regular.41``): a CamelCase name one
+    can say, and each other part a word one can say or a short number."""
+    parts = _NAME_PARTS.split(word)
+    if len(parts) < 2 or not any(_IDENTIFIER.fullmatch(p) and named_identifier(p) for p in parts):
+        return False
+    said = (_SAID.fullmatch(p) and not (p.isalpha() and _UNSAID.search(p)) for p in parts)
+    return all(named_identifier(p) or ok for p, ok in zip(parts, said, strict=True))
+
+
 def looks_random(value: bytes, *, least: int = MIN_RANDOM) -> bool:
     """Machine-made: long, mixed like random text, and of high entropy. Words, paths,
     counters, versions and names are not (``/app/src/index.js``, ``test_parser_12``)."""
@@ -260,10 +286,12 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
             if _STRONG_RE.search(key) and not looks_like_placeholder(value, words=False):
                 return start, end
         word = value.rstrip(b".,")
-        if _FINGERPRINT.fullmatch(word) or (_SNAKE_NAME.fullmatch(word) and not made_part(word)):
+        if _FINGERPRINT.fullmatch(word) or _snake_name(word):
             return None  # ``GnuPG key: 0x7EC2DBB6F4DBF434``, ``key: gnutls_x509_crt_verify``
-        if name == "ev" and named_identifier(word):
+        if name == "ev" and (named_identifier(word) or _named_parts(word)):
             return None  # ``fix signature for VP8RecordCoeffTokens()``
+        if name == "ev" and block[end : end + 1] == b"(" and _SNAKE_NAME.fullmatch(word):
+            return None  # ``access in snd_emu10k1_pcm_alloc()``: a function, called in prose
         least = MIN_FREE_STANDING if name == "ev" else MIN_RANDOM
         return (start, end) if looks_random(value, least=least) else None
     return None

@@ -127,6 +127,9 @@ _PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
 _LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
 # ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
 _STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
+# A status and its note, a change log's sentence (``ADDED to gnutls/pkcs12.h.``, ``ADD,
+# callback prototypes.``): the capitals, then words in small letters to a full stop.
+_STATUS_NOTE = re.compile(rb"[A-Z]{3,12},?(?: [a-z][A-Za-z0-9_./\-]*)+\.")
 # A sentence: a capital, three words or more, a full stop (a passphrase has no stop).
 _SENTENCE = re.compile(rb"[A-Z][a-z']*(?: [A-Za-z][A-Za-z'\-]*){2,}[.!?]")
 # An HTTP header's name or a PowerShell command's (``Proxy-Authorization``,
@@ -327,7 +330,7 @@ def value_is_not_secret(value: bytes) -> bool:
         return True
     if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
         return True  # ``InvalidToken("Signature did not match digest.")``: a message
-    if _STATUS.fullmatch(v):
+    if _STATUS.fullmatch(v) or _STATUS_NOTE.fullmatch(v):
         return True  # ``gnutls_reauth: ADDED``: a status, a constant
     if len(v) < 3 or (len(v) <= 3 and not v.isalnum() and not any(map(_ALNUM.__contains__, v))):
         return True  # ``token = v``, ``split_token = ".."``: too short to be anyone's
