@@ -46,7 +46,7 @@ block, which only widens it.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import re2
@@ -470,22 +470,20 @@ def _ranges(
 def _near(word: Searcher, block: bytes) -> list[tuple[int, int]]:
     """From the line before each line that holds the pair's word to that line's end (its
     line break), merged: every pair match lies in one of them."""
-    out: list[tuple[int, int]] = []
+    return _near_places(block, _word_places(word, block))
+
+
+def _word_places(word: Searcher, block: bytes) -> Iterator[int]:
+    """Where the pair's word first starts on each line that holds it."""
     size = len(block)
     pos = 0
     while pos < size:
         at = word(block, pos, size)[0][0]
         if at < 0:
-            break
-        first = block.rfind(b"\n", 0, max(block.rfind(b"\n", 0, at), 0)) + 1
-        stop = block.find(b"\n", at)
-        stop = size if stop < 0 else stop
-        if out and first <= out[-1][1]:
-            out[-1] = (out[-1][0], stop)
-        else:
-            out.append((first, stop))
-        pos = stop + 1  # the line's other places of the word give the same stretch
-    return out
+            return
+        yield at
+        stop = block.find(b"\n", at)  # the line's other places of the word give the same
+        pos = size if stop < 0 else stop + 1
 
 
 def _near_places(block: bytes, places: Iterable[int]) -> list[tuple[int, int]]:

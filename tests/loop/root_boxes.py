@@ -35,6 +35,21 @@ def box_in(prefix: str) -> Iterator[Sandbox]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextmanager
+def person_share(prefix: str) -> Iterator[Path]:
+    """A person's share, given to the boxes' shared user as relay's refusal says, in a
+    folder every local user passes through (on a disk, where set-user-ID programs run)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    folder.chmod(0o755)
+    shared = folder / "share"
+    shared.mkdir()
+    os.chown(shared, sandbox.BOX_ID, sandbox.BOX_ID)
+    try:
+        yield shared
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run(box: Sandbox, command: str, **more: str) -> subprocess.CompletedProcess[str]:
     """``command`` run in ``box`` as a gate is, with its HOME and temporary folder (and
     the variables ``more``)."""

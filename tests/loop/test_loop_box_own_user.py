@@ -12,13 +12,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from root_boxes import box_in, needs_root_boxes, run
+from root_boxes import box_in, needs_root_boxes, person_share, run
 
 from relay.errors import LocalUsageError
 from relay.ratchet.sandbox import BOX_ID, BOX_IDS, Sandbox
@@ -32,16 +31,9 @@ pytestmark = [
 @pytest.fixture
 def share(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A person's share, the boxes' shared user's as relay's refusal asks."""
-    folder = Path(tempfile.mkdtemp(prefix="relay-test-own-share-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    shared = folder / "share"
-    shared.mkdir()
-    os.chown(shared, BOX_ID, BOX_ID)
-    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(shared))
-    try:
+    with person_share("relay-test-own-share-") as shared:
+        monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(shared))
         yield shared
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def outside_user(pid: int) -> int:

@@ -12,13 +12,12 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from root_boxes import as_nobody, box_in, needs_root_boxes, run
+from root_boxes import as_nobody, box_in, needs_root_boxes, person_share, run
 
 from relay.ratchet import sandbox
 from relay.ratchet.sandbox import BOX_ID, Sandbox
@@ -34,18 +33,10 @@ def box() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def share(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A person's share, given to the box's user as relay's refusal says, in a folder every
-    local user passes through (on a disk mounted with set-user-ID programs allowed)."""
-    folder = Path(tempfile.mkdtemp(prefix="relay-test-suid-share-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    shared = folder / "share"
-    shared.mkdir()
-    os.chown(shared, BOX_ID, BOX_ID)
-    monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(shared))
-    try:
+    """A person's share, the boxes' shared user's as relay's refusal asks."""
+    with person_share("relay-test-suid-share-") as shared:
+        monkeypatch.setenv("RELAY_SANDBOX_SHARE", str(shared))
         yield shared
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def capability(path: Path) -> bytes | None:
