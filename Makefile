@@ -87,10 +87,7 @@ $(TEST_BYTECODE): $(STAMP) $(TEST_SOURCES)
 unit: $(STAMP) tools bytecode $(TEST_BYTECODE)
 	$(BIN)/pytest $(XDIST)
 
-# The checks and the tests at once: the tests leave part of the two cores idle while they
-# wait on hubs, git and watchers, and the linters and mypy fill it.
-test:
-	@$(MAKE) --no-print-directory -j4 lint lint-workflows typecheck unit
+test: lint lint-workflows typecheck unit
 
 # The edit-test cycle: the pure and unit tests only (the protocol, redaction, the loop's
 # decisions, the scheduler backends on stand-ins, the layer rules), no hub, no git server,
