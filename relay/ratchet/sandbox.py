@@ -520,7 +520,7 @@ def setup():
     held = {}
     for s in person:  # cleared of what a box's user left open to others (_CLEAR): the boxes'
         try:  # user's, or (a relay not run as root) the person's, root here
-            strip(s, DROP or 0)
+            strip(s, DROP or 0, bool(DROP))
         except OSError as err:
             raise Failed(f"cannot clear a share of what a box left open: {err}") from None
     if DROP:
@@ -799,35 +799,36 @@ FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 OPEN = 64  # folders kept open at most; one above them is opened again as ".." when due
 
 
-def clear(each, uid, name):
+def clear(each, uid, name, root):
     # what the boxes' user (uid) left open to another local account: a set-user-ID or
     # set-group-ID bit or a file capability (a regular file's), write access for others or
-    # an access list (a file's or a folder's); an entry of any other user's but root's is
-    # refused (another local account wrote there, while a box had opened a folder to it)
+    # for a group not the boxes', an access list (a file's or a folder's); an entry of any
+    # other user's but root's is refused (another local account wrote there, while a box had
+    # opened a folder to it). For a relay not run as root (root is the person here, in a
+    # user namespace where no one else's ids are mapped) only others' write access goes.
     st = os.fstat(each)
-    if st.st_uid not in (uid, 0):
-        why = f"it holds an entry of user {st.st_uid}'s, not the boxes': remove it or chown it"
+    if root and st.st_uid not in (uid, 0):
+        why = f"it holds an entry of user {st.st_uid}'s: remove it or chown it to {uid}"
         raise OSError(errno.EPERM, why, name)
     regular, folder = stat.S_ISREG(st.st_mode), stat.S_ISDIR(st.st_mode)
-    if regular and st.st_nlink > 1:  # a file of a virtualenv installed from a shared cache:
-        why = "it holds a file with another link (a package cache a virtualenv installs"
-        why += " from?), which a box could change through it: share no such folder"
-        raise OSError(errno.EPERM, why, name)
     if not (regular or folder) or uid not in (st.st_uid, st.st_gid):
         return
     at = f"/proc/self/fd/{each}"  # the file opened, never a name swapped since
     mode = stat.S_IMODE(st.st_mode)
-    opened = 0o002 | (0o020 if st.st_gid != uid else 0)  # others', a group's not the boxes'
-    kept = mode & ~(SPECIAL if regular else 0) & ~(opened if st.st_uid == uid else 0)
-    if kept != mode:
-        os.chmod(at, kept)
-    names = ["system.posix_acl_access", "system.posix_acl_default"]
-    for name in ["security.capability", *names] if regular else names:
-        try:
-            os.removexattr(at, name)
-        except OSError as err:
-            if err.errno not in (errno.ENODATA, errno.ENOTSUP):
-                raise
+    opened = 0o002 | (0o020 if root and st.st_gid != uid else 0)
+    kept = mode & ~(SPECIAL if regular and root else 0) & ~(opened if st.st_uid == uid else 0)
+    try:
+        if kept != mode:
+            os.chmod(at, kept)
+        names = ["system.posix_acl_access", "system.posix_acl_default"]
+        for attr in (["security.capability", *names] if regular else names) if root else []:
+            try:
+                os.removexattr(at, attr)
+            except OSError as err:
+                if err.errno not in (errno.ENODATA, errno.ENOTSUP):
+                    raise
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, name) from None
 
 
 def where(top, stack):
@@ -835,7 +836,7 @@ def where(top, stack):
     return path if len(path) <= 200 else f"{path[:100]}...{path[-100:]} ({len(stack)} deep)"
 
 
-def walk(top, uid, stack):
+def walk(top, uid, stack, root, links):
     # depth first with a stack, not recursion (no depth stops it half-way), each level
     # [descriptor or None, names left, its name, device, inode]; past OPEN levels the
     # highest is closed, and opened again from its child's ".." once the child is done,
@@ -865,7 +866,11 @@ def walk(top, uid, stack):
             continue
         try:
             st = os.fstat(each)
-            clear(each, uid, name)
+            clear(each, uid, name, root)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:  # each link found in it, or not
+                seen_of = links.setdefault((st.st_dev, st.st_ino), [st.st_nlink, 0, ""])
+                seen_of[1] += 1
+                seen_of[2] = f"{where(top, stack)}/{name}"
             if not stat.S_ISDIR(st.st_mode):
                 continue
             below = os.open(".", FOLDER, dir_fd=each)  # the folder judged, as opened
@@ -880,7 +885,7 @@ def walk(top, uid, stack):
     return seen
 
 
-def strip(top, uid):
+def strip(top, uid, root=True):
     try:
         fd = os.open(top, FOLDER)
     except (FileNotFoundError, NotADirectoryError):
@@ -888,9 +893,16 @@ def strip(top, uid):
     st = os.fstat(fd)
     stack = [[fd, [], top, st.st_dev, st.st_ino]]
     try:
-        clear(fd, uid, top)
+        clear(fd, uid, top, root)
         stack[0][1] = os.listdir(fd)
-        return walk(top, uid, stack)
+        links = {}
+        seen = walk(top, uid, stack, root, links)
+        for count, found, at in links.values():
+            if found < count:  # a file of a virtualenv installed from a shared cache
+                why = "it holds a file with a link outside it (a package cache a virtualenv"
+                why += " installs from?), which a box could change through it: share no such folder"
+                raise OSError(errno.EPERM, why, at)
+        return seen
     except OSError as err:
         if err.filename is not None and not str(err.filename).startswith("/"):
             err = OSError(err.errno, err.strerror, f"{where(top, stack)}/{err.filename}")
@@ -1902,7 +1914,8 @@ def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
     with that folder: (file, share)."""
     from relay.loop.runenv import programs
 
-    shares = named_shares()
+    judged = named_shares(JUDGED_SHARE_ENV)  # the person's word: a judge may run from these
+    shares = [s for s in named_shares() if s not in judged]
     if not shares:
         return []
     try:
@@ -1928,6 +1941,20 @@ def refuse_shared_programs(command: str, path: str, what: str = "the gate") -> N
     """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's: what judges
     a candidate) runs or names a file in a shared folder: every box writes there, a
     maker's too, so it could change what judges its own change."""
+    unseen = [
+        (Path(f), s)
+        for f in path.split(os.pathsep)
+        if f.startswith("/")
+        for s in named_shares()
+        if Path(f).is_relative_to(s) and s not in named_shares(JUDGED_SHARE_ENV)
+    ]
+    if unseen:
+        folder, share = unseen[0]
+        raise LocalUsageError(
+            f"PATH holds {folder}, in {share}, which {SHARE_ENV} shares with the makers' boxes"
+            f" alone: {what} `{command}` would not find what lies there; move it out of the"
+            f" share, or list {share} in {JUDGED_SHARE_ENV} too"
+        )
     found = shared_programs(command, path)
     if found:
         name, share = found[0]

@@ -40,12 +40,18 @@ def test_a_program_found_through_a_shared_folder_or_named_in_one_is_found(
     assert shared_programs(f"{PY} -m pytest -q", "/usr/bin:/bin") == []
     assert shared_programs("python -m pytest", path) == []
     with pytest.raises(LocalUsageError, match=rf"runs {tool}, in {share}.*move it out"):
-        refuse_shared_programs("lint", path)
+        refuse_shared_programs(f"sh {tool}", "/usr/bin:/bin")
+    with pytest.raises(LocalUsageError, match=rf"PATH holds {share / 'bin'}, in {share}.*list"):
+        refuse_shared_programs("python -m pytest", path)  # a judge would not find its tools
+    monkeypatch.setenv(JUDGED_SHARE_ENV, str(share))  # the person vouches: a judge sees it
+    refuse_shared_programs("lint", path)
     monkeypatch.delenv(SHARE_ENV)
     assert shared_programs("lint", path) == []
 
 
-def test_a_run_whose_gate_lies_in_a_share_stops_before_any_maker(tmp_path: Path) -> None:
+def test_a_run_whose_gate_lies_in_a_share_stops_before_any_maker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripts = tmp_path / "scripts"  # the loop tests' shared folder (see conftest)
     scripts.mkdir(exist_ok=True)
     gate = scripts / "lint.sh"
@@ -53,6 +59,7 @@ def test_a_run_whose_gate_lies_in_a_share_stops_before_any_maker(tmp_path: Path)
     gate.chmod(0o755)
     project = make_project(tmp_path, gates=(TEST_GATE, f"sh {gate}"))
     assert str(scripts) in os.environ[SHARE_ENV].split(os.pathsep)
+    monkeypatch.delenv(JUDGED_SHARE_ENV)  # (listed there, the person vouches for it)
     maker = project.script("maker", "count('maker')\n")
     before = project.subjects()
     ran = project.loop("run", "--maker", maker)
