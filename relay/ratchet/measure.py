@@ -168,8 +168,7 @@ def run_boxed(
     """``gate`` run once in ``box``'s tree behind its boundary, in :func:`boxed_env` (of
     ``base``, the scheduler's environment, when given)."""
     env = boxed_env(box, work, None, base)
-    unshared = replace(box, shared=False)  # what judges sees no share: every maker's box wrote it
-    done = run_step(unshared.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
+    done = run_step(box.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
     return replace(done, command=gate.command)
 
 
@@ -454,7 +453,6 @@ def _guarded(
                 box,
                 read_only=(*box.read_only, guard.plugin_dir),
                 writable=(*box.writable, *places),
-                shared=False,  # what judges sees no share: every maker's box wrote there
             )
             env = guard.env(boxed_env(box, work or where, junit))
             command = runner.wrap(gate.command, env)

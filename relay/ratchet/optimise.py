@@ -105,8 +105,7 @@ def _run_metric(goal: Goal, box: Sandbox, work: Path, *, trial: float) -> StepOu
     """One run of the goal's metric in ``box`` (a sandboxed clone), behind its boundary."""
     assert goal.metric is not None
     env = boxed_env(box, work)
-    unshared = replace(box, shared=False)  # what judges sees no share: every maker's box wrote it
-    return run_step(unshared.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
+    return run_step(box.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
 
 
 def measure_metric(

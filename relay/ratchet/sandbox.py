@@ -1161,8 +1161,9 @@ class Sandbox:
     # the rest of the box folder is read-only to it, so that nothing relay reads back or
     # binds there next time is a link or a file the box put in its place
     writable: tuple[Path, ...] = ()
-    # whether its process sees the person's shares: never where a candidate is judged (its
-    # gates, acceptance, metric), since every maker's box writes them
+    # whether its process sees the person's shares: never where a candidate is judged or
+    # graded (:func:`judged`), but those the person lists for it, since every maker's box
+    # writes them
     shared: bool = True
 
     @property
@@ -1914,8 +1915,7 @@ def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
     with that folder: (file, share)."""
     from relay.loop.runenv import programs
 
-    judged = named_shares(JUDGED_SHARE_ENV)  # the person's word: a judge may run from these
-    shares = [s for s in named_shares() if s not in judged]
+    shares = unseen_shares()
     if not shares:
         return []
     try:
@@ -1929,11 +1929,28 @@ def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
             files.append(where)
     found: list[tuple[Path, Path]] = []
     for each in files:
-        with contextlib.suppress(OSError, ValueError):
-            for name in dict.fromkeys([Path(os.path.abspath(each)), Path(each).resolve()]):
-                share = next((s for s in shares if name.is_relative_to(s)), None)
-                if share is not None and (name, share) not in found:
-                    found.append((name, share))
+        for at in in_shares(each, shares):
+            if at not in found:
+                found.append(at)
+    return found
+
+
+def unseen_shares() -> list[Path]:
+    """The shares what judges a candidate does not see: all but those the person lists in
+    ``RELAY_SANDBOX_SHARE_JUDGES`` (their word that a judge may run from them)."""
+    judged = named_shares(JUDGED_SHARE_ENV)
+    return [s for s in named_shares() if s not in judged]
+
+
+def in_shares(path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """``path`` (as written and with its links followed) with the share it lies in, for
+    each of the two that lies in one of ``shares``."""
+    found: list[tuple[Path, Path]] = []
+    with contextlib.suppress(OSError, ValueError):
+        for name in dict.fromkeys([Path(os.path.abspath(path)), Path(path).resolve()]):
+            share = next((s for s in shares if name.is_relative_to(s)), None)
+            if share is not None:
+                found.append((name, share))
     return found
 
 
@@ -1941,12 +1958,9 @@ def refuse_shared_programs(command: str, path: str, what: str = "the gate") -> N
     """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's: what judges
     a candidate) runs or names a file in a shared folder: every box writes there, a
     maker's too, so it could change what judges its own change."""
+    shares = unseen_shares()
     unseen = [
-        (Path(f), s)
-        for f in path.split(os.pathsep)
-        if f.startswith("/")
-        for s in named_shares()
-        if Path(f).is_relative_to(s) and s not in named_shares(JUDGED_SHARE_ENV)
+        at for f in path.split(os.pathsep) if f.startswith("/") for at in in_shares(f, shares)
     ]
     if unseen:
         folder, share = unseen[0]
@@ -1980,11 +1994,8 @@ def shared_folders(box: Path, hidden: Sequence[Path], homes: Sequence[Path] = ()
     the box, never one holding a real HOME (``homes``: a box sees them empty), and never
     the filesystem's root."""
     found: list[Path] = []
-    for part in os.environ.get(SHARE_ENV, "").split(os.pathsep):
-        if not part.strip():
-            continue
+    for real in named_shares():
         with contextlib.suppress(OSError):
-            real = Path(part).resolve()
             if not real.is_dir() or real == Path(real.anchor) or "\n" in str(real):
                 continue
             near = [*hidden, box]
@@ -2318,13 +2329,14 @@ def judged(
     ``source`` at ``commit`` behind the maker's boundary (the same hidden paths, a
     scratch HOME, no remote), so that nothing its code or a role does reaches the
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
-    its tree is read-only for the role's process too (a checker reads, never writes).
-    The judged box folders a killed run left go first (:func:`drop_stale_boxes`)."""
+    its tree is read-only for the role's process too (a checker reads, never writes). It
+    sees no share but those listed in ``RELAY_SANDBOX_SHARE_JUDGES``: every maker's box
+    writes them. The judged box folders a killed run left go first (:func:`drop_stale_boxes`)."""
     drop_stale_boxes()
     with standalone(
         source, commit, "relay-loop/judged", hidden=hidden, prefix=JUDGED_PREFIX, remove_later=True
     ) as box:
-        yield replace(box, read_only=(box.tree,)) if graders else box
+        yield replace(box, read_only=(box.tree,) if graders else (), shared=False)
 
 
 def hand_in(source: Path, dest: Path) -> None:

@@ -52,15 +52,22 @@ def person_share(prefix: str) -> Iterator[Path]:
 
 def run(box: Sandbox, command: str, **more: str) -> subprocess.CompletedProcess[str]:
     """``command`` run in ``box`` as a gate is, with its HOME and temporary folder (and
-    the variables ``more``)."""
+    the variables ``more``), to its end."""
+    running = start(box, command, **more)
+    out, err = running.communicate(timeout=60)
+    return subprocess.CompletedProcess(running.args, running.returncode, out, err)
+
+
+def start(box: Sandbox, command: str, **more: str) -> subprocess.Popen[str]:
+    """``command`` started in ``box`` as :func:`run` runs it, left running."""
     env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp), **more}
-    return subprocess.run(
+    return subprocess.Popen(
         ["/bin/sh", "-c", box.wrap(command, env)],
         cwd=box.tree,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
     )
 
 

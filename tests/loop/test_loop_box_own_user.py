@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from root_boxes import box_in, needs_root_boxes, person_share, run
+from root_boxes import box_in, needs_root_boxes, person_share, run, start
 
 from relay.errors import LocalUsageError
 from relay.ratchet.sandbox import BOX_ID, BOX_IDS, Sandbox
@@ -52,15 +52,7 @@ def waiting(box: Sandbox, marker: str, share: Path) -> subprocess.Popen[str]:
         f"while not os.path.exists(sys.argv[1]): time.sleep(0.05)'"
         f" {share}/go {share}/ready-{marker} {marker}"
     )
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    return subprocess.Popen(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start(box, command)
 
 
 def host_pid(marker: str) -> int:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from root_boxes import as_nobody, box_in, needs_root_boxes, person_share, run
+from root_boxes import as_nobody, box_in, needs_root_boxes, person_share, run, start
 
 from relay.ratchet import sandbox
 from relay.ratchet.sandbox import BOX_ID, Sandbox
@@ -103,15 +103,7 @@ def test_nothing_of_the_box_s_user_in_a_share_is_set_user_id_when_the_next_box_s
         command += f" && cp /usr/bin/id {share}/capped && {SETCAP} cap_setuid+ep {share}/capped"
         command += f" && {SETCAP.replace('setcap', 'getcap')} {share}/capped"
     command += f" && touch {share}/ready && while [ ! -e {share}/go ]; do sleep 0.05; done"
-    env = {"PATH": os.environ["PATH"], "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-    running = subprocess.Popen(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    running = start(box, command)
     try:
         deadline = time.monotonic() + 60
         while not (share / "ready").exists() and running.poll() is None:

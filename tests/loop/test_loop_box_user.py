@@ -164,19 +164,11 @@ def test_a_file_of_root_s_in_a_shown_folder_is_read_by_its_bits_for_others(
     (tools / "open.txt").chmod(0o644)
     (tools / "mytool").write_text(f"#!{tools / 'python'}\nprint('tool ran')\n")
     (tools / "mytool").chmod(0o755)
-    env = {"PATH": f"{tools}:{os.environ['PATH']}", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
     command = (
         f"mytool; cat {tools}/open.txt; cat {tools}/secret.txt || echo denied;"
         f" test -e {tools}/secret.txt && echo there"
     )
-    done = subprocess.run(
-        ["/bin/sh", "-c", box.wrap(command, env)],
-        cwd=box.tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run(box, command, PATH=f"{tools}:{os.environ['PATH']}")
     assert "ROOT-ONLY-5523" not in done.stdout, done
     assert done.stdout.splitlines() == ["tool ran", "for all", "denied", "there"], done
 
