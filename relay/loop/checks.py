@@ -122,6 +122,9 @@ class GateChecks:
     # when the gate wrote no report (not pytest, or told to write its own elsewhere)
     tests: tuple[tuple[str, str], ...] | None = None
     tampered: str = ""  # the line that says its test run cannot be trusted: it does not pass
+    # what the run did to the tree it judged (:func:`tree_marks`): a candidate's run may do
+    # only what the baseline's run of the same gate did
+    marks: frozenset[str] = frozenset()
 
     @property
     def known(self) -> bool:
@@ -415,3 +418,77 @@ def rewritten(changes: Iterable[SuiteChange]) -> list[str]:
 def baseline_failing(gates: Mapping[str, GateChecks]) -> list[str]:
     """The baseline's failing checks, gate by gate, for the brief and the board."""
     return [f"{name}: {check}" for name, g in gates.items() for check, _ in g.failing]
+
+
+# Python's compiled files: a cache, never the candidate's, removed from the judged tree
+# after each run (see :func:`relay.ratchet.measure.swept`), so what one run compiled, or
+# forged, is never what the next loads
+PYCACHE = "__pycache__"
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """The tree a gate judges, before or after its run: each tracked file's identity
+    (inode, change time, size; None when missing) and each folder holding one (its mtime and
+    entries). A file's change time moves whenever it is written, whatever it then holds."""
+
+    files: Mapping[str, tuple[int, int, int] | None]
+    folders: Mapping[str, tuple[int, frozenset[str]] | None]
+
+
+def tree_marks(before: TreeState, after: TreeState) -> frozenset[str]:
+    """What a run did to the tree: ``changed F`` (a tracked file written, replaced or
+    removed, even when put back as it was), ``left P`` (an entry no file is tracked under,
+    in a folder that holds tracked files, after the run; never ``__pycache__``), ``touched
+    D`` (a folder whose entries changed) and ``stirred D`` (one whose entries changed and
+    changed back)."""
+    marks = {f"changed {f}" for f, was in before.files.items() if after.files.get(f) != was}
+    for folder, now in after.folders.items():
+        was = before.folders.get(folder)
+        if now is None:
+            continue
+        for name in now[1]:
+            path = f"{folder}/{name}" if folder else name
+            if name != PYCACHE and path not in after.files and path not in after.folders:
+                marks.add(f"left {path}")
+        if was is not None and was[0] != now[0]:
+            marks.add(f"touched {folder}")
+            if was[1] == now[1]:
+                marks.add(f"stirred {folder}")
+    return frozenset(marks)
+
+
+def unexplained(
+    marks: frozenset[str], before: TreeState, baseline: Iterable[frozenset[str]]
+) -> list[str]:
+    """What a candidate's run did to its tree that the baseline's run of the same gate
+    (``baseline``: its marks; every gate's, for a gate the baseline did not run) did not:
+    a tracked file written, an entry left that the baseline's run leaves nowhere under that
+    name, or a folder's entries come and gone where the baseline's stayed still. Code under
+    test that rewrites a test, a tool's configuration or its own measure before a later
+    reader reads it shows here, in the order found."""
+    base = frozenset().union(*baseline)
+    left = {m.rpartition("/")[2].removeprefix("left ") for m in base if m.startswith("left ")}
+    out = []
+    for mark in sorted(marks - base):
+        kind, _, path = mark.partition(" ")
+        if kind == "touched":
+            continue
+        if kind == "left":
+            folder, _, name = path.rpartition("/")
+            there = before.folders.get(folder)
+            if name in left or (there is not None and name in there[1]):
+                continue  # the baseline's run leaves one too, or it was there already
+        if kind == "stirred" and f"touched {path}" in base:
+            continue
+        out.append(f"{kind} {path or '.'}")
+    return out
+
+
+def moved_line(moved: list[str]) -> str:
+    """The line that says a candidate's run changed its tree (:func:`unexplained`)."""
+    more = ", ..." if len(moved) > 4 else ""
+    return (
+        f"the code judged changed the tree it was judged in ({', '.join(moved[:4])}{more})"
+        " where the baseline's run did not"
+    )

@@ -23,7 +23,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
-from relay.loop.checks import NOT_RUN_MARK, GateChecks, read_gate, worse
+from relay.loop.checks import (
+    NOT_RUN_MARK,
+    PYCACHE,
+    GateChecks,
+    TreeState,
+    moved_line,
+    read_gate,
+    tree_marks,
+    unexplained,
+    worse,
+)
 from relay.loop.classify import Category, classify_gate, diagnosis
 from relay.loop.contract import Gate
 from relay.loop.guard import orphan_group
@@ -104,7 +114,11 @@ def boxed_env(
     from relay.ratchet.roles import role_env
 
     env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
-    return box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
+    env = box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
+    # no compiled file written into the tree (a command run with `python -I` writes them
+    # still: each run's are removed after it, see :func:`swept`)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
 
 
 @contextlib.contextmanager
@@ -294,7 +308,7 @@ class Measure:
             "coverage": self.coverage,
             "checks": [
                 [c.gate, c.ran, c.passed, [list(f) for f in c.failing], c.why, c.partial,
-                 None if c.tests is None else [list(t) for t in c.tests]]
+                 None if c.tests is None else [list(t) for t in c.tests], sorted(c.marks)]
                 for c in self.checks
             ],
         }  # fmt: skip
@@ -311,8 +325,9 @@ class Measure:
                 GateChecks(
                     str(g), bool(r), bool(p), tuple((str(i), int(k)) for i, k in f), str(w),
                     bool(part), None if t is None else tuple((str(a), str(b)) for a, b in t),
+                    marks=frozenset(str(m) for m in marks),
                 )
-                for g, r, p, f, w, part, t in doc["checks"]
+                for g, r, p, f, w, part, t, marks in doc["checks"]
             )  # fmt: skip
             cov = doc["coverage"]
             got = cls(results, None, None if cov is None else float(cov), checks)
@@ -380,7 +395,9 @@ def measure(
     results: list[GateResult] = []
     checks: list[GateChecks] = []
     failure: Failed | None = None
+    files = tracked_files(where)
     for gate in gates:
+        before = tree_state(where, files)
         # in a box, the report's folder is the box's (the gate's process writes it there)
         folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
@@ -391,6 +408,18 @@ def measure(
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+        marks: frozenset[str] = frozenset()
+        if files:
+            after = tree_state(where, files)
+            marks = tree_marks(before, after)
+            swept(where, after)
+        if against is not None and not tamper:
+            base = against.checks_of(gate.name)
+            moved = unexplained(
+                marks, before, [c.marks for c in ([base] if base else against.checks)]
+            )
+            if moved:
+                tamper = moved_line(moved)
         if tamper:
             said = f"{done.output.rstrip()}\n\n[relay] {tamper}\n"
             done = replace(done, output=said)
@@ -405,7 +434,7 @@ def measure(
             junit=report_text,
             tampered=tamper,
         )
-        checks.append(now)
+        checks.append(replace(now, marks=marks))
         if failure is not None:
             continue
         if tamper:
@@ -427,6 +456,54 @@ def measure(
         if failure is not None and stop_at_failure:
             break
     return Measure(tuple(results), failure, read_coverage(report), tuple(checks))
+
+
+def tracked_files(where: Path) -> tuple[str, ...]:
+    """The files git tracks in ``where`` (none when it is not a git tree): the tree a gate
+    judges, whose files and folders are looked at before and after each gate's run."""
+    done = subprocess.run(
+        ["git", "-c", f"core.hooksPath={os.devnull}", "ls-files", "-z"],
+        cwd=where, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return ()
+    return tuple(os.fsdecode(p) for p in done.stdout.split(b"\0") if p)
+
+
+def tree_state(where: Path, files: Sequence[str]) -> TreeState:
+    """``where`` as :class:`TreeState` sees it: the tracked ``files`` and their folders."""
+    state: dict[str, tuple[int, int, int] | None] = {}
+    folders: dict[str, tuple[int, frozenset[str]] | None] = {"": None}
+    for name in files:
+        try:
+            st = os.lstat(where / name)
+            state[name] = (st.st_ino, st.st_ctime_ns, st.st_size)
+        except OSError:
+            state[name] = None
+        folder = name.rpartition("/")[0]
+        while folder not in folders:
+            folders[folder] = None
+            folder = folder.rpartition("/")[0]
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            path = where / folder if folder else where
+            folders[folder] = (os.lstat(path).st_mtime_ns, frozenset(os.listdir(path)))
+    return TreeState(state, folders)
+
+
+def swept(where: Path, state: TreeState) -> None:
+    """Python's compiled files a run left in the tree's folders removed (a link put in the
+    place of one is removed, never followed): the next run compiles what it imports from
+    the tree as it is, never loads what code judged before it wrote there."""
+    for folder, seen in state.folders.items():
+        if seen is None or PYCACHE not in seen[1]:
+            continue
+        cache = where / folder / PYCACHE
+        with contextlib.suppress(OSError):
+            if cache.is_symlink() or not cache.is_dir():
+                cache.unlink()
+            else:
+                shutil.rmtree(cache)
 
 
 def _guarded(

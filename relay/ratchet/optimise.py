@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from relay.edges.steps import StepOutcome, run_step
 from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
-from relay.loop.checks import unknown
+from relay.loop.checks import moved_line, tree_marks, unexplained, unknown
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
@@ -91,6 +91,9 @@ from relay.ratchet.measure import (
     boxed_env,
     coverage_failure,
     measure,
+    swept,
+    tracked_files,
+    tree_state,
 )
 from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import ATTEMPT_RECORD, Sandbox, read_regular, standalone
@@ -132,9 +135,26 @@ def interleaved(
     meanwhile weighs on both alike; the two arms' values, or None with why."""
     assert goal.metric is not None
     arms: tuple[list[float], list[float]] = ([], [])
+    # each run from an empty scratch HOME and temporary folder, and the tree looked at
+    # before and after: a candidate's run that leaves itself a cache in its tree (warm
+    # later runs, measured faster) does what no baseline's run does
+    files = (tracked_files(before.tree), tracked_files(after.tree))
+    seen: list[frozenset[str]] = []
     for run in range(1, goal.runs + 1):
         for arm, box, who in ((0, before, "the baseline"), (1, after, "the candidate")):
+            box.fresh_scratch()
+            was = tree_state(box.tree, files[arm])
             done = _run_metric(goal, box, work, trial=trial)
+            marks = None
+            if files[arm]:
+                now = tree_state(box.tree, files[arm])
+                marks = tree_marks(was, now)
+                swept(box.tree, now)
+            if arm == 0 and marks is not None:
+                seen.append(marks)
+            moved = unexplained(marks, was, seen) if arm == 1 and marks is not None else []
+            if moved:
+                return None, f"run {run} of `{goal.metric}` on {who}: {moved_line(moved)}"
             value = metric_value(done.output) if done.ok else None
             if value is None:
                 return None, f"run {run} of `{goal.metric}` on {who} {_no_value(done)}"

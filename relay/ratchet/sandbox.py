@@ -141,8 +141,10 @@ HOME_SECRETS = (
     ".config/doctl",
     ".oci",
 )
-# the machine's password hashes: /etc is shown whole, and a box of a relay run as root
-# reads what only root may (each is hidden behind /dev/null)
+# the machine's password hashes (a box of a relay run as root reads what only root may)
+# and the logins the system-wide configuration of package tools may hold (an index URL
+# with a user and token, an `_authToken`, a registry's auth file, apt's): /etc and
+# /usr are shown whole, so each is hidden behind /dev/null
 SYSTEM_SECRETS = tuple(
     Path(p)
     for p in (
@@ -151,8 +153,19 @@ SYSTEM_SECRETS = tuple(
         "/etc/gshadow",
         "/etc/gshadow-",
         "/etc/security/opasswd",
+        "/etc/pip.conf",
+        "/etc/xdg/pip/pip.conf",
+        "/etc/npmrc",
+        "/usr/local/etc/npmrc",
+        "/usr/etc/npmrc",
+        "/etc/apt/auth.conf",
+        "/etc/containers/auth.json",
+        "/etc/uv/uv.toml",
+        "/etc/netrc",
     )
 )
+# folders of such logins, each file in them hidden the same way
+SYSTEM_SECRET_FOLDERS = (Path("/etc/apt/auth.conf.d"),)
 # folders and files a variable names instead of HOME's default place (gh's, git's, the
 # clouds'): hidden wherever the variable points
 SECRET_PLACES_ENV = (
@@ -407,12 +420,18 @@ def inside(box, rel):
 
 def give(top, uid, gid):
     # top and what it holds to uid:gid, through no link (by descriptor, a link itself
-    # left as it is), but a file with another hard link (it could be a host file's)
-    for _, _, files, fd in os.fwalk(top, follow_symlinks=False):
+    # left as it is), but a file with another hard link (it could be a host file's) and,
+    # in a judged box, a file of relay's own: the candidate's files as relay checked them
+    # out, which its code reads and never writes (and whose change time then moves only
+    # when something writes, renames or replaces them)
+    tree = env.get("RELAY_JUDGED")
+    for at, _, files, fd in os.fwalk(top, follow_symlinks=False):
         os.chown(fd, uid, gid)
+        keep = tree is not None and under(at, tree)
         for name in files:
             try:
-                if os.stat(name, dir_fd=fd, follow_symlinks=False).st_nlink == 1:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if st.st_nlink == 1 and not (keep and st.st_uid == 0):
                     os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 pass
@@ -1251,6 +1270,9 @@ class Sandbox:
         dirs = [p for p in self.hidden if p.is_dir()]
         files = [p for p in self.hidden if p.exists() and not p.is_dir()]
         files += [p for p in SYSTEM_SECRETS if os.path.lexists(p) and p not in files]
+        for folder in SYSTEM_SECRET_FOLDERS:
+            with contextlib.suppress(OSError):
+                files += [p for p in folder.iterdir() if not p.is_dir() and p not in files]
         box = self.folder.resolve()
         # the tree and scratch HOME by their names in the box folder, never resolved: an
         # earlier box of the same folder could have swapped either for a link (the set-up
@@ -1345,6 +1367,8 @@ class Sandbox:
             )
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
         hide += " RELAY_DEV=1"
+        if not self.shared:  # a judged box: the tree's files relay checked out stay relay's
+            hide += f" RELAY_JUDGED={shlex.quote(str(tree))}"
         if _as_root():  # (the shell's pid: the process the box lives under, see _ENTER)
             users = f" RELAY_USERS={USERS_TOP} RELAY_OUTER=$$" if _own_users() else ""
             hide += f" RELAY_DROP={BOX_ID}{users}"

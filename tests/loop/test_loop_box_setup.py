@@ -267,14 +267,23 @@ def test_a_brief_relay_adds_to_is_read_and_written_through_no_link(tmp_path: Pat
     assert not brief.is_symlink() and read_own(brief) == "the brief\n"
 
 
+# where the machine's password hashes and the package tools' system-wide logins live
+SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc")
+SYSTEM_HERE = [
+    p for p in map(Path, (*SYSTEM, "/usr/local/etc/npmrc")) if p.is_file() and p.stat().st_size
+]
+
+
 @needs_namespaces
-@pytest.mark.skipif(not Path("/etc/shadow").exists(), reason="no /etc/shadow here")
-def test_the_machines_password_hashes_read_empty_in_a_box(box: Sandbox) -> None:
-    """/etc is shown whole; a relay run as root would let a box read the password hashes
-    (and copy them into its diff): each such file reads empty."""
+@pytest.mark.skipif(not SYSTEM_HERE, reason="no password hashes nor system-wide logins here")
+def test_the_machines_password_hashes_and_system_logins_read_empty_in_a_box(box: Sandbox) -> None:
+    """/etc and /usr are shown whole; a relay run as root would let a box read the password
+    hashes, and any box the logins a system-wide pip.conf or npmrc may hold (and copy them
+    into its diff): each such file reads empty."""
     env = {"PATH": os.environ["PATH"], "HOME": str(box.home)}
-    said = run(box, "wc -c < /etc/shadow; echo end", env, box.tree)
-    assert said.split() == ["0", "end"], said
+    sizes = "; ".join(f"wc -c < {p}" for p in SYSTEM_HERE)
+    said = run(box, f"{sizes}; echo end", env, box.tree)
+    assert said.split() == ["0"] * len(SYSTEM_HERE) + ["end"], (SYSTEM_HERE, said)
 
 
 def test_a_box_whose_tree_is_gone_is_not_intact(box: Sandbox) -> None:
