@@ -41,7 +41,12 @@ namespace of its own or mount: in a user namespace of its own its code would hol
 capability there, and in a mount namespace of its own could mount over, unmount or
 remount what the box hid or made read-only (the kernel keeps a copied mount that hides
 another locked, but the box does not rest on that alone); its command's own user
-namespace is made by the set-up before the filter is loaded.
+namespace is made by the set-up before the filter is loaded. Nor does a box give another
+local account write access to what it writes (a share's, which that account would open
+while the box runs and keep past the next walk): the filter refuses chmod with others'
+write bit and every extended attribute (an access list's entry for others is that bit by
+another name, a default list passes over the umask), and the box's umask holds that bit
+(a process that clears its own umask is not stopped: the walk takes back what it made).
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -270,16 +275,17 @@ STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024
            os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
 # what no box may do (seccomp), on the machines whose numbers are known here: make a file
 # set-user-ID or set-group-ID (chmod, fchmod, fchmodat, fchmodat2, mknod, mknodat by their
-# mode; creat, open, openat by their mode when they create), nor open by openat2 or
-# io_uring, whose modes a filter cannot see
+# mode; creat, open, openat by their mode when they create), nor give others write access
+# to a file by chmod (a file made passes the umask, which keeps that bit: see main), nor
+# open by openat2 or io_uring, whose modes a filter cannot see
 # (each: number, the argument of its mode, the argument of its flags or None, bits refused)
-SETID = 0o6000
+SETID, CHMODED = 0o6000, 0o6002
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 MODED = {
-    "x86_64": [(90, 1, None, SETID), (91, 1, None, SETID), (268, 2, None, SETID),
-               (452, 2, None, SETID), (133, 1, None, SETID), (259, 2, None, SETID),
+    "x86_64": [(90, 1, None, CHMODED), (91, 1, None, CHMODED), (268, 2, None, CHMODED),
+               (452, 2, None, CHMODED), (133, 1, None, SETID), (259, 2, None, SETID),
                (85, 1, None, SETID), (2, 2, 1, SETID), (257, 3, 2, SETID)],
-    "aarch64": [(52, 1, None, SETID), (53, 2, None, SETID), (452, 2, None, SETID),
+    "aarch64": [(52, 1, None, CHMODED), (53, 2, None, CHMODED), (452, 2, None, CHMODED),
                 (33, 2, None, SETID), (56, 3, 2, SETID)],
 }
 # openat2, io_uring_setup, clone3 (whose flags lie in memory: libc makes the thread or
@@ -297,6 +303,11 @@ FLAGGED = {"x86_64": ((56, NEW_NS), (272, NEW_NS | 0x80)),
 # open_tree_attr (the same on both), EPERM
 MOUNTING = {"x86_64": (165, 166, 155, 308), "aarch64": (40, 39, 41, 268)}
 NEW_MOUNT = (428, 429, 430, 431, 432, 433, 442, 467)
+# nor set an extended attribute: an access list's entry for others is their mode bits by
+# another name, and a folder's default list passes over the umask (setxattr, lsetxattr,
+# fsetxattr, setxattrat): EOPNOTSUPP, as a file system without them answers (cp, install
+# and shutil then set the mode alone)
+XATTRED = {"x86_64": (188, 189, 190, 463), "aarch64": (5, 6, 7, 463)}
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
@@ -705,12 +716,13 @@ def no_special_modes(machine):
     # the classic BPF program for the tables above, loaded with PR_SET_SECCOMP: another
     # architecture's calls (i386's, x32's) fail with ENOSYS, the calls above as they say
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    allow, eperm, enosys, unsupported = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38, 0x00050000 | 95
     arg = lambda i: 16 + 8 * i  # the low half of args[i] (little-endian machines alone)
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, enosys), (ld, 0, 0, 0)]
     prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, enosys)]
     refused = [(nr, enosys) for nr in UNSEEN]
     refused += [(nr, eperm) for nr in (*KEYED[machine], *MOUNTING[machine], *NEW_MOUNT)]
+    refused += [(nr, unsupported) for nr in XATTRED[machine]]
     for nr, answer in refused:
         prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, answer)]
     for nr, bits in FLAGGED[machine]:  # its first argument's flags
@@ -804,6 +816,11 @@ def main():
     except OSError as err:
         sys.stderr.write(f"relay: cannot set up the box: {err}\n")
         sys.exit(1)
+    # others' write bit in the umask, so that no file or folder the box makes is writable by
+    # another local account (a share's, while the box runs). A process that clears it again
+    # is not stopped: a filter that left umask(0) unanswered would have it read 0, as pip
+    # reads it (umask(0), then umask(mask)), which then chmods what it installs to 0666
+    os.umask(os.umask(0) | 0o002)
     os.execve("/bin/sh", ["/bin/sh", "-c", command], out)
 
 
