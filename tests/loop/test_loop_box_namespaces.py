@@ -12,14 +12,17 @@ user of the host (nobody where this test is root)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loop_box_removed import ROOT, as_ordinary_user
+from test_loop_box_removed import NOBODY, ROOT, as_ordinary_user
 
 from relay.ratchet.sandbox import FILTERED, NAMESPACES, level
 
@@ -139,3 +142,74 @@ def test_a_box_makes_no_namespace_and_mounts_nothing(ordinary: bool) -> None:
     assert said["shell"] == "1", "unshare(1) made a user namespace in the box"
     assert inside["threads"] == list(range(8)) and inside["forked"] == 7
     assert inside["git"] == "one", inside["git"]
+
+
+def cgroup2_root() -> Path | None:
+    """Where this machine's cgroup v2 hierarchy is mounted, if it is."""
+    for row in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
+        left, _, right = row.partition(" - ")
+        if right.split()[:1] == ["cgroup2"]:
+            return Path(left.split()[4])
+    return None
+
+
+# what a box's code tries on the cgroup its person runs in (delegated to them, as systemd
+# does a login's): through /sys/fs/cgroup, read-only in a box, and through a cgroup file
+# system of its own mounted in new namespaces, where a limit would be the person's
+CGROUP = """
+mkdir -p "$TMPDIR/cg"
+unshare --user --map-root-user --mount --cgroup sh -c 'mount -t cgroup2 none "$TMPDIR/cg" &&
+    echo 7 > "$TMPDIR/cg/cgroup.max.descendants"; mkdir "$TMPDIR/cg/made"' 2>/dev/null
+echo 7 > "$GROUP/cgroup.max.descendants" 2>/dev/null
+mkdir "$GROUP/made" 2>/dev/null
+true
+"""
+# the person: a real box made by relay as that person, running a shell command
+SHELL = """
+import subprocess, sys, tempfile
+from pathlib import Path
+from relay.ratchet.sandbox import NAMESPACES, Sandbox
+
+folder = Path(tempfile.mkdtemp(prefix="relay-test-ns-"))
+for name in ("tree", "home", "tmp"):
+    (folder / name).mkdir()
+box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
+env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp),
+       "GROUP": sys.argv[2]}
+done = subprocess.run(["/bin/sh", "-c", box.wrap(sys.argv[1], env)], cwd=box.tree, env=env)
+sys.exit(done.returncode)
+"""
+
+
+@pytest.mark.skipif(
+    os.getuid() != 0 or cgroup2_root() is None or shutil.which("setpriv") is None,
+    reason="a cgroup is delegated to an ordinary user by root, with setpriv",
+)
+def test_a_box_changes_nothing_of_the_cgroup_its_person_runs_in() -> None:
+    """An ordinary user's relay runs in a cgroup of theirs (a login's): its box neither
+    sets a limit there nor makes a cgroup in it, by /sys/fs/cgroup or a mount of its own."""
+    root = cgroup2_root()
+    assert root is not None
+    group = root / f"relay-test-box-{os.getpid()}"
+    try:
+        group.mkdir()
+    except OSError as err:
+        pytest.skip(f"no cgroup can be made here: {err}")
+    try:
+        for each in (group, *group.iterdir()):
+            os.chown(each, NOBODY, NOBODY)
+        python, _, more = as_ordinary_user()
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **more}
+        nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        joined = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+        done = subprocess.run(
+            ["sh", "-c", joined, str(group), *nobody, python, "-c", SHELL, CGROUP, str(group)],
+            cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert (group / "cgroup.max.descendants").read_text().strip() == "max"
+        assert not [p for p in group.iterdir() if p.is_dir()], "the box made a cgroup"
+    finally:
+        for sub in sorted(group.glob("**/"), key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                sub.rmdir()
