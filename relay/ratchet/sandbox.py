@@ -818,8 +818,9 @@ def main():
         sys.exit(1)
     # others' write bit in the umask, so that no file or folder the box makes is writable by
     # another local account (a share's, while the box runs). A process that clears it again
-    # is not stopped: a filter that left umask(0) unanswered would have it read 0, as pip
-    # reads it (umask(0), then umask(mask)), which then chmods what it installs to 0666
+    # is not stopped: a filter answering umask(0) with 0 and the mask unchanged would have
+    # every reader of the umask read 0, as pip reads it (umask(0), then umask(mask)), and
+    # pip then chmods what it installs to 0666, which the filter refuses
     os.umask(os.umask(0) | 0o002)
     os.execve("/bin/sh", ["/bin/sh", "-c", command], out)
 
