@@ -166,7 +166,7 @@ true
 """
 # the person: a real box made by relay as that person, running a shell command
 SHELL = """
-import subprocess, sys, tempfile
+import shutil, subprocess, sys, tempfile
 from pathlib import Path
 from relay.ratchet.sandbox import NAMESPACES, Sandbox
 
@@ -177,6 +177,7 @@ box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
 env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp),
        "GROUP": sys.argv[2]}
 done = subprocess.run(["/bin/sh", "-c", box.wrap(sys.argv[1], env)], cwd=box.tree, env=env)
+shutil.rmtree(folder, ignore_errors=True)
 sys.exit(done.returncode)
 """
 
