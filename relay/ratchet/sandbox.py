@@ -36,7 +36,17 @@ a seccomp filter (x86_64 and aarch64) refuses it a set-user-ID or set-group-ID m
 chmod, open or mknod (a folder's set-group-ID too), and openat2 and io_uring, whose modes
 no filter sees, so nothing is left to clear once it is over (elsewhere it is cleared then
 too); a file capability it gives is a user namespace's (root there is its user), which
-grants nothing on the host.
+grants nothing on the host. Nor does any box (a relay's run as root or not) make a
+namespace of its own or mount: in a user namespace of its own its code would hold every
+capability there, and in a mount namespace of its own could mount over, unmount or
+remount what the box hid or made read-only (the kernel keeps a copied mount that hides
+another locked, but the box does not rest on that alone); its command's own user
+namespace is made by the set-up before the filter is loaded. Nor does a box give another
+local account write access to what it writes (a share's, which that account would open
+while the box runs and keep past the next walk): the filter refuses chmod with others'
+write bit and every extended attribute (an access list's entry for others is that bit by
+another name, a default list passes over the umask), and the box's umask holds that bit
+(a process that clears its own umask is not stopped: the walk takes back what it made).
 
 Ground rules: a same-user process cannot be stopped by environment variables alone, so the
 boundary's level is said as it is: "namespaces" where the mounts hold, "env-level only"
@@ -276,19 +286,41 @@ KEPT = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 204
         "relatime": 1 << 21, "strictatime": 1 << 24}
 STATVFS = {os.ST_NOSUID: 2, os.ST_NODEV: 4, os.ST_NOEXEC: 8, os.ST_NOATIME: 1024,
            os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
-# what a box of a relay run as root may not do (seccomp), on the machines whose numbers
-# are known here: make a file set-user-ID or set-group-ID (chmod, fchmod, fchmodat,
-# fchmodat2, mknod, mknodat by their mode; creat, open, openat by their mode when they
-# create), nor open by openat2 or io_uring, whose modes a filter cannot see
-# (each: number, the argument of its mode, the argument of its flags or None)
+# what no box may do (seccomp), on the machines whose numbers are known here: make a file
+# set-user-ID or set-group-ID (chmod, fchmod, fchmodat, fchmodat2, mknod, mknodat by their
+# mode; creat, open, openat by their mode when they create), nor give others write access
+# to a file by chmod (a file made passes the umask, which keeps that bit: see main), nor
+# open by openat2 or io_uring, whose modes a filter cannot see
+# (each: number, the argument of its mode, the argument of its flags or None, bits refused)
+SETID, CHMODED = 0o6000, 0o6002
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 MODED = {
-    "x86_64": [(90, 1, None), (91, 1, None), (268, 2, None), (452, 2, None), (133, 1, None),
-               (259, 2, None), (85, 1, None), (2, 2, 1), (257, 3, 2)],
-    "aarch64": [(52, 1, None), (53, 2, None), (452, 2, None), (33, 2, None), (56, 3, 2)],
+    "x86_64": [(90, 1, None, CHMODED), (91, 1, None, CHMODED), (268, 2, None, CHMODED),
+               (452, 2, None, CHMODED), (133, 1, None, SETID), (259, 2, None, SETID),
+               (85, 1, None, SETID), (2, 2, 1, SETID), (257, 3, 2, SETID)],
+    "aarch64": [(52, 1, None, CHMODED), (53, 2, None, CHMODED), (452, 2, None, CHMODED),
+                (33, 2, None, SETID), (56, 3, 2, SETID)],
 }
-UNSEEN = (437, 425)  # openat2, io_uring_setup: on both
+# openat2, io_uring_setup, clone3 (whose flags lie in memory: libc makes the thread or
+# process by clone instead): ENOSYS, on both
+UNSEEN = (437, 425, 435)
 KEYED = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}  # add_key, request_key, keyctl
+# nor a namespace of its own (a user namespace's root mounts in a mount namespace of its
+# own, over what the box hid): clone and unshare with a namespace's flag (CLONE_NEWNS,
+# NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET; unshare's NEWTIME too), EPERM
+NEW_NS = 0x7E020000
+FLAGGED = {"x86_64": ((56, NEW_NS), (272, NEW_NS | 0x80)),
+           "aarch64": ((220, NEW_NS), (97, NEW_NS | 0x80))}
+# nor mount, unmount, join a namespace or change its root: mount, umount2, pivot_root,
+# setns; and open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr,
+# open_tree_attr (the same on both), EPERM
+MOUNTING = {"x86_64": (165, 166, 155, 308), "aarch64": (40, 39, 41, 268)}
+NEW_MOUNT = (428, 429, 430, 431, 432, 433, 442, 467)
+# nor set an extended attribute: an access list's entry for others is their mode bits by
+# another name, and a folder's default list passes over the umask (setxattr, lsetxattr,
+# fsetxattr, setxattrat): EOPNOTSUPP, as a file system without them answers (cp, install
+# and shutil then set the mode alone)
+XATTRED = {"x86_64": (188, 189, 190, 463), "aarch64": (5, 6, 7, 463)}
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
@@ -700,22 +732,26 @@ def setup():
 
 
 def no_special_modes(machine):
-    # the classic BPF program for MODED and KEYED, loaded with PR_SET_SECCOMP: another
-    # architecture's calls (i386's, x32's) fail with ENOSYS, the calls above with EPERM
+    # the classic BPF program for the tables above, loaded with PR_SET_SECCOMP: another
+    # architecture's calls (i386's, x32's) fail with ENOSYS, the calls above as they say
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    allow, eperm, enosys, unsupported = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38, 0x00050000 | 95
     arg = lambda i: 16 + 8 * i  # the low half of args[i] (little-endian machines alone)
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, enosys), (ld, 0, 0, 0)]
     prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, enosys)]
-    for nr in UNSEEN:
-        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, enosys)]
-    for nr in KEYED[machine]:
-        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, eperm)]
-    for nr, mode, flags in MODED[machine]:
+    refused = [(nr, enosys) for nr in UNSEEN]
+    refused += [(nr, eperm) for nr in (*KEYED[machine], *MOUNTING[machine], *NEW_MOUNT)]
+    refused += [(nr, unsupported) for nr in XATTRED[machine]]
+    for nr, answer in refused:
+        prog += [(ld, 0, 0, 0), (jeq, 0, 1, nr), (ret, 0, 0, answer)]
+    for nr, bits in FLAGGED[machine]:  # its first argument's flags
+        rest = [(ld, 0, 0, arg(0)), (jset, 0, 1, bits), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(rest), nr), *rest]
+    for nr, mode, flags, bits in MODED[machine]:
         rest = []
         if flags is not None:  # O_CREAT or O_TMPFILE's own bit, or allowed
             rest += [(ld, 0, 0, arg(flags)), (jset, 0, 3, 0o100 | 0o20000000)]
-        rest += [(ld, 0, 0, arg(mode)), (jset, 0, 1, 0o6000)]
+        rest += [(ld, 0, 0, arg(mode)), (jset, 0, 1, bits)]
         rest += [(ret, 0, 0, eperm), (ret, 0, 0, allow)]
         prog += [(ld, 0, 0, 0), (jeq, 0, len(rest), nr), *rest]
     prog.append((ret, 0, 0, allow))
@@ -724,6 +760,23 @@ def no_special_modes(machine):
     fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(filt))
     if libc.prctl(22, 2, ctypes.c_char_p(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
         raise OSError(ctypes.get_errno(), "seccomp")
+
+
+def own_user(uid, gid):
+    # the command's user namespace, made here before the filter refuses one: uid and gid in
+    # it are who this process is outside it (as unshare --map-user, --map-group make it);
+    # its tables are written by this process, which a set-user-ID change made undumpable
+    # (its /proc files then root's): dumpable again, as any program is from its execve on
+    outer_uid, outer_gid = os.geteuid(), os.getegid()
+    if libc.prctl(4, 1, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "dumpable")
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        raise OSError(ctypes.get_errno(), "user namespace")
+    rows = {"setgroups": "deny", "uid_map": f"{uid} {outer_uid} 1",
+            "gid_map": f"{gid} {outer_gid} 1"}
+    for name, row in rows.items():
+        with open(f"/proc/self/{name}", "w") as table:
+            table.write(row)
 
 
 def named(key):
@@ -742,21 +795,10 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
-        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER USERS"
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS LINKS OWN DROP OUTER USERS"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
-    given_path = os.fsdecode(out.get(b"PATH", b""))
-    setup_path = env.get("RELAY_SETUP_PATH", "")
-    enter = None
-    for folder in [*filter(None, setup_path.split(":")), *given_path.split(":")]:
-        candidate = os.path.join(folder or ".", "unshare")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            enter = candidate
-            break
-    if enter is None:
-        sys.stderr.write("relay: cannot set up the box: no unshare on PATH\n")
-        sys.exit(1)
     os.chdir("/")
     os.chdir(cwd)  # the folder as the mounts made it
     out[b"OLDPWD"], out[b"PWD"] = b"/", os.fsencode(cwd)
@@ -783,7 +825,9 @@ def main():
         # person's own, for a relay not run as root) made set-user-ID for another local
         # account to run as that user, even while the box runs; and no key reached at all
         # (the filter refuses keyctl, add_key and request_key): a box of a relay not run as
-        # root is the person's user, whose own keys it could find by serial, link and read
+        # root is the person's user, whose own keys it could find by serial, link and read;
+        # and no namespace made nor mount changed once its user namespace is made here
+        own_user(int(uid), int(gid))
         if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
             raise OSError(ctypes.get_errno(), "no_new_privs")
         if machine in MODED:
@@ -791,8 +835,13 @@ def main():
     except OSError as err:
         sys.stderr.write(f"relay: cannot set up the box: {err}\n")
         sys.exit(1)
-    argv = [enter, "--user", f"--map-user={uid}", f"--map-group={gid}", "/bin/sh", "-c", command]
-    os.execve(enter, argv, {k: v for k, v in out.items()})
+    # others' write bit in the umask, so that no file or folder the box makes is writable by
+    # another local account (a share's, while the box runs). A process that clears it again
+    # is not stopped: a filter answering umask(0) with 0 and the mask unchanged would have
+    # every reader of the umask read 0, as pip reads it (umask(0), then umask(mask)), and
+    # pip then chmods what it installs to 0666, which the filter refuses
+    os.umask(os.umask(0) | 0o002)
+    os.execve("/bin/sh", ["/bin/sh", "-c", command], out)
 
 
 main()
@@ -1379,7 +1428,6 @@ class Sandbox:
                 f" RELAY_SHOW_DIRS={shlex.quote(chr(10).join(shows))}"
             )
         hide += f" RELAY_LOOPBACK={shlex.quote(sys.executable)}"
-        hide += f" RELAY_SETUP_PATH={shlex.quote(setup_path(source.get('PATH', '')))}"
         links = chr(10).join(f"{at}{chr(10)}{to}" for at, to in top_links(tops))
         hide += f" RELAY_LINKS={shlex.quote(links)}"
         if self.egress is not None:  # the forwarder to the egress proxy, then the command
@@ -1532,30 +1580,6 @@ def top_links(tops: Sequence[Path]) -> list[tuple[Path, str]]:
                         if "\n" not in entry.path and "\n" not in to and to:
                             found.append((Path(entry.path), to))
     return found
-
-
-# the programs a box's set-up looks up where they really lie: ``unshare``, which it runs
-# last (its mounts are made by mount(2) itself), and the mount tools beside it
-SETUP_PROGRAMS = (
-    *("mount", "umount", "findmnt", "unshare"),
-    *("mkdir", "touch", "ln", "rmdir", "find", "cut"),
-)
-
-
-def setup_path(path: str) -> str:
-    """The folders where the set-up's programs (:data:`SETUP_PROGRAMS`, as ``path`` finds
-    them) really lie, links followed: first on the set-up's PATH, so that emptying a
-    folder of ``path`` (a link farm in /run or a data folder) leaves them runnable."""
-    found: list[str] = []
-    for program in SETUP_PROGRAMS:
-        where = shutil.which(program, path=path)
-        if where is None:
-            continue
-        with contextlib.suppress(OSError):
-            folder = str(Path(where).resolve().parent)
-            if folder not in found and "\n" not in folder and os.pathsep not in folder:
-                found.append(folder)
-    return os.pathsep.join(found)
 
 
 def kept_places() -> list[Path]:

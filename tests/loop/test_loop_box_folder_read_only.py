@@ -32,7 +32,7 @@ TRIES = (
     ("symlink", "ln -s /etc {f}/link"),
     ("swap-tree", "mv {f}/tree {f}/tree.old"),
     ("swap-home", "mv {f}/home {f}/home.old"),
-    ("chmod", "chmod 777 {f}"),
+    ("chmod", "chmod 755 {f}"),
     ("sub-create", "touch {f}/plugin/new"),
     ("sub-replace", "echo planted > {f}/plugin/mod.py"),
     ("sub-symlink", "ln -s /etc {f}/plugin/link"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,21 +175,18 @@ def test_shares_one_inside_another_or_open_to_everyone_are_refused(
 
 
 def test_what_a_box_opened_in_a_share_to_others_is_closed_before_the_next(share: Path) -> None:
-    """A box gives a folder and a file in the share write access for others and a default
-    access list that gives it to what is made there: before the next box starts, both are
-    taken back, and nobody (an ordinary user of the host) writes nothing there."""
-    # a default access list giving others rwx, as setfacl -d -m o::rwx writes it (named
-    # users of the host are not the box's to name)
-    acl = (
-        "import os, struct, sys; e = [(1, 7, 2**32 - 1), (4, 7, 2**32 - 1), (32, 7, 2**32 - 1)];"
-        " v = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *x) for x in e);"
-        " os.setxattr(sys.argv[1], 'system.posix_acl_default', v)"
-    )
+    """A box gives a folder and a file in the share write access for others (its own
+    umask cleared: no chmod of others' write bit goes through), and the folder holds a
+    default access list that gives it to what is made there (no box sets one: as one where
+    no filter holds would): before the next box starts, both are taken back, and nobody
+    (an ordinary user of the host) writes nothing there."""
+    # a default access list giving others rwx, as setfacl -d -m o::rwx writes it
+    rows = [(1, 7, 2**32 - 1), (4, 7, 2**32 - 1), (32, 7, 2**32 - 1)]
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *row) for row in rows)
     with box_in("relay-test-own-e-") as box:
-        command = f"mkdir -p {share}/open && touch {share}/open/f && chmod 777 {share}/open"
-        command += f' && chmod 666 {share}/open/f && {sys.executable} -c "{acl}" {share}/open'
-        done = run(box, command)
+        done = run(box, f"umask 0 && mkdir -p {share}/open && touch {share}/open/f")
         assert done.returncode == 0, done.stderr
+        os.setxattr(share / "open", "system.posix_acl_default", acl)
         assert (share / "open").stat().st_mode & 0o777 == 0o777
         assert "system.posix_acl_default" in os.listxattr(share / "open")
         nxt = run(box, f"stat -c %a {share}/open {share}/open/f")

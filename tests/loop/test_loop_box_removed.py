@@ -163,7 +163,8 @@ def test_an_ordinary_users_box_makes_no_file_set_user_id() -> None:
 
 
 # a box of an ordinary user's relay opens a folder and a file of the person's share to
-# every local account; the next box (the same relay) looks at them
+# every local account (its own umask cleared: no chmod of others' write bit goes through);
+# the next box (the same relay) looks at them
 OPENED = """
 import os, subprocess, sys
 from pathlib import Path
@@ -179,8 +180,7 @@ for name in ("tree", "home", "tmp"):
 box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
 env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
 for command in (
-    f"mkdir -p {share}/sub && touch {share}/sub/f"
-    f" && chmod 777 {share}/sub && chmod 666 {share}/sub/f",
+    f"umask 0 && mkdir -p {share}/sub && touch {share}/sub/f",
     f"stat -c %a {share}/sub {share}/sub/f",
 ):
     done = subprocess.run(["/bin/sh", "-c", box.wrap(command, env)], cwd=box.tree, env=env,
