@@ -265,6 +265,51 @@ SHARE_ENV = "RELAY_SANDBOX_SHARE"
 # of those, the ones what judges a candidate (its gates, acceptance and metric) sees too:
 # every other share is behind an empty folder there, since every maker's box writes it
 JUDGED_SHARE_ENV = "RELAY_SANDBOX_SHARE_JUDGES"
+# a box's bounds, so that no box takes the machine down. A relay run as root gives each
+# box's user (one of its own) RLIMIT_NPROC: a fork bomb stops there, while a real build
+# never nears it (it counts threads too: make -j64 with a compiler's driver, cc1 and as
+# per job is some 300, pytest-xdist two per worker, a JVM or rustc build a few hundred
+# threads); the host's own limit is tens of thousands. A relay not run as root sets
+# none: its boxes are the person's own user, whose every process the limit counts.
+PROCS_ENV = "RELAY_BOX_PROCS"
+BOX_PROCS = 4096
+# every writable tmpfs a box gets (its /dev/shm, /var/tmp and the emptied real HOME) is
+# bounded, each by itself: a share of RAM (tmpfs's own `size=` syntax: a percentage, or
+# bytes with k, m or g), and a count of files (each costs kernel memory outside `size=`)
+TMPFS_ENV = "RELAY_BOX_TMPFS"
+BOX_TMPFS = "10%"
+TMPFS_INODES = 262144
+_TMPFS_SIZE = re.compile(r"[1-9][0-9]*[kmg]?|[1-9][0-9]?%|100%")
+
+
+def box_procs() -> int:
+    """The processes (and threads) a root relay's box may have at once: :data:`BOX_PROCS`
+    or :data:`PROCS_ENV`'s; a value that is not a count is refused in one line."""
+    given = os.environ.get(PROCS_ENV, "").strip()
+    if not given:
+        return BOX_PROCS
+    if not given.isdigit() or int(given) < 16:
+        raise LocalUsageError(
+            f"{PROCS_ENV}={given!r} is not a count of processes of 16 or more"
+            f" (the default is {BOX_PROCS}): set it to a whole number such as 8192"
+        )
+    return int(given)
+
+
+def box_tmpfs() -> str:
+    """The ``size=`` of each writable tmpfs of a box: :data:`BOX_TMPFS` or
+    :data:`TMPFS_ENV`'s; a value tmpfs would not take is refused in one line."""
+    given = os.environ.get(TMPFS_ENV, "").strip().lower()
+    if not given:
+        return BOX_TMPFS
+    if not _TMPFS_SIZE.fullmatch(given):
+        raise LocalUsageError(
+            f"{TMPFS_ENV}={given!r} is not a tmpfs size: give a share of RAM such as 25% or"
+            f" a size such as 2g or 512m (the default is {BOX_TMPFS})"
+        )
+    return given
+
+
 # the box's set-up, run by relay's own interpreter (-I -S: no site, nothing of the
 # environment's): its mounts made by mount(2) itself, in one process, in the order a
 # box needs them (outer folders first, a mount point made inside a tmpfs before it is
@@ -332,6 +377,8 @@ DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the boxes' shared user 
 # through an idmapped mount on which the shared user's files are that user's
 OUTER = int(env.get("RELAY_OUTER") or 0)
 USER = DROP  # who the box's command is outside, once set up
+# each writable tmpfs's bound (see BOX_TMPFS): a write past it is ENOSPC, in the box alone
+BOUND = f"size={env.get('RELAY_TMPFS') or '10%'},nr_inodes={env.get('RELAY_INODES') or 262144}"
 MOUNT_ATTR = {"rdonly": 1, "nosuid": 2, "nodev": 4, "idmap": 0x100000}
 OPEN_TREE, MOUNT_SETATTR, MOVE_MOUNT = 428, 442, 429  # the same on every machine Linux has
 
@@ -601,7 +648,7 @@ def setup():
             mount("relay-pts", d + "/pts", "devpts", 0, "newinstance,ptmxmode=0666,mode=0620")
         except Failed:
             pass
-        mount("relay-shm", d + "/shm", "tmpfs", NOSUID | NODEV, "mode=1777")
+        mount("relay-shm", d + "/shm", "tmpfs", NOSUID | NODEV, "mode=1777," + BOUND)
         os.symlink("pts/ptmx", d + "/ptmx")
         os.symlink("/proc/self/fd", d + "/fd")
         os.symlink("/proc/self/fd/0", d + "/stdin")
@@ -631,7 +678,7 @@ def setup():
     for h in homes:
         os.chdir(temp)  # held while its folder is covered: a temporary folder in it comes back
         os.makedirs(h, exist_ok=True)
-        mount("relay-empty", h, "tmpfs", NOSUID | NODEV, "mode=0755")
+        mount("relay-empty", h, "tmpfs", NOSUID | NODEV, "mode=0755," + BOUND)
         if (temp + "/").startswith(h + "/"):
             os.makedirs(temp, exist_ok=True)
             rbind(".", temp)
@@ -645,7 +692,7 @@ def setup():
             pass
     for d in lines("RELAY_PRIVATE"):  # the other shared temporary folders: the box's own, empty
         os.makedirs(d, exist_ok=True)
-        mount("relay-tmp", d, "tmpfs", 0, "mode=1777")
+        mount("relay-tmp", d, "tmpfs", 0, "mode=1777," + BOUND)
     for i, s in enumerate(shares, 1):  # each as it is, owners and modes: for relay run as
         # root, root's files are no one's in the box (only their bits for others hold), and
         # what it writes in a share is its user's on disk, never root's
@@ -795,7 +842,8 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
-        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS LINKS OWN DROP OUTER USERS"
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS LINKS OWN DROP OUTER USERS PROCS "
+        "TMPFS INODES"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -806,6 +854,13 @@ def main():
         _signal.signal(each, _signal.SIG_DFL)
     try:
         if DROP:  # relay is root: the command's user namespace is made as the box's own user,
+            # its processes bounded while root may still set the bound: the box's user is
+            # its own, so the count is this box's alone (a fork bomb stops in it)
+            procs = int(env.get("RELAY_PROCS") or 0)
+            if procs:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
             os.setgroups([])  # with no capability left here
             os.setgid(DROP)
             os.setuid(USER)
@@ -1415,12 +1470,12 @@ class Sandbox:
                 " (such as /tmp) for relay loop"
             )
         hide = " ".join(f"{k}={shlex.quote(chr(10).join(map(str, v)))}" for k, v in given.items())
-        hide += " RELAY_DEV=1"
+        hide += f" RELAY_DEV=1 RELAY_TMPFS={box_tmpfs()} RELAY_INODES={TMPFS_INODES}"
         if not self.shared:  # a judged box: the tree's files relay checked out stay relay's
             hide += f" RELAY_JUDGED={shlex.quote(str(tree))}"
         if _as_root():  # (the shell's pid: the process the box lives under, see _ENTER)
             users = f" RELAY_USERS={USERS_TOP} RELAY_OUTER=$$" if _own_users() else ""
-            hide += f" RELAY_DROP={BOX_ID}{users}"
+            hide += f" RELAY_DROP={BOX_ID}{users} RELAY_PROCS={box_procs()}"
         if shown is not None:
             hide += (
                 f" RELAY_SHOW_AT={shlex.quote(str(shown))}"

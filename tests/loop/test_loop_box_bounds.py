@@ -1,0 +1,118 @@
+"""A box's bounds, so that code run in it overnight cannot take the machine down: a root
+relay's box has a bound on its processes (its user is its own, so the bound is that
+box's alone) that a fork bomb hits, and every writable tmpfs a box gets (/dev/shm,
+/var/tmp, the emptied real HOME) is bounded, so a write past it fails in the box with
+ENOSPC instead of filling the machine's memory."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from root_boxes import box_in, needs_root_boxes, run, start
+
+from relay.errors import LocalUsageError
+from relay.ratchet import sandbox
+from relay.ratchet.sandbox import BOX_PROCS, PROCS_ENV, TMPFS_ENV, TMPFS_INODES
+
+LIMIT = "grep 'Max processes' /proc/self/limits"
+
+
+def limit_of(said: str) -> tuple[str, str]:
+    soft, hard = said.split("Max processes", 1)[1].split()[:2]
+    return soft, hard
+
+
+@needs_root_boxes
+def test_a_root_box_has_a_process_bound_that_a_fork_bomb_hits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with box_in("relay-test-procs-") as box:
+        done = run(box, LIMIT)
+        assert done.returncode == 0, done.stderr
+        assert limit_of(done.stdout) == (str(BOX_PROCS), str(BOX_PROCS))
+        monkeypatch.setenv(PROCS_ENV, "64")
+        bomb = "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done; echo NEVER"
+        done = run(box, f"{LIMIT}; {bomb}")
+    assert limit_of(done.stdout) == ("64", "64")
+    assert done.returncode != 0 and "NEVER" not in done.stdout, done
+    assert "fork" in done.stderr.lower(), done.stderr
+    # the host still forks
+    assert subprocess.run(["true"], check=False).returncode == 0
+
+
+@needs_root_boxes
+def test_one_boxs_processes_leave_another_box_its_whole_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each box is a user of its own: a box holding most of its bound takes nothing of the
+    next box's (one shared user would have the second fail to fork)."""
+    monkeypatch.setenv(PROCS_ENV, "64")
+    hold = "i=0; while [ $i -lt 50 ]; do sleep 60 & i=$((i+1)); done; touch ready"
+    hold += "; while [ ! -e go ]; do sleep 0.1; done"
+    with box_in("relay-test-procs-a-") as one, box_in("relay-test-procs-b-") as two:
+        holding = start(one, hold)
+        try:
+            deadline = time.monotonic() + 60
+            while not (one.tree / "ready").exists():
+                assert holding.poll() is None, holding.communicate()
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            many = "i=0; while [ $i -lt 50 ]; do sleep 1 & i=$((i+1)); done; wait; echo ALL"
+            done = run(two, many)
+            assert done.returncode == 0 and "ALL" in done.stdout, done
+        finally:
+            (one.tree / "go").touch()
+            _, err = holding.communicate(timeout=60)
+        assert holding.returncode == 0, err
+
+
+def test_a_process_bound_that_is_not_a_count_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(PROCS_ENV, "lots")
+    with pytest.raises(LocalUsageError, match=f"^{PROCS_ENV}='lots' is not a count"):
+        sandbox.box_procs()
+    monkeypatch.setenv(TMPFS_ENV, "half")
+    with pytest.raises(LocalUsageError, match=f"^{TMPFS_ENV}='half' is not a tmpfs size"):
+        sandbox.box_tmpfs()
+
+
+def scratch_places() -> list[str]:
+    """The box's /dev/shm and /var/tmp, and the real HOME it sees emptied (the password
+    database's: the tests' HOME lies in the temporary folder, the box's own there)."""
+    homes = [h for h in sandbox.real_homes() if not h.is_relative_to("/tmp")]
+    return ["/dev/shm", "/var/tmp", *map(str, homes[:1])]
+
+
+def top_options(box: sandbox.Sandbox, place: str) -> set[str]:
+    done = run(box, f"findmnt -no OPTIONS -T {place} | tail -1")
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.strip().split(","))
+
+
+@needs_root_boxes
+def test_each_writable_tmpfs_of_a_box_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    ram_k = next(
+        int(row.split()[1])
+        for row in Path("/proc/meminfo").read_text().splitlines()
+        if row.startswith("MemTotal:")
+    )
+    with box_in("relay-test-tmpfs-") as box:
+        assert len(scratch_places()) == 3
+        for place in scratch_places():
+            options = top_options(box, place)
+            sizes = [int(o[5:-1]) for o in options if o.startswith("size=")]
+            assert sizes and sizes[0] <= ram_k // 9, (place, options)  # 10% by default
+            assert f"nr_inodes={TMPFS_INODES}" in options, (place, options)
+        monkeypatch.setenv(TMPFS_ENV, "4m")
+        for place in scratch_places():
+            assert "size=4096k" in top_options(box, place), place
+        # (the emptied HOME is root's here, which a root relay's box does not write)
+        for place in scratch_places()[:2]:
+            fill = f"dd if=/dev/zero of={place}/fill bs=1M count=8 2>&1; wc -c <{place}/fill"
+            done = run(box, fill)
+            assert "No space left on device" in done.stdout, (place, done)
+            assert done.stdout.split()[-1] == str(4 * 1024 * 1024), (place, done)
