@@ -70,7 +70,53 @@ def _a_folder(tree: Path) -> Path:
 
 # the largest file a candidate may hold: GitHub refuses a bigger one in a push, and a
 # maker's sparse file of gigabytes costs its box nothing but relay's hashing minutes
+# (FILE_CAP_ENV sets another)
 CANDIDATE_FILE_CAP = 100 * 1024 * 1024
+FILE_CAP_ENV = "RELAY_CANDIDATE_FILE_MAX"
+# the most a candidate's new and resized files may hold in all: each file under the cap,
+# a maker's tree of thousands of them would still go into the person's .git/objects
+# (TOTAL_CAP_ENV sets another)
+CANDIDATE_TOTAL_CAP = 512 * 1024 * 1024
+TOTAL_CAP_ENV = "RELAY_CANDIDATE_TOTAL_MAX"
+_SIZE = re.compile(r"([1-9][0-9]*)([kmg]?)")
+
+
+def byte_bound(name: str, default: int) -> int:
+    """The bound the variable ``name`` sets in bytes (``200m``, ``2g``, ``65536k``, plain
+    bytes), ``default`` when it is unset; a value that is no size is refused in one line."""
+    given = os.environ.get(name, "").strip().lower()
+    if not given:
+        return default
+    found = _SIZE.fullmatch(given)
+    if found is None:
+        raise ConfigError(
+            f"{name}={given!r} is not a size: give one such as 200m or 2g"
+            f" (the default is {_shown_size(default)})"
+        )
+    return int(found[1]) << {"": 0, "k": 10, "m": 20, "g": 30}[found[2]]
+
+
+def file_cap() -> int:
+    """The largest file a candidate may hold (:data:`CANDIDATE_FILE_CAP`, or
+    :data:`FILE_CAP_ENV`'s)."""
+    return byte_bound(FILE_CAP_ENV, CANDIDATE_FILE_CAP)
+
+
+def _shown_size(size: int) -> str:
+    """``size`` bytes as a person reads it (GiB, MiB, KiB or bytes)."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
+class _TooMuch(Exception):
+    """A maker's tree whose new and resized files are over :data:`CANDIDATE_TOTAL_CAP` in
+    all: nothing of it was hashed (the paths counted, and why, in one line)."""
+
+    def __init__(self, paths: list[str], why: str) -> None:
+        super().__init__(why)
+        self.paths, self.why = paths, why
 
 
 def _kind(top: Path, path: str) -> str:
@@ -92,7 +138,7 @@ def _kind(top: Path, path: str) -> str:
     if stat.S_ISLNK(mode):
         return "link"
     if stat.S_ISREG(mode):
-        return "big" if seen.st_size > CANDIDATE_FILE_CAP else "file"
+        return "big" if seen.st_size > file_cap() else "file"
     return "dir" if stat.S_ISDIR(mode) else "other"
 
 
@@ -101,6 +147,7 @@ def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
     tree holds thousands of files; its box has ended, so nothing moves meanwhile)."""
     under = os.path.join(top, "")
     folders: dict[str, bool] = {"": True}  # a folder: whether it is one, no link on the way
+    cap = file_cap()
 
     def mode(path: str) -> int:
         """The file's type bits: 0 when it is missing, a socket's (read as "other") when
@@ -108,7 +155,7 @@ def _kinds(top: Path, paths: Sequence[str]) -> dict[str, str]:
         :data:`CANDIDATE_FILE_CAP`."""
         try:
             seen = os.lstat(under + path)
-            if stat.S_ISREG(seen.st_mode) and seen.st_size > CANDIDATE_FILE_CAP:
+            if stat.S_ISREG(seen.st_mode) and seen.st_size > cap:
                 return -1
             return stat.S_IFMT(seen.st_mode)
         except (FileNotFoundError, NotADirectoryError):
@@ -574,7 +621,10 @@ class WorkTree:
         if odd is not None:  # git would block opening it: nothing of the tree is asked of git
             why = f"`{odd}` is neither a file, a link nor a folder in the candidate"
             return Taken([odd], self.tree_of(base), why)
-        paths, made = self.taken_from(tree, base, skip)
+        try:
+            paths, made = self.taken_from(tree, base, skip)
+        except _TooMuch as over:  # nothing of it hashed into the clone
+            return Taken(over.paths, self.tree_of(base), over.why)
         return Taken(paths, made, self.refusal(tree, paths))
 
     def _tree_with(self, base: str, source: str, paths: Sequence[str]) -> str:
@@ -627,6 +677,7 @@ class WorkTree:
                 names[name] = None
         kinds = _kinds(tree, list(names))
         files = [name for name, kind in kinds.items() if kind == "file"]
+        self._within_total(tree, files, tracked)
         converts = self._conversions(tree, env, files)
         exec_bits = self._config("--bool", "core.fileMode") != "false"
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
@@ -671,6 +722,41 @@ class WorkTree:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
         return nested
 
+    def _within_total(
+        self, tree: Path, files: Sequence[str], tracked: dict[str, tuple[str, str]]
+    ) -> None:
+        """Refuse (:class:`_TooMuch`) a maker's tree whose files new to ``base`` or of
+        another size than there hold over :data:`CANDIDATE_TOTAL_CAP` in all, before any
+        is hashed into the clone. Cheap: the sizes are looked at, the base's asked of git
+        only when the whole tree is over the bound (a file changed at the same size counts
+        nothing: it adds at most what the base already holds)."""
+        cap = byte_bound(TOTAL_CAP_ENV, CANDIDATE_TOTAL_CAP)
+        sizes: dict[str, int] = {}
+        for name in files:
+            with contextlib.suppress(OSError):
+                sizes[name] = os.lstat(os.path.join(tree, name)).st_size
+        if sum(sizes.values()) <= cap:
+            return
+        known = [name for name in sizes if name in tracked]
+        was: dict[str, int] = {}
+        if known:
+            asked = "".join(f"{tracked[name][1]}\n" for name in known)
+            said = _fed(self.root, ["cat-file", "--batch-check=%(objectsize)"], asked, {})
+            was = {n: int(w) for n, w in zip(known, said.splitlines(), strict=False) if w.isdigit()}
+        counted = {n: size for n, size in sizes.items() if was.get(n) != size}
+        total = sum(counted.values())
+        if total <= cap:
+            return
+        largest = max(counted, key=lambda n: counted[n])
+        raise _TooMuch(
+            sorted(counted),
+            f"the candidate adds or resizes {len(counted)} files of {_shown_size(total)} in"
+            f" all (the largest `{largest}`, {_shown_size(counted[largest])}), over the"
+            f" {_shown_size(cap)} relay takes from a maker's tree: none was hashed into the"
+            " repository; list what is not to be committed in .gitignore, or raise the bound"
+            f" with {TOTAL_CAP_ENV}=SIZE (such as 2g)",
+        )
+
     def _config(self, *args: str) -> str | None:
         """A value of this clone's git configuration (``git config --get``), None when unset."""
         try:
@@ -713,7 +799,7 @@ class WorkTree:
             assert fd is not None
             opened = os.open(PurePosixPath(name).name, _FILE, dir_fd=fd)
         with os.fdopen(opened, "rb") as file:
-            data = file.read(CANDIDATE_FILE_CAP + 1)
+            data = file.read(file_cap() + 1)
         action, ident = how
         if not (action is not lineends.Action.NONE and b"\r\n" in data) and not (
             ident and b"$Id" in data
@@ -965,7 +1051,15 @@ class WorkTree:
         if kind == "other":
             return f"`{path}` is neither a file, a link nor a folder in the candidate"
         if kind == "big":
-            return f"`{path}` is over {CANDIDATE_FILE_CAP >> 20} MiB (GitHub refuses such a file)"
+            with _parent(source, path) as fd:
+                assert fd is not None
+                size = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False).st_size
+            return (
+                f"`{path}` is {_shown_size(size)}, over the {_shown_size(file_cap())} a file of"
+                " a candidate may be (GitHub refuses a bigger one in a push): it was not hashed"
+                f" into the repository; if it belongs there, raise the bound with"
+                f" {FILE_CAP_ENV}=SIZE (such as 200m)"
+            )
         if kind == "link":
             with _parent(source, path) as src:
                 assert src is not None

@@ -11,9 +11,11 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import pytest
 from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, git, make_project, maker_pair
 
-from relay.edges.worktree import WorkTree
+from relay.edges.worktree import FILE_CAP_ENV, TOTAL_CAP_ENV, WorkTree
+from relay.errors import ConfigError
 
 PAYLOAD = "maker-chosen bytes\r\n"
 
@@ -147,5 +149,72 @@ def test_a_file_over_the_cap_is_refused_before_it_is_hashed(tmp_path: Path) -> N
     assert paths == ["app.py"] and not {"big.dat", "app.py"} & set(tree.files_at(made))
     for name in ("big.dat", "app.py"):
         assert tree.refusal(maker, [name]) == (
-            f"`{name}` is over 100 MiB (GitHub refuses such a file)"
+            f"`{name}` is 8 GiB, over the 100 MiB a file of a candidate may be (GitHub refuses"
+            " a bigger one in a push): it was not hashed into the repository; if it belongs"
+            " there, raise the bound with RELAY_CANDIDATE_FILE_MAX=SIZE (such as 200m)"
         )
+
+
+def test_the_file_bound_is_the_persons_to_raise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree, maker = pair(tmp_path)
+    (maker / "data.bin").write_bytes(os.urandom(100 * 1024))
+    monkeypatch.setenv(FILE_CAP_ENV, "64k")
+    taken = tree.take(maker, tree.head())
+    assert taken.paths == [] and not has_blob(tree, maker / "data.bin")
+    assert tree.refusal(maker, ["data.bin"]) == (
+        "`data.bin` is 100 KiB, over the 64 KiB a file of a candidate may be (GitHub refuses"
+        " a bigger one in a push): it was not hashed into the repository; if it belongs"
+        " there, raise the bound with RELAY_CANDIDATE_FILE_MAX=SIZE (such as 200m)"
+    )
+    monkeypatch.setenv(FILE_CAP_ENV, "1m")
+    taken = tree.take(maker, tree.head())
+    assert taken.paths == ["data.bin"] and taken.refused is None
+    monkeypatch.setenv(FILE_CAP_ENV, "lots")
+    with pytest.raises(ConfigError, match=r"^RELAY_CANDIDATE_FILE_MAX='lots' is not a size"):
+        tree.take(maker, tree.head())
+
+
+def has_blob(tree: WorkTree, path: Path) -> bool:
+    """Whether the clone's object store holds ``path``'s bytes as a blob."""
+    sha = subprocess.run(
+        ["git", "hash-object", "--no-filters", str(path)],
+        cwd=tree.root, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    return subprocess.run(["git", "cat-file", "-e", sha], cwd=tree.root).returncode == 0
+
+
+def test_a_tree_whose_new_files_are_over_the_total_is_refused_before_any_is_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file under the file bound, thousands of them would still fill the person's
+    .git/objects: what a candidate adds or resizes is bounded in all, refused in one line
+    before anything is hashed. A file the base holds at its size counts nothing."""
+    clone, maker = maker_pair(tmp_path, {"app.py": "x = 1\n"})
+    (clone / "kept.bin").write_bytes(os.urandom(700 * 1024))  # the base's own, unchanged
+    git("add", "kept.bin", cwd=clone)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "data", cwd=clone)
+    git("pull", "-q", cwd=maker)
+    tree = WorkTree.open(clone)
+    monkeypatch.setenv(TOTAL_CAP_ENV, "1m")
+    (maker / "small.bin").write_bytes(os.urandom(200 * 1024))
+    taken = tree.take(maker, tree.head())
+    assert taken.paths == ["small.bin"] and taken.refused is None
+    for i in range(4):
+        (maker / f"gen{i}.bin").write_bytes(os.urandom(300 * 1024))
+    (maker / "app.py").write_bytes(os.urandom(300 * 1024))
+    taken = tree.take(maker, tree.head())
+    assert taken.refused == (
+        "the candidate adds or resizes 6 files of 1.7 MiB in all (the largest `app.py`,"
+        " 300 KiB), over the 1 MiB relay takes from a maker's tree: none was hashed into the"
+        " repository; list what is not to be committed in .gitignore, or raise the bound"
+        " with RELAY_CANDIDATE_TOTAL_MAX=SIZE (such as 2g)"
+    ), taken.refused
+    assert taken.paths == ["app.py", "gen0.bin", "gen1.bin", "gen2.bin", "gen3.bin", "small.bin"]
+    assert taken.tree == tree.tree_of(tree.head())
+    # (small.bin went in with the first take)
+    assert not any(has_blob(tree, maker / n) for n in taken.paths if n != "small.bin")
+    monkeypatch.setenv(TOTAL_CAP_ENV, "2m")
+    taken = tree.take(maker, tree.head())
+    assert taken.refused is None and len(taken.paths) == 6
