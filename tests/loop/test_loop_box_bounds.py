@@ -6,7 +6,9 @@ ENOSPC instead of filling the machine's memory."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -116,3 +118,47 @@ def test_each_writable_tmpfs_of_a_box_is_bounded(monkeypatch: pytest.MonkeyPatch
             done = run(box, fill)
             assert "No space left on device" in done.stdout, (place, done)
             assert done.stdout.split()[-1] == str(4 * 1024 * 1024), (place, done)
+
+
+# run in a user namespace of the test's own, as a relay not run as root runs (its boxes
+# are the person's user, root of a user namespace): each scratch tmpfs is bounded there too
+AS_A_PERSON = """
+import subprocess, sys
+from pathlib import Path
+from relay.ratchet import sandbox
+assert not sandbox._as_root()
+root = Path(sys.argv[1])
+box = sandbox.Sandbox(root, root / "tree", root / "home", (), sandbox.NAMESPACES)
+fill = "; ".join(
+    f"dd if=/dev/zero of={p}/fill bs=1M count=8 2>&1 | grep -c 'No space'; wc -c <{p}/fill"
+    for p in sys.argv[2:]
+)
+grep = "grep 'Max processes' /proc/self/limits"
+done = subprocess.run(box.wrap(f"{grep}; {fill}"), shell=True, capture_output=True, text=True,
+                      cwd=root / "tree")
+print(done.stdout, done.stderr, done.returncode)
+"""
+
+
+@pytest.mark.skipif(sandbox.level() != sandbox.NAMESPACES, reason="no user namespaces here")
+def test_a_box_of_a_relay_not_run_as_root_has_bounded_scratch_and_no_process_bound(
+    tmp_path: Path,
+) -> None:
+    """Its /dev/shm, /var/tmp and emptied real HOME (the person's to write there) are
+    bounded; no process bound is set (the limit would count every process of the
+    person's)."""
+    root = tmp_path / "box"
+    (root / "tree").mkdir(parents=True)
+    (root / "home").mkdir()
+    argv = ["unshare", "--user", "--map-root-user", "--mount", sys.executable, "-c", AS_A_PERSON]
+    # (no share: the loop tests' are the boxes' user's, no one's in this user namespace)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_SANDBOX_SHARE")}
+    env[TMPFS_ENV] = "4m"
+    places = scratch_places()
+    done = subprocess.run(
+        [*argv, str(root), *places], capture_output=True, text=True, timeout=60, env=env
+    )
+    said = done.stdout.split()
+    assert done.returncode == 0 and said[-1] == "0", done
+    assert said[2:4] == [said[3]] * 2 and int(said[2]) > BOX_PROCS, said  # the host's
+    assert said[5:-1] == ["1", str(4 * 1024 * 1024)] * len(places), said
