@@ -91,7 +91,7 @@ def byte_bound(name: str, default: int) -> int:
     if found is None:
         raise ConfigError(
             f"{name}={given!r} is not a size: give one such as 200m or 2g"
-            f" (the default is {_shown_size(default)})"
+            f" (the default is {shown_size(default)})"
         )
     return int(found[1]) << {"": 0, "k": 10, "m": 20, "g": 30}[found[2]]
 
@@ -102,7 +102,7 @@ def file_cap() -> int:
     return byte_bound(FILE_CAP_ENV, CANDIDATE_FILE_CAP)
 
 
-def _shown_size(size: int) -> str:
+def shown_size(size: int) -> str:
     """``size`` bytes as a person reads it (GiB, MiB, KiB or bytes)."""
     for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
         if size >= 1 << shift:
@@ -750,9 +750,9 @@ class WorkTree:
         largest = max(counted, key=lambda n: counted[n])
         raise _TooMuch(
             sorted(counted),
-            f"the candidate adds or resizes {len(counted)} files of {_shown_size(total)} in"
-            f" all (the largest `{largest}`, {_shown_size(counted[largest])}), over the"
-            f" {_shown_size(cap)} relay takes from a maker's tree: none was hashed into the"
+            f"the candidate adds or resizes {len(counted)} files of {shown_size(total)} in"
+            f" all (the largest `{largest}`, {shown_size(counted[largest])}), over the"
+            f" {shown_size(cap)} relay takes from a maker's tree: none was hashed into the"
             " repository; list what is not to be committed in .gitignore, or raise the bound"
             f" with {TOTAL_CAP_ENV}=SIZE (such as 2g)",
         )
@@ -1055,7 +1055,7 @@ class WorkTree:
                 assert fd is not None
                 size = os.stat(PurePosixPath(path).name, dir_fd=fd, follow_symlinks=False).st_size
             return (
-                f"`{path}` is {_shown_size(size)}, over the {_shown_size(file_cap())} a file of"
+                f"`{path}` is {shown_size(size)}, over the {shown_size(file_cap())} a file of"
                 " a candidate may be (GitHub refuses a bigger one in a push): it was not hashed"
                 f" into the repository; if it belongs there, raise the bound with"
                 f" {FILE_CAP_ENV}=SIZE (such as 200m)"

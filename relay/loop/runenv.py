@@ -499,6 +499,7 @@ def run_bounds(
     max_iterations: int | None,
     wall_clock: float | None,
     boundary: str = "",
+    boxes: Sequence[Bound] = (),
 ) -> Bounds:
     """Every bound a run under ``contract`` applies, and where each comes from."""
     b = contract.budget
@@ -534,7 +535,43 @@ def run_bounds(
     if boundary:
         found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
         found.append(network_bound(contract, boxed=boundary == "namespaces"))
-    return Bounds(tuple(found))
+    return Bounds((*found, *boxes))
+
+
+def box_bounds(
+    *,
+    boxed: bool,
+    as_root: bool,
+    procs: int,
+    tmpfs: str,
+    inodes: int,
+    file_cap: str,
+    total_cap: str,
+) -> list[Bound]:
+    """What bounds each box and what relay takes from a maker's tree: a root relay's
+    boxes' processes, every box's scratch tmpfs (namespaces alone), the file and total
+    bounds of a candidate (always)."""
+    found = []
+    if boxed and as_root:
+        found.append(
+            Bound("Box processes", f"{procs} each (RLIMIT_NPROC)", "relay; RELAY_BOX_PROCS")
+        )
+    elif boxed:
+        found.append(
+            Bound("Box processes", "none set", "relay: a box is the person's own user here")
+        )
+    if boxed:
+        value = f"size={tmpfs},nr_inodes={inodes} each (/dev/shm, /var/tmp, HOME)"
+        found.append(Bound("Box scratch tmpfs", value, "relay; RELAY_BOX_TMPFS"))
+    found.append(Bound("Candidate file", f"{file_cap} at most", "relay; RELAY_CANDIDATE_FILE_MAX"))
+    found.append(
+        Bound(
+            "Candidate new and resized files",
+            f"{total_cap} in all",
+            "relay; RELAY_CANDIDATE_TOTAL_MAX",
+        )
+    )
+    return found
 
 
 def network_bound(contract: Contract, *, boxed: bool) -> Bound:

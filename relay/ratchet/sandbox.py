@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from relay.errors import LocalUsageError
-from relay.loop.runenv import TOOL_VARIABLES
+from relay.loop.runenv import TOOL_VARIABLES, Bound, box_bounds
 from relay.ratchet.egress import forwarder_command
 
 ATTEMPT_RECORD = "attempt.dir"  # in the loop's work directory: the attempt folder in use
@@ -294,6 +294,29 @@ def box_procs() -> int:
             f" (the default is {BOX_PROCS}): set it to a whole number such as 8192"
         )
     return int(given)
+
+
+def bounds_said() -> list[Bound]:
+    """The boxes' bounds and the candidate's, as BOARD.md lists them."""
+    from relay.edges.worktree import (
+        CANDIDATE_TOTAL_CAP,
+        TOTAL_CAP_ENV,
+        byte_bound,
+        file_cap,
+        shown_size,
+    )
+
+    boxed = level() == NAMESPACES
+    total = byte_bound(TOTAL_CAP_ENV, CANDIDATE_TOTAL_CAP)
+    return box_bounds(
+        boxed=boxed,
+        as_root=boxed and _as_root(),
+        procs=box_procs(),
+        tmpfs=box_tmpfs(),
+        inodes=TMPFS_INODES,
+        file_cap=shown_size(file_cap()),
+        total_cap=shown_size(total),
+    )
 
 
 def box_tmpfs() -> str:

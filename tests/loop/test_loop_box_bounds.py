@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from loop_project import CALC_MUL, TEST_MUL, make_project
 from root_boxes import box_in, needs_root_boxes, run, start
 
 from relay.errors import LocalUsageError
@@ -162,3 +163,30 @@ def test_a_box_of_a_relay_not_run_as_root_has_bounded_scratch_and_no_process_bou
     assert done.returncode == 0 and said[-1] == "0", done
     assert said[2:4] == [said[3]] * 2 and int(said[2]) > BOX_PROCS, said  # the host's
     assert said[5:-1] == ["1", str(4 * 1024 * 1024)] * len(places), said
+
+
+@pytest.mark.skipif(sandbox.level() != sandbox.NAMESPACES, reason="no user namespaces here")
+def test_a_run_lists_every_box_bound_on_the_board_and_refuses_one_that_is_not_a_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, retries=0)
+    body = f"count('maker')\nput('src/calc.py', {CALC_MUL!r})\n"
+    body += f"put('tests/test_mul.py', {TEST_MUL!r})\n"
+    maker = project.script("maker", body)
+    monkeypatch.setenv(TMPFS_ENV, "lots")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 2 and project.calls("maker") == 0, ran
+    assert ran.errors[0]["message"].startswith(f"{TMPFS_ENV}='lots' is not a tmpfs size"), ran
+    monkeypatch.setenv(TMPFS_ENV, "64m")
+    monkeypatch.setenv(PROCS_ENV, "3000")
+    monkeypatch.setenv("RELAY_CANDIDATE_TOTAL_MAX", "1g")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.status == 0 and project.calls("maker") == 1, ran
+    board = project.read("docs/loop/BOARD.md")
+    assert "- Box scratch tmpfs: size=64m,nr_inodes=262144 each" in board, board
+    assert "- Candidate file: 100 MiB at most (relay; RELAY_CANDIDATE_FILE_MAX)" in board
+    assert "- Candidate new and resized files: 1 GiB in all" in board
+    if sandbox._as_root():
+        assert "- Box processes: 3000 each (RLIMIT_NPROC) (relay; RELAY_BOX_PROCS)" in board
+    else:
+        assert "- Box processes: none set (relay: a box is the person's own user" in board
