@@ -677,7 +677,8 @@ class WorkTree:
                 names[name] = None
         kinds = _kinds(tree, list(names))
         files = [name for name, kind in kinds.items() if kind == "file"]
-        self._within_total(tree, files, tracked)
+        seen = {name: os.lstat(os.path.join(tree, name)) for name in files}
+        self._within_total({name: st.st_size for name, st in seen.items()}, tracked)
         converts = self._conversions(tree, env, files)
         exec_bits = self._config("--bool", "core.fileMode") != "false"
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
@@ -685,7 +686,7 @@ class WorkTree:
             feed: list[str] = []
             for name, kind in kinds.items():
                 if kind == "file":
-                    mode = os.lstat(os.path.join(tree, name)).st_mode
+                    mode = seen[name].st_mode
                     was = tracked.get(name, ("", ""))
                     if exec_bits:
                         kept = "100755" if mode & stat.S_IXUSR else "100644"
@@ -722,19 +723,13 @@ class WorkTree:
             _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
         return nested
 
-    def _within_total(
-        self, tree: Path, files: Sequence[str], tracked: dict[str, tuple[str, str]]
-    ) -> None:
-        """Refuse (:class:`_TooMuch`) a maker's tree whose files new to ``base`` or of
-        another size than there hold over :data:`CANDIDATE_TOTAL_CAP` in all, before any
-        is hashed into the clone. Cheap: the sizes are looked at, the base's asked of git
-        only when the whole tree is over the bound (a file changed at the same size counts
-        nothing: it adds at most what the base already holds)."""
+    def _within_total(self, sizes: dict[str, int], tracked: dict[str, tuple[str, str]]) -> None:
+        """Refuse (:class:`_TooMuch`) a maker's tree whose files (``sizes``: each one's
+        size, by path) new to the base or of another size than there hold over
+        :data:`CANDIDATE_TOTAL_CAP` in all, before any is hashed into the clone. Cheap: the
+        base's sizes are asked of git only when the whole tree is over the bound (a file
+        changed at the same size counts nothing: it adds at most what the base holds)."""
         cap = byte_bound(TOTAL_CAP_ENV, CANDIDATE_TOTAL_CAP)
-        sizes: dict[str, int] = {}
-        for name in files:
-            with contextlib.suppress(OSError):
-                sizes[name] = os.lstat(os.path.join(tree, name)).st_size
         if sum(sizes.values()) <= cap:
             return
         known = [name for name in sizes if name in tracked]
