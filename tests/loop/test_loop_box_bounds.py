@@ -42,6 +42,11 @@ def test_a_root_box_has_a_process_bound_that_a_fork_bomb_hits(
     assert limit_of(done.stdout) == ("64", "64")
     assert done.returncode != 0 and "NEVER" not in done.stdout, done
     assert "fork" in done.stderr.lower(), done.stderr
+    # nor can the box raise it (root of its own user namespace is no root of the machine)
+    with box_in("relay-test-procs-") as box:
+        raise_it = "import resource; resource.setrlimit(resource.RLIMIT_NPROC, (10**5, 10**5))"
+        done = run(box, f"{sys.executable} -c '{raise_it}'")
+    assert done.returncode != 0 and "not allowed to raise" in done.stderr, done
     # the host still forks
     assert subprocess.run(["true"], check=False).returncode == 0
 
