@@ -2164,6 +2164,7 @@ def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str,
 
 
 _REMOVING: list[threading.Thread] = []  # box folders on their way out
+_RECORDED: dict[Path, threading.Thread] = {}  # an attempt folder's record: its removal
 
 
 def _remove_later(folder: Path) -> None:
@@ -2173,6 +2174,25 @@ def _remove_later(folder: Path) -> None:
     _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
     thread = threading.Thread(target=remove_tree, args=(folder,), daemon=True)
     _REMOVING.append(thread)
+    thread.start()
+
+
+def _remove_recorded(folder: Path, record: Path) -> None:
+    """Remove an attempt's folder while relay goes on (its maker's processes are gone with
+    its namespaces, and nothing of it is read again), then ``record``, which names it: a
+    run stopped meanwhile leaves the record, and the next attempt removes what is left
+    (:func:`drop_stale`, which first waits for this removal). Every removal ends before
+    relay does."""
+
+    def remove() -> None:
+        remove_tree(folder)
+        with contextlib.suppress(OSError):
+            record.unlink(missing_ok=True)
+
+    _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
+    thread = threading.Thread(target=remove, daemon=True)
+    _REMOVING.append(thread)
+    _RECORDED[record] = thread
     thread.start()
 
 
@@ -2313,12 +2333,12 @@ def standalone(
         (folder / "tmp").mkdir()
         yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
-        if remove_later and record is None:
+        if record is not None:
+            _remove_recorded(folder, record)
+        elif remove_later:
             _remove_later(folder)
         else:
             remove_tree(folder)
-        if record is not None:
-            record.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -2476,7 +2496,11 @@ def warm_redaction() -> None:
 
 def drop_stale(record: Path) -> None:
     """Remove the attempt folder a killed run left (``record`` names it), once its maker
-    is stopped: only a folder of relay's own, under the temporary folder."""
+    is stopped: only a folder of relay's own, under the temporary folder. A removal of
+    this process's still on its way (:func:`_remove_recorded`) ends first."""
+    pending = _RECORDED.pop(record, None)
+    if pending is not None:
+        pending.join()
     try:
         stale = Path(record.read_text(encoding="utf-8").strip())
     except OSError:
