@@ -2212,6 +2212,7 @@ def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str,
 
 
 _REMOVING: list[threading.Thread] = []  # box folders on their way out
+_RECORDED: dict[Path, threading.Thread] = {}  # an attempt folder's record: its removal
 
 
 def _remove_later(folder: Path) -> None:
@@ -2221,6 +2222,25 @@ def _remove_later(folder: Path) -> None:
     _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
     thread = threading.Thread(target=remove_tree, args=(folder,), daemon=True)
     _REMOVING.append(thread)
+    thread.start()
+
+
+def _remove_recorded(folder: Path, record: Path) -> None:
+    """Remove an attempt's folder while relay goes on (its maker's processes are gone with
+    its namespaces, and nothing of it is read again), then ``record``, which names it: a
+    run stopped meanwhile leaves the record, and the next attempt removes what is left
+    (:func:`drop_stale`, which first waits for this removal). Every removal ends before
+    relay does."""
+
+    def remove() -> None:
+        remove_tree(folder)
+        with contextlib.suppress(OSError):
+            record.unlink(missing_ok=True)
+
+    _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
+    thread = threading.Thread(target=remove, daemon=True)
+    _REMOVING.append(thread)
+    _RECORDED[record] = thread
     thread.start()
 
 
@@ -2361,12 +2381,12 @@ def standalone(
         (folder / "tmp").mkdir()
         yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
-        if remove_later and record is None:
+        if record is not None:
+            _remove_recorded(folder, record)
+        elif remove_later:
             _remove_later(folder)
         else:
             remove_tree(folder)
-        if record is not None:
-            record.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -2507,9 +2527,28 @@ def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
         return text
 
 
+def warm_redaction() -> None:
+    """Load relay's redaction on a thread of its own (its patterns are compiled as it is
+    imported: about a tenth of a CPU-second), started as a role starts: what the role
+    writes for relay is redacted once it ends, and relay's own process is idle while it
+    runs. A failure to load is left for that use to say."""
+    if "relay.redact" in sys.modules:
+        return
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):
+            redact_secrets("relay")
+
+    threading.Thread(target=warm, name="relay-warm-redaction", daemon=True).start()
+
+
 def drop_stale(record: Path) -> None:
     """Remove the attempt folder a killed run left (``record`` names it), once its maker
-    is stopped: only a folder of relay's own, under the temporary folder."""
+    is stopped: only a folder of relay's own, under the temporary folder. A removal of
+    this process's still on its way (:func:`_remove_recorded`) ends first."""
+    pending = _RECORDED.pop(record, None)
+    if pending is not None:
+        pending.join()
     try:
         stale = Path(record.read_text(encoding="utf-8").strip())
     except OSError:
