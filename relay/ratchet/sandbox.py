@@ -1909,15 +1909,20 @@ def named_shares(name: str = SHARE_ENV) -> list[Path]:
     return found
 
 
-def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
+def shared_programs(
+    command: str, path: str, shares: Sequence[Path] | None = None
+) -> list[tuple[Path, Path]]:
     """What ``command`` runs (as ``path`` finds each program, links followed) or names by
-    absolute path that lies in a folder shared with every box (``RELAY_SANDBOX_SHARE``),
-    with that folder: (file, share)."""
+    absolute path that lies in one of ``shares`` (by default those what judges a candidate
+    does not see: :func:`unseen_shares`), with that share: (file, share)."""
+    from relay.loop.agents import parse_role
     from relay.loop.runenv import programs
 
-    shares = unseen_shares()
+    shares = unseen_shares() if shares is None else shares
     if not shares:
         return []
+    agent = parse_role(command)  # a built-in adapter (``codex:review``) runs its CLI
+    command = agent.name if agent is not None else command
     try:
         words = shlex.split(command)
     except ValueError:
@@ -1937,7 +1942,7 @@ def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
 
 def unseen_shares() -> list[Path]:
     """The shares what judges a candidate does not see: all but those the person lists in
-    ``RELAY_SANDBOX_SHARE_JUDGES`` (their word that a judge may run from them)."""
+    ``RELAY_SANDBOX_SHARE_JUDGES`` (their word that no code a judge runs lies there)."""
     judged = named_shares(JUDGED_SHARE_ENV)
     return [s for s in named_shares() if s not in judged]
 
@@ -1954,27 +1959,72 @@ def in_shares(path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
     return found
 
 
-def refuse_shared_programs(command: str, path: str, what: str = "the gate") -> None:
-    """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's: what judges
-    a candidate) runs or names a file in a shared folder: every box writes there, a
-    maker's too, so it could change what judges its own change."""
-    shares = unseen_shares()
-    unseen = [
-        at for f in path.split(os.pathsep) if f.startswith("/") for at in in_shares(f, shares)
-    ]
-    if unseen:
-        folder, share = unseen[0]
+def refuse_shared_programs(
+    command: str, path: str, what: str = "the gate", *, role: bool = False
+) -> None:
+    """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's, or with
+    ``role`` a checker's, verifier's or red team's: what judges a candidate) runs or names
+    a file in a share: every maker's box writes there, so it could change what judges its
+    own change. A judge's PATH may hold a share the judges see (the person's word that no
+    code a judge runs lies there); a role's PATH holds none, since a maker could put a
+    program of the role's name there."""
+    shares = named_shares()
+    seen = [] if role else named_shares(JUDGED_SHARE_ENV)
+    folders = [f for f in path.split(os.pathsep) if f.startswith("/")]
+    held = [at for f in folders for at in in_shares(f, [s for s in shares if s not in seen])]
+    if held:
+        folder, share = held[0]
+        if role:
+            raise LocalUsageError(
+                f"PATH holds {folder}, in {share}, which {SHARE_ENV} shares with every box (a"
+                f" maker's too, which could put a program there): {what} `{command}` would run"
+                " from it; take it off PATH, or take it out of the share"
+            )
         raise LocalUsageError(
             f"PATH holds {folder}, in {share}, which {SHARE_ENV} shares with the makers' boxes"
             f" alone: {what} `{command}` would not find what lies there; move it out of the"
             f" share, or list {share} in {JUDGED_SHARE_ENV} too"
         )
-    found = shared_programs(command, path)
+    found = shared_programs(command, path, shares)
     if found:
         name, share = found[0]
+        if share in named_shares(JUDGED_SHARE_ENV):
+            raise LocalUsageError(
+                f"{what} `{command}` runs {name}, in {share}, which {JUDGED_SHARE_ENV} lists as"
+                " holding no code a judge runs (every box writes it, a maker's too): move it"
+                " out of the share"
+            )
         raise LocalUsageError(
             f"{what} `{command}` runs {name}, in {share}, which {SHARE_ENV} shares with every"
             " box (a maker's too, which could change it): move it out of the share"
+        )
+
+
+def unnamed_judged_shares() -> list[str]:
+    """The entries of ``RELAY_SANDBOX_SHARE_JUDGES`` that name no share of
+    ``RELAY_SANDBOX_SHARE`` (a typo, a folder never shared): as written."""
+    shares = named_shares()
+    found: list[str] = []
+    for part in filter(
+        None, (p.strip() for p in os.environ.get(JUDGED_SHARE_ENV, "").split(os.pathsep))
+    ):
+        try:
+            real = Path(part).resolve()
+        except (OSError, RuntimeError):
+            real = None
+        if real not in shares and part not in found:
+            found.append(part)
+    return found
+
+
+def refuse_unnamed_judged_shares() -> None:
+    """LocalUsageError where ``RELAY_SANDBOX_SHARE_JUDGES`` names a folder that is no share:
+    the judges would see less (or more) than the person meant, silently."""
+    unnamed = unnamed_judged_shares()
+    if unnamed:
+        raise LocalUsageError(
+            f"{JUDGED_SHARE_ENV} names {unnamed[0]}, which {SHARE_ENV} does not share: name"
+            f" only folders {SHARE_ENV} lists (or add it there), or take it out"
         )
 
 

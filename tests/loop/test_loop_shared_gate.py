@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from loop_project import PY, TEST_GATE, make_project
+from loop_project import PY, TEST_GATE, Ran, make_project
 
 from relay.errors import LocalUsageError
 from relay.ratchet.sandbox import (
@@ -43,8 +43,14 @@ def test_a_program_found_through_a_shared_folder_or_named_in_one_is_found(
         refuse_shared_programs(f"sh {tool}", "/usr/bin:/bin")
     with pytest.raises(LocalUsageError, match=rf"PATH holds {share / 'bin'}, in {share}.*list"):
         refuse_shared_programs("python -m pytest", path)  # a judge would not find its tools
-    monkeypatch.setenv(JUDGED_SHARE_ENV, str(share))  # the person vouches: a judge sees it
-    refuse_shared_programs("lint", path)
+    monkeypatch.setenv(JUDGED_SHARE_ENV, str(share))  # the person's word: no judge's code there
+    refuse_shared_programs("python -m pytest", path)  # so a judge's PATH may hold it
+    with pytest.raises(LocalUsageError, match=rf"runs {tool}, in {share}.*{JUDGED_SHARE_ENV}"):
+        refuse_shared_programs("lint", path)  # but a judge that runs a file there breaks it
+    with pytest.raises(LocalUsageError, match=rf"PATH holds {share / 'bin'}.*take it off PATH"):
+        refuse_shared_programs("python -m pytest", path, "the checker", role=True)
+    with pytest.raises(LocalUsageError, match=rf"runs {tool}, in {share}"):
+        refuse_shared_programs("lint-link", f"{elsewhere}:/bin", "the checker", role=True)
     monkeypatch.delenv(SHARE_ENV)
     assert shared_programs("lint", path) == []
 
@@ -99,3 +105,76 @@ def test_what_judges_a_candidate_sees_no_share_a_maker_writes(
     assert project.calls("maker") >= 1, ran
     assert (scripts / "from-maker").exists(), ran
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+
+
+def refused(ran: Ran) -> str:
+    assert ran.status != 0, ran
+    return " ".join(e.get("message", "") for e in ran.errors) or ran.stderr
+
+
+@pytest.mark.parametrize("role", ["--checker", "--verifier", "--red-team"])
+def test_a_role_kept_in_a_share_the_judges_see_stops_the_run_before_any_maker(
+    tmp_path: Path, role: str
+) -> None:
+    """A checker, the verifier or a red team reads the change a maker made; kept in a share
+    (which every maker's box writes, whatever RELAY_SANDBOX_SHARE_JUDGES says) the maker
+    could rewrite it to approve its own change."""
+    project = make_project(tmp_path)
+    scripts = tmp_path / "scripts"
+    assert str(scripts) in os.environ[JUDGED_SHARE_ENV].split(os.pathsep)
+    review = scripts / "review.py"
+    review.write_text('print(\'{"verdict": "approve", "findings": []}\')\n')
+    maker = project.script("maker", "count('maker')\n")
+    before = project.subjects()
+    said = refused(project.loop("run", "--maker", maker, role, f"{PY} {review}"))
+    assert f"runs {review}, in {scripts}" in said and "move it out of the share" in said, said
+    assert project.calls("maker") == 0
+    assert project.subjects() == before and project.clean()
+
+
+def test_a_checker_whose_path_holds_a_share_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--checker codex:review` with a share on PATH: a maker could put a `codex` there
+    (none lies there yet) and review its own change."""
+    project = make_project(tmp_path)
+    shared_bin = tmp_path / "bin"  # shared with every box, judges' too (conftest)
+    monkeypatch.setenv("PATH", f"{shared_bin}{os.pathsep}{os.environ['PATH']}")
+    maker = project.script("maker", "count('maker')\n")
+    said = refused(project.loop("run", "--maker", maker, "--checker", "codex:review"))
+    assert f"PATH holds {shared_bin}, in {shared_bin}" in said, said
+    assert "the checker `codex:review`" in said and "take it off PATH" in said, said
+    assert project.calls("maker") == 0
+
+
+def test_a_gate_in_a_share_listed_for_the_judges_stops_the_run(tmp_path: Path) -> None:
+    """RELAY_SANDBOX_SHARE_JUDGES is the person's word that no code a judge runs lies in
+    the share: a gate kept there contradicts it, and a maker could rewrite the gate."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir(exist_ok=True)
+    gate = scripts / "lint.sh"
+    gate.write_text("#!/bin/sh\nexit 0\n")
+    project = make_project(tmp_path, gates=(TEST_GATE, f"sh {gate}"))
+    assert str(scripts) in os.environ[JUDGED_SHARE_ENV].split(os.pathsep)
+    maker = project.script("maker", "count('maker')\n")
+    said = refused(project.loop("run", "--maker", maker))
+    assert f"runs {gate}, in {scripts}, which {JUDGED_SHARE_ENV} lists" in said, said
+    assert "move it out of the share" in said, said
+    assert project.calls("maker") == 0
+
+
+def test_a_judges_share_that_is_no_share_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in RELAY_SANDBOX_SHARE_JUDGES (or a folder never shared) would leave the
+    judges without what the person meant them to see, silently."""
+    project = make_project(tmp_path)
+    typo = tmp_path / "scirpts"
+    listed = os.environ[JUDGED_SHARE_ENV]
+    monkeypatch.setenv(JUDGED_SHARE_ENV, os.pathsep.join([listed, str(typo)]))
+    maker = project.script("maker", "count('maker')\n")
+    said = refused(project.loop("run", "--maker", maker))
+    assert f"{JUDGED_SHARE_ENV} names {typo}, which {SHARE_ENV} does not share" in said, said
+    assert project.calls("maker") == 0
+    monkeypatch.setenv(JUDGED_SHARE_ENV, listed)  # the entries that are shares: no refusal
+    assert project.loop("run", "--maker", maker, "--dry-run").status == 0
