@@ -289,6 +289,7 @@ OUTER = int(env.get("RELAY_OUTER") or 0)
 USER = DROP  # who the box's command is outside, once set up
 MOUNT_ATTR = {"rdonly": 1, "nosuid": 2, "nodev": 4, "idmap": 0x100000}
 OPEN_TREE, MOUNT_SETATTR, MOVE_MOUNT = 428, 442, 429  # the same on every machine Linux has
+UNMAPPED = ""  # why the last idmapping could not be made (relay doctor says it)
 
 
 class Failed(Exception):
@@ -470,10 +471,12 @@ def idmapped(folders, uid):
     # each folder as a detached copy of its mounts (held by a descriptor, moved to its place
     # later), nosuid and nodev, through idmap_of(uid); None where one cannot be (a file
     # system with no idmapping, an older kernel): the box then runs as DROP
+    global UNMAPPED
     held = {}
     try:
         userns = idmap_of(uid)
-    except OSError:
+    except OSError as err:
+        UNMAPPED = str(err)
         return None
     try:
         attr = ctypes.create_string_buffer(struct.pack(
@@ -487,7 +490,8 @@ def idmapped(folders, uid):
             held[f] = fd
             if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000 | 0x8000, attr, 32) != 0:
                 raise OSError(ctypes.get_errno(), f"idmap {f}")
-    except OSError:
+    except OSError as err:
+        UNMAPPED = str(err)
         for fd in held.values():
             os.close(fd)
         return None
@@ -1051,6 +1055,64 @@ def _enter() -> list[str]:
     a file, which code run in an earlier box could have swapped for a link that relay's
     write would follow onto any file of the person's."""
     return [sys.executable, "-I", "-S", "-c", _entry()]
+
+
+# relay doctor's probe, after the set-up's definitions (never its main): whether each folder
+# named can be bound through the idmapped mount a box's set-up makes, by the same calls
+# (a detached copy, never attached, gone when its descriptor closes); a line each: "" or why
+_IDMAP_PROBE = r"""
+for each in sys.argv[1:]:
+    UNMAPPED = ""
+    held = idmapped([each], BOX_IDS_TOP - 1)
+    for fd in (held or {}).values():
+        os.close(fd)
+    print("" if held is not None else (UNMAPPED or "cannot be idmapped").replace(chr(10), " "))
+"""
+
+
+def idmap_probe(shares: Sequence[Path]) -> dict[Path, str]:
+    """For a relay run as root: each of ``shares`` with why a box's set-up could not bind
+    it through an idmapped mount ("" where it can; where one cannot, every box that writes
+    it runs as the boxes' shared user :data:`BOX_ID`). The set-up's own code, run once in
+    a process of its own; each unprobed (the probe could not run) is said so."""
+    if not shares:
+        return {}
+    setup = _ENTER[: _ENTER.rindex("main()")]
+    code = setup + _IDMAP_PROBE.replace("BOX_IDS_TOP", str(USERS_TOP))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code, *map(str, shares)],
+            env={"RELAY_DROP": str(BOX_ID)},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        return dict.fromkeys(shares, f"the probe could not run: {err}")
+    said = done.stdout.split("\n")
+    if done.returncode != 0 or len(said) < len(shares):
+        why = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+        return dict.fromkeys(shares, f"the probe could not run: {why}")
+    return dict(zip(shares, said, strict=False))
+
+
+def box_users() -> str:
+    """Who a root relay's makers' boxes run as, said where they fall back to the boxes'
+    shared user (a share no idmapped mount can bind, or a user namespace that does not map
+    their own users); "" where each box is a user of its own, or relay is not root."""
+    if level() != NAMESPACES or not _as_root():
+        return ""
+    shares = [s for s in named_shares() if s.is_dir()]
+    if not shares:
+        return ""
+    one = f"every box the boxes' shared user ({BOX_ID}), not a user of its own"
+    if not _own_users():
+        return f"{one}: this user namespace does not map the boxes' own users"
+    unmapped = [f"{s} ({why})" for s, why in idmap_probe(shares).items() if why]
+    if unmapped:
+        return f"{one}: no idmapped mount binds {', '.join(unmapped)}"
+    return ""
 
 
 @functools.cache
