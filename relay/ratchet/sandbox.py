@@ -623,6 +623,14 @@ def setup():
     for d in lines("RELAY_HIDE_DIRS"):
         if os.path.isdir(d):
             mount("relay-hidden", d, "tmpfs", RDONLY, "size=16k,mode=0500")
+    for d in lines("RELAY_EMPTY_SHARES"):  # a share it does not see: an empty folder of its
+        try:  # own, writable (a tool's cache there works), gone with the box
+            made(d)
+        except OSError:
+            continue
+        mount("relay-empty-share", d, "tmpfs", NOSUID | NODEV, "mode=0700")
+        if DROP:
+            os.chown(d, USER, DROP)
     for f in lines("RELAY_HIDE_FILES"):
         if os.path.exists(f):
             mount("/dev/null", f, None, BIND)
@@ -727,7 +735,8 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
-        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER USERS"
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS SETUP_PATH LINKS OWN DROP OUTER USERS "
+        "EMPTY_SHARES"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -1336,11 +1345,10 @@ class Sandbox:
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
         unshared: list[Path] = []
-        if not self.shared:  # each behind an empty folder, with what is shown in it
+        if not self.shared:  # each behind an empty folder of the box's own, writable
             judged = named_shares(JUDGED_SHARE_ENV)
             unshared = [s for s in shares if s not in judged]
             shares = [s for s in shares if s in judged]
-            dirs += [s for s in unshared if s not in dirs]
         if _as_root():
             for share in shares:
                 if not writable_by(share, BOX_ID):
@@ -1366,7 +1374,7 @@ class Sandbox:
         # a tool's folder shown whole holds its index's or registry's login: hidden in it
         files += [f for f in shown_secrets([*shown_here, *shares]) if f not in files]
         ro = [p for p in self.read_only if p.is_dir()]
-        writable = [temp, *private, *homes, *shares]
+        writable = [temp, *private, *homes, *shares, *unshared]
         shown = self.shown_at
         shows: list[str] = []
         if shown is not None and shown.is_dir() and shown in dirs:
@@ -1379,6 +1387,7 @@ class Sandbox:
             shown = None
         given = {
             "RELAY_HIDE_DIRS": dirs,
+            "RELAY_EMPTY_SHARES": unshared,
             "RELAY_HIDE_FILES": files,
             "RELAY_RO_DIRS": ro,
             "RELAY_BOX": [box],

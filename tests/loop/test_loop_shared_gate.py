@@ -6,6 +6,8 @@ maker runs, in one line naming the file, the share and what to do."""
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -81,7 +83,9 @@ def test_what_judges_a_candidate_sees_no_share_a_maker_writes(
 ) -> None:
     """The maker's box writes the share; the candidate's acceptance (kept out of the share,
     as relay asks) finds nothing there: a judged box has each share behind an empty
-    folder unless the person lists it in RELAY_SANDBOX_SHARE_JUDGES."""
+    folder of its own unless the person lists it in RELAY_SANDBOX_SHARE_JUDGES. That
+    folder takes what the judge writes (a tool's cache kept there works), which never
+    reaches the share."""
     judges = tmp_path / "judges"
     judges.mkdir()
     seen = judges / "seen.py"
@@ -90,7 +94,11 @@ def test_what_judges_a_candidate_sees_no_share_a_maker_writes(
         "import pathlib, sys\n"
         f"share = pathlib.Path({str(scripts)!r})\n"
         "touched = '# touched' in pathlib.Path('src/calc.py').read_text()\n"
-        "sys.exit(0 if touched and not list(share.glob('*')) else 1)\n"
+        "empty = not list(share.glob('*'))\n"
+        "(share / 'cache').mkdir()\n"
+        "(share / 'cache' / 'entry').write_text('cached by a judge')\n"
+        "kept = (share / 'cache' / 'entry').read_text() == 'cached by a judge'\n"
+        "sys.exit(0 if touched and empty and kept else 1)\n"
     )
     project = make_project(tmp_path, accept=f"{PY} {seen}")
     monkeypatch.delenv(JUDGED_SHARE_ENV)
@@ -105,6 +113,7 @@ def test_what_judges_a_candidate_sees_no_share_a_maker_writes(
     assert project.calls("maker") >= 1, ran
     assert (scripts / "from-maker").exists(), ran
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert not (scripts / "cache").exists()  # the judge's writes went with its box
 
 
 def refused(ran: Ran) -> str:
@@ -178,3 +187,61 @@ def test_a_judges_share_that_is_no_share_stops_the_run(
     assert project.calls("maker") == 0
     monkeypatch.setenv(JUDGED_SHARE_ENV, listed)  # the entries that are shares: no refusal
     assert project.loop("run", "--maker", maker, "--dry-run").status == 0
+
+
+# a judged box of an ordinary user's relay writes where a share it does not see lies
+HIDDEN = """
+import os, subprocess, sys
+from dataclasses import replace
+from pathlib import Path
+from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
+
+work = Path(sys.argv[1])
+share = work / "share"
+os.environ["RELAY_SANDBOX_SHARE"] = str(share)
+os.environ.pop("RELAY_SANDBOX_SHARE_JUDGES", None)
+folder = work / "tmp" / "box"
+for name in ("tree", "home", "tmp"):
+    (folder / name).mkdir(parents=True)
+box = replace(Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES), shared=False)
+env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
+command = (
+    f"ls -A {share} && mkdir {share}/cache && echo hit > {share}/cache/entry"
+    f" && cat {share}/cache/entry"
+)
+done = subprocess.run(["/bin/sh", "-c", box.wrap(command, env)], cwd=box.tree, env=env,
+                      capture_output=True, text=True)
+print(level(), done.returncode, done.stdout.split(), done.stderr.strip())
+"""
+
+
+def test_a_judged_box_of_an_ordinary_user_writes_an_unseen_share_of_its_own() -> None:
+    """The same empty, writable folder of the box's own for a relay not run as root (its
+    set-up is root only in a user namespace of its own)."""
+    from test_loop_box_removed import NOBODY, as_ordinary_user
+
+    from relay.ratchet.sandbox import NAMESPACES
+
+    work = Path(tempfile.mkdtemp(prefix="relay-test-unseen-"))
+    try:
+        work.chmod(0o755)
+        for each in ("tmp", "share"):
+            (work / each).mkdir()
+        (work / "share" / "from-maker").write_text("a maker was here")
+        if os.getuid() == 0:
+            for each in (work, work / "tmp", work / "share", work / "share" / "from-maker"):
+                os.chown(each, NOBODY, NOBODY)
+        python, drop, more = as_ordinary_user()
+        env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work / "tmp")}
+        done = subprocess.run(
+            [python, "-c", HIDDEN, str(work)], cwd=work, env={**env, **more},
+            capture_output=True, text=True, timeout=120, **drop,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        said = done.stdout.split(" ", 2)
+        if said[0] != NAMESPACES:
+            pytest.skip("an ordinary user cannot make user and mount namespaces here")
+        assert said[1] == "0" and said[2].startswith("['hit'] "), done.stdout  # nothing else
+        assert sorted(p.name for p in (work / "share").iterdir()) == ["from-maker"]
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
