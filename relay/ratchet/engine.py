@@ -398,13 +398,14 @@ class Ratchet:
 
         text = self.spine.read(BOARD_NAME) or ""
         o = self.options
-        from relay.ratchet.sandbox import level
+        from relay.ratchet.sandbox import box_users, level
 
         bounds = run_bounds(
             self.contract,
             max_iterations=o.max_iterations,
             wall_clock=o.wall_clock,
             boundary=level(),
+            box_users=box_users(),
         )
         new = with_bounds(text, bounds)
         # git is asked whether a person is editing the board only when there is a change
