@@ -8,7 +8,8 @@ watcher's heartbeat, so it cannot hide a dead watcher; a scheduled pass will fin
 the token works (``GET /user``); the five relay labels exist; in a GitHub Actions job, the
 node key is out of a pusher's reach (``relay.watchers.actions_environment``); in a clone
 that runs the loop, its pending resume, and every gate run once as the loop's scheduler
-will run it (cron's minimal environment, then the recorded env file). Any failure
+will run it (cron's minimal environment, then the recorded env file), and for a relay run
+as root whether each share can be bound in a box through an idmapped mount. Any failure
 makes the exit status non-zero (a warning does not); `--json` gives the same checks as data.
 """
 
@@ -220,11 +221,57 @@ async def api_checks(ctx: NodeContext, record: WatcherRecord | None) -> list[Che
 
 
 def loop_checks(root: Path) -> list[tuple[str, str, str, str]]:
-    """The loop's checks: its pending resume, then each gate run the scheduler's way."""
+    """The loop's checks: its pending resume, then each gate run the scheduler's way, then
+    (relay run as root) each share's idmapping."""
     from relay.commands.loop_env import schedule_checks
     from relay.commands.loop_unattended import resume_checks
 
-    return [*resume_checks(root), *schedule_checks(root)]
+    found = [*resume_checks(root), *schedule_checks(root)]
+    return [*found, *share_checks()] if found else found
+
+
+def share_checks() -> list[tuple[str, str, str, str]]:
+    """For a relay run as root, each share (``RELAY_SANDBOX_SHARE``): whether a box's set-up
+    can bind it through an idmapped mount (tried with the set-up's own calls), so that
+    each box runs as a user of its own; where one cannot, every box runs as the boxes'
+    shared user, and that is said with what to do."""
+    from relay.ratchet.sandbox import (
+        BOX_ID,
+        NAMESPACES,
+        SHARE_ENV,
+        _as_root,
+        _own_users,
+        idmap_probe,
+        level,
+        named_shares,
+    )
+
+    if level() != NAMESPACES or not _as_root():
+        return []
+    shares = [s for s in named_shares() if s.is_dir()]
+    shared_user = (
+        f"every box runs as the boxes' shared user ({BOX_ID}), so a box (or a local account"
+        " that became that user through one) can signal the other running boxes and read"
+        " their files through /proc"
+    )
+    if shares and not _own_users():
+        why = f"this user namespace does not map the boxes' own users: {shared_user}"
+        fix = "run relay where the users below 2147352576 are mapped (the machine's own namespace)"
+        return [("loop box users", "warn", why, fix)]
+    found: list[tuple[str, str, str, str]] = []
+    for share, why in idmap_probe(shares).items():
+        name = f"loop share {share}"
+        if not why:
+            said = "bound through an idmapped mount: each box runs as a user of its own"
+            found.append((name, "ok", said, ""))
+            continue
+        fix = (
+            "keep the share on a file system that supports idmapped mounts (ext4, xfs, btrfs,"
+            f" tmpfs on Linux 6.3 or later), or take it out of {SHARE_ENV}"
+        )
+        said = f"cannot be bound through an idmapped mount ({why}): {shared_user}"
+        found.append((name, "warn", said, fix))
+    return found
 
 
 def loop_only(args: argparse.Namespace) -> Output | None:

@@ -912,7 +912,6 @@ def run_run(args: argparse.Namespace) -> Output:
         apply_env(root, Path(args.env_file))
     contract = contract_ready(Spine(root))
     refuse_above_ceiling(args.max_iterations, contract)
-    refuse_shared_judges(Spine(root), contract)
     from relay.loop.parallel import unknown_group
 
     no_group = unknown_group(Spine(root).goals().goals, getattr(args, "group", None))
@@ -930,6 +929,7 @@ def run_run(args: argparse.Namespace) -> Output:
         resume=args.resume,
         checker_names=() if args.maker else panel.checker_names,
     )
+    refuse_shared_judges(Spine(root), contract, options)
     nodes = () if args.maker else panel.maker_nodes
     node = nodes[0] if nodes else None
     if args.dry_run:
@@ -1005,11 +1005,14 @@ def run_run(args: argparse.Namespace) -> Output:
     return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
 
 
-def refuse_shared_judges(spine: Spine, contract: Contract) -> None:
-    """LocalUsageError, before anything runs, where a gate, an acceptance or a metric runs a
-    file from a folder shared with every box: a maker's box could change it."""
-    from relay.ratchet.sandbox import refuse_shared_programs
+def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> None:
+    """LocalUsageError, before anything runs, where what judges a candidate (a gate, an
+    acceptance, a metric, a checker, the verifier, a red team) runs a file from a folder
+    shared with the boxes (a maker's box could change it), or where
+    RELAY_SANDBOX_SHARE_JUDGES names a folder that is no share."""
+    from relay.ratchet.sandbox import refuse_shared_programs, refuse_unnamed_judged_shares
 
+    refuse_unnamed_judged_shares()
     path = os.environ.get("PATH", "")
     for gate in contract.gates:
         refuse_shared_programs(gate.command, path)
@@ -1017,6 +1020,11 @@ def refuse_shared_judges(spine: Spine, contract: Contract) -> None:
         refuse_shared_programs(goal.accept, path, f"{goal.id}'s acceptance")
         if goal.metric:
             refuse_shared_programs(goal.metric, path, f"{goal.id}'s metric")
+    roles = [("the checker", c) for c in options.checkers]
+    roles += [("the verifier", options.verifier)] if options.verifier else []
+    roles += [("the red team", c) for c in options.red_team]
+    for what, command in roles:
+        refuse_shared_programs(command, path, what, role=True)
 
 
 def refuse_env_only(args: argparse.Namespace, contract: Contract) -> None:

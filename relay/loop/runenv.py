@@ -483,6 +483,10 @@ def with_bounds(text: str, bounds: Bounds) -> str:
 
 # relay's own limit on output (relay.edges.steps' DEFAULT_CAP), said on the board like the others
 LOGS_KEPT = 30  # relay.ratchet.measure's KEEP_LOGS
+BOX_USERS_SOURCE = (
+    "relay run as root: each box a user of its own where every share can be bound through"
+    " an idmapped mount; `relay doctor` says which share cannot"
+)
 BOUNDARY_SOURCE = (
     "relay: the maker, the gates and the grading roles each in a clone of relay's own, no"
     " credential and only an allow-list of variables in their environment; namespaces also"
@@ -500,8 +504,10 @@ def run_bounds(
     wall_clock: float | None,
     boundary: str = "",
     boxes: Sequence[Bound] = (),
+    box_users: str = "",
 ) -> Bounds:
-    """Every bound a run under ``contract`` applies, and where each comes from."""
+    """Every bound a run under ``contract`` applies, and where each comes from
+    (``box_users``: who a root relay's boxes run as, where they share one user)."""
     b = contract.budget
     iterations = (
         (str(max_iterations), "--max-iterations")
@@ -535,6 +541,8 @@ def run_bounds(
     if boundary:
         found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
         found.append(network_bound(contract, boxed=boundary == "namespaces"))
+    if box_users:
+        found.append(Bound("Box users", box_users, BOX_USERS_SOURCE))
     return Bounds((*found, *boxes))
 
 

@@ -398,7 +398,7 @@ class Ratchet:
 
         text = self.spine.read(BOARD_NAME) or ""
         o = self.options
-        from relay.ratchet.sandbox import bounds_said, level
+        from relay.ratchet.sandbox import bounds_said, box_users, level
 
         bounds = run_bounds(
             self.contract,
@@ -406,6 +406,7 @@ class Ratchet:
             wall_clock=o.wall_clock,
             boundary=level(),
             boxes=bounds_said(),
+            box_users=box_users(),
         )
         new = with_bounds(text, bounds)
         # git is asked whether a person is editing the board only when there is a change

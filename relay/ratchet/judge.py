@@ -112,6 +112,7 @@ from relay.ratchet.sandbox import (
     read_private,
     redact_secrets,
     standalone,
+    warm_redaction,
 )
 from relay.ratchet.threads import ThreadStore
 
@@ -432,6 +433,7 @@ class Judge:
                 explain=str(box.explain),
             )
             box.brief.write_text(render_brief(facts), encoding="utf-8")
+            warm_redaction()  # for what the maker writes for relay, loaded while it works
             ran = run_role(
                 self.options.maker,
                 box.brief,

@@ -404,6 +404,7 @@ USER = DROP  # who the box's command is outside, once set up
 BOUND = f"size={env.get('RELAY_TMPFS') or '10%'},nr_inodes={env.get('RELAY_INODES') or 262144}"
 MOUNT_ATTR = {"rdonly": 1, "nosuid": 2, "nodev": 4, "idmap": 0x100000}
 OPEN_TREE, MOUNT_SETATTR, MOVE_MOUNT = 428, 442, 429  # the same on every machine Linux has
+UNMAPPED = ""  # why the last idmapping could not be made (relay doctor says it)
 
 
 class Failed(Exception):
@@ -591,10 +592,12 @@ def idmapped(folders, uid):
     # each folder as a detached copy of its mounts (held by a descriptor, moved to its place
     # later), nosuid and nodev, through idmap_of(uid); None where one cannot be (a file
     # system with no idmapping, an older kernel): the box then runs as DROP
+    global UNMAPPED
     held = {}
     try:
         userns = idmap_of(uid)
-    except OSError:
+    except OSError as err:
+        UNMAPPED = str(err)
         return None
     try:
         attr = ctypes.create_string_buffer(struct.pack(
@@ -608,7 +611,8 @@ def idmapped(folders, uid):
             held[f] = fd
             if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000 | 0x8000, attr, 32) != 0:
                 raise OSError(ctypes.get_errno(), f"idmap {f}")
-    except OSError:
+    except OSError as err:
+        UNMAPPED = str(err)
         for fd in held.values():
             os.close(fd)
         return None
@@ -740,6 +744,14 @@ def setup():
     for d in lines("RELAY_HIDE_DIRS"):
         if os.path.isdir(d):
             mount("relay-hidden", d, "tmpfs", RDONLY, "size=16k,mode=0500")
+    for d in lines("RELAY_EMPTY_SHARES"):  # a share it does not see: an empty folder of its
+        try:  # own, writable (a tool's cache there works), gone with the box
+            made(d)
+        except OSError:
+            continue
+        mount("relay-empty-share", d, "tmpfs", NOSUID | NODEV, "mode=0700")
+        if DROP:
+            os.chown(d, USER, DROP)
     for f in lines("RELAY_HIDE_FILES"):
         if os.path.exists(f):
             mount("/dev/null", f, None, BIND)
@@ -865,8 +877,8 @@ def main():
         pairs = [e.partition(b"=") for e in given.read().split(b"\0") if e]
     drop = {b"RELAY_" + n.encode() for n in (
         "HIDE_DIRS HIDE_FILES RO_DIRS LOOPBACK WRITABLE SHOW_DIRS SHOW_AT TREE SHARES PRIVATE "
-        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS LINKS OWN DROP OUTER USERS PROCS "
-        "TMPFS INODES"
+        "TEMP BOX BOX_IN SHOWN SOCKET_DIRS DEV HOMES SOCKETS LINKS OWN DROP OUTER USERS "
+        "EMPTY_SHARES JUDGED PROCS TMPFS INODES"
     ).split()}
     # (a name a shell cannot hold is dropped, as the shell that ran the set-up dropped it)
     out = {k: v for k, _, v in pairs if k not in drop and named(k)}
@@ -1199,6 +1211,64 @@ def _enter() -> list[str]:
     return [sys.executable, "-I", "-S", "-c", _entry()]
 
 
+# relay doctor's probe, after the set-up's definitions (never its main): whether each folder
+# named can be bound through the idmapped mount a box's set-up makes, by the same calls
+# (a detached copy, never attached, gone when its descriptor closes); a line each: "" or why
+_IDMAP_PROBE = r"""
+for each in sys.argv[1:]:
+    UNMAPPED = ""
+    held = idmapped([each], BOX_IDS_TOP - 1)
+    for fd in (held or {}).values():
+        os.close(fd)
+    print("" if held is not None else (UNMAPPED or "cannot be idmapped").replace(chr(10), " "))
+"""
+
+
+def idmap_probe(shares: Sequence[Path]) -> dict[Path, str]:
+    """For a relay run as root: each of ``shares`` with why a box's set-up could not bind
+    it through an idmapped mount ("" where it can; where one cannot, every box that writes
+    it runs as the boxes' shared user :data:`BOX_ID`). The set-up's own code, run once in
+    a process of its own; each unprobed (the probe could not run) is said so."""
+    if not shares:
+        return {}
+    setup = _ENTER[: _ENTER.rindex("main()")]
+    code = setup + _IDMAP_PROBE.replace("BOX_IDS_TOP", str(USERS_TOP))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code, *map(str, shares)],
+            env={"RELAY_DROP": str(BOX_ID)},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        return dict.fromkeys(shares, f"the probe could not run: {err}")
+    said = done.stdout.split("\n")
+    if done.returncode != 0 or len(said) < len(shares):
+        why = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+        return dict.fromkeys(shares, f"the probe could not run: {why}")
+    return dict(zip(shares, said, strict=False))
+
+
+def box_users() -> str:
+    """Who a root relay's makers' boxes run as, said where they fall back to the boxes'
+    shared user (a share no idmapped mount can bind, or a user namespace that does not map
+    their own users); "" where each box is a user of its own, or relay is not root."""
+    if level() != NAMESPACES or not _as_root():
+        return ""
+    shares = [s for s in named_shares() if s.is_dir()]
+    if not shares:
+        return ""
+    one = f"every box the boxes' shared user ({BOX_ID}), not a user of its own"
+    if not _own_users():
+        return f"{one}: this user namespace does not map the boxes' own users"
+    unmapped = [f"{s} ({why})" for s, why in idmap_probe(shares).items() if why]
+    if unmapped:
+        return f"{one}: no idmapped mount binds {', '.join(unmapped)}"
+    return ""
+
+
 @functools.cache
 def _entry() -> str:
     """:data:`_ENTER` compiled once a run, its code object on the command line (marshal's
@@ -1423,11 +1493,10 @@ class Sandbox:
         emptied = sorted(dict.fromkeys([*tops, *homes]), key=lambda p: len(p.parts))
         shares = shared_folders(box, self.hidden, seen)
         unshared: list[Path] = []
-        if not self.shared:  # each behind an empty folder, with what is shown in it
+        if not self.shared:  # each behind an empty folder of the box's own, writable
             judged = named_shares(JUDGED_SHARE_ENV)
             unshared = [s for s in shares if s not in judged]
             shares = [s for s in shares if s in judged]
-            dirs += [s for s in unshared if s not in dirs]
         if _as_root():
             for share in shares:
                 if not writable_by(share, BOX_ID):
@@ -1453,7 +1522,7 @@ class Sandbox:
         # a tool's folder shown whole holds its index's or registry's login: hidden in it
         files += [f for f in shown_secrets([*shown_here, *shares]) if f not in files]
         ro = [p for p in self.read_only if p.is_dir()]
-        writable = [temp, *private, *homes, *shares]
+        writable = [temp, *private, *homes, *shares, *unshared]
         shown = self.shown_at
         shows: list[str] = []
         if shown is not None and shown.is_dir() and shown in dirs:
@@ -1466,6 +1535,7 @@ class Sandbox:
             shown = None
         given = {
             "RELAY_HIDE_DIRS": dirs,
+            "RELAY_EMPTY_SHARES": unshared,
             "RELAY_HIDE_FILES": files,
             "RELAY_RO_DIRS": ro,
             "RELAY_BOX": [box],
@@ -2035,15 +2105,20 @@ def named_shares(name: str = SHARE_ENV) -> list[Path]:
     return found
 
 
-def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
+def shared_programs(
+    command: str, path: str, shares: Sequence[Path] | None = None
+) -> list[tuple[Path, Path]]:
     """What ``command`` runs (as ``path`` finds each program, links followed) or names by
-    absolute path that lies in a folder shared with every box (``RELAY_SANDBOX_SHARE``),
-    with that folder: (file, share)."""
+    absolute path that lies in one of ``shares`` (by default those what judges a candidate
+    does not see: :func:`unseen_shares`), with that share: (file, share)."""
+    from relay.loop.agents import parse_role
     from relay.loop.runenv import programs
 
-    shares = unseen_shares()
+    shares = unseen_shares() if shares is None else shares
     if not shares:
         return []
+    agent = parse_role(command)  # a built-in adapter (``codex:review``) runs its CLI
+    command = agent.name if agent is not None else command
     try:
         words = shlex.split(command)
     except ValueError:
@@ -2063,7 +2138,7 @@ def shared_programs(command: str, path: str) -> list[tuple[Path, Path]]:
 
 def unseen_shares() -> list[Path]:
     """The shares what judges a candidate does not see: all but those the person lists in
-    ``RELAY_SANDBOX_SHARE_JUDGES`` (their word that a judge may run from them)."""
+    ``RELAY_SANDBOX_SHARE_JUDGES`` (their word that no code a judge runs lies there)."""
     judged = named_shares(JUDGED_SHARE_ENV)
     return [s for s in named_shares() if s not in judged]
 
@@ -2080,27 +2155,72 @@ def in_shares(path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
     return found
 
 
-def refuse_shared_programs(command: str, path: str, what: str = "the gate") -> None:
-    """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's: what judges
-    a candidate) runs or names a file in a shared folder: every box writes there, a
-    maker's too, so it could change what judges its own change."""
-    shares = unseen_shares()
-    unseen = [
-        at for f in path.split(os.pathsep) if f.startswith("/") for at in in_shares(f, shares)
-    ]
-    if unseen:
-        folder, share = unseen[0]
+def refuse_shared_programs(
+    command: str, path: str, what: str = "the gate", *, role: bool = False
+) -> None:
+    """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's, or with
+    ``role`` a checker's, verifier's or red team's: what judges a candidate) runs or names
+    a file in a share: every maker's box writes there, so it could change what judges its
+    own change. A judge's PATH may hold a share the judges see (the person's word that no
+    code a judge runs lies there); a role's PATH holds none, since a maker could put a
+    program of the role's name there."""
+    shares = named_shares()
+    seen = [] if role else named_shares(JUDGED_SHARE_ENV)
+    folders = [f for f in path.split(os.pathsep) if f.startswith("/")]
+    held = [at for f in folders for at in in_shares(f, [s for s in shares if s not in seen])]
+    if held:
+        folder, share = held[0]
+        if role:
+            raise LocalUsageError(
+                f"PATH holds {folder}, in {share}, which {SHARE_ENV} shares with every box (a"
+                f" maker's too, which could put a program there): {what} `{command}` would run"
+                " from it; take it off PATH, or take it out of the share"
+            )
         raise LocalUsageError(
             f"PATH holds {folder}, in {share}, which {SHARE_ENV} shares with the makers' boxes"
             f" alone: {what} `{command}` would not find what lies there; move it out of the"
             f" share, or list {share} in {JUDGED_SHARE_ENV} too"
         )
-    found = shared_programs(command, path)
+    found = shared_programs(command, path, shares)
     if found:
         name, share = found[0]
+        if share in named_shares(JUDGED_SHARE_ENV):
+            raise LocalUsageError(
+                f"{what} `{command}` runs {name}, in {share}, which {JUDGED_SHARE_ENV} lists as"
+                " holding no code a judge runs (every box writes it, a maker's too): move it"
+                " out of the share"
+            )
         raise LocalUsageError(
             f"{what} `{command}` runs {name}, in {share}, which {SHARE_ENV} shares with every"
             " box (a maker's too, which could change it): move it out of the share"
+        )
+
+
+def unnamed_judged_shares() -> list[str]:
+    """The entries of ``RELAY_SANDBOX_SHARE_JUDGES`` that name no share of
+    ``RELAY_SANDBOX_SHARE`` (a typo, a folder never shared): as written."""
+    shares = named_shares()
+    found: list[str] = []
+    for part in filter(
+        None, (p.strip() for p in os.environ.get(JUDGED_SHARE_ENV, "").split(os.pathsep))
+    ):
+        try:
+            real = Path(part).resolve()
+        except (OSError, RuntimeError):
+            real = None
+        if real not in shares and part not in found:
+            found.append(part)
+    return found
+
+
+def refuse_unnamed_judged_shares() -> None:
+    """LocalUsageError where ``RELAY_SANDBOX_SHARE_JUDGES`` names a folder that is no share:
+    the judges would see less (or more) than the person meant, silently."""
+    unnamed = unnamed_judged_shares()
+    if unnamed:
+        raise LocalUsageError(
+            f"{JUDGED_SHARE_ENV} names {unnamed[0]}, which {SHARE_ENV} does not share: name"
+            f" only folders {SHARE_ENV} lists (or add it there), or take it out"
         )
 
 
@@ -2290,6 +2410,7 @@ def agent_login(home: Path, agent: str, environ: Mapping[str, str]) -> dict[str,
 
 
 _REMOVING: list[threading.Thread] = []  # box folders on their way out
+_RECORDED: dict[Path, threading.Thread] = {}  # an attempt folder's record: its removal
 
 
 def _remove_later(folder: Path) -> None:
@@ -2299,6 +2420,25 @@ def _remove_later(folder: Path) -> None:
     _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
     thread = threading.Thread(target=remove_tree, args=(folder,), daemon=True)
     _REMOVING.append(thread)
+    thread.start()
+
+
+def _remove_recorded(folder: Path, record: Path) -> None:
+    """Remove an attempt's folder while relay goes on (its maker's processes are gone with
+    its namespaces, and nothing of it is read again), then ``record``, which names it: a
+    run stopped meanwhile leaves the record, and the next attempt removes what is left
+    (:func:`drop_stale`, which first waits for this removal). Every removal ends before
+    relay does."""
+
+    def remove() -> None:
+        remove_tree(folder)
+        with contextlib.suppress(OSError):
+            record.unlink(missing_ok=True)
+
+    _REMOVING[:] = [t for t in _REMOVING if t.is_alive()]
+    thread = threading.Thread(target=remove, daemon=True)
+    _REMOVING.append(thread)
+    _RECORDED[record] = thread
     thread.start()
 
 
@@ -2439,12 +2579,12 @@ def standalone(
         (folder / "tmp").mkdir()
         yield Sandbox(folder, tree, home, tuple(hidden), at, shown_at=shown, exposed=exposed)
     finally:
-        if remove_later and record is None:
+        if record is not None:
+            _remove_recorded(folder, record)
+        elif remove_later:
             _remove_later(folder)
         else:
             remove_tree(folder)
-        if record is not None:
-            record.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -2585,9 +2725,28 @@ def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
         return text
 
 
+def warm_redaction() -> None:
+    """Load relay's redaction on a thread of its own (its patterns are compiled as it is
+    imported: about a tenth of a CPU-second), started as a role starts: what the role
+    writes for relay is redacted once it ends, and relay's own process is idle while it
+    runs. A failure to load is left for that use to say."""
+    if "relay.redact" in sys.modules:
+        return
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):
+            redact_secrets("relay")
+
+    threading.Thread(target=warm, name="relay-warm-redaction", daemon=True).start()
+
+
 def drop_stale(record: Path) -> None:
     """Remove the attempt folder a killed run left (``record`` names it), once its maker
-    is stopped: only a folder of relay's own, under the temporary folder."""
+    is stopped: only a folder of relay's own, under the temporary folder. A removal of
+    this process's still on its way (:func:`_remove_recorded`) ends first."""
+    pending = _RECORDED.pop(record, None)
+    if pending is not None:
+        pending.join()
     try:
         stale = Path(record.read_text(encoding="utf-8").strip())
     except OSError:

@@ -163,8 +163,12 @@ class Project:
         )
 
     def script(self, name: str, body: str) -> str:
-        """Write a maker or checker script outside the repository; the command to run it."""
-        path = self.scripts / f"{name}.py"
+        """Write a maker or checker script outside the repository and every share (relay
+        refuses a judge's program kept in one: every maker's box writes there); the
+        command to run it. It counts its calls in the shared scripts folder."""
+        programs = self.scripts.parent / "programs"
+        programs.mkdir(exist_ok=True)
+        path = programs / f"{name}.py"
         path.write_text(
             "import os, pathlib, sys\n"
             f"SCRIPTS = pathlib.Path({str(self.scripts)!r})\n"

@@ -290,10 +290,20 @@ def test_instruction_shaped_text_quoted_from_the_diff_is_no_injection() -> None:
 # --- against stand-in executables ---
 
 
+def on_path(bin_dir: Path) -> Path:
+    """Where the stand-ins lie, on PATH: beside ``bin_dir``, never in a share (relay
+    refuses a checker's PATH holding one: a maker could put a program there). Each
+    records its calls in ``bin_dir``, which the boxes share."""
+    where = bin_dir.parent / "agents"
+    where.mkdir(exist_ok=True)
+    return where
+
+
 def stand_in(bin_dir: Path, name: str, body: str) -> None:
-    """An executable named ``name`` on PATH: records its argv and standard input, then runs
-    ``body`` (``ARGV``, ``STDIN`` and ``N``, its call number, are set)."""
-    path = bin_dir / name
+    """An executable named ``name`` on PATH (:func:`on_path`): records its argv and standard
+    input in ``bin_dir``, then runs ``body`` (``ARGV``, ``STDIN`` and ``N``, its call
+    number, are set)."""
+    path = on_path(bin_dir) / name
     path.write_text(
         f"#!{sys.executable}\n"
         "import json, os, pathlib, sys\n"
@@ -324,7 +334,7 @@ def seen(bin_dir: Path, name: str, n: int) -> dict[str, object]:
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "bin"
     where.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{on_path(where)}{os.pathsep}{os.environ['PATH']}")
     return where
 
 
@@ -609,7 +619,7 @@ def test_a_maker_finds_no_way_to_ship(
     for name, value in (
         ("HOME", str(home)), ("RELAY_TOKEN", "relay-secret"), ("GITHUB_TOKEN", "ghs_ci"),
         ("GH_TOKEN", "gho_env"), ("RELAY_GIT_TOKEN", "relay-git"), ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
-        ("GIT_ASKPASS", str(bin_dir / "askpass")), ("CHECKER_KEY", "ck_checker_only"),
+        ("GIT_ASKPASS", str(on_path(bin_dir) / "askpass")), ("CHECKER_KEY", "ck_checker_only"),
         ("MAKER_KEY", "mk_for_the_maker"), ("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring"),
     ):  # fmt: skip
         monkeypatch.setenv(name, value)

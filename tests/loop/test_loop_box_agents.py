@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
-from test_loop_agents import TURN_DONE, claude_stream, seen, stand_in
+from test_loop_agents import TURN_DONE, claude_stream, on_path, seen, stand_in
 
 from relay.ratchet.sandbox import NAMESPACES, level
 
@@ -60,7 +60,7 @@ def _quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "bin"  # shared with the boxes (the loop tests' conftest)
     where.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{on_path(where)}{os.pathsep}{os.environ['PATH']}")
     return where
 
 

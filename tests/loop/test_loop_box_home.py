@@ -142,7 +142,10 @@ def test_a_maker_and_the_gates_find_no_login_in_home_nor_a_variable_they_were_no
         "cache": True,
     }
     for who in ("maker", "gate"):
-        assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == expected, who
+        # (the maker is shown the folder of the script its command names, read-only)
+        src = ["calc", "programs", "scripts"] if who == "maker" else ["calc", "scripts"]
+        seen = {**expected, "src": src}
+        assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == seen, who
     assert int(ran_mark.read_text()) >= 2  # the baseline's gate and the candidate's
     assert not (home / "planted").exists()  # what it wrote in the empty HOME went with it
     assert all((home / name).read_text() == text for name, text in SECRETS.items())

@@ -212,7 +212,7 @@ def test_a_plain_maker_reaches_its_listed_host_alone_and_no_box_reaches_the_mach
         + f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
         + f"put('tests/test_zz_net.py', {gate_module(machine, scripts / 'gate-saw.json')!r})\n",
     )
-    bin_dir = tmp_path / "bin"  # a codex on PATH for the dry run's check of the roles
+    bin_dir = tmp_path / "agents"  # a codex on PATH for the dry run's check of the roles
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "codex").write_text("#!/bin/sh\nexit 0\n")
     (bin_dir / "codex").chmod(0o755)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
-from test_loop_agents import claude_stream, stand_in
+from test_loop_agents import claude_stream, on_path, stand_in
 from test_loop_box_network import PROBE, Machine, machine, needs_namespaces, probes, transcript
 
 __all__ = ["machine"]  # the fixture, shared
@@ -33,7 +33,7 @@ def test_an_agent_maker_reaches_its_own_api_and_nothing_else(
     API's host, and nothing the contract does not list beside it goes out."""
     bin_dir = tmp_path / "bin"  # shared with the boxes (the loop tests' conftest)
     bin_dir.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{on_path(bin_dir)}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"https://127.0.0.1:{machine.api}")
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     stand_in(

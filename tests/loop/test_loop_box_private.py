@@ -19,7 +19,7 @@ import pytest
 from loop_project import CALC, CALC_MUL, TEST_GATE, TEST_MUL, Project, make_project
 
 from relay.errors import LocalUsageError
-from relay.ratchet.sandbox import NAMESPACES, SHARE_ENV, Sandbox, level
+from relay.ratchet.sandbox import JUDGED_SHARE_ENV, NAMESPACES, SHARE_ENV, Sandbox, level
 
 needs_namespaces = pytest.mark.skipif(
     level() != NAMESPACES, reason="this machine cannot make user and mount namespaces"
@@ -133,6 +133,7 @@ def test_outside_the_temporary_folders_the_clones_parents_and_its_environments_a
     project's virtualenv or node_modules, which they can still read."""
     project = make_project(outside_temp, retries=0, gates=(TEST_GATE,))
     monkeypatch.setenv(SHARE_ENV, str(project.scripts))
+    monkeypatch.setenv(JUDGED_SHARE_ENV, str(project.scripts))  # (bin is no share now)
     venv, modules = project.root / ".venv", project.root / "node_modules"
     (venv / "lib").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
@@ -178,7 +179,7 @@ def test_outside_the_temporary_folders_the_clones_parents_and_its_environments_a
     }
     for who in ("maker", "gate"):
         assert json.loads((project.scripts / f"{who}-saw.json").read_text()) == expected, who
-    assert sorted(p.name for p in outside_temp.iterdir()) == ["calc", "scripts"]
+    assert sorted(p.name for p in outside_temp.iterdir()) == ["calc", "programs", "scripts"]
     now = {p: p.read_text() for p in (*venv.rglob("*"), *modules.rglob("*")) if p.is_file()}
     assert now == before
     assert project.read("src/calc.py") == CALC_MUL and project.clean()
@@ -193,6 +194,7 @@ def test_a_maker_the_person_keeps_in_a_temporary_folder_runs_and_cannot_change_i
     cannot rewrite itself for the next attempt."""
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     monkeypatch.delenv(SHARE_ENV, raising=False)
+    monkeypatch.delenv(JUDGED_SHARE_ENV, raising=False)
     own = tmp_path / "mine"
     own.mkdir()
     maker = own / "maker.py"

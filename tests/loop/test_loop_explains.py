@@ -203,11 +203,11 @@ def test_an_agent_confined_to_its_workspace_explains_itself_in_its_final_message
     """A built-in agent that writes no explanation file (a CLI sandboxed to its workspace,
     or one that only answers) is explained by its final message, read from its structured
     output; the kept entry and commit carry it."""
-    from test_loop_agents import claude_stream, stand_in
+    from test_loop_agents import claude_stream, on_path, stand_in
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{on_path(bin_dir)}:{__import__('os').environ['PATH']}")
     stand_in(
         bin_dir,
         "claude",

@@ -147,7 +147,7 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
     from contextlib import redirect_stderr, redirect_stdout
 
     from relay.cli import main
-    from relay.ratchet.sandbox import NAMESPACES, level
+    from relay.ratchet.sandbox import NAMESPACES, _as_root, level
 
     boundary = (
         ("ok", "namespaces: the maker cannot see this clone, its remotes or HOME's credentials")
@@ -161,6 +161,12 @@ def test_the_doctor_of_a_loop_only_clone_checks_the_resume(tmp_path: Path) -> No
     doc = json.loads(out.getvalue())
     assert status == 0, doc
     found = {c["name"]: (c["status"], c["detail"]) for c in doc["data"]["checks"]}
+    shares = {n: found.pop(n) for n in list(found) if n.startswith("loop share ")}
+    if _as_root() and level() == NAMESPACES:  # each share the loop tests' conftest names
+        bound = ("ok", "bound through an idmapped mount: each box runs as a user of its own")
+        assert shares == {f"loop share {tmp_path / n}": bound for n in ("scripts", "bin")}
+    else:
+        assert shares == {}
     assert found == {
         "relay": ("skip", "not set up here: no `## Relay` section"),
         "loop resume": ("skip", "no resume pending"),

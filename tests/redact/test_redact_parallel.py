@@ -159,7 +159,10 @@ def test_relay_redact_uses_every_core_on_a_large_file(tmp_path: Path) -> None:
     assert runs["1"].stderr == runs["2"].stderr  # the same counts and verdict
     out = runs["2"].stdout.decode()
     assert all(chunk not in out for chunk in KEY.split("\n")[1:-1])
-    assert not [s for s in secrets if s in out]
+    # the secrets are all in the log at the top (the filler after it holds none): looked for
+    # there, not in every megabyte (a search of the whole output per secret took 20 s)
+    assert len(out) > len(body) // 2
+    assert not [s for s in secrets if s in out[: 2 * len(text)]]
 
 
 def test_jobs_must_be_a_number_of_processes(tmp_path: Path) -> None:
