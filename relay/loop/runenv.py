@@ -569,7 +569,8 @@ def box_bounds(
             Bound("Box processes", "none set", "relay: a box is the person's own user here")
         )
     if boxed:
-        value = f"size={tmpfs},nr_inodes={inodes} each (/dev/shm, /var/tmp, HOME)"
+        where = "/dev/shm, /var/tmp, HOME, a judge's unseen shares"
+        value = f"size={tmpfs},nr_inodes={inodes} each ({where})"
         found.append(Bound("Box scratch tmpfs", value, "relay; RELAY_BOX_TMPFS"))
     found.append(Bound("Candidate file", f"{file_cap} at most", "relay; RELAY_CANDIDATE_FILE_MAX"))
     found.append(

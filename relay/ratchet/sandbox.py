@@ -749,7 +749,7 @@ def setup():
             made(d)
         except OSError:
             continue
-        mount("relay-empty-share", d, "tmpfs", NOSUID | NODEV, "mode=0700")
+        mount("relay-empty-share", d, "tmpfs", NOSUID | NODEV, "mode=0700," + BOUND)
         if DROP:
             os.chown(d, USER, DROP)
     for f in lines("RELAY_HIDE_FILES"):

@@ -10,11 +10,12 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from loop_project import CALC_MUL, TEST_MUL, make_project
-from root_boxes import box_in, needs_root_boxes, run, start
+from root_boxes import box_in, needs_root_boxes, person_share, run, start
 
 from relay.errors import LocalUsageError
 from relay.ratchet import sandbox
@@ -195,3 +196,22 @@ def test_a_run_lists_every_box_bound_on_the_board_and_refuses_one_that_is_not_a_
         assert "- Box processes: 3000 each (RLIMIT_NPROC) (relay; RELAY_BOX_PROCS)" in board
     else:
         assert "- Box processes: none set (relay: a box is the person's own user" in board
+
+
+@needs_root_boxes
+def test_the_empty_folder_a_judged_box_has_for_a_share_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A share a judged box does not see is an empty, writable tmpfs of its own there:
+    bounded like the box's other scratch."""
+    monkeypatch.setenv(TMPFS_ENV, "4m")
+    monkeypatch.delenv(sandbox.JUDGED_SHARE_ENV, raising=False)
+    with person_share("relay-test-tmpfs-share-") as share, box_in("relay-test-tmpfs-j-") as box:
+        monkeypatch.setenv(sandbox.SHARE_ENV, str(share))
+        judged = replace(box, shared=False)
+        assert "size=4096k" in top_options(judged, str(share))
+        fill = f"dd if=/dev/zero of={share}/fill bs=1M count=8 2>&1; wc -c <{share}/fill"
+        done = run(judged, fill)
+        assert "No space left on device" in done.stdout, done
+        assert done.stdout.split()[-1] == str(4 * 1024 * 1024), done
+        assert list(share.iterdir()) == []  # (and nothing reached the share)
