@@ -20,6 +20,7 @@ from redact_samples import FACTS, MAKERS, OWN_SECRET, key_block
 from relay.redact.engine import Engine
 from relay.redact.formats import FORMATS, SCANNER, FormatScanner
 from relay.redact.prefilter import (
+    IPV4_SUPERSET,
     PAIR_SUPERSET,
     PAIR_WORD,
     RULE_SUPERSETS,
@@ -365,14 +366,14 @@ _PAIR_LINES = (
 def _reference_ranges(block: bytes, most: int | None) -> list[tuple[int, int]] | None:
     """What the prefilter kept when the pair's search read the whole block."""
     main = compile_latin1(f"(?i:{'|'.join(RULE_SUPERSETS)})".encode())
-    pairs = compile_latin1(PAIR_SUPERSET.encode())
     found = _ranges(main, block, most)
     if found is None:
         return None
-    some = _ranges(pairs, block, most)
-    if some is None:
-        return None
-    found = _union(found, some, block) if found else some
+    for search in (PAIR_SUPERSET, IPV4_SUPERSET):
+        some = _ranges(compile_latin1(search.encode()), block, most)
+        if some is None:
+            return None
+        found = _union(found, some, block) if found else some
     return None if most is not None and sum(e - s for s, e in found) > most else found
 
 
