@@ -318,6 +318,9 @@ SHELL_RULES: tuple[Rule, ...] = (
         STDIN_HEREDOC,
         lower=True,
         check=_heredoc_span,
+        # where a here-document can open: ``re`` alone tried each ``<<`` of a line that
+        # never ends against the whole rest of it (quadratic: 9 CPU-s for a 1 MB line)
+        seek=STDIN_SUPERSET.encode(),
         gate=rb"<<[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)"
         rb"|(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)[^\n]*<<",
     ),
