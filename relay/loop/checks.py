@@ -429,31 +429,46 @@ PYCACHE = "__pycache__"
 @dataclass(frozen=True)
 class TreeState:
     """The tree a gate judges, before or after its run: each tracked file's identity
-    (inode, change time, size; None when missing) and each folder holding one (its mtime and
-    entries). A file's change time moves whenever it is written, whatever it then holds."""
+    (inode, change time, size; None when missing or not reached through real folders) and
+    each folder holding one (inode, change time, entries; None when missing, a link, or
+    under one). A change time moves whenever a file or folder is written, renamed or has its
+    entries changed, whatever it then holds, and nothing sets it back."""
 
     files: Mapping[str, tuple[int, int, int] | None]
-    folders: Mapping[str, tuple[int, frozenset[str]] | None]
+    folders: Mapping[str, tuple[int, int, frozenset[str]] | None]
+
+
+def stem(name: str) -> str:
+    """A name up to its first dot after the first character: ``.coverage.host.pid12.x`` and
+    ``.coverage`` are one kind of output, ``coverage.json`` and ``coverage.xml`` another."""
+    head, dot, _ = name[1:].partition(".")
+    return name[:1] + head if dot else name
 
 
 def tree_marks(before: TreeState, after: TreeState) -> frozenset[str]:
-    """What a run did to the tree: ``changed F`` (a tracked file written, replaced or
-    removed, even when put back as it was), ``left P`` (an entry no file is tracked under,
-    in a folder that holds tracked files, after the run; never ``__pycache__``), ``touched
-    D`` (a folder whose entries changed) and ``stirred D`` (one whose entries changed and
-    changed back)."""
+    """What a run did to the tree: ``changed F`` (a tracked file or folder written,
+    renamed, replaced or removed, even when put back as it was, or a folder made a link),
+    ``left P`` (an entry no file is tracked under, in a folder that holds tracked files,
+    after the run; never ``__pycache__``), ``touched D`` (a folder whose entries changed)
+    and ``stirred D`` (one whose entries changed and changed back)."""
     marks = {f"changed {f}" for f, was in before.files.items() if after.files.get(f) != was}
     for folder, now in after.folders.items():
         was = before.folders.get(folder)
         if now is None:
+            if was is not None:
+                marks.add(f"changed {folder}/")
             continue
-        for name in now[1]:
+        for name in now[2]:
             path = f"{folder}/{name}" if folder else name
             if name != PYCACHE and path not in after.files and path not in after.folders:
                 marks.add(f"left {path}")
-        if was is not None and was[0] != now[0]:
+        if was is None:
+            continue
+        if was[0] != now[0]:
+            marks.add(f"changed {folder}/")
+        elif was[1] != now[1]:
             marks.add(f"touched {folder}")
-            if was[1] == now[1]:
+            if was[2] == now[2]:
                 marks.add(f"stirred {folder}")
     return frozenset(marks)
 
@@ -463,12 +478,12 @@ def unexplained(
 ) -> list[str]:
     """What a candidate's run did to its tree that the baseline's run of the same gate
     (``baseline``: its marks; every gate's, for a gate the baseline did not run) did not:
-    a tracked file written, an entry left that the baseline's run leaves nowhere under that
-    name, or a folder's entries come and gone where the baseline's stayed still. Code under
-    test that rewrites a test, a tool's configuration or its own measure before a later
-    reader reads it shows here, in the order found."""
+    a tracked file or folder written or replaced, an entry left of a kind (:func:`stem`) the
+    baseline's run leaves nowhere, or a folder's entries come and gone where the baseline's
+    stayed still. Code under test that rewrites a test, a tool's configuration or its own
+    measure before a later reader reads it shows here, in the order found."""
     base = frozenset().union(*baseline)
-    left = {m.rpartition("/")[2].removeprefix("left ") for m in base if m.startswith("left ")}
+    left = {stem(m.rpartition("/")[2].removeprefix("left ")) for m in base if m.startswith("left ")}
     out = []
     for mark in sorted(marks - base):
         kind, _, path = mark.partition(" ")
@@ -477,18 +492,18 @@ def unexplained(
         if kind == "left":
             folder, _, name = path.rpartition("/")
             there = before.folders.get(folder)
-            if name in left or (there is not None and name in there[1]):
-                continue  # the baseline's run leaves one too, or it was there already
+            if stem(name) in left or (there is not None and name in there[2]):
+                continue  # the baseline's run leaves one of its kind, or it was there already
         if kind == "stirred" and f"touched {path}" in base:
             continue
         out.append(f"{kind} {path or '.'}")
     return out
 
 
+MOVED = "the code judged changed the tree it was judged in"
+
+
 def moved_line(moved: list[str]) -> str:
     """The line that says a candidate's run changed its tree (:func:`unexplained`)."""
     more = ", ..." if len(moved) > 4 else ""
-    return (
-        f"the code judged changed the tree it was judged in ({', '.join(moved[:4])}{more})"
-        " where the baseline's run did not"
-    )
+    return f"{MOVED} ({', '.join(moved[:4])}{more}) where the baseline's run did not"

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
 from relay.loop.checks import (
+    MOVED,
     NOT_RUN_MARK,
     PYCACHE,
     GateChecks,
@@ -437,7 +439,9 @@ def measure(
         checks.append(replace(now, marks=marks))
         if failure is not None:
             continue
-        if tamper:
+        if tamper and tamper.startswith(MOVED):
+            failure = moved_failure(gate, done, tamper)
+        elif tamper:
             failure = tamper_failure(gate, done, tamper)
         elif against is None or gate.name == "accept":
             if not done.ok:
@@ -471,23 +475,33 @@ def tracked_files(where: Path) -> tuple[str, ...]:
 
 
 def tree_state(where: Path, files: Sequence[str]) -> TreeState:
-    """``where`` as :class:`TreeState` sees it: the tracked ``files`` and their folders."""
-    state: dict[str, tuple[int, int, int] | None] = {}
-    folders: dict[str, tuple[int, frozenset[str]] | None] = {"": None}
+    """``where`` as :class:`TreeState` sees it: the tracked ``files`` and their folders,
+    each reached through real folders only (a link put in a folder's place is seen as
+    such, never followed: what lies behind it is the host's)."""
+    folders: dict[str, tuple[int, int, frozenset[str]] | None] = {"": None}
     for name in files:
-        try:
-            st = os.lstat(where / name)
-            state[name] = (st.st_ino, st.st_ctime_ns, st.st_size)
-        except OSError:
-            state[name] = None
         folder = name.rpartition("/")[0]
         while folder not in folders:
             folders[folder] = None
             folder = folder.rpartition("/")[0]
-    for folder in folders:
+    real: set[str] = set()
+    for folder in sorted(folders, key=lambda f: (f.count("/"), f)):
+        parent = folder.rpartition("/")[0]
+        if folder and parent not in real:
+            continue  # under a link or a folder gone: not looked into
+        path = where / folder if folder else where
         with contextlib.suppress(OSError):
-            path = where / folder if folder else where
-            folders[folder] = (os.lstat(path).st_mtime_ns, frozenset(os.listdir(path)))
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode):
+                folders[folder] = (st.st_ino, st.st_ctime_ns, frozenset(os.listdir(path)))
+                real.add(folder)
+    state: dict[str, tuple[int, int, int] | None] = {}
+    for name in files:
+        state[name] = None
+        if name.rpartition("/")[0] in real:
+            with contextlib.suppress(OSError):
+                st = os.lstat(where / name)
+                state[name] = (st.st_ino, st.st_ctime_ns, st.st_size)
     return TreeState(state, folders)
 
 
@@ -496,7 +510,7 @@ def swept(where: Path, state: TreeState) -> None:
     place of one is removed, never followed): the next run compiles what it imports from
     the tree as it is, never loads what code judged before it wrote there."""
     for folder, seen in state.folders.items():
-        if seen is None or PYCACHE not in seen[1]:
+        if seen is None or PYCACHE not in seen[2]:
             continue
         cache = where / folder / PYCACHE
         with contextlib.suppress(OSError):
@@ -564,6 +578,21 @@ def tamper_failure(gate: Gate, done: StepOutcome, why: str) -> Failed:
         + diagnosis(done.output)
     )
     return Failed(Category.TEST, what, said)
+
+
+def moved_failure(gate: Gate, done: StepOutcome, why: str) -> Failed:
+    """A run that changed the tree it was judged in, as a failure: whatever it exited, it
+    did not pass (a later run would have read what it left)."""
+    said = (
+        f"{why}.\nThe acceptance, the gates and the metric run one after another in one tree,"
+        " and a run may leave there only what the baseline's run of that gate leaves: code"
+        " under test writes no tracked file and leaves nothing a later run could read."
+        " Write what a test needs under its own temporary folder (pytest's tmp_path).\n\n"
+        + diagnosis(done.output)
+    )
+    return Failed(
+        Category.TEST, f"{gate.name} (`{gate.command}`) exited {done.exit_code}, but {why}", said
+    )
 
 
 def gate_failure(

@@ -529,8 +529,9 @@ def give(top, uid, gid):
     # when something writes, renames or replaces them)
     tree = env.get("RELAY_JUDGED")
     for at, _, files, fd in os.fwalk(top, follow_symlinks=False):
-        os.chown(fd, uid, gid)
         keep = tree is not None and under(at, tree)
+        if not (keep and os.fstat(fd).st_uid == 0):  # (relay's folders there: see judged)
+            os.chown(fd, uid, gid)
         for name in files:
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -2123,7 +2124,7 @@ def shared_programs(
         words = shlex.split(command)
     except ValueError:
         words = []
-    files = [w for w in words if os.path.isabs(w)]
+    files = [f for w in words for f in named_paths(w)]
     for program in programs(command):
         where = shutil.which(program, path=path) if "/" not in program else program
         if where:
@@ -2134,6 +2135,20 @@ def shared_programs(
             if at not in found:
                 found.append(at)
     return found
+
+
+# an absolute path inside a word: an option's value, a string in `python -c`'s code
+_PATH_IN_WORD = re.compile(r"(?:^|(?<=[=:'\"(,\s]))/[^\s'\"(),;:=]+")
+
+
+def named_paths(word: str) -> list[str]:
+    """The absolute paths one word of a command names, with ``~`` and ``$VAR`` expanded as
+    the shell would (``sh ~/share/x.sh``, ``$HOME/share/x``) and found inside it
+    (``--config=/share/x``, ``runpy.run_path("/share/r.py")``)."""
+    found = []
+    for each in dict.fromkeys([word, os.path.expandvars(os.path.expanduser(word))]):
+        found += [m.group(0) for m in _PATH_IN_WORD.finditer(each)]
+    return list(dict.fromkeys(found))
 
 
 def unseen_shares() -> list[Path]:
@@ -2602,7 +2617,24 @@ def judged(
     with standalone(
         source, commit, "relay-loop/judged", hidden=hidden, prefix=JUDGED_PREFIX, remove_later=True
     ) as box:
-        yield replace(box, read_only=(box.tree,) if graders else (), shared=False)
+        if _as_root():
+            open_folders(box.tree)
+        # its git folder read-only: what one run leaves there (an exclude file a linter
+        # obeys, a cache) would reach the next, and nothing of it is the candidate's
+        kept = (box.tree,) if graders else (box.tree / ".git",)
+        yield replace(box, read_only=kept, shared=False)
+
+
+def open_folders(tree: Path) -> None:
+    """Every folder of a judged tree relay checked out (its git folder aside) made root's
+    and sticky, open to all (a relay run as root): each box, a user of its own, adds its
+    outputs beside the candidate's files but renames, replaces or removes none of them nor
+    of the folders (and a folder's change time moves only when its entries do: a box's
+    user is never given it). No other account reaches the tree: its box folder is closed."""
+    for at, dirs, _, fd in os.fwalk(tree, follow_symlinks=False):
+        if at == str(tree):
+            dirs[:] = [d for d in dirs if d != ".git"]
+        os.chmod(fd, 0o1777)
 
 
 def hand_in(source: Path, dest: Path) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
-from loop_project import LINT_GATE, PY, TEST_GATE, make_project
+from loop_project import CALC_MUL, LINT_GATE, PY, TEST_GATE, make_project
 
 from relay.loop.checks import TreeState, tree_marks, unexplained
 from relay.loop.records import parse_failures
@@ -93,29 +94,37 @@ def test_code_under_test_that_changes_its_tree_is_never_kept_and_an_honest_chang
     assert (CHANGED in g1.what and "changed tests/test_zneg.py" in g1.what) or (
         os.geteuid() == 0 and "Permission denied" in g1.diagnosis
     ), g1
-    assert CHANGED in seen["G2"].what and "changed tests/test_zneg.py" in seen["G2"].what
+    g2 = seen["G2"]  # renamed aside: the tree's folders are sticky, root's, under root
+    assert (CHANGED in g2.what and "changed tests/test_zneg.py" in g2.what) or (
+        os.geteuid() == 0 and "Operation not permitted" in g2.diagnosis
+    ), g2
     assert CHANGED in seen["G3"].what and "left .ignore" in seen["G3"].what, seen["G3"]
 
 
 def state(
-    files: dict[str, tuple[int, int, int] | None], **folders: tuple[int, set[str]]
+    files: dict[str, tuple[int, int, int] | None], **folders: tuple[int, int, set[str]] | None
 ) -> TreeState:
     return TreeState(
-        files, {k.replace("_", "/").strip("/"): (m, frozenset(e)) for k, (m, e) in folders.items()}
+        files,
+        {
+            k.replace("_", "/").strip("/"): None if v is None else (v[0], v[1], frozenset(v[2]))
+            for k, v in folders.items()
+        },
     )
 
 
 def test_what_a_run_did_is_read_from_the_tree_before_and_after() -> None:
     files = {"src/a.py": (1, 10, 5), "tests/t.py": (2, 10, 5)}
-    before = state(files, _=(1, {"src", "tests", ".git"}), src=(1, {"a.py"}), tests=(1, {"t.py"}))
+    top = {"src", "tests", ".git"}
+    before = state(files, _=(9, 1, top), src=(7, 1, {"a.py"}), tests=(8, 1, {"t.py"}))
     # nothing moved: only what was there, untracked, is "left"
     assert tree_marks(before, before) == {"left .git"}
     # a test rewritten and put back (its change time moved), a file left, a folder stirred
     after = state(
         {**files, "tests/t.py": (2, 11, 5)},
-        _=(2, {"src", "tests", ".git", ".ignore"}),
-        src=(2, {"a.py"}),
-        tests=(1, {"t.py"}),
+        _=(9, 2, top | {".ignore"}),
+        src=(7, 2, {"a.py"}),
+        tests=(8, 1, {"t.py"}),
     )
     marks = tree_marks(before, after)
     assert marks == {
@@ -126,33 +135,29 @@ def test_what_a_run_did_is_read_from_the_tree_before_and_after() -> None:
     assert unexplained(marks, before, [base]) == [
         "changed tests/t.py", "left .ignore", "stirred src",
     ]  # fmt: skip
-    # what the baseline's run does too (a file of the same name anywhere, a folder it
+    # what the baseline's run does too (a file of the same kind anywhere, a folder it
     # touches) or what was there before the run is no finding
-    same = tree_marks(
-        before,
-        state(
-            files,
-            _=(2, {"src", "tests", ".git", ".coverage"}),
-            src=(1, {"a.py"}),
-            tests=(1, {"t.py"}),
-        ),
+    same = state(
+        files, _=(9, 2, top | {".coverage.host.1.x"}), src=(7, 1, {"a.py"}), tests=(8, 1, {"t.py"})
     )
-    assert unexplained(same, before, [base]) == []
-    deeper = state(
-        files, _=(1, {"src", "tests", ".git"}), src=(2, {"a.py", ".coverage"}), tests=(1, {"t.py"})
-    )
+    assert unexplained(tree_marks(before, same), before, [base]) == []
+    deeper = state(files, _=(9, 1, top), src=(7, 2, {"a.py", ".coverage"}), tests=(8, 1, {"t.py"}))
     assert unexplained(tree_marks(before, deeper), before, [base]) == []
     assert unexplained(marks, before, [base | {"touched src", "left .ignore"}]) == [
         "changed tests/t.py"
     ]
-    # a tracked file removed is a change
+    # a tracked file removed, a folder replaced by another (same entries) or by a link
     gone = state(
-        {**files, "src/a.py": None},
-        _=(1, {"src", "tests", ".git"}),
-        src=(2, set()),
-        tests=(1, {"t.py"}),
+        {**files, "src/a.py": None}, _=(9, 1, top), src=(7, 2, set()), tests=(8, 1, {"t.py"})
     )
     assert "changed src/a.py" in unexplained(tree_marks(before, gone), before, [base])
+    swapped = state(files, _=(9, 1, top), src=(7, 1, {"a.py"}), tests=(80, 1, {"t.py"}))
+    assert unexplained(tree_marks(before, swapped), before, [base]) == ["changed tests/"]
+    linked = state({**files, "src/a.py": None}, _=(9, 1, top), src=None, tests=(8, 1, {"t.py"}))
+    assert unexplained(tree_marks(before, linked), before, [base]) == [
+        "changed src/",
+        "changed src/a.py",
+    ]
 
 
 COST_PY = "import sys\n\nsys.path[:0] = ['src']\nimport calc  # noqa: E402\n\nprint(calc.cost())\n"
@@ -191,3 +196,127 @@ def test_a_metric_that_warms_itself_in_its_tree_is_not_kept(tmp_path: Path) -> N
     assert rows and all(r.outcome != "kept" for r in rows), rows
     assert any(CHANGED in r.why and "left .warm" in r.why for r in rows), rows
     assert project.read("src/calc.py") == COST
+
+
+SWAP = """
+
+import shutil as _sh
+from pathlib import Path as _P
+
+
+def _swap():
+    if _P('tests/unit_was').exists():
+        return
+    _sh.copystat('tests', 'stamp')
+    _P('tests/unit').rename('tests/unit_was')
+    _P('tests/unit').mkdir()
+    _P('tests/unit/test_neg.py').write_text('def test_neg():\\n    assert True\\n')
+
+
+def _back():
+    if _P('tests/unit_was').is_dir():
+        _sh.rmtree('tests/unit')
+        _P('tests/unit_was').rename('tests/unit')
+        _sh.copystat('stamp', 'tests')
+
+
+_P('stamp').touch()
+_swap()
+"""
+# a linter's exclude file written in the judged tree's git folder: ruff skips every file
+EXCLUDE = (
+    "\n\nfrom pathlib import Path as _P\n\n_P('.git/info/x').write_text('*.py\\n')\n"
+    "_P('.git/info/x').replace('.git/info/exclude')\n"
+)
+# the source folder made a link to a host folder once the acceptance has read it
+LINKED = (
+    "\n\nfrom pathlib import Path as _P\n\n_P('src').rename('moved')\n_P('src').symlink_to({!r})\n"
+)
+
+
+@pytest.mark.parametrize("attack", ["swap", "exclude", "link"])
+def test_what_persists_outside_the_files_is_never_kept_either(tmp_path: Path, attack: str) -> None:
+    """A tracked folder swapped for a stand-in and put back (its parent's times put back
+    too), an exclude file in the tree's git folder, and the source folder made a link to a
+    host folder: none is kept, and relay neither lists nor removes anything behind the
+    link."""
+    victim = tmp_path / "victim"
+    (victim / "__pycache__").mkdir(parents=True)
+    (victim / "secret-name").write_text("x")
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE, LINT_GATE))
+    project.write("src/calc.py", BASE_CALC)
+    project.write(
+        "tests/test_add.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    project.write("tests/unit/test_neg.py", BASE_TEST)
+    project.git("add", "-A")
+    project.git("commit", "-qm", "neg, tested in a folder")
+    if attack == "swap":
+        calc = BROKEN.replace("def add(a, b):\n", "def add(a, b):\n    _back()\n") + SWAP
+    elif attack == "exclude":
+        calc = LINTED + EXCLUDE
+    else:
+        calc = BROKEN + LINKED.format(str(victim))
+    assert project.loop("goal", "add", "Goal 1", "--accept", HAS_MUL).data == {"goal": "G1"}
+    ran = project.loop("run", "--maker", project.script("maker", f"put('src/calc.py', {calc!r})\n"))
+    assert ran.data["kept"] == [], ran
+    assert project.read("src/calc.py") == BASE_CALC
+    assert (victim / "__pycache__").is_dir()
+    assert "secret-name" not in project.read("docs/loop/state/failures.md")
+
+
+def test_outputs_named_anew_each_run_are_of_one_kind_with_the_baselines(tmp_path: Path) -> None:
+    """Coverage in parallel mode leaves `.coverage.<host>.<pid>.<random>` for a later
+    `coverage combine` gate: a name no run repeats, of the kind the baseline's run leaves.
+    An honest change is kept."""
+    gates = (
+        f"test: {PY} -m coverage run -p -m pytest -q -p no:cacheprovider",
+        f"coverage: {PY} -m coverage combine -q",
+    )
+    project = make_project(tmp_path, accept=None, retries=0, gates=gates)
+    assert project.loop("goal", "add", "Goal 1", "--accept", HAS_MUL).data == {"goal": "G1"}
+    honest = f"put('src/calc.py', {CALC_MUL!r})\n"
+    ran = project.loop("run", "--maker", project.script("maker", honest))
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+
+
+def test_a_gate_that_rewrites_a_tracked_file_and_puts_it_back_is_seen(tmp_path: Path) -> None:
+    """Where nothing stops the write (a relay not run as root, whose boxes are the person's
+    user), the tree's change times still say it: a gate's run that rewrites a tracked file
+    and puts its text back, or makes and removes a file in a tracked folder, fails; the
+    same run on the baseline's side, or a run that only leaves an output of the baseline's
+    kind, does not."""
+    from relay.loop.contract import Gate
+    from relay.ratchet.measure import measure
+
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "t.py").write_text("x = 1\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "t"],
+    ):
+        subprocess.run(["git", *args], cwd=tree, check=True)
+    output = Gate("test", f"{PY} -c \"open('.coverage', 'w').write('1')\"")
+    base = measure(tree, [output], timeout=60, coverage_report=None, stop_at_failure=False)
+    assert base.failure is None
+    rewrite = (
+        "import pathlib; p = pathlib.Path('tests/t.py'); t = p.read_text();"
+        " p.write_text('x = 2'); p.write_text(t); open('.coverage.2', 'w').write('1')"
+    )
+    stir = "import os; open('tests/tmp', 'w').close(); os.remove('tests/tmp')"
+    for command, mark in ((rewrite, "changed tests/t.py"), (stir, "stirred tests")):
+        got = measure(
+            tree, [Gate("test", f"{PY} -c {shlex.quote(command)}")], timeout=60,
+            coverage_report=None, stop_at_failure=False, against=base,
+        )  # fmt: skip
+        assert got.failure is not None and CHANGED in got.failure.what, got
+        said = got.failure.what.split(CHANGED)[1]
+        assert mark in said and ".coverage" not in said, got.failure
+        assert (tree / "tests" / "t.py").read_text() == "x = 1\n"
+    again = measure(
+        tree, [output], timeout=60, coverage_report=None, stop_at_failure=False, against=base
+    )
+    assert again.failure is None, again.failure

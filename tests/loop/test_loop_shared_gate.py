@@ -39,6 +39,17 @@ def test_a_program_found_through_a_shared_folder_or_named_in_one_is_found(
     assert shared_programs(f"sh {share}/bin/lint", "/usr/bin:/bin") == [(tool, share)]
     assert shared_programs("X=1 lint && true", path) == [(tool, share)]
     assert shared_programs("lint-link", f"{elsewhere}:/bin") == [(tool, share)]
+    # named through the home folder or a variable, as an option's value, inside code
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SHARED_TOOLS", str(share / "bin"))
+    for named in (
+        "sh ~/share/bin/lint",
+        "sh $HOME/share/bin/lint",
+        "sh ${SHARED_TOOLS}/lint",
+        f"tool --config={tool}",
+        f"{PY} -c 'import runpy; runpy.run_path(\"{tool}\")'",
+    ):
+        assert shared_programs(named, "/usr/bin:/bin") == [(tool, share)], named
     assert shared_programs(f"{PY} -m pytest -q", "/usr/bin:/bin") == []
     assert shared_programs("python -m pytest", path) == []
     with pytest.raises(LocalUsageError, match=rf"runs {tool}, in {share}.*move it out"):
