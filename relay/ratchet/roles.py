@@ -139,6 +139,9 @@ def role_env(
         ("credential.helper", ""),  # an empty value clears every helper configured before
         ("core.askPass", ""),
         ("protocol.allow", "never"),
+        # a judged tree's folders are root's, not the box user's (see sandbox.open_folders):
+        # git would call it another user's repository and refuse to read it
+        ("safe.directory", "*"),
         *((f"remote.{name}.pushurl", NO_PUSH_URL) for name in _remotes(cwd)),
     ]
     env["GIT_CONFIG_COUNT"] = str(len(config))

@@ -2138,16 +2138,20 @@ def shared_programs(
 
 
 # an absolute path inside a word: an option's value, a string in `python -c`'s code
-_PATH_IN_WORD = re.compile(r"(?:^|(?<=[=:'\"(,\s]))/[^\s'\"(),;:=]+")
+_PATH_IN_WORD = re.compile(r"(?:(?<=[=:'\"(,\s]))/[^\s'\"(),;:=]+")
+# what a path inside a word must end in to be a program run, not data read or written
+_SCRIPTS = (".py", ".sh", ".bash", ".pl", ".rb", ".js", ".mjs", ".cjs", ".ts", ".lua", ".php")
 
 
 def named_paths(word: str) -> list[str]:
     """The absolute paths one word of a command names, with ``~`` and ``$VAR`` expanded as
-    the shell would (``sh ~/share/x.sh``, ``$HOME/share/x``) and found inside it
-    (``--config=/share/x``, ``runpy.run_path("/share/r.py")``)."""
+    the shell would (``sh ~/share/x.sh``, ``$HOME/share/x``), and the scripts it names
+    inside it (``--config=/share/x.py``, ``runpy.run_path("/share/r.py")``)."""
     found = []
     for each in dict.fromkeys([word, os.path.expandvars(os.path.expanduser(word))]):
-        found += [m.group(0) for m in _PATH_IN_WORD.finditer(each)]
+        if os.path.isabs(each):
+            found.append(each)
+        found += [m.group(0) for m in _PATH_IN_WORD.finditer(each) if m.group(0).endswith(_SCRIPTS)]
     return list(dict.fromkeys(found))
 
 

@@ -42,14 +42,13 @@ def test_a_program_found_through_a_shared_folder_or_named_in_one_is_found(
     # named through the home folder or a variable, as an option's value, inside code
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("SHARED_TOOLS", str(share / "bin"))
-    for named in (
-        "sh ~/share/bin/lint",
-        "sh $HOME/share/bin/lint",
-        "sh ${SHARED_TOOLS}/lint",
-        f"tool --config={tool}",
-        f"{PY} -c 'import runpy; runpy.run_path(\"{tool}\")'",
-    ):
+    for named in ("sh ~/share/bin/lint", "sh $HOME/share/bin/lint", "sh ${SHARED_TOOLS}/lint"):
         assert shared_programs(named, "/usr/bin:/bin") == [(tool, share)], named
+    script = share / "bin" / "check.py"  # a script named inside a word
+    for named in (f"tool --run={script}", f"{PY} -c 'import runpy; runpy.run_path(\"{script}\")'"):
+        assert shared_programs(named, "/usr/bin:/bin") == [(script, share)], named
+    # data named inside a word (a log a metric appends to) is not a program run
+    assert shared_programs(f'{PY} -c \'open("{share}/metric.log", "a")\'', "/bin") == []
     assert shared_programs(f"{PY} -m pytest -q", "/usr/bin:/bin") == []
     assert shared_programs("python -m pytest", path) == []
     with pytest.raises(LocalUsageError, match=rf"runs {tool}, in {share}.*move it out"):
