@@ -410,11 +410,7 @@ def measure(
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        marks: frozenset[str] = frozenset()
-        if files:
-            after = tree_state(where, files)
-            marks = tree_marks(before, after)
-            swept(where, after)
+        marks = moves(where, files, before)
         if against is not None and not tamper:
             base = against.checks_of(gate.name)
             moved = unexplained(
@@ -503,6 +499,16 @@ def tree_state(where: Path, files: Sequence[str]) -> TreeState:
                 st = os.lstat(where / name)
                 state[name] = (st.st_ino, st.st_ctime_ns, st.st_size)
     return TreeState(state, folders)
+
+
+def moves(where: Path, files: Sequence[str], before: TreeState) -> frozenset[str]:
+    """What a run did to ``where`` since ``before`` (:func:`tree_marks`; nothing where no
+    file is tracked), the compiled files it left swept away."""
+    if not files:
+        return frozenset()
+    after = tree_state(where, files)
+    swept(where, after)
+    return tree_marks(before, after)
 
 
 def swept(where: Path, state: TreeState) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from relay.edges.steps import StepOutcome, run_step
 from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
-from relay.loop.checks import moved_line, tree_marks, unexplained, unknown
+from relay.loop.checks import moved_line, unexplained, unknown
 from relay.loop.classify import Category, Verdict, diagnosis
 from relay.loop.contract import seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
@@ -91,7 +91,7 @@ from relay.ratchet.measure import (
     boxed_env,
     coverage_failure,
     measure,
-    swept,
+    moves,
     tracked_files,
     tree_state,
 )
@@ -145,14 +145,10 @@ def interleaved(
             box.fresh_scratch()
             was = tree_state(box.tree, files[arm])
             done = _run_metric(goal, box, work, trial=trial)
-            marks = None
-            if files[arm]:
-                now = tree_state(box.tree, files[arm])
-                marks = tree_marks(was, now)
-                swept(box.tree, now)
-            if arm == 0 and marks is not None:
+            marks = moves(box.tree, files[arm], was)
+            if arm == 0:
                 seen.append(marks)
-            moved = unexplained(marks, was, seen) if arm == 1 and marks is not None else []
+            moved = unexplained(marks, was, seen) if arm == 1 else []
             if moved:
                 return None, f"run {run} of `{goal.metric}` on {who}: {moved_line(moved)}"
             value = metric_value(done.output) if done.ok else None
