@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from test_loop_box_removed import ROOT, as_ordinary_user
+from test_loop_box_removed import said_by_a_person
 
 from relay.ratchet.sandbox import NAMESPACES, level
 
@@ -107,14 +105,7 @@ for key in keys:
 def keys_around_a_box(ordinary: bool) -> dict[str, Any]:
     """What the person saw of a real box run among their keys: as this test's user, or as
     an ordinary user of the host (nobody, where this test is root)."""
-    python, drop, more = as_ordinary_user() if ordinary else (sys.executable, {}, {})
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **more}
-    done = subprocess.run(
-        [python, "-c", OUTSIDE, INSIDE],
-        cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False, **drop,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    said: dict[str, Any] = json.loads(done.stdout)
+    said: dict[str, Any] = said_by_a_person(OUTSIDE, INSIDE, ordinary=ordinary)
     return said
 
 

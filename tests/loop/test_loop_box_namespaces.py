@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loop_box_removed import NOBODY, ROOT, as_ordinary_user
+from test_loop_box_removed import NOBODY, ROOT, as_ordinary_user, said_by_a_person
 
 from relay.ratchet.sandbox import FILTERED, NAMESPACES, level
 
@@ -117,14 +116,7 @@ print(json.dumps({"box": done[0].stdout, "err": done[0].stderr + done[1].stderr,
 def tried_in_a_box(ordinary: bool) -> dict[str, Any]:
     """What a real box's code got for each call, run as this test's user or as an
     ordinary user of the host (nobody, where this test is root)."""
-    python, drop, more = as_ordinary_user() if ordinary else (sys.executable, {}, {})
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **more}
-    done = subprocess.run(
-        [python, "-c", OUTSIDE, INSIDE],
-        cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False, **drop,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    said: dict[str, Any] = json.loads(done.stdout)
+    said: dict[str, Any] = said_by_a_person(OUTSIDE, INSIDE, ordinary=ordinary)
     assert said["rc"] == [0, 0], said["err"]
     return said
 

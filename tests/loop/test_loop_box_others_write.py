@@ -11,17 +11,15 @@ then tries to write what it left."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loop_box_removed import NOBODY, ROOT, as_ordinary_user
+from test_loop_box_removed import NOBODY, said_by_a_person
 
 from relay.ratchet import sandbox
 from relay.ratchet.sandbox import FILTERED, NAMESPACES, level
@@ -100,15 +98,9 @@ sys.exit(done.returncode)
 def box_with_a_share(ordinary: bool, share: Path) -> dict[str, Any]:
     """What a real box's code got in ``share``, run by relay as this test's user or as an
     ordinary user of the host."""
-    python, drop, more = as_ordinary_user() if ordinary else (sys.executable, {}, {})
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **more}
-    env["RELAY_SANDBOX_SHARE"] = str(share)
-    done = subprocess.run(
-        [python, "-c", OUTSIDE, INSIDE, str(share)],
-        cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False, **drop,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    said: dict[str, Any] = json.loads(done.stdout)
+    said: dict[str, Any] = said_by_a_person(
+        OUTSIDE, INSIDE, str(share), ordinary=ordinary, RELAY_SANDBOX_SHARE=str(share)
+    )
     return said
 
 

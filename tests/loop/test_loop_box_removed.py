@@ -87,6 +87,20 @@ def as_ordinary_user() -> tuple[str, dict[str, Any], dict[str, str]]:
     pytest.skip("no interpreter here that an ordinary user can run relay with")
 
 
+def said_by_a_person(script: str, *args: str, ordinary: bool, **more: str) -> Any:
+    """What ``script`` (Python that makes a real box as a person would) prints as JSON, run
+    as this test's user or as an ordinary user of the host (nobody, where this test is
+    root), with relay importable and the variables ``more``."""
+    python, drop, found = as_ordinary_user() if ordinary else (sys.executable, {}, {})
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **found, **more}
+    done = subprocess.run(
+        [python, "-c", script, *args],
+        cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False, **drop,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 def boxes_of_an_ordinary_user(work: Path, script: str) -> list[dict[str, Any]]:
     """Two real boxes (a maker's and a judged one) made by an ordinary user in ``work``,
     each running ``script``: what the child said, one JSON line each."""
