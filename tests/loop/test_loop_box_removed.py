@@ -179,8 +179,9 @@ def test_an_ordinary_users_box_makes_no_file_set_user_id() -> None:
 # a box of an ordinary user's relay opens a folder and a file of the person's share to
 # every local account (its own umask cleared: no chmod of others' write bit goes through);
 # the next box (the same relay) looks at them
-OPENED = """
+PERSONS_BOX = """
 import os, subprocess, sys
+from dataclasses import replace
 from pathlib import Path
 from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
 
@@ -193,14 +194,43 @@ for name in ("tree", "home", "tmp"):
     (folder / name).mkdir(parents=True)
 box = Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES)
 env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-for command in (
-    f"umask 0 && mkdir -p {share}/sub && touch {share}/sub/f",
-    f"stat -c %a {share}/sub {share}/sub/f",
-):
+
+
+def ran(command):
     done = subprocess.run(["/bin/sh", "-c", box.wrap(command, env)], cwd=box.tree, env=env,
                           capture_output=True, text=True)
     print(level(), done.returncode, done.stdout.split(), done.stderr.strip())
 """
+OPENED = (
+    PERSONS_BOX
+    + """
+ran(f"umask 0 && mkdir -p {share}/sub && touch {share}/sub/f")
+ran(f"stat -c %a {share}/sub {share}/sub/f")
+"""
+)
+
+
+def in_a_persons_box(script: str, work: Path) -> list[list[str]]:
+    """``script`` (:data:`PERSONS_BOX` and its own lines) run by an ordinary user of the
+    host in ``work``, whose ``tmp`` and ``share`` (with what they hold) are given to that
+    user: each line it printed as [level, exit status, the rest]; a skip where that user
+    cannot make namespaces."""
+    work.chmod(0o755)
+    if os.getuid() == 0:
+        for each in (work, *(p for d in ("tmp", "share") for p in (work / d).rglob("*")),
+                     work / "tmp", work / "share"):  # fmt: skip
+            os.chown(each, NOBODY, NOBODY)
+    python, drop, more = as_ordinary_user()
+    env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work / "tmp")}
+    done = subprocess.run(
+        [python, "-c", script, str(work)], cwd=work, env={**env, **more},
+        capture_output=True, text=True, timeout=120, **drop,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line.split(" ", 2) for line in done.stdout.splitlines()]
+    if rows and rows[0][0] != NAMESPACES:
+        pytest.skip("an ordinary user cannot make user and mount namespaces here")
+    return rows
 
 
 @needs_namespaces
@@ -210,23 +240,10 @@ def test_what_a_box_of_an_ordinary_user_opened_in_a_share_is_closed_before_the_n
     root relay's set-up makes, as the person)."""
     work = Path(tempfile.mkdtemp(prefix="relay-test-opened-"))
     try:
-        work.chmod(0o755)
         for each in ("tmp", "share"):
             (work / each).mkdir()
-        if os.getuid() == 0:
-            for each in (work, work / "tmp", work / "share"):
-                os.chown(each, NOBODY, NOBODY)
-        python, drop, more = as_ordinary_user()
-        env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work / "tmp")}
-        done = subprocess.run(
-            [python, "-c", OPENED, str(work)], cwd=work, env={**env, **more},
-            capture_output=True, text=True, timeout=120, **drop,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        rows = [line.split(" ", 2) for line in done.stdout.splitlines()]
-        if rows and rows[0][0] != NAMESPACES:
-            pytest.skip("an ordinary user cannot make user and mount namespaces here")
-        assert [r[1] for r in rows] == ["0", "0"], done.stdout
-        assert rows[1][2].startswith("['775', '664']"), done.stdout
+        rows = in_a_persons_box(OPENED, work)
+        assert [r[1] for r in rows] == ["0", "0"], rows
+        assert rows[1][2].startswith("['775', '664']"), rows
     finally:
         subprocess.run(["rm", "-rf", str(work)], check=False)

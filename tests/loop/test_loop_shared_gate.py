@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import PY, TEST_GATE, Ran, make_project
+from test_loop_box_removed import PERSONS_BOX, in_a_persons_box
 
 from relay.errors import LocalUsageError
 from relay.ratchet.sandbox import (
@@ -200,58 +201,26 @@ def test_a_judges_share_that_is_no_share_stops_the_run(
 
 
 # a judged box of an ordinary user's relay writes where a share it does not see lies
-HIDDEN = """
-import os, subprocess, sys
-from dataclasses import replace
-from pathlib import Path
-from relay.ratchet.sandbox import NAMESPACES, Sandbox, level
-
-work = Path(sys.argv[1])
-share = work / "share"
-os.environ["RELAY_SANDBOX_SHARE"] = str(share)
-os.environ.pop("RELAY_SANDBOX_SHARE_JUDGES", None)
-folder = work / "tmp" / "box"
-for name in ("tree", "home", "tmp"):
-    (folder / name).mkdir(parents=True)
-box = replace(Sandbox(folder, folder / "tree", folder / "home", (), NAMESPACES), shared=False)
-env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home), "TMPDIR": str(box.tmp)}
-command = (
-    f"ls -A {share} && mkdir {share}/cache && echo hit > {share}/cache/entry"
-    f" && cat {share}/cache/entry"
-)
-done = subprocess.run(["/bin/sh", "-c", box.wrap(command, env)], cwd=box.tree, env=env,
-                      capture_output=True, text=True)
-print(level(), done.returncode, done.stdout.split(), done.stderr.strip())
+HIDDEN = (
+    PERSONS_BOX
+    + """
+box = replace(box, shared=False)
+ran(f"ls -A {share} && mkdir {share}/cache && echo hit > {share}/cache/entry"
+    f" && cat {share}/cache/entry")
 """
+)
 
 
 def test_a_judged_box_of_an_ordinary_user_writes_an_unseen_share_of_its_own() -> None:
     """The same empty, writable folder of the box's own for a relay not run as root (its
     set-up is root only in a user namespace of its own)."""
-    from test_loop_box_removed import NOBODY, as_ordinary_user
-
-    from relay.ratchet.sandbox import NAMESPACES
-
     work = Path(tempfile.mkdtemp(prefix="relay-test-unseen-"))
     try:
-        work.chmod(0o755)
         for each in ("tmp", "share"):
             (work / each).mkdir()
         (work / "share" / "from-maker").write_text("a maker was here")
-        if os.getuid() == 0:
-            for each in (work, work / "tmp", work / "share", work / "share" / "from-maker"):
-                os.chown(each, NOBODY, NOBODY)
-        python, drop, more = as_ordinary_user()
-        env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work / "tmp")}
-        done = subprocess.run(
-            [python, "-c", HIDDEN, str(work)], cwd=work, env={**env, **more},
-            capture_output=True, text=True, timeout=120, **drop,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        said = done.stdout.split(" ", 2)
-        if said[0] != NAMESPACES:
-            pytest.skip("an ordinary user cannot make user and mount namespaces here")
-        assert said[1] == "0" and said[2].startswith("['hit'] "), done.stdout  # nothing else
+        [said] = in_a_persons_box(HIDDEN, work)
+        assert said[1] == "0" and said[2].startswith("['hit'] "), said  # nothing else
         assert sorted(p.name for p in (work / "share").iterdir()) == ["from-maker"]
     finally:
         subprocess.run(["rm", "-rf", str(work)], check=False)
