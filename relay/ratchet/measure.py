@@ -397,20 +397,9 @@ def measure(
     results: list[GateResult] = []
     checks: list[GateChecks] = []
     failure: Failed | None = None
-    files = tracked_files(where)
-    for gate in gates:
-        before = tree_state(where, files)
-        # in a box, the report's folder is the box's (the gate's process writes it there)
-        folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
-        try:
-            junit = folder / "report.xml"
-            done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work)
-            if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
-                done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work)
-            report_text = read_junit(junit)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        marks = moves(where, files, before)
+    for run in judged_runs(where, gates, timeout=timeout, box=box, work=work):
+        gate, done, tamper, report_text = run.gate, run.done, run.tamper, run.junit
+        marks, before = run.marks, run.before
         if against is not None and not tamper:
             base = against.checks_of(gate.name)
             moved = unexplained(
@@ -456,6 +445,50 @@ def measure(
         if failure is not None and stop_at_failure:
             break
     return Measure(tuple(results), failure, read_coverage(report), tuple(checks))
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """One gate's judged run: its outcome, why its test run cannot be trusted ("" when it
+    can), the JUnit report its pytest wrote (None when none), and what it did to the tree."""
+
+    gate: Gate
+    done: StepOutcome
+    tamper: str
+    junit: str | None
+    marks: frozenset[str]
+    before: TreeState
+
+
+def judged_runs(
+    where: Path,
+    gates: Sequence[Gate],
+    *,
+    timeout: float,
+    box: Sandbox | None = None,
+    work: Path | None = None,
+    base: Mapping[str, str] | None = None,
+) -> Iterator[GateRun]:
+    """Each gate run in turn in ``where`` as the ratchet judges it: from an empty scratch
+    (in a ``box``), with relay's pytest plugin and a JUnit report, the tree looked at before
+    and after. Lazy: the caller looks at each run before the next starts (``base``: the
+    scheduler's environment, when given)."""
+    files = tracked_files(where)
+    for gate in gates:
+        before = tree_state(where, files)
+        # in a box, the report's folder is the box's (the gate's process writes it there)
+        folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
+        try:
+            junit = folder / "report.xml"
+            done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work,
+                                    base=base)  # fmt: skip
+            if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
+                done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work,
+                                        base=base)  # fmt: skip
+            report_text = read_junit(junit)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        yield GateRun(gate, done, tamper, report_text, moves(where, files, before), before)
 
 
 def tracked_files(where: Path) -> tuple[str, ...]:
@@ -534,6 +567,7 @@ def _guarded(
     timeout: float,
     box: Sandbox | None,
     work: Path | None,
+    base: Mapping[str, str] | None = None,
 ) -> tuple[StepOutcome, str]:
     """``gate`` run once with relay's pytest plugin loaded into any pytest it runs (its
     module read-only in the box); its outcome, and why its test run cannot be trusted
@@ -551,10 +585,10 @@ def _guarded(
                 read_only=(*box.read_only, guard.plugin_dir),
                 writable=(*box.writable, *places),
             )
-            env = guard.env(boxed_env(box, work or where, junit))
+            env = guard.env(boxed_env(box, work or where, junit, base))
             command = runner.wrap(gate.command, env)
         else:
-            command, env = gate.command, guard.env(gate_env(junit))
+            command, env = gate.command, guard.env(gate_env(junit, base))
         done = run_step(command, cwd=where, timeout=timeout, env=env)
         done = replace(done, command=gate.command)
         files = guard.written()
