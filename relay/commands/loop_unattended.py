@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -348,56 +349,93 @@ def triage(
     """Run the gates (in a sandboxed clone of HEAD behind the maker's boundary: HEAD
     holds kept changes a maker wrote, whose code never runs in the person's clone) and
     scan the repository; every finding (new or not), and the kinds of finding triage
-    could not observe (a gate that did not run, or failed naming nothing: unknown, never
-    read as fixed)."""
+    could not observe (a gate that did not run, failed naming nothing, whose test run was
+    tampered with, or that ran in a tree a run changed: unknown, never read as fixed).
+
+    Each gate runs as the ratchet judges it (:func:`relay.ratchet.measure.judged_runs`:
+    from an empty scratch, with relay's pytest plugin and a JUnit report); after each, the
+    tree is looked at against HEAD's checkout: a run that wrote a tracked file or left an
+    entry git does not ignore could change what a later gate reads, so from it on no gate
+    is trusted. The coverage report is read only where a trusted run wrote it last."""
     from relay.loop import triage as t
-    from relay.loop.checks import read_gate
-    from relay.ratchet.measure import head_box, log_gate, run_boxed
+    from relay.ratchet.measure import Checkout, head_box, judged_runs, log_gate
 
     found: list[t.Finding] = []
     unknown: dict[str, str] = {}
     timeout = 600.0
-    files: dict[str, float] = {}
+    files: dict[str, float] | None = None
+    report = contract.coverage_report
+    moved = ""  # why the gates from one run on cannot be trusted (the tree it left)
     with head_box(root) as box:
-        for gate in contract.gates:
-            done = run_boxed(box, gate, timeout=timeout, work=work_dir(root))
+        if report:
+            (box.tree / report).unlink(missing_ok=True)  # HEAD's copy is no run's report
+        checkout = Checkout.of(box.tree)
+        seen, spoilt = _identity(box.tree, report), ""
+        runs = judged_runs(box.tree, contract.gates, timeout=timeout, box=box, work=work_dir(root))
+        for run in runs:
+            gate, done = run.gate, run.done
+            left = checkout.since(spared=report)
+            if left and not moved:
+                moved = t.moved_why(gate.name, left)
+            distrust = run.tamper or moved
+            if distrust:
+                done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {distrust}\n")
             log_gate(gate, done, where=box.tree)
-            words = f"{gate.name} {gate.command}".lower()
-            kind, read = "", t.lint_findings
-            if "pytest" in words or gate.name.startswith("test"):
-                kind, read = "test", t.failing_tests
-            elif any(k in words for k in ("mypy", "pyright", "type")):
-                kind, read = "type", t.type_findings
-            elif any(k in words for k in ("ruff", "lint", "flake8")):
-                kind, read = "lint", t.lint_findings
-            if not kind or done.ok:
-                continue
-            got = read(done.output, gate=gate.command)
+            kind, got, why = t.judged_findings(
+                gate.name, gate.command, output=run.done.output, passed=run.done.ok,
+                exit_code=run.done.exit_code, timed_out=run.done.timed_out, timeout=timeout,
+                junit=run.junit, tampered=run.tamper, moved=moved,
+            )  # fmt: skip
             found += got
-            checks = read_gate(gate.name, output=done.output, exit_code=done.exit_code,
-                               timed_out=done.timed_out, timeout=timeout)  # fmt: skip
-            if not got or checks.partial:  # what it did not name may still fail
-                unknown[kind] = f"`{gate.command}` {checks.unknown_why() or 'named nothing'}"
-        if contract.coverage_report:
-            files = _coverage_files(box.tree / contract.coverage_report)
+            if why:
+                unknown[kind] = why
+            now = _identity(box.tree, report)
+            if now != seen:  # this run wrote the report (last, so far)
+                seen, spoilt = now, distrust
+        if report and seen is not None and not spoilt:
+            files = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
-    if contract.coverage_report and floor is not None:
-        runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
-        found += t.coverage_findings(files, floor=floor, report_gate=runner)
+    if report and floor is not None:
+        if files is None:
+            unknown["coverage"] = _coverage_unknown(report, seen, spoilt)
+        else:
+            runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
+            found += t.coverage_findings(files, floor=floor, report_gate=runner)
     found += t.marker_findings(_texts(root))
     return found, unknown
 
 
-def _coverage_files(report: Path) -> dict[str, float]:
-    """Each file's coverage in the report the gates wrote (a regular file only: the
-    candidate's code wrote it; a link or a FIFO reads as nothing)."""
+def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:
+    """The coverage report's identity in ``tree`` (inode, change time, size), None when
+    there is none: a run that writes it changes it."""
+    if not report:
+        return None
+    try:
+        st = os.lstat(tree / report)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_ctime_ns, st.st_size)
+
+
+def _coverage_unknown(report: str, seen: tuple[int, int, int] | None, spoilt: str) -> str:
+    """Why the coverage triage reads is unknown (its goals neither enqueued nor retired)."""
+    if seen is None:
+        return f"no gate wrote {report}"
+    if spoilt:
+        return f"{report} was last written by a run that cannot be trusted: {spoilt}"
+    return f"{report} is no coverage.py JSON report relay can read"
+
+
+def _coverage_files(report: Path) -> dict[str, float] | None:
+    """Each file's coverage in the report the gates wrote, None when it cannot be read (a
+    regular file only: the candidate's code wrote it; a link or a FIFO reads as nothing)."""
     from relay.ratchet.sandbox import read_regular
 
     try:
         doc = json.loads(read_regular(report, 256 * 1024 * 1024).decode("utf-8", "replace"))
         return {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        return None
 
 
 def _texts(root: Path) -> dict[str, str]:

@@ -15,7 +15,14 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from relay.loop.checks import mypy_findings, pytest_failures, ruff_findings
+from relay.loop.checks import Finding as Check
+from relay.loop.checks import (
+    junit_tests,
+    mypy_findings,
+    pytest_failures,
+    read_gate,
+    ruff_findings,
+)
 from relay.loop.goals import Board, BoardRow, Goal, GoalsFile, GoalState, next_id
 from relay.loop.markdown import find, sections
 
@@ -36,11 +43,32 @@ class Finding:
         return {"kind": self.kind, "key": self.key, "title": self.title, "accept": self.accept}
 
 
-def failing_tests(output: str, *, gate: str) -> list[Finding]:
-    """A failing or erroring test in pytest's short summary, accepted when that test passes
-    (``gate`` is the test gate's command, narrowed to the node id)."""
+def failing_tests(
+    output: str, *, gate: str, tests: Sequence[tuple[str, str]] | None = None
+) -> list[Finding]:
+    """A failing or erroring test, accepted when that test passes (``gate`` is the test
+    gate's command, narrowed to the node id). With ``tests`` (every test the run's JUnit
+    report names, with its outcome) the report says which tests failed, the output only in
+    what order and which files could not be collected (no test case of the report); else
+    pytest's short summary alone says."""
+    named = pytest_failures(output)
+    if tests is not None:
+        failed = {node: outcome for node, outcome in tests if outcome in ("failed", "error")}
+        # a file that could not be collected is no test case of the report: its ERROR line
+        kept = [
+            f
+            for f in named
+            if f.path in failed or ("::" not in f.path and f.path not in dict(tests))
+        ]
+        said = {f.path for f in kept}
+        kept += [
+            Check("test", node, failed="FAILED" if outcome == "failed" else "ERROR")
+            for node, outcome in sorted(failed.items())
+            if node not in said
+        ]
+        named = kept
     found = []
-    for failure in pytest_failures(output):
+    for failure in named:
         node = failure.path
         verb = "Fix the failing test" if failure.failed == "FAILED" else "Fix the erroring test"
         # a parametrised test's id holds its parameters' text (anyone's writing): the
@@ -255,3 +283,79 @@ def with_unknown(board: Board, unknown: Mapping[str, str], *, when: str) -> Boar
     texts = [p.text for p in parts]
     texts[at] = body + ("\n" if body and at + 1 < len(parts) else "")
     return replace(board, after="".join(texts))
+
+
+# --- reading a gate's judged run ---
+
+
+def gate_kind(name: str, command: str) -> str:
+    """The kind of finding a gate's output is read for: test, type, lint, or "" (none)."""
+    words = f"{name} {command}".lower()
+    if "pytest" in words or name.startswith("test"):
+        return "test"
+    if any(k in words for k in ("mypy", "pyright", "type")):
+        return "type"
+    if any(k in words for k in ("ruff", "lint", "flake8")):
+        return "lint"
+    return ""
+
+
+def left_for_later(
+    marks: Iterable[str], untracked: Iterable[str], *, spared: str | None = None
+) -> list[str]:
+    """What the tree holds since HEAD's checkout that a later run could read: a tracked
+    file or folder written, renamed, replaced or removed (``marks``, from the checkout's
+    state to now; ``spared``: the coverage report, which a gate writes), and an entry git
+    neither tracks nor ignores (``untracked``, new since the checkout). Empty when the runs
+    left only what the project ignores: its outputs and caches."""
+    changed = sorted(
+        path
+        for mark in marks
+        if (path := mark.partition(" ")[2]) and mark.startswith("changed ") and path != spared
+    )
+    left = sorted(p for p in untracked if p != spared)
+    return [f"changed {p}" for p in changed] + [f"left {p}" for p in left]
+
+
+def moved_why(gate: str, moved: Sequence[str]) -> str:
+    """Why every gate from ``gate``'s run on cannot be trusted: the tree it left."""
+    more = ", ..." if len(moved) > 4 else ""
+    return f"the run of {gate} changed the tree the gates share ({', '.join(moved[:4])}{more})"
+
+
+def judged_findings(
+    name: str,
+    command: str,
+    *,
+    output: str,
+    passed: bool,
+    exit_code: int | None,
+    timed_out: bool,
+    timeout: float,
+    junit: str | None,
+    tampered: str = "",
+    moved: str = "",
+) -> tuple[str, list[Finding], str]:
+    """One gate's judged run read for findings: its kind, what it names, and why that kind
+    is unknown ("" when it is known). A run whose test run was tampered with (``tampered``,
+    relay's pytest plugin's line) or that ran in a tree a run changed (``moved``) names
+    nothing triage may trust, so its kind is unknown: a missing finding is never read as
+    fixed. Failing tests come from the run's JUnit report where it wrote one."""
+    kind = gate_kind(name, command)
+    if not kind:
+        return "", [], ""
+    if tampered or moved:
+        return kind, [], f"`{command}` ran, but {tampered or moved}"
+    if passed:
+        return kind, [], ""
+    if kind == "test":
+        tests = junit_tests(junit) if junit is not None else None
+        got = failing_tests(output, gate=command, tests=tests)
+    else:
+        got = (type_findings if kind == "type" else lint_findings)(output, gate=command)
+    checks = read_gate(name, output=output, exit_code=exit_code, timed_out=timed_out,
+                       timeout=timeout)  # fmt: skip
+    why = ""
+    if not got or checks.partial:  # what it did not name may still fail
+        why = f"`{command}` {checks.unknown_why() or 'named nothing'}"
+    return kind, got, why

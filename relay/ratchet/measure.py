@@ -503,6 +503,49 @@ def tracked_files(where: Path) -> tuple[str, ...]:
     return tuple(os.fsdecode(p) for p in done.stdout.split(b"\0") if p)
 
 
+def untracked(where: Path) -> frozenset[str] | None:
+    """The entries git neither tracks nor ignores in ``where`` (a folder that holds only
+    such, once, as ``folder/``); None when git cannot say."""
+    try:
+        done = subprocess.run(
+            ["git", "-c", f"core.hooksPath={os.devnull}", "ls-files", "-z", "--others",
+             "--exclude-standard", "--directory", "--no-empty-directory"],
+            cwd=where, capture_output=True, check=False, timeout=120,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        return None
+    return frozenset(os.fsdecode(p) for p in done.stdout.split(b"\0") if p)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A judged tree as its checkout left it, before any gate ran: what each run since
+    left there for a later one to read is said against it (:meth:`since`)."""
+
+    where: Path
+    files: tuple[str, ...]
+    state: TreeState
+    others: frozenset[str]
+
+    @classmethod
+    def of(cls, where: Path) -> Checkout:
+        files = tracked_files(where)
+        return cls(where, files, tree_state(where, files), untracked(where) or frozenset())
+
+    def since(self, *, spared: str | None = None) -> list[str]:
+        """What the tree holds now that its checkout did not, and a later run could read
+        (:func:`relay.loop.triage.left_for_later`; ``spared``: the coverage report)."""
+        from relay.loop.triage import left_for_later
+
+        now = untracked(self.where)
+        if now is None:
+            return ["git could not list the tree's untracked entries"]
+        marks = tree_marks(self.state, tree_state(self.where, self.files))
+        return left_for_later(marks, now - self.others, spared=spared)
+
+
 def tree_state(where: Path, files: Sequence[str]) -> TreeState:
     """``where`` as :class:`TreeState` sees it: the tracked ``files`` and their folders,
     each reached through real folders only (a link put in a folder's place is seen as

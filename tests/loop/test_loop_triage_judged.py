@@ -1,0 +1,196 @@
+"""Triage judges HEAD's gate runs as the ratchet judges a candidate's: HEAD holds code a
+maker wrote, and the gates run one after another in one tree. On a real repository with
+real pytest, ruff and coverage as gates: a test run that leaves what makes the lint gate
+pass (an ignore file, a ruff configuration), or that tampers with pytest's reports,
+retires no goal: that kind is unknown, said on the board. Failing tests are read from the
+run's JUnit report; an honest HEAD (coverage's report carried from one gate to the next)
+triages as it always did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from loop_project import CALC, TEST_GATE, Project, make_project
+
+from relay.loop.goals import GoalState, parse_board
+
+RED_CALC = "def add(a, b):\n    return a - b\n"
+LINT_CALC = "import os\n\n\n" + CALC
+TEST_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def plant(project: Project, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        project.write(name, text)
+    project.git("add", "-A")
+    project.git("commit", "-qm", message)
+
+
+def open_goals(project: Project) -> dict[str, GoalState]:
+    return {r.goal: r.state for r in parse_board(project.read("docs/loop/BOARD.md")).rows}
+
+
+# what a test module, when collected, writes into the tree the gates share
+HIDE = {
+    ".ignore": "pathlib.Path('.ignore').write_text('*\\n')",
+    "ruff.toml": "pathlib.Path('ruff.toml').write_text('extend-exclude = [\"src\"]\\n')",
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIDE))
+def test_a_test_run_that_hides_a_lint_finding_from_the_lint_gate_retires_nothing(
+    tmp_path: Path, how: str
+) -> None:
+    project = make_project(tmp_path, accept=None)
+    plant(project, {"src/calc.py": LINT_CALC}, "a lint finding")
+    first = project.loop("triage")
+    assert [e["finding"] for e in first.data["enqueued"]] == ["lint src/calc.py F401"], first
+    assert first.data["unknown"] == {}
+    module = f"import pathlib\n\n{HIDE[how]}\n\n\ndef test_more():\n    assert True\n"
+    plant(project, {"tests/test_more.py": module}, "a test module that writes into the tree")
+    again = project.loop("triage")
+    assert again.status == 0, again
+    assert again.data["retired"] == [] and "lint" in again.data["unknown"], again.data
+    why = again.data["unknown"]["lint"]
+    left = f"left {how}"
+    assert "ran, but the run of test changed the tree the gates share (" in why, why
+    assert left in why, why
+    board = project.read("docs/loop/BOARD.md")
+    assert "## Triage" in board and "- lint: unknown (`" in board, board
+    assert open_goals(project) == {"G1": GoalState.OPEN}
+    # the gate's log says why its run is not trusted
+    logs = sorted((project.root / again.data["gate_logs"]).glob("*lint*.log"))
+    assert left in logs[-1].read_text(), logs
+    # the module gone, the finding is seen again and nothing is unknown
+    project.git("rm", "-q", "tests/test_more.py")
+    project.git("commit", "-qm", "the module is gone")
+    last = project.loop("triage")
+    assert last.data["unknown"] == {} and last.data["retired"] == [], last.data
+    assert [f["key"] for f in last.data["findings"]] == ["lint src/calc.py F401"]
+    assert "## Triage" not in project.read("docs/loop/BOARD.md")
+
+
+# a conftest.py that reports every test as passed (pytest exits 0, names nothing failing)
+PASS_ALL = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+"""
+
+
+def test_a_test_run_that_rewrites_its_reports_to_passed_retires_nothing(tmp_path: Path) -> None:
+    project = make_project(tmp_path, accept=None)
+    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
+    first = project.loop("triage")
+    assert [e["finding"] for e in first.data["enqueued"]] == ["test tests/test_calc.py::test_add"]
+    plant(project, {"conftest.py": PASS_ALL}, "every test reported as passed")
+    again = project.loop("triage")
+    assert again.status == 0, again
+    assert again.data["retired"] == [] and list(again.data["unknown"]) == ["test"], again.data
+    assert "ran, but the test run was tampered with: " in again.data["unknown"]["test"]
+    board = project.read("docs/loop/BOARD.md")
+    assert "- test: unknown (`" in board and "tampered with" in board, board
+    assert open_goals(project) == {"G1": GoalState.OPEN}
+
+
+def test_an_honest_head_triages_as_before_its_failing_tests_read_from_junit(
+    tmp_path: Path,
+) -> None:
+    """Findings found, coverage's report carried from the test gate to the coverage gate,
+    fixed ones retired, nothing unknown; a test gate whose output names no failing test
+    (``-rN``: no short summary) still names it, from its JUnit report."""
+    project = make_project(tmp_path, accept=None, coverage=True)
+    contract = project.read("docs/loop/CONTRACT.md")
+    quiet = contract.replace("-m pytest -q", "-m pytest -q -rN")
+    assert quiet != contract
+    at = quiet.index("- Iterations:")
+    project.write("docs/loop/CONTRACT.md", quiet[:at] + "- Coverage floor: 90%\n" + quiet[at:])
+    uncovered = "\n\ndef sub(a, b):\n    return a - b\n"
+    plant(project, {"src/calc.py": "import os\n\n\n" + RED_CALC + uncovered}, "a red build")
+    triaged = project.loop("triage")
+    assert triaged.status == 0, triaged
+    assert triaged.data["unknown"] == {}, triaged.data
+    assert [e["finding"] for e in triaged.data["enqueued"]] == [
+        "test tests/test_calc.py::test_add",
+        "lint src/calc.py F401",
+        "coverage src/calc.py",
+    ], triaged.data
+    assert (
+        "FAILED"
+        not in (project.root / triaged.data["gate_logs"]).joinpath("001-test.log").read_text()
+    )  # pytest itself named nothing: the report did
+    covered = (
+        TEST_ADD + "\n\ndef test_sub():\n    from calc import sub\n\n    assert sub(3, 1) == 2\n"
+    )
+    plant(project, {"src/calc.py": CALC + uncovered, "tests/test_calc.py": covered}, "fixed")
+    last = project.loop("triage")
+    assert last.data["unknown"] == {}, last.data
+    assert sorted(r["goal"] for r in last.data["retired"]) == ["G1", "G2", "G3"], last.data
+    assert last.data["enqueued"] == [] and "## Triage" not in project.read("docs/loop/BOARD.md")
+    assert project.clean()
+
+
+def test_a_coverage_report_a_tampered_run_wrote_is_not_read(tmp_path: Path) -> None:
+    """The coverage report is read only where a trusted run wrote it last: a test run
+    that writes it itself, and reports every test as passed, does not cover a file."""
+    project = make_project(tmp_path, accept=None, gates=(TEST_GATE,))
+    contract = project.read("docs/loop/CONTRACT.md")
+    contract = contract.replace("- Iterations:", "- Coverage floor: 90%\n- Iterations:")
+    contract = contract.replace(
+        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
+    )
+    assert "`coverage.json`" in contract
+    project.write("docs/loop/CONTRACT.md", contract)
+    fake = (
+        "import json, pathlib\n\npathlib.Path('coverage.json').write_text(json.dumps("
+        "{'files': {'src/calc.py': {'summary': {'percent_covered': 100.0}}}}))\n"
+    )
+    plant(project, {"conftest.py": PASS_ALL + "\n\n" + fake}, "a forged report")
+    triaged = project.loop("triage")
+    assert triaged.status == 0, triaged
+    assert set(triaged.data["unknown"]) == {"test", "coverage"}, triaged.data
+    assert (
+        "coverage.json was last written by a run that cannot be trusted"
+        in (triaged.data["unknown"]["coverage"])
+    )
+
+
+def test_the_junit_report_says_which_tests_failed_and_the_output_in_what_order() -> None:
+    from relay.loop.triage import failing_tests, left_for_later
+
+    output = (
+        "FAILED tests/test_b.py::test_b - assert 1 == 2\n"
+        "FAILED tests/test_a.py::test_printed - a test printed this line\n"
+        "ERROR tests/test_c.py\n"
+    )
+    tests = (
+        ("tests/test_a.py::test_a", "failed"),
+        ("tests/test_a.py::test_printed", "passed"),
+        ("tests/test_b.py::test_b", "failed"),
+        ("tests/test_d.py::test_d", "error"),
+    )
+    got = failing_tests(output, gate="pytest -q", tests=tests)
+    assert [(f.key, f.title) for f in got] == [
+        ("test tests/test_b.py::test_b", "Fix the failing test tests/test_b.py::test_b"),
+        ("test tests/test_c.py", "Fix the erroring test tests/test_c.py"),  # not collected
+        ("test tests/test_a.py::test_a", "Fix the failing test tests/test_a.py::test_a"),
+        ("test tests/test_d.py::test_d", "Fix the erroring test tests/test_d.py::test_d"),
+    ]
+    assert [f.key for f in failing_tests(output, gate="pytest -q")] == [
+        "test tests/test_b.py::test_b",
+        "test tests/test_a.py::test_printed",
+        "test tests/test_c.py",
+    ]  # no report: the output alone says
+    marks = {"changed src/a.py", "changed coverage.json", "left .coverage", "touched src"}
+    assert left_for_later(marks, {"ruff.toml", "new/"}, spared="coverage.json") == [
+        "changed src/a.py",
+        "left new/",
+        "left ruff.toml",
+    ]
+    assert left_for_later({"left .coverage", "touched ."}, set()) == []
