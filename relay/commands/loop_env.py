@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -148,7 +149,6 @@ def record_env(
         when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
         sep=os.pathsep,
     )
-    from dataclasses import replace
 
     runenv = replace(runenv, secrets=merge_secrets(old.secrets if old else (), secrets))
     store = SecretStore(root)
@@ -303,31 +303,45 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
         said = "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them"
         return [("loop gates", "skip", said, "")]
     from relay.commands.loop_unattended import work_dir
-    from relay.ratchet.measure import gate_log, head_box, log_gate, run_boxed
+    from relay.loop.triage import moved_why
+    from relay.ratchet.measure import Checkout, gate_log, head_box, judged_runs, log_gate
 
     env = runenv.environment(cron_environment())
     checks: list[tuple[str, str, str, str]] = []
     redo = "run `relay loop schedule --at HH:MM` again from the shell the gates work in"
     # as a scheduled run's gates run: in the scheduler's environment, then behind the
-    # maker's boundary, in a sandboxed clone of HEAD (kept changes are a maker's code)
+    # maker's boundary, in a sandboxed clone of HEAD (kept changes are a maker's code),
+    # each from an empty scratch with relay's pytest plugin; a gate that runs in a tree an
+    # earlier run changed (a tracked file written, an entry git does not ignore left) is
+    # not said to run: what it read was not HEAD's
     with gate_log(root, "doctor") as log, head_box(root) as box:
-        for gate in contract.gates:
-            timeout = DOCTOR_GATE_TIMEOUT
-            done = run_boxed(box, gate, timeout=timeout, work=work_dir(root), base=env)
+        checkout, moved = Checkout.of(box.tree), ""
+        runs = judged_runs(box.tree, contract.gates, timeout=DOCTOR_GATE_TIMEOUT, box=box,
+                           work=work_dir(root), base=env)  # fmt: skip
+        for run in runs:
+            gate, done = run.gate, run.done
+            left = checkout.since(spared=contract.coverage_report)
+            if left and not moved:
+                moved = moved_why(gate.name, left)
+            distrust = run.tamper or moved
+            if distrust:
+                done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {distrust}\n")
             log_gate(gate, done, where=box.tree)
             name = f"loop gate {gate.name}"
-            if done.ok:
+            if done.ok and not distrust:
                 said = f"runs the scheduler's way ({done.duration:.1f}s)"
                 checks.append((name, "ok", said, ""))
                 continue
             how = "ran past its time" if done.timed_out else f"exited {done.exit_code}"
-            last = _last_line(done.output)
+            last = _last_line(run.done.output)
             said = f" ({last})" if last else ""
             said += f"; output in {log.written[-1]}"
-            if cannot_run(done.exit_code, done.output):
+            if not done.ok and cannot_run(done.exit_code, done.output):
                 said = f"`{gate.command}` cannot run the scheduler's way: {how}{said}"
                 fix = f"{redo}, naming what the gate needs with --pass-env NAME"
                 checks.append((name, "fail", said, fix))
+            elif distrust:  # what it read was not HEAD's, or its test run was tampered with
+                checks.append((name, "warn", f"ran, but {distrust}: {how}{said}", ""))
             else:  # it ran: a red gate is triage's to work, not the schedule's to fix
                 said = f"ran the scheduler's way and failed: {how}{said}"
                 checks.append((name, "warn", said, ""))

@@ -178,16 +178,6 @@ def task_box(root: Path, commit: str) -> Iterator[TaskBox]:
         yield TaskBox(box, boxed_env(box, git_dir(root) / "relay" / "loop"))
 
 
-def run_boxed(
-    box: Sandbox, gate: Gate, *, timeout: float, work: Path, base: Mapping[str, str] | None = None
-) -> StepOutcome:
-    """``gate`` run once in ``box``'s tree behind its boundary, in :func:`boxed_env` (of
-    ``base``, the scheduler's environment, when given)."""
-    env = boxed_env(box, work, None, base)
-    done = run_step(box.wrap(gate.command, env), cwd=box.tree, timeout=timeout, env=env)
-    return replace(done, command=gate.command)
-
-
 def handed_secrets() -> dict[str, list[str]]:
     """The names of the secrets handed to each role (role -> names), never their values."""
     return {role: list(values) for role, values in _ROLE_SECRETS.items()}

@@ -4,14 +4,19 @@ real pytest, ruff and coverage as gates: a test run that leaves what makes the l
 pass (an ignore file, a ruff configuration), or that tampers with pytest's reports,
 retires no goal: that kind is unknown, said on the board. Failing tests are read from the
 run's JUnit report; an honest HEAD (coverage's report carried from one gate to the next)
-triages as it always did."""
+triages as it always did. `relay doctor` runs each gate from an empty scratch and says
+when one ran in a tree an earlier run changed."""
 
 from __future__ import annotations
 
+import io
+import json
+import shlex
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, TEST_GATE, Project, make_project
+from loop_project import CALC, PY, TEST_GATE, Project, make_project
 
 from relay.loop.goals import GoalState, parse_board
 
@@ -194,3 +199,47 @@ def test_the_junit_report_says_which_tests_failed_and_the_output_in_what_order()
         "left ruff.toml",
     ]
     assert left_for_later({"left .coverage", "touched ."}, set()) == []
+
+
+def doctor(project: Project) -> dict[str, tuple[str, str]]:
+    from relay.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        main(["doctor", "--repo-dir", str(project.root), "--json"])
+    checks = json.loads(out.getvalue())["data"]["checks"]
+    return {c["name"]: (c["status"], c["detail"]) for c in checks}
+
+
+def test_doctor_runs_each_gate_from_an_empty_scratch_and_says_a_tree_a_run_changed(
+    tmp_path: Path, real_crontab: None
+) -> None:
+    """A test run that leaves a file in the box's HOME: the next gate does not find it
+    (the scheduler's run starts each gate from an empty scratch); one that leaves a file
+    git does not ignore in the tree: the gates from it on are not said to run."""
+    home = "import os, pathlib\n\npathlib.Path(os.environ['HOME'], 'made').write_text('x')\n"
+    found_home = "import os, sys; sys.exit(not os.path.exists(os.path.expanduser('~/made')))"
+    probe = f"check: {PY} -c {shlex.quote(found_home)}"
+    project = make_project(tmp_path, accept=None, gates=(TEST_GATE, probe))
+    maker = project.script("maker", "count('maker')\n")
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    project.write(
+        "docs/loop/CONTRACT.md",
+        contract.replace(line, f"`` relay loop run --maker {shlex.quote(maker)} ``"),
+    )
+    plant(project, {"tests/conftest.py": home}, "a test run that writes into HOME")
+    assert project.loop("schedule", "--at", "04:00", "--scheduler", "cron").status == 0
+    found = doctor(project)
+    assert found["loop gate test"][0] == "ok", found
+    state, detail = found["loop gate check"]
+    assert state == "warn" and "ran the scheduler's way and failed: exited 1" in detail, found
+    plant(project, {"tests/conftest.py": home + "pathlib.Path('made.txt').write_text('x')\n"},
+          "and into the tree")  # fmt: skip
+    found = doctor(project)
+    for gate in ("test", "check"):
+        state, detail = found[f"loop gate {gate}"]
+        assert state == "warn", found
+        assert "ran, but the run of test changed the tree the gates share (left made.txt)" in (
+            detail
+        ), found
