@@ -20,9 +20,11 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test, through pytest's own run
-  functions but reported nowhere (not in the output, the counts or any JUnit report): it
-  must fail with a random token, else pytest's runs were switched off;
+- runs a canary test with a random name before the first test, under each test folder's
+  first module (every conftest.py above that folder's tests hooks into its run as into
+  theirs), through pytest's own run functions but reported nowhere (not in the output, the
+  counts or any JUnit report): it must fail with a random token, else pytest's runs were
+  switched off;
 - writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
   once at load ("started") and again at the session's end: a run cut short at import
   (``os._exit``) leaves only the first.
@@ -47,6 +49,7 @@ from typing import Any
 import pytest
 
 ENV = "RELAY_PYTEST_GUARD"
+CANARY_OK = "failed as it must"  # the canary's one good end (relay.loop.tamper reads it)
 
 # what pytest and pluggy run a test and report it with: every function and class
 # attribute of these modules is recorded at load and compared at the session's end
@@ -334,11 +337,14 @@ class Guard:
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
             self.canary = "not needed (no test runs)"
         else:
-            self.run_canary(session)
+            for parent in _canary_parents(session):
+                self.run_canary(session, parent)
+                if self.canary != CANARY_OK:
+                    break
 
-    def run_canary(self, session: pytest.Session) -> None:
-        """Run the canary through pytest's own run functions, reported nowhere; it must
-        fail with the token."""
+    def run_canary(self, session: pytest.Session, parent: pytest.Session | pytest.Module) -> None:
+        """Run the canary under ``parent`` through pytest's own run functions, reported
+        nowhere; it must fail with the token."""
         from _pytest.runner import runtestprotocol
 
         token = self.token
@@ -347,7 +353,7 @@ class Guard:
             raise AssertionError(token)
 
         canary.__name__ = self.canary_name
-        item = pytest.Function.from_parent(session, name=self.canary_name, callobj=canary)
+        item = pytest.Function.from_parent(parent, name=self.canary_name, callobj=canary)
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
         following = session.items[0] if session.items else None
         try:
@@ -365,7 +371,7 @@ class Guard:
         elif token not in str(calls[0].longrepr):
             self.canary = "failed without its token"
         else:
-            self.canary = "failed as it must"
+            self.canary = CANARY_OK
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         problems = [*self.problems, *_changed(self.before), *self.hook_problems()]
@@ -379,6 +385,20 @@ class Guard:
             worker=os.environ.get("PYTEST_XDIST_WORKER", ""),
             handed=self.handed,
         )
+
+
+def _canary_parents(session: pytest.Session) -> list[Any]:
+    """Where the canary runs: under the first test module of each folder that holds one
+    (the hooks of every conftest.py above it apply to it as to that folder's tests), or
+    under the session when no test is a module's."""
+    parents: list[Any] = []
+    seen: set[Path] = set()
+    for item in session.items:
+        module = item.getparent(pytest.Module)
+        if module is not None and module.path.parent not in seen:
+            seen.add(module.path.parent)
+            parents.append(module)
+    return parents or [session]
 
 
 GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None

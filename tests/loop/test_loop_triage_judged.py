@@ -89,12 +89,15 @@ def pytest_runtest_makereport(item, call):
 """
 
 
-def test_a_test_run_that_rewrites_its_reports_to_passed_retires_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["conftest.py", "tests/conftest.py"])
+def test_a_test_run_that_rewrites_its_reports_to_passed_retires_nothing(
+    tmp_path: Path, where: str
+) -> None:
     project = make_project(tmp_path, accept=None)
     plant(project, {"src/calc.py": RED_CALC}, "a failing test")
     first = project.loop("triage")
     assert [e["finding"] for e in first.data["enqueued"]] == ["test tests/test_calc.py::test_add"]
-    plant(project, {"conftest.py": PASS_ALL}, "every test reported as passed")
+    plant(project, {where: PASS_ALL}, "every test reported as passed")
     again = project.loop("triage")
     assert again.status == 0, again
     assert again.data["retired"] == [] and list(again.data["unknown"]) == ["test"], again.data
