@@ -54,12 +54,9 @@ def failing_tests(
     named = pytest_failures(output)
     if tests is not None:
         failed = {node: outcome for node, outcome in tests if outcome in ("failed", "error")}
+        ran = dict(tests)
         # a file that could not be collected is no test case of the report: its ERROR line
-        kept = [
-            f
-            for f in named
-            if f.path in failed or ("::" not in f.path and f.path not in dict(tests))
-        ]
+        kept = [f for f in named if f.path in failed or ("::" not in f.path and f.path not in ran)]
         said = {f.path for f in kept}
         kept += [
             Check("test", node, failed="FAILED" if outcome == "failed" else "ERROR")
