@@ -20,11 +20,11 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test, under each test folder's
-  first module (every conftest.py above that folder's tests hooks into its run as into
-  theirs), through pytest's own run functions but reported nowhere (not in the output, the
-  counts or any JUnit report): it must fail with a random token, else pytest's runs were
-  switched off;
+- runs a canary test with a random name before the first test, under the session and
+  under each test folder's first module that no mark of its own skips, xfails or re-runs
+  (every conftest.py above that folder's tests hooks into its run as into theirs), through
+  pytest's own run functions but reported nowhere (not in the output, the counts or any
+  JUnit report): it must fail with a random token, else pytest's runs were switched off;
 - writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
   once at load ("started") and again at the session's end: a run cut short at import
   (``os._exit``) leaves only the first.
@@ -387,18 +387,25 @@ class Guard:
         )
 
 
+# a module's own marks that would make the canary skip, xfail or re-run there (honestly)
+_SKIPPING = frozenset({"skip", "skipif", "xfail", "flaky"})
+
+
 def _canary_parents(session: pytest.Session) -> list[Any]:
-    """Where the canary runs: under the first test module of each folder that holds one
-    (the hooks of every conftest.py above it apply to it as to that folder's tests), or
-    under the session when no test is a module's."""
-    parents: list[Any] = []
+    """Where the canary runs: under the session, and under the first test module of each
+    folder that holds one (the hooks of every conftest.py above it apply to it as to that
+    folder's tests) whose own marks skip, xfail or re-run nothing."""
+    parents: list[Any] = [session]
     seen: set[Path] = set()
     for item in session.items:
         module = item.getparent(pytest.Module)
-        if module is not None and module.path.parent not in seen:
-            seen.add(module.path.parent)
-            parents.append(module)
-    return parents or [session]
+        if module is None or module.path.parent in seen:
+            continue
+        if any(mark.name in _SKIPPING for mark in module.own_markers):
+            continue
+        seen.add(module.path.parent)
+        parents.append(module)
+    return parents
 
 
 GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None

@@ -246,3 +246,40 @@ def test_doctor_runs_each_gate_from_an_empty_scratch_and_says_a_tree_a_run_chang
         assert "ran, but the run of test changed the tree the gates share (left made.txt)" in (
             detail
         ), found
+
+
+def test_a_module_marked_skip_or_xfail_is_no_tampering_and_a_folders_conftest_is_seen(
+    tmp_path: Path,
+) -> None:
+    """The canary runs under each test folder's first module whose own marks skip or xfail
+    nothing: honest marks leave it failing as it must; a conftest.py of that folder that
+    reports every test as passed reports it as passed too."""
+    from loop_project import FILES
+
+    from relay.loop.contract import Gate
+    from relay.ratchet.measure import measure
+
+    def tree(where: Path, files: dict[str, str]) -> Path:
+        for name, text in {**FILES, **files}.items():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            (where / name).write_text(text, encoding="utf-8")
+        return where
+
+    marked = {
+        "tests/test_a.py": "import pytest\n\npytestmark = pytest.mark.xfail\n\n\n"
+        "def test_a():\n    assert False\n",
+        "tests/test_b.py": "import pytest\n\npytestmark = pytest.mark.skip\n\n\n"
+        "def test_b():\n    assert False\n",
+        "tests/more/test_c.py": "import pytest\n\npytestmark = pytest.mark.skipif(True, reason='')"
+        "\n\n\ndef test_c():\n    assert False\n",
+    }
+    gates = [Gate("test", TEST_GATE)]
+    honest = measure(tree(tmp_path / "honest", marked), gates, timeout=120,
+                     coverage_report=None, stop_at_failure=False)  # fmt: skip
+    assert honest.failure is None and honest.checks[0].tampered == "", honest
+    red = {"src/calc.py": RED_CALC, "tests/conftest.py": PASS_ALL}
+    got = measure(tree(tmp_path / "red", red), gates, timeout=120, coverage_report=None,
+                  stop_at_failure=False)  # fmt: skip
+    assert got.failure is not None and "relay's canary test (which must fail) passed" in (
+        got.checks[0].tampered
+    ), got
