@@ -380,10 +380,13 @@ def measure(
     excused_gone: Sequence[str] = (),
     box: Sandbox | None = None,
     work: Path | None = None,
+    files: Sequence[str] | None = None,
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards. In a
     ``box`` (``where`` is its tree) each gate runs behind the box's boundary, in an
     environment with no credential (``work``: the loop's, for the secrets named there).
+    ``files``: the files git tracks in ``where``, where the caller knows them (the
+    listing of the commit it checked out there), else asked of git.
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
@@ -397,7 +400,7 @@ def measure(
     results: list[GateResult] = []
     checks: list[GateChecks] = []
     failure: Failed | None = None
-    files = tracked_files(where)
+    files = tuple(files) if files is not None else tracked_files(where)
     for gate in gates:
         before = tree_state(where, files)
         # in a box, the report's folder is the box's (the gate's process writes it there)
