@@ -328,6 +328,9 @@ class WorkTree:
         self._listings: dict[str, str] = {}
         self._shown: dict[tuple[str, str], str | None] = {}  # (commit, path): its text
         self._changed: dict[tuple[str, str], list[str]] = {}  # (HEAD, commit): the paths
+        # (base, tree object) of a take: the paths between them, which a commit of that
+        # tree on that base changes (git's diff of the two, which the take asked already)
+        self._taken: dict[tuple[str, str], list[str]] = {}
 
     def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
         """One local git command, with hooks off. Worktree commands run one at a time in
@@ -608,6 +611,10 @@ class WorkTree:
         paths = sorted(p for p in listed if p not in skip and not p.startswith(inside))
         if len(paths) < len(listed):  # what a skip entry changed is no part of the tree
             made = self._tree_with(base, made, paths)
+        elif (pinned := self._pinned(base)) is not None:
+            if len(self._taken) > 64:
+                self._taken.clear()
+            self._taken[(pinned, made)] = sorted(listed)
         # a nested repository is named too (the take refuses it: see :meth:`refusal`)
         paths += sorted(p for p in nested if p not in skip and not p.startswith(inside))
         return paths, made
@@ -818,8 +825,14 @@ class WorkTree:
         ).stdout
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
-        """A commit of the tree object ``tree`` on ``parent``, off every branch."""
-        return self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
+        """A commit of the tree object ``tree`` on ``parent``, off every branch (what it
+        changes against ``parent`` is known already when a take made ``tree`` on it)."""
+        made = self.git("commit-tree", tree, "-p", parent, "-m", message, identity=True).strip()
+        base = self._pinned(parent)
+        known = self._taken.get((base, tree)) if base is not None else None
+        if base is not None and known is not None and _SHA.fullmatch(made):
+            self._keep_changed((base, made), known)
+        return made
 
     def refusal(self, source: Path, paths: Sequence[str]) -> str | None:
         """Why ``paths`` under ``source`` (a maker's clone) could not be taken into this
@@ -960,10 +973,14 @@ class WorkTree:
         out = self.git("diff", "--name-only", "--no-renames", "-z", head or "HEAD", commit)
         paths = sorted(p for p in out.split("\0") if p)
         if key is not None:
-            if len(self._changed) > 64:
-                self._changed.clear()
-            self._changed[key] = list(paths)
+            self._keep_changed(key, paths)
         return paths
+
+    def _keep_changed(self, key: tuple[str, str], paths: Sequence[str]) -> None:
+        """Keep the paths a commit changes against another (both full shas)."""
+        if len(self._changed) > 64:
+            self._changed.clear()
+        self._changed[key] = list(paths)
 
     def show(self, commit: str, path: str) -> str | None:
         """A file's text at ``commit``, or None when it has no such file (asked of git once

@@ -569,6 +569,7 @@ class Judge:
                 stop_at_failure=False,
                 box=box,
                 work=self.work,
+                files=self.tree.files_at(commit),  # what the box's clone checked out
             )
         self._remember(key, got)
         return got
@@ -840,6 +841,7 @@ class Judge:
                 excused_gone=removed,
                 box=box,
                 work=self.work,
+                files=self.tree.files_at(candidate),  # what the box's clone checked out
             )
             reached = self._machinery(machinery, "its gates")  # before relay runs git again
             if reached:

@@ -370,10 +370,13 @@ def measure(
     excused_gone: Sequence[str] = (),
     box: Sandbox | None = None,
     work: Path | None = None,
+    files: Sequence[str] | None = None,
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards. In a
     ``box`` (``where`` is its tree) each gate runs behind the box's boundary, in an
     environment with no credential (``work``: the loop's, for the secrets named there).
+    ``files``: the files git tracks in ``where``, where the caller knows them (the
+    listing of the commit it checked out there), else asked of git.
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
@@ -387,7 +390,7 @@ def measure(
     results: list[GateResult] = []
     checks: list[GateChecks] = []
     failure: Failed | None = None
-    for run in judged_runs(where, gates, timeout=timeout, box=box, work=work):
+    for run in judged_runs(where, gates, timeout=timeout, box=box, work=work, files=files):
         gate, done, tamper, report_text = run.gate, run.done, run.tamper, run.junit
         marks, before = run.marks, run.before
         if against is not None and not tamper:
@@ -458,12 +461,14 @@ def judged_runs(
     box: Sandbox | None = None,
     work: Path | None = None,
     base: Mapping[str, str] | None = None,
+    files: Sequence[str] | None = None,
 ) -> Iterator[GateRun]:
     """Each gate run in turn in ``where`` as the ratchet judges it: from an empty scratch
     (in a ``box``), with relay's pytest plugin and a JUnit report, the tree looked at before
     and after. Lazy: the caller looks at each run before the next starts (``base``: the
-    scheduler's environment, when given)."""
-    files = tracked_files(where)
+    scheduler's environment, when given; ``files``: the tree's tracked files, when the
+    caller has them already)."""
+    files = tuple(files) if files is not None else tracked_files(where)
     for gate in gates:
         before = tree_state(where, files)
         # in a box, the report's folder is the box's (the gate's process writes it there)

@@ -56,6 +56,7 @@ where they cannot be made (``relay doctor`` and BOARD.md say which).
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import functools
 import os
@@ -341,8 +342,8 @@ def box_tmpfs() -> str:
 # box folder given to it, what is shown bound as it is, with its owners and modes, and
 # what is shared through an idmapped mount on which BOX_ID's files are that user's)
 _ENTER = r"""
+import _ctypes  # the C module: ctypes's package makes every C type it names at import
 import _signal  # the C module: the signal module's enums cost an import of enum
-import ctypes
 import os
 import stat
 import struct
@@ -392,7 +393,45 @@ XATTRED = {"x86_64": (188, 189, 190, 463), "aarch64": (5, 6, 7, 463)}
 # keyctl(2)'s number on each machine Linux runs relay on
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "ppc64le": 353,
           "s390x": 280, "armv7l": 311, "i686": 288}
-libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _Int(_ctypes._SimpleCData):
+    _type_ = "i"
+
+
+class _Function(_ctypes.CFuncPtr):  # a function of libc's, as ctypes.CDLL's use_errno makes it
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Int
+
+
+class ctypes:  # what the set-up uses of ctypes, from its C module alone (as ctypes makes them)
+    get_errno = staticmethod(_ctypes.get_errno)
+    addressof = staticmethod(_ctypes.addressof)
+
+    class c_long(_ctypes._SimpleCData):
+        _type_ = "l"
+
+    class c_char_p(_ctypes._SimpleCData):
+        _type_ = "z"
+
+    class c_char(_ctypes._SimpleCData):
+        _type_ = "c"
+
+    @staticmethod
+    def create_string_buffer(init, size=None):
+        buf = (ctypes.c_char * (len(init) + 1 if size is None else size))()
+        buf.value = init
+        return buf
+
+    class CDLL:  # the program's own symbols (name None), as ctypes.CDLL(None) opens them
+        def __init__(self, name):
+            self._handle = _ctypes.dlopen(name, _ctypes.RTLD_LOCAL)
+
+        def __getattr__(self, name):
+            return _Function((name, self))
+
+
+libc = ctypes.CDLL(None)
 env = os.environ
 DROP = int(env.get("RELAY_DROP") or 0)  # relay is root: the boxes' shared user and group
 # the pid outside of the process the box lives under (unique while it runs): the box's user
@@ -1232,8 +1271,7 @@ def idmap_probe(shares: Sequence[Path]) -> dict[Path, str]:
     a process of its own; each unprobed (the probe could not run) is said so."""
     if not shares:
         return {}
-    setup = _ENTER[: _ENTER.rindex("main()")]
-    code = setup + _IDMAP_PROBE.replace("BOX_IDS_TOP", str(USERS_TOP))
+    code = _setup() + _IDMAP_PROBE.replace("BOX_IDS_TOP", str(USERS_TOP))
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", code, *map(str, shares)],
@@ -1270,17 +1308,26 @@ def box_users() -> str:
     return ""
 
 
-@functools.cache
 def _entry() -> str:
-    """:data:`_ENTER` compiled once a run, its code object on the command line (marshal's
-    format is the interpreter's own, and the box runs this very interpreter): each box then
-    starts without compiling the set-up again (compressed, about as long as its text)."""
+    """:data:`_ENTER` as each box runs it: its definitions (:func:`_setup`), then its main."""
+    return f"{_setup()}\nmain()"
+
+
+@functools.cache
+def _setup() -> str:
+    """:data:`_ENTER`'s definitions (all but its closing call of main), with
+    :data:`_CLEAR`'s, compiled once a run, the code object on the command line (marshal's
+    format is the interpreter's own, and the box runs this very interpreter): each box, and
+    relay doctor's idmapping probe, then starts without compiling the set-up again
+    (compressed, about as long as its text; zlib's default level, whose output is within
+    1% of its best level's at a fifth of its time)."""
     import binascii
     import marshal
     import zlib
 
-    code = marshal.dumps(compile(_CLEAR + _ENTER, "<relay box set-up>", "exec"))
-    packed = binascii.b2a_base64(zlib.compress(code, 9), newline=False).decode("ascii")
+    setup = _CLEAR + _ENTER[: _ENTER.rindex("main()")]
+    code = marshal.dumps(compile(setup, "<relay box set-up>", "exec"))
+    packed = binascii.b2a_base64(zlib.compress(code, 6), newline=False).decode("ascii")
     return (
         "import binascii, marshal, zlib\n"
         f"exec(marshal.loads(zlib.decompress(binascii.a2b_base64({packed!r}))))"
@@ -1922,13 +1969,16 @@ def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
     read at most."""
     found: list[Path] = []
     seen = 0
-    todo = [(root, 0) for root in roots]
+    # each folder by its path and name as text, in the order pathlib's walk took them (a
+    # box is made several times an iteration, and walks up to ``cap`` entries each time)
+    todo = collections.deque((os.fspath(root), root.name, 0) for root in roots)
     while todo and seen < cap:
-        folder, depth = todo.pop(0)
+        folder, folder_name, depth = todo.popleft()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        cargo_folder = folder_name == ".cargo"
         for entry in entries[: cap - seen]:
             seen += 1
             name = entry.name
@@ -1938,9 +1988,9 @@ def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
                 continue
             if is_dir:
                 if depth < TOOL_WALK_DEPTH and name not in TOOL_BULK:
-                    todo.append((Path(entry.path), depth + 1))
+                    todo.append((entry.path, name, depth + 1))
                 continue
-            cargo = folder.name == ".cargo" and CARGO_SECRETS.match(name)
+            cargo = cargo_folder and CARGO_SECRETS.match(name)
             if cargo or name in TOOL_SECRET_NAMES or name.endswith(TOOL_SECRET_SUFFIXES):
                 found.append(Path(entry.path))
     return found
