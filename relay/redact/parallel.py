@@ -17,7 +17,6 @@ import itertools
 import os
 import re
 import signal
-import tempfile
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -200,6 +199,7 @@ def redact_file(
     jobs = min(jobs, len(pieces))
     total = Tally()
     import multiprocessing
+    import tempfile  # here: it loads shutil, bz2 and lzma, which one process never needs
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context(method)
