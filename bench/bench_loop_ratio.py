@@ -1,7 +1,7 @@
 """A kept loop iteration against the gates run by hand, paired (issue 29's goal: one kept
 iteration costs at most 1.5x the gates by hand plus the maker's own time).
 
-Two real projects, each in a temporary git repository:
+Three real projects, each in a temporary git repository:
 
 - tiny: the calc project of ``bench_loop`` (pytest and ruff as its gates, well under a
   second each), where the loop's fixed costs show most;
