@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay.commands.bounds import whole
 from relay.commands.output import Output, say
@@ -59,6 +59,7 @@ from relay.loop.risks import (
     with_areas,
 )
 from relay.loop.roster import (
+    LOOP_NAME,
     Roster,
     RunPanel,
     applies_text,
@@ -67,18 +68,12 @@ from relay.loop.roster import (
     role_settings,
     run_panel,
 )
-from relay.loop.spine import (
-    LOOP_NAME,
-    Proposal,
-    extend_board,
-    extend_goals,
-    extend_loop,
-    fresh_files,
-    propose_gates,
-)
 from relay.ratchet.engine import NOTHING_TO_RESUME, Ratchet, contract_ready
 from relay.ratchet.files import Spine
 from relay.ratchet.judge import Options
+
+if TYPE_CHECKING:
+    from relay.loop.spine import Proposal
 
 PROJECT_FILES = ("pyproject.toml", "Makefile", "package.json", "Cargo.toml", "go.mod")
 
@@ -392,6 +387,7 @@ def _choose_areas(args: argparse.Namespace, tree: WorkTree, loop_text: str) -> l
 def run_init(args: argparse.Namespace) -> Output:
     """Write what the spine lacks; never overwrite."""
     from relay.commands.loop_env import check_passed
+    from relay.loop.spine import extend_board, extend_goals, extend_loop, fresh_files, propose_gates
 
     check_passed(args.pass_env, args.pass_secret, os.environ)  # refused before any write
     tree = _root(args)

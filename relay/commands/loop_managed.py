@@ -29,7 +29,7 @@ from relay.errors import ConfigError, LocalUsageError
 from relay.loop import managed as m
 from relay.loop.contract import CONTRACT_NAME
 from relay.loop.goals import BOARD_NAME, GOALS_NAME
-from relay.loop.spine import LOOP_NAME
+from relay.loop.roster import LOOP_NAME
 
 if TYPE_CHECKING:
     from anthropic import Anthropic

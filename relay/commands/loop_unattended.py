@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relay import RELAY_MODULE
 from relay.edges.ownpath import program
@@ -29,7 +29,6 @@ from relay.edges.treefiles import read_tree_text
 from relay.errors import ConfigError, LocalUsageError, RelayError
 from relay.loop.contract import CONTRACT_NAME, Contract
 from relay.loop.goals import Goal
-from relay.loop.jobs import Answer, task_steps
 from relay.loop.resume import (
     RECORD_NAME,
     PendingResume,
@@ -39,6 +38,9 @@ from relay.loop.resume import (
     resume_args,
     resume_time,
 )
+
+if TYPE_CHECKING:
+    from relay.loop.jobs import Answer
 
 VERB_TIMEOUT = 120.0
 ENTRY_NAME = "resume.entry.json"  # the registered entry as it was rendered, to verify it
@@ -94,6 +96,7 @@ class RelayJobs:
         return int(data["issue"])
 
     def verify(self, goal: Goal, *, job: int, commit: str, branch: str) -> Answer:
+        from relay.loop.jobs import Answer, task_steps
         from relay.node.context import open_node
 
         ctx = open_node(repo_dir=self.root, node=None, api=None, need_node=False)

@@ -9,7 +9,6 @@ that does not exist, or a missing budget is refused, naming the field.
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -220,6 +219,8 @@ def _prose(part: Section) -> str:
 
 def wrap(text: str) -> str:
     """Free text as paragraphs wrapped for reading."""
+    import textwrap  # for writing a contract, never for reading one
+
     return "\n\n".join(
         textwrap.fill(p, WIDTH, break_on_hyphens=False, break_long_words=False)
         for p in text.split("\n\n")

@@ -10,7 +10,6 @@ of that is decided here from observed paths and texts; ``relay.ratchet`` does th
 from __future__ import annotations
 
 import ast
-import configparser
 import fnmatch
 import json
 import re
@@ -488,6 +487,8 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
             if isinstance(doc, dict):  # another tool's table names no gate's plugin
                 doc = {k: v for k, v in doc.items() if k in _TOOL_TABLES}
         return _table_settings(doc)
+    import configparser  # an ini file's reader, for a project that has one
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -953,6 +954,8 @@ def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
                 doc = doc.get(key) if isinstance(doc, dict) else None
             value = doc.get("pythonpath") if isinstance(doc, dict) else None
         else:
+            import configparser
+
             parser = configparser.ConfigParser(interpolation=None, strict=False)
             try:
                 parser.read_string(text)
@@ -987,6 +990,8 @@ def _checker_paths(name: str, text: str | None) -> list[str]:
                 paths = each.get("extraPaths") if isinstance(each, dict) else None
                 words += paths if isinstance(paths, list) else []
     elif name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        import configparser
+
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         try:
             parser.read_string(text)

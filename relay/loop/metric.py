@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 from relay.errors import SpineFileError
 from relay.loop.markdown import row, table_rows
+from relay.loop.records import EXPERIMENTS_NAME as EXPERIMENTS_NAME
 
-EXPERIMENTS_NAME = "docs/loop/EXPERIMENTS.md"
 EXPERIMENTS_HEAD = """\
 # Experiments
 

@@ -33,6 +33,7 @@ FAILURES_NAME = f"{STATE}/failures.md"
 RULES_NAME = f"{STATE}/learned-rules.md"
 BASELINE_NAME = f"{STATE}/baseline.md"
 HANDOVER_NAME = "docs/loop/handover.md"
+EXPERIMENTS_NAME = "docs/loop/EXPERIMENTS.md"  # relay.loop.metric's ledger
 
 LOG_HEAD = """\
 # Iteration log

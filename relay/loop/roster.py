@@ -23,7 +23,6 @@ from relay.errors import SpineFileError
 from relay.loop.agents import parse_role
 from relay.loop.markdown import Section, body_lines, code_span, find, parse_code_span, sections
 from relay.loop.programs import program_of, same_program, shared_program
-from relay.loop.tools import shipping as shipping_tools
 
 LOOP_NAME = "docs/loop/LOOP.md"
 HEADING = "Roles"
@@ -361,6 +360,8 @@ def check_roster(
         if role.backend is BackendKind.NONE:
             found.append(RosterProblem(role.name, "it has no backend; name a command, an"
                                        " agent, a node or a managed agent"))  # fmt: skip
+        from relay.loop.tools import shipping as shipping_tools
+
         shipping = sorted(shipping_tools(role.tools))
         if shipping and role.name != COORDINATOR:
             found.append(RosterProblem(

@@ -17,7 +17,6 @@ through it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 import shlex
@@ -322,6 +321,8 @@ def _through(upstream: tuple[str, int, str | None], host: str, port: int) -> soc
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     ask = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
     if login is not None:
+        import base64
+
         ask += f"Proxy-Authorization: Basic {base64.b64encode(login.encode()).decode()}\r\n"
     try:
         remote.sendall((ask + "\r\n").encode())

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from relay.edges.statefile import git_dir
 from relay.edges.worktree import WorkTree
@@ -37,18 +37,7 @@ from relay.loop.goals import (
     parse_board,
     render_board,
 )
-from relay.loop.jobs import (
-    Answer,
-    Job,
-    branch_for,
-    judged,
-    not_run,
-    open_job,
-    parse_jobs,
-    unauthorised,
-)
 from relay.loop.markdown import sections
-from relay.loop.metric import EXPERIMENTS_NAME
 from relay.loop.ratchet import (
     Backoff,
     Decision,
@@ -78,6 +67,7 @@ from relay.loop.ratchet import (
 )
 from relay.loop.records import (
     BASELINE_NAME,
+    EXPERIMENTS_NAME,
     FAILURES_NAME,
     HANDOVER_NAME,
     LOG_NAME,
@@ -115,6 +105,9 @@ from relay.ratchet.measure import (
 )
 from relay.ratchet.roles import check_commands, role_commands
 from relay.ratchet.threads import ThreadStore
+
+if TYPE_CHECKING:
+    from relay.loop.jobs import Answer, Job
 
 RUN_LOCK = "run.lock"
 NOTHING_TO_RESUME = "resume: nothing left to do"
@@ -457,7 +450,11 @@ class Ratchet:
             self.state.questions.append(why)
             self.state.escalated = True
             return f"escalation: {why}"
-        missing = unauthorised(self.contract.authorised) if goal.verify_on else []
+        missing: list[str] = []
+        if goal.verify_on:  # the jobs' module loads for a goal verified elsewhere only
+            from relay.loop.jobs import unauthorised
+
+            missing = unauthorised(self.contract.authorised)
         if missing:
             said = " and ".join(f"`{m}`" for m in missing)
             why = (
@@ -732,6 +729,17 @@ class Ratchet:
         """Verify the candidate on ``goal.verify_on`` through a relay job: an outcome (the
         worker ran nothing: held for a person, no strike), or the reason a person is needed
         before anything is asked (not authorised, no relay)."""
+        from relay.loop.jobs import (
+            Answer,
+            Job,
+            branch_for,
+            judged,
+            not_run,
+            open_job,
+            parse_jobs,
+            unauthorised,
+        )
+
         node = goal.verify_on or ""
         missing = unauthorised(self.contract.authorised)
         if missing:
@@ -772,6 +780,8 @@ class Ratchet:
 
     def _resolve_job(self, goal: Goal, summary: str) -> None:
         """The goal's verification job is resolved with the goal (done or blocked)."""
+        from relay.loop.jobs import open_job, parse_jobs, with_job
+
         known = open_job(parse_jobs(self.spine.read(BOARD_NAME) or ""), goal)
         if known is None or self.remote is None:
             return
@@ -780,8 +790,6 @@ class Ratchet:
         except RelayError as err:
             self.state.questions.append(f"{goal.id}: job #{known.issue} was not resolved: {err}")
             return
-        from relay.loop.jobs import with_job
-
         text = with_job(self.spine.read(BOARD_NAME) or "", replace(known, state="resolved"))
         self.spine.write(BOARD_NAME, text)
         self.tree.commit([BOARD_NAME], f"loop: job #{known.issue} resolved with {goal.id}")
