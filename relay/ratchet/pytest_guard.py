@@ -20,11 +20,17 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test, under the session and
+- runs a canary test with a random name before the first test (among the session's
+  items while it runs), under the session and
   under each test folder's first module that no mark of its own skips, xfails or re-runs
   (every conftest.py above that folder's tests hooks into its run as into theirs), through
   pytest's own run functions but reported nowhere (not in the output, the counts or any
   JUnit report): it must fail with a random token, else pytest's runs were switched off;
+- keeps each test's report as pytest made it (its own wrappers of the call and of the
+  report run before any conftest's that is not tryfirst): a report changed before it is
+  logged, or a call that raised reported as passed, is tampering (a conftest.py that
+  rewrites every report but the canary's is seen so; one that also wraps the call inside
+  relay's wrappers is not);
 - writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
   once at load ("started") and again at the session's end: a run cut short at import
   (``os._exit``) leaves only the first.
@@ -237,6 +243,9 @@ class Guard:
         self.manager: Any = None
         self.collectonly = False
         self.inner: Any = None
+        self.made: dict[int, tuple[Any, str]] = {}  # each report as pytest made it, until logged
+        self.rewritten: list[str] = []  # reports changed (said after the canary's end)
+        self.raised: set[str] = set()  # the tests whose call raised (no skip, no xfail)
         self.write("started")
 
     # --- the verdict ---
@@ -327,6 +336,40 @@ class Guard:
             given[WORKER_KEY] = self.raw
             self.handed.append(str(given.get("workerid", "")))
 
+    # --- the reports ---
+
+    def called(self, item: Any, excinfo: Any) -> None:
+        """A test's call ended (seen outside any conftest's wrapper that is not tryfirst):
+        whether it raised what fails a test (a skip or an xfail does not)."""
+        error = excinfo[1] if excinfo else None
+        if error is not None and not isinstance(
+            error, (pytest.skip.Exception, pytest.xfail.Exception)
+        ):
+            self.raised.add(str(item.nodeid))
+
+    def made_report(self, call: Any, report: Any) -> None:
+        """A test's report as pytest's run made it (outside any conftest's wrapper that is
+        not tryfirst): a call that raised is no pass, and the outcome must reach the
+        report's readers (the terminal, JUnit) as made here."""
+        outcome = str(getattr(report, "outcome", ""))
+        canary = str(report.nodeid).rpartition("::")[2] == self.canary_name  # its own check
+        if getattr(call, "when", "") == "call" and not canary:
+            raised = call.excinfo is not None or str(report.nodeid) in self.raised
+            self.raised.discard(str(report.nodeid))
+            if raised and outcome == "passed":
+                said = f"the report of {report.nodeid}, whose call raised, says passed"
+                self.rewritten.append(said)
+        self.made[id(report)] = (report, outcome)
+
+    def logged(self, report: Any) -> None:
+        """A report about to be read: changed since it was made is tampering."""
+        made = self.made.pop(id(report), None)
+        if made is not None and made[0] is report and made[1] != str(report.outcome):
+            self.rewritten.append(
+                f"the report of {report.nodeid} was changed from {made[1]} to {report.outcome}"
+                " after pytest made it"
+            )
+
     # --- the canary ---
 
     def loop_starts(self, session: pytest.Session) -> None:
@@ -356,6 +399,9 @@ class Guard:
         item = pytest.Function.from_parent(parent, name=self.canary_name, callobj=canary)
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
         following = session.items[0] if session.items else None
+        # among the session's items while it runs, as every test is: a hook that rewrites
+        # only the reports of the session's items rewrites the canary's too
+        session.items.insert(0, item)
         try:
             reports = runtestprotocol(item, log=False, nextitem=following)
         except KeyboardInterrupt:
@@ -363,6 +409,11 @@ class Guard:
         except BaseException as error:  # pytest's outcomes are BaseExceptions: a finding
             self.canary = f"raised {type(error).__name__}"
             return
+        finally:
+            if session.items and session.items[0] is item:
+                del session.items[0]
+            else:
+                self.problems.append("the session's items were changed under the canary")
         calls = [r for r in reports if getattr(r, "when", "") == "call"]
         if not calls:
             self.canary = "did not run"
@@ -379,6 +430,7 @@ class Guard:
             "finished",
             canary=self.canary,
             problems=problems[:20],
+            rewritten=self.rewritten[:20],
             exitstatus=int(exitstatus),
             testsfailed=int(getattr(session, "testsfailed", 0)),
             collected=len(getattr(session, "items", ()) or ()),
@@ -426,6 +478,21 @@ if GUARD is not None:
     def pytest_runtestloop(session: pytest.Session) -> Any:
         _guard.loop_starts(session)
         yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(item: pytest.Item) -> Any:
+        called = yield
+        _guard.called(item, called.excinfo)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+        made = yield
+        with contextlib.suppress(BaseException):
+            _guard.made_report(call, made.get_result())
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(report: Any) -> None:
+        _guard.logged(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(node: Any) -> None:
