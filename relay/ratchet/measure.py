@@ -679,6 +679,7 @@ def _guarded(
         wrote_junit=wrote,
         output=done.output,
         module=guard.module,
+        junit=read_junit(junit) if wrote and junit is not None else None,
     )
     return done, why
 

@@ -31,6 +31,8 @@ verdict names each worker it handed them to. Then it:
   logged, or a call that raised reported as passed, is tampering (a conftest.py that
   rewrites every report but the canary's is seen so; one that also wraps the call inside
   relay's wrappers is not);
+- names the tests reported failed in its verdict (up to ``FAILED_CAP``): a JUnit report
+  rewritten after pytest wrote it cannot say they passed;
 - writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
   once at load ("started") and again at the session's end: a run cut short at import
   (``os._exit``) leaves only the first.
@@ -85,6 +87,7 @@ CORE_TYPES = ("Session", "TerminalReporter", "LogXML")
 _MISSING = object()
 
 
+FAILED_CAP = 200  # failed tests a verdict names (a JUnit report must not say they passed)
 WORKER_KEY = "relay_pytest_guard"  # in xdist's workerinput: the settings, for a worker
 TAKEN = "relay's pytest guard settings were already taken: this gate runs pytest more than once"
 SETTINGS_CAP = 64 * 1024
@@ -246,6 +249,7 @@ class Guard:
         self.made: dict[int, tuple[Any, str]] = {}  # each report as pytest made it, until logged
         self.rewritten: list[str] = []  # reports changed (said after the canary's end)
         self.raised: set[str] = set()  # the tests whose call raised (no skip, no xfail)
+        self.failed: set[str] = set()  # the tests reported failed (up to FAILED_CAP)
         self.write("started")
 
     # --- the verdict ---
@@ -362,7 +366,10 @@ class Guard:
         self.made[id(report)] = (report, outcome)
 
     def logged(self, report: Any) -> None:
-        """A report about to be read: changed since it was made is tampering."""
+        """A report about to be read: changed since it was made is tampering; a failed
+        one is named in the verdict (relay holds the JUnit report to it)."""
+        if report.failed and len(self.failed) < FAILED_CAP:
+            self.failed.add(str(report.nodeid))
         made = self.made.pop(id(report), None)
         if made is not None and made[0] is report and made[1] != str(report.outcome):
             self.rewritten.append(
@@ -431,6 +438,7 @@ class Guard:
             canary=self.canary,
             problems=problems[:20],
             rewritten=self.rewritten[:20],
+            failed=sorted(self.failed),
             exitstatus=int(exitstatus),
             testsfailed=int(getattr(session, "testsfailed", 0)),
             collected=len(getattr(session, "items", ()) or ()),

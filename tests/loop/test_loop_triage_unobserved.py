@@ -206,3 +206,41 @@ def test_which_failing_tests_triage_saw_gone() -> None:
     assert to_sweep(left, spared="coverage.json") == [
         ".pytest_cache/", ".ruff.toml", "build/", "src/.ignore",
     ]  # fmt: skip
+
+
+# rewrites the JUnit report once pytest has written it: test_add's failure taken out
+FORGE_JUNIT = """\
+import atexit
+import os
+import re
+
+
+def _forge():
+    found = re.search(r"--junitxml=(\\S+)", os.environ.get("PYTEST_ADDOPTS", ""))
+    if found:
+        with open(found.group(1)) as report:
+            text = report.read()
+        shape = r'(<testcase [^>]*name="test_add"[^>]*>).*?</testcase>'
+        with open(found.group(1), "w") as report:
+            report.write(re.sub(shape, r"\\1</testcase>", text, flags=re.S))
+
+
+atexit.register(_forge)
+"""
+
+
+def test_a_junit_report_rewritten_after_pytest_wrote_it_retires_nothing(tmp_path: Path) -> None:
+    """Another test still fails (pytest exits 1 as its session did); the report says
+    test_add passed, relay's plugin signed that it failed."""
+    project = make_project(tmp_path, accept=None)
+    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
+    first = project.loop("triage")
+    assert [e["finding"] for e in first.data["enqueued"]] == [TEST_ADD], first.data
+    other = "def test_other():\n    assert 1 == 2\n"
+    plant(project, {"tests/conftest.py": FORGE_JUNIT, "tests/test_other.py": other}, "forged")
+    again = project.loop("triage")
+    assert again.status == 0, again
+    assert again.data["retired"] == [] and list(again.data["unknown"]) == ["test"], again.data
+    why = again.data["unknown"]["test"]
+    assert "the JUnit report says tests/test_calc.py::test_add passed, but relay's" in why, why
+    assert open_goals(project)["G1"] == GoalState.OPEN
