@@ -371,7 +371,7 @@ def triage(
     report = contract.coverage_report
     moved = ""  # why the gates from one run on cannot be trusted (the tree it left)
     tainted = ""  # the first untrusted run's why: what it left (coverage's data) may be read
-    passed: set[str] = set()  # the tests a trusted run's JUnit report names as passed
+    tests: list[tuple[str, str]] = []  # the tests trusted runs' JUnit reports name
     with head_box(root) as box:
         if report:
             (box.tree / report).unlink(missing_ok=True)  # HEAD's copy is no run's report
@@ -396,8 +396,7 @@ def triage(
             if why:
                 unknown[kind] = why
             elif kind == "test" and not distrust and run.junit is not None:
-                tests = junit_tests(run.junit) or ()
-                passed.update(node for node, outcome in tests if outcome == "passed")
+                tests += junit_tests(run.junit) or ()
             tainted = tainted or distrust
             now = _identity(box.tree, report)
             if now != seen:  # this run wrote the report (last, so far)
@@ -414,7 +413,7 @@ def triage(
             found += t.coverage_findings(files, floor=floor, report_gate=runner)
     texts = _texts(root)
     found += t.marker_findings(texts)
-    return found, unknown, t.tests_cleared(goals, passed, texts)
+    return found, unknown, t.tests_cleared(goals, tests, texts)
 
 
 def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:

@@ -260,28 +260,30 @@ def retired(
 
 
 def tests_cleared(
-    goals: Sequence[Goal], passed: Iterable[str], texts: Mapping[str, str]
+    goals: Sequence[Goal], tests: Iterable[tuple[str, str]], texts: Mapping[str, str]
 ) -> frozenset[str]:
-    """The failing-test findings of ``goals`` a trusted run observed gone: the test passed
-    (``passed``: the node ids its JUnit report names as passed), its file collected (a
-    file that could not be collected: a test of it ran), or the test is no longer in the
-    tree (``texts``: HEAD's tracked files; its file gone, or no ``def`` of its name). A
-    test that did not run at all (a conftest.py that deselects it) is none of these."""
-    ran = set(passed)
+    """The failing-test findings of ``goals`` a trusted run observed gone (``tests``: each
+    test its JUnit report names, with its outcome): the test passed; its file collected (a
+    file that could not be collected: a test of it ran); its file gone from the tree
+    (``texts``: HEAD's tracked files); or its file collected and its name nowhere in it
+    (deleted). A test that did not run at all (a conftest.py that deselects it) while its
+    file still names it is none of these."""
+    outcomes = dict(tests)
     out = set()
     for goal in goals:
         if kind_of(goal) != "test" or not goal.finding:
             continue
         node = goal.finding.partition(" ")[2]
         path, _, rest = node.partition("::")
-        if node in ran or path not in texts:
+        collected = any(p.startswith(f"{path}::") for p in outcomes)
+        if outcomes.get(node) == "passed" or path not in texts:
             out.add(goal.finding)
         elif not rest:
-            if any(p.startswith(f"{path}::") for p in ran):
+            if collected:
                 out.add(goal.finding)
         else:
             name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
-            if not re.search(rf"\bdef {re.escape(name)}\b", texts[path]):
+            if collected and not re.search(rf"\b{re.escape(name)}\b", texts[path]):
                 out.add(goal.finding)
     return frozenset(out)
 

@@ -188,8 +188,8 @@ def test_which_failing_tests_triage_saw_gone() -> None:
         "tests/u.py": "def test_u():\n    pass\n",
         "tests/v.py": "import nothing\n",
     }
-    passed = ["tests/t.py::test_a", "tests/u.py::test_u"]
-    cleared = tests_cleared(goals, passed, texts)
+    tests = [("tests/t.py::test_a", "passed"), ("tests/u.py::test_u", "passed")]
+    cleared = tests_cleared(goals, tests, texts)
     assert sorted(cleared) == [
         "test tests/gone.py::test_d",
         "test tests/t.py::TestC::test_c[x-1]",
@@ -198,6 +198,12 @@ def test_which_failing_tests_triage_saw_gone() -> None:
     ]
     from relay.loop.goals import BoardRow
 
+    # a test named only as data (test_b = _b), its file's tests not run: not seen gone
+    named = {"tests/t.py": "def _b():\n    pass\n\n\ntest_b = _b\n"}
+    assert tests_cleared(goals[1:2], [], named) == frozenset()
+    assert tests_cleared(goals[1:2], [("tests/t.py::test_z", "passed")], {"tests/t.py": ""}) == {
+        "test tests/t.py::test_b"
+    }
     rows = {g.id: BoardRow(g.id, g.title) for g in goals}
     assert [r.goal for r in retired([], goals, rows, {}, cleared)] == ["G1", "G3", "G4", "G5"]
     # what git ignores goes before the next gate, but coverage's data and its report
