@@ -87,6 +87,7 @@ CORE_TYPES = ("Session", "TerminalReporter", "LogXML")
 _MISSING = object()
 
 
+RERUN = ("failed", "rerun")  # what pytest-rerunfailures does to a report it runs again
 FAILED_CAP = 200  # failed tests a verdict names (a JUnit report must not say they passed)
 WORKER_KEY = "relay_pytest_guard"  # in xdist's workerinput: the settings, for a worker
 TAKEN = "relay's pytest guard settings were already taken: this gate runs pytest more than once"
@@ -354,28 +355,36 @@ class Guard:
     def made_report(self, call: Any, report: Any) -> None:
         """A test's report as pytest's run made it (outside any conftest's wrapper that is
         not tryfirst): a call that raised is no pass, and the outcome must reach the
-        report's readers (the terminal, JUnit) as made here."""
+        report's readers (the terminal, JUnit) as made here. A failed one is named in the
+        verdict (relay holds the JUnit report to it) until its test's call passes."""
+        node = str(report.nodeid)
+        if node.rpartition("::")[2] == self.canary_name:
+            return  # the canary's end is judged on its own
         outcome = str(getattr(report, "outcome", ""))
-        canary = str(report.nodeid).rpartition("::")[2] == self.canary_name  # its own check
-        if getattr(call, "when", "") == "call" and not canary:
-            raised = call.excinfo is not None or str(report.nodeid) in self.raised
-            self.raised.discard(str(report.nodeid))
+        if getattr(call, "when", "") == "call":
+            raised = call.excinfo is not None or node in self.raised
+            self.raised.discard(node)
             if raised and outcome == "passed":
-                said = f"the report of {report.nodeid}, whose call raised, says passed"
-                self.rewritten.append(said)
+                self.rewritten.append(f"the report of {node}, whose call raised, says passed")
+        if report.failed and len(self.failed) < FAILED_CAP:
+            self.failed.add(node)
         self.made[id(report)] = (report, outcome)
 
     def logged(self, report: Any) -> None:
-        """A report about to be read: changed since it was made is tampering; a failed
-        one is named in the verdict (relay holds the JUnit report to it)."""
-        if report.failed and len(self.failed) < FAILED_CAP:
-            self.failed.add(str(report.nodeid))
+        """A report about to be read: changed since it was made is tampering, but a failed
+        one marked for a re-run (pytest-rerunfailures' "rerun": the test runs again, and
+        stays named failed in the verdict unless its call then passes)."""
+        node, outcome = str(report.nodeid), str(report.outcome)
         made = self.made.pop(id(report), None)
-        if made is not None and made[0] is report and made[1] != str(report.outcome):
+        if made is None:  # made in an xdist worker, which judges it there
+            if report.failed and len(self.failed) < FAILED_CAP:
+                self.failed.add(node)
+        elif made[0] is report and made[1] != outcome and (made[1], outcome) != RERUN:
             self.rewritten.append(
-                f"the report of {report.nodeid} was changed from {made[1]} to {report.outcome}"
-                " after pytest made it"
+                f"the report of {node} was changed from {made[1]} to {outcome} after pytest made it"
             )
+        if getattr(report, "when", "") == "call" and outcome == "passed":
+            self.failed.discard(node)
 
     # --- the canary ---
 

@@ -250,3 +250,51 @@ def test_a_junit_report_rewritten_after_pytest_wrote_it_retires_nothing(tmp_path
     why = again.data["unknown"]["test"]
     assert "the JUnit report says tests/test_calc.py::test_add passed, but relay's" in why, why
     assert open_goals(project)["G1"] == GoalState.OPEN
+
+
+# pytest-rerunfailures' way (a failed report logged as "rerun", the test run again); with
+# RERUNS = 0 the failure is logged as "rerun" and never run again
+RERUN = """\
+from _pytest.runner import runtestprotocol
+
+RERUNS = {reruns}
+
+
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(RERUNS + 1):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        failed = any(r.failed for r in reports)
+        for report in reports:
+            if report.failed and (attempt < RERUNS or not RERUNS):
+                report.outcome = "rerun"
+            item.ihook.pytest_runtest_logreport(report=report)
+        if not failed or not RERUNS:
+            break
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+FLAKY = "RUNS = []\n\n\ndef test_flaky():\n    RUNS.append(1)\n    assert len(RUNS) > 1\n"
+
+
+@pytest.mark.parametrize("reruns", [1, 0], ids=["rerun", "never-run-again"])
+def test_a_report_marked_for_a_rerun_is_no_tampering_and_a_rerun_that_never_comes_is(
+    tmp_path: Path, reruns: int
+) -> None:
+    from loop_project import FILES, TEST_GATE
+
+    from relay.loop.contract import Gate
+    from relay.ratchet.measure import measure
+
+    files = {**FILES, "tests/conftest.py": RERUN.format(reruns=reruns), "tests/test_f.py": FLAKY}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    got = measure(tmp_path, [Gate("test", TEST_GATE)], timeout=120, coverage_report=None,
+                  stop_at_failure=False)  # fmt: skip
+    if reruns:
+        assert got.failure is None and got.checks[0].tampered == "", got
+    else:
+        assert "the JUnit report says tests/test_f.py::test_flaky passed, but relay's" in (
+            got.checks[0].tampered
+        ), got
