@@ -1054,10 +1054,10 @@ def run_triage(args: argparse.Namespace) -> Output:
     contract = contract_ready(spine)
     doc = spine.goals()
     with gate_log(tree.root, "triage") as log:
-        found, unknown = triage(tree.root, contract, doc.goals)
+        found, unknown, cleared = triage(tree.root, contract, doc.goals)
     made = enqueue(doc, found)
     board = spine.board()
-    gone = retired(found, doc.goals, {r.goal: r for r in board.rows}, unknown)
+    gone = retired(found, doc.goals, {r.goal: r for r in board.rows}, unknown, cleared)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     noted = with_unknown(board, unknown, when=when)
     if made or gone or noted.after != board.after:

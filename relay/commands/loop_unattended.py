@@ -348,7 +348,7 @@ def resume_checks(root: Path) -> list[tuple[str, str, str, str]]:
 
 def triage(
     root: Path, contract: Contract, goals: Sequence[Goal]
-) -> tuple[list[Any], dict[str, str]]:
+) -> tuple[list[Any], dict[str, str], frozenset[str]]:
     """Run the gates (in a sandboxed clone of HEAD behind the maker's boundary: HEAD
     holds kept changes a maker wrote, whose code never runs in the person's clone) and
     scan the repository; every finding (new or not), and the kinds of finding triage
@@ -359,8 +359,12 @@ def triage(
     from an empty scratch, with relay's pytest plugin and a JUnit report); after each, the
     tree is looked at against HEAD's checkout: a run that wrote a tracked file or left an
     entry git does not ignore could change what a later gate reads, so from it on no gate
-    is trusted. The coverage report is read only where a trusted run wrote it last."""
+    is trusted; what a run left that git ignores (HEAD's ``.gitignore`` is a maker's too)
+    is removed before the next gate runs, but coverage's data. The coverage report is read
+    only where a run wrote it last that no untrusted run came before. Also returned: the
+    failing-test findings observed gone (:func:`relay.loop.triage.tests_cleared`)."""
     from relay.loop import triage as t
+    from relay.loop.checks import junit_tests
     from relay.ratchet.measure import Checkout, head_box, judged_runs, log_gate
 
     found: list[t.Finding] = []
@@ -369,6 +373,8 @@ def triage(
     files: dict[str, float] | None = None
     report = contract.coverage_report
     moved = ""  # why the gates from one run on cannot be trusted (the tree it left)
+    tainted = ""  # the first untrusted run's why: what it left (coverage's data) may be read
+    tests: list[tuple[str, str]] = []  # the tests trusted runs' JUnit reports name
     with head_box(root) as box:
         if report:
             (box.tree / report).unlink(missing_ok=True)  # HEAD's copy is no run's report
@@ -392,9 +398,13 @@ def triage(
             found += got
             if why:
                 unknown[kind] = why
+            elif kind == "test" and not distrust and run.junit is not None:
+                tests += junit_tests(run.junit) or ()
+            tainted = tainted or distrust
             now = _identity(box.tree, report)
             if now != seen:  # this run wrote the report (last, so far)
-                seen, spoilt = now, distrust
+                seen, spoilt = now, tainted
+            checkout.sweep(spared=report)
         if report and seen is not None and not spoilt:
             files = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
@@ -404,8 +414,9 @@ def triage(
         else:
             runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
             found += t.coverage_findings(files, floor=floor, report_gate=runner)
-    found += t.marker_findings(_texts(root))
-    return found, unknown
+    texts = _texts(root)
+    found += t.marker_findings(texts)
+    return found, unknown, t.tests_cleared(goals, tests, texts)
 
 
 def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:

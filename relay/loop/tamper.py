@@ -89,6 +89,7 @@ def tampered(
     wrote_junit: bool,
     output: str = "",
     module: str = "",
+    junit: str | None = None,
 ) -> str:
     """The one line that says why a gate's pytest run cannot be trusted ("" when it can,
     or when the gate ran no pytest): ``files`` are the verdict files relay's plugin (the
@@ -117,7 +118,8 @@ def tampered(
         if any(r is None or r.get("token") != keys.token for r in records):
             why = "a verdict file of relay's guard plugin was forged or altered"
         else:
-            why = _seen([r for r in records if r is not None], exit_code, simple(command))
+            kept = [r for r in records if r is not None]
+            why = _seen(kept, exit_code, simple(command)) or _junit_passes(kept, junit)
     return tamper_line(why) if why else ""
 
 
@@ -155,11 +157,34 @@ def _seen(records: Sequence[dict[str, object]], exit_code: int | None, single: b
         if canary not in (CANARY_OK, NO_RUN):
             said = "pytest's verdicts were switched off"
             return f"relay's canary test (which must fail) {canary}: {said}"
+    for record in records:  # a report changed between pytest's making it and its readers
+        rewritten = record.get("rewritten")
+        if isinstance(rewritten, list) and rewritten:
+            more = f" (and {len(rewritten) - 1} more)" if len(rewritten) > 1 else ""
+            return f"{rewritten[0]}{more}"
     top = [r for r in records if not r.get("worker")]
     if exit_code == 0 and len(top) == 1 and single:
         status = top[0].get("exitstatus")
         if isinstance(status, int) and status != 0:
             return f"pytest's session ended with exit status {status} but the process exited 0"
+    return ""
+
+
+def _junit_passes(records: Sequence[dict[str, object]], junit: str | None) -> str:
+    """A test the signed verdicts name as failed that the JUnit report (``junit``) names
+    as passed or skipped: the report was rewritten after pytest wrote it ("" when none;
+    a test the report does not name is left to its reader)."""
+    from relay.loop.checks import junit_tests
+
+    tests = dict(junit_tests(junit) or ()) if junit is not None else {}
+    for record in records:
+        failed = record.get("failed")
+        for node in failed if isinstance(failed, list) else ():
+            if tests.get(str(node)) in ("passed", "skipped"):
+                return (
+                    f"the JUnit report says {node} {tests[str(node)]}, but relay's plugin saw"
+                    " it fail (the report was rewritten)"
+                )
     return ""
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from relay.loop.checks import Finding as Check
@@ -22,6 +22,7 @@ from relay.loop.checks import (
     pytest_failures,
     read_gate,
     ruff_findings,
+    stem,
 )
 from relay.loop.goals import Board, BoardRow, Goal, GoalsFile, GoalState, next_id
 from relay.loop.markdown import find, sections
@@ -232,11 +233,15 @@ def retired(
     goals: Sequence[Goal],
     rows: Mapping[str, BoardRow],
     unknown: Mapping[str, str] | None = None,
+    cleared: Collection[str] | None = None,
 ) -> list[BoardRow]:
     """The board rows of triage's goals whose finding is gone (the test fixed or deleted,
     the marker removed), marked done with a one-line reason. A goal being worked (in
     progress) or already done is left as it is, and so is one whose kind of finding
-    triage could not observe (``unknown``: its gate did not run, or named nothing)."""
+    triage could not observe (``unknown``: its gate did not run, or named nothing). With
+    ``cleared`` (:func:`tests_cleared`), a failing test's goal is retired only when that
+    test was seen to pass or is gone from the tree: a test the run left out (deselected,
+    never collected) is not observed, whatever else ran."""
     seen = {f.key for f in findings}
     blind = unknown or {}
     out: list[BoardRow] = []
@@ -246,10 +251,41 @@ def retired(
             continue
         if row.state in (GoalState.DONE, GoalState.IN_PROGRESS) or kind_of(goal) in blind:
             continue
+        if cleared is not None and kind_of(goal) == "test" and goal.finding not in cleared:
+            continue
         why = f"retired by triage: the finding `{goal.finding}` is gone"
         out.append(BoardRow(row.goal, row.title, GoalState.DONE, row.attempts,
                             row.failed_passes, "retired", why))  # fmt: skip
     return out
+
+
+def tests_cleared(
+    goals: Sequence[Goal], tests: Iterable[tuple[str, str]], texts: Mapping[str, str]
+) -> frozenset[str]:
+    """The failing-test findings of ``goals`` a trusted run observed gone (``tests``: each
+    test its JUnit report names, with its outcome): the test passed; its file collected (a
+    file that could not be collected: a test of it ran); its file gone from the tree
+    (``texts``: HEAD's tracked files); or its file collected and its name nowhere in it
+    (deleted). A test that did not run at all (a conftest.py that deselects it) while its
+    file still names it is none of these."""
+    outcomes = dict(tests)
+    out = set()
+    for goal in goals:
+        if kind_of(goal) != "test" or not goal.finding:
+            continue
+        node = goal.finding.partition(" ")[2]
+        path, _, rest = node.partition("::")
+        collected = any(p.startswith(f"{path}::") for p in outcomes)
+        if outcomes.get(node) == "passed" or path not in texts:
+            out.add(goal.finding)
+        elif not rest:
+            if collected:
+                out.add(goal.finding)
+        else:
+            name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
+            if collected and not re.search(rf"\b{re.escape(name)}\b", texts[path]):
+                out.add(goal.finding)
+    return frozenset(out)
 
 
 def kind_of(goal: Goal) -> str:
@@ -312,6 +348,22 @@ def left_for_later(
     )
     left = sorted(p for p in untracked if p != spared)
     return [f"changed {p}" for p in changed] + [f"left {p}" for p in left]
+
+
+def to_sweep(ignored: Iterable[str], *, spared: str | None = None) -> list[str]:
+    """What a run left in the tree that git ignores (``ignored``, new since HEAD's
+    checkout), removed before the next gate runs: HEAD's ``.gitignore`` is a maker's
+    writing, and an ignored ``.ruff.toml``, ``pytest.ini`` or ``.pytest_cache`` an
+    earlier run left would change what a later gate reads. Kept: coverage's data
+    (``.coverage`` and its parallel files), which ``coverage json`` reads after
+    ``coverage run``, and ``spared`` (the coverage report)."""
+    kept = []
+    for entry in ignored:
+        path = entry.rstrip("/")
+        if path == spared or stem(path.rpartition("/")[2]) == ".coverage":
+            continue
+        kept.append(entry)
+    return sorted(kept)
 
 
 def moved_why(gate: str, moved: Sequence[str]) -> str:

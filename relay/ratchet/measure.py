@@ -498,13 +498,15 @@ def tracked_files(where: Path) -> tuple[str, ...]:
     return tuple(os.fsdecode(p) for p in done.stdout.split(b"\0") if p)
 
 
-def untracked(where: Path) -> frozenset[str] | None:
+def untracked(where: Path, *, ignored: bool = False) -> frozenset[str] | None:
     """The entries git neither tracks nor ignores in ``where`` (a folder that holds only
-    such, once, as ``folder/``); None when git cannot say."""
+    such, once, as ``folder/``); with ``ignored``, those git ignores instead; None when git
+    cannot say."""
+    which = ["--ignored"] if ignored else []
     try:
         done = subprocess.run(
             ["git", "-c", f"core.hooksPath={os.devnull}", "ls-files", "-z", "--others",
-             "--exclude-standard", "--directory", "--no-empty-directory"],
+             *which, "--exclude-standard", "--directory", "--no-empty-directory"],
             cwd=where, capture_output=True, check=False, timeout=120,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -523,11 +525,40 @@ class Checkout:
     files: tuple[str, ...]
     state: TreeState
     others: frozenset[str]
+    ignored: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, where: Path) -> Checkout:
         files = tracked_files(where)
-        return cls(where, files, tree_state(where, files), untracked(where) or frozenset())
+        others = untracked(where) or frozenset()
+        ignored = untracked(where, ignored=True) or frozenset()
+        return cls(where, files, tree_state(where, files), others, ignored)
+
+    def sweep(self, *, spared: str | None = None) -> list[str]:
+        """Remove what the runs since the checkout left that git ignores (but coverage's
+        data and ``spared``: :func:`relay.loop.triage.to_sweep`), never through a link
+        (an entry under a folder that is no real folder is left, and a later look sees
+        that folder changed); what was removed."""
+        from relay.loop.triage import to_sweep
+        from relay.ratchet.sandbox import remove_tree
+
+        now = untracked(self.where, ignored=True)
+        if now is None:
+            return []
+        gone = []
+        for entry in to_sweep(now - self.ignored, spared=spared):
+            path = entry.rstrip("/")
+            parts = path.split("/")
+            if not _real_folders(self.where, parts[:-1]):
+                continue
+            at = self.where / path
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.lstat(at).st_mode):
+                    remove_tree(at)
+                else:
+                    at.unlink()
+                gone.append(entry)
+        return gone
 
     def since(self, *, spared: str | None = None) -> list[str]:
         """What the tree holds now that its checkout did not, and a later run could read
@@ -539,6 +570,19 @@ class Checkout:
             return ["git could not list the tree's untracked entries"]
         marks = tree_marks(self.state, tree_state(self.where, self.files))
         return left_for_later(marks, now - self.others, spared=spared)
+
+
+def _real_folders(where: Path, parts: Sequence[str]) -> bool:
+    """Whether each folder on the way from ``where`` down ``parts`` is a real folder."""
+    at = where
+    for part in parts:
+        at = at / part
+        try:
+            if not stat.S_ISDIR(os.lstat(at).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def tree_state(where: Path, files: Sequence[str]) -> TreeState:
@@ -640,6 +684,7 @@ def _guarded(
         wrote_junit=wrote,
         output=done.output,
         module=guard.module,
+        junit=read_junit(junit) if wrote and junit is not None else None,
     )
     return done, why
 

@@ -20,11 +20,19 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test, under the session and
+- runs a canary test with a random name before the first test (among the session's
+  items while it runs), under the session and
   under each test folder's first module that no mark of its own skips, xfails or re-runs
   (every conftest.py above that folder's tests hooks into its run as into theirs), through
   pytest's own run functions but reported nowhere (not in the output, the counts or any
   JUnit report): it must fail with a random token, else pytest's runs were switched off;
+- keeps each test's report as pytest made it (its own wrappers of the call and of the
+  report run before any conftest's that is not tryfirst): a report changed before it is
+  logged, or a call that raised reported as passed, is tampering (a conftest.py that
+  rewrites every report but the canary's is seen so; one that also wraps the call inside
+  relay's wrappers is not);
+- names the tests reported failed in its verdict (up to ``FAILED_CAP``): a JUnit report
+  rewritten after pytest wrote it cannot say they passed;
 - writes a signed verdict (an HMAC of relay's key) to a file in a folder only relay knows,
   once at load ("started") and again at the session's end: a run cut short at import
   (``os._exit``) leaves only the first.
@@ -79,6 +87,8 @@ CORE_TYPES = ("Session", "TerminalReporter", "LogXML")
 _MISSING = object()
 
 
+RERUN = ("failed", "rerun")  # what pytest-rerunfailures does to a report it runs again
+FAILED_CAP = 200  # failed tests a verdict names (a JUnit report must not say they passed)
 WORKER_KEY = "relay_pytest_guard"  # in xdist's workerinput: the settings, for a worker
 TAKEN = "relay's pytest guard settings were already taken: this gate runs pytest more than once"
 SETTINGS_CAP = 64 * 1024
@@ -237,6 +247,10 @@ class Guard:
         self.manager: Any = None
         self.collectonly = False
         self.inner: Any = None
+        self.made: dict[int, tuple[Any, str]] = {}  # each report as pytest made it, until logged
+        self.rewritten: list[str] = []  # reports changed (said after the canary's end)
+        self.raised: set[str] = set()  # the tests whose call raised (no skip, no xfail)
+        self.failed: set[str] = set()  # the tests reported failed (up to FAILED_CAP)
         self.write("started")
 
     # --- the verdict ---
@@ -327,6 +341,51 @@ class Guard:
             given[WORKER_KEY] = self.raw
             self.handed.append(str(given.get("workerid", "")))
 
+    # --- the reports ---
+
+    def called(self, item: Any, excinfo: Any) -> None:
+        """A test's call ended (seen outside any conftest's wrapper that is not tryfirst):
+        whether it raised what fails a test (a skip or an xfail does not)."""
+        error = excinfo[1] if excinfo else None
+        if error is not None and not isinstance(
+            error, (pytest.skip.Exception, pytest.xfail.Exception)
+        ):
+            self.raised.add(str(item.nodeid))
+
+    def made_report(self, call: Any, report: Any) -> None:
+        """A test's report as pytest's run made it (outside any conftest's wrapper that is
+        not tryfirst): a call that raised is no pass, and the outcome must reach the
+        report's readers (the terminal, JUnit) as made here. A failed one is named in the
+        verdict (relay holds the JUnit report to it) until its test's call passes."""
+        node = str(report.nodeid)
+        if node.rpartition("::")[2] == self.canary_name:
+            return  # the canary's end is judged on its own
+        outcome = str(getattr(report, "outcome", ""))
+        if getattr(call, "when", "") == "call":
+            raised = call.excinfo is not None or node in self.raised
+            self.raised.discard(node)
+            if raised and outcome == "passed":
+                self.rewritten.append(f"the report of {node}, whose call raised, says passed")
+        if report.failed and len(self.failed) < FAILED_CAP:
+            self.failed.add(node)
+        self.made[id(report)] = (report, outcome)
+
+    def logged(self, report: Any) -> None:
+        """A report about to be read: changed since it was made is tampering, but a failed
+        one marked for a re-run (pytest-rerunfailures' "rerun": the test runs again, and
+        stays named failed in the verdict unless its call then passes)."""
+        node, outcome = str(report.nodeid), str(report.outcome)
+        made = self.made.pop(id(report), None)
+        if made is None:  # made in an xdist worker, which judges it there
+            if report.failed and len(self.failed) < FAILED_CAP:
+                self.failed.add(node)
+        elif made[0] is report and made[1] != outcome and (made[1], outcome) != RERUN:
+            self.rewritten.append(
+                f"the report of {node} was changed from {made[1]} to {outcome} after pytest made it"
+            )
+        if getattr(report, "when", "") == "call" and outcome == "passed":
+            self.failed.discard(node)
+
     # --- the canary ---
 
     def loop_starts(self, session: pytest.Session) -> None:
@@ -356,6 +415,9 @@ class Guard:
         item = pytest.Function.from_parent(parent, name=self.canary_name, callobj=canary)
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
         following = session.items[0] if session.items else None
+        # among the session's items while it runs, as every test is: a hook that rewrites
+        # only the reports of the session's items rewrites the canary's too
+        session.items.insert(0, item)
         try:
             reports = runtestprotocol(item, log=False, nextitem=following)
         except KeyboardInterrupt:
@@ -363,6 +425,11 @@ class Guard:
         except BaseException as error:  # pytest's outcomes are BaseExceptions: a finding
             self.canary = f"raised {type(error).__name__}"
             return
+        finally:
+            if session.items and session.items[0] is item:
+                del session.items[0]
+            else:
+                self.problems.append("the session's items were changed under the canary")
         calls = [r for r in reports if getattr(r, "when", "") == "call"]
         if not calls:
             self.canary = "did not run"
@@ -379,6 +446,8 @@ class Guard:
             "finished",
             canary=self.canary,
             problems=problems[:20],
+            rewritten=self.rewritten[:20],
+            failed=sorted(self.failed),
             exitstatus=int(exitstatus),
             testsfailed=int(getattr(session, "testsfailed", 0)),
             collected=len(getattr(session, "items", ()) or ()),
@@ -426,6 +495,21 @@ if GUARD is not None:
     def pytest_runtestloop(session: pytest.Session) -> Any:
         _guard.loop_starts(session)
         yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(item: pytest.Item) -> Any:
+        called = yield
+        _guard.called(item, called.excinfo)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+        made = yield
+        with contextlib.suppress(BaseException):
+            _guard.made_report(call, made.get_result())
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(report: Any) -> None:
+        _guard.logged(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(node: Any) -> None:
