@@ -67,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -1919,16 +1920,18 @@ def tool_secrets(home: Path, cap: int = TOOL_WALK_CAP) -> list[Path]:
 
 def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
     """The credential files under ``roots`` (see :func:`tool_secrets`), ``cap`` entries
-    read at most."""
+    read at most. Walked as text (every box walks these folders again: a Path made of
+    each folder met was most of the walk)."""
     found: list[Path] = []
     seen = 0
-    todo = [(root, 0) for root in roots]
+    todo = deque((str(root), 0) for root in roots)
     while todo and seen < cap:
-        folder, depth = todo.pop(0)
+        folder, depth = todo.popleft()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        in_cargo = os.path.basename(folder) == ".cargo"
         for entry in entries[: cap - seen]:
             seen += 1
             name = entry.name
@@ -1938,9 +1941,9 @@ def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
                 continue
             if is_dir:
                 if depth < TOOL_WALK_DEPTH and name not in TOOL_BULK:
-                    todo.append((Path(entry.path), depth + 1))
+                    todo.append((entry.path, depth + 1))
                 continue
-            cargo = folder.name == ".cargo" and CARGO_SECRETS.match(name)
+            cargo = in_cargo and CARGO_SECRETS.match(name)
             if cargo or name in TOOL_SECRET_NAMES or name.endswith(TOOL_SECRET_SUFFIXES):
                 found.append(Path(entry.path))
     return found
