@@ -1966,7 +1966,8 @@ def tool_secrets(home: Path, cap: int = TOOL_WALK_CAP) -> list[Path]:
 
 def _walk_secrets(roots: Sequence[Path], cap: int) -> list[Path]:
     """The credential files under ``roots`` (see :func:`tool_secrets`), ``cap`` entries
-    read at most."""
+    read at most. Walked as text (every box walks these folders again: a Path made of
+    each folder met was most of the walk)."""
     found: list[Path] = []
     seen = 0
     # each folder by its path and name as text, in the order pathlib's walk took them (a
