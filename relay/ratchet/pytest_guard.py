@@ -396,16 +396,22 @@ class Guard:
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
             self.canary = "not needed (no test runs)"
         else:
-            for parent in _canary_parents(session):
-                self.run_canary(session, parent)
-                if self.canary != CANARY_OK:
-                    break
+            # each canary runs as if the next (or the first test) followed it: pytest
+            # tears down what that one does not share (a folder's module set up for one
+            # canary would otherwise be left standing under the next). An xdist worker
+            # runs the tests it is sent, in no order known here: all is torn down there.
+            parents = _canary_parents(session)
+            items = [self.canary_item(parent) for parent in parents]
+            worker = hasattr(session.config, "workerinput")
+            first = session.items[0] if session.items and not worker else None
+            seen: list[str] = []
+            for n, item in enumerate(items):
+                self.run_canary(session, item, items[n + 1] if n + 1 < len(items) else first)
+                seen.append(self.canary)
+            self.canary = next((each for each in seen if each != CANARY_OK), CANARY_OK)
 
-    def run_canary(self, session: pytest.Session, parent: pytest.Session | pytest.Module) -> None:
-        """Run the canary under ``parent`` through pytest's own run functions, reported
-        nowhere; it must fail with the token."""
-        from _pytest.runner import runtestprotocol
-
+    def canary_item(self, parent: pytest.Session | pytest.Module) -> pytest.Function:
+        """The canary test under ``parent``: it fails with the token."""
         token = self.token
 
         def canary() -> None:
@@ -414,7 +420,13 @@ class Guard:
         canary.__name__ = self.canary_name
         item = pytest.Function.from_parent(parent, name=self.canary_name, callobj=canary)
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
-        following = session.items[0] if session.items else None
+        return item
+
+    def run_canary(self, session: pytest.Session, item: pytest.Function, following: Any) -> None:
+        """Run the canary ``item`` through pytest's own run functions, reported nowhere
+        (``following``: the item that runs next); it must fail with the token."""
+        from _pytest.runner import runtestprotocol
+
         # among the session's items while it runs, as every test is: a hook that rewrites
         # only the reports of the session's items rewrites the canary's too
         session.items.insert(0, item)
@@ -435,7 +447,7 @@ class Guard:
             self.canary = "did not run"
         elif not calls[0].failed:
             self.canary = str(calls[0].outcome)
-        elif token not in str(calls[0].longrepr):
+        elif self.token not in str(calls[0].longrepr):
             self.canary = "failed without its token"
         else:
             self.canary = CANARY_OK
