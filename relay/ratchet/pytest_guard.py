@@ -20,12 +20,15 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test (among the session's
-  items while it runs), under the session and
-  under each test folder's first module that no mark of its own skips, xfails or re-runs
-  (every conftest.py above that folder's tests hooks into its run as into theirs), through
-  pytest's own run functions but reported nowhere (not in the output, the counts or any
-  JUnit report): it must fail with a random token, else pytest's runs were switched off;
+- runs a canary test with a random name (among the session's items while it runs) under
+  the session before the first test, and under each test folder's first module that no
+  mark of its own skips, xfails or re-runs just before that module's first test runs in
+  this process (every conftest.py above that folder's tests hooks into its run as into
+  theirs; what the two share stays set up, as between two tests), through pytest's own run
+  functions but reported nowhere (not in the output, the counts or any JUnit report): it
+  must fail with a random token, else pytest's runs were switched off. A module's canary
+  a hook skips in its setup (a folder that needs a database) leaves the folder to its
+  next module, and no test of that module may pass;
 - keeps each test's report as pytest made it (its own wrappers of the call and of the
   report run before any conftest's that is not tryfirst): a report changed before it is
   logged, or a call that raised reported as passed, is tampering (a conftest.py that
@@ -242,6 +245,9 @@ class Guard:
         self.core: dict[int, str] = {}  # pytest's own counting plugins at the start
         self.root = os.path.realpath(os.getcwd())
         self.canary = "did not run"
+        self.armed = False  # the session's canary ran: each folder's runs before its tests
+        self.folders: set[Path] = set()  # the folders a canary ran in
+        self.skipped: set[str] = set()  # modules whose canary was skipped: none may pass
         self.problems: list[str] = []
         self.hooks: dict[str, Any] = {}
         self.manager: Any = None
@@ -352,11 +358,12 @@ class Guard:
         ):
             self.raised.add(str(item.nodeid))
 
-    def made_report(self, call: Any, report: Any) -> None:
+    def made_report(self, item: Any, call: Any, report: Any) -> None:
         """A test's report as pytest's run made it (outside any conftest's wrapper that is
-        not tryfirst): a call that raised is no pass, and the outcome must reach the
-        report's readers (the terminal, JUnit) as made here. A failed one is named in the
-        verdict (relay holds the JUnit report to it) until its test's call passes."""
+        not tryfirst): a call that raised is no pass, nor one in a module whose canary a
+        hook skipped, and the outcome must reach the report's readers (the terminal,
+        JUnit) as made here. A failed one is named in the verdict (relay holds the JUnit
+        report to it) until its test's call passes."""
         node = str(report.nodeid)
         if node.rpartition("::")[2] == self.canary_name:
             return  # the canary's end is judged on its own
@@ -366,6 +373,11 @@ class Guard:
             self.raised.discard(node)
             if raised and outcome == "passed":
                 self.rewritten.append(f"the report of {node}, whose call raised, says passed")
+            module = item.getparent(pytest.Module)
+            if outcome == "passed" and module is not None and str(module.nodeid) in self.skipped:
+                self.rewritten.append(
+                    f"{node} passed, but a hook skipped relay's canary in its module"
+                )
         if report.failed and len(self.failed) < FAILED_CAP:
             self.failed.add(node)
         self.made[id(report)] = (report, outcome)
@@ -396,19 +408,32 @@ class Guard:
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
             self.canary = "not needed (no test runs)"
         else:
-            # each canary runs as if the next (or the first test) followed it: pytest
-            # tears down what that one does not share (a folder's module set up for one
-            # canary would otherwise be left standing under the next). An xdist worker
-            # runs the tests it is sent, in no order known here: all is torn down there.
-            parents = _canary_parents(session)
-            items = [self.canary_item(parent) for parent in parents]
-            worker = hasattr(session.config, "workerinput")
-            first = session.items[0] if session.items and not worker else None
-            seen: list[str] = []
-            for n, item in enumerate(items):
-                self.run_canary(session, item, items[n + 1] if n + 1 < len(items) else first)
-                seen.append(self.canary)
-            self.canary = next((each for each in seen if each != CANARY_OK), CANARY_OK)
+            # torn down whole: an xdist worker runs the tests it is sent, in no order
+            # known here (each folder's canary runs before its first test, below)
+            self.canary = self.run_canary(session, self.canary_item(session), None)
+            self.armed = True
+
+    def test_starts(self, item: pytest.Item) -> None:
+        """Before a test: the canary runs under its module, if none ran in its folder yet
+        and its module's own marks skip, xfail or re-run nothing (the hooks of every
+        conftest.py above the folder apply to it as to the test), as if the test came
+        next: what the two share stays set up, as pytest leaves it between two tests. A
+        canary a hook skips in its setup (a conftest.py that skips what needs a database)
+        leaves the folder to its next module; the module's tests must not pass."""
+        module = item.getparent(pytest.Module)
+        if not self.armed or module is None or module.path.parent in self.folders:
+            return
+        if str(module.nodeid) in self.skipped or any(
+            mark.name in _SKIPPING for mark in module.own_markers
+        ):
+            return
+        found = self.run_canary(item.session, self.canary_item(module), item)
+        if found == SKIPPED:
+            self.skipped.add(str(module.nodeid))
+            return
+        self.folders.add(module.path.parent)
+        if found != CANARY_OK and self.canary == CANARY_OK:
+            self.canary = found
 
     def canary_item(self, parent: pytest.Session | pytest.Module) -> pytest.Function:
         """The canary test under ``parent``: it fails with the token."""
@@ -422,9 +447,10 @@ class Guard:
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
         return item
 
-    def run_canary(self, session: pytest.Session, item: pytest.Function, following: Any) -> None:
+    def run_canary(self, session: pytest.Session, item: pytest.Function, following: Any) -> str:
         """Run the canary ``item`` through pytest's own run functions, reported nowhere
-        (``following``: the item that runs next); it must fail with the token."""
+        (``following``: the item that runs next): how it ended, which must be failing with
+        the token (CANARY_OK)."""
         from _pytest.runner import runtestprotocol
 
         # among the session's items while it runs, as every test is: a hook that rewrites
@@ -435,22 +461,23 @@ class Guard:
         except KeyboardInterrupt:
             raise
         except BaseException as error:  # pytest's outcomes are BaseExceptions: a finding
-            self.canary = f"raised {type(error).__name__}"
-            return
+            return f"raised {type(error).__name__}"
         finally:
             if session.items and session.items[0] is item:
                 del session.items[0]
             else:
                 self.problems.append("the session's items were changed under the canary")
         calls = [r for r in reports if getattr(r, "when", "") == "call"]
+        setup = [r for r in reports if getattr(r, "when", "") == "setup"]
+        if not calls and setup and setup[0].skipped and isinstance(item.parent, pytest.Module):
+            return SKIPPED
         if not calls:
-            self.canary = "did not run"
-        elif not calls[0].failed:
-            self.canary = str(calls[0].outcome)
-        elif self.token not in str(calls[0].longrepr):
-            self.canary = "failed without its token"
-        else:
-            self.canary = CANARY_OK
+            return "did not run"
+        if not calls[0].failed:
+            return str(calls[0].outcome)
+        if self.token not in str(calls[0].longrepr):
+            return "failed without its token"
+        return CANARY_OK
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         problems = [*self.problems, *_changed(self.before), *self.hook_problems()]
@@ -470,23 +497,7 @@ class Guard:
 
 # a module's own marks that would make the canary skip, xfail or re-run there (honestly)
 _SKIPPING = frozenset({"skip", "skipif", "xfail", "flaky"})
-
-
-def _canary_parents(session: pytest.Session) -> list[Any]:
-    """Where the canary runs: under the session, and under the first test module of each
-    folder that holds one (the hooks of every conftest.py above it apply to it as to that
-    folder's tests) whose own marks skip, xfail or re-run nothing."""
-    parents: list[Any] = [session]
-    seen: set[Path] = set()
-    for item in session.items:
-        module = item.getparent(pytest.Module)
-        if module is None or module.path.parent in seen:
-            continue
-        if any(mark.name in _SKIPPING for mark in module.own_markers):
-            continue
-        seen.add(module.path.parent)
-        parents.append(module)
-    return parents
+SKIPPED = "skipped in its setup"  # a module's canary a hook skipped (honestly, or not)
 
 
 GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None
@@ -509,6 +520,11 @@ if GUARD is not None:
         yield
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Any:
+        _guard.test_starts(item)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(item: pytest.Item) -> Any:
         called = yield
         _guard.called(item, called.excinfo)
@@ -517,7 +533,7 @@ if GUARD is not None:
     def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
         made = yield
         with contextlib.suppress(BaseException):
-            _guard.made_report(call, made.get_result())
+            _guard.made_report(item, call, made.get_result())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(report: Any) -> None:

@@ -229,6 +229,21 @@ ROOT_CONFTEST = {
     "tests/test_a.py": "def test_a(one):\n    assert one == 2\n",
     "tests/sub/test_s.py": "def test_s(one):\n    assert one\n",
 }
+# a folder's conftest.py that skips its tests where there is no database (relay's canary
+# under it is skipped too), and a package whose setup_module must run once
+NEEDS_DB = {
+    "tests/test_a.py": "def test_a():\n    assert False\n",
+    "tests/db/conftest.py": "import os\n\nimport pytest\n\n\ndef pytest_runtest_setup(item):\n"
+    "    if not os.environ.get('NO_SUCH_DATABASE'):\n        pytest.skip('needs a database')\n",
+    "tests/db/test_db.py": "def test_db():\n    assert False\n",
+}
+SET_UP_ONCE = {
+    "tests/__init__.py": "",
+    "tests/pkg/__init__.py": "DONE = []\n\n\ndef setup_module():\n    DONE.append(1)\n",
+    "tests/pkg/test_p.py": "from tests.pkg import DONE\n\n\ndef test_once():\n"
+    "    assert DONE == [1]\n",
+    "tests/test_top.py": "def test_top():\n    assert True\n",
+}
 SLOW = {
     "tests/test_a.py": "import time\n\n\ndef test_slow():\n    time.sleep(30)\n\n\n"
     "def test_quick():\n    assert True\n",
@@ -282,6 +297,9 @@ CASES = {
     "stop-early": (TWO_FILES, "-x", ["tests/test_a.py::test_b"]),
     "select": (TWO_FILES, "-k 'test_b or test_c'", ["tests/test_a.py::test_b"]),
     "root-conftest": (ROOT_CONFTEST, "", ["tests/test_a.py::test_a"]),
+    "skipped-folder": (NEEDS_DB, "", ["tests/test_a.py::test_a"]),
+    "skipped-folder-xdist": (NEEDS_DB, "-p xdist -n 2", ["tests/test_a.py::test_a"]),
+    "package-set-up-once": (SET_UP_ONCE, "", []),
 }
 
 
@@ -304,3 +322,36 @@ def test_an_honest_pytest_set_up_is_no_tampering_and_its_failures_are_read(
     checks = got.checks[0]
     assert checks.tampered == "", checks
     assert sorted({f.removeprefix("test ") for f, _ in checks.failing}) == sorted(failing), checks
+
+
+FAILS = "def test_a():\n    assert False\n"
+# ... and a folder's conftest.py that skips only relay's canary (told by its name) and calls
+# none of the rest
+SKIPS_CANARY = """\
+import re
+
+import pytest
+
+
+def pytest_runtest_setup(item):
+    if re.fullmatch(r"test_[0-9a-f]{12}", item.name):
+        pytest.skip("not mine")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+"""
+
+
+def test_a_conftest_that_skips_only_the_canary_is_tampering(tmp_path: Path) -> None:
+    red = {"tests/sub/conftest.py": SKIPS_CANARY, "tests/sub/test_a.py": FAILS}
+    for name, text in {**FILES, **red}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    got = measure(tmp_path, [Gate("test", PLAIN)], timeout=120, coverage_report=None,
+                  stop_at_failure=False)  # fmt: skip
+    assert got.checks[0].tampered == (
+        "the test run was tampered with: tests/sub/test_a.py::test_a passed, but a hook"
+        " skipped relay's canary in its module"
+    ), got
