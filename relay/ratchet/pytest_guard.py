@@ -257,6 +257,7 @@ class Guard:
         self.rewritten: list[str] = []  # reports changed (said after the canary's end)
         self.raised: set[str] = set()  # the tests whose call raised (no skip, no xfail)
         self.failed: set[str] = set()  # the tests reported failed (up to FAILED_CAP)
+        self.subfailed: set[str] = set()  # the tests a subtest of which failed
         self.write("started")
 
     # --- the verdict ---
@@ -385,7 +386,8 @@ class Guard:
     def logged(self, report: Any) -> None:
         """A report about to be read: changed since it was made is tampering, but a failed
         one marked for a re-run (pytest-rerunfailures' "rerun": the test runs again, and
-        stays named failed in the verdict unless its call then passes)."""
+        stays named failed in the verdict unless its call then passes). A test a subtest
+        of which failed stays named failed (its own report is made failed when shown)."""
         node, outcome = str(report.nodeid), str(report.outcome)
         made = self.made.pop(id(report), None)
         if made is None:  # made in an xdist worker, which judges it there
@@ -395,8 +397,12 @@ class Guard:
             self.rewritten.append(
                 f"the report of {node} was changed from {made[1]} to {outcome} after pytest made it"
             )
-        if getattr(report, "when", "") == "call" and outcome == "passed":
-            self.failed.discard(node)
+        if "subtest" in type(report).__name__.lower():  # one of the test's subtests
+            if report.failed:
+                self.subfailed.add(node)
+        elif getattr(report, "when", "") == "call" and outcome == "passed":
+            # (a test a subtest of which failed: pytest fails it later, when it is shown)
+            self.failed -= {node} - self.subfailed
 
     # --- the canary ---
 

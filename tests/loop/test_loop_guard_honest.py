@@ -244,6 +244,20 @@ SET_UP_ONCE = {
     "    assert DONE == [1]\n",
     "tests/test_top.py": "def test_top():\n    assert True\n",
 }
+SUBTESTS = D(
+    """\
+    def test_s(subtests):
+        for i in range(3):
+            with subtests.test(msg="each", i=i):
+                assert i != 1
+
+
+    def test_all(subtests):
+        for i in range(3):
+            with subtests.test(i=i):
+                assert i < 5
+    """
+)
 SLOW = {
     "tests/test_a.py": "import time\n\n\ndef test_slow():\n    time.sleep(30)\n\n\n"
     "def test_quick():\n    assert True\n",
@@ -301,6 +315,13 @@ CASES = {
     "skipped-folder-xdist": (NEEDS_DB, "-p xdist -n 2", ["tests/test_a.py::test_a"]),
     "package-set-up-once": (SET_UP_ONCE, "", []),
 }
+if int(pytest.__version__.split(".")[0]) >= 9:  # pytest's own subtests fixture
+    CASES["subtests"] = (
+        {"tests/test_s.py": SUBTESTS, "tests/test_u.py": UNITTEST},
+        "-p xdist -n 2",
+        [f"tests/test_u.py::{t}" for t in ("T::test_fail", "T::test_sub", "U::test_u", "W::test_w")]
+        + ["tests/test_s.py::test_s"],
+    )
 
 
 @pytest.fixture(autouse=True)
