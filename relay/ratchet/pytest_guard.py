@@ -26,9 +26,9 @@ verdict names each worker it handed them to. Then it:
   this process (every conftest.py above that folder's tests hooks into its run as into
   theirs; what the two share stays set up, as between two tests), through pytest's own run
   functions but reported nowhere (not in the output, the counts or any JUnit report): it
-  must fail with a random token, else pytest's runs were switched off. A module's canary
-  a hook skips in its setup (a folder that needs a database) leaves the folder to its
-  next module, and no test of that module may pass;
+  must fail with a random token, else pytest's runs were switched off. A canary a hook
+  skips or fails in its setup (a folder that needs a database) leaves a folder to its
+  next module, and no test of that module (of the session, for the session's) may pass;
 - keeps each test's report as pytest made it (its own wrappers of the call and of the
   report run before any conftest's that is not tryfirst): a report changed before it is
   logged, or a call that raised reported as passed, is tampering (a conftest.py that
@@ -247,7 +247,9 @@ class Guard:
         self.canary = "did not run"
         self.armed = False  # the session's canary ran: each folder's runs before its tests
         self.folders: set[Path] = set()  # the folders a canary ran in
-        self.skipped: set[str] = set()  # modules whose canary was skipped: none may pass
+        # where a hook stopped the canary in its setup (a module's node id; "" for the
+        # session): no test there may pass
+        self.stopped: set[str] = set()
         self.problems: list[str] = []
         self.hooks: dict[str, Any] = {}
         self.manager: Any = None
@@ -375,9 +377,10 @@ class Guard:
             if raised and outcome == "passed":
                 self.rewritten.append(f"the report of {node}, whose call raised, says passed")
             module = item.getparent(pytest.Module)
-            if outcome == "passed" and module is not None and str(module.nodeid) in self.skipped:
+            where = {"", str(module.nodeid) if module is not None else ""}
+            if outcome == "passed" and where & self.stopped:
                 self.rewritten.append(
-                    f"{node} passed, but a hook skipped relay's canary in its module"
+                    f"{node} passed, but a hook stopped relay's canary in its setup there"
                 )
         if report.failed and len(self.failed) < FAILED_CAP:
             self.failed.add(node)
@@ -416,7 +419,10 @@ class Guard:
         else:
             # torn down whole: an xdist worker runs the tests it is sent, in no order
             # known here (each folder's canary runs before its first test, below)
-            self.canary = self.run_canary(session, self.canary_item(session), None)
+            found = self.run_canary(session, self.canary_item(session), None)
+            if found == STOPPED:  # a conftest.py that skips every test where a need is unmet
+                self.stopped.add("")
+            self.canary = CANARY_OK if found == STOPPED else found
             self.armed = True
 
     def test_starts(self, item: pytest.Item) -> None:
@@ -424,18 +430,18 @@ class Guard:
         and its module's own marks skip, xfail or re-run nothing (the hooks of every
         conftest.py above the folder apply to it as to the test), as if the test came
         next: what the two share stays set up, as pytest leaves it between two tests. A
-        canary a hook skips in its setup (a conftest.py that skips what needs a database)
-        leaves the folder to its next module; the module's tests must not pass."""
+        canary a hook skips or fails in its setup (a conftest.py that skips what needs a
+        database) leaves the folder to its next module; the module's tests must not pass."""
         module = item.getparent(pytest.Module)
         if not self.armed or module is None or module.path.parent in self.folders:
             return
-        if str(module.nodeid) in self.skipped or any(
+        if str(module.nodeid) in self.stopped or any(
             mark.name in _SKIPPING for mark in module.own_markers
         ):
             return
         found = self.run_canary(item.session, self.canary_item(module), item)
-        if found == SKIPPED:
-            self.skipped.add(str(module.nodeid))
+        if found == STOPPED:
+            self.stopped.add(str(module.nodeid))
             return
         self.folders.add(module.path.parent)
         if found != CANARY_OK and self.canary == CANARY_OK:
@@ -475,8 +481,8 @@ class Guard:
                 self.problems.append("the session's items were changed under the canary")
         calls = [r for r in reports if getattr(r, "when", "") == "call"]
         setup = [r for r in reports if getattr(r, "when", "") == "setup"]
-        if not calls and setup and setup[0].skipped and isinstance(item.parent, pytest.Module):
-            return SKIPPED
+        if not calls and setup and (setup[0].skipped or setup[0].failed):
+            return STOPPED
         if not calls:
             return "did not run"
         if not calls[0].failed:
@@ -503,7 +509,7 @@ class Guard:
 
 # a module's own marks that would make the canary skip, xfail or re-run there (honestly)
 _SKIPPING = frozenset({"skip", "skipif", "xfail", "flaky"})
-SKIPPED = "skipped in its setup"  # a module's canary a hook skipped (honestly, or not)
+STOPPED = "stopped in its setup"  # a hook skipped or failed the canary's setup
 
 
 GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None

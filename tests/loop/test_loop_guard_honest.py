@@ -229,13 +229,25 @@ ROOT_CONFTEST = {
     "tests/test_a.py": "def test_a(one):\n    assert one == 2\n",
     "tests/sub/test_s.py": "def test_s(one):\n    assert one\n",
 }
-# a folder's conftest.py that skips its tests where there is no database (relay's canary
-# under it is skipped too), and a package whose setup_module must run once
+# a folder's conftest.py that skips its tests where there is no database, one that fails
+# them where there is no docker (relay's canary under it is stopped too), a top conftest.py
+# that skips every test, and a package whose setup_module must run once
 NEEDS_DB = {
     "tests/test_a.py": "def test_a():\n    assert False\n",
     "tests/db/conftest.py": "import os\n\nimport pytest\n\n\ndef pytest_runtest_setup(item):\n"
     "    if not os.environ.get('NO_SUCH_DATABASE'):\n        pytest.skip('needs a database')\n",
     "tests/db/test_db.py": "def test_db():\n    assert False\n",
+}
+NEEDS_DOCKER = {
+    "tests/test_a.py": "def test_a():\n    assert False\n",
+    "tests/docker/conftest.py": "def pytest_runtest_setup(item):\n"
+    "    raise RuntimeError('needs docker')\n",
+    "tests/docker/test_d.py": "def test_d():\n    assert True\n",
+}
+SKIPS_ALL = {
+    "tests/conftest.py": "import pytest\n\n\ndef pytest_runtest_setup(item):\n"
+    "    pytest.skip('later')\n",
+    **NEEDS_DOCKER,
 }
 SET_UP_ONCE = {
     "tests/__init__.py": "",
@@ -314,6 +326,12 @@ CASES = {
     "skipped-folder": (NEEDS_DB, "", ["tests/test_a.py::test_a"]),
     "skipped-folder-xdist": (NEEDS_DB, "-p xdist -n 2", ["tests/test_a.py::test_a"]),
     "package-set-up-once": (SET_UP_ONCE, "", []),
+    "failed-folder": (
+        NEEDS_DOCKER,
+        "",
+        ["tests/test_a.py::test_a", "tests/docker/test_d.py::test_d"],
+    ),
+    "skips-all": (SKIPS_ALL, "", ["tests/docker/test_d.py::test_d"]),
 }
 if int(pytest.__version__.split(".")[0]) >= 9:  # pytest's own subtests fixture
     CASES["subtests"] = (
@@ -374,5 +392,5 @@ def test_a_conftest_that_skips_only_the_canary_is_tampering(tmp_path: Path) -> N
                   stop_at_failure=False)  # fmt: skip
     assert got.checks[0].tampered == (
         "the test run was tampered with: tests/sub/test_a.py::test_a passed, but a hook"
-        " skipped relay's canary in its module"
+        " stopped relay's canary in its setup there"
     ), got
