@@ -24,6 +24,9 @@ NOT_RUN_EXITS = (126, 127)  # the shell could not run the command (not executabl
 # error while collecting): the failures it names are not all of them
 _STOPPED = re.compile(r"^!+ (?:stopping after \d+ failures?|Interrupted: .*) !+$")
 _PYTEST = re.compile(r"^(?P<what>FAILED|ERROR) (?P<node>.+?)(?: - .*)?$")
+# a failed subtest (unittest's subTest, pytest's subtests fixture): pytest 9 names it by
+# its test's node id after its message and parameters, ``SUBFAILED[msg] (i=1) node``
+_SUBTEST = re.compile(r"^SUBFAILED(?:\[.*?\])? ?(?:\([^)]*\))? (?P<node>.+?)(?: - .*)?$")
 _RUFF_CONCISE = re.compile(
     r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)\b"
 )
@@ -54,12 +57,15 @@ class Finding:
 
 
 def pytest_failures(output: str) -> list[Finding]:
-    """The failing and erroring tests of pytest's short summary, by node id."""
+    """The failing and erroring tests of pytest's short summary, by node id (a test
+    once for each of its subtests that failed)."""
     found = []
     for line in output.splitlines():
         match = _PYTEST.match(line.strip())
         if match is not None:
             found.append(Finding("test", match["node"].strip(), failed=match["what"]))
+        elif (sub := _SUBTEST.match(line.strip())) is not None:
+            found.append(Finding("test", sub["node"].strip(), failed="FAILED"))
     return found
 
 

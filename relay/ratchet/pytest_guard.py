@@ -20,12 +20,15 @@ verdict names each worker it handed them to. Then it:
   plugin registered by the code under test (not a test, a conftest.py or a test helper:
   relay's re-run takes those from the baseline) or one of pytest's own plugins
   unregistered is tampering;
-- runs a canary test with a random name before the first test (among the session's
-  items while it runs), under the session and
-  under each test folder's first module that no mark of its own skips, xfails or re-runs
-  (every conftest.py above that folder's tests hooks into its run as into theirs), through
-  pytest's own run functions but reported nowhere (not in the output, the counts or any
-  JUnit report): it must fail with a random token, else pytest's runs were switched off;
+- runs a canary test with a random name (among the session's items while it runs) under
+  the session before the first test, and under each test folder's first module that no
+  mark of its own skips, xfails or re-runs just before that module's first test runs in
+  this process (every conftest.py above that folder's tests hooks into its run as into
+  theirs; what the two share stays set up, as between two tests), through pytest's own run
+  functions but reported nowhere (not in the output, the counts or any JUnit report): it
+  must fail with a random token, else pytest's runs were switched off. A canary a hook
+  skips or fails in its setup (a folder that needs a database) leaves a folder to its
+  next module, and no test of that module (of the session, for the session's) may pass;
 - keeps each test's report as pytest made it (its own wrappers of the call and of the
   report run before any conftest's that is not tryfirst): a report changed before it is
   logged, or a call that raised reported as passed, is tampering (a conftest.py that
@@ -243,6 +246,11 @@ class Guard:
         self.core: dict[int, str] = {}  # pytest's own counting plugins at the start
         self.root = os.path.realpath(os.getcwd())
         self.canary = "did not run"
+        self.armed = False  # the session's canary ran: each folder's runs before its tests
+        self.folders: set[Path] = set()  # the folders a canary ran in
+        # where a hook stopped the canary in its setup (a module's node id; "" for the
+        # session): no test there may pass
+        self.stopped: set[str] = set()
         self.problems: list[str] = []
         self.hooks: dict[str, Any] = {}
         self.manager: Any = None
@@ -252,6 +260,7 @@ class Guard:
         self.rewritten: list[str] = []  # reports changed (said after the canary's end)
         self.raised: set[str] = set()  # the tests whose call raised (no skip, no xfail)
         self.failed: set[str] = set()  # the tests reported failed (up to FAILED_CAP)
+        self.subfailed: set[str] = set()  # the tests a subtest of which failed
         self.write("started")
 
     # --- the verdict ---
@@ -353,11 +362,12 @@ class Guard:
         ):
             self.raised.add(str(item.nodeid))
 
-    def made_report(self, call: Any, report: Any) -> None:
+    def made_report(self, item: Any, call: Any, report: Any) -> None:
         """A test's report as pytest's run made it (outside any conftest's wrapper that is
-        not tryfirst): a call that raised is no pass, and the outcome must reach the
-        report's readers (the terminal, JUnit) as made here. A failed one is named in the
-        verdict (relay holds the JUnit report to it) until its test's call passes."""
+        not tryfirst): a call that raised is no pass, nor one in a module whose canary a
+        hook skipped, and the outcome must reach the report's readers (the terminal,
+        JUnit) as made here. A failed one is named in the verdict (relay holds the JUnit
+        report to it) until its test's call passes."""
         node = str(report.nodeid)
         if node.rpartition("::")[2] == self.canary_name:
             return  # the canary's end is judged on its own
@@ -367,6 +377,12 @@ class Guard:
             self.raised.discard(node)
             if raised and outcome == "passed":
                 self.rewritten.append(f"the report of {node}, whose call raised, says passed")
+            module = item.getparent(pytest.Module)
+            where = {"", str(module.nodeid) if module is not None else ""}
+            if outcome == "passed" and where & self.stopped:
+                self.rewritten.append(
+                    f"{node} passed, but a hook stopped relay's canary in its setup there"
+                )
         if report.failed and len(self.failed) < FAILED_CAP:
             self.failed.add(node)
         self.made[id(report)] = (report, outcome)
@@ -374,7 +390,8 @@ class Guard:
     def logged(self, report: Any) -> None:
         """A report about to be read: changed since it was made is tampering, but a failed
         one marked for a re-run (pytest-rerunfailures' "rerun": the test runs again, and
-        stays named failed in the verdict unless its call then passes)."""
+        stays named failed in the verdict unless its call then passes). A test a subtest
+        of which failed stays named failed (its own report is made failed when shown)."""
         node, outcome = str(report.nodeid), str(report.outcome)
         made = self.made.pop(id(report), None)
         if made is None:  # made in an xdist worker, which judges it there
@@ -384,8 +401,12 @@ class Guard:
             self.rewritten.append(
                 f"the report of {node} was changed from {made[1]} to {outcome} after pytest made it"
             )
-        if getattr(report, "when", "") == "call" and outcome == "passed":
-            self.failed.discard(node)
+        if "subtest" in type(report).__name__.lower():  # one of the test's subtests
+            if report.failed:
+                self.subfailed.add(node)
+        elif getattr(report, "when", "") == "call" and outcome == "passed":
+            # (a test a subtest of which failed: pytest fails it later, when it is shown)
+            self.failed -= {node} - self.subfailed
 
     # --- the canary ---
 
@@ -397,16 +418,38 @@ class Guard:
         if option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
             self.canary = "not needed (no test runs)"
         else:
-            for parent in _canary_parents(session):
-                self.run_canary(session, parent)
-                if self.canary != CANARY_OK:
-                    break
+            # torn down whole: an xdist worker runs the tests it is sent, in no order
+            # known here (each folder's canary runs before its first test, below)
+            found = self.run_canary(session, self.canary_item(session), None)
+            if found == STOPPED:  # a conftest.py that skips every test where a need is unmet
+                self.stopped.add("")
+            self.canary = CANARY_OK if found == STOPPED else found
+            self.armed = True
 
-    def run_canary(self, session: pytest.Session, parent: pytest.Session | pytest.Module) -> None:
-        """Run the canary under ``parent`` through pytest's own run functions, reported
-        nowhere; it must fail with the token."""
-        from _pytest.runner import runtestprotocol
+    def test_starts(self, item: pytest.Item) -> None:
+        """Before a test: the canary runs under its module, if none ran in its folder yet
+        and its module's own marks skip, xfail or re-run nothing (the hooks of every
+        conftest.py above the folder apply to it as to the test), as if the test came
+        next: what the two share stays set up, as pytest leaves it between two tests. A
+        canary a hook skips or fails in its setup (a conftest.py that skips what needs a
+        database) leaves the folder to its next module; the module's tests must not pass."""
+        module = item.getparent(pytest.Module)
+        if not self.armed or module is None or module.path.parent in self.folders:
+            return
+        if str(module.nodeid) in self.stopped or any(
+            mark.name in _SKIPPING for mark in module.own_markers
+        ):
+            return
+        found = self.run_canary(item.session, self.canary_item(module), item)
+        if found == STOPPED:
+            self.stopped.add(str(module.nodeid))
+            return
+        self.folders.add(module.path.parent)
+        if found != CANARY_OK and self.canary == CANARY_OK:
+            self.canary = found
 
+    def canary_item(self, parent: pytest.Session | pytest.Module) -> pytest.Function:
+        """The canary test under ``parent``: it fails with the token."""
         token = self.token
         # a function of no file: the report of its failure reads no source (a function of
         # this module had pytest parse the whole module to show its two lines, a third of
@@ -417,7 +460,14 @@ class Guard:
         canary.__name__ = self.canary_name
         item = pytest.Function.from_parent(parent, name=self.canary_name, callobj=canary)
         item.fixturenames = []  # none of the project's fixtures, autouse ones included
-        following = session.items[0] if session.items else None
+        return item
+
+    def run_canary(self, session: pytest.Session, item: pytest.Function, following: Any) -> str:
+        """Run the canary ``item`` through pytest's own run functions, reported nowhere
+        (``following``: the item that runs next): how it ended, which must be failing with
+        the token (CANARY_OK)."""
+        from _pytest.runner import runtestprotocol
+
         # among the session's items while it runs, as every test is: a hook that rewrites
         # only the reports of the session's items rewrites the canary's too
         session.items.insert(0, item)
@@ -426,22 +476,23 @@ class Guard:
         except KeyboardInterrupt:
             raise
         except BaseException as error:  # pytest's outcomes are BaseExceptions: a finding
-            self.canary = f"raised {type(error).__name__}"
-            return
+            return f"raised {type(error).__name__}"
         finally:
             if session.items and session.items[0] is item:
                 del session.items[0]
             else:
                 self.problems.append("the session's items were changed under the canary")
         calls = [r for r in reports if getattr(r, "when", "") == "call"]
+        setup = [r for r in reports if getattr(r, "when", "") == "setup"]
+        if not calls and setup and (setup[0].skipped or setup[0].failed):
+            return STOPPED
         if not calls:
-            self.canary = "did not run"
-        elif not calls[0].failed:
-            self.canary = str(calls[0].outcome)
-        elif token not in str(calls[0].longrepr):
-            self.canary = "failed without its token"
-        else:
-            self.canary = CANARY_OK
+            return "did not run"
+        if not calls[0].failed:
+            return str(calls[0].outcome)
+        if self.token not in str(calls[0].longrepr):
+            return "failed without its token"
+        return CANARY_OK
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         problems = [*self.problems, *_changed(self.before), *self.hook_problems()]
@@ -461,23 +512,7 @@ class Guard:
 
 # a module's own marks that would make the canary skip, xfail or re-run there (honestly)
 _SKIPPING = frozenset({"skip", "skipif", "xfail", "flaky"})
-
-
-def _canary_parents(session: pytest.Session) -> list[Any]:
-    """Where the canary runs: under the session, and under the first test module of each
-    folder that holds one (the hooks of every conftest.py above it apply to it as to that
-    folder's tests) whose own marks skip, xfail or re-run nothing."""
-    parents: list[Any] = [session]
-    seen: set[Path] = set()
-    for item in session.items:
-        module = item.getparent(pytest.Module)
-        if module is None or module.path.parent in seen:
-            continue
-        if any(mark.name in _SKIPPING for mark in module.own_markers):
-            continue
-        seen.add(module.path.parent)
-        parents.append(module)
-    return parents
+STOPPED = "stopped in its setup"  # a hook skipped or failed the canary's setup
 
 
 GUARD = Guard(_SETTINGS) if _SETTINGS is not None else None
@@ -500,6 +535,11 @@ if GUARD is not None:
         yield
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Any:
+        _guard.test_starts(item)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(item: pytest.Item) -> Any:
         called = yield
         _guard.called(item, called.excinfo)
@@ -508,7 +548,7 @@ if GUARD is not None:
     def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
         made = yield
         with contextlib.suppress(BaseException):
-            _guard.made_report(call, made.get_result())
+            _guard.made_report(item, call, made.get_result())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(report: Any) -> None:

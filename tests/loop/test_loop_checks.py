@@ -77,6 +77,9 @@ FAILED tests/test_calc.py::test_add - assert 0 == 3
 FAILED tests/test_calc.py::test_param[a b-1] - AssertionError: no
 ERROR tests/test_db.py::TestDb::test_open - RuntimeError: gone
 ERROR tests/test_broken.py
+SUBFAILED(i=1) tests/test_u.py::T::test_sub - AssertionError: 1 == 1
+SUBFAILED[odd] (i=3, j='x') tests/test_u.py::T::test_sub - AssertionError: 3 == 3
+SUBFAILED(<subtest>) tests/test_s.py::test_fixture[a b] - assert 0
 2 failed, 2 passed, 2 errors in 0.12s
 """
 MYPY = """\
@@ -111,6 +114,9 @@ def test_pytest_and_mypy_are_read_by_node_id_and_by_file_and_code() -> None:
         "test tests/test_calc.py::test_param[a b-1]",
         "test tests/test_db.py::TestDb::test_open",
         "test tests/test_broken.py",
+        "test tests/test_u.py::T::test_sub",
+        "test tests/test_u.py::T::test_sub",
+        "test tests/test_s.py::test_fixture[a b]",
     ]
     assert [f.id for f in mypy_findings(MYPY)] == [
         "type src/calc.py return-value",
