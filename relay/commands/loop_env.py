@@ -303,30 +303,21 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
         said = "nothing scheduled; `relay loop schedule` registers a run, then doctor runs them"
         return [("loop gates", "skip", said, "")]
     from relay.commands.loop_unattended import work_dir
-    from relay.loop.triage import moved_why
-    from relay.ratchet.measure import Checkout, gate_log, head_box, judged_runs, log_gate
+    from relay.ratchet.measure import gate_log, head_box, head_runs
 
     env = runenv.environment(cron_environment())
     checks: list[tuple[str, str, str, str]] = []
     redo = "run `relay loop schedule --at HH:MM` again from the shell the gates work in"
     # as a scheduled run's gates run: in the scheduler's environment, then behind the
     # maker's boundary, in a sandboxed clone of HEAD (kept changes are a maker's code),
-    # each from an empty scratch with relay's pytest plugin; a gate that runs in a tree an
-    # earlier run changed (a tracked file written, an entry git does not ignore left) is
-    # not said to run: what it read was not HEAD's
+    # each as triage runs it (:func:`head_runs`); a gate that runs in a tree an earlier
+    # run changed is not said to run: what it read was not HEAD's
     with gate_log(root, "doctor") as log, head_box(root) as box:
-        checkout, moved = Checkout.of(box.tree), ""
-        runs = judged_runs(box.tree, contract.gates, timeout=DOCTOR_GATE_TIMEOUT, box=box,
-                           work=work_dir(root), base=env)  # fmt: skip
-        for run in runs:
-            gate, done = run.gate, run.done
-            left = checkout.since(spared=contract.coverage_report)
-            if left and not moved:
-                moved = moved_why(gate.name, left)
-            distrust = run.tamper or moved
-            if distrust:
-                done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {distrust}\n")
-            log_gate(gate, done, where=box.tree)
+        runs = head_runs(box, contract.gates, timeout=DOCTOR_GATE_TIMEOUT, work=work_dir(root),
+                         spared=contract.coverage_report, base=env)  # fmt: skip
+        for head in runs:
+            run, done, distrust = head.run, head.done, head.distrust
+            gate = run.gate
             name = f"loop gate {gate.name}"
             if done.ok and not distrust:
                 said = f"runs the scheduler's way ({done.duration:.1f}s)"

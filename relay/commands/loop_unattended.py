@@ -17,7 +17,6 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -365,35 +364,26 @@ def triage(
     failing-test findings observed gone (:func:`relay.loop.triage.tests_cleared`)."""
     from relay.loop import triage as t
     from relay.loop.checks import junit_tests
-    from relay.ratchet.measure import Checkout, head_box, judged_runs, log_gate
+    from relay.ratchet.measure import head_box, head_runs
 
     found: list[t.Finding] = []
     unknown: dict[str, str] = {}
     timeout = 600.0
     files: dict[str, float] | None = None
     report = contract.coverage_report
-    moved = ""  # why the gates from one run on cannot be trusted (the tree it left)
     tainted = ""  # the first untrusted run's why: what it left (coverage's data) may be read
     tests: list[tuple[str, str]] = []  # the tests trusted runs' JUnit reports name
     with head_box(root) as box:
         if report:
             (box.tree / report).unlink(missing_ok=True)  # HEAD's copy is no run's report
-        checkout = Checkout.of(box.tree)
         seen, spoilt = _identity(box.tree, report), ""
-        runs = judged_runs(box.tree, contract.gates, timeout=timeout, box=box, work=work_dir(root))
-        for run in runs:
-            gate, done = run.gate, run.done
-            left = checkout.since(spared=report)
-            if left and not moved:
-                moved = t.moved_why(gate.name, left)
-            distrust = run.tamper or moved
-            if distrust:
-                done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {distrust}\n")
-            log_gate(gate, done, where=box.tree)
+        runs = head_runs(box, contract.gates, timeout=timeout, work=work_dir(root), spared=report)
+        for head in runs:
+            gate, run, distrust = head.run.gate, head.run, head.distrust
             kind, got, why = t.judged_findings(
                 gate.name, gate.command, output=run.done.output, passed=run.done.ok,
                 exit_code=run.done.exit_code, timed_out=run.done.timed_out, timeout=timeout,
-                junit=run.junit, tampered=run.tamper, moved=moved,
+                junit=run.junit, tampered=run.tamper, moved=head.moved,
             )  # fmt: skip
             found += got
             if why:
@@ -404,7 +394,6 @@ def triage(
             now = _identity(box.tree, report)
             if now != seen:  # this run wrote the report (last, so far)
                 seen, spoilt = now, tainted
-            checkout.sweep(spared=report)
         if report and seen is not None and not spoilt:
             files = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor

@@ -572,6 +572,47 @@ class Checkout:
         return left_for_later(marks, now - self.others, spared=spared)
 
 
+@dataclass(frozen=True)
+class HeadRun:
+    """One gate's run on HEAD as triage and the doctor read it: the judged run, its
+    outcome with what relay says of it appended, and why it cannot be trusted ("" when
+    it can: its test run was tampered with, or an earlier run left the tree changed)."""
+
+    run: GateRun
+    done: StepOutcome
+    distrust: str
+    moved: str  # why no gate from the one that changed the tree on is trusted
+
+
+def head_runs(
+    box: Sandbox,
+    gates: Sequence[Gate],
+    *,
+    timeout: float,
+    work: Path,
+    spared: str | None,
+    base: Mapping[str, str] | None = None,
+) -> Iterator[HeadRun]:
+    """HEAD's gates judged in ``box`` (:func:`judged_runs`), each logged: with no
+    baseline to compare with, the tree HEAD's checkout left is theirs, so a run that
+    writes a tracked file or leaves an entry git does not ignore makes it and every later
+    run untrusted; what a run leaves that git ignores is removed after the caller has
+    read it (``spared``: the coverage report, which a gate writes for a later one)."""
+    from relay.loop.triage import moved_why
+
+    checkout, moved = Checkout.of(box.tree), ""
+    for run in judged_runs(box.tree, gates, timeout=timeout, box=box, work=work, base=base):
+        left = checkout.since(spared=spared)
+        if left and not moved:
+            moved = moved_why(run.gate.name, left)
+        distrust, done = run.tamper or moved, run.done
+        if distrust:
+            done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {distrust}\n")
+        log_gate(run.gate, done, where=box.tree)
+        yield HeadRun(run, done, distrust, moved)
+        checkout.sweep(spared=spared)
+
+
 def _real_folders(where: Path, parts: Sequence[str]) -> bool:
     """Whether each folder on the way from ``where`` down ``parts`` is a real folder."""
     at = where

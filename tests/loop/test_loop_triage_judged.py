@@ -16,7 +16,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from loop_project import CALC, PY, TEST_GATE, Project, make_project
+from loop_project import CALC, PY, TEST_GATE, Project, Ran, make_project
 
 from relay.loop.goals import GoalState, parse_board
 
@@ -30,6 +30,16 @@ def plant(project: Project, files: dict[str, str], message: str) -> None:
         project.write(name, text)
     project.git("add", "-A")
     project.git("commit", "-qm", message)
+
+
+def found_first(tmp_path: Path, calc: str, finding: str, message: str) -> tuple[Project, Ran]:
+    """A project whose HEAD holds ``calc`` as src/calc.py, triaged once: ``finding`` alone
+    is enqueued (what each attack then tries to make triage retire)."""
+    project = make_project(tmp_path, accept=None)
+    plant(project, {"src/calc.py": calc}, message)
+    first = project.loop("triage")
+    assert [e["finding"] for e in first.data["enqueued"]] == [finding], first.data
+    return project, first
 
 
 def open_goals(project: Project) -> dict[str, GoalState]:
@@ -47,10 +57,7 @@ HIDE = {
 def test_a_test_run_that_hides_a_lint_finding_from_the_lint_gate_retires_nothing(
     tmp_path: Path, how: str
 ) -> None:
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": LINT_CALC}, "a lint finding")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == ["lint src/calc.py F401"], first
+    project, first = found_first(tmp_path, LINT_CALC, "lint src/calc.py F401", "a lint finding")
     assert first.data["unknown"] == {}
     module = f"import pathlib\n\n{HIDE[how]}\n\n\ndef test_more():\n    assert True\n"
     plant(project, {"tests/test_more.py": module}, "a test module that writes into the tree")
@@ -93,10 +100,9 @@ def pytest_runtest_makereport(item, call):
 def test_a_test_run_that_rewrites_its_reports_to_passed_retires_nothing(
     tmp_path: Path, where: str
 ) -> None:
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == ["test tests/test_calc.py::test_add"]
+    project, _ = found_first(
+        tmp_path, RED_CALC, "test tests/test_calc.py::test_add", "a failing test"
+    )
     plant(project, {where: PASS_ALL}, "every test reported as passed")
     again = project.loop("triage")
     assert again.status == 0, again
@@ -214,6 +220,17 @@ def doctor(project: Project) -> dict[str, tuple[str, str]]:
     return {c["name"]: (c["status"], c["detail"]) for c in checks}
 
 
+def scheduled(project: Project) -> None:
+    """The contract's run made the one `relay loop schedule` registers (a maker of the
+    project's), so that `relay doctor` runs the gates the scheduler's way."""
+    maker = project.script("maker", "count('maker')\n")
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = f"`` relay loop run --maker {shlex.quote(maker)} ``"
+    plant(project, {"docs/loop/CONTRACT.md": contract.replace(line, run)}, "the run's maker")
+    assert project.loop("schedule", "--at", "04:00", "--scheduler", "cron").status == 0
+
+
 def test_doctor_runs_each_gate_from_an_empty_scratch_and_says_a_tree_a_run_changed(
     tmp_path: Path, real_crontab: None
 ) -> None:
@@ -224,15 +241,8 @@ def test_doctor_runs_each_gate_from_an_empty_scratch_and_says_a_tree_a_run_chang
     found_home = "import os, sys; sys.exit(not os.path.exists(os.path.expanduser('~/made')))"
     probe = f"check: {PY} -c {shlex.quote(found_home)}"
     project = make_project(tmp_path, accept=None, gates=(TEST_GATE, probe))
-    maker = project.script("maker", "count('maker')\n")
-    contract = project.read("docs/loop/CONTRACT.md")
-    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
-    project.write(
-        "docs/loop/CONTRACT.md",
-        contract.replace(line, f"`` relay loop run --maker {shlex.quote(maker)} ``"),
-    )
     plant(project, {"tests/conftest.py": home}, "a test run that writes into HOME")
-    assert project.loop("schedule", "--at", "04:00", "--scheduler", "cron").status == 0
+    scheduled(project)
     found = doctor(project)
     assert found["loop gate test"][0] == "ok", found
     state, detail = found["loop gate check"]
@@ -246,6 +256,24 @@ def test_doctor_runs_each_gate_from_an_empty_scratch_and_says_a_tree_a_run_chang
         assert "ran, but the run of test changed the tree the gates share (left made.txt)" in (
             detail
         ), found
+
+
+def test_doctor_removes_what_a_gate_leaves_that_git_ignores_before_the_next_gate(
+    tmp_path: Path, real_crontab: None
+) -> None:
+    """HEAD's .gitignore names a file its test run writes (a maker's writing too): the
+    next gate finds the tree as HEAD's checkout left it, as in triage."""
+    absent = "import os, sys; sys.exit(os.path.exists('made.txt'))"
+    probe = f"check: {PY} -c {shlex.quote(absent)}"
+    project = make_project(tmp_path, accept=None, gates=(TEST_GATE, probe))
+    ignore = project.read(".gitignore") if (project.root / ".gitignore").exists() else ""
+    writes = "import pathlib\n\npathlib.Path('made.txt').write_text('x')\n"
+    plant(project, {"tests/conftest.py": writes, ".gitignore": ignore + "made.txt\n"},
+          "a test run that leaves an ignored file")  # fmt: skip
+    scheduled(project)
+    found = doctor(project)
+    assert found["loop gate test"][0] == "ok", found
+    assert found["loop gate check"][0] == "ok", found
 
 
 def test_a_module_marked_skip_or_xfail_is_no_tampering_and_a_folders_conftest_is_seen(

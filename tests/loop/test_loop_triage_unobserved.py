@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC, make_project
-from test_loop_triage_judged import LINT_CALC, PASS_ALL, RED_CALC, open_goals, plant
+from test_loop_triage_judged import (
+    LINT_CALC,
+    PASS_ALL,
+    RED_CALC,
+    found_first,
+    open_goals,
+    plant,
+)
 
 from relay.loop.goals import Goal, GoalState
 
@@ -25,10 +32,7 @@ def test_what_a_test_run_leaves_that_head_ignores_is_swept_before_the_lint_gate(
 ) -> None:
     """HEAD's .gitignore names the file its test run writes: git ignores it, and it is
     removed before the lint gate runs, which sees the finding as before."""
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": LINT_CALC}, "a lint finding")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == ["lint src/calc.py F401"], first
+    project, _ = found_first(tmp_path, LINT_CALC, "lint src/calc.py F401", "a lint finding")
     text = {".ruff.toml": 'extend-exclude = [\\"src\\"]\\n', ".ignore": "*\\n"}[name]
     module = (
         f'import pathlib\n\npathlib.Path({name!r}).write_text("{text}")'
@@ -59,10 +63,7 @@ SKIP = (
 def test_a_failing_test_the_run_leaves_out_is_not_retired_and_a_deleted_one_is(
     tmp_path: Path, conftest: str
 ) -> None:
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == [TEST_ADD], first.data
+    project, _ = found_first(tmp_path, RED_CALC, TEST_ADD, "a failing test")
     more = "def test_more():\n    assert True\n"
     plant(project, {"tests/conftest.py": conftest, "tests/test_more.py": more}, "left out")
     again = project.loop("triage")
@@ -131,10 +132,7 @@ def pytest_runtest_makereport(item, call):
 def test_a_conftest_that_passes_every_report_but_the_canarys_retires_nothing(
     tmp_path: Path, conftest: str, said: str
 ) -> None:
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == [TEST_ADD], first.data
+    project, _ = found_first(tmp_path, RED_CALC, TEST_ADD, "a failing test")
     plant(project, {"tests/conftest.py": conftest}, "reports rewritten")
     again = project.loop("triage")
     assert again.status == 0, again
@@ -238,10 +236,7 @@ atexit.register(_forge)
 def test_a_junit_report_rewritten_after_pytest_wrote_it_retires_nothing(tmp_path: Path) -> None:
     """Another test still fails (pytest exits 1 as its session did); the report says
     test_add passed, relay's plugin signed that it failed."""
-    project = make_project(tmp_path, accept=None)
-    plant(project, {"src/calc.py": RED_CALC}, "a failing test")
-    first = project.loop("triage")
-    assert [e["finding"] for e in first.data["enqueued"]] == [TEST_ADD], first.data
+    project, _ = found_first(tmp_path, RED_CALC, TEST_ADD, "a failing test")
     other = "def test_other():\n    assert 1 == 2\n"
     plant(project, {"tests/conftest.py": FORGE_JUNIT, "tests/test_other.py": other}, "forged")
     again = project.loop("triage")
