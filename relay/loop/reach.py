@@ -25,7 +25,16 @@ import pytest, patch ``sys.modules``, import by name and ``eval``; what no test 
 to touch pytest's and pluggy's internals (``_pytest``, ``pluggy``; their public names are
 in ``pytest``), relay's guard, the garbage collector's object walks, tracing and audit
 hooks, ``ctypes``, ``os._exit`` or ``__subclasses__``. (The baseline's tests are judged
-again as the baseline wrote them, which is the main defence against a test file.)
+again as the baseline wrote them, which is the main defence against a test file.) Nor does a
+test need coverage's machinery, with which it could mark lines run that no test ran and keep
+"coverage not lower" (``COVERAGE_MACHINERY``: coverage's API and pytest-cov's, the tracer
+asked for, code made under a module's file name with ``types.CodeType``, ``marshal``,
+``py_compile``, ``code``/``codeop`` or importlib's loaders; ``compile`` under any name but a
+``<...>`` pseudo-name; ``co_filename``, ``replace(co_filename=...)`` and every ``co_*``
+keyword; a string naming coverage's data, reports or tool, ``.coverage``, ``coverage.json``,
+``"-m", "coverage"``; ``sqlite3``, the data file's format, unless the project's own code
+imports it: ``Plain.uses``). Triage reads HEAD's tests with the same (``coverage_reaches``).
+A name built at run time (``import_module(x + "age")``) is not seen: tests import by name.
 
 Names built from data: outside test code, a name this rule cannot fold to a literal
 (``getattr``/``setattr``/``delattr``/``hasattr``, ``inspect.getattr_static``,
@@ -150,13 +159,22 @@ SOURCE_ONLY = (
     "sys.path",
     "zipimport",
 )
+# ... and, in test code, coverage's own machinery (outside tests each is held already, by
+# name or off the plain list): with it, the code coverage measures can mark lines run that
+# no test ran (its API and pytest plugin, its tracer asked for by hand, code made under a
+# module's file name, a loader that reads other source than the file it names)
+COVERAGE_MACHINERY = (
+    "coverage", "pytest_cov", "sys.gettrace", "types.CodeType", "marshal", "py_compile",
+    "compileall", "code", "codeop", "importlib.abc", "importlib.machinery",
+    "importlib._bootstrap", "importlib._bootstrap_external",
+)  # fmt: skip
 # modules that code under test never hands around as a value
 ESCAPES = frozenset(
     {"sys", "gc", "inspect", "builtins", "importlib", "os", "ctypes", "traceback",
      "threading", "_pytest", "pytest", "pluggy", "__main__"}
 )  # fmt: skip
 # attributes that lead from any object to code, frames or every class, whatever it is
-ATTRS_EVERYWHERE = frozenset({"__subclasses__"})
+ATTRS_EVERYWHERE = frozenset({"__subclasses__", "co_filename"})
 ATTRS_SOURCE = frozenset(
     {"__globals__", "__code__", "__closure__", "__builtins__", "f_back", "f_globals",
      "f_locals", "f_builtins", "f_code", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
@@ -178,6 +196,16 @@ _TOOL = re.compile(
     + r")(?![a-z0-9])"
 )
 WORDS_TESTS = ("_pytest.", "pluggy.", "relay_guard", "relay_pytest")
+# coverage's data (``.coverage``, its parallel files, ``.coveragerc``) and reports, its
+# pytest plugin, the tool run by name: what edits or names them can mark lines run that
+# no test ran, however the code is judged
+_COVERAGE_WORDS = re.compile(
+    r"\.coverage|(?<![a-z0-9_])coverage\.(?:json|xml|lcov|db|sqlite)|htmlcov|pytest[-_]cov"
+    r"|(?:\bimport\s+|\bfrom\s+|-m\s*)coverage\b|^\s*coverage\s*$"
+)
+# what the project's code must import for its tests to use it: coverage's data file is a
+# SQLite database, which a test of a project that uses none has no business opening
+TESTS_IF_USED = frozenset({"sqlite3"})
 # a process's own files: /proc/self/environ still holds what was removed from os.environ
 # (relay's guard settings among it), /proc/<pid>/mem its memory
 _PROC = re.compile(r"/proc/.*(?:mem|maps|cmdline|environ)")
@@ -423,6 +451,7 @@ class Plain:
 
     own: frozenset[str] = frozenset()
     credited: frozenset[str] = frozenset()
+    uses: frozenset[str] = frozenset()  # the standard library's modules its code imports
 
     @functools.cached_property
     def tops(self) -> frozenset[str]:
@@ -470,6 +499,16 @@ def imported_modules(lines: Iterable[tuple[str, str]], own: frozenset[str]) -> f
             continue
         found.update(t for t in _import_tops(line) if not t.startswith("_"))
     return frozenset(found - STDLIB - GATE_TOOLS - tops - {"execnet", "relay"})
+
+
+def imported_stdlib(lines: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The standard library's top-level modules non-test code imports (``lines`` as for
+    ``imported_modules``): what its tests may use too (``TESTS_IF_USED``)."""
+    found: set[str] = set()
+    for path, line in lines:
+        if not is_test_code(path) and path.endswith((".py", ".pyi")):
+            found.update(t for t in _import_tops(line) if t in STDLIB)
+    return frozenset(found)
 
 
 def imported_names(texts: Iterable[str]) -> frozenset[str]:
@@ -648,6 +687,25 @@ def reaches_in(
         elif path in texts and path.endswith(".py"):
             found.extend(reaches(path, *texts[path], plain))
     return found
+
+
+# what a finding in test code says when it reaches coverage's machinery (``_Scan``)
+_COVERING = re.compile(
+    r"^(?:imports \S+ \((?:" + "|".join(re.escape(m) for m in COVERAGE_MACHINERY) + r")\)"
+    r"|uses (?:" + "|".join(re.escape(m) for m in COVERAGE_MACHINERY) + r")$"
+    r"|uses \.co_filename$|makes a code object with |compiles code under a file's name"
+    r"|hands builtins\.compile around|imports sqlite3 |a string naming coverage's)"
+)
+
+
+def coverage_reaches(path: str, text: str, plain: Plain = Plain()) -> list[Reach]:
+    """What test code (``path``, whole: ``text``) does with coverage's machinery: its
+    API, its data files and reports, code made under a file's name (``_COVERING``). Triage
+    reads HEAD's tests with it: coverage their run measured may hold lines no test ran."""
+    if not is_test_code(path) or not path.endswith(".py"):
+        return []
+    found = reaches(path, None, text, plain)
+    return [r for r in found if _COVERING.match(r.what)]
 
 
 def stubs_beside(changes: Sequence[str], present: Iterable[str]) -> list[Reach]:
@@ -882,7 +940,9 @@ class _Scan:
         self.test = test
         self.depth = depth  # the file's folders below the tree's top (None: not known)
         self.plain = plain
-        self.modules = EVERYWHERE if test else (*EVERYWHERE, *SOURCE_ONLY, *PLAIN_BUT)
+        self.modules = (
+            (*EVERYWHERE, *COVERAGE_MACHINERY) if test else (*EVERYWHERE, *SOURCE_ONLY, *PLAIN_BUT)
+        )
         self.attrs = (
             ATTRS_EVERYWHERE
             if test
@@ -1413,6 +1473,12 @@ class _Scan:
         outer = isinstance(node, ast.BinOp) and _is_div(node) and not _is_div(parent)
         if outer and isinstance(node, ast.expr) and not self.test:  # ``Path("a") / ".."``
             self._looks_outside(node)
+        if isinstance(node, ast.Name | ast.Attribute) and self.test:
+            called = isinstance(parent, ast.Call) and parent.func is node
+            if not called and self.qual(node) == "builtins.compile":
+                self.add(
+                    node, "hands builtins.compile around (what it compiles cannot be followed)"
+                )
         if isinstance(node, ast.expr) and not self.test:
             self._escapes(node, parent)
             self._environ_escapes(node, parent)
@@ -1501,9 +1567,21 @@ class _Scan:
         self._seen.add((line, what))
         self.found.append((line, (what, ast.dump(node)), _span(node)))
 
+    def _used_only(self, node: ast.Import | ast.ImportFrom, module: str) -> None:
+        """A module test code may import only where the project's code does (coverage's
+        data file is a SQLite database)."""
+        top = module.split(".")[0]
+        if self.test and top in TESTS_IF_USED and top not in self.plain.uses:
+            self.add(
+                node,
+                f"imports {module} (coverage's data is a {top} database, and the project's"
+                " code uses none)",
+            )
+
     def check(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
+                self._used_only(node, alias.name)
                 hit = _matches(alias.name, self.modules)
                 if not hit and not self.test and alias.name.startswith(("pytest", "_pytest")):
                     hit = "a pytest plugin"
@@ -1512,6 +1590,7 @@ class _Scan:
                 elif not self.test:
                     self._plain_import(node, alias.name, None if alias.asname else alias.name)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            self._used_only(node, node.module)
             for alias in node.names:
                 full = node.module if alias.name == "*" else f"{node.module}.{alias.name}"
                 hit = _matches(_rebased(full), self.modules)
@@ -1692,6 +1771,11 @@ class _Scan:
 
     def _call(self, node: ast.Call) -> None:
         func = self.qual(node.func)
+        if func == "builtins.compile" and self.test:
+            self._compiled(node)
+        made = sorted({k.arg for k in node.keywords if k.arg and k.arg.startswith("co_")})
+        if made:  # ``code.replace(co_filename=...)``: code under another file's name or lines
+            self.add(node, f"makes a code object with {', '.join(made)}")
         if func in _IMPORTERS and not self.test and not (node.args and fold(node.args[0])):
             self.add(node, f"{func} with a computed name")  # a literal one is judged by name
         if func in _GETTERS and len(node.args) >= 2:
@@ -1715,6 +1799,23 @@ class _Scan:
         scope = self._scope(node.func.value) if isinstance(node.func, ast.Attribute) else None
         if writer and scope and not self.test:
             self.add(node, f"writes through {scope}()")
+
+    def _compiled(self, node: ast.Call) -> None:
+        """``compile`` in test code under a name that is not a pseudo-name (``<string>``):
+        coverage counts the lines what it makes runs as the lines of the file it names."""
+        named = node.args[1] if len(node.args) > 1 else None
+        named = next((k.value for k in node.keywords if k.arg == "filename"), named)
+        name = fold(named) if named is not None else None
+        spread = any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        )
+        if spread or name is None or not (name.startswith("<") and name.endswith(">")):
+            said = repr(name) if name is not None else "a name no rule can follow"
+            self.add(
+                node,
+                f"compiles code under a file's name ({said}: coverage counts what it runs"
+                " as that file's lines)",
+            )
 
     def _computed(self, node: ast.Call, func: str | None) -> None:
         """A name looked up from data, outside tests: ``m.__getattribute__(name)``,
@@ -1904,6 +2005,9 @@ class _Scan:
         if not self.test and (tool or low.strip() in _COMMON_WORDS - {"py"}):
             said = tool.group(1) if tool else low.strip()
             self.add(node, f"a string naming the gate tool {said!r}")
+            return
+        if _COVERAGE_WORDS.search(low):
+            self.add(node, "a string naming coverage's data, reports or tool")
             return
         fields = [] if self.test else _FIELD.findall(text)  # ``"{0.sys.modules}".format(m)``
         if any(f in WATCHED or f.startswith("__") or f == "modules" for f in fields):

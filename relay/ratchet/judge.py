@@ -76,6 +76,7 @@ from relay.loop.reach import (
     held_reason,
     imported_modules,
     imported_names,
+    imported_stdlib,
     project_modules,
     reaches_in,
     stubs_beside,
@@ -246,7 +247,8 @@ def plain_of(tree: WorkTree, candidate: str) -> Plain:
         {n: tree.show("HEAD", n) for n, _ in PYTEST_CONFIGS if n in at_head}
     )  # a configuration HEAD does not hold is not asked of git
     own = project_modules(files, importable_dirs(files, pythonpath))
-    return Plain(own, imported_modules(tree.import_lines("HEAD"), own))
+    lines = tree.import_lines("HEAD")
+    return Plain(own, imported_modules(lines, own), imported_stdlib(lines))
 
 
 def changed(state: str) -> bool:

@@ -1313,3 +1313,79 @@ def test_a_kept_files_scan_serves_the_next_change_and_finds_the_same() -> None:
     _scan.cache_clear()
     assert found == [r.said() for r in reaches("src/calc.py", second, third)]
     assert found, "the forgery added on top is found"
+
+
+# test code that reaches coverage's machinery: what it measures could count lines no test ran
+COVERAGE_REACHED = [
+    ("import coverage\n\ncoverage.Coverage.current()\n", "imports coverage (coverage)"),
+    ("from coverage import Coverage\n", "imports coverage.Coverage (coverage)"),
+    ("import pytest_cov.plugin\n", "imports pytest_cov.plugin (pytest_cov)"),
+    ("import sys\n\nt = sys.gettrace()\n", "uses sys.gettrace"),
+    ("import types\n\nc = types.CodeType\n", "uses types.CodeType"),
+    ("import marshal\n", "imports marshal (marshal)"),
+    ("import py_compile\n", "imports py_compile (py_compile)"),
+    ("from importlib.machinery import SourceFileLoader\n", "(importlib.machinery)"),
+    ("import importlib.abc\n", "imports importlib.abc (importlib.abc)"),
+    ("import codeop\n", "imports codeop (codeop)"),
+    ("exec(compile(src, 'src/calc.py', 'exec'))\n", "compiles code under a file's name ('src"),
+    ("exec(compile(src, CALC, 'exec'))\n", "compiles code under a file's name (a name no"),
+    ("exec(compile(src, filename=CALC, mode='exec'))\n", "compiles code under a file's name"),
+    ("exec(compile(*args))\n", "compiles code under a file's name"),
+    ("c = compile\nc(src, CALC, 'exec')\n", "hands builtins.compile around"),
+    ("f.__code__ = g.__code__.replace(co_filename=CALC)\n", "makes a code object with co_file"),
+    ("code.replace(co_firstlineno=9)\n", "makes a code object with co_firstlineno"),
+    ("name = f.__code__.co_filename\n", "uses .co_filename"),
+    ("import sqlite3\n", "imports sqlite3 (coverage's data is a sqlite3 database"),
+    ("from sqlite3 import connect\n", "imports sqlite3 (coverage's data"),
+    ("open('.coverage', 'r+b')\n", "a string naming coverage's data, reports or tool"),
+    ("p = tmp / '.coverage.host.1.x'\n", "a string naming coverage's data"),
+    ("p = 'cover' + 'age.json'\n", "a string naming coverage's data"),
+    ("run([sys.executable, '-m', 'coverage', 'run'])\n", "a string naming coverage's data"),
+    ("run(['python', '-c', 'import coverage'])\n", "a string naming coverage's data"),
+    ("addopts = '--cov=src -p pytest_cov'\n", "a string naming coverage's data"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), COVERAGE_REACHED)
+@pytest.mark.parametrize("path", ["tests/test_calc.py", "conftest.py"])
+def test_test_code_that_reaches_coverages_machinery_is_held(
+    text: str, what: str, path: str
+) -> None:
+    from relay.loop.reach import coverage_reaches
+
+    assert any(what in w for w in found(text, path)), found(text, path)
+    # triage reads HEAD's tests for the same (coverage's findings only)
+    assert any(what in r.what for r in coverage_reaches(path, text)), text
+
+
+COVERAGE_FREE = [
+    "def test_a():\n    assert eval(compile('1 + 1', '<test>', 'eval')) == 2\n",
+    "exec(compile(src, filename='<string>', mode='exec'), {})\n",
+    "import ast\n\ntree = ast.parse(src, 'src/calc.py')\n",
+    "import types\n\n\ndef test_a():\n    assert isinstance(test_a, types.FunctionType)\n",
+    "def test_a(out):\n    assert 'line coverage fell to 80%' in out\n",
+    "def test_a(tmp_path):\n    (tmp_path / 'report.json').write_text('{}')\n",
+]
+
+
+@pytest.mark.parametrize("text", COVERAGE_FREE)
+def test_test_code_that_compiles_pseudo_files_or_says_coverage_in_a_sentence_is_free(
+    text: str,
+) -> None:
+    assert found(text, "tests/test_calc.py") == []
+
+
+def test_sqlite3_in_tests_is_free_where_the_projects_code_imports_it() -> None:
+    from relay.loop.reach import imported_stdlib
+
+    lines = [("src/store.py", "import sqlite3"), ("tests/test_x.py", "import sqlite3 as s"),
+             ("src/calc.py", "import json, os.path")]  # fmt: skip
+    uses = imported_stdlib(lines)
+    assert uses == {"sqlite3", "json", "os"}  # the project's code's, never its tests'
+    text = "import sqlite3\n\n\ndef test_db(tmp_path):\n    sqlite3.connect(tmp_path / 'x.db')\n"
+    assert found(text, "tests/test_store.py", plain=Plain(uses=uses)) == []
+    assert found(text, "tests/test_store.py") == [
+        "imports sqlite3 (coverage's data is a sqlite3 database, and the project's code uses none)"
+    ]
+    # code outside tests: judged by the plain shape, as before
+    assert found("import sqlite3\n", "src/store.py") == [f"imports sqlite3, {OFF}"]
