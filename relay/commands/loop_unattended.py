@@ -16,7 +16,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -359,8 +359,11 @@ def triage(
     tree is looked at against HEAD's checkout: a run that wrote a tracked file or left an
     entry git does not ignore could change what a later gate reads, so from it on no gate
     is trusted; what a run left that git ignores (HEAD's ``.gitignore`` is a maker's too)
-    is removed before the next gate runs, but coverage's data. The coverage report is read
-    only where a run wrote it last that no untrusted run came before. Also returned: the
+    is removed before the next gate runs, but coverage's data (which only a run that runs
+    coverage may leave: :func:`relay.ratchet.measure.judged_runs`). The coverage report is
+    read only where a run wrote it last that no untrusted run came before, and only where
+    HEAD's test code does not reach coverage's machinery (``reach.coverage_reaches``: it
+    could mark lines run that no test ran). Also returned: the
     failing-test findings observed gone (:func:`relay.loop.triage.tests_cleared`)."""
     from relay.loop import triage as t
     from relay.loop.checks import junit_tests
@@ -392,20 +395,40 @@ def triage(
                 tests += junit_tests(run.junit) or ()
             tainted = tainted or distrust
             now = _identity(box.tree, report)
-            if now != seen:  # this run wrote the report (last, so far)
+            if report and report in run.dropped:  # written by a run that runs no coverage
+                seen, spoilt = now, tainted or f"the run of {gate.name}, which runs no coverage"
+            elif now != seen:  # this run wrote the report (last, so far)
                 seen, spoilt = now, tainted
         if report and seen is not None and not spoilt:
             files = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
+    texts = _texts(root)
+    reached = _covering(texts) if report and floor is not None else []
     if report and floor is not None:
         if files is None:
             unknown["coverage"] = _coverage_unknown(report, seen, spoilt)
+        elif reached:
+            more = f" and {len(reached) - 1} more" if len(reached) > 1 else ""
+            unknown["coverage"] = (
+                f"HEAD's test code reaches into coverage's machinery ({reached[0].said()}{more}),"
+                " so what its run measured may hold lines no test ran"
+            )
         else:
             runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
             found += t.coverage_findings(files, floor=floor, report_gate=runner)
-    texts = _texts(root)
     found += t.marker_findings(texts)
     return found, unknown, t.tests_cleared(goals, tests, texts)
+
+
+def _covering(texts: Mapping[str, str]) -> list[Any]:
+    """What HEAD's test code does with coverage's machinery (``reach.coverage_reaches``;
+    sqlite3 counts where the project's own code imports none)."""
+    from relay.loop.reach import Plain, coverage_reaches, imported_stdlib, lines_of
+
+    lines = [(p, line) for p, text in texts.items() for line in lines_of(text)
+             if line.lstrip().startswith(("import", "from"))]  # fmt: skip
+    plain = Plain(uses=imported_stdlib(lines))
+    return [r for p, text in sorted(texts.items()) for r in coverage_reaches(p, text, plain)]
 
 
 def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:
@@ -422,10 +445,10 @@ def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:
 
 def _coverage_unknown(report: str, seen: tuple[int, int, int] | None, spoilt: str) -> str:
     """Why the coverage triage reads is unknown (its goals neither enqueued nor retired)."""
-    if seen is None:
-        return f"no gate wrote {report}"
     if spoilt:
         return f"{report} was last written by a run that cannot be trusted: {spoilt}"
+    if seen is None:
+        return f"no gate wrote {report}"
     return f"{report} is no coverage.py JSON report relay can read"
 
 

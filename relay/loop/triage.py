@@ -333,6 +333,38 @@ def gate_kind(name: str, command: str) -> str:
     return ""
 
 
+# a gate's command that runs coverage (``coverage run``, ``-m coverage``, pytest-cov's
+# ``--cov``), and a pytest configuration that turns pytest-cov on for a plain ``pytest``
+RUNS_COVERAGE = re.compile(r"(?<![\w.-])(?:coverage|pytest[-_]cov)(?![\w-])|--cov\b")
+_PYTEST = re.compile(r"(?<![\w.-])pytest(?![\w-])")
+
+
+def leaves_coverage(name: str, command: str, *, configured: bool) -> bool:
+    """Whether coverage's data and report a gate's run writes may be read by a later gate:
+    one that runs coverage (its command says so; a plain pytest run where the project's
+    pytest configuration turns pytest-cov on, ``configured``), or one whose command relay
+    does not read into (a make target, a script). A plain pytest run, a linter or a type
+    checker writes none: what its run left there is what the code it ran wrote."""
+    if RUNS_COVERAGE.search(command):
+        return True
+    if gate_kind(name, command) in ("lint", "type"):
+        return False
+    return configured if _PYTEST.search(command) else True
+
+
+def coverage_moved(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """Coverage's data files and report a run wrote (new, or changed since ``before``:
+    each one's identity, what it holds among it), to be removed when the run was not one
+    that writes them (:func:`leaves_coverage`)."""
+    return sorted(p for p, now in after.items() if before.get(p) != now)
+
+
+def is_coverage_data(name: str) -> bool:
+    """Whether a file's name is coverage's data (``.coverage``, a parallel
+    ``.coverage.host.pid.x``), never its configuration (``.coveragerc``)."""
+    return stem(name) == ".coverage"
+
+
 def left_for_later(
     marks: Iterable[str], untracked: Iterable[str], *, spared: str | None = None
 ) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import json
 import os
 import re
@@ -390,7 +391,9 @@ def measure(
     results: list[GateResult] = []
     checks: list[GateChecks] = []
     failure: Failed | None = None
-    for run in judged_runs(where, gates, timeout=timeout, box=box, work=work, files=files):
+    runs = judged_runs(where, gates, timeout=timeout, box=box, work=work, files=files,
+                       report=coverage_report)  # fmt: skip
+    for run in runs:
         gate, done, tamper, report_text = run.gate, run.done, run.tamper, run.junit
         marks, before = run.marks, run.before
         if against is not None and not tamper:
@@ -451,6 +454,7 @@ class GateRun:
     junit: str | None
     marks: frozenset[str]
     before: TreeState
+    dropped: tuple[str, ...] = ()  # coverage's outputs it wrote, removed (it runs no coverage)
 
 
 def judged_runs(
@@ -462,15 +466,28 @@ def judged_runs(
     work: Path | None = None,
     base: Mapping[str, str] | None = None,
     files: Sequence[str] | None = None,
+    report: str | None = None,
 ) -> Iterator[GateRun]:
     """Each gate run in turn in ``where`` as the ratchet judges it: from an empty scratch
     (in a ``box``), with relay's pytest plugin and a JUnit report, the tree looked at before
     and after. Lazy: the caller looks at each run before the next starts (``base``: the
     scheduler's environment, when given; ``files``: the tree's tracked files, when the
-    caller has them already)."""
+    caller has them already).
+
+    Coverage's data is what the code it measures could write too, so only a run that
+    writes it may leave it for a later gate (:func:`relay.loop.triage.leaves_coverage`):
+    in a box, the data files the commit tracks are removed before the first gate; after a
+    run that writes none (a plain pytest run, a linter), the data files and the coverage
+    ``report`` it made or changed are removed, and its log says so."""
+    from relay.loop.triage import coverage_moved, leaves_coverage
+
     files = tuple(files) if files is not None else tracked_files(where)
+    if box is not None:
+        drop_tracked_coverage(where, files)
+    configured = pytest_covers(where, files)
     for gate in gates:
         before = tree_state(where, files)
+        had = coverage_outputs(where, before, report)
         # in a box, the report's folder is the box's (the gate's process writes it there)
         folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
@@ -483,7 +500,83 @@ def judged_runs(
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        yield GateRun(gate, done, tamper, report_text, moves(where, files, before), before)
+        marks, gone = moves(where, files, before), []
+        if not leaves_coverage(gate.name, gate.command, configured=configured):
+            now = coverage_outputs(where, tree_state(where, files), report)
+            gone = [p for p in coverage_moved(had, now) if _removed(where / p)]
+            if gone:  # what no run that writes coverage wrote is never read as its
+                said = f"removed {', '.join(gone)}: coverage's, written by a run that runs none"
+                done = replace(done, output=f"{done.output.rstrip()}\n\n[relay] {said}\n")
+        yield GateRun(gate, done, tamper, report_text, marks, before, tuple(gone))
+
+
+def drop_tracked_coverage(where: Path, files: Sequence[str]) -> None:
+    """Coverage's data files the commit tracks removed from a judged clone before any gate
+    runs: `coverage combine` (and pytest-cov's) would merge them with what the gates
+    measure, lines no test ran among them."""
+    from relay.loop.triage import is_coverage_data
+
+    for name in files:
+        if is_coverage_data(name.rpartition("/")[2]) and _real_folders(where, name.split("/")[:-1]):
+            _removed(where / name)
+
+
+def pytest_covers(where: Path, files: Sequence[str]) -> bool:
+    """Whether the project's pytest configuration (or the environment's PYTEST_ADDOPTS)
+    turns pytest-cov on: a plain ``pytest`` gate then writes coverage's data."""
+    from relay.loop.guard import PYTEST_CONFIGS
+    from relay.loop.triage import RUNS_COVERAGE
+    from relay.ratchet.sandbox import read_regular
+
+    texts = [os.environ.get("PYTEST_ADDOPTS", "")]
+    for name in dict.fromkeys(n for n, _ in PYTEST_CONFIGS):
+        if name in files:
+            with contextlib.suppress(OSError):
+                texts.append(read_regular(where / name, 1 << 20).decode("utf-8", "replace"))
+    return any(RUNS_COVERAGE.search(t) for t in texts)
+
+
+def coverage_outputs(where: Path, state: TreeState, report: str | None) -> dict[str, str]:
+    """Coverage's data files in the tree's folders (``state``'s: those that hold tracked
+    files) and its report, each one's identity: its inode, size and a digest of what it
+    holds (a box's start gives what its runs made to its user, which moves their change
+    time; a run can set a modification time back)."""
+    from relay.loop.triage import is_coverage_data
+    from relay.ratchet.sandbox import read_regular
+
+    names = [
+        f"{folder}/{name}" if folder else name
+        for folder, seen in state.folders.items()
+        if seen is not None
+        for name in seen[2]
+        if is_coverage_data(name)
+    ]
+    found: dict[str, str] = {}
+    for name in [*names, *([report] if report else [])]:
+        try:
+            st = os.lstat(where / name)
+        except OSError:
+            continue
+        digest = ""
+        if stat.S_ISREG(st.st_mode):
+            with contextlib.suppress(OSError):
+                digest = hashlib.sha256(read_regular(where / name, COVERAGE_CAP)).hexdigest()
+        found[name] = f"{st.st_mode} {st.st_ino} {st.st_size} {digest}"
+    return found
+
+
+def _removed(path: Path) -> bool:
+    """``path`` removed (a folder, never followed through a link, or a file): whether it was."""
+    from relay.ratchet.sandbox import remove_tree
+
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            remove_tree(path)
+        else:
+            path.unlink()
+    except OSError:
+        return False
+    return True
 
 
 def tracked_files(where: Path) -> tuple[str, ...]:
@@ -600,8 +693,11 @@ def head_runs(
     read it (``spared``: the coverage report, which a gate writes for a later one)."""
     from relay.loop.triage import moved_why
 
+    drop_tracked_coverage(box.tree, tracked_files(box.tree))  # before the checkout is looked at
     checkout, moved = Checkout.of(box.tree), ""
-    for run in judged_runs(box.tree, gates, timeout=timeout, box=box, work=work, base=base):
+    runs = judged_runs(box.tree, gates, timeout=timeout, box=box, work=work, base=base,
+                       report=spared)  # fmt: skip
+    for run in runs:
         left = checkout.since(spared=spared)
         if left and not moved:
             moved = moved_why(run.gate.name, left)
