@@ -529,7 +529,7 @@ def pytest_covers(where: Path, files: Sequence[str]) -> bool:
     from relay.ratchet.sandbox import read_regular
 
     texts = [os.environ.get("PYTEST_ADDOPTS", "")]
-    for name in dict.fromkeys(n for n, _ in PYTEST_CONFIGS):
+    for name in dict.fromkeys([*(n for n, _ in PYTEST_CONFIGS), "pytest.toml", ".pytest.toml"]):
         if name in files:
             with contextlib.suppress(OSError):
                 texts.append(read_regular(where / name, 1 << 20).decode("utf-8", "replace"))

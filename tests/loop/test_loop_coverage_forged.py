@@ -252,3 +252,45 @@ def test_a_change_whose_later_plain_test_run_rewrites_the_report_is_not_kept(
     assert project.read("src/calc.py") == CALC and project.clean()
     failures = project.read("docs/loop/state/failures.md")
     assert "the coverage report was not written" in failures, failures
+
+
+def test_a_pytest_configuration_that_turns_pytest_cov_on_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain `pytest` gate writes coverage's data where the project's pytest
+    configuration (or PYTEST_ADDOPTS) turns pytest-cov on: its data is then left alone."""
+    from relay.ratchet.measure import pytest_covers
+
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    (tmp_path / "pyproject.toml").write_text(FILES["pyproject.toml"])
+    assert not pytest_covers(tmp_path, ["pyproject.toml"])
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = --cov=src --cov-report=json\n")
+    assert not pytest_covers(tmp_path, ["pyproject.toml"])  # only what the commit tracks
+    assert pytest_covers(tmp_path, ["pyproject.toml", "setup.cfg"])
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--cov=src")
+    assert pytest_covers(tmp_path, [])
+
+
+def test_a_change_whose_plain_test_run_plants_coverage_data_is_not_kept(tmp_path: Path) -> None:
+    """The ratchet's side of the planted parallel file: the baseline's plain test run leaves
+    none of coverage's data, so the candidate's run that leaves one changed the tree it was
+    judged in, and fails."""
+    project = make_project(tmp_path, retries=0, gates=COMBINED)
+    contract = project.read("docs/loop/CONTRACT.md").replace(
+        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
+    )
+    project.write("docs/loop/CONTRACT.md", contract)
+    ignore = FILES[".gitignore"] + ".coverage.*\n"
+    pyproject = FILES["pyproject.toml"] + "relative_files = true\n"
+    project.write(".gitignore", ignore)
+    project.write("pyproject.toml", pyproject)
+    project.git("commit", "-qam", "the coverage report, parallel files ignored, paths relative")
+    maker = project.script(
+        "maker",
+        f"put('src/calc.py', {UNTESTED!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+        f"put('tests/test_planted.py', {PLANT!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    failures = project.read("docs/loop/state/failures.md")
+    assert "changed the tree it was judged in (left .coverage.planted)" in failures, failures
