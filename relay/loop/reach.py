@@ -30,11 +30,12 @@ test need coverage's machinery, with which it could mark lines run that no test 
 "coverage not lower" (``COVERAGE_MACHINERY``: coverage's API and pytest-cov's, the tracer
 asked for, code made under a module's file name with ``types.CodeType``, ``marshal``,
 ``py_compile``, ``code``/``codeop`` or importlib's loaders; ``compile`` under any name but a
-``<...>`` pseudo-name; ``co_filename``, ``replace(co_filename=...)`` and every ``co_*``
-keyword; a string naming coverage's data, reports or tool, ``.coverage``, ``coverage.json``,
-``"-m", "coverage"``; ``sqlite3``, the data file's format, unless the project's own code
-imports it: ``Plain.uses``). Triage reads HEAD's tests with the same (``coverage_reaches``).
-A name built at run time (``import_module(x + "age")``) is not seen: tests import by name.
+``<...>`` pseudo-name; ``co_filename``, ``replace(co_filename=...)`` and any other code
+object field given (``CODE_FIELDS``); a string naming coverage's data, reports or tool,
+``.coverage``, ``coverage.json``, ``"-m", "coverage"``; ``sqlite3``, the data file's format,
+unless the project's own code imports it: ``Plain.uses``). Triage reads HEAD's tests with
+the same (``coverage_reaches``). A name built at run time (``import_module(x + "age")``) is
+not seen: tests import by name.
 
 Names built from data: outside test code, a name this rule cannot fold to a literal
 (``getattr``/``setattr``/``delattr``/``hasattr``, ``inspect.getattr_static``,
@@ -167,6 +168,14 @@ COVERAGE_MACHINERY = (
     "coverage", "pytest_cov", "sys.gettrace", "types.CodeType", "marshal", "py_compile",
     "compileall", "code", "codeop", "importlib.abc", "importlib.machinery",
     "importlib._bootstrap", "importlib._bootstrap_external",
+)  # fmt: skip
+# a code object's fields (``code.replace(co_filename=...)``: code under another file's name
+# or lines, which coverage counts as that file's)
+CODE_FIELDS = frozenset(
+    {"co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize",
+     "co_flags", "co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames",
+     "co_freevars", "co_cellvars", "co_filename", "co_name", "co_qualname", "co_linetable",
+     "co_exceptiontable", "co_lnotab"}
 )  # fmt: skip
 # modules that code under test never hands around as a value
 ESCAPES = frozenset(
@@ -1773,7 +1782,7 @@ class _Scan:
         func = self.qual(node.func)
         if func == "builtins.compile" and self.test:
             self._compiled(node)
-        made = sorted({k.arg for k in node.keywords if k.arg and k.arg.startswith("co_")})
+        made = sorted({k.arg for k in node.keywords if k.arg in CODE_FIELDS})
         if made:  # ``code.replace(co_filename=...)``: code under another file's name or lines
             self.add(node, f"makes a code object with {', '.join(made)}")
         if func in _IMPORTERS and not self.test and not (node.args and fold(node.args[0])):

@@ -1365,6 +1365,7 @@ COVERAGE_FREE = [
     "import types\n\n\ndef test_a():\n    assert isinstance(test_a, types.FunctionType)\n",
     "def test_a(out):\n    assert 'line coverage fell to 80%' in out\n",
     "def test_a(tmp_path):\n    (tmp_path / 'report.json').write_text('{}')\n",
+    "def test_a(client):\n    assert client.post('/docs', co_author='ann').ok\n",
 ]
 
 
