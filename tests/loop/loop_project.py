@@ -204,6 +204,27 @@ class Project:
         )
         return f"{PY} {shlex.quote(str(path))}"
 
+    def report_coverage(self, floor: int | None = None) -> None:
+        """Name `coverage.json` as the contract's coverage report (and ``floor`` as its
+        coverage floor, in percent); written, not committed."""
+        contract = self.read("docs/loop/CONTRACT.md")
+        if floor is not None:
+            floored = f"- Coverage floor: {floor}%\n- Iterations:"
+            contract = contract.replace("- Iterations:", floored)
+        contract = contract.replace(
+            "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
+        )
+        assert "`coverage.json`" in contract and (floor is None or f"{floor}%" in contract)
+        self.write("docs/loop/CONTRACT.md", contract)
+
+    def held(self, said: str, goal: str = "G1") -> None:
+        """Assert ``goal`` is blocked, held for a person for what ``said`` names, and
+        struck nothing (a hold is not a strike)."""
+        row = next(r for r in self.read("docs/loop/BOARD.md").splitlines() if f"| {goal} " in r)
+        assert "| blocked |" in row and "held for a person" in row, row
+        assert said in row, row
+        assert goal not in self.read("docs/loop/state/failures.md")
+
     def seen(self, name: str, n: int) -> str:
         """The brief (or review file) script ``name`` got on its ``n``-th call."""
         return (self.scripts / f"{name}.{n}.md").read_text(encoding="utf-8")

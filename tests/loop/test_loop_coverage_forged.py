@@ -69,22 +69,14 @@ def test_a_change_whose_test_forges_coverage_is_held_for_a_person(tmp_path: Path
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [], ran
     assert project.read("src/calc.py") == CALC and project.clean()
-    row = next(r for r in project.read("docs/loop/BOARD.md").splitlines() if "| G1 " in r)
-    assert "| blocked |" in row and "held for a person" in row, row
-    assert HELD[how] in row, row
-    assert "G1" not in project.read("docs/loop/state/failures.md")
+    project.held(HELD[how])
 
 
 def floor_project(tmp_path: Path, gates: tuple[str, ...] | None = None) -> Project:
     """The calc project with coverage's gates (or ``gates``, the report `coverage.json`), a
     90% floor and HEAD holding untested code: triage enqueues its coverage goal first."""
     project = make_project(tmp_path, accept=None, coverage=gates is None, gates=gates or ())
-    contract = project.read("docs/loop/CONTRACT.md")
-    contract = contract.replace("- Iterations:", "- Coverage floor: 90%\n- Iterations:")
-    contract = contract.replace(
-        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
-    )
-    project.write("docs/loop/CONTRACT.md", contract)
+    project.report_coverage(floor=90)
     # coverage's parallel files ignored and its paths relative, as a person's set-up often
     # has them
     ignore = FILES[".gitignore"] + ".coverage.*\n"
@@ -237,10 +229,7 @@ def test_a_change_whose_later_plain_test_run_rewrites_the_report_is_not_kept(
 
     project = make_project(tmp_path, retries=0, gates=(*COVERAGE_GATES, LINT_GATE,
                                                        f"later: {TEST_GATE}"))  # fmt: skip
-    contract = project.read("docs/loop/CONTRACT.md").replace(
-        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
-    )
-    project.write("docs/loop/CONTRACT.md", contract)
+    project.report_coverage()
     project.git("commit", "-qam", "the coverage report")
     maker = project.script(
         "maker",
@@ -276,10 +265,7 @@ def test_a_change_whose_plain_test_run_plants_coverage_data_is_not_kept(tmp_path
     none of coverage's data, so the candidate's run that leaves one changed the tree it was
     judged in, and fails."""
     project = make_project(tmp_path, retries=0, gates=COMBINED)
-    contract = project.read("docs/loop/CONTRACT.md").replace(
-        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
-    )
-    project.write("docs/loop/CONTRACT.md", contract)
+    project.report_coverage()
     ignore = FILES[".gitignore"] + ".coverage.*\n"
     pyproject = FILES["pyproject.toml"] + "relative_files = true\n"
     project.write(".gitignore", ignore)

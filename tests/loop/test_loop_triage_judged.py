@@ -154,13 +154,7 @@ def test_a_coverage_report_a_tampered_run_wrote_is_not_read(tmp_path: Path) -> N
     """The coverage report is read only where a trusted run wrote it last: a test run
     that writes it itself, and reports every test as passed, does not cover a file."""
     project = make_project(tmp_path, accept=None, gates=(TEST_GATE,))
-    contract = project.read("docs/loop/CONTRACT.md")
-    contract = contract.replace("- Iterations:", "- Coverage floor: 90%\n- Iterations:")
-    contract = contract.replace(
-        "## Coverage report\n\n(none)", "## Coverage report\n\n`coverage.json`"
-    )
-    assert "`coverage.json`" in contract
-    project.write("docs/loop/CONTRACT.md", contract)
+    project.report_coverage(floor=90)
     fake = (
         "import json, pathlib\n\npathlib.Path('coverage.json').write_text(json.dumps("
         "{'files': {'src/calc.py': {'summary': {'percent_covered': 100.0}}}}))\n"
