@@ -939,6 +939,9 @@ def run_run(args: argparse.Namespace) -> Output:
         return _plan(root, options)
     if not nodes:
         refuse_env_only(args, contract)
+        from relay.ratchet.sandbox import box_users_soon
+
+        box_users_soon()  # the run's bounds say it; its probe runs beside the start-up
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")

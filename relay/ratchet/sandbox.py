@@ -1290,10 +1290,49 @@ def idmap_probe(shares: Sequence[Path]) -> dict[Path, str]:
     return dict(zip(shares, said, strict=False))
 
 
+_USERS_SOON: list[tuple[str, Callable[[], str]]] = []  # box_users started early, by its shares
+
+
+def box_users_soon() -> None:
+    """Start working out :func:`box_users` in a thread of its own: its probe is a process of
+    its own (tens of milliseconds) that a run's other start-up work need not wait for. The
+    next :func:`box_users` takes its answer (or works it out again, the shares named since
+    being others)."""
+    _USERS_SOON.clear()  # one a run that stopped early started is no later run's
+    said: list[str] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            said.append(_box_users())
+        except BaseException as err:  # raised where the answer is taken, as before
+            failed.append(err)
+
+    thread = threading.Thread(target=work, name="relay-box-users")
+    thread.start()
+
+    def answer() -> str:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return said[0]
+
+    _USERS_SOON.append((os.environ.get(SHARE_ENV, ""), answer))
+
+
 def box_users() -> str:
     """Who a root relay's makers' boxes run as, said where they fall back to the boxes'
     shared user (a share no idmapped mount can bind, or a user namespace that does not map
     their own users); "" where each box is a user of its own, or relay is not root."""
+    if _USERS_SOON:
+        shares, answer = _USERS_SOON.pop()
+        said = answer()
+        if shares == os.environ.get(SHARE_ENV, ""):
+            return said
+    return _box_users()
+
+
+def _box_users() -> str:
     if level() != NAMESPACES or not _as_root():
         return ""
     shares = [s for s in named_shares() if s.is_dir()]
