@@ -939,6 +939,9 @@ def run_run(args: argparse.Namespace) -> Output:
         return _plan(root, options)
     if not nodes:
         refuse_env_only(args, contract)
+        from relay.ratchet.sandbox import box_users_soon
+
+        box_users_soon()  # the run's bounds say it; its probe runs beside the start-up
     verify_wait = seconds(args.verify_wait)
     if verify_wait is None:
         raise LocalUsageError(f"--verify-wait {args.verify_wait!r} is not a duration (30m)")
@@ -1006,21 +1009,26 @@ def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> 
     acceptance, a metric, a checker, the verifier, a red team) runs a file from a folder
     shared with the boxes (a maker's box could change it), or where
     RELAY_SANDBOX_SHARE_JUDGES names a folder that is no share."""
-    from relay.ratchet.sandbox import refuse_shared_programs, refuse_unnamed_judged_shares
+    from relay.ratchet.sandbox import (
+        SharedLookups,
+        refuse_shared_programs,
+        refuse_unnamed_judged_shares,
+    )
 
     refuse_unnamed_judged_shares()
     path = os.environ.get("PATH", "")
+    seen = SharedLookups()  # every goal's command is checked: each place asked once
     for gate in contract.gates:
-        refuse_shared_programs(gate.command, path)
+        refuse_shared_programs(gate.command, path, lookups=seen)
     for goal in spine.goals().goals:
-        refuse_shared_programs(goal.accept, path, f"{goal.id}'s acceptance")
+        refuse_shared_programs(goal.accept, path, f"{goal.id}'s acceptance", lookups=seen)
         if goal.metric:
-            refuse_shared_programs(goal.metric, path, f"{goal.id}'s metric")
+            refuse_shared_programs(goal.metric, path, f"{goal.id}'s metric", lookups=seen)
     roles = [("the checker", c) for c in options.checkers]
     roles += [("the verifier", options.verifier)] if options.verifier else []
     roles += [("the red team", c) for c in options.red_team]
     for what, command in roles:
-        refuse_shared_programs(command, path, what, role=True)
+        refuse_shared_programs(command, path, what, role=True, lookups=seen)
 
 
 def refuse_env_only(args: argparse.Namespace, contract: Contract) -> None:

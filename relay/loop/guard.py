@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import json
 import re
 import shlex
@@ -210,9 +211,38 @@ NEW_TOP_OPENED = (".json", ".jsonc", ".json5", ".code-workspace")
 SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 
 
+def _simple(path: str) -> bool:
+    """Whether ``path`` is spelled as git spells a tree's paths, plainly: relative, no
+    empty part, none that starts with a dot, no trailing slash. Its name and parent are
+    then read off its text (:func:`path_name`), not off a Path: the guards look at every
+    file of a tree several times an attempt, and making a Path of each was most of it."""
+    return (
+        bool(path)
+        and path[0] not in "/."
+        and path[-1] != "/"
+        and "//" not in path
+        and "/." not in path
+    )
+
+
+def path_name(path: str) -> str:
+    """``PurePosixPath(path).name``."""
+    return path.rpartition("/")[2] if _simple(path) else PurePosixPath(path).name
+
+
+def path_parent(path: str) -> str:
+    """``str(PurePosixPath(path).parent)`` ("." for a top-level path)."""
+    return (path.rpartition("/")[0] or ".") if _simple(path) else str(PurePosixPath(path).parent)
+
+
+def path_parts(path: str) -> tuple[str, ...]:
+    """``PurePosixPath(path).parts``."""
+    return tuple(path.split("/")) if _simple(path) else PurePosixPath(path).parts
+
+
 def is_test_file(path: str) -> bool:
     """Whether ``path`` is a test: under a ``tests``/``test`` directory, or named like one."""
-    parts = PurePosixPath(path).parts
+    parts = path_parts(path)
     name = parts[-1] if parts else ""
     if any(p in ("tests", "test", "__tests__") for p in parts[:-1]):
         return True
@@ -311,7 +341,7 @@ def gate_scripts(
     queue += tool_plugins(commands, have, read)
     beside: dict[str, list[str]] = {}
     for name in have:
-        beside.setdefault(str(PurePosixPath(name).parent), []).append(name)
+        beside.setdefault(path_parent(name), []).append(name)
     while queue:
         path = queue.pop()
         if path in found:
@@ -416,7 +446,7 @@ def tool_plugins(
                         dirs.add("" if parent == "." else parent)
                     elif item:
                         modules.append(item)
-    for conftest in sorted(p for p in have if PurePosixPath(p).name == "conftest.py"):
+    for conftest in sorted(p for p in have if path_name(p) == "conftest.py"):
         modules += _pytest_plugins(read(conftest) or "")
     if not stubs and _pyright(texts):
         paths.append(_PYRIGHT_STUBS)  # pyright's stubs' folder when none is named
@@ -860,7 +890,12 @@ def runs_the_tree(
     if scripts:
         return True
     have = frozenset(files)
-    folders = {str(f) for p in have for f in PurePosixPath(p).parents if str(f) != "."}
+    folders: set[str] = set()
+    for p in have:  # each folder holding a file (a folder met was met with its own)
+        folder = path_parent(p)
+        while folder != "." and folder not in folders:
+            folders.add(folder)
+            folder = path_parent(folder)
     prefix = root.rstrip("/") + "/" if root else ""
     for command in commands:
         if _OPAQUE.search(command):
@@ -1015,16 +1050,25 @@ def importable_dirs(files: Sequence[str], pythonpath: Sequence[str] = ()) -> fro
     ``src/``, pytest's ``pythonpath`` entries (``config_pythonpath``), and the folder
     pytest puts first on sys.path for each test module and conftest.py (the first one
     upwards with no ``__init__.py``)."""
+    return _importable_dirs(tuple(files), tuple(pythonpath))
+
+
+@functools.lru_cache(maxsize=8)
+def _importable_dirs(files: tuple[str, ...], pythonpath: tuple[str, ...]) -> frozenset[str]:
+    """:func:`importable_dirs`, once for each tree: the guards of one attempt ask it of
+    the same files several times, and it looks at each of them."""
     have = set(files)
     found = {"", "src", *pythonpath}
     for path in files:
-        name = PurePosixPath(path).name
+        if ".py" not in path:  # neither a test module nor a conftest.py
+            continue
+        name = path_name(path)
         if name != "conftest.py" and not (is_test_module(path) and name != "__init__.py"):
             continue
-        folder = PurePosixPath(path).parent
-        while str(folder) != "." and f"{folder}/__init__.py" in have:
-            folder = folder.parent
-        found.add("" if str(folder) == "." else str(folder))
+        folder = path_parent(path)
+        while folder != "." and f"{folder}/__init__.py" in have:
+            folder = path_parent(folder)
+        found.add("" if folder == "." else folder)
     return frozenset(found)
 
 
@@ -1139,7 +1183,7 @@ def shadows_a_tool(
 def is_test_module(path: str) -> bool:
     """Whether pytest would import ``path`` of its own accord: a test module, a
     conftest.py, or a package's ``__init__.py`` in a test folder (imported with its tests)."""
-    name = PurePosixPath(path).name
+    name = path_name(path)
     if name in ("conftest.py", "__init__.py"):
         return is_test_file(path)
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))

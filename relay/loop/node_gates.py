@@ -21,6 +21,8 @@ import shlex
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
+from relay.loop.guard import path_name
+
 # the configuration files of a JavaScript project's gate tools, at any depth (eslint's
 # and TypeScript's apply to their folder, a monorepo's packages have their own)
 NODE_CONFIG = re.compile(
@@ -53,7 +55,7 @@ _EXTENDS = re.compile(r""""extends"\s*:\s*(\[[^\]]*\]|"[^"]*")""")
 
 def is_node_config(path: str) -> bool:
     """Whether ``path`` is a JavaScript gate tool's configuration file, by its name."""
-    return NODE_CONFIG.match(PurePosixPath(path).name) is not None
+    return NODE_CONFIG.match(path_name(path)) is not None
 
 
 def node_gate_files(files: Iterable[str], read: Callable[[str], str | None]) -> list[str]:

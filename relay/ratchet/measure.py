@@ -733,11 +733,15 @@ def tree_state(where: Path, files: Sequence[str]) -> TreeState:
             folders[folder] = None
             folder = folder.rpartition("/")[0]
     real: set[str] = set()
+    # joined as text (git's paths, relative and plain): a Path made of each tracked file
+    # was most of the walk, which runs twice for every gate
+    top = os.fspath(where)
+    at = top if top.endswith("/") else top + "/"
     for folder in sorted(folders, key=lambda f: (f.count("/"), f)):
         parent = folder.rpartition("/")[0]
         if folder and parent not in real:
             continue  # under a link or a folder gone: not looked into
-        path = where / folder if folder else where
+        path = at + folder if folder else top
         with contextlib.suppress(OSError):
             st = os.lstat(path)
             if stat.S_ISDIR(st.st_mode):
@@ -748,7 +752,7 @@ def tree_state(where: Path, files: Sequence[str]) -> TreeState:
         state[name] = None
         if name.rpartition("/")[0] in real:
             with contextlib.suppress(OSError):
-                st = os.lstat(where / name)
+                st = os.lstat(at + name)
                 state[name] = (st.st_ino, st.st_ctime_ns, st.st_size)
     return TreeState(state, folders)
 

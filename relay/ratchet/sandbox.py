@@ -1290,10 +1290,49 @@ def idmap_probe(shares: Sequence[Path]) -> dict[Path, str]:
     return dict(zip(shares, said, strict=False))
 
 
+_USERS_SOON: list[tuple[str, Callable[[], str]]] = []  # box_users started early, by its shares
+
+
+def box_users_soon() -> None:
+    """Start working out :func:`box_users` in a thread of its own: its probe is a process of
+    its own (tens of milliseconds) that a run's other start-up work need not wait for. The
+    next :func:`box_users` takes its answer (or works it out again, the shares named since
+    being others)."""
+    _USERS_SOON.clear()  # one a run that stopped early started is no later run's
+    said: list[str] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            said.append(_box_users())
+        except BaseException as err:  # raised where the answer is taken, as before
+            failed.append(err)
+
+    thread = threading.Thread(target=work, name="relay-box-users")
+    thread.start()
+
+    def answer() -> str:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return said[0]
+
+    _USERS_SOON.append((os.environ.get(SHARE_ENV, ""), answer))
+
+
 def box_users() -> str:
     """Who a root relay's makers' boxes run as, said where they fall back to the boxes'
     shared user (a share no idmapped mount can bind, or a user namespace that does not map
     their own users); "" where each box is a user of its own, or relay is not root."""
+    if _USERS_SOON:
+        shares, answer = _USERS_SOON.pop()
+        said = answer()
+        if shares == os.environ.get(SHARE_ENV, ""):
+            return said
+    return _box_users()
+
+
+def _box_users() -> str:
     if level() != NAMESPACES or not _as_root():
         return ""
     shares = [s for s in named_shares() if s.is_dir()]
@@ -2157,12 +2196,56 @@ def named_shares(name: str = SHARE_ENV) -> list[Path]:
     return found
 
 
+class SharedLookups:
+    """What checking many commands against the shares asks of the file system, asked once:
+    the shares, which of a PATH's folders lie in them, where PATH finds a program and the
+    share a file lies in. A run's start checks every goal's acceptance command (done goals'
+    too, a list that grows with the project), most of which run the same programs."""
+
+    def __init__(self) -> None:
+        self.shares = named_shares()
+        self.judged = named_shares(JUDGED_SHARE_ENV)
+        self._held: dict[tuple[str, bool], list[tuple[Path, Path]]] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
+        self._within: dict[tuple[str, tuple[Path, ...]], list[tuple[Path, Path]]] = {}
+
+    def held(self, path: str, *, role: bool) -> list[tuple[Path, Path]]:
+        """The folders of ``path`` that lie in a share a judge (with ``role``, a role)
+        does not see, with that share."""
+        key = (path, role)
+        if key not in self._held:
+            seen = [] if role else self.judged
+            unseen = [s for s in self.shares if s not in seen]
+            folders = [f for f in path.split(os.pathsep) if f.startswith("/")]
+            self._held[key] = [at for f in folders for at in in_shares(f, unseen)]
+        return list(self._held[key])
+
+    def which(self, program: str, path: str) -> str | None:
+        """``shutil.which(program, path=path)``."""
+        key = (program, path)
+        if key not in self._found:
+            self._found[key] = shutil.which(program, path=path)
+        return self._found[key]
+
+    def in_shares(self, path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
+        """:func:`in_shares`."""
+        key = (path, tuple(shares))
+        if key not in self._within:
+            self._within[key] = in_shares(path, shares)
+        return list(self._within[key])
+
+
 def shared_programs(
-    command: str, path: str, shares: Sequence[Path] | None = None
+    command: str,
+    path: str,
+    shares: Sequence[Path] | None = None,
+    *,
+    lookups: SharedLookups | None = None,
 ) -> list[tuple[Path, Path]]:
     """What ``command`` runs (as ``path`` finds each program, links followed) or names by
     absolute path that lies in one of ``shares`` (by default those what judges a candidate
-    does not see: :func:`unseen_shares`), with that share: (file, share)."""
+    does not see: :func:`unseen_shares`), with that share: (file, share). ``lookups``:
+    what earlier commands' checks found, asked again of nothing."""
     from relay.loop.agents import parse_role
     from relay.loop.runenv import programs
 
@@ -2177,12 +2260,18 @@ def shared_programs(
         words = []
     files = [f for w in words for f in named_paths(w)]
     for program in programs(command):
-        where = shutil.which(program, path=path) if "/" not in program else program
+        if "/" in program:
+            where: str | None = program
+        elif lookups is not None:
+            where = lookups.which(program, path)
+        else:
+            where = shutil.which(program, path=path)
         if where:
             files.append(where)
     found: list[tuple[Path, Path]] = []
     for each in files:
-        for at in in_shares(each, shares):
+        within = lookups.in_shares(each, shares) if lookups else in_shares(each, shares)
+        for at in within:
             if at not in found:
                 found.append(at)
     return found
@@ -2226,18 +2315,23 @@ def in_shares(path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
 
 
 def refuse_shared_programs(
-    command: str, path: str, what: str = "the gate", *, role: bool = False
+    command: str,
+    path: str,
+    what: str = "the gate",
+    *,
+    role: bool = False,
+    lookups: SharedLookups | None = None,
 ) -> None:
     """LocalUsageError where ``command`` (a gate's, an acceptance's, a metric's, or with
     ``role`` a checker's, verifier's or red team's: what judges a candidate) runs or names
     a file in a share: every maker's box writes there, so it could change what judges its
     own change. A judge's PATH may hold a share the judges see (the person's word that no
     code a judge runs lies there); a role's PATH holds none, since a maker could put a
-    program of the role's name there."""
-    shares = named_shares()
-    seen = [] if role else named_shares(JUDGED_SHARE_ENV)
-    folders = [f for f in path.split(os.pathsep) if f.startswith("/")]
-    held = [at for f in folders for at in in_shares(f, [s for s in shares if s not in seen])]
+    program of the role's name there. ``lookups``: shared by the checks of one set of
+    commands (:class:`SharedLookups`)."""
+    lookups = SharedLookups() if lookups is None else lookups
+    shares = lookups.shares
+    held = lookups.held(path, role=role)
     if held:
         folder, share = held[0]
         if role:
@@ -2251,10 +2345,10 @@ def refuse_shared_programs(
             f" alone: {what} `{command}` would not find what lies there; move it out of the"
             f" share, or list {share} in {JUDGED_SHARE_ENV} too"
         )
-    found = shared_programs(command, path, shares)
+    found = shared_programs(command, path, shares, lookups=lookups)
     if found:
         name, share = found[0]
-        if share in named_shares(JUDGED_SHARE_ENV):
+        if share in lookups.judged:
             raise LocalUsageError(
                 f"{what} `{command}` runs {name}, in {share}, which {JUDGED_SHARE_ENV} lists as"
                 " holding no code a judge runs (every box writes it, a maker's too): move it"

@@ -199,7 +199,8 @@ class ThreadStore:
                     written.append(rel)
                 if main:  # on the main line's spine now: a history without it drops it
                     size = len(path.read_text(encoding="utf-8"))
-                    _write(path.with_suffix(".committed"), f"{size}\n")
+                    if _committed(path) != size:  # each goal's, every board write: once
+                        _write(path.with_suffix(".committed"), f"{size}\n")
         return written
 
 
