@@ -303,14 +303,25 @@ def maker_failed(reading: Reading) -> str:
 
 
 def _reset_at(value: str) -> datetime | None:
-    """``RELAY_LOOP_RESET_AT``'s value: epoch seconds or ISO 8601 (UTC when no zone)."""
+    """``RELAY_LOOP_RESET_AT``'s value: epoch seconds or ISO 8601, its offset or the zone
+    it names in RFC 9557's brackets (``2026-12-02T06:00:00[Europe/Rome]``), else UTC."""
     if value.isdigit():
         return datetime.fromtimestamp(int(value), UTC)
+    stamp, bracket, name = value.partition("[")
     try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    if when.tzinfo:
+        return when
+    if not bracket:
+        return when.replace(tzinfo=UTC)
+    from zoneinfo import ZoneInfo  # when a zone is named (the tz data)
+
+    try:
+        return when.replace(tzinfo=ZoneInfo(name.rstrip("]")))
+    except (KeyError, ValueError):  # ZoneInfoNotFoundError is a KeyError: guess no time
+        return None
 
 
 def _limited(
