@@ -365,6 +365,20 @@ def _objects(output: str) -> Iterator[dict[str, object]]:
         at = end
 
 
+def _outside_objects(output: str) -> str:
+    """The output's lines that are not a JSON object of their own (a stream's events)."""
+    kept = []
+    for line in output.splitlines():
+        if line.lstrip().startswith("{"):
+            try:
+                if isinstance(json.loads(line), dict):
+                    continue
+            except ValueError:
+                pass
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -386,8 +400,12 @@ def _claude(exit_code: int | None, output: str, now: datetime, local: tzinfo) ->
                     1 for c in content if isinstance(c, dict) and c.get("type") == "tool_use"
                 )
     if result is None:
-        limited = _limited(output, who="claude", exit_code=exit_code, now=now, local=local)
-        if limited is not None and exit_code != 0:
+        # no result: only what the CLI printed itself (not the stream's messages, which
+        # hold the model's words and its tools' output) can say it was limited, and a run
+        # relay stopped (its timeout) was not
+        plain = _outside_objects(output)
+        limited = _limited(plain, who="claude", exit_code=exit_code, now=now, local=local)
+        if limited is not None and exit_code not in (0, None):
             return limited
         how = "claude printed no result" + ("" if exit_code is None else f" (exit {exit_code})")
         return Reading(Signal.FAILED, how, text=output)
