@@ -83,6 +83,10 @@ def test_every_bound_is_on_the_board() -> None:
     assert "- Iterations: 20 (the contract's `Iterations:`)" in board
     assert "- Iteration ceiling: 80 (the contract: nightly lint goals)" in board
     assert "- Transient failures in a row: 6 (relay: then it escalates)" in board
+    # the caps relay itself applies are said too: none is silent
+    assert "- Failed passes before a goal is blocked: 3 (relay)" in board
+    assert "- Back to the goal's baseline after: 2 failed attempts in a row on a broken" in board
+    assert "- Usage-limit reset believed within: 7 days (relay: a later one is" in board
     again = with_bounds(board, run_bounds(contract, max_iterations=7, wall_clock=60.0))
     assert again.count("## Bounds of the last run") == 1 and "## Goals\n\nrows\n" in again
     assert "- Iterations: 7 (--max-iterations)" in again and "- Wall clock: 60s" in again
