@@ -86,6 +86,15 @@ def role_commands(contract: Contract) -> list[tuple[str, str]]:
     return found
 
 
+def _role_program(command: str) -> str:
+    """What a role's command runs: an agent adapter's spec (`codex:review`) runs that
+    CLI (`codex`), which the scheduled run's PATH must find; any other command as it is."""
+    from relay.loop.agents import parse_role
+
+    agent = parse_role(command)
+    return agent.name if agent is not None else command
+
+
 def _which(programs: Sequence[str], *, root: Path, path: str) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for program in programs:
@@ -136,7 +145,9 @@ def record_env(
     old = read_env(root)
     kept_vars = [n for n, _ in (old.variables if old else ()) if n in source]
     names = list(dict.fromkeys([*kept_vars, *pass_env]))
-    commands = [g.command for g in contract.gates] + [c for _, c in role_commands(contract)]
+    commands = [g.command for g in contract.gates] + [
+        _role_program(c) for _, c in role_commands(contract)
+    ]
     commands.append("git")  # relay runs git itself
     words = [p for c in commands for p in programs(c)]
     which = _which(words, root=root, path=source.get("PATH", ""))
