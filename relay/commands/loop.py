@@ -1145,10 +1145,21 @@ def run_schedule(args: argparse.Namespace) -> Output:
             JobComments(root, args.ask_on, wait=0).ready()
     else:
         u.contract_run_args(contract)  # refused now, not at 3 a.m.
-    from relay.commands.loop_env import check_passed, role_commands
+    from relay.commands.loop_env import check_passed, scheduled_roles
     from relay.ratchet.roles import check_commands
 
-    check_commands(role_commands(contract), cwd=root)  # a role that cannot start: not tonight
+    roles = scheduled_roles(root, contract)
+    if not managed and not any(role == "maker" for role, _ in roles):
+        try:
+            _roster_panel(argparse.Namespace(maker=None, repo_dir=root))  # a node maker
+        except LocalUsageError:
+            raise LocalUsageError(
+                "no maker: the contract's `## Run command` names no --maker and LOOP.md's"
+                " ## Roles none",
+                hint="put `--maker CMD` in docs/loop/CONTRACT.md's `## Run command`, or a"
+                " `- maker:` line in LOOP.md's ## Roles (command `CMD`, agent claude or node NAME)",
+            ) from None
+    check_commands(roles, cwd=root)  # a role that cannot start: not tonight
 
     check_passed(args.pass_env, args.pass_secret, os.environ)
     refuse_above_ceiling(args.max_iterations, contract)
@@ -1238,11 +1249,11 @@ def run_scheduled(args: argparse.Namespace) -> Output:
         ) from None
     given.backend = getattr(args, "backend", None) or given.backend
     given.ask_on = getattr(args, "ask_on", None) or given.ask_on
-    if not given.maker and given.backend is None:
-        raise LocalUsageError("the contract's `## Run command` names no --maker")
     given.max_iterations = args.max_iterations or given.max_iterations
     for name, value in (("repo_dir", args.repo_dir), ("json", args.json), ("dry_run", False)):
         setattr(given, name, value)
+    if not given.maker and given.backend is None:
+        _roster_panel(given)  # the roster's maker, else refused in one line
     given.resume = False
     given.scheduled = True  # nobody watches it: a managed run without a checker is refused
     if managed:

@@ -86,6 +86,39 @@ def role_commands(contract: Contract) -> list[tuple[str, str]]:
     return found
 
 
+def scheduled_roles(root: Path, contract: Contract) -> list[tuple[str, str]]:
+    """(role, command) a scheduled run starts itself: the contract's run command's, and
+    for each role it does not name, the roster's in LOOP.md's ``## Roles`` (with a roster
+    the run command needs no ``--maker``); a roster relay cannot read adds none (the run
+    refuses it in one line)."""
+    from relay.errors import SpineFileError
+    from relay.loop.roster import LOOP_NAME, parse_roster, run_panel
+    from relay.ratchet.files import Spine
+
+    found = role_commands(contract)
+    try:
+        panel = run_panel(parse_roster(Spine(root).read(LOOP_NAME)))
+    except SpineFileError:
+        return found
+    named = {role for role, _ in found}
+    roster = [
+        ("maker", panel.maker),
+        *(("checker", c) for c in panel.checkers),
+        ("verifier", panel.verifier),
+        *(("red-team", r) for r in panel.red_team),
+    ]
+    return found + [(role, c) for role, c in roster if c and role not in named]
+
+
+def _role_program(command: str) -> str:
+    """What a role's command runs: an agent adapter's spec (`codex:review`) runs that
+    CLI (`codex`), which the scheduled run's PATH must find; any other command as it is."""
+    from relay.loop.agents import parse_role
+
+    agent = parse_role(command)
+    return agent.name if agent is not None else command
+
+
 def _which(programs: Sequence[str], *, root: Path, path: str) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for program in programs:
@@ -136,7 +169,9 @@ def record_env(
     old = read_env(root)
     kept_vars = [n for n, _ in (old.variables if old else ()) if n in source]
     names = list(dict.fromkeys([*kept_vars, *pass_env]))
-    commands = [g.command for g in contract.gates] + [c for _, c in role_commands(contract)]
+    commands = [g.command for g in contract.gates] + [
+        _role_program(c) for _, c in scheduled_roles(root, contract)
+    ]
     commands.append("git")  # relay runs git itself
     words = [p for c in commands for p in programs(c)]
     which = _which(words, root=root, path=source.get("PATH", ""))

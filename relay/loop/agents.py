@@ -303,14 +303,25 @@ def maker_failed(reading: Reading) -> str:
 
 
 def _reset_at(value: str) -> datetime | None:
-    """``RELAY_LOOP_RESET_AT``'s value: epoch seconds or ISO 8601 (UTC when no zone)."""
+    """``RELAY_LOOP_RESET_AT``'s value: epoch seconds or ISO 8601, its offset or the zone
+    it names in RFC 9557's brackets (``2026-12-02T06:00:00[Europe/Rome]``), else UTC."""
     if value.isdigit():
         return datetime.fromtimestamp(int(value), UTC)
+    stamp, bracket, name = value.partition("[")
     try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    if when.tzinfo:
+        return when
+    if not bracket:
+        return when.replace(tzinfo=UTC)
+    from zoneinfo import ZoneInfo  # when a zone is named (the tz data)
+
+    try:
+        return when.replace(tzinfo=ZoneInfo(name.rstrip("]")))
+    except (KeyError, ValueError):  # ZoneInfoNotFoundError is a KeyError: guess no time
+        return None
 
 
 def _limited(
@@ -354,6 +365,20 @@ def _objects(output: str) -> Iterator[dict[str, object]]:
         at = end
 
 
+def _outside_objects(output: str) -> str:
+    """The output's lines that are not a JSON object of their own (a stream's events)."""
+    kept = []
+    for line in output.splitlines():
+        if line.lstrip().startswith("{"):
+            try:
+                if isinstance(json.loads(line), dict):
+                    continue
+            except ValueError:
+                pass
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -375,8 +400,12 @@ def _claude(exit_code: int | None, output: str, now: datetime, local: tzinfo) ->
                     1 for c in content if isinstance(c, dict) and c.get("type") == "tool_use"
                 )
     if result is None:
-        limited = _limited(output, who="claude", exit_code=exit_code, now=now, local=local)
-        if limited is not None and exit_code != 0:
+        # no result: only what the CLI printed itself (not the stream's messages, which
+        # hold the model's words and its tools' output) can say it was limited, and a run
+        # relay stopped (its timeout) was not
+        plain = _outside_objects(output)
+        limited = _limited(plain, who="claude", exit_code=exit_code, now=now, local=local)
+        if limited is not None and exit_code not in (0, None):
             return limited
         how = "claude printed no result" + ("" if exit_code is None else f" (exit {exit_code})")
         return Reading(Signal.FAILED, how, text=output)

@@ -29,11 +29,6 @@ _WALL = later(
     re.IGNORECASE,
 )
 _RETRY_AFTER = later(r"retry-after\s*[:=]\s*\"?([^\r\n\"]+)", re.IGNORECASE)
-_ISO = later(
-    r"(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
-    r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?",
-    re.IGNORECASE,
-)
 # the zones a CLI names by abbreviation; an IANA name ("(Europe/Rome)") is looked up
 _ABBREVIATIONS = {
     "UTC": 0.0, "GMT": 0.0, "Z": 0.0, "PST": -8.0, "PDT": -7.0, "MST": -7.0, "MDT": -6.0,
@@ -45,6 +40,17 @@ _ZONE = (
     r"(?:\s*\(?\s*("
     + "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
     + r"|[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b\s*\)?)?"
+)
+# a date and time, then an offset ("+02:00") and/or a zone it names ("Z", "PST",
+# "Europe/Rome", "(Europe/Rome)", RFC 9557's "[Europe/Rome]"; capitalised, so that
+# "and/or" is no zone)
+_ISO = later(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"(?:\s*([+-]\d{2}:?\d{2}))?"
+    r"(?:\s*[(\[]?\s*("
+    + "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
+    + r"|(?-i:[A-Z][A-Za-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?))\b\s*[)\]]?)?",
+    re.IGNORECASE,
 )
 _CLOCK = later(
     r"(?:\breset(?:s|ting)?\b|\bagain at\b)[^\n\d]{0,20}?(?:at\s+)?"
@@ -123,20 +129,20 @@ def _iso(output: str, local: tzinfo) -> datetime | None:
         if not re.search(r"reset|retry|again|until|limit", line, re.IGNORECASE):
             continue
         for m in _ISO().finditer(line):
-            day, hour, minute, second, zone = m.groups()
+            day, hour, minute, second, offset, name = m.groups()
             try:
                 base = datetime.fromisoformat(f"{day}T{int(hour):02d}:{minute}:{second or '00'}")
             except ValueError:
                 continue
-            times.append(base.replace(tzinfo=_zone(zone, local)))
+            # an offset says the instant; else the zone it names, never local in its place
+            zone = _offset(offset) if offset else _named_zone(name, local)
+            if zone is not None:
+                times.append(base.replace(tzinfo=zone))
     return max(times) if times else None
 
 
-def _zone(text: str | None, local: tzinfo) -> tzinfo:
-    if text is None:
-        return local
-    if text.upper() in ("Z", "UTC", "GMT"):
-        return UTC
+def _offset(text: str) -> tzinfo:
+    """A numeric offset, "+02:00" or "-0500"."""
     sign = 1 if text[0] == "+" else -1
     digits = text[1:].replace(":", "")
     return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from relay.errors import LocalUsageError
 from relay.loop.contract import DEFAULT_CEILING, Contract
 from relay.loop.markdown import find, sections
-from relay.loop.ratchet import MAX_TRANSIENT
+from relay.loop.ratchet import BLOCK_AFTER_PASSES, MAX_TRANSIENT, REWIND_AFTER
+from relay.loop.resume import HORIZON
 
 ENV_FILE = "loop-env.json"  # in the loop's work directory (inside .git): this machine's
 SECRETS_FILE = "loop-secrets.json"  # beside it, 0600, when no OS keyring is usable
@@ -535,6 +536,17 @@ def run_bounds(
         Bound("Trial wall clock", b.trial, "the contract"),
         Bound("Transient backoff", b.backoff, "the contract; doubled each time"),
         Bound("Transient failures in a row", str(MAX_TRANSIENT), "relay: then it escalates"),
+        Bound("Failed passes before a goal is blocked", str(BLOCK_AFTER_PASSES), "relay"),
+        Bound(
+            "Back to the goal's baseline after",
+            f"{REWIND_AFTER} failed attempts in a row on a broken tree",
+            "relay",
+        ),
+        Bound(
+            "Usage-limit reset believed within",
+            f"{HORIZON.days} days",
+            "relay: a later one is an ordinary transient failure",
+        ),
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
         Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]

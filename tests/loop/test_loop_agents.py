@@ -81,6 +81,11 @@ def claude_stream(text: str, *, tools: int, result: str | None = None) -> str:
     return "\n".join([*map(json.dumps, lines), claude_result(result or text)]) + "\n"
 
 
+def claude_cut(text: str) -> str:
+    """Claude Code's stream ended before its result (it crashed, or relay stopped it)."""
+    return "".join(claude_stream(text, tools=1).splitlines(keepends=True)[:-1])
+
+
 def codex_events(*events: dict[str, object]) -> str:
     head = [{"type": "thread.started", "thread_id": "0199a213-81c0"}, {"type": "turn.started"}]
     return "\n".join(json.dumps(e) for e in (*head, *events)) + "\n"
@@ -147,6 +152,16 @@ GEMINI_429 = (
         ("claude", 1, claude_result("", is_error=True, subtype="error_max_turns"), UTC,
          Signal.FAILED, None),
         ("claude", 1, "Error: Invalid API key · Please run /login\n", UTC, Signal.FAILED, None),
+        # no result: the model's words and its tools' output in the stream are data; only
+        # a line the CLI printed itself is its signal, and a run relay stopped is no signal
+        ("claude", 1, claude_cut("the rate limiter returns 503 when overloaded"), UTC,
+         Signal.FAILED, None),
+        ("claude", None, claude_cut("the rate limiter returns 503 when overloaded"), UTC,
+         Signal.FAILED, None),
+        ("claude", 1, claude_cut("working") + 'API Error: 529 {"type":"error","error":'
+         '{"type":"overloaded_error","message":"Overloaded"}}\n', UTC, Signal.TRANSIENT, None),
+        ("claude", None, claude_cut("working") + "API Error: 529 Overloaded\n", UTC,
+         Signal.FAILED, None),
         # Codex: exec --json events
         ("codex", 0, codex_events(command_item("503 Service Unavailable (expected)"),
                                   agent_message("Done."), TURN_DONE), UTC, Signal.DONE, None),
@@ -189,7 +204,12 @@ GEMINI_429 = (
     ],
 )  # fmt: skip
 def test_each_adapter_reads_its_clis_documented_output(
-    agent: str, exit_code: int, output: str, local: ZoneInfo, signal: Signal, until: str | None
+    agent: str,
+    exit_code: int | None,
+    output: str,
+    local: ZoneInfo,
+    signal: Signal,
+    until: str | None,
 ) -> None:
     said = read_run(
         Agent(agent, "make"), exit_code=exit_code, output=output, cannot=None, now=NOW,

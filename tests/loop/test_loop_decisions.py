@@ -147,6 +147,25 @@ def test_only_exit_75_makes_a_commands_failure_transient(
     assert (said.signal is Signal.TRANSIENT) is transient
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-12-02T05:00:00Z", "2026-12-02 05:00"),
+        ("2026-12-02T06:00:00+01:00", "2026-12-02 05:00"),
+        ("2026-12-02T06:00:00[Europe/Rome]", "2026-12-02 05:00"),  # RFC 9557's named zone
+        ("2026-12-02T06:00:00+01:00[Europe/Rome]", "2026-12-02 05:00"),
+        ("2026-12-02T05:00:00", "2026-12-02 05:00"),  # no zone: UTC
+        ("2026-12-02T06:00:00[Mars/Olympus]", None),  # a zone not known: no time guessed
+    ],
+)
+def test_a_makers_reset_at_is_read_in_the_zone_it_names(value: str, expected: str | None) -> None:
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    said = read_contract(exit_code=75, output=f"RELAY_LOOP_RESET_AT={value}\n", now=now)
+    got = said.until.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if said.until else None
+    assert got == expected
+    assert said.signal is (Signal.TRANSIENT if expected is None else Signal.WALL)
+
+
 def test_a_diagnosis_keeps_the_head_and_the_tail() -> None:
     text = diagnosis("\n".join(f"line {i}" for i in range(100)))
     assert "line 0" in text and "line 99" in text and "lines cut" in text

@@ -178,6 +178,49 @@ def test_the_cron_entry_fired_as_cron_fires_it_runs_the_gates_green(
     assert "- Iteration ceiling: 50 (relay's default" in board
 
 
+def test_a_scheduled_run_takes_its_roles_from_the_roster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    """With a roster in LOOP.md the run command needs no --maker: the schedule records
+    where the roster's maker lies (a folder off cron's PATH) and the fired entry makes."""
+    project = venv_project(tmp_path, monkeypatch)
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    body = f"count('maker')\nput('src/calc.py', {CALC_MUL!r})\n"
+    python, script = shlex.split(
+        project.script("maker", body + f"put('tests/test_mul.py', {TEST_MUL!r})\n")
+    )
+    program = agents / "roster-maker"  # a program found by name, as an agent CLI is
+    program.write_text(f"#!{python}\n" + Path(script).read_text())
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{agents}{os.pathsep}{os.environ['PATH']}")
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, "`` relay loop run ``"))
+    project.git("commit", "-qam", "the run command names no maker")
+    refused = project.loop("schedule", "--at", "02:30", "--scheduler", "cron")
+    assert refused.status == 2 and crontab() == [], refused  # no maker anywhere: not tonight
+    assert "names no --maker and LOOP.md's ## Roles none" in refused.errors[0]["message"]
+    loop = project.read("docs/loop/LOOP.md")
+    roles = loop.index("\n## ", loop.index("## Roles") + 1)
+    project.write(
+        "docs/loop/LOOP.md", loop[:roles] + "\n- maker: command `roster-maker`\n" + loop[roles:]
+    )
+    project.git("commit", "-qam", "the roster makes")
+    ran = project.loop(
+        "schedule", "--at", "02:30", "--scheduler", "cron", "--pass-env", "CALC_MODE"
+    )
+    assert ran.status == 0, ran
+    assert str(agents) in ran.data["path"], ran.data
+    [line] = crontab()
+    fired = fire(line)
+    err = project.root / ".git/relay/loop/relay-loop.err.log"
+    assert fired.returncode == 0, fired.stderr + (err.read_text() if err.exists() else "")
+    row = parse_board(project.read("docs/loop/BOARD.md")).rows[0]
+    assert row.state is GoalState.DONE and "G1: Multiply" in project.subjects(), row
+    assert project.calls("maker") >= 1 and project.clean()
+
+
 def test_the_cron_lines_stay_short_under_a_very_long_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:

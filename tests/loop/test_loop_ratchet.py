@@ -418,6 +418,43 @@ def test_an_injection_shaped_review_is_discarded_and_asked_again(tmp_path: Path)
     assert failures(project) == []
 
 
+def test_a_review_that_cites_nothing_of_the_diff_is_asked_again_then_is_a_block(
+    tmp_path: Path,
+) -> None:
+    """An approval that names no file and line of the change read no code: it is
+    discarded and asked once more with the ignore note; never citing the change is a
+    block, and citing it when asked again counts."""
+    project = make_project(tmp_path, retries=0)
+    never = project.script(
+        "never", 'count("never")\nprint(\'{"verdict": "approve", "findings": []}\')\n'
+    )
+    ran = project.loop("run", "--maker", project.script("maker", GOOD), "--checker", never)
+    assert ran.data["kept"] == [] and project.calls("never") == 2, ran
+    assert project.clean() and unchanged_since_setup(project)
+    _, [entry] = parse_failures(project.read("docs/loop/state/failures.md"))
+    assert entry.category == "checker block", entry
+    assert "discarded twice: it cites no file and line of the diff" in entry.diagnosis
+
+    vague = project.script(
+        "vague",
+        """
+        n = count("vague")
+        if n == 2:
+            print(cite())
+        print('looks fine to me')
+        print('{"verdict": "approve", "findings": []}')
+        """,
+    )
+    ran = project.loop("run", "--maker", project.script("maker", GOOD), "--checker", vague)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"] and project.calls("vague") == 2, ran
+    # the thread's history below quotes earlier asks; each ask heads its own file
+    assert project.seen("vague", 1).startswith("# Review G1")
+    again = project.seen("vague", 2)
+    assert again.startswith("NOTE: your previous review was discarded") and (
+        "cited no file and line of the diff" in again.split("\n", 1)[0]
+    )
+
+
 def test_the_gates_run_once_in_a_fresh_clone_of_the_candidate(tmp_path: Path) -> None:
     project = make_project(tmp_path, retries=0, gates=(TEST_GATE,))
     # the change leans on an ignored file the person's clone holds (a build left it): the

@@ -83,6 +83,10 @@ def test_every_bound_is_on_the_board() -> None:
     assert "- Iterations: 20 (the contract's `Iterations:`)" in board
     assert "- Iteration ceiling: 80 (the contract: nightly lint goals)" in board
     assert "- Transient failures in a row: 6 (relay: then it escalates)" in board
+    # the caps relay itself applies are said too: none is silent
+    assert "- Failed passes before a goal is blocked: 3 (relay)" in board
+    assert "- Back to the goal's baseline after: 2 failed attempts in a row on a broken" in board
+    assert "- Usage-limit reset believed within: 7 days (relay: a later one is" in board
     again = with_bounds(board, run_bounds(contract, max_iterations=7, wall_clock=60.0))
     assert again.count("## Bounds of the last run") == 1 and "## Goals\n\nrows\n" in again
     assert "- Iterations: 7 (--max-iterations)" in again and "- Wall clock: 60s" in again
@@ -209,6 +213,34 @@ def test_relays_own_tools_are_not_the_gates(
     assert dict(got.resolved)["ruff"] == ""
     done = run_step("ruff --version", cwd=project.root, timeout=30, env=got.environment(shell))
     assert done.exit_code == 127
+
+
+def test_an_agent_roles_cli_is_found_where_it_lies_for_the_scheduled_run(
+    tmp_path: Path,
+) -> None:
+    """`--checker codex:review` runs `codex`: its folder joins the recorded PATH (here
+    another than the maker's), and no warning says `codex:review` is missing."""
+    from relay.commands.loop_env import record_env
+    from relay.ratchet.files import Spine
+
+    project = make_project(tmp_path, accept=None)
+    folders = {}
+    for name in ("claude", "codex"):
+        folder = tmp_path / f"{name}-bin"
+        folder.mkdir()
+        (folder / name).write_text("#!/bin/sh\nexit 0\n")
+        (folder / name).chmod(0o755)
+        folders[name] = str(folder)
+    contract = project.read("docs/loop/CONTRACT.md")
+    line = next(x for x in contract.splitlines() if x.startswith("`relay loop run"))
+    run = "`` relay loop run --maker claude --checker codex:review ``"
+    project.write("docs/loop/CONTRACT.md", contract.replace(line, run))
+    shell = {"PATH": f"{folders['claude']}:{folders['codex']}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    got = record_env(project.root, Spine(project.root).contract(), environ=shell)
+    resolved = dict(got.resolved)
+    assert resolved["claude"] == f"{folders['claude']}/claude"
+    assert resolved["codex"] == f"{folders['codex']}/codex" and "codex:review" not in resolved
+    assert folders["codex"] in got.path and folders["claude"] in got.path
 
 
 def test_a_scheduled_process_hands_the_projects_python_variables_and_folders_to_the_boxes_alone(

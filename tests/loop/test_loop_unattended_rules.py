@@ -126,6 +126,12 @@ def test_the_ledger_is_appended_to_and_reads_back() -> None:
         ("usage limit; resets at 2026-12-02T06:15:00Z", "2026-12-02 06:15"),
         ("quota exceeded, resets 17:30", "2026-12-02 17:30"),
         ("usage limit reached, resets at 1am", "2026-12-03 01:00"),  # tomorrow's
+        # a date and time is read in the zone named after it, never as UTC
+        ("usage limit; resets at 2026-12-02 09:00 Europe/Rome", "2026-12-02 08:00"),
+        ("usage limit; resets at 2026-12-02 01:00 PST", "2026-12-02 09:00"),
+        ("usage limit; resets at 2026-12-02T06:00:00+01:00[Europe/Rome]", "2026-12-02 05:00"),
+        ("usage limit; resets at 2026-12-02 13:00 (Asia/Tokyo)", "2026-12-02 04:00"),
+        ("usage limit until 2026-12-02 06:00 and/or later", "2026-12-02 06:00"),  # no zone
     ],
 )
 def test_a_wall_with_a_reset_time_is_told_apart(output: str, expected: str) -> None:
@@ -141,6 +147,7 @@ def test_a_wall_with_a_reset_time_is_told_apart(output: str, expected: str) -> N
         (1, "test_reset at line 5:30 failed"),  # no wall at all
         (1, "rate limit; Retry-After: 9999999"),  # beyond the horizon
         (1, "usage limit; resets at 2026-12-01T01:00:00Z"),  # in the past
+        (1, "usage limit; resets at 2026-12-02 09:00 Mars/Olympus"),  # a zone not known
     ],
 )
 def test_no_wall_without_a_believable_reset_time(exit_code: int, output: str) -> None:
