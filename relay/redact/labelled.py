@@ -7,9 +7,12 @@ masked where a label says it is a piece: the word after ``half``, ``part``, ``pi
 ``MIN_SECRET_LEN`` characters or more of one of this node's secrets. Ordinary text holds
 such a label and such a run of a secret together by no chance.
 
-Each label's word is found by a substring search of the lowered text (memory speed), and
-what follows it is matched there, failing at its first character in ordinary text
-(``partition(``): linear in the text.
+One RE2 pass over the text says where the first label's word with a colon or ``=`` after
+it is, if any (none in nearly every window of a log: a lowered copy and a substring search
+for each word read a build log's every byte five times, a third of the time of its
+redaction when this node has a secret). From there each word is found by a substring search
+of the lowered text, and what follows it is matched there, failing at its first character
+in ordinary text (``partition(``): linear in the text.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import re2
+
+from relay.redact.linear import searcher
 from relay.redact.literals import MIN_SECRET_LEN
 
 _LABELS = (b"half", b"part", b"piece", b"chunk")
@@ -26,6 +32,19 @@ _AFTER_LABEL = re.compile(
     rb"[ \t]*(?:[0-9]{1,2}(?:[ \t]*(?:/|of)[ \t]*[0-9]{1,2})?)?[ \t]*[:=][ \t]*[\"']?"
     rb"([^\s\"']{1,256})"
 )
+
+
+def _label_search() -> re2._Regexp[bytes]:
+    """Each place where a label's word starts, in any case, that ``_AFTER_LABEL`` may go on
+    from: the characters of its number (``2``, ``2/3``, ``2 of 3``), then ``:`` or ``=``."""
+    options = re2.Options()
+    options.never_capture = True
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    words = b"|".join(_LABELS)
+    return re2.compile(b"(?i:" + words + rb")[ \t0-9/of]*[:=]", options)
+
+
+_LABEL_AT = searcher(_label_search(), within=True)
 
 
 @dataclass(frozen=True)
@@ -41,9 +60,14 @@ class Labelled:
 
     def spans(self, text: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
         """Each labelled piece at or after ``start`` that is a run of a secret."""
+        first = _LABEL_AT(text, start, len(text))[0][0]
+        if first < 0:
+            return  # no label before a colon or ``=`` (a log's every window, nearly)
+        # From the first place a label may be: each word by a substring search, which
+        # costs a text of nothing but labels less than a search from each one to the next.
         lowered = text.lower()
         for word in _LABELS:
-            at = lowered.find(word, start)
+            at = lowered.find(word, first)
             while at >= 0:
                 m = _AFTER_LABEL.match(text, at + len(word))
                 if m is not None:

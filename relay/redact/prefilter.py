@@ -218,6 +218,12 @@ _OTHER_KEYWORDS = (  # all but ``pass``, and ``pw`` as a word of its own (``DB_P
 _NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
 _NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
+# After a YAML block scalar's name and colon: a tag and an anchor maybe, ``|`` or ``>``, the
+# line's end, and the block's indented (and blank) lines below it.
+_BLOCK_SCALAR = (
+    r"[ \t]*(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
+    r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*"
+)
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
 # ``shell``), over text matched case-insensitively. Each names the rules it stands for.
 RULE_SUPERSETS: tuple[str, ...] = (
@@ -228,10 +234,15 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
     # and the indented lines below it;
     # from the line break before it (where the address parts may start too), so that no
-    # other find earlier on the line takes the match
-    rf"(?:^|\n)[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:[ \t]*"
-    r"(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
-    r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*",
+    # other find earlier on the line takes the match;
+    # whatever the name (the rule asks for a secret's word in it): the words, read at
+    # every place of every line, cost the automaton a twentieth of its time in states
+    # that a log's text asks for, and a line that ends so is rare in a log; but not on a
+    # table's row (a line that opens with ``|``), where a row named by its first cell
+    # must keep its match, and the separator below a header that it takes in
+    rf"(?:^|\n)[ \t]*(?:[^|\n \t][^\n]*)?:{_BLOCK_SCALAR}"
+    rf"|(?:^|\n)[ \t]*\|[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:"
+    rf"{_BLOCK_SCALAR}",
     # manifests: a ``data:`` map and its indented lines (a Kubernetes Secret's values)
     MANIFEST_SUPERSET,
     # shell: a here-document's first line (a password fed to a command's standard input)
