@@ -14,13 +14,14 @@ import base64
 import codecs
 import dataclasses
 import random
+import re
 import string
 from collections.abc import Callable
 from typing import NamedTuple
 
 import pytest
 from format_samples import clean_lines
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from relay.redact import MachineFacts, Redactor
@@ -200,6 +201,9 @@ def test_a_random_secret_in_a_random_transform_never_survives(
 ) -> None:
     printed = TRANSFORMS[name](secret)
     shown = wrap(printed.text, width, column % width, sep)
+    # whitespace past the gap ends a match (test_whitespace_past_the_gap_ends_the_match):
+    # a C array's ", " wrapped a character a line under a two-space indent has a gap of 7
+    assume(max(map(len, re.findall(r"\s+", shown)), default=0) <= MAX_GAP)
     out = Redactor(MachineFacts(secrets=(secret,))).redact(f"{place[0]}{shown}{place[1]}\n")
     assert squeezed(printed.text)[printed.lo : printed.hi] not in squeezed(out)
     assert PLACEHOLDER in out
@@ -458,3 +462,14 @@ def test_a_secret_with_no_ascii_letter_is_masked_in_its_disguises(name: str) -> 
     printed = TRANSFORMS[name](secret)
     for shown in (printed.text, " ".join(printed.text), wrap(printed.text, 3)):
         assert_masked(own(secret), printed, shown, "got: <", ">")
+
+
+def test_a_c_array_wrapped_a_character_a_line_is_masked_within_the_gap() -> None:
+    """The widest gap a wrapped C array makes within the bound: ``0x41,`` then the space
+    alone on its line, under a one-space indent (5 blank characters between two of it)."""
+    printed = TRANSFORMS["hex-c-array"](TOKEN)
+    shown = wrap(printed.text, 1, 0, "\n ")
+    assert max(map(len, re.findall(r"\s+", shown))) == 5
+    out = Redactor(MachineFacts(secrets=(TOKEN,))).redact(f"{shown}\n")
+    assert squeezed(printed.text)[printed.lo : printed.hi] not in squeezed(out)
+    assert PLACEHOLDER in out
