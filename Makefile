@@ -84,7 +84,15 @@ $(TEST_BYTECODE): $(STAMP) $(TEST_SOURCES)
 	@env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest --collect-only -q -p no:cacheprovider \
 	  >/dev/null 2>&1 && touch $@ || true
 
-unit: $(STAMP) tools bytecode $(TEST_BYTECODE)
+# The third-party project the overnight path's end-to-end test drives (inflection, as released:
+# its source distribution from the package registry), fetched by the set-up, not the test.
+SDISTS := build/sdists/inflection-0.5.1.tar.gz
+build/sdists/%.tar.gz: $(RUNTIME)
+	@mkdir -p build/sdists
+	$(BIN)/python -m pip download --quiet --disable-pip-version-check --no-deps \
+	  --no-binary :all: --dest build/sdists "$$(echo $* | sed 's/-\([0-9][^-]*\)$$/==\1/')"
+
+unit: $(STAMP) tools bytecode $(TEST_BYTECODE) $(SDISTS)
 	$(BIN)/pytest $(XDIST)
 
 test: lint lint-workflows typecheck unit

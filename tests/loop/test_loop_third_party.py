@@ -56,7 +56,8 @@ explain('\n'.join(why) + '\n')  # the file the brief names (RELAY_LOOP_EXPLAIN)
 
 
 def sdist() -> Path:
-    """The source distribution, downloaded once into the checkout's build folder."""
+    """The source distribution `make test`'s set-up downloads into the checkout's build
+    folder (here too when the test runs alone); a test that cannot have it fails."""
     archive = SOURCE / f"{SDIST}.tar.gz"
     if not archive.exists():
         SOURCE.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,10 @@ def sdist() -> Path:
             capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         if got.returncode != 0 or not archive.exists():
-            pytest.skip(f"the package registry could not be reached for {SDIST}: {got.stderr}")
+            pytest.fail(
+                f"{SDIST} could not be downloaded ({got.stderr.strip()[-300:]}); run `make"
+                f" build/sdists/{SDIST}.tar.gz` where the package registry can be reached"
+            )
     return archive
 
 
