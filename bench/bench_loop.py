@@ -88,6 +88,19 @@ def maker(where: Path) -> str:
     return f"{PY} {script}"
 
 
+def share(folder: Path) -> None:
+    """Share ``folder`` (the maker's script and what it writes) with the maker's box, as a
+    person shares one (RELAY_SANDBOX_SHARE): each box has a /tmp of its own, so a script
+    under the temporary folder is otherwise out of its sight. A root relay's box is
+    BOX_ID's, and refuses a share it cannot write."""
+    os.environ["RELAY_SANDBOX_SHARE"] = str(folder)
+    if os.getuid() == 0:
+        from relay.ratchet.sandbox import BOX_ID
+
+        for each in (folder, *folder.iterdir()):
+            os.chown(each, BOX_ID, BOX_ID)
+
+
 def hand_gates(root: Path) -> float:
     """Seconds to run the gate set by hand once."""
     started = time.perf_counter()
@@ -101,7 +114,10 @@ def overhead() -> None:
         root = Path(tmp) / "calc"
         root.mkdir()
         project(root)
-        command = maker(Path(tmp))
+        shared = Path(tmp) / "maker"
+        shared.mkdir()
+        command = maker(shared)
+        share(shared)
         by_hand = statistics.median(hand_gates(root) for _ in range(RUNS))
         walls, gate_sets = [], []
         for n in range(1, GOALS + 1):

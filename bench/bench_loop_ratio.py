@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.bench_loop import GATES, PY, project, relay, sh
+from bench.bench_loop import GATES, PY, project, relay, sh, share
 
 RUNS = 5
 MARGINAL_N = 3  # goals kept by the longer run of a marginal pair
@@ -355,14 +355,9 @@ def measure(subject: Subject) -> tuple[float, Marginal]:
         root = subject.make(Path(tmp))
         shared = Path(tmp) / "maker"  # shared with the maker's box, as a person shares one
         shared.mkdir()
-        os.environ["RELAY_SANDBOX_SHARE"] = str(shared)
         times = shared / "maker-times"
         command = maker(shared, times, subject.module)
-        if os.getuid() == 0:  # a root relay's box is BOX_ID's, and refuses a share it cannot write
-            from relay.ratchet.sandbox import BOX_ID
-
-            for each in (shared, *shared.iterdir()):
-                os.chown(each, BOX_ID, BOX_ID)
+        share(shared)
         by_hand(root, subject.gates)  # warm: the first run compiles the project's bytecode
         hand, loop, makers, ratios, cpus = [], [], [], [], []
         for i in range(RUNS):
