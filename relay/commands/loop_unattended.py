@@ -413,6 +413,12 @@ def triage(
                 f"HEAD's test code reaches into coverage's machinery ({reached[0].said()}{more}),"
                 " so what its run measured may hold lines no test ran"
             )
+        elif hidden := _hidden(texts):
+            more = f" and {len(hidden) - 1} more" if len(hidden) > 1 else ""
+            unknown["coverage"] = (
+                f"HEAD's code is written so that coverage leaves out code that runs ({hidden[0]}"
+                f"{more}), so its figures may leave out lines no test ran"
+            )
         else:
             runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
             found += t.coverage_findings(files, floor=floor, report_gate=runner)
@@ -429,6 +435,20 @@ def _covering(texts: Mapping[str, str]) -> list[Any]:
              if line.lstrip().startswith(("import", "from"))]  # fmt: skip
     plain = Plain(uses=imported_stdlib(lines))
     return [r for p, text in sorted(texts.items()) for r in coverage_reaches(p, text, plain)]
+
+
+def _hidden(texts: Mapping[str, str]) -> list[str]:
+    """Where HEAD's Python code hides code that runs from coverage's figures
+    (``relay/loop/excluded.py``), as ``path:line: what``."""
+    from relay.loop.excluded import config_texts, exclusion_patterns, hidden_from_coverage
+
+    patterns = exclusion_patterns(config_texts(texts))
+    return [
+        f"{p}:{h.line}: {h.what}"
+        for p, text in sorted(texts.items())
+        if p.endswith(".py")
+        for h in hidden_from_coverage(text, patterns)
+    ]
 
 
 def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:

@@ -1,0 +1,167 @@
+"""Code coverage.py leaves out is never counted as covered. coverage.py drops from its
+figures every line its exclusion patterns match (by default a line of ``...`` and ``if
+TYPE_CHECKING:`` beside the pragma), and a match on any line of a statement written over
+several drops the whole statement with the block it opens; so untested code under a
+header that holds such a line in a parenthesis or a string, or under ``if
+TYPE_CHECKING:`` where the name is the module's own (true at run time), leaves coverage
+at 100%. On a real repository with coverage as a gate, such a change is held for a
+person (it was kept with coverage not lower) and such a HEAD makes triage say coverage
+unknown (it retired the coverage goal); honest stubs and typing-only imports are free."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from loop_project import CALC, TEST_MUL, make_project
+from test_loop_coverage_forged import floor_project
+from test_loop_triage_judged import open_goals, plant
+
+from relay.loop.excluded import exclusion_patterns, hidden_added, hidden_from_coverage
+from relay.loop.goals import GoalState
+
+_MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n\n\n"
+_DIV = "    if b == 0:\n        raise ZeroDivisionError\n    return a / b\n"
+# mul tested, div untested and left out of coverage's figures, three ways
+HIDDEN = {
+    "ellipsis": _MUL + "def div(a, b, _=(\n    ...\n)):\n" + _DIV,
+    "string": _MUL + 'def div(a, b, _="""\nif TYPE_CHECKING:\n"""):\n' + _DIV,
+    "type-checking": _MUL
+    + "TYPE_CHECKING = True\nif TYPE_CHECKING:\n\n    def div(a, b):\n"
+    + "".join(f"    {line}\n" for line in _DIV.splitlines()),
+}
+# the line each hold names
+LINE = {"ellipsis": 9, "string": 9, "type-checking": 10}
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN))
+def test_a_change_whose_untested_code_coverage_leaves_out_is_held(tmp_path: Path, how: str) -> None:
+    project = make_project(tmp_path, retries=0, coverage=True)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {HIDDEN[how]!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert project.read("src/calc.py") == CALC and project.clean()
+    row = next(r for r in project.read("docs/loop/BOARD.md").splitlines() if "| G1 " in r)
+    assert "| blocked |" in row and "held for a person" in row, row
+    assert f"src/calc.py:{LINE[how]}: coverage leaves out" in row, row
+    assert "G1" not in project.read("docs/loop/state/failures.md")
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN))
+def test_triage_does_not_retire_a_coverage_goal_on_code_coverage_leaves_out(
+    tmp_path: Path, how: str
+) -> None:
+    project = floor_project(tmp_path)
+    files = {"src/calc.py": HIDDEN[how], "tests/test_mul.py": TEST_MUL}
+    plant(project, files, "untested code left out of coverage")
+    again = project.loop("triage")
+    assert again.status == 0, again
+    assert again.data["retired"] == [], again.data
+    why = again.data["unknown"]["coverage"]
+    assert f"src/calc.py:{LINE[how]}: coverage leaves out" in why, why
+    assert open_goals(project) == {"G1": GoalState.OPEN}
+
+
+def test_a_change_with_a_typing_only_import_and_a_stub_is_kept(tmp_path: Path) -> None:
+    """What coverage leaves out of honest code runs nothing: the change is kept."""
+    calc = (
+        "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING, Protocol\n\n"
+        "if TYPE_CHECKING:\n    from collections.abc import Sequence\n\n\n"
+        "class Num(Protocol):\n    def __mul__(self, other: Num) -> Num: ...\n\n\n"
+        + CALC
+        + "\n\ndef mul(a, b):\n    return a * b\n\n\ndef total(xs: Sequence[int]) -> int:\n"
+        "    return sum(xs)\n"
+    )
+    test = (
+        TEST_MUL
+        + "\n\ndef test_total():\n    from calc import total\n\n    assert total([1, 2]) == 3\n"
+    )
+    project = make_project(tmp_path, retries=0, coverage=True)
+    maker = project.script(
+        "maker", f"put('src/calc.py', {calc!r})\nput('tests/test_mul.py', {test!r})\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert project.read("src/calc.py") == calc
+
+
+PATTERNS = exclusion_patterns({})
+HONEST = '''"""Doc.
+
+if TYPE_CHECKING:
+...
+"""
+import typing
+from typing import TYPE_CHECKING, Protocol, overload
+
+if TYPE_CHECKING:
+    from x import Y
+if typing.TYPE_CHECKING:
+    import z
+USAGE = """
+...
+if TYPE_CHECKING:
+"""
+
+
+class P(Protocol):
+    def f(self) -> int: ...
+    def g(
+        self,
+    ) -> int: ...
+    def h(self):
+        """Doc."""
+        ...
+
+
+@overload
+def k(a: int) -> int: ...
+def k(a):
+    if a:  # pragma: no cover
+        return 1
+    return 2
+'''
+
+
+def test_what_honest_code_has_coverage_leave_out_is_no_finding() -> None:
+    assert hidden_from_coverage(HONEST, PATTERNS) == []
+    assert hidden_from_coverage("def f(:\n    ...\n", PATTERNS) == []  # no module
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN))
+def test_each_way_of_hiding_code_that_runs_is_a_finding(how: str) -> None:
+    found = hidden_from_coverage(HIDDEN[how], PATTERNS)
+    assert [h.line for h in found] == [LINE[how]], found
+    assert hidden_added(HIDDEN[how], HIDDEN[how], PATTERNS) == []  # the baseline's, credited
+    assert hidden_added(_MUL, HIDDEN[how], PATTERNS) == found
+
+
+def test_typings_flag_bound_elsewhere_is_a_finding() -> None:
+    body = "if TYPE_CHECKING:\n    x = 1\n"
+    for binding in (
+        "from flags import TYPE_CHECKING\n",
+        "from typing import TYPE_CHECKING\nTYPE_CHECKING = not TYPE_CHECKING\n",
+        "from typing import TYPE_CHECKING\nimport typing\ntyping.TYPE_CHECKING = True\n",
+        "from typing import Any as TYPE_CHECKING\n",
+    ):
+        assert hidden_from_coverage(binding + body, PATTERNS), binding
+    assert hidden_from_coverage(
+        "import os as typing\nif typing.TYPE_CHECKING:\n    x = 1\n", PATTERNS
+    )
+    assert not hidden_from_coverage(
+        "import typing as t\nif t.TYPE_CHECKING:\n    x = 1\n", PATTERNS
+    )
+
+
+def test_the_projects_own_patterns_are_read_and_hold_only_where_they_hide_more() -> None:
+    toml = '[tool.coverage.report]\nexclude_also = ["def __repr__", "raise AssertionError"]\n'
+    ini = "[report]\nexclude_lines =\n    if DEBUG:\n"
+    patterns = exclusion_patterns({"pyproject.toml": toml, ".coveragerc": ini})
+    assert {"def __repr__", "raise AssertionError", "if DEBUG:"} <= set(patterns)
+    own = "class A:\n    def __repr__(self):\n        return 'A'\n\n\nif DEBUG:\n    x = 1\n"
+    assert hidden_from_coverage(own, patterns) == []  # on the statement's own line
+    sneaked = 'def div(a, b, _="""\ndef __repr__\n"""):\n    return a / b\n'
+    assert [h.line for h in hidden_from_coverage(sneaked, patterns)] == [1]
+    assert hidden_from_coverage(sneaked, PATTERNS) == []  # not excluded without the pattern
