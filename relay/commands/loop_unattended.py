@@ -373,6 +373,7 @@ def triage(
     unknown: dict[str, str] = {}
     timeout = 600.0
     files: dict[str, float] | None = None
+    lines: dict[str, tuple[int, int]] = {}
     report = contract.coverage_report
     tainted = ""  # the first untrusted run's why: what it left (coverage's data) may be read
     tests: list[tuple[str, str]] = []  # the tests trusted runs' JUnit reports name
@@ -400,7 +401,7 @@ def triage(
             elif now != seen:  # this run wrote the report (last, so far)
                 seen, spoilt = now, tainted
         if report and seen is not None and not spoilt:
-            files = _coverage_files(box.tree / report)
+            files, lines = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
     texts = _texts(root)
     reached = _covering(texts) if report and floor is not None else []
@@ -421,7 +422,15 @@ def triage(
             )
         else:
             runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
-            found += t.coverage_findings(files, floor=floor, report_gate=runner)
+            bounds = {
+                key.removeprefix("coverage "): bound
+                for g in goals
+                if (key := g.finding or "").startswith("coverage ")
+                and (bound := t.coverage_bound(g.accept)) is not None
+            }
+            found += t.coverage_findings(
+                files, floor=floor, report_gate=runner, lines=lines, bounds=bounds
+            )
     found += t.marker_findings(texts)
     return found, unknown, t.tests_cleared(goals, tests, texts)
 
@@ -472,16 +481,26 @@ def _coverage_unknown(report: str, seen: tuple[int, int, int] | None, spoilt: st
     return f"{report} is no coverage.py JSON report relay can read"
 
 
-def _coverage_files(report: Path) -> dict[str, float] | None:
+def _coverage_files(report: Path) -> tuple[dict[str, float] | None, dict[str, tuple[int, int]]]:
     """Each file's coverage in the report the gates wrote, None when it cannot be read (a
-    regular file only: the candidate's code wrote it; a link or a FIFO reads as nothing)."""
+    regular file only: the candidate's code wrote it; a link or a FIFO reads as nothing),
+    and each file's statements and missing lines where the report gives them."""
     from relay.ratchet.sandbox import read_regular
 
     try:
         doc = json.loads(read_regular(report, 256 * 1024 * 1024).decode("utf-8", "replace"))
-        return {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        files = {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+    lines: dict[str, tuple[int, int]] = {}
+    for path, f in doc["files"].items():
+        summary = f.get("summary") if isinstance(f, dict) else None
+        if not isinstance(summary, dict):
+            continue
+        statements, missing = summary.get("num_statements"), summary.get("missing_lines")
+        if type(statements) is int and type(missing) is int:
+            lines[path] = (statements, missing)
+    return files, lines
 
 
 def _texts(root: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from loop_project import CALC, TEST_MUL, make_project
-from test_loop_coverage_forged import floor_project
+from test_loop_coverage_forged import UNTESTED, floor_project
 from test_loop_triage_judged import open_goals, plant
 
 from relay.loop.excluded import exclusion_patterns, hidden_added, hidden_from_coverage
@@ -165,3 +165,70 @@ def test_the_projects_own_patterns_are_read_and_hold_only_where_they_hide_more()
     sneaked = 'def div(a, b, _="""\ndef __repr__\n"""):\n    return a / b\n'
     assert [h.line for h in hidden_from_coverage(sneaked, patterns)] == [1]
     assert hidden_from_coverage(sneaked, PATTERNS) == []  # not excluded without the pattern
+
+
+# src/calc.py below the floor, raised above it by statements that run at import: no line of
+# mul's or div's more tested
+PADDED = UNTESTED + "\n\n" + "".join(f"_P{i} = {i}\n" for i in range(40))
+TEST_DIV = (
+    "import pytest\n\nfrom calc import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n"
+    "    with pytest.raises(ZeroDivisionError):\n        div(1, 0)\n"
+)
+
+
+def test_a_coverage_goal_is_not_met_by_code_that_runs_at_import(tmp_path: Path) -> None:
+    """The goal's check bounds the file's missing lines to what the floor allows of the
+    statements triage counted: padding raises the percentage and is not kept; tests are."""
+    project = floor_project(tmp_path)
+    padder = project.script("padder", f"put('src/calc.py', {PADDED!r})\n")
+    ran = project.loop("run", "--maker", padder)
+    assert ran.data["kept"] == [], ran
+    assert project.read("src/calc.py") == UNTESTED and project.clean()
+    tester = project.script(
+        "tester",
+        f"put('tests/test_mul.py', {TEST_MUL!r})\nput('tests/test_div.py', {TEST_DIV!r})\n",
+    )
+    ran = project.loop("run", "--maker", tester)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+
+
+def test_triage_does_not_retire_a_coverage_goal_on_code_that_runs_at_import(
+    tmp_path: Path,
+) -> None:
+    project = floor_project(tmp_path)
+    plant(project, {"src/calc.py": PADDED}, "constants that run at import")
+    again = project.loop("triage")
+    assert again.status == 0, again
+    assert again.data["retired"] == [] and again.data["unknown"] == {}, again.data
+    assert "coverage src/calc.py" in [f["key"] for f in again.data["findings"]], again.data
+    assert open_goals(project) == {"G1": GoalState.OPEN}
+    plant(project, {"tests/test_mul.py": TEST_MUL, "tests/test_div.py": TEST_DIV}, "tests")
+    done = project.loop("triage")
+    assert [r["goal"] for r in done.data["retired"]] == ["G1"], done.data
+
+
+def test_a_coverage_goals_check_bounds_the_missing_lines(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from relay.loop.triage import coverage_bound, coverage_findings
+
+    lines = {"src/a.py": (40, 20), "src/b.py": (10, 1)}
+    found = coverage_findings(
+        {"src/a.py": 50.0, "src/b.py": 90.0}, floor=80, report_gate="", lines=lines
+    )
+    assert [f.key for f in found] == ["coverage src/a.py"]
+    assert coverage_bound(found[0].accept) == 8  # 20% of 40 statements
+    report = tmp_path / "coverage.json"
+    for percent, missing, status in ((50.0, 20, 1), (85.0, 20, 1), (85.0, 8, 0)):
+        summary = {"percent_covered": percent, "missing_lines": missing}
+        report.write_text(json.dumps({"files": {"src/a.py": {"summary": summary}}}))
+        done = subprocess.run(found[0].accept, shell=True, cwd=tmp_path, check=False)
+        assert done.returncode == status, (percent, missing)
+    # a file at the floor whose goal's bound is not met is still a finding
+    again = coverage_findings(
+        {"src/a.py": 85.0}, floor=80, report_gate="", lines={"src/a.py": (80, 12)},
+        bounds={"src/a.py": 8},
+    )  # fmt: skip
+    assert [f.key for f in again] == ["coverage src/a.py"]
+    assert coverage_bound(again[0].accept) == 8
