@@ -79,6 +79,7 @@ from relay.loop.reach import (
     imported_modules,
     imported_names,
     imported_stdlib,
+    is_test_code,
     project_modules,
     reaches_in,
     stubs_beside,
@@ -102,6 +103,7 @@ from relay.ratchet.measure import (
     coverage_failure,
     maker_record,
     measure,
+    unmeasured_failure,
 )
 from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import (
@@ -879,7 +881,16 @@ class Judge:
             reached = self._machinery(machinery, "its gates")  # before relay runs git again
             if reached:
                 return reached, here
-            failed = here.failure or coverage_failure(base.coverage, here.coverage)
+            added = [
+                p
+                for p in changes
+                if p not in at_head and p in self.tree.files_at(candidate) and not is_test_code(p)
+            ]
+            failed = (
+                here.failure
+                or coverage_failure(base.coverage, here.coverage)
+                or unmeasured_failure(added, here.measured, judged=base.coverage is not None)
+            )
             if failed:
                 return failed, here
             outcome, fresh = self._graded(

@@ -232,3 +232,46 @@ def test_a_coverage_goals_check_bounds_the_missing_lines(tmp_path: Path) -> None
     )  # fmt: skip
     assert [f.key for f in again] == ["coverage src/a.py"]
     assert coverage_bound(again[0].accept) == 8
+
+
+DIV = "def div(a, b):\n    if b == 0:\n        raise ZeroDivisionError\n    return a / b\n"
+TEST_EXT = TEST_DIV.replace("from calc import div", "from ext.div import div")
+
+
+def test_a_module_coverage_cannot_find_is_not_kept(tmp_path: Path) -> None:
+    """A new module in a new folder of src/ with no __init__.py, which no test imports:
+    coverage never finds it, so its untested lines left coverage at 100% and the change
+    was kept. Now it fails as a coverage drop would; as a tested package it is kept."""
+    from loop_project import CALC_MUL
+
+    project = make_project(tmp_path, retries=0, coverage=True)
+    base = f"put('src/calc.py', {CALC_MUL!r})\nput('tests/test_mul.py', {TEST_MUL!r})\n"
+    maker = project.script("maker", base + f"put('src/ext/div.py', {DIV!r})\n")
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    failures = project.read("docs/loop/state/failures.md")
+    assert "coverage did not measure src/ext/div.py" in failures, failures
+    tested = project.script(
+        "tested",
+        base + f"put('src/ext/div.py', {DIV!r})\nput('src/ext/__init__.py', '')\n"
+        f"put('tests/test_ext.py', {TEST_EXT!r})\n",
+    )
+    ran = project.loop("run", "--maker", tested)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+
+
+def test_which_added_modules_coverage_did_not_measure() -> None:
+    from relay.ratchet.measure import unmeasured_failure
+
+    measured = frozenset({"src/calc.py", "src/pkg/a.py"})
+    failed = unmeasured_failure(["src/ext/div.py"], measured, judged=True)
+    assert failed is not None and failed.what == "coverage did not measure src/ext/div.py"
+    assert unmeasured_failure(["src/pkg/b.py", "src/x.py"], measured, judged=True) is not None
+    # outside the folders coverage measures, not Python, measured, or no report judged
+    assert (
+        unmeasured_failure(["tools/x.py", "setup.py", "src/pkg/data.txt"], measured, judged=True)
+        is None
+    )
+    assert unmeasured_failure(["src/calc.py"], measured, judged=True) is None
+    assert unmeasured_failure(["src/ext/div.py"], measured, judged=False) is None
+    assert unmeasured_failure(["src/ext/div.py"], None, judged=True) is None
