@@ -447,15 +447,16 @@ def _covering(texts: Mapping[str, str]) -> list[Any]:
 
 
 def _hidden(texts: Mapping[str, str]) -> list[str]:
-    """Where HEAD's Python code hides code that runs from coverage's figures
-    (``relay/loop/excluded.py``), as ``path:line: what``."""
+    """Where HEAD's Python code (not its tests) hides code that runs from coverage's
+    figures (``relay/loop/excluded.py``), as ``path:line: what``."""
     from relay.loop.excluded import config_texts, exclusion_patterns, hidden_from_coverage
+    from relay.loop.reach import is_test_code
 
     patterns = exclusion_patterns(config_texts(texts))
     return [
         f"{p}:{h.line}: {h.what}"
         for p, text in sorted(texts.items())
-        if p.endswith(".py")
+        if p.endswith(".py") and not is_test_code(p)
         for h in hidden_from_coverage(text, patterns)
     ]
 

@@ -13,8 +13,9 @@ other suppressions (``guard.suppressions_added``); this reads what is left.
 
 A leaving-out is honest when it hides no code that runs: a ``...`` statement, a function
 or class whose body is only ``...``, ``pass`` or a docstring (a stub), ``if
-TYPE_CHECKING:`` with typing's own name (false at run time), or any pattern matched on a
-statement's own first line outside a string (the project chose to leave such lines out).
+TYPE_CHECKING:`` with typing's own name or a module's ``TYPE_CHECKING = False`` (false at
+run time), or the pragma or a pattern of the project's matched outside a string (the
+project chose to leave such lines out; the pragma is judged as a suppression).
 Anything else is a finding: the line, and what it hides.
 """
 
@@ -114,9 +115,10 @@ def hidden_from_coverage(text: str, patterns: Sequence[str]) -> list[Hidden]:
             continue
         if id(node) in top and not _compound(node):
             continue  # a module's own statement runs whenever it is imported
-        if all(p not in (ELLIPSIS_LINE, TYPE_CHECKING_LINE) and n == head and not inside
-               for p, n, inside in hits):  # fmt: skip
-            continue  # the project's pattern (or the pragma) on the statement's own line
+        if all(
+            p not in (ELLIPSIS_LINE, TYPE_CHECKING_LINE) and not inside for p, _, inside in hits
+        ):
+            continue  # the project's pattern (or the pragma: a suppression) outside a string
         what = _what(node)
         out.append(Hidden(head, f"coverage leaves out {what}, which runs"))
     return out
@@ -257,6 +259,8 @@ def _typings_flag(test: ast.expr, tree: ast.Module) -> bool:
             stores = stores or bool(set(node.names) & _names(test))
         elif isinstance(node, ast.NamedExpr):
             stores = True if node.target.id in _names(test) else stores
+    if not binds and _false_constant(test, tree):
+        return True  # `TYPE_CHECKING = False`: typing's constant without importing typing
     if stores or not binds:
         return False
     for node in ast.walk(tree):
@@ -271,6 +275,37 @@ def _typings_flag(test: ast.expr, tree: ast.Module) -> bool:
                 if bound in _names(test) and alias.name not in TYPING:
                     return False
     return True
+
+
+def _false_constant(test: ast.expr, tree: ast.Module) -> bool:
+    """Whether ``test`` is a name the module binds once, at its top, to ``False``, and
+    nowhere else (``TYPE_CHECKING = False``, which type checkers read as typing's)."""
+    if not isinstance(test, ast.Name):
+        return False
+    top = [
+        s
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        and [t.id for t in s.targets if isinstance(t, ast.Name)] == [test.id]
+        and len(s.targets) == 1
+        and isinstance(s.value, ast.Constant)
+        and s.value.value is False
+    ]
+    stores = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == test.id and not isinstance(node.ctx, ast.Load):
+            stores += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and test.id in node.names:
+            stores += 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores += 2 if node.name == test.id else 0
+        elif isinstance(node, ast.arg) and node.arg == test.id:
+            stores += 2
+        elif isinstance(node, ast.Attribute) and node.attr == test.id:
+            stores += 0 if isinstance(node.ctx, ast.Load) else 2
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stores += sum(2 for a in node.names if (a.asname or a.name).split(".")[0] == test.id)
+    return len(top) == 1 and stores == 1
 
 
 def _names(test: ast.expr) -> frozenset[str]:

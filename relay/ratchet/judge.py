@@ -189,8 +189,9 @@ def _hidden(
     at_head: Sequence[str],
     present: set[str],
 ) -> list[Reach]:
-    """What the candidate's Python files hide from coverage that HEAD's did not, by the
-    exclusion patterns HEAD's and the candidate's settings name."""
+    """What the candidate's Python files (not its tests, whose own figures prove nothing
+    of the code's) hide from coverage that HEAD's did not, by the exclusion patterns HEAD's
+    and the candidate's settings name."""
     patterns: tuple[str, ...] = ()
     for commit, files in (("HEAD", set(at_head)), (candidate, present)):
         names = ("pyproject.toml", *(n for n, _ in EXCLUDE_CONFIGS))
@@ -200,7 +201,7 @@ def _hidden(
     return [
         Reach(path, h.line, h.what)
         for path, (before, after) in texts.items()
-        if after is not None and path.endswith(".py")
+        if after is not None and path.endswith(".py") and not is_test_code(path)
         for h in hidden_added(before, after, patterns)
     ]
 

@@ -275,3 +275,13 @@ def test_which_added_modules_coverage_did_not_measure() -> None:
     assert unmeasured_failure(["src/calc.py"], measured, judged=True) is None
     assert unmeasured_failure(["src/ext/div.py"], measured, judged=False) is None
     assert unmeasured_failure(["src/ext/div.py"], None, judged=True) is None
+
+
+def test_typings_constant_written_false_is_no_finding() -> None:
+    idiom = "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from typing import Any\n"
+    assert hidden_from_coverage(idiom, PATTERNS) == []
+    assert hidden_from_coverage(idiom + "TYPE_CHECKING = True\n", PATTERNS)
+    assert hidden_from_coverage(idiom.replace("False", "not False"), PATTERNS)
+    # the pragma in a comment on any line of the header is a suppression, judged as one
+    pragma = "def f(\n    a,\n):  # pragma: no cover\n    return a\n"
+    assert hidden_from_coverage(pragma, PATTERNS) == []
