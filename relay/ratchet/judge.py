@@ -882,11 +882,8 @@ class Judge:
             reached = self._machinery(machinery, "its gates")  # before relay runs git again
             if reached:
                 return reached, here
-            added = [
-                p
-                for p in changes
-                if p not in at_head and p in self.tree.files_at(candidate) and not is_test_code(p)
-            ]
+            now = set(self.tree.files_at(candidate))
+            added = [p for p in changes if p not in at_head and p in now and not is_test_code(p)]
             failed = (
                 here.failure
                 or coverage_failure(base.coverage, here.coverage)
