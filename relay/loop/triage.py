@@ -168,12 +168,14 @@ def coverage_findings(
     the floor whose missing lines are still above its goal's bound is still a finding."""
     found = []
     for path, percent in sorted(files.items()):
-        statements, missing = (lines or {}).get(path, (0, 0))
+        counted = (lines or {}).get(path)  # None where the report gives no counts
         bound = (bounds or {}).get(path)
-        if percent + 1e-9 >= floor and (bound is None or lines is None or missing <= bound):
+        if percent + 1e-9 >= floor and (bound is None or counted is None or counted[1] <= bound):
             continue
-        allowed = bound if bound is not None else int(statements * (100 - floor) / 100 + 1e-9)
-        check = coverage_check(path, floor, missing=allowed if lines is not None else None)
+        allowed = bound
+        if allowed is None and counted is not None:
+            allowed = int(counted[0] * (100 - floor) / 100 + 1e-9)
+        check = coverage_check(path, floor, missing=allowed)
         accept = f"{report_gate} && {check}" if report_gate else check
         title = f"Cover {path} to {floor}% (now {percent:.0f}%)"
         found.append(Finding("coverage", f"coverage {path}", title, accept))

@@ -232,6 +232,9 @@ def test_a_coverage_goals_check_bounds_the_missing_lines(tmp_path: Path) -> None
     )  # fmt: skip
     assert [f.key for f in again] == ["coverage src/a.py"]
     assert coverage_bound(again[0].accept) == 8
+    # a report that gives no counts for a file: the percentage alone, as before
+    bare = coverage_findings({"src/c.py": 50.0}, floor=80, report_gate="", lines={})
+    assert [f.key for f in bare] == ["coverage src/c.py"] and coverage_bound(bare[0].accept) is None
 
 
 DIV = "def div(a, b):\n    if b == 0:\n        raise ZeroDivisionError\n    return a / b\n"
