@@ -373,6 +373,7 @@ def triage(
     unknown: dict[str, str] = {}
     timeout = 600.0
     files: dict[str, float] | None = None
+    lines: dict[str, tuple[int, int]] = {}
     report = contract.coverage_report
     tainted = ""  # the first untrusted run's why: what it left (coverage's data) may be read
     tests: list[tuple[str, str]] = []  # the tests trusted runs' JUnit reports name
@@ -400,7 +401,7 @@ def triage(
             elif now != seen:  # this run wrote the report (last, so far)
                 seen, spoilt = now, tainted
         if report and seen is not None and not spoilt:
-            files = _coverage_files(box.tree / report)
+            files, lines = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
     texts = _texts(root)
     reached = _covering(texts) if report and floor is not None else []
@@ -413,9 +414,23 @@ def triage(
                 f"HEAD's test code reaches into coverage's machinery ({reached[0].said()}{more}),"
                 " so what its run measured may hold lines no test ran"
             )
+        elif hidden := _hidden(texts):
+            more = f" and {len(hidden) - 1} more" if len(hidden) > 1 else ""
+            unknown["coverage"] = (
+                f"HEAD's code is written so that coverage leaves out code that runs ({hidden[0]}"
+                f"{more}), so its figures may leave out lines no test ran"
+            )
         else:
             runner = " && ".join(g.command for g in contract.gates if "coverage" in g.command)
-            found += t.coverage_findings(files, floor=floor, report_gate=runner)
+            bounds = {
+                key.removeprefix("coverage "): bound
+                for g in goals
+                if (key := g.finding or "").startswith("coverage ")
+                and (bound := t.coverage_bound(g.accept)) is not None
+            }
+            found += t.coverage_findings(
+                files, floor=floor, report_gate=runner, lines=lines, bounds=bounds
+            )
     found += t.marker_findings(texts)
     return found, unknown, t.tests_cleared(goals, tests, texts)
 
@@ -429,6 +444,21 @@ def _covering(texts: Mapping[str, str]) -> list[Any]:
              if line.lstrip().startswith(("import", "from"))]  # fmt: skip
     plain = Plain(uses=imported_stdlib(lines))
     return [r for p, text in sorted(texts.items()) for r in coverage_reaches(p, text, plain)]
+
+
+def _hidden(texts: Mapping[str, str]) -> list[str]:
+    """Where HEAD's Python code (not its tests) hides code that runs from coverage's
+    figures (``relay/loop/excluded.py``), as ``path:line: what``."""
+    from relay.loop.excluded import config_texts, exclusion_patterns, hidden_from_coverage
+    from relay.loop.reach import is_test_code
+
+    patterns = exclusion_patterns(config_texts(texts))
+    return [
+        f"{p}:{h.line}: {h.what}"
+        for p, text in sorted(texts.items())
+        if p.endswith(".py") and not is_test_code(p)
+        for h in hidden_from_coverage(text, patterns)
+    ]
 
 
 def _identity(tree: Path, report: str | None) -> tuple[int, int, int] | None:
@@ -452,16 +482,26 @@ def _coverage_unknown(report: str, seen: tuple[int, int, int] | None, spoilt: st
     return f"{report} is no coverage.py JSON report relay can read"
 
 
-def _coverage_files(report: Path) -> dict[str, float] | None:
+def _coverage_files(report: Path) -> tuple[dict[str, float] | None, dict[str, tuple[int, int]]]:
     """Each file's coverage in the report the gates wrote, None when it cannot be read (a
-    regular file only: the candidate's code wrote it; a link or a FIFO reads as nothing)."""
+    regular file only: the candidate's code wrote it; a link or a FIFO reads as nothing),
+    and each file's statements and missing lines where the report gives them."""
     from relay.ratchet.sandbox import read_regular
 
     try:
         doc = json.loads(read_regular(report, 256 * 1024 * 1024).decode("utf-8", "replace"))
-        return {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        files = {p: float(f["summary"]["percent_covered"]) for p, f in doc["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+    lines: dict[str, tuple[int, int]] = {}
+    for path, f in doc["files"].items():
+        summary = f.get("summary") if isinstance(f, dict) else None
+        if not isinstance(summary, dict):
+            continue
+        statements, missing = summary.get("num_statements"), summary.get("missing_lines")
+        if type(statements) is int and type(missing) is int:
+            lines[path] = (statements, missing)
+    return files, lines
 
 
 def _texts(root: Path) -> dict[str, str]:

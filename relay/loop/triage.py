@@ -151,28 +151,58 @@ def narrowed(gate: str, target: str, *, select: str = "") -> str:
     return shlex.join([*kept, *narrow, target])
 
 
-def coverage_findings(files: Mapping[str, float], *, floor: int, report_gate: str) -> list[Finding]:
+def coverage_findings(
+    files: Mapping[str, float],
+    *,
+    floor: int,
+    report_gate: str,
+    lines: Mapping[str, tuple[int, int]] | None = None,
+    bounds: Mapping[str, int] | None = None,
+) -> list[Finding]:
     """A file whose line coverage is below the floor (from coverage.py's JSON report's
-    per-file percentages), accepted when a check of that one file's figure passes."""
+    per-file percentages), accepted when a check of that one file's figure passes. With
+    ``lines`` (each file's statements and missing lines), the check also bounds the
+    missing lines to what the floor allows of the statements counted now: code that runs
+    at import (a table of constants) raises the percentage with no line more tested, and
+    meets no goal. ``bounds`` (:func:`coverage_bound` of an open goal's check): a file at
+    the floor whose missing lines are still above its goal's bound is still a finding."""
     found = []
     for path, percent in sorted(files.items()):
-        if percent + 1e-9 >= floor:
+        counted = (lines or {}).get(path)  # None where the report gives no counts
+        bound = (bounds or {}).get(path)
+        if percent + 1e-9 >= floor and (bound is None or counted is None or counted[1] <= bound):
             continue
-        check = coverage_check(path, floor)
+        allowed = bound
+        if allowed is None and counted is not None:
+            allowed = int(counted[0] * (100 - floor) / 100 + 1e-9)
+        check = coverage_check(path, floor, missing=allowed)
         accept = f"{report_gate} && {check}" if report_gate else check
         title = f"Cover {path} to {floor}% (now {percent:.0f}%)"
         found.append(Finding("coverage", f"coverage {path}", title, accept))
     return found
 
 
-def coverage_check(path: str, floor: int, report: str = "coverage.json") -> str:
-    """A command that passes when ``path``'s line coverage in the report is at the floor."""
+def coverage_check(
+    path: str, floor: int, report: str = "coverage.json", missing: int | None = None
+) -> str:
+    """A command that passes when ``path``'s line coverage in the report is at the floor
+    (and, with ``missing``, no more of its lines than that are missing)."""
+    bound = f" and f['missing_lines']<={missing}" if missing is not None else ""
     code = (
         "import json,sys;"
         f"f=json.load(open({report!r}))['files'][{path!r}]['summary'];"
-        f"sys.exit(0 if f['percent_covered']>={floor} else 1)"
+        f"sys.exit(0 if f['percent_covered']>={floor}{bound} else 1)"
     )
     return f"python3 -c {shlex.quote(code)}"
+
+
+_BOUND = re.compile(r"missing_lines[^\]]*\]<=(\d+)")
+
+
+def coverage_bound(accept: str) -> int | None:
+    """The missing lines a coverage goal's check (:func:`coverage_check`) allows."""
+    found = _BOUND.search(accept)
+    return int(found.group(1)) if found else None
 
 
 def marker_findings(texts: Mapping[str, str]) -> list[Finding]:

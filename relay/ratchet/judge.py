@@ -21,7 +21,7 @@ import shutil
 import site
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +37,8 @@ from relay.loop.checks import (
 )
 from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
+from relay.loop.excluded import CONFIGS as EXCLUDE_CONFIGS
+from relay.loop.excluded import exclusion_patterns, hidden_added
 from relay.loop.goals import Goal
 from relay.loop.guard import (
     NEW_TOP_MODULE,
@@ -77,6 +79,7 @@ from relay.loop.reach import (
     imported_modules,
     imported_names,
     imported_stdlib,
+    is_test_code,
     project_modules,
     reaches_in,
     stubs_beside,
@@ -100,6 +103,7 @@ from relay.ratchet.measure import (
     coverage_failure,
     maker_record,
     measure,
+    unmeasured_failure,
 )
 from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import (
@@ -142,10 +146,14 @@ def _read(path: Path) -> str:
         return ""
 
 
-def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Reach]:
+def reaching(
+    tree: WorkTree, changes: Sequence[str], candidate: str, *, coverage: bool = False
+) -> list[Reach]:
     """What the lines ``candidate`` added to its Python files (and any compiled module
     it holds) reach into: the test runner, relay's guard, the process
-    (``relay/loop/reach.py``); and a stub it puts beside a module, read in its place."""
+    (``relay/loop/reach.py``); and a stub it puts beside a module, read in its place.
+    With ``coverage`` (the contract reads a coverage report): code it added that coverage
+    leaves out of its figures though it runs (``relay/loop/excluded.py``)."""
     present = set(tree.files_at(candidate))
     texts: dict[str, tuple[str | None, str | None]] = {}
     for path in changes:
@@ -169,7 +177,33 @@ def reaching(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Rea
         imported=imported,
     )
     found += [Reach(p, 0, NEW_TOP_MODULE.format(name=n)) for p, n in tops]
+    if coverage:
+        found += _hidden(tree, texts, candidate, at_head, present)
     return found
+
+
+def _hidden(
+    tree: WorkTree,
+    texts: Mapping[str, tuple[str | None, str | None]],
+    candidate: str,
+    at_head: Sequence[str],
+    present: set[str],
+) -> list[Reach]:
+    """What the candidate's Python files (not its tests, whose own figures prove nothing
+    of the code's) hide from coverage that HEAD's did not, by the exclusion patterns HEAD's
+    and the candidate's settings name."""
+    patterns: tuple[str, ...] = ()
+    for commit, files in (("HEAD", set(at_head)), (candidate, present)):
+        names = ("pyproject.toml", *(n for n, _ in EXCLUDE_CONFIGS))
+        configs = {n: tree.show(commit, n) or "" for n in names if n in files}
+        patterns = (*patterns, *exclusion_patterns(configs))
+    patterns = tuple(dict.fromkeys(patterns))
+    return [
+        Reach(path, h.line, h.what)
+        for path, (before, after) in texts.items()
+        if after is not None and path.endswith(".py") and not is_test_code(path)
+        for h in hidden_added(before, after, patterns)
+    ]
 
 
 def installed_names(root: Path | None = None) -> frozenset[str]:
@@ -848,7 +882,13 @@ class Judge:
             reached = self._machinery(machinery, "its gates")  # before relay runs git again
             if reached:
                 return reached, here
-            failed = here.failure or coverage_failure(base.coverage, here.coverage)
+            now = set(self.tree.files_at(candidate))
+            added = [p for p in changes if p not in at_head and p in now and not is_test_code(p)]
+            failed = (
+                here.failure
+                or coverage_failure(base.coverage, here.coverage)
+                or unmeasured_failure(added, here.measured, judged=base.coverage is not None)
+            )
             if failed:
                 return failed, here
             outcome, fresh = self._graded(
@@ -886,7 +926,8 @@ class Judge:
                 " nobody explained is not kept (write two or three lines: what changed, why)"
             )
             return Failed(Category.UNEXPLAINED, what, why), here
-        reached = reaching(self.tree, changes, candidate)
+        covered = self.contract.coverage_report is not None
+        reached = reaching(self.tree, changes, candidate, coverage=covered)
         said = [r.said() for r in reached]
         blocked = self._panel(goal, candidate, here, why=_read(explain), reached=said)
         if blocked:

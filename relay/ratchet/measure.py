@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from relay.edges.steps import StepOutcome, group_alive, kill_group, run_step
@@ -275,6 +275,7 @@ class Measure:
     failure: Failed | None
     coverage: float | None
     checks: tuple[GateChecks, ...] = ()
+    measured: frozenset[str] | None = None  # the files the coverage report names
 
     def checks_of(self, name: str) -> GateChecks | None:
         return next((c for c in self.checks if c.gate == name), None)
@@ -287,6 +288,7 @@ class Measure:
             self.failure or rest.failure,
             rest.coverage if rest.coverage is not None else self.coverage,
             self.checks + rest.checks,
+            rest.measured if rest.coverage is not None else self.measured,
         )
 
     @property
@@ -440,7 +442,8 @@ def measure(
                 failure = gate_failure(gate, done, timeout=timeout, worse=new)
         if failure is not None and stop_at_failure:
             break
-    return Measure(tuple(results), failure, read_coverage(report), tuple(checks))
+    line, measured = read_report(report)
+    return Measure(tuple(results), failure, line, tuple(checks), measured)
 
 
 @dataclass(frozen=True)
@@ -879,17 +882,57 @@ def gate_failure(
 
 def read_coverage(report: Path | None) -> float | None:
     """Line coverage from coverage.py's JSON report, None when there is none."""
+    return read_report(report)[0]
+
+
+def read_report(report: Path | None) -> tuple[float | None, frozenset[str] | None]:
+    """Line coverage from coverage.py's JSON report and the files it names, None for
+    both when there is none."""
     if report is None:
-        return None
+        return None, None
     from relay.ratchet.sandbox import read_regular
 
     try:  # a regular file only: the candidate's code wrote it (a link or FIFO reads nothing)
         doc = json.loads(read_regular(report, COVERAGE_CAP).decode("utf-8", errors="replace"))
         totals = doc["totals"]
         covered, statements = totals["covered_lines"], totals["num_statements"]
-        return 100.0 if statements == 0 else round(100.0 * covered / statements, 2)
+        line = 100.0 if statements == 0 else round(100.0 * covered / statements, 2)
     except (OSError, ValueError, KeyError, TypeError):
+        return None, None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return line, frozenset(str(p) for p in files) if isinstance(files, dict) else frozenset()
+
+
+def unmeasured_failure(
+    added: Sequence[str], measured: frozenset[str] | None, *, judged: bool
+) -> Failed | None:
+    """A Python module the change added (``added``: new non-test files of the candidate)
+    that the coverage report does not name though it lies in a folder (below the top)
+    where the report names others, as a failure: coverage finds a file no test imports
+    only in a package (a folder with an ``__init__.py``), so untested code in a new
+    folder without one would leave coverage where it was. ``judged``: the contract
+    reads a coverage report and the baseline wrote one."""
+    if not judged or not measured:
         return None
+    areas = {str(a) for m in measured for a in PurePosixPath(m).parents if str(a) != "."}
+    missed = [
+        p
+        for p in added
+        if p.endswith(".py")
+        and p not in measured
+        and any(str(a) in areas for a in PurePosixPath(p).parents if str(a) != ".")
+    ]
+    if not missed:
+        return None
+    what = f"coverage did not measure {missed[0]}" + (
+        f" (and {len(missed) - 1} more)" if len(missed) > 1 else ""
+    )
+    why = (
+        f"{what}, a module the change added beside code coverage measures: coverage finds"
+        " a module no test imports only in a package, so its lines count nowhere; make its"
+        " folder a package (an __init__.py) and test it"
+    )
+    return Failed(Category.COVERAGE, what, why)
 
 
 def coverage_failure(before: float | None, after: float | None) -> Failed | None:
