@@ -128,7 +128,11 @@ def register(sub: Any) -> None:
     q.add_argument("--direction", choices=("up", "down"), default=None, help="of the metric")
     q.add_argument("--threshold", default=None, metavar="PCT", help="percent to beat (5 or 5%%)")
     q.add_argument(
-        "--runs", type=whole(1), default=None, metavar="N", help="runs; the median counts"
+        "--runs",
+        type=whole(1),
+        default=None,
+        metavar="N",
+        help="runs of each arm; the median counts (default: the contract's Metric runs)",
     )
     q.add_argument(
         "--metric-files",
@@ -538,7 +542,7 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         metric=metric,
         direction=args.direction or "up",
         threshold=threshold,
-        runs=args.runs or 1,
+        runs=args.runs,
         metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
         may_edit_tests=args.may_edit_tests,

@@ -400,6 +400,11 @@ class Ratchet:
             boundary=level(),
             boxes=bounds_said(),
             box_users=box_users(),
+            goal_runs=[
+                (g.id, g.runs)
+                for g in self.spine.goals().goals
+                if g.metric is not None and g.runs is not None
+            ],
         )
         new = with_bounds(text, bounds)
         # git is asked whether a person is editing the board only when there is a change
