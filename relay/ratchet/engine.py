@@ -101,9 +101,11 @@ from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
     MAKER_PID,
     Measure,
+    Seen,
+    keep_transcripts,
     stop_orphan,
 )
-from relay.ratchet.roles import check_commands, role_commands
+from relay.ratchet.roles import TRANSCRIPTS, check_commands, role_commands
 from relay.ratchet.threads import ThreadStore
 
 if TYPE_CHECKING:
@@ -246,10 +248,11 @@ class Ratchet:
         """Work the goals until done, out of budget or escalated; end with the report. One
         run at a time per clone; a maker still running when relay is stopped is stopped.
         ``loop`` works the goals (one at a time when not given; parallel makers give theirs)."""
-        from relay.ratchet.measure import gate_log
+        from relay.ratchet.measure import gate_log, transcripts_seen
 
         with self._one_run(), _stopped_by_term(), gate_log(self.root, "run") as log:
             self.gate_log = log
+            self.transcripts_before: Seen = transcripts_seen(self.judge.work / TRANSCRIPTS)
             try:
                 return self._run(loop or self._loop)
             finally:
@@ -282,6 +285,12 @@ class Ratchet:
             return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
         self._write_bounds()
         stopped = loop()
+        transcripts = keep_transcripts(
+            self.judge.work / TRANSCRIPTS,
+            self.root,
+            self.gate_log.run,
+            before=self.transcripts_before,
+        )
         report = Report(
             objective=self.contract.objective,
             iterations=self.state.iterations,
@@ -292,6 +301,7 @@ class Ratchet:
             blocked=tuple(self.state.blocked),
             questions=tuple(self.state.questions),
             gate_logs=self.gate_log.folder if self.gate_log.written else "",
+            transcripts=transcripts,
         )
         self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
         self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
