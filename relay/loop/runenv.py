@@ -507,6 +507,7 @@ def run_bounds(
     boxes: Sequence[Bound] = (),
     box_users: str = "",
     goal_runs: Sequence[tuple[str, int]] = (),
+    roles: tuple[str, str] | None = None,
 ) -> Bounds:
     """Every bound a run under ``contract`` applies, and where each comes from
     (``box_users``: who a root relay's boxes run as, where they share one user;
@@ -562,6 +563,8 @@ def run_bounds(
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
         Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]
+    if roles is not None:
+        found.append(Bound("Roles", *roles))
     if boundary:
         found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
         found.append(network_bound(contract, boxed=boundary == "namespaces"))
