@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +129,11 @@ def register(sub: Any) -> None:
     q.add_argument("--direction", choices=("up", "down"), default=None, help="of the metric")
     q.add_argument("--threshold", default=None, metavar="PCT", help="percent to beat (5 or 5%%)")
     q.add_argument(
-        "--runs", type=whole(1), default=None, metavar="N", help="runs; the median counts"
+        "--runs",
+        type=whole(1),
+        default=None,
+        metavar="N",
+        help="runs of each arm; the median counts (default: the contract's Metric runs)",
     )
     q.add_argument(
         "--metric-files",
@@ -538,7 +543,7 @@ def run_goal_add(args: argparse.Namespace) -> Output:
         metric=metric,
         direction=args.direction or "up",
         threshold=threshold,
-        runs=args.runs or 1,
+        runs=args.runs,
         metric_files=tuple(g for m in args.metric_files for g in m.split()),
         verify_on=(args.verify_on or "").strip() or None,
         may_edit_tests=args.may_edit_tests,
@@ -971,6 +976,8 @@ def run_run(args: argparse.Namespace) -> Output:
         makers, capped = makers_allowed(roster, makers, maker=None if nodes else options.maker)
         if capped:
             tell(capped)
+        if not args.maker and makers == 1 and group is None and node is None:
+            ratchet.roster_roles = _roster_roles(root, args)
         if makers > 1 or group is not None or node is not None:
             from relay.ratchet.parallel import Fanout
 
@@ -1002,6 +1009,32 @@ def run_run(args: argparse.Namespace) -> Output:
         return Output(lines=(), data={**report.data(), "resumed": False})
     status = 1 if report.stopped.startswith("escalation") else 0
     return Output(lines=tuple(report.lines()), data=report.data(), exit_status=status)
+
+
+def _roster_roles(root: Path, args: argparse.Namespace) -> Callable[[Options], Options]:
+    """The run's roles as LOOP.md's roster names them when asked (before each iteration),
+    with the roles the command line adds; RelayError when they cannot be taken mid-run."""
+
+    def roles(current: Options) -> Options:
+        panel = run_panel(_roster(root))
+        if panel.maker_nodes:
+            raise ConfigError("a maker on a node counts from the next run")
+        if panel.maker is None:
+            raise ConfigError(f"{LOOP_NAME}'s roster names no maker")
+        options = replace(
+            current,
+            maker=panel.maker,
+            checkers=(*panel.checkers, *args.checker),
+            verifier=args.verifier or panel.verifier,
+            red_team=(*panel.red_team, *args.red_team),
+            checker_names=panel.checker_names,
+        )
+        if options != current:
+            spine = Spine(root)
+            refuse_shared_judges(spine, spine.contract(), options)
+        return options
+
+    return roles
 
 
 def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> None:

@@ -341,7 +341,7 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
     from relay.ratchet.measure import gate_log, head_box, head_runs
 
     env = runenv.environment(cron_environment())
-    checks: list[tuple[str, str, str, str]] = []
+    checks = role_checks(root, contract, env)
     redo = "run `relay loop schedule --at HH:MM` again from the shell the gates work in"
     # as a scheduled run's gates run: in the scheduler's environment, then behind the
     # maker's boundary, in a sandboxed clone of HEAD (kept changes are a maker's code),
@@ -371,6 +371,29 @@ def gate_checks(root: Path, contract: Contract | None) -> list[tuple[str, str, s
             else:  # it ran: a red gate is triage's to work, not the schedule's to fix
                 said = f"ran the scheduler's way and failed: {how}{said}"
                 checks.append((name, "warn", said, ""))
+    return checks
+
+
+def role_checks(
+    root: Path, contract: Contract, env: Mapping[str, str]
+) -> list[tuple[str, str, str, str]]:
+    """Each role the scheduled run starts (the run command's, else the roster's), looked
+    up as the fired run will: on the env file's PATH; one that will not be found fails."""
+    from relay.ratchet.roles import command_problem
+
+    checks: list[tuple[str, str, str, str]] = []
+    for role, command in scheduled_roles(root, contract):
+        name = f"loop role {role}"
+        problem = command_problem(command, cwd=root, path=env.get("PATH", ""))
+        if problem is None:
+            checks.append((name, "ok", f"`{command}` resolves the scheduler's way", ""))
+            continue
+        said = f"the {role} command `{command}` cannot run the scheduler's way: {problem}"
+        fix = (
+            "run `relay loop schedule --at HH:MM` again from a shell whose PATH finds it,"
+            " or name it by its full path"
+        )
+        checks.append((name, "fail", said, fix))
     return checks
 
 

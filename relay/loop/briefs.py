@@ -305,7 +305,12 @@ def render_evidence(
 
 
 def render_optimise_brief(
-    facts: BriefFacts, *, baseline: str, ledger: Sequence[str], refused: str | None = None
+    facts: BriefFacts,
+    *,
+    baseline: str,
+    ledger: Sequence[str],
+    runs: int,
+    refused: str | None = None,
 ) -> str:
     """The maker's brief for an optimisation goal: the metric, its direction and threshold,
     the baseline relay measured, the ledger of ideas tried, and where to state the idea."""
@@ -320,7 +325,7 @@ def render_optimise_brief(
         "",
         f"- Command: `{g.metric}` (its last line is the number)",
         f"- It must go {g.direction} by at least {g.threshold:g}% from the baseline.",
-        f"- Baseline (measured by relay, median of {g.runs} run(s)): {baseline}",
+        f"- Baseline (measured by relay, median of {runs} run(s)): {baseline}",
         "- relay measures the result itself; a number you report is not taken on faith.",
         "- Every gate must still pass: a faster change that breaks a test is a regression.",
         "",

@@ -46,6 +46,10 @@ AUTHORISABLE = (
 )
 # a run's iterations are capped here unless the contract raises the ceiling with a reason
 DEFAULT_CEILING = 50
+# how many times an optimisation goal's metric runs on the baseline and on the candidate
+# (interleaved), unless the contract or the goal says otherwise: with one run the noise of
+# the machine is not measured, and a slower change can measure faster
+DEFAULT_METRIC_RUNS = 5
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -74,6 +78,11 @@ class Budget:
     coverage_floor: int | None = None  # triage: a file below this line coverage is a finding
     ceiling: int | None = None  # the iteration ceiling, when the contract raises or lowers it
     ceiling_reason: str = ""  # why (needed to raise it above DEFAULT_CEILING)
+    metric_runs: int | None = DEFAULT_METRIC_RUNS  # None: a contract written before the line
+
+    def runs(self) -> int:
+        """How many runs of a metric each arm takes (a goal's own `Runs:` overrides it)."""
+        return self.metric_runs if self.metric_runs is not None else DEFAULT_METRIC_RUNS
 
     def iteration_ceiling(self) -> int:
         """The most iterations any run may take, whatever --max-iterations asks."""
@@ -162,6 +171,7 @@ _BUDGET = {
     "Trial wall clock": "trial",
     "Coverage floor": "coverage_floor",
     "Iteration ceiling": "ceiling",
+    "Metric runs": "metric_runs",
 }
 
 
@@ -301,6 +311,7 @@ def _network(part: Section, name: str) -> tuple[tuple[str, tuple[str, ...]], ...
 def _budget(part: Section, name: str) -> Budget:
     values: dict[str, object] = {key: None for key in ("iterations", "wall_clock", "retries")}
     values["makers"] = None
+    values["metric_runs"] = None
     for number, line in _lines(part):
         match = re.fullmatch(r"- ([A-Za-z ]+): (.+)", line)
         if match is None or match.group(1) not in _BUDGET:
@@ -329,6 +340,10 @@ def _budget(part: Section, name: str) -> Budget:
             if not value.isdigit():
                 raise SpineFileError(name, number, f"{match.group(1)} is a whole number")
             values[key] = int(value)
+        elif key == "metric_runs":
+            if not value.isdigit() or int(value) < 1:
+                raise SpineFileError(name, number, "Metric runs is a whole number of at least 1")
+            values[key] = int(value)
         else:
             if seconds(value) is None:
                 raise SpineFileError(name, number, f"{match.group(1)} is a duration (30m, 8h)")
@@ -354,6 +369,7 @@ def render_contract(contract: Contract) -> str:
         ("Trial wall clock", b.trial),
         ("Coverage floor", None if b.coverage_floor is None else f"{b.coverage_floor}%"),
         ("Iteration ceiling", _ceiling(b)),
+        ("Metric runs", b.metric_runs),
     ]
     bodies = {
         "Objective": wrap(contract.objective),

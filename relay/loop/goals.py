@@ -66,7 +66,7 @@ class Goal:
     metric: str | None = None  # an optimisation goal: a command whose last line is a number
     direction: str = "up"  # which way the metric must move: up or down
     threshold: float = 0.0  # by at least this many percent of the baseline
-    runs: int = 1  # measured this many times; the median counts
+    runs: int | None = None  # measured this many times (None: the contract's `Metric runs:`)
     metric_files: tuple[str, ...] = ()  # globs of the files the metric reads: no maker may edit
     verify_on: str | None = None  # the node that must verify the goal through a relay job
     finding: str | None = None  # what triage found, so that it is enqueued only once
@@ -187,7 +187,7 @@ def _goal(lines: list[tuple[int, str]], name: str) -> Goal:
         metric=metric,
         direction=_direction(fields.get("Direction"), name),
         threshold=_number(fields.get("Threshold"), name, "Threshold", percent=True),
-        runs=int(_number(fields.get("Runs"), name, "Runs", default=1.0)),
+        runs=int(_number(fields["Runs"], name, "Runs")) if "Runs" in fields else None,
         metric_files=tuple(
             (_command(fields.get("Metric files"), name, "the metric's files") or "").split()
         ),
@@ -287,7 +287,7 @@ def render_goal(goal: Goal) -> str:
             f"- Metric: {code_span(goal.metric)}",
             f"- Direction: {goal.direction}",
             f"- Threshold: {goal.threshold:g}%",
-            f"- Runs: {goal.runs}",
+            *([f"- Runs: {goal.runs}"] if goal.runs is not None else []),
         ]
         if goal.metric_files:
             lines.append(f"- Metric files: {code_span(' '.join(goal.metric_files))}")

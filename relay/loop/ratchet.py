@@ -421,6 +421,7 @@ class Report:
     blocked: tuple[tuple[str, str], ...] = ()
     questions: tuple[str, ...] = field(default_factory=tuple)
     gate_logs: str = ""  # the folder of this run's gate output, relative to the clone
+    transcripts: str = ""  # the folder of this run's role transcripts, relative to the clone
 
     def lines(self) -> list[str]:
         """The report as lines of markdown."""
@@ -446,6 +447,9 @@ class Report:
         if self.gate_logs:  # handover.md sits in docs/loop/: the link is relative to it
             link = self.gate_logs.removeprefix("docs/loop/")
             out.append(f"Gate logs: [{link}/]({link}/)")
+        if self.transcripts:
+            link = self.transcripts.removeprefix("docs/loop/")
+            out.append(f"Transcripts: [{link}/]({link}/)")
         return out
 
     def entry(self, when: str) -> str:
@@ -464,6 +468,7 @@ class Report:
             "questions": list(self.questions),
             "stopped": self.stopped,
             "gate_logs": self.gate_logs or None,
+            "transcripts": self.transcripts or None,
         }
 
 

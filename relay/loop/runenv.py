@@ -506,10 +506,18 @@ def run_bounds(
     boundary: str = "",
     boxes: Sequence[Bound] = (),
     box_users: str = "",
+    goal_runs: Sequence[tuple[str, int]] = (),
+    roles: tuple[str, str] | None = None,
 ) -> Bounds:
     """Every bound a run under ``contract`` applies, and where each comes from
-    (``box_users``: who a root relay's boxes run as, where they share one user)."""
+    (``box_users``: who a root relay's boxes run as, where they share one user;
+    ``goal_runs``: the optimisation goals that name their own run count)."""
     b = contract.budget
+    runs_source = (
+        "the contract's `Metric runs:`"
+        if b.metric_runs is not None
+        else "relay's default: the contract has no `Metric runs:` line (add one to change it)"
+    )
     iterations = (
         (str(max_iterations), "--max-iterations")
         if max_iterations
@@ -534,6 +542,11 @@ def run_bounds(
         Bound("Gate timeout", b.gate_timeout, "the contract"),
         Bound("Checker timeout", b.checker_timeout, "the contract"),
         Bound("Trial wall clock", b.trial, "the contract"),
+        Bound("Metric runs", metric_runs_said(b.runs()), runs_source),
+        *(
+            Bound(f"Metric runs of {goal}", metric_runs_said(n), "the goal's `Runs:` (--runs)")
+            for goal, n in goal_runs
+        ),
         Bound("Transient backoff", b.backoff, "the contract; doubled each time"),
         Bound("Transient failures in a row", str(MAX_TRANSIENT), "relay: then it escalates"),
         Bound("Failed passes before a goal is blocked", str(BLOCK_AFTER_PASSES), "relay"),
@@ -550,12 +563,21 @@ def run_bounds(
         Bound("Output kept", OUTPUT_KEPT, "relay; the gate logs hold the same"),
         Bound("Gate logs kept", f"the last {LOGS_KEPT} runs' folders", "relay; older ones go"),
     ]
+    if roles is not None:
+        found.append(Bound("Roles", *roles))
     if boundary:
         found.append(Bound("Maker boundary", boundary, BOUNDARY_SOURCE))
         found.append(network_bound(contract, boxed=boundary == "namespaces"))
     if box_users:
         found.append(Bound("Box users", box_users, BOX_USERS_SOURCE))
     return Bounds((*found, *boxes))
+
+
+def metric_runs_said(runs: int) -> str:
+    """A metric's run count as the board says it: one run measures no noise."""
+    if runs == 1:
+        return "1 of the baseline and 1 of the candidate; noise not measured"
+    return f"{runs} of the baseline and {runs} of the candidate, interleaved; medians and spread"
 
 
 def box_bounds(

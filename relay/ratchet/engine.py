@@ -101,9 +101,11 @@ from relay.ratchet.judge import Judge, Options
 from relay.ratchet.measure import (
     MAKER_PID,
     Measure,
+    Seen,
+    keep_transcripts,
     stop_orphan,
 )
-from relay.ratchet.roles import check_commands, role_commands
+from relay.ratchet.roles import TRANSCRIPTS, check_commands, role_commands
 from relay.ratchet.threads import ThreadStore
 
 if TYPE_CHECKING:
@@ -237,6 +239,9 @@ class Ratchet:
         # goals whose next pass re-judges a candidate made within its turns: that pass
         # spends none (a sequential run would have judged it once)
         self.turns_waived: set[str] = set()
+        # the roles as LOOP.md names them now (a run that takes them from the roster): read
+        # again before every iteration; None where they are fixed for the run
+        self.roster_roles: Callable[[Options], Options] | None = None
         refuse_bad_panel(options, root=str(self.root))
         ThreadStore.of(self.root).reconcile(self.root)  # the spine's threads are the source
 
@@ -246,10 +251,11 @@ class Ratchet:
         """Work the goals until done, out of budget or escalated; end with the report. One
         run at a time per clone; a maker still running when relay is stopped is stopped.
         ``loop`` works the goals (one at a time when not given; parallel makers give theirs)."""
-        from relay.ratchet.measure import gate_log
+        from relay.ratchet.measure import gate_log, transcripts_seen
 
         with self._one_run(), _stopped_by_term(), gate_log(self.root, "run") as log:
             self.gate_log = log
+            self.transcripts_before: Seen = transcripts_seen(self.judge.work / TRANSCRIPTS)
             try:
                 return self._run(loop or self._loop)
             finally:
@@ -282,6 +288,12 @@ class Ratchet:
             return Report(self.contract.objective, 0, self.budget, NOTHING_TO_RESUME)
         self._write_bounds()
         stopped = loop()
+        transcripts = keep_transcripts(
+            self.judge.work / TRANSCRIPTS,
+            self.root,
+            self.gate_log.run,
+            before=self.transcripts_before,
+        )
         report = Report(
             objective=self.contract.objective,
             iterations=self.state.iterations,
@@ -292,6 +304,7 @@ class Ratchet:
             blocked=tuple(self.state.blocked),
             questions=tuple(self.state.questions),
             gate_logs=self.gate_log.folder if self.gate_log.written else "",
+            transcripts=transcripts,
         )
         self.spine.write(HANDOVER_NAME, self.spine.handover() + report.entry(now_text()))
         self.tree.commit([HANDOVER_NAME], f"loop: run report ({stopped})")
@@ -363,8 +376,10 @@ class Ratchet:
         self._mark(row, state=GoalState.BLOCKED, note=why, message=f"loop: {goal.id} out of turns")
 
     def _reread(self) -> None:
-        """The contract as it stands now, every iteration: a person's edit between
-        iterations (a gate, a budget, a protected path) counts from the next one."""
+        """The contract and LOOP.md's roles as they stand now, every iteration: a person's
+        edit between iterations (a gate, a budget, a protected path, a role's program)
+        counts from the next one."""
+        self._reread_roles()
         contract = contract_ready(self.spine)
         if contract == self.contract:
             return
@@ -384,6 +399,33 @@ class Ratchet:
         self.say("the contract changed; this iteration runs under the new one")
         self._write_bounds()
 
+    def _reread_roles(self) -> None:
+        """The roster's roles, when this run took its roles from it: a changed role whose
+        command resolves runs from this iteration; one that cannot run (or a roster relay
+        cannot read) is said, and the roles the run had go on."""
+        if self.roster_roles is None:
+            return
+        try:
+            options = self.roster_roles(self.options)
+            if options == self.options:
+                return
+            roles = role_commands(
+                options.maker, options.checkers, options.verifier, options.red_team
+            )
+            check_commands(roles, cwd=self.root)
+            refuse_bad_panel(options, root=str(self.root))
+        except RelayError as err:
+            self.say(
+                f"LOOP.md's roles changed but cannot be taken ({err.message}); the run"
+                " keeps the roles it had"
+            )
+            return
+        self.options = options
+        self.judge = replace(self.judge, options=options)
+        self.retries = self._retries(self.contract.budget.retries)
+        self.say("LOOP.md's roles changed; this iteration runs under them")
+        self._write_bounds()
+
     def _write_bounds(self) -> None:
         """Every bound this run applies, on BOARD.md (committed when it changed; a board a
         person is editing is left alone, and the run refuses the dirty tree as ever)."""
@@ -400,12 +442,32 @@ class Ratchet:
             boundary=level(),
             boxes=bounds_said(),
             box_users=box_users(),
+            roles=self._roles_said(),
+            goal_runs=[
+                (g.id, g.runs)
+                for g in self.spine.goals().goals
+                if g.metric is not None and g.runs is not None
+            ],
         )
         new = with_bounds(text, bounds)
         # git is asked whether a person is editing the board only when there is a change
         if new != text and BOARD_NAME not in self.tree.tracked_changes():
             self.spine.write(BOARD_NAME, new)
             self.tree.commit([BOARD_NAME], "loop: the bounds of this run on the board")
+
+    def _roles_said(self) -> tuple[str, str]:
+        """Which roles the run applies, and whether an edit to LOOP.md's reaches it."""
+        o = self.options
+        said = f"maker `{o.maker}`" if o.maker else "maker on a node"
+        said += "".join(f"; checker `{c}`" for c in o.checkers)
+        said += f"; verifier `{o.verifier}`" if o.verifier else ""
+        said += "".join(f"; red team `{c}`" for c in o.red_team)
+        if self.roster_roles is not None:
+            return said, "LOOP.md's ## Roles, read again before every iteration"
+        return said, (
+            "fixed for the run: given on the command line, or a parallel or node run (an"
+            " edit to LOOP.md's ## Roles counts from the next run)"
+        )
 
     def _loop(self) -> str:
         while True:

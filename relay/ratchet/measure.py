@@ -51,6 +51,9 @@ BRIEF_ENV = "RELAY_LOOP_BRIEF"
 REVIEW_ENV = "RELAY_LOOP_REVIEW"
 MAKER_PID = "maker.pid"  # the running maker's process group, in the loop's work directory
 GATE_LOGS = "docs/loop/state/gates"  # each run's gate output, one folder a run (git ignores it)
+# each run's role transcripts (the maker's, the checkers'...), one folder a run named as its
+# gate logs' folder, kept as long; relay's own copy stays in .git/relay/loop/transcripts/
+TRANSCRIPT_LOGS = "docs/loop/state/transcripts"
 COVERAGE_CAP = 256 * 1024 * 1024  # what relay reads of a coverage report
 KEEP_LOGS = 30  # folders of each kind (run, triage, doctor) kept; said on BOARD.md's bounds
 
@@ -240,6 +243,7 @@ def gate_log(root: Path, kind: str) -> Iterator[GateLog]:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     log = GateLog(root, f"{kind}-{stamp}")
     prune_logs(root / GATE_LOGS, kind, keep=KEEP_LOGS - 1)
+    prune_logs(root / TRANSCRIPT_LOGS, kind, keep=KEEP_LOGS - 1)
     token = _GATE_LOG.set(log)
     try:
         yield log
@@ -257,6 +261,38 @@ def prune_logs(folder: Path, kind: str, *, keep: int) -> None:
         return
     for path in old[: max(0, len(old) - keep)]:
         shutil.rmtree(path, ignore_errors=True)
+
+
+Seen = dict[str, tuple[int, int]]
+
+
+def transcripts_seen(source: Path) -> Seen:
+    """Each transcript in ``source`` as (modified, size): what a run found there."""
+    seen: Seen = {}
+    with contextlib.suppress(OSError):
+        for path in source.glob("*.log"):
+            info = path.stat()
+            seen[path.name] = (info.st_mtime_ns, info.st_size)
+    return seen
+
+
+def keep_transcripts(source: Path, root: Path, run: str, *, before: Seen) -> str:
+    """The transcripts written in ``source`` since ``before`` was seen, copied under the
+    spine's state as ``docs/loop/state/transcripts/<run>/`` (git ignores the folder, as
+    the gate logs'); the folder relative to the clone, or "" when there were none."""
+    now = transcripts_seen(source)
+    new = sorted(name for name, mark in now.items() if before.get(name) != mark)
+    if not new:
+        return ""
+    folder = f"{TRANSCRIPT_LOGS}/{run}"
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    ignore = root / TRANSCRIPT_LOGS / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    for name in new:
+        with contextlib.suppress(OSError):
+            shutil.copyfile(source / name, root / folder / name)
+    return folder
 
 
 def log_gate(gate: Gate, done: StepOutcome, *, where: Path) -> None:

@@ -24,7 +24,7 @@ from relay.loop.agents import Signal, maker_failed
 from relay.loop.briefs import BriefFacts, render_optimise_brief, render_review
 from relay.loop.checks import moved_line, unexplained, unknown
 from relay.loop.classify import Category, Verdict, diagnosis
-from relay.loop.contract import seconds, touched
+from relay.loop.contract import Contract, seconds, touched
 from relay.loop.goals import BoardRow, Goal, GoalState
 from relay.loop.guard import (
     PYTEST_CONFIGS,
@@ -111,14 +111,20 @@ def _run_metric(goal: Goal, box: Sandbox, work: Path, *, trial: float) -> StepOu
     return run_step(box.wrap(goal.metric, env), cwd=box.tree, timeout=trial, env=env)
 
 
+def metric_runs(goal: Goal, contract: Contract) -> int:
+    """How many runs of its metric each arm of ``goal`` takes: the goal's own `Runs:`
+    (`--runs`), else the contract's `Metric runs:` (relay's default when it names none)."""
+    return goal.runs if goal.runs is not None else contract.budget.runs()
+
+
 def measure_metric(
-    box: Sandbox, goal: Goal, *, trial: float, work: Path
+    box: Sandbox, goal: Goal, *, runs: int, trial: float, work: Path
 ) -> tuple[float | None, str]:
-    """The median of the goal's runs of its metric in ``box`` (None with why when a run
-    failed or printed no number)."""
+    """The median of ``runs`` runs of the goal's metric in ``box`` (None with why when a
+    run failed or printed no number)."""
     values = []
     assert goal.metric is not None
-    for run in range(1, goal.runs + 1):
+    for run in range(1, runs + 1):
         done = _run_metric(goal, box, work, trial=trial)
         value = metric_value(done.output) if done.ok else None
         if value is None:
@@ -128,9 +134,9 @@ def measure_metric(
 
 
 def interleaved(
-    before: Sandbox, after: Sandbox, goal: Goal, *, trial: float, work: Path
+    before: Sandbox, after: Sandbox, goal: Goal, *, runs: int, trial: float, work: Path
 ) -> tuple[tuple[list[float], list[float]] | None, str]:
-    """The metric run the goal's number of times in the baseline's tree and the
+    """The metric run ``runs`` times in the baseline's tree and the
     candidate's, alternately (A/B/A/B...), so that a machine that slows down or speeds up
     meanwhile weighs on both alike; the two arms' values, or None with why."""
     assert goal.metric is not None
@@ -140,7 +146,7 @@ def interleaved(
     # later runs, measured faster) does what no baseline's run does
     files = (tracked_files(before.tree), tracked_files(after.tree))
     seen: list[frozenset[str]] = []
-    for run in range(1, goal.runs + 1):
+    for run in range(1, runs + 1):
         for arm, box, who in ((0, before, "the baseline"), (1, after, "the candidate")):
             box.fresh_scratch()
             was = tree_state(box.tree, files[arm])
@@ -182,6 +188,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
     """Work one optimisation goal through one pass; a reason when the run must stop."""
     run._settle(goal, resumed=resumed)
     trial = seconds(run.contract.budget.trial) or 600.0
+    runs = metric_runs(goal, run.contract)
     work = run.judge.work
     with run.judge.boxed(run.tree.head()) as box:  # the baseline, in a sandboxed clone
         base = measure(
@@ -194,7 +201,9 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             work=work,
         )
         blind = unknown(base.checks)
-        value, why = (None, "") if blind else measure_metric(box, goal, trial=trial, work=work)
+        value, why = (
+            (None, "") if blind else measure_metric(box, goal, runs=runs, trial=trial, work=work)
+        )
     if blind or value is None:
         said = "; ".join(c.said() for c in blind)
         why = f"the baseline's gates cannot be compared ({said})" if blind else why
@@ -227,7 +236,7 @@ def optimise(run: Ratchet, goal: Goal, row: BoardRow, *, resumed: bool) -> str |
             )
             return reason
         number = row.attempts + 1
-        tried = _attempt(run, goal, number, value, base, last, refused, trial=trial)
+        tried = _attempt(run, goal, number, value, base, last, refused, runs=runs, trial=trial)
         refused = None
         decision = after_attempt(
             progress,
@@ -293,6 +302,7 @@ def _attempt(
     last: Failure | None,
     refused: str | None,
     *,
+    runs: int,
     trial: float,
 ) -> Attempt:
     """One attempt in a sandboxed clone of HEAD, removed afterwards whatever happens; its
@@ -309,7 +319,11 @@ def _attempt(
         gates=tuple(g.command for g in run.contract.gates),
     )
     text = render_optimise_brief(
-        facts, baseline=fmt(value), ledger=ledger_lines(rows, goal=goal.id), refused=refused
+        facts,
+        baseline=fmt(value),
+        ledger=ledger_lines(rows, goal=goal.id),
+        runs=runs,
+        refused=refused,
     )
     head = run.tree.head()
     branch = f"relay-loop/{goal.id}"
@@ -376,14 +390,17 @@ def _attempt(
         if bad:
             what = "touched " + "; ".join(why for _, why in bad)
             return Attempt(Failed(Category.PROTECTED, what, "discarded with its clone"), idea)
-        runs = gate_scripts(  # what the metric's command runs in turn (a script's script)
+        metric_scripts = gate_scripts(  # what the metric's command runs in turn (a script's script)
             [goal.metric or ""],
             [*run.tree.files_at("HEAD"), *changes],
             lambda p: run.tree.show("HEAD", p),
             root=str(run.tree.root),
         )
         own = sorted(
-            {*metric_touched(goal.metric or "", goal.metric_files, changes), *runs & {*changes}}
+            {
+                *metric_touched(goal.metric or "", goal.metric_files, changes),
+                *metric_scripts & {*changes},
+            }
         )
         if own:
             what = f"refused: the attempt changes the metric's own files ({', '.join(own)})"
@@ -415,7 +432,7 @@ def _attempt(
         return Attempt(replace(f, what=what), idea)
     # fresh clones for the metric: what the gates left behind (caches) is not measured
     with judge.boxed(head) as before, judge.boxed(made) as candidate:
-        arms, why = interleaved(before, candidate, goal, trial=trial, work=judge.work)
+        arms, why = interleaved(before, candidate, goal, runs=runs, trial=trial, work=judge.work)
     if arms is None:
         return Attempt(Failed(Category.METRIC, why, why), idea)
     result = median(arms[1])

@@ -428,8 +428,9 @@ def check_commands(commands: Sequence[tuple[str, str]], *, cwd: Path) -> None:
             )
 
 
-def command_problem(command: str, *, cwd: Path) -> str | None:
-    """Why a role's command cannot start, or None."""
+def command_problem(command: str, *, cwd: Path, path: str | None = None) -> str | None:
+    """Why a role's command cannot start, or None; ``path`` is the PATH it is looked up
+    on (the boxes' when not given)."""
     agent = parse_role(command)
     try:
         program = agent.name if agent else program_of(command)
@@ -451,7 +452,8 @@ def command_problem(command: str, *, cwd: Path) -> str | None:
         return None
     from relay.edges.ownpath import box_environ
 
-    if shutil.which(program, path=box_environ().get("PATH")) is None:  # as its box finds it
+    lookup = box_environ().get("PATH") if path is None else path  # as its box finds it
+    if shutil.which(program, path=lookup) is None:
         return f"{program} is not on PATH"
     return None
 

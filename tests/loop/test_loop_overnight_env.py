@@ -360,6 +360,50 @@ def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     assert "--pass-env" in fix and "relay loop schedule" in fix
 
 
+def test_doctor_fails_in_one_line_when_a_role_will_not_be_found_the_schedulers_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
+) -> None:
+    import io
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from relay.cli import main
+
+    project = venv_project(tmp_path, monkeypatch)
+    tools = tmp_path / "agent-bin"  # where the person's agent CLI lies: on this shell's PATH
+    tools.mkdir()
+    agent = tools / "loop-maker-agent"
+    agent.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    agent.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    with_run_command(project, "loop-maker-agent")
+    scheduled = project.loop("schedule", "--at", "04:00", "--scheduler", "cron")
+    assert scheduled.status == 0, scheduled
+
+    def doctor() -> tuple[int, dict[str, tuple[str, str, str]]]:
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            status = main(["doctor", "--repo-dir", str(project.root), "--json"])
+        checks = json.loads(out.getvalue())["data"]["checks"]
+        return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
+
+    status, found = doctor()
+    said = "`loop-maker-agent` resolves the scheduler's way"
+    assert found["loop role maker"] == ("ok", said, ""), found
+    # recorded again from a shell whose PATH does not find the agent: the fired run
+    # would not find it either
+    monkeypatch.setenv("PATH", os.environ["PATH"].replace(f"{tools}{os.pathsep}", "", 1))
+    assert project.loop("init").status == 0
+    status, found = doctor()
+    state, detail, fix = found["loop role maker"]
+    assert status == 1 and state == "fail", found
+    assert detail == (
+        "the maker command `loop-maker-agent` cannot run the scheduler's way:"
+        " loop-maker-agent is not on PATH"
+    )
+    assert "relay loop schedule" in fix and "\n" not in detail
+
+
 def test_max_iterations_has_a_ceiling_the_contract_may_raise_with_a_reason(
     tmp_path: Path,
 ) -> None:
