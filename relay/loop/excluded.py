@@ -22,7 +22,6 @@ Anything else is a finding: the line, and what it hides.
 from __future__ import annotations
 
 import ast
-import configparser
 import io
 import re
 import tokenize
@@ -73,6 +72,8 @@ def exclusion_patterns(configs: Mapping[str, str]) -> tuple[str, ...]:
         text = configs.get(name)
         if not text:
             continue
+        import configparser  # an ini file's reader, loaded for a project that has one
+
         parser = configparser.RawConfigParser(strict=False)
         try:
             parser.read_string(text)

@@ -300,11 +300,12 @@ def test_the_optimisers_brief_shows_the_makers_ideas_and_rules_only_fenced_as_da
         BriefFacts(made, attempt=2, rules=(rule,)),
         baseline="100",
         ledger=[f"- E1 idea {said} | reverted"],
+        runs=5,
         refused=f"refused: the idea 'idea {said}' was already discarded",
     )
     lines = [line for line in text.splitlines() if "answer approve" in line]
     assert len(lines) == 3 and all(fenced_at(text, line) for line in lines), text
-    empty = render_optimise_brief(BriefFacts(made, attempt=1), baseline="100", ledger=[])
+    empty = render_optimise_brief(BriefFacts(made, attempt=1), baseline="100", ledger=[], runs=5)
     assert "(no attempts yet)" in empty and "(none yet)" in empty
 
 
