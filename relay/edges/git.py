@@ -327,9 +327,9 @@ class Clone:
         if branch is None:
             return False
         upstream = f"refs/remotes/{remote}/{branch}"
-        try:
-            self._git("rev-parse", "--verify", "-q", upstream)
-            if self._git("rev-parse", "HEAD").strip() == self._git("rev-parse", upstream).strip():
+        try:  # one process for both commits; it fails when the remote has no such branch
+            here, there = self._git("rev-parse", "HEAD", upstream).split()
+            if here == there:
                 return False
             self._git("merge-base", "--is-ancestor", "HEAD", upstream)
             self._git("merge", "--ff-only", "-q", upstream)

@@ -258,11 +258,10 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     import subprocess
 
     refs = [f"refs/remotes/origin/{branch}"] if branch else []
-    head = subprocess.run([program("git"), "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    head = _head(root, _read_refs(root))  # from the clone's files where git would say the same
     refs.append("refs/remotes/origin/HEAD")
-    if head.stdout.strip():
-        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
+    if head:
+        refs.append(f"refs/remotes/origin/{head}")
     remote_has_spine = False
     for ref in refs:
         shown = subprocess.run(
