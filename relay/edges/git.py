@@ -284,7 +284,13 @@ class Clone:
         return self._git("rev-parse", "HEAD").strip()
 
     def current_branch(self) -> str | None:
-        """The checked-out branch, or None on a detached HEAD."""
+        """The checked-out branch, or None on a detached HEAD (from the clone's files where
+        they say what git would, as a pass asks this several times)."""
+        from relay.edges.refs import read_refs
+
+        refs = read_refs(self.root)
+        if refs is not None and refs.born:
+            return refs.head or None
         name = self._git("rev-parse", "--abbrev-ref", "HEAD").strip()
         return None if name == "HEAD" else name
 
