@@ -284,7 +284,13 @@ class Clone:
         return self._git("rev-parse", "HEAD").strip()
 
     def current_branch(self) -> str | None:
-        """The checked-out branch, or None on a detached HEAD."""
+        """The checked-out branch, or None on a detached HEAD (from the clone's files where
+        they say what git would, as a pass asks this several times)."""
+        from relay.edges.refs import read_refs
+
+        refs = read_refs(self.root)
+        if refs is not None and refs.born:
+            return refs.head or None
         name = self._git("rev-parse", "--abbrev-ref", "HEAD").strip()
         return None if name == "HEAD" else name
 
@@ -327,9 +333,9 @@ class Clone:
         if branch is None:
             return False
         upstream = f"refs/remotes/{remote}/{branch}"
-        try:
-            self._git("rev-parse", "--verify", "-q", upstream)
-            if self._git("rev-parse", "HEAD").strip() == self._git("rev-parse", upstream).strip():
+        try:  # one process for both commits; it fails when the remote has no such branch
+            here, there = self._git("rev-parse", "HEAD", upstream).split()
+            if here == there:
                 return False
             self._git("merge-base", "--is-ancestor", "HEAD", upstream)
             self._git("merge", "--ff-only", "-q", upstream)

@@ -44,10 +44,10 @@ Theory of operation:
   case exactly. A 4xx's ``documentation_url`` names the endpoint's page.
 - ``git`` and ``api_git`` host the repositories' git: each repository created through the
   API has a bare repository ``<data>/git/<id>.git``, served over smart HTTP at GitHub's
-  paths (``<base>/<owner>/<repo>.git``) by ``git http-backend``, authenticated with the
-  same tokens (Basic password, any user name) and the API's access rules (anonymous: a
-  401 challenge when it needs more; hidden: 404; a reader pushing: 403). Git requests are
-  neither charged nor faulted.
+  paths (``<base>/<owner>/<repo>.git``) by git's upload-pack and receive-pack,
+  authenticated with the same tokens (Basic password, any user name) and the API's access
+  rules (anonymous: a 401 challenge when it needs more; hidden: 404; a reader pushing:
+  403). Git requests are neither charged nor faulted.
   The refs API (``api_refs``) reads and writes that repository's refs, so a claim made
   through the API is what ``git ls-remote`` lists and a pushed ref is what the API lists;
   a sha the repository lacks is 422 "Object does not exist", and a move that is not a

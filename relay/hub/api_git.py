@@ -1,6 +1,6 @@
 """Smart HTTP git at GitHub's paths: ``/<owner>/<repo>.git/info/refs``, ``git-upload-pack``
 and ``git-receive-pack``, authenticated with the API's tokens (Basic, any user name) and
-the API's access rules; ``git http-backend`` does the git (see ``git``)."""
+the API's access rules; git's own upload-pack and receive-pack do the git (see ``git``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from aiohttp import web
 
 from relay.hub.api_refs import bare_of
 from relay.hub.api_repos import repo_access
-from relay.hub.git import SERVICES, serve_cgi
+from relay.hub.git import SERVICES, serve_git
 from relay.hub.web import ApiError, Moved, Role, hub_of
 
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="GitHub"'}
@@ -61,7 +61,7 @@ async def service(request: web.Request) -> web.StreamResponse:
 
         shut = restricted_branches(hub.store, load(bare.path), who)
         extra["RELAY_HUB_RESTRICTED"] = ",".join(shut)
-    resp = await serve_cgi(request, hub.git_backend, bare, tail, user, extra)
+    resp = await serve_git(request, bare, name, user, extra)
     if push:
         hub.hosted.discard(acc.id)  # re-read: the push may be the repository's first
     return resp

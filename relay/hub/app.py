@@ -30,7 +30,7 @@ from relay.hub import (
     pages,
 )
 from relay.hub.faults import Faults, FaultSpec
-from relay.hub.git import backend
+from relay.hub.git import require_git
 from relay.hub.middleware import ANSWERS, DOC_PAGES, VERSIONED, Answers, hub_middleware
 from relay.hub.store import Store
 from relay.hub.web import (
@@ -315,6 +315,7 @@ def build_app(
     store.checkpoint_in_background()  # no request pays for writing the log back
     middlewares = [hub_middleware]  # one layer: webhooks find the request through SERVING
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
+    require_git()
     app[HUB] = Hub(
         store=store,
         faults=Faults(faults or FaultSpec()),
@@ -322,7 +323,6 @@ def build_app(
         data_dir=data_dir,
         strict_git=strict_git,
         app_user=app_user,
-        git_backend=backend(),
         content_limits=content_limits,
         content_window=content_window,
         invitations=invitations,

@@ -1,8 +1,9 @@
 """The repositories' git: one bare repository per hub repository, served over smart HTTP.
 
 Each repository created through the API gets ``<data>/git/<repo id>.git`` (by id, so a
-rename never moves it). ``git http-backend`` serves it as CGI at GitHub's paths
-(``/<owner>/<repo>.git/info/refs``, ``git-upload-pack``, ``git-receive-pack``); the hub
+rename never moves it). git's own ``upload-pack`` and ``receive-pack`` serve it at GitHub's
+paths (``/<owner>/<repo>.git/info/refs``, ``git-upload-pack``, ``git-receive-pack``) as
+``git http-backend`` would (see ``serve_git``); the hub
 decides who may read or push with the API's own access rules before git runs, and answers
 as GitHub's git host does: an anonymous caller that needs more is challenged (401
 ``WWW-Authenticate: Basic``), a token that may not see the repository gets 404, a reader
@@ -225,64 +226,84 @@ def bare_path(data_dir: Path, repo_id: int) -> Path:
     return data_dir / "git" / f"{repo_id}.git"
 
 
-def backend() -> str:
-    """The ``git http-backend`` program (in git's exec path)."""
-    done = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True)
-    return str(Path(done.stdout.strip()) / "git-http-backend")
+def require_git() -> None:
+    """FileNotFoundError naming git when it is not on the PATH (the CLI then says git is
+    missing), looked up without starting it: the hub says so when it starts, not at a
+    repository's creation."""
+    import errno
+    import shutil
+
+    if shutil.which("git") is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), "git")
 
 
-async def serve_cgi(
+_NO_CACHE = {
+    "Expires": "Fri, 01 Jan 1980 00:00:00 GMT",
+    "Pragma": "no-cache",
+    "Cache-Control": "no-cache, max-age=0, must-revalidate",
+}
+
+
+async def serve_git(
     request: web.Request,
-    program: str,
     bare: Bare,
-    tail: str,
+    service: str,
     user: str | None,
     extra: dict[str, str] | None = None,
 ) -> web.StreamResponse:
-    """Run ``git http-backend`` for one request, streaming the body in and the answer out;
+    """Answer one smart-HTTP request with git's own ``upload-pack`` or ``receive-pack``, as
+    ``git http-backend`` answers it (its headers, its service line, its committer), without
+    that program in between: one process a request where it started two.
     ``extra`` is more environment for git's hooks (who pushes)."""
+    name = service.removeprefix("git-")
+    advertise = request.method == "GET"
+    if not advertise and request.headers.get("Content-Type") != f"application/x-{service}-request":
+        received = request.headers.get("Content-Type", "")
+        return web.Response(
+            status=415,
+            headers=_NO_CACHE,
+            text=f"Expected POST with Content-Type 'application/x-{service}-request', "
+            f"but received '{received}' instead.\n",
+        )
     env = _git_env()
     env.update(extra or {})
-    env.update(
-        GIT_PROJECT_ROOT=str(bare.path.parent),
-        GIT_HTTP_EXPORT_ALL="1",
-        PATH_INFO=f"/{bare.path.name}/{tail}",
-        REQUEST_METHOD=request.method,
-        QUERY_STRING=request.query_string,
-        CONTENT_TYPE=request.headers.get("Content-Type", ""),
-        REMOTE_ADDR=request.remote or "",
-        GATEWAY_INTERFACE="CGI/1.1",
-        SERVER_PROTOCOL="HTTP/1.1",
-    )
-    if user is not None:  # http-backend enables receive-pack only for a known user
-        env["REMOTE_USER"] = user
-    if encoding := request.headers.get("Content-Encoding"):
-        env["HTTP_CONTENT_ENCODING"] = encoding
-    if protocol := request.headers.get("Git-Protocol"):
+    who, host = user or "anonymous", request.remote or "(none)"
+    env.update(GIT_COMMITTER_NAME=who, GIT_COMMITTER_EMAIL=f"{who}@http.{host}")
+    protocol = request.headers.get("Git-Protocol", "")
+    if protocol:
         env["GIT_PROTOCOL"] = protocol
+    argv = ["git", name, "--stateless-rpc", *(["--advertise-refs"] if advertise else []), "."]
     proc = await asyncio.create_subprocess_exec(
-        program,
+        *argv,
+        cwd=bare.path,
         env=env,
-        stdin=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL if advertise else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
-    assert proc.stdin is not None and proc.stdout is not None
-    pump = asyncio.ensure_future(_pump(request, proc.stdin))
+    assert proc.stdout is not None
+    kind = "advertisement" if advertise else "result"
+    headers = {**_NO_CACHE, "Content-Type": f"application/x-{service}-{kind}"}
+    pump = None if proc.stdin is None else asyncio.ensure_future(_pump(request, proc.stdin))
     try:
-        status, headers = await _cgi_head(proc.stdout)
-        resp = web.StreamResponse(status=status, headers=headers)
+        resp = web.StreamResponse(status=200, headers=headers)
         await resp.prepare(request)
+        if advertise and "version=2" not in protocol:  # v0/v1 open with the service's line
+            line = f"# service={service}\n"
+            await resp.write(b"%04x%s0000" % (len(line) + 4, line.encode()))
         while chunk := await proc.stdout.read(65536):
             await resp.write(chunk)
         await resp.write_eof()
         return resp
     finally:
-        await pump
+        if pump is not None:
+            await pump
         await proc.wait()
 
 
 async def _pump(request: web.Request, stdin: asyncio.StreamWriter) -> None:
+    """The request's body into git's standard input (aiohttp has inflated it already when
+    the client gzipped it, as git does a large fetch request)."""
     try:
         while chunk := await request.content.read(65536):
             stdin.write(chunk)
@@ -293,15 +314,3 @@ async def _pump(request: web.Request, stdin: asyncio.StreamWriter) -> None:
         stdin.close()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             await stdin.wait_closed()
-
-
-async def _cgi_head(stdout: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
-    """The status and headers a CGI program printed before its body."""
-    status, headers = 200, {}
-    while line := (await stdout.readline()).decode("latin-1").rstrip("\r\n"):
-        key, _, value = line.partition(":")
-        if key.lower() == "status":
-            status = int(value.split()[0])
-        else:
-            headers[key.strip()] = value.strip()
-    return status, headers

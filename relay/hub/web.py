@@ -182,7 +182,6 @@ class Hub:
     data_dir: Path = Path()
     strict_git: bool = False
     app_user: bool = False  # transitional: GET /user answers an App's token (GitHub: 403)
-    git_backend: str = "git-http-backend"
     hosted: set[int] = field(default_factory=set)
     content_limits: tuple[int, int] = (CONTENT_PER_MINUTE, CONTENT_PER_HOUR)
     content: dict[str, deque[float]] = field(default_factory=dict)

@@ -7,11 +7,12 @@ git library and the rest of a node's edges to read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.edges.ownpath import program
+from relay.edges.refs import Refs as _Refs
+from relay.edges.refs import read_refs as _read_refs
 from relay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -63,15 +64,6 @@ def read_loop(root: Path) -> str | None:
     if not branch:
         return text
     return _on_branch(root, branch, refs, any_head=True) or text
-
-
-@dataclass(frozen=True)
-class _Refs:
-    """What ``git symbolic-ref --short HEAD`` and ``git for-each-ref refs/remotes/origin/``
-    would say: the branch checked out ('' when detached) and the remote's branch names."""
-
-    head: str
-    remote: tuple[str, ...]  # sorted, as for-each-ref lists them
 
 
 def _head(root: Path, refs: _Refs | None) -> str:
@@ -148,97 +140,6 @@ def _on_branch(
     return _show(root, branch, refs)
 
 
-# Environment variables with which git reads another repository or another view of its
-# refs than the files at the clone's root say: git itself answers then.
-_GIT_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_REF_STORAGE")
-_REMOTE = "refs/remotes/origin/"
-
-
-def _read_refs(root: Path) -> _Refs | None:
-    """The branch checked out and the remote's branches, read from ``.git`` (a directory,
-    or a worktree's or submodule's ``gitdir:`` file) as git stores them: ``HEAD``, loose
-    refs and ``packed-refs``. None where that is not certain to be git's answer (another
-    ref storage, a name git would shorten otherwise, a file it cannot read): the caller
-    asks git then."""
-    import os
-
-    if any(os.environ.get(name) for name in _GIT_ENV):
-        return None
-    try:
-        dirs = _git_dirs(root)
-        if dirs is None:
-            return None
-        git_dir, common = dirs
-        if (common / "reftable").exists():
-            return None
-        packed = _packed_refs(common)
-        remote = set(_loose_refs(common, _REMOTE)) | {
-            name[len(_REMOTE) :] for name in packed if name.startswith(_REMOTE)
-        }
-        head_text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not head_text.startswith("ref:"):
-        head = ""  # detached
-    else:
-        target = head_text[4:].strip()
-        if not target.startswith("refs/heads/"):
-            return None
-        head = target[len("refs/heads/") :]
-        # --short names a branch so only when no other ref reads as the same short name
-        others = (f"refs/{head}", f"refs/tags/{head}", f"refs/remotes/{head}",
-                  f"refs/remotes/{head}/HEAD")  # fmt: skip
-        if any(name in packed or (common / name).is_file() for name in others):
-            return None
-    return _Refs(head=head, remote=tuple(sorted(remote, key=lambda n: n.encode())))
-
-
-def _git_dirs(root: Path) -> tuple[Path, Path] | None:
-    """The clone's git directory (HEAD's) and its common directory (the refs')."""
-    dot = root / ".git"
-    if dot.is_dir():
-        git_dir = dot
-    elif dot.is_file():
-        line = dot.read_text(encoding="utf-8").strip()
-        if not line.startswith("gitdir:"):
-            return None
-        git_dir = root / line[len("gitdir:") :].strip()  # an absolute path stays absolute
-    else:
-        return None
-    common = git_dir
-    pointer = git_dir / "commondir"
-    if pointer.is_file():
-        common = git_dir / pointer.read_text(encoding="utf-8").strip()
-    return git_dir, common
-
-
-def _packed_refs(common: Path) -> set[str]:
-    """The ref names ``packed-refs`` holds."""
-    try:
-        text = (common / "packed-refs").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return set()
-    names = set()
-    for line in text.splitlines():
-        if line and line[0] not in "#^":
-            _, _, name = line.partition(" ")
-            names.add(name.strip())
-    return names
-
-
-def _loose_refs(common: Path, prefix: str) -> list[str]:
-    """The loose refs under ``prefix``, named from there (``main``, ``feature/x``)."""
-    import os
-
-    base = common / prefix
-    found = []
-    for folder, _, files in os.walk(base):
-        for name in files:
-            if not name.endswith(".lock"):
-                found.append(os.path.relpath(os.path.join(folder, name), base).replace(os.sep, "/"))
-    return found
-
-
 def read_master(root: Path) -> Master:
     """The master section of a clone; ConfigError pointing at `relay init` when missing."""
     text = read_loop(root)
@@ -258,11 +159,10 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     import subprocess
 
     refs = [f"refs/remotes/origin/{branch}"] if branch else []
-    head = subprocess.run([program("git"), "symbolic-ref", "-q", "--short", "HEAD"], cwd=root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    head = _head(root, _read_refs(root))  # from the clone's files where git would say the same
     refs.append("refs/remotes/origin/HEAD")
-    if head.stdout.strip():
-        refs.append(f"refs/remotes/origin/{head.stdout.strip()}")
+    if head:
+        refs.append(f"refs/remotes/origin/{head}")
     remote_has_spine = False
     for ref in refs:
         shown = subprocess.run(

@@ -175,3 +175,47 @@ def test_an_api_only_repository_becomes_git_backed_at_its_first_push(
     assert ls_remote(git_url(hub.url, full, alice))["refs/relay/claims/1"] == sha
     late = api(alice, "POST", refs, {"ref": "refs/relay/claims/3", "sha": "f" * 40})
     assert (late.status, late.body["message"]) == (422, "Object does not exist")
+
+
+def test_git_is_served_in_every_protocol_version_and_a_gzipped_request_too(
+    hub: Any, alice: str, api: Any, unique: str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Smart HTTP as ``git http-backend`` answers it: protocol v0 and v1 (whose refs
+    advertisement opens with the service's line) as well as v2, a fetch request the client
+    gzipped (one with many haves), and 415 for a POST of another content type."""
+    name = f"wire-{unique}"
+    full = f"alice/{name}"
+    assert api(alice, "POST", "/user/repos", {"name": name}).status == 201
+    push_commit(hub.url, alice, full, tmp_path)
+    url = git_url(hub.url, full, alice)
+    for version in ("0", "1", "2"):
+        clone = tmp_path / f"v{version}"
+        git("-c", f"protocol.version={version}", "clone", "-q", url, str(clone))
+        git("commit", "-q", "--allow-empty", "-m", f"v{version}", cwd=clone)
+        pushed = git("-c", f"protocol.version={version}", "push", "-q", "origin",
+                     f"HEAD:refs/heads/v{version}", cwd=clone)  # fmt: skip
+        assert pushed.returncode == 0
+    refs = ls_remote(url)
+    assert {"refs/heads/v0", "refs/heads/v1", "refs/heads/v2"} <= set(refs)
+    many = tmp_path / "v0"
+    for n in range(80):  # haves the hub lacks: the fetch's request passes 1 KB, gzipped
+        git("commit", "-q", "--allow-empty", "-m", f"local {n}", cwd=many)
+    monkeypatch.setenv("GIT_TRACE_CURL", "1")
+    monkeypatch.setenv("GIT_TRACE_CURL_NO_DATA", "1")
+    fetched = git("fetch", "-q", "origin", "refs/heads/v2:refs/remotes/origin/v2", cwd=many)
+    assert "Content-Encoding: gzip" in fetched.stderr
+    got = git("rev-parse", "refs/remotes/origin/v2", cwd=many).stdout.strip()
+    assert got == refs["refs/heads/v2"]
+    status, _, body = get_text(hub.url, f"/{full}.git/info/refs?service=git-upload-pack")
+    assert status == 200 and body.startswith(b"001e# service=git-upload-pack\n0000")
+    import urllib.error
+    import urllib.request
+
+    post = urllib.request.Request(
+        f"{hub.url}/{full}.git/git-upload-pack", b"0000", {"Content-Type": "text/plain"}
+    )
+    try:
+        urllib.request.urlopen(post, timeout=10)
+        raise AssertionError("a POST of text/plain was answered")
+    except urllib.error.HTTPError as err:
+        assert err.code == 415 and b"Expected POST with Content-Type" in err.read()

@@ -1,7 +1,7 @@
 """`relay redact` in a clone: the master section's patterns as the remote has them, read
 with git only where the remote has a branch to read them from.
 
-The refs are read from the repository's own files (``relay.node.spine._read_refs``); each
+The refs are read from the repository's own files (``relay.edges.refs.read_refs``); each
 test compares what that says with what git itself says, on real clones of a real origin
 (loose and packed refs, nested branch names, a worktree, a detached HEAD).
 """
@@ -14,7 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from relay.node.spine import LOOP_PATH, _read_refs
+import pytest
+
+from relay.edges.refs import read_refs as _read_refs
+from relay.node.spine import LOOP_PATH
 from relay.protocol import Master, Scope
 from relay.protocol.master import render_master
 
@@ -112,6 +115,32 @@ def test_refs_read_from_files_are_what_git_says(tmp_path: Path) -> None:
     refs = _read_refs(tree)
     assert refs is not None and (refs.head, refs.remote) == what_git_says(tree)
     assert refs.head == "other"
+
+
+def test_the_branch_a_pass_reads_from_files_is_what_git_says(tmp_path: Path) -> None:
+    """``Clone.current_branch`` reads the files where they say what ``git rev-parse
+    --abbrev-ref HEAD`` would (a packed branch, a loose one, a detached HEAD); an unborn
+    branch is git's to answer (it fails: HEAD names no commit)."""
+    import git as gitpython
+
+    from relay.edges.git import Clone
+
+    origin = origin_with_spine(tmp_path, "corp-[0-9]+")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    git(clone, "pack-refs", "--all")
+    for step, expected in ((("checkout", "-q", "main"), "main"),
+                           (("checkout", "-q", "-b", "topic"), "topic"),
+                           (("checkout", "-q", "--detach"), "HEAD")):  # fmt: skip
+        git(clone, *step)
+        assert git(clone, "rev-parse", "--abbrev-ref", "HEAD").strip() == expected
+        said = Clone.open(clone).current_branch()
+        assert said == (None if expected == "HEAD" else expected)
+    git(clone, "checkout", "-q", "--orphan", "fresh")
+    refs = _read_refs(clone)
+    assert refs is not None and refs.head == "fresh" and not refs.born
+    with pytest.raises(gitpython.GitCommandError):
+        Clone.open(clone).current_branch()
 
 
 def test_a_branch_name_git_would_shorten_otherwise_is_left_to_git(tmp_path: Path) -> None:
