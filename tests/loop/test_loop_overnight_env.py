@@ -320,6 +320,22 @@ def test_an_entry_made_before_relay_started_itself_with_p_is_registered_again_wh
     assert crontab() == [line]
 
 
+def doctor(project: Project) -> tuple[int, dict[str, tuple[str, str, str]]]:
+    """`relay doctor --json` on ``project``: its exit status and each check by name
+    (status, detail, fix)."""
+    import io
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from relay.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        status = main(["doctor", "--repo-dir", str(project.root), "--json"])
+    checks = json.loads(out.getvalue())["data"]["checks"]
+    return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
+
+
 def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
@@ -327,30 +343,17 @@ def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
     with_run_command(project, project.script("maker", "count('maker')\n"))
     scheduled = project.loop("schedule", "--at", "04:00", "--scheduler", "cron")
     assert scheduled.status == 0, scheduled
-    import io
-    import json
-    from contextlib import redirect_stderr, redirect_stdout
-
-    from relay.cli import main
-
-    def doctor() -> tuple[int, dict[str, tuple[str, str, str]]]:
-        out = io.StringIO()
-        with redirect_stdout(out), redirect_stderr(io.StringIO()):
-            status = main(["doctor", "--repo-dir", str(project.root), "--json"])
-        checks = json.loads(out.getvalue())["data"]["checks"]
-        return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
-
-    status, found = doctor()  # recorded by `relay loop schedule` in a shell with the venv
+    status, found = doctor(project)  # recorded by `relay loop schedule` in a shell with the venv
     assert status == 0 and found["loop gate test"][0] == "warn", found  # it ran: CALC_MODE
     assert "ran the scheduler's way and failed: exited 1" in found["loop gate test"][1]
     assert project.loop("init", "--pass-env", "CALC_MODE").status == 0
-    status, found = doctor()
+    status, found = doctor(project)
     assert status == 0 and found["loop gate test"][0] == "ok", found
     # recorded again from a shell without the venv: the gates' `python` is not found
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     again = project.loop("init")
     assert again.status == 0
-    status, found = doctor()
+    status, found = doctor(project)
     state, detail, fix = found["loop gate test"]
     assert status == 1 and state == "fail", found
     assert detail.startswith(f"`{TEST_GATE}` cannot run the scheduler's way: exited ")
@@ -363,12 +366,6 @@ def test_doctor_fails_in_one_line_when_a_gate_cannot_run_the_schedulers_way(
 def test_doctor_fails_in_one_line_when_a_role_will_not_be_found_the_schedulers_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_crontab: None
 ) -> None:
-    import io
-    import json
-    from contextlib import redirect_stderr, redirect_stdout
-
-    from relay.cli import main
-
     project = venv_project(tmp_path, monkeypatch)
     tools = tmp_path / "agent-bin"  # where the person's agent CLI lies: on this shell's PATH
     tools.mkdir()
@@ -380,21 +377,14 @@ def test_doctor_fails_in_one_line_when_a_role_will_not_be_found_the_schedulers_w
     scheduled = project.loop("schedule", "--at", "04:00", "--scheduler", "cron")
     assert scheduled.status == 0, scheduled
 
-    def doctor() -> tuple[int, dict[str, tuple[str, str, str]]]:
-        out = io.StringIO()
-        with redirect_stdout(out), redirect_stderr(io.StringIO()):
-            status = main(["doctor", "--repo-dir", str(project.root), "--json"])
-        checks = json.loads(out.getvalue())["data"]["checks"]
-        return status, {c["name"]: (c["status"], c["detail"], c["fix"]) for c in checks}
-
-    status, found = doctor()
+    status, found = doctor(project)
     said = "`loop-maker-agent` resolves the scheduler's way"
     assert found["loop role maker"] == ("ok", said, ""), found
     # recorded again from a shell whose PATH does not find the agent: the fired run
     # would not find it either
     monkeypatch.setenv("PATH", os.environ["PATH"].replace(f"{tools}{os.pathsep}", "", 1))
     assert project.loop("init").status == 0
-    status, found = doctor()
+    status, found = doctor(project)
     state, detail, fix = found["loop role maker"]
     assert status == 1 and state == "fail", found
     assert detail == (
