@@ -88,13 +88,14 @@ def exclusion_patterns(configs: Mapping[str, str]) -> tuple[str, ...]:
 def hidden_from_coverage(text: str, patterns: Sequence[str]) -> list[Hidden]:
     """Each statement of ``text`` (a Python module) that ``patterns`` leave out of
     coverage while it holds code that runs (see the module's docstring)."""
+    text = _as_coverage_reads(text)
     try:
         tree = ast.parse(text)
         firsts, strings = _logical_lines(text)
     except (SyntaxError, ValueError, tokenize.TokenError):
         return []  # what does not parse is no module coverage measures
     starts = _line_starts(text)
-    heads = _statements(tree)
+    heads = _statements(tree, firsts)
     top = {id(s) for s in tree.body}
     # per excluded first line: (pattern, line of the match, inside a string)
     matched: dict[int, list[tuple[str, int, bool]]] = {}
@@ -128,6 +129,8 @@ def hidden_from_coverage(text: str, patterns: Sequence[str]) -> list[Hidden]:
 def hidden_added(before: str | None, after: str, patterns: Sequence[str]) -> list[Hidden]:
     """What ``after`` hides from coverage that ``before`` (the baseline's text of the same
     file) did not: a statement hidden the same way, with the same text, is credited."""
+    before = _as_coverage_reads(before or "")
+    after = _as_coverage_reads(after)
     had = Counter(_text_of(before, h.line) for h in hidden_from_coverage(before or "", patterns))
     out = []
     for found in hidden_from_coverage(after, patterns):
@@ -150,8 +153,14 @@ def python_sources(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if PurePosixPath(p).suffix in (".py", ".pyw")]
 
 
+def _as_coverage_reads(text: str) -> str:
+    """``text`` with its line ends as coverage.py and Python read them: a lone CR ends a
+    line too (read as one line, a module of CR line ends hid nothing)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _text_of(text: str | None, line: int) -> str:
-    lines = (text or "").splitlines()
+    lines = (text or "").split("\n")  # the line ends Python counts, not str.splitlines's
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
@@ -204,24 +213,28 @@ _FSTRING = frozenset(
 )
 
 
-def _statements(tree: ast.Module) -> dict[int, ast.stmt]:
+def _statements(tree: ast.Module, firsts: Mapping[int, int]) -> dict[int, ast.AST]:
     """Each statement by its first line as coverage.py counts it (a decorator's line
-    leads to the function it decorates)."""
-    heads: dict[int, ast.stmt] = {}
+    leads to the function it decorates), with the ``except`` and ``case`` clauses: a
+    clause's line left out leaves its block out too."""
+    heads: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
+        if isinstance(node, (ast.stmt, ast.ExceptHandler)):
             heads.setdefault(node.lineno, node)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 for deco in node.decorator_list:
                     heads.setdefault(deco.lineno, node)
+        elif isinstance(node, ast.match_case):
+            line = node.pattern.lineno
+            heads.setdefault(firsts.get(line, line), node)
     return heads
 
 
-def _compound(node: ast.stmt) -> bool:
+def _compound(node: ast.AST) -> bool:
     return bool(getattr(node, "body", None))
 
 
-def _is_stub_line(node: ast.stmt) -> bool:
+def _is_stub_line(node: ast.AST) -> bool:
     return isinstance(node, ast.Pass) or (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Constant)
@@ -229,16 +242,38 @@ def _is_stub_line(node: ast.stmt) -> bool:
     )
 
 
-def _runs_nothing(node: ast.stmt, tree: ast.Module) -> bool:
+def _runs_nothing(node: ast.AST, tree: ast.Module) -> bool:
     """A ``...`` statement, a stub (a function or class of ``...``, ``pass`` and a
     docstring), or ``if TYPE_CHECKING:`` with typing's own name."""
     if _is_stub_line(node):
         return True
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return all(_is_stub_line(s) for s in node.body)
+    if isinstance(node, (ast.ExceptHandler, ast.match_case)):
+        return all(_is_stub_line(s) for s in node.body)
     if isinstance(node, ast.If):
-        return _typings_flag(node.test, tree)
+        return _typings_flag(node.test, tree) and all(_declares(s) for s in node.body)
     return False
+
+
+def _declares(node: ast.stmt) -> bool:
+    """Whether ``node`` opens no code of the module's own (a function with a body, a
+    lambda, a loop): what a type checker alone reads (imports, annotations, asserts)
+    may stay out of the count, but not a function that runs, were typing's flag made
+    true at run time (``setattr(typing, "TYPE_CHECKING", True)``, which no reading of
+    one module sees)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return all(_is_stub_line(s) for s in node.body)
+    if isinstance(node, ast.ClassDef):
+        return all(_declares(s) for s in node.body)
+    if isinstance(node, (ast.If, ast.Try)):
+        parts = [*node.body, *node.orelse]
+        if isinstance(node, ast.Try):
+            parts += [*node.finalbody, *(s for h in node.handlers for s in h.body)]
+        return all(_declares(s) for s in parts)
+    if _compound(node) or isinstance(node, ast.Match):
+        return False  # a loop, a `with`
+    return not any(isinstance(n, ast.Lambda) for n in ast.walk(node))
 
 
 def _typings_flag(test: ast.expr, tree: ast.Module) -> bool:
@@ -322,12 +357,17 @@ def _names(test: ast.expr) -> frozenset[str]:
     return frozenset({"\0"})  # no name: never typing's flag
 
 
-def _what(node: ast.stmt) -> str:
+def _what(node: ast.AST) -> str:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return f"the whole of `{node.name}`"
     if isinstance(node, ast.ClassDef):
         return f"the whole of class `{node.name}`"
     if isinstance(node, ast.If):
         return "an `if` block"
-    end = getattr(node, "end_lineno", None) or node.lineno
-    return f"a statement (lines {node.lineno}-{end})" if end > node.lineno else "a statement"
+    if isinstance(node, ast.ExceptHandler):
+        return "an `except` block"
+    if isinstance(node, ast.match_case):
+        return "a `case` block"
+    first: int = getattr(node, "lineno", 0)
+    end: int = getattr(node, "end_lineno", None) or first
+    return f"a statement (lines {first}-{end})" if end > first else "a statement"

@@ -17,7 +17,7 @@ from loop_project import CALC, TEST_MUL, make_project
 from test_loop_coverage_forged import UNTESTED, floor_project
 from test_loop_triage_judged import open_goals, plant
 
-from relay.loop.excluded import exclusion_patterns, hidden_added, hidden_from_coverage
+from relay.loop.excluded import Hidden, exclusion_patterns, hidden_added, hidden_from_coverage
 from relay.loop.goals import GoalState
 
 _MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n\n\n"
@@ -29,9 +29,20 @@ HIDDEN = {
     "type-checking": _MUL
     + "TYPE_CHECKING = True\nif TYPE_CHECKING:\n\n    def div(a, b):\n"
     + "".join(f"    {line}\n" for line in _DIV.splitlines()),
+    # a `case` clause's line left out leaves its block out
+    "case": CALC
+    + '\n\ndef mul(a, b, op="*"):\n    match op:\n        case "*":\n            return a * b\n'
+    + '        case _ if op != """\n...\n""":\n'
+    + "".join(f"        {line}\n" for line in _DIV.splitlines()),
+    # lone CR line ends: Python and coverage.py read lines, a reading of "\n" one
+    "cr": (
+        _MUL
+        + "TYPE_CHECKING = True\nif TYPE_CHECKING:\n\n    def div(a, b):\n"
+        + "".join(f"    {line}\n" for line in _DIV.splitlines())
+    ).replace("\n", "\r"),
 }
 # the line each hold names
-LINE = {"ellipsis": 9, "string": 9, "type-checking": 10}
+LINE = {"ellipsis": 9, "string": 9, "type-checking": 10, "case": 9, "cr": 10}
 
 
 @pytest.mark.parametrize("how", sorted(HIDDEN))
@@ -123,6 +134,27 @@ def k(a):
         return 1
     return 2
 '''
+
+
+def test_an_except_clause_coverage_leaves_out_is_a_finding() -> None:
+    text = (
+        "def f(c):\n    try:\n        return 1 / c\n"
+        '    except (ValueError if """\n...\n""" else ZeroDivisionError):\n'
+        "        return c * 2\n"
+    )
+    assert hidden_from_coverage(text, PATTERNS) == [
+        Hidden(4, "coverage leaves out an `except` block, which runs")
+    ]
+
+
+def test_a_function_with_a_body_under_typings_flag_is_a_finding() -> None:
+    """Another module may make typing's flag true (``typing.TYPE_CHECKING = True``): a
+    function that would then run is no declaration for a type checker."""
+    text = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    def div(a, b):\n"
+    text += "        return a / b\n"
+    assert hidden_from_coverage(text, PATTERNS) == [
+        Hidden(3, "coverage leaves out an `if` block, which runs")
+    ]
 
 
 def test_what_honest_code_has_coverage_leave_out_is_no_finding() -> None:
