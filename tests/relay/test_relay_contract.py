@@ -184,4 +184,5 @@ def test_loop_json_keys(tmp_path: Path) -> None:
         "questions",
         "stopped",
         "gate_logs",
+        "transcripts",
     }
