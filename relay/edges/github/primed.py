@@ -128,10 +128,17 @@ def fetch_early(url: str, headers: Mapping[str, str]) -> threading.Event:
     _ANSWERS[url] = (pending, sent)
 
     def run() -> None:
+        # running, the future can no longer be cancelled (a waiter's cancellation would
+        # cancel it through asyncio.wrap_future, and setting its answer would then raise)
         try:
-            pending.set_result(get(url, sent, connected=connected))
-        except BaseException as exc:  # the wire asks again, and reports what it finds
-            pending.set_exception(exc)
+            if not pending.set_running_or_notify_cancel():
+                return
+            try:
+                answer = get(url, sent, connected=connected)
+            except BaseException as exc:  # the wire asks again, and reports what it finds
+                pending.set_exception(exc)
+            else:
+                pending.set_result(answer)
         finally:
             connected.set()
 
