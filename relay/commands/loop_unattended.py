@@ -404,11 +404,10 @@ def triage(
             files, lines = _coverage_files(box.tree / report)
     floor = contract.budget.coverage_floor
     texts = _texts(root)
-    reached = _covering(texts) if report and floor is not None else []
     if report and floor is not None:
         if files is None:
             unknown["coverage"] = _coverage_unknown(report, seen, spoilt)
-        elif reached:
+        elif reached := _covering(texts):  # read only where there are figures to doubt
             more = f" and {len(reached) - 1} more" if len(reached) > 1 else ""
             unknown["coverage"] = (
                 f"HEAD's test code reaches into coverage's machinery ({reached[0].said()}{more}),"

@@ -22,14 +22,16 @@ Anything else is a finding: the line, and what it hides.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+
+from relay.loop.guard import read_ini
 
 # coverage.py's default exclusion patterns (coverage/config.py), the pragma's aside
 ELLIPSIS_LINE = r"^\s*(((async )?def .*?)?[\])]+(\s*->.*?)?:\s*)?\.\.\.\s*(#|$)"
@@ -72,12 +74,8 @@ def exclusion_patterns(configs: Mapping[str, str]) -> tuple[str, ...]:
         text = configs.get(name)
         if not text:
             continue
-        import configparser  # an ini file's reader, loaded for a project that has one
-
-        parser = configparser.RawConfigParser(strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
+        parser = read_ini(text)
+        if parser is None:
             continue
         for key in ("exclude_lines", "exclude_also"):
             if parser.has_option(section, key):
@@ -148,11 +146,6 @@ def config_texts(texts: Mapping[str, str]) -> dict[str, str]:
     return {p: t for p, t in texts.items() if p in names}
 
 
-def python_sources(paths: Iterable[str]) -> list[str]:
-    """The Python modules of ``paths`` coverage may measure."""
-    return [p for p in paths if PurePosixPath(p).suffix in (".py", ".pyw")]
-
-
 def _as_coverage_reads(text: str) -> str:
     """``text`` with its line ends as coverage.py and Python read them: a lone CR ends a
     line too (read as one line, a module of CR line ends hid nothing)."""
@@ -165,22 +158,13 @@ def _text_of(text: str | None, line: int) -> str:
 
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    """Each line's offset in ``text`` (its lines as Python counts them: by ``\\n``)."""
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 def _line_of(starts: list[int], offset: int) -> int:
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo + 1
+    """The line (from 1) holding ``offset``."""
+    return bisect.bisect_right(starts, offset)
 
 
 def _logical_lines(text: str) -> tuple[dict[int, int], list[tuple[int, int]]]:

@@ -20,10 +20,14 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from relay.loop.contract import ENV_ONLY_MAKER
 from relay.loop.goals import BOARD_NAME, GOALS_NAME
 from relay.loop.records import HANDOVER_NAME
+
+if TYPE_CHECKING:
+    from configparser import ConfigParser
 
 # the spine relay writes itself: a maker's edit would be committed as relay's record
 SPINE_KEPT = (
@@ -517,12 +521,8 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
             if isinstance(doc, dict):  # another tool's table names no gate's plugin
                 doc = {k: v for k, v in doc.items() if k in _TOOL_TABLES}
         return _table_settings(doc)
-    import configparser  # an ini file's reader, for a project that has one
-
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    parser = read_ini(text)
+    if parser is None:
         return [(k, text) for k in ("plugins", "addopts")]
     for section in parser.sections():
         if not section.lower().startswith(_TOOL_SECTIONS):
@@ -530,6 +530,20 @@ def _settings(name: str, text: str | None) -> list[tuple[str, str]]:
         for key, value in parser.items(section, raw=True):
             found.append((key.lower().replace("_", "-"), value or ""))
     return found
+
+
+def read_ini(text: str) -> ConfigParser | None:
+    """An ini file's text (setup.cfg, tox.ini, .coveragerc...) read as its tools read it:
+    no interpolation, a repeated key allowed; None when it does not parse. Its reader is
+    loaded here only, for a project that has such a file."""
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
 
 
 def _table_settings(doc: object) -> list[tuple[str, str]]:
@@ -989,12 +1003,8 @@ def config_pythonpath(texts: Mapping[str, str | None]) -> list[str]:
                 doc = doc.get(key) if isinstance(doc, dict) else None
             value = doc.get("pythonpath") if isinstance(doc, dict) else None
         else:
-            import configparser
-
-            parser = configparser.ConfigParser(interpolation=None, strict=False)
-            try:
-                parser.read_string(text)
-            except configparser.Error:
+            parser = read_ini(text)
+            if parser is None:
                 continue
             value = parser.get(section, "pythonpath", fallback=None)
         items = value.split() if isinstance(value, str) else value
@@ -1025,12 +1035,8 @@ def _checker_paths(name: str, text: str | None) -> list[str]:
                 paths = each.get("extraPaths") if isinstance(each, dict) else None
                 words += paths if isinstance(paths, list) else []
     elif name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
-        import configparser
-
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
+        parser = read_ini(text)
+        if parser is None:
             return []
         words.append(parser.get("mypy", "mypy_path", fallback=None))
     out: list[str] = []

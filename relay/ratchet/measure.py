@@ -218,10 +218,7 @@ class GateLog:
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", gate.name).strip("-") or "gate"
         name = f"{self.folder}/{self.count:03d}-{slug}.log"
         path = self.root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ignore = self.root / GATE_LOGS / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
+        ignored_folder(self.root, GATE_LOGS, self.folder)
         how = "timed out" if done.timed_out else f"exit {done.exit_code}"
         head = (
             f"gate: {gate.name}\ncommand: {gate.command}\nin: {where}\n"
@@ -263,6 +260,16 @@ def prune_logs(folder: Path, kind: str, *, keep: int) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def ignored_folder(root: Path, top: str, folder: str) -> str:
+    """``folder`` (relative to the clone, under ``top``) made, and ``top`` ignored by git
+    as a whole (its own ``.gitignore``: the person's stays untouched); ``folder``."""
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    ignore = root / top / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return folder
+
+
 Seen = dict[str, tuple[int, int]]
 
 
@@ -284,11 +291,7 @@ def keep_transcripts(source: Path, root: Path, run: str, *, before: Seen) -> str
     new = sorted(name for name, mark in now.items() if before.get(name) != mark)
     if not new:
         return ""
-    folder = f"{TRANSCRIPT_LOGS}/{run}"
-    (root / folder).mkdir(parents=True, exist_ok=True)
-    ignore = root / TRANSCRIPT_LOGS / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
+    folder = ignored_folder(root, TRANSCRIPT_LOGS, f"{TRANSCRIPT_LOGS}/{run}")
     for name in new:
         with contextlib.suppress(OSError):
             shutil.copyfile(source / name, root / folder / name)
@@ -735,7 +738,7 @@ def head_runs(
     drop_tracked_coverage(box.tree, tracked_files(box.tree))  # before the checkout is looked at
     checkout, moved = Checkout.of(box.tree), ""
     runs = judged_runs(box.tree, gates, timeout=timeout, box=box, work=work, base=base,
-                       report=spared)  # fmt: skip
+                       files=checkout.files, report=spared)  # fmt: skip
     for run in runs:
         left = checkout.since(spared=spared)
         if left and not moved:
@@ -914,11 +917,6 @@ def gate_failure(
         head = "Worse than the baseline (the baseline's own failures do not count):\n"
         said = head + "\n".join(f"- {w}" for w in worse[:20]) + "\n\n" + said
     return Failed(category, what, said)
-
-
-def read_coverage(report: Path | None) -> float | None:
-    """Line coverage from coverage.py's JSON report, None when there is none."""
-    return read_report(report)[0]
 
 
 def read_report(report: Path | None) -> tuple[float | None, frozenset[str] | None]:
