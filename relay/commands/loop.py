@@ -920,16 +920,17 @@ def run_run(args: argparse.Namespace) -> Output:
         raise LocalUsageError(no_group)
     panel = _roster_panel(args)
     options = Options(
-        maker=args.maker or panel.maker or "",
-        checkers=tuple(args.checker) if args.maker else (*panel.checkers, *args.checker),
-        verifier=args.verifier if args.maker else (args.verifier or panel.verifier),
+        maker=args.maker or "",
+        checkers=tuple(args.checker),
+        verifier=args.verifier,
         goal=args.goal,
         max_iterations=args.max_iterations,
         wall_clock=wall,
-        red_team=tuple(args.red_team) if args.maker else (*panel.red_team, *args.red_team),
+        red_team=tuple(args.red_team),
         resume=args.resume,
-        checker_names=() if args.maker else panel.checker_names,
     )
+    if not args.maker:
+        options = _with_roster(options, panel, args)
     refuse_shared_judges(Spine(root), contract, options)
     nodes = () if args.maker else panel.maker_nodes
     node = nodes[0] if nodes else None
@@ -1021,20 +1022,26 @@ def _roster_roles(root: Path, args: argparse.Namespace) -> Callable[[Options], O
             raise ConfigError("a maker on a node counts from the next run")
         if panel.maker is None:
             raise ConfigError(f"{LOOP_NAME}'s roster names no maker")
-        options = replace(
-            current,
-            maker=panel.maker,
-            checkers=(*panel.checkers, *args.checker),
-            verifier=args.verifier or panel.verifier,
-            red_team=(*panel.red_team, *args.red_team),
-            checker_names=panel.checker_names,
-        )
+        options = _with_roster(current, panel, args)
         if options != current:
             spine = Spine(root)
             refuse_shared_judges(spine, spine.contract(), options)
         return options
 
     return roles
+
+
+def _with_roster(options: Options, panel: RunPanel, args: argparse.Namespace) -> Options:
+    """``options`` with the roles LOOP.md's roster names (``panel``), beside the checkers,
+    verifier and red team the command line adds."""
+    return replace(
+        options,
+        maker=panel.maker or "",
+        checkers=(*panel.checkers, *args.checker),
+        verifier=args.verifier or panel.verifier,
+        red_team=(*panel.red_team, *args.red_team),
+        checker_names=panel.checker_names,
+    )
 
 
 def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> None:
