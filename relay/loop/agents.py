@@ -24,7 +24,7 @@ from datetime import UTC, datetime, tzinfo
 
 from relay.loop.classify import TRANSIENT_EXIT
 from relay.loop.patterns import later
-from relay.loop.resume import HORIZON, reset_time
+from relay.loop.resume import HORIZON, named_zone, reset_time
 
 AGENTS = ("claude", "codex", "gemini", "aider")
 MODES = ("make", "review")
@@ -316,12 +316,8 @@ def _reset_at(value: str) -> datetime | None:
         return when
     if not bracket:
         return when.replace(tzinfo=UTC)
-    from zoneinfo import ZoneInfo  # when a zone is named (the tz data)
-
-    try:
-        return when.replace(tzinfo=ZoneInfo(name.rstrip("]")))
-    except (KeyError, ValueError):  # ZoneInfoNotFoundError is a KeyError: guess no time
-        return None
+    zone = named_zone(name.rstrip("]"), UTC)
+    return when.replace(tzinfo=zone) if zone is not None else None  # unknown: no guess
 
 
 def _limited(

@@ -135,7 +135,7 @@ def _iso(output: str, local: tzinfo) -> datetime | None:
             except ValueError:
                 continue
             # an offset says the instant; else the zone it names, never local in its place
-            zone = _offset(offset) if offset else _named_zone(name, local)
+            zone = _offset(offset) if offset else named_zone(name, local)
             if zone is not None:
                 times.append(base.replace(tzinfo=zone))
     return max(times) if times else None
@@ -164,7 +164,7 @@ def _epoch(output: str) -> datetime | None:
     return max(times) if times else None
 
 
-def _named_zone(text: str | None, local: tzinfo) -> tzinfo | None:
+def named_zone(text: str | None, local: tzinfo) -> tzinfo | None:
     """The zone a reset time names (``local`` when it names none); None when it names one
     relay does not know, so that no time is guessed."""
     if text is None:
@@ -200,7 +200,7 @@ def _clock(output: str, now: datetime, local: tzinfo) -> datetime | None:
     for match in _CLOCK().finditer(output):
         hour, minute, half, zone_name = match.groups()
         at_hour = _hour(hour, minute, half)
-        zone = _named_zone(zone_name, local)
+        zone = named_zone(zone_name, local)
         if at_hour is None or zone is None:
             continue
         there = now.astimezone(zone)
@@ -218,7 +218,7 @@ def _dated(output: str, now: datetime, local: tzinfo) -> datetime | None:
     for match in _DATED().finditer(output):
         month, day, year, hour, minute, half, zone_name = match.groups()
         at_hour = _hour(hour, minute, half or None) if (half or minute) else None
-        zone = _named_zone(zone_name, local)
+        zone = named_zone(zone_name, local)
         if at_hour is None or zone is None:
             continue
         number = _MONTHS.index(month.lower()[:3]) + 1

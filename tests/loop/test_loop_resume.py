@@ -343,7 +343,7 @@ def test_the_loop_loads_the_date_and_zone_readers_only_for_an_output_that_names_
         "before = sorted(m for m in ('email.utils', 'zoneinfo') if m in sys.modules)\n"
         "now = datetime(2026, 1, 1, tzinfo=UTC)\n"
         "said = resume._retry_after('Retry-After: Thu, 01 Jan 2026 05:00:00 GMT', now)\n"
-        "zone = resume._named_zone('Europe/Paris', UTC)\n"
+        "zone = resume.named_zone('Europe/Paris', UTC)\n"
         "print(before, said.isoformat(), str(zone), 'email.utils' in sys.modules)\n"
     )
     done = subprocess.run(
