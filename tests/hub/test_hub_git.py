@@ -3,6 +3,7 @@ API's tokens and access rules, and the refs API reads and writes those very refs
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -198,8 +199,11 @@ def test_git_is_served_in_every_protocol_version_and_a_gzipped_request_too(
     refs = ls_remote(url)
     assert {"refs/heads/v0", "refs/heads/v1", "refs/heads/v2"} <= set(refs)
     many = tmp_path / "v0"
-    for n in range(80):  # haves the hub lacks: the fetch's request passes 1 KB, gzipped
+    later = int(time.time()) + 3600  # newer than the shared commits, so negotiation walks
+    for n in range(80):  # the haves the hub lacks first: the request passes 1 KB, gzipped
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"{later + n} +0000")
         git("commit", "-q", "--allow-empty", "-m", f"local {n}", cwd=many)
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
     monkeypatch.setenv("GIT_TRACE_CURL", "1")
     monkeypatch.setenv("GIT_TRACE_CURL_NO_DATA", "1")
     fetched = git("fetch", "-q", "origin", "refs/heads/v2:refs/remotes/origin/v2", cwd=many)
