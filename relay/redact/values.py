@@ -166,6 +166,10 @@ _FALLBACK = re.compile(rb"(?P<head>[^\s|?]+)[ \t]+(?:\|\||\?\?|or)[ \t]+(?P<tail
 _POSITIONAL = re.compile(rb"\$(?:[0-9@*#?!$\-]|\{[0-9]+\})[}\"']*")
 _MARKUP = re.compile(rb"<[A-Za-z/!?]")
 _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
+# Within quotes a tag is no syntax: ``"!B6bhauMfxLVei"`` is a password that opens with ``!``;
+# ``"!Ref Param"`` still reads as a tag and its argument.
+_QUOTED_TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*[ \t]|ENC\[")
+_QUOTES = (b'"', b"'", b"`")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
 # A call: a name (a path of names), its bracket, and the bracket's close further on
@@ -316,9 +320,12 @@ def name_before(block: bytes, start: int) -> bytes | None:
     return name
 
 
-def value_is_not_secret(value: bytes) -> bool:
-    """The value's shape says it is no secret (see the module docstring)."""
-    v = value.strip().lstrip(b"\\").strip(b"\"'`")
+def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
+    """The value's shape says it is no secret (see the module docstring). ``quoted``: the
+    value stood within quotes (as it does when it opens with one)."""
+    v = value.strip().lstrip(b"\\")
+    tag = _QUOTED_TAG if quoted or v[:1] in _QUOTES else _TAG
+    v = v.strip(b"\"'`")
     if not v:
         return True
     lowered = v.lower()
@@ -342,7 +349,7 @@ def value_is_not_secret(value: bytes) -> bool:
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
-    if _MARKUP.match(v) or _TAG.match(v) or _is_call(v):
+    if _MARKUP.match(v) or tag.match(v) or _is_call(v):
         return True
     if _TYPE_VALUE.fullmatch(v) or _ABNF.fullmatch(v):
         return True  # ``password: SecretStr``, ``token = 1*tchar``: a type, a grammar
@@ -401,7 +408,7 @@ def _one_char_run(value: bytes) -> bool:
 def is_not_secret(block: bytes, start: int, end: int) -> bool:
     """A named rule's find at ``block[start:end]`` that is no secret: its name does not mean
     one, or its value's shape says so."""
-    if value_is_not_secret(block[start:end]):
+    if value_is_not_secret(block[start:end], quoted=block[start - 1 : start] in _QUOTES):
         return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot

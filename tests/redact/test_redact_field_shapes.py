@@ -65,6 +65,21 @@ def test_code_names_a_secret_in_comparisons_calls_and_declarations(line: str) ->
 @pytest.mark.parametrize(
     "line",
     [
+        'db: {"password": "!Kq8vZ2mW9xLp"}',
+        "password: '!Kq8vZ2mW9xLp'",
+        'DB_PASSWORD="!Kq8vZ2mW9xLp"',
+        'api_key = "!!Kq8vZ2mW9xLp"',
+    ],
+)
+def test_a_quoted_value_that_opens_with_a_bang_is_no_yaml_tag(line: str) -> None:
+    """Within quotes ``!`` is a character like any other (a password's first); outside them
+    ``password: !Ref Param`` is a tag and stays (see the list of lines kept below)."""
+    assert "Kq8vZ2mW9xLp" not in REDACTOR.redact(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         'foreignKey: "customer_id"',
         "key_length = XSalsa20.key_length",
         '"bucket_key": "SalesResults-1.2"',
@@ -81,6 +96,7 @@ def test_code_names_a_secret_in_comparisons_calls_and_declarations(line: str) ->
         "apiKey: config.apiKey,",
         "token_endpoint = https://oauth2.googleapis.com/token",
         "api_key: !Ref ApiKeyParameter",
+        'api_key: "!Ref ApiKeyParameter"',
         "export OPENAI_API_KEY=sk-...",
         "arn:aws:iam::123456789012:role/ci-deploy",
         'curl -sL --user "$1:$2" "$3"',
