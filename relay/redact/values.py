@@ -221,11 +221,14 @@ def _is_call(value: bytes) -> bool:
     m = _CALL.match(value)
     if m is None or _NOT_IN_A_CALL.search(value):
         return False
+    if m.end() < len(value) and _GLUED_AFTER_CLOSE.match(value, m.end()):
+        return False  # ``Qb_(a4i58Vkc-h)Qpv``: no call's close runs on into a word
     return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
 
 
 # What no call's arguments hold outside a string, and a password may (``gd(bj2p1b^abhI)``).
 _NOT_IN_A_CALL = re.compile(rb"^[^\"']*[!#%^~]")
+_GLUED_AFTER_CLOSE = re.compile(rb"[^\"']*\)[A-Za-z0-9]")
 
 
 def _is_host(value: bytes) -> bool:

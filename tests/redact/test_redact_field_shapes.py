@@ -65,6 +65,27 @@ def test_code_names_a_secret_in_comparisons_calls_and_declarations(line: str) ->
 @pytest.mark.parametrize(
     "line",
     [
+        "password=Qb_(a4i58Vkc-h)Qpv",
+        "user=sa;password=Qb_(a4i58Vkc-h)Qpv;",
+        'token: "Qb_(a4i58Vkc-h)Qpv"',
+    ],
+)
+def test_a_bracket_closed_into_more_of_the_value_is_no_call(line: str) -> None:
+    """``f(x)`` is code, but no call's close runs on into a word: ``Qb_(…)Qpv`` is one value."""
+    assert "a4i58Vkc" not in REDACTOR.redact(line + "\n")
+    assert "Qpv" not in REDACTOR.redact(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line", ['password = get_secret("db")', "password=getpass(prompt)", "token = f(x)[0]"]
+)
+def test_a_call_s_value_is_code(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         'db: {"password": "!Kq8vZ2mW9xLp"}',
         "password: '!Kq8vZ2mW9xLp'",
         'DB_PASSWORD="!Kq8vZ2mW9xLp"',
