@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import re2
 
-from relay.redact.linear import Searcher, searcher
+from relay.redact.linear import Searcher, Spans, searcher
 from relay.redact.placeholders import is_named_placeholder_value, looks_like_placeholder
 from relay.redact.rules import WORD, LineBudget, Span
 
@@ -707,6 +707,10 @@ class FormatScanner:
         # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
         # rows, and compiling all of them is most of a short run's start-up.
         self._strict: list[tuple[Searcher, Searcher] | None] = [None] * len(formats)
+        # Rows that are a literal and one run (most of them) are matched at their anchor
+        # without a regex: the literal's alternatives in order, then the run's characters,
+        # as many as it allows (what RE2's leftmost-first match of that shape gives).
+        self._plain = [_plain_shape(f) for f in formats]
         self._longest = [f.max_length for f in formats]
         anchors: dict[str, None] = {}
         self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
@@ -876,14 +880,21 @@ class FormatScanner:
         """The row's find at the anchor; ``_FILLER`` when its shape holds a placeholder."""
         row = anchor.row
         fmt = self.formats[row]
-        strict = self._strict[row] or self._compile(row)
         stop = min(at + self._longest[row], len(block))  # the searches read within the text
-        if anchor.lead:
+        plain = self._plain[row]
+        if plain is not None:
+            spans = _plain_match(plain, block, at, stop)
+            if spans is None:
+                return None
+            s, e = spans[0]
+        elif anchor.lead:
+            strict = self._strict[row] or self._compile(row)
             spans = strict[0](block, max(0, at - anchor.lead), stop)
             s, e = spans[0]
             if s < 0 or s > at or e <= at:
                 return None
         else:
+            strict = self._strict[row] or self._compile(row)
             spans = strict[1](block, at, stop)
             s, e = spans[0]
             if s < 0:
@@ -917,6 +928,42 @@ class FormatScanner:
         """The engine's interface (see ``rules.Rule.spans``)."""
         for found in self.finds(block, start):
             yield found.start, found.end, found.fmt.label
+
+
+# A row of one literal (its alternatives) and one run: the alternatives as bytes, the run's
+# characters, the least it holds and the most (None: as far as the row's window goes).
+_Plain = tuple[tuple[bytes, ...], bytes, int, int | None]
+
+
+def _plain_shape(fmt: Format) -> _Plain | None:
+    """The row as ``_plain_match`` reads it, when it is a literal and one run."""
+    if len(fmt.parts) != 2 or isinstance(fmt.parts[0], Run) or not isinstance(fmt.parts[1], Run):
+        return None
+    run = fmt.parts[1]
+    if run.most > _RE2_MOST:  # as ``part_regex`` asks for it: no most, the window bounds it
+        return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), min(run.low, _RE2_MOST), None
+    return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), run.low, run.most
+
+
+def _alts_bytes(part: str | tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(a.encode() for a in _alts(part))
+
+
+def _plain_match(plain: _Plain, block: bytes, at: int, stop: int) -> Spans | None:
+    """The row's match at ``at`` within ``block[:stop]``, as its regex's anchored match
+    gives it (the whole and the run), or None: the first alternative that is there with at
+    least the run's least after it, the run as long as it may be."""
+    alts, alphabet, low, most = plain
+    for alt in alts:
+        if not block.startswith(alt, at):
+            continue
+        body = at + len(alt)
+        end = stop if most is None else min(stop, body + most)
+        run = block[body:end]
+        size = len(run) - len(run.lstrip(alphabet))
+        if size >= low:
+            return [(at, body + size), (body, body + size)]
+    return None
 
 
 def _places(block: bytes, start: int, stop: int, word: bytes, out: list[int]) -> None:

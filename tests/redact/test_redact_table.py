@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relay.redact import Redactor
-from relay.redact.formats import B62, FORMATS, Format, crc32_base62
+from relay.redact.formats import B62, FORMATS, SCANNER, Format, _plain_match, crc32_base62
 from relay.redact.stream import OVERLAP as STREAM_OVERLAP
 
 OVERLAP = 8 << 10  # longer than any generated token, so the stream's promise holds
@@ -227,3 +227,35 @@ def test_an_anchor_inside_another_rows_refused_hit_is_still_read() -> None:
     from the refused anchor's end, which would step over the token's own anchor."""
     token = "OCvOmr7DBI3fPHB4XLZ-Iccot1.rHz4Uh.vtK1hBFuU-2AZADxTURT0q_-Ica-0WTB"
     assert Redactor().redact(f"got {token} back") == "got [redacted:discord-bot-token] back"
+
+
+PLAIN_ROWS = [row for row, fmt in enumerate(FORMATS) if SCANNER._plain[row] is not None]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.sampled_from(PLAIN_ROWS),
+    lead=st.binary(max_size=3),
+    size=st.integers(min_value=0, max_value=1100),
+    noise=st.lists(st.tuples(st.integers(min_value=0, max_value=1100), st.binary(max_size=2))),
+    tail=st.binary(max_size=4),
+    cut=st.integers(min_value=0, max_value=1200),
+)
+def test_a_literal_and_run_row_matches_without_its_regex_as_its_regex_does(
+    row: int, lead: bytes, size: int, noise: list[tuple[int, bytes]], tail: bytes, cut: int
+) -> None:
+    """Most rows are a literal and one run, matched by hand at their anchor (no regex to
+    compile, no call to RE2): every alternative of the literal in order, the run as long as
+    it may be, within the row's window or a shorter one — what the row's regex matches."""
+    alts, alphabet, _, _ = SCANNER._plain[row]
+    rng = random.Random(size)
+    body = bytearray(rng.choice(alphabet) for _ in range(size))
+    for at, junk in noise:  # bytes from outside the run's alphabet here and there
+        body[at:at] = junk
+    for alt in alts:
+        block = lead + alt + bytes(body) + tail
+        at = len(lead)
+        for stop in (min(at + SCANNER._longest[row], len(block)), min(at + cut, len(block))):
+            want = SCANNER._compile(row)[1](block, at, stop)
+            got = _plain_match(SCANNER._plain[row], block, at, stop)
+            assert (None if want[0][0] < 0 else [tuple(s) for s in want]) == got
