@@ -24,6 +24,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import re2
 
@@ -711,6 +712,12 @@ class FormatScanner:
         # without a regex: the literal's alternatives in order, then the run's characters,
         # as many as it allows (what RE2's leftmost-first match of that shape gives).
         self._plain = [_plain_shape(f) for f in formats]
+        # And those whose runs each end where the next part cannot start (no run's
+        # characters open what follows it), so that each run is as long as it can be, with
+        # no going back: the rest of the rows that open with a literal, most of them.
+        self._shaped = [
+            None if self._plain[i] else _one_way_shape(f) for i, f in enumerate(formats)
+        ]
         self._longest = [f.max_length for f in formats]
         anchors: dict[str, None] = {}
         self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
@@ -848,6 +855,9 @@ class FormatScanner:
             else:
                 pos = hs + 1  # another row's anchor may start inside this one's hit
 
+    def _rows(self) -> Iterator[tuple[Format, _Plain | None]]:
+        return zip(self.formats, self._plain, strict=True)
+
     def _candidates_at(self, glued: bool, head: bytes) -> tuple[_Anchor, ...]:
         """The rows whose literal may be at a hit that opens with ``head`` (``glued``: right
         after a word character): the rows that open with their literal, in table order
@@ -882,8 +892,14 @@ class FormatScanner:
         fmt = self.formats[row]
         stop = min(at + self._longest[row], len(block))  # the searches read within the text
         plain = self._plain[row]
+        shaped = self._shaped[row]
         if plain is not None:
             spans = _plain_match(plain, block, at, stop)
+            if spans is None:
+                return None
+            s, e = spans[0]
+        elif shaped is not None:
+            spans = _one_way_match(shaped, block, at, stop)
             if spans is None:
                 return None
             s, e = spans[0]
@@ -964,6 +980,94 @@ def _plain_match(plain: _Plain, block: bytes, at: int, stop: int) -> Spans | Non
         if size >= low:
             return [(at, body + size), (body, body + size)]
     return None
+
+
+class _RunStep(NamedTuple):
+    """A run as ``_one_way_match`` reads it: its characters, the least it holds and the most
+    (None: as far as the row's window goes)."""
+
+    alphabet: bytes
+    low: int
+    most: int | None
+
+
+# A row's parts as ``_one_way_match`` reads them: a literal's alternatives, or a run.
+_Step = tuple[bytes, ...] | _RunStep
+Span2 = tuple[int, int]
+
+
+def _one_way_shape(fmt: Format) -> tuple[_Step, ...] | None:
+    """The row's steps when it opens with a literal and no run's characters can open the part
+    after it (nor a run follow a run that may be empty); else None (its regex decides)."""
+    parts = fmt.parts
+    if not parts or isinstance(parts[0], Run):
+        return None
+    steps: list[_Step] = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, Run):
+            alts = _alts_bytes(part)
+            if not all(alts):
+                return None
+            steps.append(alts)
+            continue
+        if i + 1 < len(parts):
+            after = parts[i + 1]
+            if isinstance(after, Run):
+                opens = set(after.alphabet.encode()) if after.low else None
+            else:
+                opens = {a.encode()[0] for a in _alts(after) if a}
+            if opens is None or opens & set(part.alphabet.encode()):
+                return None
+        alphabet = part.alphabet.encode()
+        if part.most > _RE2_MOST:  # as ``part_regex`` asks for it (see ``_plain_shape``)
+            steps.append(_RunStep(alphabet, min(part.low, _RE2_MOST), None))
+        else:
+            steps.append(_RunStep(alphabet, part.low, part.most))
+    return tuple(steps)
+
+
+def _one_way_match(steps: tuple[_Step, ...], block: bytes, at: int, stop: int) -> Spans | None:
+    """``_plain_match`` for ``_one_way_shape``'s rows: each run as long as it may be (a
+    shorter one leaves one of its own characters where the next part must start), each
+    literal's alternatives tried in order for the rest (what the regex's priority is)."""
+    spans: list[Span2] = [(at, at)]
+    end = _one_way_rest(steps, 0, block, at, stop, spans)
+    if end < 0:
+        return None
+    spans[0] = (at, end)
+    return spans
+
+
+def _one_way_rest(
+    steps: tuple[_Step, ...], i: int, block: bytes, pos: int, stop: int, spans: list[Span2]
+) -> int:
+    """Where the steps from ``i`` end when matched at ``pos`` (their runs' spans added to
+    ``spans``), or -1."""
+    while i < len(steps):
+        step = steps[i]
+        if isinstance(step, _RunStep):
+            end = stop if step.most is None else min(stop, pos + step.most)
+            run = block[pos:end]
+            size = len(run) - len(run.lstrip(step.alphabet))
+            if size < step.low:
+                return -1
+            spans.append((pos, pos + size))
+            pos += size
+            i += 1
+            continue
+        fits = [a for a in step if block.startswith(a, pos) and pos + len(a) <= stop]
+        if len(fits) == 1:
+            pos += len(fits[0])
+            i += 1
+            continue
+        kept = len(spans)
+        for alt in fits:  # (an alternative that opens another: each in turn, as the regex)
+            end = _one_way_rest(steps, i + 1, block, pos + len(alt), stop, spans)
+            if end >= 0:
+                return end
+            del spans[kept:]
+        return -1
+    return pos
 
 
 def _places(block: bytes, start: int, stop: int, word: bytes, out: list[int]) -> None:

@@ -18,7 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relay.redact import Redactor
-from relay.redact.formats import B62, FORMATS, SCANNER, Format, _plain_match, crc32_base62
+from relay.redact.formats import (
+    B62,
+    FORMATS,
+    SCANNER,
+    Format,
+    _one_way_match,
+    _plain_match,
+    _RunStep,
+    crc32_base62,
+)
 from relay.redact.stream import OVERLAP as STREAM_OVERLAP
 
 OVERLAP = 8 << 10  # longer than any generated token, so the stream's promise holds
@@ -259,3 +268,44 @@ def test_a_literal_and_run_row_matches_without_its_regex_as_its_regex_does(
             want = SCANNER._compile(row)[1](block, at, stop)
             got = _plain_match(SCANNER._plain[row], block, at, stop)
             assert (None if want[0][0] < 0 else [tuple(s) for s in want]) == got
+
+
+ONE_WAY_ROWS = [row for row, fmt in enumerate(FORMATS) if SCANNER._shaped[row] is not None]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    row=st.sampled_from(ONE_WAY_ROWS),
+    seed=st.integers(min_value=0, max_value=2**32),
+    lead=st.binary(max_size=3),
+    tail=st.binary(max_size=4),
+    cut=st.integers(min_value=0, max_value=400),
+)
+def test_a_row_whose_runs_end_where_the_next_part_cannot_start_matches_as_its_regex(
+    row: int, seed: int, lead: bytes, tail: bytes, cut: int
+) -> None:
+    """The other rows that open with a literal, where no run's characters can open the part
+    after it, are matched by hand too: each run as long as it may be, every literal's
+    alternatives in order. Drawn near their edges: runs one short, at their least and
+    their most, one long, a stray byte in one, an alternative cut short."""
+    rng = random.Random(seed)
+    text = bytearray(lead)
+    for step in SCANNER._shaped[row]:
+        if isinstance(step, _RunStep):
+            most = step.most or 300
+            size = rng.choice([step.low - 1, step.low, most, most + 1, rng.randint(0, most + 2)])
+            stray = b"-_.+/=:~ \n\xc3\xa9Zz09"
+            text += bytes(
+                rng.choice(step.alphabet if rng.random() < 0.97 else stray)
+                for _ in range(max(size, 0))
+            )
+        else:
+            alt = rng.choice(step)
+            text += alt[:-1] if rng.random() < 0.05 else alt
+    block = bytes(text) + tail
+    at = len(lead)
+    for stop in (min(at + SCANNER._longest[row], len(block)), min(at + cut, len(block))):
+        want = SCANNER._compile(row)[1](block, at, stop)
+        got = _one_way_match(SCANNER._shaped[row], block, at, stop)
+        expected = None if want[0][0] < 0 else [tuple(s) for s in want]
+        assert (None if got is None else [tuple(s) for s in got]) == expected
