@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import re2
 
-from relay.redact.expressions import made_part
+from relay.redact.expressions import close_runs_on, made_part
 from relay.redact.formats import is_named_placeholder
 from relay.redact.linear import searcher
 from relay.redact.named import looks_random
@@ -429,7 +429,7 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
     line, or ends it, or follows a method's name or opens a string."""
     if block[end] != 40 or not _NAME_PATH.fullmatch(block, start, end):  # "("
         return False
-    if made_part(block[start:end]) or _close_runs_on(block, end):
+    if made_part(block[start:end]) or close_runs_on(block, end):
         return False
     # closed on the line, or its arguments run on below it, or a method's, or a string's
     return bool(
@@ -438,20 +438,6 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
         or b"." in block[start:end]
         or block[end + 1 : end + 2] in (b'"', b"'")
     )
-
-
-def _close_runs_on(block: bytes, opening: int) -> bool:
-    """The bracket opened at ``opening`` closes on its line with a letter or digit right
-    after it (``Qb_(a4i58Vkc-h)Qpv``): no call's close runs on into a word."""
-    depth = 0
-    for at in range(opening, min(len(block), opening + 4096)):
-        byte = block[at]
-        if byte == 10:  # "\n"
-            return False
-        depth += (byte == 40) - (byte == 41)  # "(" and ")"
-        if depth == 0:
-            return block[at + 1 : at + 2].isalnum()
-    return False
 
 
 _BRACKETED = re.compile(rb"(?:[^\s\"'&,;<>{}\[\]()]|\((?!\s))*+")

@@ -156,3 +156,30 @@ def is_expression_around(block: bytes, start: int, end: int, *, made: bool) -> b
     line = block.rfind(b"\n", 0, start) + 1
     eq = block.rfind(b"=", line, start)
     return eq > line and _TARGETS.search(block, line, eq) is not None
+
+
+# Words that may follow a call's close with no blank in code (``getpass()or key``).
+_AFTER_A_CLOSE = re.compile(rb"(?:or|and|if|else|in|is|not|for)(?![A-Za-z0-9_])")
+
+
+def close_runs_on(text: bytes, opening: int) -> bool:
+    """The bracket opened at ``opening`` closes on its line with a letter or digit right
+    after it (``Qb_(a4i58Vkc-h)Qpv``), a word no code puts there: no call's close runs on
+    into one. Brackets within quotes are not counted (``getpass(prompt=":)")``)."""
+    depth = 0
+    quote = 0
+    for at in range(opening, min(len(text), opening + 4096)):
+        byte = text[at]
+        if byte in (10, 13):  # "\n", "\r": the line ends unclosed
+            return False
+        if quote:
+            if byte == quote and text[at - 1] != 92:  # its close, unless escaped ("\\")
+                quote = 0
+            continue
+        if byte in (34, 39):  # '"', "'"
+            quote = byte
+            continue
+        depth += (byte == 40) - (byte == 41)  # "(" and ")"
+        if depth == 0:
+            return text[at + 1 : at + 2].isalnum() and not _AFTER_A_CLOSE.match(text, at + 1)
+    return False

@@ -956,6 +956,8 @@ def _plain_shape(fmt: Format) -> _Plain | None:
     if len(fmt.parts) != 2 or isinstance(fmt.parts[0], Run) or not isinstance(fmt.parts[1], Run):
         return None
     run = fmt.parts[1]
+    if not run.alphabet.isascii():  # the regex counts characters; the hand counts bytes
+        return None
     if run.most > _RE2_MOST:  # as ``part_regex`` asks for it: no most, the window bounds it
         return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), min(run.low, _RE2_MOST), None
     return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), run.low, run.most
@@ -971,7 +973,7 @@ def _plain_match(plain: _Plain, block: bytes, at: int, stop: int) -> Spans | Non
     least the run's least after it, the run as long as it may be."""
     alts, alphabet, low, most = plain
     for alt in alts:
-        if not block.startswith(alt, at):
+        if not block.startswith(alt, at) or at + len(alt) > stop:
             continue
         body = at + len(alt)
         end = stop if most is None else min(stop, body + most)
@@ -1010,6 +1012,8 @@ def _one_way_shape(fmt: Format) -> tuple[_Step, ...] | None:
                 return None
             steps.append(alts)
             continue
+        if not part.alphabet.isascii():  # as in ``_plain_shape``
+            return None
         if i + 1 < len(parts):
             after = parts[i + 1]
             if isinstance(after, Run):

@@ -23,6 +23,7 @@ import re
 
 from relay.redact.expressions import (
     bare,
+    close_runs_on,
     is_annotation,
     is_expression_around,
     is_first_of_arguments,
@@ -221,14 +222,13 @@ def _is_call(value: bytes) -> bool:
     m = _CALL.match(value)
     if m is None or _NOT_IN_A_CALL.search(value):
         return False
-    if m.end() < len(value) and _GLUED_AFTER_CLOSE.match(value, m.end()):
+    if close_runs_on(value, m.end() - 1):
         return False  # ``Qb_(a4i58Vkc-h)Qpv``: no call's close runs on into a word
     return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
 
 
 # What no call's arguments hold outside a string, and a password may (``gd(bj2p1b^abhI)``).
 _NOT_IN_A_CALL = re.compile(rb"^[^\"']*[!#%^~]")
-_GLUED_AFTER_CLOSE = re.compile(rb"[^\"']*\)[A-Za-z0-9]")
 
 
 def _is_host(value: bytes) -> bool:
@@ -354,6 +354,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
         return True
     if _MARKUP.match(v) or tag.match(v) or _is_call(v):
         return True
+    if tag is _QUOTED_TAG and v[:1] == b"!" and _TAG.fullmatch(v):
+        # a tag's word alone within quotes (``"!none"``, ``'!!str'``): judged as the word
+        word = v.lstrip(b"!")
+        return value_is_not_secret(word, quoted=True) or bool(_WORD.fullmatch(word.lower()))
     if _TYPE_VALUE.fullmatch(v) or _ABNF.fullmatch(v):
         return True  # ``password: SecretStr``, ``token = 1*tchar``: a type, a grammar
     if (fallback := _FALLBACK.fullmatch(v)) and _is_reference_head(fallback.group("head")):

@@ -77,7 +77,17 @@ def test_a_bracket_closed_into_more_of_the_value_is_no_call(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ['password = get_secret("db")', "password=getpass(prompt)", "token = f(x)[0]"]
+    "line",
+    [
+        'password = get_secret("db")',
+        "password=getpass(prompt)",
+        "token = f(x)[0]",
+        "api_key = getpass()or default_key",
+        "password = f(x)if c else d",
+        'password = getpass.getpass(prompt=":)Enter")',
+        "--password get((char*)p)",
+        "Authorization: Bearer getToken((char*)x)",
+    ],
 )
 def test_a_call_s_value_is_code(line: str) -> None:
     assert REDACTOR.redact(line + "\n") == line + "\n"
@@ -118,6 +128,9 @@ def test_a_quoted_value_that_opens_with_a_bang_is_no_yaml_tag(line: str) -> None
         "token_endpoint = https://oauth2.googleapis.com/token",
         "api_key: !Ref ApiKeyParameter",
         'api_key: "!Ref ApiKeyParameter"',
+        'password: "!none"',
+        "token: '!Sub'",
+        'password: "!!str"',
         "export OPENAI_API_KEY=sk-...",
         "arn:aws:iam::123456789012:role/ci-deploy",
         'curl -sL --user "$1:$2" "$3"',
