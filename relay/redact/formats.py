@@ -24,7 +24,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import re2
 
@@ -1049,24 +1049,31 @@ def _one_way_rest(
     ``spans``), or -1."""
     while i < len(steps):
         step = steps[i]
-        if isinstance(step, _RunStep):
-            end = stop if step.most is None else min(stop, pos + step.most)
+        i += 1
+        if step.__class__ is _RunStep:  # (not isinstance: this runs for every part of a hit)
+            alphabet, low, most = step
+            end = stop if most is None else min(stop, pos + most)
             run = block[pos:end]
-            size = len(run) - len(run.lstrip(step.alphabet))
-            if size < step.low:
+            size = len(run) - len(run.lstrip(alphabet))
+            if size < low:
                 return -1
             spans.append((pos, pos + size))
             pos += size
-            i += 1
             continue
-        fits = [a for a in step if block.startswith(a, pos) and pos + len(a) <= stop]
+        alts = cast(tuple[bytes, ...], step)
+        if len(alts) == 1:  # one literal (most parts): there, or no match
+            alt = alts[0]
+            if not block.startswith(alt, pos) or pos + len(alt) > stop:
+                return -1
+            pos += len(alt)
+            continue
+        fits = [a for a in alts if block.startswith(a, pos) and pos + len(a) <= stop]
         if len(fits) == 1:
             pos += len(fits[0])
-            i += 1
             continue
         kept = len(spans)
         for alt in fits:  # (an alternative that opens another: each in turn, as the regex)
-            end = _one_way_rest(steps, i + 1, block, pos + len(alt), stop, spans)
+            end = _one_way_rest(steps, i, block, pos + len(alt), stop, spans)
             if end >= 0:
                 return end
             del spans[kept:]
