@@ -158,6 +158,64 @@ def test_a_box_holds_its_commits_history_alone_never_another_branchs_objects(
             assert git("log", "--format=%s", cwd=tree).split() == ["candidate", "one"]
 
 
+def held(tree: Path) -> set[str]:
+    """Every object a box's repository holds."""
+    listed = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)", cwd=tree)
+    return set(listed.split())
+
+
+def history(root: Path, *tips: str) -> set[str]:
+    """Every object ``tips`` reach in ``root`` (a tag's own object with it)."""
+    return {line.split()[0] for line in git("rev-list", "--objects", *tips, cwd=root).splitlines()}
+
+
+def test_a_box_of_a_child_takes_its_parents_pack_and_packs_only_what_it_adds(
+    source: Path,
+) -> None:
+    """A commit on one a box of this run was made of (relay's candidate on its baseline)
+    is packed as that one's pack and one of its own new objects; each box holds its own
+    copy, and the commit's history with its tags alone, even where another branch's
+    commit was packed in between or a tag it was packed with went meanwhile."""
+    git("tag", "-a", "v2", "-m", "second tag", cwd=source)
+    base = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-qb", "embargoed", cwd=source)
+    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
+    git("add", "plan.txt", cwd=source)
+    git("commit", "-qm", "EMBARGOED plan", cwd=source)
+    embargoed = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-q", "main", cwd=source)
+    with sandbox.standalone(source, base, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, base, "v2")
+        first = {p.name for p in (box.tree / ".git/objects/pack").iterdir()}
+    with sandbox.standalone(source, embargoed, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, embargoed, "v2")
+    commit = off_branch(source)
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, commit, "v2")
+        packs = {p.name for p in (box.tree / ".git/objects/pack").iterdir()}
+    assert first < packs, "the parent's pack was not reused"
+    [index] = [n for n in packs - first if n.endswith(".idx")]  # what the child adds
+    shown = subprocess.run(
+        ["git", "show-index"], input=(sandbox._pack_folder() / index).read_bytes(),
+        capture_output=True, check=True,
+    ).stdout.split(b"\n")  # fmt: skip
+    assert len([line for line in shown if line]) == 3, "not its commit, tree and blob alone"
+    git("tag", "-d", "v2", cwd=source)  # a tag its packs were made with goes
+    git("tag", "v3", cwd=source)  # and a new one comes on its history
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        tree = box.tree
+        assert git("rev-parse", "HEAD", cwd=tree) == commit
+        assert held(tree) == history(source, commit, "v1"), "a gone tag or a branch came"
+        assert git("tag", cwd=tree).split() == ["v1", "v3"]
+        assert b"EMBARGOED" not in subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=tree, capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        objects = tree / ".git" / "objects"
+        assert not inodes(objects) & inodes(sandbox._pack_folder()), "a pack shared"
+        assert not inodes(objects) & inodes(source / ".git" / "objects"), "objects shared"
+
+
 def test_a_box_of_a_shallow_clone_holds_its_commit(source: Path, tmp_path: Path) -> None:
     shallow = tmp_path / "shallow"
     git("commit", "-q", "--allow-empty", "-m", "two", cwd=source)
