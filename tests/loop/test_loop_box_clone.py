@@ -325,3 +325,35 @@ def test_a_judged_box_is_gone_when_relay_is(source: Path) -> None:
     )  # fmt: skip
     folder = Path(done.stdout.strip())
     assert folder.name.startswith("relay-judge-") and not folder.exists()
+
+
+def pushed(env: dict[str, str]) -> dict[str, str]:
+    """The push URLs a role's environment gives git (by remote)."""
+    keys = [env[f"GIT_CONFIG_KEY_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))]
+    values = [env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))]
+    return {k.split(".")[1]: v for k, v in zip(keys, values, strict=True) if k.endswith(".pushurl")}
+
+
+def test_every_remote_a_boxs_clone_names_gets_a_push_url_that_leads_nowhere(
+    source: Path, tmp_path: Path
+) -> None:
+    """git is asked once for the clones relay makes alike (their configuration is the
+    same file), and again for one whose configuration names a remote of its own."""
+    from relay.ratchet import roles
+
+    work = tmp_path / "work"
+    work.mkdir()
+    roles._REMOTES.clear()
+    with sandbox.standalone(source, git("rev-parse", "HEAD", cwd=source), "b", hidden=()) as box:
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        assert len(roles._REMOTES) == 1
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        git("remote", "add", "sneaky", str(source), cwd=box.tree)
+        assert pushed(roles.role_env(box.tree, work, {})) == {"sneaky": roles.NO_PUSH_URL}
+        assert len(roles._REMOTES) == 2
+        config = box.tree / ".git" / "config"
+        config.write_text(config.read_text() + f"[include]\n\tpath = {tmp_path / 'more'}\n")
+        (tmp_path / "more").write_text(f'[remote "more"]\n\turl = {source}\n')
+        env = roles.role_env(box.tree, work, {})
+        assert pushed(env) == {"sneaky": roles.NO_PUSH_URL, "more": roles.NO_PUSH_URL}
+        assert len(roles._REMOTES) == 2, "an included file's remotes were kept for its includer"
