@@ -1147,22 +1147,19 @@ class WorkTree:
         present = [p for p in paths if self._holds_files(p) or self.in_head(p)]
         if not present:
             return None
+        committing = ("commit", "--no-verify", "-q", "-m", message, "--only", "--", *present)
         with self.clone.git_lock:
+            # files git tracks (changed or deleted) are committed by commit alone, as add
+            # would have staged them; a new file, a folder (whose new files commit would
+            # leave out) or nothing changed goes the long way
+            if not any((self.root / p).is_dir() for p in present):
+                with contextlib.suppress(GitFailed):
+                    self.git(*NO_HOUSEKEEPING, *committing, identity=True)
+                    return self.head()
             self.git("add", "-A", "--force", "--", *present)
             if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
                 return None
-            self.git(
-                *NO_HOUSEKEEPING,
-                "commit",
-                "--no-verify",
-                "-q",
-                "-m",
-                message,
-                "--only",
-                "--",
-                *present,
-                identity=True,
-            )
+            self.git(*NO_HOUSEKEEPING, *committing, identity=True)
         return self.head()
 
     def branch(self) -> str | None:
