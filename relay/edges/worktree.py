@@ -1150,16 +1150,20 @@ class WorkTree:
         committing = ("commit", "--no-verify", "-q", "-m", message, "--only", "--", *present)
         with self.clone.git_lock:
             # files git tracks (changed or deleted) are committed by commit alone, as add
-            # would have staged them; a new file, a folder (whose new files commit would
-            # leave out) or nothing changed goes the long way
+            # would have staged them; a new file or a folder (whose new files commit alone
+            # would leave out) is added first. Where commit finds nothing to commit (it
+            # fails), git is asked whether anything changed: nothing is None
             if not any((self.root / p).is_dir() for p in present):
                 with contextlib.suppress(GitFailed):
                     self.git(*NO_HOUSEKEEPING, *committing, identity=True)
                     return self.head()
             self.git("add", "-A", "--force", "--", *present)
-            if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
-                return None
-            self.git(*NO_HOUSEKEEPING, *committing, identity=True)
+            try:
+                self.git(*NO_HOUSEKEEPING, *committing, identity=True)
+            except GitFailed:
+                if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
+                    return None
+                raise
         return self.head()
 
     def branch(self) -> str | None:

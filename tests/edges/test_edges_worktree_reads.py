@@ -248,9 +248,10 @@ def test_relays_commit_of_files_git_tracks_is_one_process_and_the_rest_as_before
     remote: Remote,
 ) -> None:
     """Tracked files changed or deleted (one ignored, tracked all the same) are committed
-    by one git process; a new file (ignored too), a folder's new files and a file left as
-    it was are committed, or not, as ``add`` then ``commit`` commit them. What else the
-    person staged stays staged and out of relay's commit."""
+    by one git process, a folder by add and commit; a new file (ignored too), a folder's
+    new files and files left as they were are committed, or not, as ``add`` then
+    ``commit`` commit them. What else the person staged stays staged and out of relay's
+    commit."""
     a = remote.a
     (a / ".gitignore").write_text("*.log\n")
     (a / "kept.log").write_text("1\n")
@@ -281,7 +282,14 @@ def test_relays_commit_of_files_git_tracks_is_one_process_and_the_rest_as_before
     assert tree.commit(["new.log", "state"], "new") == tree.head()
     said = git(a, "show", "--name-status", "--format=", "HEAD").split()
     assert said == ["A", "new.log", "A", "state/gates/one.txt"], said
+    assert tree.commit(["state", "board.md"], "unchanged") is None
     (a / "state" / "gates" / "two.txt").write_text("2\n")  # a tracked folder's new file
-    assert tree.commit(["state"], "folder") == tree.head()
+    _STARTED.append([])
+    try:
+        assert tree.commit(["state"], "folder") == tree.head()
+    finally:
+        started = _STARTED.pop()
+    staging = [w for s in started for w in ("add", "diff", "commit") if f"'{w}'" in s]
+    assert staging == ["add", "commit"], started
     assert git(a, "show", "--name-only", "--format=", "HEAD").split() == ["state/gates/two.txt"]
     assert git(a, "diff", "--cached", "--name-only").split() == ["staged.txt"]
