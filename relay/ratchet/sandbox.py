@@ -2791,17 +2791,18 @@ def _packed_ancestor(
     dot: Path, key: str, commit: str, tags: frozenset[tuple[str, str]]
 ) -> tuple[str, _Packed] | None:
     """``commit`` or the nearest of its ancestors (at most :data:`PARENTS_WALKED` back,
-    through the parents its own objects name) whose packs this run wrote with no tag
-    but ``tags``' and in fewer than :data:`PACK_CHAIN` packs; None where there is none or
-    the walk meets an object that is not loose (no process is run to find one)."""
+    through the parents its own objects name) whose packs this run wrote, where they hold
+    no tag but ``tags``' and are fewer than :data:`PACK_CHAIN`; None where there is none,
+    that one's will not do or the walk meets an object that is not loose (no process is
+    run to find one)."""
     frontier = [commit]
     for _ in range(PARENTS_WALKED + 1):
         following: list[str] = []
         for each in frontier:
             with _PACKS_LOCK:
                 got = _PACKS.get((key, each))
-            if got is not None and got.tags <= tags and got.packs < PACK_CHAIN:
-                return each, got
+            if got is not None:  # the nearest packed decides: a long chain is packed whole
+                return (each, got) if got.tags <= tags and got.packs < PACK_CHAIN else None
             parents = loose_parents(dot / "objects", each)
             if parents is None:
                 return None

@@ -357,3 +357,19 @@ def test_every_remote_a_boxs_clone_names_gets_a_push_url_that_leads_nowhere(
         env = roles.role_env(box.tree, work, {})
         assert pushed(env) == {"sneaky": roles.NO_PUSH_URL, "more": roles.NO_PUSH_URL}
         assert len(roles._REMOTES) == 2, "an included file's remotes were kept for its includer"
+
+
+def test_a_long_run_of_children_is_packed_whole_again_past_the_chains_bound(
+    source: Path,
+) -> None:
+    """Each box of a commit on the last holds no more packs than the bound, and its
+    commit's history whole."""
+    sandbox._drop_packs()
+    counts = []
+    for n in range(sandbox.PACK_CHAIN + 3):
+        git("commit", "-q", "--allow-empty", "-m", f"step {n}", cwd=source)
+        head = git("rev-parse", "HEAD", cwd=source)
+        with sandbox.standalone(source, head, "relay-loop/G1", hidden=()) as box:
+            assert held(box.tree) == history(source, head, "v1")
+            counts.append(len(list((box.tree / ".git/objects/pack").glob("*.pack"))))
+    assert max(counts) == sandbox.PACK_CHAIN and counts[-1] < sandbox.PACK_CHAIN, counts
