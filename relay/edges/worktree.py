@@ -258,6 +258,19 @@ def _quoted(path: str) -> str:
     return f'"{inner}"'
 
 
+def _false(value: str | None) -> bool:
+    """Whether git reads ``value`` as a boolean false (``git config --bool``: "false", "no",
+    "off", an empty value or a number that is 0, with or without a k, m or g); a key with
+    no value (None) is true, and a value that is no boolean is not false."""
+    if value is None:
+        return False
+    said = value.strip().lower()
+    if said in ("false", "no", "off", ""):
+        return True
+    number = said[:-1] if said[-1:] in ("k", "m", "g") else said
+    return bool(re.fullmatch(r"[-+]?(0+|0x0+)", number))
+
+
 def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> str:
     """One local git command (hooks off) fed ``stdin``; its output. ConfigError when it
     fails, with git's own line."""
@@ -533,6 +546,16 @@ class WorkTree:
             self._listings[pinned] = out
         return out
 
+    def _entries(self, commit: str) -> list[tuple[str, str, str]]:
+        """Every file of ``commit`` (a submodule's commit too): its mode, object and path."""
+        found = []
+        for entry in self.ls_tree(commit).split("\0"):
+            meta, _, path = entry.partition("\t")  # "mode type object\tpath"
+            if path:
+                mode, _, rest = meta.partition(" ")
+                found.append((mode, rest.partition(" ")[2], path))
+        return found
+
     def listing(self, commit: str) -> list[tuple[str, str]]:
         """Every file of ``commit`` with its mode ("100644", "120000" for a link...)."""
         found = []
@@ -599,11 +622,11 @@ class WorkTree:
                 *named,
             )
             ignored = {p.rstrip("/") for p in out.split("\0") if p}
-        left_out = [f":(top,literal,exclude){name}" for name in skip if name not in ignored]
+        left_out = [name for name in skip if name not in ignored]
         with tempfile.TemporaryDirectory(prefix="relay-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git(*off, *own, "read-tree", base, env=env)
-            nested = self._hash_raw(tree, base, env, [":/", *left_out])
+            nested = self._hash_raw(tree, base, env, left_out)
             made = self.git(*off, *own, "write-tree", env=env).strip()
         out = self.git("diff", "--no-ext-diff", "--name-only", "--no-renames", "-z", base, made)
         inside = tuple(f"{name}/" for name in skip)
@@ -645,9 +668,10 @@ class WorkTree:
             return self.git("write-tree", env=env).strip()
 
     def _hash_raw(
-        self, tree: Path, base: str, env: dict[str, str], pathspec: list[str]
+        self, tree: Path, base: str, env: dict[str, str], left_out: Sequence[str]
     ) -> list[str]:
-        """Put what ``pathspec`` names under ``tree`` (a maker's clone) into the private
+        """Put what ``tree`` holds but ``left_out`` (names at its top, each with all it
+        holds) under ``tree`` (a maker's clone) into the private
         index ``env`` names (read from ``base``) as git would store it, with no filter
         driver run: hashed by ``hash-object --no-filters``, so no filter the person's git
         configures (git-lfs's clean, any ``filter.<x>.clean``) runs on the maker's files on
@@ -661,7 +685,7 @@ class WorkTree:
         each as a gitlink) are returned, not stored."""
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-        staged = self.git(*off, *own, "ls-files", "-z", "-s", "--", *pathspec, env=env)
+        pathspec = [":/", *(f":(top,literal,exclude){name}" for name in left_out)]
         others = self.git(
             *off, *own, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspec,
             env=env,
@@ -670,13 +694,15 @@ class WorkTree:
         tracked: dict[str, tuple[str, str]] = {}  # path: (mode, sha) as base has it
         nested: list[str] = []
         zero = ""
-        for entry in staged.split("\0"):
-            meta, _, name = entry.partition("\t")  # "mode sha stage\tpath"
-            if name and not meta.startswith("160000 "):  # a submodule stays as base has it
+        # the private index holds base as read-tree wrote it: its entries are base's
+        # listing (one git process a commit, kept), less what is left out
+        for kind, sha, name in self._entries(base):
+            if any(name == x or name.startswith(f"{x}/") for x in left_out):
+                continue
+            if kind != "160000":  # a submodule stays as base has it
                 names[name] = None
-                mode_sha = meta.split(" ")
-                tracked[name] = (mode_sha[0], mode_sha[1])
-                zero = "0" * len(mode_sha[1])
+                tracked[name] = (kind, sha)
+                zero = "0" * len(sha)
         for name in others.split("\0"):
             if name.endswith("/"):  # "x/": a nested repository (git add: a gitlink)
                 nested.append(name.rstrip("/"))
@@ -686,8 +712,8 @@ class WorkTree:
         files = [name for name, kind in kinds.items() if kind == "file"]
         seen = {name: os.lstat(os.path.join(tree, name)) for name in files}
         self._within_total({name: st.st_size for name, st in seen.items()}, tracked)
-        converts = self._conversions(tree, env, files)
-        exec_bits = self._config("--bool", "core.fileMode") != "false"
+        crlf, exec_bits = self._core_settings()
+        converts = self._conversions(tree, env, files, crlf)
         with tempfile.TemporaryDirectory(prefix="relay-links-") as texts:
             hashed: list[tuple[str, str]] = []  # (path, mode), in the order hashed
             feed: list[str] = []
@@ -759,24 +785,34 @@ class WorkTree:
             f" with {TOTAL_CAP_ENV}=SIZE (such as 2g)",
         )
 
-    def _config(self, *args: str) -> str | None:
-        """A value of this clone's git configuration (``git config --get``), None when unset."""
+    def _core_settings(self) -> tuple[str, bool]:
+        """This clone's ``core.autocrlf`` ("true", "input" or "false", as
+        :func:`relay.edges.lineends.autocrlf` reads ``git config --get``'s answer) and
+        whether it trusts the executable bit (``core.fileMode`` as ``git config --bool``
+        reads it: unset, unreadable or not a boolean leaves it trusted), asked of git
+        together: the last value of each counts, as ``--get`` takes it."""
         try:
-            return self.git("config", *args[:-1], "--get", args[-1]).strip()
+            said = self.git("config", "-z", "--get-regexp", r"^core\.(autocrlf|filemode)$")
         except Exception:
-            return None
+            said = ""
+        values: dict[str, str | None] = {}  # None: a key with no value (true)
+        for entry in said.split("\0"):
+            key, newline, value = entry.partition("\n")
+            if key:
+                values[key] = value if newline else None
+        crlf = lineends.autocrlf(values.get("core.autocrlf") or "")
+        return crlf, "core.filemode" not in values or not _false(values["core.filemode"])
 
     def _conversions(
-        self, tree: Path, env: dict[str, str], files: Sequence[str]
+        self, tree: Path, env: dict[str, str], files: Sequence[str], crlf: str
     ) -> dict[str, tuple[lineends.Action, bool]]:
         """The files among ``files`` (under ``tree``) that git's own conversions could
         change as ``git add`` stores them: the end-of-line action and whether ``ident``
         applies, by path. The attributes are read as git add in ``tree`` reads them, its
         ``.gitattributes`` with this clone's own configuration (``check-attr`` runs
-        nothing)."""
+        nothing; ``crlf``: its ``core.autocrlf``)."""
         if not files:
             return {}
-        crlf = lineends.autocrlf(self._config("core.autocrlf"))
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         asked = ["check-attr", "-z", "--stdin", *lineends.ATTRIBUTES]
         said = _fed(tree, [*own, *asked], "\0".join(files) + "\0", env).split("\0")
@@ -1111,22 +1147,23 @@ class WorkTree:
         present = [p for p in paths if self._holds_files(p) or self.in_head(p)]
         if not present:
             return None
+        committing = ("commit", "--no-verify", "-q", "-m", message, "--only", "--", *present)
         with self.clone.git_lock:
+            # files git tracks (changed or deleted) are committed by commit alone, as add
+            # would have staged them; a new file or a folder (whose new files commit alone
+            # would leave out) is added first. Where commit finds nothing to commit (it
+            # fails), git is asked whether anything changed: nothing is None
+            if not any((self.root / p).is_dir() for p in present):
+                with contextlib.suppress(GitFailed):
+                    self.git(*NO_HOUSEKEEPING, *committing, identity=True)
+                    return self.head()
             self.git("add", "-A", "--force", "--", *present)
-            if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
-                return None
-            self.git(
-                *NO_HOUSEKEEPING,
-                "commit",
-                "--no-verify",
-                "-q",
-                "-m",
-                message,
-                "--only",
-                "--",
-                *present,
-                identity=True,
-            )
+            try:
+                self.git(*NO_HOUSEKEEPING, *committing, identity=True)
+            except GitFailed:
+                if not self.git("diff", "--cached", "--name-only", "--", *present).strip():
+                    return None
+                raise
         return self.head()
 
     def branch(self) -> str | None:

@@ -56,6 +56,7 @@ from relay.ratchet.sandbox import (
     put_text,
     read_own,
     read_private,
+    read_regular,
 )
 from relay.ratchet.threads import ThreadStore
 
@@ -159,11 +160,38 @@ def role_env(
     return env
 
 
+_REMOTES: dict[tuple[bytes, tuple[tuple[str, str], ...]], list[str]] = {}
+
+
 def _remotes(cwd: Path) -> list[str]:
+    """The remotes git names in ``cwd``. Asked of git once a run for each content of the
+    clone's own configuration file (every box's clone relay made holds the same, and a
+    box's git reads no other: its global and system configuration are none); where that
+    file includes another, or is no regular file of the clone's own, git is asked each
+    time."""
+    key = _config_key(cwd)
+    if key is not None and key in _REMOTES:
+        return list(_REMOTES[key])
     done = subprocess.run(
         [program("git"), "remote"], cwd=cwd, capture_output=True, text=True, check=False
     )
-    return [r for r in done.stdout.split() if r] if done.returncode == 0 else []
+    found = [r for r in done.stdout.split() if r] if done.returncode == 0 else []
+    if key is not None and done.returncode == 0:
+        if len(_REMOTES) > 16:
+            _REMOTES.clear()
+        _REMOTES[key] = found
+    return list(found)
+
+
+def _config_key(cwd: Path) -> tuple[bytes, tuple[tuple[str, str], ...]] | None:
+    """What git's answer about ``cwd``'s remotes rests on: its clone's configuration file
+    (read through no link) and git's variables in our environment; None where that file
+    names another (an include, a worktree's own configuration) or cannot be read."""
+    data = read_regular(cwd / ".git" / "config", 1 << 20)
+    lowered = data.lower()
+    if not data or b"include" in lowered or b"worktreeconfig" in lowered:
+        return None
+    return data, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_")))
 
 
 def run_role(

@@ -2646,10 +2646,10 @@ def own_history(
     """``tree`` made a new repository holding ``commit``'s own history and the tags on it,
     nothing else of ``source``'s: no other branch's or tag's objects (an unmerged,
     embargoed branch of the person's clone never reaches a box), no remote. The objects
-    in one pack ``source``'s git writes straight into it (copied, never linked to
-    ``source``'s); from a shallow or grafted clone fetched by git's transport instead,
-    which keeps a shallow history's bounds (no tags then)."""
-    run([*git, "init", "-q", "--template=", str(tree)])
+    in packs ``source``'s git wrote for this run (:func:`_history_packs`), copied in, never
+    linked to ``source``'s nor to relay's own; from a shallow or grafted clone fetched by
+    git's transport instead, which keeps a shallow history's bounds (no tags then)."""
+    _new_repository(run, git, tree)
     dot = source / ".git"
     if not dot.is_dir():  # a linked worktree's: its clone's git directory
         said = run([*git, "-C", str(source), "rev-parse", "--git-common-dir"]).stdout.strip()
@@ -2663,12 +2663,180 @@ def own_history(
     tags = sorted(
         (ref, sha) for sha, _, ref in (line.partition(" ") for line in listed.split("\n")) if ref
     )
-    tips = "".join(f"{sha}\n" for sha in dict.fromkeys([commit, *(sha for _, sha in tags)]))
-    # the objects as they are (a replace ref is no object of the history's)
-    packing = ("--no-replace-objects", "-C", str(source), "pack-objects", "--revs", "-q")
-    run([*git, *packing, str(tree / ".git" / "objects" / "pack" / "pack")], input=tips)
+    _history_packs(run, git, source, dot, commit, tags, tree / ".git" / "objects" / "pack")
     packed = "".join(f"{sha} {ref}\n" for ref, sha in tags)
     (tree / ".git" / "packed-refs").write_text(packed, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """The packs relay wrote for one commit's history: its files, how many packs they are
+    and the tags (ref, object) packed with it."""
+
+    files: tuple[Path, ...]
+    packs: int
+    tags: frozenset[tuple[str, str]]
+
+
+PACK_CHAIN = 16  # packs a history is kept in before it is packed whole again
+PACKS_KEPT = 8  # the commits whose packs a run keeps for the next box
+PARENTS_WALKED = 4  # how far back a commit's packed ancestor is looked for
+_PACKS: dict[tuple[str, str], _Packed] = {}  # (git directory, commit): its history's packs
+_PACKS_LOCK = threading.Lock()
+_PACK_FOLDER: list[Path] = []  # the run's folder of packs and of an empty repository
+
+
+def _pack_folder() -> Path:
+    """The run's own folder of packs (and an empty repository to copy): in the temporary
+    folder, closed to every other user, seen by no box (each has a /tmp of its own),
+    named and recorded as a judged box's so that a killed run's goes with theirs
+    (:func:`drop_stale_boxes`), removed as relay ends."""
+    with _PACKS_LOCK:
+        if not _PACK_FOLDER:
+            folder = Path(tempfile.mkdtemp(prefix=f"{JUDGED_PREFIX}packs-"))
+            (folder / OWNER_FILE).write_text(_owner(), encoding="ascii")
+            _PACK_FOLDER.append(folder)
+        return _PACK_FOLDER[0]
+
+
+def _drop_packs() -> None:
+    """The run's folder of packs removed (at exit)."""
+    with _PACKS_LOCK:
+        _PACKS.clear()
+        for folder in _PACK_FOLDER:
+            remove_tree(folder)
+        _PACK_FOLDER.clear()
+
+
+atexit.register(_drop_packs)
+
+
+def _new_repository(
+    run: Callable[..., subprocess.CompletedProcess[str]], git: list[str], tree: Path
+) -> None:
+    """``tree`` a new, empty repository with no template: a copy of one git made for the
+    run (``git init`` once a run, not once a box)."""
+    empty = _pack_folder() / "empty"
+    if not (empty / ".git" / "HEAD").is_file():
+        making = Path(tempfile.mkdtemp(prefix="empty-", dir=empty.parent))
+        run([*git, "init", "-q", "--template=", str(making)])
+        with contextlib.suppress(OSError):
+            making.rename(empty)  # another thread's may be there first: either does
+        if not (empty / ".git" / "HEAD").is_file():
+            empty = making
+    tree.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(empty / ".git", tree / ".git", symlinks=True)
+
+
+def _history_packs(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    git: list[str],
+    source: Path,
+    dot: Path,
+    commit: str,
+    tags: Sequence[tuple[str, str]],
+    into: Path,
+) -> None:
+    """The pack files that hold ``commit``'s history and ``tags`` (and nothing else of
+    ``dot``'s) copied into ``into`` (a copy of its own: a box may rewrite it) from the
+    run's folder of packs. A commit packed before is packed again only
+    for tags it did not have; one whose parent (or an ancestor a few commits back, as its
+    objects say) was packed gets a pack of what that one lacks beside that one's packs
+    (a baseline, relay's record of it and a candidate on it are each a commit on the last:
+    one pack of the whole history a run, not one a box)."""
+    folder = _pack_folder()
+    key = str(dot.resolve())
+    tagged = frozenset(tags)
+    for whole in (False, True):  # the second time, where another box's dropped its packs
+        base = None if whole else _packed_ancestor(dot, key, commit, tagged)
+        if base is not None and base[0] == commit and base[1].tags == tagged:
+            with _PACKS_LOCK:
+                if all(f.exists() for f in base[1].files):
+                    _copy_packs(base[1].files, into)
+                    return
+            continue
+        had = base[1].tags if base is not None else frozenset()
+        fresh = [sha for ref, sha in tags if (ref, sha) not in had]
+        tips = "".join(f"{sha}\n" for sha in dict.fromkeys([commit, *fresh]))
+        if base is not None:
+            tips += f"^{base[0]}\n"  # what the ancestor's packs hold already
+        # the objects as they are (a replace ref is no object of the history's)
+        packing = ("--no-replace-objects", "-C", str(source), "pack-objects", "--revs", "-q")
+        name = run([*git, *packing, str(folder / "pack")], input=tips).stdout.strip()
+        made = tuple(sorted(folder.glob(f"pack-{name}.*")))
+        earlier = base[1].files if base is not None else ()
+        packed = _Packed((*earlier, *made), (base[1].packs if base else 0) + 1, tagged)
+        with _PACKS_LOCK:
+            if not whole and not all(f.exists() for f in earlier):
+                continue
+            _PACKS.pop((key, commit), None)
+            _PACKS[(key, commit)] = packed
+            dropped: set[Path] = set()
+            while len(_PACKS) > PACKS_KEPT:
+                dropped.update(_PACKS.pop(next(iter(_PACKS))).files)
+            for each in dropped - {f for got in _PACKS.values() for f in got.files}:
+                each.unlink(missing_ok=True)
+            _copy_packs(packed.files, into)
+            return
+
+
+def _copy_packs(files: Sequence[Path], into: Path) -> None:
+    """``files`` copied into ``into`` (under the lock: no other box's packing drops them
+    meanwhile)."""
+    for each in files:
+        shutil.copy(each, into / each.name)
+
+
+def _packed_ancestor(
+    dot: Path, key: str, commit: str, tags: frozenset[tuple[str, str]]
+) -> tuple[str, _Packed] | None:
+    """``commit`` or the nearest of its ancestors (at most :data:`PARENTS_WALKED` back,
+    through the parents its own objects name) whose packs this run wrote, where they hold
+    no tag but ``tags``' and are fewer than :data:`PACK_CHAIN`; None where there is none,
+    that one's will not do or the walk meets an object that is not loose (no process is
+    run to find one)."""
+    frontier = [commit]
+    for _ in range(PARENTS_WALKED + 1):
+        following: list[str] = []
+        for each in frontier:
+            with _PACKS_LOCK:
+                got = _PACKS.get((key, each))
+            if got is not None:  # the nearest packed decides: a long chain is packed whole
+                return (each, got) if got.tags <= tags and got.packs < PACK_CHAIN else None
+            parents = loose_parents(dot / "objects", each)
+            if parents is None:
+                return None
+            following += parents
+        frontier = list(dict.fromkeys(following))[:8]
+    return None
+
+
+def loose_parents(objects: Path, commit: str) -> list[str] | None:
+    """The parents of ``commit`` as its loose object in ``objects`` names them (git's
+    commit header: ``tree``, then each ``parent``); None where it is no loose commit or
+    its header cannot be read whole."""
+    import zlib
+
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        return None
+    try:
+        with (objects / commit[:2] / commit[2:]).open("rb") as loose:
+            raw = loose.read(1 << 16)
+        data = zlib.decompressobj().decompress(raw, 1 << 14)
+    except (OSError, zlib.error):
+        return None
+    kind, nul, body = data.partition(b"\0")
+    if not nul or not kind.startswith(b"commit "):
+        return None
+    lines = body.split(b"\n")
+    if not lines or not lines[0].startswith(b"tree "):
+        return None
+    parents: list[str] = []
+    for line in lines[1:-1]:  # the last may be cut short
+        if not line.startswith(b"parent "):
+            return parents
+        parents.append(line[7:].decode("ascii", "replace"))
+    return None
 
 
 def _tagless(common: Path) -> bool:

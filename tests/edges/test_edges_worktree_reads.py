@@ -242,3 +242,54 @@ def test_the_files_paths_name_are_git_ls_trees_answer(remote: Remote) -> None:
     ):
         said = git(a, "ls-tree", "-r", "--name-only", "-z", commit, "--", *paths)
         assert tree._files_under(commit, paths) == sorted(p for p in said.split("\0") if p)
+
+
+def test_relays_commit_of_files_git_tracks_is_one_process_and_the_rest_as_before(
+    remote: Remote,
+) -> None:
+    """Tracked files changed or deleted (one ignored, tracked all the same) are committed
+    by one git process, a folder by add and commit; a new file (ignored too), a folder's
+    new files and files left as they were are committed, or not, as ``add`` then
+    ``commit`` commit them. What else the person staged stays staged and out of relay's
+    commit."""
+    a = remote.a
+    (a / ".gitignore").write_text("*.log\n")
+    (a / "kept.log").write_text("1\n")
+    (a / "gone.txt").write_text("g\n")
+    git(a, "add", "-f", ".gitignore", "kept.log", "gone.txt")
+    commit_file(a, "board.md", "b\n", "base")
+    tree = WorkTree.open(a)
+    (a / "board.md").write_text("b2\n")
+    (a / "kept.log").write_text("2\n")
+    (a / "gone.txt").unlink()
+    (a / "staged.txt").write_text("the person's\n")
+    git(a, "add", "staged.txt")
+    _STARTED.append([])
+    try:
+        made = tree.commit(["board.md", "kept.log", "gone.txt"], "relay's")
+    finally:
+        started = _STARTED.pop()
+    staging = [w for s in started for w in ("add", "diff", "commit") if f"'{w}'" in s]
+    assert staging == ["commit"], started  # (beside them: an identity, a path in HEAD)
+    assert made == tree.head()
+    said = git(a, "show", "--name-status", "--format=", "HEAD").split()
+    assert said == ["M", "board.md", "D", "gone.txt", "M", "kept.log"], said
+    assert git(a, "diff", "--cached", "--name-only").split() == ["staged.txt"]
+    assert tree.commit(["board.md"], "unchanged") is None
+    (a / "new.log").write_text("new\n")
+    (a / "state" / "gates").mkdir(parents=True)
+    (a / "state" / "gates" / "one.txt").write_text("1\n")
+    assert tree.commit(["new.log", "state"], "new") == tree.head()
+    said = git(a, "show", "--name-status", "--format=", "HEAD").split()
+    assert said == ["A", "new.log", "A", "state/gates/one.txt"], said
+    assert tree.commit(["state", "board.md"], "unchanged") is None
+    (a / "state" / "gates" / "two.txt").write_text("2\n")  # a tracked folder's new file
+    _STARTED.append([])
+    try:
+        assert tree.commit(["state"], "folder") == tree.head()
+    finally:
+        started = _STARTED.pop()
+    staging = [w for s in started for w in ("add", "diff", "commit") if f"'{w}'" in s]
+    assert staging == ["add", "commit"], started
+    assert git(a, "show", "--name-only", "--format=", "HEAD").split() == ["state/gates/two.txt"]
+    assert git(a, "diff", "--cached", "--name-only").split() == ["staged.txt"]

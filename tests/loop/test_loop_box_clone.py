@@ -158,6 +158,64 @@ def test_a_box_holds_its_commits_history_alone_never_another_branchs_objects(
             assert git("log", "--format=%s", cwd=tree).split() == ["candidate", "one"]
 
 
+def held(tree: Path) -> set[str]:
+    """Every object a box's repository holds."""
+    listed = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)", cwd=tree)
+    return set(listed.split())
+
+
+def history(root: Path, *tips: str) -> set[str]:
+    """Every object ``tips`` reach in ``root`` (a tag's own object with it)."""
+    return {line.split()[0] for line in git("rev-list", "--objects", *tips, cwd=root).splitlines()}
+
+
+def test_a_box_of_a_child_takes_its_parents_pack_and_packs_only_what_it_adds(
+    source: Path,
+) -> None:
+    """A commit on one a box of this run was made of (relay's candidate on its baseline)
+    is packed as that one's pack and one of its own new objects; each box holds its own
+    copy, and the commit's history with its tags alone, even where another branch's
+    commit was packed in between or a tag it was packed with went meanwhile."""
+    git("tag", "-a", "v2", "-m", "second tag", cwd=source)
+    base = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-qb", "embargoed", cwd=source)
+    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
+    git("add", "plan.txt", cwd=source)
+    git("commit", "-qm", "EMBARGOED plan", cwd=source)
+    embargoed = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-q", "main", cwd=source)
+    with sandbox.standalone(source, base, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, base, "v2")
+        first = {p.name for p in (box.tree / ".git/objects/pack").iterdir()}
+    with sandbox.standalone(source, embargoed, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, embargoed, "v2")
+    commit = off_branch(source)
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        assert held(box.tree) == history(source, commit, "v2")
+        packs = {p.name for p in (box.tree / ".git/objects/pack").iterdir()}
+    assert first < packs, "the parent's pack was not reused"
+    [index] = [n for n in packs - first if n.endswith(".idx")]  # what the child adds
+    shown = subprocess.run(
+        ["git", "show-index"], input=(sandbox._pack_folder() / index).read_bytes(),
+        capture_output=True, check=True,
+    ).stdout.split(b"\n")  # fmt: skip
+    assert len([line for line in shown if line]) == 3, "not its commit, tree and blob alone"
+    git("tag", "-d", "v2", cwd=source)  # a tag its packs were made with goes
+    git("tag", "v3", cwd=source)  # and a new one comes on its history
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        tree = box.tree
+        assert git("rev-parse", "HEAD", cwd=tree) == commit
+        assert held(tree) == history(source, commit, "v1"), "a gone tag or a branch came"
+        assert git("tag", cwd=tree).split() == ["v1", "v3"]
+        assert b"EMBARGOED" not in subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=tree, capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        objects = tree / ".git" / "objects"
+        assert not inodes(objects) & inodes(sandbox._pack_folder()), "a pack shared"
+        assert not inodes(objects) & inodes(source / ".git" / "objects"), "objects shared"
+
+
 def test_a_box_of_a_shallow_clone_holds_its_commit(source: Path, tmp_path: Path) -> None:
     shallow = tmp_path / "shallow"
     git("commit", "-q", "--allow-empty", "-m", "two", cwd=source)
@@ -267,3 +325,51 @@ def test_a_judged_box_is_gone_when_relay_is(source: Path) -> None:
     )  # fmt: skip
     folder = Path(done.stdout.strip())
     assert folder.name.startswith("relay-judge-") and not folder.exists()
+
+
+def pushed(env: dict[str, str]) -> dict[str, str]:
+    """The push URLs a role's environment gives git (by remote)."""
+    keys = [env[f"GIT_CONFIG_KEY_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))]
+    values = [env[f"GIT_CONFIG_VALUE_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))]
+    return {k.split(".")[1]: v for k, v in zip(keys, values, strict=True) if k.endswith(".pushurl")}
+
+
+def test_every_remote_a_boxs_clone_names_gets_a_push_url_that_leads_nowhere(
+    source: Path, tmp_path: Path
+) -> None:
+    """git is asked once for the clones relay makes alike (their configuration is the
+    same file), and again for one whose configuration names a remote of its own."""
+    from relay.ratchet import roles
+
+    work = tmp_path / "work"
+    work.mkdir()
+    roles._REMOTES.clear()
+    with sandbox.standalone(source, git("rev-parse", "HEAD", cwd=source), "b", hidden=()) as box:
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        assert len(roles._REMOTES) == 1
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        git("remote", "add", "sneaky", str(source), cwd=box.tree)
+        assert pushed(roles.role_env(box.tree, work, {})) == {"sneaky": roles.NO_PUSH_URL}
+        assert len(roles._REMOTES) == 2
+        config = box.tree / ".git" / "config"
+        config.write_text(config.read_text() + f"[include]\n\tpath = {tmp_path / 'more'}\n")
+        (tmp_path / "more").write_text(f'[remote "more"]\n\turl = {source}\n')
+        env = roles.role_env(box.tree, work, {})
+        assert pushed(env) == {"sneaky": roles.NO_PUSH_URL, "more": roles.NO_PUSH_URL}
+        assert len(roles._REMOTES) == 2, "an included file's remotes were kept for its includer"
+
+
+def test_a_long_run_of_children_is_packed_whole_again_past_the_chains_bound(
+    source: Path,
+) -> None:
+    """Each box of a commit on the last holds no more packs than the bound, and its
+    commit's history whole."""
+    sandbox._drop_packs()
+    counts = []
+    for n in range(sandbox.PACK_CHAIN + 3):
+        git("commit", "-q", "--allow-empty", "-m", f"step {n}", cwd=source)
+        head = git("rev-parse", "HEAD", cwd=source)
+        with sandbox.standalone(source, head, "relay-loop/G1", hidden=()) as box:
+            assert held(box.tree) == history(source, head, "v1")
+            counts.append(len(list((box.tree / ".git/objects/pack").glob("*.pack"))))
+    assert max(counts) == sandbox.PACK_CHAIN and counts[-1] < sandbox.PACK_CHAIN, counts

@@ -121,6 +121,16 @@ def test_a_mode_only_change_is_none_where_the_clone_trusts_no_exec_bit(tmp_path:
         assert git("rev-parse", f"{made}:{name}", cwd=clone).strip() == stored_by_git(
             maker, {"core.fileMode": "false"}, name
         )
+    for spelled in ("no", "0", "OFF", ""):  # git's other ways of saying false
+        git("config", "core.fileMode", spelled, cwd=clone)
+        assert tree.taken_from(maker, tree.head())[0] == ["new.sh"], spelled
+    git("config", "--add", "core.fileMode", "yes", cwd=clone)  # the last value counts
+    assert tree.taken_from(maker, tree.head())[0] == ["app.py", "new.sh", "run.sh"]
+    git("config", "--replace-all", "core.fileMode", "false", cwd=clone)
+    (clone / ".git" / "config").write_text(
+        (clone / ".git" / "config").read_text() + "[core]\n\tfileMode\n"
+    )  # a key with no value is true
+    assert tree.taken_from(maker, tree.head())[0] == ["app.py", "new.sh", "run.sh"]
 
 
 def test_a_real_run_with_autocrlf_keeps_the_change_with_lf(tmp_path: Path) -> None:
