@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -161,6 +162,7 @@ def role_env(
 
 
 _REMOTES: dict[tuple[bytes, tuple[tuple[str, str], ...]], list[str]] = {}
+_REMOTES_LOCK = threading.Lock()
 
 
 def _remotes(cwd: Path) -> list[str]:
@@ -170,16 +172,19 @@ def _remotes(cwd: Path) -> list[str]:
     file includes another, or is no regular file of the clone's own, git is asked each
     time."""
     key = _config_key(cwd)
-    if key is not None and key in _REMOTES:
-        return list(_REMOTES[key])
+    with _REMOTES_LOCK:  # (parallel makers are threads of one run)
+        known = _REMOTES.get(key) if key is not None else None
+    if known is not None:
+        return list(known)
     done = subprocess.run(
         [program("git"), "remote"], cwd=cwd, capture_output=True, text=True, check=False
     )
     found = [r for r in done.stdout.split() if r] if done.returncode == 0 else []
     if key is not None and done.returncode == 0:
-        if len(_REMOTES) > 16:
-            _REMOTES.clear()
-        _REMOTES[key] = found
+        with _REMOTES_LOCK:
+            if len(_REMOTES) > 16:
+                _REMOTES.clear()
+            _REMOTES[key] = found
     return list(found)
 
 
@@ -187,10 +192,13 @@ def _config_key(cwd: Path) -> tuple[bytes, tuple[tuple[str, str], ...]] | None:
     """What git's answer about ``cwd``'s remotes rests on: its clone's configuration file
     (read through no link) and git's variables in our environment; None where that file
     names another (an include, a worktree's own configuration) or cannot be read."""
-    data = read_regular(cwd / ".git" / "config", 1 << 20)
+    most = 1 << 20
+    data = read_regular(cwd / ".git" / "config", most)
     lowered = data.lower()
-    if not data or b"include" in lowered or b"worktreeconfig" in lowered:
-        return None
+    if not data or len(data) >= most or b"include" in lowered or b"worktreeconfig" in lowered:
+        return None  # (a file read to the cap may go on past it)
+    if os.path.lexists(cwd / ".git" / "commondir"):
+        return None  # its remotes may be another repository's configuration's
     return data, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_")))
 
 

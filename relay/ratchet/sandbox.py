@@ -2658,8 +2658,11 @@ def own_history(
         fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", "--update-shallow"]
         run([*git, "-C", str(tree), *fetch, str(source), commit])
         return
-    listing = ("for-each-ref", f"--merged={commit}", "--format=%(objectname) %(refname)")
-    listed = "" if _tagless(dot) else run([*git, "-C", str(source), *listing, "refs/tags"]).stdout
+    # the tags on the history as it is: a replace ref (``git replace --graft``) would put
+    # another branch's commits, and its tags, in it
+    listing = [*git, "--no-replace-objects", "-C", str(source), "for-each-ref"]
+    listing += [f"--merged={commit}", "--format=%(objectname) %(refname)", "refs/tags"]
+    listed = "" if _tagless(dot) else run(listing).stdout
     tags = sorted(
         (ref, sha) for sha, _, ref in (line.partition(" ") for line in listed.split("\n")) if ref
     )
@@ -2762,8 +2765,13 @@ def _history_packs(
             tips += f"^{base[0]}\n"  # what the ancestor's packs hold already
         # the objects as they are (a replace ref is no object of the history's)
         packing = ("--no-replace-objects", "-C", str(source), "pack-objects", "--revs", "-q")
-        name = run([*git, *packing, str(folder / "pack")], input=tips).stdout.strip()
-        made = tuple(sorted(folder.glob(f"pack-{name}.*")))
+        # (in a folder of this call's own: two boxes packing the same objects at once would
+        # write the same names, and one's dropping could take the other's files)
+        out = Path(tempfile.mkdtemp(prefix="p-", dir=folder))
+        names = run([*git, *packing, str(out / "pack")], input=tips).stdout.split()
+        made = tuple(sorted(p for name in names for p in out.glob(f"pack-{name}.*")))
+        if not made:  # (pack.packSizeLimit writes several packs, each name a line)
+            raise LocalUsageError(f"git pack-objects wrote no pack of {commit} in {source}")
         earlier = base[1].files if base is not None else ()
         packed = _Packed((*earlier, *made), (base[1].packs if base else 0) + 1, tagged)
         with _PACKS_LOCK:

@@ -196,7 +196,7 @@ def test_a_box_of_a_child_takes_its_parents_pack_and_packs_only_what_it_adds(
     assert first < packs, "the parent's pack was not reused"
     [index] = [n for n in packs - first if n.endswith(".idx")]  # what the child adds
     shown = subprocess.run(
-        ["git", "show-index"], input=(sandbox._pack_folder() / index).read_bytes(),
+        ["git", "show-index"], input=next(sandbox._pack_folder().rglob(index)).read_bytes(),
         capture_output=True, check=True,
     ).stdout.split(b"\n")  # fmt: skip
     assert len([line for line in shown if line]) == 3, "not its commit, tree and blob alone"
@@ -357,6 +357,17 @@ def test_every_remote_a_boxs_clone_names_gets_a_push_url_that_leads_nowhere(
         env = roles.role_env(box.tree, work, {})
         assert pushed(env) == {"sneaky": roles.NO_PUSH_URL, "more": roles.NO_PUSH_URL}
         assert len(roles._REMOTES) == 2, "an included file's remotes were kept for its includer"
+        # a file as long as what is read of it may go on past it; a clone whose git directory
+        # names another (``commondir``) has that one's configuration too
+        padded = "".join(f"# {n:06}\n" for n in range(1 << 17))
+        config.write_text("[core]\n\tbare = false\n" + padded)
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        config.write_text(config.read_text() + f'[remote "late"]\n\turl = {source}\n')
+        assert pushed(roles.role_env(box.tree, work, {})) == {"late": roles.NO_PUSH_URL}
+        config.write_text("[core]\n\tbare = false\n")
+        assert pushed(roles.role_env(box.tree, work, {})) == {}
+        (box.tree / ".git" / "commondir").write_text(f"{source / '.git'}\n")
+        assert "origin" in pushed(roles.role_env(box.tree, work, {}))
 
 
 def test_a_long_run_of_children_is_packed_whole_again_past_the_chains_bound(
@@ -373,3 +384,49 @@ def test_a_long_run_of_children_is_packed_whole_again_past_the_chains_bound(
             assert held(box.tree) == history(source, head, "v1")
             counts.append(len(list((box.tree / ".git/objects/pack").glob("*.pack"))))
     assert max(counts) == sandbox.PACK_CHAIN and counts[-1] < sandbox.PACK_CHAIN, counts
+
+
+def test_a_replace_ref_brings_no_other_branchs_tag_or_objects_into_a_box(source: Path) -> None:
+    """``git replace --graft`` that stitches an unmerged branch into main's history makes
+    git's own walk follow it, and its tags read as merged: a box holds the history as it
+    is, and none of that branch's tags or objects."""
+    base = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-qb", "embargoed", cwd=source)
+    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
+    git("add", "plan.txt", cwd=source)
+    git("commit", "-qm", "EMBARGOED plan", cwd=source)
+    git("tag", "-a", "v9", "-m", "EMBARGOED release", cwd=source)
+    embargoed = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-q", "main", cwd=source)
+    (source / "m.py").write_text("M = 1\n")
+    git("add", "m.py", cwd=source)
+    git("commit", "-qm", "main", cwd=source)
+    main = git("rev-parse", "HEAD", cwd=source)
+    git("replace", "--graft", main, base, embargoed, cwd=source)
+    commit = off_branch(source)
+    assert "refs/tags/v9" in git("for-each-ref", f"--merged={commit}", "refs/tags", cwd=source)
+    with sandbox.standalone(source, commit, "relay-loop/G1", hidden=()) as box:
+        every = subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=box.tree, capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        assert b"EMBARGOED" not in every
+        assert git("tag", cwd=box.tree) == "v1"
+
+
+def test_a_history_git_packs_in_several_files_reaches_the_box_whole(source: Path) -> None:
+    """With ``pack.packSizeLimit`` git writes a history in several packs, one name a line:
+    each is the box's, and the next box of the run (a child) is made from them too."""
+    for n in range(6):
+        (source / f"big{n}.bin").write_bytes(os.urandom(400 << 10))
+        git("add", "-A", cwd=source)
+        git("commit", "-qm", f"big {n}", cwd=source)
+    git("config", "pack.packSizeLimit", "1m", cwd=source)
+    commit = off_branch(source)
+    for tip in (commit, off_branch(source)):
+        with sandbox.standalone(source, tip, "relay-loop/G1", hidden=()) as box:
+            assert git("rev-parse", "HEAD", cwd=box.tree) == tip
+            packs = list((box.tree / ".git" / "objects" / "pack").glob("*.pack"))
+            assert len(packs) > 1
+            git("fsck", "--connectivity-only", cwd=box.tree)
+            assert (box.tree / "big5.bin").stat().st_size == 400 << 10
