@@ -72,3 +72,46 @@ def test_the_one_pass_literal_search_finds_every_occurrence(secret: str, text: s
             at = hay.find(lit.needle, at + 1)
     assert found == naive
     assert secret not in Redactor(MachineFacts(secrets=(secret,))).redact(block)
+
+
+def test_a_name_that_only_holds_a_secret_word_gives_its_value_when_it_looks_drawn() -> None:
+    """``GITHUB_TOKEN`` means a secret; ``AUTH_PROVIDER``, ``SECRETS_REGION`` and
+    ``TOKEN_ENDPOINT`` only hold the word, and their ordinary values (``github``, a region, a
+    plain URL) are no secret of this node's — masking them would mask every ``github`` of a
+    log. A drawn value under such a name (``SECRET_KEY_BASE``'s hex) still is one."""
+    env = {
+        "AUTH_PROVIDER": "github",
+        "SECRETS_REGION": "us-east-1",
+        "TOKEN_ENDPOINT": "https://oauth2.googleapis.com/token",
+        "PASSWORD_HASHER": "argon2id",
+        "KEY_VAULT_NAME": "my-key-vault",
+        "SECRET_KEY_BASE": "a3f9c2e18b7d4f6a9c0e1b2d3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2",
+        "GITHUB_TOKEN": "ghs_Qa1Wb2Ec3Rd4Tf5Yg6Uh7Ij8Ok9Pl0Zx1Cv2B",
+        "DB_PASSWORD": "hunter2",
+        "API_KEY_2": "hunter22",
+    }
+    facts = gather_facts(environ=env)
+    assert set(facts.secrets) == {env[n] for n in ("SECRET_KEY_BASE", "GITHUB_TOKEN")} | {
+        "hunter2",
+        "hunter22",
+    }
+    out = Redactor(facts).redact("cloning github.com/org/repo in us-east-1 with argon2id\n")
+    assert out == "cloning github.com/org/repo in us-east-1 with argon2id\n"
+
+
+def test_a_urls_password_in_any_variable_is_this_nodes_secret() -> None:
+    """``DATABASE_URL=postgres://app:…@db/app``: the password alone, reversed or encoded, is
+    masked where the log prints it; a URL that only stands in for one (``${DB_PASSWORD}``,
+    ``****``) gives nothing."""
+    env = {
+        "DATABASE_URL": "postgres://app:QmZ8vL2pK7xR4tW9nB3c@db:5432/app",
+        "CACHE_URL": "redis://:${REDIS_PASSWORD}@cache:6379/0",
+        "MIRROR": "https://user:****@mirror.example.org/simple",
+    }
+    facts = gather_facts(environ=env)
+    assert facts.secrets == ("QmZ8vL2pK7xR4tW9nB3c",)
+    redactor = Redactor(facts)
+    secret = "QmZ8vL2pK7xR4tW9nB3c"
+    for text in (secret, secret[::-1], "UW1aOHZMMnBLN3hSNHRXOW5CM2M="):  # base64 of it
+        out = redactor.redact(f"step said {text} ok\n")
+        assert "[redacted:own-secret]" in out and text[2:-4] not in out, out
