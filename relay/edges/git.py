@@ -43,6 +43,11 @@ NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 # then fetches before it tries again (one fetch per command, not one per step of it)
 _FETCHED: dict[tuple[Path, str], float] = {}
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+# A command after which git starts no housekeeping of its own (``git maintenance run
+# --auto``, a process each time): given to the merge and the commit a fetch of the same
+# command came just before, whose own ``maintenance run --auto`` keeps the clone as git
+# keeps it (the objects they add are counted by the next pass's fetch)
+NO_HOUSEKEEPING = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
              "cannot lock ref", "failed to update ref", "incorrect old value")  # fmt: skip
 # (the last three: another push moved the branch while the server took this one)
@@ -338,7 +343,7 @@ class Clone:
             if here == there:
                 return False
             self._git("merge-base", "--is-ancestor", "HEAD", upstream)
-            self._git("merge", "--ff-only", "-q", upstream)
+            self._git(*NO_HOUSEKEEPING, "merge", "--ff-only", "-q", upstream)  # fetched just now
         except _git_error():
             return False
         return True
@@ -397,12 +402,14 @@ class Clone:
 
     def fast_forward(self, branch: str, remote: str = "origin") -> bool:
         """Move this clone to what relay just pushed to ``branch`` when it is on that
-        branch and a fast-forward leaves a person's edits alone; False when it stays."""
+        branch and a fast-forward leaves a person's edits alone; False when it stays.
+        (The publish before it fetched: git's housekeeping ran then.)"""
         if self.current_branch() != branch:
             return False
         try:
             with self.git_lock:
-                self._git("merge", "--ff-only", "-q", f"refs/remotes/{remote}/{branch}")
+                upstream = f"refs/remotes/{remote}/{branch}"
+                self._git(*NO_HOUSEKEEPING, "merge", "--ff-only", "-q", upstream)
         except _git_error():
             return False
         return True
@@ -413,14 +420,19 @@ class Clone:
         self._network("push", remote, f"HEAD:refs/heads/{branch}")
 
     @_serialised
-    def commit(self, paths: Sequence[Path | str], message: str) -> CommitInfo | None:
-        """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged."""
+    def commit(
+        self, paths: Sequence[Path | str], message: str, *, fetched: bool = False
+    ) -> CommitInfo | None:
+        """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged.
+        ``fetched``: the command fetched moments ago, and that fetch's housekeeping of git's
+        stands for the commit's (see ``NO_HOUSEKEEPING``)."""
         rel = [self._relative(Path(p)) for p in paths]
         self._git("add", "--force", "--", *rel)  # a log is committed even if *.log is ignored
         if not self._git("diff", "--cached", "--name-only", "--", *rel).strip():
             return None
         identity = self._identity_args()
-        self._git(*identity, "commit", "-m", message, "--only", "--", *rel)
+        quiet = NO_HOUSEKEEPING if fetched else ()
+        self._git(*quiet, *identity, "commit", "-m", message, "--only", "--", *rel)
         return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
 
     @_serialised

@@ -168,7 +168,7 @@ class RelayTree:
                 if not changed:
                     return None
                 tree = self.tree()
-                info = tree.commit(changed, message)
+                info = tree.commit(changed, message, fetched=True)  # by at_branch
                 if info is None:
                     return None
                 try:
