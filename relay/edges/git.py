@@ -285,8 +285,24 @@ class Clone:
         return None if url is None else parse_remote_url(url)
 
     def head_sha(self) -> str:
-        """The commit checked out now."""
-        return self._git("rev-parse", "HEAD").strip()
+        """The commit checked out now (from the clone's files where they say what git
+        would: a pass asks after each commit)."""
+        from relay.edges.refs import head_object
+
+        return head_object(self.root) or self._git("rev-parse", "HEAD").strip()
+
+    def ref_sha(self, name: str) -> str | None:
+        """The commit the full ref ``name`` points at (from the clone's files where they
+        say what git would), None when there is no such ref."""
+        from relay.edges.refs import ref_object
+
+        found = ref_object(self.root, name)
+        if found is not None:
+            return found[1]
+        try:
+            return self._git("rev-parse", "--verify", "-q", name).strip() or None
+        except _git_error():
+            return None
 
     def current_branch(self) -> str | None:
         """The checked-out branch, or None on a detached HEAD (from the clone's files where
@@ -338,8 +354,14 @@ class Clone:
         if branch is None:
             return False
         upstream = f"refs/remotes/{remote}/{branch}"
-        try:  # one process for both commits; it fails when the remote has no such branch
-            here, there = self._git("rev-parse", "HEAD", upstream).split()
+        from relay.edges.refs import head_object, ref_object
+
+        here, found = head_object(self.root), ref_object(self.root, upstream)
+        try:  # else one process for both; it fails when the remote has no such branch
+            if here is not None and found is not None:
+                there = found[1]
+            else:
+                here, there = self._git("rev-parse", "HEAD", upstream).split()
             if here == there:
                 return False
             self._git("merge-base", "--is-ancestor", "HEAD", upstream)

@@ -145,6 +145,26 @@ def ref_object(root: Path, name: str) -> tuple[Path, str] | None:
     return None
 
 
+def head_object(root: Path) -> str | None:
+    """The commit ``git rev-parse HEAD`` would name, read from the clone's files: a detached
+    HEAD's, else its branch's (:func:`ref_object`). None where that is not certain."""
+    import os
+
+    if any(os.environ.get(var) for var in _GIT_ENV):
+        return None
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        text = (dirs[0] / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("ref:"):
+        found = ref_object(root, text[4:].strip())
+        return found[1] if found is not None else None
+    return text if _OBJECT_ID.fullmatch(text) else None
+
+
 def _plain_ref(name: str) -> bool:
     """Whether ``name`` is a ref this module reads (see ``_PLAIN_REF``)."""
     return bool(_PLAIN_REF.fullmatch(name)) and not any(

@@ -92,6 +92,9 @@ def _show(root: Path, ref: str, refs: _Refs | None) -> str | None:
 # so a ref that moves, or another ref, is read again. A commit's files never change.
 _READ: dict[tuple[Path, str, str], bytes | None] = {}
 _READ_CAP = 256
+# read together at a commit first read (one process): a pass reads both there
+# (relay.protocol.roster.ROSTER_PATH, not imported: the protocol loads only when needed)
+_READ_TOGETHER = (LOOP_PATH.as_posix(), "docs/loop/relay/roster.json")
 
 
 def _read_at(root: Path, ref: str, path: str) -> bytes | None:
@@ -107,8 +110,40 @@ def _read_at(root: Path, ref: str, path: str) -> bytes | None:
     if key not in _READ:
         if len(_READ) >= _READ_CAP:
             _READ.clear()
-        _READ[key] = _git_show(root, f"{sha}:{path}")
+        if path in _READ_TOGETHER:
+            for each, data in _cat_files(root, sha, _READ_TOGETHER).items():
+                _READ[(common, sha, each)] = data
+        if key not in _READ:  # not read together (or not a plain file: git shows it)
+            _READ[key] = _git_show(root, f"{sha}:{path}")
     return _READ[key]
+
+
+def _cat_files(root: Path, sha: str, paths: tuple[str, ...]) -> dict[str, bytes | None]:
+    """The files ``paths`` of the commit ``sha`` in one git process (``cat-file
+    --batch``): each file's bytes, None for one it does not have; a path that is
+    anything but a file is left out (nothing at all when git fails)."""
+    import subprocess
+
+    asked = "".join(f"{sha}:{path}\n" for path in paths).encode("utf-8")
+    done = subprocess.run([program("git"), "cat-file", "--batch"], cwd=root, input=asked,
+                          capture_output=True, check=False)  # fmt: skip
+    found: dict[str, bytes | None] = {}
+    out, at = done.stdout, 0
+    for path in paths if done.returncode == 0 else ():
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header, at = out[at:end].decode("utf-8", "replace"), end + 1
+        if header.endswith(" missing"):
+            found[path] = None
+            continue
+        kind, _, size = header.rpartition(" ")
+        if not size.isdigit() or kind.count(" ") != 1:
+            break  # not the shape asked for: the rest is read alone
+        if kind.endswith(" blob"):
+            found[path] = out[at : at + int(size)]
+        at += int(size) + 1  # the contents, then a newline
+    return found
 
 
 def _git_show(root: Path, spec: str) -> bytes | None:

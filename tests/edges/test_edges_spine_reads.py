@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from edges_helpers import Remote, commit_file, git
 
-from relay.edges.refs import ref_object
+from relay.edges.refs import head_object, ref_object
 from relay.node import spine
 from relay.node.spine import LOOP_PATH, read_loop, read_spine_file
 
@@ -53,7 +53,9 @@ def _nothing_kept() -> None:
     spine._READ.clear()  # each test counts its own reads
 
 
-def test_a_ref_read_from_files_is_the_commit_git_names(remote: Remote, tmp_path: Path) -> None:
+def test_a_ref_and_head_read_from_files_are_the_commits_git_names(
+    remote: Remote, tmp_path: Path
+) -> None:
     a, b = remote.a, remote.b
 
     def agrees(name: str) -> str:
@@ -77,6 +79,10 @@ def test_a_ref_read_from_files_is_the_commit_git_names(remote: Remote, tmp_path:
     git(b, "worktree", "add", "-q", "--detach", str(linked))
     found = ref_object(linked, "refs/remotes/origin/main")
     assert found is not None and found[1] == second  # a worktree reads the common refs
+    assert head_object(linked) == first == git(linked, "rev-parse", "HEAD")  # detached
+    assert head_object(b) == first == git(b, "rev-parse", "HEAD")  # on a packed branch
+    git(b, "merge", "-q", "--ff-only", "origin/main")
+    assert head_object(b) == second  # its loose ref, newer than the packed one
     for name in ("refs/remotes/origin/none", "refs/remotes/origin/../heads/main",
                  "refs/remotes/origin/x.lock", "refs/remotes/origin/.hidden", "HEAD",
                  "refs/tags/v1", "refs/remotes/origin/feature"):  # fmt: skip
@@ -92,8 +98,7 @@ def test_a_commits_spine_files_are_read_once_and_a_moved_ref_is_read_again(
     text, argvs = started(lambda: read_loop(b))
     assert text == "# Loop one\n" and argvs, "read with git the first time"
     assert started(lambda: read_loop(b)) == ("# Loop one\n", []), "then kept"
-    roster, _ = started(lambda: read_spine_file(b, ROSTER, branch=None))
-    assert roster == '{"one": 1}\n'
+    roster = '{"one": 1}\n'  # read with LOOP.md, in the same process
     assert started(lambda: read_spine_file(b, ROSTER, branch=None)) == (roster, [])
 
     push_files(a, {str(LOOP_PATH): "# Loop two\n", ROSTER: '{"two": 2}\n'}, "edit")
@@ -126,3 +131,22 @@ def test_a_file_read_at_one_ref_never_stands_for_another_refs(remote: Remote) ->
     (b / ".git/refs/remotes/origin/data").write_text("not a sha\n")  # git's to answer then
     assert ref_object(b, "refs/remotes/origin/data") is None
     assert read_spine_file(b, ROSTER, branch="data") == '{"main": 1}\n', "a broken ref is none"
+
+
+def test_files_read_together_are_what_git_show_gives(remote: Remote) -> None:
+    """LOOP.md and the roster read in one process are each what ``git show`` gives: bytes
+    that are no UTF-8, a missing file; a folder where a file was is left to ``git show``."""
+    a, b = remote.a, remote.b
+    (a / "docs/loop/relay").mkdir(parents=True)
+    (a / LOOP_PATH).write_bytes(b"# Loop \xff\n")
+    git(a, "add", str(LOOP_PATH))
+    push_files(a, {"other.txt": "x\n"}, "no roster")
+    git(b, "fetch", "-q", "origin")
+    loop, argvs = started(lambda: spine._read_at(b, "refs/remotes/origin/HEAD", str(LOOP_PATH)))
+    assert loop == b"# Loop \xff\n" and len(argvs) == 1
+    said = started(lambda: spine._read_at(b, "refs/remotes/origin/HEAD", ROSTER))
+    assert said == (None, []), "its absence read with LOOP.md"
+    push_files(a, {f"{ROSTER}/inside": "a folder\n"}, "a folder")
+    git(b, "fetch", "-q", "origin")
+    shown = git(b, "show", f"{git(b, 'rev-parse', 'origin/main')}:{ROSTER}")  # by its commit
+    assert read_spine_file(b, ROSTER, branch=None) == shown + "\n"
