@@ -42,6 +42,11 @@ NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 # refs that fetch left as the remote's, since a push they miss is rejected and the publish
 # then fetches before it tries again (one fetch per command, not one per step of it)
 _FETCHED: dict[tuple[Path, str], float] = {}
+# The origin's URL each repository's config gave this process, by its git directory: when
+# (a monotonic time), the config file's bytes then, the URL. The clones a command opens,
+# and relay's worktree, read it once (Clone._recent_origin)
+_ORIGINS: dict[Path, tuple[float, bytes, str]] = {}
+RECENT_CONFIG = 5.0  # seconds
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 # A command after which git starts no housekeeping of its own (``git maintenance run
 # --auto``, a process each time): given to the merge and the commit a fetch of the same
@@ -261,7 +266,7 @@ class Clone:
         if explicit:
             return explicit
         if self._origin is None:
-            self._origin = self.remote_url() or ""
+            self._origin = self._recent_origin()
         prefix = origin_prefix(self._origin)
         if prefix is None:
             return {}
@@ -269,6 +274,23 @@ class Clone:
         token = self.token() if scoped else _env_token()
         self._host = (prefix.rstrip("/"), bool(token))
         return credential_env(token=token, url=prefix) if token else {}
+
+    def _recent_origin(self) -> str:
+        """The origin's URL ('' when none), as this process read it moments ago for this
+        repository with its config file as it is now (a command's clones and worktree,
+        each opened on its own, share that config; `git remote set-url` changes the file,
+        and the URL is read again), else as git says it now. Whatever it says, the token
+        goes only to the host it names, and git to the URL in the config."""
+        common = self.common_dir()
+        try:
+            config = (common / "config").read_bytes()
+        except OSError:
+            return self.remote_url() or ""
+        at, seen, url = _ORIGINS.get(common, (0.0, b"", ""))
+        if seen != config or time.monotonic() - at >= RECENT_CONFIG:
+            url = self.remote_url() or ""
+            _ORIGINS[common] = (time.monotonic(), config, url)
+        return url
 
     def remote_url(self, remote: str = "origin") -> str | None:
         """The fetch URL of ``remote``, or None when it is not configured."""

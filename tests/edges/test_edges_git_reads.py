@@ -1,6 +1,7 @@
-"""The spine read at the remote's refs: each ref resolved from the clone's files to the
-commit git would name, each commit's files read once a process, and never one ref's
-content for another's. Against real clones of a real remote."""
+"""What a pass reads of git, read once: the spine at the remote's refs (each ref resolved
+from the clone's files to the commit git would name, each commit's files read once a
+process, never one ref's content for another's) and the origin's URL. Against real clones
+of a real remote."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from edges_helpers import Remote, commit_file, git
 
+from relay.edges.git import Clone
 from relay.edges.refs import head_object, ref_object
 from relay.node import spine
 from relay.node.spine import LOOP_PATH, read_loop, read_spine_file
@@ -150,3 +152,25 @@ def test_files_read_together_are_what_git_show_gives(remote: Remote) -> None:
     git(b, "fetch", "-q", "origin")
     shown = git(b, "show", f"{git(b, 'rev-parse', 'origin/main')}:{ROSTER}")  # by its commit
     assert read_spine_file(b, ROSTER, branch=None) == shown + "\n"
+
+
+def test_the_origin_is_read_once_for_a_commands_clones_and_again_when_its_config_changes(
+    remote: Remote, tmp_path: Path
+) -> None:
+    a = remote.a
+
+    def fetch() -> None:
+        Clone.open(a).fetch()  # a clone opened anew, as each part of a command opens one
+
+    _, argvs = started(fetch)
+    assert any("get-url" in argv for argv in argvs), "read with git the first time"
+    _, argvs = started(fetch)
+    assert not any("get-url" in argv for argv in argvs), "then taken as read"
+    moved = tmp_path / "moved.git"
+    git(tmp_path, "clone", "-q", "--bare", str(remote.bare), str(moved))
+    git(a, "remote", "set-url", "origin", str(moved))
+    _, argvs = started(fetch)
+    assert any("get-url" in argv for argv in argvs), "its config changed: read again"
+    clone = Clone.open(a)
+    clone.fetch()
+    assert clone._origin == str(moved)
