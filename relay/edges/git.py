@@ -42,10 +42,11 @@ NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 # refs that fetch left as the remote's, since a push they miss is rejected and the publish
 # then fetches before it tries again (one fetch per command, not one per step of it)
 _FETCHED: dict[tuple[Path, str], float] = {}
-# The origin's URL each repository's config gave this process, by its git directory: when
-# (a monotonic time), the config file's bytes then, the URL. The clones a command opens,
-# and relay's worktree, read it once (Clone._recent_origin)
-_ORIGINS: dict[Path, tuple[float, bytes, str]] = {}
+# What each repository's config gave this process (the origin's URL, relay's data
+# branch), by its git directory and what was read: when (a monotonic time), the config
+# files' bytes then, the value. A command's clones and relay's worktree read each once
+# (Clone._read_once)
+_CONFIG_READS: dict[tuple[Path, str], tuple[float, bytes, str | None]] = {}
 RECENT_CONFIG = 5.0  # seconds
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 # A command after which git starts no housekeeping of its own (``git maintenance run
@@ -266,7 +267,9 @@ class Clone:
         if explicit:
             return explicit
         if self._origin is None:
-            self._origin = self._recent_origin()
+            # whatever it says, the token goes only to the host it names, git to the URL
+            # in the config
+            self._origin = self._read_once("origin", self.remote_url) or ""
         prefix = origin_prefix(self._origin)
         if prefix is None:
             return {}
@@ -275,22 +278,30 @@ class Clone:
         self._host = (prefix.rstrip("/"), bool(token))
         return credential_env(token=token, url=prefix) if token else {}
 
-    def _recent_origin(self) -> str:
-        """The origin's URL ('' when none), as this process read it moments ago for this
-        repository with its config file as it is now (a command's clones and worktree,
-        each opened on its own, share that config; `git remote set-url` changes the file,
-        and the URL is read again), else as git says it now. Whatever it says, the token
-        goes only to the host it names, and git to the URL in the config."""
+    def _read_once(self, name: str, read: Callable[[], str | None]) -> str | None:
+        """What ``read()`` (a read of the config: ``name`` says which) gave this process
+        moments ago for this repository with its config files byte for byte as they are
+        now, and git's configuration variables of the environment as they are (a command's
+        clones and worktree, each opened on its own, share them; `git remote set-url` or
+        `git config` changes them, and it is read again), else what it gives now."""
+        from relay.edges.statefile import git_dir
+
         common = self.common_dir()
         try:
-            config = (common / "config").read_bytes()
+            own = git_dir(self.root) / "config.worktree"
+            config = (
+                (common / "config").read_bytes()
+                + b"\0"
+                + (own.read_bytes() if own.is_file() else b"")
+                + repr(sorted((k, v) for k, v in os.environ.items() if "CONFIG" in k)).encode()
+            )
         except OSError:
-            return self.remote_url() or ""
-        at, seen, url = _ORIGINS.get(common, (0.0, b"", ""))
+            return read()
+        at, seen, value = _CONFIG_READS.get((common, name), (0.0, b"", None))
         if seen != config or time.monotonic() - at >= RECENT_CONFIG:
-            url = self.remote_url() or ""
-            _ORIGINS[common] = (time.monotonic(), config, url)
-        return url
+            value = read()
+            _CONFIG_READS[(common, name)] = (time.monotonic(), config, value)
+        return value
 
     def remote_url(self, remote: str = "origin") -> str | None:
         """The fetch URL of ``remote``, or None when it is not configured."""
@@ -435,7 +446,7 @@ class Clone:
     def data_branch(self) -> str | None:
         """The branch relay commits to when it is not the checked-out one, as this clone
         recorded it from the master section (``relay.dataBranch`` in its git config)."""
-        return self._config("relay.dataBranch")
+        return self._read_once("relay.dataBranch", lambda: self._config("relay.dataBranch"))
 
     def record_data_branch(self, branch: str | None) -> None:
         """Remember relay's data branch in this clone's config (None: forget it)."""

@@ -174,3 +174,20 @@ def test_the_origin_is_read_once_for_a_commands_clones_and_again_when_its_config
     clone = Clone.open(a)
     clone.fetch()
     assert clone._origin == str(moved)
+
+
+def test_relays_data_branch_is_read_once_and_again_when_it_is_recorded(remote: Remote) -> None:
+    a = remote.a
+
+    def data_branch() -> str | None:
+        return Clone.open(a).data_branch()
+
+    assert started(data_branch)[0] is None
+    assert started(data_branch) == (None, []), "taken as read"
+    Clone.open(a).record_data_branch("relay-data")
+    said, argvs = started(data_branch)
+    assert said == "relay-data" and argvs, "the config changed: read again"
+    git(a, "config", "relay.dataBranch", "other")  # by hand: the file changes too
+    assert data_branch() == "other"
+    Clone.open(a).record_data_branch(None)
+    assert data_branch() is None
