@@ -614,11 +614,16 @@ class Clone:
         return args
 
     def _identity_config(self) -> dict[str, str]:
-        """The configured ``user.name`` and ``user.email`` (the last value of each)."""
-        try:
-            out = self._git("config", "--get-regexp", r"^user\.(name|email)$")
-        except _git_error():
-            return {}
+        """The configured ``user.name`` and ``user.email`` (the last value of each), read
+        once for a command's clones (:meth:`_read_once`)."""
+
+        def read() -> str | None:
+            try:
+                return self._git("config", "--get-regexp", r"^user\.(name|email)$")
+            except _git_error():
+                return None
+
+        out = self._read_once("identity", read) or ""
         found: dict[str, str] = {}
         for line in out.splitlines():
             key, _, value = line.partition(" ")

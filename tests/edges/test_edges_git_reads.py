@@ -191,3 +191,18 @@ def test_relays_data_branch_is_read_once_and_again_when_it_is_recorded(remote: R
     assert data_branch() == "other"
     Clone.open(a).record_data_branch(None)
     assert data_branch() is None
+
+
+def test_the_identity_is_read_once_for_a_commands_clones_and_again_when_it_changes(
+    remote: Remote,
+) -> None:
+    a = remote.a
+    _, argvs = started(lambda: Clone.open(a)._identity_args())
+    assert any("--get-regexp" in argv for argv in argvs)
+    assert started(lambda: Clone.open(a)._identity_args()) == ([], []), "alice's, as read"
+    git(a, "config", "--unset", "user.name")
+    said, argvs = started(lambda: Clone.open(a)._identity_args())
+    assert said == ["-c", "user.name=relay"] and argvs, "read again: relay's name stands in"
+    (a / "n.txt").write_text("n\n")
+    Clone.open(a).commit(["n.txt"], "n")
+    assert git(a, "log", "-1", "--format=%an <%ae>") == "relay <alice@example.invalid>"
