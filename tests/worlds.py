@@ -45,6 +45,10 @@ from relay.commands.demo import (
 from relay.protocol import parse_master
 
 ENVELOPE_KEYS = {"version", "command", "ok", "exit_code", "data", "errors"}
+# The git configuration of the suites' machines (GIT_CONFIG_GLOBAL): none of the machine's,
+# and none of git's housekeeping (``git maintenance run --auto``, a process after each fetch,
+# commit and merge), which in repositories of a few dozen objects never has work to do
+GITCONFIG = "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
 
 
 def envelope_of(text: str) -> dict[str, Any]:

@@ -251,9 +251,8 @@ def clone_as(url: str, root: Path, name: str, token: str) -> Path:
     token is used for the clone only and not kept: relay brings its own to every pull and
     push."""
     path = root / name
-    git("clone", "-q", url, str(path), cwd=root, auth=git_auth(url, token))
-    git("config", "user.name", f"relay on {name}", cwd=path)
-    git("config", "user.email", f"{name}@relay.invalid", cwd=path)
+    who = ["-c", f"user.name=relay on {name}", "-c", f"user.email={name}@relay.invalid"]
+    git("clone", "-q", *who, url, str(path), cwd=root, auth=git_auth(url, token))  # kept
     return path
 
 

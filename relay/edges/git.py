@@ -42,7 +42,18 @@ NETWORK_TIMEOUT = 120.0  # seconds for one pull/push/fetch
 # refs that fetch left as the remote's, since a push they miss is rejected and the publish
 # then fetches before it tries again (one fetch per command, not one per step of it)
 _FETCHED: dict[tuple[Path, str], float] = {}
+# What each repository's config gave this process (the origin's URL, relay's data
+# branch), by its git directory and what was read: when (a monotonic time), the config
+# files' bytes then, the value. A command's clones and relay's worktree read each once
+# (Clone._read_once)
+_CONFIG_READS: dict[tuple[Path, str], tuple[float, bytes, str | None]] = {}
+RECENT_CONFIG = 5.0  # seconds
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+# A command after which git starts no housekeeping of its own (``git maintenance run
+# --auto``, a process each time): given to the merge and the commit a fetch of the same
+# command came just before, whose own ``maintenance run --auto`` keeps the clone as git
+# keeps it (the objects they add are counted by the next pass's fetch)
+NO_HOUSEKEEPING = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
              "cannot lock ref", "failed to update ref", "incorrect old value")  # fmt: skip
 # (the last three: another push moved the branch while the server took this one)
@@ -256,7 +267,9 @@ class Clone:
         if explicit:
             return explicit
         if self._origin is None:
-            self._origin = self.remote_url() or ""
+            # whatever it says, the token goes only to the host it names, git to the URL
+            # in the config
+            self._origin = self._read_once("origin", self.remote_url) or ""
         prefix = origin_prefix(self._origin)
         if prefix is None:
             return {}
@@ -264,6 +277,31 @@ class Clone:
         token = self.token() if scoped else _env_token()
         self._host = (prefix.rstrip("/"), bool(token))
         return credential_env(token=token, url=prefix) if token else {}
+
+    def _read_once(self, name: str, read: Callable[[], str | None]) -> str | None:
+        """What ``read()`` (a read of the config: ``name`` says which) gave this process
+        moments ago for this repository with its config files byte for byte as they are
+        now, and git's configuration variables of the environment as they are (a command's
+        clones and worktree, each opened on its own, share them; `git remote set-url` or
+        `git config` changes them, and it is read again), else what it gives now."""
+        from relay.edges.statefile import git_dir
+
+        common = self.common_dir()
+        try:
+            own = git_dir(self.root) / "config.worktree"
+            config = (
+                (common / "config").read_bytes()
+                + b"\0"
+                + (own.read_bytes() if own.is_file() else b"")
+                + repr(sorted((k, v) for k, v in os.environ.items() if "CONFIG" in k)).encode()
+            )
+        except OSError:
+            return read()
+        at, seen, value = _CONFIG_READS.get((common, name), (0.0, b"", None))
+        if seen != config or time.monotonic() - at >= RECENT_CONFIG:
+            value = read()
+            _CONFIG_READS[(common, name)] = (time.monotonic(), config, value)
+        return value
 
     def remote_url(self, remote: str = "origin") -> str | None:
         """The fetch URL of ``remote``, or None when it is not configured."""
@@ -280,8 +318,24 @@ class Clone:
         return None if url is None else parse_remote_url(url)
 
     def head_sha(self) -> str:
-        """The commit checked out now."""
-        return self._git("rev-parse", "HEAD").strip()
+        """The commit checked out now (from the clone's files where they say what git
+        would: a pass asks after each commit)."""
+        from relay.edges.refs import head_object
+
+        return head_object(self.root) or self._git("rev-parse", "HEAD").strip()
+
+    def ref_sha(self, name: str) -> str | None:
+        """The commit the full ref ``name`` points at (from the clone's files where they
+        say what git would), None when there is no such ref."""
+        from relay.edges.refs import ref_object
+
+        found = ref_object(self.root, name)
+        if found is not None:
+            return found[1]
+        try:
+            return self._git("rev-parse", "--verify", "-q", name).strip() or None
+        except _git_error():
+            return None
 
     def current_branch(self) -> str | None:
         """The checked-out branch, or None on a detached HEAD (from the clone's files where
@@ -333,12 +387,18 @@ class Clone:
         if branch is None:
             return False
         upstream = f"refs/remotes/{remote}/{branch}"
-        try:  # one process for both commits; it fails when the remote has no such branch
-            here, there = self._git("rev-parse", "HEAD", upstream).split()
+        from relay.edges.refs import head_object, ref_object
+
+        here, found = head_object(self.root), ref_object(self.root, upstream)
+        try:  # else one process for both; it fails when the remote has no such branch
+            if here is not None and found is not None:
+                there = found[1]
+            else:
+                here, there = self._git("rev-parse", "HEAD", upstream).split()
             if here == there:
                 return False
             self._git("merge-base", "--is-ancestor", "HEAD", upstream)
-            self._git("merge", "--ff-only", "-q", upstream)
+            self._git(*NO_HOUSEKEEPING, "merge", "--ff-only", "-q", upstream)  # fetched just now
         except _git_error():
             return False
         return True
@@ -386,7 +446,7 @@ class Clone:
     def data_branch(self) -> str | None:
         """The branch relay commits to when it is not the checked-out one, as this clone
         recorded it from the master section (``relay.dataBranch`` in its git config)."""
-        return self._config("relay.dataBranch")
+        return self._read_once("relay.dataBranch", lambda: self._config("relay.dataBranch"))
 
     def record_data_branch(self, branch: str | None) -> None:
         """Remember relay's data branch in this clone's config (None: forget it)."""
@@ -397,12 +457,14 @@ class Clone:
 
     def fast_forward(self, branch: str, remote: str = "origin") -> bool:
         """Move this clone to what relay just pushed to ``branch`` when it is on that
-        branch and a fast-forward leaves a person's edits alone; False when it stays."""
+        branch and a fast-forward leaves a person's edits alone; False when it stays.
+        (The publish before it fetched: git's housekeeping ran then.)"""
         if self.current_branch() != branch:
             return False
         try:
             with self.git_lock:
-                self._git("merge", "--ff-only", "-q", f"refs/remotes/{remote}/{branch}")
+                upstream = f"refs/remotes/{remote}/{branch}"
+                self._git(*NO_HOUSEKEEPING, "merge", "--ff-only", "-q", upstream)
         except _git_error():
             return False
         return True
@@ -413,14 +475,19 @@ class Clone:
         self._network("push", remote, f"HEAD:refs/heads/{branch}")
 
     @_serialised
-    def commit(self, paths: Sequence[Path | str], message: str) -> CommitInfo | None:
-        """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged."""
+    def commit(
+        self, paths: Sequence[Path | str], message: str, *, fetched: bool = False
+    ) -> CommitInfo | None:
+        """Commit exactly ``paths`` (added if new, even when ignored); None when unchanged.
+        ``fetched``: the command fetched moments ago, and that fetch's housekeeping of git's
+        stands for the commit's (see ``NO_HOUSEKEEPING``)."""
         rel = [self._relative(Path(p)) for p in paths]
         self._git("add", "--force", "--", *rel)  # a log is committed even if *.log is ignored
         if not self._git("diff", "--cached", "--name-only", "--", *rel).strip():
             return None
         identity = self._identity_args()
-        self._git(*identity, "commit", "-m", message, "--only", "--", *rel)
+        quiet = NO_HOUSEKEEPING if fetched else ()
+        self._git(*quiet, *identity, "commit", "-m", message, "--only", "--", *rel)
         return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
 
     @_serialised
@@ -547,11 +614,16 @@ class Clone:
         return args
 
     def _identity_config(self) -> dict[str, str]:
-        """The configured ``user.name`` and ``user.email`` (the last value of each)."""
-        try:
-            out = self._git("config", "--get-regexp", r"^user\.(name|email)$")
-        except _git_error():
-            return {}
+        """The configured ``user.name`` and ``user.email`` (the last value of each), read
+        once for a command's clones (:meth:`_read_once`)."""
+
+        def read() -> str | None:
+            try:
+                return self._git("config", "--get-regexp", r"^user\.(name|email)$")
+            except _git_error():
+                return None
+
+        out = self._read_once("identity", read) or ""
         found: dict[str, str] = {}
         for line in out.splitlines():
             key, _, value = line.partition(" ")

@@ -6,6 +6,7 @@ Only where the files say for certain what git would: anywhere else the caller as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,18 +88,88 @@ def _git_dirs(root: Path) -> tuple[Path, Path] | None:
     return git_dir, common
 
 
-def _packed_refs(common: Path) -> set[str]:
-    """The ref names ``packed-refs`` holds."""
+def _packed_refs(common: Path) -> dict[str, str]:
+    """The refs ``packed-refs`` holds: the object id each name points at."""
     try:
         text = (common / "packed-refs").read_text(encoding="utf-8")
     except FileNotFoundError:
-        return set()
-    names = set()
+        return {}
+    names = {}
     for line in text.splitlines():
         if line and line[0] not in "#^":
-            _, _, name = line.partition(" ")
-            names.add(name.strip())
+            sha, _, name = line.partition(" ")
+            names[name.strip()] = sha
     return names
+
+
+# A ref name read here: under refs/heads/ or refs/remotes/, in plain characters, none of
+# the forms git refuses or reads otherwise (``..``, a component starting with a dot or
+# ending in ``.lock``); any other name is left to git.
+_PLAIN_REF = re.compile(r"refs/(?:heads|remotes)(?:/(?!\.)[\w+-][\w.+-]*)+")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def ref_object(root: Path, name: str) -> tuple[Path, str] | None:
+    """The object id the full ref ``name`` (``refs/remotes/origin/HEAD``) points at, as
+    ``git rev-parse --verify name`` would say, read from the clone's files (a loose ref,
+    a symbolic one followed, else ``packed-refs``), with the common git directory holding
+    it. None where that is not certain to be git's answer, or the ref does not exist:
+    the caller asks git then."""
+    import os
+
+    if any(os.environ.get(var) for var in _GIT_ENV):
+        return None
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None or (dirs[1] / "reftable").exists():
+            return None
+        common = dirs[1]
+        for _ in range(5):  # symbolic refs followed, as git does, a few deep
+            if not _plain_ref(name):
+                return None
+            loose = common / name
+            if loose.is_symlink():
+                return None  # git's older symbolic refs: git follows those itself
+            if loose.is_file():
+                text = loose.read_text(encoding="utf-8").strip()
+                if text.startswith("ref:"):
+                    name = text[4:].strip()
+                    continue
+            elif loose.exists():
+                return None  # a folder: git says no such ref, or reads it otherwise
+            else:
+                text = _packed_refs(common).get(name, "")
+            return (common, text) if _OBJECT_ID.fullmatch(text) else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def head_object(root: Path) -> str | None:
+    """The commit ``git rev-parse HEAD`` would name, read from the clone's files: a detached
+    HEAD's, else its branch's (:func:`ref_object`). None where that is not certain."""
+    import os
+
+    if any(os.environ.get(var) for var in _GIT_ENV):
+        return None
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        text = (dirs[0] / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("ref:"):
+        found = ref_object(root, text[4:].strip())
+        return found[1] if found is not None else None
+    return text if _OBJECT_ID.fullmatch(text) else None
+
+
+def _plain_ref(name: str) -> bool:
+    """Whether ``name`` is a ref this module reads (see ``_PLAIN_REF``)."""
+    return bool(_PLAIN_REF.fullmatch(name)) and not any(
+        part.endswith((".lock", ".")) for part in name.split("/")
+    )
 
 
 def _loose_refs(common: Path, prefix: str) -> list[str]:

@@ -73,11 +73,7 @@ class RelayTree:
         tree = self.tree()
         if not (recent and tree.fetched_within(RECENT_FETCH, remote)):
             tree.fetch(remote)
-        try:
-            ref = f"refs/remotes/{remote}/{branch}"
-            return tree.local("rev-parse", "--verify", "-q", ref).strip()
-        except Exception:
-            return None
+        return tree.ref_sha(f"refs/remotes/{remote}/{branch}")
 
     def check_out(self, rev: str) -> Path:
         """Put the tree at ``rev`` (detached), dropping the tracked edits and untracked files
@@ -168,7 +164,7 @@ class RelayTree:
                 if not changed:
                     return None
                 tree = self.tree()
-                info = tree.commit(changed, message)
+                info = tree.commit(changed, message, fetched=True)  # by at_branch
                 if info is None:
                     return None
                 try:

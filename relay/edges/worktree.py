@@ -26,17 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from relay.edges import lineends
-from relay.edges.git import Clone, GitFailed, known_dirs
+from relay.edges.git import NO_HOUSEKEEPING, Clone, GitFailed, known_dirs
 from relay.edges.ownpath import program
 from relay.errors import ConfigError
 
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
 # its candidate, run by the gates) could have installed one
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=")
-# a commit of relay's starts no housekeeping of git's (``git maintenance run --auto``, a
-# process each commit): relay packs the clone's loose objects itself
-# (:meth:`WorkTree.pack_loose`, when the judge counts many)
-NO_HOUSEKEEPING = ("-c", "maintenance.auto=false", "-c", "gc.auto=0")
+# a commit of relay's here starts no housekeeping of git's (``NO_HOUSEKEEPING``, a process
+# each commit): relay packs the clone's loose objects itself (:meth:`WorkTree.pack_loose`,
+# when the judge counts many)
 GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from relay.edges.ownpath import program
 from relay.edges.refs import Refs as _Refs
 from relay.edges.refs import read_refs as _read_refs
+from relay.edges.refs import ref_object as _ref_object
 from relay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -82,13 +83,76 @@ def _show(root: Path, ref: str, refs: _Refs | None) -> str | None:
     when the remote has no such branch)."""
     if refs is not None and ref not in refs.remote:
         return None
+    shown = _read_at(root, f"refs/remotes/origin/{ref}", LOOP_PATH.as_posix())
+    return shown.decode("utf-8") if shown is not None else None
+
+
+# Files read at a commit, kept for the process (a pass reads LOOP.md and the roster
+# several times): by the commit the ref named when it was read, never by the ref's name,
+# so a ref that moves, or another ref, is read again. A commit's files never change.
+_READ: dict[tuple[Path, str, str], bytes | None] = {}
+_READ_CAP = 256
+# read together at a commit first read (one process): a pass reads both there
+# (relay.protocol.roster.ROSTER_PATH, not imported: the protocol loads only when needed)
+_READ_TOGETHER = (LOOP_PATH.as_posix(), "docs/loop/relay/roster.json")
+
+
+def _read_at(root: Path, ref: str, path: str) -> bytes | None:
+    """``path`` as the full ref ``ref`` has it (git's bytes); None when absent. Read once
+    per commit: the ref is resolved from the clone's files where they say for certain
+    what git would (else git reads it by the ref's name, as it is now, and it is not
+    kept)."""
+    found = _ref_object(root, ref)
+    if found is None:
+        return _git_show(root, f"{ref}:{path}")
+    common, sha = found
+    key = (common, sha, path)
+    if key not in _READ:
+        if len(_READ) >= _READ_CAP:
+            _READ.clear()
+        if path in _READ_TOGETHER:
+            for each, data in _cat_files(root, sha, _READ_TOGETHER).items():
+                _READ[(common, sha, each)] = data
+        if key not in _READ:  # not read together (or not a plain file: git shows it)
+            _READ[key] = _git_show(root, f"{sha}:{path}")
+    return _READ[key]
+
+
+def _cat_files(root: Path, sha: str, paths: tuple[str, ...]) -> dict[str, bytes | None]:
+    """The files ``paths`` of the commit ``sha`` in one git process (``cat-file
+    --batch``): each file's bytes, None for one it does not have; a path that is
+    anything but a file is left out (nothing at all when git fails)."""
     import subprocess
 
-    shown = subprocess.run(
-        [program("git"), "show", f"refs/remotes/origin/{ref}:{LOOP_PATH.as_posix()}"],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
-    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+    asked = "".join(f"{sha}:{path}\n" for path in paths).encode("utf-8")
+    done = subprocess.run([program("git"), "cat-file", "--batch"], cwd=root, input=asked,
+                          capture_output=True, check=False)  # fmt: skip
+    found: dict[str, bytes | None] = {}
+    out, at = done.stdout, 0
+    for path in paths if done.returncode == 0 else ():
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header, at = out[at:end].decode("utf-8", "replace"), end + 1
+        if header.endswith(" missing"):
+            found[path] = None
+            continue
+        kind, _, size = header.rpartition(" ")
+        if not size.isdigit() or kind.count(" ") != 1:
+            break  # not the shape asked for: the rest is read alone
+        if kind.endswith(" blob"):
+            found[path] = out[at : at + int(size)]
+        at += int(size) + 1  # the contents, then a newline
+    return found
+
+
+def _git_show(root: Path, spec: str) -> bytes | None:
+    """``git show SPEC``'s output; None when git fails (no such file, ref or commit)."""
+    import subprocess
+
+    shown = subprocess.run([program("git"), "show", spec], cwd=root, capture_output=True,
+                           check=False)  # fmt: skip
+    return shown.stdout if shown.returncode == 0 else None
 
 
 def _at_remote_tip(root: Path, refs: _Refs | None) -> str | None:
@@ -156,26 +220,21 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     on ``branch`` when relay keeps its data there, else where LOOP.md is read from (the
     remote's default branch, the checked-out branch's counterpart); the working file only
     when the remote has none. None when absent."""
-    import subprocess
-
-    refs = [f"refs/remotes/origin/{branch}"] if branch else []
-    head = _head(root, _read_refs(root))  # from the clone's files where git would say the same
-    refs.append("refs/remotes/origin/HEAD")
-    if head:
-        refs.append(f"refs/remotes/origin/{head}")
+    refs = _read_refs(root)
+    names = [branch] if branch else []
+    head = _head(root, refs)  # from the clone's files where git would say the same
+    names += ["HEAD", *([head] if head else [])]
     remote_has_spine = False
-    for ref in refs:
-        shown = subprocess.run(
-            [program("git"), "show", f"{ref}:{path}"], cwd=root, capture_output=True, check=False
-        )
-        if shown.returncode == 0:
-            return shown.stdout.decode("utf-8", errors="replace")
-        probe = subprocess.run(
-            [program("git"), "cat-file", "-e", f"{ref}:{LOOP_PATH.as_posix()}"],
-            cwd=root, capture_output=True, check=False,
-        )  # fmt: skip
-        remote_has_spine = remote_has_spine or probe.returncode == 0
-        if branch and ref.endswith(f"/{branch}") and probe.returncode == 0:
+    for name in names:
+        if refs is not None and name not in refs.remote:
+            continue  # the remote has no such branch (as last fetched): nothing to read
+        ref = f"refs/remotes/origin/{name}"
+        shown = _read_at(root, ref, path)
+        if shown is not None:
+            return shown.decode("utf-8", errors="replace")
+        has_spine = _read_at(root, ref, LOOP_PATH.as_posix()) is not None
+        remote_has_spine = remote_has_spine or has_spine
+        if branch and name == branch and has_spine:
             return None  # the data branch has the spine and no such file: that is the answer
     local = root / path
     if not remote_has_spine and local.is_file():

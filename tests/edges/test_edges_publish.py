@@ -76,3 +76,45 @@ def test_a_publish_after_the_commands_fetch_fetches_again_only_when_its_push_is_
     assert fetches() == 3, "the refused push is followed by one fetch"
     assert (remote.b / LOOP).read_text() == "row b\nrow a\nrow c\n"
     assert git(remote.bare, "show", f"main:{LOOP}") == "row b\nrow a\nrow c"
+
+
+def _housekeeping(trace: Path) -> list[str]:
+    """The command of this clone's after which git's own trace saw a ``git maintenance``
+    or ``gc`` start (the remote's receive-pack, which runs its own, left out)."""
+    import json
+
+    starts = [json.loads(line) for line in trace.read_text().splitlines()]
+    argvs = {s["sid"]: s["argv"] for s in starts if s.get("event") == "start"}
+
+    def verb(argv: list[str]) -> str:
+        words = argv[1:]
+        while words and words[0] == "-c":
+            words = words[2:]
+        return words[0] if words else ""
+
+    parents = [
+        argvs.get(sid.rpartition("/")[0], ["?"])
+        for sid, argv in argvs.items()
+        if verb(argv) in ("maintenance", "gc")
+    ]
+    return [verb(p) for p in parents if not any(w.endswith("receive-pack") for w in p)]
+
+
+def test_a_publish_leaves_gits_housekeeping_to_its_fetch(
+    remote: Remote, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh then a publish (a pass's shape) start git's housekeeping (``git
+    maintenance run --auto``) after each fetch, as git does, and not again after the merge
+    and the commit that follow it moments later."""
+    clone = Clone.open(remote.a)
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    git(remote.b, "commit", "-q", "--allow-empty", "-m", "b's")  # a plain commit: git's
+    assert _housekeeping(trace) == ["commit"]
+    git(remote.b, "push", "-q", "origin", "HEAD:main")
+    trace.unlink()
+    clone.refresh()  # fetches b's commit and fast-forwards to it
+    assert publish_edit(clone, LOOP, lambda old: "row\n", "relay: row")
+    said = trace.read_text()
+    assert '"merge"' in said and '"commit"' in said, "it merged and committed"
+    assert _housekeeping(trace) == ["fetch"], "once, after the fetch"

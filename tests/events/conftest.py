@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from events_world import Watchers
-from worlds import HubLike, Tokens, World, make_world
+from worlds import GITCONFIG, HubLike, Tokens, World, make_world
 
 
 @pytest.fixture(scope="session")
@@ -34,9 +34,9 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "RELAY_APP_PRIVATE_KEY", "RELAY_APP_PRIVATE_KEY_FILE", "RELAY_SCHEDULER",
     ):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
-    empty = tmp_path / "gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(GITCONFIG)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 

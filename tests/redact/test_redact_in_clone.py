@@ -162,7 +162,8 @@ def test_the_remote_section_is_read_with_git_and_none_is_started_without_a_remot
     # the working file says otherwise: the remote's section is the one that counts
     (clone / LOOP_PATH).write_text("# Loop\n\nnothing here\n")
     assert redact_in(clone, env, "ticket corp-4242 done\n") == "ticket [redacted:scope-1] done\n"
-    assert starts.read_text().splitlines() == ["show refs/remotes/origin/HEAD:docs/loop/LOOP.md"]
+    # one process: the spine's files at origin/HEAD's commit (read from the clone's refs)
+    assert starts.read_text().splitlines() == ["cat-file --batch"]
 
     starts.unlink()
     alone = tmp_path / "alone"  # a clone with no remote: its own file, and no git at all

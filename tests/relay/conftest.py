@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from worlds import HubLike, Tokens, World, make_world
+from worlds import GITCONFIG, HubLike, Tokens, World, make_world
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +32,9 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     """No token, API URL, node name or machine git config leaks in from the host."""
     for name in ("RELAY_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "RELAY_API_URL", "RELAY_NODE"):
         monkeypatch.delenv(name, raising=False)
-    empty = tmp_path / "gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(GITCONFIG)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     yield
 

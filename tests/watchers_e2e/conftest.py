@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from worlds import HubLike, Tokens, World, make_world
+from worlds import GITCONFIG, HubLike, Tokens, World, make_world
 
 
 @pytest.fixture(scope="session")
@@ -36,13 +36,13 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     for sub in ("home", "tmp"):
         (tmp_path / sub).mkdir()
-    empty = tmp_path / "gitconfig"
-    empty.write_text("")
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(GITCONFIG)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 
