@@ -327,6 +327,21 @@ WEBHOOKS: tuple[tuple[str, str], ...] = (
     ("datadog-intake", "https://http-intake.logs.datadoghq.com/api/v2/logs?dd-api-key={32h}"),
     ("sentry-dsn", "https://{32h}@o{6-7D}.ingest.sentry.io/{7D}"),
     ("twilio-basic", "https://AC{32h}:{32h}@api.twilio.com/2010-04-01/Accounts"),
+    ("make", "https://hook.eu{1D}.make.com/{32a}"),
+    ("pipedream", "https://{16a}.m.pipedream.net"),
+    ("victorops", "https://alert.victorops.com/integrations/generic/20131114/alert/{uuid}/ops"),
+    (
+        "grafana-oncall",
+        "https://oncall-prod-eu-west-0.grafana.net/oncall/integrations/v1/alertmanager/{25A}/",
+    ),
+    ("squadcast", "https://api.squadcast.com/v2/incidents/api/{40h}"),
+    ("betterstack", "https://uptime.betterstack.com/api/v1/incoming-webhook/{24A}"),
+    (
+        "airtable",
+        "https://hooks.airtable.com/workflows/v1/genericWebhook/app{14A}/wfl{14A}/wtr{14A}",
+    ),
+    ("azure-function", "https://{5-10l}.azurewebsites.net/api/HttpTrigger?code={54u}=="),
+    ("apps-script", "https://script.google.com/macros/s/AKfycb{66u}/exec"),
 )
 
 CONNECTIONS: tuple[tuple[str, str], ...] = (

@@ -562,6 +562,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 if _is_call(block, start, end) or subscript:
                     return None  # password = get_secret("db"), token = env["TOKEN"]: code
                 end = _bracketed_end(block, end)  # Zq8vLp(3Wn5r: a bracket in a password
+            elif name == "v" and block[end : end + 1] == b")":
+                end = _bracketed_end(block, end)  # jz)ud.27: a close that nothing opened
             if colon and key[:6] != b"cookie":  # a header's cookies: ``id=…; theme=dark``
                 end = _plain_scalar_end(block, m.start(), end)
             return start, end
