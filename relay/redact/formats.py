@@ -637,6 +637,10 @@ FORMATS: tuple[Format, ...] = (
     _f("mailersend-token", "mlsn.", Run(HEX, 64)),
     _f("pubnub-secret-key", "sec-c-", Run(B62, 48)),  # publish and subscribe keys are public
     _f("onesignal-key", "os_v2_app_", Run(B32_LOWER, 103)),
+    # What a GitHub Actions step asks the runner to mask is a secret by its own word.
+    _f("actions-add-mask", "::add-mask::",
+       Run("".join(chr(c) for c in range(33, 127) if chr(c) not in "\"'`"), 8, 4096),
+       check=lambda token: token[12:13] not in (b"$", b"%")),  # not ``$TOKEN``: a variable
     # Tokens in general: a JWT (signed or not: the signature may be empty), and one wrapped in
     # base64 (``eyJ`` encodes as ``ZXlK``).
     _f("jwt", "eyJ", Run(B64URL, 5, 4096), ".", Run(B64URL, 5, 8192), ".", Run(B64URL, 0, 4096)),

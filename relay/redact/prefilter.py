@@ -309,6 +309,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
     r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
     r"configure[ \t]+set[ \t]",  # shell: aws configure set
+    r"config[ \t]+set[ \t]",  # shell: npm config set
     NETRC_SUPERSET,  # shell: a .netrc entry
     r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
     r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass

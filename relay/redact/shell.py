@@ -305,6 +305,14 @@ SHELL_RULES: tuple[Rule, ...] = (
         check=_value,
         gate=rb"configure[ \t]+set[ \t]",
     ),
+    rule(  # npm, yarn, pnpm: ``npm config set //registry.npmjs.org/:_authToken VALUE``
+        Kind.SECRET,
+        rb"config[ \t]+set[ \t]+[^\s=]{0,200}?(?:_auth|_authtoken|_password|token|password)"
+        rb"[ \t]+['\"]?" + _VALUE,
+        lower=True,
+        check=_value,
+        gate=rb"config[ \t]+set[ \t]",
+    ),
     rule(
         Kind.SECRET,
         NETRC,

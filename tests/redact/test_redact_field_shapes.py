@@ -175,3 +175,26 @@ def test_a_flag_inside_angle_brackets_is_no_template_slot() -> None:
     assert (
         redactor.redact("postgres://<user:password>@db/app") == "postgres://<user:password>@db/app"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("::add-mask::rrSVtJBLgdI5X9JWwsvU", "rrSVtJBLgdI5X9JWwsvU"),
+        ('+ echo "::add-mask::rrSVtJBLgdI5X9JWwsvU"', "rrSVtJBLgdI5X9JWwsvU"),
+        ("npm config set //registry.npmjs.org/:_authToken d7abfd30-06e4-4ad2-a8c2", "d7abfd30"),
+        ("pnpm config set _authToken Vb7Kq2Lm9Xp4Rt8W", "Vb7Kq2Lm9Xp4Rt8W"),
+    ],
+)
+def test_what_a_step_asks_to_mask_or_sets_as_a_registry_token_is_a_secret(
+    line: str, secret: str
+) -> None:
+    assert secret not in REDACTOR.redact(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["echo ::add-mask::$TOKEN", "npm config set registry https://registry.npmjs.org/"],
+)
+def test_a_variable_to_mask_and_a_registry_url_are_kept(line: str) -> None:
+    assert REDACTOR.redact(line + "\n") == line + "\n"
