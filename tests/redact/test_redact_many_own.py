@@ -109,3 +109,29 @@ def test_forty_own_secrets_over_a_long_log_leave_stderr_empty(tmp_path: Path) ->
     assert done.stderr == b""
     assert b"[redacted:own-secret]" in done.stdout
     assert not any(value.encode() in done.stdout for value in printed)
+
+
+CROSSING = """
+import random, string, sys
+from relay.redact.disguises import Disguises
+rng = random.Random(40)
+alphabet = string.ascii_letters + string.digits
+secrets = ["".join(rng.choices(alphabet, k=36)) for _ in range(40)]
+forms = Disguises.build(secrets)
+text = "".join(f"[{n:05d}] step {rng.getrandbits(128):032x}\\n" for n in range(2000)).encode()
+cut = text.index(b"\\n", len(text) // 2) + 1
+assert forms.crossing(text, cut) == -1
+spaced = " ".join(secrets[7]).encode()
+assert forms.crossing(text[:cut] + spaced + text[cut:], cut + 20) >= cut + 20
+"""
+
+
+def test_where_a_log_is_cut_into_pieces_forty_secrets_leave_stderr_empty() -> None:
+    """Cutting a long log into pieces asks whether a disguised form runs over the cut, with
+    one search for every form's start: for forty secrets its automaton outgrows its budget
+    and RE2 searches without it (as exactly), saying nothing on stderr about it."""
+    done = subprocess.run(
+        [sys.executable, "-c", CROSSING], capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
