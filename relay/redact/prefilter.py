@@ -308,8 +308,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r":[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}:",  # network: IPv6, MAC
     r"[a-z0-9_.%+\-]@[a-z0-9\-]+\.[a-z0-9.\-]*[a-z]{2}",  # network: e-mail
     r"/home/|/users/|:\\{1,2}users|:/users",  # network: home directories
-    r"configure[ \t]+set[ \t]",  # shell: aws configure set
-    r"config[ \t]+set[ \t]",  # shell: npm config set
+    r"config(?:ure)?[ \t]+set[ \t]",  # shell: aws configure set, npm config set
     NETRC_SUPERSET,  # shell: a .netrc entry
     r"curl[ \t][^\n]*-u",  # shell: curl -u, --user, -U, --proxy-user
     r"redis-cli[ \t][^\n]*-(?:a|-pass)",  # shell: redis-cli -a, --pass

@@ -297,21 +297,15 @@ SHELL_RULES: tuple[Rule, ...] = (
     rule(Kind.SECRET, rb"net[ \t]+use[ \t]", lower=True, check=net_use_span, gate=rb"net[ \t]+use"),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
-    rule(
+    rule(  # aws configure set …; npm, yarn, pnpm config set //registry.npmjs.org/:_authToken …
         Kind.SECRET,
-        rb"configure[ \t]+set[ \t]+(?:[a-z0-9_\-]+\.){0,4}"
-        rb"[a-z0-9_]{0,40}(?:secret|token|password|key)[a-z0-9_]{0,40}[ \t]+['\"]?" + _VALUE,
-        lower=True,
-        check=_value,
-        gate=rb"configure[ \t]+set[ \t]",
-    ),
-    rule(  # npm, yarn, pnpm: ``npm config set //registry.npmjs.org/:_authToken VALUE``
-        Kind.SECRET,
-        rb"config[ \t]+set[ \t]+[^\s=]{0,200}?(?:_auth|_authtoken|_password|token|password)"
+        rb"(?:configure[ \t]+set[ \t]+(?:[a-z0-9_\-]+\.){0,4}"
+        rb"[a-z0-9_]{0,40}(?:secret|token|password|key)[a-z0-9_]{0,40}"
+        rb"|config[ \t]+set[ \t]+[^\s=]{0,200}?(?:_auth|_authtoken|_password|token|password))"
         rb"[ \t]+['\"]?" + _VALUE,
         lower=True,
         check=_value,
-        gate=rb"config[ \t]+set[ \t]",
+        gate=rb"config(?:ure)?[ \t]+set[ \t]",
     ),
     rule(
         Kind.SECRET,

@@ -69,6 +69,20 @@ def off_branch(root: Path) -> str:
     return git("commit-tree", tree, "-p", "HEAD", "-m", "candidate", cwd=root)
 
 
+def embargo(source: Path, *, tag: str | None = None) -> str:
+    """An unmerged branch ``embargoed`` off HEAD holding a plan no box may see (and an
+    annotated ``tag`` on it); the source left on main. Its commit."""
+    git("checkout", "-qb", "embargoed", cwd=source)
+    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
+    git("add", "plan.txt", cwd=source)
+    git("commit", "-qm", "EMBARGOED plan", cwd=source)
+    if tag is not None:
+        git("tag", "-a", tag, "-m", "EMBARGOED release", cwd=source)
+    embargoed = git("rev-parse", "HEAD", cwd=source)
+    git("checkout", "-q", "main", cwd=source)
+    return embargoed
+
+
 def inodes(folder: Path) -> set[tuple[int, int]]:
     return {(p.stat().st_dev, p.stat().st_ino) for p in folder.rglob("*") if p.is_file()}
 
@@ -132,13 +146,7 @@ def test_a_box_holds_its_commits_history_alone_never_another_branchs_objects(
     """An unmerged branch of the person's clone (and a tag on it) brings nothing into a
     box, whether the box is made from the clone or from a linked worktree of it; a tag
     on the commit's own history comes with it."""
-    git("checkout", "-qb", "embargoed", cwd=source)
-    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
-    git("add", "plan.txt", cwd=source)
-    git("commit", "-qm", "EMBARGOED plan", cwd=source)
-    git("tag", "-a", "v9", "-m", "EMBARGOED release", cwd=source)
-    secret = git("rev-parse", "HEAD:plan.txt", cwd=source)
-    git("checkout", "-q", "main", cwd=source)
+    secret = git("rev-parse", f"{embargo(source, tag='v9')}:plan.txt", cwd=source)
     commit = off_branch(source)
     linked = tmp_path / "linked"
     git("worktree", "add", "-q", "--detach", str(linked), "main", cwd=source)
@@ -178,12 +186,7 @@ def test_a_box_of_a_child_takes_its_parents_pack_and_packs_only_what_it_adds(
     commit was packed in between or a tag it was packed with went meanwhile."""
     git("tag", "-a", "v2", "-m", "second tag", cwd=source)
     base = git("rev-parse", "HEAD", cwd=source)
-    git("checkout", "-qb", "embargoed", cwd=source)
-    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
-    git("add", "plan.txt", cwd=source)
-    git("commit", "-qm", "EMBARGOED plan", cwd=source)
-    embargoed = git("rev-parse", "HEAD", cwd=source)
-    git("checkout", "-q", "main", cwd=source)
+    embargoed = embargo(source)
     with sandbox.standalone(source, base, "relay-loop/G1", hidden=()) as box:
         assert held(box.tree) == history(source, base, "v2")
         first = {p.name for p in (box.tree / ".git/objects/pack").iterdir()}
@@ -391,13 +394,7 @@ def test_a_replace_ref_brings_no_other_branchs_tag_or_objects_into_a_box(source:
     git's own walk follow it, and its tags read as merged: a box holds the history as it
     is, and none of that branch's tags or objects."""
     base = git("rev-parse", "HEAD", cwd=source)
-    git("checkout", "-qb", "embargoed", cwd=source)
-    (source / "plan.txt").write_text("EMBARGOED: the unannounced plan\n")
-    git("add", "plan.txt", cwd=source)
-    git("commit", "-qm", "EMBARGOED plan", cwd=source)
-    git("tag", "-a", "v9", "-m", "EMBARGOED release", cwd=source)
-    embargoed = git("rev-parse", "HEAD", cwd=source)
-    git("checkout", "-q", "main", cwd=source)
+    embargoed = embargo(source, tag="v9")
     (source / "m.py").write_text("M = 1\n")
     git("add", "m.py", cwd=source)
     git("commit", "-qm", "main", cwd=source)
