@@ -6,6 +6,7 @@ Only where the files say for certain what git would: anywhere else the caller as
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,10 @@ class Refs:
 
 # Environment variables with which git reads another repository or another view of its
 # refs than the files at the clone's root say: git itself answers then.
-_GIT_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_REF_STORAGE")
+_GIT_ENV = (
+    "GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE",
+    "GIT_REF_STORAGE",
+)  # fmt: skip
 _REMOTE = "refs/remotes/origin/"
 
 
@@ -33,17 +37,11 @@ def read_refs(root: Path) -> Refs | None:
     refs and ``packed-refs``. None where that is not certain to be git's answer (another
     ref storage, a name git would shorten otherwise, a file it cannot read): the caller
     asks git then."""
-    import os
-
-    if any(os.environ.get(name) for name in _GIT_ENV):
+    dirs = _file_dirs(root)
+    if dirs is None:
         return None
+    git_dir, common = dirs
     try:
-        dirs = _git_dirs(root)
-        if dirs is None:
-            return None
-        git_dir, common = dirs
-        if (common / "reftable").exists():
-            return None
         packed = _packed_refs(common)
         remote = set(_loose_refs(common, _REMOTE)) | {
             name[len(_REMOTE) :] for name in packed if name.startswith(_REMOTE)
@@ -67,6 +65,20 @@ def read_refs(root: Path) -> Refs | None:
             return None
     born = not head or target in packed or (common / target).is_file()
     return Refs(head=head, remote=tuple(sorted(remote, key=lambda n: n.encode())), born=born)
+
+
+def _file_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The clone's git and common directories where its refs are certain to be files git
+    reads as they are (no variable of git's points elsewhere, no reftable); else None."""
+    if any(os.environ.get(name) for name in _GIT_ENV):
+        return None
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None or (dirs[1] / "reftable").exists():
+            return None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return dirs
 
 
 def _git_dirs(root: Path) -> tuple[Path, Path] | None:
@@ -115,15 +127,11 @@ def ref_object(root: Path, name: str) -> tuple[Path, str] | None:
     a symbolic one followed, else ``packed-refs``), with the common git directory holding
     it. None where that is not certain to be git's answer, or the ref does not exist:
     the caller asks git then."""
-    import os
-
-    if any(os.environ.get(var) for var in _GIT_ENV):
+    dirs = _file_dirs(root)
+    if dirs is None:
         return None
+    common = dirs[1]
     try:
-        dirs = _git_dirs(root)
-        if dirs is None or (dirs[1] / "reftable").exists():
-            return None
-        common = dirs[1]
         for _ in range(5):  # symbolic refs followed, as git does, a few deep
             if not _plain_ref(name):
                 return None
@@ -148,14 +156,10 @@ def ref_object(root: Path, name: str) -> tuple[Path, str] | None:
 def head_object(root: Path) -> str | None:
     """The commit ``git rev-parse HEAD`` would name, read from the clone's files: a detached
     HEAD's, else its branch's (:func:`ref_object`). None where that is not certain."""
-    import os
-
-    if any(os.environ.get(var) for var in _GIT_ENV):
+    dirs = _file_dirs(root)
+    if dirs is None:
         return None
     try:
-        dirs = _git_dirs(root)
-        if dirs is None:
-            return None
         text = (dirs[0] / "HEAD").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
@@ -174,8 +178,6 @@ def _plain_ref(name: str) -> bool:
 
 def _loose_refs(common: Path, prefix: str) -> list[str]:
     """The loose refs under ``prefix``, named from there (``main``, ``feature/x``)."""
-    import os
-
     base = common / prefix
     found = []
     for folder, _, files in os.walk(base):

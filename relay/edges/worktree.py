@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from relay.edges import lineends
 from relay.edges.git import NO_HOUSEKEEPING, Clone, GitFailed, known_dirs
 from relay.edges.ownpath import program
+from relay.edges.refs import head_object
 from relay.errors import ConfigError
 
 # every git command relay runs here runs no hook and no fsmonitor: a maker (or the code of
@@ -40,21 +41,12 @@ GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
 _SHA = re.compile(r"[0-9a-f]{40}")
-_GIT_PLACES = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY")
 _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _ENCODING = sys.getfilesystemencoding()  # how git's output is read (as GitPython reads it)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 _FILE = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
-
-
-def _git_dir(root: Path) -> Path:
-    """The work tree's own git directory: its ``.git`` folder, or the one its ``.git``
-    file names (a linked worktree's)."""
-    from relay.edges.statefile import git_dir
-
-    return git_dir(root)
 
 
 def _a_folder(tree: Path) -> Path:
@@ -363,45 +355,14 @@ class WorkTree:
         """The commit checked out: read from the git directory's files where they are
         plain (HEAD naming a branch whose ref is a file, or is in packed-refs), else asked
         of git."""
-        return self._head_from_files() or self.clone.head_sha()
-
-    def _head_from_files(self) -> str | None:
-        """HEAD's commit as git's files give it, None where they are anything but plain
-        (git is asked then): a detached HEAD's sha, or the sha of the branch it names, from
-        the branch's loose ref file or, when there is none, from packed-refs. Where git's
-        environment names another git directory, git is asked."""
-        if any(name in os.environ for name in _GIT_PLACES):
-            return None
-        try:
-            own = _git_dir(self.root)
-            head = (own / "HEAD").read_text(encoding="utf-8").strip()
-            if _SHA.fullmatch(head):
-                return head
-            ref = head.removeprefix("ref: ")
-            if ref == head or not ref.startswith("refs/heads/") or ".." in ref:
-                return None
-            common = self.common_dir()
-            if (common / "reftable").exists():  # refs kept in a reftable, not in files
-                return None
-            loose = common / ref
-            if loose.is_file():
-                sha = loose.read_text(encoding="utf-8").strip()
-                return sha if _SHA.fullmatch(sha) else None
-            packed = (common / "packed-refs").read_text(encoding="utf-8")
-        except (OSError, ValueError, ConfigError):
-            return None
-        for line in packed.splitlines():
-            sha, _, name = line.partition(" ")
-            if name == ref and _SHA.fullmatch(sha):
-                return sha
-        return None
+        return head_object(self.root) or self.clone.head_sha()
 
     def _pinned(self, commit: str) -> str | None:
         """``commit`` as a full sha when it names one for ever (a full sha, or HEAD as it
         is now), None otherwise: what a read of it may be kept by."""
         if _SHA.fullmatch(commit):
             return commit
-        return self._head_from_files() if commit == "HEAD" else None
+        return head_object(self.root) if commit == "HEAD" else None
 
     def has_commits(self) -> bool:
         """Whether the branch has a commit at all."""

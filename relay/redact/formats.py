@@ -733,16 +733,11 @@ class FormatScanner:
         # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
         # rows, and compiling all of them is most of a short run's start-up.
         self._strict: list[tuple[Searcher, Searcher] | None] = [None] * len(formats)
-        # Rows that are a literal and one run (most of them) are matched at their anchor
-        # without a regex: the literal's alternatives in order, then the run's characters,
-        # as many as it allows (what RE2's leftmost-first match of that shape gives).
-        self._plain = [_plain_shape(f) for f in formats]
-        # And those whose runs each end where the next part cannot start (no run's
-        # characters open what follows it), so that each run is as long as it can be, with
-        # no going back: the rest of the rows that open with a literal, most of them.
-        self._shaped = [
-            None if self._plain[i] else _one_way_shape(f) for i, f in enumerate(formats)
-        ]
+        # Rows that open with a literal and whose runs each end where the next part cannot
+        # start (no run's characters open what follows it: a literal and one run, most of
+        # them) are matched at their anchor without a regex, each run as long as it can be,
+        # with no going back: what RE2's leftmost-first match of that shape gives.
+        self._shaped = [_one_way_shape(f) for f in formats]
         self._longest = [f.max_length for f in formats]
         anchors: dict[str, None] = {}
         self._by_byte: dict[int, list[_Anchor]] = {}  # rows that open with their literal
@@ -880,9 +875,6 @@ class FormatScanner:
             else:
                 pos = hs + 1  # another row's anchor may start inside this one's hit
 
-    def _rows(self) -> Iterator[tuple[Format, _Plain | None]]:
-        return zip(self.formats, self._plain, strict=True)
-
     def _candidates_at(self, glued: bool, head: bytes) -> tuple[_Anchor, ...]:
         """The rows whose literal may be at a hit that opens with ``head`` (``glued``: right
         after a word character): the rows that open with their literal, in table order
@@ -916,14 +908,8 @@ class FormatScanner:
         row = anchor.row
         fmt = self.formats[row]
         stop = min(at + self._longest[row], len(block))  # the searches read within the text
-        plain = self._plain[row]
         shaped = self._shaped[row]
-        if plain is not None:
-            spans = _plain_match(plain, block, at, stop)
-            if spans is None:
-                return None
-            s, e = spans[0]
-        elif shaped is not None:
+        if shaped is not None:
             spans = _one_way_match(shaped, block, at, stop)
             if spans is None:
                 return None
@@ -971,42 +957,8 @@ class FormatScanner:
             yield found.start, found.end, found.fmt.label
 
 
-# A row of one literal (its alternatives) and one run: the alternatives as bytes, the run's
-# characters, the least it holds and the most (None: as far as the row's window goes).
-_Plain = tuple[tuple[bytes, ...], bytes, int, int | None]
-
-
-def _plain_shape(fmt: Format) -> _Plain | None:
-    """The row as ``_plain_match`` reads it, when it is a literal and one run."""
-    if len(fmt.parts) != 2 or isinstance(fmt.parts[0], Run) or not isinstance(fmt.parts[1], Run):
-        return None
-    run = fmt.parts[1]
-    if not run.alphabet.isascii():  # the regex counts characters; the hand counts bytes
-        return None
-    if run.most > _RE2_MOST:  # as ``part_regex`` asks for it: no most, the window bounds it
-        return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), min(run.low, _RE2_MOST), None
-    return _alts_bytes(fmt.parts[0]), run.alphabet.encode(), run.low, run.most
-
-
 def _alts_bytes(part: str | tuple[str, ...]) -> tuple[bytes, ...]:
     return tuple(a.encode() for a in _alts(part))
-
-
-def _plain_match(plain: _Plain, block: bytes, at: int, stop: int) -> Spans | None:
-    """The row's match at ``at`` within ``block[:stop]``, as its regex's anchored match
-    gives it (the whole and the run), or None: the first alternative that is there with at
-    least the run's least after it, the run as long as it may be."""
-    alts, alphabet, low, most = plain
-    for alt in alts:
-        if not block.startswith(alt, at) or at + len(alt) > stop:
-            continue
-        body = at + len(alt)
-        end = stop if most is None else min(stop, body + most)
-        run = block[body:end]
-        size = len(run) - len(run.lstrip(alphabet))
-        if size >= low:
-            return [(at, body + size), (body, body + size)]
-    return None
 
 
 class _RunStep(NamedTuple):
@@ -1037,7 +989,7 @@ def _one_way_shape(fmt: Format) -> tuple[_Step, ...] | None:
                 return None
             steps.append(alts)
             continue
-        if not part.alphabet.isascii():  # as in ``_plain_shape``
+        if not part.alphabet.isascii():  # the regex counts characters; this, bytes
             return None
         if i + 1 < len(parts):
             after = parts[i + 1]
@@ -1048,7 +1000,7 @@ def _one_way_shape(fmt: Format) -> tuple[_Step, ...] | None:
             if opens is None or opens & set(part.alphabet.encode()):
                 return None
         alphabet = part.alphabet.encode()
-        if part.most > _RE2_MOST:  # as ``part_regex`` asks for it (see ``_plain_shape``)
+        if part.most > _RE2_MOST:  # as ``part_regex`` asks for it: no most, the window bounds it
             steps.append(_RunStep(alphabet, min(part.low, _RE2_MOST), None))
         else:
             steps.append(_RunStep(alphabet, part.low, part.most))
@@ -1056,9 +1008,11 @@ def _one_way_shape(fmt: Format) -> tuple[_Step, ...] | None:
 
 
 def _one_way_match(steps: tuple[_Step, ...], block: bytes, at: int, stop: int) -> Spans | None:
-    """``_plain_match`` for ``_one_way_shape``'s rows: each run as long as it may be (a
-    shorter one leaves one of its own characters where the next part must start), each
-    literal's alternatives tried in order for the rest (what the regex's priority is)."""
+    """The row's match at ``at`` within ``block[:stop]``, as its regex's anchored match
+    gives it (the whole, then each run), or None, for ``_one_way_shape``'s rows: each run
+    as long as it may be (a shorter one leaves one of its own characters where the next
+    part must start), each literal's alternatives tried in order for the rest (what the
+    regex's priority is)."""
     spans: list[Span2] = [(at, at)]
     end = _one_way_rest(steps, 0, block, at, stop, spans)
     if end < 0:
