@@ -25,6 +25,7 @@ from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.expressions import is_annotation, made_part
 from relay.redact.formats import SCANNER
+from relay.redact.labelled import LABEL_RIDER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
     Literal,
@@ -42,7 +43,8 @@ from relay.redact.placeholders import (
     is_reference,
     looks_like_placeholder,
 )
-from relay.redact.prefilter import Prefilter
+from relay.redact.prefilter import PAIR_RIDER, Prefilter
+from relay.redact.riders import Rider
 from relay.redact.rules import WORD_KINDS, Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
@@ -191,6 +193,14 @@ class Engine:
             self._own_at = LiteralScanner(own).at
             left = set(self.disguises.unanchored)
             own = [lit for lit in own if lit in left]
+        # What rides on the format table's pass (``riders``): the prefilter's pair word, and
+        # for this node's secrets the labels' first place and the canonical strings' places.
+        riders: list[Rider] = [PAIR_RIDER]
+        if self.disguises is not None and self.disguises.labelled is not None:
+            riders.append(LABEL_RIDER)
+        if self.disguises is not None and self.disguises.rider is not None:
+            riders.append(self.disguises.rider)
+        self._riders = tuple(riders)
         # The user's name, home and hosts (and a secret that pass does not find): read on
         # the lines the prefilter keeps.
         names = [lit for lit in self.literals if lit.kind != Kind.OWN_SECRET] + own
@@ -223,6 +233,7 @@ class Engine:
         for r in (*self.rules, *self.extra):
             r.regex  # noqa: B018 - compiled on first use
         SCANNER.compile_all()
+        SCANNER.ride(self._riders)
         if sample:
             self.scan(sample)
 
@@ -234,13 +245,15 @@ class Engine:
         read the whole block (the table's anchors are its own one pass)."""
         table: list[Span] | None = None
         lines = None
+        rode: dict[Rider, list[int]] = {}
         if self._prefilter is not None and start == 0:
             # The table's finds first, as ``_collect`` has them (a tie keeps the first kind),
-            # and in the same pass the places of the word that the prefilter's name/value
-            # pair needs (see ``FormatScanner.finds``).
-            words: list[int] = []
-            table = [(f.start, f.end, f.fmt.label) for f in SCANNER.finds(block, 0, words)]
-            lines = self._prefilter.lines(block, words)
+            # and in the same pass the riders' places: the word that the prefilter's
+            # name/value pair needs, this node's secrets' (see ``FormatScanner.finds``).
+            riding: list[tuple[Rider, list[int]]] = [(rider, []) for rider in self._riders]
+            table = [(f.start, f.end, f.fmt.label) for f in SCANNER.finds(block, 0, riding)]
+            rode = dict(riding)
+            lines = self._prefilter.lines(block, rode[PAIR_RIDER])
         if lines is None:
             lowered = block.lower()
             found = self._collect(block, lowered, start, table=table is None)
@@ -256,8 +269,10 @@ class Engine:
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
-        if self.disguises is not None:
-            found.extend(self.disguises.spans(block, start, self._own_at))
+        if (disguises := self.disguises) is not None:
+            places = rode.get(disguises.rider) if disguises.rider is not None else None
+            labels = rode.get(LABEL_RIDER)
+            found.extend(disguises.spans(block, start, self._own_at, places=places, labels=labels))
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]

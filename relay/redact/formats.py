@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -30,6 +30,7 @@ import re2
 
 from relay.redact.linear import Searcher, Spans, searcher
 from relay.redact.placeholders import is_named_placeholder_value, looks_like_placeholder
+from relay.redact.riders import Rider, Riding
 from relay.redact.rules import WORD, LineBudget, Span
 
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -670,10 +671,8 @@ _FILLER = Found(0, 0, Format("placeholder", ("",)))  # a row's shape, filled wit
 _FLOOD = Format("token-flood", ("",), kind="secret")  # more near-matches than a line holds
 _ANCHOR_RUN = 4  # characters of the body that an anchor asks for after the prefix
 _KEY_BYTES = 4  # bytes of a hit past the run-first rows' literals that pick its candidates
+_MOST_RIDINGS = 8  # the passes with riders kept compiled (each engine's, by its secrets)
 _MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an anchor)
-# Every match of the prefilter's name/value pair holds this word (see ``prefilter``), and
-# this table's one pass finds its places too.
-PAIR_WORD = b"value"
 _MOST_VERDICTS = 1024  # tokens whose checksum-or-placeholder verdict is kept
 _VERDICT_BYTES = 96  # and how long each may be (two hundred kilobytes at most in all)
 
@@ -727,8 +726,7 @@ def _anchor_regex(fmt: Format) -> tuple[int, str]:
 class FormatScanner:
     """Every row of the table, found in one RE2 pass over its anchors, then checked whole."""
 
-    def __init__(self, formats: tuple[Format, ...] = FORMATS, word: bytes = PAIR_WORD) -> None:
-        """``word``: a word (ASCII) whose places, in any case, ``finds`` gives too."""
+    def __init__(self, formats: tuple[Format, ...] = FORMATS) -> None:
         self.formats = formats
         # Each row's own regex, compiled the first time its anchor is hit: most logs hit few
         # rows, and compiling all of them is most of a short run's start-up.
@@ -789,37 +787,49 @@ class FormatScanner:
         # 3 MB.
         options.max_mem = 24 << 20
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+        self._options = options
         self.search = re2.compile("|".join(anchors).encode(), options)
         self.anchor_search: Searcher = searcher(self.search, within=True)
         self._anchor_at: Searcher = searcher(self.search, anchored=True, within=True)
-        # The word's places are found in the same pass (see ``finds``): the anchors' regex
-        # and the word, one literal more among them, which costs the pass nothing
-        # measurable, where a search of its own read the block once more.
-        self._word = word.lower()
-        self._word_first = frozenset((self._word[0], word.upper()[0])) if word else frozenset()
-        if word:
-            pattern = self.search.pattern + b"|(?i:" + re2.escape(word) + b")"
-            self.anchor_search = searcher(re2.compile(pattern, options), within=True)
+        # The pass with riders (``riders``): the anchors' regex and theirs, by their patterns;
+        # and the riders it last ran with, which a pass given none runs with too (their
+        # places unread): one automaton's states in memory rather than two.
+        self._riding: dict[tuple[bytes, ...], Searcher] = {(): self.anchor_search}
+        self._last: tuple[Rider, ...] = ()
 
-    def finds(
-        self, block: bytes, start: int = 0, words: list[int] | None = None
-    ) -> Iterator[Found]:
+    def ride(self, riders: Sequence[Rider]) -> None:
+        """Compile the pass with ``riders`` now (``finds`` does when first given them)."""
+        key = tuple(rider.pattern for rider in riders)
+        if key not in self._riding:
+            if len(self._riding) > _MOST_RIDINGS:  # engines with other secrets, gone
+                del self._riding[next(k for k in self._riding if k)]
+            pattern = b"|".join((self.search.pattern, *key))
+            self._riding[key] = searcher(re2.compile(pattern, self._options), within=True)
+        self._last = tuple(riders)
+
+    def finds(self, block: bytes, start: int = 0, riding: Riding = ()) -> Iterator[Found]:
         """Each accepted match at or after ``start``: at a token's edges, not a placeholder.
-        ``words``: where the scanner's word starts, found in the same pass, added in order
-        as the finds are read (all of them once they are read to their end).
+        ``riding``: searches that ride on the pass (``riders``), each with the list its
+        places are added to, in order, as the finds are read (all of them once they are
+        read to their end).
 
         (The loop runs once a hit, thousands of times a megabyte of some logs: what it
         calls is bound to local names once, and ``_at``'s look-up is written out here.)
 
-        The pass finds the word too, after every anchor: a place where the word starts and
-        no anchor does is passed over (the next search finds the anchor that the anchors'
-        own search would), and where the loop skips bytes after an anchor (the rest of its
-        hit, of a token found, of a flooded line), the word is looked for there."""
+        A hit where a rider's place opens and no anchor does is passed over (the next
+        search finds the anchor that the anchors' own search would: the anchors come first
+        in the regex, so where one opens the hit is its own), and where the loop skips
+        bytes after an anchor (the rest of its hit, of a token found, of a flooded line),
+        each rider is asked for its places there."""
         done = start
         size = len(block)
-        search = self.anchor_search
+        if not riding:
+            riding = [(rider, []) for rider in self._last]
+        patterns = tuple(rider.pattern for rider, _ in riding)
+        if patterns not in self._riding:
+            self.ride([rider for rider, _ in riding])
+        search = self._riding[patterns]
         anchor_at = self._anchor_at
-        word, first, wide = self._word, self._word_first, len(self._word)
         spent = LineBudget(block).spent
         check = self._check
         cached = self._candidates
@@ -830,22 +840,25 @@ class FormatScanner:
             hs, he = search(block, pos, size)[0]
             if hs < 0:
                 return
-            if block[hs] in first and block[hs : hs + wide].lower() == word:
-                if words is not None:
-                    words.append(hs)
-                if anchor_at(block, hs, size)[0][0] < 0:
+            if riding:
+                rode = False
+                byte = block[hs]
+                for rider, places in riding:
+                    if byte in rider.first and rider.at(block, hs):
+                        rode = True
+                        if rider.every or not places:
+                            places.append(hs)
+                if rode and anchor_at(block, hs, size)[0][0] < 0:
                     pos = hs + 1
-                    continue  # the word, and no anchor here
+                    continue  # a rider's place, and no anchor here
             pos = he if he > hs else hs + 1
             if hs < done:
-                if words is not None:
-                    _places(block, hs + 1, pos, word, words)
+                _ride(block, hs + 1, pos, riding)
                 continue  # inside the token found last
             if (stop := spent(hs)) >= 0:
                 yield Found(hs, stop, _FLOOD)  # a line of near-matches: see ``LineBudget``
                 done = pos = stop + 1
-                if words is not None:
-                    _places(block, hs + 1, pos, word, words)
+                _ride(block, hs + 1, pos, riding)
                 continue
             # ``_at``: the first row, in table order, whose whole shape matches here
             glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
@@ -869,8 +882,7 @@ class FormatScanner:
                     break  # a find, or ``_FILLER``: no other row
             if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
-                if words is not None:
-                    _places(block, hs + 1, pos, word, words)
+                _ride(block, hs + 1, pos, riding)
                 yield found
             else:
                 pos = hs + 1  # another row's anchor may start inside this one's hit
@@ -1060,15 +1072,12 @@ def _one_way_rest(
     return pos
 
 
-def _places(block: bytes, start: int, stop: int, word: bytes, out: list[int]) -> None:
-    """Add each place in ``[start, stop)`` where ``word`` (lower case) starts, in any case."""
-    if stop <= start:
-        return
-    low = block[start : stop + len(word) - 1].lower()
-    at = low.find(word)
-    while at >= 0:
-        out.append(start + at)
-        at = low.find(word, at + 1)
+def _ride(block: bytes, start: int, stop: int, riding: Riding) -> None:
+    """Each rider's places in ``[start, stop)``, which the pass skipped."""
+    if stop > start:
+        for rider, places in riding:
+            if rider.every or not places:
+                rider.places(block, start, stop, places)
 
 
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")

@@ -25,6 +25,7 @@ import re2
 
 from relay.redact.linear import searcher
 from relay.redact.literals import MIN_SECRET_LEN
+from relay.redact.riders import Rider
 
 _LABELS = (b"half", b"part", b"piece", b"chunk")
 # What follows a label's word: a number (``2``, ``2/3``, ``2 of 3``), ``:`` or ``=``, the piece.
@@ -44,7 +45,40 @@ def _label_search() -> re2._Regexp[bytes]:
     return re2.compile(b"(?i:" + words + rb")[ \t0-9/of]*[:=]", options)
 
 
-_LABEL_AT = searcher(_label_search(), within=True)
+_LABEL = _label_search()
+_LABEL_AT = searcher(_LABEL, within=True)
+_LABEL_HERE = searcher(_LABEL, anchored=True, within=True)
+
+
+class LabelRider(Rider):
+    """The first place where a label may be, found by the format table's pass (``riders``)
+    for ``Labelled.spans``: its search, one literal-led alternative more in that pass."""
+
+    pattern = _LABEL.pattern
+    first = frozenset(b"".join(_LABELS) + b"".join(_LABELS).upper())
+    every = False
+
+    def at(self, block: bytes, place: int) -> bool:
+        """The label's regex, anchored."""
+        return _LABEL_HERE(block, place, len(block))[0][0] >= 0
+
+    def places(self, block: bytes, start: int, stop: int, out: list[int]) -> None:
+        """The first place in the stretch: each word's places there, in order, each held to
+        the regex until one is a label's."""
+        low = block[start : stop + max(map(len, _LABELS)) - 1].lower()
+        found = set()
+        for word in _LABELS:
+            at = low.find(word)
+            while 0 <= at < stop - start:
+                found.add(start + at)
+                at = low.find(word, at + 1)
+        for place in sorted(found):
+            if self.at(block, place):
+                out.append(place)
+                return
+
+
+LABEL_RIDER = LabelRider()
 
 
 @dataclass(frozen=True)
@@ -58,9 +92,14 @@ class Labelled:
         raws = tuple(sorted({s.encode() for s in secrets if len(s) >= 2 * MIN_SECRET_LEN}))
         return cls(raws) if raws else None
 
-    def spans(self, text: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
-        """Each labelled piece at or after ``start`` that is a run of a secret."""
-        first = _LABEL_AT(text, start, len(text))[0][0]
+    def spans(
+        self, text: bytes, start: int = 0, first: int | None = None
+    ) -> Iterator[tuple[int, int]]:
+        """Each labelled piece at or after ``start`` that is a run of a secret. ``first``:
+        the first place at or after ``start`` where a label may be (-1: nowhere), when the
+        format table's pass found it (``LABEL_RIDER``)."""
+        if first is None:
+            first = _LABEL_AT(text, start, len(text))[0][0]
         if first < 0:
             return  # no label before a colon or ``=`` (a log's every window, nearly)
         # From the first place a label may be: each word by a substring search, which

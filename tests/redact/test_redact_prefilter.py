@@ -21,6 +21,7 @@ from relay.redact.engine import Engine
 from relay.redact.formats import FORMATS, SCANNER, FormatScanner
 from relay.redact.prefilter import (
     IPV4_SUPERSET,
+    PAIR_RIDER,
     PAIR_SUPERSET,
     PAIR_WORD,
     RULE_SUPERSETS,
@@ -406,7 +407,7 @@ _WORD_LINES = (
 )
 
 
-_ANCHORS_ALONE = FormatScanner(word=b"")  # the table's pass without the word
+_ANCHORS_ALONE = FormatScanner()  # the table's pass with no rider
 
 
 @settings(max_examples=150, deadline=None)
@@ -421,7 +422,9 @@ def test_the_tables_pass_finds_every_line_of_the_pairs_word(
         lines.insert(at, rng.choice(_WORD_LINES).format(n=rng.randrange(100)))
     block = ("\n".join(lines) + "\n").encode()
     words: list[int] = []
-    assert list(SCANNER.finds(block, 0, words)) == list(_ANCHORS_ALONE.finds(block, 0))
+    assert list(SCANNER.finds(block, 0, [(PAIR_RIDER, words)])) == list(
+        _ANCHORS_ALONE.finds(block, 0)
+    )
     lowered = block.lower()
     every = [i for i in range(len(block)) if lowered.startswith(PAIR_WORD, i)]
     line_of = [lowered.count(b"\n", 0, at) for at in every]
