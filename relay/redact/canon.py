@@ -164,6 +164,9 @@ class CanonRider(Rider):
         self.pattern = b"|".join(gap.join(_either_case(c) for c in text) for text in canon.tags)
         self.first = frozenset(b"".join(text[:1] + text[:1].upper() for text in canon.tags))
         self._twos = frozenset(text[:2] for text in canon.tags)
+        # A string of one character (a piece's block of marks and one letter) opens a place
+        # whatever byte follows it.
+        self._ones = frozenset(text for text in canon.tags if len(text) == 1)
         options = re2.Options()
         options.never_capture = True
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
@@ -173,9 +176,9 @@ class CanonRider(Rider):
         """A string starts here: its spelled-out regex, anchored. Most of the pass's hits
         open with one of the strings' first bytes (letters and digits, in either case): the
         first two bytes, when the second is one the canonical text keeps, are compared with
-        the strings' first two before that."""
-        two = block[place : place + 2]
-        if len(two) == 2 and _KEPT[two[1]] and two.lower() not in self._twos:
+        the strings' first two (or first, for a string of one) before that."""
+        two = block[place : place + 2].lower()
+        if len(two) == 2 and _KEPT[two[1]] and two not in self._twos and two[:1] not in self._ones:
             return False
         return self._here(block, place, len(block))[0][0] >= 0
 
