@@ -804,7 +804,10 @@ class FormatScanner:
             if len(self._riding) > _MOST_RIDINGS:  # engines with other secrets, gone
                 del self._riding[next(k for k in self._riding if k)]
             pattern = b"|".join((self.search.pattern, *key))
-            self._riding[key] = searcher(re2.compile(pattern, self._options), within=True)
+            # Not ``re2.compile``: its cache (128 patterns) would keep every pass dropped
+            # here, each automaton megabytes, for as long as the process runs.
+            regex = re2._Regexp(pattern, self._options)
+            self._riding[key] = searcher(regex, within=True)
         self._last = tuple(riders)
 
     def finds(self, block: bytes, start: int = 0, riding: Riding = ()) -> Iterator[Found]:
