@@ -803,11 +803,12 @@ class FormatScanner:
         if key not in self._riding:
             if len(self._riding) > _MOST_RIDINGS:  # engines with other secrets, gone
                 del self._riding[next(k for k in self._riding if k)]
+                # and out of the regex library's own cache of compiled patterns too (128),
+                # which would keep each dropped pass's automaton, megabytes, as long as the
+                # process runs (what still uses a pattern keeps it: this drops no search)
+                re2.purge()
             pattern = b"|".join((self.search.pattern, *key))
-            # Not ``re2.compile``: its cache (128 patterns) would keep every pass dropped
-            # here, each automaton megabytes, for as long as the process runs.
-            regex = re2._Regexp(pattern, self._options)
-            self._riding[key] = searcher(regex, within=True)
+            self._riding[key] = searcher(re2.compile(pattern, self._options), within=True)
         self._last = tuple(riders)
 
     def finds(self, block: bytes, start: int = 0, riding: Riding = ()) -> Iterator[Found]:
@@ -851,6 +852,8 @@ class FormatScanner:
                         rode = True
                         if rider.every or not places:
                             places.append(hs)
+                # (each rider's ``at`` is exact: a hit it refuses is an anchor's, which a
+                # line's budget counts as the anchors' own pass would)
                 if rode and anchor_at(block, hs, size)[0][0] < 0:
                     pos = hs + 1
                     continue  # a rider's place, and no anchor here

@@ -31,7 +31,9 @@ class Rider:
     every: bool = True  # every place, or the first one only (then the list holds one)
 
     def at(self, block: bytes, place: int) -> bool:
-        """Whether a place opens at ``place`` (a hit of the pass whose byte is in ``first``)."""
+        """Whether a place opens at ``place`` (a hit of the pass whose byte is in ``first``):
+        exactly where the rider's pattern matches there, no more and no less (a hit it
+        refused would count against its line's budget as one of the table's)."""
         raise NotImplementedError
 
     def places(self, block: bytes, start: int, stop: int, out: list[int]) -> None:

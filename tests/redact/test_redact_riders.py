@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import random
 
+import re2
 from format_samples import clean_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,8 @@ from relay.redact.rules import Kind
 
 SECRETS = ("Zq7Tk9Lm2Xw4Rb8Vn1Cd5pQ0", "rly-N0de.S3cret:9f8e7d6c5b4a")  # a node's few
 ALONE = FormatScanner()  # the table's pass with no rider
+_LATIN1 = re2.Options()
+_LATIN1.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
 
 
 def _forms(secret: str, rng: random.Random) -> str:
@@ -119,3 +122,40 @@ def test_a_block_is_read_the_same_with_the_riders_and_without() -> None:
     alone = Engine(facts, prefilter=False).scan(block).spans
     assert riding == alone
     assert sum(1 for span in riding if span[2] == Kind.OWN_SECRET) >= 150
+
+
+# Secrets of the shapes a node holds and of the odd ones: token-shaped ones (whose pieces
+# are looked for too) with runs of marks (``-----x`` is one canonical character), and ones
+# with blanks and characters past ASCII.
+_SECRETS = st.one_of(
+    st.text("aZx9_-.:/+=%&# é", min_size=12, max_size=40),
+    st.text("aZx9_-./+=", min_size=12, max_size=40),
+    st.lists(st.sampled_from(["-----x", "Ab3dE5", "....e.", "Zq9", "-", "7"]), min_size=3).map(
+        "".join
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=_SECRETS, seed=st.integers(0, 2**32))
+def test_a_rider_refuses_exactly_where_its_pattern_does_not_match(secret: str, seed: int) -> None:
+    """For any secret that rides: each place the pass hits with a rider's first byte is
+    taken by the rider exactly where its pattern matches there, and the places found are
+    the canonical search's."""
+    built = Disguises.build((secret,))
+    if built is None or built.rider is None or built.either is None:
+        return
+    rng = random.Random(seed)
+    pieces = [_forms(secret, rng) for _ in range(6)] + clean_lines(rng, 400).split()
+    rng.shuffle(pieces)
+    block = " ".join(pieces).encode()
+    rider = built.rider
+    whole = re2.compile(rider.pattern, _LATIN1)
+    for at in range(len(block)):
+        if block[at] in rider.first:
+            matched = whole.match(block, at) is not None
+            assert rider.at(block, at) == matched, (block[at : at + 12], matched)
+    places: list[int] = []
+    assert list(SCANNER.finds(block, 0, [(rider, places)])) == list(ALONE.finds(block, 0))
+    text = Canonical(block, 0)
+    assert places == [text.origin(j) for j, _ in built.either.finds(text.text)]

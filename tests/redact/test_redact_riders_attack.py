@@ -72,5 +72,6 @@ def test_the_passes_of_engines_gone_are_freed() -> None:
     gc.collect()
     head = SCANNER.search.pattern + b"|"
     kept = [o for o in gc.get_objects() if isinstance(o, re2._Regexp)]
-    assert not [o for o in kept if isinstance(o.pattern, bytes) and o.pattern.startswith(head)]
+    passes = [o for o in kept if isinstance(o.pattern, bytes) and o.pattern.startswith(head)]
+    assert len(passes) <= _MOST_RIDINGS  # of the 12 made, those the table may still use
     assert len(SCANNER._riding) <= _MOST_RIDINGS + 1
