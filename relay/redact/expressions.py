@@ -155,7 +155,12 @@ def is_expression_around(block: bytes, start: int, end: int, *, made: bool) -> b
         return True
     line = block.rfind(b"\n", 0, start) + 1
     eq = block.rfind(b"=", line, start)
-    return eq > line and _TARGETS.search(block, line, eq) is not None
+    # the ``=`` that binds the value (only blanks between): ``x, A=1 --password V`` is a flag
+    return (
+        eq > line
+        and not block[eq + 1 : start].strip()
+        and _TARGETS.search(block, line, eq) is not None
+    )
 
 
 # Words that may follow a call's close with no blank in code (``getpass()or key``).

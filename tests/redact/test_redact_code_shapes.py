@@ -154,6 +154,8 @@ LEAKS = (
     (f"  the signing key {SECRET}x9", f"  the signing key {R}"),
     (f"  --password {SECRET} respectively", f"  --password {R} respectively"),
     ("mysql --password correcthorse db", f"mysql --password {R} db"),
+    # an ``=`` earlier on the line binds no flag's value (not ``proxy, auth = val``)
+    ("x, A=1 --password pjyhIxtbLhzP", f"x, A=1 --password {R}"),
     ("f(password=Zq8v(3W))", f"f(password={R})"),
     (f"  fix Authorization: Basic {SECRET}", "  fix Authorization: Basic [redacted:authorization]"),
     (f"Cookie: session={SECRET}; Path=/", f"Cookie: {R}; Path=/"),
