@@ -46,6 +46,7 @@ _TARGETS = re.compile(rb",[ \t]*[A-Za-z_][\w.]*[ \t]*$")
 _DIGITS_APART = re.compile(rb"[0-9][A-Za-z]*[a-z][A-Za-z]*[0-9]")
 _DIGIT_THEN_SMALL = re.compile(rb"[0-9][a-z]")
 _PARTS = re.compile(rb"[A-Za-z0-9]+")
+_DIGIT = re.compile(rb"[0-9]")
 _LETTER_WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
@@ -61,6 +62,8 @@ def made_part(value: bytes) -> bool:
         words = _LETTER_WORDS.findall(part) if mixed else []
         if len(words) >= 4 and sum(map(len, words)) < 2.5 * len(words):
             return True
+        if len(words) >= 3 and len(words[0]) == len(words[1]) == 1 and _DIGIT.search(part):
+            return True  # ``qWKmciqxx8``: a word of one letter after another, and a digit
     return False
 
 

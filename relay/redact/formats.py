@@ -867,7 +867,12 @@ class FormatScanner:
                 _ride(block, hs + 1, pos, riding)
                 continue
             # ``_at``: the first row, in table order, whose whole shape matches here
-            glued = hs > 0 and block[hs - 1] in WORD and block[hs] in WORD
+            glued = (
+                hs > 0
+                and block[hs - 1] in WORD
+                and block[hs] in WORD
+                and not after_escape(block, hs)
+            )
             key = (glued, block[hs : hs + key_bytes])
             candidates = cached.get(key)
             if candidates is None:
@@ -944,7 +949,7 @@ class FormatScanner:
             s, e = spans[0]
             if s < 0:
                 return None
-        if s > 0 and block[s - 1] in WORD and block[s] in WORD:
+        if s > 0 and block[s - 1] in WORD and block[s] in WORD and not after_escape(block, s):
             return None  # inside a longer word: "xoxo-party", "TASK0123…"
         if e < len(block) and block[e] in _ALNUM:
             return None  # a longer run than the format allows: a hash, not this key
@@ -1076,6 +1081,21 @@ def _one_way_rest(
             del spans[kept:]
         return -1
     return pos
+
+
+def after_escape(block: bytes, at: int) -> bool:
+    """``block[at]`` follows a terminal's escape sequence (``\x1b[32m``, a colour): its last
+    letter is no word the token at ``at`` is glued to."""
+    esc = block.rfind(b"\x1b[", max(0, at - _LONGEST_ESCAPE), at)
+    return (
+        esc >= 0
+        and block[at - 1] in _ESCAPE_END
+        and not block[esc + 2 : at - 1].strip(b"0123456789;")
+    )
+
+
+_LONGEST_ESCAPE = 24  # ``\x1b[38;2;255;255;255m``, a colour of 24 bits, and a little more
+_ESCAPE_END = frozenset(b"ABCDEFGHJKSTfmsu")  # the final letters of the sequences logs hold
 
 
 def _ride(block: bytes, start: int, stop: int, riding: Riding) -> None:

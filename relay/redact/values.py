@@ -172,6 +172,7 @@ _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
 _QUOTED_TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*[ \t]|ENC\[")
 _QUOTES = (b'"', b"'", b"`")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
+_SNAKE_PATH = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
 # A call: a name (a path of names), its bracket, and the bracket's close further on
 # (``get_secret("db")``, ``os.getenv(``); ``Zq8vLp(3Wn5r`` is a password with a bracket in it.
@@ -327,7 +328,8 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
     """The value's shape says it is no secret (see the module docstring). ``quoted``: the
     value stood within quotes (as it does when it opens with one)."""
     v = value.strip().lstrip(b"\\")
-    tag = _QUOTED_TAG if quoted or v[:1] in _QUOTES else _TAG
+    in_quotes = quoted or v[:1] in _QUOTES
+    tag = _QUOTED_TAG if in_quotes else _TAG
     v = v.strip(b"\"'`")
     if not v:
         return True
@@ -364,8 +366,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
         # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
         tail = fallback.group("tail").rstrip(b";,) \t")
         return tail.strip(b"\"'`") == b"" or value_is_not_secret(tail)
-    if _DOTTED.fullmatch(v) and not made_part(v):
-        return True  # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``
+    if _DOTTED.fullmatch(v) and not made_part(v) and (not in_quotes or _SNAKE_PATH.fullmatch(v)):
+        # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``; within
+        # quotes a string, which names a path only in lower case (``"settings.db_password"``)
+        return True
     if _is_host(v) or (_URL.fullmatch(v) and not _random_segment(v)):
         return True
     if (version := _VERSION.fullmatch(v)) and not made_part(version.group("tail") or b""):

@@ -48,7 +48,7 @@ def _forms(secret: str, rng: random.Random) -> str:
     if pick == 4:
         return ":".join(f"{b:02x}" for b in raw)
     if pick == 5:
-        return secret[: rng.randrange(6, len(secret))]
+        return secret[: rng.randrange(min(6, len(secret)), len(secret) + 1)]
     if pick == 6:
         return "-".join(secret.swapcase())
     return secret
