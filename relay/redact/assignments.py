@@ -102,10 +102,11 @@ _TAIL = (
     rb"|(?:[!&][^\s]{0,100}+[ \t]++){0,2}+(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
-# Without the leading dash: the shared dash rule (``tokens``) supplies it.
-FLAG_WORDS = rb"password|passphrase|secret|token|api-key"
+# Without the leading dash: the shared dash rule (``tokens``) supplies it. One dash is a
+# flag too where it opens a word (``keytool -storepass V``, PowerShell's ``-Password V``).
+FLAG_WORDS = rb"password|passphrase|secret|token|api-key|storepass|keypass"
 FLAG = (
-    rb"-[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
+    rb"(?P<dash2>-)?[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
     rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"(?:[ =]|['\"],[ \t]?)"
 )  # (or the next item of a printed argument list: ``['--password', 'VALUE']``)
 # ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and

@@ -75,8 +75,13 @@ def _dash(block: bytes, m: re.Match[bytes]) -> Found:
         return None if found is None else (*found, Kind.MAC)
     if m.group("pw") is not None:
         return p_flag_span(block, m)
+    if m.group("dash2") is None and m.start() > 0 and block[m.start() - 1] not in _OPENS_A_WORD:
+        return None  # one dash inside a word: ``my-password``, ``db-token`` name no flag
     found = flag_span(block, m)
     return None if found is None else (*found, Kind.SECRET)
+
+
+_OPENS_A_WORD = frozenset(b" \t\n\r\"'(")
 
 
 # The vendor formats (GitHub, AWS, Slack, Stripe, OpenAI, npm, PyPI, JWTs and a hundred
