@@ -24,7 +24,7 @@ from relay.redact.code import CODE_RULES
 from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.expressions import is_annotation, made_part
-from relay.redact.formats import SCANNER
+from relay.redact.formats import ESCAPED_SLASH, SCANNER, escaped_scanner
 from relay.redact.labelled import LABEL_RIDER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -267,6 +267,10 @@ class Engine:
             kept = self._collect(lines.text, low, 0, table=False)
             found += [(*to_block(s, e), k) for s, e, k in kept]
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
+        # URLs in a JSON string whose slashes are escaped (a backslash first: memchr, where
+        # the two bytes' search stops at every slash of a log's paths, 0.09 CPU-s in 100 MB)
+        if b"\\" in block and ESCAPED_SLASH in block:
+            found.extend(escaped_scanner().spans(block, block, start))
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
         if (disguises := self.disguises) is not None:

@@ -80,13 +80,14 @@ def test_a_token_printed_in_colour_is_masked(token: str, colour: str) -> None:
     assert token in out.split(" and ")[1]  # no escape: glued to a word, as before
 
 
-@pytest.mark.xfail(strict=True, reason="a webhook URL with JSON-escaped slashes is kept")
 @pytest.mark.parametrize(
     ("url", "secret"), [(SLACK_HOOK, SLACK_HOOK_SECRET), (DISCORD_HOOK, DISCORD_HOOK_SECRET)]
 )
 def test_a_webhook_url_with_escaped_slashes_is_masked(url: str, secret: str) -> None:
+    """(Fixed: every row with a slash in a literal has a twin with the slashes escaped.)"""
     line = '{"url":"' + url.replace("/", "\\/") + '"}\n'
-    assert secret not in redacted(line)
+    out = redacted(line)
+    assert secret not in out and "[redacted:" in out
 
 
 @pytest.mark.xfail(strict=True, reason="a percent-encoded webhook URL is kept")
