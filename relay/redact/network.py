@@ -46,12 +46,20 @@ from relay.redact.rules import (
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _V6_CHARS = _HEX | frozenset(b":.")
-_VERSION_WORD = re.compile(rb"(?:version|ver|release|build|rev|revision)[ \t]*[:=]?[ \t]*$")
+# (``ver`` and ``rev`` as words of their own: ``server: 10.0.0.1`` is an address; a call's
+# quote after the word too: ``AssemblyVersion("1.0.0.0")``)
+_VERSION_WORD = re.compile(
+    rb"(?:version|(?:^|[^a-z])(?:ver|rev)|release|build|revision)[ \t]*[:=]?[ \t]*\(?[\"']?$"
+)
 # A version operator (``<`` and ``>`` alone only glued to a name: ``<10.0.0.5>`` is an
 # address), or a name joined by "-" or "/" (``foo-2.3.4.5``, ``Firefox/115.0.2.1``), right
 # before the quad; not "@", which joins a user to a host (``root@203.0.113.9``).
 _MARK_ENDS = frozenset(bytes([c]) for c in b"<>=~^-/")
-_VERSION_MARK = re.compile(rb"(?:[<>!~=]=|[A-Za-z0-9_][<>]|[~^]|[A-Za-z0-9]-|[A-Za-z]/)[ \t]{0,2}$")
+# (a name's dash: after a letter, or a name's digits after one, ``python3-``; not an
+# address's last digit, ``10.0.0.1-10.0.0.5`` is a range of two)
+_VERSION_MARK = re.compile(
+    rb"(?:[<>!~=]=|[A-Za-z0-9_][<>]|[~^]|[A-Za-z][0-9]{0,3}-|[A-Za-z]/)[ \t]{0,2}$"
+)
 # A product name before a quad: its bytes, and what may stand before it.
 _NAME_CHARS = WORD | frozenset(b"+-")
 _NAME_EDGE = frozenset(b" \t\r\n([")
@@ -86,7 +94,7 @@ _MAC_COLON = re.compile(b":".join([_HEX2] * 6))
 # them costs no Python check each; ``_ipv4`` applies the whole rule.
 _NOT_VERSION = b"".join(
     b"(?<!" + lead + b"[0-9]" * width + b"\\.)"
-    for lead in (b"ersion ", b"ERSION ", b"v", b"V", b"[<>=!~]=", b"[A-Za-z0-9]-", b"[A-Za-z]/")
+    for lead in (b"ersion ", b"ERSION ", b"v", b"V", b"[<>=!~]=", b"[A-Za-z]-", b"[A-Za-z]/")
     for width in (1, 2, 3)
 )
 
@@ -146,6 +154,13 @@ def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> 
     return before.rstrip(b" \t")[-1:] in _MARK_ENDS and bool(_VERSION_MARK.search(before))
 
 
+# After a quad: a Debian revision or a pre-release mark (not the next address of a range).
+_REVISION = re.compile(rb"(?:-[0-9]+|~[0-9A-Za-z]+)(?![0-9.])")
+# A subscript's slice (``xs[0::2]``, ``data[1::4]``): small decimal numbers between colons,
+# in brackets right after a name or a closing bracket.
+_SLICE = re.compile(rb"[0-9]{0,3}::?-?[0-9]{0,3}")
+
+
 def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """Widen ``.b.c.d`` to ``a.b.c.d`` and apply the version rule."""
     start, end = m.start(), m.end()
@@ -157,6 +172,8 @@ def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         return None
     if block[end : end + 1] == b"-" and block[end + 1 : end + 2].isalpha():
         return None  # 1.2.3.4-rc1 is a version
+    if _REVISION.match(block, end):
+        return None  # 1.2.5.1-2, 1.2.3.4~beta: a package's version and its revision
     octets = [int(o) for o in block[start:end].split(b".")]
     if any(o > 255 for o in octets) or octets[0] in (0, 127):
         return None
@@ -185,6 +202,9 @@ def _ipv6(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | Skip:
     text = block[lo:hi]
     if not any(c in _DIGITS for c in text) or text.count(b"::") > 1:
         return skip  # dead::beef reads as code far more often than as an address
+    subscript = lo > 1 and block[lo - 1] == 91 and block[lo - 2] in WORD | {93, 41}  # [ ] )
+    if subscript and block[hi : hi + 1] == b"]" and _SLICE.fullmatch(text):
+        return skip  # ``xs[0::2]``: a slice
     try:
         address = ipaddress.IPv6Address(text.decode("ascii"))
     except ValueError:

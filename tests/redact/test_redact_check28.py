@@ -269,12 +269,43 @@ def test_an_own_secret_in_base64_wrapped_inside_a_json_string_is_masked(tmp_path
 # --- false alarms --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a four-part version is redacted as an IP address")
 @pytest.mark.parametrize(
     "line",
     [
         '[assembly: AssemblyVersion("1.0.0.0")]',
         "Setting up alsa-topology-conf (1.2.5.1-2) ...",
+        "Unpacking libfoo (1.2.3.4~beta1) ...",
+        "version 10.2.0.1, cmake 3.28.1.4, python3-1.2.3.4, foo-2.3.4.5, rev 1.2.3.4",
+    ],
+)
+def test_a_version_is_not_an_ip_address(line: str) -> None:
+    """(Fixed: a call's quote after the version word, a package's revision after it.)"""
+    assert redacted(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("server: 10.0.0.1", "server: "),
+        ("connect to server=203.0.113.9", "connect to server="),
+        ("observer: 203.0.113.9", "observer: "),
+        ("reverse 10.1.2.3", "reverse "),
+        ("range 10.0.0.1-10.0.0.5", "range -"),
+    ],
+)
+def test_an_address_after_a_word_that_holds_ver_or_in_a_range_is_masked(
+    line: str, kept: str
+) -> None:
+    """``ver`` inside ``server`` read as the version word, and an address's last digit and
+    dash as a name's, kept these addresses (found while fixing the above)."""
+    out = redacted(line + "\n")
+    assert out.replace("<ip>", "") == kept + "\n", out
+
+
+@pytest.mark.xfail(strict=True, reason="a four-part version is redacted as an IP address")
+@pytest.mark.parametrize(
+    "line",
+    [
         "Installed Microsoft.NETCore.App 8.0.1.0",
         '<add key="webpages:Version" value="3.0.0.0" />',
         'KEY_USAGE = ObjectIdentifier("2.5.29.15")',
@@ -284,10 +315,13 @@ def test_a_version_or_an_oid_is_not_an_ip_address(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="a Python slice is redacted as an IPv6 address")
-@pytest.mark.parametrize("line", ["evens = xs[0::2]", "data[1::4] = data[1::4].translate(b)"])
+@pytest.mark.parametrize(
+    "line", ["evens = xs[0::2]", "data[1::4] = data[1::4].translate(b)", "rev = s[::-1]"]
+)
 def test_a_python_slice_is_not_an_ip_address(line: str) -> None:
+    """(Fixed: read as an IPv6 address; ``[fe80::1]`` alone still is one.)"""
     assert redacted(line + "\n") == line + "\n"
+    assert redacted("ping [fe80::1]\n") == "ping [<ip>]\n"
 
 
 @pytest.mark.xfail(strict=True, reason="code where a value goes, under a secret's name")
