@@ -330,6 +330,11 @@ _CONTEXT_KINDS = frozenset({Kind.AUTHORIZATION, Kind.URL_CREDENTIALS, Kind.SECRE
 _LONGEST_VALUE = 8192
 
 
+# A template's slot where the value goes: a format field (``{password}``, ``{{ pw }}``,
+# ``{0}``) or a printf conversion (``%s``, ``%(password)s``).
+_SLOT = re.compile(rb"\{\{?[ \t]*[A-Za-z0-9_.]*[ \t]*\}?\}|%(?:\([A-Za-z_][A-Za-z0-9_]*\))?[sdr]")
+
+
 def _stands_in(block: bytes, span: Span) -> bool:
     """A header, URL or setting whose value is a reference or filler (``Bearer ${TOKEN}``,
     ``https://ci:****@host``, ``password: xxxxxxxx``): it protects nothing to redact it.
@@ -353,6 +358,8 @@ def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
         value = value[value.index(b":") + 1 :]
     if value.startswith((b"$(", b"${", b"`")):
         return True  # a command's or a variable's expansion, cut at its first blank
+    if _SLOT.fullmatch(value):
+        return True  # a template's slot: ``postgres://app:{password}@db``, ``:%s@``
     if is_reference(value) or is_public(value) or looks_like_placeholder(value, words=False):
         return True
     if kind == Kind.URL_CREDENTIALS:

@@ -23,7 +23,7 @@ from relay.redact.linear import Searcher, searcher
 # (``github_pat_11AAAAAAA0xxxx…``) may be a real token cut short by a careless mask, and
 # is redacted. A random body is never nine tenths filler.
 # (the filler runs: xxxx, XXXX, 0000, ***, ### and ..., see ``_filler_run``)
-_FILLER_CHARS = b"xX*#0._-"
+_FILLER_CHARS = b"xX*#0._-/"  # (and a webhook's path separators: ``TXXXXX/BXXXXX/XXXX``)
 FILLER_SHARE = 0.9
 # Words that only a template or a document puts where a token goes.
 # (each long or delimited, so that a random body holds one with odds of one in millions).
@@ -71,6 +71,8 @@ def looks_like_placeholder(body: bytes, *, words: bool = True) -> bool:
         return True
     if len(body) >= 8 and (_periodic(body) or _mostly_ascending(body) or _mostly_runs(body)):
         return True
+    if len(body) >= 6 and body.isdigit() and all(b == a + 1 for a, b in itertools.pairwise(body)):
+        return True  # ``123456``: ascending digits, the stand-in of every tutorial
     return words and _WORDS_SEARCH(body, 0, len(body))[0][0] >= 0
 
 
