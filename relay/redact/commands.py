@@ -116,6 +116,27 @@ def _argument(block: bytes, m: re.Match[bytes]) -> Found:
     return None
 
 
+# SQL that sets a user's password: ``CREATE USER … IDENTIFIED BY 'pw'`` (MySQL, MariaDB,
+# Oracle; ``ALTER``, ``GRANT``; MySQL's ``IDENTIFIED WITH plugin BY 'pw'``), quoted or bare
+# (a bind variable, ``:pw``, is none). The statement's words first: "identified by" alone
+# is prose's (``Problem identified by Eric Blake``).
+IDENTIFIED = (
+    rb"(?:(?:create|alter)[ \t]+(?:user|role|login)|grant)[^\n;]{0,200}?"
+    rb"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]+"
+    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<w>[^\s\"'$:?;][^\s;]{0,4095}))"
+)
+
+
+def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
+    if m.group("w") is None:
+        return _argument(block, m)
+    start, end = m.span("w")
+    value = block[start:end].rstrip(b";)")
+    if value.isalpha() and value.islower() and len(value) <= 8:
+        return None  # ``is identified by their email``: prose
+    return None if value_is_not_secret(value) else _secret_value(block, start, start + len(value))
+
+
 # ConvertTo-SecureString "…" -AsPlainText (or -String '…'): the plain text of a password
 SECURE_STRING = rb"convertto-securestring[ \t]+(?:-string[ \t]+)?" + _QUOTED_ARG
 
@@ -252,6 +273,7 @@ SUPERSETS: tuple[str, ...] = (
     r"[^\s=:\"']",
     r"(?:pass|pwd|secret|token|key|credential)[a-z0-9_\-]*%3d",
     r"convertto-securestring",
+    r"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]",
     r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)",
     r"gh[ \t]+secret[ \t]+set[ \t]",
     r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
@@ -272,6 +294,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         gate=rb"convertto-securestring",
     ),
     rule(Kind.SECRET, PIPED, lower=True, check=_argument, gate=rb"-stdin|chpasswd"),
+    rule(Kind.SECRET, IDENTIFIED, lower=True, check=_identified_span, gate=rb"identified[ \t]"),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),
     rule(
         Kind.SECRET,

@@ -318,7 +318,8 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # shell: tools' flags, after the tool's name as a word of its own, as the rule reads it
     # (``shell._command_at``): not a timestamp's ``…:07.067Z`` nor ``gzip``, which then read
     # every other part's states again for the rest of the line (one line in ten of a log)
-    r"(?:^|[^a-z0-9_.\-])(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip)(?:\.exe)?[ \t][^\n]*-[pn]",
+    r"(?:^|[^a-z0-9_.\-])(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip"
+    r"|mongo(?:sh|dump|restore|export|import|stat|top|files)?)(?:\.exe)?[ \t][^\n]*-[pn]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords

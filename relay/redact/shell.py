@@ -209,8 +209,25 @@ _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     b"7za": ((), (b"-p",)),
     b"7zr": ((), (b"-p",)),
     b"zip": ((b"-P",), (b"-P",)),
+    **{
+        b"mongo" + tool: ((b"-p",), ())  # MongoDB's shells and tools: ``-p pw`` (alone: a prompt)
+        for tool in (
+            b"",
+            b"sh",
+            b"dump",
+            b"restore",
+            b"export",
+            b"import",
+            b"stat",
+            b"top",
+            b"files",
+        )
+    },
 }
-TOOL = rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip)(?:\.exe)?[ \t]"
+TOOL = (
+    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip"
+    rb"|mongo(?:sh|dump|restore|export|import|stat|top|files)?)(?:\.exe)?[ \t]"
+)
 
 
 def tool_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
