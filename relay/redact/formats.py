@@ -304,6 +304,8 @@ FORMATS: tuple[Format, ...] = (
     _f("scalingo-token", "tk-us-", Run(B64URL, 48)),
     _f("prefect-token", "pnu_", Run(B62, 36)),
     _f("apify-token", "apify_api_", Run(B62, 36)),
+    _f("castai-key", "castai_v1_", Run(B62 + "_", 40, 100), check=_random_after(10)),
+    _f("chief-tools-token", ("ctp_", "cto_"), Run(B62, 36), check=_random_after(4)),
     _f("figma-token", "figd_", Run(B64URL, 40)),
     _f("figma-pat", "figp_", Run(B64URL + "=", 40, 54), kind="figma-token"),
     _f("frameio-token", "fio-u-", Run(B64URL + "=", 64)),
@@ -530,7 +532,7 @@ FORMATS: tuple[Format, ...] = (
     # Slack tokens go on with digits (a team or user id): ``xoxo-party.jpg`` is a file name.
     # Slack's tokens: a team or user id of eight to thirteen digits first (``xoxb-12345-…`` is
     # a document's), then more ids and a random part; refresh tokens a digit and 140 more.
-    _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-"), Run(DIGITS, 8, 13),
+    _f("slack-token", "xox", ("b-", "p-", "a-", "r-", "s-", "e-", "o-", "c-"), Run(DIGITS, 8, 13),
        "-", Run(B62 + "-", 8, 250), kind="slack-token"),
     _f("slack-refresh-token", "xoxe-", Run(DIGITS, 1), "-", Run(B62, 140, 150),
        kind="slack-token"),
