@@ -648,6 +648,15 @@ FORMATS: tuple[Format, ...] = (
     # base64 (``eyJ`` encodes as ``ZXlK``).
     _f("jwt", "eyJ", Run(B64URL, 5, 4096), ".", Run(B64URL, 5, 8192), ".", Run(B64URL, 0, 4096)),
     _f("jwt-base64", "ZXlK", Run(B64, 60, 4000), Run("=", 0, 2)),
+    # A private key's PEM block in base64 (a Kubernetes secret's value, ``echo … | base64 -d``):
+    # its BEGIN line encoded, then the rest of the block.
+    _f("private-key-base64", (
+        "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tL",
+        "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTiBEU0EgUFJJVkFURSBLRVktLS0tL",
+        "LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS",
+        "LS0tLS1CRUdJTiBFTkNSWVBURUQgUFJJVkFURSBLRVktLS0tL",
+        "LS0tLS1CRUdJTiBQR1AgUFJJVkFURSBLRVkgQkxPQ0stLS0tL"),
+       Run(B64, 40, 16000), Run("=", 0, 2)),
 )
 # fmt: on
 
