@@ -100,6 +100,8 @@ _TAIL = (
     # a YAML block scalar's indicator (``password: |``, ``token: >-``): the value is below
     # (maybe after a tag and an anchor: ``token: !!binary |``, ``token: &a |``)
     rb"|(?:[!&][^\s]{0,100}+[ \t]++){0,2}+(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
+    # a value in braces, as an ODBC connection string quotes one (``Pwd={p;w}``)
+    rb"|\{(?P<br>[^{}\s\"':;]{1,256})\}(?=;|[ \t\r\n]|$)"
     rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it. One dash is a
@@ -513,8 +515,11 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     sub = m.group("sub")
     if sub and _NOT_SECRET_NAME.search(sub[sub.rfind(b"[") + 2 : -2]):
         return None  # settings["token"]["url"]: the last key names something about it
-    for name in ("eq", "dq", "sq", "bs", "v"):
+    for name in ("eq", "dq", "sq", "bs", "br", "v"):
         start, end = m.span(name)
+        if end > start and name == "br":
+            value = block[start:end]  # (the engine judges its shape, as every value's)
+            return None if _PLACEHOLDER.fullmatch(value) or is_reference(value) else (start, end)
         if end > start:
             if name in ("dq", "sq") and _closes_the_key(block, m.start(), m.start("sep"), start):
                 return None  # print("token=" + t), 'Cookie:' header: the quote ends a string
