@@ -48,7 +48,7 @@ from relay.redact.riders import Rider
 from relay.redact.rules import WORD_KINDS, Kind, Rule, Span, placeholder
 from relay.redact.shell import SHELL_RULES
 from relay.redact.tokens import BEGIN_KEY, END_KEY, TOKEN_RULES
-from relay.redact.values import is_not_secret, value_is_code
+from relay.redact.values import is_code_identifier, is_not_secret, value_is_code
 
 _FEW_NEEDLES = 8
 # The ssh user of the big forges is not anyone's address.
@@ -368,7 +368,12 @@ def _stands_in_to(block: bytes, start: int, end: int, kind: str) -> bool:
         # ``authorization = self.headers.get(``, ``…_authorization: Authorization | None``
         made = made_part(value)
         prose = value.isalpha() and value.islower()  # ``fix Authorization: Basic parsing``
-        return prose or value_is_code(value) or is_annotation(block, start, end, made=made)
+        return (
+            prose
+            or value_is_code(value)
+            or is_annotation(block, start, end, made=made)
+            or (not made and is_code_identifier(block, start, end))
+        )
     return kind == Kind.SECRET and is_not_secret(block, start, end)
 
 

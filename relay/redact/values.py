@@ -446,9 +446,43 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         and _IDENT.fullmatch(block[start:end])
     ):
         return True  # ``self.token = nextchar``: an object's field set from a variable
+    if not made and is_code_identifier(block, start, end):
+        return True  # ``credentials = in_memory``, ``"key": api_key or …``: a variable
     if _LEXER_WORD.fullmatch(block, start, end) and _compares_a_token(block, start, name):
         return True  # ``if token == "lambda":``: a lexer's token, compared with its text
     return name_is_secret(name) is False
+
+
+# A variable's name in snake case: words (a digit may end one) joined by underscores.
+_SNAKE = re.compile(rb"_?[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
+# Code's binding before it: a quoted key's colon (a dict's or a JSON object's, whose bare
+# value is a name), or an ``=`` with blanks on both sides after a subscript or a field
+# (``creds["token"] = …``, ``util._pass = …``) or on an indented line (a function's body;
+# an INI file's ``password = value`` is a value, and ``.env`` and shell write no blanks).
+_QUOTED_KEY = re.compile(rb"[\"'][ \t]*:[ \t]+$")
+# What may follow a variable where a value was read on (a dict's close, an operator).
+_CODE_AFTER = re.compile(rb"[ \t]*(?:[,;)}\]]|(?:or|and|if|else)[ \t])")
+
+
+def is_code_identifier(block: bytes, start: int, end: int) -> bool:
+    """The bare value is a variable's name in code: snake case after code's binding
+    (``    credentials = in_memory``, ``'Authorization': v4auth_header``). A ``.env`` line's
+    ``DB_PASSWORD=my_pw``, an INI file's ``password = my_pw`` and YAML's ``password: my_pw``
+    stay values."""
+    name = _SNAKE.match(block, start, end)
+    if not bare(block, start) or name is None:
+        return False
+    if name.end() < end and not _CODE_AFTER.match(block, name.end(), end):
+        return False
+    line = block.rfind(b"\n", 0, start) + 1
+    if _QUOTED_KEY.search(block, max(line, start - 16), start):
+        return True
+    eq = block.rfind(b"=", line, start)
+    if eq <= line or block[eq - 1 : eq] not in (b" ", b"\t") or block[eq + 1 : start].strip():
+        return False
+    target = block[line:eq].rstrip()
+    indented = block[line : line + 4] in (b"    ", b"\t\t\t\t") or block[line : line + 1] == b"\t"
+    return indented or target.endswith(b"]") or b"." in target.rsplit(None, 1)[-1:][0]
 
 
 # A token a lexer compares with a keyword or a punctuation mark's text.

@@ -335,17 +335,41 @@ def test_a_python_slice_is_not_an_ip_address(line: str) -> None:
     assert redacted("ping [fe80::1]\n") == "ping [<ip>]\n"
 
 
-@pytest.mark.xfail(strict=True, reason="code where a value goes, under a secret's name")
 @pytest.mark.parametrize(
     "line",
     [
         "            credentials = in_memory",
         '        creds["access_token"] = new_access',
-        "                        secret=match,",
         '                "aws_secret_key": aws_secret_key or self.aws_secret_key,',
-        "def _bind_credentials_base_url(credentials: _ProviderT, base_url: str) -> _ProviderT:",
         "        util._assertion_pass = call_assertion_pass_hook",
         "    headers = {'x-amz-date': timestamp, 'Authorization': v4auth_header}",
+    ],
+)
+def test_a_variable_where_a_value_goes_is_not_a_secret(line: str) -> None:
+    """(Fixed: a snake-case name after code's binding is a variable.)"""
+    assert redacted(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DB_PASSWORD=blue_horse_battery",  # .env
+        "password = blue_horse_battery",  # an INI file's
+        "password: blue_horse_battery",  # YAML
+        '"password": "blue_horse_battery"',
+        '"password": blue_horse_battery_x9Kq2,',
+    ],
+)
+def test_a_snake_case_password_outside_code_is_still_one(line: str) -> None:
+    assert "blue_horse_battery" not in redacted(line + "\n")
+
+
+@pytest.mark.xfail(strict=True, reason="code where a value goes, under a secret's name")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "                        secret=match,",
+        "def _bind_credentials_base_url(credentials: _ProviderT, base_url: str) -> _ProviderT:",
         '__all__ = ["APIKey", "Principal", "Scope"]',
     ],
 )
