@@ -455,10 +455,12 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
 
 # A variable's name in snake case: words (a digit may end one) joined by underscores.
 _SNAKE = re.compile(rb"_?[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
-# Code's binding before it: a quoted key's colon (a dict's or a JSON object's, whose bare
-# value is a name), or an ``=`` with blanks on both sides after a subscript or a field
-# (``creds["token"] = …``, ``util._pass = …``) or on an indented line (a function's body;
-# an INI file's ``password = value`` is a value, and ``.env`` and shell write no blanks).
+# Code's binding before it: a quoted key's colon with code after the name (a dict's, whose
+# bare value is a name: YAML's ``"password": my_pw`` ends its line), or an ``=`` with
+# blanks on both sides after a subscript (``creds["token"] = …``) or on a line indented by
+# spaces (a function's body, ``util._pass = …`` in it; an INI file's ``password = value``,
+# a properties file's ``db.password = value`` and a git config's tab-indented keys are
+# values, and ``.env`` and shell write no blanks).
 _QUOTED_KEY = re.compile(rb"[\"'][ \t]*:[ \t]+$")
 # What may follow a variable where a value was read on (a dict's close, an operator).
 _CODE_AFTER = re.compile(rb"[ \t]*(?:[,;)}\]]|(?:or|and|if|else)[ \t])")
@@ -476,13 +478,11 @@ def is_code_identifier(block: bytes, start: int, end: int) -> bool:
         return False
     line = block.rfind(b"\n", 0, start) + 1
     if _QUOTED_KEY.search(block, max(line, start - 16), start):
-        return True
+        return bool(_CODE_AFTER.match(block, name.end()))  # ``…: v4auth_header}``
     eq = block.rfind(b"=", line, start)
     if eq <= line or block[eq - 1 : eq] not in (b" ", b"\t") or block[eq + 1 : start].strip():
         return False
-    target = block[line:eq].rstrip()
-    indented = block[line : line + 4] in (b"    ", b"\t\t\t\t") or block[line : line + 1] == b"\t"
-    return indented or target.endswith(b"]") or b"." in target.rsplit(None, 1)[-1:][0]
+    return block[line : line + 4] == b"    " or block[line:eq].rstrip().endswith(b"]")
 
 
 # A token a lexer compares with a keyword or a punctuation mark's text.
