@@ -154,8 +154,11 @@ def _reads_as_version(block: bytes, start: int, end: int, octets: list[int]) -> 
     return before.rstrip(b" \t")[-1:] in _MARK_ENDS and bool(_VERSION_MARK.search(before))
 
 
-# After a quad: a Debian revision or a pre-release mark (not the next address of a range).
-_REVISION = re.compile(rb"(?:-[0-9]+|~[0-9A-Za-z]+)(?![0-9.])")
+# After a quad: a Debian revision at a package's close bracket or with a letter in it
+# (``(1.2.5.1-2)``, ``(<< 2.2.7.1-3~)``, ``-0ubuntu2``, ``-0.cvs2000``; bare digits,
+# ``1.2.3.1-254``, are a range of addresses, nmap's and a firewall's) or a pre-release mark
+# (not the next address of a range).
+_REVISION = re.compile(rb"-[0-9]+\.?[A-Za-z)~+]|~[0-9A-Za-z]+(?![0-9.])")
 # A subscript's slice (``xs[0::2]``, ``data[1::4]``): small decimal numbers between colons,
 # in brackets right after a name or a closing bracket.
 _SLICE = re.compile(rb"[0-9]{0,3}::?-?[0-9]{0,3}")
@@ -173,7 +176,7 @@ def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if block[end : end + 1] == b"-" and block[end + 1 : end + 2].isalpha():
         return None  # 1.2.3.4-rc1 is a version
     if _REVISION.match(block, end):
-        return None  # 1.2.5.1-2, 1.2.3.4~beta: a package's version and its revision
+        return None  # (1.2.5.1-2), 1.2.3.4~beta: a package's version and its revision
     octets = [int(o) for o in block[start:end].split(b".")]
     if any(o > 255 for o in octets) or octets[0] in (0, 127):
         return None

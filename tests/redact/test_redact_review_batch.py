@@ -66,3 +66,31 @@ def test_a_variable_in_code_is_still_kept(line: str) -> None:
 )
 def test_an_indented_or_flow_setting_is_masked(line: str, secret: str) -> None:
     assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nmap -sn 203.0.113.1-254",
+        "allow 198.51.100.10-20",
+        "client 203.0.113.5-1 connected",
+    ],
+)
+def test_an_address_range_in_short_is_masked(line: str) -> None:
+    """``203.0.113.1-254`` is a range of addresses (nmap's, a firewall's), not a package's
+    version and revision, which dpkg prints in brackets (``(1.2.5.1-2)``)."""
+    out = redacted(line + "\n")
+    assert "<ip>" in out, out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Setting up alsa-topology-conf (1.2.5.1-2) ...",
+        "libxcursor (1.1.5.2-0ubuntu2) dapper; urgency=low",
+        "add a Breaks: against macs (<< 2.2.7.1-3~) due to",
+        "binutils (2.10.0.27-0.cvs20001011) unstable; urgency=low",
+    ],
+)
+def test_a_package_version_with_its_revision_is_no_address(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
