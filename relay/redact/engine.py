@@ -331,8 +331,13 @@ _LONGEST_VALUE = 8192
 
 
 # A template's slot where the value goes: a format field (``{password}``, ``{{ pw }}``,
-# ``{0}``) or a printf conversion (``%s``, ``%(password)s``).
-_SLOT = re.compile(rb"\{\{?[ \t]*[A-Za-z0-9_.]*[ \t]*\}?\}|%(?:\([A-Za-z_][A-Za-z0-9_]*\))?[sdr]")
+# ``{0}``) or a printf conversion (``%s``, ``%(password)s``). The field's name is a name:
+# digits, letters, or a digit in one case only (``{db_password2}``); ``{S3cretPass}`` is
+# a value in braces.
+_SLOT = re.compile(
+    rb"\{\{?[ \t]*(?:[0-9]*|[A-Za-z_.]*|[a-z_.][a-z0-9_.]*|[A-Z_.][A-Z0-9_.]*)[ \t]*\}?\}"
+    rb"|%(?:\([A-Za-z_][A-Za-z0-9_]*\))?[sdr]"
+)
 
 
 def _stands_in(block: bytes, span: Span) -> bool:

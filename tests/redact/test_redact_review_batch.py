@@ -94,3 +94,16 @@ def test_an_address_range_in_short_is_masked(line: str) -> None:
 )
 def test_a_package_version_with_its_revision_is_no_address(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["postgres://app:{S3cretPass}@db/app", "postgres://app:{Xk9mP2qL7vN4}@db/app"],
+)
+def test_a_password_in_braces_is_no_slot(line: str) -> None:
+    """A slot names what goes there (``{password}``, ``{0}``); a drawn value in braces is
+    the value."""
+    out = redacted(line + "\n")
+    assert "S3cretPass" not in out and "Xk9mP2qL7vN4" not in out, out
+    kept = "postgres://app:{password}@db/app\n"
+    assert redacted(kept) == kept
