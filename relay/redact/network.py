@@ -47,9 +47,11 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 _V6_CHARS = _HEX | frozenset(b":.")
 # (``ver`` and ``rev`` as words of their own: ``server: 10.0.0.1`` is an address; a call's
-# quote after the word too: ``AssemblyVersion("1.0.0.0")``)
+# quote after the version word too, ``AssemblyVersion("1.0.0.0")``, not after the others:
+# ``build = "203.0.113.9"``, ``release: '…'`` name a host)
 _VERSION_WORD = re.compile(
-    rb"(?:version|(?:^|[^a-z])(?:ver|rev)|release|build|revision)[ \t]*[:=]?[ \t]*\(?[\"']?$"
+    rb"(?:(?:version|(?:^|[^a-z])ver)[ \t]*[:=]?[ \t]*\(?[\"']?"
+    rb"|(?:(?:^|[^a-z])rev|release|build|revision)[ \t]*[:=]?[ \t]*)$"
 )
 # A version operator (``<`` and ``>`` alone only glued to a name: ``<10.0.0.5>`` is an
 # address), or a name joined by "-" or "/" (``foo-2.3.4.5``, ``Firefox/115.0.2.1``), right

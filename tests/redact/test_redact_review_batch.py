@@ -107,3 +107,13 @@ def test_a_password_in_braces_is_no_slot(line: str) -> None:
     assert "S3cretPass" not in out and "Xk9mP2qL7vN4" not in out, out
     kept = "postgres://app:{password}@db/app\n"
     assert redacted(kept) == kept
+
+
+@pytest.mark.parametrize(
+    "line", ['build = "203.0.113.9"', "release: '203.0.113.9'", 'rebuild("203.0.113.9")']
+)
+def test_an_address_in_quotes_after_a_word_other_than_version_is_masked(line: str) -> None:
+    """The quote after the word is the version word's alone (``AssemblyVersion("1.0.0.0")``)."""
+    assert "203.0.113.9" not in redacted(line + "\n")
+    kept = '[assembly: AssemblyVersion("1.0.0.0")]\n'
+    assert redacted(kept) == kept
