@@ -127,13 +127,22 @@ IDENTIFIED = (
 )
 
 
+# A word after the value that is no clause of the statement (``ACCOUNT UNLOCK``,
+# ``DEFAULT TABLESPACE``, ``REQUIRE SSL``): prose goes on.
+_PROSE_GOES_ON = re.compile(
+    rb"[ \t]+(?!(?i:account|default|temporary|quota|profile|password|container|replace"
+    rb"|require|with|failed_login_attempts)\b)[A-Za-z]"
+)
+
+
 def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
     if m.group("w") is None:
         return _argument(block, m)
     start, end = m.span("w")
     value = block[start:end].rstrip(b";)")
-    if value.isalpha() and value.islower() and len(value) <= 8:
-        return None  # ``is identified by their email``: prose
+    prose = _PROSE_GOES_ON.match(block, end)  # a word after it, not the statement's end
+    if prose and value.isalpha() and value.islower() and len(value) <= 8:
+        return None  # ``is identified by their email``: prose (``BY tiger;`` is a password)
     return None if value_is_not_secret(value) else _secret_value(block, start, start + len(value))
 
 

@@ -117,3 +117,18 @@ def test_an_address_in_quotes_after_a_word_other_than_version_is_masked(line: st
     assert "203.0.113.9" not in redacted(line + "\n")
     kept = '[assembly: AssemblyVersion("1.0.0.0")]\n'
     assert redacted(kept) == kept
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ALTER USER scott IDENTIFIED BY tiger;",
+        "ALTER USER scott IDENTIFIED BY tiger ACCOUNT UNLOCK;",
+        "create user app identified by tiger default tablespace users;",
+    ],
+)
+def test_a_short_lower_case_password_ending_an_identified_by_is_masked(line: str) -> None:
+    """A bare word of few lower-case letters is prose only where more prose follows it."""
+    assert "tiger" not in redacted(line + "\n")
+    kept = "create user accounts identified by their email\n"
+    assert redacted(kept) == kept
