@@ -4,6 +4,10 @@ it. Those marked xfail (strict) still leak; the rest are fixed."""
 
 from __future__ import annotations
 
+import base64
+import random
+import textwrap
+
 import pytest
 
 from relay.redact import Redactor
@@ -132,3 +136,29 @@ def test_a_short_lower_case_password_ending_an_identified_by_is_masked(line: str
     assert "tiger" not in redacted(line + "\n")
     kept = "create user accounts identified by their email\n"
     assert redacted(kept) == kept
+
+
+def _pem_private_key() -> str:
+    """A PEM block shaped as an RSA private key, its body drawn from a fixed seed."""
+    rng = random.Random(20261206)
+    body = base64.b64encode(bytes(rng.randrange(256) for _ in range(1190))).decode()
+    lines = "\n".join(textwrap.wrap(body, 64))
+    return f"-----BEGIN RSA PRIVATE KEY-----\n{lines}\n-----END RSA PRIVATE KEY-----\n"
+
+
+@pytest.mark.xfail(strict=True, reason="only an unwrapped base64 blob that opens with the key")
+@pytest.mark.parametrize("shape", ["wrapped", "bundle"])
+def test_a_private_key_in_base64_is_masked_wrapped_or_after_a_certificate(shape: str) -> None:
+    """``base64 key.pem`` wraps its output at 76 columns (GNU's default), and a bundle
+    (``tls.pem``: the certificate, then the key) puts the key's BEGIN line mid-blob, at any
+    of base64's three alignments: either way the key's body is in the log."""
+    pem = _pem_private_key()
+    if shape == "bundle":
+        cert = "-----BEGIN CERTIFICATE-----\nMIIC5zCCAc+gAwIBAgIBADANBgkqhk\n"
+        cert += "-----END CERTIFICATE-----\n"
+        blob = base64.b64encode((cert + pem).encode()).decode()
+        text = f"  tls.pem: {blob}\n"
+    else:
+        text = "\n".join(textwrap.wrap(base64.b64encode(pem.encode()).decode(), 76)) + "\n"
+    out = redacted(text)
+    assert all(len(line) < 40 or "[redacted" in line for line in out.splitlines()), out
