@@ -24,7 +24,7 @@ from relay.redact.code import CODE_RULES
 from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.expressions import is_annotation, made_part
-from relay.redact.formats import ESCAPED_SLASH, SCANNER, escaped_scanner
+from relay.redact.formats import B64_KEY, ESCAPED_SLASH, SCANNER, escaped_scanner
 from relay.redact.labelled import LABEL_RIDER
 from relay.redact.linear import Searcher
 from relay.redact.literals import (
@@ -395,6 +395,10 @@ def _not_secret(block: bytes, span: Span) -> bool:
     return cut <= start or is_not_secret(block, start, cut)
 
 
+# The lines of base64 below a key's first one (``base64 key.pem`` wraps at 76 columns).
+B64_KEY_LINES = re.compile(rb"(?:\r?\n[A-Za-z0-9+/]{4,}={0,2}(?=\r?\n|$))*")
+
+
 def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:
     """Stretch each BEGIN marker's span to its END marker, or to the block's end (open).
 
@@ -406,6 +410,9 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
     searched_from: int | None = None  # where the last END search started
     last_end: tuple[int, int] | None = None  # and the END marker it found
     for start, end, kind in sorted(spans):
+        if kind == B64_KEY:  # a key in base64: over its wrapped lines
+            lines = B64_KEY_LINES.match(block, end)
+            end = max(end, lines.end()) if lines else end
         if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
             reuse = searched_from is not None and searched_from <= end
             if reuse and last_end is not None and last_end[0] < end:

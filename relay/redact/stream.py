@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from relay.redact.assignments import VALUE_END, block_indent, block_lines, block_lines_mid
-from relay.redact.engine import Engine, key_block_end, replace
+from relay.redact.engine import B64_KEY_LINES, Engine, key_block_end, replace
+from relay.redact.formats import B64_KEY
 from relay.redact.rules import Kind, Span
 from relay.redact.tokens import END_KEY_MAX
 
@@ -45,6 +46,8 @@ OVERLAP = 32 << 10  # longer than the longest match any rule can make
 # bare one's characters; a quoted one's, to the quote that opened it (``VALUE_END``); a
 # block scalar's lines (``block_lines``).
 _VALUE_RUN = VALUE_END["v"]
+# The rest of a key in base64 whose lines ran past a window (see ``engine.B64_KEY_LINES``).
+_B64_KEY_MORE = re.compile(rb"(?:\r?\n)?[A-Za-z0-9+/]*={0,2}" + B64_KEY_LINES.pattern)
 # A value's end is not yet known when the window ends on what may be the first half of an
 # escape or of a doubled quote (``\``, ``"``), or inside a blank line of a block scalar.
 _OPEN_TAIL = re.compile(rb'\\*+["\']?')
@@ -368,6 +371,8 @@ def _continuation(window: bytes, span: Span) -> _Open | None:
     is in the window. A named secret goes on as it was quoted (``"…"``, ``'…'``, ``\\"…\\"``)
     or as a block scalar's lines; any other find, as a bare run of token characters."""
     start, end, kind = span
+    if kind == B64_KEY:  # a key in base64 whose wrapped lines may go on in the next window
+        return _Open(_B64_KEY_MORE) if window[end:] in (b"", b"\n", b"\r\n") else None
     if kind != Kind.SECRET:
         return _Open(_VALUE_RUN) if end == len(window) else None
     indent = block_indent(window, start)
@@ -401,6 +406,8 @@ def _still_open(window: bytes, stop: int, value: _Open) -> _Open | None:
     tail = len(window) - stop
     if tail > _OPEN_TAIL_MAX:
         return None
+    if value.pattern is _B64_KEY_MORE:  # open while the window ends with a line of it
+        return value if window[stop:] in (b"", b"\n", b"\r\n") else None
     if value.indent:
         if tail == 0 and stop and window[stop - 1] != 10:  # "\n": inside a line of it
             return _Open(block_lines_mid(value.indent), value.indent)
