@@ -14,7 +14,7 @@ import string
 import urllib.parse
 from collections.abc import Callable
 
-from relay.redact import MachineFacts
+from relay.redact import MachineFacts, Redactor
 
 B62 = string.ascii_letters + string.digits
 B64URL = B62 + "-_"
@@ -201,3 +201,14 @@ MAKERS: dict[str, Callable[[bytes], Made]] = {
     "mac": _mac,
     "email": _email,
 }
+
+
+# One engine that may redact a whole log (no share rule), for tests that read lines.
+WHOLE = Redactor(max_redacted_share=1.0)
+
+
+def redacted(text: str, redactor: Redactor = WHOLE) -> str:
+    """The text redacted; the line count is kept."""
+    out = redactor.redact(text)
+    assert out.count("\n") == text.count("\n")
+    return out

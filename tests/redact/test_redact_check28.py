@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from redact_samples import redacted
 
 from relay.redact import Redactor
 
@@ -30,13 +31,6 @@ DISCORD_HOOK = (
 DISCORD_HOOK_SECRET = "9Z70cupCXTfdtcJm_QVBEiy-9URi_5tNs4s46mVcumyMlHzSSp3c6xu4xCSzZvztxltu"
 PASSWORD = "8fK2mQx7Lp3Zt9Wb"
 OWN = "ujOeHwdFcAefAZhnM6Jy8c1rihtYlKNxHddm"  # this node's MY_API_TOKEN in the tests below
-
-
-def redacted(text: str) -> str:
-    """``text`` through the engine, line count kept."""
-    out = REDACTOR.redact(text)
-    assert out.count("\n") == text.count("\n")
-    return out
 
 
 def relay_redact(text: str, home: Path, **env: str) -> str:
