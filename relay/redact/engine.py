@@ -24,9 +24,15 @@ from relay.redact.code import CODE_RULES
 from relay.redact.commands import COMMAND_RULES
 from relay.redact.disguises import Disguises, with_bodies
 from relay.redact.expressions import is_annotation, made_part
-from relay.redact.formats import B64_KEY, ESCAPED_SLASH, SCANNER, escaped_scanner
+from relay.redact.formats import (
+    B64_KEY,
+    ESCAPED_SLASH,
+    PERCENT_SLASH,
+    SCANNER,
+    escaped_scanner,
+)
 from relay.redact.labelled import LABEL_RIDER
-from relay.redact.linear import Searcher
+from relay.redact.linear import Searcher, searcher
 from relay.redact.literals import (
     Literal,
     LiteralScanner,
@@ -267,10 +273,11 @@ class Engine:
             kept = self._collect(lines.text, low, 0, table=False)
             found += [(*to_block(s, e), k) for s, e, k in kept]
             ends = [lines.to_block(at) for at in _end_markers(low, 0)]
-        # URLs in a JSON string whose slashes are escaped (a backslash first: memchr, where
-        # the two bytes' search stops at every slash of a log's paths, 0.09 CPU-s in 100 MB)
-        if b"\\" in block and ESCAPED_SLASH in block:
-            found.extend(escaped_scanner().spans(block, block, start))
+        # URLs in a JSON string whose slashes are escaped, or percent-encoded in a query: the
+        # twin tables read only a block that holds the mark
+        for slash, holds in _ESCAPED_MARKS:
+            if holds(block, 0, len(block))[0][0] >= 0:
+                found.extend(escaped_scanner(slash).spans(block, block, start))
         for extra in self.extra:  # the whole block, as written: no lowered copy
             found.extend(s for s in extra.spans(block, block, start) if not _stands_in(block, s))
         if (disguises := self.disguises) is not None:
@@ -305,6 +312,18 @@ class Engine:
         found.extend(self._literals.spans(block, lowered, start))
         found.extend(ansi_split_spans(block, start, self._own, Kind.OWN_SECRET))
         return found
+
+
+def _literal_search(literal: bytes) -> Searcher:
+    """A search for ``literal`` (RE2 skips to its first byte at memory speed: Python's own
+    substring search of ``%2F`` or ``\\/`` stops at every ``%`` or ``/`` of a log, about
+    0.08 CPU-s in 100 MB, five times RE2's)."""
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    return searcher(re2.compile(re2.escape(literal), options), within=True)
+
+
+_ESCAPED_MARKS = tuple((mark, _literal_search(mark)) for mark in (ESCAPED_SLASH, PERCENT_SLASH))
 
 
 def _gate_set(rules: tuple[Rule, ...]) -> tuple[re2.Set | None, dict[int, int]]:

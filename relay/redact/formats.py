@@ -664,40 +664,54 @@ FORMATS: tuple[Format, ...] = (
 B64_KEY = "private-key-base64"
 
 
-def _slashes_escaped(fmt: Format) -> Format | None:
+def _slashes_escaped(
+    fmt: Format, slash: str = "\\/", colon: str = ":", name: str = "json-escaped"
+) -> Format | None:
     """The row as a JSON string holds it where its encoder escapes every slash
     (``https:\\/\\/hooks.slack.com\\/services\\/…``, PHP's and some Java encoders'
-    default): each literal's ``/`` as ``\\/``; None for a row with no slash in a literal."""
+    default), or as a URL's query holds it percent-encoded (``slash`` ``%2F``, ``colon``
+    ``%3A``): each literal's ``/`` as ``slash``; None for a row with no slash in a literal."""
+    marks = "".join(sorted(set(slash) - set(B62)))  # what a run that held slashes holds now
 
     def escaped(part: Part) -> Part:
-        if isinstance(part, Run):  # a run that holds slashes holds their backslashes too
+        if isinstance(part, Run):
             if "/" not in part.alphabet:
                 return part
-            high = part.most + part.most // 2
-            return Run(part.alphabet + "\\", part.low, high)
+            high = part.most + part.most * (len(slash) - 1)
+            return Run(part.alphabet + marks, part.low, high)
         if isinstance(part, tuple):
-            return tuple(a.replace("/", "\\/") for a in part)
-        return part.replace("/", "\\/")
+            return tuple(a.replace("/", slash).replace(":", colon) for a in part)
+        return part.replace("/", slash).replace(":", colon)
 
     if all(isinstance(p, Run) or "/" not in "".join(_alts(p)) for p in fmt.parts):
         return None
     check = fmt.check
+    raw_slash, raw_colon = slash.encode(), colon.encode()
     return Format(
-        f"{fmt.name}-json-escaped",
+        f"{fmt.name}-{name}",
         tuple(escaped(p) for p in fmt.parts),
         kind=fmt.label,
         checksum=fmt.checksum,
-        placeholders=tuple(p.replace("/", "\\/") for p in fmt.placeholders),
-        check=None if check is None else (lambda token: check(token.replace(b"\\/", b"/"))),
+        placeholders=tuple(p.replace("/", slash).replace(":", colon) for p in fmt.placeholders),
+        check=None
+        if check is None
+        else (lambda token: check(token.replace(raw_slash, b"/").replace(raw_colon, b":"))),
         anchor_parts=fmt.anchor_parts,
     )
 
 
-# The rows with a slash in a literal, as a JSON encoder that escapes slashes writes them: a
-# table of their own (``ESCAPED``), read only in a block that holds an escaped slash (one
-# substring search), where in the one pass they cost every log 3% of it.
+# The rows with a slash in a literal, as a JSON encoder that escapes slashes writes them,
+# and percent-encoded as a URL's query holds a URL: tables of their own, each read only in a
+# block that holds its escaped slash (a substring search), where in the one pass they cost
+# every log 3% of it.
 ESCAPED_FORMATS = tuple(twin for fmt in FORMATS if (twin := _slashes_escaped(fmt)) is not None)
 ESCAPED_SLASH = b"\\/"
+PERCENT_FORMATS = tuple(
+    twin
+    for fmt in FORMATS
+    if (twin := _slashes_escaped(fmt, "%2F", "%3A", "url-encoded")) is not None
+)
+PERCENT_SLASH = b"%2F"
 
 
 def _options(*, capture: bool = True) -> re2.Options:
@@ -1215,6 +1229,7 @@ SCANNER = FormatScanner()
 
 
 @functools.cache
-def escaped_scanner() -> FormatScanner:
-    """The table of ``ESCAPED_FORMATS``, compiled when a block first holds an escaped slash."""
-    return FormatScanner(ESCAPED_FORMATS)
+def escaped_scanner(slash: bytes = ESCAPED_SLASH) -> FormatScanner:
+    """The table of ``ESCAPED_FORMATS`` (``PERCENT_FORMATS`` for ``PERCENT_SLASH``), compiled
+    when a block first holds that escaped slash."""
+    return FormatScanner(PERCENT_FORMATS if slash == PERCENT_SLASH else ESCAPED_FORMATS)

@@ -22,6 +22,7 @@ from relay.redact.formats import (
     B62,
     ESCAPED_FORMATS,
     FORMATS,
+    PERCENT_FORMATS,
     SCANNER,
     Format,
     Run,
@@ -325,7 +326,12 @@ def test_a_row_whose_runs_end_where_the_next_part_cannot_start_matches_as_its_re
         assert (None if got is None else [tuple(s) for s in got]) == expected
 
 
-ESCAPED_ROWS = {fmt.name: fmt for fmt in ESCAPED_FORMATS}
+ESCAPED_ROWS = {fmt.name: fmt for fmt in (*ESCAPED_FORMATS, *PERCENT_FORMATS)}
+# How each twin table's encoder writes a token, and a line that holds it so.
+ENCODINGS = {
+    "-json-escaped": (lambda t: t.replace("/", "\\/"), '{{"url": "{}"}}'),
+    "-url-encoded": (lambda t: t.replace(":", "%3A").replace("/", "%2F"), "next={}&x=1"),
+}
 
 
 def test_every_row_with_a_slash_has_a_twin_with_the_slashes_escaped() -> None:
@@ -334,8 +340,8 @@ def test_every_row_with_a_slash_has_a_twin_with_the_slashes_escaped() -> None:
 
     slashed = {f.name for f in FORMATS if any("/" in literal(p) for p in f.parts)}
     assert len(slashed) > 20  # the webhooks, and tokens such as Google's 1//0…
-    assert {f"{name}-json-escaped" for name in slashed} == set(ESCAPED_ROWS)
-    assert all(fmt.max_length < STREAM_OVERLAP for fmt in ESCAPED_FORMATS)
+    assert {f"{name}{suffix}" for name in slashed for suffix in ENCODINGS} == set(ESCAPED_ROWS)
+    assert all(fmt.max_length < STREAM_OVERLAP for fmt in ESCAPED_ROWS.values())
 
 
 @pytest.mark.parametrize("name", sorted(ESCAPED_ROWS))
@@ -344,14 +350,17 @@ def test_every_row_with_a_slash_has_a_twin_with_the_slashes_escaped() -> None:
 def test_a_rows_token_in_a_json_string_with_escaped_slashes_goes(
     name: str, seed: int, cuts: list[int]
 ) -> None:
-    """The token as a JSON encoder that escapes every slash writes it, in a log with others
-    (the twin table runs only on blocks that hold an escaped slash), cut into chunks."""
+    """The token as a JSON encoder that escapes every slash writes it, or percent-encoded as
+    a URL's query holds it, in a log with others (each twin table runs only on blocks that
+    hold its escaped slash), cut into chunks."""
     rng = random.Random(seed)
     twin = ESCAPED_ROWS[name]
-    original = ROWS[name.removesuffix("-json-escaped")]
-    token = positive(original, rng)
-    line = '{"url": "' + token.replace("/", "\\/") + '"}'
-    text = clean_lines(rng, 3000) + "\n" + line + "\n" + clean_lines(rng, 3000)
+    suffix = next(s for s in ENCODINGS if name.endswith(s))
+    encode, shape = ENCODINGS[suffix]
+    token = positive(ROWS[name.removesuffix(suffix)], rng)
+    text = (
+        clean_lines(rng, 3000) + "\n" + shape.format(encode(token)) + "\n" + clean_lines(rng, 3000)
+    )
     out, counts = _stream(text, cuts)
-    assert token.replace("/", "\\/") not in out
+    assert encode(token) not in out
     assert counts.get(twin.label, 0) >= 1  # found by the twin, under the row's own name
