@@ -712,6 +712,7 @@ PERCENT_FORMATS = tuple(
     if (twin := _slashes_escaped(fmt, "%2F", "%3A", "url-encoded")) is not None
 )
 PERCENT_SLASH = b"%2F"
+ESCAPED_SLASHES = {ESCAPED_SLASH: ESCAPED_FORMATS, PERCENT_SLASH: PERCENT_FORMATS}
 
 
 def _options(*, capture: bool = True) -> re2.Options:
@@ -1230,6 +1231,6 @@ SCANNER = FormatScanner()
 
 @functools.cache
 def escaped_scanner(slash: bytes = ESCAPED_SLASH) -> FormatScanner:
-    """The table of ``ESCAPED_FORMATS`` (``PERCENT_FORMATS`` for ``PERCENT_SLASH``), compiled
-    when a block first holds that escaped slash."""
-    return FormatScanner(PERCENT_FORMATS if slash == PERCENT_SLASH else ESCAPED_FORMATS)
+    """The twin table of the escaped ``slash`` (``ESCAPED_SLASHES``), compiled when a block
+    first holds it."""
+    return FormatScanner(ESCAPED_SLASHES[slash])

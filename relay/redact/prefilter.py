@@ -61,7 +61,7 @@ from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, MIN_RANDOM, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 from relay.redact.riders import WordRider
-from relay.redact.shell import NETRC_SUPERSET
+from relay.redact.shell import NETRC_SUPERSET, TOOL_NAMES
 from relay.redact.shell import STDIN_SUPERSET as SHELL_STDIN_SUPERSET
 
 Trie = dict[str, "Trie"]
@@ -318,8 +318,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # shell: tools' flags, after the tool's name as a word of its own, as the rule reads it
     # (``shell._command_at``): not a timestamp's ``…:07.067Z`` nor ``gzip``, which then read
     # every other part's states again for the rest of the line (one line in ten of a log)
-    r"(?:^|[^a-z0-9_.\-])(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip"
-    r"|mongo(?:sh|dump|restore|export|import|stat|top|files)?)(?:\.exe)?[ \t][^\n]*-[pn]",
+    r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pn]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords

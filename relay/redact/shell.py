@@ -200,6 +200,7 @@ def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 # Tools whose password flag names no secret, case and all (sqlcmd's ``-p`` prints
 # statistics, zip's ``-p`` keeps paths): the flags that take it as the next argument, and
 # those it may be glued to (``7z a -pSECRET``; a bare ``-p`` asks at a prompt).
+_MONGO_TOOLS = (b"", b"sh", b"dump", b"restore", b"export", b"import", b"stat", b"top", b"files")
 _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     b"sqlcmd": ((b"-P",), (b"-P",)),
     b"osql": ((b"-P",), (b"-P",)),
@@ -209,25 +210,16 @@ _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     b"7za": ((), (b"-p",)),
     b"7zr": ((), (b"-p",)),
     b"zip": ((b"-P",), (b"-P",)),
-    **{
-        b"mongo" + tool: ((b"-p",), ())  # MongoDB's shells and tools: ``-p pw`` (alone: a prompt)
-        for tool in (
-            b"",
-            b"sh",
-            b"dump",
-            b"restore",
-            b"export",
-            b"import",
-            b"stat",
-            b"top",
-            b"files",
-        )
-    },
+    # MongoDB's shells and tools: ``-p pw`` (a bare ``-p`` asks at a prompt)
+    **{b"mongo" + tool: ((b"-p",), ()) for tool in _MONGO_TOOLS},
 }
-TOOL = (
-    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip"
-    rb"|mongo(?:sh|dump|restore|export|import|stat|top|files)?)(?:\.exe)?[ \t]"
+# Their names (the prefilter's superset reads them too).
+TOOL_NAMES = (
+    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip|mongo(?:"
+    + b"|".join(tool for tool in _MONGO_TOOLS if tool)
+    + rb")?)"
 )
+TOOL = TOOL_NAMES + rb"(?:\.exe)?[ \t]"
 
 
 def tool_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:

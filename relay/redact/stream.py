@@ -372,7 +372,7 @@ def _continuation(window: bytes, span: Span) -> _Open | None:
     or as a block scalar's lines; any other find, as a bare run of token characters."""
     start, end, kind = span
     if kind == B64_KEY:  # a key in base64 whose wrapped lines may go on in the next window
-        return _Open(_B64_KEY_MORE) if window[end:] in (b"", b"\n", b"\r\n") else None
+        return _still_open(window, end, _Open(_B64_KEY_MORE))
     if kind != Kind.SECRET:
         return _Open(_VALUE_RUN) if end == len(window) else None
     indent = block_indent(window, start)
