@@ -630,6 +630,8 @@ FORMATS: tuple[Format, ...] = (
     # Asana's personal access tokens: ``2/<user>/<app>:<32 hex>`` (``1/`` before them).
     _f("asana-token", Run("12", 1), "/", Run(DIGITS, 13, 20), "/", Run(DIGITS, 13, 20), ":",
        Run(HEX, 32), anchor_parts=2),
+    _f("asana-token-v1", Run("1", 1), "/", Run(DIGITS, 13, 20), ":", Run(HEX, 32),
+       kind="asana-token", anchor_parts=2),
     _f("twitter-bearer-token", "AAAAAAAAAAAAAAAAAAAAA", Run(B62 + "%", 80, 120)),
     _f("adafruit-key", "aio_", Run(B62, 28)),
     _f("teams-legacy-webhook", ("outlook.office.com/webhook/", "outlook.office365.com/webhook/"),

@@ -183,7 +183,7 @@ def test_two_nodes_make_at_once_each_diff_judged_here(
     assert sorted(k["goal"] for k in report["kept"]) == ["G1", "G2"], report
     # the two goals went to the two nodes, were made at once, and each exactly once
     made = sorted(log.read_text().splitlines())
-    assert len(made) == 2, made
+    assert len(made) == 2, (made, done.stderr[-3000:])
     assert {line.split()[0] for line in made} == {first.name, second.name}, made
     assert all(line.endswith(" together") for line in made), made
     jobs = {i["title"]: i for i in world.api("/issues?state=all") if " maker: " in i["title"]}
