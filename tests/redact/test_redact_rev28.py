@@ -184,3 +184,28 @@ def test_the_lines_after_a_lone_begin_line_are_kept(first: str) -> None:
     run by hand): ordinary log lines with blanks in them are no key's base64 body."""
     out = redacted(first + "\n" + LOG_AFTER)
     assert out.endswith(LOG_AFTER)
+
+
+@pytest.mark.xfail(strict=True, reason="a workflow command and a token read from stdin")
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"::set-output name=token::{PASSWORD}",
+        f'Run echo "{PASSWORD}" | gh auth login --with-token',
+        f"gh auth login --with-token <<< {PASSWORD}",
+    ],
+)
+def test_a_token_set_as_an_output_or_piped_to_a_login_is_masked(line: str) -> None:
+    """Their neighbours are masked: ``echo V | docker login --password-stdin``, ``echo
+    "token=V" >> $GITHUB_OUTPUT``."""
+    assert PASSWORD not in redacted(line + "\n")
+
+
+@pytest.mark.xfail(strict=True, reason="a password in a connection string in the environment")
+def test_the_password_of_an_ado_net_connection_string_in_the_environment_is_own(
+    tmp_path: Path,
+) -> None:
+    """``DATABASE_URL``'s password is learned (a URL's); .NET's ``ConnectionStrings__Db``
+    holds it as ``Password=…;`` and it is not."""
+    env = {"ConnectionStrings__Db": f"Server=db;User ID=sa;Password={PASSWORD};"}
+    assert PASSWORD not in relay_redact(f"x {PASSWORD} y\n", tmp_path, **env)
