@@ -209,3 +209,26 @@ def test_the_password_of_an_ado_net_connection_string_in_the_environment_is_own(
     holds it as ``Password=…;`` and it is not."""
     env = {"ConnectionStrings__Db": f"Server=db;User ID=sa;Password={PASSWORD};"}
     assert PASSWORD not in relay_redact(f"x {PASSWORD} y\n", tmp_path, **env)
+
+
+@pytest.mark.xfail(strict=True, reason="C declarations and constants after a secret-ish word")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GLAPI void APIENTRY glProgramUniformMatrix2fv (GLuint program, GLint location, "
+        "GLsizei count, GLboolean transpose, const GLfloat *value);",
+        "    Z3_ast Z3_API Z3_mk_bvadd_no_overflow(Z3_context c, Z3_ast t1, Z3_ast t2, bool s);",
+        "BZ_EXTERN int BZ_API(BZ2_bzDecompressInit) ( ",
+        "\tIWL_VENDOR_AUTH_SAE = 0x9,",
+        "    U_UNEXPECTED_TOKEN=0x10100,       /**< Syntax error in format pattern */",
+        '#define SN_setct_PANToken               "setct-PANToken"',
+        "#define EVP_PKEY_EC NID_X9_62_id_ecPublicKey",
+        '#define FW_CFG_DMA_SIGNATURE    0x51454d5520434647ULL /* "QEMU CFG" */',
+        " * @GNUTLS_BAG_SECRET: PKCS-12 bag with secret PKCS-9 keys.",
+    ],
+)
+def test_c_headers_hold_no_secret(line: str) -> None:
+    """Lines of this machine's /usr/include (26 MB, 969 lines changed, none a secret, most of
+    them a function named after an ``*_API`` or ``APIENTRY`` macro); the held-out sets of
+    ``bench redact_realcode`` hold no C."""
+    assert redacted(line + "\n") == line + "\n"
