@@ -15,6 +15,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import re2
 
@@ -143,10 +144,66 @@ def merge(spans: Iterable[Span]) -> list[Span]:
     return merged
 
 
-def key_block_end(block: bytes, start: int) -> int | None:
-    """Where the private key block open at ``start`` ends, or None if not in this block."""
-    m = END_KEY.search(block, start)
-    return m.end() if m else None
+class KeyBody(NamedTuple):
+    """Where a private key block ends, and whether the block ended first (``open``: the
+    key may go on in the next window)."""
+
+    end: int
+    open: bool
+
+
+# A line of a key's body: base64 (``=Ab3d``: PGP's checksum line) after any prefix.
+_B64_RUN = re.compile(rb"=?[A-Za-z0-9+/]+={0,2}")
+# A PEM or armor header line right below the BEGIN line (``Proc-Type: 4,ENCRYPTED``).
+_ARMOR_HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9-]{0,30}: ")
+_KEY_MARKS = frozenset(b"0123456789+/=")
+
+
+def _key_line(line: bytes, *, headers: bool) -> bool:
+    """Whether ``line`` below a key's BEGIN line is part of its body: blank, a header
+    (``headers``: none of the body read yet), base64 alone, or base64 after a prefix (a
+    log's timestamp on each line) that looks like random data (16 or more characters with
+    a digit, ``+`` or ``/``, or the short last line's ``=``). An ordinary log line (``INFO
+    step 1 done``) is none of these: a BEGIN line in prose, or one a step printed alone,
+    takes no more of the log."""
+    text = line.strip()
+    if not text:
+        return True
+    if headers and _ARMOR_HEADER.match(text):
+        return True
+    parts = text.rsplit(None, 1)
+    token = parts[-1]
+    if _B64_RUN.fullmatch(token) is None:
+        return False
+    if len(parts) == 1:
+        return len(token) >= 4
+    return token.endswith(b"=") or (len(token) >= 16 and not _KEY_MARKS.isdisjoint(token))
+
+
+def key_lines(block: bytes, at: int, *, headers: bool = True) -> KeyBody:
+    """Where the key whose body lines start at ``at`` (a line's start) ends: at its END
+    marker, else at the end of its last body line (:func:`_key_line`); open when the block
+    ends within them (its last line unfinished, or the block ends with a body line)."""
+    size = len(block)
+    while at < size:
+        nl = block.find(b"\n", at)
+        stop = size if nl < 0 else nl
+        end = END_KEY.search(block, at, stop)
+        if end is not None:
+            return KeyBody(end.end(), False)
+        if nl < 0:
+            return KeyBody(size, True)
+        if not _key_line(block[at:stop], headers=headers):
+            return KeyBody(max(at - 1, 0), False)
+        headers = headers and _ARMOR_HEADER.match(block, at) is not None
+        at = nl + 1
+    return KeyBody(size, True)
+
+
+def key_block_end(block: bytes, start: int) -> KeyBody:
+    """Where the private key block open at ``start`` (a line's start: the stream's next
+    window) ends; see :func:`key_lines`."""
+    return key_lines(block, start, headers=False)
 
 
 class Engine:
@@ -412,25 +469,35 @@ def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], in
     Done before merging, so that no other find overlapping a BEGIN line can hide it."""
     out: list[Span] = []
     open_at: int | None = None
-    # One END search serves every BEGIN before it (a line of a thousand BEGIN markers would
-    # otherwise search the rest of the block a thousand times).
-    searched_from: int | None = None  # where the last END search started
-    last_end: tuple[int, int] | None = None  # and the END marker it found
+    # A line's END search and the body below it serve every BEGIN on the line (a line of a
+    # thousand BEGIN markers would otherwise read the rest of it, and the lines below, a
+    # thousand times).
+    searched: tuple[int, int, tuple[int, int] | None] | None = None  # from, to, END found
+    below: dict[int, KeyBody] = {}  # each BEGIN line's end: the body lines below it
     for start, end, kind in sorted(spans):
         if kind == B64_KEY:  # a key in base64: over its wrapped lines
             lines = B64_KEY_LINES.match(block, end)
             end = max(end, lines.end()) if lines else end
         if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
-            reuse = searched_from is not None and searched_from <= end
-            if reuse and last_end is not None and last_end[0] < end:
-                reuse = False  # the END found then lies before this BEGIN's end
-            if not reuse:
-                m = END_KEY.search(block, end)
-                searched_from, last_end = end, (m.span() if m else None)
-            stop = None if last_end is None else last_end[1]
-            if stop is None:
+            nl = block.find(b"\n", end)
+            line_end = len(block) if nl < 0 else nl
+            if (
+                searched is None
+                or not (searched[0] <= end and searched[1] == line_end)
+                or (searched[2] is not None and searched[2][0] < end)
+            ):
+                m = END_KEY.search(block, end, line_end)  # on the BEGIN line itself
+                searched = (end, line_end, m.span() if m else None)
+            if searched[2] is not None:
+                body = KeyBody(searched[2][1], False)
+            elif nl < 0:
+                body = KeyBody(len(block), True)
+            else:  # the rest of the BEGIN line, and the body lines below it
+                body = below.get(nl) or below.setdefault(nl, key_lines(block, nl + 1))
+                body = KeyBody(max(body.end, line_end), body.open)
+            if body.open:
                 open_at = start if open_at is None else min(open_at, start)
-            end = len(block) if stop is None else max(stop, end)
+            end = max(body.end, end)
         out.append((start, end, kind))
     return out, open_at
 

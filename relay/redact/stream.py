@@ -258,7 +258,7 @@ class StreamRedactor:
         if spans and scan.open_key_at is not None and spans[-1][0] == scan.open_key_at:
             self._in_key = not final
             self.ended_in_key = final
-            stop = len(window) if final else max(len(window) - END_KEY_MAX, spans[-1][0] + 1)
+            stop = len(window) if final else _key_cut(window, spans[-1][0] + 1)
             spans[-1] = (spans[-1][0], stop, spans[-1][2])
             emit_end = stop
         elif spans and not final:
@@ -310,10 +310,12 @@ class StreamRedactor:
         return replace(window, clipped, start, end)
 
     def _skip_key(self, window: bytes, start: int, *, final: bool) -> tuple[bytes, int]:
-        """Inside a key block: drop bytes up to its END marker, keeping the line breaks."""
-        stop = key_block_end(window, start)
-        if stop is None:
-            stop = len(window) if final else max(start, len(window) - END_KEY_MAX)
+        """Inside a key block: drop bytes up to its END marker, or over its body's lines
+        (``key_block_end``), keeping the line breaks."""
+        body = key_block_end(window, start)
+        stop = body.end
+        if body.open:
+            stop = len(window) if final else _key_cut(window, start)
             self.ended_in_key = final
         else:
             self._in_key = False
@@ -399,6 +401,14 @@ def _block_head(window: bytes, first: int) -> int:
             return above
         end = above - 1
     return 0
+
+
+def _key_cut(window: bytes, floor: int) -> int:
+    """Where a window ends inside a key block: at the start of its last line, unfinished,
+    which the next window reads whole (an END marker in it, or a line that is no key's);
+    within a line longer than the window, short of an END marker's length from its end."""
+    line = window.rfind(b"\n", floor) + 1
+    return line if line > floor else max(floor, len(window) - END_KEY_MAX)
 
 
 def _still_open(window: bytes, stop: int, value: _Open) -> _Open | None:

@@ -171,19 +171,60 @@ def test_a_password_after_a_tools_own_flag_is_masked(line: str) -> None:
 LOG_AFTER = "".join(f"2026-05-01 INFO step {i} done\n" for i in range(1, 4))
 
 
-@pytest.mark.xfail(strict=True, reason="a key's BEGIN line with no key after it blanks the log")
-@pytest.mark.parametrize(
-    "first",
-    [
-        "Error: key file starts with -----BEGIN PRIVATE KEY----- but has no end line",
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
-    ],
-)
+LONE_BEGINS = [
+    "Error: key file starts with -----BEGIN PRIVATE KEY----- but has no end line",
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+]
+
+
+@pytest.mark.parametrize("first", LONE_BEGINS)
 def test_the_lines_after_a_lone_begin_line_are_kept(first: str) -> None:
-    """Every line after it is emptied, to the end of the log (3,000 lines of a 90 KB log in a
-    run by hand): ordinary log lines with blanks in them are no key's base64 body."""
+    """(Fixed: a key's block runs over the lines of its body alone — base64, alone or after
+    a prefix, its headers, blank lines — or to its END marker; every line after it was
+    emptied to the end of the log: 3,000 lines of a 90 KB log in a run by hand.)"""
     out = redacted(first + "\n" + LOG_AFTER)
     assert out.endswith(LOG_AFTER)
+    assert "BEGIN" not in out
+
+
+@pytest.mark.parametrize("first", LONE_BEGINS)
+def test_a_lone_begin_line_in_a_stream_takes_no_more_than_its_line(first: str) -> None:
+    """Across a stream's windows too: the key state ends with the body's lines."""
+    from relay.redact.redactor import Redactor
+
+    log = first + "\n" + "".join(f"2026-05-01 INFO step {i} done\n" for i in range(400))
+    stream = Redactor(block_size=512, max_redacted_share=1.0).open(overlap=128)
+    out = "".join(stream.feed(log[i : i + 97]) for i in range(0, len(log), 97)) + stream.finish()
+    assert out.endswith(log[log.index("\n") :])
+
+
+_KEY = [
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj",
+    "MZlY1hPQ1kp1PsEj3pTzYhHw6k4T5Vb8kYw4Ln2cD9xWmQ7eR1sHvUyZ3aFgJ0oN",
+    "q8r7Bt2wXk5sLp3Zv9Ya==",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "2026-12-06T11:20:00.1234567Z ", "    "])
+@pytest.mark.parametrize("end", [True, False])
+def test_a_key_is_masked_whole_under_line_prefixes_with_or_without_its_end(
+    prefix: str, end: bool
+) -> None:
+    lines = ["-----BEGIN PRIVATE KEY-----", *_KEY, *(["-----END PRIVATE KEY-----"] if end else [])]
+    text = "".join(f"{prefix}{line}\n" for line in lines) + "2026-05-01 INFO step 1 done\n"
+    out = redacted(text)
+    assert not any(piece in out for piece in _KEY), out
+    assert out.endswith("2026-05-01 INFO step 1 done\n")
+
+
+def test_an_encrypted_pem_keys_headers_and_a_pgp_blocks_armor_are_part_of_the_key() -> None:
+    pem = ["-----BEGIN RSA PRIVATE KEY-----", "Proc-Type: 4,ENCRYPTED",
+           "DEK-Info: AES-128-CBC,3F17F5316E2BAC89", "", *_KEY]  # fmt: skip
+    pgp = ["-----BEGIN PGP PRIVATE KEY BLOCK-----", "Version: GnuPG v2", "", *_KEY, "=Ab3d"]
+    for lines in (pem, pgp):
+        out = redacted("".join(f"{line}\n" for line in lines) + "next: done\n")
+        assert not any(piece in out for piece in (*_KEY, "3F17F5316E2BAC89")), out
+        assert out.endswith("next: done\n")
 
 
 @pytest.mark.xfail(strict=True, reason="a workflow command and a token read from stdin")
@@ -282,3 +323,20 @@ def test_shell_expansions_and_commands_are_not_secrets(line: str) -> None:
     """Lines of this machine's shell scripts (3.7 MB, 16 lines changed): two expansions in
     one quoted value, a command substitution, a command kept in a variable."""
     assert redacted(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize("prefix", ["", "2026-12-06T11:20:00.1234567Z "])
+@pytest.mark.parametrize("end", [True, False])
+def test_a_long_key_is_masked_across_a_streams_windows(prefix: str, end: bool) -> None:
+    """A key longer than a window, each line under a prefix or none, its END line there or
+    not: no line of its body comes out, and the log's lines after it do."""
+    from relay.redact.redactor import Redactor
+
+    body = [_KEY[i % 2][i % 7 :] + _KEY[(i + 1) % 2][: i % 7] for i in range(80)]
+    lines = ["-----BEGIN PRIVATE KEY-----", *body, *(["-----END PRIVATE KEY-----"] if end else [])]
+    after = "".join(f"2026-05-01 INFO step {i} done\n" for i in range(40))
+    log = "".join(f"{prefix}{line}\n" for line in lines) + after
+    stream = Redactor(block_size=512, max_redacted_share=1.0).open(overlap=128)
+    out = "".join(stream.feed(log[i : i + 61]) for i in range(0, len(log), 61)) + stream.finish()
+    assert not any(line[8:40] in out for line in body), out
+    assert out.endswith(after) and out.count("\n") == log.count("\n")
