@@ -133,6 +133,15 @@ REFERENCE = re.compile(
     rb"|`[^`\r\n]*`|(?:var|local|data|module|secrets|env|vars|inputs|steps|needs)\.[A-Za-z_][\w.\-\[\]\"']*"
     rb"|\{\{.*\}\}|<[^<>\r\n]*>|\[(?i:redacted|masked|hidden|filtered|secret|removed)[^\]\r\n]*\]"
     rb"|\*+|#+|x{3,}|X{3,}|\.\.\.|(?i:<?redacted>?|masked|hidden|\(hidden\)|none|null|nil)"
+    # the secret stores' and deploy tools' own references: 1Password's ``op://``, Vault's
+    # ``vault:`` (and vals' ``ref+vault://``), ``sm://``, Google Secret Manager's resource
+    # name, an ARM template's expression, Octopus' and Azure DevOps' ``#{…}``, token
+    # replacement's ``@@…@@`` and ``__…__``, Grafana's ``$__env{…}``
+    rb"|(?:op|sm|ref\+[a-z0-9]+)://[^\s\"']+|vault:[A-Za-z0-9_/.\-]+(?:#[A-Za-z0-9_/.\-]*)?"
+    rb"|projects/[A-Za-z0-9_.\-]+/secrets/[A-Za-z0-9_.\-]+(?:/versions/[A-Za-z0-9_.\-]+)?"
+    rb"|\[(?:parameters|variables|reference|concat|format|listKeys)\([^\r\n]*\)\]"
+    rb"|#\{[A-Za-z_][A-Za-z0-9_.\-]*\}#?|@@[A-Za-z_][A-Za-z0-9_]*@@|__[A-Z][A-Z0-9_]*__"
+    rb"|\$__(?:env|file)\{[^}\r\n]*\}"
 )
 
 
@@ -228,11 +237,44 @@ _MARKED_TAIL = re.compile(
 
 def is_named_placeholder_value(value: bytes) -> bool:
     """A value under a secret's name that a template or a document holds: filler, a
-    template's phrase (see ``is_placeholder_phrase``) or a document's marked example. A
-    template's word inside random characters does not make one (``MyCompanyExample2024``
-    and ``dummyPass-Kx9q2`` are passwords)."""
+    template's phrase (see ``is_placeholder_phrase``), a document's marked example or a
+    token's prefix with counting after it (``xoxb-12345-abcd234``). A template's word
+    inside random characters does not make one (``MyCompanyExample2024`` and
+    ``dummyPass-Kx9q2`` are passwords)."""
     return (
         looks_like_placeholder(value, words=False)
         or is_placeholder_phrase(value)
         or _MARKED_TAIL.search(value) is not None
+        or _counted_parts(value)
     )
+
+
+_PARTS = re.compile(rb"[A-Za-z0-9]+")
+
+
+def _counted_parts(value: bytes) -> bool:
+    """A word (a token's prefix: ``xoxb``), then parts each made of ascending runs of three
+    or more alone (``12345``, ``abcd234``), six characters of them at least, digits among
+    them (``abc_def_ghi`` may be someone's password): a document
+    counting where the random part goes, which random characters spell with odds of one in
+    billions."""
+    parts = _PARTS.findall(value)
+    if len(parts) < 2 or b"".join(parts) != value.translate(None, b"-_."):
+        return False
+    rest = parts[1:] if parts[0].isalpha() else parts
+    counted = sum(map(len, rest)) >= 6 and any(c in b"0123456789" for p in rest for c in p)
+    return counted and all(_ascending_runs(p) for p in rest)
+
+
+def _ascending_runs(part: bytes) -> bool:
+    """``part`` is runs of three or more characters each one past the last (``abcd234``)."""
+    run = 1
+    lowered = part.lower()
+    for a, b in itertools.pairwise(lowered):
+        if b == a + 1:
+            run += 1
+        elif run >= 3:
+            run = 1
+        else:
+            return False
+    return run >= 3

@@ -111,6 +111,10 @@ _STATES = frozenset(
     b"enabled disabled enable disable required optional accepted rejected declined allowed "
     b"denied granted revoked active inactive expired pending unset auto automatic manual "
     b"always never supported unsupported ignored skipped".split()
+    # what a message says of it (``timeStampToken is missing``)
+    + b"missing invalid malformed incorrect wrong valid present absent".split()
+    # a request's credentials mode and a cookie's SameSite (``credentials: 'include'``)
+    + b"include omit same-origin lax strict".split()
     # a change log's entry for a function or a constant (``gnutls_reauth: Added``)
     + b"added removed deprecated renamed".split()
 )
@@ -123,11 +127,11 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # Prose where a value goes (``put your unique phrase here``, ``ask the admin for it``): four
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
-_PROSE = re.compile(rb"[A-Za-z']+(?: [A-Za-z0-9']+){3,}[.!?]?")
+_PROSE = re.compile(rb"[A-Za-z'][A-Za-z0-9'\-]*(?: [A-Za-z0-9'][A-Za-z0-9'\-]*){3,}[.!?]?")
 # ``"done."``, ``Updated.``: a word that ends a sentence
 _LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
 # ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
-_STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
+_STATUS = re.compile(rb"[A-Z]{3,24}[.,]?")
 # A status and its note, a change log's sentence (``ADDED to gnutls/pkcs12.h.``, ``ADD,
 # callback prototypes.``): the capitals, then words in small letters to a full stop.
 _STATUS_NOTE = re.compile(rb"[A-Z]{3,12},?(?: [a-z][A-Za-z0-9_./\-]*)+\.")
@@ -148,7 +152,22 @@ _PLACEHOLDER_WORDS = frozenset(
     b"todo tbd fixme abc abc123 xyz value secret password passwd pass token changeme "
     b"placeholder string".split()
 )
-_SMALL_NUMBER = re.compile(rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?")
+_SMALL_NUMBER = re.compile(
+    rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?"
+    # C's integer literals: a short hexadecimal one, or any with its type's suffix
+    rb"|0[xX][0-9A-Fa-f]{1,8}|(?:0[xX][0-9A-Fa-f]{1,16}|[0-9]{1,20})(?:[uU]?[lL]{1,2}|[uU])"
+)
+# The words of a lower-case phrase where a value goes: a command or a message that names
+# the secret (``cat_passwd='getent passwd'``), never the secret itself.
+_PHRASE_NAMING = re.compile(rb"[a-z]+(?: [a-z]+)+")
+_NAMED_WORDS = frozenset(b"password passwd pass secret token key keys passwords tokens".split())
+# A class's name where a value goes (``auth: AuthConfig``): capitalised words, the last a
+# type's.
+_CLASS_NAME = re.compile(
+    rb"(?:[A-Z][a-z]+)+(?:Config|Configuration|Options|Settings|Type|Provider|Manager|"
+    rb"Handler|Client|Service|Factory|Context|Info|Params|Error|Exception|Model|Schema|"
+    rb"Interface|Builder|Strategy|Backend|Method|Scheme|Mode|State|Policy|Request|Response)"
+)
 # A type where a value goes (``password: SecretStr``, a model's field; ``Optional[str]``).
 _TYPE_VALUE = re.compile(
     rb"(?:typing\.)?(?:Optional\[)?(?:pydantic\.)?"
@@ -354,6 +373,12 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
+    if len(parts := v.split()) > 1 and all(map(is_reference, parts)):
+        return True  # ``"$ENTRY_TOKEN_SEARCH $ID"``: expansions, each a reference
+    if v.startswith(b"/^") or _CLASS_NAME.fullmatch(v):
+        return True  # ``/^Unexpected token/i``: a regex literal; ``AuthConfig``: a class
+    if in_quotes and _PHRASE_NAMING.fullmatch(v) and _NAMED_WORDS.intersection(v.split()):
+        return True  # ``'getent passwd'``: a command, a message naming the secret
     if _MARKUP.match(v) or tag.match(v) or _is_call(v):
         return True
     if tag is _QUOTED_TAG and v[:1] == b"!" and _TAG.fullmatch(v):
@@ -423,6 +448,26 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
+    if (block.startswith(b">", end) and block[end - 1 : end] == b"-") or block.startswith(
+        b"->", end
+    ):
+        return True  # ``$this->password``, ``$assert->{pass}``: PHP's and Perl's members
+    if block[start - 1 : start] == b"`" and any(c in block[start:end] for c in b" \t$"):
+        return True  # ``KEY=`echo $PID | cut -d: -f1```: a command's output, a template
+    if _PERL_BUILTIN.fullmatch(block, start, end) and block.startswith(b";", end):
+        return True  # ``my $token = shift;``: an argument read in Perl
+    define = _C_DEFINE.match(block, block.rfind(b"\n", 0, start) + 1)
+    if define is not None and (
+        (block[start - 1 : start] not in _QUOTES and _IDENT.fullmatch(block, start, end))
+        or _spells_the_name(define.group(1), block[start:end])
+    ):
+        # ``#define EVP_PKEY_EC NID_X9_62_id_ecPublicKey``: a macro's alias;
+        # ``#define SN_setct_PANToken "setct-PANToken"``: its name as a string
+        return True
+    if _C_API_MACRO.search(block, max(0, start - 64), start) and block[end : end + 8].lstrip(
+        b" \t"
+    ).startswith((b"(", b")")):
+        return True  # ``GLAPI void APIENTRY glUniform2fv (``: a function's declaration
     if _in_arn(block, start):
         return True  # ``arn:aws:kms:…:key/…``: a resource's name, read from its "aws:"
     made = made_part(block[start:end])
@@ -437,6 +482,11 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
+    if _JS_BINDING.match(block, block.rfind(b"\n", 0, start) + 1, start) and bare(block, start):
+        return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
+        # literal in JavaScript is quoted)
+    if _spells_the_name(name, block[start:end]):
+        return True  # ``#define SN_setct_PANToken "setct-PANToken"``: the name as a string
     if bare(block, start) and not made and is_same_variable(name, block[start:end]):
         return True  # ``self._cookie_jar = cookie_jar``: a variable handed on
     if (
@@ -490,6 +540,13 @@ _LEXER_WORD = re.compile(rb"[a-z_]{1,12}|[^\sA-Za-z0-9]{1,3}")
 _COMPARED = re.compile(rb"[ \t]*[=!]==?[ \t]*[\"']$")
 
 
+def _spells_the_name(name: bytes, value: bytes) -> bool:
+    """The value is the name itself, or its last words, in another case or with other
+    separators: a constant's text, not a secret."""
+    said = bytes(c for c in value.lower() if c in _ALNUM)
+    return len(said) >= 6 and bytes(c for c in name.lower() if c in _ALNUM).endswith(said)
+
+
 def _compares_a_token(block: bytes, start: int, name: bytes) -> bool:
     """The value is compared with a name whose last word is ``token`` or ``tok``."""
     words = name_words(name)
@@ -500,6 +557,18 @@ def _compares_a_token(block: bytes, start: int, name: bytes) -> bool:
 
 
 _RECEIVER = re.compile(rb"(?:self|this|cls)\.")
+# A JavaScript binding's head, to its ``=``: a bare value after it is code, not a literal.
+_JS_BINDING = re.compile(
+    rb"[ \t]*(?:export[ \t]+)?(?:let|const|var)[ \t]+[A-Za-z_$][\w$]*[ \t]*=[ \t]*$"
+)
+_PERL_BUILTIN = re.compile(rb"shift|pop|undef|@_")
+_C_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+# A C library's export macro right before a function's name (``Z3_API``, ``APIENTRY``,
+# ``BZ_API(``), its return type between them at most: the name is what it exports.
+_C_API_MACRO = re.compile(
+    rb"\b[A-Z0-9_]*?(?:API|APIENTRY|APICALL)"
+    rb"(?:\(|[ \t]+(?:[A-Za-z_][A-Za-z0-9_]*[ \t*]+)?)$"
+)
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
