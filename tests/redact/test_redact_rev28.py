@@ -21,7 +21,6 @@ OWN = "Zq8Lm3Xv7Tn2Wp5Rk9Bd4Hs6"  # this node's secret in the tests below
 # --- leaks: values a name calls secret -----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a Rust constant with its type between name and value")
 @pytest.mark.parametrize(
     "line",
     [
@@ -152,7 +151,6 @@ def test_an_identifier_in_a_log_or_a_type_is_not_a_secret(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="tools whose own short flag takes a password")
 @pytest.mark.parametrize(
     "line",
     [
@@ -186,7 +184,6 @@ def test_the_lines_after_a_lone_begin_line_are_kept(first: str) -> None:
     assert out.endswith(LOG_AFTER)
 
 
-@pytest.mark.xfail(strict=True, reason="a workflow command and a token read from stdin")
 @pytest.mark.parametrize(
     "line",
     [
