@@ -1,6 +1,6 @@
 """Issue 28's findings on tools' own password flags, secrets fed to a login's standard input,
-workflow commands and Rust's constants, with the neighbours each fix must keep: the general
-shape of each fix, beyond the one line ``test_redact_rev28.py`` holds."""
+workflow commands, Rust's constants and webhook URLs, with the neighbours each fix must
+keep: the general shape of each fix, beyond the one line ``test_redact_rev28.py`` holds."""
 
 from __future__ import annotations
 
@@ -120,4 +120,48 @@ def test_a_rust_reference_type_before_the_value_is_read(line: str) -> None:
     ],
 )
 def test_a_rust_parameter_or_a_variable_is_kept(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
+
+
+# Each service's URL shape as its documents give it; the ids are written anew.
+HOOKS = [
+    ("betterstack-heartbeat-url", "https://uptime.betterstack.com/api/v1/heartbeat/",
+     "Fq7TmW3nRk9LpZx2VbC8dJhY"),
+    ("betterstack-heartbeat-url", "https://betteruptime.com/api/v1/heartbeat/",
+     "Wd4rHs8KqT2mZn6XcV9bLp3J"),
+    ("healthchecks-ping-url", "https://hc-ping.com/", "5e2b9c7a-41d3-4f8e-a6b0-93c1d7e4f2a8"),
+    ("healthchecks-ping-url", "https://hc-ping.com/", "Zr4kT8mQ1vX6nB3pL9wY2c/db-backups"),
+    ("glip-webhook", "https://hooks.glip.com/webhook/", "7a1c9e3b-2d4f-4b6a-8c0e-5f9d1b3a7e2c"),
+    ("glip-webhook", "https://hooks.glip.com/webhook/v2/", "6d2f8a41-93ce-4b7a-b15e-0c9d7e3a2f84"),
+    ("glip-webhook", "https://hooks.ringcentral.com/webhook/v2/",
+     "bV5nQ8xT2kR7mW3pZ9cL4dH6jF1sG0aY"),
+    ("flock-webhook", "https://api.flock.com/hooks/sendMessage/",
+     "3f8a2c1d-9b7e-4d6f-a0c5-e1b2d3f4a5c6"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "url", "secret"), HOOKS)
+def test_a_webhook_url_that_is_its_own_credential_is_masked(
+    kind: str, url: str, secret: str
+) -> None:
+    line = f"curl -fsS -m 10 --retry 3 -X POST {url}{secret}"
+    out = redacted(line + "\n")
+    assert secret.split("/")[0] not in out and f"[redacted:{kind}]" in out
+
+
+def test_a_healthchecks_ping_keeps_its_signal() -> None:
+    """``/start``, ``/fail`` and an exit status after the check's id say what the job did."""
+    out = redacted("curl https://hc-ping.com/5e2b9c7a-41d3-4f8e-a6b0-93c1d7e4f2a8/fail\n")
+    assert out == "curl https://[redacted:healthchecks-ping-url]/fail\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ping https://hc-ping.com/your-uuid-here when the job ends",
+        "see https://betterstack.com/docs/uptime/cron-and-heartbeat-monitor/",
+        "https://api.flock.com/hooks/sendMessage/<webhook-id>",
+    ],
+)
+def test_a_services_document_link_is_kept(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
