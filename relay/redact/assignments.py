@@ -64,11 +64,13 @@ _NOT_SECRET_ENDINGS: tuple[bytes, ...] = (
 _KEY_END = b"".join(b"(?<!" + ending + b")" for ending in _NOT_SECRET_ENDINGS)
 _NOT_SECRET_NAME = re.compile(b"(?:" + b"|".join(_NOT_SECRET_ENDINGS) + b")$")
 # A type between the name and ``=``: Go's ``apiKey string = …``, Python's and TypeScript's
-# annotations (``API_KEY: Final[str] = …``, ``apiKey: string = …``). Only before ``=``: in
-# ``key: str`` the type is the value (a schema's), which is no secret.
+# annotations (``API_KEY: Final[str] = …``, ``apiKey: string = …``), Rust's references
+# (``const API_KEY: &'static str = …``, ``&[u8]``). Only before ``=``: in ``key: str`` the
+# type is the value (a schema's), which is no secret.
 _GO_TYPE = rb"[ \t]+(?:string|\[\]byte)"
 _ANNOTATION = (
-    rb"[ \t]*:[ \t]*(?:typing\.)?(?:final|classvar|optional|str|string|bytes|secretstr)"
+    rb"[ \t]*:[ \t]*(?:typing\.)?(?:final|classvar|optional|str|string|bytes|secretstr"
+    rb"|&(?:'[a-z_]{1,20}[ \t]+)?(?:str|\[u8\]))"
     rb"(?:\[[a-z0-9_., |\[]{0,40}+\]{1,3})?"
 )
 _SUBSCRIPTS = rb"(?:\[[\"'][a-z0-9_.\-]{0,40}+[\"']\]){0,3}+"  # ["key"] after ["secret"]

@@ -8,8 +8,11 @@ secret as plain text.
   the key is dotted, the value ends the line.
 - ``password%3DVALUE`` (a form or a query string encoded once more, inside a URL).
 - PowerShell's ``ConvertTo-SecureString "…" -AsPlainText``, ``echo … | docker login
-  --password-stdin`` (and every command that reads a password on its standard input), and
-  ``gh secret set NAME --body …``.
+  --password-stdin`` and ``gh auth login --with-token <<< …`` (every command that reads a
+  password on its standard input, piped or as a here-string), and ``gh secret set NAME
+  --body …``.
+- GitHub Actions' older workflow commands, ``::set-output name=token::…`` (and
+  ``::save-state``), and an XML element that a secret's word names, ``<secret value="…"/>``.
 
 The name is judged as every named find's is (``values``): ``token_url = \"\"\"…`` names no
 secret. Each rule opens with a literal and has a superset in ``SUPERSETS`` for the
@@ -24,6 +27,7 @@ import urllib.parse
 from relay.redact.assignments import stands_in
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 from relay.redact.rules import Found, Kind, Rule, rule
+from relay.redact.shell import STDIN_READER, STDIN_READERS
 from relay.redact.values import name_is_secret, sentence_words, value_is_not_secret
 
 _WORDS = rb"(?:pass|secret|token|credential|pwd|key|auth|pw(?![a-z]))"
@@ -158,12 +162,68 @@ def _secure_string_span(block: bytes, m: re.Match[bytes]) -> Found:
     return _argument(block, m)
 
 
-# echo … | docker login --password-stdin (printf '%s' …, chpasswd, passwd --stdin)
+# echo … | docker login --password-stdin (printf '%s' …, gh auth login --with-token,
+# chpasswd, passwd --stdin)
 PIPED = (
     rb"(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*(?:(?:'%s[^']{0,4}'|\"%s[^\"]{0,4}\")[ \t]+)?"
     + _QUOTED_ARG
-    + rb"[ \t]*\|[^\n|]{0,400}?(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)"
+    + rb"[ \t]*\|[^\n|]{0,400}?(?:"
+    + STDIN_READERS
+    + rb")"
 )
+
+# docker login --password-stdin <<< V, gh auth login --with-token <<< "V": a here-string
+# fed to the same commands (the command's words before or after it on the line)
+HERE_STRING = rb"<<<[ \t]*" + _QUOTED_ARG
+_HERE_STRING_GATE = rb"<<<[^\n]*(?:" + STDIN_READERS + rb")|(?:" + STDIN_READERS + rb")[^\n]*<<<"
+
+
+def _here_string_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The here-string, when its command reads a password on its standard input."""
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    end = block.find(b"\n", m.end())
+    if not STDIN_READER.search(block[line : len(block) if end < 0 else end].lower()):
+        return None
+    return _argument(block, m)
+
+
+# ``::set-output name=token::V`` (``::save-state``): GitHub Actions' older workflow commands
+# that set a step's output or state, whose value is the line's rest; the name says a secret.
+SET_OUTPUT = (
+    rb"::(?:set-output|save-state)[ \t]+name=(?P<name>[a-z0-9_.\-]{1,100})::"
+    rb"(?P<v>[^\r\n]{1,4096})"
+)
+
+
+def _set_output_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The value, to the line's end or to the quote that the command opened with (``echo
+    "::set-output name=token::V"; …``), when the output's name means a secret."""
+    if name_is_secret(block[m.start("name") : m.end("name")]) is not True:
+        return None
+    start, end = m.span("v")
+    quote = block[m.start() - 1 : m.start()]
+    if quote in (b'"', b"'") and (close := block.find(quote, start, end)) >= 0:
+        end = close
+    end = start + len(block[start:end].rstrip())
+    return _secret_value(block, start, end)
+
+
+# <secret value="V"/>, <password value='V'>: an element that a secret's word names, and its
+# value attribute (a name attribute that names one is ``named``'s: ``<param name=… value=…>``)
+ELEMENT_VALUE = (
+    rb"<(?P<name>[a-z][a-z0-9_.:\-]{0,80})[ \t](?:[^<>\n]{0,400}?[ \t])?value[ \t]*=[ \t]*"
+    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})')"
+)
+_SEEK_ELEMENT_VALUE = (
+    rb"<[a-z0-9_.:\-]*(?:pass|secret|token|credential|pwd|key|auth)[a-z0-9_.:\-]*[ \t]"
+    rb"[^<>\n]*value[ \t]*=[ \t]*[\"']"
+)
+
+
+def _element_value_span(block: bytes, m: re.Match[bytes]) -> Found:
+    name = block[m.start("name") : m.end("name")].rsplit(b":", 1)[-1]
+    return _argument(block, m) if name_is_secret(name) is True else None
+
 
 # gh secret set NAME --body VALUE (-b VALUE, --body=VALUE)
 GH_SECRET = (
@@ -283,7 +343,10 @@ SUPERSETS: tuple[str, ...] = (
     r"(?:pass|pwd|secret|token|key|credential)[a-z0-9_\-]*%3d",
     r"convertto-securestring",
     r"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]",
-    r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)",
+    r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:" + STDIN_READERS.decode() + ")",
+    _HERE_STRING_GATE.decode(),
+    r"::(?:set-output|save-state)[ \t]",
+    _SEEK_ELEMENT_VALUE.decode(),
     r"gh[ \t]+secret[ \t]+set[ \t]",
     r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
     r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
@@ -302,7 +365,23 @@ COMMAND_RULES: tuple[Rule, ...] = (
         check=_secure_string_span,
         gate=rb"convertto-securestring",
     ),
-    rule(Kind.SECRET, PIPED, lower=True, check=_argument, gate=rb"-stdin|chpasswd"),
+    rule(Kind.SECRET, PIPED, lower=True, check=_argument, gate=rb"-stdin|chpasswd|with-token"),
+    rule(Kind.SECRET, HERE_STRING, lower=True, check=_here_string_span, gate=_HERE_STRING_GATE),
+    rule(
+        Kind.SECRET,
+        SET_OUTPUT,
+        lower=True,
+        check=_set_output_span,
+        gate=rb"::(?:set-output|save-state)[ \t]",
+    ),
+    rule(
+        Kind.SECRET,
+        ELEMENT_VALUE,
+        lower=True,
+        check=_element_value_span,
+        seek=_SEEK_ELEMENT_VALUE,
+        gate=_SEEK_ELEMENT_VALUE,
+    ),
     rule(Kind.SECRET, IDENTIFIED, lower=True, check=_identified_span, gate=rb"identified[ \t]"),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),
     rule(

@@ -595,6 +595,23 @@ FORMATS: tuple[Format, ...] = (
     _f("squadcast-webhook", "api.squadcast.com/v2/incidents/api/", Run(HEX_MIXED, 32, 64)),
     _f("betterstack-webhook", ("betterstack.com", "betteruptime.com"),
        "/api/v1/incoming-webhook/", Run(B62, 16, 64)),
+    # Better Stack's (formerly Better Uptime's) heartbeats: whoever has the URL reports the job
+    # done (``https://uptime.betterstack.com/api/v1/heartbeat/<token>``).
+    _f("betterstack-heartbeat-url", ("betterstack.com", "betteruptime.com"),
+       "/api/v1/heartbeat/", Run(B62, 16, 64)),
+    # Healthchecks.io's pings: a check's UUID, or the project's ping key (22 URL-safe base64
+    # characters) and the check's slug.
+    _f("healthchecks-ping-url", "hc-ping.com/", *_uuid(HEX_MIXED)),
+    _f("healthchecks-ping-key-url", "hc-ping.com/", Run(B64URL, 22), "/",
+       Run(LOWER_ALNUM + "-_", 1, 100), kind="healthchecks-ping-url"),
+    # RingCentral's (Glip's) incoming webhooks: the webhook's id (a UUID) after ``/webhook/``
+    # or ``/webhook/v2/``, on Glip's host or RingCentral's (read as any URL-safe run of 20 or
+    # more, the UUID among them).
+    _f("glip-webhook-v2", ("hooks.glip.com", "hooks.ringcentral.com"), "/webhook/v2/",
+       Run(B64URL, 20, 400), kind="glip-webhook"),
+    _f("glip-webhook", ("hooks.glip.com", "hooks.ringcentral.com"), "/webhook/",
+       Run(B64URL, 20, 400)),
+    _f("flock-webhook", "api.flock.com/hooks/sendMessage/", *_uuid(HEX_MIXED)),
     _f("airtable-webhook", "hooks.airtable.com/workflows/v1/genericWebhook/",
        Run(B62 + "/", 40, 120)),
     _f("azure-function-key-url", Run(LOWER_ALNUM + "-", 1, 60), ".azurewebsites.net/api/",

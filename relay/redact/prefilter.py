@@ -192,8 +192,9 @@ _MIXED_BELOW = 24  # ``named.looks_random``: a shorter value must hold both case
 _DQ, _SQ, _BQ = r'[^"\\\r\n]', r"[^'\r\n]", r"[^`\r\n]"
 _BARE_FIRST = r"""[^\s"'&,;<>(){}\[\]\\:]"""
 _BARE = r"""[^\s"'&,;<>(){}\[\]\\]"""
-# A type annotation glued to the name's colon, before ``=`` (``api_token:str = "…"``).
-_ANNOTATION = r"(?:typing\.)?(?:final|classvar|optional|str|bytes|secretstr)"
+# A type annotation glued to the name's colon, before ``=`` (``api_token:str = "…"``), or
+# Rust's reference after the colon and blanks (``api_token: &'static str = "…"``).
+_ANNOTATION = r"(?:(?:typing\.)?(?:final|classvar|optional|str|bytes|secretstr)|&)"
 # After ``name:`` and blanks, a value the rules may take (``assignments._yaml_like``): a
 # quoted one, or a bare one that ends the line, a field (``,`` ``;`` ``#`` …) or its own
 # run of word characters (``…: Xk3j``, ``…: a+b``), unless more words follow a plain word.
@@ -318,7 +319,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # shell: tools' flags, after the tool's name as a word of its own, as the rule reads it
     # (``shell._command_at``): not a timestamp's ``…:07.067Z`` nor ``gzip``, which then read
     # every other part's states again for the rest of the line (one line in ten of a log)
-    r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pn]",
+    r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pnwkas]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords

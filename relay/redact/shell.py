@@ -201,6 +201,7 @@ def smbclient_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 # statistics, zip's ``-p`` keeps paths): the flags that take it as the next argument, and
 # those it may be glued to (``7z a -pSECRET``; a bare ``-p`` asks at a prompt).
 _MONGO_TOOLS = (b"", b"sh", b"dump", b"restore", b"export", b"import", b"stat", b"top", b"files")
+_LDAP_TOOLS = (b"search", b"modify", b"add", b"delete", b"whoami", b"compare", b"modrdn", b"exop")
 _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     b"sqlcmd": ((b"-P",), (b"-P",)),
     b"osql": ((b"-P",), (b"-P",)),
@@ -212,33 +213,49 @@ _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     b"zip": ((b"-P",), (b"-P",)),
     # MongoDB's shells and tools: ``-p pw`` (a bare ``-p`` asks at a prompt)
     **{b"mongo" + tool: ((b"-p",), ()) for tool in _MONGO_TOOLS},
+    # OpenLDAP's clients: ``-w pw`` binds with it (``-W`` asks); ldappasswd's ``-a`` and
+    # ``-s`` are the old and the new password
+    **{b"ldap" + tool: ((b"-w",), (b"-w",)) for tool in _LDAP_TOOLS},
+    b"ldappasswd": ((b"-w", b"-a", b"-s"), (b"-w", b"-a", b"-s")),
+    # unzip's ``-P pw`` (its ``-p`` pipes to stdout); openssl's ``-k pw`` (enc's pass phrase)
+    b"unzip": ((b"-P",), (b"-P",)),
+    b"openssl": ((b"-k",), ()),
 }
 # Their names (the prefilter's superset reads them too).
 TOOL_NAMES = (
-    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|zip|mongo(?:"
+    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|(?:un)?zip|openssl|mongo(?:"
     + b"|".join(tool for tool in _MONGO_TOOLS if tool)
-    + rb")?)"
+    + rb")?|ldap(?:passwd|"
+    + b"|".join(_LDAP_TOOLS)
+    + rb"))"
 )
 TOOL = TOOL_NAMES + rb"(?:\.exe)?[ \t]"
 
 
 def tool_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
-    """``sqlcmd -P pw``, ``ssh-keygen -N pw``, ``zip -P pw``, ``7z a -ppw``: the value of the
-    tool's own password flag."""
+    """``sqlcmd -P pw``, ``ssh-keygen -N pw``, ``zip -P pw``, ``7z a -ppw``, ``ldapsearch -w
+    pw``: the value of the tool's own password flag. Where the command has two (``ssh-keygen
+    -P old -N new``, ``ldappasswd -a old -s new``), the span runs from the first to the last:
+    a check gives one span, and the flags between are no loss."""
     if not _command_at(block, m):
         return None
     name = m.group().lower().rstrip(b" \t").removesuffix(b".exe")
     apart, glued = _TOOL_FLAGS[name]
     args = _args(block, m.end() - 1)
+    first: tuple[int, int] | None = None
+    last: tuple[int, int] | None = None
     for i, (start, end) in enumerate(args):
         word = block[start:end]
+        found = None
         if word in apart and i + 1 < len(args):
             found = _secret(block, *args[i + 1])
-            if found is not None and block[found[0] : found[0] + 1] != b"-":
-                return found
+            if found is not None and block[found[0] : found[0] + 1] == b"-":
+                found = None
         elif word[:2] in glued and len(word) > 2:
-            return _secret(block, start + 2, end)
-    return None
+            found = _secret(block, start + 2, end)
+        if found is not None:
+            first, last = first or found, found
+    return None if first is None or last is None else (first[0], last[1])
 
 
 def net_use_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
@@ -272,8 +289,12 @@ NETRC_SUPERSET = r"(?:machine[ \t]|default[ \t])[^\n]*[ \t]password[ \t]"
 # A here-document fed to a command that reads a password on its standard input (``cat <<EOF
 # | docker login --password-stdin``, ``chpasswd <<EOF``): its first line is the secret.
 STDIN_HEREDOC = rb"(?P<head><<-?[ \t]*['\"]?(?P<tag>[a-z_][a-z0-9_]*)['\"]?)[^\n]*\n(?P<pw>[^\n]+)"
-_STDIN_READER = re.compile(
-    rb"password-stdin|pass-stdin|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
+# What such a command says (lowered): docker's and its kin's ``--password-stdin``, ``gh auth
+# login --with-token``, ``chpasswd``, ``passwd --stdin`` (``STDIN_READERS``: its superset).
+STDIN_READERS = rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin"
+STDIN_READER = re.compile(
+    rb"pass(?:word)?-stdin|with-token"
+    rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
 )
 STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
 
@@ -281,8 +302,10 @@ STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
 def _heredoc_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """The here-document's first line, when the command on the ``<<`` line reads a password
     from it, and that line is not already the document's end."""
+    if block[m.start() - 1 : m.start()] == b"<":
+        return None  # a here-string, ``<<< V``: the value is on this line (``commands``)
     line = block.rfind(b"\n", 0, m.start()) + 1
-    if not _STDIN_READER.search(block[line : m.start("pw") - 1].lower()):
+    if not STDIN_READER.search(block[line : m.start("pw") - 1].lower()):
         return None
     start, end = m.span("pw")
     end -= block[end - 1 : end] == b"\r"
@@ -332,7 +355,6 @@ SHELL_RULES: tuple[Rule, ...] = (
         # where a here-document can open: ``re`` alone tried each ``<<`` of a line that
         # never ends against the whole rest of it (quadratic: 9 CPU-s for a 1 MB line)
         seek=STDIN_SUPERSET.encode(),
-        gate=rb"<<[^\n]*(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)"
-        rb"|(?:pass(?:word)?-stdin|chpasswd|passwd[ \t]+--stdin)[^\n]*<<",
+        gate=rb"<<[^\n]*(?:" + STDIN_READERS + rb")|(?:" + STDIN_READERS + rb")[^\n]*<<",
     ),
 )

@@ -80,6 +80,13 @@ HAND_WRITTEN: dict[str, bytes] = {
     "heredoc-stdin": b"<<a --password-stdin ",
     "php-define": b"define('auth_key', 'a",
     "secret-data": b"data:\n  a: QUJDRUZH",
+    # a here-string on a reader's line, a tool's password flag, a workflow command's output,
+    # an element's value attribute and a Rust reference type, each with no value after it
+    "here-string-stdin": b"<<< a --with-token ",
+    "ldap-flag": b"ldapsearch -w ",
+    "set-output": b"::set-output name=token::",
+    "element-value": b"<secret a='b' value=",
+    "rust-reference": b"let token: &'static ",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",

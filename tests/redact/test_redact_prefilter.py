@@ -72,6 +72,10 @@ NAMED = (
     "gh secret set API_TOKEN --body {v}",
     "GET /sso?next=%2F&password%3D{v} 302",
     "PW={v} DB_PW={v} passcode={v} master_key={v}",
+    "ldappasswd -x -w {v} -s {v} uid=u{n} | openssl enc -k {v} | unzip -P{v} a.zip",
+    "<ns:password value='{v}'/> ::set-output name=api_token::{v}",
+    "gh auth login --with-token <<< {v}\necho {v} | gh auth login --with-token",
+    'static API_KEY: &\'static str = "{v}"; let token: &[u8] = b"{v}";',
 )
 
 

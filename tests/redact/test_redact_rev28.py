@@ -21,7 +21,6 @@ OWN = "Zq8Lm3Xv7Tn2Wp5Rk9Bd4Hs6"  # this node's secret in the tests below
 # --- leaks: values a name calls secret -----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a Rust constant with its type between name and value")
 @pytest.mark.parametrize(
     "line",
     [
@@ -150,7 +149,6 @@ def test_a_class_where_a_value_goes_is_not_a_secret(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="tools whose own short flag takes a password")
 @pytest.mark.parametrize(
     "line",
     [
@@ -225,7 +223,6 @@ def test_an_encrypted_pem_keys_headers_and_a_pgp_blocks_armor_are_part_of_the_ke
         assert out.endswith("next: done\n")
 
 
-@pytest.mark.xfail(strict=True, reason="a workflow command and a token read from stdin")
 @pytest.mark.parametrize(
     "line",
     [
