@@ -56,7 +56,6 @@ def test_a_typed_constant_of_other_languages_is_masked(line: str) -> None:
 # --- leaks: this node's own secrets --------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="an own secret's characters with , | : / _ between")
 @pytest.mark.parametrize(
     "text",
     [
