@@ -30,10 +30,11 @@ _UPPER = bytes(range(ord("A"), ord("Z") + 1))
 _LOWER = bytes.maketrans(_UPPER, _UPPER.lower())
 # What ``disguises`` reads as whitespace in ASCII, every byte past ASCII (a character's
 # case may change its bytes, a Unicode space is some of them), and the marks that a step
-# puts between a secret's characters or bytes (``a.b.c``, ``a-b-c``, ``61:62``, ``%61%62``,
-# ``\x61``, ``&#x61;``): out of the canonical text, where those forms are then one string
-# with the form they separate (each is still matched as written, where it is found).
-_DROP = bytes([*range(0x09, 0x0E), *range(0x1C, 0x21), *range(0x80, 0x100), *b".-:,;%\\&#"])
+# puts between a secret's characters or bytes (``a.b.c``, ``a_b_c``, ``a|b|c``, Python's
+# ``['a', 'b']``, ``61:62``, ``%61%62``, ``\x61``, ``&#x61;``): out of the canonical text,
+# where those forms are then one string with the form they separate (each is still matched
+# as written, where it is found).
+_DROP = bytes([*range(0x09, 0x0E), *range(0x1C, 0x21), *range(0x80, 0x100), *b".-:,;%\\&#_|/'\""])
 # Each byte as 1 when the canonical text keeps it, 0 when it drops it.
 _KEPT = bytes(0 if b in _DROP else 1 for b in range(256))
 # What a string found stands for: a kind, and a count its finder reads (``disguises``).

@@ -5,23 +5,27 @@ step that wants it in the log gets past those by printing it differently: one ch
 per line (``fold -w1``), spaced (``t o k e n``, or with NO-BREAK SPACEs), reversed
 (``rev``), upper-cased, rot13, as base64 or hex wrapped at some width (``base64 -w 76``,
 ``xxd -p``) and starting at any byte of a longer blob, as base32, reversed and then hex
-(``rev | xxd -p``), with a mark between characters (``t.o.k.e.n``, ``t-o-k-e-n``), with
-every character escaped (``\\u0074``, ``\\U00000074``, ``%74``, ``&#116;``, ``&#x74;``), as
+(``rev | xxd -p``), with a mark between characters (``t.o.k.e.n``, ``t-o-k-e-n``, ``t, o,
+k``, ``t|o|k``, ``t_o_k``, Python's ``['t', 'o', 'k']``: one ``marked`` form), with every
+character escaped (``\\u0074``, ``\\U00000074``, ``%74``, ``&#116;``, ``&#x74;``), as
 its bytes one by one (``74:6f``, ``\\x74\\x6f``, ``0x74, 0x6f``), or as the base64 of the
 value reversed. A token's secret part without its well-known prefix (``${TOKEN#ghp_}``) is a
 secret of its own (``with_bodies``), in every one of those forms.
 
 So the value is looked for once whitespace is taken out, in each of those transforms: the
 forms are worked out once, when the redactor is built; one search of the block's canonical
-text (``canon``: no whitespace, no case) finds where a form may start, and there each
-form's own RE2 regex, with whitespace between two characters — any character
-``str.isspace`` calls whitespace, line breaks and Unicode spaces included — says whether it
-is one, in linear time, whatever the log holds. A match counts when no gap in it is longer
-than ``MAX_GAP`` bytes (checked on the match: a regex that counted the bytes of every gap
-would be too large for RE2's DFA once a node has a few secrets). A base64 (base32) form is
-the value encoded at each of the three (five) byte offsets it may sit at in a longer blob,
-less the edge characters that mix in the neighbouring bytes. Text forms are matched in any
-case (a character past ASCII in its lower and upper case), base64 as written.
+text (``canon``: no whitespace, no case) finds where a form may start, and there each form's
+own RE2 regex, with whitespace between two characters — any character ``str.isspace`` calls
+whitespace, line breaks and Unicode spaces included — says whether it is one, in linear
+time, whatever the log holds. A match counts when no gap in it is longer than ``MAX_GAP``
+bytes (checked on the match: a regex that counted the bytes of every gap would be too large
+for RE2's DFA once a node has a few secrets). A marked form's gap is one mark
+(``.,;:|/_-``), a quote on either side of it and whitespace around each: at most
+``MAX_MARK_GAP`` bytes; the canonical text drops marks and quotes as it drops whitespace. A
+base64 (base32) form is the value encoded at each of the three (five) byte offsets it may
+sit at in a longer blob, less the edge characters that mix in the neighbouring bytes. Text
+forms are matched in any case (a character past ASCII in its lower and upper case), base64
+as written.
 
 A step may also print the secret in pieces, each on a line of its own behind a label
 (``part1: <first half>`` / ``part2: <second half>``): ``Pieces`` masks any run of at least
@@ -85,12 +89,25 @@ _WS = (
     rb"|\xe2\x81\x9f|\xe3\x80\x80)"
 )
 _GAP = _WS + b"*"
+# The marks a step puts between a secret's characters (``a.b``, ``a-b``, ``a,b``, ``a|b``,
+# ``a_b``, ``a:b``, ``a;b``, ``a/b``), and the quotes around each character of a list of
+# them (Python's ``['a', 'b']``, JSON's ``["a", "b"]``).
+_MARKS = ".,;:|/_-'\""  # and the quotes
+_MARK = rb"[.,;:|/_-]"
+_QUOTE = rb"['\"]"
+# Between two characters of a ``marked`` form: one mark, whitespace around it, and a quote
+# on either side (``a , b``, ``a', 'b``): each run of whitespace held to ``MAX_GAP`` bytes
+# as any gap is, so at most ``MAX_MARK_GAP`` bytes.
+_MARK_GAP = _GAP + _QUOTE + b"?" + _GAP + _MARK + _GAP + _QUOTE + b"?" + _GAP
+MAX_MARK_GAP = 4 * MAX_GAP + 3
+# What may follow a start of a marked form where a text ends (a gap cut short).
+_MARK_TAIL = b"(?:" + _WS + b"|" + _MARK + b"|" + _QUOTE + b")*"
 # The starts' regex reads a gap as any run of the bytes those characters are made of: a
 # superset (each start it finds is held to the whole form, gaps and all, by the form's own
 # regex), one class where the exact gap is an alternation of byte sequences — spelt out
 # between every two characters of every start of 16 secrets, it cost megabytes of parsed
-# regex, and states.
-_HEAD_GAP = rb"(?-i:[\t-\r\x1c-\x20\x80-\x8a\x9a\x9f\xa0\xa8\xa9\xaf\xc2\xe1-\xe3]*)"
+# regex, and states. The marks and quotes of a marked form's gaps are in it too.
+_HEAD_GAP = rb"(?-i:[\t-\r\x1c-\x20\x80-\x8a\x9a\x9f\xa0\xa8\xa9\xaf\xc2\xe1-\xe3.,;:|/_'\"-]*)"
 # A gap wider than MAX_GAP bytes has at least three characters (none is over three bytes):
 # such runs are the candidates, and their length in bytes decides.
 _WIDE_CANDIDATE = re2.compile(_WS + b"{3,}", _latin1())
@@ -135,13 +152,11 @@ def _u_escapes(value: str) -> str:
 
 
 def _separated(bare: str, raw: bytes) -> set[str]:
-    """The value with a mark between its characters (``a.b.c``, ``a-b-c``), and its bytes
-    written one by one: ``61:62:63`` (``xxd``, a MAC-like dump), ``\\x61\\x62``, ``0x61, 0x62``
-    (a C array; whitespace between characters is the regex's), HTML's ``&#97;&#98;`` and
-    ``&#x61;&#x62;``."""
+    """The value's bytes written one by one: ``61:62:63`` (``xxd``, a MAC-like dump),
+    ``\\x61\\x62``, ``0x61, 0x62`` (a C array; whitespace between characters is the
+    regex's), HTML's ``&#97;&#98;`` and ``&#x61;&#x62;``. (The value with a mark between its
+    characters is a ``marked`` form, see ``marked_forms``.)"""
     return {
-        ".".join(bare),
-        "-".join(bare),
         ":".join(f"{b:02x}" for b in raw),
         "".join(f"\\x{b:02x}" for b in raw),
         ",".join(f"0x{b:02x}" for b in raw),
@@ -179,6 +194,17 @@ def disguised_forms(value: str) -> tuple[set[str], set[str]]:
     return long(any_case), long(as_written - any_case)
 
 
+def marked_forms(value: str) -> set[str]:
+    """The forms of ``value`` to match, in any case, with a mark between every two of their
+    characters (``_MARK_GAP``: ``a.b.c``, ``a-b-c``, ``a, b, c``, ``a|b``, ``a_b``, Python's
+    and JSON's lists of them, ``['a', 'b']``): the value itself, whitespace out, and
+    reversed. One form for every mark, not one for each: the gap's class holds them all,
+    and a mark in each gap keeps ordinary text (``my_secret_value`` for ``mysecretvalue``)
+    from matching."""
+    bare = "".join(value.split())
+    return {bare, bare[::-1]} if len(bare) >= MIN_SECRET_LEN else set()
+
+
 def _char(char: str) -> bytes:
     """One character of a form: an ASCII one as it is (the form's ``(?i:…)`` folds it), any
     other in its lower and upper case, each variant's UTF-8 bytes kept as written (RE2
@@ -191,14 +217,14 @@ def _char(char: str) -> bytes:
     return b"(?:" + b"|".join(quoted) + b")"
 
 
-def _longest(form: str) -> int:
+def _longest(form: str, gap: int = MAX_GAP) -> int:
     """Bytes in the longest text a form matches (each character's longest case, each gap
-    at its widest)."""
+    at its widest: ``gap`` bytes)."""
     if form.isascii():  # every case of each character is one byte
         size = len(form)
     else:
         size = sum(max(len(v.encode()) for v in (c, c.lower(), c.upper())) for c in form)
-    return size + (len(form) - 1) * MAX_GAP
+    return size + (len(form) - 1) * gap
 
 
 def _spaced(form: str, gap: bytes = _GAP) -> bytes:
@@ -206,11 +232,11 @@ def _spaced(form: str, gap: bytes = _GAP) -> bytes:
     return gap.join(_char(char) for char in form)
 
 
-def _spaced_prefix(form: str) -> bytes:
+def _spaced_prefix(form: str, gap: bytes = _GAP) -> bytes:
     """Any non-empty start of ``form``, spaced as ``_spaced`` spaces it."""
     pattern = b""
     for char in reversed(form):
-        pattern = _char(char) + (b"(?:" + _GAP + pattern + b")?" if pattern else b"")
+        pattern = _char(char) + (b"(?:" + gap + pattern + b")?" if pattern else b"")
     return pattern
 
 
@@ -369,13 +395,16 @@ class _Form:
     # An ASCII form in canonical text (``canon``): what any match of it is there, whatever
     # its gaps and case, since the canonical text drops every byte a gap may hold.
     canon: bytes = b""
+    marked: bool = False  # a mark between every two characters (``_MARK_GAP``)
 
     def search(self) -> Searcher:
         if not self.cache:
+            gap = _MARK_GAP if self.marked else _GAP
             if self.opening:
-                pattern = _spaced_prefix(self.form) + _GAP + rb"\z"
+                tail = _MARK_TAIL if self.marked else _GAP
+                pattern = _spaced_prefix(self.form, gap) + tail + rb"\z"
             else:
-                pattern = _spaced(self.form)
+                pattern = _spaced(self.form, gap)
             pattern = b"(?i:" + pattern + b")" if self.fold else pattern
             budget = max(_FORM_MEM, _FORM_MEM_PER_BYTE * len(pattern))
             self.cache.append(_compile(pattern, anchored=not self.opening, max_mem=budget))
@@ -475,8 +504,17 @@ def _opening(text: bytes, index: _Openings) -> int:
 
 
 def _key(text: bytes) -> str:
-    """A prefilter find, or a form's start, without whitespace and case: the forms to try."""
-    return "".join(text.decode("utf-8", "replace").split()).lower()
+    """A prefilter find, or a form's start, without whitespace, marks and case: the forms to
+    try (a marked form's start is found with marks between its characters)."""
+    return _unmarked("".join(text.decode("utf-8", "replace").split()).lower())
+
+
+_UNMARK = str.maketrans("", "", _MARKS)
+
+
+def _unmarked(text: str) -> str:
+    """``text`` without the marks and quotes a marked form may have between characters."""
+    return text.translate(_UNMARK)
 
 
 @dataclass(frozen=True)
@@ -556,15 +594,23 @@ class Disguises:
             if short or len(value) > MAX_DISGUISED_LEN:
                 continue
             any_case, as_written = disguised_forms(value)
-            for form, fold in [*((f, True) for f in any_case), *((f, False) for f in as_written)]:
+            every = [
+                *((f, True, False) for f in any_case),
+                *((f, False, False) for f in as_written),
+                *((f, True, True) for f in marked_forms(value)),
+            ]
+            for form, fold, marked in every:
                 full = canonical(form.encode())
                 # (a character past ASCII may have a case in ASCII: ``ı`` and ``I``)
-                whole = _Form(form, fold, [], canon=full if form.isascii() else b"")
+                canon = full if form.isascii() else b""
+                whole = _Form(form, fold, [], canon=canon, marked=marked)
                 forms.setdefault(_key(form[:PREFIX].encode()), []).append(whole)
                 heads.add((form[:PREFIX], fold))
-                plain = (form.lower() if fold else form).encode() if form.isascii() else None
-                starts.append((form.lower(), _Form(form, fold, [], True, plain)))
-                reach = max(reach, _longest(form))
+                # (a marked form's start is compared by its regex: its gaps hold marks)
+                ascii_plain = form.isascii() and not marked
+                plain = (form.lower() if fold else form).encode() if ascii_plain else None
+                starts.append((form.lower(), _Form(form, fold, [], True, plain, marked=marked)))
+                reach = max(reach, _longest(form, MAX_MARK_GAP if marked else MAX_GAP))
                 # Its start in the canonical text, and how many characters before it
                 # that text drops (a form that starts past ASCII is looked for behind it).
                 dropped = next((i for i, c in enumerate(form) if canonical(c.encode())), 0)
@@ -636,6 +682,7 @@ class Disguises:
             return
         pieces_from = runs_from = start
         tried = start - 1  # the last place a piece was tried at
+        heads_tried: dict[int, int] = {}  # and each group of forms, by its index
         for at, tags, canon, j in self._starts(block, start, either, places):
             ends: dict[int, int] = {}  # the longest form at each start, as ``_matches``
             for what, dropped in tags:
@@ -643,7 +690,9 @@ class Disguises:
                     if at - dropped >= start:
                         yield from also(block, at - dropped)
                 elif what == _HEAD:
-                    self._heads_at(block, start, at, self.groups[dropped], ends, canon, j)
+                    group = self.groups[dropped]
+                    s0 = max(start, heads_tried.get(dropped, start - 1) + 1)
+                    heads_tried[dropped] = self._heads_at(block, s0, at, group, ends, canon, j)
                 elif what == _PIECE and pieces is not None:
                     # A piece that holds this block starts up to a block's length before
                     # it; each place is tried once, in order, as a search for them would.
@@ -692,11 +741,14 @@ class Disguises:
         ends: dict[int, int],
         canon: bytes | None,
         j: int,
-    ) -> None:
+    ) -> int:
         """The forms that start where the canonical text has their start, at ``at`` (``j``
         in ``canon``): each form's own regex, anchored there, gives its end (the longest at
         each start into ``ends``). A form that starts with characters the canonical text
-        drops (past ASCII, ``%``, ``\\``) starts up to that many characters before ``at``.
+        drops (past ASCII, ``%``, ``\\``) starts up to that many characters before ``at``
+        (and its gaps: a marked form's are wider), but not before ``start``, where the
+        group's last call left off (two finds of a start may be closer than that, as
+        ``\\U00000067\\U00000068`` are); returns the last place tried.
 
         An ASCII form is one at a start only if the canonical text from there goes on with
         the whole form (a match's bytes, whatever its gaps and case, are the form there): a
@@ -704,12 +756,16 @@ class Disguises:
         for a spaced form) would refuse a start that a log holds by chance (``\\u006f…``,
         the start of many secrets' escaped forms, in a test's output)."""
         dropped, forms = group
-        first = max(start, at - dropped * (4 + MAX_GAP)) if dropped else at
+        gap = MAX_MARK_GAP if any(form.marked for form in forms) else MAX_GAP
+        first = max(start, at - dropped * (4 + gap)) if dropped else at
+        last = at - 1 if dropped else at
+        if first > last:
+            return last
         stop = len(block)
         if canon is None:  # the canonical text from ``first`` as far as a form reaches
             canon = canonical(block[first : at + self.reach])
             j = len(canonical(block[first:at]))
-        for s in range(first, at if dropped else at + 1):
+        for s in range(first, last + 1):
             here = j - len(canonical(block[s:at]))  # where ``s`` is in the canonical text
             for form in forms:
                 if form.canon and not canon.startswith(form.canon, here):
@@ -717,6 +773,7 @@ class Disguises:
                 end = form.search()(block, s, min(stop, s + self.reach))[0][1]
                 if end > ends.get(s, -1):
                     ends[s] = end
+        return last
 
     def _matches(
         self, text: bytes, pos: int, stop: int, starts: Searcher | None = None
@@ -749,7 +806,7 @@ class Disguises:
             for group in self.forms.values():
                 yield from group
             return
-        for size in range(1, len(key) + 1):
+        for size in range(0, len(key) + 1):  # (a form that opens with marks alone: "")
             yield from self.forms.get(key[:size], ())
 
     def open_at(self, text: bytes, floor: int) -> int:
@@ -778,8 +835,14 @@ class Disguises:
             return min(found, default=-1)
         ascii_tail = tail.isascii()
         end = "".join(tail.decode().split()).lower() if ascii_tail else ""
+        unmarked_end = _unmarked(end)
         for form, opening in self.unplain:  # the others: ``_plain_opening``
-            if not ascii_tail or (end and _may_open(end, form)):
+            if opening.marked:  # its marks out of both (a mark may be one of its characters)
+                bare = _unmarked(form)
+                may = not bare or (bool(unmarked_end) and _may_open(unmarked_end, bare))
+            else:
+                may = bool(end) and _may_open(end, form)
+            if not ascii_tail or may:
                 at = opening.search()(text, pos, size)[0][0]
                 if at >= 0:
                     found.append(at)

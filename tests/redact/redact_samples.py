@@ -94,6 +94,16 @@ def _own(form: Callable[[str], str]) -> Callable[[bytes], Made]:
     return make
 
 
+def _own_marked(join: Callable[[list[str]], str]) -> Callable[[bytes], Made]:
+    """The own secret's characters with a mark between each two: what must vanish is every
+    character but the first and last, as ``join`` writes them."""
+
+    def make(seed: bytes) -> Made:
+        return join(list(OWN_SECRET)), [join(list(OWN_SECRET[1:-1]))]
+
+    return make
+
+
 def _basic(seed: bytes) -> Made:
     encoded = base64.b64encode(f"x-access-token:{OWN_SECRET}".encode()).decode()
     return f"AUTHORIZATION: basic {encoded}", [encoded]
@@ -191,6 +201,9 @@ MAKERS: dict[str, Callable[[bytes], Made]] = {
     "own-secret-quote": _own(urllib.parse.quote),
     "own-secret-quote-plus": _own(urllib.parse.quote_plus),
     "own-secret-basic-auth": _basic,
+    "own-secret-commas": _own_marked(", ".join),
+    "own-secret-pipes": _own_marked("|".join),
+    "own-secret-python-list": _own_marked(lambda chars: str(chars)[1:-1]),
     "home": lambda seed: ("cd /home/zelda9/src/app", ["/home/zelda9"]),
     "windows-home": lambda seed: (r"C:\Users\Zelda9\AppData\Local", ["Zelda9"]),
     "user": lambda seed: ("logged in as zelda9 today", ["zelda9"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import codecs
 import dataclasses
+import json
 import random
 import re
 import string
@@ -103,6 +104,15 @@ TRANSFORMS: dict[str, Callable[[str], Printed]] = {
     "base32-offset-4": lambda s: _b32(s, 4, 4),
     "dotted": _whole(".".join),
     "dashed": _whole("-".join),
+    "commas": _whole(",".join),
+    "comma-spaced": _whole(", ".join),
+    "pipes": _whole("|".join),
+    "underscores": _whole("_".join),
+    "slashes": _whole("/".join),
+    "reversed-commas": _whole(lambda s: ",".join(s[::-1])),
+    # the items of Python's and JSON's list of the characters (none needing an escape)
+    "python-list": _whole(lambda s: "', '".join(s)),
+    "json-list": _whole(lambda s: '", "'.join(s)),
     "hex-colons": _whole(lambda s: ":".join(f"{b:02x}" for b in s.encode())),
     "hex-escapes": _whole(lambda s: "".join(f"\\x{b:02x}" for b in s.encode())),
     "hex-escapes-upper": _whole(lambda s: "".join(f"\\x{b:02X}" for b in s.encode())),
@@ -462,6 +472,45 @@ def test_a_secret_with_no_ascii_letter_is_masked_in_its_disguises(name: str) -> 
     printed = TRANSFORMS[name](secret)
     for shown in (printed.text, " ".join(printed.text), wrap(printed.text, 3)):
         assert_masked(own(secret), printed, shown, "got: <", ">")
+
+
+def test_lists_and_csv_lines_that_are_not_the_secret_are_left_alone() -> None:
+    """A marked form is the secret's own characters in order with a mark between every two:
+    a list of other characters, the secret less one, a CSV line, and words joined by
+    marks that spell a secret with none (``hunter_pass_42`` for ``hunterpass42``) are text."""
+    redactor = Redactor(MachineFacts(secrets=(TOKEN, "hunterpass42")))
+    for text in (
+        str(list(string.ascii_lowercase)),
+        json.dumps(list(string.digits + string.ascii_uppercase)),
+        str(list(TOKEN[:-1])),
+        ", ".join(TOKEN[1:]),
+        "|".join(TOKEN[::2]),
+        "_".join(TOKEN[:-1]) + "_x",
+        "id,name,r,l,y,Z,q,7\n1,rly,Zq7Tk9,Lm2Xw4,Rb8Vn1,Cd4",
+        "hunter_pass_42 hunter-pass-42 hunter.pass.42 h,u,n,t,e,r,p,a,s,s,4",
+    ):
+        assert redactor.redact(text + "\n") == text + "\n"
+    rows = "".join(
+        f"{i},{','.join(random.Random(i).choices('abcdef0123', k=12))}\n" for i in range(2000)
+    )
+    assert redactor.redact(rows) == rows
+
+
+def test_a_marked_secret_over_a_cut_is_kept_back_and_found_across_it() -> None:
+    """A list of the secret's characters cut anywhere (a stream's window, a file's piece):
+    the start is an unfinished match, and the whole crosses the cut."""
+    built = Disguises.build([TOKEN])
+    assert built is not None
+    for shown in (str(list(TOKEN)), ", ".join(TOKEN), "_".join(TOKEN[::-1])):
+        text = f"log line\nprinted {shown}\nnext line\n".encode()
+        edge = 2 if shown.startswith("[") else 0  # ``['`` and ``']`` are no part of it
+        start = text.index(shown.encode()) + edge
+        end = text.index(shown.encode()) + len(shown) - edge
+        for cut in range(start + 1, end, 7):
+            assert built.open_at(text[:cut], 0) == start, (shown, cut)
+            assert built.crossing(text, cut) == end, (shown, cut)
+        assert built.open_at(text[:end] + b"', '", 0) == start
+        assert built.open_at(b"log line\n['a', 'b', 'c', '", 0) == -1
 
 
 def test_a_c_array_wrapped_a_character_a_line_is_masked_within_the_gap() -> None:

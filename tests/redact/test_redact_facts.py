@@ -115,3 +115,35 @@ def test_a_urls_password_in_any_variable_is_this_nodes_secret() -> None:
     for text in (secret, secret[::-1], "UW1aOHZMMnBLN3hSNHRXOW5CM2M="):  # base64 of it
         out = redactor.redact(f"step said {text} ok\n")
         assert "[redacted:own-secret]" in out and text[2:-4] not in out, out
+
+
+def test_common_secret_names_are_read_and_short_words_inside_others_are_not() -> None:
+    """``JWT``, ``MNEMONIC``, ``HTPASSWD`` and a last word ``_SK`` mean a secret; ``SK`` inside
+    a word (``DISK``, ``TASK``) does not. A login or a seed is one when its value looks so:
+    a drawn token, a seed that is no number (a TOTP seed's base32), not a user name or a
+    test's random seed."""
+    for name in ("CI_JOB_JWT", "JWT", "STRIPE_SK", "MNEMONIC", "HTPASSWD", "WALLET_MNEMONIC"):
+        assert names_secret(name), name
+    for name in ("DISK", "TASK", "ASK", "SK", "RISK_LEVEL", "PYTHONHASHSEED", "LOGINS_DIR"):
+        assert not names_secret(name), name
+    env = {
+        "SONAR_LOGIN": "squ_Zq8Lm3Xv7Tn2Wp5Rk9Bd4Hs6",
+        "TOTP_SEED": "JBSWY3DPEHPK3PXP",
+        "DOCKER_LOGIN": "builder",
+        "RANDOM_SEED": "20240501",
+    }
+    assert set(gather_facts(environ=env).secrets) == {env["SONAR_LOGIN"], env["TOTP_SEED"]}
+
+
+def test_a_connection_strings_password_in_any_variable_is_this_nodes_secret() -> None:
+    """ADO.NET's and ODBC's ``key=value;`` strings, the key in any case, the value bare, in
+    quotes or in braces; a value that is not such a string gives nothing."""
+    env = {
+        "ConnectionStrings__Db": "Server=db;User ID=sa;Password=Hq4vN8zR2kW7;",
+        "ODBC": "Driver={ODBC Driver 18};Server=db;UID=sa;PWD={Mx3;pT9}}bL};",
+        "SQL": "Data Source=db;password='Rk9Bd4Hs6Zq8'",
+        "STANDIN": "Server=db;Password=${DB_PASSWORD};",
+        "OPTS": "password=Wp5Rk9Bd4Hs6",  # one part: no connection string
+        "EMPTY": "Server=db;Password=;",
+    }
+    assert set(gather_facts(environ=env).secrets) == {"Hq4vN8zR2kW7", "Mx3;pT9}bL", "Rk9Bd4Hs6Zq8"}

@@ -55,7 +55,6 @@ def test_a_typed_constant_of_other_languages_is_masked(line: str) -> None:
 # --- leaks: this node's own secrets --------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="an own secret's characters with , | : / _ between")
 @pytest.mark.parametrize(
     "text",
     [
@@ -80,7 +79,6 @@ def test_an_own_secret_spaced_dotted_or_dashed_is_masked(text: str, tmp_path: Pa
     assert OWN[:12] not in out.translate({ord(c): None for c in " .-"})
 
 
-@pytest.mark.xfail(strict=True, reason="these secret names are not read as secret")
 @pytest.mark.parametrize(
     "name",
     ["CI_JOB_JWT", "JWT", "STRIPE_SK", "SONAR_LOGIN", "TOTP_SEED", "MNEMONIC", "HTPASSWD"],
@@ -237,7 +235,6 @@ def test_a_token_set_as_an_output_or_piped_to_a_login_is_masked(line: str) -> No
     assert PASSWORD not in redacted(line + "\n")
 
 
-@pytest.mark.xfail(strict=True, reason="a password in a connection string in the environment")
 def test_the_password_of_an_ado_net_connection_string_in_the_environment_is_own(
     tmp_path: Path,
 ) -> None:
