@@ -283,21 +283,19 @@ def _prose_span(block: bytes, m: re.Match[bytes]) -> Found:
 
 
 # A .pgpass line, ``host:port:database:user:password``: the password is the line's rest.
+# Read from the line's start alone (a host opens it): tried at every colon, a line of
+# ``1:1:1:…`` cost a thousand steps a colon (55 KB a second).
 PGPASS = (
-    rb":(?:[0-9]{1,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:"
+    rb"(?m)^(?:[A-Za-z0-9_.\-]{1,253}|\*)(?P<f>:(?:[0-9]{1,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:)"
     rb"(?P<v>[^\s]{1,1024})[ \t]*(?=\r?\n|\Z)"
 )
-_PGPASS_HOST = re.compile(rb"[A-Za-z0-9_.\-]{1,253}|\*")
 _NAMED_FIELD = re.compile(rb"[A-Za-z*]")
 
 
 def _pgpass_span(block: bytes, m: re.Match[bytes]) -> Found:
-    """The password, when a host opens the line and the database and the user are names
-    (a time, ``10:20:30:40:50``, has none)."""
-    line = block.rfind(b"\n", 0, m.start()) + 1
-    if not _PGPASS_HOST.fullmatch(block, line, m.start()):
-        return None
-    fields = block[m.start() + 1 : m.start("v") - 1].split(b":")
+    """The password, when the database and the user are names (a time,
+    ``10:20:30:40:50``, has none)."""
+    fields = block[m.start("f") + 1 : m.start("v") - 1].split(b":")
     if not all(_NAMED_FIELD.search(f) for f in fields[1:]):
         return None
     return _secret_value(block, *m.span("v"))

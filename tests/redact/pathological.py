@@ -37,6 +37,7 @@ HAND_WRITTEN: dict[str, bytes] = {
     "colons": b"a:",
     "double-colons": b"::",
     "hex-groups": b"12:34:",
+    "digit-colons": b"1:",  # a .pgpass line's fields, never a line's start
     "at-sign": b"a@b.",
     "url": b"://a",
     "url-encoded": b"%3a%2f%2fa%3a",
