@@ -266,6 +266,10 @@ FORMATS: tuple[Format, ...] = (
     _f("circleci-token", ("CCIPAT_", "CCIPRJ_"), Run(B62, 22), "_", Run(HEX, 40)),
     _f("buildkite-token", "bkua_", Run(HEX, 40)),
     _f("sonarqube-token", ("sqp_", "sqa_", "squ_"), Run(HEX, 40)),
+    # A legacy token (40 hex, no prefix) in the scanner's own property: ``-Dsonar.login=…``.
+    _f("sonarqube-legacy-token", ("-Dsonar.login=", "-Dsonar.token=", "sonar.login=",
+                                  "sonar.token="), Run(HEX, 40),
+       kind="sonarqube-token"),
     _f("sourcegraph-token", "sgp_", Run(HEX_MIXED + "local", 5, 16), "_", Run(HEX_MIXED, 40)),
     _f("octopus-deploy-key", "API-", Run(UPPER_ALNUM, 26)),
     _f("harness-token", ("pat.", "sat."), Run(B64URL, 22), ".", Run(B62, 24), ".",

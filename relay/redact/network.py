@@ -51,7 +51,9 @@ _V6_CHARS = _HEX | frozenset(b":.")
 # ``build = "203.0.113.9"``, ``release: '…'`` name a host)
 _VERSION_WORD = re.compile(
     rb"(?:(?:version|(?:^|[^a-z])ver)[ \t]*[:=]?[ \t]*\(?[\"']?"
-    rb"|(?:(?:^|[^a-z])rev|release|build|revision)[ \t]*[:=]?[ \t]*)$"
+    rb"|(?:(?:^|[^a-z])rev|release|build|revision)[ \t]*[:=]?[ \t]*"
+    # an object identifier (``ObjectIdentifier("2.5.29.15")``, ``oid: 1.3.6.1``)
+    rb"|(?:identifier|(?:^|[^a-z])oid)[ \t]*[:=(]?[ \t]*[\"']?)$"
 )
 # A version operator (``<`` and ``>`` alone only glued to a name: ``<10.0.0.5>`` is an
 # address), or a name joined by "-" or "/" (``foo-2.3.4.5``, ``Firefox/115.0.2.1``), right
@@ -180,8 +182,8 @@ def _ipv4(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if _REVISION.match(block, end):
         return None  # (1.2.5.1-2), 1.2.3.4~beta: a package's version and its revision
     octets = [int(o) for o in block[start:end].split(b".")]
-    if any(o > 255 for o in octets) or octets[0] in (0, 127):
-        return None
+    if any(o > 255 for o in octets) or octets[0] in (0, 127) or octets[3] == 0:
+        return None  # (``x.y.z.0``: a network's address, or a version: no host's)
     return None if _reads_as_version(block, start, end, octets) else (start, end)
 
 

@@ -142,6 +142,9 @@ REFERENCE = re.compile(
     rb"|\[(?:parameters|variables|reference|concat|format|listKeys)\([^\r\n]*\)\]"
     rb"|#\{[A-Za-z_][A-Za-z0-9_.\-]*\}#?|@@[A-Za-z_][A-Za-z0-9_]*@@|__[A-Z][A-Z0-9_]*__"
     rb"|\$__(?:env|file)\{[^}\r\n]*\}"
+    # a XAML markup extension (``{Binding Password}``, ``{StaticResource Key}``)
+    rb"|\{(?:Binding|TemplateBinding|StaticResource|DynamicResource|x:[A-Za-z]+)"
+    rb"(?:[ ,][^{}\r\n]*)?\}"
 )
 
 

@@ -128,6 +128,11 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
 _PROSE = re.compile(rb"[A-Za-z'][A-Za-z0-9'\-]*(?: [A-Za-z0-9'][A-Za-z0-9'\-]*){3,}[.!?]?")
+_SHORT_PROSE = re.compile(rb"[a-z']+(?: [a-z']+){2}[.!?]?")
+# A feature's or an API version's name: words and a date (``analytics-usage-cost-2026-08-24``)
+_DATED_NAME = re.compile(rb"[a-z]+(?:-[a-z0-9]+)*-20[0-9]{2}-[01][0-9]-[0-3][0-9]")
+# A private class or a type variable (``_ProviderT``, ``_Client``)
+_PRIVATE_TYPE = re.compile(rb"_(?:[A-Z][a-z]+)+T?")
 # ``"done."``, ``Updated.``: a word that ends a sentence
 _LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
 # ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
@@ -143,6 +148,7 @@ _HEADER_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:-[A-Z][a-z]+(?:[A-Z][
 _SENTENCE_WORDS = frozenset(
     b"a an the your you my our their to here there is are be of for with in on at from see "
     b"please enter use set by as it this that same above below not ask".split()
+    + b"will would can should must be been was were has have had".split()
 )
 # An Amazon resource name: what a resource is called (a KMS key, a secret in Secrets
 # Manager), not what it holds.
@@ -357,8 +363,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
         return True
     if _CLOSERS.fullmatch(v) or _ARN.match(v) or _FLAG_NAME.fullmatch(v):
         return True
-    if _PROSE.fullmatch(v) and sentence_words(lowered) >= 2:
-        return True
+    if (_PROSE.fullmatch(v) or _SHORT_PROSE.fullmatch(v)) and sentence_words(lowered) >= 2:
+        return True  # ``will be replaced``, ``put your unique phrase here``: a sentence's words
+    if _DATED_NAME.fullmatch(v) or _PRIVATE_TYPE.fullmatch(v):
+        return True  # ``analytics-usage-cost-2026-08-24``: a dated feature; ``_ProviderT``
     if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
         return True  # ``InvalidToken("Signature did not match digest.")``: a message
     if _STATUS.fullmatch(v) or _STATUS_NOTE.fullmatch(v):
@@ -482,7 +490,15 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
-    if _JS_BINDING.match(block, block.rfind(b"\n", 0, start) + 1, start) and bare(block, start):
+    line = block.rfind(b"\n", 0, start) + 1
+    if (
+        _KEYWORD_ARGUMENT.match(block, line, start)
+        and _LAST_ARGUMENT.match(block, end)
+        and bare(block, start)
+        and _IDENT.fullmatch(block, start, end)
+    ):
+        return True  # ``    secret=match,`` on a line of its own: a call's argument
+    if _JS_BINDING.match(block, line, start) and bare(block, start):
         return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
         # literal in JavaScript is quoted)
     if _spells_the_name(name, block[start:end]):
@@ -561,6 +577,9 @@ _RECEIVER = re.compile(rb"(?:self|this|cls)\.")
 _JS_BINDING = re.compile(
     rb"[ \t]*(?:export[ \t]+)?(?:let|const|var)[ \t]+[A-Za-z_$][\w$]*[ \t]*=[ \t]*$"
 )
+# An indented line that opens with a keyword argument, and its end after the value.
+_KEYWORD_ARGUMENT = re.compile(rb"[ \t]+[a-z_][a-z0-9_]*=$")
+_LAST_ARGUMENT = re.compile(rb"[,)][ \t]*\r?(?:\n|$)")
 _PERL_BUILTIN = re.compile(rb"shift|pop|undef|@_")
 _C_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 # A C library's export macro right before a function's name (``Z3_API``, ``APIENTRY``,
