@@ -98,10 +98,14 @@ _QUOTE = rb"['\"]"
 # Between two characters of a ``marked`` form: one mark, whitespace around it, and a quote
 # on either side (``a , b``, ``a', 'b``): each run of whitespace held to ``MAX_GAP`` bytes
 # as any gap is, so at most ``MAX_MARK_GAP`` bytes.
-_MARK_GAP = _GAP + _QUOTE + b"?" + _GAP + _MARK + _GAP + _QUOTE + b"?" + _GAP
+# Its whitespace is ASCII's alone: a class, where ``_WS``'s alternation of byte sequences,
+# four times in every gap of every form, made 16 secrets' forms 10 MB larger and 40
+# secrets' pass a sixth slower.
+_MARK_WS = rb"[\t-\r ]*"
+_MARK_GAP = _MARK_WS + _QUOTE + b"?" + _MARK_WS + _MARK + _MARK_WS + _QUOTE + b"?" + _MARK_WS
 MAX_MARK_GAP = 4 * MAX_GAP + 3
 # What may follow a start of a marked form where a text ends (a gap cut short).
-_MARK_TAIL = b"(?:" + _WS + b"|" + _MARK + b"|" + _QUOTE + b")*"
+_MARK_TAIL = rb"[\t-\r .,;:|/_'\"-]*"
 # The starts' regex reads a gap as any run of the bytes those characters are made of: a
 # superset (each start it finds is held to the whole form, gaps and all, by the form's own
 # regex), one class where the exact gap is an alternation of byte sequences — spelt out
