@@ -62,6 +62,8 @@ class Scan:
 
     spans: tuple[Span, ...]
     open_key_at: int | None = None
+    # how far past the block an open key's END may still close it (``KEY_REACH``'s rest)
+    key_left: int = 0
 
 
 class LinearRule(Rule):
@@ -152,11 +154,18 @@ class KeyBody(NamedTuple):
     open: bool
 
 
+# Bytes after a key's BEGIN marker within which its END marker closes the block, whatever
+# lies between (a prefix on each line, another process's lines, a diff's marks, a string's
+# quotes): a key is a few kilobytes. With no END within them the block runs over the
+# lines of its body alone (``key_lines``): a BEGIN line in prose, or one a step printed
+# alone, takes no more of the log than that.
+KEY_REACH = 64 << 10
 # A line of a key's body: base64 (``=Ab3d``: PGP's checksum line) after any prefix.
 _B64_RUN = re.compile(rb"=?[A-Za-z0-9+/]+={0,2}")
 # A PEM or armor header line right below the BEGIN line (``Proc-Type: 4,ENCRYPTED``).
 _ARMOR_HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9-]{0,30}: ")
 _KEY_MARKS = frozenset(b"0123456789+/=")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _key_line(line: bytes, *, headers: bool) -> bool:
@@ -164,8 +173,7 @@ def _key_line(line: bytes, *, headers: bool) -> bool:
     (``headers``: none of the body read yet), base64 alone, or base64 after a prefix (a
     log's timestamp on each line) that looks like random data (16 or more characters with
     a digit, ``+`` or ``/``, or the short last line's ``=``). An ordinary log line (``INFO
-    step 1 done``) is none of these: a BEGIN line in prose, or one a step printed alone,
-    takes no more of the log."""
+    step 1 done``) is none of these."""
     text = line.strip()
     if not text:
         return True
@@ -180,11 +188,23 @@ def _key_line(line: bytes, *, headers: bool) -> bool:
     return token.endswith(b"=") or (len(token) >= 16 and not _KEY_MARKS.isdisjoint(token))
 
 
-def key_lines(block: bytes, at: int, *, headers: bool = True) -> KeyBody:
+def _unprefixed(line: bytes, prefix: bytes, shape: bytes) -> bytes:
+    """``line`` without the BEGIN line's prefix when it opens with one of its shape (each
+    digit any digit: a timestamp's)."""
+    head = line[: len(prefix)]
+    return line[len(prefix) :] if prefix and head.translate(_DIGITS_AS_ZERO) == shape else line
+
+
+def key_lines(block: bytes, at: int, *, headers: bool = True, prefix: bytes = b"") -> KeyBody:
     """Where the key whose body lines start at ``at`` (a line's start) ends: at its END
-    marker, else at the end of its last body line (:func:`_key_line`); open when the block
-    ends within them (its last line unfinished, or the block ends with a body line)."""
+    marker, else at the end of its last body line (:func:`_key_line`, each line read
+    without the BEGIN line's ``prefix``). One other line between two body lines is the
+    key's too (another process's output); two, or one before a line that is none of the
+    key's, end it. Open when the block ends within its lines."""
     size = len(block)
+    shape = prefix.translate(_DIGITS_AS_ZERO)
+    last = max(at - 1, 0)  # the end of its last body line so far
+    other = False  # the line before this one was no body line
     while at < size:
         nl = block.find(b"\n", at)
         stop = size if nl < 0 else nl
@@ -193,11 +213,17 @@ def key_lines(block: bytes, at: int, *, headers: bool = True) -> KeyBody:
             return KeyBody(end.end(), False)
         if nl < 0:
             return KeyBody(size, True)
-        if not _key_line(block[at:stop], headers=headers):
-            return KeyBody(max(at - 1, 0), False)
-        headers = headers and _ARMOR_HEADER.match(block, at) is not None
+        line = _unprefixed(block[at:stop], prefix, shape)
+        if _key_line(line, headers=headers) and not (other and not line.strip()):
+            text = line.strip()
+            headers = headers and (not text or _ARMOR_HEADER.match(text) is not None)
+            last, other = stop, False
+        elif other:
+            return KeyBody(last, False)
+        else:
+            other = True
         at = nl + 1
-    return KeyBody(size, True)
+    return KeyBody(last, False) if other else KeyBody(size, True)
 
 
 def key_block_end(block: bytes, start: int) -> KeyBody:
@@ -294,12 +320,13 @@ class Engine:
         if sample:
             self.scan(sample)
 
-    def scan(self, block: bytes, start: int = 0) -> Scan:
+    def scan(self, block: bytes, start: int = 0, *, final: bool = True) -> Scan:
         """Find and merge every span at or after ``start`` (bytes before it are context).
 
         Every rule reads only the lines the prefilter hit, when they are few (see
         ``prefilter``); the format table, extra patterns and this node's disguised secrets
-        read the whole block (the table's anchors are its own one pass)."""
+        read the whole block (the table's anchors are its own one pass). ``final``: nothing
+        follows the block (a stream's window that more text follows is not)."""
         table: list[Span] | None = None
         lines = None
         rode: dict[Rider, list[int]] = {}
@@ -338,11 +365,11 @@ class Engine:
         # This node's own secret values are masked whatever the exceptions say (``.*`` too).
         allowed = self.allowed.fullmatch
         found = [s for s in found if s[2] == Kind.OWN_SECRET or not allowed(block, s[0], s[1])]
-        found, open_at = _stretch_key_blocks(block, found)
+        found, open_at, left = _stretch_key_blocks(block, found, final=final)
         found += _headless_key_ends(block, ends, start, found)
         spans = merge(found)
         # An unfinished key block runs to the block's end, so it is in the last merged span.
-        return Scan(tuple(spans), None if open_at is None else spans[-1][0])
+        return Scan(tuple(spans), None if open_at is None else spans[-1][0], left)
 
     def _collect(
         self, block: bytes, lowered: bytes, start: int, *, table: bool = True
@@ -463,43 +490,53 @@ def _not_secret(block: bytes, span: Span) -> bool:
 B64_KEY_LINES = re.compile(rb"(?:\r?\n[A-Za-z0-9+/]{4,}={0,2}(?=\r?\n|$))*")
 
 
-def _stretch_key_blocks(block: bytes, spans: list[Span]) -> tuple[list[Span], int | None]:
-    """Stretch each BEGIN marker's span to its END marker, or to the block's end (open).
+def _stretch_key_blocks(
+    block: bytes, spans: list[Span], *, final: bool = True
+) -> tuple[list[Span], int | None, int]:
+    """Stretch each BEGIN marker's span to its END marker within ``KEY_REACH``, else over
+    the lines of its body (``key_lines``); open (to the block's end) when the block ends
+    first: within its body's lines, or (unless ``final``) within reach of its END, which a
+    stream's next window may hold. Also how much of the reach the next window has.
 
     Done before merging, so that no other find overlapping a BEGIN line can hide it."""
     out: list[Span] = []
     open_at: int | None = None
-    # A line's END search and the body below it serve every BEGIN on the line (a line of a
-    # thousand BEGIN markers would otherwise read the rest of it, and the lines below, a
-    # thousand times).
-    searched: tuple[int, int, tuple[int, int] | None] | None = None  # from, to, END found
-    below: dict[int, KeyBody] = {}  # each BEGIN line's end: the body lines below it
+    left = 0
+    # One END search serves every BEGIN before it (a line of a thousand BEGIN markers would
+    # otherwise search the rest of the block a thousand times), one reading of the lines
+    # below a line every BEGIN on it.
+    searched_from: int | None = None  # where the last END search started
+    last_end: tuple[int, int] | None = None  # and the END marker it found
+    below: dict[int, KeyBody] = {}
     for start, end, kind in sorted(spans):
         if kind == B64_KEY:  # a key in base64: over its wrapped lines
             lines = B64_KEY_LINES.match(block, end)
             end = max(end, lines.end()) if lines else end
         if kind == Kind.PRIVATE_KEY and BEGIN_KEY.match(block, start):
+            reuse = searched_from is not None and searched_from <= end
+            if reuse and last_end is not None and last_end[0] < end:
+                reuse = False  # the END found then lies before this BEGIN's end
+            if not reuse:
+                m = END_KEY.search(block, end)
+                searched_from, last_end = end, (m.span() if m else None)
             nl = block.find(b"\n", end)
-            line_end = len(block) if nl < 0 else nl
-            if (
-                searched is None
-                or not (searched[0] <= end and searched[1] == line_end)
-                or (searched[2] is not None and searched[2][0] < end)
-            ):
-                m = END_KEY.search(block, end, line_end)  # on the BEGIN line itself
-                searched = (end, line_end, m.span() if m else None)
-            if searched[2] is not None:
-                body = KeyBody(searched[2][1], False)
+            if last_end is not None and last_end[1] <= end + KEY_REACH:
+                body = KeyBody(last_end[1], False)
             elif nl < 0:
                 body = KeyBody(len(block), True)
             else:  # the rest of the BEGIN line, and the body lines below it
-                body = below.get(nl) or below.setdefault(nl, key_lines(block, nl + 1))
-                body = KeyBody(max(body.end, line_end), body.open)
+                if nl not in below:
+                    prefix = block[block.rfind(b"\n", 0, start) + 1 : start]
+                    below[nl] = key_lines(block, nl + 1, prefix=prefix)
+                body = KeyBody(max(below[nl].end, nl), below[nl].open)
+            if not final and last_end is None and end + KEY_REACH > len(block):
+                body = KeyBody(len(block), True)  # its END may be in the next window
+                left = max(left, end + KEY_REACH - len(block))
             if body.open:
                 open_at = start if open_at is None else min(open_at, start)
             end = max(body.end, end)
         out.append((start, end, kind))
-    return out, open_at
+    return out, open_at, left
 
 
 # A line of key material, or the armor checksum line that ends a PGP block (``=Ab3d``).

@@ -118,7 +118,7 @@ def _stands_in(value: str) -> bool:
     """A URL's password that only stands in for one (``${DB_PASSWORD}``, ``****``)."""
     from relay.redact.values import value_is_not_secret
 
-    return value_is_not_secret(value.encode("utf-8", "replace"))
+    return value_is_not_secret(value.encode("utf-8", "replace"), words=False)
 
 
 def _looks_drawn(value: str) -> bool:

@@ -238,7 +238,7 @@ _MARKED_TAIL = re.compile(
 )
 
 
-def is_named_placeholder_value(value: bytes) -> bool:
+def is_named_placeholder_value(value: bytes, *, counted: bool = True) -> bool:
     """A value under a secret's name that a template or a document holds: filler, a
     template's phrase (see ``is_placeholder_phrase``), a document's marked example or a
     token's prefix with counting after it (``xoxb-12345-abcd234``). A template's word
@@ -248,7 +248,7 @@ def is_named_placeholder_value(value: bytes) -> bool:
         looks_like_placeholder(value, words=False)
         or is_placeholder_phrase(value)
         or _MARKED_TAIL.search(value) is not None
-        or _counted_parts(value)
+        or (counted and _counted_parts(value))
     )
 
 
@@ -256,8 +256,9 @@ _PARTS = re.compile(rb"[A-Za-z0-9]+")
 
 
 def _counted_parts(value: bytes) -> bool:
-    """A word (a token's prefix: ``xoxb``), then parts each made of ascending runs of three
-    or more alone (``12345``, ``abcd234``), six characters of them at least, digits among
+    """A word (a token's prefix: ``xoxb``), then two parts or more, each made of ascending
+    runs of three or more alone (``12345``, ``abcd234``), six characters of them at least
+    (``Welcome-123456`` is a password people choose), digits among
     them (``abc_def_ghi`` may be someone's password): a document
     counting where the random part goes, which random characters spell with odds of one in
     billions."""
@@ -266,7 +267,7 @@ def _counted_parts(value: bytes) -> bool:
         return False
     rest = parts[1:] if parts[0].isalpha() else parts
     counted = sum(map(len, rest)) >= 6 and any(c in b"0123456789" for p in rest for c in p)
-    return counted and all(_ascending_runs(p) for p in rest)
+    return len(rest) >= 2 and counted and all(_ascending_runs(p) for p in rest)
 
 
 def _ascending_runs(part: bytes) -> bool:

@@ -36,7 +36,7 @@ from relay.redact.assignments import VALUE_END, block_indent, block_lines, block
 from relay.redact.engine import B64_KEY_LINES, Engine, key_block_end, replace
 from relay.redact.formats import B64_KEY
 from relay.redact.rules import Kind, Span
-from relay.redact.tokens import END_KEY_MAX
+from relay.redact.tokens import END_KEY, END_KEY_MAX
 
 # Half a megabyte: a window's copies (joined, lowered, replaced) are in memory at once, and a
 # megabyte's put the redactor past 64 MB on a long log (66 MB; 64 MB so, at the same speed).
@@ -149,6 +149,7 @@ class StreamRedactor:
         self._pos = 0  # how much of the buffer has been emitted
         self._ctx = context[-CONTEXT:]
         self._in_key = in_key
+        self._key_left = 0  # how far an open key's END may still close it (``KEY_REACH``)
         self.ended_in_key = False  # the input ended inside a key block (read after finish)
         # Multi-line values of this node's secrets: a cut must not fall inside one.
         self._multiline = tuple(n for n in engine.multiline_needles if len(n) < self._block // 2)
@@ -251,7 +252,7 @@ class StreamRedactor:
             if self._cont is not None:
                 return self._consume(window, start, head)
         # Scan from the context on: a match may begin there (``TOKEN=``) and replace text after.
-        scan = self._engine.scan(window, 0)
+        scan = self._engine.scan(window, 0, final=final)
         cut = len(window) if final else self._cut(window, start, eager=eager)
         spans = [s for s in scan.spans if s[0] < cut and s[1] > start]
         emit_end = max([cut, *(e for _, e, _ in spans)])
@@ -259,6 +260,8 @@ class StreamRedactor:
             self._in_key = not final
             self.ended_in_key = final
             stop = len(window) if final else _key_cut(window, spans[-1][0] + 1)
+            # (the next window starts at the cut: the reach counts from there)
+            self._key_left = scan.key_left + len(window) - stop if scan.key_left else 0
             spans[-1] = (spans[-1][0], stop, spans[-1][2])
             emit_end = stop
         elif spans and not final:
@@ -310,9 +313,27 @@ class StreamRedactor:
         return replace(window, clipped, start, end)
 
     def _skip_key(self, window: bytes, start: int, *, final: bool) -> tuple[bytes, int]:
-        """Inside a key block: drop bytes up to its END marker, or over its body's lines
-        (``key_block_end``), keeping the line breaks."""
-        body = key_block_end(window, start)
+        """Inside a key block: drop bytes up to its END marker while it may come within
+        ``KEY_REACH`` of the BEGIN line, then over its body's lines (``key_block_end``),
+        keeping the line breaks."""
+        at = start
+        if self._key_left > 0:
+            reach = start + self._key_left
+            end = END_KEY.search(window, start, min(reach, len(window)))
+            if end is not None:
+                self._in_key, self._key_left = False, 0
+                self._redacted += end.end() - start
+                return b"\n" * window.count(b"\n", start, end.end()), end.end()
+            if reach >= len(window):  # the reach goes on past this window
+                stop = len(window) if final else _key_cut(window, start)
+                self._key_left = reach - stop
+                self.ended_in_key = final
+                self._in_key = not final
+                self._redacted += stop - start
+                return b"\n" * window.count(b"\n", start, stop), stop
+            self._key_left = 0  # past the reach: the body's lines alone, from the next line
+            at = window.find(b"\n", reach - 1) + 1 or len(window)
+        body = key_block_end(window, at)
         stop = body.end
         if body.open:
             stop = len(window) if final else _key_cut(window, start)

@@ -128,15 +128,18 @@ _PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]*=([^=\s;]+)")
 # words or more of letters and single spaces, two of them words that only a sentence has
 # (``My Sql pw``, ``correct horse battery staple`` are passwords).
 _PROSE = re.compile(rb"[A-Za-z'][A-Za-z0-9'\-]*(?: [A-Za-z0-9'][A-Za-z0-9'\-]*){3,}[.!?]?")
-_SHORT_PROSE = re.compile(rb"[a-z']+(?: [a-z']+){2}[.!?]?")
+# Three words of a passive sentence (``will be replaced``, ``to be set``): a note.
+_SHORT_PROSE = re.compile(
+    rb"[a-z']+ (?:be|been|is|are) [a-z']+ed[.!?]?|[a-z']+ [a-z']+ (?:be|been)"
+)
 # A feature's or an API version's name: words and a date (``analytics-usage-cost-2026-08-24``)
-_DATED_NAME = re.compile(rb"[a-z]+(?:-[a-z0-9]+)*-20[0-9]{2}-[01][0-9]-[0-3][0-9]")
+_DATED_NAME = re.compile(rb"[a-z]+(?:-[a-z]+){2,}-20[0-9]{2}-[01][0-9]-[0-3][0-9]")
 # A private class or a type variable (``_ProviderT``, ``_Client``)
-_PRIVATE_TYPE = re.compile(rb"_(?:[A-Z][a-z]+)+T?")
+_PRIVATE_TYPE = re.compile(rb"_(?:[A-Z][a-z]+)+T")
 # ``"done."``, ``Updated.``: a word that ends a sentence
 _LAST_WORD = re.compile(rb"[A-Za-z][a-z]{1,11}\.")
 # ``ADDED``, ``REMOVED``, ``EOF``: a status or a constant, in capitals and no digit
-_STATUS = re.compile(rb"[A-Z]{3,24}[.,]?")
+_STATUS = re.compile(rb"[A-Z]{3,12}[.,]?")
 # A status and its note, a change log's sentence (``ADDED to gnutls/pkcs12.h.``, ``ADD,
 # callback prototypes.``): the capitals, then words in small letters to a full stop.
 _STATUS_NOTE = re.compile(rb"[A-Z]{3,12},?(?: [a-z][A-Za-z0-9_./\-]*)+\.")
@@ -158,21 +161,22 @@ _PLACEHOLDER_WORDS = frozenset(
     b"todo tbd fixme abc abc123 xyz value secret password passwd pass token changeme "
     b"placeholder string".split()
 )
-_SMALL_NUMBER = re.compile(
-    rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?"
-    # C's integer literals: a short hexadecimal one, or any with its type's suffix
-    rb"|0[xX][0-9A-Fa-f]{1,8}|(?:0[xX][0-9A-Fa-f]{1,16}|[0-9]{1,20})(?:[uU]?[lL]{1,2}|[uU])"
-)
+_SMALL_NUMBER = re.compile(rb"[+\-]?[0-9]{1,5}(?:\.[0-9]+)?|0[xX][0-9A-Fa-f]{1,8}")
+# C's integer literal with its type's suffix (``0x51454d5520434647ULL``): a macro's value
+_C_LITERAL = re.compile(rb"(?:0[xX][0-9A-Fa-f]{1,16}|[0-9]{1,20})(?:[uU]?[lL]{1,2}|[uU])")
 # The words of a lower-case phrase where a value goes: a command or a message that names
 # the secret (``cat_passwd='getent passwd'``), never the secret itself.
-_PHRASE_NAMING = re.compile(rb"[a-z]+(?: [a-z]+)+")
+_PHRASE_NAMING = re.compile(
+    rb"(?:getent|cat|echo|read|print|show|get|set|enter|type|your|the|new|old|current|no|"
+    rb"missing|invalid|wrong|bad|empty|reset|change|update)(?: [a-z]+)+"
+)
 _NAMED_WORDS = frozenset(b"password passwd pass secret token key keys passwords tokens".split())
 # A class's name where a value goes (``auth: AuthConfig``): capitalised words, the last a
 # type's.
 _CLASS_NAME = re.compile(
-    rb"(?:[A-Z][a-z]+)+(?:Config|Configuration|Options|Settings|Type|Provider|Manager|"
-    rb"Handler|Client|Service|Factory|Context|Info|Params|Error|Exception|Model|Schema|"
-    rb"Interface|Builder|Strategy|Backend|Method|Scheme|Mode|State|Policy|Request|Response)"
+    rb"(?:[A-Z][a-z]+)+(?:Config|Configuration|Options|Settings|Provider|Manager|Handler|"
+    rb"Client|Service|Factory|Context|Params|Error|Exception|Schema|Interface|Builder|"
+    rb"Strategy|Backend|Request|Response)"
 )
 # A type where a value goes (``password: SecretStr``, a model's field; ``Optional[str]``).
 _TYPE_VALUE = re.compile(
@@ -349,9 +353,11 @@ def name_before(block: bytes, start: int) -> bytes | None:
     return name
 
 
-def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
+def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = True) -> bool:
     """The value's shape says it is no secret (see the module docstring). ``quoted``: the
-    value stood within quotes (as it does when it opens with one)."""
+    value stood within quotes (as it does when it opens with one). ``words``: a value made
+    of words may be one of code's or prose's (a class's name, a dated feature, a phrase):
+    not where a password is all there is to read (a URL's in the node's environment)."""
     v = value.strip().lstrip(b"\\")
     in_quotes = quoted or v[:1] in _QUOTES
     tag = _QUOTED_TAG if in_quotes else _TAG
@@ -363,9 +369,11 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
         return True
     if _CLOSERS.fullmatch(v) or _ARN.match(v) or _FLAG_NAME.fullmatch(v):
         return True
-    if (_PROSE.fullmatch(v) or _SHORT_PROSE.fullmatch(v)) and sentence_words(lowered) >= 2:
+    if (_PROSE.fullmatch(v) or (words and _SHORT_PROSE.fullmatch(v))) and sentence_words(
+        lowered
+    ) >= 2:
         return True  # ``will be replaced``, ``put your unique phrase here``: a sentence's words
-    if _DATED_NAME.fullmatch(v) or _PRIVATE_TYPE.fullmatch(v):
+    if words and (_DATED_NAME.fullmatch(v) or _PRIVATE_TYPE.fullmatch(v)):
         return True  # ``analytics-usage-cost-2026-08-24``: a dated feature; ``_ProviderT``
     if _SENTENCE.fullmatch(v) or _HEADER_NAME.fullmatch(v) or _LAST_WORD.fullmatch(v):
         return True  # ``InvalidToken("Signature did not match digest.")``: a message
@@ -383,9 +391,9 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
         return True
     if len(parts := v.split()) > 1 and all(map(is_reference, parts)):
         return True  # ``"$ENTRY_TOKEN_SEARCH $ID"``: expansions, each a reference
-    if v.startswith(b"/^") or _CLASS_NAME.fullmatch(v):
-        return True  # ``/^Unexpected token/i``: a regex literal; ``AuthConfig``: a class
-    if in_quotes and _PHRASE_NAMING.fullmatch(v) and _NAMED_WORDS.intersection(v.split()):
+    if words and _CLASS_NAME.fullmatch(v):
+        return True  # ``AuthConfig``: a class
+    if words and in_quotes and _PHRASE_NAMING.fullmatch(v) and _NAMED_WORDS.intersection(v.split()):
         return True  # ``'getent passwd'``: a command, a message naming the secret
     if _MARKUP.match(v) or tag.match(v) or _is_call(v):
         return True
@@ -414,7 +422,7 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False) -> bool:
     variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
-    return is_named_placeholder_value(v) or _one_char_run(v)
+    return is_named_placeholder_value(v, counted=words) or _one_char_run(v)
 
 
 def _is_reference_head(head: bytes) -> bool:
@@ -456,17 +464,22 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
-    if (block.startswith(b">", end) and block[end - 1 : end] == b"-") or block.startswith(
-        b"->", end
-    ):
+    member = block.startswith(b">", end) and block[end - 1 : end] == b"-"
+    if block[start : start + 1] == b"$" and (member or block.startswith(b"->", end)):
         return True  # ``$this->password``, ``$assert->{pass}``: PHP's and Perl's members
-    if block[start - 1 : start] == b"`" and any(c in block[start:end] for c in b" \t$"):
-        return True  # ``KEY=`echo $PID | cut -d: -f1```: a command's output, a template
+    command = block[start:end].split()
+    if block[start - 1 : start] == b"`" and len(command) > 1 and not any(map(made_part, command)):
+        return True  # ``KEY=`echo $PID | cut -d: -f1```: a command's output
+    line_end = block.find(b"\n", end)
+    if _REGEX_LITERAL.fullmatch(block, start, len(block) if line_end < 0 else line_end):
+        return True  # ``const UNEXPECTED_TOKEN = /^Unexpected token/i``: a regex literal
     if _PERL_BUILTIN.fullmatch(block, start, end) and block.startswith(b";", end):
         return True  # ``my $token = shift;``: an argument read in Perl
     define = _C_DEFINE.match(block, block.rfind(b"\n", 0, start) + 1)
+    alias = block[start - 1 : start] not in _QUOTES and _IDENT.fullmatch(block, start, end)
     if define is not None and (
-        (block[start - 1 : start] not in _QUOTES and _IDENT.fullmatch(block, start, end))
+        (alias and not made_part(block[start:end]))
+        or _C_LITERAL.fullmatch(block, start, end)
         or _spells_the_name(define.group(1), block[start:end])
     ):
         # ``#define EVP_PKEY_EC NID_X9_62_id_ecPublicKey``: a macro's alias;
@@ -495,10 +508,15 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         _KEYWORD_ARGUMENT.match(block, line, start)
         and _LAST_ARGUMENT.match(block, end)
         and bare(block, start)
-        and _IDENT.fullmatch(block, start, end)
+        and _SNAKE_WORD.fullmatch(block, start, end)
     ):
         return True  # ``    secret=match,`` on a line of its own: a call's argument
-    if _JS_BINDING.match(block, line, start) and bare(block, start):
+    if (
+        _JS_BINDING.match(block, line, start)
+        and bare(block, start)
+        and _IDENT.fullmatch(block, start, end)
+        and not made_part(block[start:end])
+    ):
         return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
         # literal in JavaScript is quoted)
     if _spells_the_name(name, block[start:end]):
@@ -577,6 +595,10 @@ _RECEIVER = re.compile(rb"(?:self|this|cls)\.")
 _JS_BINDING = re.compile(
     rb"[ \t]*(?:export[ \t]+)?(?:let|const|var)[ \t]+[A-Za-z_$][\w$]*[ \t]*=[ \t]*$"
 )
+# A variable's name in small letters (``match``, ``new_token``): what a call passes on.
+_SNAKE_WORD = re.compile(rb"[a-z_][a-z_]*[0-9]?")
+# A regex literal, to its flags and the line's end (``/^Unexpected token '?(.)'?/i``).
+_REGEX_LITERAL = re.compile(rb"/\^[^\r\n]*/[dgimsuy]*[;,)]?[ \t]*\r?")
 # An indented line that opens with a keyword argument, and its end after the value.
 _KEYWORD_ARGUMENT = re.compile(rb"[ \t]+[a-z_][a-z0-9_]*=$")
 _LAST_ARGUMENT = re.compile(rb"[,)][ \t]*\r?(?:\n|$)")
@@ -585,8 +607,9 @@ _C_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 # A C library's export macro right before a function's name (``Z3_API``, ``APIENTRY``,
 # ``BZ_API(``), its return type between them at most: the name is what it exports.
 _C_API_MACRO = re.compile(
-    rb"\b[A-Z0-9_]*?(?:API|APIENTRY|APICALL)"
-    rb"(?:\(|[ \t]+(?:[A-Za-z_][A-Za-z0-9_]*[ \t*]+)?)$"
+    rb"\b[A-Z0-9_]*?(?:API|APIENTRY|APICALL)(?:\(|[ \t]+(?:(?:const[ \t]+)?"
+    rb"(?:void|int|char|bool|long|short|float|double|unsigned|signed|[A-Za-z_][A-Za-z0-9_]*_t)"
+    rb"[ \t*]+)?)$"
 )
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
