@@ -256,6 +256,12 @@ class StreamRedactor:
         cut = len(window) if final else self._cut(window, start, eager=eager)
         spans = [s for s in scan.spans if s[0] < cut and s[1] > start]
         emit_end = max([cut, *(e for _, e, _ in spans)])
+        if eager and not final and scan.open_key_at is not None and scan.key_left:
+            # a key's BEGIN line whose END may yet come within its reach, in a window not
+            # full (a pipe passing lines on): held back, from its line, until more text says
+            hold = max(start, window.rfind(b"\n", start, scan.open_key_at) + 1)
+            spans = [s for s in spans if s[1] <= hold]
+            return self._consume(window, hold, head + self._apply(window, spans, start, hold))
         if spans and scan.open_key_at is not None and spans[-1][0] == scan.open_key_at:
             self._in_key = not final
             self.ended_in_key = final
@@ -324,17 +330,16 @@ class StreamRedactor:
                 self._in_key, self._key_left = False, 0
                 self._redacted += end.end() - start
                 return b"\n" * window.count(b"\n", start, end.end()), end.end()
-            if reach >= len(window):  # the reach goes on past this window
-                stop = len(window) if final else _key_cut(window, start)
+            if reach >= len(window) and not final:  # the reach goes on past this window
+                stop = _key_cut(window, start)
                 self._key_left = reach - stop
-                self.ended_in_key = final
-                self._in_key = not final
                 self._redacted += stop - start
                 return b"\n" * window.count(b"\n", start, stop), stop
-            self._key_left = 0  # past the reach: the body's lines alone, from the next line
-            at = window.find(b"\n", reach - 1) + 1 or len(window)
+            self._key_left = 0  # past the reach, or the log's end: the body's lines alone
+            if reach < len(window):  # (from the line after the reach's end)
+                at = window.find(b"\n", reach - 1) + 1 or len(window)
         body = key_block_end(window, at)
-        stop = body.end
+        stop = max(body.end, start)  # (no body line at all: it ended with the last window)
         if body.open:
             stop = len(window) if final else _key_cut(window, start)
             self.ended_in_key = final

@@ -380,3 +380,16 @@ def test_a_long_key_is_masked_across_a_streams_windows(prefix: str, end: bool) -
     # with its END the log after it is kept; without, a stream's window may not know yet
     # that no END comes within the key's reach, and drops the lines in it
     assert out.endswith(after) or not end
+
+
+@pytest.mark.parametrize("first", LONE_BEGINS)
+def test_a_lone_begin_line_piped_through_the_command_takes_no_more_than_its_line(
+    first: str, tmp_path: Path
+) -> None:
+    """``relay redact`` reading a pipe passes lines on as they come: a BEGIN line whose END
+    may yet come is held back until more text (or the end) says, not emptied with what
+    follows it."""
+    from test_redact_check28 import relay_redact
+
+    out = relay_redact(first + "\n" + LOG_AFTER, tmp_path)
+    assert out.endswith(LOG_AFTER) and "BEGIN" not in out
