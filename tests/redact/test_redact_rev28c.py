@@ -287,3 +287,24 @@ def test_a_value_aligned_in_a_column_after_its_name_is_masked(text: str) -> None
 )
 def test_a_named_value_in_a_less_common_shape_is_masked(text: str, value: str) -> None:
     assert value not in redacted(text)
+
+
+# --- false alarms -------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="a name holding key reads as a key's, whatever its end")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "    key_fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+        'key_fingerprint = "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8"',
+        "  ssh_key_fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+        "key_sha256: 3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a",
+        "key_checksum=sha256:3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a",
+    ],
+)
+def test_a_keys_fingerprint_or_checksum_is_kept(line: str) -> None:
+    """The name ends in fingerprint, sha256 or checksum: a public digest, printed by
+    ssh-keygen -l, a cloud's key pair and every download's check (issue 28: the secret
+    word must be the name's meaning)."""
+    assert redacted(line) == line
