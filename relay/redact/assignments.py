@@ -82,9 +82,9 @@ _TAIL = (
     # a cheap look-ahead for the separator before the endings are tried
     # (a subscript's and a Go type's up to their ``=``, so that ``["token"]["`` repeated is
     # refused there, not after the endings)
-    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,8}[=:]|\]"
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,40}[=:]|\]"
     + _SUBSCRIPTS
-    + rb"[ \t]{0,8}="
+    + rb"[ \t]{0,40}="
     + b"|"
     + _GO_TYPE
     + rb"[ \t]*=))"
@@ -93,7 +93,7 @@ _TAIL = (
     + _SUBSCRIPTS
     + rb")|[\"']?)"
     rb"(?:(?:(?P<go>" + _GO_TYPE + b")|" + _ANNOTATION + rb")(?=[ \t]*=))?"
-    rb"[ \t]{0,8}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,8}"
+    rb"[ \t]{0,40}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,40}"
     # a YAML core tag that only says the value is a string (``password: !!str "…"``)
     rb"(?:!!?(?:str|binary)[ \t]{1,8})?"
     # the escaped quote's backslashes are kept (``eqo``): the value ends at the same quote

@@ -110,7 +110,7 @@ PATTERN = (
     # - name: DB_PASSWORD / value: "…", {"name": "DB_PASSWORD", "value": "…"}
     rf"{_PAIR_NAME}{_PAIR_VALUE}"
     # key = value, key: value, "key": "value", key := value, key => value
-    rf"|(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,8}}(?:=>|:=|=|:)[ \t]{{0,8}}"
+    rf"|(?P<k1>{_WORDS}){_REST}\\{{0,3}}[\"']?[ \t]{{0,40}}(?:=>|:=|=|:)[ \t]{{0,40}}"
     rf"(?:\\{{0,3}}\"(?P<a1>{_DQ})|'(?P<a2>{_SQ})'|`(?P<a4>{_BQ})`|(?P<a3>{_BARE}))"
     # <password>value</password>, <db:api-key attr="x">value</db:api-key>
     rf"|<[a-z0-9_.:\-]{{0,40}}(?P<k2>{_WORDS}){_REST}(?:[ \t][^>\r\n]{{0,100}})?>"

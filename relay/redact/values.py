@@ -80,6 +80,8 @@ _PROPERTIES = frozenset(
     b"time date timestamp strength complexity iterations rounds algorithm alg input box "
     b"button form prompt placeholder visible visibility toggle reset change changed forgot "
     b"down up press pressed released binding bindings map mapping lookup location".split()
+    # a public digest of the secret, not the secret (``key_fingerprint``, ``key_sha256``)
+    + b"fingerprint fingerprints checksum sha1 sha256 sha512 md5".split()
 )
 # Whose ``key`` or ``token`` is no secret: a database's, a map's, a cache's, a public one,
 # a page's, a tokenizer's.
@@ -381,8 +383,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         return True  # ``gnutls_reauth: ADDED``: a status, a constant
     if len(v) < 3 or (len(v) <= 3 and not v.isalnum() and not any(map(_ALNUM.__contains__, v))):
         return True  # ``token = v``, ``split_token = ".."``: too short to be anyone's
-    if (pair := _PAIR.fullmatch(v)) and (
-        value_is_not_secret(pair.group(1)) or _WORD.fullmatch(pair.group(1))
+    if (
+        (pair := _PAIR.fullmatch(v))
+        and not made_part(v[: pair.start(1)])  # (``Xk9mP2vL8qR5wT=abc``: a drawn value)
+        and (value_is_not_secret(pair.group(1)) or _WORD.fullmatch(pair.group(1)))
     ):
         return True  # ``Cookie: rocky=road``: a cookie set to a word, as documents show
     # ``@Microsoft.KeyVault(SecretUri=…)``, ``@Variables.DbPassword``: a platform's reference

@@ -146,14 +146,16 @@ def test_a_django_secret_key_with_brackets_is_masked(line: str) -> None:
     assert value not in redacted(line)
 
 
-@pytest.mark.xfail(strict=True, reason="a value with = inside reads as a name=value pair")
 @pytest.mark.parametrize(
     ("line", "value"),
     [
         ("API_TOKEN=Xk9mP2vL8qR5wT=abc", "Xk9mP2vL8qR5wT=abc"),
-        (
+        pytest.param(
             "kubectl create secret generic db --from-literal=password=gyciwjEBG81L4=Bne-",
             "gyciwjEBG81L4=Bne-",
+            marks=pytest.mark.xfail(
+                strict=True, reason="a value with = inside reads as a name=value pair"
+            ),
         ),
     ],
 )
@@ -247,7 +249,6 @@ def test_a_drawn_value_opening_with_a_mark_is_masked(line: str) -> None:
     assert "Xq7Lp2zRt9wKmab" not in redacted(line)
 
 
-@pytest.mark.xfail(strict=True, reason="more than 8 blanks around = or : end the name's reach")
 @pytest.mark.parametrize(
     "text",
     [
@@ -261,7 +262,10 @@ def test_a_drawn_value_opening_with_a_mark_is_masked(line: str) -> None:
         "      DB_PASSWORD:                 Xq7Lp2zRt9wKmab\n",
         # an aligned .env file
         "DATABASE_HOST=          db.internal\nAPI_TOKEN=               Xq7Lp2zRt9wKmab\n",
-        "secret_key                   Xq7Lp2zRt9wKmab\n",
+        pytest.param(
+            "secret_key                   Xq7Lp2zRt9wKmab\n",
+            marks=pytest.mark.xfail(strict=True, reason="a name and its value apart by blanks"),
+        ),
     ],
 )
 def test_a_value_aligned_in_a_column_after_its_name_is_masked(text: str) -> None:
@@ -292,14 +296,16 @@ def test_a_named_value_in_a_less_common_shape_is_masked(text: str, value: str) -
 # --- false alarms -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a name holding key reads as a key's, whatever its end")
 @pytest.mark.parametrize(
     "line",
     [
         "    key_fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
         'key_fingerprint = "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8"',
         "  ssh_key_fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
-        "key_sha256: 3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a",
+        pytest.param(
+            "key_sha256: 3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a",
+            marks=pytest.mark.xfail(strict=True, reason="a hex digest under a key's word"),
+        ),
         "key_checksum=sha256:3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a",
     ],
 )
