@@ -539,6 +539,10 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 if _code_string(prefix, block[start:end]):
                     return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
+            if name == "v" and _env_line(block, m, start):
+                # ``SECRET_KEY=p@8i#4a&)ek+@ct)br4``, ``- DB_PASSWORD=Xq7,Lp2z``: a .env or a
+                # compose list's value runs to its blank, marks and brackets and all
+                end = _ENV_VALUE.match(block, end).end()  # type: ignore[union-attr]
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
             colon = name == "v" and m.group("sep") == b":"
@@ -576,6 +580,22 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 end = _plain_scalar_end(block, m.start(), end)
             return start, end
     return None
+
+
+# A .env line's, or a compose list item's, name from the line's start to its ``=``.
+# (at the line's start, or after a list's dash: an indented ``name=value,`` is code's)
+_ENV_HEAD = re.compile(rb"(?:export[ \t]+|[ \t]*-[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-]*")
+_ENV_VALUE = re.compile(rb"[^\s\"'`]*+")
+
+
+def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:
+    """The setting is a ``.env`` line's (or a compose list's item): ``NAME=value`` with no
+    blank around the ``=``, the name opening its line."""
+    sep = m.start("sep")
+    if m.group("sep") != b"=" or m.end("sep") != start:
+        return False
+    line = block.rfind(b"\n", 0, sep) + 1
+    return _ENV_HEAD.fullmatch(block, line, sep) is not None
 
 
 def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:
