@@ -108,7 +108,7 @@ _TAIL = (
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it. One dash is a
 # flag too where it opens a word (``keytool -storepass V``, PowerShell's ``-Password V``).
-FLAG_WORDS = rb"password|passphrase|secret|token|api-key|storepass|keypass"
+FLAG_WORDS = rb"password|passphrase|secret|token|api-?key|licen[cs]e-key|storepass|keypass"
 FLAG = (
     rb"(?P<dash2>-)?[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
     rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"(?:[ =]|['\"],[ \t]?)"

@@ -220,10 +220,12 @@ _TOOL_FLAGS: dict[bytes, tuple[tuple[bytes, ...], tuple[bytes, ...]]] = {
     # unzip's ``-P pw`` (its ``-p`` pipes to stdout); openssl's ``-k pw`` (enc's pass phrase)
     b"unzip": ((b"-P",), (b"-P",)),
     b"openssl": ((b"-k",), ()),
+    # twine's ``-p token`` (PyPI's API token, with ``-u __token__``)
+    b"twine": ((b"-p",), ()),
 }
 # Their names (the prefilter's superset reads them too).
 TOOL_NAMES = (
-    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|(?:un)?zip|openssl|mongo(?:"
+    rb"(?:sqlcmd|osql|bcp|ssh-keygen|7z[ar]?|(?:un)?zip|openssl|twine|mongo(?:"
     + b"|".join(tool for tool in _MONGO_TOOLS if tool)
     + rb")?|ldap(?:passwd|"
     + b"|".join(_LDAP_TOOLS)

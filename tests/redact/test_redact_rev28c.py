@@ -194,7 +194,9 @@ def test_a_base64_password_in_a_urls_credentials_is_masked(line: str, password: 
     assert password not in redacted(line)
 
 
-@pytest.mark.xfail(strict=True, reason="these commands' password arguments are not read")
+_NOT_READ = pytest.mark.xfail(strict=True, reason="this command's password argument is not read")
+
+
 @pytest.mark.parametrize(
     ("line", "value"),
     [
@@ -202,16 +204,22 @@ def test_a_base64_password_in_a_urls_credentials_is_masked(line: str, password: 
             "twine upload -u __token__ -p WbSVzBspHYBwhphldlnJKQbqFhpaKG8SIzaLpCjCK6tKyBz dist/*",
             "WbSVzBspHYBwhphldlnJKQbqFhpaKG8SIzaLpCjCK6tKyBz",
         ),
-        ("vault login 4sexBQwTnt1vpmT2tDLRg9pCRSfp", "4sexBQwTnt1vpmT2tDLRg9pCRSfp"),
+        pytest.param(
+            "vault login 4sexBQwTnt1vpmT2tDLRg9pCRSfp",
+            "4sexBQwTnt1vpmT2tDLRg9pCRSfp",
+            marks=_NOT_READ,
+        ),
         ("app --apikey goqpv6f1zgzalgwwwb9y1", "goqpv6f1zgzalgwwwb9y1"),
         ("newrelic --license-key goqpv6f1zgzalgwwwb9y1", "goqpv6f1zgzalgwwwb9y1"),
-        (
+        pytest.param(
             "mysql -u root -pg+1jRoB/hTF4K9h1fWPHA7G6969Or95QMom6JSFynX2O db",
             "1jRoB/hTF4K9h1fWPHA7G6969Or95QMom6JSFynX2O",
+            marks=_NOT_READ,
         ),
-        (
+        pytest.param(
             "ALTER USER bob WITH PASSWORD 'CHPGeIekbLrvOPbFRRQsnRYCEMbqO';",
             "CHPGeIekbLrvOPbFRRQsnRYCEMbqO",
+            marks=_NOT_READ,
         ),
     ],
 )
