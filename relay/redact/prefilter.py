@@ -298,6 +298,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     rf"{_random_enough('[a-z0-9+/_.~]', '[a-z0-9+/_.~=-]', MIN_FREE_STANDING)}",
     r"bearer[ \t]+[a-z0-9_\-.~+/]{8}",  # tokens: Authorization's bearer
     r"://[^\s/@\"'<>]*@",  # tokens: user info in a URL
+    r"://[^\s/@\"'<>]*:[^\s@\"'<>]*@",  # tokens: a password holding a slash
     r"%3a%2f%2f",  # tokens: a URL-encoded URL
     r"-----begin ",  # tokens: a key block (stretched to its END on the whole block)
     r"-----end ",  # engine: a key's end whose BEGIN line is gone

@@ -54,6 +54,25 @@ def _url(block: bytes, m: re.Match[bytes]) -> Found:
     return group_span(m, "info") if _userinfo(m.group("info"), b":") else None
 
 
+# A password holding a slash (``openssl rand -base64`` pasted into a URL unescaped): the
+# user, a colon, the password to the ``@`` before the host, at least one ``/`` in it. Read
+# by this rule alone (the general one stops at the first ``/``, a path's).
+_SLASHED = (
+    rb"://(?P<info>[A-Za-z0-9._~%!$&*+,;=\-]{1,256}:[^\s@\"'<>/]{0,1000}/[^\s@\"'<>]{0,1000})"
+    rb"@[A-Za-z0-9]"
+)
+# (RE2's: where the rule can match, unbounded)
+_SLASHED_SEEK = rb"://[A-Za-z0-9._~%!$&*+,;=\-]+:[^\s@\"'<>/]*/[^\s@\"'<>]*@[A-Za-z0-9]"
+_PORT_PATH = re.compile(rb"[0-9]{1,5}(?:/|$)")
+
+
+def _slashed_url(block: bytes, m: re.Match[bytes]) -> Found:
+    """``scheme://user:pa/ss@host``; not ``host:8080/path@x`` (a port, then a path)."""
+    info = m.group("info")
+    password = info[info.index(b":") + 1 :]
+    return None if _PORT_PATH.match(password) else group_span(m, "info")
+
+
 def _encoded_url(block: bytes, m: re.Match[bytes]) -> Found:
     """``https%3A%2F%2Fuser%3Apass%40host``: a URL passed as a query parameter."""
     return group_span(m, "info") if _userinfo(m.group("info"), b"%3a") else None
@@ -100,6 +119,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
         # to the last ``@`` before the host: a password may hold a raw one (``p@ss``)
         rb"://(?P<info>[^\s/@\"'<>\[][^\s/\"'<>]{0,8191})@",
         check=_url,
+    ),
+    rule(
+        Kind.URL_CREDENTIALS,
+        _SLASHED,
+        check=_slashed_url,
+        gate=_SLASHED_SEEK,
+        seek=_SLASHED_SEEK,
     ),
     # Lowered, so %3A and %3a alike; the user info ends at the first %40 (the @).
     rule(

@@ -38,6 +38,7 @@ HAND_WRITTEN: dict[str, bytes] = {
     "double-colons": b"::",
     "hex-groups": b"12:34:",
     "digit-colons": b"1:",  # a .pgpass line's fields, never a line's start
+    "url-slashed-password": b"://u:p/",  # a URL's password holding a slash, no @ after
     "at-sign": b"a@b.",
     "url": b"://a",
     "url-encoded": b"%3a%2f%2fa%3a",

@@ -170,7 +170,6 @@ def test_a_drawn_value_with_an_equals_sign_inside_is_masked(line: str, value: st
     assert value not in redacted(line)
 
 
-@pytest.mark.xfail(strict=True, reason="a URL password holding / is not read as one")
 @pytest.mark.parametrize(
     ("line", "password"),
     [
