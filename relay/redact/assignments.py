@@ -539,10 +539,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 if _code_string(prefix, block[start:end]):
                     return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
-            if name == "v" and _env_line(block, m, start):
-                # ``SECRET_KEY=p@8i#4a&)ek+@ct)br4``, ``- DB_PASSWORD=Xq7,Lp2z``: a .env or a
-                # compose list's value runs to its blank, marks and brackets and all
-                end = _ENV_VALUE.match(block, end).end()  # type: ignore[union-attr]
+            env = name == "v" and _env_line(block, m, start)
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
             colon = name == "v" and m.group("sep") == b":"
@@ -558,6 +555,11 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # "new --set-credential= and": the blank ends the flag
             if colon and _word_in_a_sentence(block, start, end):
                 return None  # '"name" and "token: variables, as well as from …"'
+            if env:
+                # ``SECRET_KEY=p@8i#4a&)ek+@ct)br4``, ``- DB_PASSWORD=Xq7,Lp2z``: a .env or a
+                # compose list's value runs to its blank, marks and brackets and all
+                end = _ENV_VALUE.match(block, end).end()  # type: ignore[union-attr]
+                return None if _stands_for_one(block, start, end) else (start, end)
             if _stands_for_one(block, start, end):
                 return None
             if go_raw:

@@ -68,11 +68,12 @@ def made_part(value: bytes) -> bool:
 
 
 def _type_like(text: bytes) -> bool:
-    """A type's name: a builtin, or a class's CamelCase name of two words at least."""
+    """A type's name: a builtin, or a class's CamelCase name of two words at least, six at
+    most (``JeZtocNtujFcYzimvdAfgMtktil3OSch``, a drawn key's many short "words", is none)."""
     last = text.rsplit(b".", 1)[-1].split(b"[", 1)[0]
     if last.lower() in _BUILTIN_TYPES:
         return True
-    return last[:1].isupper() and len(_CAMEL_WORDS.findall(last)) >= 2
+    return last[:1].isupper() and 2 <= len(_CAMEL_WORDS.findall(last)) <= 6 and len(last) <= 40
 
 
 def is_annotation(block: bytes, start: int, end: int, *, made: bool) -> bool:

@@ -48,7 +48,11 @@ _MEANS_SECRET = re.compile(
 _SEED_NAME = re.compile(r"(?i)(?:^|[_\-.])seed(?:[_\-.]?[0-9]+)?$")
 _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO"})
 # A URL's password: ``scheme://user:password@host``.
-_URL_PASSWORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:([^\s/@]+)@")
+# (a password may hold a slash: ``openssl rand -base64`` pasted unescaped; not a port's
+# digits before a path: ``host:8080/x@v1`` names no password)
+_URL_PASSWORD = re.compile(
+    r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?![0-9]{1,5}(?:/|@))([^\s@]+)@[A-Za-z0-9\[]"
+)
 # One ``key=value`` part of a connection string (ADO.NET, ODBC, JDBC's SQL Server form):
 # the value in braces (ODBC: ``}}`` is a ``}`` in it), in quotes, or up to the next ``;``.
 _CONNECTION_PART = re.compile(

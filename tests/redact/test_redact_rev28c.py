@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from pathlib import Path
 
 import pytest
 from redact_samples import redacted
@@ -335,4 +336,28 @@ def test_a_keys_fingerprint_or_checksum_is_kept(line: str) -> None:
     """The name ends in fingerprint, sha256 or checksum: a public digest, printed by
     ssh-keygen -l, a cloud's key pair and every download's check (issue 28: the secret
     word must be the name's meaning)."""
+    assert redacted(line) == line
+
+
+def test_a_slashed_url_password_in_the_environment_is_an_own_secret(tmp_path: Path) -> None:
+    """The node's DATABASE_URL with a password holding a slash: learned whole, so its bare
+    use in a step's output is masked too (a port and a path name none)."""
+    from test_redact_check28 import relay_redact
+
+    url = "postgres://app:RpGw+/IzuVMSbkvMNFC2rdtpw1S1scVhZHsKEKOG6wU=@db:5432/app"
+    line = "psql: bad password RpGw+/IzuVMSbkvMNFC2rdtpw1S1scVhZHsKEKOG6wU=\n"
+    out = relay_redact(line, tmp_path, DATABASE_URL=url, OTHER_URL="https://host:8080/docs@v1")
+    assert "IzuVMSbkvMNFC2rdtpw1S1scVhZHsKEKOG6wU" not in out
+    assert relay_redact("see 8080/docs\n", tmp_path, OTHER_URL="https://host:8080/docs@v1") == (
+        "see 8080/docs\n"
+    )
+
+
+def test_a_drawn_value_before_a_close_bracket_is_no_types_name() -> None:
+    """Found by the stream's chunking property: ``api_key: <32 drawn characters>)`` read as
+    a parameter's annotation (a CamelCase name of many short words); a type's name holds six
+    words at most."""
+    value = "JeZtocNtujFcYzimvdAfgMtktil3OSch"
+    assert value not in redacted(f"api_key: {value})\n")
+    line = "def f(api_key: ApiKeyType, auth: BasicAuthHandler = None) -> None:\n"
     assert redacted(line) == line
