@@ -464,14 +464,15 @@ def _one_char_run(value: bytes) -> bool:
 def is_not_secret(block: bytes, start: int, end: int) -> bool:
     """A named rule's find at ``block[start:end]`` that is no secret: its name does not mean
     one, or its value's shape says so."""
-    if value_is_not_secret(block[start:end], quoted=block[start - 1 : start] in _QUOTES):
+    value = block[start:end]
+    if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES):
         return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
     member = block.startswith(b">", end) and block[end - 1 : end] == b"-"
     if block[start : start + 1] == b"$" and (member or block.startswith(b"->", end)):
         return True  # ``$this->password``, ``$assert->{pass}``: PHP's and Perl's members
-    command = block[start:end].split()
+    command = value.split()
     if block[start - 1 : start] == b"`" and len(command) > 1 and not any(map(made_part, command)):
         return True  # ``KEY=`echo $PID | cut -d: -f1```: a command's output
     line_end = block.find(b"\n", end)
@@ -479,12 +480,14 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``const UNEXPECTED_TOKEN = /^Unexpected token/i``: a regex literal
     if _PERL_BUILTIN.fullmatch(block, start, end) and block.startswith(b";", end):
         return True  # ``my $token = shift;``: an argument read in Perl
-    define = _C_DEFINE.match(block, block.rfind(b"\n", 0, start) + 1)
-    alias = block[start - 1 : start] not in _QUOTES and _IDENT.fullmatch(block, start, end)
+    line = block.rfind(b"\n", 0, start) + 1
+    made = made_part(value)
+    define = _C_DEFINE.match(block, line)
+    alias = bare(block, start) and _IDENT.fullmatch(value)
     if define is not None and (
-        (alias and not made_part(block[start:end]))
-        or _C_LITERAL.fullmatch(block, start, end)
-        or _spells_the_name(define.group(1), block[start:end])
+        (alias and not made)
+        or _C_LITERAL.fullmatch(value)
+        or _spells_the_name(define.group(1), value)
     ):
         # ``#define EVP_PKEY_EC NID_X9_62_id_ecPublicKey``: a macro's alias;
         # ``#define SN_setct_PANToken "setct-PANToken"``: its name as a string
@@ -495,7 +498,6 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``GLAPI void APIENTRY glUniform2fv (``: a function's declaration
     if _in_arn(block, start):
         return True  # ``arn:aws:kms:…:key/…``: a resource's name, read from its "aws:"
-    made = made_part(block[start:end])
     if is_annotation(block, start, end, made=made) or is_expression_around(
         block, start, end, made=made
     ):
@@ -507,32 +509,21 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
         return True  # <entry key="…">: the key's name, not a key
-    line = block.rfind(b"\n", 0, start) + 1
     if (
         _KEYWORD_ARGUMENT.match(block, line, start)
         and _LAST_ARGUMENT.match(block, end)
         and bare(block, start)
-        and _SNAKE_WORD.fullmatch(block, start, end)
+        and _SNAKE_WORD.fullmatch(value)
     ):
         return True  # ``    secret=match,`` on a line of its own: a call's argument
-    if (
-        _JS_BINDING.match(block, line, start)
-        and bare(block, start)
-        and _IDENT.fullmatch(block, start, end)
-        and not made_part(block[start:end])
-    ):
+    if _JS_BINDING.match(block, line, start) and alias and not made:
         return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
         # literal in JavaScript is quoted)
-    if _spells_the_name(name, block[start:end]):
+    if _spells_the_name(name, value):
         return True  # ``#define SN_setct_PANToken "setct-PANToken"``: the name as a string
-    if bare(block, start) and not made and is_same_variable(name, block[start:end]):
+    if bare(block, start) and not made and is_same_variable(name, value):
         return True  # ``self._cookie_jar = cookie_jar``: a variable handed on
-    if (
-        bare(block, start)
-        and not made
-        and _RECEIVER.match(name)
-        and _IDENT.fullmatch(block[start:end])
-    ):
+    if bare(block, start) and not made and _RECEIVER.match(name) and _IDENT.fullmatch(value):
         return True  # ``self.token = nextchar``: an object's field set from a variable
     if not made and is_code_identifier(block, start, end):
         return True  # ``credentials = in_memory``, ``"key": api_key or …``: a variable
