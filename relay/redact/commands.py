@@ -363,7 +363,14 @@ COMMAND_RULES: tuple[Rule, ...] = (
         check=_secure_string_span,
         gate=rb"convertto-securestring",
     ),
-    rule(Kind.SECRET, PIPED, lower=True, check=_argument, gate=rb"-stdin|chpasswd|with-token"),
+    rule(
+        Kind.SECRET,
+        PIPED,
+        lower=True,
+        check=_argument,
+        gate=rb"-stdin|chpasswd|with-token",
+        seek=rb"(?:echo|printf)[ \t]",
+    ),
     rule(Kind.SECRET, HERE_STRING, lower=True, check=_here_string_span, gate=_HERE_STRING_GATE),
     rule(
         Kind.SECRET,
@@ -380,7 +387,14 @@ COMMAND_RULES: tuple[Rule, ...] = (
         seek=_SEEK_ELEMENT_VALUE,
         gate=_SEEK_ELEMENT_VALUE,
     ),
-    rule(Kind.SECRET, IDENTIFIED, lower=True, check=_identified_span, gate=rb"identified[ \t]"),
+    rule(
+        Kind.SECRET,
+        IDENTIFIED,
+        lower=True,
+        check=_identified_span,
+        gate=rb"identified[ \t]",
+        seek=rb"create|alter|grant",
+    ),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),
     rule(
         Kind.SECRET,

@@ -327,7 +327,7 @@ SHELL_RULES: tuple[Rule, ...] = (
     ),
     rule(Kind.SECRET, rb"smbclient[ \t]", lower=True, check=smbclient_span, gate=rb"smbclient"),
     rule(Kind.SECRET, rb"curl[ \t]", lower=True, check=curl_span, gate=rb"curl[ \t]"),
-    rule(Kind.SECRET, TOOL, lower=True, check=tool_flag_span, gate=TOOL),
+    rule(Kind.SECRET, TOOL, lower=True, check=tool_flag_span, gate=TOOL, seek=TOOL),
     rule(Kind.SECRET, rb"net[ \t]+use[ \t]", lower=True, check=net_use_span, gate=rb"net[ \t]+use"),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
