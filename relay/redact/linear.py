@@ -22,9 +22,10 @@ NO_MATCH = (-1, -1)
 
 
 def searcher(
-    regex: re2._Regexp[bytes], *, anchored: bool = False, within: bool = False
+    regex: re2._Regexp[bytes], *, anchored: bool = False, within: bool = False, whole: bool = False
 ) -> Searcher:
-    """The fast search (``anchored``: a match that starts at ``pos``) over ``regex``.
+    """The fast search (``anchored``: a match that starts at ``pos``; ``whole``: one that
+    spans ``pos`` to ``endpos``, as ``fullmatch``) over ``regex``.
 
     ``within``: every caller passes ``pos <= endpos <= len(text)``, so the matcher is
     called as it is, with no Python function around it to clamp the end (that function
@@ -35,6 +36,8 @@ def searcher(
     if raw is not None and anchors is not None and hasattr(raw, "Match"):
         match = raw.Match
         anchor = anchors.ANCHOR_START if anchored else anchors.UNANCHORED
+        if whole:
+            anchor = anchors.ANCHOR_BOTH
         if within:
             exact: Searcher = functools.partial(match, anchor)
             return exact
@@ -48,7 +51,9 @@ def searcher(
     groups = regex.groups
 
     def public(text: bytes, pos: int, endpos: int) -> Spans:
-        m = (regex.match if anchored else regex.search)(text, pos, endpos)
+        m = (regex.fullmatch if whole else regex.match if anchored else regex.search)(
+            text, pos, endpos
+        )
         if m is None:
             return [NO_MATCH] * (groups + 1)
         return [m.span(i) for i in range(groups + 1)]

@@ -172,3 +172,17 @@ def test_a_large_file_is_redacted_in_64_mb(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) < 64 << 10  # kilobytes, on Linux
+
+
+def test_a_look_around_regex_works_with_nothing_on_stderr(tmp_path: Path) -> None:
+    """RE2 reads no look-around: such an --allow or --pattern runs on Python's re, and the
+    refusal that says so is not the user's error (RE2 logged it to stderr before)."""
+    token = b"ghp_R8kq2LmZx9Vb4TnW7yPs1JdHf6GcA3eUoQ0i"
+    kept = relay("--allow", "ghp_(?=R8)\\w+", stdin=b"x " + token + b"\n", home=tmp_path)
+    assert kept.returncode == 0 and kept.stdout == b"x " + token + b"\n"
+    masked = relay("--allow", "ghp_(?=Q8)\\w+", stdin=b"x " + token + b"\n", home=tmp_path)
+    assert masked.returncode == 0 and masked.stdout == b"x [redacted:github-token]\n"
+    found = relay("--pattern", "ticket=TCK(?=-9)", stdin=b"TCK-9 TCK-8\n", home=tmp_path)
+    assert found.stdout == b"[redacted:ticket]-9 TCK-8\n"
+    for done in (kept, masked, found):
+        assert b"re2" not in done.stderr and b"Error parsing" not in done.stderr, done.stderr
