@@ -58,7 +58,7 @@ from relay.redact.commands import MULTILINE_SUPERSET as COMMAND_MULTILINE
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
-from relay.redact.named import MIN_FREE_STANDING, MIN_RANDOM, STRONG, VENDORS, WEAK
+from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 from relay.redact.riders import WordRider
 from relay.redact.shell import NETRC_SUPERSET, TOOL_NAMES
@@ -177,11 +177,25 @@ def _not_upper(klass: str) -> str:
 _UPPER = "(?-i:[A-Z])"
 
 
-def _random_enough(first: str, klass: str, least: int = MIN_RANDOM) -> str:
-    """The start of a named value that ``named.looks_random`` may take: ``least``
-    characters at least with an upper-case letter among them, or 24 (a shorter value must
-    mix cases). ``PASS: test_reader_840`` and ``PASS: test_resolver_840`` are neither, and
-    a build log has many such lines."""
+def _random_enough(first: str, klass: str) -> str:
+    """The start of a named value that ``named.looks_random`` may take (``first``, then
+    ``klass``: classes of ``[…]`` or ``[^…]``): one that holds an upper-case letter, or
+    of 24 characters (a shorter value must mix cases). ``PASS: test_reader_840`` and
+    ``PASS: test_resolver_840`` are neither, and a build log has many such lines.
+
+    The rules ask for 16 characters (20 further on the line) with that letter among
+    them; counted here, each place of the letter was a branch of its own (the superset's
+    program a third larger, its automaton's states dearer to build, for a line or two in a
+    hundred megabytes of build log that the rules then refuse)."""
+    plain_first, plain = _not_upper(first), _not_upper(klass)
+    return f"(?:(?:{plain_first}{plain}*)?{_UPPER}|{first}{klass}{{{_MIXED_BELOW - 1}}})"
+
+
+def _counted_random(first: str, klass: str, least: int) -> str:
+    """``_random_enough`` with the rules' length counted: ``least`` characters at least with
+    an upper-case letter among them, or 24. For a value after prose's words (``token is
+    …``): uncounted there, a third more of the build log's lines were kept (786 in 100 MB),
+    each then read by every rule."""
     return f"(?:{_upper_among(first, klass, least)}|{first}{klass}{{{_MIXED_BELOW - 1}}})"
 
 
@@ -295,7 +309,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # named: a word, a separator, at most three short words, then a long value
     rf"(?:{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     r"(?:[a-z]{1,12}[ \t]+){0,3}"
-    rf"{_random_enough('[a-z0-9+/_.~]', '[a-z0-9+/_.~=-]', MIN_FREE_STANDING)}",
+    rf"{_counted_random('[a-z0-9+/_.~]', '[a-z0-9+/_.~=-]', MIN_FREE_STANDING)}",
     r"bearer[ \t]+[a-z0-9_\-.~+/]{8}",  # tokens: Authorization's bearer
     r"://[^\s/@\"'<>]*@",  # tokens: user info in a URL
     r"://[^\s/@\"'<>]*:[^\s@\"'<>]*@",  # tokens: a password holding a slash
