@@ -540,6 +540,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                     return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
             env = name == "v" and _env_line(block, m, start)
+            part = name == "v" and not env and _connection_part(block, m, start)
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
             colon = name == "v" and m.group("sep") == b":"
@@ -555,10 +556,12 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return None  # "new --set-credential= and": the blank ends the flag
             if colon and _word_in_a_sentence(block, start, end):
                 return None  # '"name" and "token: variables, as well as from …"'
-            if env:
+            if env or part:
                 # ``SECRET_KEY=p@8i#4a&)ek+@ct)br4``, ``- DB_PASSWORD=Xq7,Lp2z``: a .env or a
-                # compose list's value runs to its blank, marks and brackets and all
-                end = _ENV_VALUE.match(block, end).end()  # type: ignore[union-attr]
+                # compose list's value runs to its blank, marks and brackets and all (a
+                # connection string's part to its ``;``)
+                runs_to = _PART_VALUE if part else _ENV_VALUE
+                end = runs_to.match(block, end).end()  # type: ignore[union-attr]
                 return None if _stands_for_one(block, start, end) else (start, end)
             if _stands_for_one(block, start, end):
                 return None
@@ -588,6 +591,21 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 # (at the line's start, or after a list's dash: an indented ``name=value,`` is code's)
 _ENV_HEAD = re.compile(rb"(?:export[ \t]+|[ \t]*-[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-]*")
 _ENV_VALUE = re.compile(rb"[^\s\"'`]*+")
+_PART_VALUE = re.compile(rb"[^\s\"'`;]*+")
+_CONNECTION_PASSWORD_KEYS = frozenset((b"password", b"pwd"))
+
+
+def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
+    """The setting is a connection string's password after another part (``…;User Id=sa;
+    Password=value;``: ADO.NET's, ODBC's), ``=`` with no blank around it: its value runs to
+    the ``;`` (an ``&`` or a bracket is one of its characters, as a drawn password holds)."""
+    return (
+        m.group("sep") == b"="
+        and m.end("sep") == start
+        and m.start() > 0
+        and block[m.start() - 1] == 59  # ";"
+        and block[m.start() : m.start("sep")].lower() in _CONNECTION_PASSWORD_KEYS
+    )
 
 
 def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:

@@ -125,9 +125,12 @@ def _argument(block: bytes, m: re.Match[bytes]) -> Found:
 # (a bind variable, ``:pw``, is none). The statement's words first: "identified by" alone
 # is prose's (``Problem identified by Eric Blake``).
 IDENTIFIED = (
-    rb"(?:(?:create|alter)[ \t]+(?:user|role|login)|grant)[^\n;]{0,200}?"
+    rb"(?:(?:create|alter)[ \t]+(?:user|role|login)|grant)[^\n;]{0,200}?(?:"
     rb"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]+"
     rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<w>[^\s\"'$:?;][^\s;]{0,4095}))"
+    # PostgreSQL's ``[WITH] [ENCRYPTED] PASSWORD 'pw'``: a string literal, whatever its shape
+    # (``PASSWORD NULL`` sets none)
+    rb"|(?<![a-z0-9_])password[ \t]+'(?P<pq>[^'\r\n]{1,4096})')"
 )
 
 
@@ -140,6 +143,8 @@ _PROSE_GOES_ON = re.compile(
 
 
 def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
+    if m.group("pq") is not None:
+        return _secret_value(block, *m.span("pq"))
     if m.group("w") is None:
         return _argument(block, m)
     start, end = m.span("w")
@@ -341,6 +346,7 @@ SUPERSETS: tuple[str, ...] = (
     r"(?:pass|pwd|secret|token|key|credential)[a-z0-9_\-]*%3d",
     r"convertto-securestring",
     r"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]",
+    r"password[ \t]+'",  # (PostgreSQL's, in ``IDENTIFIED``'s statements)
     r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:" + STDIN_READERS.decode() + ")",
     _HERE_STRING_GATE.decode(),
     r"::(?:set-output|save-state)[ \t]",
@@ -392,7 +398,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         IDENTIFIED,
         lower=True,
         check=_identified_span,
-        gate=rb"identified[ \t]",
+        gate=rb"identified[ \t]|password[ \t]+'",
         seek=rb"create|alter|grant",
     ),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),

@@ -336,6 +336,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # every other part's states again for the rest of the line (one line in ten of a log)
     r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pnwkas]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
+    r"vault[ \t]+login[ \t]",  # shell: vault login TOKEN
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords
 )

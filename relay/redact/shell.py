@@ -24,9 +24,10 @@ _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
 # Without the leading dash: the shared dash rule supplies it. ``pgap`` tells ``-pVALUE``
 # (mysql) from ``-p VALUE`` (a registry login); a bare ``-p`` asks at the prompt.
 # Refused inside the regex, so that build logs cost no Python check each: a dash inside a
-# word (``site-packages``) and the compilers' and find's own -p flags.
+# word (``site-packages``) and the compilers' and find's own -p flags (``-pg`` as a word of
+# its own: ``-pg+1jRoB/…`` is mysql's password).
 P_FLAG = (
-    rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic|ie\b|ic\b|g\b|rint|rune|ath|refix|rofile|ython)"
+    rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic|(?:ie|ic|g)(?![^\s'\"])|rint|rune|ath|refix|rofile|ython)"
     rb"(?P<pgap>[ \t]*)['\"]?" + _VALUE
 )
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
@@ -275,6 +276,22 @@ def net_use_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return None
 
 
+def vault_login_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``vault login TOKEN`` (or ``token=TOKEN``): the token, the first argument that is no
+    flag (``-method=userpass``) nor another method's ``name=value`` (whose ``password=…`` the
+    named rules read); ``-`` reads it from standard input."""
+    if not _command_at(block, m):
+        return None
+    for start, end in _args(block, m.end() - 1):
+        word = block[start:end]
+        if word.startswith(b"-"):
+            continue
+        if word.lower().startswith(b"token="):
+            return _secret(block, start + len(b"token="), end)
+        return None if b"=" in word else _secret(block, start, end)
+    return None
+
+
 # A .netrc entry (as ``cat <<EOF > ~/.netrc`` writes it): ``machine HOST login USER password
 # VALUE``, its tokens apart by blanks; ``default`` stands for any machine.
 NETRC = (
@@ -329,6 +346,13 @@ SHELL_RULES: tuple[Rule, ...] = (
     rule(Kind.SECRET, rb"curl[ \t]", lower=True, check=curl_span, gate=rb"curl[ \t]"),
     rule(Kind.SECRET, TOOL, lower=True, check=tool_flag_span, gate=TOOL, seek=TOOL),
     rule(Kind.SECRET, rb"net[ \t]+use[ \t]", lower=True, check=net_use_span, gate=rb"net[ \t]+use"),
+    rule(
+        Kind.SECRET,
+        rb"vault[ \t]+login[ \t]",
+        lower=True,
+        check=vault_login_span,
+        gate=rb"vault[ \t]+login",
+    ),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
     rule(  # aws configure set …; npm, yarn, pnpm config set //registry.npmjs.org/:_authToken …
