@@ -48,6 +48,7 @@ block, which only widens it.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -234,11 +235,10 @@ _NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
 _NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # After a YAML block scalar's name and colon: a tag and an anchor maybe, ``|`` or ``>``, the
-# line's end, and the block's indented (and blank) lines below it.
-_BLOCK_SCALAR = (
-    r"[ \t]*(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
-    r"(?:[ \t]*\r?\n|[ \t]+[^\n]*(?:\n|$))*"
-)
+# line's end. (The block's indented and blank lines below it are the hit's too: ``_ranges``
+# keeps them, after any hit on such a line.)
+_BLOCK_SCALAR = r"[ \t]*(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
+_BLOCK_SCALAR_LINE = re.compile((r":" + _BLOCK_SCALAR[:-5] + r"\r?\n?\Z").encode())
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
 # ``shell``), over text matched case-insensitively. Each names the rules it stands for.
 RULE_SUPERSETS: tuple[str, ...] = (
@@ -246,18 +246,13 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # part matches at the same place, theirs is the match and all their lines are kept.
     # commands: a triple-quoted string to its closing quotes
     COMMAND_MULTILINE,
-    # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor)
-    # and the indented lines below it;
-    # from the line break before it (where the address parts may start too), so that no
-    # other find earlier on the line takes the match;
-    # whatever the name (the rule asks for a secret's word in it): the words, read at
-    # every place of every line, cost the automaton a twentieth of its time in states
-    # that a log's text asks for, and a line that ends so is rare in a log; but not on a
-    # table's row (a line that opens with ``|``), where a row named by its first cell
-    # must keep its match, and the separator below a header that it takes in
-    rf"(?:^|\n)[ \t]*(?:[^|\n \t][^\n]*)?:{_BLOCK_SCALAR}"
-    rf"|(?:^|\n)[ \t]*\|[^\n]*?(?:{_KEYWORDS}|{_NAME_WORDS})[a-z0-9_.\-]*\\{{0,3}}[\"']?[ \t]*:"
-    rf"{_BLOCK_SCALAR}",
+    # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor),
+    # whatever the name (the rule asks for a secret's word in it: the words, read at every
+    # place of every line, cost the automaton a twentieth of its time, and a line that
+    # ends so is rare in a log); its indented lines below are kept with any hit on it
+    # (``_ranges``: read here from each line's start, so that no other find earlier on the
+    # line took the match, it cost the automaton a tenth of its work)
+    rf":{_BLOCK_SCALAR}",
     # manifests: a ``data:`` map and its indented lines (a Kubernetes Secret's values)
     MANIFEST_SUPERSET,
     # shell: a here-document's first line (a password fed to a command's standard input)
@@ -489,7 +484,7 @@ def _ranges(
                 break
             start = block.rfind(b"\n", 0, s) + 1
             end = block.find(b"\n", max(e - 1, s))
-            end = size if end < 0 else end + 1
+            end = size if end < 0 else _block_below(block, end + 1)
             if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
                 out[-1] = (out[-1][0], end)
             else:
@@ -507,6 +502,28 @@ def _ranges(
             # at its line break, which a superset may read as the next line's left edge.
             pos = max(end - 1, pos + 1)
     return out
+
+
+def _block_below(block: bytes, end: int) -> int:
+    """``end`` (a line's end, past its break), or past the indented and blank lines below
+    when that line ends with a YAML block scalar's indicator (``password: |``): the block's
+    lines are its value's."""
+    line = block.rfind(b"\n", 0, end - 1) + 1
+    if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
+        return end  # (most hit lines: no regex read)
+    if _BLOCK_SCALAR_LINE.search(block, line, end) is None:
+        return end
+    size = len(block)
+    while end < size:
+        nl = block.find(b"\n", end)
+        stop = size if nl < 0 else nl + 1
+        if block[end] not in _INDENT and block[end:stop].strip():
+            break  # a line that opens with text: the block is over
+        end = stop  # an indented line, or a blank one
+    return end
+
+
+_INDENT = frozenset(b" \t")
 
 
 def _near(word: Searcher, block: bytes) -> list[tuple[int, int]]:

@@ -55,6 +55,8 @@ NAMED = (
     "sshpass -p{v} ssh host",
     "password: >-\n  {v}\n\n  {v}\nnext: 1",
     "10.0.0.{n} mail a@b.example.org token: |\n  {v}\n",
+    "2026-01-02T10:00:00Z a@b.example.org password: |\r\n  {v}\r\n\r\n  {v}\r\nnext: 1",
+    "| step | /home/bob token: |\n  {v}\n\t{v}\n",
     "| API_TOKEN | {v} |\n---",
     "| Token | Scope |\n--- | ---",
     "token: !!binary &t |\n  {v}\nkey: |2\n    {v}\n  {v}\nnext: 1",
