@@ -332,14 +332,37 @@ def _aws_pair_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None
 
 
-# the multi-line string and the lines below it, to its closing quotes (listed before every
-# other superset in the prefilter, so that all its lines are kept); an AWS key id and the
-# line below it
-MULTILINE_SUPERSET = (
+# A secret's multi-line string opens (the prefilter keeps its lines to the closing quotes:
+# ``lines_below``).
+TRIPLE_SUPERSET = (
     r"(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_.\-]*[\"']?[ \t]*=[ \t]*"
-    r"(?:\"\"\"|''')(?:[^\n]*\n){0,64}?[^\n]*(?:\"\"\"|''')"
-    r"|(?:akia|asia|abia|acca)[a-z0-9]{16}[^\n]*\n[ \t]*[a-z0-9/+]{40}[ \t\r]*(?:\n|$)"
+    r"(?:\"\"\"|''')"
 )
+_TRIPLE_OPEN = re.compile(TRIPLE_SUPERSET.encode(), re.IGNORECASE)
+_KEY_ID = re.compile(AWS_PAIR, re.IGNORECASE)
+
+
+def lines_below(block: bytes, line: int, end: int) -> int:
+    """Where the prefilter's kept text ends for a hit on the line from ``line`` to ``end``
+    (past its break): past the closing quotes of a secret's triple-quoted string that opens
+    on it (as ``_triple_span`` reads it), past the line below an access key id (the secret
+    ``_aws_pair_span`` reads there); else ``end``. (Read in the prefilter's regex, those
+    lines cost its automaton a counter of 64 lines, and states, on every word of a log.)"""
+    size = len(block)
+    if block.find(b'"""', line, end) >= 0 or block.find(b"'''", line, end) >= 0:
+        for m in _TRIPLE_OPEN.finditer(block, line, end):
+            quote = block[m.end() - 3 : m.end()]
+            close = block.find(quote, m.end(), m.end() + _LONGEST)
+            if close >= end:
+                stop = block.find(b"\n", close)
+                end = size if stop < 0 else stop + 1
+                break
+    if _KEY_ID.search(block, line, end) is not None and end < size:
+        stop = block.find(b"\n", end)
+        end = size if stop < 0 else stop + 1
+    return end
+
+
 SUPERSETS: tuple[str, ...] = (
     r"\.[a-z0-9_\-]*(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_\-]*[ \t]+"
     r"[^\s=:\"']",
@@ -355,7 +378,7 @@ SUPERSETS: tuple[str, ...] = (
     r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
     r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
     r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s]",
-    AWS_PAIR.decode(),  # an access key id (the line below it: ``MULTILINE_SUPERSET``)
+    AWS_PAIR.decode(),  # an access key id (and the line below it: ``lines_below``)
 )
 
 COMMAND_RULES: tuple[Rule, ...] = (

@@ -55,8 +55,8 @@ from dataclasses import dataclass
 import re2
 
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
-from relay.redact.commands import MULTILINE_SUPERSET as COMMAND_MULTILINE
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
+from relay.redact.commands import TRIPLE_SUPERSET, lines_below
 from relay.redact.linear import Searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
@@ -244,8 +244,9 @@ _BLOCK_SCALAR_LINE = re.compile((r":" + _BLOCK_SCALAR[:-5] + r"\r?\n?\Z").encode
 RULE_SUPERSETS: tuple[str, ...] = (
     # The rules whose find is read from more than one line come first, so that where another
     # part matches at the same place, theirs is the match and all their lines are kept.
-    # commands: a triple-quoted string to its closing quotes
-    COMMAND_MULTILINE,
+    # commands: a secret's triple-quoted string opens (``_ranges`` keeps its lines: another
+    # find earlier on its line took the match of a regex that read them)
+    TRIPLE_SUPERSET,
     # assignments: a YAML block scalar (``password: |``, maybe after a tag and an anchor),
     # whatever the name (the rule asks for a secret's word in it: the words, read at every
     # place of every line, cost the automaton a twentieth of its time, and a line that
@@ -507,8 +508,9 @@ def _ranges(
 def _block_below(block: bytes, end: int) -> int:
     """``end`` (a line's end, past its break), or past the indented and blank lines below
     when that line ends with a YAML block scalar's indicator (``password: |``): the block's
-    lines are its value's."""
+    lines are its value's; or past the lines ``commands.lines_below`` adds."""
     line = block.rfind(b"\n", 0, end - 1) + 1
+    end = lines_below(block, line, end)  # a string's lines, the line below a key id
     if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
         return end  # (most hit lines: no regex read)
     if _BLOCK_SCALAR_LINE.search(block, line, end) is None:
