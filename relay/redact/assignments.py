@@ -716,6 +716,31 @@ _HCL = (
     rb"(?<![a-z0-9_])default[ \t]*=[ \t]*"
     rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
 )
+# HCL's variable block opens, for the prefilter: it keeps the lines to its default with any
+# hit on this one (``hcl_below``), which a regex from ``variable`` did not where another
+# find began earlier on the line.
+HCL_SUPERSET = r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{"
+_HCL_OPEN = re.compile(HCL_SUPERSET.encode(), re.IGNORECASE)
+_HCL_DEFAULT = re.compile(rb"(?<![a-z0-9_])default[ \t]*=", re.IGNORECASE)
+
+
+def hcl_below(block: bytes, line: int, end: int) -> int:
+    """``end`` (past the break of the hit line from ``line``), or past the line of the
+    ``default =`` of a variable block that opens on it (``_HCL`` reads it within 512 bytes
+    that hold no brace)."""
+    if block.find(b"{", line, end) < 0 or (m := _HCL_OPEN.search(block, line, end)) is None:
+        return end
+    reach = m.end() + 512
+    for brace in (block.find(b"{", m.end(), reach), block.find(b"}", m.end(), reach)):
+        if brace >= 0:
+            reach = min(reach, brace)
+    found = _HCL_DEFAULT.search(block, m.end(), reach)
+    if found is None or found.end() <= end:
+        return end
+    stop = block.find(b"\n", found.end())
+    return len(block) if stop < 0 else stop + 1
+
+
 # Names that name a secret: the keywords of the rules above, and ``key`` after its owner.
 _SECRET_NAME = re.compile(
     rb"pass|secret|token|credential|pwd|cookie|auth(?!or)"

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 import re2
 
+from relay.redact.assignments import HCL_SUPERSET, hcl_below
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.commands import TRIPLE_SUPERSET, lines_below
@@ -62,8 +63,7 @@ from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 from relay.redact.riders import WordRider
-from relay.redact.shell import NETRC_SUPERSET, TOOL_NAMES
-from relay.redact.shell import STDIN_SUPERSET as SHELL_STDIN_SUPERSET
+from relay.redact.shell import HEREDOC_SUPERSET, NETRC_SUPERSET, TOOL_NAMES, heredoc_below
 
 Trie = dict[str, "Trie"]
 _NAME_CHAR = "abcdefghijklmnopqrstuvwxyz0123456789_+-"
@@ -256,10 +256,11 @@ RULE_SUPERSETS: tuple[str, ...] = (
     rf":{_BLOCK_SCALAR}",
     # manifests: a ``data:`` map and its indented lines (a Kubernetes Secret's values)
     MANIFEST_SUPERSET,
-    # shell: a here-document's first line (a password fed to a command's standard input)
-    SHELL_STDIN_SUPERSET,
-    # assignments: HCL's variable block, to its default
-    r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{[^{}]*?default[ \t]*=",
+    # shell: a here-document opens (its first line, a password fed to a command's standard
+    # input, is kept with it: ``_ranges``)
+    HEREDOC_SUPERSET,
+    # assignments: HCL's variable block opens (kept to its default: ``_ranges``)
+    HCL_SUPERSET,
     # assignments: a table row named by its first cell, and the separator below a header
     r"(?:^|\n)[ \t]*\|[ \t]*[`*]{0,2}[a-z0-9_.\-]{0,40}"
     r"(?:pass|secret|token|credential|pwd|cookie|auth|(?:api|access|private|signing)[_\-]?key)"
@@ -511,6 +512,8 @@ def _block_below(block: bytes, end: int) -> int:
     lines are its value's; or past the lines ``commands.lines_below`` adds."""
     line = block.rfind(b"\n", 0, end - 1) + 1
     end = lines_below(block, line, end)  # a string's lines, the line below a key id
+    end = heredoc_below(block, line, end)  # a here-document's first line
+    end = hcl_below(block, line, end)  # a variable block's lines to its default
     if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
         return end  # (most hit lines: no regex read)
     if _BLOCK_SCALAR_LINE.search(block, line, end) is None:

@@ -316,6 +316,20 @@ STDIN_READER = re.compile(
     rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
 )
 STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
+# Where a here-document opens, for the prefilter: it keeps the line below with any hit on
+# this one (``heredoc_below``), which a regex from ``<<`` did not where another find began
+# earlier on the line.
+HEREDOC_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*"
+_HEREDOC_OPEN = re.compile(HEREDOC_SUPERSET.encode(), re.IGNORECASE)
+
+
+def heredoc_below(block: bytes, line: int, end: int) -> int:
+    """``end`` (past the break of the hit line from ``line``), or past the line below it
+    when a here-document opens on it: its first line is what ``_heredoc_span`` reads."""
+    if block.find(b"<<", line, end) < 0 or _HEREDOC_OPEN.search(block, line, end) is None:
+        return end
+    stop = block.find(b"\n", end)
+    return len(block) if stop < 0 else stop + 1
 
 
 def _heredoc_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:

@@ -59,6 +59,8 @@ NAMED = (
     "a@b.example.org db_secret = '''\n  {v}\n  more\n''' # end",
     'mail a@b.example.org api_token="""{v}\n"""',
     "a@b.example.org AKIAQWERTYUIOPASDF{n}\n  Kq8vZ2mW7x/{v}",
+    "+ a@b.example.org cat <<EOF | docker login -u ci --password-stdin\n{v}\nEOF",
+    'a@b.example.org variable "db_password" {{\n  type = string\n  default = "{v}"\n}}',
     "| step | /home/bob token: |\n  {v}\n\t{v}\n",
     "| API_TOKEN | {v} |\n---",
     "| Token | Scope |\n--- | ---",
