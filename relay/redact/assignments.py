@@ -21,7 +21,7 @@ import re2
 
 from relay.redact.expressions import close_runs_on, made_part
 from relay.redact.formats import is_named_placeholder
-from relay.redact.linear import searcher
+from relay.redact.linear import line_searcher, searcher
 from relay.redact.named import looks_random
 from relay.redact.placeholders import (
     is_named_placeholder_value,
@@ -720,24 +720,27 @@ _HCL = (
 # hit on this one (``hcl_below``), which a regex from ``variable`` did not where another
 # find began earlier on the line.
 HCL_SUPERSET = r"variable[ \t]+\"[^\"\n]*\"[ \t]*\{"
-_HCL_OPEN = re.compile(HCL_SUPERSET.encode(), re.IGNORECASE)
-_HCL_DEFAULT = re.compile(rb"(?<![a-z0-9_])default[ \t]*=", re.IGNORECASE)
+_HCL_OPEN = line_searcher(HCL_SUPERSET.encode())
+_HCL_DEFAULT = line_searcher(rb"[^a-z0-9_]default[ \t]*=")  # (after the block's brace)
 
 
 def hcl_below(block: bytes, line: int, end: int) -> int:
     """``end`` (past the break of the hit line from ``line``), or past the line of the
     ``default =`` of a variable block that opens on it (``_HCL`` reads it within 512 bytes
     that hold no brace)."""
-    if block.find(b"{", line, end) < 0 or (m := _HCL_OPEN.search(block, line, end)) is None:
+    if block.find(b"{", line, end) < 0:
         return end
-    reach = m.end() + 512
-    for brace in (block.find(b"{", m.end(), reach), block.find(b"}", m.end(), reach)):
+    opened = _HCL_OPEN(block, line, end)[0][1]
+    if opened < 0:
+        return end
+    reach = min(opened + 512, len(block))
+    for brace in (block.find(b"{", opened, reach), block.find(b"}", opened, reach)):
         if brace >= 0:
             reach = min(reach, brace)
-    found = _HCL_DEFAULT.search(block, m.end(), reach)
-    if found is None or found.end() <= end:
+    found = _HCL_DEFAULT(block, opened - 1, reach)[0][1]
+    if found <= end:
         return end
-    stop = block.find(b"\n", found.end())
+    stop = block.find(b"\n", found)
     return len(block) if stop < 0 else stop + 1
 
 

@@ -25,6 +25,7 @@ import re
 import urllib.parse
 
 from relay.redact.assignments import stands_in
+from relay.redact.linear import line_searcher
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 from relay.redact.rules import Found, Kind, Rule, rule
 from relay.redact.shell import STDIN_READER, STDIN_READERS
@@ -338,8 +339,8 @@ TRIPLE_SUPERSET = (
     r"(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_.\-]*[\"']?[ \t]*=[ \t]*"
     r"(?:\"\"\"|''')"
 )
-_TRIPLE_OPEN = re.compile(TRIPLE_SUPERSET.encode(), re.IGNORECASE)
-_KEY_ID = re.compile(AWS_PAIR, re.IGNORECASE)
+_TRIPLE_OPEN = line_searcher(TRIPLE_SUPERSET.encode())
+_KEY_ID = line_searcher(AWS_PAIR)
 
 
 def lines_below(block: bytes, line: int, end: int) -> int:
@@ -350,14 +351,15 @@ def lines_below(block: bytes, line: int, end: int) -> int:
     lines cost its automaton a counter of 64 lines, and states, on every word of a log.)"""
     size = len(block)
     if block.find(b'"""', line, end) >= 0 or block.find(b"'''", line, end) >= 0:
-        for m in _TRIPLE_OPEN.finditer(block, line, end):
-            quote = block[m.end() - 3 : m.end()]
-            close = block.find(quote, m.end(), m.end() + _LONGEST)
+        at, stop_at = line, end
+        while at < stop_at and (opened := _TRIPLE_OPEN(block, at, stop_at)[0][1]) >= 0:
+            close = block.find(block[opened - 3 : opened], opened, opened + _LONGEST)
             if close >= end:
                 stop = block.find(b"\n", close)
                 end = size if stop < 0 else stop + 1
                 break
-    if _KEY_ID.search(block, line, end) is not None and end < size:
+            at = opened
+    if _KEY_ID(block, line, end)[0][0] >= 0 and end < size:
         stop = block.find(b"\n", end)
         end = size if stop < 0 else stop + 1
     return end

@@ -59,3 +59,14 @@ def searcher(
         return [m.span(i) for i in range(groups + 1)]
 
     return public
+
+
+def line_searcher(pattern: bytes) -> Searcher:
+    """RE2's search for ``pattern`` in any case, every byte a character (Latin-1), no
+    groups: for the prefilter's second look at one hit line (``prefilter._ranges``), which
+    stays linear whatever a line holds (``re`` tried a quantified run again from each
+    place of a word on a megabyte's line)."""
+    options = re2.Options()
+    options.never_capture = True
+    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
+    return searcher(re2.compile(b"(?i:" + pattern + b")", options), within=True)

@@ -48,7 +48,6 @@ block, which only widens it.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -58,7 +57,7 @@ from relay.redact.assignments import HCL_SUPERSET, hcl_below
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.commands import TRIPLE_SUPERSET, lines_below
-from relay.redact.linear import Searcher, searcher
+from relay.redact.linear import Searcher, line_searcher, searcher
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
@@ -238,7 +237,7 @@ _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # line's end. (The block's indented and blank lines below it are the hit's too: ``_ranges``
 # keeps them, after any hit on such a line.)
 _BLOCK_SCALAR = r"[ \t]*(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
-_BLOCK_SCALAR_LINE = re.compile((r":" + _BLOCK_SCALAR[:-5] + r"\r?\n?\Z").encode())
+_BLOCK_SCALAR_LINE = line_searcher((r":" + _BLOCK_SCALAR[:-5] + r"\r?\n?\z").encode())
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
 # ``shell``), over text matched case-insensitively. Each names the rules it stands for.
 RULE_SUPERSETS: tuple[str, ...] = (
@@ -516,7 +515,8 @@ def _block_below(block: bytes, end: int) -> int:
     end = hcl_below(block, line, end)  # a variable block's lines to its default
     if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
         return end  # (most hit lines: no regex read)
-    if _BLOCK_SCALAR_LINE.search(block, line, end) is None:
+    text = block[line:end]  # (RE2's \z is the whole text's end: the line alone)
+    if _BLOCK_SCALAR_LINE(text, 0, len(text))[0][0] < 0:
         return end
     size = len(block)
     while end < size:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from relay.redact.assignments import stands_in, value_end
+from relay.redact.linear import line_searcher
 from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
@@ -320,13 +321,13 @@ STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
 # this one (``heredoc_below``), which a regex from ``<<`` did not where another find began
 # earlier on the line.
 HEREDOC_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*"
-_HEREDOC_OPEN = re.compile(HEREDOC_SUPERSET.encode(), re.IGNORECASE)
+_HEREDOC_OPEN = line_searcher(HEREDOC_SUPERSET.encode())
 
 
 def heredoc_below(block: bytes, line: int, end: int) -> int:
     """``end`` (past the break of the hit line from ``line``), or past the line below it
     when a here-document opens on it: its first line is what ``_heredoc_span`` reads."""
-    if block.find(b"<<", line, end) < 0 or _HEREDOC_OPEN.search(block, line, end) is None:
+    if block.find(b"<<", line, end) < 0 or _HEREDOC_OPEN(block, line, end)[0][0] < 0:
         return end
     stop = block.find(b"\n", end)
     return len(block) if stop < 0 else stop + 1

@@ -93,6 +93,14 @@ HAND_WRITTEN: dict[str, bytes] = {
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",
     "own-folded": "\n".join("own-S3cret-value-9f8e7d6").encode() + b"\n",
+    # what the prefilter reads again on a hit line (``prefilter._block_below``): a block
+    # scalar's indicator after tags, a secret's triple quotes, a here-document, HCL's
+    # variable block and an access key id, each opened again and again on one line
+    "block-scalar-tags": b": " + b"!: " * 256 + b"> ",  # (re read it from every colon)
+    "triple-opens": b'pass"""',
+    "heredoc-opens": b"<<a ",
+    "hcl-opens": b'variable "',
+    "key-ids": b"akia",
 }
 
 
