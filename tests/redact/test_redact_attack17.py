@@ -16,7 +16,9 @@ from redact_samples import redacted
 ROOT = Path(__file__).resolve().parents[2]
 
 # Ordinary build lines around a finding, so that the prefilter is used (few lines hit).
-_FILL = "".join(f"[{i:04d}] Compiling module_{i} ... done in {i % 7}.{i % 10}s\n" for i in range(60))
+_FILL = "".join(
+    f"[{i:04d}] Compiling module_{i} ... done in {i % 7}.{i % 10}s\n" for i in range(60)
+)
 V1 = "Xk9mP2vL8qR5wT7zAbQ3"
 V2 = "Zq8nR4tY6uI2oP0aSd5F"
 
@@ -46,6 +48,14 @@ def test_a_block_scalar_after_a_multiline_superset_match_is_masked(block: str) -
     assert V1 not in out and V2 not in out
 
 
+def test_a_here_document_on_a_block_scalars_last_line_keeps_its_next_line() -> None:
+    """The search goes on past the block's lines that ``_block_below`` kept: a here-document
+    opened on the last of them (its superset reads the line after it) is not found, and its
+    first line, the password, is not kept (as before this change too)."""
+    text = f"steps: |\n  cat <<EOF | docker login -u ci --password-stdin ghcr.io\n{V1}\nEOF\n"
+    assert V1 not in redacted(_in_a_log(text))
+
+
 # --- vault login ----------------------------------------------------------------------------
 
 
@@ -57,6 +67,8 @@ def test_a_block_scalar_after_a_multiline_superset_match_is_masked(block: str) -
         "vault login -ca-cert /etc/ssl/ca.pem s.Xk9mP2vL8qR5wT7zAbQ3dE",
         "vault login -format json s.Xk9mP2vL8qR5wT7zAbQ3dE",
         "vault login -address https://vault.example.com s.Xk9mP2vL8qR5wT7zAbQ3dE",
+        # on Windows (the superset and the rule ask for ``vault`` then blanks)
+        "vault.exe login s.Xk9mP2vL8qR5wT7zAbQ3dE",
     ],
 )
 def test_vault_logins_token_after_a_flag_with_its_value_is_masked(line: str) -> None:
@@ -86,7 +98,8 @@ def test_prose_about_vault_login_is_left_alone(line: str) -> None:
         "+ psql -c 'ALTER USER app WITH PASSWORD '\\''Xk9mP2vL8qR5wT7z'\\'''",
         "+ psql -c 'CREATE USER app WITH ENCRYPTED PASSWORD '\\''Xk9mP2vL8qR5wT7z'\\'';'",
         "+ psql -c 'ALTER USER app WITH PASSWORD '\"'\"'Xk9mP2vL8qR5wT7z'\"'\"';'",
-        "+ mysql -e 'CREATE USER '\\''app'\\''@'\\''%'\\'' IDENTIFIED BY '\\''Xk9mP2vL8qR5wT7z'\\'''",
+        "+ mysql -e 'CREATE USER '\\''app'\\''@'\\''%'\\'' IDENTIFIED BY "
+        "'\\''Xk9mP2vL8qR5wT7z'\\'''",
         # PostgreSQL's other string constants
         "ALTER USER bob WITH PASSWORD E'Xk9mP2vL8qR5wT7z';",
         "ALTER USER bob WITH PASSWORD $$Xk9mP2vL8qR5wT7z$$;",
@@ -149,6 +162,8 @@ def test_a_mysql_password_opening_like_another_tools_flag_is_masked(line: str) -
         ("Server=db;Database=x;User Id=sa;Password={Xk9m;P2vL8qR5wT7z};", "Xk9m"),
         # a value holds blanks inside (only those around it are trimmed)
         ("Server=db;User Id=sa;Password=correct horse battery staple;", "battery staple"),
+        # blanks around the = (ADO.NET trims them)
+        ("Server=db;Database=x;User Id=sa;Password = Xk9m&P2vL8qR5wT7z;", "P2vL8qR5wT7z"),
     ],
 )
 def test_a_connection_strings_password_is_masked_whole(line: str, tail: str) -> None:
@@ -197,8 +212,6 @@ def test_an_allow_ending_with_a_dollar_is_a_whole_match_on_both_paths(tmp_path: 
     keeps the token or not by what the other exceptions are."""
     stdin = b"x " + TOKEN + b" y\n"
     alone = _relay("--allow", "ghp_\\w+$", stdin=stdin, home=tmp_path)
-    with_other = _relay(
-        "--allow", "ghp_\\w+$", "--allow", "(?=zz)zz", stdin=stdin, home=tmp_path
-    )
+    with_other = _relay("--allow", "ghp_\\w+$", "--allow", "(?=zz)zz", stdin=stdin, home=tmp_path)
     assert with_other.stdout == stdin  # Python's re: kept
     assert alone.stdout == with_other.stdout
