@@ -187,11 +187,13 @@ def test_text_after_a_urls_password_parameter_is_left_alone(line: str, kept: str
 # --- --allow --------------------------------------------------------------------------------
 
 
-def _relay(*args: str, stdin: bytes, home: Path) -> subprocess.CompletedProcess[bytes]:
+def _relay(
+    *args: str, stdin: bytes, home: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "relay.cli", "redact", *args]
     return subprocess.run(
-        command, input=stdin, capture_output=True, env=env, timeout=60, check=False
+        command, input=stdin, capture_output=True, env=env, timeout=timeout, check=False
     )
 
 
@@ -215,3 +217,23 @@ def test_an_allow_ending_with_a_dollar_is_a_whole_match_on_both_paths(tmp_path: 
     with_other = _relay("--allow", "ghp_\\w+$", "--allow", "(?=zz)zz", stdin=stdin, home=tmp_path)
     assert with_other.stdout == stdin  # Python's re: kept
     assert alone.stdout == with_other.stdout
+
+
+# --- the prefilter's Python check of a hit line: quadratic --------------------------------
+
+
+def test_a_long_minified_line_is_read_in_linear_time(tmp_path: Path) -> None:
+    """``_BLOCK_SCALAR_LINE`` (Python's re) is searched over every hit line holding a ``|``
+    or a ``>``: from each ``:`` then ``!``/``&`` its tag part runs to the next blank and
+    back, so a line of minified JavaScript (``n?!0:!1`` over and over, no blanks) costs the
+    square of its length — 120 KB: 11 s, where the RE2 superset before it took
+    milliseconds. Timed in a process of its own, with a bound forty times the linear
+    time's."""
+    line = 't.apiKey="Xk9mP2vL8qR5wT7zAbQ3";' + "e=n?!0:!1," * 24_000 + "r=a||b>c\n"
+    log = tmp_path / "bundle.log"
+    log.write_text(_FILL + line + _FILL)
+    try:
+        done = _relay(str(log), stdin=b"", home=tmp_path, timeout=10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a 240 KB line took more than 10 s")
+    assert done.returncode == 0 and b"Xk9mP2vL8qR5wT7zAbQ3" not in done.stdout
