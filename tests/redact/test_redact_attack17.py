@@ -110,6 +110,24 @@ def test_a_postgres_password_literal_in_other_quotes_is_masked(line: str) -> Non
     assert "Xk9mP2vL8qR5wT7z" not in redacted(line)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # no blank before the literal (``password[ \t]+'`` asks for one)
+        "create user bob with password'Xk9mP2vL8qR5wT7z';",
+        # a formatted migration: the literal on the line below
+        "ALTER USER bob WITH PASSWORD\n    'Xk9mP2vL8qR5wT7z';",
+        # other statements that set a password (not read before this change either)
+        "SET PASSWORD FOR 'bob'@'%' = 'Xk9mP2vL8qR5wT7z';",
+        "ALTER USER 'bob'@'localhost' IDENTIFIED BY 'NewZq8nR4tY6' REPLACE 'Xk9mP2vL8qR5wT7z';",
+        "EXEC sp_addlogin 'bob', 'Xk9mP2vL8qR5wT7z';",
+        'db.changeUserPassword("bob", "Xk9mP2vL8qR5wT7z")',
+    ],
+)
+def test_a_sql_password_in_another_shape_is_masked(text: str) -> None:
+    assert "Xk9mP2vL8qR5wT7z" not in redacted(text)
+
+
 def test_a_postgres_password_with_a_doubled_quote_is_masked_whole() -> None:
     assert "vL8qR5wT7z" not in redacted("ALTER USER bob WITH PASSWORD 'Xk9mP2''vL8qR5wT7z';")
 
