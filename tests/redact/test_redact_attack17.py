@@ -255,3 +255,12 @@ def test_a_long_minified_line_is_read_in_linear_time(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("a 240 KB line took more than 10 s")
     assert done.returncode == 0 and b"Xk9mP2vL8qR5wT7zAbQ3" not in done.stdout
+
+
+def test_an_allow_is_read_as_the_python_regex_it_was_checked_as(tmp_path: Path) -> None:
+    """``--allow`` is checked with Python's re ("Python regex syntax", says the hint) but run
+    by RE2 when RE2 parses it: ``{,40}`` is a count to Python (0 to 40) and a literal to
+    RE2, so the token is kept only when a look-around elsewhere sends all to Python's re."""
+    stdin = b"x " + TOKEN + b" y\n"
+    done = _relay("--allow", "ghp_\\w{,40}", stdin=stdin, home=tmp_path)
+    assert done.stdout == stdin
