@@ -48,6 +48,24 @@ def test_a_block_scalar_after_a_multiline_superset_match_is_masked(block: str) -
     assert V1 not in out and V2 not in out
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        # a GitHub Actions raw log: every line after its timestamp
+        f"2026-01-02T10:00:00.1234567Z password: |\n"
+        f"2026-01-02T10:00:00.1234568Z   {V1}\n2026-01-02T10:00:00.1234569Z   {V2}\n",
+        # docker compose logs and kubectl logs --prefix: every line after its source
+        f"web_1  | password: |\nweb_1  |   {V1}\nweb_1  |   {V2}\n",
+        f"[pod/api-7d9f/app] token: >-\n[pod/api-7d9f/app]   {V1}\n[pod/api-7d9f/app]   {V2}\n",
+    ],
+)
+def test_a_block_scalar_whose_every_line_has_a_logs_prefix_is_masked(block: str) -> None:
+    """The block's lines are indented after the prefix each log line has (not read so
+    before this change either, with or without the prefilter)."""
+    out = redacted(_in_a_log(block))
+    assert V1 not in out and V2 not in out
+
+
 def test_a_here_document_on_a_block_scalars_last_line_keeps_its_next_line() -> None:
     """The search goes on past the block's lines that ``_block_below`` kept: a here-document
     opened on the last of them (its superset reads the line after it) is not found, and its
