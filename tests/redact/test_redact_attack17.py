@@ -100,6 +100,8 @@ def test_vault_logins_token_after_a_flag_with_its_value_is_masked(line: str) -> 
         "To authenticate, run vault login with your token.",
         "2024/01/01 vault login succeeded for user bob",
         "The vault login command authenticates users.",
+        # vault's own usage text, printed when a login's flags are wrong
+        "Usage: vault login [options] [AUTH K=V...]",
     ],
 )
 def test_prose_about_vault_login_is_left_alone(line: str) -> None:
