@@ -284,3 +284,12 @@ def test_an_allow_is_read_as_the_python_regex_it_was_checked_as(tmp_path: Path) 
     stdin = b"x " + TOKEN + b" y\n"
     done = _relay("--allow", "ghp_\\w{,40}", stdin=stdin, home=tmp_path)
     assert done.stdout == stdin
+
+
+def test_a_pattern_is_read_as_the_python_regex_it_was_checked_as(tmp_path: Path) -> None:
+    """The same for ``--pattern`` (and a master section's patterns): RE2 reads ``{,8}`` as
+    text, so the user's own secret pattern finds nothing and the value leaks."""
+    done = _relay(
+        "--pattern", "acme=ACME-[0-9]{,8}", stdin=b"deploy with ACME-12345678 done\n", home=tmp_path
+    )
+    assert done.stdout == b"deploy with [redacted:acme] done\n"
