@@ -593,19 +593,31 @@ _ENV_HEAD = re.compile(rb"(?:export[ \t]+|[ \t]*-[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-
 _ENV_VALUE = re.compile(rb"[^\s\"'`]*+")
 _PART_VALUE = re.compile(rb"[^\s\"'`;]*+")
 _CONNECTION_PASSWORD_KEYS = frozenset((b"password", b"pwd"))
+# A connection string's other parts (ADO.NET, ODBC, JDBC's SQL Server form), before its
+# password's.
+_CONNECTION_KEYS = re.compile(
+    rb"(?i)(?:^|[;\s\"'])(?:server|data[ \t]+source|host|address|addr|database"
+    rb"|initial[ \t]+catalog|user[ \t]*id|uid|user(?:name)?|provider|driver|dsn)[ \t]*="
+)
 
 
 def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
     """The setting is a connection string's password after another part (``…;User Id=sa;
-    Password=value;``: ADO.NET's, ODBC's), ``=`` with no blank around it: its value runs to
-    the ``;`` (an ``&`` or a bracket is one of its characters, as a drawn password holds)."""
-    return (
-        m.group("sep") == b"="
-        and m.end("sep") == start
-        and m.start() > 0
-        and block[m.start() - 1] == 59  # ";"
-        and block[m.start() : m.start("sep")].lower() in _CONNECTION_PASSWORD_KEYS
-    )
+    Password=value;``: ADO.NET's, ODBC's, blanks after each ``;`` too), ``=`` with no blank
+    around it, on a line that names a server, a database or a user as such strings do (not
+    a URL's ``;jsessionid=…;password=…&x=1``): its value runs to the ``;``, an ``&`` or a
+    bracket in it one of its characters, as a drawn password holds."""
+    if m.group("sep") != b"=" or m.end("sep") != start:
+        return False
+    if block[m.start() : m.start("sep")].lower() not in _CONNECTION_PASSWORD_KEYS:
+        return False
+    before = m.start()
+    while before > 0 and block[before - 1] in (32, 9):  # " ", "\t"
+        before -= 1
+    if before == 0 or block[before - 1] != 59:  # ";"
+        return False
+    line = max(block.rfind(b"\n", 0, before) + 1, before - 1024)
+    return _CONNECTION_KEYS.search(block, line, before) is not None
 
 
 def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:

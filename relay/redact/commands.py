@@ -126,12 +126,14 @@ def _argument(block: bytes, m: re.Match[bytes]) -> Found:
 # (a bind variable, ``:pw``, is none). The statement's words first: "identified by" alone
 # is prose's (``Problem identified by Eric Blake``).
 IDENTIFIED = (
-    rb"(?:(?:create|alter)[ \t]+(?:user|role|login)|grant)[^\n;]{0,200}?(?:"
+    rb"(?<![a-z0-9_])(?:(?:create|alter)[ \t]+(?:user|role|login)|grant[ \t])[^\n;]{0,200}?(?:"
     rb"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]+"
     rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<w>[^\s\"'$:?;][^\s;]{0,4095}))"
     # PostgreSQL's ``[WITH] [ENCRYPTED] PASSWORD 'pw'``: a string literal, whatever its shape
     # (``PASSWORD NULL`` sets none)
-    rb"|(?<![a-z0-9_])password[ \t]+'(?P<pq>[^'\r\n]{1,4096})')"
+    # (an escape string E'…', a doubled quote inside, or dollar quotes $$…$$, $pw$…$pw$)
+    rb"|(?<![a-z0-9_])password[ \t]*(?:e?'(?P<pq>(?:[^'\r\n]|''){1,4096})'"
+    rb"|\$(?P<tag>[a-z_]{0,16})\$(?P<pd>[^$\r\n]{1,4096}?)\$(?P=tag)\$))"
 )
 
 
@@ -144,8 +146,9 @@ _PROSE_GOES_ON = re.compile(
 
 
 def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
-    if m.group("pq") is not None:
-        return _secret_value(block, *m.span("pq"))
+    for group in ("pq", "pd"):
+        if m.group(group) is not None:
+            return _secret_value(block, *m.span(group))
     if m.group("w") is None:
         return _argument(block, m)
     start, end = m.span("w")
@@ -371,7 +374,7 @@ SUPERSETS: tuple[str, ...] = (
     r"(?:pass|pwd|secret|token|key|credential)[a-z0-9_\-]*%3d",
     r"convertto-securestring",
     r"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]",
-    r"password[ \t]+'",  # (PostgreSQL's, in ``IDENTIFIED``'s statements)
+    r"password[ \t]*(?:e?'|\$[a-z_]{0,16}\$)",  # (PostgreSQL's, in ``IDENTIFIED``'s)
     r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:" + STDIN_READERS.decode() + ")",
     _HERE_STRING_GATE.decode(),
     r"::(?:set-output|save-state)[ \t]",
@@ -423,7 +426,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         IDENTIFIED,
         lower=True,
         check=_identified_span,
-        gate=rb"identified[ \t]|password[ \t]+'",
+        gate=rb"identified[ \t]|password[ \t]*(?:e?'|\$)",
         seek=rb"create|alter|grant",
     ),
     rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),

@@ -127,8 +127,13 @@ def _compile_allowed(exceptions: Iterable[str]) -> Callable[[bytes, int, int], b
     # paid for every find of a log).
     regex = _in_re2(joined)
     if regex is None:
-        fallback = re.compile(joined)
-        return lambda block, start, end: fallback.fullmatch(block, start, end) is not None
+        try:
+            fallback = [re.compile(joined)]
+        except re.error:  # a flag that must open its pattern ((?i)…) opens one of several
+            fallback = [re.compile(a.encode()) for a in patterns]
+        return lambda block, start, end: any(
+            one.fullmatch(block, start, end) is not None for one in fallback
+        )
     whole = searcher(regex, whole=True, within=True)
     return lambda block, start, end: whole(block, start, end)[0][0] >= 0
 

@@ -234,8 +234,8 @@ _NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
 _NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
 # After a YAML block scalar's name and colon: a tag and an anchor maybe, ``|`` or ``>``, the
-# line's end. (The block's indented and blank lines below it are the hit's too: ``_ranges``
-# keeps them, after any hit on such a line.)
+# line's end. (The block's indented and blank lines below it are the hit's too:
+# ``_lines_opened`` keeps them, after any hit on such a line.)
 _BLOCK_SCALAR = r"[ \t]*(?:[!&][^\s]*[ \t]+)*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?\n"
 _BLOCK_SCALAR_LINE = line_searcher((r":" + _BLOCK_SCALAR[:-5] + r"\r?\n?\z").encode())
 # A superset of each hand-written rule (``assignments``, ``named``, ``tokens``, ``network``,
@@ -332,7 +332,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # every other part's states again for the rest of the line (one line in ten of a log)
     r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pnwkas]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
-    r"vault[ \t]+login[ \t]",  # shell: vault login TOKEN
+    r"vault(?:\.exe)?[ \t]+login[ \t]",  # shell: vault login TOKEN
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords
 )
@@ -485,7 +485,7 @@ def _ranges(
                 break
             start = block.rfind(b"\n", 0, s) + 1
             end = block.find(b"\n", max(e - 1, s))
-            end = size if end < 0 else _block_below(block, end + 1)
+            end = size if end < 0 else _kept_below(block, start, end + 1)
             if out and start <= out[-1][1] + _MAX_BLANKS and _joins(block, out[-1][1], start):
                 out[-1] = (out[-1][0], end)
             else:
@@ -505,19 +505,37 @@ def _ranges(
     return out
 
 
-def _block_below(block: bytes, end: int) -> int:
-    """``end`` (a line's end, past its break), or past the indented and blank lines below
-    when that line ends with a YAML block scalar's indicator (``password: |``): the block's
-    lines are its value's; or past the lines ``commands.lines_below`` adds."""
-    line = block.rfind(b"\n", 0, end - 1) + 1
-    end = lines_below(block, line, end)  # a string's lines, the line below a key id
-    end = heredoc_below(block, line, end)  # a here-document's first line
-    end = hcl_below(block, line, end)  # a variable block's lines to its default
+def _kept_below(block: bytes, start: int, end: int) -> int:
+    """Where a hit's kept text ends: past its lines (``start`` to ``end``, past a line
+    break), and past the lines that a line among them, or among those added, opens for a
+    rule to read (``_lines_opened``). Each line is read once."""
+    at = start
+    while at < end:
+        nl = block.find(b"\n", at, end)
+        line_end = end if nl < 0 else nl + 1
+        end = max(end, _lines_opened(block, at, line_end))
+        at = line_end
+    return end
+
+
+def _lines_opened(block: bytes, line: int, end: int) -> int:
+    """``end`` (the end of the line from ``line``, past its break), or past the lines it
+    opens: a YAML block scalar's indented and blank lines (``password: |``), a secret's
+    triple-quoted string, the line below an access key id (``commands.lines_below``), a
+    here-document's first line, an HCL variable block to its default. Read here, not by
+    the prefilter's regex, because another find that begins earlier on the line takes
+    the regex's match (and, read from each line's start, they cost it a tenth of its
+    work)."""
+    opened = max(
+        lines_below(block, line, end),
+        heredoc_below(block, line, end),
+        hcl_below(block, line, end),
+    )
     if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
-        return end  # (most hit lines: no regex read)
+        return opened  # (most hit lines: no regex read)
     text = block[line:end]  # (RE2's \z is the whole text's end: the line alone)
     if _BLOCK_SCALAR_LINE(text, 0, len(text))[0][0] < 0:
-        return end
+        return opened
     size = len(block)
     while end < size:
         nl = block.find(b"\n", end)
@@ -525,7 +543,7 @@ def _block_below(block: bytes, end: int) -> int:
         if block[end] not in _INDENT and block[end:stop].strip():
             break  # a line that opens with text: the block is over
         end = stop  # an indented line, or a blank one
-    return end
+    return max(end, opened)
 
 
 _INDENT = frozenset(b" \t")

@@ -277,19 +277,50 @@ def net_use_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return None
 
 
+# vault's flags that take no value (Go's flag package reads any other's next word as its
+# value: ``-namespace admin``, ``-format json``)
+_VAULT_SWITCHES = frozenset(
+    (b"-no-print", b"-no-store", b"-non-interactive", b"-tls-skip-verify", b"-token-only")
+)
+# A token's shape, not prose's (``vault login failed:``, ``… with your token``): a service,
+# batch or recovery token's prefix, or eight characters at least with a digit or both cases.
+_VAULT_TOKEN = re.compile(rb"(?:hv[sbr]\.|[sb]\.)?[A-Za-z0-9_\-.+/=]{8,}")
+
+
+def _token_shaped(word: bytes) -> bool:
+    if _VAULT_TOKEN.fullmatch(word) is None or word.endswith((b".", b",")):
+        return False
+    return (
+        word[:4] in (b"hvs.", b"hvb.", b"hvr.")
+        or word[:2] in (b"s.", b"b.")
+        or (any(c in b"0123456789" for c in word) or (word.lower() != word != word.upper()))
+    )
+
+
 def vault_login_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     """``vault login TOKEN`` (or ``token=TOKEN``): the token, the first argument that is no
-    flag (``-method=userpass``) nor another method's ``name=value`` (whose ``password=…`` the
-    named rules read); ``-`` reads it from standard input."""
+    flag nor a flag's value (``-method=userpass``, ``-namespace admin``) nor another
+    method's ``name=value`` (whose ``password=…`` the named rules read), and is shaped as a
+    token (``vault login failed: …`` is prose); ``-`` reads it from standard input."""
     if not _command_at(block, m):
         return None
-    for start, end in _args(block, m.end() - 1):
+    args = _args(block, m.end() - 1)
+    i = 0
+    while i < len(args):
+        start, end = args[i]
         word = block[start:end]
+        i += 1
         if word.startswith(b"-"):
+            takes_next = b"=" not in word and word.lower() not in _VAULT_SWITCHES
+            if takes_next and i < len(args) and not block[args[i][0] :].startswith(b"-"):
+                i += 1  # the flag's value
             continue
         if word.lower().startswith(b"token="):
-            return _secret(block, start + len(b"token="), end)
-        return None if b"=" in word else _secret(block, start, end)
+            start += len(b"token=")
+            return _secret(block, start, end) if _token_shaped(block[start:end]) else None
+        if b"=" in word or not _token_shaped(word):
+            return None
+        return _secret(block, start, end)
     return None
 
 
@@ -363,10 +394,10 @@ SHELL_RULES: tuple[Rule, ...] = (
     rule(Kind.SECRET, rb"net[ \t]+use[ \t]", lower=True, check=net_use_span, gate=rb"net[ \t]+use"),
     rule(
         Kind.SECRET,
-        rb"vault[ \t]+login[ \t]",
+        rb"vault(?:\.exe)?[ \t]+login[ \t]",
         lower=True,
         check=vault_login_span,
-        gate=rb"vault[ \t]+login",
+        gate=rb"vault(?:\.exe)?[ \t]+login",
     ),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),

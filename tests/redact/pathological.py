@@ -101,6 +101,8 @@ HAND_WRITTEN: dict[str, bytes] = {
     "heredoc-opens": b"<<a ",
     "hcl-opens": b'variable "',
     "key-ids": b"akia",
+    # minified JavaScript: a hit line holding ``:!`` over and over, then a ``>``
+    "minified-js": b't.apiKey="x";' + b"e=n?!0:!1," * 256 + b"r=a||b>c;",
 }
 
 

@@ -243,8 +243,8 @@ def test_more_forms_of_those_commands_arguments_are_masked(line: str, value: str
         "vault login $VAULT_TOKEN",
         "ALTER ROLE app PASSWORD NULL;",
         "ALTER USER bob WITH PASSWORD '${DB_PASSWORD}';",
-        "gcc -pg -o prog prog.c && mysql -u root -p db",
-        "gcc -pie -fPIC -o prog prog.c",
+        "mysql -u root -p db; gcc -pg -o prog prog.c",  # (the rule reads -p after mysql)
+        "mysql -u root -p app && gcc -pie -fPIC -o prog prog.c",
         "a;token=Xq7Lp2zRt9wK&def=1",  # a query's & after another name than a password
     ],
 )
