@@ -91,9 +91,13 @@ _NOT_SECRET_OWNERS = frozenset(
     b"surrogate translation i18n message locale label field attribute attr prop property "
     b"entry item element node record event state public publishable pub host known list "
     b"tag metadata meta param query order join lock trace span request correlation cursor "
-    b"page pagination continuation sync cancellation cancel pad eos bos unk sep cls mask "
-    b"eof start end special s3 file path route registry storage_class sql index".split()
+    b"page pagination continuation cancellation cancel pad eos bos unk sep cls mask "
+    b"eof start end special s3 file route storage_class sql".split()
 )
+# Whose ``key`` or ``token`` may be either (a registry's, a host's, a node's, a sync's, a
+# path's, an index's, a request's): the value's shape decides, drawn or not
+# (``REGISTRY_TOKEN=tHNRWUi7…``, not ``registry_key = "docker.io"``).
+_MAYBE_OWNERS = frozenset(b"host node registry sync path index request".split())
 _VENDORS = frozenset(
     b"cloudflare heroku stripe github gitlab slack twilio sendgrid mailgun mailchimp datadog "
     b"sentry npm pypi docker aws azure gcp openai anthropic shopify okta auth0 vault discord "
@@ -295,6 +299,8 @@ def name_is_secret(name: bytes) -> bool | None:
         return True
     if last in (b"key", b"token", b"keys", b"tokens") and before in _NOT_SECRET_OWNERS:
         return False
+    if last in (b"key", b"token") and before in _MAYBE_OWNERS:
+        return None
     if before in (b"public", b"pub", b"publishable") or last in _PROPERTIES:
         return False
     if last in _PLURALS:
