@@ -366,9 +366,11 @@ def compile_latin1(pattern: bytes) -> Searcher:
     options = re2.Options()
     options.never_capture = True
     # Its automaton's cache fills to the budget over a long and varied log, and is most of
-    # ``relay redact``'s peak memory: 64 MB took that to 66 MB on 37 MB of Python source
-    # (48 MB: 60 MB, and that source is read at 24 MB/s instead of 35).
-    options.max_mem = 48 << 20
+    # ``relay redact``'s peak memory: at 48 MB, 113 MB of Python source (the interpreter's
+    # library) took the process to 79 MB, at 16 MB to 56 MB, read in 5.8 CPU-s instead of
+    # 4.5 (that text's states are many). A build log's fit in 16 MB since the superset's
+    # program shrank (6,612 instructions): the 100 MB bench log's pass is as fast as at 48.
+    options.max_mem = 16 << 20
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
     return searcher(re2.compile(pattern, options), within=True)  # ``_ranges`` reads within
 
