@@ -512,32 +512,38 @@ def _kept_below(block: bytes, start: int, end: int) -> int:
     break), and past the lines that a line among them, or among those added, opens for a
     rule to read (``_lines_opened``). Each line is read once."""
     at = start
+    walked = 0  # where the last block scalar's lines end (a block inside it ends there too)
     while at < end:
         nl = block.find(b"\n", at, end)
         line_end = end if nl < 0 else nl + 1
-        end = max(end, _lines_opened(block, at, line_end))
+        opened, walked = _lines_opened(block, at, line_end, walked)
+        end = max(end, opened)
         at = line_end
     return end
 
 
-def _lines_opened(block: bytes, line: int, end: int) -> int:
+def _lines_opened(block: bytes, line: int, end: int, walked: int = 0) -> tuple[int, int]:
     """``end`` (the end of the line from ``line``, past its break), or past the lines it
     opens: a YAML block scalar's indented and blank lines (``password: |``), a secret's
     triple-quoted string, the line below an access key id (``commands.lines_below``), a
     here-document's first line, an HCL variable block to its default. Read here, not by
     the prefilter's regex, because another find that begins earlier on the line takes
     the regex's match (and, read from each line's start, they cost it a tenth of its
-    work)."""
+    work). ``walked``: where a block scalar's lines already read end; a line before it is
+    in that block, and its own block ends there too (a block of ``key: |`` lines is read
+    once, not once a line). Returns the end and the walked end."""
     opened = max(
         lines_below(block, line, end),
         heredoc_below(block, line, end),
         hcl_below(block, line, end),
     )
     if block.find(b"|", line, end) < 0 and block.find(b">", line, end) < 0:
-        return opened  # (most hit lines: no regex read)
+        return opened, walked  # (most hit lines: no regex read)
     text = block[line:end]  # (RE2's \z is the whole text's end: the line alone)
     if _BLOCK_SCALAR_LINE(text, 0, len(text))[0][0] < 0:
-        return opened
+        return opened, walked
+    if end < walked:
+        return max(walked, opened), walked
     size = len(block)
     while end < size:
         nl = block.find(b"\n", end)
@@ -545,7 +551,7 @@ def _lines_opened(block: bytes, line: int, end: int) -> int:
         if block[end] not in _INDENT and block[end:stop].strip():
             break  # a line that opens with text: the block is over
         end = stop  # an indented line, or a blank one
-    return max(end, opened)
+    return max(end, opened), end
 
 
 _INDENT = frozenset(b" \t")
