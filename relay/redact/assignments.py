@@ -21,7 +21,7 @@ import re2
 
 from relay.redact.expressions import close_runs_on, made_part
 from relay.redact.formats import is_named_placeholder
-from relay.redact.linear import line_searcher, searcher
+from relay.redact.linear import line_searcher, past_line, searcher
 from relay.redact.named import looks_random
 from relay.redact.placeholders import (
     is_named_placeholder_value,
@@ -601,13 +601,18 @@ _CONNECTION_KEYS = re.compile(
 )
 
 
+def _glued_equals(m: re.Match[bytes], start: int) -> bool:
+    """The separator is ``=`` and the value (from ``start``) follows it with no blank."""
+    return m.group("sep") == b"=" and m.end("sep") == start
+
+
 def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
     """The setting is a connection string's password after another part (``…;User Id=sa;
     Password=value;``: ADO.NET's, ODBC's, blanks after each ``;`` too), ``=`` with no blank
     around it, on a line that names a server, a database or a user as such strings do (not
     a URL's ``;jsessionid=…;password=…&x=1``): its value runs to the ``;``, an ``&`` or a
     bracket in it one of its characters, as a drawn password holds."""
-    if m.group("sep") != b"=" or m.end("sep") != start:
+    if not _glued_equals(m, start):
         return False
     if block[m.start() : m.start("sep")].lower() not in _CONNECTION_PASSWORD_KEYS:
         return False
@@ -623,9 +628,9 @@ def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
 def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:
     """The setting is a ``.env`` line's (or a compose list's item): ``NAME=value`` with no
     blank around the ``=``, the name opening its line."""
-    sep = m.start("sep")
-    if m.group("sep") != b"=" or m.end("sep") != start:
+    if not _glued_equals(m, start):
         return False
+    sep = m.start("sep")
     line = block.rfind(b"\n", 0, sep) + 1
     return _ENV_HEAD.fullmatch(block, line, sep) is not None
 
@@ -750,10 +755,7 @@ def hcl_below(block: bytes, line: int, end: int) -> int:
         if brace >= 0:
             reach = min(reach, brace)
     found = _HCL_DEFAULT(block, opened - 1, reach)[0][1]
-    if found <= end:
-        return end
-    stop = block.find(b"\n", found)
-    return len(block) if stop < 0 else stop + 1
+    return end if found <= end else past_line(block, found)
 
 
 # Names that name a secret: the keywords of the rules above, and ``key`` after its owner.

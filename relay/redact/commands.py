@@ -25,7 +25,7 @@ import re
 import urllib.parse
 
 from relay.redact.assignments import stands_in
-from relay.redact.linear import line_searcher
+from relay.redact.linear import line_searcher, past_line
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 from relay.redact.rules import Found, Kind, Rule, rule
 from relay.redact.shell import STDIN_READER, STDIN_READERS
@@ -352,19 +352,16 @@ def lines_below(block: bytes, line: int, end: int) -> int:
     on it (as ``_triple_span`` reads it), past the line below an access key id (the secret
     ``_aws_pair_span`` reads there); else ``end``. (Read in the prefilter's regex, those
     lines cost its automaton a counter of 64 lines, and states, on every word of a log.)"""
-    size = len(block)
     if block.find(b'"""', line, end) >= 0 or block.find(b"'''", line, end) >= 0:
         at, stop_at = line, end
         while at < stop_at and (opened := _TRIPLE_OPEN(block, at, stop_at)[0][1]) >= 0:
             close = block.find(block[opened - 3 : opened], opened, opened + _LONGEST)
             if close >= end:
-                stop = block.find(b"\n", close)
-                end = size if stop < 0 else stop + 1
+                end = past_line(block, close)
                 break
             at = opened
-    if _KEY_ID(block, line, end)[0][0] >= 0 and end < size:
-        stop = block.find(b"\n", end)
-        end = size if stop < 0 else stop + 1
+    if _KEY_ID(block, line, end)[0][0] >= 0 and end < len(block):
+        end = past_line(block, end)
     return end
 
 

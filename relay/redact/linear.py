@@ -61,12 +61,26 @@ def searcher(
     return public
 
 
-def line_searcher(pattern: bytes) -> Searcher:
-    """RE2's search for ``pattern`` in any case, every byte a character (Latin-1), no
-    groups: for the prefilter's second look at one hit line (``prefilter._ranges``), which
-    stays linear whatever a line holds (``re`` tried a quantified run again from each
-    place of a word on a megabyte's line)."""
+def latin1_searcher(pattern: bytes, *, max_mem: int | None = None) -> Searcher:
+    """RE2's search for ``pattern``, every byte a character (Latin-1: a line that is not
+    UTF-8 reads as any other), no groups; ``max_mem``: its automata's budget (RE2's default
+    else). Every caller reads within the text."""
     options = re2.Options()
     options.never_capture = True
+    if max_mem is not None:
+        options.max_mem = max_mem
     options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(b"(?i:" + pattern + b")", options), within=True)
+    return searcher(re2.compile(pattern, options), within=True)
+
+
+def line_searcher(pattern: bytes) -> Searcher:
+    """``latin1_searcher`` for ``pattern`` in any case: for the prefilter's second look at
+    one hit line (``prefilter._ranges``), which stays linear whatever a line holds (``re``
+    tried a quantified run again from each place of a word on a megabyte's line)."""
+    return latin1_searcher(b"(?i:" + pattern + b")")
+
+
+def past_line(block: bytes, at: int) -> int:
+    """Past the line break of the line that holds ``at`` (or the block's end)."""
+    stop = block.find(b"\n", at)
+    return len(block) if stop < 0 else stop + 1

@@ -13,9 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 
-import re2
-
-from relay.redact.linear import Searcher, searcher
+from relay.redact.linear import latin1_searcher
 
 # Filler: x, X, 0, *, #, dots, dashes and underscores, with a run of four (or three of the
 # symbols). A body is filler when nine in ten of its characters are: a format's own
@@ -41,18 +39,11 @@ _ASCENDING = (
 )
 
 
-def _latin1(pattern: bytes) -> Searcher:
-    """``pattern`` searched by RE2, every byte a character: one pass in C over a body, where
-    Python's ``re`` tries each alternative at each byte (what ``re`` finds, since the
-    patterns are ASCII and fold ASCII letters only, as ``re`` does on bytes)."""
-    options = re2.Options()
-    options.never_capture = True
-    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options), within=True)  # a whole body each time
-
-
-_WORDS_SEARCH = _latin1(_WORDS)
-_ASCENDING_SEARCH = _latin1(_ASCENDING)
+# Searched by RE2, every byte a character: one pass in C over a body, where Python's ``re``
+# tries each alternative at each byte (what ``re`` finds, since the patterns are ASCII and
+# fold ASCII letters only, as ``re`` does on bytes).
+_WORDS_SEARCH = latin1_searcher(_WORDS)
+_ASCENDING_SEARCH = latin1_searcher(_ASCENDING)
 MAX_PERIOD = 4  # ``123123123…``, ``abababab``: a short unit repeated is a document's filler
 MIN_DISTINCT = 3  # a body of eight or more characters with fewer distinct ones is filler
 

@@ -57,7 +57,7 @@ from relay.redact.assignments import HCL_SUPERSET, hcl_below
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.commands import TRIPLE_SUPERSET, lines_below
-from relay.redact.linear import Searcher, line_searcher, searcher
+from relay.redact.linear import Searcher, latin1_searcher, line_searcher, past_line
 from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
@@ -363,16 +363,12 @@ _MAX_BLANKS = 40  # the name/value pair may have this many blanks between its li
 
 def compile_latin1(pattern: bytes) -> Searcher:
     """The prefilter's regex: no groups, every byte a character."""
-    options = re2.Options()
-    options.never_capture = True
     # Its automaton's cache fills to the budget over a long and varied log, and is most of
     # ``relay redact``'s peak memory: at 48 MB, 113 MB of Python source (the interpreter's
     # library) took the process to 79 MB, at 16 MB to 56 MB, read in 5.8 CPU-s instead of
     # 4.5 (that text's states are many). A build log's fit in 16 MB since the superset's
     # program shrank (6,612 instructions): the 100 MB bench log's pass is as fast as at 48.
-    options.max_mem = 16 << 20
-    options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
-    return searcher(re2.compile(pattern, options), within=True)  # ``_ranges`` reads within
+    return latin1_searcher(pattern, max_mem=16 << 20)  # ``_ranges`` reads within
 
 
 @dataclass(frozen=True)
@@ -546,8 +542,7 @@ def _lines_opened(block: bytes, line: int, end: int, walked: int = 0) -> tuple[i
         return max(walked, opened), walked
     size = len(block)
     while end < size:
-        nl = block.find(b"\n", end)
-        stop = size if nl < 0 else nl + 1
+        stop = past_line(block, end)
         if block[end] not in _INDENT and block[end:stop].strip():
             break  # a line that opens with text: the block is over
         end = stop  # an indented line, or a blank one

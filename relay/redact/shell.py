@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from relay.redact.assignments import stands_in, value_end
-from relay.redact.linear import line_searcher
+from relay.redact.linear import line_searcher, past_line
 from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
@@ -360,8 +360,7 @@ def heredoc_below(block: bytes, line: int, end: int) -> int:
     when a here-document opens on it: its first line is what ``_heredoc_span`` reads."""
     if block.find(b"<<", line, end) < 0 or _HEREDOC_OPEN(block, line, end)[0][0] < 0:
         return end
-    stop = block.find(b"\n", end)
-    return len(block) if stop < 0 else stop + 1
+    return past_line(block, end)
 
 
 def _heredoc_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
