@@ -876,7 +876,12 @@ class FormatScanner:
         options.max_mem = 24 << 20
         options.encoding = re2.Options.Encoding.LATIN1  # type: ignore[attr-defined]
         self._options = options
-        self.search = re2.compile("|".join(anchors).encode(), options)
+        # In sorted order: RE2 factors the common beginning of neighbouring alternatives, so
+        # the automaton's states hold fewer places and cost less to build (the pass over the
+        # 100 MB bench log 0.41 -> 0.36 CPU-s while they are built). Which anchor matches
+        # at a hit does not matter: its rows are found from its bytes, in table order, and
+        # the search goes on from the find's end at the latest (``finds``).
+        self.search = re2.compile("|".join(sorted(anchors)).encode(), options)
         self.anchor_search: Searcher = searcher(self.search, within=True)
         self._anchor_at: Searcher = searcher(self.search, anchored=True, within=True)
         # The pass with riders (``riders``): the anchors' regex and theirs, by their patterns;
@@ -981,6 +986,7 @@ class FormatScanner:
                     break  # a find, or ``_FILLER``: no other row
             if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
+                pos = min(pos, done)  # (the anchor's hit may run past the token)
                 _ride(block, hs + 1, pos, riding)
                 yield found
             else:

@@ -231,8 +231,13 @@ _OTHER_KEYWORDS = (  # all but ``pass``, and ``pw`` as a word of its own (``DB_P
 )
 # The rest of a name after its keyword, as the assignment rules read it (not a plural).
 _NAME_REST = r"(?:[a-z0-9_.\-]*[a-rt-z0-9_.\-]|[a-z0-9_.\-]*[sl]s)"
-_NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
-_SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
+# In alphabetical order: RE2 factors the common beginning of neighbouring alternatives
+# (``pass|passphrase|password`` reads as ``pass(?:|phrase|word)``), so the automaton reads
+# each word's first letters once, and its states, holding fewer places, cost less to build
+# (the words' pass over the 100 MB bench log 0.38 -> 0.35 CPU-s while its states are built;
+# which word matches does not matter here: whatever follows it ends the match the same).
+_NAME_WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}))
+_SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}))
 # After a YAML block scalar's name and colon: a tag and an anchor maybe, ``|`` or ``>``, the
 # line's end. (The block's indented and blank lines below it are the hit's too:
 # ``_lines_opened`` keeps them, after any hit on such a line.)
