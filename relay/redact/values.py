@@ -89,8 +89,8 @@ _NOT_SECRET_OWNERS = frozenset(
     b"foreign primary sort partition bucket cache hash range row column object map dict "
     b"lookup group shard sharding idempotency dedup dedupe composite unique natural "
     b"surrogate translation i18n message locale label field attribute attr prop property "
-    b"entry item element node record event state public publishable pub host known list "
-    b"tag metadata meta param query order join lock trace span request correlation cursor "
+    b"entry item element record event state public publishable pub known list "
+    b"tag metadata meta param query order join lock trace span correlation cursor "
     b"page pagination continuation cancellation cancel pad eos bos unk sep cls mask "
     b"eof start end special s3 file route storage_class sql".split()
 )
