@@ -539,7 +539,9 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 if _code_string(prefix, block[start:end]):
                     return None  # f"{user}:{password}", r"[^{}]+": a template, a pattern
             end = value_end(block, quote, start, end)
-            env = name == "v" and _env_line(block, m, start)
+            env = _ENV_VALUE if name == "v" and _env_line(block, m, start) else None
+            if name == "v" and env is None and (env := _env_flag_value(block, m, start)):
+                end = start  # (a quoted flag's value is read from its start to its quote)
             part = name == "v" and not env and _connection_part(block, m, start)
             ticks = end - start > 2 and block[start] == block[end - 1] == 96  # `…`
             go_raw = bool(m.group("go")) and ticks
@@ -560,7 +562,7 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 # ``SECRET_KEY=p@8i#4a&)ek+@ct)br4``, ``- DB_PASSWORD=Xq7,Lp2z``: a .env or a
                 # compose list's value runs to its blank, marks and brackets and all (a
                 # connection string's part to its ``;``)
-                runs_to = _PART_VALUE if part else _ENV_VALUE
+                runs_to = env or _PART_VALUE
                 end = runs_to.match(block, end).end()  # type: ignore[union-attr]
                 return None if _stands_for_one(block, start, end) else (start, end)
             if _stands_for_one(block, start, end):
@@ -623,6 +625,38 @@ def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
         return False
     line = max(block.rfind(b"\n", 0, before) + 1, before - 1024)
     return _CONNECTION_KEYS.search(block, line, before) is not None
+
+
+# ``docker run -e NAME=V`` (``--env``, ``--env=``; podman's, kubectl run's): the setting is
+# the flag's argument, a shell word. Quoted (``-e 'NAME=V'``, ``-e "NAME=V"``), its value is
+# the quote's whole inside; bare, it runs to its blank, an ``&`` inside the word its own
+# (``Tr0ub4dor&GY7rVR``) but not ``&&``, ``&>`` or an ``&`` that ends the word (operators).
+_ENV_FLAG = re.compile(rb"(?:-e|--env)(?:[ \t]{1,8}|=)\Z")
+_ENV_FLAG_NAME = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_FLAG_VALUES = {
+    b"": re.compile(rb"(?:[^\s\"'`&]++|&(?=[^&\s>]))*+"),
+    b"'": re.compile(rb"[^'\r\n]*+"),
+    b'"': re.compile(rb'(?:[^"\\\r\n]++|\\[^\r\n])*+'),
+}
+
+
+def _env_flag_value(block: bytes, m: re.Match[bytes], start: int) -> re.Pattern[bytes] | None:
+    """How far the value of ``-e NAME=V`` (or ``--env``) runs, when the setting is that
+    flag's argument (``=`` glued to the name and the value); None when it is not."""
+    if not _glued_equals(m, start):
+        return None
+    at = m.start()
+    floor = max(at - 128, block.rfind(b"\n", 0, at) + 1)
+    while at > floor and block[at - 1] in _ENV_FLAG_NAME:
+        at -= 1
+    if at == m.start("sep") or block[at] in b"0123456789":
+        return None
+    quote = block[at - 1 : at] if at > floor and block[at - 1] in b"\"'" else b""
+    at -= len(quote)
+    flag = _ENV_FLAG.search(block, max(floor, at - 16), at)
+    if flag is None or (flag.start() > floor and block[flag.start() - 1] not in b" \t"):
+        return None
+    return _FLAG_VALUES[quote]
 
 
 def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:

@@ -34,19 +34,43 @@ def test_a_drawn_value_under_an_owner_qualified_secret_name_is_masked(name: str)
     assert DRAWN not in redacted(f"{name}{DRAWN}\n")
 
 
-@pytest.mark.xfail(strict=True, reason="a docker -e value is cut at its &")
 @pytest.mark.parametrize(
     "line",
     [
         "+ docker run -e 'MYSQL_ROOT_PASSWORD=Tr0ub4dor&GY7rVR' mysql:8",
         'docker run -e "MYSQL_ROOT_PASSWORD=Tr0ub4dor&GY7rVR" mysql:8',
         "docker run --env MYSQL_ROOT_PASSWORD=Tr0ub4dor&GY7rVR mysql:8",
+        "docker run --env=MYSQL_ROOT_PASSWORD=Tr0ub4dor&GY7rVR mysql:8",
+        "docker run -e 'MYSQL_ROOT_PASSWORD=Tr0ub4dor & GY7rVR' mysql:8",
     ],
 )
 def test_a_password_with_an_ampersand_in_docker_run_env_is_masked_whole(line: str) -> None:
     """The same value is masked whole in YAML, JSON, .env and flags; after ``docker run -e``
-    the part after ``&`` is left (``[redacted:secret]&GY7rVR``)."""
+    the part after ``&`` was left (``[redacted:secret]&GY7rVR``)."""
     assert "GY7rVR" not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "out"),
+    [
+        (
+            "docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor && echo started",
+            "docker run -e MYSQL_ROOT_PASSWORD=[redacted:secret] && echo started",
+        ),
+        (
+            "docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor& wait",
+            "docker run -e MYSQL_ROOT_PASSWORD=[redacted:secret]& wait",
+        ),
+        (
+            "docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor&>run.log",
+            "docker run -e MYSQL_ROOT_PASSWORD=[redacted:secret]&>run.log",
+        ),
+    ],
+)
+def test_a_shell_operator_after_a_docker_run_env_value_is_kept(line: str, out: str) -> None:
+    """A bare ``-e`` value is a shell word: an ``&`` that ends it, or opens ``&&`` or
+    ``&>``, is the shell's."""
+    assert redacted(line + "\n") == out + "\n"
 
 
 # --- false alarms ---------------------------------------------------------------------------
