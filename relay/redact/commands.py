@@ -9,8 +9,10 @@ secret as plain text.
 - ``password%3DVALUE`` (a form or a query string encoded once more, inside a URL).
 - PowerShell's ``ConvertTo-SecureString "…" -AsPlainText``, ``echo … | docker login
   --password-stdin`` and ``gh auth login --with-token <<< …`` (every command that reads a
-  password on its standard input, piped or as a here-string), and ``gh secret set NAME
-  --body …``.
+  password on its standard input, piped or as a here-string, a secret store's ``docker
+  secret create NAME -`` and ``gcloud secrets versions add`` among them), ``gh secret set
+  NAME --body …``, ``aws ssm put-parameter … --value …`` and ``az keyvault secret set …
+  --value …``.
 - GitHub Actions' older workflow commands, ``::set-output name=token::…`` (and
   ``::save-state``), and an XML element that a secret's word names, ``<secret value="…"/>``.
 
@@ -234,10 +236,25 @@ def _element_value_span(block: bytes, m: re.Match[bytes]) -> Found:
     return _argument(block, m) if name_is_secret(name) is True else None
 
 
-# gh secret set NAME --body VALUE (-b VALUE, --body=VALUE)
+# gh secret set NAME --body VALUE (-b VALUE, --body=VALUE); what a secret store's command
+# keeps: ``aws ssm put-parameter … --value V`` (whatever its ``--type``: a String's value
+# is read as any), ``az keyvault secret set … --value V``
+_STORES = rb"gh[ \t]+secret[ \t]+set|keyvault[ \t]+secret[ \t]+set|put-parameter"
 GH_SECRET = (
-    rb"gh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body[ =]|-b[ \t]+)[ \t]*" + _QUOTED_ARG
+    rb"(?:gh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body[ =]|-b[ \t]+)"
+    rb"|(?:keyvault[ \t]+secret[ \t]+set|put-parameter)[ \t]+[^\n|;&]{0,200}?--value[ =])"
+    rb"[ \t]*" + _QUOTED_ARG
 )
+
+
+def _stored_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The argument, unless it names a file that holds the value (``--value
+    file://secret.txt``: the CLI reads it from there)."""
+    found = _argument(block, m)
+    if found and block[found[0] : found[0] + 8].lower().startswith((b"file://", b"fileb://")):
+        return None
+    return found
+
 
 # A password in a sentence: ``the admin password is Xk9#mQ2v``, ``login with password
 # "Hunter2!x"``, ``passphrase: correct horse battery staple`` (plain words to the line's end).
@@ -376,7 +393,7 @@ SUPERSETS: tuple[str, ...] = (
     _HERE_STRING_GATE.decode(),
     r"::(?:set-output|save-state)[ \t]",
     _SEEK_ELEMENT_VALUE.decode(),
-    r"gh[ \t]+secret[ \t]+set[ \t]",
+    r"(?:" + _STORES.decode() + r")[ \t]",  # gh secret set, a secret store's --value
     r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
     r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
     r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s]",
@@ -399,7 +416,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         PIPED,
         lower=True,
         check=_argument,
-        gate=rb"-stdin|chpasswd|with-token",
+        gate=rb"-stdin|chpasswd|with-token|secrets?[ \t]+(?:create|versions)",
         seek=rb"(?:echo|printf)[ \t]",
     ),
     rule(Kind.SECRET, HERE_STRING, lower=True, check=_here_string_span, gate=_HERE_STRING_GATE),
@@ -426,7 +443,14 @@ COMMAND_RULES: tuple[Rule, ...] = (
         gate=rb"identified[ \t]|password[ \t]*(?:e?'|\$)",
         seek=rb"create|alter|grant",
     ),
-    rule(Kind.SECRET, GH_SECRET, lower=True, check=_argument, gate=rb"gh[ \t]+secret"),
+    rule(
+        Kind.SECRET,
+        GH_SECRET,
+        lower=True,
+        check=_stored_span,
+        gate=rb"gh[ \t]+secret|keyvault[ \t]+secret|put-parameter",
+        seek=_STORES,
+    ),
     rule(
         Kind.SECRET,
         PROSE,

@@ -341,11 +341,17 @@ NETRC_SUPERSET = r"(?:machine[ \t]|default[ \t])[^\n]*[ \t]password[ \t]"
 # | docker login --password-stdin``, ``chpasswd <<EOF``): its first line is the secret.
 STDIN_HEREDOC = rb"(?P<head><<-?[ \t]*['\"]?(?P<tag>[a-z_][a-z0-9_]*)['\"]?)[^\n]*\n(?P<pw>[^\n]+)"
 # What such a command says (lowered): docker's and its kin's ``--password-stdin``, ``gh auth
-# login --with-token``, ``chpasswd``, ``passwd --stdin`` (``STDIN_READERS``: its superset).
-STDIN_READERS = rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin"
+# login --with-token``, ``chpasswd``, ``passwd --stdin``, and a secret store's that keeps what
+# it reads (``docker secret create NAME -``, podman's, ``gcloud secrets versions add NAME
+# --data-file=-``, ``gcloud secrets create``) (``STDIN_READERS``: its superset).
+STDIN_READERS = (
+    rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin"
+    rb"|secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add"
+)
 STDIN_READER = re.compile(
     rb"pass(?:word)?-stdin|with-token"
     rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
+    rb"|(?:^|[\s|;&(])(?:secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add)[ \t]"
 )
 STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
 # Where a here-document opens, for the prefilter: it keeps the line below with any hit on

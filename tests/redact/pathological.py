@@ -89,6 +89,12 @@ HAND_WRITTEN: dict[str, bytes] = {
     "set-output": b"::set-output name=token::",
     "element-value": b"<secret a='b' value=",
     "rust-reference": b"let token: &'static ",
+    # a docker run -e value read as a shell word (bare with its &, or to its quote), a
+    # secret store's --value that never comes, and a secret store reading a pipe
+    "env-flag-ampersand": b"--env password=a&",
+    "env-flag-quoted": b"-e 'password=a",
+    "secret-store-value": b"put-parameter --name a ",
+    "secret-store-pipe": b"echo a | docker secret create ",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",
