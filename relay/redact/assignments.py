@@ -411,6 +411,11 @@ _CALL = re.compile(rb"[(\[]")
 
 _NAME_PATH = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 _CLOSE = re.compile(rb"[^\r\n]{0,4096}?\)")
+# A name as the first argument, the line ending after its comma: the arguments run on
+# below (``ConfigValue(credentials.access_key,``).
+_NAME_ARGUMENT_ENDS_LINE = re.compile(
+    rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[ \t]*+,[ \t]*+(?:\r?\n|\Z)"
+)
 _OPEN_TO_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
 
 
@@ -440,6 +445,7 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
     return bool(
         _CLOSE.match(block, end)
         or _OPEN_TO_LINE_END.match(block, end + 1)
+        or _NAME_ARGUMENT_ENDS_LINE.match(block, end + 1)
         or b"." in block[start:end]
         or block[end + 1 : end + 2] in (b'"', b"'")
     )
