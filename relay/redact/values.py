@@ -211,7 +211,7 @@ _QUOTED_TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*[ \t]|ENC\[")
 _QUOTES = (b'"', b"'", b"`")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
 # A reStructuredText role and its target (``:py:class:`~pkg.Credentials```)
-_ROLE = re.compile(rb":[a-z]+(?::[a-z]+)*:`[^`\s]+`?")
+_ROLE = re.compile(rb":[a-z]+(?::[a-z]+)*:`~?(?P<target>[A-Za-z_][A-Za-z0-9_.]*)(?:\(\))?`?")
 # A dotted setting's name: words in small letters (a short number in them), the last a
 # camel-case name (``fs.s3.enableServerSideEncryption``, ``spark.hadoop.fs.s3a.accessKey``)
 _SETTING_PATH = re.compile(rb"(?:[a-z][a-z0-9]{0,15}\.){1,6}(?P<last>[a-z]+(?:[A-Z][a-z]+)+)")
@@ -425,7 +425,7 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
         tail = fallback.group("tail").rstrip(b";,) \t")
         return tail.strip(b"\"'`") == b"" or value_is_not_secret(tail)
-    if _ROLE.fullmatch(v):
+    if (role := _ROLE.fullmatch(v)) and not made_part(role["target"]):
         return True  # ``:py:class:`~botocore.credentials.Credentials```: a docstring's role
     if in_quotes and (setting := _SETTING_PATH.fullmatch(v)) and named_identifier(setting["last"]):
         return True  # ``'fs.s3.enableServerSideEncryption'``: a setting's name

@@ -112,3 +112,32 @@ def test_a_value_stored_as_a_secret_by_a_cli_is_masked(line: str) -> None:
     """``gh secret set X --body V`` and ``aws secretsmanager … --secret-string V`` are
     masked; the same value given to SSM, Key Vault, docker secret or gcloud secrets is not."""
     assert DRAWN not in redacted(line + "\n")
+
+
+HEX = "94c0e7614a621909791d2bbd9a9533d87fcaa383c936fd74381887c6c3c76625"
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        # the shapes read as code above, with a drawn value in them
+        (f'first_token = "{DRAWN}"', DRAWN),
+        (f"first_token = {DRAWN}", DRAWN),
+        (f"node.last_token = {DRAWN}", DRAWN),
+        (f"access_key = ConfigValue({DRAWN},", DRAWN),
+        (f'AUTH_SERVICE_TOKEN = "{DRAWN}"', DRAWN),
+        (f"EMRFS_SSE_KEY = 'fs.s3.{DRAWN}'", DRAWN),
+        (f"class Client(Base, token={DRAWN}):", DRAWN),
+        (f"password: :py:class:`{DRAWN}`", DRAWN),
+        (f"if ready: token = {DRAWN}", DRAWN),
+        # a password may be a word: only a drawn secret's name makes a word a variable
+        ("password = hunter", "hunter"),
+        # a digest alone, or words that are drawn, or a name that owns the key
+        (f"    key: {HEX}", HEX),
+        (f"    key: Xkq9-Tzmw-{HEX}", HEX),
+        (f"api_key: Linux-node-{HEX}", HEX),
+        (f"ssh_key: Linux-node-{HEX}", HEX),
+    ],
+)
+def test_a_secret_in_the_shapes_read_as_code_is_masked(line: str, value: str) -> None:
+    assert value not in redacted(line + "\n")
