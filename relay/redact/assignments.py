@@ -411,6 +411,19 @@ _CALL = re.compile(rb"[(\[]")
 
 _NAME_PATH = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 _CLOSE = re.compile(rb"[^\r\n]{0,4096}?\)")
+# A name as the first argument, the line ending after its comma: the arguments run on
+# below (``ConfigValue(credentials.access_key,``).
+_NAME_ARGUMENT_ENDS_LINE = re.compile(
+    rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+[ \t]*+,[ \t]*+(?:\r?\n|\Z)"
+)
+
+
+def _name_argument_ends_line(block: bytes, at: int) -> bool:
+    """A name that looks named is the first argument, and the line ends after its comma."""
+    m = _NAME_ARGUMENT_ENDS_LINE.match(block, at)
+    return m is not None and not made_part(block[at : m.end()])
+
+
 _OPEN_TO_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
 
 
@@ -440,6 +453,7 @@ def _is_call(block: bytes, start: int, end: int) -> bool:
     return bool(
         _CLOSE.match(block, end)
         or _OPEN_TO_LINE_END.match(block, end + 1)
+        or _name_argument_ends_line(block, end + 1)
         or b"." in block[start:end]
         or block[end + 1 : end + 2] in (b'"', b"'")
     )

@@ -278,7 +278,7 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
             key_start = spans[key_at][0]
             key = lowered[lowered.rfind(b"<", 0, key_start) + 1 : spans[key_at][1]]
         named_by = _NAME_OF.get(name)
-        if named_by is not None and _a_cache_key(lowered, spans[named_by]):
+        if named_by is not None and _a_cache_key(lowered, spans[named_by], block[start:end]):
             return None
         if name in _NAME_ENOUGH and key is not None:
             if not _ANY_WORD_RE.search(key):
@@ -303,12 +303,40 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
 _CACHE_KEY = re.compile(rb"(?:^|[^a-z0-9])(?:from|with|cache|primary|restore)[ \t_.\-]{1,3}$")
 
 
-def _a_cache_key(lowered: bytes, span: tuple[int, int]) -> bool:
-    """The name is ``key`` alone, after a word that makes it a cache's key."""
+# A cache key's value: words or versions joined by dashes, then a hex digest
+# (``Linux-node-94c0…``, ``setup-python-Linux-x64-python-3.11.6-pip-94c0…``).
+_CACHE_KEY_VALUE = re.compile(rb"(?P<words>(?:[A-Za-z0-9._]{1,24}-){2,16})[0-9a-f]{32,128}")
+# A part of it: a word one can say (maybe with a short number: ``x64``, ``py311``), or a
+# version (``3.11.6``, ``v20``).
+_CACHE_WORD = re.compile(rb"[A-Za-z]{1,16}[0-9]{0,3}|v?[0-9]{1,4}(?:\.[0-9]{1,4}){0,3}")
+
+
+def _a_cache_key(lowered: bytes, span: tuple[int, int], value: bytes = b"") -> bool:
+    """The name is ``key`` alone, after a word that makes it a cache's key, or before a
+    value shaped as one: named words before a hex digest (a key's drawn characters are
+    no words, and ``key: 3f9a…``, a digest alone, stays a secret)."""
     start, end = span
     if start < 0 or lowered[start:end] != b"key":
         return False
-    return _CACHE_KEY.search(lowered, max(0, start - 12), start) is not None
+    if _CACHE_KEY.search(lowered, max(0, start - 12), start) is not None:
+        return True
+    if start > 0 and lowered[start - 1] in _NAME_CHARS:
+        return False  # ``signing-key``, ``ssh_key``: a name that ends in ``key``
+    m = _CACHE_KEY_VALUE.fullmatch(value.strip())
+    if m is None:
+        return False
+    words = m.group("words")[:-1].split(b"-")
+    return all(_CACHE_WORD.fullmatch(w) and not _unsaid(w) for w in words)
+
+
+_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _unsaid(word: bytes) -> bool:
+    """Letters no one says (``Xkqm``, ``qzrt``): no vowel, or four consonants in a row; an
+    abbreviation of three letters at most may have none (``x64``, ``npm``)."""
+    letters = bytes(c for c in word if chr(c).isalpha())
+    return len(letters) > 3 and _UNSAID.search(letters) is not None
 
 
 def _group(text: bytes, span: tuple[int, int]) -> bytes | None:

@@ -133,6 +133,9 @@ REFERENCE = re.compile(
     rb"|\[(?:parameters|variables|reference|concat|format|listKeys)\([^\r\n]*\)\]"
     rb"|#\{[A-Za-z_][A-Za-z0-9_.\-]*\}#?|@@[A-Za-z_][A-Za-z0-9_]*@@|__[A-Z][A-Z0-9_]*__"
     rb"|\$__(?:env|file)\{[^}\r\n]*\}"
+    # Symfony's environment variable processors (``%env(DB_PASSWORD)%``,
+    # ``%env(resolve:DATABASE_URL)%``)
+    rb"|%env\((?:[a-z_\-]+:)*[A-Za-z_][A-Za-z0-9_]*\)%"
     # a XAML markup extension (``{Binding Password}``, ``{StaticResource Key}``)
     rb"|\{(?:Binding|TemplateBinding|StaticResource|DynamicResource|x:[A-Za-z]+)"
     rb"(?:[ ,][^{}\r\n]*)?\}"

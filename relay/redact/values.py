@@ -31,6 +31,7 @@ from relay.redact.expressions import (
     is_same_variable,
     made_part,
 )
+from relay.redact.named import named_identifier
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 
 # What stands before a value: its name, maybe a closing quote or bracket, the separator, and
@@ -80,6 +81,8 @@ _PROPERTIES = frozenset(
     b"time date timestamp strength complexity iterations rounds algorithm alg input box "
     b"button form prompt placeholder visible visibility toggle reset change changed forgot "
     b"down up press pressed released binding bindings map mapping lookup location".split()
+    # what serves, loads or checks one (``AUTH_SERVICE``, ``token_loader_cls``)
+    + b"service services server loader cls".split()
     # a public digest of the secret, not the secret (``key_fingerprint``, ``key_sha256``)
     + b"fingerprint fingerprints checksum sha1 sha256 sha512 md5".split()
 )
@@ -207,6 +210,11 @@ _TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*(?:[ \t]|$)|ENC\[")
 _QUOTED_TAG = re.compile(rb"!!?[A-Za-z][A-Za-z0-9]*[ \t]|ENC\[")
 _QUOTES = (b'"', b"'", b"`")
 _SEGMENT = rb"[A-Za-z_$][A-Za-z0-9_$]*"
+# A reStructuredText role and its target (``:py:class:`~pkg.Credentials```)
+_ROLE = re.compile(rb":[a-z]+(?::[a-z]+)*:`~?(?P<target>[A-Za-z_][A-Za-z0-9_.]*)(?:\(\))?`?")
+# A dotted setting's name: words in small letters (a short number in them), the last a
+# camel-case name (``fs.s3.enableServerSideEncryption``, ``spark.hadoop.fs.s3a.accessKey``)
+_SETTING_PATH = re.compile(rb"(?:[a-z][a-z0-9]{0,15}\.){1,6}(?P<last>[a-z]+(?:[A-Z][a-z]+)+)")
 _SNAKE_PATH = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
 # A call: a name (a path of names), its bracket, and the bracket's close further on
@@ -233,7 +241,7 @@ _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456
 _FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
 # A variable's name as the value: snake case with a secret word for one of its parts
 # (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
-_SNAKE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+_SNAKE_VARIABLE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 _CAMEL = re.compile(rb"[a-z]+(?:[A-Z][a-z]+){1,3}")
 _SECRET_PARTS = frozenset(
     b"pubkey password passwd secret token key apikey api auth cookie cookies credential "
@@ -417,6 +425,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
         tail = fallback.group("tail").rstrip(b";,) \t")
         return tail.strip(b"\"'`") == b"" or value_is_not_secret(tail)
+    if (role := _ROLE.fullmatch(v)) and not made_part(role["target"]):
+        return True  # ``:py:class:`~botocore.credentials.Credentials```: a docstring's role
+    if in_quotes and (setting := _SETTING_PATH.fullmatch(v)) and named_identifier(setting["last"]):
+        return True  # ``'fs.s3.enableServerSideEncryption'``: a setting's name
     if _DOTTED.fullmatch(v) and not made_part(v) and (not in_quotes or _SNAKE_PATH.fullmatch(v)):
         # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``; within
         # quotes a string, which names a path only in lower case (``"settings.db_password"``)
@@ -429,10 +441,19 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         return True  # ``sm_pat_``: a token's prefix alone
     if _MASKED.search(v) or (b"::" in v and not made_part(v)):
         return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
-    variable = len(v) < 48 and (_SNAKE.fullmatch(v) or _CAMEL.fullmatch(v))
+    variable = len(v) < 48 and (_snake_variable(v) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
         return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
     return is_named_placeholder_value(v, counted=words) or _one_char_run(v)
+
+
+def _snake_variable(value: bytes) -> bool:
+    """A variable's or a constant's name in snake case: each part in one case
+    (``AWS_ACCESS_KEY_ID``, ``struct_X509_pubkey_st``), none drawn; ``Secret_Pass_2024``
+    is a password."""
+    if not _SNAKE_VARIABLE.fullmatch(value) or made_part(value):
+        return False
+    return all(p.islower() or p.isupper() or p.isdigit() for p in value.split(b"_"))
 
 
 def _is_reference_head(head: bytes) -> bool:
@@ -498,6 +519,9 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         # ``#define EVP_PKEY_EC NID_X9_62_id_ecPublicKey``: a macro's alias;
         # ``#define SN_setct_PANToken "setct-PANToken"``: its name as a string
         return True
+    base = block[end : end + 1] in (b")", b",") and _NAME_PATH.fullmatch(value) and not made
+    if base and _CLASS_HEAD.match(block, line, start):
+        return True  # ``class CrtS3SigV4AsymQueryAuth(CrtSigV4AsymQueryAuth):``: a base
     if _C_API_MACRO.search(block, max(0, start - 64), start) and block[end : end + 8].lstrip(
         b" \t"
     ).startswith((b"(", b")")):
@@ -525,6 +549,11 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     if _JS_BINDING.match(block, line, start) and alias and not made:
         return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
         # literal in JavaScript is quoted)
+    if bare(block, start) and _PLAIN_WORD.fullmatch(value):
+        if _STATEMENT_HEAD.match(block, line) and block.rfind(b":", line, start) > 0:
+            return True  # ``if ttype == tokenize.NEWLINE: break``: a statement after its head
+        if _drawn_kind(name) and _SPACED_EQUALS.search(block, max(line, start - 8), start):
+            return True  # ``first_token = prev``: a token is drawn, never a word; a variable
     if _spells_the_name(name, value):
         return True  # ``#define SN_setct_PANToken "setct-PANToken"``: the name as a string
     if bare(block, start) and not made and is_same_variable(name, value):
@@ -575,6 +604,24 @@ _LEXER_WORD = re.compile(rb"[a-z_]{1,12}|[^\sA-Za-z0-9]{1,3}")
 _COMPARED = re.compile(rb"[ \t]*[=!]==?[ \t]*[\"']$")
 
 
+# A variable's name in small letters, no digit: code reads it where a value would be.
+_PLAIN_WORD = re.compile(rb"[a-z]{2,16}")
+_SPACED_EQUALS = re.compile(rb"[ \t]=[ \t]+$")
+# A compound statement's head in code, to its colon (``if …:``, ``while …:``).
+_STATEMENT_HEAD = re.compile(rb"[ \t]*+(?:if|elif|while|for|with|except)[ \t(]")
+# Names of secrets that a machine draws (a token, a key, a cookie), never a word one chose.
+_DRAWN_WORDS = frozenset(b"token key apikey cookie session credential credentials".split())
+
+
+def _drawn_kind(name: bytes) -> bool:
+    """The name's last word (its qualifiers aside) is a drawn secret's: a token's, a key's
+    (``first_token``, ``ruleOrToken``); a password may well be a word."""
+    words = name_words(name)
+    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
+        words.pop()
+    return bool(words) and (words[-1] in _DRAWN_WORDS or words[-1].endswith((b"token", b"key")))
+
+
 def _spells_the_name(name: bytes, value: bytes) -> bool:
     """The value is the name itself, or its last words, in another case or with other
     separators: a constant's text, not a secret."""
@@ -613,6 +660,11 @@ _C_API_MACRO = re.compile(
     rb"[ \t*]+)?)$"
 )
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_PATH = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
+# A class's definition up to one of its bases (Python's ``class Name(Base, ``).
+_CLASS_HEAD = re.compile(
+    rb"[ \t]*+class[ \t]++[A-Za-z_][A-Za-z0-9_]*+[ \t]*+\((?:[^()\r\n]*,[ \t]*)?$"
+)
 
 
 _SLOT_HEAD = re.compile(rb"<[A-Za-z_][\w.-]*:")
