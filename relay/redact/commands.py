@@ -139,6 +139,27 @@ IDENTIFIED = (
 )
 
 
+# Other SQL that sets a password: MySQL's ``SET PASSWORD [FOR user] = 'pw'`` (or ``=
+# PASSWORD('pw')``, as older servers had it) and the current password an ``ALTER USER …
+# REPLACE 'pw'`` names; SQL Server's ``sp_addlogin 'login', 'pw'``; MongoDB's
+# ``db.changeUserPassword("user", "pw")``. Each read from its statement's words (``SQL_SEEK``),
+# the literal's quotes as SQL writes them (a quote inside doubled).
+_SQL_ARG = rb"(?:n?'[^'\r\n]{0,256}'|\"[^\"\r\n]{0,256}\"|[a-z0-9_@.]{1,128})"
+SQL_SETS = (
+    rb"(?<![a-z0-9_])(?:set[ \t]+password[ \t]*(?:for[ \t]+[^\n=;]{1,200}?)?=[ \t]*"
+    rb"(?:password[ \t]*\([ \t]*)?"
+    rb"|(?:alter[ \t]+user|set[ \t]+password)[^\n;]{0,300}?[ \t]replace[ \t]+"
+    rb"|(?:sp_addlogin|changeuserpassword)[ \t]*\(?[ \t]*" + _SQL_ARG + rb"[ \t]*,[ \t]*)"
+    rb"(?:n?'(?P<sq>(?:[^'\r\n]|''){1,4096})'|\"(?P<dq>[^\"\r\n]{1,4096})\")"
+)
+SQL_SEEK = rb"set[ \t]+password|alter[ \t]+user|sp_addlogin|changeuserpassword"
+
+
+def _sql_sets_span(block: bytes, m: re.Match[bytes]) -> Found:
+    group = "sq" if m.group("sq") is not None else "dq"
+    return _secret_value(block, *m.span(group))
+
+
 # A word after the value that is no clause of the statement (``ACCOUNT UNLOCK``,
 # ``DEFAULT TABLESPACE``, ``REQUIRE SSL``): prose goes on.
 _PROSE_GOES_ON = re.compile(
@@ -389,6 +410,7 @@ SUPERSETS: tuple[str, ...] = (
     r"convertto-securestring",
     r"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]",
     r"password[ \t]*(?:e?'|\$[a-z_]{0,16}\$)",  # (PostgreSQL's, in ``IDENTIFIED``'s)
+    r"set[ \t]+password|[ \t]replace[ \t]+'|sp_addlogin|changeuserpassword",  # ``SQL_SETS``
     r"(?:echo|printf)[ \t][^\n]*\|[^\n]*(?:" + STDIN_READERS.decode() + ")",
     _HERE_STRING_GATE.decode(),
     r"::(?:set-output|save-state)[ \t]",
@@ -450,6 +472,14 @@ COMMAND_RULES: tuple[Rule, ...] = (
         check=_stored_span,
         gate=rb"gh[ \t]+secret|keyvault[ \t]+secret|put-parameter",
         seek=_STORES,
+    ),
+    rule(
+        Kind.SECRET,
+        SQL_SETS,
+        lower=True,
+        check=_sql_sets_span,
+        gate=rb"set[ \t]+password|alter[ \t]+user[^\n]*replace|sp_addlogin|changeuserpassword",
+        seek=SQL_SEEK,
     ),
     rule(
         Kind.SECRET,

@@ -95,6 +95,8 @@ HAND_WRITTEN: dict[str, bytes] = {
     "env-flag-quoted": b"-e 'password=a",
     "secret-store-value": b"put-parameter --name a ",
     "secret-store-pipe": b"echo a | docker secret create ",
+    "sql-set-password": b"set password for 'a",
+    "sql-replace": b"alter user a replace ",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",

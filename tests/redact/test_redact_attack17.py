@@ -151,23 +151,31 @@ def test_a_postgres_password_literal_in_other_quotes_is_masked(line: str) -> Non
             "ALTER USER bob WITH PASSWORD\n    'Xk9mP2vL8qR5wT7z';",
             marks=pytest.mark.xfail(strict=True, reason="a literal below its PASSWORD"),
         ),
-        # other statements that set a password (not read before this change either)
-        *(
-            pytest.param(
-                text, marks=pytest.mark.xfail(strict=True, reason="this statement is not read")
-            )
-            for text in (
-                "SET PASSWORD FOR 'bob'@'%' = 'Xk9mP2vL8qR5wT7z';",
-                "ALTER USER 'bob'@'localhost' IDENTIFIED BY 'NewZq8nR4tY6' "
-                "REPLACE 'Xk9mP2vL8qR5wT7z';",
-                "EXEC sp_addlogin 'bob', 'Xk9mP2vL8qR5wT7z';",
-                'db.changeUserPassword("bob", "Xk9mP2vL8qR5wT7z")',
-            )
-        ),
+        # other statements that set a password
+        "SET PASSWORD FOR 'bob'@'%' = 'Xk9mP2vL8qR5wT7z';",
+        "SET PASSWORD = PASSWORD('Xk9mP2vL8qR5wT7z');",
+        "ALTER USER 'bob'@'localhost' IDENTIFIED BY 'NewZq8nR4tY6' REPLACE 'Xk9mP2vL8qR5wT7z';",
+        "EXEC sp_addlogin 'bob', 'Xk9mP2vL8qR5wT7z';",
+        "EXEC sp_addlogin N'bob', N'Xk9mP2vL8qR5wT7z';",
+        'db.changeUserPassword("bob", "Xk9mP2vL8qR5wT7z")',
     ],
 )
 def test_a_sql_password_in_another_shape_is_masked(text: str) -> None:
     assert "Xk9mP2vL8qR5wT7z" not in redacted(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Set password for the admin account in the UI",
+        "SET PASSWORD FOR 'bob'@'%' = '${DB_PASSWORD}';",
+        "text = text.replace('a', 'b')",
+        "sed: replace 'foo' with 'bar' in every file",
+        "REPLACE INTO users VALUES ('bob', 'x');",
+    ],
+)
+def test_sql_words_without_a_password_literal_are_left_alone(line: str) -> None:
+    assert redacted(line) == line
 
 
 def test_a_postgres_password_with_a_doubled_quote_is_masked_whole() -> None:

@@ -81,6 +81,8 @@ NAMED = (
     "az keyvault secret set --vault-name kv --name db{n} --value '{v}'",
     "printf '{v}' | docker secret create db{n} - && echo -n {v} | gcloud secrets versions add a",
     "docker run --rm -e 'DB_PASSWORD={v}&{n}' -e \"API_TOKEN={v}&x\" --env KEY={v}&{n} a",
+    "SET PASSWORD FOR 'u{n}'@'%' = '{v}'; ALTER USER u IDENTIFIED BY 'x' REPLACE '{v}';",
+    "EXEC sp_addlogin N'u{n}', N'{v}'; db.changeUserPassword(\"u\", \"{v}\")",
     "GET /sso?next=%2F&password%3D{v} 302",
     "PW={v} DB_PW={v} passcode={v} master_key={v}",
     "ldappasswd -x -w {v} -s {v} uid=u{n} | openssl enc -k {v} | unzip -P{v} a.zip",
