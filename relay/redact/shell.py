@@ -25,10 +25,12 @@ _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
 # Without the leading dash: the shared dash rule supplies it. ``pgap`` tells ``-pVALUE``
 # (mysql) from ``-p VALUE`` (a registry login); a bare ``-p`` asks at the prompt.
 # Refused inside the regex, so that build logs cost no Python check each: a dash inside a
-# word (``site-packages``) and the compilers' and find's own -p flags (``-pg`` as a word of
-# its own: ``-pg+1jRoB/…`` is mysql's password).
+# word (``site-packages``), the compilers' -pthread, -pipe, -pedantic… and, as words of their
+# own (or before ``=``), find's and other tools' -p flags: ``-pg+1jRoB/…``, ``-pythonRocks24``
+# and ``-pathfinder9`` are mysql's passwords, ``-path '*.ibd'`` is find's.
 P_FLAG = (
-    rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic|(?:ie|ic|g)(?![^\s'\"])|rint|rune|ath|refix|rofile|ython)"
+    rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic"
+    rb"|(?:ie|ic|g|rint|rune|ath|refix|rofile|ython)(?![^\s'\"=]))"
     rb"(?P<pgap>[ \t]*)['\"]?" + _VALUE
 )
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).

@@ -202,18 +202,27 @@ def test_prose_with_grant_inside_a_word_is_left_alone(line: str) -> None:
     [
         # the other refused openings (find's -print, -path, the compilers' -pipe …) are
         # refused even glued to more, where mysql reads them as the password
-        *(
-            pytest.param(
-                line,
-                marks=pytest.mark.xfail(strict=True, reason="refused as another tool's flag"),
-            )
-            for line in ("mysql -u root -pythonRocks2024 app", "mysql -u root -pathfinder9Xk2 app")
-        ),
+        "mysql -u root -pythonRocks2024 app",
+        "mysql -u root -pathfinder9Xk2 app",
+        "mysql -u root -printer7Qz app",
     ],
 )
 def test_a_mysql_password_opening_like_another_tools_flag_is_masked(line: str) -> None:
     password = line.split(" -p", 1)[1].split()[0]
     assert password not in redacted(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "find /var/lib/mysql -path '*.ibd' -print",
+        "find /var/lib/mysql -name '*.ibd' -prune -o -print",
+        "mysql_config --cflags -prefix=/usr -pthread",
+        "+ swig -python -o mysql_wrap.c mysql.i",
+    ],
+)
+def test_another_tools_p_flag_on_a_mysql_line_is_left_alone(line: str) -> None:
+    assert redacted(line) == line
 
 
 # --- a connection string's password ---------------------------------------------------------
