@@ -123,18 +123,24 @@ def _argument(block: bytes, m: re.Match[bytes]) -> Found:
     return None
 
 
+# A literal as bash's xtrace (``set -x``) prints it inside a single-quoted argument, its
+# quotes written as '\'' or as '"'"' (``+ mysql -e 'CREATE USER … IDENTIFIED BY '\''pw'\'''``).
+_XTRACE_QUOTED = rb"'\\''(?P<xq>[^'\\\r\n]{1,4096})'\\''|'\"'\"'(?P<xd>[^'\"\r\n]{1,4096})'\"'\"'"
+
+
 # SQL that sets a user's password: ``CREATE USER … IDENTIFIED BY 'pw'`` (MySQL, MariaDB,
 # Oracle; ``ALTER``, ``GRANT``; MySQL's ``IDENTIFIED WITH plugin BY 'pw'``), quoted or bare
 # (a bind variable, ``:pw``, is none). The statement's words first: "identified by" alone
 # is prose's (``Problem identified by Eric Blake``).
 IDENTIFIED = (
     rb"(?<![a-z0-9_])(?:(?:create|alter)[ \t]+(?:user|role|login)|grant[ \t])[^\n;]{0,200}?(?:"
-    rb"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]+"
-    rb"(?:\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<w>[^\s\"'$:?;][^\s;]{0,4095}))"
+    rb"identified[ \t]+(?:with[ \t]+[a-z0-9_]+[ \t]+)?by[ \t]+(?:" + _XTRACE_QUOTED + rb"|"
+    rb"\"(?P<dq>[^\"\r\n]{1,4096})\"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<w>[^\s\"'$:?;][^\s;]{0,4095}))"
     # PostgreSQL's ``[WITH] [ENCRYPTED] PASSWORD 'pw'``: a string literal, whatever its shape
     # (``PASSWORD NULL`` sets none)
     # (an escape string E'…', a doubled quote inside, or dollar quotes $$…$$, $pw$…$pw$)
-    rb"|(?<![a-z0-9_])password[ \t]*(?:e?'(?P<pq>(?:[^'\r\n]|''){1,4096})'"
+    rb"|(?<![a-z0-9_])password[ \t]*(?:" + _XTRACE_QUOTED.replace(b"?P<x", b"?P<px") + rb"|"
+    rb"e?'(?P<pq>(?:[^'\r\n]|''){1,4096})'"
     rb"|\$(?P<tag>[a-z_]{0,16})\$(?P<pd>[^$\r\n]{1,4096}?)\$(?P=tag)\$))"
 )
 
@@ -169,7 +175,7 @@ _PROSE_GOES_ON = re.compile(
 
 
 def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
-    for group in ("pq", "pd"):
+    for group in ("xq", "xd", "pxq", "pxd", "pq", "pd"):
         if m.group(group) is not None:
             return _secret_value(block, *m.span(group))
     if m.group("w") is None:
