@@ -342,6 +342,19 @@ WEBHOOKS: tuple[tuple[str, str], ...] = (
     ),
     ("azure-function", "https://{5-10l}.azurewebsites.net/api/HttpTrigger?code={54u}=="),
     ("apps-script", "https://script.google.com/macros/s/AKfycb{66u}/exec"),
+    ("jira-automation", "https://automation.atlassian.com/pro/hooks/{40h}"),
+    (
+        "cloudflare-pages-deploy-hook",
+        "https://api.cloudflare.com/client/v4/pages/webhooks/deploy_hooks/{uuid}",
+    ),
+    ("render-deploy-hook", "https://api.render.com/deploy/srv-{20a}?key={11u}"),
+    ("zenduty", "https://www.zenduty.com/api/integration/generic/{uuid}/"),
+    (
+        "zoom-webhook",
+        "https://integrations.zoom.us/chat/webhooks/incomingwebhook/{22u}?format=full",
+    ),
+    ("bitrix24", "https://{5-10l}.bitrix24.com/rest/{1-3D}/{16a}/im.message.add.json"),
+    ("cronitor", "https://cronitor.link/p/{32h}/nightly-backup"),
 )
 
 CONNECTIONS: tuple[tuple[str, str], ...] = (
@@ -646,9 +659,10 @@ def _secret_of(token: str) -> str:
 
 
 def _webhook_secret(url: str) -> str:
-    """The part of a webhook URL that is the credential: its last long random piece."""
+    """The part of a webhook URL that is the credential: its longest piece of 16 characters
+    or more that holds no dot (a host's name is no credential: a portal's may be longer)."""
     pieces = [p for p in _split_url(url) if len(p) >= 16]
-    return max(pieces, key=len)
+    return max([p for p in pieces if "." not in p] or pieces, key=len)
 
 
 def _split_url(url: str) -> list[str]:

@@ -560,7 +560,7 @@ FORMATS: tuple[Format, ...] = (
     # Teams' connectors: two ids, a hex id, an id, and (since 2024) ``/V2`` and a signature.
     _f("teams-webhook-v2", "webhook.office.com/webhookb2/",
        *_uuid(LOWER_ALNUM), "@", *_uuid(LOWER_ALNUM), "/IncomingWebhook/",
-       Run(LOWER_ALNUM, 32), "/", *_uuid(LOWER_ALNUM), "/V2", Run(B64URL, 43),
+       Run(LOWER_ALNUM, 32), "/", *_uuid(LOWER_ALNUM), "/V2", Run(B64URL, 32, 64),
        kind="teams-webhook-v2"),
     _f("teams-webhook", "webhook.office.com/webhookb2/",
        *_uuid(LOWER_ALNUM), "@", *_uuid(LOWER_ALNUM),
@@ -625,6 +625,24 @@ FORMATS: tuple[Format, ...] = (
     # Webex's incoming webhooks: the id is base64 of ``ciscospark://us/WEBHOOK/<uuid>``.
     _f("webex-webhook", ("webexapis.com", "api.ciscospark.com"), "/v1/webhooks/incoming/",
        Run(B64URL + "=", 40, 200)),
+    # Jira's automation rules' incoming webhooks (on its maker's, Code Barrel's, host too).
+    _f("jira-automation-webhook", ("automation.atlassian.com", "automation.codebarrel.io"),
+       "/pro/hooks/", Run(HEX, 40, 64)),
+    # Deploy hooks: whoever has the URL builds and deploys the project.
+    _f("cloudflare-pages-deploy-hook", "api.cloudflare.com/client/v4/pages/webhooks/deploy_hooks/",
+       *_uuid(HEX_MIXED)),
+    _f("render-deploy-hook", "api.render.com/deploy/srv-", Run(LOWER_ALNUM, 20, 24), "?key=",
+       Run(B64URL, 8, 64)),
+    # Zenduty's integrations (``/api/integration/generic/<key>/``), Zoom Team Chat's incoming
+    # webhooks, a Bitrix24 portal's inbound webhooks (``/rest/<user>/<code>/``), and
+    # Cronitor's telemetry URLs (``cronitor.link/p/<API key>/<monitor>``).
+    _f("zenduty-webhook", "zenduty.com/api/integration/", Run(LOWER_ALNUM + "_-", 2, 40), "/",
+       *_uuid(HEX_MIXED)),
+    _f("zoom-incoming-webhook", "integrations.zoom.us/chat/webhooks/incomingwebhook/",
+       Run(B64URL, 16, 40)),
+    _f("bitrix24-webhook", ".bitrix24.", Run(LOWER, 2, 6), "/rest/", Run(DIGITS, 1, 10), "/",
+       Run(LOWER_ALNUM, 16)),
+    _f("cronitor-telemetry-url", "cronitor.link/p/", Run(HEX_MIXED, 32)),
     # Oracle's thin driver: ``jdbc:oracle:thin:user/password@//host:port/service``.
     _f("oracle-jdbc-credentials", "jdbc:oracle:", ("thin:", "oci:", "oci8:"),
        Run(B64URL + ".$", 1, 64), "/", Run(_PASSWORD_CHARS, 4, 128), "@",
