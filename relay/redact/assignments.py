@@ -357,30 +357,79 @@ _LOG_PREFIX = re.compile(
 )
 
 
-def log_prefix(block: bytes, line: int) -> tuple[int, bytes] | None:
-    """Where the log's prefix of the line from ``line`` ends (past its blank), and the
-    pattern that every line of the same log opens with, without that last blank (a line
-    that is blank after the prefix may have lost it); None when the line has no prefix."""
+# A log's prefix as its lines share it: whether it has a timestamp before the source, the
+# source's text (with its blank), whether it has one after it.
+LogShape = tuple[bool, bytes, bool]
+_PREFIX_MAX = 400  # longer than any prefix ``_LOG_PREFIX`` reads
+
+
+def log_prefix(block: bytes, line: int) -> tuple[int, LogShape] | None:
+    """Where the log's prefix of the line from ``line`` ends (past its blank), and its
+    shape (``LogShape``); None when the line has none."""
     m = _LOG_PREFIX.match(block, line)
     if m is None or m.end() == line:
         return None
+    return m.end(), _shape(m)
+
+
+def _shape(m: re.Match[bytes]) -> LogShape:
+    return m["ts"] is not None, m["src"] or b"", m["ts2"] is not None
+
+
+def after_prefix(block: bytes, line: int, shape: LogShape) -> int:
+    """Where the text of the line from ``line`` starts after a log's prefix of ``shape``
+    and its blank (a line that holds nothing else may have lost that blank: then where
+    the prefix ends); -1 when the line does not open with such a prefix. Reads a few
+    hundred bytes at most."""
+    m = _LOG_PREFIX.match(block, line)
+    if m is not None and m.end() > line and _shape(m) == shape:
+        return m.end()
+    stop = block.find(b"\n", line, line + _PREFIX_MAX)
+    if stop < 0 and len(block) - line < _PREFIX_MAX:
+        stop = len(block)
+    text = block[line:stop].rstrip(b" \t\r")
+    m = _LOG_PREFIX.fullmatch(text + b" ") if stop >= 0 and text else None
+    return line + len(text) if m is not None and _shape(m) == shape else -1
+
+
+def prefix_pattern(shape: LogShape) -> bytes:
+    """The pattern of a log's prefix of ``shape``, without its last blank (a line that is
+    blank after the prefix may have lost it): for a stream's regex over a block's lines."""
+    ts, src, ts2 = shape
     parts = [
-        rb"(?:%s)" % _TIMESTAMP if m["ts"] else b"",
-        re.escape(m["src"][:-1]) if m["src"] else b"",
-        rb"(?:%s)" % _TIMESTAMP if m["ts2"] else b"",
+        rb"(?:%s)" % _TIMESTAMP if ts else b"",
+        re.escape(src[:-1]) if src else b"",
+        rb"(?:%s)" % _TIMESTAMP if ts2 else b"",
     ]
-    return m.end(), b" ".join(part for part in parts if part)
-
-
-def _unprefixed(text: bytes, prefix: bytes) -> bytes:
-    """A block's lines without the log's prefix each opens with."""
-    return text if not prefix else line_prefix(prefix).sub(b"", text)
+    return b" ".join(part for part in parts if part)
 
 
 @functools.lru_cache(maxsize=16)
 def line_prefix(prefix: bytes) -> re.Pattern[bytes]:
-    """The log's prefix ``prefix`` (see ``log_prefix``) at a line's start, with its blank."""
+    """The log's prefix ``prefix`` (``prefix_pattern``) at a line's start, with its blank."""
     return re.compile(rb"(?m)^%s ?" % prefix)
+
+
+_LINE_REST = re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)")
+_BLANK_REST = re.compile(rb"[ \t]*+\r?\n")
+
+
+def _prefixed_lines_end(block: bytes, at: int, shape: LogShape, indent: int) -> int:
+    """``block_lines(indent, prefix_pattern(shape)).match(block, at).end()``, read line by
+    line without a regex of its own (a log of many sources would compile one for each):
+    the lines at least ``indent`` deep after the prefix, and the blank ones."""
+    size = len(block)
+    deep = b" " * indent
+    while at < size:
+        text = after_prefix(block, at, shape)
+        if text >= 0 and block.startswith(deep, text):
+            line = _LINE_REST.match(block, text + indent)
+        else:
+            line = _BLANK_REST.match(block, at if text < 0 else text)
+        if line is None or line.end() == at:
+            break
+        at = line.end()
+    return at
 
 
 _BLOCK_HEADER = re.compile(
@@ -394,25 +443,25 @@ def block_indent(block: bytes, at: int) -> tuple[int, bytes] | None:
     log's prefix that its lines open with (``b""``: none), or None: for a stream whose
     window ends inside such a value, to drop the rest of it in the next one."""
     line = block.rfind(b"\n", 0, at) + 1
-    prefix = b""
+    shape = None
     found = log_prefix(block, line)
     if found is not None and found[0] <= at:
-        line, prefix = found[0], found[1]
+        line, shape = found
     if not 0 < at - line <= MAX_INDENT or block[line:at].strip(b" "):
         return None
-    lead = line_prefix(prefix) if prefix else None
-    end = block.rfind(b"\n", 0, line) if prefix else line - 1  # the line break above
+    end = block.rfind(b"\n", 0, line) if shape else line - 1  # the line break above
     for _ in range(17):  # the header, past as many blank lines as ``_HEADER_END`` takes
         if end < 0:
             return None
         above = block.rfind(b"\n", 0, end) + 1
         text = block[above:end]
-        if lead is not None and text.strip():
-            opened = lead.match(text)
-            if opened is None:
+        if shape is not None and text.strip():
+            opened = after_prefix(text, 0, shape)
+            if opened < 0:
                 return None  # a line without the log's prefix: not its block's header
-            text = text[opened.end() :]
+            text = text[opened:]
         if text.strip():
+            prefix = b"" if shape is None else prefix_pattern(shape)
             return (at - line, prefix) if _BLOCK_HEADER.search(text) else None
         end = above - 1
     return None
@@ -444,12 +493,12 @@ def block_scalar(
         return None  # ``token: |x``: not a block scalar
     line = block.rfind(b"\n", 0, key_at) + 1  # once per header, which ends its line
     first = body = head.end()
-    prefix = b""
+    shape = None
     logged = log_prefix(block, line)
     if logged is not None and logged[0] <= key_at:
         lines = _prefixed_below(block, first, logged[1])
         if lines is not None:  # the block's lines have the header's prefix too
-            line, prefix = logged[0], logged[1]
+            line, shape = logged
             first, body = lines
     key_indent = _SPACES.match(block, line).end() - line  # type: ignore[union-attr]
     indent = _SPACES.match(block, body).end() - body  # type: ignore[union-attr]
@@ -462,8 +511,11 @@ def block_scalar(
     if digits:
         column = _KEY_COLUMN.match(block, line).end() - line  # type: ignore[union-attr]
         depth = max(key_indent + 1, min(indent, column + digits[0]))
-    lines_of = block_lines(min(depth, MAX_INDENT), prefix)
-    end = lines_of.match(block, first).end()  # type: ignore[union-attr]
+    depth = min(depth, MAX_INDENT)
+    if shape is None:
+        end = block_lines(depth).match(block, first).end()  # type: ignore[union-attr]
+    else:
+        end = _prefixed_lines_end(block, first, shape, depth)
     _LastBlock.block, _LastBlock.span = block, (body + indent, end)
     if end - first <= MAX_PLACEHOLDER and all(
         _PLACEHOLDER.fullmatch(text) or is_reference(text)
@@ -473,19 +525,18 @@ def block_scalar(
     return body + indent, end
 
 
-def _prefixed_below(block: bytes, first: int, prefix: bytes) -> tuple[int, int] | None:
-    """The start of the first line below a header that holds text after the log's prefix
-    ``prefix`` (past lines that hold only that prefix), and where its text starts; None
-    when that line does not open with the prefix."""
-    lead = line_prefix(prefix)
+def _prefixed_below(block: bytes, first: int, shape: LogShape) -> tuple[int, int] | None:
+    """The start of the first line below a header that holds text after a log's prefix
+    of ``shape`` (past lines that hold only that prefix), and where its text starts; None
+    when that line does not open with such a prefix."""
     for _ in range(17):  # as many blank lines as ``_HEADER_END`` takes
-        opened = lead.match(block, first)
-        if opened is None:
+        opened = after_prefix(block, first, shape)
+        if opened < 0:
             return None
-        stop = block.find(b"\n", opened.end())
+        stop = block.find(b"\n", opened)
         stop = len(block) if stop < 0 else stop + 1
-        if block[opened.end() : stop].strip():
-            return first, opened.end()
+        if block[opened:stop].strip():
+            return first, opened
         first = stop
     return None
 
@@ -498,7 +549,11 @@ def block_words(block: bytes, start: int, end: int) -> list[bytes]:
     text = block[start:end]
     if logged is None or logged[0] > start or b"\n" not in text:
         return text.split()
-    return _unprefixed(text, logged[1]).split()
+    words: list[bytes] = []
+    for at, part in enumerate(text.split(b"\n")):
+        opened = after_prefix(part, 0, logged[1]) if at else 0
+        words += part[max(opened, 0) :].split()
+    return words
 
 
 # After a bare value, a call's or a subscript's bracket (``= os.environ['KEY']``) makes it

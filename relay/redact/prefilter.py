@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import re2
 
-from relay.redact.assignments import HCL_SUPERSET, hcl_below, line_prefix, log_prefix
+from relay.redact.assignments import HCL_SUPERSET, after_prefix, hcl_below, log_prefix
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.commands import TRIPLE_SUPERSET, lines_below
@@ -550,15 +550,13 @@ def _lines_opened(block: bytes, line: int, end: int, walked: int = 0) -> tuple[i
     # lines are those with the same prefix and more blanks after it than before the key,
     # as well as the indented ones (``assignments.block_scalar`` reads one or the other).
     logged = log_prefix(block, line)
-    lead = None if logged is None else line_prefix(logged[1])
     key_indent = 0 if logged is None else _blanks(block, logged[0], end)
     while end < size:
         stop = past_line(block, end)
         if block[end] not in _INDENT and block[end:stop].strip():
-            opened_by = None if lead is None else lead.match(block, end, stop)
-            if opened_by is None:
+            after = -1 if logged is None else after_prefix(block, end, logged[1])
+            if after < 0:
                 break  # a line that opens with text: the block is over
-            after = opened_by.end()
             if block[after:stop].strip() and _blanks(block, after, stop) <= key_indent:
                 break  # a line of the log no deeper than the key
         end = stop  # an indented line, or a blank one
