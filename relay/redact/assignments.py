@@ -321,16 +321,115 @@ MAX_INDENT = 80  # deeper blocks are read as if at this depth (a sibling may go 
 
 
 @functools.lru_cache(maxsize=64)
-def block_lines(indent: int) -> re.Pattern[bytes]:
+def block_lines(indent: int, prefix: bytes = b"") -> re.Pattern[bytes]:
     """The lines of a block scalar whose content is indented ``indent`` spaces: lines at
-    least that deep, and blank lines (possessive: each line is read once)."""
-    return re.compile(rb"(?: {%d}[^\r\n]*+(?:\r?\n|\Z)|[ \t]*+\r?\n)*+" % indent)
+    least that deep, and blank lines (possessive: each line is read once). ``prefix``: the
+    pattern of the log's prefix that each of its lines opens with (``log_prefix``), and
+    its blank, before the indentation; a blank line may have it or not."""
+    if not prefix:
+        return re.compile(rb"(?: {%d}[^\r\n]*+(?:\r?\n|\Z)|[ \t]*+\r?\n)*+" % indent)
+    return re.compile(
+        rb"(?:%s {%d}[^\r\n]*+(?:\r?\n|\Z)|(?:%s)?+[ \t]*+\r?\n)*+" % (prefix, indent + 1, prefix)
+    )
 
 
 @functools.lru_cache(maxsize=64)
-def block_lines_mid(indent: int) -> re.Pattern[bytes]:
+def block_lines_mid(indent: int, prefix: bytes = b"") -> re.Pattern[bytes]:
     """``block_lines`` from inside one of its lines (a stream's window ended there)."""
-    return re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)" + block_lines(indent).pattern)
+    return re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)" + block_lines(indent, prefix).pattern)
+
+
+# What a log writes before each of its lines, so that a block scalar printed in it has its
+# lines indented after that text, not from the line's start: a timestamp (a GitHub Actions
+# raw log's ``2026-01-02T10:00:00.1234567Z ``, ``docker logs -t``), a source's column
+# (docker compose's ``web_1  | ``), a bracket (``kubectl logs --prefix``'s
+# ``[pod/api-7d9f/app] ``), or a source and a timestamp; each part ends with a blank. A
+# timestamp is any on each line; a source is the same text on every line. Each part is
+# bounded and reads each byte once.
+_TIMESTAMP = (
+    rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9}+)?+"
+    rb"(?:Z|[+\-][0-9]{2}:?[0-9]{2})"
+)
+_LOG_PREFIX = re.compile(
+    rb"(?P<ts>%s )?+"
+    rb"(?P<src>(?:[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}+ {1,40}+\||\[[^\]\r\n]{1,256}+\]) )?+"
+    rb"(?P<ts2>%s )?+" % (_TIMESTAMP, _TIMESTAMP)
+)
+
+
+# A log's prefix as its lines share it: whether it has a timestamp before the source, the
+# source's text (with its blank), whether it has one after it.
+LogShape = tuple[bool, bytes, bool]
+_PREFIX_MAX = 400  # longer than any prefix ``_LOG_PREFIX`` reads
+
+
+def log_prefix(block: bytes, line: int) -> tuple[int, LogShape] | None:
+    """Where the log's prefix of the line from ``line`` ends (past its blank), and its
+    shape (``LogShape``); None when the line has none."""
+    m = _LOG_PREFIX.match(block, line)
+    if m is None or m.end() == line:
+        return None
+    return m.end(), _shape(m)
+
+
+def _shape(m: re.Match[bytes]) -> LogShape:
+    return m["ts"] is not None, m["src"] or b"", m["ts2"] is not None
+
+
+def after_prefix(block: bytes, line: int, shape: LogShape) -> int:
+    """Where the text of the line from ``line`` starts after a log's prefix of ``shape``
+    and its blank (a line that holds nothing else may have lost that blank: then where
+    the prefix ends); -1 when the line does not open with such a prefix. Reads a few
+    hundred bytes at most."""
+    m = _LOG_PREFIX.match(block, line)
+    if m is not None and m.end() > line and _shape(m) == shape:
+        return m.end()
+    stop = block.find(b"\n", line, line + _PREFIX_MAX)
+    if stop < 0 and len(block) - line < _PREFIX_MAX:
+        stop = len(block)
+    text = block[line:stop].rstrip(b" \t\r")
+    m = _LOG_PREFIX.fullmatch(text + b" ") if stop >= 0 and text else None
+    return line + len(text) if m is not None and _shape(m) == shape else -1
+
+
+def prefix_pattern(shape: LogShape) -> bytes:
+    """The pattern of a log's prefix of ``shape``, without its last blank (a line that is
+    blank after the prefix may have lost it): for a stream's regex over a block's lines."""
+    ts, src, ts2 = shape
+    parts = [
+        rb"(?:%s)" % _TIMESTAMP if ts else b"",
+        re.escape(src[:-1]) if src else b"",
+        rb"(?:%s)" % _TIMESTAMP if ts2 else b"",
+    ]
+    return b" ".join(part for part in parts if part)
+
+
+@functools.lru_cache(maxsize=16)
+def line_prefix(prefix: bytes) -> re.Pattern[bytes]:
+    """The log's prefix ``prefix`` (``prefix_pattern``) at a line's start, with its blank."""
+    return re.compile(rb"(?m)^%s ?" % prefix)
+
+
+_LINE_REST = re.compile(rb"[^\r\n]*+(?:\r?\n|\Z)")
+_BLANK_REST = re.compile(rb"[ \t]*+\r?\n")
+
+
+def _prefixed_lines_end(block: bytes, at: int, shape: LogShape, indent: int) -> int:
+    """``block_lines(indent, prefix_pattern(shape)).match(block, at).end()``, read line by
+    line without a regex of its own (a log of many sources would compile one for each):
+    the lines at least ``indent`` deep after the prefix, and the blank ones."""
+    size = len(block)
+    deep = b" " * indent
+    while at < size:
+        text = after_prefix(block, at, shape)
+        if text >= 0 and block.startswith(deep, text):
+            line = _LINE_REST.match(block, text + indent)
+        else:
+            line = _BLANK_REST.match(block, at if text < 0 else text)
+        if line is None or line.end() == at:
+            break
+        at = line.end()
+    return at
 
 
 _BLOCK_HEADER = re.compile(
@@ -338,21 +437,32 @@ _BLOCK_HEADER = re.compile(
 )
 
 
-def block_indent(block: bytes, at: int) -> int | None:
+def block_indent(block: bytes, at: int) -> tuple[int, bytes] | None:
     """The indentation of the block scalar whose first value line starts its text at
-    ``at`` (the line above it, past blank ones, ends with ``: |``), or None: for a stream
-    whose window ends inside such a value, to drop the rest of it in the next one."""
+    ``at`` (the line above it, past blank ones, ends with ``: |``), and the pattern of the
+    log's prefix that its lines open with (``b""``: none), or None: for a stream whose
+    window ends inside such a value, to drop the rest of it in the next one."""
     line = block.rfind(b"\n", 0, at) + 1
+    shape = None
+    found = log_prefix(block, line)
+    if found is not None and found[0] <= at:
+        line, shape = found
     if not 0 < at - line <= MAX_INDENT or block[line:at].strip(b" "):
         return None
-    end = line - 1  # the line break above
+    end = block.rfind(b"\n", 0, line) if shape else line - 1  # the line break above
     for _ in range(17):  # the header, past as many blank lines as ``_HEADER_END`` takes
         if end < 0:
             return None
         above = block.rfind(b"\n", 0, end) + 1
         text = block[above:end]
+        if shape is not None and text.strip():
+            opened = after_prefix(text, 0, shape)
+            if opened < 0:
+                return None  # a line without the log's prefix: not its block's header
+            text = text[opened:]
         if text.strip():
-            return at - line if _BLOCK_HEADER.search(text) else None
+            prefix = b"" if shape is None else prefix_pattern(shape)
+            return (at - line, prefix) if _BLOCK_HEADER.search(text) else None
         end = above - 1
     return None
 
@@ -382,26 +492,68 @@ def block_scalar(
     if head is None:
         return None  # ``token: |x``: not a block scalar
     line = block.rfind(b"\n", 0, key_at) + 1  # once per header, which ends its line
+    first = body = head.end()
+    shape = None
+    logged = log_prefix(block, line)
+    if logged is not None and logged[0] <= key_at:
+        lines = _prefixed_below(block, first, logged[1])
+        if lines is not None:  # the block's lines have the header's prefix too
+            line, shape = logged
+            first, body = lines
     key_indent = _SPACES.match(block, line).end() - line  # type: ignore[union-attr]
-    first = head.end()
-    indent = _SPACES.match(block, first).end() - first  # type: ignore[union-attr]
-    if indent <= key_indent or block[first + indent : first + indent + 1] in (b"", b"\r", b"\n"):
+    indent = _SPACES.match(block, body).end() - body  # type: ignore[union-attr]
+    if indent <= key_indent or block[body + indent : body + indent + 1] in (b"", b"\r", b"\n"):
         return None  # nothing deeper than the key: an empty value
-    if block.startswith(b"-----BEGIN ", first + indent):
+    if block.startswith(b"-----BEGIN ", body + indent):
         return None  # a key block: its own rule reads it to its END line, across windows too
     depth = indent
     digits = [c - 48 for c in indicator if 49 <= c <= 57]
     if digits:
         column = _KEY_COLUMN.match(block, line).end() - line  # type: ignore[union-attr]
         depth = max(key_indent + 1, min(indent, column + digits[0]))
-    end = block_lines(min(depth, MAX_INDENT)).match(block, first).end()  # type: ignore[union-attr]
-    _LastBlock.block, _LastBlock.span = block, (first + indent, end)
+    depth = min(depth, MAX_INDENT)
+    if shape is None:
+        end = block_lines(depth).match(block, first).end()  # type: ignore[union-attr]
+    else:
+        end = _prefixed_lines_end(block, first, shape, depth)
+    _LastBlock.block, _LastBlock.span = block, (body + indent, end)
     if end - first <= MAX_PLACEHOLDER and all(
         _PLACEHOLDER.fullmatch(text) or is_reference(text)
-        for text in block[first:end].split()  # each line: a stand-in has no blank
+        for text in block_words(block, body, end)  # each line: a stand-in has no blank
     ):
         return None  # password: |\n  ${DB_PASSWORD}
-    return first + indent, end
+    return body + indent, end
+
+
+def _prefixed_below(block: bytes, first: int, shape: LogShape) -> tuple[int, int] | None:
+    """The start of the first line below a header that holds text after a log's prefix
+    of ``shape`` (past lines that hold only that prefix), and where its text starts; None
+    when that line does not open with such a prefix."""
+    for _ in range(17):  # as many blank lines as ``_HEADER_END`` takes
+        opened = after_prefix(block, first, shape)
+        if opened < 0:
+            return None
+        stop = block.find(b"\n", opened)
+        stop = len(block) if stop < 0 else stop + 1
+        if block[opened:stop].strip():
+            return first, opened
+        first = stop
+    return None
+
+
+def block_words(block: bytes, start: int, end: int) -> list[bytes]:
+    """The words of the block scalar's value ``block[start:end]`` (as ``block_scalar``
+    returned it), without the log's prefix that its lines open with."""
+    line = block.rfind(b"\n", 0, start) + 1
+    logged = log_prefix(block, line)
+    text = block[start:end]
+    if logged is None or logged[0] > start or b"\n" not in text:
+        return text.split()
+    words: list[bytes] = []
+    for at, part in enumerate(text.split(b"\n")):
+        opened = after_prefix(part, 0, logged[1]) if at else 0
+        words += part[max(opened, 0) :].split()
+    return words
 
 
 # After a bare value, a call's or a subscript's bracket (``= os.environ['KEY']``) makes it
@@ -710,7 +862,7 @@ def _key_material(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     found = _value_span(block, m)
     if found is None:
         return None
-    lines = block[found[0] : found[1]].split()
+    lines = block_words(block, found[0], found[1])
     if not all(_BASE64_LINE.fullmatch(line) for line in lines):
         return None
     return found if lines and looks_random(lines[0]) else None

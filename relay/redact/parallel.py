@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from relay.redact.assignments import log_prefix
 from relay.redact.disguises import Disguises
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
@@ -46,7 +47,8 @@ def cut_at(
 ) -> int | None:
     """Where, at or after ``target`` in ``region``, a piece may start: the start of a line
     that opens with a character, not a blank (an indented line may go on a YAML block
-    scalar begun above it, whose state a stream carries from window to window) nor a
+    scalar begun above it, whose state a stream carries from window to window; so may a
+    line indented after a log's prefix, ``_indented_after_prefix``) nor a
     table's ``|`` (a table row is read with the line under it, which says if it is the
     header), outside
     every private key block (after the END line of a block open there) and every
@@ -57,6 +59,8 @@ def cut_at(
     A key block longer than the region may still hold the cut: ``redact_file`` redacts the
     piece after it again, from inside the key, when the piece before ends inside one."""
     found = _LINE_START.search(region, max(0, target - 1))
+    while found is not None and _indented_after_prefix(region, found.end()):
+        found = _LINE_START.search(region, found.end())
     if found is None:
         return None
     cut = found.end()
@@ -82,6 +86,16 @@ def cut_at(
             return None
         return cut_at(region, end.end(), needles, disguises)
     return cut
+
+
+def _indented_after_prefix(region: bytes, line: int) -> bool:
+    """The line from ``line`` is indented, or blank, after a log's prefix (a timestamp,
+    ``web_1  | ``): it may go on a YAML block scalar begun above it, as an indented line."""
+    logged = log_prefix(region, line)
+    return logged is not None and region[logged[0] : logged[0] + 1] in _BLANK_OR_END
+
+
+_BLANK_OR_END = (b" ", b"\t", b"\r", b"\n", b"")
 
 
 def plan(

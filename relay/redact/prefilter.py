@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import re2
 
-from relay.redact.assignments import HCL_SUPERSET, hcl_below
+from relay.redact.assignments import HCL_SUPERSET, after_prefix, hcl_below, log_prefix
 from relay.redact.code import SUPERSETS as CODE_SUPERSETS
 from relay.redact.commands import SUPERSETS as COMMAND_SUPERSETS
 from relay.redact.commands import TRIPLE_SUPERSET, lines_below
@@ -546,12 +546,27 @@ def _lines_opened(block: bytes, line: int, end: int, walked: int = 0) -> tuple[i
     if end < walked:
         return max(walked, opened), walked
     size = len(block)
+    # A log's prefix before the header's key (``2026-01-02T10:00:00Z password: |``): its
+    # lines are those with the same prefix and more blanks after it than before the key,
+    # as well as the indented ones (``assignments.block_scalar`` reads one or the other).
+    logged = log_prefix(block, line)
+    key_indent = 0 if logged is None else _blanks(block, logged[0], end)
     while end < size:
         stop = past_line(block, end)
         if block[end] not in _INDENT and block[end:stop].strip():
-            break  # a line that opens with text: the block is over
+            after = -1 if logged is None else after_prefix(block, end, logged[1])
+            if after < 0:
+                break  # a line that opens with text: the block is over
+            if block[after:stop].strip() and _blanks(block, after, stop) <= key_indent:
+                break  # a line of the log no deeper than the key
         end = stop  # an indented line, or a blank one
     return max(end, opened), end
+
+
+def _blanks(block: bytes, at: int, end: int) -> int:
+    """How many blanks open ``block[at:end]``."""
+    text = block[at:end]
+    return len(text) - len(text.lstrip(b" "))
 
 
 _INDENT = frozenset(b" \t")

@@ -32,7 +32,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from relay.redact.assignments import VALUE_END, block_indent, block_lines, block_lines_mid
+from relay.redact.assignments import (
+    VALUE_END,
+    block_indent,
+    block_lines,
+    block_lines_mid,
+    line_prefix,
+)
 from relay.redact.engine import B64_KEY_LINES, Engine, key_block_end, replace
 from relay.redact.formats import B64_KEY
 from relay.redact.rules import Kind, Span
@@ -273,7 +279,8 @@ class StreamRedactor:
         elif spans and not final:
             # The value may go on in the next window: drop the rest of it there.
             self._cont = _continuation(window, spans[-1])
-            head_at = _block_head(window, spans[-1][0]) if self._cont and self._cont.indent else -1
+            cont = self._cont
+            head_at = _block_head(window, spans[-1][0], cont.prefix) if cont and cont.indent else -1
             if head_at > start and not any(a < head_at < b for a, b, _ in spans):
                 # A block scalar open at the window's end whose header is in it: the next
                 # window starts at the header and reads the block whole, so that the choice
@@ -388,10 +395,12 @@ def _before_partial(
 
 
 class _Open(NamedTuple):
-    """A value that ran past a window's end: how it goes on, and a block scalar's indent."""
+    """A value that ran past a window's end: how it goes on, and a block scalar's indent
+    and the log's prefix before it on each line (``assignments.log_prefix``)."""
 
     pattern: re.Pattern[bytes]
     indent: int = 0  # 0: a quoted or a bare value
+    prefix: bytes = b""
 
 
 def _continuation(window: bytes, span: Span) -> _Open | None:
@@ -403,9 +412,10 @@ def _continuation(window: bytes, span: Span) -> _Open | None:
         return _still_open(window, end, _Open(_B64_KEY_MORE))
     if kind != Kind.SECRET:
         return _Open(_VALUE_RUN) if end == len(window) else None
-    indent = block_indent(window, start)
-    if indent is not None:
-        return _still_open(window, end, _Open(block_lines(indent), indent))
+    found = block_indent(window, start)
+    if found is not None:
+        indent, prefix = found
+        return _still_open(window, end, _Open(block_lines(indent, prefix), indent, prefix))
     quote = window[start - 1 : start]
     if quote == b"'":
         pattern = VALUE_END["sq"]
@@ -418,12 +428,15 @@ def _continuation(window: bytes, span: Span) -> _Open | None:
     return _still_open(window, end, _Open(pattern))
 
 
-def _block_head(window: bytes, first: int) -> int:
-    """Where the header line of the block scalar whose value starts at ``first`` begins."""
+def _block_head(window: bytes, first: int, prefix: bytes = b"") -> int:
+    """Where the header line of the block scalar whose value starts at ``first`` begins
+    (past the lines that hold nothing but the log's prefix ``prefix``, when it has one)."""
+    lead = line_prefix(prefix) if prefix else None
     end = window.rfind(b"\n", 0, first)  # the line break above the first value line
     while end > 0:
         above = window.rfind(b"\n", 0, end) + 1
-        if window[above:end].strip():
+        opened = None if lead is None else lead.match(window, above, end)
+        if window[above if opened is None else opened.end() : end].strip():
             return above
         end = above - 1
     return 0
@@ -445,9 +458,13 @@ def _still_open(window: bytes, stop: int, value: _Open) -> _Open | None:
     if value.pattern is _B64_KEY_MORE:  # open while the window ends with a line of it
         return value if window[stop:] in (b"", b"\n", b"\r\n") else None
     if value.indent:
+        indent, prefix = value.indent, value.prefix
         if tail == 0 and stop and window[stop - 1] != 10:  # "\n": inside a line of it
-            return _Open(block_lines_mid(value.indent), value.indent)
-        if window[stop:].strip(b" \t"):
+            return _Open(block_lines_mid(indent, prefix), indent, prefix)
+        rest = window[stop:]
+        if rest.strip(b" \t") and not (prefix and b"\n" not in rest):
             return None  # a line less indented: the block ended
-        return _Open(block_lines(value.indent), value.indent)
+        # (a line cut short under a log's prefix may be one of it: the next window, which
+        # starts at that line, reads it whole with the block's lines)
+        return _Open(block_lines(indent, prefix), indent, prefix)
     return value if _OPEN_TAIL.fullmatch(window, stop) else None

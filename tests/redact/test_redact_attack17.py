@@ -49,7 +49,6 @@ def test_a_block_scalar_after_a_multiline_superset_match_is_masked(block: str) -
     assert V1 not in out and V2 not in out
 
 
-@pytest.mark.xfail(strict=True, reason="a block scalar under a per-line log prefix")
 @pytest.mark.parametrize(
     "block",
     [
