@@ -871,10 +871,25 @@ def _key_material(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 _BASE64_LINE = re.compile(rb"[A-Za-z0-9+/]++=*+")
 
 
+# A Digest header's parameters (``username="admin", realm=…, nonce=…``) are no credential;
+# its ``response`` is, a hash that a weak password is found from.
+_PARAMETER = re.compile(rb"[A-Za-z][A-Za-z0-9_\-]*=")
+_DIGEST_RESPONSE = re.compile(rb"(?i:[ \t,]response=\"?)([^\s\",]{1,512})")
+
+
+def _digest_response(block: bytes, start: int) -> Found:
+    """``Authorization: Digest …, response="…"``: the response's value on the line."""
+    line_end = block.find(b"\n", start)
+    found = _DIGEST_RESPONSE.search(block, start - 1, len(block) if line_end < 0 else line_end)
+    return None if found is None else (*found.span(1), Kind.AUTHORIZATION)
+
+
 def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
     """``Authorization: <scheme> <credential>``, or ``auth = value``."""
     if m.group("cred") is None:
         return _value_span(block, m)
+    if m.group("scheme") == b"digest" and _PARAMETER.match(m.group("cred")):
+        return _digest_response(block, m.start("cred"))
     found = m.span("cred") if m.group("scheme") else credential(m, "cred")
     return None if found is None else (*found, Kind.AUTHORIZATION)
 
@@ -894,6 +909,8 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
         return _quoted_flag_value(block, end)
     found = _WORD_AFTER.match(block, end)
     stop = found.end() if found else end
+    if block[stop - 1 : stop] == b"]" and _bracket_open(block, end):
+        stop -= 1  # ``[--token TOKEN]``: a usage line's bracket closes, no part of the value
     if stop == end or block[end] == 45 or _PLACEHOLDER.fullmatch(block, end, stop):  # "-"
         return None
     if is_named_placeholder_value(block[end:stop].rstrip(b"`'\".,;:)")):
@@ -906,6 +923,14 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if len(word) <= 8 and word.isalpha() and word.islower():
         return None  # "--save-token file", "--token to keep it": a word of prose or a choice
     return end, stop
+
+
+def _bracket_open(block: bytes, at: int) -> bool:
+    """A square bracket is open before ``at`` on its line (read 256 bytes back at most): a
+    usage line's optional flag (``[--token TOKEN]``)."""
+    line = block.rfind(b"\n", max(0, at - 256), at) + 1
+    floor = max(line, at - 256)
+    return block.count(b"[", floor, at) > block.count(b"]", floor, at)
 
 
 def _quoted_flag_value(block: bytes, quote_at: int) -> tuple[int, int] | None:

@@ -133,6 +133,10 @@ REFERENCE = re.compile(
     rb"|\[(?:parameters|variables|reference|concat|format|listKeys)\([^\r\n]*\)\]"
     rb"|#\{[A-Za-z_][A-Za-z0-9_.\-]*\}#?|@@[A-Za-z_][A-Za-z0-9_]*@@|__[A-Z][A-Z0-9_]*__"
     rb"|\$__(?:env|file)\{[^}\r\n]*\}"
+    # Ruby's interpolation of the environment (``#{ENV['DB_PASSWORD']}``,
+    # ``#{ENV.fetch("TOKEN")}``)
+    rb"|#\{ENV(?:\[[\"']?[A-Za-z_][A-Za-z0-9_]*[\"']?\]"
+    rb"|\.fetch\([\"'][A-Za-z_][A-Za-z0-9_]*[\"'](?:,[ \t]*[^(){}\r\n]{0,80})?\))\}"
     # Symfony's environment variable processors (``%env(DB_PASSWORD)%``,
     # ``%env(resolve:DATABASE_URL)%``)
     rb"|%env\((?:[a-z_\-]+:)*[A-Za-z_][A-Za-z0-9_]*\)%"
@@ -148,10 +152,13 @@ def is_reference(value: bytes) -> bool:
 
 
 # Keys published by design: Stripe's and Mapbox's publishable keys, Flutterwave's public
-# key, SSH public keys, Nostr public keys. A name beside them (``setPublishableKey``,
-# ``public_key:``) does not make them secret.
+# key, SSH public keys, Nostr public keys, age recipients. A name beside them
+# (``setPublishableKey``, ``public_key:``) does not make them secret.
 _PUBLIC = re.compile(
     rb"pk_(?:live|test)_|pk\.eyJ|FLWPUBK|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-|AAAA[BC]3NzaC1|npub1"
+    # an age recipient: ``age1`` and 58 characters of bech32 (its secret key is
+    # ``AGE-SECRET-KEY-1…``)
+    rb"|age1[02-9ac-hj-np-z]{58}(?![A-Za-z0-9])"
 )
 
 

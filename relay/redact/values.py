@@ -19,6 +19,7 @@ table's tokens are judged by their own shape.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from relay.redact.expressions import (
@@ -219,7 +220,12 @@ _SNAKE_PATH = re.compile(rb"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
 _DOTTED = re.compile(_SEGMENT + rb"(?:(?:\.|::|->)" + _SEGMENT + rb")+(?:\(\)?|\[[^\]]*\]?)?[;,)]?")
 # A call: a name (a path of names), its bracket, and the bracket's close further on
 # (``get_secret("db")``, ``os.getenv(``); ``Zq8vLp(3Wn5r`` is a password with a bracket in it.
-_CALL = re.compile(_SEGMENT + rb"(?:\[[^\]\s]{1,40}\])?(?:\." + _SEGMENT + rb")*\(")
+_CALL = re.compile(
+    _SEGMENT
+    + rb"(?:\[[^\]\s]{1,40}\])?(?:\."
+    + _SEGMENT
+    + rb")*(?:<[A-Za-z0-9_, \t\[\]]{1,60}>)?\("
+)  # (and a generic method's type: ``this.configService.get<string>(``)
 # A host: names, the last of them a top-level domain's letters (``db.example.com:5432``);
 # ``k9x2m.q7z3p`` has no such end.
 _HOST = re.compile(
@@ -250,6 +256,49 @@ _SECRET_PARTS = frozenset(
 # Type words between a name and its ``=`` (``API_KEY: Final = …``, ``apiKey string = …``).
 _TYPES = frozenset(b"final str string optional secretstr bytes classvar any var let const".split())
 _NAME_LEFT = re.compile(rb"([A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*:?[ \t]*$")
+# A generic type where a value goes (``Option<String>``, ``Arc<Mutex<Token>>``, ``Box<dyn
+# Secret>``, ``HashMap<&'a str, Credential>``, ``std::vec::Vec<u8>``): a type's name, maybe
+# a path, then angle brackets of names, commas, references, lifetimes and paths, then what
+# ends a field (a comma, a semicolon, ``| null``).
+_GENERIC = re.compile(
+    rb"(?:[A-Za-z_][A-Za-z0-9_]*::){0,4}[A-Z][A-Za-z0-9_]*<[A-Za-z0-9_ \t,&'<>:\[\]]{1,120}>"
+)
+_AGE_RECIPIENT = re.compile(rb"age1[02-9ac-hj-np-z]{58}")
+# A file's absolute path of names (``/home/runner/.ssh/id_ed25519``, ``~/.ssh/id_rsa``): where
+# a key is kept, as ssh's prompt names it, not a passphrase.
+_FILE_PATH = re.compile(rb"~?(?:/[A-Za-z0-9_.@+\-]{1,64}){2,16}")
+# Words in small letters joined by dashes or underscores, a digit at most ending each
+# (``oauth2-proxy``, ``my-app-secret``, ``tok_eof``): a name, where a token is drawn.
+_JOINED_WORDS = re.compile(rb"[a-z]{2,12}[0-9]?(?:[\-_][a-z]{2,12}[0-9]?){1,5}")
+_UNSAID_WORD = re.compile(rb"^[^aeiouy]*$|[^aeiouy0-9]{4}")
+# Names' last words for what a machine draws or a program is called by: a value of words is
+# a name there; a password or a passphrase may well be words (``password: my-app-secret``).
+_NAMED_BY_WORDS = (b"token", b"secret", b"secrets", b"auth", b"key", b"apikey")
+_GENERIC_END = re.compile(rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#|\r?$)")
+_TYPE_WORD = re.compile(rb"'?[A-Za-z_][A-Za-z0-9_]*")
+# The small letters' words a generic type's arguments hold: builtins and Rust's keywords.
+_GENERIC_WORDS = frozenset(
+    b"str string number boolean bool any unknown never void object bigint char usize isize "
+    b"u8 u16 u32 u64 u128 i8 i16 i32 i64 i128 f32 f64 dyn mut impl const static std".split()
+)
+
+
+def _generic_type(text: bytes) -> bool:
+    """``text`` opens with a generic type that ends its field (see ``_GENERIC``): its
+    brackets balance and each word inside is a type's (capitalised and named), a builtin's, a
+    module's in a path or a lifetime (``'a``); ``Option<xK9mP2vL8qR5wT7z>`` is none."""
+    m = _GENERIC.match(text)
+    if m is None or _GENERIC_END.match(text, m.end()) is None:
+        return False
+    typed = text[: m.end()]
+    if typed.count(b"<") != typed.count(b">") or made_part(typed):
+        return False
+    for w in _TYPE_WORD.finditer(typed):
+        word = w.group()
+        path = typed.startswith(b"::", w.end())
+        if not (word[:1] in (b"'", b"_") or word[:1].isupper() or path or word in _GENERIC_WORDS):
+            return False
+    return True
 
 
 def _random_segment(value: bytes) -> bool:
@@ -407,6 +456,10 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
+    if _FILE_PATH.fullmatch(v) and not made_part(v) and not _random_segment(v):
+        return True  # ``Enter passphrase for key '/home/runner/.ssh/id_ed25519':``: a file
+    if _AGE_RECIPIENT.fullmatch(v):
+        return True  # ``Public key: age1…``: an age recipient, published to encrypt to
     if len(parts := v.split()) > 1 and all(map(is_reference, parts)):
         return True  # ``"$ENTRY_TOKEN_SEARCH $ID"``: expansions, each a reference
     if words and _CLASS_NAME.fullmatch(v):
@@ -421,6 +474,8 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         return value_is_not_secret(word, quoted=True) or bool(_WORD.fullmatch(word.lower()))
     if _TYPE_VALUE.fullmatch(v) or _ABNF.fullmatch(v):
         return True  # ``password: SecretStr``, ``token = 1*tchar``: a type, a grammar
+    if not in_quotes and _generic_type(v):
+        return True  # ``token: Option<String>,``: a field's type
     if (fallback := _FALLBACK.fullmatch(v)) and _is_reference_head(fallback.group("head")):
         # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
         tail = fallback.group("tail").rstrip(b";,) \t")
@@ -494,6 +549,10 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     value = block[start:end]
     if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES):
         return True
+    if block.startswith(b"<", end) and bare(block, start):
+        line_end = block.find(b"\n", end, end + 200)
+        if _generic_type(block[start : end + 200 if line_end < 0 else line_end]):
+            return True  # ``pub password: Vec<u8>,``: a field's type, read to its ``>``
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
     member = block.startswith(b">", end) and block[end - 1 : end] == b"-"
@@ -554,6 +613,8 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
             return True  # ``if ttype == tokenize.NEWLINE: break``: a statement after its head
         if _drawn_kind(name) and _SPACED_EQUALS.search(block, max(line, start - 8), start):
             return True  # ``first_token = prev``: a token is drawn, never a word; a variable
+    if _words_for_a_name(name, value):
+        return True  # ``auth: "oauth2-proxy"``, ``secret: my-app-secret``: a name
     if _spells_the_name(name, value):
         return True  # ``#define SN_setct_PANToken "setct-PANToken"``: the name as a string
     if bare(block, start) and not made and is_same_variable(name, value):
@@ -620,6 +681,27 @@ def _drawn_kind(name: bytes) -> bool:
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
     return bool(words) and (words[-1] in _DRAWN_WORDS or words[-1].endswith((b"token", b"key")))
+
+
+def _words_for_a_name(name: bytes, value: bytes) -> bool:
+    """The value is words one can say joined by dashes or underscores, under a name whose
+    secret a machine draws (a token, a secret, a key: see ``_NAMED_BY_WORDS``): a thing's
+    name, not drawn characters."""
+    if not _JOINED_WORDS.fullmatch(value):
+        return False
+    parts = re.split(rb"[\-_]", value)
+    if any(_UNSAID_WORD.search(part) or _alphabet_run(part) for part in parts):
+        return False  # ``xkcd-qzrt``: unsaid; ``abc_def_ghi``: typed in the alphabet's order
+    words = name_words(name)
+    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
+        words.pop()
+    return bool(words) and words[-1].endswith(_NAMED_BY_WORDS)
+
+
+def _alphabet_run(part: bytes) -> bool:
+    """``abc``, ``def``: letters each one past the last, as a hand types a filler."""
+    letters = part.rstrip(b"0123456789")
+    return all(b == a + 1 for a, b in itertools.pairwise(letters))
 
 
 def _spells_the_name(name: bytes, value: bytes) -> bool:
