@@ -104,7 +104,10 @@ _TAIL = (
     rb"|(?:[!&][^\s]{0,100}+[ \t]++){0,2}+(?P<bs>[|>][-+1-9]{0,2}+)(?=[ \t]*+(?:#|\r?\n|$))"
     # a value in braces, as an ODBC connection string quotes one (``Pwd={p;w}``)
     rb"|\{(?P<br>[^{}\s\"':;]{1,256})\}(?=;|[ \t\r\n]|$)"
-    rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096}))"
+    rb"|(?P<v>[^\s\"'&,;<>(){}\[\]]{1,4096})"
+    # a value that opens with a bracket or a mark: a drawn password's first character where
+    # the value runs to its ``;``, ``&`` or blank whatever it holds (``_marked_value``)
+    rb"|(?P<mv>[(){}\[\]<>,][^\s\"'`;&]{0,4095}))"
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it. One dash is a
 # flag too where it opens a word (``keytool -storepass V``, PowerShell's ``-Password V``).
@@ -683,6 +686,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     sub = m.group("sub")
     if sub and _NOT_SECRET_NAME.search(sub[sub.rfind(b"[") + 2 : -2]):
         return None  # settings["token"]["url"]: the last key names something about it
+    if m.group("mv") is not None:
+        return _marked_value(block, m)
     for name in ("eq", "dq", "sq", "bs", "br", "v"):
         start, end = m.span(name)
         if end > start and name == "br":
@@ -767,6 +772,38 @@ _CONNECTION_KEYS = re.compile(
     rb"(?i)(?:^|[;\s\"'])(?:server|data[ \t]+source|host|address|addr|database"
     rb"|initial[ \t]+catalog|user[ \t]*id|uid|user(?:name)?|provider|driver|dsn)[ \t]*="
 )
+
+
+def _marked_value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """A value that opens with a bracket or a mark (``Password=(_:MK4Tb;``), taken where
+    what it is part of says where it ends: a connection string's part (to its ``;``), a
+    URL's query parameter (``?user=app&password=)oiVC…``, to its ``&``), a .env line's value
+    (to its blank). Elsewhere it is code's (``token=(a, b)``, ``key=[1, 2]``): left."""
+    start = m.start("mv")
+    if not _glued_equals(m, start):
+        return None
+    key_at = m.start()
+    query = (
+        key_at > 0
+        and block[key_at - 1] in b"?&"
+        and b"://" in block[max(block.rfind(b"\n", 0, key_at) + 1, key_at - 2048) : key_at]
+    )
+    if query:
+        runs = _QUERY_VALUE
+    elif _connection_part(block, m, start):
+        runs = _PART_VALUE
+    elif _env_line(block, m, start):
+        runs = _ENV_VALUE
+    else:
+        return None
+    found = runs.match(block, start)
+    end = found.end() if found else start
+    if end - start < 8 or _stands_for_one(block, start, end):
+        return None
+    return start, end
+
+
+_QUERY_VALUE = re.compile(rb"[^\s\"'`&#]*+")
 
 
 def _glued_equals(m: re.Match[bytes], start: int) -> bool:

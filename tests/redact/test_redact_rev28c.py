@@ -286,16 +286,26 @@ def test_a_drawn_value_holding_a_mark_is_masked_whole(line: str, tail: str) -> N
     assert tail not in redacted(line)
 
 
-@pytest.mark.xfail(strict=True, reason="a drawn value opening with ! [ { or $ is left whole")
 @pytest.mark.parametrize(
     "line",
     [
-        "DB_PASSWORD=!Xq7Lp2zRt9wKmab",
-        "  - DB_PASSWORD=!Xq7Lp2zRt9wKmab",
-        "password = !Xq7Lp2zRt9wKmab",
+        # a .env line's value runs to its blank, whatever it opens with
         "DB_PASSWORD=[Xq7Lp2zRt9wKmab",
         "DB_PASSWORD={Xq7Lp2zRt9wKmab",
-        "DB_PASSWORD: {Xq7Lp2zRt9wKmab",
+        *(
+            pytest.param(
+                line,
+                marks=pytest.mark.xfail(
+                    strict=True, reason="a drawn value opening with ! or { is left whole"
+                ),
+            )
+            for line in (
+                "DB_PASSWORD=!Xq7Lp2zRt9wKmab",
+                "  - DB_PASSWORD=!Xq7Lp2zRt9wKmab",
+                "password = !Xq7Lp2zRt9wKmab",
+                "DB_PASSWORD: {Xq7Lp2zRt9wKmab",
+            )
+        ),
     ],
 )
 def test_a_drawn_value_opening_with_a_mark_is_masked(line: str) -> None:
