@@ -15,6 +15,12 @@ from __future__ import annotations
 
 import re
 
+from relay.redact.assignments import stands_in
+from relay.redact.placeholders import (
+    is_named_placeholder_value,
+    is_reference,
+    looks_like_placeholder,
+)
 from relay.redact.rules import Found, Kind, Rule, rule
 from relay.redact.values import name_is_secret, name_words
 
@@ -117,6 +123,60 @@ def _entry(block: bytes, m: re.Match[bytes]) -> Found:
     return None
 
 
+# A password passed by position to a call that takes a user and a password: requests'
+# ``HTTPBasicAuth('u', 'pw')`` (``HTTPDigestAuth``, aiohttp's ``BasicAuth``, ``setBasicAuth``),
+# ``auth=('u', 'pw')`` and ``session.auth = ("u", "pw")``, .NET's ``NetworkCredential("u",
+# "pw")``, Java's ``PasswordAuthentication("u", "pw".toCharArray())`` and
+# ``UsernamePasswordCredentials``, JDBC's ``getConnection(url, "u", "pw")`` (the third
+# argument) and the ``.login("u", "pw")`` of a mail or FTP client. The password is a string
+# literal, whole (``"a" + b``, a variable, stays); the arguments before it are literals or
+# names.
+_ARG = (
+    rb"(?:\"[^\"\r\n]{0,256}\"|'[^'\r\n]{0,256}'"
+    rb"|[a-z_$@][a-z0-9_.$@]{0,127}(?:\[[^\]\r\n]{0,64}\])?(?:\(\))?)[ \t]*,[ \t]*"
+)
+_CALLS = (
+    rb"(?:basic|digest|proxy)auth|networkcredential|passwordauthentication"
+    rb"|usernamepassword[a-z]{0,24}"
+)
+CALL = (
+    rb"(?:(?:"
+    + _CALLS
+    + rb")[ \t]*\([ \t]*"
+    + _ARG
+    + rb"|auth[ \t]*=[ \t]*[(\[][ \t]*"
+    + _ARG
+    + rb"|getconnection[ \t]*\([ \t]*"
+    + _ARG
+    + _ARG
+    + rb"|\.login[ \t]*\([ \t]*"
+    + _ARG
+    + rb")(?:\"(?P<v>[^\"\r\n]{1,1024})\"|'(?P<w>[^'\r\n]{1,1024})')"
+    rb"[ \t]*(?:[),\]]|\.tochararray[ \t]*\()"
+)
+_SEEK_CALL = (
+    rb"(?:" + _CALLS + rb")[ \t]*\(|auth[ \t]*=[ \t]*[(\[]|getconnection[ \t]*\(|\.login[ \t]*\("
+)
+# Whose ``.login(`` takes a password: a mail or FTP client's (``smtp.login``,
+# ``self.imap_conn.login``, smtplib's ``server.login``).
+_LOGIN_OWNER = re.compile(rb"(?:smtp|ftp|imap|pop|mail|server)[a-z0-9_]{0,40}$")
+
+
+def _call_value(block: bytes, m: re.Match[bytes]) -> Found:
+    """The password literal, unless it stands for one (a template's word, a reference)."""
+    if block[m.start() : m.start() + 1] == b".":
+        owner = block[max(0, m.start() - 48) : m.start()].lower()
+        if not _LOGIN_OWNER.search(owner):
+            return None
+    start, end = m.span("v") if m.group("v") is not None else m.span("w")
+    value = block[start:end]
+    if end <= start or stands_in(block, start, end) or is_reference(value):
+        return None
+    if is_named_placeholder_value(value) or looks_like_placeholder(value, words=False):
+        return None
+    return start, end
+
+
 # Where each rule can match, for RE2 to find before ``re`` reads the match (counted values
 # in one RE2 program would be too large to run as a DFA).
 _SEEK = (
@@ -139,6 +199,11 @@ SUPERSETS: tuple[str, ...] = (
     (rb"[=!]=[= \t]*[a-z0-9_]*" + WORDS).decode(),
     _SEEK_ENV.decode(),
     _SEEK_ENTRY.decode(),
+    r"(?:basic|digest|proxy)auth[ \t]*\(",  # ``CALL``'s
+    r"networkcredential[ \t]*\(|passwordauthentication[ \t]*\(|usernamepassword",
+    r"auth[ \t]*=[ \t]*[(\[]",
+    r"getconnection[ \t]*\(",
+    r"\.login[ \t]*\(",
 )
 
 # Each rule runs only on a block that its superset matches in (one RE2 set for every gate).
@@ -161,4 +226,5 @@ CODE_RULES: tuple[Rule, ...] = (
         gate=SUPERSETS[2].encode(),
     ),
     rule(Kind.SECRET, ENTRY, lower=True, check=_entry, seek=_SEEK_ENTRY, gate=_SEEK_ENTRY),
+    rule(Kind.SECRET, CALL, lower=True, check=_call_value, seek=_SEEK_CALL, gate=_SEEK_CALL),
 )

@@ -28,9 +28,10 @@ import urllib.parse
 
 from relay.redact.assignments import stands_in
 from relay.redact.linear import line_searcher, past_line
+from relay.redact.named import looks_random, named_identifier
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 from relay.redact.rules import Found, Kind, Rule, rule
-from relay.redact.shell import STDIN_READER, STDIN_READERS
+from relay.redact.shell import STDIN_READERS, reads_stdin
 from relay.redact.values import name_is_secret, sentence_words, value_is_not_secret
 
 _WORDS = rb"(?:pass|secret|token|credential|pwd|key|auth|pw(?![a-z]))"
@@ -210,6 +211,21 @@ PIPED = (
     + rb")"
 )
 
+
+def _piped_span(block: bytes, m: re.Match[bytes]) -> Found:
+    """The argument, when the command it is piped to reads it: a ``sudo`` only with ``-S``
+    as written (``echo "apt-get update" | sudo -s`` feeds a root shell), or another reader
+    further on in the same command."""
+    if m.group(0).endswith((b"sudo ", b"sudo\t")):
+        command = m.end() - 5
+        stop = block.find(b"|", command)
+        line_end = block.find(b"\n", command)
+        ends = [e for e in (stop, line_end) if e >= 0]
+        if not reads_stdin(block[command : min(ends) if ends else len(block)]):
+            return None
+    return _argument(block, m)
+
+
 # docker login --password-stdin <<< V, gh auth login --with-token <<< "V": a here-string
 # fed to the same commands (the command's words before or after it on the line)
 HERE_STRING = rb"<<<[ \t]*" + _QUOTED_ARG
@@ -220,7 +236,7 @@ def _here_string_span(block: bytes, m: re.Match[bytes]) -> Found:
     """The here-string, when its command reads a password on its standard input."""
     line = block.rfind(b"\n", 0, m.start()) + 1
     end = block.find(b"\n", m.end())
-    if not STDIN_READER.search(block[line : len(block) if end < 0 else end].lower()):
+    if not reads_stdin(block[line : len(block) if end < 0 else end]):
         return None
     return _argument(block, m)
 
@@ -291,7 +307,9 @@ PROSE = (
     + _QUOTED_ARG
     + rb"|[ \t]+(?:\"(?P<q2>[^\"\r\n]{4,128})\"|'(?P<q3>[^'\r\n]{4,128})')"
     + rb"|[ \t]*(?::|=|[ \t]is|[ \t]was)[ \t]*(?P<words>[a-z]{2,12}(?:[ \-][a-z]{2,12}){2,7})"
-    + rb"[ \t]*[.!]?[ \t]*(?=\r?\n|\Z))"
+    + rb"[ \t]*[.!]?[ \t]*(?=\r?\n|\Z)"
+    # ``with password Xk9mP2vL…``, ``(password Xk9mP2vL…)``: a bare word right after it
+    + rb"|[ \t]+(?P<bare>[^\s\"'()<>,;]{12,128}))"
 )
 _PROSE_WORD = rb"(?:pass(?:w(?:or)?d|phrase|code)|token|secret|api[ _\-]?key)[ \t:=]"
 _SENTENCE_END = b".,;:!?)"
@@ -317,10 +335,35 @@ def _password_like(value: bytes) -> bool:
     return letters and others and not is_named_placeholder_value(value)
 
 
+# What opens a password's own mention in a sentence: ``… with password``, ``using
+# password``, ``(password``.
+_GIVEN_WITH = re.compile(rb"(?:(?:^|[^a-z0-9_])(?:with|using)[ \t]+|\()$")
+_BARE_END = b".,:!?"
+
+
+def _bare_password(block: bytes, m: re.Match[bytes]) -> Found:
+    """The word after ``with password``, ``using password`` or ``(password``, when it looks
+    drawn (``with password protection``, ``using password auth`` are prose)."""
+    line = block.rfind(b"\n", 0, m.start()) + 1
+    if m.start("pw") < 0 or not _GIVEN_WITH.search(
+        block[max(line, m.start() - 8) : m.start()].lower()
+    ):
+        return None
+    start, end = m.span("bare")
+    while end > start and block[end - 1] in _BARE_END:
+        end -= 1
+    value = block[start:end]
+    if not looks_random(value, least=12) or named_identifier(value):
+        return None
+    return _secret_value(block, start, end)
+
+
 def _prose_span(block: bytes, m: re.Match[bytes]) -> Found:
     """The password the sentence gives: quoted, a word that looks chosen, or a passphrase
     of plain words in small letters (none of them one that only a sentence has) to the
     line's end (``gtlspassword: Fix inverted assertion`` is a change log's entry)."""
+    if m.group("bare") is not None:
+        return _bare_password(block, m)
     for group in ("dq", "sq", "q2", "q3", "w"):
         start, end = m.span(group)
         if end > start:
@@ -423,6 +466,8 @@ SUPERSETS: tuple[str, ...] = (
     _SEEK_ELEMENT_VALUE.decode(),
     r"(?:" + _STORES.decode() + r")[ \t]",  # gh secret set, a secret store's --value
     r"pass(?:w(?:or)?d|phrase|code)[ \t]*(?:[:=\"']|(?:is|was)[ \t])",
+    r"(?:with|using)[ \t]+pass(?:w(?:or)?d|phrase|code)[ \t]",  # ``PROSE``'s bare word
+    r"\(pass(?:w(?:or)?d|phrase|code)[ \t]",
     r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
     r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s]",
     AWS_PAIR.decode(),  # an access key id (and the line below it: ``lines_below``)
@@ -443,8 +488,8 @@ COMMAND_RULES: tuple[Rule, ...] = (
         Kind.SECRET,
         PIPED,
         lower=True,
-        check=_argument,
-        gate=rb"-stdin|chpasswd|with-token|secrets?[ \t]+(?:create|versions)",
+        check=_piped_span,
+        gate=rb"-stdin|chpasswd|with-token|secrets?[ \t]+(?:create|versions)|sudo[ \t]",
         seek=rb"(?:echo|printf)[ \t]",
     ),
     rule(Kind.SECRET, HERE_STRING, lower=True, check=_here_string_span, gate=_HERE_STRING_GATE),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from relay.redact.assignments import stands_in, value_end
-from relay.redact.linear import line_searcher, past_line
+from relay.redact.linear import latin1_searcher, line_searcher, past_line
 from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
@@ -346,15 +346,39 @@ STDIN_HEREDOC = rb"(?P<head><<-?[ \t]*['\"]?(?P<tag>[a-z_][a-z0-9_]*)['\"]?)[^\n
 # login --with-token``, ``chpasswd``, ``passwd --stdin``, and a secret store's that keeps what
 # it reads (``docker secret create NAME -``, podman's, ``gcloud secrets versions add NAME
 # --data-file=-``, ``gcloud secrets create``) (``STDIN_READERS``: its superset).
+# ``sudo -S`` (``--stdin``) reads its password there too; lowered, ``sudo -s`` (a root
+# shell, fed commands) reads the same, so its flag's case is read on the line as written
+# (``reads_stdin``).
 STDIN_READERS = (
     rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin"
-    rb"|secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add"
+    rb"|secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add|sudo[ \t]"
 )
 STDIN_READER = re.compile(
     rb"pass(?:word)?-stdin|with-token"
     rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
     rb"|(?:^|[\s|;&(])(?:secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add)[ \t]"
 )
+# sudo's flags before ``-S`` (or ``--stdin``): a cluster of letters, a long option, or one
+# that takes a value (``-u deploy``, ``-p ''``).
+_SUDO_STDIN = latin1_searcher(
+    rb"(?:^|[\s|;&(])sudo(?:[ \t]+(?:-[ugpUCDRTrth][ \t]+[^\s\-|;&][^\s|;&]{0,63}"
+    rb"|-[A-Za-z]{1,6}|--[a-z\-]{2,24}(?:=[^\s|;&]{1,64})?)){0,8}"
+    rb"[ \t]+(?:-[A-Za-z]{0,5}S[A-Za-z]{0,5}|--stdin)(?:[\s|;&)]|$)"
+)
+
+# (RE2, in any case: ``re`` from an alternation tried every byte of a long line, once for
+# each here-string on it)
+_STDIN_READER_LINEAR = line_searcher(STDIN_READER.pattern)
+
+
+def reads_stdin(text: bytes) -> bool:
+    """The command line ``text`` (as written) holds a command that reads a password on its
+    standard input."""
+    if _STDIN_READER_LINEAR(text, 0, len(text))[0][0] >= 0:
+        return True
+    return _SUDO_STDIN(text, 0, len(text))[0][0] >= 0
+
+
 STDIN_SUPERSET = r"<<-?[ \t]*['\"]?[a-z_][a-z0-9_]*['\"]?[^\n]*\n[^\n]*"
 # Where a here-document opens, for the prefilter: it keeps the line below with any hit on
 # this one (``heredoc_below``), which a regex from ``<<`` did not where another find began
@@ -377,7 +401,7 @@ def _heredoc_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if block[m.start() - 1 : m.start()] == b"<":
         return None  # a here-string, ``<<< V``: the value is on this line (``commands``)
     line = block.rfind(b"\n", 0, m.start()) + 1
-    if not STDIN_READER.search(block[line : m.start("pw") - 1].lower()):
+    if not reads_stdin(block[line : m.start("pw") - 1]):
         return None
     start, end = m.span("pw")
     end -= block[end - 1 : end] == b"\r"

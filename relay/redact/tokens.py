@@ -40,6 +40,29 @@ def _bearer(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return found[0], _CRED_RUN.match(block, found[1]).end()  # type: ignore[union-attr]
 
 
+# ``Authorization: <Scheme> <credential>`` for a scheme the assignment rules do not name
+# (Splunk's HEC token, Opsgenie's ``GenieKey``, ``Key``, ``SSWS``): whatever the scheme, the
+# word after it is the credential, a UUID too (``Splunk 700b736a-…``). The scheme is one word
+# that opens with a capital, as HTTP's schemes are written (``authorization: see docs/…`` is
+# a sentence); Basic and Digest keep their own readings.
+OTHER_SCHEME = (
+    rb"authorization[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?"
+    rb"(?!(?:bearer|basic|token|digest|bot|apikey|negotiate)[ \t])"
+    rb"(?P<scheme>[a-z][a-z0-9_\-]{1,30})[ \t]{1,16}(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4095})"
+)
+
+
+def _other_scheme(block: bytes, m: re.Match[bytes]) -> Found:
+    """The credential after a capitalised scheme, when it holds a digit or is long (a
+    sentence's words after ``Authorization: Required`` are none)."""
+    if not block[m.start("scheme") : m.start("scheme") + 1].isupper():
+        return None
+    value = m.group("cred")
+    if len(value) < 20 and not any(48 <= c <= 57 for c in value):
+        return None
+    return (*m.span("cred"), Kind.AUTHORIZATION)
+
+
 def _userinfo(info: bytes, colon: bytes) -> bool:
     """``user:pass`` or ``:pass`` (redis, with no user), or a lone TOKEN if it looks like one."""
     at = info.find(colon)
@@ -113,6 +136,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
         lower=True,
         check=_bearer,
         gate=rb"bearer[ \t]+[a-z0-9_\-.~+/]{8}",
+    ),
+    rule(
+        Kind.AUTHORIZATION,
+        OTHER_SCHEME,
+        lower=True,
+        check=_other_scheme,
+        gate=rb"authorization[\"']?[ \t]*[:=]",
     ),
     rule(
         Kind.URL_CREDENTIALS,

@@ -47,6 +47,8 @@ _NAME_USED = re.compile(
     rb"([A-Za-z0-9_.]{1,80}?)(?:[ \t]*[=!]==?[ \t]*|(?:\.(?:assign|set|append))?\([ \t]*"
     rb"|[\"'][ \t]*,[ \t]*)[\"']$"
 )
+# An e-mail address ending where a name read before a value ends.
+_AN_EMAIL = re.compile(rb"[A-Za-z0-9_.+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+$")
 # Words after the meaning that only say which one (``password_prod``, ``SECRET_KEY_BASE``).
 _QUALIFIERS = frozenset(
     b"value val data b64 base64 hex raw str string enc encoded encrypted plain plaintext "
@@ -407,7 +409,9 @@ def name_before(block: bytes, start: int) -> bytes | None:
     m = _NAME_BEFORE.search(block, max(line, start - 160), start)
     if m is None:
         used = _NAME_USED.search(block, max(line, start - 160), start)
-        return None if used is None else used.group(1)
+        if used is None or _AN_EMAIL.search(block, max(line, used.start(1) - 80), used.end(1)):
+            return None  # ``login("ci@acme.io", "…")``: an address's domain is no name
+        return used.group(1)
     sep = block[m.end(1) : m.end()]
     if b":" in sep and b"=" not in sep and not re.search(rb"[\"'\]]|:[ \t]", sep):
         return None  # ``admin:pw`` (a user and a password), not ``key: value``

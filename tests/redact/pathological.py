@@ -97,6 +97,15 @@ HAND_WRITTEN: dict[str, bytes] = {
     "secret-store-pipe": b"echo a | docker secret create ",
     "sql-set-password": b"set password for 'a",
     "sql-replace": b"alter user a replace ",
+    # a credential after a scheme of any name, a password's word in a sentence, a call
+    # that takes a user and a password, and sudo reading a pipe, each with no value after it
+    "authorization-scheme": b"Authorization: Splunk ",
+    "prose-with-password": b"with password ",
+    "credential-call": b"HTTPBasicAuth('a', ",
+    "login-call": b"smtp.login(a, ",
+    "jdbc-connection": b'getConnection(url, "a", ',
+    "sudo-stdin": b"echo a | sudo -u ",
+    "sudo-here-string": b"sudo -s <<< a ",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one
     # character a line, each less its last character: a disguised form that never ends
     "own-spaced": b"o w n - S 3 c r e t - v a l u e - 9 f 8 e 7 d 6 ",

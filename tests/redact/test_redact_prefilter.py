@@ -89,6 +89,12 @@ NAMED = (
     "<ns:password value='{v}'/> ::set-output name=api_token::{v}",
     "gh auth login --with-token <<< {v}\necho {v} | gh auth login --with-token",
     'static API_KEY: &\'static str = "{v}"; let token: &[u8] = b"{v}";',
+    "Authorization: Splunk {v}\ncurl -H 'Authorization: GenieKey {v}' https://x{n}.example.org",
+    "login failed for user{n} with password {v} (password {v}) using password {v}",
+    "requests.get(u, auth=('a{n}', '{v}')); HTTPBasicAuth(u, '{v}')",
+    'smtp.login("a@b.example.org", "{v}"); ftp.login(user{n}, "{v}")',
+    'new NetworkCredential("ci", "{v}"); DriverManager.getConnection(url, "app{n}", "{v}")',
+    "echo {v} | sudo -S apt-get update; sudo -u ci -S true <<< {v}",
 )
 
 
