@@ -312,9 +312,10 @@ _CACHE_WORD = re.compile(rb"[A-Za-z]{1,16}[0-9]{0,3}|v?[0-9]{1,4}(?:\.[0-9]{1,4}
 
 
 def _a_cache_key(lowered: bytes, span: tuple[int, int], value: bytes = b"") -> bool:
-    """The name is ``key`` alone, after a word that makes it a cache's key, or before a
-    value shaped as one: named words before a hex digest (a key's drawn characters are
-    no words, and ``key: 3f9a…``, a digest alone, stays a secret)."""
+    """The name is ``key`` alone, after a word that makes it a cache's key, or opening its
+    line (or after a cache's words) before a value shaped as one: named words, one of them
+    a runner's platform, before a hex digest (a key's drawn characters are no words, and
+    ``key: 3f9a…``, a digest alone, stays a secret)."""
     start, end = span
     if start < 0 or lowered[start:end] != b"key":
         return False
@@ -322,11 +323,28 @@ def _a_cache_key(lowered: bytes, span: tuple[int, int], value: bytes = b"") -> b
         return True
     if start > 0 and lowered[start - 1] in _NAME_CHARS:
         return False  # ``signing-key``, ``ssh_key``: a name that ends in ``key``
+    line = lowered.rfind(b"\n", 0, start) + 1
+    if lowered[line:start].strip(b" \t") and not _CACHE_WORDS.search(
+        lowered, max(line, start - 64), start
+    ):
+        return False  # ``API key: prod-app-<hex>``: a key of something else's
     m = _CACHE_KEY_VALUE.fullmatch(value.strip())
     if m is None:
         return False
     words = m.group("words")[:-1].split(b"-")
+    if not any(w.lower() in _PLATFORMS for w in words):
+        return False  # ``key: prod-app-<hex>``: a cache key names the runner's platform
     return all(_CACHE_WORD.fullmatch(w) and not _unsaid(w) for w in words)
+
+
+# A cache's own words before its ``key`` (``Cache hit for key:``, ``restore-keys``)
+_CACHE_WORDS = re.compile(
+    rb"(?<![a-z0-9])(?:cache[ \t][a-z \t]{0,32}(?:for|from|with)|restore-keys:?)[ \t]+$"
+)
+# A runner's platform, one of a cache key's parts (``Linux-node-<hex>``)
+_PLATFORMS = frozenset(
+    b"linux windows macos darwin ubuntu osx win win32 win64 x64 x86 amd64 arm64 aarch64 arm".split()
+)
 
 
 _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")

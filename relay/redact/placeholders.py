@@ -134,9 +134,9 @@ REFERENCE = re.compile(
     rb"|#\{[A-Za-z_][A-Za-z0-9_.\-]*\}#?|@@[A-Za-z_][A-Za-z0-9_]*@@|__[A-Z][A-Z0-9_]*__"
     rb"|\$__(?:env|file)\{[^}\r\n]*\}"
     # Ruby's interpolation of the environment (``#{ENV['DB_PASSWORD']}``,
-    # ``#{ENV.fetch("TOKEN")}``)
+    # ``#{ENV.fetch("TOKEN")}``; a default after the name is a literal: a secret)
     rb"|#\{ENV(?:\[[\"']?[A-Za-z_][A-Za-z0-9_]*[\"']?\]"
-    rb"|\.fetch\([\"'][A-Za-z_][A-Za-z0-9_]*[\"'](?:,[ \t]*[^(){}\r\n]{0,80})?\))\}"
+    rb"|\.fetch\([\"'][A-Za-z_][A-Za-z0-9_]*[\"']\))\}"
     # Symfony's environment variable processors (``%env(DB_PASSWORD)%``,
     # ``%env(resolve:DATABASE_URL)%``)
     rb"|%env\((?:[a-z_\-]+:)*[A-Za-z_][A-Za-z0-9_]*\)%"
