@@ -19,7 +19,6 @@ table's tokens are judged by their own shape.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from relay.redact.expressions import (
@@ -32,7 +31,7 @@ from relay.redact.expressions import (
     is_same_variable,
     made_part,
 )
-from relay.redact.named import named_identifier
+from relay.redact.named import looks_random, named_identifier
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
 
 # What stands before a value: its name, maybe a closing quote or bracket, the separator, and
@@ -248,8 +247,8 @@ _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456
 # Words joined by separators and ending with one: a token's prefix with nothing after it.
 _FRAGMENT = re.compile(rb"[A-Za-z]+(?:[_\-][A-Za-z]+)*[_\-]")
 # A variable's name as the value: snake case with a secret word for one of its parts
-# (``struct_X509_pubkey_st``), or camel case of a few words and no digit (``apiKey``).
-_SNAKE_VARIABLE = re.compile(rb"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+# (``struct_pubkey_st``, see ``_snake_variable``), or camel case of a few words and no
+# digit (``apiKey``).
 _CAMEL = re.compile(rb"[a-z]+(?:[A-Z][a-z]+){1,3}")
 _SECRET_PARTS = frozenset(
     b"pubkey password passwd secret token key apikey api auth cookie cookies credential "
@@ -269,14 +268,11 @@ _AGE_RECIPIENT = re.compile(rb"age1[02-9ac-hj-np-z]{58}")
 # A file's absolute path of names (``/home/runner/.ssh/id_ed25519``, ``~/.ssh/id_rsa``): where
 # a key is kept, as ssh's prompt names it, not a passphrase.
 _FILE_PATH = re.compile(rb"~?(?:/[A-Za-z0-9_.@+\-]{1,64}){2,16}")
-# Words in small letters joined by dashes or underscores, a digit at most ending each
-# (``oauth2-proxy``, ``my-app-secret``, ``tok_eof``): a name, where a token is drawn.
-_JOINED_WORDS = re.compile(rb"[a-z]{2,12}[0-9]?(?:[\-_][a-z]{2,12}[0-9]?){1,5}")
-_UNSAID_WORD = re.compile(rb"^[^aeiouy]*$|[^aeiouy0-9]{4}")
-# Names' last words for what a machine draws or a program is called by: a value of words is
-# a name there; a password or a passphrase may well be words (``password: my-app-secret``).
-_NAMED_BY_WORDS = (b"token", b"secret", b"secrets", b"auth", b"key", b"apikey")
 _GENERIC_END = re.compile(rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#|\r?$)")
+# A generic type's arguments, each naming a type: a letter in each (``Spring<2024>`` is a
+# password)
+_TYPE_ARGUMENTS = re.compile(rb"[<>,]")
+_A_LETTER = re.compile(rb"[A-Za-z]")
 _TYPE_WORD = re.compile(rb"'?[A-Za-z_][A-Za-z0-9_]*")
 # The small letters' words a generic type's arguments hold: builtins and Rust's keywords.
 _GENERIC_WORDS = frozenset(
@@ -295,6 +291,9 @@ def _generic_type(text: bytes) -> bool:
     typed = text[: m.end()]
     if typed.count(b"<") != typed.count(b">") or made_part(typed):
         return False
+    inside = typed[typed.index(b"<") + 1 :]
+    if not all(_A_LETTER.search(a) for a in _TYPE_ARGUMENTS.split(inside) if a.strip()):
+        return False  # ``Spring<2024>``: a password; a type's argument names one
     for w in _TYPE_WORD.finditer(typed):
         word = w.group()
         path = typed.startswith(b"::", w.end())
@@ -422,11 +421,15 @@ def name_before(block: bytes, start: int) -> bytes | None:
     return name
 
 
-def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = True) -> bool:
+def value_is_not_secret(
+    value: bytes, *, quoted: bool = False, words: bool = True, chosen: bool = False
+) -> bool:
     """The value's shape says it is no secret (see the module docstring). ``quoted``: the
     value stood within quotes (as it does when it opens with one). ``words``: a value made
     of words may be one of code's or prose's (a class's name, a dated feature, a phrase):
-    not where a password is all there is to read (a URL's in the node's environment)."""
+    not where a password is all there is to read (a URL's in the node's environment).
+    ``chosen``: the name is a password's or a passphrase's, which one may well choose as a
+    path or a dotted name (``password: /etc/secret/db``): those shapes do not clear it."""
     v = value.strip().lstrip(b"\\")
     in_quotes = quoted or v[:1] in _QUOTES
     tag = _QUOTED_TAG if in_quotes else _TAG
@@ -460,7 +463,7 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
     v = v[1:] if v.startswith(b"@") and len(v) > 1 else v
     if _SMALL_NUMBER.fullmatch(v) or _POSITIONAL.fullmatch(v) or is_reference(v):
         return True
-    if _FILE_PATH.fullmatch(v) and not made_part(v) and not _random_segment(v):
+    if not chosen and _FILE_PATH.fullmatch(v) and not made_part(v) and not _random_segment(v):
         return True  # ``Enter passphrase for key '/home/runner/.ssh/id_ed25519':``: a file
     if _AGE_RECIPIENT.fullmatch(v):
         return True  # ``Public key: age1…``: an age recipient, published to encrypt to
@@ -486,7 +489,8 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         return tail.strip(b"\"'`") == b"" or value_is_not_secret(tail)
     if (role := _ROLE.fullmatch(v)) and not made_part(role["target"]):
         return True  # ``:py:class:`~botocore.credentials.Credentials```: a docstring's role
-    if in_quotes and (setting := _SETTING_PATH.fullmatch(v)) and named_identifier(setting["last"]):
+    setting = None if chosen or not in_quotes else _SETTING_PATH.fullmatch(v)
+    if setting and named_identifier(setting["last"]):
         return True  # ``'fs.s3.enableServerSideEncryption'``: a setting's name
     if _DOTTED.fullmatch(v) and not made_part(v) and (not in_quotes or _SNAKE_PATH.fullmatch(v)):
         # ``X25519.key_length``, ``self.token``: code, not ``Tr0ub4dor.Xk92mLq``; within
@@ -500,19 +504,26 @@ def value_is_not_secret(value: bytes, *, quoted: bool = False, words: bool = Tru
         return True  # ``sm_pat_``: a token's prefix alone
     if _MASKED.search(v) or (b"::" in v and not made_part(v)):
         return True  # ``sk-...``, ``xoxp-…-####``: shown masked; ``iam::1234:role``: a scope
-    variable = len(v) < 48 and (_snake_variable(v) or _CAMEL.fullmatch(v))
+    variable = len(v) < 48 and (_snake_variable(v, in_quotes) or _CAMEL.fullmatch(v))
     if variable and _SECRET_PARTS.intersection(name_words(v) + lowered.split(b"_")):
-        return True  # ``struct_X509_pubkey_st``, ``apiKey``: a variable, not its value
+        return True  # ``struct_pubkey_st``, ``apiKey``: a variable, not its value
     return is_named_placeholder_value(v, counted=words) or _one_char_run(v)
 
 
-def _snake_variable(value: bytes) -> bool:
-    """A variable's or a constant's name in snake case: each part in one case
-    (``AWS_ACCESS_KEY_ID``, ``struct_X509_pubkey_st``), none drawn; ``Secret_Pass_2024``
-    is a password."""
-    if not _SNAKE_VARIABLE.fullmatch(value) or made_part(value):
+def _snake_variable(value: bytes, in_quotes: bool) -> bool:
+    """A variable's name in snake case: small letters, each part opening with one
+    (``struct_pubkey_st``), or within quotes an environment variable's, in capitals with no
+    part all digits (``'AWS_ACCESS_KEY_ID'``); ``super_secret_jwt_key_2024`` and
+    ``MY_SECRET_KEY_2024`` are passwords."""
+    if _LOWER_SNAKE.fullmatch(value):
+        return True
+    if not in_quotes or not _UPPER_SNAKE.fullmatch(value):
         return False
-    return all(p.islower() or p.isupper() or p.isdigit() for p in value.split(b"_"))
+    return not any(p.isdigit() for p in value.split(b"_"))
+
+
+_LOWER_SNAKE = re.compile(rb"_?[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
+_UPPER_SNAKE = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _is_reference_head(head: bytes) -> bool:
@@ -551,7 +562,9 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     """A named rule's find at ``block[start:end]`` that is no secret: its name does not mean
     one, or its value's shape says so."""
     value = block[start:end]
-    if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES):
+    name = name_before(block, start)
+    chosen = _chosen_name(name)
+    if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES, chosen=chosen):
         return True
     if block.startswith(b"<", end) and bare(block, start):
         line_end = block.find(b"\n", end, end + 200)
@@ -597,7 +610,6 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``auth: BasicAuth | None``, ``TOKEN = CHAR ^ CTL``: code
     if is_format_template(block, start, end) or is_first_of_arguments(block, start, end):
         return True  # ``'%s:%s' % (user, pw)``, ``get_password("system", "user")``
-    name = name_before(block, start)
     if name is None:
         return False
     if _in_tag_attribute(block, start) and name.lower() in (b"key", b"name", b"id"):
@@ -612,13 +624,16 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     if _JS_BINDING.match(block, line, start) and alias and not made:
         return True  # ``let cookieDomain = attributeValue``: code reads a variable (a
         # literal in JavaScript is quoted)
-    if bare(block, start) and _PLAIN_WORD.fullmatch(value):
-        if _STATEMENT_HEAD.match(block, line) and block.rfind(b":", line, start) > 0:
+    if bare(block, start) and (value in _CODE_KEYWORDS or _SHORT_WORD.fullmatch(value)):
+        # (a word under a token's name after `` = `` may be a password: ``access_token =
+        # sunshine``; only a language's keyword, or a short word set on an object's field)
+        keyword = value in _CODE_KEYWORDS
+        head = keyword and _STATEMENT_HEAD.match(block, line)
+        if head and block.rfind(b":", line, start) > 0:
             return True  # ``if ttype == tokenize.NEWLINE: break``: a statement after its head
-        if _drawn_kind(name) and _SPACED_EQUALS.search(block, max(line, start - 8), start):
-            return True  # ``first_token = prev``: a token is drawn, never a word; a variable
-    if _words_for_a_name(name, value):
-        return True  # ``auth: "oauth2-proxy"``, ``secret: my-app-secret``: a name
+        spaced = _SPACED_EQUALS.search(block, max(line, start - 8), start)
+        if spaced and _drawn_kind(name) and (keyword or b"." in name):
+            return True  # ``node.last_token = nlast``: an object's field set from a variable
     if _spells_the_name(name, value):
         return True  # ``#define SN_setct_PANToken "setct-PANToken"``: the name as a string
     if bare(block, start) and not made and is_same_variable(name, value):
@@ -629,7 +644,19 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``credentials = in_memory``, ``"key": api_key or …``: a variable
     if _LEXER_WORD.fullmatch(block, start, end) and _compares_a_token(block, start, name):
         return True  # ``if token == "lambda":``: a lexer's token, compared with its text
-    return name_is_secret(name) is False
+    if name_is_secret(name) is False:
+        # ``AUTH_SERVER=Xk9m…``: what serves a secret, but a drawn value is one
+        return not (name_words(name)[-1:] in _SERVERS and looks_random(value))
+    return False
+
+
+def _chosen_name(name: bytes | None) -> bool:
+    """The name is a password's or a passphrase's: a secret one chooses."""
+    return name is not None and any(w.startswith(_CHOSEN) for w in name_words(name))
+
+
+_CHOSEN = (b"password", b"passphrase", b"passwd", b"pwd")
+_SERVERS = [[w] for w in b"service services server loader cls".split()]
 
 
 # A variable's name in snake case: words (a digit may end one) joined by underscores.
@@ -669,8 +696,12 @@ _LEXER_WORD = re.compile(rb"[a-z_]{1,12}|[^\sA-Za-z0-9]{1,3}")
 _COMPARED = re.compile(rb"[ \t]*[=!]==?[ \t]*[\"']$")
 
 
-# A variable's name in small letters, no digit: code reads it where a value would be.
-_PLAIN_WORD = re.compile(rb"[a-z]{2,16}")
+# A language's keywords and constants, where a value would be (``…: break``, ``= None``).
+_CODE_KEYWORDS = frozenset(
+    b"break continue pass return None null nil true false True False self this undefined".split()
+)
+# A short variable's name in small letters (``nlast``), set on an object's field.
+_SHORT_WORD = re.compile(rb"[a-z]{2,10}")
 _SPACED_EQUALS = re.compile(rb"[ \t]=[ \t]+$")
 # A compound statement's head in code, to its colon (``if …:``, ``while …:``).
 _STATEMENT_HEAD = re.compile(rb"[ \t]*+(?:if|elif|while|for|with|except)[ \t(]")
@@ -685,27 +716,6 @@ def _drawn_kind(name: bytes) -> bool:
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
     return bool(words) and (words[-1] in _DRAWN_WORDS or words[-1].endswith((b"token", b"key")))
-
-
-def _words_for_a_name(name: bytes, value: bytes) -> bool:
-    """The value is words one can say joined by dashes or underscores, under a name whose
-    secret a machine draws (a token, a secret, a key: see ``_NAMED_BY_WORDS``): a thing's
-    name, not drawn characters."""
-    if not _JOINED_WORDS.fullmatch(value):
-        return False
-    parts = re.split(rb"[\-_]", value)
-    if any(_UNSAID_WORD.search(part) or _alphabet_run(part) for part in parts):
-        return False  # ``xkcd-qzrt``: unsaid; ``abc_def_ghi``: typed in the alphabet's order
-    words = name_words(name)
-    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
-        words.pop()
-    return bool(words) and words[-1].endswith(_NAMED_BY_WORDS)
-
-
-def _alphabet_run(part: bytes) -> bool:
-    """``abc``, ``def``: letters each one past the last, as a hand types a filler."""
-    letters = part.rstrip(b"0123456789")
-    return all(b == a + 1 for a, b in itertools.pairwise(letters))
 
 
 def _spells_the_name(name: bytes, value: bytes) -> bool:

