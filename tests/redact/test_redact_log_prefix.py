@@ -114,3 +114,19 @@ def test_a_parallel_piece_does_not_start_inside_a_prefixed_block() -> None:
     cut = cut_at(region, 10)
     assert cut == region.rindex(b"\n", 0, len(region) - 1) + 1
     assert redacted(_FILL + block).count(V1) == 0
+
+
+@pytest.mark.parametrize("prefix", ["web_1  |", TS.format(1).rstrip(), "[pod/api-7d9f/app]"])
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_parallel_piece_does_not_start_at_a_line_of_the_prefix_alone(
+    prefix: str, blank: str
+) -> None:
+    """A line that holds only the log's prefix (its blank lost, or kept) goes on the block
+    for the engine, as a blank line: no piece starts there either."""
+    block = f"{prefix} password: |\n" + f"{prefix}   {V1}\n" * 20
+    rest = f"{prefix}   correct horse battery staple\n{prefix}   tumble oxidize parlor\n"
+    region = f"{block}{prefix}{blank}\n{rest}{prefix} next: 1\n".encode()
+    cut = cut_at(region, len(block))
+    assert cut == region.rindex(b"\n", 0, len(region) - 1) + 1
+    whole = redacted(_FILL + block + f"{prefix}{blank}\n" + rest)
+    assert "correct horse" not in whole and "tumble" not in whole
