@@ -395,6 +395,26 @@ def after_prefix(block: bytes, line: int, shape: LogShape) -> int:
     return line + len(text) if m is not None and _shape(m) == shape else -1
 
 
+def text_start(block: bytes, line: int, end: int) -> int:
+    """Where the text of the line ``block[line:end]`` starts after any log's prefix and its
+    blank (``line`` when it has none; ``end`` when it holds only a prefix, with its blank or
+    without, which a block scalar's lines take for a blank one): for a cut that must not
+    fall inside such a block."""
+    m = _LOG_PREFIX.match(block, line, end)
+    if m is not None and m.end() > line:
+        return m.end()
+    if end - line > _PREFIX_MAX:
+        return line
+    text = block[line:end].rstrip(b" \t\r")
+    return end if text and _LOG_PREFIX.fullmatch(text + b" ") else line
+
+
+def block_header(block: bytes, start: int, end: int) -> bool:
+    """The line's text ``block[start:end]`` (past any log's prefix) ends with a block
+    scalar's header (``key: |``, ``token: >-``, maybe a comment)."""
+    return _BLOCK_HEADER.search(block, start, end) is not None
+
+
 def prefix_pattern(shape: LogShape) -> bytes:
     """The pattern of a log's prefix of ``shape``, without its last blank (a line that is
     blank after the prefix may have lost it): for a stream's regex over a block's lines."""

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from relay.redact.assignments import log_prefix
+from relay.redact.assignments import text_start
 from relay.redact.disguises import Disguises
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
@@ -90,9 +90,12 @@ def cut_at(
 
 def _indented_after_prefix(region: bytes, line: int) -> bool:
     """The line from ``line`` is indented, or blank, after a log's prefix (a timestamp,
-    ``web_1  | ``): it may go on a YAML block scalar begun above it, as an indented line."""
-    logged = log_prefix(region, line)
-    return logged is not None and region[logged[0] : logged[0] + 1] in _BLANK_OR_END
+    ``web_1  | ``), or holds only the prefix, with its blank or without (``web_1  |``):
+    it may go on a YAML block scalar begun above it, as an indented or a blank line."""
+    end = region.find(b"\n", line)
+    end = len(region) if end < 0 else end
+    text = text_start(region, line, end)
+    return text > line and region[text : text + 1] in _BLANK_OR_END
 
 
 _BLANK_OR_END = (b" ", b"\t", b"\r", b"\n", b"")

@@ -34,10 +34,12 @@ from typing import NamedTuple
 
 from relay.redact.assignments import (
     VALUE_END,
+    block_header,
     block_indent,
     block_lines,
     block_lines_mid,
     line_prefix,
+    text_start,
 )
 from relay.redact.engine import B64_KEY_LINES, Engine, key_block_end, replace
 from relay.redact.formats import B64_KEY
@@ -299,6 +301,7 @@ class StreamRedactor:
         line_end = window.rfind(b"\n", start)
         if line_end >= start:
             cut = _before_partial(window, start, line_end + 1, self._multiline, eager=eager)
+            cut = _before_block(window, start, cut, eager=eager)
         else:
             cut = start if eager else max(start, len(window) - self._overlap)
         return self._before_disguised(window, start, cut, eager=eager)
@@ -392,6 +395,39 @@ def _before_partial(
                 break
             at = window.find(needle[:1], at + 1, cut)
     return best
+
+
+_BLOCK_HEAD_LINES = 40  # lines back from a cut to a block's header (``_HEADER_END``'s 16 blank)
+
+
+def _before_block(window: bytes, start: int, cut: int, *, eager: bool) -> int:
+    """``cut``, or the start of a block scalar's header line (``password: |``) when the
+    text before ``cut`` ends with that header and at most its first value line, past blank
+    lines (with a log's prefix or without: ``web_1  |``, a timestamp, a bracket): one line
+    of a block may be judged unlike its lines together (a line of words is no secret, two
+    are), so the next window starts at the header and reads the block whole. When the
+    header opens the window, an eager flush emits nothing yet; a full window is cut where
+    it was (it must move on)."""
+    end = cut - 1  # the line break that ends the line before the cut
+    values = 0
+    for _ in range(_BLOCK_HEAD_LINES):
+        if end < start:
+            return cut
+        line = window.rfind(b"\n", 0, end) + 1
+        if line < start:
+            return cut  # the line began in the text emitted before
+        text = text_start(window, line, end)
+        rest = window[text:end]
+        if not rest.strip():
+            pass  # a blank line, or one of the prefix alone
+        elif block_header(window, text, end):
+            return line if line > start or eager else cut
+        elif values or rest[:1] not in (b" ", b"\t"):
+            return cut  # not a block's first value line
+        else:
+            values = 1
+        end = line - 1
+    return cut
 
 
 class _Open(NamedTuple):

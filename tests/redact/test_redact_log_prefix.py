@@ -114,3 +114,38 @@ def test_a_parallel_piece_does_not_start_inside_a_prefixed_block() -> None:
     cut = cut_at(region, 10)
     assert cut == region.rindex(b"\n", 0, len(region) - 1) + 1
     assert redacted(_FILL + block).count(V1) == 0
+
+
+@pytest.mark.parametrize("prefix", ["web_1  |", TS.format(1).rstrip(), "[pod/api-7d9f/app]"])
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_parallel_piece_does_not_start_at_a_line_of_the_prefix_alone(
+    prefix: str, blank: str
+) -> None:
+    """A line that holds only the log's prefix (its blank lost, or kept) goes on the block
+    for the engine, as a blank line: no piece starts there either."""
+    block = f"{prefix} password: |\n" + f"{prefix}   {V1}\n" * 20
+    rest = f"{prefix}   correct horse battery staple\n{prefix}   tumble oxidize parlor\n"
+    region = f"{block}{prefix}{blank}\n{rest}{prefix} next: 1\n".encode()
+    cut = cut_at(region, len(block))
+    assert cut == region.rindex(b"\n", 0, len(region) - 1) + 1
+    whole = redacted(_FILL + block + f"{prefix}{blank}\n" + rest)
+    assert "correct horse" not in whole and "tumble" not in whole
+
+
+@pytest.mark.parametrize("prefix", ["web_1  | ", TS.format(1), "[pod/api-7d9f/app] ", ""])
+def test_a_window_edge_at_every_byte_of_a_blocks_first_lines(prefix: str) -> None:
+    """One value line of words is no secret, several are: a window that ends after the
+    header and its first value line (or inside the prefix or the indentation of the
+    second) is cut before the header, so the next window reads the block whole."""
+    lines = ["password: |", "  first line of it", "  second line here", "  correct horse"]
+    block = "".join(f"{prefix}{line}\n" for line in lines)
+    size = 1024
+    for shift in range(len(block) + 1):
+        fill = "".join(f"{prefix}[{i:04d}] GET /health 200\n" for i in range(40))
+        fill = fill[: fill.rindex("\n", 0, size - shift - 60) + 1]
+        fill += "x" * (size - shift - len(fill) - 1) + "\n"
+        data = (fill + block + f"{prefix}next: 1\n" + fill).encode()
+        whole = Redactor(max_redacted_share=1.0).redact(data)
+        assert "first line" not in whole and "correct horse" not in whole
+        for step in (size, 7):
+            assert _streamed(data, block_size=size, step=step) == whole, (shift, step)
