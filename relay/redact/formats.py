@@ -640,8 +640,8 @@ FORMATS: tuple[Format, ...] = (
        *_uuid(HEX_MIXED)),
     _f("zoom-incoming-webhook", "integrations.zoom.us/chat/webhooks/incomingwebhook/",
        Run(B64URL, 16, 40)),
-    _f("bitrix24-webhook", ".bitrix24.", Run(LOWER, 2, 6), "/rest/", Run(DIGITS, 1, 10), "/",
-       Run(LOWER_ALNUM, 16)),
+    _f("bitrix24-webhook", ".bitrix24.", Run(LOWER + ".", 2, 10), "/rest/", Run(DIGITS, 1, 10),
+       "/", Run(LOWER_ALNUM, 16)),  # (a two-part ending too: ``.bitrix24.com.br``)
     _f("cronitor-telemetry-url", "cronitor.link/p/", Run(HEX_MIXED, 32)),
     # Oracle's thin driver: ``jdbc:oracle:thin:user/password@//host:port/service``.
     _f("oracle-jdbc-credentials", "jdbc:oracle:", ("thin:", "oci:", "oci8:"),
