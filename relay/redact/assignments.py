@@ -156,6 +156,15 @@ def stands_in(block: bytes, start: int, end: int) -> bool:
     return _PLACEHOLDER.fullmatch(block, start, end) is not None
 
 
+def secret_value(block: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """The span, unless its text stands for a secret (a reference, a template's word): what
+    a rule that reads a value by its place (a command's argument, a call's) keeps."""
+    value = block[start:end].strip()
+    if not value or stands_in(block, start, end) or is_reference(value):
+        return None
+    return None if is_named_placeholder_value(value) else (start, end)
+
+
 def _prose_after_equals(block: bytes, m: re.Match[bytes], start: int, end: int) -> bool:
     """``name= word more words``: a blank after ``=``, a lower-case word, then another: a
     sentence that mentions a setting, not a setting (its value ends its line)."""

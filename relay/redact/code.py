@@ -15,12 +15,8 @@ from __future__ import annotations
 
 import re
 
-from relay.redact.assignments import stands_in
-from relay.redact.placeholders import (
-    is_named_placeholder_value,
-    is_reference,
-    looks_like_placeholder,
-)
+from relay.redact.assignments import secret_value
+from relay.redact.placeholders import looks_like_placeholder
 from relay.redact.rules import Found, Kind, Rule, rule
 from relay.redact.values import name_is_secret, name_words
 
@@ -169,12 +165,9 @@ def _call_value(block: bytes, m: re.Match[bytes]) -> Found:
         if not _LOGIN_OWNER.search(owner):
             return None
     start, end = m.span("v") if m.group("v") is not None else m.span("w")
-    value = block[start:end]
-    if end <= start or stands_in(block, start, end) or is_reference(value):
+    if looks_like_placeholder(block[start:end], words=False):
         return None
-    if is_named_placeholder_value(value) or looks_like_placeholder(value, words=False):
-        return None
-    return start, end
+    return secret_value(block, start, end)
 
 
 # Where each rule can match, for RE2 to find before ``re`` reads the match (counted values

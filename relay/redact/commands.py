@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from relay.redact.assignments import stands_in
+from relay.redact.assignments import secret_value
 from relay.redact.linear import line_searcher, past_line
 from relay.redact.named import looks_random, named_identifier
 from relay.redact.placeholders import is_named_placeholder_value, is_reference
@@ -46,14 +46,6 @@ def _name_at(block: bytes, word_at: int, end: int) -> bytes:
     return block[start:end]
 
 
-def _secret_value(block: bytes, start: int, end: int) -> Found:
-    """The span, unless its text stands for a secret (a reference, a template's word)."""
-    value = block[start:end].strip()
-    if not value or stands_in(block, start, end) or is_reference(value):
-        return None
-    return None if is_named_placeholder_value(value) else (start, end)
-
-
 # name = """value""" (or '''…'''), on one line or many
 TRIPLE = _WORDS + rb"[a-z0-9_.\-]{0,40}[\"']?[ \t]*=[ \t]*(?P<q>\"\"\"|''')"
 _LONGEST = 8192
@@ -70,7 +62,7 @@ def _triple_span(block: bytes, m: re.Match[bytes]) -> Found:
         return None
     inside = block[start:close]
     lead, tail = len(inside) - len(inside.lstrip()), len(inside) - len(inside.rstrip())
-    return _secret_value(block, start + lead, close - tail)
+    return secret_value(block, start + lead, close - tail)
 
 
 # a.b.password value (a .properties file's blank separator): the line is the key and value
@@ -90,7 +82,7 @@ def _property_span(block: bytes, m: re.Match[bytes]) -> Found:
         return None
     if name_is_secret(block[line:name_end].strip()) is not True:
         return None
-    return _secret_value(block, *m.span("v"))
+    return secret_value(block, *m.span("v"))
 
 
 # password%3Dvalue: a pair encoded inside a URL's query (its end is ``&`` or ``%26``)
@@ -106,7 +98,7 @@ def _encoded_span(block: bytes, m: re.Match[bytes]) -> Found:
     decoded = urllib.parse.unquote_to_bytes(block[start:end])
     if is_reference(decoded) or is_named_placeholder_value(decoded):
         return None
-    return _secret_value(block, start, end)
+    return secret_value(block, start, end)
 
 
 _QUOTED_ARG = (
@@ -120,7 +112,7 @@ def _argument(block: bytes, m: re.Match[bytes]) -> Found:
     for group in ("dq", "sq", "w"):
         start, end = m.span(group)
         if end > start:
-            return _secret_value(block, start, end)
+            return secret_value(block, start, end)
     return None
 
 
@@ -164,7 +156,7 @@ SQL_SEEK = rb"set[ \t]+password|alter[ \t]+user|sp_addlogin|changeuserpassword"
 
 def _sql_sets_span(block: bytes, m: re.Match[bytes]) -> Found:
     group = "sq" if m.group("sq") is not None else "dq"
-    return _secret_value(block, *m.span(group))
+    return secret_value(block, *m.span(group))
 
 
 # A word after the value that is no clause of the statement (``ACCOUNT UNLOCK``,
@@ -178,7 +170,7 @@ _PROSE_GOES_ON = re.compile(
 def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
     for group in ("xq", "xd", "pxq", "pxd", "pq", "pd"):
         if m.group(group) is not None:
-            return _secret_value(block, *m.span(group))
+            return secret_value(block, *m.span(group))
     if m.group("w") is None:
         return _argument(block, m)
     start, end = m.span("w")
@@ -186,7 +178,7 @@ def _identified_span(block: bytes, m: re.Match[bytes]) -> Found:
     prose = _PROSE_GOES_ON.match(block, end)  # a word after it, not the statement's end
     if prose and value.isalpha() and value.islower() and len(value) <= 8:
         return None  # ``is identified by their email``: prose (``BY tiger;`` is a password)
-    return None if value_is_not_secret(value) else _secret_value(block, start, start + len(value))
+    return None if value_is_not_secret(value) else secret_value(block, start, start + len(value))
 
 
 # ConvertTo-SecureString "…" -AsPlainText (or -String '…'): the plain text of a password
@@ -259,7 +251,7 @@ def _set_output_span(block: bytes, m: re.Match[bytes]) -> Found:
     if quote in (b'"', b"'") and (close := block.find(quote, start, end)) >= 0:
         end = close
     end = start + len(block[start:end].rstrip())
-    return _secret_value(block, start, end)
+    return secret_value(block, start, end)
 
 
 # <secret value="V"/>, <password value='V'>: an element that a secret's word names, and its
@@ -355,7 +347,7 @@ def _bare_password(block: bytes, m: re.Match[bytes]) -> Found:
     value = block[start:end]
     if not looks_random(value, least=12) or named_identifier(value):
         return None
-    return _secret_value(block, start, end)
+    return secret_value(block, start, end)
 
 
 def _prose_span(block: bytes, m: re.Match[bytes]) -> Found:
@@ -369,12 +361,12 @@ def _prose_span(block: bytes, m: re.Match[bytes]) -> Found:
         if end > start:
             while group == "w" and end > start and block[end - 1] in _SENTENCE_END:
                 end -= 1  # the sentence's stop, not the password's
-            return _secret_value(block, start, end) if _password_like(block[start:end]) else None
+            return secret_value(block, start, end) if _password_like(block[start:end]) else None
     start, end = m.span("words")
     words = block[start:end]
     passphrase = m.start("pw") >= 0
     if passphrase and end > start and words.islower() and not sentence_words(words):
-        return _secret_value(block, start, end)
+        return secret_value(block, start, end)
     return None
 
 
@@ -394,7 +386,7 @@ def _pgpass_span(block: bytes, m: re.Match[bytes]) -> Found:
     fields = block[m.start("f") + 1 : m.start("v") - 1].split(b":")
     if not all(_NAMED_FIELD.search(f) for f in fields[1:]):
         return None
-    return _secret_value(block, *m.span("v"))
+    return secret_value(block, *m.span("v"))
 
 
 # An AWS access key id and, on its line or the next, a 40-character secret with no name
