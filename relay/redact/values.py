@@ -481,8 +481,6 @@ def value_is_not_secret(
         return value_is_not_secret(word, quoted=True) or bool(_WORD.fullmatch(word.lower()))
     if _TYPE_VALUE.fullmatch(v) or _ABNF.fullmatch(v):
         return True  # ``password: SecretStr``, ``token = 1*tchar``: a type, a grammar
-    if not in_quotes and _generic_type(v):
-        return True  # ``token: Option<String>,``: a field's type
     if (fallback := _FALLBACK.fullmatch(v)) and _is_reference_head(fallback.group("head")):
         # ``process.env.DB_PASSWORD || ""``: read from elsewhere, unless the default is one
         tail = fallback.group("tail").rstrip(b";,) \t")
@@ -566,10 +564,12 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     chosen = _chosen_name(name)
     if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES, chosen=chosen):
         return True
-    if block.startswith(b"<", end) and bare(block, start):
+    if bare(block, start) and _after_colon(block, start):
+        # ``token: Option<String>,``, ``pub password: Vec<u8>,``: a field's type, read to its
+        # ``>``; after ``=``, a flag or prose (``PASSWORD=Hello<World>``) it is a value
         line_end = block.find(b"\n", end, end + 200)
         if _generic_type(block[start : end + 200 if line_end < 0 else line_end]):
-            return True  # ``pub password: Vec<u8>,``: a field's type, read to its ``>``
+            return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot
     member = block.startswith(b">", end) and block[end - 1 : end] == b"-"
@@ -764,6 +764,12 @@ _CLASS_HEAD = re.compile(
 
 
 _SLOT_HEAD = re.compile(rb"<[A-Za-z_][\w.-]*:")
+
+
+def _after_colon(block: bytes, start: int) -> bool:
+    """A ``:`` and blanks only come before the value: where a field's type is written."""
+    head = block[max(0, start - 16) : start].rstrip(b" \t")
+    return head.endswith(b":") and not head.endswith(b"::")
 
 
 def _in_slot(block: bytes, start: int) -> bool:
