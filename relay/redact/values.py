@@ -302,6 +302,45 @@ def _generic_type(text: bytes) -> bool:
     return True
 
 
+def _field_type(text: bytes) -> bool:
+    """A generic type (``_generic_type``) that a field's end follows (``,`` ``;`` ``)``
+    ``=``, ``| null``), or a container's or a wrapper's (``Option<String>``): a password's
+    value may have a generic's shape (``Hello<World>``) where a line ends."""
+    m = _GENERIC.match(text)
+    if m is None:
+        return False
+    head = text[: text.index(b"<")].rsplit(b"::", 1)[-1]
+    return head in _CONTAINERS or _FIELD_END.match(text, m.end()) is not None
+
+
+# Generic types a field's value is held in (Rust's, TypeScript's, Java's, C#'s, Kotlin's).
+_CONTAINERS = frozenset(
+    b"Option Optional Vec Box Arc Rc Cow Mutex RwLock RefCell Cell Result Promise Array "
+    b"ReadonlyArray Record Partial Readonly Map HashMap BTreeMap Set HashSet List Seq "
+    b"Sequence Iterable Dict Mapping Secret SecretString SecretBox Sensitive Zeroizing "
+    b"Observable Future Task Lazy Nullable Maybe".split()
+)
+_FIELD_END = re.compile(rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#)")
+# The name that the value after it belongs to, where ``name_before`` reads none: an element
+# (``<password>``), a key's or a name's attribute before ``value=`` (``<add key="password"
+# value="…"``), a flag (``--password VALUE``, ``-password=VALUE``).
+_NAMED_BEFORE = re.compile(
+    rb"(?:<([A-Za-z0-9_.:\-]{1,80})(?:[ \t][^<>\n]*)?>"
+    rb"|(?:key|name)=[\"']([^\"'\n]{1,80})[\"'][^<>\n]*value=[\"']"
+    rb"|(?:^|[ \t])--?([A-Za-z][A-Za-z0-9_\-]{0,79})(?:[ \t]+|=)[\"']?)$"
+)
+
+
+def _named_before(block: bytes, start: int) -> bytes | None:
+    """The name an element, an attribute pair or a flag gives the value at ``start`` (see
+    ``_NAMED_BEFORE``), or None."""
+    line = block.rfind(b"\n", 0, start) + 1
+    m = _NAMED_BEFORE.search(block, max(line, start - 200), start)
+    if m is None:
+        return None
+    return next(g for g in m.groups() if g is not None)
+
+
 def _random_segment(value: bytes) -> bool:
     """A piece of 16 or more characters with upper, lower and digit: a token's part."""
     for piece in re.split(rb"[./:\-]", value):
@@ -561,14 +600,17 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     one, or its value's shape says so."""
     value = block[start:end]
     name = name_before(block, start)
-    chosen = _chosen_name(name)
+    chosen = _chosen_name(name) or _chosen_name(_named_before(block, start))
     if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES, chosen=chosen):
         return True
     if bare(block, start) and _after_colon(block, start):
         # ``token: Option<String>,``, ``pub password: Vec<u8>,``: a field's type, read to its
-        # ``>``; after ``=``, a flag or prose (``PASSWORD=Hello<World>``) it is a value
+        # ``>``; after ``=``, a flag or prose (``PASSWORD=Hello<World>``) it is a value, and
+        # so it is under a password's name where no field's end follows (YAML's ``password:
+        # Hello<World>``), unless the type is a container's (``password: Option<String>``)
         line_end = block.find(b"\n", end, end + 200)
-        if _generic_type(block[start : end + 200 if line_end < 0 else line_end]):
+        text = block[start : end + 200 if line_end < 0 else line_end]
+        if _generic_type(text) and (not chosen or _field_type(text)):
             return True
     if block[end - 1 : end] == b">" and _in_slot(block, start):
         return True  # ``<user:password>``: a template's slot

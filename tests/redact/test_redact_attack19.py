@@ -1,13 +1,13 @@
 """Findings of a fresh attack on the redaction of issue 28, after the review-18 changes.
 
-A regression against the trees of a day before is fixed and tested first: a generic type's
+Regressions against the trees of a day before are fixed and tested first: a generic type's
 shape (``Hello<World>``) was read as a field's type wherever it stood, so that
 ``PASSWORD=Hello<World>``, ``--password Spring<Boot>`` and ``The password is Foo<Bar>`` were
-kept; it is a type only after a ``:`` now. What the attack found and this change leaves is
-below it, each a strict xfail (it fails today, and turns into an ordinary test when fixed):
-first what the earlier trees masked (a path under a password's name in XML or after a flag,
-a generic type's shape after YAML's ``password:``), then other leaks, a stream window's
-cut, and false alarms in real code (the interpreter's library, the installed packages, C
+kept (it is a type only after a ``:`` now, and under a password's name only where a field's
+end follows it or it is a container's); a path under a password's name was kept in XML and
+after a flag. What the attack found and is left is below them, each a strict xfail (it fails
+today, and turns into an ordinary test when fixed): other leaks, a stream window's cut, and
+false alarms in real code (the interpreter's library, the installed packages, C
 headers, Perl modules, GCC's ChangeLog)."""
 
 from __future__ import annotations
@@ -56,12 +56,11 @@ def test_a_fields_generic_type_after_a_colon_stays_unchanged(line: str) -> None:
     assert redacted(line + "\n") == line + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="left by the attack on issue 28's nineteenth stop")
 @pytest.mark.parametrize(
     ("line", "secret"),
     [
-        # a path under a password's name is masked after = and : but, since the review-18
-        # changes, kept in XML and after a flag (the trees of a day before masked each)
+        # a path under a password's name is masked after = and :, and in XML and after a
+        # flag (the review-18 changes had let the latter through)
         (
             "<password>/correct/horse/battery/staple</password>",
             "/correct/horse/battery/staple",
@@ -71,8 +70,8 @@ def test_a_fields_generic_type_after_a_colon_stays_unchanged(line: str) -> None:
             "/correct/horse/battery/staple",
         ),
         ("--password /correct/horse/battery/staple", "/correct/horse/battery/staple"),
-        # YAML's key: value has a field type's shape (token: Option<String>); the earlier
-        # trees masked it
+        # YAML's key: value has a field type's shape (token: Option<String>), but no field's
+        # end follows it, and the name is a password's
         ("password: Hello<World>", "Hello<World>"),
         ("web_1  | db_password: Spring<Boot>", "Spring<Boot>"),
     ],
