@@ -444,6 +444,26 @@ def lines_below(block: bytes, line: int, end: int) -> int:
     return end
 
 
+def open_triple(block: bytes, floor: int, cut: int) -> int:
+    """The start of the line where a triple-quoted string that a secret's name may open
+    (``DB_PASSWORD = \"\"\"``) opens before ``cut`` and does not close before it, within
+    the reach ``_triple_span`` reads for its close (and not before ``floor``); -1 when none
+    is open. A stream's window cut there leaves the next one the string whole: a cut inside
+    it emitted its lines before their closing quotes were read."""
+    at = max(floor, cut - _LONGEST)
+    if block.find(b'"""', at, cut) < 0 and block.find(b"'''", at, cut) < 0:
+        return -1
+    while at < cut:
+        opener, opened = _TRIPLE_OPEN(block, at, cut)[0]
+        if opened < 0:
+            return -1
+        close = block.find(block[opened - 3 : opened], opened, cut)
+        if close < 0:
+            return max(floor, block.rfind(b"\n", 0, opener) + 1)
+        at = close + 3
+    return -1
+
+
 SUPERSETS: tuple[str, ...] = (
     r"\.[a-z0-9_\-]*(?:pass|secret|token|credential|pwd|key|auth|pw)[a-z0-9_\-]*[ \t]+"
     r"[^\s=:\"']",

@@ -41,6 +41,7 @@ from relay.redact.assignments import (
     line_prefix,
     text_start,
 )
+from relay.redact.commands import open_triple
 from relay.redact.engine import B64_KEY_LINES, Engine, key_block_end, replace
 from relay.redact.formats import B64_KEY
 from relay.redact.rules import Kind, Span
@@ -302,6 +303,7 @@ class StreamRedactor:
         if line_end >= start:
             cut = _before_partial(window, start, line_end + 1, self._multiline, eager=eager)
             cut = _before_block(window, start, cut, eager=eager)
+            cut = _before_triple(window, start, cut, eager=eager)
         else:
             cut = start if eager else max(start, len(window) - self._overlap)
         return self._before_disguised(window, start, cut, eager=eager)
@@ -428,6 +430,17 @@ def _before_block(window: bytes, start: int, cut: int, *, eager: bool) -> int:
             values = 1
         end = line - 1
     return cut
+
+
+def _before_triple(window: bytes, start: int, cut: int, *, eager: bool) -> int:
+    """``cut``, or the start of the line where a secret's triple-quoted string opens that
+    is not closed before ``cut`` (``commands.open_triple``): the next window reads it
+    whole. When it opens the window, an eager flush emits nothing yet; a full window is cut
+    where it was (it must move on)."""
+    line = open_triple(window, start, cut)
+    if line < 0:
+        return cut
+    return line if line > start or eager else cut
 
 
 class _Open(NamedTuple):
