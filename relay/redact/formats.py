@@ -212,6 +212,17 @@ def _letters_and_digits(skip: int) -> Callable[[bytes], bool]:
     return check
 
 
+def _upper_or_digit(skip: int) -> Callable[[bytes], bool]:
+    """A body after ``skip`` characters that holds an upper-case letter or a digit: a
+    snake_case name glued to the prefix (``ghs_pragma_interrupt``, a C function in a change
+    log) holds neither, a drawn token's 16 characters and more nearly always both."""
+
+    def check(token: bytes) -> bool:
+        return any(65 <= c <= 90 or 48 <= c <= 57 for c in token[skip:])
+
+    return check
+
+
 def _tail_random(n: int) -> Callable[[bytes], bool]:
     """The last ``n`` characters hold letters and digits both (a random id, not a word)."""
     return _letters_and_digits_tail(n)
@@ -246,7 +257,7 @@ FORMATS: tuple[Format, ...] = (
     # Source forges and CI. GitHub's classic tokens are 36 characters (the last six a
     # checksum); installation tokens may be long (``ghs_<app id>_<jwt>``), hence the range.
     _f("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), Run(B64URL + ".", 16, 4096),
-       checksum="crc32-base62"),
+       checksum="crc32-base62", check=_upper_or_digit(4)),
     _f("github-fine-grained-pat", "github_pat_", Run(B62 + "_", 22, 255), kind="github-token"),
     _f("gitlab-pat", "glpat-", Run(B64URL + ".", 20, 80)),
     _f("gitlab-pipeline-trigger-token", "glptt-", Run(HEX, 40)),

@@ -176,8 +176,6 @@ def test_a_triple_quoted_password_cut_by_a_window_in_its_closing_quotes_is_maske
         "  AEK_PAUTH =       1ULL << 35,",
         # kernel-doc's @CONSTANT: description
         " * @NL80211_ATTR_SUPPORT_MESH_AUTH: Currently, this means the underlying driver",
-        # a GCC ChangeLog's function name that opens with a GitHub token's prefix
-        "\t(ghs_pragma_interrupt): Likewise.",
         # prose naming a header
         "The extract_cookies() method will look for Set-Cookie: and",
         # a feature flag's header

@@ -354,3 +354,21 @@ def test_extra_patterns_run_in_linear_time_where_re2_reads_them() -> None:
         redactor.redact("a" * 40 + "c ref:123456 ab\n")
         == "a" * 40 + "c ref:[redacted:ref] [redacted:evil]\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        # a snake_case name glued to a GitHub token's prefix: a C function in a change log
+        ("\t(ghs_pragma_interrupt): Likewise.", False),
+        ("\t* config/v850/v850.c (ghs_pragma_interrupt): New.", False),
+        ("ghr_reset_all_handles();", False),
+        # drawn tokens, classic and an installation token's long form
+        ("GH_TOKEN=ghs_Xk9mP2vL8qR5wT7zAbQ3nJ6hY4cD1eF0gS2", True),
+        ("token ghs_16_eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiIxMjM0NTYifQ.c2lnbmF0dXJl", True),
+        ("ghp_k3m9x7q2w8e4r6t1y5u0i9o8p7a6s5d4f3g2", True),
+    ],
+)
+def test_a_github_tokens_prefix_on_a_snake_case_name_is_no_token(line: str, masked: bool) -> None:
+    out = Redactor(FACTS).redact(line + "\n")
+    assert (out != line + "\n") is masked, out
