@@ -82,7 +82,7 @@ _TAIL = (
     # a cheap look-ahead for the separator before the endings are tried
     # (a subscript's and a Go type's up to their ``=``, so that ``["token"]["`` repeated is
     # refused there, not after the endings)
-    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,40}[=:]|\]"
+    rb"(?P<rest>[a-z0-9_.\-]{0,40}+)(?=\\{0,3}[\"']?(?:[ \t]{0,40}(?:[=:]|<-)|\]"
     + _SUBSCRIPTS
     + rb"[ \t]{0,40}="
     + b"|"
@@ -93,7 +93,8 @@ _TAIL = (
     + _SUBSCRIPTS
     + rb")|[\"']?)"
     rb"(?:(?:(?P<go>" + _GO_TYPE + b")|" + _ANNOTATION + rb")(?=[ \t]*=))?"
-    rb"[ \t]{0,40}(?P<sep>=>|:=|=(?!=)|:(?!:))[ \t]{0,40}"
+    # (R's arrow, ``db_password <- "…"``, before a string only: ``token <- getToken()``)
+    rb"[ \t]{0,40}(?P<sep>=>|:=|=(?!=)|:(?!:)|<-(?=[ \t]{0,40}[\"']))[ \t]{0,40}"
     # a YAML core tag that only says the value is a string (``password: !!str "…"``)
     rb"(?:!!?(?:str|binary)[ \t]{1,8})?"
     # the escaped quote's backslashes are kept (``eqo``): the value ends at the same quote
@@ -111,10 +112,12 @@ _TAIL = (
 )
 # Without the leading dash: the shared dash rule (``tokens``) supplies it. One dash is a
 # flag too where it opens a word (``keytool -storepass V``, PowerShell's ``-Password V``).
-FLAG_WORDS = rb"password|passphrase|secret|token|api-?key|licen[cs]e-key|storepass|keypass"
+# A flag's name in snake case too (``--client_secret``, ``--api_key``: Python's argparse
+# keeps the underscores it is given).
+FLAG_WORDS = rb"password|passphrase|secret|token|api[\-_]?key|licen[cs]e-key|storepass|keypass"
 FLAG = (
-    rb"(?P<dash2>-)?[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")"
-    rb"(?P<frest>[a-z0-9\-]{0,40}+)" + _KEY_END + rb"(?:[ =]|['\"],[ \t]?)"
+    rb"(?P<dash2>-)?[a-z0-9_\-]{0,40}(?:" + FLAG_WORDS + rb")"
+    rb"(?P<frest>[a-z0-9_\-]{0,40}+)" + _KEY_END + rb"(?:[ =]|['\"],[ \t]?)"
 )  # (or the next item of a printed argument list: ``['--password', 'VALUE']``)
 # ``auth`` names a secret (``auth=…``, ``auth_token: …``), but ``author``, ``authority`` and
 # ``authorized-by-human: yes`` (relay's own approval line) name a person or a permission.
@@ -893,12 +896,16 @@ def _env_flag_value(block: bytes, m: re.Match[bytes], start: int) -> re.Pattern[
 
 def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:
     """The setting is a ``.env`` line's (or a compose list's item): ``NAME=value`` with no
-    blank around the ``=``, the name opening its line."""
+    blank around the ``=``, the name opening its line, or its text after a log's prefix
+    (``web_1  | DB_PASSWORD=…``, a timestamp: a container's or a runner's log)."""
     if not _glued_equals(m, start):
         return False
     sep = m.start("sep")
     line = block.rfind(b"\n", 0, sep) + 1
-    return _ENV_HEAD.fullmatch(block, line, sep) is not None
+    if _ENV_HEAD.fullmatch(block, line, sep) is not None:
+        return True
+    logged = log_prefix(block, line)
+    return logged is not None and _ENV_HEAD.fullmatch(block, logged[0], sep) is not None
 
 
 def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:

@@ -123,8 +123,9 @@ def _entry(block: bytes, m: re.Match[bytes]) -> Found:
 # ``HTTPBasicAuth('u', 'pw')`` (``HTTPDigestAuth``, aiohttp's ``BasicAuth``, ``setBasicAuth``),
 # ``auth=('u', 'pw')`` and ``session.auth = ("u", "pw")``, .NET's ``NetworkCredential("u",
 # "pw")``, Java's ``PasswordAuthentication("u", "pw".toCharArray())`` and
-# ``UsernamePasswordCredentials``, JDBC's ``getConnection(url, "u", "pw")`` (the third
-# argument) and the ``.login("u", "pw")`` of a mail or FTP client. The password is a string
+# ``UsernamePasswordCredentials``, python-ldap's ``simple_bind_s("cn=admin,…", "pw")``,
+# JDBC's ``getConnection(url, "u", "pw")`` (the third argument) and the ``.login("u", "pw")``
+# of a mail or FTP client. The password is a string
 # literal, whole (``"a" + b``, a variable, stays); the arguments before it are literals or
 # names.
 _ARG = (
@@ -133,7 +134,7 @@ _ARG = (
 )
 _CALLS = (
     rb"(?:basic|digest|proxy)auth|networkcredential|passwordauthentication"
-    rb"|usernamepassword[a-z]{0,24}"
+    rb"|usernamepassword[a-z]{0,24}|simple_bind(?:_s)?"
 )
 CALL = (
     rb"(?:(?:"
@@ -192,7 +193,7 @@ SUPERSETS: tuple[str, ...] = (
     (rb"[=!]=[= \t]*[a-z0-9_]*" + WORDS).decode(),
     _SEEK_ENV.decode(),
     _SEEK_ENTRY.decode(),
-    r"(?:basic|digest|proxy)auth[ \t]*\(",  # ``CALL``'s
+    r"(?:basic|digest|proxy)auth[ \t]*\(|simple_bind(?:_s)?[ \t]*\(",  # ``CALL``'s
     r"networkcredential[ \t]*\(|passwordauthentication[ \t]*\(|usernamepassword",
     r"auth[ \t]*=[ \t]*[(\[]",
     r"getconnection[ \t]*\(",

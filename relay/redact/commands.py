@@ -13,6 +13,8 @@ secret as plain text.
   secret create NAME -`` and ``gcloud secrets versions add`` among them), ``gh secret set
   NAME --body …``, ``aws ssm put-parameter … --value …`` and ``az keyvault secret set …
   --value …``.
+- A shell's expansion whose default a secret's variable falls back to,
+  ``${DB_PASSWORD:-…}``.
 - GitHub Actions' older workflow commands, ``::set-output name=token::…`` (and
   ``::save-state``), and an XML element that a secret's word names, ``<secret value="…"/>``.
 
@@ -271,12 +273,12 @@ def _element_value_span(block: bytes, m: re.Match[bytes]) -> Found:
     return _argument(block, m) if name_is_secret(name) is True else None
 
 
-# gh secret set NAME --body VALUE (-b VALUE, --body=VALUE); what a secret store's command
-# keeps: ``aws ssm put-parameter … --value V`` (whatever its ``--type``: a String's value
-# is read as any), ``az keyvault secret set … --value V``
+# gh secret set NAME --body VALUE (-b VALUE, -bVALUE, -b=VALUE, --body=VALUE); what a
+# secret store's command keeps: ``aws ssm put-parameter … --value V`` (whatever its
+# ``--type``: a String's value is read as any), ``az keyvault secret set … --value V``
 _STORES = rb"gh[ \t]+secret[ \t]+set|keyvault[ \t]+secret[ \t]+set|put-parameter"
 GH_SECRET = (
-    rb"(?:gh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body[ =]|-b[ \t]+)"
+    rb"(?:gh[ \t]+secret[ \t]+set[ \t]+[^\n|;&]{0,200}?(?:--body[ =]|(?<=[ \t])-b(?:=|[ \t]*))"
     rb"|(?:keyvault[ \t]+secret[ \t]+set|put-parameter)[ \t]+[^\n|;&]{0,200}?--value[ =])"
     rb"[ \t]*" + _QUOTED_ARG
 )
@@ -415,6 +417,23 @@ def _aws_pair_span(block: bytes, m: re.Match[bytes]) -> Found:
     return None
 
 
+# A default in a shell's expansion, ``${DB_PASSWORD:-V}`` (``-``, ``:=``, ``=``), as a script
+# and ``docker compose config`` print it: the value a secret's variable falls back to.
+EXPANSION_DEFAULT = rb"\$\{(?P<name>[a-z_][a-z0-9_]{0,80}):?[\-=](?P<v>[^}\r\n]{1,4096})\}"
+EXPANSION_SUPERSET = r"\$\{[a-z0-9_]*(?:pass|secret|token|credential|key|auth|pw)[a-z0-9_]*:?[\-=]"
+
+
+def _expansion_default(block: bytes, m: re.Match[bytes]) -> Found:
+    """The default, when the variable's name means a secret (``${HOME:-/root}`` names
+    none) and the default is a value, not another expansion (``${DB_PASSWORD:-$PW}``)."""
+    if name_is_secret(block[m.start("name") : m.end("name")]) is not True:
+        return None
+    start, end = m.span("v")
+    if value_is_not_secret(block[start:end].strip()):
+        return None
+    return secret_value(block, start, end)
+
+
 # A secret's multi-line string opens (the prefilter keeps its lines to the closing quotes:
 # ``lines_below``).
 TRIPLE_SUPERSET = (
@@ -483,6 +502,7 @@ SUPERSETS: tuple[str, ...] = (
     r"(?:token|secret|api[ _\-]?key)[ \t]+(?:is|was)[ \t]",
     r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s]",
     AWS_PAIR.decode(),  # an access key id (and the line below it: ``lines_below``)
+    EXPANSION_SUPERSET,
 )
 
 COMMAND_RULES: tuple[Rule, ...] = (
@@ -554,4 +574,11 @@ COMMAND_RULES: tuple[Rule, ...] = (
     ),
     rule(Kind.SECRET, PGPASS, check=_pgpass_span, gate=rb":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:"),
     rule(Kind.SECRET, AWS_PAIR, lower=True, check=_aws_pair_span, gate=AWS_PAIR, seek=AWS_PAIR),
+    rule(
+        Kind.SECRET,
+        EXPANSION_DEFAULT,
+        lower=True,
+        check=_expansion_default,
+        gate=EXPANSION_SUPERSET.encode(),
+    ),
 )

@@ -56,7 +56,11 @@ VENDORS = (
 )  # fmt: skip
 _WORDS = "|".join(sorted({*STRONG, *WEAK, *VENDORS}, key=len, reverse=True))
 _SECRET_WORDS = "|".join(sorted({*STRONG, *WEAK}, key=len, reverse=True))
-_STRONG_RE = re.compile("|".join(STRONG).encode())
+# (and a key that its owner's word names, as the assignment rules read one: .NET's
+# ``<add key="encryptionKey" value="…">``, ``signing_key``, ``ClientKey``)
+_STRONG_RE = re.compile(
+    "|".join((*STRONG, "(?:signing|encryption|client|master)[_-]?key")).encode()
+)
 _ANY_WORD_RE = re.compile(_SECRET_WORDS.encode())
 
 # Values are open-ended in the regex (a count is compiled into as many copies) and held to

@@ -62,7 +62,13 @@ from relay.redact.manifests import SUPERSET as MANIFEST_SUPERSET
 from relay.redact.named import MIN_FREE_STANDING, STRONG, VENDORS, WEAK
 from relay.redact.network import PRODUCTS
 from relay.redact.riders import WordRider
-from relay.redact.shell import HEREDOC_SUPERSET, NETRC_SUPERSET, TOOL_NAMES, heredoc_below
+from relay.redact.shell import (
+    HEREDOC_SUPERSET,
+    MC,
+    NETRC_SUPERSET,
+    TOOL_NAMES,
+    heredoc_below,
+)
 
 Trie = dict[str, "Trie"]
 _NAME_CHAR = "abcdefghijklmnopqrstuvwxyz0123456789_+-"
@@ -279,9 +285,10 @@ RULE_SUPERSETS: tuple[str, ...] = (
     # (nor a bare value glued to a colon, ``File.java:98``, ``token_stream:1.2``, which the
     # rules read as a reference, not a setting, unless the name is quoted: ``"token":x``)
     # (nor a plain word after a colon and a blank that more words follow, ``token_stream:
-    # processed 5 items``, which the rules read as a sentence)
+    # processed 5 items``, which the rules read as a sentence) (R's ``<-`` before a string)
     rf"(?:{_OTHER_KEYWORDS}|credentials|pass[a-z]){_NAME_REST}?\\{{0,3}}"
-    rf"(?:[\"']:|[\"']?[ \t]*(?:=|:(?:[\"'\\=|>!&]|$|[ \t]*{_ANNOTATION}|{_SETTING})))",
+    rf"(?:[\"']:|[\"']?[ \t]*(?:=|<-[ \t]*[\"']"
+    rf"|:(?:[\"'\\=|>!&]|$|[ \t]*{_ANNOTATION}|{_SETTING})))",
     # (``pass`` alone, ``DB_PASS``, ``pass_1``: as a test summary's ``PASS: test_x`` and its
     # count ``PASS=3`` say, it names a secret only set with ``=`` to more than a number, or
     # with ``:`` quoted, after a prefix, in lower case, or before a type or ``=``)
@@ -306,7 +313,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"<name>|</name>|<value>",
     # named and assignments: a flag named by a word (``--api-key``, ``-token``)
     # (unbounded: a counted run after each dash would multiply the automaton's states)
-    rf"-[a-z0-9\-]*(?:{_SECRET_WORDS}|api-key)",
+    rf"-[a-z0-9_\-]*(?:{_SECRET_WORDS}|api-key)",
     # named: a word, a separator, at most three short words, then a long value
     rf"(?:{_SECRET_WORDS})(?:[_.\-][a-z0-9_\-]{{0,20}})?(?:[ \t]*[:>(,\"'][ \t]*|[ \t]+)"
     r"(?:[a-z]{1,12}[ \t]+){0,3}"
@@ -338,6 +345,7 @@ RULE_SUPERSETS: tuple[str, ...] = (
     r"(?:^|[^a-z0-9_.\-])" + TOOL_NAMES.decode() + r"(?:\.exe)?[ \t][^\n]*-[pnwkas]",
     r"net[ \t]+use[ \t]",  # shell: net use \\host\share PASSWORD
     r"vault(?:\.exe)?[ \t]+login[ \t]",  # shell: vault login TOKEN
+    MC.decode(),  # shell: mc alias set ALIAS URL ACCESS SECRET
     *CODE_SUPERSETS,  # code: comparisons, calls, arrays, map entries, ENV, tags
     *COMMAND_SUPERSETS,  # commands: properties, URL-encoded pairs, plain-text passwords
 )

@@ -2,15 +2,15 @@
 
 ``--password VALUE`` and ``KEY=VALUE`` are found by the shared rules (``assignments``); these
 are the common tools whose flags name no secret: ``mysql -pSECRET`` (the value glued to
-``-p``), ``docker login -p VALUE`` (and podman, nerdctl, buildah, skopeo, helm registry,
-oras), ``sshpass -pVALUE`` and ``sshpass -p VALUE``, and ``aws configure set
+``-p``), ``docker login -p VALUE`` or ``-p=VALUE`` (and podman, nerdctl, buildah, skopeo,
+helm registry, oras), ``sshpass -pVALUE`` and ``sshpass -p VALUE``, and ``aws configure set
 aws_secret_access_key VALUE``. The ``-p`` forms ride on the shared dash rule (``tokens``),
 which already stops at every dash, and then look back along the line for the tool;
 ``configure set`` is a rule of its own, anchored on words that ordinary build output seldom
 holds (see ``rules`` for why that is cheap). ``curl -u user:password``, ``redis-cli -a
-password`` and ``htpasswd -b file user password`` are rules anchored on the command's name,
-whose check reads the command's arguments (a short pass, up to the next command on the
-line). Only the value is replaced.
+password``, ``htpasswd -b file user password`` and ``mc alias set ALIAS URL ACCESS SECRET``
+are rules anchored on the command's name, whose check reads the command's arguments (a
+short pass, up to the next command on the line). Only the value is replaced.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from relay.redact.rules import Kind, Rule, rule
 
 _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
 # Without the leading dash: the shared dash rule supplies it. ``pgap`` tells ``-pVALUE``
-# (mysql) from ``-p VALUE`` (a registry login); a bare ``-p`` asks at the prompt.
+# (mysql) from ``-p VALUE`` (a registry login); a bare ``-p`` asks at the prompt. ``-p=VALUE``
+# (``peq``) is either's: the Go tools' flag parser (pflag) reads a short flag's value so.
 # Refused inside the regex, so that build logs cost no Python check each: a dash inside a
 # word (``site-packages``), the compilers' -pthread, -pipe, -pedantic… and, as words of their
 # own (or before ``=``), find's and other tools' -p flags: ``-pg+1jRoB/…``, ``-pythonRocks24``
@@ -31,7 +32,7 @@ _VALUE = rb"(?P<pw>[^\s'\"\-][^\s'\"]{0,4095})"
 P_FLAG = (
     rb"(?<=[\s'\"(]-)p(?!thread|ipe|edantic"
     rb"|(?:ie|ic|g|rint|rune|ath|refix|rofile|ython)(?![^\s'\"=]))"
-    rb"(?P<pgap>[ \t]*)['\"]?" + _VALUE
+    rb"(?:(?P<peq>=)|(?P<pgap>[ \t]*))['\"]?" + _VALUE
 )
 # The command, as a word of its own on the line (not ``-I/usr/include/mysql``).
 # (or a Python list's item: ``['mysql', '-uroot', '-pSECRET']``, as CalledProcessError prints)
@@ -70,8 +71,11 @@ def p_flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     floor = max(0, m.start() - 300)
     line = max(block.rfind(b"\n", floor, m.start()) + 1, floor)
     head = block[line : m.start()].lower()
-    command = _LOGIN if m.group("pgap") else _MYSQL
-    if command.search(head) or (b"sshpass" in head and _SSHPASS.search(head)):
+    if m.group("peq"):  # ``-p=VALUE``: a registry login's (pflag's) or mysql's
+        known = _LOGIN.search(head) or _MYSQL.search(head)
+    else:
+        known = (_LOGIN if m.group("pgap") else _MYSQL).search(head)
+    if known or (b"sshpass" in head and _SSHPASS.search(head)):
         return _value(block, m)
     return None
 
@@ -279,6 +283,29 @@ def net_use_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     return None
 
 
+# MinIO's client: ``mc alias set ALIAS URL ACCESS_KEY SECRET_KEY`` (and the older ``mc config
+# host add``, the same arguments); its flags that take a value (``--api S3v4``, ``--path on``).
+MC = rb"mc(?:\.exe)?[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]"
+_MC_VALUED = frozenset((b"--api", b"--path", b"--config-dir", b"-c"))
+
+
+def mc_alias_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """The secret key, the fourth argument that is no flag nor a flag's value; an alias
+    without one (``mc alias set local http://localhost:9000``) asks for none."""
+    if not _command_at(block, m):
+        return None
+    positional: list[tuple[int, int]] = []
+    args = iter(_args(block, m.end() - 1))
+    for start, end in args:
+        word = block[start:end]
+        if word[:1] == b"-" and len(word) > 1:
+            if b"=" not in word and word.lower() in _MC_VALUED:
+                next(args, None)
+            continue
+        positional.append((start, end))
+    return _secret(block, *positional[3]) if len(positional) > 3 else None
+
+
 # vault's flags that take no value (Go's flag package reads any other's next word as its
 # value: ``-namespace admin``, ``-format json``)
 _VAULT_SWITCHES = frozenset(
@@ -431,6 +458,7 @@ SHELL_RULES: tuple[Rule, ...] = (
         gate=rb"vault(?:\.exe)?[ \t]+login",
     ),
     rule(Kind.SECRET, rb"redis-cli[ \t]", lower=True, check=redis_span, gate=rb"redis-cli[ \t]"),
+    rule(Kind.SECRET, MC, lower=True, check=mc_alias_span, gate=MC),
     rule(Kind.SECRET, rb"htpasswd[ \t]", lower=True, check=htpasswd_span, gate=rb"htpasswd[ \t]"),
     rule(  # aws configure set …; npm, yarn, pnpm config set //registry.npmjs.org/:_authToken …
         Kind.SECRET,

@@ -173,6 +173,6 @@ TOKEN_RULES: tuple[Rule, ...] = (
         check=_dash,
         # each branch's own opening, so that a run of dashes (a key's END lines, a rule of
         # "-----" in a log) costs one RE2 skip, not a try of every branch at every dash
-        seek=rb"-(?:----begin |" + MAC_DASH + rb"|[a-z0-9\-]{0,40}(?:" + FLAG_WORDS + rb")|p)",
+        seek=rb"-(?:----begin |" + MAC_DASH + rb"|[a-z0-9_\-]{0,40}(?:" + FLAG_WORDS + rb")|p)",
     ),
 )

@@ -375,13 +375,14 @@ def name_words(name: bytes) -> list[bytes]:
     return [w.lower() for w in _WORDS.findall(name)]
 
 
-def name_is_secret(name: bytes) -> bool | None:
+def name_is_secret(name: bytes, *, file: bool = True) -> bool | None:
     """Whether the name means a secret: False when its last word is something about one (a
     length, a URL, an event), names a key or token that is no secret (a database's, a
     public one), is a plural (``tokens``), runs a secret's word on into another
     (``tokeneater``), or the name is a file's (``passphrase.h``); None when it does not say
-    (``value``, ``my_password_super_secure``)."""
-    if _is_a_file(name):
+    (``value``, ``my_password_super_secure``). ``file``: the name may be a file's (not a
+    chart's values path, ``secrets.db``, which no file name stands where)."""
+    if file and _is_a_file(name):
         return False  # ``sm/passphrase.h: Likewise.``, ``git-auth-leak.diff``: a file
     words = name_words(name)
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
@@ -686,10 +687,29 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``credentials = in_memory``, ``"key": api_key or …``: a variable
     if _LEXER_WORD.fullmatch(block, start, end) and _compares_a_token(block, start, name):
         return True  # ``if token == "lambda":``: a lexer's token, compared with its text
-    if name_is_secret(name) is False:
+    if name.lower() in _NEUTRAL and name_is_secret(_named_before(block, start) or b"") is False:
+        return True  # ``<add key="apiKeyName" value="…">``: the key says what the value is
+    if name_is_secret(name, file=not _chart_value(block, start, name)) is False:
         # ``AUTH_SERVER=Xk9m…``: what serves a secret, but a drawn value is one
         return not (name_words(name)[-1:] in _SERVERS and looks_random(value))
     return False
+
+
+# Helm's ``--set`` (``--set-string``, ``--set-literal``): a chart's values path, ``a.b=V``,
+# maybe after others (``--set a=1,secrets.db=V``).
+_CHART_SET = re.compile(
+    rb"(?:^|[ \t])--set(?:-string|-literal)?[ =](?:[^\s,=]{1,200}=[^\s,]{0,4096},)*$"
+)
+
+
+def _chart_value(block: bytes, start: int, name: bytes) -> bool:
+    """The value at ``start``, named ``name``, is set by a chart's values path (``helm
+    upgrade … --set-string secrets.db=V``): the name is no file's."""
+    at = start - 1 - len(name)  # where the name starts
+    if at <= 0 or block[at : start - 1] != name or block[start - 1 : start] != b"=":
+        return False
+    line = max(block.rfind(b"\n", 0, at) + 1, at - 4096)
+    return _CHART_SET.search(block, line, at) is not None
 
 
 def _chosen_name(name: bytes | None) -> bool:

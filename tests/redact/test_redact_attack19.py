@@ -5,10 +5,11 @@ shape (``Hello<World>``) was read as a field's type wherever it stood, so that
 ``PASSWORD=Hello<World>``, ``--password Spring<Boot>`` and ``The password is Foo<Bar>`` were
 kept (it is a type only after a ``:`` now, and under a password's name only where a field's
 end follows it or it is a container's); a path under a password's name was kept in XML and
-after a flag. What the attack found and is left is below them, each a strict xfail (it fails
-today, and turns into an ordinary test when fixed): other leaks, a stream window's cut, and
-false alarms in real code (the interpreter's library, the installed packages, C
-headers, Perl modules, GCC's ChangeLog)."""
+after a flag. The other leaks the attack found are masked now, each with look-alikes that
+stay; what is left is below them, each a strict xfail (it fails today, and turns into an
+ordinary test when fixed): a value on the line after its name, and false alarms in real
+code (the interpreter's library, the installed packages, C headers, Perl modules, GCC's
+ChangeLog)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,6 @@ def test_a_password_a_review_18_relaxation_still_lets_through_is_masked(
     assert secret not in redacted(line + "\n")
 
 
-@pytest.mark.xfail(strict=True, reason="left by the attack on issue 28's nineteenth stop")
 @pytest.mark.parametrize(
     ("line", "secret"),
     [
@@ -110,9 +110,55 @@ def test_a_password_a_review_18_relaxation_still_lets_through_is_masked(
 )
 def test_a_secret_the_attack_found_is_masked(line: str, secret: str) -> None:
     assert secret not in redacted(line + "\n")
+    # and amid a log's other lines, where the prefilter keeps only the lines it hits
+    filler = "".join(f"step {i} compiled ok\n" for i in range(200))
+    assert secret not in redacted(filler + line + "\n" + filler)
 
 
-@pytest.mark.xfail(strict=True, reason="left by the attack on issue 28's nineteenth stop")
+@pytest.mark.parametrize(
+    "line",
+    [
+        # no password after the flag, an alias with no credentials, a variable's reference
+        "docker login -u ci -p=$REGISTRY_PASSWORD registry.example.com",
+        "gh secret set DB_PASS -b$DB_PASS",
+        "mc alias set local http://localhost:9000",
+        "mc alias set s3 https://s3.amazonaws.com $ACCESS_KEY $SECRET_KEY --api S3v4",
+        "conn.simple_bind_s(dn, password)",
+        # a chart's path that names no secret, a file set from a path
+        "helm upgrade app ./chart --set-string image.tag=v1.2.3",
+        "helm upgrade app ./chart --set secrets.enabled=true",
+        "helm upgrade app ./chart --set-file secrets.db=./db.txt",
+        # snake-case flags given a variable or naming a file or a kind
+        "python sync.py --api_key $API_KEY",
+        "python deploy.py --client_secret_file secrets.json",
+        "python x.py --token_type bearer",
+        # a default under a name that is no secret's, an expansion's default, none at all
+        "HOME=${HOME:-/root}",
+        "PGPASSWORD=${DB_PASSWORD:-$FALLBACK_PASSWORD}",
+        "x=${API_TOKEN:?API_TOKEN must be set}",
+        'x="${TOKEN_URL:-https://example.com/token}"',
+        # .NET's settings whose key says what the value is about
+        '<add key="encryptionKeySize" value="256" />',
+        '<add key="encryptionKeyName" value="Primary" />',
+        '<add key="apiKeyHeader" value="X-Api-Key" />',
+        # code's brackets under a log's prefix, R's arrow before a call
+        "web_1  | token=(a, b)",
+        "2024-05-01T10:20:30.1234567Z key=[1, 2]",
+        'x <- read.csv("data.csv")',
+        "token <- Sys.getenv('GITHUB_TOKEN')",
+        'password <- readline("Password: ")',
+    ],
+)
+def test_a_look_alike_of_what_the_attack_found_is_unchanged(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="left by the attack on issue 28's nineteenth stop: a find across two lines needs "
+    "a rule that reads the next line, the prefilter keeping that line (prefilter."
+    "_lines_opened) and a stream window not cut between them; no rule reads either yet",
+)
 @pytest.mark.parametrize(
     "text",
     [
