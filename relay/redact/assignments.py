@@ -980,6 +980,11 @@ def flag_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     end = m.end()
     if block[end : end + 1] in (b"'", b'"'):
         return _quoted_flag_value(block, end)
+    if b"," in block[end - 2 : end]:
+        # a list's next item after the flag's string is its value only as a string
+        # (``['--password', 'V']``, as a failed command prints it); a bare one is code's:
+        # ``add_argument("--api_key", type=str)``, ``run(["tool", "--token", token])``
+        return None
     found = _WORD_AFTER.match(block, end)
     stop = found.end() if found else end
     if block[stop - 1 : stop] == b"]" and _bracket_open(block, end):

@@ -469,18 +469,41 @@ def open_triple(block: bytes, floor: int, cut: int) -> int:
     the reach ``_triple_span`` reads for its close (and not before ``floor``); -1 when none
     is open. A stream's window cut there leaves the next one the string whole: a cut inside
     it emitted its lines before their closing quotes were read."""
+    found = _open_at(block, floor, cut)
+    return -1 if found is None else max(floor, block.rfind(b"\n", 0, found[0]) + 1)
+
+
+def triple_close(block: bytes, floor: int, cut: int) -> int:
+    """Past the closing quotes of the string ``open_triple`` finds open at ``cut``, as
+    ``_triple_span`` reads them; -1 when none is open or it does not close within that
+    reach, ``len(block) + 1`` when the reach runs past the block's end (its close unread).
+    A parallel piece that starts inside such a string is given none of it: the piece
+    before it must read the string to its close, and it is cut there."""
+    found = _open_at(block, floor, cut)
+    if found is None:
+        return -1
+    opened = found[1]
+    close = block.find(block[opened - 3 : opened], opened, opened + _LONGEST)
+    if close >= 0:
+        return close + 3
+    return len(block) + 1 if opened + _LONGEST > len(block) else -1
+
+
+def _open_at(block: bytes, floor: int, cut: int) -> tuple[int, int] | None:
+    """Where the triple-quoted string ``open_triple`` reads opens (its name's match, and
+    past its opening quotes), or None."""
     at = max(floor, cut - _LONGEST)
     if block.find(b'"""', at, cut) < 0 and block.find(b"'''", at, cut) < 0:
-        return -1
+        return None
     while at < cut:
         opener, opened = _TRIPLE_OPEN(block, at, cut)[0]
         if opened < 0:
-            return -1
+            return None
         close = block.find(block[opened - 3 : opened], opened, cut)
         if close < 0:
-            return max(floor, block.rfind(b"\n", 0, opener) + 1)
+            return opener, opened
         at = close + 3
-    return -1
+    return None
 
 
 SUPERSETS: tuple[str, ...] = (

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from relay.redact.assignments import text_start
+from relay.redact.commands import triple_close
 from relay.redact.disguises import Disguises
 from relay.redact.redactor import Recipe, Redactor
 from relay.redact.stream import CONTEXT, Tally
@@ -50,8 +51,9 @@ def cut_at(
     scalar begun above it, whose state a stream carries from window to window; so may a
     line indented after a log's prefix, ``_indented_after_prefix``) nor a
     table's ``|`` (a table row is read with the line under it, which says if it is the
-    header), outside
-    every private key block (after the END line of a block open there) and every
+    header), outside a secret's triple-quoted string (``commands.triple_close``: the piece
+    before must read it to its closing quotes), every private key block (after the END
+    line of a block open there) and every
     occurrence of a multi-line ``needle`` (this node's secrets) and every match of
     ``disguises`` (this node's secrets folded or wrapped). None when ``region`` holds no
     such place (a line, or a key, longer than the region, or a match it may cut short).
@@ -64,6 +66,11 @@ def cut_at(
     if found is None:
         return None
     cut = found.end()
+    closed = triple_close(region, 0, cut)
+    if closed > len(region):
+        return None  # a secret's triple-quoted string open at the cut closes past the region
+    if closed > cut:
+        return cut_at(region, closed, needles, disguises)  # after the string's close
     for needle in needles:
         at = region.find(needle, max(0, cut - len(needle) + 1), cut + len(needle))
         if 0 <= at < cut:
