@@ -62,6 +62,20 @@ _STRONG_RE = re.compile(
     "|".join((*STRONG, "(?:signing|encryption|client|master)[_-]?key")).encode()
 )
 _ANY_WORD_RE = re.compile(_SECRET_WORDS.encode())
+# A name whose last word is ``pass`` (``smtp_pass``, ``db.pass``): a password's, as the
+# assignment rules read ``smtp_pass=…``; in an element or an attribute pair (``<add
+# key="smtp_pass" value="…"/>``) the name is enough, as a strong word's is (not ``bypass``).
+_PASS_NAME = re.compile(rb"(?:^|[_.:\-]|(?<=[a-z0-9])(?=P))[Pp][Aa][Ss][Ss][\"']?$")
+
+
+def _key_as_written(block: bytes, spans: Spans, name: str) -> bytes:
+    """The name of the value group ``name`` as the text has it (its case kept, so that
+    ``SmtpPass`` reads as two words): an element's whole name for ``<…>value</…>``."""
+    key_at = _KEY_INDEX[name]
+    start, end = spans[key_at]
+    if name == "x":
+        start = block.rfind(b"<", 0, start) + 1
+    return block[start:end]
 
 # Values are open-ended in the regex (a count is compiled into as many copies) and held to
 # MAX_VALUE and MIN_RANDOM here. A value that must look random must hold a digit
@@ -287,7 +301,9 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
         if name in _NAME_ENOUGH and key is not None:
             if not _ANY_WORD_RE.search(key):
                 return None  # <name>fs.defaultFS</name>: not a secret's name
-            if _STRONG_RE.search(key) and not looks_like_placeholder(value, words=False):
+            written = _key_as_written(block, spans, name)
+            strong = _STRONG_RE.search(key) or _PASS_NAME.search(written)
+            if strong and not looks_like_placeholder(value, words=False):
                 return start, end
         word = value.rstrip(b".,")
         if _FINGERPRINT.fullmatch(word) or _snake_name(word):

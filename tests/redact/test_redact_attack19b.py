@@ -122,9 +122,6 @@ def test_an_ordinary_line_the_second_attack_found_is_unchanged(line: str) -> Non
 @pytest.mark.parametrize(
     ("line", "secret"),
     [
-        # a weak name (pass) in an attribute pair: smtp_pass=Blue8127^ is masked
-        ('<add key="smtp_pass" value="Blue8127^" />', "Blue8127^"),
-        ('<add key="SmtpPass" value="Summer2979#" />', "Summer2979#"),
         # a Dockerfile's ENV in its blank-separated form under a key's name (DB_PASSWORD's
         # is masked)
         ("ENV MASTER_KEY S3cr3t$Pass", "S3cr3t$Pass"),
@@ -137,3 +134,31 @@ def test_an_ordinary_line_the_second_attack_found_is_unchanged(line: str) -> Non
 )
 def test_a_secret_the_second_attack_found_is_masked(line: str, secret: str) -> None:
     assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        # a name whose last word is pass in an attribute pair or an element, as
+        # smtp_pass=Blue8127^ is masked
+        ('<add key="smtp_pass" value="Blue8127^" />', "Blue8127^"),
+        ('<add key="SmtpPass" value="Summer2979#" />', "Summer2979#"),
+        ("<smtp_pass>Blue8127^</smtp_pass>", "Blue8127^"),
+        ('<entry key="db.pass">Blue8127^</entry>', "Blue8127^"),
+    ],
+)
+def test_a_pass_named_value_in_markup_is_masked(line: str, secret: str) -> None:
+    assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '<add key="bypass" value="proxy-01"/>',
+        '<add key="compass" value="north1"/>',
+        '<add key="smtp_pass" value="${SMTP_PASS}"/>',
+        '<add key="smtp_pass" value="xxxxxxxx"/>',
+    ],
+)
+def test_a_word_ending_in_pass_or_a_reference_in_markup_is_unchanged(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
