@@ -77,6 +77,7 @@ def _key_as_written(block: bytes, spans: Spans, name: str) -> bytes:
         start = block.rfind(b"<", 0, start) + 1
     return block[start:end]
 
+
 # Values are open-ended in the regex (a count is compiled into as many copies) and held to
 # MAX_VALUE and MIN_RANDOM here. A value that must look random must hold a digit
 # (``looks_random``), so the regex asks for one: a word after a name is no match at all.
