@@ -161,11 +161,14 @@ _LOGIN_OWNER = re.compile(rb"(?:smtp|ftp|imap|pop|mail|server)[a-z0-9_]{0,40}$")
 
 def _call_value(block: bytes, m: re.Match[bytes]) -> Found:
     """The password literal, unless it stands for one (a template's word, a reference)."""
+    start, end = m.span("v") if m.group("v") is not None else m.span("w")
     if block[m.start() : m.start() + 1] == b".":
         owner = block[max(0, m.start() - 48) : m.start()].lower()
-        if not _LOGIN_OWNER.search(owner):
+        # another object's ``.login("u", "pw")`` (a test's page or client) is no mail or
+        # FTP client's, unless an address is the user it logs in (``client.login("me@x.org",
+        # "pw")``): a mailbox's
+        if not _LOGIN_OWNER.search(owner) and b"@" not in block[m.start() : start]:
             return None
-    start, end = m.span("v") if m.group("v") is not None else m.span("w")
     if looks_like_placeholder(block[start:end], words=False):
         return None
     return secret_value(block, start, end)

@@ -32,7 +32,6 @@ HEX = "94c0e7614a621909791d2bbd9a9533d87fcaa383c936fd74381887c6c3c76625"
         ("docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor'&'GY7rVR mysql:8", "GY7rVR"),
         # positional credentials the calls' rule does not name
         (f'DriverManager.getConnection(props.getProperty("url"), "root", "{PW}")', PW),
-        (f'client.login("me@example.org", "{PW}")', PW),
         (f"auth: ['admin', '{PW}']", PW),
         # the first of two passwords fed to sudo -S
         (f"(echo {PW}; echo other) | sudo -S passwd app", PW),
@@ -76,3 +75,23 @@ def test_an_ordinary_log_the_attack_found_is_unchanged(text: str) -> None:
 def test_a_bitrix24_portal_under_a_two_part_domain_ending_is_masked() -> None:
     line = "https://acme.bitrix24.com.br/rest/1/3pkcmbofzxtl3xse/im.message.add.json\n"
     assert "3pkcmbofzxtl3xse" not in redacted(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        # another client's login with an address for its user: a mailbox's
+        (f'client.login("me@example.org", "{PW}")', PW),
+        ('client.login("me@example.org", "Tr0ub4dor&3")', "Tr0ub4dor&3"),
+    ],
+)
+def test_a_password_given_to_another_clients_login_is_masked(line: str, secret: str) -> None:
+    assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['self.client.login("admin", "admin")', 'page.login("user", "password123")'],
+)
+def test_a_test_clients_login_with_a_plain_word_is_unchanged(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
