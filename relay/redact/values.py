@@ -496,6 +496,7 @@ def value_is_not_secret(
     if (
         (pair := _PAIR.fullmatch(v))
         and not made_part(v[: pair.start(1)])  # (``Xk9mP2vL8qR5wT=abc``: a drawn value)
+        and not looks_random(v[: pair.start(1) - 1], least=10)  # (``gyciwjEBG81L4=Bne-``)
         and (value_is_not_secret(pair.group(1)) or _WORD.fullmatch(pair.group(1)))
     ):
         return True  # ``Cookie: rocky=road``: a cookie set to a word, as documents show
