@@ -796,7 +796,13 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 # (at the line's start, or after a list's dash: an indented ``name=value,`` is code's)
 _ENV_HEAD = re.compile(rb"(?:export[ \t]+|[ \t]*-[ \t]+)?[A-Za-z_][A-Za-z0-9_.\-]*")
 _ENV_VALUE = re.compile(rb"[^\s\"'`]*+")
-_PART_VALUE = re.compile(rb"[^\s\"'`;]*+")
+# A connection string's part runs to its ``;``: an XML character reference in it (a .config
+# file's ``&amp;``) is one character of the value, and blanks inside it are the value's
+# where more of it follows them up to a ``;`` (``Password=correct horse battery;``).
+_PART_WORD = rb"(?:[^\s\"'`;&]++|&(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});|&)"
+_PART_VALUE = re.compile(_PART_WORD + rb"*+(?:(?:[ \t]++" + _PART_WORD + rb"++)++(?=[ \t]*+;))?+")
+# ODBC's braces hold a value with a ``;`` in it (``PWD={p;w}``, ``}}`` a brace inside).
+_ODBC_BRACED = re.compile(rb"\{((?:[^}\r\n]|\}\})++)\}")
 _CONNECTION_PASSWORD_KEYS = frozenset((b"password", b"pwd"))
 # A connection string's other parts (ADO.NET, ODBC, JDBC's SQL Server form), before its
 # password's.
@@ -823,6 +829,12 @@ def _marked_value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if query:
         runs = _QUERY_VALUE
     elif _connection_part(block, m, start):
+        braced = _ODBC_BRACED.match(block, start)
+        if braced is not None:
+            value = braced.group(1)
+            if _PLACEHOLDER.fullmatch(value) or is_reference(value):
+                return None
+            return braced.span(1)
         runs = _PART_VALUE
     elif _env_line(block, m, start):
         runs = _ENV_VALUE
@@ -832,6 +844,8 @@ def _marked_value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     end = found.end() if found else start
     if end - start < 8 or _stands_for_one(block, start, end):
         return None
+    if block[start] == 123 and block[end - 1] == 125 and _stands_for_one(block, start + 1, end - 1):
+        return None  # ``PWD={${DB_PASSWORD}}``: a reference in ODBC's braces
     return start, end
 
 
@@ -846,12 +860,17 @@ def _glued_equals(m: re.Match[bytes], start: int) -> bool:
 def _connection_part(block: bytes, m: re.Match[bytes], start: int) -> bool:
     """The setting is a connection string's password after another part (``…;User Id=sa;
     Password=value;``: ADO.NET's, ODBC's, blanks after each ``;`` too), ``=`` with no blank
-    around it, on a line that names a server, a database or a user as such strings do (not
-    a URL's ``;jsessionid=…;password=…&x=1``): its value runs to the ``;``, an ``&`` or a
-    bracket in it one of its characters, as a drawn password holds."""
-    if not _glued_equals(m, start):
+    around it or blanks on both sides (``Password = value;``, which ADO.NET trims), on a
+    line that names a server, a database or a user as such strings do (not a URL's
+    ``;jsessionid=…;password=…&x=1``): its value runs to the ``;``, an ``&`` or a bracket in
+    it one of its characters, as a drawn password holds."""
+    if m.group("sep") != b"=":
         return False
-    if block[m.start() : m.start("sep")].lower() not in _CONNECTION_PASSWORD_KEYS:
+    key = block[m.start() : m.start("sep")]
+    spaced = key.endswith((b" ", b"\t")) and start > m.end("sep")
+    if not (_glued_equals(m, start) or spaced):
+        return False
+    if key.rstrip(b" \t").lower() not in _CONNECTION_PASSWORD_KEYS:
         return False
     before = m.start()
     while before > 0 and block[before - 1] in (32, 9):  # " ", "\t"
