@@ -719,7 +719,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     if sub and _NOT_SECRET_NAME.search(sub[sub.rfind(b"[") + 2 : -2]):
         return None  # settings["token"]["url"]: the last key names something about it
     if m.group("mv") is not None:
-        return _marked_value(block, m)
+        drawn = _drawn_line_rest(block, m, m.start("mv"))
+        return (m.start("mv"), drawn) if drawn else _marked_value(block, m)
     for name in ("eq", "dq", "sq", "bs", "br", "v"):
         start, end = m.span(name)
         if end > start and name == "br":
@@ -774,6 +775,12 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
                 return start + 1, end - 1  # a Go raw string: var dbPassword string = `…`
             if block[start : start + 1] == b"`" or block[start : start + 2] == b"$(":
                 return None  # `pass show db`, $(cat /run/secret): a command that fetches one
+            if (
+                name == "v"
+                and block[end : end + 1] in (b"(", b"[", b",")
+                and (drawn := _drawn_line_rest(block, m, start))
+            ):
+                return start, drawn  # ``SECRET_KEY: r9o(ci19w)(fbx4op0``: one drawn word
             if name == "v" and _CALL.match(block, end):
                 subscript = (
                     block[end] == 91
@@ -810,6 +817,41 @@ _CONNECTION_KEYS = re.compile(
     rb"(?i)(?:^|[;\s\"'])(?:server|data[ \t]+source|host|address|addr|database"
     rb"|initial[ \t]+catalog|user[ \t]*id|uid|user(?:name)?|provider|driver|dsn)[ \t]*="
 )
+
+
+# The rest of a line after a setting's value: blanks, maybe a comment, the line's end.
+_LINE_END_AFTER_VALUE = re.compile(rb"[ \t]*+(?:[#;][^\r\n]*+)?(?:\r?\n|\Z)")
+_ONE_WORD = re.compile(rb"[^\s]++")
+_OPEN_ENDS = frozenset(b",;([{")
+
+
+def _drawn_line_rest(block: bytes, m: re.Match[bytes], start: int) -> int | None:
+    """Where the value ends when it is one drawn word to its line's end (past blanks and a
+    comment) after a settings file's key that opens its line and a blank after its ``:`` or
+    ``=`` (YAML's ``SECRET_KEY: (hwz_q7!fal2…``, an INI file's ``password = Xq7,Lp2z…``):
+    brackets and commas are characters of it, as they are of a drawn password, where no
+    blank stands between code's arguments or items; None otherwise."""
+    if m.group("sep") not in (b":", b"=") or start == m.end("sep"):
+        return None
+    word = _ONE_WORD.match(block, start)
+    if word is None or word.end() - start < 12 or block[word.end() - 1] in _OPEN_ENDS:
+        return None
+    if not _LINE_END_AFTER_VALUE.match(block, word.end()) or not _opens_line(block, m.start()):
+        return None
+    text = block[start : word.end()]
+    if _CODE_IN_A_WORD.search(text) or _closed_call(text) or not made_part(text):
+        return None  # ``os.environ['K1x2']``, ``hash(k1v2)``, ``(x)=>x.k1``: code
+    return None if _stands_for_one(block, start, word.end()) else word.end()
+
+
+_CODE_IN_A_WORD = re.compile(rb"[\"'`]|=>")
+
+
+def _closed_call(text: bytes) -> bool:
+    """The word ends with a bracket that closes all it opened (a call's, a subscript's)."""
+    return text[-1:] in (b")", b"]") and all(
+        text.count(o) == text.count(c) for o, c in ((b"(", b")"), (b"[", b"]"))
+    )
 
 
 def _marked_value(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:

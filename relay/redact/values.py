@@ -357,6 +357,8 @@ def _is_call(value: bytes) -> bool:
         return False
     if close_runs_on(value, m.end() - 1):
         return False  # ``Qb_(a4i58Vkc-h)Qpv``: no call's close runs on into a word
+    if value.count(b"(") > value.count(b")") and value[-1:].isalnum() and made_part(value):
+        return False  # ``r9o(ci19w)(fbx4op0``: a bracket opened last that nothing closes
     return not made_part(value[: m.end()]) and (m.end() == len(value) or b")" in value[m.end() :])
 
 
@@ -514,8 +516,10 @@ def value_is_not_secret(
         return True  # ``AuthConfig``: a class
     if words and in_quotes and _PHRASE_NAMING.fullmatch(v) and _NAMED_WORDS.intersection(v.split()):
         return True  # ``'getent passwd'``: a command, a message naming the secret
-    if _MARKUP.match(v) or tag.match(v) or _is_call(v):
+    if _MARKUP.match(v) or _is_call(v):
         return True
+    if (tagged := tag.match(v)) and not made_part(tagged.group().strip(b"! \t")):
+        return True  # ``!Ref Param``, ``!vault |``; not ``!Xq7Lp2zRt9wKmab``, a drawn password
     if tag is _QUOTED_TAG and v[:1] == b"!" and _TAG.fullmatch(v):
         # a tag's word alone within quotes (``"!none"``, ``'!!str'``): judged as the word
         word = v.lstrip(b"!")
