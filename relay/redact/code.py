@@ -90,8 +90,19 @@ def _in_a_list(block: bytes, name_at: int, end: int) -> bool:
 
 # "value" == name: the quote opens the rule.
 REVERSED = rb"(?:\"(?P<v>[^\"\r\n]{4,1000})\"|'(?P<w>[^'\r\n]{4,1000})')" + _COMPARE + NAME
-# ENV NAME value (a Dockerfile's older form, without ``=``)
-DOCKER_ENV = rb"env[ \t]+[a-z0-9_]{0,40}" + NAME + rb"[ \t]+(?P<v>[^\s=\"'][^\s]{3,1000})"
+# ENV NAME value (a Dockerfile's older form, without ``=``): a name that holds a secret
+# word, or ends in a key whose owner says it is a secret's (``MASTER_KEY``, ``masterKey``,
+# ``AWS_SECRET_ACCESS_KEY``; not ``GPG_KEY``, a fingerprint, nor ``CACHE_KEY``)
+_ENV_KEY = (
+    rb"(?:api|access|private|signing|encryption|client|master|secret|app|licen[cs]e)[_\-]?key"
+)
+DOCKER_ENV = (
+    rb"env[ \t]+[a-z0-9_]{0,40}(?:"
+    + NAME
+    + b"|"
+    + _ENV_KEY
+    + rb")[ \t]+(?P<v>[^\s=\"'][^\s]{3,1000})"
+)
 
 # A constant or a map entry named by a key or a salt, the name quoted before the value:
 # PHP's ``define('AUTH_KEY', '…')`` (WordPress's keys and salts), ``put("signing_key", "…")``.
@@ -182,7 +193,7 @@ _SEEK = (
     rb"|[ \t]*:=[ \t]*`)"
 )
 _SEEK_REVERSED = rb"(?:\"[^\"\r\n]{4}[^\"\r\n]*\"|'[^'\r\n]{4}[^'\r\n]*')" + _COMPARE + WORDS
-_SEEK_ENV = rb"env[ \t]+[a-z0-9_]*" + WORDS
+_SEEK_ENV = rb"env[ \t]+[a-z0-9_]*(?:" + WORDS + b"|" + _ENV_KEY + b")"
 
 # The prefilter's supersets of these rules: each matches the line of every find, with
 # what the assignment rules' supersets already take out (``name =``, ``name :``), so
