@@ -123,7 +123,7 @@ FLAG = (
 # ``authorized-by-human: yes`` (relay's own approval line) name a person or a permission.
 _AUTH = (
     rb"auth(?:orization[\"']?[ \t]*[:=][ \t]*[\"']?"
-    rb"(?:(?P<scheme>bearer|basic|token|digest|bot|apikey|negotiate)[ \t]+)?"
+    rb"(?:(?P<scheme>bearer|basic|token|digest|bot|apikey|negotiate|sso-key)[ \t]+)?"
     rb"(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4096})|(?!or)" + _TAIL + rb")"
 )
 
@@ -972,6 +972,8 @@ def _env_line(block: bytes, m: re.Match[bytes], start: int) -> bool:
 def credential(m: re.Match[bytes], group: str) -> tuple[int, int] | None:
     """A header credential: long, or with a digit or symbol, so that prose is left alone."""
     value = m.group(group)
+    if value.lower() == b"sso-key":
+        return None  # GoDaddy's scheme with no credential after it
     if len(value) >= 20 or any(c in b"0123456789._-+/=~" for c in value):
         return m.span(group)
     return None
@@ -1024,6 +1026,8 @@ def _auth_span(block: bytes, m: re.Match[bytes]) -> Found:
         return _value_span(block, m)
     if m.group("scheme") == b"digest" and _PARAMETER.match(m.group("cred")):
         return _digest_response(block, m.start("cred"))
+    if m.group("scheme") and all(map(is_reference, m.group("cred").split(b":"))):
+        return None  # ``sso-key $GODADDY_KEY:$GODADDY_SECRET``: a key's and a secret's names
     found = m.span("cred") if m.group("scheme") else credential(m, "cred")
     return None if found is None else (*found, Kind.AUTHORIZATION)
 

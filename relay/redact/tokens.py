@@ -47,7 +47,7 @@ def _bearer(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
 # a sentence); Basic and Digest keep their own readings.
 OTHER_SCHEME = (
     rb"authorization[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?"
-    rb"(?!(?:bearer|basic|token|digest|bot|apikey|negotiate)[ \t])"
+    rb"(?!(?:bearer|basic|token|digest|bot|apikey|negotiate|sso-key)[ \t])"
     rb"(?P<scheme>[a-z][a-z0-9_\-]{1,30})[ \t]{1,16}(?P<cred>[^\s\"',;\[<][^\s\"',;]{3,4095})"
 )
 

@@ -114,7 +114,7 @@ _VENDORS = frozenset(
 _BOOLEAN = frozenset(
     b"true false yes no on off null none nil undefined nan empty".split()
     # an Authorization header's scheme with no credential after it (``"Basic " + …``)
-    + b"basic bearer digest negotiate".split()
+    + b"basic bearer digest negotiate sso-key".split()
 )
 # A setting's state: what a switch, a consent or a requirement is set to, never a credential
 # (``password_auth: enabled``, ``cookie_consent=accepted``, ``password_login: disabled``).

@@ -21,13 +21,6 @@ HEX = "94c0e7614a621909791d2bbd9a9533d87fcaa383c936fd74381887c6c3c76625"
             'Response = "6629fae49393a05397450978507c4ef1"',
             "6629fae49393a05397450978507c4ef1",
         ),
-        # GoDaddy's sso-key KEY:SECRET
-        (f"authorization: sso-key dLP4KXGeQ8zx_5mRyPBBcaFH8sjBRXGuTeB:{PW}", PW),
-        # Render's key after another parameter
-        (
-            "https://api.render.com/deploy/srv-s2jamoatfopnynsinkh5?ref=main&key=SudWANxCiy1Qz",
-            "SudWANxCiy1Qz",
-        ),
         # a shell word whose & is quoted in it
         ("docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor'&'GY7rVR mysql:8", "GY7rVR"),
         # positional credentials the calls' rule does not name
@@ -41,6 +34,43 @@ HEX = "94c0e7614a621909791d2bbd9a9533d87fcaa383c936fd74381887c6c3c76625"
 )
 def test_a_secret_the_attack_found_is_masked(line: str, secret: str) -> None:
     assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        # (fixed:) GoDaddy's sso-key KEY:SECRET, the scheme's credential whole
+        (f"authorization: sso-key dLP4KXGeQ8zx_5mRyPBBcaFH8sjBRXGuTeB:{PW}", PW),
+        (f"+ curl -H 'Authorization: sso-key dLP4KXGeQ8zx_5mRyPBBcaFH8sjBRXGuTeB:{PW}' x", PW),
+        # Render's key after another parameter
+        (
+            "https://api.render.com/deploy/srv-s2jamoatfopnynsinkh5?ref=main&key=SudWANxCiy1Qz",
+            "SudWANxCiy1Qz",
+        ),
+        (
+            "https://api.render.com/deploy/srv-s2jamoatfopnynsinkh5"
+            "?imgURL=docker.io%2Facme%2Fapp%3Av1&key=SudWANxCiy1Qz",
+            "SudWANxCiy1Qz",
+        ),
+    ],
+)
+def test_a_secret_the_attack_found_and_fixed_is_masked(line: str, secret: str) -> None:
+    assert secret not in redacted(line + "\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the scheme with no credential, or the names of a key and a secret after it
+        "Authorization: sso-key",
+        'curl -H "Authorization: sso-key $GODADDY_KEY:$GODADDY_SECRET" https://api.godaddy.com',
+        "The header is Authorization: sso-key followed by the key and secret.",
+        # a hook's URL with no key parameter
+        "https://api.render.com/deploy/srv-s2jamoatfopnynsinkh5?ref=main&keys=none",
+    ],
+)
+def test_a_look_alike_of_a_fixed_secret_is_unchanged(line: str) -> None:
+    assert redacted(line + "\n") == line + "\n"
 
 
 @pytest.mark.xfail(strict=True, reason="left by the eighteenth stop")
