@@ -808,8 +808,10 @@ _ENV_VALUE = re.compile(rb"[^\s\"'`]*+")
 # where more of it follows them up to a ``;`` (``Password=correct horse battery;``).
 _PART_WORD = rb"(?:[^\s\"'`;&]++|&(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});|&)"
 _PART_VALUE = re.compile(_PART_WORD + rb"*+(?:(?:[ \t]++" + _PART_WORD + rb"++)++(?=[ \t]*+;))?+")
-# ODBC's braces hold a value with a ``;`` in it (``PWD={p;w}``, ``}}`` a brace inside).
-_ODBC_BRACED = re.compile(rb"\{((?:[^}\r\n]|\}\})++)\}")
+# ODBC's braces hold a value with a ``;`` in it (``PWD={p;w}``, ``}}`` a brace inside),
+# the whole value: its close ends the part (a ``;``, a quote, the line's end after it).
+# ``Password={ab}Xk9m…;`` is no braced value but a password that opens with a brace.
+_ODBC_BRACED = re.compile(rb"\{((?:[^}\r\n]|\}\})++)\}(?=[ \t]*+(?:[;\"'<]|\r?\n|\Z))")
 _CONNECTION_PASSWORD_KEYS = frozenset((b"password", b"pwd"))
 # A connection string's other parts (ADO.NET, ODBC, JDBC's SQL Server form), before its
 # password's.

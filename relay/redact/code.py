@@ -104,6 +104,23 @@ DOCKER_ENV = (
     + rb")[ \t]+(?P<v>[^\s=\"'][^\s]{3,1000})"
 )
 
+# A sentence going on after the value: a blank and a word in small letters.
+_SENTENCE_GOES_ON = re.compile(rb"[ \t]+[a-z]")
+
+
+def _env_value(block: bytes, m: re.Match[bytes]) -> Found:
+    """The value after ``ENV NAME``, unless it is a word in small letters that a sentence
+    goes on from (``# ENV APP_KEY must be set``, ``the env master_key setting controls
+    …``): prose that names the setting."""
+    start, end = m.span("v")
+    value = block[start:end]
+    if value.isalpha() and value.islower() and _SENTENCE_GOES_ON.match(block, end):
+        return None
+    if value[-1:] in (b'"', b"'") and value.count(value[-1:]) % 2:
+        end -= 1  # ``RUN echo "ENV APP_KEY …"``: the quote closes the echo's string
+    return start, end
+
+
 # A constant or a map entry named by a key or a salt, the name quoted before the value:
 # PHP's ``define('AUTH_KEY', '…')`` (WordPress's keys and salts), ``put("signing_key", "…")``.
 # The quoted name is read back from the word and judged whole (``sort_key`` is no secret).
@@ -229,7 +246,7 @@ CODE_RULES: tuple[Rule, ...] = (
         Kind.SECRET,
         DOCKER_ENV,
         lower=True,
-        check=_value,
+        check=_env_value,
         seek=_SEEK_ENV,
         gate=SUPERSETS[2].encode(),
     ),

@@ -644,9 +644,10 @@ FORMATS: tuple[Format, ...] = (
        *_uuid(HEX_MIXED)),
     _f("render-deploy-hook", "api.render.com/deploy/srv-", Run(LOWER_ALNUM, 20, 24), "?key=",
        Run(B64URL, 8, 64)),
-    # (its key after the hook's other parameters: ``?ref=main&key=…``, ``?imgURL=…&key=…``)
+    # (its key after the hook's other parameters: ``?ref=main&key=…``, ``?imgURL=…&key=…``,
+    # a branch's or an image's name with its slashes and colons, a CI's ``$GITHUB_SHA``)
     _f("render-deploy-hook-params", "api.render.com/deploy/srv-", Run(LOWER_ALNUM, 20, 24),
-       "?", Run(B64URL + "=&.%", 1, 256), "&key=", Run(B64URL, 8, 64),
+       "?", Run(B64URL + "=&.%/+:~${}", 1, 256), "&key=", Run(B64URL, 8, 64),
        kind="render-deploy-hook"),
     # Zenduty's integrations (``/api/integration/generic/<key>/``), Zoom Team Chat's incoming
     # webhooks, a Bitrix24 portal's inbound webhooks (``/rest/<user>/<code>/``), and

@@ -62,10 +62,22 @@ _STRONG_RE = re.compile(
     "|".join((*STRONG, "(?:signing|encryption|client|master)[_-]?key")).encode()
 )
 _ANY_WORD_RE = re.compile(_SECRET_WORDS.encode())
-# A name whose last word is ``pass`` (``smtp_pass``, ``db.pass``): a password's, as the
-# assignment rules read ``smtp_pass=…``; in an element or an attribute pair (``<add
-# key="smtp_pass" value="…"/>``) the name is enough, as a strong word's is (not ``bypass``).
-_PASS_NAME = re.compile(rb"(?:^|[_.:\-]|(?<=[a-z0-9])(?=P))[Pp][Aa][Ss][Ss][\"']?$")
+# A name whose last word is ``pass`` after an account's owner (``smtp_pass``, ``db.pass``,
+# ``SmtpPass``): a password's, as the assignment rules read ``smtp_pass=…``; in an element
+# or an attribute pair (``<add key="smtp_pass" value="…"/>``) the name is enough, as a
+# strong word's is (not ``bypass``). A pass of something else (a renderer's ``<RenderPass>``,
+# a filter's ``<LowPass>``, a build's ``test.pass``, ``<Pass>`` alone) names no password:
+# its value is masked only when it looks drawn.
+_PASS_OWNERS = (
+    rb"smtp|e?mail|imap|pop3?|s?ftps?|db|database|sql|mysql|mssql|pg|psql|postgres(?:ql)?"
+    rb"|oracle|redis|mongo(?:db)?|ldap|bind|admin|root|user|usr|login|account|acct|auth"
+    rb"|wifi|wlan|wpa|vnc|ssh|rdp|sudo|(?:key|trust)store|jks|cert|pfx|smb|samba|mq|amqp"
+    rb"|rabbit(?:mq)?|kafka|broker|app|api|svc|service|sys|system|server|client|device"
+    rb"|router|vpn|web|site|portal|git|svn|repo|registry|docker|nexus|proxy_?auth|master"
+)
+_PASS_NAME = re.compile(
+    rb"(?:^|[^A-Za-z0-9]|(?<=[a-z0-9])(?=[A-Z]))(?i:(?:" + _PASS_OWNERS + rb")[_.:\-]?pass)[\"']?$"
+)
 
 
 def _key_as_written(block: bytes, spans: Spans, name: str) -> bytes:
