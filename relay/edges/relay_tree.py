@@ -47,7 +47,7 @@ class RelayTree:
         clone's credentials."""
         if self._tree is not None:
             return self._tree
-        if not (self.path / ".git").is_file():
+        if not self._linked_here():
             with contextlib.suppress(Exception):
                 self.clone.local("worktree", "prune")
             if self.path.exists():
@@ -64,6 +64,21 @@ class RelayTree:
         tree.token, tree.token_scope = self.clone.token, self.clone.token_scope
         self._tree = tree
         return tree
+
+    def _linked_here(self) -> bool:
+        """The worktree is this clone's: its ``.git`` file names an administrative folder
+        whose own ``gitdir`` names this ``.git`` file back. A clone copied whole (``cp -r``)
+        brings the folder of the clone it was copied from, still linked to that clone's
+        repository: used as it is, a pass of the copy would fetch into and check out from
+        the other clone's objects (read with the files alone: no git process a pass)."""
+        dot = self.path / ".git"
+        try:
+            text = dot.read_text(encoding="utf-8").strip()
+            admin = Path(text.removeprefix("gitdir:").strip())
+            back = Path((admin / "gitdir").read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return False
+        return text.startswith("gitdir:") and back.resolve() == dot.resolve()
 
     def remote_tip(
         self, branch: str, *, remote: str = "origin", recent: bool = False
