@@ -80,14 +80,17 @@ _PASS_NAME = re.compile(
 )
 
 
-def _key_as_written(block: bytes, spans: Spans, name: str) -> bytes:
-    """The name of the value group ``name`` as the text has it (its case kept, so that
-    ``SmtpPass`` reads as two words): an element's whole name for ``<…>value</…>``."""
-    key_at = _KEY_INDEX[name]
+def _key_span(text: bytes, spans: Spans, name: str) -> tuple[int, int] | None:
+    """Where the name of the value group ``name`` is, or None (a group named by no key):
+    an element's whole name for ``<…>value</…>`` (``<apiKey>`` is read as ``api`` then the
+    word ``key``)."""
+    key_at = _KEY_INDEX.get(name)
+    if key_at is None or spans[key_at][0] < 0:
+        return None
     start, end = spans[key_at]
     if name == "x":
-        start = block.rfind(b"<", 0, start) + 1
-    return block[start:end]
+        start = text.rfind(b"<", 0, start) + 1
+    return start, end
 
 
 # Values are open-ended in the regex (a count is compiled into as many copies) and held to
@@ -302,19 +305,16 @@ def _span(block: bytes, lowered: bytes, spans: Spans) -> tuple[int, int] | None:
             return None
         if name == "vv" and holds_a_format(value):
             return None  # a token the format table names itself
-        key_at = _KEY_INDEX.get(name)
-        key = None if key_at is None else _group(lowered, spans[key_at])
-        if name == "x" and key is not None and key_at is not None:
-            # the element's whole name: ``<apiKey>`` is read as ``api`` then the word ``key``
-            key_start = spans[key_at][0]
-            key = lowered[lowered.rfind(b"<", 0, key_start) + 1 : spans[key_at][1]]
+        key_span = _key_span(lowered, spans, name)
+        key = None if key_span is None else lowered[key_span[0] : key_span[1]]
         named_by = _NAME_OF.get(name)
         if named_by is not None and _a_cache_key(lowered, spans[named_by], block[start:end]):
             return None
-        if name in _NAME_ENOUGH and key is not None:
+        if name in _NAME_ENOUGH and key is not None and key_span is not None:
             if not _ANY_WORD_RE.search(key):
                 return None  # <name>fs.defaultFS</name>: not a secret's name
-            written = _key_as_written(block, spans, name)
+            # (the name as written, its case kept: ``SmtpPass`` reads as two words)
+            written = block[key_span[0] : key_span[1]]
             strong = _STRONG_RE.search(key) or _PASS_NAME.search(written)
             if strong and not looks_like_placeholder(value, words=False):
                 return start, end
@@ -388,10 +388,6 @@ def _unsaid(word: bytes) -> bool:
     abbreviation of three letters at most may have none (``x64``, ``npm``)."""
     letters = bytes(c for c in word if chr(c).isalpha())
     return len(letters) > 3 and _UNSAID.search(letters) is not None
-
-
-def _group(text: bytes, span: tuple[int, int]) -> bytes | None:
-    return None if span[0] < 0 else text[span[0] : span[1]]
 
 
 class NamedScanner:

@@ -268,7 +268,11 @@ _AGE_RECIPIENT = re.compile(rb"age1[02-9ac-hj-np-z]{58}")
 # A file's absolute path of names (``/home/runner/.ssh/id_ed25519``, ``~/.ssh/id_rsa``): where
 # a key is kept, as ssh's prompt names it, not a passphrase.
 _FILE_PATH = re.compile(rb"~?(?:/[A-Za-z0-9_.@+\-]{1,64}){2,16}")
-_GENERIC_END = re.compile(rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#|\r?$)")
+# What ends a field after its type (a comma, a semicolon, ``| null``, a comment), and the
+# line's end too for ``_GENERIC_END``.
+_FIELD_ENDS = rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#"
+_FIELD_END = re.compile(_FIELD_ENDS + rb")")
+_GENERIC_END = re.compile(_FIELD_ENDS + rb"|\r?$)")
 # A generic type's arguments, each naming a type: a letter in each (``Spring<2024>`` is a
 # password)
 _TYPE_ARGUMENTS = re.compile(rb"[<>,]")
@@ -320,7 +324,6 @@ _CONTAINERS = frozenset(
     b"Sequence Iterable Dict Mapping Secret SecretString SecretBox Sensitive Zeroizing "
     b"Observable Future Task Lazy Nullable Maybe".split()
 )
-_FIELD_END = re.compile(rb"[ \t]*(?:[,;)=]|\|[ \t]*(?:null|undefined|None)|//|#)")
 # The name that the value after it belongs to, where ``name_before`` reads none: an element
 # (``<password>``), a key's or a name's attribute before ``value=`` (``<add key="password"
 # value="…"``), a flag (``--password VALUE``, ``-password=VALUE``).
@@ -606,7 +609,8 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
     one, or its value's shape says so."""
     value = block[start:end]
     name = name_before(block, start)
-    chosen = _chosen_name(name) or _chosen_name(_named_before(block, start))
+    named = _named_before(block, start)  # an element's, an attribute pair's, a flag's
+    chosen = _chosen_name(name) or _chosen_name(named)
     if value_is_not_secret(value, quoted=block[start - 1 : start] in _QUOTES, chosen=chosen):
         return True
     if bare(block, start) and _after_colon(block, start):
@@ -692,7 +696,7 @@ def is_not_secret(block: bytes, start: int, end: int) -> bool:
         return True  # ``credentials = in_memory``, ``"key": api_key or …``: a variable
     if _LEXER_WORD.fullmatch(block, start, end) and _compares_a_token(block, start, name):
         return True  # ``if token == "lambda":``: a lexer's token, compared with its text
-    if name.lower() in _NEUTRAL and name_is_secret(_named_before(block, start) or b"") is False:
+    if name.lower() in _NEUTRAL and name_is_secret(named or b"") is False:
         return True  # ``<add key="apiKeyName" value="…">``: the key says what the value is
     if name_is_secret(name, file=not _chart_value(block, start, name)) is False:
         # ``AUTH_SERVER=Xk9m…``: what serves a secret, but a drawn value is one
