@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -45,6 +46,7 @@ from relay.loop.records import GateResult
 from relay.loop.tamper import tampered
 
 if TYPE_CHECKING:
+    from relay.ratchet.bytecode import Primer
     from relay.ratchet.sandbox import Sandbox
 
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
@@ -112,18 +114,30 @@ def read_junit(path: Path) -> str | None:
 
 
 def boxed_env(
-    box: Sandbox, work: Path, junit: Path | None = None, base: Mapping[str, str] | None = None
+    box: Sandbox,
+    work: Path,
+    junit: Path | None = None,
+    base: Mapping[str, str] | None = None,
+    *,
+    compiled: bool = False,
 ) -> dict[str, str]:
     """The environment a gate runs in behind the boundary: :func:`gate_env` (of ``base``
     when given) without any credential or named secret (as a role runs without them),
-    with the box's scratch HOME and git refusing every transport."""
+    with the box's scratch HOME and git refusing every transport. ``compiled``: relay
+    writes the tree's compiled files before the run and learns from the names of those
+    the run writes (:mod:`relay.ratchet.bytecode`)."""
     from relay.ratchet.roles import role_env
 
     env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
     env = box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
-    # no compiled file written into the tree (a command run with `python -I` writes them
-    # still: each run's are removed after it, see :func:`swept`)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if compiled:
+        # the names of the compiled files a run writes say what it imports; what they
+        # hold is never read, and each run's are removed after it (:func:`swept`)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        # no compiled file written into the tree (a command run with `python -I` writes
+        # them still: each run's are removed after it, see :func:`swept`)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -413,12 +427,15 @@ def measure(
     box: Sandbox | None = None,
     work: Path | None = None,
     files: Sequence[str] | None = None,
+    primer: Primer | None = None,
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards. In a
     ``box`` (``where`` is its tree) each gate runs behind the box's boundary, in an
     environment with no credential (``work``: the loop's, for the secrets named there).
     ``files``: the files git tracks in ``where``, where the caller knows them (the
-    listing of the commit it checked out there), else asked of git.
+    listing of the commit it checked out there), else asked of git. ``primer``: relay's
+    compiled files of the tree's Python sources, written before each gate
+    (:mod:`relay.ratchet.bytecode`).
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
@@ -433,7 +450,7 @@ def measure(
     checks: list[GateChecks] = []
     failure: Failed | None = None
     runs = judged_runs(where, gates, timeout=timeout, box=box, work=work, files=files,
-                       report=coverage_report)  # fmt: skip
+                       report=coverage_report, primer=primer)  # fmt: skip
     for run in runs:
         gate, done, tamper, report_text = run.gate, run.done, run.tamper, run.junit
         marks, before = run.marks, run.before
@@ -509,12 +526,14 @@ def judged_runs(
     base: Mapping[str, str] | None = None,
     files: Sequence[str] | None = None,
     report: str | None = None,
+    primer: Primer | None = None,
 ) -> Iterator[GateRun]:
     """Each gate run in turn in ``where`` as the ratchet judges it: from an empty scratch
     (in a ``box``), with relay's pytest plugin and a JUnit report, the tree looked at before
     and after. Lazy: the caller looks at each run before the next starts (``base``: the
     scheduler's environment, when given; ``files``: the tree's tracked files, when the
-    caller has them already).
+    caller has them already; ``primer``: relay's compiled files of the tree's sources,
+    written before each gate and learned from its run, :mod:`relay.ratchet.bytecode`).
 
     Coverage's data is what the code it measures could write too, so only a run that
     writes it may leave it for a later gate (:func:`relay.loop.triage.leaves_coverage`):
@@ -528,21 +547,25 @@ def judged_runs(
         drop_tracked_coverage(where, files)
     configured = pytest_covers(where, files)
     for gate in gates:
+        if primer is not None:
+            primer.prime(where, gate.command)
         before = tree_state(where, files)
         had = coverage_outputs(where, before, report)
         # in a box, the report's folder is the box's (the gate's process writes it there)
         folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
             junit = folder / "report.xml"
+            primed = primer is not None and not primer.knows(gate.command)  # it learns
             done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work,
-                                    base=base)  # fmt: skip
+                                    base=base, compiled=primed)  # fmt: skip
             if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
                 done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work,
-                                        base=base)  # fmt: skip
+                                        base=base, compiled=primed)  # fmt: skip
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        marks, gone = moves(where, files, before), []
+        learn = functools.partial(primer.learn, where, gate.command) if primer else None
+        marks, gone = moves(where, files, before, compiled=learn), []
         if not leaves_coverage(gate.name, gate.command, configured=configured):
             now = coverage_outputs(where, tree_state(where, files), report)
             gone = [p for p in coverage_moved(had, now) if _removed(where / p)]
@@ -799,12 +822,21 @@ def tree_state(where: Path, files: Sequence[str]) -> TreeState:
     return TreeState(state, folders)
 
 
-def moves(where: Path, files: Sequence[str], before: TreeState) -> frozenset[str]:
+def moves(
+    where: Path,
+    files: Sequence[str],
+    before: TreeState,
+    *,
+    compiled: Callable[[TreeState], None] | None = None,
+) -> frozenset[str]:
     """What a run did to ``where`` since ``before`` (:func:`tree_marks`; nothing where no
-    file is tracked), the compiled files it left swept away."""
+    file is tracked), the compiled files it left swept away (``compiled`` first told of
+    the tree as the run left it)."""
     if not files:
         return frozenset()
     after = tree_state(where, files)
+    if compiled is not None:
+        compiled(after)
     swept(where, after)
     return tree_marks(before, after)
 
@@ -833,10 +865,11 @@ def _guarded(
     box: Sandbox | None,
     work: Path | None,
     base: Mapping[str, str] | None = None,
+    compiled: bool = False,
 ) -> tuple[StepOutcome, str]:
     """``gate`` run once with relay's pytest plugin loaded into any pytest it runs (its
     module read-only in the box); its outcome, and why its test run cannot be trusted
-    ("" when it can, or it ran no pytest)."""
+    ("" when it can, or it ran no pytest). ``compiled``: see :func:`boxed_env`."""
     from relay.ratchet.guard_run import pytest_guard
 
     if box is not None:  # each gate starts from an empty scratch: one run leaves nothing
@@ -850,7 +883,7 @@ def _guarded(
                 read_only=(*box.read_only, guard.plugin_dir),
                 writable=(*box.writable, *places),
             )
-            env = guard.env(boxed_env(box, work or where, junit, base))
+            env = guard.env(boxed_env(box, work or where, junit, base, compiled=compiled))
             command = runner.wrap(gate.command, env)
         else:
             command, env = gate.command, guard.env(gate_env(junit, base))

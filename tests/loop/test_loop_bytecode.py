@@ -1,0 +1,196 @@
+"""Relay's compiled files for a judged tree (relay/ratchet/bytecode.py): what a gate's run
+imported is learned from the names of the compiled files it wrote, the next judged tree of
+the project gets them from relay's cache before that gate runs (compiled by relay from the
+commit's blobs, hash-checked), and Python loads them only where the source beside them is
+the one they were compiled from. Nothing is written through a link, over an existing
+file, or for a path the commit does not hold as a Python file; on a real repository and a
+real interpreter."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from loop_project import PY, TEST_GATE, make_project
+
+from relay.edges.worktree import WorkTree
+from relay.loop.checks import PYCACHE
+from relay.ratchet.bytecode import (
+    SUFFIX,
+    TAG,
+    Primer,
+    by_folder,
+    learned_now,
+    sources_left,
+)
+from relay.ratchet.measure import tree_state
+
+pytestmark = pytest.mark.skipif(not TAG, reason="this interpreter keeps no compiled files")
+
+COMMAND = "python -m pytest -q"
+
+
+def test_the_sources_a_run_read_are_its_plain_compiled_files_names() -> None:
+    names = [
+        f"calc{SUFFIX}",
+        f"calc.{TAG}.opt-1.pyc",  # optimised: another run's kind
+        f"test_calc.{TAG}-pytest-8.3.2.pyc",  # pytest's rewritten test
+        "notes.txt",
+        SUFFIX,  # no stem
+    ]
+    assert sources_left("src/pkg", names) == ["src/pkg/calc.py"]
+    assert sources_left("", [f"setup{SUFFIX}"]) == ["setup.py"]
+
+
+def test_what_a_command_reads_is_kept_in_order_and_only_the_commits_own_files() -> None:
+    sources = {"a.py": "1" * 40, "pkg/b.py": "2" * 40, "pkg/c.py": "3" * 40}
+    seen = ["pkg/c.py", "../../etc/x.py", "gone.py", "a.py"]
+    assert learned_now(["pkg/b.py"], seen, sources) == ["pkg/b.py", "a.py", "pkg/c.py"]
+    assert by_folder(["a.py", "pkg/b.py", "pkg/c.py"]) == {"": ["a.py"], "pkg": ["b.py", "c.py"]}
+
+
+def _repo(root: Path, files: dict[str, str]) -> tuple[WorkTree, str]:
+    from relay.edges.git import Clone, LocalRepo
+
+    root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "t"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    return WorkTree(Clone(LocalRepo(root))), head
+
+
+def _checkout(repo: Path, into: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(repo), str(into)], check=True, capture_output=True)
+    return into
+
+
+def _import(tree: Path, module: str) -> str:
+    """What ``module`` says of itself, imported in a fresh interpreter in ``tree`` that
+    writes no compiled file (so only relay's can be loaded)."""
+    code = (
+        f"import sys, importlib.util; sys.path.insert(0, '.'); import {module} as m; print(m.WHO)"
+    )
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONVERBOSE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip() + "\n" + done.stderr
+
+
+def test_a_learned_gate_gets_relays_checked_compiled_files_and_python_uses_them(
+    tmp_path: Path,
+) -> None:
+    files = {"pkg/__init__.py": "WHO = 'first'\n", "pkg/util.py": "X = 1\n", "README": "r\n"}
+    tree, head = _repo(tmp_path / "repo", files)
+    work = tmp_path / "work"
+    primer = Primer(work, tree.python_sources(head), tree.blobs)
+    assert set(primer.sources) == {"pkg/__init__.py", "pkg/util.py"}
+
+    # a run that wrote pkg/__init__'s compiled file (and a forged name) teaches the command
+    first = _checkout(tmp_path / "repo", tmp_path / "first")
+    (first / "pkg" / PYCACHE).mkdir()
+    (first / "pkg" / PYCACHE / f"__init__{SUFFIX}").write_bytes(b"not read")
+    (first / "pkg" / PYCACHE / f"elsewhere{SUFFIX}").write_bytes(b"no such source")
+    listed = ["pkg/__init__.py", "pkg/util.py", "README"]
+    primer.learn(first, COMMAND, tree_state(first, listed))
+    assert primer.prime(first, "another command") == 0
+
+    # the next tree of the commit gets relay's compiled file before the gate runs
+    second = _checkout(tmp_path / "repo", tmp_path / "second")
+    assert primer.prime(second, COMMAND) == 1
+    written = second / "pkg" / PYCACHE / f"__init__{SUFFIX}"
+    data = written.read_bytes()
+    assert data[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(data[4:8], "little") == 0b11  # hash-based, checked
+    assert primer.compiled == 1 and primer.primed == 1
+    said = _import(second, "pkg")
+    assert said.startswith("first\n")
+    assert f"matches {second / 'pkg' / '__init__.py'}" in said, said  # loaded, not compiled
+
+    # a source changed in the tree is compiled again: the compiled file is not its
+    (second / "pkg" / "__init__.py").write_text("WHO = 'changed'\n")
+    said = _import(second, "pkg")
+    assert said.startswith("changed\n"), said
+
+    # a third tree is primed from the cache: nothing compiled again, nothing overwritten
+    third = _checkout(tmp_path / "repo", tmp_path / "third")
+    (third / "pkg" / PYCACHE).mkdir()
+    kept = third / "pkg" / PYCACHE / f"__init__{SUFFIX}"
+    kept.write_bytes(b"already here")
+    assert primer.prime(third, COMMAND) == 0
+    assert kept.read_bytes() == b"already here"
+    assert primer.compiled == 1
+
+
+def test_nothing_is_written_through_a_link_put_in_a_folders_place(tmp_path: Path) -> None:
+    tree, head = _repo(tmp_path / "repo", {"src/calc.py": "WHO = 1\n"})
+    primer = Primer(tmp_path / "work", tree.python_sources(head), tree.blobs)
+    first = _checkout(tmp_path / "repo", tmp_path / "first")
+    (first / "src" / PYCACHE).mkdir()
+    (first / "src" / PYCACHE / f"calc{SUFFIX}").write_bytes(b"x")
+    primer.learn(first, COMMAND, tree_state(first, ["src/calc.py"]))
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    second = _checkout(tmp_path / "repo", tmp_path / "second")
+    (second / "src").rename(second / "moved")
+    (second / "src").symlink_to(victim, target_is_directory=True)
+    assert primer.prime(second, COMMAND) == 0
+    assert list(victim.iterdir()) == []
+
+    third = _checkout(tmp_path / "repo", tmp_path / "third")
+    (third / "src" / PYCACHE).symlink_to(victim, target_is_directory=True)
+    assert primer.prime(third, COMMAND) == 0
+    assert list(victim.iterdir()) == []
+
+
+def test_a_source_that_does_not_compile_is_left_to_python(tmp_path: Path) -> None:
+    tree, head = _repo(tmp_path / "repo", {"bad.py": "def (:\n", "good.py": "WHO = 2\n"})
+    primer = Primer(tmp_path / "work", tree.python_sources(head), tree.blobs)
+    first = _checkout(tmp_path / "repo", tmp_path / "first")
+    (first / PYCACHE).mkdir()
+    for name in ("bad", "good"):
+        (first / PYCACHE / f"{name}{SUFFIX}").write_bytes(b"x")
+    primer.learn(first, COMMAND, tree_state(first, ["bad.py", "good.py"]))
+    second = _checkout(tmp_path / "repo", tmp_path / "second")
+    assert primer.prime(second, COMMAND) == 1
+    assert sorted(p.name for p in (second / PYCACHE).iterdir()) == [f"good{SUFFIX}"]
+
+
+def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(tmp_path: Path) -> None:
+    """Two goals kept one after the other: the first's gates teach relay what they import,
+    and the compiled files of the project's module come from relay's cache thereafter."""
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+    for n in (1, 2):
+        code = "import sys; sys.path.insert(0, 'src'); import calc;"
+        code += f" sys.exit(not hasattr(calc, 'Z{n}'))"
+        accept = f"{PY} -c {shlex.quote(code)}"
+        assert project.loop("goal", "add", f"Goal {n}", "--accept", accept).data == {
+            "goal": f"G{n}"
+        }
+    maker = project.script(
+        "maker",
+        "n = count('maker')\n"
+        "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + f'\\nZ{n} = {n}\\n')\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1", "G2"], ran
+    folder = project.root / ".git" / "relay" / "loop" / "bytecode"
+    learned = (folder / "learned.json").read_text()
+    assert "src/calc.py" in learned, learned
+    assert list((folder / TAG).rglob("*.pyc")), "nothing compiled into relay's cache"
