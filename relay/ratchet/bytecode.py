@@ -14,9 +14,15 @@ compiled files that gate's run read last time, from its own cache:
   none of the code;
 - they are hash-checked (``CHECKED_HASH``): Python loads one only where the source beside
   it hashes as the one it was compiled from, and compiles the source otherwise;
+- a source whose compiling warns, or would fail under a stricter gate's settings, is left
+  out (marked, never compiled again): a gate compiles it as before, and its warnings are
+  said or fail it as its settings ask (-W error), where a compiled file would say nothing;
 - which sources a gate reads is learned from the names of the compiled files its first run
   left (names only, read before the sweep, each a tracked Python file of the commit; later
-  runs write none, as gates did before); nothing a run wrote is ever read or kept;
+  runs write none, as gates did before); nothing a run wrote is ever read or kept; the
+  ``__pycache__`` of each folder of the commit's sources is made before that first run, so
+  its writing them touches none of the tree's folders (a touched folder in a baseline's run
+  excuses a candidate's that stirred it: :func:`relay.loop.checks.unexplained`);
 - they are written through folders opened one by one without following a link, never over
   an existing file, after the previous gate's processes have ended;
 - only for relay's own interpreter's kind (``sys.implementation.cache_tag``): a gate run on
@@ -50,16 +56,22 @@ MOST_CACHED = 50_000  # compiled files kept before the cache starts again
 COMPILE_TIMEOUT = 120.0
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
+_STRICT = ("-X", "int_max_str_digits=640")  # the least a gate may set (0 is no limit)
 
 # The compiler: each ``<blob>.py`` of its folder to ``<blob>.pyc``, hash-checked. Run with
-# -I -S (no site, no path but the standard library's); memory bounded where it can be.
+# -I -S (no site, no path but the standard library's); memory bounded where it can be. A
+# source whose compiling warns (an invalid escape, `is` with a literal), or holds an integer
+# a stricter gate would refuse to read (``int_max_str_digits`` at its least), is not
+# compiled: a gate's run compiles it as before, and says so or fails as its settings ask
+# (-W error, PYTHONWARNINGS), where a compiled file loaded would say nothing.
 _COMPILER = """
-import os, py_compile, sys
+import os, py_compile, sys, warnings
 try:
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
 except Exception:
     pass
+warnings.simplefilter("error")
 folder = sys.argv[1]
 mode = py_compile.PycInvalidationMode.CHECKED_HASH
 for name in sorted(os.listdir(folder)):
@@ -146,6 +158,21 @@ class Primer:
     def _cached(self, sha: str) -> Path:
         return self.cache / sha[:2] / f"{sha}.pyc"
 
+    def _refused(self, sha: str) -> Path:
+        """The mark of a blob the compiler left out (it is not compiled again)."""
+        return self.cache / sha[:2] / f"{sha}.none"
+
+    def ready(self, where: Path) -> None:
+        """Before a run that writes compiled files (a command not learned yet): a
+        ``__pycache__`` in each folder of the commit's Python sources, so that Python's
+        writing them changes none of the tree's folders. One the run made would leave its
+        folder touched (:func:`relay.loop.checks.tree_marks`), and a baseline's touched
+        folder excuses a candidate's run that made and removed an entry there
+        (:func:`relay.loop.checks.unexplained`), which a run that writes none never did."""
+        if SUFFIX:
+            for folder in by_folder(self.sources):
+                _write_folder(where, folder, [])
+
     def prime(self, where: Path, command: str) -> int:
         """Write into ``where`` the compiled files of the sources ``command`` read last
         time (compiling those not cached yet); how many were written."""
@@ -155,7 +182,9 @@ class Primer:
         if not wanted:
             return 0
         blobs = dict.fromkeys(self.sources[p] for p in wanted)
-        missing = [sha for sha in blobs if not self._cached(sha).is_file()]
+        missing = [
+            sha for sha in blobs if not (self._cached(sha).is_file() or self._refused(sha).exists())
+        ]
         if missing:
             self._compile(missing)
         written = 0
@@ -197,37 +226,46 @@ class Primer:
 
     def _compile(self, shas: Sequence[str]) -> None:
         """The blobs ``shas`` compiled into the cache (one that does not compile is left
-        out: Python compiles its source in the tree, as before)."""
+        out, and marked so: Python compiles its source in the tree, as before)."""
         blobs = self.read(shas)
         if not blobs:
             return
-        with contextlib.suppress(OSError):
+        try:
             self.cache.mkdir(parents=True, exist_ok=True)
             if sum(1 for _ in _walk_files(self.cache)) > MOST_CACHED:
                 shutil.rmtree(self.cache, ignore_errors=True)
                 self.cache.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="relay-compile-") as scratch:
-            for sha, data in blobs.items():
-                Path(scratch, f"{sha}.py").write_bytes(data)
-            try:
-                subprocess.run(
-                    [sys.executable, "-I", "-S", "-B", "-c", _COMPILER, scratch],
-                    cwd=scratch,
-                    env={"PATH": os.defpath},
-                    capture_output=True,
-                    timeout=COMPILE_TIMEOUT,
-                    check=False,
-                )
-            except (OSError, subprocess.TimeoutExpired):
-                return
-            for sha in blobs:
-                made = Path(scratch, f"{sha}.pyc")
+            # beside the cache, on its file system: a compiled file is moved into it, which
+            # one made on another (a /tmp in memory) never is
+            with tempfile.TemporaryDirectory(prefix="compile-", dir=self.folder) as scratch:
+                self._compile_in(scratch, blobs)
+        except OSError:
+            return
+
+    def _compile_in(self, scratch: str, blobs: Mapping[str, bytes]) -> None:
+        for sha, data in blobs.items():
+            Path(scratch, f"{sha}.py").write_bytes(data)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", "-B", *_STRICT, "-c", _COMPILER, scratch],
+                cwd=scratch,
+                env={"PATH": os.defpath},
+                capture_output=True,
+                timeout=COMPILE_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        for sha in blobs:
+            made = Path(scratch, f"{sha}.pyc")
+            with contextlib.suppress(OSError):
                 if made.is_file():
-                    target = self._cached(sha)
-                    with contextlib.suppress(OSError):
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(made, target)
-                        self.compiled += 1
+                    self._cached(sha).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(made, self._cached(sha))
+                    self.compiled += 1
+                elif done.returncode == 0:  # (one that stopped: which source did is unknown)
+                    self._refused(sha).parent.mkdir(parents=True, exist_ok=True)
+                    self._refused(sha).touch()
 
 
 def _walk_files(folder: Path) -> Iterable[Path]:

@@ -547,7 +547,11 @@ def judged_runs(
         drop_tracked_coverage(where, files)
     configured = pytest_covers(where, files)
     for gate in gates:
-        if primer is not None:
+        # a command relay has not learned runs writing compiled files: it learns from them
+        learns = primer is not None and not primer.knows(gate.command)
+        if primer is not None and learns:
+            primer.ready(where)  # their folders made first: the run touches no folder of ours
+        elif primer is not None:
             primer.prime(where, gate.command)
         before = tree_state(where, files)
         had = coverage_outputs(where, before, report)
@@ -555,12 +559,11 @@ def judged_runs(
         folder = Path(tempfile.mkdtemp(prefix="relay-junit-", dir=box.folder if box else None))
         try:
             junit = folder / "report.xml"
-            primed = primer is not None and not primer.knows(gate.command)  # it learns
             done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work,
-                                    base=base, compiled=primed)  # fmt: skip
+                                    base=base, compiled=learns)  # fmt: skip
             if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
                 done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work,
-                                        base=base, compiled=primed)  # fmt: skip
+                                        base=base, compiled=learns)  # fmt: skip
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

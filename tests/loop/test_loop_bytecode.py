@@ -3,8 +3,9 @@ imported is learned from the names of the compiled files it wrote, the next judg
 the project gets them from relay's cache before that gate runs (compiled by relay from the
 commit's blobs, hash-checked), and Python loads them only where the source beside them is
 the one they were compiled from. Nothing is written through a link, over an existing
-file, or for a path the commit does not hold as a Python file; on a real repository and a
-real interpreter."""
+file, or for a path the commit does not hold as a Python file; a source whose compiling
+warns is left to the gate, and a gate's first run (which writes compiled files) touches no
+folder of the tree; on a real repository and a real interpreter."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,108 @@ def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(tmp_path: Path)
     learned = (folder / "learned.json").read_text()
     assert "src/calc.py" in learned, learned
     assert list((folder / TAG).rglob("*.pyc")), "nothing compiled into relay's cache"
+
+
+def test_a_source_whose_compiling_warns_or_a_stricter_gate_refuses_is_left_to_the_gate(
+    tmp_path: Path,
+) -> None:
+    """A compiled file loaded says nothing of what compiling its source said: a gate run with
+    -W error (or PYTHONWARNINGS, or a lower int_max_str_digits) fails on the source as it
+    did before relay compiled anything; such a blob is marked and never compiled again."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/escape.py": 'PATTERN = "\\d+"\n',  # an invalid escape: compiling it warns
+        "pkg/digits.py": f"BIG = {'7' * 1000}\n",  # refused where int_max_str_digits < 1000
+        "pkg/plain.py": "WHO = 'plain'\n",
+    }
+    tree, head = _repo(tmp_path / "repo", files)
+    asked: list[str] = []
+
+    def read(shas: list[str]) -> dict[str, bytes]:
+        asked.extend(shas)
+        return tree.blobs(shas)
+
+    primer = Primer(tmp_path / "work", tree.python_sources(head), read)
+    first = _checkout(tmp_path / "repo", tmp_path / "first")
+    (first / "pkg" / PYCACHE).mkdir()
+    for name in ("escape", "digits", "plain"):
+        (first / "pkg" / PYCACHE / f"{name}{SUFFIX}").write_bytes(b"x")
+    primer.learn(first, COMMAND, tree_state(first, list(files)))
+
+    second = _checkout(tmp_path / "repo", tmp_path / "second")
+    assert primer.prime(second, COMMAND) == 1
+    assert sorted(p.name for p in (second / "pkg" / PYCACHE).iterdir()) == [f"plain{SUFFIX}"]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for module, settings in (
+        ("escape", ["-W", "error"]),
+        ("digits", ["-X", "int_max_str_digits=640"]),
+    ):
+        done = subprocess.run(
+            [sys.executable, *settings, "-c", f"import pkg.{module}"],
+            cwd=second, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 1 and "SyntaxError" in done.stderr, (module, done.stderr)
+    plain = subprocess.run(
+        [sys.executable, "-W", "error", "-c", "import pkg.plain"],
+        cwd=second, env={**env, "PYTHONVERBOSE": "1"}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert f"matches {second / 'pkg' / 'plain.py'}" in plain.stderr, plain.stderr  # relay's
+
+    # the next tree reads no blob again: the plain one is cached, the others marked
+    third = _checkout(tmp_path / "repo", tmp_path / "third")
+    before = len(asked)
+    assert primer.prime(third, COMMAND) == 1
+    assert len(asked) == before and primer.compiled == 1
+
+
+def test_relay_compiles_into_its_cache_from_a_temporary_folder_on_another_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A /tmp in memory is another file system than the clone's: the compiled files are
+    made beside relay's cache, else none is ever moved into it."""
+    memory = Path("/dev/shm")
+    if not memory.is_dir() or not os.access(memory, os.W_OK):
+        pytest.skip("no second file system to put the temporary folder on")
+    if memory.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("/dev/shm is the tests' own file system here")
+    tree, head = _repo(tmp_path / "repo", {"calc.py": "WHO = 3\n"})
+    primer = Primer(tmp_path / "work", tree.python_sources(head), tree.blobs)
+    first = _checkout(tmp_path / "repo", tmp_path / "first")
+    (first / PYCACHE).mkdir()
+    (first / PYCACHE / f"calc{SUFFIX}").write_bytes(b"x")
+    primer.learn(first, COMMAND, tree_state(first, ["calc.py"]))
+    with tempfile.TemporaryDirectory(dir=memory) as elsewhere:
+        monkeypatch.setattr(tempfile, "tempdir", elsewhere)
+        second = _checkout(tmp_path / "repo", tmp_path / "second")
+        assert primer.prime(second, COMMAND) == 1
+    assert primer.compiled == 1
+
+
+def test_a_first_run_writing_compiled_files_leaves_no_folder_touched_to_excuse_a_stir(
+    tmp_path: Path,
+) -> None:
+    """The baseline's first run of a gate writes compiled files (relay learns from their
+    names); the ``__pycache__`` it would make leaves its folder touched, which excuses a
+    candidate's run that made and removed an entry there (a file a later reader reads,
+    gone by the run's end). Relay makes those folders before the run: the candidate's
+    stir is seen, as when no run wrote any."""
+    project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
+    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
+    accept = f"{PY} -c {shlex.quote(code)}"
+    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
+    stir = (
+        "import os\n\n"
+        "_AT = os.path.join(os.path.dirname(__file__), 'conftest.py')\n"
+        "open(_AT, 'w').close()\n"
+        "os.remove(_AT)\n\n\n"
+        "def test_z1():\n"
+        "    assert True\n"
+    )
+    maker = project.script(
+        "maker",
+        "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
+        f"put('tests/test_z1.py', {stir!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert ran.data["kept"] == [], ran
+    assert "(stirred tests) where the baseline's run did not" in ran.data["reverted"][0], ran
