@@ -174,9 +174,20 @@ def test_a_source_that_does_not_compile_is_left_to_python(tmp_path: Path) -> Non
     assert sorted(p.name for p in (second / PYCACHE).iterdir()) == [f"good{SUFFIX}"]
 
 
-def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(tmp_path: Path) -> None:
+def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two goals kept one after the other: the first's gates teach relay what they import,
     and the compiled files of the project's module come from relay's cache thereafter."""
+    written: list[tuple[str, Path, int]] = []
+    prime = Primer.prime
+
+    def counted(self: Primer, where: Path, command: str) -> int:
+        got = prime(self, where, command)
+        written.append((command, where, got))
+        return got
+
+    monkeypatch.setattr(Primer, "prime", counted)
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
     for n in (1, 2):
         code = "import sys; sys.path.insert(0, 'src'); import calc;"
@@ -196,6 +207,8 @@ def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(tmp_path: Path)
     learned = (folder / "learned.json").read_text()
     assert "src/calc.py" in learned, learned
     assert list((folder / TAG).rglob("*.pyc")), "nothing compiled into relay's cache"
+    # judged trees got them: the test gate's, learned at the first baseline, in later trees
+    assert [c for c, _, n in written if n and c == TEST_GATE], written
 
 
 def test_a_source_whose_compiling_warns_or_a_stricter_gate_refuses_is_left_to_the_gate(
