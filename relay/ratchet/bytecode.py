@@ -25,6 +25,8 @@ compiled files that gate's run read last time, from its own cache:
   excuses a candidate's that stirred it: :func:`relay.loop.checks.unexplained`);
 - they are written through folders opened one by one without following a link, never over
   an existing file, after the previous gate's processes have ended;
+- only for a commit whose top-level ``.gitignore`` ignores compiled files in every folder
+  (:func:`ignores_compiled`): elsewhere a gate could see them (`git status`);
 - only for relay's own interpreter's kind (``sys.implementation.cache_tag``): a gate run on
   another Python ignores them and compiles as before.
 
@@ -106,6 +108,27 @@ def learned_now(had: Sequence[str], seen: Iterable[str], sources: Mapping[str, s
     merged = dict.fromkeys(had)
     merged.update(dict.fromkeys(p for p in sorted(seen) if p in sources))
     return list(merged)[:MOST_SOURCES]
+
+
+# The lines of a top-level .gitignore that ignore Python's compiled files in every folder
+# (GitHub's Python template has the first and the fourth).
+_IGNORES_COMPILED = frozenset(
+    ("__pycache__/", "__pycache__", "**/__pycache__/", "**/__pycache__", "*.py[cod]",
+     "*.py[co]", "*.pyc")
+)  # fmt: skip
+
+
+def ignores_compiled(gitignore: str | None) -> bool:
+    """Whether a commit's top-level ``.gitignore`` (its text; None where there is none)
+    ignores Python's compiled files in every folder, and takes none back (no ``!`` line):
+    only then are relay's compiled files and a learning run's nothing a gate sees (a gate
+    that asks `git status` for a clean tree, a test that lists a folder would fail)."""
+    if gitignore is None:
+        return False
+    lines = [line.strip() for line in gitignore.splitlines()]
+    if any(line.startswith("!") for line in lines):
+        return False
+    return any(line in _IGNORES_COMPILED for line in lines)
 
 
 def by_folder(paths: Iterable[str]) -> dict[str, list[str]]:

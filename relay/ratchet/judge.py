@@ -94,7 +94,7 @@ from relay.loop.revise import (
 )
 from relay.loop.risks import area_paths
 from relay.loop.threads import ThreadState
-from relay.ratchet.bytecode import Primer
+from relay.ratchet.bytecode import Primer, ignores_compiled
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -612,9 +612,12 @@ class Judge:
         self._remember(key, got)
         return got
 
-    def primer(self, commit: str) -> Primer:
+    def primer(self, commit: str) -> Primer | None:
         """Relay's compiled files of ``commit``'s Python sources, for the judged clone
-        of it (:mod:`relay.ratchet.bytecode`)."""
+        of it (:mod:`relay.ratchet.bytecode`); None where the commit does not ignore
+        compiled files (a gate would see them)."""
+        if not ignores_compiled(self.tree.show(commit, ".gitignore")):
+            return None
         return Primer(self.work, self.tree.python_sources(commit), self.tree.blobs)
 
     def _measure_key(

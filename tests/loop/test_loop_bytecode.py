@@ -314,3 +314,45 @@ def test_a_first_run_writing_compiled_files_leaves_no_folder_touched_to_excuse_a
     ran = project.loop("run", "--maker", maker)
     assert ran.data["kept"] == [], ran
     assert "(stirred tests) where the baseline's run did not" in ran.data["reverted"][0], ran
+
+
+@pytest.mark.parametrize(
+    ("gitignore", "primes"),
+    [
+        ("__pycache__/\n.pytest_cache/\n", True),
+        ("build/\n*.py[cod]\n", True),
+        ("**/__pycache__\n", True),
+        (None, False),  # none
+        ("build/\n", False),  # compiled files not ignored
+        ("src/__pycache__/\n", False),  # in one folder only
+        ("__pycache__/\n!src/__pycache__/\n", False),  # one taken back
+    ],
+)
+def test_relay_primes_only_a_tree_that_ignores_compiled_files(
+    gitignore: str | None, primes: bool
+) -> None:
+    from relay.ratchet.bytecode import ignores_compiled
+
+    assert ignores_compiled(gitignore) is primes
+
+
+def test_a_gate_that_asks_for_a_clean_tree_is_judged_as_before_where_pycache_is_not_ignored(
+    tmp_path: Path,
+) -> None:
+    """A project that does not ignore ``__pycache__`` and has a gate that asks git for a
+    clean tree after its tests: relay writes no compiled file there (its own or a learning
+    run's would be untracked files the gate sees), and the change is kept."""
+    clean = f'{TEST_GATE} && test -z "$(git status --porcelain)"'
+    project = make_project(tmp_path, accept=None, retries=0, gates=(clean,))
+    project.write(".gitignore", ".pytest_cache/\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "compiled files not ignored")
+    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
+    accept = f"{PY} -c {shlex.quote(code)}"
+    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
+    maker = project.script(
+        "maker", "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert not (project.root / ".git" / "relay" / "loop" / "bytecode").exists()
