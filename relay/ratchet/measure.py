@@ -130,6 +130,10 @@ def boxed_env(
 
     env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
     env = box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
+    # compiled files where relay sweeps them, in the tree's __pycache__ (:func:`swept`):
+    # a prefix of the person's (a relative one lies in the tree) is a place relay does
+    # not sweep, where one gate's code would leave a forged file for the next to load
+    env.pop("PYTHONPYCACHEPREFIX", None)
     if compiled:
         # the names of the compiled files a run writes say what it imports; what they
         # hold is never read, and each run's are removed after it (:func:`swept`)

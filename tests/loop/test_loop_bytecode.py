@@ -356,3 +356,24 @@ def test_a_gate_that_asks_for_a_clean_tree_is_judged_as_before_where_pycache_is_
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
     assert not (project.root / ".git" / "relay" / "loop" / "bytecode").exists()
+
+
+def test_a_gate_writes_its_compiled_files_where_relay_sweeps_them_whatever_the_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's PYTHONPYCACHEPREFIX (a relative one lies in the judged tree) would be a
+    place relay never sweeps, where one gate's code leaves a forged compiled file for the
+    next: a gate runs without it."""
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", ".compiled")
+    seen = (
+        f"{PY} -c 'import os, sys; sys.exit(1 if os.environ.get(\"PYTHONPYCACHEPREFIX\") else 0)'"
+    )
+    project = make_project(tmp_path, accept=None, retries=0, gates=(seen,))
+    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
+    accept = f"{PY} -c {shlex.quote(code)}"
+    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
+    maker = project.script(
+        "maker", "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
