@@ -15,10 +15,11 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from loop_project import PY, TEST_GATE, make_project
+from loop_project import PY, TEST_GATE, Project, make_project
 
 from relay.edges.worktree import WorkTree
 from relay.loop.checks import PYCACHE
@@ -92,6 +93,23 @@ def _import(tree: Path, module: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() + "\n" + done.stderr
+
+
+def _accept_z(n: int) -> str:
+    """A goal's acceptance: ``calc`` has ``Z<n>``."""
+    code = "import sys; sys.path.insert(0, 'src'); import calc;"
+    code += f" sys.exit(not hasattr(calc, 'Z{n}'))"
+    return f"{PY} -c {shlex.quote(code)}"
+
+
+def _kept_one_goal(project: Project) -> list[str]:
+    """One goal (``calc`` gets ``Z1``) added and run by a maker that adds it: the goals kept."""
+    assert project.loop("goal", "add", "Goal 1", "--accept", _accept_z(1)).data == {"goal": "G1"}
+    maker = project.script(
+        "maker", "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
+    )
+    ran = project.loop("run", "--maker", maker)
+    return [k["goal"] for k in ran.data["kept"]]
 
 
 def test_a_learned_gate_gets_relays_checked_compiled_files_and_python_uses_them(
@@ -190,12 +208,8 @@ def test_the_loops_gates_learn_and_a_later_judged_tree_is_primed(
     monkeypatch.setattr(Primer, "prime", counted)
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
     for n in (1, 2):
-        code = "import sys; sys.path.insert(0, 'src'); import calc;"
-        code += f" sys.exit(not hasattr(calc, 'Z{n}'))"
-        accept = f"{PY} -c {shlex.quote(code)}"
-        assert project.loop("goal", "add", f"Goal {n}", "--accept", accept).data == {
-            "goal": f"G{n}"
-        }
+        added = project.loop("goal", "add", f"Goal {n}", "--accept", _accept_z(n))
+        assert added.data == {"goal": f"G{n}"}
     maker = project.script(
         "maker",
         "n = count('maker')\n"
@@ -226,7 +240,7 @@ def test_a_source_whose_compiling_warns_or_a_stricter_gate_refuses_is_left_to_th
     tree, head = _repo(tmp_path / "repo", files)
     asked: list[str] = []
 
-    def read(shas: list[str]) -> dict[str, bytes]:
+    def read(shas: Sequence[str]) -> dict[str, bytes]:
         asked.extend(shas)
         return tree.blobs(shas)
 
@@ -295,9 +309,7 @@ def test_a_first_run_writing_compiled_files_leaves_no_folder_touched_to_excuse_a
     gone by the run's end). Relay makes those folders before the run: the candidate's
     stir is seen, as when no run wrote any."""
     project = make_project(tmp_path, accept=None, retries=0, gates=(TEST_GATE,))
-    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
-    accept = f"{PY} -c {shlex.quote(code)}"
-    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
+    assert project.loop("goal", "add", "Goal 1", "--accept", _accept_z(1)).data == {"goal": "G1"}
     stir = (
         "import os\n\n"
         "_AT = os.path.join(os.path.dirname(__file__), 'conftest.py')\n"
@@ -347,14 +359,7 @@ def test_a_gate_that_asks_for_a_clean_tree_is_judged_as_before_where_pycache_is_
     project.write(".gitignore", ".pytest_cache/\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "compiled files not ignored")
-    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
-    accept = f"{PY} -c {shlex.quote(code)}"
-    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
-    maker = project.script(
-        "maker", "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
-    )
-    ran = project.loop("run", "--maker", maker)
-    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert _kept_one_goal(project) == ["G1"]
     assert not (project.root / ".git" / "relay" / "loop" / "bytecode").exists()
 
 
@@ -369,11 +374,4 @@ def test_a_gate_writes_its_compiled_files_where_relay_sweeps_them_whatever_the_p
         f"{PY} -c 'import os, sys; sys.exit(1 if os.environ.get(\"PYTHONPYCACHEPREFIX\") else 0)'"
     )
     project = make_project(tmp_path, accept=None, retries=0, gates=(seen,))
-    code = "import sys; sys.path.insert(0, 'src'); import calc; sys.exit(not hasattr(calc, 'Z1'))"
-    accept = f"{PY} -c {shlex.quote(code)}"
-    assert project.loop("goal", "add", "Goal 1", "--accept", accept).data == {"goal": "G1"}
-    maker = project.script(
-        "maker", "put('src/calc.py', pathlib.Path('src/calc.py').read_text() + 'Z1 = 1\\n')\n"
-    )
-    ran = project.loop("run", "--maker", maker)
-    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    assert _kept_one_goal(project) == ["G1"]
