@@ -41,7 +41,6 @@ GIT_META = ("hooks", "info", "config")
 
 _WORKTREES = threading.RLock()
 _SHA = re.compile(r"[0-9a-f]{40}")
-_OBJECT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # an object's name, SHA-1 or SHA-256
 _COMMON: dict[Path, Path] = {}  # a clone's common git directory, by work tree (per process)
 _SHOWN_CAP = 256  # files' texts kept per work tree, by commit and path
 _ENCODING = sys.getfilesystemencoding()  # how git's output is read (as GitPython reads it)
@@ -515,47 +514,6 @@ class WorkTree:
             if path:
                 mode, _, rest = meta.partition(" ")
                 found.append((mode, rest.partition(" ")[2], path))
-        return found
-
-    def python_sources(self, commit: str) -> dict[str, str]:
-        """``commit``'s Python source files, regular files only (never a link), each with
-        its blob's object name: what relay compiles for a judged tree
-        (:mod:`relay.ratchet.bytecode`)."""
-        return {
-            path: sha
-            for mode, sha, path in self._entries(commit)
-            if mode in ("100644", "100755") and path.endswith(".py")
-        }
-
-    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
-        """The contents of the blobs ``shas`` name, read in one git process (``cat-file
-        --batch``); one that is missing or not a blob is left out."""
-        wanted = [s for s in dict.fromkeys(shas) if _OBJECT.fullmatch(s)]
-        if not wanted:
-            return {}
-        done = subprocess.run(
-            [program("git"), *NO_HOOKS, "cat-file", "--batch"],
-            cwd=self.root,
-            input="".join(f"{s}\n" for s in wanted).encode("ascii"),
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            return {}
-        out, at, found = done.stdout, 0, {}
-        for sha in wanted:
-            end = out.find(b"\n", at)
-            if end < 0:
-                break
-            header = out[at:end].split()
-            at = end + 1
-            if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
-                if len(header) == 3 and header[2].isdigit():
-                    at += int(header[2]) + 1  # another kind of object: its contents skipped
-                continue
-            size = int(header[2])
-            found[sha] = out[at : at + size]
-            at += size + 1  # the contents, then a newline
         return found
 
     def listing(self, commit: str) -> list[tuple[str, str]]:

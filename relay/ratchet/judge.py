@@ -94,7 +94,6 @@ from relay.loop.revise import (
 )
 from relay.loop.risks import area_paths
 from relay.loop.threads import ThreadState
-from relay.ratchet.bytecode import Primer, ignores_compiled
 from relay.ratchet.files import Spine
 from relay.ratchet.measure import (
     BRIEF_ENV,
@@ -607,18 +606,9 @@ class Judge:
                 box=box,
                 work=self.work,
                 files=self.tree.files_at(commit),  # what the box's clone checked out
-                primer=self.primer(commit),
             )
         self._remember(key, got)
         return got
-
-    def primer(self, commit: str) -> Primer | None:
-        """Relay's compiled files of ``commit``'s Python sources, for the judged clone
-        of it (:mod:`relay.ratchet.bytecode`); None where the commit does not ignore
-        compiled files (a gate would see them)."""
-        if not ignores_compiled(self.tree.show(commit, ".gitignore")):
-            return None
-        return Primer(self.work, self.tree.python_sources(commit), self.tree.blobs)
 
     def _measure_key(
         self, commit: str, gates: Sequence[Gate], coverage_report: str | None
@@ -888,7 +878,6 @@ class Judge:
                 box=box,
                 work=self.work,
                 files=self.tree.files_at(candidate),  # what the box's clone checked out
-                primer=self.primer(candidate),
             )
             reached = self._machinery(machinery, "its gates")  # before relay runs git again
             if reached:

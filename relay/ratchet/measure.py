@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import hashlib
 import json
 import os
@@ -19,7 +18,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -46,7 +45,6 @@ from relay.loop.records import GateResult
 from relay.loop.tamper import tampered
 
 if TYPE_CHECKING:
-    from relay.ratchet.bytecode import Primer
     from relay.ratchet.sandbox import Sandbox
 
 BRIEF_ENV = "RELAY_LOOP_BRIEF"
@@ -114,34 +112,23 @@ def read_junit(path: Path) -> str | None:
 
 
 def boxed_env(
-    box: Sandbox,
-    work: Path,
-    junit: Path | None = None,
-    base: Mapping[str, str] | None = None,
-    *,
-    compiled: bool = False,
+    box: Sandbox, work: Path, junit: Path | None = None, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment a gate runs in behind the boundary: :func:`gate_env` (of ``base``
     when given) without any credential or named secret (as a role runs without them),
-    with the box's scratch HOME and git refusing every transport. ``compiled``: relay
-    writes the tree's compiled files before the run and learns from the names of those
-    the run writes (:mod:`relay.ratchet.bytecode`)."""
+    with the box's scratch HOME and git refusing every transport."""
     from relay.ratchet.roles import role_env
 
     env = role_env(box.tree, work, gate_env(junit, base), role="gate", home=box.home)
     env = box.env(env)  # XDG_* are not passed: the tools' caches are in the box's HOME
-    # compiled files where relay sweeps them, in the tree's __pycache__ (:func:`swept`):
-    # a prefix of the person's (a relative one lies in the tree) is a place relay does
-    # not sweep, where one gate's code would leave a forged file for the next to load
+    # compiled files only where relay sweeps them, in the tree's __pycache__ (:func:`swept`):
+    # a prefix of the person's (a relative one lies in the tree) is a place relay does not
+    # sweep, where one gate's code (a `python -I` run writes them still) would leave a
+    # forged file for the next to load
     env.pop("PYTHONPYCACHEPREFIX", None)
-    if compiled:
-        # the names of the compiled files a run writes say what it imports; what they
-        # hold is never read, and each run's are removed after it (:func:`swept`)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    else:
-        # no compiled file written into the tree (a command run with `python -I` writes
-        # them still: each run's are removed after it, see :func:`swept`)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # no compiled file written into the tree (a command run with `python -I` writes them
+    # still: each run's are removed after it, see :func:`swept`)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -431,15 +418,12 @@ def measure(
     box: Sandbox | None = None,
     work: Path | None = None,
     files: Sequence[str] | None = None,
-    primer: Primer | None = None,
 ) -> Measure:
     """Run the gates in order in ``where``; the coverage report is read afterwards. In a
     ``box`` (``where`` is its tree) each gate runs behind the box's boundary, in an
     environment with no credential (``work``: the loop's, for the secrets named there).
     ``files``: the files git tracks in ``where``, where the caller knows them (the
-    listing of the commit it checked out there), else asked of git. ``primer``: relay's
-    compiled files of the tree's Python sources, written before each gate
-    (:mod:`relay.ratchet.bytecode`).
+    listing of the commit it checked out there), else asked of git.
 
     Without ``against`` a gate fails when it does not pass. With it (the baseline's
     measure) the acceptance command must pass and every other gate fails only when it is
@@ -454,7 +438,7 @@ def measure(
     checks: list[GateChecks] = []
     failure: Failed | None = None
     runs = judged_runs(where, gates, timeout=timeout, box=box, work=work, files=files,
-                       report=coverage_report, primer=primer)  # fmt: skip
+                       report=coverage_report)  # fmt: skip
     for run in runs:
         gate, done, tamper, report_text = run.gate, run.done, run.tamper, run.junit
         marks, before = run.marks, run.before
@@ -530,14 +514,12 @@ def judged_runs(
     base: Mapping[str, str] | None = None,
     files: Sequence[str] | None = None,
     report: str | None = None,
-    primer: Primer | None = None,
 ) -> Iterator[GateRun]:
     """Each gate run in turn in ``where`` as the ratchet judges it: from an empty scratch
     (in a ``box``), with relay's pytest plugin and a JUnit report, the tree looked at before
     and after. Lazy: the caller looks at each run before the next starts (``base``: the
     scheduler's environment, when given; ``files``: the tree's tracked files, when the
-    caller has them already; ``primer``: relay's compiled files of the tree's sources,
-    written before each gate and learned from its run, :mod:`relay.ratchet.bytecode`).
+    caller has them already).
 
     Coverage's data is what the code it measures could write too, so only a run that
     writes it may leave it for a later gate (:func:`relay.loop.triage.leaves_coverage`):
@@ -551,12 +533,6 @@ def judged_runs(
         drop_tracked_coverage(where, files)
     configured = pytest_covers(where, files)
     for gate in gates:
-        # a command relay has not learned runs writing compiled files: it learns from them
-        learns = primer is not None and not primer.knows(gate.command)
-        if primer is not None and learns:
-            primer.ready(where)  # their folders made first: the run touches no folder of ours
-        elif primer is not None:
-            primer.prime(where, gate.command)
         before = tree_state(where, files)
         had = coverage_outputs(where, before, report)
         # in a box, the report's folder is the box's (the gate's process writes it there)
@@ -564,15 +540,14 @@ def judged_runs(
         try:
             junit = folder / "report.xml"
             done, tamper = _guarded(gate, where, junit, timeout=timeout, box=box, work=work,
-                                    base=base, compiled=learns)  # fmt: skip
+                                    base=base)  # fmt: skip
             if not done.ok and _NO_JUNIT in done.output:  # the project turned junitxml off
                 done, tamper = _guarded(gate, where, None, timeout=timeout, box=box, work=work,
-                                        base=base, compiled=learns)  # fmt: skip
+                                        base=base)  # fmt: skip
             report_text = read_junit(junit)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        learn = functools.partial(primer.learn, where, gate.command) if primer else None
-        marks, gone = moves(where, files, before, compiled=learn), []
+        marks, gone = moves(where, files, before), []
         if not leaves_coverage(gate.name, gate.command, configured=configured):
             now = coverage_outputs(where, tree_state(where, files), report)
             gone = [p for p in coverage_moved(had, now) if _removed(where / p)]
@@ -829,21 +804,12 @@ def tree_state(where: Path, files: Sequence[str]) -> TreeState:
     return TreeState(state, folders)
 
 
-def moves(
-    where: Path,
-    files: Sequence[str],
-    before: TreeState,
-    *,
-    compiled: Callable[[TreeState], None] | None = None,
-) -> frozenset[str]:
+def moves(where: Path, files: Sequence[str], before: TreeState) -> frozenset[str]:
     """What a run did to ``where`` since ``before`` (:func:`tree_marks`; nothing where no
-    file is tracked), the compiled files it left swept away (``compiled`` first told of
-    the tree as the run left it)."""
+    file is tracked), the compiled files it left swept away."""
     if not files:
         return frozenset()
     after = tree_state(where, files)
-    if compiled is not None:
-        compiled(after)
     swept(where, after)
     return tree_marks(before, after)
 
@@ -872,11 +838,10 @@ def _guarded(
     box: Sandbox | None,
     work: Path | None,
     base: Mapping[str, str] | None = None,
-    compiled: bool = False,
 ) -> tuple[StepOutcome, str]:
     """``gate`` run once with relay's pytest plugin loaded into any pytest it runs (its
     module read-only in the box); its outcome, and why its test run cannot be trusted
-    ("" when it can, or it ran no pytest). ``compiled``: see :func:`boxed_env`."""
+    ("" when it can, or it ran no pytest)."""
     from relay.ratchet.guard_run import pytest_guard
 
     if box is not None:  # each gate starts from an empty scratch: one run leaves nothing
@@ -890,7 +855,7 @@ def _guarded(
                 read_only=(*box.read_only, guard.plugin_dir),
                 writable=(*box.writable, *places),
             )
-            env = guard.env(boxed_env(box, work or where, junit, base, compiled=compiled))
+            env = guard.env(boxed_env(box, work or where, junit, base))
             command = runner.wrap(gate.command, env)
         else:
             command, env = gate.command, guard.env(gate_env(junit, base))

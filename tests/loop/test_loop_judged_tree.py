@@ -320,3 +320,25 @@ def test_a_gate_that_rewrites_a_tracked_file_and_puts_it_back_is_seen(tmp_path: 
         tree, [output], timeout=60, coverage_report=None, stop_at_failure=False, against=base
     )
     assert again.failure is None, again.failure
+
+
+def test_a_gate_writes_no_compiled_file_where_relay_does_not_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's PYTHONPYCACHEPREFIX (a relative one lies in the judged tree) would be a
+    place relay never sweeps, where one gate's code leaves a forged compiled file for the
+    next gate to load: a gate runs without it."""
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", ".compiled")
+    seen = f"{PY} -c " + shlex.quote(
+        "import os; print('prefix:', os.environ.get('PYTHONPYCACHEPREFIX'))"
+    )
+    project = make_project(tmp_path, accept=None, retries=0, gates=(seen,))
+    assert project.loop("goal", "add", "Goal 1", "--accept", HAS_MUL).data == {"goal": "G1"}
+    honest = f"put('src/calc.py', {CALC_MUL!r})\n"
+    ran = project.loop("run", "--maker", project.script("maker", honest))
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    logs = sorted((project.root / "docs/loop/state/gates").rglob("*.log"))
+    said = [
+        line for log in logs for line in log.read_text().splitlines() if line.startswith("prefix:")
+    ]
+    assert said and all(line.endswith("prefix: None") for line in said), said
