@@ -104,6 +104,7 @@ HAND_WRITTEN: dict[str, bytes] = {
     "credential-call": b"HTTPBasicAuth('a', ",
     "login-call": b"smtp.login(a, ",
     "jdbc-connection": b'getConnection(url, "a", ',
+    "jdbc-connection-call": b'getConnection(props.get("a"), b(c), ',
     "sudo-stdin": b"echo a | sudo -u ",
     "sudo-here-string": b"sudo -s <<< a ",
     # the benchmark's own secret (``own-S3cret-value-9f8e7d6c``) spaced and folded one

@@ -24,7 +24,6 @@ HEX = "94c0e7614a621909791d2bbd9a9533d87fcaa383c936fd74381887c6c3c76625"
         # a shell word whose & is quoted in it
         ("docker run -e MYSQL_ROOT_PASSWORD=Tr0ub4dor'&'GY7rVR mysql:8", "GY7rVR"),
         # positional credentials the calls' rule does not name
-        (f'DriverManager.getConnection(props.getProperty("url"), "root", "{PW}")', PW),
         (f"auth: ['admin', '{PW}']", PW),
         # the first of two passwords fed to sudo -S
         (f"(echo {PW}; echo other) | sudo -S passwd app", PW),
@@ -39,6 +38,9 @@ def test_a_secret_the_attack_found_is_masked(line: str, secret: str) -> None:
 @pytest.mark.parametrize(
     ("line", "secret"),
     [
+        # (fixed:) a JDBC URL read from a call, then the user and the password
+        (f'DriverManager.getConnection(props.getProperty("url"), "root", "{PW}")', PW),
+        (f"DriverManager.getConnection(cfg.get('db.url'), user, '{PW}')", PW),
         # (fixed:) GoDaddy's sso-key KEY:SECRET, the scheme's credential whole
         (f"authorization: sso-key dLP4KXGeQ8zx_5mRyPBBcaFH8sjBRXGuTeB:{PW}", PW),
         (f"+ curl -H 'Authorization: sso-key dLP4KXGeQ8zx_5mRyPBBcaFH8sjBRXGuTeB:{PW}' x", PW),
