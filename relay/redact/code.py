@@ -155,11 +155,13 @@ def _entry(block: bytes, m: re.Match[bytes]) -> Found:
 # JDBC's ``getConnection(url, "u", "pw")`` (the third argument) and the ``.login("u", "pw")``
 # of a mail or FTP client. The password is a string
 # literal, whole (``"a" + b``, a variable, stays); the arguments before it are literals,
-# names, or a call of one with a literal or a name (``props.getProperty("url")``).
+# names, or a call of one with a literal or a name (``props.getProperty("url")``). The blanks
+# in that call's parentheses are one run or two around a word, never two runs meeting (``(``
+# and a long run of blanks would be split every way: quadratic in the run).
 _ARG = (
     rb"(?:\"[^\"\r\n]{0,256}\"|'[^'\r\n]{0,256}'"
     rb"|[a-z_$@][a-z0-9_.$@]{0,127}(?:\[[^\]\r\n]{0,64}\])?"
-    rb"(?:\([ \t]*(?:\"[^\"\r\n]{0,128}\"|'[^'\r\n]{0,128}'|[a-z0-9_.$@]{0,64})[ \t]*\))?)"
+    rb"(?:\((?:[ \t]*(?:\"[^\"\r\n]{0,128}\"|'[^'\r\n]{0,128}'|[a-z0-9_.$@]{1,64}))?[ \t]*\))?)"
     rb"[ \t]*,[ \t]*"
 )
 _CALLS = (
