@@ -9,10 +9,10 @@ import base64
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from pathological import cpu_times
 from redact_samples import redacted
 
 from relay.redact import Redactor
@@ -434,11 +434,6 @@ def test_a_line_of_digits_and_colons_takes_about_the_time_of_an_ordinary_log() -
     rule was tried at every colon (now at a line's start alone). The bench's goal for a
     pathological line is twice an ordinary log's time; this holds it to twenty times."""
     size = 100_000
-    ordinary = ("2026-12-06T11:20:31Z INFO [worker] finished batch 42 in 120ms\n" * 2000)[:size]
     pathological = ("1:" * (size // 2))[:size] + "\n"
-    times = []
-    for text in (ordinary, pathological):
-        started = time.process_time()
-        REDACTOR.redact(text)
-        times.append(time.process_time() - started)
+    times = cpu_times(REDACTOR.redact, pathological)
     assert times[1] < 20 * max(times[0], 0.01)
