@@ -498,7 +498,14 @@ class Ratchet:
     # --- one goal ---
 
     def _goal(self, goal: Goal, row: BoardRow, *, resumed: bool) -> str | None:
-        """Work one goal through one pass; a reason when the run must stop."""
+        """Work one goal through one pass; a reason when the run must stop. The boxes made
+        ahead for it and not taken are removed as the pass ends."""
+        try:
+            return self._goal_pass(goal, row, resumed=resumed)
+        finally:
+            self.judge.ahead.drop()
+
+    def _goal_pass(self, goal: Goal, row: BoardRow, *, resumed: bool) -> str | None:
         goal, because = self.declared_security(goal)
         if goal.security and not self.options.checkers:
             why = (
@@ -531,6 +538,9 @@ class Ratchet:
 
             return optimise(self, goal, row, resumed=resumed)
         kept_untracked = self._settle(goal, resumed=resumed)
+        self.judge.pack_loose()  # before any box is made (the boxes' packs are made from it)
+        # the maker's box and the judged one made while the baseline's acceptance runs
+        self.judge.make_ahead(self.tree.head(), goal)
         base = self.judge.baseline(goal)  # in sandboxed clones of HEAD, kept per tree
         blind = unknown(base.checks[1:])
         if blind:

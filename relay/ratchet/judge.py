@@ -109,14 +109,19 @@ from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import (
     ATTEMPT_RECORD,
     EXPLAIN_FILE,
+    NAMESPACES,
+    BoxAhead,
     Sandbox,
     clone_secrets,
     hidden_for,
     judged,
+    judged_ahead,
+    level,
     maker_branch,
     read_private,
     redact_secrets,
     standalone,
+    taken_or_made,
     warm_redaction,
 )
 from relay.ratchet.threads import ThreadStore
@@ -372,6 +377,30 @@ class Held:
     commit: str | None = None
 
 
+@dataclass
+class Ahead:
+    """The boxes made ahead for the goal's next attempt (:class:`BoxAhead`): the maker's,
+    made while the baseline is measured, and the judged one, made while the maker works;
+    each taken once, at the commit it is then wanted at."""
+
+    maker: BoxAhead | None = None
+    judged: BoxAhead | None = None
+
+    def take_maker(self) -> BoxAhead | None:
+        got, self.maker = self.maker, None
+        return got
+
+    def take_judged(self) -> BoxAhead | None:
+        got, self.judged = self.judged, None
+        return got
+
+    def drop(self) -> None:
+        """The boxes not taken, removed (the goal's pass is over)."""
+        for got in (self.take_maker(), self.take_judged()):
+            if got is not None:
+                got.close()
+
+
 @dataclass(frozen=True)
 class Options:
     """What `relay loop run` was asked to do."""
@@ -409,6 +438,7 @@ class Judge:
     measured: dict[tuple[str, ...], Measure] = field(default_factory=dict)  # baselines, by tree
     held: Held = field(default_factory=Held)  # the goal's work so far
     shielded: list[tuple[Path, ...]] = field(default_factory=list)  # hidden(), once a run
+    ahead: Ahead = field(default_factory=Ahead)  # boxes made ahead for the next attempt
 
     @property
     def root(self) -> Path:
@@ -459,8 +489,9 @@ class Judge:
         store = ThreadStore.of(self.root)
         for number in range(1, len(self.options.checkers) + 1):
             store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
-        with standalone(
-            self.root, before, loop_branch, hidden=self.hidden(), record=self.work / ATTEMPT_RECORD
+        self.make_ahead(before)  # the judged box, made while the maker works
+        with taken_or_made(
+            self.ahead.take_maker(), before, lambda: self._maker_box(before, loop_branch)
         ) as box:
             facts = replace(
                 self._facts(goal, attempt, last, rewind, base),
@@ -551,6 +582,29 @@ class Judge:
             return Failed(Category.CRASH, what, diagnosis(done.output)), None
         return self._judge(goal, base, explain, made, changes, state, baseline, head=head)
 
+    def _maker_box(self, commit: str, branch: str) -> contextlib.AbstractContextManager[Sandbox]:
+        """The maker's box: a standalone clone of ``commit`` on ``branch``."""
+        record = self.work / ATTEMPT_RECORD
+        return standalone(self.root, commit, branch, hidden=self.hidden(), record=record)
+
+    def make_ahead(self, commit: str, goal: Goal | None = None) -> None:
+        """Start making, on threads, the boxes the next attempt needs (at ``commit``; they
+        are moved to the commits they are wanted at when taken): the judged box, and with
+        ``goal`` the maker's, where none is made yet. Only where the boxes' boundary holds
+        (namespaces): no code run meanwhile, in another box, sees a box made ahead, which
+        relay's git then moves."""
+        if level() != NAMESPACES:
+            return
+        hidden = self.hidden()
+        if goal is not None and self.ahead.maker is None:
+            branch = f"relay-loop/{goal.id}"
+            self.ahead.maker = BoxAhead(
+                self.root, commit, branch, lambda: self._maker_box(commit, branch)
+            )
+        if self.ahead.judged is None:
+            after = self.ahead.maker  # the maker's box is wanted first
+            self.ahead.judged = judged_ahead(self.root, commit, hidden=hidden, after=after)
+
     def _start(self, mine: str) -> str:
         """Where the maker starts: the goal's work so far (a failed attempt's candidate the
         ratchet did not rewind) carried onto ``mine``, the person's tree; else ``mine``."""
@@ -576,11 +630,15 @@ class Judge:
         return self.shielded[0]
 
     @contextlib.contextmanager
-    def boxed(self, commit: str, *, graders: bool = False) -> Iterator[Sandbox]:
+    def boxed(
+        self, commit: str, *, graders: bool = False, ahead: bool = False
+    ) -> Iterator[Sandbox]:
         """A standalone clone of ``commit`` behind the maker's boundary, where the gates
         run the candidate's code and the roles grade it (with ``graders``, read-only):
-        never the person's clone, whose git directory, remotes and secrets it hides."""
-        with judged(self.root, commit, hidden=self.hidden(), graders=graders) as box:
+        never the person's clone, whose git directory, remotes and secrets it hides. With
+        ``ahead``, the judged box made ahead (:meth:`make_ahead`), where there is one."""
+        made = self.ahead.take_judged() if ahead else None
+        with judged(self.root, commit, hidden=self.hidden(), graders=graders, ahead=made) as box:
             yield box
 
     def measure_at(
@@ -866,7 +924,7 @@ class Judge:
         ]
         # the candidate's code runs once, in a sandboxed clone of the candidate (the
         # verifier's fresh re-run), never in the person's clone
-        with self.boxed(candidate) as box:
+        with self.boxed(candidate, ahead=True) as box:
             here = measure(
                 box.tree,
                 self.gates(goal),

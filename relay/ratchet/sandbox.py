@@ -2650,6 +2650,19 @@ def own_history(
     linked to ``source``'s nor to relay's own; from a shallow or grafted clone fetched by
     git's transport instead, which keeps a shallow history's bounds (no tags then)."""
     _new_repository(run, git, tree)
+    _fill_history(run, git, source, tree, commit)
+
+
+def _fill_history(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    git: list[str],
+    source: Path,
+    tree: Path,
+    commit: str,
+) -> None:
+    """``commit``'s own history and its tags put in the repository at ``tree`` (a new
+    one, or a box made ahead that no code has run in: :class:`BoxAhead`), as
+    :func:`own_history` says."""
     dot = source / ".git"
     if not dot.is_dir():  # a linked worktree's: its clone's git directory
         said = run([*git, "-C", str(source), "rev-parse", "--git-common-dir"]).stdout.strip()
@@ -2790,9 +2803,11 @@ def _history_packs(
 
 def _copy_packs(files: Sequence[Path], into: Path) -> None:
     """``files`` copied into ``into`` (under the lock: no other box's packing drops them
-    meanwhile)."""
+    meanwhile), but those it holds already: a box made ahead and moved to a later commit
+    has its first packs (a pack's name is its content's hash, and no code has run there)."""
     for each in files:
-        shutil.copy(each, into / each.name)
+        if not os.path.lexists(into / each.name):
+            shutil.copy(each, into / each.name)
 
 
 def _packed_ancestor(
@@ -2894,9 +2909,7 @@ def standalone(
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(f"{folder}\n", encoding="utf-8")
     try:
-        git = ["git", "-c", f"core.hooksPath={os.devnull}"]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
+        git, run = _box_git()
         identity = (("user.name", "relay loop maker"), ("user.email", "maker@relay.invalid"))
         written = [w for key, value in identity for w in ("--config", f"{key}={value}")]
         _clone(run, [*git, "clone", "-q", *written], source, tree, commit)
@@ -2927,9 +2940,152 @@ def standalone(
             remove_tree(folder)
 
 
+def _box_git() -> tuple[list[str], Callable[..., subprocess.CompletedProcess[str]]]:
+    """The git command relay makes and moves boxes with (no hook, no GIT_ variable of the
+    person's) and how it is run (checked, its output captured)."""
+    git = ["git", "-c", f"core.hooksPath={os.devnull}"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
+    return git, run
+
+
+def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str) -> None:
+    """``box``, made ahead at ``made_at`` and never run in, moved to ``commit`` on
+    ``branch``: that commit's own history and tags put in its repository, then checked
+    out, git writing only what differs (relay's git in the box's repository is safe only
+    while no code has run there). Only to a commit ``made_at`` is an ancestor of (the box
+    holds that one's history, which must be the commit's own), and that tracks no path
+    where the box shows the person's environments (a box made there would not)."""
+    git, run = _box_git()
+    run([*git, "-C", str(source), "merge-base", "--is-ancestor", made_at, commit])
+    _fill_history(run, git, source, box.tree, commit)
+    if box.exposed:
+        listing = [*git, "-C", str(box.tree), "ls-tree", "--name-only", commit, "--"]
+        if run([*listing, *box.exposed]).stdout.strip():
+            raise LocalUsageError(f"{commit} tracks a path where the box shows an environment")
+    run([*git, "-C", str(box.tree), "checkout", "-q", "-f", "-B", branch, commit])
+
+
+_AHEAD: set[BoxAhead] = set()  # boxes made ahead and not taken yet: dropped as relay ends
+
+
+class BoxAhead:
+    """A box made on a thread of its own while relay does other work (the baseline's
+    acceptance, the maker), then taken once, at the commit it is wanted at: moved there
+    before any code has run in it (:func:`move_box`), it is the box relay would have made
+    there, and its checkout is off the iteration's path. A box that could not be made or
+    moved is dropped, and the caller makes one as it did before (:func:`taken_or_made`)."""
+
+    def __init__(
+        self,
+        source: Path,
+        commit: str,
+        branch: str,
+        make: Callable[[], contextlib.AbstractContextManager[Sandbox]],
+        *,
+        after: BoxAhead | None = None,
+    ) -> None:
+        self.source, self.commit, self.branch = source, commit, branch
+        self._stack = contextlib.ExitStack()
+        self._box: Sandbox | None = None
+        self._thread = threading.Thread(
+            target=self._make, args=(make, after), name="relay-box-ahead", daemon=True
+        )
+        _AHEAD.add(self)
+        self._thread.start()
+
+    def _make(
+        self,
+        make: Callable[[], contextlib.AbstractContextManager[Sandbox]],
+        after: BoxAhead | None,
+    ) -> None:
+        """Make the box, once ``after``'s is made: one checkout at a time beside what relay
+        does meanwhile (two cores' worth), the one wanted first made first."""
+        if after is not None:
+            after._thread.join()
+        with contextlib.suppress(Exception):  # the caller makes its box itself then
+            self._box = self._stack.enter_context(make())
+
+    def take(self, commit: str, into: contextlib.ExitStack) -> Sandbox | None:
+        """The box, moved to ``commit``, its removal handed to ``into``; None where it
+        could not be made or moved (what was made is removed then)."""
+        self._thread.join()
+        _AHEAD.discard(self)
+        box, self._box = self._box, None
+        made = self._stack.pop_all()
+        into.push(made)
+        if box is None:
+            return None
+        if commit != self.commit:
+            try:
+                move_box(box, self.source, self.commit, commit, self.branch)
+            except (subprocess.CalledProcessError, OSError, LocalUsageError):
+                made.close()
+                return None
+        return box
+
+    def close(self) -> None:
+        """The box removed, untaken."""
+        self._thread.join()
+        _AHEAD.discard(self)
+        self._box = None
+        self._stack.close()
+
+
+def _drop_ahead() -> None:
+    """The boxes made ahead and never taken, removed (at exit)."""
+    for ahead in list(_AHEAD):
+        ahead.close()
+
+
+atexit.register(_drop_ahead)  # before _removed's turn: atexit runs the last registered first
+
+
+@contextlib.contextmanager
+def taken_or_made(
+    ahead: BoxAhead | None,
+    commit: str,
+    make: Callable[[], contextlib.AbstractContextManager[Sandbox]],
+) -> Iterator[Sandbox]:
+    """The box made ahead, moved to ``commit``; else one ``make`` makes now."""
+    with contextlib.ExitStack() as stack:
+        box = ahead.take(commit, stack) if ahead is not None else None
+        if box is None:
+            box = stack.enter_context(make())
+        yield box
+
+
+JUDGED_BRANCH = "relay-loop/judged"
+
+
+def _judged_box(
+    source: Path, commit: str, hidden: Sequence[Path]
+) -> contextlib.AbstractContextManager[Sandbox]:
+    """A judged box's standalone clone, the folders a killed run left removed first."""
+    drop_stale_boxes()
+    return standalone(
+        source, commit, JUDGED_BRANCH, hidden=hidden, prefix=JUDGED_PREFIX, remove_later=True
+    )
+
+
+def judged_ahead(
+    source: Path, commit: str, *, hidden: Sequence[Path], after: BoxAhead | None = None
+) -> BoxAhead:
+    """A judged box made ahead at ``commit`` (:class:`BoxAhead`), for :func:`judged`
+    (``after``: once that one is made)."""
+    hidden = tuple(hidden)
+    make = functools.partial(_judged_box, source, commit, hidden)
+    return BoxAhead(source, commit, JUDGED_BRANCH, make, after=after)
+
+
 @contextlib.contextmanager
 def judged(
-    source: Path, commit: str, *, hidden: Sequence[Path], graders: bool = False
+    source: Path,
+    commit: str,
+    *,
+    hidden: Sequence[Path],
+    graders: bool = False,
+    ahead: BoxAhead | None = None,
 ) -> Iterator[Sandbox]:
     """Where the candidate's code runs, or a role grades it: a standalone clone of
     ``source`` at ``commit`` behind the maker's boundary (the same hidden paths, a
@@ -2937,11 +3093,9 @@ def judged(
     person's clone, its git directory, relay's secrets or the real HOME. With ``graders``
     its tree is read-only for the role's process too (a checker reads, never writes). It
     sees no share but those listed in ``RELAY_SANDBOX_SHARE_JUDGES``: every maker's box
-    writes them. The judged box folders a killed run left go first (:func:`drop_stale_boxes`)."""
-    drop_stale_boxes()
-    with standalone(
-        source, commit, "relay-loop/judged", hidden=hidden, prefix=JUDGED_PREFIX, remove_later=True
-    ) as box:
+    writes them. The judged box folders a killed run left go first (:func:`drop_stale_boxes`).
+    ``ahead``: the box made ahead for it (:func:`judged_ahead`), where there is one."""
+    with taken_or_made(ahead, commit, lambda: _judged_box(source, commit, hidden)) as box:
         if _as_root():
             open_folders(box.tree)
         # its git folder read-only: what one run leaves there (an exclude file a linter
