@@ -109,14 +109,13 @@ from relay.ratchet.roles import review, run_role
 from relay.ratchet.sandbox import (
     ATTEMPT_RECORD,
     EXPLAIN_FILE,
-    NAMESPACES,
     BoxAhead,
     Sandbox,
+    ahead_allowed,
     clone_secrets,
     hidden_for,
     judged,
     judged_ahead,
-    level,
     maker_branch,
     read_private,
     redact_secrets,
@@ -489,7 +488,8 @@ class Judge:
         store = ThreadStore.of(self.root)
         for number in range(1, len(self.options.checkers) + 1):
             store.set(self.options.checker_name(number), goal.id, ThreadState.WAITING)
-        self.make_ahead(before)  # the judged box, made while the maker works
+        # the judged box, made while the maker works, where the candidate's parent is
+        self.make_ahead(head)
         with taken_or_made(
             self.ahead.take_maker(), before, lambda: self._maker_box(before, loop_branch)
         ) as box:
@@ -590,10 +590,10 @@ class Judge:
     def make_ahead(self, commit: str, goal: Goal | None = None) -> None:
         """Start making, on threads, the boxes the next attempt needs (at ``commit``; they
         are moved to the commits they are wanted at when taken): the judged box, and with
-        ``goal`` the maker's, where none is made yet. Only where the boxes' boundary holds
-        (namespaces): no code run meanwhile, in another box, sees a box made ahead, which
-        relay's git then moves."""
-        if level() != NAMESPACES:
+        ``goal`` the maker's, where none is made yet. Only where no code run meanwhile, in
+        another box, sees a box made ahead, which relay's git then moves, and no other
+        account may swap it meanwhile (:func:`ahead_allowed`)."""
+        if not ahead_allowed():
             return
         hidden = self.hidden()
         if goal is not None and self.ahead.maker is None:

@@ -68,6 +68,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -2442,13 +2443,17 @@ def environment_folders(clone: Path, tree: Path) -> tuple[str, ...]:
     """The untracked environment folders at the top of the person's ``clone`` (each a
     virtualenv with a pyvenv.cfg, or node_modules) that ``tree`` (relay's clone of it)
     does not hold: what the sandbox shows read-only at the same place in ``tree``."""
+    return tuple(n for n in environment_names(clone) if not os.path.lexists(tree / n))
+
+
+def environment_names(clone: Path) -> tuple[str, ...]:
+    """The environment folders at the top of the person's ``clone`` (each a virtualenv
+    with a pyvenv.cfg, or node_modules), by name."""
     found: list[str] = []
     with contextlib.suppress(OSError):
         for entry in sorted(clone.iterdir()):
             name = entry.name
-            if "\n" in name or name == ".git" or os.path.lexists(tree / name):
-                continue
-            if not entry.is_dir():
+            if "\n" in name or name == ".git" or not entry.is_dir():
                 continue
             if name in ENVIRONMENT_DIRS or (entry / "pyvenv.cfg").is_file():
                 found.append(name)
@@ -2681,7 +2686,7 @@ def _fill_history(
     )
     _history_packs(run, git, source, dot, commit, tags, tree / ".git" / "objects" / "pack")
     packed = "".join(f"{sha} {ref}\n" for ref, sha in tags)
-    (tree / ".git" / "packed-refs").write_text(packed, encoding="utf-8")
+    _write_new(tree / ".git" / "packed-refs", packed)
 
 
 @dataclass(frozen=True)
@@ -2951,19 +2956,114 @@ def _box_git() -> tuple[list[str], Callable[..., subprocess.CompletedProcess[str
 
 def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str) -> None:
     """``box``, made ahead at ``made_at`` and never run in, moved to ``commit`` on
-    ``branch``: that commit's own history and tags put in its repository, then checked
-    out, git writing only what differs (relay's git in the box's repository is safe only
-    while no code has run there). Only to a commit ``made_at`` is an ancestor of (the box
-    holds that one's history, which must be the commit's own), and that tracks no path
-    where the box shows the person's environments (a box made there would not)."""
+    ``branch`` so that it is the box made there: that commit's own history and tags put in
+    its repository, then checked out (git writes only what differs), every tracked file's
+    and folder's time then set in the order a fresh checkout writes them (the index's: a
+    file the candidate changed is no newer than one it did not, as make would see it), and
+    the reflogs a fresh box's. Relay's git in the box's repository is safe only while no
+    code has run there. Refused (LocalUsageError, or git's error) where a fresh box would
+    differ otherwise: a commit ``made_at`` is no ancestor of (the box holds that one's
+    history, which must be the commit's own; the person's replace refs not followed), a
+    ``.gitattributes`` changed between them (a file whose blob did not change would keep
+    the bytes the old attributes gave it), or another set of the person's environments
+    shown (a commit tracking or no longer tracking such a folder's place)."""
     git, run = _box_git()
-    run([*git, "-C", str(source), "merge-base", "--is-ancestor", made_at, commit])
+    plain = [*git, "--no-replace-objects"]
+    run([*plain, "-C", str(source), "merge-base", "--is-ancestor", made_at, commit])
     _fill_history(run, git, source, box.tree, commit)
+    inside = [*plain, "-C", str(box.tree)]
+    changed = run([*inside, "diff", "--name-only", "--no-renames", "-z", made_at, commit]).stdout
+    if any(p.rpartition("/")[2] == ".gitattributes" for p in changed.split("\0")):
+        raise LocalUsageError(f"{commit} changes a .gitattributes: a box is made there afresh")
+    top = set(run([*inside, "ls-tree", "--name-only", "-z", commit]).stdout.split("\0"))
+    shown = box.shown_at
+    if shown is not None and tuple(n for n in environment_names(shown) if n not in top) != (
+        box.exposed
+    ):
+        raise LocalUsageError(f"{commit} shows other environments: a box is made there afresh")
+    run([*inside, "checkout", "-q", "-f", "-B", branch, commit])
+    _checkout_times(box, run([*inside, "ls-files", "-z"]).stdout.split("\0"))
+    run([*inside, "update-index", "-q", "--refresh"])  # the index's times as the files' now
+    _fresh_reflogs(box.tree / ".git", made_at, commit)
+
+
+def _checkout_times(box: Sandbox, files: Sequence[str]) -> None:
+    """Every tracked file's time (``files``, in the index's order) one microsecond after
+    the last, ending now, and each folder's the time its last entry was made, then the
+    environments' mount points' (made after the checkout): the times a fresh checkout
+    leaves, which writes the files in that order, making each folder with its first."""
+    tree = os.fspath(box.tree)
+    files = [f for f in files if f]
+    now = time.time_ns()
+    made = {""}
+    folders: dict[str, int] = {}
+    for i, name in enumerate(files):
+        at = now - (len(files) - i) * 1000
+        parts = name.split("/")
+        for k in range(1, len(parts)):  # the folders it is the first file of, made now
+            folder = "/".join(parts[:k])
+            if folder not in made:
+                made.add(folder)
+                folders["/".join(parts[: k - 1])] = at
+        folders["/".join(parts[:-1])] = at
+        os.utime(f"{tree}/{name}", ns=(at, at), follow_symlinks=False)
     if box.exposed:
-        listing = [*git, "-C", str(box.tree), "ls-tree", "--name-only", commit, "--"]
-        if run([*listing, *box.exposed]).stdout.strip():
-            raise LocalUsageError(f"{commit} tracks a path where the box shows an environment")
-    run([*git, "-C", str(box.tree), "checkout", "-q", "-f", "-B", branch, commit])
+        folders[""] = now
+    for folder, at in folders.items():
+        with contextlib.suppress(OSError):
+            os.utime(f"{tree}/{folder}" if folder else tree, ns=(at, at), follow_symlinks=False)
+    for name in box.exposed:
+        with contextlib.suppress(OSError):
+            os.utime(f"{tree}/{name}", ns=(now, now), follow_symlinks=False)
+
+
+def _fresh_reflogs(dot: Path, made_at: str, commit: str) -> None:
+    """The box's reflogs as a box made at ``commit`` has them: each its first entry alone,
+    which named ``made_at``, naming ``commit`` (and no ORIG_HEAD)."""
+    (dot / "ORIG_HEAD").unlink(missing_ok=True)
+    stamp = str(int(time.time()))
+    for log in [p for p in (dot / "logs").rglob("*") if p.is_file()]:
+        first = log.read_text(encoding="utf-8").partition("\n")[0]
+        head, tab, message = first.partition("\t")
+        words = head.split(" ")
+        if len(words) < 4 or not tab:
+            continue
+        words[1], words[-2] = commit, stamp
+        _write_new(log, " ".join(words) + tab + message.replace(made_at, commit) + "\n")
+
+
+def _write_new(path: Path, text: str) -> None:
+    """``text`` in a new file at ``path`` (what was there removed first, a link never
+    followed), made as git makes its files (0666 less the umask)."""
+    path.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, 0o666), "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def _identity(folder: Path) -> tuple[int, int, int] | None:
+    """A real folder's device, inode and owner (None for a link, a file or nothing)."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_uid) if stat.S_ISDIR(info.st_mode) else None
+
+
+def ahead_allowed() -> bool:
+    """Whether boxes may be made ahead here: where the boundary is namespaces (no code run
+    in another box sees the temporary folder) and no other account may rename entries of
+    the temporary folder (it is this user's or root's, and open to no other writer unless
+    sticky): a box made ahead waits there, for seconds, before relay's git writes in it."""
+    if level() != NAMESPACES:
+        return False
+    try:
+        info = os.stat(tempfile.gettempdir())
+    except OSError:
+        return False
+    if info.st_uid not in (0, os.getuid()):
+        return False
+    return not info.st_mode & 0o022 or bool(info.st_mode & stat.S_ISVTX)
 
 
 _AHEAD: set[BoxAhead] = set()  # boxes made ahead and not taken yet: dropped as relay ends
@@ -2988,6 +3088,7 @@ class BoxAhead:
         self.source, self.commit, self.branch = source, commit, branch
         self._stack = contextlib.ExitStack()
         self._box: Sandbox | None = None
+        self._made: tuple[int, int, int] | None = None
         self._thread = threading.Thread(
             target=self._make, args=(make, after), name="relay-box-ahead", daemon=True
         )
@@ -3005,6 +3106,13 @@ class BoxAhead:
             after._thread.join()
         with contextlib.suppress(Exception):  # the caller makes its box itself then
             self._box = self._stack.enter_context(make())
+            self._made = _identity(self._box.folder)
+
+    def _still_made(self, box: Sandbox) -> bool:
+        """Whether the box folder is still the folder made for it (the same real folder of
+        this user's, no link): another account that could rename entries of the temporary
+        folder could have put one of its own in its place (see :func:`ahead_allowed`)."""
+        return self._made is not None and _identity(box.folder) == self._made
 
     def take(self, commit: str, into: contextlib.ExitStack) -> Sandbox | None:
         """The box, moved to ``commit``, its removal handed to ``into``; None where it
@@ -3015,6 +3123,9 @@ class BoxAhead:
         made = self._stack.pop_all()
         into.push(made)
         if box is None:
+            return None
+        if not self._still_made(box):
+            made.close()
             return None
         if commit != self.commit:
             try:

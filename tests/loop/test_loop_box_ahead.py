@@ -10,6 +10,17 @@ the commit they are wanted at before any code runs in them.
 - A commit that tracks a path where the box shows one of the person's environments is
   not moved to either (the fresh box shows none there).
 - A box made ahead and never taken is removed, and so is one still held as relay ends.
+- What a gate could tell apart is as a fresh box has it: a candidate that changes a
+  ``.gitattributes`` gets a box made afresh (a file whose blob did not change would keep
+  the bytes the old attributes gave it); the files' and folders' times follow the index's
+  order (a tracked output edited by hand is no newer than its source, as make sees it);
+  the environments shown are the candidate's; the reflogs are a fresh box's.
+- In a run, each attempt's judged box made ahead is the one its candidate is judged in
+  (made where the candidate's parent is), and the person's replace refs never move a box
+  off its own history.
+- Where another account may rename entries of the temporary folder (no sticky bit), a
+  box it swapped for its own is never written in: relay makes no box ahead there, and a
+  box folder that is not the one made is not taken.
 
 Real git repositories and real boxes."""
 
@@ -17,13 +28,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from relay.ratchet import sandbox
+from tests.loop.loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -81,11 +97,15 @@ def files(tree: Path) -> dict[str, str]:
 def test_a_box_made_ahead_and_moved_is_the_box_made_at_its_commit(source: Path) -> None:
     base = git("rev-parse", "HEAD", cwd=source)
     ahead = sandbox.judged_ahead(source, base, hidden=())
+    ahead._thread.join()
+    assert ahead._box is not None
+    made = ahead._box.folder
     commit = child(source)
     with sandbox.judged(source, commit, hidden=()) as fresh:
         want = files(fresh.tree)
         want_objects = held(fresh.tree)
     with sandbox.judged(source, commit, hidden=(), ahead=ahead) as box:
+        assert box.folder == made, "not the box made ahead"
         tree = box.tree
         assert git("rev-parse", "HEAD", cwd=tree) == commit
         assert git("symbolic-ref", "HEAD", cwd=tree) == "refs/heads/relay-loop/judged"
@@ -189,3 +209,208 @@ def test_a_box_made_ahead_goes_untaken_and_as_relay_ends(source: Path) -> None:
     )  # fmt: skip
     folder = Path(done.stdout.strip())
     assert folder.name.startswith("relay-judge-") and not folder.exists()
+
+
+def repo(tmp_path: Path, files: dict[str, bytes]) -> tuple[Path, str]:
+    root = tmp_path / "source"
+    root.mkdir()
+    git("init", "-q", "-b", "main", cwd=root)
+    git("config", "user.name", "P", cwd=root)
+    git("config", "user.email", "p@x.invalid", cwd=root)
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "base", cwd=root)
+    return root, git("rev-parse", "HEAD", cwd=root)
+
+
+def change(root: Path, files: dict[str, bytes]) -> str:
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "candidate", cwd=root)
+    return git("rev-parse", "HEAD", cwd=root)
+
+
+def run_in(box: sandbox.Sandbox, command: str) -> int:
+    done = subprocess.run(
+        ["/bin/sh", "-c", box.wrap(command)], cwd=box.tree, env=box.env(dict(os.environ)),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    return done.returncode
+
+
+def fresh_and_moved(
+    source: Path, base: str, commit: str, command: str, *, moved: bool = True
+) -> tuple[int, int]:
+    """``command``'s exit in a box made at ``commit`` and in one made ahead at ``base``
+    and taken there (moved there, or with ``moved`` False made afresh: it is not moved)."""
+    ahead = sandbox.judged_ahead(source, base, hidden=())
+    ahead._thread.join()
+    assert ahead._box is not None
+    made = ahead._box.folder
+    time.sleep(1.1)  # the maker's time
+    with sandbox.judged(source, commit, hidden=()) as fresh:
+        got_fresh = run_in(fresh, command)
+    with sandbox.judged(source, commit, hidden=(), ahead=ahead) as box:
+        assert (box.folder == made) is moved, "moved" if not moved else "not the box made ahead"
+        got_moved = run_in(box, command)
+    return got_fresh, got_moved
+
+
+def test_attributes_changed_by_the_candidate(tmp_path: Path) -> None:
+    source = b"def test_it():\n    assert True\n"
+    root, base = repo(tmp_path, {"test_it.py": source})
+    commit = change(
+        root,
+        {
+            ".gitattributes": b"test_it.py working-tree-encoding=UTF-16\n",
+            "test_it.py": source.decode().encode("utf-16"),
+        },
+    )
+    command = f"{sys.executable} test_it.py"
+    fresh, moved = fresh_and_moved(root, base, commit, command, moved=False)
+    assert fresh != 0, "a fresh clone cannot run the re-encoded file"
+    assert moved == fresh, f"fresh clone {fresh}, the box taken {moved}"
+
+
+def test_a_tracked_output_edited_by_hand(tmp_path: Path) -> None:
+    files = {
+        "Makefile": b"check: parser.c\n\tgrep -q fixed parser.c\n"
+        b"parser.c: parser.y\n\tcp parser.y parser.c\n",
+        "parser.c": b"broken\n",
+        "parser.y": b"broken\n",
+        **{f"parser.m/{i}.txt": b"%d\n" % i for i in range(3000)},  # index order: c, m/, y
+    }
+    root, base = repo(tmp_path, files)
+    commit = change(root, {"parser.c": b"fixed by hand\n"})
+    fresh, moved = fresh_and_moved(root, base, commit, "make -s check")
+    assert fresh != 0, "the fresh clone regenerates parser.c"
+    assert moved == fresh, f"fresh clone {fresh}, moved box {moved}"
+
+
+def test_an_environment_the_candidate_stops_tracking_in(tmp_path: Path) -> None:
+    root, base = repo(tmp_path, {"a.py": b"A = 1\n", "node_modules/.keep": b""})
+    (root / "node_modules" / "leftpad").mkdir()
+    (root / "node_modules" / "leftpad" / "index.js").write_text("//\n")
+    git("rm", "-q", "node_modules/.keep", cwd=root)
+    git("commit", "-qm", "untracked", cwd=root)
+    commit = git("rev-parse", "HEAD", cwd=root)
+
+    def make(at: str) -> Callable[[], contextlib.AbstractContextManager[sandbox.Sandbox]]:
+        return lambda: sandbox.standalone(root, at, "relay-loop/G1", hidden=())
+
+    with sandbox.standalone(root, commit, "relay-loop/G1", hidden=()) as fresh:
+        want = fresh.exposed
+    ahead = sandbox.BoxAhead(root, base, "relay-loop/G1", make(base))
+    with sandbox.taken_or_made(ahead, commit, make(commit)) as box:
+        assert box.exposed == want == ("node_modules",)
+
+
+def test_a_moved_box_reflog(tmp_path: Path) -> None:
+    root, base = repo(tmp_path, {"a.py": b"A = 1\n"})
+    commit = change(root, {"a.py": b"A = 2\n"})
+    with sandbox.judged(root, commit, hidden=()) as fresh:
+        want = git("reflog", cwd=fresh.tree).count("\n")
+    ahead = sandbox.judged_ahead(root, base, hidden=())
+    with sandbox.judged(root, commit, hidden=(), ahead=ahead) as box:
+        assert git("reflog", cwd=box.tree).count("\n") == want
+        assert base[:7] not in git("reflog", "--all", cwd=box.tree)
+
+
+@pytest.mark.skipif(not sandbox.ahead_allowed(), reason="no box is made ahead here")
+def test_a_later_attempts_judged_box_is_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attempt 1 fails the acceptance (its work is held); attempt 2 passes. Every box made
+    ahead is taken where it was wanted."""
+    taken: list[tuple[str, bool]] = []
+    real = sandbox.BoxAhead.take
+
+    def take(
+        self: sandbox.BoxAhead, commit: str, into: contextlib.ExitStack
+    ) -> sandbox.Sandbox | None:
+        box = real(self, commit, into)
+        taken.append((self.branch, box is not None))
+        return box
+
+    monkeypatch.setattr(sandbox.BoxAhead, "take", take)
+    project = make_project(tmp_path, retries=1, gates=(TEST_GATE,))
+    wrong = CALC_MUL.replace("a * b", "a + b")
+    maker = project.script(
+        "maker",
+        f"n = count('maker')\nput('src/calc.py', {CALC_MUL!r} if n > 1 else {wrong!r})\n"
+        f"put('tests/test_mul.py', {TEST_MUL!r})\n",
+    )
+    ran = project.loop("run", "--maker", maker)
+    assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
+    judged = [ok for branch, ok in taken if branch == sandbox.JUDGED_BRANCH]
+    assert judged == [True, True], taken
+
+
+def test_a_replace_ref_does_not_move_a_box_off_its_history(tmp_path: Path) -> None:
+    root, _ = repo(tmp_path, {"a.py": b"A = 1\n"})
+    git("checkout", "-qb", "embargoed", cwd=root)
+    embargoed = change(root, {"plan.txt": b"EMBARGOED\n"})
+    git("checkout", "-q", "main", cwd=root)
+    commit = change(root, {"a.py": b"A = 2\n"})
+    git("replace", "--graft", commit, embargoed, cwd=root)  # the person's own graft
+    ahead = sandbox.judged_ahead(root, embargoed, hidden=())
+    with sandbox.judged(root, commit, hidden=(), ahead=ahead) as box:
+        every = subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=box.tree, capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        assert b"EMBARGOED" not in every
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="root, setpriv")
+def test_another_account_swaps_a_box_made_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """TMPDIR a folder every account may rename entries in (no sticky bit): relay makes
+    no box ahead there; and a box made ahead that another account swapped for a repository
+    of its own, whose configuration names a program git runs (trusted by a person's
+    ``safe.directory = *``, as containers often set), is not taken: nothing of relay's
+    runs that program or writes through the link it left."""
+    place = Path(tempfile.mkdtemp(prefix="relay-test-swap-", dir="/tmp"))
+    os.chmod(place, 0o755)  # reached by the other account, unlike tmp_path's parents
+    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
+    shared = place / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert not sandbox.ahead_allowed(), "a box is made ahead where another may swap it"
+    root, base = repo(tmp_path, {"a.py": b"A = 1\n"})
+    commit = change(root, {"a.py": b"A = 2\n"})
+    victim = place / "victim"
+    victim.write_text("root's own file\n")
+    victim.chmod(0o600)
+    marker = place / "ran"
+    program = place / "program"
+    program.write_text(f"#!/bin/sh\necho ran > {marker}\n")
+    program.chmod(0o755)
+    ahead = sandbox.judged_ahead(root, base, hidden=())
+    ahead._thread.join()
+    assert ahead._box is not None
+    folder = ahead._box.folder
+    swap = (
+        f"mv {folder} {shared}/away && mkdir {folder} && git init -q {folder}/tree"
+        f" && git -C {folder}/tree config core.fsmonitor {program}"
+        f" && ln -s {victim} {folder}/tree/.git/packed-refs"
+    )
+    subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", swap],
+        check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(shared)},
+    )  # fmt: skip
+    with sandbox.judged(root, commit, hidden=(), ahead=ahead) as box:
+        assert box.folder != folder, "the swapped folder was taken"
+        assert git("rev-parse", "HEAD", cwd=box.tree) == commit
+    assert victim.read_text() == "root's own file\n"
+    assert not marker.exists(), "relay's git ran the other account's program"
