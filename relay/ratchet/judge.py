@@ -131,6 +131,9 @@ MEASURED_FILE = "measured.json"  # green baselines' gate results, by tree and ga
 LOOSE_FILE = "loose.count"  # the loose objects the last packing left (unreachable ones)
 LOOSE_CAP = 128  # loose objects past those before the clone's are packed
 KEPT_ON_DISK = 8
+# the files a tree holds from which its boxes are made ahead: a smaller one's checkout
+# costs about what moving a box made ahead costs (some ten git processes)
+AHEAD_FILES = 100
 
 
 def _disk_entries(path: Path) -> list[dict[str, object]]:
@@ -592,8 +595,9 @@ class Judge:
         are moved to the commits they are wanted at when taken): the judged box, and with
         ``goal`` the maker's, where none is made yet. Only where no code run meanwhile, in
         another box, sees a box made ahead, which relay's git then moves, and no other
-        account may swap it meanwhile (:func:`ahead_allowed`)."""
-        if not ahead_allowed():
+        account may swap it meanwhile (:func:`ahead_allowed`); and only for a tree of
+        :data:`AHEAD_FILES` files or more, whose checkout costs more than a move."""
+        if not ahead_allowed() or len(self.tree.files_at(commit)) < AHEAD_FILES:
             return
         hidden = self.hidden()
         if goal is not None and self.ahead.maker is None:

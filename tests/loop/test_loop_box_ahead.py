@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from relay.ratchet import sandbox
+from relay.ratchet.judge import AHEAD_FILES
 from tests.loop.loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
 
 
@@ -319,12 +320,8 @@ def test_a_moved_box_reflog(tmp_path: Path) -> None:
         assert base[:7] not in git("reflog", "--all", cwd=box.tree)
 
 
-@pytest.mark.skipif(not sandbox.ahead_allowed(), reason="no box is made ahead here")
-def test_a_later_attempts_judged_box_is_moved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Attempt 1 fails the acceptance (its work is held); attempt 2 passes. Every box made
-    ahead is taken where it was wanted."""
+def recorded_takes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Each box made ahead that is taken, as (its branch, whether it was the one used)."""
     taken: list[tuple[str, bool]] = []
     real = sandbox.BoxAhead.take
 
@@ -336,7 +333,18 @@ def test_a_later_attempts_judged_box_is_moved(
         return box
 
     monkeypatch.setattr(sandbox.BoxAhead, "take", take)
+    return taken
+
+
+def run_two_attempts(tmp_path: Path, *, data_files: int) -> None:
+    """A run whose first attempt fails the acceptance (its work is held) and whose
+    second is kept, on a project holding ``data_files`` files besides its code."""
     project = make_project(tmp_path, retries=1, gates=(TEST_GATE,))
+    if data_files:
+        for i in range(data_files):
+            project.write(f"data/{i:03}.txt", f"{i}\n")
+        project.git("add", "-A")
+        project.git("commit", "-qm", "data")
     wrong = CALC_MUL.replace("a * b", "a + b")
     maker = project.script(
         "maker",
@@ -345,8 +353,31 @@ def test_a_later_attempts_judged_box_is_moved(
     )
     ran = project.loop("run", "--maker", maker)
     assert [k["goal"] for k in ran.data["kept"]] == ["G1"], ran
-    judged = [ok for branch, ok in taken if branch == sandbox.JUDGED_BRANCH]
-    assert judged == [True, True], taken
+
+
+@pytest.mark.skipif(not sandbox.ahead_allowed(), reason="no box is made ahead here")
+def test_each_attempts_boxes_made_ahead_are_the_ones_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The maker's box made while the baseline is measured is the first attempt's, and
+    each attempt's judged box made ahead is the one its candidate is judged in."""
+    taken = recorded_takes(monkeypatch)
+    run_two_attempts(tmp_path, data_files=AHEAD_FILES)
+    assert taken == [
+        ("relay-loop/G1", True),
+        (sandbox.JUDGED_BRANCH, True),
+        (sandbox.JUDGED_BRANCH, True),
+    ], taken
+
+
+def test_a_small_trees_boxes_are_made_when_wanted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree of fewer than AHEAD_FILES files, whose checkout costs what a move does:
+    no box is made ahead."""
+    taken = recorded_takes(monkeypatch)
+    run_two_attempts(tmp_path, data_files=0)
+    assert taken == []
 
 
 def test_a_replace_ref_does_not_move_a_box_off_its_history(tmp_path: Path) -> None:
