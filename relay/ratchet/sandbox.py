@@ -2713,10 +2713,10 @@ def _pack_folder() -> Path:
     named and recorded as a judged box's so that a killed run's goes with theirs
     (:func:`drop_stale_boxes`), removed as relay ends."""
     with _PACKS_LOCK:
-        if not _PACK_FOLDER:
+        if not _PACK_FOLDER or not _PACK_FOLDER[0].is_dir():  # (gone: a cleaner took it)
             folder = Path(tempfile.mkdtemp(prefix=f"{JUDGED_PREFIX}packs-"))
             (folder / OWNER_FILE).write_text(_owner(), encoding="ascii")
-            _PACK_FOLDER.append(folder)
+            _PACK_FOLDER[:] = [folder]
         return _PACK_FOLDER[0]
 
 
@@ -2786,7 +2786,12 @@ def _history_packs(
         # (in a folder of this call's own: two boxes packing the same objects at once would
         # write the same names, and one's dropping could take the other's files)
         out = Path(tempfile.mkdtemp(prefix="p-", dir=folder))
-        names = run([*git, *packing, str(out / "pack")], input=tips).stdout.split()
+        try:
+            names = run([*git, *packing, str(out / "pack")], input=tips).stdout.split()
+        except subprocess.CalledProcessError as err:
+            if "cross-device" not in (err.stderr or ""):
+                raise
+            names = [_pack_across(run, git, packing, source, out, tips)]
         made = tuple(sorted(p for name in names for p in out.glob(f"pack-{name}.*")))
         if not made:  # (pack.packSizeLimit writes several packs, each name a line)
             raise LocalUsageError(f"git pack-objects wrote no pack of {commit} in {source}")
@@ -2804,6 +2809,34 @@ def _history_packs(
                 each.unlink(missing_ok=True)
             _copy_packs(packed.files, into)
             return
+
+
+def _pack_across(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    git: list[str],
+    packing: Sequence[str],
+    source: Path,
+    out: Path,
+    tips: str,
+) -> str:
+    """The pack of ``tips`` written into ``out`` where that folder is on another file
+    system than ``source``'s git directory (a temporary folder on tmpfs, the clone on a
+    disk): git writes a pack beside the clone's objects and renames it, which cannot cross
+    file systems, so it is streamed here instead and indexed here. Its name."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    streamed = out / "streamed.pack"
+    with streamed.open("wb") as sink:
+        subprocess.run(
+            [*git, *packing, "--stdout"], input=tips.encode(), stdout=sink,
+            stderr=subprocess.PIPE, check=True, env=env,
+        )  # fmt: skip
+    said = run([*git, "-C", str(source), "index-pack", str(streamed)]).stdout.split()
+    name = said[-1] if said else ""
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", name):
+        raise LocalUsageError(f"git index-pack named no pack for {source}: {said!r}")
+    for suffix in (".pack", ".idx"):
+        streamed.with_suffix(suffix).rename(out / f"pack-{name}{suffix}")
+    return name
 
 
 def _copy_packs(files: Sequence[Path], into: Path) -> None:
@@ -2957,64 +2990,113 @@ def _box_git() -> tuple[list[str], Callable[..., subprocess.CompletedProcess[str
 def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str) -> None:
     """``box``, made ahead at ``made_at`` and never run in, moved to ``commit`` on
     ``branch`` so that it is the box made there: that commit's own history and tags put in
-    its repository, then checked out (git writes only what differs), every tracked file's
-    and folder's time then set in the order a fresh checkout writes them (the index's: a
-    file the candidate changed is no newer than one it did not, as make would see it), and
-    the reflogs a fresh box's. Relay's git in the box's repository is safe only while no
-    code has run there. Refused (LocalUsageError, or git's error) where a fresh box would
-    differ otherwise: a commit ``made_at`` is no ancestor of (the box holds that one's
-    history, which must be the commit's own; the person's replace refs not followed), a
-    ``.gitattributes`` changed between them (a file whose blob did not change would keep
-    the bytes the old attributes gave it), or another set of the person's environments
-    shown (a commit tracking or no longer tracking such a folder's place)."""
+    its repository, then checked out (git writes only what differs), each file the move
+    wrote given the time a fresh checkout would have given it (:func:`_checkout_times`),
+    and the reflogs a fresh box's. Relay's git in the box's repository is safe only while
+    no code has run there. Refused (LocalUsageError, or git's error) where a fresh box
+    would differ otherwise: a commit ``made_at`` is no ancestor of (the box holds that
+    one's history, which must be the commit's own; the person's replace refs not
+    followed), a tag the box was made with gone since (its object is in the box's packs),
+    a ``.gitattributes`` changed between them (a file whose blob did not change would keep
+    the bytes the old attributes gave it), a file removed (a folder that held more entries
+    keeps its size), or another set of the person's environments shown (a commit tracking
+    or no longer tracking such a folder's place)."""
+    if file_system(box.tree.resolve()) != "ext4":  # (see ahead_allowed)
+        raise LocalUsageError("its file system lists entries as made: a box is made afresh")
     git, run = _box_git()
     plain = [*git, "--no-replace-objects"]
     run([*plain, "-C", str(source), "merge-base", "--is-ancestor", made_at, commit])
+    refs = box.tree / ".git" / "packed-refs"
+    tagged = set(read_own(refs).splitlines())
     _fill_history(run, git, source, box.tree, commit)
+    if tagged - set(read_own(refs).splitlines()):
+        raise LocalUsageError(f"a tag on {made_at} is gone: a box is made afresh")
     inside = [*plain, "-C", str(box.tree)]
-    changed = run([*inside, "diff", "--name-only", "--no-renames", "-z", made_at, commit]).stdout
-    if any(p.rpartition("/")[2] == ".gitattributes" for p in changed.split("\0")):
+    said = run([*inside, "diff", "--name-status", "--no-renames", "-z", made_at, commit]).stdout
+    words = said.split("\0")
+    changed = dict(zip(words[1::2], words[0::2], strict=False))  # path: its status letter
+    if any(p.rpartition("/")[2] == ".gitattributes" for p in changed):
         raise LocalUsageError(f"{commit} changes a .gitattributes: a box is made there afresh")
+    if "D" in changed.values():
+        raise LocalUsageError(f"{commit} removes a file: a box is made there afresh")
     top = set(run([*inside, "ls-tree", "--name-only", "-z", commit]).stdout.split("\0"))
     shown = box.shown_at
     if shown is not None and tuple(n for n in environment_names(shown) if n not in top) != (
         box.exposed
     ):
         raise LocalUsageError(f"{commit} shows other environments: a box is made there afresh")
+    root = os.lstat(box.tree).st_mtime_ns
     run([*inside, "checkout", "-q", "-f", "-B", branch, commit])
-    _checkout_times(box, run([*inside, "ls-files", "-z"]).stdout.split("\0"))
-    run([*inside, "update-index", "-q", "--refresh"])  # the index's times as the files' now
+    listed = [f for f in run([*inside, "ls-files", "-z"]).stdout.split("\0") if f]
+    _checkout_times(box.tree, listed, {p for p in changed if p}, root)
+    run([*inside, "update-index", "-q", "--refresh"])  # the written files' new times
     _fresh_reflogs(box.tree / ".git", made_at, commit)
 
 
-def _checkout_times(box: Sandbox, files: Sequence[str]) -> None:
-    """Every tracked file's time (``files``, in the index's order) one microsecond after
-    the last, ending now, and each folder's the time its last entry was made, then the
-    environments' mount points' (made after the checkout): the times a fresh checkout
-    leaves, which writes the files in that order, making each folder with its first."""
-    tree = os.fspath(box.tree)
-    files = [f for f in files if f]
-    now = time.time_ns()
+def _coarse_tick() -> int:
+    """The file system clock's step, in nanoseconds (a file's times are taken from it)."""
+    try:
+        return max(1, int(time.clock_getres(time.CLOCK_REALTIME_COARSE) * 1e9))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return 1
+
+
+def _checkout_times(tree: Path, files: Sequence[str], written: set[str], root: int) -> None:
+    """The times of the files the move ``written`` (of ``files``, the tree's in the
+    index's order) and of their folders, as the box's first checkout, which wrote every
+    file in that order, would have given them: the time of the file before each in that
+    order, plus that checkout's pace per file, in whole steps of the file system's clock
+    (files written within one step are as old as each other), never past the file after
+    it; each folder the time its last entry was made. The files the move did not write
+    keep their times (the index's record of them stays true). ``root``: the tree's own
+    time before the move (the environments' mount points were made after the checkout)."""
+    top = os.fspath(tree)
+    kept = {}
+    for name in files:
+        if name not in written:
+            with contextlib.suppress(OSError):
+                kept[name] = os.lstat(f"{top}/{name}").st_mtime_ns
+    known = [kept[n] for n in files if n in kept]
+    pace = (known[-1] - known[0]) // (len(known) - 1) if len(known) > 1 else 0
+    tick = _coarse_tick()
+    after: list[int | None] = [None] * len(files)
+    following: int | None = None
+    for i in range(len(files) - 1, -1, -1):  # the next kept file's time, for each
+        after[i] = following
+        following = kept.get(files[i], following)
+    times: dict[str, int] = {}
+    last = known[0] if known else time.time_ns()
+    run = 0
+    for i, name in enumerate(files):
+        if name in kept:
+            last, run = kept[name], 0
+            times[name] = last
+            continue
+        run += 1
+        at = last + (pace * run // tick) * tick
+        limit = after[i]
+        at = min(at, limit) if limit is not None else at
+        times[name] = at
+        os.utime(f"{top}/{name}", ns=(at, at), follow_symlinks=False)
     made = {""}
     folders: dict[str, int] = {}
-    for i, name in enumerate(files):
-        at = now - (len(files) - i) * 1000
-        parts = name.split("/")
-        for k in range(1, len(parts)):  # the folders it is the first file of, made now
+    for name in files:  # each folder's last entry, as a checkout in this order makes them
+        at, parts = times[name], name.split("/")
+        for k in range(1, len(parts)):
             folder = "/".join(parts[:k])
             if folder not in made:
                 made.add(folder)
                 folders["/".join(parts[: k - 1])] = at
         folders["/".join(parts[:-1])] = at
-        os.utime(f"{tree}/{name}", ns=(at, at), follow_symlinks=False)
-    if box.exposed:
-        folders[""] = now
-    for folder, at in folders.items():
+    touched = {""}
+    for name in written:
+        parts = name.split("/")
+        touched.update("/".join(parts[:k]) for k in range(1, len(parts)))
+    for folder in touched & folders.keys():
+        stamp = max(folders[folder], root) if not folder else folders[folder]
         with contextlib.suppress(OSError):
-            os.utime(f"{tree}/{folder}" if folder else tree, ns=(at, at), follow_symlinks=False)
-    for name in box.exposed:
-        with contextlib.suppress(OSError):
-            os.utime(f"{tree}/{name}", ns=(now, now), follow_symlinks=False)
+            path = f"{top}/{folder}" if folder else top
+            os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
 
 
 def _fresh_reflogs(dot: Path, made_at: str, commit: str) -> None:
@@ -3052,18 +3134,52 @@ def _identity(folder: Path) -> tuple[int, int, int] | None:
 
 def ahead_allowed() -> bool:
     """Whether boxes may be made ahead here: where the boundary is namespaces (no code run
-    in another box sees the temporary folder) and no other account may rename entries of
-    the temporary folder (it is this user's or root's, and open to no other writer unless
-    sticky): a box made ahead waits there, for seconds, before relay's git writes in it."""
+    in another box sees the temporary folder); where no other account may rename the
+    temporary folder or an entry of it, nor a folder on the way to it (each this user's or
+    root's, and open to no other writer unless sticky), since a box made ahead waits there
+    for seconds before relay's git writes in it; and where that folder's file system lists
+    a folder's entries in an order of its own (ext4's hash order), never in the order they
+    were made, which a moved box's files were not made in."""
     if level() != NAMESPACES:
         return False
+    temp = Path(tempfile.gettempdir())
+    for way in {Path(os.path.abspath(temp)), temp.resolve()}:
+        for folder in (way, *way.parents):
+            try:
+                info = os.stat(folder)
+            except OSError:
+                return False
+            if info.st_uid not in (0, os.getuid()):
+                return False
+            if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+                return False
+    return file_system(temp.resolve()) == "ext4"
+
+
+def file_system(path: Path) -> str | None:
+    """The type of the file system ``path`` (a resolved path) lies on, as this process's
+    mount table says (the mount nearest it); None where it cannot be read."""
     try:
-        info = os.stat(tempfile.gettempdir())
+        table = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
-    if info.st_uid not in (0, os.getuid()):
-        return False
-    return not info.st_mode & 0o022 or bool(info.st_mode & stat.S_ISVTX)
+        return None
+    found: tuple[int, str] | None = None
+    for line in table.splitlines():
+        fields, _, rest = line.partition(" - ")
+        words = fields.split()
+        if len(words) < 5 or not rest:
+            continue
+        point = Path(unescape_mount(words[4]))
+        if (path == point or path.is_relative_to(point)) and (
+            found is None or len(point.parts) >= found[0]
+        ):
+            found = (len(point.parts), rest.split()[0])
+    return found[1] if found else None
+
+
+def unescape_mount(field: str) -> str:
+    """A mount table's path field as the path it is (octal escapes for blanks)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 _AHEAD: set[BoxAhead] = set()  # boxes made ahead and not taken yet: dropped as relay ends
@@ -3107,6 +3223,10 @@ class BoxAhead:
         with contextlib.suppress(Exception):  # the caller makes its box itself then
             self._box = self._stack.enter_context(make())
             self._made = _identity(self._box.folder)
+            # its index made current now, before its move: the checkout wrote it within
+            # the clock step of its last files, which git would hash again then
+            git, run = _box_git()
+            run([*git, "-C", str(self._box.tree), "update-index", "-q", "--refresh"])
 
     def _still_made(self, box: Sandbox) -> bool:
         """Whether the box folder is still the folder made for it (the same real folder of
@@ -3130,8 +3250,8 @@ class BoxAhead:
         if commit != self.commit:
             try:
                 move_box(box, self.source, self.commit, commit, self.branch)
-            except (subprocess.CalledProcessError, OSError, LocalUsageError):
-                made.close()
+            except (subprocess.CalledProcessError, OSError, LocalUsageError, ValueError):
+                made.close()  # (ValueError: a name git said that is not UTF-8)
                 return None
         return box
 

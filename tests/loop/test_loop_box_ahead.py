@@ -64,17 +64,29 @@ def source(tmp_path: Path) -> Path:
     return root
 
 
-def child(root: Path, message: str = "candidate") -> str:
-    """A commit on HEAD that changes a file, removes one and a folder's last file, and
-    adds one in a new folder (the source's branch moved to it)."""
+def child(root: Path, message: str = "candidate", *, removes: bool = False) -> str:
+    """A commit on HEAD that changes a file, makes one executable and adds one in a new
+    folder (with ``removes``, also removes a file and a folder's last file); the source's
+    branch moved to it."""
     (root / "a.py").write_text("A = 2\n")
-    (root / "gone.py").unlink()
-    (root / "pkg" / "old.py").unlink()
+    (root / "pkg" / "old.py").chmod(0o755)
+    if removes:
+        (root / "gone.py").unlink()
+        (root / "pkg" / "old.py").unlink()
     (root / "new").mkdir()
     (root / "new" / "b.py").write_text("B = 2\n")
     git("add", "-A", cwd=root)
     git("commit", "-qm", message, cwd=root)
     return git("rev-parse", "HEAD", cwd=root)
+
+
+def stats(tree: Path) -> dict[str, tuple[int, str]]:
+    """Every file's mode and text, but the git folder's."""
+    return {
+        p.relative_to(tree).as_posix(): (p.stat().st_mode, p.read_text())
+        for p in tree.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(tree).parts
+    }
 
 
 def held(tree: Path) -> set[str]:
@@ -104,6 +116,7 @@ def test_a_box_made_ahead_and_moved_is_the_box_made_at_its_commit(source: Path) 
     commit = child(source)
     with sandbox.judged(source, commit, hidden=()) as fresh:
         want = files(fresh.tree)
+        want_stats = stats(fresh.tree)
         want_objects = held(fresh.tree)
     with sandbox.judged(source, commit, hidden=(), ahead=ahead) as box:
         assert box.folder == made, "not the box made ahead"
@@ -112,7 +125,7 @@ def test_a_box_made_ahead_and_moved_is_the_box_made_at_its_commit(source: Path) 
         assert git("symbolic-ref", "HEAD", cwd=tree) == "refs/heads/relay-loop/judged"
         assert git("status", "--porcelain", "--ignored", cwd=tree) == ""
         assert files(tree) == want, "the moved tree is not the commit's checkout"
-        assert not (tree / "pkg").exists(), "a folder the commit no longer has is left"
+        assert stats(tree) == want_stats, "the moved tree's files are not the commit's"
         assert held(tree) == want_objects == history(source, commit, "v1")
         assert git("tag", cwd=tree) == "v1"
         assert box.read_only == (tree / ".git",), "a judged box's git folder is read-only"
@@ -445,3 +458,18 @@ def test_another_account_swaps_a_box_made_ahead(
         assert git("rev-parse", "HEAD", cwd=box.tree) == commit
     assert victim.read_text() == "root's own file\n"
     assert not marker.exists(), "relay's git ran the other account's program"
+
+
+def test_a_candidate_that_removes_files_gets_a_box_made_afresh(source: Path) -> None:
+    """A folder that held more entries keeps its size where git removes them: the box is
+    made at the commit instead, which holds neither the file nor the emptied folder."""
+    base = git("rev-parse", "HEAD", cwd=source)
+    ahead = sandbox.judged_ahead(source, base, hidden=())
+    ahead._thread.join()
+    assert ahead._box is not None
+    made = ahead._box.folder
+    commit = child(source, removes=True)
+    with sandbox.judged(source, commit, hidden=(), ahead=ahead) as box:
+        assert box.folder != made, "moved across a removal"
+        assert git("rev-parse", "HEAD", cwd=box.tree) == commit
+        assert not (box.tree / "gone.py").exists() and not (box.tree / "pkg").exists()

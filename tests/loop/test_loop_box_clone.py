@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -427,3 +428,58 @@ def test_a_history_git_packs_in_several_files_reaches_the_box_whole(source: Path
             assert len(packs) > 1
             git("fsck", "--connectivity-only", cwd=box.tree)
             assert (box.tree / "big5.bin").stat().st_size == 400 << 10
+
+
+ACROSS = """
+import subprocess, sys, tempfile
+from pathlib import Path
+place, source, commit = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "relay-test", str(place)])
+if mounted.returncode != 0:
+    sys.exit(77)
+tempfile.tempdir = str(place)
+from relay.ratchet import sandbox
+with sandbox.judged(source, commit, hidden=()) as box:
+    assert box.folder.parent == place, box.folder
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=box.tree, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert head == commit, head
+    assert (box.tree / "b.py").read_text() == "B = 2\\n"
+    subprocess.run(["git", "fsck"], cwd=box.tree, check=True, capture_output=True)
+print("made")
+"""
+
+
+@pytest.mark.skipif(not shutil.which("unshare"), reason="unshare")
+def test_a_box_is_made_where_the_temporary_folder_is_on_another_file_system(
+    source: Path, tmp_path: Path
+) -> None:
+    """/tmp on tmpfs and the clone on a disk, as on many systems: git cannot rename the
+    pack it writes beside the clone's objects into the box's folder, so relay streams it."""
+    commit = off_branch(source)
+    place = tmp_path / "tmpfs"
+    place.mkdir()
+    if os.getuid() == 0:
+        argv = ["unshare", "--mount", "--propagation", "private"]
+    else:
+        argv = ["unshare", "--user", "--map-root-user", "--mount"]
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [*argv, sys.executable, "-c", ACROSS, str(place), str(source), commit],
+        capture_output=True, text=True, timeout=120, cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    if done.returncode == 77:
+        pytest.skip("no tmpfs of the test's own")
+    assert done.returncode == 0 and done.stdout.strip() == "made", done.stderr[-2000:]
+
+
+def test_the_runs_folder_of_packs_is_made_again_when_it_is_gone(source: Path) -> None:
+    """A cleaner of the temporary folder (or a person) removed it during a long run: the
+    next box is still made, in a folder of packs made anew."""
+    commit = off_branch(source)
+    check_box(source, commit)
+    first = sandbox._pack_folder()
+    sandbox.remove_tree(first)
+    check_box(source, commit)
+    assert sandbox._pack_folder().is_dir() and sandbox._pack_folder() != first
