@@ -42,6 +42,8 @@ from relay.ratchet import sandbox
 from relay.ratchet.judge import AHEAD_FILES
 from tests.loop.loop_project import CALC_MUL, TEST_GATE, TEST_MUL, make_project
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def git(*args: str, cwd: Path) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
@@ -289,19 +291,55 @@ def test_attributes_changed_by_the_candidate(tmp_path: Path) -> None:
     assert moved == fresh, f"fresh clone {fresh}, the box taken {moved}"
 
 
-def test_a_tracked_output_edited_by_hand(tmp_path: Path) -> None:
+def make_check(
+    tmp_path: Path, output: bytes, changed: dict[str, bytes], between: int = 0
+) -> tuple[int, int]:
+    """``make check`` (which wants "fixed" in parser.c, made from parser.y when that is
+    newer) in a fresh box and in a moved one, at a commit that changes ``changed`` on one
+    whose parser.c is ``output`` and parser.y "broken" (``between``: files between the two
+    in the index's order)."""
     files = {
         "Makefile": b"check: parser.c\n\tgrep -q fixed parser.c\n"
         b"parser.c: parser.y\n\tcp parser.y parser.c\n",
-        "parser.c": b"broken\n",
+        "parser.c": output,
         "parser.y": b"broken\n",
-        **{f"parser.m/{i}.txt": b"%d\n" % i for i in range(3000)},  # index order: c, m/, y
+        **{f"parser.m/{i}.txt": b"%d\n" % i for i in range(between)},  # order: c, m/, y
     }
     root, base = repo(tmp_path, files)
-    commit = change(root, {"parser.c": b"fixed by hand\n"})
-    fresh, moved = fresh_and_moved(root, base, commit, "make -s check")
+    return fresh_and_moved(root, base, change(root, changed), "make -s check")
+
+
+def test_a_tracked_output_edited_by_hand(tmp_path: Path) -> None:
+    fresh, moved = make_check(tmp_path, b"broken\n", {"parser.c": b"fixed by hand\n"}, between=3000)
     assert fresh != 0, "the fresh clone regenerates parser.c"
     assert moved == fresh, f"fresh clone {fresh}, moved box {moved}"
+
+
+def in_own_tmpfs(tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by Python in a mount namespace of its own, with a tmpfs of its own
+    at its first argument (a folder under ``tmp_path``; ``args`` follow): the test is
+    skipped where none can be made (the script exits 77 when its mount fails)."""
+    place = tmp_path / "tmpfs"
+    place.mkdir()
+    if os.getuid() == 0:
+        argv = ["unshare", "--mount", "--propagation", "private"]
+    else:
+        argv = ["unshare", "--user", "--map-root-user", "--mount"]
+    mount = (
+        "import subprocess, sys\n"
+        "if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=1777', 'relay-test',"
+        " sys.argv[1]]).returncode != 0:\n"
+        "    sys.exit(77)\n"
+    )
+    done = subprocess.run(
+        [*argv, sys.executable, "-c", mount + script, str(place), *args],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    if done.returncode == 77:
+        pytest.skip(f"no tmpfs of the test's own: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
 
 
 def test_an_environment_the_candidate_stops_tracking_in(tmp_path: Path) -> None:
@@ -409,6 +447,40 @@ def test_a_replace_ref_does_not_move_a_box_off_its_history(tmp_path: Path) -> No
         assert b"EMBARGOED" not in every
 
 
+def open_share(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    *,
+    mine: int | None = None,
+) -> tuple[Path, Path]:
+    """A folder other accounts reach (tmp_path's parents are closed to them), removed
+    afterwards, holding a share every account may rename entries of (0777, no sticky
+    bit); TMPDIR the share, or with ``mine`` a folder of this user's of that mode in it;
+    HOME one whose git trusts every repository (``safe.directory = *``, as containers
+    often set), and the run's packs made anew there. The folder and the temporary one."""
+    place = Path(tempfile.mkdtemp(prefix="relay-test-swap-", dir="/tmp"))
+    os.chmod(place, 0o755)
+    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
+    share = place / "share"
+    share.mkdir()
+    os.chmod(share, 0o777)
+    temp = share
+    if mine is not None:
+        temp = share / "tmp"
+        temp.mkdir()
+        os.chmod(temp, mine)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setattr(sandbox, "_PACK_FOLDER", [])
+    monkeypatch.setattr(sandbox, "_PACKS", {})
+    return place, temp
+
+
 @pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="root, setpriv")
 def test_another_account_swaps_a_box_made_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
@@ -418,18 +490,7 @@ def test_another_account_swaps_a_box_made_ahead(
     of its own, whose configuration names a program git runs (trusted by a person's
     ``safe.directory = *``, as containers often set), is not taken: nothing of relay's
     runs that program or writes through the link it left."""
-    place = Path(tempfile.mkdtemp(prefix="relay-test-swap-", dir="/tmp"))
-    os.chmod(place, 0o755)  # reached by the other account, unlike tmp_path's parents
-    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
-    shared = place / "shared"
-    shared.mkdir()
-    os.chmod(shared, 0o777)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("TMPDIR", str(shared))
-    monkeypatch.setattr("tempfile.tempdir", None)
+    place, shared = open_share(tmp_path, monkeypatch, request)
     assert not sandbox.ahead_allowed(), "a box is made ahead where another may swap it"
     root, base = repo(tmp_path, {"a.py": b"A = 1\n"})
     commit = change(root, {"a.py": b"A = 2\n"})

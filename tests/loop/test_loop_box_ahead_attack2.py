@@ -23,13 +23,19 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from relay.ratchet import sandbox
-from tests.loop.test_loop_box_ahead import change, fresh_and_moved, git, repo
+from tests.loop.test_loop_box_ahead import (
+    change,
+    git,
+    in_own_tmpfs,
+    make_check,
+    open_share,
+    repo,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,31 +43,19 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_tracked_output_edited_by_hand_next_to_its_source(tmp_path: Path) -> None:
     """No files between the output and its source in the index: a fresh checkout writes
     both within one tick of the file system's clock, so make sees the source no newer."""
-    files = {
-        "Makefile": b"check: parser.c\n\tgrep -q fixed parser.c\n"
-        b"parser.c: parser.y\n\tcp parser.y parser.c\n",
-        "parser.c": b"broken\n",
-        "parser.y": b"broken\n",
-    }
-    root, base = repo(tmp_path, files)
-    commit = change(root, {"parser.c": b"fixed by hand\n"})
-    fresh, moved = fresh_and_moved(root, base, commit, "make -s check")
+    fresh, moved = make_check(tmp_path, b"broken\n", {"parser.c": b"fixed by hand\n"})
     if fresh != 0:
         pytest.skip("a tick of the clock fell between the two files in the fresh checkout")
     assert moved == fresh, f"fresh clone {fresh}, moved box {moved}"
 
 
 LISTED = """
-import json, os, subprocess, sys, tempfile
+import json, os, tempfile
 from pathlib import Path
-place = Path(sys.argv[1])
-mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "relay-test", str(place)])
-if mounted.returncode != 0:
-    sys.exit(77)
-os.environ["TMPDIR"] = str(place)
+os.environ["TMPDIR"] = sys.argv[1]
 tempfile.tempdir = None
 from tests.loop.test_loop_box_ahead import change, fresh_and_moved, repo
-work = Path(tempfile.mkdtemp(dir=place))  # the clone on the same file system (packs are renamed)
+work = Path(tempfile.mkdtemp())  # the clone on the same file system
 root, base = repo(work, {"d/a.txt": b"a\\n", "d/b.txt": b"b\\n"})
 commit = change(root, {"d/a.txt": b"a, changed\\n"})
 first = 'test "$(find d -type f | head -n 1)" = d/a.txt'
@@ -72,22 +66,9 @@ print(json.dumps(fresh_and_moved(root, base, commit, first, moved=False)))
 @pytest.mark.skipif(not shutil.which("unshare"), reason="unshare")
 def test_a_folder_listed_in_the_order_its_entries_were_made(tmp_path: Path) -> None:
     """TMPDIR on a tmpfs (as /tmp is on many systems): ``find`` lists a folder's files in
-    the order they were made; a gate that takes the first it finds gets another file in
-    the moved box."""
-    place = tmp_path / "tmpfs"
-    place.mkdir()
-    if os.getuid() == 0:
-        argv = ["unshare", "--mount", "--propagation", "private"]
-    else:
-        argv = ["unshare", "--user", "--map-root-user", "--mount"]
-    done = subprocess.run(
-        [*argv, sys.executable, "-c", LISTED, str(place)],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-    if done.returncode == 77:
-        pytest.skip(f"no tmpfs of the test's own: {done.stderr[-300:]}")
-    assert done.returncode == 0, done.stderr[-2000:]
+    the order they were made; a gate that takes the first it finds would get another file
+    in a moved box: the box is made afresh there."""
+    done = in_own_tmpfs(tmp_path, LISTED)
     fresh, moved = json.loads(done.stdout.strip().splitlines()[-1])
     assert moved == fresh, f"fresh clone {fresh}, moved box {moved}"
 
@@ -108,29 +89,13 @@ def test_a_tag_deleted_while_the_box_waits(tmp_path: Path) -> None:
         assert b"EMBARGOED" not in held, "the deleted tag's object is in the moved box"
 
 
-def _reached_temp(tmp_path: Path) -> Path:
-    """A folder other accounts reach (tmp_path's parents are closed to them)."""
-    place = Path(tempfile.mkdtemp(prefix="relay-test-parent-", dir="/tmp"))
-    os.chmod(place, 0o755)
-    return place
-
-
 def test_no_box_ahead_where_another_account_may_rename_the_temporary_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """TMPDIR this user's own folder, closed to others, in a folder every account may
     rename entries of (a team's share with no sticky bit): another account renames the
     temporary folder itself and puts one of its own at its name."""
-    place = _reached_temp(tmp_path)
-    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
-    share = place / "share"
-    share.mkdir()
-    os.chmod(share, 0o777)
-    mine = share / "tmp"
-    mine.mkdir()
-    os.chmod(mine, 0o700)
-    monkeypatch.setenv("TMPDIR", str(mine))
-    monkeypatch.setattr("tempfile.tempdir", None)
+    open_share(tmp_path, monkeypatch, request, mine=0o700)
     assert not sandbox.ahead_allowed(), "boxes are made ahead where another may swap them"
 
 
@@ -167,22 +132,8 @@ def test_another_account_swaps_the_temporary_folder_after_the_check(
     found the box folder the one it made, the other account exchanges the temporary
     folder for one of its own (the moment a racing swap wins, taken here for certain);
     relay's git then runs in its repository and runs the program it names."""
-    place = _reached_temp(tmp_path)
-    request.addfinalizer(lambda: shutil.rmtree(place, ignore_errors=True))
-    share = place / "share"
-    share.mkdir()
-    os.chmod(share, 0o777)
-    mine = share / "tmp"
-    mine.mkdir()
-    os.chmod(mine, 0o755)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("TMPDIR", str(mine))
-    monkeypatch.setattr("tempfile.tempdir", None)
-    monkeypatch.setattr(sandbox, "_PACK_FOLDER", [])
-    monkeypatch.setattr(sandbox, "_PACKS", {})
+    place, mine = open_share(tmp_path, monkeypatch, request, mine=0o755)
+    share = mine.parent
     root, base = repo(tmp_path, {"a.py": b"A = 1\n"})
     commit = change(root, {"a.py": b"A = 2\n"})
     marker = place / "ran"
@@ -215,15 +166,7 @@ def test_a_source_changed_next_to_its_output(tmp_path: Path) -> None:
     """The candidate changes a source whose tracked output precedes it in the index, with
     no file between: a fresh checkout writes both within one step of the clock, so make
     leaves the output alone; in the moved box the source is no newer than it either."""
-    files = {
-        "Makefile": b"check: parser.c\n\tgrep -q fixed parser.c\n"
-        b"parser.c: parser.y\n\tcp parser.y parser.c\n",
-        "parser.c": b"fixed\n",
-        "parser.y": b"broken\n",
-    }
-    root, base = repo(tmp_path, files)
-    commit = change(root, {"parser.y": b"broken again\n"})
-    fresh, moved = fresh_and_moved(root, base, commit, "make -s check")
+    fresh, moved = make_check(tmp_path, b"fixed\n", {"parser.y": b"broken again\n"})
     if fresh != 0:
         pytest.skip("a tick of the clock fell between the two files in the fresh checkout")
     assert moved == fresh, f"fresh clone {fresh}, moved box {moved}"

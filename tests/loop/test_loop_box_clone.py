@@ -431,12 +431,9 @@ def test_a_history_git_packs_in_several_files_reaches_the_box_whole(source: Path
 
 
 ACROSS = """
-import subprocess, sys, tempfile
+import tempfile
 from pathlib import Path
 place, source, commit = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "relay-test", str(place)])
-if mounted.returncode != 0:
-    sys.exit(77)
 tempfile.tempdir = str(place)
 from relay.ratchet import sandbox
 with sandbox.judged(source, commit, hidden=()) as box:
@@ -456,22 +453,10 @@ def test_a_box_is_made_where_the_temporary_folder_is_on_another_file_system(
 ) -> None:
     """/tmp on tmpfs and the clone on a disk, as on many systems: git cannot rename the
     pack it writes beside the clone's objects into the box's folder, so relay streams it."""
-    commit = off_branch(source)
-    place = tmp_path / "tmpfs"
-    place.mkdir()
-    if os.getuid() == 0:
-        argv = ["unshare", "--mount", "--propagation", "private"]
-    else:
-        argv = ["unshare", "--user", "--map-root-user", "--mount"]
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [*argv, sys.executable, "-c", ACROSS, str(place), str(source), commit],
-        capture_output=True, text=True, timeout=120, cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )  # fmt: skip
-    if done.returncode == 77:
-        pytest.skip("no tmpfs of the test's own")
-    assert done.returncode == 0 and done.stdout.strip() == "made", done.stderr[-2000:]
+    from tests.loop.test_loop_box_ahead import in_own_tmpfs
+
+    done = in_own_tmpfs(tmp_path, ACROSS, str(source), off_branch(source))
+    assert done.stdout.strip() == "made", done.stderr[-2000:]
 
 
 def test_the_runs_folder_of_packs_is_made_again_when_it_is_gone(source: Path) -> None:
