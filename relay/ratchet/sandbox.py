@@ -2786,11 +2786,9 @@ def _history_packs(
         # (in a folder of this call's own: two boxes packing the same objects at once would
         # write the same names, and one's dropping could take the other's files)
         out = Path(tempfile.mkdtemp(prefix="p-", dir=folder))
-        try:
+        if _same_device(dot / "objects", out):
             names = run([*git, *packing, str(out / "pack")], input=tips).stdout.split()
-        except subprocess.CalledProcessError as err:
-            if "cross-device" not in (err.stderr or ""):
-                raise
+        else:  # git writes a pack beside the clone's objects, then renames it: not across
             names = [_pack_across(run, git, packing, source, out, tips)]
         made = tuple(sorted(p for name in names for p in out.glob(f"pack-{name}.*")))
         if not made:  # (pack.packSizeLimit writes several packs, each name a line)
@@ -2822,7 +2820,8 @@ def _pack_across(
     """The pack of ``tips`` written into ``out`` where that folder is on another file
     system than ``source``'s git directory (a temporary folder on tmpfs, the clone on a
     disk): git writes a pack beside the clone's objects and renames it, which cannot cross
-    file systems, so it is streamed here instead and indexed here. Its name."""
+    file systems (and leaves its temporary files in the clone when it fails), so it is
+    streamed here instead and indexed here. Its name."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     streamed = out / "streamed.pack"
     with streamed.open("wb") as sink:
@@ -2834,9 +2833,18 @@ def _pack_across(
     name = said[-1] if said else ""
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", name):
         raise LocalUsageError(f"git index-pack named no pack for {source}: {said!r}")
-    for suffix in (".pack", ".idx"):
-        streamed.with_suffix(suffix).rename(out / f"pack-{name}{suffix}")
+    for each in out.glob("streamed.*"):  # the pack, its index, a reverse index
+        each.rename(out / f"pack-{name}{each.suffix}")
     return name
+
+
+def _same_device(objects: Path, folder: Path) -> bool:
+    """Whether the clone's ``objects`` folder and relay's ``folder`` are on one file
+    system (one that cannot be told is taken as another: streaming works either way)."""
+    try:
+        return os.stat(objects).st_dev == os.stat(folder).st_dev
+    except OSError:
+        return False
 
 
 def _copy_packs(files: Sequence[Path], into: Path) -> None:
@@ -3001,16 +3009,24 @@ def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str)
     the bytes the old attributes gave it), a file removed (a folder that held more entries
     keeps its size), or another set of the person's environments shown (a commit tracking
     or no longer tracking such a folder's place)."""
-    if file_system(box.tree.resolve()) != "ext4":  # (see ahead_allowed)
+    if not lists_hashed(box.folder.parent.resolve()):  # (see ahead_allowed)
         raise LocalUsageError("its file system lists entries as made: a box is made afresh")
     git, run = _box_git()
     plain = [*git, "--no-replace-objects"]
     run([*plain, "-C", str(source), "merge-base", "--is-ancestor", made_at, commit])
-    refs = box.tree / ".git" / "packed-refs"
-    tagged = set(read_own(refs).splitlines())
+    dot = box.tree / ".git"
+    refs, packs = dot / "packed-refs", dot / "objects" / "pack"
+    tagged = set(read_own(refs).splitlines()) if refs.exists() else set()
+    before = {p: os.lstat(p).st_mtime_ns for p in (refs, packs, *packs.iterdir()) if p.exists()}
     _fill_history(run, git, source, box.tree, commit)
-    if tagged - set(read_own(refs).splitlines()):
+    if tagged - (set(read_own(refs).splitlines()) if refs.exists() else set()):
         raise LocalUsageError(f"a tag on {made_at} is gone: a box is made afresh")
+    # written before the checkout in a fresh box: older than every file the tree holds
+    first = min(before.values(), default=time.time_ns())
+    for each in (refs, packs, *packs.iterdir()):
+        if os.path.lexists(each):
+            at = before.get(each, first)
+            os.utime(each, ns=(at, at), follow_symlinks=False)
     inside = [*plain, "-C", str(box.tree)]
     said = run([*inside, "diff", "--name-status", "--no-renames", "-z", made_at, commit]).stdout
     words = said.split("\0")
@@ -3019,6 +3035,12 @@ def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str)
         raise LocalUsageError(f"{commit} changes a .gitattributes: a box is made there afresh")
     if "D" in changed.values():
         raise LocalUsageError(f"{commit} removes a file: a box is made there afresh")
+    for path, status in changed.items():  # an ext4 folder's size follows its entries' order
+        folder = box.tree / path.rpartition("/")[0]
+        with contextlib.suppress(OSError):
+            info = os.lstat(folder)
+            if status == "A" and info.st_size > info.st_blksize:
+                raise LocalUsageError(f"{commit} adds to a large folder: a box is made afresh")
     top = set(run([*inside, "ls-tree", "--name-only", "-z", commit]).stdout.split("\0"))
     shown = box.shown_at
     if shown is not None and tuple(n for n in environment_names(shown) if n not in top) != (
@@ -3035,9 +3057,9 @@ def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str)
 
 def _coarse_tick() -> int:
     """The file system clock's step, in nanoseconds (a file's times are taken from it)."""
-    try:
-        return max(1, int(time.clock_getres(time.CLOCK_REALTIME_COARSE) * 1e9))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
+    try:  # (Python names no CLOCK_REALTIME_COARSE: Linux's is clock 5)
+        return max(1, int(time.clock_getres(getattr(time, "CLOCK_REALTIME_COARSE", 5)) * 1e9))
+    except OSError:
         return 1
 
 
@@ -3139,7 +3161,7 @@ def ahead_allowed() -> bool:
     root's, and open to no other writer unless sticky), since a box made ahead waits there
     for seconds before relay's git writes in it; and where that folder's file system lists
     a folder's entries in an order of its own (ext4's hash order), never in the order they
-    were made, which a moved box's files were not made in."""
+    were made, which a moved box's files were not made in (:func:`lists_hashed`)."""
     if level() != NAMESPACES:
         return False
     temp = Path(tempfile.gettempdir())
@@ -3153,33 +3175,32 @@ def ahead_allowed() -> bool:
                 return False
             if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
                 return False
-    return file_system(temp.resolve()) == "ext4"
+    return lists_hashed(temp.resolve())
 
 
-def file_system(path: Path) -> str | None:
-    """The type of the file system ``path`` (a resolved path) lies on, as this process's
-    mount table says (the mount nearest it); None where it cannot be read."""
-    try:
-        table = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    found: tuple[int, str] | None = None
-    for line in table.splitlines():
-        fields, _, rest = line.partition(" - ")
-        words = fields.split()
-        if len(words) < 5 or not rest:
-            continue
-        point = Path(unescape_mount(words[4]))
-        if (path == point or path.is_relative_to(point)) and (
-            found is None or len(point.parts) >= found[0]
-        ):
-            found = (len(point.parts), rest.split()[0])
-    return found[1] if found else None
+_HASHED: dict[str, bool] = {}  # a temporary folder: whether it lists entries hashed
 
 
-def unescape_mount(field: str) -> str:
-    """A mount table's path field as the path it is (octal escapes for blanks)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+def lists_hashed(folder: Path) -> bool:
+    """Whether ``folder``'s file system lists a folder's entries in an order of its own
+    (ext4's hash order), never in the order they were made (tmpfs, btrfs, xfs, ext4
+    without its hash index): asked once a run, of sixteen names made in a folder of
+    relay's there, which come back in neither that order nor its reverse."""
+    key = os.fspath(folder)
+    if key not in _HASHED:
+        names = [f"e{i:02}" for i in range(16)]
+        try:
+            probe = Path(tempfile.mkdtemp(prefix="relay-order-", dir=folder))
+            try:
+                for name in names:
+                    (probe / name).touch()
+                listed = os.listdir(probe)
+            finally:
+                shutil.rmtree(probe, ignore_errors=True)
+        except OSError:
+            listed = names
+        _HASHED[key] = listed not in (names, names[::-1])
+    return _HASHED[key]
 
 
 _AHEAD: set[BoxAhead] = set()  # boxes made ahead and not taken yet: dropped as relay ends
