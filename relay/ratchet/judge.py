@@ -597,8 +597,8 @@ class Judge:
         another box, sees a box made ahead, which relay's git then moves, and no other
         account may swap it meanwhile (:func:`ahead_allowed`); and only for a tree of
         :data:`AHEAD_FILES` files or more, whose checkout costs more than a move."""
-        if not ahead_allowed() or len(self.tree.files_at(commit)) < AHEAD_FILES:
-            return
+        if len(self.tree.files_at(commit)) < AHEAD_FILES or not ahead_allowed():
+            return  # (the count first: the other asks the file system, once a run)
         hidden = self.hidden()
         if goal is not None and self.ahead.maker is None:
             branch = f"relay-loop/{goal.id}"
