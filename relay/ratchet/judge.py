@@ -136,6 +136,11 @@ KEPT_ON_DISK = 8
 AHEAD_FILES = 100
 
 
+def maker_branch_of(goal: Goal) -> str:
+    """The branch a goal's maker works on in its box."""
+    return f"relay-loop/{goal.id}"
+
+
 def _disk_entries(path: Path) -> list[dict[str, object]]:
     """The green measures kept in ``path`` (none when it is missing or unreadable)."""
     try:
@@ -483,7 +488,7 @@ class Judge:
         # the person's tree: HEAD itself, unless it holds changes of its own
         mine = self.tree.candidate(had, "the tree before the attempt") if had else head
         before = self._start(mine)  # the goal's work so far, on the person's tree
-        loop_branch = f"relay-loop/{goal.id}"
+        loop_branch = maker_branch_of(goal)
         theirs: list[str] = []
         moved: str | None = None
         refused: str | None = None
@@ -601,7 +606,7 @@ class Judge:
             return  # (the count first: the other asks the file system, once a run)
         hidden = self.hidden()
         if goal is not None and self.ahead.maker is None:
-            branch = f"relay-loop/{goal.id}"
+            branch = maker_branch_of(goal)
             self.ahead.maker = BoxAhead(
                 self.root, commit, branch, lambda: self._maker_box(commit, branch)
             )

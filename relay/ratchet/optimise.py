@@ -83,7 +83,7 @@ from relay.loop.records import (
     render_baseline,
 )
 from relay.loop.revise import LOOP_FILE, is_security_critical, loop_md_touched
-from relay.ratchet.judge import GitState, installed_names, reaching
+from relay.ratchet.judge import GitState, installed_names, maker_branch_of, reaching
 from relay.ratchet.measure import (
     BRIEF_ENV,
     REVIEW_ENV,
@@ -326,7 +326,7 @@ def _attempt(
         refused=refused,
     )
     head = run.tree.head()
-    branch = f"relay-loop/{goal.id}"
+    branch = maker_branch_of(goal)
     record = judge.work / ATTEMPT_RECORD
     with standalone(run.root, head, branch, hidden=judge.hidden(), record=record) as box:
         where = box.tree

@@ -2822,7 +2822,7 @@ def _pack_across(
     disk): git writes a pack beside the clone's objects and renames it, which cannot cross
     file systems (and leaves its temporary files in the clone when it fails), so it is
     streamed here instead and indexed here. Its name."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = _box_git_env()
     streamed = out / "streamed.pack"
     with streamed.open("wb") as sink:
         subprocess.run(
@@ -2990,9 +2990,14 @@ def _box_git() -> tuple[list[str], Callable[..., subprocess.CompletedProcess[str
     """The git command relay makes and moves boxes with (no hook, no GIT_ variable of the
     person's) and how it is run (checked, its output captured)."""
     git = ["git", "-c", f"core.hooksPath={os.devnull}"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = _box_git_env()
     run = functools.partial(subprocess.run, capture_output=True, text=True, check=True, env=env)
     return git, run
+
+
+def _box_git_env() -> dict[str, str]:
+    """The environment relay's git for boxes runs in: no GIT_ variable of the person's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
 def move_box(box: Sandbox, source: Path, made_at: str, commit: str, branch: str) -> None:
