@@ -37,7 +37,7 @@ def context(args: argparse.Namespace, *, need_node: bool = True, pull: bool = Fa
     if pull:  # before the node's modules load: the fetch is the verb's first request
         from relay.edges.git import Clone
 
-        Clone.open((args.repo_dir or Path.cwd()).resolve()).refresh()
+        Clone.open_local((args.repo_dir or Path.cwd()).resolve()).refresh()
     from relay.node.context import open_node
 
     return open_node(

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -214,11 +215,11 @@ class Clone:
 
     @classmethod
     def open_local(cls, path: Path) -> Clone:
-        """The clone containing ``path``, for work on its own tree (the build loop's): its
-        local commands run git directly, without loading GitPython (tenths of a CPU-second
-        an iteration, with the processes it starts to learn git's version); a network
-        command still goes through GitPython. Anything but a plain work tree is opened as
-        :meth:`open` opens it (and refused as it refuses it)."""
+        """The clone containing ``path``, its commands run as plain git processes, without
+        loading GitPython (tenths of a CPU-second an iteration of the build loop, with the
+        processes it starts to learn git's version; some 40 ms of a verb that fetches
+        first): the network's too, bounded as GitPython bounds them. Anything but a plain
+        work tree is opened as :meth:`open` opens it (and refused as it refuses it)."""
         top = _TOPS.get(path)
         if top is None:
             try:
@@ -244,10 +245,9 @@ class Clone:
         """Run one git command; network commands get a timeout, never prompt and carry the
         token for the origin."""
         extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(self._credentials() if network else {})}}
-        if network and sys.platform != "win32":
-            extra["kill_after_timeout"] = NETWORK_TIMEOUT
-        repo = self.repo.full() if network and isinstance(self.repo, LocalRepo) else self.repo
-        return str(repo.git.execute(["git", *args], **extra))
+        if network and (sys.platform != "win32" or isinstance(self.repo, LocalRepo)):
+            extra["kill_after_timeout"] = NETWORK_TIMEOUT  # (GitPython's not on Windows)
+        return str(self.repo.git.execute(["git", *args], **extra))
 
     def local(
         self, *args: str, env: Mapping[str, str] | None = None, identity: bool = False
@@ -758,42 +758,89 @@ class _LocalGit:
         *,
         env: Mapping[str, str] | None = None,
         strip_newline_in_stdout: bool = True,
+        kill_after_timeout: float | None = None,
     ) -> str:
-        done = subprocess.run(
+        """``kill_after_timeout``: a network command's bound; past it git and the helpers
+        it started (``git-remote-https``, which holds the connection and git's pipes) are
+        killed, and the failure says so as GitPython's does. git stays in relay's process
+        group, as GitPython runs it: a Ctrl-C, or a stop of relay's group, reaches it."""
+        with subprocess.Popen(
             own_argv(command),  # never a program of a clone's folder on the PATH
             cwd=self.root,
             env={**os.environ, **_PLAIN, **(env or {})},
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-        out = done.stdout.decode(_ENCODING, "surrogateescape")
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=kill_after_timeout)
+            except subprocess.TimeoutExpired:
+                _kill_tree(proc)
+                try:  # (a helper not killed with git may hold its pipes: not waited for)
+                    stdout, _ = proc.communicate(timeout=5)
+                except subprocess.TimeoutExpired:
+                    stdout = b""
+                said = f'Timeout: the command "{" ".join(command)}" did not complete in'
+                stderr = f"{said} {kill_after_timeout:g} secs.".encode()
+            except BaseException:  # relay stops here (Ctrl-C): git and its helpers with it
+                _kill_tree(proc)
+                raise
+        out = stdout.decode(_ENCODING, "surrogateescape")
         if strip_newline_in_stdout and out.endswith("\n"):
             out = out[:-1]
-        if done.returncode != 0:
-            err = done.stderr.decode(_ENCODING, "surrogateescape").removesuffix("\n")
-            raise GitFailed(command, done.returncode, err, out)
+        if proc.returncode != 0:
+            err = stderr.decode(_ENCODING, "surrogateescape").removesuffix("\n")
+            raise GitFailed(command, proc.returncode, err, out)
         return out
+
+
+def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Kill git and the processes it started, theirs too (found before any is signalled,
+    while their parents still name them)."""
+    pids = [proc.pid]
+    if sys.platform != "win32":
+        for pid in pids:  # (the list grows as each one's children are found)
+            pids += _children(pid)
+    for pid in reversed(pids[1:]):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``: from /proc where there is one, else ``ps``."""
+    found: list[int] = []
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    # the parent is the second field after the command's parenthesis
+                    stat = (entry / "stat").read_bytes()
+                    if int(stat[stat.rindex(b")") + 2 :].split()[1]) == pid:
+                        found.append(int(entry.name))
+        return found
+    with contextlib.suppress(OSError):
+        listed = subprocess.run(
+            own_argv(["ps", "-A", "-o", "pid=", "-o", "ppid="]), capture_output=True, check=False
+        ).stdout.split(b"\n")
+        for line in listed:
+            fields = line.split()
+            if len(fields) == 2 and fields[1].isdigit() and int(fields[1]) == pid:
+                found.append(int(fields[0]))
+    return found
 
 
 class LocalRepo:
     """What :class:`Clone` reads of a GitPython ``Repo``, for a clone opened with
-    :meth:`Clone.open_local`; the GitPython one (for network commands) made when asked."""
+    :meth:`Clone.open_local`: every command, the network's too, run as a plain process."""
 
     bare = False
 
     def __init__(self, root: Path) -> None:
         self.working_tree_dir = str(root)
         self.git = _LocalGit(root)
-        self._full: Any = None
-
-    def full(self) -> Any:
-        """GitPython's ``Repo`` of the same clone."""
-        if self._full is None:
-            import git
-
-            self._full = git.Repo(self.working_tree_dir)
-        return self._full
 
 
 def _git_error() -> tuple[type[Exception], ...]:
@@ -847,6 +894,12 @@ def _not_found(said: str) -> bool:
 def _classify(verb: str, exc: Exception) -> Exception:
     """Map a failed git network command to relay's errors by what git said."""
     said = str(exc)
+    if re.search(r"Timeout: the command .* did not complete in", said):
+        return RemoteUnavailable(
+            f"git {verb}: the remote gave no answer within {NETWORK_TIMEOUT:g} s",
+            hint="check this machine's network and the remote's URL (`git remote -v`),"
+            " then run again",
+        )
     host = re.search(r"Could not resolve host: ([^\s']+)", said)
     if host:
         return RemoteUnavailable(

@@ -24,7 +24,7 @@ def open_clone(path: Path, *, api: str | None = None) -> Clone:
     from relay.edges.statefile import git_dir, read_versioned
     from relay.errors import ConfigError
 
-    clone = Clone.open(path)
+    clone = Clone.open_local(path)  # (GitPython is not loaded for the fetch)
     state = git_dir(clone.root) / "relay"
     url = api or os.environ.get("RELAY_API_URL")
     if not url:

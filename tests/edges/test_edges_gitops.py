@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from edges_helpers import Remote, clone, commit_file, git
 
+import relay.edges.git as git_edge
 from relay.edges.git import Clone, RepoSlug, parse_remote_url
 from relay.errors import ConfigError, Conflict, RemoteUnavailable
 
@@ -86,8 +92,18 @@ def test_commit_without_identity_uses_the_fallback(remote: Remote, tmp_path: Pat
     assert git(anon, "log", "-1", "--format=%an <%ae>") == "relay <relay@localhost>"
 
 
-def test_a_rejected_push_is_rebased_and_retried(remote: Remote) -> None:
-    a, b = Clone.open(remote.a), Clone.open(remote.b)
+# Both ways a clone is opened: through GitPython, and with git run as plain processes
+# (``open_local``: what a verb that fetches first uses, the network's commands included).
+OPENERS = pytest.mark.parametrize(
+    "opener", [Clone.open, Clone.open_local], ids=["gitpython", "plain"]
+)
+
+
+@OPENERS
+def test_a_rejected_push_is_rebased_and_retried(
+    remote: Remote, opener: Callable[[Path], Clone]
+) -> None:
+    a, b = opener(remote.a), opener(remote.b)
     commit_file(remote.a, "from-a.txt", "a\n", "a's change")
     commit_file(remote.b, "from-b.txt", "b\n", "b's change")
     assert a.push() == 1
@@ -178,11 +194,80 @@ def test_checkout_a_branch_that_only_the_remote_has(remote: Remote) -> None:
         b.checkout("nope")
 
 
-def test_an_unreachable_remote_is_remote_unavailable(remote: Remote, tmp_path: Path) -> None:
+@OPENERS
+def test_an_unreachable_remote_is_remote_unavailable(
+    remote: Remote, tmp_path: Path, opener: Callable[[Path], Clone]
+) -> None:
     git(remote.a, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
-    a = Clone.open(remote.a)
+    a = opener(remote.a)
     with pytest.raises(RemoteUnavailable, match="git fetch cannot reach the remote"):
         a.fetch()
     commit_file(remote.a, "x.txt", "x\n", "x")
     with pytest.raises(RemoteUnavailable, match="git push"):
         a.push()
+
+
+@pytest.fixture
+def silent_remote() -> Iterator[str]:
+    """An http remote that takes every connection and never answers (a stalled server)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/octo/relay.git"
+    finally:
+        stop.set()
+        thread.join()
+        for each in (*held, server):
+            each.close()
+
+
+def _processes_naming(text: str) -> list[str]:
+    """The command lines of this machine's processes that name ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if text in line and str(os.getpid()) != entry.name:
+                found.append(line)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+@OPENERS
+def test_a_remote_that_never_answers_is_given_up_with_the_helpers_git_started(
+    remote: Remote, silent_remote: str, monkeypatch: pytest.MonkeyPatch,
+    opener: Callable[[Path], Clone],
+) -> None:  # fmt: skip
+    """A fetch from a remote that takes the connection and never answers ends at the
+    network's bound with a one-line error that says so, and leaves no git process behind:
+    git's http helper, which holds the connection, goes with it."""
+    monkeypatch.setattr(git_edge, "NETWORK_TIMEOUT", 2.0)
+    git(remote.a, "remote", "set-url", "origin", silent_remote)
+    a = opener(remote.a)
+    started = time.monotonic()
+    with pytest.raises(RemoteUnavailable, match="the remote gave no answer within 2 s") as got:
+        a.fetch()
+    assert time.monotonic() - started < 30
+    assert got.value.hint and "git remote -v" in got.value.hint
+    port = silent_remote.split(":")[2].split("/")[0]
+    deadline = time.monotonic() + 5
+    while _processes_naming(f"127.0.0.1:{port}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_naming(f"127.0.0.1:{port}") == []
