@@ -220,6 +220,8 @@ class Clone:
         processes it starts to learn git's version; some 40 ms of a verb that fetches
         first): the network's too, bounded as GitPython bounds them. Anything but a plain
         work tree is opened as :meth:`open` opens it (and refused as it refuses it)."""
+        if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+            return cls.open(path)  # (git would take the folder named for the tree's top)
         top = _TOPS.get(path)
         if top is None:
             try:
@@ -244,10 +246,12 @@ class Clone:
     def _git(self, *args: str, network: bool = False) -> str:
         """Run one git command; network commands get a timeout, never prompt and carry the
         token for the origin."""
-        extra: dict[str, Any] = {"env": {**_NO_PROMPT, **(self._credentials() if network else {})}}
-        if network and (sys.platform != "win32" or isinstance(self.repo, LocalRepo)):
-            extra["kill_after_timeout"] = NETWORK_TIMEOUT  # (GitPython's not on Windows)
-        return str(self.repo.git.execute(["git", *args], **extra))
+        if network:  # one way for every clone: bounded, and its helpers go with it
+            env = {**_NO_PROMPT, **self._credentials()}
+            return _LocalGit(self.root).execute(
+                ["git", *args], env=env, kill_after_timeout=NETWORK_TIMEOUT
+            )
+        return str(self.repo.git.execute(["git", *args], env=_NO_PROMPT))
 
     def local(
         self, *args: str, env: Mapping[str, str] | None = None, identity: bool = False
@@ -653,7 +657,7 @@ class Clone:
         for others, or not at all; either way this token cannot see it (GitHub answers a
         private repository's outsiders with the same 404)."""
         slug = parse_remote_url(self._origin or "")
-        name = str(slug) if slug is not None else (self._origin or "the remote")
+        name = str(slug) if slug is not None else (_no_userinfo(self._origin) or "the remote")
         return ConfigError(
             f"the token has no access to {name}",
             hint=f"use a token of an account that can read {name} (RELAY_TOKEN), or check"
@@ -670,6 +674,18 @@ class Rejected(Exception):
 
 
 _Rejected = Rejected
+
+
+def _no_userinfo(url: str | None) -> str | None:
+    """``url`` without the user and password it may carry (``https://u:TOKEN@host/…``):
+    what an error may say of a remote."""
+    if not url or "@" not in url:
+        return url
+    parts = urlsplit(url)
+    if not parts.scheme or parts.hostname is None:
+        return url.rpartition("@")[2]  # scp-like ``user@host:path``: the host and path
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=host).geturl()
 
 
 def _credentials_refused(host: str, sent: bool) -> ConfigError:
@@ -772,19 +788,23 @@ class _LocalGit:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         ) as proc:
+            job = _contained(proc) if kill_after_timeout is not None else None
             try:
                 stdout, stderr = proc.communicate(timeout=kill_after_timeout)
             except subprocess.TimeoutExpired:
-                _kill_tree(proc)
+                _kill_tree(proc, job)
+                job = None  # (released: the tree is gone with it)
                 try:  # (a helper not killed with git may hold its pipes: not waited for)
                     stdout, _ = proc.communicate(timeout=5)
                 except subprocess.TimeoutExpired:
                     stdout = b""
+                    proc.stdout = proc.stderr = None  # (nor closed, while a reader waits)
                 said = f'Timeout: the command "{" ".join(command)}" did not complete in'
                 stderr = f"{said} {kill_after_timeout:g} secs.".encode()
             except BaseException:  # relay stops here (Ctrl-C): git and its helpers with it
-                _kill_tree(proc)
+                _kill_tree(proc, job)
                 raise
+            _released(job)
         out = stdout.decode(_ENCODING, "surrogateescape")
         if strip_newline_in_stdout and out.endswith("\n"):
             out = out[:-1]
@@ -794,16 +814,50 @@ class _LocalGit:
         return out
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """Kill git and the processes it started, theirs too (found before any is signalled,
-    while their parents still name them)."""
-    pids = [proc.pid]
+def _contained(proc: subprocess.Popen[bytes]) -> int | None:
+    """On Windows, ``proc`` in a kill-on-close Job Object (the tree ends with its handle:
+    Windows has no process tree to walk); elsewhere None."""
     if sys.platform != "win32":
-        for pid in pids:  # (the list grows as each one's children are found)
-            pids += _children(pid)
-    for pid in reversed(pids[1:]):
+        return None
+    from relay.edges.winjob import contain
+
+    return contain(proc)
+
+
+def _released(job: int | None) -> None:
+    """Close a Job Object's handle (whatever is still in it ends)."""
+    if job is not None:
+        from relay.edges.winjob import release
+
+        release(job)
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], job: int | None = None) -> None:
+    """Kill git and the processes it started, theirs too: each found before any is
+    signalled, while its parent still names it, and held by a pidfd where the system has
+    them (a signal never reaches a process that took a dead one's number)."""
+    _released(job)
+    found: list[tuple[int, int | None]] = []
+    if sys.platform != "win32":
+        parents = [proc.pid]
+        for parent in parents:  # (the list grows as each one's children are found)
+            for pid in _children(parent):
+                try:
+                    handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+                except ProcessLookupError:
+                    continue  # gone already
+                except OSError:
+                    handle = None
+                found.append((pid, handle))
+                parents.append(pid)
+    for pid, handle in reversed(found):
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+            if handle is None:
+                os.kill(pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        if handle is not None:
+            os.close(handle)
     with contextlib.suppress(OSError):
         proc.kill()
 
