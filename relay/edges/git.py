@@ -247,7 +247,10 @@ class Clone:
         """Run one git command; network commands get a timeout, never prompt and carry the
         token for the origin."""
         if network:  # one way for every clone: bounded, and its helpers go with it
-            env = {**_NO_PROMPT, **self._credentials()}
+            # (GitPython's own environment for the repository first: the absolute GIT_DIR
+            # it sets when one is exported, else git would work in another repository)
+            own = getattr(self.repo.git, "environment", None)
+            env = {**(own() if callable(own) else {}), **_NO_PROMPT, **self._credentials()}
             return _LocalGit(self.root).execute(
                 ["git", *args], env=env, kill_after_timeout=NETWORK_TIMEOUT
             )
@@ -832,13 +835,38 @@ def _released(job: int | None) -> None:
         release(job)
 
 
+_GRACE = 2.0  # seconds git has, once asked to stop, to remove its lock files
+
+
 def _kill_tree(proc: subprocess.Popen[bytes], job: int | None = None) -> None:
-    """Kill git and the processes it started, theirs too: each found before any is
-    signalled, while its parent still names it, and held by a pidfd where the system has
-    them (a signal never reaches a process that took a dead one's number)."""
+    """End git and the processes it started, theirs too. Each is found first, while its
+    parent still names it (held by a pidfd where the system has them); then git is asked
+    to stop (SIGTERM: it removes the lock files it holds, a ref's, the index's, which
+    would otherwise fail every later fetch) and given ``_GRACE`` to; then whatever is left
+    of them is killed."""
+    found = _descendants(proc) if job is None else []
+    with contextlib.suppress(OSError):
+        proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(_GRACE)
     _released(job)
+    for pid, handle in reversed(found):
+        with contextlib.suppress(OSError):
+            if handle is None:
+                os.kill(pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        if handle is not None:
+            os.close(handle)
+    with contextlib.suppress(OSError):
+        proc.kill()
+
+
+def _descendants(proc: subprocess.Popen[bytes]) -> list[tuple[int, int | None]]:
+    """The processes ``proc`` started and theirs, each with a pidfd where the system has
+    them; none once ``proc`` is reaped (its number may be another's by then)."""
     found: list[tuple[int, int | None]] = []
-    if sys.platform != "win32":
+    if sys.platform != "win32" and proc.returncode is None:
         parents = [proc.pid]
         for parent in parents:  # (the list grows as each one's children are found)
             for pid in _children(parent):
@@ -850,16 +878,7 @@ def _kill_tree(proc: subprocess.Popen[bytes], job: int | None = None) -> None:
                     handle = None
                 found.append((pid, handle))
                 parents.append(pid)
-    for pid, handle in reversed(found):
-        with contextlib.suppress(OSError):
-            if handle is None:
-                os.kill(pid, signal.SIGKILL)
-            else:
-                signal.pidfd_send_signal(handle, signal.SIGKILL)
-        if handle is not None:
-            os.close(handle)
-    with contextlib.suppress(OSError):
-        proc.kill()
+    return found
 
 
 def _children(pid: int) -> list[int]:

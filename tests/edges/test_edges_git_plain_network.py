@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,7 +71,10 @@ def test_a_process_git_started_that_left_it_goes_at_the_bound_too(
     monkeypatch.setattr(git_edge, "NETWORK_TIMEOUT", 2.0)
     marker = f"relay-held-{os.getpid()}"
     wrapper = tmp_path / "ssh-wrapper"
-    wrapper.write_text(f"#!/bin/sh\n( exec sh -c 'sleep 60' {marker} & )\nexec sleep 60\n")
+    held = tmp_path / marker  # the process let go of is named by the marker itself
+    held.write_bytes(Path(shutil.which("sleep") or "/bin/sleep").read_bytes())
+    held.chmod(0o755)
+    wrapper.write_text(f"#!/bin/sh\n( exec {held} 60 & )\nexec sleep 60\n")
     wrapper.chmod(0o755)
     git(remote.a, "config", "core.sshCommand", str(wrapper))
     git(remote.a, "remote", "set-url", "origin", "ssh://127.0.0.1/octo/relay.git")
