@@ -249,8 +249,7 @@ class Clone:
         if network:  # one way for every clone: bounded, and its helpers go with it
             # (GitPython's own environment for the repository first: the absolute GIT_DIR
             # it sets when one is exported, else git would work in another repository)
-            own = getattr(self.repo.git, "environment", None)
-            env = {**(own() if callable(own) else {}), **_NO_PROMPT, **self._credentials()}
+            env = {**self.repo.git.environment(), **_NO_PROMPT, **self._credentials()}
             return _LocalGit(self.root).execute(
                 ["git", *args], env=env, kill_after_timeout=NETWORK_TIMEOUT
             )
@@ -771,6 +770,10 @@ class _LocalGit:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def environment(self) -> dict[str, str]:
+        """What GitPython's ``environment()`` gives: nothing set on top of the process's."""
+        return {}
+
     def execute(
         self,
         command: Sequence[str],
@@ -865,43 +868,19 @@ def _kill_tree(proc: subprocess.Popen[bytes], job: int | None = None) -> None:
 def _descendants(proc: subprocess.Popen[bytes]) -> list[tuple[int, int | None]]:
     """The processes ``proc`` started and theirs, each with a pidfd where the system has
     them; none once ``proc`` is reaped (its number may be another's by then)."""
+    if sys.platform == "win32" or proc.returncode is not None:
+        return []
+    from relay.edges.steps import descendants  # (only when a command is ended early)
+
     found: list[tuple[int, int | None]] = []
-    if sys.platform != "win32" and proc.returncode is None:
-        parents = [proc.pid]
-        for parent in parents:  # (the list grows as each one's children are found)
-            for pid in _children(parent):
-                try:
-                    handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
-                except ProcessLookupError:
-                    continue  # gone already
-                except OSError:
-                    handle = None
-                found.append((pid, handle))
-                parents.append(pid)
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``: from /proc where there is one, else ``ps``."""
-    found: list[int] = []
-    proc = Path("/proc")
-    if proc.is_dir():
-        for entry in proc.iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError, ValueError, IndexError):
-                    # the parent is the second field after the command's parenthesis
-                    stat = (entry / "stat").read_bytes()
-                    if int(stat[stat.rindex(b")") + 2 :].split()[1]) == pid:
-                        found.append(int(entry.name))
-        return found
-    with contextlib.suppress(OSError):
-        listed = subprocess.run(
-            own_argv(["ps", "-A", "-o", "pid=", "-o", "ppid="]), capture_output=True, check=False
-        ).stdout.split(b"\n")
-        for line in listed:
-            fields = line.split()
-            if len(fields) == 2 and fields[1].isdigit() and int(fields[1]) == pid:
-                found.append(int(fields[0]))
+    for pid in descendants(proc.pid):
+        try:
+            handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        except ProcessLookupError:
+            continue  # gone already
+        except OSError:
+            handle = None
+        found.append((pid, handle))
     return found
 
 

@@ -530,9 +530,28 @@ def children(*, zombies: bool = True) -> set[int]:
 
 def _child_states() -> dict[int, str]:
     """This process's children and their states (``Z``: ended, not yet reaped), in one
-    reading of ``/proc`` (each process's stat read as bytes by one system call: a step
-    reads it twice, and a machine runs hundreds of processes)."""
-    me, found = str(os.getpid()).encode(), dict[int, str]()
+    reading of ``/proc``."""
+    me = os.getpid()
+    return {pid: state for pid, (parent, state) in _processes().items() if parent == me}
+
+
+def descendants(root: int) -> list[int]:
+    """The processes ``root`` started and theirs, parents before children, from one
+    reading of ``/proc`` (Linux), else of ``ps`` (macOS, BSD); none where neither answers."""
+    by_parent: dict[int, list[int]] = {}
+    for pid, (parent, _) in (_processes() or _processes_of_ps()).items():
+        by_parent.setdefault(parent, []).append(pid)
+    found = [root]
+    for pid in found:  # (the list grows as each one's children are found)
+        found += by_parent.get(pid, [])
+    return found[1:]
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process's parent and state, in one reading of ``/proc`` (each process's stat
+    read as bytes by one system call: a step reads it twice, and a machine runs hundreds of
+    processes); empty where there is no ``/proc``."""
+    found: dict[int, tuple[int, str]] = {}
     try:
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -547,11 +566,28 @@ def _child_states() -> dict[int, str]:
             finally:
                 os.close(fd)
             fields = stat.rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            found[int(pid)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
+        except (OSError, IndexError, ValueError):
             continue
-        if len(fields) > 1 and fields[1] == me:
-            found[int(pid)] = fields[0].decode("ascii", "replace")
     return found
+
+
+def _processes_of_ps() -> dict[int, tuple[int, str]]:
+    """Every process's parent, as ``ps`` lists them (no state: ``?``)."""
+    from relay.edges.ownpath import own_argv
+
+    try:
+        listed = subprocess.run(
+            own_argv(["ps", "-A", "-o", "pid=", "-o", "ppid="]), capture_output=True, check=False
+        ).stdout
+    except OSError:
+        return {}
+    rows = (line.split() for line in listed.splitlines())
+    return {
+        int(row[0]): (int(row[1]), "?")
+        for row in rows
+        if len(row) == 2 and row[0].isdigit() and row[1].isdigit()
+    }
 
 
 def sweep_detached(before: set[int], *, keep: set[int], group: int | None = None) -> list[int]:
