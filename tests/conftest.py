@@ -18,6 +18,7 @@ Other suites (the relay, the watchers) reuse these; :func:`start_hub` starts one
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import signal
@@ -69,16 +70,38 @@ def _own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The user data directory (where a hub without --data keeps its database and every
     hub leaves its record while it runs, the clones `relay join` remembers for `-R`) is the
     session's own: no test reads or writes the person's."""
+    home = tmp_path_factory.mktemp("data-home")
+    with _session_env("XDG_DATA_HOME", str(home)):
+        yield home
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_pytest_temproot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The pytest runs the tests start outside a box (a gate measured in a test's folder)
+    keep their temporary folders in the session's own: each such run deletes all but the
+    newest three of its root's numbered folders as it ends, and under the machine's shared
+    root those were this suite's earlier sessions, whose thousands of files took a gate
+    of one second past two minutes to remove. (A box gives pytest its own folder.)"""
+    root = tmp_path_factory.mktemp("pytest-temproot")
+    with _session_env("PYTEST_DEBUG_TEMPROOT", str(root)):
+        yield root
+
+
+@contextlib.contextmanager
+def _session_env(name: str, value: str) -> Iterator[None]:
+    """``name`` set to ``value`` in this process's environment (and so its children's) for
+    the session, as it was afterwards."""
     import os
 
-    home = tmp_path_factory.mktemp("data-home")
-    was = os.environ.get("XDG_DATA_HOME")
-    os.environ["XDG_DATA_HOME"] = str(home)
-    yield home
-    if was is None:
-        os.environ.pop("XDG_DATA_HOME", None)
-    else:
-        os.environ["XDG_DATA_HOME"] = was
+    was = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if was is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = was
 
 
 @pytest.fixture(autouse=True, scope="session")

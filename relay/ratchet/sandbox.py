@@ -1704,11 +1704,14 @@ class Sandbox:
         return found
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` with the box's own temporary folder as TMPDIR and (env-level only)
-        :meth:`python_path` first on PYTHONPATH."""
+        """``env`` with the box's own temporary folder as TMPDIR (pytest's too) and
+        (env-level only) :meth:`python_path` first on PYTHONPATH."""
         self.tmp.mkdir(exist_ok=True)
         for name in ("TMPDIR", "TMP", "TEMP"):  # never the machine's shared one
             env[name] = str(self.tmp)
+        # nor pytest's own choice of one, which would win over TMPDIR: a folder the box
+        # cannot see (every tmp_path of a gate then fails) or one other runs share
+        env.pop("PYTEST_DEBUG_TEMPROOT", None)
         first = self.python_path()
         if first:
             rest = env.get("PYTHONPATH", "")
