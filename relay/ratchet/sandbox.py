@@ -1704,19 +1704,45 @@ class Sandbox:
         return found
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` with the box's own temporary folder as TMPDIR (pytest's too) and
-        (env-level only) :meth:`python_path` first on PYTHONPATH."""
+        """``env`` with the box's own temporary folder as TMPDIR (pytest's and coverage's
+        too) and (env-level only) :meth:`python_path` first on PYTHONPATH."""
         self.tmp.mkdir(exist_ok=True)
         for name in ("TMPDIR", "TMP", "TEMP"):  # never the machine's shared one
             env[name] = str(self.tmp)
-        # nor pytest's own choice of one, which would win over TMPDIR: a folder the box
-        # cannot see (every tmp_path of a gate then fails) or one other runs share
+        # nor one the person's environment names for pytest (which would win over TMPDIR)
+        # or for coverage's data: a folder a box in namespaces cannot see (every gate test
+        # asking for tmp_path failed, coverage wrote no data), one every box of a run
+        # shares, and pytest empties a --basetemp it is given as it starts
         env.pop("PYTEST_DEBUG_TEMPROOT", None)
+        if "PYTEST_ADDOPTS" in env:
+            env["PYTEST_ADDOPTS"] = without_basetemp(env["PYTEST_ADDOPTS"])
+        if os.path.isabs(env.get("COVERAGE_FILE", "")):  # a relative one is in the tree
+            del env["COVERAGE_FILE"]
         first = self.python_path()
         if first:
             rest = env.get("PYTHONPATH", "")
             env["PYTHONPATH"] = os.pathsep.join([*first, *filter(None, [rest])])
         return env
+
+
+def without_basetemp(options: str) -> str:
+    """pytest's options (as PYTEST_ADDOPTS gives them) less any ``--basetemp``: its
+    temporary folders are then under TMPDIR. Options pytest could not read either are left
+    as they are (its own error says what is wrong)."""
+    try:
+        words = shlex.split(options)
+    except ValueError:
+        return options
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--basetemp":
+            skip = True  # and its value, the next word
+        elif not word.startswith("--basetemp="):
+            kept.append(word)
+    return options if len(kept) == len(words) else shlex.join(kept)
 
 
 def temporary_roots(box: Path) -> tuple[Path, list[Path]]:
