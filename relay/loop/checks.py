@@ -27,14 +27,14 @@ _PYTEST = re.compile(r"^(?P<what>FAILED|ERROR) (?P<node>.+?)(?: - .*)?$")
 # a failed subtest (unittest's subTest, pytest's subtests fixture): pytest 9 names it by
 # its test's node id after its message and parameters, ``SUBFAILED[msg] (i=1) node``
 _SUBTEST = re.compile(r"^SUBFAILED(?:\[.*?\])? ?(?:\([^)]*\))? (?P<node>.+?)(?: - .*)?$")
-_RUFF_CONCISE = re.compile(
-    r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)\b"
-)
+# A path may hold a colon (``tests/test_a:b.py``): it runs to the first ``:line:col: CODE``
+# (concise) or to the last ``:line:col`` (the arrow's line ends there), never to a colon.
+_RUFF_CONCISE = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)\b")
 _RUFF_HEADER = re.compile(r"^(?P<code>[A-Z]+[0-9]+|[a-z][a-z-]*[a-z]):?(?: \[\*\])? \S")
-_RUFF_ARROW = re.compile(r"^\s*--> (?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)\s*$")
+_RUFF_ARROW = re.compile(r"^\s*--> (?P<path>\S.*):(?P<line>\d+):(?P<col>\d+)\s*$")
 _RUFF_REFORMAT = re.compile(r"^Would reformat: (?P<path>\S.*)$")
 _MYPY = re.compile(
-    r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+):(?:\d+:)? error: .*?(?:\[(?P<code>[\w-]+)\])?$"
+    r"^(?P<path>\S.*?\.pyi?):(?P<line>\d+):(?:\d+:)? error: .*?(?:\[(?P<code>[\w-]+)\])?$"
 )
 
 
@@ -131,6 +131,7 @@ class GateChecks:
     # what the run did to the tree it judged (:func:`tree_marks`): a candidate's run may do
     # only what the baseline's run of the same gate did
     marks: frozenset[str] = frozenset()
+    cut: int = 0  # bytes left out of its output, which its report does not make up for
 
     @property
     def known(self) -> bool:
@@ -145,6 +146,11 @@ class GateChecks:
         """Why the gate's state is unknown ("" when it is known)."""
         if not self.ran:
             return f"did not run: {self.why}"
+        if self.partial and not self.passed and self.cut:
+            return (
+                f"{self.cut} bytes of its output were left out ({self.why}), so it does not"
+                " name every failing check"
+            )
         if self.partial and not self.passed:
             return (
                 f"stopped early ({self.why}: -x, --maxfail or an error while collecting), so"
@@ -170,11 +176,16 @@ def read_gate(
     timeout: float = 0.0,
     junit: str | None = None,
     tampered: str = "",
+    cut: int = 0,
 ) -> GateChecks:
     """One gate's run as checks: a timeout or a command the shell could not run is a gate
     that did not run; a failure is itemised from its output. ``junit`` is the JUnit XML
-    report its pytest wrote, if any: which tests ran at all. ``tampered`` is the line that
-    says its test run cannot be trusted (from relay's pytest plugin): it does not pass."""
+    report its pytest wrote, if any: which tests ran at all, and every test it says failed
+    is a failing check whether or not the output names it (the code under test writes to
+    the same output, and may print a summary of its own). ``tampered`` is the line that
+    says its test run cannot be trusted (from relay's pytest plugin): it does not pass.
+    ``cut``: bytes left out of the middle of ``output`` (relay keeps its head and tail): a
+    failure read from such an output names not every check unless its report does."""
     if timed_out:
         return GateChecks(gate, ran=False, passed=False, why=f"ran past {timeout:.0f}s")
     if exit_code is None or exit_code in NOT_RUN_EXITS:
@@ -186,15 +197,21 @@ def read_gate(
         return GateChecks(gate, True, False, why=tampered, tests=tests, tampered=tampered)
     if exit_code == 0:
         return GateChecks(gate, ran=True, passed=True, tests=tests)
-    counted = tuple(sorted(Counter(f.id for f in findings(output)).items()))
+    named = Counter(f.id for f in findings(output))
+    for node, outcome in tests or ():
+        if outcome in ("failed", "error") and f"test {node}" not in named:
+            named[f"test {node}"] = 1
+    counted = tuple(sorted(named.items()))
     stopped = any(_STOPPED.match(line.strip()) for line in output.splitlines())
+    lost = cut if tests is None else 0  # what was left out may name more
     return GateChecks(
         gate,
         ran=True,
         passed=False,
         failing=counted,
         why=f"exit {exit_code}",
-        partial=stopped,
+        partial=stopped or lost > 0,
+        cut=lost,
         tests=tests,
     )
 

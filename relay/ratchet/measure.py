@@ -462,6 +462,7 @@ def measure(
             timeout=timeout,
             junit=report_text,
             tampered=tamper,
+            cut=done.truncated_bytes,
         )
         checks.append(replace(now, marks=marks))
         if failure is not None:
