@@ -10,9 +10,10 @@ by `relay status`, `relay doctor` and once in the thread of each job the node bi
 
 The first roster is trusted on first use: at `relay join` (shown to the person with each
 key's fingerprint), when pinned (`relay join --trust FINGERPRINT`, ``RELAY_TRUST``), and
-once for a clone that joined under an earlier relay. A clone whose spine has no roster yet
-(set up by an earlier relay) is migrated by its next command: the node table becomes
-revision 1, signed by this node.
+nothing else: a clone that trusts no revision yet (it joined under an earlier relay, or
+its accepted file was removed) takes none from the branch until `relay join` or a pin. A
+spine with no roster yet (set up by an earlier relay) is migrated by `relay join` on a
+node it lists: the node table becomes revision 1, signed by this node.
 """
 
 from __future__ import annotations
@@ -119,32 +120,25 @@ def establish(
             f"the roster is gone from the branch (this node keeps revision {mine.revision});"
             f" new machines cannot join until {ROSTER_PATH} is restored from the history"
         )
-    if mine is None and not chain:
-        if unreadable is None and config is not None and file_master.node(config.node):
-            return migrate(root, state, config, file_master)
+    legacy = unreadable is None and config is not None and bool(file_master.node(config.node))
+    if mine is None and not (first_use or pin):
+        # Nothing on the branch vouches for itself to a clone that trusts no revision yet:
+        # a roster there (or a node table to migrate) is anyone's with push access, and a
+        # public key it lists proves nothing. Only a person at `relay join`, shown each
+        # key's fingerprint, or a pinned fingerprint starts the chain.
+        if chain or legacy:
+            trust.notes.append(
+                "this clone has not accepted a roster yet: run `relay join` (it shows each"
+                f" key's fingerprint) or `relay join --trust FINGERPRINT` (or set {TRUST_ENV})"
+                " with the admin key's fingerprint"
+            )
         return trust
-    if mine is None and not (first_use or pin or config is not None):
-        trust.notes.append(
-            "this clone has not accepted a roster yet: run `relay join` (or set"
-            f" {TRUST_ENV} to the admin key's fingerprint)"
-        )
+    if mine is None and not chain:
+        if legacy and first_use and config is not None:
+            return migrate(root, state, config, file_master)
         return trust
     moved = advance(mine, chain)
     trust.notes += list(moved.refused)
-    if mine is None and moved.accepted is not None and not (first_use or pin):
-        # a clone that joined under an earlier relay trusts the roster another node
-        # migrated only if it lists this node with the key this clone holds: a roster
-        # planted before the upgrade names it with someone else's key, or not at all
-        held = state.signing_key(node) if node else None
-        listed = moved.accepted.member(node)
-        own = held is not None and listed is not None and listed.current_key == public_key_of(held)
-        if not own:
-            trust.notes.append(
-                "the roster on the branch does not list this node with the key this clone"
-                " holds, so it is not trusted: run `relay join --trust FINGERPRINT` with the"
-                " admin key's fingerprint"
-            )
-            return trust
     if mine is None and moved.accepted is not None:
         if pin and not signed_by_fingerprint(chain, moved.accepted.revision, pin):
             raise ConfigError(

@@ -270,11 +270,13 @@ def test_deleted_evidence_never_runs_a_task_twice(
     assert "already ran" in result["body"]
 
 
-def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_its_next_command(
+def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     world: World, job: int
 ) -> None:
-    """A clone set up by an earlier relay has no roster: the node table becomes revision 1,
-    signed by the node whose command found it so, and said in one line."""
+    """A clone set up by an earlier relay has no roster: its commands say to run `relay
+    join` and migrate nothing (the node table is anyone's with push access); `relay join`
+    makes the table revision 1, signed by its node, said in one line, and the other node
+    trusts that at its own `relay join`, shown the fingerprints."""
     c = world.controller
     as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
     git("rm", "-q", ROSTER_PATH, cwd=c.clone)
@@ -283,11 +285,18 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_its_next_command(
     for node in (c, world.worker):
         (NodeState.for_clone(node.clone).roster_path).unlink()
     done = c.run("status")
-    assert done.returncode == 0 and "migrated the node table to a signed roster" in done.stderr
+    assert done.returncode == 0 and "has not accepted a roster yet" in done.stdout
+    pushed = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare).split()
+    assert ROSTER_PATH not in pushed  # nothing migrated
+    done = c.run("join", "--node", CONTROLLER, "--scheduler", "none")
+    assert done.returncode == 0 and "migrated the node table to a signed roster" in done.stdout
     chain = parse_chain(world.remote_file(ROSTER_PATH))
     assert len(chain) == 1 and chain[0].signed_by == CONTROLLER
     done = world.worker.run("status")
-    assert "trusted the roster" in done.stderr  # the other node, on first use, once
+    assert "trusted the roster" not in done.stderr  # only at join, or pinned
+    assert json.loads(world.worker.run("nodes", "--json").stdout)["data"]["revision"] is None
+    done = world.worker.run("join", "--node", WORKER, "--scheduler", "none")
+    assert done.returncode == 0, done.stderr
     assert json.loads(world.worker.ok("nodes", "--json"))["data"]["revision"] == 1
 
 
@@ -516,5 +525,5 @@ def test_a_roster_planted_before_an_upgrade_is_not_trusted(
     (NodeState.for_clone(world.worker.clone).roster_path).unlink()  # as after an upgrade
     done = world.worker.run("status", "--json")
     notes = data_of(done.stdout)["roster"]["not_followed"]
-    assert any("does not list this node with the key" in n for n in notes), notes
+    assert any("has not accepted a roster yet" in n for n in notes), notes
     assert data_of(done.stdout)["roster"]["revision"] is None

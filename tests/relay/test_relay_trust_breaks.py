@@ -40,9 +40,6 @@ def her_roster(world: World, key: bytes) -> str:
     return render_chain((sign_revision(forged, private_key=key),))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a clone with no accepted roster trusts any roster listing its public key"
-)
 def test_a_planted_roster_listing_the_workers_public_key_is_not_trusted(
     world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
