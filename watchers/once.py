@@ -243,19 +243,11 @@ def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, in
     branch as fetched): they ran, whatever comment or ref was deleted since. One git
     command a task, only for those. (History a pusher rewrote hides a log: the baton she
     then puts back is an outsider's, which the worker does not follow.)"""
-    import subprocess
-
+    from relay.node.spine import logged_anywhere
     from relay.protocol import claim_refs_wanted, log_path
 
-    found = set()
-    for issue, task in claim_refs_wanted(snapshot, ctx.node):
-        listed = subprocess.run(  # every ref the clone has: a runner's checkout has no HEAD
-            ["git", "log", "-1", "--format=%H", "--all", "--", log_path(issue, task)],
-            cwd=ctx.root, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if listed.returncode == 0 and listed.stdout.strip():
-            found.add((issue, task))
-    return frozenset(found)
+    wanted = claim_refs_wanted(snapshot, ctx.node)
+    return frozenset(t for t in wanted if logged_anywhere(ctx.root, log_path(*t)))
 
 
 async def _observe(

@@ -114,11 +114,12 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
     """Post the controller's kept TASK again under a new number when its comment is gone
     and it never ran; what was done, in words (None: nothing to do)."""
     from relay.node.apply import apply_plan
-    from relay.node.observe import load_issue
-    from relay.protocol import TaskMsg, parse_message, plan_task
+    from relay.node.observe import load_issue, to_label_events
+    from relay.node.spine import logged_anywhere
+    from relay.protocol import TaskMsg, log_path, parse_message, plan_task
     from relay.protocol.baton import State
     from relay.protocol.planners import relabel
-    from relay.protocol.tamper import task_to_repost
+    from relay.protocol.tamper import claimed_by_events, task_to_repost
     from relay.protocol.thread import read_thread
 
     if kept is None:
@@ -128,8 +129,23 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
         return None
     issue = await load_issue(gh, number)
     thread = read_thread(issue, ctx.master)
-    if task_to_repost(thread, old.task, ctx.state.seen()[1]) is None:
+    claimed = ctx.state.seen()[1]
+    if task_to_repost(thread, old.task, claimed) is None:
         return None
+    # Nobody here saw it claimed, but the comments and refs that say so can be deleted:
+    # the issue's events (which nobody can delete) and the task's log in the history say
+    # it may have run, and a task that may have run is never handed out twice.
+    events = to_label_events(number, await gh.list_issue_events(number))
+    seen = claimed_by_events(thread, old.task, events, ctx.master, claimed)
+    logged = logged_anywhere(ctx.root, log_path(number, old.task))
+    why = f"{log_path(number, old.task)} is in the history" if logged else ""
+    if seen is not None and not why:
+        why = f"the issue's events say {seen.actor.login} set `working` for it"
+    if why:
+        return (
+            f"TASK {old.task} is gone from the thread, but {why}: it may have run, so it is"
+            " not posted again (post a new TASK if it should run)"
+        )
     if thread.state in (State.AWAITING_WORKER, State.WORKING):  # it waited on the lost TASK
         issue = issue.model_copy(
             update={"labels": relabel(issue.labels, State.AWAITING_CONTROLLER)}

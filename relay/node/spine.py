@@ -240,3 +240,16 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     if not remote_has_spine and local.is_file():
         return local.read_text(encoding="utf-8", errors="replace")
     return None
+
+
+def logged_anywhere(root: Path, path: str) -> bool:
+    """Whether ``path`` (a task's log) is in the history of any ref the clone has (a
+    runner's checkout has no HEAD): the worker commits a task's log before it answers, so
+    the task ran, whatever comment or ref was deleted since."""
+    import subprocess
+
+    listed = subprocess.run(
+        [program("git"), "log", "-1", "--format=%H", "--all", "--", path],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return listed.returncode == 0 and bool(listed.stdout.strip())

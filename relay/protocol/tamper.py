@@ -13,6 +13,7 @@ roster, the API URL) is said once in each job that binds the node.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import replace
 
 from relay.protocol.actions import Action, Ignore, PostNotice, ReopenJob
@@ -257,12 +258,28 @@ def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
     claimed though no claim of it is left: the job's own accounts set `working` more often
     than the claims known for the earlier TASKs account for. Then the TASK may have run,
     and a worker without local records never runs it again. None: no such evidence."""
-    number, task = thread.issue.number, thread.last_task
-    party = party_ids(thread.job, snapshot.master)
+    return claimed_by_events(
+        thread, thread.last_task, snapshot.label_events, snapshot.master, snapshot.local.claims
+    )
+
+
+def claimed_by_events(
+    thread: Thread,
+    task: int,
+    label_events: Iterable[LabelEvent],
+    master: Master,
+    claimed: Iterable[tuple[int, int]],
+) -> LabelEvent | None:
+    """The issue's events' evidence that TASK ``task`` was claimed, whatever comments and
+    refs were deleted since: the job's own accounts set `working` more often than the
+    claims known (``claimed``: this node's record of them) for the TASKs before it account
+    for. None: no such evidence."""
+    number = thread.issue.number
+    party = party_ids(thread.job, master)
     claims = sorted(
         (
             e
-            for e in snapshot.label_events
+            for e in label_events
             if e.issue == number
             and e.label == Label.WORKING.value
             and e.action == "labeled"
@@ -271,7 +288,7 @@ def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
         key=lambda e: (e.at, e.id),
     )
     known = {m for m in range(1, task) if thread.taken(m)}
-    known |= {m for n, m in snapshot.local.claims if n == number and m < task}
+    known |= {m for n, m in claimed if n == number and m < task}
     return claims[-1] if len(claims) > len(known) else None
 
 

@@ -66,9 +66,6 @@ def test_a_planted_roster_listing_the_workers_public_key_is_not_trusted(
     assert runs(marker) == 0, done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True, reason="repair reposts a TASK that ran when the controller never saw its claim"
-)
 def test_repair_never_posts_again_a_task_that_ran_before_the_controller_looked(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
