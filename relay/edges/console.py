@@ -42,6 +42,10 @@ def decode(data: bytes, *, codepages: tuple[str, ...] = ()) -> str:
     """``data`` as text: its UTF encoding, else strict UTF-8, else the first of
     ``codepages`` that decodes it, else UTF-8 with U+FFFD for what does not decode."""
     found = sniff(data)
+    if found is not None and found.startswith("utf-16"):
+        order = wide_order(data, found)
+        bom = codecs.BOM_UTF16_LE if order == "utf-16-le" else codecs.BOM_UTF16_BE
+        return decode_wide(data[len(bom) :] if data.startswith(bom) else data, order)
     if found is not None:
         return data.decode(found, errors="replace")
     try:
@@ -60,6 +64,63 @@ def decode(data: bytes, *, codepages: tuple[str, ...] = ()) -> str:
             except UnicodeDecodeError:
                 continue
     return data.decode("utf-8", errors="replace")
+
+
+def wide_order(data: bytes, found: str) -> str:
+    """The byte order of UTF-16 text that ``sniff`` named ``found`` (``utf-16``: its mark's)."""
+    if found != "utf-16":
+        return found
+    return "utf-16-be" if data.startswith(codecs.BOM_UTF16_BE) else "utf-16-le"
+
+
+# Of a line's two-byte units, at least this share hold a NUL where UTF-16 of mostly ASCII
+# text has one: the line is UTF-16. A line with fewer is another process's 8-bit output.
+_WIDE_SHARE = 0.3
+
+
+def decode_wide(data: bytes, order: str) -> str:
+    """UTF-16 output (``order``: its byte order, no mark), each line read as what it is: a
+    step that starts in UTF-16 (wmic, a PowerShell pipe) may go on in UTF-8 (a script's
+    echo), and a UTF-8 line read as UTF-16 becomes CJK characters that no redaction rule
+    reads, while its bytes still hold whatever it printed."""
+    out: list[str] = []
+    for line in _wide_lines(data, order):
+        units = len(line) // 2
+        nuls = (line[1::2] if order == "utf-16-le" else line[0::2]).count(0)
+        if units and nuls < _WIDE_SHARE * units:
+            try:
+                out.append(line.decode("utf-8"))
+                continue
+            except UnicodeDecodeError:
+                pass  # (CJK text in UTF-16 has no NUL either: it stays UTF-16)
+        out.append(line.decode(order, errors="replace"))
+    return "".join(out)
+
+
+def _wide_lines(data: bytes, order: str) -> list[bytes]:
+    """``data`` cut after each line break, UTF-16's (``\n\0`` or ``\0\n`` on a unit's
+    bounds) or a single byte's (an 8-bit line's); a ``\n`` that is half of a UTF-16 unit
+    on a UTF-16 line does not end it."""
+    little = order == "utf-16-le"
+    lines: list[bytes] = []
+    pos = look = 0
+    size = len(data)
+    while pos < size:
+        nl = data.find(b"\n", look)
+        if nl < 0:
+            lines.append(data[pos:])
+            break
+        low = (nl - pos) % 2 == (0 if little else 1)  # the \n is a unit's low byte here
+        if low and (data[nl + 1 : nl + 2] == b"\0" if little else data[nl - 1] == 0):
+            end = nl + 2 if little else nl + 1  # UTF-16's line break
+        elif not low and b"\0" in data[pos:nl]:
+            look = nl + 1  # half of a UTF-16 unit on a UTF-16 line
+            continue
+        else:
+            end = nl + 1  # an 8-bit line's
+        lines.append(data[pos:end])
+        pos = look = end
+    return lines
 
 
 def as_text(data: bytes, *, codepages: tuple[str, ...] = ()) -> str | None:

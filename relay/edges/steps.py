@@ -172,7 +172,7 @@ class _Capture:
         in pieces too short for redaction to recognise, so the partial lines at both edges
         are dropped with the rest.
         """
-        from relay.edges.console import console_codepages, decode, sniff
+        from relay.edges.console import console_codepages, decode, decode_wide, sniff, wide_order
 
         head, tail = bytes(self.head), bytes(self.tail)
         pages = console_codepages()
@@ -182,16 +182,12 @@ class _Capture:
         if wide is not None and wide.startswith("utf-16"):  # two bytes a unit: cut as text
             if (self.total - len(tail)) % 2:
                 tail = tail[1:]
-            text = head[: len(head) - len(head) % 2].decode(wide, errors="replace")
+            order = wide_order(head, wide)
+            text = decode(head[: len(head) - len(head) % 2])
             text = text[: text.rfind("\n") + 1].rstrip("\n")
-            order = (
-                "utf-16-le"
-                if wide != "utf-16-be" and not head.startswith(b"\xfe\xff")
-                else "utf-16-be"
-            )
-            rest = tail.decode(order, errors="replace")
+            rest = decode_wide(tail, order)
             rest = rest[rest.find("\n") + 1 :] if "\n" in rest else ""
-            dropped = self.total - 2 * (len(text) + len(rest))
+            dropped = self.total - len(head) - len(tail)  # (and the partial lines at the cut)
             return f"{text}\n[... {dropped} bytes of output omitted ...]\n{rest}", dropped
         head = head[: head.rfind(b"\n") + 1]
         tail = tail[tail.find(b"\n") + 1 :] if b"\n" in tail else b""

@@ -94,3 +94,32 @@ def test_a_named_shell_runs_the_step_and_a_missing_one_is_a_failed_step(tmp_path
     if not shutil.which("pwsh"):
         missing = run_step("Get-Date", cwd=tmp_path, timeout=30, shell="pwsh")
         assert missing.exit_code == 127 and "'pwsh' is not installed on this node" in missing.output
+
+
+def test_a_utf8_line_after_utf16_output_is_read_as_utf8() -> None:
+    """A step that starts in UTF-16 (wmic) and goes on in UTF-8 (a script's echo): each
+    line is read as what it is, in either byte order and after a mark, and a `\\n` byte that
+    is half of a UTF-16 character (U+0A3E, Gurmukhi) on a UTF-16 line does not end it."""
+    wide = "".join(f"Name=svc{i} State=Running\r\n" for i in range(40))
+    for order, mark in (("utf-16-le", b""), ("utf-16-be", b""), ("utf-16-le", b"\xff\xfe")):
+        data = mark + wide.encode(order) + b"token: ghp_abc\n" + "ok \u0a3e ok\r\n".encode(order)
+        text = decode(data)
+        assert text == wide + "token: ghp_abc\n" + "ok \u0a3e ok\r\n", order
+
+
+def test_utf16_lines_of_cjk_text_stay_utf16() -> None:
+    """A UTF-16 line with no NUL at all (CJK text) is no UTF-8: it is read as UTF-16."""
+    lines = "Name=a\r\n" * 40 + "\u4e2d\u6587\u7684\u6587\u5b57\r\n" + "done\r\n"
+    assert decode(lines.encode("utf-16-le")) == lines
+
+
+def test_a_cut_utf16_output_reads_its_utf8_lines_too(tmp_path: Path) -> None:
+    """Past the kept head, a UTF-8 line in the tail of a UTF-16 output is read as UTF-8."""
+    code = (
+        "import sys; out = sys.stdout.buffer; "
+        "out.write(''.join('row %d\\r\\n' % i for i in range(60000)).encode('utf-16-le')); "
+        "out.write(b'token: ghp_abc\\n')"
+    )
+    done = run_step(f'"{sys.executable}" -c "{code}"', cwd=tmp_path, timeout=60)
+    assert done.truncated_bytes > 0
+    assert done.output.endswith("token: ghp_abc\n"), done.output[-200:]
