@@ -41,11 +41,13 @@ _KEYWORDS: tuple[bytes, ...] = (
     rb"cookie",
     rb"pwd",
     rb"pw(?![a-z])",
+    rb"pat(?![a-z])",  # a personal access token: GH_PAT, AZURE_DEVOPS_PAT, pat
 )
 # The keywords most logs never hold, whose pass a block without them skips (see ``engine``).
 _GATES = {
     **{rb"credential": rb"credential", rb"cookie": rb"cookie", rb"pwd": rb"pwd"},
     rb"pw(?![a-z])": rb"(?:[^a-z0-9]|^)pw(?:[^a-z]|$)",
+    rb"pat(?![a-z])": rb"(?:[^a-z0-9]|^)pat(?:[^a-z]|$)",
 }
 _KEY_OWNERS = re.compile(rb"(?:api|access|private|signing|encryption|client|master)[_\-]?$")
 
@@ -706,6 +708,8 @@ def _value_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
     glued = m.start() > 0 and chr(block[m.start() - 1]).isalnum()
     if key[:2] == b"pw" and key[2:3] != b"d" and glued:
         return None  # ``npw=``, ``IPW``: another word; ``PW=`` and ``DB_PW=`` name a password
+    if key[:3] == b"pat" and glued:
+        return None  # ``compat=``, ``spat``: another word; ``PAT=`` and ``GH_PAT=`` a token
     if key[:3] == b"pwd" and (m.start() == 0 or block[m.start() - 1] not in b"_.-"):
         at = m.end("sep")
         while block[at : at + 1] in (b" ", b"\t"):

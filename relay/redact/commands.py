@@ -196,7 +196,7 @@ def _secure_string_span(block: bytes, m: re.Match[bytes]) -> Found:
 
 
 # echo … | docker login --password-stdin (printf '%s' …, gh auth login --with-token,
-# chpasswd, passwd --stdin)
+# chpasswd, passwd --stdin, az devops login: its personal access token)
 PIPED = (
     rb"(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*(?:(?:'%s[^']{0,4}'|\"%s[^\"]{0,4}\")[ \t]+)?"
     + _QUOTED_ARG
@@ -544,7 +544,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         PIPED,
         lower=True,
         check=_piped_span,
-        gate=rb"-stdin|chpasswd|with-token|secrets?[ \t]+(?:create|versions)|sudo[ \t]",
+        gate=rb"-stdin|chpasswd|with-token|secrets?[ \t]+(?:create|versions)|sudo[ \t]|devops",
         seek=rb"(?:echo|printf)[ \t]",
     ),
     rule(Kind.SECRET, HERE_STRING, lower=True, check=_here_string_span, gate=_HERE_STRING_GATE),

@@ -2,10 +2,10 @@
 half: de-S3cret``, ``part 2/3: …``, ``chunk 1 = …``.
 
 A piece shorter than the pieces ``disguises`` looks for anywhere (twelve characters) is
-masked where a label says it is a piece: the word after ``half``, ``part``, ``piece`` or
-``chunk`` (a number, ``of``, ``/`` between) and a colon or ``=``, when it is a run of
-``MIN_SECRET_LEN`` characters or more of one of this node's secrets. Ordinary text holds
-such a label and such a run of a secret together by no chance.
+masked where a label says it is a piece: the word after ``half``, ``part``, ``piece``,
+``chunk``, ``prefix`` or ``suffix`` (a number, ``of``, ``/`` between) and a colon or ``=``,
+when it is a run of ``MIN_SECRET_LEN`` characters or more of one of this node's secrets.
+Ordinary text holds such a label and such a run of a secret together by no chance.
 
 One RE2 pass over the text says where the first label's word with a colon or ``=`` after
 it is, if any (none in nearly every window of a log: a lowered copy and a substring search
@@ -27,7 +27,7 @@ from relay.redact.linear import searcher
 from relay.redact.literals import MIN_SECRET_LEN
 from relay.redact.riders import Rider
 
-_LABELS = (b"half", b"part", b"piece", b"chunk")
+_LABELS = (b"half", b"part", b"piece", b"chunk", b"prefix", b"suffix")
 # What follows a label's word: a number (``2``, ``2/3``, ``2 of 3``), ``:`` or ``=``, the piece.
 _AFTER_LABEL = re.compile(
     rb"[ \t]*(?:[0-9]{1,2}(?:[ \t]*(?:/|of)[ \t]*[0-9]{1,2})?)?[ \t]*[:=][ \t]*[\"']?"

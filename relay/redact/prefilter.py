@@ -289,6 +289,10 @@ RULE_SUPERSETS: tuple[str, ...] = (
     rf"(?:{_OTHER_KEYWORDS}|credentials|pass[a-z]){_NAME_REST}?\\{{0,3}}"
     rf"(?:[\"']:|[\"']?[ \t]*(?:=|<-[ \t]*[\"']"
     rf"|:(?:[\"'\\=|>!&]|$|[ \t]*{_ANNOTATION}|{_SETTING})))",
+    # (``pat`` as a word of its own: a personal access token, ``GH_PAT=``, ``pat:``)
+    rf"(?:[^a-z0-9]|^)pat(?:[0-9_.\-]{_NAME_REST}?)?\\{{0,3}}"
+    rf"(?:[\"']:|[\"']?[ \t]*(?:=|<-[ \t]*[\"']"
+    rf"|:(?:[\"'\\=|>!&]|$|[ \t]*{_ANNOTATION}|{_SETTING})))",
     # (``pass`` alone, ``DB_PASS``, ``pass_1``: as a test summary's ``PASS: test_x`` and its
     # count ``PASS=3`` say, it names a secret only set with ``=`` to more than a number, or
     # with ``:`` quoted, after a prefix, in lower case, or before a type or ``=``)

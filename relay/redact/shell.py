@@ -377,12 +377,12 @@ STDIN_HEREDOC = rb"(?P<head><<-?[ \t]*['\"]?(?P<tag>[a-z_][a-z0-9_]*)['\"]?)[^\n
 # shell, fed commands) reads the same, so its flag's case is read on the line as written
 # (``reads_stdin``).
 STDIN_READERS = (
-    rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin"
+    rb"pass(?:word)?-stdin|with-token|chpasswd|passwd[ \t]+--stdin|devops[ \t]+login"
     rb"|secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add|sudo[ \t]"
 )
 STDIN_READER = re.compile(
     rb"pass(?:word)?-stdin|with-token"
-    rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin)(?:[\s|;&)]|$)"
+    rb"|(?:^|[\s|;&(])(?:chpasswd|passwd[ \t]+--stdin|devops[ \t]+login)(?:[\s|;&)]|$)"
     rb"|(?:^|[\s|;&(])(?:secrets?[ \t]+create|secrets[ \t]+versions[ \t]+add)[ \t]"
 )
 # sudo's flags before ``-S`` (or ``--stdin``): a cluster of letters, a long option, or one

@@ -475,9 +475,10 @@ def test_a_secret_with_no_ascii_letter_is_masked_in_its_disguises(name: str) -> 
 
 
 def test_lists_and_csv_lines_that_are_not_the_secret_are_left_alone() -> None:
-    """A marked form is the secret's own characters in order with a mark between every two:
-    a list of other characters, the secret less one, a CSV line, and words joined by
-    marks that spell a secret with none (``hunter_pass_42`` for ``hunterpass42``) are text."""
+    """A marked form is the secret's own characters in order with a mark or none between
+    any two: a list of other characters, the secret less one and a CSV line are text; words
+    joined by marks that spell a secret with none (``hunter_pass_42`` for
+    ``hunterpass42``) are that secret in groups (``fold -w4 | paste -sd-`` prints one so)."""
     redactor = Redactor(MachineFacts(secrets=(TOKEN, "hunterpass42")))
     for text in (
         str(list(string.ascii_lowercase)),
@@ -487,9 +488,11 @@ def test_lists_and_csv_lines_that_are_not_the_secret_are_left_alone() -> None:
         "|".join(TOKEN[::2]),
         "_".join(TOKEN[:-1]) + "_x",
         "id,name,r,l,y,Z,q,7\n1,rly,Zq7Tk9,Lm2Xw4,Rb8Vn1,Cd4",
-        "hunter_pass_42 hunter-pass-42 hunter.pass.42 h,u,n,t,e,r,p,a,s,s,4",
+        "h,u,n,t,e,r,p,a,s,s,4",
     ):
         assert redactor.redact(text + "\n") == text + "\n"
+    grouped = redactor.redact("hunter_pass_42 hunter-pass-42 hunter.pass.42\n")
+    assert grouped == " ".join(["[redacted:own-secret]"] * 3) + "\n"
     rows = "".join(
         f"{i},{','.join(random.Random(i).choices('abcdef0123', k=12))}\n" for i in range(2000)
     )
