@@ -12,6 +12,7 @@ so mojibake stays text; only bytes that look binary get UTF-8 with replacement c
 from __future__ import annotations
 
 import codecs
+import re
 import sys
 
 _BOMS = (
@@ -81,19 +82,59 @@ _WIDE_SHARE = 0.3
 def decode_wide(data: bytes, order: str) -> str:
     """UTF-16 output (``order``: its byte order, no mark), each line read as what it is: a
     step that starts in UTF-16 (wmic, a PowerShell pipe) may go on in UTF-8 (a script's
-    echo), and a UTF-8 line read as UTF-16 becomes CJK characters that no redaction rule
-    reads, while its bytes still hold whatever it printed."""
+    echo, a native program's output after a prompt with no line break), and UTF-8 read as
+    UTF-16 becomes CJK characters that no redaction rule reads, while its bytes still hold
+    whatever it printed."""
     out: list[str] = []
     for line in _wide_lines(data, order):
         units = len(line) // 2
         nuls = (line[1::2] if order == "utf-16-le" else line[0::2]).count(0)
-        if units and nuls < _WIDE_SHARE * units:
-            try:
-                out.append(line.decode("utf-8"))
-                continue
-            except UnicodeDecodeError:
-                pass  # (CJK text in UTF-16 has no NUL either: it stays UTF-16)
-        out.append(line.decode(order, errors="replace"))
+        plain = _plain(line) if units and nuls < _WIDE_SHARE * units else None
+        out.append(plain if plain is not None else _wide_line(line, order))
+    return "".join(out)
+
+
+# 8-bit text inside a UTF-16 line: this many units in a row with no NUL where UTF-16 of
+# ASCII has one (fewer: a word of Cyrillic or CJK, which ``_plain`` refuses anyway).
+_PLAIN_RUN = re.compile(rb"[^\x00]{8,}")
+# C0 controls but tab, line breaks and escape: UTF-16 of most scripts past Latin-1 read as
+# bytes is full of them (Cyrillic's U+04xx has a 0x04 in every character), text has none.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def _plain(data: bytes) -> str | None:
+    """``data`` as UTF-8 when it reads as text so (no control characters), else None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if _CONTROLS.search(text) else text
+
+
+def _wide_line(line: bytes, order: str) -> str:
+    """A UTF-16 line, with any stretch of 8-bit text in it (a run of units with no NUL
+    that reads as text, up to where UTF-16's NULs come back) read as UTF-8."""
+    little = order == "utf-16-le"
+    out: list[str] = []
+    at = 0
+    while at < len(line):
+        highs = line[at + 1 :: 2] if little else line[at::2]
+        run = _PLAIN_RUN.search(highs)
+        if run is None:
+            break
+        first = at + 2 * run.start()
+        nul = line.find(b"\0", first)
+        # UTF-16 again from the unit that holds the NUL: (low, 0) or (0, low)
+        stop = len(line) if nul < 0 else (nul - 1 if little else nul)
+        stop = max(stop, first)
+        plain = _plain(line[first:stop]) if stop - first >= 2 * 8 else None
+        if plain is None:  # UTF-16 of another script: as it is, and look on past it
+            stop = at + 2 * run.end()
+            out.append(line[at:stop].decode(order, errors="replace"))
+        else:
+            out.append(line[at:first].decode(order, errors="replace") + plain)
+        at = stop
+    out.append(line[at:].decode(order, errors="replace"))
     return "".join(out)
 
 
