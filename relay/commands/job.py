@@ -115,8 +115,7 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
     and it never ran; what was done, in words (None: nothing to do)."""
     from relay.node.apply import apply_plan
     from relay.node.observe import load_issue, to_label_events
-    from relay.node.spine import logged_anywhere
-    from relay.protocol import TaskMsg, log_path, parse_message, plan_task
+    from relay.protocol import TaskMsg, parse_message, plan_task
     from relay.protocol.baton import State
     from relay.protocol.planners import relabel
     from relay.protocol.tamper import claimed_by_events, task_to_repost
@@ -132,19 +131,17 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
     claimed = ctx.state.seen()[1]
     if task_to_repost(thread, old.task, claimed) is None:
         return None
-    # Nobody here saw it claimed, but the comments and refs that say so can be deleted:
-    # the issue's events (which nobody can delete) and the task's log in the history say
-    # it may have run, and a task that may have run is never handed out twice.
+    # Nobody here saw it claimed, but the comments and refs that say so can be deleted: the
+    # issue's events, which nobody can delete, say whether it may have run, and a task that
+    # may have run is never handed out twice. (Not a log of its number in the history: a
+    # pusher could put one on any branch, and an honest repost would never be made.)
     events = to_label_events(number, await gh.list_issue_events(number))
     seen = claimed_by_events(thread, old.task, events, ctx.master, claimed)
-    logged = logged_anywhere(ctx.root, log_path(number, old.task))
-    why = f"{log_path(number, old.task)} is in the history" if logged else ""
-    if seen is not None and not why:
-        why = f"the issue's events say {seen.actor.login} set `working` for it"
-    if why:
+    if seen is not None:
         return (
-            f"TASK {old.task} is gone from the thread, but {why}: it may have run, so it is"
-            " not posted again (post a new TASK if it should run)"
+            f"TASK {old.task} is gone from the thread, but the issue's events say"
+            f" {seen.actor.login} set `working` for it: it may have run, so it is not posted"
+            " again (post a new TASK if it should run)"
         )
     if thread.state in (State.AWAITING_WORKER, State.WORKING):  # it waited on the lost TASK
         issue = issue.model_copy(
