@@ -251,9 +251,10 @@ def junit_tests(xml: str) -> tuple[tuple[str, str], ...] | None:
 
 def _node_id(file: str | None, classname: str, name: str) -> str:
     """pytest's node id of a JUnit test case: the report writes the file (xunit1) and the
-    dotted module and classes (``tests.test_calc.TestA``) it was made from."""
-    if file and file.endswith(".py"):
-        module = file[:-3].replace("/", ".")
+    dotted module and classes (``tests.test_calc.TestA``) it was made from; a test of
+    another file (a doctest of ``docs/usage.md``) is named by the file, dots for slashes."""
+    if file:
+        module = (file[:-3] if file.endswith(".py") else file).replace("/", ".")
         if classname == module or classname.startswith(module + "."):
             classes = [c for c in classname[len(module) :].split(".") if c]
             return "::".join([file, *classes, name])
