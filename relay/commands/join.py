@@ -189,8 +189,9 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
             raise ConfigError(
                 f"{ctx.repo} has no signed roster this clone can trust yet"
                 + (f" ({'; '.join(ctx.trust.notes)})" if ctx.trust.notes else ""),
-                hint="run any relay command on a node that already joined (it signs the node"
-                " table as the first roster), or `relay init` in a new repository",
+                hint="pin the admin key's fingerprint (`relay join --trust FINGERPRINT`); with"
+                " no roster yet, `relay join` on a node the node table lists signs the table as"
+                " the first roster, and `relay init` starts a new repository",
             )
         if member is None:
             lines += await request_membership(gh, ctx, args)

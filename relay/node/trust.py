@@ -10,8 +10,9 @@ by `relay status`, `relay doctor` and once in the thread of each job the node bi
 
 The first roster is trusted on first use: at `relay join` (shown to the person with each
 key's fingerprint), when pinned (`relay join --trust FINGERPRINT`, ``RELAY_TRUST``), and
-nothing else: a clone that trusts no revision yet (it joined under an earlier relay, or
-its accepted file was removed) takes none from the branch until `relay join` or a pin. A
+nothing else: a clone that trusts no revision yet takes none from the branch until
+`relay join` or a pin, and one that joined before (it joined under an earlier relay, or its
+accepted file was removed) only pinned: that is no first use. A
 spine with no roster yet (set up by an earlier relay) is migrated by `relay join` on a
 node it lists: the node table becomes revision 1, signed by this node.
 """
@@ -73,7 +74,8 @@ def accepted(state: NodeState) -> Revision | None:
     except ValueError:
         raise ConfigError(
             f"the accepted roster in {state.roster_path} is unreadable",
-            hint="delete it and run `relay join` again",
+            hint="delete it and run `relay join --trust FINGERPRINT` with the admin key's"
+            " fingerprint (`relay nodes` on an admin node shows it)",
         ) from None
 
 
@@ -132,6 +134,16 @@ def establish(
                 f" key's fingerprint) or `relay join --trust FINGERPRINT` (or set {TRUST_ENV})"
                 " with the admin key's fingerprint"
             )
+        return trust
+    if mine is None and chain and not pin and config is not None:
+        # A clone that joined before and trusts no revision now (an upgrade, or its
+        # accepted file removed) is no first use: a roster a pusher planted meanwhile, with
+        # this node's public key in it, would be taken at its next `relay join`.
+        trust.notes.append(
+            "this clone joined before and trusts no roster now, and the one on the branch"
+            " is anyone's with push access: pin the admin key's fingerprint with `relay join"
+            " --trust FINGERPRINT` (`relay nodes` on an admin node shows it)"
+        )
         return trust
     if mine is None and not chain:
         if legacy and first_use and config is not None:

@@ -275,8 +275,8 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
 ) -> None:
     """A clone set up by an earlier relay has no roster: its commands say to run `relay
     join` and migrate nothing (the node table is anyone's with push access); `relay join`
-    makes the table revision 1, signed by its node, said in one line, and the other node
-    trusts that at its own `relay join`, shown the fingerprints."""
+    makes the table revision 1, signed by its node, said in one line, and the other node,
+    which joined before, trusts that only pinned (`relay join --trust FINGERPRINT`)."""
     c = world.controller
     as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
     git("rm", "-q", ROSTER_PATH, cwd=c.clone)
@@ -296,6 +296,9 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     assert "trusted the roster" not in done.stderr  # only at join, or pinned
     assert json.loads(world.worker.run("nodes", "--json").stdout)["data"]["revision"] is None
     done = world.worker.run("join", "--node", WORKER, "--scheduler", "none")
+    assert done.returncode != 0 and "relay join --trust" in done.stderr  # it joined before
+    pin = fingerprint(public_key(world.controller))
+    done = world.worker.run("join", "--node", WORKER, "--scheduler", "none", "--trust", pin)
     assert done.returncode == 0, done.stderr
     assert json.loads(world.worker.ok("nodes", "--json"))["data"]["revision"] == 1
 
