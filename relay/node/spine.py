@@ -243,9 +243,8 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
 
 
 def logged_anywhere(root: Path, path: str) -> bool:
-    """Whether ``path`` (a task's log) is in the history of any ref the clone has (a
-    runner's checkout has no HEAD): the worker commits a task's log before it answers, so
-    the task ran, whatever comment or ref was deleted since."""
+    """Whether ``path`` is in the history of any ref the clone has (a runner's checkout
+    has no HEAD)."""
     import subprocess
 
     listed = subprocess.run(

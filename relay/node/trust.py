@@ -146,7 +146,15 @@ def establish(
         )
         return trust
     if mine is None and not chain:
-        if legacy and first_use and config is not None:
+        if legacy and first_use and config is not None and not pin:
+            if roster_ever(root):
+                # a roster was there and is gone: a pusher's deletion, not an earlier relay's
+                # spine; the table she may have edited since is not signed as revision 1
+                trust.notes.append(
+                    f"the roster is gone from the branch but is in its history: restore"
+                    f" {ROSTER_PATH} from the history, then `relay join --trust FINGERPRINT`"
+                )
+                return trust
             return migrate(root, state, config, file_master)
         return trust
     moved = advance(mine, chain)
@@ -167,6 +175,14 @@ def establish(
         state.save_roster(moved.accepted.payload())
     trust.revision = moved.accepted
     return trust
+
+
+def roster_ever(root: Path) -> bool:
+    """Whether the roster document is in the history of any ref the clone has: a spine
+    that an earlier relay set up never held one."""
+    from relay.node.spine import logged_anywhere
+
+    return logged_anywhere(root, ROSTER_PATH)
 
 
 def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Master) -> Trust:

@@ -280,16 +280,35 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     c = world.controller
     as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
     git("rm", "-q", ROSTER_PATH, cwd=c.clone)
-    git("commit", "-qm", "back to an earlier relay", cwd=c.clone)
-    as_login(world, OWNER, "push", "-q", "origin", "HEAD:main", cwd=c.clone)
+    # a history that never held a roster (a roster deleted from the branch is no earlier
+    # relay's spine: see the test of a deleted roster below)
+    tree = git("write-tree", cwd=c.clone).strip()
+    root = git("commit-tree", tree, "-m", "an earlier relay's spine", cwd=c.clone).strip()
+    git("reset", "-q", "--hard", root, cwd=c.clone)
+    as_login(world, OWNER, "push", "-q", "-f", "origin", "HEAD:main", cwd=c.clone)
+    for ref in git("for-each-ref", "--format=%(refname)", cwd=world.bare).split():
+        if ref != "refs/heads/main":
+            git("update-ref", "-d", ref, cwd=world.bare)
     for node in (c, world.worker):
+        as_login(world, OWNER, "fetch", "-q", "--prune", "origin", cwd=node.clone)
+        git("reset", "-q", "--hard", "origin/main", cwd=node.clone)
+        assert git("rev-parse", "HEAD", cwd=node.clone).strip() == root, "not forced"
+        listed = git("worktree", "list", "--porcelain", cwd=node.clone).splitlines()
+        for line in listed[1:]:  # (relay's own worktrees, on the old history)
+            if line.startswith("worktree "):
+                git("worktree", "remove", "--force", line[len("worktree ") :], cwd=node.clone)
+        held = git("for-each-ref", "--format=%(refname)", cwd=node.clone).split()
+        for ref in held:  # (relay's own refs of the old history)
+            if not ref.startswith(("refs/heads/main", "refs/remotes/origin/main")):
+                git("update-ref", "-d", ref, cwd=node.clone)
         (NodeState.for_clone(node.clone).roster_path).unlink()
     done = c.run("status")
     assert done.returncode == 0 and "has not accepted a roster yet" in done.stdout
     pushed = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare).split()
     assert ROSTER_PATH not in pushed  # nothing migrated
     done = c.run("join", "--node", CONTROLLER, "--scheduler", "none")
-    assert done.returncode == 0 and "migrated the node table to a signed roster" in done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "migrated the node table to a signed roster" in done.stdout
     chain = parse_chain(world.remote_file(ROSTER_PATH))
     assert len(chain) == 1 and chain[0].signed_by == CONTROLLER
     done = world.worker.run("status")
