@@ -197,10 +197,14 @@ def read_gate(
         return GateChecks(gate, True, False, why=tampered, tests=tests, tampered=tampered)
     if exit_code == 0:
         return GateChecks(gate, ran=True, passed=True, tests=tests)
-    named = Counter(f.id for f in findings(output))
-    for node, outcome in tests or ():
-        if outcome in ("failed", "error") and f"test {node}" not in named:
-            named[f"test {node}"] = 1
+    said = findings(output)
+    if tests is not None:
+        # The report names every test that ran, by one id: the summary's tests are left out
+        # (its ids are relative to where pytest ran and cut at " - ": the same failure would
+        # count twice), but for a file that failed to collect, which is no test case there.
+        said = [f for f in said if f.kind != "test" or "::" not in f.path]
+        said += [Finding("test", n, failed=o.upper()) for n, o in tests if o in ("failed", "error")]
+    named = Counter(f.id for f in said)
     counted = tuple(sorted(named.items()))
     stopped = any(_STOPPED.match(line.strip()) for line in output.splitlines())
     lost = cut if tests is None else 0  # what was left out may name more
