@@ -97,6 +97,9 @@ def decode_wide(data: bytes, order: str) -> str:
 # 8-bit text inside a UTF-16 line: this many units in a row with no NUL where UTF-16 of
 # ASCII has one (fewer: a word of Cyrillic or CJK, which ``_plain`` refuses anyway).
 _PLAIN_RUN = re.compile(rb"[^\x00]{8,}")
+# ... whose high bytes take this many values at least: UTF-16 of one script's run (box
+# drawing, kana, a repeated CJK character) has a few, all of them printable ASCII.
+_VARIED = 4
 # C0 controls but tab, line breaks and escape: UTF-16 of most scripts past Latin-1 read as
 # bytes is full of them (Cyrillic's U+04xx has a 0x04 in every character), text has none.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
@@ -127,7 +130,9 @@ def _wide_line(line: bytes, order: str) -> str:
         # UTF-16 again from the unit that holds the NUL: (low, 0) or (0, low)
         stop = len(line) if nul < 0 else (nul - 1 if little else nul)
         stop = max(stop, first)
-        plain = _plain(line[first:stop]) if stop - first >= 2 * 8 else None
+        stretch = line[first:stop]
+        varied = len(set(stretch[1::2] if little else stretch[::2])) >= _VARIED
+        plain = _plain(stretch) if stop - first >= 8 and varied else None
         if plain is None:  # UTF-16 of another script: as it is, and look on past it
             stop = at + 2 * run.end()
             out.append(line[at:stop].decode(order, errors="replace"))
@@ -139,9 +144,10 @@ def _wide_line(line: bytes, order: str) -> str:
 
 
 def _wide_lines(data: bytes, order: str) -> list[bytes]:
-    """``data`` cut after each line break, UTF-16's (``\n\0`` or ``\0\n`` on a unit's
-    bounds) or a single byte's (an 8-bit line's); a ``\n`` that is half of a UTF-16 unit
-    on a UTF-16 line does not end it."""
+    """``data`` cut after each of UTF-16's line breaks (``\\n\\0`` or ``\\0\\n`` on a
+    unit's bounds, from the line's start): a single ``\\n`` byte may be a byte of a UTF-16
+    character (上 is 0a 4e) as well as an 8-bit line's end, and 8-bit text between two of
+    UTF-16's line breaks is found by ``_wide_line``."""
     little = order == "utf-16-le"
     lines: list[bytes] = []
     pos = look = 0
@@ -153,14 +159,11 @@ def _wide_lines(data: bytes, order: str) -> list[bytes]:
             break
         low = (nl - pos) % 2 == (0 if little else 1)  # the \n is a unit's low byte here
         if low and (data[nl + 1 : nl + 2] == b"\0" if little else data[nl - 1] == 0):
-            end = nl + 2 if little else nl + 1  # UTF-16's line break
-        elif not low and b"\0" in data[pos:nl]:
-            look = nl + 1  # half of a UTF-16 unit on a UTF-16 line
-            continue
+            end = nl + 2 if little else nl + 1
+            lines.append(data[pos:end])
+            pos = look = end
         else:
-            end = nl + 1  # an 8-bit line's
-        lines.append(data[pos:end])
-        pos = look = end
+            look = nl + 1
     return lines
 
 
