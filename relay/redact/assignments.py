@@ -1255,9 +1255,22 @@ class TableRows(Rule):
                     yield cs, ce, Kind.SECRET
 
 
+def _pat_span(block: bytes, m: re.Match[bytes]) -> tuple[int, int] | None:
+    """``pat`` names a personal access token, and a pattern as often (``pat = "*.py"``,
+    ``pat: Pattern``): its value counts only where it looks machine-made."""
+    span = _value_span(block, m)
+    return span if span is not None and looks_random(block[span[0] : span[1]]) else None
+
+
 ASSIGNMENT_RULES: tuple[Rule, ...] = (
     *(
-        rule(Kind.SECRET, kw + _TAIL, lower=True, check=_value_span, gate=_GATES.get(kw))
+        rule(
+            Kind.SECRET,
+            kw + _TAIL,
+            lower=True,
+            check=_pat_span if kw.startswith(b"pat(") else _value_span,
+            gate=_GATES.get(kw),
+        )
         for kw in _KEYWORDS
     ),
     rule(Kind.SECRET, rb"key" + _TAIL, lower=True, check=_key_span),

@@ -71,3 +71,12 @@ def test_a_pat_named_as_such(tmp_path: Path) -> None:
     for line in (f"GH_PAT={pat}", f"PAT={pat}", f"  pat: {ado}", f"echo {ado} | az devops login"):
         out = redact(f"{line}\n".encode(), tmp_path)
         assert pat.encode() not in out and ado.encode() not in out, line
+
+
+def test_a_pattern_named_pat_is_left_alone(tmp_path: Path) -> None:
+    """``pat`` names a pattern as often as a token: only a machine-made value is one."""
+    text = (
+        'pat = "*.py"\ndef glob(pat: str = "*.py"):\nfn compile(pat: Pattern)\n'
+        '"pat_expires_at": "2025-06-01"\npat_scope: repo\n"dckr_pat_": "docker-hub-pat"\n'
+    )
+    assert redact(text.encode(), tmp_path) == text.encode()
