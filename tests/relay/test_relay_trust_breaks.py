@@ -40,6 +40,20 @@ def her_roster(world: World, key: bytes) -> str:
     return render_chain((sign_revision(forged, private_key=key),))
 
 
+def her_task(world: World, key: bytes, marker: Path) -> None:
+    """Her job, her TASK (which appends to ``marker``), her baton: all signed by ``key``,
+    the key her roster or table gives the controller."""
+    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
+    number = made["number"]
+    job = JobBody(controller=CONTROLLER, worker=WORKER, objective="Mine.", tasks=1, revision=1)
+    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
+    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
+    task = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=(appends(marker),))
+    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
+    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
+    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
+
+
 def test_a_planted_roster_listing_the_workers_public_key_is_not_trusted(
     world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -51,17 +65,8 @@ def test_a_planted_roster_listing_the_workers_public_key_is_not_trusted(
     text = her_roster(world, key)
     push_edit(world, eve, ROSTER_PATH, lambda _old: text, "a roster of my own")
     (NodeState.for_clone(world.worker.clone).roster_path).unlink()  # as after an upgrade
-    # her job, her TASK, her baton: all signed by the key her roster gives the controller
-    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
-    number = made["number"]
-    job = JobBody(controller=CONTROLLER, worker=WORKER, objective="Mine.", tasks=1, revision=1)
-    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
-    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
     marker = tmp_path / "RAN"
-    task = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=(appends(marker),))
-    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
-    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
-    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
+    her_task(world, key, marker)
     done = world.worker.run("watch", "--once")
     assert runs(marker) == 0, done.stderr
 

@@ -9,14 +9,14 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from test_relay_trust import add_me, appends, as_login, mallory, public_key, runs
+from test_relay_trust import add_me, as_login, mallory, public_key, runs
+from test_relay_trust_breaks import her_task
 from worlds import CONTROLLER, STRANGER, WORKER, World, git
 
 from relay.edges.local import NodeState
-from relay.protocol import JobBody, TaskMsg, render_body, render_message
 from relay.protocol.master_text import set_public_key
 from relay.protocol.roster import ROSTER_PATH, fingerprint
-from relay.protocol.signatures import public_key_of, sign_body
+from relay.protocol.signatures import public_key_of
 
 LOOP = "docs/loop/LOOP.md"
 
@@ -37,15 +37,7 @@ def test_a_deleted_roster_and_an_edited_table_are_not_migrated_by_a_rejoin(
     (NodeState.for_clone(world.worker.clone).roster_path).unlink()  # as after an upgrade
     pin = ("--trust", fingerprint(public_key(world.controller))) if pinned else ()
     world.worker.run("join", "--node", WORKER, "--scheduler", "none", *pin)
-    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
-    number = made["number"]
-    job = JobBody(controller=CONTROLLER, worker=WORKER, objective="Mine.", tasks=1, revision=1)
-    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
-    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
     marker = tmp_path / "RAN"
-    task = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=(appends(marker),))
-    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
-    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
-    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
+    her_task(world, key, marker)
     done = world.worker.run("watch", "--once")
     assert runs(marker) == 0, done.stdout + done.stderr

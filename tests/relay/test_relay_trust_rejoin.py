@@ -9,14 +9,12 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from test_relay_trust import appends, mallory, push_edit, runs
-from test_relay_trust_breaks import her_roster
-from worlds import CONTROLLER, STRANGER, WORKER, World
+from test_relay_trust import mallory, push_edit, runs
+from test_relay_trust_breaks import her_roster, her_task
+from worlds import WORKER, World
 
 from relay.edges.local import NodeState
-from relay.protocol import JobBody, TaskMsg, render_body, render_message
 from relay.protocol.roster import ROSTER_PATH
-from relay.protocol.signatures import sign_body
 
 
 def test_relay_join_as_the_hint_says_does_not_trust_a_planted_roster(
@@ -31,15 +29,7 @@ def test_relay_join_as_the_hint_says_does_not_trust_a_planted_roster(
     assert "run `relay join`" in said.stdout + said.stderr
     rejoined = world.worker.run("join", "--node", WORKER, "--scheduler", "none")  # as it says
     assert rejoined.returncode != 0 and "relay join --trust" in rejoined.stderr
-    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
-    number = made["number"]
-    job = JobBody(controller=CONTROLLER, worker=WORKER, objective="Mine.", tasks=1, revision=1)
-    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
-    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
     marker = tmp_path / "RAN"
-    task = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=(appends(marker),))
-    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
-    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
-    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
+    her_task(world, key, marker)
     done = world.worker.run("watch", "--once")
     assert runs(marker) == 0, done.stderr
