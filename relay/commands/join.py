@@ -190,8 +190,8 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
                 f"{ctx.repo} has no signed roster this clone can trust yet"
                 + (f" ({'; '.join(ctx.trust.notes)})" if ctx.trust.notes else ""),
                 hint="pin the admin key's fingerprint (`relay join --trust FINGERPRINT`); with"
-                " no roster yet, `relay join` on a node the node table lists signs the table as"
-                " the first roster, and `relay init` starts a new repository",
+                " no roster yet, the same with a node's own key's fingerprint signs the checked"
+                " node table as the first roster, and `relay init` starts a new repository",
             )
         if member is None:
             lines += await request_membership(gh, ctx, args)

@@ -13,8 +13,10 @@ key's fingerprint), when pinned (`relay join --trust FINGERPRINT`, ``RELAY_TRUST
 nothing else: a clone that trusts no revision yet takes none from the branch until
 `relay join` or a pin, and one that joined before (it joined under an earlier relay, or its
 accepted file was removed) only pinned: that is no first use. A
-spine with no roster yet (set up by an earlier relay) is migrated by `relay join` on a
-node it lists: the node table becomes revision 1, signed by this node.
+spine with no roster yet (set up by an earlier relay) is migrated by `relay join --trust`
+with the node's own key's fingerprint (a person checked the table and vouches for it): the
+node table becomes revision 1, signed by this node, unless the roster is in the clone's
+history or another was published meanwhile.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from relay.protocol.roster import (
     differences,
     fingerprint,
     from_master,
+    matches_fingerprint,
     overlay,
     parse_chain,
     render_chain,
@@ -146,7 +149,20 @@ def establish(
         )
         return trust
     if mine is None and not chain:
-        if legacy and first_use and config is not None and not pin:
+        if legacy and first_use and config is not None:
+            held = state.signing_key(config.node)
+            mine_key = public_key_of(held) if held is not None else None
+            if not pin or mine_key is None or not matches_fingerprint(mine_key, pin):
+                # the table is anyone's with push access, and what this clone fetched says
+                # nothing of what was pushed and rewritten since: a person who checked it
+                # vouches for it, as its admin, by naming this node's own key
+                trust.notes.append(
+                    "this spine has no signed roster yet: check LOOP.md's node table, then on"
+                    " the node that is to be its admin run `relay join --trust FINGERPRINT`"
+                    " with that node's own key's fingerprint (`relay nodes key` prints it):"
+                    " the table becomes revision 1, signed by it"
+                )
+                return trust
             if roster_ever(root):
                 # a roster was there and is gone: a pusher's deletion, not an earlier relay's
                 # spine; the table she may have edited since is not signed as revision 1
@@ -232,6 +248,15 @@ def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Maste
     won = advance(None, chain).accepted
     if won is None:
         raise ConfigError("the roster just published cannot be read back", hint="run again")
+    if won.payload() != first.payload():  # another roster got there first: not this one
+        return Trust(
+            None,
+            notes=[
+                "a roster was published while this node migrated the table, and it is not the"
+                " one this node signed: pin the admin key's fingerprint with `relay join"
+                " --trust FINGERPRINT`"
+            ],
+        )
     state.save_roster(won.payload())
     said = (
         f"migrated the node table to a signed roster: revision 1, signed by {won.signed_by}"

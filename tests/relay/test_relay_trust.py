@@ -274,9 +274,10 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     world: World, job: int
 ) -> None:
     """A clone set up by an earlier relay has no roster: its commands say to run `relay
-    join` and migrate nothing (the node table is anyone's with push access); `relay join`
-    makes the table revision 1, signed by its node, said in one line, and the other node,
-    which joined before, trusts that only pinned (`relay join --trust FINGERPRINT`)."""
+    join` and migrate nothing (the node table is anyone's with push access); `relay join
+    --trust` with the node's own key's fingerprint (a person checked the table and vouches
+    for it) makes the table revision 1, signed by its node, said in one line, and the other
+    node, which joined before, trusts that only pinned (`relay join --trust FINGERPRINT`)."""
     c = world.controller
     as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
     git("rm", "-q", ROSTER_PATH, cwd=c.clone)
@@ -306,7 +307,10 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     assert done.returncode == 0 and "has not accepted a roster yet" in done.stdout
     pushed = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare).split()
     assert ROSTER_PATH not in pushed  # nothing migrated
-    done = c.run("join", "--node", CONTROLLER, "--scheduler", "none")
+    done = c.run("join", "--node", CONTROLLER, "--scheduler", "none")  # no one vouched
+    assert done.returncode != 0 and "check LOOP.md's node table" in done.stderr
+    own = fingerprint(public_key(c))
+    done = c.run("join", "--node", CONTROLLER, "--scheduler", "none", "--trust", own)
     assert done.returncode == 0, done.stderr
     assert "migrated the node table to a signed roster" in done.stdout
     chain = parse_chain(world.remote_file(ROSTER_PATH))
