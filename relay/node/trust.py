@@ -150,17 +150,17 @@ def establish(
         return trust
     if mine is None and not chain:
         if legacy and first_use and config is not None:
-            held = state.signing_key(config.node)
-            mine_key = public_key_of(held) if held is not None else None
-            if not pin or mine_key is None or not matches_fingerprint(mine_key, pin):
+            held = state.signing_key(config.node) or state.new_signing_key(config.node)
+            own = fingerprint(public_key_of(held))
+            if not pin or not matches_fingerprint(public_key_of(held), pin):
                 # the table is anyone's with push access, and what this clone fetched says
                 # nothing of what was pushed and rewritten since: a person who checked it
                 # vouches for it, as its admin, by naming this node's own key
                 trust.notes.append(
                     "this spine has no signed roster yet: check LOOP.md's node table, then on"
                     " the node that is to be its admin run `relay join --trust FINGERPRINT`"
-                    " with that node's own key's fingerprint (`relay nodes key` prints it):"
-                    " the table becomes revision 1, signed by it"
+                    f" with that node's own key's fingerprint (this node's: {own}): the table"
+                    " becomes revision 1, signed by it"
                 )
                 return trust
             if roster_ever(root):

@@ -308,8 +308,9 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     pushed = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare).split()
     assert ROSTER_PATH not in pushed  # nothing migrated
     done = c.run("join", "--node", CONTROLLER, "--scheduler", "none")  # no one vouched
-    assert done.returncode != 0 and "check LOOP.md's node table" in done.stderr
     own = fingerprint(public_key(c))
+    assert done.returncode != 0 and "check LOOP.md's node table" in done.stderr
+    assert own in done.stderr  # this node's own key's, for its person to vouch with
     done = c.run("join", "--node", CONTROLLER, "--scheduler", "none", "--trust", own)
     assert done.returncode == 0, done.stderr
     assert "migrated the node table to a signed roster" in done.stdout
