@@ -270,19 +270,12 @@ def test_deleted_evidence_never_runs_a_task_twice(
     assert "already ran" in result["body"]
 
 
-def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
-    world: World, job: int
-) -> None:
-    """A clone set up by an earlier relay has no roster: its commands say to run `relay
-    join` and migrate nothing (the node table is anyone's with push access); `relay join
-    --trust` with the node's own key's fingerprint (a person checked the table and vouches
-    for it) makes the table revision 1, signed by its node, said in one line, and the other
-    node, which joined before, trusts that only pinned (`relay join --trust FINGERPRINT`)."""
+def earlier_relay(world: World) -> str:
+    """The repository as an earlier relay left it: a history that never held a roster, and
+    neither node keeps an accepted revision; its root commit."""
     c = world.controller
     as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
     git("rm", "-q", ROSTER_PATH, cwd=c.clone)
-    # a history that never held a roster (a roster deleted from the branch is no earlier
-    # relay's spine: see the test of a deleted roster below)
     tree = git("write-tree", cwd=c.clone).strip()
     root = git("commit-tree", tree, "-m", "an earlier relay's spine", cwd=c.clone).strip()
     git("reset", "-q", "--hard", root, cwd=c.clone)
@@ -293,16 +286,29 @@ def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
     for node in (c, world.worker):
         as_login(world, OWNER, "fetch", "-q", "--prune", "origin", cwd=node.clone)
         git("reset", "-q", "--hard", "origin/main", cwd=node.clone)
-        assert git("rev-parse", "HEAD", cwd=node.clone).strip() == root, "not forced"
         listed = git("worktree", "list", "--porcelain", cwd=node.clone).splitlines()
-        for line in listed[1:]:  # (relay's own worktrees, on the old history)
+        for line in listed[1:]:
             if line.startswith("worktree "):
                 git("worktree", "remove", "--force", line[len("worktree ") :], cwd=node.clone)
         held = git("for-each-ref", "--format=%(refname)", cwd=node.clone).split()
-        for ref in held:  # (relay's own refs of the old history)
+        for ref in held:
             if not ref.startswith(("refs/heads/main", "refs/remotes/origin/main")):
                 git("update-ref", "-d", ref, cwd=node.clone)
         (NodeState.for_clone(node.clone).roster_path).unlink()
+    return str(root)
+
+
+def test_a_legacy_spine_is_migrated_to_a_signed_roster_by_relay_join(
+    world: World, job: int
+) -> None:
+    """A clone set up by an earlier relay has no roster: its commands say to run `relay
+    join` and migrate nothing (the node table is anyone's with push access); `relay join
+    --trust` with the node's own key's fingerprint (a person checked the table and vouches
+    for it) makes the table revision 1, signed by its node, said in one line, and the other
+    node, which joined before, trusts that only pinned (`relay join --trust FINGERPRINT`)."""
+    c = world.controller
+    earlier_relay(world)  # a history that never held a roster (a deleted one is no
+    # earlier relay's spine: see test_relay_trust_migrate_bypass)
     done = c.run("status")
     assert done.returncode == 0 and "has not accepted a roster yet" in done.stdout
     pushed = git("ls-tree", "-r", "--name-only", "main", cwd=world.bare).split()

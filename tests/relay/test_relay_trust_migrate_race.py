@@ -12,64 +12,22 @@ import shlex
 from pathlib import Path
 
 import pytest
-from test_relay_trust import add_me, appends, as_login, mallory, public_key, runs
-from test_relay_trust_breaks import her_roster
-from worlds import CONTROLLER, OWNER, STRANGER, WORKER, World, git
+from test_relay_trust import add_me, as_login, earlier_relay, mallory, public_key, runs
+from test_relay_trust_breaks import her_roster, her_task
+from worlds import CONTROLLER, STRANGER, WORKER, World, git
 
 from relay.edges.local import NodeState
-from relay.protocol import JobBody, TaskMsg, render_body, render_message
 from relay.protocol.master_text import set_public_key
 from relay.protocol.roster import ROSTER_PATH, fingerprint
-from relay.protocol.signatures import public_key_of, sign_body
+from relay.protocol.signatures import public_key_of
 
 LOOP = "docs/loop/LOOP.md"
-
-
-def legacy(world: World) -> str:
-    """The repository as an earlier relay left it: a history that never held a roster, and
-    neither node keeps an accepted revision (as in the legacy test of test_relay_trust)."""
-    c = world.controller
-    as_login(world, OWNER, "pull", "-q", "--ff-only", cwd=c.clone)
-    git("rm", "-q", ROSTER_PATH, cwd=c.clone)
-    tree = git("write-tree", cwd=c.clone).strip()
-    root = git("commit-tree", tree, "-m", "an earlier relay's spine", cwd=c.clone).strip()
-    git("reset", "-q", "--hard", root, cwd=c.clone)
-    as_login(world, OWNER, "push", "-q", "-f", "origin", "HEAD:main", cwd=c.clone)
-    for ref in git("for-each-ref", "--format=%(refname)", cwd=world.bare).split():
-        if ref != "refs/heads/main":
-            git("update-ref", "-d", ref, cwd=world.bare)
-    for node in (c, world.worker):
-        as_login(world, OWNER, "fetch", "-q", "--prune", "origin", cwd=node.clone)
-        git("reset", "-q", "--hard", "origin/main", cwd=node.clone)
-        listed = git("worktree", "list", "--porcelain", cwd=node.clone).splitlines()
-        for line in listed[1:]:
-            if line.startswith("worktree "):
-                git("worktree", "remove", "--force", line[len("worktree ") :], cwd=node.clone)
-        held = git("for-each-ref", "--format=%(refname)", cwd=node.clone).split()
-        for ref in held:
-            if not ref.startswith(("refs/heads/main", "refs/remotes/origin/main")):
-                git("update-ref", "-d", ref, cwd=node.clone)
-        (NodeState.for_clone(node.clone).roster_path).unlink()
-    return str(root)
-
-
-def her_task(world: World, key: bytes, marker: Path) -> None:
-    """Her job for the worker, signed with her key as the controller's, and its TASK."""
-    made = world.api("/issues", "POST", {"title": "t", "body": "x"}, login=STRANGER)
-    number = made["number"]
-    job = JobBody(controller=CONTROLLER, worker=WORKER, objective="Mine.", tasks=1, revision=1)
-    body = sign_body(render_body(job), repo=world.repo, private_key=key, issue=number)
-    world.api(f"/issues/{number}", "PATCH", {"body": body}, login=STRANGER)
-    task = TaskMsg(issue=number, node=CONTROLLER, task=1, objective="x", steps=(appends(marker),))
-    signed = sign_body(render_message(task), repo=world.repo, private_key=key)
-    world.api(f"/issues/{number}/comments", "POST", {"body": signed}, login=STRANGER)
-    world.api(f"/issues/{number}/labels", "PUT", {"labels": ["awaiting:worker"]}, login=STRANGER)
 
 
 def test_a_migration_rewritten_away_before_the_worker_fetched_is_not_migrated_again(
     world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    root = legacy(world)
+    root = earlier_relay(world)
     own = fingerprint(public_key(world.controller))  # its person vouches for the table
     done = world.controller.run("join", "--node", CONTROLLER, "--scheduler", "none", "--trust", own)
     assert "migrated the node table to a signed roster" in done.stdout, done.stderr
@@ -95,7 +53,7 @@ def test_a_migration_rewritten_away_before_the_worker_fetched_is_not_migrated_ag
 def test_a_roster_pushed_while_the_join_migrates_is_not_trusted_unpinned(
     world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    legacy(world)
+    earlier_relay(world)
     eve = mallory(world, monkeypatch)
     key = hashlib.sha256(b"eve").digest()
     (eve.clone / ROSTER_PATH).write_text(her_roster(world, key))
