@@ -243,11 +243,11 @@ def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, in
     branch as fetched): they ran, whatever comment or ref was deleted since. One git
     command a task, only for those. (History a pusher rewrote hides a log: the baton she
     then puts back is an outsider's, which the worker does not follow.)"""
-    from relay.node.spine import logged_anywhere
+    from relay.node.spine import in_history
     from relay.protocol import claim_refs_wanted, log_path
 
     wanted = claim_refs_wanted(snapshot, ctx.node)
-    return frozenset(t for t in wanted if logged_anywhere(ctx.root, log_path(*t)))
+    return frozenset(t for t in wanted if in_history(ctx.root, log_path(*t)))
 
 
 async def _observe(

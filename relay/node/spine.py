@@ -242,7 +242,7 @@ def read_spine_file(root: Path, path: str, *, branch: str | None) -> str | None:
     return None
 
 
-def logged_anywhere(root: Path, path: str) -> bool:
+def in_history(root: Path, path: str) -> bool:
     """Whether ``path`` is in the history of any ref the clone has (a runner's checkout
     has no HEAD)."""
     import subprocess

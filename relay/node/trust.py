@@ -196,9 +196,9 @@ def establish(
 def roster_ever(root: Path) -> bool:
     """Whether the roster document is in the history of any ref the clone has: a spine
     that an earlier relay set up never held one."""
-    from relay.node.spine import logged_anywhere
+    from relay.node.spine import in_history
 
-    return logged_anywhere(root, ROSTER_PATH)
+    return in_history(root, ROSTER_PATH)
 
 
 def migrate(root: Path, state: NodeState, config: NodeConfig, file_master: Master) -> Trust:
