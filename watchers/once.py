@@ -239,15 +239,29 @@ def task_box(root: Path, commit: str) -> AbstractContextManager[TaskBox]:
 
 
 def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:
-    """The tasks this node is about to run whose log is in the repository's history (any
-    branch as fetched): they ran, whatever comment or ref was deleted since. One git
-    command a task, only for those. (History a pusher rewrote hides a log: the baton she
-    then puts back is an outsider's, which the worker does not follow.)"""
-    from relay.node.spine import in_history
+    """The tasks this node is about to run whose log, sealed by this node's own key, is in
+    the repository's history (any branch as fetched): they ran, whatever comment or ref
+    was deleted since. A log file anyone else wrote there says nothing. Two git commands
+    a task, only for those. (History a pusher rewrote hides a log: the issue's events,
+    which nobody deletes, still say the task was claimed.)"""
+    from relay.node.spine import versions_in_history
     from relay.protocol import claim_refs_wanted, log_path
+    from relay.protocol.signatures import public_key_of
+    from relay.protocol.work import sealed_by
 
     wanted = claim_refs_wanted(snapshot, ctx.node)
-    return frozenset(t for t in wanted if in_history(ctx.root, log_path(*t)))
+    key = ctx.signing_key
+    if not wanted or key is None:
+        return frozenset()
+    keys = (public_key_of(key),)
+    return frozenset(
+        (issue, task)
+        for issue, task in wanted
+        if any(
+            sealed_by(data, repo=ctx.repo, issue=issue, task=task, node=ctx.node, keys=keys)
+            for data in versions_in_history(ctx.root, log_path(issue, task))
+        )
+    )
 
 
 async def _observe(

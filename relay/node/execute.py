@@ -718,7 +718,16 @@ def draft_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -
         task_digest=task_digest(task),
         commit=run.commit if run.refused is None and run.checkout_error is None else None,
     )
-    return Draft(result, cap_log(redacted) if report.safe else None, files)
+    return Draft(result, sealed_log(ctx, task, cap_log(redacted)) if report.safe else None, files)
+
+
+def sealed_log(ctx: NodeContext, task: TaskMsg, log: str) -> str:
+    """``log`` ending with this node's signed seal of the task: the worker's memory that
+    it ran, which no one else can write (:func:`relay.protocol.work.sealed_by`)."""
+    from relay.protocol.work import seal_line
+
+    body, line = seal_line(log, issue=task.issue, task=task.task, node=ctx.node)
+    return body + ctx.sign(line).rstrip("\n") + "\n"
 
 
 def safe_draft(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token: str) -> Draft:

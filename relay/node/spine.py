@@ -122,26 +122,34 @@ def _cat_files(root: Path, sha: str, paths: tuple[str, ...]) -> dict[str, bytes 
     """The files ``paths`` of the commit ``sha`` in one git process (``cat-file
     --batch``): each file's bytes, None for one it does not have; a path that is
     anything but a file is left out (nothing at all when git fails)."""
+    read = _cat_specs(root, tuple(f"{sha}:{path}" for path in paths))
+    return {path: read[f"{sha}:{path}"] for path in paths if f"{sha}:{path}" in read}
+
+
+def _cat_specs(root: Path, specs: tuple[str, ...]) -> dict[str, bytes | None]:
+    """The blobs ``specs`` (``REV:PATH``) name, in one git process: each one's bytes, None
+    for one that is missing; a spec that names anything but a file is left out (nothing
+    at all when git fails)."""
     import subprocess
 
-    asked = "".join(f"{sha}:{path}\n" for path in paths).encode("utf-8")
+    asked = "".join(f"{spec}\n" for spec in specs).encode("utf-8")
     done = subprocess.run([program("git"), "cat-file", "--batch"], cwd=root, input=asked,
                           capture_output=True, check=False)  # fmt: skip
     found: dict[str, bytes | None] = {}
     out, at = done.stdout, 0
-    for path in paths if done.returncode == 0 else ():
+    for spec in specs if done.returncode == 0 else ():
         end = out.find(b"\n", at)
         if end < 0:
             break
         header, at = out[at:end].decode("utf-8", "replace"), end + 1
         if header.endswith(" missing"):
-            found[path] = None
+            found[spec] = None
             continue
         kind, _, size = header.rpartition(" ")
         if not size.isdigit() or kind.count(" ") != 1:
             break  # not the shape asked for: the rest is read alone
         if kind.endswith(" blob"):
-            found[path] = out[at : at + int(size)]
+            found[spec] = out[at : at + int(size)]
         at += int(size) + 1  # the contents, then a newline
     return found
 
@@ -252,3 +260,20 @@ def in_history(root: Path, path: str) -> bool:
         cwd=root, capture_output=True, text=True, check=False,
     )  # fmt: skip
     return listed.returncode == 0 and bool(listed.stdout.strip())
+
+
+def versions_in_history(root: Path, path: str, *, limit: int = 20) -> list[bytes]:
+    """The contents ``path`` had in the newest ``limit`` commits of any ref that touched
+    it (newest first; two git processes): what a node searches for a file it wrote
+    itself, wherever it is now, among copies anyone with push access may have added."""
+    import subprocess
+
+    listed = subprocess.run(
+        [program("git"), "log", f"-{limit}", "--format=%H", "--all", "--", path],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    shas = listed.stdout.split() if listed.returncode == 0 else []
+    if not shas:
+        return []
+    read = _cat_specs(root, tuple(f"{sha}:{path}" for sha in shas))
+    return [data for data in read.values() if data is not None]

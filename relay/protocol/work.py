@@ -1,5 +1,5 @@
-"""The worker's rules, pure: where a task's log lives, which ref claims it, how long a
-claim's lease lasts, and what status its RESULT carries.
+"""The worker's rules, pure: where a task's log lives and how the worker seals it, which
+ref claims it, how long a claim's lease lasts, and what status its RESULT carries.
 
 Ground rules: no clock, no disk. The node's run limits come in through the snapshot
 (:class:`RunLimits`), so the lease another runner of the same node waits out is computed
@@ -8,6 +8,7 @@ here, from the same numbers the steps will run under.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Collection
 from datetime import datetime, timedelta
@@ -15,6 +16,8 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, ConfigDict, Field
 
 from relay.protocol.messages import ClaimMsg, Status, TaskMsg
+from relay.protocol.signatures import Verdict, verify_payload
+from relay.protocol.wire import MessageRejected, decode_block, encode_block
 
 LOG_DIR = "docs/loop/relay"
 LEASE = timedelta(hours=2)  # the shortest lease: what a claim with no known limits gets
@@ -39,6 +42,49 @@ class RunLimits(BaseModel):
 def log_path(issue: int, task: int) -> str:
     """Where a task's full log lives in the repository (a path with forward slashes)."""
     return f"{LOG_DIR}/{issue}/logs/result-{task:03d}.log"
+
+
+LOG_KIND = "log"  # the block that seals a log: no message kind, so no comment is one
+
+
+def seal_line(log: str, *, issue: int, task: int, node: str) -> tuple[str, str]:
+    """The log as published, without its last line, and that line unsigned (the node
+    signs it): a block naming the task and the digest of the lines above it. A log the
+    worker's own key sealed is its memory that the task ran, wherever the file is found;
+    anyone with push access can write a file at that path, none can seal it."""
+    body = log if log.endswith("\n") or not log else log + "\n"
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    fields = {"sha256": digest}
+    block = {"kind": LOG_KIND, "issue": issue, "task": task, "node": node, "fields": fields}
+    return body, encode_block(block)
+
+
+def sealed_by(
+    data: bytes, *, repo: str, issue: int, task: int, node: str, keys: tuple[str, ...]
+) -> bool:
+    """Whether ``data`` (a log file's bytes) ends with the seal of TASK ``task`` on
+    ``issue`` by ``node``, signed by one of ``keys``, over exactly the lines above it."""
+    text = data.decode("utf-8", errors="replace")
+    if not text.endswith("\n"):
+        return False
+    head, _, last = text[:-1].rpartition("\n")
+    body = head + "\n" if head else ""
+    try:
+        payload = decode_block(last)
+    except MessageRejected:
+        return False
+    expected, _ = seal_line(body, issue=issue, task=task, node=node)
+    fields = payload.get("fields")
+    return (
+        expected == body
+        and payload.get("kind") == LOG_KIND
+        and payload.get("issue") == issue
+        and payload.get("task") == task
+        and payload.get("node") == node
+        and isinstance(fields, dict)
+        and fields == {"sha256": hashlib.sha256(body.encode("utf-8")).hexdigest()}
+        and verify_payload(payload, repo=repo, public_keys=keys) == Verdict.VALID
+    )
 
 
 def artifact_path(issue: int, task: int, path: str) -> str:
