@@ -164,7 +164,7 @@ def set_column(ctx: NodeContext, column: str, message: str) -> bool:
     def edit(old: str | None) -> str:
         return set_scheduler(old or "", node=ctx.node, scheduler=column)
 
-    pushed = publish_edit(ctx.clone, LOOP_PATH, edit, message)
+    pushed = publish_edit(ctx.clone, LOOP_PATH, edit, message, branch=ctx.master.data_branch)
     ctx.reload_master()
     return pushed
 

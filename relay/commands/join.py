@@ -207,7 +207,7 @@ async def join(args: argparse.Namespace, ctx: NodeContext) -> Output:
                     ctx.clone,
                     {LOOP_PATH: lambda old: with_row(old or "", listed)},
                     f"relay: {ctx.node} joins",
-                    branch=None,
+                    branch=ctx.master.data_branch,
                 )
                 ctx.reload_master()
                 lines.append(f"registered {ctx.node} in {LOOP_PATH}")
@@ -343,7 +343,7 @@ async def request_membership(
 
     edits = {LOOP_PATH: table, Path(request_path(ctx.node)): ask}
     message = f"relay: {ctx.node} joins (asks the roster's admins)"
-    await asyncio.to_thread(publish_edits, ctx.clone, edits, message, branch=None)
+    await asyncio.to_thread(publish_edits, ctx.clone, edits, message, branch=ctx.master.data_branch)
     return [
         f"registered {ctx.node} in {LOOP_PATH}, asking to join the roster",
         f"{ctx.node} asked to join the roster with key {fingerprint(public)}; an admin node"

@@ -56,7 +56,7 @@ def write_handover(ctx: NodeContext, issue: Issue, summary: str, now: datetime) 
         return (old or "# Handover\n").rstrip("\n") + "\n" + entry
 
     message = f"relay: #{issue.number} resolved ({ctx.node})"
-    publish_edit(ctx.clone, HANDOVER_PATH, append, message)
+    publish_edit(ctx.clone, HANDOVER_PATH, append, message, branch=ctx.master.data_branch)
 
 
 def run(args: argparse.Namespace) -> Output:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from relay.edges.git import Clone
 from relay.edges.github import GitHubClient
 from relay.errors import ConfigError
-from relay.node.context import NodeContext, read_master
+from relay.node.context import NodeContext
 from relay.node.execute import (
     Boxer,
     TaskReport,
@@ -332,18 +332,20 @@ async def apply_plan(
 Edit = Callable[[str | None], str]
 
 
-def publish_edit(clone: Clone, path: Path, edit: Edit, message: str) -> bool:
+def publish_edit(clone: Clone, path: Path, edit: Edit, message: str, *, branch: str | None) -> bool:
     """Publish a change to one spine file (see :func:`publish_edits`)."""
-    return publish_edits(clone, {path: edit}, message)
+    return publish_edits(clone, {path: edit}, message, branch=branch)
 
 
 def publish_edits(
-    clone: Clone, edits: Mapping[Path, Edit], message: str, *, branch: str | None = None
+    clone: Clone, edits: Mapping[Path, Edit], message: str, *, branch: str | None
 ) -> bool:
-    """Publish changes to spine files in one commit on relay's data branch (``branch``,
-    else the master section's, else the clone's own): in relay's own worktree, apply each
-    edit to its file as the remote has it now (None when absent), commit and push; a push
-    another node beat is applied again on the new tip. False when no edit changes anything.
+    """Publish changes to spine files in one commit on relay's data branch ``branch`` (the
+    roster's this node trusts; None: the clone's own branch, never one LOOP.md names, which
+    any pusher edits): in relay's own worktree, apply each edit to its file as the remote
+    has it now (None when absent), commit and push; a push another node beat is applied
+    again on the new tip. False when no edit changes anything. The branch is recorded in
+    the clone's config, so its pulls fetch it too.
 
     The person's working tree is never touched: it is fast-forwarded afterwards when it is
     on that branch and the move leaves its edits alone. When the push fails nothing is
@@ -351,23 +353,13 @@ def publish_edits(
     from relay.edges.relay_tree import RelayTree
 
     home = clone.current_branch()
-    target = branch or data_branch_of(clone) or home
+    target = branch or home
     if target is None:
         raise ConfigError(f"the clone at {clone.root} is on a detached HEAD; check out a branch")
+    if branch != clone.data_branch():
+        clone.record_data_branch(branch)
     pushed = RelayTree(clone).publish(edits, message, branch=target, base=home)
     if pushed is None:
         return False
     clone.fast_forward(target)
     return True
-
-
-def data_branch_of(clone: Clone) -> str | None:
-    """The data branch the clone's master section names (None: relay uses the clone's own
-    branch); recorded in the clone's config so its pulls fetch it too."""
-    try:
-        branch = read_master(clone.root).data_branch
-    except (ConfigError, ValueError):
-        return clone.data_branch()
-    if branch != clone.data_branch():
-        clone.record_data_branch(branch)
-    return branch

@@ -24,11 +24,13 @@ def refuse_pushes(bare: Path) -> None:
 
 def test_a_refused_push_undoes_the_commit_and_the_edit(remote: Remote) -> None:
     clone = Clone.open(remote.a)
-    assert publish_edit(clone, LOOP, lambda old: "first\n", "relay: first")
+    assert publish_edit(clone, LOOP, lambda old: "first\n", "relay: first", branch=None)
     head = git(remote.a, "rev-parse", "HEAD")
     refuse_pushes(remote.bare)
     with pytest.raises(RelayError):
-        publish_edit(clone, LOOP, lambda old: (old or "") + "second\n", "relay: second")
+        publish_edit(
+            clone, LOOP, lambda old: (old or "") + "second\n", "relay: second", branch=None
+        )
     assert git(remote.a, "rev-parse", "HEAD") == head
     assert (remote.a / LOOP).read_text() == "first\n"
     assert git(remote.a, "status", "--porcelain") == ""
@@ -36,11 +38,11 @@ def test_a_refused_push_undoes_the_commit_and_the_edit(remote: Remote) -> None:
 
 def test_an_edit_is_applied_to_the_file_as_the_remote_has_it(remote: Remote) -> None:
     a, b = Clone.open(remote.a), Clone.open(remote.b)
-    publish_edit(a, LOOP, lambda old: "row a\n", "relay: a")
+    publish_edit(a, LOOP, lambda old: "row a\n", "relay: a", branch=None)
     # b has not pulled: its edit still starts from what a pushed
-    assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b")
+    assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b", branch=None)
     assert (remote.b / LOOP).read_text() == "row a\nrow b\n"
-    assert not publish_edits(b, {LOOP: lambda old: old or ""}, "relay: nothing")
+    assert not publish_edits(b, {LOOP: lambda old: old or ""}, "relay: nothing", branch=None)
 
 
 def counted_fetches(repo: Path, log: Path) -> Path:
@@ -67,12 +69,14 @@ def test_a_publish_after_the_commands_fetch_fetches_again_only_when_its_push_is_
     b = Clone.open(remote.b)
     b.refresh()  # the command's own fetch, as it starts
     assert fetches() == 1
-    assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b")
+    assert publish_edit(b, LOOP, lambda old: (old or "") + "row b\n", "relay: b", branch=None)
     assert fetches() == 1, "the publish fetched again a moment after the command did"
 
     b.refresh()
-    publish_edit(Clone.open(remote.a), LOOP, lambda old: (old or "") + "row a\n", "relay: a")
-    assert publish_edit(b, LOOP, lambda old: (old or "") + "row c\n", "relay: c")
+    publish_edit(
+        Clone.open(remote.a), LOOP, lambda old: (old or "") + "row a\n", "relay: a", branch=None
+    )
+    assert publish_edit(b, LOOP, lambda old: (old or "") + "row c\n", "relay: c", branch=None)
     assert fetches() == 3, "the refused push is followed by one fetch"
     assert (remote.b / LOOP).read_text() == "row b\nrow a\nrow c\n"
     assert git(remote.bare, "show", f"main:{LOOP}") == "row b\nrow a\nrow c"
@@ -114,7 +118,7 @@ def test_a_publish_leaves_gits_housekeeping_to_its_fetch(
     git(remote.b, "push", "-q", "origin", "HEAD:main")
     trace.unlink()
     clone.refresh()  # fetches b's commit and fast-forwards to it
-    assert publish_edit(clone, LOOP, lambda old: "row\n", "relay: row")
+    assert publish_edit(clone, LOOP, lambda old: "row\n", "relay: row", branch=None)
     said = trace.read_text()
     assert '"merge"' in said and '"commit"' in said, "it merged and committed"
     assert _housekeeping(trace) == ["fetch"], "once, after the fetch"

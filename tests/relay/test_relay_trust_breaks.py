@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_relay_trust import appends, as_login, mallory, push_edit, runs
-from worlds import CONTROLLER, STRANGER, WORKER, World, git
+from worlds import CONTROLLER, OWNER, STRANGER, WORKER, World, git
 
 from relay.edges.local import NodeState
 from relay.protocol import Account, JobBody, TaskMsg, log_path, render_body, render_message
@@ -112,3 +112,27 @@ def test_a_log_planted_on_a_branch_of_hers_does_not_spend_a_task_that_never_ran(
     world.controller.call("task", str(job), "--step", appends(marker))
     out = world.worker.call("watch", "--once")
     assert runs(marker) == 1, out
+
+
+def test_a_data_branch_she_names_in_loop_md_is_not_where_the_controller_publishes(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LOOP.md names relay's data branch, but anyone with push access edits LOOP.md: the
+    handover `relay resolve` writes goes to the branch of the roster the nodes signed
+    (here none: the default branch), and the clone's pulls are not pointed at hers."""
+    eve = mallory(world, monkeypatch)
+
+    def hers(text: str) -> str:
+        head, sep, rest = text.partition("- Repository:")
+        assert sep, text
+        return f"{head}- Data branch: `hers`\n{sep}{rest}"
+
+    push_edit(world, eve, "docs/loop/LOOP.md", hers, "relay's own branch")
+    c = world.controller
+    as_login(world, OWNER, "fetch", "-q", cwd=c.clone)  # as its next pass does
+    c.call("resolve", str(job), "--summary", "The cache was stale.", "--force", "t")
+    assert "The cache was stale." in world.remote_file("docs/loop/handover.md")
+    branches = git("branch", "--list", "hers", cwd=world.bare)
+    assert not branches.strip(), branches
+    config = (c.clone / ".git" / "config").read_text()
+    assert "dataBranch" not in config, config
