@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from relay.protocol.master import NAME_RE, Account, Master, Node, Scope
+from relay.protocol.master import DEFAULT_WATCHER_PROMPT, NAME_RE, Account, Master, Node, Scope
 from relay.protocol.signatures import (
     SIG_KEY,
     Verdict,
@@ -352,9 +352,16 @@ def overlay(master: Master, revision: Revision, *, repository: str, api_url: str
             "data_branch": revision.data_branch,
             "nodes": nodes,
             "scope": revision.scope,
-            "watcher_prompt": revision.watcher_prompt or master.watcher_prompt,
+            "watcher_prompt": signed_prompt(revision),
         }
     )
+
+
+def signed_prompt(revision: Revision) -> str:
+    """The watcher instructions a revision's signers vouch for: its own, else (a revision
+    written before it held them) relay's default, never the file's, which any pusher
+    edits: an agent executor follows them."""
+    return revision.watcher_prompt or DEFAULT_WATCHER_PROMPT
 
 
 def differences(master: Master, revision: Revision) -> list[str]:
@@ -404,8 +411,8 @@ def differences(master: Master, revision: Revision) -> list[str]:
             "the data branch differs from the signed roster:"
             f" {revision.data_branch or '(none)'} becomes {master.data_branch or '(none)'}"
         )
-    if revision.watcher_prompt is not None and master.watcher_prompt != revision.watcher_prompt:
-        old_lines = revision.watcher_prompt.splitlines()
+    if master.watcher_prompt != signed_prompt(revision):
+        old_lines = signed_prompt(revision).splitlines()
         new_lines = (master.watcher_prompt or "").splitlines()
         added = [repr(line) for line in new_lines if line not in old_lines]
         removed = [repr(line) for line in old_lines if line not in new_lines]
