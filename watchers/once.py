@@ -239,27 +239,39 @@ def task_box(root: Path, commit: str) -> AbstractContextManager[TaskBox]:
 
 
 def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:
-    """The tasks this node is about to run whose log, sealed by this node's own key, is in
-    the repository's history (any branch as fetched): they ran, whatever comment or ref
-    was deleted since. A log file anyone else wrote there says nothing. Two git commands
-    a task, only for those. (History a pusher rewrote hides a log: the issue's events,
-    which nobody deletes, still say the task was claimed.)"""
+    """The tasks this node is about to run whose log, sealed by this node's key (its own,
+    or one the roster lists for it, retired or not), is in the repository's history: the
+    data branch's first, then any branch's as fetched. They ran, whatever comment or ref
+    was deleted since; a log file anyone else wrote there says nothing. Only for those.
+    (History a pusher rewrote hides a log: the issue's events, which nobody deletes,
+    still hold this node's `working` for each claim.)"""
     from relay.node.spine import versions_in_history
     from relay.protocol import claim_refs_wanted, log_path
-    from relay.protocol.signatures import public_key_of
-    from relay.protocol.work import sealed_by
+    from relay.protocol.signatures import parse_keys, public_key_of
+    from relay.protocol.work import SEALED_LOG_BYTES, sealed_by
 
     wanted = claim_refs_wanted(snapshot, ctx.node)
-    key = ctx.signing_key
-    if not wanted or key is None:
+    if not wanted:
         return frozenset()
-    keys = (public_key_of(key),)
+    own = ctx.signing_key
+    row = ctx.master.node(ctx.node)
+    listed = parse_keys(row.public_key) if row is not None else None
+    keys = (
+        *((public_key_of(own),) if own is not None else ()),
+        *((listed.current,) if listed is not None and listed.current else ()),
+        *(key for key, _ in (listed.retired if listed is not None else ())),
+    )
+    if not keys:
+        return frozenset()
+    branch = ctx.master.data_branch or ctx.clone.current_branch()
     return frozenset(
         (issue, task)
         for issue, task in wanted
         if any(
             sealed_by(data, repo=ctx.repo, issue=issue, task=task, node=ctx.node, keys=keys)
-            for data in versions_in_history(ctx.root, log_path(issue, task))
+            for data in versions_in_history(
+                ctx.root, log_path(issue, task), first=branch, largest=SEALED_LOG_BYTES
+            )
         )
     )
 

@@ -18,6 +18,7 @@ still apply when relay has no token; ssh and path remotes get none.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from relay.edges.ownpath import own_argv
+from relay.edges.ownpath import own_argv, program
 from relay.errors import ConfigError, Conflict, RelayError, RemoteUnavailable
 
 FALLBACK_NAME = "relay"
@@ -494,6 +495,45 @@ class Clone:
         identity = self._identity_args()
         quiet = NO_HOUSEKEEPING if fetched else ()
         self._git(*quiet, *identity, "commit", "-m", message, "--only", "--", *rel)
+        return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
+
+    def at_head(self, path: str) -> bytes | None:
+        """The bytes of the file ``path`` as HEAD's commit stores it (no conversion of the
+        tree's attributes applied); None when HEAD has no such file."""
+        done = subprocess.run(
+            [program("git"), "cat-file", "blob", f"HEAD:{path}"],
+            cwd=self.root, env={**os.environ, **_NO_PROMPT}, capture_output=True, check=False,
+        )  # fmt: skip
+        return done.stdout if done.returncode == 0 else None
+
+    def commit_bytes(
+        self, files: Mapping[str, bytes], message: str, *, fetched: bool = False
+    ) -> CommitInfo | None:
+        """Commit ``files`` (repository path: bytes) on HEAD exactly as given: each is
+        hashed from memory with ``hash-object --no-filters`` and put in the index, so no
+        attribute a pusher commits (an end-of-line conversion, a working-tree encoding, a
+        filter) changes what relay wrote, and nothing is written through the working tree
+        (a folder on the way that is a link leads nowhere). The index must be HEAD's (a
+        forced checkout leaves it so). None when nothing changes; OSError when a file or
+        folder of the commit is in the way (nothing is committed)."""
+        entries: list[str] = []
+        for path, data in files.items():
+            hashed = subprocess.run(
+                [program("git"), "hash-object", "-w", "--no-filters", "--stdin"], cwd=self.root,
+                env={**os.environ, **_NO_PROMPT}, input=data, capture_output=True, check=True,
+            )  # fmt: skip
+            entries += ["--cacheinfo", f"100644,{hashed.stdout.decode().strip()},{path}"]
+        try:
+            self._git("update-index", "--add", *entries)
+        except _git_error() as exc:  # a file where a folder goes, or a folder where a file
+            raise OSError(
+                errno.EEXIST, f"a file or folder is in the way of {', '.join(files)}"
+            ) from exc
+        if not self._git("diff", "--cached", "--name-only").strip():
+            return None
+        identity = self._identity_args()
+        quiet = NO_HOUSEKEEPING if fetched else ()
+        self._git(*quiet, *identity, "commit", "-q", "--no-verify", "-m", message)
         return CommitInfo(sha=self.head_sha(), fallback_identity=bool(identity))
 
     @_serialised

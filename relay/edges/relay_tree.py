@@ -152,34 +152,28 @@ class RelayTree:
         attempts: int = PUBLISH_ATTEMPTS,
         files: Mapping[Path, bytes] | None = None,
     ) -> CommitInfo | None:
-        """Apply ``edits`` (paths relative to the repository) and write ``files`` (their
-        bytes, as they are) on ``branch``'s remote tip, commit and push; on a rejected push
-        apply them again on the new tip. None when nothing changes. The clone's git lock is
-        held throughout."""
+        """Apply ``edits`` (paths relative to the repository) to the files as the branch's
+        remote tip stores them and commit the results and ``files`` (their bytes) exactly
+        as given (:meth:`Clone.commit_bytes`: the tree's attributes convert nothing), then
+        push; on a rejected push apply them again on the new tip. None when nothing
+        changes. The clone's git lock is held throughout."""
         with self.clone.git_lock:
             for attempt in range(attempts):
                 self.at_branch(branch, base=base, recent=attempt == 0)
-                changed = []
-                for path, edit in edits.items():
-                    full = self.path / path
-                    old = full.read_text(encoding="utf-8") if full.is_file() else None
-                    new = edit(old)
-                    if new == old:
-                        continue
-                    full.parent.mkdir(parents=True, exist_ok=True)
-                    full.write_text(new, encoding="utf-8")
-                    changed.append(full)
-                for path, data in (files or {}).items():
-                    full = self.path / path
-                    if full.is_file() and full.read_bytes() == data:
-                        continue
-                    full.parent.mkdir(parents=True, exist_ok=True)
-                    full.write_bytes(data)
-                    changed.append(full)
-                if not changed:
-                    return None
                 tree = self.tree()
-                info = tree.commit(changed, message, fetched=True)  # by at_branch
+                staged: dict[str, bytes] = {}
+                for path, edit in edits.items():
+                    was = tree.at_head(path.as_posix())
+                    old = was.decode("utf-8") if was is not None else None
+                    new = edit(old)
+                    if new != old:
+                        staged[path.as_posix()] = new.encode("utf-8")
+                for path, data in (files or {}).items():
+                    if tree.at_head(path.as_posix()) != data:
+                        staged[path.as_posix()] = data
+                if not staged:
+                    return None
+                info = tree.commit_bytes(staged, message, fetched=True)  # by at_branch
                 if info is None:
                     return None
                 try:

@@ -393,7 +393,9 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     )
     message = action.claim.model_copy(update={"nonce": nonce})
     body = ctx.sign(render_message(message))
-    posted = await comment_then_move(gh, issue, body, expect=action.expect, to=action.claimed)
+    posted = await comment_then_move(
+        gh, issue, body, expect=action.expect, to=action.claimed, own=action.reclaim
+    )
     return Claimed(message, posted)
 
 
@@ -831,11 +833,12 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
 
 
 async def comment_then_move(
-    gh: GitHubClient, number: int, body: str, *, expect: Label, to: Label
+    gh: GitHubClient, number: int, body: str, *, expect: Label, to: Label, own: bool = False
 ) -> int:
     """Post ``body``, then move the baton from ``expect`` to ``to`` (as :func:`move_baton`):
     one content-creating request where GitHub's GraphQL takes both, the comment first and
     the labels after it in the same mutation; else the two REST writes. The comment's id.
+    ``own``: see :func:`move_baton`.
 
     Whatever the GraphQL answer leaves undone is done over REST: a comment it did not post
     is posted (never twice: a lost answer is looked for), a baton it did not move is moved."""
@@ -853,20 +856,30 @@ async def comment_then_move(
             )
             if made is not None:
                 if not moved:
-                    await move_baton(gh, number, expect=expect, to=to)
+                    await move_baton(gh, number, expect=expect, to=to, own=own)
                 return made
     posted = await gh.create_comment(number, body)
-    await move_baton(gh, number, expect=expect, to=to)
+    await move_baton(gh, number, expect=expect, to=to, own=own)
     return posted.id
 
 
-async def move_baton(gh: GitHubClient, number: int, *, expect: Label, to: Label) -> bool:
+async def move_baton(
+    gh: GitHubClient, number: int, *, expect: Label, to: Label, own: bool = False
+) -> bool:
     """Move the baton from ``expect`` to ``to`` on the labels as they are now (a person may
-    have added one while a task ran); False, changing nothing, when it is not at ``expect``."""
+    have added one while a task ran); False, changing nothing, when it is not at ``expect``.
+    ``own``: the move must be this node's own event in the issue's history (a claim: the
+    events are what proves a task was claimed once its comments are deleted), so a baton
+    someone else put at ``to`` already is taken off and put back by this node."""
     issue = await gh.get_issue(number)
     labels = tuple(label.name for label in issue.labels)
     if expect not in batons_in(labels):
-        return False
+        if not (own and to in batons_in(labels)):
+            return False
+        rest = tuple(name for name in labels if name != to)
+        await gh.set_labels(number, rest)
+        await gh.set_labels(number, with_baton(rest, to))
+        return True
     await gh.set_labels(number, with_baton(labels, to))
     return True
 

@@ -7,6 +7,7 @@ git library and the rest of a node's edges to read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -262,18 +263,45 @@ def in_history(root: Path, path: str) -> bool:
     return listed.returncode == 0 and bool(listed.stdout.strip())
 
 
-def versions_in_history(root: Path, path: str, *, limit: int = 20) -> list[bytes]:
-    """The contents ``path`` had in the newest ``limit`` commits of any ref that touched
-    it (newest first; two git processes): what a node searches for a file it wrote
-    itself, wherever it is now, among copies anyone with push access may have added."""
+def versions_in_history(
+    root: Path, path: str, *, first: str | None, most: int = 50, largest: int
+) -> Iterator[bytes]:
+    """The contents ``path`` has had in the history of the remote branch ``first``
+    (newest first), then of any other ref: what a node searches for a file it wrote
+    itself, among copies anyone with push access may have added on any branch. Each blob
+    once, none over ``largest`` bytes, at most ``most`` of them besides ``first``'s, read
+    one at a time (a pusher's thousand large copies cost neither memory nor an
+    unbounded read)."""
     import subprocess
 
-    listed = subprocess.run(
-        [program("git"), "log", f"-{limit}", "--format=%H", "--all", "--", path],
-        cwd=root, capture_output=True, text=True, check=False,
+    def blobs(*refs: str) -> list[str]:
+        listed = subprocess.run(
+            [program("git"), "log", "--no-abbrev", "--raw", "--format=", *refs, "--", path],
+            cwd=root, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        found = []
+        for line in listed.stdout.splitlines() if listed.returncode == 0 else ():
+            fields = line.split("\t", 1)[0].split()
+            if len(fields) >= 4 and line.startswith(":") and fields[3].strip("0"):
+                found.append(fields[3])
+        return found
+
+    ours = blobs(f"refs/remotes/origin/{first}") if first else []
+    others = [b for b in dict.fromkeys(blobs("--all")) if b not in set(ours)][:most]
+    wanted = list(dict.fromkeys(ours)) + others
+    if not wanted:
+        return
+    sizes = subprocess.run(
+        [program("git"), "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+        cwd=root, input="".join(f"{b}\n" for b in wanted), capture_output=True, text=True,
+        check=False,
     )  # fmt: skip
-    shas = listed.stdout.split() if listed.returncode == 0 else []
-    if not shas:
-        return []
-    read = _cat_specs(root, tuple(f"{sha}:{path}" for sha in shas))
-    return [data for data in read.values() if data is not None]
+    for line in sizes.stdout.splitlines():
+        blob, _, rest = line.partition(" ")
+        kind, _, size = rest.partition(" ")
+        if kind != "blob" or not size.isdigit() or int(size) > largest:
+            continue
+        read = subprocess.run([program("git"), "cat-file", "blob", blob], cwd=root,
+                              capture_output=True, check=False)  # fmt: skip
+        if read.returncode == 0:
+            yield read.stdout
