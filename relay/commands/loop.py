@@ -1047,10 +1047,12 @@ def _with_roster(options: Options, panel: RunPanel, args: argparse.Namespace) ->
 def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> None:
     """LocalUsageError, before anything runs, where what judges a candidate (a gate, an
     acceptance, a metric, a checker, the verifier, a red team) runs a file from a folder
-    shared with the boxes (a maker's box could change it), or where
-    RELAY_SANDBOX_SHARE_JUDGES names a folder that is no share."""
+    shared with the boxes (a maker's box could change it), or loads code from a judged share
+    by itself (PYTHONPATH), or where RELAY_SANDBOX_SHARE_JUDGES names a folder that is no
+    share."""
     from relay.ratchet.sandbox import (
         SharedLookups,
+        refuse_shared_imports,
         refuse_shared_programs,
         refuse_unnamed_judged_shares,
     )
@@ -1058,6 +1060,7 @@ def refuse_shared_judges(spine: Spine, contract: Contract, options: Options) -> 
     refuse_unnamed_judged_shares()
     path = os.environ.get("PATH", "")
     seen = SharedLookups()  # every goal's command is checked: each place asked once
+    refuse_shared_imports(os.environ, seen)
     for gate in contract.gates:
         refuse_shared_programs(gate.command, path, lookups=seen)
     for goal in spine.goals().goals:

@@ -1447,6 +1447,12 @@ def opens_with_project(path: str) -> bool:
     return agent and (len(parts) == 1 or name.endswith(".md"))
 
 
+# files at any depth that change what git checks out (``.gitattributes``: a working-tree
+# encoding, a filter) or where (``.gitmodules``): only a goal naming the file itself, not
+# its folder or a glob, may change one
+GIT_READS = frozenset({".gitattributes", ".gitmodules"})
+
+
 def project_hooks_touched(
     changes: Sequence[str],
     *,
@@ -1462,6 +1468,14 @@ def project_hooks_touched(
     found = []
     for path in changes:
         new_top = known is not None and path not in known and "/" not in path
+        if PurePosixPath(path).name in GIT_READS and path not in declared:
+            why = (
+                f"`{path}` tells git how to check files out (an encoding or a filter turns"
+                " the bytes relay judged into other code in every checkout); a goal that"
+                " must change it names this very file among its paths"
+            )
+            found.append((path, why))
+            continue
         opened = opens_with_project(path) or (new_top and path.endswith(NEW_TOP_OPENED))
         if not opened or _declared(path, declared):
             continue

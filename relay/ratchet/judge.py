@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import pkgutil
+import posixpath
 import shutil
 import site
 import sysconfig
@@ -158,6 +159,12 @@ def _read(path: Path) -> str:
         return ""
 
 
+LINKED_MODULE = (
+    "a Python module that is a link: Python runs the file it leads to, which is not read as"
+    " this module's code"
+)
+
+
 def reaching(
     tree: WorkTree, changes: Sequence[str], candidate: str, *, coverage: bool = False
 ) -> list[Reach]:
@@ -175,6 +182,7 @@ def reaching(
             after = tree.show(candidate, path) if path in present else None
             texts[path] = (tree.show("HEAD", path), after)
     found = reaches_in(changes, texts, plain_of(tree, candidate) if texts else Plain())
+    found += _linked_modules(tree, changes, candidate)
     found += stubs_beside(changes, present)
     at_head = tree.files_at("HEAD")
     pythonpath = config_pythonpath(
@@ -191,6 +199,23 @@ def reaching(
     found += [Reach(p, 0, NEW_TOP_MODULE.format(name=n)) for p, n in tops]
     if coverage:
         found += _hidden(tree, texts, candidate, at_head, present)
+    return found
+
+
+def _linked_modules(tree: WorkTree, changes: Sequence[str], candidate: str) -> list[Reach]:
+    """The candidate's Python modules that are links, where the link or the file it leads
+    to changed: Python runs the file it leads to (``helper.py -> impl.js``), which the
+    rule above never reads as Python (one ``ls-tree``; a link's text only for these)."""
+    changed = set(changes)
+    found = []
+    for path, mode in tree.listing(candidate):
+        if mode != "120000" or not path.endswith((".py", ".pyw", *COMPILED_SUFFIXES)):
+            continue
+        target = posixpath.normpath(
+            posixpath.join(posixpath.dirname(path), tree.show(candidate, path) or "")
+        )
+        if path in changed or target in changed:
+            found.append(Reach(path, 0, LINKED_MODULE))
     return found
 
 

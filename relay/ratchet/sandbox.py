@@ -2344,6 +2344,30 @@ def in_shares(path: str, shares: Sequence[Path]) -> list[tuple[Path, Path]]:
     return found
 
 
+# variables that name code an interpreter loads at start-up or on import, before or
+# beside a gate's own (a ``sitecustomize.py``, a ``.pth`` file, a module of a gate's name)
+IMPORT_PATHS = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONHOME", "NODE_PATH",
+                "PERL5LIB", "PERLLIB", "RUBYLIB", "CLASSPATH", "GEM_PATH", "GEM_HOME")  # fmt: skip
+
+
+def refuse_shared_imports(env: Mapping[str, str], lookups: SharedLookups) -> None:
+    """LocalUsageError where a variable a judged box keeps (``IMPORT_PATHS``) names a
+    folder in a share the judges see: every box writes there, a maker's too, and every
+    judged interpreter would load what a maker left (its ``sitecustomize.py``) before the
+    gate's code. A judged share on PATH is the person's word that no program a judge runs
+    lies there; code an interpreter loads by itself is not a program anyone names."""
+    for name in IMPORT_PATHS:
+        for entry in filter(None, env.get(name, "").split(os.pathsep)):
+            held = lookups.in_shares(entry, lookups.judged)
+            if held:
+                folder, share = held[0]
+                raise LocalUsageError(
+                    f"{name} holds {folder}, in {share}, which {JUDGED_SHARE_ENV} shares with"
+                    " the judges and every box writes (a maker's too): each judged run would"
+                    f" load what a maker left there; take it off {name}, or out of the share"
+                )
+
+
 def refuse_shared_programs(
     command: str,
     path: str,
