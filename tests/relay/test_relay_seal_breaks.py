@@ -64,6 +64,17 @@ def answered_as_already_ran(world: World, job: int) -> str:
     return str(result["body"])
 
 
+def remembered(world: World, job: int, marker: Path) -> None:
+    """Her deletions of TASK 1's claim, RESULT and ref, the worker's records gone, the baton
+    put back by the job's owner: the worker answers from its sealed log, and runs nothing."""
+    delete_evidence(world, job, 1)
+    forget(world)
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]})
+    out = world.worker.call("watch", "--once", "--verbose")
+    assert runs(marker) == 1, out
+    assert "already ran" in answered_as_already_ran(world, job)
+
+
 def test_twenty_commits_on_her_branch_do_not_hide_the_sealed_log(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -126,12 +137,7 @@ def test_a_log_with_crlf_output_is_still_the_workers_memory(
     world.controller.call("task", str(job), "--step", appends(marker), "--step", crlf)
     world.worker.call("watch", "--once")
     world.controller.call("watch", "--once")
-    delete_evidence(world, job, 1)
-    forget(world)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]})
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(marker) == 1, out
-    assert "already ran" in answered_as_already_ran(world, job)
+    remembered(world, job, marker)
 
 
 def test_a_log_sealed_before_a_key_rotation_is_still_the_workers_memory(
@@ -146,33 +152,7 @@ def test_a_log_sealed_before_a_key_rotation_is_still_the_workers_memory(
     world.controller.call("watch", "--once")
     said = world.worker.call("join", "--node", WORKER, "--scheduler", "none", "--rotate-key")
     assert "signing key rotated" in said
-    delete_evidence(world, job, 1)
-    forget(world)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["awaiting:worker"]})
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(marker) == 1, out
-    assert "already ran" in answered_as_already_ran(world, job)
-
-
-def test_a_claim_over_her_working_label_is_still_the_workers_own_event(
-    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The issue's events are the record of a claim nobody can delete: where she put
-    `working` before the worker's pass, the worker's claim takes it off and puts it back,
-    so its own account's `labeled working` is in the events for this TASK."""
-    mallory(world, monkeypatch)
-    marker = tmp_path / "RAN"
-    world.controller.call("task", str(job), "--step", appends(marker))
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    world.worker.call("watch", "--once")
-    assert runs(marker) == 1
-    her = world.api("/collaborators/" + STRANGER + "/permission", login=STRANGER)["user"]["id"]
-    working = [
-        e["actor"]["id"]
-        for e in world.api(f"/issues/{job}/events")
-        if e["event"] == "labeled" and e["label"]["name"] == "working"
-    ]
-    assert len(working) == 2 and working[0] == her and working[1] != her, working
+    remembered(world, job, marker)
 
 
 def test_copies_larger_than_a_sealed_log_are_never_read(tmp_path: Path) -> None:

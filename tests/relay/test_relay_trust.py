@@ -344,6 +344,15 @@ def test_labels_moved_by_an_outsider_are_named_and_not_followed(
     world.worker.call("watch", "--once")
     assert runs(marker) == 1
     assert not any(c["body"].startswith("### Half-done") for c in world.comments(job))
+    # the claim took her `working` off and put it back: the issue's events, which nobody
+    # can delete, hold the worker's own claim of the TASK
+    her = world.api(f"/collaborators/{STRANGER}/permission", login=STRANGER)["user"]["id"]
+    working = [
+        e["actor"]["id"]
+        for e in world.api(f"/issues/{job}/events")
+        if e["event"] == "labeled" and e["label"]["name"] == "working"
+    ]
+    assert len(working) == 2 and working[0] == her and working[1] != her, working
     assert any(f"`{STRANGER}`" in c["body"] for c in world.comments(job))
     world.controller.call("watch", "--once")
     # `resolved` with no closure of relay's would stall the job in silence
