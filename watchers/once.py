@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from relay.edges.github import GitHubClient
@@ -240,13 +240,14 @@ def task_box(root: Path, commit: str) -> AbstractContextManager[TaskBox]:
 
 def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, int]]:
     """The tasks this node is about to run whose log, sealed by this node's key (its own,
-    or one the roster lists for it, retired or not), is in the repository's history: the
-    data branch's first, then any branch's as fetched. They ran, whatever comment or ref
-    was deleted since; a log file anyone else wrote there says nothing. Only for those.
-    (History a pusher rewrote hides a log: the issue's events, which nobody deletes,
-    still hold this node's `working` for each claim.)"""
+    or one the roster lists for it that was valid when the TASK was posted), is in the
+    repository's history: the data branch's first, then any branch's as fetched. They
+    ran, whatever comment or ref was deleted since; a log file anyone else wrote there
+    says nothing. Only for those. (History a pusher rewrote hides a log: the issue's
+    events, which nobody deletes, still hold this node's `working` for each claim.)"""
     from relay.node.spine import versions_in_history
     from relay.protocol import claim_refs_wanted, log_path
+    from relay.protocol.decide import bound_threads
     from relay.protocol.signatures import parse_keys, public_key_of
     from relay.protocol.work import SEALED_LOG_BYTES, sealed_by
 
@@ -256,24 +257,28 @@ def ran_already(ctx: NodeContext, snapshot: Snapshot) -> frozenset[tuple[int, in
     own = ctx.signing_key
     row = ctx.master.node(ctx.node)
     listed = parse_keys(row.public_key) if row is not None else None
-    keys = (
-        *((public_key_of(own),) if own is not None else ()),
-        *((listed.current,) if listed is not None and listed.current else ()),
-        *(key for key, _ in (listed.retired if listed is not None else ())),
-    )
-    if not keys:
-        return frozenset()
+    posted = {
+        (thread.issue.number, task): entry.comment.created_at
+        for thread in bound_threads(snapshot, ctx.node)
+        if (entry := thread.task_entry(task := thread.last_task)) is not None
+    }
     branch = ctx.master.data_branch or ctx.clone.current_branch()
-    return frozenset(
-        (issue, task)
-        for issue, task in wanted
-        if any(
-            sealed_by(data, repo=ctx.repo, issue=issue, task=task, node=ctx.node, keys=keys)
-            for data in versions_in_history(
-                ctx.root, log_path(issue, task), first=branch, largest=SEALED_LOG_BYTES
-            )
-        )
-    )
+    ran = set()
+    for issue, task in wanted:
+        at = posted.get((issue, task))
+        # (a second later: REST's times are whole seconds, and a key retired within the
+        # second the TASK was posted may not have sealed its log)
+        late = at + timedelta(seconds=1) if at is not None else None
+        valid = listed.valid_at(late) if listed is not None and late is not None else ()
+        keys = (*((public_key_of(own),) if own is not None else ()), *valid)
+        path = log_path(issue, task)
+        for data in versions_in_history(ctx.root, path, first=branch, largest=SEALED_LOG_BYTES):
+            if keys and sealed_by(
+                data, repo=ctx.repo, issue=issue, task=task, node=ctx.node, keys=keys
+            ):
+                ran.add((issue, task))
+                break
+    return frozenset(ran)
 
 
 async def _observe(

@@ -176,6 +176,9 @@ class RelayTree:
                 info = tree.commit_bytes(staged, message, fetched=True)  # by at_branch
                 if info is None:
                     return None
+                # the files as the commit has them (only the index had them), so a next
+                # task's check for files it left modified does not find these
+                tree.local("checkout", "-q", "--detach", "--force", "HEAD")
                 try:
                     tree.push_head(branch)
                 except Rejected:

@@ -394,7 +394,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     message = action.claim.model_copy(update={"nonce": nonce})
     body = ctx.sign(render_message(message))
     posted = await comment_then_move(
-        gh, issue, body, expect=action.expect, to=action.claimed, own=action.reclaim
+        gh, issue, body, expect=action.expect, to=action.claimed, own=True
     )
     return Claimed(message, posted)
 
@@ -844,7 +844,8 @@ async def comment_then_move(
     is posted (never twice: a lost answer is looked for), a baton it did not move is moved."""
     issue = await gh.get_issue(number)
     labels = tuple(label.name for label in issue.labels)
-    if expect in batons_in(labels) and issue.node_id:
+    # (a claim over a `working` someone put there already goes label by label: see own)
+    if expect in batons_in(labels) and issue.node_id and not (own and to in batons_in(labels)):
         ids = {label.name: label.node_id for label in issue.labels}
         wanted = with_baton(labels, to)
         for name in wanted:
@@ -870,16 +871,18 @@ async def move_baton(
     have added one while a task ran); False, changing nothing, when it is not at ``expect``.
     ``own``: the move must be this node's own event in the issue's history (a claim: the
     events are what proves a task was claimed once its comments are deleted), so a baton
-    someone else put at ``to`` already is taken off and put back by this node."""
+    at ``to`` already (someone put it there, or a move whose answer was lost) is taken off
+    and put back by this node; extra events of a claim after its TASK was posted count
+    for no other TASK (``relay.protocol.tamper.claimed_by_events``)."""
     issue = await gh.get_issue(number)
     labels = tuple(label.name for label in issue.labels)
-    if expect not in batons_in(labels):
-        if not (own and to in batons_in(labels)):
-            return False
+    if own and to in batons_in(labels):  # off, then on: the event is this node's
         rest = tuple(name for name in labels if name != to)
         await gh.set_labels(number, rest)
         await gh.set_labels(number, with_baton(rest, to))
         return True
+    if expect not in batons_in(labels):
+        return False
     await gh.set_labels(number, with_baton(labels, to))
     return True
 

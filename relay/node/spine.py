@@ -264,19 +264,22 @@ def in_history(root: Path, path: str) -> bool:
 
 
 def versions_in_history(
-    root: Path, path: str, *, first: str | None, most: int = 50, largest: int
+    root: Path, path: str, *, first: str | None, most: int = 200, largest: int
 ) -> Iterator[bytes]:
-    """The contents ``path`` has had in the history of the remote branch ``first``
-    (newest first), then of any other ref: what a node searches for a file it wrote
-    itself, among copies anyone with push access may have added on any branch. Each blob
-    once, none over ``largest`` bytes, at most ``most`` of them besides ``first``'s, read
-    one at a time (a pusher's thousand large copies cost neither memory nor an
-    unbounded read)."""
+    """The contents ``path`` has had in the history of the remote branch ``first`` (oldest
+    first: a file a node wrote there comes before anyone's later edits of it), then in any
+    other ref's (newest first): what a node searches for a file it wrote itself, among
+    copies anyone with push access may have added on any branch. Each blob once, none over
+    ``largest`` bytes, at most ``most`` in all, in three git processes, read one at a time
+    (a pusher's thousands of large copies cost neither memory nor an unbounded read).
+    Every line of history counts (``--full-history``: a merge that drops the file does not
+    hide the side that added it)."""
     import subprocess
 
     def blobs(*refs: str) -> list[str]:
         listed = subprocess.run(
-            [program("git"), "log", "--no-abbrev", "--raw", "--format=", *refs, "--", path],
+            [program("git"), "log", "--full-history", "--no-abbrev", "--raw", "--format=",
+             *refs, "--", path],
             cwd=root, capture_output=True, text=True, check=False,
         )  # fmt: skip
         found = []
@@ -286,22 +289,37 @@ def versions_in_history(
                 found.append(fields[3])
         return found
 
-    ours = blobs(f"refs/remotes/origin/{first}") if first else []
-    others = [b for b in dict.fromkeys(blobs("--all")) if b not in set(ours)][:most]
-    wanted = list(dict.fromkeys(ours)) + others
+    ours = blobs(f"refs/remotes/origin/{first}")[::-1] if first else []
+    wanted = list(dict.fromkeys([*ours, *blobs("--all")]))[:most]
     if not wanted:
         return
+    asked = "".join(f"{blob}\n" for blob in wanted)
     sizes = subprocess.run(
         [program("git"), "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
-        cwd=root, input="".join(f"{b}\n" for b in wanted), capture_output=True, text=True,
-        check=False,
+        cwd=root, input=asked, capture_output=True, text=True, check=False,
     )  # fmt: skip
+    small = []
     for line in sizes.stdout.splitlines():
         blob, _, rest = line.partition(" ")
         kind, _, size = rest.partition(" ")
-        if kind != "blob" or not size.isdigit() or int(size) > largest:
-            continue
-        read = subprocess.run([program("git"), "cat-file", "blob", blob], cwd=root,
-                              capture_output=True, check=False)  # fmt: skip
-        if read.returncode == 0:
-            yield read.stdout
+        if kind == "blob" and size.isdigit() and int(size) <= largest:
+            small.append(blob)
+    if not small:
+        return
+    with subprocess.Popen(
+        [program("git"), "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    ) as reading:  # fmt: skip
+        assert reading.stdin is not None and reading.stdout is not None
+        reading.stdin.write("".join(f"{blob}\n" for blob in small).encode())
+        reading.stdin.close()  # a few kilobytes: git reads them all before it writes much
+        try:
+            for _ in small:
+                header = reading.stdout.readline().split()
+                if len(header) != 3 or not header[2].isdigit():
+                    return
+                data = reading.stdout.read(int(header[2]))
+                reading.stdout.read(1)  # the newline after the contents
+                yield data
+        finally:
+            reading.kill()

@@ -49,10 +49,6 @@ class ExecuteTask(_Action):
     claimed: Label
     done: Label
     event: Event = Event.CLAIM  # then Event.POST_RESULT from ``claimed`` to ``done``
-    # the baton is at ``claimed`` already, put there by someone relay does not follow: the
-    # claim takes it off and puts it back, so that the events, which nobody can
-    # delete, hold this node's own claim of the TASK (its memory once comments are gone)
-    reclaim: bool = False
 
 
 class DeclineTask(_Action):

@@ -627,7 +627,6 @@ def _execute(
         expect=expect,
         claimed=claimed,
         done=done,
-        reclaim=claimed.value in thread.issue.labels and expect.value not in thread.issue.labels,
     )
 
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
 
 from relay.protocol.actions import Action, Ignore, PostNotice, ReopenJob
 from relay.protocol.baton import State
 from relay.protocol.body import STRIKE_LIMIT
 from relay.protocol.labels import Label
 from relay.protocol.master import Master
+from relay.protocol.messages import Kind
 from relay.protocol.snapshot import Issue, LabelEvent, Snapshot
 from relay.protocol.thread import Thread, party_ids
 
@@ -255,11 +257,17 @@ def task_to_repost(thread: Thread, kept: int, claimed: set[tuple[int, int]]) -> 
 
 def claimed_unseen(thread: Thread, snapshot: Snapshot) -> LabelEvent | None:
     """Evidence in the issue's events (which nobody can delete) that the newest TASK was
-    claimed though no claim of it is left: the job's own accounts set `working` more often
-    than the claims known for the earlier TASKs account for. Then the TASK may have run,
-    and a worker without local records never runs it again. None: no such evidence."""
+    claimed though no claim of it is left: a job's account set `working` after the TASK
+    was posted. Then the TASK may have run, and a worker without local records never runs
+    it again. None: no such evidence."""
+    entry = thread.task_entry(thread.last_task)
     return claimed_by_events(
-        thread, thread.last_task, snapshot.label_events, snapshot.master, snapshot.local.claims
+        thread,
+        thread.last_task,
+        snapshot.label_events,
+        snapshot.master,
+        snapshot.local.claims,
+        posted=entry.comment.created_at if entry is not None else None,
     )
 
 
@@ -269,26 +277,57 @@ def claimed_by_events(
     label_events: Iterable[LabelEvent],
     master: Master,
     claimed: Iterable[tuple[int, int]],
+    *,
+    posted: datetime | None = None,
 ) -> LabelEvent | None:
     """The issue's events' evidence that TASK ``task`` was claimed, whatever comments and
-    refs were deleted since: the job's own accounts set `working` more often than the
-    claims known (``claimed``: this node's record of them) for the TASKs before it account
-    for. None: no such evidence."""
+    refs were deleted since; None when there is none. With ``posted`` (when its comment
+    was posted): a job's account set `working` after it (in its own second, after the
+    controller's last pass of the baton then) more often than the earlier TASKs whose
+    claims are still there, made later, account for: deleting an earlier TASK's claim
+    changes nothing. Without it (the TASK's comment is gone): the job's accounts set
+    `working` more often than the claims known for the TASKs before it account for
+    (``claimed``: this node's records of its claims)."""
     number = thread.issue.number
     party = party_ids(thread.job, master)
-    claims = sorted(
-        (
-            e
-            for e in label_events
-            if e.issue == number
-            and e.label == Label.WORKING.value
-            and e.action == "labeled"
-            and e.actor.id in party
-        ),
+    moves = sorted(
+        (e for e in label_events if e.issue == number and e.action == "labeled"),
         key=lambda e: (e.at, e.id),
     )
-    known = {m for m in range(1, task) if thread.taken(m)}
-    known |= {m for n, m in claimed if n == number and m < task}
+    second = posted.replace(microsecond=0) if posted is not None else None
+    # within the second the TASK was posted (times are whole seconds, ids in order), what
+    # came before the controller's last pass of the baton then was an earlier TASK's
+    handed = max(
+        (
+            e.id
+            for e in moves
+            if e.at.replace(microsecond=0) == second
+            and e.label == Label.AWAITING_WORKER.value
+            and e.actor.id in party
+        ),
+        default=None,
+    )
+    claims = [
+        e
+        for e in moves
+        if e.label == Label.WORKING.value
+        and e.actor.id in party
+        and (
+            second is None
+            or e.at.replace(microsecond=0) > second
+            or (e.at.replace(microsecond=0) == second and (handed is None or e.id > handed))
+        )
+    ]
+    if second is None:
+        known = {m for m in range(1, task) if thread.taken(m)}
+        known |= {m for n, m in claimed if n == number and m < task}
+    else:  # earlier TASKs whose claims are still there, made in a later second (counted)
+        known = {
+            m
+            for m in range(1, task)
+            if (entry := thread.claims.get(m) or thread.edited.get((Kind.CLAIM, m))) is not None
+            and entry.comment.created_at.replace(microsecond=0) > second
+        }
     return claims[-1] if len(claims) > len(known) else None
 
 

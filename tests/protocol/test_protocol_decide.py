@@ -547,27 +547,6 @@ def test_a_skipped_task_number_and_a_task_overtaken_by_a_newer_one_are_said_once
     assert not any(isinstance(a, PostNotice) for a in again), "said once"
 
 
-def test_a_claim_over_an_outsiders_working_takes_the_label_again() -> None:
-    """`working` that an outsider put on a TASK nobody claimed is not followed: the worker
-    claims the TASK, and its claim takes the label off and puts it back (``reclaim``), so
-    that the issue's events hold the node's own claim. A plain claim does not."""
-    from relay.protocol.snapshot import LabelEvent
-
-    world = World()
-    number = job(world)
-    task(world, number)
-    actions = decide(world.snapshot(WORKER), WORKER, world.now)
-    [plain] = [a for a in actions if isinstance(a, ExecuteTask)]
-    assert not plain.reclaim
-    world.set_labels(number, (Label.WORKING.value,))  # mallory's
-    hers = LabelEvent(
-        id=9, issue=number, actor=MALLORY, action="labeled", label="working", at=world.now
-    )
-    seen = world.snapshot(WORKER).model_copy(update={"label_events": (hers,)})
-    [claim] = [a for a in decide(seen, WORKER, world.now) if isinstance(a, ExecuteTask)]
-    assert claim.reclaim and claim.expect == Label.AWAITING_WORKER
-
-
 def test_a_baton_moved_by_an_outsider_is_put_back_and_the_mover_named_once() -> None:
     from relay.protocol import baton_events_wanted
     from relay.protocol.snapshot import LabelEvent

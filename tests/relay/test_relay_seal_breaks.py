@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,9 @@ def remembered(world: World, job: int, marker: Path) -> None:
 def test_twenty_commits_on_her_branch_do_not_hide_the_sealed_log(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The worker reads its log's path in the newest 20 commits of any ref that touch it:
-    20 commits of hers on a branch of her own push the genuine one out. (Here the label
-    events still stop the run, so the RESULT says why differently.)"""
+    """Twenty commits of hers at the log's path, on a branch of her own and newer than the
+    worker's, do not push its genuine log out of what it reads: the data branch's history
+    is read first, oldest first, and the worker answers from its log."""
     eve = mallory(world, monkeypatch)
     marker = tmp_path / "RAN"
     world.controller.call("task", str(job), "--step", appends(marker))
@@ -150,6 +151,7 @@ def test_a_log_sealed_before_a_key_rotation_is_still_the_workers_memory(
     world.controller.call("task", str(job), "--step", appends(marker))
     world.worker.call("watch", "--once")
     world.controller.call("watch", "--once")
+    time.sleep(1.1)  # a key counts for TASKs posted a second or more before it was retired
     said = world.worker.call("join", "--node", WORKER, "--scheduler", "none", "--rotate-key")
     assert "signing key rotated" in said
     remembered(world, job, marker)
