@@ -870,7 +870,8 @@ async def move_baton(
     """Move the baton from ``expect`` to ``to`` on the labels as they are now (a person may
     have added one while a task ran); False, changing nothing, when it is not at ``expect``.
     ``own``: the move must be this node's own event in the issue's history (a claim: the
-    events are what proves a task was claimed once its comments are deleted), so a baton
+    events are what proves a task was claimed once its comments are deleted), so it is
+    made wherever the baton is (someone took it away since the pass read it), and a baton
     at ``to`` already (someone put it there, or a move whose answer was lost) is taken off
     and put back by this node; extra events of a claim after its TASK was posted count
     for no other TASK (``relay.protocol.tamper.claimed_by_events``)."""
@@ -881,7 +882,7 @@ async def move_baton(
         await gh.set_labels(number, rest)
         await gh.set_labels(number, with_baton(rest, to))
         return True
-    if expect not in batons_in(labels):
+    if expect not in batons_in(labels) and not own:
         return False
     await gh.set_labels(number, with_baton(labels, to))
     return True

@@ -22,7 +22,6 @@ from relay.protocol.baton import State
 from relay.protocol.body import STRIKE_LIMIT
 from relay.protocol.labels import Label
 from relay.protocol.master import Master
-from relay.protocol.messages import Kind
 from relay.protocol.snapshot import Issue, LabelEvent, Snapshot
 from relay.protocol.thread import Thread, party_ids
 
@@ -283,11 +282,10 @@ def claimed_by_events(
     """The issue's events' evidence that TASK ``task`` was claimed, whatever comments and
     refs were deleted since; None when there is none. With ``posted`` (when its comment
     was posted): a job's account set `working` after it (in its own second, after the
-    controller's last pass of the baton then) more often than the earlier TASKs whose
-    claims are still there, made later, account for: deleting an earlier TASK's claim
-    changes nothing. Without it (the TASK's comment is gone): the job's accounts set
-    `working` more often than the claims known for the TASKs before it account for
-    (``claimed``: this node's records of its claims)."""
+    first pass of the baton then), whatever comments are left. Only a whole task cycle
+    within one second is ambiguous, and then it refuses. Without it (the TASK's comment is
+    gone): the job's accounts set `working` more often than the claims known for the TASKs
+    before it account for (``claimed``: this node's records of its claims)."""
     number = thread.issue.number
     party = party_ids(thread.job, master)
     moves = sorted(
@@ -296,8 +294,9 @@ def claimed_by_events(
     )
     second = posted.replace(microsecond=0) if posted is not None else None
     # within the second the TASK was posted (times are whole seconds, ids in order), what
-    # came before the controller's last pass of the baton then was an earlier TASK's
-    handed = max(
+    # came before the first pass of the baton then was an earlier TASK's (the first, not
+    # the last: a pass handed back within that second must not hide a claim)
+    handed = min(
         (
             e.id
             for e in moves
@@ -318,15 +317,17 @@ def claimed_by_events(
             or (e.at.replace(microsecond=0) == second and (handed is None or e.id > handed))
         )
     ]
+    mine = {m for n, m in claimed if n == number and m < task}
     if second is None:
-        known = {m for m in range(1, task) if thread.taken(m)}
-        known |= {m for n, m in claimed if n == number and m < task}
-    else:  # earlier TASKs whose claims are still there, made in a later second (counted)
+        known = {m for m in range(1, task) if thread.taken(m)} | mine
+    else:  # every `working` since counts (a claim's comment can be deleted, or its signed
+        # block moved into a later comment), but those of the earlier TASKs this node's own
+        # records say it claimed, posted within that same second
         known = {
             m
-            for m in range(1, task)
-            if (entry := thread.claims.get(m) or thread.edited.get((Kind.CLAIM, m))) is not None
-            and entry.comment.created_at.replace(microsecond=0) > second
+            for m in mine
+            if (entry := thread.task_entry(m)) is not None
+            and entry.comment.created_at.replace(microsecond=0) == second
         }
     return claims[-1] if len(claims) > len(known) else None
 

@@ -5,6 +5,7 @@ runner). Each test asserts what relay promises."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ def test_deleting_an_answered_tasks_claim_refuses_every_later_task(
     for comment in world.comments(job):
         if comment["body"].startswith("### Claim"):
             world.api(f"/issues/comments/{comment['id']}", "DELETE", login=STRANGER)
+    time.sleep(1.1)  # a whole task cycle within one second is read as the next TASK's claim
     world.controller.call("task", str(job), "--step", appends(second))
     forget(world)
     out = world.worker.call("watch", "--once", "--verbose")
