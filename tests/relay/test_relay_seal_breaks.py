@@ -65,6 +65,15 @@ def answered_as_already_ran(world: World, job: int) -> str:
     return str(result["body"])
 
 
+def asked_again(world: World, job: int, marker: Path) -> None:
+    """Her `working` on the job (not followed: the baton reads as the worker's), and a
+    worker with no local records asked again: the TASK does not run a second time."""
+    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
+    forget(world)
+    out = world.worker.call("watch", "--once", "--verbose")
+    assert runs(marker) == 1, out
+
+
 def remembered(world: World, job: int, marker: Path) -> None:
     """Her deletions of TASK 1's claim, RESULT and ref, the worker's records gone, the baton
     put back by the job's owner: the worker answers from its sealed log, and runs nothing."""

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_relay_seal_breaks import delete_evidence, forget
+from test_relay_seal_breaks import asked_again, delete_evidence, forget
 from test_relay_trust import appends, as_login, mallory, runs
 from worlds import OWNER, STRANGER, WORKER, World, git
 
@@ -45,11 +45,11 @@ def test_deleting_an_answered_tasks_claim_refuses_every_later_task(
     assert runs(second) == 1, out + result_body(world, job, 2)
 
 
-def drop_last_commit(world: World, clone: Path, job: int) -> None:
-    """Her force-push: main without its newest commit (the worker's log of TASK 1); and the
-    worker's clone as a fresh runner's (none of its own refs or relay's tree hold it)."""
+def drop_newest_log(world: World, clone: Path, job: int, task: int = 1) -> None:
+    """Her force-push: main without its newest commit (the worker's log of ``task``); and
+    the worker's clone as a fresh runner's (none of its refs or relay's tree hold it)."""
     as_login(world, STRANGER, "fetch", "-q", "origin", cwd=clone)
-    assert log_path(job, 1) in git("log", "-1", "--name-only", "origin/main", cwd=clone)
+    assert log_path(job, task) in git("log", "-1", "--name-only", "origin/main", cwd=clone)
     git("checkout", "-qB", "rewrite", "origin/main~1", cwd=clone)
     as_login(world, STRANGER, "push", "-q", "-f", "origin", "rewrite:main", cwd=clone)
     mine = world.worker.clone
@@ -58,7 +58,7 @@ def drop_last_commit(world: World, clone: Path, job: int) -> None:
     git("reset", "-q", "--hard", "origin/main", cwd=mine)
     git("reflog", "expire", "--expire=now", "--all", cwd=mine)
     git("gc", "-q", "--prune=now", cwd=mine)
-    assert not git("log", "--all", "--oneline", "--", log_path(job, 1), cwd=mine).strip()
+    assert not git("log", "--all", "--oneline", "--", log_path(job, task), cwd=mine).strip()
 
 
 def test_her_working_label_then_a_rewritten_branch_never_run_a_task_twice(
@@ -73,11 +73,8 @@ def test_her_working_label_then_a_rewritten_branch_never_run_a_task_twice(
     world.worker.call("watch", "--once")
     assert runs(marker) == 1
     delete_evidence(world, job, 1)
-    drop_last_commit(world, eve.clone, job)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    forget(world)
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(marker) == 1, out
+    drop_newest_log(world, eve.clone, job)
+    asked_again(world, job, marker)
 
 
 def test_her_working_label_put_on_during_the_claim_never_runs_a_task_twice(
@@ -106,11 +103,8 @@ def test_her_working_label_put_on_during_the_claim_never_runs_a_task_twice(
     monkeypatch.setattr(execute, "comment_then_move", move)
     assert runs(marker) == 1
     delete_evidence(world, job, 1)
-    drop_last_commit(world, eve.clone, job)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    forget(world)
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(marker) == 1, out
+    drop_newest_log(world, eve.clone, job)
+    asked_again(world, job, marker)
 
 
 def test_a_retired_key_cannot_make_the_worker_refuse_a_later_task(

@@ -8,33 +8,16 @@ import time
 from pathlib import Path
 
 import pytest
-from test_relay_seal_breaks import delete_evidence, forget
-from test_relay_trust import appends, as_login, mallory, runs
-from worlds import OWNER, STRANGER, World, git
-
-from relay.protocol import log_path
+from test_relay_seal_breaks import asked_again, delete_evidence
+from test_relay_seal_breaks_again import drop_newest_log
+from test_relay_trust import appends, mallory, runs
+from worlds import STRANGER, World
 
 
 def comment_of(world: World, job: int, heading: str) -> dict[str, object]:
     found = [c for c in world.comments(job) if str(c["body"]).startswith(heading)]
     assert len(found) == 1, [str(c["body"])[:40] for c in world.comments(job)]
     return dict(found[0])
-
-
-def drop_newest_log(world: World, clone: Path, job: int, task: int) -> None:
-    """Her force-push: main without its newest commit (the worker's log of ``task``); and
-    the worker's clone as a fresh runner's (none of its refs or relay's tree hold it)."""
-    as_login(world, STRANGER, "fetch", "-q", "origin", cwd=clone)
-    assert log_path(job, task) in git("log", "-1", "--name-only", "origin/main", cwd=clone)
-    git("checkout", "-qB", "rewrite", "origin/main~1", cwd=clone)
-    as_login(world, STRANGER, "push", "-q", "-f", "origin", "rewrite:main", cwd=clone)
-    mine = world.worker.clone
-    git("worktree", "remove", "--force", str(mine / ".git" / "relay" / "worktree"), cwd=mine)
-    as_login(world, OWNER, "fetch", "-q", "--prune", "origin", cwd=mine)
-    git("reset", "-q", "--hard", "origin/main", cwd=mine)
-    git("reflog", "expire", "--expire=now", "--all", cwd=mine)
-    git("gc", "-q", "--prune=now", cwd=mine)
-    assert not git("log", "--all", "--oneline", "--", log_path(job, task), cwd=mine).strip()
 
 
 @pytest.mark.parametrize(
@@ -76,10 +59,7 @@ def test_an_older_claim_copied_over_the_newer_one_never_runs_a_task_twice(
     world.api(f"/issues/comments/{result['id']}", "DELETE", login=STRANGER)
     world.api(f"/git/refs/relay/claims/{job}/2", "DELETE", login=STRANGER)
     drop_newest_log(world, eve.clone, job, 2)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    forget(world)
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(second) == 1, out
+    asked_again(world, job, second)
 
 
 def test_a_baton_taken_away_before_the_claim_moves_it_never_runs_a_task_twice(
@@ -110,10 +90,7 @@ def test_a_baton_taken_away_before_the_claim_moves_it_never_runs_a_task_twice(
     assert runs(marker) == 1
     delete_evidence(world, job, 1)
     drop_newest_log(world, eve.clone, job, 1)
-    world.api(f"/issues/{job}/labels", "PUT", {"labels": ["working"]}, login=STRANGER)
-    forget(world)
-    out = world.worker.call("watch", "--once", "--verbose")
-    assert runs(marker) == 1, out
+    asked_again(world, job, marker)
 
 
 @pytest.mark.xfail(strict=True, reason="repair counts the claims the thread still shows")
