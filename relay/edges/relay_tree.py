@@ -7,7 +7,9 @@ remotes and config) and works only there, detached at the remote's commit:
 
 - **publishing** (logs, the node table, the handover): check out the branch's remote tip
   (as a fetch of moments ago, the command's own, left it), apply each edit to the file as
-  it is there, commit, push. A push rejected because another node pushed first is not
+  that commit stores it, commit the results byte for byte (no attribute of the tree, which
+  any pusher writes, converts them), push. A push rejected because another node pushed
+  first is not
   rebased: the remote is fetched and the edits are applied again on the fresh tip (an edit
   is a function of the file's current text, so two joins each add their row);
 - **steps**: check out the commit or branch the TASK names and run there.
