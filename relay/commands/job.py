@@ -136,7 +136,8 @@ async def _repost(gh: GitHubClient, ctx: NodeContext, number: int, kept: str | N
     # may have run is never handed out twice. (Not a log of its number in the history: a
     # pusher could put one on any branch, and an honest repost would never be made.)
     events = to_label_events(number, await gh.list_issue_events(number))
-    seen = claimed_by_events(thread, old.task, events, ctx.master, claimed)
+    posted = ctx.state.kept_task_posted(number)
+    seen = claimed_by_events(thread, old.task, events, ctx.master, claimed, posted=posted)
     if seen is not None:
         return (
             f"TASK {old.task} is gone from the thread, but the issue's events say"

@@ -532,13 +532,32 @@ class NodeState:
     def _job_path(self, issue: int) -> Path:
         return self.root / "jobs" / f"{issue}.json"
 
-    def keep_job(self, issue: int, *, body: str | None = None, task: str | None = None) -> None:
+    def keep_job(
+        self,
+        issue: int,
+        *,
+        body: str | None = None,
+        task: str | None = None,
+        posted: datetime | None = None,
+    ) -> None:
         """Remember the (unsigned) body this controller last wrote for ``issue``, and the
-        last TASK it posted: what `relay job repair` writes again (0600)."""
+        last TASK it posted with when GitHub says it was posted: what `relay job repair`
+        writes again, and whether the issue's events say it was claimed since (0600)."""
         doc = read_versioned(self._job_path(issue)) or {}
-        kept = {"body": doc.get("body"), "task": doc.get("task")}
+        kept = {"body": doc.get("body"), "task": doc.get("task"), "posted": doc.get("posted")}
         kept.update({k: v for k, v in (("body", body), ("task", task)) if v is not None})
+        if task is not None:
+            kept["posted"] = posted.isoformat() if posted is not None else None
         write_versioned(self._job_path(issue), kept)
+
+    def kept_task_posted(self, issue: int) -> datetime | None:
+        """When the last TASK this controller posted for ``issue`` was posted (None: not
+        known, as for one posted by an earlier relay)."""
+        posted = (read_versioned(self._job_path(issue)) or {}).get("posted")
+        try:
+            return datetime.fromisoformat(posted) if isinstance(posted, str) else None
+        except ValueError:
+            return None
 
     def kept_job(self, issue: int) -> tuple[str | None, str | None]:
         """The body and the last TASK this controller wrote for ``issue`` (None: none)."""

@@ -276,14 +276,20 @@ class Signer(Protocol):
     def __call__(self, body: str, *, issue: int | None = None) -> str: ...
 
 
-def remember_body(ctx: NodeContext, issue: int, body: str, task: str | None = None) -> None:
-    """The controller keeps what it wrote (the body, the TASK) and the body's revision as
-    seen: an older body put back later is refused, and `relay job repair` writes this
-    one again."""
+def remember_body(
+    ctx: NodeContext,
+    issue: int,
+    body: str,
+    task: str | None = None,
+    posted: datetime | None = None,
+) -> None:
+    """The controller keeps what it wrote (the body, the TASK and when it was posted) and
+    the body's revision as seen: an older body put back later is refused, and `relay job
+    repair` writes this one again."""
     from relay.protocol import parse_body
     from relay.protocol.wire import MessageRejected
 
-    ctx.state.keep_job(issue, body=body, task=task)
+    ctx.state.keep_job(issue, body=body, task=task, posted=posted)
     try:
         revision = parse_body(body).revision
     except MessageRejected:
@@ -310,8 +316,9 @@ async def apply_plan(
         if ctx is not None:
             remember_body(ctx, made.number, body)
         return made.number
+    posted: list[datetime] = []
     for comment in plan.comments:
-        await gh.create_comment(plan.issue, sign(comment))
+        posted.append((await gh.create_comment(plan.issue, sign(comment))).created_at)
     # body, labels (the baton) and state in one PATCH: one write, and the baton never
     # moves before the body it goes with
     fields: dict[str, Any] = {}
@@ -325,7 +332,7 @@ async def apply_plan(
         await gh.update_issue(plan.issue, **fields)
     if ctx is not None and plan.body is not None:
         task = plan.comments[0] if plan.task is not None and plan.comments else None
-        remember_body(ctx, plan.issue, plan.body, task)
+        remember_body(ctx, plan.issue, plan.body, task, posted[0] if task else None)
     return plan.issue
 
 

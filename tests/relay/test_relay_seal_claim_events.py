@@ -93,7 +93,6 @@ def test_a_baton_taken_away_before_the_claim_moves_it_never_runs_a_task_twice(
     asked_again(world, job, marker)
 
 
-@pytest.mark.xfail(strict=True, reason="repair counts the claims the thread still shows")
 def test_a_deleted_claim_the_controller_never_saw_does_not_stop_repair_reposting(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
