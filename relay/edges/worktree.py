@@ -262,9 +262,19 @@ def _false(value: str | None) -> bool:
     return bool(re.fullmatch(r"[-+]?(0+|0x0+)", number))
 
 
-def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> str:
-    """One local git command (hooks off) fed ``stdin``; its output. ConfigError when it
-    fails, with git's own line."""
+IGNORED = "Ignoring path "  # how git's update-index names a path it will not hold
+
+
+def _fed(
+    where: Path,
+    args: Sequence[str],
+    stdin: str,
+    env: dict[str, str],
+    warned: list[str] | None = None,
+) -> str:
+    """One local git command (hooks off) fed ``stdin``; its output (and its warnings in
+    ``warned``: git says some things only on its error stream, and succeeds). ConfigError
+    when it fails, with git's own line."""
     done = subprocess.run(
         [program("git"), *NO_HOOKS, *args],
         cwd=where,
@@ -278,6 +288,8 @@ def _fed(where: Path, args: Sequence[str], stdin: str, env: dict[str, str]) -> s
         said = (done.stderr.strip().splitlines() or ["no message"])[-1]
         verb = next((a for a in args if a in ("hash-object", "update-index", "check-attr")), "git")
         raise ConfigError(f"git {verb} failed on {where}: {said}")
+    if warned is not None:
+        warned.extend(done.stderr.splitlines())
     return done.stdout
 
 
@@ -335,6 +347,8 @@ class WorkTree:
         # (base, tree object) of a take: the paths between them, which a commit of that
         # tree on that base changes (git's diff of the two, which the take asked already)
         self._taken: dict[tuple[str, str], list[str]] = {}
+        # paths of the last tree taken that git's index refused to hold ("Ignoring path")
+        self._dropped: set[str] = set()
 
     def git(self, *args: str, env: dict[str, str] | None = None, identity: bool = False) -> str:
         """One local git command, with hooks off. Worktree commands run one at a time in
@@ -562,6 +576,7 @@ class WorkTree:
         the files count. A ``skip`` entry is skipped with all it holds (the sandbox's
         mount points of, or links to, the person's environments)."""
         _a_folder(tree)
+        self._dropped = set()
         own = ("-C", str(tree), "--git-dir", str(self.common_dir()), "--work-tree", str(tree))
         off = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
         # git refuses an exclusion that names a path its ignore files already leave out
@@ -712,9 +727,14 @@ class WorkTree:
         gone = [name for name, kind in kinds.items() if kind not in ("file", "link")]
         info = [f"0 {zero}\t{name}" for name in gone if name in tracked]
         info += [f"{mode} {sha}\t{name}" for (name, mode), sha in zip(hashed, shas, strict=True)]
+        warned: list[str] = []
         if info:
-            _fed(tree, [*own, "update-index", "-z", "--index-info"], "\0".join(info) + "\0", env)
-        return nested
+            feed_info = "\0".join(info) + "\0"
+            _fed(tree, [*own, "update-index", "-z", "--index-info"], feed_info, env, warned)
+        # a path git will not hold (a `.git` by another name, a linked .gitmodules): it
+        # says so and leaves it out; named, so that the take refuses it (see refusal)
+        self._dropped = {w.removeprefix(IGNORED) for w in warned if w.startswith(IGNORED)}
+        return nested + sorted(self._dropped)
 
     def _within_total(self, sizes: dict[str, int], tracked: dict[str, tuple[str, str]]) -> None:
         """Refuse (:class:`_TooMuch`) a maker's tree whose files (``sizes``: each one's
@@ -840,6 +860,13 @@ class WorkTree:
         hashed the maker's bytes raw, where the person's git would store what the filter
         makes of them, and it runs no filter on a maker's bytes)."""
         kinds = {p: _kind(source, p) for p in paths}
+        for path in paths:
+            if path in self._dropped:
+                return (
+                    f"`{path}` is a path git will not hold in a repository (a `.git` by another"
+                    " name, or a linked .gitmodules): it would be left out in silence; rename"
+                    " it, or leave it out"
+                )
         for path, kind in kinds.items():
             if kind == "dir" and _kind(source, f"{path}/.git") != "gone":
                 return (

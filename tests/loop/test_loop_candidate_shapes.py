@@ -146,3 +146,15 @@ def test_a_judged_share_on_pythonpath_carries_the_makers_start_up_code(
     said = " ".join(str(e) for e in ran.errors)
     assert "PYTHONPATH holds" in said and "take it off PYTHONPATH" in said, said
     assert not (shared / "sitecustomize.py").exists()  # no maker ran
+
+
+@pytest.mark.parametrize("name", ["vendor/.GIT/hooks/post-checkout", "vendor/git~1/config"])
+def test_a_file_git_will_not_hold_is_refused_not_left_out(tmp_path: Path, name: str) -> None:
+    """git's index leaves out, with a warning and success, a path it will not hold (a
+    `.git` folder by another name): the candidate would be taken without it in silence.
+    It is refused, in words that name it, and nothing of the change is kept."""
+    calc = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
+    kept, project = run(tmp_path, f"put({name!r}, 'x')\nput('src/calc.py', {calc!r})\n")
+    assert kept == []
+    failures = project.read("docs/loop/state/failures.md")
+    assert name in failures and "git will not hold" in failures, failures
