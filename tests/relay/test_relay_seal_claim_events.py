@@ -98,8 +98,9 @@ def test_a_deleted_claim_the_controller_never_saw_does_not_stop_repair_reposting
 ) -> None:
     """TASK 1 ran; she deletes its claim comment before the controller's next pass (which
     sees RESULT 1 and no claim). TASK 2 is posted and she deletes it before the worker
-    reads it: it never ran. `relay job repair` counts one `working` of the node's and no
-    claim it knows, and refuses to post the honest TASK 2 again."""
+    reads it: it never ran. `relay job repair` asks the events with TASK 2's posted time,
+    which the controller kept: the node's one `working` came before it, and TASK 2 is
+    posted again."""
     mallory(world, monkeypatch)
     first, second = tmp_path / "ONE", tmp_path / "TWO"
     world.controller.call("task", str(job), "--step", appends(first))
@@ -107,6 +108,7 @@ def test_a_deleted_claim_the_controller_never_saw_does_not_stop_repair_reposting
     claim = comment_of(world, job, "### Claim · TASK 1")
     world.api(f"/issues/comments/{claim['id']}", "DELETE", login=STRANGER)
     world.controller.call("watch", "--once")
+    time.sleep(1.1)  # not a whole task cycle within one second (see claimed_by_events)
     world.controller.call("task", str(job), "--step", appends(second))
     posted = comment_of(world, job, "### TASK 2")
     world.api(f"/issues/comments/{posted['id']}", "DELETE", login=STRANGER)
