@@ -123,34 +123,26 @@ def _cat_files(root: Path, sha: str, paths: tuple[str, ...]) -> dict[str, bytes 
     """The files ``paths`` of the commit ``sha`` in one git process (``cat-file
     --batch``): each file's bytes, None for one it does not have; a path that is
     anything but a file is left out (nothing at all when git fails)."""
-    read = _cat_specs(root, tuple(f"{sha}:{path}" for path in paths))
-    return {path: read[f"{sha}:{path}"] for path in paths if f"{sha}:{path}" in read}
-
-
-def _cat_specs(root: Path, specs: tuple[str, ...]) -> dict[str, bytes | None]:
-    """The blobs ``specs`` (``REV:PATH``) name, in one git process: each one's bytes, None
-    for one that is missing; a spec that names anything but a file is left out (nothing
-    at all when git fails)."""
     import subprocess
 
-    asked = "".join(f"{spec}\n" for spec in specs).encode("utf-8")
+    asked = "".join(f"{sha}:{path}\n" for path in paths).encode("utf-8")
     done = subprocess.run([program("git"), "cat-file", "--batch"], cwd=root, input=asked,
                           capture_output=True, check=False)  # fmt: skip
     found: dict[str, bytes | None] = {}
     out, at = done.stdout, 0
-    for spec in specs if done.returncode == 0 else ():
+    for path in paths if done.returncode == 0 else ():
         end = out.find(b"\n", at)
         if end < 0:
             break
         header, at = out[at:end].decode("utf-8", "replace"), end + 1
         if header.endswith(" missing"):
-            found[spec] = None
+            found[path] = None
             continue
         kind, _, size = header.rpartition(" ")
         if not size.isdigit() or kind.count(" ") != 1:
             break  # not the shape asked for: the rest is read alone
         if kind.endswith(" blob"):
-            found[spec] = out[at : at + int(size)]
+            found[path] = out[at : at + int(size)]
         at += int(size) + 1  # the contents, then a newline
     return found
 
