@@ -158,8 +158,12 @@ async def _pass(
     verbose: bool,
     find_account: bool = False,
     steady: Steady | None = None,
+    settled: bool = False,
 ) -> list[str]:
-    """Observe, decide, apply; returns the lines that count comments taken as data."""
+    """Observe, decide, apply; returns the lines that count comments taken as data. A
+    bare claim ref this pass saw and may take over within ``BARE_SETTLE`` is waited for
+    here, and its issue passed again (once, ``settled``): a runner with no records (an
+    Actions runner) would otherwise see it anew, bare for no time, at every pass."""
     if ctx.master.node(ctx.node) is None:
         # not in the roster this clone trusts (yet): an admin may have admitted it since
         # the clone last fetched, so fetch once and read the roster again
@@ -215,7 +219,9 @@ async def _pass(
             if applier.teardown and on_teardown is not None:
                 report.teardown = True
                 report.lines += await on_teardown(ctx)
-            return applier.ignored_lines()
+            settle = None if settled else _settle(actions, datetime.now(UTC))
+            if settle is None:
+                return applier.ignored_lines()
         finally:
             stats = gh.stats
             report.requests += stats.requests
@@ -228,6 +234,26 @@ async def _pass(
                     f"wire: {stats.retries} retries, {stats.found_after_loss} lost answers found"
                     f" (of {stats.lost_answers} lost), {stats.requests} requests"
                 )
+
+    number, until = settle
+    await asyncio.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 1)
+    return await _pass(
+        ctx, report, issue=number, token=token, on_teardown=on_teardown, verbose=verbose,
+        find_account=find_account, settled=True,
+    )  # fmt: skip
+
+
+def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:
+    """The first bare claim ref this pass may take over within ``BARE_SETTLE``: its issue
+    and when."""
+    from relay.protocol.work import BARE_SETTLE
+
+    soon = sorted(
+        (a.until, a.issue)
+        for a in actions
+        if isinstance(a, Wait) and a.bare and a.until - now <= BARE_SETTLE
+    )
+    return (soon[0][1], soon[0][0]) if soon else None
 
 
 def task_box(root: Path, commit: str) -> AbstractContextManager[TaskBox]:

@@ -346,6 +346,14 @@ class NodeState:
         self.clear_attempt(issue=issue, task=task)
         return record
 
+    def drop_claim(self, *, issue: int, task: int) -> None:
+        """Forget a claim this node made and stood down from (another runner claimed the
+        task as well and may be running it: this node must not report it half-done)."""
+        claims = self.claims()
+        kept = [c for c in claims if (c.issue, c.task) != (issue, task)]
+        if kept != claims:
+            self._save_claims(kept)
+
     def finish_claim(self, *, issue: int, task: int, outcome: str, now: datetime) -> ClaimRecord:
         """Record how a claimed task ended; ConfigError if it was never claimed here."""
         claims = self.claims()

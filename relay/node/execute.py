@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from relay.edges.github import GitHubClient
 from relay.errors import ConfigError, RelayError
@@ -396,14 +396,54 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     posted = await comment_then_move(
         gh, issue, body, expect=action.expect, to=action.claimed, own=True
     )
-    return Claimed(message, posted)
+    if await _claimed_twice(gh, action, posted.moves):
+        ctx.state.drop_claim(issue=issue, task=number)
+        notice = (
+            f"**relay:** TASK {number} was claimed by two runners of `{action.claim.node}` at"
+            " once (its claim ref was deleted between them, or made by someone else): this"
+            " runner runs nothing, and this comment was its claim. If no RESULT follows, the"
+            " TASK is reported half-done when the other claim lapses; post a new TASK then."
+        )
+        # its claim withdrawn in place (an edit, not a new comment): the thread counts a
+        # TASK's first claim, and the other runner's, which it may be running, is the one
+        await gh.update_comment(posted.id, ctx.sign(notice))
+        return None
+    return Claimed(message, posted.id)
+
+
+async def _claimed_twice(gh: GitHubClient, action: ExecuteTask, moves: int) -> bool:
+    """Whether the issue's events, read once this claim's own `working` is among them,
+    hold another claim of the TASK since it was posted: another runner of this node that
+    saw the TASK unclaimed too (the claim ref, the only lock before, can be deleted by
+    anyone who can push). Events cannot be deleted, and each claim moves the baton as its
+    own event, so of two runners the later to read sees both, and at most one runs.
+    ``moves``: the events this claim may have made itself (two where an answer was lost;
+    then another runner's one event, at that very moment, is not told apart). Where the
+    events cannot be read at all, the task runs, as the claim ref let it."""
+    from relay.node.observe import to_label_events
+    from relay.protocol.tamper import claims_since
+
+    if action.posted is None:  # (no TASK comment read: decide never runs one)
+        return False
+    for wait in (2.0, 5.0, 0.0):  # (the client retries each read too)
+        try:
+            listed = await gh.list_issue_events(action.issue)
+            break
+        except RelayError:
+            if not wait:  # GitHub cannot say: the claim ref held, and the task runs (a
+                return False  # claim left unrun would answer an honest TASK half-done)
+            await asyncio.sleep(wait)
+    events = to_label_events(action.issue, listed)
+    claims = claims_since(events, action.issue, set(action.party), action.posted)
+    return len(claims) > action.known + moves
 
 
 def _takeover_open(ctx: NodeContext, issue: int, task: int) -> bool:
-    """Whether a claim ref is still this node's to take over: its own attempt's, or
-    another runner's bare ref it has been watching (either is forgotten once claimed)."""
+    """Whether a claim ref is still this node's to take over: its own attempt's, or a bare
+    ref (another runner's, or one a pusher made) whose grace is over, unless this node's
+    records hold a claim of the task already (the same takeover applied twice)."""
     key = (issue, task)
-    return key in ctx.state.attempts() or any((i, t) == key for i, t, _ in ctx.state.bare_seen())
+    return key in ctx.state.attempts() or ctx.state.claim(issue=issue, task=task) is None
 
 
 async def heartbeat(
@@ -832,13 +872,22 @@ async def compose_result(ctx: NodeContext, task: TaskMsg, run: TaskRun, *, token
     return await publish_draft(ctx, draft_result(ctx, task, run, token=token), token=token)
 
 
+class Posted(NamedTuple):
+    """A comment posted with its baton move: its id, and how many writes may have put the
+    baton on (each an event of this node's: two where a mutation's answer was lost and the
+    move was made again)."""
+
+    id: int
+    moves: int
+
+
 async def comment_then_move(
     gh: GitHubClient, number: int, body: str, *, expect: Label, to: Label, own: bool = False
-) -> int:
+) -> Posted:
     """Post ``body``, then move the baton from ``expect`` to ``to`` (as :func:`move_baton`):
     one content-creating request where GitHub's GraphQL takes both, the comment first and
-    the labels after it in the same mutation; else the two REST writes. The comment's id.
-    ``own``: see :func:`move_baton`.
+    the labels after it in the same mutation; else the two REST writes. ``own``: see
+    :func:`move_baton`.
 
     Whatever the GraphQL answer leaves undone is done over REST: a comment it did not post
     is posted (never twice: a lost answer is looked for), a baton it did not move is moved."""
@@ -856,12 +905,12 @@ async def comment_then_move(
                 number, body, issue_id=issue.node_id, label_ids=[ids[n] for n in wanted]
             )
             if made is not None:
-                if not moved:
+                if not moved:  # (the mutation may have moved it all the same)
                     await move_baton(gh, number, expect=expect, to=to, own=own)
-                return made
+                return Posted(made, 1 if moved else 2)
     posted = await gh.create_comment(number, body)
     await move_baton(gh, number, expect=expect, to=to, own=own)
-    return posted.id
+    return Posted(posted.id, 1)
 
 
 async def move_baton(

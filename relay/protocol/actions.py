@@ -49,6 +49,13 @@ class ExecuteTask(_Action):
     claimed: Label
     done: Label
     event: Event = Event.CLAIM  # then Event.POST_RESULT from ``claimed`` to ``done``
+    # once the baton is moved, the issue's events are read again: a `working` of the job's
+    # accounts (``party``) since the TASK was ``posted`` other than this claim's (and the
+    # ``known`` earlier TASKs' of that second) is another runner's claim, and this runner
+    # runs nothing (``relay.protocol.tamper.claims_since``)
+    posted: datetime | None = None
+    party: frozenset[int] = frozenset()
+    known: int = 0
 
 
 class DeclineTask(_Action):

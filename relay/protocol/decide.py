@@ -59,6 +59,7 @@ from relay.protocol.tamper import (
     claim_vanished,
     claimed_unseen,
     closed_by_outsider,
+    known_claims,
     outsider_may_have,
     rolled_back,
     tampered_notice,
@@ -66,7 +67,14 @@ from relay.protocol.tamper import (
 )
 from relay.protocol.thread import NotAJob, Thread, binds, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
-from relay.protocol.work import BARE_GRACE, LEASE, alive_until, lapses, lease_until
+from relay.protocol.work import (
+    BARE_GRACE,
+    BARE_SETTLE,
+    LEASE,
+    alive_until,
+    claim_lapses,
+    lease_until,
+)
 
 _WORKER_TURN = (State.AWAITING_WORKER, State.WORKING)
 # How long a fresh watcher waits for its node's first job before a pass tears it down.
@@ -500,15 +508,24 @@ def _bare_claim(thread: Thread, snapshot: Snapshot, now: datetime) -> Wait | str
     key = (number, task)
     if key in snapshot.local.attempts:
         return OWN_ATTEMPT
-    seen = snapshot.local.bare_since(key)
-    if seen is None or now < seen + BARE_GRACE:
-        return Wait(issue=number, task=task, until=(seen or now) + BARE_GRACE, bare=True)
-    minutes = int(BARE_GRACE.total_seconds() // 60)
+    # until the TASK is BARE_GRACE old and this runner has seen the ref bare for
+    # BARE_SETTLE (a runner that made it posts its claim within seconds): a runner with no
+    # records (an Actions runner starts with none each time) waits that out within its pass,
+    # so a ref a pusher made is not waited on anew by every pass, the TASK never run
+    entry = thread.task_entry(task)
+    local = snapshot.local.bare_since(key)
+    until = (local or now) + BARE_SETTLE
+    if entry is not None:
+        until = max(until, entry.comment.created_at + BARE_GRACE)
+    if local is not None:  # (seen bare for the whole grace: taken over, however young)
+        until = min(until, local + BARE_GRACE)
+    if now < until:
+        return Wait(issue=number, task=task, until=until, bare=True)
     return (
-        f"**relay:** the claim ref `refs/relay/claims/{number}/{task}` of TASK {task} was"
-        f" created by another runner of `{thread.job.worker}`, which posted no claim within"
-        f" {minutes} minutes (it was most likely stopped). This runner takes the task over;"
-        " its RESULT follows."
+        f"**relay:** the claim ref `refs/relay/claims/{number}/{task}` of TASK {task} has no"
+        f" claim: another runner of `{thread.job.worker}` made it and posted none (it was"
+        " most likely stopped), or someone who can push made it. This runner takes the task"
+        " over; its RESULT follows."
     )
 
 
@@ -616,6 +633,9 @@ def _execute(
     )
     expect, claimed = move(thread.state, Event.CLAIM, Role.WORKER)
     _, done = move(claimed_state(), Event.POST_RESULT, Role.WORKER)
+    entry = thread.task_entry(task.task)
+    posted = entry.comment.created_at if entry is not None else None
+    known = known_claims(thread, task.task, snapshot.local.claims, posted=posted)
     return ExecuteTask(
         issue=task.issue,
         comment_id=comment_id,
@@ -627,6 +647,9 @@ def _execute(
         expect=expect,
         claimed=claimed,
         done=done,
+        posted=posted,
+        party=frozenset(party_ids(thread.job, snapshot.master)),
+        known=len(known),
     )
 
 
@@ -645,7 +668,7 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
     if claim is not None:
         assert isinstance(claim.message, ClaimMsg)
         facts.append(f"claimed at {claim.message.claimed_at:%Y-%m-%d %H:%M} UTC")
-        until = lapses(claim.message)
+        until = _lapses(thread, task)
     else:
         posted = thread.task_entry(task)
         until = (posted.comment.created_at if posted else now) + LEASE
@@ -654,6 +677,20 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
     if (number, task) not in snapshot.local.claims and until > now:
         return Wait(issue=number, task=task, until=until)
     return _half_done(thread, now, "; ".join(facts) + "; no RESULT was posted")
+
+
+def _lapses(thread: Thread, task: int) -> datetime:
+    """When TASK ``task``'s claim ends if nothing more is heard: the latest of every valid
+    claim of it in the thread (:func:`relay.protocol.work.claim_lapses`), not the first
+    one's alone. A signed claim copied into an older comment of the worker's reads as the
+    task's first claim, and a stood-down runner's claim put back in place of its notice
+    does too: nobody beats either, and the claim that is running must still count."""
+    entries = [thread.claims[task], *thread.more_claims.get(task, ())]
+    return max(
+        claim_lapses(e.message, e.comment.updated_at)
+        for e in entries
+        if isinstance(e.message, ClaimMsg)
+    )
 
 
 def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
@@ -738,7 +775,7 @@ def _lapsed(thread: Thread, now: datetime) -> list[Action]:
     if claim is None or thread.answered(task):
         return []
     assert isinstance(claim.message, ClaimMsg)
-    lapsed = lapses(claim.message)
+    lapsed = _lapses(thread, task)
     if now < lapsed + RECLAIM_GRACE:
         return []
     worker = thread.job.worker

@@ -124,6 +124,35 @@ def parked_by_outsider(
     return None if newest.actor.id in party_ids(thread.job, master) else newest
 
 
+_BATONS = frozenset(
+    b.value for b in (Label.AWAITING_WORKER, Label.WORKING, Label.AWAITING_CONTROLLER)
+)
+
+
+def handed_by_party(thread: Thread, snapshot: Snapshot, party: set[int]) -> bool:
+    """Whether the newest baton a job's account put on since the newest TASK was posted
+    (in its second or later: times are whole seconds, ids in order) is `awaiting:worker`:
+    the TASK was handed to the worker and no account of the job moved the baton since, so
+    an outsider's taking that label off and putting it back (her event is then the newest)
+    changes nothing. A TASK taken back by its controller (`awaiting:controller` after the
+    hand-over) or claimed (`working`) stays so, whatever she puts on after it."""
+    entry = thread.task_entry(thread.last_task)
+    if entry is None:
+        return False
+    second = entry.comment.created_at.replace(microsecond=0)
+    moves = [
+        e
+        for e in snapshot.label_events
+        if e.issue == thread.issue.number
+        and e.action == "labeled"
+        and e.label in _BATONS
+        and e.actor.id in party
+        and e.at.replace(microsecond=0) >= second
+    ]
+    newest = max(moves, key=lambda e: (e.at, e.id), default=None)
+    return newest is not None and newest.label == Label.AWAITING_WORKER.value
+
+
 def _newest(snapshot: Snapshot, number: int, label: str, action: str) -> LabelEvent | None:
     return _newest_in(snapshot.label_events, number, label, action)
 
@@ -186,6 +215,8 @@ def as_relay_left_it(thread: Thread, snapshot: Snapshot, node: str) -> tuple[Thr
         put = _newest(snapshot, number, label.value, "labeled")
         if put is None or put.actor.id in party:
             return thread, said
+        if thread.state is State.AWAITING_WORKER and handed_by_party(thread, snapshot, party):
+            return thread, said  # hers is newest, but the job's last move was the hand-over
         why = f"outsider {put.actor.login[:60]} put `{label.value}` on {where}; not followed"
         ignore = Ignore(issue=number, comment_id=None, reason=why)
         return replace(thread, state=before), [*said, ignore]
@@ -287,36 +318,20 @@ def claimed_by_events(
     gone): the job's accounts set `working` more often than the claims known for the TASKs
     before it account for (``claimed``: this node's records of its claims)."""
     number = thread.issue.number
-    party = party_ids(thread.job, master)
-    moves = sorted(
-        (e for e in label_events if e.issue == number and e.action == "labeled"),
-        key=lambda e: (e.at, e.id),
-    )
+    claims = claims_since(label_events, number, party_ids(thread.job, master), posted)
+    known = known_claims(thread, task, claimed, posted=posted)
+    return claims[-1] if len(claims) > len(known) else None
+
+
+def known_claims(
+    thread: Thread, task: int, claimed: Iterable[tuple[int, int]], *, posted: datetime | None
+) -> set[int]:
+    """The earlier TASKs whose claims account for `working` events ``claims_since`` counts
+    for TASK ``task``: with ``posted``, those this node's own records (``claimed``) say it
+    claimed that were posted within that same second; without it, every earlier TASK the
+    thread shows taken, and those."""
+    number = thread.issue.number
     second = posted.replace(microsecond=0) if posted is not None else None
-    # within the second the TASK was posted (times are whole seconds, ids in order), what
-    # came before the first pass of the baton then was an earlier TASK's (the first, not
-    # the last: a pass handed back within that second must not hide a claim)
-    handed = min(
-        (
-            e.id
-            for e in moves
-            if e.at.replace(microsecond=0) == second
-            and e.label == Label.AWAITING_WORKER.value
-            and e.actor.id in party
-        ),
-        default=None,
-    )
-    claims = [
-        e
-        for e in moves
-        if e.label == Label.WORKING.value
-        and e.actor.id in party
-        and (
-            second is None
-            or e.at.replace(microsecond=0) > second
-            or (e.at.replace(microsecond=0) == second and (handed is None or e.id > handed))
-        )
-    ]
     mine = {m for n, m in claimed if n == number and m < task}
     if second is None:
         known = {m for m in range(1, task) if thread.taken(m)} | mine
@@ -329,7 +344,44 @@ def claimed_by_events(
             if (entry := thread.task_entry(m)) is not None
             and entry.comment.created_at.replace(microsecond=0) == second
         }
-    return claims[-1] if len(claims) > len(known) else None
+    return known
+
+
+def claims_since(
+    label_events: Iterable[LabelEvent], number: int, party: set[int], posted: datetime | None
+) -> list[LabelEvent]:
+    """Every `working` an account of the job (``party``) set on issue ``number`` since a
+    TASK was posted at ``posted`` (all of them without it), oldest first: each is a claim,
+    of that TASK or of a later one. Within the second it was posted (times are whole
+    seconds, ids in order) what came before the first pass of the baton then was an
+    earlier TASK's (the first, not the last: a pass handed back within that second must
+    not hide a claim)."""
+    moves = sorted(
+        (e for e in label_events if e.issue == number and e.action == "labeled"),
+        key=lambda e: (e.at, e.id),
+    )
+    second = posted.replace(microsecond=0) if posted is not None else None
+    handed = min(
+        (
+            e.id
+            for e in moves
+            if e.at.replace(microsecond=0) == second
+            and e.label == Label.AWAITING_WORKER.value
+            and e.actor.id in party
+        ),
+        default=None,
+    )
+    return [
+        e
+        for e in moves
+        if e.label == Label.WORKING.value
+        and e.actor.id in party
+        and (
+            second is None
+            or e.at.replace(microsecond=0) > second
+            or (e.at.replace(microsecond=0) == second and (handed is None or e.id > handed))
+        )
+    ]
 
 
 def closer_is_outsider(closer: int | None, master: Master) -> bool:

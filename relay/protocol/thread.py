@@ -78,6 +78,9 @@ class Thread:
     results: dict[int, Entry] = field(default_factory=dict)
     half_done: dict[int, Entry] = field(default_factory=dict)
     claims: dict[int, Entry] = field(default_factory=dict)
+    # the valid claims of a task after its first (another runner's, one stood down, or a
+    # copy edited into another comment of the worker's): any of them may be the live one
+    more_claims: dict[int, list[Entry]] = field(default_factory=dict)
     closure: Entry | None = None
     ignored: list[tuple[int, str]] = field(default_factory=list)
     # messages refused for who sent or signed them (not conversation, not edits): comment
@@ -348,5 +351,7 @@ def _keep(thread: Thread, message: AnyMessage, comment: Comment) -> None:
     task: int = message.task  # type: ignore[union-attr]
     if task in slot:
         thread.ignored.append((comment.id, f"a second {message.kind.value} for task {task}"))
+        if slot is thread.claims:
+            thread.more_claims.setdefault(task, []).append(entry)
     else:
         slot[task] = entry

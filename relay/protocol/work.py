@@ -27,6 +27,9 @@ DEFAULT_STEP_TIMEOUT = 600.0  # seconds, when the node's config does not say
 DEFAULT_HEARTBEAT = 300.0  # seconds between two heartbeats of a running claim
 MISSED_BEATS = 4  # a claim whose heartbeat is this many intervals late has lapsed
 BARE_GRACE = timedelta(minutes=3)  # a claim ref with no claim comment, before a takeover
+# ...and at least as long seen bare by the runner that takes it over: a runner that made
+# the ref posts its claim within seconds (a pass waits this out rather than end)
+BARE_SETTLE = timedelta(minutes=1)
 
 
 class RunLimits(BaseModel):
@@ -142,6 +145,29 @@ def lapses(claim: ClaimMsg) -> datetime:
     if claim.alive_until is None:
         return claim.lease_until
     return min(claim.lease_until, claim.alive_until)
+
+
+# how far a worker's clock may trail GitHub's before its own heartbeat reads as put back
+EDIT_SKEW = timedelta(minutes=1)
+
+
+def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
+    """:func:`lapses` for a claim as its comment shows it (``edited_at``: the comment's
+    ``updated_at``). No heartbeat of the worker's says the claim is alive only until before
+    the beat itself (each says a few intervals from when it edits), so a text whose
+    ``alive_until`` came before its comment's last edit was put back by someone else (an
+    older beat of the worker's, signed, edited in by anyone who can edit comments). A
+    worker that is alive beats again within an interval of her edit, so such a claim lives
+    one interval from that edit (the interval its own window gives, at most the default
+    one), never past its lease: an older beat put back cannot take a running task away,
+    and an edit of a dead worker's claim holds the task back an interval, not its lease."""
+    if claim.alive_until is None or claim.alive_until + EDIT_SKEW >= edited_at:
+        return lapses(claim)
+    interval = min(
+        (claim.alive_until - claim.claimed_at) / MISSED_BEATS,
+        timedelta(seconds=DEFAULT_HEARTBEAT),
+    )
+    return min(claim.lease_until, edited_at + interval)
 
 
 class StepEnd(BaseModel):

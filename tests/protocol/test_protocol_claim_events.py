@@ -29,9 +29,9 @@ def job(world: World) -> int:
     return world.open_issue(plan)
 
 
-def task(world: World, number: int) -> None:
+def task(world: World, number: int, steps: tuple[str, ...] = ("true",)) -> None:
     plan = plan_task(
-        world.issues[number], world.master, node=CONTROLLER, caller=ALICE.id, steps=("true",)
+        world.issues[number], world.master, node=CONTROLLER, caller=ALICE.id, steps=steps
     )
     world.run_plan(plan, CONTROLLER)
 

@@ -131,6 +131,7 @@ def test_a_task_that_leaves_tracked_files_modified_says_so(world: World, job: in
     assert "scribble" not in (w.clone / "README.md").read_text()  # the person's tree
     # the scribble is dropped before the next TASK, which runs
     c.call("watch", "--once")
+    time.sleep(1.1)  # a whole task cycle within one second reads as the next TASK's claim
     c.call("task", str(job), "--step", "! grep -q scribble README.md")
     done = w.invoke("watch", "--once")
     assert done.returncode == 0, done.stderr

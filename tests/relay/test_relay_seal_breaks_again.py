@@ -92,7 +92,7 @@ def test_her_working_label_put_on_during_the_claim_never_runs_a_task_twice(
     world.controller.call("task", str(job), "--step", appends(marker))
     move = execute.comment_then_move
 
-    async def raced(*args: object, **kwargs: object) -> int:
+    async def raced(*args: object, **kwargs: object) -> execute.Posted:
         if kwargs.get("to") == "working" and "working" not in world.labels(job):
             both = {"labels": ["awaiting:worker", "working"]}
             world.api(f"/issues/{job}/labels", "PUT", both, login=STRANGER)

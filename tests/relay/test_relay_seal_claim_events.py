@@ -78,7 +78,7 @@ def test_a_baton_taken_away_before_the_claim_moves_it_never_runs_a_task_twice(
     world.controller.call("task", str(job), "--step", appends(marker))
     move = execute.comment_then_move
 
-    async def raced(*args: object, **kwargs: object) -> int:
+    async def raced(*args: object, **kwargs: object) -> execute.Posted:
         if kwargs.get("to") == "working":
             away = {"labels": ["awaiting:controller"]}
             world.api(f"/issues/{job}/labels", "PUT", away, login=STRANGER)

@@ -1,0 +1,110 @@
+"""Attacks on "a running task is never taken away from a live worker", against a real
+hub: mallory (push access, in no row of the roster) edits the worker's own comments into
+a signed claim it posted. Each test asserts what relay promises; those that do not hold
+yet are strict xfails."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from test_relay_claim_attacks_two import PY, slow_step, two_runners_race, wait_for
+from test_relay_trust import appends, mallory, runs
+from worlds import STRANGER, World
+
+
+def test_a_stood_down_claim_edited_back_never_takes_the_running_task_away(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two runners of the worker, her claim ref deleted between them, as in the stand-down
+    test: runner A posts its claim comment first, runner B claims, reads one `working` and
+    runs; A reads two and edits its claim comment into a notice, so B's is the thread's
+    claim. She then edits A's comment back to the signed claim it held (its text is in
+    the comment's edit history; a claim is the one message read after an edit). The
+    thread counts a TASK's first claim again, A's, which nobody beats: once its
+    `alive_until` is past, the controller says the worker "looks gone" and takes the baton
+    back from the task B is running. (Heartbeats every second, no reclaim grace.)"""
+    import importlib
+
+    decide = importlib.import_module("relay.protocol.decide")
+    bodies: list[str] = []
+    procs, started, marker, said = two_runners_race(world, job, monkeypatch, tmp_path, bodies)
+    try:
+        assert procs and started.exists() and bodies, said
+        notice = [c for c in world.comments(job) if "claimed by two runners" in c["body"]]
+        assert len(notice) == 1, world.heads(job)
+        # hers: the stood-down runner's signed claim put back in its comment
+        world.api(
+            f"/issues/comments/{notice[0]['id']}", "PATCH", {"body": bodies[0]}, login=STRANGER
+        )
+        time.sleep(4)  # A's claim said it was alive for a few beats; B is still running
+        monkeypatch.setattr(decide, "RECLAIM_GRACE", timedelta(0))
+        said += world.controller.call("watch", "--once", "--verbose")
+        out, _ = procs[0].communicate(timeout=60)
+        said += out
+        assert runs(marker) == 1, said
+        gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
+        assert not gone, said + "\n".join(world.heads(job))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+RUN = """
+import sys
+from relay.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_running_claim_copied_into_an_older_comment_never_takes_the_task_away(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No second runner: TASK 1 ran and was answered; TASK 2 runs, its worker alive and
+    beating. She edits the worker's RESULT 1 comment into a copy of TASK 2's claim, as
+    signed (edited, it still counts: a claim is read whatever its `updated_at`). The older
+    comment is the TASK's first claim, and the worker's heartbeat edits only its own: the
+    copy lapses, and the controller takes the baton back from the running task."""
+    import importlib
+
+    decide = importlib.import_module("relay.protocol.decide")
+    mallory(world, monkeypatch)
+    w = world.worker
+    first = tmp_path / "FIRST"
+    world.controller.call("task", str(job), "--step", appends(first))
+    w.call("watch", "--once", "--verbose")
+    world.controller.call("watch", "--once", "--verbose")
+    time.sleep(1.1)  # (a whole task cycle within one second reads as the next's claim)
+    marker, started = tmp_path / "RAN", tmp_path / "STARTED"
+    world.controller.call("task", str(job), "--step", slow_step(tmp_path, marker, started, 20))
+    argv = [PY, "-c", RUN, "watch", "--once", "--verbose", "--repo-dir", str(w.clone)]
+    env = w.env(RELAY_HEARTBEAT_SECONDS="1")
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        wait_for(started)
+        comments = world.comments(job)
+        result = next(c for c in comments if c["body"].startswith("### RESULT 1"))
+        claim = next(c for c in comments if "CLAIM" in c["body"].split("\n", 1)[0].upper()
+                     and "TASK 2" in c["body"].split("\n", 1)[0].upper())  # fmt: skip
+        world.api(
+            f"/issues/comments/{result['id']}", "PATCH", {"body": claim["body"]}, login=STRANGER
+        )
+        time.sleep(5)  # the copy said it was alive for a few beats; the task still runs
+        monkeypatch.setattr(decide, "RECLAIM_GRACE", timedelta(0))
+        said = world.controller.call("watch", "--once", "--verbose")
+        out, _ = proc.communicate(timeout=60)
+        said += out
+        assert runs(marker) == 1, said
+        gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
+        assert not gone, said + "\n".join(world.heads(job))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
