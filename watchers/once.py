@@ -245,7 +245,8 @@ async def _pass(
 
 def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:
     """The first bare claim ref this pass may take over within ``BARE_SETTLE``: its issue
-    and when."""
+    and when. (Not longer: another runner of the node that is claiming would be waited on
+    to the end, the ref read again only then.)"""
     from relay.protocol.work import BARE_SETTLE
 
     soon = sorted(

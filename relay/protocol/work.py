@@ -147,27 +147,21 @@ def lapses(claim: ClaimMsg) -> datetime:
     return min(claim.lease_until, claim.alive_until)
 
 
-# how far a worker's clock may trail GitHub's before its own heartbeat reads as put back
-EDIT_SKEW = timedelta(minutes=1)
-
-
 def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     """:func:`lapses` for a claim as its comment shows it (``edited_at``: the comment's
-    ``updated_at``). No heartbeat of the worker's says the claim is alive only until before
-    the beat itself (each says a few intervals from when it edits), so a text whose
-    ``alive_until`` came before its comment's last edit was put back by someone else (an
-    older beat of the worker's, signed, edited in by anyone who can edit comments). A
-    worker that is alive beats again within an interval of her edit, so such a claim lives
-    one interval from that edit (the interval its own window gives, at most the default
-    one), never past its lease: an older beat put back cannot take a running task away,
-    and an edit of a dead worker's claim holds the task back an interval, not its lease."""
-    if claim.alive_until is None or claim.alive_until + EDIT_SKEW >= edited_at:
-        return lapses(claim)
-    interval = min(
-        (claim.alive_until - claim.claimed_at) / MISSED_BEATS,
-        timedelta(seconds=DEFAULT_HEARTBEAT),
-    )
-    return min(claim.lease_until, edited_at + interval)
+    ``updated_at``): every edit counts as a beat. A worker's beat says it is alive for its
+    window from the beat, so its newest text and its comment's last edit agree; a text
+    put back by someone else (an older beat of the worker's, signed, edited in by anyone
+    who can edit comments) says less than the edit that put it there, and a live worker
+    beats again within that window. So a claim lives its window (its first text's:
+    ``alive_until - claimed_at`` as the text says) from its last edit, or to its
+    ``alive_until`` if later, never past its lease: a beat put back never takes a running
+    task away, and her edits of a dead worker's claim hold it a window each."""
+    lapsed = lapses(claim)
+    if claim.alive_until is None:
+        return lapsed
+    window = claim.alive_until - claim.claimed_at
+    return max(lapsed, min(claim.lease_until, edited_at + window))
 
 
 class StepEnd(BaseModel):

@@ -80,6 +80,33 @@ def test_an_older_heartbeat_put_back_never_takes_a_running_task_away() -> None:
     assert not wrong, [a.kind for a in wrong]
 
 
+def test_a_beat_put_back_just_after_it_lapsed_never_takes_a_running_task_away() -> None:
+    """The worker beats every five minutes, each beat alive for twenty. Half a minute after
+    one beat's `alive_until` (the worker has beaten four times since), she puts that beat's
+    signed text back: it says less than the edit that put it there only by half a minute.
+    The controller's grace runs out before the worker's next beat; the running task must
+    not be taken back, nor reported half-done by a runner with no records."""
+    world = World()
+    number = job(world)
+    task(world, number)
+    world.pass_of(WORKER, crash_at="run")  # claimed; its steps are running (on a thread)
+    comment_id, first = claim_of(world, number)
+    world.now += timedelta(minutes=30)
+    old = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
+    world.edit(number, comment_id, world.signed(WORKER, render_message(old)))  # a beat at 30
+    world.now += timedelta(minutes=20)
+    newest = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
+    world.edit(number, comment_id, world.signed(WORKER, render_message(newest)))  # at 50
+    world.now += timedelta(seconds=30)
+    world.edit(number, comment_id, world.signed(WORKER, render_message(old)))  # hers
+    world.now += timedelta(minutes=2, seconds=30)  # past the old beat's end and the grace
+    taken = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+    world.local[WORKER] = Local()  # another runner of the worker, with no records
+    fresh = decide(world.snapshot(WORKER), WORKER, world.now)
+    wrong = [a for a in (*taken, *fresh) if isinstance(a, ReclaimTask | ReportHalfDone)]
+    assert not wrong, [a.kind for a in wrong]
+
+
 def test_her_awaiting_worker_over_the_controllers_own_never_stalls_the_task() -> None:
     """The controller posts TASK 1 and hands the baton (its own `labeled awaiting:worker`);
     she takes the label off and puts it back. The worker reads the baton as before her
@@ -147,15 +174,16 @@ def test_an_edit_of_a_dead_workers_claim_never_keeps_the_task_for_its_whole_leas
     world.now = entry.message.alive_until + timedelta(minutes=1, seconds=30)
     world.edit(number, entry.comment.id, "x")  # hers: any text, then the worker's own back
     world.edit(number, entry.comment.id, entry.comment.body)
-    world.now += timedelta(minutes=10)
+    # her edit counts as a beat: the claim's window from it (twenty minutes), then the grace
+    world.now += timedelta(minutes=23)
     actions = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
     assert any(isinstance(a, ReclaimTask) for a in actions), actions
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a claim put back lives an interval from each edit: her edits, one every few"
-    " minutes, keep a dead worker's claim until its lease",
+    reason="every edit of a claim counts as a beat: her edits, one every few minutes, keep"
+    " a dead worker's claim until its lease",
 )
 def test_edits_every_few_minutes_never_keep_a_dead_workers_claim_for_its_lease() -> None:
     """The worker claims a TASK of thirty steps (a lease over five hours) and dies: its

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from relay_world import hook_script
 from worlds import Node, World, data_of
 
@@ -91,16 +92,39 @@ def test_a_refused_log_push_still_answers_as_partial(world: World, job: int) -> 
 
 
 def test_a_claim_ref_taken_by_another_runner_is_waited_for_not_retried(
-    world: World, job: int, tmp_path: Path
+    world: World, job: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another runner of the node took the ref and has not commented yet (or died doing so)."""
+    """Another runner of the node took the ref and has not commented yet (or died doing
+    so): the pass that sees it changes nothing while it waits the grace out (a runner that
+    was claiming would have claimed by then), then reads again and takes the task over,
+    once. (The grace and the settle cut to three seconds.)"""
+    import importlib
+    from datetime import timedelta
+
+    for name in ("relay.protocol.decide", "relay.protocol.work"):
+        module = importlib.import_module(name)
+        monkeypatch.setattr(module, "BARE_GRACE", timedelta(seconds=3))
+        monkeypatch.setattr(module, "BARE_SETTLE", timedelta(seconds=3))
     tally = tmp_path / "tally"
     world.controller.call("task", str(job), "--step", counting_step(tally))
     sha = world.remote_refs().split()[1]
     world.api("/git/refs", "POST", {"ref": f"refs/relay/claims/{job}/1", "sha": sha})
     before = world.frozen(job)
-    for _ in range(2):
-        out = world.worker.ok("watch", "--once")
-        assert f"#{job}: TASK 1 has a claim ref but no claim yet" in out, out
-    assert not tally.exists()
-    assert world.frozen(job) == before
+    seen: list[object] = []
+    import relay.watchers.once as once
+
+    settle = once._settle
+
+    def looked(*args: object) -> object:  # the thread as the pass left it while it waits
+        found = settle(*args)  # type: ignore[arg-type]
+        if found is not None and not seen:
+            seen.append(world.frozen(job))
+        return found
+
+    monkeypatch.setattr(once, "_settle", looked)
+    started = time.monotonic()
+    out = world.worker.call("watch", "--once")
+    assert f"#{job}: TASK 1 has a claim ref but no claim yet" in out, out
+    assert seen == [before], "the waiting pass changed the thread"
+    assert time.monotonic() - started >= 2, "the grace was not waited out"
+    assert tally.read_text().splitlines() == ["ran"], out
