@@ -20,7 +20,7 @@ from datetime import datetime
 from relay.protocol.actions import Action, Ignore, PostNotice, ReopenJob
 from relay.protocol.baton import State
 from relay.protocol.body import STRIKE_LIMIT
-from relay.protocol.labels import Label
+from relay.protocol.labels import BATONS, Label
 from relay.protocol.master import Master
 from relay.protocol.snapshot import Issue, LabelEvent, Snapshot
 from relay.protocol.thread import Thread, party_ids
@@ -124,11 +124,6 @@ def parked_by_outsider(
     return None if newest.actor.id in party_ids(thread.job, master) else newest
 
 
-_BATONS = frozenset(
-    b.value for b in (Label.AWAITING_WORKER, Label.WORKING, Label.AWAITING_CONTROLLER)
-)
-
-
 def handed_by_party(thread: Thread, snapshot: Snapshot, party: set[int]) -> bool:
     """Whether the newest baton a job's account put on since the newest TASK was posted
     (in its second or later: times are whole seconds, ids in order) is `awaiting:worker`:
@@ -145,7 +140,7 @@ def handed_by_party(thread: Thread, snapshot: Snapshot, party: set[int]) -> bool
         for e in snapshot.label_events
         if e.issue == thread.issue.number
         and e.action == "labeled"
-        and e.label in _BATONS
+        and e.label in {b.value for b in BATONS}
         and e.actor.id in party
         and e.at.replace(microsecond=0) >= second
     ]
