@@ -14,9 +14,10 @@ it in this process. Then every output line is
 checked against its input line: each planted secret must be gone (recall, overall and by
 kind), every clean line must come out byte for byte (false positives, overall and on the
 decoys). detect-secrets, the peer, scans a 10 MB slice of the same log in the same run, once
-after each one-core run, and the speed ratio is reported against the whole process, both
-ways (the peer's median); the goal's ratio is the one-core process's CPU per MB against the
-peer's (its import left out of its time), the median of the pairs' ratios.
+after each pair's one-core runs (five pairs, three runs of relay in each), and the speed
+ratio is reported against the whole process, both ways (the peer's median); the goal's ratio
+is the one-core process's CPU per MB (a pair's median run) against the peer's (its import
+left out of its time), the median of the pairs' ratios.
 
 Run: ``python -m bench.bench_redact`` (or ``python -m bench`` for every benchmark).
 """
@@ -40,6 +41,8 @@ SEED = 20261130
 CORPUS_MB = int(os.environ.get("RELAY_BENCH_REDACT_MB", "100"))
 PEER_SLICE_MB = 10
 RUNS = 3
+PAIRS = 5  # the goal's pairs: relay on one core beside the peer
+OURS_PER_PAIR = 3  # relay's runs in a pair, whose median is the pair's
 CHUNK = 1 << 20
 
 # Streams the corpus through the redactor in a fresh process and prints its peak RSS in KiB:
@@ -264,13 +267,18 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
     # Each beside a run of the peer, in turn: this machine's speed drifts by a tenth over
     # minutes (a shared host), which moved a ratio of medians taken minutes apart as much as
     # the redactor's own changes did; a pair's ratio is read under one speed.
+    # A pair is a few runs of relay (their median) beside one of the peer: the peer's run
+    # is minutes long and evens out the host's moments, relay's is two seconds, which one
+    # busy moment of the host stretched by a quarter (1.93 to 2.41 CPU-s in one run).
     slice_mb = min(PEER_SLICE_MB, corpus_mb)
-    one_core, peers = [], []
-    for _ in range(RUNS):
-        one_core.append(whole_process(source, pycache, one_core=True))
+    one_core, peers, pair_cpus = [], [], []
+    for _ in range(PAIRS):
+        ours = [whole_process(source, pycache, one_core=True) for _ in range(OURS_PER_PAIR)]
+        one_core.extend(ours)
+        pair_cpus.append(statistics.median(run["cpu"] for run in ours))
         peers.append(peer_throughput(source, slice_mb))
-    pairs = zip(one_core, peers, strict=True)
-    pair_ratios = sorted(size_mb / run["cpu"] / other["mb_per_cpu_s"] for run, other in pairs)
+    pairs = zip(pair_cpus, peers, strict=True)
+    pair_ratios = sorted(size_mb / cpu / other["mb_per_cpu_s"] for cpu, other in pairs)
     # What the timed runs wrote, once more into files: every core and one process must
     # write the same bytes (the pieces are cut where no find can be split).
     by_default, by_one = workdir / "default.out", workdir / "single.out"
