@@ -38,6 +38,7 @@ from relay.protocol import (
     Wait,
     WatcherFacts,
     baton_events_wanted,
+    claim_edits_wanted,
     decide,
     wants_ended_check,
 )
@@ -143,6 +144,7 @@ def steady_until(
             decide(snapshot, node, later) == actions
             and not wants_ended_check(snapshot, node, later)
             and not baton_events_wanted(snapshot, node, later)
+            and not claim_edits_wanted(snapshot, node, later)
         )
 
     return quiet.holds_until(same, now)

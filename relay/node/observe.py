@@ -34,10 +34,11 @@ from relay.protocol import (
     approval_jobs,
     approvals_wanted,
     baton_events_wanted,
+    claim_edits_wanted,
     claim_ref,
     claim_refs_wanted,
 )
-from relay.protocol.snapshot import LabelEvent, Reaction
+from relay.protocol.snapshot import CommentEdit, LabelEvent, Reaction
 from relay.protocol.tamper import closer_is_outsider
 from relay.protocol.thread import binds, tampered_with
 
@@ -199,13 +200,26 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     asked = sorted(approvals_wanted(snapshot, node))
     moved = sorted(baton_events_wanted(snapshot, node, datetime.now(UTC)))
     waiting = sorted(approval_jobs(snapshot, node))
-    found, reacted, evented, edits = await asyncio.gather(
+    beaten = sorted(claim_edits_wanted(snapshot, node, datetime.now(UTC)))
+    found, reacted, evented, edits, histories = await asyncio.gather(
         asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
         asyncio.gather(*(gh.list_issue_events(number) for number in moved)),
         asyncio.gather(*(gh.ever_edited(number) for number in waiting)),
+        asyncio.gather(*(gh.comment_edits(number) for number in beaten)),
     )
     ever_edited = frozenset(i for known in edits if known is not None for i in known)
+    comment_edits = tuple(
+        CommentEdit(
+            comment_id=e.comment_id,
+            editor=None if e.editor is None else to_user(e.editor),
+            at=e.edited_at,
+        )
+        for read in histories
+        if read is not None
+        for e in read[0]
+    )
+    edits_read = frozenset(i for read in histories if read is not None for i in read[1])
     refs = frozenset(key for key, ref in zip(wanted, found, strict=True) if ref is not None)
     reactions = tuple(
         Reaction(
@@ -228,6 +242,8 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         "reactions": reactions,
         "label_events": events,
         "ever_edited": ever_edited,
+        "comment_edits": comment_edits,
+        "edits_read": edits_read,
     }
     return snapshot.model_copy(update=update)
 

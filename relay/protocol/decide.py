@@ -9,6 +9,7 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -53,7 +54,7 @@ from relay.protocol.messages import (
     task_digest,
 )
 from relay.protocol.signatures import unsigned
-from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.snapshot import Comment, Issue, Snapshot, TaskKey, WatcherFacts
 from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
@@ -65,7 +66,7 @@ from relay.protocol.tamper import (
     tampered_notice,
     trust_notices,
 )
-from relay.protocol.thread import NotAJob, Thread, binds, party_ids, read_thread
+from relay.protocol.thread import Entry, NotAJob, Thread, binds, party_ids, read_thread
 from relay.protocol.wire import MessageRejected
 from relay.protocol.work import (
     BARE_GRACE,
@@ -73,6 +74,7 @@ from relay.protocol.work import (
     LEASE,
     alive_until,
     claim_lapses,
+    lapses,
     lease_until,
 )
 
@@ -668,7 +670,7 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
     if claim is not None:
         assert isinstance(claim.message, ClaimMsg)
         facts.append(f"claimed at {claim.message.claimed_at:%Y-%m-%d %H:%M} UTC")
-        until = _lapses(thread, task)
+        until = _lapses(thread, task, snapshot)
     else:
         posted = thread.task_entry(task)
         until = (posted.comment.created_at if posted else now) + LEASE
@@ -679,18 +681,63 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
     return _half_done(thread, now, "; ".join(facts) + "; no RESULT was posted")
 
 
-def _lapses(thread: Thread, task: int) -> datetime:
+def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     """When TASK ``task``'s claim ends if nothing more is heard: the latest of every valid
     claim of it in the thread (:func:`relay.protocol.work.claim_lapses`), not the first
     one's alone. A signed claim copied into an older comment of the worker's reads as the
     task's first claim, and a stood-down runner's claim put back in place of its notice
     does too: nobody beats either, and the claim that is running must still count."""
-    entries = [thread.claims[task], *thread.more_claims.get(task, ())]
+    party = party_ids(thread.job, snapshot.master)
     return max(
-        claim_lapses(e.message, e.comment.updated_at)
-        for e in entries
+        claim_lapses(e.message, worker_beat_at(e.comment, snapshot, party))
+        for e in _claim_entries(thread, task)
         if isinstance(e.message, ClaimMsg)
     )
+
+
+def _claim_entries(thread: Thread, task: int) -> list[Entry]:
+    """Every comment that holds a valid claim of TASK ``task``, the first one first."""
+    first = thread.claims.get(task)
+    return [] if first is None else [first, *thread.more_claims.get(task, ())]
+
+
+def worker_beat_at(comment: Comment, snapshot: Snapshot, party: Collection[int]) -> datetime:
+    """When the worker last wrote its claim's comment, as far as this pass knows: the
+    comment's last edit (every edit counts as a beat, :func:`relay.protocol.work.claim_lapses`)
+    unless GitHub's edit history of it was read; then the newest version the job's own
+    accounts wrote (or its posting, when the whole history holds none of theirs: a part
+    of it, the newest, holding none says nothing). Someone else's edit, a signed beat of
+    the worker's put back, is then no beat: it cannot keep a dead worker's claim alive, one
+    window at a time, until its lease."""
+    own = [
+        e.at
+        for e in snapshot.comment_edits
+        if e.comment_id == comment.id and e.editor is not None and e.editor.id in party
+    ]
+    if own:  # (the history is read newest first: a part of it holds the newest of these)
+        return max(own)
+    return comment.created_at if comment.id in snapshot.edits_read else comment.updated_at
+
+
+def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> frozenset[int]:
+    """The issues whose comments' edit histories a pass must read: those where the claim of
+    the newest TASK, unanswered, would have lapsed by its own text and lives on only by its
+    comment's last edit. Then whether that edit was the worker's decides whether the
+    claim lapsed (:func:`worker_beat_at`). One request each, only then: an honest worker's
+    beats keep its text's ``alive_until`` ahead of the clock, so none is asked for."""
+    wanted = set()
+    for thread in bound_threads(snapshot, node):
+        task = thread.last_task
+        if not task or thread.answered(task):
+            continue
+        for entry in _claim_entries(thread, task):
+            claim = entry.message
+            if not isinstance(claim, ClaimMsg):
+                continue
+            by_text = lapses(claim)
+            if by_text <= now < claim_lapses(claim, entry.comment.updated_at):
+                wanted.add(thread.issue.number)
+    return frozenset(wanted)
 
 
 def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
@@ -738,7 +785,7 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
         transition(thread.state, Event.RESOLVE, Role.CONTROLLER)  # only from a row of the table
         return [CloseJob(issue=number)]
     if thread.state in _WORKER_TURN:
-        return _lapsed(thread, now)
+        return _lapsed(thread, snapshot, now)
     if thread.state not in (State.AWAITING_CONTROLLER, State.PARKED):
         return []
     task = thread.outstanding()
@@ -766,7 +813,7 @@ def _controller_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[
     return []
 
 
-def _lapsed(thread: Thread, now: datetime) -> list[Action]:
+def _lapsed(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     """The worker's turn, seen by the controller: nothing to do while the worker's claim
     is alive; once it lapsed unanswered (the heartbeat stopped: the machine is off, the
     watcher gone), say so and take the baton back, so a new TASK can be posted."""
@@ -775,7 +822,7 @@ def _lapsed(thread: Thread, now: datetime) -> list[Action]:
     if claim is None or thread.answered(task):
         return []
     assert isinstance(claim.message, ClaimMsg)
-    lapsed = _lapses(thread, task)
+    lapsed = _lapses(thread, task, snapshot)
     if now < lapsed + RECLAIM_GRACE:
         return []
     worker = thread.job.worker

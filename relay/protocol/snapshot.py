@@ -84,6 +84,19 @@ class LabelEvent(BaseModel):
     at: datetime
 
 
+class CommentEdit(BaseModel):
+    """One version of a comment's body as GitHub's edit history lists it (GraphQL's
+    ``userContentEdits``: who wrote it and when; the posting is one once the body was
+    edited). Read only for the claims whose life their comment's last edit lengthens
+    (:func:`relay.protocol.decide.claim_edits_wanted`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    comment_id: int
+    editor: User | None = None  # None: a deleted account
+    at: datetime
+
+
 class LocalRecords(BaseModel):
     """This node's own memory, kept in the clone's ``.git/relay/``.
 
@@ -158,6 +171,10 @@ class Snapshot(BaseModel):
     acting: User | None = None
     # the label events of the issues baton_events_wanted() names
     label_events: tuple[LabelEvent, ...] = ()
+    # the edit histories of the comments of the issues claim_edits_wanted() names (each
+    # comment's newest versions), and the comments whose whole history that is
+    comment_edits: tuple[CommentEdit, ...] = ()
+    edits_read: frozenset[int] = frozenset()
     # what the branch says that this node does not follow (a roster revision it refused, a
     # hand-edited node table, another API URL): said once in every job that binds it
     trust_notes: tuple[str, ...] = ()

@@ -156,7 +156,9 @@ def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     beats again within that window. So a claim lives its window (its first text's:
     ``alive_until - claimed_at`` as the text says) from its last edit, or to its
     ``alive_until`` if later, never past its lease: a beat put back never takes a running
-    task away, and her edits of a dead worker's claim hold it a window each."""
+    task away. Where GitHub's edit history of the comment was read, ``edited_at`` is the
+    newest edit the job's own accounts made (:func:`relay.protocol.decide.worker_beat_at`),
+    so her edits of a dead worker's claim hold it no longer."""
     lapsed = lapses(claim)
     if claim.alive_until is None:
         return lapsed

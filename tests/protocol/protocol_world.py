@@ -39,6 +39,7 @@ from relay.protocol import (
     TearDown,
     User,
     Wait,
+    claim_edits_wanted,
     decide,
     parse_body,
     render_message,
@@ -47,6 +48,7 @@ from relay.protocol import (
 from relay.protocol.baton import TABLE, Event, Role, baton_of, state_of
 from relay.protocol.labels import BATONS, Label
 from relay.protocol.signatures import public_key_of, sign_body
+from relay.protocol.snapshot import CommentEdit
 from relay.protocol.thread import read_thread
 
 ALICE = User(id=101, login="alice")
@@ -125,6 +127,8 @@ class World:
     now: datetime = START
     next_id: int = 1000
     keys: dict[str, bytes] = field(default_factory=lambda: dict(KEYS))  # node -> private key
+    # each edited comment's versions, newest first, its posting last (as GitHub lists them)
+    histories: dict[int, list[CommentEdit]] = field(default_factory=dict)
 
     def signed(self, node: str, body: str, *, issue: int | None = None) -> str:
         """``body`` as ``node`` writes it: signed when the world gave the node a key (a job
@@ -161,9 +165,16 @@ class World:
         self.issues[number] = issue.model_copy(update={"comments": (*issue.comments, comment)})
         return comment
 
-    def edit(self, number: int, comment_id: int, body: str) -> None:
+    def edit(self, number: int, comment_id: int, body: str, *, by: User | None = None) -> None:
+        """``by`` edits the comment (its author when None): its history records who."""
         issue = self.issues[number]
         when = self.tick()
+        comment = next(c for c in issue.comments if c.id == comment_id)
+        history = self.histories.setdefault(
+            comment_id,
+            [CommentEdit(comment_id=comment_id, editor=comment.author, at=comment.created_at)],
+        )
+        history.insert(0, CommentEdit(comment_id=comment_id, editor=by or comment.author, at=when))
         comments = tuple(
             c.model_copy(update={"body": body, "updated_at": when}) if c.id == comment_id else c
             for c in issue.comments
@@ -187,12 +198,17 @@ class World:
 
     def snapshot(self, node: str) -> Snapshot:
         open_issues = tuple(i for i in self.issues.values() if i.state == "open")
-        return Snapshot(
+        snapshot = Snapshot(
             master=self.master,
             issues=open_issues,
             local=self.records(node).frozen(),
             claim_refs=frozenset(self.claim_refs),
         )
+        # the edit histories the driver reads: the comments of the issues decide names
+        wanted = claim_edits_wanted(snapshot, node, self.now)
+        read = [c.id for n in wanted for c in self.issues[n].comments]
+        edits = tuple(e for i in read for e in self.histories.get(i, ()))
+        return snapshot.model_copy(update={"comment_edits": edits, "edits_read": frozenset(read)})
 
     def run_plan(self, plan: Plan, node: str, author: User | None = None) -> None:
         assert plan.issue is not None

@@ -71,7 +71,7 @@ def test_an_older_heartbeat_put_back_never_takes_a_running_task_away() -> None:
     world.now += timedelta(minutes=50)
     beat = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
     world.edit(number, comment_id, world.signed(WORKER, render_message(beat)))  # the worker
-    world.edit(number, comment_id, original)  # hers, a minute later
+    world.edit(number, comment_id, original, by=MALLORY)  # hers, a minute later
     world.now += timedelta(minutes=1)
     taken = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
     world.local[WORKER] = Local()  # another runner of the worker, with no records
@@ -98,7 +98,7 @@ def test_a_beat_put_back_just_after_it_lapsed_never_takes_a_running_task_away() 
     newest = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
     world.edit(number, comment_id, world.signed(WORKER, render_message(newest)))  # at 50
     world.now += timedelta(seconds=30)
-    world.edit(number, comment_id, world.signed(WORKER, render_message(old)))  # hers
+    world.edit(number, comment_id, world.signed(WORKER, render_message(old)), by=MALLORY)  # hers
     world.now += timedelta(minutes=2, seconds=30)  # past the old beat's end and the grace
     taken = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
     world.local[WORKER] = Local()  # another runner of the worker, with no records
@@ -172,26 +172,21 @@ def test_an_edit_of_a_dead_workers_claim_never_keeps_the_task_for_its_whole_leas
     number, entry = dead_claim(world, steps=30)
     assert entry.message.lease_until - entry.message.claimed_at > timedelta(hours=5)
     world.now = entry.message.alive_until + timedelta(minutes=1, seconds=30)
-    world.edit(number, entry.comment.id, "x")  # hers: any text, then the worker's own back
-    world.edit(number, entry.comment.id, entry.comment.body)
+    world.edit(number, entry.comment.id, "x", by=MALLORY)  # any text, then the worker's back
+    world.edit(number, entry.comment.id, entry.comment.body, by=MALLORY)
     # her edit counts as a beat: the claim's window from it (twenty minutes), then the grace
     world.now += timedelta(minutes=23)
     actions = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
     assert any(isinstance(a, ReclaimTask) for a in actions), actions
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="every edit of a claim counts as a beat: her edits, one every few minutes, keep"
-    " a dead worker's claim until its lease",
-)
 def test_edits_every_few_minutes_never_keep_a_dead_workers_claim_for_its_lease() -> None:
     """The worker claims a TASK of thirty steps (a lease over five hours) and dies: its
     claim says it is alive for twenty minutes. She puts the same signed text back into the
-    comment every four minutes (a script; triage is enough). Each edit is read as an
-    older beat put back, so the claim lives one interval (five minutes) from it: the
-    controller never takes the baton back until the lease ends, five hours on, for a
-    machine that is off. One edit holds it an interval; a loop of them holds it all."""
+    comment every four minutes (a script; triage is enough). Were every edit a beat, each
+    would hold the claim one window more, and the loop of them until the lease, five hours
+    on, for a machine that is off. The comment's edit history names her as the editor: her
+    versions are no beats, and the baton is back as if she had not edited."""
     world = World()
     number, entry = dead_claim(world, steps=30)
     dead = entry.message.alive_until
@@ -199,11 +194,70 @@ def test_edits_every_few_minutes_never_keep_a_dead_workers_claim_for_its_lease()
     reclaimed_at = None
     while world.now < dead + timedelta(hours=1):
         world.now += timedelta(minutes=4)
-        world.edit(number, entry.comment.id, entry.comment.body)  # hers: the same text
+        world.edit(number, entry.comment.id, entry.comment.body, by=MALLORY)  # the same text
         actions = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
         if any(isinstance(a, ReclaimTask) for a in actions):
             reclaimed_at = world.now
             break
-    # without her edits the baton is back two minutes after the claim lapsed; allow her
-    # one edit's interval on top of that, not an hour
-    assert reclaimed_at is not None and reclaimed_at <= dead + timedelta(minutes=12)
+    # without her edits the baton is back two minutes after the claim lapsed: here at the
+    # first look after that, four minutes on
+    assert reclaimed_at is not None and reclaimed_at <= dead + timedelta(minutes=4, seconds=5)
+
+
+def test_her_edits_between_a_live_workers_beats_never_take_its_task_away() -> None:
+    """The control: the worker is alive and beats every ten minutes (each beat says twenty
+    more); she edits its comment between beats, putting its first text back. The history
+    names the worker's own beats, and the claim lives from the newest of them: the running
+    task is never taken back nor answered half-done by a runner with no records."""
+    world = World()
+    number = job(world)
+    task(world, number, steps=tuple(f"echo {n}" for n in range(30)))
+    world.pass_of(WORKER, crash_at="run")  # claimed; its steps are running
+    comment_id, first = claim_of(world, number)
+    original = world.signed(WORKER, render_message(first))
+    for _ in range(9):
+        world.now += timedelta(minutes=10)
+        beat = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
+        world.edit(number, comment_id, world.signed(WORKER, render_message(beat)))  # its own
+        world.now += timedelta(minutes=4)
+        world.edit(number, comment_id, original, by=MALLORY)  # hers: the first text back
+        world.now += timedelta(minutes=5)
+        taken = decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+        fresh = World.snapshot(world, WORKER).model_copy(update={"local": Local().frozen()})
+        answered = decide(fresh, WORKER, world.now)
+        wrong = [a for a in (*taken, *answered) if isinstance(a, ReclaimTask | ReportHalfDone)]
+        assert not wrong, [a.kind for a in wrong]
+
+
+def test_a_dead_workers_claim_asks_for_no_history_until_its_text_has_lapsed() -> None:
+    """The edit history is read (one more request) only where a claim lives by its
+    comment's last edit alone: while the worker beats, its text is ahead of the clock and
+    no pass asks; once her edit outlives the text, the controller's pass does."""
+    from relay.protocol import claim_edits_wanted
+
+    world = World()
+    number, entry = dead_claim(world, steps=30)
+    assert not claim_edits_wanted(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+    dead = entry.message.alive_until
+    world.now = dead - timedelta(minutes=1)
+    world.edit(number, entry.comment.id, entry.comment.body, by=MALLORY)
+    assert not claim_edits_wanted(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+    world.now = dead + timedelta(minutes=1)
+    assert claim_edits_wanted(world.snapshot(CONTROLLER), CONTROLLER, world.now) == {number}
+
+
+def test_a_history_read_in_part_without_the_workers_versions_keeps_every_edit_a_beat() -> None:
+    """GitHub lists a comment's newest hundred versions; past that the driver marks its
+    history as read in part. When that part holds none of the worker's versions (she made
+    a hundred edits since), nothing says when the worker last wrote: every edit counts as
+    a beat again (a running task is never taken away on a history cut short)."""
+    world = World()
+    number, entry = dead_claim(world, steps=30)
+    world.now = entry.message.alive_until + timedelta(minutes=1)
+    world.edit(number, entry.comment.id, entry.comment.body, by=MALLORY)
+    world.now += timedelta(minutes=3)  # past the text's end and the grace, within her window
+    whole = world.snapshot(CONTROLLER)
+    assert any(isinstance(a, ReclaimTask) for a in decide(whole, CONTROLLER, world.now))
+    newest = tuple(e for e in whole.comment_edits if e.editor == MALLORY)
+    part = whole.model_copy(update={"comment_edits": newest, "edits_read": frozenset()})
+    assert not any(isinstance(a, ReclaimTask) for a in decide(part, CONTROLLER, world.now))

@@ -108,3 +108,55 @@ def test_a_running_claim_copied_into_an_older_comment_never_takes_the_task_away(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_her_edits_of_a_dead_workers_claim_never_hold_the_task_back(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The worker claims a TASK and its machine goes off mid-step (the pass killed): its
+    claim said it was alive a few beats on. She (push access, no node) keeps editing the
+    claim comment, putting the same signed text back each second, so its last edit is
+    always new. The controller's pass reads the comment's edit history from the hub:
+    her versions are no beats, the claim lapsed when its text said, and the baton is back
+    with the controller. (Heartbeats every second, no reclaim grace.)"""
+    import importlib
+    import os
+    import signal
+
+    decide = importlib.import_module("relay.protocol.decide")
+    mallory(world, monkeypatch)
+    w = world.worker
+    marker, started = tmp_path / "RAN", tmp_path / "STARTED"
+    world.controller.call("task", str(job), "--step", slow_step(tmp_path, marker, started, 60))
+    argv = [PY, "-c", RUN, "watch", "--once", "--verbose", "--repo-dir", str(w.clone)]
+    env = w.env(RELAY_HEARTBEAT_SECONDS="1")
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(started)
+        os.killpg(proc.pid, signal.SIGKILL)  # the machine is off: no beat, no RESULT
+        proc.wait(timeout=30)
+        claim = next(
+            c for c in world.comments(job) if "CLAIM" in c["body"].split("\n", 1)[0].upper()
+        )
+        deadline = time.monotonic() + 6  # past the claim's own few beats
+        while time.monotonic() < deadline:
+            world.api(
+                f"/issues/comments/{claim['id']}", "PATCH", {"body": claim["body"]},
+                login=STRANGER,
+            )  # fmt: skip
+            time.sleep(1)
+        world.api(
+            f"/issues/comments/{claim['id']}", "PATCH", {"body": claim["body"]}, login=STRANGER
+        )
+        monkeypatch.setattr(decide, "RECLAIM_GRACE", timedelta(0))
+        said = world.controller.call("watch", "--once", "--verbose")
+        gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
+        assert gone, said + "\n".join(world.heads(job))
+        assert runs(marker) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

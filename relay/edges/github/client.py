@@ -19,6 +19,7 @@ import gidgethub
 from relay.edges.github.models import (
     BranchPattern,
     Comment,
+    ContentEdit,
     Environment,
     Issue,
     IssueEvent,
@@ -472,6 +473,54 @@ class GitHubClient(ApiSession):
             return None
         login = edited.get("login") if isinstance(edited, dict) else None
         return login if isinstance(login, str) and login else None
+
+    async def comment_edits(self, issue: int) -> tuple[list[ContentEdit], frozenset[int]] | None:
+        """The issue's comments' edit histories (GraphQL's ``userContentEdits``, the newest
+        hundred versions of each: who wrote each and when), and the ids of the comments whose
+        whole history that is. None when GraphQL cannot be asked."""
+        owner, _, name = (self.repo or "").partition("/")
+        query = (
+            "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
+            "owner:$owner,name:$name){issue(number:$number){comments(first:50,after:$after)"
+            "{pageInfo{hasNextPage endCursor} nodes{databaseId userContentEdits(first:100)"
+            "{pageInfo{hasNextPage} nodes{editedAt editor{login ... on User{databaseId}"
+            " ... on Bot{databaseId}}}}}}}}}"
+        )
+        edits: list[ContentEdit] = []
+        whole: set[int] = set()
+        after: str | None = None
+        try:
+            for _ in range(200):  # 10,000 comments at most
+                data = await self._wire.graphql(
+                    query, endpoint=self.graphql_url, owner=owner, name=name, number=issue,
+                    after=after,
+                )  # fmt: skip
+                page = data["repository"]["issue"]["comments"]
+                for node in page["nodes"]:
+                    if not node:
+                        continue
+                    comment_id = int(node["databaseId"])
+                    history = node["userContentEdits"] or {"nodes": [], "pageInfo": {}}
+                    for version in history["nodes"]:
+                        if not version:
+                            continue
+                        editor = version.get("editor")
+                        who = None
+                        if isinstance(editor, dict) and editor.get("databaseId") is not None:
+                            who = User(id=editor["databaseId"], login=editor["login"])
+                        edits.append(
+                            ContentEdit(
+                                comment_id=comment_id, editor=who, edited_at=version["editedAt"]
+                            )
+                        )
+                    if not history["pageInfo"].get("hasNextPage"):
+                        whole.add(comment_id)
+                if not page["pageInfo"]["hasNextPage"]:
+                    return edits, frozenset(whole)
+                after = page["pageInfo"]["endCursor"]
+        except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
+            return None
+        return None
 
     async def ever_edited(self, issue: int) -> frozenset[int] | None:
         """The ids of the issue's comments GitHub records as ever edited (GraphQL's

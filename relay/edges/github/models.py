@@ -82,6 +82,14 @@ class Comment(_Model):
     html_url: str = ""
 
 
+class ContentEdit(_Model):
+    """One version of a comment's body in GitHub's edit history (``userContentEdits``)."""
+
+    comment_id: int
+    editor: User | None = None  # None: a deleted account
+    edited_at: datetime
+
+
 class Reaction(_Model):
     id: int
     content: str
