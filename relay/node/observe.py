@@ -200,13 +200,13 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
     asked = sorted(approvals_wanted(snapshot, node))
     moved = sorted(baton_events_wanted(snapshot, node, datetime.now(UTC)))
     waiting = sorted(approval_jobs(snapshot, node))
-    beaten = sorted(claim_edits_wanted(snapshot, node, datetime.now(UTC)))
+    beaten = claim_edits_wanted(snapshot, node, datetime.now(UTC))
     found, reacted, evented, edits, histories = await asyncio.gather(
         asyncio.gather(*(gh.get_ref(claim_ref(*key)) for key in wanted)),
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
         asyncio.gather(*(gh.list_issue_events(number) for number in moved)),
         asyncio.gather(*(gh.ever_edited(number) for number in waiting)),
-        asyncio.gather(*(gh.comment_edits(number) for number in beaten)),
+        asyncio.gather(*(gh.comment_edits(number, beaten[number]) for number in beaten)),
     )
     ever_edited = frozenset(i for known in edits if known is not None for i in known)
     comment_edits = tuple(
@@ -214,6 +214,7 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
             comment_id=e.comment_id,
             editor=None if e.editor is None else to_user(e.editor),
             at=e.edited_at,
+            body=e.body,
         )
         for read in histories
         if read is not None

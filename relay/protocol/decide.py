@@ -9,7 +9,6 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -54,7 +53,7 @@ from relay.protocol.messages import (
     task_digest,
 )
 from relay.protocol.signatures import unsigned
-from relay.protocol.snapshot import Comment, Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
 from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
@@ -66,7 +65,15 @@ from relay.protocol.tamper import (
     tampered_notice,
     trust_notices,
 )
-from relay.protocol.thread import Entry, NotAJob, Thread, binds, party_ids, read_thread
+from relay.protocol.thread import (
+    Entry,
+    NotAJob,
+    Thread,
+    binds,
+    party_ids,
+    read_thread,
+    signed_claim,
+)
 from relay.protocol.wire import MessageRejected
 from relay.protocol.work import (
     BARE_GRACE,
@@ -683,15 +690,14 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
 
 def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     """When TASK ``task``'s claim ends if nothing more is heard: the latest of every valid
-    claim of it in the thread (:func:`relay.protocol.work.claim_lapses`), not the first
-    one's alone. A signed claim copied into an older comment of the worker's reads as the
-    task's first claim, and a stood-down runner's claim put back in place of its notice
-    does too: nobody beats either, and the claim that is running must still count."""
-    party = party_ids(thread.job, snapshot.master)
+    claim of it in the thread (:func:`claim_entry_lapses`), not the first one's alone. A
+    signed claim copied into an older comment of the worker's reads as the task's first
+    claim, and a stood-down runner's claim put back in place of its notice does too:
+    nobody beats either, and the claim that is running must still count."""
     return max(
-        claim_lapses(e.message, worker_beat_at(e.comment, snapshot, party))
-        for e in _claim_entries(thread, task)
-        if isinstance(e.message, ClaimMsg)
+        claim_entry_lapses(thread, entry, snapshot)
+        for entry in _claim_entries(thread, task)
+        if isinstance(entry.message, ClaimMsg)
     )
 
 
@@ -701,31 +707,55 @@ def _claim_entries(thread: Thread, task: int) -> list[Entry]:
     return [] if first is None else [first, *thread.more_claims.get(task, ())]
 
 
-def worker_beat_at(comment: Comment, snapshot: Snapshot, party: Collection[int]) -> datetime:
-    """When the worker last wrote its claim's comment, as far as this pass knows: the
-    comment's last edit (every edit counts as a beat, :func:`relay.protocol.work.claim_lapses`)
-    unless GitHub's edit history of it was read; then the newest version the job's own
-    accounts wrote (or its posting, when the whole history holds none of theirs: a part
-    of it, the newest, holding none says nothing). Someone else's edit, a signed beat of
-    the worker's put back, is then no beat: it cannot keep a dead worker's claim alive, one
-    window at a time, until its lease."""
-    own = [
-        e.at
-        for e in snapshot.comment_edits
-        if e.comment_id == comment.id and e.editor is not None and e.editor.id in party
-    ]
-    if own:  # (the history is read newest first: a part of it holds the newest of these)
-        return max(own)
-    return comment.created_at if comment.id in snapshot.edits_read else comment.updated_at
+def claim_entry_lapses(thread: Thread, entry: Entry, snapshot: Snapshot) -> datetime:
+    """When the claim in ``entry``'s comment ends if nothing more is heard.
+
+    Without the comment's edit history, every edit counts as a beat
+    (:func:`relay.protocol.work.claim_lapses`): a text put back by someone else says less
+    than the edit that put it there. With it (read where the claim lives on by its last
+    edit alone, :func:`claim_edits_wanted`), the claim ends when the newest version its
+    worker's own accounts wrote, a claim of the TASK signed by the worker, says: her
+    versions, and a job account's versions that hold no such claim (a notice), are no
+    beats, and a worker's beats do not lengthen the window either. A history read in part
+    that holds no such version bounds the worker's last one by its oldest version listed
+    (GitHub lists a hundred a page; the reader goes back ten pages for a version of the
+    worker's, more edits than GitHub lets one account make in an hour)."""
+    claim = entry.message
+    assert isinstance(claim, ClaimMsg)
+    comment = entry.comment
+    versions = sorted(
+        (e for e in snapshot.comment_edits if e.comment_id == comment.id),
+        key=lambda e: e.at,
+        reverse=True,
+    )
+    whole = comment.id in snapshot.edits_read
+    if not versions:  # not read, or never edited: its text is as its author posted it
+        return claim_lapses(claim, comment.updated_at)
+    worker = snapshot.master.node(thread.job.worker)
+    for version in versions:
+        if version.editor is None or worker is None or not worker.trusts(version.editor.id):
+            continue
+        if version.body is None:  # (no text given: its time is the beat, as without one)
+            return claim_lapses(claim, version.at)
+        as_written = comment.model_copy(
+            update={"author": version.editor, "body": version.body, "updated_at": version.at}
+        )
+        beat = signed_claim(thread, as_written, snapshot.master, claim.task)
+        if beat is not None:
+            return lapses(beat)
+    if whole:  # no version of the worker's holds this claim: the text's own word alone
+        return lapses(claim)
+    return claim_lapses(claim, versions[-1].at)
 
 
-def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> frozenset[int]:
-    """The issues whose comments' edit histories a pass must read: those where the claim of
-    the newest TASK, unanswered, would have lapsed by its own text and lives on only by its
-    comment's last edit. Then whether that edit was the worker's decides whether the
-    claim lapsed (:func:`worker_beat_at`). One request each, only then: an honest worker's
+def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int, frozenset[int]]:
+    """The issues whose comments' edit histories a pass must read, each with its worker's
+    accounts (the reader goes back through a long history for a version of theirs): those
+    where the claim of the newest TASK, unanswered, would have lapsed by its own text and
+    lives on only by its comment's last edit. Then who wrote what decides when the claim
+    lapsed (:func:`claim_entry_lapses`). One request each, only then: an honest worker's
     beats keep its text's ``alive_until`` ahead of the clock, so none is asked for."""
-    wanted = set()
+    wanted: dict[int, frozenset[int]] = {}
     for thread in bound_threads(snapshot, node):
         task = thread.last_task
         if not task or thread.answered(task):
@@ -734,10 +764,13 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> frozense
             claim = entry.message
             if not isinstance(claim, ClaimMsg):
                 continue
-            by_text = lapses(claim)
-            if by_text <= now < claim_lapses(claim, entry.comment.updated_at):
-                wanted.add(thread.issue.number)
-    return frozenset(wanted)
+            if lapses(claim) <= now < claim_lapses(claim, entry.comment.updated_at):
+                worker = snapshot.master.node(thread.job.worker)
+                ids = (
+                    frozenset(a.id for a in worker.accounts) if worker is not None else frozenset()
+                )
+                wanted[thread.issue.number] = ids
+    return wanted
 
 
 def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:

@@ -95,6 +95,7 @@ class CommentEdit(BaseModel):
     comment_id: int
     editor: User | None = None  # None: a deleted account
     at: datetime
+    body: str | None = None  # the body this version left (GitHub's ``diff``), when given
 
 
 class LocalRecords(BaseModel):
@@ -172,7 +173,8 @@ class Snapshot(BaseModel):
     # the label events of the issues baton_events_wanted() names
     label_events: tuple[LabelEvent, ...] = ()
     # the edit histories of the comments of the issues claim_edits_wanted() names (each
-    # comment's newest versions), and the comments whose whole history that is
+    # comment's newest versions, back to one its worker's accounts wrote if the reader
+    # found one), and the comments whose whole history that is
     comment_edits: tuple[CommentEdit, ...] = ()
     edits_read: frozenset[int] = frozenset()
     # what the branch says that this node does not follow (a roster revision it refused, a

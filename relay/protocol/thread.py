@@ -278,6 +278,25 @@ def _read_comment(thread: Thread, comment: Comment, master: Master) -> None:
         thread.ignored.append((comment.id, "edited after it was posted"))
 
 
+def signed_claim(thread: Thread, comment: Comment, master: Master, task: int) -> ClaimMsg | None:
+    """The claim of TASK ``task`` that ``comment`` (one version of a comment's body: its
+    author the version's editor) holds, signed by the job's worker and written by one of
+    its accounts; None when it holds none. A claim's edit history is read with it: only
+    the worker's own signed words are its beats."""
+    worker = master.node(thread.job.worker)
+    if worker is None or not worker.trusts(comment.author.id):
+        return None
+    try:
+        message = _parse(comment, issue=thread.issue.number)
+    except MessageRejected:
+        return None
+    if not isinstance(message, ClaimMsg) or message.task != task:
+        return None
+    if _refusal(thread, message, comment, master) is not None:
+        return None
+    return message if _verdict(thread, message, comment, master) is Verdict.VALID else None
+
+
 def _sender(thread: Thread, message: AnyMessage) -> str:
     """The node that sends this kind of message in this job."""
     if message.kind == Kind.TASK or message.kind not in _WORKER_KINDS:

@@ -172,9 +172,17 @@ class World:
         comment = next(c for c in issue.comments if c.id == comment_id)
         history = self.histories.setdefault(
             comment_id,
-            [CommentEdit(comment_id=comment_id, editor=comment.author, at=comment.created_at)],
+            [
+                CommentEdit(
+                    comment_id=comment_id,
+                    editor=comment.author,
+                    at=comment.created_at,
+                    body=comment.body,
+                )
+            ],
         )
-        history.insert(0, CommentEdit(comment_id=comment_id, editor=by or comment.author, at=when))
+        editor = by or comment.author
+        history.insert(0, CommentEdit(comment_id=comment_id, editor=editor, at=when, body=body))
         comments = tuple(
             c.model_copy(update={"body": body, "updated_at": when}) if c.id == comment_id else c
             for c in issue.comments

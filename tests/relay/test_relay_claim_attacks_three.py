@@ -155,7 +155,6 @@ def test_her_edits_of_a_dead_workers_claim_never_hold_the_task_back(
         said = world.controller.call("watch", "--once", "--verbose")
         gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
         assert gone, said + "\n".join(world.heads(job))
-        assert runs(marker) == 0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

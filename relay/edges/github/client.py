@@ -97,6 +97,36 @@ def _name(text: str) -> str:
     return quote(text, safe="")
 
 
+# A comment's versions as the edit-history reads ask for them (a page of
+# ``userContentEdits``), and how many pages of them a read goes back.
+_VERSIONS = (
+    "{pageInfo{hasNextPage endCursor} nodes{editedAt diff editor{login"
+    " ... on User{databaseId} ... on Bot{databaseId}}}}"
+)
+_HISTORY_PAGES = 10
+
+
+def _versions(comment_id: int, nodes: list[Any]) -> list[ContentEdit]:
+    """One page of a comment's versions, as relay reads them (an account the API names
+    without an id, a deleted one, is none)."""
+    out: list[ContentEdit] = []
+    for version in nodes:
+        if not version:
+            continue
+        editor = version.get("editor")
+        who = None
+        if isinstance(editor, dict) and editor.get("databaseId") is not None:
+            who = User(id=editor["databaseId"], login=editor["login"])
+        diff = version.get("diff")
+        out.append(
+            ContentEdit(
+                comment_id=comment_id, editor=who, edited_at=version["editedAt"],
+                body=diff if isinstance(diff, str) else None,
+            )
+        )  # fmt: skip
+    return out
+
+
 class GitHubClient(ApiSession):
     """The API as relay uses it: ``async with GitHubClient(api_url=..., token=...) as gh``."""
 
@@ -474,17 +504,26 @@ class GitHubClient(ApiSession):
         login = edited.get("login") if isinstance(edited, dict) else None
         return login if isinstance(login, str) and login else None
 
-    async def comment_edits(self, issue: int) -> tuple[list[ContentEdit], frozenset[int]] | None:
-        """The issue's comments' edit histories (GraphQL's ``userContentEdits``, the newest
-        hundred versions of each: who wrote each and when), and the ids of the comments whose
-        whole history that is. None when GraphQL cannot be asked."""
+    async def comment_edits(
+        self, issue: int, accounts: frozenset[int] = frozenset()
+    ) -> tuple[list[ContentEdit], frozenset[int]] | None:
+        """The issue's comments' edit histories (GraphQL's ``userContentEdits``: who wrote
+        each version, when, and its text), and the ids of the comments whose whole history
+        that is. Each comment's newest hundred versions, and further back, a hundred a page
+        up to ``_HISTORY_PAGES`` pages, until one of ``accounts`` wrote one (its worker's:
+        someone else's hundred edits must not hide its last beat). None when GraphQL
+        cannot be asked."""
         owner, _, name = (self.repo or "").partition("/")
         query = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:50,after:$after)"
-            "{pageInfo{hasNextPage endCursor} nodes{databaseId userContentEdits(first:100)"
-            "{pageInfo{hasNextPage} nodes{editedAt editor{login ... on User{databaseId}"
-            " ... on Bot{databaseId}}}}}}}}}"
+            "{pageInfo{hasNextPage endCursor} nodes{id databaseId userContentEdits(first:100)"
+            + _VERSIONS
+            + "}}}}}"
+        )
+        more = (
+            "query($id:ID!,$after:String){node(id:$id){... on IssueComment{"
+            "userContentEdits(first:100,after:$after)" + _VERSIONS + "}}}"
         )
         edits: list[ContentEdit] = []
         whole: set[int] = set()
@@ -501,20 +540,20 @@ class GitHubClient(ApiSession):
                         continue
                     comment_id = int(node["databaseId"])
                     history = node["userContentEdits"] or {"nodes": [], "pageInfo": {}}
-                    for version in history["nodes"]:
-                        if not version:
-                            continue
-                        editor = version.get("editor")
-                        who = None
-                        if isinstance(editor, dict) and editor.get("databaseId") is not None:
-                            who = User(id=editor["databaseId"], login=editor["login"])
-                        edits.append(
-                            ContentEdit(
-                                comment_id=comment_id, editor=who, edited_at=version["editedAt"]
-                            )
-                        )
-                    if not history["pageInfo"].get("hasNextPage"):
-                        whole.add(comment_id)
+                    for _ in range(_HISTORY_PAGES):
+                        found = _versions(comment_id, history["nodes"])
+                        edits += found
+                        info = history["pageInfo"]
+                        if not info.get("hasNextPage"):
+                            whole.add(comment_id)
+                            break
+                        if any(e.editor is not None and e.editor.id in accounts for e in found):
+                            break
+                        answer = await self._wire.graphql(
+                            more, endpoint=self.graphql_url, id=node["id"],
+                            after=info.get("endCursor"),
+                        )  # fmt: skip
+                        history = answer["node"]["userContentEdits"]
                 if not page["pageInfo"]["hasNextPage"]:
                     return edits, frozenset(whole)
                 after = page["pageInfo"]["endCursor"]

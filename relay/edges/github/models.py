@@ -88,6 +88,7 @@ class ContentEdit(_Model):
     comment_id: int
     editor: User | None = None  # None: a deleted account
     edited_at: datetime
+    body: str | None = None  # the body this version left (GraphQL's ``diff``)
 
 
 class Reaction(_Model):
