@@ -160,12 +160,14 @@ async def _pass(
     verbose: bool,
     find_account: bool = False,
     steady: Steady | None = None,
-    settled: bool = False,
+    settle_by: datetime | None = None,
 ) -> list[str]:
     """Observe, decide, apply; returns the lines that count comments taken as data. A
-    bare claim ref this pass saw and may take over within ``BARE_SETTLE`` is waited for
-    here, and its issue passed again (once, ``settled``): a runner with no records (an
-    Actions runner) would otherwise see it anew, bare for no time, at every pass."""
+    bare claim ref this pass saw is waited out here, its issue passed again every few
+    seconds (``SETTLE_STEP``) until the ref is claimed or may be taken over, and no later
+    than ``settle_by``: a runner with no records (an Actions runner) would otherwise see it
+    anew, bare for no time, at every pass, and a worker that passes on events alone would
+    not pass again at all. Another runner that is claiming is seen within a step."""
     if ctx.master.node(ctx.node) is None:
         # not in the roster this clone trusts (yet): an admin may have admitted it since
         # the clone last fetched, so fetch once and read the roster again
@@ -221,8 +223,9 @@ async def _pass(
             if applier.teardown and on_teardown is not None:
                 report.teardown = True
                 report.lines += await on_teardown(ctx)
-            settle = None if settled else _settle(actions, datetime.now(UTC))
-            if settle is None:
+            now = datetime.now(UTC)
+            settle = _settle(actions, now)
+            if settle is None or (settle_by is not None and now >= settle_by):
                 return applier.ignored_lines()
         finally:
             stats = gh.stats
@@ -237,25 +240,27 @@ async def _pass(
                     f" (of {stats.lost_answers} lost), {stats.requests} requests"
                 )
 
+    from relay.protocol.work import BARE_GRACE, BARE_SETTLE
+
     number, until = settle
-    await asyncio.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 1)
+    now = datetime.now(UTC)
+    if settle_by is None:  # (a bare ref is taken over within these of the first sighting)
+        settle_by = now + BARE_GRACE + BARE_SETTLE + SETTLE_STEP
+    await asyncio.sleep(min(max(0.0, (until - now).total_seconds()) + 1, SETTLE_STEP.seconds))
     return await _pass(
         ctx, report, issue=number, token=token, on_teardown=on_teardown, verbose=verbose,
-        find_account=find_account, settled=True,
+        find_account=find_account, settle_by=settle_by,
     )  # fmt: skip
 
 
-def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:
-    """The first bare claim ref this pass may take over within ``BARE_SETTLE``: its issue
-    and when. (Not longer: another runner of the node that is claiming would be waited on
-    to the end, the ref read again only then.)"""
-    from relay.protocol.work import BARE_SETTLE
+# How often a pass that waits a bare claim ref out reads its issue again.
+SETTLE_STEP = timedelta(seconds=5)
 
-    soon = sorted(
-        (a.until, a.issue)
-        for a in actions
-        if isinstance(a, Wait) and a.bare and a.until - now <= BARE_SETTLE
-    )
+
+def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:
+    """The first bare claim ref this pass waits out: its issue, and when it may be taken
+    over."""
+    soon = sorted((a.until, a.issue) for a in actions if isinstance(a, Wait) and a.bare)
     return (soon[0][1], soon[0][0]) if soon else None
 
 

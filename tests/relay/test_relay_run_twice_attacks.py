@@ -88,11 +88,6 @@ def short_grace(monkeypatch: pytest.MonkeyPatch, *, grace: float) -> None:
         monkeypatch.setattr(module, "BARE_SETTLE", timedelta(seconds=1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a pass waits a bare ref out only within the settle: on a TASK younger than the"
-    " grace it ends, and a worker that passes on events alone does not pass again",
-)
 def test_her_bare_claim_ref_on_a_young_task_is_waited_out_within_one_pass(
     world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
