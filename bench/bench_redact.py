@@ -271,12 +271,14 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
     # is minutes long and evens out the host's moments, relay's is two seconds, which one
     # busy moment of the host stretched by a quarter (1.93 to 2.41 CPU-s in one run).
     slice_mb = min(PEER_SLICE_MB, corpus_mb)
+    probes = [host_probe()]
     one_core, peers, pair_cpus = [], [], []
     for _ in range(PAIRS):
         ours = [whole_process(source, pycache, one_core=True) for _ in range(OURS_PER_PAIR)]
         one_core.extend(ours)
         pair_cpus.append(statistics.median(run["cpu"] for run in ours))
         peers.append(peer_throughput(source, slice_mb))
+    probes.append(host_probe())
     pairs = zip(pair_cpus, peers, strict=True)
     pair_ratios = sorted(size_mb / cpu / other["mb_per_cpu_s"] for cpu, other in pairs)
     # What the timed runs wrote, once more into files: every core and one process must
@@ -340,8 +342,21 @@ def run(workdir: Path, *, corpus_mb: int = CORPUS_MB) -> dict[str, Any]:
         # pairs' ratios, each run beside the other, and their spread.
         "one_core_speed_ratio_cpu": round(statistics.median(pair_ratios), 1),
         "one_core_speed_ratios_cpu": [round(r, 1) for r in pair_ratios],
+        "host_probe_cpu_s": probes,
         "load": os.getloadavg(),
     }
+
+
+def host_probe() -> float:
+    """The CPU seconds a fixed piece of Python takes here (the median of three), before and
+    after the goal's pairs: this shared host's speed drifts by half over an hour, and a
+    one-core MB/s is read beside it (the ratio to the peer, paired, does not drift)."""
+    times = []
+    for _ in range(3):
+        started = time.process_time()
+        sum(range(10_000_000))
+        times.append(time.process_time() - started)
+    return round(statistics.median(times), 3)
 
 
 OWN_SECRET_COUNTS = (0, 1, 16, 40)
