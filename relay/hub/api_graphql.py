@@ -44,6 +44,7 @@ from graphql import (
     GraphQLError,
     GraphQLInputObjectType,
     GraphQLInterfaceType,
+    GraphQLScalarType,
     GraphQLSchema,
     GraphQLUnionType,
     InlineFragmentNode,
@@ -102,7 +103,18 @@ def schema() -> GraphQLSchema:
         abstract = built.type_map[kind]
         assert isinstance(abstract, GraphQLInterfaceType | GraphQLUnionType)
         abstract.resolve_type = _type_name
+    big = built.type_map["BigInt"]
+    assert isinstance(big, GraphQLScalarType)
+    big.coerce_output_value = _big_int
     return built
+
+
+def _big_int(value: Any) -> str:
+    """GitHub's ``BigInt`` on the way out: a whole number as a decimal string (JSON's
+    numbers lose digits past 2**53 in many clients)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GraphQLError(f"BigInt cannot represent a non-integer value: {value!r}")
+    return str(value)
 
 
 def _type_name(value: Any, *_: Any) -> str:

@@ -621,7 +621,13 @@ class Commented:
 
     @property
     def databaseId(self) -> int:
-        """The REST ``id``."""
+        """The REST ``id``: past 2**31 GraphQL's Int refuses it, an error and null in the
+        answer, as on github.com (whose ids are past it)."""
+        return int(self.row["id"])
+
+    @property
+    def fullDatabaseId(self) -> int:
+        """The REST ``id`` as a ``BigInt`` (GitHub's answer to ids past 2**31)."""
         return int(self.row["id"])
 
     @property

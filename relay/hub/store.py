@@ -34,6 +34,11 @@ from relay.errors import LocalUsageError
 SCHEMA_VERSION = 1
 DB_NAME = "hub.sqlite3"
 CHECKPOINT_SECONDS = 1.0  # how often a serving hub writes its log back (checkpoint_in_background)
+# Where the ids of comments and issues start: github.com's passed 2**31 in 2024, past
+# GraphQL's Int (``databaseId`` of such a comment is an error and null there), so the
+# hub's do too, or a client that reads them as Int would work here and fail on GitHub.
+# Apart from each other, so that a comment's id taken for an issue's names nothing.
+FIRST_IDS = {"comments": 2_400_000_001, "issues": 2_600_000_001}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -186,6 +191,22 @@ class Store:
         with self.write():
             self.db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            self._big_ids()
+
+    def _big_ids(self) -> None:
+        """Make the next comment and issue ids at least :data:`FIRST_IDS` (as on github.com):
+        AUTOINCREMENT goes on from ``sqlite_sequence``. A store made by an older hub keeps
+        the ids it gave; only those given from now on are big."""
+        for table, first in FIRST_IDS.items():
+            self.db.execute(
+                "UPDATE sqlite_sequence SET seq = ? WHERE name = ? AND seq < ?",
+                (first - 1, table, first - 1),
+            )
+            self.db.execute(
+                "INSERT INTO sqlite_sequence (name, seq) SELECT ?, ?"
+                " WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)",
+                (table, first - 1, table),
             )
 
     def _add_columns(self) -> None:

@@ -216,7 +216,7 @@ def test_gh_api_graphql_answers_what_rest_says(shape: Shape) -> None:
         repository(owner: $owner, name: $name) {
           issue(number: $number) {
             id number title body state url author { login }
-            comments(first: 10) { totalCount nodes { body databaseId author { login } } }
+            comments(first: 10) { totalCount nodes { body fullDatabaseId author { login } } }
           }
         }
       }"""
@@ -234,8 +234,8 @@ def test_gh_api_graphql_answers_what_rest_says(shape: Shape) -> None:
     assert issue["author"]["login"] == rest["user"]["login"]
     assert issue["comments"]["totalCount"] == rest["comments"] == 2
     nodes = issue["comments"]["nodes"]
-    assert [(c["body"], c["databaseId"], c["author"]["login"]) for c in nodes] == [
-        (c["body"], c["id"], c["user"]["login"]) for c in comments
+    assert [(c["body"], c["fullDatabaseId"], c["author"]["login"]) for c in nodes] == [
+        (c["body"], str(c["id"]), c["user"]["login"]) for c in comments
     ]
     bad = shape.gh("api", "graphql", "-f", "query={ viewer { nope } }", ok=False)
     assert bad.returncode != 0 and "Field 'nope' doesn't exist on type 'User'" in bad.stderr

@@ -30,7 +30,7 @@ from relay.hub.api_graphql import schema as hub_schema
 GITHUB_SCHEMA = Path(__file__).with_name("github-graphql") / "schema.graphql"
 
 ISSUE_FIELDS = """
-  id databaseId number title body state stateReason closed locked url createdAt updatedAt
+  id fullDatabaseId number title body state stateReason closed locked url createdAt updatedAt
   author { login } editor { login } lastEditedAt includesCreatedEdit
   labels(first: 20) { totalCount nodes { id name color description } }
   reactionGroups { content users { totalCount }
@@ -97,7 +97,7 @@ def rest_issue(api: Callable[..., Answer], token: str, full: str, number: int) -
 
 def same_issue(graph: dict[str, Any], rest: dict[str, Any]) -> None:
     """A GraphQL issue says what the REST issue says."""
-    assert graph["id"] == rest["node_id"] and graph["databaseId"] == rest["id"]
+    assert graph["id"] == rest["node_id"] and graph["fullDatabaseId"] == str(rest["id"])
     assert (graph["number"], graph["title"], graph["body"]) == (
         rest["number"], rest["title"], rest["body"] or "",
     )  # fmt: skip
@@ -195,7 +195,7 @@ def test_an_issue_and_its_comments_page_as_rest_lists_them(
       repository(owner: $owner, name: $name) {{ issue(number: $n) {{ {ISSUE_FIELDS}
         comments(first: 2, after: $after) {{
           totalCount pageInfo {{ hasNextPage hasPreviousPage endCursor startCursor }}
-          nodes {{ id databaseId body author {{ login }} createdAt url }} }} }} }} }}"""
+          nodes {{ id fullDatabaseId body author {{ login }} createdAt url }} }} }} }} }}"""
     seen, after, pages = [], None, 0
     while True:
         got = q(alice, query, owner=owner, name=name, n=n, after=after)["repository"]["issue"]
@@ -210,9 +210,10 @@ def test_an_issue_and_its_comments_page_as_rest_lists_them(
     assert pages == 3
     same_issue(got, rest_issue(api, alice, repo, n))
     rest = api(alice, "GET", f"/repos/{repo}/issues/{n}/comments").body
-    assert [(c["id"], c["databaseId"], c["body"], c["author"]["login"], c["createdAt"], c["url"])
-            for c in seen] == [(c["node_id"], c["id"], c["body"], c["user"]["login"],
-                                c["created_at"], c["html_url"]) for c in rest]  # fmt: skip
+    assert [(c["id"], c["fullDatabaseId"], c["body"], c["author"]["login"], c["createdAt"],
+             c["url"]) for c in seen] == [(c["node_id"], str(c["id"]), c["body"],
+                                           c["user"]["login"], c["created_at"], c["html_url"])
+                                          for c in rest]  # fmt: skip
     hearts = next(g for g in got["reactionGroups"] if g["content"] == "HEART")
     assert hearts["reactors"]["nodes"] == [{"login": "bob"}]
     last = q(alice, "query($id: ID!) { node(id: $id) { ... on Issue { comments(last: 1) "
@@ -351,12 +352,12 @@ def test_each_mutation_writes_what_rest_then_reads(
     )
 
     said = q(bob, """mutation($s: ID!) { addComment(input: {subjectId: $s, body: "a comment"}) {
-        commentEdge { node { id databaseId body author { login } } } subject { id } } }""",
+        commentEdge { node { id fullDatabaseId body author { login } } } subject { id } } }""",
              s=issue["id"])["addComment"]  # fmt: skip
     rest_comments = api(alice, "GET", f"/repos/{repo}/issues/{n}/comments").body
     node = said["commentEdge"]["node"]
-    assert (node["id"], node["databaseId"], node["body"], node["author"]["login"]) == (
-        rest_comments[0]["node_id"], rest_comments[0]["id"], "a comment", "bob",
+    assert (node["id"], node["fullDatabaseId"], node["body"], node["author"]["login"]) == (
+        rest_comments[0]["node_id"], str(rest_comments[0]["id"]), "a comment", "bob",
     )  # fmt: skip
     assert said["subject"]["id"] == issue["id"]
 
@@ -405,7 +406,7 @@ def test_each_mutation_writes_what_rest_then_reads(
         reactionGroups { content viewerHasReacted users { totalCount } } } }""",
                 s=node["id"])["addReaction"]  # fmt: skip
     rest_reactions = api(
-        alice, "GET", f"/repos/{repo}/issues/comments/{node['databaseId']}/reactions"
+        alice, "GET", f"/repos/{repo}/issues/comments/{node['fullDatabaseId']}/reactions"
     ).body
     assert [(r["node_id"], r["id"], r["content"], r["user"]["login"]) for r in rest_reactions] == [
         (reacted["reaction"]["id"], reacted["reaction"]["databaseId"], "rocket", "alice")
@@ -540,6 +541,35 @@ def test_missing_things_are_not_found_errors_beside_null(
     assert paging.body["errors"][0]["message"] == (
         "You must provide a `first` or `last` value to properly paginate the `issues` connection."
     )
+
+
+def test_ids_past_2_31_are_no_graphql_int_but_a_bigint_string(
+    hub: Any, alice: str, api: Callable[..., Answer], repo: str
+) -> None:
+    """As on github.com (whose comment and issue ids passed 2**31 in 2024): ``databaseId``
+    of such an issue or comment is null beside graphql's Int error, ``fullDatabaseId`` is
+    GitHub's ``BigInt`` (a decimal string), and ``url`` ends in the REST id all the same."""
+    issue = api(alice, "POST", f"/repos/{repo}/issues", {"title": "big"}).body
+    comment = api(
+        alice, "POST", f"/repos/{repo}/issues/{issue['number']}/comments", {"body": "c"}
+    ).body
+    assert issue["id"] > 2**31 and comment["id"] > 2**31 and issue["id"] != comment["id"]
+    assert comment["html_url"] == f"{issue['html_url']}#issuecomment-{comment['id']}"
+    got = gql(hub.url, alice, """query($id: ID!) { node(id: $id) { ... on Issue {
+        databaseId fullDatabaseId comments(first: 1) { nodes { databaseId fullDatabaseId url
+        } } } } }""", {"id": issue["node_id"]})  # fmt: skip
+    assert got.status == 200
+    assert got.body["data"] == {"node": {
+        "databaseId": None, "fullDatabaseId": str(issue["id"]),
+        "comments": {"nodes": [{"databaseId": None, "fullDatabaseId": str(comment["id"]),
+                                "url": comment["html_url"]}]},
+    }}  # fmt: skip
+    assert [(e["path"], e["message"]) for e in got.body["errors"]] == [
+        (["node", "databaseId"],
+         f"Int cannot represent non 32-bit signed integer value: {issue['id']}"),
+        (["node", "comments", "nodes", 0, "databaseId"],
+         f"Int cannot represent non 32-bit signed integer value: {comment['id']}"),
+    ]  # fmt: skip
 
 
 def test_graphql_needs_a_token_and_has_its_own_budget(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relay.hub.store import GROUPED, JournalEntry, Store
+from relay.hub.store import DB_NAME, FIRST_IDS, GROUPED, SCHEMA, JournalEntry, Store
 
 
 def test_listeners_hear_each_entry_after_commit_and_never_on_rollback(tmp_path: Path) -> None:
@@ -164,3 +164,46 @@ def test_the_journal_keeps_the_same_row_whether_a_none_is_given_or_left_out(
     assert tuple(rows[0]) == (1, "issues", "labeled", user["id"], None, None, "x", None, None)
     assert len({(e.repo_id, e.label_name, e.detail, e.issue_id) for e in heard}) == 1
     store.close()
+
+
+def _insert(db: sqlite3.Connection, table: str) -> int:
+    """One bare row in ``issues`` or ``comments``; its id."""
+    if table == "issues":
+        sql = "INSERT INTO issues (repo_id, number, title, user_id, state, created_at, updated_at)"
+        sql += " VALUES (1, (SELECT COUNT(*) + 1 FROM issues), 't', 1, 'open', 0, 0)"
+    else:
+        sql = "INSERT INTO comments (repo_id, issue_id, user_id, body, created_at, updated_at)"
+        sql += " VALUES (1, 1, 1, 'b', 0, 0)"
+    cur = db.execute(sql)
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def test_comment_and_issue_ids_start_past_2_31_as_on_github(tmp_path: Path) -> None:
+    """github.com's comment and issue ids passed 2**31 (GraphQL's Int) in 2024: a new store's
+    do too, apart from each other. A store an older hub made keeps the small ids it gave,
+    and gives big ones from then on."""
+    store = Store.open(tmp_path / "new")
+    with store.write() as db:
+        comment, issue = _insert(db, "comments"), _insert(db, "issues")
+    assert comment == FIRST_IDS["comments"] > 2**31 and issue == FIRST_IDS["issues"] > 2**31
+    store.close()
+    again = Store.open(tmp_path / "new")  # reopening moves nothing
+    with again.write() as db:
+        assert _insert(db, "comments") == comment + 1
+    again.close()
+
+    old = sqlite3.connect(tmp_path / "old.sqlite3", isolation_level=None)
+    old.executescript(SCHEMA)
+    small = [_insert(old, "comments"), _insert(old, "issues")]
+    old.close()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old.sqlite3").rename(tmp_path / "old" / DB_NAME)
+    kept = Store.open(tmp_path / "old")
+    assert small == [1, 1]
+    assert [r[0] for r in kept.db.execute("SELECT id FROM comments")] == [1]
+    with kept.write() as db:
+        assert [_insert(db, "comments"), _insert(db, "issues")] == [
+            FIRST_IDS["comments"], FIRST_IDS["issues"],
+        ]  # fmt: skip
+    kept.close()
