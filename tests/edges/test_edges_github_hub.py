@@ -15,6 +15,8 @@ import pytest
 
 from relay.edges.github import GitHubClient, RetryPolicy
 from relay.errors import ConfigError, RemoteUnavailable
+from relay.node.execute import comment_then_move
+from relay.protocol.labels import Label
 
 T = TypeVar("T")
 BATON = ("awaiting:worker", "working", "awaiting:controller")
@@ -172,6 +174,63 @@ def test_comments_pages_reactions(hub: Any, owner: tuple[str, str, str]) -> None
     assert none_yet == []
     pages = -(-len(since_edit) // 100)
     assert gh.stats.requests == 1 + 105 + 1 + 2 + 2 + pages + 1
+
+
+def test_a_comment_id_past_2_31_comes_back_through_the_graphql_reads(
+    hub: Any, owner: tuple[str, str, str]
+) -> None:
+    """github.com's comment ids passed 2**31, GraphQL's Int, in 2024 (``databaseId`` is then
+    an error and null), and the hub's start past it: a claim posted with the ``addComment``
+    mutation gets its id back (posted once, the baton moved in the same request), and
+    ``ever_edited`` and ``comment_edits`` name it once it is edited."""
+    _, token, repo = owner
+
+    async def body(gh: GitHubClient) -> Any:
+        for name in BATON:
+            await gh.create_label(name, color="cccccc")
+        job = await gh.create_issue(title="job", body="", labels=[BATON[0]])
+        posted = await comment_then_move(
+            gh, job.number, "claim", expect=Label.AWAITING_WORKER, to=Label.WORKING
+        )
+        unedited = await gh.ever_edited(job.number)
+        await gh.update_comment(posted.id, "claim, edited")
+        edited = await gh.ever_edited(job.number)
+        history = await gh.comment_edits(job.number)
+        return posted, unedited, edited, history, await gh.list_comments(job.number), job
+
+    (posted, unedited, edited, history, comments, job), _ = with_client(hub, token, repo, body)
+    assert [c.id for c in comments] == [posted.id] and posted.id > 2**31, "posted once"
+    assert comments[0].html_url.endswith(f"#issuecomment-{posted.id}")
+    assert posted.moves == 1, "the baton moved in the mutation that posted it"
+    assert unedited == frozenset() and edited == frozenset({posted.id})
+    assert history is not None
+    edits, whole = history
+    assert edits and {e.comment_id for e in edits} == {posted.id} and whole == {posted.id}
+    assert all(e.editor is not None and e.editor.id == job.user.id for e in edits)
+
+
+def test_a_lost_answer_to_the_claim_mutation_finds_its_big_id(fresh_hub: Any) -> None:
+    """The hub posts the claim and its labels, then drops the connection: the retry finds
+    the comment over REST, and its id (past 2**31) is the answer; nothing is posted twice."""
+    token = fresh_hub.token("lossy")
+    make_repo(fresh_hub.url, token, "r")
+
+    async def body(gh: GitHubClient) -> Any:
+        for name in BATON:
+            await gh.create_label(name, color="cccccc")
+        job = await gh.create_issue(title="t", body="", labels=[BATON[0]])
+        working = await gh.label_node_id(BATON[1])
+        assert job.node_id and working
+        fresh_hub.set_faults("drop_after=1,limit=1")
+        made = await gh.comment_and_relabel(
+            job.number, "claim", issue_id=job.node_id, label_ids=[working]
+        )
+        fresh_hub.clear_faults()
+        return made, await gh.list_comments(job.number)
+
+    ((made, _), comments), gh = with_client(fresh_hub, token, "lossy/r", body)
+    assert [c.id for c in comments] == [made] and made is not None and made > 2**31
+    assert gh.stats.lost_answers == 1 and gh.stats.found_after_loss == 1
 
 
 def test_claim_refs_are_compare_and_swap(hub: Any, owner: tuple[str, str, str]) -> None:

@@ -295,3 +295,60 @@ def test_writes_to_github_are_one_second_apart_and_to_the_hub_not() -> None:
     assert paced.sleeps == [1.0, 1.0]  # the clock stands still: each later write waits 1 s
     _, loopback = run([answer(201, made)], three)
     assert loopback.sleeps == []
+
+
+BIG = 2_500_000_123  # a comment id of github.com's since 2024: past 2**31, GraphQL's Int
+
+
+def test_a_claim_posted_but_its_id_unread_is_looked_for_not_posted_twice() -> None:
+    """A mutation's answer that names no id for the comment it posted (as github.com's did
+    for ``databaseId``, null past 2**31 beside an error): the comment is looked for over
+    REST, and its id is the answer; it is not posted again."""
+    mutated = answer(200, {
+        "data": {"addComment": {"commentEdge": {"node": {"databaseId": None}}},
+                 "updateIssue": {"issue": {"number": 7}}},
+        "errors": [{"message": "Int cannot represent non 32-bit signed integer value"}],
+    })  # fmt: skip
+    stamp = "2030-03-17T17:46:40Z"
+    listed = answer(200, [{
+        "id": BIG, "body": "claim", "user": USER, "created_at": stamp, "updated_at": stamp,
+        "html_url": f"https://github.com/octo/relay/issues/7#issuecomment-{BIG}",
+    }])  # fmt: skip
+    made, trace = run(
+        [mutated, listed],
+        lambda gh: gh.comment_and_relabel(7, "claim", issue_id="I_1", label_ids=["LA_1"]),
+    )
+    assert made == (BIG, True)
+    assert [s["path"].partition("?")[0] for s in trace.seen] == [
+        "/graphql", "/repos/octo/relay/issues/7/comments",
+    ]  # fmt: skip
+
+
+def test_comment_ids_past_2_31_are_read_off_their_urls() -> None:
+    """``ever_edited`` and ``comment_edits`` name a comment by the id its ``url`` ends in,
+    which every GitHub (and every Enterprise Server) gives, an issue's or a pull request's."""
+    when = "2030-03-17T17:46:40Z"
+    page = {"data": {"repository": {"issue": {"comments": {
+        "pageInfo": {"hasNextPage": False, "endCursor": None},
+        "nodes": [
+            {"url": f"https://github.com/octo/relay/pull/7#issuecomment-{BIG}",
+             "lastEditedAt": when,
+             "userContentEdits": {"pageInfo": {"hasNextPage": False}, "nodes": [
+                 {"editedAt": when, "editor": {"login": "octo", "databaseId": 1}}]}},
+            {"url": "https://github.com/octo/relay/pull/7#issuecomment-5", "lastEditedAt": None,
+             "userContentEdits": {"pageInfo": {"hasNextPage": False}, "nodes": []}},
+        ],
+    }}}}}  # fmt: skip
+    edited, _ = run([answer(200, page)], lambda gh: gh.ever_edited(7))
+    assert edited == frozenset({BIG})
+    history, _ = run([answer(200, page)], lambda gh: gh.comment_edits(7))
+    assert history is not None
+    edits, whole = history
+    assert [(e.comment_id, e.editor and e.editor.login) for e in edits] == [(BIG, "octo")]
+    assert whole == frozenset({BIG, 5})
+    nameless = {"data": {"repository": {"issue": {"comments": {
+        "pageInfo": {"hasNextPage": False, "endCursor": None},
+        "nodes": [{"url": "https://github.com/octo/relay/pull/7", "lastEditedAt": when}],
+    }}}}}  # fmt: skip
+    unknown, _ = run([answer(200, nameless)], lambda gh: gh.ever_edited(7))
+    assert unknown is None, "an edited comment it cannot name: no answer, not a wrong one"

@@ -9,6 +9,7 @@ worker claimed first; told apart from other 422s by GitHub's message, GITHUB-FAC
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -39,9 +40,23 @@ LOOK_BACK = timedelta(minutes=15)  # how far back a lost POST's comment is looke
 # order): what a baton move that goes with a comment costs
 RELABEL = (
     "mutation($issue:ID!,$body:String!,$labels:[ID!]){"
-    "addComment(input:{subjectId:$issue,body:$body}){commentEdge{node{databaseId}}}"
+    "addComment(input:{subjectId:$issue,body:$body}){commentEdge{node{url}}}"
     "updateIssue(input:{id:$issue,labelIds:$labels}){issue{number}}}"
 )
+
+
+# a comment's REST id at the end of its url (GitHub's html_url: ``.../issues/7#issuecomment-N``)
+_COMMENT_ANCHOR = re.compile(r"#issuecomment-([0-9]+)$")
+
+
+def _comment_id(node: Any) -> int | None:
+    """The REST id of an ``IssueComment`` read over GraphQL, from its ``url`` (None: none
+    there). Not its ``databaseId``: an Int, which GitHub's comment ids outgrew in 2024
+    (past 2**31 it is an error and null); nor ``fullDatabaseId``, which older Enterprise
+    Servers lack (asking for it fails the whole query there). Every version has ``url``."""
+    url = node.get("url") if isinstance(node, dict) else None
+    found = _COMMENT_ANCHOR.search(url) if isinstance(url, str) else None
+    return int(found[1]) if found else None
 
 
 def _already_exists(exc: gidgethub.HTTPException) -> bool:
@@ -392,7 +407,7 @@ class GitHubClient(ApiSession):
             found = await self._posted_comment(number, body, started)
             if found is None:
                 return None
-            node = {"databaseId": found.get("id")}
+            node = {"url": found.get("html_url")}
             return {"data": {"addComment": {"commentEdge": {"node": node}}, "updateIssue": None}}
 
         payload = {"query": RELABEL, "variables": variables}
@@ -404,9 +419,12 @@ class GitHubClient(ApiSession):
         data = answer.get("data") if isinstance(answer, dict) else None
         data = data if isinstance(data, dict) else {}
         edge = (data.get("addComment") or {}).get("commentEdge") or {}
-        made = (edge.get("node") or {}).get("databaseId")
+        made = _comment_id(edge.get("node"))
+        if made is None and edge.get("node"):  # posted, but its id unread: look, never post twice
+            found = await self._posted_comment(number, body, started)
+            made = found.get("id") if isinstance(found, dict) else None
         moved = bool((data.get("updateIssue") or {}).get("issue"))
-        return (int(made) if isinstance(made, int) else None), moved
+        return (made if isinstance(made, int) else None), moved
 
     async def label_node_id(self, name: str) -> str | None:
         """GraphQL's id of the repository's label ``name`` (None: no such label)."""
@@ -517,7 +535,7 @@ class GitHubClient(ApiSession):
         query = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:50,after:$after)"
-            "{pageInfo{hasNextPage endCursor} nodes{id databaseId userContentEdits(first:100)"
+            "{pageInfo{hasNextPage endCursor} nodes{id url userContentEdits(first:100)"
             + _VERSIONS
             + "}}}}}"
         )
@@ -538,7 +556,9 @@ class GitHubClient(ApiSession):
                 for node in page["nodes"]:
                     if not node:
                         continue
-                    comment_id = int(node["databaseId"])
+                    comment_id = _comment_id(node)
+                    if comment_id is None:
+                        return None  # no id to name its edits by: as good as no answer
                     history = node["userContentEdits"] or {"nodes": [], "pageInfo": {}}
                     for _ in range(_HISTORY_PAGES):
                         found = _versions(comment_id, history["nodes"])
@@ -570,7 +590,7 @@ class GitHubClient(ApiSession):
         query = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:100,after:$after)"
-            "{pageInfo{hasNextPage endCursor} nodes{databaseId lastEditedAt}}}}}"
+            "{pageInfo{hasNextPage endCursor} nodes{url lastEditedAt}}}}}"
         )
         edited: set[int] = set()
         after: str | None = None
@@ -581,9 +601,10 @@ class GitHubClient(ApiSession):
                     after=after,
                 )  # fmt: skip
                 page = data["repository"]["issue"]["comments"]
-                edited |= {
-                    int(n["databaseId"]) for n in page["nodes"] if n and n.get("lastEditedAt")
-                }
+                ids = [_comment_id(n) for n in page["nodes"] if n and n.get("lastEditedAt")]
+                if None in ids:
+                    return None  # an edited comment it cannot name: as good as no answer
+                edited |= {i for i in ids if i is not None}
                 if not page["pageInfo"]["hasNextPage"]:
                     return frozenset(edited)
                 after = page["pageInfo"]["endCursor"]
