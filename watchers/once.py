@@ -224,7 +224,7 @@ async def _pass(
                 report.teardown = True
                 report.lines += await on_teardown(ctx)
             now = datetime.now(UTC)
-            settle = _settle(actions, now)
+            settle = _settle(actions, now) or _lost(applier.lost, now)
             if settle is None or (settle_by is not None and now >= settle_by):
                 return applier.ignored_lines()
         finally:
@@ -255,6 +255,14 @@ async def _pass(
 
 # How often a pass that waits a bare claim ref out reads its issue again.
 SETTLE_STEP = timedelta(seconds=5)
+
+
+def _lost(issues: list[int], now: datetime) -> tuple[int, datetime] | None:
+    """The first issue whose TASK this pass found claimed as it claimed, read again a step
+    on: another runner's claim shows by then (and nothing is left to do), or the ref that
+    beat it is bare, hers, made again after this pass read it absent, and is waited out
+    as any bare ref (a worker that passes on events alone would not pass again)."""
+    return (issues[0], now + SETTLE_STEP) if issues else None
 
 
 def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:

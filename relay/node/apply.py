@@ -76,6 +76,9 @@ class Applier:
         self.token = token  # the one this pass acts with
         self.verbose = verbose
         self.boxer = boxer  # where a boxed TASK runs (none: such a TASK is refused)
+        # the issues whose TASK another claim took first (its ref, or its baton event):
+        # the pass reads them again, as it waits a bare ref out (her ref may be back)
+        self.lost: list[int] = []
         self.ignored: dict[int, int] = {}
         self.lines: list[str] = []
         self.tasks: list[TaskReport] = []
@@ -155,6 +158,7 @@ class Applier:
         report = await execute(self.gh, self.ctx, action, token=self.token, boxer=self.boxer)
         if report is None:
             self.lines.append(f"#{action.issue}: TASK {action.task.task} was claimed elsewhere")
+            self.lost.append(action.issue)
             return
         self.tasks.append(report)
         self.lines.append(

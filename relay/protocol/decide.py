@@ -690,15 +690,21 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
 
 def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     """When TASK ``task``'s claim ends if nothing more is heard: the latest of every valid
-    claim of it in the thread (:func:`claim_entry_lapses`), not the first one's alone. A
+    claim of it in the thread (:func:`claim_entry_lapses`), not the first one's alone, and
+    of every claim of it its worker signed and wrote in any comment's history read. A
     signed claim copied into an older comment of the worker's reads as the task's first
     claim, and a stood-down runner's claim put back in place of its notice does too:
-    nobody beats either, and the claim that is running must still count."""
-    return max(
-        claim_entry_lapses(thread, entry, snapshot)
+    nobody beats either, and the claim that is running must still count, even where she
+    garbled its comment's text (its history holds its beats)."""
+    beats = _worker_claims(thread, task, snapshot)
+    ends = [lapses(claim) for _, claim in beats]
+    window = max((_beat_window(claim, at) for at, claim in beats), default=None)
+    ends += [
+        claim_entry_lapses(thread, entry, snapshot, window=window)
         for entry in _claim_entries(thread, task)
         if isinstance(entry.message, ClaimMsg)
-    )
+    ]
+    return max(ends)
 
 
 def _claim_entries(thread: Thread, task: int) -> list[Entry]:
@@ -707,7 +713,47 @@ def _claim_entries(thread: Thread, task: int) -> list[Entry]:
     return [] if first is None else [first, *thread.more_claims.get(task, ())]
 
 
-def claim_entry_lapses(thread: Thread, entry: Entry, snapshot: Snapshot) -> datetime:
+def _worker_claims(
+    thread: Thread, task: int, snapshot: Snapshot
+) -> list[tuple[datetime, ClaimMsg]]:
+    """Every version of the issue's comments, in the histories read, that its worker's
+    accounts wrote and that holds a claim of TASK ``task`` the worker signed: when each was
+    written, and the claim."""
+    worker = snapshot.master.node(thread.job.worker)
+    if worker is None or not snapshot.comment_edits:
+        return []
+    comments = {c.id: c for c in thread.issue.comments}
+    found = []
+    for version in snapshot.comment_edits:
+        comment = comments.get(version.comment_id)
+        editor = version.editor
+        if comment is None or editor is None or version.body is None:
+            continue
+        if not worker.trusts(editor.id):
+            continue
+        as_written = comment.model_copy(
+            update={"author": editor, "body": version.body, "updated_at": version.at}
+        )
+        claim = signed_claim(thread, as_written, snapshot.master, task)
+        if claim is not None:
+            found.append((version.at, claim))
+    return found
+
+
+def _beat_window(claim: ClaimMsg, at: datetime) -> timedelta:
+    """How long a beat of the worker's keeps its claim alive, as one it wrote at ``at``
+    says (its ``alive_until`` less when GitHub says it was written, and half a minute for
+    the time the write took): the window a version whose text is gone is given."""
+    until = claim.alive_until if claim.alive_until is not None else claim.lease_until
+    return until - at + _WRITE_SLACK
+
+
+_WRITE_SLACK = timedelta(seconds=30)
+
+
+def claim_entry_lapses(
+    thread: Thread, entry: Entry, snapshot: Snapshot, *, window: timedelta | None = None
+) -> datetime:
     """When the claim in ``entry``'s comment ends if nothing more is heard.
 
     Without the comment's edit history, every edit counts as a beat
@@ -716,10 +762,13 @@ def claim_entry_lapses(thread: Thread, entry: Entry, snapshot: Snapshot) -> date
     edit alone, :func:`claim_edits_wanted`), the claim ends when the newest version its
     worker's own accounts wrote, a claim of the TASK signed by the worker, says: her
     versions, and a job account's versions that hold no such claim (a notice), are no
-    beats, and a worker's beats do not lengthen the window either. A history read in part
-    that holds no such version bounds the worker's last one by its oldest version listed
-    (GitHub lists a hundred a page; the reader goes back ten pages for a version of the
-    worker's, more edits than GitHub lets one account make in an hour)."""
+    beats, and a worker's beats do not lengthen the window either. A version of the
+    worker's whose text is gone (its body removed from the history) is a beat given
+    ``window`` (what the worker's beats with text say; the text's own, longer, without
+    one). A history read in part that holds no such version bounds the worker's last one
+    by its oldest version listed (GitHub lists a hundred a page; the reader goes back ten
+    pages for a version of the worker's, more edits than GitHub lets one account make in
+    an hour)."""
     claim = entry.message
     assert isinstance(claim, ClaimMsg)
     comment = entry.comment
@@ -735,7 +784,9 @@ def claim_entry_lapses(thread: Thread, entry: Entry, snapshot: Snapshot) -> date
     for version in versions:
         if version.editor is None or worker is None or not worker.trusts(version.editor.id):
             continue
-        if version.body is None:  # (no text given: its time is the beat, as without one)
+        if version.body is None:  # its text is gone: a beat at its time
+            if window is not None:
+                return max(lapses(claim), min(claim.lease_until, version.at + window))
             return claim_lapses(claim, version.at)
         as_written = comment.model_copy(
             update={"author": version.editor, "body": version.body, "updated_at": version.at}
