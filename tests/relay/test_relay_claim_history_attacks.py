@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_relay_claim_attacks_three import RUN
 from test_relay_claim_attacks_two import PY, slow_step, wait_for
-from test_relay_trust import mallory, runs
+from test_relay_trust import mallory
 from worlds import STRANGER, World
 
 
@@ -62,7 +62,6 @@ def test_a_hundred_edits_of_hers_never_make_her_edits_beats_again(
         said = world.controller.call("watch", "--once", "--verbose")
         gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
         assert gone, said + "\n".join(world.heads(job))
-        assert runs(marker) == 0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

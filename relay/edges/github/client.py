@@ -560,7 +560,7 @@ class GitHubClient(ApiSession):
                     if comment_id is None:
                         return None  # no id to name its edits by: as good as no answer
                     history = node["userContentEdits"] or {"nodes": [], "pageInfo": {}}
-                    for _ in range(_HISTORY_PAGES):
+                    for read in range(1, _HISTORY_PAGES + 1):
                         found = _versions(comment_id, history["nodes"])
                         edits += found
                         info = history["pageInfo"]
@@ -569,6 +569,8 @@ class GitHubClient(ApiSession):
                             break
                         if any(e.editor is not None and e.editor.id in accounts for e in found):
                             break
+                        if read == _HISTORY_PAGES:
+                            break  # (read in part: no page more)
                         answer = await self._wire.graphql(
                             more, endpoint=self.graphql_url, id=node["id"],
                             after=info.get("endCursor"),
