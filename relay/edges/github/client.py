@@ -10,7 +10,7 @@ worker claimed first; told apart from other 422s by GitHub's message, GITHUB-FAC
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -531,7 +531,6 @@ class GitHubClient(ApiSession):
         up to ``_HISTORY_PAGES`` pages, until one of ``accounts`` wrote one (its worker's:
         someone else's hundred edits must not hide its last beat). None when GraphQL
         cannot be asked."""
-        owner, _, name = (self.repo or "").partition("/")
         query = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:50,after:$after)"
@@ -545,15 +544,9 @@ class GitHubClient(ApiSession):
         )
         edits: list[ContentEdit] = []
         whole: set[int] = set()
-        after: str | None = None
         try:
-            for _ in range(200):  # 10,000 comments at most
-                data = await self._wire.graphql(
-                    query, endpoint=self.graphql_url, owner=owner, name=name, number=issue,
-                    after=after,
-                )  # fmt: skip
-                page = data["repository"]["issue"]["comments"]
-                for node in page["nodes"]:
+            async for nodes in self._comment_pages(query, issue, pages=200):
+                for node in nodes:
                     if not node:
                         continue
                     comment_id = _comment_id(node)
@@ -576,40 +569,46 @@ class GitHubClient(ApiSession):
                             after=info.get("endCursor"),
                         )  # fmt: skip
                         history = answer["node"]["userContentEdits"]
-                if not page["pageInfo"]["hasNextPage"]:
-                    return edits, frozenset(whole)
-                after = page["pageInfo"]["endCursor"]
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
-        return None
+        return edits, frozenset(whole)
+
+    async def _comment_pages(self, query: str, issue: int, *, pages: int) -> AsyncIterator[Any]:
+        """Each page of the issue's comments as ``query`` reads them (``$owner``, ``$name``,
+        ``$number``, and ``$after`` its cursor), up to ``pages`` pages: past that, ValueError
+        (the reader's answer would be a part taken for the whole)."""
+        owner, _, name = (self.repo or "").partition("/")
+        after: str | None = None
+        for _ in range(pages):
+            data = await self._wire.graphql(
+                query, endpoint=self.graphql_url, owner=owner, name=name, number=issue,
+                after=after,
+            )  # fmt: skip
+            page = data["repository"]["issue"]["comments"]
+            yield page["nodes"]
+            if not page["pageInfo"]["hasNextPage"]:
+                return
+            after = page["pageInfo"]["endCursor"]
+        raise ValueError(f"issue {issue} has more comments than {pages} pages")
 
     async def ever_edited(self, issue: int) -> frozenset[int] | None:
         """The ids of the issue's comments GitHub records as ever edited (GraphQL's
         ``lastEditedAt``): REST's timestamps are whole seconds, so an edit made within the
         second a comment was posted looks unedited there. None when GraphQL cannot be
         asked (the caller then has only REST's timestamps)."""
-        owner, _, name = (self.repo or "").partition("/")
         query = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:100,after:$after)"
             "{pageInfo{hasNextPage endCursor} nodes{url lastEditedAt}}}}}"
         )
         edited: set[int] = set()
-        after: str | None = None
         try:
-            for _ in range(100):  # 10,000 comments at most
-                data = await self._wire.graphql(
-                    query, endpoint=self.graphql_url, owner=owner, name=name, number=issue,
-                    after=after,
-                )  # fmt: skip
-                page = data["repository"]["issue"]["comments"]
-                ids = [_comment_id(n) for n in page["nodes"] if n and n.get("lastEditedAt")]
+            async for nodes in self._comment_pages(query, issue, pages=100):
+                ids = [_comment_id(n) for n in nodes if n and n.get("lastEditedAt")]
                 if None in ids:
                     return None  # an edited comment it cannot name: as good as no answer
                 edited |= {i for i in ids if i is not None}
-                if not page["pageInfo"]["hasNextPage"]:
-                    return frozenset(edited)
-                after = page["pageInfo"]["endCursor"]
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
+        return frozenset(edited)
         return None
