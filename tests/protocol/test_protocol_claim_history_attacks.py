@@ -78,15 +78,10 @@ def test_a_hundred_edits_in_a_row_never_make_her_later_edits_beats_again() -> No
     assert at is not None and at <= dead + timedelta(minutes=5), at
 
 
-def test_a_dead_worker_that_ran_for_hours_is_taken_back_when_its_text_lapsed() -> None:
-    """The worker claims a TASK of thirty steps (a lease over five hours), beats every five
-    minutes for two hours (each beat: alive for twenty minutes more; its `claimed_at`
-    stays), then its machine goes off. Nobody edits anything. Its last text says it is
-    alive until twenty minutes after the last beat; the claim's window is read as that
-    text's `alive_until - claimed_at` (two hours twenty), from the last beat: the baton
-    comes back two hours late, for a machine that is off (with her help, too: any fresh
-    version a job's account wrote holds it that long again, see the notice test)."""
-    world = World()
+def dead_after_two_hours(world: World) -> tuple[int, int, datetime]:
+    """A TASK of thirty steps (a lease over five hours) whose worker beat every five
+    minutes for two hours (each beat: alive twenty minutes more), then went off: the issue,
+    the claim comment's id, and when its last text says it lapses."""
     number = job(world)
     task(world, number, steps=tuple(f"echo {n}" for n in range(30)))
     world.pass_of(WORKER, crash_at="run")  # claimed; its steps are running
@@ -98,6 +93,18 @@ def test_a_dead_worker_that_ran_for_hours_is_taken_back_when_its_text_lapsed() -
         world.edit(number, comment_id, world.signed(WORKER, render_message(beat)))
     dead = beat.alive_until
     assert dead is not None and beat.lease_until - dead > timedelta(hours=2)
+    return number, comment_id, dead
+
+
+def test_a_dead_worker_that_ran_for_hours_is_taken_back_when_its_text_lapsed() -> None:
+    """The worker claims a TASK of thirty steps (a lease over five hours), beats every five
+    minutes for two hours (each beat: alive for twenty minutes more; its `claimed_at`
+    stays), then its machine goes off. Nobody edits anything. Its last text says it is
+    alive until twenty minutes after the last beat, and the baton is back then (plus the
+    grace): not a window of that text's `alive_until - claimed_at` (two hours twenty)
+    from the last beat, two hours late."""
+    world = World()
+    _, _, dead = dead_after_two_hours(world)
     at: datetime | None = None
     while world.now < dead + timedelta(hours=3):
         world.now += timedelta(minutes=1)

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from protocol_world import CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
+from test_protocol_claim_history_attacks import dead_after_two_hours
 
 from relay.protocol import ReclaimTask, ReportHalfDone, decide, render_message
 from relay.protocol.thread import read_thread
@@ -70,17 +71,7 @@ def test_a_removed_revision_body_never_keeps_a_dead_workers_claim() -> None:
     the current text's `alive_until - claimed_at` (two hours and twenty, grown with every
     beat). The baton is back a few minutes after the worker's last text lapsed."""
     world = World()
-    number = job(world)
-    task(world, number, steps=tuple(f"echo {n}" for n in range(30)))
-    world.pass_of(WORKER, crash_at="run")  # claimed; its steps are running
-    comment_id, first = claim_of(world, number)
-    beat = first
-    for _ in range(24):  # two hours of beats
-        world.now += timedelta(minutes=5)
-        beat = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
-        world.edit(number, comment_id, world.signed(WORKER, render_message(beat)))
-    dead = beat.alive_until
-    assert dead is not None and beat.lease_until - dead > timedelta(hours=2)
+    number, comment_id, dead = dead_after_two_hours(world)
     world.now += timedelta(minutes=1)
     last = next(c.body for c in world.issues[number].comments if c.id == comment_id)
     world.edit(number, comment_id, last, by=MALLORY)  # the same text: the beat is prior now
