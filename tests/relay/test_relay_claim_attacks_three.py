@@ -119,6 +119,17 @@ def test_her_edits_of_a_dead_workers_claim_never_hold_the_task_back(
     always new. The controller's pass reads the comment's edit history from the hub:
     her versions are no beats, the claim lapsed when its text said, and the baton is back
     with the controller. (Heartbeats every second, no reclaim grace.)"""
+    her_edits_of_a_dead_claim(world, job, monkeypatch, tmp_path, burst=0)
+
+
+def her_edits_of_a_dead_claim(
+    world: World, job: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *, burst: int
+) -> None:
+    """The worker claims a TASK (heartbeats every second) and its machine goes off
+    mid-step (the pass killed). She puts the claim comment's signed text back ``burst``
+    times in a row, then once a second, past the claim's own few beats, and once more
+    right before the controller's pass: with no reclaim grace, that pass must take the
+    baton back ("looks gone")."""
     import importlib
     import os
     import signal
@@ -141,16 +152,14 @@ def test_her_edits_of_a_dead_workers_claim_never_hold_the_task_back(
         claim = next(
             c for c in world.comments(job) if "CLAIM" in c["body"].split("\n", 1)[0].upper()
         )
+        path = f"/issues/comments/{claim['id']}"
+        for _ in range(burst):  # hers, in a row
+            world.api(path, "PATCH", {"body": claim["body"]}, login=STRANGER)
         deadline = time.monotonic() + 6  # past the claim's own few beats
         while time.monotonic() < deadline:
-            world.api(
-                f"/issues/comments/{claim['id']}", "PATCH", {"body": claim["body"]},
-                login=STRANGER,
-            )  # fmt: skip
+            world.api(path, "PATCH", {"body": claim["body"]}, login=STRANGER)
             time.sleep(1)
-        world.api(
-            f"/issues/comments/{claim['id']}", "PATCH", {"body": claim["body"]}, login=STRANGER
-        )
+        world.api(path, "PATCH", {"body": claim["body"]}, login=STRANGER)
         monkeypatch.setattr(decide, "RECLAIM_GRACE", timedelta(0))
         said = world.controller.call("watch", "--once", "--verbose")
         gone = [b for b in (c["body"] for c in world.comments(job)) if "looks gone" in b]
