@@ -90,3 +90,75 @@ def test_the_running_claim_deleted_never_takes_the_task_away() -> None:
     kept = tuple(c for c in issue.comments if c.id != comment_id)
     world.issues[number] = issue.model_copy(update={"comments": kept})
     assert not runner_settles(world)
+
+
+def reclaimed_by(world: World, hours: int) -> list[str]:
+    """The controller's passes, a minute apart, for ``hours``: each reclaim it makes."""
+    end = world.now + timedelta(hours=hours)
+    while world.now < end:
+        world.now += timedelta(minutes=1)
+        actions = world.pass_of(CONTROLLER)
+        if any(isinstance(a, ReclaimTask) for a in actions):
+            return [a.kind for a in actions if isinstance(a, ReclaimTask)]
+    return []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a dead worker's claim garbled leaves no claim for the controller to judge:"
+    " `_lapsed` returns nothing and the baton stays `working` for good",
+)
+def test_a_dead_workers_claim_garbled_still_comes_back() -> None:
+    """The worker claims a TASK of thirty steps, beats for half an hour, then its machine
+    goes off (its last text says alive twenty minutes more). She edits the claim comment
+    into any text. The controller reads no claim of the TASK, so it has nothing to judge
+    and takes nothing back: the baton stays `working` past the claim's whole lease, and no
+    new TASK can be posted (the baton is not the controller's)."""
+    world = World()
+    number, comment_id = beating(world)
+    world.now += timedelta(minutes=1)
+    world.edit(number, comment_id, "thanks!", by=MALLORY)
+    assert reclaimed_by(world, hours=8)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with every prior revision's body removed no beat has text: the window falls"
+    " back to the current text's `alive_until - claimed_at`, grown with every beat",
+)
+def test_every_removed_revision_body_never_keeps_a_dead_workers_claim() -> None:
+    """The worker claims a TASK of thirty steps (a lease over five hours), beats every five
+    minutes for two hours, then its machine goes off; its last text says alive twenty
+    minutes more. She edits the comment once (the same text back) and removes the body of
+    every prior revision, the posting's too (write access: only the current revision
+    keeps its body). No version of the worker's has text, so no beat gives a window, and
+    the newest one's time is taken as a beat of the current text's `alive_until -
+    claimed_at`: two hours and twenty minutes. The baton should be back a few minutes
+    after the worker's last text lapsed."""
+    world = World()
+    number = job(world)
+    task(world, number, steps=tuple(f"echo {n}" for n in range(30)))
+    world.pass_of(WORKER, crash_at="run")
+    comment_id, first = claim_of(world, number)
+    beat = first
+    for _ in range(24):
+        world.now += timedelta(minutes=5)
+        beat = first.model_copy(update={"alive_until": world.now + timedelta(minutes=20)})
+        world.edit(number, comment_id, world.signed(WORKER, render_message(beat)))
+    dead = beat.alive_until
+    assert dead is not None
+    world.now += timedelta(minutes=1)
+    last = next(c.body for c in world.issues[number].comments if c.id == comment_id)
+    world.edit(number, comment_id, last, by=MALLORY)
+    history = world.histories[comment_id]
+    history[1:] = [v.model_copy(update={"body": None}) for v in history[1:]]
+    at = None
+    while world.now < dead + timedelta(hours=3):
+        world.now += timedelta(minutes=1)
+        if any(
+            isinstance(a, ReclaimTask)
+            for a in decide(world.snapshot(CONTROLLER), CONTROLLER, world.now)
+        ):
+            at = world.now
+            break
+    assert at is not None and at <= dead + timedelta(minutes=4), at - dead if at else None
