@@ -438,7 +438,7 @@ def _worker_turn(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Acti
     if thread.answered(task) or key in snapshot.local.results_posted:
         reason = f"TASK {task} is answered but the baton was not passed back"
         return [_move(thread, Event.POST_RESULT, Role.WORKER, reason)] if _at_worker(thread) else []
-    if key in snapshot.local.claims or thread.taken(task):
+    if key in snapshot.local.claims or thread.taken(task) or _claimed_unread(thread, snapshot):
         return [_claimed(thread, snapshot, now)]
     takeover: str | None = None
     if key in snapshot.claim_refs:  # a claim ref and nothing else: whose, and since when?
@@ -679,13 +679,36 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
         facts.append(f"claimed at {claim.message.claimed_at:%Y-%m-%d %H:%M} UTC")
         until = _lapses(thread, task, snapshot)
     else:
-        posted = thread.task_entry(task)
-        until = (posted.comment.created_at if posted else now) + LEASE
+        until = _unread_lapses(thread, task, snapshot, now)
     if (number, task) in snapshot.claim_refs:
         facts.append(f"the claim ref refs/relay/claims/{number}/{task} exists")
     if (number, task) not in snapshot.local.claims and until > now:
         return Wait(issue=number, task=task, until=until)
     return _half_done(thread, now, "; ".join(facts) + "; no RESULT was posted")
+
+
+def _claimed_unread(thread: Thread, snapshot: Snapshot) -> bool:
+    """Whether the newest TASK was claimed though no claim of it reads: the baton is
+    `working` and the comments' histories hold a claim of it its worker signed and wrote
+    (her edit garbled the claim comment), or the issue's events say a job account set
+    `working` after it was posted (she deleted the comment). Then a runner waits the claim
+    out as any claim, never takes its ref over as a bare one (the task may be running)."""
+    if thread.state != State.WORKING:
+        return False
+    if _worker_claims(thread, thread.last_task, snapshot):
+        return True
+    return claimed_unseen(thread, snapshot) is not None
+
+
+def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime) -> datetime:
+    """When a claim that no comment holds now ends: the latest its worker's claims in the
+    comments' histories say, else its lease from the TASK's posting (the longest any
+    claim of it lives)."""
+    beats = _worker_claims(thread, task, snapshot)
+    if beats:
+        return max(lapses(claim) for _, claim in beats)
+    posted = thread.task_entry(task)
+    return (posted.comment.created_at if posted else now) + LEASE
 
 
 def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
@@ -811,16 +834,17 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
         task = thread.last_task
         if not task or thread.answered(task):
             continue
-        for entry in _claim_entries(thread, task):
-            claim = entry.message
-            if not isinstance(claim, ClaimMsg):
-                continue
-            if lapses(claim) <= now < claim_lapses(claim, entry.comment.updated_at):
-                worker = snapshot.master.node(thread.job.worker)
-                ids = (
-                    frozenset(a.id for a in worker.accounts) if worker is not None else frozenset()
-                )
-                wanted[thread.issue.number] = ids
+        entries = _claim_entries(thread, task)
+        # (none reads while the baton is `working`: its comment garbled or deleted)
+        unread = not entries and thread.state == State.WORKING
+        if unread or any(
+            isinstance(e.message, ClaimMsg)
+            and lapses(e.message) <= now < claim_lapses(e.message, e.comment.updated_at)
+            for e in entries
+        ):
+            worker = snapshot.master.node(thread.job.worker)
+            ids = frozenset(a.id for a in worker.accounts) if worker is not None else frozenset()
+            wanted[thread.issue.number] = ids
     return wanted
 
 
@@ -903,10 +927,12 @@ def _lapsed(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     watcher gone), say so and take the baton back, so a new TASK can be posted."""
     task = thread.last_task
     claim = thread.claims.get(task)
-    if claim is None or thread.answered(task):
+    if thread.answered(task) or (claim is None and thread.state != State.WORKING):
         return []
-    assert isinstance(claim.message, ClaimMsg)
-    lapsed = _lapses(thread, task, snapshot)
+    if claim is None:  # `working`, and its claim garbled or deleted: as any claim, it ends
+        lapsed = _unread_lapses(thread, task, snapshot, now)
+    else:
+        lapsed = _lapses(thread, task, snapshot)
     if now < lapsed + RECLAIM_GRACE:
         return []
     worker = thread.job.worker

@@ -9,12 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from protocol_world import CONTROLLER, MALLORY, WORKER, Local, World
+from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
 
 from relay.protocol import ReclaimTask, ReportHalfDone, decide, render_message
 from relay.protocol.labels import Label
+from relay.protocol.snapshot import LabelEvent
 
 
 def beating(world: World, steps: int = 30) -> tuple[int, int]:
@@ -33,7 +34,9 @@ def beating(world: World, steps: int = 30) -> tuple[int, int]:
     return number, comment_id
 
 
-def runner_settles(world: World, minutes: int = 4) -> list[str]:
+def runner_settles(
+    world: World, minutes: int = 4, events: tuple[LabelEvent, ...] = ()
+) -> list[str]:
     """What a runner of the worker with no local records does in one pass that waits a
     bare claim ref out (its settle loop: the issue read again every few seconds, for a
     few minutes), and what the controller does meanwhile: any reclaim or half-done."""
@@ -43,7 +46,7 @@ def runner_settles(world: World, minutes: int = 4) -> list[str]:
     while world.now < end and not wrong:
         world.now += timedelta(seconds=5)
         world.local[WORKER] = runner
-        snapshot = world.snapshot(WORKER)
+        snapshot = world.snapshot(WORKER).model_copy(update={"label_events": events})
         for action in decide(snapshot, WORKER, world.now):
             if isinstance(action, ReportHalfDone):
                 wrong.append(action.kind)
@@ -53,19 +56,14 @@ def runner_settles(world: World, minutes: int = 4) -> list[str]:
     return wrong
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a running claim's comment garbled leaves a bare ref and a `working` baton:"
-    " a runner with no records takes the ref over and answers the running task half-done",
-)
 def test_the_running_claim_garbled_alone_never_takes_the_task_away() -> None:
     """A TASK of thirty steps runs; the worker beats every five minutes. Just after a
     beat she edits the claim comment into any text (its only claim: no copy anywhere), and
     her edit wakes a runner of the worker with no local records (an Actions run on the
-    comment's edit). The thread now holds no claim, so no edit history is asked for; the
-    runner sees the claim ref bare, waits its settle minute within the pass, takes it over
-    and, the baton being `working`, answers the running task half-done, three minutes
-    before the worker's next beat would have put its claim back."""
+    comment's edit). The thread holds no claim, but the baton is `working`: the comments'
+    edit histories are read, hold the worker's beats, and the runner waits the claim out
+    as any claim (never takes its ref over as a bare one) until the worker's next beat
+    puts it back."""
     world = World()
     number, comment_id = beating(world)
     world.now += timedelta(seconds=30)
@@ -73,23 +71,25 @@ def test_the_running_claim_garbled_alone_never_takes_the_task_away() -> None:
     assert not runner_settles(world)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a running claim's comment deleted leaves a bare ref and a `working` baton:"
-    " a runner with no records takes the ref over and answers the running task half-done",
-)
 def test_the_running_claim_deleted_never_takes_the_task_away() -> None:
     """As above, but she deletes the claim comment (write access). The worker's beats
     edit a comment that is gone, and fail; its steps run on for hours and its RESULT
-    follows. A runner with no local records answers the task half-done a minute after
-    her delete, so the controller is told the task is half-done while it runs."""
+    follows. No history holds the claim; the issue's events (read by a runner that finds
+    `working` and no claim) say the worker's account set `working` after the TASK: the
+    runner waits the claim out to its lease, and answers nothing half-done."""
     world = World()
     number, comment_id = beating(world)
+    claimed = next(c.created_at for c in world.issues[number].comments if c.id == comment_id)
     world.now += timedelta(seconds=30)
     issue = world.issues[number]
     kept = tuple(c for c in issue.comments if c.id != comment_id)
     world.issues[number] = issue.model_copy(update={"comments": kept})
-    assert not runner_settles(world)
+    # what the issue's events hold (read by a runner that finds `working` and no claim):
+    # the worker's account set `working` as it claimed
+    moved = LabelEvent(
+        id=1, issue=number, actor=BOB, action="labeled", label=Label.WORKING.value, at=claimed
+    )
+    assert not runner_settles(world, events=(moved,))
 
 
 def reclaimed_by(world: World, hours: int) -> list[str]:
@@ -103,17 +103,12 @@ def reclaimed_by(world: World, hours: int) -> list[str]:
     return []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a dead worker's claim garbled leaves no claim for the controller to judge:"
-    " `_lapsed` returns nothing and the baton stays `working` for good",
-)
 def test_a_dead_workers_claim_garbled_still_comes_back() -> None:
     """The worker claims a TASK of thirty steps, beats for half an hour, then its machine
     goes off (its last text says alive twenty minutes more). She edits the claim comment
-    into any text. The controller reads no claim of the TASK, so it has nothing to judge
-    and takes nothing back: the baton stays `working` past the claim's whole lease, and no
-    new TASK can be posted (the baton is not the controller's)."""
+    into any text. The controller reads no claim of the TASK but a `working` baton: the
+    comments' histories hold the worker's last beat, and the baton comes back when it
+    said, not never (no new TASK could be posted)."""
     world = World()
     number, comment_id = beating(world)
     world.now += timedelta(minutes=1)
