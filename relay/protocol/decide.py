@@ -78,7 +78,7 @@ from relay.protocol.wire import MessageRejected
 from relay.protocol.work import (
     BARE_GRACE,
     BARE_SETTLE,
-    LEASE,
+    LEASE,  # noqa: F401 - read here by callers and tests, as before
     alive_until,
     claim_lapses,
     lapses,
@@ -701,14 +701,19 @@ def _claimed_unread(thread: Thread, snapshot: Snapshot) -> bool:
 
 
 def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime) -> datetime:
-    """When a claim that no comment holds now ends: the latest its worker's claims in the
-    comments' histories say, else its lease from the TASK's posting (the longest any
-    claim of it lives)."""
+    """When a claim that no comment holds now ends, as a runner of its worker reads it:
+    the latest its worker's claims in the comments' histories say, else the longest
+    lease this node gives the TASK (its steps at their timeouts), from the newest
+    `working` a job account set after it (or from its posting)."""
     beats = _worker_claims(thread, task, snapshot)
     if beats:
         return max(lapses(claim) for _, claim in beats)
-    posted = thread.task_entry(task)
-    return (posted.comment.created_at if posted else now) + LEASE
+    entry = thread.task_entry(task)
+    took = claimed_unseen(thread, snapshot)
+    start = took.at if took is not None else (entry.comment.created_at if entry else now)
+    message = entry.message if entry is not None else None
+    steps = len(message.steps) if isinstance(message, TaskMsg) else 1
+    return lease_until(start, steps=steps, limits=snapshot.limits)
 
 
 def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
@@ -929,8 +934,11 @@ def _lapsed(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     claim = thread.claims.get(task)
     if thread.answered(task) or (claim is None and thread.state != State.WORKING):
         return []
-    if claim is None:  # `working`, and its claim garbled or deleted: as any claim, it ends
-        lapsed = _unread_lapses(thread, task, snapshot, now)
+    if claim is None:  # `working`, its claim garbled: it ends when the worker's last said
+        beats = _worker_claims(thread, task, snapshot)
+        if not beats:  # (no claim of the worker's in any history read: nothing to judge)
+            return []
+        lapsed = max(lapses(claim) for _, claim in beats)
     else:
         lapsed = _lapses(thread, task, snapshot)
     if now < lapsed + RECLAIM_GRACE:

@@ -29,12 +29,6 @@ def label(number: int, n: int, who: User, name: str, at: datetime) -> LabelEvent
     return LabelEvent(id=n, issue=number, actor=who, action="labeled", label=name, at=at)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the controller takes back any `working` baton with no claim at the lease from"
-    " the TASK's posting, without asking who set `working`: hers on a TASK that waits for"
-    " a person's approval is taken back as a dead worker's claim",
-)
 def test_her_working_on_a_task_awaiting_approval_is_never_taken_back() -> None:
     """A destructive TASK waits for a person's approval; the worker says so. She sets
     `working` on it (nobody claimed it). The worker does not follow her label (the events
@@ -63,12 +57,6 @@ def test_her_working_on_a_task_awaiting_approval_is_never_taken_back() -> None:
     assert reclaims == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim no comment holds is waited out to the lease from the TASK's posting"
-    " (two hours), but a TASK of many steps has a longer lease: her deleting the claim"
-    " comment has the controller take a running task away",
-)
 def test_a_long_running_claim_deleted_is_never_taken_away_by_the_controller() -> None:
     """A TASK of thirty steps (a lease over five hours) is claimed and runs, the worker
     beating every five minutes. She deletes the claim comment. The worker's beats fail;
@@ -96,11 +84,6 @@ def test_a_long_running_claim_deleted_is_never_taken_away_by_the_controller() ->
     assert reclaims == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a runner with no records waits a claim no comment holds out to the lease from"
-    " the TASK's posting only: a TASK of many steps runs longer, and is answered half-done",
-)
 def test_a_long_running_claim_deleted_is_never_answered_half_done_by_a_runner() -> None:
     """As above, seen by a runner of the worker with no local records (an Actions run),
     three hours after the claim: the events say the worker's account set `working` after
@@ -174,11 +157,6 @@ def test_her_working_put_back_over_a_garbled_running_claim_never_answers_it() ->
     assert answered == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="where GraphQL cannot be asked, a garbled claim is waited out to the lease from"
-    " the TASK's posting only, and a TASK running past it is taken back at once",
-)
 def test_a_garbled_long_running_claim_without_histories_is_never_taken_away() -> None:
     """A TASK of thirty steps runs for three hours, the worker beating every five minutes.
     GraphQL cannot be asked (no edit history is read). Just after a beat she edits the
