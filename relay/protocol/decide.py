@@ -688,16 +688,17 @@ def _claimed(thread: Thread, snapshot: Snapshot, now: datetime) -> Action:
 
 
 def _claimed_unread(thread: Thread, snapshot: Snapshot) -> bool:
-    """Whether the newest TASK was claimed though no claim of it reads: the baton is
-    `working` and the comments' histories hold a claim of it its worker signed and wrote
-    (her edit garbled the claim comment), or the issue's events say a job account set
-    `working` after it was posted (she deleted the comment). Then a runner waits the claim
-    out as any claim, never takes its ref over as a bare one (the task may be running)."""
-    if thread.state != State.WORKING:
+    """Whether the newest TASK was claimed though no claim of it reads: the comments'
+    histories hold a claim of it its worker signed and wrote (her edit garbled the claim
+    comment; whatever the baton reads as, her `working` put back over it too), or the
+    baton is `working` and the issue's events say a job account set `working` after the
+    TASK was posted (she deleted the comment). Then a runner waits the claim out as any
+    claim, never takes its ref over as a bare one (the task may be running)."""
+    if thread.state not in _WORKER_TURN:
         return False
     if _worker_claims(thread, thread.last_task, snapshot):
         return True
-    return claimed_unseen(thread, snapshot) is not None
+    return thread.state == State.WORKING and claimed_unseen(thread, snapshot) is not None
 
 
 def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime) -> datetime:

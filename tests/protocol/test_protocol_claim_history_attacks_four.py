@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
 from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_approvals import destructive_task, world_with_people
 from test_protocol_claim_attacks import claim_of
@@ -107,12 +106,6 @@ def test_a_long_running_claim_deleted_is_never_answered_half_done_by_a_runner() 
     assert not any(isinstance(a, ReportHalfDone) for a in decide(snapshot, WORKER, world.now))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="her own `working` (taken off and put back) is undone before the worker asks"
-    " whether a claim no comment holds is a claim: the running task's ref is taken over as"
-    " a bare one, and the task answered as claimed before",
-)
 def test_her_working_put_back_over_a_garbled_running_claim_never_answers_it() -> None:
     """A TASK of thirty steps runs, the worker beating every five minutes. She edits the
     claim comment into any text, then takes `working` off and puts it back (her event is
