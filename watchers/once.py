@@ -224,7 +224,7 @@ async def _pass(
                 report.teardown = True
                 report.lines += await on_teardown(ctx)
             now = datetime.now(UTC)
-            settle = _settle(actions, now) or _lost(applier.lost, now)
+            settle = _settle(actions) or _lost(applier.lost, now)
             if settle is None or (settle_by is not None and now >= settle_by):
                 return applier.ignored_lines()
         finally:
@@ -265,7 +265,7 @@ def _lost(issues: list[int], now: datetime) -> tuple[int, datetime] | None:
     return (issues[0], now + SETTLE_STEP) if issues else None
 
 
-def _settle(actions: list[Action], now: datetime) -> tuple[int, datetime] | None:
+def _settle(actions: list[Action]) -> tuple[int, datetime] | None:
     """The first bare claim ref this pass waits out: its issue, and when it may be taken
     over."""
     soon = sorted((a.until, a.issue) for a in actions if isinstance(a, Wait) and a.bare)

@@ -78,7 +78,6 @@ from relay.protocol.wire import MessageRejected
 from relay.protocol.work import (
     BARE_GRACE,
     BARE_SETTLE,
-    LEASE,  # noqa: F401 - read here by callers and tests, as before
     alive_until,
     claim_lapses,
     lapses,
@@ -706,9 +705,9 @@ def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime)
     the latest its worker's claims in the comments' histories say, else the longest
     lease this node gives the TASK (its steps at their timeouts), from the newest
     `working` a job account set after it (or from its posting)."""
-    beats = _worker_claims(thread, task, snapshot)
-    if beats:
-        return max(lapses(claim) for _, claim in beats)
+    latest = _worker_claims_end(thread, task, snapshot)
+    if latest is not None:
+        return latest
     entry = thread.task_entry(task)
     took = claimed_unseen(thread, snapshot)
     start = took.at if took is not None else (entry.comment.created_at if entry else now)
@@ -767,6 +766,13 @@ def _worker_claims(
         if claim is not None:
             found.append((version.at, claim))
     return found
+
+
+def _worker_claims_end(thread: Thread, task: int, snapshot: Snapshot) -> datetime | None:
+    """When the latest of the worker's claims of TASK ``task`` in the histories read says
+    it ends; None when they hold none."""
+    beats = _worker_claims(thread, task, snapshot)
+    return max((lapses(claim) for _, claim in beats), default=None)
 
 
 def _beat_window(claim: ClaimMsg, at: datetime) -> timedelta:
@@ -936,10 +942,10 @@ def _lapsed(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     if thread.answered(task) or (claim is None and thread.state != State.WORKING):
         return []
     if claim is None:  # `working`, its claim garbled: it ends when the worker's last said
-        beats = _worker_claims(thread, task, snapshot)
-        if not beats:  # (no claim of the worker's in any history read: nothing to judge)
+        latest = _worker_claims_end(thread, task, snapshot)
+        if latest is None:  # (no claim of the worker's in any history read: nothing to judge)
             return []
-        lapsed = max(lapses(claim) for _, claim in beats)
+        lapsed = latest
     else:
         lapsed = _lapses(thread, task, snapshot)
     if now < lapsed + RECLAIM_GRACE:

@@ -157,8 +157,8 @@ def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     ``alive_until - claimed_at`` as the text says) from its last edit, or to its
     ``alive_until`` if later, never past its lease: a beat put back never takes a running
     task away. Where GitHub's edit history of the comment was read, ``edited_at`` is the
-    newest edit the job's own accounts made (:func:`relay.protocol.decide.worker_beat_at`),
-    so her edits of a dead worker's claim hold it no longer."""
+    newest version its worker wrote (:func:`relay.protocol.decide.claim_entry_lapses`, which
+    reads that version's own text where it can), so her edits hold it no longer."""
     lapsed = lapses(claim)
     if claim.alive_until is None:
         return lapsed

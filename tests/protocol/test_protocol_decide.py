@@ -47,9 +47,9 @@ from relay.protocol import (
     plan_task,
     render_message,
 )
-from relay.protocol.decide import LEASE, RECLAIM_GRACE
+from relay.protocol.decide import RECLAIM_GRACE
 from relay.protocol.labels import Label
-from relay.protocol.work import BARE_GRACE, DEFAULT_HEARTBEAT, MISSED_BEATS
+from relay.protocol.work import BARE_GRACE, DEFAULT_HEARTBEAT, LEASE, MISSED_BEATS
 
 ACTION_TYPES = {
     CloseJob,

@@ -41,9 +41,9 @@ from relay.protocol import (
     plan_task,
     render_message,
 )
-from relay.protocol.decide import LEASE
 from relay.protocol.labels import BATONS, Label
 from relay.protocol.wire import MessageRejected
+from relay.protocol.work import LEASE
 
 STEPS = st.lists(
     st.sampled_from(["python -V", "make test", "ver", "ipconfig /all"]), min_size=1, max_size=3

@@ -16,8 +16,8 @@ from protocol_world import CONTROLLER, WORKER, World
 from test_protocol_decide import job, task
 
 from relay.protocol import decide
-from relay.protocol.decide import LEASE, RECLAIM_GRACE
-from relay.protocol.work import BARE_GRACE, DEFAULT_HEARTBEAT, MISSED_BEATS
+from relay.protocol.decide import RECLAIM_GRACE
+from relay.protocol.work import BARE_GRACE, DEFAULT_HEARTBEAT, LEASE, MISSED_BEATS
 from relay.watchers.quiet import HORIZONS, holds_until
 
 STEP = timedelta(seconds=30)
