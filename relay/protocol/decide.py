@@ -79,7 +79,9 @@ from relay.protocol.work import (
     BARE_GRACE,
     BARE_SETTLE,
     alive_until,
+    beat_window,
     claim_lapses,
+    claim_window,
     lapses,
     lease_until,
 )
@@ -636,6 +638,7 @@ def _execute(
         claimed_at=now,
         lease_until=until,
         alive_until=min(until, alive_until(now, snapshot.limits)),
+        alive_for=beat_window(snapshot.limits),
         task_digest=task_digest(task),
         approved_by=approved_by if approved_by and "[" not in approved_by else None,
     )
@@ -777,8 +780,11 @@ def _worker_claims_end(thread: Thread, task: int, snapshot: Snapshot) -> datetim
 
 def _beat_window(claim: ClaimMsg, at: datetime) -> timedelta:
     """How long a beat of the worker's keeps its claim alive, as one it wrote at ``at``
-    says (its ``alive_until`` less when GitHub says it was written, and half a minute for
-    the time the write took): the window a version whose text is gone is given."""
+    says (the window it signed at the claim, or, from an older relay, its ``alive_until``
+    less when GitHub says it was written), and half a minute for the time the write took:
+    the window a version whose text is gone is given."""
+    if claim.alive_for is not None:
+        return claim_window(claim) + _WRITE_SLACK
     until = claim.alive_until if claim.alive_until is not None else claim.lease_until
     return until - at + _WRITE_SLACK
 

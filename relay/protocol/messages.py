@@ -222,7 +222,10 @@ class ClaimMsg(Message):
     ``nonce`` is the claiming attempt's own (recorded locally before the claim ref was
     created), so a claim this node made is told apart from another runner's;
     ``alive_until`` is the heartbeat: while the steps run, the worker pushes it forward,
-    and a claim whose heartbeat stopped lapses then, not at the end of the lease."""
+    and a claim whose heartbeat stopped lapses then, not at the end of the lease;
+    ``alive_for`` is how many seconds each beat keeps it alive, signed at the claim, so a
+    beat whose text is gone (or an edit that is no beat) is given that window, never one
+    that grew with every beat."""
 
     kind = Kind.CLAIM
     task: int = Field(gt=0)
@@ -230,6 +233,7 @@ class ClaimMsg(Message):
     lease_until: When
     nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{8,64}$")
     alive_until: When | None = None
+    alive_for: int | None = Field(default=None, gt=0, le=7 * 24 * 3600)
     # the digest of the TASK claimed, and the person whose approval it acted on (a TASK
     # that needed one): the record of what was approved is signed with the claim
     task_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

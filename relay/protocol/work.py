@@ -9,6 +9,7 @@ here, from the same numbers the steps will run under.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Collection
 from datetime import datetime, timedelta
@@ -133,10 +134,15 @@ def lease_until(claimed_at: datetime, *, steps: int, limits: RunLimits) -> datet
     return max(claimed_at + LEASE, worst)
 
 
+def beat_window(limits: RunLimits) -> int:
+    """How many seconds a claim stays alive without another heartbeat: a few intervals,
+    so one lost beat (the API down for a minute) is not taken for a dead worker."""
+    return max(1, math.ceil(limits.heartbeat * MISSED_BEATS))
+
+
 def alive_until(now: datetime, limits: RunLimits) -> datetime:
-    """How long a claim stays alive without another heartbeat: a few intervals, so one
-    lost beat (the API down for a minute) is not taken for a dead worker."""
-    return now + timedelta(seconds=limits.heartbeat * MISSED_BEATS)
+    """When a claim beaten at ``now`` lapses without another beat (:func:`beat_window`)."""
+    return now + timedelta(seconds=beat_window(limits))
 
 
 def lapses(claim: ClaimMsg) -> datetime:
@@ -162,8 +168,17 @@ def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     lapsed = lapses(claim)
     if claim.alive_until is None:
         return lapsed
-    window = claim.alive_until - claim.claimed_at
-    return max(lapsed, min(claim.lease_until, edited_at + window))
+    return max(lapsed, min(claim.lease_until, edited_at + claim_window(claim)))
+
+
+def claim_window(claim: ClaimMsg) -> timedelta:
+    """How long one beat keeps ``claim`` alive: what the worker signed at the claim
+    (``alive_for``), or, for a claim that does not say (an older relay's), its text's
+    ``alive_until - claimed_at``, which grows with every beat."""
+    if claim.alive_for is not None:
+        return timedelta(seconds=claim.alive_for)
+    assert claim.alive_until is not None
+    return claim.alive_until - claim.claimed_at
 
 
 class StepEnd(BaseModel):

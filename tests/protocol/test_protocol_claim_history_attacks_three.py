@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -116,11 +115,6 @@ def test_a_dead_workers_claim_garbled_still_comes_back() -> None:
     assert reclaimed_by(world, hours=8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with every prior revision's body removed no beat has text: the window falls"
-    " back to the current text's `alive_until - claimed_at`, grown with every beat",
-)
 def test_every_removed_revision_body_never_keeps_a_dead_workers_claim() -> None:
     """The worker claims a TASK of thirty steps (a lease over five hours), beats every five
     minutes for two hours, then its machine goes off; its last text says alive twenty
