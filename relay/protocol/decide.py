@@ -804,12 +804,13 @@ def claim_entry_lapses(
     worker's own accounts wrote, a claim of the TASK signed by the worker, says: her
     versions, and a job account's versions that hold no such claim (a notice), are no
     beats, and a worker's beats do not lengthen the window either. A version of the
-    worker's whose text is gone (its body removed from the history) is a beat given
-    ``window`` (what the worker's beats with text say; the text's own, longer, without
-    one). A history read in part that holds no such version bounds the worker's last one
-    by its oldest version listed (GitHub lists a hundred a page; the reader goes back ten
-    pages for a version of the worker's, more edits than GitHub lets one account make in
-    an hour)."""
+    worker's whose text is gone (its body removed from the history) is a beat given the
+    window the comment's claim signed (``alive_for``: the runner's own, not another
+    runner's of the worker), or, for an older relay's claim, ``window`` (what the worker's
+    beats with text say; the text's own, longer, without one). A history read in part
+    that holds no such version bounds the worker's last one by its oldest version listed
+    (GitHub lists a hundred a page; the reader goes back ten pages for a version of the
+    worker's, more edits than GitHub lets one account make in an hour)."""
     claim = entry.message
     assert isinstance(claim, ClaimMsg)
     comment = entry.comment
@@ -826,6 +827,8 @@ def claim_entry_lapses(
         if version.editor is None or worker is None or not worker.trusts(version.editor.id):
             continue
         if version.body is None:  # its text is gone: a beat at its time
+            if claim.alive_for is not None:  # of the window this comment's claim signed
+                window = _beat_window(claim, version.at)
             if window is not None:
                 return max(lapses(claim), min(claim.lease_until, version.at + window))
             return claim_lapses(claim, version.at)

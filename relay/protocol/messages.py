@@ -216,6 +216,9 @@ class ResultMsg(Message):
     commit: str | None = Field(default=None, pattern=COMMIT_RE)
 
 
+MAX_ALIVE_FOR = 7 * 24 * 3600  # seconds: the longest window a claim's beat may sign
+
+
 class ClaimMsg(Message):
     """The worker took TASK n and is running it until ``lease_until`` at the latest.
 
@@ -233,7 +236,7 @@ class ClaimMsg(Message):
     lease_until: When
     nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{8,64}$")
     alive_until: When | None = None
-    alive_for: int | None = Field(default=None, gt=0, le=7 * 24 * 3600)
+    alive_for: int | None = Field(default=None, gt=0, le=MAX_ALIVE_FOR)
     # the digest of the TASK claimed, and the person whose approval it acted on (a TASK
     # that needed one): the record of what was approved is signed with the claim
     task_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
@@ -413,9 +416,17 @@ _MARKDOWN: dict[Kind, Callable[[Any], list[str]]] = {
 }
 
 
+# Fields added to a message after relays were out there: left out of the block while
+# unset, so a message an older relay signed renders (and so verifies) byte for byte.
+_LATER_FIELDS = ("alive_for",)
+
+
 def payload_of(model: BaseModel, kind: Kind) -> dict[str, Any]:
     """The block payload for a model: kind, issue, task, node, and the other fields."""
     data = model.model_dump(mode="json")
+    for later in _LATER_FIELDS:  # unset, as a relay from before them wrote no key
+        if later in data and data[later] is None:
+            del data[later]
     head = {k: data.pop(k, None) for k in ("issue", "task", "node")}
     return {"kind": kind.value, **head, "fields": data}
 

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, ConfigDict, Field
 
 from relay.protocol.logs import MAX_LOG_CHARS
-from relay.protocol.messages import ClaimMsg, Status, TaskMsg
+from relay.protocol.messages import MAX_ALIVE_FOR, ClaimMsg, Status, TaskMsg
 from relay.protocol.signatures import Verdict, verify_payload
 from relay.protocol.wire import MessageRejected, decode_block, encode_block
 
@@ -137,7 +137,7 @@ def lease_until(claimed_at: datetime, *, steps: int, limits: RunLimits) -> datet
 def beat_window(limits: RunLimits) -> int:
     """How many seconds a claim stays alive without another heartbeat: a few intervals,
     so one lost beat (the API down for a minute) is not taken for a dead worker."""
-    return max(1, math.ceil(limits.heartbeat * MISSED_BEATS))
+    return min(MAX_ALIVE_FOR, max(1, math.ceil(limits.heartbeat * MISSED_BEATS)))
 
 
 def alive_until(now: datetime, limits: RunLimits) -> datetime:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, World
-from pydantic import ValidationError
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
 
@@ -27,7 +25,7 @@ def older_relays(world: World, claim: ClaimMsg) -> str:
     worker."""
     body = render_message(claim)
     payload = decode_block(body)
-    del payload["fields"]["alive_for"]
+    payload["fields"].pop("alive_for", None)
     markdown = body.rsplit("<!-- relay:", 1)[0]
     return world.signed(WORKER, markdown + encode_block(payload) + "\n")
 
@@ -50,12 +48,6 @@ def older_relays_claim(world: World) -> tuple[int, int, ClaimMsg]:
     return number, comment_id, old
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render_message writes `alive_for: null` into the block, so an older relay's"
-    " claim (no such key) no longer renders as posted: parse_message rejects it as"
-    " markdown that does not match its block, and the thread holds no claim",
-)
 def test_an_older_relays_claim_is_still_a_claim() -> None:
     """The worker ran an older relay when it claimed: its signed block has no
     ``alive_for``. PROTOCOL.md says such a claim is read as before (its text's window)."""
@@ -65,12 +57,6 @@ def test_an_older_relays_claim_is_still_a_claim() -> None:
     assert thread.claims.get(1) is not None and thread.claims[1].comment.id == comment_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the older relay's claim is not read (its block has no `alive_for` key), the"
-    " comment was never edited so no history holds it, and a `working` baton with no"
-    " claim in any history is left alone by the controller: never taken back",
-)
 def test_an_older_relays_dead_claim_is_taken_back_when_it_lapses() -> None:
     """An older relay's worker claims a TASK and its machine goes off before its first
     beat (its claim says alive twenty minutes). The controller (this relay) takes the
@@ -88,13 +74,6 @@ def test_an_older_relays_dead_claim_is_taken_back_when_it_lapses() -> None:
     assert at is not None and at <= old.alive_until + timedelta(minutes=4), at
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValidationError,
-    reason="alive_for is ceil(heartbeat * 4) with le=7 days, but RunLimits.heartbeat (and"
-    " RELAY_HEARTBEAT_SECONDS) has no upper bound: a heartbeat over 42 hours makes"
-    " _execute's ClaimMsg fail validation, and decide() raises",
-)
 def test_a_long_heartbeat_setting_still_claims() -> None:
     """A node whose heartbeat is set to two days (a beat is no use on its long runs: the
     lease bounds the claim anyway) still claims and runs a TASK, as it did before."""
@@ -163,12 +142,6 @@ def test_her_edits_of_a_lone_dead_runners_claim_hold_it_not_at_all() -> None:
     assert late is not None and late <= timedelta(minutes=4), late
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a body-removed beat is given the largest window of any of the worker's claims"
-    " of the TASK in any history (_lapses: max of _beat_window), so the stood-down"
-    " runner's two hours are lent to the running claim's last beat",
-)
 def test_a_stood_down_runners_longer_window_never_keeps_a_dead_claim() -> None:
     """As above, but the runner that stood down signed two hours a beat (its heartbeat
     set to half an hour): the dead runner's claim should still be back a few minutes
@@ -220,12 +193,6 @@ def test_her_removed_bodies_never_take_a_lone_live_runners_task_away() -> None:
     assert not live_runner_taken_back(other_window=None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with every beat of the running claim's body removed, the only beat with text"
-    " is the stood-down runner's claim, whose two-minute window (_lapses: max of"
-    " _beat_window) is given to the running claim's last beat",
-)
 def test_a_stood_down_runners_shorter_window_never_takes_a_running_task_away() -> None:
     """As above, but the runner that stood down signed two minutes a beat (its heartbeat
     set to half a minute): the running task must not be taken back between two beats."""
