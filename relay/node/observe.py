@@ -206,7 +206,7 @@ async def with_claim_refs(gh: GitHubClient, snapshot: Snapshot, node: str) -> Sn
         asyncio.gather(*(gh.list_reactions(comment_id) for comment_id in asked)),
         asyncio.gather(*(gh.list_issue_events(number) for number in moved)),
         asyncio.gather(*(gh.ever_edited(number) for number in waiting)),
-        asyncio.gather(*(gh.comment_edits(number, beaten[number]) for number in beaten)),
+        asyncio.gather(*(gh.comment_edits(number, *beaten[number]) for number in beaten)),
     )
     ever_edited = frozenset(i for known in edits if known is not None for i in known)
     comment_edits = tuple(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from relay.errors import ConfigError, LocalUsageError
 from relay.protocol.actions import (
@@ -843,14 +844,25 @@ def claim_entry_lapses(
     return claim_lapses(claim, versions[-1].at)
 
 
-def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int, frozenset[int]]:
-    """The issues whose comments' edit histories a pass must read, each with its worker's
-    accounts (the reader goes back through a long history for a version of theirs): those
-    where the claim of the newest TASK, unanswered, would have lapsed by its own text and
-    lives on only by its comment's last edit. Then who wrote what decides when the claim
-    lapsed (:func:`claim_entry_lapses`). One request each, only then: an honest worker's
-    beats keep its text's ``alive_until`` ahead of the clock, so none is asked for."""
-    wanted: dict[int, frozenset[int]] = {}
+class HistoryWanted(NamedTuple):
+    """What a pass reads of an issue's edit histories: its worker's accounts (the reader
+    goes back through a long history for a version of theirs) and the comments (REST ids)
+    whose histories can hold one of the worker's claims of the newest TASK."""
+
+    accounts: frozenset[int]
+    comments: frozenset[int]
+
+
+def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int, HistoryWanted]:
+    """The issues whose comments' edit histories a pass must read: those where the claim
+    of the newest TASK, unanswered, would have lapsed by its own text and lives on only by
+    its comment's last edit. Then who wrote what decides when the claim lapsed
+    (:func:`claim_entry_lapses`). Only when it lapsed: an honest worker's beats keep its
+    text's ``alive_until`` ahead of the clock, so none is asked for. Only the comments the
+    worker's accounts posted since the TASK was: no other comment holds a version of
+    theirs with a claim of it (a worker edits its own claim comment alone), and her
+    comments, however many and large her edits of them, are never read."""
+    wanted: dict[int, HistoryWanted] = {}
     for thread in bound_threads(snapshot, node):
         task = thread.last_task
         if not task or thread.answered(task):
@@ -864,8 +876,17 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
             for e in entries
         ):
             worker = snapshot.master.node(thread.job.worker)
-            ids = frozenset(a.id for a in worker.accounts) if worker is not None else frozenset()
-            wanted[thread.issue.number] = ids
+            if worker is None:
+                continue  # no account of its, and no claim it signed, to read
+            entry = thread.task_entry(task)
+            since = entry.comment.created_at if entry is not None else None
+            comments = frozenset(
+                c.id
+                for c in thread.issue.comments
+                if worker.trusts(c.author.id) and (since is None or c.created_at >= since)
+            )
+            accounts = frozenset(a.id for a in worker.accounts)
+            wanted[thread.issue.number] = HistoryWanted(accounts, comments)
     return wanted
 
 

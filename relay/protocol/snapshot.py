@@ -172,7 +172,7 @@ class Snapshot(BaseModel):
     acting: User | None = None
     # the label events of the issues baton_events_wanted() names
     label_events: tuple[LabelEvent, ...] = ()
-    # the edit histories of the comments of the issues claim_edits_wanted() names (each
+    # the edit histories of the comments claim_edits_wanted() names (each
     # comment's newest versions, back to one its worker's accounts wrote if the reader
     # found one), and the comments whose whole history that is
     comment_edits: tuple[CommentEdit, ...] = ()

@@ -341,11 +341,21 @@ def test_comment_ids_past_2_31_are_read_off_their_urls() -> None:
     }}}}}  # fmt: skip
     edited, _ = run([answer(200, page)], lambda gh: gh.ever_edited(7))
     assert edited == frozenset({BIG})
-    history, _ = run([answer(200, page)], lambda gh: gh.comment_edits(7))
+    listed = {"data": {"repository": {"issue": {"comments": {
+        "pageInfo": {"hasNextPage": False, "endCursor": None},
+        "nodes": [{"id": f"IC_{n}", "url": f"https://github.com/octo/relay/pull/7#issuecomment-{n}"}
+                  for n in (BIG, 5)],
+    }}}}}  # fmt: skip
+    versions = {"data": {"node": {"userContentEdits": {"pageInfo": {"hasNextPage": False},
+        "nodes": [{"editedAt": when, "editor": {"login": "octo", "databaseId": 1}}]}}}}  # fmt: skip
+    history, trace = run(
+        [answer(200, listed), answer(200, versions)], lambda gh: gh.comment_edits(7, comments={BIG})
+    )
     assert history is not None
     edits, whole = history
     assert [(e.comment_id, e.editor and e.editor.login) for e in edits] == [(BIG, "octo")]
-    assert whole == frozenset({BIG, 5})
+    assert whole == frozenset({BIG}), "only the comment asked about is read"
+    assert len(trace.seen) == 2
     nameless = {"data": {"repository": {"issue": {"comments": {
         "pageInfo": {"hasNextPage": False, "endCursor": None},
         "nodes": [{"url": "https://github.com/octo/relay/pull/7", "lastEditedAt": when}],

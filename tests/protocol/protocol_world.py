@@ -212,9 +212,9 @@ class World:
             local=self.records(node).frozen(),
             claim_refs=frozenset(self.claim_refs),
         )
-        # the edit histories the driver reads: the comments of the issues decide names
+        # the edit histories the driver reads: the comments decide names
         wanted = claim_edits_wanted(snapshot, node, self.now)
-        read = [c.id for n in wanted for c in self.issues[n].comments]
+        read = [c for w in wanted.values() for c in w.comments]
         edits = tuple(e for i in read for e in self.histories.get(i, ()))
         return snapshot.model_copy(update={"comment_edits": edits, "edits_read": frozenset(read)})
 

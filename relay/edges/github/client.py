@@ -9,8 +9,9 @@ worker claimed first; told apart from other 422s by GitHub's message, GITHUB-FAC
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -523,55 +524,69 @@ class GitHubClient(ApiSession):
         return login if isinstance(login, str) and login else None
 
     async def comment_edits(
-        self, issue: int, accounts: frozenset[int] = frozenset()
+        self,
+        issue: int,
+        accounts: frozenset[int] = frozenset(),
+        comments: Collection[int] | None = None,
     ) -> tuple[list[ContentEdit], frozenset[int]] | None:
-        """The issue's comments' edit histories (GraphQL's ``userContentEdits``: who wrote
-        each version, when, and its text), and the ids of the comments whose whole history
-        that is. Each comment's newest hundred versions, and further back, a hundred a page
-        up to ``_HISTORY_PAGES`` pages, until one of ``accounts`` wrote one (its worker's:
-        someone else's hundred edits must not hide its last beat). None when GraphQL
+        """The edit histories (GraphQL's ``userContentEdits``: who wrote each version, when,
+        and its text) of the issue's ``comments`` (their REST ids; None: every comment),
+        and the ids of the comments whose whole history that is. Each comment's newest
+        hundred versions, and further back, a hundred a page up to ``_HISTORY_PAGES``
+        pages, until one of ``accounts`` wrote one (its worker's: someone else's hundred
+        edits must not hide its last beat). One light listing of the issue's comments
+        names them (ids and urls, no text), then one read each: her edits of comments no
+        one asked about, however many and large, cost the read nothing. None when GraphQL
         cannot be asked."""
-        query = (
+        listing = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
-            "owner:$owner,name:$name){issue(number:$number){comments(first:50,after:$after)"
-            "{pageInfo{hasNextPage endCursor} nodes{id url userContentEdits(first:100)"
-            + _VERSIONS
-            + "}}}}}"
+            "owner:$owner,name:$name){issue(number:$number){comments(first:100,after:$after)"
+            "{pageInfo{hasNextPage endCursor} nodes{id url}}}}}"
         )
-        more = (
-            "query($id:ID!,$after:String){node(id:$id){... on IssueComment{"
-            "userContentEdits(first:100,after:$after)" + _VERSIONS + "}}}"
-        )
-        edits: list[ContentEdit] = []
-        whole: set[int] = set()
+        named: dict[int, str] = {}
         try:
-            async for nodes in self._comment_pages(query, issue, pages=200):
+            async for nodes in self._comment_pages(listing, issue, pages=200):
                 for node in nodes:
                     if not node:
                         continue
                     comment_id = _comment_id(node)
                     if comment_id is None:
                         return None  # no id to name its edits by: as good as no answer
-                    history = node["userContentEdits"] or {"nodes": [], "pageInfo": {}}
-                    for read in range(1, _HISTORY_PAGES + 1):
-                        found = _versions(comment_id, history["nodes"])
-                        edits += found
-                        info = history["pageInfo"]
-                        if not info.get("hasNextPage"):
-                            whole.add(comment_id)
-                            break
-                        if any(e.editor is not None and e.editor.id in accounts for e in found):
-                            break
-                        if read == _HISTORY_PAGES:
-                            break  # (read in part: no page more)
-                        answer = await self._wire.graphql(
-                            more, endpoint=self.graphql_url, id=node["id"],
-                            after=info.get("endCursor"),
-                        )  # fmt: skip
-                        history = answer["node"]["userContentEdits"]
+                    if comments is None or comment_id in comments:
+                        named[comment_id] = str(node["id"])
+            read = await asyncio.gather(
+                *(self._history(comment_id, node, accounts) for comment_id, node in named.items())
+            )
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
-        return edits, frozenset(whole)
+        edits = [e for found, _ in read for e in found]
+        return edits, frozenset(c for c, (_, whole) in zip(named, read, strict=True) if whole)
+
+    async def _history(
+        self, comment_id: int, node: str, accounts: frozenset[int]
+    ) -> tuple[list[ContentEdit], bool]:
+        """One comment's versions, newest first, back until one of ``accounts`` wrote one
+        or ``_HISTORY_PAGES`` pages were read, and whether that is its whole history."""
+        query = (
+            "query($id:ID!,$after:String){node(id:$id){... on IssueComment{"
+            "userContentEdits(first:100,after:$after)" + _VERSIONS + "}}}"
+        )
+        edits: list[ContentEdit] = []
+        after: str | None = None
+        for _ in range(_HISTORY_PAGES):
+            answer = await self._wire.graphql(
+                query, endpoint=self.graphql_url, id=node, after=after
+            )
+            history = answer["node"]["userContentEdits"] or {"nodes": [], "pageInfo": {}}
+            found = _versions(comment_id, history["nodes"])
+            edits += found
+            info = history["pageInfo"]
+            if not info.get("hasNextPage"):
+                return edits, True
+            if any(e.editor is not None and e.editor.id in accounts for e in found):
+                break
+            after = info.get("endCursor")
+        return edits, False  # read in part
 
     async def _comment_pages(self, query: str, issue: int, *, pages: int) -> AsyncIterator[Any]:
         """Each page of the issue's comments as ``query`` reads them (``$owner``, ``$name``,
